@@ -1,0 +1,52 @@
+"""How fast is the training model? Prints plans evaluated per second on one core, and the full-search time of
+GPT-3 175B on 1,024 H100 in fp8 (run: make bench, or python benchmarks/plan_speed.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core: NumPy's element-wise work is single-threaded anyway
+
+import numpy as np
+
+from chipwise.catalog import load_catalog
+from chipwise.hardware import hardware
+from chipwise.perf.device import device_of, topology_of
+from chipwise.train.plans import PlanArrays, enumerate_plans
+from chipwise.train.search import search_plans
+from chipwise.train.step import train_step
+from chipwise.workload import load_model
+from chipwise.workload.training import TrainingJob
+
+
+def main() -> None:
+    catalog = load_catalog()
+    hw = hardware(catalog)
+    model = load_model(catalog, "gpt3-175b")
+    job = TrainingJob(model, 2048, 1536, "fp8")
+    system = hw.system("h100-sxm")
+    dev, topo = device_of(system), topology_of(system)
+
+    t0 = time.perf_counter()
+    search = search_plans(model, job, system, 1024)
+    full = time.perf_counter() - t0
+    print(
+        f"full plan space of GPT-3 175B on 1,024 H100 (fp8): {search.evaluated:,} plans, "
+        f"{search.feasible:,} feasible, searched in {full:.3f} s"
+    )
+
+    base = enumerate_plans(model, job, 1024, topo.domain_ranks)
+    reps = -(-1_000_000 // len(base))
+    big = PlanArrays.concat([base] * reps)
+    train_step(model, job, dev, topo, big.take(np.arange(1000)), 1024)  # warm-up
+    best = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        train_step(model, job, dev, topo, big, 1024)
+        best = min(best, time.perf_counter() - t0)
+    print(f"vectorised step model: {len(big):,} plans in {best:.3f} s = {len(big) / best:,.0f} plans/s on one core")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""Fit the per-family efficiency factors of the catalog to published training runs, and write them back.
+
+    python scripts/calibrate.py [--data CSV] [--dry-run]
+
+For each chip family, the factors below are fitted by least squares on log(predicted / measured) over every
+predictable row of that family, with a pull towards the prior (the measured kernel-level fractions in
+docs/research/efficiency-evidence.md) so that a family with few rows stays near its measured kernels:
+
+    matmul.<precision>  achievable fraction of dense peak for the precisions the family's rows use
+    attention           fused-attention rate relative to the matmul rate
+    layer_overhead      framework time per layer and micro-batch (launches, Python, synchronisation)
+    step_overhead       fixed time per optimizer step
+    dp_overlap          share of compute that hides data-parallel communication
+
+Nothing is fitted per row or per source. The fitted values, the row counts and the date are written into
+src/chipwise/catalog/data/efficiency.yaml as each figure's derivation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import yaml
+from scipy.optimize import least_squares
+
+from chipwise.catalog import load_catalog
+from chipwise.errors import ChipwiseError
+from chipwise.hardware.objects import Efficiency
+from chipwise.validation.groundtruth import read_training
+from chipwise.validation.training import Case, evaluate, prepare
+
+ROOT = Path(__file__).resolve().parents[1]
+EFFICIENCY_YAML = ROOT / "src" / "chipwise" / "catalog" / "data" / "efficiency.yaml"
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "groundtruth_training.csv"
+PRIOR_WEIGHT = 0.35  # residual weight of log(value / prior) for each fraction, against one row's log-error
+OVERHEAD_SCALE = {"layer_overhead": 200e-6, "microbatch_overhead": 20e-3, "step_overhead": 2.0}
+BOUNDS = {
+    "matmul": (0.15, 0.98),
+    "attention": (0.15, 1.2),
+    "layer_overhead": (0.0, 5e-3),
+    "microbatch_overhead": (0.0, 0.5),
+    "step_overhead": (0.0, 20.0),
+    "dp_overlap": (0.0, 1.0),
+    "ep_overlap": (0.0, 1.0),
+    "moe_gemm": (0.2, 1.0),
+}
+PRECISION_GROUP = {"fp16": "bf16", "tf32": "bf16", "fp32": "bf16"}
+
+
+def _params(cases: list[Case]) -> list[str]:
+    precisions = sorted({PRECISION_GROUP.get(c.job.precision, c.job.precision) for c in cases})
+    names = [f"matmul.{p}" for p in precisions] + ["attention", "layer_overhead", "microbatch_overhead"]
+    names += ["step_overhead", "dp_overlap"]
+    if any(c.model.is_moe for c in cases):
+        names.append("moe_gemm")
+    if any(c.model.is_moe and c.plans.ep.max() > 1 for c in cases):
+        names.append("ep_overlap")
+    return names
+
+
+def _apply(eff: Efficiency, names: list[str], x: np.ndarray) -> Efficiency:
+    matmul = dict(eff.matmul)
+    fields: dict[str, float] = {}
+    for name, value in zip(names, x, strict=True):
+        if name.startswith("matmul."):
+            prec = name.split(".", 1)[1]
+            matmul[prec] = float(value)
+            if prec == "bf16":
+                for twin in ("fp16", "tf32"):
+                    matmul[twin] = float(value)
+        elif name in OVERHEAD_SCALE:
+            fields[f"{name}_s"] = float(value)
+        else:
+            fields[name] = float(value)
+    return replace(eff, matmul=matmul, **fields)
+
+
+def _get(eff: Efficiency, name: str) -> float:
+    if name.startswith("matmul."):
+        return eff.matmul_fraction(name.split(".", 1)[1])
+    if name in OVERHEAD_SCALE:
+        return float(getattr(eff, f"{name}_s"))
+    return float(getattr(eff, name))
+
+
+def fit_family(cases: list[Case], prior: Efficiency) -> tuple[Efficiency, list[str], float, float]:
+    names = _params(cases)
+    x0 = np.array([_get(prior, n) for n in names])
+    lo = np.array([BOUNDS[n.split(".")[0]][0] for n in names])
+    hi = np.array([BOUNDS[n.split(".")[0]][1] for n in names])
+    x0 = np.clip(x0, lo, hi)
+    measured = np.array([c.row.measured.value for c in cases])  # type: ignore[union-attr]
+    slower_is_bigger = np.array([c.row.measured.metric == "step_time_s" for c in cases])  # type: ignore[union-attr]
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        eff = _apply(prior, names, x)
+        pred = np.array([evaluate(c, eff)[0] for c in cases])
+        r = np.log(pred / measured)
+        r = np.where(slower_is_bigger, -r, r)  # sign does not matter for the fit; keep it readable
+        reg = []
+        for n, v in zip(names, x, strict=True):
+            if n in OVERHEAD_SCALE:
+                reg.append(PRIOR_WEIGHT * v / OVERHEAD_SCALE[n])
+            elif n in ("dp_overlap", "ep_overlap"):
+                reg.append(PRIOR_WEIGHT * (v - _get(prior, n)))
+            else:
+                reg.append(PRIOR_WEIGHT * math.log(max(v, 1e-6) / max(_get(prior, n), 1e-6)))
+        return np.concatenate([r, np.array(reg)])
+
+    before = float(np.mean(np.abs(residual(x0)[: len(cases)])))
+    sol = least_squares(
+        residual,
+        x0,
+        bounds=(lo, hi),
+        diff_step=0.02,
+        xtol=1e-4,
+        ftol=1e-4,
+        max_nfev=400,
+        loss="soft_l1",
+        f_scale=0.1,
+    )
+    after = float(np.mean(np.abs(residual(sol.x)[: len(cases)])))
+    return _apply(prior, names, sol.x), names, before, after
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--dry-run", action="store_true", help="print the fit, do not write efficiency.yaml")
+    args = parser.parse_args()
+    catalog = load_catalog()
+    by_family: dict[str, list[Case]] = defaultdict(list)
+    for row in read_training(args.data):
+        if row.skip_reason:
+            continue
+        try:
+            case = prepare(catalog, row)
+        except ChipwiseError:
+            continue
+        by_family[case.family].append(case)
+    doc = yaml.safe_load(EFFICIENCY_YAML.read_text())
+    today = dt.date.today().isoformat()
+    for family, cases in sorted(by_family.items()):
+        prior = cases[0].system.chip.efficiency
+        fitted, names, before, after = fit_family(cases, prior)
+        chips = sorted({c.row.chip for c in cases})
+        print(f"{family:16s} rows={len(cases):3d} chips={','.join(chips)} mean|log err| {before:.3f} -> {after:.3f}")
+        entry = doc["efficiency"].setdefault(family, {})
+        for name in names:
+            value = _get(fitted, name)
+            unit = "us" if name == "layer_overhead" else ("s" if name in OVERHEAD_SCALE else "1")
+            scale = 1e6 if unit == "us" else 1.0
+            shown = value * scale
+            print(f"    {name:20s} {_get(prior, name) * scale:10.4g} -> {shown:.4g} {unit}")
+            figure = {
+                "value": round(float(shown), 4),
+                "unit": unit,
+                "status": "estimate",
+                "derivation": (
+                    f"fitted by scripts/calibrate.py ({today}) to {len(cases)} published training runs on "
+                    f"{', '.join(chips)} (groundtruth_training.csv), pulled towards the prior from "
+                    "docs/research/efficiency-evidence.md"
+                ),
+            }
+            if name.startswith("matmul."):
+                prec = name.split(".", 1)[1]
+                entry.setdefault("matmul", {})[prec] = figure
+                if prec == "bf16":
+                    for twin in ("fp16", "tf32"):
+                        entry["matmul"][twin] = {**figure, "derivation": "as bf16 (same matrix-unit rate)"}
+            else:
+                entry[name] = figure
+    if not args.dry_run:
+        EFFICIENCY_YAML.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
+        print(f"wrote {EFFICIENCY_YAML.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,272 @@
+"""Validated shapes of the catalog's YAML: every figure carries value, unit, status and where it came from.
+
+The schema is strict (unknown keys are errors) so that a typo in a user's catalog file is reported, not ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from chipwise.catalog.units import UNITS, quantity, to_si
+
+Status = Literal["spec", "measured", "announced", "projected", "estimate"]
+STATUSES: tuple[str, ...] = ("spec", "measured", "announced", "projected", "estimate")
+Precision = Literal["fp4", "fp6", "fp8", "int8", "int4", "fp16", "bf16", "tf32", "fp32"]
+PricingMode = Literal["on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot"]
+PRICING_MODES: tuple[str, ...] = ("on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot")
+
+
+def _as_list(value: Any) -> Any:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return value
+
+
+SourceList = Annotated[list[str], BeforeValidator(_as_list)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Alternative(_Strict):
+    """A value another source gives for the same figure (kept so disagreements stay visible)."""
+
+    value: float | str | None
+    unit: str = ""
+    source: SourceList = Field(default_factory=list)
+    status: Status | None = None
+    note: str = ""
+
+
+class Figure(_Strict):
+    """One sourced number: value in `unit`, its status and provenance. `si` is the value in SI units."""
+
+    value: float | str
+    unit: str
+    status: Status
+    source: SourceList = Field(default_factory=list)
+    note: str = ""
+    derivation: str = ""
+    alternatives: list[Alternative] = Field(default_factory=list)
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _no_bool(cls, v: Any) -> Any:
+        if isinstance(v, bool) or v is None:
+            raise ValueError("value must be a number (or text for descriptive figures), not empty or true/false")
+        return v
+
+    @field_validator("unit")
+    @classmethod
+    def _known_unit(cls, v: str) -> str:
+        if v not in UNITS:
+            raise ValueError(f"unknown unit '{v}' (use one of: {', '.join(u for u in UNITS if u)})")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Figure:
+        if self.unit not in ("",) and quantity(self.unit) != "text":
+            if isinstance(self.value, str):
+                raise ValueError(f"value '{self.value}' is not a number (unit {self.unit})")
+            if self.value < 0:
+                raise ValueError(f"value {self.value} is negative")
+        if self.status in ("estimate", "projected") and not self.derivation.strip():
+            raise ValueError(f"a figure with status '{self.status}' needs a 'derivation' saying how it was derived")
+        if self.status in ("spec", "measured", "announced") and not self.source:
+            raise ValueError(f"a figure with status '{self.status}' needs a 'source'")
+        return self
+
+    @property
+    def si(self) -> float:
+        """The value in SI units."""
+        if isinstance(self.value, str):
+            raise TypeError(f"figure '{self.value}' is text, not a number")
+        return to_si(self.value, self.unit)
+
+    @property
+    def text(self) -> str:
+        return str(self.value)
+
+
+def expect_quantity(fig: Figure | None, wanted: str, field: str) -> None:
+    """Raise if a figure's unit does not measure what the field needs (a GB figure for a bandwidth, say)."""
+    if fig is not None and quantity(fig.unit) != wanted:
+        raise ValueError(f"'{field}' needs a {wanted} unit, got '{fig.unit}'")
+
+
+class ChipEntry(_Strict):
+    """One accelerator chip: dense peak compute per precision, memory, links, power, provenance."""
+
+    name: str
+    vendor: Literal["aws", "nvidia", "amd", "google", "intel", "other"]
+    family: str
+    status: Literal["spec", "announced", "projected"] = "spec"
+    aliases: list[str] = Field(default_factory=list)
+    default_system: str
+    cores_per_chip: int = Field(default=1, ge=1)
+    flops: dict[Precision, Figure]
+    hbm_capacity: Figure
+    hbm_bandwidth: Figure
+    sram: Figure | None = None
+    tdp: Figure
+    scaleup_bandwidth: Figure
+    scaleout_bandwidth: Figure
+    process: Figure | None = None
+    launch_year: Figure | None = None
+    unit_price: Figure | None = None
+    memory_type: str = ""
+    note: str = ""
+    source: SourceList = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _units(self) -> ChipEntry:
+        for prec, fig in self.flops.items():
+            expect_quantity(fig, "flops", f"flops.{prec}")
+        if "bf16" not in self.flops and "fp16" not in self.flops:
+            raise ValueError("flops needs at least a bf16 (or fp16) figure")
+        expect_quantity(self.hbm_capacity, "bytes", "hbm_capacity")
+        expect_quantity(self.hbm_bandwidth, "bandwidth", "hbm_bandwidth")
+        expect_quantity(self.sram, "bytes", "sram")
+        expect_quantity(self.tdp, "power", "tdp")
+        expect_quantity(self.scaleup_bandwidth, "bandwidth", "scaleup_bandwidth")
+        expect_quantity(self.scaleout_bandwidth, "bandwidth", "scaleout_bandwidth")
+        expect_quantity(self.unit_price, "money", "unit_price")
+        return self
+
+
+class ScaleUpEntry(_Strict):
+    kind: Literal["switched", "torus", "mesh", "pcie"]
+    size: int = Field(ge=1)
+    dims: list[int] = Field(default_factory=list)
+    fabric: str = ""
+    bandwidth: Figure | None = None
+    latency: Figure | None = None
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _shape(self) -> ScaleUpEntry:
+        expect_quantity(self.bandwidth, "bandwidth", "scaleup.bandwidth")
+        expect_quantity(self.latency, "time", "scaleup.latency")
+        if self.kind == "torus" and self.dims:
+            prod = 1
+            for d in self.dims:
+                prod *= d
+            if prod != self.size:
+                raise ValueError(f"torus dims {self.dims} multiply to {prod}, not the domain size {self.size}")
+        return self
+
+
+class ScaleOutEntry(_Strict):
+    fabric: str
+    bandwidth: Figure
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _units(self) -> ScaleOutEntry:
+        expect_quantity(self.bandwidth, "bandwidth", "scaleout.bandwidth")
+        return self
+
+
+class SystemEntry(_Strict):
+    """A server, instance, UltraServer, rack or pod slice: chips, scale-up domain, scale-out fabric, power."""
+
+    name: str
+    kind: Literal["instance", "server", "ultraserver", "rack", "slice", "pod"]
+    provider: str
+    chip: str
+    chips: int = Field(ge=1)
+    status: Literal["spec", "announced", "projected"] = "spec"
+    aliases: list[str] = Field(default_factory=list)
+    scaleup: ScaleUpEntry
+    scaleout: ScaleOutEntry
+    power: Figure | None = None
+    host: str = ""
+    note: str = ""
+    source: SourceList = Field(default_factory=list)
+    members: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _units(self) -> SystemEntry:
+        expect_quantity(self.power, "power", "power")
+        return self
+
+
+class PriceEntry(_Strict):
+    """A price for renting a system (per system-hour) or a chip (per chip-hour) in one mode, region and date."""
+
+    system: str = ""
+    chip: str = ""
+    provider: str
+    region: str = ""
+    mode: PricingMode
+    value: float = Field(ge=0)
+    unit: Literal["USD/h"] = "USD/h"
+    date: str = ""
+    status: Status
+    source: SourceList = Field(default_factory=list)
+    note: str = ""
+    derivation: str = ""
+
+    @field_validator("date", mode="before")
+    @classmethod
+    def _date_text(cls, v: Any) -> Any:
+        return str(v) if v is not None else ""
+
+    @model_validator(mode="after")
+    def _target(self) -> PriceEntry:
+        if bool(self.system) == bool(self.chip):
+            raise ValueError("a price names exactly one of 'system' or 'chip'")
+        if self.status in ("estimate", "projected") and not self.derivation.strip():
+            raise ValueError(f"a price with status '{self.status}' needs a 'derivation'")
+        if self.status in ("spec", "measured", "announced") and not self.source:
+            raise ValueError(f"a price with status '{self.status}' needs a 'source'")
+        return self
+
+
+class FabricTier(_Strict):
+    """One switching tier of a scale-out Clos, from the leaf up: how many chips sit below one switch group of
+    the tier, the switch radix, its downlink:uplink oversubscription (1 = non-blocking) and per-hop latency."""
+
+    name: str
+    chips: Figure | None = None
+    radix: Figure | None = None
+    oversubscription: Figure | None = None
+    latency: Figure | None = None
+    note: str = ""
+
+
+class FabricEntry(_Strict):
+    name: str
+    layer: Literal["scaleup", "scaleout"]
+    kind: str
+    latency: Figure
+    bus_efficiency: Figure
+    status: Literal["spec", "announced", "projected"] = "spec"
+    tiers: list[FabricTier] = Field(default_factory=list)
+    note: str = ""
+    source: SourceList = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _units(self) -> FabricEntry:
+        expect_quantity(self.latency, "time", "latency")
+        expect_quantity(self.bus_efficiency, "ratio", "bus_efficiency")
+        return self
+
+
+class ModelIndexEntry(BaseModel):
+    """A model preset: a Hugging Face config.json in the catalog, with where it came from."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    name: str
+    file: str
+    source: str
+    aliases: list[str] = Field(default_factory=list)
+    params_published: float | None = None
+    active_params_published: float | None = None
+    alias_of: str = ""

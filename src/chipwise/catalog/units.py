@@ -1,0 +1,135 @@
+"""Unit conversion at the edges: catalog figures are converted to SI when loaded, and back for display.
+
+Inside chipwise every quantity is SI: FLOP/s, bytes, bytes/s, W, s, USD, USD/s, kg CO2e/J.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from chipwise.errors import ChipwiseError
+
+_K = 1e3
+_G = 1e9
+_T = 1e12
+_KI = 1024.0
+_GI = 1024.0**3
+_HOUR = 3600.0
+_YEAR = 365.25 * 24 * _HOUR
+_MONTH = _YEAR / 12
+
+# unit -> (quantity, factor to SI)
+UNITS: Final[dict[str, tuple[str, float]]] = {
+    "FLOP/s": ("flops", 1.0),
+    "GFLOP/s": ("flops", _G),
+    "TFLOP/s": ("flops", _T),
+    "PFLOP/s": ("flops", 1e15),
+    "TOP/s": ("flops", _T),
+    "B": ("bytes", 1.0),
+    "KB": ("bytes", _K),
+    "MB": ("bytes", 1e6),
+    "GB": ("bytes", _G),
+    "TB": ("bytes", _T),
+    "KiB": ("bytes", _KI),
+    "MiB": ("bytes", _KI**2),
+    "GiB": ("bytes", _GI),
+    "TiB": ("bytes", _KI**4),
+    "B/s": ("bandwidth", 1.0),
+    "MB/s": ("bandwidth", 1e6),
+    "GB/s": ("bandwidth", _G),
+    "TB/s": ("bandwidth", _T),
+    "GiB/s": ("bandwidth", _GI),
+    "TiB/s": ("bandwidth", _KI**4),
+    "Gb/s": ("bandwidth", _G / 8),
+    "Tb/s": ("bandwidth", _T / 8),
+    "W": ("power", 1.0),
+    "kW": ("power", _K),
+    "MW": ("power", 1e6),
+    "s": ("time", 1.0),
+    "ms": ("time", 1e-3),
+    "us": ("time", 1e-6),
+    "ns": ("time", 1e-9),
+    "min": ("time", 60.0),
+    "h": ("time", _HOUR),
+    "day": ("time", 24 * _HOUR),
+    "year": ("time", _YEAR),
+    "USD": ("money", 1.0),
+    "USD/s": ("money_rate", 1.0),
+    "USD/h": ("money_rate", 1.0 / _HOUR),
+    "USD/month": ("money_rate", 1.0 / _MONTH),
+    "USD/year": ("money_rate", 1.0 / _YEAR),
+    "USD/J": ("energy_price", 1.0),
+    "USD/kWh": ("energy_price", 1.0 / 3.6e6),
+    "USD/W/s": ("power_price", 1.0),
+    "USD/kW/month": ("power_price", 1.0 / (_K * _MONTH)),
+    "USD/B/s": ("storage_price", 1.0),
+    "USD/TB/month": ("storage_price", 1.0 / (_T * _MONTH)),
+    "kgCO2e/J": ("carbon_intensity", 1.0),
+    "gCO2e/kWh": ("carbon_intensity", 1e-3 / 3.6e6),
+    "1": ("ratio", 1.0),
+    "%": ("ratio", 0.01),
+    "": ("text", 1.0),
+}
+
+SI_UNIT: Final[dict[str, str]] = {
+    "flops": "FLOP/s",
+    "bytes": "B",
+    "bandwidth": "B/s",
+    "power": "W",
+    "time": "s",
+    "money": "USD",
+    "money_rate": "USD/s",
+    "energy_price": "USD/J",
+    "power_price": "USD/W/s",
+    "storage_price": "USD/B/s",
+    "carbon_intensity": "kgCO2e/J",
+    "ratio": "1",
+    "text": "",
+}
+
+SECONDS_PER_HOUR: Final = _HOUR
+SECONDS_PER_DAY: Final = 24 * _HOUR
+SECONDS_PER_YEAR: Final = _YEAR
+SECONDS_PER_MONTH: Final = _MONTH
+JOULES_PER_KWH: Final = 3.6e6
+GIB: Final = _GI
+
+
+def quantity(unit: str) -> str:
+    """The physical quantity a unit measures ('bandwidth', 'bytes', ...)."""
+    try:
+        return UNITS[unit][0]
+    except KeyError:
+        known = ", ".join(u for u in UNITS if u)
+        raise ChipwiseError(f"unknown unit '{unit}'. Fix: use one of {known}.") from None
+
+
+def to_si(value: float, unit: str) -> float:
+    """Convert a value in `unit` to SI (e.g. 3.35 TB/s -> 3.35e12 B/s)."""
+    quantity(unit)
+    return float(value) * UNITS[unit][1]
+
+
+def from_si(value: float, unit: str) -> float:
+    """Convert an SI value to `unit` (e.g. 3.35e12 B/s -> 3.35 TB/s)."""
+    quantity(unit)
+    return float(value) / UNITS[unit][1]
+
+
+def parse_quantity(text: str) -> tuple[float, str]:
+    """Parse '6TB/s', '6 TB/s', '6e12' or '2s' into (value, unit); unit '' when none is given."""
+    s = text.strip()
+    for unit in sorted((u for u in UNITS if u), key=len, reverse=True):
+        if s.endswith(unit):
+            number = s[: -len(unit)].strip()
+            if number:
+                try:
+                    return float(number), unit
+                except ValueError:
+                    continue
+    try:
+        return float(s), ""
+    except ValueError:
+        raise ChipwiseError(
+            f"'{text}' is not a number. Fix: give a number, optionally with a unit (6e12, 6TB/s)."
+        ) from None

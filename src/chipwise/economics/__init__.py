@@ -1,0 +1,1 @@
+"""Layer 6 - economics: cloud prices, owned-fleet TCO, energy and carbon."""

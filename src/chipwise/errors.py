@@ -1,0 +1,30 @@
+"""User-facing errors: one line naming the problem and the fix, never a traceback."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class ChipwiseError(Exception):
+    """A problem with the user's input or data. Its message is one line: the problem, then the fix."""
+
+    exit_code = 2
+
+
+class UnknownNameError(ChipwiseError):
+    """A name (chip, system, model, region, ...) that the catalog does not hold."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str], hint: str = "") -> None:
+        known = sorted(set(known))
+        close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
+        lookup = {k.lower(): k for k in known}
+        suggestion = f" Did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
+        fix = hint or f"run 'chipwise catalog list' to see the {kind}s the catalog holds"
+        super().__init__(f"unknown {kind} '{name}'.{suggestion} Fix: {fix}.")
+        self.name = name
+        self.suggestions = [lookup[c] for c in close]
+
+
+class InfeasibleError(ChipwiseError):
+    """A workload or plan that cannot run on the hardware asked for (does not fit, no valid plan)."""

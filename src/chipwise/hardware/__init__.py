@@ -1,0 +1,24 @@
+"""Layer 2 - hardware: typed, validated chips, systems, scale-up domains and fabrics built from the catalog."""
+
+from chipwise.hardware.build import Hardware, hardware
+from chipwise.hardware.objects import (
+    PRECISION_BYTES,
+    Chip,
+    Efficiency,
+    Fabric,
+    FigureRef,
+    ScaleUpDomain,
+    System,
+)
+
+__all__ = [
+    "PRECISION_BYTES",
+    "Chip",
+    "Efficiency",
+    "Fabric",
+    "FigureRef",
+    "Hardware",
+    "ScaleUpDomain",
+    "System",
+    "hardware",
+]

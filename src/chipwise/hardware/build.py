@@ -1,0 +1,252 @@
+"""Build typed SI hardware objects from the validated catalog, and resolve names (ids, aliases) to them."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, SystemEntry
+from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.hardware.objects import Chip, Efficiency, Fabric, FigureRef, ScaleUpDomain, System
+
+DEFAULT_FAMILY = "default"
+
+
+def ref(fig: Figure) -> FigureRef:
+    return FigureRef(
+        value=fig.value,
+        unit=fig.unit,
+        status=fig.status,
+        sources=tuple(fig.source),
+        note=fig.note,
+        derivation=fig.derivation,
+    )
+
+
+def _num(tree: Mapping[str, Any], key: str, family: str) -> tuple[float, FigureRef]:
+    fig = tree.get(key)
+    if not isinstance(fig, Figure):
+        raise ChipwiseError(
+            f"efficiency family '{family}' has no figure '{key}'. Fix: add it to the catalog's efficiency section."
+        )
+    return fig.si, ref(fig)
+
+
+def build_efficiency(catalog: Catalog, family: str) -> Efficiency:
+    """The efficiency factors of a chip family, each missing factor taken from the 'default' family."""
+    base = catalog.efficiency.get(DEFAULT_FAMILY, {})
+    own = catalog.efficiency.get(family, {})
+    merged: dict[str, Any] = {**base, **own}
+    merged["matmul"] = {**(base.get("matmul") or {}), **(own.get("matmul") or {})}
+    prov: dict[str, FigureRef] = {}
+
+    def get(key: str) -> float:
+        value, r = _num(merged, key, family)
+        prov[key] = r
+        return value
+
+    matmul: dict[str, float] = {}
+    for prec, fig in merged["matmul"].items():
+        if isinstance(fig, Figure):
+            matmul[prec] = fig.si
+            prov[f"matmul.{prec}"] = ref(fig)
+    if not matmul:
+        raise ChipwiseError(
+            f"efficiency family '{family}' has no matmul fractions. Fix: add efficiency.{family}.matmul."
+        )
+    return Efficiency(
+        family=family,
+        matmul=matmul,
+        memory=get("memory"),
+        attention=get("attention"),
+        kernel_overhead_s=get("kernel_overhead"),
+        layer_overhead_s=get("layer_overhead"),
+        compute_units=int(get("compute_units")),
+        tile_m=int(get("tile_m")),
+        tile_n=int(get("tile_n")),
+        reserved_memory_bytes=get("reserved_memory"),
+        tp_overlap=get("tp_overlap"),
+        dp_overlap=get("dp_overlap"),
+        step_overhead_s=get("step_overhead"),
+        microbatch_overhead_s=get("microbatch_overhead"),
+        ep_overlap=get("ep_overlap"),
+        moe_gemm=get("moe_gemm"),
+        reference_tdp_w=get("reference_tdp"),
+        provenance=prov,
+    )
+
+
+def build_chip(catalog: Catalog, chip_id: str, entry: ChipEntry) -> Chip:
+    prov: dict[str, FigureRef] = {}
+
+    def si(name: str, fig: Figure | None, default: float = 0.0) -> float:
+        if fig is None:
+            return default
+        prov[name] = ref(fig)
+        return fig.si
+
+    flops: dict[str, float] = {str(p): si(f"flops.{p}", f) for p, f in entry.flops.items()}
+    year = entry.launch_year
+    launch_year: int | None = None
+    if year is not None:
+        prov["launch_year"] = ref(year)
+        try:
+            launch_year = int(float(str(year.value)))
+        except ValueError:
+            launch_year = None
+    process = ""
+    if entry.process is not None:
+        prov["process"] = ref(entry.process)
+        process = str(entry.process.value)
+    return Chip(
+        id=chip_id,
+        name=entry.name,
+        vendor=entry.vendor,
+        family=entry.family,
+        status=entry.status,
+        cores_per_chip=entry.cores_per_chip,
+        flops=flops,
+        hbm_capacity=si("hbm_capacity", entry.hbm_capacity),
+        hbm_bandwidth=si("hbm_bandwidth", entry.hbm_bandwidth),
+        sram=si("sram", entry.sram),
+        tdp=si("tdp", entry.tdp),
+        scaleup_bandwidth=si("scaleup_bandwidth", entry.scaleup_bandwidth),
+        scaleout_bandwidth=si("scaleout_bandwidth", entry.scaleout_bandwidth),
+        launch_year=launch_year,
+        unit_price=si("unit_price", entry.unit_price) if entry.unit_price is not None else None,
+        process=process,
+        efficiency=build_efficiency(catalog, entry.family),
+        provenance=prov,
+    )
+
+
+def build_fabric(fabric_id: str, entry: FabricEntry) -> Fabric:
+    prov = {"latency": ref(entry.latency), "bus_efficiency": ref(entry.bus_efficiency)}
+    tiers: list[tuple[int, float]] = []
+    # A group reaching beyond the chips under one tier's switch group crosses that tier's uplinks.
+    for tier in entry.tiers:
+        if tier.chips is not None and tier.oversubscription is not None:
+            tiers.append((int(tier.chips.si), tier.oversubscription.si))
+            prov[f"tiers.{tier.name}.oversubscription"] = ref(tier.oversubscription)
+    return Fabric(
+        id=fabric_id,
+        name=entry.name,
+        layer=entry.layer,
+        kind=entry.kind,
+        latency_s=entry.latency.si,
+        bus_efficiency=entry.bus_efficiency.si,
+        status=entry.status,
+        tiers=tuple(tiers),
+        provenance=prov,
+    )
+
+
+class Hardware:
+    """Typed view of a catalog: chips, systems and fabrics by id or alias, built once and cached."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._alias: dict[str, tuple[str, str]] = {}
+        for cid, chip in catalog.chips.items():
+            for name in (cid, *chip.aliases):
+                self._alias.setdefault(name.lower(), ("chip", cid))
+        for sid, system in catalog.systems.items():
+            for name in (sid, *system.aliases):
+                self._alias.setdefault(name.lower(), ("system", sid))
+
+    @property
+    def chip_ids(self) -> list[str]:
+        return list(self.catalog.chips)
+
+    @property
+    def system_ids(self) -> list[str]:
+        return list(self.catalog.systems)
+
+    @functools.cache  # noqa: B019 - one Hardware per catalog; the cache lives as long as it does
+    def chip(self, name: str) -> Chip:
+        kind, ident = self._lookup(name, "chip")
+        if kind != "chip":
+            return self.system(ident).chip
+        return build_chip(self.catalog, ident, self.catalog.chips[ident])
+
+    @functools.cache  # noqa: B019
+    def fabric(self, fabric_id: str) -> Fabric:
+        if fabric_id not in self.catalog.fabrics:
+            raise UnknownNameError("fabric", fabric_id, self.catalog.fabrics)
+        return build_fabric(fabric_id, self.catalog.fabrics[fabric_id])
+
+    @functools.cache  # noqa: B019
+    def system(self, name: str) -> System:
+        """A system by id or alias; a chip id resolves to that chip's default system."""
+        kind, ident = self._lookup(name, "system")
+        if kind == "chip":
+            ident = self.catalog.chips[ident].default_system
+        return self._build_system(ident, self.catalog.systems[ident])
+
+    def _lookup(self, name: str, want: str) -> tuple[str, str]:
+        hit = self._alias.get(name.strip().lower())
+        if hit is None:
+            raise UnknownNameError("chip or system", name, list(self.catalog.chips) + list(self.catalog.systems))
+        return hit
+
+    def _build_system(self, sid: str, entry: SystemEntry) -> System:
+        chip = self.chip(entry.chip)
+        prov: dict[str, Any] = {}
+        up = entry.scaleup
+        fabric_id = up.fabric or entry.scaleout.fabric
+        up_fabric = self.fabric(fabric_id)
+        bandwidth = chip.scaleup_bandwidth
+        if up.bandwidth is not None:
+            bandwidth = up.bandwidth.si
+            prov["scaleup.bandwidth"] = ref(up.bandwidth)
+        if up.latency is not None:
+            up_fabric = _with_latency(up_fabric, up.latency.si)
+            prov["scaleup.latency"] = ref(up.latency)
+        domain = ScaleUpDomain(kind=up.kind, size=up.size, dims=tuple(up.dims), bandwidth=bandwidth, fabric=up_fabric)
+        out_fabric = self.fabric(entry.scaleout.fabric)
+        prov["scaleout.bandwidth"] = ref(entry.scaleout.bandwidth)
+        if entry.power is not None:
+            power = entry.power.si
+            prov["power"] = ref(entry.power)
+        else:
+            power = chip.tdp * entry.chips * HOST_POWER_FACTOR
+            prov["power"] = FigureRef(
+                value=power,
+                unit="W",
+                status="estimate",
+                sources=(),
+                derivation=f"not in the catalog: chips x TDP x {HOST_POWER_FACTOR} (host, network and fans)",
+            )
+        return System(
+            id=sid,
+            name=entry.name,
+            kind=entry.kind,
+            provider=entry.provider,
+            chip=chip,
+            chips=entry.chips,
+            status=entry.status,
+            scaleup=domain,
+            scaleout_fabric=out_fabric,
+            scaleout_bandwidth_per_chip=entry.scaleout.bandwidth.si / entry.chips,
+            power=power,
+            provenance=prov,
+            members=dict(entry.members),
+        )
+
+
+#: Host share of a server's power when a system has no power figure: DGX H100 draws 10.2 kW for 8 x 700 W GPUs.
+HOST_POWER_FACTOR = 10.2e3 / (8 * 700.0)
+
+
+def _with_latency(fabric: Fabric, latency: float) -> Fabric:
+    from dataclasses import replace
+
+    return replace(fabric, latency_s=latency)
+
+
+@functools.cache
+def hardware(catalog: Catalog) -> Hardware:
+    """The (cached) typed hardware view of a catalog."""
+    return Hardware(catalog)

@@ -1,0 +1,186 @@
+"""Typed hardware objects in SI units, each figure keeping its provenance (status and source) for explanations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+#: The order in which a precision falls back when a chip lacks it natively (fp4 runs as fp8, fp8 as bf16, ...).
+PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "fp4": ("fp4", "fp6", "fp8", "bf16", "fp16"),
+        "int4": ("int4", "int8", "fp8", "bf16", "fp16"),
+        "fp6": ("fp6", "fp8", "bf16", "fp16"),
+        "fp8": ("fp8", "int8", "bf16", "fp16"),
+        "int8": ("int8", "fp8", "bf16", "fp16"),
+        "bf16": ("bf16", "fp16"),
+        "fp16": ("fp16", "bf16"),
+        "tf32": ("tf32", "fp32"),
+        "fp32": ("fp32", "tf32"),
+    }
+)
+PRECISION_BYTES: Mapping[str, float] = MappingProxyType(
+    {
+        "fp4": 0.5,
+        "int4": 0.5,
+        "fp6": 0.75,
+        "fp8": 1.0,
+        "int8": 1.0,
+        "bf16": 2.0,
+        "fp16": 2.0,
+        "tf32": 4.0,
+        "fp32": 4.0,
+    }
+)
+
+
+@dataclass(frozen=True)
+class FigureRef:
+    """Where a number came from: its status, sources and note, for `--sources` and explanations."""
+
+    value: float | str
+    unit: str
+    status: str
+    sources: tuple[str, ...]
+    note: str = ""
+    derivation: str = ""
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Achievable fractions of peak for one chip family (from the catalog's efficiency section).
+
+    matmul: fraction of dense peak a large GEMM reaches, per precision.
+    memory: fraction of HBM bandwidth a streaming kernel reaches.
+    attention: fraction of the matmul rate a fused (flash) attention kernel reaches.
+    kernel_overhead_s: fixed time per kernel (launch and tail), charged per operator.
+    layer_overhead_s: fixed framework time per transformer layer per micro-batch (forward + backward).
+    compute_units, tile_m, tile_n: for tile and wave quantisation of GEMMs.
+    reserved_memory_bytes: memory the runtime, communication buffers and fragmentation hold back.
+    tp_overlap, dp_overlap: fractions of tensor- and data-parallel communication the software hides.
+    step_overhead_s: fixed time per optimizer step (launch of the update, gradient clipping, logging).
+    microbatch_overhead_s: fixed time per micro-batch and pipeline stage (graph launch, loss, synchronisation).
+    ep_overlap: share of a MoE layer's compute that hides its expert all-to-all (DualPipe-style overlap).
+    moe_gemm: rate of the grouped expert GEMMs relative to dense GEMMs of the same shape (routing, token
+    permutation and ragged group sizes).
+    reference_tdp_w: the board power at which the family's fractions were obtained; a part capped below it
+    runs its matrix units at (tdp / reference)^(1/3) of the rate (dynamic power ~ f V^2 with V ~ f).
+    """
+
+    family: str
+    matmul: Mapping[str, float]
+    memory: float
+    attention: float
+    kernel_overhead_s: float
+    layer_overhead_s: float
+    compute_units: int
+    tile_m: int
+    tile_n: int
+    reserved_memory_bytes: float
+    tp_overlap: float
+    dp_overlap: float
+    step_overhead_s: float
+    microbatch_overhead_s: float
+    ep_overlap: float
+    moe_gemm: float
+    reference_tdp_w: float
+    provenance: Mapping[str, FigureRef] = field(default_factory=dict)
+
+    def matmul_fraction(self, precision: str) -> float:
+        for p in PRECISION_FALLBACK.get(precision, (precision,)):
+            if p in self.matmul:
+                return self.matmul[p]
+        return self.matmul.get("bf16", min(self.matmul.values()))
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One accelerator chip in SI units: FLOP/s (dense), bytes, bytes/s per direction, watts, USD."""
+
+    id: str
+    name: str
+    vendor: str
+    family: str
+    status: str
+    cores_per_chip: int
+    flops: Mapping[str, float]
+    hbm_capacity: float
+    hbm_bandwidth: float
+    sram: float
+    tdp: float
+    scaleup_bandwidth: float
+    scaleout_bandwidth: float
+    launch_year: int | None
+    unit_price: float | None
+    process: str
+    efficiency: Efficiency
+    provenance: Mapping[str, FigureRef]
+
+    def native_precision(self, precision: str) -> str:
+        """The precision the chip actually computes `precision` in (fp4 on a Hopper runs as fp8)."""
+        for p in PRECISION_FALLBACK.get(precision, (precision,)):
+            if p in self.flops:
+                return p
+        return "bf16" if "bf16" in self.flops else next(iter(self.flops))
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak FLOP/s at `precision`, falling back to the next wider precision the chip has."""
+        return self.flops[self.native_precision(precision)]
+
+    @property
+    def projected(self) -> bool:
+        return self.status in ("projected", "announced")
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """A scale-up or scale-out fabric: per-step latency and achievable bus-bandwidth fraction."""
+
+    id: str
+    name: str
+    layer: str
+    kind: str
+    latency_s: float
+    bus_efficiency: float
+    status: str
+    tiers: tuple[tuple[int, float], ...]
+    provenance: Mapping[str, FigureRef]
+
+    @property
+    def oversubscription(self) -> float:
+        return max((o for _, o in self.tiers), default=1.0)
+
+
+@dataclass(frozen=True)
+class ScaleUpDomain:
+    """Chips joined by the fast fabric (NVLink, NeuronLink, ICI). Bandwidth is per chip and per direction."""
+
+    kind: str
+    size: int
+    dims: tuple[int, ...]
+    bandwidth: float
+    fabric: Fabric
+
+
+@dataclass(frozen=True)
+class System:
+    """A buyable or rentable unit: an instance, server, UltraServer, rack or pod slice."""
+
+    id: str
+    name: str
+    kind: str
+    provider: str
+    chip: Chip
+    chips: int
+    status: str
+    scaleup: ScaleUpDomain
+    scaleout_fabric: Fabric
+    scaleout_bandwidth_per_chip: float
+    power: float
+    provenance: Mapping[str, FigureRef]
+    members: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def projected(self) -> bool:
+        return self.status in ("projected", "announced") or self.chip.projected

@@ -1,0 +1,88 @@
+"""The `chipwise` command: sub-commands, the version flag, and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from chipwise import __version__
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli import catalog_cmd, model_cmd, plan_cmd, predict_cmd
+from chipwise.interfaces.cli.common import err_console
+
+app = typer.Typer(
+    name="chipwise",
+    help="Where does an LLM workload run best? Time, plan, dollars, energy and carbon across AI accelerator fleets.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(catalog_cmd.app, name="catalog")
+app.add_typer(model_cmd.app, name="model")
+app.add_typer(plan_cmd.app, name="plan")
+app.command("predict")(predict_cmd.predict)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"chipwise {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """chipwise predicts training and serving time, plans, cost, energy and carbon on AI accelerator fleets."""
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI; bad input prints one line naming the problem and the fix, and returns 2."""
+    try:
+        app(args=argv, standalone_mode=False, prog_name="chipwise")
+    except ChipwiseError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return exc.exit_code
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("interrupted")
+        return 130
+    except Exception as exc:
+        if _is_usage_error(exc):
+            return _report_usage_error(exc)
+        # a bug, not bad input: still one line unless debugging
+        if os.environ.get("CHIPWISE_DEBUG"):
+            raise
+        err_console.print(
+            f"[bold red]internal error:[/] {type(exc).__name__}: {exc}. "
+            "Fix: rerun with CHIPWISE_DEBUG=1 and report it.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 1
+    return 0
+
+
+def _is_usage_error(exc: Exception) -> bool:
+    """Command-line parsing errors of the underlying Click (vendored by newer Typer): exit code 2."""
+    return getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message")
+
+
+def _report_usage_error(exc: Exception) -> int:
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
+        return 0
+    path = getattr(ctx, "command_path", "chipwise") if ctx is not None else "chipwise"
+    message = " ".join(str(exc.format_message()).split()).rstrip(".") + "."  # type: ignore[attr-defined]
+    err_console.print(f"[bold red]error:[/] {message} Fix: run '{path} --help'.", highlight=False, soft_wrap=True)
+    return 2
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,74 @@
+"""What every command shares: the catalog options, JSON output, the Rich console, and error reporting."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+from rich.console import Console
+
+from chipwise.catalog.loader import Catalog, load_catalog
+
+console = Console(soft_wrap=False)
+err_console = Console(stderr=True)
+
+CatalogFiles = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--catalog",
+        help="A YAML file that extends or overrides the built-in catalog (repeatable; see docs/catalog-format.md).",
+        show_default=False,
+    ),
+]
+SetFigures = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        help="Set one figure for a what-if, ID.FIELD=VALUE in SI or with a unit, e.g. trn3.hbm_bandwidth=6e12 "
+        "(repeatable).",
+        show_default=False,
+    ),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+
+
+def catalog_from(files: Sequence[Path] | None, sets: Sequence[str] | None) -> Catalog:
+    return load_catalog(list(files or ()), list(sets or ()))
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating | float):
+        value = float(obj)
+        return None if math.isnan(value) or math.isinf(value) else value
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(_jsonable(obj), indent=2) + "\n")
+
+
+def projected_banner(names: Sequence[str]) -> None:
+    """Say, in every output that uses one, that a projected or announced product is not a shipping one."""
+    if names:
+        console.print(
+            f"[bold yellow]PROJECTED:[/] {', '.join(sorted(set(names)))} - announced, not shipping; figures derived "
+            "from announced ratios or estimated (see 'chipwise catalog show ID --sources')."
+        )

@@ -1,0 +1,110 @@
+"""`chipwise model list|show`: model presets and what follows from a model's shape."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    console,
+    print_json,
+)
+from chipwise.workload import load_model
+
+app = typer.Typer(
+    help="List model presets and show a model's parameters, FLOPs and KV-cache size.", no_args_is_help=True
+)
+
+
+@app.command("list")
+def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: JsonFlag = False) -> None:
+    """List the model presets."""
+    cat = catalog_from(catalog_files, sets)
+    rows: list[dict[str, Any]] = []
+    for pid, entry in cat.models.items():
+        spec = load_model(cat, pid)
+        rows.append(
+            {
+                "id": pid,
+                "name": entry.name,
+                "architecture": "moe" if spec.is_moe else "dense",
+                "attention": spec.attention.kind,
+                "params_total": spec.params_total,
+                "params_active": spec.params_active,
+                "layers": spec.layers,
+                "aliases": entry.aliases,
+                "source": entry.source,
+            }
+        )
+    if as_json:
+        print_json({"models": rows})
+        return
+    table = Table(title="Model presets (Hugging Face config.json form)", header_style="bold")
+    for col in ("id", "name", "arch", "attention", "total", "active", "layers", "aliases"):
+        table.add_column(col, justify="right" if col in ("total", "active", "layers") else "left", overflow="fold")
+    for r in rows:
+        table.add_row(
+            r["id"],
+            r["name"],
+            r["architecture"],
+            r["attention"],
+            fmt.count(r["params_total"]),
+            fmt.count(r["params_active"]),
+            str(r["layers"]),
+            ", ".join(r["aliases"][:3]),
+        )
+    console.print(table)
+
+
+@app.command("show")
+def show(
+    name: Annotated[
+        str,
+        typer.Argument(help="A preset name or alias, or a path to a Hugging Face config.json.", metavar="NAME_OR_PATH"),
+    ],
+    seq_len: Annotated[int, typer.Option("--seq-len", min=1, help="Sequence length for FLOPs per token.")] = 4096,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a model's parameters, FLOPs per token (matmuls and attention apart) and KV-cache bytes per token."""
+    cat = catalog_from(catalog_files, sets)
+    spec = load_model(cat, name)
+    data = spec.summary(seq_len)
+    if as_json:
+        print_json(data)
+        return
+    table = Table(
+        title=f"{spec.name} ({data['architecture']}, {data['attention']}, {data['mlp']})",
+        header_style="bold",
+        show_header=False,
+    )
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    table.add_row("parameters (total)", fmt.count(spec.params_total))
+    table.add_row("parameters (active per token)", fmt.count(spec.params_active))
+    table.add_row(
+        "layers / hidden / heads / kv heads",
+        f"{spec.layers} / {spec.hidden} / {spec.attention.heads} / {spec.attention.kv_heads}",
+    )
+    if spec.moe:
+        table.add_row(
+            "experts (routed / per token / shared)",
+            f"{spec.moe.experts} / {spec.moe.top_k} / {spec.moe.shared} in {spec.moe_layers} layers",
+        )
+    table.add_row(f"forward FLOPs per token @ {seq_len}", f"{data['flops_per_token_fwd'] / 1e9:,.2f} GFLOP")
+    table.add_row("  of which matmuls", f"{data['flops_per_token_fwd_matmul'] / 1e9:,.2f} GFLOP")
+    table.add_row("  of which attention (causal)", f"{data['flops_per_token_fwd_attention'] / 1e9:,.2f} GFLOP")
+    table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))
+    table.add_row("KV cache per token (bf16)", f"{data['kv_bytes_per_token'] / 1024:,.1f} KiB")
+    console.print(table)
+    for note in spec.notes:
+        console.print(f"note: {note}")
+    console.print(f"source: {spec.source}", style="dim")

@@ -1,0 +1,82 @@
+"""`chipwise plan train|serve|...`: search plans and rank fleets."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.train_views import print_ranking
+from chipwise.planner.training import plan_training
+from chipwise.workload.scenario import parse_count
+
+app = typer.Typer(help="Search plans and rank fleets for a training run or a serving load.", no_args_is_help=True)
+
+HardwareOpt = Annotated[
+    str,
+    typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip in the catalog."),
+]
+
+
+def hardware_list(cat: Catalog, spec: str) -> list[str]:
+    if spec.strip().lower() == "all":
+        return list(cat.chips)
+    ids = [h.strip() for h in spec.split(",") if h.strip()]
+    if not ids:
+        raise ChipwiseError("--hardware is empty. Fix: give chip ids (h100-sxm,trn2) or 'all'.")
+    return ids
+
+
+def _count(value: str | None, name: str) -> float | None:
+    if value is None:
+        return None
+    parsed = parse_count(value)
+    if not isinstance(parsed, float | int) or parsed <= 0:
+        raise ChipwiseError(f"{name} '{value}' is not a positive number. Fix: give e.g. 15e12 or 15T.")
+    return float(parsed)
+
+
+@app.command("train")
+def train(
+    model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
+    tokens: Annotated[str | None, typer.Option("--tokens", help="Tokens to train on (15e12 or 15T).")] = None,
+    chips: Annotated[int, typer.Option("--chips", min=1, help="Chips in the fleet.")] = 4096,
+    hardware: HardwareOpt = "all",
+    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
+    global_batch_tokens: Annotated[
+        str | None, typer.Option("--global-batch-tokens", help="Tokens per optimizer step (e.g. 4M).")
+    ] = None,
+    precision: Annotated[str, typer.Option("--precision", help="bf16, fp8 or fp4.")] = "bf16",
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
+    objective: Annotated[str, typer.Option("--objective", help="Rank by time, cost, energy or carbon.")] = "time",
+    pricing: Annotated[
+        str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y or spot.")
+    ] = "on-demand",
+    region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Rank hardware for a training run: time to train, plan, MFU, memory, cost, energy and carbon."""
+    cat = catalog_from(catalog_files, sets)
+    report = plan_training(
+        cat,
+        model,
+        chips,
+        hardware_list(cat, hardware),
+        tokens=_count(tokens, "--tokens"),
+        seq_len=seq_len,
+        global_batch_tokens=_count(global_batch_tokens, "--global-batch-tokens"),
+        precision=precision,
+        objective=objective,
+        pricing=pricing,
+        region=region,
+    )
+    report["results"] = report["results"][:top]
+    if as_json:
+        print_json(report)
+    else:
+        print_ranking(report)

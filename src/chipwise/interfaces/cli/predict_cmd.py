@@ -1,0 +1,36 @@
+"""`chipwise predict SCENARIO`: one training or serving scenario, every number explained."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.train_views import print_prediction
+from chipwise.planner.training import predict_training
+from chipwise.workload.scenario import TrainScenario, load_scenario
+
+
+def predict(
+    scenario: Annotated[str, typer.Argument(help="A scenario YAML/JSON file, or the scenario inline.")],
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+    sources: Annotated[
+        bool, typer.Option("--sources", help="Show the catalog figures used and their sources.")
+    ] = False,
+) -> None:
+    """Predict a training or serving scenario (DESIGN.md's scenario contract); a missing plan is searched."""
+    cat = catalog_from(catalog_files, sets)
+    sc = load_scenario(scenario)
+    if isinstance(sc, TrainScenario):
+        result = predict_training(cat, sc)
+        if as_json:
+            print_json(result)
+        else:
+            print_prediction(result, sources)
+        return
+    from chipwise.interfaces.cli.serve_views import predict_serving_cli
+
+    predict_serving_cli(cat, sc, as_json, sources)

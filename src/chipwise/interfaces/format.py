@@ -1,0 +1,114 @@
+"""Human-readable numbers at the edge: SI values in, short strings with units out."""
+
+from __future__ import annotations
+
+import math
+
+from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+
+
+def _scaled(value: float, steps: list[tuple[float, str]], digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    a = abs(value)
+    for factor, suffix in steps:
+        if a >= factor:
+            return f"{_sig(value / factor, digits)} {suffix}".strip()
+    factor, suffix = steps[-1]
+    return f"{_sig(value / factor, digits)} {suffix}".strip()
+
+
+def _sig(x: float, digits: int) -> str:
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - mag)
+    return f"{x:,.{decimals}f}"
+
+
+def flops(value: float) -> str:
+    return _scaled(value, [(1e18, "EFLOP/s"), (1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1.0, "FLOP/s")])
+
+
+def count(value: float) -> str:
+    return _scaled(value, [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, "")])
+
+
+def bytes_(value: float) -> str:
+    return _scaled(value, [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")])
+
+
+def gib(value: float) -> str:
+    return f"{value / 2**30:,.1f} GiB"
+
+
+def bandwidth(value: float) -> str:
+    return _scaled(value, [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1.0, "B/s")])
+
+
+def power(value: float) -> str:
+    return _scaled(value, [(1e9, "GW"), (1e6, "MW"), (1e3, "kW"), (1.0, "W")])
+
+
+def energy(value_j: float) -> str:
+    kwh = value_j / 3.6e6
+    return _scaled(kwh, [(1e6, "GWh"), (1e3, "MWh"), (1.0, "kWh"), (1e-3, "Wh")])
+
+
+def duration(seconds: float) -> str:
+    if seconds is None or math.isnan(seconds) or math.isinf(seconds):
+        return "-"
+    if seconds >= 365.25 * SECONDS_PER_DAY:
+        return f"{seconds / (365.25 * SECONDS_PER_DAY):.2f} y"
+    if seconds >= 2 * SECONDS_PER_DAY:
+        return f"{seconds / SECONDS_PER_DAY:.1f} d"
+    if seconds >= 2 * SECONDS_PER_HOUR:
+        return f"{seconds / SECONDS_PER_HOUR:.1f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} min"
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} us"
+
+
+def usd(value: float) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    a = abs(value)
+    if a >= 1e9:
+        return f"${value / 1e9:,.2f}B"
+    if a >= 1e6:
+        return f"${value / 1e6:,.2f}M"
+    if a >= 1e4:
+        return f"${value / 1e3:,.0f}k"
+    if a >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}"
+
+
+def percent(value: float) -> str:
+    return "-" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+
+
+def carbon(kg: float) -> str:
+    return _scaled(kg / 1000.0, [(1e3, "kt"), (1.0, "t"), (1e-3, "kg")]) + " CO2e" if kg else "0 t CO2e"
+
+
+def plan(p: dict[str, object]) -> str:
+    """A training plan in one short string: 'TP4 PP8 (v6) DP16 CP2 mb2 Z1 sel'."""
+    parts = [f"TP{p['tp']}"]
+    if p.get("pp", 1) != 1:
+        parts.append(f"PP{p['pp']}" + (f"v{p['vpp']}" if p.get("vpp", 1) != 1 else ""))
+    parts.append(f"DP{p['dp']}")
+    for key in ("cp", "ep"):
+        if p.get(key, 1) != 1:
+            parts.append(f"{key.upper()}{p[key]}")
+    parts.append(f"mb{p.get('microbatch', 1)}")
+    zero = int(str(p.get("zero", 0)))
+    parts.append(("HSDP" if p.get("hsdp") else "FSDP") if zero == 3 else f"Z{zero}")
+    rec = str(p.get("recompute", "none"))
+    if rec != "none":
+        parts.append({"selective": "sel-AC", "full": "full-AC"}.get(rec, rec))
+    return " ".join(parts)

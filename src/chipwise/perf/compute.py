@@ -1,0 +1,81 @@
+"""Operator costs on one rank: a roofline with achievable-efficiency curves. Every function broadcasts arrays.
+
+GEMM of (M x K) @ (K x N):
+    flops = 2 M N K
+    bytes = b_in (M K + K N) + b_out M N
+    t     = max(flops / (P * eta_mm * q_tile * q_wave * k_ramp),  bytes / (BW * eta_mem)) + t_kernel
+where P is the dense peak at the precision, eta_mm the family's achievable fraction for large GEMMs,
+q_tile = M N / (ceil(M/tm) tm ceil(N/tn) tn) the padding loss of output tiles (tm x tn), q_wave = tiles /
+(ceil(tiles / units) units) the loss of a partly filled last wave over the chip's compute units, and
+ramp = K/(K + d_half) * N/(N + d_half) * M/(M + d_half) the prologue/epilogue and pipeline-fill cost that
+makes narrow GEMMs slower than large square ones (d_half = 128: a 128-wide dimension runs at half rate).
+(Tile and wave quantisation: NVIDIA's "Matrix Multiplication Background" guide.)
+
+Flash attention (Dao et al. 2022) computes softmax(QK^T)V tile by tile without writing the score matrix, so it
+is compute-bound at flops / (P * eta_mm * eta_attn) with IO of Q, K, V and O only.
+
+Element-wise work (norms, activations, residuals, optimizer updates) is memory-bound: bytes / (BW * eta_mem).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.hardware.objects import PRECISION_BYTES
+from chipwise.perf.device import Device
+
+Array = NDArray[np.float64]
+
+#: GEMM dimension at which a kernel runs at half its large-shape rate (prologue, epilogue and pipeline fill).
+D_HALF = 128.0
+
+
+def gemm_time(
+    m: Array | float,
+    n: Array | float,
+    k: Array | float,
+    dev: Device,
+    precision: str,
+    count: Array | float = 1.0,
+) -> Array:
+    """Time of `count` GEMMs of shape (m x k) @ (k x n) on one rank, in seconds."""
+    m = np.maximum(np.asarray(m, dtype=np.float64), 1.0)
+    n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    k = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
+    eff = dev.eff
+    peak = dev.peak_flops(precision) * eff.matmul_fraction(precision)
+    tm, tn = float(eff.tile_m), float(eff.tile_n)
+    tiles_m = np.ceil(m / tm)
+    tiles_n = np.ceil(n / tn)
+    q_tile = (m * n) / (tiles_m * tm * tiles_n * tn)
+    tiles = tiles_m * tiles_n
+    units = float(eff.compute_units)
+    q_wave = tiles / (np.ceil(tiles / units) * units)
+    ramp = k / (k + D_HALF) * n / (n + D_HALF) * m / (m + D_HALF)
+    flops = 2.0 * m * n * k
+    t_compute = flops / (peak * q_tile * q_wave * ramp)
+    b = PRECISION_BYTES.get(dev.chip.native_precision(precision), 2.0)
+    t_memory = (b * (m * k + k * n) + 2.0 * m * n) / (dev.hbm_bandwidth * eff.memory)
+    return np.asarray(count * (np.maximum(t_compute, t_memory) + eff.kernel_overhead_s), dtype=np.float64)
+
+
+def attention_time(
+    flops: Array | float, io_bytes: Array | float, dev: Device, precision: str, count: Array | float = 1.0
+) -> Array:
+    """Time of fused (flash) attention: `flops` of QK^T and AV, `io_bytes` of Q, K, V and O traffic."""
+    # Attention runs its matmuls in bf16 even in fp8 training (Transformer Engine, torchtitan, MaxText).
+    prec = "bf16" if precision in ("fp8", "fp4", "int8", "fp6") else precision
+    eff = dev.eff
+    rate = dev.peak_flops(prec) * eff.matmul_fraction(prec) * eff.attention
+    t = np.maximum(np.asarray(flops) / rate, np.asarray(io_bytes) / (dev.hbm_bandwidth * eff.memory))
+    return np.asarray(count * (t + eff.kernel_overhead_s), dtype=np.float64)
+
+
+def memory_time(nbytes: Array | float, dev: Device, kernels: Array | float = 0.0) -> Array:
+    """Time of memory-bound work moving `nbytes` through HBM in `kernels` kernel launches."""
+    eff = dev.eff
+    return np.asarray(
+        np.asarray(nbytes) / (dev.hbm_bandwidth * eff.memory) + np.asarray(kernels) * eff.kernel_overhead_s,
+        dtype=np.float64,
+    )

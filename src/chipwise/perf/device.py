@@ -1,0 +1,121 @@
+"""The per-rank view of a system that the performance functions use.
+
+A *rank* is what a framework addresses as one device: a GPU, a TPU chip, or one NeuronCore group on Trainium
+(trn1 exposes 2 per chip, trn2 at LNC=2 exposes 4). Its compute, memory and link bandwidth are the chip's divided
+by `cores_per_chip`. The topology says how many ranks share a scale-up domain and what each rank gets on the
+scale-up fabric and on the scale-out network.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from chipwise.hardware.objects import Chip, Efficiency, System
+
+
+@dataclass(frozen=True)
+class Device:
+    """One rank: dense peak FLOP/s by precision, HBM capacity and bandwidth, the family's efficiency factors."""
+
+    chip_id: str
+    peak: dict[str, float]
+    hbm_bandwidth: float
+    hbm_capacity: float
+    eff: Efficiency
+    cores_per_chip: int
+    chip: Chip
+    compute_scale: float = 1.0
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak of one rank, scaled down for a power-capped part."""
+        return self.chip.peak_flops(precision) / self.cores_per_chip * self.compute_scale
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Scale-up domain and scale-out network as seen by one rank (bandwidths per rank, per direction).
+
+    domain_ranks: ranks joined by the scale-up fabric (8 GPUs on HGX, 72 on NVL72, 64 or 144 Trainium chips
+    times their cores). up_kind: 'switched' (full bandwidth between any pair), 'torus' (bandwidth split over
+    the dimensions a group spans) or 'pcie'. out_tiers: (reach in ranks, oversubscription) of the scale-out
+    Clos above the leaf; a group spanning more ranks than a tier's reach sees that tier's oversubscription.
+    """
+
+    domain_ranks: int
+    up_kind: str
+    up_dims: tuple[int, ...]
+    up_bandwidth: float
+    up_latency: float
+    up_efficiency: float
+    out_bandwidth: float
+    out_latency: float
+    out_efficiency: float
+    out_tiers: tuple[tuple[int, float], ...] = ()
+
+
+def device_of(system: System) -> Device:
+    chip = system.chip
+    cores = chip.cores_per_chip
+    ref = chip.efficiency.reference_tdp_w
+    return Device(
+        chip_id=chip.id,
+        peak={p: f / cores for p, f in chip.flops.items()},
+        hbm_bandwidth=chip.hbm_bandwidth / cores,
+        hbm_capacity=chip.hbm_capacity / cores,
+        eff=chip.efficiency,
+        cores_per_chip=cores,
+        chip=chip,
+        compute_scale=power_scale(chip.tdp, ref),
+    )
+
+
+#: Share of a board's power that does not scale with core clock (leakage, HBM, I/O, fans): an estimate from
+#: idle draw (0.11 of TDP measured on an H200, datacenter.yaml) plus memory and I/O power under load.
+STATIC_POWER_FRACTION = 0.25
+
+
+def power_scale(tdp: float, reference_tdp: float) -> float:
+    """Matrix-unit rate of a part capped at `tdp` relative to the family's reference board power.
+
+    Dynamic power goes as f V^2 with V rising with f, so f ~ P_dynamic^(1/3); only the part of the board power
+    above the static share scales:  ((tdp - s ref) / (ref - s ref))^(1/3) below the reference, 1 at or above it.
+    """
+    if tdp <= 0 or reference_tdp <= 0 or tdp >= reference_tdp:
+        return 1.0
+    static = STATIC_POWER_FRACTION * reference_tdp
+    return float(max((tdp - static) / (reference_tdp - static), 0.05) ** (1.0 / 3.0))
+
+
+def topology_of(system: System) -> Topology:
+    cores = system.chip.cores_per_chip
+    up = system.scaleup
+    out = system.scaleout_fabric
+    # Bandwidth a rank can drive on each network; a chip's cores share its links.
+    return Topology(
+        domain_ranks=up.size * cores,
+        up_kind=up.kind,
+        up_dims=tuple(up.dims) if up.dims else (up.size,),
+        up_bandwidth=up.bandwidth / cores,
+        up_latency=up.fabric.latency_s,
+        up_efficiency=up.fabric.bus_efficiency,
+        out_bandwidth=system.scaleout_bandwidth_per_chip / cores,
+        out_latency=out.latency_s,
+        out_efficiency=out.bus_efficiency,
+        out_tiers=tuple((reach * cores, over) for reach, over in out.tiers),
+    )
+
+
+def torus_dims_spanned(dims: tuple[int, ...], ranks: int) -> int:
+    """How many torus dimensions a group of `ranks` consecutive chips spans (filling the first dims first)."""
+    spanned, covered = 0, 1
+    for d in dims:
+        if covered >= ranks:
+            break
+        covered *= d
+        spanned += 1
+    return max(1, spanned) if ranks > 1 else 0
+
+
+def log2ceil(n: int) -> int:
+    return max(0, math.ceil(math.log2(max(1, n))))

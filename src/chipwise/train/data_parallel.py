@@ -1,0 +1,90 @@
+"""Data parallelism: who shards what (ZeRO / FSDP / hybrid FSDP), the gradient and parameter collectives it
+costs per step, how much of them compute hides, and the optimizer update.
+
+ZeRO-0 all-reduces the gradients once per step; ZeRO-1/2 (Megatron's distributed optimizer) reduce-scatter them
+and all-gather the updated parameters; both overlap with the backward of the last micro-batch and the forward
+of the first one (Rajbhandari et al. 2020). FSDP (ZeRO-3) all-gathers every layer's weights for the forward
+and again for the backward, and reduce-scatters its gradients, for every micro-batch, overlapped with all
+compute (Zhao et al. 2023). Hybrid FSDP shards within the scale-up domain and all-reduces the sharded gradients
+across the replicas once per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.perf import collectives as coll
+from chipwise.perf.compute import memory_time
+from chipwise.perf.device import Device, Topology
+from chipwise.train.plans import PlanArrays
+
+Array = NDArray[np.float64]
+GRAD_BYTES = 2.0  # gradients are reduced in bf16 (Megatron default, FSDP2 mixed precision)
+OPTIMIZER_BYTES_PER_PARAM = 30.0  # Adam: read grad (4), read/write master, m, v (24), write bf16 weight (2)
+
+
+@dataclass(frozen=True)
+class Shards:
+    """Group sizes of the data-parallel collectives for each plan."""
+
+    dense: NDArray[np.int64]  # ranks sharing (and sharding) the dense parameters: dp x cp
+    expert: NDArray[np.int64]  # ranks sharing the routed-expert parameters: tp x dp x cp / ep
+    zero_dense: NDArray[np.int64]  # ranks the ZeRO state of dense parameters is split over
+    zero_expert: NDArray[np.int64]
+
+
+def shards(plans: PlanArrays, topo: Topology) -> Shards:
+    dense = plans.dp * plans.cp
+    expert = np.maximum(plans.tp * dense // plans.ep, 1)
+    in_domain, _ = coll.split_group(dense, plans.tp, topo)
+    zero_dense = np.where(plans.hsdp > 0, in_domain, dense)
+    zero_expert = np.maximum(np.where(plans.hsdp > 0, np.minimum(expert, in_domain), expert), 1)
+    return Shards(dense, expert, zero_dense, zero_expert)
+
+
+def dp_time(
+    dense: Array,
+    expert: Array,
+    plans: PlanArrays,
+    topo: Topology,
+    dev: Device,
+    m: Array,
+    fwd_mb: Array,
+    bwd_mb: Array,
+    t_mb: Array,
+    layers: int,
+    trainable: bool,
+) -> tuple[Array, Array]:
+    """(exposed data-parallel communication, optimizer update time) per step, in seconds."""
+    sh = shards(plans, topo)
+    ov = dev.eff.dp_overlap
+    t = 1.0 if trainable else 0.0
+    g_dense, g_expert = t * dense * GRAD_BYTES, t * expert * GRAD_BYTES
+    rs = coll.reduce_scatter(g_dense, sh.dense, plans.tp, topo) + coll.reduce_scatter(
+        g_expert, sh.expert, plans.ep, topo
+    )
+    ag = coll.all_gather(t * dense * 2.0, sh.dense, plans.tp, topo) + coll.all_gather(
+        t * expert * 2.0, sh.expert, plans.ep, topo
+    )
+    ar = coll.all_reduce(g_dense, sh.dense, plans.tp, topo) + coll.all_reduce(g_expert, sh.expert, plans.ep, topo)
+    z012 = np.where(
+        plans.zero == 0,
+        np.maximum(0.0, ar - ov * bwd_mb),
+        np.maximum(0.0, rs - ov * bwd_mb) + np.maximum(0.0, ag - ov * fwd_mb),
+    )
+    # FSDP within the sharding group, every micro-batch; hybrid FSDP adds a per-step all-reduce across replicas
+    weights = (dense + expert) * 2.0
+    fsdp_ag = coll.all_gather(weights, sh.zero_dense, plans.tp, topo)
+    fsdp_rs = coll.reduce_scatter(t * (dense + expert) * GRAD_BYTES, sh.zero_dense, plans.tp, topo)
+    replicas = np.maximum(sh.dense // sh.zero_dense, 1)
+    cross = coll.all_reduce(t * (dense + expert) * GRAD_BYTES / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+    fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
+    z3 = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers + np.maximum(0.0, cross - ov * bwd_mb)
+    exposed = np.where(plans.zero >= 3, z3, z012)
+    opt_dense = np.where(plans.zero >= 1, sh.zero_dense, 1)
+    opt_expert = np.where(plans.zero >= 1, sh.zero_expert, 1)
+    opt_bytes = t * OPTIMIZER_BYTES_PER_PARAM * (dense / opt_dense + expert / opt_expert)
+    return np.asarray(exposed, dtype=np.float64), memory_time(opt_bytes, dev, kernels=4.0)

@@ -1,0 +1,162 @@
+"""Memory per rank of a training plan: weights, gradients, optimizer states, activations, logits, reserve.
+
+Mixed-precision Adam keeps, per parameter, a bf16 weight (2 B), an fp32 gradient (4 B) and fp32 master weight,
+momentum and variance (12 B) (Rajbhandari et al. 2020, ZeRO). ZeRO stage z shards, over the data-parallel group:
+    z=0: nothing          -> 2 + 4 + 12
+    z=1: optimizer        -> 2 + 4 + 12/s
+    z=2: + gradients      -> 2 + (4 + 12)/s
+    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered in bf16
+FP8 and FP4 training keep 1-byte working weights instead of 2 (fp8 parameter gather), the master in fp32.
+
+Activations per layer and token follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+Transformer Models", section 4) written for any attention and MLP shape and for flash attention (no s^2 term):
+    attention block: norm input h, QKV input h, Q/K/V (q + 2 kv), attention output o   (x 2 bytes)
+    MLP block:       norm input h, MLP input h, up/gate outputs (2 ffn gated, ffn plain), activation ffn
+Tensor parallelism divides the projections' outputs by tp; sequence parallelism divides the h-sized ones too.
+Selective recompute drops the norm outputs, the MLP activation and (MoE) the permuted token copies, all cheap to
+recompute; full recompute keeps only each layer's input.
+With 1F1B pipelining the first stage holds min(m, pp) micro-batches of its L/pp layers - L layers' worth, and
+(1 + (pp-1)/(pp vpp)) times that with interleaving (Narayanan et al. 2021; Korthikanti et al. eq. 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.perf.device import Device, Topology
+from chipwise.train.data_parallel import shards
+from chipwise.train.plans import PlanArrays, stage_layers
+from chipwise.workload.model import LayerGroup, ModelSpec
+from chipwise.workload.training import TrainingJob
+
+Array = NDArray[np.float64]
+ACT_BYTES = 2.0
+
+
+def act_bytes(precision: str) -> float:
+    """Bytes per activation element: 16-bit activations in mixed precision, 32-bit in fp32/tf32 training."""
+    return 4.0 if precision in ("fp32", "tf32") else ACT_BYTES
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    weights: Array
+    gradients: Array
+    optimizer: Array
+    activations: Array
+    logits: Array
+    reserved: Array
+
+    @property
+    def total(self) -> Array:
+        return np.asarray(
+            self.weights + self.gradients + self.optimizer + self.activations + self.logits + self.reserved,
+            dtype=np.float64,
+        )
+
+
+def expert_tp(plans: PlanArrays) -> NDArray[np.int64]:
+    """Expert tensor parallelism: experts are tensor-split like the dense MLP unless expert parallelism is on."""
+    return np.where(plans.ep > 1, 1, plans.tp)
+
+
+def local_params(model: ModelSpec, plans: PlanArrays) -> tuple[Array, Array]:
+    """(dense, expert) parameters held by the most loaded rank, before any ZeRO sharding."""
+    pp = plans.pp.astype(np.float64)
+    tp = plans.tp.astype(np.float64)
+    share = stage_layers(model.layers, plans.pp, plans.vpp) / model.layers
+    ends = float(model.embedding_params + model.lm_head_params)
+    body = float(model.dense_params) - ends
+    end_stage = np.where(pp > 1, float(max(model.embedding_params, model.lm_head_params)), ends)
+    dense = (body * share + end_stage) / tp
+    expert = float(model.expert_params) * share / plans.ep / expert_tp(plans)
+    return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
+
+
+def _layer_activation_elems(model: ModelSpec, g: LayerGroup, plans: PlanArrays) -> tuple[Array, Array, Array]:
+    """Per token of a micro-batch: elements stored by one layer with no / selective / full recompute."""
+    att = model.attention
+    h = float(model.hidden)
+    tp = plans.tp.astype(np.float64)
+    seq_shard = np.where(plans.sp > 0, tp, 1.0)
+    q = att.heads * att.head_dim
+    kv = (
+        att.kv_heads * (att.head_dim + att.v_head_dim)
+        if att.kind != "mla"
+        else att.heads * (att.head_dim + att.v_head_dim)
+    )
+    o = att.heads * att.v_head_dim
+    hsized = 4.0 * h / seq_shard  # two norm inputs and two block inputs
+    attn = (q + kv + o) / tp
+    if g.moe is not None:
+        moe = g.moe
+        mult = 3.0 if moe.gated else 2.0
+        mlp = (moe.top_k * (h + mult * moe.expert_ffn) + moe.shared * mult * moe.shared_ffn) / tp
+        # the activation outputs and the permuted token copies are cheap to recompute (a gather)
+        act = (moe.top_k * (moe.expert_ffn + h) + moe.shared * moe.shared_ffn) / tp
+    else:
+        assert g.mlp is not None
+        mult = 3.0 if g.mlp.gated else 2.0
+        mlp = mult * g.mlp.ffn / tp
+        act = g.mlp.ffn / tp
+    none = hsized + attn + mlp
+    selective = none - act - 2.0 * h / seq_shard
+    full = h / seq_shard
+    return np.asarray(none), np.asarray(selective), np.asarray(full)
+
+
+def memory_per_rank(
+    model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays
+) -> MemoryBreakdown:
+    dense, expert = local_params(model, plans)
+    sh = shards(plans, topo)
+    z = plans.zero
+    shard_dense = np.where(z >= 1, sh.zero_dense, 1).astype(np.float64)
+    shard_expert = np.where(z >= 1, sh.zero_expert, 1).astype(np.float64)
+    # 8-bit (and 4-bit) training keeps the working weights in fp8 and gathers them in fp8 (Megatron's
+    # fp8-param-gather, torchtitan's float8 all-gather); the fp32 master copy lives in the optimizer state.
+    weight_bytes = 1.0 if job.precision in ("fp8", "int8", "fp4") else 2.0
+
+    def states(p: Array, s: Array) -> tuple[Array, Array, Array]:
+        if job.lora:  # frozen base weights, stored at the training precision; no gradients or optimizer state
+            frozen = {"fp8": 1.0, "int8": 1.0, "fp4": 0.5}.get(job.precision, 2.0) * p
+            w = np.where(z >= 3, frozen / s, frozen)
+            return w, np.zeros_like(w), np.zeros_like(w)
+        w = np.where(z >= 3, 4.0 * p / s, weight_bytes * p)
+        g = np.where(z >= 2, 4.0 * p / s, 4.0 * p)
+        o = np.where(z >= 3, 8.0 * p / s, np.where(z >= 1, 12.0 * p / s, 12.0 * p))
+        return w, g, o
+
+    wd, gd, od = states(dense, shard_dense)
+    we, ge, oe = states(expert, shard_expert)
+    weights, grads, opt = wd + we, gd + ge, od + oe
+    layers = float(model.layers)
+    # FSDP holds the gathered bf16 weights of the running and the prefetched layer
+    weights = weights + np.where(z >= 3, 2.0 * 2.0 * (dense + expert) / layers, 0.0)
+
+    ab = act_bytes(job.precision)
+    tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
+    per_layer_none = np.zeros(len(plans))
+    act_layers = np.zeros(len(plans))
+    for g in model.groups:
+        none, sel, full = _layer_activation_elems(model, g, plans)
+        kept = np.choose(plans.recompute, [none, sel, full])
+        act_layers = act_layers + g.count * kept
+        per_layer_none = np.maximum(per_layer_none, none)
+    pp = plans.pp.astype(np.float64)
+    on_stage = stage_layers(model.layers, plans.pp, plans.vpp) / layers
+    m = job.global_batch / (plans.dp * plans.mb)
+    in_flight = np.where(pp > 1, np.minimum(m, pp), 1.0)
+    interleave = np.where(plans.vpp > 1, 1.0 + (pp - 1.0) / (pp * plans.vpp), 1.0)
+    stage_acts = act_layers * on_stage * in_flight * interleave * tokens * ab
+    # the layer being recomputed needs its full activations during its backward
+    transient = np.where(plans.recompute > 0, per_layer_none * tokens * ab, 0.0)
+    logits = tokens * model.vocab / plans.tp * (4.0 + ab)
+    last_stage = act_layers * on_stage * tokens * ab + logits
+    activations = np.maximum(stage_acts, np.where(pp > 1, last_stage - logits, stage_acts)) + transient
+    logits_held = np.where(pp > 1, np.maximum(0.0, last_stage - stage_acts), logits)
+    reserved = np.full(len(plans), dev.eff.reserved_memory_bytes / dev.cores_per_chip)
+    return MemoryBreakdown(weights, grads, opt, activations, np.maximum(logits_held, 0.0), reserved)

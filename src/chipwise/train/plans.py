@@ -1,0 +1,303 @@
+"""Parallel plans as columns of arrays (one element per candidate plan), their validation and enumeration.
+
+A plan splits `ranks` = chips x cores_per_chip devices as tp x cp x dp x pp (Megatron order, TP innermost);
+expert parallelism (ep) for MoE layers re-partitions the tp x cp x dp ranks of a stage (with expert tensor
+parallelism 1 the EP group is ep consecutive ranks). Stages need not hold equal layer counts: the critical stage
+holds ceil(layers / (pp vpp)) layers per virtual stage, and Megatron-style layouts may give the embedding and the
+loss a virtual stage of their own (pp x vpp up to layers + 2). vpp is the number of interleaved (virtual)
+pipeline stages per rank, mb the micro-batch size in sequences, zero the ZeRO stage (3 = FSDP), recompute
+0/1/2 = none/selective/full, sp whether tensor parallelism shards the sequence too (Korthikanti et al. 2022),
+hsdp whether ZeRO-3 shards only within the scale-up domain and replicates across domains (hybrid FSDP).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.errors import ChipwiseError
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.training import RECOMPUTE_MODES, TrainingJob
+
+IntArray = NDArray[np.int64]
+PLAN_KEYS: tuple[str, ...] = (
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "microbatch",
+    "zero",
+    "recompute",
+    "sp",
+    "hsdp",
+)
+
+
+@dataclass(frozen=True)
+class PlanArrays:
+    """N candidate plans, one column per knob."""
+
+    tp: IntArray
+    pp: IntArray
+    dp: IntArray
+    cp: IntArray
+    ep: IntArray
+    vpp: IntArray
+    mb: IntArray
+    zero: IntArray
+    recompute: IntArray
+    sp: IntArray
+    hsdp: IntArray
+
+    def __len__(self) -> int:
+        return int(self.tp.shape[0])
+
+    def take(self, index: IntArray | NDArray[np.bool_] | slice) -> PlanArrays:
+        return PlanArrays(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    def plan(self, i: int) -> dict[str, Any]:
+        """Plan i as the scenario's `plan:` mapping."""
+        return {
+            "tp": int(self.tp[i]),
+            "pp": int(self.pp[i]),
+            "dp": int(self.dp[i]),
+            "cp": int(self.cp[i]),
+            "ep": int(self.ep[i]),
+            "vpp": int(self.vpp[i]),
+            "microbatch": int(self.mb[i]),
+            "zero": int(self.zero[i]),
+            "recompute": RECOMPUTE_MODES[int(self.recompute[i])],
+            "sp": bool(self.sp[i]),
+            "hsdp": bool(self.hsdp[i]),
+        }
+
+    @staticmethod
+    def concat(parts: Iterable[PlanArrays]) -> PlanArrays:
+        parts = list(parts)
+        return PlanArrays(**{f.name: np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(PlanArrays)})
+
+
+def from_dicts(plans: Iterable[Mapping[str, Any]]) -> PlanArrays:
+    """Plans given as mappings (complete ones) to arrays."""
+    rows = [normalise(p) for p in plans]
+    cols = {
+        k: np.array([r[k] for r in rows], dtype=np.int64)
+        for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "sp", "hsdp")
+    }
+    return PlanArrays(
+        mb=np.array([r["microbatch"] for r in rows], dtype=np.int64),
+        recompute=np.array([RECOMPUTE_MODES.index(r["recompute"]) for r in rows], dtype=np.int64),
+        **cols,
+    )
+
+
+def _int(plan: Mapping[str, Any], key: str, default: int) -> int:
+    value = plan.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise ChipwiseError(f"plan.{key} must be a whole number, got {value!r}. Fix: give an integer.")
+    if value < (0 if key == "zero" else 1):
+        raise ChipwiseError(f"plan.{key} must be at least {0 if key == 'zero' else 1}, got {value}. Fix: correct it.")
+    return int(value)
+
+
+def normalise(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """A complete plan mapping with defaults for the knobs not given (and unknown knobs rejected)."""
+    unknown = set(plan) - set(PLAN_KEYS) - {"vp", "mb", "sequence_parallel"}
+    if unknown:
+        raise ChipwiseError(f"unknown plan key '{sorted(unknown)[0]}'. Fix: use {', '.join(PLAN_KEYS)}.")
+    recompute = str(plan.get("recompute", "selective")).lower()
+    if recompute not in RECOMPUTE_MODES:
+        raise ChipwiseError(f"unknown recompute mode '{recompute}'. Fix: use one of {', '.join(RECOMPUTE_MODES)}.")
+    zero = _int(plan, "zero", 1)
+    if zero > 3:
+        raise ChipwiseError(f"plan.zero must be 0, 1, 2 or 3, got {zero}. Fix: correct it.")
+    tp = _int(plan, "tp", 1)
+    sp_value = plan.get("sp", plan.get("sequence_parallel", tp > 1))
+    return {
+        "tp": tp,
+        "pp": _int(plan, "pp", 1),
+        "dp": _int(plan, "dp", 1),
+        "cp": _int(plan, "cp", 1),
+        "ep": _int(plan, "ep", 1),
+        "vpp": _int(plan, "vpp", _int(plan, "vp", 1)),
+        "microbatch": _int(plan, "microbatch", _int(plan, "mb", 1)),
+        "zero": zero,
+        "recompute": recompute,
+        "sp": int(bool(sp_value) and tp > 1),
+        "hsdp": int(bool(plan.get("hsdp", False)) and zero == 3),
+    }
+
+
+def check_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
+    """Raise a one-line error naming what makes a complete plan invalid for this model, job and rank count."""
+    p = normalise(plan)
+    product = p["tp"] * p["pp"] * p["dp"] * p["cp"]
+    if product != ranks:
+        raise ChipwiseError(
+            f"plan tp x pp x dp x cp = {p['tp']} x {p['pp']} x {p['dp']} x {p['cp']} = {product}, but the job has "
+            f"{ranks} ranks. Fix: make the product equal the rank count (chips x cores per chip)."
+        )
+    reason = invalid_reason(p, model, job)
+    if reason:
+        raise ChipwiseError(f"invalid plan: {reason}.")
+
+
+def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
+    """Reject what is already wrong in a partial plan (the search completes the rest)."""
+    if not plan:
+        return
+    p = normalise(plan)  # unknown keys, bad recompute or zero values
+    if {"tp", "pp", "dp"} <= set(plan):
+        check_plan({**plan, "cp": plan.get("cp", 1)}, model, job, ranks)
+        return
+    given = 1
+    for key in ("tp", "pp", "dp", "cp"):
+        given *= int(p[key]) if key in plan else 1
+    if ranks % given:
+        raise ChipwiseError(
+            f"the plan's fixed degrees multiply to {given}, which does not divide the {ranks} ranks. "
+            "Fix: choose degrees that divide the rank count (chips x cores per chip)."
+        )
+    att = model.attention
+    if "tp" in plan and att.heads % p["tp"]:
+        raise ChipwiseError(
+            f"invalid plan: tp={p['tp']} does not divide the {att.heads} attention heads. Fix: use a tp "
+            f"that divides {att.heads}."
+        )
+    if "ep" in plan and p["ep"] > 1 and model.moe is None:
+        raise ChipwiseError(f"invalid plan: ep={p['ep']} on a dense model. Fix: set ep to 1.")
+
+
+def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> str:
+    att = model.attention
+    tp, pp, cp, ep, vpp, dp, mb = p["tp"], p["pp"], p["cp"], p["ep"], p["vpp"], p["dp"], p["microbatch"]
+    if att.heads % tp:
+        return f"tp={tp} does not divide the {att.heads} attention heads. Fix: use a tp that divides {att.heads}"
+    if att.kind != "mla" and att.kv_heads % tp and tp % att.kv_heads:
+        return (
+            f"tp={tp} and the {att.kv_heads} KV heads do not divide one another. Fix: pick tp dividing {att.kv_heads}"
+        )
+    if pp * vpp > model.layers + 2:
+        return f"pp x vpp = {pp * vpp} exceeds the {model.layers} layers. Fix: use fewer pipeline stages"
+    if vpp > 1 and pp == 1:
+        return "vpp > 1 needs pipeline parallelism (pp > 1). Fix: set vpp to 1 or pp above 1"
+    if job.seq_len % cp:
+        return f"cp={cp} does not divide seq_len {job.seq_len}. Fix: use a cp dividing the sequence length"
+    moe = model.moe
+    if ep > 1 and moe is None:
+        return f"ep={ep} on a dense model. Fix: set ep to 1"
+    if moe is not None and (moe.experts % ep or (tp * dp * cp) % ep):
+        return (
+            f"ep={ep} must divide the {moe.experts} experts and tp x dp x cp = {tp * dp * cp}. Fix: choose such an ep"
+        )
+    if job.global_batch % (dp * mb):
+        return (
+            f"global batch {job.global_batch} sequences is not a multiple of dp x microbatch = {dp * mb}. "
+            "Fix: change the batch, dp or micro-batch size"
+        )
+    m = job.global_batch // (dp * mb)
+    if vpp > 1 and m % pp:
+        return (
+            f"interleaved pipelines need micro-batches ({m}) to be a multiple of pp ({pp}). "
+            "Fix: change vpp or the batch"
+        )
+    return ""
+
+
+def stage_layers(layers: int, pp: IntArray, vpp: IntArray) -> NDArray[np.float64]:
+    """Layers on the most loaded pipeline stage: ceil(layers / (pp vpp)) per virtual stage, vpp of them."""
+    return np.asarray(np.ceil(layers / (pp * vpp)) * vpp, dtype=np.float64)
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _pow2_upto(n: int) -> list[int]:
+    out, v = [], 1
+    while v <= n:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def enumerate_plans(
+    model: ModelSpec,
+    job: TrainingJob,
+    ranks: int,
+    domain_ranks: int,
+    fixed: Mapping[str, Any] | None = None,
+) -> PlanArrays:
+    """Every valid plan for the model, job and rank count (knobs in `fixed` held at the given value).
+
+    tp ranges over divisors of the heads up to the scale-up domain; pp over divisors of the layer count;
+    vpp over values keeping whole layers per virtual stage; cp over powers of two dividing seq_len;
+    ep over divisors of the experts; micro-batch over powers of two; zero over 0-3; recompute over
+    none/selective/full; sequence parallelism on whenever tp > 1 (it only saves memory and time).
+    """
+    fixed = dict(fixed or {})
+    att = model.attention
+    moe = model.moe
+    layers = model.layers
+
+    def choice(key: str, options: list[int]) -> list[int]:
+        if key in fixed and fixed[key] is not None:
+            return [int(fixed[key])]
+        return options
+
+    tp_opts = [t for t in divisors(att.heads) if t <= max(domain_ranks, 1) and ranks % t == 0]
+    tp_opts = [t for t in tp_opts if att.kind == "mla" or att.kv_heads % t == 0 or t % att.kv_heads == 0]
+    pp_opts = [p for p in divisors(ranks) if p <= layers]
+    cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if job.seq_len % c == 0 and job.seq_len // c >= 512] or [1]
+    ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
+    mb_opts = _pow2_upto(min(job.global_batch, 16))
+    vpp_opts = [1, 2, 3, 4, 6, 8]
+    zero_opts = [0, 1, 2, 3]
+    rec_opts = [0, 1, 2]
+    if "recompute" in fixed and fixed["recompute"] is not None:
+        rec_opts = [RECOMPUTE_MODES.index(str(fixed["recompute"]))]
+    cols: dict[str, list[int]] = {
+        k: [] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "mb", "zero", "recompute", "sp", "hsdp")
+    }
+    hsdp_opts = [0, 1] if "hsdp" not in fixed else [int(bool(fixed["hsdp"]))]
+    for tp, pp, cp in itertools.product(choice("tp", tp_opts), choice("pp", pp_opts), choice("cp", cp_opts)):
+        if ranks % (tp * pp * cp):
+            continue
+        dp = ranks // (tp * pp * cp)
+        if "dp" in fixed and fixed["dp"] is not None and int(fixed["dp"]) != dp:
+            continue
+        for vpp in choice("vpp", [v for v in vpp_opts if pp * v <= layers + 2 and (v == 1 or pp > 1)]):
+            for ep in choice("ep", [e for e in ep_opts if (tp * dp * cp) % e == 0]):
+                for mb in choice("microbatch", mb_opts):
+                    if job.global_batch % (dp * mb):
+                        continue
+                    m = job.global_batch // (dp * mb)
+                    if vpp > 1 and m % pp:
+                        continue
+                    for zero, rec, hsdp in itertools.product(choice("zero", zero_opts), rec_opts, hsdp_opts):
+                        if zero == 3 and pp > 1:
+                            continue  # FSDP with pipelining re-gathers weights every micro-batch; frameworks avoid it
+                        if hsdp and (zero < 3 or tp * cp * dp <= domain_ranks):
+                            continue  # hybrid sharding only differs from FSDP when dp spans several domains
+                        cols["hsdp"].append(hsdp)
+                        cols["tp"].append(tp)
+                        cols["pp"].append(pp)
+                        cols["dp"].append(dp)
+                        cols["cp"].append(cp)
+                        cols["ep"].append(ep)
+                        cols["vpp"].append(vpp)
+                        cols["mb"].append(mb)
+                        cols["zero"].append(zero)
+                        cols["recompute"].append(rec)
+                        sp = fixed.get("sp")
+                        cols["sp"].append(int(tp > 1 and (sp is None or bool(sp))))
+    return PlanArrays(**{k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})

@@ -1,0 +1,273 @@
+"""Training step time of parallel plans, vectorised: one call prices an array of plans.
+
+For one micro-batch on one pipeline stage (the critical stage, which also runs the LM head when pp > 1):
+
+    t_mb = sum over its layers of [ forward + backward + recompute compute
+                                    + exposed TP, CP and EP communication ] + LM head + pipeline hand-offs
+           + layer_overhead x layers                       (framework time per layer, per micro-batch)
+
+    step = m t_mb + (pp - 1)/vpp t_mb + exposed DP communication + optimizer update
+
+with m = global_batch / (dp micro_batch) micro-batches (Narayanan et al. 2021: 1F1B bubble (pp-1)/(vpp m) of
+the ideal time). Backward GEMMs cost twice the forward (data and weight gradients); flash-attention backward
+2.5 times its forward (FlashAttention-2, Dao 2023: 5 matmuls against 2). Selective recompute reruns the
+attention core and the element-wise work; full recompute reruns the whole forward.
+
+Communication per layer and micro-batch (bf16 activations of T tokens x h):
+- TP: two all-reduces forward and two backward (or the equal-volume all-gather/reduce-scatter pairs of sequence
+  parallelism), exposed except for the family's `tp_overlap` fraction;
+- CP (ring attention): cp - 1 exchanges of the local K and V, hidden behind attention compute when it is longer;
+- EP: all-to-all dispatch and combine, forward and backward, of T x top_k token copies, exposed;
+- PP: a send of the stage's output forward and of its gradient backward, per micro-batch and virtual stage;
+- DP: gradient reduce-scatter (all-reduce for ZeRO-0) and parameter all-gather once per step, overlapped with
+  the last micro-batch's backward and the first one's forward up to `dp_overlap`; FSDP (ZeRO-3) gathers and
+  scatters every layer for every micro-batch, overlapped with all compute up to `dp_overlap`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.hardware.objects import PRECISION_BYTES
+from chipwise.perf import collectives as coll
+from chipwise.perf.compute import attention_time, gemm_time, memory_time
+from chipwise.perf.device import Device, Topology
+from chipwise.train.data_parallel import dp_time
+from chipwise.train.memory import MemoryBreakdown, act_bytes, expert_tp, local_params, memory_per_rank
+from chipwise.train.plans import PlanArrays, stage_layers
+from chipwise.workload.model import LayerGroup, ModelSpec
+from chipwise.workload.training import TrainingJob
+
+Array = NDArray[np.float64]
+
+BREAKDOWN_KEYS: tuple[str, ...] = (
+    "compute",
+    "attention",
+    "memory_bound",
+    "tp_comm",
+    "cp_comm",
+    "ep_comm",
+    "pp_comm",
+    "bubble",
+    "dp_comm",
+    "optimizer",
+    "overhead",
+)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Arrays over the plans: times in seconds, memory in bytes per rank."""
+
+    plans: PlanArrays
+    step_time: Array
+    tokens_per_s: Array
+    mfu: Array
+    hfu: Array
+    memory: MemoryBreakdown
+    feasible: NDArray[np.bool_]
+    breakdown: dict[str, Array]
+    chips: int
+    ranks: int
+    model_flops_per_token: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tokens_per_s_per_chip(self) -> Array:
+        return np.asarray(self.tokens_per_s / self.chips, dtype=np.float64)
+
+    @property
+    def memory_per_rank(self) -> Array:
+        return self.memory.total
+
+
+class _Layer:
+    """Per-layer forward costs of one layer group for all plans (seconds per micro-batch)."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        g: LayerGroup,
+        job: TrainingJob,
+        dev: Device,
+        topo: Topology,
+        plans: PlanArrays,
+    ) -> None:
+        att = model.attention
+        prec = job.precision
+        ab = act_bytes(prec)
+        h = float(model.hidden)
+        tp = plans.tp.astype(np.float64)
+        seq_shard = np.where(plans.sp > 0, tp, 1.0)
+        tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp  # T: tokens of a micro-batch on a rank
+        self.tokens = tokens
+        # --- attention projections
+        if att.kind == "mla":
+            nope = att.head_dim - att.rope_dim
+            q_path = (
+                gemm_time(tokens, att.q_lora_rank, h, dev, prec)
+                + gemm_time(tokens, att.heads * att.head_dim / tp, att.q_lora_rank, dev, prec)
+                if att.q_lora_rank
+                else gemm_time(tokens, att.heads * att.head_dim / tp, h, dev, prec)
+            )
+            kv_path = gemm_time(tokens, att.kv_lora_rank + att.rope_dim, h, dev, prec) + gemm_time(
+                tokens, att.heads * (nope + att.v_head_dim) / tp, att.kv_lora_rank, dev, prec
+            )
+            proj = q_path + kv_path
+            kv_bytes_tok = att.heads * (att.head_dim + att.v_head_dim) * ab / tp
+        else:
+            qkv_n = (att.heads + 2 * att.kv_heads) * att.head_dim
+            proj = gemm_time(tokens, qkv_n / tp, h, dev, prec)
+            kv_bytes_tok = att.kv_heads * (att.head_dim + att.v_head_dim) * ab / np.minimum(tp, att.kv_heads)
+        proj = proj + gemm_time(tokens, h, att.heads * att.v_head_dim / tp, dev, prec)
+        # --- attention core (flash)
+        ctx = model.mean_context(job.seq_len, g.window)
+        attn_flops = tokens * att.score_flops_per_position * ctx / tp
+        attn_io = tokens * (2 * att.heads * att.head_dim + 2 * att.kv_heads * att.head_dim) * ab / tp
+        self.attn_fwd = attention_time(attn_flops, attn_io, dev, prec)
+        # --- MLP or MoE
+        elem = 10.0 * h / seq_shard + 2.0 * (att.heads + att.kv_heads) * att.head_dim / tp  # norms, residuals, RoPE
+        self.ep_tokens = np.zeros(len(plans))
+        self.top_k = 1
+        if g.moe is not None:
+            moe = g.moe
+            mult = 2.0 if moe.gated else 1.0
+            etp = expert_tp(plans).astype(np.float64)
+            per_expert = tokens * moe.top_k * plans.ep / moe.experts / np.where(etp > 1, 1.0, tp)
+            local_experts = moe.experts / plans.ep
+            mlp = gemm_time(tokens, moe.experts, h, dev, "bf16")  # router
+            experts = gemm_time(per_expert, mult * moe.expert_ffn / etp, h, dev, prec, count=local_experts)
+            experts = experts + gemm_time(per_expert, h, moe.expert_ffn / etp, dev, prec, count=local_experts)
+            mlp = mlp + experts / dev.eff.moe_gemm
+            if moe.shared:
+                ffn_s = moe.shared * moe.shared_ffn
+                mlp = (
+                    mlp
+                    + gemm_time(tokens, mult * ffn_s / tp, h, dev, prec)
+                    + gemm_time(tokens, h, ffn_s / tp, dev, prec)
+                )
+            act_w = (moe.top_k * moe.expert_ffn + moe.shared * moe.shared_ffn) / tp
+            ffn_in = act_w
+            # permute + unpermute copies of the routed tokens
+            elem = elem + (mult + 1.0) * act_w + 4.0 * moe.top_k * h / tp
+            self.ep_tokens = np.where(plans.ep > 1, tokens / tp, 0.0)
+            self.top_k = moe.top_k
+            self.mlp_tp_collectives = np.where(plans.ep > 1, 0.0, 2.0)
+        else:
+            assert g.mlp is not None
+            mult = 2.0 if g.mlp.gated else 1.0
+            ffn = float(g.mlp.ffn)
+            mlp = gemm_time(tokens, mult * ffn / tp, h, dev, prec) + gemm_time(tokens, h, ffn / tp, dev, prec)
+            elem = elem + (mult + 1.0) * ffn / tp
+            ffn_in = ffn / tp
+            self.mlp_tp_collectives = np.full(len(plans), 2.0)
+        self.matmul_fwd = proj + mlp
+        if prec in ("fp8", "fp4", "int8"):
+            # quantising each GEMM input (read bf16, write 8-bit: 1.5 element-equivalents) and the amax pass
+            gemm_inputs = 2.0 * h + att.heads * att.v_head_dim / tp + ffn_in
+            elem = elem + 1.5 * gemm_inputs
+        self.elem_fwd = memory_time(tokens * elem * ab, dev, kernels=8.0)
+        # --- communication per micro-batch (forward)
+        act = tokens * h * ab
+        ar = coll.all_reduce(act, plans.tp, 1, topo)
+        self.tp_fwd = (2.0 + self.mlp_tp_collectives) / 2.0 * ar  # attention (1) + MLP (1) all-reduce equivalents
+        # with expert tensor parallelism 1 the EP group is ep consecutive ranks (Megatron's expert layout);
+        # tokens are dispatched in the GEMM precision (fp8 in fp8 training) and combined back in bf16
+        dispatch_bytes = 1.0 if prec in ("fp8", "fp4", "int8") else ab
+        self.ep_fwd = coll.moe_dispatch(self.ep_tokens * h * (dispatch_bytes + ab), self.top_k, plans.ep, topo)
+        kv_chunk = tokens * kv_bytes_tok
+        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo), 0.0)
+
+
+def train_step(
+    model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays, chips: int
+) -> StepResult:
+    """Price every plan: step time, throughput, MFU, memory per rank, feasibility and the time breakdown."""
+    n = len(plans)
+    ranks = chips * dev.cores_per_chip
+    eff = dev.eff
+    prec = job.precision
+    pp = plans.pp.astype(np.float64)
+    vpp = plans.vpp.astype(np.float64)
+    m = job.global_batch / (plans.dp * plans.mb).astype(np.float64)
+    bwd_gemm = 1.0 if job.lora else 2.0
+    re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
+    re_attn = np.where(plans.recompute >= 1, 1.0, 0.0)
+
+    per_mb = {k: np.zeros(n) for k in ("compute", "attention", "memory_bound", "tp_comm", "cp_comm", "ep_comm")}
+    fwd_mb = np.zeros(n)
+    bwd_mb = np.zeros(n)
+    on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
+    for g in model.groups:
+        lay = _Layer(model, g, job, dev, topo, plans)
+        k = g.count / model.layers * on_stage  # layers of this group on the critical stage
+        compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
+        attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)
+        elementwise = lay.elem_fwd * (1.0 + 2.0 + re_attn)
+        busy = compute + attention + elementwise
+        per_mb["compute"] += k * compute
+        per_mb["attention"] += k * attention
+        per_mb["memory_bound"] += k * elementwise
+        per_mb["tp_comm"] += k * lay.tp_fwd * (2.0 + re_matmul) * (1.0 - eff.tp_overlap)
+        per_mb["ep_comm"] += k * np.maximum(0.0, lay.ep_fwd * (2.0 + re_matmul) - eff.ep_overlap * busy)
+        per_mb["cp_comm"] += k * np.maximum(0.0, lay.cp_fwd * 3.0 - lay.attn_fwd * 3.5)
+        fwd_mb += k * (lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd)
+        bwd_mb += k * (lay.matmul_fwd * bwd_gemm + lay.attn_fwd * 2.5 + lay.elem_fwd * 2.0)
+
+    # LM head and loss on the last stage (and the embedding on the first)
+    tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
+    tp = plans.tp.astype(np.float64)
+    per_mb["compute"] += gemm_time(tokens, model.vocab / tp, model.hidden, dev, "bf16") * (1.0 + bwd_gemm)
+    per_mb["memory_bound"] += memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
+
+    # pipeline hand-offs: forward activation and backward gradient, per virtual stage
+    seq_shard = np.where(plans.sp > 0, tp, 1.0)
+    hand_off = tokens * model.hidden * act_bytes(prec) / seq_shard
+    stride_pp = plans.tp * plans.cp * plans.dp
+    pp_comm = np.where(plans.pp > 1, 2.0 * vpp * coll.p2p(hand_off, stride_pp, topo), 0.0)
+    overhead_mb = eff.layer_overhead_s * on_stage + eff.microbatch_overhead_s
+
+    t_mb = sum(per_mb.values()) + pp_comm + overhead_mb
+    bubble = (pp - 1.0) / vpp * t_mb
+    dense, expert = local_params(model, plans)
+    dp_comm, optimizer = dp_time(
+        dense, expert, plans, topo, dev, m, fwd_mb, bwd_mb, t_mb, model.layers, trainable=not job.lora
+    )
+    step = m * t_mb + bubble + dp_comm + optimizer + eff.step_overhead_s
+    mem = memory_per_rank(model, job, dev, topo, plans)
+    feasible = mem.total <= dev.hbm_capacity
+
+    tps = float(job.global_batch * job.seq_len) / step
+    mflops = model.training_flops_per_token(job.seq_len) * (2.0 / 3.0 if job.lora else 1.0)
+    peak = dev.chip.peak_flops(prec)
+    mfu = tps * mflops / (chips * peak)
+    hw_flops = mflops + re_matmul * model.flops_per_token_fwd(job.seq_len)
+    hfu = tps * hw_flops / (chips * peak)
+
+    breakdown = {key: m * v for key, v in per_mb.items()}
+    breakdown["pp_comm"] = m * pp_comm
+    breakdown["overhead"] = m * overhead_mb + eff.step_overhead_s
+    breakdown["bubble"] = bubble
+    breakdown["dp_comm"] = dp_comm
+    breakdown["optimizer"] = optimizer
+    return StepResult(
+        plans=plans,
+        step_time=np.asarray(step, dtype=np.float64),
+        tokens_per_s=np.asarray(tps, dtype=np.float64),
+        mfu=np.asarray(mfu, dtype=np.float64),
+        hfu=np.asarray(hfu, dtype=np.float64),
+        memory=mem,
+        feasible=np.asarray(feasible),
+        breakdown={k: np.asarray(breakdown[k], dtype=np.float64) for k in BREAKDOWN_KEYS},
+        chips=chips,
+        ranks=ranks,
+        model_flops_per_token=mflops,
+    )
+
+
+def weight_bytes_per_param(precision: str) -> float:
+    return PRECISION_BYTES.get(precision, 2.0)

@@ -1,0 +1,74 @@
+"""The `chipwise validate` command: predict every row of a ground-truth CSV and print the error tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.validation.groundtruth import detect_kind
+from chipwise.validation.run import validate_file
+
+
+def _table(title: str, groups: dict[str, dict[str, float]]) -> Table:
+    table = Table(title=title, header_style="bold")
+    for col in ("", "n", "MAPE %", "median APE %", "bias %"):
+        table.add_column(col, justify="left" if not col else "right")
+    for name, st in groups.items():
+        table.add_row(
+            name, str(int(st["n"])), f"{st['mape_pct']:.1f}", f"{st['median_ape_pct']:.1f}", f"{st['bias_pct']:+.1f}"
+        )
+    return table
+
+
+def validate(
+    data: Annotated[Path, typer.Option("--data", help="A ground-truth CSV (training or inference columns).")],
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+    rows: Annotated[bool, typer.Option("--rows", help="Also print every row's prediction.")] = False,
+) -> None:
+    """Predict each published run in a CSV and report the errors by chip and by source family."""
+    if not data.exists():
+        raise ChipwiseError(f"data file '{data}' does not exist. Fix: give the path of a ground-truth CSV.")
+    cat = catalog_from(catalog_files, sets)
+    kind = detect_kind(data)
+    report: dict[str, Any] = validate_file(cat, data, kind)
+    if as_json:
+        print_json(report)
+        return
+    s = report["summary"]
+    console.print(
+        f"[bold]{kind} validation[/] on {data.name}: {s['rows_predicted']} of {s['rows_total']} rows predicted "
+        f"({100 * s['predicted_fraction']:.0f}%), {s['n']} metrics; MAPE {s['mape_pct']:.1f}%, "
+        f"median {s['median_ape_pct']:.1f}%"
+    )
+    if len(s["by_metric"]) > 1:
+        console.print(_table("By metric", s["by_metric"]))
+    console.print(_table("By chip", s["by_chip"]))
+    console.print(_table("By source family", s["by_source_family"]))
+    if rows:
+        table = Table(title="Rows", header_style="bold")
+        for col in ("id", "chip", "metric", "measured", "predicted", "error %", "plan"):
+            table.add_column(col)
+        for r in report["rows"]:
+            table.add_row(
+                r["id"],
+                r["chip"],
+                r["metric"],
+                f"{r['measured']:.4g}",
+                f"{r['predicted']:.4g}",
+                f"{r['error_pct']:+.1f}",
+                r["plan_source"],
+            )
+        console.print(table)
+    if report["skipped"]:
+        console.print(
+            f"skipped {len(report['skipped'])} rows: "
+            + "; ".join(f"{x['id']} ({x['reason']})" for x in report["skipped"][:8])
+            + (" ..." if len(report["skipped"]) > 8 else "")
+        )

@@ -1,0 +1,1146 @@
+"""Parse the published ground-truth CSVs into normalized, typed records.
+
+Two files are read: the training runs (``groundtruth_training.csv``) and the serving runs
+(``groundtruth_inference.csv``); see ``shared/data/groundtruth.md`` for column semantics. Every row
+becomes a :class:`TrainingRow` or :class:`InferenceRow`. A row that cannot be predicted keeps a short
+``skip_reason``; anything the normalizer had to assume is written to ``notes``. Rows are parsed by
+rules on the text of their cells, never by row id, so new rows in the same format parse the same way.
+
+Units: parameters as counts (the CSV gives billions), times in seconds, rates in tokens/s or req/s.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal, TypeVar
+
+__all__ = [
+    "KNOWN_CHIPS",
+    "InferenceRow",
+    "Measured",
+    "ModelDims",
+    "TrainingRow",
+    "detect_kind",
+    "parse_int",
+    "parse_number",
+    "parse_positive",
+    "parse_stat_values",
+    "read_inference",
+    "read_training",
+    "training_flops_per_token",
+]
+
+KNOWN_CHIPS: Final[frozenset[str]] = frozenset(
+    {
+        "trn1", "inf2", "trn2", "trn3", "trn4",
+        "a100-40gb", "a100-80gb", "h100-sxm", "h100-96gb", "h800", "h200", "gh200",
+        "b200", "b300", "gb200", "gb300", "rtx-pro-6000d",
+        "mi300x", "mi325x", "mi355x",
+        "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7",
+        "gaudi2", "gaudi3",
+    }
+)  # fmt: skip
+
+# NeuronCores per chip as the parallelism of a row counts them (trn2-class chips: logical cores at LNC=2).
+_PHYSICAL_NEURON_CORES: Final[dict[str, int]] = {"trn1": 2, "inf2": 2, "trn2": 8, "trn3": 8, "trn4": 8}
+_DEFAULT_LNC: Final[int] = 2
+
+# A model TFLOP/s figure is turned into tokens/s only while attention is a small part of FLOPs/token,
+# because sources count attention FLOPs differently (causal or not).
+_MAX_ATTENTION_SHARE_FOR_TFLOPS: Final[float] = 0.10
+
+_STAT_PREFERENCE: Final[tuple[str, ...]] = ("p50", "mean", "value", "p90", "p99")
+
+_TRAIN_MARKERS: Final[frozenset[str]] = frozenset({"step_time_s", "tokens_per_s_per_chip", "global_batch_seqs"})
+_SERVE_MARKERS: Final[frozenset[str]] = frozenset({"output_tokens_per_s_per_chip", "ttft_ms", "tpot_ms"})
+
+SKIP_NO_THROUGHPUT: Final[str] = "no throughput or step time"
+SKIP_MFU_ONLY: Final[str] = "MFU only (peak FLOP/s denominator not given)"
+SKIP_UNIT_AMBIGUOUS: Final[str] = "throughput unit ambiguous (per chip or total)"
+SKIP_NO_CHIPS: Final[str] = "no chip count"
+SKIP_MIXED: Final[str] = "mixed hardware"
+SKIP_NO_METRIC: Final[str] = "no measured metric"
+SKIP_DISAGGREGATED: Final[str] = "prefill/decode disaggregated serving (not modelled)"
+
+
+# --------------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelDims:
+    """Model shape as the row gives it; ``None`` where the row leaves a field blank."""
+
+    name: str
+    arch: str
+    params_total: float | None
+    params_active: float | None
+    layers: int | None
+    hidden: int | None
+    ffn_hidden: int | None
+    heads: int | None
+    kv_heads: int | None
+    vocab: int | None
+    experts: int | None = None
+    top_k: int | None = None
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One measured figure in SI units, with the statistic the source reports."""
+
+    metric: str
+    value: float
+    stat: str
+
+
+@dataclass(frozen=True)
+class TrainingRow:
+    id: str
+    source_family: str
+    model: ModelDims
+    chip: str
+    num_chips: int | None
+    precision: str
+    seq_len: int | None
+    global_batch_tokens: float | None
+    micro_batch: int | None
+    plan: dict[str, int | str | bool]
+    plan_counts_cores: bool
+    measured: Measured | None
+    skip_reason: str | None
+    lora: bool
+    notes: str
+    raw: dict[str, str] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class InferenceRow:
+    id: str
+    source_family: str
+    model_name: str
+    arch: str
+    params_total: float | None
+    params_active: float | None
+    chip: str
+    num_chips: int | None
+    weight_precision: str
+    kv_precision: str
+    engine: str
+    tp: int
+    pp: int
+    ep: int
+    dp: int
+    attention_dp: bool
+    plan_counts_cores: bool
+    plan_given: bool
+    scenario: str
+    concurrency: int | None
+    max_batch: int | None
+    request_rate: float | None
+    input_len: float | None
+    output_len: float | None
+    ttft_limit_s: float | None
+    tpot_limit_s: float | None
+    speculative: bool
+    measured: list[Measured]
+    skip_reason: str | None
+    notes: str
+    raw: dict[str, str] = field(repr=False)
+
+
+# --------------------------------------------------------------------------------------------------
+# Number helpers
+# --------------------------------------------------------------------------------------------------
+
+_NUM: Final[str] = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE][-+]?\d+)?|[-+]?\.\d+(?:[eE][-+]?\d+)?"
+# A number that is not glued to a word before it (so 'p99', 'TP8', 'x64' give no number).
+_NUMBER_RE: Final[re.Pattern[str]] = re.compile(rf"(?<![A-Za-z0-9_.])({_NUM})([kKMBGT](?![A-Za-z]))?")
+_SUFFIX: Final[dict[str, float]] = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+
+
+def parse_number(text: str | None) -> float | None:
+    """First number in a cell: '2787.5 (derived)' -> 2787.5, '~1500 (var 150)' -> 1500, '1.3M' -> 1.3e6.
+
+    A number glued to letters before it ('p99', 'TP8') is not a value; a k/K/M/B/G/T right after the
+    digits is a decimal multiplier. Returns ``None`` when the cell has no finite number.
+    """
+    if not text:
+        return None
+    match = _NUMBER_RE.search(text)
+    if match is None:
+        return None
+    value = float(match.group(1).replace(",", ""))
+    if match.group(2):
+        value *= _SUFFIX[match.group(2)]
+    return value if math.isfinite(value) else None
+
+
+def parse_int(text: str | None) -> int | None:
+    """Integer cell ('512', '1,024', '16 (nodes)'); ``None`` when absent or not a whole number."""
+    value = parse_number(text)
+    if value is None or abs(value - round(value)) > 1e-9:
+        return None
+    return round(value)
+
+
+_STAT_ALIASES: Final[dict[str, str]] = {
+    "p50": "p50", "median": "p50", "p90": "p90", "p99": "p99",
+    "mean": "mean", "avg": "mean", "average": "mean",
+}  # fmt: skip
+_STAT_VALUE_RE: Final[re.Pattern[str]] = re.compile(
+    rf"\b(p50|p90|p99|median|mean|avg|average)\b\s*[:=]?\s*~?({_NUM})", re.IGNORECASE
+)
+
+
+def parse_stat_values(text: str | None) -> dict[str, float]:
+    """Labelled statistics in a cell: 'p99 461.3; mean 275.9' -> {'p99': 461.3, 'mean': 275.9}.
+
+    A cell with a single unlabelled number gives {'value': x}; an empty cell gives {}.
+    """
+    if not text:
+        return {}
+    found: dict[str, float] = {}
+    for label, number in _STAT_VALUE_RE.findall(text):
+        found.setdefault(_STAT_ALIASES[label.lower()], float(number.replace(",", "")))
+    if found:
+        return found
+    value = parse_number(text)
+    return {} if value is None else {"value": value}
+
+
+def parse_range_midpoint(text: str) -> float | None:
+    """Midpoint of a range such as '20-22' or '20 to 22'; a single number is returned as is."""
+    match = re.search(rf"({_NUM})\s*(?:-|–|to)\s*({_NUM})", text)
+    if match is not None:
+        low, high = float(match.group(1)), float(match.group(2))
+        if high >= low >= 0:
+            return (low + high) / 2
+    return parse_number(text)
+
+
+def parse_positive(text: str | None) -> float | None:
+    """A measured figure: the cell's number when it is > 0, else ``None`` (zero means 'not measured')."""
+    value = parse_number(text)
+    return value if value is not None and value > 0 else None
+
+
+def _lookup(pattern: str, text: str, flags: int = re.IGNORECASE) -> str | None:
+    """First capture group of ``pattern`` in ``text``, or ``None``."""
+    match = re.search(pattern, text, flags)
+    return match.group(1) if match else None
+
+
+def _lookup_int(pattern: str, text: str) -> int | None:
+    return parse_int(_lookup(pattern, text))
+
+
+def _lookup_float(pattern: str, text: str) -> float | None:
+    return parse_number(_lookup(pattern, text))
+
+
+def _billions(text: str) -> float | None:
+    """A count given in billions, as a count ('6.7' -> 6.7e9, without binary rounding noise)."""
+    value = parse_number(text)
+    if value is None:
+        return None
+    text_value = repr(value)
+    return value * 1e9 if "e" in text_value else float(f"{text_value}e9")
+
+
+def _strip_parentheses(text: str) -> str:
+    """Text with every '( ... )' group removed (nested groups are removed from the inside out)."""
+    previous = None
+    while previous != text:
+        previous, text = text, re.sub(r"\([^()]*\)", " ", text)
+    return text
+
+
+def _close(a: float, b: float, rel: float = 1e-6) -> bool:
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1.0)
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared field parsers
+# --------------------------------------------------------------------------------------------------
+
+_PRECISION_TOKEN_RE: Final[re.Pattern[str]] = re.compile(
+    r"(?<![a-z0-9])(nvfp4|mxfp4|mxfp8|fp4|fp8|float8|e4m3|int8|int4|w4a16|bf16|bfloat16|fp16|float16|fp32|float32)"
+)
+_PRECISION_OF_TOKEN: Final[dict[str, str]] = {
+    "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4", "int4": "int4", "w4a16": "int4",
+    "mxfp8": "fp8", "fp8": "fp8", "float8": "fp8", "e4m3": "fp8", "int8": "int8",
+    "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "fp32": "fp32", "float32": "fp32",
+}  # fmt: skip
+_TOKEN: Final[str] = _PRECISION_TOKEN_RE.pattern
+
+
+def _precision_tokens(text: str) -> list[str]:
+    """Normalized precisions named in ``text``, in order of appearance."""
+    return [_PRECISION_OF_TOKEN[t] for t in _PRECISION_TOKEN_RE.findall(text.lower())]
+
+
+def _token_after(pattern: str, text: str) -> str | None:
+    """Normalized precision captured by ``pattern`` (which must contain one precision-token group)."""
+    token = _lookup(pattern, text.lower(), 0)
+    return None if token is None else _PRECISION_OF_TOKEN[token]
+
+
+def normalize_arch(arch_text: str, model_name: str, total: float | None, active: float | None) -> str:
+    """'dense' or 'moe' from the arch column, else from active < total params, else from the model name."""
+    text = arch_text.lower()
+    if "moe" in text or "mixture" in text or "expert" in text:
+        return "moe"
+    if text.strip():
+        return "dense"
+    if total is not None and active is not None and active < 0.95 * total:
+        return "moe"
+    moe_names = r"mixtral|deepseek-?(?:v[23]|r1)|-a\d+b|maverick|scout|gpt-?oss|\d+x\d+b|\bmoe\b"
+    return "moe" if re.search(moe_names, model_name.lower()) else "dense"
+
+
+def parse_moe_shape(arch_text: str) -> tuple[int | None, int | None]:
+    """(routed experts, top-k) from text such as 'MoE (256 routed + 1 shared, top-8; MLA)'."""
+    experts = _lookup_int(r"(\d+)\s*(?:routed\s*)?experts", arch_text)
+    if experts is None:
+        experts = _lookup_int(r"(\d+)\s*routed", arch_text)
+    top_k = _lookup_int(r"top-?\s*(\d+)", arch_text)
+    return experts, top_k
+
+
+def parse_params_from_arch(arch_text: str) -> tuple[float | None, float | None]:
+    """(total, active) parameters from text such as 'MoE 671B/37B active'."""
+    match = re.search(rf"({_NUM})\s*B\s*/\s*({_NUM})\s*B\s*active", arch_text, re.IGNORECASE)
+    if match is None:
+        return None, None
+    return float(match.group(1)) * 1e9, float(match.group(2)) * 1e9
+
+
+def cores_per_chip(chip: str, text: str) -> int:
+    """How many parallel ranks one chip holds when a row counts NeuronCores (1 for other chips)."""
+    physical = _PHYSICAL_NEURON_CORES.get(chip)
+    if physical is None:
+        return 1
+    if physical <= 2:
+        return physical
+    lnc = _lookup_int(r"\bLNC\s*=?\s*(\d)", text) or _DEFAULT_LNC
+    return max(physical // lnc, 1)
+
+
+def _notes_text(notes: list[str]) -> str:
+    return "; ".join(dict.fromkeys(n for n in notes if n))
+
+
+# --------------------------------------------------------------------------------------------------
+# Training rows
+# --------------------------------------------------------------------------------------------------
+
+
+def normalize_training_precision(text: str, notes: list[str]) -> str:
+    """One of fp32/bf16/fp16/fp8/fp4/int8 from the training precision text."""
+    tokens = _precision_tokens(text)
+    lowered = text.lower()
+    if not tokens:
+        if "mixed" in lowered:
+            notes.append(f"precision '{text}' names no dtype; assumed fp16")
+            return "fp16"
+        notes.append("precision not stated; assumed bf16")
+        return "bf16"
+    first = tokens[0]
+    if re.search(rf"{_TOKEN}\s*(?:or|/)\s*{_TOKEN}", lowered) and len(set(tokens)) > 1:
+        notes.append(f"precision '{text}' is ambiguous; took {first}")
+    elif "not resolved" in lowered or "not verified" in lowered:
+        notes.append(f"precision '{text}' not confirmed by source")
+    if first == "fp32" and "autocast" in lowered:
+        notes.append("fp32 with compiler matmul autocast")
+    return first
+
+
+def _parse_training_dims(raw: Mapping[str, str], notes: list[str]) -> ModelDims:
+    name = raw.get("model", "").strip()
+    total = _billions(raw.get("params_total_B", ""))
+    active = _billions(raw.get("params_active_B", ""))
+    arch_text = raw.get("arch", "")
+    arch = normalize_arch(arch_text, name, total, active)
+    if not arch_text.strip():
+        notes.append(f"arch not stated; inferred {arch}")
+    if active is None and arch == "dense":
+        active = total
+    experts, top_k = parse_moe_shape(arch_text) if arch == "moe" else (None, None)
+    return ModelDims(
+        name=name,
+        arch=arch,
+        params_total=total,
+        params_active=active,
+        layers=parse_int(raw.get("layers")),
+        hidden=parse_int(raw.get("hidden")),
+        ffn_hidden=parse_ffn_hidden(raw.get("ffn_hidden", ""), notes),
+        heads=parse_int(raw.get("heads")),
+        kv_heads=parse_int(raw.get("kv_heads")),
+        vocab=parse_int(raw.get("vocab")),
+        experts=experts,
+        top_k=top_k,
+    )
+
+
+def parse_ffn_hidden(text: str, notes: list[str]) -> int | None:
+    """FFN width; for MoE text such as 'dense 18432 / expert 2048' the per-expert width is kept."""
+    expert = _lookup_int(r"expert\s*[:=]?\s*(\d+)", text)
+    if expert is None:
+        return parse_int(text)
+    dense = _lookup_int(r"dense\s*[:=]?\s*(\d+)", text)
+    if dense is not None:
+        notes.append(f"ffn_hidden = expert width {expert} (dense-layer width {dense})")
+    return expert
+
+
+def parse_global_batch_seqs(text: str, notes: list[str]) -> int | None:
+    """Global batch in sequences; a ramp 'a->b->c' keeps its final value."""
+    if "->" in text:
+        final = parse_int(text.rsplit("->", maxsplit=1)[-1])
+        notes.append(f"global batch ramps ({text.strip()}); used final value {final}")
+        return final
+    return parse_int(text)
+
+
+def parse_batch_tokens(text: str, seq_len: int | None, notes: list[str]) -> float | None:
+    """Global batch in tokens: '4194304', '16M', '2M (approx, per paper)'.
+
+    A K/M suffix is read as a power of two (M = 2**20) when that, and not the decimal reading, gives a
+    whole number of sequences of ``seq_len`` tokens (batch sizes are set in sequences).
+    """
+    value = parse_number(text)
+    suffix = _lookup(rf"(?<![A-Za-z0-9_.])(?:{_NUM})([kKM])(?![A-Za-z])", text, 0)
+    if value is None or suffix is None:
+        return value
+    binary = value / _SUFFIX[suffix] * (1024.0 if suffix in "kK" else 1024.0**2)
+    if seq_len and (binary / seq_len).is_integer() and not (value / seq_len).is_integer():
+        notes.append(f"global_batch_tokens '{text.strip()}' read as binary ({binary:.0f})")
+        return binary
+    return value
+
+
+def _global_batch_tokens(
+    raw: Mapping[str, str], seq_len: int | None, seqs: int | None, notes: list[str]
+) -> float | None:
+    tokens = parse_batch_tokens(raw.get("global_batch_tokens", ""), seq_len, notes)
+    if tokens is not None:
+        return tokens
+    if seqs is not None and seq_len is not None:
+        return float(seqs * seq_len)
+    return None
+
+
+def normalize_recompute(text: str) -> str | None:
+    """'none' | 'selective' | 'full' from recompute/remat text; ``None`` when the text says neither."""
+    lowered = text.lower()
+    if re.search(r"selective|\bsac\b|per-op|minimal|save_|offload|qkv_proj", lowered):
+        return "selective"
+    if "full" in lowered:
+        return "full"
+    if re.search(r"\bnone\b|\bno\b|nothing_saveable|disabled", lowered):
+        return "none"
+    return None
+
+
+def parse_zero_stage(sharding: str) -> int | None:
+    """ZeRO stage from sharding text: FSDP full shard -> 3, SHARD_GRAD_OP -> 2, distributed optimizer -> 1."""
+    lowered = sharding.lower()
+    stage = _lookup_int(r"zero[-_ ]?(\d)", lowered)
+    if stage is not None:
+        return stage
+    if "shard_grad_op" in lowered:
+        return 2
+    if "fsdp" in lowered:
+        return 3
+    if "distributed optimizer" in lowered:
+        return 1
+    if re.search(r"\bddp\b", lowered):
+        return 0
+    return None
+
+
+_PLAN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("CP", "cp"), ("EP", "ep"), ("VP", "vpp"),
+)  # fmt: skip
+
+
+def _training_plan_keys(raw: Mapping[str, str], notes: list[str]) -> dict[str, int | str | bool]:
+    """Plan keys the row states: parallel sizes, ZeRO stage, recompute, sequence parallelism."""
+    plan: dict[str, int | str | bool] = {}
+    for column, key in _PLAN_COLUMNS:
+        size = parse_int(raw.get(column))
+        if size is not None:
+            plan[key] = size
+    sharding, recompute_text = raw.get("sharding", ""), raw.get("recompute", "")
+    text = f"{sharding}; {recompute_text}; {raw.get('notes', '')}"
+    tp = _lookup_int(r"ici_(?:tp|tensor_parallelism)\s*=\s*(\d+)", text)
+    if "tp" not in plan and tp is not None:
+        plan["tp"] = tp
+        notes.append(f"tp={tp} from ici_tp setting")
+    if "pp" not in plan and re.search(r"\bno PP\b", sharding, re.IGNORECASE):
+        plan["pp"] = 1
+    zero = parse_zero_stage(sharding)
+    if zero is not None:
+        plan["zero"] = zero
+    remat_text = recompute_text or _lookup(r"remat(?:_policy)?\s*=\s*([\w]+)", raw.get("notes", "")) or ""
+    recompute = normalize_recompute(remat_text)
+    if recompute is not None:
+        plan["recompute"] = recompute
+    elif remat_text.strip():
+        notes.append(f"recompute '{remat_text}' not understood")
+    if re.search(r"sequence[- ]parallel", text, re.IGNORECASE):
+        plan["sequence_parallel"] = True
+    return plan
+
+
+def _plan_product(plan: Mapping[str, int | str | bool], keys: tuple[str, ...]) -> int:
+    product = 1
+    for key in keys:
+        value = plan.get(key, 1)
+        product *= value if isinstance(value, int) and not isinstance(value, bool) else 1
+    return product
+
+
+def reconcile_plan_with_chips(
+    plan: dict[str, int | str | bool],
+    *,
+    chip: str,
+    num_chips: int | None,
+    text: str,
+    notes: list[str],
+    sizes: tuple[str, ...] = ("tp", "pp", "dp", "cp"),
+) -> bool:
+    """Decide whether the plan counts NeuronCores; fix a stated dp that contradicts the chip count.
+
+    Returns ``plan_counts_cores``. For a chip with one rank per chip this is always False.
+    """
+    units = cores_per_chip(chip, text)
+    says_cores = bool(re.search(r"neuron ?cores?|\blnc\b", text, re.IGNORECASE))
+    if units == 1:
+        counts_cores = False
+    elif says_cores or num_chips is None or "dp" not in plan:
+        counts_cores = True
+    else:
+        counts_cores = _plan_product(plan, sizes) != num_chips
+    if num_chips is None or "dp" not in plan:
+        return counts_cores
+    ranks = num_chips * (units if counts_cores else 1)
+    product = _plan_product(plan, sizes)
+    if product != ranks:
+        others = product // max(int(plan["dp"]), 1)
+        if others and ranks % others == 0:
+            notes.append(f"stated dp={plan['dp']} gives {product} ranks, not {ranks}; dp set to {ranks // others}")
+            plan["dp"] = ranks // others
+        else:
+            notes.append(f"parallel sizes give {product} ranks but the row has {ranks}")
+    return counts_cores
+
+
+def training_flops_per_token(dims: ModelDims, seq_len: int) -> tuple[float, float] | None:
+    """(training FLOPs per token, attention share) as 6*N_active + 12*layers*hidden*seq_len.
+
+    ``None`` when the parameter count or the layer/hidden sizes are missing.
+    """
+    params = dims.params_active if dims.params_active is not None else dims.params_total
+    if params is None or dims.layers is None or dims.hidden is None:
+        return None
+    attention = 12.0 * dims.layers * dims.hidden * seq_len
+    total = 6.0 * params + attention
+    return total, attention / total
+
+
+def _throughput_stat(raw: Mapping[str, str]) -> str:
+    return "p50" if "median" in raw.get("derived_fields", "").lower() else "value"
+
+
+def _seq_per_s_from_notes(notes_text: str) -> float | None:
+    return _lookup_float(rf"performance\s*=\s*({_NUM})\s*seq(?:uences)?\s*/\s*s", notes_text)
+
+
+def _measured_from_tflops(
+    raw: Mapping[str, str], dims: ModelDims, seq_len: int | None, notes: list[str]
+) -> Measured | None:
+    tflops = parse_positive(raw.get("tflops_per_chip"))
+    if tflops is None:
+        return None
+    if re.search(r"\bup to\b", raw.get("notes", ""), re.IGNORECASE):
+        notes.append("only an 'up to' (peak, not sustained) model TFLOP/s per chip given; not converted")
+        return None
+    if seq_len is None:
+        notes.append("only model TFLOP/s per chip given and seq_len unknown; not converted")
+        return None
+    flops = training_flops_per_token(dims, seq_len)
+    if flops is None:
+        notes.append("only model TFLOP/s per chip given and model dims incomplete; not converted")
+        return None
+    per_token, attention_share = flops
+    if attention_share > _MAX_ATTENTION_SHARE_FOR_TFLOPS:
+        notes.append(
+            f"only model TFLOP/s per chip given; attention is {attention_share:.0%} of FLOPs/token, "
+            "so the FLOP convention matters too much to convert"
+        )
+        return None
+    notes.append(
+        f"tokens/s per chip derived from {tflops:g} model TFLOP/s per chip with "
+        "FLOPs/token = 6*N_active + 12*layers*hidden*seq_len"
+    )
+    return Measured("tokens_per_s_per_chip", tflops * 1e12 / per_token, "value")
+
+
+def training_measured(
+    raw: Mapping[str, str],
+    dims: ModelDims,
+    *,
+    seq_len: int | None,
+    global_seqs: int | None,
+    num_chips: int | None,
+    notes: list[str],
+    derive_from_tflops: bool = True,
+) -> Measured | None:
+    """Tokens/s per chip if given, else step time, else total tokens/s over chips, else derived figures."""
+    stat = _throughput_stat(raw)
+    per_chip = parse_positive(raw.get("tokens_per_s_per_chip"))
+    if per_chip is not None:
+        return Measured("tokens_per_s_per_chip", per_chip, stat)
+    step = parse_positive(raw.get("step_time_s"))
+    if step is not None:
+        return Measured("step_time_s", step, stat)
+    total = parse_positive(raw.get("tokens_per_s_total"))
+    if total is not None and num_chips:
+        notes.append("tokens/s per chip = tokens_per_s_total / num_chips")
+        return Measured("tokens_per_s_per_chip", total / num_chips, stat)
+    seq_per_s = _seq_per_s_from_notes(raw.get("notes", ""))
+    seq_per_s = seq_per_s if seq_per_s is not None and seq_per_s > 0 else None
+    if seq_per_s is not None and seq_len is not None and num_chips:
+        notes.append(f"tokens/s per chip from notes ({seq_per_s:g} seq/s x seq_len / chips)")
+        return Measured("tokens_per_s_per_chip", seq_per_s * seq_len / num_chips, "value")
+    if seq_per_s is not None and global_seqs is not None:
+        notes.append(f"step time from notes: global batch {global_seqs} / {seq_per_s:g} seq/s")
+        return Measured("step_time_s", global_seqs / seq_per_s, "value")
+    if derive_from_tflops:
+        return _measured_from_tflops(raw, dims, seq_len, notes)
+    return None
+
+
+def _training_skip_reason(
+    raw: Mapping[str, str], chip: str, num_chips: int | None, measured: Measured | None, known: frozenset[str]
+) -> str | None:
+    if measured is None and parse_number(raw.get("gpu_hours")) is not None:
+        family = "model card" if "model card" in raw.get("source_family", "").lower() else "paper"
+        return f"aggregate GPU-hours figure ({family})"
+    if chip not in known:
+        return f"chip not in catalog: {chip or '<empty>'}"
+    if num_chips is None:
+        return SKIP_NO_CHIPS
+    if measured is not None:
+        return None
+    notes_text = raw.get("notes", "").lower()
+    if re.search(r"tokens/s\s*=\s*[\d.]", notes_text) and re.search(r"per-gpu|total|unit", notes_text):
+        return SKIP_UNIT_AMBIGUOUS
+    if parse_number(raw.get("tflops_per_chip")) is not None:
+        return f"{SKIP_NO_THROUGHPUT} (model TFLOP/s only)"
+    if parse_number(raw.get("mfu_pct")) is not None or parse_number(raw.get("hfu_pct")) is not None:
+        return SKIP_MFU_ONLY
+    return SKIP_NO_THROUGHPUT
+
+
+def _parse_training_row(raw: dict[str, str], known_chips: frozenset[str], derive_from_tflops: bool) -> TrainingRow:
+    notes: list[str] = []
+    dims = _parse_training_dims(raw, notes)
+    chip = raw.get("chip", "").strip().lower()
+    num_chips = parse_int(raw.get("num_chips"))
+    seq_len = parse_int(raw.get("seq_len"))
+    if seq_len is None:
+        notes.append("seq_len not stated")
+    global_seqs = parse_global_batch_seqs(raw.get("global_batch_seqs", ""), notes)
+    plan = _training_plan_keys(raw, notes)
+    plan_text = f"{raw.get('sharding', '')}; {raw.get('notes', '')}; {raw.get('derived_fields', '')}"
+    counts_cores = reconcile_plan_with_chips(plan, chip=chip, num_chips=num_chips, text=plan_text, notes=notes)
+    measured = training_measured(
+        raw,
+        dims,
+        seq_len=seq_len,
+        global_seqs=global_seqs,
+        num_chips=num_chips,
+        notes=notes,
+        derive_from_tflops=derive_from_tflops,
+    )
+    lora_text = f"{raw.get('model', '')} {raw.get('notes', '')}"
+    return TrainingRow(
+        id=raw.get("id", "").strip(),
+        source_family=raw.get("source_family", "").strip(),
+        model=dims,
+        chip=chip,
+        num_chips=num_chips,
+        precision=normalize_training_precision(raw.get("precision", ""), notes),
+        seq_len=seq_len,
+        global_batch_tokens=_global_batch_tokens(raw, seq_len, global_seqs, notes),
+        micro_batch=parse_int(raw.get("micro_batch")),
+        plan=plan,
+        plan_counts_cores=counts_cores,
+        measured=measured,
+        skip_reason=_training_skip_reason(raw, chip, num_chips, measured, known_chips),
+        lora=bool(re.search(r"\blora\b", lora_text, re.IGNORECASE)),
+        notes=_notes_text(notes),
+        raw=raw,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Inference rows
+# --------------------------------------------------------------------------------------------------
+
+
+def parse_weight_precision(text: str, notes: list[str]) -> str:
+    """Weight precision: 'X weights' > 'weights X' / 'weight storage X' > 'X MoE' > 'model dtype X'."""
+    lowered = text.lower()
+    if "not stated" in lowered:
+        notes.append(f"precision not stated by source ({text.strip()})")
+    if "dequantized" in lowered:
+        tokens = _precision_tokens(text.split("(", maxsplit=1)[0]) or _precision_tokens(text)
+        if tokens:
+            return tokens[0]
+    for pattern in (
+        rf"{_TOKEN}\s+weights",
+        rf"weights?(?:\s+storage)?\s*[:=]?\s*{_TOKEN}",
+        rf"weight_data_types\s*=\s*{_TOKEN}",
+        rf"{_TOKEN}\s+(?:moe|experts)",
+        rf"model dtype\s*{_TOKEN}",
+    ):
+        found = _token_after(pattern, lowered)
+        if found is not None:
+            return found
+    tokens = _precision_tokens(text)
+    if tokens:
+        return tokens[0]
+    notes.append("weight precision not stated; assumed bf16")
+    return "bf16"
+
+
+def parse_kv_precision(text: str, weight: str) -> str:
+    """KV-cache precision: stated ('FP8 KV cache', 'FP8-KV', 'kv_cache_dtype fp8'), else 16-bit default."""
+    lowered = text.lower()
+    for pattern in (rf"{_TOKEN}[\s_-]*kv", rf"kv[_ ]cache(?:[_ ]dtype)?\s*[:=]?\s*{_TOKEN}"):
+        found = _token_after(pattern, lowered)
+        if found is not None:
+            return found
+    if weight in ("bf16", "fp16"):
+        return weight
+    model_dtype = _token_after(rf"model dtype\s*{_TOKEN}", lowered)
+    return model_dtype if model_dtype in ("bf16", "fp16") else "bf16"
+
+
+def normalize_engine(text: str) -> str:
+    """trtllm | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM)."""
+    lowered = text.lower()
+    if re.search(r"neuron|\bnxd|\btnx\b", lowered):
+        return "neuron"
+    if re.search(r"tensorrt-llm|trt-?llm", lowered):
+        return "trtllm"
+    if "sglang" in lowered:
+        return "sglang"
+    if "vllm" in lowered:
+        return "vllm"
+    if "fastertransformer" in lowered:
+        return "fastertransformer"
+    return "other"
+
+
+def is_disaggregated(*texts: str) -> bool:
+    """True when prefill and decode run on separate pools (PD disaggregation)."""
+    text = " ".join(texts)
+    pattern = r"disaggregat|\bPD\b|prefill\s*:.*decode\s*:|decode nodes|prefill/decode"
+    return bool(re.search(pattern, text, re.IGNORECASE))
+
+
+def is_speculative(*texts: str) -> bool:
+    """Speculative decoding (EAGLE, draft model, MTP, Medusa) is mentioned and not negated."""
+    text = re.sub(r"\b(?:no|without)\s+speculative\s+decoding", " ", " ".join(texts), flags=re.IGNORECASE)
+    return bool(re.search(r"speculat|eagle|\bdraft\b|\bMTP\b|medusa", text, re.IGNORECASE))
+
+
+@dataclass(frozen=True)
+class _ServingPlan:
+    tp: int
+    pp: int
+    ep: int
+    dp: int
+    attention_dp: bool
+    counts_cores: bool
+    given: bool
+
+
+def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, notes: list[str]) -> _ServingPlan:
+    """Per-replica tp/pp/ep and replica count dp from text such as 'TP2 x 4 instances'."""
+    decode = _lookup(r"decode\s*:\s*([^;]*)", text)
+    if decode is not None:
+        notes.append("prefill/decode split; decode-phase parallelism used")
+    core = _strip_parentheses(decode if decode is not None else text)
+    sizes = {key: _lookup_int(rf"\b{key}\s*[=:]?\s*(\d+)", core) for key in ("TP", "PP", "EP", "DP")}
+    replicas = _lookup_int(r"\bx\s*(\d+)\s*(?:instances?|replicas?|copies)?\s*(?:$|[;,])", core.strip())
+    if replicas is None:
+        replicas = _lookup_int(r"(\d+)\s*(?:replicas|model copies|instances)\b", text)
+    attention_dp = bool(re.search(r"attention\s*DP|DP\s*attention", text, re.IGNORECASE))
+    given = any(v is not None for v in sizes.values()) or replicas is not None
+    tp, pp = sizes["TP"] or 1, sizes["PP"] or 1
+    dp = sizes["DP"] or replicas
+    if given and dp is None and re.search(r"per instance", text, re.IGNORECASE):
+        ranks = (num_chips or 0) * cores_per_chip(chip, text)
+        if ranks and ranks % (tp * pp) == 0:
+            dp = ranks // (tp * pp)
+            notes.append(f"'per instance' plan: dp = {dp} instances from chip count")
+    ep = sizes["EP"] or 1
+    if sizes["EP"] is None and arch == "moe" and re.search(r"EP size[^;)]*not stated", text, re.IGNORECASE):
+        ep = tp
+        notes.append("EP size not stated; assumed EP = TP")
+    if not given and num_chips == 1:
+        notes.append("parallelism not stated; single chip implies tp=pp=ep=dp=1")
+        given = True
+    elif not given:
+        notes.append("parallelism not stated")
+    if not given:
+        return _ServingPlan(1, 1, 1, 1, False, False, False)
+    plan: dict[str, int | str | bool] = {"tp": tp, "pp": pp}
+    if dp is not None:
+        plan["dp"] = dp
+    counts_cores = reconcile_plan_with_chips(
+        plan, chip=chip, num_chips=num_chips, text=text, notes=notes, sizes=("tp", "pp", "dp")
+    )
+    return _ServingPlan(tp, pp, ep, int(plan.get("dp", 1)), attention_dp, counts_cores, True)
+
+
+@dataclass(frozen=True)
+class _Load:
+    concurrency: int | None
+    max_batch: int | None
+    request_rate: float | None
+
+
+_MAX_BATCH_PATTERNS: Final[tuple[str, ...]] = (
+    r"max[-_ ]num[-_ ]seqs\s*[=:]?\s*(\d+)",
+    r"gpu_batch_size\s*[=:]?\s*(\d+)",
+    r"compiled\s+batch(?:[_ ]size)?\s*[=:]?\s*(\d+)",
+    r"batch sizes? up to\s*(\d+)",
+    r"max(?:imum)?\s+batch(?:[_ ]size)?\s*[=:]?\s*(\d+)",
+)
+
+
+def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
+    """Concurrency (fixed batch or users), batch limit and request rate from the load description."""
+    max_batch = None
+    remaining = batch_text
+    for pattern in _MAX_BATCH_PATTERNS:
+        found = _lookup_int(pattern, remaining)
+        if found is not None:
+            max_batch = max_batch or found
+            remaining = re.sub(pattern, " ", remaining, flags=re.IGNORECASE)
+    if max_batch is None:
+        max_batch = _lookup_int(r"(?:server max batch size|compiled batch_size)\s*[=:]?\s*(\d+)", notes_text)
+    concurrency = _lookup_int(r"concurren(?:cy|t users?)\s*[=:]?\s*(\d+)", remaining)
+    if concurrency is None:
+        concurrency = _lookup_int(r"(?<![\w-])batch\s*[=:]?\s*(\d+)", remaining)
+    rate = _lookup_float(rf"rate\s*[=:@]?\s*({_NUM})\s*req", batch_text)
+    if rate is None:
+        rate = _lookup_float(rf"@\s*({_NUM})\s*req", scenario_text)
+    return _Load(concurrency, max_batch, rate)
+
+
+def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
+    """offline | server | interactive | closed_loop | rate | single, from the scenario text and load."""
+    s = scenario_text.lower()
+    if re.search(r"\bserver\b", s):
+        return "server"
+    if "interactiv" in s:
+        return "interactive"
+    if "static batch" in s:
+        return "single" if concurrency == 1 else "closed_loop"
+    if re.search(r"infinite request rate|all requests queued|^offline\b", s):
+        return "offline"
+    if re.search(r"asynchronous@|req/s|poisson|constant[- ]rate|request rate", s):
+        return "rate"
+    if re.search(r"(?<!a)synchronous|single[- ]stream|single request|1 concurrent request|one request", s):
+        return "single"
+    if "production" in s:
+        return "server"
+    if re.search(r"max concurrency|concurrent users|guidellm throughput", s):
+        return "closed_loop"
+    if re.search(r"throughput|saturat|offline", s) and "optimized" not in s:
+        return "offline"
+    return "single" if concurrency == 1 else "closed_loop"
+
+
+def parse_length(text: str) -> float | None:
+    """Mean length: a measured mean wins over a requested one ('512 requested (565 measured)' -> 565)."""
+    measured = _lookup_float(rf"measured mean\s*~?\s*({_NUM})", text)
+    if measured is None:
+        measured = _lookup_float(rf"(?<![A-Za-z0-9_.])({_NUM})\s*measured", text)
+    return measured if measured is not None else parse_number(text)
+
+
+def parse_latency_limits(text: str) -> tuple[float | None, float | None]:
+    """(TTFT limit, TPOT limit) in seconds from 'TTFT p99 <= 2000 ms, TPOT p99 <= 200 ms'."""
+
+    def limit(metric: str) -> float | None:
+        match = re.search(rf"{metric}[^,;<≤]*(?:<=|≤|<)\s*({_NUM})\s*(ms|s)\b", text, re.IGNORECASE)
+        if match is None:
+            return None
+        return float(match.group(1)) / (1000.0 if match.group(2).lower() == "ms" else 1.0)
+
+    return limit("TTFT"), limit("TPOT")
+
+
+def _context_stat(metric: str, value: float, context: str) -> tuple[str, str | None]:
+    """Statistic of an unlabelled latency value, from the row's notes/scenario; (stat, note)."""
+    if re.search(r"all metrics are p99|p99 values reported", context):
+        return "p99", None
+    if re.search(r"\bmedians?\b|\bp50 values\b", context) or re.search(rf"{metric} p50 only", context):
+        return "p50", None
+    if re.search(r"\bmean values\b", context):
+        return "mean", None
+    pair = re.search(rf"p50/p99 \(ms\)\"?\s*=\s*({_NUM})\s*/\s*({_NUM})", context)
+    if metric == "tpot" and pair is not None:
+        if _close(value, float(pair.group(1)), 1e-3):
+            return "p50", None
+        if _close(value, float(pair.group(2)), 1e-3):
+            return "p99", None
+    p99 = _lookup_float(rf"{metric} p99\s*=\s*({_NUM})", context)
+    if p99 is not None and not _close(value, p99, 1e-3):
+        return "p50", f"{metric} column taken as p50 (p99 {p99:g} ms given in notes)"
+    return "value", None
+
+
+def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> dict[str, float]:
+    """Latency statistics in milliseconds from a ttft_ms/tpot_ms cell.
+
+    Handles 'p99 461.3; mean 275.9', 'p50 870.1', 'prefill 63.17', '~8 (derived ...)', and, for TPOT,
+    a per-user speed 'avg output speed 20-22 tok/s per user' (inverted to ms per token).
+    """
+    if not text.strip():
+        return {}
+    if metric == "tpot" and re.search(r"tok(?:ens)?/s", text, re.IGNORECASE) and "derived" not in text:
+        speed = parse_range_midpoint(text)
+        if speed:
+            notes.append(f"tpot = 1 / ({text.strip()})")
+            return {"mean" if re.search(r"\bavg|mean|average", text, re.I) else "value": 1000.0 / speed}
+    values = parse_stat_values(text)
+    if "prefill" in text.lower():
+        notes.append("prefill latency used as TTFT")
+    if set(values) == {"value"}:
+        stat, note = _context_stat(metric, values["value"], context)
+        if note:
+            notes.append(note)
+        values = {stat: values["value"]}
+    return values
+
+
+def _pick_stat(values: Mapping[str, float]) -> tuple[str, float] | None:
+    for stat in _STAT_PREFERENCE:
+        if values.get(stat, 0.0) > 0:
+            return stat, values[stat]
+    return None
+
+
+def _throughput_stat_serving(context: str) -> str:
+    if re.search(r"all metrics are p99", context):
+        return "p99"
+    if re.search(r"output tok/s is [^;]*\bp50\b", context):
+        return "p50"
+    return "value"
+
+
+def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: list[str]) -> list[Measured]:
+    """Output tokens/s per chip, TTFT and TPOT; one figure per metric, in SI units."""
+    context = f"{raw.get('notes', '')}; {raw.get('scenario', '')}".lower()
+    measured: list[Measured] = []
+    per_chip = parse_positive(raw.get("output_tokens_per_s_per_chip"))
+    total = parse_positive(raw.get("output_tokens_per_s_total"))
+    if per_chip is None and total is not None and num_chips:
+        per_chip = total / num_chips
+        notes.append("output tokens/s per chip = total / num_chips")
+    if per_chip is not None:
+        measured.append(Measured("output_tokens_per_s_per_chip", per_chip, _throughput_stat_serving(context)))
+    for column, metric in (("ttft_ms", "ttft"), ("tpot_ms", "tpot")):
+        picked = _pick_stat(parse_latency_ms(raw.get(column, ""), metric, context, notes))
+        if picked is not None:
+            measured.append(Measured(f"{metric}_s", picked[1] / 1000.0, picked[0]))
+    return measured
+
+
+def _output_len(raw: Mapping[str, str], notes: list[str]) -> float | None:
+    stated = parse_length(raw.get("output_len", ""))
+    if stated is not None:
+        return stated
+    total = parse_number(raw.get("output_tokens_per_s_total"))
+    requests = parse_number(raw.get("requests_per_s"))
+    if total is not None and requests:
+        notes.append("output_len = output tokens/s / requests/s")
+        return total / requests
+    notes.append("output_len not stated")
+    return None
+
+
+def _request_rate(raw: Mapping[str, str], scenario: str, load: _Load) -> float | None:
+    if load.request_rate is not None:
+        return load.request_rate
+    if scenario in ("server", "interactive"):
+        return parse_number(raw.get("requests_per_s"))
+    return None
+
+
+def _inference_skip_reason(
+    raw: Mapping[str, str], chip: str, num_chips: int | None, measured: list[Measured], known: frozenset[str]
+) -> str | None:
+    if chip == "mixed" or "heterogeneous" in raw.get("notes", "").lower():
+        return SKIP_MIXED
+    if chip not in known:
+        return f"chip not in catalog: {chip or '<empty>'}"
+    if num_chips is None:
+        return SKIP_NO_CHIPS
+    if is_disaggregated(raw.get("serving_engine", ""), raw.get("parallelism", ""), raw.get("scenario", "")):
+        return SKIP_DISAGGREGATED
+    if not measured:
+        return SKIP_NO_METRIC
+    return None
+
+
+def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> InferenceRow:
+    notes: list[str] = []
+    name = raw.get("model", "").strip()
+    arch_text = raw.get("arch", "")
+    total, active = _billions(raw.get("params_total_B", "")), _billions(raw.get("params_active_B", ""))
+    if total is None:
+        total, active_from_arch = parse_params_from_arch(arch_text)
+        active = active if active is not None else active_from_arch
+    arch = normalize_arch(arch_text, name, total, active)
+    if not arch_text.strip():
+        notes.append(f"arch not stated; inferred {arch}")
+    if active is None and arch == "dense":
+        active = total
+    chip = raw.get("chip", "").strip().lower()
+    num_chips = parse_int(raw.get("num_chips"))
+    precision_text = raw.get("precision", "")
+    weight = parse_weight_precision(precision_text, notes)
+    plan = parse_serving_plan(raw.get("parallelism", ""), chip, num_chips, arch, notes)
+    load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))
+    scenario = normalize_scenario(raw.get("scenario", ""), load.concurrency)
+    input_len = parse_length(raw.get("input_len", ""))
+    if input_len is None:
+        notes.append("input_len not stated")
+    ttft_limit, tpot_limit = parse_latency_limits(raw.get("latency_constraint", ""))
+    measured = inference_measured(raw, num_chips, notes)
+    spec_fields = ("parallelism", "serving_engine", "notes", "scenario")
+    return InferenceRow(
+        id=raw.get("id", "").strip(),
+        source_family=raw.get("source_family", "").strip(),
+        model_name=name,
+        arch=arch,
+        params_total=total,
+        params_active=active,
+        chip=chip,
+        num_chips=num_chips,
+        weight_precision=weight,
+        kv_precision=parse_kv_precision(precision_text, weight),
+        engine=normalize_engine(raw.get("serving_engine", "")),
+        tp=plan.tp,
+        pp=plan.pp,
+        ep=plan.ep,
+        dp=plan.dp,
+        attention_dp=plan.attention_dp,
+        plan_counts_cores=plan.counts_cores,
+        plan_given=plan.given,
+        scenario=scenario,
+        concurrency=load.concurrency,
+        max_batch=load.max_batch,
+        request_rate=_request_rate(raw, scenario, load),
+        input_len=input_len,
+        output_len=_output_len(raw, notes),
+        ttft_limit_s=ttft_limit,
+        tpot_limit_s=tpot_limit,
+        speculative=is_speculative(*(raw.get(f, "") for f in spec_fields)),
+        measured=measured,
+        skip_reason=_inference_skip_reason(raw, chip, num_chips, measured, known_chips),
+        notes=_notes_text(notes),
+        raw=raw,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------------
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = csv.DictReader(handle)
+        return [{str(k): (v or "") for k, v in row.items() if k is not None} for row in rows]
+
+
+def detect_kind(path: Path) -> Literal["train", "serve"]:
+    """'train' or 'serve' from the header columns of a ground-truth CSV."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        header = set(next(csv.reader(handle), []))
+    if header & _TRAIN_MARKERS:
+        return "train"
+    if header & _SERVE_MARKERS:
+        return "serve"
+    raise ValueError(f"{path}: header is neither a training nor a serving ground-truth table")
+
+
+_Row = TypeVar("_Row")
+
+
+def _parse_all(
+    rows: list[dict[str, str]],
+    parse: Callable[[dict[str, str]], _Row],
+    fallback: Callable[[dict[str, str], str], _Row],
+) -> list[_Row]:
+    parsed: list[_Row] = []
+    for raw in rows:
+        try:
+            parsed.append(parse(raw))
+        except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
+            parsed.append(fallback(raw, f"unparseable row: {exc}"))
+    return parsed
+
+
+def _unparsed_training(raw: dict[str, str], reason: str) -> TrainingRow:
+    dims = ModelDims(raw.get("model", ""), "dense", None, None, None, None, None, None, None, None)
+    return TrainingRow(
+        raw.get("id", ""), raw.get("source_family", ""), dims, raw.get("chip", ""), None, "bf16",
+        None, None, None, {}, False, None, reason, False, reason, raw,
+    )  # fmt: skip
+
+
+def _unparsed_inference(raw: dict[str, str], reason: str) -> InferenceRow:
+    return InferenceRow(
+        raw.get("id", ""), raw.get("source_family", ""), raw.get("model", ""), "dense", None, None,
+        raw.get("chip", ""), None, "bf16", "bf16", "other", 1, 1, 1, 1, False, False, False, "single",
+        None, None, None, None, None, None, None, False, [], reason, reason, raw,
+    )  # fmt: skip
+
+
+def read_training(
+    path: Path, known_chips: frozenset[str] = KNOWN_CHIPS, derive_from_tflops: bool = True
+) -> list[TrainingRow]:
+    """Every row of a training ground-truth CSV as a :class:`TrainingRow`.
+
+    With ``derive_from_tflops`` a row that gives only model TFLOP/s per chip gets tokens/s per chip
+    derived from it (6*N + attention FLOPs per token) when attention is a small share of the FLOPs.
+    """
+    return _parse_all(
+        _read_csv(path),
+        lambda raw: _parse_training_row(raw, known_chips, derive_from_tflops),
+        _unparsed_training,
+    )
+
+
+def read_inference(path: Path, known_chips: frozenset[str] = KNOWN_CHIPS) -> list[InferenceRow]:
+    """Every row of a serving ground-truth CSV as an :class:`InferenceRow`."""
+    return _parse_all(_read_csv(path), lambda raw: _parse_inference_row(raw, known_chips), _unparsed_inference)

@@ -1,0 +1,78 @@
+"""Error tables of predictions against measurements: per row, by chip, by source family, by metric."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RowResult:
+    """One predicted metric of one ground-truth row. error_pct = 100 (predicted - measured) / measured."""
+
+    id: str
+    chip: str
+    metric: str
+    measured: float
+    predicted: float
+    plan_source: str
+    source_family: str
+    notes: str = ""
+
+    @property
+    def error_pct(self) -> float:
+        return 100.0 * (self.predicted - self.measured) / self.measured
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "chip": self.chip,
+            "metric": self.metric,
+            "measured": self.measured,
+            "predicted": self.predicted,
+            "error_pct": self.error_pct,
+            "plan_source": self.plan_source,
+            "source_family": self.source_family,
+            "notes": self.notes,
+        }
+
+
+def _stats(errors: Sequence[float]) -> dict[str, float]:
+    absolute = [abs(e) for e in errors]
+    return {
+        "n": len(errors),
+        "mape_pct": statistics.fmean(absolute) if absolute else float("nan"),
+        "median_ape_pct": statistics.median(absolute) if absolute else float("nan"),
+        "bias_pct": statistics.fmean(errors) if errors else float("nan"),
+    }
+
+
+def _group(rows: Iterable[RowResult], key: str) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        groups[str(getattr(r, key))].append(r.error_pct)
+    return {k: _stats(v) for k, v in sorted(groups.items())}
+
+
+def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """The JSON object `chipwise validate --json` prints."""
+    overall = _stats([r.error_pct for r in rows])
+    total = len({r.id for r in rows}) + len(skipped)
+    summary: dict[str, Any] = {
+        **overall,
+        "rows_total": total,
+        "rows_predicted": len({r.id for r in rows}),
+        "predicted_fraction": len({r.id for r in rows}) / total if total else 0.0,
+        "by_chip": _group(rows, "chip"),
+        "by_source_family": _group(rows, "source_family"),
+        "by_metric": _group(rows, "metric"),
+    }
+    return {
+        "kind": kind,
+        "rows": [r.as_json() for r in rows],
+        "skipped": [{"id": i, "reason": reason} for i, reason in skipped],
+        "summary": summary,
+    }

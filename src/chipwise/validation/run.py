@@ -1,0 +1,39 @@
+"""Run a validation: read a ground-truth CSV, predict every predictable row, summarise the errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.validation.groundtruth import read_training
+from chipwise.validation.report import RowResult, summarise
+from chipwise.validation.training import predict_row
+
+
+def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
+    results: list[RowResult] = []
+    skipped: list[tuple[str, str]] = []
+    known = frozenset(catalog.chips)
+    for row in read_training(path, known_chips=known):
+        if row.skip_reason:
+            skipped.append((row.id, row.skip_reason))
+            continue
+        try:
+            p = predict_row(catalog, row)
+        except ChipwiseError as exc:
+            skipped.append((row.id, str(exc)))
+            continue
+        results.append(
+            RowResult(p.id, p.chip, p.metric, p.measured, p.predicted, p.plan_source, p.source_family, p.notes)
+        )
+    return summarise("train", results, skipped)
+
+
+def validate_file(catalog: Catalog, path: Path, kind: str) -> dict[str, Any]:
+    if kind == "train":
+        return validate_training(catalog, path)
+    from chipwise.validation.serving import validate_serving
+
+    return validate_serving(catalog, path)

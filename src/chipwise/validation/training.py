@@ -1,0 +1,176 @@
+"""Predict published training runs: each ground-truth row becomes a model, a job, a system and a (partial) plan;
+the search completes the plan and the predicted metric is compared with the measured one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import Efficiency, System, hardware
+from chipwise.perf.device import device_of, topology_of
+from chipwise.train.plans import PlanArrays, check_plan, enumerate_plans, normalise
+from chipwise.train.step import train_step
+from chipwise.validation.groundtruth import TrainingRow
+from chipwise.workload.model import ModelSpec, from_dims
+from chipwise.workload.presets import load_model, preset_id
+from chipwise.workload.training import TrainingJob
+
+PLAN_KNOBS: tuple[str, ...] = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "recompute", "sp")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    id: str
+    chip: str
+    metric: str
+    measured: float
+    predicted: float
+    plan_source: str  # 'given' | 'partial' | 'searched'
+    plan: dict[str, Any]
+    source_family: str
+    notes: str
+
+    @property
+    def error_pct(self) -> float:
+        return 100.0 * (self.predicted - self.measured) / self.measured
+
+
+def _model_for(catalog: Catalog, row: TrainingRow) -> tuple[ModelSpec, str]:
+    dims = row.model
+    pid = preset_id(catalog, dims.name)
+    if pid is None and dims.name:
+        pid = preset_id(catalog, dims.name.split(" (")[0].replace(" ", "-"))
+    if pid is not None:
+        spec = load_model(catalog, pid)
+        agrees = (dims.layers in (None, spec.layers)) and (dims.hidden in (None, spec.hidden))
+        if agrees or spec.is_moe:
+            return spec, f"preset {pid}"
+    if dims.layers and dims.hidden and dims.heads:
+        if dims.arch == "moe" and not dims.experts:
+            raise ChipwiseError(f"MoE model '{dims.name}' without a preset or expert counts")
+        gated = (dims.ffn_hidden or 0) != 4 * dims.hidden
+        spec = from_dims(
+            dims.name,
+            layers=dims.layers,
+            hidden=dims.hidden,
+            heads=dims.heads,
+            ffn=dims.ffn_hidden,
+            kv_heads=dims.kv_heads,
+            vocab=dims.vocab or 32000,
+            gated=gated,
+            tied=not gated,
+            experts=dims.experts or 0,
+            top_k=dims.top_k or 0,
+            causal="bert" not in dims.name.lower(),  # encoders attend both ways
+        )
+        return spec, "row dimensions"
+    raise ChipwiseError(f"model '{dims.name}' has no preset and the row gives no dimensions")
+
+
+def default_seq_len(model: ModelSpec) -> int:
+    """The sequence length assumed when a row does not state one: the model's context, capped at 8192."""
+    return min(model.max_seq_len or 2048, 8192)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A ground-truth row turned into something chipwise can price: model, job, system, candidate plans."""
+
+    row: TrainingRow
+    model: ModelSpec
+    job: TrainingJob
+    system: System
+    chips: int
+    plans: PlanArrays
+    fixed: dict[str, Any]
+    notes: tuple[str, ...]
+
+    @property
+    def family(self) -> str:
+        return self.system.chip.family
+
+
+def prepare(catalog: Catalog, row: TrainingRow) -> Case:
+    """Turn a row into a Case; raise ChipwiseError with the reason when it cannot be predicted."""
+    if row.measured is None or row.num_chips is None:
+        raise ChipwiseError(row.skip_reason or "no measured metric")
+    model, model_source = _model_for(catalog, row)
+    notes = [model_source]
+    system = hardware(catalog).system(row.chip)
+    cores = system.chip.cores_per_chip
+    seq = row.seq_len or default_seq_len(model)
+    if not row.seq_len:
+        notes.append(f"seq_len assumed {seq}")
+    plan = {k: v for k, v in row.plan.items() if k in PLAN_KNOBS}
+    if row.micro_batch:
+        plan["microbatch"] = row.micro_batch
+    ranks = row.num_chips * cores
+    if not row.plan_counts_cores and cores > 1 and "dp" in plan:
+        plan["dp"] = int(plan["dp"]) * cores  # a plan counted in chips: each chip holds `cores` ranks
+    seqs = row.raw.get("global_batch_seqs", "").strip()
+    if row.global_batch_tokens:
+        gbs = max(1, round(row.global_batch_tokens / seq))
+    elif seqs.replace(".", "", 1).isdigit():
+        gbs = int(float(seqs))
+    else:
+        inner = int(plan.get("tp", 1)) * int(plan.get("pp", 1)) * int(plan.get("cp", 1))
+        gbs = int(plan.get("dp", ranks // inner)) * int(plan.get("microbatch", 1))
+        notes.append(f"global batch assumed {gbs} sequences (one micro-batch per data-parallel rank)")
+    precision = row.precision
+    if precision == "fp32" and "matmult" in row.raw.get("precision", "").lower():
+        precision = "tf32"  # fp32 training whose matmuls the compiler casts to a 16-bit rate (Neuron auto-cast)
+        notes.append("fp32 with matmul auto-cast priced as tf32")
+    job = TrainingJob(model=model, seq_len=seq, global_batch=gbs, precision=precision, lora=row.lora)
+    if set(plan) >= {"tp", "pp", "dp"}:
+        check_plan({**normalise({}), "cp": plan.get("cp", 1), **plan}, model, job, ranks)
+    dev_ranks = device_of(system), topology_of(system)
+    plans = enumerate_plans(model, job, ranks, dev_ranks[1].domain_ranks, plan)
+    if len(plans) == 0:
+        raise ChipwiseError(f"no valid plan with the row's knobs {plan}")
+    return Case(row, model, job, system, row.num_chips, plans, plan, tuple(notes))
+
+
+def evaluate(case: Case, eff: Efficiency | None = None) -> tuple[float, int, bool]:
+    """(predicted metric, index of the chosen plan, whether it fits) with optional replacement efficiencies.
+
+    The chosen plan is the fastest that fits in memory; when none fits (the memory model is conservative for a
+    configuration that demonstrably ran), the fastest overall is used and the row is flagged.
+    """
+    dev = device_of(case.system)
+    if eff is not None:
+        dev = replace(dev, eff=eff)
+    topo = topology_of(case.system)
+    res = train_step(case.model, case.job, dev, topo, case.plans, case.chips)
+    fits = bool(res.feasible.any())
+    times = np.where(res.feasible, res.step_time, np.inf) if fits else res.step_time
+    best = int(np.argmin(times))
+    assert case.row.measured is not None
+    if case.row.measured.metric == "step_time_s":
+        return float(res.step_time[best]), best, fits
+    return float(res.tokens_per_s_per_chip[best]), best, fits
+
+
+def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
+    """Predict one row's measured metric; raise ChipwiseError with the reason when it cannot be predicted."""
+    case = prepare(catalog, row)
+    predicted, best, fits = evaluate(case)
+    notes = list(case.notes)
+    if not fits:
+        notes.append("memory model says the row's configuration does not fit; priced anyway since it ran")
+    plan = case.fixed
+    assert row.measured is not None
+    return Prediction(
+        id=row.id,
+        chip=row.chip,
+        metric=row.measured.metric,
+        measured=row.measured.value,
+        predicted=predicted,
+        plan_source="given" if set(plan) >= {"tp", "pp", "dp"} else ("partial" if plan else "searched"),
+        plan=case.plans.plan(best),
+        source_family=row.source_family,
+        notes="; ".join(notes),
+    )

@@ -1,0 +1,660 @@
+"""ModelSpec: a transformer's shape (dense or MoE; MHA, GQA, MQA or MLA attention) and what follows from it:
+parameters, forward FLOPs per token, weight bytes and KV-cache bytes per token.
+
+Counting conventions (stated in every output that uses them):
+- A matmul of an (m x k) by (k x n) matrix costs 2mnk FLOPs; per token and per weight that is 2 FLOPs.
+- Forward matmul FLOPs per token = 2 x (parameters that multiply each token), i.e. all linear weights the token
+  passes through, the LM head included; the input embedding is a lookup and costs nothing.
+- Attention FLOPs per token (QK^T and AV): 2 x heads x (d_qk + d_v) x context. In causal training a token attends
+  on average to (seq_len + 1) / 2 positions (fewer in sliding-window or chunked layers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from chipwise.errors import ChipwiseError
+
+
+@dataclass(frozen=True)
+class Attention:
+    """Attention shape. kind: mha | gqa | mqa | mla. For MLA the KV cache holds kv_lora_rank + rope_dim per token."""
+
+    kind: str
+    heads: int
+    kv_heads: int
+    head_dim: int  # query/key dimension per head (MLA: nope + rope)
+    v_head_dim: int
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    rope_dim: int = 0
+    bias: bool = False
+    out_bias: bool = False
+
+    def params(self, hidden: int) -> int:
+        """Weights of one attention block (projections, plus MLA's low-rank norms)."""
+        h, n = hidden, self.heads
+        if self.kind == "mla":
+            q = (
+                h * n * self.head_dim
+                if self.q_lora_rank == 0
+                else h * self.q_lora_rank + self.q_lora_rank * (n * self.head_dim) + self.q_lora_rank
+            )
+            nope = self.head_dim - self.rope_dim
+            kv = (
+                h * (self.kv_lora_rank + self.rope_dim)
+                + self.kv_lora_rank
+                + self.kv_lora_rank * n * (nope + self.v_head_dim)
+            )
+            return q + kv + n * self.v_head_dim * h
+        qkv = h * (n + 2 * self.kv_heads) * self.head_dim
+        bias = (n + 2 * self.kv_heads) * self.head_dim if self.bias else 0
+        out = n * self.head_dim * h + (h if self.out_bias else 0)
+        return qkv + bias + out
+
+    @property
+    def kv_elements_per_token(self) -> int:
+        """Elements cached per token per layer (K and V; MLA's compressed latent and rope key)."""
+        if self.kind == "mla":
+            return self.kv_lora_rank + self.rope_dim
+        return self.kv_heads * (self.head_dim + self.v_head_dim)
+
+    @property
+    def score_flops_per_position(self) -> int:
+        """FLOPs per (query, key) pair: QK^T and AV, 2 x heads x (d_qk + d_v)."""
+        return 2 * self.heads * (self.head_dim + self.v_head_dim)
+
+
+@dataclass(frozen=True)
+class MLP:
+    """A dense feed-forward block: gated (SwiGLU, 3 matrices) or plain (GeLU, 2 matrices)."""
+
+    ffn: int
+    gated: bool = True
+    bias: bool = False
+
+    def params(self, hidden: int) -> int:
+        mats = 3 if self.gated else 2
+        bias = (self.ffn * (2 if self.gated else 1) + hidden) if self.bias else 0
+        return mats * hidden * self.ffn + bias
+
+
+@dataclass(frozen=True)
+class MoE:
+    """A mixture-of-experts block: `experts` routed experts of width `expert_ffn`, `top_k` used per token, plus
+    `shared` always-on experts of width `shared_ffn`."""
+
+    experts: int
+    top_k: int
+    expert_ffn: int
+    shared: int = 0
+    shared_ffn: int = 0
+    gated: bool = True
+    bias: bool = False
+
+    def expert_params(self, hidden: int) -> int:
+        return MLP(self.expert_ffn, self.gated, self.bias).params(hidden)
+
+    def shared_params(self, hidden: int) -> int:
+        return self.shared * MLP(self.shared_ffn, self.gated, self.bias).params(hidden) if self.shared else 0
+
+    def router_params(self, hidden: int) -> int:
+        return hidden * self.experts + (self.experts if self.bias else 0)
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    """`count` identical decoder layers: a dense MLP or an MoE block, full or windowed attention."""
+
+    count: int
+    mlp: MLP | None = None
+    moe: MoE | None = None
+    window: int = 0  # sliding-window / chunk size; 0 = full attention
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer. Dense and MoE, MHA/GQA/MQA/MLA, SwiGLU or GeLU, tied or untied embeddings."""
+
+    name: str
+    hidden: int
+    vocab: int
+    attention: Attention
+    groups: tuple[LayerGroup, ...]
+    tied_embeddings: bool = False
+    position_embeddings: int = 0
+    norm_params_per_layer: int = 0
+    max_seq_len: int = 0
+    source: str = ""
+    causal: bool = True  # decoder (causal) attention; False for encoders such as BERT
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    # ---- structure -------------------------------------------------------------------------------------
+    @property
+    def layers(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def is_moe(self) -> bool:
+        return any(g.moe is not None for g in self.groups)
+
+    @property
+    def moe(self) -> MoE | None:
+        return next((g.moe for g in self.groups if g.moe is not None), None)
+
+    @property
+    def moe_layers(self) -> int:
+        return sum(g.count for g in self.groups if g.moe is not None)
+
+    @property
+    def dense_layers(self) -> int:
+        return self.layers - self.moe_layers
+
+    @property
+    def mlp_kind(self) -> str:
+        g = self.groups[0]
+        gated = g.mlp.gated if g.mlp is not None else (g.moe.gated if g.moe is not None else True)
+        return "swiglu" if gated else "gelu"
+
+    # ---- parameters ------------------------------------------------------------------------------------
+    @property
+    def embedding_params(self) -> int:
+        return self.vocab * self.hidden + self.position_embeddings * self.hidden
+
+    @property
+    def lm_head_params(self) -> int:
+        return 0 if self.tied_embeddings else self.vocab * self.hidden
+
+    def _layer_params(self, g: LayerGroup, active: bool) -> int:
+        p = self.attention.params(self.hidden) + self.norm_params_per_layer
+        if g.mlp is not None:
+            p += g.mlp.params(self.hidden)
+        if g.moe is not None:
+            used = g.moe.top_k if active else g.moe.experts
+            p += used * g.moe.expert_params(self.hidden) + g.moe.shared_params(self.hidden)
+            p += g.moe.router_params(self.hidden)
+        return p
+
+    @property
+    def params_total(self) -> int:
+        layers = sum(g.count * self._layer_params(g, active=False) for g in self.groups)
+        return self.embedding_params + self.lm_head_params + layers + self.hidden
+
+    @property
+    def params_active(self) -> int:
+        """Parameters a token touches: all but the routed experts it is not sent to."""
+        layers = sum(g.count * self._layer_params(g, active=True) for g in self.groups)
+        return self.embedding_params + self.lm_head_params + layers + self.hidden
+
+    @property
+    def expert_params(self) -> int:
+        """Parameters of routed experts (sharded by expert parallelism)."""
+        return sum(g.count * g.moe.experts * g.moe.expert_params(self.hidden) for g in self.groups if g.moe)
+
+    @property
+    def dense_params(self) -> int:
+        """Parameters outside routed experts (sharded by tensor and pipeline parallelism)."""
+        return self.params_total - self.expert_params
+
+    # ---- FLOPs -----------------------------------------------------------------------------------------
+    @property
+    def matmul_params_active(self) -> int:
+        """Weights each token is multiplied by (forward): decoder linears incl. router, and the LM head."""
+        norms = self.layers * self.norm_params_per_layer + self.hidden
+        # the LM head multiplies every token whether or not its weights are tied to the embedding
+        return self.params_active - self.embedding_params - self.lm_head_params - norms + self.vocab * self.hidden
+
+    def matmul_flops_per_token_fwd(self) -> float:
+        return 2.0 * self.matmul_params_active
+
+    def mean_context(self, seq_len: float, window: int) -> float:
+        """Mean number of key positions a query attends to in causal attention over seq_len tokens."""
+        s = float(seq_len)
+        if not self.causal:
+            return min(s, float(window)) if window > 0 else s
+        if window <= 0 or window >= s:
+            return (s + 1.0) / 2.0
+        # positions 1..w attend to i keys; the rest attend to w keys.
+        return (window * (window + 1) / 2.0 + (s - window) * window) / s
+
+    def attention_flops_per_token_fwd(self, seq_len: float) -> float:
+        """Causal attention (QK^T and AV) FLOPs per token, averaged over a sequence of seq_len tokens."""
+        per_pos = self.attention.score_flops_per_position
+        return float(sum(g.count * per_pos * self.mean_context(seq_len, g.window) for g in self.groups))
+
+    def flops_per_token_fwd(self, seq_len: float) -> float:
+        return self.matmul_flops_per_token_fwd() + self.attention_flops_per_token_fwd(seq_len)
+
+    def training_flops_per_token(self, seq_len: float) -> float:
+        """Model FLOPs per trained token: 3 x forward (backward is twice the forward), no recompute."""
+        return 3.0 * self.flops_per_token_fwd(seq_len)
+
+    # ---- bytes -----------------------------------------------------------------------------------------
+    def weight_bytes(self, bytes_per_param: float) -> float:
+        return self.params_total * bytes_per_param
+
+    def kv_bytes_per_token(self, bytes_per_element: float = 2.0) -> float:
+        """KV-cache bytes per token of context (all layers), for contexts shorter than any attention window."""
+        return self.layers * self.attention.kv_elements_per_token * bytes_per_element
+
+    def kv_bytes(self, context: float, bytes_per_element: float = 2.0) -> float:
+        """KV-cache bytes of one sequence of `context` tokens: windowed layers keep only their window."""
+        per = self.attention.kv_elements_per_token * bytes_per_element
+        return float(sum(g.count * per * (min(context, g.window) if g.window else context) for g in self.groups))
+
+    def summary(self, seq_len: int) -> dict[str, Any]:
+        """The figures `chipwise model show` prints."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "architecture": "moe" if self.is_moe else "dense",
+            "attention": self.attention.kind,
+            "mlp": self.mlp_kind,
+            "layers": self.layers,
+            "hidden": self.hidden,
+            "heads": self.attention.heads,
+            "kv_heads": self.attention.kv_heads,
+            "head_dim": self.attention.head_dim,
+            "vocab": self.vocab,
+            "tied_embeddings": self.tied_embeddings,
+            "experts": self.moe.experts if self.moe else 0,
+            "experts_per_token": self.moe.top_k if self.moe else 0,
+            "shared_experts": self.moe.shared if self.moe else 0,
+            "moe_layers": self.moe_layers,
+            "params_total": self.params_total,
+            "params_active": self.params_active,
+            "seq_len": seq_len,
+            "flops_per_token_fwd": self.flops_per_token_fwd(seq_len),
+            "flops_per_token_fwd_matmul": self.matmul_flops_per_token_fwd(),
+            "flops_per_token_fwd_attention": self.attention_flops_per_token_fwd(seq_len),
+            "flops_convention": "2 FLOPs per multiply-add; causal attention, mean context (seq_len+1)/2",
+            "weight_bytes_bf16": self.weight_bytes(2.0),
+            "kv_bytes_per_token": self.kv_bytes_per_token(2.0),
+            "kv_bytes_per_token_precision": "bf16",
+            "notes": list(self.notes),
+        }
+
+
+# ---- construction from a Hugging Face config.json ---------------------------------------------------------
+
+
+class _Cfg:
+    """Reads keys of a config.json, turning a missing key into one clear error line."""
+
+    def __init__(self, cfg: Mapping[str, Any], where: str) -> None:
+        self.cfg = cfg
+        self.where = where
+
+    def req(self, *keys: str) -> Any:
+        for k in keys:
+            if k in self.cfg and self.cfg[k] is not None:
+                return self.cfg[k]
+        raise ChipwiseError(
+            f"{self.where} lacks '{keys[0]}' (needed for model_type '{self.cfg.get('model_type', '?')}'). "
+            f"Fix: add '{keys[0]}' to the config.json."
+        )
+
+    def int(self, *keys: str) -> int:
+        value = self.req(*keys)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ChipwiseError(
+                f"{self.where}: '{keys[0]}' must be a non-negative integer, got {value!r}. Fix: correct it."
+            )
+        return int(value)
+
+    def opt(self, key: str, default: Any) -> Any:
+        value = self.cfg.get(key)
+        return default if value is None else value
+
+
+def _gated(act: str) -> bool:
+    return str(act).lower() in ("silu", "swiglu", "swish", "gelu_pytorch_tanh_gated", "geglu")
+
+
+def _group_layers(
+    n_layers: int, describe: Callable[[int], tuple[MLP | None, MoE | None, int]]
+) -> tuple[LayerGroup, ...]:
+    counts: dict[tuple[MLP | None, MoE | None, int], int] = {}
+    for i in range(n_layers):
+        key = describe(i)
+        counts[key] = counts.get(key, 0) + 1
+    return tuple(LayerGroup(count=c, mlp=k[0], moe=k[1], window=k[2]) for k, c in counts.items())
+
+
+def _standard_attention(c: _Cfg, hidden: int, bias: bool = False) -> Attention:
+    heads = c.int("num_attention_heads", "n_head", "n_heads")
+    kv = int(c.opt("num_key_value_heads", heads))
+    head_dim = int(c.opt("head_dim", hidden // heads))
+    kind = "mha" if kv == heads else ("mqa" if kv == 1 else "gqa")
+    return Attention(kind=kind, heads=heads, kv_heads=kv, head_dim=head_dim, v_head_dim=head_dim, bias=bias)
+
+
+def _llama_like(c: _Cfg, name: str) -> ModelSpec:
+    hidden = c.int("hidden_size")
+    layers = c.int("num_hidden_layers")
+    qkv_bias = bool(c.opt("attention_bias", False)) or c.opt("model_type", "") == "qwen2"
+    att = _standard_attention(c, hidden, bias=qkv_bias)
+    mt = str(c.opt("model_type", "llama"))
+    gated = _gated(c.opt("hidden_act", "silu"))
+    moe: MoE | None = None
+    dense = MLP(c.int("intermediate_size"), gated) if "intermediate_size" in c.cfg else None
+    sparse_step = 1
+    mlp_only: set[int] = set()
+    if mt == "mixtral" or "num_local_experts" in c.cfg:
+        moe = MoE(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"), gated=gated)
+    elif mt in ("qwen2_moe", "qwen3_moe") or "num_experts" in c.cfg:
+        shared_ffn = int(c.opt("shared_expert_intermediate_size", 0))
+        moe = MoE(
+            c.int("num_experts"),
+            c.int("num_experts_per_tok"),
+            c.int("moe_intermediate_size"),
+            shared=1 if shared_ffn else 0,
+            shared_ffn=shared_ffn,
+            gated=gated,
+        )
+        sparse_step = int(c.opt("decoder_sparse_step", 1)) or 1
+        mlp_only = set(c.opt("mlp_only_layers", []))
+    window = int(c.opt("sliding_window", 0) or 0) if c.opt("use_sliding_window", mt == "mistral") else 0
+    max_window_layers = int(c.opt("max_window_layers", layers))
+
+    def describe(i: int) -> tuple[MLP | None, MoE | None, int]:
+        w = window if window and i < max_window_layers else 0
+        if moe is not None and i not in mlp_only and (i + 1) % sparse_step == 0:
+            return None, moe, w
+        if dense is None:
+            raise ChipwiseError(
+                f"{c.where}: dense layer {i} needs 'intermediate_size'. Fix: add it to the config.json."
+            )
+        return dense, None, w
+
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=_group_layers(layers, describe),
+        tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
+        norm_params_per_layer=2 * hidden + (2 * att.head_dim if mt.startswith("qwen3") else 0),
+        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+    )
+
+
+def _deepseek(c: _Cfg, name: str) -> ModelSpec:
+    hidden = c.int("hidden_size")
+    layers = c.int("num_hidden_layers")
+    heads = c.int("num_attention_heads")
+    nope, rope = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim")
+    att = Attention(
+        kind="mla",
+        heads=heads,
+        kv_heads=heads,
+        head_dim=nope + rope,
+        v_head_dim=c.int("v_head_dim"),
+        q_lora_rank=int(c.opt("q_lora_rank", 0) or 0),
+        kv_lora_rank=c.int("kv_lora_rank"),
+        rope_dim=rope,
+    )
+    moe = MoE(
+        c.int("n_routed_experts"),
+        c.int("num_experts_per_tok"),
+        c.int("moe_intermediate_size"),
+        shared=int(c.opt("n_shared_experts", 0) or 0),
+        shared_ffn=c.int("moe_intermediate_size"),
+    )
+    dense = MLP(c.int("intermediate_size"))
+    first_dense = int(c.opt("first_k_dense_replace", 0))
+    freq = int(c.opt("moe_layer_freq", 1)) or 1
+    spec = ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=_group_layers(
+            layers, lambda i: (None, moe, 0) if i >= first_dense and i % freq == 0 else (dense, None, 0)
+        ),
+        tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
+        norm_params_per_layer=2 * hidden,
+        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+    )
+    mtp = int(c.opt("num_nextn_predict_layers", 0) or 0)
+    if mtp:
+        note = f"{mtp} multi-token-prediction layer(s) in the checkpoint are not counted (nor in the published total)"
+        spec = _with_notes(spec, note)
+    return spec
+
+
+def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
+    hidden = c.int("hidden_size")
+    layers = c.int("num_hidden_layers")
+    att = Attention(
+        kind="gqa",
+        heads=c.int("num_attention_heads"),
+        kv_heads=c.int("num_key_value_heads"),
+        head_dim=int(c.opt("head_dim", 64)),
+        v_head_dim=int(c.opt("head_dim", 64)),
+        bias=True,
+        out_bias=True,
+    )
+    moe = MoE(
+        c.int("num_local_experts"),
+        c.int("num_experts_per_tok", "experts_per_token"),
+        c.int("intermediate_size"),
+        gated=True,
+        bias=True,
+    )
+    window = int(c.opt("sliding_window", 0) or 0)
+    types = list(c.opt("layer_types", []))
+
+    def describe(i: int) -> tuple[MLP | None, MoE | None, int]:
+        sliding = types[i] == "sliding_attention" if i < len(types) else i % 2 == 0
+        return None, moe, window if sliding else 0
+
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=_group_layers(layers, describe),
+        tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
+        norm_params_per_layer=2 * hidden + att.heads,  # two RMSNorms and the attention sinks
+        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+    )
+
+
+def _llama4(c: _Cfg, name: str) -> ModelSpec:
+    t = _Cfg(c.cfg.get("text_config", c.cfg), c.where)
+    hidden = t.int("hidden_size")
+    layers = t.int("num_hidden_layers")
+    att = _standard_attention(t, hidden)
+    moe = MoE(
+        t.int("num_local_experts"),
+        t.int("num_experts_per_tok"),
+        t.int("intermediate_size"),
+        shared=1,
+        shared_ffn=t.int("intermediate_size"),
+    )
+    dense = MLP(t.int("intermediate_size_mlp"))
+    step = int(t.opt("interleave_moe_layer_step", 1)) or 1
+    moe_layers = t.opt("moe_layers", None)
+    chunk = int(t.opt("attention_chunk_size", 0) or 0)
+    no_rope = t.opt("no_rope_layers", None)
+
+    def describe(i: int) -> tuple[MLP | None, MoE | None, int]:
+        is_moe = i in moe_layers if moe_layers is not None else (i + 1) % step == 0
+        # no_rope_layers: 1 = RoPE layer with chunked attention, 0 = global NoPE layer (every 4th by default)
+        chunked = bool(no_rope[i]) if no_rope is not None and i < len(no_rope) else (i + 1) % 4 != 0
+        return (None, moe, chunk if chunked else 0) if is_moe else (dense, None, chunk if chunked else 0)
+
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=t.int("vocab_size"),
+        attention=att,
+        groups=_group_layers(layers, describe),
+        tied_embeddings=bool(t.opt("tie_word_embeddings", False)),
+        norm_params_per_layer=2 * hidden,
+        max_seq_len=int(t.opt("max_position_embeddings", 0)),
+    )
+
+
+def _gpt2(c: _Cfg, name: str) -> ModelSpec:
+    hidden = c.int("n_embd", "hidden_size")
+    heads = c.int("n_head", "num_attention_heads")
+    att = Attention(
+        kind="mha",
+        heads=heads,
+        kv_heads=heads,
+        head_dim=hidden // heads,
+        v_head_dim=hidden // heads,
+        bias=True,
+        out_bias=True,
+    )
+    ffn = int(c.opt("n_inner", 4 * hidden) or 4 * hidden)
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=(LayerGroup(count=c.int("n_layer", "num_hidden_layers"), mlp=MLP(ffn, gated=False, bias=True)),),
+        tied_embeddings=bool(c.opt("tie_word_embeddings", True)),
+        position_embeddings=int(c.opt("n_positions", 0)),
+        norm_params_per_layer=4 * hidden,
+        max_seq_len=int(c.opt("n_positions", 0)),
+    )
+
+
+def _mpt(c: _Cfg, name: str) -> ModelSpec:
+    hidden = c.int("d_model")
+    heads = c.int("n_heads")
+    att = Attention(kind="mha", heads=heads, kv_heads=heads, head_dim=hidden // heads, v_head_dim=hidden // heads)
+    ffn = int(float(c.opt("expansion_ratio", 4)) * hidden)
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=(LayerGroup(count=c.int("n_layers"), mlp=MLP(ffn, gated=False)),),
+        tied_embeddings=True,
+        norm_params_per_layer=2 * hidden,
+        max_seq_len=int(c.opt("max_seq_len", 0)),
+    )
+
+
+def _opt(c: _Cfg, name: str) -> ModelSpec:
+    hidden = c.int("hidden_size")
+    heads = c.int("num_attention_heads")
+    att = Attention(
+        kind="mha",
+        heads=heads,
+        kv_heads=heads,
+        head_dim=hidden // heads,
+        v_head_dim=hidden // heads,
+        bias=True,
+        out_bias=True,
+    )
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=(LayerGroup(count=c.int("num_hidden_layers"), mlp=MLP(c.int("ffn_dim"), gated=False, bias=True)),),
+        tied_embeddings=bool(c.opt("tie_word_embeddings", True)),
+        position_embeddings=int(c.opt("max_position_embeddings", 2048)) + 2,
+        norm_params_per_layer=4 * hidden,
+        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+    )
+
+
+_BUILDERS: dict[str, Callable[[_Cfg, str], ModelSpec]] = {
+    "llama": _llama_like,
+    "mistral": _llama_like,
+    "mixtral": _llama_like,
+    "qwen2": _llama_like,
+    "qwen3": _llama_like,
+    "qwen2_moe": _llama_like,
+    "qwen3_moe": _llama_like,
+    "deepseek_v3": _deepseek,
+    "deepseek_v2": _deepseek,
+    "gpt_oss": _gpt_oss,
+    "llama4": _llama4,
+    "llama4_text": _llama4,
+    "gpt2": _gpt2,
+    "mpt": _mpt,
+    "opt": _opt,
+}
+
+
+def _with_notes(spec: ModelSpec, *notes: str) -> ModelSpec:
+    from dataclasses import replace
+
+    return replace(spec, notes=(*spec.notes, *notes))
+
+
+def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json", source: str = "") -> ModelSpec:
+    """Build a ModelSpec from a Hugging Face config.json mapping."""
+    c = _Cfg(cfg, where)
+    model_type = str(c.opt("model_type", "")).lower()
+    if not model_type and "text_config" in cfg:
+        model_type = "llama4"
+    builder = _BUILDERS.get(model_type)
+    if builder is None:
+        if {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"} <= set(cfg):
+            builder = _llama_like
+        else:
+            supported = ", ".join(sorted(_BUILDERS))
+            raise ChipwiseError(
+                f"{where}: model_type '{model_type or '(missing)'}' is not supported. "
+                f"Fix: use a config of type {supported}, or one with hidden_size, num_hidden_layers, "
+                "num_attention_heads and intermediate_size."
+            )
+    spec = builder(c, name)
+    from dataclasses import replace
+
+    return replace(spec, source=source or where)
+
+
+def from_dims(
+    name: str,
+    layers: int,
+    hidden: int,
+    heads: int,
+    ffn: int | None = None,
+    kv_heads: int | None = None,
+    vocab: int = 32000,
+    gated: bool = True,
+    tied: bool = False,
+    experts: int = 0,
+    top_k: int = 0,
+    causal: bool = True,
+) -> ModelSpec:
+    """A model from its main dimensions (a benchmark table's columns), for runs without a config.json."""
+    for label, value in (("layers", layers), ("hidden", hidden), ("heads", heads)):
+        if value <= 0:
+            raise ChipwiseError(f"model '{name}': {label} must be positive, got {value}. Fix: correct it.")
+    kv = kv_heads or heads
+    width = ffn or (int(8 * hidden / 3) if gated else 4 * hidden)
+    att = Attention(
+        kind="mha" if kv == heads else ("mqa" if kv == 1 else "gqa"),
+        heads=heads,
+        kv_heads=kv,
+        head_dim=hidden // heads,
+        v_head_dim=hidden // heads,
+    )
+    group = (
+        LayerGroup(count=layers, moe=MoE(experts, top_k, width, gated=gated))
+        if experts
+        else LayerGroup(count=layers, mlp=MLP(width, gated))
+    )
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=vocab,
+        attention=att,
+        groups=(group,),
+        tied_embeddings=tied,
+        norm_params_per_layer=2 * hidden,
+        source="dimensions given by the user or a benchmark table",
+        causal=causal,
+    )

@@ -1,0 +1,70 @@
+"""Resolve a model name (a preset id, an alias, or a path to a Hugging Face config.json) to a ModelSpec."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.workload.model import ModelSpec, from_hf_config
+
+
+def _aliases(catalog: Catalog) -> dict[str, str]:
+    table: dict[str, str] = {}
+    for pid, entry in catalog.models.items():
+        for name in (pid, *entry.aliases):
+            table.setdefault(_norm(name), pid)
+    return table
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def preset_id(catalog: Catalog, name: str) -> str | None:
+    """The preset id a name or alias refers to, or None."""
+    return _aliases(catalog).get(_norm(name))
+
+
+@functools.cache
+def _preset(catalog: Catalog, pid: str) -> ModelSpec:
+    entry = catalog.models[pid]
+    return from_hf_config(
+        catalog.model_config(pid), name=pid, where=f"preset '{pid}' ({entry.file})", source=entry.source
+    )
+
+
+def load_model(catalog: Catalog, name: str) -> ModelSpec:
+    """A ModelSpec from a preset name or alias, or from a config.json path (no network)."""
+    pid = preset_id(catalog, name)
+    if pid is not None:
+        return _preset(catalog, pid)
+    path = Path(name)
+    if path.suffix == ".json" or path.exists() or "/" in name:
+        if path.is_dir():
+            path = path / "config.json"
+        if not path.exists():
+            raise ChipwiseError(
+                f"model config '{name}' does not exist. Fix: give a preset name or a path to a config.json."
+            )
+        try:
+            cfg = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ChipwiseError(
+                f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON."
+            ) from None
+        except OSError as exc:
+            raise ChipwiseError(f"cannot read '{path}': {exc.strerror}. Fix: check the path.") from None
+        if not isinstance(cfg, dict):
+            raise ChipwiseError(
+                f"'{path}' must hold a JSON object (a Hugging Face config.json). Fix: give such a file."
+            )
+        return from_hf_config(cfg, name=path.parent.name or path.stem, where=str(path), source=str(path))
+    raise UnknownNameError(
+        "model",
+        name,
+        catalog.models,
+        hint="run 'chipwise model list', or give a path to a Hugging Face config.json",
+    )

@@ -1,0 +1,73 @@
+"""A training job: the model, the batch, the precision, and how many tokens to train on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chipwise.errors import ChipwiseError
+from chipwise.workload.model import ModelSpec
+
+PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """One pre-training (or fine-tuning) run.
+
+    global_batch: sequences per optimizer step; seq_len: tokens per sequence; tokens: total tokens to train on
+    (None when only the step is asked for). lora: only adapters are trained (weights frozen: no weight gradients,
+    no optimizer state for them).
+    """
+
+    model: ModelSpec
+    seq_len: int
+    global_batch: int
+    precision: str = "bf16"
+    tokens: float | None = None
+    lora: bool = False
+
+    def __post_init__(self) -> None:
+        if self.seq_len <= 0:
+            raise ChipwiseError(f"seq_len must be positive, got {self.seq_len}. Fix: give a positive sequence length.")
+        if self.global_batch <= 0:
+            raise ChipwiseError(
+                f"global batch must be at least one sequence, got {self.global_batch}. Fix: raise the batch."
+            )
+        if self.precision not in PRECISIONS:
+            raise ChipwiseError(f"unknown precision '{self.precision}'. Fix: use one of {', '.join(PRECISIONS)}.")
+        if self.tokens is not None and self.tokens <= 0:
+            raise ChipwiseError(
+                f"tokens must be positive, got {self.tokens:g}. Fix: give the number of tokens to train on."
+            )
+
+    @property
+    def global_batch_tokens(self) -> int:
+        return self.global_batch * self.seq_len
+
+    @property
+    def steps(self) -> float | None:
+        return None if self.tokens is None else self.tokens / self.global_batch_tokens
+
+    @classmethod
+    def from_tokens(
+        cls,
+        model: ModelSpec,
+        seq_len: int,
+        global_batch_tokens: float,
+        precision: str = "bf16",
+        tokens: float | None = None,
+        lora: bool = False,
+    ) -> TrainingJob:
+        if global_batch_tokens <= 0:
+            raise ChipwiseError(
+                f"global batch tokens must be positive, got {global_batch_tokens:g}. Fix: give a positive batch."
+            )
+        batch = max(1, round(global_batch_tokens / seq_len))
+        return cls(model=model, seq_len=seq_len, global_batch=batch, precision=precision, tokens=tokens, lora=lora)
+
+
+def default_global_batch_tokens(model: ModelSpec) -> int:
+    """A conventional batch when none is given: ~4M tokens for large models (Llama 3: 4M-16M; GPT-3: 3.2M),
+    1M for models under 10B parameters."""
+    return 4 * 2**20 if model.params_total >= 10e9 else 2**20

@@ -1,0 +1,212 @@
+"""The built-in catalog: every required chip and system, sourced figures, SI conversion, user overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chipwise.catalog import Catalog, load_catalog
+from chipwise.catalog.schema import Figure
+from chipwise.catalog.units import parse_quantity, to_si
+from chipwise.errors import ChipwiseError, UnknownNameError
+
+REQUIRED_CHIPS = [
+    "trn1",
+    "inf2",
+    "trn2",
+    "trn3",
+    "trn4",
+    "a100-40gb",
+    "a100-80gb",
+    "h100-sxm",
+    "h100-96gb",
+    "h800",
+    "h200",
+    "gh200",
+    "b200",
+    "b300",
+    "gb200",
+    "gb300",
+    "rtx-pro-6000d",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "tpu-v4",
+    "tpu-v5e",
+    "tpu-v5p",
+    "tpu-v6e",
+    "tpu-v7",
+    "gaudi2",
+    "gaudi3",
+]
+REQUIRED_SYSTEMS = [
+    "trn1.32xlarge",
+    "trn2.48xlarge",
+    "trn2-ultraserver",
+    "trn3-ultraserver-gen1",
+    "trn3-ultraserver",
+    "p4d.24xlarge",
+    "p5.48xlarge",
+    "p5en.48xlarge",
+    "p6-b200.48xlarge",
+    "p6-b300.48xlarge",
+    "p6e-gb200-ultraserver",
+    "gb200-nvl72",
+    "gb300-nvl72",
+    "mi300x-8x",
+    "mi355x-8x",
+    "tpu-v5p-pod",
+    "tpu-v6e-256",
+    "tpu-v7-pod",
+    "gaudi3-8x",
+]
+
+
+def _figures(node: object) -> list[Figure]:
+    if isinstance(node, Figure):
+        return [node]
+    if hasattr(type(node), "model_fields") and not isinstance(node, type):
+        return [f for name in type(node).model_fields for f in _figures(getattr(node, name))]
+    if isinstance(node, dict):
+        return [f for v in node.values() for f in _figures(v)]
+    if isinstance(node, list):
+        return [f for v in node for f in _figures(v)]
+    return []
+
+
+def test_every_required_chip_and_system(catalog: Catalog) -> None:
+    assert set(REQUIRED_CHIPS) <= set(catalog.chips)
+    assert set(REQUIRED_SYSTEMS) <= set(catalog.systems)
+
+
+def test_every_figure_is_sourced_or_derived(catalog: Catalog) -> None:
+    entries = [*catalog.chips.values(), *catalog.systems.values(), *catalog.fabrics.values()]
+    figures = [f for e in entries for f in _figures(e)] + _figures(catalog.efficiency) + _figures(catalog.datacenter)
+    assert len(figures) > 800
+    for f in figures:
+        if f.status in ("estimate", "projected"):
+            assert f.derivation.strip(), f
+        else:
+            assert f.source, f
+
+
+def test_trainium4_is_projected_from_trainium3_ratios(catalog: Catalog) -> None:
+    trn3, trn4 = catalog.chips["trn3"], catalog.chips["trn4"]
+    assert trn4.status == "projected"
+    assert trn4.flops["fp8"].si == pytest.approx(3 * trn3.flops["fp8"].si, rel=1e-3)
+    assert trn4.flops["fp4"].si >= 6 * trn3.flops["fp4"].si * 0.999
+    assert trn4.hbm_bandwidth.si == pytest.approx(4 * trn3.hbm_bandwidth.si, rel=1e-2)
+    assert trn4.flops["fp8"].status == "projected"
+
+
+def test_flops_are_dense_not_sparse(catalog: Catalog) -> None:
+    # H100 SXM dense FP8 is 1,979 TFLOP/s; the 3,958 figure is the 2:4 sparse one
+    assert catalog.chips["h100-sxm"].flops["fp8"].si == pytest.approx(1978.9e12, rel=1e-3)
+    assert catalog.chips["h100-sxm"].flops["bf16"].si == pytest.approx(989.4e12, rel=1e-3)
+
+
+def test_link_bandwidth_is_per_direction(catalog: Catalog) -> None:
+    # NVLink4: 900 GB/s bidirectional per GPU = 450 GB/s per direction
+    assert catalog.chips["h100-sxm"].scaleup_bandwidth.si == pytest.approx(450e9, rel=1e-3)
+
+
+def test_units_convert_to_si() -> None:
+    assert to_si(3.35, "TB/s") == pytest.approx(3.35e12)
+    assert to_si(80, "GiB") == 80 * 2**30
+    assert to_si(400, "Gb/s") == pytest.approx(50e9)
+    assert parse_quantity("6TB/s") == (6.0, "TB/s")
+    assert parse_quantity("6e12") == (6e12, "")
+
+
+def test_set_overrides_a_figure_in_si(catalog: Catalog) -> None:
+    c = load_catalog(sets=["trn3.hbm_bandwidth=6e12"])
+    fig = c.chips["trn3"].hbm_bandwidth
+    assert fig.si == pytest.approx(6e12)
+    assert fig.status == "estimate"
+    assert "--set" in fig.derivation
+    assert catalog.chips["trn3"].hbm_bandwidth.si == pytest.approx(4.9e12)  # the built-in one is untouched
+
+
+def test_set_with_unit_and_price() -> None:
+    c = load_catalog(sets=["h100-sxm.flops.bf16=1PFLOP/s", "h100-sxm.price=2.5"])
+    assert c.chips["h100-sxm"].flops["bf16"].si == pytest.approx(1e15)
+    assert any(p.chip == "h100-sxm" and p.value == 2.5 and p.provider == "user" for p in c.prices)
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needle"),
+    [
+        ("trn3.hbm_bandwidth=-1", "negative"),
+        ("trn3.hbm_bandwidth=fast", "not a number"),
+        ("trn9.hbm_bandwidth=1", "unknown catalog id"),
+        ("trn3.hbm_speed=1", "unknown figure"),
+        ("trn3.hbm_bandwidth", "has no '='"),
+    ],
+)
+def test_bad_set_is_one_clear_error(assignment: str, needle: str) -> None:
+    with pytest.raises(ChipwiseError, match=needle) as info:
+        load_catalog(sets=[assignment])
+    assert "\n" not in str(info.value) and "Fix" in str(info.value)
+
+
+def test_user_catalog_extends_and_overrides(tmp_path: Path) -> None:
+    extra = tmp_path / "mine.yaml"
+    extra.write_text(
+        """
+chips:
+  h100-sxm:
+    hbm_capacity: {value: 96, unit: GB, status: measured, source: [my lab]}
+  my-chip:
+    name: My Chip
+    vendor: other
+    family: hopper
+    default_system: p5.48xlarge
+    flops: {bf16: {value: 500, unit: TFLOP/s, status: estimate, derivation: a guess}}
+    hbm_capacity: {value: 64, unit: GB, status: estimate, derivation: a guess}
+    hbm_bandwidth: {value: 2, unit: TB/s, status: estimate, derivation: a guess}
+    tdp: {value: 500, unit: W, status: estimate, derivation: a guess}
+    scaleup_bandwidth: {value: 200, unit: GB/s, status: estimate, derivation: a guess}
+    scaleout_bandwidth: {value: 25, unit: GB/s, status: estimate, derivation: a guess}
+"""
+    )
+    c = load_catalog(files=[extra])
+    assert c.chips["h100-sxm"].hbm_capacity.si == 96e9
+    assert c.chips["h100-sxm"].hbm_bandwidth.si == pytest.approx(3.35e12)  # untouched fields survive
+    assert "my-chip" in c.chips
+    assert c.origins["chips.my-chip"] == str(extra)
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("chips: [unclosed", "not valid YAML"),
+        ("gadgets: {}", "unknown section"),
+        ("chips:\n  h100-sxm:\n    hbm_capacity: {value: -3, unit: GB, status: spec, source: [x]}", "negative"),
+        ("chips:\n  h100-sxm:\n    hbm_capacity: {value: lots, unit: GB, status: spec, source: [x]}", "not a number"),
+        (
+            "chips:\n  h100-sxm:\n    hbm_capacity: {value: 3, unit: furlongs, status: spec, source: [x]}",
+            "unknown unit",
+        ),
+        ("chips:\n  h100-sxm:\n    hbm_capacity: {value: 3, unit: GB, status: spec}", "needs a 'source'"),
+        ("chips:\n  h100-sxm:\n    hbm_capacity: {value: 3, unit: GB, status: estimate}", "derivation"),
+        (
+            "chips:\n  h100-sxm:\n    hbm_capacity: {value: 3, unit: TB/s, status: estimate, derivation: x}",
+            "bytes unit",
+        ),
+    ],
+)
+def test_bad_user_catalog_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    with pytest.raises(ChipwiseError, match=needle) as info:
+        load_catalog(files=[f])
+    assert "\n" not in str(info.value)
+
+
+def test_unknown_chip_suggests_a_close_name(catalog: Catalog) -> None:
+    from chipwise.hardware import hardware
+
+    with pytest.raises(UnknownNameError) as info:
+        hardware(catalog).system("h100-sxn")
+    assert "h100-sxm" in str(info.value)

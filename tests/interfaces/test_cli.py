@@ -1,0 +1,151 @@
+"""The command line: JSON contracts, and one-line errors with exit code 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chipwise.__main__ import _register
+from chipwise.interfaces.cli.app import run
+
+_register()
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert run(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = run(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("chipwise ")
+
+
+def test_catalog_list_json_has_every_chip(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["catalog", "list", "--json"])
+    ids = {c["id"] for c in data["chips"]}
+    assert {"trn1", "trn4", "h100-sxm", "gb300", "mi355x", "tpu-v7", "gaudi3", "rtx-pro-6000d"} <= ids
+    trn4 = next(c for c in data["chips"] if c["id"] == "trn4")
+    assert trn4["projected"] and trn4["figures"]["flops.fp8"]["status"] == "projected"
+
+
+def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["catalog", "show", "p5", "--json"])
+    assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]
+
+
+def test_model_show_json(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["model", "show", "deepseek-v3", "--json", "--seq-len", "4096"])
+    assert data["params_total"] == pytest.approx(671e9, rel=0.01)
+    assert data["params_active"] == pytest.approx(37e9, rel=0.02)
+    assert data["seq_len"] == 4096 and data["flops_per_token_fwd"] > 0 and data["kv_bytes_per_token"] > 0
+
+
+def test_predict_training_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sc = tmp_path / "train.yaml"
+    sc.write_text(
+        "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 1024\nprecision: bf16\nseq_len: 8192\n"
+        "global_batch_tokens: 4194304\ntokens: 15e12\nplan: {tp: 8}\n"
+    )
+    data = _json(capsys, ["predict", str(sc), "--json"])
+    for key in (
+        "step_time_s",
+        "tokens_per_s",
+        "tflops_per_chip",
+        "mfu",
+        "memory_per_chip_gib",
+        "plan",
+        "breakdown",
+        "time_to_train_s",
+        "cost_usd",
+        "energy_j",
+        "co2e_kg",
+    ):
+        assert key in data, key
+    assert data["plan"]["tp"] == 8
+    assert data["plan_source"] == "partial"
+
+
+def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        [
+            "plan",
+            "train",
+            "--model",
+            "llama-3.1-8b",
+            "--tokens",
+            "1T",
+            "--chips",
+            "64",
+            "--hardware",
+            "h100-sxm,trn2,tpu-v5p",
+            "--json",
+        ],
+    )
+    assert {"evaluated", "feasible", "seconds"} <= set(data["search"])
+    assert len(data["results"]) == 3
+    times = [r["time_to_train_s"] for r in data["results"]]
+    assert times == sorted(times)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["model", "show", "lama-3.1-70b"], "Did you mean"),
+        (["catalog", "show", "h100-sxn"], "Did you mean"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--hardware", "h1OO"], "unknown chip or system"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--tokens", "-5"], "not a positive number"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--chips", "abc"], "chips"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "cheap"], "unknown pricing mode"),
+        (["catalog", "list", "--set", "trn3.hbm_bandwidth=-6e12"], "negative"),
+        (["catalog", "list", "--set", "trn3.hbm_bandwidth=abc"], "not a number"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    assert needle in _error(capsys, argv)
+
+
+def test_malformed_yaml_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("chips: {h100-sxm: [")
+    assert "not valid YAML" in _error(capsys, ["catalog", "list", "--catalog", str(bad)])
+
+
+@pytest.mark.parametrize(
+    ("scenario", "needle"),
+    [
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\nplan: {tp: 8, pp: 4, dp: 4}\n", "ranks"),
+        (
+            "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\nplan: {tp: 128, pp: 1, dp: 1}\n",
+            "ranks|heads",
+        ),
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\nplan: {recompute: often}\n", "recompute"),
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: -4\n", "chips"),
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ncolour: red\n", "unknown key"),
+        ("kind: bake\n", "kind"),
+    ],
+)
+def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, needle: str) -> None:
+    f = tmp_path / "s.yaml"
+    f.write_text(scenario)
+    import re
+
+    assert re.search(needle, _error(capsys, ["predict", str(f)]))
+
+
+def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096}))
+    assert "lacks" in _error(capsys, ["model", "show", str(cfg)])

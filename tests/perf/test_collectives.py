@@ -1,0 +1,88 @@
+"""Collectives by formula: ring all-reduce, hierarchical all-reduce, all-to-all, torus bandwidth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipwise.perf import collectives as coll
+from chipwise.perf.device import Topology
+
+SWITCHED = Topology(
+    domain_ranks=8,
+    up_kind="switched",
+    up_dims=(8,),
+    up_bandwidth=450e9,
+    up_latency=1e-6,
+    up_efficiency=0.8,
+    out_bandwidth=50e9,
+    out_latency=10e-6,
+    out_efficiency=0.9,
+    out_tiers=((1024, 1.0), (4096, 2.0)),
+)
+
+
+def test_ring_all_reduce_inside_one_domain() -> None:
+    """2 (n-1)/n S / (B eta) + 2 (n-1) alpha, n = 8, S = 1 GB."""
+    s = 1e9
+    expected = 2 * 7 / 8 * s / (450e9 * 0.8) + 2 * 7 * 1e-6
+    assert float(coll.all_reduce(s, 8, 1, SWITCHED)) == pytest.approx(expected)
+
+
+def test_hierarchical_all_reduce_across_domains() -> None:
+    """64 ranks, stride 1: 8 per domain x 8 domains. Intra ring all-reduce plus inter all-reduce on S/8."""
+    s = 1e9
+    intra = 2 * 7 / 8 * s / (450e9 * 0.8) + 2 * 7 * 1e-6
+    inter = 2 * 7 / 8 * (s / 8) / (50e9 * 0.9) + 2 * 7 * 10e-6
+    assert float(coll.all_reduce(s, 64, 1, SWITCHED)) == pytest.approx(intra + inter)
+
+
+def test_oversubscribed_tier_slows_large_groups() -> None:
+    small = float(coll.all_reduce(1e9, 512, 8, SWITCHED))  # spans 4096 ranks: within the non-blocking reach? no
+    big = float(coll.all_reduce(1e9, 1024, 8, SWITCHED))  # spans 8192 ranks, beyond the 2:1 tier
+    assert big > small
+
+
+def test_reduce_scatter_is_half_an_all_reduce_in_bandwidth() -> None:
+    s = 4e9
+    ar = float(coll.all_reduce(s, 8, 1, SWITCHED)) - 2 * 7 * 1e-6
+    rs = float(coll.reduce_scatter(s, 8, 1, SWITCHED)) - 7 * 1e-6
+    assert rs == pytest.approx(ar / 2)
+
+
+def test_single_rank_groups_cost_nothing() -> None:
+    assert float(coll.all_reduce(1e9, 1, 1, SWITCHED)) == 0.0
+    assert float(coll.all_to_all(1e9, 1, 1, SWITCHED)) == 0.0
+
+
+def test_torus_group_spanning_one_dimension_gets_part_of_the_links() -> None:
+    torus = Topology(
+        domain_ranks=64,
+        up_kind="torus",
+        up_dims=(4, 4, 4),
+        up_bandwidth=600e9,
+        up_latency=1e-6,
+        up_efficiency=1.0,
+        out_bandwidth=6e9,
+        out_latency=25e-6,
+        out_efficiency=0.7,
+    )
+    one_dim = float(coll.all_reduce(1e9, 4, 1, torus)) - 6e-6
+    three_dims = float(coll.all_reduce(1e9, 64, 1, torus)) - 126e-6
+    assert one_dim == pytest.approx(2 * 3 / 4 * 1e9 / (600e9 / 3))
+    assert three_dims == pytest.approx(2 * 63 / 64 * 1e9 / 600e9)
+
+
+def test_moe_dispatch_deduplicates_per_domain() -> None:
+    """32 ranks over 4 domains, top-8: each token reaches 3 (1 - (3/4)^8) = 2.7 remote domains, not 6 copies."""
+    t = float(coll.moe_dispatch(1e6, 8, 32, SWITCHED))
+    remote = 3 * (1 - 0.75**8)
+    expected = 1e6 * 8 * (31 / 32) / (450e9 * 0.8) + 7e-6 + 1e6 * remote / (50e9 * 0.9) + 3 * 10e-6
+    assert t == pytest.approx(expected)
+
+
+def test_collectives_broadcast_over_arrays() -> None:
+    sizes = np.array([1, 2, 8, 64])
+    out = coll.all_reduce(1e9, sizes, 1, SWITCHED)
+    assert out.shape == (4,)
+    assert out[0] == 0.0 and np.all(np.diff(out) > 0)

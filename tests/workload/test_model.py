@@ -1,0 +1,133 @@
+"""ModelSpec: parameter counts of known models, FLOPs per token by hand, KV-cache bytes, config.json parsing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.workload import from_dims, load_model
+
+PRESETS = [
+    "gpt3-175b",
+    "llama-2-7b",
+    "llama-2-13b",
+    "llama-2-70b",
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "mixtral-8x7b",
+    "mixtral-8x22b",
+    "deepseek-v3",
+    "qwen3-30b-a3b",
+    "qwen3-235b-a22b",
+    "gpt-oss-120b",
+    "llama-4-scout",
+    "llama-4-maverick",
+    "qwen3-32b",
+    "deepseek-r1",
+]
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_every_preset_loads(catalog: Catalog, name: str) -> None:
+    spec = load_model(catalog, name)
+    assert spec.params_total >= spec.params_active > 0
+
+
+@pytest.mark.parametrize(
+    ("name", "total", "active", "tol_total", "tol_active"),
+    [
+        ("deepseek-v3", 671e9, 37e9, 0.01, 0.02),
+        ("deepseek-r1", 671e9, 37e9, 0.01, 0.02),
+        ("llama-3.1-405b", 405e9, 405e9, 0.01, 0.01),
+        ("mixtral-8x7b", 46.7e9, 12.9e9, 0.01, 0.02),
+        ("mixtral-8x22b", 141e9, 39e9, 0.01, 0.02),
+        ("qwen3-235b-a22b", 235e9, 22e9, 0.01, 0.02),
+        ("qwen3-30b-a3b", 30.5e9, 3.3e9, 0.01, 0.03),
+        ("gpt-oss-120b", 116.8e9, None, 0.01, None),
+        ("llama-4-maverick", 400e9, 17e9, 0.01, 0.02),
+        ("qwen3-32b", 32.8e9, 32.8e9, 0.01, 0.01),
+    ],
+)
+def test_published_parameter_counts(
+    catalog: Catalog, name: str, total: float, active: float | None, tol_total: float, tol_active: float | None
+) -> None:
+    spec = load_model(catalog, name)
+    assert spec.params_total == pytest.approx(total, rel=tol_total)
+    if active is not None and tol_active is not None:
+        assert spec.params_active == pytest.approx(active, rel=tol_active)
+
+
+def test_llama2_7b_flops_by_hand(catalog: Catalog) -> None:
+    """Llama-2-7B: 32 layers, h=4096, 32 heads (MHA, d=128), SwiGLU ffn 11008, vocab 32000, untied head.
+
+    Per layer: attention 4 h^2 = 67,108,864; MLP 3 h ffn = 135,266,304 -> 202,375,168 weights.
+    Matmul weights per token: 32 x 202,375,168 + LM head 32000 x 4096 = 6,607,077,376 -> x2 FLOPs.
+    Attention at seq 4096, causal: 32 layers x 2 x 32 heads x (128 + 128) x (4096 + 1)/2 = 1,074,266,112.
+    """
+    spec = load_model(catalog, "llama-2-7b")
+    assert spec.matmul_flops_per_token_fwd() == 2 * 6_607_077_376
+    assert spec.attention_flops_per_token_fwd(4096) == pytest.approx(32 * 2 * 32 * 256 * 4097 / 2)
+    assert spec.kv_bytes_per_token(2.0) == 32 * 2 * 32 * 128 * 2  # 0.5 MiB per token in bf16
+    assert spec.params_total == pytest.approx(6.738e9, rel=1e-3)
+
+
+def test_gqa_and_mla_kv_cache(catalog: Catalog) -> None:
+    llama70 = load_model(catalog, "llama-3.1-70b")
+    assert llama70.attention.kind == "gqa"
+    assert llama70.kv_bytes_per_token(2.0) == 80 * 2 * 8 * 128 * 2  # 320 KiB
+    ds = load_model(catalog, "deepseek-v3")
+    assert ds.attention.kind == "mla"
+    assert ds.kv_bytes_per_token(1.0) == 61 * (512 + 64)  # compressed latent + rope key per layer
+
+
+def test_sliding_window_caps_kv(catalog: Catalog) -> None:
+    oss = load_model(catalog, "gpt-oss-120b")
+    per_token = oss.kv_bytes_per_token(2.0)
+    # half the layers keep only a 128-token window
+    assert oss.kv_bytes(10_000, 2.0) == pytest.approx(per_token / 2 * 10_000 + per_token / 2 * 128)
+
+
+def test_config_json_from_disk(tmp_path: Path) -> None:
+    cfg = {
+        "model_type": "llama",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "vocab_size": 1000,
+        "tie_word_embeddings": True,
+    }
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(cfg))
+    from chipwise.catalog import load_catalog
+
+    spec = load_model(load_catalog(), str(path))
+    # per layer: q,o 2 h^2 + k,v 2 h (2 x 128) + MLP 3 h ffn + norms 2h
+    per_layer = 2 * 1024 * 1024 + 2 * 1024 * 256 + 3 * 1024 * 4096 + 2 * 1024
+    assert spec.params_total == 4 * per_layer + 1000 * 1024 + 1024
+
+
+def test_config_missing_field_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))
+    from chipwise.catalog import load_catalog
+
+    with pytest.raises(ChipwiseError, match="lacks 'num_hidden_layers'"):
+        load_model(load_catalog(), str(path))
+
+
+def test_unknown_model_did_you_mean(catalog: Catalog) -> None:
+    with pytest.raises(UnknownNameError, match=r"llama-3\.1-70b"):
+        load_model(catalog, "llama-3.1-70")
+
+
+def test_from_dims_matches_gpt3(catalog: Catalog) -> None:
+    gpt3 = load_model(catalog, "gpt3-175b")
+    dims = from_dims("gpt3", layers=96, hidden=12288, heads=96, ffn=4 * 12288, vocab=50257, gated=False, tied=True)
+    assert dims.matmul_flops_per_token_fwd() == pytest.approx(gpt3.matmul_flops_per_token_fwd(), rel=0.01)
