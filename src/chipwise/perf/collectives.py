@@ -17,6 +17,8 @@ On a torus, a group spanning d of the D dimensions drives only d/D of the chip's
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -35,8 +37,8 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     size = _as_int(size)
     stride = np.maximum(_as_int(stride), 1)
     cap = np.maximum(topo.domain_ranks // stride, 1)
-    # the largest power of two not above cap, then the part of the group that fits it
-    cap_p2 = np.left_shift(1, np.floor(np.log2(cap)).astype(np.int64))
+    # the largest power of two not above cap (frexp gives floor(log2) exactly), then the part of the group in it
+    cap_p2 = np.left_shift(1, np.frexp(cap.astype(np.float64))[1].astype(np.int64) - 1)
     n_in = np.where(cap >= size, size, np.gcd(size, cap_p2))
     n_in = np.maximum(n_in, 1)
     return n_in, size // n_in
@@ -59,50 +61,99 @@ def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
     span = size * np.maximum(stride, 1)
     over = np.ones(np.shape(span))
     for reach, oversub in topo.out_tiers:
-        over = np.where(span > reach, np.maximum(over, oversub), over)
+        if oversub != 1.0:
+            over = np.where(span > reach, np.maximum(over, oversub), over)
     return np.asarray(topo.out_bandwidth * topo.out_efficiency / over, dtype=np.float64)
 
 
 def _steps(n: IntArray) -> Array:
     """Latency steps of a ring, or of a tree once rings get long."""
-    n = np.maximum(n, 1)
-    tree = 2.0 * np.ceil(np.log2(n))
-    return np.asarray(np.minimum(n - 1.0, np.where(n > 8, tree, n - 1.0)), dtype=np.float64)
+    n = np.maximum(n, 1).astype(np.float64)
+    tree = 2.0 * np.frexp(n - 1.0)[1]  # 2 ceil(log2 n) for n > 1
+    return np.asarray(np.where(n > 8, np.minimum(n - 1.0, tree), n - 1.0), dtype=np.float64)
 
 
-def all_reduce(nbytes: Array | float, size: IntArray | int, stride: IntArray | int, topo: Topology) -> Array:
-    size, stride = _as_int(size), _as_int(stride)
-    s = np.asarray(nbytes, dtype=np.float64)
+@dataclass(frozen=True)
+class Group:
+    """A communication group for every plan, with its costs reduced to t = bytes x slope + intercept.
+
+    reduce-scatter / all-gather: slope_rs = (n_in-1)/n_in / B_in + (n_out-1)/n_out / (n_in B_out),
+                                 intercept_rs = (n_in-1) alpha_in + steps(n_out) alpha_out
+    all-reduce = 2 x reduce-scatter; all-to-all: slope_a2a = (n_in-1)/n / B_in + (n-n_in)/n / B_out,
+                                     intercept_a2a = (n_in-1) alpha_in + (n_out-1) alpha_out
+    """
+
+    size: IntArray
+    n_in: IntArray
+    n_out: IntArray
+    bw_in: Array
+    bw_out: Array
+    slope_rs: Array
+    intercept_rs: Array
+    slope_a2a: Array
+    intercept_a2a: Array
+
+
+def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group:
+    """Place a group of `size` ranks, `stride` apart, on the topology, once; price its collectives cheaply."""
+    size, stride = _as_int(size), np.maximum(_as_int(stride), 1)
+    if not np.any(size > 1):  # nothing to communicate (e.g. no expert parallelism in any plan)
+        zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
+        return Group(size, one, one, zero + topo.up_bandwidth, zero + topo.out_bandwidth, zero, zero, zero, zero)
     n_in, n_out = split_group(size, stride, topo)
-    t_in = 2.0 * (n_in - 1) / n_in * s / _bw_in(n_in, topo) + 2.0 * (n_in - 1) * topo.up_latency
-    t_out = (
-        2.0 * (n_out - 1) / n_out * (s / n_in) / _bw_out(size, stride, topo) + 2.0 * _steps(n_out) * topo.out_latency
+    bw_in, bw_out = _bw_in(n_in, topo), _bw_out(size, stride, topo)
+    active = size > 1
+    nin, nout, n = n_in.astype(np.float64), n_out.astype(np.float64), np.maximum(size, 1).astype(np.float64)
+    slope_rs = (nin - 1.0) / nin / bw_in + (nout - 1.0) / nout / (nin * bw_out)
+    intercept_rs = (nin - 1.0) * topo.up_latency + _steps(n_out) * topo.out_latency
+    slope_a2a = (nin - 1.0) / n / bw_in + (n - nin) / n / bw_out
+    intercept_a2a = (nin - 1.0) * topo.up_latency + (nout - 1.0) * topo.out_latency
+    zero = np.zeros(np.shape(size))
+    return Group(
+        size=size,
+        n_in=n_in,
+        n_out=n_out,
+        bw_in=bw_in,
+        bw_out=bw_out,
+        slope_rs=np.where(active, slope_rs, zero),
+        intercept_rs=np.where(active, intercept_rs, zero),
+        slope_a2a=np.where(active, slope_a2a, zero),
+        intercept_a2a=np.where(active, intercept_a2a, zero),
     )
-    return np.asarray(np.where(size > 1, t_in + t_out, 0.0), dtype=np.float64)
 
 
-def reduce_scatter(nbytes: Array | float, size: IntArray | int, stride: IntArray | int, topo: Topology) -> Array:
+def _g(size: IntArray | int | Group, stride: IntArray | int, topo: Topology | None) -> Group:
+    if isinstance(size, Group):
+        return size
+    assert topo is not None
+    return group(size, stride, topo)
+
+
+def all_reduce(
+    nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
+) -> Array:
+    """All-reduce of `nbytes` per rank over a group (given as a Group, or as size, stride and topology)."""
+    g = _g(size, stride, topo)
+    return np.asarray(2.0 * (np.asarray(nbytes) * g.slope_rs + g.intercept_rs), dtype=np.float64)
+
+
+def reduce_scatter(
+    nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
+) -> Array:
     """Reduce-scatter of a buffer of `nbytes` per rank (the same cost as the all-gather that undoes it)."""
-    size, stride = _as_int(size), _as_int(stride)
-    s = np.asarray(nbytes, dtype=np.float64)
-    n_in, n_out = split_group(size, stride, topo)
-    t_in = (n_in - 1) / n_in * s / _bw_in(n_in, topo) + (n_in - 1) * topo.up_latency
-    t_out = (n_out - 1) / n_out * (s / n_in) / _bw_out(size, stride, topo) + _steps(n_out) * topo.out_latency
-    return np.asarray(np.where(size > 1, t_in + t_out, 0.0), dtype=np.float64)
+    g = _g(size, stride, topo)
+    return np.asarray(np.asarray(nbytes) * g.slope_rs + g.intercept_rs, dtype=np.float64)
 
 
 all_gather = reduce_scatter
 
 
-def all_to_all(nbytes: Array | float, size: IntArray | int, stride: IntArray | int, topo: Topology) -> Array:
+def all_to_all(
+    nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
+) -> Array:
     """All-to-all where each rank sends `nbytes` in total, spread evenly over the group (itself included)."""
-    size, stride = _as_int(size), _as_int(stride)
-    s = np.asarray(nbytes, dtype=np.float64)
-    n_in, n_out = split_group(size, stride, topo)
-    sz = np.maximum(size, 1)
-    t_in = s * (n_in - 1) / sz / _bw_in(n_in, topo) + (n_in - 1) * topo.up_latency
-    t_out = s * (sz - n_in) / sz / _bw_out(size, stride, topo) + (n_out - 1) * topo.out_latency
-    return np.asarray(np.where(size > 1, t_in + t_out, 0.0), dtype=np.float64)
+    g = _g(size, stride, topo)
+    return np.asarray(np.asarray(nbytes) * g.slope_a2a + g.intercept_a2a, dtype=np.float64)
 
 
 def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
@@ -115,17 +166,16 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
     return np.asarray(np.where(inside, t_up, t_out), dtype=np.float64)
 
 
-def moe_dispatch(token_bytes: Array | float, top_k: int, size: IntArray | int, topo: Topology) -> Array:
+def moe_dispatch(token_bytes: Array | float, top_k: int, size: IntArray | int | Group, topo: Topology) -> Array:
     """Send each of a rank's tokens (`token_bytes` in all) to its top_k experts spread over `size` consecutive
     ranks: once per remote scale-up domain over the network, then fanned out inside the domain (node-limited,
     deduplicated dispatch as in DeepEP and DeepSeek-V3). With experts uniformly spread over D domains a token
     reaches (D - 1)(1 - (1 - 1/D)^k) remote domains on average; its k copies cross the scale-up fabric."""
-    size = _as_int(size)
+    g = _g(size, 1, topo)
     s = np.asarray(token_bytes, dtype=np.float64)
-    n_in, n_out = split_group(size, 1, topo)
-    d = n_out.astype(np.float64)
+    d = g.n_out.astype(np.float64)
     remote = np.where(d > 1, (d - 1.0) * (1.0 - (1.0 - 1.0 / np.maximum(d, 1.0)) ** top_k), 0.0)
-    local = top_k * (1.0 - 1.0 / np.maximum(size, 1))
-    t_in = s * local / _bw_in(n_in, topo) + (n_in - 1) * topo.up_latency
-    t_out = s * remote / _bw_out(size, np.ones_like(size), topo) + (n_out - 1) * topo.out_latency
-    return np.asarray(np.where(size > 1, t_in + t_out, 0.0), dtype=np.float64)
+    local = top_k * (1.0 - 1.0 / np.maximum(g.size, 1))
+    t_in = s * local / g.bw_in + (g.n_in - 1) * topo.up_latency
+    t_out = s * remote / g.bw_out + (g.n_out - 1) * topo.out_latency
+    return np.asarray(np.where(g.size > 1, t_in + t_out, 0.0), dtype=np.float64)

@@ -75,6 +75,22 @@ def device_of(system: System) -> Device:
 STATIC_POWER_FRACTION = 0.25
 
 
+def _crossing_thresholds(
+    tiers: tuple[tuple[int, float], ...], system_chips: int, cores: int
+) -> tuple[tuple[int, float], ...]:
+    """(span in ranks beyond which traffic climbs into a tier, that tier's oversubscription), from the leaf up.
+
+    Traffic leaving a system enters the leaf tier; traffic spanning more chips than tier k-1 reaches climbs
+    into tier k and shares its (possibly oversubscribed) uplinks.
+    """
+    out: list[tuple[int, float]] = []
+    below = system_chips
+    for reach, over in tiers:
+        out.append((below * cores, over))
+        below = max(below, reach)
+    return tuple(out)
+
+
 def power_scale(tdp: float, reference_tdp: float) -> float:
     """Matrix-unit rate of a part capped at `tdp` relative to the family's reference board power.
 
@@ -102,7 +118,7 @@ def topology_of(system: System) -> Topology:
         out_bandwidth=system.scaleout_bandwidth_per_chip / cores,
         out_latency=out.latency_s,
         out_efficiency=out.bus_efficiency,
-        out_tiers=tuple((reach * cores, over) for reach, over in out.tiers),
+        out_tiers=_crossing_thresholds(out.tiers, system.chips, cores),
     )
 
 

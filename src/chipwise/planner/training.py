@@ -32,12 +32,16 @@ def make_job(
     precision: str,
     tokens: float | None,
     lora: bool = False,
+    chips: int = 0,
 ) -> TrainingJob:
     seq = int(seq_len or min(model.max_seq_len or 4096, 8192))
     if global_batch is not None:
         return TrainingJob(model, seq, int(global_batch), precision, tokens, lora)
-    gbt = global_batch_tokens or default_global_batch_tokens(model)
-    return TrainingJob.from_tokens(model, seq, gbt, precision, tokens, lora)
+    if global_batch_tokens:
+        return TrainingJob.from_tokens(model, seq, global_batch_tokens, precision, tokens, lora)
+    # default: a power-of-two number of sequences, so that data parallelism divides it on power-of-two fleets
+    seqs = 2 ** max(0, math.ceil(math.log2(default_global_batch_tokens(model, chips) / seq)))
+    return TrainingJob(model, seq, seqs, precision, tokens, lora)
 
 
 def attach_economics(
@@ -93,7 +97,9 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     check_mode(sc.pricing)
     model = load_model(catalog, sc.model)
     system = hardware(catalog).system(sc.hardware)
-    job = make_job(model, sc.seq_len, sc.global_batch_tokens, sc.global_batch, sc.precision, sc.tokens, sc.lora)
+    job = make_job(
+        model, sc.seq_len, sc.global_batch_tokens, sc.global_batch, sc.precision, sc.tokens, sc.lora, sc.chips
+    )
     search = search_plans(model, job, system, sc.chips, fixed=sc.plan or {})
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
@@ -133,7 +139,7 @@ def plan_training(
     skipped: list[dict[str, str]] = []
     evaluated = feasible = 0
     for system in systems:
-        job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens)
+        job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens, chips=chips)
         try:
             search = search_plans(model, job, system, chips)
         except InfeasibleError as exc:

@@ -63,24 +63,26 @@ def dp_time(
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
     g_dense, g_expert = t * dense * GRAD_BYTES, t * expert * GRAD_BYTES
-    rs = coll.reduce_scatter(g_dense, sh.dense, plans.tp, topo) + coll.reduce_scatter(
-        g_expert, sh.expert, plans.ep, topo
-    )
-    ag = coll.all_gather(t * dense * 2.0, sh.dense, plans.tp, topo) + coll.all_gather(
-        t * expert * 2.0, sh.expert, plans.ep, topo
-    )
-    ar = coll.all_reduce(g_dense, sh.dense, plans.tp, topo) + coll.all_reduce(g_expert, sh.expert, plans.ep, topo)
+    dense_group = coll.group(sh.dense, plans.tp, topo)
+    expert_group = coll.group(sh.expert, plans.ep, topo)
+    rs = coll.reduce_scatter(g_dense, dense_group) + coll.reduce_scatter(g_expert, expert_group)
+    ag = coll.all_gather(t * dense * 2.0, dense_group) + coll.all_gather(t * expert * 2.0, expert_group)
+    ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
     z012 = np.where(
         plans.zero == 0,
         np.maximum(0.0, ar - ov * bwd_mb),
         np.maximum(0.0, rs - ov * bwd_mb) + np.maximum(0.0, ag - ov * fwd_mb),
     )
     # FSDP within the sharding group, every micro-batch; hybrid FSDP adds a per-step all-reduce across replicas
-    weights = (dense + expert) * 2.0
-    fsdp_ag = coll.all_gather(weights, sh.zero_dense, plans.tp, topo)
-    fsdp_rs = coll.reduce_scatter(t * (dense + expert) * GRAD_BYTES, sh.zero_dense, plans.tp, topo)
-    replicas = np.maximum(sh.dense // sh.zero_dense, 1)
-    cross = coll.all_reduce(t * (dense + expert) * GRAD_BYTES / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+    hybrid = bool(np.any(plans.hsdp))
+    zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
+    fsdp_ag = coll.all_gather((dense + expert) * 2.0, zero_group)
+    fsdp_rs = coll.reduce_scatter(t * (dense + expert) * GRAD_BYTES, zero_group)
+    cross = np.zeros_like(fsdp_ag)
+    if hybrid:
+        replicas = np.maximum(sh.dense // sh.zero_dense, 1)
+        grads = t * (dense + expert) * GRAD_BYTES / sh.zero_dense
+        cross = coll.all_reduce(grads, replicas, plans.tp * sh.zero_dense, topo)
     fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
     z3 = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers + np.maximum(0.0, cross - ov * bwd_mb)
     exposed = np.where(plans.zero >= 3, z3, z012)

@@ -78,6 +78,7 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "hardware": system.chip.id,
         "system": system.id,
         "chips": chips,
+        "chips_used": int(res.plans.tp[i] * res.plans.pp[i] * res.plans.dp[i] * res.plans.cp[i]) // cores,
         "precision": job.precision,
         "compute_precision": system.chip.native_precision(job.precision),
         "seq_len": job.seq_len,

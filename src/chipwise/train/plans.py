@@ -12,7 +12,6 @@ hsdp whether ZeRO-3 shards only within the scale-up domain and replicates across
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
@@ -25,6 +24,7 @@ from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import RECOMPUTE_MODES, TrainingJob
 
 IntArray = NDArray[np.int64]
+PLAN_COLUMNS: tuple[str, ...] = ("tp", "pp", "dp", "cp", "ep", "vpp", "mb", "zero", "recompute", "sp", "hsdp")
 PLAN_KEYS: tuple[str, ...] = (
     "tp",
     "pp",
@@ -230,6 +230,30 @@ def _pow2_upto(n: int) -> list[int]:
     return out
 
 
+#: Plans that leave more than this share of the ranks idle are not worth pricing.
+MIN_RANK_USE = 0.75
+
+
+def _cross(a: dict[str, IntArray], b: dict[str, IntArray]) -> dict[str, IntArray]:
+    """Cartesian product of two column sets."""
+    na, nb = len(next(iter(a.values()))), len(next(iter(b.values())))
+    out = {k: np.repeat(v, nb) for k, v in a.items()}
+    out.update({k: np.tile(v, na) for k, v in b.items()})
+    return out
+
+
+def _grid(**axes: list[int]) -> dict[str, IntArray]:
+    mesh = np.meshgrid(*[np.asarray(v, dtype=np.int64) for v in axes.values()], indexing="ij")
+    return {k: m.ravel() for k, m in zip(axes, mesh, strict=True)}
+
+
+def _largest_divisor_at_most(n: int, limits: IntArray) -> IntArray:
+    """For each limit, the largest divisor of n that is <= limit (0 when none)."""
+    divs = np.asarray(divisors(n), dtype=np.int64)
+    idx = np.searchsorted(divs, limits, side="right") - 1
+    return np.where(idx >= 0, divs[np.maximum(idx, 0)], 0)
+
+
 def enumerate_plans(
     model: ModelSpec,
     job: TrainingJob,
@@ -237,67 +261,74 @@ def enumerate_plans(
     domain_ranks: int,
     fixed: Mapping[str, Any] | None = None,
 ) -> PlanArrays:
-    """Every valid plan for the model, job and rank count (knobs in `fixed` held at the given value).
+    """Every valid plan for the model, job and rank count (knobs in `fixed` held at the given value), vectorised.
 
-    tp ranges over divisors of the heads up to the scale-up domain; pp over divisors of the layer count;
-    vpp over values keeping whole layers per virtual stage; cp over powers of two dividing seq_len;
-    ep over divisors of the experts; micro-batch over powers of two; zero over 0-3; recompute over
-    none/selective/full; sequence parallelism on whenever tp > 1 (it only saves memory and time).
+    tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (powers of two and divisors
+    of the ranks or of the layers); vpp over values keeping at least one layer per virtual stage; cp over powers
+    of two with >= 512 tokens per rank; ep over divisors of the experts; micro-batch over powers of two; zero over
+    0-3; recompute over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on
+    whenever tp > 1 (it only saves memory and time). dp is the largest data-parallel degree that fits the ranks
+    and divides the batch, so an awkward chip count (a million chips, say) leaves a few ranks idle as spares
+    rather than having no plan; plans idling more than a quarter of the ranks are dropped.
     """
-    fixed = dict(fixed or {})
+    fixed = {k: v for k, v in (fixed or {}).items() if v is not None}
     att = model.attention
     moe = model.moe
     layers = model.layers
 
     def choice(key: str, options: list[int]) -> list[int]:
-        if key in fixed and fixed[key] is not None:
-            return [int(fixed[key])]
-        return options
+        return [int(fixed[key])] if key in fixed else options
 
-    tp_opts = [t for t in divisors(att.heads) if t <= max(domain_ranks, 1) and ranks % t == 0]
+    tp_opts = [t for t in divisors(att.heads) if t <= max(domain_ranks, 1)]
     tp_opts = [t for t in tp_opts if att.kind == "mla" or att.kv_heads % t == 0 or t % att.kv_heads == 0]
-    pp_opts = [p for p in divisors(ranks) if p <= layers]
+    pows = set(_pow2_upto(layers))
+    pp_opts = sorted(p for p in range(1, min(layers, 256) + 1) if p in pows or ranks % p == 0 or layers % p == 0)
     cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if job.seq_len % c == 0 and job.seq_len // c >= 512] or [1]
     ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
-    mb_opts = _pow2_upto(min(job.global_batch, 16))
-    vpp_opts = [1, 2, 3, 4, 6, 8]
-    zero_opts = [0, 1, 2, 3]
-    rec_opts = [0, 1, 2]
-    if "recompute" in fixed and fixed["recompute"] is not None:
-        rec_opts = [RECOMPUTE_MODES.index(str(fixed["recompute"]))]
-    cols: dict[str, list[int]] = {
-        k: [] for k in ("tp", "pp", "dp", "cp", "ep", "vpp", "mb", "zero", "recompute", "sp", "hsdp")
-    }
-    hsdp_opts = [0, 1] if "hsdp" not in fixed else [int(bool(fixed["hsdp"]))]
-    for tp, pp, cp in itertools.product(choice("tp", tp_opts), choice("pp", pp_opts), choice("cp", cp_opts)):
-        if ranks % (tp * pp * cp):
-            continue
-        dp = ranks // (tp * pp * cp)
-        if "dp" in fixed and fixed["dp"] is not None and int(fixed["dp"]) != dp:
-            continue
-        for vpp in choice("vpp", [v for v in vpp_opts if pp * v <= layers + 2 and (v == 1 or pp > 1)]):
-            for ep in choice("ep", [e for e in ep_opts if (tp * dp * cp) % e == 0]):
-                for mb in choice("microbatch", mb_opts):
-                    if job.global_batch % (dp * mb):
-                        continue
-                    m = job.global_batch // (dp * mb)
-                    if vpp > 1 and m % pp:
-                        continue
-                    for zero, rec, hsdp in itertools.product(choice("zero", zero_opts), rec_opts, hsdp_opts):
-                        if zero == 3 and pp > 1:
-                            continue  # FSDP with pipelining re-gathers weights every micro-batch; frameworks avoid it
-                        if hsdp and (zero < 3 or tp * cp * dp <= domain_ranks):
-                            continue  # hybrid sharding only differs from FSDP when dp spans several domains
-                        cols["hsdp"].append(hsdp)
-                        cols["tp"].append(tp)
-                        cols["pp"].append(pp)
-                        cols["dp"].append(dp)
-                        cols["cp"].append(cp)
-                        cols["ep"].append(ep)
-                        cols["vpp"].append(vpp)
-                        cols["mb"].append(mb)
-                        cols["zero"].append(zero)
-                        cols["recompute"].append(rec)
-                        sp = fixed.get("sp")
-                        cols["sp"].append(int(tp > 1 and (sp is None or bool(sp))))
-    return PlanArrays(**{k: np.asarray(v, dtype=np.int64) for k, v in cols.items()})
+    mb_opts = [b for b in _pow2_upto(min(job.global_batch, 16)) if job.global_batch % b == 0]
+    rec_opts = [RECOMPUTE_MODES.index(str(fixed["recompute"]))] if "recompute" in fixed else [0, 1, 2]
+    hsdp_opts = [int(bool(fixed["hsdp"]))] if "hsdp" in fixed else [0, 1]
+
+    g = _grid(
+        tp=choice("tp", tp_opts),
+        pp=choice("pp", pp_opts),
+        cp=choice("cp", cp_opts),
+        vpp=choice("vpp", [1, 2, 3, 4, 6, 8]),
+        mb=choice("microbatch", mb_opts),
+    )
+    inner = g["tp"] * g["pp"] * g["cp"]
+    ok = (g["pp"] * g["vpp"] <= layers + 2) & ((g["vpp"] == 1) | (g["pp"] > 1)) & (inner <= ranks)
+    g = {k: v[ok] for k, v in g.items()}
+    inner = inner[ok]
+    if "dp" in fixed:
+        dp = np.full(inner.shape, int(fixed["dp"]), dtype=np.int64)
+    else:
+        dp = np.zeros_like(inner)
+        for mb in np.unique(g["mb"]):
+            sel = g["mb"] == mb
+            dp[sel] = _largest_divisor_at_most(job.global_batch // int(mb), ranks // inner[sel])
+    used = dp * inner
+    ok = (
+        (dp > 0)
+        & (used <= ranks)
+        & (used >= MIN_RANK_USE * ranks)
+        & (job.global_batch % np.maximum(dp * g["mb"], 1) == 0)
+    )
+    m = job.global_batch // np.maximum(dp * g["mb"], 1)
+    ok &= (g["vpp"] == 1) | (m % g["pp"] == 0)
+    g = {k: v[ok] for k, v in g.items()}
+    g["dp"] = dp[ok]
+    if not len(g["dp"]):
+        return PlanArrays(**{k: np.zeros(0, dtype=np.int64) for k in PLAN_COLUMNS})
+    g = _cross(g, _grid(ep=choice("ep", ep_opts)))
+    ok = (g["tp"] * g["dp"] * g["cp"]) % g["ep"] == 0
+    g = {k: v[ok] for k, v in g.items()}
+    if not len(g["dp"]):
+        return PlanArrays(**{k: np.zeros(0, dtype=np.int64) for k in PLAN_COLUMNS})
+    g = _cross(g, _grid(zero=choice("zero", [0, 1, 2, 3]), recompute=rec_opts, hsdp=hsdp_opts))
+    ok = ~((g["zero"] == 3) & (g["pp"] > 1))  # FSDP with pipelining re-gathers weights every micro-batch
+    ok &= ~((g["hsdp"] > 0) & ((g["zero"] < 3) | (g["tp"] * g["cp"] * g["dp"] <= domain_ranks)))
+    g = {k: v[ok] for k, v in g.items()}
+    sp_wanted = bool(fixed.get("sp", True))
+    g["sp"] = ((g["tp"] > 1) & sp_wanted).astype(np.int64)
+    return PlanArrays(**{k: np.ascontiguousarray(g[k], dtype=np.int64) for k in PLAN_COLUMNS})

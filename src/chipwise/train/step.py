@@ -85,6 +85,14 @@ class StepResult:
         return self.memory.total
 
 
+@dataclass(frozen=True)
+class _Groups:
+    """The model-parallel communication groups of every plan, placed on the topology once."""
+
+    tp: coll.Group
+    ep: coll.Group
+
+
 class _Layer:
     """Per-layer forward costs of one layer group for all plans (seconds per micro-batch)."""
 
@@ -96,6 +104,7 @@ class _Layer:
         dev: Device,
         topo: Topology,
         plans: PlanArrays,
+        groups: _Groups,
     ) -> None:
         att = model.attention
         prec = job.precision
@@ -173,12 +182,12 @@ class _Layer:
         self.elem_fwd = memory_time(tokens * elem * ab, dev, kernels=8.0)
         # --- communication per micro-batch (forward)
         act = tokens * h * ab
-        ar = coll.all_reduce(act, plans.tp, 1, topo)
+        ar = coll.all_reduce(act, groups.tp)
         self.tp_fwd = (2.0 + self.mlp_tp_collectives) / 2.0 * ar  # attention (1) + MLP (1) all-reduce equivalents
         # with expert tensor parallelism 1 the EP group is ep consecutive ranks (Megatron's expert layout);
         # tokens are dispatched in the GEMM precision (fp8 in fp8 training) and combined back in bf16
         dispatch_bytes = 1.0 if prec in ("fp8", "fp4", "int8") else ab
-        self.ep_fwd = coll.moe_dispatch(self.ep_tokens * h * (dispatch_bytes + ab), self.top_k, plans.ep, topo)
+        self.ep_fwd = coll.moe_dispatch(self.ep_tokens * h * (dispatch_bytes + ab), self.top_k, groups.ep, topo)
         kv_chunk = tokens * kv_bytes_tok
         self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo), 0.0)
 
@@ -202,8 +211,9 @@ def train_step(
     fwd_mb = np.zeros(n)
     bwd_mb = np.zeros(n)
     on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
+    groups = _Groups(tp=coll.group(plans.tp, 1, topo), ep=coll.group(plans.ep, 1, topo))
     for g in model.groups:
-        lay = _Layer(model, g, job, dev, topo, plans)
+        lay = _Layer(model, g, job, dev, topo, plans, groups)
         k = g.count / model.layers * on_stage  # layers of this group on the critical stage
         compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
         attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)

@@ -67,7 +67,9 @@ class TrainingJob:
         return cls(model=model, seq_len=seq_len, global_batch=batch, precision=precision, tokens=tokens, lora=lora)
 
 
-def default_global_batch_tokens(model: ModelSpec) -> int:
-    """A conventional batch when none is given: ~4M tokens for large models (Llama 3: 4M-16M; GPT-3: 3.2M),
-    1M for models under 10B parameters."""
-    return 4 * 2**20 if model.params_total >= 10e9 else 2**20
+def default_global_batch_tokens(model: ModelSpec, chips: int = 0) -> int:
+    """A conventional batch when none is given: 1M tokens for models under 10B parameters, 4M above (GPT-3:
+    3.2M; Llama 3: 4M rising to 16M), and at least 1,024 tokens per chip on large fleets (Llama 3 405B trained
+    with 16M tokens on 16,384 GPUs), so that data parallelism can use a big fleet."""
+    base = 4 * 2**20 if model.params_total >= 10e9 else 2**20
+    return max(base, 1024 * chips)
