@@ -55,6 +55,6 @@ def test_imports_follow_the_layer_order() -> None:
             target = name.split(".")[1]
             if target == top or target in COMPOSITION_ROOTS:
                 continue
-            if LAYERS[target] >= own and not (target == "errors"):
+            if LAYERS[target] >= own and target != "errors":
                 problems.append(f"{rel} (layer {own}) imports {name} (layer {LAYERS[target]})")
     assert not problems, "\n".join(problems)
