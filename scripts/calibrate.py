@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import math
+import sys
+import tempfile
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -29,13 +32,17 @@ import numpy as np
 import yaml
 from scipy.optimize import least_squares
 
-from chipwise.catalog import load_catalog
+from chipwise.catalog import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import Efficiency
 from chipwise.validation.groundtruth import read_training
 from chipwise.validation.training import Case, evaluate, prepare
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from efficiency_priors import priors
+
 ROOT = Path(__file__).resolve().parents[1]
+CV_JSON = ROOT / "docs" / "cross-validation.json"
 EFFICIENCY_YAML = ROOT / "src" / "chipwise" / "catalog" / "data" / "efficiency.yaml"
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "groundtruth_training.csv"
 PRIOR_WEIGHT = 0.35  # residual weight of log(value / prior) for each fraction, against one row's log-error
@@ -129,28 +136,87 @@ def fit_family(cases: list[Case], prior: Efficiency) -> tuple[Efficiency, list[s
     return _apply(prior, names, sol.x), names, before, after
 
 
+def _prior_catalog() -> Catalog:
+    """The catalog with the efficiency section reset to the priors, so every fit starts from the same place."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "priors.yaml"
+        path.write_text(yaml.safe_dump(priors()))
+        return load_catalog(files=[path])
+
+
+def _cases(catalog: Catalog, data: Path) -> list[Case]:
+    cases = []
+    for row in read_training(data):
+        if row.skip_reason:
+            continue
+        try:
+            cases.append(prepare(catalog, row))
+        except ChipwiseError:
+            continue
+    return cases
+
+
+def _by_family(cases: list[Case]) -> dict[str, list[Case]]:
+    out: dict[str, list[Case]] = defaultdict(list)
+    for c in cases:
+        out[c.family].append(c)
+    return dict(sorted(out.items()))
+
+
+def cross_validate(cases: list[Case]) -> dict[str, object]:
+    """Leave one source family out: fit on the others, predict the held-out rows with the refitted factors."""
+    errors: dict[str, list[float]] = defaultdict(list)
+    for held in sorted({c.row.source_family for c in cases}):
+        train = [c for c in cases if c.row.source_family != held]
+        test = [c for c in cases if c.row.source_family == held]
+        fitted = {fam: fit_family(fc, fc[0].system.chip.efficiency)[0] for fam, fc in _by_family(train).items()}
+        for c in test:
+            eff = fitted.get(c.family, c.system.chip.efficiency)
+            pred = evaluate(c, eff)[0]
+            assert c.row.measured is not None
+            errors[held].append(100.0 * (pred - c.row.measured.value) / c.row.measured.value)
+        print(f"  held out {held[:40]:40s} n={len(test):3d} MAPE {np.mean(np.abs(errors[held])):.1f}%", flush=True)
+    every = [e for v in errors.values() for e in v]
+    return {
+        "n": len(every),
+        "mape_pct": float(np.mean(np.abs(every))),
+        "median_ape_pct": float(np.median(np.abs(every))),
+        "by_source_family": {
+            k: {
+                "n": len(v),
+                "mape_pct": float(np.mean(np.abs(v))),
+                "median_ape_pct": float(np.median(np.abs(v))),
+                "bias_pct": float(np.mean(v)),
+            }
+            for k, v in errors.items()
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--dry-run", action="store_true", help="print the fit, do not write efficiency.yaml")
+    parser.add_argument(
+        "--cross-validate",
+        action="store_true",
+        help="also refit leaving each source family out, and write docs/cross-validation.json",
+    )
     args = parser.parse_args()
-    catalog = load_catalog()
-    by_family: dict[str, list[Case]] = defaultdict(list)
-    for row in read_training(args.data):
-        if row.skip_reason:
-            continue
-        try:
-            case = prepare(catalog, row)
-        except ChipwiseError:
-            continue
-        by_family[case.family].append(case)
-    doc = yaml.safe_load(EFFICIENCY_YAML.read_text())
+    cases = _cases(_prior_catalog(), args.data)
+    doc = priors()
     today = dt.date.today().isoformat()
-    for family, cases in sorted(by_family.items()):
-        prior = cases[0].system.chip.efficiency
-        fitted, names, before, after = fit_family(cases, prior)
-        chips = sorted({c.row.chip for c in cases})
-        print(f"{family:16s} rows={len(cases):3d} chips={','.join(chips)} mean|log err| {before:.3f} -> {after:.3f}")
+    in_sample: list[float] = []
+    for family, fam_cases in _by_family(cases).items():
+        prior = fam_cases[0].system.chip.efficiency
+        fitted, names, before, after = fit_family(fam_cases, prior)
+        for c in fam_cases:
+            assert c.row.measured is not None
+            in_sample.append(abs(100.0 * (evaluate(c, fitted)[0] - c.row.measured.value) / c.row.measured.value))
+        chips = sorted({c.row.chip for c in fam_cases})
+        print(
+            f"{family:16s} rows={len(fam_cases):3d} chips={','.join(chips)} mean|log err| {before:.3f} -> {after:.3f}"
+        )
         entry = doc["efficiency"].setdefault(family, {})
         for name in names:
             value = _get(fitted, name)
@@ -163,7 +229,7 @@ def main() -> None:
                 "unit": unit,
                 "status": "estimate",
                 "derivation": (
-                    f"fitted by scripts/calibrate.py ({today}) to {len(cases)} published training runs on "
+                    f"fitted by scripts/calibrate.py ({today}) to {len(fam_cases)} published training runs on "
                     f"{', '.join(chips)} (groundtruth_training.csv), pulled towards the prior from "
                     "docs/research/efficiency-evidence.md"
                 ),
@@ -176,6 +242,12 @@ def main() -> None:
                         entry["matmul"][twin] = {**figure, "derivation": "as bf16 (same matrix-unit rate)"}
             else:
                 entry[name] = figure
+    print(f"in-sample MAPE over {len(in_sample)} rows: {np.mean(in_sample):.1f}%")
+    if args.cross_validate:
+        cv = cross_validate(cases)
+        cv["in_sample_mape_pct"] = float(np.mean(in_sample))
+        CV_JSON.write_text(json.dumps(cv, indent=2) + "\n")
+        print(f"leave-one-source-family-out MAPE over {cv['n']} rows: {cv['mape_pct']:.1f}%")
     if not args.dry_run:
         EFFICIENCY_YAML.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
         print(f"wrote {EFFICIENCY_YAML.relative_to(ROOT)}")

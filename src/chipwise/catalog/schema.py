@@ -172,6 +172,21 @@ class ScaleOutEntry(_Strict):
         return self
 
 
+class LinkEntry(_Strict):
+    """The scale-up link between two member chip types of a hybrid domain (per chip, per direction)."""
+
+    between: list[str] = Field(min_length=2, max_length=2)
+    bandwidth: Figure
+    latency: Figure
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _units(self) -> LinkEntry:
+        expect_quantity(self.bandwidth, "bandwidth", "links.bandwidth")
+        expect_quantity(self.latency, "time", "links.latency")
+        return self
+
+
 class SystemEntry(_Strict):
     """A server, instance, UltraServer, rack or pod slice: chips, scale-up domain, scale-out fabric, power."""
 
@@ -189,10 +204,17 @@ class SystemEntry(_Strict):
     note: str = ""
     source: SourceList = Field(default_factory=list)
     members: dict[str, int] = Field(default_factory=dict)
+    links: list[LinkEntry] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _units(self) -> SystemEntry:
         expect_quantity(self.power, "power", "power")
+        if self.members and sum(self.members.values()) != self.chips:
+            raise ValueError(f"members add up to {sum(self.members.values())} chips, not the system's {self.chips}")
+        for link in self.links:
+            for end in link.between:
+                if self.members and end not in self.members:
+                    raise ValueError(f"link end '{end}' is not a member chip of the system")
         return self
 
 

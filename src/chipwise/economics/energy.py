@@ -1,9 +1,11 @@
-"""Energy and carbon of running chips: IT power at load times PUE, times grid carbon intensity.
+"""Energy and carbon of running chips: IT power times PUE, times the grid's carbon intensity.
 
-Average IT power per chip while training = (system power at full load / chips) x utilisation power fraction,
-where system power includes host CPUs, memory, NICs and fans (a DGX H100 draws 10.2 kW for 8 x 700 W GPUs) and
-the fraction (~0.8 during training) is the catalog's datacenter figure. Facility energy = IT energy x PUE.
-Carbon = facility energy x the grid's kg CO2e per joule (location-based, the catalog's per-region factors).
+    E_facility [J] = P_it per chip [W] x chips x seconds x PUE
+    CO2e [kg]      = E_facility x grid intensity [kg CO2e / J]    (location-based, the catalog's region factor)
+
+PUE comes from the operator (`datacenter.pue.<operator>`; a region-specific key such as google-us-central1 when
+the catalog has one; `colocation` for an owned fleet in a colocation facility); grid intensity and the owned
+fleet's electricity price from `datacenter.grid_intensity.<region>` and `datacenter.electricity_usd_per_kwh.<region>`.
 """
 
 from __future__ import annotations
@@ -12,65 +14,125 @@ from dataclasses import dataclass
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.schema import Figure
-from chipwise.errors import UnknownNameError
+from chipwise.economics.figures import Term, node, override, term
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 
 PROVIDER_PUE_KEY = {"aws": "aws", "gcp": "google", "google": "google", "azure": "microsoft", "oci": "public-cloud"}
 DEFAULT_REGION = {"aws": "us-east-1", "gcp": "us-central1", "google": "us-central1", "azure": "eastus"}
+#: Where an owned fleet (or a system with no cloud provider) is assumed to run when no region is given.
+OWNED_REGION = "country-usa"
+OWNED_PUE_KEY = "colocation"
+JOULES_PER_KWH = 3.6e6
 
 
 @dataclass(frozen=True)
 class EnergySite:
-    """Where the chips run: the PUE and grid carbon intensity applied, with their keys in the catalog."""
+    """Where the chips run: PUE, grid carbon intensity and (for owned fleets) the electricity price."""
 
-    pue: float
-    pue_key: str
+    pue: Term
     region: str
-    kg_co2e_per_j: float
-    utilisation_power_fraction: float
+    grid: Term  # kg CO2e per joule
+    electricity: Term | None  # USD per joule, None when the region has no price
+
+    @property
+    def kg_co2e_per_j(self) -> float:
+        return self.grid.value
+
+    @property
+    def pue_key(self) -> str:
+        return self.pue.key.rsplit(".", 1)[-1]
+
+    def terms(self) -> list[Term]:
+        return [self.pue, self.grid, *([self.electricity] if self.electricity else [])]
 
 
-def _fig(tree: Any, *path: str) -> Figure | None:
-    node = tree
-    for p in path:
-        if not isinstance(node, dict) or p not in node:
-            return None
-        node = node[p]
-    return node if isinstance(node, Figure) else None
+def known_regions(catalog: Catalog) -> list[str]:
+    grids = node(catalog, "datacenter", "grid_intensity") or {}
+    prices = node(catalog, "datacenter", "electricity_usd_per_kwh") or {}
+    return sorted(set(grids) | set(prices))
 
 
-def site_for(catalog: Catalog, system: System, region: str | None = None, pue_key: str | None = None) -> EnergySite:
-    """PUE and grid intensity for a system's provider and a region (the provider's default region if None)."""
-    dc = catalog.datacenter
-    grids = dc.get("grid_intensity", {})
-    reg = region or DEFAULT_REGION.get(system.provider, "country-usa")
-    if reg not in grids:
+def check_region(catalog: Catalog, region: str) -> str:
+    """A region the catalog has a grid intensity for, or a one-line error with close matches."""
+    grids = node(catalog, "datacenter", "grid_intensity") or {}
+    if region not in grids:
         raise UnknownNameError(
-            "region", reg, grids, hint="use a cloud region or a country-… key of the catalog's grid_intensity"
+            "region",
+            region,
+            grids,
+            hint="use a cloud region (us-east-1, us-central1, eastus, ...), a US state (us-va) or a country "
+            "(country-usa) from the catalog's datacenter.grid_intensity",
         )
-    key = pue_key or PROVIDER_PUE_KEY.get(system.provider, "industry")
-    pue = _fig(dc, "pue", key) or _fig(dc, "pue", "industry")
-    util = _fig(dc, "opex", "utilisation_power_fraction")
-    return EnergySite(
-        pue=pue.si if pue else 1.5,
-        pue_key=key,
-        region=reg,
-        kg_co2e_per_j=grids[reg].si,
-        utilisation_power_fraction=util.si if util else 0.8,
-    )
+    return region
 
 
-def it_power_per_chip(system: System, utilisation: float) -> float:
-    """Average IT power of one chip with its share of host and network, watts."""
-    return system.power / system.chips * utilisation
+def check_pue(pue: float) -> float:
+    if not pue >= 1.0:
+        raise ChipwiseError(
+            f"PUE {pue:g} is below 1 (facility energy cannot be less than IT energy). Fix: give a PUE >= 1, e.g. 1.2."
+        )
+    return pue
 
 
-def energy_j(system: System, chips: int, seconds: float, site: EnergySite, utilisation: float | None = None) -> float:
-    """Facility energy of `chips` running for `seconds`, joules."""
-    u = site.utilisation_power_fraction if utilisation is None else utilisation
-    return it_power_per_chip(system, u) * chips * seconds * site.pue
+def site_for(
+    catalog: Catalog,
+    system: System,
+    region: str | None = None,
+    pue_key: str | None = None,
+    pue: float | None = None,
+    owned: bool = False,
+    operator: str | None = None,
+    hint_region: str | None = None,
+) -> EnergySite:
+    """PUE, grid intensity and electricity price for the chips' operator and a region.
+
+    The operator is the renting provider (`operator`, e.g. the price quote's) or the system's provider; an
+    owned fleet, or one rented from a provider the catalog has no PUE for, runs in a colocation facility.
+    Without a region: `hint_region` when the catalog knows it (the price quote's region), else the cloud's
+    default region, else `country-usa`. `pue` (a number) overrides the catalog; `pue_key` names an operator.
+    """
+    op = None if owned else (operator or system.provider)
+    cloud = op in DEFAULT_REGION
+    grids = node(catalog, "datacenter", "grid_intensity") or {}
+    if region is None and hint_region in grids:
+        region = hint_region
+    reg = check_region(catalog, region or DEFAULT_REGION.get(op or "", OWNED_REGION))
+    grid = term(catalog, "datacenter", "grid_intensity", reg)
+    if pue is not None:
+        pue_term = override(check_pue(pue), "datacenter.pue", "1")
+    else:
+        pues = node(catalog, "datacenter", "pue") or {}
+        if pue_key is not None and pue_key not in pues:
+            raise UnknownNameError("PUE operator", pue_key, pues, hint=f"use one of {', '.join(sorted(pues))}")
+        key = pue_key or PROVIDER_PUE_KEY.get(op or "", OWNED_PUE_KEY)
+        if cloud and pue_key is None and f"{key}-{reg}" in pues:
+            key = f"{key}-{reg}"
+        if key not in pues:
+            key = "industry"
+        pue_term = term(catalog, "datacenter", "pue", key)
+    prices = node(catalog, "datacenter", "electricity_usd_per_kwh") or {}
+    electricity = term(catalog, "datacenter", "electricity_usd_per_kwh", reg) if reg in prices else None
+    return EnergySite(pue=pue_term, region=reg, grid=grid, electricity=electricity)
 
 
-def carbon_kg(energy: float, site: EnergySite) -> float:
+def require_electricity(catalog: Catalog, site: EnergySite) -> Term:
+    """The site's electricity price, or a one-line error naming the regions that have one."""
+    if site.electricity is None:
+        prices = node(catalog, "datacenter", "electricity_usd_per_kwh") or {}
+        raise ChipwiseError(
+            f"the catalog has no electricity price for region '{site.region}'. Fix: use a region with one "
+            f"({', '.join(sorted(prices)[:8])}, ...) or "
+            f"--set datacenter.electricity_usd_per_kwh.{site.region}=0.1USD/kWh."
+        )
+    return site.electricity
+
+
+def energy_j(power_w_per_chip: Any, chips: Any, seconds: Any, pue: float) -> Any:
+    """Facility energy of `chips` drawing `power_w_per_chip` for `seconds`, joules (NumPy arrays broadcast)."""
+    return power_w_per_chip * chips * seconds * pue
+
+
+def carbon_kg(energy: Any, site: EnergySite) -> Any:
+    """Location-based emissions of `energy` joules at the site's grid intensity, kg CO2e."""
     return energy * site.kg_co2e_per_j

@@ -1,18 +1,28 @@
 """Cloud prices per chip-hour from the catalog: by pricing mode, provider, region and date.
 
 A system's own price (per system-hour, divided by its chips) is preferred; otherwise a per-chip price for the
-same chip, from the system's provider first. Among candidates the newest date wins, then a published price over
-an estimate, then the lower price. Every quote says where it came from.
+same chip, then a price for another system with the same chip. Among candidates the asked-for provider (or the
+system's own) wins, then the asked-for region, then the newest date (on or before `as_of`), then a published
+price over an estimate, then the lower price.
+
+When the catalog has no price at all for a commitment or spot mode, the on-demand quote is scaled by the
+catalog's `datacenter.pricing_mode_ratio` for that mode and the quote says so (`derived`). A managed-service
+markup (`datacenter.managed_service_markup`, e.g. SageMaker's ~1.15 over EC2) multiplies the price when asked.
+The `owned` mode is not a rental price: economics.tco prices it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import PRICING_MODES, PriceEntry
-from chipwise.errors import ChipwiseError
+from chipwise.economics.figures import Term, node, term
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
+
+#: Every `--pricing` mode: the catalog's rental modes plus `owned` (owned-fleet TCO).
+MODES: tuple[str, ...] = (*PRICING_MODES, "owned")
 
 
 @dataclass(frozen=True)
@@ -25,64 +35,156 @@ class PriceQuote:
     region: str
     date: str
     status: str
-    basis: str  # 'system' (the system's own price) or 'chip' (a per-chip price)
+    basis: str  # 'system' (the system's own price), 'chip' (a per-chip price) or 'owned' (TCO)
     entry: str  # the system or chip id the catalog price is for
     source: tuple[str, ...]
     derivation: str = ""
+    derived_from_mode: str = ""  # the mode whose price was scaled by pricing_mode_ratio, if any
+    markup: float = 1.0
+    region_matched: bool = True
 
     @property
     def usd_per_chip_second(self) -> float:
         return self.usd_per_chip_hour / 3600.0
 
+    def record(self) -> dict[str, object]:
+        """The JSON form of the quote's provenance."""
+        out: dict[str, object] = {
+            "provider": self.provider,
+            "region": self.region,
+            "date": self.date,
+            "status": self.status,
+            "entry": self.entry,
+            "basis": self.basis,
+            "source": list(self.source),
+        }
+        if self.derivation:
+            out["derivation"] = self.derivation
+        if self.derived_from_mode:
+            out["derived_from"] = self.derived_from_mode
+        if self.markup != 1.0:
+            out["markup"] = self.markup
+        if not self.region_matched:
+            out["region_note"] = "no price in the region asked for; the nearest listed price is used"
+        return out
+
 
 def check_mode(mode: str) -> str:
-    if mode not in PRICING_MODES:
-        raise ChipwiseError(f"unknown pricing mode '{mode}'. Fix: use one of {', '.join(PRICING_MODES)}.")
+    """A valid pricing mode, or a one-line error listing the modes."""
+    if mode not in MODES:
+        raise ChipwiseError(f"unknown pricing mode '{mode}'. Fix: use one of {', '.join(MODES)}.")
     return mode
 
 
-def _rank(p: PriceEntry, provider: str) -> tuple[int, str, int, float]:
-    return (int(p.provider == provider), p.date, int(p.status == "spec"), -p.value)
+def markup_term(catalog: Catalog, managed: str | None) -> Term | None:
+    """The managed-service markup figure for `managed` (e.g. 'sagemaker'), or None for plain instances."""
+    if managed is None:
+        return None
+    known = node(catalog, "datacenter", "managed_service_markup") or {}
+    if managed not in known:
+        raise UnknownNameError(
+            "managed service", managed, known, hint=f"use one of {', '.join(known) or 'none'}, or omit it"
+        )
+    return term(catalog, "datacenter", "managed_service_markup", managed)
 
 
-def price_per_chip_hour(
-    catalog: Catalog, system: System, mode: str = "on-demand", region: str | None = None, provider: str | None = None
+def _rank(p: PriceEntry, provider: str, region: str | None) -> tuple[int, int, str, int, float]:
+    in_region = int(region is not None and p.region == region)
+    return (int(p.provider == provider), in_region, p.date, int(p.status == "spec"), -p.value)
+
+
+def _rental_quote(
+    catalog: Catalog, system: System, mode: str, region: str | None, provider: str | None, as_of: str | None
 ) -> PriceQuote | None:
-    """The best matching price per chip-hour for a system, or None when the catalog has none for that mode."""
-    check_mode(mode)
     prefer = provider or system.provider
 
     def match(p: PriceEntry) -> bool:
-        return (
-            p.mode == mode and (region is None or p.region == region) and (provider is None or p.provider == provider)
-        )
+        return p.mode == mode and (provider is None or p.provider == provider) and (as_of is None or p.date <= as_of)
 
-    own = [p for p in catalog.prices if p.system == system.id and match(p)]
-    if own:
-        best = max(own, key=lambda p: _rank(p, prefer))
-        per_chip = best.value / system.chips
-        basis = "system"
-    else:
-        same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id}
-        chip_prices = [p for p in catalog.prices if p.chip == system.chip.id and match(p)]
-        sys_prices = [p for p in catalog.prices if p.system in same_chip_systems and match(p)]
-        if chip_prices:
-            best = max(chip_prices, key=lambda p: _rank(p, prefer))
-            per_chip, basis = best.value, "chip"
-        elif sys_prices:
-            best = max(sys_prices, key=lambda p: _rank(p, prefer))
-            per_chip, basis = best.value / catalog.systems[best.system].chips, "system"
-        else:
-            return None
-    return PriceQuote(
-        usd_per_chip_hour=per_chip,
-        mode=mode,
-        provider=best.provider,
-        region=best.region,
-        date=best.date,
-        status=best.status,
-        basis=basis,
-        entry=best.system or best.chip,
-        source=tuple(best.source),
-        derivation=best.derivation,
-    )
+    same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id}
+    tiers: list[tuple[list[PriceEntry], str]] = [
+        ([p for p in catalog.prices if p.system == system.id and match(p)], "system"),
+        ([p for p in catalog.prices if p.chip == system.chip.id and match(p)], "chip"),
+        ([p for p in catalog.prices if p.system in same_chip_systems and match(p)], "system"),
+    ]
+    for candidates, basis in tiers:
+        if not candidates:
+            continue
+        best = max(candidates, key=lambda p: _rank(p, prefer, region))
+        per_chip = best.value if best.chip else best.value / catalog.systems[best.system].chips
+        return PriceQuote(
+            usd_per_chip_hour=per_chip,
+            mode=mode,
+            provider=best.provider,
+            region=best.region,
+            date=best.date,
+            status=best.status,
+            basis=basis,
+            entry=best.system or best.chip,
+            source=tuple(best.source),
+            derivation=best.derivation,
+            region_matched=region is None or best.region == region,
+        )
+    return None
+
+
+def price_per_chip_hour(
+    catalog: Catalog,
+    system: System,
+    mode: str = "on-demand",
+    region: str | None = None,
+    provider: str | None = None,
+    managed: str | None = None,
+    as_of: str | None = None,
+) -> PriceQuote | None:
+    """The best matching rental price per chip-hour for a system, or None when the catalog has none.
+
+    `as_of` ('2025-06') ignores prices dated after it. For mode 'owned' this returns None: use economics.tco.
+    """
+    check_mode(mode)
+    if mode == "owned":
+        return None
+    quote = _rental_quote(catalog, system, mode, region, provider, as_of)
+    if quote is None and mode != "on-demand":
+        base = _rental_quote(catalog, system, "on-demand", region, provider, as_of)
+        ratio = node(catalog, "datacenter", "pricing_mode_ratio", mode)
+        if base is not None and ratio is not None:
+            r = term(catalog, "datacenter", "pricing_mode_ratio", mode)
+            quote = replace(
+                base,
+                usd_per_chip_hour=base.usd_per_chip_hour * r.value,
+                mode=mode,
+                status="estimate",
+                derived_from_mode="on-demand",
+                derivation=(
+                    f"no {mode} price in the catalog: on-demand {base.usd_per_chip_hour:.4g} USD/chip-h x "
+                    f"datacenter.pricing_mode_ratio.{mode} {r.value:g} ({r.derivation.split('.')[0]})"
+                ),
+            )
+    mk = markup_term(catalog, managed)
+    if quote is not None and mk is not None:
+        quote = replace(
+            quote,
+            usd_per_chip_hour=quote.usd_per_chip_hour * mk.value,
+            markup=mk.value,
+            derivation=(quote.derivation + "; " if quote.derivation else "")
+            + f"x {mk.value:g} managed-service markup ({managed})",
+        )
+    return quote
+
+
+def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> list[tuple[str, str, float, str]]:
+    """Every provider's and region's newest catalog price of one chip in one mode, cheapest first:
+    (provider, region, USD per chip-hour, status)."""
+    newest: dict[tuple[str, str], tuple[str, tuple[str, str, float, str]]] = {}
+    for p in catalog.prices:
+        if p.mode != mode:
+            continue
+        target = p.chip or catalog.systems[p.system].chip
+        if target != chip_id:
+            continue
+        per_chip = p.value if p.chip else p.value / catalog.systems[p.system].chips
+        key = (p.provider, p.region)
+        if key not in newest or p.date > newest[key][0]:
+            newest[key] = (p.date, (p.provider, p.region, per_chip, p.status))
+    return sorted((v for _, v in newest.values()), key=lambda q: q[2])

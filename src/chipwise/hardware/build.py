@@ -185,6 +185,31 @@ class Hardware:
             ident = self.catalog.chips[ident].default_system
         return self._build_system(ident, self.catalog.systems[ident])
 
+    def member_system(self, hybrid: System, chip_id: str) -> System:
+        """One member type of a hybrid domain seen on its own: its chips in the domain, on their own links."""
+        from dataclasses import replace
+
+        base = self.system(chip_id)
+        count = hybrid.members[chip_id]
+        link = hybrid.link(chip_id, chip_id)
+        domain = replace(
+            hybrid.scaleup,
+            size=count,
+            bandwidth=link[0] if link else base.scaleup.bandwidth,
+            fabric=replace(hybrid.scaleup.fabric, latency_s=link[1]) if link else hybrid.scaleup.fabric,
+        )
+        return replace(
+            base,
+            id=f"{hybrid.id}:{chip_id}",
+            name=f"{base.chip.name} in {hybrid.name}",
+            chips=count,
+            status=hybrid.status,
+            scaleup=domain,
+            scaleout_fabric=hybrid.scaleout_fabric,
+            scaleout_bandwidth_per_chip=hybrid.scaleout_bandwidth_per_chip,
+            power=hybrid.power * count / hybrid.chips,
+        )
+
     def _lookup(self, name: str, want: str) -> tuple[str, str]:
         hit = self._alias.get(name.strip().lower())
         if hit is None:
@@ -233,6 +258,7 @@ class Hardware:
             power=power,
             provenance=prov,
             members=dict(entry.members),
+            links={frozenset(link.between): (link.bandwidth.si, link.latency.si) for link in entry.links},
         )
 
 

@@ -180,7 +180,17 @@ class System:
     power: float
     provenance: Mapping[str, FigureRef]
     members: Mapping[str, int] = field(default_factory=dict)
+    links: Mapping[frozenset[str], tuple[float, float]] = field(default_factory=dict)
 
     @property
     def projected(self) -> bool:
         return self.status in ("projected", "announced") or self.chip.projected
+
+    @property
+    def hybrid(self) -> bool:
+        """Several chip types on one scale-up fabric (e.g. Trainium4 beside NVIDIA GPUs over NVLink Fusion)."""
+        return len(self.members) > 1
+
+    def link(self, a: str, b: str) -> tuple[float, float] | None:
+        """(bandwidth per chip per direction, latency) between member types a and b, when the system joins them."""
+        return self.links.get(frozenset((a, b)))

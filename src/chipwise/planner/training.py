@@ -9,11 +9,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.energy import carbon_kg, energy_j, site_for
+from chipwise.economics.energy import check_pue, check_region, site_for
+from chipwise.economics.power import PowerModel, check_fraction, power_model
 from chipwise.economics.pricing import check_mode, price_per_chip_hour
+from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
+from chipwise.reliability.goodput import RECOVERIES, RunReliability, assess_run, reliability_inputs
 from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
@@ -44,6 +47,60 @@ def make_job(
     return TrainingJob(model, seq, seqs, precision, tokens, lora)
 
 
+def _ideal_and_expected(
+    result: dict[str, Any],
+    chips: int,
+    seconds: float,
+    usd_per_chip_hour: float,
+    power: PowerModel,
+    pue: float,
+    kg_per_j: float,
+    rel: RunReliability,
+) -> dict[str, Any]:
+    """Ideal (failure-free) and expected (goodput-adjusted, with spares) time, cost, energy and carbon.
+
+    T_wall = T_ideal / goodput. Of T_wall, the downtime D = (failures + planned stops) x their restart time is
+    spent at idle power and the rest (training, lost work, checkpoint writes) at the busy load; spares
+    (spare_fraction x chips) are paid for and idle for the whole T_wall.
+    """
+    g = rel.goodput
+    wall = seconds / g if g > 0 else math.inf
+    busy_w, idle_w = power.busy_w, power.idle_w
+    ideal_j = busy_w * chips * seconds * pue
+    ideal_cost = usd_per_chip_hour * chips * seconds / 3600.0
+    if math.isinf(wall):
+        exp_j = exp_cost = math.inf
+        down = math.inf
+    else:
+        restarts = rel.failures_per_s * wall * rel.downtime_per_failure_s + rel.planned_per_s * wall * (
+            rel.inputs.in_memory_recovery.value if rel.recovery == "in-memory" else rel.inputs.restart_overhead.value
+        )
+        down = min(restarts, wall - seconds)
+        spares = rel.spare_fraction * chips
+        exp_j = pue * (chips * (busy_w * (wall - down) + idle_w * down) + spares * idle_w * wall)
+        exp_cost = usd_per_chip_hour * (chips + spares) * wall / 3600.0
+    tokens = result.get("tokens") or result["tokens_per_s"] * seconds
+    flops = result["model_flops_per_token"] * tokens
+    return {
+        "energy_j": ideal_j,
+        "co2e_kg": ideal_j * kg_per_j,
+        "cost_usd": ideal_cost,
+        "usd_per_million_tokens": ideal_cost / tokens * 1e6,
+        "expected_time_s": wall,
+        "expected_downtime_s": down,
+        "expected_energy_j": exp_j,
+        "expected_co2e_kg": exp_j * kg_per_j,
+        "expected_cost_usd": exp_cost,
+        "expected_usd_per_million_tokens": exp_cost / tokens * 1e6,
+        "tokens_per_joule": tokens / ideal_j,
+        "tokens_per_kwh": tokens / (ideal_j / 3.6e6),
+        "flop_per_joule": flops / ideal_j,
+        "expected_tokens_per_joule": tokens / exp_j if exp_j > 0 else math.nan,
+        "power_w_per_chip": busy_w,
+        "facility_power_w": busy_w * chips * pue,
+    }
+
+
 def attach_economics(
     result: dict[str, Any],
     catalog: Catalog,
@@ -52,42 +109,72 @@ def attach_economics(
     pricing: str = "on-demand",
     region: str | None = None,
     provider: str | None = None,
+    *,
+    model: ModelSpec | None = None,
+    utilisation: float | None = None,
+    pue: float | None = None,
+    managed: str | None = None,
+    recovery: str = "best",
+    as_of: str | None = None,
 ) -> dict[str, Any]:
-    """Add price, cost, energy and carbon of the run (or of one hour when no token count is given)."""
+    """Add price, cost, energy, carbon and goodput of the run (or of one hour when no token count is given).
+
+    Ideal figures assume no failures (`time_to_train_s`, `cost_usd`, `energy_j`, `co2e_kg`); expected ones
+    (`expected_*`) divide time by the reliability layer's goodput and add spare capacity; `recovery` is
+    'checkpoint', 'in-memory' or 'best' (the one with the higher goodput, reported). `pricing='owned'`
+    prices chips by economics.tco at `utilisation` (default 1.0); other modes use catalog rental prices.
+    """
+    check_mode(pricing)
+    owned = pricing == "owned"
+    quote = None if owned else price_per_chip_hour(catalog, system, pricing, region, provider, managed, as_of)
+    tco = None
+    if owned and (system.chip.unit_price is not None):
+        tco = owned_tco(catalog, system, region, utilisation if utilisation is not None else 1.0, pue)
+    site = site_for(
+        catalog,
+        system,
+        region,
+        pue=pue,
+        owned=owned,
+        operator=quote.provider if quote else None,
+        hint_region=quote.region if quote else None,
+    )
+    power = power_model(catalog, system, scaleout=chips > system.chips)
     seconds = result.get("time_to_train_s")
     basis_s = seconds if seconds is not None else 3600.0
-    quote = price_per_chip_hour(catalog, system, pricing, region if pricing != "owned" else None, provider)
-    site = site_for(catalog, system, region)
-    joules = energy_j(system, chips, basis_s, site)
+    if tco is not None:
+        price = tco.usd_per_chip_hour
+    elif quote is not None:
+        price = quote.usd_per_chip_hour
+    else:
+        price = math.nan
+    params = (model or load_model(catalog, result["model"])).params_total
+    rel = assess_run(reliability_inputs(catalog, system), chips, params, result["step_time_s"], recovery)
+    figures = {t.key: t.record() for t in (*site.terms(), *power.terms())}
+    rel_record = rel.record()
+    figures.update(rel_record.pop("figures"))
     out: dict[str, Any] = {
         "pricing": pricing,
-        "price_usd_per_chip_hour": quote.usd_per_chip_hour if quote else None,
-        "price_source": (
-            {
-                "provider": quote.provider,
-                "region": quote.region,
-                "date": quote.date,
-                "status": quote.status,
-                "entry": quote.entry,
-                "source": list(quote.source),
-                **({"derivation": quote.derivation} if quote.derivation else {}),
-            }
-            if quote
-            else None
-        ),
-        "energy_j": joules,
-        "co2e_kg": carbon_kg(joules, site),
-        "pue": site.pue,
+        "price_usd_per_chip_hour": None if math.isnan(price) else price,
+        "price_source": quote.record() if quote else ({"basis": "owned", "tco": tco.record()} if tco else None),
+        "pue": site.pue.value,
         "region": site.region,
         "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * 3.6e6,
         "economics_basis": "whole run" if seconds is not None else "one hour",
+        **_ideal_and_expected(result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel),
+        "goodput": rel.goodput,
+        "failures_per_day": rel.failures_per_day,
+        "mtbf_s": rel.mtbf_s,
+        "checkpoint_interval_s": rel.checkpoint_interval_s,
+        "reliability": rel_record,
+        "economics_figures": figures,
     }
-    cost = quote.usd_per_chip_hour * chips * basis_s / 3600.0 if quote else float("nan")
-    out["cost_usd"] = cost
-    tokens = result.get("tokens") or result["tokens_per_s"] * basis_s
-    out["usd_per_million_tokens"] = cost / tokens * 1e6 if quote else float("nan")
-    out["tokens_per_kwh"] = tokens / (joules / 3.6e6)
-    out["flop_per_joule"] = result["model_flops_per_token"] * tokens / joules
+    if owned and tco is None:
+        out["price_note"] = f"no unit price for {system.chip.id} in the catalog: owned cost unknown"
+    if seconds is not None:
+        out["expected_time_to_train_s"] = out.pop("expected_time_s")
+    else:
+        out["expected_time_per_hour_of_training_s"] = out.pop("expected_time_s")
     result.update(out)
     return result
 
@@ -104,11 +191,23 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
     result["plan_source"] = "given" if sc.plan and len(sc.plan) >= 4 else ("partial" if sc.plan else "searched")
-    return attach_economics(result, catalog, system, sc.chips, sc.pricing, sc.region, sc.provider)
+    return attach_economics(
+        result, catalog, system, sc.chips, sc.pricing, sc.region, sc.provider, model=model, utilisation=sc.utilisation
+    )
 
 
-def _rank_key(objective: str) -> str:
-    return {"time": "time_to_train_s", "cost": "cost_usd", "energy": "energy_j", "carbon": "co2e_kg"}[objective]
+def rank_value(row: dict[str, Any], objective: str) -> float:
+    """What `objective` ranks by, lower is better: expected (goodput-adjusted) seconds, dollars, joules or kg
+    CO2e per token trained, so that rows with and without a token count rank the same way."""
+    tokens = row.get("tokens") or row["tokens_per_s"] * 3600.0
+    if objective == "time":
+        g = row.get("goodput") or 0.0
+        v = row["step_time_s"] / row["global_batch_tokens"] / g if g > 0 else math.inf
+    else:
+        key = {"cost": "expected_cost_usd", "energy": "expected_energy_j", "carbon": "expected_co2e_kg"}[objective]
+        raw = row.get(key)
+        v = float(raw) / tokens if raw is not None else math.inf
+    return v if not math.isnan(v) else math.inf
 
 
 def plan_training(
@@ -124,17 +223,35 @@ def plan_training(
     pricing: str = "on-demand",
     region: str | None = None,
     top_plans: int = 1,
+    *,
+    provider: str | None = None,
+    utilisation: float | None = None,
+    pue: float | None = None,
+    managed: str | None = None,
+    recovery: str = "best",
+    as_of: str | None = None,
 ) -> dict[str, Any]:
-    """Search every listed system and rank them; each row is that system's best plan (and runners-up)."""
+    """Search every listed system and rank them; each row is that system's best plan (and runners-up).
+
+    Rows rank by `objective` on expected (goodput-adjusted) figures; see `rank_value`. The economics options
+    (`pricing`, `region`, `provider`, `utilisation` for owned fleets, `pue`, `managed`, `recovery`, `as_of`) are
+    those of `attach_economics`.
+    """
     if objective not in OBJECTIVES:
         raise ChipwiseError(f"unknown objective '{objective}'. Fix: use one of {', '.join(OBJECTIVES)}.")
     check_mode(pricing)
+    if recovery not in RECOVERIES:
+        raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
+    if utilisation is not None:
+        check_fraction(utilisation, "utilisation")
+    if pue is not None:
+        check_pue(pue)
+    if region is not None:
+        check_region(catalog, region)  # validate once, before the long work
     start = time.perf_counter()
     model = load_model(catalog, model_name)
     hw = hardware(catalog)
     systems = [hw.system(h) for h in hardware_ids]
-    if region is not None:
-        site_for(catalog, systems[0], region)  # validate the region once, before the long work
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     evaluated = feasible = 0
@@ -156,18 +273,17 @@ def plan_training(
                 system,
                 chips,
                 pricing,
-                region if region and system.provider in ("aws", "gcp", "azure") else None,
+                region,
+                provider,
+                model=model,
+                utilisation=utilisation,
+                pue=pue,
+                managed=managed,
+                recovery=recovery,
+                as_of=as_of,
             )
             rows.append(row)
-    key = _rank_key(objective)
-
-    def sort_value(r: dict[str, Any]) -> float:
-        v = r.get(key)
-        if key == "time_to_train_s" and v is None:
-            v = r["step_time_s"] / r["global_batch_tokens"]
-        return float(v) if v is not None and not math.isnan(float(v)) else math.inf
-
-    rows.sort(key=sort_value)
+    rows.sort(key=lambda r: rank_value(r, objective))
     return {
         "kind": "plan-train",
         "model": model.name,
@@ -176,6 +292,8 @@ def plan_training(
         "precision": precision,
         "objective": objective,
         "pricing": pricing,
+        "region": region,
+        "recovery": recovery,
         "results": rows,
         "skipped": skipped,
         "search": {"evaluated": evaluated, "feasible": feasible, "seconds": time.perf_counter() - start},

@@ -76,7 +76,7 @@ def local_params(model: ModelSpec, plans: PlanArrays) -> tuple[Array, Array]:
     return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
 
 
-def _layer_activation_elems(model: ModelSpec, g: LayerGroup, plans: PlanArrays) -> tuple[Array, Array, Array]:
+def layer_activation_elems(model: ModelSpec, g: LayerGroup, plans: PlanArrays) -> tuple[Array, Array, Array]:
     """Per token of a micro-batch: elements stored by one layer with no / selective / full recompute."""
     att = model.attention
     h = float(model.hidden)
@@ -142,7 +142,7 @@ def memory_per_rank(
     per_layer_none = np.zeros(len(plans))
     act_layers = np.zeros(len(plans))
     for g in model.groups:
-        none, sel, full = _layer_activation_elems(model, g, plans)
+        none, sel, full = layer_activation_elems(model, g, plans)
         kept = np.choose(plans.recompute, [none, sel, full])
         act_layers = act_layers + g.count * kept
         per_layer_none = np.maximum(per_layer_none, none)

@@ -192,29 +192,39 @@ class _Layer:
         self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo), 0.0)
 
 
-def train_step(
-    model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays, chips: int
-) -> StepResult:
-    """Price every plan: step time, throughput, MFU, memory per rank, feasibility and the time breakdown."""
+@dataclass(frozen=True)
+class StageCosts:
+    """One micro-batch on one pipeline stage: time per component (forward + backward + recompute, exposed
+    communication), and the forward and backward compute alone (what can hide data-parallel traffic)."""
+
+    per_mb: dict[str, Array]
+    fwd: Array
+    bwd: Array
+
+
+def stage_costs(
+    model: ModelSpec,
+    job: TrainingJob,
+    dev: Device,
+    topo: Topology,
+    plans: PlanArrays,
+    layers_on_stage: Array,
+    head: Array | float = 1.0,
+) -> StageCosts:
+    """Cost of one micro-batch on a stage holding `layers_on_stage` layers (in the model's layer mix), plus the
+    LM head and loss when `head` is 1. Vectorised over plans."""
     n = len(plans)
-    ranks = chips * dev.cores_per_chip
     eff = dev.eff
-    prec = job.precision
-    pp = plans.pp.astype(np.float64)
-    vpp = plans.vpp.astype(np.float64)
-    m = job.global_batch / (plans.dp * plans.mb).astype(np.float64)
     bwd_gemm = 1.0 if job.lora else 2.0
     re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
     re_attn = np.where(plans.recompute >= 1, 1.0, 0.0)
-
     per_mb = {k: np.zeros(n) for k in ("compute", "attention", "memory_bound", "tp_comm", "cp_comm", "ep_comm")}
     fwd_mb = np.zeros(n)
     bwd_mb = np.zeros(n)
-    on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
     groups = _Groups(tp=coll.group(plans.tp, 1, topo), ep=coll.group(plans.ep, 1, topo))
     for g in model.groups:
         lay = _Layer(model, g, job, dev, topo, plans, groups)
-        k = g.count / model.layers * on_stage  # layers of this group on the critical stage
+        k = g.count / model.layers * layers_on_stage  # layers of this group on the stage
         compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
         attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)
         elementwise = lay.elem_fwd * (1.0 + 2.0 + re_attn)
@@ -227,12 +237,30 @@ def train_step(
         per_mb["cp_comm"] += k * np.maximum(0.0, lay.cp_fwd * 3.0 - lay.attn_fwd * 3.5)
         fwd_mb += k * (lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd)
         bwd_mb += k * (lay.matmul_fwd * bwd_gemm + lay.attn_fwd * 2.5 + lay.elem_fwd * 2.0)
-
-    # LM head and loss on the last stage (and the embedding on the first)
+    # LM head and loss on the last stage (the embedding lookup on the first stage costs nothing comparable)
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
     tp = plans.tp.astype(np.float64)
-    per_mb["compute"] += gemm_time(tokens, model.vocab / tp, model.hidden, dev, "bf16") * (1.0 + bwd_gemm)
-    per_mb["memory_bound"] += memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
+    per_mb["compute"] += head * gemm_time(tokens, model.vocab / tp, model.hidden, dev, "bf16") * (1.0 + bwd_gemm)
+    per_mb["memory_bound"] += head * memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
+    return StageCosts(per_mb, fwd_mb, bwd_mb)
+
+
+def train_step(
+    model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays, chips: int
+) -> StepResult:
+    """Price every plan: step time, throughput, MFU, memory per rank, feasibility and the time breakdown."""
+    ranks = chips * dev.cores_per_chip
+    eff = dev.eff
+    prec = job.precision
+    pp = plans.pp.astype(np.float64)
+    vpp = plans.vpp.astype(np.float64)
+    m = job.global_batch / (plans.dp * plans.mb).astype(np.float64)
+    re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
+    on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
+    stage = stage_costs(model, job, dev, topo, plans, on_stage)
+    per_mb, fwd_mb, bwd_mb = stage.per_mb, stage.fwd, stage.bwd
+    tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
+    tp = plans.tp.astype(np.float64)
 
     # pipeline hand-offs: forward activation and backward gradient, per virtual stage
     seq_shard = np.where(plans.sp > 0, tp, 1.0)

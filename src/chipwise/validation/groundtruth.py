@@ -153,6 +153,7 @@ class InferenceRow:
     skip_reason: str | None
     notes: str
     raw: dict[str, str] = field(repr=False)
+    num_requests: int | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -724,10 +725,19 @@ def parse_weight_precision(text: str, notes: list[str]) -> str:
     return "bf16"
 
 
+_KV_PATTERNS: Final[tuple[str, ...]] = (rf"{_TOKEN}[\s_-]*kv", rf"kv[_ ]cache(?:[_ ]dtype)?\s*[:=]?\s*{_TOKEN}")
+
+
+def kv_precision_stated(text: str) -> bool:
+    """Whether the precision text names the KV cache's precision."""
+    lowered = text.lower()
+    return any(_token_after(p, lowered) is not None for p in _KV_PATTERNS)
+
+
 def parse_kv_precision(text: str, weight: str) -> str:
     """KV-cache precision: stated ('FP8 KV cache', 'FP8-KV', 'kv_cache_dtype fp8'), else 16-bit default."""
     lowered = text.lower()
-    for pattern in (rf"{_TOKEN}[\s_-]*kv", rf"kv[_ ]cache(?:[_ ]dtype)?\s*[:=]?\s*{_TOKEN}"):
+    for pattern in _KV_PATTERNS:
         found = _token_after(pattern, lowered)
         if found is not None:
             return found
@@ -973,6 +983,15 @@ def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: lis
     return measured
 
 
+def parse_request_count(*texts: str) -> int | None:
+    """How many requests a run issued: '30000 requests', 'all 274560 queries issued at once', '1500 prompts'."""
+    for text in texts:
+        found = _lookup_int(r"(\d[\d,]*)\s*(?:requests|prompts|queries)\b", text)
+        if found is not None and found > 0:
+            return found
+    return None
+
+
 def _output_len(raw: Mapping[str, str], notes: list[str]) -> float | None:
     stated = parse_length(raw.get("output_len", ""))
     if stated is not None:
@@ -1068,6 +1087,9 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
         skip_reason=_inference_skip_reason(raw, chip, num_chips, measured, known_chips),
         notes=_notes_text(notes),
         raw=raw,
+        num_requests=parse_request_count(
+            *(raw.get(f, "") for f in ("batch_or_concurrency", "latency_constraint", "scenario", "notes"))
+        ),
     )
 
 

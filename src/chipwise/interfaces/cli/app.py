@@ -10,7 +10,16 @@ import typer
 
 from chipwise import __version__
 from chipwise.errors import ChipwiseError
-from chipwise.interfaces.cli import catalog_cmd, model_cmd, plan_cmd, predict_cmd
+from chipwise.interfaces.cli import (
+    catalog_cmd,
+    claims_cmd,
+    model_cmd,
+    plan_cmd,
+    predict_cmd,
+    sweep_cmd,
+    tco_cmd,
+    web_cmd,
+)
 from chipwise.interfaces.cli.common import err_console
 
 app = typer.Typer(
@@ -24,6 +33,10 @@ app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(plan_cmd.app, name="plan")
 app.command("predict")(predict_cmd.predict)
+app.command("tco")(tco_cmd.tco)
+app.command("claims")(claims_cmd.claims)
+app.command("web")(web_cmd.web)
+app.add_typer(sweep_cmd.app, name="sweep")
 
 
 def _version(value: bool) -> None:

@@ -9,6 +9,7 @@ import typer
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
 from chipwise.planner.training import plan_training
 from chipwise.workload.scenario import parse_count
@@ -59,6 +60,7 @@ def train(
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
+    plot: PlotFile = None,
 ) -> None:
     """Rank hardware for a training run: time to train, plan, MFU, memory, cost, energy and carbon."""
     cat = catalog_from(catalog_files, sets)
@@ -80,3 +82,43 @@ def train(
         print_json(report)
     else:
         print_ranking(report)
+    write_plot(report, plot)
+
+
+@app.command("hetero")
+def hetero(
+    model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
+    fleet: Annotated[str, typer.Option("--fleet", help="Two chip types and counts, e.g. trn4=512,gb300=512.")],
+    tokens: Annotated[str | None, typer.Option("--tokens", help="Tokens to train on (15e12 or 15T).")] = None,
+    hybrid: Annotated[
+        str | None,
+        typer.Option("--hybrid", help="A hybrid scale-up system holding both types (e.g. trn4-gb300-fusion-rack)."),
+    ] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
+    global_batch_tokens: Annotated[
+        str | None, typer.Option("--global-batch-tokens", help="Tokens per optimizer step (e.g. 4M).")
+    ] = None,
+    precision: Annotated[str, typer.Option("--precision", help="bf16, fp8 or fp4.")] = "bf16",
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Train on a mixed fleet: pipelines with stages on two chip types, against each part alone."""
+    from chipwise.interfaces.cli.hetero_views import print_hetero
+    from chipwise.planner.hetero import parse_fleet, plan_hetero_training
+
+    cat = catalog_from(catalog_files, sets)
+    report = plan_hetero_training(
+        cat,
+        model,
+        parse_fleet(fleet),
+        tokens=_count(tokens, "--tokens"),
+        seq_len=seq_len,
+        global_batch_tokens=_count(global_batch_tokens, "--global-batch-tokens"),
+        precision=precision,
+        hybrid=hybrid,
+    )
+    if as_json:
+        print_json(report)
+    else:
+        print_hetero(report)

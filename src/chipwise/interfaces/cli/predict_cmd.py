@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
+from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_prediction
 from chipwise.planner.training import predict_training
 from chipwise.workload.scenario import TrainScenario, load_scenario
@@ -20,6 +22,7 @@ def predict(
     sources: Annotated[
         bool, typer.Option("--sources", help="Show the catalog figures used and their sources.")
     ] = False,
+    plot: PlotFile = None,
 ) -> None:
     """Predict a training or serving scenario (DESIGN.md's scenario contract); a missing plan is searched."""
     cat = catalog_from(catalog_files, sets)
@@ -30,7 +33,13 @@ def predict(
             print_json(result)
         else:
             print_prediction(result, sources)
+        write_plot(result, plot)
         return
+    if plot is not None:
+        raise ChipwiseError(
+            "--plot draws training predictions only for now. Fix: drop --plot, or draw the --json result with "
+            "chipwise.interfaces.plots.serving_throughput_latency in Python."
+        )
     from chipwise.interfaces.cli.serve_views import predict_serving_cli
 
     predict_serving_cli(cat, sc, as_json, sources)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.table import Table
@@ -23,6 +24,8 @@ def ranking_table(report: dict[str, Any]) -> Table:
         "#",
         "hardware",
         "time to train",
+        "goodput",
+        "expected",
         "step",
         "tok/s/chip",
         "MFU",
@@ -41,17 +44,35 @@ def ranking_table(report: dict[str, Any]) -> Table:
             str(i),
             name,
             fmt.duration(r["time_to_train_s"]) if r.get("time_to_train_s") else "-",
+            _goodput(r.get("goodput")),
+            fmt.duration(r["expected_time_to_train_s"]) if r.get("expected_time_to_train_s") else "-",
             fmt.duration(r["step_time_s"]),
             f"{r['tokens_per_s_per_chip']:,.0f}",
             fmt.percent(r["mfu"]),
             f"{r['memory_per_chip_gib']:.0f} GiB",
             fmt.plan(r["plan"]),
-            fmt.usd(r["cost_usd"]),
-            f"{r['usd_per_million_tokens']:.2f}" if r["usd_per_million_tokens"] == r["usd_per_million_tokens"] else "-",
-            fmt.energy(r["energy_j"]),
-            fmt.carbon(r["co2e_kg"]),
+            fmt.usd(_expected(r, "cost_usd")),
+            _per_mtok(_expected(r, "usd_per_million_tokens")),
+            fmt.energy(_expected(r, "energy_j")),
+            fmt.carbon(_expected(r, "co2e_kg")),
         )
     return table
+
+
+def _expected(r: dict[str, Any], key: str) -> float:
+    """The expected (goodput-adjusted) figure when there is one, else the ideal one."""
+    v = r.get(f"expected_{key}")
+    return float(v) if v is not None else float(r.get(key, math.nan))
+
+
+def _goodput(g: float | None) -> str:
+    if g is None:
+        return "-"
+    return "<0.1%" if g < 1e-3 else fmt.percent(g)
+
+
+def _per_mtok(v: float) -> str:
+    return f"{v:.2f}" if math.isfinite(v) else "-"
 
 
 def print_ranking(report: dict[str, Any]) -> None:
@@ -60,6 +81,17 @@ def print_ranking(report: dict[str, Any]) -> None:
     console.print(
         f"searched {s['evaluated']:,} plans ({s['feasible']:,} fit in memory) in {s['seconds']:.2f} s", style="dim"
     )
+    if report["results"]:
+        first = report["results"][0]
+        rel = first.get("reliability", {})
+        used = "/".join(sorted({r.get("reliability", {}).get("recovery", "?") for r in report["results"]}))
+        how = " (the better of checkpoint-restart and in-memory, per row)" if report.get("recovery") == "best" else ""
+        console.print(
+            f"expected = goodput-adjusted with {used} recovery{how} and {rel.get('spare_fraction', 0):.0%} spare "
+            "chips paid for; cost, $/Mtok, energy and CO2e are expected figures (--json has the ideal ones too)",
+            style="dim",
+        )
+        _scale_note(report["results"])
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
@@ -82,9 +114,47 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row("MFU / HFU", f"{fmt.percent(r['mfu'])} / {fmt.percent(r['hfu'])}")
     head.add_row("memory per chip", f"{r['memory_per_chip_gib']:.1f} of {r['memory_capacity_gib']:.0f} GiB")
     if r.get("time_to_train_s") is not None:
-        head.add_row("time to train", fmt.duration(r["time_to_train_s"]))
-    head.add_row(f"cost ({r['pricing']}, {r['economics_basis']})", fmt.usd(r["cost_usd"]))
-    head.add_row("energy / carbon", f"{fmt.energy(r['energy_j'])} / {fmt.carbon(r['co2e_kg'])}")
+        head.add_row(
+            "time to train (ideal / expected)",
+            f"{fmt.duration(r['time_to_train_s'])} / {fmt.duration(r.get('expected_time_to_train_s', math.nan))}",
+        )
+    rel = r.get("reliability")
+    if rel:
+        head.add_row(
+            f"goodput ({rel['recovery']} recovery)",
+            f"{_goodput(r['goodput'])}  (checkpoint {_goodput(rel['goodput_checkpoint'])}, "
+            f"in-memory {_goodput(rel['goodput_in_memory'])})",
+        )
+        head.add_row(
+            "failures per day / MTBF",
+            f"{rel['failures_per_day']:,.1f} / {fmt.duration(rel['mtbf_s'])}",
+        )
+        head.add_row(
+            "checkpoint size / write / interval",
+            f"{fmt.bytes_(rel['checkpoint_bytes'])} / {fmt.duration(rel['checkpoint_write_s'])} / "
+            f"{fmt.duration(rel['checkpoint_interval_s'])}",
+        )
+    price = r.get("price_usd_per_chip_hour")
+    head.add_row(f"price ({r['pricing']}, {r['region']})", f"${price:,.3f} per chip-hour" if price is not None else "-")
+    head.add_row(
+        f"cost, ideal / expected ({r['economics_basis']})",
+        f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}",
+    )
+    head.add_row(
+        "energy, ideal / expected",
+        f"{fmt.energy(r['energy_j'])} / {fmt.energy(_expected(r, 'energy_j'))}  (PUE {r['pue']:.2f})",
+    )
+    head.add_row(
+        "carbon, ideal / expected",
+        f"{fmt.carbon(r['co2e_kg'])} / {fmt.carbon(_expected(r, 'co2e_kg'))}  "
+        f"({r['grid_kg_co2e_per_kwh'] * 1000:.0f} g/kWh)",
+    )
+    if r.get("tokens_per_joule") is not None:
+        head.add_row(
+            "efficiency",
+            f"{r['tokens_per_joule']:.3g} tokens/J, {r['flop_per_joule'] / 1e9:,.0f} GFLOP/J, "
+            f"{_per_mtok(r['usd_per_million_tokens'])} $/Mtok",
+        )
     console.print(head)
     bd = Table(
         title=f"Where the step time goes (dominated by {BREAKDOWN_LABELS[r['dominated_by']]})", header_style="bold"
@@ -102,4 +172,24 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
             ft.add_column(c, overflow="fold")
         for name, f in r["figures"].items():
             ft.add_row(name, f"{f['value']} {f['unit']}", f["status"], f.get("derivation") or "; ".join(f["source"]))
+        for name, f in (r.get("economics_figures") or {}).items():
+            ft.add_row(
+                name,
+                f"{f['value']} {f['unit']}",
+                f["status"],
+                f.get("derivation") or "; ".join(f["source"]) or f.get("note", ""),
+            )
         console.print(ft)
+
+
+def _scale_note(rows: list[dict[str, Any]]) -> None:
+    """Say so when failures dominate: checkpoint-restart cannot keep up with the failure rate at this scale."""
+    worst = min(rows, key=lambda r: r.get("goodput") or 0.0)
+    rel = worst.get("reliability")
+    if not rel or (worst.get("goodput") or 0.0) >= 0.5:
+        return
+    console.print(
+        f"[yellow]at {worst['chips']:,} chips a failure every {fmt.duration(rel['mtbf_s'])} "
+        f"({rel['failures_per_day']:,.0f} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "
+        f"checkpoint-restart and {_goodput(rel['goodput_in_memory'])} with in-memory recovery[/]"
+    )

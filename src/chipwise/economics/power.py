@@ -1,0 +1,93 @@
+"""Power drawn per chip: a load-dependent fraction of the accelerator's TDP plus its share of host and network.
+
+    P_it(load) = (TDP + P_host) x load + P_net
+
+- TDP: the chip's board power (catalog `chips.*.tdp`).
+- P_host: the chip's share of the rest of its system at full load, system power / chips - TDP (CPUs, DRAM,
+  NICs, switches, fans, PSU losses; a DGX H100 is rated 10.2 kW for 8 x 700 W GPUs, so 575 W per GPU).
+- load: `datacenter.opex.utilisation_power_fraction` (~0.8 of rated power during LLM training; Newkirk et al.
+  2025 measured 76% of the 10.2 kW rating on H100 nodes) when busy, `idle_power_fraction` when idle.
+- P_net: `datacenter.opex.network_power_w_per_chip`, the scale-out fabric's switches and optics per chip; only
+  when the fleet spans more than one system.
+
+Facility power multiplies IT power by the PUE (cooling and power distribution), see economics.energy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.figures import Term, derived, override, term
+from chipwise.errors import ChipwiseError
+from chipwise.hardware.objects import System
+
+
+@dataclass(frozen=True)
+class PowerModel:
+    """Per-chip IT power of a system, its parts, and the load fractions used (all W)."""
+
+    tdp_w: float
+    host_w: float
+    network_w: float
+    busy: Term
+    idle: Term
+    network: Term
+    host: Term
+
+    def it_power(self, load: float) -> float:
+        """IT power per chip at a load fraction of rated power, watts."""
+        return (self.tdp_w + self.host_w) * load + self.network_w
+
+    @property
+    def busy_w(self) -> float:
+        return self.it_power(self.busy.value)
+
+    @property
+    def idle_w(self) -> float:
+        return self.it_power(self.idle.value)
+
+    @property
+    def rated_w(self) -> float:
+        """Provisioned (nameplate) IT power per chip: what colocation and facility capacity are sized for."""
+        return self.tdp_w + self.host_w + self.network_w
+
+    def terms(self) -> list[Term]:
+        return [self.busy, self.idle, self.host, self.network]
+
+
+def check_fraction(value: float, name: str) -> float:
+    """A fraction in (0, 1], or a one-line error."""
+    if not value > 0 or value > 1:
+        raise ChipwiseError(f"{name} {value:g} is not in (0, 1]. Fix: give a fraction such as 0.8.")
+    return value
+
+
+def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_load: float | None = None) -> PowerModel:
+    """The power model of one chip of `system`; `scaleout` adds the fabric's per-chip power."""
+    tdp = system.chip.tdp
+    host_w = max(0.0, system.power / system.chips - tdp)
+    busy = (
+        term(catalog, "datacenter", "opex", "utilisation_power_fraction")
+        if busy_load is None
+        else override(check_fraction(busy_load, "power load"), "datacenter.opex.utilisation_power_fraction", "1")
+    )
+    idle = term(catalog, "datacenter", "opex", "idle_power_fraction")
+    net = term(catalog, "datacenter", "opex", "network_power_w_per_chip")
+    power_ref = system.provenance.get("power")
+    host = derived(
+        host_w,
+        f"{system.id}.host_power_per_chip",
+        "W",
+        f"{system.id} power {system.power:,.0f} W / {system.chips} chips - {system.chip.id} TDP {tdp:,.0f} W"
+        + (f" (system power: {power_ref.status})" if power_ref else ""),
+    )
+    return PowerModel(
+        tdp_w=tdp,
+        host_w=host_w,
+        network_w=net.value if scaleout else 0.0,
+        busy=busy,
+        idle=idle,
+        network=net if scaleout else derived(0.0, net.key, "W", "a single system: no scale-out fabric"),
+        host=host,
+    )

@@ -1,0 +1,325 @@
+"""Owned-fleet total cost of ownership per chip-hour, and the utilisation at which owning beats renting.
+
+Per chip, per hour of calendar time (every input a catalog figure from `datacenter`, each overridable):
+
+    capex          = chip price + server (non-accelerator) + scale-up network + scale-out network + storage
+    depreciation   = capex / (life x 8,766 h)                                       straight line, no residual
+    operations     = operations fraction x capex / 8,766 h                          staff, support, spares
+    colocation     = $/kW-month x rated IT kW / 730.5 h                             space, power and cooling capacity
+      (or facility = $/kW to build x rated IT kW / (facility life x 8,766 h) with facility='owned')
+    energy         = P_it(load) x PUE x $/kWh,  load = busy share u at the training load, idle otherwise
+
+    cost per used chip-hour(u) = [depreciation + operations + colocation + E_idle + (E_busy - E_idle) u] / u
+
+Break-even utilisation against a rental price r (per chip-hour): owning is cheaper when u > u*, with
+
+    u* = (depreciation + operations + colocation + E_idle) / (r - E_busy + E_idle)
+
+(no break-even when u* > 1). Sources: the catalog's datacenter section (capex per chip from SemiAnalysis, the
+SHEET_H100 fabric sizing and the Llama 3 storage fabric; colocation from CBRE; electricity from EIA; PUE from
+Uptime/Equinix); power per economics.power. Cost of capital, taxes and residual value are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
+from chipwise.economics.energy import EnergySite, require_electricity, site_for
+from chipwise.economics.figures import Term, derived, override, term
+from chipwise.economics.power import PowerModel, check_fraction, power_model
+from chipwise.errors import ChipwiseError
+from chipwise.hardware.objects import System
+
+FACILITIES: tuple[str, ...] = ("colocation", "owned")
+
+#: Overridable inputs: name -> (catalog path under datacenter, unit of the override, SI factor of that unit).
+OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {
+    "chip_price_usd": ((), "USD", 1.0),
+    "server_usd_per_chip": (("capex", "server_non_accelerator_usd_per_chip"), "USD", 1.0),
+    "scaleup_network_usd_per_chip": (("capex", "scaleup_network_usd_per_chip"), "USD", 1.0),
+    "scaleout_network_usd_per_chip": (("capex", "scaleout_network_usd_per_chip"), "USD", 1.0),
+    "storage_usd_per_chip": (("capex", "storage_usd_per_chip"), "USD", 1.0),
+    "depreciation_years": (("depreciation_years",), "year", SECONDS_PER_YEAR),
+    "operations_fraction": (("opex", "operations_fraction_of_capex_per_year"), "1", 1.0),
+    "colocation_usd_per_kw_month": (("colocation_usd_per_kw_month",), "USD/kW/month", 1.0 / (1e3 * SECONDS_PER_MONTH)),
+    "electricity_usd_per_kwh": (("electricity_usd_per_kwh",), "USD/kWh", 1.0 / 3.6e6),
+}
+
+
+@dataclass(frozen=True)
+class TcoInputs:
+    """Everything the owned-fleet cost rests on, each with its provenance."""
+
+    system: System
+    capex: dict[str, Term]  # per chip, USD
+    life: Term  # seconds
+    operations: Term  # fraction of capex per year
+    space: Term  # colocation USD/W/s, or facility USD/W (capex) when facility == 'owned'
+    facility: str
+    facility_life: Term | None
+    power: PowerModel
+    site: EnergySite
+    electricity: Term  # USD/J
+    utilisation: Term
+
+
+@dataclass(frozen=True)
+class Tco:
+    """Owned cost of one chip: per calendar second (SI) by term, and per used chip-hour at the utilisation."""
+
+    inputs: TcoInputs
+    capex_usd: float
+    fixed_usd_per_s: dict[str, float]  # depreciation, operations, colocation/facility
+    energy_busy_usd_per_s: float
+    energy_idle_usd_per_s: float
+    formulas: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def fixed_total_usd_per_s(self) -> float:
+        return sum(self.fixed_usd_per_s.values())
+
+    def usd_per_used_chip_hour(self, utilisation: Any = None) -> Any:
+        """Owned cost per chip-hour actually used, at a utilisation u in (0, 1] (NumPy arrays broadcast)."""
+        u = self.inputs.utilisation.value if utilisation is None else utilisation
+        idle, busy = self.energy_idle_usd_per_s, self.energy_busy_usd_per_s
+        per_s = (self.fixed_total_usd_per_s + idle + (busy - idle) * u) / u
+        return per_s * SECONDS_PER_HOUR
+
+    @property
+    def usd_per_chip_hour(self) -> float:
+        return float(self.usd_per_used_chip_hour())
+
+    def break_even_utilisation(self, rental_usd_per_chip_hour: float) -> float | None:
+        """The utilisation above which owning costs less per used chip-hour than renting; None if never."""
+        r = rental_usd_per_chip_hour / SECONDS_PER_HOUR
+        denom = r - self.energy_busy_usd_per_s + self.energy_idle_usd_per_s
+        if denom <= 0:
+            return None
+        u = (self.fixed_total_usd_per_s + self.energy_idle_usd_per_s) / denom
+        return u if u <= 1.0 else None
+
+    def breakdown_per_chip_hour(self) -> dict[str, float]:
+        """USD per used chip-hour by term at the utilisation (they sum to usd_per_chip_hour)."""
+        u = self.inputs.utilisation.value
+        h = SECONDS_PER_HOUR / u
+        out = {k: v * h for k, v in self.fixed_usd_per_s.items()}
+        out["energy"] = (self.energy_idle_usd_per_s * (1 - u) + self.energy_busy_usd_per_s * u) * h
+        return out
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form: the total, every term with its formula, and every input with its source."""
+        inp = self.inputs
+        p = inp.power
+        terms = self.breakdown_per_chip_hour()
+        inputs: dict[str, Any] = {f"capex.{k}": t.record() for k, t in inp.capex.items()}
+        inputs["depreciation_life"] = inp.life.record()
+        inputs["operations_fraction"] = inp.operations.record()
+        inputs[inp.facility if inp.facility == "colocation" else "facility"] = inp.space.record()
+        if inp.facility_life is not None:
+            inputs["facility_life"] = inp.facility_life.record()
+        inputs["pue"] = inp.site.pue.record()
+        inputs["electricity"] = inp.electricity.record()
+        inputs["utilisation"] = inp.utilisation.record()
+        for t in p.terms():
+            inputs[t.key.rsplit(".", 1)[-1]] = t.record()
+        inputs["tdp"] = {
+            "key": f"{inp.system.chip.id}.tdp",
+            "value": p.tdp_w,
+            "unit": "W",
+            **_provenance(inp.system.chip.provenance.get("tdp")),
+        }
+        return {
+            "hardware": inp.system.chip.id,
+            "system": inp.system.id,
+            "region": inp.site.region,
+            "facility": inp.facility,
+            "utilisation": inp.utilisation.value,
+            "usd_per_chip_hour": self.usd_per_chip_hour,
+            "usd_per_chip_hour_at_full_use": float(self.usd_per_used_chip_hour(1.0)),
+            "capex_usd_per_chip": self.capex_usd,
+            "capex_usd_per_chip_by_part": {k: t.value for k, t in inp.capex.items()},
+            "terms_usd_per_chip_hour": terms,
+            "formulas": self.formulas,
+            "power_w_per_chip": {
+                "accelerator_busy": p.tdp_w * p.busy.value,
+                "host_busy": p.host_w * p.busy.value,
+                "network": p.network_w,
+                "it_busy": p.busy_w,
+                "it_idle": p.idle_w,
+                "it_rated": p.rated_w,
+                "facility_busy": p.busy_w * inp.site.pue.value,
+            },
+            "inputs": inputs,
+        }
+
+
+def _provenance(ref: Any) -> dict[str, Any]:
+    if ref is None:
+        return {"status": "estimate", "source": []}
+    out = {"status": ref.status, "source": list(ref.sources)}
+    if ref.derivation:
+        out["derivation"] = ref.derivation
+    return out
+
+
+def _input(catalog: Catalog, name: str, overrides: Mapping[str, float], region: str | None = None) -> Term:
+    path, unit, factor = OVERRIDES[name]
+    if name in overrides:
+        value = float(overrides[name])
+        if value < 0:
+            raise ChipwiseError(f"{name} {value:g} is negative. Fix: give a non-negative number.")
+        return override(value * factor, "datacenter." + ".".join(path + ((region,) if region else ())), unit, value)
+    return term(catalog, "datacenter", *path, *((region,) if region else ()))
+
+
+def _scaleup_capex(catalog: Catalog, system: System, overrides: Mapping[str, float]) -> Term:
+    if "scaleup_network_usd_per_chip" in overrides:
+        return _input(catalog, "scaleup_network_usd_per_chip", overrides)
+    t = term(catalog, "datacenter", "capex", "scaleup_network_usd_per_chip")
+    if system.scaleup.kind == "switched" and system.scaleup.size > 8:
+        return t
+    return derived(
+        0.0,
+        t.key,
+        "USD",
+        f"{system.id}: {system.scaleup.kind} scale-up domain of {system.scaleup.size} chips whose switches or links "
+        "sit on the boards, inside the server price (the catalog figure is for rack-scale switched domains)",
+    )
+
+
+def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
+    chip = system.chip
+    if "chip_price_usd" in overrides:
+        return _input_value(overrides["chip_price_usd"], f"{chip.id}.unit_price")
+    ref = chip.provenance.get("unit_price")
+    if chip.unit_price is None:
+        raise ChipwiseError(
+            f"the catalog has no unit price for {chip.id}. Fix: give one (chipwise tco {chip.id} --chip-price USD)."
+        )
+    return Term(
+        value=chip.unit_price,
+        key=f"{chip.id}.unit_price",
+        unit="USD",
+        shown=chip.unit_price,
+        status=ref.status if ref else "estimate",
+        source=tuple(ref.sources) if ref else (),
+        derivation=ref.derivation if ref else "",
+        note=ref.note if ref else "",
+    )
+
+
+def _input_value(value: float, key: str) -> Term:
+    if value < 0:
+        raise ChipwiseError(f"{key} {value:g} is negative. Fix: give a non-negative number.")
+    return override(float(value), key, "USD")
+
+
+def tco_inputs(
+    catalog: Catalog,
+    system: System,
+    region: str | None = None,
+    utilisation: float = 1.0,
+    pue: float | None = None,
+    facility: str = "colocation",
+    overrides: Mapping[str, float] | None = None,
+) -> TcoInputs:
+    """Collect the owned-fleet inputs for one chip of `system` (overrides by the names in OVERRIDES)."""
+    ov = dict(overrides or {})
+    unknown = sorted(set(ov) - set(OVERRIDES))
+    if unknown:
+        raise ChipwiseError(f"unknown TCO input '{unknown[0]}'. Fix: use one of {', '.join(OVERRIDES)}.")
+    if facility not in FACILITIES:
+        raise ChipwiseError(f"unknown facility '{facility}'. Fix: use one of {', '.join(FACILITIES)}.")
+    check_fraction(utilisation, "utilisation")
+    site = site_for(catalog, system, region, pue=pue, owned=True)
+    electricity = (
+        _input(catalog, "electricity_usd_per_kwh", ov, site.region)
+        if "electricity_usd_per_kwh" in ov
+        else require_electricity(catalog, site)
+    )
+    capex = {
+        "chip": _chip_price(system, ov),
+        "server": _input(catalog, "server_usd_per_chip", ov),
+        "scaleup_network": _scaleup_capex(catalog, system, ov),
+        "scaleout_network": _input(catalog, "scaleout_network_usd_per_chip", ov),
+        "storage": _input(catalog, "storage_usd_per_chip", ov),
+    }
+    if facility == "colocation":
+        space = _input(catalog, "colocation_usd_per_kw_month", ov)
+        facility_life = None
+    else:
+        fig = term(catalog, "datacenter", "capex", "facility_usd_per_kw")
+        space = replace(fig, value=fig.value / 1e3)  # USD per W of critical IT load
+        facility_life = term(catalog, "datacenter", "capex", "facility_life_years")
+    util = (
+        override(utilisation, "utilisation", "1", why="share of calendar hours the chips do paid work (given)")
+        if utilisation != 1.0
+        else derived(1.0, "utilisation", "1", "default: every hour of the depreciation life is used; set --utilisation")
+    )
+    return TcoInputs(
+        system=system,
+        capex=capex,
+        life=_input(catalog, "depreciation_years", ov),
+        operations=_input(catalog, "operations_fraction", ov),
+        space=space,
+        facility=facility,
+        facility_life=facility_life,
+        power=power_model(catalog, system, scaleout=True),
+        site=site,
+        electricity=electricity,
+        utilisation=util,
+    )
+
+
+def owned_tco(
+    catalog: Catalog,
+    system: System,
+    region: str | None = None,
+    utilisation: float = 1.0,
+    pue: float | None = None,
+    facility: str = "colocation",
+    overrides: Mapping[str, float] | None = None,
+) -> Tco:
+    """The owned-fleet cost of one chip of `system` (see the module docstring for the formulas)."""
+    inp = tco_inputs(catalog, system, region, utilisation, pue, facility, overrides)
+    return tco_from_inputs(inp)
+
+
+def tco_from_inputs(inp: TcoInputs) -> Tco:
+    capex = sum(t.value for t in inp.capex.values())
+    life_s = inp.life.value
+    if life_s <= 0:
+        raise ChipwiseError("depreciation life is zero. Fix: give a positive number of years.")
+    rated = inp.power.rated_w
+    fixed = {
+        "depreciation": capex / life_s,
+        "operations": inp.operations.value * capex / SECONDS_PER_YEAR,
+    }
+    if inp.facility == "colocation":
+        fixed["colocation"] = inp.space.value * rated
+        space_formula = "colocation $/kW-month x rated IT kW per chip (accelerator + host + network)"
+    else:
+        assert inp.facility_life is not None
+        fixed["facility"] = inp.space.value * rated / inp.facility_life.value
+        space_formula = "facility build $/kW x rated IT kW per chip / facility life"
+    price = inp.electricity.value * inp.site.pue.value
+    return Tco(
+        inputs=inp,
+        capex_usd=capex,
+        fixed_usd_per_s=fixed,
+        energy_busy_usd_per_s=inp.power.busy_w * price,
+        energy_idle_usd_per_s=inp.power.idle_w * price,
+        formulas={
+            "capex": "chip + server (non-accelerator) + scale-up network + scale-out network + storage, per chip",
+            "depreciation": "capex / depreciation life (straight line, no residual value)",
+            "operations": "operations fraction of capex per year x capex / 8,766 h",
+            inp.facility if inp.facility == "colocation" else "facility": space_formula,
+            "energy": "[P_it(busy load) x u + P_it(idle load) x (1 - u)] x PUE x $/kWh, P_it(load) = "
+            "(TDP + host share) x load + network W",
+            "usd_per_chip_hour": "(depreciation + operations + space + energy) per calendar hour / utilisation u",
+        },
+    )

@@ -1,0 +1,48 @@
+"""`chipwise claims`: the public Trainium3/Trainium4 claims, what chipwise computes for each, and a verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.planner.claims import check_claims
+
+VERDICT_STYLE = {
+    "holds": "green",
+    "holds only at peak specs": "yellow",
+    "does not hold on this workload": "red",
+    "cannot be checked": "dim",
+}
+
+
+def claims(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: JsonFlag = False) -> None:
+    """Check the re:Invent 2025 claims about Trainium3 and Trainium4 against chipwise's models."""
+    report = check_claims(catalog_from(catalog_files, sets))
+    if as_json:
+        print_json(report)
+    else:
+        print_claims(report)
+
+
+def print_claims(report: dict[str, Any]) -> None:
+    for c in report["claims"]:
+        t = Table(
+            title=escape(f"Claim {c['claim']}: {c['text']}"),
+            caption=escape(f"made: {'; '.join(c['made'])}\nworkload: {c['workload']}"),
+            header_style="bold",
+            show_lines=True,
+            title_justify="left",
+            caption_justify="left",
+        )
+        for col, width in (("#", 3), ("claim", 28), ("chipwise computes", 60), ("verdict", 16), ("why", 40)):
+            t.add_column(col, overflow="fold", ratio=width)
+        for k in c["checks"]:
+            style = VERDICT_STYLE.get(k["verdict"], "")
+            t.add_row(
+                k["id"], escape(k["claim"]), escape(k["computed"]), f"[{style}]{k['verdict']}[/]", escape(k["why"])
+            )
+        console.print(t)
+        console.print()

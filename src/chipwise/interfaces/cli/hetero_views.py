@@ -1,0 +1,48 @@
+"""Terminal view of a mixed-fleet training comparison."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import console, projected_banner
+
+
+def _stages(plan: dict[str, Any]) -> str:
+    return " -> ".join(f"{s['hardware']} TP{s['tp']} PP{s['pp']} ({s['layers']} layers)" for s in plan["stages"])
+
+
+def print_hetero(r: dict[str, Any]) -> None:
+    if r["projected"]:
+        projected_banner(r["projected_items"])
+    table = Table(
+        title=f"{r['model']} on a mixed fleet {', '.join(f'{n} x {k}' for k, n in r['fleet'].items())} "
+        f"(hand-off over the {r['link']['between']})",
+        header_style="bold",
+    )
+    for col in ("option", "plan", "tokens/s", "time to train", "$/hour", "$/Mtok"):
+        table.add_column(col, overflow="fold", justify="right" if col not in ("option", "plan") else "left")
+
+    def row(name: str, x: dict[str, Any], plan: str) -> None:
+        table.add_row(
+            name,
+            plan,
+            f"{x['tokens_per_s']:,.0f}",
+            fmt.duration(x["time_to_train_s"]) if x.get("time_to_train_s") else "-",
+            fmt.usd(x["usd_per_hour"]) if x.get("usd_per_hour") else "-",
+            f"{x['usd_per_million_tokens']:.2f}" if x.get("usd_per_million_tokens") else "-",
+        )
+
+    if r["mixed"]:
+        m = r["mixed"]
+        row("mixed pipeline", m, _stages(m["plan"]) + f", DP{m['plan']['dp']}")
+    for a in r["alone"]:
+        row(f"{a['hardware']} alone ({a['chips']})", a, fmt.plan(a["plan"]))
+    console.print(table)
+    if r["mixed"]:
+        m = r["mixed"]
+        stages = ", ".join(f"{k} {fmt.duration(v)}" for k, v in m["stage_time_s"].items())
+        console.print(f"stage time per micro-batch: {stages}; hand-off {fmt.duration(m['hand_off_s'])}")
+    console.print(f"[bold]{r['verdict']}[/]: {r['reason']}")

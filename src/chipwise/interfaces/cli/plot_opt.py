@@ -1,0 +1,32 @@
+"""The `--plot FILE` option that commands share, and writing the figure after the result is printed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from chipwise.interfaces.cli.common import err_console
+
+PlotFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot",
+        help="Also draw the result to FILE: .png or .svg (static) or .html (interactive, works offline).",
+        show_default=False,
+        metavar="FILE",
+    ),
+]
+
+
+def write_plot(result: Mapping[str, Any], path: Path | None) -> None:
+    """Draw the result's default figure (see `chipwise.interfaces.plots.plot`) and say where it went (on stderr,
+    so that `--json` output stays clean). Nothing happens without a path."""
+    if path is None:
+        return
+    from chipwise.interfaces import plots
+
+    written = plots.plot(result, path)
+    err_console.print(f"plot: wrote {written}", highlight=False, soft_wrap=True)

@@ -1,0 +1,313 @@
+"""`chipwise sweep run|show|export`: what-if grids into a DuckDB store (docs/sweep.md).
+
+`chipwise sweep SWEEP.yaml ...` is short for `chipwise sweep run SWEEP.yaml ...`, and `--ray` takes an optional
+address (`--ray` alone starts a local Ray or joins RAY_ADDRESS).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+from typer.core import TyperGroup
+
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import JsonFlag, console, err_console, print_json
+from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
+
+LOCAL_RAY = "local"  # what a bare --ray means: start a local Ray (or join RAY_ADDRESS)
+_SUBCOMMANDS = ("run", "show", "export")
+_SWEEP_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class _SweepGroup(TyperGroup):
+    """`sweep FILE` runs FILE; a bare `--ray` (no address after it) means a local Ray."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        fixed: list[str] = []
+        for i, arg in enumerate(args):
+            nxt = args[i + 1] if i + 1 < len(args) else None
+            bare = nxt is None or nxt.startswith("-") or nxt.endswith(_SWEEP_SUFFIXES)
+            fixed.append(f"--ray={LOCAL_RAY}" if arg == "--ray" and bare else arg)
+        return super().parse_args(ctx, fixed)
+
+
+app = typer.Typer(
+    cls=_SweepGroup,
+    help="Run what-if grids (hypothetical chips included) into a DuckDB store; show and export the results. "
+    "'chipwise sweep FILE' is short for 'chipwise sweep run FILE'.",
+    no_args_is_help=True,
+)
+
+StoreArg = Annotated[Path, typer.Argument(help="A DuckDB store written by 'chipwise sweep run'.", show_default=False)]
+
+
+class _Rate(ProgressColumn):
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.1f} points/s" if speed else "- points/s", style="progress.data.speed")
+
+
+def _progress_bar(label: str) -> tuple[Progress, Any]:
+    bar = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        _Rate(),
+        TextColumn("{task.fields[errors]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=not err_console.is_terminal,
+    )
+    task = bar.add_task(label, total=None, errors="")
+
+    def update(done: int, total: int, errors: int) -> None:
+        bar.update(task, completed=done, total=total, errors=f"{errors:,} errors" if errors else "")
+
+    return bar, update
+
+
+@app.command("run")
+def run(
+    sweep_file: Annotated[Path, typer.Argument(help="The sweep YAML file (docs/sweep.md).", show_default=False)],
+    store: Annotated[Path, typer.Option("--store", help="The DuckDB file to write (created if missing).")] = Path(
+        "sweep.duckdb"
+    ),
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Local worker processes (default: one per CPU, in-process for up to 64 points; 1: in-process).",
+        ),
+    ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="[ADDRESS]",
+            help="Run on Ray (chipwise's ray extra): alone, a local Ray; or an address: auto, ray://HOST:PORT.",
+            show_default=False,
+        ),
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip the points already stored ok; run the rest.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Run a sweep: every point of the grid under every what-if, stored as it finishes."""
+    spec = load_sweep(sweep_file)
+    bar, update = _progress_bar(spec.name)
+    try:
+        with bar:
+            stats = run_sweep(
+                spec,
+                store,
+                workers=workers,
+                ray=ray is not None,
+                ray_address=None if ray in (None, LOCAL_RAY) else ray,
+                resume=resume,
+                progress=update,
+            )
+    except KeyboardInterrupt:
+        err_console.print(f"the points finished so far are stored in {store}; rerun with --resume to finish.")
+        raise
+    with Store(store, read_only=True) as db:
+        best = db.best_per_what_if(spec.name)
+        errors = db.errors(spec.name)
+        axes = _axes(db, spec.name)
+    if as_json:
+        print_json({"run": stats.as_dict(), "best": [_decoded(r) for r in best], "error_messages": errors})
+        return
+    _print_stats(stats)
+    if best:
+        console.print(_best_table(spec.name, best, axes))
+    _print_errors(errors)
+
+
+@app.command("show")
+def show(
+    store: StoreArg,
+    top: Annotated[int, typer.Option("--top", min=1, help="Points to list per sweep, best first.")] = 10,
+    by: Annotated[str, typer.Option("--by", help="Rank the list by time or cost.")] = "time",
+    sweep: Annotated[str | None, typer.Option("--sweep", help="Only this sweep (default: every sweep).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a store: per sweep, its counts, the best point per what-if by time and by cost, and the top points."""
+    if by not in ("time", "cost"):
+        raise ChipwiseError(f"--by '{by}' is not time or cost. Fix: use --by time or --by cost.")
+    out: list[dict[str, Any]] = []
+    with Store(store, read_only=True) as db:
+        names = db.sweeps()
+        if sweep is not None:
+            if sweep not in names:
+                raise ChipwiseError(
+                    f"store '{store}' has no sweep '{sweep}' (it has: {', '.join(names) or 'none'}). "
+                    "Fix: name one of those."
+                )
+            names = [sweep]
+        for name in names:
+            out.append(
+                {
+                    **db.counts(name),
+                    "best": [_decoded(r) for r in db.best_per_what_if(name)],
+                    "top": [_decoded(r) for r in db.ranked(name, by, top)],
+                    "error_messages": db.errors(name),
+                    "axes": _axes(db, name),
+                }
+            )
+    if as_json:
+        print_json({"store": str(store), "by": by, "sweeps": out})
+        return
+    if not out:
+        console.print(f"{store} holds no sweeps yet.")
+    for s in out:
+        console.print(
+            f"[bold]{s['sweep']}[/]: {s['points']:,} points stored ({s['ok']:,} ok, {s['errors']:,} errors) "
+            f"of {s['declared_points'] or '?'} in {s['source']}; {fmt.duration(s['cpu_s'] or 0.0)} of compute"
+        )
+        if s["best"]:
+            console.print(_best_table(s["sweep"], s["best"], s["axes"]))
+            console.print(_rows_table(f"{s['sweep']}: top {len(s['top'])} by {by}", s["top"], s["axes"]))
+        _print_errors(s["error_messages"])
+
+
+@app.command("export")
+def export(
+    store: StoreArg,
+    parquet: Annotated[Path | None, typer.Option("--parquet", help="Write a Parquet file.")] = None,
+    csv: Annotated[Path | None, typer.Option("--csv", help="Write a CSV file.")] = None,
+    sweep: Annotated[str | None, typer.Option("--sweep", help="Only this sweep (default: every sweep).")] = None,
+) -> None:
+    """Export a store to Parquet and/or CSV: one row per point, its status and its flattened prediction."""
+    rows = export_store(store, parquet=parquet, csv=csv, sweep=sweep)
+    targets = " and ".join(str(p) for p in (parquet, csv) if p is not None)
+    err_console.print(f"wrote {rows:,} points to {targets}")
+
+
+# -- views ---------------------------------------------------------------------------------------------------------
+def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored row with its JSON columns as objects."""
+    out = dict(row)
+    for key in ("plan", "breakdown_s", "other", "scenario"):
+        if isinstance(out.get(key), str):
+            out[key] = json.loads(out[key])
+    return out
+
+
+def _axes(db: Store, sweep: str) -> list[str]:
+    """The grid and zip keys of a sweep (from the stored sweep file), to show what each point varies."""
+    rows = db.query("SELECT spec FROM sweeps WHERE name = ?", [sweep])
+    if not rows:
+        return []
+    raw = json.loads(rows[0]["spec"])
+    keys = list(raw.get("grid") or {})
+    zips = raw.get("zip") or {}
+    for group in zips if isinstance(zips, list) else [zips]:
+        keys += list(group or {})
+    return keys
+
+
+def _point_label(row: dict[str, Any], axes: list[str]) -> str:
+    scenario = row["scenario"] if isinstance(row["scenario"], dict) else json.loads(row["scenario"])
+    parts = []
+    for key in axes:
+        if key in ("hardware", "model", "chips"):
+            continue  # own columns
+        node: Any = scenario
+        for part in key.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        parts.append(f"{key}={node}")
+    return " ".join(parts)
+
+
+def _plan_text(plan: Any) -> str:
+    p = json.loads(plan) if isinstance(plan, str) else plan
+    if isinstance(p, dict) and {"tp", "dp"} <= set(p):
+        return fmt.plan(p)
+    return json.dumps(p, separators=(",", ":")) if p else "-"
+
+
+def _num(value: Any, render: Any) -> str:
+    return "-" if value is None else str(render(value))
+
+
+def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: tuple[str, ...] = ()) -> Table:
+    serve = any(r.get("kind") == "serve" for r in rows)
+    table = Table(title=title, title_justify="left")
+    for name in lead:
+        table.add_column(name)
+    table.add_column("what-if")
+    table.add_column("hardware")
+    table.add_column("model")
+    table.add_column("chips", justify="right")
+    with_point = any(_point_label(r, axes) for r in rows)
+    if with_point:
+        table.add_column("point")
+    table.add_column("plan")
+    metrics: list[tuple[str, str, Any]] = (
+        [
+            ("throughput", "throughput_tokens_per_s", lambda v: f"{v:,.0f} tok/s"),
+            ("TTFT p99", "ttft_p99_s", fmt.duration),
+            ("TPOT p99", "tpot_p99_s", fmt.duration),
+            ("$/Mtok", "cost_usd_per_mtok", lambda v: f"{v:.3f}"),
+        ]
+        if serve
+        else [
+            ("time to train", "time_to_train_s", fmt.duration),
+            ("tok/s/chip", "tokens_per_s_per_chip", lambda v: f"{v:,.0f}"),
+            ("MFU", "mfu", fmt.percent),
+            ("cost", "cost_usd", fmt.usd),
+            ("$/Mtok", "usd_per_million_tokens", lambda v: f"{v:.2f}"),
+            ("CO2e", "co2e_kg", fmt.carbon),
+        ]
+    )
+    for header, _, _ in metrics:
+        table.add_column(header, justify="right")
+    for r in rows:
+        cells = [str(r.get(name.replace(" ", "_"), "")) for name in lead]
+        hw = str(r.get("hardware") or "-") + (" (proj.)" if r.get("projected") else "")
+        cells += [str(r["what_if"]), hw, str(r.get("model") or "-"), _num(r.get("chips"), lambda v: f"{v:,}")]
+        if with_point:
+            cells.append(_point_label(r, axes))
+        cells.append(_plan_text(r.get("plan")))
+        cells += [_num(r.get(key), render) for _, key, render in metrics]
+        table.add_row(*cells)
+    return table
+
+
+def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str]) -> Table:
+    return _rows_table(f"{sweep}: best point per what-if, by time and by cost", rows, axes, lead=("best by",))
+
+
+def _print_stats(stats: RunStats) -> None:
+    where = {"in-process": "in this process", "processes": f"on {stats.workers} processes", "ray": "on Ray"}
+    console.print(
+        f"{stats.sweep}: ran {stats.ran:,} of {stats.points:,} points ({stats.skipped:,} already stored, "
+        f"{stats.ok:,} ok, {stats.errors:,} errors) in {fmt.duration(stats.seconds)} = "
+        f"{stats.points_per_s:,.1f} points/s {where[stats.backend]}; store: {stats.store}"
+    )
+
+
+def _print_errors(errors: list[dict[str, Any]]) -> None:
+    for e in errors:
+        n = int(e["points"])
+        label = f"{n:,} point{'s' if n != 1 else ''} failed:"
+        console.print(f"[yellow]{label}[/] {e['error']}", highlight=False, soft_wrap=True)

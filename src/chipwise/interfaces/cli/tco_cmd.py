@@ -1,0 +1,148 @@
+"""`chipwise tco HARDWARE`: the owned-fleet cost of one chip-hour, every term with its source, and the
+utilisation at which owning beats renting."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.pricing import MODES, check_mode, latest_quotes
+from chipwise.economics.tco import Tco, owned_tco
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+
+Money = Annotated[float | None, typer.Option(show_default=False)]
+
+
+def break_even(cat: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
+    """Each catalog rental price of the chip in `mode` and the utilisation above which owning is cheaper."""
+    rows = []
+    for provider, region, price, status in latest_quotes(cat, tco.inputs.system.chip.id, mode):
+        rows.append(
+            {
+                "provider": provider,
+                "region": region,
+                "mode": mode,
+                "usd_per_chip_hour": price,
+                "status": status,
+                "break_even_utilisation": tco.break_even_utilisation(price),
+            }
+        )
+    return rows
+
+
+def tco(
+    hardware_id: Annotated[str, typer.Argument(metavar="HARDWARE", help="A chip or system id (h100-sxm, dgx-h100).")],
+    region: Annotated[
+        str | None, typer.Option("--region", help="Where the fleet runs (electricity and grid); default country-usa.")
+    ] = None,
+    utilisation: Annotated[
+        float, typer.Option("--utilisation", help="Share of calendar hours the chips do paid work, in (0, 1].")
+    ] = 1.0,
+    pue: Annotated[float | None, typer.Option("--pue", help="Override the PUE (>= 1); default colocation.")] = None,
+    facility: Annotated[
+        str, typer.Option("--facility", help="colocation (rent space and power) or owned (build the datacenter).")
+    ] = "colocation",
+    compare: Annotated[
+        str, typer.Option("--compare", help="Rental mode to break even against: on-demand, reserved-1y, ...")
+    ] = "on-demand",
+    chip_price: Annotated[float | None, typer.Option("--chip-price", help="Accelerator price, USD.")] = None,
+    server: Annotated[
+        float | None, typer.Option("--server", help="Server (non-accelerator) capex per chip, USD.")
+    ] = None,
+    scaleup_network: Annotated[
+        float | None, typer.Option("--scaleup-network", help="Scale-up network capex per chip, USD.")
+    ] = None,
+    scaleout_network: Annotated[
+        float | None, typer.Option("--scaleout-network", help="Scale-out network capex per chip, USD.")
+    ] = None,
+    storage: Annotated[float | None, typer.Option("--storage", help="Storage capex per chip, USD.")] = None,
+    depreciation_years: Annotated[float | None, typer.Option("--depreciation-years", help="Useful life.")] = None,
+    operations: Annotated[
+        float | None, typer.Option("--operations", help="Operations cost per year as a fraction of capex.")
+    ] = None,
+    colocation: Annotated[float | None, typer.Option("--colocation", help="Colocation USD per kW-month.")] = None,
+    electricity: Annotated[float | None, typer.Option("--electricity", help="Electricity USD per kWh.")] = None,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Owned-fleet TCO per chip-hour: capex (chip, server, networks, storage) depreciated, operations,
+    colocation and energy x PUE, each term with its source; and the break-even utilisation against renting."""
+    cat = catalog_from(catalog_files, sets)
+    check_mode(compare)
+    if compare == "owned":
+        raise ChipwiseError(f"--compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")
+    given = {
+        "chip_price_usd": chip_price,
+        "server_usd_per_chip": server,
+        "scaleup_network_usd_per_chip": scaleup_network,
+        "scaleout_network_usd_per_chip": scaleout_network,
+        "storage_usd_per_chip": storage,
+        "depreciation_years": depreciation_years,
+        "operations_fraction": operations,
+        "colocation_usd_per_kw_month": colocation,
+        "electricity_usd_per_kwh": electricity,
+    }
+    system = hardware(cat).system(hardware_id)
+    result = owned_tco(
+        cat, system, region, utilisation, pue, facility, {k: v for k, v in given.items() if v is not None}
+    )
+    report = result.record()
+    report["kind"] = "tco"
+    report["break_even"] = break_even(cat, result, compare)
+    if as_json:
+        print_json(report)
+    else:
+        print_tco(report)
+
+
+def print_tco(r: dict[str, Any]) -> None:
+    total = r["usd_per_chip_hour"]
+    t = Table(
+        title=f"Owned {r['hardware']} ({r['system']}), {r['facility']}, {r['region']}, "
+        f"utilisation {fmt.percent(r['utilisation'])}: ${total:.3f} per chip-hour used",
+        header_style="bold",
+    )
+    for c in ("term", "$/chip-hour", "share", "formula"):
+        t.add_column(c, justify="right" if c in ("$/chip-hour", "share") else "left", overflow="fold")
+    for name, v in r["terms_usd_per_chip_hour"].items():
+        t.add_row(name, f"{v:.4f}", fmt.percent(v / total), r["formulas"].get(name, ""))
+    t.add_row("[bold]total[/]", f"[bold]{total:.4f}[/]", "100.0%", r["formulas"]["usd_per_chip_hour"])
+    console.print(t)
+    capex = r["capex_usd_per_chip_by_part"]
+    console.print(
+        f"capex per chip ${r['capex_usd_per_chip']:,.0f} = "
+        + " + ".join(f"{k} ${v:,.0f}" for k, v in capex.items())
+        + f"; power per chip {r['power_w_per_chip']['it_busy']:,.0f} W IT busy, "
+        f"{r['power_w_per_chip']['it_idle']:,.0f} W idle, {r['power_w_per_chip']['it_rated']:,.0f} W rated",
+        style="dim",
+    )
+    src = Table(title="Inputs", header_style="bold")
+    for c in ("input", "value", "status", "source / derivation"):
+        src.add_column(c, overflow="fold")
+    for name, f in r["inputs"].items():
+        text = f.get("derivation") or "; ".join(f["source"]) or ""
+        src.add_row(name, f"{f['value']} {f['unit']}", f["status"], escape(text))
+    console.print(src)
+    if r["break_even"]:
+        be = Table(title="Owning vs renting: break-even utilisation", header_style="bold")
+        for c in ("provider", "region", "mode", "$/chip-hour", "status", "own when utilisation >"):
+            be.add_column(c, justify="right" if c in ("$/chip-hour", "own when utilisation >") else "left")
+        for q in r["break_even"]:
+            u = q["break_even_utilisation"]
+            be.add_row(
+                q["provider"],
+                q["region"],
+                q["mode"],
+                f"{q['usd_per_chip_hour']:.2f}",
+                q["status"],
+                fmt.percent(u) if u is not None else "never",
+            )
+        console.print(be)

@@ -1,0 +1,387 @@
+"""Figures of chipwise results: cost against time for a fleet ranking (the Pareto front highlighted), where one
+training step's time and memory go, and serving throughput, latency and $/Mtok.
+
+Every function takes the plain result dictionaries of `chipwise.api` (SI units), converts units only for display,
+and writes the file named by `path`: .png or .svg (matplotlib) or .html (plotly, self-contained, works offline).
+
+    import chipwise.api as cw
+    from chipwise.interfaces import plots
+    report = cw.plan_train("llama-3.1-70b", chips=4096, tokens=15e12, hardware=["h100-sxm", "trn2", "gb200"])
+    plots.pareto_training(report, "pareto.png")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chipwise.catalog.units import SECONDS_PER_DAY
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.chart import (
+    DOMINATED,
+    FRONT,
+    PALETTE,
+    PROJECTED,
+    Bars,
+    Chart,
+    Panel,
+    Series,
+    check_path,
+    log_scale_suits,
+    write_chart,
+)
+from chipwise.train.explain import BREAKDOWN_LABELS
+
+Coordinate = Callable[[Mapping[str, Any], Mapping[str, Any]], float]  # (point, its fleet row) -> value
+PER_TOKENS = 1e12  # without a token count, a ranking is drawn per trillion tokens
+PROJECTED_NOTE = "Projected (open diamonds): announced, not shipping; figures projected or estimated."
+
+
+def pareto_front(xs: Sequence[float], ys: Sequence[float]) -> list[int]:
+    """Indices of the points that no other point beats on both axes (both minimised), in increasing x.
+
+    A point is dominated when another is no worse on both axes and better on one. Identical points are kept
+    together; NaN or infinite points are never on the front. One sort and one sweep: O(n log n).
+    """
+    valid = [i for i in range(len(xs)) if math.isfinite(xs[i]) and math.isfinite(ys[i])]
+    front: list[int] = []
+    best_y = math.inf
+    last: tuple[float, float] | None = None
+    for i in sorted(valid, key=lambda i: (xs[i], ys[i])):
+        if ys[i] < best_y:
+            front.append(i)
+            best_y = ys[i]
+            last = (xs[i], ys[i])
+        elif (xs[i], ys[i]) == last:
+            front.append(i)
+    return front
+
+
+@dataclass(frozen=True)
+class TrainPoint:
+    """One (hardware, plan) row of a ranking in display units."""
+
+    index: int
+    label: str
+    days: float
+    musd: float
+    projected: bool
+    hover: str
+
+
+def expected(r: Mapping[str, Any], key: str) -> float:
+    """The expected (goodput-adjusted: failures, restarts, spares) figure when the result has one, else the ideal."""
+    value = r.get(f"expected_{key}")
+    return _float(value) if value is not None else _float(r.get(key))
+
+
+def uses_expected(report: Mapping[str, Any]) -> bool:
+    return any(r.get("expected_cost_usd") is not None for r in report.get("results", []))
+
+
+def training_points(report: Mapping[str, Any]) -> tuple[list[TrainPoint], list[str]]:
+    """The plottable rows of a `plan_train` report (days, $M) and the names of rows left out (no price).
+
+    With a token count the axes are the whole run; without one, the run of `PER_TOKENS` tokens. Expected figures
+    (goodput-adjusted) are used where the results have them, as in the ranking table.
+    """
+    whole_run = bool(report.get("tokens"))
+    points: list[TrainPoint] = []
+    missing: list[str] = []
+    for i, r in enumerate(report.get("results", [])):
+        name = str(r.get("hardware", f"#{i + 1}"))
+        if int(r.get("plan_rank", 1)) > 1:
+            name += f" plan {r['plan_rank']}"
+        if whole_run and r.get("time_to_train_s") is not None:
+            seconds, usd = expected(r, "time_to_train_s"), expected(r, "cost_usd")
+        else:
+            goodput = _float(r.get("goodput", 1.0))
+            seconds = PER_TOKENS / _float(r.get("tokens_per_s")) / (goodput if goodput > 0 else math.nan)
+            usd = expected(r, "usd_per_million_tokens") * PER_TOKENS / 1e6
+        if not (math.isfinite(usd) and math.isfinite(seconds)):
+            missing.append(name)
+            continue
+        projected = bool(r.get("projected"))
+        hover = "<br>".join(
+            [
+                f"<b>{name}</b>" + (" (projected)" if projected else "") + f" - {r.get('system', '')}",
+                f"plan {fmt.plan(r['plan'])}" if "plan" in r else "",
+                f"time {fmt.duration(seconds)}, cost {fmt.usd(usd)}",
+                f"MFU {fmt.percent(r['mfu'])}" if "mfu" in r else "",
+            ]
+        )
+        points.append(
+            TrainPoint(
+                i, name + (" (projected)" if projected else ""), seconds / SECONDS_PER_DAY, usd / 1e6, projected, hover
+            )
+        )
+    return points, missing
+
+
+def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
+    """Cost ($M) against time to train (days) of every (hardware, plan) in a `plan_train` report.
+
+    The Pareto front (nothing else is both faster and cheaper) is drawn as a line through filled blue points;
+    dominated fleets are grey; projected products are open orange diamonds labelled "projected".
+    """
+    check_path(path)
+    points, missing = training_points(report)
+    if not points:
+        raise ChipwiseError(
+            "the ranking has no priced result to plot. Fix: choose hardware with a price in the catalog "
+            "(see 'chipwise catalog list') or another --pricing."
+        )
+    on_front = set(pareto_front([p.days for p in points], [p.musd for p in points]))
+    front_pts = sorted((p for k, p in enumerate(points) if k in on_front), key=lambda p: p.days)
+    series = [
+        Series("Pareto front", [p.days for p in front_pts], [p.musd for p in front_pts], style="line", color=FRONT)
+    ]
+    groups = (
+        ("on the front", [p for k, p in enumerate(points) if k in on_front and not p.projected], "point", FRONT),
+        ("dominated", [p for k, p in enumerate(points) if k not in on_front and not p.projected], "point", DOMINATED),
+        ("projected", [p for p in points if p.projected], "hollow", PROJECTED),
+    )
+    for name, pts, style, color in groups:
+        if pts:
+            series.append(
+                Series(
+                    name,
+                    [p.days for p in pts],
+                    [p.musd for p in pts],
+                    style="hollow" if style == "hollow" else "point",
+                    color=color,
+                    labels=[p.label for p in pts],
+                    hover=[p.hover for p in pts],
+                    size=8 if name == "on the front" else 6,
+                )
+            )
+    per = "" if report.get("tokens") else f" per {fmt.count(PER_TOKENS)} tokens"
+    exp = "expected " if uses_expected(report) else ""
+    days, musd = [p.days for p in points], [p.musd for p in points]
+    panel = Panel(
+        title="",
+        x_label=f"{exp}time to train{per} (days)",
+        y_label=f"{exp}cost{per} ($M, {report.get('pricing', 'on-demand')})",
+        series=series,
+        x_log=log_scale_suits(days),
+        y_log=log_scale_suits(musd),
+    )
+    notes = ["Pareto front: no other fleet is both faster and cheaper."]
+    if exp:
+        notes.append("Expected = goodput-adjusted (failures, restarts, spare chips).")
+    if any(p.projected for p in points):
+        notes.append(PROJECTED_NOTE)
+    if missing:
+        notes.append(f"Not plotted (no price or no finite figure): {', '.join(missing)}.")
+    skipped = [str(s.get("hardware")) for s in report.get("skipped", [])]
+    if skipped:
+        notes.append(f"Not ranked (no plan fits): {', '.join(skipped)}.")
+    return write_chart(Chart(_workload_title(report) + ": cost vs time to train", [panel], "\n".join(notes)), path)
+
+
+def _workload_title(report: Mapping[str, Any]) -> str:
+    tokens = f", {fmt.count(float(report['tokens']))} tokens" if report.get("tokens") else ""
+    return f"{report.get('model', '?')} on {int(report.get('chips', 0)):,} chips, {report.get('precision', '')}{tokens}"
+
+
+def breakdown_training(result: Mapping[str, Any], path: str | Path, memory: bool = True) -> Path:
+    """Where one training step's time goes (seconds per component) and, with `memory`, the memory per chip."""
+    check_path(path)
+    panels = [_step_panel(result)]
+    if memory and result.get("memory_breakdown_gib"):
+        panels.append(_memory_panel(result))
+    return write_chart(
+        Chart(_prediction_title(result), panels, PROJECTED_NOTE if result.get("projected") else "", height_in=4.5),
+        path,
+    )
+
+
+def memory_training(result: Mapping[str, Any], path: str | Path) -> Path:
+    """The memory per chip of one training prediction, by component, against the chip's HBM capacity."""
+    check_path(path)
+    note = PROJECTED_NOTE if result.get("projected") else ""
+    return write_chart(Chart(_prediction_title(result), [_memory_panel(result)], note, 7.0, 4.5), path)
+
+
+def _prediction_title(r: Mapping[str, Any]) -> str:
+    hw = str(r.get("hardware", "?")) + (" (projected)" if r.get("projected") else "")
+    plan = f": {fmt.plan(r['plan'])}" if "plan" in r else ""
+    return f"{r.get('model', '?')} on {int(r.get('chips', 0)):,} x {hw}, {r.get('precision', '')}{plan}"
+
+
+def _step_panel(r: Mapping[str, Any]) -> Panel:
+    breakdown = {k: float(v) for k, v in (r.get("breakdown") or {}).items() if float(v) > 0}
+    if not breakdown:
+        raise ChipwiseError("the result has no step-time breakdown to plot. Fix: plot a training prediction.")
+    step = float(r.get("step_time_s") or sum(breakdown.values()))
+    items = sorted(breakdown.items(), key=lambda kv: -kv[1])
+    return Panel(
+        title=f"step time {fmt.duration(step)}",
+        x_label="seconds per step",
+        bars=Bars(
+            [BREAKDOWN_LABELS.get(k, k) for k, _ in items],
+            [v for _, v in items],
+            FRONT,
+            [f"{fmt.duration(v)} ({fmt.percent(v / step)})" for _, v in items],
+        ),
+    )
+
+
+def _memory_panel(r: Mapping[str, Any]) -> Panel:
+    parts = {k: float(v) for k, v in (r.get("memory_breakdown_gib") or {}).items() if float(v) > 0}
+    if not parts:
+        raise ChipwiseError("the result has no memory breakdown to plot. Fix: plot a training prediction.")
+    items = sorted(parts.items(), key=lambda kv: -kv[1])
+    cap = r.get("memory_capacity_gib")
+    total = float(r.get("memory_per_chip_gib") or sum(parts.values()))
+    return Panel(
+        title=f"memory per chip {total:.1f} GiB" + (f" of {float(cap):.0f} GiB" if cap else ""),
+        x_label="GiB per chip",
+        bars=Bars([k for k, _ in items], [v for _, v in items], PALETTE[2], [f"{v:.1f} GiB" for _, v in items]),
+        ref_line=(f"HBM capacity {float(cap):.0f} GiB", float(cap)) if cap else None,
+    )
+
+
+# --- serving ----------------------------------------------------------------------------------------------------
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def latency(value: Any, percentile: str = "p50") -> float:
+    """A latency given as seconds or as {p50, p90, p99}: the percentile asked for, else the nearest one present."""
+    if isinstance(value, Mapping):
+        for key in (percentile, "p50", "p90", "p99", "mean"):
+            if key in value:
+                return _float(value[key])
+        return math.nan
+    return _float(value)
+
+
+def _per_chip_throughput(point: Mapping[str, Any], row: Mapping[str, Any]) -> float:
+    if "output_tokens_per_s_per_chip" in point:
+        return _float(point["output_tokens_per_s_per_chip"])
+    chips = _float(point.get("chips", row.get("chips")))
+    return _float(point.get("output_tokens_per_s")) / chips if chips > 0 else math.nan
+
+
+def serving_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The per-fleet results of a serving report, or the result itself when given one prediction."""
+    results = report.get("results")
+    if isinstance(results, list):
+        return [r for r in results if isinstance(r, Mapping)]
+    return [report] if "hardware" in report else []
+
+
+def _serving_series(report: Mapping[str, Any], x_of: Coordinate, y_of: Coordinate) -> list[Series]:
+    """For each fleet: its curve from the `pareto` list (if any) and its chosen point, skipping what is absent."""
+    series: list[Series] = []
+    for i, row in enumerate(serving_rows(report)):
+        name = str(row.get("hardware", row.get("system", f"#{i + 1}")))
+        projected = bool(row.get("projected"))
+        label = name + (" (projected)" if projected else "")
+        color = PALETTE[i % len(PALETTE)]
+        curve = [(x_of(p, row), y_of(p, row)) for p in row.get("pareto") or [] if isinstance(p, Mapping)]
+        curve = sorted((x, y) for x, y in curve if math.isfinite(x) and math.isfinite(y))
+        if curve:
+            series.append(Series(label, [x for x, _ in curve], [y for _, y in curve], style="curve", color=color))
+        x, y = x_of(row, row), y_of(row, row)
+        if math.isfinite(x) and math.isfinite(y):
+            series.append(
+                Series(
+                    "" if curve else label,
+                    [x],
+                    [y],
+                    style="hollow" if projected else "point",
+                    color=color,
+                    labels=[label],
+                    hover=[f"<b>{label}</b><br>{_serve_plan(row)}"],
+                    size=9,
+                )
+            )
+    return series
+
+
+def _serve_plan(row: Mapping[str, Any]) -> str:
+    plan = row.get("plan")
+    if isinstance(plan, Mapping):
+        return " ".join(f"{k}={v}" for k, v in plan.items())
+    return str(plan or "")
+
+
+def _serving_title(report: Mapping[str, Any], what: str) -> str:
+    model = report.get("model") or next((r.get("model") for r in serving_rows(report) if r.get("model")), "?")
+    return f"{model} serving: {what}"
+
+
+def _need(series: list[Series], what: str) -> None:
+    if not series:
+        raise ChipwiseError(
+            f"the serving result has no points with {what}. Fix: plot a serving prediction or plan report."
+        )
+
+
+def serving_throughput_latency(report: Mapping[str, Any], path: str | Path, percentile: str = "p50") -> Path:
+    """Output tokens/s per chip against time per output token (and against time to first token when present)."""
+    check_path(path)
+
+    def tput(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
+        return _per_chip_throughput(p, row)
+
+    def tpot_ms(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
+        return latency(p.get("tpot_s"), percentile) * 1e3
+
+    def ttft(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
+        return latency(p.get("ttft_s"), percentile)
+
+    tpot_series = _serving_series(report, tpot_ms, tput)
+    ttft_series = _serving_series(report, ttft, tput)
+    _need(tpot_series or ttft_series, "latency and output tokens/s per chip")
+    panels = []
+    if tpot_series:
+        panels.append(Panel("", f"time per output token, {percentile} (ms)", "output tokens/s per chip", tpot_series))
+    if ttft_series:
+        panels.append(Panel("", f"time to first token, {percentile} (s)", "output tokens/s per chip", ttft_series))
+    title = _serving_title(report, "throughput vs latency")
+    return write_chart(Chart(title, panels, _serving_note(report), 6.0 * len(panels) + 1, 5.0), path)
+
+
+def serving_cost_latency(report: Mapping[str, Any], path: str | Path, percentile: str = "p50") -> Path:
+    """Dollars per million output tokens against time per output token."""
+    check_path(path)
+
+    def cost(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
+        return _float(p.get("cost_usd_per_mtok"))
+
+    def tpot_ms(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
+        return latency(p.get("tpot_s"), percentile) * 1e3
+
+    series = _serving_series(report, tpot_ms, cost)
+    _need(series, "tpot_s and cost_usd_per_mtok")
+    panel = Panel("", f"time per output token, {percentile} (ms)", "$ per million tokens", series)
+    return write_chart(Chart(_serving_title(report, "$/Mtok vs TPOT"), [panel], _serving_note(report), 8, 5.5), path)
+
+
+def _serving_note(report: Mapping[str, Any]) -> str:
+    return PROJECTED_NOTE if any(r.get("projected") for r in serving_rows(report)) else ""
+
+
+def plot(data: Mapping[str, Any], path: str | Path) -> Path:
+    """The default figure for any chipwise result: a ranking's Pareto plot, a training prediction's breakdown, or a
+    serving result's throughput against latency."""
+    kind = str(data.get("kind", ""))
+    if kind == "plan-train":
+        return pareto_training(data, path)
+    if kind == "train":
+        return breakdown_training(data, path)
+    if kind in ("serve", "plan-serve") or serving_rows(data):
+        return serving_throughput_latency(data, path)
+    raise ChipwiseError(f"no plot for a result of kind '{kind}'. Fix: plot a training or serving result.")

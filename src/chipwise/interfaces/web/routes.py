@@ -1,0 +1,223 @@
+"""What each JSON endpoint of the web page answers: request bodies validated strictly, answers from the Python API.
+
+No HTTP here (that is `server.py`): each handler takes the parsed JSON body and returns a JSON-ready dictionary,
+or raises `ChipwiseError` with one line naming the problem and the fix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.catalog.schema import PRICING_MODES
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.interfaces.plots import pareto_front, training_points
+from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
+from chipwise.workload import load_model
+from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
+
+TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
+
+
+class FeatureMissingError(ChipwiseError):
+    """A part of chipwise this build does not have yet (answered with HTTP 501)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The catalog the server answers from: the user's YAML files and `ID.FIELD=VALUE` overrides."""
+
+    files: Sequence[str | Path] = ()
+    sets: Sequence[str] = ()
+
+    def catalog(self) -> Catalog:
+        return load_catalog(self.files, self.sets)
+
+
+class PlanTrainRequest(BaseModel):
+    """POST /api/plan/train: the options of `chipwise plan train`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    chips: IntCount
+    hardware: list[str] | str = "all"
+    tokens: Count | None = None
+    precision: str = "bf16"
+    objective: str = "time"
+    pricing: str = "on-demand"
+    region: str | None = None
+    seq_len: IntCount | None = None
+    global_batch_tokens: Count | None = None
+    top: IntCount | None = None
+
+
+def _one_line(exc: ValidationError, what: str) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
+    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: correct the request (see docs/web.md)."
+
+
+def _hardware_ids(cat: Catalog, spec: list[str] | str) -> list[str]:
+    items = spec.split(",") if isinstance(spec, str) else spec
+    ids = [h.strip() for h in items if h.strip()]
+    if [h.lower() for h in ids] == ["all"]:
+        return list(cat.chips)
+    if not ids:
+        raise ChipwiseError("hardware is empty. Fix: give chip ids (['h100-sxm', 'trn2']) or 'all'.")
+    return ids
+
+
+def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
+    """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
+    if not isinstance(body, Mapping):
+        raise ChipwiseError("the request body must be a JSON object. Fix: send {'model': ..., 'chips': ...}.")
+    try:
+        req = PlanTrainRequest.model_validate(body)
+    except ValidationError as exc:
+        raise ChipwiseError(_one_line(exc, "plan request")) from None
+    cat = settings.catalog()
+    report = plan_training(
+        cat,
+        req.model,
+        req.chips,
+        _hardware_ids(cat, req.hardware),
+        tokens=req.tokens,
+        seq_len=req.seq_len,
+        global_batch_tokens=req.global_batch_tokens,
+        precision=req.precision,
+        objective=req.objective,
+        pricing=req.pricing,
+        region=req.region,
+    )
+    if req.top is not None:
+        report["results"] = report["results"][: req.top]
+    points, _ = training_points(report)
+    front = pareto_front([p.days for p in points], [p.musd for p in points])
+    report["pareto"] = sorted(points[k].index for k in front)
+    return report
+
+
+def predict(body: Any, settings: Settings) -> dict[str, Any]:
+    """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction."""
+    if not isinstance(body, Mapping):
+        raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (DESIGN.md's contract).")
+    try:
+        scenario = load_scenario(json.dumps(dict(body)))
+        cat = settings.catalog()
+        if isinstance(scenario, TrainScenario):
+            return predict_training(cat, scenario)
+        serving = importlib.import_module("chipwise.planner.serving")  # looked up at run time: it may be absent
+        return dict(serving.predict_serving(cat, scenario))
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("chipwise."):
+            raise
+        raise FeatureMissingError(
+            f"{body.get('kind', 'train')} predictions are not available in this build ({exc.name} is missing). "
+            "Fix: update chipwise."
+        ) from None
+
+
+def catalog_summary(settings: Settings) -> dict[str, Any]:
+    """Chips and systems with their headline figures (SI), and the choices the page offers."""
+    cat = settings.catalog()
+    hw = hardware(cat)
+    chips = []
+    for cid, entry in cat.chips.items():
+        chip = hw.chip(cid)
+        chips.append(
+            {
+                "id": cid,
+                "name": entry.name,
+                "vendor": entry.vendor,
+                "status": entry.status,
+                "projected": chip.projected,
+                "default_system": entry.default_system,
+                "flops_bf16": chip.flops.get("bf16", chip.flops.get("fp16")),
+                "flops_fp8": chip.flops.get("fp8"),
+                "hbm_capacity_bytes": chip.hbm_capacity,
+                "hbm_bandwidth_bytes_per_s": chip.hbm_bandwidth,
+                "tdp_w": chip.tdp,
+                "launch_year": chip.launch_year,
+            }
+        )
+    systems = [
+        {
+            "id": sid,
+            "name": s.name,
+            "chip": s.chip,
+            "chips": s.chips,
+            "provider": s.provider,
+            "system_kind": s.kind,
+            "status": s.status,
+        }
+        for sid, s in cat.systems.items()
+    ]
+    return {
+        "chips": chips,
+        "systems": systems,
+        "precisions": list(TRAINING_PRECISIONS),
+        "objectives": list(OBJECTIVES),
+        "pricing_modes": list(PRICING_MODES),
+    }
+
+
+def models(settings: Settings) -> dict[str, Any]:
+    """The model presets (as `chipwise model list --json`)."""
+    cat = settings.catalog()
+    rows = []
+    for pid, entry in cat.models.items():
+        spec = load_model(cat, pid)
+        rows.append(
+            {
+                "id": pid,
+                "name": entry.name,
+                "architecture": "moe" if spec.is_moe else "dense",
+                "params_total": spec.params_total,
+                "params_active": spec.params_active,
+                "layers": spec.layers,
+                "aliases": entry.aliases,
+            }
+        )
+    return {"models": rows}
+
+
+GET_ROUTES: dict[str, Callable[[Settings], dict[str, Any]]] = {
+    "/api/catalog": catalog_summary,
+    "/api/models": models,
+}
+POST_ROUTES: dict[str, Callable[[Any, Settings], dict[str, Any]]] = {
+    "/api/predict": predict,
+    "/api/plan/train": plan_train,
+}
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON values: NaN and infinities become null, NumPy scalars and arrays become numbers and lists."""
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating | float):
+        value = float(obj)
+        return value if math.isfinite(value) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj

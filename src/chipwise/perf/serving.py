@@ -1,0 +1,127 @@
+"""Operator costs that serving needs beyond training's: GEMMs whose weights are stored narrower than they are
+multiplied, KV-cache reads of decode attention, and latency-bound small collectives. Every function broadcasts.
+
+Weight-streamed GEMM of (m x k) activations by a (k x n) weight stored at w bytes per element (fp4, int4, fp8):
+    t = max(t_compute, (w k n + a (m k + m n)) / (BW eta_mem)) + t_kernel
+where t_compute is `gemm_time`'s compute term (tile, wave and ramp losses; Williams et al. 2009 roofline) and
+a = 2 bytes per activation element. Serving GEMMs are often too small to give every compute unit an output
+tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below one tile of rows (m < tile_m) decode kernels (swap-AB, split-K GEMV)
+do work in proportion to m instead of padding it to a whole tile:
+    t_compute(m) = t_compute(tile_m) m / tile_m.
+At decode batch sizes m is small and the weight read dominates.
+
+Decode attention over C cached tokens (PagedAttention, Kwon et al. 2023; FlashDecoding): it reads each token's
+K and V (or MLA latent) once and does f FLOPs per token, so
+    t = C max(f / (P eta_mm eta_attn), b / (BW eta_mem))
+which is linear in the context summed over the batch.
+
+A small all-reduce (one decode step's activations, tens of KB) is latency-bound: one-shot kernels (TensorRT-LLM
+custom all-reduce, NCCL LL) pay a fixed latency L instead of the ring's 2 (n - 1) alpha:
+    t = L + ring bandwidth term (perf.collectives.all_reduce with the per-step latencies set to zero).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.perf import collectives as coll
+from chipwise.perf.compute import gemm_time
+from chipwise.perf.device import Device, Topology
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+ACTIVATION_BYTES = 2.0
+
+
+def _compute_only(dev: Device) -> Device:
+    """The rank with unlimited memory bandwidth, no kernel overhead and no wave quantisation (serving GEMMs with
+    fewer output tiles than compute units use split-K / stream-K kernels), to read off gemm_time's compute term."""
+    return replace(dev, hbm_bandwidth=math.inf, eff=replace(dev.eff, kernel_overhead_s=0.0, compute_units=1))
+
+
+def streamed_gemm_time(
+    m: Array | float,
+    n: Array | float,
+    k: Array | float,
+    dev: Device,
+    precision: str,
+    weight_bytes: float,
+    count: Array | float = 1.0,
+    compute_factor: float = 1.0,
+) -> Array:
+    """Time of `count` GEMMs (m x k) @ (k x n), weight stored at `weight_bytes` per element, run as one (grouped)
+    kernel: count x max(t_compute / compute_factor, t_memory) + one kernel overhead. compute_factor < 1 slows
+    the matrix units only (grouped MoE GEMMs: routing and ragged groups)."""
+    m_a = np.maximum(np.asarray(m, dtype=np.float64), 0.0)
+    n_a = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    k_a = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
+    tile = float(dev.eff.tile_m)
+    rows = np.maximum(m_a, tile)
+    t_compute = gemm_time(rows, n_a, k_a, _compute_only(dev), precision) * np.minimum(1.0, m_a / tile)
+    nbytes = weight_bytes * k_a * n_a + ACTIVATION_BYTES * m_a * (k_a + n_a)
+    t_memory = nbytes / (dev.hbm_bandwidth * dev.eff.memory)
+    t = np.asarray(count, dtype=np.float64) * np.maximum(t_compute / compute_factor, t_memory)
+    return np.asarray(t + dev.eff.kernel_overhead_s, dtype=np.float64)
+
+
+def attention_rate(dev: Device, precision: str = "bf16") -> float:
+    """FLOP/s of fused attention: the matmul rate at `precision` (the chip's native fallback) x the attention
+    fraction. With an fp8 KV cache the attention kernels multiply in fp8 (TensorRT-LLM XQA, FlashMLA FP8)."""
+    prec = dev.chip.native_precision(precision)
+    return dev.peak_flops(prec) * dev.eff.matmul_fraction(prec) * dev.eff.attention
+
+
+def context_attention_time(
+    context_tokens: Array | float,
+    flops_per_token: Array | float,
+    bytes_per_token: Array | float,
+    dev: Device,
+    precision: str = "bf16",
+) -> Array:
+    """Decode attention over `context_tokens` cached tokens: the larger of the score/value FLOPs at the fused
+    attention rate (attention_rate) and the KV bytes at the achievable HBM rate."""
+    rate = attention_rate(dev, precision)
+    per_token = np.maximum(
+        np.asarray(flops_per_token, dtype=np.float64) / rate,
+        np.asarray(bytes_per_token, dtype=np.float64) / (dev.hbm_bandwidth * dev.eff.memory),
+    )
+    return np.asarray(np.asarray(context_tokens, dtype=np.float64) * per_token, dtype=np.float64)
+
+
+def _no_step_latency(topo: Topology) -> Topology:
+    return replace(topo, up_latency=0.0, out_latency=0.0)
+
+
+def small_all_reduce(
+    nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float
+) -> Array:
+    """All-reduce of `nbytes` per rank over `size` consecutive ranks with a one-shot latency `latency`."""
+    size_a = np.asarray(size, dtype=np.int64)
+    bw = coll.all_reduce(nbytes, size_a, 1, _no_step_latency(topo))
+    return np.asarray(np.where(size_a > 1, bw + latency, 0.0), dtype=np.float64)
+
+
+def expert_exchange(
+    dispatch_bytes: Array | float,
+    combine_bytes: Array | float,
+    top_k: int,
+    size: IntArray | int,
+    topo: Topology,
+    latency: float,
+) -> Array:
+    """MoE dispatch (`dispatch_bytes` of a rank's tokens) and combine (`combine_bytes`) over `size` expert-parallel
+    ranks (perf.collectives.moe_dispatch each way, plus a one-shot latency each)."""
+    size_a = np.asarray(size, dtype=np.int64)
+    quiet = _no_step_latency(topo)
+    t = coll.moe_dispatch(dispatch_bytes, top_k, size_a, quiet) + coll.moe_dispatch(combine_bytes, top_k, size_a, quiet)
+    return np.asarray(np.where(size_a > 1, t + 2.0 * latency, 0.0), dtype=np.float64)
+
+
+def hand_off(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
+    """A pipeline hand-off of `nbytes` to the next stage `stride` ranks away (perf.collectives.p2p)."""
+    return coll.p2p(nbytes, stride, topo)

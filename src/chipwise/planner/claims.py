@@ -1,0 +1,655 @@
+"""Check public claims about Trainium3 and Trainium4 (re:Invent, December 2025) against chipwise's models.
+
+Each claim is split into checks. A check states what was claimed, what chipwise computes for it (on a named
+workload where the claim is about speed, cost or energy), and a verdict:
+
+- holds: chipwise's numbers support it (inputs that are estimates are named in `why`);
+- holds only at peak specs: the spec-sheet ratio supports it, the workload does not;
+- does not hold on this workload: neither the workload nor (for spec claims) the spec supports it;
+- cannot be checked: an input chipwise needs is not published (why is said), with the numbers chipwise gets from
+  its estimates where it has them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.pricing import latest_quotes
+from chipwise.economics.tco import owned_tco
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
+from chipwise.planner.training import attach_economics, make_job
+from chipwise.reliability.goodput import reliability_inputs
+from chipwise.reliability.rates import interruption_rate
+from chipwise.train.explain import plan_result
+from chipwise.train.search import search_plans
+from chipwise.workload.presets import load_model
+
+HOLDS = "holds"
+PEAK_ONLY = "holds only at peak specs"
+NOT_ON_WORKLOAD = "does not hold on this workload"
+UNCHECKABLE = "cannot be checked"
+VERDICTS: tuple[str, ...] = (HOLDS, PEAK_ONLY, NOT_ON_WORKLOAD, UNCHECKABLE)
+
+#: Where the claims were made. Keys of the catalog's sources are expanded to their citation.
+LAUNCH_COVERAGE = "re:Invent 2025 launch coverage as collected in chipwise issue 5 (original article not located)"
+CLOUDEXPAT = "http://www.cloudexpat.com/blog/aws-trainium-vs-nvidia-h100 ('AWS claims up to 50% lower training costs')"
+
+SEQ = 8192
+
+
+@dataclass
+class Check:
+    """One checkable part of a claim."""
+
+    id: str
+    claim: str
+    computed: str
+    verdict: str
+    why: str = ""
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "claim": self.claim,
+            "computed": self.computed,
+            "verdict": self.verdict,
+            "why": self.why,
+            "numbers": self.numbers,
+        }
+
+
+@dataclass
+class Claim:
+    number: int
+    text: str
+    made: list[str]
+    workload: str
+    checks: list[Check]
+
+    @property
+    def verdict(self) -> str:
+        """The headline check's verdict (the first check carries the claim's main number)."""
+        return self.checks[0].verdict
+
+    def record(self, catalog: Catalog) -> dict[str, Any]:
+        return {
+            "claim": self.number,
+            "text": self.text,
+            "made": [catalog.source_text(s) for s in self.made],
+            "made_keys": self.made,
+            "workload": self.workload,
+            "verdict": self.verdict,
+            "checks": [c.record() for c in self.checks],
+        }
+
+
+class _Runs:
+    """Training predictions used by the claims, computed once each."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.hw = hardware(catalog)
+        self._cache: dict[tuple[Any, ...], dict[str, Any] | str] = {}
+
+    def system(self, name: str) -> System:
+        return self.hw.system(name)
+
+    def train(
+        self,
+        model: str,
+        system: str,
+        chips: int,
+        precision: str,
+        tokens: float | None = None,
+        pricing: str = "on-demand",
+    ) -> dict[str, Any] | str:
+        """The best plan's prediction with economics, or the reason there is none."""
+        key = (model, system, chips, precision, tokens, pricing)
+        if key not in self._cache:
+            spec = load_model(self.catalog, model)
+            sys_ = self.system(system)
+            job = make_job(spec, SEQ, None, None, precision, tokens, chips=chips)
+            try:
+                search = search_plans(spec, job, sys_, chips)
+            except InfeasibleError as exc:
+                self._cache[key] = str(exc)
+            else:
+                row = plan_result(search, search.best)
+                self._cache[key] = attach_economics(row, self.catalog, sys_, chips, pricing, model=spec)
+        return self._cache[key]
+
+    def best(
+        self, model: str, system: str, chips: int, tokens: float | None, pricing: str, key: str
+    ) -> dict[str, Any] | str:
+        """The cheaper (by `key`) of the bf16 and fp8 predictions: each chip runs in the precision that suits it."""
+        runs = [self.train(model, system, chips, p, tokens, pricing) for p in ("bf16", "fp8")]
+        ok = [r for r in runs if isinstance(r, dict) and _finite(r.get(key))]
+        if not ok:
+            return runs[0]
+        return min(ok, key=lambda r: float(r[key]))
+
+
+def _finite(v: Any) -> bool:
+    return v is not None and isinstance(v, int | float) and math.isfinite(v)
+
+
+def _x(v: float) -> str:
+    return f"{v:.2f}x"
+
+
+def _pct(v: float) -> str:
+    if not math.isfinite(v):
+        return "-"
+    return "<0.1%" if 0 <= v < 1e-3 else f"{100 * v:.0f}%"
+
+
+def _saving(v: float) -> str:
+    return f"saves {_pct(v)}" if v >= 0 else f"costs {_pct(-v)} more"
+
+
+# ----------------------------------------------------------------------------------------------------- claim 1
+def _claim1(runs: _Runs) -> Claim:
+    trn3, trn2 = runs.system("trn3-ultraserver"), runs.system("trn2-ultraserver")
+    n3, n2 = trn3.chips, trn2.chips
+    peak3 = n3 * trn3.chip.flops["fp8"]
+    peak2 = n2 * trn2.chip.flops["fp8"]
+    peak_ratio = peak3 / peak2
+    model = "llama-3.1-70b"
+    r3 = runs.train(model, trn3.id, n3, "fp8")
+    r2 = runs.train(model, trn2.id, n2, "fp8")
+    b3 = runs.train(model, trn3.id, n3, "bf16")
+    b2 = runs.train(model, trn2.id, n2, "bf16")
+    checks: list[Check] = []
+    if isinstance(r3, dict) and isinstance(r2, dict):
+        speed = r3["tokens_per_s"] / r2["tokens_per_s"]
+        per_chip = r3["tokens_per_s_per_chip"] / r2["tokens_per_s_per_chip"]
+        eff = r3["tokens_per_joule"] / r2["tokens_per_joule"]
+    else:
+        speed = per_chip = eff = math.nan
+    bf_speed = b3["tokens_per_s"] / b2["tokens_per_s"] if isinstance(b3, dict) and isinstance(b2, dict) else math.nan
+    checks.append(
+        Check(
+            "1a",
+            "4.4x the compute of a Trn2 UltraServer",
+            f"peak dense FP8: {n3} x {trn3.chip.flops['fp8'] / 1e15:.3f} PF = {peak3 / 1e15:.1f} PF vs "
+            f"{n2} x {trn2.chip.flops['fp8'] / 1e15:.3f} PF = {peak2 / 1e15:.1f} PF: {_x(peak_ratio)}; "
+            f"Llama-3.1-70B FP8 training throughput, one UltraServer each: {_x(speed)} (BF16: {_x(bf_speed)})",
+            HOLDS if peak_ratio >= 4.35 and speed >= 4.0 else (PEAK_ONLY if peak_ratio >= 4.35 else NOT_ON_WORKLOAD),
+            "the 4.4x is the FP8 peak ratio (2,517 vs 1,299 TFLOP/s dense per chip, 144 vs 64 chips); BF16 peak "
+            f"per UltraServer is only {n3 * trn3.chip.flops['bf16'] / (n2 * trn2.chip.flops['bf16']):.2f}x",
+            {"peak_fp8_ratio": peak_ratio, "fp8_throughput_ratio": speed, "bf16_throughput_ratio": bf_speed},
+        )
+    )
+    checks.append(
+        Check(
+            "1b",
+            "more than 4x faster than a Trn2 UltraServer",
+            f"Llama-3.1-70B FP8 training on one UltraServer each: {_x(speed)} the tokens/s",
+            HOLDS if speed > 4.0 else PEAK_ONLY,
+            f"faster per UltraServer mostly because it holds 2.25x the chips; per chip the FP8 ratio is {_x(per_chip)}",
+            {"throughput_ratio": speed, "per_chip_ratio": per_chip},
+        )
+    )
+    cap = n3 * trn3.chip.hbm_capacity / (n2 * trn2.chip.hbm_capacity)
+    bw = n3 * trn3.chip.hbm_bandwidth / (n2 * trn2.chip.hbm_bandwidth)
+    checks.append(
+        Check(
+            "1c",
+            "4x the memory",
+            f"HBM per UltraServer {n3 * trn3.chip.hbm_capacity / 2**30:,.0f} vs "
+            f"{n2 * trn2.chip.hbm_capacity / 2**30:,.0f} GiB = {_x(cap)}; "
+            f"bandwidth {n3 * trn3.chip.hbm_bandwidth / 1e12:.1f} vs "
+            f"{n2 * trn2.chip.hbm_bandwidth / 1e12:.1f} TB/s = {_x(bw)}",
+            HOLDS if cap >= 3.9 else NOT_ON_WORKLOAD,
+            f"capacity is {_x(cap)} (spec), not 4x; 'nearly 4x memory bandwidth' ({_x(bw)}) is the version that holds; "
+            f"per chip {trn3.chip.hbm_capacity / trn2.chip.hbm_capacity:.2f}x capacity, "
+            f"{trn3.chip.hbm_bandwidth / trn2.chip.hbm_bandwidth:.2f}x bandwidth",
+            {"capacity_ratio": cap, "bandwidth_ratio": bw},
+        )
+    )
+    p3 = trn3.chip.provenance.get("tdp")
+    p2 = trn2.chip.provenance.get("tdp")
+    power_note = (
+        f"neither chip's power is published: chipwise uses estimates ({trn2.chip.tdp:.0f} W Trn2 "
+        f"[{p2.status if p2 else 'estimate'}], {trn3.chip.tdp:.0f} W Trn3 [{p3.status if p3 else 'estimate'}], "
+        "x1.3 for host and switches)"
+    )
+    checks.append(
+        Check(
+            "1d",
+            "40% better energy efficiency",
+            f"Llama-3.1-70B FP8 training tokens per joule, Trn3 / Trn2 UltraServer: {_x(eff)} on chipwise's power "
+            "estimates",
+            UNCHECKABLE,
+            power_note + f"; with them Trn3 would need <= {trn2.chip.tdp * per_chip / 1.4:,.0f} W per chip for 1.4x",
+            {"tokens_per_joule_ratio": eff},
+        )
+    )
+    checks.append(
+        Check(
+            "1e",
+            "4x energy efficiency (AWS blog via AIwire)",
+            f"same computation: {_x(eff)}; 4x would need Trn3 at <= {trn2.chip.tdp * per_chip / 4:,.0f} W per chip",
+            UNCHECKABLE,
+            power_note + "; 4x per joule is implausible unless the power per chip barely grew",
+            {"tokens_per_joule_ratio": eff},
+        )
+    )
+    checks.append(
+        Check(
+            "1f",
+            "40% higher performance (other coverage)",
+            f"per chip, Llama-3.1-70B training: FP8 {_x(per_chip)}, BF16 "
+            + (
+                _x(b3["tokens_per_s_per_chip"] / b2["tokens_per_s_per_chip"])
+                if isinstance(b3, dict) and isinstance(b2, dict)
+                else "-"
+            ),
+            HOLDS if per_chip >= 1.4 else NOT_ON_WORKLOAD,
+            "per-chip peak FP8 is 1.94x and BF16 1.01x: the gain comes with FP8",
+            {"per_chip_fp8_ratio": per_chip},
+        )
+    )
+    return Claim(
+        1,
+        "A Trn3 UltraServer is more than 4x faster (4.4x the compute) than a Trn2 UltraServer, with 4x the "
+        "memory and 40% better energy efficiency (also reported: '4x' efficiency, '40% higher performance').",
+        ["TC_TRN3", "AIWIRE_TRN3", "LETTERTWO"],
+        "Llama-3.1-70B training, seq 8,192, one Trn3 UltraServer (144 chips) vs one Trn2 UltraServer (64 chips)",
+        checks,
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 2
+def _claim2(runs: _Runs) -> Claim:
+    trn3 = runs.system("trn3-ultraserver")
+    chip = trn3.chip
+    fp8 = chip.flops["fp8"]
+    r = runs.train("llama-3.1-70b", trn3.id, trn3.chips, "fp8")
+    achieved = r["tflops_per_chip"] * 1e12 if isinstance(r, dict) else math.nan
+    fp8_ref = chip.provenance.get("flops.fp8")
+    checks = [
+        Check(
+            "2a",
+            "2.52 PFLOP/s FP8 per chip",
+            f"catalog: {fp8 / 1e15:.3f} PF dense MXFP8 [{fp8_ref.status if fp8_ref else 'spec'}]; achieved on "
+            f"Llama-3.1-70B FP8 training: {achieved / 1e15:.2f} PF ({_pct(achieved / fp8)} of peak)",
+            HOLDS if abs(fp8 / 2.52e15 - 1) < 0.01 else NOT_ON_WORKLOAD,
+            "a dense peak (Neuron docs: 2,517 MXFP8/MXFP4 TFLOPS); MXFP4 runs at the MXFP8 rate",
+            {"fp8_peak": fp8, "achieved": achieved},
+        ),
+        Check(
+            "2b",
+            "144 GB HBM3e per chip",
+            f"catalog: {chip.hbm_capacity / 2**30:.0f} GiB = {chip.hbm_capacity / 1e9:.1f} GB, "
+            f"{chip.hbm_bandwidth / 1e12:.1f} TB/s",
+            HOLDS if chip.hbm_capacity >= 144e9 else NOT_ON_WORKLOAD,
+            "the Neuron docs give 144 GiB, slightly more than 144 GB",
+            {"hbm_bytes": chip.hbm_capacity},
+        ),
+        Check(
+            "2c",
+            "144 chips per UltraServer",
+            f"catalog {trn3.id}: {trn3.chips} chips in one {trn3.scaleup.kind} scale-up domain",
+            HOLDS if trn3.chips == 144 else NOT_ON_WORKLOAD,
+            "Gen2 UltraServer (36 servers x 4); the Gen1 UltraServer has 64",
+            {"chips": trn3.chips},
+        ),
+        _million_chips(runs),
+    ]
+    return Claim(
+        2,
+        "Trainium3: 2.52 PFLOP/s FP8 per chip, 144 GB HBM3e; 144 chips per UltraServer; UltraClusters of up to "
+        "1M chips, 10x the previous generation.",
+        ["AIWIRE_TRN3", "TC_TRN3", "NRN_TRN3"],
+        "catalog specs; Llama-3.1-70B FP8 on one UltraServer; Llama-3.1-405B on 15T tokens at 1,000,000 chips",
+        checks,
+    )
+
+
+def _million_chips(runs: _Runs) -> Check:
+    chips = 1_000_000
+    system = runs.system("trn3-ultraserver")
+    inputs = reliability_inputs(runs.catalog, system)
+    lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value))
+    per_day = lam * 86400.0
+    r = runs.train("llama-3.1-405b", system.id, chips, "fp8", 15e12)
+    numbers: dict[str, Any] = {"failures_per_day": per_day, "mtbf_s": 1 / lam, "ratio_to_trn2_ultracluster": 10.0}
+    if isinstance(r, dict):
+        rel = r["reliability"]
+        numbers.update(
+            goodput_checkpoint=rel["goodput_checkpoint"],
+            goodput_in_memory=rel["goodput_in_memory"],
+            time_to_train_s=r["time_to_train_s"],
+        )
+        run = (
+            f"Llama-3.1-405B FP8 on 15T tokens: plan {r['plan']['tp']}-way TP x {r['plan']['dp']} DP, ideal "
+            f"{r['time_to_train_s'] / 3600:,.1f} h; goodput {_pct(rel['goodput_checkpoint'])} with "
+            f"checkpoint-restart, {_pct(rel['goodput_in_memory'])} with in-memory recovery"
+        )
+    else:
+        run = f"no plan for Llama-3.1-405B at this size ({r.split('. Fix')[0]})"
+    return Check(
+        "2d",
+        "UltraClusters of up to 1,000,000 Trainium3, 10x the previous generation",
+        f"1M chips fail {per_day:,.0f} times a day (a job-wide interruption every {60 / (lam * 3600):.1f} min) on "
+        f"Llama 3 failure rates; {run}",
+        UNCHECKABLE,
+        "a statement about deployable cluster size (Trn2 UltraClusters were announced at 100k, so 10x is "
+        "arithmetic); no 1M-chip job has been published to compare with",
+        numbers,
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 3
+GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
+
+
+def _claim3(runs: _Runs) -> Claim:
+    model, chips, tokens = "llama-3.1-405b", 16384, 15e12
+    key = "expected_cost_usd"
+    t = runs.best(model, "trn3-ultraserver", chips, tokens, "on-demand", key)
+    rows: dict[str, float] = {}
+    detail = []
+    if isinstance(t, dict):
+        for g in GPUS_VS_TRN3:
+            r = runs.best(model, g, chips, tokens, "on-demand", key)
+            if isinstance(r, dict):
+                saving = 1 - t[key] / r[key]
+                rows[g] = saving
+                detail.append(f"vs {g} ${r[key] / 1e6:,.0f}M ({r['precision']}) {_saving(saving)}")
+    best_gpu = max(rows, key=lambda g: rows[g]) if rows else ""
+    best = rows.get(best_gpu, math.nan)
+    owned = _owned_saving(runs, model, chips, tokens)
+    quote = t.get("price_source") if isinstance(t, dict) else None
+    price_status = quote.get("status", "?") if isinstance(quote, dict) else "?"
+    computed = (
+        f"expected on-demand cost, Trn3 ${t[key] / 1e6:,.0f}M ({t['precision']}); saving vs " + "; ".join(detail)
+        if isinstance(t, dict)
+        else f"no Trn3 plan: {t}"
+    )
+    return Claim(
+        3,
+        "Trainium3 cuts training cost by up to 50% against GPU systems for LLMs above 100B parameters.",
+        ["CTMANGA_TRN4", CLOUDEXPAT],
+        "Llama-3.1-405B on 15T tokens, 16,384 chips, each chip in its cheaper precision (bf16 or fp8), "
+        "goodput-adjusted cost at on-demand prices",
+        [
+            Check(
+                "3a",
+                "up to 50% lower training cost than GPU systems (>100B parameters)",
+                computed,
+                HOLDS if best >= 0.495 else NOT_ON_WORKLOAD,
+                f"largest saving vs {best_gpu} ({_pct(best)}); Trn3's price is a chipwise estimate [{price_status}]: "
+                "no Trn3 price has been published (Trn2's capacity-block price scaled by FP8 peak)",
+                {"saving_vs": rows},
+            ),
+            owned,
+        ],
+    )
+
+
+def _owned_saving(runs: _Runs, model: str, chips: int, tokens: float) -> Check:
+    key = "expected_cost_usd"
+    t = runs.best(model, "trn3-ultraserver", chips, tokens, "owned", key)
+    rows: dict[str, float] = {}
+    for g in ("h100-sxm", "b200", "gb200"):
+        r = runs.best(model, g, chips, tokens, "owned", key)
+        if isinstance(r, dict) and isinstance(t, dict):
+            rows[g] = 1 - t[key] / r[key]
+    text = "; ".join(f"{_saving(v)} vs {g}" for g, v in rows.items())
+    best = max(rows.values()) if rows else math.nan
+    return Check(
+        "3b",
+        "the same, on an owned fleet (AWS's own cost basis)",
+        f"owned-fleet TCO (5-year life, colocation, US power), expected cost: Trn3 {text}",
+        HOLDS if best >= 0.495 else NOT_ON_WORKLOAD,
+        "Trainium is not sold: its unit price is a sell-side equivalent-cost estimate ($10-15k)",
+        {"saving_vs": rows},
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 4
+def _claim4(runs: _Runs) -> Claim:
+    t3, t4 = runs.system("trn3-ultraserver"), runs.system("trn4-ultraserver")
+    fp4 = t4.chip.flops["fp4"] / t3.chip.flops["fp4"]
+    fp8 = t4.chip.flops["fp8"] / t3.chip.flops["fp8"]
+    bw = t4.chip.hbm_bandwidth / t3.chip.hbm_bandwidth
+    a = runs.train("llama-3.1-70b", t3.id, 1152, "fp8")
+    b = runs.train("llama-3.1-70b", t4.id, 1152, "fp8")
+    speed = b["tokens_per_s"] / a["tokens_per_s"] if isinstance(a, dict) and isinstance(b, dict) else math.nan
+    ref = t4.chip.provenance.get("flops.fp8")
+    return Claim(
+        4,
+        "Trainium4 will bring 6x the FP4, 3x the FP8 and 4x the memory bandwidth of Trainium3.",
+        ["NAND_TRN4", "CTMANGA_TRN4", "TC_TRN3"],
+        "catalog ratios; Llama-3.1-70B FP8 training on 1,152 chips (Trn4 projected)",
+        [
+            Check(
+                "4a",
+                "6x FP4, 3x FP8, 4x memory bandwidth vs Trainium3",
+                f"catalog trn4 / trn3: FP4 {_x(fp4)}, FP8 {_x(fp8)}, HBM bandwidth {_x(bw)}; if true, Llama-3.1-70B "
+                f"FP8 training would run {_x(speed)} faster per chip",
+                UNCHECKABLE,
+                f"Trainium4 is announced, not shipping: chipwise's trn4 figures are these ratios applied to Trn3 "
+                f"[{ref.status if ref else 'projected'}], so they cannot test them. Trn3 runs MXFP4 at the MXFP8 "
+                "rate, so 6x FP4 with 3x FP8 means native FP4 at twice the FP8 rate",
+                {"fp4_ratio": fp4, "fp8_ratio": fp8, "bandwidth_ratio": bw, "projected_speedup": speed},
+            )
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 5
+def _latest_quotes(runs: _Runs, chip: str, mode: str = "on-demand") -> list[tuple[str, str, float, str]]:
+    return latest_quotes(runs.catalog, chip, mode)
+
+
+def _claim5(runs: _Runs) -> Claim:
+    h100 = runs.system("h100-sxm")
+    dense = h100.chip.flops["fp8"]
+    r = runs.train("llama-3.1-405b", h100.id, 16384, "fp8", 15e12)
+    achieved = r["tflops_per_chip"] * 1e12 if isinstance(r, dict) else math.nan
+    price = h100.chip.unit_price or math.nan
+    price_ref = h100.chip.provenance.get("unit_price")
+    quotes = _latest_quotes(runs, "h100-sxm")
+    inside = [q for q in quotes if 2.10 <= q[2] <= 5.00]
+    trn2_cb = _latest_quotes(runs, "trn2", "capacity-block")
+    trn2_od = _latest_quotes(runs, "trn2", "on-demand")
+    h100_cb = [q for q in _latest_quotes(runs, "h100-sxm", "capacity-block") if q[0] == "aws"]
+    h100_aws = [q for q in quotes if q[0] == "aws"]
+    trn2_price = trn2_cb[0][2] if trn2_cb else math.nan
+    ratio_cb = trn2_price / h100_cb[0][2] if h100_cb else math.nan
+    ratio_od = trn2_od[0][2] / h100_aws[0][2] if trn2_od and h100_aws else math.nan
+    w_t = runs.best("llama-3.1-70b", "trn2", 1024, 15e12, "on-demand", "expected_usd_per_million_tokens")
+    w_h = runs.best("llama-3.1-70b", "h100-sxm", 1024, 15e12, "on-demand", "expected_usd_per_million_tokens")
+    work_ratio = (
+        w_t["expected_usd_per_million_tokens"] / w_h["expected_usd_per_million_tokens"]
+        if isinstance(w_t, dict) and isinstance(w_h, dict)
+        else math.nan
+    )
+    return Claim(
+        5,
+        "An H100 offers 4 PFLOP/s of FP8, costs $25,000-40,000 and rents for $2.10-5.00 per GPU-hour; a "
+        "Trainium2 rents for about $4.80/hour, about half an H100's cost.",
+        [LAUNCH_COVERAGE],
+        "catalog specs and prices; Llama-3.1-405B FP8 on 16,384 H100; Llama-3.1-70B on 1,024 chips for $/Mtok",
+        [
+            Check(
+                "5a",
+                "H100: 4 PFLOP/s FP8",
+                f"dense FP8 {dense / 1e15:.2f} PF; with 2:4 sparsity {2 * dense / 1e15:.2f} PF; achieved on "
+                f"Llama-3.1-405B FP8 training {achieved / 1e15:.2f} PF",
+                PEAK_ONLY,
+                "4 PF is the 2:4-sparse peak, twice the dense 1.98 PF that dense LLM training can use",
+                {"dense": dense, "sparse": 2 * dense, "achieved": achieved},
+            ),
+            Check(
+                "5b",
+                "H100 costs $25,000-40,000",
+                f"catalog unit price ${price:,.0f} [{price_ref.status if price_ref else 'estimate'}] "
+                "(Raymond James $25-30k; street $27-40k; quoted $30,678)",
+                HOLDS if 25e3 <= price <= 40e3 else NOT_ON_WORKLOAD,
+                "no list price exists; all figures are analyst or reseller estimates",
+                {"unit_price": price},
+            ),
+            Check(
+                "5c",
+                "H100 rents for $2.10-5.00 per GPU-hour",
+                "catalog on-demand per GPU-hour: "
+                + ", ".join(f"{q[0]} ${q[2]:.2f}" for q in quotes)
+                + f"; {len(inside)} of {len(quotes)} inside the range",
+                HOLDS if inside else NOT_ON_WORKLOAD,
+                "specialist clouds list $3.20-3.99 (inside); hyperscaler on-demand prices are $6.88-12.29 (above)",
+                {"quotes": [q[2] for q in quotes], "inside": len(inside)},
+            ),
+            Check(
+                "5d",
+                "a Trainium2 rents for about $4.80/hour",
+                f"per Trainium2 chip-hour: capacity block ${trn2_price:.2f} (trn2.48xlarge "
+                f"${trn2_price * 16:.2f} per instance-hour); on-demand estimate "
+                + (f"${trn2_od[0][2]:.2f}" if trn2_od else "-"),
+                NOT_ON_WORKLOAD if not 4.3 <= trn2_price <= 5.3 else HOLDS,
+                "no published Trainium2 price near $4.80 per chip-hour; trn2 has no on-demand SKU",
+                {"trn2_capacity_block_per_chip": trn2_price},
+            ),
+            Check(
+                "5e",
+                "Trainium2 costs about half an H100",
+                f"AWS price per chip-hour Trn2 / H100: capacity blocks {_x(ratio_cb)}, on-demand {_x(ratio_od)}; "
+                f"per million tokens trained (Llama-3.1-70B, 1,024 chips): {_x(work_ratio)}",
+                HOLDS if 0.4 <= work_ratio <= 0.6 else NOT_ON_WORKLOAD,
+                "half holds on price and on cost per token; Trn2 on-demand is a chipwise estimate",
+                {"price_ratio_cb": ratio_cb, "price_ratio_od": ratio_od, "per_token_ratio": work_ratio},
+            ),
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 6
+def _claim6(runs: _Runs) -> Claim:
+    cat = runs.catalog
+    dgx = runs.system("dgx-h100")
+    parts = {"h100-sxm (dgx-h100)": dgx, "trn2": runs.system("trn2"), "trn3": runs.system("trn3-ultraserver")}
+    tco = {k: owned_tco(cat, s).usd_per_chip_hour for k, s in parts.items()}
+    key = "expected_usd_per_million_tokens"
+    per_tok = {}
+    for k, s in parts.items():
+        r = runs.best("llama-3.1-70b", s.id, 4096, 15e12, "owned", key)
+        per_tok[k] = float(r[key]) if isinstance(r, dict) else math.nan
+    h = per_tok["h100-sxm (dgx-h100)"]
+    lower = [k for k in ("trn2", "trn3") if per_tok[k] < h]
+    return Claim(
+        6,
+        "For 8-GPU H100 systems, Trainium's price-performance lowers TCO including power, cooling and networking.",
+        [LAUNCH_COVERAGE],
+        "owned-fleet TCO (chipwise tco); Llama-3.1-70B on 15T tokens, 4,096 chips, each in its cheaper precision",
+        [
+            Check(
+                "6a",
+                "lower TCO than 8-GPU H100 systems, per unit of work",
+                "owned $/chip-hour: "
+                + ", ".join(f"{k} ${v:.2f}" for k, v in tco.items())
+                + "; owned $/Mtok trained: "
+                + ", ".join(f"{k} {v:.3f}" for k, v in per_tok.items()),
+                HOLDS if len(lower) == 2 else (NOT_ON_WORKLOAD if not lower else HOLDS),
+                "Trainium is not sold: its capex is an equivalent-cost estimate, and its power (TDP, host share) "
+                "is estimated; TCO includes depreciation, operations, colocation (power and cooling capacity), "
+                "scale-out network and storage capex, and energy x PUE",
+                {"usd_per_chip_hour": tco, "usd_per_mtok": per_tok},
+            )
+        ],
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 7
+SERVE_SCENARIO = (
+    "kind: serve\nmodel: llama-3.1-70b\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 1024\n"
+    "output_tokens: 256\nconcurrency: 32\nrequests: 256\n"
+)
+
+
+def _claim7(runs: _Runs) -> Claim:
+    fleets = (("h100-sxm", 8), ("trn2", 16), ("trn1", 16))
+    head = (
+        "Earlier Trainium generations lagged the H100 in latency and cost-effectiveness for serving "
+        "(TTFT/TPOT and $/million tokens for a 70B model)."
+    )
+    workload = (
+        "Llama-3.1-70B serving, bf16, 1,024 in / 256 out tokens, 32 concurrent users; 8 x H100 vs one trn2.48xlarge "
+        "(16 Trainium2) and one trn1.32xlarge (16 Trainium1)"
+    )
+    try:
+        serving = importlib.import_module("chipwise.planner.serving")
+        scenario = importlib.import_module("chipwise.workload.scenario")
+    except ImportError:
+        return Claim(
+            7,
+            head,
+            [LAUNCH_COVERAGE],
+            workload,
+            [Check("7a", "lagged H100 in latency and $/Mtok", "-", UNCHECKABLE, "serving model unavailable")],
+        )
+    predict: Callable[[Catalog, Any], dict[str, Any]] = serving.predict_serving
+    results: dict[str, dict[str, Any]] = {}
+    errors: dict[str, str] = {}
+    for hw_id, chips in fleets:
+        try:
+            sc = scenario.load_scenario(SERVE_SCENARIO.format(hw=hw_id, chips=chips))
+            results[hw_id] = predict(runs.catalog, sc)
+        except ChipwiseError as exc:
+            errors[hw_id] = str(exc).split(". Fix")[0]
+        except Exception as exc:  # another layer's bug must not hide the other claims
+            errors[hw_id] = f"serving model error: {type(exc).__name__}: {exc}"
+    if "h100-sxm" not in results or not (set(results) - {"h100-sxm"}):
+        why = "; ".join(f"{k}: {v}" for k, v in errors.items()) or "no result"
+        return Claim(
+            7, head, [LAUNCH_COVERAGE], workload, [Check("7a", "lagged H100", "-", UNCHECKABLE, f"serving: {why}")]
+        )
+
+    def fig(r: dict[str, Any], key: str) -> float:
+        v = r.get(key)
+        if isinstance(v, dict):
+            v = v.get("p50")
+        return float(v) if isinstance(v, int | float) else math.nan
+
+    h = results["h100-sxm"]
+    parts = []
+    lags = []
+    numbers: dict[str, Any] = {}
+    for k, r in results.items():
+        ttft, tpot, usd = fig(r, "ttft_s"), fig(r, "tpot_s"), fig(r, "cost_usd_per_mtok")
+        numbers[k] = {"ttft_p50_s": ttft, "tpot_p50_s": tpot, "usd_per_mtok": usd}
+        parts.append(f"{k}: TTFT {ttft * 1e3:,.0f} ms, TPOT {tpot * 1e3:,.1f} ms, ${usd:.2f}/Mtok")
+        if k != "h100-sxm":
+            lags.append(tpot > fig(h, "tpot_s") and ttft > fig(h, "ttft_s") and usd > fig(h, "cost_usd_per_mtok"))
+    verdict = HOLDS if lags and all(lags) else NOT_ON_WORKLOAD
+    why = "p50 latencies and on-demand $/Mtok from the serving model" + (
+        "; not run: " + "; ".join(f"{k}: {v}" for k, v in errors.items()) if errors else ""
+    )
+    return Claim(
+        7,
+        head,
+        [LAUNCH_COVERAGE],
+        workload,
+        [Check("7a", "lagged H100 in latency and $/Mtok", "; ".join(parts), verdict, why, numbers)],
+    )
+
+
+def check_claims(catalog: Catalog) -> dict[str, Any]:
+    """All seven claims, each with its checks, numbers and verdicts."""
+    runs = _Runs(catalog)
+    claims = [f(runs) for f in (_claim1, _claim2, _claim3, _claim4, _claim5, _claim6, _claim7)]
+    return {
+        "kind": "claims",
+        "verdicts": list(VERDICTS),
+        "claims": [c.record(catalog) for c in claims],
+    }

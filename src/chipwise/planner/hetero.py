@@ -1,0 +1,209 @@
+"""Mixed fleets for training: search pipelines whose stages run on two chip types, and say whether the mix beats
+using only its fastest part (or each part alone), and why, from the per-stage breakdown."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.pricing import price_per_chip_hour
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
+from chipwise.planner.training import make_job
+from chipwise.train.explain import plan_result
+from chipwise.train.hetero import Part, enumerate_hetero, hetero_step
+from chipwise.train.search import search_plans
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
+from chipwise.workload.training import TrainingJob
+
+
+def parse_fleet(spec: str) -> dict[str, int]:
+    """'trn4=512,gb300=512' -> {'trn4': 512, 'gb300': 512}."""
+    fleet: dict[str, int] = {}
+    for item in (s.strip() for s in spec.split(",") if s.strip()):
+        name, _, count = item.partition("=")
+        try:
+            n = int(count)
+        except ValueError:
+            raise ChipwiseError(
+                f"fleet entry '{item}' is not TYPE=COUNT. Fix: write e.g. --fleet trn4=512,gb300=512."
+            ) from None
+        if n <= 0:
+            raise ChipwiseError(f"fleet entry '{item}' has a non-positive count. Fix: give a positive chip count.")
+        fleet[name.strip()] = n
+    if len(fleet) != 2:
+        raise ChipwiseError(f"a mixed fleet needs exactly two chip types, got {len(fleet)}. Fix: --fleet A=N,B=M.")
+    return fleet
+
+
+def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], tuple[float, float], str]:
+    hw = hardware(catalog)
+    names = list(fleet)
+    if hybrid:
+        domain = hw.system(hybrid)
+        missing = [n for n in names if hw.chip(n).id not in domain.members]
+        if missing:
+            raise ChipwiseError(
+                f"hybrid system '{domain.id}' holds {', '.join(domain.members)}, not {', '.join(missing)}. "
+                "Fix: pick a hybrid domain with both types, or drop --hybrid to join them over the scale-out network."
+            )
+        ids = [hw.chip(n).id for n in names]
+        link = domain.link(ids[0], ids[1])
+        if link is None:
+            raise ChipwiseError(f"hybrid system '{domain.id}' gives no link between {ids[0]} and {ids[1]}.")
+        systems = [hw.member_system(domain, i) for i in ids]
+        return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], link, f"{domain.id} scale-up fabric"
+    systems = [hw.system(n) for n in names]
+    bw = min(s.scaleout_bandwidth_per_chip * s.scaleout_fabric.bus_efficiency for s in systems)
+    lat = max(s.scaleout_fabric.latency_s for s in systems)
+    return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], (bw, lat), "scale-out network"
+
+
+def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | None:
+    try:
+        search = search_plans(model, job, system, chips)
+    except InfeasibleError:
+        return None
+    r = plan_result(search, search.best)
+    return {
+        "hardware": system.chip.id,
+        "system": system.id,
+        "chips": chips,
+        "step_time_s": r["step_time_s"],
+        "tokens_per_s": r["tokens_per_s"],
+        "plan": r["plan"],
+        "dominated_by": r["dominated_by"],
+        "projected": r["projected"],
+    }
+
+
+def _mixed(
+    model: ModelSpec, job: TrainingJob, first: Part, last: Part, link: tuple[float, float]
+) -> dict[str, Any] | None:
+    hp = enumerate_hetero(model, job, first, last)
+    if len(hp) == 0:
+        return None
+    res = hetero_step(model, job, first, last, hp, link[0], link[1])
+    if not res.feasible.any():
+        return None
+    i = int(np.argmin(res.step_time))
+    la = int(res.layers_a[i])
+    names = (first.system.chip.id, last.system.chip.id)
+    s_a, s_b, hand = float(res.stage_a[i]), float(res.stage_b[i]), float(res.hand_off[i])
+    bottleneck = names[0] if s_a >= s_b else names[1]
+    return {
+        "order": list(names),
+        "plan": hp.plan(i, la, model.layers - la, names),
+        "step_time_s": float(res.step_time[i]),
+        "tokens_per_s": float(res.tokens_per_s[i]),
+        "stage_time_s": {names[0]: s_a, names[1]: s_b},
+        "layer_time_s": {names[0]: float(res.layer_a[i]), names[1]: float(res.layer_b[i])},
+        "hand_off_s": hand,
+        "bottleneck": bottleneck,
+        "link_share": hand / (hand + max(s_a, s_b)),
+        "memory_gib": {names[0]: float(res.memory_a[i]) / 2**30, names[1]: float(res.memory_b[i]) / 2**30},
+        "evaluated": len(hp),
+    }
+
+
+def plan_hetero_training(
+    catalog: Catalog,
+    model_name: str,
+    fleet: dict[str, int],
+    tokens: float | None = None,
+    seq_len: int | None = None,
+    global_batch_tokens: float | None = None,
+    precision: str = "bf16",
+    hybrid: str | None = None,
+) -> dict[str, Any]:
+    """Best mixed pipeline (both stage orders) against each part alone; with the verdict and its reason."""
+    start = time.perf_counter()
+    model = load_model(catalog, model_name)
+    parts, link, link_name = _parts(catalog, fleet, hybrid)
+    total = sum(fleet.values())
+    job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens, chips=total)
+    mixed = [
+        m for m in (_mixed(model, job, parts[0], parts[1], link), _mixed(model, job, parts[1], parts[0], link)) if m
+    ]
+    alone = [a for a in (_single(model, job, p.system, p.chips) for p in parts) if a]
+    if not mixed and not alone:
+        raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
+    best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
+    fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
+    verdict, reason = _verdict(best_mixed, fastest, parts)
+    _add_costs(catalog, best_mixed, alone, parts)
+    steps = job.steps
+    out: dict[str, Any] = {
+        "kind": "plan-hetero",
+        "model": model.name,
+        "fleet": fleet,
+        "link": {"between": link_name, "bandwidth_Bps": link[0], "latency_s": link[1]},
+        "global_batch": job.global_batch,
+        "seq_len": job.seq_len,
+        "mixed": best_mixed,
+        "alone": alone,
+        "fastest_part": fastest,
+        "verdict": verdict,
+        "reason": reason,
+        "projected": any(p.system.projected for p in parts),
+        "projected_items": sorted({(hybrid or p.system.chip.id) for p in parts if p.system.projected}),
+        "seconds": time.perf_counter() - start,
+    }
+    if steps is not None:
+        for r in [best_mixed, *alone]:
+            if r:
+                r["time_to_train_s"] = r["step_time_s"] * steps
+    return out
+
+
+def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[str, Any]], parts: list[Part]) -> None:
+    """Fleet $/hour (on-demand) and $ per million tokens for the mix and for each part alone."""
+    rate: dict[str, float | None] = {}
+    for p in parts:
+        quote = price_per_chip_hour(catalog, p.system)
+        rate[p.system.chip.id] = quote.usd_per_chip_hour * p.chips if quote else None
+    for a in alone:
+        r = rate.get(a["hardware"])
+        a["usd_per_hour"] = r
+        a["usd_per_million_tokens"] = r / 3600.0 / a["tokens_per_s"] * 1e6 if r else None
+    if mixed is not None:
+        known = [v for v in rate.values() if v is not None]
+        total = sum(known) if len(known) == len(rate) else None
+        mixed["usd_per_hour"] = total
+        mixed["usd_per_million_tokens"] = total / 3600.0 / mixed["tokens_per_s"] * 1e6 if total else None
+
+
+def _verdict(mixed: dict[str, Any] | None, fastest: dict[str, Any] | None, parts: list[Part]) -> tuple[str, str]:
+    if mixed is None:
+        return "mix not feasible", "no pipeline split fits both parts' memory; the parts can only train separately"
+    if fastest is None:
+        return "mix needed", "the model fits only when both parts hold stages"
+    gain = mixed["tokens_per_s"] / fastest["tokens_per_s"] - 1.0
+    (na, ta), (nb, tb) = mixed["layer_time_s"].items()
+    slow, fast = (na, nb) if ta / max(parts[0].chips, 1) > tb / max(parts[1].chips, 1) else (nb, na)
+    speed = (
+        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{mixed['plan']['stages'][0]['tp']}) and {tb * 1e3:.1f} ms on {nb} "
+        f"(TP{mixed['plan']['stages'][1]['tp']}) per micro-batch, so the split is "
+        f"{mixed['plan']['stages'][0]['layers']}/{mixed['plan']['stages'][1]['layers']} layers"
+    )
+    link = (
+        f"the hand-off over the {('hybrid scale-up fabric' if mixed['link_share'] < 0.05 else 'link')} costs "
+        f"{100 * mixed['link_share']:.0f}% of a micro-batch"
+    )
+    if gain > 0.02:
+        return (
+            f"mixed fleet beats its fastest part alone ({fastest['hardware']}) by {100 * gain:.0f}% in throughput",
+            f"{speed}; {link}; the {slow} chips add compute instead of idling",
+        )
+    cause = (
+        f"{link}, which eats the gain"
+        if mixed["link_share"] > 0.1
+        else f"{fast} alone can use plans a two-part pipeline cannot (FSDP, context parallelism) and {slow} adds "
+        "little compute per chip"
+    )
+    return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {cause}"

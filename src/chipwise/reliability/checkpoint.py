@@ -1,0 +1,49 @@
+"""Checkpoints: their size, the time to write and restore them, and the optimal interval between them.
+
+    size          = parameters x bytes per parameter      (14 B: bf16 weights + fp32 master + two fp32 Adam
+                                                            moments; Rajbhandari et al. 2020 less gradients)
+    bandwidth     = min(storage aggregate bandwidth, hosts x per-host write bandwidth)     (Llama 3 storage)
+    write, restore = size / bandwidth
+
+Optimal interval between checkpoints of cost delta (seconds of stopped training) on a job whose mean time
+between interruptions is M:
+
+    Young (1974):  tau = sqrt(2 delta M)
+    Daly (2006):   tau = sqrt(2 delta M) [1 + (1/3) sqrt(delta / 2M) + (1/9) (delta / 2M)] - delta,  delta < 2M
+                   tau = M,                                                                         delta >= 2M
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def checkpoint_bytes(params: Any, bytes_per_param: float = 14.0) -> Any:
+    """Bytes of model and optimizer state in one checkpoint."""
+    return params * bytes_per_param
+
+
+def storage_bandwidth(aggregate: float, per_host: float, hosts: Any) -> Any:
+    """Bytes/s a job's hosts can write to (or read from) shared storage at once."""
+    return np.minimum(aggregate, per_host * np.asarray(hosts, dtype=float))
+
+
+def transfer_time(size_bytes: Any, bandwidth: Any) -> Any:
+    """Seconds to move `size_bytes` at `bandwidth` bytes/s."""
+    return np.asarray(size_bytes, dtype=float) / bandwidth
+
+
+def young_interval(delta: Any, mtbf: Any) -> Any:
+    """Young's first-order optimal compute time between checkpoints, sqrt(2 delta M), seconds."""
+    return np.sqrt(2.0 * np.asarray(delta, dtype=float) * np.asarray(mtbf, dtype=float))
+
+
+def daly_interval(delta: Any, mtbf: Any) -> Any:
+    """Daly's higher-order optimal compute time between checkpoints, seconds (M when delta >= 2M)."""
+    d = np.asarray(delta, dtype=float)
+    m = np.asarray(mtbf, dtype=float)
+    x = d / (2.0 * m)
+    tau = np.sqrt(2.0 * d * m) * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d
+    return np.where(d < 2.0 * m, tau, m)

@@ -1,0 +1,207 @@
+"""Goodput of a training run: the share of wall-clock time that is useful training, with failures and restarts.
+
+With exponential failures of mean M, a checkpoint of cost delta every tau seconds of computation and a downtime
+R per failure (detection, restart, restore), the expected wall-clock time to finish T seconds of work is
+(Daly 2006, eq. 20)
+
+    T_wall = T x M e^(R/M) (e^((tau + delta)/M) - 1) / tau
+
+so goodput = T / T_wall. Planned maintenance at a rate p per job-second, each costing a restart R_p with no lost
+work (a checkpoint is taken first), divides goodput further by 1 / (1 - p R_p):
+
+    goodput = (1 - p R_p) tau / (M e^(R/M) (e^((tau + delta)/M) - 1))
+
+Two recovery strategies are modelled:
+- checkpoint: persistent checkpoints every tau (Daly's optimum, at least one step) written at the storage
+  bandwidth; R = detection + max(restart overhead, restore time).
+- in-memory: state is recovered from peers' memory (Gemini's replicas, SageMaker HyperPod checkpointless
+  training); tau = one step, delta ~ 0, R = detection + the in-memory recovery time.
+Spare capacity (hot spares so a failed host is swapped without shrinking the job) costs money, not goodput.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.units import SECONDS_PER_DAY
+from chipwise.errors import ChipwiseError
+from chipwise.hardware.objects import System
+from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, storage_bandwidth, transfer_time
+from chipwise.reliability.inputs import Input, catalog_input, derived, given
+from chipwise.reliability.rates import FailureRates, chips_per_host, failure_rates, interruption_rate
+
+RECOVERIES: tuple[str, ...] = ("checkpoint", "in-memory", "best")
+
+
+def wall_time_factor(tau: Any, delta: Any, restart: Any, mtbf: Any) -> Any:
+    """T_wall / T_work for exponential failures (Daly 2006, eq. 20); inf when the run cannot progress."""
+    tau = np.asarray(tau, dtype=float)
+    m = np.asarray(mtbf, dtype=float)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        f = m * np.exp(np.asarray(restart, dtype=float) / m) * np.expm1((tau + delta) / m) / tau
+    return np.where(np.isfinite(f), f, np.inf)
+
+
+def goodput(tau: Any, delta: Any, restart: Any, mtbf: Any, planned_rate: Any = 0.0, planned_restart: Any = 0.0) -> Any:
+    """Useful share of wall-clock time, in [0, 1] (NumPy arrays broadcast)."""
+    planned = np.clip(1.0 - np.asarray(planned_rate) * np.asarray(planned_restart), 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        return planned / wall_time_factor(tau, delta, restart, mtbf)
+
+
+@dataclass(frozen=True)
+class ReliabilityInputs:
+    """The figures a run's reliability rests on, each with its provenance (SI units)."""
+
+    rates: FailureRates
+    chips_per_host: Input
+    bytes_per_param: Input
+    storage_aggregate: Input
+    storage_per_host: Input
+    restart_overhead: Input
+    in_memory_recovery: Input
+    detection: Input
+    spare_fraction: Input
+
+    def terms(self) -> list[Input]:
+        return [
+            *self.rates.terms(),
+            self.chips_per_host,
+            self.bytes_per_param,
+            self.storage_aggregate,
+            self.storage_per_host,
+            self.restart_overhead,
+            self.in_memory_recovery,
+            self.detection,
+            self.spare_fraction,
+        ]
+
+
+def reliability_inputs(
+    catalog: Catalog, system: System, detection_s: float | None = None, spare_fraction: float | None = None
+) -> ReliabilityInputs:
+    """The catalog's reliability figures for a run on `system`; detection and spares may be overridden."""
+    det = catalog_input(catalog, "checkpoint", "detection_time_s")
+    if detection_s is None:
+        detection = derived(
+            0.0,
+            det.key,
+            "s",
+            "crash-type faults (most of them) surface within seconds and are inside the restart overhead; the "
+            f"{det.value:.0f} s watchdog timeout applies only to hung collectives (pass detection_s to add it)",
+        )
+    else:
+        if detection_s < 0:
+            raise ChipwiseError(f"detection time {detection_s:g} s is negative. Fix: give seconds >= 0.")
+        detection = given(detection_s, det.key, "s")
+    if spare_fraction is None:
+        spares = catalog_input(catalog, "spares", "spare_fraction")
+    else:
+        if not 0 <= spare_fraction < 1:
+            raise ChipwiseError(f"spare fraction {spare_fraction:g} is not in [0, 1). Fix: give e.g. 0.02.")
+        spares = given(spare_fraction, "reliability.spares.spare_fraction", "1")
+    return ReliabilityInputs(
+        rates=failure_rates(catalog),
+        chips_per_host=chips_per_host(catalog, system),
+        bytes_per_param=catalog_input(catalog, "checkpoint", "bytes_per_parameter"),
+        storage_aggregate=catalog_input(catalog, "checkpoint", "storage_aggregate_bandwidth"),
+        storage_per_host=catalog_input(catalog, "checkpoint", "storage_write_bandwidth_per_node"),
+        restart_overhead=catalog_input(catalog, "checkpoint", "restart_overhead_s"),
+        in_memory_recovery=catalog_input(catalog, "checkpoint", "in_memory_recovery_s"),
+        detection=detection,
+        spare_fraction=spares,
+    )
+
+
+@dataclass(frozen=True)
+class RunReliability:
+    """What failures do to one run: rates, checkpoint plan, downtime and goodput (SI units)."""
+
+    recovery: str
+    chips: int
+    hosts: float
+    failures_per_s: float
+    planned_per_s: float
+    checkpoint_bytes: float
+    checkpoint_write_s: float
+    checkpoint_restore_s: float
+    checkpoint_interval_s: float
+    downtime_per_failure_s: float
+    goodput: float
+    goodput_checkpoint: float
+    goodput_in_memory: float
+    spare_fraction: float
+    inputs: ReliabilityInputs
+
+    @property
+    def mtbf_s(self) -> float:
+        return 1.0 / self.failures_per_s if self.failures_per_s > 0 else float("inf")
+
+    @property
+    def failures_per_day(self) -> float:
+        return self.failures_per_s * SECONDS_PER_DAY
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "recovery": self.recovery,
+            "chips": self.chips,
+            "hosts": self.hosts,
+            "failures_per_day": self.failures_per_day,
+            "planned_interruptions_per_day": self.planned_per_s * SECONDS_PER_DAY,
+            "mtbf_s": self.mtbf_s,
+            "checkpoint_bytes": self.checkpoint_bytes,
+            "checkpoint_write_s": self.checkpoint_write_s,
+            "checkpoint_restore_s": self.checkpoint_restore_s,
+            "checkpoint_interval_s": self.checkpoint_interval_s,
+            "downtime_per_failure_s": self.downtime_per_failure_s,
+            "goodput": self.goodput,
+            "goodput_checkpoint": self.goodput_checkpoint,
+            "goodput_in_memory": self.goodput_in_memory,
+            "spare_fraction": self.spare_fraction,
+            "figures": {t.key: t.record() for t in self.inputs.terms()},
+        }
+
+
+def assess_run(
+    inputs: ReliabilityInputs, chips: int, params: float, step_time_s: float, recovery: str = "checkpoint"
+) -> RunReliability:
+    """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`."""
+    if recovery not in RECOVERIES:
+        raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
+    hosts = max(1.0, chips / inputs.chips_per_host.value)
+    lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value))
+    mtbf = 1.0 / lam
+    planned = inputs.rates.planned.value
+    size = float(checkpoint_bytes(params, inputs.bytes_per_param.value))
+    bw = float(storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts))
+    write = float(transfer_time(size, bw))
+    det = inputs.detection.value
+    # persistent checkpoints
+    r_ckpt = det + max(inputs.restart_overhead.value, write)
+    tau_ckpt = max(float(daly_interval(write, mtbf)), step_time_s)
+    g_ckpt = float(goodput(tau_ckpt, write, r_ckpt, mtbf, planned, inputs.restart_overhead.value))
+    # in-memory recovery from peers
+    r_mem = det + inputs.in_memory_recovery.value
+    g_mem = float(goodput(step_time_s, 0.0, r_mem, mtbf, planned, inputs.in_memory_recovery.value))
+    use_mem = recovery == "in-memory" or (recovery == "best" and g_mem > g_ckpt)
+    return RunReliability(
+        recovery="in-memory" if use_mem else "checkpoint",
+        chips=chips,
+        hosts=hosts,
+        failures_per_s=lam,
+        planned_per_s=planned,
+        checkpoint_bytes=size,
+        checkpoint_write_s=write,
+        checkpoint_restore_s=write,
+        checkpoint_interval_s=step_time_s if use_mem else tau_ckpt,
+        downtime_per_failure_s=r_mem if use_mem else r_ckpt,
+        goodput=g_mem if use_mem else g_ckpt,
+        goodput_checkpoint=g_ckpt,
+        goodput_in_memory=g_mem,
+        spare_fraction=inputs.spare_fraction.value,
+        inputs=inputs,
+    )

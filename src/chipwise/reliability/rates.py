@@ -1,0 +1,101 @@
+"""Failure rates of a training fleet and the job's interruption rate.
+
+A synchronous training job stops when any of its chips, hosts or links fails, or when its software does. With
+independent failures at constant rates (exponential inter-arrival times) the job's interruption rate is the sum
+
+    lambda_job = N_chips x (r_chip + r_link + r_software) + N_hosts x r_host      [per second]
+    MTBF_job   = 1 / lambda_job
+
+Defaults are the catalog's `reliability.failures` rates, derived from the Llama 3 paper's 54-day log of
+16,384 H100s (Dubey et al. 2024, Table 5): 268 GPU, 53 host, 35 network and 63 software interruptions; so the
+model reproduces that run's 419 unexpected interruptions by construction, and docs/economics.md compares it with
+other published runs (OPT-175B, BLOOM, MegaScale). No other accelerator has published rates: the same per-chip
+rates are applied to every chip. Planned maintenance (47 in those 54 days) is a per-job rate.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.units import SECONDS_PER_HOUR
+from chipwise.hardware.objects import System
+from chipwise.reliability.inputs import Input, catalog_input, derived
+
+#: Chips per host (one host failure takes down this many chips) for multi-host systems, with where it comes from.
+HOST_CHIPS: dict[str, tuple[int, str]] = {
+    "trn2-ultraserver": (16, "4 trn2.48xlarge hosts of 16 Trainium2 each (NRN_TRN2_ARCH)"),
+    "trn3-ultraserver-gen1": (16, "Gen1 Trn3 UltraServer: 4 servers x 16 chips (NRN_TRN3_ARCH)"),
+    "trn3-ultraserver": (4, "Gen2 Trn3 UltraServer: 36 servers x 4 chips (NRN_TRN3_ARCH)"),
+    "gb200-nvl72": (4, "NVL72: 18 compute trays x 4 GPUs"),
+    "gb300-nvl72": (4, "NVL72: 18 compute trays x 4 GPUs"),
+    "p6e-gb200-ultraserver": (4, "GB200 NVL72 compute trays of 4 GPUs"),
+    "p6e-gb200-ultraserver-36": (4, "GB200 NVL72 compute trays of 4 GPUs"),
+}
+_PER_HOST = re.compile(r"(\d+)\s+chips\s+(?:and [^,;]*\s+)?per\s+(?:host|VM)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class FailureRates:
+    """Interruption rates per second: per chip (accelerator, link, software), per host, per job (planned)."""
+
+    chip: Input
+    link: Input
+    software: Input
+    host: Input
+    planned: Input
+
+    @property
+    def per_chip_s(self) -> float:
+        return self.chip.value + self.link.value + self.software.value
+
+    def terms(self) -> list[Input]:
+        return [self.chip, self.link, self.software, self.host, self.planned]
+
+
+def _per_hour(catalog: Catalog, name: str) -> Input:
+    return catalog_input(catalog, "failures", name).scaled(1.0 / SECONDS_PER_HOUR)
+
+
+def failure_rates(catalog: Catalog) -> FailureRates:
+    """The catalog's failure rates, converted from per device-hour to per device-second."""
+    return FailureRates(
+        chip=_per_hour(catalog, "gpu_failure_rate_per_chip_hour"),
+        link=_per_hour(catalog, "network_failure_rate_per_chip_hour"),
+        software=_per_hour(catalog, "software_failure_rate_per_chip_hour"),
+        host=_per_hour(catalog, "host_failure_rate_per_host_hour"),
+        planned=_per_hour(catalog, "planned_interruptions_per_job_hour"),
+    )
+
+
+def chips_per_host(catalog: Catalog, system: System) -> Input:
+    """How many chips one host failure takes down (the catalog's host description, or a documented default)."""
+    if system.id in HOST_CHIPS:
+        n, why = HOST_CHIPS[system.id]
+        return derived(float(n), f"{system.id}.chips_per_host", "1", why, status="spec")
+    entry = catalog.systems.get(system.id)
+    text = entry.host if entry is not None else ""
+    m = _PER_HOST.search(text)
+    if m:
+        return derived(float(m.group(1)), f"{system.id}.chips_per_host", "1", f"catalog host note: '{m.group(0)}'")
+    if system.kind in ("instance", "server"):
+        return derived(float(system.chips), f"{system.id}.chips_per_host", "1", f"one {system.kind} is one host")
+    return derived(
+        4.0,
+        f"{system.id}.chips_per_host",
+        "1",
+        f"{system.kind} with no published host size: assumed 4 chips per host, like NVL72 trays and Trn3 Gen2",
+    )
+
+
+def interruption_rate(rates: FailureRates, chips: Any, chips_per_host: float) -> Any:
+    """Unexpected interruptions per second of a job on `chips` (NumPy arrays broadcast)."""
+    hosts = chips / chips_per_host
+    return chips * rates.per_chip_s + hosts * rates.host.value
+
+
+def expected_interruptions(rates: FailureRates, chips: Any, chips_per_host: float, seconds: Any) -> Any:
+    """Expected unexpected interruptions in `seconds` of wall-clock time."""
+    return interruption_rate(rates, chips, chips_per_host) * seconds

@@ -1,0 +1,114 @@
+"""Assemble what the simulator needs for one replica on one system: the engine profile, the serving view of a
+rank, the memory and KV capacity, the step-time tables, and the replica's chips."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import InfeasibleError
+from chipwise.hardware.objects import System
+from chipwise.perf.device import Device, Topology, device_of, topology_of
+from chipwise.serve.engine import EngineProfile, engine_profile, serving_device
+from chipwise.serve.iteration import Shapes
+from chipwise.serve.kvcache import ReplicaMemory, replica_memory
+from chipwise.serve.plan import ReplicaPlan, check_replica
+from chipwise.serve.sim.policies import SchedulerPolicy
+from chipwise.serve.sim.run import PoolSim
+from chipwise.serve.sim.steps import StepModel, step_model
+from chipwise.workload.model import ModelSpec
+
+
+@dataclass(frozen=True)
+class ReplicaSetup:
+    """One replica of `plan` on `system`, priced."""
+
+    system: System
+    engine: EngineProfile
+    dev: Device
+    topo: Topology
+    plan: ReplicaPlan
+    memory: ReplicaMemory
+    steps: StepModel
+    typical_context: float
+    typical_prompt: float
+
+    @property
+    def chips(self) -> float:
+        """Chips one replica occupies (a fraction when several replicas share a multi-core chip)."""
+        return self.plan.ranks / self.dev.cores_per_chip
+
+    @property
+    def kv_tokens(self) -> int:
+        return int(self.memory.kv_tokens)
+
+    def policy(self) -> SchedulerPolicy:
+        p = self.plan
+        return SchedulerPolicy(
+            admission=self.engine.admission,
+            block=self.engine.block_tokens,
+            max_batch=min(p.max_batch, p.max_tokens) if self.engine.mixed_batching else p.max_batch,
+            max_tokens=p.max_tokens,
+            chunked_prefill=p.chunked_prefill,
+            mixed_batching=self.engine.mixed_batching,
+            prefill_batch=self.engine.prefill_batch,
+            static_batch=self.engine.static_batch,
+        )
+
+    def pool(self, replicas: int, role: str = "both") -> PoolSim:
+        return PoolSim(self.steps, self.policy(), self.kv_tokens, replicas, role)
+
+
+def setup_replica(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    plan: ReplicaPlan,
+    typical_prompt: float,
+    typical_output: float,
+    longest_request: int | None = None,
+    profile: EngineProfile | None = None,
+) -> ReplicaSetup:
+    """Price one replica; raise InfeasibleError when the weights, or one longest request, do not fit.
+    `profile` replaces the catalog's engine profile (calibration)."""
+    check_replica(plan, model)
+    eng = profile or engine_profile(catalog, engine, system.chip.family)
+    dev = serving_device(device_of(system), eng)
+    topo = topology_of(system)
+    if plan.tp > topo.domain_ranks:
+        raise InfeasibleError(
+            f"tp {plan.tp} exceeds the {topo.domain_ranks} ranks of one {system.id} scale-up domain. "
+            f"Fix: use tp <= {topo.domain_ranks} (and pp for more ranks)."
+        )
+    typical_context = typical_prompt + typical_output
+    shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
+    mem = replica_memory(
+        model, dev, eng, shapes, plan.weight_precision, plan.kv_precision, plan.max_tokens, plan.max_batch,
+        typical_context,
+    )
+    if float(mem.weights) + float(mem.activations) + float(mem.reserved) > float(mem.capacity):
+        raise InfeasibleError(
+            f"{model.name} ({plan.weight_precision}) does not fit {plan.label()} on {system.chip.id}: "
+            f"{float(mem.weights) / 2**30:.1f} GiB of weights and {float(mem.activations) / 2**30:.1f} GiB of "
+            f"buffers per rank of {float(mem.capacity) / 2**30:.0f} GiB. Fix: raise tp or pp, or quantise the weights."
+        )
+    need = longest_request or int(math.ceil(typical_context))
+    if float(mem.kv_tokens) < need:
+        raise InfeasibleError(
+            f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "
+            f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, or quantise the KV cache."
+        )
+    steps = step_model(model, dev, topo, eng, plan, typical_context, typical_prompt, plan.max_tokens)
+    return ReplicaSetup(
+        system=system,
+        engine=eng,
+        dev=dev,
+        topo=topo,
+        plan=plan,
+        memory=mem,
+        steps=steps,
+        typical_context=typical_context,
+        typical_prompt=typical_prompt,
+    )

@@ -1,0 +1,46 @@
+"""Prefill/decode disaggregation (DistServe, Zhong et al. 2024; Splitwise, Patel et al. 2024): prompts run on a
+prefill pool, their KV cache is sent to a decode pool, possibly of another chip, which generates the rest.
+
+KV transfer of a prompt of I tokens: every rank of the prefill replica sends its shard of the cache in parallel
+(layer by layer, so the first token is not held back by it, but the decode replica can start only once it has
+arrived):
+    t = latency + I x kv_bytes_per_token / B,   B = min(prefill ranks, decode ranks) x per-rank link bandwidth
+over the scale-up fabric when both pools sit in one scale-up domain of the same system, else over the scale-out
+network (the slower side's NIC share per rank, at the fabric's achievable fraction).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.quant import stored_bytes
+from chipwise.workload.model import ModelSpec
+
+
+@dataclass(frozen=True)
+class KVTransfer:
+    latency_s: float
+    s_per_token: float
+    bytes_per_token: float
+    bandwidth: float
+    fabric: str
+
+
+def kv_transfer(model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, same_domain: bool) -> KVTransfer:
+    """Cost of moving one prompt's KV cache from a prefill replica to a decode replica."""
+    per_token = model.kv_bytes_per_token(stored_bytes(prefill.plan.kv_precision))
+    ranks = min(prefill.plan.ranks, decode.plan.ranks)
+    if same_domain and prefill.system.id == decode.system.id:
+        bw = prefill.topo.up_bandwidth * prefill.topo.up_efficiency
+        latency = prefill.topo.up_latency
+        fabric = prefill.system.scaleup.fabric.id
+    else:
+        bw = min(
+            prefill.topo.out_bandwidth * prefill.topo.out_efficiency,
+            decode.topo.out_bandwidth * decode.topo.out_efficiency,
+        )
+        latency = max(prefill.topo.out_latency, decode.topo.out_latency)
+        fabric = prefill.system.scaleout_fabric.id
+    total_bw = max(bw * ranks, 1.0)
+    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric)

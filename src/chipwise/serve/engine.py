@@ -1,0 +1,134 @@
+"""Serving-engine profiles: the catalog's `engines` figures for one engine family on one chip family.
+
+Resolution: engines.default, then engines.<engine>, then engines.<engine>.chips.<chip family>, figure by figure.
+The profile also builds the serving view of a rank (`serving_device`): the chip family's efficiencies (fitted on
+training, efficiency.yaml) scaled by the engine's compute and memory factors, with the engine's kernel overhead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.schema import Figure
+from chipwise.errors import ChipwiseError
+from chipwise.hardware.objects import FigureRef
+from chipwise.hardware.build import ref
+from chipwise.perf.device import Device
+
+ENGINES: tuple[str, ...] = ("trtllm", "vllm", "sglang", "neuron", "fastertransformer", "default")
+ADMISSIONS: tuple[str, ...] = ("reserve", "on_demand")
+
+#: Engine a vendor's chips are served with when the scenario names none.
+DEFAULT_ENGINE_BY_VENDOR: Mapping[str, str] = {"nvidia": "trtllm", "amd": "vllm", "aws": "neuron"}
+
+_MAX_MATMUL_FRACTION = 0.98
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """Fixed costs and policies of one serving engine on one chip family (SI units)."""
+
+    engine: str
+    chip_family: str
+    step_overhead_s: float
+    layer_overhead_s: float
+    kernel_overhead_s: float
+    collective_latency_s: float
+    compute_scale: float
+    moe_scale: float
+    memory_scale: float
+    memory_fraction: float
+    memory_basis: str
+    block_tokens: int
+    admission: str
+    max_batch: int
+    max_tokens: int
+    chunked_prefill: bool
+    mixed_batching: bool
+    prefill_batch: int
+    quantised_kv: bool
+    static_batch: bool
+    provenance: Mapping[str, FigureRef] = field(default_factory=dict)
+
+
+def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
+    tree = catalog.engines
+    merged: dict[str, Any] = {}
+    for level in (tree.get("default", {}), tree.get(engine, {}), (tree.get(engine, {}).get("chips") or {}).get(chip_family, {})):
+        for key, value in level.items():
+            if isinstance(value, Figure):
+                merged[key] = value
+    return merged
+
+
+def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EngineProfile:
+    """The profile of `engine` on `chip_family`; unknown engines use the default figures."""
+    figs = _merged(catalog, engine, chip_family)
+
+    def num(key: str) -> float:
+        fig = figs.get(key)
+        if fig is None:
+            raise ChipwiseError(f"engine '{engine}' has no figure '{key}'. Fix: add it to the catalog's engines section.")
+        return fig.si
+
+    def text(key: str) -> str:
+        fig = figs.get(key)
+        if fig is None:
+            raise ChipwiseError(f"engine '{engine}' has no figure '{key}'. Fix: add it to the catalog's engines section.")
+        return str(fig.value)
+
+    admission = text("admission")
+    if admission not in ADMISSIONS:
+        raise ChipwiseError(
+            f"engine '{engine}': admission '{admission}' is not one of {', '.join(ADMISSIONS)}. Fix: correct it."
+        )
+    basis = text("memory_basis")
+    if basis not in ("free", "total"):
+        raise ChipwiseError(f"engine '{engine}': memory_basis '{basis}' is not 'free' or 'total'. Fix: correct it.")
+    return EngineProfile(
+        engine=engine,
+        chip_family=chip_family,
+        step_overhead_s=num("step_overhead"),
+        layer_overhead_s=num("layer_overhead"),
+        kernel_overhead_s=num("kernel_overhead"),
+        collective_latency_s=num("collective_latency"),
+        compute_scale=num("compute_scale"),
+        moe_scale=num("moe_scale"),
+        memory_scale=num("memory_scale"),
+        memory_fraction=num("memory_fraction"),
+        memory_basis=basis,
+        block_tokens=max(1, round(num("block_tokens"))),
+        admission=admission,
+        max_batch=max(1, round(num("max_batch"))),
+        max_tokens=max(1, round(num("max_tokens"))),
+        chunked_prefill=num("chunked_prefill") > 0.5,
+        mixed_batching=num("mixed_batching") > 0.5,
+        prefill_batch=max(0, round(num("prefill_batch"))),
+        quantised_kv=num("quantised_kv") > 0.5,
+        static_batch=num("static_batch") > 0.5,
+        provenance={k: ref(v) for k, v in figs.items()},
+    )
+
+
+def default_engine(vendor: str) -> str:
+    """The engine a chip vendor's parts are usually served with (TensorRT-LLM, vLLM on ROCm, Neuron)."""
+    return DEFAULT_ENGINE_BY_VENDOR.get(vendor, "vllm")
+
+
+def serving_device(dev: Device, eng: EngineProfile) -> Device:
+    """A rank as the engine sees it: matmul and attention fractions x compute_scale (capped at 0.98 of peak),
+    grouped-expert-GEMM fraction x moe_scale (capped at 1), HBM fraction x memory_scale (capped at 0.95), the
+    engine's kernel overhead."""
+    eff = dev.eff
+    matmul = {p: min(_MAX_MATMUL_FRACTION, f * eng.compute_scale) for p, f in eff.matmul.items()}
+    served = replace(
+        eff,
+        matmul=matmul,
+        memory=min(0.95, eff.memory * eng.memory_scale),
+        moe_gemm=min(1.0, eff.moe_gemm * eng.moe_scale),
+        kernel_overhead_s=eng.kernel_overhead_s,
+    )
+    return replace(dev, eff=served)

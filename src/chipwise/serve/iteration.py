@@ -1,0 +1,331 @@
+"""Closed-form time of one serving iteration (a prefill, a decode step, or a mixed chunked-prefill step) of a
+replica of tp x pp ranks, vectorised over replica shapes and batch contents.
+
+An iteration carries T tokens: one for each decoding sequence plus the prefill chunks scheduled with them
+(Orca's iteration-level batching; Sarathi-Serve's chunked prefill). Its time is
+
+    t = t_step + pp [ G(T / pp) + H(n / pp) ] + a C + b P
+
+- t_step: the engine's fixed per-iteration cost (scheduling, sampling, launch; catalog `engines`).
+- G(T): one pipeline stage's token-proportional work for a micro-batch of T tokens, summed over its L/pp layers:
+  weight-streamed GEMMs of the attention projections, the MLP or the MoE experts (perf.serving.streamed_gemm_time:
+  the weights are read once per micro-batch, so decode at small T is bound by weight bytes / HBM bandwidth),
+  norms and residuals (memory-bound), the tensor-parallel all-reduces (latency-bound one-shot kernels), the
+  expert-parallel dispatch and combine, and a fixed cost per layer. For a MoE layer the T k routed token copies
+  hit E (1 - (1 - k/E)^T) distinct experts on average, and only those experts' weights are read.
+- H(n): the LM head for the n sequences that sample a token this iteration.
+- a C: decode attention over the C tokens cached for the batch (KV-cache reads, PagedAttention); a is the
+  larger of the KV bytes over the HBM rate and the score FLOPs over the attention rate, per cached token, over
+  the L/pp layers a stage holds (each stage reads the cache of its own layers, stages run concurrently).
+- b P: prefill (flash) attention over P (query, key) pairs: a chunk of c tokens after s cached ones has
+  c s + c (c + 1) / 2 pairs; b = score FLOPs per pair / (rate), over L/pp layers.
+With pipeline parallelism the batch is split into pp micro-batches that fill the pipeline, so each stage
+processes pp micro-batches of T/pp tokens per iteration (the weights of a stage are read once per micro-batch).
+
+Attention variants: MHA/GQA cache 2 kv_heads head_dim elements per token and layer; a rank holds
+max(kv_heads / tp, 1) heads (a KV head is replicated when tp > kv_heads). MLA (DeepSeek-V2/V3) caches the
+kv_lora_rank + rope latent, replicated on every tensor-parallel rank, and attends in the latent space with the
+absorbed up-projections: 2 heads (2 kv_lora_rank + rope) FLOPs per (query, key) pair. Attention data
+parallelism (attention_dp) splits the batch's sequences over the tp ranks instead of the heads.
+Sliding-window and chunked-attention layers read at most their window: their share of the context is
+min(1, window / typical context).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.perf.compute import memory_time
+from chipwise.perf.device import Device, Topology
+from chipwise.perf.serving import (
+    attention_rate,
+    context_attention_time,
+    expert_exchange,
+    hand_off,
+    small_all_reduce,
+    streamed_gemm_time,
+)
+from chipwise.serve.engine import EngineProfile
+from chipwise.serve.quant import matmul_precision, stored_bytes
+from chipwise.workload.model import LayerGroup, ModelSpec
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+ACT_BYTES = 2.0
+#: LM heads are kept in 16-bit by the quantisation recipes of TensorRT-LLM (ModelOpt) and vLLM.
+LM_HEAD_BYTES = 2.0
+
+COMPONENTS: tuple[str, ...] = (
+    "gemm",
+    "moe",
+    "attention",
+    "memory_bound",
+    "tp_comm",
+    "ep_comm",
+    "pp_comm",
+    "lm_head",
+    "overhead",
+)
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """Replica shapes, as broadcastable integer arrays (attention_dp as 0/1)."""
+
+    tp: IntArray
+    pp: IntArray
+    ep: IntArray
+    adp: IntArray
+
+    @classmethod
+    def of(cls, tp: object, pp: object = 1, ep: object = 1, adp: object = 0) -> Shapes:
+        return cls(
+            np.asarray(tp, dtype=np.int64),
+            np.asarray(pp, dtype=np.int64),
+            np.asarray(ep, dtype=np.int64),
+            np.asarray(adp, dtype=np.int64),
+        )
+
+
+def window_share(g: LayerGroup, typical_context: float) -> float:
+    """Share of the context a layer group attends to: 1 for full attention, window / context when shorter."""
+    if g.window <= 0 or typical_context <= 0:
+        return 1.0
+    return float(min(1.0, g.window / typical_context))
+
+
+def _attention_gemms(
+    model: ModelSpec, dev: Device, prec: str, wb: float, tp: Array, adp: Array, tokens: Array
+) -> Array:
+    """Projections of one attention block for `tokens` tokens of the replica, on one rank."""
+    att = model.attention
+    h = float(model.hidden)
+    tp_a = np.where(adp > 0, 1.0, tp)  # attention-DP replicates the attention weights
+    m = np.where(adp > 0, tokens / tp, tokens)  # ... and splits the tokens over the ranks
+    heads = np.ceil(att.heads / tp_a)  # heads are padded when tp does not divide them (Neuron)
+    if att.kind == "mla":
+        nope = att.head_dim - att.rope_dim
+        q = (
+            streamed_gemm_time(m, att.q_lora_rank, h, dev, prec, wb)
+            + streamed_gemm_time(m, heads * att.head_dim, att.q_lora_rank, dev, prec, wb)
+            if att.q_lora_rank
+            else streamed_gemm_time(m, heads * att.head_dim, h, dev, prec, wb)
+        )
+        kv = streamed_gemm_time(m, att.kv_lora_rank + att.rope_dim, h, dev, prec, wb)
+        kv = kv + streamed_gemm_time(m, heads * (nope + att.v_head_dim), att.kv_lora_rank, dev, prec, wb)
+        proj = q + kv
+    else:
+        kv_heads = np.ceil(att.kv_heads / tp_a)
+        proj = streamed_gemm_time(m, (heads + 2.0 * kv_heads) * att.head_dim, h, dev, prec, wb)
+    return np.asarray(proj + streamed_gemm_time(m, h, heads * att.v_head_dim, dev, prec, wb), dtype=np.float64)
+
+
+def _mlp(model: ModelSpec, g: LayerGroup, dev: Device, prec: str, wb: float, tp: Array, ep: Array, tokens: Array) -> Array:
+    """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank."""
+    h = float(model.hidden)
+    if g.moe is None:
+        assert g.mlp is not None
+        mult = 2.0 if g.mlp.gated else 1.0
+        ffn = g.mlp.ffn / tp
+        return np.asarray(
+            streamed_gemm_time(tokens, mult * ffn, h, dev, prec, wb) + streamed_gemm_time(tokens, h, ffn, dev, prec, wb),
+            dtype=np.float64,
+        )
+    moe = g.moe
+    mult = 2.0 if moe.gated else 1.0
+    moe_tp = tp / ep
+    e = float(moe.experts)
+    hit = e * (1.0 - (1.0 - moe.top_k / e) ** tokens)  # distinct experts the routed copies reach
+    local = hit / ep
+    per_expert = np.where(hit > 0, tokens * moe.top_k / np.maximum(hit, 1e-9), 0.0)
+    f = moe.expert_ffn / moe_tp
+    grouped = dev.eff.moe_gemm
+    experts = streamed_gemm_time(per_expert, mult * f, h, dev, prec, wb, count=local, compute_factor=grouped)
+    experts = experts + streamed_gemm_time(per_expert, h, f, dev, prec, wb, count=local, compute_factor=grouped)
+    router = streamed_gemm_time(tokens, e, h, dev, "bf16", 2.0)
+    out = router + experts
+    if moe.shared:
+        fs = moe.shared * moe.shared_ffn / tp
+        out = out + streamed_gemm_time(tokens, mult * fs, h, dev, prec, wb)
+        out = out + streamed_gemm_time(tokens, h, fs, dev, prec, wb)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _elementwise_bytes(model: ModelSpec, g: LayerGroup, tp: Array, adp: Array) -> Array:
+    """Bytes per token of one layer's memory-bound work: two fused add-and-norm passes (read x and the residual,
+    write both: 8 h), RoPE on q and k, the gated activation (3 ffn / tp) and, for MoE, the token permutes."""
+    att = model.attention
+    h = float(model.hidden)
+    attn_side = 8.0 * h + 2.0 * (att.heads + att.kv_heads) * att.head_dim
+    e = np.where(adp > 0, attn_side / tp, 8.0 * h + 2.0 * (att.heads + att.kv_heads) * att.head_dim / tp)
+    if g.moe is not None:
+        m = g.moe
+        e = e + (3.0 * (m.top_k * m.expert_ffn + m.shared * m.shared_ffn) + 4.0 * m.top_k * h) / tp
+    elif g.mlp is not None:
+        e = e + 3.0 * g.mlp.ffn / tp
+    return np.asarray(e * ACT_BYTES, dtype=np.float64)
+
+
+def token_costs(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight_precision: str,
+    shapes: Shapes,
+    tokens: Array | float,
+) -> dict[str, Array]:
+    """G(T): token-proportional work of one pipeline stage for a micro-batch of `tokens` tokens, by component."""
+    tp = shapes.tp.astype(np.float64)
+    ep = shapes.ep.astype(np.float64)
+    adp = shapes.adp
+    pp = shapes.pp.astype(np.float64)
+    t = np.asarray(tokens, dtype=np.float64)
+    prec = matmul_precision(weight_precision, dev.chip)
+    wb = stored_bytes(weight_precision)
+    h = float(model.hidden)
+    out = {k: np.zeros(np.broadcast(tp, ep, pp, adp, t).shape) for k in ("gemm", "moe", "memory_bound", "tp_comm", "ep_comm")}
+    act = t * h * ACT_BYTES
+    ar = small_all_reduce(act, shapes.tp, topo, eng.collective_latency_s)
+    # each rank dispatches its share of the tokens (fp8) and combines them back (bf16)
+    share = t / tp * h
+    attn = _attention_gemms(model, dev, prec, wb, tp, adp, t)
+    for g in model.groups:
+        k = g.count / pp  # layers of this group on one stage
+        mlp = _mlp(model, g, dev, prec, wb, tp, ep, t)
+        out["gemm"] = out["gemm"] + k * (attn + (0.0 if g.moe is not None else mlp))
+        if g.moe is not None:
+            out["moe"] = out["moe"] + k * mlp
+            uses_ep = ep > 1
+            n_ar = np.where(adp > 0, 0.0, np.where(uses_ep, 1.0, 2.0))
+            exchange = expert_exchange(share, share * ACT_BYTES, g.moe.top_k, shapes.ep, topo, eng.collective_latency_s)
+            exposed = np.maximum(0.0, exchange - dev.eff.ep_overlap * mlp)  # hidden behind expert GEMMs
+            out["ep_comm"] = out["ep_comm"] + k * np.where(uses_ep, exposed, 0.0)
+        else:
+            n_ar = np.where(adp > 0, 1.0, 2.0)
+        out["tp_comm"] = out["tp_comm"] + k * n_ar * ar
+        out["memory_bound"] = out["memory_bound"] + k * memory_time(t * _elementwise_bytes(model, g, tp, adp), dev)
+    layers = model.layers / pp
+    out["overhead"] = np.broadcast_to(layers * eng.layer_overhead_s, out["gemm"].shape).astype(np.float64)
+    out["pp_comm"] = np.where(pp > 1, hand_off(act, shapes.tp, topo), 0.0) * np.ones_like(out["gemm"])
+    return out
+
+
+def lm_head_cost(model: ModelSpec, dev: Device, shapes: Shapes, seqs: Array | float) -> Array:
+    """H(n): the LM head GEMM (16-bit weights, vocabulary split over tp) for n sampled sequences."""
+    tp = shapes.tp.astype(np.float64)
+    n = np.asarray(seqs, dtype=np.float64)
+    return np.asarray(
+        np.where(n > 0, streamed_gemm_time(n, model.vocab / tp, model.hidden, dev, "bf16", LM_HEAD_BYTES), 0.0),
+        dtype=np.float64,
+    )
+
+
+def kv_bytes_per_token_layer(model: ModelSpec, kv_precision: str) -> float:
+    """Bytes one token occupies in one layer's KV cache (MLA: the latent and the rope key)."""
+    return model.attention.kv_elements_per_token * stored_bytes(kv_precision)
+
+
+def context_coefficient(
+    model: ModelSpec, dev: Device, shapes: Shapes, kv_precision: str, typical_context: float
+) -> Array:
+    """a: seconds per iteration per cached token of the batch (decode attention over the L/pp layers of a stage)."""
+    att = model.attention
+    tp = shapes.tp.astype(np.float64)
+    pp = shapes.pp.astype(np.float64)
+    adp = shapes.adp
+    kvb = stored_bytes(kv_precision)
+    if att.kind == "mla":
+        per_rank_bytes = np.where(adp > 0, 1.0 / tp, 1.0) * (att.kv_lora_rank + att.rope_dim) * kvb
+        flops = 2.0 * att.heads * (2.0 * att.kv_lora_rank + att.rope_dim) / tp
+    else:
+        heads_per_rank = np.where(adp > 0, att.kv_heads / tp, np.ceil(att.kv_heads / tp))
+        per_rank_bytes = heads_per_rank * (att.head_dim + att.v_head_dim) * kvb
+        q_heads = np.where(adp > 0, att.heads / tp, np.ceil(att.heads / tp))
+        flops = 2.0 * q_heads * (att.head_dim + att.v_head_dim)
+    per_layer = context_attention_time(1.0, flops, per_rank_bytes, dev, kv_precision)
+    share = sum(g.count * window_share(g, typical_context) for g in model.groups)
+    return np.asarray(per_layer * share / pp, dtype=np.float64)
+
+
+def pair_coefficient(
+    model: ModelSpec, dev: Device, shapes: Shapes, typical_prompt: float, kv_precision: str = "bf16"
+) -> Array:
+    """b: seconds per (query, key) pair of prefill attention (flash attention, compute-bound), per iteration."""
+    tp = shapes.tp.astype(np.float64)
+    pp = shapes.pp.astype(np.float64)
+    rate = attention_rate(dev, kv_precision)
+    att = model.attention
+    flops = (
+        2.0 * att.heads * (2.0 * att.kv_lora_rank + att.rope_dim)
+        if att.kind == "mla"
+        else float(att.score_flops_per_position)
+    )
+    share = sum(g.count * window_share(g, typical_prompt / 2.0) for g in model.groups)
+    return np.asarray(flops / tp / rate * share / pp, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class IterationInputs:
+    """What one iteration carries: T tokens, n sampled sequences, C cached tokens read, P prefill pairs."""
+
+    tokens: Array
+    seqs: Array
+    context: Array
+    pairs: Array
+
+
+def iteration_breakdown(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight_precision: str,
+    kv_precision: str,
+    shapes: Shapes,
+    work: IterationInputs,
+    typical_context: float,
+    typical_prompt: float,
+) -> dict[str, Array]:
+    """Every component of t (seconds), broadcast over shapes and iteration contents."""
+    pp = shapes.pp.astype(np.float64)
+    g = token_costs(model, dev, topo, eng, weight_precision, shapes, np.asarray(work.tokens) / pp)
+    out = {k: pp * v for k, v in g.items()}
+    out["pp_comm"] = g["pp_comm"] * (pp - 1.0)
+    out["lm_head"] = pp * lm_head_cost(model, dev, shapes, np.asarray(work.seqs) / pp)
+    a = context_coefficient(model, dev, shapes, kv_precision, typical_context)
+    b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
+    out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
+    out["overhead"] = out["overhead"] + eng.step_overhead_s
+    return out
+
+
+def iteration_time(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight_precision: str,
+    kv_precision: str,
+    shapes: Shapes,
+    work: IterationInputs,
+    typical_context: float,
+    typical_prompt: float,
+) -> Array:
+    """t of one iteration, broadcast over shapes and iteration contents (the sum of iteration_breakdown)."""
+    parts = iteration_breakdown(
+        model, dev, topo, eng, weight_precision, kv_precision, shapes, work, typical_context, typical_prompt
+    )
+    total = sum(parts.values())
+    return np.asarray(total, dtype=np.float64)
+
+
+def prefill_pairs(start: Array | float, chunk: Array | float) -> Array:
+    """(query, key) pairs of a prefill chunk of `chunk` tokens after `start` cached ones: c s + c (c + 1) / 2."""
+    s = np.asarray(start, dtype=np.float64)
+    c = np.asarray(chunk, dtype=np.float64)
+    return np.asarray(c * s + c * (c + 1.0) / 2.0, dtype=np.float64)

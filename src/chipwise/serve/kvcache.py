@@ -1,0 +1,146 @@
+"""Memory of a serving replica and its KV-cache capacity in paged blocks (PagedAttention, Kwon et al. 2023),
+vectorised over replica shapes.
+
+Per rank (the most loaded one):
+    weights     = (attention + dense MLP + shared experts) / tp   [attention replicated under attention-DP]
+                + routed experts / tp                              [ep x expert-tp = tp ranks share them]
+                + embedding and LM head / tp                       [vocabulary-parallel, 16-bit]
+                  all over pp stages, at the stored bytes of the weight precision (scales included);
+    activations = T_max (6 h + 3 f_local) 2 B + n_max vocab / tp 4 B   [working buffers of the largest
+                  iteration and its fp32 logits];
+    reserved    = the chip family's runtime reserve (efficiency.yaml `reserved_memory`).
+The engine gives the KV cache either a fraction of what is left ('free' basis, TensorRT-LLM's
+free_gpu_memory_fraction) or a fraction of all memory minus the rest ('total' basis, vLLM's
+gpu_memory_utilization):
+    free:  kv = f (M - weights - activations - reserved)        total:  kv = f M - weights - activations - reserved
+One token of context costs, on a rank, kv_bytes_per_token_layer x (the stage's layers, windowed layers counted
+at min(1, window / context)) divided by how the replica splits it: over min(tp, kv_heads) ranks for MHA/GQA
+(a KV head is replicated beyond that), not at all for MLA's shared latent, over tp ranks under attention-DP.
+The capacity is rounded down to whole blocks of `block_tokens`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.perf.device import Device
+from chipwise.serve.engine import EngineProfile
+from chipwise.serve.iteration import Shapes, kv_bytes_per_token_layer, window_share
+from chipwise.serve.quant import stored_bytes
+from chipwise.workload.model import ModelSpec
+
+Array = NDArray[np.float64]
+
+EMBEDDING_BYTES = 2.0
+LOGIT_BYTES = 4.0
+ACT_BYTES = 2.0
+
+
+@dataclass(frozen=True)
+class ReplicaMemory:
+    """Bytes per rank, the KV capacity of the replica in tokens and blocks, and whether the weights fit."""
+
+    capacity: Array
+    weights: Array
+    activations: Array
+    reserved: Array
+    kv_memory: Array
+    kv_bytes_per_token: Array  # bytes per rank per token of context of the replica's batch
+    kv_tokens: Array
+    blocks: Array
+    block_tokens: int
+
+    @property
+    def fits(self) -> NDArray[np.bool_]:
+        return np.asarray(self.kv_tokens >= self.block_tokens)
+
+
+def weights_per_rank(model: ModelSpec, shapes: Shapes, weight_precision: str) -> Array:
+    """Weight bytes on the most loaded rank of a replica."""
+    tp = shapes.tp.astype(np.float64)
+    pp = shapes.pp.astype(np.float64)
+    adp = shapes.adp
+    wb = stored_bytes(weight_precision)
+    h = model.hidden
+    attn = float(model.attention.params(h) + model.norm_params_per_layer)
+    body = np.zeros(np.broadcast(tp, pp, adp).shape)
+    for g in model.groups:
+        per_layer_attn = np.where(adp > 0, attn, attn / tp)
+        ffn = 0.0
+        if g.mlp is not None:
+            ffn = float(g.mlp.params(h))
+        if g.moe is not None:
+            ffn = float(g.moe.experts * g.moe.expert_params(h) + g.moe.shared_params(h) + g.moe.router_params(h))
+        body = body + g.count * (per_layer_attn + ffn / tp)
+    ends = float(model.embedding_params + model.vocab * h) * EMBEDDING_BYTES / wb
+    end_stage = np.where(pp > 1, float(max(model.embedding_params, model.vocab * h)) * EMBEDDING_BYTES / wb, ends)
+    return np.asarray((body / pp + end_stage / tp) * wb, dtype=np.float64)
+
+
+def activations_per_rank(model: ModelSpec, shapes: Shapes, max_tokens: float, max_batch: float) -> Array:
+    """Working buffers of the largest iteration and its logits, per rank."""
+    tp = shapes.tp.astype(np.float64)
+    h = float(model.hidden)
+    f_local = np.zeros_like(tp)
+    for g in model.groups:
+        if g.mlp is not None:
+            f_local = np.maximum(f_local, g.mlp.ffn / tp)
+        if g.moe is not None:
+            f_local = np.maximum(f_local, (g.moe.top_k * g.moe.expert_ffn + g.moe.shared * g.moe.shared_ffn) / tp)
+    work = max_tokens * (6.0 * h + 3.0 * f_local) * ACT_BYTES
+    logits = max_batch * model.vocab / tp * LOGIT_BYTES
+    return np.asarray(work + logits, dtype=np.float64)
+
+
+def kv_bytes_per_token_rank(model: ModelSpec, shapes: Shapes, kv_precision: str, typical_context: float) -> Array:
+    """Bytes a rank stores per token of context of the replica's batch."""
+    att = model.attention
+    tp = shapes.tp.astype(np.float64)
+    pp = shapes.pp.astype(np.float64)
+    adp = shapes.adp
+    per_layer = kv_bytes_per_token_layer(model, kv_precision)
+    if att.kind == "mla":
+        split = np.where(adp > 0, tp, 1.0)
+    else:
+        split = np.where(adp > 0, tp, np.minimum(tp, float(att.kv_heads)))
+    layers = sum(g.count * window_share(g, typical_context) for g in model.groups)
+    return np.asarray(per_layer * layers / pp / split, dtype=np.float64)
+
+
+def replica_memory(
+    model: ModelSpec,
+    dev: Device,
+    eng: EngineProfile,
+    shapes: Shapes,
+    weight_precision: str,
+    kv_precision: str,
+    max_tokens: float,
+    max_batch: float,
+    typical_context: float,
+) -> ReplicaMemory:
+    """Memory per rank and KV-cache capacity of the replica (in tokens of context, whole blocks)."""
+    cap = float(dev.hbm_capacity)
+    weights = weights_per_rank(model, shapes, weight_precision)
+    acts = activations_per_rank(model, shapes, max_tokens, max_batch)
+    reserved = np.full(np.shape(weights), dev.eff.reserved_memory_bytes / dev.cores_per_chip)
+    if eng.memory_basis == "free":
+        kv_mem = eng.memory_fraction * (cap - weights - acts - reserved)
+    else:
+        kv_mem = eng.memory_fraction * cap - weights - acts - reserved
+    kv_mem = np.maximum(kv_mem, 0.0)
+    per_token = kv_bytes_per_token_rank(model, shapes, kv_precision, typical_context)
+    blocks = np.floor(kv_mem / (per_token * eng.block_tokens))
+    return ReplicaMemory(
+        capacity=np.full(np.shape(weights), cap),
+        weights=weights,
+        activations=acts,
+        reserved=reserved,
+        kv_memory=np.asarray(kv_mem, dtype=np.float64),
+        kv_bytes_per_token=per_token,
+        kv_tokens=np.asarray(blocks * eng.block_tokens, dtype=np.float64),
+        blocks=np.asarray(blocks, dtype=np.float64),
+        block_tokens=eng.block_tokens,
+    )

@@ -1,0 +1,68 @@
+"""A serving replica's configuration: parallelism, precisions and batch limits, and its checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chipwise.errors import ChipwiseError
+from chipwise.workload.model import ModelSpec
+
+
+@dataclass(frozen=True)
+class ReplicaPlan:
+    """One model replica: tp x pp ranks (ep of the tp ranks hold different experts; attention_dp splits the
+    batch of attention over the tp ranks instead of its heads), its batch and token limits, and precisions.
+
+    max_tokens: tokens one iteration may carry (prefill chunks plus one per decoding sequence).
+    """
+
+    tp: int = 1
+    pp: int = 1
+    ep: int = 1
+    attention_dp: bool = False
+    max_batch: int = 256
+    max_tokens: int = 8192
+    chunked_prefill: bool = True
+    weight_precision: str = "bf16"
+    kv_precision: str = "bf16"
+
+    @property
+    def ranks(self) -> int:
+        return self.tp * self.pp
+
+    def label(self) -> str:
+        parts = [f"TP{self.tp}"]
+        if self.pp > 1:
+            parts.append(f"PP{self.pp}")
+        if self.ep > 1:
+            parts.append(f"EP{self.ep}")
+        if self.attention_dp:
+            parts.append("ADP")
+        parts.append(f"b{self.max_batch}")
+        return " ".join(parts)
+
+
+def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:
+    """Raise a one-line error for a plan that cannot shard the model."""
+    for name, value in (("tp", plan.tp), ("pp", plan.pp), ("ep", plan.ep), ("max_batch", plan.max_batch)):
+        if value < 1:
+            raise ChipwiseError(f"plan.{name} must be at least 1, got {value}. Fix: give a positive integer.")
+    if plan.max_tokens < 1:
+        raise ChipwiseError(f"plan.max_tokens must be at least 1, got {plan.max_tokens}. Fix: give a positive integer.")
+    if plan.pp > model.layers:
+        raise ChipwiseError(
+            f"plan.pp {plan.pp} exceeds the model's {model.layers} layers. Fix: use pp <= {model.layers}."
+        )
+    if plan.ep > 1:
+        moe = model.moe
+        if moe is None:
+            raise ChipwiseError(f"plan.ep {plan.ep} needs a mixture-of-experts model. Fix: use ep: 1.")
+        if plan.tp % plan.ep != 0:
+            raise ChipwiseError(
+                f"ep {plan.ep} must divide tp {plan.tp} (experts are spread over a replica's tp ranks). "
+                "Fix: use an ep that divides tp."
+            )
+        if moe.experts % plan.ep != 0:
+            raise ChipwiseError(
+                f"ep {plan.ep} does not divide the model's {moe.experts} experts. Fix: use an ep that divides it."
+            )

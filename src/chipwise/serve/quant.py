@@ -1,0 +1,58 @@
+"""Quantisation of weights and of the KV cache: bytes per element stored, and the precision the matmuls run in.
+
+Bytes per stored element, scales included:
+    bf16/fp16 2;  fp8/int8 1;
+    fp4 (NVFP4): 4-bit E2M1 values with one FP8 scale per 16 elements -> (16 x 4 + 8) / 16 / 8 = 0.5625 B
+        (NVIDIA, "Introducing NVFP4", 2025; MXFP4 uses one 8-bit scale per 32 -> 0.53 B);
+    int4 (AWQ/GPTQ, group 128 with an fp16 scale) -> (128 x 4 + 16) / 128 / 8 = 0.516 B.
+Weight-only formats (int4, int8 on chips without int8 matmuls in the engine) dequantise in the kernel and
+multiply in bf16; fp8 and fp4 run natively where the chip has them and fall back to the next wider precision
+the chip has (fp4 weights on Hopper run as fp8 matmuls with 4-bit weights streamed from memory).
+"""
+
+from __future__ import annotations
+
+from chipwise.errors import ChipwiseError
+from chipwise.hardware.objects import Chip
+
+WEIGHT_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4", "int4")
+KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4")
+
+STORED_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "fp4": 0.5625,
+    "int4": 0.516,
+}
+
+
+def check_precision(precision: str, allowed: tuple[str, ...], what: str) -> str:
+    p = precision.strip().lower()
+    if p not in allowed:
+        raise ChipwiseError(f"unknown {what} precision '{precision}'. Fix: use one of {', '.join(allowed)}.")
+    return p
+
+
+def stored_bytes(precision: str) -> float:
+    """Bytes one weight or KV element takes in memory, block scales included."""
+    return STORED_BYTES.get(precision, 2.0)
+
+
+def matmul_precision(weight_precision: str, chip: Chip) -> str:
+    """The precision a chip runs the matmuls of `weight_precision` weights in."""
+    if weight_precision in ("int4", "int8") and weight_precision not in chip.flops:
+        return chip.native_precision("bf16")
+    if weight_precision == "int4":
+        return chip.native_precision("bf16")
+    return chip.native_precision(weight_precision)
+
+
+def default_kv_precision(weight_precision: str, quantised_kv: bool = True) -> str:
+    """KV cache precision when none is given: fp8 for fp8/fp4 checkpoints on engines that quantise the KV cache
+    with the weights (catalog engines.<engine>.quantised_kv), else 16-bit."""
+    if weight_precision in ("fp8", "fp4") and quantised_kv:
+        return "fp8"
+    return "fp16" if weight_precision == "fp16" else "bf16"

@@ -1,0 +1,48 @@
+"""Arrival processes. Open loop: Poisson arrivals (exponential gaps of mean 1/rate) or bursty gamma arrivals
+(gaps with mean 1/rate and coefficient of variation `burstiness`: shape 1/cv^2; cv = 1 is Poisson), a trace's
+own times, or every request at t = 0 (offline). Closed loop: `concurrency` users, each sending its next request
+the moment the previous one finishes (the simulator issues those)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.errors import ChipwiseError
+from chipwise.workload.serving import Load, ServingJob
+
+FloatArray = NDArray[np.float64]
+
+
+def open_loop_times(load: Load, n: int, rng: np.random.Generator) -> FloatArray:
+    """Arrival times (s) of n requests, starting at 0."""
+    if load.kind == "offline":
+        return np.zeros(n)
+    if load.kind != "rate":
+        raise ChipwiseError(f"load '{load.kind}' has no open-loop arrival times. Fix: give an arrival rate.")
+    if load.rate <= 0:
+        raise ChipwiseError(f"arrival rate must be positive, got {load.rate:g}. Fix: give requests/s > 0.")
+    mean_gap = 1.0 / load.rate
+    if abs(load.burstiness - 1.0) < 1e-9:
+        gaps = rng.exponential(mean_gap, size=n)
+    else:
+        shape = 1.0 / load.burstiness**2
+        gaps = rng.gamma(shape, mean_gap / shape, size=n)
+    times = np.cumsum(gaps)
+    return np.asarray(times - times[0], dtype=np.float64)
+
+
+def arrival_times(job: ServingJob, n: int, rng: np.random.Generator) -> FloatArray | None:
+    """Open-loop arrival times for the job's n requests, or None for a closed loop."""
+    if job.load.kind == "closed":
+        return None
+    if job.load.kind == "trace":
+        assert job.trace is not None
+        t = job.trace.arrival
+        if n <= t.size:
+            return np.asarray(t[:n], dtype=np.float64)
+        reps = -(-n // t.size)
+        span = float(t[-1]) + (float(np.mean(np.diff(t))) if t.size > 1 else 1.0)
+        tiled = np.concatenate([t + i * span for i in range(reps)])
+        return np.asarray(tiled[:n], dtype=np.float64)
+    return open_loop_times(job.load, n, rng)

@@ -1,0 +1,177 @@
+"""What a simulation measured: throughput, latency percentiles, goodput under an SLO, KV-cache utilisation.
+
+Per request: TTFT = first token - arrival; TPOT (time per output token, the mean inter-token latency of the
+request, as MLPerf and vLLM's benchmark define it) = (finish - first token) / (output tokens - 1);
+end-to-end latency = finish - arrival.
+
+Throughput is measured over a steady window, so that the fill and the final drain of a finite run do not bias
+it: open loop, from one median end-to-end latency after the first arrival (the batch has filled) to the last
+arrival; closed loop and offline, from the start to the last
+admission of a request into a batch (after it the batch only drains), or the whole run when that admission
+came in its first half (every request fitted in the first batches). A request's output tokens are its first
+token at its first-token time and the rest spread evenly to its finish; those falling in the window count.
+With basis 'run' the window is the whole run, as a benchmark that times a fixed set of requests reports it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.serve.sim.run import SimOutput
+
+FloatArray = NDArray[np.float64]
+PERCENTILES: tuple[int, ...] = (50, 90, 99)
+UTIL_POINTS = 200
+
+
+def stats(values: FloatArray) -> dict[str, float]:
+    """mean, p50, p90, p99 of finite values (NaN when there are none)."""
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return {"mean": math.nan, **{f"p{p}": math.nan for p in PERCENTILES}}
+    q = np.percentile(v, PERCENTILES)
+    return {"mean": float(v.mean()), **{f"p{p}": float(x) for p, x in zip(PERCENTILES, q, strict=True)}}
+
+
+def per_request(out: SimOutput) -> dict[str, FloatArray]:
+    r = out.requests
+    served = np.isfinite(r["finish"]) & (r["dropped"] == 0)
+    ttft = np.where(served, r["first"] - r["arrival"], np.nan)
+    tpot = np.where(served & (r["output"] > 1), (r["finish"] - r["first"]) / np.maximum(r["output"] - 1, 1), np.nan)
+    e2e = np.where(served, r["finish"] - r["arrival"], np.nan)
+    return {"ttft": ttft, "tpot": tpot, "e2e": e2e, "served": served.astype(np.float64)}
+
+
+def window(out: SimOutput, basis: str = "steady") -> tuple[float, float]:
+    """The window (s) over which throughput is measured ('steady' or the whole 'run')."""
+    r = out.requests
+    arrivals = r["arrival"][np.isfinite(r["arrival"])]
+    lo = float(arrivals.min()) if arrivals.size else 0.0
+    if basis == "run":
+        return lo, max(out.end, lo + 1e-12)
+    if not out.closed_loop and arrivals.size > 1 and arrivals.max() > arrivals.min():
+        hi = float(arrivals.max())
+        e2e = (r["finish"] - r["arrival"])[np.isfinite(r["finish"])]
+        warm = float(np.median(e2e)) if e2e.size else 0.0
+        return lo + min(warm, 0.5 * (hi - lo)), hi
+    hi = out.last_admit
+    if not math.isfinite(hi) or hi - lo < 0.5 * (out.end - lo):
+        hi = out.end
+    return lo, max(hi, lo + 1e-12)
+
+
+def tokens_in_window(out: SimOutput, lo: float, hi: float) -> tuple[float, float]:
+    """(output tokens, input tokens) produced within [lo, hi]."""
+    r = out.requests
+    ok = np.isfinite(r["finish"]) & np.isfinite(r["first"]) & (r["dropped"] == 0)
+    first, fin, nout, nin = r["first"][ok], r["finish"][ok], r["output"][ok], r["input"][ok]
+    in_first = (first >= lo) & (first <= hi)
+    span = fin - first
+    overlap = np.clip(np.minimum(fin, hi) - np.maximum(first, lo), 0.0, None)
+    rest = np.where(span > 0, (nout - 1.0) * overlap / np.where(span > 0, span, 1.0), np.where(in_first, nout - 1.0, 0.0))
+    return float(in_first.sum() + rest.sum()), float(nin[in_first].sum())
+
+
+def kv_utilisation(out: SimOutput) -> dict[str, Any]:
+    """Time-weighted mean and peak KV-cache occupancy over replicas, and a down-sampled series."""
+    means, peaks = [], []
+    series_t: list[float] = []
+    series_v: list[float] = []
+    for rep in out.replicas:
+        t, v = rep["util_t"], rep["util_v"]
+        if t.size == 0:
+            continue
+        dt = np.diff(np.append(t, out.end))
+        total = dt.sum()
+        means.append(float((v * dt).sum() / total) if total > 0 else float(v.mean()))
+        peaks.append(float(v.max()))
+        if not series_t:
+            idx = np.linspace(0, t.size - 1, min(UTIL_POINTS, t.size)).astype(int)
+            series_t, series_v = t[idx].tolist(), v[idx].tolist()
+    return {
+        "mean": float(np.mean(means)) if means else 0.0,
+        "peak": float(np.max(peaks)) if peaks else 0.0,
+        "series_replica0": {"t_s": series_t, "utilisation": series_v},
+    }
+
+
+def meets(targets: Mapping[str, float], lat: Mapping[str, FloatArray]) -> FloatArray:
+    """Per request: 1 when its TTFT, TPOT and end-to-end latency are within every target, else 0."""
+    ok = lat["served"] > 0
+    for key, limit in targets.items():
+        metric = key.split("_")[0]
+        values = lat.get(metric)
+        if values is None:
+            continue
+        ok = ok & (np.nan_to_num(values, nan=0.0) <= limit)
+    return np.asarray(ok, dtype=np.float64)
+
+
+def summarise(
+    out: SimOutput, chips: float, targets: Mapping[str, float] | None = None, basis: str = "steady"
+) -> dict[str, Any]:
+    """The serving figures of a run (SI units)."""
+    lat = per_request(out)
+    lo, hi = window(out, basis)
+    width = hi - lo
+    out_tok, in_tok = tokens_in_window(out, lo, hi)
+    r = out.requests
+    served = lat["served"] > 0
+    issued = np.isfinite(r["arrival"])
+    finished = int(served.sum())
+    dropped = int((r["dropped"] > 0).sum())
+    e2e_mean = float(np.nanmean(lat["e2e"])) if finished else math.nan
+    arrivals = r["arrival"][issued]
+    span = float(arrivals.max() - arrivals.min()) if arrivals.size > 1 else 0.0
+    rate = (arrivals.size - 1) / span if span > 0 else math.nan
+    good = meets(targets or {}, lat)
+    output_tps = out_tok / width
+    result: dict[str, Any] = {
+        "output_tokens_per_s": output_tps,
+        "input_tokens_per_s": in_tok / width,
+        "throughput_tokens_per_s": (out_tok + in_tok) / width,
+        "output_tokens_per_s_per_chip": output_tps / chips,
+        "throughput_tokens_per_s_per_chip": (out_tok + in_tok) / width / chips,
+        "requests_per_s": finished / out.end if out.end > 0 else math.nan,
+        "ttft_s": stats(lat["ttft"]),
+        "tpot_s": stats(lat["tpot"]),
+        "e2e_s": stats(lat["e2e"]),
+        "goodput": {
+            "targets": dict(targets or {}),
+            "fraction": float(good.sum() / max(1, finished + dropped)),
+            "requests_per_s": float(good.sum()) / out.end if out.end > 0 else math.nan,
+            "output_tokens_per_s": float((good * np.nan_to_num(r["output"])).sum()) / out.end if out.end > 0 else 0.0,
+        },
+        "kv_cache_utilisation": kv_utilisation(out),
+        "requests": {
+            "total": int(r["arrival"].size),
+            "issued": int(issued.sum()),
+            "finished": finished,
+            "dropped": dropped,
+            "preemptions": int(r["preempted"].sum()),
+        },
+        "little_law": {
+            "arrival_rate_per_s": rate,
+            "mean_latency_s": e2e_mean,
+            "mean_in_system": _mean_in_system(r),
+        },
+        "window_s": [lo, hi],
+        "makespan_s": out.end,
+        "simulation_wall_s": out.wall_s,
+    }
+    return result
+
+
+def _mean_in_system(r: Mapping[str, FloatArray]) -> float:
+    """Time-average number of requests in the system between the first arrival and the last finish."""
+    ok = np.isfinite(r["arrival"]) & np.isfinite(r["finish"])
+    if not ok.any():
+        return math.nan
+    a, f = r["arrival"][ok], r["finish"][ok]
+    span = float(f.max() - a.min())
+    return float((f - a).sum() / span) if span > 0 else math.nan

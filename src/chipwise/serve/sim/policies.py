@@ -1,0 +1,104 @@
+"""Scheduling policies beside the event kernel: how a replica admits requests into its KV cache, how it fills an
+iteration's token budget with prefill chunks, which request it preempts, and how a router picks a replica.
+
+Admission (KV cache of `capacity` tokens in blocks of `block` tokens):
+- reserve  (TensorRT-LLM GUARANTEED_NO_EVICT; Neuron's fixed slots): admit when ceil((in + out) / block) blocks
+  are free on top of what running requests reserved; a started request is never evicted.
+- on_demand (vLLM, SGLang): admit when the prompt's blocks are free; sequences grow block by block and, when
+  the cache is full, the most recently admitted request is preempted and later recomputed (vLLM's RECOMPUTE).
+Static shapes (Neuron): a decode step runs all max_batch slots whatever the occupancy (reading each slot's KV),
+and a prompt runs padded to its power-of-two bucket.
+Chunked prefill (Sarathi-Serve, Agrawal et al. 2024): decoding sequences take one token each, the rest of the
+`max_tokens` budget goes to waiting prompts in arrival order, the last one possibly split. Without chunking a
+prompt runs whole, alone if it exceeds the budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+def bucket(tokens: int, smallest: int = 128) -> int:
+    """The power-of-two bucket (at least `smallest`) a static-shape engine pads a prompt of `tokens` to."""
+    b = smallest
+    while b < tokens:
+        b *= 2
+    return b
+
+
+def blocks_tokens(tokens: int, block: int) -> int:
+    """Tokens held by `tokens` tokens of KV in whole blocks: ceil(tokens / block) x block."""
+    return -(-tokens // block) * block
+
+
+@dataclass(frozen=True)
+class SchedulerPolicy:
+    """The knobs of a replica's iteration-level scheduler."""
+
+    admission: str  # 'reserve' | 'on_demand'
+    block: int
+    max_batch: int
+    max_tokens: int
+    chunked_prefill: bool
+    mixed_batching: bool
+    prefill_batch: int  # 0 = no limit
+    static_batch: bool = False  # iterations padded to max_batch slots and power-of-two prompt buckets
+
+    @property
+    def preempts(self) -> bool:
+        return self.admission == "on_demand"
+
+    def admission_tokens(self, held_now: int, total: int) -> int:
+        """KV tokens a request must find free to be admitted (held_now: its prompt; total: prompt + output)."""
+        return blocks_tokens(total if self.admission == "reserve" else held_now, self.block)
+
+    def chunks(self, remaining: Sequence[int], budget: int) -> list[int]:
+        """Prefill tokens to schedule for each waiting prompt (in order) within `budget` tokens."""
+        out: list[int] = []
+        left = budget
+        limit = self.prefill_batch or len(remaining)
+        for need in remaining:
+            if len(out) >= limit or left <= 0:
+                break
+            if self.chunked_prefill:
+                take = min(need, left)
+            elif need <= left or not out:
+                take = need  # a prompt longer than the budget runs whole, alone
+            else:
+                break
+            out.append(take)
+            left -= take
+        return out
+
+
+class RoundRobin:
+    """Send request i to replica i mod R."""
+
+    def __init__(self, replicas: int) -> None:
+        self.replicas = replicas
+        self._next = 0
+
+    def pick(self, loads: Sequence[int]) -> int:
+        r = self._next
+        self._next = (r + 1) % self.replicas
+        return r
+
+
+class LeastLoaded:
+    """Send a request to the replica with the fewest outstanding requests (ties: lowest index)."""
+
+    def __init__(self, replicas: int) -> None:
+        self.replicas = replicas
+
+    def pick(self, loads: Sequence[int]) -> int:
+        best = 0
+        low = loads[0]
+        for i in range(1, len(loads)):
+            if loads[i] < low:
+                best, low = i, loads[i]
+        return best
+
+
+def make_router(kind: str, replicas: int) -> RoundRobin | LeastLoaded:
+    return RoundRobin(replicas) if kind == "round_robin" else LeastLoaded(replicas)

@@ -1,0 +1,351 @@
+"""One model replica as a process of the event kernel: a waiting queue, the requests in prefill, the requests
+decoding, and its KV cache. Continuous batching at iteration level (Orca, Yu et al. 2022).
+
+Events are iterations, and whole runs of identical decode iterations: while no request joins or leaves, a
+decode step of n sequences over C cached tokens takes base(n) + a C and C grows by n each step, so k steps take
+    k base(n) + a (k C + n k (k - 1) / 2)
+and the replica jumps to the next completion (or to when the KV cache fills) in one event. An arrival that can
+be admitted cuts such a run short at the end of the iteration in progress. Each decoding request is kept in a
+heap by the iteration at which it finishes; the batch's context is S + n it, with `it` the count of decode
+iterations and S the sum over decoding requests of (context at join - it at join).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable
+
+from chipwise.serve.sim.kernel import Kernel
+from chipwise.serve.sim.policies import SchedulerPolicy, blocks_tokens, bucket
+from chipwise.serve.sim.requests import RequestTable
+from chipwise.serve.sim.steps import StepModel
+
+PREFILL, DECODE = 1, 2
+Callback = Callable[[float, int], None]
+
+
+class Replica:
+    """A replica of role 'both' (prefill and decode), 'prefill' (hands requests off after their first token)
+    or 'decode' (takes requests whose prompt was prefilled elsewhere)."""
+
+    def __init__(
+        self,
+        index: int,
+        kernel: Kernel,
+        steps: StepModel,
+        policy: SchedulerPolicy,
+        requests: RequestTable,
+        kv_tokens: int,
+        role: str,
+        on_finish: Callback,
+        on_prefilled: Callback | None = None,
+    ) -> None:
+        self.index = index
+        self.kernel = kernel
+        self.steps = steps
+        self.pol = policy
+        self.req = requests
+        self.cap = kv_tokens
+        self.role = role
+        self.on_finish = on_finish
+        self.on_prefilled = on_prefilled
+        self.waiting: deque[int] = deque()
+        self.pref: list[int] = []
+        self.pneed: dict[int, int] = {}
+        self.pdone: dict[int, int] = {}
+        self.phold: dict[int, int] = {}
+        self.p_tokens = 0
+        self.dheap: list[tuple[int, int, int]] = []
+        self.dtoken: dict[int, int] = {}
+        self.jterm: dict[int, int] = {}
+        self.jit: dict[int, int] = {}
+        self.g0: dict[int, int] = {}
+        self.state: dict[int, int] = {}
+        self.res: dict[int, int] = {}
+        self.order: list[int] = []
+        self.n_dec = 0
+        self.S = 0
+        self.it = 0
+        self.reserved = 0
+        self.outstanding = 0
+        self.busy = False
+        self.ver = 0
+        self.seg: tuple[float, int, float, float, int] | None = None
+        self.seg_a = 0.0
+        self.busy_time = 0.0
+        self.last_admit = -math.inf
+        self.util_t: list[float] = []
+        self.util_v: list[float] = []
+        self.preemptions = 0
+        self._heap_seq = 0
+        self.half_block = policy.block // 2
+
+    # ---- bookkeeping -------------------------------------------------------------------------------------
+    def used(self) -> int:
+        """KV tokens held now (decoding contexts, prompts being prefilled, half a block of rounding each)."""
+        return self.S + self.n_dec * self.it + self.p_tokens + (self.n_dec + len(self.pref)) * self.half_block
+
+    def _record(self, t: float, growth: float = 0.0) -> None:
+        """Note the KV occupancy from time t on (plus `growth` tokens: half of what a decode run adds)."""
+        self.util_t.append(t)
+        self.util_v.append((self.used() + growth) / self.cap if self.cap > 0 else 0.0)
+
+    def _prompt(self, rid: int) -> int:
+        """Tokens this admission must prefill and hold: the prompt plus any tokens generated before a preemption."""
+        return self.req.input[rid] + max(0, self.req.generated[rid] - (1 if self.role == "decode" else 0))
+
+    # ---- entry -------------------------------------------------------------------------------------------
+    def submit(self, t: float, rid: int) -> None:
+        """A request arrives (or, for a decode replica, its KV cache arrives)."""
+        self.waiting.append(rid)
+        self.outstanding += 1
+        self.req.replica[rid] = self.index
+        if not self.busy:
+            self.busy = True
+            self.ver += 1
+            self.kernel.at(t, self._step, self.ver)
+        elif self.seg is not None and len(self.waiting) == 1 and self._admissible(rid):
+            self._interrupt(t)
+
+    def _admissible(self, rid: int) -> bool:
+        if len(self.pref) + self.n_dec >= self.pol.max_batch:
+            return False
+        r = self.req
+        need = self.pol.admission_tokens(self._prompt(rid), r.input[rid] + r.output[rid])
+        if self.pol.admission == "reserve":
+            return self.reserved + need <= self.cap
+        return self.used() + need <= self.cap
+
+    # ---- admission and preemption ------------------------------------------------------------------------
+    def _admit(self, t: float) -> None:
+        r = self.req
+        pol = self.pol
+        reserve = pol.admission == "reserve"
+        while self.waiting and len(self.pref) + self.n_dec < pol.max_batch:
+            rid = self.waiting[0]
+            prompt = self._prompt(rid)
+            need = pol.admission_tokens(prompt, r.input[rid] + r.output[rid])
+            if need > self.cap:  # can never fit: report it as dropped
+                self.waiting.popleft()
+                self._drop(t, rid)
+                continue
+            if reserve:
+                if self.reserved + need > self.cap:
+                    break
+                self.reserved += need
+                self.res[rid] = need
+            elif self.used() + need > self.cap:
+                break
+            self.waiting.popleft()
+            self.last_admit = t
+            self.order.append(rid)
+            if self.role == "decode":
+                self._join(rid, prompt)
+                continue
+            start = r.cached[rid] if r.generated[rid] == 0 else 0
+            self.state[rid] = PREFILL
+            self.pref.append(rid)
+            self.pneed[rid] = prompt
+            self.pdone[rid] = min(start, prompt - 1)
+            hold = blocks_tokens(prompt, pol.block) if not reserve else prompt
+            self.phold[rid] = hold
+            self.p_tokens += hold
+
+    def _join(self, rid: int, context: int) -> None:
+        """Start decoding: `context` tokens in KV, the next token to feed is the one just sampled."""
+        r = self.req
+        remaining = r.output[rid] - r.generated[rid]
+        term = context + 1 - self.it
+        self.S += term
+        self.jterm[rid] = term
+        self.jit[rid] = self.it
+        self.g0[rid] = r.generated[rid]
+        self.n_dec += 1
+        self.state[rid] = DECODE
+        self._heap_seq += 1
+        self.dtoken[rid] = self._heap_seq
+        heapq.heappush(self.dheap, (self.it + remaining, self._heap_seq, rid))
+
+    def _leave(self, rid: int) -> None:
+        st = self.state.pop(rid, 0)
+        if st == DECODE:
+            self.n_dec -= 1
+            self.S -= self.jterm.pop(rid)
+            self.dtoken.pop(rid, None)
+            self.req.generated[rid] = self.g0.pop(rid) + self.it - self.jit.pop(rid)
+        elif st == PREFILL:
+            self.pref.remove(rid)
+            self.p_tokens -= self.phold.pop(rid)
+            self.pneed.pop(rid)
+            self.pdone.pop(rid)
+        self.reserved -= self.res.pop(rid, 0)
+
+    def _finish(self, t: float, rid: int) -> None:
+        self._leave(rid)
+        self.req.finish[rid] = t
+        self.outstanding -= 1
+        self.on_finish(t, rid)
+
+    def _drop(self, t: float, rid: int) -> None:
+        self.req.dropped[rid] = True
+        self.outstanding -= 1
+        self.on_finish(t, rid)
+
+    def _make_room(self, t: float) -> None:
+        """on_demand: preempt the most recently admitted requests until the next decode step fits."""
+        while self.n_dec + len(self.pref) > 0 and self.used() + self.n_dec > self.cap:
+            victim = -1
+            while self.order:
+                cand = self.order.pop()
+                if cand in self.state:
+                    victim = cand
+                    break
+            if victim < 0:
+                return
+            if self.n_dec + len(self.pref) == 1:  # alone and still too long: it can never finish here
+                self._leave(victim)
+                self._drop(t, victim)
+                return
+            self._leave(victim)
+            self.req.preempted[victim] += 1
+            self.preemptions += 1
+            self.waiting.appendleft(victim)
+
+    # ---- iterations ---------------------------------------------------------------------------------------
+    def _step(self, t: float, ver: int) -> None:
+        if ver != self.ver:
+            return
+        self.seg = None
+        self._admit(t)
+        if self.pol.preempts:
+            self._make_room(t)
+            self._admit(t)
+        n = self.n_dec
+        if not self.pref and n == 0:
+            self._record(t)
+            self.busy = False
+            return
+        context = self.S + n * self.it
+        steps = self.steps
+        if self.pref:
+            mixed = self.pol.mixed_batching
+            advancing = n > 0 and mixed
+            budget = self.pol.max_tokens - (n if advancing else 0)
+            pneed, pdone = self.pneed, self.pdone
+            chunks = self.pol.chunks([pneed[rid] - pdone[rid] for rid in self.pref], budget)
+            if chunks:
+                static = self.pol.static_batch
+                tokens = (n if advancing else 0)
+                pairs = 0.0
+                completing = 0
+                for rid, c in zip(self.pref, chunks, strict=False):
+                    s = pdone[rid]
+                    if static:
+                        c = bucket(c)
+                    tokens += c
+                    pairs += c * s + c * (c + 1) * 0.5
+                    if s + c >= pneed[rid]:
+                        completing += 1
+                seqs = (n if advancing else 0) + completing
+                dt = steps.time(tokens, seqs, context if advancing else 0.0, pairs)
+                self._record(t)
+                self.kernel.at(t + dt, self._end_iteration, (ver, chunks, advancing, dt))
+                return
+        # a run of decode iterations until the next completion (or until the KV cache fills)
+        if self.pol.static_batch:  # every compiled slot runs, each reading a context like the real ones
+            slots = self.pol.max_batch
+            base = steps.decode_base(slots)
+            a = steps.a * slots / n
+        else:
+            base = steps.decode_base(n)
+            a = steps.a
+        heap = self.dheap
+        while heap and self.dtoken.get(heap[0][2]) != heap[0][1]:
+            heapq.heappop(heap)
+        k = max(1, heap[0][0] - self.it) if heap else 1
+        if self.pol.preempts:
+            k = max(1, min(k, (self.cap - self.used()) // n))
+        dt = k * base + a * (k * context + n * k * (k - 1) * 0.5)
+        self.seg = (t, k, base, float(context), n)
+        self.seg_a = a
+        self._record(t, 0.5 * n * k)
+        self.kernel.at(t + dt, self._end_run, ver)
+
+    def _interrupt(self, t: float) -> None:
+        """Cut the decode run in flight at the end of the iteration running at time t."""
+        assert self.seg is not None
+        t0, k, base, context, n = self.seg
+        a = self.seg_a
+        tau = t - t0
+        qa = 0.5 * a * n
+        qb = base + a * context - qa
+        if qa > 0:
+            j = int((-qb + math.sqrt(qb * qb + 4.0 * qa * tau)) / (2.0 * qa))
+        else:
+            j = int(tau / qb) if qb > 0 else k
+        new_k = min(k, max(1, j + 1))
+        if new_k >= k:
+            return
+        self.ver += 1
+        self.seg = (t0, new_k, base, context, n)
+        dt = new_k * base + a * (new_k * context + n * new_k * (new_k - 1) * 0.5)
+        self.kernel.at(t0 + dt, self._end_run, self.ver)
+
+    def _complete_decodes(self, t: float) -> None:
+        heap = self.dheap
+        it = self.it
+        while heap and heap[0][0] <= it:
+            _, token, rid = heapq.heappop(heap)
+            if self.dtoken.get(rid) != token:
+                continue
+            self.req.generated[rid] = self.req.output[rid]
+            self._finish(t, rid)
+
+    def _end_run(self, t: float, ver: int) -> None:
+        if ver != self.ver or self.seg is None:
+            return
+        t0, k, _, _, _ = self.seg
+        self.seg = None
+        self.busy_time += t - t0
+        self.it += k
+        self._complete_decodes(t)
+        self._step(t, ver)
+
+    def _end_iteration(self, t: float, payload: tuple[int, list[int], bool, float]) -> None:
+        ver, chunks, advancing, dt = payload
+        if ver != self.ver:
+            return
+        self.busy_time += dt
+        if advancing:
+            self.it += 1
+        r = self.req
+        done: list[int] = []
+        for rid, c in zip(list(self.pref), chunks, strict=False):
+            self.pdone[rid] += c
+            if self.pdone[rid] >= self.pneed[rid]:
+                done.append(rid)
+        if advancing:
+            self._complete_decodes(t)
+        for rid in done:
+            prompt = self.pneed[rid]
+            self.pref.remove(rid)
+            self.p_tokens -= self.phold.pop(rid)
+            del self.pneed[rid], self.pdone[rid]
+            self.state.pop(rid, None)
+            if r.first[rid] != r.first[rid]:  # NaN: the first token of this request
+                r.first[rid] = t
+            r.generated[rid] += 1
+            if self.role == "prefill" and self.on_prefilled is not None:
+                self.reserved -= self.res.pop(rid, 0)
+                self.outstanding -= 1
+                self.on_prefilled(t, rid)
+            elif r.generated[rid] >= r.output[rid]:
+                self.reserved -= self.res.pop(rid, 0)
+                r.finish[rid] = t
+                self.outstanding -= 1
+                self.on_finish(t, rid)
+            else:
+                self._join(rid, prompt)
+        self._step(t, ver)

@@ -1,0 +1,110 @@
+"""Step-time tables: the closed-form iteration model (serve.iteration) of one replica, precomputed so the
+simulator prices an iteration with two table look-ups and two multiply-adds:
+
+    t(T, n, C, P) = fixed + tokens[T] + seqs[n] + a C + b P
+
+tokens[T] = pp G(T/pp) (+ hand-offs) for every token count up to the iteration's budget; seqs[n] = pp H(n/pp);
+a and b are the decode-attention and prefill-attention coefficients. Counts beyond the tables (a whole long
+prompt in one iteration) are priced on a coarse grid and interpolated linearly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.perf.device import Device, Topology
+from chipwise.serve.engine import EngineProfile
+from chipwise.serve.iteration import (
+    Shapes,
+    context_coefficient,
+    lm_head_cost,
+    pair_coefficient,
+    token_costs,
+)
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.workload.model import ModelSpec
+
+Array = NDArray[np.float64]
+
+#: Token counts priced exactly; above this, a grid of COARSE_STEP tokens.
+EXACT_TOKENS = 16384
+COARSE_STEP = 256
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """Iteration times of one replica as tables (seconds)."""
+
+    fixed: float
+    tokens: list[float]
+    seqs: list[float]
+    a: float
+    b: float
+    coarse: Array  # tokens[] on the coarse grid beyond the exact table
+    mixed_batching: bool
+
+    def token_time(self, t: int) -> float:
+        if t < len(self.tokens):
+            return self.tokens[t]
+        x = t / COARSE_STEP
+        i = min(int(x), self.coarse.size - 2)
+        f = x - i
+        return float(self.coarse[i] * (1.0 - f) + self.coarse[i + 1] * f)
+
+    def seq_time(self, n: int) -> float:
+        return self.seqs[n] if n < len(self.seqs) else self.seqs[-1] * n / max(1, len(self.seqs) - 1)
+
+    def time(self, tokens: int, seqs: int, context: float, pairs: float) -> float:
+        """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
+        return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + self.a * context + self.b * pairs
+
+    def decode_base(self, n: int) -> float:
+        """The context-independent part of a decode step of n sequences."""
+        return self.fixed + self.token_time(n) + self.seq_time(n)
+
+
+def _token_table(
+    model: ModelSpec, dev: Device, topo: Topology, eng: EngineProfile, plan: ReplicaPlan, counts: Array
+) -> Array:
+    shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
+    pp = float(plan.pp)
+    parts = token_costs(model, dev, topo, eng, plan.weight_precision, shapes, counts / pp)
+    per_stage = sum(v for k, v in parts.items() if k != "pp_comm")
+    total = pp * per_stage + (pp - 1.0) * parts["pp_comm"]
+    return np.where(counts > 0, total, 0.0).astype(np.float64)
+
+
+def step_model(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    plan: ReplicaPlan,
+    typical_context: float,
+    typical_prompt: float,
+    max_tokens: int,
+) -> StepModel:
+    """Tables for a replica whose iterations carry at most `max_tokens` tokens (longer prompts interpolated)."""
+    shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
+    exact = min(max(max_tokens, plan.max_batch), EXACT_TOKENS)
+    counts = np.arange(exact + 1, dtype=np.float64)
+    tokens = _token_table(model, dev, topo, eng, plan, counts)
+    grid_top = max(max_tokens, plan.max_batch, exact) * 4 + 2 * COARSE_STEP
+    grid = np.arange(0, grid_top + COARSE_STEP, COARSE_STEP, dtype=np.float64)
+    coarse = _token_table(model, dev, topo, eng, plan, grid)
+    n = np.arange(plan.max_batch + 2, dtype=np.float64)
+    seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp))
+    a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context))
+    b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
+    return StepModel(
+        fixed=eng.step_overhead_s,
+        tokens=tokens.tolist(),
+        seqs=seqs.tolist(),
+        a=a,
+        b=b,
+        coarse=coarse,
+        mixed_batching=eng.mixed_batching,
+    )

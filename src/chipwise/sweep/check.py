@@ -1,0 +1,117 @@
+"""Check a sweep against the catalog before any point runs, so bad input fails fast with one line (exit code 2).
+
+Every what-if's catalog is loaded (so an override naming an unknown chip or figure is reported), every axis value is
+validated as part of a scenario (one axis varied at a time from the first point: the sum of the axis lengths, not
+their product), and every hardware and model name must exist in at least one what-if's catalog. What is left
+(a plan that does not fit, a name that exists only in some what-ifs) is a per-point error, stored with the point.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.sweep.spec import SweepSpec, scenario_of
+from chipwise.workload.presets import load_model
+from chipwise.workload.scenario import TrainScenario
+
+
+def load_variant_catalogs(spec: SweepSpec) -> dict[str, Catalog]:
+    """Each what-if's catalog by variant digest; a bad override or catalog file names the what-if."""
+    out: dict[str, Catalog] = {}
+    for v in spec.variants:
+        try:
+            out[v.digest] = load_catalog(v.files, v.sets)
+        except ChipwiseError as exc:
+            raise ChipwiseError(f"{spec.source}: what_if '{v.name}': {exc}") from None
+    return out
+
+
+def _describe(axes: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in axes.items())
+
+
+def _probes(spec: SweepSpec) -> Iterator[dict[str, Any]]:
+    """The first point's axes, then each axis value (or zip row) swapped into it, one at a time."""
+    first = next(spec.combos())
+    yield first
+    for key, values in spec.grid.items():
+        for value in values[1:]:
+            yield {**first, key: value}
+    for group in spec.zips:
+        n = len(next(iter(group.values())))
+        for i in range(1, n):
+            yield {**first, **{k: v[i] for k, v in group.items()}}
+
+
+def _scenario_class(kind: str) -> type[BaseModel] | None:
+    if kind == "train":
+        return TrainScenario
+    try:
+        cls: type[BaseModel] = importlib.import_module("chipwise.workload.serving").ServeScenario
+    except (ImportError, AttributeError):
+        return None  # serving is not in this install: each serve point records that as its error
+    return cls
+
+
+def check_scenarios(spec: SweepSpec) -> None:
+    cls = _scenario_class(spec.kind)
+    if cls is None:
+        return
+    for axes in _probes(spec):
+        try:
+            cls.model_validate(scenario_of(spec.base, axes))
+        except ValidationError as exc:
+            errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # a typo before its effects
+            err = errors[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            msg = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
+            head = str(err["loc"][0]) if err["loc"] else ""
+            varied = [k for k in axes if k.split(".", 1)[0] == head]
+            where = f"the point {_describe(axes)}" if varied or not head else "base"
+            raise ChipwiseError(
+                f"{spec.source}: {where} is not a valid scenario: {loc + ': ' if loc else ''}{msg}. "
+                f"Fix: correct it in {'grid or zip' if varied else 'base'} (DESIGN.md's scenario contract)."
+            ) from None
+
+
+def _values(spec: SweepSpec, key: str) -> list[str]:
+    found: list[Any] = [spec.base.get(key)]
+    found += spec.grid.get(key, [])
+    for group in spec.zips:
+        found += group.get(key, [])
+    return list(dict.fromkeys(v for v in found if isinstance(v, str)))
+
+
+def check_names(spec: SweepSpec, catalogs: dict[str, Catalog]) -> None:
+    """Each hardware and model name of a training sweep exists in at least one what-if's catalog."""
+    if spec.kind != "train":
+        return  # serving's hardware field may name fleets and mixes: its own validation reports them per point
+    checks = (("hardware", lambda cat, name: hardware(cat).system(name)), ("model", load_model))
+    for key, resolve in checks:
+        for name in _values(spec, key):
+            first_error: ChipwiseError | None = None
+            for cat in catalogs.values():
+                try:
+                    resolve(cat, name)
+                except ChipwiseError as exc:
+                    first_error = first_error or exc
+                else:
+                    first_error = None
+                    break
+            if first_error is not None:
+                raise ChipwiseError(f"{spec.source}: {key} '{name}': {first_error}") from None
+
+
+def check_sweep(spec: SweepSpec) -> dict[str, Catalog]:
+    """Validate the whole sweep against its catalogs; return each what-if's catalog by variant digest."""
+    catalogs = load_variant_catalogs(spec)
+    check_scenarios(spec)
+    check_names(spec, catalogs)
+    return catalogs

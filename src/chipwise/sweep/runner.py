@@ -1,0 +1,141 @@
+"""Run a sweep into a store: check it, skip what is stored (--resume), run the rest on a backend, write batches.
+
+Bad input (the sweep file, its catalogs, an existing sweep of the same name without --resume) fails before the
+store is written. Finished points are written in batches (every `batch_size` points or `flush_s` seconds), and
+whatever finished is written when the run stops for any reason, so an interrupted sweep loses nothing it computed
+and a crash loses at most one batch; `--resume` then runs only the points not stored ok.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.sweep import backends
+from chipwise.sweep.check import check_sweep
+from chipwise.sweep.spec import Point, SweepSpec
+from chipwise.sweep.store import Store
+from chipwise.sweep.worker import Record
+
+#: With the default worker count, sweeps of at most this many points run in-process: starting a pool (about two
+#: seconds: each process imports chipwise and parses the catalog) costs more than it saves.
+SMALL_SWEEP = 64
+
+#: progress(done, total, errors): called after each finished task.
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass
+class RunStats:
+    sweep: str
+    store: str
+    backend: str  # "in-process", "processes", "ray"
+    workers: int
+    points: int  # in the sweep (distinct)
+    skipped: int  # already stored ok (--resume)
+    ran: int
+    ok: int
+    errors: int
+    seconds: float
+
+    @property
+    def points_per_s(self) -> float:
+        return self.ran / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "points_per_s": self.points_per_s}
+
+
+def _todo(spec: SweepSpec, done: set[str]) -> Iterator[Point]:
+    """The sweep's points not stored ok, each distinct point once."""
+    seen: set[str] = set()
+    for p in spec.points():
+        if p.id in done or p.id in seen:
+            continue
+        seen.add(p.id)
+        yield p
+
+
+def run_sweep(
+    spec: SweepSpec,
+    store_path: str | Path,
+    workers: int | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+    resume: bool = False,
+    progress: Progress | None = None,
+    batch_size: int = 64,
+    flush_s: float = 2.0,
+) -> RunStats:
+    """Run every point of `spec` not yet stored ok (with `resume`) into the DuckDB store at `store_path`.
+
+    workers: processes for a local pool (None: one per CPU, but this process for small sweeps; 1: this process).
+    ray: run on Ray instead (ray_address None starts a local Ray; 'auto' or 'ray://HOST:PORT' joins a cluster).
+    """
+    catalogs = check_sweep(spec)  # bad input fails here, before the store is touched
+    ray_started = backends.start_ray(ray_address) if ray else False
+    try:
+        return _run(spec, store_path, catalogs, workers, ray, resume, progress, batch_size, flush_s)
+    finally:
+        if ray_started:
+            backends.stop_ray()
+
+
+def _run(
+    spec: SweepSpec,
+    store_path: str | Path,
+    catalogs: dict[str, Catalog],
+    workers: int | None,
+    ray: bool,
+    resume: bool,
+    progress: Progress | None,
+    batch_size: int,
+    flush_s: float,
+) -> RunStats:
+    n_workers = max(1, workers if workers is not None else backends.cpu_count())
+    with Store(store_path) as store:
+        if store.has_sweep(spec.name) and not resume:
+            raise ChipwiseError(
+                f"store '{store_path}' already holds sweep '{spec.name}'. Fix: add --resume to run only the points "
+                "not stored ok, or give another --store or sweep name."
+            )
+        done = store.done_ids(spec.name) if resume else set()
+        retry = store.stored_ids(spec.name) - done if resume else set()
+        ids = {p.id for p in spec.points()}
+        points, total = len(ids), len(ids - done)
+        store.register(spec)
+        if ray:
+            backend, stream = "ray", backends.ray_cluster(_todo(spec, done), total, catalogs)
+        elif n_workers > 1 and total > (1 if workers is not None else SMALL_SWEEP):
+            n_workers = min(n_workers, total)
+            backend, stream = "processes", backends.process_pool(_todo(spec, done), total, n_workers)
+        else:
+            n_workers = 1
+            backend, stream = "in-process", backends.in_process(_todo(spec, done), catalogs)
+        stats = RunStats(spec.name, str(store_path), backend, n_workers, points, points - total, 0, 0, 0, 0.0)
+        start = last_flush = time.perf_counter()
+        batch: list[tuple[Point, Record]] = []
+        if progress:
+            progress(0, total, 0)
+        try:
+            for group, records in stream:
+                for p, r in zip(group, records, strict=True):
+                    batch.append((p, r))
+                    stats.ran += 1
+                    stats.ok += r.status == "ok"
+                    stats.errors += r.status != "ok"
+                if len(batch) >= batch_size or time.perf_counter() - last_flush >= flush_s:
+                    store.write(spec.name, batch, retry)
+                    batch, last_flush = [], time.perf_counter()
+                if progress:
+                    progress(stats.ran, total, stats.errors)
+        finally:
+            stream.close()
+            store.write(spec.name, batch, retry)  # whatever finished is kept, however the run stopped
+            stats.seconds = time.perf_counter() - start
+    return stats

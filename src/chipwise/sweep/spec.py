@@ -1,0 +1,300 @@
+"""Sweep files: parse and validate strictly, expand to points with stable ids (docs/sweep.md).
+
+A sweep is a base scenario (DESIGN.md's contract), a grid of axes (cartesian product), optional zipped axes (that
+vary together), named what-if catalog variants (`--set` overrides and/or catalog files), and catalog files for every
+point. A point is one scenario under one variant; its id hashes the canonical scenario and the variant (name,
+overrides and the *contents* of its catalog files), so the same point gets the same id on every run and machine.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from chipwise.errors import ChipwiseError
+from chipwise.workload.scenario import TrainScenario, parse_count
+
+KEYS: tuple[str, ...] = ("name", "base", "grid", "zip", "what_if", "catalog")
+FORMAT = "the format is in docs/sweep.md"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named what-if: catalog files (absolute paths, the sweep's own first) and `ID.FIELD=VALUE` overrides."""
+
+    name: str
+    files: tuple[str, ...]
+    sets: tuple[str, ...]
+    digest: str  # hash of the name, the overrides and the files' contents
+
+
+@dataclass(frozen=True)
+class Point:
+    """One scenario under one what-if variant."""
+
+    id: str
+    variant: Variant
+    scenario: dict[str, Any]
+    axes: dict[str, Any]  # the axis values that made this point (for messages and tables)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep: expands lazily to its points."""
+
+    name: str
+    source: str
+    kind: str
+    base: dict[str, Any]
+    grid: dict[str, list[Any]]
+    zips: tuple[dict[str, list[Any]], ...]
+    variants: tuple[Variant, ...]
+    raw: dict[str, Any] = field(repr=False)
+
+    def __len__(self) -> int:
+        n = len(self.variants)
+        for values in self.grid.values():
+            n *= len(values)
+        for group in self.zips:
+            n *= len(next(iter(group.values())))
+        return n
+
+    def combos(self) -> Iterator[dict[str, Any]]:
+        """The axis assignments of the grid and zip groups (without the what-if), in file order."""
+        grid_axes = [[(k, v) for v in values] for k, values in self.grid.items()]
+        zip_axes = [
+            [tuple((k, values[i]) for k, values in group.items()) for i in range(len(next(iter(group.values()))))]
+            for group in self.zips
+        ]
+        for grid_part in itertools.product(*grid_axes):
+            for zip_part in itertools.product(*zip_axes):
+                axes = dict(grid_part)
+                for row in zip_part:
+                    axes.update(row)
+                yield axes
+
+    def points(self) -> Iterator[Point]:
+        """Every point: what-if variants outermost (so consecutive points share a catalog), then the grid."""
+        for variant in self.variants:
+            for axes in self.combos():
+                scenario = scenario_of(self.base, axes)
+                yield Point(point_id(scenario, variant), variant, scenario, axes)
+
+
+def scenario_of(base: Mapping[str, Any], axes: Mapping[str, Any]) -> dict[str, Any]:
+    """The base scenario with each axis value set (dotted keys set nested fields: plan.tp)."""
+    out = copy.deepcopy(dict(base))
+    for key, value in axes.items():
+        node = out
+        *parents, leaf = key.split(".")
+        for part in parents:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[leaf] = copy.deepcopy(value)
+    return dict(out)
+
+
+def canonical(value: Any) -> Any:
+    """A form of scenario data that hashes the same however it was written: 15e12, '15T', 1.5e13 and 15000000000000
+    are one number; mappings are sorted by the JSON encoder."""
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        parsed = parse_count(value)  # a numeral string in a name field ('7B') is no valid scenario anyway
+        return canonical(parsed) if isinstance(parsed, float) else value
+    if isinstance(value, int | float):
+        f = float(value)
+        return int(f) if math.isfinite(f) and f.is_integer() and abs(f) < 2**53 else f
+    return value
+
+
+def point_id(scenario: Mapping[str, Any], variant: Variant) -> str:
+    """16 hex digits of SHA-256 over the canonical scenario and the what-if variant."""
+    text = json.dumps({"scenario": canonical(scenario), "what_if": variant.digest}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _fail(where: str, problem: str, fix: str) -> ChipwiseError:
+    return ChipwiseError(f"{where}: {problem}. Fix: {fix}.")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise ChipwiseError(f"sweep file '{path}' does not exist. Fix: check the path.")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise _fail(str(path), f"not valid YAML{at}: {problem}", "correct the YAML syntax there") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ChipwiseError(f"cannot read sweep file '{path}': {exc}. Fix: check the file.") from None
+    if not isinstance(data, dict):
+        raise _fail(str(path), "a sweep file must be a mapping with 'base' and 'grid'", FORMAT)
+    return data
+
+
+def _scenario_fields(kind: str) -> set[str] | None:
+    """The scenario keys of a kind, or None when they are not known (serving not built into this install)."""
+    if kind == "train":
+        return set(TrainScenario.model_fields)
+    try:
+        import importlib
+
+        cls = importlib.import_module("chipwise.workload.serving").ServeScenario
+    except (ImportError, AttributeError):
+        return None
+    return set(cls.model_fields)
+
+
+def _axes(where: str, section: str, body: Any, fields: set[str] | None) -> dict[str, list[Any]]:
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise _fail(where, f"'{section}' must be a mapping of axis -> list of values", FORMAT)
+    out: dict[str, list[Any]] = {}
+    for raw_key, values in body.items():
+        key = str(raw_key)
+        head = key.split(".", 1)[0]
+        if head == "kind":
+            raise _fail(where, f"{section} axis 'kind' cannot vary", "run one sweep per kind (train or serve)")
+        if fields is not None and head not in fields:
+            close = difflib.get_close_matches(head, sorted(fields), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise _fail(
+                where,
+                f"{section} axis '{key}' is not a scenario key.{hint}",
+                "use a scenario key (DESIGN.md's scenario contract), dotted for nested ones like plan.tp",
+            )
+        if not isinstance(values, list):
+            raise _fail(where, f"{section} axis '{key}' must be a list of values", f"write {key}: [value, ...]")
+        if not values:
+            raise _fail(where, f"{section} axis '{key}' is empty", "list at least one value, or remove the axis")
+        out[key] = values
+    return out
+
+
+def _zips(where: str, body: Any, fields: set[str] | None) -> tuple[dict[str, list[Any]], ...]:
+    groups = body if isinstance(body, list) else [body]
+    out: list[dict[str, list[Any]]] = []
+    for group in groups:
+        axes = _axes(where, "zip", group, fields)
+        if not axes:
+            continue
+        lengths = {k: len(v) for k, v in axes.items()}
+        if len(set(lengths.values())) > 1:
+            listed = ", ".join(f"{k}: {n}" for k, n in lengths.items())
+            raise _fail(
+                where, f"zip axes must have equal lengths (have {listed})", "give each zipped axis as many values"
+            )
+        out.append(axes)
+    return tuple(out)
+
+
+def _check_overlaps(where: str, keys: Sequence[str]) -> None:
+    seen: list[str] = []
+    for key in keys:
+        for other in seen:
+            if key == other or key.startswith(other + ".") or other.startswith(key + "."):
+                raise _fail(where, f"axes '{other}' and '{key}' set the same field", "keep one of them")
+        seen.append(key)
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _catalog_path(where: str, sweep_dir: Path, entry: Any, label: str) -> Path:
+    if not isinstance(entry, str) or not entry.strip():
+        raise _fail(where, f"{label} entry {entry!r} is not a file name", "give a catalog YAML path")
+    path = Path(entry).expanduser()
+    path = path if path.is_absolute() else sweep_dir / path
+    if not path.is_file():
+        raise _fail(where, f"{label} file '{entry}' does not exist (looked at {path})", "check the path")
+    return path.resolve()
+
+
+def _variants(where: str, sweep_dir: Path, what_if: Any, catalog: Any) -> tuple[Variant, ...]:
+    if isinstance(catalog, str):
+        catalog = [catalog]
+    if catalog is None:
+        catalog = []
+    if not isinstance(catalog, list):
+        raise _fail(where, "'catalog' must be a list of catalog YAML files", FORMAT)
+    shared = [_catalog_path(where, sweep_dir, f, "catalog") for f in catalog]
+    if what_if is None:
+        what_if = {"baseline": []}
+    if not isinstance(what_if, dict) or not what_if:
+        raise _fail(where, "'what_if' must be a mapping of name -> list of --set overrides or catalog files", FORMAT)
+    out: list[Variant] = []
+    for raw_name, body in what_if.items():
+        name = str(raw_name)
+        entries = [body] if isinstance(body, str) else ([] if body is None else body)
+        if not isinstance(entries, list):
+            raise _fail(where, f"what_if '{name}' must be a list", f'write {name}: ["ID.FIELD=VALUE", my-chips.yaml]')
+        files = list(shared)
+        sets: list[str] = []
+        for entry in entries:
+            if isinstance(entry, str) and "=" in entry:
+                sets.append(entry.strip())
+            else:
+                files.append(_catalog_path(where, sweep_dir, entry, f"what_if '{name}'"))
+        payload = {"name": name, "sets": sets, "files": [_file_digest(p) for p in files]}
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        out.append(Variant(name, tuple(str(p) for p in files), tuple(sets), digest))
+    return tuple(out)
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep file; raise ChipwiseError (one line: the problem and the fix) on bad input."""
+    path = Path(path)
+    data = _read(path)
+    where = str(path)
+    for key in data:
+        if key not in KEYS:
+            close = difflib.get_close_matches(str(key), KEYS, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise _fail(where, f"unknown key '{key}'.{hint}", f"use only {', '.join(KEYS)} ({FORMAT})")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str | int | float) or not str(name).strip():
+        raise _fail(where, "'name' must be a non-empty string", "give the sweep a name, e.g. name: trn-vs-gpu")
+    base = data.get("base")
+    if not isinstance(base, dict):
+        raise _fail(where, "'base' must be a mapping: the scenario every point starts from", FORMAT)
+    kind = base.get("kind", "train")
+    if kind not in ("train", "serve"):
+        raise _fail(where, f"base kind '{kind}' is not train or serve", "set kind: train or kind: serve in base")
+    fields = _scenario_fields(str(kind))
+    grid = _axes(where, "grid", data.get("grid"), fields)
+    zips = _zips(where, data.get("zip"), fields)
+    if not grid and not zips:
+        raise _fail(where, "grid is empty", "give at least one axis, e.g. grid: {chips: [1024, 4096]}")
+    _check_overlaps(where, [*grid, *(k for g in zips for k in g)])
+    variants = _variants(where, path.parent, data.get("what_if"), data.get("catalog"))
+    return SweepSpec(
+        name=str(name).strip(),
+        source=str(path.resolve()),
+        kind=str(kind),
+        base={str(k): v for k, v in base.items()},
+        grid=grid,
+        zips=zips,
+        variants=variants,
+        raw=data,
+    )

@@ -1,0 +1,218 @@
+"""The sweep store: one DuckDB file holding any number of sweeps.
+
+Tables (timestamps are UTC; units SI unless a column name says otherwise):
+- `sweeps`: name, source file, the sweep file's content as JSON, points in the sweep, created_at, chipwise version.
+- `points`: (sweep, id) key, what_if, scenario (JSON), status ('ok' or 'error'), error (one line), started_at,
+  finished_at, elapsed_s.
+- `results`: (sweep, id) key, what_if, then the flattened prediction (columns.COLUMNS) of every ok point.
+
+Records are written in batches, each in one transaction, so a crash loses at most the batch in flight; a point
+written again (a resumed error) replaces its old rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import time
+from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import duckdb
+
+from chipwise import __version__
+from chipwise.errors import ChipwiseError
+from chipwise.sweep.columns import COLUMNS
+from chipwise.sweep.spec import Point, SweepSpec
+from chipwise.sweep.worker import Record
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS sweeps (
+        name VARCHAR PRIMARY KEY, source VARCHAR, spec JSON, points BIGINT, created_at TIMESTAMP, chipwise VARCHAR)""",
+    """CREATE TABLE IF NOT EXISTS points (
+        sweep VARCHAR, id VARCHAR, what_if VARCHAR, scenario JSON, status VARCHAR, error VARCHAR,
+        started_at TIMESTAMP, finished_at TIMESTAMP, elapsed_s DOUBLE, PRIMARY KEY (sweep, id))""",
+    "CREATE TABLE IF NOT EXISTS results (sweep VARCHAR, id VARCHAR, what_if VARCHAR, PRIMARY KEY (sweep, id))",
+)
+
+#: How each kind ranks "fastest" and "cheapest" (SQL over the results table; lower is better).
+RANKS: dict[str, dict[str, str]] = {
+    "train": {"time": "coalesce(time_to_train_s, 1.0 / tokens_per_s)", "cost": "usd_per_million_tokens"},
+    "serve": {"time": "ttft_p99_s", "cost": "cost_usd_per_mtok"},
+}
+
+
+def _utc(seconds: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None)
+
+
+class Store:
+    """A DuckDB sweep store, opened for writing (one writer at a time) or read-only."""
+
+    def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        self.path = Path(path)
+        if read_only and not self.path.is_file():
+            raise ChipwiseError(f"store '{self.path}' does not exist. Fix: give the --store file a sweep wrote.")
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.Error as exc:
+            first = " ".join(str(exc).split())[:200]
+            raise ChipwiseError(
+                f"cannot open store '{self.path}': {first}. Fix: wait for the sweep writing it to finish, "
+                "or give another --store."
+            ) from None
+        if not read_only:
+            self._migrate()
+        elif not self._has_table("points"):
+            raise ChipwiseError(
+                f"'{self.path}' is not a chipwise sweep store. Fix: give the --store file a sweep wrote."
+            )
+
+    # -- schema --------------------------------------------------------------------------------------------------
+    def _has_table(self, name: str) -> bool:
+        rows = self.con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()
+        return bool(rows)
+
+    def _migrate(self) -> None:
+        for statement in _SCHEMA:
+            self.con.execute(statement)
+        for col in COLUMNS:  # a store written by an older chipwise gains the new columns (NULL in old rows)
+            self.con.execute(f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{col.name}" {col.sql}')
+
+    # -- sweeps ---------------------------------------------------------------------------------------------------
+    def has_sweep(self, name: str) -> bool:
+        return bool(self.con.execute("SELECT 1 FROM points WHERE sweep = ? LIMIT 1", [name]).fetchall())
+
+    def sweeps(self) -> list[str]:
+        rows = self.con.execute("SELECT DISTINCT sweep FROM points ORDER BY sweep").fetchall()
+        return [str(r[0]) for r in rows]
+
+    def register(self, spec: SweepSpec) -> None:
+        self.con.execute(
+            "INSERT OR REPLACE INTO sweeps VALUES (?, ?, ?, ?, ?, ?)",
+            [spec.name, spec.source, json.dumps(spec.raw, default=str), len(spec), _utc(time.time()), __version__],
+        )
+
+    def done_ids(self, sweep: str) -> set[str]:
+        """Points of a sweep already stored ok (what --resume skips)."""
+        rows = self.con.execute("SELECT id FROM points WHERE sweep = ? AND status = 'ok'", [sweep]).fetchall()
+        return {str(r[0]) for r in rows}
+
+    # -- writing --------------------------------------------------------------------------------------------------
+    def stored_ids(self, sweep: str) -> set[str]:
+        """Every point of a sweep in the store, ok or not."""
+        rows = self.con.execute("SELECT id FROM points WHERE sweep = ?", [sweep]).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def write(self, sweep: str, batch: Sequence[tuple[Point, Record]], replace: AbstractSet[str] = frozenset()) -> None:
+        """Store a batch of finished points in one transaction; ids in `replace` (points stored before, such as
+        errors being retried by --resume) have their old rows replaced."""
+        if not batch:
+            return
+        ids = [p.id for p, _ in batch if p.id in replace]
+        points = [
+            (
+                sweep,
+                p.id,
+                p.variant.name,
+                json.dumps(p.scenario, sort_keys=True, default=str),
+                r.status,
+                r.error,
+                _utc(r.started_at),
+                _utc(r.finished_at),
+                r.elapsed_s,
+            )
+            for p, r in batch
+        ]
+        results = [(sweep, p.id, p.variant.name, *r.row) for p, r in batch if r.row is not None]
+        names = ", ".join(f'"{c.name}"' for c in COLUMNS)
+        marks = ", ".join("?" for _ in range(3 + len(COLUMNS)))
+        holes = ", ".join("?" for _ in ids)
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            if ids:
+                self.con.execute(f"DELETE FROM results WHERE sweep = ? AND id IN ({holes})", [sweep, *ids])
+                self.con.execute(f"DELETE FROM points WHERE sweep = ? AND id IN ({holes})", [sweep, *ids])
+            self.con.executemany("INSERT INTO points VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", points)
+            if results:
+                self.con.executemany(f"INSERT INTO results (sweep, id, what_if, {names}) VALUES ({marks})", results)
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+
+    # -- reading --------------------------------------------------------------------------------------------------
+    def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        cur = self.con.execute(sql, list(params))
+        names = [d[0] for d in cur.description or ()]
+        return [{n: _clean(v) for n, v in zip(names, row, strict=True)} for row in cur.fetchall()]
+
+    def counts(self, sweep: str) -> dict[str, Any]:
+        rows = self.query(
+            "SELECT count(*) AS points, count(*) FILTER (status = 'ok') AS ok, "
+            "count(*) FILTER (status = 'error') AS errors, sum(elapsed_s) AS cpu_s, "
+            "min(started_at) AS first_started, max(finished_at) AS last_finished FROM points WHERE sweep = ?",
+            [sweep],
+        )
+        declared = self.query("SELECT points, source FROM sweeps WHERE name = ?", [sweep])
+        out = {"sweep": sweep, **rows[0]}
+        out["declared_points"] = declared[0]["points"] if declared else None
+        out["source"] = declared[0]["source"] if declared else None
+        return out
+
+    def _kind(self, sweep: str) -> str:
+        rows = self.con.execute("SELECT any_value(kind) FROM results WHERE sweep = ?", [sweep]).fetchall()
+        return str(rows[0][0]) if rows and rows[0][0] in RANKS else "train"
+
+    def ranked(self, sweep: str, by: str = "time", limit: int = 10, what_if: str | None = None) -> list[dict[str, Any]]:
+        """The ok points of a sweep, best first by 'time' or 'cost' (points without the figure last)."""
+        metric = RANKS[self._kind(sweep)][by]
+        where = "r.sweep = ?" + (" AND r.what_if = ?" if what_if is not None else "")
+        params: list[Any] = [sweep, *([what_if] if what_if is not None else []), limit]
+        return self.query(
+            f"SELECT r.*, p.scenario, {metric} AS rank_value FROM results r JOIN points p USING (sweep, id) "
+            f"WHERE {where} ORDER BY rank_value ASC NULLS LAST, r.id LIMIT ?",
+            params,
+        )
+
+    def best_per_what_if(self, sweep: str) -> list[dict[str, Any]]:
+        """For each what-if (in first-seen order): its fastest and its cheapest ok point."""
+        order = self.con.execute(
+            "SELECT what_if FROM points WHERE sweep = ? GROUP BY what_if ORDER BY min(started_at)", [sweep]
+        ).fetchall()
+        out: list[dict[str, Any]] = []
+        for (what_if,) in order:
+            for by in ("time", "cost"):
+                rows = self.ranked(sweep, by, 1, str(what_if))
+                if rows:
+                    out.append({"what_if": what_if, "best_by": by, **rows[0]})
+        return out
+
+    def errors(self, sweep: str, limit: int = 5) -> list[dict[str, Any]]:
+        return self.query(
+            "SELECT error, count(*) AS points FROM points WHERE sweep = ? AND status = 'error' "
+            "GROUP BY error ORDER BY points DESC, error LIMIT ?",
+            [sweep, limit],
+        )
+
+    # -- lifetime -------------------------------------------------------------------------------------------------
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    return value

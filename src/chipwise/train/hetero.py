@@ -1,0 +1,241 @@
+"""Heterogeneous pipelines: the first stages on one chip type, the last on another, vectorised over plans.
+
+A plan puts pp_a stages of tensor-parallel size tp_a on part A and pp_b stages of size tp_b on part B, dp
+pipeline replicas, micro-batches of mb sequences. Layers are split in proportion to each part's speed,
+
+    L_a* = (L tau_b / pp_b + h_b) / (tau_a / pp_a + tau_b / pp_b)
+
+(tau = one layer's forward+backward time per micro-batch at that part's TP, h_b = the LM head on the last stage),
+rounded to the better of floor and ceil and clipped so every stage holds a layer and fits in memory. With stage
+times s_a = ceil(L_a/pp_a) tau_a and s_b = ceil(L_b/pp_b) tau_b + h_b, 1F1B runs at the slowest stage:
+
+    step = (m + pp_a + pp_b - 1) max(s_a, s_b) + 2 m x hand-off(A->B) + exposed DP + optimizer
+
+The hand-off of a micro-batch's activations (T x h, forward and its gradient backward) crosses the link joining
+the parts: the hybrid scale-up fabric when one domain holds both types (NVLink Fusion), else the scale-out
+network. Each part reduces its own gradients over its dp replicas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from chipwise.hardware.objects import System
+from chipwise.perf.device import Device, Topology, device_of, topology_of
+from chipwise.train.data_parallel import dp_time
+from chipwise.train.memory import layer_activation_elems, act_bytes
+from chipwise.train.plans import PlanArrays, divisors
+from chipwise.train.step import stage_costs
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.training import TrainingJob
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Chips of one type in a heterogeneous fleet."""
+
+    system: System
+    chips: int
+
+    @property
+    def dev(self) -> Device:
+        return device_of(self.system)
+
+    @property
+    def topo(self) -> Topology:
+        return topology_of(self.system)
+
+    @property
+    def ranks(self) -> int:
+        return self.chips * self.system.chip.cores_per_chip
+
+
+@dataclass(frozen=True)
+class HeteroPlans:
+    """Candidate heterogeneous plans, one element per plan."""
+
+    tp_a: IntArray
+    pp_a: IntArray
+    tp_b: IntArray
+    pp_b: IntArray
+    dp: IntArray
+    mb: IntArray
+    recompute: IntArray
+
+    def __len__(self) -> int:
+        return int(self.dp.shape[0])
+
+    def take(self, idx: IntArray) -> HeteroPlans:
+        return HeteroPlans(*(getattr(self, f)[idx] for f in self.__dataclass_fields__))
+
+    def plan(self, i: int, layers_a: int, layers_b: int, names: tuple[str, str]) -> dict[str, object]:
+        return {
+            "stages": [
+                {"hardware": names[0], "tp": int(self.tp_a[i]), "pp": int(self.pp_a[i]), "layers": layers_a},
+                {"hardware": names[1], "tp": int(self.tp_b[i]), "pp": int(self.pp_b[i]), "layers": layers_b},
+            ],
+            "dp": int(self.dp[i]),
+            "microbatch": int(self.mb[i]),
+            "recompute": ("none", "selective", "full")[int(self.recompute[i])],
+            "zero": 1,
+        }
+
+
+@dataclass(frozen=True)
+class HeteroResult:
+    plans: HeteroPlans
+    layers_a: IntArray
+    step_time: Array
+    tokens_per_s: Array
+    feasible: NDArray[np.bool_]
+    stage_a: Array
+    stage_b: Array
+    hand_off: Array
+    memory_a: Array
+    memory_b: Array
+    layer_a: Array  # one layer's forward + backward per micro-batch on each part
+    layer_b: Array
+
+
+def enumerate_hetero(model: ModelSpec, job: TrainingJob, a: Part, b: Part) -> HeteroPlans:
+    """Every plan with stages on both parts: TP within each part's scale-up domain, pp per part, shared dp."""
+    att = model.attention
+    layers = model.layers
+
+    def tps(part: Part) -> list[int]:
+        ok = [t for t in divisors(att.heads) if t <= part.topo.domain_ranks]
+        return [t for t in ok if att.kind == "mla" or att.kv_heads % t == 0 or t % att.kv_heads == 0]
+
+    pps = [p for p in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64) if p < layers]
+    dps = [d for d in divisors(job.global_batch) if d <= max(a.ranks, b.ranks)]
+    mbs = [m for m in (1, 2, 4, 8) if job.global_batch % m == 0]
+    mesh = np.meshgrid(
+        np.array(tps(a)), np.array(pps), np.array(tps(b)), np.array(pps), np.array(dps), np.array(mbs),
+        np.array([0, 1, 2]), indexing="ij",
+    )  # fmt: skip
+    tp_a, pp_a, tp_b, pp_b, dp, mb, rec = (x.ravel().astype(np.int64) for x in mesh)
+    ok = (dp * tp_a * pp_a <= a.ranks) & (dp * tp_b * pp_b <= b.ranks) & (pp_a + pp_b <= layers)
+    ok &= job.global_batch % (dp * mb) == 0
+    # keep plans that use most of the fleet; idling a part defeats the purpose of mixing
+    ok &= (dp * tp_a * pp_a >= 0.5 * a.ranks) & (dp * tp_b * pp_b >= 0.5 * b.ranks)
+    idx = np.flatnonzero(ok)
+    return HeteroPlans(tp_a[idx], pp_a[idx], tp_b[idx], pp_b[idx], dp[idx], mb[idx], rec[idx])
+
+
+def _plans_for(hp: HeteroPlans, tp: IntArray, pp: IntArray) -> PlanArrays:
+    one = np.ones_like(hp.dp)
+    return PlanArrays(
+        tp=tp, pp=pp, dp=hp.dp, cp=one, ep=one, vpp=one, mb=hp.mb, zero=one, recompute=hp.recompute,
+        sp=(tp > 1).astype(np.int64), hsdp=np.zeros_like(one),
+    )  # fmt: skip
+
+
+def _per_layer_memory(model: ModelSpec, job: TrainingJob, plans: PlanArrays) -> tuple[Array, Array]:
+    """(static bytes per layer per rank with ZeRO-1 over dp, activation bytes per layer per micro-batch)."""
+    per_layer_params = (model.params_total - model.embedding_params - model.lm_head_params) / model.layers
+    tp = plans.tp.astype(np.float64)
+    weight = 1.0 if job.precision in ("fp8", "int8", "fp4") else 2.0
+    static = per_layer_params / tp * (weight + 4.0 + 12.0 / plans.dp)
+    tokens = plans.mb.astype(np.float64) * job.seq_len
+    acts = np.zeros(len(plans))
+    for g in model.groups:
+        none, sel, full = layer_activation_elems(model, g, plans)
+        acts += g.count / model.layers * np.choose(plans.recompute, [none, sel, full])
+    return static, acts * tokens * act_bytes(job.precision)
+
+
+def hetero_step(
+    model: ModelSpec,
+    job: TrainingJob,
+    a: Part,
+    b: Part,
+    hp: HeteroPlans,
+    link_bandwidth: float,
+    link_latency: float,
+) -> HeteroResult:
+    """Price heterogeneous plans (part A holds the first stages, part B the last ones and the LM head)."""
+    pa, pb = _plans_for(hp, hp.tp_a, hp.pp_a), _plans_for(hp, hp.tp_b, hp.pp_b)
+    dev_a, dev_b = a.dev, b.dev
+    one = np.ones(len(hp))
+    cost_a = stage_costs(model, job, dev_a, a.topo, pa, one, head=0.0)
+    cost_b = stage_costs(model, job, dev_b, b.topo, pb, one, head=0.0)
+    head_b = stage_costs(model, job, dev_b, b.topo, pb, np.zeros(len(hp)), head=1.0)
+    tau_a = sum(cost_a.per_mb.values()) + dev_a.eff.layer_overhead_s
+    tau_b = sum(cost_b.per_mb.values()) + dev_b.eff.layer_overhead_s
+    h_b = sum(head_b.per_mb.values()) + dev_b.eff.microbatch_overhead_s
+    L = model.layers
+    ppa, ppb = hp.pp_a.astype(np.float64), hp.pp_b.astype(np.float64)
+    m = job.global_batch / (hp.dp * hp.mb).astype(np.float64)
+    stages = ppa + ppb
+    # memory: the first part holds min(m, P) micro-batches in flight, the last part min(m, pp_b)
+    static_a, act_a = _per_layer_memory(model, job, pa)
+    static_b, act_b = _per_layer_memory(model, job, pb)
+    per_layer_a = static_a + act_a * np.minimum(m, stages)
+    per_layer_b = static_b + act_b * np.minimum(m, ppb)
+    reserve_a = dev_a.eff.reserved_memory_bytes / dev_a.cores_per_chip
+    reserve_b = dev_b.eff.reserved_memory_bytes / dev_b.cores_per_chip
+    logits = hp.mb * job.seq_len * model.vocab / hp.tp_b * 6.0 + model.lm_head_params / hp.tp_b * 18.0
+    cap_a = np.floor((dev_a.hbm_capacity - reserve_a) / per_layer_a) * ppa
+    cap_b = np.floor((dev_b.hbm_capacity - reserve_b - logits) / per_layer_b) * ppb
+    # balance the layers between the parts, then clip to the memory and one-layer-per-stage bounds
+    ideal = (L * tau_b / ppb + h_b) / (tau_a / ppa + tau_b / ppb)
+    lo = np.maximum(ppa, L - cap_b)
+    hi = np.minimum(L - ppb, cap_a)
+    best_la = np.zeros(len(hp))
+    best_stage = np.full(len(hp), np.inf)
+    for cand in (np.floor(ideal), np.ceil(ideal), lo, hi):
+        la = np.clip(cand, lo, hi)
+        s = np.maximum(np.ceil(la / ppa) * tau_a, np.ceil((L - la) / ppb) * tau_b + h_b)
+        better = s < best_stage
+        best_la = np.where(better, la, best_la)
+        best_stage = np.where(better, s, best_stage)
+    feasible = (lo <= hi) & np.isfinite(best_stage)
+    la = np.where(feasible, best_la, ppa)
+    s_a = np.ceil(la / ppa) * tau_a
+    s_b = np.ceil((L - la) / ppb) * tau_b + h_b
+    tokens = hp.mb * job.seq_len
+    hand_off = 2.0 * (tokens * model.hidden * act_bytes(job.precision) / link_bandwidth + link_latency)
+    t_mb = np.maximum(s_a, s_b)
+    # data parallelism within each part, on its own stage parameters
+    dense_a = (model.dense_params - model.embedding_params - model.lm_head_params) / L * np.ceil(la / ppa) / hp.tp_a
+    dense_b = (
+        (model.dense_params - model.embedding_params - model.lm_head_params) / L * np.ceil((L - la) / ppb)
+        + model.lm_head_params
+    ) / hp.tp_b
+    zeros = np.zeros(len(hp))
+    layers_a = np.maximum(np.ceil(la / ppa), 1.0)
+    dp_a, opt_a = dp_time(dense_a, zeros, pa, a.topo, dev_a, m, cost_a.fwd * layers_a, cost_a.bwd * layers_a, t_mb,
+                          int(L), trainable=not job.lora)  # fmt: skip
+    dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd, cost_b.bwd, t_mb, int(L),
+                          trainable=not job.lora)  # fmt: skip
+    step = (
+        (m + stages - 1.0) * t_mb
+        + m * hand_off
+        + np.maximum(dp_a + opt_a, dp_b + opt_b)
+        + max(dev_a.eff.step_overhead_s, dev_b.eff.step_overhead_s)
+    )
+    tps = job.global_batch * job.seq_len / step
+    mem_a = static_a * np.ceil(la / ppa) + act_a * np.ceil(la / ppa) * np.minimum(m, stages) + reserve_a
+    mem_b = (
+        static_b * np.ceil((L - la) / ppb) + act_b * np.ceil((L - la) / ppb) * np.minimum(m, ppb) + reserve_b + logits
+    )
+    return HeteroResult(
+        plans=hp,
+        layers_a=la.astype(np.int64),
+        step_time=np.where(feasible, step, np.inf),
+        tokens_per_s=np.where(feasible, tps, 0.0),
+        feasible=feasible,
+        stage_a=s_a,
+        stage_b=s_b,
+        hand_off=hand_off,
+        memory_a=mem_a,
+        memory_b=mem_b,
+        layer_a=tau_a,
+        layer_b=tau_b,
+    )

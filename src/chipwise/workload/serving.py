@@ -1,0 +1,414 @@
+"""Serving workloads: the `kind: serve` scenario of DESIGN.md, request-length distributions, request traces and
+the ServingJob the serving model and simulator consume.
+
+Lengths are a fixed number, a distribution mapping ({dist: lognormal, mean: 512, std: 256, min: 1, max: 4096};
+dist is fixed, uniform, normal, lognormal or exponential), or a trace file (CSV or JSONL with an arrival time,
+input tokens and output tokens per request). The load is an open-loop arrival rate (Poisson, or bursty gamma
+arrivals with `burstiness` = coefficient of variation of the gaps), a closed loop of `concurrency` users, all
+requests at once (`offline: true`), or the trace's own arrival times.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from chipwise.errors import ChipwiseError
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.scenario import Count, IntCount, parse_count
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+DISTRIBUTIONS: tuple[str, ...] = ("fixed", "uniform", "normal", "lognormal", "exponential")
+TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "arrival": ("arrival_s", "arrival_time", "arrival", "timestamp", "time_s"),
+    "input": ("input_tokens", "input_len", "prompt_tokens", "input_length"),
+    "output": ("output_tokens", "output_len", "completion_tokens", "output_length"),
+}
+
+Fraction = Annotated[float, Field(ge=0.0, lt=1.0)]
+PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LengthSpec(_Strict):
+    """A request-length distribution (tokens)."""
+
+    dist: Literal["fixed", "uniform", "normal", "lognormal", "exponential"] = "fixed"
+    mean: PositiveFloat | None = None
+    std: Annotated[float, Field(ge=0)] = 0.0
+    min: IntCount = 1
+    max: IntCount | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> LengthSpec:
+        if self.dist == "uniform":
+            if self.max is None:
+                raise ValueError("a uniform length needs min and max")
+        elif self.mean is None:
+            raise ValueError(f"a {self.dist} length needs a mean")
+        if self.max is not None and self.max < self.min:
+            raise ValueError(f"length max {self.max} is below min {self.min}")
+        return self
+
+
+class SLO(_Strict):
+    """Latency targets in seconds; any subset."""
+
+    ttft_p50_s: PositiveFloat | None = None
+    ttft_p90_s: PositiveFloat | None = None
+    ttft_p99_s: PositiveFloat | None = None
+    tpot_p50_s: PositiveFloat | None = None
+    tpot_p90_s: PositiveFloat | None = None
+    tpot_p99_s: PositiveFloat | None = None
+    e2e_p50_s: PositiveFloat | None = None
+    e2e_p90_s: PositiveFloat | None = None
+    e2e_p99_s: PositiveFloat | None = None
+
+    def targets(self) -> dict[str, float]:
+        """{'ttft_p99': 2.0, ...} for the targets that are set."""
+        return {k.removesuffix("_s"): float(v) for k, v in self.model_dump().items() if v is not None}
+
+
+class PoolSpec(_Strict):
+    """One pool of a disaggregated deployment (prefill or decode)."""
+
+    hardware: str | None = None
+    replicas: IntCount | None = None
+    tp: IntCount | None = None
+    pp: IntCount | None = None
+    ep: IntCount | None = None
+    attention_dp: bool | None = None
+    max_batch: IntCount | None = None
+    max_tokens: IntCount | None = None
+
+
+class ServePlan(_Strict):
+    """A serving configuration; omitted knobs are searched (or take the engine's defaults)."""
+
+    tp: IntCount | None = None
+    pp: IntCount | None = None
+    ep: IntCount | None = None
+    attention_dp: bool | None = None
+    replicas: IntCount | None = None
+    max_batch: IntCount | None = None
+    max_tokens: IntCount | None = None
+    chunked_prefill: bool | None = None
+    disaggregated: bool = False
+    prefill: PoolSpec | None = None
+    decode: PoolSpec | None = None
+    router: Literal["round_robin", "least_loaded"] = "least_loaded"
+
+
+LengthField = int | LengthSpec | str
+
+
+class ServeScenario(_Strict):
+    """A serving deployment under load: DESIGN.md's scenario contract (kind: serve)."""
+
+    kind: Literal["serve"] = "serve"
+    model: str
+    hardware: str
+    chips: IntCount | None = None
+    precision: str = "bf16"
+    kv_precision: str | None = None
+    engine: str | None = None
+    input_tokens: Annotated[LengthField, BeforeValidator(lambda v: _length_value(v))] = 1024
+    output_tokens: Annotated[LengthField | None, BeforeValidator(lambda v: _length_value(v))] = None
+    trace: str | None = None
+    arrival_rate: PositiveFloat | None = None
+    concurrency: IntCount | None = None
+    offline: bool = False
+    burstiness: Annotated[float, Field(gt=0)] = 1.0
+    requests: IntCount | None = None
+    duration_s: Count | None = None
+    slo: SLO | None = None
+    plan: ServePlan | None = None
+    prefix_hit_rate: Fraction = 0.0
+    pricing: str = "on-demand"
+    region: str | None = None
+    provider: str | None = None
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _load(self) -> ServeScenario:
+        loads = [self.arrival_rate is not None, self.concurrency is not None, self.offline]
+        if sum(loads) > 1:
+            raise ValueError("give one of arrival_rate, concurrency or offline: true")
+        if sum(loads) == 0 and self.trace_path() is None:
+            raise ValueError("give a load: arrival_rate (requests/s), concurrency (users) or offline: true")
+        if self.requests is not None and self.duration_s is not None:
+            raise ValueError("give requests or duration_s, not both")
+        if isinstance(self.input_tokens, int) and self.input_tokens <= 0:
+            raise ValueError(f"input_tokens must be positive, got {self.input_tokens}")
+        if isinstance(self.output_tokens, int) and self.output_tokens <= 0:
+            raise ValueError(f"output_tokens must be positive, got {self.output_tokens}")
+        if self.output_tokens is None and self.trace_path() is None:
+            raise ValueError("give output_tokens (a number or a distribution)")
+        return self
+
+    def trace_path(self) -> str | None:
+        if self.trace is not None:
+            return self.trace
+        if isinstance(self.input_tokens, str):
+            return self.input_tokens
+        return None
+
+
+def _length_value(v: Any) -> Any:
+    """Counts with suffixes ('2k') become numbers; a string that is not a count stays a trace path."""
+    if isinstance(v, str):
+        parsed = parse_count(v)
+        if isinstance(parsed, float):
+            return int(round(parsed))
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
+# --------------------------------------------------------------------------------------------------
+# Length distributions
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """Tokens per request: fixed, uniform[low, high], normal, lognormal (mean, std) or exponential (mean),
+    clipped to [low, high]."""
+
+    kind: str
+    mean: float
+    std: float = 0.0
+    low: int = 1
+    high: int | None = None
+
+    @classmethod
+    def fixed(cls, n: int) -> LengthDist:
+        return cls("fixed", float(n), 0.0, int(n), int(n))
+
+    @classmethod
+    def of(cls, spec: int | LengthSpec) -> LengthDist:
+        if isinstance(spec, int):
+            return cls.fixed(spec)
+        if spec.dist == "uniform":
+            assert spec.max is not None
+            return cls("uniform", (spec.min + spec.max) / 2.0, 0.0, spec.min, spec.max)
+        assert spec.mean is not None
+        return cls(spec.dist, float(spec.mean), float(spec.std), spec.min, spec.max)
+
+    def sample(self, n: int, rng: np.random.Generator) -> IntArray:
+        if self.kind == "fixed":
+            return np.full(n, max(1, round(self.mean)), dtype=np.int64)
+        if self.kind == "uniform":
+            return rng.integers(self.low, (self.high or self.low) + 1, size=n).astype(np.int64)
+        if self.kind == "normal":
+            x = rng.normal(self.mean, self.std, size=n)
+        elif self.kind == "lognormal":
+            sigma2 = math.log1p((self.std / self.mean) ** 2) if self.mean > 0 else 0.0
+            x = rng.lognormal(math.log(self.mean) - sigma2 / 2.0, math.sqrt(sigma2), size=n)
+        else:
+            x = rng.exponential(self.mean, size=n)
+        hi = self.high if self.high is not None else np.iinfo(np.int64).max
+        return np.clip(np.rint(x), max(1, self.low), hi).astype(np.int64)
+
+    @property
+    def maximum(self) -> int:
+        """The longest length the distribution yields (a high quantile when unbounded)."""
+        if self.high is not None:
+            return int(self.high)
+        if self.kind == "fixed":
+            return max(1, round(self.mean))
+        if self.kind == "exponential":
+            return max(1, round(self.mean * 7.0))
+        return max(1, round(self.mean + 4.0 * self.std))
+
+
+# --------------------------------------------------------------------------------------------------
+# Traces
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Requests of a trace file: arrival times (s, from the first arrival), input and output tokens."""
+
+    arrival: FloatArray
+    input: IntArray
+    output: IntArray
+    path: str
+
+
+def _column(header: list[str], role: str, path: str) -> str:
+    for name in TRACE_COLUMNS[role]:
+        if name in header:
+            return name
+    raise ChipwiseError(
+        f"trace '{path}' has no {role} column (one of {', '.join(TRACE_COLUMNS[role])}). Fix: add that column."
+    )
+
+
+def read_trace(path: str) -> Trace:
+    """Read a CSV or JSONL trace; a missing column or a bad value is a one-line error."""
+    p = Path(path)
+    if not p.exists():
+        raise ChipwiseError(f"trace file '{path}' does not exist. Fix: check the path.")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ChipwiseError(f"cannot read trace '{path}': {exc.strerror}. Fix: check the path.") from None
+    rows: list[dict[str, Any]]
+    if p.suffix.lower() in (".jsonl", ".json", ".ndjson"):
+        rows = []
+        for i, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError:
+                raise ChipwiseError(f"trace '{path}' line {i} is not JSON. Fix: one JSON object per line.") from None
+            if not isinstance(obj, dict):
+                raise ChipwiseError(f"trace '{path}' line {i} is not a JSON object. Fix: one object per line.")
+            rows.append(obj)
+    else:
+        rows = list(csv.DictReader(text.splitlines()))
+    if not rows:
+        raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
+    header = list(rows[0].keys())
+    cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
+    values: dict[str, list[float]] = {role: [] for role in cols}
+    for i, row in enumerate(rows, start=1):
+        for role, col in cols.items():
+            raw = row.get(col)
+            try:
+                v = float(raw)  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                raise ChipwiseError(
+                    f"trace '{path}' row {i}: {col} '{raw}' is not a number. Fix: correct that value."
+                ) from None
+            if not math.isfinite(v) or v < 0 or (role != "arrival" and v < 1):
+                raise ChipwiseError(f"trace '{path}' row {i}: {col} {raw} is out of range. Fix: correct that value.")
+            values[role].append(v)
+    arrival = np.asarray(values["arrival"], dtype=np.float64)
+    order = np.argsort(arrival, kind="stable")
+    arrival = arrival[order] - arrival[order][0]
+    return Trace(
+        arrival=arrival,
+        input=np.rint(np.asarray(values["input"])[order]).astype(np.int64),
+        output=np.rint(np.asarray(values["output"])[order]).astype(np.int64),
+        path=path,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# The job
+# --------------------------------------------------------------------------------------------------
+
+LoadKind = Literal["rate", "closed", "offline", "trace"]
+
+
+@dataclass(frozen=True)
+class Load:
+    """How requests arrive: 'rate' (open loop, Poisson or gamma), 'closed' (concurrency users with no think
+    time), 'offline' (all at t=0) or 'trace' (the trace's arrival times)."""
+
+    kind: LoadKind
+    rate: float = 0.0
+    concurrency: int = 0
+    burstiness: float = 1.0
+
+    def label(self) -> str:
+        if self.kind == "rate":
+            return f"{self.rate:g} req/s" + (f" (burstiness {self.burstiness:g})" if self.burstiness != 1.0 else "")
+        if self.kind == "closed":
+            return f"{self.concurrency} concurrent users"
+        return "offline (all requests at once)" if self.kind == "offline" else "trace arrivals"
+
+
+@dataclass(frozen=True)
+class ServingJob:
+    """What to serve: the model, request lengths, the load, how many requests, and the prefix-cache hit rate."""
+
+    model: ModelSpec
+    input: LengthDist
+    output: LengthDist
+    load: Load
+    requests: int
+    duration_s: float | None = None
+    prefix_hit_rate: float = 0.0
+    trace: Trace | None = field(default=None, repr=False)
+
+    @property
+    def mean_input(self) -> float:
+        return float(np.mean(self.trace.input)) if self.trace is not None else self.input.mean
+
+    @property
+    def mean_output(self) -> float:
+        return float(np.mean(self.trace.output)) if self.trace is not None else self.output.mean
+
+    @property
+    def max_input(self) -> int:
+        return int(self.trace.input.max()) if self.trace is not None else self.input.maximum
+
+    @property
+    def max_output(self) -> int:
+        return int(self.trace.output.max()) if self.trace is not None else self.output.maximum
+
+    def lengths(self, n: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
+        """Input and output lengths of n requests (the trace's, cycled, when there is one)."""
+        if self.trace is not None:
+            idx = np.arange(n) % self.trace.input.size
+            return self.trace.input[idx], self.trace.output[idx]
+        return self.input.sample(n, rng), self.output.sample(n, rng)
+
+
+DEFAULT_REQUESTS = 2000
+
+
+def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
+    """The ServingJob of a scenario (reads its trace file, if any)."""
+    trace = read_trace(p) if (p := sc.trace_path()) is not None else None
+    if trace is not None:
+        inp = LengthDist("fixed", float(np.mean(trace.input)), 0.0, int(trace.input.min()), int(trace.input.max()))
+        out = LengthDist("fixed", float(np.mean(trace.output)), 0.0, int(trace.output.min()), int(trace.output.max()))
+    else:
+        assert not isinstance(sc.input_tokens, str) and sc.output_tokens is not None
+        assert not isinstance(sc.output_tokens, str)
+        inp, out = LengthDist.of(sc.input_tokens), LengthDist.of(sc.output_tokens)
+    if sc.arrival_rate is not None:
+        load = Load("rate", rate=float(sc.arrival_rate), burstiness=sc.burstiness)
+    elif sc.concurrency is not None:
+        load = Load("closed", concurrency=int(sc.concurrency))
+    elif sc.offline:
+        load = Load("offline")
+    else:
+        load = Load("trace")
+    if sc.requests is not None:
+        n = int(sc.requests)
+    elif sc.duration_s is not None and load.kind == "rate":
+        n = max(1, round(load.rate * float(sc.duration_s)))
+    elif trace is not None:
+        n = int(trace.input.size)
+    else:
+        n = DEFAULT_REQUESTS
+    return ServingJob(
+        model=model,
+        input=inp,
+        output=out,
+        load=load,
+        requests=n,
+        duration_s=float(sc.duration_s) if sc.duration_s is not None else None,
+        prefix_hit_rate=float(sc.prefix_hit_rate),
+        trace=trace,
+    )

@@ -1,0 +1,91 @@
+"""Cloud prices by mode, derived commitment prices, managed markups, sites (PUE, grid, electricity), power."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.economics.energy import carbon_kg, energy_j, site_for
+from chipwise.economics.power import power_model
+from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_per_chip_hour
+from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.hardware import Hardware
+
+
+def test_modes_include_owned() -> None:
+    assert set(MODES) == {"on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot", "owned"}
+    with pytest.raises(ChipwiseError, match="unknown pricing mode"):
+        check_mode("cheap")
+
+
+def test_system_price_per_chip(catalog: Catalog, hw: Hardware) -> None:
+    q = price_per_chip_hour(catalog, hw.system("h100-sxm"))
+    assert q is not None and q.provider == "aws" and q.basis == "system"
+    assert q.usd_per_chip_hour == pytest.approx(55.04 / 8)
+
+
+def test_catalog_mode_price_beats_derived(catalog: Catalog, hw: Hardware) -> None:
+    cb = price_per_chip_hour(catalog, hw.system("h100-sxm"), "capacity-block")
+    assert cb is not None and not cb.derived_from_mode and cb.usd_per_chip_hour == pytest.approx(41.528 / 8)
+
+
+def test_missing_mode_is_derived_from_on_demand(catalog: Catalog, hw: Hardware) -> None:
+    od = price_per_chip_hour(catalog, hw.system("b200"))
+    r3 = price_per_chip_hour(catalog, hw.system("b200"), "reserved-3y")
+    assert od is not None and r3 is not None
+    assert r3.derived_from_mode == "on-demand" and r3.status == "estimate"
+    assert r3.usd_per_chip_hour == pytest.approx(od.usd_per_chip_hour * 0.45)
+    assert "pricing_mode_ratio.reserved-3y" in r3.derivation
+
+
+def test_managed_markup(catalog: Catalog, hw: Hardware) -> None:
+    plain = price_per_chip_hour(catalog, hw.system("h100-sxm"))
+    managed = price_per_chip_hour(catalog, hw.system("h100-sxm"), managed="sagemaker")
+    assert plain is not None and managed is not None
+    assert managed.usd_per_chip_hour == pytest.approx(plain.usd_per_chip_hour * 1.15)
+    with pytest.raises(UnknownNameError, match="Did you mean"):
+        price_per_chip_hour(catalog, hw.system("h100-sxm"), managed="sagemakr")
+
+
+def test_as_of_date_and_region_preference(catalog: Catalog, hw: Hardware) -> None:
+    old = price_per_chip_hour(catalog, hw.system("h100-sxm"), as_of="2025-12")
+    assert old is not None and old.usd_per_chip_hour == pytest.approx(98.32 / 8)
+    far = price_per_chip_hour(catalog, hw.system("h100-sxm"), region="eu-west-1")
+    assert far is not None and not far.region_matched and "region_note" in far.record()
+
+
+def test_latest_quotes_are_newest_per_provider(catalog: Catalog) -> None:
+    quotes = latest_quotes(catalog, "h100-sxm")
+    aws = [q for q in quotes if q[0] == "aws"]
+    assert len(aws) == 1 and aws[0][2] == pytest.approx(6.88)
+    assert [q[2] for q in quotes] == sorted(q[2] for q in quotes)
+
+
+def test_site_defaults_and_validation(catalog: Catalog, hw: Hardware) -> None:
+    aws = site_for(catalog, hw.system("h100-sxm"))
+    assert aws.region == "us-east-1" and aws.pue.value == pytest.approx(1.15)
+    gcp = site_for(catalog, hw.system("tpu-v6e"))
+    assert gcp.pue.key.endswith("google-us-central1")  # Google's per-region PUE
+    owned = site_for(catalog, hw.system("h100-sxm"), owned=True)
+    assert owned.region == "country-usa" and owned.pue_key == "colocation" and owned.electricity is not None
+    assert site_for(catalog, hw.system("h100-sxm"), pue=1.3).pue.value == 1.3
+    with pytest.raises(UnknownNameError, match=r"Did you mean .*'us-east-1'"):
+        site_for(catalog, hw.system("h100-sxm"), "us-east-l")
+    with pytest.raises(ChipwiseError, match="below 1"):
+        site_for(catalog, hw.system("h100-sxm"), pue=0.95)
+
+
+def test_energy_and_carbon_formulas(catalog: Catalog, hw: Hardware) -> None:
+    s = hw.system("h100-sxm")
+    p = power_model(catalog, s, scaleout=True)
+    assert p.host_w == pytest.approx(10_200 / 8 - 700)
+    assert p.busy_w == pytest.approx(0.8 * 1275 + 100)
+    assert p.idle_w < p.busy_w < p.rated_w
+    assert power_model(catalog, s, scaleout=False).network_w == 0
+    site = site_for(catalog, s)
+    e = energy_j(p.busy_w, 1024, 3600.0, site.pue.value)
+    assert e == pytest.approx(1120 * 1024 * 3600 * 1.15)
+    assert carbon_kg(e, site) == pytest.approx(e / 3.6e6 * 0.379)
+    arr = energy_j(np.array([p.idle_w, p.busy_w]), np.array([8, 16]), 10.0, 1.2)
+    assert arr.shape == (2,) and arr[1] > arr[0]

@@ -1,0 +1,106 @@
+"""Owned-fleet TCO: the hand-computed H100 case, break-even utilisation, overrides and bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.economics.tco import owned_tco
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import Hardware
+from chipwise.interfaces.cli.app import run
+
+HOURS_PER_YEAR = 365.25 * 24
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12
+
+
+def test_h100_tco_by_hand(catalog: Catalog, hw: Hardware) -> None:
+    """One H100 of a p5-class 8-GPU server, owned, in a US colocation facility, used every hour.
+
+    capex    = 27,500 chip + 4,000 server + 0 scale-up (NVSwitch on the board) + 6,600 fabric + 3,700 storage
+    power    = 10,200 W / 8 = 1,275 W per GPU with host; busy 0.8 x 1,275 + 100 W network = 1,120 W;
+               rated 1,275 + 100 = 1,375 W
+    $/h      = 41,800 / (5 x 8,766) + 0.04 x 41,800 / 8,766 + 184.06 x 1.375 / 730.5 + 1.120 x 1.42 x 0.0862
+    """
+    t = owned_tco(catalog, hw.system("h100-sxm"))
+    capex = 27_500 + 4_000 + 0 + 6_600 + 3_700
+    depreciation = capex / (5 * HOURS_PER_YEAR)
+    operations = 0.04 * capex / HOURS_PER_YEAR
+    colocation = 184.06 * 1.375 / HOURS_PER_MONTH
+    energy = 1.120 * 1.42 * 0.0862
+    assert t.capex_usd == capex
+    terms = t.breakdown_per_chip_hour()
+    assert terms["depreciation"] == pytest.approx(depreciation, rel=1e-9)  # 0.9537
+    assert terms["operations"] == pytest.approx(operations, rel=1e-9)  # 0.1907
+    assert terms["colocation"] == pytest.approx(colocation, rel=1e-9)  # 0.3465
+    assert terms["energy"] == pytest.approx(energy, rel=1e-9)  # 0.1371
+    assert t.usd_per_chip_hour == pytest.approx(1.62797, rel=1e-5)
+    assert sum(terms.values()) == pytest.approx(t.usd_per_chip_hour, rel=1e-12)
+
+
+def test_utilisation_and_break_even(catalog: Catalog, hw: Hardware) -> None:
+    t = owned_tco(catalog, hw.system("h100-sxm"))
+    half = owned_tco(catalog, hw.system("h100-sxm"), utilisation=0.5)
+    # fixed costs per used hour double; energy per used hour is busy + idle share
+    assert half.usd_per_chip_hour > 1.9 * (t.usd_per_chip_hour - t.breakdown_per_chip_hour()["energy"])
+    u = t.break_even_utilisation(6.88)  # AWS p5 on-demand per GPU-hour
+    assert u is not None and 0.2 < u < 0.25
+    assert float(t.usd_per_used_chip_hour(u)) == pytest.approx(6.88, rel=1e-9)
+    assert t.break_even_utilisation(1.0) is None  # renting at $1/h always wins
+
+
+def test_overrides_and_facility(catalog: Catalog, hw: Hardware) -> None:
+    base = owned_tco(catalog, hw.system("h100-sxm"))
+    cheap = owned_tco(catalog, hw.system("h100-sxm"), overrides={"chip_price_usd": 17_500})
+    assert base.usd_per_chip_hour - cheap.usd_per_chip_hour == pytest.approx(
+        10_000 * (1 / (5 * HOURS_PER_YEAR) + 0.04 / HOURS_PER_YEAR), rel=1e-9
+    )
+    built = owned_tco(catalog, hw.system("h100-sxm"), facility="owned")
+    assert "facility" in built.breakdown_per_chip_hour() and "colocation" not in built.breakdown_per_chip_hour()
+    rack = owned_tco(catalog, hw.system("gb200"))
+    assert rack.inputs.capex["scaleup_network"].value > 0  # NVL72 switch trays are extra capex
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"utilisation": -0.5}, "utilisation"),
+        ({"utilisation": 1.5}, "utilisation"),
+        ({"pue": 0.9}, "PUE"),
+        ({"region": "us-eest-1"}, "Did you mean"),
+        ({"facility": "garage"}, "facility"),
+        ({"overrides": {"chip_price": 1.0}}, "unknown TCO input"),
+    ],
+)
+def test_bad_inputs(catalog: Catalog, hw: Hardware, kwargs: dict, needle: str) -> None:
+    with pytest.raises(ChipwiseError, match=needle):
+        owned_tco(catalog, hw.system("h100-sxm"), **kwargs)
+
+
+def test_tco_json_has_every_term_and_source(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["tco", "h100-sxm", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["usd_per_chip_hour"] == pytest.approx(1.628, abs=1e-3)
+    assert set(data["terms_usd_per_chip_hour"]) == {"depreciation", "operations", "colocation", "energy"}
+    for name, f in data["inputs"].items():
+        assert f["status"], name
+        assert f["source"] or f.get("derivation"), name
+    assert any(q["provider"] == "aws" and q["break_even_utilisation"] for q in data["break_even"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["tco", "h100-sxm", "--utilisation", "-0.5"], "utilisation"),
+        (["tco", "h100-sxm", "--pue", "0.9"], "PUE"),
+        (["tco", "h100-sxm", "--region", "mars-1"], "unknown region"),
+        (["tco", "h100-sxm", "--compare", "cheap"], "unknown pricing mode"),
+        (["tco", "trn4"], "no unit price"),
+    ],
+)
+def test_tco_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    assert run(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err

@@ -1,0 +1,222 @@
+"""Plots: the Pareto front, files of each type with the expected content, tolerant serving plots, bad paths."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces import plots
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+DAY = 86400.0
+
+
+def _row(hw: str, days: float, musd: float, projected: bool = False, **extra: Any) -> dict[str, Any]:
+    return {
+        "hardware": hw,
+        "system": f"{hw}-system",
+        "plan": {"tp": 4, "pp": 1, "dp": 16, "cp": 1, "ep": 1, "vpp": 1, "microbatch": 1, "zero": 1},
+        "plan_rank": 1,
+        "time_to_train_s": days * DAY,
+        "cost_usd": musd * 1e6,
+        "tokens_per_s": 1e12 / (days * DAY),
+        "usd_per_million_tokens": musd,
+        "mfu": 0.4,
+        "projected": projected,
+        **extra,
+    }
+
+
+@pytest.fixture
+def report() -> dict[str, Any]:
+    """Hand-made: fast-a and cheap-b and proj-e on the front; slow-c and pricey-d dominated; nan-f has no price."""
+    return {
+        "kind": "plan-train",
+        "model": "toy-70b",
+        "chips": 4096,
+        "tokens": 15e12,
+        "precision": "bf16",
+        "objective": "time",
+        "pricing": "on-demand",
+        "results": [
+            _row("fast-a", 10, 30),
+            _row("cheap-b", 40, 8),
+            _row("slow-c", 50, 20),
+            _row("pricey-d", 12, 40),
+            _row("proj-e", 20, 12, projected=True),
+            _row("nan-f", 15, math.nan),
+        ],
+        "skipped": [{"hardware": "tiny-g", "system": "tiny-g", "reason": "does not fit"}],
+    }
+
+
+def _prediction() -> dict[str, Any]:
+    return {
+        "kind": "train",
+        "model": "toy-70b",
+        "hardware": "chip-x",
+        "system": "chip-x-8",
+        "chips": 1024,
+        "precision": "bf16",
+        "plan": {"tp": 8, "pp": 2, "dp": 64, "cp": 1, "ep": 1, "vpp": 1, "microbatch": 1, "zero": 1},
+        "step_time_s": 1.5,
+        "breakdown": {"compute": 1.0, "attention": 0.2, "tp_comm": 0.2, "bubble": 0.1, "dp_comm": 0.0},
+        "memory_per_chip_gib": 50.0,
+        "memory_capacity_gib": 80.0,
+        "memory_breakdown_gib": {"weights": 10.0, "optimizer": 15.0, "activations": 25.0, "logits": 0.0},
+        "projected": False,
+    }
+
+
+def test_pareto_front_drops_dominated_points() -> None:
+    xs = [10, 40, 50, 12, 20, 10, math.nan]
+    ys = [30, 8, 20, 40, 12, 30, 1]
+    front = plots.pareto_front(xs, ys)
+    assert sorted(front) == [0, 1, 4, 5]  # identical points 0 and 5 both stay; NaN never on the front
+    assert 2 not in front and 3 not in front
+    assert plots.pareto_front([], []) == []
+    assert plots.pareto_front([1.0, 1.0], [2.0, 3.0]) == [0]  # same time, dearer: dominated
+
+
+def test_training_points_and_front_on_a_hand_made_report(report: dict[str, Any]) -> None:
+    points, missing = plots.training_points(report)
+    assert missing == ["nan-f"]
+    front = {points[k].label for k in plots.pareto_front([p.days for p in points], [p.musd for p in points])}
+    assert front == {"fast-a", "cheap-b", "proj-e (projected)"}
+    by_label = {p.label: p for p in points}
+    assert by_label["cheap-b"].days == pytest.approx(40) and by_label["cheap-b"].musd == pytest.approx(8)
+
+
+def test_without_tokens_the_axes_are_per_trillion_tokens(report: dict[str, Any]) -> None:
+    report["tokens"] = None
+    points, _ = plots.training_points(report)
+    assert points[0].days == pytest.approx(10) and points[0].musd == pytest.approx(30)
+
+
+def test_expected_figures_are_used_when_present(report: dict[str, Any], tmp_path: Path) -> None:
+    report["results"][0].update(expected_time_to_train_s=11 * DAY, expected_cost_usd=33e6, goodput=0.9)
+    points, _ = plots.training_points(report)
+    assert points[0].days == pytest.approx(11) and points[0].musd == pytest.approx(33)
+    assert points[1].days == pytest.approx(40)  # no expected figures: the ideal ones
+    svg = plots.pareto_training(report, tmp_path / "e.svg").read_text()
+    assert "expected time to train (days)" in svg and "goodput-adjusted" in svg
+
+
+def test_pareto_png_svg_html(report: dict[str, Any], tmp_path: Path) -> None:
+    png = plots.pareto_training(report, tmp_path / "p.png")
+    assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 10_000
+    svg = (plots.pareto_training(report, tmp_path / "p.svg")).read_text()
+    assert "<svg" in svg and "fast-a" in svg and "proj-e (projected)" in svg and "toy-70b" in svg
+    assert "Not plotted (no price or no finite figure): nan-f" in svg
+    html = plots.pareto_training(report, tmp_path / "p.HTML").read_text()
+    for name in ("fast-a", "cheap-b", "slow-c", "pricey-d", "proj-e (projected)", "Pareto front"):
+        assert name in html
+    assert re.search(r"<script[^>]*\bsrc=", html) is None  # plotly.js is inline, no CDN: works offline
+    assert "toy-70b on 4,096 chips" in html
+
+
+def test_breakdown_and_memory_plots(tmp_path: Path) -> None:
+    pred = _prediction()
+    svg = plots.breakdown_training(pred, tmp_path / "b.svg").read_text()
+    assert "matmul compute" in svg and "pipeline bubble" in svg and "HBM capacity 80 GiB" in svg
+    assert "DP communication" not in svg  # zero components are left out
+    assert plots.breakdown_training(pred, tmp_path / "b.png").read_bytes().startswith(PNG_MAGIC)
+    html = plots.memory_training(pred, tmp_path / "m.html").read_text()
+    assert "activations" in html and "optimizer" in html
+    with pytest.raises(ChipwiseError, match="no step-time breakdown"):
+        plots.breakdown_training({**pred, "breakdown": {}}, tmp_path / "x.png")
+
+
+def _serve_report() -> dict[str, Any]:
+    return {
+        "kind": "plan-serve",
+        "model": "toy-70b",
+        "results": [
+            {
+                "hardware": "gpu-a",
+                "ttft_s": {"p50": 0.3, "p90": 0.5, "p99": 0.9},
+                "tpot_s": {"p50": 0.02, "p90": 0.03, "p99": 0.05},
+                "output_tokens_per_s_per_chip": 900.0,
+                "cost_usd_per_mtok": 1.2,
+                "pareto": [
+                    {"tpot_s": {"p50": 0.01}, "output_tokens_per_s_per_chip": 300.0, "cost_usd_per_mtok": 3.0},
+                    {"tpot_s": {"p50": 0.04}, "output_tokens_per_s_per_chip": 1500.0, "cost_usd_per_mtok": 0.8},
+                ],
+            },
+            # no pareto list, latency as a plain number, throughput for the whole fleet
+            {"hardware": "npu-b", "projected": True, "tpot_s": 0.03, "output_tokens_per_s": 4000.0, "chips": 8},
+            {"hardware": "broken-c"},  # nothing to plot: skipped
+        ],
+    }
+
+
+def test_serving_plots_draw_what_is_there(tmp_path: Path) -> None:
+    html = plots.serving_throughput_latency(_serve_report(), tmp_path / "s.html").read_text()
+    assert "gpu-a" in html and "npu-b (projected)" in html and "broken-c" not in html
+    assert "time to first token" in html  # gpu-a has TTFT, so the second panel is drawn
+    svg = plots.serving_cost_latency(_serve_report(), tmp_path / "c.svg", percentile="p99").read_text()
+    assert "gpu-a" in svg and "npu-b" not in svg  # npu-b has no $/Mtok
+    assert plots.plot(_serve_report(), tmp_path / "d.png").read_bytes().startswith(PNG_MAGIC)
+    single = dict(_serve_report()["results"][0], kind="serve")
+    assert plots.serving_throughput_latency(single, tmp_path / "one.png").stat().st_size > 0
+
+
+def test_serving_plot_with_nothing_to_draw_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ChipwiseError, match=r"^the serving result has no points .* Fix: ") as err:
+        plots.serving_cost_latency({"results": [{"hardware": "x"}]}, tmp_path / "x.png")
+    assert "\n" not in str(err.value)
+
+
+def test_latency_accepts_numbers_and_percentiles() -> None:
+    assert plots.latency(0.5) == 0.5
+    assert plots.latency({"p50": 1.0, "p99": 3.0}, "p99") == 3.0
+    assert plots.latency({"p90": 2.0}, "p99") == 2.0
+    assert math.isnan(plots.latency(None))
+
+
+@pytest.mark.parametrize("name", ["plot.pdf", "plot", "plot.jpeg"])
+def test_bad_suffix_is_a_one_line_error(report: dict[str, Any], tmp_path: Path, name: str) -> None:
+    with pytest.raises(ChipwiseError, match=r"Fix: use \.png, \.svg or \.html\.$") as err:
+        plots.pareto_training(report, tmp_path / name)
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / name).exists()
+
+
+def test_missing_folder_and_unknown_kind(report: dict[str, Any], tmp_path: Path) -> None:
+    with pytest.raises(ChipwiseError, match="does not exist"):
+        plots.pareto_training(report, tmp_path / "nope" / "p.png")
+    with pytest.raises(ChipwiseError, match="no plot for a result of kind 'weird'"):
+        plots.plot({"kind": "weird"}, tmp_path / "p.png")
+    report["results"] = [_row("nan-f", 15, math.nan)]
+    with pytest.raises(ChipwiseError, match="no priced result"):
+        plots.pareto_training(report, tmp_path / "p.png")
+
+
+def test_cli_plan_train_and_predict_write_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chipwise.__main__ import _register
+    from chipwise.interfaces.cli.app import run
+
+    _register()
+    small = ["plan", "train", "--model", "llama-3.1-8b", "--chips", "64", "--hardware", "h100-sxm,trn2"]
+    out = tmp_path / "pareto.html"
+    assert run([*small, "--tokens", "1T", "--json", "--plot", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["kind"] == "plan-train"  # stdout stays pure JSON
+    assert f"plot: wrote {out}" in captured.err
+    assert "h100-sxm" in out.read_text() and "trn2" in out.read_text()
+
+    scenario = '{"kind": "train", "model": "llama-2-7b", "hardware": "h100-sxm", "chips": 8}'
+    png = tmp_path / "breakdown.png"
+    assert run(["predict", scenario, "--plot", str(png)]) == 0
+    assert png.read_bytes().startswith(PNG_MAGIC)
+    capsys.readouterr()
+
+    assert run([*small, "--plot", str(tmp_path / "pareto.pdf")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Fix: use .png, .svg or .html" in err[0]

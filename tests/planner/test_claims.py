@@ -1,0 +1,70 @@
+"""`chipwise claims`: all seven claims, each check with numbers and one of the four verdicts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.interfaces.cli.app import run
+from chipwise.planner.claims import VERDICTS, check_claims
+
+
+@pytest.fixture(scope="module")
+def report(catalog: Catalog) -> dict[str, Any]:
+    return check_claims(catalog)
+
+
+def test_seven_claims_with_verdicts(report: dict[str, Any]) -> None:
+    assert [c["claim"] for c in report["claims"]] == [1, 2, 3, 4, 5, 6, 7]
+    for c in report["claims"]:
+        assert c["made"] and c["workload"] and c["checks"]
+        assert c["verdict"] in VERDICTS
+        for k in c["checks"]:
+            assert k["verdict"] in VERDICTS, k
+            assert k["computed"], k
+            if k["verdict"] == "cannot be checked":
+                assert k["why"], k
+
+
+def _check(report: dict[str, Any], cid: str) -> dict[str, Any]:
+    return next(k for c in report["claims"] for k in c["checks"] if k["id"] == cid)
+
+
+def test_spec_ratios(report: dict[str, Any]) -> None:
+    a = _check(report, "1a")["numbers"]
+    assert a["peak_fp8_ratio"] == pytest.approx(144 * 2517 / (64 * 1299))  # 4.36x
+    c = _check(report, "1c")["numbers"]
+    assert c["capacity_ratio"] == pytest.approx(144 * 144 / (64 * 96))  # 3.375x, not 4x
+    assert _check(report, "1c")["verdict"] == "does not hold on this workload"
+    assert _check(report, "5a")["verdict"] == "holds only at peak specs"  # 4 PF is the sparse figure
+    assert _check(report, "4a")["verdict"] == "cannot be checked"  # Trn4 figures are the claim itself
+    assert _check(report, "1d")["verdict"] == "cannot be checked"  # Trainium power is not published
+
+
+def test_claims_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["claims", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["claims"]) == 7
+
+
+def test_claim7_uses_the_serving_model_when_present(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Against the documented interface predict_serving(catalog, scenario) -> ttft_s/tpot_s/cost_usd_per_mtok."""
+    import sys
+    import types
+
+    fake = types.ModuleType("chipwise.planner.serving")
+
+    def predict_serving(cat: Catalog, sc: Any) -> dict[str, Any]:
+        slow = 1.0 if sc.hardware == "h100-sxm" else 2.0
+        return {"ttft_s": {"p50": 0.2 * slow}, "tpot_s": {"p50": 0.03 * slow}, "cost_usd_per_mtok": 1.5 * slow}
+
+    fake.predict_serving = predict_serving  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "chipwise.planner.serving", fake)
+    from chipwise.planner.claims import _claim7, _Runs
+
+    claim = _claim7(_Runs(catalog))
+    (check,) = claim.checks
+    assert check.verdict == "holds" and "trn2" in check.numbers and "TTFT" in check.computed

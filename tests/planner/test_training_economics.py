@@ -1,0 +1,112 @@
+"""Training predictions carry ideal and expected (goodput-adjusted) time, cost, energy and carbon; the fleet
+ranking follows the objective; the million-chip plan answers quickly."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.planner.training import plan_training, predict_training, rank_value
+from chipwise.workload.scenario import TrainScenario
+
+DAY = 86400.0
+
+
+def _predict(catalog: Catalog, **kw: object) -> dict:
+    base: dict[str, object] = {
+        "model": "llama-3.1-405b",
+        "hardware": "h100-sxm",
+        "chips": 16384,
+        "tokens": 15e12,
+        "seq_len": 8192,
+        "global_batch_tokens": 16e6,
+    }
+    base.update(kw)
+    return predict_training(catalog, TrainScenario.model_validate(base))
+
+
+def test_prediction_has_ideal_and_expected(catalog: Catalog) -> None:
+    r = _predict(catalog)
+    for key in ("time_to_train_s", "cost_usd", "energy_j", "co2e_kg", "usd_per_million_tokens"):
+        assert r[f"expected_{key}"] >= r[key] > 0, key
+    assert 0 < r["goodput"] <= 1
+    assert r["expected_time_to_train_s"] == pytest.approx(r["time_to_train_s"] / r["goodput"])
+    assert r["expected_cost_usd"] == pytest.approx(r["cost_usd"] * 1.02 / r["goodput"])  # 2% spare chips
+    assert r["failures_per_day"] == pytest.approx(419 / 54, rel=0.01)  # Llama 3 rates on 16,384 H100
+    rel = r["reliability"]
+    assert rel["recovery"] in ("checkpoint", "in-memory")
+    assert rel["goodput"] == max(rel["goodput_checkpoint"], rel["goodput_in_memory"])
+    assert r["tokens_per_joule"] == pytest.approx(15e12 / r["energy_j"])
+    assert r["flop_per_joule"] == pytest.approx(r["model_flops_per_token"] * 15e12 / r["energy_j"])
+    assert any(k.startswith("reliability.failures.") for k in r["economics_figures"])
+    assert "datacenter.pue.aws" in r["economics_figures"]
+
+
+def test_owned_pricing_uses_tco(catalog: Catalog) -> None:
+    r = _predict(catalog, pricing="owned", utilisation=0.8)
+    tco = r["price_source"]["tco"]
+    assert r["price_usd_per_chip_hour"] == pytest.approx(tco["usd_per_chip_hour"])
+    assert tco["utilisation"] == 0.8 and r["region"] == "country-usa"
+    assert r["cost_usd"] == pytest.approx(r["price_usd_per_chip_hour"] * 16384 * r["time_to_train_s"] / 3600)
+
+
+def test_one_hour_basis_without_tokens(catalog: Catalog) -> None:
+    r = _predict(catalog, tokens=None, chips=1024, model="llama-3.1-70b")
+    assert r["economics_basis"] == "one hour" and "expected_time_to_train_s" not in r
+    assert r["cost_usd"] == pytest.approx(r["price_usd_per_chip_hour"] * 1024)
+
+
+@pytest.mark.parametrize("objective", ["time", "cost", "energy", "carbon"])
+def test_ranking_follows_the_objective(catalog: Catalog, objective: str) -> None:
+    report = plan_training(
+        catalog, "llama-3.1-8b", 256, ["h100-sxm", "trn2", "b200", "mi300x"], tokens=1e12, objective=objective
+    )
+    values = [rank_value(r, objective) for r in report["results"]]
+    assert values == sorted(values) and len(values) == 4
+
+
+def test_owned_ranking_puts_unpriced_chips_last(catalog: Catalog) -> None:
+    report = plan_training(
+        catalog, "llama-3.1-8b", 64, ["trn1", "h100-sxm"], tokens=1e11, objective="cost", pricing="owned"
+    )
+    assert report["results"][0]["hardware"] == "h100-sxm"
+    last = report["results"][-1]
+    assert last["hardware"] == "trn1" and math.isnan(last["cost_usd"]) and "price_note" in last
+
+
+def test_region_applies_to_every_fleet(catalog: Catalog) -> None:
+    report = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm", "gb200"], tokens=1e11, region="eu-north-1")
+    assert {r["region"] for r in report["results"]} == {"eu-north-1"}
+    assert all(r["grid_kg_co2e_per_kwh"] == pytest.approx(0.008) for r in report["results"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"region": "us-eest-1"}, "Did you mean"),
+        ({"pricing": "cheap"}, "unknown pricing mode"),
+        ({"utilisation": -0.2}, "utilisation"),
+        ({"pue": 0.8}, "PUE"),
+        ({"recovery": "pray"}, "unknown recovery"),
+        ({"objective": "speed"}, "unknown objective"),
+    ],
+)
+def test_bad_economics_options(catalog: Catalog, kwargs: dict, needle: str) -> None:
+    with pytest.raises(ChipwiseError, match=needle):
+        plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e11, **kwargs)
+
+
+def test_million_chip_trn3_plan(catalog: Catalog) -> None:
+    start = time.perf_counter()
+    report = plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 5.0
+    (r,) = report["results"]
+    assert r["plan"]["dp"] >= 1 and 0 < r["goodput"] <= 1
+    assert r["failures_per_day"] > 400  # ~530 a day: a job-wide interruption every ~3 minutes
+    assert r["expected_time_to_train_s"] > r["time_to_train_s"]
+    assert r["energy_j"] > 0 and r["expected_cost_usd"] > r["cost_usd"] > 0

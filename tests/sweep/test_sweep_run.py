@@ -1,0 +1,148 @@
+"""Running sweeps: in-process and process pool agree, errors are stored, resume runs only the rest, export."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+import yaml
+
+from chipwise.errors import ChipwiseError
+from chipwise.sweep import Store, export_store, load_sweep, run_sweep
+from chipwise.sweep.columns import COLUMNS
+
+WriteSweep = Callable[..., Path]
+
+
+def _results(store: Path, sweep: str = "small") -> dict[str, tuple[Any, ...]]:
+    """The stored results of a sweep by point id (every flattened column)."""
+    names = ", ".join(f'"{c.name}"' for c in COLUMNS)
+    with duckdb.connect(str(store), read_only=True) as con:
+        rows = con.execute(f"SELECT id, {names} FROM results WHERE sweep = ? ORDER BY id", [sweep]).fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
+def _points(store: Path, sweep: str = "small") -> list[tuple[Any, ...]]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        sql = "SELECT id, what_if, status, error, elapsed_s FROM points WHERE sweep = ? ORDER BY id"
+        return con.execute(sql, [sweep]).fetchall()
+
+
+def test_in_process_and_two_workers_store_identical_results(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    spec = load_sweep(write_sweep())
+    one = run_sweep(spec, tmp_path / "one.duckdb", workers=1)
+    two = run_sweep(spec, tmp_path / "two.duckdb", workers=2)
+    assert (one.backend, two.backend, two.workers) == ("in-process", "processes", 2)
+    assert one.ran == two.ran == one.ok == two.ok == 12 and one.errors == two.errors == 0
+    a, b = _results(tmp_path / "one.duckdb"), _results(tmp_path / "two.duckdb")
+    assert a == b and len(a) == 12 and set(a) == {p.id for p in spec.points()}
+    row = dict(zip([c.name for c in COLUMNS], next(iter(a.values())), strict=True))
+    assert row["kind"] == "train" and row["hardware"] == "h100-sxm" and row["step_time_s"] > 0
+    assert row["time_to_train_s"] > 0 and row["cost_usd"] > 0 and row["energy_j"] > 0 and row["co2e_kg"] > 0
+    assert 0 < row["mfu"] < 1 and row["memory_per_chip_gib"] > 0 and '"tp"' in row["plan"]
+    points = _points(tmp_path / "one.duckdb")
+    assert {p[1] for p in points} == {"baseline", "h100-fast-hbm"} and all(p[2] == "ok" and p[4] > 0 for p in points)
+    # the what-if changes the answer: faster HBM is never slower
+    with Store(tmp_path / "one.duckdb", read_only=True) as store:
+        best = {(r["what_if"], r["best_by"]): r for r in store.best_per_what_if("small")}
+    assert set(best) == {(w, by) for w in ("baseline", "h100-fast-hbm") for by in ("time", "cost")}
+    assert best["h100-fast-hbm", "time"]["time_to_train_s"] <= best["baseline", "time"]["time_to_train_s"]
+
+
+def test_a_failing_point_is_stored_and_the_sweep_goes_on(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    stats = run_sweep(load_sweep(write_sweep(base="errors")), tmp_path / "s.duckdb", workers=1)
+    assert (stats.ran, stats.ok, stats.errors) == (4, 2, 2)
+    failed = [p for p in _points(tmp_path / "s.duckdb", "errs") if p[2] == "error"]
+    assert len(failed) == 2
+    for _, _, _, error, _ in failed:
+        assert "llama-3.1-405b does not fit" in error and "Fix:" in error and "\n" not in error
+    assert len(_results(tmp_path / "s.duckdb", "errs")) == 2
+
+
+def test_resume_runs_only_the_points_not_stored(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    spec, store = load_sweep(write_sweep()), tmp_path / "s.duckdb"
+
+    def interrupt(done: int, total: int, errors: int) -> None:
+        if done >= 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, store, workers=1, progress=interrupt, batch_size=2)
+    first = _points(store)
+    assert 4 <= len(first) < 12  # what finished before the interrupt is stored
+    with pytest.raises(ChipwiseError, match=r"already holds sweep 'small'.*--resume"):
+        run_sweep(spec, store, workers=1)  # without --resume: refused, and nothing stored is lost
+    assert _points(store) == first
+    stats = run_sweep(spec, store, workers=2, resume=True)
+    assert (stats.points, stats.skipped, stats.ran) == (12, len(first), 12 - len(first))
+    assert [p[:3] for p in _points(store)] == sorted((p.id, p.variant.name, "ok") for p in spec.points())
+    again = run_sweep(spec, store, workers=2, resume=True)
+    assert (again.ran, again.skipped) == (0, 12)
+    run_sweep(spec, tmp_path / "fresh.duckdb", workers=1)
+    assert _results(store) == _results(tmp_path / "fresh.duckdb")
+
+
+def test_resume_retries_failed_points(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    store = tmp_path / "s.duckdb"
+    run_sweep(load_sweep(write_sweep(base="errors")), store, workers=1)
+    stats = run_sweep(load_sweep(write_sweep(base="errors")), store, workers=1, resume=True)
+    assert (stats.skipped, stats.ran, stats.errors) == (2, 2, 2)
+    assert len(_points(store, "errs")) == 4  # replaced, not duplicated
+
+
+def test_a_hypothetical_chip_from_a_catalog_file(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """A user's chip (here an H100 with twice the HBM bandwidth, under a new id) runs beside the built-in ones."""
+    data = Path(str(resources.files("chipwise.catalog") / "data"))
+    chip = yaml.safe_load((data / "chips.yaml").read_text())["chips"]["h100-sxm"]
+    system = yaml.safe_load((data / "systems.yaml").read_text())["systems"]["p5.48xlarge"]
+    chip.update(name="H100 with HBM4 (hypothetical)", aliases=[], default_system="h100x-box", status="projected")
+    chip["hbm_bandwidth"] = {"value": 6.7, "unit": "TB/s", "status": "projected", "derivation": "2x H100"}
+    system.update(name="hypothetical box", chip="h100-hbm4", aliases=[])
+    mine = {"chips": {"h100-hbm4": chip}, "systems": {"h100x-box": system}}
+    (tmp_path / "mine.yaml").write_text(yaml.safe_dump(mine))
+    grid = ("  model: [llama-3.1-8b, qwen3-8b]\n", "  hardware: [h100-sxm, h100-hbm4]\n")
+    spec = load_sweep(write_sweep(edits=[grid], append="catalog: [mine.yaml]\n"))
+    stats = run_sweep(spec, tmp_path / "s.duckdb", workers=1)
+    assert stats.errors == 0
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        rows = store.query("SELECT hardware, projected, tokens_per_s FROM results WHERE chips = 8 ORDER BY hardware")
+    assert [r["hardware"] for r in rows[::2]] == ["h100-hbm4", "h100-sxm"]
+    assert rows[0]["projected"] and rows[0]["tokens_per_s"] >= rows[-1]["tokens_per_s"]
+
+
+def test_a_serve_sweep_records_its_points(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """Serving goes through the same path: each point is stored, ok or with its one-line error (when this install
+    has no serving model), and the sweep does not crash."""
+    text = (
+        "name: serve\n"
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, precision: fp8, input_tokens: 1024,\n"
+        "       output_tokens: 256, arrival_rate: 5, requests: 200}\n"
+        "grid: {chips: [1, 8]}\n"
+    )
+    stats = run_sweep(load_sweep(write_sweep(text)), tmp_path / "s.duckdb", workers=1)
+    assert stats.ran == 2 and stats.ok + stats.errors == 2
+    for _, _, status, error, _ in _points(tmp_path / "s.duckdb", "serve"):
+        assert status == "ok" or ("Fix:" in error and "\n" not in error)
+
+
+def test_export_parquet_and_csv_read_back(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    store = tmp_path / "s.duckdb"
+    run_sweep(load_sweep(write_sweep(base="errors")), store, workers=1)
+    run_sweep(load_sweep(write_sweep()), store, workers=1)
+    out, csv = tmp_path / "out.parquet", tmp_path / "out.csv"
+    assert export_store(store, parquet=out, csv=csv) == 16
+    assert export_store(store, parquet=tmp_path / "errs.parquet", sweep="errs") == 4
+    with duckdb.connect() as con:
+        rows = con.execute(f"SELECT sweep, status, step_time_s, plan FROM '{out}' ORDER BY sweep, status").fetchall()
+        assert len(rows) == 16 and {r[0] for r in rows} == {"errs", "small"}
+        assert all((r[2] is None) == (r[1] == "error") for r in rows)
+        assert con.execute(f"SELECT count(*) FROM read_csv_auto('{csv}')").fetchall()[0][0] == 16
+        assert con.execute(f"SELECT count(*) FROM '{tmp_path / 'errs.parquet'}'").fetchall()[0][0] == 4
+    with pytest.raises(ChipwiseError, match="no sweep 'nope'"):
+        export_store(store, parquet=out, sweep="nope")
+    with pytest.raises(ChipwiseError, match="does not exist"):
+        export_store(tmp_path / "missing.duckdb", parquet=out)

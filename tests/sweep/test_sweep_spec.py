@@ -1,0 +1,138 @@
+"""Sweep files: expansion to points (grid, dotted keys, zip, what-ifs), stable ids, and strict validation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chipwise.errors import ChipwiseError
+from chipwise.sweep import load_sweep
+from chipwise.sweep.check import check_sweep
+
+WriteSweep = Callable[..., Path]
+GRID = "  model: [llama-3.1-8b, qwen3-8b]\n  chips: [8, 16, 32]\n"
+FAST_HBM = '["h100-sxm.hbm_bandwidth=6e12"]'
+
+
+def _ids(path: Path) -> list[str]:
+    return [p.id for p in load_sweep(path).points()]
+
+
+def test_grid_times_what_ifs(write_sweep: WriteSweep) -> None:
+    spec = load_sweep(write_sweep())
+    points = list(spec.points())
+    assert len(spec) == len(points) == 2 * 3 * 2
+    assert [v.name for v in spec.variants] == ["baseline", "h100-fast-hbm"]
+    assert spec.variants[1].sets == ("h100-sxm.hbm_bandwidth=6e12",)
+    # what-ifs outermost, then the grid in file order (last axis fastest)
+    assert [p.variant.name for p in points[:6]] == ["baseline"] * 6
+    assert [(p.scenario["model"], p.scenario["chips"]) for p in points[:3]] == [
+        ("llama-3.1-8b", 8),
+        ("llama-3.1-8b", 16),
+        ("llama-3.1-8b", 32),
+    ]
+    assert points[0].scenario["tokens"] == "1e11" and points[0].axes == {"model": "llama-3.1-8b", "chips": 8}
+    assert len({p.id for p in points}) == len(points)
+
+
+def test_dotted_keys_and_zip(write_sweep: WriteSweep) -> None:
+    path = write_sweep(
+        "base: {model: llama-3.1-8b, hardware: h100-sxm, chips: 16, plan: {pp: 1}}\n"
+        "grid: {plan.tp: [1, 2, 4]}\n"
+        "zip: {chips: [8, 16], seq_len: [2048, 4096]}\n"
+    )
+    spec = load_sweep(path)
+    points = list(spec.points())
+    assert spec.name == "sweep" and len(spec) == len(points) == 3 * 2
+    assert [p.scenario["plan"] for p in points[:2]] == [{"pp": 1, "tp": 1}, {"pp": 1, "tp": 1}]
+    assert [(p.scenario["chips"], p.scenario["seq_len"]) for p in points[:2]] == [(8, 2048), (16, 4096)]
+    assert points[-1].scenario["plan"]["tp"] == 4
+    assert [v.name for v in spec.variants] == ["baseline"]
+
+
+def test_several_zip_groups_multiply(write_sweep: WriteSweep) -> None:
+    path = write_sweep(
+        "base: {model: llama-3.1-8b, hardware: h100-sxm, chips: 8}\n"
+        "zip: [{chips: [8, 16], seq_len: [2048, 4096]}, {precision: [bf16, fp8], tokens: [1e11, 2e11]}]\n"
+    )
+    assert len(list(load_sweep(path).points())) == 4
+
+
+def test_ids_are_stable_and_canonical(write_sweep: WriteSweep) -> None:
+    first = _ids(write_sweep())
+    assert first == _ids(write_sweep())  # same file, same ids
+    # the same numbers written differently: the same points
+    same = [("tokens: 1e11", "tokens: 100000000000"), ("chips: [8, 16, 32]", "chips: [8.0, 16, 32]")]
+    assert _ids(write_sweep(edits=same, name="other.yaml")) == first
+    # another value, or another what-if override, is another point
+    changed = _ids(write_sweep(edits=[("tokens: 1e11", "tokens: 2e11")], name="changed.yaml"))
+    assert not set(changed) & set(first)
+    what_if = _ids(write_sweep(edits=[("=6e12", "=7e12")], name="what_if.yaml"))
+    assert what_if[:6] == first[:6] and not set(what_if[6:]) & set(first[6:])
+
+
+def test_catalog_file_contents_are_part_of_the_id(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    chips = tmp_path / "mine.yaml"
+    chips.write_text("chips: {}\n")
+    before = _ids(write_sweep(append="catalog: [mine.yaml]\n"))
+    chips.write_text("chips: {}\n# edited\n")
+    assert not set(_ids(write_sweep(append="catalog: [mine.yaml]\n"))) & set(before)
+    spec = load_sweep(write_sweep(append="catalog: [mine.yaml]\n"))
+    assert all(v.files == (str(chips.resolve()),) for v in spec.variants)  # relative to the sweep file
+
+
+@pytest.mark.parametrize(
+    ("how", "needle"),
+    [
+        ({"append": "grdi: {}\n"}, "unknown key 'grdi'. Did you mean 'grid'?"),
+        ({"edits": [(GRID, "  {}\n")]}, "grid is empty"),
+        ({"text": "base: {model: llama-3.1-8b}\ngrid: {}\n"}, "grid is empty"),
+        ({"edits": [("chips: [8, 16, 32]", "chips: []")]}, "grid axis 'chips' is empty"),
+        ({"edits": [("chips: [8, 16, 32]", "chips: 8")]}, "grid axis 'chips' must be a list"),
+        ({"edits": [("chips: [8, 16, 32]", "chipz: [8]")]}, "'chipz' is not a scenario key. Did you mean 'chips'?"),
+        ({"edits": [("chips: [8, 16, 32]", "kind: [train]")]}, "axis 'kind' cannot vary"),
+        ({"append": "zip: {seq_len: [1, 2], tokens: [1]}\n"}, "zip axes must have equal lengths"),
+        ({"append": "zip: {chips: [1, 2]}\n"}, "axes 'chips' and 'chips' set the same field"),
+        ({"text": "name: x\nbase: {model: a\ngrid: {chips: [1]}\n"}, "not valid YAML at line"),
+        ({"text": "- a list\n"}, "must be a mapping"),
+        ({"edits": [("base:", "bsae:")]}, "unknown key 'bsae'"),
+        ({"append": "catalog: [missing.yaml]\n"}, "catalog file 'missing.yaml' does not exist"),
+        ({"edits": [(FAST_HBM, "[nope.yaml]")]}, "what_if 'h100-fast-hbm' file 'nope.yaml'"),
+    ],
+)
+def test_bad_sweep_files_are_one_line_errors(write_sweep: WriteSweep, how: dict[str, Any], needle: str) -> None:
+    with pytest.raises(ChipwiseError) as info:
+        load_sweep(write_sweep(**how))
+    message = str(info.value)
+    assert needle in message and "Fix:" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (("h100-sxm.hbm_bandwidth", "h900.hbm_bandwidth"), "what_if 'h100-fast-hbm': unknown catalog id"),
+        (("h100-sxm.hbm_bandwidth", "h100-sxm.hbm_bandwith"), "figure of h100-sxm"),
+        (("chips: [8, 16, 32]", "chips: [8, -1]"), "chips=-1 is not a valid scenario"),
+        (("model: [llama-3.1-8b, qwen3-8b]", "model: [llama-3.1-8b, lama-3]"), "model 'lama-3'"),
+        (("hardware: h100-sxm", "hardware: h100-sx"), "hardware 'h100-sx'"),
+        (("chips: 8, precision", "chipz: 8, precision"), "base is not a valid scenario: chipz: unknown key"),
+    ],
+)
+def test_catalog_and_scenario_checks_fail_before_running(
+    write_sweep: WriteSweep, edit: tuple[str, str], needle: str
+) -> None:
+    with pytest.raises(ChipwiseError) as info:
+        check_sweep(load_sweep(write_sweep(edits=[edit])))
+    message = str(info.value)
+    assert needle in message and "Fix:" in message and "\n" not in message
+
+
+def test_a_hypothetical_chip_from_a_catalog_file_passes_the_checks(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    (tmp_path / "fast.yaml").write_text(
+        "chips:\n  h100-sxm:\n    hbm_bandwidth: {value: 6.0, unit: TB/s, status: estimate, derivation: a what-if}\n"
+    )
+    catalogs = check_sweep(load_sweep(write_sweep(edits=[(FAST_HBM, "[fast.yaml]")])))
+    assert len(catalogs) == 2

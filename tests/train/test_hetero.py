@@ -1,0 +1,51 @@
+"""Heterogeneous pipelines: the layer split follows speed, the link is charged, infeasible splits are dropped."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.train.hetero import HeteroPlans, Part, enumerate_hetero, hetero_step
+from chipwise.workload import load_model
+from chipwise.workload.training import TrainingJob
+
+
+def _one(tp_a: int, pp_a: int, tp_b: int, pp_b: int, dp: int) -> HeteroPlans:
+    a = lambda v: np.array([v], dtype=np.int64)  # noqa: E731
+    return HeteroPlans(a(tp_a), a(pp_a), a(tp_b), a(pp_b), a(dp), a(1), a(1))
+
+
+def test_layer_split_balances_stage_times(catalog: Catalog, hw: Hardware) -> None:
+    model = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(model, 4096, 64, "bf16")
+    fast, slow = Part(hw.system("gb200"), 64), Part(hw.system("a100-80gb"), 64)
+    res = hetero_step(model, job, slow, fast, _one(8, 1, 8, 1, 8), 50e9, 10e-6)
+    la = int(res.layers_a[0])
+    # the slow part gets few layers; the two stage times come out close (within one layer of the slower part)
+    assert 0 < la < model.layers // 2
+    assert abs(float(res.stage_a[0]) - float(res.stage_b[0])) <= float(res.layer_a[0]) + 1e-9
+
+
+def test_slower_link_makes_the_step_longer(catalog: Catalog, hw: Hardware) -> None:
+    model = load_model(catalog, "llama-3.1-8b")
+    job = TrainingJob(model, 4096, 64, "bf16")
+    a, b = Part(hw.system("h100-sxm"), 32), Part(hw.system("trn2"), 32)
+    hp = _one(4, 1, 4, 1, 8)
+    fast = hetero_step(model, job, a, b, hp, 400e9, 1e-6)
+    slow = hetero_step(model, job, a, b, hp, 5e9, 20e-6)
+    assert float(slow.step_time[0]) > float(fast.step_time[0])
+    tokens = 4096
+    expected = 2 * (tokens * model.hidden * 2 / 5e9 + 20e-6)
+    assert float(slow.hand_off[0]) == pytest.approx(expected)
+
+
+def test_enumeration_uses_both_parts(catalog: Catalog, hw: Hardware) -> None:
+    model = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(model, 8192, 256, "bf16")
+    a, b = Part(hw.system("h100-sxm"), 256), Part(hw.system("trn2"), 256)
+    hp = enumerate_hetero(model, job, a, b)
+    assert len(hp) > 100
+    assert np.all(hp.dp * hp.tp_a * hp.pp_a <= a.ranks) and np.all(hp.dp * hp.tp_b * hp.pp_b <= b.ranks)
+    assert np.all(hp.dp * hp.tp_a * hp.pp_a >= a.ranks / 2)
