@@ -123,7 +123,9 @@ def fit(catalog: Catalog, data: Path, only: set[str] | None) -> dict[tuple[str, 
             bounds=(lo, hi),
             diff_step=0.08,
             max_nfev=40,
-            x_scale=np.maximum(np.abs(x0), [1e-3 if n == "step_overhead" else 1e-4 if n == "layer_overhead" else 0.3 for n in names]),
+            x_scale=np.maximum(
+                np.abs(x0), [1e-3 if n == "step_overhead" else 1e-4 if n == "layer_overhead" else 0.3 for n in names]
+            ),
         )
         r1 = _residuals(catalog, cases, base, names, sol.x)
         before, after = _mape(r0, metrics), _mape(r1, metrics)

@@ -33,8 +33,19 @@ def _table(groups: dict[str, dict[str, float]], first: str) -> list[str]:
 
 def _efficiency_table() -> list[str]:
     cat = load_catalog()
-    keys = ["matmul.bf16", "matmul.fp8", "matmul.fp4", "attention", "memory", "layer_overhead", "microbatch_overhead",
-            "step_overhead", "dp_overlap", "moe_gemm", "ep_overlap"]
+    keys = [
+        "matmul.bf16",
+        "matmul.fp8",
+        "matmul.fp4",
+        "attention",
+        "memory",
+        "layer_overhead",
+        "microbatch_overhead",
+        "step_overhead",
+        "dp_overlap",
+        "moe_gemm",
+        "ep_overlap",
+    ]
     lines = ["| family | " + " | ".join(keys) + " | fitted on |", "|---|" + "---:|" * len(keys) + "---|"]
     for fam, entry in cat.efficiency.items():
         cells = []
@@ -46,7 +57,11 @@ def _efficiency_table() -> list[str]:
             if isinstance(node, Figure):
                 cells.append(f"{node.value:g}" + (" us" if node.unit == "us" else (" s" if node.unit == "s" else "")))
                 if "fitted by scripts/calibrate.py" in node.derivation and not fitted:
-                    fitted = node.derivation.split(" to ", 1)[1].split(" (groundtruth")[0] if " to " in node.derivation else ""
+                    fitted = (
+                        node.derivation.split(" to ", 1)[1].split(" (groundtruth")[0]
+                        if " to " in node.derivation
+                        else ""
+                    )
             else:
                 cells.append("-")
         lines.append(f"| {fam} | " + " | ".join(cells) + f" | {fitted or 'prior only'} |")
@@ -67,8 +82,12 @@ def _section(title: str, report: dict[str, Any]) -> list[str]:
     out += ["### By chip", "", *_table(s["by_chip"], "chip"), ""]
     out += ["### By source family", "", *_table(s["by_source_family"], "source family"), ""]
     worst = sorted(report["rows"], key=lambda r: -abs(r["error_pct"]))[:15]
-    out += ["### Largest errors", "", "| row | chip | metric | measured | predicted | error % | notes |",
-            "|---|---|---|---:|---:|---:|---|"]
+    out += [
+        "### Largest errors",
+        "",
+        "| row | chip | metric | measured | predicted | error % | notes |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
     for r in worst:
         out.append(
             f"| {r['id']} | {r['chip']} | {r['metric']} | {r['measured']:.4g} | {r['predicted']:.4g} | "
@@ -90,9 +109,9 @@ def main() -> None:
         "",
         "## How the efficiency factors were set",
         "",
-        "The model is physical: a roofline per operator (GEMM tile and wave quantisation, flash attention, memory-bound "
-        "element-wise work), alpha-beta collectives per fabric tier, pipeline bubbles, ZeRO/FSDP overlap, memory per "
-        "rank. Its few free factors are **per chip family** (never per row or per source) and live in "
+        "The model is physical: a roofline per operator (GEMM tile and wave quantisation, flash attention, "
+        "memory-bound element-wise work), alpha-beta collectives per fabric tier, pipeline bubbles, ZeRO/FSDP "
+        "overlap, memory per rank. Its few free factors are **per chip family** (never per row or per source) and live in "
         "`src/chipwise/catalog/data/efficiency.yaml`, each with its derivation:",
         "",
         "1. Priors come from kernel-level measurements collected in `docs/research/efficiency-evidence.md` (maximum "

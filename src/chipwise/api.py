@@ -1,8 +1,8 @@
 """The Python API: the same answers as the CLI, as plain dictionaries (SI units).
 
-    import chipwise.api as cw
-    cw.predict({"kind": "train", "model": "llama-3.1-70b", "hardware": "h100-sxm", "chips": 1024, "tokens": 15e12})
-    cw.plan_train("llama-3.1-405b", tokens=15e12, chips=16384, hardware=["h100-sxm", "trn2", "gb200"])
+import chipwise.api as cw
+cw.predict({"kind": "train", "model": "llama-3.1-70b", "hardware": "h100-sxm", "chips": 1024, "tokens": 15e12})
+cw.plan_train("llama-3.1-405b", tokens=15e12, chips=16384, hardware=["h100-sxm", "trn2", "gb200"])
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catal
     return load_catalog(files, sets)
 
 
-def predict(scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+def predict(
+    scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
+) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
     text = json.dumps(dict(scenario)) if isinstance(scenario, Mapping) else scenario
     sc = load_scenario(text)

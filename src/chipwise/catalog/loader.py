@@ -44,6 +44,7 @@ SECTIONS: tuple[str, ...] = (
     "models",
 )
 BUILTIN = "built-in catalog"
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +87,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ChipwiseError(f"cannot read catalog file '{path}': {exc.strerror}. Fix: check the path.") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

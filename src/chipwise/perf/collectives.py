@@ -17,12 +17,13 @@ On a torus, a group spanning d of the D dimensions drives only d/D of the chip's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf.device import Topology
+from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -97,6 +98,11 @@ class Group:
 def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group:
     """Place a group of `size` ranks, `stride` apart, on the topology, once; price its collectives cheaply."""
     size, stride = _as_int(size), np.maximum(_as_int(stride), 1)
+    if size.ndim == 1 and size.size > FACTORIZE_MIN_ROWS:
+        size, stride = np.broadcast_arrays(size, stride)
+        inverse, first = factorize(size, stride)
+        small = group(size[first], stride[first], topo)
+        return Group(*(getattr(small, f.name)[inverse] for f in fields(Group)))
     if not np.any(size > 1):  # nothing to communicate (e.g. no expert parallelism in any plan)
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
         return Group(size, one, one, zero + topo.up_bandwidth, zero + topo.out_bandwidth, zero, zero, zero, zero)

@@ -1,6 +1,8 @@
 """Serving-engine profiles: the catalog's `engines` figures for one engine family on one chip family.
 
-Resolution: engines.default, then engines.<engine>, then engines.<engine>.chips.<chip family>, figure by figure.
+Resolution: engines.default, then the engine's base family (a text figure `base`, e.g. vllm-neuron on neuron),
+then engines.<engine>, then engines.<base>.chips.<chip family> and engines.<engine>.chips.<chip family>, figure by
+figure.
 The profile also builds the serving view of a rank (`serving_device`): the chip family's efficiencies (fitted on
 training, efficiency.yaml) scaled by the engine's compute and memory factors, with the engine's kernel overhead.
 """
@@ -14,11 +16,11 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import Figure
 from chipwise.errors import ChipwiseError
-from chipwise.hardware.objects import FigureRef
 from chipwise.hardware.build import ref
+from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
 
-ENGINES: tuple[str, ...] = ("trtllm", "vllm", "sglang", "neuron", "fastertransformer", "default")
+ENGINES: tuple[str, ...] = ("trtllm", "vllm", "sglang", "neuron", "vllm-neuron", "fastertransformer", "default")
 ADMISSIONS: tuple[str, ...] = ("reserve", "on_demand")
 
 #: Engine a vendor's chips are served with when the scenario names none.
@@ -56,10 +58,19 @@ class EngineProfile:
 
 def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
     tree = catalog.engines
+    own = tree.get(engine, {})
+    base_fig = own.get("base")
+    base = str(base_fig.value) if isinstance(base_fig, Figure) else ""
+    parent = tree.get(base, {}) if base and base != engine else {}
+
+    def chips(node: Mapping[str, Any]) -> Mapping[str, Any]:
+        found = (node.get("chips") or {}).get(chip_family, {})
+        return found if isinstance(found, Mapping) else {}
+
     merged: dict[str, Any] = {}
-    for level in (tree.get("default", {}), tree.get(engine, {}), (tree.get(engine, {}).get("chips") or {}).get(chip_family, {})):
+    for level in (tree.get("default", {}), parent, own, chips(parent), chips(own)):
         for key, value in level.items():
-            if isinstance(value, Figure):
+            if isinstance(value, Figure) and key != "base":
                 merged[key] = value
     return merged
 

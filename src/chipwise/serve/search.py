@@ -1,17 +1,48 @@
-"""Serving plan search (filled in below): candidate replica shapes per system, priced in one vectorised pass."""
+"""Serving plan search: every candidate replica shape (TP, PP, EP, attention-DP, batch limit) of a system priced in
+one vectorised pass with a steady-state estimate, the throughput-latency Pareto front, and the smallest fleet
+that meets a latency SLO.
+
+Steady state of a replica running B sequences of I prompt and O output tokens (continuous batching with chunked
+prefill: each iteration also carries the prompts of the B / O requests that start per iteration):
+    T = B (1 + I / O)                     tokens per iteration (capped by the token budget: B <= max_tokens / (1 + I/O))
+    t(B) = t_step + G(T) + H(B) + a B (I + O/2) + b B I^2 / (2 O)       (serve.iteration)
+    X(B) = B / t(B)                       output tokens/s;    TPOT ~ t(B)
+B is bounded by max_batch and by the KV cache: B <= kv_tokens / (I + O) (reserve admission; I + O/2 on demand).
+At an arrival rate of lambda requests/s a replica runs at the smallest B with X(B) >= lambda O (Little's law); its
+TTFT is the prefill of I tokens in chunks of the budget plus an M/M/1-like wait t(B) rho / (1 - rho),
+rho = lambda O / X(B_max), and the p99 is taken as three times the mean (exponential tail). The estimates rank
+candidates; the simulator then measures the chosen ones.
+"""
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
+from numpy.typing import NDArray
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
-from chipwise.perf.device import device_of, topology_of
-from chipwise.serve.engine import engine_profile, serving_device
-from chipwise.serve.iteration import Shapes
+from chipwise.perf.device import Device, Topology, device_of, topology_of
+from chipwise.serve.engine import EngineProfile, engine_profile, serving_device
+from chipwise.serve.iteration import (
+    Shapes,
+    context_coefficient,
+    lm_head_cost,
+    pair_coefficient,
+    token_costs,
+)
 from chipwise.serve.kvcache import replica_memory
 from chipwise.workload.model import ModelSpec
+
+Array = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+TAIL_FACTOR = 3.0  # p99 / mean of an exponential-like waiting time (ln 100 / 1.5)
+MAX_UTILISATION = 0.95
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -20,6 +51,209 @@ def powers_of_two(limit: int) -> list[int]:
         out.append(p)
         p *= 2
     return out
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Replica shapes of one system, as parallel arrays."""
+
+    tp: IntArray
+    pp: IntArray
+    ep: IntArray
+    adp: IntArray
+    max_batch: IntArray
+
+    def __len__(self) -> int:
+        return int(self.tp.size)
+
+    def shapes(self) -> Shapes:
+        return Shapes(self.tp, self.pp, self.ep, self.adp)
+
+    def take(self, idx: IntArray) -> Candidates:
+        return Candidates(self.tp[idx], self.pp[idx], self.ep[idx], self.adp[idx], self.max_batch[idx])
+
+
+def enumerate_candidates(
+    model: ModelSpec,
+    topo: Topology,
+    ranks_limit: int | None = None,
+    fixed: dict[str, int] | None = None,
+    batches: tuple[int, ...] = BATCHES,
+) -> Candidates:
+    """TP up to the scale-up domain (powers of two), PP in {1, 2, 4} beyond it, EP in {1, TP} and attention-DP for
+    MoE models, each with every batch limit; knobs in `fixed` are held."""
+    fixed = fixed or {}
+    limit = ranks_limit or topo.domain_ranks * 4
+    rows: list[tuple[int, int, int, int, int]] = []
+    tps = [fixed["tp"]] if "tp" in fixed else powers_of_two(min(topo.domain_ranks, limit))
+    pps = [fixed["pp"]] if "pp" in fixed else [1, 2, 4]
+    moe = model.moe
+    for tp in tps:
+        for pp in pps:
+            if tp * pp > limit or pp > model.layers:
+                continue
+            if pp > 1 and "pp" not in fixed and tp < min(topo.domain_ranks, limit):
+                continue  # pipeline stages only once tensor parallelism fills the domain
+            eps = [1]
+            if moe is not None and tp > 1 and moe.experts % tp == 0:
+                eps = [1, tp]
+            if "ep" in fixed:
+                eps = [fixed["ep"]]
+            for ep in eps:
+                adps = [0, 1] if (moe is not None and ep == tp and tp > 1) else [0]
+                if "attention_dp" in fixed:
+                    adps = [int(fixed["attention_dp"])]
+                for adp in adps:
+                    mbs = [fixed["max_batch"]] if "max_batch" in fixed else list(batches)
+                    for mb in mbs:
+                        rows.append((tp, pp, ep, adp, mb))
+    if not rows:
+        raise InfeasibleError("no replica shape fits the plan's fixed knobs. Fix: relax tp/pp/ep.")
+    a = np.asarray(rows, dtype=np.int64)
+    return Candidates(a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4])
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Steady-state estimates per candidate (arrays)."""
+
+    cand: Candidates
+    fits: NDArray[np.bool_]
+    kv_tokens: Array
+    batch: Array  # sequences running at saturation
+    step: Array  # iteration time at that batch (s)
+    throughput: Array  # output tokens/s per replica at saturation
+    prefill_s: Array  # latency of one prompt alone (s)
+    chips: Array  # chips per replica
+
+
+def _step_time(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight_precision: str,
+    kv_precision: str,
+    shapes: Shapes,
+    batch: Array,
+    inp: float,
+    out: float,
+) -> Array:
+    pp = shapes.pp.astype(np.float64)
+    tokens = batch * (1.0 + inp / out)
+    g = token_costs(model, dev, topo, eng, weight_precision, shapes, tokens / pp)
+    stage = sum(v for k, v in g.items() if k != "pp_comm")
+    a = context_coefficient(model, dev, shapes, kv_precision, inp + out)
+    b = pair_coefficient(model, dev, shapes, inp, kv_precision)
+    lm = pp * lm_head_cost(model, dev, shapes, batch / pp)
+    return np.asarray(
+        eng.step_overhead_s + pp * stage + (pp - 1.0) * g["pp_comm"] + lm + a * batch * (inp + out / 2.0)
+        + b * batch * inp * inp / (2.0 * out),
+        dtype=np.float64,
+    )
+
+
+def estimate(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    cand: Candidates,
+    weight_precision: str,
+    kv_precision: str,
+    inp: float,
+    out: float,
+    max_tokens: int,
+) -> Estimate:
+    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget))."""
+    dev = serving_device(device_of(system), eng)
+    topo = topology_of(system)
+    shapes = cand.shapes()
+    mem = replica_memory(
+        model, dev, eng, shapes, weight_precision, kv_precision, max_tokens, cand.max_batch.astype(np.float64),
+        inp + out,
+    )
+    per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
+    b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
+    b_budget = np.floor(max_tokens / (1.0 + inp / out)) if eng.mixed_batching else np.inf
+    batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
+    fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
+    b = np.maximum(batch, 1.0)
+    step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+    chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
+    chunks = math.ceil(inp / chunk)
+    pf = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, np.full(b.shape, chunk / (1.0 + chunk)), chunk, 1.0)
+    return Estimate(
+        cand=cand,
+        fits=np.asarray(fits),
+        kv_tokens=np.asarray(mem.kv_tokens),
+        batch=np.where(fits, batch, 0.0),
+        step=step,
+        throughput=np.where(fits, b / step, 0.0),
+        prefill_s=np.asarray(pf * chunks, dtype=np.float64),
+        chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
+    )
+
+
+@dataclass(frozen=True)
+class Operating:
+    """A candidate at a given per-replica load: batch, TPOT, TTFT (mean and p99 estimates), utilisation."""
+
+    batch: Array
+    tpot: Array
+    ttft: Array
+    ttft_p99: Array
+    rho: Array
+
+
+def at_rate(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight_precision: str,
+    kv_precision: str,
+    inp: float,
+    out: float,
+    rate_per_replica: Array,
+) -> Operating:
+    """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch that carries it."""
+    dev = serving_device(device_of(system), eng)
+    topo = topology_of(system)
+    shapes = est.cand.shapes()
+    need = np.asarray(rate_per_replica, dtype=np.float64) * out  # output tokens/s
+    rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
+    # fixed point B = need * t(B), a few iterations from B = 1
+    b = np.ones_like(est.batch)
+    for _ in range(8):
+        t = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+        b = np.clip(need * t, 1.0, np.maximum(est.batch, 1.0))
+    tpot = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+    r = np.minimum(rho, MAX_UTILISATION)
+    wait = tpot * r / (1.0 - r)
+    ttft = est.prefill_s + tpot + wait
+    ttft_p99 = est.prefill_s + tpot + TAIL_FACTOR * wait
+    over = rho >= MAX_UTILISATION
+    return Operating(
+        batch=b,
+        tpot=np.where(over, np.inf, tpot),
+        ttft=np.where(over, np.inf, ttft),
+        ttft_p99=np.where(over, np.inf, ttft_p99),
+        rho=rho,
+    )
+
+
+def pareto(throughput: Array, latency: Array) -> NDArray[np.int64]:
+    """Indices of the points no other point beats in both higher throughput and lower latency (by latency)."""
+    order = np.argsort(latency, kind="stable")
+    keep: list[int] = []
+    best = -math.inf
+    for i in order:
+        if not math.isfinite(float(latency[i])) or throughput[i] <= 0:
+            continue
+        if throughput[i] > best:
+            keep.append(int(i))
+            best = float(throughput[i])
+    return np.asarray(keep, dtype=np.int64)
 
 
 def smallest_fitting_tp(
@@ -34,14 +268,11 @@ def smallest_fitting_tp(
     typical_output: float,
 ) -> int:
     """The smallest power-of-two tensor parallelism whose replica holds the weights and a KV cache for at least
-    a few requests (what throughput-oriented deployments pick: more replicas beat more TP)."""
+    eight requests (throughput-oriented deployments favour more replicas over more TP)."""
     eng = engine_profile(catalog, engine, system.chip.family)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
-    heads = model.attention.heads
-    tps = [t for t in powers_of_two(min(ranks, topo.domain_ranks)) if heads % t == 0]
-    if not tps:
-        raise InfeasibleError(f"no tensor-parallel size divides {heads} heads within {ranks} ranks.")
+    tps = powers_of_two(min(ranks, topo.domain_ranks))
     tp = np.asarray(tps)
     context = typical_prompt + typical_output
     mem = replica_memory(

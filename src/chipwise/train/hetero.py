@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
 from chipwise.train.data_parallel import dp_time
-from chipwise.train.memory import layer_activation_elems, act_bytes
+from chipwise.train.memory import act_bytes, layer_activation_elems
 from chipwise.train.plans import PlanArrays, divisors
 from chipwise.train.step import stage_costs
 from chipwise.workload.model import ModelSpec
@@ -233,9 +233,9 @@ def hetero_step(
         feasible=feasible,
         stage_a=s_a,
         stage_b=s_b,
-        hand_off=hand_off,
+        hand_off=np.asarray(hand_off, dtype=np.float64),
         memory_a=mem_a,
         memory_b=mem_b,
-        layer_a=tau_a,
-        layer_b=tau_b,
+        layer_a=np.asarray(tau_a, dtype=np.float64),
+        layer_b=np.asarray(tau_b, dtype=np.float64),
     )

@@ -36,6 +36,7 @@ from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
+from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.data_parallel import dp_time
 from chipwise.train.memory import MemoryBreakdown, act_bytes, expert_tp, local_params, memory_per_rank
 from chipwise.train.plans import PlanArrays, stage_layers
@@ -191,6 +192,11 @@ class _Layer:
         kv_chunk = tokens * kv_bytes_tok
         self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo), 0.0)
 
+    def expand(self, inverse: NDArray[np.int64]) -> None:
+        """Broadcast costs priced per distinct (tp, cp, mb, ep, sp) back to every plan."""
+        for name in ("matmul_fwd", "attn_fwd", "elem_fwd", "tp_fwd", "ep_fwd", "cp_fwd"):
+            setattr(self, name, np.asarray(getattr(self, name))[inverse])
+
 
 @dataclass(frozen=True)
 class StageCosts:
@@ -221,9 +227,17 @@ def stage_costs(
     per_mb = {k: np.zeros(n) for k in ("compute", "attention", "memory_bound", "tp_comm", "cp_comm", "ep_comm")}
     fwd_mb = np.zeros(n)
     bwd_mb = np.zeros(n)
-    groups = _Groups(tp=coll.group(plans.tp, 1, topo), ep=coll.group(plans.ep, 1, topo))
+    # a layer's costs depend on (tp, cp, mb, ep, sp) only: price each distinct combination once
+    inverse: NDArray[np.int64] | None = None
+    sub = plans
+    if n > FACTORIZE_MIN_ROWS:
+        inverse, first = factorize(plans.tp, plans.cp, plans.mb, plans.ep, plans.sp)
+        sub = plans.take(first)
+    groups = _Groups(tp=coll.group(sub.tp, 1, topo), ep=coll.group(sub.ep, 1, topo))
     for g in model.groups:
-        lay = _Layer(model, g, job, dev, topo, plans, groups)
+        lay = _Layer(model, g, job, dev, topo, sub, groups)
+        if inverse is not None:
+            lay.expand(inverse)
         k = g.count / model.layers * layers_on_stage  # layers of this group on the stage
         compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
         attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)

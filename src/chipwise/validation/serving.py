@@ -25,7 +25,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.serve.build import setup_replica
-from chipwise.serve.engine import EngineProfile, engine_profile
+from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
@@ -137,7 +137,7 @@ class Case:
 
 
 def _engine(row: InferenceRow) -> str:
-    return row.engine if row.engine in ("trtllm", "vllm", "sglang", "neuron", "fastertransformer") else "default"
+    return row.engine if row.engine in ENGINES else "default"
 
 
 def _precision(p: str) -> str:

@@ -7,6 +7,7 @@ import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from chipwise import __version__
 from chipwise.errors import ChipwiseError
@@ -57,9 +58,9 @@ def _root(
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints one line naming the problem and the fix, and returns 2."""
     try:
-        app(args=argv, standalone_mode=False, prog_name="chipwise")
+        rv = app(args=argv, standalone_mode=False, prog_name="chipwise")
     except ChipwiseError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.exit_code
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
@@ -73,13 +74,13 @@ def run(argv: list[str] | None = None) -> int:
         if os.environ.get("CHIPWISE_DEBUG"):
             raise
         err_console.print(
-            f"[bold red]internal error:[/] {type(exc).__name__}: {exc}. "
+            f"[bold red]internal error:[/] {type(exc).__name__}: {escape(str(exc))}. "
             "Fix: rerun with CHIPWISE_DEBUG=1 and report it.",
             highlight=False,
             soft_wrap=True,
         )
         return 1
-    return 0
+    return rv if isinstance(rv, int) else 0
 
 
 def _is_usage_error(exc: Exception) -> bool:
@@ -93,7 +94,9 @@ def _report_usage_error(exc: Exception) -> int:
         return 0
     path = getattr(ctx, "command_path", "chipwise") if ctx is not None else "chipwise"
     message = " ".join(str(exc.format_message()).split()).rstrip(".") + "."  # type: ignore[attr-defined]
-    err_console.print(f"[bold red]error:[/] {message} Fix: run '{path} --help'.", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"[bold red]error:[/] {escape(message)} Fix: run '{path} --help'.", highlight=False, soft_wrap=True
+    )
     return 2
 
 
