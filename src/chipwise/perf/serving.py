@@ -5,8 +5,9 @@ Weight-streamed GEMM of (m x k) activations by a (k x n) weight stored at w byte
     t = max(t_compute, (w k n + a (m k + m n)) / (BW eta_mem)) + t_kernel
 where t_compute is `gemm_time`'s compute term (tile, wave and ramp losses; Williams et al. 2009 roofline) and
 a = 2 bytes per activation element. Serving GEMMs are often too small to give every compute unit an output
-tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below one tile of rows (m < tile_m) decode kernels (swap-AB, split-K GEMV)
-do work in proportion to m instead of padding it to a whole tile:
+tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below one tile of
+rows (m < tile_m) decode kernels (swap-AB, split-K GEMV) do work in proportion to m instead of padding it to a
+whole tile:
     t_compute(m) = t_compute(tile_m) m / tile_m.
 At decode batch sizes m is small and the weight read dominates.
 
@@ -97,9 +98,7 @@ def _no_step_latency(topo: Topology) -> Topology:
     return replace(topo, up_latency=0.0, out_latency=0.0)
 
 
-def small_all_reduce(
-    nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float
-) -> Array:
+def small_all_reduce(nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float) -> Array:
     """All-reduce of `nbytes` per rank over `size` consecutive ranks with a one-shot latency `latency`."""
     size_a = np.asarray(size, dtype=np.int64)
     bw = coll.all_reduce(nbytes, size_a, 1, _no_step_latency(topo))

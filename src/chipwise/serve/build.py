@@ -85,7 +85,14 @@ def setup_replica(
     typical_context = typical_prompt + typical_output
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
     mem = replica_memory(
-        model, dev, eng, shapes, plan.weight_precision, plan.kv_precision, plan.max_tokens, plan.max_batch,
+        model,
+        dev,
+        eng,
+        shapes,
+        plan.weight_precision,
+        plan.kv_precision,
+        plan.max_tokens,
+        plan.max_batch,
         typical_context,
     )
     if float(mem.weights) + float(mem.activations) + float(mem.reserved) > float(mem.capacity):
@@ -94,7 +101,7 @@ def setup_replica(
             f"{float(mem.weights) / 2**30:.1f} GiB of weights and {float(mem.activations) / 2**30:.1f} GiB of "
             f"buffers per rank of {float(mem.capacity) / 2**30:.0f} GiB. Fix: raise tp or pp, or quantise the weights."
         )
-    need = longest_request or int(math.ceil(typical_context))
+    need = longest_request or math.ceil(typical_context)
     if float(mem.kv_tokens) < need:
         raise InfeasibleError(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "

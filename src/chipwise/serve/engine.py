@@ -9,6 +9,7 @@ training, efficiency.yaml) scaled by the engine's compute and memory factors, wi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -53,6 +54,7 @@ class EngineProfile:
     prefill_batch: int
     quantised_kv: bool
     static_batch: bool
+    moe_all_experts: bool
     provenance: Mapping[str, FigureRef] = field(default_factory=dict)
 
 
@@ -82,13 +84,17 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
     def num(key: str) -> float:
         fig = figs.get(key)
         if fig is None:
-            raise ChipwiseError(f"engine '{engine}' has no figure '{key}'. Fix: add it to the catalog's engines section.")
-        return fig.si
+            raise ChipwiseError(
+                f"engine '{engine}' has no figure '{key}'. Fix: add it to the catalog's engines section."
+            )
+        return float(fig.si)
 
     def text(key: str) -> str:
         fig = figs.get(key)
         if fig is None:
-            raise ChipwiseError(f"engine '{engine}' has no figure '{key}'. Fix: add it to the catalog's engines section.")
+            raise ChipwiseError(
+                f"engine '{engine}' has no figure '{key}'. Fix: add it to the catalog's engines section."
+            )
         return str(fig.value)
 
     admission = text("admission")
@@ -120,8 +126,18 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         prefill_batch=max(0, round(num("prefill_batch"))),
         quantised_kv=num("quantised_kv") > 0.5,
         static_batch=num("static_batch") > 0.5,
+        moe_all_experts=num("moe_all_experts") > 0.5,
         provenance={k: ref(v) for k, v in figs.items()},
     )
+
+
+def token_budget(eng: EngineProfile, longest_prompt: float) -> int:
+    """Tokens one iteration may carry: the engine's budget when it chunks prompts; otherwise a whole prompt
+    (`prefill_batch` of them when that is limited), since an unchunked prompt runs in one iteration."""
+    if eng.chunked_prefill:
+        return eng.max_tokens
+    prompts = max(1, eng.prefill_batch)
+    return max(1, min(eng.max_tokens, math.ceil(longest_prompt) * prompts))
 
 
 def default_engine(vendor: str) -> str:

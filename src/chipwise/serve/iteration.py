@@ -124,15 +124,27 @@ def _attention_gemms(
     return np.asarray(proj + streamed_gemm_time(m, h, heads * att.v_head_dim, dev, prec, wb), dtype=np.float64)
 
 
-def _mlp(model: ModelSpec, g: LayerGroup, dev: Device, prec: str, wb: float, tp: Array, ep: Array, tokens: Array) -> Array:
-    """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank."""
+def _mlp(
+    model: ModelSpec,
+    g: LayerGroup,
+    dev: Device,
+    prec: str,
+    wb: float,
+    tp: Array,
+    ep: Array,
+    tokens: Array,
+    all_experts: bool = False,
+) -> Array:
+    """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank. With `all_experts` (engines
+    whose compiled MoE graphs stream every expert each step) every expert's weights are read."""
     h = float(model.hidden)
     if g.moe is None:
         assert g.mlp is not None
         mult = 2.0 if g.mlp.gated else 1.0
         ffn = g.mlp.ffn / tp
         return np.asarray(
-            streamed_gemm_time(tokens, mult * ffn, h, dev, prec, wb) + streamed_gemm_time(tokens, h, ffn, dev, prec, wb),
+            streamed_gemm_time(tokens, mult * ffn, h, dev, prec, wb)
+            + streamed_gemm_time(tokens, h, ffn, dev, prec, wb),
             dtype=np.float64,
         )
     moe = g.moe
@@ -140,6 +152,8 @@ def _mlp(model: ModelSpec, g: LayerGroup, dev: Device, prec: str, wb: float, tp:
     moe_tp = tp / ep
     e = float(moe.experts)
     hit = e * (1.0 - (1.0 - moe.top_k / e) ** tokens)  # distinct experts the routed copies reach
+    if all_experts:
+        hit = np.where(tokens > 0, e, 0.0) + 0.0 * hit
     local = hit / ep
     per_expert = np.where(hit > 0, tokens * moe.top_k / np.maximum(hit, 1e-9), 0.0)
     f = moe.expert_ffn / moe_tp
@@ -182,13 +196,16 @@ def token_costs(
     """G(T): token-proportional work of one pipeline stage for a micro-batch of `tokens` tokens, by component."""
     tp = shapes.tp.astype(np.float64)
     ep = shapes.ep.astype(np.float64)
-    adp = shapes.adp
+    adp = shapes.adp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     t = np.asarray(tokens, dtype=np.float64)
     prec = matmul_precision(weight_precision, dev.chip)
     wb = stored_bytes(weight_precision)
     h = float(model.hidden)
-    out = {k: np.zeros(np.broadcast(tp, ep, pp, adp, t).shape) for k in ("gemm", "moe", "memory_bound", "tp_comm", "ep_comm")}
+    out = {
+        k: np.zeros(np.broadcast(tp, ep, pp, adp, t).shape)
+        for k in ("gemm", "moe", "memory_bound", "tp_comm", "ep_comm")
+    }
     act = t * h * ACT_BYTES
     ar = small_all_reduce(act, shapes.tp, topo, eng.collective_latency_s)
     # each rank dispatches its share of the tokens (fp8) and combines them back (bf16)
@@ -196,7 +213,7 @@ def token_costs(
     attn = _attention_gemms(model, dev, prec, wb, tp, adp, t)
     for g in model.groups:
         k = g.count / pp  # layers of this group on one stage
-        mlp = _mlp(model, g, dev, prec, wb, tp, ep, t)
+        mlp = _mlp(model, g, dev, prec, wb, tp, ep, t, eng.moe_all_experts)
         out["gemm"] = out["gemm"] + k * (attn + (0.0 if g.moe is not None else mlp))
         if g.moe is not None:
             out["moe"] = out["moe"] + k * mlp

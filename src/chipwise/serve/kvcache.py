@@ -80,7 +80,9 @@ def weights_per_rank(model: ModelSpec, shapes: Shapes, weight_precision: str) ->
     return np.asarray((body / pp + end_stage / tp) * wb, dtype=np.float64)
 
 
-def activations_per_rank(model: ModelSpec, shapes: Shapes, max_tokens: float, max_batch: float) -> Array:
+def activations_per_rank(
+    model: ModelSpec, shapes: Shapes, max_tokens: float | Array, max_batch: float | Array
+) -> Array:
     """Working buffers of the largest iteration and its logits, per rank."""
     tp = shapes.tp.astype(np.float64)
     h = float(model.hidden)
@@ -117,8 +119,8 @@ def replica_memory(
     shapes: Shapes,
     weight_precision: str,
     kv_precision: str,
-    max_tokens: float,
-    max_batch: float,
+    max_tokens: float | Array,
+    max_batch: float | Array,
     typical_context: float,
 ) -> ReplicaMemory:
     """Memory per rank and KV-cache capacity of the replica (in tokens of context, whole blocks)."""

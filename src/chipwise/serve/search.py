@@ -26,7 +26,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, engine_profile, serving_device
+from chipwise.serve.engine import EngineProfile, engine_profile, serving_device, token_budget
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
@@ -147,7 +147,11 @@ def _step_time(
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
     lm = pp * lm_head_cost(model, dev, shapes, batch / pp)
     return np.asarray(
-        eng.step_overhead_s + pp * stage + (pp - 1.0) * g["pp_comm"] + lm + a * batch * (inp + out / 2.0)
+        eng.step_overhead_s
+        + pp * stage
+        + (pp - 1.0) * g["pp_comm"]
+        + lm
+        + a * batch * (inp + out / 2.0)
         + b * batch * inp * inp / (2.0 * out),
         dtype=np.float64,
     )
@@ -169,7 +173,14 @@ def estimate(
     topo = topology_of(system)
     shapes = cand.shapes()
     mem = replica_memory(
-        model, dev, eng, shapes, weight_precision, kv_precision, max_tokens, cand.max_batch.astype(np.float64),
+        model,
+        dev,
+        eng,
+        shapes,
+        weight_precision,
+        kv_precision,
+        max_tokens,
+        cand.max_batch.astype(np.float64),
         inp + out,
     )
     per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
@@ -181,7 +192,18 @@ def estimate(
     step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
     chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
     chunks = math.ceil(inp / chunk)
-    pf = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, np.full(b.shape, chunk / (1.0 + chunk)), chunk, 1.0)
+    pf = _step_time(
+        model,
+        dev,
+        topo,
+        eng,
+        weight_precision,
+        kv_precision,
+        shapes,
+        np.full(b.shape, chunk / (1.0 + chunk)),
+        chunk,
+        1.0,
+    )
     return Estimate(
         cand=cand,
         fits=np.asarray(fits),
@@ -276,7 +298,15 @@ def smallest_fitting_tp(
     tp = np.asarray(tps)
     context = typical_prompt + typical_output
     mem = replica_memory(
-        model, dev, eng, Shapes.of(tp), weight_precision, kv_precision, eng.max_tokens, eng.max_batch, context
+        model,
+        dev,
+        eng,
+        Shapes.of(tp),
+        weight_precision,
+        kv_precision,
+        token_budget(eng, typical_prompt),
+        eng.max_batch,
+        context,
     )
     ok = mem.kv_tokens >= 8 * context
     if not ok.any():

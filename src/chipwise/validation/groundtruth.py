@@ -748,11 +748,10 @@ def parse_kv_precision(text: str, weight: str) -> str:
 
 
 def normalize_engine(text: str) -> str:
-    """trtllm | vllm | sglang | neuron | vllm-neuron | fastertransformer | other: vLLM serving on Neuron back ends
-    (optimum-neuron, the vllm-neuron plugin) is its own family; native Neuron runtimes are 'neuron'."""
+    """trtllm | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM)."""
     lowered = text.lower()
     if re.search(r"neuron|\bnxd|\btnx\b", lowered):
-        return "vllm-neuron" if "vllm" in lowered else "neuron"
+        return "neuron"
     if re.search(r"tensorrt-llm|trt-?llm", lowered):
         return "trtllm"
     if "sglang" in lowered:

@@ -25,11 +25,17 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.serve.build import setup_replica
-from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile
+from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
-from chipwise.validation.groundtruth import InferenceRow, kv_precision_stated, read_inference
+from chipwise.validation.groundtruth import (
+    SKIP_DISAGGREGATED,
+    InferenceRow,
+    kv_precision_stated,
+    parse_positive,
+    read_inference,
+)
 from chipwise.validation.report import RowResult, summarise
 from chipwise.workload.model import ModelSpec, from_hf_config
 from chipwise.workload.presets import load_model, preset_id
@@ -137,6 +143,10 @@ class Case:
 
 
 def _engine(row: InferenceRow) -> str:
+    """The engine family: vLLM serving on a Neuron back end (optimum-neuron, the vllm-neuron plugin) is
+    'vllm-neuron', native Neuron runtimes (transformers-neuronx, NxD Inference) are 'neuron'."""
+    if row.engine == "neuron" and "vllm" in row.raw.get("serving_engine", "").lower():
+        return "vllm-neuron"
     return row.engine if row.engine in ENGINES else "default"
 
 
@@ -165,6 +175,13 @@ def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
         return Load("closed", concurrency=max_batch)
     if row.scenario in ("server", "interactive", "rate"):
         if row.request_rate:
+            # the rate the run achieved when it fell short of the one aimed at: the load the latencies were taken at
+            achieved = parse_positive(row.raw.get("requests_per_s"))
+            if achieved is not None and achieved < row.request_rate:
+                notes.append(
+                    f"achieved {achieved:g} of the {row.request_rate:g} req/s aimed at; the achieved rate is used"
+                )
+                return Load("rate", rate=achieved)
             return Load("rate", rate=float(row.request_rate))
         notes.append("request rate not stated; run as a closed loop of max_batch users")
         return Load("closed", concurrency=max_batch)
@@ -174,6 +191,11 @@ def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
         users = row.concurrency or max_batch
         if row.concurrency is None:
             notes.append(f"concurrency not stated; {users} users (the batch limit)")
+        elif users > max_batch:
+            # sweeps that saturate a server with more users than it has batch slots (guidellm's throughput
+            # mode) report TTFTs of the served requests, not of a queue of the surplus users
+            notes.append(f"{users} users for {max_batch} batch slots: the load generator holds the surplus")
+            users = max_batch
         return Load("closed", concurrency=users)
     return Load("offline")
 
@@ -197,6 +219,11 @@ def _requests(load: Load, concurrency: int, stated: int | None, out_len: float) 
 
 def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     """Turn a row into a Case; raise ChipwiseError with the reason when it cannot be predicted."""
+    if row.skip_reason == SKIP_DISAGGREGATED:
+        raise ChipwiseError(
+            "prefill/decode-disaggregated deployment whose pool sizes and per-pool parallelism the row does not "
+            "state (disaggregation itself is simulated: plan.disaggregated)"
+        )
     if row.skip_reason:
         raise ChipwiseError(row.skip_reason)
     if row.speculative:
@@ -244,7 +271,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         ep=ep,
         attention_dp=adp,
         max_batch=max_batch,
-        max_tokens=eng.max_tokens if eng.chunked_prefill else max(int(inp) + 1, max_batch),
+        max_tokens=token_budget(eng, inp + 1),
         chunked_prefill=eng.chunked_prefill,
         weight_precision=weight,
         kv_precision=kv,
@@ -285,10 +312,35 @@ def _fitting_plan(
 _STAT_KEY = {"p50": "p50", "p90": "p90", "p99": "p99", "mean": "mean", "value": "mean"}
 
 
+#: An open-loop run is saturated when it delivers less than this share of the offered output tokens/s.
+SATURATED = 0.95
+#: ... and its latencies are then taken at this share of the capacity it did deliver.
+EDGE = 0.95
+
+
 def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
-    """Simulate a case and compare each measured metric with its prediction."""
+    """Simulate a case and compare each measured metric with its prediction.
+
+    A published open-loop run (MLPerf Server, a fixed request rate) was sustainable: the load generator's rate
+    was at most the system's capacity. When the predicted capacity is below that rate, the simulated queue
+    grows without bound and its latencies depend only on how long one simulates; the prediction then reports
+    the capacity as throughput and the latencies at the edge of it (EDGE x capacity), and says so in the notes.
+    """
     row = case.row
     summary, _ = run_job(case.job, case.setup, seed=seed, basis=case.basis)
+    latencies = summary
+    notes = list(case.notes)
+    load = case.job.load
+    if load.kind == "rate":
+        offered = load.rate * case.job.mean_output
+        delivered = float(summary["output_tokens_per_s"])
+        if delivered < SATURATED * offered:
+            edge = EDGE * delivered / case.job.mean_output
+            latencies, _ = run_job(replace(case.job, load=replace(load, rate=edge)), case.setup, seed=seed)
+            notes.append(
+                f"predicted capacity {delivered / case.job.mean_output:.3g} req/s is below the measured "
+                f"{load.rate:.3g} req/s: latencies at {edge:.3g} req/s"
+            )
     results: list[RowResult] = []
     chips = row.num_chips or case.setup.chips
     for m in row.measured:
@@ -296,7 +348,7 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
             predicted = float(summary["output_tokens_per_s"]) / float(chips)
         else:
             key = "ttft_s" if m.metric == "ttft_s" else "tpot_s"
-            predicted = float(summary[key][_STAT_KEY.get(m.stat, "mean")])
+            predicted = float(latencies[key][_STAT_KEY.get(m.stat, "mean")])
         if not math.isfinite(predicted) or predicted <= 0:
             continue
         results.append(
@@ -308,7 +360,7 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
                 predicted=predicted,
                 plan_source=case.plan_source,
                 source_family=row.source_family,
-                notes="; ".join((*case.notes, row.notes)).strip("; "),
+                notes="; ".join((*notes, row.notes)).strip("; "),
             )
         )
     return results

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.model import ModelSpec
@@ -112,6 +112,27 @@ class ServePlan(_Strict):
     router: Literal["round_robin", "least_loaded"] = "least_loaded"
 
 
+def _length_value(v: Any) -> Any:
+    """Counts with suffixes ('2k') become numbers; a string that is not a count stays a trace path; a mapping
+    is a distribution (validated here so that its own error is the one reported)."""
+    if isinstance(v, dict):
+        try:
+            return LengthSpec.model_validate(v)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise ValueError(
+                f"{where + ': ' if where else ''}{str(err['msg']).removeprefix('Value error, ')}"
+            ) from None
+    if isinstance(v, str):
+        parsed = parse_count(v)
+        if isinstance(parsed, float):
+            return round(parsed)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
+
+
 LengthField = int | LengthSpec | str
 
 
@@ -125,8 +146,8 @@ class ServeScenario(_Strict):
     precision: str = "bf16"
     kv_precision: str | None = None
     engine: str | None = None
-    input_tokens: Annotated[LengthField, BeforeValidator(lambda v: _length_value(v))] = 1024
-    output_tokens: Annotated[LengthField | None, BeforeValidator(lambda v: _length_value(v))] = None
+    input_tokens: Annotated[LengthField, BeforeValidator(_length_value)] = 1024
+    output_tokens: Annotated[LengthField | None, BeforeValidator(_length_value)] = None
     trace: str | None = None
     arrival_rate: PositiveFloat | None = None
     concurrency: IntCount | None = None
@@ -165,17 +186,6 @@ class ServeScenario(_Strict):
         if isinstance(self.input_tokens, str):
             return self.input_tokens
         return None
-
-
-def _length_value(v: Any) -> Any:
-    """Counts with suffixes ('2k') become numbers; a string that is not a count stays a trace path."""
-    if isinstance(v, str):
-        parsed = parse_count(v)
-        if isinstance(parsed, float):
-            return int(round(parsed))
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v
 
 
 # --------------------------------------------------------------------------------------------------

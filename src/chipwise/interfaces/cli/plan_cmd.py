@@ -8,6 +8,7 @@ import typer
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli import plan_serve_cmd
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
@@ -122,3 +123,6 @@ def hetero(
         print_json(report)
     else:
         print_hetero(report)
+
+
+app.command("serve")(plan_serve_cmd.serve)

@@ -73,7 +73,9 @@ def tokens_in_window(out: SimOutput, lo: float, hi: float) -> tuple[float, float
     in_first = (first >= lo) & (first <= hi)
     span = fin - first
     overlap = np.clip(np.minimum(fin, hi) - np.maximum(first, lo), 0.0, None)
-    rest = np.where(span > 0, (nout - 1.0) * overlap / np.where(span > 0, span, 1.0), np.where(in_first, nout - 1.0, 0.0))
+    rest = np.where(
+        span > 0, (nout - 1.0) * overlap / np.where(span > 0, span, 1.0), np.where(in_first, nout - 1.0, 0.0)
+    )
     return float(in_first.sum() + rest.sum()), float(nin[in_first].sum())
 
 

@@ -15,7 +15,7 @@ prompt runs whole, alone if it exceeds the budget.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -53,11 +53,11 @@ class SchedulerPolicy:
         """KV tokens a request must find free to be admitted (held_now: its prompt; total: prompt + output)."""
         return blocks_tokens(total if self.admission == "reserve" else held_now, self.block)
 
-    def chunks(self, remaining: Sequence[int], budget: int) -> list[int]:
+    def chunks(self, remaining: Iterable[int], budget: int) -> list[int]:
         """Prefill tokens to schedule for each waiting prompt (in order) within `budget` tokens."""
         out: list[int] = []
         left = budget
-        limit = self.prefill_batch or len(remaining)
+        limit = self.prefill_batch or budget + 1
         for need in remaining:
             if len(out) >= limit or left <= 0:
                 break

@@ -116,7 +116,7 @@ class Replica:
         need = self.pol.admission_tokens(self._prompt(rid), r.input[rid] + r.output[rid])
         if self.pol.admission == "reserve":
             return self.reserved + need <= self.cap
-        return self.used() + need <= self.cap
+        return self.used() + need + self.half_block <= self.cap
 
     # ---- admission and preemption ------------------------------------------------------------------------
     def _admit(self, t: float) -> None:
@@ -136,7 +136,7 @@ class Replica:
                     break
                 self.reserved += need
                 self.res[rid] = need
-            elif self.used() + need > self.cap:
+            elif self.used() + need + self.half_block > self.cap:
                 break
             self.waiting.popleft()
             self.last_admit = t
@@ -234,19 +234,18 @@ class Replica:
             advancing = n > 0 and mixed
             budget = self.pol.max_tokens - (n if advancing else 0)
             pneed, pdone = self.pneed, self.pdone
-            chunks = self.pol.chunks([pneed[rid] - pdone[rid] for rid in self.pref], budget)
+            chunks = self.pol.chunks((pneed[rid] - pdone[rid] for rid in self.pref), budget)
             if chunks:
                 static = self.pol.static_batch
-                tokens = (n if advancing else 0)
+                tokens = n if advancing else 0
                 pairs = 0.0
                 completing = 0
-                for rid, c in zip(self.pref, chunks, strict=False):
+                for rid, chunk in zip(self.pref, chunks, strict=False):
                     s = pdone[rid]
-                    if static:
-                        c = bucket(c)
+                    c = bucket(chunk) if static else chunk
                     tokens += c
                     pairs += c * s + c * (c + 1) * 0.5
-                    if s + c >= pneed[rid]:
+                    if s + chunk >= pneed[rid]:
                         completing += 1
                 seqs = (n if advancing else 0) + completing
                 dt = steps.time(tokens, seqs, context if advancing else 0.0, pairs)
@@ -281,10 +280,8 @@ class Replica:
         tau = t - t0
         qa = 0.5 * a * n
         qb = base + a * context - qa
-        if qa > 0:
-            j = int((-qb + math.sqrt(qb * qb + 4.0 * qa * tau)) / (2.0 * qa))
-        else:
-            j = int(tau / qb) if qb > 0 else k
+        # iterations completed by tau: the largest j with j base + a (j C + n j (j - 1) / 2) <= tau
+        j = int((-qb + math.sqrt(qb * qb + 4.0 * qa * tau)) / (2.0 * qa)) if qa > 0 else int(tau / max(qb, 1e-30))
         new_k = min(k, max(1, j + 1))
         if new_k >= k:
             return
@@ -328,9 +325,11 @@ class Replica:
                 done.append(rid)
         if advancing:
             self._complete_decodes(t)
+        if done:
+            finished = set(done)
+            self.pref = [rid for rid in self.pref if rid not in finished]
         for rid in done:
             prompt = self.pneed[rid]
-            self.pref.remove(rid)
             self.p_tokens -= self.phold.pop(rid)
             del self.pneed[rid], self.pdone[rid]
             self.state.pop(rid, None)

@@ -1,0 +1,85 @@
+"""How fast is the serving simulator? Wall time of 10,000 and 1,000,000 Poisson requests of Llama-3.1-70B (fp8)
+on 8 H100 (one TP8 replica), and of `plan serve` over every chip in the catalog.
+
+    python benchmarks/serve_speed.py [--skip-million]
+
+Targets (issue 4): 10k requests under 2 s and 1M under 3 min on a 2-core machine; plan serve under 5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+
+from chipwise.catalog import load_catalog
+from chipwise.hardware import hardware
+from chipwise.planner.serving import plan_serving
+from chipwise.serve.build import setup_replica
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.sim.arrivals import open_loop_times
+from chipwise.serve.sim.metrics import summarise
+from chipwise.serve.sim.run import Deployment, simulate
+from chipwise.workload import load_model
+from chipwise.workload.serving import LengthDist, LengthSpec, Load
+
+
+def simulate_poisson(n: int, rate: float) -> tuple[float, dict[str, object]]:
+    """Wall seconds to build the replica, draw n requests, simulate and summarise them."""
+    start = time.perf_counter()
+    catalog = load_catalog()
+    model = load_model(catalog, "llama-3.1-70b")
+    system = hardware(catalog).system("h100-sxm")
+    plan = ReplicaPlan(tp=8, max_batch=256, max_tokens=8192, weight_precision="fp8", kv_precision="fp8")
+    setup = setup_replica(catalog, model, system, "trtllm", plan, 1024.0, 256.0)
+    rng = np.random.default_rng(0)
+    inputs = LengthDist.of(LengthSpec(dist="lognormal", mean=1024, std=512, max=8192)).sample(n, rng)
+    outputs = LengthDist.of(LengthSpec(dist="lognormal", mean=256, std=128, max=2048)).sample(n, rng)
+    arrivals = open_loop_times(Load("rate", rate=rate), n, rng)
+    out = simulate(Deployment((setup.pool(1),)), inputs, outputs, np.zeros(n, dtype=np.int64), arrivals)
+    summary = summarise(out, chips=8, targets={"ttft_p99": 2.0, "tpot_p99": 0.05})
+    return time.perf_counter() - start, summary
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--skip-million", action="store_true", help="only the 10k run and plan serve")
+    args = ap.parse_args()
+    load_catalog()  # parse the catalog once, outside the timings
+    wall, s = simulate_poisson(10_000, 10.0)
+    ttft, tpot = s["ttft_s"], s["tpot_s"]
+    assert isinstance(ttft, dict) and isinstance(tpot, dict)
+    print(
+        f"10,000 Poisson requests (10 req/s, lognormal 1024/256 tokens), Llama-3.1-70B fp8 on 8 H100 (TP8): "
+        f"{wall:.2f} s wall ({wall / 10_000 * 1e6:.0f} us per request); "
+        f"TTFT p99 {ttft['p99']:.3f} s, TPOT p99 {tpot['p99'] * 1e3:.1f} ms"
+    )
+    if not args.skip_million:
+        wall, s = simulate_poisson(1_000_000, 10.0)
+        print(f"1,000,000 Poisson requests: {wall:.1f} s wall ({wall / 1e6 * 1e6:.0f} us per request)")
+    start = time.perf_counter()
+    catalog = load_catalog()
+    report = plan_serving(
+        catalog,
+        "llama-3.1-70b",
+        list(catalog.chips),
+        Load("rate", rate=20.0),
+        1024,
+        256,
+        {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        precision="fp8",
+    )
+    best = report["best"]
+    print(
+        f"plan serve, Llama-3.1-70B at 20 req/s with TTFT p99 <= 2 s and TPOT p99 <= 50 ms over all "
+        f"{len(catalog.chips)} chips: {time.perf_counter() - start:.2f} s "
+        f"({report['search']['evaluated']:,} replica shapes); cheapest: {best['hardware'] if best else '-'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""`chipwise plan serve`: the cheapest fleet and configuration that serves a load within its latency SLO."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import typer
+
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.serve_views import print_plan_serve
+from chipwise.planner.serving import plan_serving
+from chipwise.workload.serving import Load
+
+SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+_SLO_ITEM = re.compile(r"^\s*([a-z0-9_]+)\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*([a-z]*)\s*$")
+
+
+def parse_slo(text: str | None) -> dict[str, float]:
+    """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms, us)."""
+    if not text:
+        return {}
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        m = _SLO_ITEM.match(item)
+        if m is None:
+            raise ChipwiseError(
+                f"SLO item '{item.strip()}' is not KEY=VALUEUNIT. Fix: write e.g. --slo ttft_p99=2s,tpot_p99=50ms."
+            )
+        key, value, unit = m.group(1), float(m.group(2)), m.group(3)
+        if key not in SLO_KEYS:
+            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
+        if not unit:
+            raise ChipwiseError(
+                f"SLO {key}={m.group(2)} has no unit. Fix: add one, e.g. {key}={m.group(2)}s or {key}={m.group(2)}ms."
+            )
+        if unit not in _TIME_UNITS:
+            raise ChipwiseError(f"SLO {key}: unit '{unit}' is not s, ms or us. Fix: use one of those.")
+        if value <= 0:
+            raise ChipwiseError(f"SLO {key} must be positive. Fix: give a positive time.")
+        out[key] = value * _TIME_UNITS[unit]
+    return out
+
+
+def _load(rate: float | None, concurrency: int | None, offline: bool) -> Load:
+    given = [rate is not None, concurrency is not None, offline]
+    if sum(given) != 1:
+        raise ChipwiseError(
+            "give exactly one load: --rate (requests/s), --concurrency (users) or --offline. Fix: pick one."
+        )
+    if rate is not None:
+        if not rate > 0:
+            raise ChipwiseError(f"--rate {rate:g} is not a positive number of requests/s. Fix: give e.g. --rate 20.")
+        return Load("rate", rate=float(rate))
+    if concurrency is not None:
+        if concurrency < 1:
+            raise ChipwiseError(f"--concurrency {concurrency} is below 1. Fix: give at least one user.")
+        return Load("closed", concurrency=int(concurrency))
+    return Load("offline")
+
+
+def serve(
+    model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
+    rate: Annotated[float | None, typer.Option("--rate", help="Arrival rate, requests/s (Poisson).")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Concurrent users (closed loop).")] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="All requests at once (maximum throughput).")] = False,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", help="Prompt tokens per request.")] = 1024,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", help="Generated tokens per request.")] = 256,
+    slo: Annotated[
+        str | None, typer.Option("--slo", help="Latency targets with units, e.g. ttft_p99=2s,tpot_p99=50ms.")
+    ] = None,
+    hardware: Annotated[
+        str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
+    ] = "all",
+    precision: Annotated[str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, int4.")] = "bf16",
+    kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp8, fp4.")] = None,
+    engine: Annotated[
+        str | None, typer.Option("--engine", help="trtllm, vllm, sglang, neuron, vllm-neuron (default per vendor).")
+    ] = None,
+    pricing: Annotated[
+        str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot or owned.")
+    ] = "on-demand",
+    region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
+    requests: Annotated[int, typer.Option("--requests", min=1, help="Requests simulated to check each option.")] = 1200,
+    disaggregated: Annotated[
+        bool, typer.Option("--disaggregated/--no-disaggregated", help="Also try prefill/decode pool splits.")
+    ] = True,
+    top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
+    load = _load(rate, concurrency, offline)
+    targets = parse_slo(slo)
+    for name, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens)):
+        if value < 1:
+            raise ChipwiseError(f"{name} {value} is below 1. Fix: give a positive number of tokens.")
+    cat = catalog_from(catalog_files, sets)
+    if hardware.strip().lower() == "all":
+        ids = list(cat.chips)
+    else:
+        ids = [h.strip() for h in hardware.split(",") if h.strip()]
+        if not ids:
+            raise ChipwiseError("--hardware is empty. Fix: give chip ids (h100-sxm,trn2) or 'all'.")
+    report = plan_serving(
+        cat,
+        model,
+        ids,
+        load,
+        input_tokens,
+        output_tokens,
+        targets,
+        precision=precision,
+        kv_precision=kv_precision,
+        engine=engine,
+        pricing=pricing,
+        region=region,
+        requests=requests,
+        disaggregated=disaggregated,
+    )
+    if as_json:
+        report["results"] = report["results"][:top]
+        print_json(report)
+    else:
+        print_plan_serve(report, top)

@@ -1,0 +1,194 @@
+"""Terminal views of serving results: one deployment's prediction, and the plan-serve fleet ranking."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.table import Table
+
+from chipwise.catalog.loader import Catalog
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import console, print_json, projected_banner
+from chipwise.planner.serving import predict_serving
+from chipwise.workload.serving import ServeScenario
+
+BREAKDOWN_LABELS: dict[str, str] = {
+    "gemm": "weight GEMMs (attention and MLP)",
+    "moe": "MoE experts",
+    "attention": "attention (KV-cache reads, prefill)",
+    "memory_bound": "memory-bound (norms, activations)",
+    "tp_comm": "tensor-parallel all-reduce",
+    "ep_comm": "expert-parallel all-to-all",
+    "pp_comm": "pipeline hand-offs",
+    "lm_head": "LM head",
+    "overhead": "engine overhead (per step, per layer)",
+}
+
+
+def _ms(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    return f"{seconds * 1e3:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+
+
+def _stats(d: dict[str, float]) -> str:
+    return " / ".join(_ms(d.get(k)) for k in ("p50", "p90", "p99"))
+
+
+def _usd(v: float | None) -> str:
+    return "-" if v is None or not math.isfinite(v) else f"${v:,.3f}"
+
+
+def _plan_text(p: dict[str, Any]) -> str:
+    parts = [f"TP{p['tp']}"]
+    if p.get("pp", 1) > 1:
+        parts.append(f"PP{p['pp']}")
+    if p.get("ep", 1) > 1:
+        parts.append(f"EP{p['ep']}")
+    if p.get("attention_dp"):
+        parts.append("ADP")
+    parts.append(f"b{p['max_batch']}")
+    return " ".join(parts) + f" x{p['replicas']}"
+
+
+def print_serving(r: dict[str, Any], sources: bool = False) -> None:
+    """One serving prediction: deployment, throughput, latency percentiles, cost, and where a step goes."""
+    projected_banner([r["hardware"]] if r.get("projected") else [])
+    plan = r["plan"]
+    head = Table(
+        title=f"{r['model']} on {r['chips']:g} x {r['hardware']} ({r['engine']}), {r['precision']} weights, "
+        f"{r['kv_precision']} KV cache - {r['load']['label']}",
+        show_header=False,
+    )
+    head.add_column("figure")
+    head.add_column("value", justify="right")
+    if plan.get("disaggregated"):
+        for role in ("prefill", "decode"):
+            p = plan[role]
+            head.add_row(f"{role} pool", f"{p['hardware']} {_plan_text(p)}  ({r['plan_source']})")
+        if "kv_transfer" in r:
+            head.add_row("KV transfer per mean prompt", _ms(r["kv_transfer"]["seconds_for_mean_prompt"]))
+    else:
+        head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
+        head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
+    head.add_row(
+        "throughput",
+        f"{r['output_tokens_per_s']:,.0f} output tok/s ({r['output_tokens_per_s_per_chip']:,.0f} per chip), "
+        f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
+    )
+    head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
+    head.add_row("TPOT p50 / p90 / p99", _stats(r["tpot_s"]))
+    head.add_row("end-to-end p50 / p90 / p99", _stats(r["e2e_s"]))
+    if r["slo"]:
+        met = "met" if r["slo_met"] else "NOT met"
+        head.add_row("SLO", f"{', '.join(f'{k} <= {_ms(v)}' for k, v in r['slo'].items())}: {met}")
+        head.add_row("goodput", f"{100 * r['goodput']['fraction']:.1f}% of requests within the SLO")
+    kv = r["kv_cache_utilisation"]
+    head.add_row("KV-cache utilisation (mean / peak)", f"{fmt.percent(kv['mean'])} / {fmt.percent(kv['peak'])}")
+    reqs = r["requests"]
+    head.add_row(
+        "requests finished / dropped / preemptions",
+        f"{reqs['finished']:,} / {reqs['dropped']:,} / {reqs['preemptions']:,}",
+    )
+    head.add_row(
+        f"cost ({r['pricing']})",
+        f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens",
+    )
+    head.add_row(
+        "energy / carbon per M output tokens",
+        f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}",
+    )
+    console.print(head)
+    bd = Table(
+        title=f"Where a steady iteration goes (dominated by {BREAKDOWN_LABELS[r['dominated_by']]})", header_style="bold"
+    )
+    bd.add_column("component")
+    bd.add_column("time", justify="right")
+    total = sum(r["breakdown"].values()) or 1.0
+    bd.add_column("share", justify="right")
+    for k, v in sorted(r["breakdown"].items(), key=lambda kv: -kv[1]):
+        if v > 0:
+            bd.add_row(BREAKDOWN_LABELS[k], _ms(v), fmt.percent(v / total))
+    console.print(bd)
+    if sources:
+        ft = Table(title="Figures used", header_style="bold")
+        for c in ("figure", "value", "status", "source / derivation"):
+            ft.add_column(c, overflow="fold")
+        for name, f in r["figures"].items():
+            ft.add_row(name, f"{f['value']} {f['unit']}", f["status"], f.get("derivation") or "; ".join(f["source"]))
+        console.print(ft)
+    console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
+
+
+def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources: bool) -> None:
+    """`chipwise predict` for a serve scenario."""
+    result = predict_serving(cat, sc)
+    if as_json:
+        print_json(result)
+    else:
+        print_serving(result, sources)
+
+
+def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
+    """The plan-serve ranking: the cheapest fleet per option, then the simulated check of the best ones."""
+    slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
+    table = Table(
+        title=f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
+        f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices)",
+        header_style="bold",
+    )
+    for c in ("#", "hardware", "plan", "chips", "$/h", "$/M out tok", "est. TPOT", "est. TTFT p99"):
+        table.add_column(c, justify="left" if c in ("hardware", "plan") else "right", overflow="fold")
+    for i, r in enumerate(report["results"][:top], start=1):
+        plan = r["plan"]
+        text = (
+            f"P: {_plan_text(plan['prefill'])} | D: {_plan_text(plan['decode'])}"
+            if r["disaggregated"]
+            else _plan_text(plan)
+        )
+        name = r["hardware"] + (" [yellow](proj.)[/]" if r.get("projected") else "")
+        est = r["estimate"]
+        table.add_row(
+            str(i),
+            name,
+            text,
+            f"{r['chips']:g}",
+            _usd(r["usd_per_hour"]),
+            _usd(r["usd_per_mtok"]),
+            _ms(est["tpot_s"]),
+            _ms(est["ttft_p99_s"]),
+        )
+    console.print(table)
+    if report["verified"]:
+        vt = Table(title="Simulated check of the cheapest options", header_style="bold")
+        for c in (
+            "hardware",
+            "plan",
+            "chips",
+            "SLO",
+            "out tok/s/chip",
+            "TTFT p50/p90/p99",
+            "TPOT p50/p90/p99",
+            "$/M out tok",
+        ):
+            vt.add_column(c, justify="left" if c in ("hardware", "plan") else "right", overflow="fold")
+        for v in report["verified"]:
+            plan = " | ".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in v["plan"].items())
+            slo_txt = "-" if v["slo_met"] is None else ("met" if v["slo_met"] else "NOT met")
+            vt.add_row(
+                v["hardware"],
+                plan,
+                f"{v['chips']:g}",
+                slo_txt,
+                f"{v['output_tokens_per_s_per_chip']:,.0f}",
+                _stats(v["ttft_s"]),
+                _stats(v["tpot_s"]),
+                _usd(v["cost_usd_per_mtok"]),
+            )
+        console.print(vt)
+    s = report["search"]
+    console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
+    projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
+    for sk in report["skipped"]:
+        console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")

@@ -1,0 +1,138 @@
+"""Fleet-mix optimisation: how many instances of each type serve a multi-bucket workload at the lowest $/hour.
+
+Instance types i (a chip count and serving plan), request buckets j (input/output lengths) arriving at rate
+lambda_j. c_ij is the request rate one instance of type i sustains on bucket j alone within the SLO (from the
+serving model; 0 when it cannot meet the SLO). Serving y_ij requests/s of bucket j on type i uses y_ij / c_ij of
+an instance (time-sharing, as in Melange, Griggs et al. 2024):
+
+    minimise   sum_i price_i x_i
+    subject to sum_i y_ij = lambda_j                 (all demand served)
+               sum_j y_ij / c_ij <= x_i              (instance capacity)
+               0 <= x_i <= limit_i, x_i integer      (availability)
+               y_ij >= 0, and y_ij = 0 where c_ij = 0
+
+solved as a mixed-integer linear program with SciPy's HiGHS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
+
+from chipwise.errors import ChipwiseError, InfeasibleError
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class FleetProblem:
+    types: Sequence[str]
+    buckets: Sequence[str]
+    price_per_hour: Array  # (I,)
+    capacity: Array  # (I, J) requests/s one instance sustains on bucket j alone within the SLO
+    demand: Array  # (J,) requests/s
+    limits: Array  # (I,) maximum instances (inf = unlimited)
+
+    def __post_init__(self) -> None:
+        i, j = len(self.types), len(self.buckets)
+        if self.capacity.shape != (i, j) or self.price_per_hour.shape != (i,) or self.demand.shape != (j,):
+            raise ValueError("fleet problem arrays do not match the types and buckets")
+        if np.any(self.demand < 0):
+            bad = self.buckets[int(np.argmin(self.demand))]
+            raise ChipwiseError(f"bucket '{bad}' has a negative request rate. Fix: give rates >= 0.")
+
+
+@dataclass(frozen=True)
+class FleetSolution:
+    counts: NDArray[np.int64]  # instances per type
+    assignment: Array  # (I, J) requests/s of bucket j on type i
+    cost_per_hour: float
+    utilisation: Array  # (I,) busy share of the chosen instances
+
+
+def _check_servable(p: FleetProblem) -> None:
+    for j, name in enumerate(p.buckets):
+        if p.demand[j] > 0 and not np.any(p.capacity[:, j] > 0):
+            raise InfeasibleError(
+                f"no instance type meets the SLO for bucket '{name}'. Fix: relax the SLO for it, add hardware, or "
+                "drop the bucket."
+            )
+
+
+def solve(p: FleetProblem) -> FleetSolution:
+    """The cheapest fleet (exact MILP). Raises InfeasibleError naming the binding constraint."""
+    _check_servable(p)
+    n_i, n_j = p.capacity.shape
+    usable = p.capacity > 0
+    # variables: x_i (n_i), then y_ij for usable pairs
+    pairs = np.argwhere(usable)
+    n_y = len(pairs)
+    c = np.concatenate([p.price_per_hour, np.zeros(n_y)])
+    rows, lo, hi = [], [], []
+    for j in range(n_j):  # demand rows
+        row = np.zeros(n_i + n_y)
+        for k, (_, jj) in enumerate(pairs):
+            if jj == j:
+                row[n_i + k] = 1.0
+        rows.append(row)
+        lo.append(p.demand[j])
+        hi.append(p.demand[j])
+    for i in range(n_i):  # capacity rows: sum_j y_ij / c_ij - x_i <= 0
+        row = np.zeros(n_i + n_y)
+        row[i] = -1.0
+        for k, (ii, jj) in enumerate(pairs):
+            if ii == i:
+                row[n_i + k] = 1.0 / p.capacity[ii, jj]
+        rows.append(row)
+        lo.append(-np.inf)
+        hi.append(0.0)
+    limits = np.where(np.isfinite(p.limits), p.limits, np.inf)
+    res = milp(
+        c,
+        constraints=LinearConstraint(np.array(rows), np.array(lo), np.array(hi)),
+        integrality=np.concatenate([np.ones(n_i), np.zeros(n_y)]),
+        bounds=Bounds(np.zeros(n_i + n_y), np.concatenate([limits, np.full(n_y, np.inf)])),
+    )
+    if not res.success:
+        raise InfeasibleError(_binding(p))
+    x = np.round(res.x[:n_i]).astype(np.int64)
+    y = np.zeros((n_i, n_j))
+    for k, (i, j) in enumerate(pairs):
+        y[i, j] = res.x[n_i + k]
+    busy = np.array([sum(y[i, j] / p.capacity[i, j] for j in range(n_j) if usable[i, j]) for i in range(n_i)])
+    util = np.where(x > 0, busy / np.maximum(x, 1), 0.0)
+    return FleetSolution(x, y, float(np.dot(p.price_per_hour, x)), util)
+
+
+def _binding(p: FleetProblem) -> str:
+    """Which availability limits make the demand unservable, found by solving without them."""
+    relaxed = FleetProblem(p.types, p.buckets, p.price_per_hour, p.capacity, p.demand, np.full(len(p.types), np.inf))
+    try:
+        sol = solve(relaxed)
+    except InfeasibleError:
+        return "the demand cannot be served by any fleet. Fix: relax the SLO or add hardware."
+    over = [f"{t} (needs {n}, limit {int(lim)})" for t, n, lim in zip(p.types, sol.counts, p.limits, strict=True)
+            if n > lim]  # fmt: skip
+    need = ", ".join(over) if over else "the availability limits together"
+    return f"the availability limits bind: {need}. Fix: raise those limits, add instance types, or lower the demand."
+
+
+def feasible_lp(p: FleetProblem, counts: NDArray[np.int64]) -> bool:
+    """Whether a given fleet can carry the demand (an LP on the assignment alone); for checks and brute force."""
+    n_i, n_j = p.capacity.shape
+    usable = p.capacity > 0
+    pairs = np.argwhere(usable)
+    if any(p.demand[j] > 0 and not usable[:, j].any() for j in range(n_j)):
+        return False
+    a_eq = np.zeros((n_j, len(pairs)))
+    a_ub = np.zeros((n_i, len(pairs)))
+    for k, (i, j) in enumerate(pairs):
+        a_eq[j, k] = 1.0
+        a_ub[i, k] = 1.0 / p.capacity[i, j]
+    res = linprog(np.zeros(len(pairs)), A_ub=a_ub, b_ub=counts.astype(np.float64) + 1e-9, A_eq=a_eq, b_eq=p.demand,
+                  bounds=(0, None), method="highs")  # fmt: skip
+    return bool(res.status == 0)

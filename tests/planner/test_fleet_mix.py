@@ -1,0 +1,78 @@
+"""The fleet-mix MILP: the same optimum as brute force, speed at 20 types x 10 buckets, binding constraints."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.planner.fleet_mix import FleetProblem, feasible_lp, solve
+
+
+def _random_problem(rng: np.random.Generator, n_i: int, n_j: int, limit: int) -> FleetProblem:
+    capacity = rng.uniform(0.5, 5.0, size=(n_i, n_j)) * (rng.uniform(size=(n_i, n_j)) > 0.25)
+    capacity[rng.integers(n_i), :] = np.maximum(capacity[rng.integers(n_i), :], 0.5)  # every bucket servable
+    return FleetProblem(
+        types=[f"t{i}" for i in range(n_i)],
+        buckets=[f"b{j}" for j in range(n_j)],
+        price_per_hour=rng.uniform(1.0, 20.0, size=n_i).round(2),
+        capacity=capacity,
+        demand=rng.uniform(0.5, 4.0, size=n_j),
+        limits=np.full(n_i, float(limit)),
+    )
+
+
+def _brute_force(p: FleetProblem, limit: int) -> float:
+    best = np.inf
+    for counts in itertools.product(range(limit + 1), repeat=len(p.types)):
+        x = np.array(counts, dtype=np.int64)
+        cost = float(np.dot(p.price_per_hour, x))
+        if cost < best - 1e-9 and feasible_lp(p, x):
+            best = cost
+    return best
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_milp_matches_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    p = _random_problem(rng, n_i=3, n_j=3, limit=4)
+    brute = _brute_force(p, 4)
+    if not np.isfinite(brute):
+        with pytest.raises(InfeasibleError):
+            solve(p)
+        return
+    sol = solve(p)
+    assert sol.cost_per_hour == pytest.approx(brute, abs=1e-6)
+    assert feasible_lp(p, sol.counts)
+    assert np.allclose(sol.assignment.sum(axis=0), p.demand)
+
+
+def test_twenty_types_ten_buckets_under_two_seconds() -> None:
+    rng = np.random.default_rng(7)
+    p = _random_problem(rng, n_i=20, n_j=10, limit=1000)
+    start = time.perf_counter()
+    sol = solve(p)
+    assert time.perf_counter() - start < 2.0
+    assert np.allclose(sol.assignment.sum(axis=0), p.demand)
+
+
+def test_bucket_no_type_can_serve() -> None:
+    p = FleetProblem(["a", "b"], ["short", "long"], np.array([1.0, 2.0]), np.array([[1.0, 0.0], [2.0, 0.0]]),
+                     np.array([1.0, 1.0]), np.array([np.inf, np.inf]))  # fmt: skip
+    with pytest.raises(InfeasibleError, match="bucket 'long'"):
+        solve(p)
+
+
+def test_binding_limit_is_named() -> None:
+    p = FleetProblem(["a", "b"], ["x"], np.array([1.0, 5.0]), np.array([[1.0], [1.0]]), np.array([10.0]),
+                     np.array([3.0, 4.0]))  # fmt: skip
+    with pytest.raises(InfeasibleError, match=r"limits bind: a \(needs 10, limit 3\)"):
+        solve(p)
+
+
+def test_negative_rate_is_rejected() -> None:
+    with pytest.raises(ChipwiseError, match="negative request rate"):
+        FleetProblem(["a"], ["x"], np.array([1.0]), np.array([[1.0]]), np.array([-1.0]), np.array([1.0]))

@@ -1,0 +1,153 @@
+"""`chipwise predict` for serve scenarios and `chipwise plan serve`: JSON contracts, speed, and bad input."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from chipwise.__main__ import _register
+from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.cli.plan_serve_cmd import parse_slo
+
+_register()
+
+SCENARIO = (
+    "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 2\nprecision: fp8\ninput_tokens: 512\n"
+    "output_tokens: 128\narrival_rate: 10\nrequests: 300\nslo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}\n"
+)
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert run(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = run(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err
+
+
+def test_predict_serving_scenario_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "serve.yaml"
+    f.write_text(SCENARIO)
+    data = _json(capsys, ["predict", str(f), "--json"])
+    for key in ("throughput_tokens_per_s", "output_tokens_per_s", "ttft_s", "tpot_s", "cost_usd_per_mtok", "plan"):
+        assert key in data, key
+    for key in ("ttft_s", "tpot_s", "e2e_s"):
+        assert {"p50", "p90", "p99"} <= set(data[key])
+    assert data["requests"]["finished"] + data["requests"]["dropped"] == 300
+    assert data["chips"] == 2 and data["plan"]["replicas"] * data["plan"]["tp"] == 2
+    assert data["slo_met"] is True and data["cost_usd_per_mtok"] > 0
+
+
+def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "serve.yaml"
+    f.write_text(SCENARIO)
+    assert run(["predict", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "TTFT p50 / p90 / p99" in out and "Where a steady iteration goes" in out
+
+
+def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "pd.yaml"
+    f.write_text(
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nprecision: fp8\ninput_tokens: 2048\n"
+        "output_tokens: 128\narrival_rate: 5\nrequests: 200\n"
+        "plan: {disaggregated: true, prefill: {hardware: b200, tp: 1, replicas: 1}, "
+        "decode: {hardware: h200, tp: 1, replicas: 1}}\n"
+    )
+    data = _json(capsys, ["predict", str(f), "--json"])
+    assert data["plan"]["disaggregated"] is True
+    assert data["plan"]["prefill"]["hardware"] == "b200" and data["plan"]["decode"]["hardware"] == "h200"
+    assert data["kv_transfer"]["seconds_for_mean_prompt"] > 0
+    assert data["requests"]["finished"] == 200
+
+
+def test_plan_serve_json_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
+    start = time.perf_counter()
+    data = _json(
+        capsys,
+        [
+            "plan",
+            "serve",
+            "--model",
+            "llama-3.1-70b",
+            "--rate",
+            "20",
+            "--input-tokens",
+            "1024",
+            "--output-tokens",
+            "256",
+            "--slo",
+            "ttft_p99=2s,tpot_p99=50ms",
+            "--hardware",
+            "all",
+            "--precision",
+            "fp8",
+            "--json",
+        ],
+    )
+    assert time.perf_counter() - start < 10.0  # the issue asks < 5 s; slack for a loaded CI machine
+    assert data["best"]["slo_met"] is True
+    assert data["results"] and data["pareto"]
+    costs = [r["usd_per_hour"] for r in data["results"] if r["usd_per_hour"] == r["usd_per_hour"]]
+    assert costs == sorted(costs)
+    front = next(iter(data["pareto"].values()))
+    tputs = [p["output_tokens_per_s_per_chip"] for p in front]
+    assert tputs == sorted(tputs)
+
+
+def test_slo_parsing() -> None:
+    assert parse_slo("ttft_p99=2s,tpot_p99=50ms,e2e_p90=1500us") == {
+        "ttft_p99": 2.0,
+        "tpot_p99": 0.05,
+        "e2e_p90": 1.5e-3,
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--slo", "ttft_p99=2"], "no unit"),
+        (["--slo", "ttft_p42=2s"], "unknown SLO key"),
+        (["--rate", "-5"], "positive"),
+        (["--rate", "5", "--offline"], "exactly one load"),
+    ],
+)
+def test_plan_serve_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    base = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm"]
+    if "--rate" not in argv and "--offline" not in argv:
+        base += ["--rate", "5"]
+    assert needle in _error(capsys, base + argv)
+
+
+def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens\n0,10\n")
+    cases = {
+        "missing column": (
+            f"kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\ninput_tokens: {trace}\n",
+            "no output column",
+        ),
+        "negative rate": (SCENARIO.replace("arrival_rate: 10", "arrival_rate: -10"), "arrival_rate"),
+        "model does not fit": (
+            "kind: serve\nmodel: llama-3.1-405b\nhardware: h100-sxm\nchips: 1\nprecision: bf16\n"
+            "input_tokens: 512\noutput_tokens: 64\noffline: true\nplan: {tp: 1}\n",
+            "does not fit",
+        ),
+        "batch cannot fit": (
+            "kind: serve\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 2\nprecision: fp8\n"
+            "input_tokens: 8192\noutput_tokens: 1024\noffline: true\nplan: {tp: 2, max_batch: 4096}\n",
+            "max_batch",
+        ),
+    }
+    for name, (text, needle) in cases.items():
+        f = tmp_path / f"{name.replace(' ', '_')}.yaml"
+        f.write_text(text)
+        assert needle in _error(capsys, ["predict", str(f)]), name

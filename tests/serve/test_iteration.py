@@ -1,0 +1,171 @@
+"""The closed-form iteration model: hand-computed pieces, invariants, and that it broadcasts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.perf.device import device_of, topology_of
+from chipwise.perf.serving import context_attention_time, small_all_reduce, streamed_gemm_time
+from chipwise.serve.engine import engine_profile, serving_device
+from chipwise.serve.iteration import (
+    IterationInputs,
+    Shapes,
+    context_coefficient,
+    iteration_breakdown,
+    iteration_time,
+    prefill_pairs,
+    token_costs,
+)
+from chipwise.serve.kvcache import kv_bytes_per_token_rank, replica_memory
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
+
+
+@pytest.fixture(scope="module")
+def h100(catalog: Catalog, hw: Hardware):  # type: ignore[no-untyped-def]
+    system = hw.system("h100-sxm")
+    eng = engine_profile(catalog, "trtllm", system.chip.family)
+    return serving_device(device_of(system), eng), topology_of(system), eng
+
+
+def test_weight_streaming_gemm_is_bytes_over_bandwidth(h100) -> None:  # type: ignore[no-untyped-def]
+    dev, _, _ = h100
+    # one token through a 4096 x 4096 fp8 weight: the weight read dominates
+    nbytes = 1.0 * 4096 * 4096 + 2.0 * 1 * (4096 + 4096)
+    expected = nbytes / (dev.hbm_bandwidth * dev.eff.memory) + dev.eff.kernel_overhead_s
+    got = float(streamed_gemm_time(1, 4096, 4096, dev, "fp8", 1.0))
+    assert got == pytest.approx(expected, rel=1e-9)
+
+
+def test_large_gemm_is_compute_bound_and_grouped_kernels_pay_one_launch(h100) -> None:  # type: ignore[no-untyped-def]
+    dev, _, _ = h100
+    big = float(streamed_gemm_time(8192, 8192, 8192, dev, "fp8", 1.0))
+    flops = 2.0 * 8192**3
+    assert big > flops / dev.peak_flops("fp8")  # never faster than peak
+    four = float(streamed_gemm_time(1, 4096, 4096, dev, "fp8", 1.0, count=4))
+    one = float(streamed_gemm_time(1, 4096, 4096, dev, "fp8", 1.0))
+    overhead = dev.eff.kernel_overhead_s
+    assert four - overhead == pytest.approx(4 * (one - overhead), rel=1e-9)
+
+
+def test_decode_attention_is_linear_in_context(h100) -> None:  # type: ignore[no-untyped-def]
+    dev, _, _ = h100
+    one = float(context_attention_time(1000.0, 4096.0, 4096.0, dev))
+    assert float(context_attention_time(3000.0, 4096.0, 4096.0, dev)) == pytest.approx(3 * one)
+    assert one == pytest.approx(1000.0 * 4096.0 / (dev.hbm_bandwidth * dev.eff.memory))
+
+
+def test_small_all_reduce_pays_one_latency(h100) -> None:  # type: ignore[no-untyped-def]
+    _, topo, eng = h100
+    assert float(small_all_reduce(16384.0, 1, topo, eng.collective_latency_s)) == 0.0
+    t8 = float(small_all_reduce(16384.0, 8, topo, eng.collective_latency_s))
+    bw = 2.0 * 7 / 8 * 16384.0 / (topo.up_bandwidth * topo.up_efficiency)
+    assert t8 == pytest.approx(eng.collective_latency_s + bw)
+
+
+def test_prefill_pairs_by_hand() -> None:
+    # a 4-token chunk after 10 cached tokens: queries attend to 11, 12, 13, 14 keys
+    assert float(prefill_pairs(10, 4)) == 11 + 12 + 13 + 14
+    assert float(prefill_pairs(0, 3)) == 1 + 2 + 3
+
+
+def test_batch_one_decode_is_the_weight_read(h100, llama8b: ModelSpec) -> None:  # type: ignore[no-untyped-def]
+    """Decode at batch 1 reads every weight once: its time is the weight bytes over the HBM rate plus fixed costs."""
+    dev, topo, eng = h100
+    shapes = Shapes.of(1)
+    g = token_costs(llama8b, dev, topo, eng, "fp8", shapes, 1.0)
+    linear = llama8b.params_total - llama8b.embedding_params - llama8b.lm_head_params
+    weight_read = linear * 1.0 / (dev.hbm_bandwidth * dev.eff.memory)
+    launches = 4 * llama8b.layers * dev.eff.kernel_overhead_s  # QKV, O, gate-up and down GEMMs per layer
+    assert float(g["gemm"]) == pytest.approx(weight_read + launches, rel=0.01)
+    assert float(g["tp_comm"]) == 0.0 and float(g["ep_comm"]) == 0.0
+
+
+def test_iteration_grows_with_tokens_and_context(h100, llama8b: ModelSpec) -> None:  # type: ignore[no-untyped-def]
+    dev, topo, eng = h100
+    shapes = Shapes.of(1)
+
+    def t(tokens: float, context: float) -> float:
+        work = IterationInputs(np.asarray(tokens), np.asarray(1.0), np.asarray(context), np.asarray(0.0))
+        return float(iteration_time(llama8b, dev, topo, eng, "fp8", "fp8", shapes, work, 1024.0, 512.0))
+
+    assert t(1, 0) < t(64, 0) < t(2048, 0)
+    assert t(64, 1000) < t(64, 100000)
+
+
+def test_breakdown_broadcasts_over_shapes(h100, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
+    dev, topo, eng = h100
+    model = load_model(catalog, "llama-3.1-70b")
+    tps = np.asarray([1, 2, 4, 8])
+    work = IterationInputs(np.asarray(128.0), np.asarray(128.0), np.asarray(128.0 * 1500), np.asarray(0.0))
+    vec = iteration_time(model, dev, topo, eng, "fp8", "fp8", Shapes.of(tps), work, 1500.0, 1024.0)
+    for i, tp in enumerate(tps):
+        one = iteration_time(model, dev, topo, eng, "fp8", "fp8", Shapes.of(int(tp)), work, 1500.0, 1024.0)
+        assert float(vec[i]) == pytest.approx(float(one), rel=1e-12)
+    parts = iteration_breakdown(model, dev, topo, eng, "fp8", "fp8", Shapes.of(tps), work, 1500.0, 1024.0)
+    assert np.allclose(sum(parts.values()), vec)
+    assert float(parts["tp_comm"][0]) == 0.0 and float(parts["tp_comm"][-1]) > 0.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(tokens=st.integers(min_value=1, max_value=8192))
+def test_moe_reads_at_most_all_experts(tokens: int, catalog: Catalog, hw: Hardware) -> None:
+    """A MoE layer never costs more than reading every expert once and running every routed copy."""
+    model = load_model(catalog, "mixtral-8x7b")
+    system = hw.system("h100-sxm")
+    eng = engine_profile(catalog, "trtllm", system.chip.family)
+    dev, topo = serving_device(device_of(system), eng), topology_of(system)
+    g = token_costs(model, dev, topo, eng, "fp8", Shapes.of(1), float(tokens))
+    moe = model.moe
+    assert moe is not None
+    all_experts = model.moe_layers * moe.experts * moe.expert_params(model.hidden) * 1.0
+    floor_read = min(moe.experts, moe.top_k) * model.moe_layers * moe.expert_params(model.hidden) * 1.0
+    bw = dev.hbm_bandwidth * dev.eff.memory
+    assert float(g["moe"]) >= 0.9 * floor_read / bw
+    if tokens >= 64:  # every expert is hit: the whole expert set is read at least once
+        assert float(g["moe"]) >= 0.95 * all_experts / bw
+
+
+def test_kv_per_token_by_attention_variant(catalog: Catalog) -> None:
+    llama = load_model(catalog, "llama-3.1-70b")  # GQA, 8 KV heads, head_dim 128, 80 layers
+    per_token = 80 * 8 * 2 * 128 * 1.0  # fp8
+    assert float(kv_bytes_per_token_rank(llama, Shapes.of(1), "fp8", 1000)) == per_token
+    assert float(kv_bytes_per_token_rank(llama, Shapes.of(8), "fp8", 1000)) == per_token / 8
+    # beyond kv_heads ranks, a KV head is replicated: no further split
+    assert float(kv_bytes_per_token_rank(llama, Shapes.of(16), "fp8", 1000)) == per_token / 8
+    ds = load_model(catalog, "deepseek-v3")  # MLA: a 512 + 64 latent, shared by all heads
+    latent = 61 * (512 + 64) * 1.0
+    assert float(kv_bytes_per_token_rank(ds, Shapes.of(8), "fp8", 1000)) == latent
+    assert float(kv_bytes_per_token_rank(ds, Shapes.of(8, adp=1), "fp8", 1000)) == latent / 8
+
+
+def test_kv_capacity_by_hand(h100_setup, llama8b: ModelSpec) -> None:  # type: ignore[no-untyped-def]
+    s = h100_setup
+    mem = s.memory
+    free = float(mem.capacity - mem.weights - mem.activations - mem.reserved)
+    per_token = 32 * 8 * 2 * 128 * 1.0  # llama 3.1 8B, fp8 KV
+    blocks = np.floor(0.9 * free / (per_token * 32))
+    assert s.kv_tokens == int(blocks * 32)
+    # weights: every parameter at 1 byte except the 16-bit embedding and LM head
+    ends = llama8b.embedding_params + llama8b.vocab * llama8b.hidden
+    assert float(mem.weights) == pytest.approx((llama8b.params_total - ends) * 1.0 + ends * 2.0, rel=1e-3)
+
+
+def test_context_coefficient_halves_with_pipeline(h100, llama8b: ModelSpec) -> None:  # type: ignore[no-untyped-def]
+    dev, _, _ = h100
+    a1 = float(context_coefficient(llama8b, dev, Shapes.of(1, 1), "fp8", 1000.0))
+    a2 = float(context_coefficient(llama8b, dev, Shapes.of(1, 2), "fp8", 1000.0))
+    assert a2 == pytest.approx(a1 / 2)
+
+
+def test_memory_vectorised(h100, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
+    dev, _, eng = h100
+    model = load_model(catalog, "llama-3.1-70b")
+    mem = replica_memory(model, dev, eng, Shapes.of(np.asarray([1, 2, 4, 8])), "fp8", "fp8", 8192, 256, 2048.0)
+    assert np.all(np.diff(mem.weights) < 0) and np.all(np.diff(mem.kv_tokens) > 0)
+    assert not mem.fits[0] or float(mem.kv_tokens[0]) < float(mem.kv_tokens[1])

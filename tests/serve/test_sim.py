@@ -1,0 +1,211 @@
+"""The discrete-event simulator: hand-checked single requests, Little's law, conservation, percentile order,
+agreement with the closed-form iteration model, preemption, disaggregation and closed loops."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
+from chipwise.serve.sim.metrics import summarise
+from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
+from chipwise.workload.model import ModelSpec
+
+I, O = 512, 128  # noqa: E741 - prompt and output tokens, as in the docs
+
+
+def _run(
+    setup: ReplicaSetup,
+    arrivals: list[float] | None,
+    n: int | None = None,
+    inp: int = I,
+    out: int = O,
+    replicas: int = 1,
+    kv_tokens: int | None = None,
+    concurrency: int = 0,
+) -> SimOutput:
+    count = n if n is not None else (len(arrivals) if arrivals is not None else 1)
+    pool = setup.pool(replicas)
+    if kv_tokens is not None:
+        pool = replace(pool, kv_tokens=kv_tokens)
+    arr = None if arrivals is None else np.asarray(arrivals, dtype=np.float64)
+    ones = np.ones(count, dtype=np.int64)
+    return simulate(Deployment((pool,)), ones * inp, ones * out, ones * 0, arr, concurrency=concurrency)
+
+
+def test_single_request_by_hand(h100_setup: ReplicaSetup) -> None:
+    """TTFT = queue (none) + one prefill iteration; TPOT = the mean of O - 1 decode steps at batch 1."""
+    st_ = h100_setup.steps
+    out = _run(h100_setup, [0.0])
+    r = out.requests
+    prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
+    assert r["first"][0] - r["arrival"][0] == pytest.approx(prefill, rel=1e-12)
+    k = O - 1
+    decode = k * st_.decode_base(1) + st_.a * (k * (I + 1) + k * (k - 1) / 2)
+    assert (r["finish"][0] - r["first"][0]) / (O - 1) == pytest.approx(decode / k, rel=1e-12)
+
+
+def test_simulator_agrees_with_closed_form_at_batch_one(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    """The simulated TPOT of one request equals the mean of serve.iteration's decode steps over its context."""
+    s = h100_setup
+    out = _run(s, [0.0])
+    r = out.requests
+    tpot_sim = (r["finish"][0] - r["first"][0]) / (O - 1)
+    contexts = I + 1 + np.arange(O - 1, dtype=np.float64)
+    work = IterationInputs(np.ones_like(contexts), np.ones_like(contexts), contexts, np.zeros_like(contexts))
+    p = s.plan
+    steps = iteration_time(
+        llama8b,
+        s.dev,
+        s.topo,
+        s.engine,
+        p.weight_precision,
+        p.kv_precision,
+        Shapes.of(p.tp),
+        work,
+        s.typical_context,
+        s.typical_prompt,
+    )
+    assert tpot_sim == pytest.approx(float(steps.mean()), rel=1e-9)
+    prefill = iteration_time(
+        llama8b,
+        s.dev,
+        s.topo,
+        s.engine,
+        p.weight_precision,
+        p.kv_precision,
+        Shapes.of(p.tp),
+        IterationInputs(np.asarray(float(I)), np.asarray(1.0), np.asarray(0.0), prefill_pairs(0, I)),
+        s.typical_context,
+        s.typical_prompt,
+    )
+    assert r["first"][0] == pytest.approx(float(prefill), rel=1e-9)
+
+
+def test_arrival_during_a_decode_run_waits_for_the_iteration_in_flight(h100_setup: ReplicaSetup) -> None:
+    st_ = h100_setup.steps
+    t_prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
+    base, a = st_.decode_base(1), st_.a
+    t_arrive = t_prefill + 2.5 * (base + a * (I + 1))  # in the third decode step of request 0
+    out = _run(h100_setup, [0.0, t_arrive])
+    r = out.requests
+    # request 0 finishes three decode steps (the third is running when request 1 arrives) ...
+    done3 = t_prefill + 3 * base + a * (3 * (I + 1) + 3)
+    # ... then one mixed iteration: request 0 decodes (context I + 4), request 1 prefills
+    mixed = st_.time(1 + I, 2, I + 4.0, float(prefill_pairs(0, I)))
+    assert r["first"][1] - r["arrival"][1] == pytest.approx(done3 + mixed - t_arrive, rel=1e-9)
+
+
+def test_two_requests_at_once_share_one_prefill_iteration(h100_setup: ReplicaSetup) -> None:
+    st_ = h100_setup.steps
+    out = _run(h100_setup, [0.0, 0.0])
+    both = st_.time(2 * I, 2, 0.0, 2 * float(prefill_pairs(0, I)))
+    assert np.allclose(out.requests["first"], both, rtol=1e-12)
+
+
+def test_littles_law_on_a_steady_run(h100_setup: ReplicaSetup) -> None:
+    rng = np.random.default_rng(1)
+    lam = 8.0
+    arrivals = np.cumsum(rng.exponential(1 / lam, size=3000)).tolist()
+    s = summarise(_run(h100_setup, arrivals), chips=1)
+    ll = s["little_law"]
+    assert ll["mean_in_system"] == pytest.approx(ll["arrival_rate_per_s"] * ll["mean_latency_s"], rel=0.05)
+    # below saturation the output throughput is the offered load
+    assert s["output_tokens_per_s"] == pytest.approx(lam * O, rel=0.05)
+
+
+def test_every_request_finishes_or_is_reported_dropped(h100_setup: ReplicaSetup) -> None:
+    n = 40
+    inputs = np.asarray([I if i % 4 else 5000 for i in range(n)], dtype=np.int64)  # every 4th cannot fit
+    pool = replace(h100_setup.pool(1), kv_tokens=4096)
+    out = simulate(Deployment((pool,)), inputs, np.full(n, O), np.zeros(n, dtype=np.int64), np.zeros(n))
+    s = summarise(out, chips=1)
+    assert s["requests"]["finished"] + s["requests"]["dropped"] == n
+    assert s["requests"]["dropped"] == n // 4
+    assert np.isfinite(out.requests["finish"][inputs == I]).all()
+
+
+def test_on_demand_admission_preempts_and_recomputes(vllm_setup: ReplicaSetup) -> None:
+    """vLLM admits on the prompt, so a small cache fills during decode: the newest request is preempted, and
+    every request still finishes with all its tokens."""
+    n = 24
+    pool = replace(vllm_setup.pool(1), kv_tokens=6 * (I + O))
+    out = simulate(Deployment((pool,)), np.full(n, I), np.full(n, O), np.zeros(n, dtype=np.int64), np.zeros(n))
+    s = summarise(out, chips=1)
+    assert s["requests"]["preemptions"] > 0
+    assert s["requests"]["finished"] == n
+    assert s["kv_cache_utilisation"]["peak"] <= 1.0 + 1e-9
+
+
+def test_reserve_admission_never_preempts(h100_setup: ReplicaSetup) -> None:
+    n = 24
+    out = _run(h100_setup, [0.0] * n, kv_tokens=6 * (I + O + 64))
+    s = summarise(out, chips=1)
+    assert s["requests"]["preemptions"] == 0 and s["requests"]["finished"] == n
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), rate=st.floats(1.0, 60.0))
+def test_percentiles_are_ordered(h100_setup: ReplicaSetup, seed: int, rate: float) -> None:
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1 / rate, size=200)).tolist()
+    s = summarise(_run(h100_setup, arrivals), chips=1)
+    for metric in ("ttft_s", "tpot_s", "e2e_s"):
+        v = s[metric]
+        assert v["p50"] <= v["p90"] + 1e-12 <= v["p99"] + 2e-12
+
+
+def test_closed_loop_keeps_the_users_in_the_system(h100_setup: ReplicaSetup) -> None:
+    users = 16
+    out = _run(h100_setup, None, n=400, concurrency=users)
+    s = summarise(out, chips=1)
+    assert s["requests"]["finished"] == 400
+    assert s["little_law"]["mean_in_system"] == pytest.approx(users, rel=0.05)
+
+
+def test_more_replicas_behind_the_router_share_the_load(h100_setup: ReplicaSetup) -> None:
+    rng = np.random.default_rng(3)
+    arrivals = np.cumsum(rng.exponential(1 / 30.0, size=600)).tolist()
+    one = summarise(_run(h100_setup, arrivals), chips=1)
+    two = summarise(_run(h100_setup, arrivals, replicas=2), chips=2)
+    assert two["tpot_s"]["mean"] < one["tpot_s"]["mean"]
+    served = np.bincount(_run(h100_setup, arrivals, replicas=2).requests["replica"].astype(int))
+    assert abs(int(served[0]) - int(served[1])) < 0.2 * len(arrivals)
+
+
+def test_disaggregated_prefill_and_decode_pools(h100_setup: ReplicaSetup) -> None:
+    """TTFT is the prefill pool's; decode starts after the KV transfer, in the decode pool."""
+    st_ = h100_setup.steps
+    transfer_latency, per_token = 1e-3, 2e-6
+    deployment = Deployment(
+        (h100_setup.pool(1, "prefill"), h100_setup.pool(1, "decode")),
+        transfer_latency_s=transfer_latency,
+        transfer_s_per_token=per_token,
+    )
+    ones = np.ones(1, dtype=np.int64)
+    out = simulate(deployment, ones * I, ones * O, ones * 0, np.zeros(1))
+    r = out.requests
+    prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
+    assert r["first"][0] == pytest.approx(prefill, rel=1e-12)
+    k = O - 1
+    decode = k * st_.decode_base(1) + st_.a * (k * (I + 1) + k * (k - 1) / 2)
+    assert r["finish"][0] == pytest.approx(prefill + transfer_latency + per_token * I + decode, rel=1e-9)
+    assert [rep["role"] for rep in out.replicas] == ["prefill", "decode"]
+
+
+def test_static_batch_engines_pay_for_every_slot(h100_setup: ReplicaSetup) -> None:
+    static = replace(h100_setup.pool(1), policy=replace(h100_setup.policy(), static_batch=True, max_batch=32))
+    ones = np.ones(1, dtype=np.int64)
+    dyn = _run(h100_setup, [0.0]).requests
+    stat = simulate(Deployment((static,)), ones * I, ones * O, ones * 0, np.zeros(1)).requests
+    assert stat["finish"][0] - stat["first"][0] > dyn["finish"][0] - dyn["first"][0]
+
+
+def test_pool_sim_is_a_plain_record(h100_setup: ReplicaSetup) -> None:
+    pool = h100_setup.pool(3, "decode")
+    assert isinstance(pool, PoolSim) and pool.replicas == 3 and pool.role == "decode"
