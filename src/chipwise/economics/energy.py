@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.figures import Term, node, override, term
+from chipwise.catalog.terms import Term, node, override, term
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.figures import Term, derived, override, term
+from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import PRICING_MODES, PriceEntry
-from chipwise.economics.figures import Term, node, term
+from chipwise.catalog.terms import Term, node, term
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
-from chipwise.economics.figures import Term, derived, override, term
 from chipwise.economics.power import PowerModel, check_fraction, power_model
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System

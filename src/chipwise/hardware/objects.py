@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 #: The order in which a precision falls back when a chip lacks it natively (fp4 runs as fp8, fp8 as bf16, ...).
 PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -45,6 +46,18 @@ class FigureRef:
     sources: tuple[str, ...]
     note: str = ""
     derivation: str = ""
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form results carry: value, unit, status, sources and (for estimates) the derivation."""
+        out: dict[str, Any] = {
+            "value": self.value,
+            "unit": self.unit,
+            "status": self.status,
+            "source": list(self.sources),
+        }
+        if self.derivation:
+            out["derivation"] = self.derivation
+        return out
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,11 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_DAY
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, storage_bandwidth, transfer_time
-from chipwise.reliability.inputs import Input, catalog_input, derived, given
 from chipwise.reliability.rates import FailureRates, chips_per_host, failure_rates, interruption_rate
 
 RECOVERIES: tuple[str, ...] = ("checkpoint", "in-memory", "best")
@@ -58,16 +58,16 @@ class ReliabilityInputs:
     """The figures a run's reliability rests on, each with its provenance (SI units)."""
 
     rates: FailureRates
-    chips_per_host: Input
-    bytes_per_param: Input
-    storage_aggregate: Input
-    storage_per_host: Input
-    restart_overhead: Input
-    in_memory_recovery: Input
-    detection: Input
-    spare_fraction: Input
+    chips_per_host: Term
+    bytes_per_param: Term
+    storage_aggregate: Term
+    storage_per_host: Term
+    restart_overhead: Term
+    in_memory_recovery: Term
+    detection: Term
+    spare_fraction: Term
 
-    def terms(self) -> list[Input]:
+    def terms(self) -> list[Term]:
         return [
             *self.rates.terms(),
             self.chips_per_host,
@@ -85,7 +85,7 @@ def reliability_inputs(
     catalog: Catalog, system: System, detection_s: float | None = None, spare_fraction: float | None = None
 ) -> ReliabilityInputs:
     """The catalog's reliability figures for a run on `system`; detection and spares may be overridden."""
-    det = catalog_input(catalog, "checkpoint", "detection_time_s")
+    det = term(catalog, "reliability", "checkpoint", "detection_time_s")
     if detection_s is None:
         detection = derived(
             0.0,
@@ -97,21 +97,21 @@ def reliability_inputs(
     else:
         if detection_s < 0:
             raise ChipwiseError(f"detection time {detection_s:g} s is negative. Fix: give seconds >= 0.")
-        detection = given(detection_s, det.key, "s")
+        detection = override(detection_s, det.key, "s")
     if spare_fraction is None:
-        spares = catalog_input(catalog, "spares", "spare_fraction")
+        spares = term(catalog, "reliability", "spares", "spare_fraction")
     else:
         if not 0 <= spare_fraction < 1:
             raise ChipwiseError(f"spare fraction {spare_fraction:g} is not in [0, 1). Fix: give e.g. 0.02.")
-        spares = given(spare_fraction, "reliability.spares.spare_fraction", "1")
+        spares = override(spare_fraction, "reliability.spares.spare_fraction", "1")
     return ReliabilityInputs(
         rates=failure_rates(catalog),
         chips_per_host=chips_per_host(catalog, system),
-        bytes_per_param=catalog_input(catalog, "checkpoint", "bytes_per_parameter"),
-        storage_aggregate=catalog_input(catalog, "checkpoint", "storage_aggregate_bandwidth"),
-        storage_per_host=catalog_input(catalog, "checkpoint", "storage_write_bandwidth_per_node"),
-        restart_overhead=catalog_input(catalog, "checkpoint", "restart_overhead_s"),
-        in_memory_recovery=catalog_input(catalog, "checkpoint", "in_memory_recovery_s"),
+        bytes_per_param=term(catalog, "reliability", "checkpoint", "bytes_per_parameter"),
+        storage_aggregate=term(catalog, "reliability", "checkpoint", "storage_aggregate_bandwidth"),
+        storage_per_host=term(catalog, "reliability", "checkpoint", "storage_write_bandwidth_per_node"),
+        restart_overhead=term(catalog, "reliability", "checkpoint", "restart_overhead_s"),
+        in_memory_recovery=term(catalog, "reliability", "checkpoint", "in_memory_recovery_s"),
         detection=detection,
         spare_fraction=spares,
     )

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.terms import Term, derived, term
 from chipwise.catalog.units import SECONDS_PER_HOUR
 from chipwise.hardware.objects import System
-from chipwise.reliability.inputs import Input, catalog_input, derived
 
 #: Chips per host (one host failure takes down this many chips) for multi-host systems, with where it comes from.
 HOST_CHIPS: dict[str, tuple[int, str]] = {
@@ -41,22 +41,22 @@ _PER_HOST = re.compile(r"(\d+)\s+chips\s+(?:and [^,;]*\s+)?per\s+(?:host|VM)", r
 class FailureRates:
     """Interruption rates per second: per chip (accelerator, link, software), per host, per job (planned)."""
 
-    chip: Input
-    link: Input
-    software: Input
-    host: Input
-    planned: Input
+    chip: Term
+    link: Term
+    software: Term
+    host: Term
+    planned: Term
 
     @property
     def per_chip_s(self) -> float:
         return self.chip.value + self.link.value + self.software.value
 
-    def terms(self) -> list[Input]:
+    def terms(self) -> list[Term]:
         return [self.chip, self.link, self.software, self.host, self.planned]
 
 
-def _per_hour(catalog: Catalog, name: str) -> Input:
-    return catalog_input(catalog, "failures", name).scaled(1.0 / SECONDS_PER_HOUR)
+def _per_hour(catalog: Catalog, name: str) -> Term:
+    return term(catalog, "reliability", "failures", name).scaled(1.0 / SECONDS_PER_HOUR)
 
 
 def failure_rates(catalog: Catalog) -> FailureRates:
@@ -70,7 +70,7 @@ def failure_rates(catalog: Catalog) -> FailureRates:
     )
 
 
-def chips_per_host(catalog: Catalog, system: System) -> Input:
+def chips_per_host(catalog: Catalog, system: System) -> Term:
     """How many chips one host failure takes down (the catalog's host description, or a documented default)."""
     if system.id in HOST_CHIPS:
         n, why = HOST_CHIPS[system.id]

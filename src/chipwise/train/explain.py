@@ -41,18 +41,7 @@ def figures_used(system: System, precision: str) -> dict[str, dict[str, Any]]:
         f"efficiency.{chip.family}.attention": chip.efficiency.provenance.get("attention"),
         f"efficiency.{chip.family}.memory": chip.efficiency.provenance.get("memory"),
     }
-    out: dict[str, dict[str, Any]] = {}
-    for name, ref in wanted.items():
-        if ref is None:
-            continue
-        out[name] = {
-            "value": ref.value,
-            "unit": ref.unit,
-            "status": ref.status,
-            "source": list(ref.sources),
-            **({"derivation": ref.derivation} if ref.derivation else {}),
-        }
-    return out
+    return {name: ref.record() for name, ref in wanted.items() if ref is not None}
 
 
 def dominant(breakdown: dict[str, float]) -> str:

@@ -1,4 +1,5 @@
-"""Read the catalog's datacenter and reliability figures by path, and report each one with its provenance.
+"""Catalog figures as terms of a calculation: read the datacenter and reliability sections by path, and report
+each value with its provenance.
 
 Every economic or reliability input chipwise uses is a catalog figure (value, unit, status, source or
 derivation) or an explicit user override; `Term` carries the SI value together with that record so results can
@@ -7,7 +8,7 @@ say where each number came from (`--sources`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -45,6 +46,10 @@ class Term:
             out["note"] = self.note
         out.update(self.extra)
         return out
+
+    def scaled(self, factor: float) -> Term:
+        """The same input in another SI unit (e.g. a per-hour rate as per-second)."""
+        return replace(self, value=self.value * factor)
 
 
 def node(catalog: Catalog, section: str, *path: str) -> Any:
