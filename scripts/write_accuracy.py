@@ -111,7 +111,8 @@ def main() -> None:
         "",
         "The model is physical: a roofline per operator (GEMM tile and wave quantisation, flash attention, "
         "memory-bound element-wise work), alpha-beta collectives per fabric tier, pipeline bubbles, ZeRO/FSDP "
-        "overlap, memory per rank. Its few free factors are **per chip family** (never per row or per source) and live in "
+        "overlap, memory per rank. Its few free factors are **per chip family** (never per row or per source) and "
+        "live in "
         "`src/chipwise/catalog/data/efficiency.yaml`, each with its derivation:",
         "",
         "1. Priors come from kernel-level measurements collected in `docs/research/efficiency-evidence.md` (maximum "

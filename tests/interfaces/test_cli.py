@@ -111,6 +111,30 @@ def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]
         (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "cheap"], "unknown pricing mode"),
         (["catalog", "list", "--set", "trn3.hbm_bandwidth=-6e12"], "negative"),
         (["catalog", "list", "--set", "trn3.hbm_bandwidth=abc"], "not a number"),
+        (
+            ["plan", "fleet", "--model", "llama-3.1-8b", "--workload", "nope.yaml", "--slo", "ttft_p99=2s"],
+            "does not exist",
+        ),
+        (
+            [
+                "plan",
+                "fleet",
+                "--model",
+                "llama-3.1-8b",
+                "--workload",
+                "examples/chat-mix.yaml",
+                "--slo",
+                "ttft_p99=2s",
+                "--limits",
+                "h100-sxm=lots",
+            ],
+            "TYPE=CHIPS",
+        ),
+        (
+            ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "1T", "--serve-rate", "-3"],
+            "--serve-rate",
+        ),
+        (["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "-1", "--serve-rate", "3"], "train-tokens"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
@@ -149,3 +173,28 @@ def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096}))
     assert "lacks" in _error(capsys, ["model", "show", str(cfg)])
+
+
+def test_plan_lifecycle_json(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        capsys,
+        [
+            "plan",
+            "lifecycle",
+            "--model",
+            "llama-3.1-8b",
+            "--train-tokens",
+            "100G",
+            "--serve-rate",
+            "5",
+            "--serve-months",
+            "3",
+            "--hardware",
+            "h100-sxm,trn2",
+            "--train-chips",
+            "128",
+            "--json",
+        ],
+    )
+    assert data["kind"] == "plan-lifecycle"
+    assert data["best"]["cost_usd"] == min(p["cost_usd"] for p in data["top"])

@@ -76,3 +76,26 @@ def test_binding_limit_is_named() -> None:
 def test_negative_rate_is_rejected() -> None:
     with pytest.raises(ChipwiseError, match="negative request rate"):
         FleetProblem(["a"], ["x"], np.array([1.0]), np.array([[1.0]]), np.array([-1.0]), np.array([1.0]))
+
+
+def test_group_limit_caps_chips_across_the_types_of_one_chip() -> None:
+    # two instance types on the same chip (1 and 2 chips each) and one dearer type on another chip
+    p = FleetProblem(
+        types=["a-small", "a-big", "b"],
+        buckets=["x"],
+        price_per_hour=np.array([1.0, 2.0, 5.0]),
+        capacity=np.array([[1.0], [2.0], [4.0]]),
+        demand=np.array([10.0]),
+        limits=np.full(3, np.inf),
+        chips=np.array([1.0, 2.0, 4.0]),
+        groups=["a", "a", "b"],
+        group_limits={"a": 6.0},
+    )
+    sol = solve(p)
+    a_chips = sol.counts[0] * 1 + sol.counts[1] * 2
+    assert a_chips <= 6
+    # 6 chips of 'a' carry 6 req/s at $6; the other 4 req/s need one 'b' at $5
+    assert sol.cost_per_hour == pytest.approx(11.0)
+    assert sol.counts[2] == 1
+    with pytest.raises(InfeasibleError, match="a chips"):
+        solve(FleetProblem(**{**p.__dict__, "group_limits": {"a": 2.0, "b": 4.0}}))

@@ -8,7 +8,8 @@ an instance (time-sharing, as in Melange, Griggs et al. 2024):
     minimise   sum_i price_i x_i
     subject to sum_i y_ij = lambda_j                 (all demand served)
                sum_j y_ij / c_ij <= x_i              (instance capacity)
-               0 <= x_i <= limit_i, x_i integer      (availability)
+               0 <= x_i <= limit_i, x_i integer      (availability of each type)
+               sum_{i of chip g} chips_i x_i <= limit_g (availability of each chip type)
                y_ij >= 0, and y_ij = 0 where c_ij = 0
 
 solved as a mixed-integer linear program with SciPy's HiGHS.
@@ -16,7 +17,10 @@ solved as a mixed-integer linear program with SciPy's HiGHS.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +40,9 @@ class FleetProblem:
     capacity: Array  # (I, J) requests/s one instance sustains on bucket j alone within the SLO
     demand: Array  # (J,) requests/s
     limits: Array  # (I,) maximum instances (inf = unlimited)
+    chips: Array | None = None  # (I,) chips per instance, for group limits
+    groups: Sequence[str] | None = None  # (I,) the chip type each instance type uses
+    group_limits: Mapping[str, float] | None = None  # chips available per chip type
 
     def __post_init__(self) -> None:
         i, j = len(self.types), len(self.buckets)
@@ -61,6 +68,20 @@ def _check_servable(p: FleetProblem) -> None:
                 f"no instance type meets the SLO for bucket '{name}'. Fix: relax the SLO for it, add hardware, or "
                 "drop the bucket."
             )
+
+
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """HiGHS (the C library) can print debug lines straight to file descriptor 1, which would corrupt --json output."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def solve(p: FleetProblem) -> FleetSolution:
@@ -90,13 +111,23 @@ def solve(p: FleetProblem) -> FleetSolution:
         rows.append(row)
         lo.append(-np.inf)
         hi.append(0.0)
+    for g, cap in (p.group_limits or {}).items():  # chips of one type shared by its instance types
+        assert p.chips is not None and p.groups is not None
+        row = np.zeros(n_i + n_y)
+        for i, gi in enumerate(p.groups):
+            if gi == g:
+                row[i] = p.chips[i]
+        rows.append(row)
+        lo.append(-np.inf)
+        hi.append(float(cap))
     limits = np.where(np.isfinite(p.limits), p.limits, np.inf)
-    res = milp(
-        c,
-        constraints=LinearConstraint(np.array(rows), np.array(lo), np.array(hi)),
-        integrality=np.concatenate([np.ones(n_i), np.zeros(n_y)]),
-        bounds=Bounds(np.zeros(n_i + n_y), np.concatenate([limits, np.full(n_y, np.inf)])),
-    )
+    with _quiet_stdout():
+        res = milp(
+            c,
+            constraints=LinearConstraint(np.array(rows), np.array(lo), np.array(hi)),
+            integrality=np.concatenate([np.ones(n_i), np.zeros(n_y)]),
+            bounds=Bounds(np.zeros(n_i + n_y), np.concatenate([limits, np.full(n_y, np.inf)])),
+        )
     if not res.success:
         raise InfeasibleError(_binding(p))
     x = np.round(res.x[:n_i]).astype(np.int64)
@@ -117,6 +148,11 @@ def _binding(p: FleetProblem) -> str:
         return "the demand cannot be served by any fleet. Fix: relax the SLO or add hardware."
     over = [f"{t} (needs {n}, limit {int(lim)})" for t, n, lim in zip(p.types, sol.counts, p.limits, strict=True)
             if n > lim]  # fmt: skip
+    if p.group_limits and p.chips is not None and p.groups is not None:
+        for g, cap in p.group_limits.items():
+            used = sum(p.chips[i] * sol.counts[i] for i, gi in enumerate(p.groups) if gi == g)
+            if used > cap:
+                over.append(f"{g} chips (needs {used:g}, limit {cap:g})")
     need = ", ".join(over) if over else "the availability limits together"
     return f"the availability limits bind: {need}. Fix: raise those limits, add instance types, or lower the demand."
 

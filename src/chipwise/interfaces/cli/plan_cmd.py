@@ -6,10 +6,16 @@ from typing import Annotated
 
 import typer
 
-from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.interfaces.cli import plan_serve_cmd
-from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    hardware_list,
+    print_json,
+)
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
 from chipwise.planner.training import plan_training
@@ -21,15 +27,6 @@ HardwareOpt = Annotated[
     str,
     typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip in the catalog."),
 ]
-
-
-def hardware_list(cat: Catalog, spec: str) -> list[str]:
-    if spec.strip().lower() == "all":
-        return list(cat.chips)
-    ids = [h.strip() for h in spec.split(",") if h.strip()]
-    if not ids:
-        raise ChipwiseError("--hardware is empty. Fix: give chip ids (h100-sxm,trn2) or 'all'.")
-    return ids
 
 
 def _count(value: str | None, name: str) -> float | None:
@@ -126,3 +123,5 @@ def hetero(
 
 
 app.command("serve")(plan_serve_cmd.serve)
+app.command("fleet")(plan_fleet_cmd.fleet)
+app.command("lifecycle")(plan_fleet_cmd.lifecycle)

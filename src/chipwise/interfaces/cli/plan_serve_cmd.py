@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from chipwise.errors import ChipwiseError
-from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    hardware_list,
+    print_json,
+)
 from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving import plan_serving
 from chipwise.workload.serving import Load
@@ -101,12 +108,7 @@ def serve(
         if value < 1:
             raise ChipwiseError(f"{name} {value} is below 1. Fix: give a positive number of tokens.")
     cat = catalog_from(catalog_files, sets)
-    if hardware.strip().lower() == "all":
-        ids = list(cat.chips)
-    else:
-        ids = [h.strip() for h in hardware.split(",") if h.strip()]
-        if not ids:
-            raise ChipwiseError("--hardware is empty. Fix: give chip ids (h100-sxm,trn2) or 'all'.")
+    ids = hardware_list(cat, hardware)
     report = plan_serving(
         cat,
         model,

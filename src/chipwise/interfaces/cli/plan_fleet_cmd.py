@@ -1,0 +1,196 @@
+"""`chipwise plan fleet` (the cheapest instance mix for a multi-bucket serving workload) and `chipwise plan
+lifecycle` (train on one fleet, serve on another: the best pair against the best single-vendor choice)."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    console,
+    err_console,
+    hardware_list,
+    print_json,
+    projected_banner,
+)
+from chipwise.interfaces.cli.plan_serve_cmd import parse_slo
+from chipwise.workload.scenario import parse_count
+
+HardwareOpt = Annotated[
+    str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
+]
+SloOpt = Annotated[str, typer.Option("--slo", help="Latency targets with units, e.g. ttft_p99=2s,tpot_p99=50ms.")]
+
+
+def _ms(seconds: float) -> str:
+    return "-" if not math.isfinite(seconds) else f"{seconds * 1e3:,.0f} ms"
+
+
+def fleet(
+    model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
+    workload: Annotated[
+        str, typer.Option("--workload", help="A YAML bucket mix (see examples/chat-mix.yaml) or a CSV/JSONL trace.")
+    ],
+    slo: SloOpt,
+    hardware: HardwareOpt = "all",
+    limits: Annotated[
+        str | None, typer.Option("--limits", help="Chips available per type, e.g. h100-sxm=64,trn2=128.")
+    ] = None,
+    precision: Annotated[str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, int4.")] = "fp8",
+    replay: Annotated[
+        bool, typer.Option("--replay/--no-replay", help="Check (and correct) the fleet in the simulator.")
+    ] = True,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """The cheapest mix of instance types (MILP) that serves a multi-bucket workload within its SLO."""
+    from chipwise.planner.fleet import parse_limits, plan_fleet
+
+    targets = parse_slo(slo)
+    cat = catalog_from(catalog_files, sets)
+    with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
+        report = plan_fleet(
+            cat, model, workload, targets, hardware_list(cat, hardware), parse_limits(limits), precision, replay
+        )
+    if as_json:
+        print_json(report)
+    else:
+        print_fleet(report)
+
+
+def print_fleet(r: dict[str, Any]) -> None:
+    projected_banner([f["hardware"] for f in r["fleet"] if f["projected"]])
+    buckets = ", ".join(
+        f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {b['rate']:g}/s" for b in r["buckets"]
+    )
+    slo = ", ".join(f"{k} {_ms(v)}" for k, v in r["slo"].items())
+    table = Table(title=f"{r['model']}: cheapest fleet for {buckets} within {slo}", header_style="bold")
+    for col in ("instance type", "count", "chips", "$/hour", "busy", "cap. used", "routed req/s", "replay p99"):
+        table.add_column(col, justify="left" if col in ("instance type", "routed req/s", "replay p99") else "right")
+    for f in r["fleet"]:
+        routed = ", ".join(f"{k} {v:.1f}" for k, v in f["routed_requests_per_s"].items() if v > 0)
+        rp = f.get("replay")
+        verdict = "-"
+        if rp:
+            ttft = max(b["ttft_p99_s"] for b in rp["buckets"].values())
+            tpot = max(b["tpot_p99_s"] for b in rp["buckets"].values())
+            verdict = ("[green]met[/]" if rp["slo_met"] else "[red]missed[/]") + f" TTFT {_ms(ttft)} TPOT {_ms(tpot)}"
+        table.add_row(
+            f["type"],
+            str(f["instances"]),
+            str(f["chips"]),
+            fmt.usd(f["usd_per_hour"]),
+            fmt.percent(f["utilisation"]),
+            fmt.percent(f["capacity_derate"]),
+            routed,
+            verdict,
+        )
+    console.print(table)
+    console.print(
+        f"[bold]{fmt.usd(r['cost_usd_per_hour'])}/hour[/] (steady-state MILP before the simulator check: "
+        f"{fmt.usd(r['steady_state_cost_usd_per_hour'])}/hour); solved in {r['seconds']:.1f} s."
+    )
+    console.print(
+        "'cap. used' is the share of the steady-state capacity estimate the simulator let each type carry; "
+        "'busy' is how full the MILP packs it."
+    )
+    if r.get("note"):
+        console.print(f"[yellow]{r['note']}[/]")
+
+
+def lifecycle(
+    model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
+    train_tokens: Annotated[str, typer.Option("--train-tokens", help="Tokens to train on (15e12 or 15T).")],
+    serve_rate: Annotated[float, typer.Option("--serve-rate", help="Serving load, requests/s.")],
+    serve_months: Annotated[float, typer.Option("--serve-months", help="Months of serving.")] = 12.0,
+    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Prompt tokens per request.")] = 1024,
+    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Generated tokens per request.")] = 256,
+    slo: SloOpt = "ttft_p99=2s,tpot_p99=50ms",
+    hardware: HardwareOpt = "all",
+    train_chips: Annotated[int, typer.Option("--train-chips", min=1, help="Chips in the training fleet.")] = 4096,
+    train_precision: Annotated[str, typer.Option("--train-precision", help="bf16, fp8 or fp4.")] = "bf16",
+    serve_precision: Annotated[str, typer.Option("--serve-precision", help="bf16, fp8, fp4, int4.")] = "fp8",
+    objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Train on one fleet, serve on another: the best (train, serve) pair and the best single-vendor plan."""
+    from chipwise.planner.lifecycle import plan_lifecycle
+
+    tokens = parse_count(train_tokens)
+    if not isinstance(tokens, int | float) or tokens <= 0:
+        raise ChipwiseError(f"--train-tokens '{train_tokens}' is not a positive number. Fix: give e.g. 15e12 or 15T.")
+    cat = catalog_from(catalog_files, sets)
+    with err_console.status("ranking training fleets and serving fleets..."):
+        report = plan_lifecycle(
+            cat,
+            model,
+            float(tokens),
+            serve_rate,
+            serve_months,
+            hardware_list(cat, hardware),
+            train_chips,
+            input_tokens,
+            output_tokens,
+            parse_slo(slo),
+            train_precision,
+            serve_precision,
+            objective,
+        )
+    if as_json:
+        print_json(report)
+    else:
+        print_lifecycle(report)
+
+
+def print_lifecycle(r: dict[str, Any]) -> None:
+    projected_banner([p[k]["hardware"] for p in r["top"][:1] for k in ("train", "serve") if p[k]["projected"]])
+    t, s = r["training"], r["serving"]
+    table = Table(
+        title=f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {t['chips']} chips, then serve "
+        f"{s['rate_per_s']:g} req/s for {s['months']:g} months (ranked by {r['objective']})",
+        header_style="bold",
+    )
+    for col in ("", "train on", "train time", "train $", "serve on", "serve $/hour", "total $", "energy", "CO2e"):
+        table.add_column(col, justify="left" if col in ("", "train on", "serve on") else "right")
+
+    def row(label: str, p: dict[str, Any]) -> None:
+        tr, sv = p["train"], p["serve"]
+        table.add_row(
+            label,
+            tr["hardware"],
+            fmt.duration(tr["time_s"]),
+            fmt.usd(tr["cost"]),
+            f"{sv['hardware']} x{sv['chips']:g}",
+            fmt.usd(sv["usd_per_hour"]),
+            fmt.usd(p["cost_usd"]),
+            fmt.energy(p["energy_j"]),
+            fmt.carbon(p["co2e_kg"]),
+        )
+
+    row("best", r["best"])
+    if r["best_single_vendor"] is not None and r["best_single_vendor"] is not r["best"]:
+        row("best single vendor", r["best_single_vendor"])
+    for i, p in enumerate(r["top"][1:6], start=2):
+        row(f"#{i}", p)
+    console.print(table)
+    best = r["best"]
+    if not best["cross_vendor"]:
+        console.print(f"[bold]One vendor wins:[/] train and serve on {best['train']['vendor']}.")
+    elif r["saving_vs_single_vendor"] is not None:
+        console.print(
+            f"[bold]Cross-vendor wins:[/] {fmt.percent(r['saving_vs_single_vendor'])} less {r['objective']} than the "
+            f"best single-vendor plan ({r['best_single_vendor']['train']['hardware']} -> "
+            f"{r['best_single_vendor']['serve']['hardware']})."
+        )

@@ -1,0 +1,120 @@
+"""plan fleet (MILP + simulator replay) and plan lifecycle (train on X, serve on Y)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.planner.fleet import Bucket, buckets_from_trace, parse_limits, plan_fleet, read_workload
+from chipwise.planner.lifecycle import plan_lifecycle
+from chipwise.workload.serving import read_trace
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"
+SLO = {"ttft_p99": 2.0, "tpot_p99": 0.05}
+
+
+def test_example_workload_reads() -> None:
+    assert read_workload(str(EXAMPLE)) == [
+        Bucket("chat", 512, 256, 30.0),
+        Bucket("rag", 4096, 256, 8.0),
+        Bucket("summarise", 8192, 512, 2.0),
+    ]
+
+
+def test_trace_splits_into_length_buckets_with_rates(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    rows = [f"{i * 0.5},{100 if i % 2 else 2000},{50 if i % 3 else 400}" for i in range(60)]
+    path.write_text("arrival_s,input_tokens,output_tokens\n" + "\n".join(rows) + "\n")
+    buckets = buckets_from_trace(read_trace(str(path)))
+    assert sum(b.rate for b in buckets) == pytest.approx(60 / 29.5)
+    assert {b.input_tokens for b in buckets} == {100, 2000}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("buckets: []", "non-empty 'buckets'"),
+        ("buckets: [{input_tokens: 10, output_tokens: 5}]", "'rate' is missing"),
+        ("buckets: [{input_tokens: 10, output_tokens: 5, rate: -1}]", "not a non-negative number"),
+        ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, colour: red}]", "use the keys"),
+        ("buckets: [", "not valid YAML"),
+    ],
+)
+def test_bad_workload_files(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    with pytest.raises(ChipwiseError, match=needle):
+        read_workload(str(path))
+
+
+def test_parse_limits() -> None:
+    assert parse_limits("h100-sxm=64, trn2=128") == {"h100-sxm": 64, "trn2": 128}
+    for bad in ("h100-sxm", "trn2=-1", "trn2=lots"):
+        with pytest.raises(ChipwiseError):
+            parse_limits(bad)
+
+
+def test_fleet_respects_limits_and_meets_slo_in_replay(catalog: Catalog) -> None:
+    r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["h100-sxm", "mi300x"], {"h100-sxm": 4})
+    h100_chips = sum(f["chips"] for f in r["fleet"] if f["hardware"] == "h100-sxm")
+    assert h100_chips <= 4
+    assert r["slo_met_in_replay"] is True
+    # every bucket's demand is routed somewhere, and the simulator never lets a type carry more than estimated
+    for b in r["buckets"]:
+        assert sum(f["routed_requests_per_s"][b["name"]] for f in r["fleet"]) == pytest.approx(b["rate"])
+    assert all(0 < f["capacity_derate"] <= 1 for f in r["fleet"])
+    assert r["cost_usd_per_hour"] >= r["steady_state_cost_usd_per_hour"] - 1e-9
+
+
+def test_fleet_without_replay_is_the_milp_optimum(catalog: Catalog) -> None:
+    r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["h100-sxm", "mi300x"], replay=False)
+    assert r["cost_usd_per_hour"] == pytest.approx(r["steady_state_cost_usd_per_hour"])
+    assert r["slo_met_in_replay"] is None
+
+
+def test_fleet_bad_inputs(catalog: Catalog) -> None:
+    with pytest.raises(ChipwiseError, match="not among the hardware"):
+        plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["h100-sxm"], {"trn2": 8})
+    with pytest.raises(ChipwiseError, match="needs an SLO"):
+        plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), {}, ["h100-sxm"])
+    with pytest.raises(InfeasibleError):  # no chip gets a 70B model's first token out in 1 microsecond
+        plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), {"ttft_p99": 1e-6}, ["h100-sxm"], replay=False)
+
+
+def test_lifecycle_joins_best_training_and_serving(catalog: Catalog) -> None:
+    hw = ["h100-sxm", "trn2", "mi300x"]
+    r = plan_lifecycle(catalog, "llama-3.1-8b", 1e11, 10.0, 6.0, hw, train_chips=256, slo=SLO)
+    best = r["best"]
+    # the total is the training cost plus the serving $/hour over six months
+    hours = 6.0 * 365.25 / 12 * 24
+    assert best["cost_usd"] == pytest.approx(best["train"]["cost"] + best["serve"]["usd_per_hour"] * hours, rel=1e-6)
+    # the best pair is at least as good as every other, and as the best single-vendor pair
+    assert all(best["cost_usd"] <= p["cost_usd"] for p in r["top"])
+    assert r["best_single_vendor"]["cost_usd"] >= best["cost_usd"]
+    assert r["saving_vs_single_vendor"] >= 0
+    assert not r["best_single_vendor"]["cross_vendor"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"serve_rate": -1.0}, "--serve-rate"),
+        ({"serve_months": 0.0}, "--serve-months"),
+        ({"objective": "speed"}, "unknown objective"),
+    ],
+)
+def test_lifecycle_bad_inputs(catalog: Catalog, kwargs: dict[str, object], needle: str) -> None:
+    args: dict = {"serve_rate": 10.0, "serve_months": 6.0, **kwargs}
+    with pytest.raises(ChipwiseError, match=needle):
+        plan_lifecycle(
+            catalog,
+            "llama-3.1-8b",
+            1e11,
+            args["serve_rate"],
+            args["serve_months"],
+            ["h100-sxm"],
+            objective=str(args.get("objective", "cost")),
+        )
