@@ -109,6 +109,8 @@ def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]
         (["plan", "train", "--model", "llama-3.1-8b", "--tokens", "-5"], "not a positive number"),
         (["plan", "train", "--model", "llama-3.1-8b", "--chips", "abc"], "chips"),
         (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "cheap"], "unknown pricing mode"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--recovery", "foo"], "unknown recovery"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "owned", "--utilisation", "1.5"], "not in (0, 1]"),
         (["catalog", "list", "--set", "trn3.hbm_bandwidth=-6e12"], "negative"),
         (["catalog", "list", "--set", "trn3.hbm_bandwidth=abc"], "not a number"),
         (

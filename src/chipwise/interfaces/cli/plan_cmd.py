@@ -52,9 +52,26 @@ def train(
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
     objective: Annotated[str, typer.Option("--objective", help="Rank by time, cost, energy or carbon.")] = "time",
     pricing: Annotated[
-        str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y or spot.")
+        str,
+        typer.Option(
+            "--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot, or owned (fleet TCO)."
+        ),
     ] = "on-demand",
     region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Only this cloud's prices (aws, azure, gcp, ...).")
+    ] = None,
+    managed: Annotated[
+        str | None, typer.Option("--managed", help="Add a managed-service markup, e.g. sagemaker.")
+    ] = None,
+    utilisation: Annotated[
+        float | None,
+        typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, (0, 1]."),
+    ] = None,
+    pue: Annotated[float | None, typer.Option("--pue", help="Power usage effectiveness of the site (>= 1).")] = None,
+    recovery: Annotated[
+        str, typer.Option("--recovery", help="Failure recovery: checkpoint, in-memory, or best (the better one).")
+    ] = "best",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -74,6 +91,11 @@ def train(
         objective=objective,
         pricing=pricing,
         region=region,
+        provider=provider,
+        utilisation=utilisation,
+        pue=pue,
+        managed=managed,
+        recovery=recovery,
     )
     report["results"] = report["results"][:top]
     if as_json:
