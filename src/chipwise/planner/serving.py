@@ -27,7 +27,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
 from chipwise.serve.build import ReplicaSetup, setup_replica
-from chipwise.serve.disaggregated import kv_transfer
+from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, default_engine, engine_profile, token_budget
 from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown
 from chipwise.serve.plan import ReplicaPlan
@@ -391,8 +391,7 @@ def _deployment(
                 getattr(plan.prefill, "replicas", None)
                 or max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
             )
-        same = pre.system.id == dec.system.id and (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
-        transfer = kv_transfer(model, pre, dec, same)
+        transfer = _transfer(catalog, model, pre, n_pre, dec, n_dec)
         pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
         return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial"
     setup, replicas, source = _pool(catalog, model, sc, job, sc.hardware, plan, sc.chips, targets)
@@ -559,15 +558,19 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         },
     }
     if setup.transfer is not None:
-        t = setup.transfer
-        result["kv_transfer"] = {
-            "fabric": t.fabric,
-            "bytes_per_token": t.bytes_per_token,
-            "bandwidth_bytes_per_s": t.bandwidth,
-            "latency_s": t.latency_s,
-            "seconds_for_mean_prompt": t.latency_s + t.s_per_token * job.mean_input,
-        }
+        result["kv_transfer"] = _transfer_dict(setup.transfer, job)
     return result
+
+
+def _transfer_dict(t: KVTransfer, job: ServingJob) -> dict[str, Any]:
+    return {
+        "fabric": t.fabric,
+        "projected": t.projected,
+        "bytes_per_token": t.bytes_per_token,
+        "bandwidth_bytes_per_s": t.bandwidth,
+        "latency_s": t.latency_s,
+        "seconds_for_mean_prompt": t.latency_s + t.s_per_token * job.mean_input,
+    }
 
 
 def _stat_ok(summary: Mapping[str, Any], key: str, limit: float) -> bool:
@@ -860,6 +863,7 @@ def _verify(
                     k: econ[k]
                     for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
                 },
+                "kv_transfer": _transfer_dict(setup.transfer, job) if setup.transfer else None,
             }
         )
     done.sort(
@@ -871,6 +875,18 @@ def _verify(
     return done
 
 
+def _transfer(
+    catalog: Catalog, model: ModelSpec, pre: ReplicaSetup, n_pre: int, dec: ReplicaSetup, n_dec: int
+) -> KVTransfer:
+    """The KV path between the pools: one system's scale-up domain, a hybrid domain holding both chip types
+    (e.g. an NVLink Fusion rack), or the scale-out network."""
+    same = pre.system.id == dec.system.id and (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
+    hw = hardware(catalog)
+    hybrids = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
+    hybrid = hybrid_domain(hybrids, pre, pre.chips * n_pre, dec, dec.chips * n_dec)
+    return kv_transfer(model, pre, dec, same, hybrid)
+
+
 def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> ServingSetup:
     longest = job.max_input + job.max_output
     if "_disagg" in row:
@@ -880,11 +896,10 @@ def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[st
         dec = setup_replica(
             catalog, model, dc["system"], dc["engine"], choice.plan, job.mean_input, job.mean_output, longest
         )
-        same = pre.system.id == dec.system.id and (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
         return ServingSetup(
             (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode")),
             "least_loaded",
-            kv_transfer(model, pre, dec, same),
+            _transfer(catalog, model, pre, n_pre, dec, n_dec),
         )
     system, engine, choice = row["_choice"]
     setup = setup_replica(catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest)

@@ -5,14 +5,18 @@ KV transfer of a prompt of I tokens: every rank of the prefill replica sends its
 (layer by layer, so the first token is not held back by it, but the decode replica can start only once it has
 arrived):
     t = latency + I x kv_bytes_per_token / B,   B = min(prefill ranks, decode ranks) x per-rank link bandwidth
-over the scale-up fabric when both pools sit in one scale-up domain of the same system, else over the scale-out
-network (the slower side's NIC share per rank, at the fabric's achievable fraction).
+over the scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when
+the two chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and
+both pools fit in it; else over the scale-out network (the slower side's NIC share per rank, at the fabric's
+achievable fraction).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from chipwise.hardware.objects import System
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.quant import stored_bytes
 from chipwise.workload.model import ModelSpec
@@ -25,13 +29,34 @@ class KVTransfer:
     bytes_per_token: float
     bandwidth: float
     fabric: str
+    projected: bool = False  # over a projected (announced, not shipping) hybrid domain
 
 
-def kv_transfer(model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, same_domain: bool) -> KVTransfer:
+def hybrid_domain(
+    systems: Iterable[System], prefill: ReplicaSetup, prefill_chips: int, decode: ReplicaSetup, decode_chips: int
+) -> System | None:
+    """The first hybrid scale-up system that holds both pools' chip types in the numbers the pools need."""
+    a, b = prefill.system.chip.id, decode.system.chip.id
+    if a == b:
+        return None
+    for s in systems:
+        if s.hybrid and s.link(a, b) and s.members.get(a, 0) >= prefill_chips and s.members.get(b, 0) >= decode_chips:
+            return s
+    return None
+
+
+def kv_transfer(
+    model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, same_domain: bool, hybrid: System | None = None
+) -> KVTransfer:
     """Cost of moving one prompt's KV cache from a prefill replica to a decode replica."""
     per_token = model.kv_bytes_per_token(stored_bytes(prefill.plan.kv_precision))
     ranks = min(prefill.plan.ranks, decode.plan.ranks)
-    if same_domain and prefill.system.id == decode.system.id:
+    link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
+    if hybrid is not None and link is not None:
+        bw = link[0] * min(prefill.topo.up_efficiency, decode.topo.up_efficiency)
+        latency = link[1]
+        fabric = f"{hybrid.scaleup.fabric.id} in {hybrid.id}"
+    elif same_domain and prefill.system.id == decode.system.id:
         bw = prefill.topo.up_bandwidth * prefill.topo.up_efficiency
         latency = prefill.topo.up_latency
         fabric = prefill.system.scaleup.fabric.id
@@ -43,4 +68,4 @@ def kv_transfer(model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, s
         latency = max(prefill.topo.out_latency, decode.topo.out_latency)
         fabric = prefill.system.scaleout_fabric.id
     total_bw = max(bw * ranks, 1.0)
-    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric)
+    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, bool(link and hybrid.projected))

@@ -187,6 +187,13 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
                 _usd(v["cost_usd_per_mtok"]),
             )
         console.print(vt)
+        for v in report["verified"]:
+            if v.get("kv_transfer"):
+                k = v["kv_transfer"]
+                console.print(
+                    f"{v['hardware']}: KV cache of a mean prompt moves in {_ms(k['seconds_for_mean_prompt'])} over "
+                    f"{k['fabric']}" + (" [yellow](projected)[/]" if k.get("projected") else "")
+                )
     s = report["search"]
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])

@@ -1,0 +1,41 @@
+"""KV-cache transfer between prefill and decode pools: scale-up, hybrid scale-up (NVLink Fusion), scale-out."""
+
+from __future__ import annotations
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.disaggregated import hybrid_domain, kv_transfer
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.workload.model import ModelSpec
+
+FUSION = "trn4-gb300-fusion-rack"
+
+
+def _setup(catalog: Catalog, hw: Hardware, model: ModelSpec, chip: str, engine: str) -> ReplicaSetup:
+    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+    return setup_replica(catalog, model, hw.system(chip), engine, plan, 2048.0, 128.0)
+
+
+def test_cross_vendor_kv_goes_over_the_hybrid_link(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    pre = _setup(catalog, hw, llama8b, "trn4", "neuron")
+    dec = _setup(catalog, hw, llama8b, "gb300", "trtllm")
+    rack = hw.system(FUSION)
+    assert hybrid_domain([rack], pre, 8, dec, 8) is rack
+    assert hybrid_domain([rack], pre, 40, dec, 8) is None  # the rack holds only 36 Trainium4
+    over_fusion = kv_transfer(llama8b, pre, dec, False, rack)
+    over_network = kv_transfer(llama8b, pre, dec, False)
+    bw, latency = rack.link("trn4", "gb300")  # type: ignore[misc]
+    assert over_fusion.fabric.startswith("nvlink-fusion")
+    assert over_fusion.latency_s == pytest.approx(latency)
+    assert over_fusion.bandwidth <= bw * pre.plan.ranks
+    # 2,048 prompt tokens of Llama 3.1 8B's fp8 KV cache (32 layers x 8 KV heads x 128 x 2 x 1 byte = 64 KiB/token)
+    assert over_fusion.bytes_per_token == pytest.approx(32 * 8 * 128 * 2 * 1)
+    assert over_fusion.s_per_token < over_network.s_per_token / 5
+
+
+def test_same_chip_pools_never_use_a_hybrid_domain(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    a = _setup(catalog, hw, llama8b, "gb300", "trtllm")
+    assert hybrid_domain([hw.system(FUSION)], a, 4, a, 4) is None
