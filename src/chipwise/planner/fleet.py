@@ -29,7 +29,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, solve
-from chipwise.planner.serving import choose
+from chipwise.planner.serving import choose, kv_limited_batch
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
@@ -200,13 +200,14 @@ def _types_for(
     order = [int(i) for i in np.argsort(-score) if score[i] > 0][:SHAPES_PER_CHIP]
     out = []
     c = est.cand
+    context = float(np.dot(weight_j, [b.input_tokens + b.output_tokens for b in buckets]))
     for i in order:
         plan = ReplicaPlan(
             tp=int(c.tp[i]),
             pp=int(c.pp[i]),
             ep=int(c.ep[i]),
             attention_dp=bool(c.adp[i]),
-            max_batch=int(c.max_batch[i]),
+            max_batch=kv_limited_batch(est, i, context),
             max_tokens=token_budget(eng, max(b.input_tokens for b in buckets)),
             chunked_prefill=eng.chunked_prefill,
             weight_precision=weight,

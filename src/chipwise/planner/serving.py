@@ -166,7 +166,7 @@ def choose(
         pp=int(cand.pp[i]),
         ep=int(cand.ep[i]),
         attention_dp=bool(cand.adp[i]),
-        max_batch=int(cand.max_batch[i]),
+        max_batch=kv_limited_batch(est, i, inp + out),
         max_tokens=max_tokens,
         chunked_prefill=chunked,
         weight_precision=weight,
@@ -178,6 +178,12 @@ def choose(
         est,
         rate,
     )
+
+
+def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
+    """The candidate's batch cap, lowered to the requests its KV cache holds at full context: a larger cap only
+    makes an engine admit requests it must then preempt (and recompute), as operators set max_num_seqs."""
+    return int(max(1, min(int(est.cand.max_batch[i]), math.floor(est.kv_tokens[i] / max(context, 1.0)))))
 
 
 def _trace_rate(job: ServingJob) -> float:
