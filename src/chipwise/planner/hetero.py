@@ -135,8 +135,8 @@ def plan_hetero_training(
         raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
     fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
-    verdict, reason = _verdict(best_mixed, fastest, parts)
     _add_costs(catalog, best_mixed, alone, parts)
+    verdict, reason = _verdict(best_mixed, fastest, parts, link_name)
     steps = job.steps
     out: dict[str, Any] = {
         "kind": "plan-hetero",
@@ -178,7 +178,9 @@ def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[
         mixed["usd_per_million_tokens"] = total / 3600.0 / mixed["tokens_per_s"] * 1e6 if total else None
 
 
-def _verdict(mixed: dict[str, Any] | None, fastest: dict[str, Any] | None, parts: list[Part]) -> tuple[str, str]:
+def _verdict(
+    mixed: dict[str, Any] | None, fastest: dict[str, Any] | None, parts: list[Part], link_name: str
+) -> tuple[str, str]:
     if mixed is None:
         return "mix not feasible", "no pipeline split fits both parts' memory; the parts can only train separately"
     if fastest is None:
@@ -186,19 +188,26 @@ def _verdict(mixed: dict[str, Any] | None, fastest: dict[str, Any] | None, parts
     gain = mixed["tokens_per_s"] / fastest["tokens_per_s"] - 1.0
     (na, ta), (nb, tb) = mixed["layer_time_s"].items()
     slow, fast = (na, nb) if ta / max(parts[0].chips, 1) > tb / max(parts[1].chips, 1) else (nb, na)
+    chips = {p.system.chip.id: p.system.chip.cores_per_chip for p in parts}
+    st = mixed["plan"]["stages"]
     speed = (
-        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{mixed['plan']['stages'][0]['tp']}) and {tb * 1e3:.1f} ms on {nb} "
-        f"(TP{mixed['plan']['stages'][1]['tp']}) per micro-batch, so the split is "
-        f"{mixed['plan']['stages'][0]['layers']}/{mixed['plan']['stages'][1]['layers']} layers"
+        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{st[0]['tp']} = {st[0]['tp'] / chips[na]:g} chips) and "
+        f"{tb * 1e3:.1f} ms on {nb} (TP{st[1]['tp']} = {st[1]['tp'] / chips[nb]:g} chips) per micro-batch, so the "
+        f"split is {st[0]['layers']}/{st[1]['layers']} layers"
     )
-    link = (
-        f"the hand-off over the {('hybrid scale-up fabric' if mixed['link_share'] < 0.05 else 'link')} costs "
-        f"{100 * mixed['link_share']:.0f}% of a micro-batch"
-    )
+    link = f"the hand-off over the {link_name} costs {100 * mixed['link_share']:.0f}% of a micro-batch"
+    cost = ""
+    if mixed.get("usd_per_million_tokens") and fastest.get("usd_per_million_tokens"):
+        cheaper = mixed["usd_per_million_tokens"] < fastest["usd_per_million_tokens"]
+        cost = (
+            f"; per token the mix costs ${mixed['usd_per_million_tokens']:.2f}/M against "
+            f"${fastest['usd_per_million_tokens']:.2f}/M for {fastest['hardware']} alone "
+            f"({'cheaper' if cheaper else 'dearer'})"
+        )
     if gain > 0.02:
         return (
             f"mixed fleet beats its fastest part alone ({fastest['hardware']}) by {100 * gain:.0f}% in throughput",
-            f"{speed}; {link}; the {slow} chips add compute instead of idling",
+            f"{speed}; {link}; the {slow} chips add compute instead of idling{cost}",
         )
     cause = (
         f"{link}, which eats the gain"
@@ -206,4 +215,4 @@ def _verdict(mixed: dict[str, Any] | None, fastest: dict[str, Any] | None, parts
         else f"{fast} alone can use plans a two-part pipeline cannot (FSDP, context parallelism) and {slow} adds "
         "little compute per chip"
     )
-    return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {cause}"
+    return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {cause}{cost}"
