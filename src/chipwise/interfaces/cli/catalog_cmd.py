@@ -57,7 +57,8 @@ def _figures(node: Any, prefix: str = "") -> dict[str, Figure]:
             out.update(_figures(v, f"{prefix}.{k}" if prefix else str(k)))
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            out.update(_figures(v, f"{prefix}.{i}"))
+            between = getattr(v, "between", None)  # a hybrid domain's link is named by its pair of chip types
+            out.update(_figures(v, f"{prefix}.{'-'.join(between) if between else i}"))
     return out
 
 
