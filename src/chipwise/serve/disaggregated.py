@@ -33,7 +33,7 @@ class KVTransfer:
 
 
 def hybrid_domain(
-    systems: Iterable[System], prefill: ReplicaSetup, prefill_chips: int, decode: ReplicaSetup, decode_chips: int
+    systems: Iterable[System], prefill: ReplicaSetup, prefill_chips: float, decode: ReplicaSetup, decode_chips: float
 ) -> System | None:
     """The first hybrid scale-up system that holds both pools' chip types in the numbers the pools need."""
     a, b = prefill.system.chip.id, decode.system.chip.id
@@ -68,4 +68,5 @@ def kv_transfer(
         latency = max(prefill.topo.out_latency, decode.topo.out_latency)
         fabric = prefill.system.scaleout_fabric.id
     total_bw = max(bw * ranks, 1.0)
-    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, bool(link and hybrid.projected))
+    projected = link is not None and hybrid is not None and hybrid.projected
+    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected)
