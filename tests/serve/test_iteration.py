@@ -18,6 +18,7 @@ from chipwise.serve.iteration import (
     context_coefficient,
     iteration_breakdown,
     iteration_time,
+    moe_dispatch,
     prefill_pairs,
     token_costs,
 )
@@ -169,3 +170,24 @@ def test_memory_vectorised(h100, catalog: Catalog) -> None:  # type: ignore[no-u
     mem = replica_memory(model, dev, eng, Shapes.of(np.asarray([1, 2, 4, 8])), "fp8", "fp8", 8192, 256, 2048.0)
     assert np.all(np.diff(mem.weights) < 0) and np.all(np.diff(mem.kv_tokens) > 0)
     assert not mem.fits[0] or float(mem.kv_tokens[0]) < float(mem.kv_tokens[1])
+
+
+def test_nxd_moe_dispatch_follows_the_selective_loading_threshold() -> None:
+    """NxD: T k < E loads T k experts of one row each; a decode step above it runs every token through every
+    expert; a context encoding runs blockwise in 512-row blocks. Grouped GEMMs read the distinct experts hit."""
+    e, k = 128.0, 8.0
+    loads, rows = moe_dispatch(np.asarray([4.0, 32.0, 2048.0]), e, k, True, 32.0)
+    assert list(loads) == [32.0, 128.0, 128.0]
+    assert list(rows) == [1.0, 32.0, 512.0]  # 2048 x 8 / 128 = 128 copies per expert, padded to one block
+    hit, per = moe_dispatch(np.asarray([1.0, 4096.0]), e, k, False, 0.0)
+    assert float(hit[0]) == pytest.approx(k) and float(hit[1]) == pytest.approx(e)
+    assert float(per[1]) == pytest.approx(4096.0 * k / e)
+
+
+def test_serving_gemm_compute_is_linear_below_full_rows(h100) -> None:  # type: ignore[no-untyped-def]
+    """Decode-sized GEMMs are not padded to training tiles: compute scales with the rows at the large-shape rate."""
+    dev = h100[0]
+    one = streamed_gemm_time(256.0, 8192.0, 8192.0, dev, "fp8", 1e-9)
+    two = streamed_gemm_time(512.0, 8192.0, 8192.0, dev, "fp8", 1e-9)
+    overhead = dev.eff.kernel_overhead_s
+    assert float(two - overhead) == pytest.approx(2.0 * float(one - overhead), rel=1e-9)

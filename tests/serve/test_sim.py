@@ -209,3 +209,36 @@ def test_static_batch_engines_pay_for_every_slot(h100_setup: ReplicaSetup) -> No
 def test_pool_sim_is_a_plain_record(h100_setup: ReplicaSetup) -> None:
     pool = h100_setup.pool(3, "decode")
     assert isinstance(pool, PoolSim) and pool.replicas == 3 and pool.role == "decode"
+
+
+def test_static_batch_decode_reads_every_slot_at_its_bucket(h100_setup: ReplicaSetup) -> None:
+    """A compiled token-generation step runs all slots over the power-of-two bucket of the context."""
+    slots = 32
+    static = replace(h100_setup.pool(1), policy=replace(h100_setup.policy(), static_batch=True, max_batch=slots))
+    ones = np.ones(1, dtype=np.int64)
+    r = simulate(Deployment((static,)), ones * I, ones * 2, ones * 0, np.zeros(1)).requests
+    st_ = h100_setup.steps
+    step = st_.decode_base(slots) + st_.a * slots * 1024  # context 513 -> bucket 1024
+    assert r["finish"][0] - r["first"][0] == pytest.approx(step, rel=1e-9)
+
+
+def test_closed_loop_ramp_spreads_the_first_requests(h100_setup: ReplicaSetup) -> None:
+    ones = np.ones(40, dtype=np.int64)
+    out = simulate(Deployment((h100_setup.pool(1),)), ones * I, ones * O, ones * 0, None, concurrency=8, ramp_s=4.0)
+    arrivals = out.requests["arrival"]
+    # each user's first request arrives at its ramp slot (a finished user may re-issue before a later slot)
+    for slot in np.arange(8) * 0.5:
+        assert np.any(np.isclose(arrivals, slot))
+    assert np.sum(arrivals < 0.5) < 8  # not every user starts at once
+
+
+def test_latency_window_keeps_only_the_steady_requests(h100_setup: ReplicaSetup) -> None:
+    out = _run(h100_setup, [0.0, 0.0, 0.0, 5.0, 5.0])
+    whole = summarise(out, chips=1.0)
+    late = summarise(out, chips=1.0, latency_window=(1.0, 10.0))
+    assert whole["requests"] == late["requests"]  # counts and throughput are unchanged
+    # fewer than eight requests in the window: the statistics fall back to every request
+    assert late["ttft_s"]["mean"] == pytest.approx(whole["ttft_s"]["mean"])
+    many = _run(h100_setup, [0.0] * 8 + [20.0 + i for i in range(8)])
+    steady = summarise(many, chips=1.0, latency_window=(10.0, 100.0))
+    assert steady["ttft_s"]["mean"] < summarise(many, chips=1.0)["ttft_s"]["mean"]

@@ -5,10 +5,11 @@ Weight-streamed GEMM of (m x k) activations by a (k x n) weight stored at w byte
     t = max(t_compute, (w k n + a (m k + m n)) / (BW eta_mem)) + t_kernel
 where t_compute is `gemm_time`'s compute term (tile, wave and ramp losses; Williams et al. 2009 roofline) and
 a = 2 bytes per activation element. Serving GEMMs are often too small to give every compute unit an output
-tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below one tile of
-rows (m < tile_m) decode kernels (swap-AB, split-K GEMV) do work in proportion to m instead of padding it to a
-whole tile:
-    t_compute(m) = t_compute(tile_m) m / tile_m.
+tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below FULL_ROWS rows
+(and columns) decode and chunked-prefill kernels (64-row tiles, swap-AB, split-K GEMV) do work in proportion to m
+(and n, down to one 128-column tile) at the large-shape rate instead of padding to a whole training tile and
+running a part-empty pipeline:
+    t_compute(m, n) = t_compute(FULL_ROWS, FULL_ROWS) (m / FULL_ROWS) (max(n, 128) / FULL_ROWS).
 At decode batch sizes m is small and the weight read dominates.
 
 Decode attention over C cached tokens (PagedAttention, Kwon et al. 2023; FlashDecoding): it reads each token's
@@ -37,6 +38,15 @@ Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 ACTIVATION_BYTES = 2.0
+#: Rows at which a serving GEMM runs at the large-shape rate of the training model (perf.compute.gemm_time, whose
+#: tile padding and pipeline fill along M are training-shape losses); below it the compute term scales with the
+#: rows at that rate: decode and chunked-prefill kernels pick their tile (64-row wgmma tiles, swap-AB for skinny
+#: M, split-K / stream-K) to the shape, so M is not padded to a 128-row tile nor does the pipeline run part-empty.
+FULL_ROWS = 4096.0
+#: The same holds for narrow outputs (the per-rank slice of a tensor-parallel MoE expert: 2048 / 64 = 32 columns),
+#: down to one 128-wide tile (Trainium's 128 x 128 systolic array; a 128-column wgmma tile): below it the matrix
+#: unit runs part-empty.
+MIN_COLS = 128.0
 
 
 def _compute_only(dev: Device) -> Device:
@@ -54,19 +64,21 @@ def streamed_gemm_time(
     weight_bytes: float,
     count: Array | float = 1.0,
     compute_factor: float = 1.0,
+    memory_factor: float = 1.0,
 ) -> Array:
     """Time of `count` GEMMs (m x k) @ (k x n), weight stored at `weight_bytes` per element, run as one (grouped)
-    kernel: count x max(t_compute / compute_factor, t_memory) + one kernel overhead. compute_factor < 1 slows
-    the matrix units only (grouped MoE GEMMs: routing and ragged groups)."""
+    kernel: count x max(t_compute / compute_factor, t_memory / memory_factor) + one kernel overhead. Factors < 1
+    slow the matrix units and the weight streaming (grouped MoE GEMMs: routing, ragged and small groups)."""
     m_a = np.maximum(np.asarray(m, dtype=np.float64), 0.0)
     n_a = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
     k_a = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
-    tile = float(dev.eff.tile_m)
-    rows = np.maximum(m_a, tile)
-    t_compute = gemm_time(rows, n_a, k_a, _compute_only(dev), precision) * np.minimum(1.0, m_a / tile)
+    rows = np.maximum(m_a, FULL_ROWS)
+    cols = np.maximum(n_a, FULL_ROWS)
+    used = np.maximum(n_a, MIN_COLS) / cols  # narrow outputs: the large-shape rate per column, at least MIN_COLS
+    t_compute = gemm_time(rows, cols, k_a, _compute_only(dev), precision) * np.minimum(1.0, m_a / FULL_ROWS) * used
     nbytes = weight_bytes * k_a * n_a + ACTIVATION_BYTES * m_a * (k_a + n_a)
     t_memory = nbytes / (dev.hbm_bandwidth * dev.eff.memory)
-    t = np.asarray(count, dtype=np.float64) * np.maximum(t_compute / compute_factor, t_memory)
+    t = np.asarray(count, dtype=np.float64) * np.maximum(t_compute / compute_factor, t_memory / memory_factor)
     return np.asarray(t + dev.eff.kernel_overhead_s, dtype=np.float64)
 
 

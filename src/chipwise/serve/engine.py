@@ -54,7 +54,7 @@ class EngineProfile:
     prefill_batch: int
     quantised_kv: bool
     static_batch: bool
-    moe_all_experts: bool
+    moe_compiled: bool
     provenance: Mapping[str, FigureRef] = field(default_factory=dict)
 
 
@@ -126,17 +126,18 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         prefill_batch=max(0, round(num("prefill_batch"))),
         quantised_kv=num("quantised_kv") > 0.5,
         static_batch=num("static_batch") > 0.5,
-        moe_all_experts=num("moe_all_experts") > 0.5,
+        moe_compiled=num("moe_compiled") > 0.5,
         provenance={k: ref(v) for k, v in figs.items()},
     )
 
 
-def token_budget(eng: EngineProfile, longest_prompt: float) -> int:
-    """Tokens one iteration may carry: the engine's budget when it chunks prompts; otherwise a whole prompt
-    (`prefill_batch` of them when that is limited), since an unchunked prompt runs in one iteration."""
+def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1) -> int:
+    """Tokens one iteration may carry: the engine's budget when it chunks prompts; otherwise whole prompts, since
+    an unchunked prompt runs in one iteration: `prefill_batch` of them, or when that is 0 (no limit) the `batch`
+    prompts a static batch encodes together (transformers-neuronx context-encodes its compiled batch at once)."""
     if eng.chunked_prefill:
         return eng.max_tokens
-    prompts = max(1, eng.prefill_batch)
+    prompts = eng.prefill_batch if eng.prefill_batch > 0 else max(1, batch)
     return max(1, min(eng.max_tokens, math.ceil(longest_prompt) * prompts))
 
 

@@ -124,6 +124,38 @@ def _attention_gemms(
     return np.asarray(proj + streamed_gemm_time(m, h, heads * att.v_head_dim, dev, prec, wb), dtype=np.float64)
 
 
+#: NxD Inference's MoE dispatch (neuronx_distributed ExpertMLPsV2.forward, model_utils defaults): a step whose
+#: T tokens route T k copies to fewer than SELECTIVE_LOADING_THRESHOLD x E experts loads only those experts; a
+#: token-generation step above it runs every token through every expert (forward_all_experts); a context encoding
+#: of at least BLOCK routed copies runs blockwise, each expert's tokens padded to whole blocks of BLOCK.
+NXD_SELECTIVE_LOADING_THRESHOLD = 1.0
+NXD_BLOCK = 512.0
+
+
+def moe_dispatch(
+    tokens: Array, experts: float, top_k: float, compiled: bool, decode_slots: float
+) -> tuple[Array, Array]:
+    """(experts whose weights a MoE layer reads, token rows each of them multiplies) for `tokens` tokens.
+
+    Grouped GEMMs (GPU engines) read the distinct experts the T k routed copies reach, E (1 - (1 - k/E)^T), each
+    multiplying its share of the copies. Compiled NxD graphs (Neuron, `compiled`) follow NxD's dispatch: selective
+    loading (T k expert loads of one row each) while T k < E; otherwise a token-generation step (T at most the
+    `decode_slots` compiled slots) runs all E experts on all T tokens, and a context encoding runs blockwise:
+    E experts, each on ceil(T k / E / BLOCK) blocks of BLOCK rows (uniform routing)."""
+    t = np.asarray(tokens, dtype=np.float64)
+    hit = experts * (1.0 - (1.0 - top_k / experts) ** t)  # distinct experts the routed copies reach
+    rows = np.where(hit > 0, t * top_k / np.maximum(hit, 1e-9), 0.0)
+    if not compiled:
+        return np.asarray(hit, dtype=np.float64), np.asarray(rows, dtype=np.float64)
+    copies = t * top_k
+    selective = copies < NXD_SELECTIVE_LOADING_THRESHOLD * experts
+    decoding = (t <= decode_slots) | (copies < NXD_BLOCK)
+    blocks = np.ceil(copies / experts / NXD_BLOCK) * NXD_BLOCK
+    loads = np.where(t > 0, np.where(selective, copies, experts), 0.0)
+    rows = np.where(selective, 1.0, np.where(decoding, t, blocks))
+    return np.asarray(loads, dtype=np.float64), np.asarray(np.where(t > 0, rows, 0.0), dtype=np.float64)
+
+
 def _mlp(
     model: ModelSpec,
     g: LayerGroup,
@@ -133,10 +165,14 @@ def _mlp(
     tp: Array,
     ep: Array,
     tokens: Array,
-    all_experts: bool = False,
+    compiled: bool = False,
+    stream: float = 1.0,
+    decode_slots: float = 0.0,
 ) -> Array:
-    """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank. With `all_experts` (engines
-    whose compiled MoE graphs stream every expert each step) every expert's weights are read."""
+    """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank. The experts read and the rows
+    they multiply follow moe_dispatch (grouped GEMMs, or NxD's compiled dispatch when `compiled`). The grouped
+    expert GEMMs run at the family's moe_gemm fraction of the matrix rate and at `stream` of the weight-streaming
+    rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights less efficiently)."""
     h = float(model.hidden)
     if g.moe is None:
         assert g.mlp is not None
@@ -151,15 +187,16 @@ def _mlp(
     mult = 2.0 if moe.gated else 1.0
     moe_tp = tp / ep
     e = float(moe.experts)
-    hit = e * (1.0 - (1.0 - moe.top_k / e) ** tokens)  # distinct experts the routed copies reach
-    if all_experts:
-        hit = np.where(tokens > 0, e, 0.0) + 0.0 * hit
+    hit, per_expert = moe_dispatch(tokens, e, float(moe.top_k), compiled, decode_slots)
     local = hit / ep
-    per_expert = np.where(hit > 0, tokens * moe.top_k / np.maximum(hit, 1e-9), 0.0)
     f = moe.expert_ffn / moe_tp
     grouped = dev.eff.moe_gemm
-    experts = streamed_gemm_time(per_expert, mult * f, h, dev, prec, wb, count=local, compute_factor=grouped)
-    experts = experts + streamed_gemm_time(per_expert, h, f, dev, prec, wb, count=local, compute_factor=grouped)
+    experts = streamed_gemm_time(
+        per_expert, mult * f, h, dev, prec, wb, count=local, compute_factor=grouped, memory_factor=stream
+    )
+    experts = experts + streamed_gemm_time(
+        per_expert, h, f, dev, prec, wb, count=local, compute_factor=grouped, memory_factor=stream
+    )
     router = streamed_gemm_time(tokens, e, h, dev, "bf16", 2.0)
     out = router + experts
     if moe.shared:
@@ -192,8 +229,11 @@ def token_costs(
     weight_precision: str,
     shapes: Shapes,
     tokens: Array | float,
+    decode_slots: float = 0.0,
 ) -> dict[str, Array]:
-    """G(T): token-proportional work of one pipeline stage for a micro-batch of `tokens` tokens, by component."""
+    """G(T): token-proportional work of one pipeline stage for a micro-batch of `tokens` tokens, by component.
+    `decode_slots`: the compiled batch of a static-shape engine (a step of at most that many tokens is a
+    token-generation step, which matters to compiled MoE dispatch)."""
     tp = shapes.tp.astype(np.float64)
     ep = shapes.ep.astype(np.float64)
     adp = shapes.adp.astype(np.float64)
@@ -213,7 +253,7 @@ def token_costs(
     attn = _attention_gemms(model, dev, prec, wb, tp, adp, t)
     for g in model.groups:
         k = g.count / pp  # layers of this group on one stage
-        mlp = _mlp(model, g, dev, prec, wb, tp, ep, t, eng.moe_all_experts)
+        mlp = _mlp(model, g, dev, prec, wb, tp, ep, t, eng.moe_compiled, min(1.0, eng.moe_scale), decode_slots)
         out["gemm"] = out["gemm"] + k * (attn + (0.0 if g.moe is not None else mlp))
         if g.moe is not None:
             out["moe"] = out["moe"] + k * mlp

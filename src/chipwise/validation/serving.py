@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
@@ -28,6 +30,8 @@ from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
+from chipwise.serve.sim.metrics import summarise as summarise_run
+from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.validation.groundtruth import (
     SKIP_DISAGGREGATED,
@@ -56,13 +60,24 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
     "codellama-13b": ("llama-2-13b", "CodeLlama-13B has Llama 2 13B's shape (vocabulary 32016 vs 32000)"),
     "llama-3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
     "llama3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
-    "mistral-7b-instruct-v0.2": ("mistral-7b", "Mistral 7B v0.2 priced with the v0.1 preset (v0.2 drops the window)"),
+}
+#: Models whose config differs from a preset's in a few fields: (preset, config.json changes, source).
+CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
+    "mistral-7b-instruct-v0.2": (
+        "mistral-7b",
+        {"sliding_window": None, "rope_theta": 1e6},
+        "Mistral 7B v0.1 preset without its 4,096-token sliding window and with rope_theta 1e6, as in the "
+        "huggingface mistralai/Mistral-7B-Instruct-v0.2 config.json (full attention over a 32k context)",
+    ),
 }
 _SUFFIXES = ("-instruct-2507", "-instruct", "-2507", "-hf", "-chat", "-0324", "-0528")
 
 #: Requests simulated per row, by load (enough for a steady window, few enough to validate quickly).
 MAX_REQUESTS = 30000
 MIN_REQUESTS = 240
+#: guidellm (the v0.1 CLI that takes --data-type emulated): each benchmark of a sweep runs for --max-seconds,
+#: default 120 (github neuralmagic/guidellm src/guidellm/main.py).
+GUIDELLM_MAX_SECONDS = 120.0
 
 
 def _candidates(name: str) -> list[str]:
@@ -89,6 +104,10 @@ def model_for(catalog: Catalog, name: str) -> tuple[ModelSpec, str]:
         if pid is not None:
             return load_model(catalog, pid), f"preset {pid}"
         key = cand.lower()
+        if key in CONFIG_VARIANTS:
+            pid, changes, why = CONFIG_VARIANTS[key]
+            cfg = {**catalog.model_config(pid), **changes}
+            return from_hf_config(cfg, key, source=why), why
         if key in ARCH_EQUIVALENT:
             pid, why = ARCH_EQUIVALENT[key]
             return load_model(catalog, pid), why
@@ -117,6 +136,8 @@ class Case:
     plan_source: str
     notes: tuple[str, ...]
     basis: str = "steady"
+    latency_load: Load | None = None
+    ramp_s: float = 0.0
 
     @property
     def group(self) -> tuple[str, str]:
@@ -154,18 +175,95 @@ def _precision(p: str) -> str:
     return p if p in WEIGHT_PRECISIONS else "bf16"
 
 
+@dataclass(frozen=True)
+class BenchmarkDataset:
+    """What an MLPerf Inference benchmark's dataset says about prompt lengths (MLPerf logs give only the mean
+    output). `mean_input` is None when no source gives it; `long_prompts` marks datasets whose prompts are known
+    to be much longer than their answers, where taking input = output would be badly wrong."""
+
+    dataset: str
+    mean_input: float | None
+    status: str
+    source: str
+    long_prompts: bool = False
+
+
+#: MLPerf Inference datasets by benchmark model (the MLPerf row's model, lower-cased, without punctuation).
+MLPERF_DATASETS: Mapping[str, BenchmarkDataset] = {
+    "llama270b": BenchmarkDataset(
+        "OpenOrca (GPT-4 part), 24,576 samples, prompts and answers each limited to 1,024 tokens",
+        None,
+        "spec",
+        "github mlcommons/inference language/llama2-70b/README.md (processorca.py --seqlen_limit=1024; reference "
+        "tokens per sample 294.45)",
+    ),
+    "mixtral8x7b": BenchmarkDataset(
+        "OpenOrca + GSM8K + MBXP, 5,000 samples each",
+        None,
+        "spec",
+        "github mlcommons/inference docs/benchmarks/language/get-mixtral-8x7b-data.md",
+    ),
+    "llama3.18b": BenchmarkDataset(
+        "CNN-DailyMail 3.0.0 validation (13,368 articles), prompt = 'Summarize this article' + the article",
+        930.0,
+        "estimate",
+        "derivation: CNN/DailyMail articles are 781 (PTB) tokens long on average (Nallapati et al. 2016 split, "
+        "github sebastianruder/NLP-progress english/summarization.md); the Llama 3 tokenizer cuts English news into "
+        "about 1.15 BPE tokens per PTB token (contractions and punctuation are single PTB tokens, rare words split), "
+        "and the chat template adds about 30 (github mlcommons/inference language/llama3.1-8b/PREPROCESSING.md): "
+        "781 x 1.15 + 30 = 930",
+    ),
+    "llama3.1405b": BenchmarkDataset(
+        "long-context mix (summarisation, needle-in-a-haystack, long-document QA; contexts up to 128K tokens), "
+        "8,313 samples",
+        None,
+        "spec",
+        "mlcommons.org/2025/04/llm-inference-v5; github mlcommons/inference language/llama3.1-405b/README.md "
+        "(reference tokens per sample 684.68)",
+        long_prompts=True,
+    ),
+}
+SKIP_UNKNOWN_PROMPTS = "input length not stated and the benchmark's prompts are long (mean not published)"
+
+
+def _benchmark_dataset(row: InferenceRow) -> BenchmarkDataset | None:
+    if not row.source_family.lower().startswith("mlperf"):
+        return None
+    key = re.sub(r"[^a-z0-9.]", "", row.model_name.lower().split("(")[0])
+    return MLPERF_DATASETS.get(key)
+
+
 def _lengths(row: InferenceRow, notes: list[str]) -> tuple[float, float]:
     inp, out = row.input_len, row.output_len
     if inp is None and out is None:
         raise ChipwiseError(SKIP_NO_LENGTHS)
     if inp is None:
         assert out is not None
-        notes.append(f"input length not stated; taken equal to the mean output length ({out:.0f})")
-        inp = out
+        data = _benchmark_dataset(row)
+        if data is not None and data.mean_input is not None:
+            notes.append(f"input length from the benchmark's dataset ({data.dataset}): {data.mean_input:.0f}")
+            inp = data.mean_input
+        elif data is not None and data.long_prompts:
+            raise ChipwiseError(f"{SKIP_UNKNOWN_PROMPTS}: {data.dataset}")
+        else:
+            notes.append(f"input length not stated; taken equal to the mean output length ({out:.0f})")
+            inp = out
     if out is None:
         notes.append(f"output length not stated; taken equal to the input length ({inp:.0f})")
         out = inp
     return float(inp), float(out)
+
+
+def _length_dist(text: str, mean: float) -> LengthDist:
+    """A fixed length, or for guidellm's emulated data ('~1500 (emulated, var 150)') the uniform spread it draws
+    from: mean + randint(-var, var) tokens (guidellm EmulatedRequestGenerator, github neuralmagic/guidellm
+    src/guidellm/request/emulated.py)."""
+    found = re.search(r"emulated[^)]*\bvar\s*(\d+)", text, re.IGNORECASE)
+    spread = int(found.group(1)) if found else 0
+    n = max(1, round(mean))
+    if spread <= 0 or spread >= n:
+        return LengthDist.fixed(n)
+    return LengthDist("uniform", float(n), 0.0, n - spread, n + spread)
 
 
 def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
@@ -198,6 +296,55 @@ def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
             users = max_batch
         return Load("closed", concurrency=users)
     return Load("offline")
+
+
+#: Latency statistics that estimate a mean well enough for Little's law.
+_CENTRAL = ("mean", "p50", "value")
+
+
+def occupancy(row: InferenceRow) -> float | None:
+    """Requests in flight during a measured run, by Little's law: N = X (TTFT + (O - 1) TPOT), with X the achieved
+    request rate and TTFT, TPOT the run's central latencies (None when the row does not give all three)."""
+    rate = parse_positive(row.raw.get("requests_per_s"))
+    got = {m.metric: m for m in row.measured if m.stat in _CENTRAL}
+    if rate is None or row.output_len is None or "ttft_s" not in got or "tpot_s" not in got:
+        return None
+    return rate * (got["ttft_s"].value + max(0.0, row.output_len - 1.0) * got["tpot_s"].value)
+
+
+def _equal_occupancy(row: InferenceRow, load: Load, held: int, notes: list[str]) -> tuple[Load, Load | None, float]:
+    """The load to simulate and, for open loops, the load at which latencies are compared.
+
+    An open-loop run that sustained its rate was stable, but how far below capacity it ran is unknown: near
+    saturation the queueing delay grows as rho / (1 - rho), so a few % of capacity error moves the predicted
+    latencies without bound. What the run does pin down is how many requests it held in flight (Little's law).
+    Latencies are compared at that occupancy (a closed loop of N users), which tests the iteration model rather
+    than the last few % of capacity; throughput is still predicted at the measured rate. A closed-loop sweep that
+    held fewer requests in flight than the users it states (a load generator that could not keep them all busy)
+    is run at the occupancy it held. Open loops compared this way ramp their users up over one measured request
+    lifetime (N / X) and take their latencies in the steady state after it (the third value: the ramp, in s).
+
+    `held` is how many requests of the assumed lengths the deployment's KV caches hold: a run cannot have held
+    more in flight than its memory allows, so a larger N means the assumed lengths are too long (MLPerf rows
+    state none), and N is capped there rather than turned into a queue the run did not have."""
+    n = occupancy(row)
+    rate = parse_positive(row.raw.get("requests_per_s"))
+    if n is None or rate is None or row.scenario == "single":
+        return load, None, 0.0
+    users = max(1, round(n))
+    if users > held:
+        notes.append(f"{n:.0f} requests in flight exceed the {held} the KV caches hold at the assumed lengths")
+        users = held
+    ramp = n / rate
+    if load.kind == "rate":
+        notes.append(f"latencies compared at the measured occupancy: {n:.1f} requests in flight (Little's law)")
+        return load, Load("closed", concurrency=users), ramp
+    if load.kind == "closed" and row.scenario == "closed_loop":
+        held = min(users, load.concurrency if row.concurrency is None else row.concurrency)
+        if held < load.concurrency or (row.concurrency and held < row.concurrency):
+            notes.append(f"the run held {n:.1f} requests in flight (Little's law); run at that")
+        return Load("closed", concurrency=held), None, 0.0
+    return load, None, 0.0
 
 
 def _requests(load: Load, concurrency: int, stated: int | None, out_len: float) -> tuple[int, str]:
@@ -271,23 +418,32 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         ep=ep,
         attention_dp=adp,
         max_batch=max_batch,
-        max_tokens=token_budget(eng, inp + 1),
+        max_tokens=token_budget(eng, inp + 1, max_batch),
         chunked_prefill=eng.chunked_prefill,
         weight_precision=weight,
         kv_precision=kv,
     )
     setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out))
-    load = _load(row, max_batch * replicas, notes)
+    block = eng.block_tokens
+    need = inp + (out if eng.admission == "reserve" else 0.5 * out)
+    fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))
+    load, latency_load, ramp = _equal_occupancy(row, _load(row, max_batch * replicas, notes), fits * replicas, notes)
     per_replica = max(1, min(max_batch, int(setup.kv_tokens // max(1.0, inp + out))))
     n, basis = _requests(load, per_replica * replicas, row.num_requests, out)
+    duration = None
+    if load.kind == "closed" and load.concurrency > 1 and "guidellm" in row.raw.get("scenario", "").lower():
+        # guidellm's throughput mode starts every user at once and runs for its --max-seconds (default 120 s)
+        duration, n, basis = GUIDELLM_MAX_SECONDS, MAX_REQUESTS, "steady"
+        notes.append(f"guidellm run: users start together, requests issued for {GUIDELLM_MAX_SECONDS:.0f} s")
     job = ServingJob(
         model=model,
-        input=LengthDist.fixed(round(inp)),
-        output=LengthDist.fixed(max(1, round(out))),
+        input=_length_dist(row.raw.get("input_len", ""), inp),
+        output=_length_dist(row.raw.get("output_len", ""), max(1.0, out)),
         load=load,
         requests=n,
+        duration_s=duration,
     )
-    return Case(row, job, ServingSetup((Pool(setup, replicas),)), plan_source, tuple(notes), basis)
+    return Case(row, job, ServingSetup((Pool(setup, replicas),)), plan_source, tuple(notes), basis, latency_load, ramp)
 
 
 def _fitting_plan(
@@ -327,11 +483,14 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
     the capacity as throughput and the latencies at the edge of it (EDGE x capacity), and says so in the notes.
     """
     row = case.row
-    summary, _ = run_job(case.job, case.setup, seed=seed, basis=case.basis)
+    summary = _run(case.job, case.setup, seed, case.basis, case.ramp_s)
     latencies = summary
     notes = list(case.notes)
     load = case.job.load
-    if load.kind == "rate":
+    if case.latency_load is not None:
+        lat_job = replace(case.job, load=case.latency_load, requests=_requests(case.latency_load, 0, None, 0.0)[0])
+        latencies = _open_loop_phase(_run(lat_job, case.setup, seed, "steady", case.ramp_s))
+    elif load.kind == "rate":
         offered = load.rate * case.job.mean_output
         delivered = float(summary["output_tokens_per_s"])
         if delivered < SATURATED * offered:
@@ -364,6 +523,34 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
             )
         )
     return results
+
+
+def _open_loop_phase(summary: dict[str, Any]) -> dict[str, Any]:
+    """TTFT of an open loop from a closed loop at the same occupancy. A closed loop issues a request when another
+    finishes, i.e. at an iteration boundary; an open-loop arrival lands at a random point of the iteration in
+    flight and waits out the rest of it first: half an iteration on average, where a decoding request's
+    iteration interval is its TPOT."""
+    tpot = summary["tpot_s"]["mean"]
+    if not math.isfinite(tpot):
+        return summary
+    ttft = {k: v + 0.5 * tpot for k, v in summary["ttft_s"].items()}
+    return {**summary, "ttft_s": ttft}
+
+
+def _run(job: ServingJob, setup: ServingSetup, seed: int, basis: str, ramp_s: float) -> dict[str, Any]:
+    """Simulate a job. A closed loop with a ramp issues its users over `ramp_s` seconds and takes its latencies
+    over the requests that arrive after the ramp and before the last `users` requests (which see the final drain)."""
+    if job.load.kind != "closed" or ramp_s <= 0.0:
+        return run_job(job, setup, seed=seed, basis=basis)[0]
+    rng = np.random.default_rng(seed)
+    n = job.requests
+    inputs, outputs = job.lengths(n, rng)
+    cached = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
+    users = job.load.concurrency
+    out = simulate(setup.deployment(), inputs, outputs, cached, None, concurrency=users, ramp_s=ramp_s)
+    arrival = np.sort(out.requests["arrival"][np.isfinite(out.requests["arrival"])])
+    hi = float(arrival[max(0, arrival.size - 1 - users)]) if arrival.size else math.inf
+    return summarise_run(out, chips=max(setup.chips, 1e-9), basis=basis, latency_window=(ramp_s, hi))
 
 
 def predict_row(catalog: Catalog, row: InferenceRow) -> list[RowResult]:

@@ -114,11 +114,25 @@ def meets(targets: Mapping[str, float], lat: Mapping[str, FloatArray]) -> FloatA
     return np.asarray(ok, dtype=np.float64)
 
 
+def in_window(lat: Mapping[str, FloatArray], arrival: FloatArray, lo: float, hi: float) -> dict[str, FloatArray]:
+    """The per-request latencies of the requests that arrived within [lo, hi] (all of them when fewer than 8 did)."""
+    keep = (arrival >= lo) & (arrival <= hi)
+    if int(keep.sum()) < 8:
+        return dict(lat)
+    return {k: np.where(keep, v, np.nan) if k != "served" else v for k, v in lat.items()}
+
+
 def summarise(
-    out: SimOutput, chips: float, targets: Mapping[str, float] | None = None, basis: str = "steady"
+    out: SimOutput,
+    chips: float,
+    targets: Mapping[str, float] | None = None,
+    basis: str = "steady",
+    latency_window: tuple[float, float] | None = None,
 ) -> dict[str, Any]:
-    """The serving figures of a run (SI units)."""
+    """The serving figures of a run (SI units). With `latency_window` the latency statistics are taken over the
+    requests that arrived within it (a steady state, without a load generator's ramp-up and final drain)."""
     lat = per_request(out)
+    timing = in_window(lat, out.requests["arrival"], *latency_window) if latency_window else lat
     lo, hi = window(out, basis)
     width = hi - lo
     out_tok, in_tok = tokens_in_window(out, lo, hi)
@@ -140,9 +154,9 @@ def summarise(
         "output_tokens_per_s_per_chip": output_tps / chips,
         "throughput_tokens_per_s_per_chip": (out_tok + in_tok) / width / chips,
         "requests_per_s": finished / out.end if out.end > 0 else math.nan,
-        "ttft_s": stats(lat["ttft"]),
-        "tpot_s": stats(lat["tpot"]),
-        "e2e_s": stats(lat["e2e"]),
+        "ttft_s": stats(timing["ttft"]),
+        "tpot_s": stats(timing["tpot"]),
+        "e2e_s": stats(timing["e2e"]),
         "goodput": {
             "targets": dict(targets or {}),
             "fraction": float(good.sum() / max(1, finished + dropped)),

@@ -253,19 +253,22 @@ class Replica:
                 self.kernel.at(t + dt, self._end_iteration, (ver, chunks, advancing, dt))
                 return
         # a run of decode iterations until the next completion (or until the KV cache fills)
-        if self.pol.static_batch:  # every compiled slot runs, each reading a context like the real ones
-            slots = self.pol.max_batch
-            base = steps.decode_base(slots)
-            a = steps.a * slots / n
-        else:
-            base = steps.decode_base(n)
-            a = steps.a
         heap = self.dheap
         while heap and self.dtoken.get(heap[0][2]) != heap[0][1]:
             heapq.heappop(heap)
         k = max(1, heap[0][0] - self.it) if heap else 1
         if self.pol.preempts:
             k = max(1, min(k, (self.cap - self.used()) // n))
+        if self.pol.static_batch:
+            # a compiled token-generation graph runs every slot and attends over the bucket of the sequence
+            # length (the power of two at or above the batch's context, taken mid-run), live or not
+            slots = self.pol.max_batch
+            padded = bucket(int(context / n + 0.5 * k) + 1)
+            base = steps.decode_base(slots) + steps.a * slots * padded
+            a = 0.0
+        else:
+            base = steps.decode_base(n)
+            a = steps.a
         dt = k * base + a * (k * context + n * k * (k - 1) * 0.5)
         self.seg = (t, k, base, float(context), n)
         self.seg_a = a

@@ -73,9 +73,11 @@ def simulate(
     arrivals: FloatArray | None,
     concurrency: int = 0,
     stop_issuing_at: float = math.inf,
+    ramp_s: float = 0.0,
 ) -> SimOutput:
     """Simulate len(inputs) requests. `arrivals` gives open-loop arrival times; None means a closed loop of
-    `concurrency` users."""
+    `concurrency` users, who start together or, with `ramp_s`, one after another evenly over `ramp_s` seconds
+    (a load generator that ramps up; the users then stay out of step, as in a steady run)."""
     start = time.perf_counter()
     n = int(inputs.size)
     if n == 0:
@@ -133,8 +135,9 @@ def simulate(
     del front, back
 
     if closed:
-        for _ in range(min(max(1, concurrency), n)):
-            kernel.at(0.0, issue)
+        users = min(max(1, concurrency), n)
+        for u in range(users):
+            kernel.at(ramp_s * u / users, issue)
     else:
         assert arrivals is not None
         times = arrivals.tolist()

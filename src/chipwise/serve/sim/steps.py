@@ -71,7 +71,7 @@ def _token_table(
 ) -> Array:
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
     pp = float(plan.pp)
-    parts = token_costs(model, dev, topo, eng, plan.weight_precision, shapes, counts / pp)
+    parts = token_costs(model, dev, topo, eng, plan.weight_precision, shapes, counts / pp, float(plan.max_batch))
     per_stage = sum(v for k, v in parts.items() if k != "pp_comm")
     total = pp * per_stage + (pp - 1.0) * parts["pp_comm"]
     return np.where(counts > 0, total, 0.0).astype(np.float64)
