@@ -32,7 +32,7 @@ from chipwise.serve.engine import ENGINES, EngineProfile, default_engine, engine
 from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import KV_PRECISIONS, WEIGHT_PRECISIONS, check_precision, default_kv_precision
-from chipwise.serve.search import Candidates, Estimate, at_rate, enumerate_candidates, estimate, pareto
+from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -68,14 +68,15 @@ def _engine_for(system: System, engine: str | None) -> str:
     return name
 
 
-def _slo_ok(targets: Mapping[str, float], tpot: np.ndarray, ttft_p99: np.ndarray) -> np.ndarray:
-    ok = np.ones(np.shape(tpot), dtype=bool)
+def _slo_ok(targets: Mapping[str, float], op: Operating) -> np.ndarray:
+    """Each SLO target against the estimate: medians against the means, tail percentiles against the tails."""
+    ok = np.ones(np.shape(op.tpot), dtype=bool)
     for key, limit in targets.items():
-        metric = key.split("_")[0]
+        metric, stat = key.split("_")[0], key.rsplit("_", 1)[-1]
         if metric == "tpot":
-            ok &= tpot <= limit
+            ok &= (op.tpot if stat == "p50" else op.tpot_p99) <= limit
         elif metric == "ttft":
-            ok &= (ttft_p99 if key.endswith("p99") else ttft_p99 / 2.0) <= limit
+            ok &= (op.ttft if stat == "p50" else op.ttft_p99) <= limit
     return ok
 
 
@@ -98,7 +99,7 @@ def max_rate(
     cap = est.throughput / out
     for u in UTILISATIONS if targets else np.asarray([DEFAULT_UTILISATION]):
         op = at_rate(model, system, eng, est, weight, kv, inp, out, u * cap)
-        ok = est.fits & _slo_ok(targets, op.tpot, op.ttft_p99) & np.isfinite(op.tpot)
+        ok = est.fits & _slo_ok(targets, op) & np.isfinite(op.tpot)
         take = ok & (u * cap > best)
         best = np.where(take, u * cap, best)
         tpot_at = np.where(take, op.tpot, tpot_at)

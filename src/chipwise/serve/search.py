@@ -43,6 +43,7 @@ IntArray = NDArray[np.int64]
 BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 TAIL_FACTOR = 3.0  # p99 / mean of an exponential-like waiting time (ln 100 / 1.5)
 MAX_UTILISATION = 0.95
+BATCH_Z99 = 2.33  # one-sided 99th percentile of a normal variate
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -222,6 +223,7 @@ class Operating:
 
     batch: Array
     tpot: Array
+    tpot_p99: Array
     ttft: Array
     ttft_p99: Array
     rho: Array
@@ -238,26 +240,40 @@ def at_rate(
     out: float,
     rate_per_replica: Array,
 ) -> Operating:
-    """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch that carries it."""
+    """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch that carries it (every
+    compiled slot on a static-batch engine). TTFT adds two waits: for the decode step in flight (M/M/1-like in the
+    replica's utilisation) and for the prompts ahead in the prefill queue (M/D/1 in the prefill utilisation
+    `rate x prefill time`, which the simulator shows dominates prompt-heavy loads)."""
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     shapes = est.cand.shapes()
-    need = np.asarray(rate_per_replica, dtype=np.float64) * out  # output tokens/s
+    lam = np.asarray(rate_per_replica, dtype=np.float64)
+    need = lam * out  # output tokens/s
     rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
-    # fixed point B = need * t(B), a few iterations from B = 1
-    b = np.ones_like(est.batch)
-    for _ in range(8):
-        t = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
-        b = np.clip(need * t, 1.0, np.maximum(est.batch, 1.0))
+    top = np.maximum(est.batch, 1.0)
+    if eng.static_batch:
+        b = top
+    else:  # fixed point B = need * t(B), a few iterations from B = 1
+        b = np.ones_like(est.batch)
+        for _ in range(8):
+            t = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+            b = np.clip(need * t, 1.0, top)
     tpot = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+    # a request's TPOT follows the batch it decodes in; with Poisson arrivals the batch is Poisson-like around
+    # its mean, so the slowest 1% of requests decode in a batch about 2.33 standard deviations larger
+    b99 = np.minimum(b + BATCH_Z99 * np.sqrt(b), top)
+    tpot99 = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b99, inp, out)
     r = np.minimum(rho, MAX_UTILISATION)
-    wait = tpot * r / (1.0 - r)
+    rho_p = lam * est.prefill_s
+    rp = np.minimum(rho_p, MAX_UTILISATION)
+    wait = tpot * r / (1.0 - r) + rp * est.prefill_s / (2.0 * (1.0 - rp))
     ttft = est.prefill_s + tpot + wait
     ttft_p99 = est.prefill_s + tpot + TAIL_FACTOR * wait
-    over = rho >= MAX_UTILISATION
+    over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION)
     return Operating(
         batch=b,
         tpot=np.where(over, np.inf, tpot),
+        tpot_p99=np.where(over, np.inf, tpot99),
         ttft=np.where(over, np.inf, ttft),
         ttft_p99=np.where(over, np.inf, ttft_p99),
         rho=rho,

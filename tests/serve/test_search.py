@@ -1,0 +1,71 @@
+"""The steady-state serving estimator: saturation throughput and the operating point at a given rate."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.hardware.objects import System
+from chipwise.perf.device import topology_of
+from chipwise.serve.engine import engine_profile
+from chipwise.serve.search import BATCH_Z99, MAX_UTILISATION, Estimate, at_rate, enumerate_candidates, estimate
+from chipwise.workload.model import ModelSpec
+
+INP, OUT = 2048.0, 256.0
+
+
+@pytest.fixture(scope="module")
+def h100(hw: Hardware) -> System:
+    return hw.system("h100-sxm")
+
+
+@pytest.fixture(scope="module")
+def est(catalog: Catalog, h100: System, llama8b: ModelSpec) -> Estimate:
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(64,))
+    return estimate(llama8b, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
+
+
+def test_prefill_queue_is_m_d_1(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
+    """TTFT = prefill + one step + the decode-step wait + the M/D/1 wait behind the prompts ahead."""
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    cap = est.throughput / OUT
+    lam = 0.5 * cap
+    op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    p = est.prefill_s
+    rho, rho_p = lam * OUT / est.throughput, lam * p
+    wait = op.tpot * rho / (1 - rho) + rho_p * p / (2 * (1 - rho_p))
+    assert op.ttft == pytest.approx(p + op.tpot + wait, rel=1e-9)
+    assert op.ttft_p99 == pytest.approx(p + op.tpot + 3.0 * wait, rel=1e-9)
+
+
+def test_tail_tpot_is_a_larger_batch(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, 0.5 * est.throughput / OUT)
+    assert np.all(op.tpot_p99 > op.tpot)
+    # the p99 batch is 2.33 standard deviations above the mean batch, capped at the saturation batch
+    b99 = np.minimum(op.batch + BATCH_Z99 * np.sqrt(op.batch), est.batch)
+    assert np.all(b99 > op.batch)
+
+
+def test_a_saturated_prefill_queue_is_over_capacity(
+    catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate
+) -> None:
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    lam = MAX_UTILISATION / est.prefill_s  # prompts alone fill the replica
+    op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    assert np.all(np.isinf(op.ttft_p99)) and np.all(np.isinf(op.tpot))
+
+
+def test_static_batch_decodes_every_slot(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    static = replace(eng, static_batch=True)
+    lam = 0.05 * est.throughput / OUT
+    dynamic = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    fixed = at_rate(llama8b, h100, static, est, "fp8", "fp8", INP, OUT, lam)
+    assert np.all(fixed.batch == est.batch) and np.all(dynamic.batch < est.batch)
+    assert np.all(fixed.tpot > dynamic.tpot)
