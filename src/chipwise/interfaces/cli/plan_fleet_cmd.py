@@ -179,11 +179,17 @@ def print_lifecycle(r: dict[str, Any]) -> None:
             fmt.carbon(p["co2e_kg"]),
         )
 
-    row("best", r["best"])
-    if r["best_single_vendor"] is not None and r["best_single_vendor"] is not r["best"]:
-        row("best single vendor", r["best_single_vendor"])
-    for i, p in enumerate(r["top"][1:6], start=2):
-        row(f"#{i}", p)
+    single = r["best_single_vendor"]
+
+    def key(p: dict[str, Any]) -> tuple[str, str]:
+        return p["train"]["hardware"], p["serve"]["hardware"]
+
+    shown = r["top"][:6]
+    for i, p in enumerate(shown, start=1):
+        tags = (["best"] if i == 1 else []) + (["best single vendor"] if single and key(p) == key(single) else [])
+        row(f"#{i} " + ", ".join(tags) if tags else f"#{i}", p)
+    if single is not None and all(key(p) != key(single) for p in shown):
+        row("best single vendor", single)
     console.print(table)
     best = r["best"]
     if not best["cross_vendor"]:
