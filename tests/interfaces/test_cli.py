@@ -171,6 +171,20 @@ def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scena
     assert re.search(needle, _error(capsys, ["predict", str(f)]))
 
 
+def test_unreadable_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "Is a directory" in _error(capsys, ["predict", str(tmp_path)])
+    binary = tmp_path / "s.yaml"
+    binary.write_bytes(bytes(range(128, 256)))
+    assert "not UTF-8 text" in _error(capsys, ["predict", str(binary)])
+
+
+def test_example_scenarios_predict(capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("train-llama70b-trn2.yaml", "serve-llama70b-h200.yaml"):
+        assert run(["predict", f"examples/{name}", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["plan"]
+
+
 def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096}))

@@ -67,6 +67,17 @@ def run(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("interrupted")
         return 130
+    except (OSError, UnicodeDecodeError) as exc:  # a file named on the command line that cannot be read as text
+        filename = getattr(exc, "filename", None)
+        name = f"'{filename}'" if filename else "an input file"
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        err_console.print(
+            f"[bold red]error:[/] cannot read {escape(name)}: {escape(why)}. "
+            "Fix: give the path of a readable text file (YAML, JSON or CSV).",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return 2
     except Exception as exc:
         if _is_usage_error(exc):
             return _report_usage_error(exc)

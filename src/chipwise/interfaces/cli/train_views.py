@@ -129,11 +129,12 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
             "failures per day / MTBF",
             f"{rel['failures_per_day']:,.1f} / {fmt.duration(rel['mtbf_s'])}",
         )
-        head.add_row(
-            "checkpoint size / write / interval",
-            f"{fmt.bytes_(rel['checkpoint_bytes'])} / {fmt.duration(rel['checkpoint_write_s'])} / "
-            f"{fmt.duration(rel['checkpoint_interval_s'])}",
-        )
+        size = f"{fmt.bytes_(rel['checkpoint_bytes'])} / {fmt.duration(rel['checkpoint_write_s'])}"
+        if rel["recovery"] == "in-memory":  # a peer-memory snapshot each step; storage checkpoints only as backup
+            head.add_row("checkpoint size / write to storage", size)
+            head.add_row("in-memory snapshot", f"every step ({fmt.duration(rel['checkpoint_interval_s'])})")
+        else:
+            head.add_row("checkpoint size / write / interval", f"{size} / {fmt.duration(rel['checkpoint_interval_s'])}")
     price = r.get("price_usd_per_chip_hour")
     head.add_row(f"price ({r['pricing']}, {r['region']})", f"${price:,.3f} per chip-hour" if price is not None else "-")
     head.add_row(
