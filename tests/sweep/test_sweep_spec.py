@@ -136,3 +136,10 @@ def test_a_hypothetical_chip_from_a_catalog_file_passes_the_checks(write_sweep: 
     )
     catalogs = check_sweep(load_sweep(write_sweep(edits=[(FAST_HBM, "[fast.yaml]")])))
     assert len(catalogs) == 2
+
+
+def test_example_sweep_is_valid() -> None:
+    """examples/trn-vs-gpu.yaml (the README's sweep): 2 what-ifs x 4 chips x 2 sizes, checked against the catalog."""
+    spec = load_sweep(Path(__file__).resolve().parents[2] / "examples" / "trn-vs-gpu.yaml")
+    assert len(list(spec.points())) == 16
+    assert len(check_sweep(spec)) == 2

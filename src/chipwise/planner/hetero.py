@@ -195,7 +195,7 @@ def _verdict(
         f"{tb * 1e3:.1f} ms on {nb} (TP{st[1]['tp']} = {st[1]['tp'] / chips[nb]:g} chips) per micro-batch, so the "
         f"split is {st[0]['layers']}/{st[1]['layers']} layers"
     )
-    link = f"the hand-off over the {link_name} costs {100 * mixed['link_share']:.0f}% of a micro-batch"
+    link = f"the hand-off over the {link_name} costs {100 * mixed['link_share']:.2g}% of a micro-batch"
     cost = ""
     if mixed.get("usd_per_million_tokens") and fastest.get("usd_per_million_tokens"):
         cheaper = mixed["usd_per_million_tokens"] < fastest["usd_per_million_tokens"]
