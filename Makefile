@@ -35,6 +35,7 @@ accuracy: $(STAMP_RUN)
 bench: $(STAMP_RUN)
 	$(BIN)/python benchmarks/plan_speed.py
 	$(BIN)/python benchmarks/serve_speed.py
+	$(BIN)/python benchmarks/fleet_speed.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

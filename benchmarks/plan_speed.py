@@ -1,5 +1,6 @@
-"""How fast is the training model? Prints plans evaluated per second on one core, and the full-search time of
-GPT-3 175B on 1,024 H100 in fp8 (run: make bench, or python benchmarks/plan_speed.py)."""
+"""How fast is the training model? Prints plans evaluated per second on one core, the full-search time of GPT-3 175B
+on 1,024 H100 in fp8, a 1M-chip Trainium3 plan and a whole-catalog ranking (run: make bench, or
+python benchmarks/plan_speed.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
 from chipwise.perf.device import device_of, topology_of
+from chipwise.planner.training import plan_training
 from chipwise.train.plans import PlanArrays, enumerate_plans
 from chipwise.train.search import search_plans
 from chipwise.train.step import train_step
@@ -46,6 +48,20 @@ def main() -> None:
         train_step(model, job, dev, topo, big, 1024)
         best = min(best, time.perf_counter() - t0)
     print(f"vectorised step model: {len(big):,} plans in {best:.3f} s = {len(big) / best:,.0f} plans/s on one core")
+
+    t0 = time.perf_counter()
+    plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)
+    print(
+        f"plan train, Llama-3.1-405B on 1,000,000 Trainium3 (plan, economics, reliability): "
+        f"{time.perf_counter() - t0:.2f} s"
+    )
+
+    t0 = time.perf_counter()
+    report = plan_training(catalog, "llama-3.1-70b", 4096, list(catalog.chips), tokens=15e12)
+    print(
+        f"plan train, Llama-3.1-70B on 4,096 chips of each of the {len(report['results'])} catalog chips: "
+        f"{time.perf_counter() - t0:.2f} s"
+    )
 
 
 if __name__ == "__main__":

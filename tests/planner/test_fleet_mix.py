@@ -1,28 +1,14 @@
-"""The fleet-mix MILP: the same optimum as brute force, speed at 20 types x 10 buckets, binding constraints."""
+"""The fleet-mix MILP: the same optimum as brute force, the 20 types x 10 buckets size, binding constraints."""
 
 from __future__ import annotations
 
 import itertools
-import time
 
 import numpy as np
 import pytest
 
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.planner.fleet_mix import FleetProblem, feasible_lp, solve
-
-
-def _random_problem(rng: np.random.Generator, n_i: int, n_j: int, limit: int) -> FleetProblem:
-    capacity = rng.uniform(0.5, 5.0, size=(n_i, n_j)) * (rng.uniform(size=(n_i, n_j)) > 0.25)
-    capacity[rng.integers(n_i), :] = np.maximum(capacity[rng.integers(n_i), :], 0.5)  # every bucket servable
-    return FleetProblem(
-        types=[f"t{i}" for i in range(n_i)],
-        buckets=[f"b{j}" for j in range(n_j)],
-        price_per_hour=rng.uniform(1.0, 20.0, size=n_i).round(2),
-        capacity=capacity,
-        demand=rng.uniform(0.5, 4.0, size=n_j),
-        limits=np.full(n_i, float(limit)),
-    )
+from chipwise.planner.fleet_mix import FleetProblem, feasible_lp, random_problem, solve
 
 
 def _brute_force(p: FleetProblem, limit: int) -> float:
@@ -38,7 +24,7 @@ def _brute_force(p: FleetProblem, limit: int) -> float:
 @pytest.mark.parametrize("seed", range(24))
 def test_milp_matches_brute_force(seed: int) -> None:
     rng = np.random.default_rng(seed)
-    p = _random_problem(rng, n_i=3, n_j=3, limit=4)
+    p = random_problem(rng, 3, 3, limit=4)
     brute = _brute_force(p, 4)
     if not np.isfinite(brute):
         with pytest.raises(InfeasibleError):
@@ -50,13 +36,12 @@ def test_milp_matches_brute_force(seed: int) -> None:
     assert np.allclose(sol.assignment.sum(axis=0), p.demand)
 
 
-def test_twenty_types_ten_buckets_under_two_seconds() -> None:
-    rng = np.random.default_rng(7)
-    p = _random_problem(rng, n_i=20, n_j=10, limit=1000)
-    start = time.perf_counter()
+def test_twenty_types_ten_buckets() -> None:
+    """The issue's size (its speed is measured by benchmarks/fleet_speed.py)."""
+    p = random_problem(np.random.default_rng(7), 20, 10, limit=1000)
     sol = solve(p)
-    assert time.perf_counter() - start < 2.0
     assert np.allclose(sol.assignment.sum(axis=0), p.demand)
+    assert feasible_lp(p, sol.counts)
 
 
 def test_bucket_no_type_can_serve() -> None:

@@ -4,7 +4,6 @@ ranking follows the objective; the million-chip plan answers quickly."""
 from __future__ import annotations
 
 import math
-import time
 
 import pytest
 
@@ -101,10 +100,8 @@ def test_bad_economics_options(catalog: Catalog, kwargs: dict, needle: str) -> N
 
 
 def test_million_chip_trn3_plan(catalog: Catalog) -> None:
-    start = time.perf_counter()
+    """A 1M-chip plan (its speed is measured by benchmarks/plan_speed.py)."""
     report = plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 5.0
     (r,) = report["results"]
     assert r["plan"]["dp"] >= 1 and 0 < r["goodput"] <= 1
     assert r["failures_per_day"] > 400  # ~530 a day: a job-wide interruption every ~3 minutes

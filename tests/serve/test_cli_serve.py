@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -69,8 +68,8 @@ def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.C
     assert data["requests"]["finished"] == 200
 
 
-def test_plan_serve_json_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
-    start = time.perf_counter()
+def test_plan_serve_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every chip in the catalog (its speed is measured by benchmarks/serve_speed.py)."""
     data = _json(
         capsys,
         [
@@ -93,7 +92,6 @@ def test_plan_serve_json_and_speed(capsys: pytest.CaptureFixture[str]) -> None:
             "--json",
         ],
     )
-    assert time.perf_counter() - start < 10.0  # the issue asks < 5 s; slack for a loaded CI machine
     assert data["best"]["slo_met"] is True
     assert data["results"] and data["pareto"]
     costs = [r["usd_per_hour"] for r in data["results"] if r["usd_per_hour"] == r["usd_per_hour"]]

@@ -1,0 +1,49 @@
+"""How fast is the fleet-mix optimisation? The MILP at the issue's size (20 instance types x 10 buckets, target
+under 2 s), and `plan fleet` end to end on examples/chat-mix.yaml (shape search, MILP, simulator replay).
+
+    python benchmarks/fleet_speed.py
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np
+
+from chipwise.catalog import load_catalog
+from chipwise.planner.fleet import plan_fleet
+from chipwise.planner.fleet_mix import random_problem, solve
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat-mix.yaml"
+
+
+def main() -> None:
+    times = []
+    for seed in range(5):
+        p = random_problem(np.random.default_rng(seed), 20, 10, limit=1000)
+        t0 = time.perf_counter()
+        solve(p)
+        times.append(time.perf_counter() - t0)
+    print(f"fleet MILP, 20 types x 10 buckets: median {np.median(times):.3f} s, worst {max(times):.3f} s (5 instances)")
+
+    catalog = load_catalog()
+    t0 = time.perf_counter()
+    report = plan_fleet(
+        catalog,
+        "llama-3.1-70b",
+        str(EXAMPLE),
+        {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        ["h100-sxm", "h200", "mi300x", "trn2"],
+    )
+    print(
+        f"plan fleet, Llama-3.1-70B on {EXAMPLE.name} over 4 chips: {time.perf_counter() - t0:.2f} s "
+        f"(${report['cost_usd_per_hour']:,.2f}/hour, SLO met in replay: {report['slo_met_in_replay']})"
+    )
+
+
+if __name__ == "__main__":
+    main()
