@@ -1,5 +1,5 @@
-"""Rewrite docs/claims.md below its introduction from `chipwise claims` on the built-in catalog (rerun after any
-catalog or model change: .venv/bin/python scripts/write_claims.py)."""
+"""Rewrite docs/claims.md below its introduction, and the verdict table in README.md, from `chipwise claims` on the
+built-in catalog (rerun after any catalog or model change: .venv/bin/python scripts/write_claims.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,26 @@ from typing import Any
 from chipwise.catalog import load_catalog
 from chipwise.planner.claims import check_claims
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "claims.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "claims.md"
+README = ROOT / "README.md"
 MARKER = "## Summary"
+README_START, README_END = "<!-- claims:start -->", "<!-- claims:end -->"
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "/").replace("\n", " ")
 
 
-def render(report: dict[str, Any]) -> str:
-    lines = [MARKER, "", "| check | claim | verdict |", "|---|---|---|"]
+def summary(report: dict[str, Any]) -> list[str]:
+    lines = ["| check | claim | verdict |", "|---|---|---|"]
     for c in report["claims"]:
         lines += [f"| {k['id']} | {_cell(k['claim'])} | {k['verdict']} |" for k in c["checks"]]
+    return lines
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [MARKER, "", *summary(report)]
     for c in report["claims"]:
         lines += [
             "",
@@ -41,9 +49,15 @@ def render(report: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    report = check_claims(load_catalog())
     head = DOC.read_text(encoding="utf-8").split(MARKER)[0]
-    DOC.write_text(head + render(check_claims(load_catalog())), encoding="utf-8")
-    print(f"wrote {DOC}")
+    DOC.write_text(head + render(report), encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
+    before, rest = text.split(README_START)
+    after = rest.split(README_END)[1]
+    table = "\n".join(summary(report))
+    README.write_text(f"{before}{README_START}\n{table}\n{README_END}{after}", encoding="utf-8")
+    print(f"wrote {DOC} and the verdict table in {README}")
 
 
 if __name__ == "__main__":
