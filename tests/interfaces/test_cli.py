@@ -7,24 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from chipwise.__main__ import _register
 from chipwise.interfaces.cli.app import run
-
-_register()
-
-
-def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
-    assert run(argv) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    code = run(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert "Traceback" not in err
-    assert len(err.splitlines()) == 1, err
-    return err
+from cli_run import run_error, run_json
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -33,7 +17,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_catalog_list_json_has_every_chip(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["catalog", "list", "--json"])
+    data = run_json(capsys, ["catalog", "list", "--json"])
     ids = {c["id"] for c in data["chips"]}
     assert {"trn1", "trn4", "h100-sxm", "gb300", "mi355x", "tpu-v7", "gaudi3", "rtx-pro-6000d"} <= ids
     trn4 = next(c for c in data["chips"] if c["id"] == "trn4")
@@ -41,12 +25,12 @@ def test_catalog_list_json_has_every_chip(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["catalog", "show", "p5", "--json"])
+    data = run_json(capsys, ["catalog", "show", "p5", "--json"])
     assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]
 
 
 def test_model_show_json(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["model", "show", "deepseek-v3", "--json", "--seq-len", "4096"])
+    data = run_json(capsys, ["model", "show", "deepseek-v3", "--json", "--seq-len", "4096"])
     assert data["params_total"] == pytest.approx(671e9, rel=0.01)
     assert data["params_active"] == pytest.approx(37e9, rel=0.02)
     assert data["seq_len"] == 4096 and data["flops_per_token_fwd"] > 0 and data["kv_bytes_per_token"] > 0
@@ -58,7 +42,7 @@ def test_predict_training_scenario(tmp_path: Path, capsys: pytest.CaptureFixture
         "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 1024\nprecision: bf16\nseq_len: 8192\n"
         "global_batch_tokens: 4194304\ntokens: 15e12\nplan: {tp: 8}\n"
     )
-    data = _json(capsys, ["predict", str(sc), "--json"])
+    data = run_json(capsys, ["predict", str(sc), "--json"])
     for key in (
         "step_time_s",
         "tokens_per_s",
@@ -78,7 +62,7 @@ def test_predict_training_scenario(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(
+    data = run_json(
         capsys,
         [
             "plan",
@@ -140,13 +124,13 @@ def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
-    assert needle in _error(capsys, argv)
+    assert needle in run_error(capsys, argv)
 
 
 def test_malformed_yaml_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("chips: {h100-sxm: [")
-    assert "not valid YAML" in _error(capsys, ["catalog", "list", "--catalog", str(bad)])
+    assert "not valid YAML" in run_error(capsys, ["catalog", "list", "--catalog", str(bad)])
 
 
 @pytest.mark.parametrize(
@@ -168,14 +152,14 @@ def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scena
     f.write_text(scenario)
     import re
 
-    assert re.search(needle, _error(capsys, ["predict", str(f)]))
+    assert re.search(needle, run_error(capsys, ["predict", str(f)]))
 
 
 def test_unreadable_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "Is a directory" in _error(capsys, ["predict", str(tmp_path)])
+    assert "Is a directory" in run_error(capsys, ["predict", str(tmp_path)])
     binary = tmp_path / "s.yaml"
     binary.write_bytes(bytes(range(128, 256)))
-    assert "not UTF-8 text" in _error(capsys, ["predict", str(binary)])
+    assert "not UTF-8 text" in run_error(capsys, ["predict", str(binary)])
 
 
 def test_example_scenarios_predict(capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,11 +172,11 @@ def test_example_scenarios_predict(capsys: pytest.CaptureFixture[str]) -> None:
 def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cfg = tmp_path / "config.json"
     cfg.write_text(json.dumps({"model_type": "llama", "hidden_size": 4096}))
-    assert "lacks" in _error(capsys, ["model", "show", str(cfg)])
+    assert "lacks" in run_error(capsys, ["model", "show", str(cfg)])
 
 
 def test_plan_lifecycle_json(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(
+    data = run_json(
         capsys,
         [
             "plan",

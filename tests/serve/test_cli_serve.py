@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from chipwise.__main__ import _register
 from chipwise.interfaces.cli.app import run
 from chipwise.interfaces.cli.plan_serve_cmd import parse_slo
-
-_register()
+from cli_run import run_error, run_json
 
 SCENARIO = (
     "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 2\nprecision: fp8\ninput_tokens: 512\n"
@@ -19,23 +16,10 @@ SCENARIO = (
 )
 
 
-def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
-    assert run(argv) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def _error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    code = run(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
-
-
 def test_predict_serving_scenario_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "serve.yaml"
     f.write_text(SCENARIO)
-    data = _json(capsys, ["predict", str(f), "--json"])
+    data = run_json(capsys, ["predict", str(f), "--json"])
     for key in ("throughput_tokens_per_s", "output_tokens_per_s", "ttft_s", "tpot_s", "cost_usd_per_mtok", "plan"):
         assert key in data, key
     for key in ("ttft_s", "tpot_s", "e2e_s"):
@@ -61,7 +45,7 @@ def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.C
         "plan: {disaggregated: true, prefill: {hardware: b200, tp: 1, replicas: 1}, "
         "decode: {hardware: h200, tp: 1, replicas: 1}}\n"
     )
-    data = _json(capsys, ["predict", str(f), "--json"])
+    data = run_json(capsys, ["predict", str(f), "--json"])
     assert data["plan"]["disaggregated"] is True
     assert data["plan"]["prefill"]["hardware"] == "b200" and data["plan"]["decode"]["hardware"] == "h200"
     assert data["kv_transfer"]["seconds_for_mean_prompt"] > 0
@@ -70,7 +54,7 @@ def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.C
 
 def test_plan_serve_json(capsys: pytest.CaptureFixture[str]) -> None:
     """Every chip in the catalog (its speed is measured by benchmarks/serve_speed.py)."""
-    data = _json(
+    data = run_json(
         capsys,
         [
             "plan",
@@ -122,7 +106,7 @@ def test_plan_serve_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str
     base = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm"]
     if "--rate" not in argv and "--offline" not in argv:
         base += ["--rate", "5"]
-    assert needle in _error(capsys, base + argv)
+    assert needle in run_error(capsys, base + argv)
 
 
 def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,4 +132,4 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
     for name, (text, needle) in cases.items():
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"
         f.write_text(text)
-        assert needle in _error(capsys, ["predict", str(f)]), name
+        assert needle in run_error(capsys, ["predict", str(f)]), name

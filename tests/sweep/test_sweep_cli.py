@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,35 +11,20 @@ import duckdb
 import pytest
 
 from chipwise.interfaces.cli.app import run
+from cli_run import run_error, run_json
 
 WriteSweep = Callable[..., Path]
 
 Capture = pytest.CaptureFixture[str]
 
 
-def _json(capsys: Capture, argv: list[str]) -> dict[str, Any]:
-    code = run(argv)
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    data: dict[str, Any] = json.loads(captured.out)
-    return data
-
-
-def _error(capsys: Capture, argv: list[str]) -> str:
-    code = run(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert "Traceback" not in err and len(err.splitlines()) == 1, err
-    return err
-
-
 def test_run_short_form_show_and_export(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
     sweep, store = write_sweep(base="errors"), tmp_path / "s.duckdb"
-    out = _json(capsys, ["sweep", str(sweep), "--store", str(store), "--workers", "1", "--json"])
+    out = run_json(capsys, ["sweep", str(sweep), "--store", str(store), "--workers", "1", "--json"])
     assert out["run"]["ran"] == 4 and out["run"]["ok"] == 2 and out["run"]["errors"] == 2
     assert {(b["what_if"], b["best_by"]) for b in out["best"]} == {("baseline", "time"), ("baseline", "cost")}
     assert out["best"][0]["plan"]["tp"] >= 1 and out["error_messages"][0]["points"] == 1
-    shown = _json(capsys, ["sweep", "show", str(store), "--top", "1", "--json"])
+    shown = run_json(capsys, ["sweep", "show", str(store), "--top", "1", "--json"])
     (s,) = shown["sweeps"]
     assert (s["sweep"], s["points"], s["ok"], s["errors"], len(s["top"])) == ("errs", 4, 2, 2, 1)
     assert s["axes"] == ["model", "chips"]
@@ -58,9 +42,9 @@ def test_resume_through_the_cli(write_sweep: WriteSweep, tmp_path: Path, capsys:
     argv = ["sweep", "run", str(sweep), "--store", str(store), "--workers", "1"]
     assert run(argv) == 0
     assert "small: ran 12 of 12 points" in capsys.readouterr().out
-    err = _error(capsys, argv)
+    err = run_error(capsys, argv)
     assert "already holds sweep 'small'" in err and "--resume" in err
-    assert _json(capsys, [*argv, "--resume", "--json"])["run"]["skipped"] == 12
+    assert run_json(capsys, [*argv, "--resume", "--json"])["run"]["skipped"] == 12
 
 
 @pytest.mark.parametrize(
@@ -76,21 +60,21 @@ def test_bad_sweep_files_exit_2_and_store_nothing(
     write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, how: dict[str, Any], needle: str
 ) -> None:
     store = tmp_path / "s.duckdb"
-    err = _error(capsys, ["sweep", "run", str(write_sweep(**how)), "--store", str(store)])
+    err = run_error(capsys, ["sweep", "run", str(write_sweep(**how)), "--store", str(store)])
     assert needle in err and "Fix:" in err
     assert not store.exists()
 
 
 def test_bad_stores_and_options_exit_2(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
-    assert "does not exist" in _error(capsys, ["sweep", "show", str(tmp_path / "none.duckdb")])
-    assert "--parquet" in _error(capsys, ["sweep", "export", str(tmp_path / "none.duckdb")])
-    assert "does not exist" in _error(capsys, ["sweep", str(tmp_path / "missing.yaml")])
-    assert "--workers" in _error(capsys, ["sweep", str(write_sweep()), "--workers", "0"])
+    assert "does not exist" in run_error(capsys, ["sweep", "show", str(tmp_path / "none.duckdb")])
+    assert "--parquet" in run_error(capsys, ["sweep", "export", str(tmp_path / "none.duckdb")])
+    assert "does not exist" in run_error(capsys, ["sweep", str(tmp_path / "missing.yaml")])
+    assert "--workers" in run_error(capsys, ["sweep", str(write_sweep()), "--workers", "0"])
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")
 def test_ray_missing_is_a_one_line_error(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
     store = tmp_path / "s.duckdb"
-    err = _error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
+    err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
     assert "needs Ray, which is not installed" in err and "pip install 'ray>=2.9'" in err
     assert not store.exists()

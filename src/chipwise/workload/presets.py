@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, UnknownNameError
@@ -68,3 +69,24 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         catalog.models,
         hint="run 'chipwise model list', or give a path to a Hugging Face config.json",
     )
+
+
+def preset_summaries(catalog: Catalog) -> list[dict[str, Any]]:
+    """One record per model preset: id, name, architecture, attention, parameters, layers, aliases, source."""
+    rows = []
+    for pid, entry in catalog.models.items():
+        spec = load_model(catalog, pid)
+        rows.append(
+            {
+                "id": pid,
+                "name": entry.name,
+                "architecture": "moe" if spec.is_moe else "dense",
+                "attention": spec.attention.kind,
+                "params_total": spec.params_total,
+                "params_active": spec.params_active,
+                "layers": spec.layers,
+                "aliases": entry.aliases,
+                "source": entry.source,
+            }
+        )
+    return rows

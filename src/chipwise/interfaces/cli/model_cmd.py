@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -17,6 +17,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
 )
 from chipwise.workload import load_model
+from chipwise.workload.presets import preset_summaries
 
 app = typer.Typer(
     help="List model presets and show a model's parameters, FLOPs and KV-cache size.", no_args_is_help=True
@@ -27,22 +28,7 @@ app = typer.Typer(
 def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: JsonFlag = False) -> None:
     """List the model presets."""
     cat = catalog_from(catalog_files, sets)
-    rows: list[dict[str, Any]] = []
-    for pid, entry in cat.models.items():
-        spec = load_model(cat, pid)
-        rows.append(
-            {
-                "id": pid,
-                "name": entry.name,
-                "architecture": "moe" if spec.is_moe else "dense",
-                "attention": spec.attention.kind,
-                "params_total": spec.params_total,
-                "params_active": spec.params_active,
-                "layers": spec.layers,
-                "aliases": entry.aliases,
-                "source": entry.source,
-            }
-        )
+    rows = preset_summaries(cat)
     if as_json:
         print_json({"models": rows})
         return

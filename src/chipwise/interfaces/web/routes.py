@@ -23,7 +23,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
-from chipwise.workload import load_model
+from chipwise.workload.presets import preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
@@ -175,22 +175,7 @@ def catalog_summary(settings: Settings) -> dict[str, Any]:
 
 def models(settings: Settings) -> dict[str, Any]:
     """The model presets (as `chipwise model list --json`)."""
-    cat = settings.catalog()
-    rows = []
-    for pid, entry in cat.models.items():
-        spec = load_model(cat, pid)
-        rows.append(
-            {
-                "id": pid,
-                "name": entry.name,
-                "architecture": "moe" if spec.is_moe else "dense",
-                "params_total": spec.params_total,
-                "params_active": spec.params_active,
-                "layers": spec.layers,
-                "aliases": entry.aliases,
-            }
-        )
-    return {"models": rows}
+    return {"models": preset_summaries(settings.catalog())}
 
 
 GET_ROUTES: dict[str, Callable[[Settings], dict[str, Any]]] = {

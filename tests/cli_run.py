@@ -1,0 +1,31 @@
+"""Running the command line in-process from tests: the JSON it prints, or the one-line error it exits with."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from chipwise.__main__ import _register
+from chipwise.interfaces.cli.app import run
+
+_register()
+
+
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
+    """Run `chipwise ARGV`, expect exit code 0 and return the JSON it printed."""
+    code = run(argv)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data: dict[str, Any] = json.loads(captured.out)
+    return data
+
+
+def run_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    """Run `chipwise ARGV`, expect exit code 2 and one line on stderr with no traceback; return that line."""
+    code = run(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+    return err
