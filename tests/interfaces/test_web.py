@@ -64,6 +64,7 @@ def test_page_is_served_and_needs_no_network(server: ChipwiseServer) -> None:
     html = body.decode()
     assert status == 200 and ctype.startswith("text/html")
     assert "<title>chipwise</title>" in html and "/api/plan/train" in html and "/api/predict" in html
+    assert "/api/plan/serve" in html
     assert re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html) is None  # no CDN, fonts or scripts from afar
     assert "projected" in html
 
@@ -102,12 +103,43 @@ def test_predict_a_training_scenario(server: ChipwiseServer) -> None:
     assert result["step_time_s"] > 0 and result["hardware"] == "h100-sxm" and result["memory_breakdown_gib"]
 
 
-def test_serving_predict_answers_or_says_why(server: ChipwiseServer) -> None:
-    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "bf16"}
+def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",
+                "input_tokens": 512, "output_tokens": 128, "arrival_rate": 5, "requests": 200}  # fmt: skip
     status, answer = _post(server, "/api/predict", scenario)
-    if status != 200:  # serving may not be in this build yet (501), or the scenario needs more fields (400)
-        assert status in (400, 501)
-        _one_line_error(answer)
+    assert status == 200, answer
+    assert answer["requests"]["finished"] == 200
+    assert answer["ttft_s"]["p99"] >= answer["ttft_s"]["p50"] > 0 and answer["cost_usd_per_mtok"] > 0
+
+
+def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
+    body = {"model": "llama-3.1-8b", "rate": 10, "input_tokens": 512, "output_tokens": 128, "top": 5,
+            "slo": {"ttft_p99": 2.0, "tpot_p99": 0.05}, "hardware": "h100-sxm,trn2", "precision": "fp8"}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    assert {r["hardware"] for r in report["results"]} <= {"h100-sxm", "trn2", "h100-sxm>trn2", "trn2>h100-sxm",
+                                                          "h100-sxm>h100-sxm", "trn2>trn2"}  # fmt: skip
+    costs = [r["usd_per_hour"] for r in report["results"]]
+    assert costs == sorted(costs) and len(costs) <= 5
+    assert report["verified"] and all("slo_met" in v for v in report["verified"])
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"model": "llama-3.1-8b"}, "exactly one load"),
+        ({"model": "llama-3.1-8b", "rate": 5, "offline": True}, "exactly one load"),
+        ({"model": "llama-3.1-8b", "rate": -5}, "not a positive number"),
+        ({"model": "llama-3.1-8b", "rate": 5, "slo": {"ttft_p95": 1.0}}, "unknown SLO key"),
+        ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": -1}}, "not a positive time"),
+        ({"model": "llama-3.1-8b", "rate": 5, "hardware": "h1OO"}, "unknown chip or system"),
+        ({"model": "llama-3.1-8b", "rate": 5, "colour": "red"}, "colour: unknown field"),
+    ],
+)
+def test_bad_serve_plan_requests_are_400_with_one_line(server: ChipwiseServer, body: Any, says: str) -> None:
+    status, answer = _post(server, "/api/plan/serve", body)
+    assert status == 400
+    assert says in _one_line_error(answer)
 
 
 @pytest.mark.parametrize(

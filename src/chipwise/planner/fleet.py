@@ -29,7 +29,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, solve
-from chipwise.planner.serving import choose, kv_limited_batch
+from chipwise.planner.serving import check_slo, choose, kv_limited_batch
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
@@ -310,6 +310,7 @@ def plan_fleet(
     start = time.perf_counter()
     if not slo:
         raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
+    slo = check_slo(slo)
     model = load_model(catalog, model_name)
     buckets = read_workload(workload)
     hw = hardware(catalog)

@@ -68,15 +68,29 @@ def _engine_for(system: System, engine: str | None) -> str:
     return name
 
 
-def _slo_ok(targets: Mapping[str, float], op: Operating) -> np.ndarray:
-    """Each SLO target against the estimate: medians against the means, tail percentiles against the tails."""
+#: The latency targets a serving SLO may set: TTFT, TPOT and end-to-end latency at p50, p90 or p99 (seconds).
+SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
+
+
+def check_slo(slo: Mapping[str, float]) -> dict[str, float]:
+    """The SLO with its keys and values checked (one line naming the problem and the fix otherwise)."""
+    for key, value in slo.items():
+        if key not in SLO_KEYS:
+            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
+        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ChipwiseError(f"SLO {key} = {value!r} is not a positive time in seconds. Fix: give e.g. 2.0.")
+    return {k: float(v) for k, v in slo.items()}
+
+
+def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
+    """Each SLO target against the estimate: medians against the means, tail percentiles against the tails; the
+    end-to-end latency is TTFT plus the other output tokens at TPOT."""
     ok = np.ones(np.shape(op.tpot), dtype=bool)
     for key, limit in targets.items():
         metric, stat = key.split("_")[0], key.rsplit("_", 1)[-1]
-        if metric == "tpot":
-            ok &= (op.tpot if stat == "p50" else op.tpot_p99) <= limit
-        elif metric == "ttft":
-            ok &= (op.ttft if stat == "p50" else op.ttft_p99) <= limit
+        ttft, tpot = (op.ttft, op.tpot) if stat == "p50" else (op.ttft_p99, op.tpot_p99)
+        value = {"ttft": ttft, "tpot": tpot, "e2e": ttft + (out - 1.0) * tpot}[metric]
+        ok &= value <= limit
     return ok
 
 
@@ -99,7 +113,7 @@ def max_rate(
     cap = est.throughput / out
     for u in UTILISATIONS if targets else np.asarray([DEFAULT_UTILISATION]):
         op = at_rate(model, system, eng, est, weight, kv, inp, out, u * cap)
-        ok = est.fits & _slo_ok(targets, op) & np.isfinite(op.tpot)
+        ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)
         take = ok & (u * cap > best)
         best = np.where(take, u * cap, best)
         tpot_at = np.where(take, op.tpot, tpot_at)
@@ -612,7 +626,7 @@ def plan_serving(
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
-    targets = dict(slo or {})
+    targets = check_slo(slo or {})
     job = ServingJob(
         model=model,
         input=LengthDist.fixed(input_tokens),

@@ -346,6 +346,25 @@ class Load:
         return "offline (all requests at once)" if self.kind == "offline" else "trace arrivals"
 
 
+def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: str = "--") -> Load:
+    """The one load a request names: an arrival rate, a number of concurrent users, or offline (`flag` prefixes
+    the option names in the error, '--' on the command line)."""
+    if [rate is not None, concurrency is not None, offline].count(True) != 1:
+        raise ChipwiseError(
+            f"give exactly one load: {flag}rate (requests/s), {flag}concurrency (users) or {flag}offline. "
+            "Fix: pick one."
+        )
+    if rate is not None:
+        if not (math.isfinite(rate) and rate > 0):
+            raise ChipwiseError(f"{flag}rate {rate:g} is not a positive number of requests/s. Fix: give e.g. 20.")
+        return Load("rate", rate=float(rate))
+    if concurrency is not None:
+        if concurrency < 1:
+            raise ChipwiseError(f"{flag}concurrency {concurrency} is below 1. Fix: give at least one user.")
+        return Load("closed", concurrency=int(concurrency))
+    return Load("offline")
+
+
 @dataclass(frozen=True)
 class ServingJob:
     """What to serve: the model, request lengths, the load, how many requests, and the prefix-cache hit rate."""

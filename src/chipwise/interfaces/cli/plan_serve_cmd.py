@@ -17,10 +17,9 @@ from chipwise.interfaces.cli.common import (
     print_json,
 )
 from chipwise.interfaces.cli.serve_views import print_plan_serve
-from chipwise.planner.serving import plan_serving
-from chipwise.workload.serving import Load
+from chipwise.planner.serving import SLO_KEYS, plan_serving
+from chipwise.workload.serving import load_of
 
-SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
 _SLO_ITEM = re.compile(r"^\s*([a-z0-9_]+)\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*([a-z]*)\s*$")
 
@@ -51,23 +50,6 @@ def parse_slo(text: str | None) -> dict[str, float]:
             raise ChipwiseError(f"SLO {key} must be positive. Fix: give a positive time.")
         out[key] = value * _TIME_UNITS[unit]
     return out
-
-
-def _load(rate: float | None, concurrency: int | None, offline: bool) -> Load:
-    given = [rate is not None, concurrency is not None, offline]
-    if sum(given) != 1:
-        raise ChipwiseError(
-            "give exactly one load: --rate (requests/s), --concurrency (users) or --offline. Fix: pick one."
-        )
-    if rate is not None:
-        if not rate > 0:
-            raise ChipwiseError(f"--rate {rate:g} is not a positive number of requests/s. Fix: give e.g. --rate 20.")
-        return Load("rate", rate=float(rate))
-    if concurrency is not None:
-        if concurrency < 1:
-            raise ChipwiseError(f"--concurrency {concurrency} is below 1. Fix: give at least one user.")
-        return Load("closed", concurrency=int(concurrency))
-    return Load("offline")
 
 
 def serve(
@@ -102,7 +84,7 @@ def serve(
     as_json: JsonFlag = False,
 ) -> None:
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
-    load = _load(rate, concurrency, offline)
+    load = load_of(rate, concurrency, offline)
     targets = parse_slo(slo)
     for name, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens)):
         if value < 1:

@@ -6,7 +6,6 @@ or raises `ChipwiseError` with one line naming the problem and the fix.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -22,15 +21,13 @@ from chipwise.catalog.schema import PRICING_MODES
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.interfaces.plots import pareto_front, training_points
+from chipwise.planner.serving import plan_serving, predict_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.workload.presets import preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
+from chipwise.workload.serving import load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
-
-
-class FeatureMissingError(ChipwiseError):
-    """A part of chipwise this build does not have yet (answered with HTTP 501)."""
 
 
 @dataclass(frozen=True)
@@ -113,20 +110,63 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction."""
     if not isinstance(body, Mapping):
         raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (DESIGN.md's contract).")
+    scenario = load_scenario(json.dumps(dict(body)))
+    cat = settings.catalog()
+    if isinstance(scenario, TrainScenario):
+        return predict_training(cat, scenario)
+    return dict(predict_serving(cat, scenario))
+
+
+class PlanServeRequest(BaseModel):
+    """POST /api/plan/serve: the options of `chipwise plan serve` (the SLO in seconds, e.g. {"ttft_p99": 2.0})."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    rate: float | None = None
+    concurrency: IntCount | None = None
+    offline: bool = False
+    input_tokens: IntCount = 1024
+    output_tokens: IntCount = 256
+    slo: dict[str, float] = {}
+    hardware: list[str] | str = "all"
+    precision: str = "bf16"
+    kv_precision: str | None = None
+    engine: str | None = None
+    pricing: str = "on-demand"
+    region: str | None = None
+    disaggregated: bool = True
+    top: IntCount | None = None
+
+
+def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
+    """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
+    if not isinstance(body, Mapping):
+        raise ChipwiseError("the request body must be a JSON object. Fix: send {'model': ..., 'rate': ...}.")
     try:
-        scenario = load_scenario(json.dumps(dict(body)))
-        cat = settings.catalog()
-        if isinstance(scenario, TrainScenario):
-            return predict_training(cat, scenario)
-        serving = importlib.import_module("chipwise.planner.serving")  # looked up at run time: it may be absent
-        return dict(serving.predict_serving(cat, scenario))
-    except ModuleNotFoundError as exc:
-        if not (exc.name or "").startswith("chipwise."):
-            raise
-        raise FeatureMissingError(
-            f"{body.get('kind', 'train')} predictions are not available in this build ({exc.name} is missing). "
-            "Fix: update chipwise."
-        ) from None
+        req = PlanServeRequest.model_validate(body)
+    except ValidationError as exc:
+        raise ChipwiseError(_one_line(exc, "serve plan request")) from None
+    load = load_of(req.rate, None if req.concurrency is None else int(req.concurrency), req.offline, flag="")
+    cat = settings.catalog()
+    report = plan_serving(
+        cat,
+        req.model,
+        _hardware_ids(cat, req.hardware),
+        load,
+        int(req.input_tokens),
+        int(req.output_tokens),
+        req.slo,
+        precision=req.precision,
+        kv_precision=req.kv_precision,
+        engine=req.engine,
+        pricing=req.pricing,
+        region=req.region,
+        disaggregated=req.disaggregated,
+    )
+    if req.top is not None:
+        report["results"] = report["results"][: req.top]
+    return report
 
 
 def catalog_summary(settings: Settings) -> dict[str, Any]:
@@ -185,6 +225,7 @@ GET_ROUTES: dict[str, Callable[[Settings], dict[str, Any]]] = {
 POST_ROUTES: dict[str, Callable[[Any, Settings], dict[str, Any]]] = {
     "/api/predict": predict,
     "/api/plan/train": plan_train,
+    "/api/plan/serve": plan_serve,
 }
 
 

@@ -6,7 +6,7 @@
     POST /api/predict      a scenario (DESIGN.md contract) -> its prediction
     POST /api/plan/train   {model, chips, hardware, tokens, precision, objective, pricing, ...} -> the ranking
 
-Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"}; a part this build lacks, 501.
+Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"}.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from chipwise.errors import ChipwiseError
-from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, FeatureMissingError, Settings, jsonable
+from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings, jsonable
 
 MAX_BODY_BYTES = 1 << 20
 
@@ -95,8 +95,6 @@ class Handler(BaseHTTPRequestHandler):
     def _answer(self, compute: Any) -> None:
         try:
             result = compute()
-        except FeatureMissingError as exc:
-            self._error(HTTPStatus.NOT_IMPLEMENTED, str(exc))
         except ChipwiseError as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc))
         except Exception as exc:  # a bug, not bad input: still one line, and the server keeps serving

@@ -1,0 +1,42 @@
+"""`plan_serving`: SLO targets checked up front, and each target (TTFT, TPOT, end-to-end) shaping the plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.planner.serving import check_slo, plan_serving
+from chipwise.workload.serving import Load
+
+
+def _chips(catalog: Catalog, slo: dict[str, float]) -> float:
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=20.0), 1024, 256, slo, precision="fp8",
+        disaggregated=False, verify=0,
+    )  # fmt: skip
+    return float(report["results"][0]["chips"])
+
+
+@pytest.mark.parametrize(
+    ("slo", "says"),
+    [
+        ({"ttft_p95": 1.0}, "unknown SLO key"),
+        ({"tpot_p99": -0.05}, "not a positive time"),
+        ({"e2e_p50": 0}, "positive"),
+    ],
+)
+def test_bad_slo_is_one_clear_error(slo: dict[str, float], says: str) -> None:
+    with pytest.raises(ChipwiseError, match=says):
+        check_slo(slo)
+
+
+def test_an_end_to_end_target_buys_chips(catalog: Catalog) -> None:
+    """A 256-token answer within 2 s end to end needs TPOT under ~7 ms: more, smaller-batch replicas."""
+    loose = _chips(catalog, {"ttft_p99": 2.0})
+    tight = _chips(catalog, {"ttft_p99": 2.0, "e2e_p99": 2.0})
+    assert tight > loose
+
+
+def test_tail_targets_are_stricter_than_median_ones(catalog: Catalog) -> None:
+    assert _chips(catalog, {"tpot_p99": 0.012}) >= _chips(catalog, {"tpot_p50": 0.012})
