@@ -19,8 +19,8 @@ LAYERS: dict[str, int] = {
     "planner": 7,
     "sweep": 8,
     "interfaces": 9,
-    "api": 9,
     "validation": 10,
+    "api": 11,  # the Python facade over every command, validation included
 }
 COMPOSITION_ROOTS = {"__main__", "__init__"}
 

@@ -1,8 +1,16 @@
-"""The Python API: the same answers as the CLI, as plain dictionaries (SI units).
+"""The Python API: the same answers as the CLI, as plain dictionaries (SI units: seconds, bytes, FLOP/s, joules,
+US dollars). Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs).
 
 import chipwise.api as cw
 cw.predict({"kind": "train", "model": "llama-3.1-70b", "hardware": "h100-sxm", "chips": 1024, "tokens": 15e12})
 cw.plan_train("llama-3.1-405b", tokens=15e12, chips=16384, hardware=["h100-sxm", "trn2", "gb200"])
+cw.plan_serve("llama-3.1-70b", rate=20, input_tokens=1024, output_tokens=256, slo={"ttft_p99": 2.0, "tpot_p99": 0.05})
+cw.plan_hetero("llama-3.1-405b", {"trn4": 36, "gb300": 36}, tokens=1e12, hybrid="trn4-gb300-fusion-rack")
+cw.plan_fleet("llama-3.1-70b", "examples/chat-mix.yaml", slo={"ttft_p99": 2.0, "tpot_p99": 0.05})
+cw.plan_lifecycle("llama-3.1-70b", train_tokens=15e12, serve_rate=100, serve_months=12)
+cw.tco("h100-sxm", utilisation=0.8)
+cw.claims()
+cw.validate("../shared/data/groundtruth_training.csv")
 """
 
 from __future__ import annotations
@@ -13,9 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.economics.tco import tco_report
+from chipwise.hardware import hardware as hw_view
+from chipwise.planner.claims import check_claims
+from chipwise.planner.fleet import plan_fleet as planner_fleet
+from chipwise.planner.hetero import plan_hetero_training
+from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
+from chipwise.planner.serving import plan_serving
 from chipwise.planner.training import plan_training, predict_training
+from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, load_scenario
+from chipwise.workload.serving import load_of
 
 
 def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
@@ -48,8 +65,103 @@ def plan_train(
 ) -> dict[str, Any]:
     """Rank hardware for a training run (see `chipwise plan train --help` for the options)."""
     cat = load_catalog(files, sets)
-    ids = list(cat.chips) if hardware == "all" else ([hardware] if isinstance(hardware, str) else list(hardware))
-    return plan_training(cat, model, chips, ids, tokens=tokens, **options)
+    return plan_training(cat, model, chips, _ids(cat, hardware), tokens=tokens, **options)
+
+
+def _ids(cat: Catalog, hardware: Sequence[str] | str) -> list[str]:
+    """'all', one id, a comma-separated string or a list of chip or system ids."""
+    if isinstance(hardware, str):
+        return list(cat.chips) if hardware.strip().lower() == "all" else [h.strip() for h in hardware.split(",")]
+    return list(hardware)
+
+
+def plan_serve(
+    model: str,
+    rate: float | None = None,
+    concurrency: int | None = None,
+    offline: bool = False,
+    input_tokens: int = 1024,
+    output_tokens: int = 256,
+    slo: Mapping[str, float] | None = None,
+    hardware: Sequence[str] | str = "all",
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+    **options: Any,
+) -> dict[str, Any]:
+    """The cheapest fleet per chip that serves a load (one of rate, concurrency, offline) within the SLO (seconds,
+    keys like ttft_p99, tpot_p99, e2e_p50), simulated; options as `chipwise plan serve --help`."""
+    cat = load_catalog(files, sets)
+    load = load_of(rate, concurrency, offline, flag="")
+    return plan_serving(cat, model, _ids(cat, hardware), load, input_tokens, output_tokens, slo, **options)
+
+
+def plan_hetero(
+    model: str,
+    fleet: Mapping[str, int],
+    tokens: float | None = None,
+    hybrid: str | None = None,
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+    **options: Any,
+) -> dict[str, Any]:
+    """Train on a mixed fleet ({chip: count}): pipelines with stages on two chip types against each part alone."""
+    return plan_hetero_training(load_catalog(files, sets), model, dict(fleet), tokens, hybrid=hybrid, **options)
+
+
+def plan_fleet(
+    model: str,
+    workload: str | Path,
+    slo: Mapping[str, float],
+    hardware: Sequence[str] | str = "all",
+    limits: Mapping[str, int] | None = None,
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+    **options: Any,
+) -> dict[str, Any]:
+    """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
+    simulator."""
+    cat = load_catalog(files, sets)
+    return planner_fleet(cat, model, str(workload), slo, _ids(cat, hardware), limits, **options)
+
+
+def plan_lifecycle(
+    model: str,
+    train_tokens: float,
+    serve_rate: float,
+    serve_months: float = 12.0,
+    hardware: Sequence[str] | str = "all",
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+    **options: Any,
+) -> dict[str, Any]:
+    """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both."""
+    cat = load_catalog(files, sets)
+    return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, _ids(cat, hardware), **options)
+
+
+def tco(
+    hardware: str,
+    region: str | None = None,
+    utilisation: float = 1.0,
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+    **options: Any,
+) -> dict[str, Any]:
+    """The owned cost of one chip-hour of a chip or system, every term with its source, and the break-even
+    utilisation against renting (as `chipwise tco --json`)."""
+    cat = load_catalog(files, sets)
+    return tco_report(cat, hw_view(cat).system(hardware), region, utilisation, **options)
+
+
+def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+    """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`)."""
+    return check_claims(load_catalog(files, sets))
+
+
+def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+    """Predict every row of a ground-truth CSV (training or serving, told apart by its columns) and report the
+    errors (as `chipwise validate --json`)."""
+    return validate_path(load_catalog(files, sets), Path(path))
 
 
 def model(name: str, seq_len: int = 4096, files: Sequence[str | Path] = ()) -> dict[str, Any]:

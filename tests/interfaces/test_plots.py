@@ -134,8 +134,8 @@ def test_breakdown_and_memory_plots(tmp_path: Path) -> None:
 
 
 def _serve_report() -> dict[str, Any]:
+    """Serving results side by side, each with its own throughput-latency curve (e.g. several predictions)."""
     return {
-        "kind": "plan-serve",
         "model": "toy-70b",
         "results": [
             {
@@ -220,3 +220,42 @@ def test_cli_plan_train_and_predict_write_plots(tmp_path: Path, capsys: pytest.C
     assert run([*small, "--plot", str(tmp_path / "pareto.pdf")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Fix: use .png, .svg or .html" in err[0]
+
+
+def test_serving_plan_plot_draws_fronts_and_the_simulated_check(tmp_path: Path) -> None:
+    report = {
+        "kind": "plan-serve",
+        "model": "llama-3.1-8b",
+        "results": [{"hardware": "gpu-a", "projected": False}, {"hardware": "npu-b", "projected": True}],
+        "pareto": {
+            "gpu-a": [
+                {"tpot_s": 0.01, "output_tokens_per_s_per_chip": 500.0},
+                {"tpot_s": 0.03, "output_tokens_per_s_per_chip": 1500.0},
+            ],
+            "npu-b": [{"tpot_s": 0.02, "output_tokens_per_s_per_chip": 900.0}],
+        },
+        "verified": [
+            {
+                "hardware": "gpu-a",
+                "chips": 4,
+                "slo_met": True,
+                "tpot_s": {"p50": 0.02},
+                "output_tokens_per_s_per_chip": 800.0,
+                "plan": {"both": {"tp": 1}},
+            },
+        ],
+    }
+    html = plots.plot(report, tmp_path / "p.html").read_text()
+    assert "gpu-a" in html and "npu-b (projected)" in html and "gpu-a: 4 chips, SLO met" in html
+    assert "Projected" in html
+
+
+def test_cli_plan_serve_writes_a_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chipwise.__main__ import _register
+    from chipwise.interfaces.cli.app import run
+
+    _register()
+    png = tmp_path / "serve.png"
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "ttft_p99=2s", "--hardware", "h100-sxm"]
+    assert run([*argv, "--no-disaggregated", "--plot", str(png)]) == 0
+    assert png.read_bytes().startswith(PNG_MAGIC) and f"plot: wrote {png}" in capsys.readouterr().err

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chipwise.errors import ChipwiseError
 from chipwise.validation.groundtruth import (
     KNOWN_CHIPS,
     InferenceRow,
@@ -133,7 +134,7 @@ def test_detect_kind() -> None:
 def test_detect_kind_rejects_other_tables(tmp_path: Path) -> None:
     other = tmp_path / "x.csv"
     other.write_text("a,b\n1,2\n")
-    with pytest.raises(ValueError, match="neither"):
+    with pytest.raises(ChipwiseError, match="neither"):
         detect_kind(other)
 
 

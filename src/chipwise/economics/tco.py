@@ -31,6 +31,7 @@ from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, check_fraction, power_model
+from chipwise.economics.pricing import MODES, check_mode, latest_quotes
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 
@@ -323,3 +324,40 @@ def tco_from_inputs(inp: TcoInputs) -> Tco:
             "usd_per_chip_hour": "(depreciation + operations + space + energy) per calendar hour / utilisation u",
         },
     )
+
+
+def break_even(catalog: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
+    """Each catalog rental price of the chip in `mode` and the utilisation above which owning is cheaper."""
+    return [
+        {
+            "provider": provider,
+            "region": region,
+            "mode": mode,
+            "usd_per_chip_hour": price,
+            "status": status,
+            "break_even_utilisation": tco.break_even_utilisation(price),
+        }
+        for provider, region, price, status in latest_quotes(catalog, tco.inputs.system.chip.id, mode)
+    ]
+
+
+def tco_report(
+    catalog: Catalog,
+    system: System,
+    region: str | None = None,
+    utilisation: float = 1.0,
+    pue: float | None = None,
+    facility: str = "colocation",
+    overrides: Mapping[str, float] | None = None,
+    compare: str = "on-demand",
+) -> dict[str, Any]:
+    """`chipwise tco --json`: the owned cost per chip-hour with every term and input, and the break-even
+    utilisation against each rental price in the `compare` mode."""
+    check_mode(compare)
+    if compare == "owned":
+        raise ChipwiseError(f"compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")
+    result = owned_tco(catalog, system, region, utilisation, pue, facility, overrides)
+    report = result.record()
+    report["kind"] = "tco"
+    report["break_even"] = break_even(catalog, result, compare)
+    return report

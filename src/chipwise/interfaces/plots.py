@@ -370,6 +370,57 @@ def serving_cost_latency(report: Mapping[str, Any], path: str | Path, percentile
     return write_chart(Chart(_serving_title(report, "$/Mtok vs TPOT"), [panel], _serving_note(report), 8, 5.5), path)
 
 
+def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
+    """Output tokens/s per chip against time per output token for a `plan_serving` report: each chip's
+    throughput-latency front at saturation (the estimate) as a curve, and the simulated check of the cheapest
+    options as points (p50 TPOT), labelled with their plan. Projected chips are open diamonds."""
+    check_path(path)
+    fronts = report.get("pareto") or {}
+    projected = {str(r.get("hardware")) for r in report.get("results", []) if r.get("projected")}
+    series: list[Series] = []
+    colors: dict[str, str] = {}
+    for i, (chip, front) in enumerate(fronts.items()):
+        colors[chip] = PALETTE[i % len(PALETTE)]
+        pts = sorted(
+            (p["tpot_s"] * 1e3, p["output_tokens_per_s_per_chip"])
+            for p in front
+            if math.isfinite(p["tpot_s"]) and p["output_tokens_per_s_per_chip"] > 0
+        )
+        if pts:
+            label = chip + (" (projected)" if chip in projected else "")
+            series.append(Series(label, [x for x, _ in pts], [y for _, y in pts], style="curve", color=colors[chip]))
+    for v in report.get("verified", []):
+        x, y = latency(v.get("tpot_s")) * 1e3, _float(v.get("output_tokens_per_s_per_chip"))
+        if not (math.isfinite(x) and math.isfinite(y)):
+            continue
+        name = str(v.get("hardware"))
+        proj = bool(v.get("projected")) or name in projected
+        met = {True: "SLO met", False: "SLO missed"}.get(v.get("slo_met"), "no SLO")
+        label = f"{name}: {v.get('chips'):g} chips, {met}"
+        series.append(
+            Series(
+                "",
+                [x],
+                [y],
+                style="hollow" if proj else "point",
+                color=colors.get(name.rsplit(">", maxsplit=1)[-1], PROJECTED if proj else FRONT),
+                labels=[label],
+                hover=[f"<b>{label}</b><br>{_serve_plan(v)}"],
+                size=9,
+            )
+        )
+    _need(series, "a throughput-latency front")
+    panel = Panel("", "time per output token (ms)", "output tokens/s per chip", series)
+    notes = [
+        "Curves: each chip's best output tokens/s per chip at a given TPOT (steady-state estimate, saturated);"
+        " points: the simulated check of the cheapest fleets (p50 TPOT)."
+    ]
+    if projected:
+        notes.append(PROJECTED_NOTE)
+    title = _serving_title(report, "throughput vs time per output token")
+    return write_chart(Chart(title, [panel], "\n".join(notes), 8.5, 5.5), path)
+
+
 def _serving_note(report: Mapping[str, Any]) -> str:
     return PROJECTED_NOTE if any(r.get("projected") for r in serving_rows(report)) else ""
 
@@ -382,6 +433,8 @@ def plot(data: Mapping[str, Any], path: str | Path) -> Path:
         return pareto_training(data, path)
     if kind == "train":
         return breakdown_training(data, path)
-    if kind in ("serve", "plan-serve") or serving_rows(data):
+    if kind == "plan-serve":
+        return pareto_serving_plan(data, path)
+    if kind == "serve" or serving_rows(data):
         return serving_throughput_latency(data, path)
     raise ChipwiseError(f"no plot for a result of kind '{kind}'. Fix: plot a training or serving result.")

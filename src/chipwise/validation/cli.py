@@ -8,10 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
-from chipwise.validation.groundtruth import detect_kind
-from chipwise.validation.run import validate_file
+from chipwise.validation.run import validate_path
 
 
 def _table(title: str, groups: dict[str, dict[str, float]]) -> Table:
@@ -33,11 +31,8 @@ def validate(
     rows: Annotated[bool, typer.Option("--rows", help="Also print every row's prediction.")] = False,
 ) -> None:
     """Predict each published run in a CSV and report the errors by chip and by source family."""
-    if not data.exists():
-        raise ChipwiseError(f"data file '{data}' does not exist. Fix: give the path of a ground-truth CSV.")
-    cat = catalog_from(catalog_files, sets)
-    kind = detect_kind(data)
-    report: dict[str, Any] = validate_file(cat, data, kind)
+    report: dict[str, Any] = validate_path(catalog_from(catalog_files, sets), data)
+    kind = report["kind"]
     if as_json:
         print_json(report)
         return

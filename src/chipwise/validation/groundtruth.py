@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, TypeVar
 
+from chipwise.errors import ChipwiseError
+
 __all__ = [
     "KNOWN_CHIPS",
     "InferenceRow",
@@ -1112,7 +1114,10 @@ def detect_kind(path: Path) -> Literal["train", "serve"]:
         return "train"
     if header & _SERVE_MARKERS:
         return "serve"
-    raise ValueError(f"{path}: header is neither a training nor a serving ground-truth table")
+    raise ChipwiseError(
+        f"{path}: the header is neither a training nor a serving ground-truth table. "
+        "Fix: give a CSV with the columns of ../shared/data/groundtruth_training.csv or groundtruth_inference.csv."
+    )
 
 
 _Row = TypeVar("_Row")

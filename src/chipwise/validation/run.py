@@ -7,7 +7,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.validation.groundtruth import read_training
+from chipwise.validation.groundtruth import detect_kind, read_training
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.training import predict_row
 
@@ -37,3 +37,10 @@ def validate_file(catalog: Catalog, path: Path, kind: str) -> dict[str, Any]:
     from chipwise.validation.serving import validate_serving
 
     return validate_serving(catalog, path)
+
+
+def validate_path(catalog: Catalog, path: Path) -> dict[str, Any]:
+    """Validate a ground-truth CSV, training or serving as its header says."""
+    if not path.is_file():
+        raise ChipwiseError(f"data file '{path}' does not exist. Fix: give the path of a ground-truth CSV.")
+    return validate_file(catalog, path, detect_kind(path))

@@ -16,6 +16,7 @@ from chipwise.interfaces.cli.common import (
     hardware_list,
     print_json,
 )
+from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving import SLO_KEYS, plan_serving
 from chipwise.workload.serving import load_of
@@ -79,6 +80,7 @@ def serve(
         bool, typer.Option("--disaggregated/--no-disaggregated", help="Also try prefill/decode pool splits.")
     ] = True,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
+    plot: PlotFile = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -112,3 +114,4 @@ def serve(
         print_json(report)
     else:
         print_plan_serve(report, top)
+    write_plot(report, plot)

@@ -9,32 +9,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import MODES, check_mode, latest_quotes
-from chipwise.economics.tco import Tco, owned_tco
-from chipwise.errors import ChipwiseError
+from chipwise.economics.tco import tco_report
 from chipwise.hardware import hardware
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
 
 Money = Annotated[float | None, typer.Option(show_default=False)]
-
-
-def break_even(cat: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
-    """Each catalog rental price of the chip in `mode` and the utilisation above which owning is cheaper."""
-    rows = []
-    for provider, region, price, status in latest_quotes(cat, tco.inputs.system.chip.id, mode):
-        rows.append(
-            {
-                "provider": provider,
-                "region": region,
-                "mode": mode,
-                "usd_per_chip_hour": price,
-                "status": status,
-                "break_even_utilisation": tco.break_even_utilisation(price),
-            }
-        )
-    return rows
 
 
 def tco(
@@ -76,9 +56,6 @@ def tco(
     """Owned-fleet TCO per chip-hour: capex (chip, server, networks, storage) depreciated, operations,
     colocation and energy x PUE, each term with its source; and the break-even utilisation against renting."""
     cat = catalog_from(catalog_files, sets)
-    check_mode(compare)
-    if compare == "owned":
-        raise ChipwiseError(f"--compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")
     given = {
         "chip_price_usd": chip_price,
         "server_usd_per_chip": server,
@@ -91,12 +68,8 @@ def tco(
         "electricity_usd_per_kwh": electricity,
     }
     system = hardware(cat).system(hardware_id)
-    result = owned_tco(
-        cat, system, region, utilisation, pue, facility, {k: v for k, v in given.items() if v is not None}
-    )
-    report = result.record()
-    report["kind"] = "tco"
-    report["break_even"] = break_even(cat, result, compare)
+    overrides = {k: v for k, v in given.items() if v is not None}
+    report = tco_report(cat, system, region, utilisation, pue, facility, overrides, compare)
     if as_json:
         print_json(report)
     else:

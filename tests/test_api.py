@@ -1,0 +1,54 @@
+"""The Python API (`chipwise.api`): each function answers as its CLI command's --json does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import chipwise.api as cw
+from chipwise.errors import ChipwiseError
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def test_predict_and_plan_train() -> None:
+    pred = cw.predict(str(EXAMPLES / "train-llama70b-trn2.yaml"))
+    assert pred["kind"] == "train" and pred["plan"]["tp"] == 4
+    report = cw.plan_train("llama-3.1-8b", chips=64, hardware="h100-sxm,trn2", tokens=1e11)
+    assert {r["hardware"] for r in report["results"]} == {"h100-sxm", "trn2"}
+
+
+def test_plan_serve_takes_one_load() -> None:
+    report = cw.plan_serve("llama-3.1-8b", rate=5, input_tokens=512, output_tokens=128,
+                           slo={"ttft_p99": 2.0}, hardware=["h100-sxm"], disaggregated=False)  # fmt: skip
+    assert report["kind"] == "plan-serve" and report["best"]["slo_met"] is True
+    with pytest.raises(ChipwiseError, match="exactly one load"):
+        cw.plan_serve("llama-3.1-8b", hardware=["h100-sxm"])
+
+
+def test_plan_hetero_fleet_and_lifecycle() -> None:
+    hetero = cw.plan_hetero("llama-3.1-8b", {"h100-sxm": 16, "a100-80gb": 16}, tokens=1e11)
+    assert hetero["alone"] and hetero["verdict"]
+    fleet = cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", {"ttft_p99": 2.0, "tpot_p99": 0.05},
+                          hardware="h100-sxm,mi300x")  # fmt: skip
+    assert fleet["cost_usd_per_hour"] > 0
+    life = cw.plan_lifecycle("llama-3.1-8b", train_tokens=1e11, serve_rate=5, hardware=["h100-sxm", "mi300x"],
+                             train_chips=64)  # fmt: skip
+    assert life["best"]["train"]["hardware"] in {"h100-sxm", "mi300x"}
+
+
+def test_tco_and_claims() -> None:
+    t = cw.tco("h100-sxm", utilisation=0.8)
+    assert t["kind"] == "tco" and t["break_even"] and t["usd_per_chip_hour"] > 0
+    assert len(cw.claims()["claims"]) == 7
+
+
+def test_validate_tells_training_from_serving(shared_data: Path, tmp_path: Path) -> None:
+    assert cw.validate(shared_data / "groundtruth_training.csv")["kind"] == "train"
+    bad = tmp_path / "x.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(ChipwiseError, match="neither a training nor a serving"):
+        cw.validate(bad)
+    with pytest.raises(ChipwiseError, match="does not exist"):
+        cw.validate(tmp_path / "missing.csv")
