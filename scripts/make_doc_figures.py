@@ -5,6 +5,8 @@
 docs/img/pareto.png     cost against time to train, Llama-3.1-70B on 4,096 chips of every chip in the catalog,
                         15 T tokens, on-demand prices (as `chipwise plan train ... --hardware all --plot`)
 docs/img/breakdown.png  where the step time and the memory go for the fastest fleet of that ranking
+docs/img/serve-plan.png each chip's serving throughput-TPOT front and the simulated cheapest fleets, Llama-3.1-70B
+                        fp8 at 20 req/s, 1,024 in / 256 out (as `chipwise plan serve ... --plot`)
 """
 
 from __future__ import annotations
@@ -25,9 +27,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     report = cw.plan_train(MODEL, chips=CHIPS, hardware="all", tokens=TOKENS)
+    serving = cw.plan_serve(
+        MODEL, rate=20, input_tokens=1024, output_tokens=256, slo={"ttft_p99": 2.0, "tpot_p99": 0.05},
+        hardware=["h100-sxm", "h200", "b200", "mi300x", "trn2", "trn4"], precision="fp8",
+    )  # fmt: skip
     for path in (
         plots.pareto_training(report, args.out / "pareto.png"),
         plots.breakdown_training(report["results"][0], args.out / "breakdown.png"),
+        plots.pareto_serving_plan(serving, args.out / "serve-plan.png"),
     ):
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0
