@@ -8,6 +8,8 @@ For each (engine family, chip family) with at least four predictable rows, these
     memory_scale    multiplies the family's HBM fraction (weight and KV-cache streaming)
     moe_scale       multiplies the family's grouped-expert-GEMM fraction (groups with MoE rows only)
     step_overhead   fixed time per iteration (scheduling, sampling, launch)
+    prefill_overhead fixed time of an iteration that encodes prompts (Neuron groups with TTFT rows only: the
+                    separately compiled context-encoding graph)
     layer_overhead  fixed time per decoder layer per iteration (launches, syncs and small collectives not hidden)
 
 The objective is robust least squares (scipy least_squares, loss="soft_l1", f_scale 0.25) on log(predicted /
@@ -61,18 +63,23 @@ BOUNDS = {
     "moe_scale": (0.1, 3.0),
     "step_overhead": (0.0, 0.08),
     "layer_overhead": (0.0, 2e-3),
+    "prefill_overhead": (0.0, 0.2),
 }
 #: Tighter limits on the fixed costs of GPU engines, whose schedulers overlap with the GPU (TensorRT-LLM's
 #: overlap scheduler, vLLM V1's async scheduling): a step costs at most a few ms of exposed CPU time.
-GPU_OVERHEAD_BOUNDS = {"step_overhead": (0.0, 0.005), "layer_overhead": (0.0, 1e-4)}
+GPU_OVERHEAD_BOUNDS = {"step_overhead": (0.0, 0.005), "layer_overhead": (0.0, 1e-4), "prefill_overhead": (0.0, 0.005)}
 NEURON_ENGINES = ("neuron", "vllm-neuron")
 #: How far a fixed cost may move from its prior before the pull costs as much as a 1-in-e error on one metric:
 #: GPU engines overlap scheduling with the GPU and capture graphs (ms per step, tens of us per layer); Neuron
 #: runtimes pay host round trips per step and NeuronLink collectives per layer (tens of ms, hundreds of us).
-OVERHEAD_SCALE = {"step_overhead": 5e-3, "layer_overhead": 100e-6}
-NEURON_OVERHEAD_SCALE = {"step_overhead": 20e-3, "layer_overhead": 500e-6}
-UNITS = {"step_overhead": ("ms", 1e3), "layer_overhead": ("us", 1e6)}
-FIELDS = {"step_overhead": "step_overhead_s", "layer_overhead": "layer_overhead_s"}
+OVERHEAD_SCALE = {"step_overhead": 5e-3, "layer_overhead": 100e-6, "prefill_overhead": 5e-3}
+NEURON_OVERHEAD_SCALE = {"step_overhead": 20e-3, "layer_overhead": 500e-6, "prefill_overhead": 20e-3}
+UNITS = {"step_overhead": ("ms", 1e3), "layer_overhead": ("us", 1e6), "prefill_overhead": ("ms", 1e3)}
+FIELDS = {
+    "step_overhead": "step_overhead_s",
+    "layer_overhead": "layer_overhead_s",
+    "prefill_overhead": "prefill_overhead_s",
+}
 MIN_ROWS = 4  # a group with fewer rows keeps its engine's defaults (no per-row fitting)
 MAX_NFEV = 60
 HOLDOUT_NFEV = 25
@@ -86,6 +93,7 @@ def _apply(profile: EngineProfile, names: list[str], x: np.ndarray) -> EnginePro
 #: Residual of one metric: 'log' = log(predicted / measured); 'ape' = predicted / measured - 1 (the relative error the
 #: MAPE averages: an over-prediction costs more than an under-prediction of the same ratio).
 OBJECTIVE = "log"
+OBJECTIVE_TEXT = {"log": "log errors", "ape": "relative errors (predicted / measured - 1)"}
 
 
 def _residual(log_ratio: float) -> float:
@@ -126,6 +134,11 @@ def _params(cases: list[vs.Case]) -> list[str]:
     names = ["compute_scale", "memory_scale", "step_overhead", "layer_overhead"]
     if any(c.job.model.is_moe for c in cases):
         names.append("moe_scale")
+    if any(c.group[0] in NEURON_ENGINES for c in cases) and any(
+        m.metric == "ttft_s" for c in cases for m in c.row.measured
+    ):
+        # Neuron encodes prompts in a separately compiled graph whose fixed cost TTFTs (and only they) show
+        names.append("prefill_overhead")
     if sum(len(c.row.measured) for c in cases) < 8:
         names = ["compute_scale", "step_overhead"]
     return names
@@ -155,7 +168,8 @@ def _solve(
     lo = np.asarray([bounds[n][0] for n in names])
     hi = np.asarray([bounds[n][1] for n in names])
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
-    scale = [1e-3 if n == "step_overhead" else 1e-4 if n == "layer_overhead" else 0.3 for n in names]
+    fixed = ("step_overhead", "prefill_overhead")
+    scale = [1e-3 if n in fixed else 1e-4 if n == "layer_overhead" else 0.3 for n in names]
     sol = least_squares(
         lambda x: _residuals(catalog, cases, base, names, x),
         x0,
@@ -257,7 +271,7 @@ def _figure(name: str, value: float, info: dict[str, object], engine: str, famil
         "derivation": (
             f"fitted by scripts/calibrate_serving.py ({today}) to {info['rows']} published serving runs "
             f"({info['metrics']} measured metrics, {info['families']} source families) of {engine} on {family} chips "
-            f"(groundtruth_inference.csv): soft-L1 on log errors with a pull to the prior; MAPE "
+            f"(groundtruth_inference.csv): soft-L1 on {OBJECTIVE_TEXT[OBJECTIVE]} with a pull to the prior; MAPE "
             f"{info['mape_before']:.1f}% before, {info['mape_after']:.1f}% after{check}"
         ),
     }

@@ -174,11 +174,19 @@ def test_memory_vectorised(h100, catalog: Catalog) -> None:  # type: ignore[no-u
 
 def test_nxd_moe_dispatch_follows_the_selective_loading_threshold() -> None:
     """NxD: T k < E loads T k experts of one row each; a decode step above it runs every token through every
-    expert; a context encoding runs blockwise in 512-row blocks. Grouped GEMMs read the distinct experts hit."""
+    expert; a context encoding runs the worst-case number of 512-row blocks its static graph is compiled for,
+    each loading one expert. Grouped GEMMs read the distinct experts hit."""
     e, k = 128.0, 8.0
     loads, rows = moe_dispatch(np.asarray([4.0, 32.0, 2048.0]), e, k, True, 32.0)
-    assert list(loads) == [32.0, 128.0, 128.0]
-    assert list(rows) == [1.0, 32.0, 512.0]  # 2048 x 8 / 128 = 128 copies per expert, padded to one block
+    # 2048 x 8 = 16384 copies: ceil((16384 - 127) / 512) + 127 = 32 + 127 = 159 blocks (not 128 = one per expert)
+    assert list(loads) == [32.0, 128.0, 159.0]
+    assert list(rows) == [1.0, 32.0, 512.0]
+    # a short prompt: 100 tokens x 8 = 800 copies, ceil((800 - 127) / 512) + 127 = 2 + 127 = 129 blocks
+    loads, rows = moe_dispatch(np.asarray([100.0]), e, k, True, 4.0)
+    assert list(loads) == [129.0] and list(rows) == [512.0]
+    # 16 experts, top-1 (Llama 4 Scout), 600 tokens: ceil((600 - 15) / 512) + 15 = 2 + 15 = 17 blocks
+    loads, rows = moe_dispatch(np.asarray([600.0]), 16.0, 1.0, True, 4.0)
+    assert list(loads) == [17.0] and list(rows) == [512.0]
     hit, per = moe_dispatch(np.asarray([1.0, 4096.0]), e, k, False, 0.0)
     assert float(hit[0]) == pytest.approx(k) and float(hit[1]) == pytest.approx(e)
     assert float(per[1]) == pytest.approx(4096.0 * k / e)

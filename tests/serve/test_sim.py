@@ -14,6 +14,7 @@ from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
 from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
+from chipwise.serve.sim.steps import step_model
 from chipwise.workload.model import ModelSpec
 
 I, O = 512, 128  # noqa: E741 - prompt and output tokens, as in the docs
@@ -242,3 +243,46 @@ def test_latency_window_keeps_only_the_steady_requests(h100_setup: ReplicaSetup)
     many = _run(h100_setup, [0.0] * 8 + [20.0 + i for i in range(8)])
     steady = summarise(many, chips=1.0, latency_window=(10.0, 100.0))
     assert steady["ttft_s"]["mean"] < summarise(many, chips=1.0)["ttft_s"]["mean"]
+
+
+def test_prefill_overhead_is_paid_by_each_prompt_iteration(h100_setup: ReplicaSetup) -> None:
+    """engines.*.prefill_overhead (Neuron's separately compiled context-encoding graph) adds its fixed time to the
+    iteration that encodes the prompt, and to no decode step: TTFT grows by exactly 5 ms, TPOT not at all."""
+    base = _run(h100_setup, [0.0]).requests
+    pool = h100_setup.pool(1)
+    slow = replace(pool, steps=replace(pool.steps, prefill_fixed=0.005))
+    ones = np.ones(1, dtype=np.int64)
+    r = simulate(Deployment((slow,)), ones * I, ones * O, ones * 0, np.zeros(1)).requests
+    assert r["first"][0] - base["first"][0] == pytest.approx(0.005, rel=1e-9)
+    assert r["finish"][0] - r["first"][0] == pytest.approx(base["finish"][0] - base["first"][0], rel=1e-12)
+
+
+def test_decode_first_runs_the_token_generation_step_before_the_prompt(h100_setup: ReplicaSetup) -> None:
+    """Two prompts at t = 0, one encoded per iteration, no fused batches. Alternating engines encode B right after
+    A (B's first token at P + P); optimum-neuron's runner runs the decode step of A first and then B's context
+    encoding in the same engine step (B's first token at P + D + P, and A has its second token by then)."""
+    st_ = h100_setup.steps
+    pol = replace(h100_setup.policy(), mixed_batching=False, prefill_batch=1)
+    prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
+    decode = st_.decode_base(1) + st_.a * (I + 1)  # A's first decode step: I prompt tokens + 1 sampled token
+    ones = np.ones(2, dtype=np.int64)
+    for first, expected in ((False, 2 * prefill), (True, 2 * prefill + decode)):
+        pool = replace(h100_setup.pool(1), policy=replace(pol, decode_first=first))
+        r = simulate(Deployment((pool,)), ones * I, ones * O, ones * 0, np.zeros(2)).requests
+        assert float(r["first"][0]) == pytest.approx(prefill, rel=1e-12)
+        assert float(r["first"][1]) == pytest.approx(expected, rel=1e-12)
+        # alternating: A and B then decode in lock-step and finish together; decode-first: A is one token ahead
+        assert (float(r["finish"][1]) > float(r["finish"][0])) == first
+
+
+def test_host_sampling_charges_every_sampled_slots_logits(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    """CPU sampling: each sampled sequence's whole-vocabulary logits go to the host. At 5.77 ns per logit a
+    32-slot step of Llama 3.1 8B (vocabulary 128,256) pays 32 x 128256 x 5.77 ns = 23.68 ms more."""
+    s = h100_setup
+    eng = replace(s.engine, host_sampling=True, host_sampling_s_per_logit=5.77e-9)
+    on_host = step_model(llama8b, s.dev, s.topo, eng, s.plan, s.typical_context, s.typical_prompt, s.plan.max_tokens)
+    assert llama8b.vocab == 128256
+    extra = on_host.seq_time(32) - s.steps.seq_time(32)
+    assert extra == pytest.approx(32 * 128256 * 5.77e-9, rel=1e-9)
+    assert extra == pytest.approx(0.02368, abs=1e-5)
+    assert on_host.decode_base(1) - s.steps.decode_base(1) == pytest.approx(128256 * 5.77e-9, rel=1e-9)

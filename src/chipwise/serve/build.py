@@ -54,6 +54,7 @@ class ReplicaSetup:
             mixed_batching=self.engine.mixed_batching,
             prefill_batch=self.engine.prefill_batch,
             static_batch=self.engine.static_batch,
+            decode_first=self.engine.decode_first,
         )
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:

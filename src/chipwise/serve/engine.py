@@ -56,6 +56,17 @@ class EngineProfile:
     static_batch: bool
     moe_compiled: bool
     provenance: Mapping[str, FigureRef] = field(default_factory=dict)
+    #: fixed time of an iteration that encodes prompts, on top of step_overhead (a separately compiled
+    #: context-encoding graph on Neuron); 0 where a prefill iteration is an ordinary iteration
+    prefill_overhead_s: float = 0.0
+    #: host time per logit when tokens are sampled on the host instead of on the device (device-to-host copy of
+    #: the logits and the CPU sampler), charged only where a deployment samples on the host
+    host_sampling_s_per_logit: float = 0.0
+    #: the deployment samples on the host (the logits of every sampled slot go to the CPU each iteration)
+    host_sampling: bool = False
+    #: an iteration that encodes prompts first runs the token-generation step of the decoding sequences, then the
+    #: context encoding (two compiled graphs one after the other: optimum-neuron's vLLM runner)
+    decode_first: bool = False
 
 
 def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
@@ -127,6 +138,9 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         quantised_kv=num("quantised_kv") > 0.5,
         static_batch=num("static_batch") > 0.5,
         moe_compiled=num("moe_compiled") > 0.5,
+        prefill_overhead_s=num("prefill_overhead"),
+        host_sampling_s_per_logit=num("host_sampling_per_logit"),
+        decode_first=num("decode_first") > 0.5,
         provenance={k: ref(v) for k, v in figs.items()},
     )
 

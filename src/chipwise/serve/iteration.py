@@ -140,8 +140,10 @@ def moe_dispatch(
     Grouped GEMMs (GPU engines) read the distinct experts the T k routed copies reach, E (1 - (1 - k/E)^T), each
     multiplying its share of the copies. Compiled NxD graphs (Neuron, `compiled`) follow NxD's dispatch: selective
     loading (T k expert loads of one row each) while T k < E; otherwise a token-generation step (T at most the
-    `decode_slots` compiled slots) runs all E experts on all T tokens, and a context encoding runs blockwise:
-    E experts, each on ceil(T k / E / BLOCK) blocks of BLOCK rows (uniform routing)."""
+    `decode_slots` compiled slots) runs all E experts on all T tokens, and a context encoding runs blockwise over
+    the worst-case block count its static graph is compiled for, N = min(ceil((T k - (E - 1)) / BLOCK) + E - 1, T k)
+    blocks of BLOCK rows, each loading its expert's weights (ExpertMLPsV2.forward_blockwise: E - 1 experts with one
+    token each plus the rest packed into full blocks; every block runs whether tokens fill it or not)."""
     t = np.asarray(tokens, dtype=np.float64)
     hit = experts * (1.0 - (1.0 - top_k / experts) ** t)  # distinct experts the routed copies reach
     rows = np.where(hit > 0, t * top_k / np.maximum(hit, 1e-9), 0.0)
@@ -150,9 +152,9 @@ def moe_dispatch(
     copies = t * top_k
     selective = copies < NXD_SELECTIVE_LOADING_THRESHOLD * experts
     decoding = (t <= decode_slots) | (copies < NXD_BLOCK)
-    blocks = np.ceil(copies / experts / NXD_BLOCK) * NXD_BLOCK
-    loads = np.where(t > 0, np.where(selective, copies, experts), 0.0)
-    rows = np.where(selective, 1.0, np.where(decoding, t, blocks))
+    blocks = np.minimum(np.ceil(np.maximum(copies - (experts - 1.0), 0.0) / NXD_BLOCK) + experts - 1.0, copies)
+    loads = np.where(t > 0, np.where(selective, copies, np.where(decoding, experts, blocks)), 0.0)
+    rows = np.where(selective, 1.0, np.where(decoding, t, NXD_BLOCK))
     return np.asarray(loads, dtype=np.float64), np.asarray(np.where(t > 0, rows, 0.0), dtype=np.float64)
 
 

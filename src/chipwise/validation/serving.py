@@ -149,6 +149,7 @@ class Case:
         """The same case priced with another engine profile (calibration)."""
         pool = self.setup.pools[0]
         s = pool.setup
+        profile = replace(profile, host_sampling=s.engine.host_sampling)
         rebuilt = setup_replica(
             catalog,
             self.job.model,
@@ -169,6 +170,13 @@ def _engine(row: InferenceRow) -> str:
     if row.engine == "neuron" and "vllm" in row.raw.get("serving_engine", "").lower():
         return "vllm-neuron"
     return row.engine if row.engine in ENGINES else "default"
+
+
+def host_sampling(row: InferenceRow) -> bool:
+    """The row's deployment samples tokens on the host: optimum-neuron's 'CPU sampling' configurations (its default
+    is on-device sampling; 'hybrid' samples only the first token, from the prefill graph, on the CPU)."""
+    text = f"{row.raw.get('notes', '')} {row.raw.get('serving_engine', '')}".lower()
+    return "cpu sampling" in text and "hybrid" not in text
 
 
 def _precision(p: str) -> str:
@@ -384,6 +392,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     system = hardware(catalog).system(row.chip)
     engine = _engine(row)
     eng = engine_profile(catalog, engine, system.chip.family)
+    if host_sampling(row):
+        eng = replace(eng, host_sampling=True)
+        notes.append("tokens sampled on the host (CPU sampling): the logits of every compiled slot go to the CPU")
     cores = system.chip.cores_per_chip
     ranks = row.num_chips * cores
     weight = _precision(row.weight_precision)
@@ -423,7 +434,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         weight_precision=weight,
         kv_precision=kv,
     )
-    setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out))
+    setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out), profile=eng)
     block = eng.block_tokens
     need = inp + (out if eng.admission == "reserve" else 0.5 * out)
     fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))

@@ -44,6 +44,7 @@ class SchedulerPolicy:
     mixed_batching: bool
     prefill_batch: int  # 0 = no limit
     static_batch: bool = False  # iterations padded to max_batch slots and power-of-two prompt buckets
+    decode_first: bool = False  # an iteration with prompts runs the decode step first, then the prompts (two graphs)
 
     @property
     def preempts(self) -> bool:

@@ -231,13 +231,15 @@ class Replica:
         steps = self.steps
         if self.pref:
             mixed = self.pol.mixed_batching
-            advancing = n > 0 and mixed
+            sequential = n > 0 and self.pol.decode_first
+            advancing = n > 0 and (mixed or sequential)
             budget = self.pol.max_tokens - (n if advancing else 0)
             pneed, pdone = self.pneed, self.pdone
             chunks = self.pol.chunks((pneed[rid] - pdone[rid] for rid in self.pref), budget)
             if chunks:
                 static = self.pol.static_batch
-                tokens = n if advancing else 0
+                fused = advancing and not sequential
+                tokens = n if fused else 0
                 pairs = 0.0
                 completing = 0
                 for rid, chunk in zip(self.pref, chunks, strict=False):
@@ -247,8 +249,12 @@ class Replica:
                     pairs += c * s + c * (c + 1) * 0.5
                     if s + chunk >= pneed[rid]:
                         completing += 1
-                seqs = (n if advancing else 0) + completing
-                dt = steps.time(tokens, seqs, context if advancing else 0.0, pairs)
+                seqs = (n if fused else 0) + completing
+                dt = steps.time(tokens, seqs, context if fused else 0.0, pairs) + steps.prefill_fixed
+                if sequential:
+                    # the token-generation graph runs first, then the context encoding (separate graphs)
+                    base, a = self._decode_step(n, context, 1)
+                    dt += base + a * context
                 self._record(t)
                 self.kernel.at(t + dt, self._end_iteration, (ver, chunks, advancing, dt))
                 return
@@ -259,21 +265,24 @@ class Replica:
         k = max(1, heap[0][0] - self.it) if heap else 1
         if self.pol.preempts:
             k = max(1, min(k, (self.cap - self.used()) // n))
-        if self.pol.static_batch:
-            # a compiled token-generation graph runs every slot and attends over the bucket of the sequence
-            # length (the power of two at or above the batch's context, taken mid-run), live or not
-            slots = self.pol.max_batch
-            padded = bucket(int(context / n + 0.5 * k) + 1)
-            base = steps.decode_base(slots) + steps.a * slots * padded
-            a = 0.0
-        else:
-            base = steps.decode_base(n)
-            a = steps.a
+        base, a = self._decode_step(n, context, k)
         dt = k * base + a * (k * context + n * k * (k - 1) * 0.5)
         self.seg = (t, k, base, float(context), n)
         self.seg_a = a
         self._record(t, 0.5 * n * k)
         self.kernel.at(t + dt, self._end_run, ver)
+
+    def _decode_step(self, n: int, context: float, k: int) -> tuple[float, float]:
+        """(time of one of k decode steps of n sequences over `context` cached tokens without its context term,
+        context coefficient): k steps take k base + a (k C + n k (k - 1) / 2)."""
+        steps = self.steps
+        if self.pol.static_batch:
+            # a compiled token-generation graph runs every slot and attends over the bucket of the sequence
+            # length (the power of two at or above the batch's context, taken mid-run), live or not
+            slots = self.pol.max_batch
+            padded = bucket(int(context / n + 0.5 * k) + 1)
+            return steps.decode_base(slots) + steps.a * slots * padded, 0.0
+        return steps.decode_base(n), steps.a
 
     def _interrupt(self, t: float) -> None:
         """Cut the decode run in flight at the end of the iteration running at time t."""

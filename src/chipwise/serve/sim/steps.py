@@ -45,6 +45,7 @@ class StepModel:
     b: float
     coarse: Array  # tokens[] on the coarse grid beyond the exact table
     mixed_batching: bool
+    prefill_fixed: float = 0.0  # added to an iteration that encodes prompts (engines.*.prefill_overhead)
 
     def token_time(self, t: int) -> float:
         if t < len(self.tokens):
@@ -97,6 +98,9 @@ def step_model(
     coarse = _token_table(model, dev, topo, eng, plan, grid)
     n = np.arange(plan.max_batch + 2, dtype=np.float64)
     seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp))
+    if eng.host_sampling:
+        # every sampled sequence's logits (the whole vocabulary) go to the host and are sampled there
+        seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit
     a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context))
     b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
     return StepModel(
@@ -107,4 +111,5 @@ def step_model(
         b=b,
         coarse=coarse,
         mixed_batching=eng.mixed_batching,
+        prefill_fixed=eng.prefill_overhead_s,
     )
