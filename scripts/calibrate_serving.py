@@ -1,6 +1,6 @@
 """Fit the serving factors of the catalog's engines section to published serving measurements, and write them back.
 
-    python scripts/calibrate_serving.py [--data CSV] [--dry-run] [--groups trtllm/hopper,...] [--no-holdout]
+    python scripts/calibrate_serving.py [--data CSV ...] [--dry-run] [--groups trtllm/hopper,...] [--no-holdout]
 
 For each (engine family, chip family) with at least four predictable rows, these factors are fitted:
 
@@ -35,6 +35,7 @@ import datetime as dt
 import math
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
@@ -148,10 +149,11 @@ def _mape(errors: list[float]) -> float:
     return float(np.mean(np.abs(np.expm1(np.asarray(errors)))) * 100.0) if errors else math.nan
 
 
-def _cases(catalog: Catalog, data: Path) -> dict[tuple[str, str], list[vs.Case]]:
+def _cases(catalog: Catalog, data: Sequence[Path]) -> dict[tuple[str, str], list[vs.Case]]:
     vs.MAX_REQUESTS = CALIBRATION_MAX_REQUESTS
     groups: dict[tuple[str, str], list[vs.Case]] = defaultdict(list)
-    for row in read_inference(data, known_chips=frozenset(catalog.chips)):
+    rows = [row for path in data for row in read_inference(path, known_chips=frozenset(catalog.chips))]
+    for row in rows:
         try:
             case = vs.prepare(catalog, row)
         except ChipwiseError:
@@ -184,7 +186,7 @@ def _solve(
     return fitted
 
 
-def fit_group(data: Path, group: tuple[str, str], holdout: bool) -> dict[str, object]:
+def fit_group(data: Sequence[Path], group: tuple[str, str], holdout: bool) -> dict[str, object]:
     """Fit one (engine, chip family) group, and its leave-one-source-family-out check (run in a worker)."""
     catalog = load_catalog()
     cases = _cases(catalog, data)[group]
@@ -224,7 +226,7 @@ def fit_group(data: Path, group: tuple[str, str], holdout: bool) -> dict[str, ob
 
 
 def fit(
-    catalog: Catalog, data: Path, only: set[str] | None, workers: int, holdout: bool
+    catalog: Catalog, data: Sequence[Path], only: set[str] | None, workers: int, holdout: bool
 ) -> dict[tuple[str, str], dict[str, object]]:
     groups = _cases(catalog, data)
     todo = [
@@ -254,7 +256,14 @@ def fit(
     return out
 
 
-def _figure(name: str, value: float, info: dict[str, object], engine: str, family: str) -> dict[str, object]:
+def _names(data: Sequence[Path]) -> str:
+    """The data files as a derivation names them: repository-relative, or the shared folder's file name."""
+    return " + ".join(str(p.resolve().relative_to(ROOT)) if p.resolve().is_relative_to(ROOT) else p.name for p in data)
+
+
+def _figure(
+    name: str, value: float, info: dict[str, object], engine: str, family: str, data: Sequence[Path]
+) -> dict[str, object]:
     unit, factor = UNITS.get(name, ("1", 1.0))
     today = dt.date.today().isoformat()
     held = info["mape_heldout"]
@@ -271,13 +280,13 @@ def _figure(name: str, value: float, info: dict[str, object], engine: str, famil
         "derivation": (
             f"fitted by scripts/calibrate_serving.py ({today}) to {info['rows']} published serving runs "
             f"({info['metrics']} measured metrics, {info['families']} source families) of {engine} on {family} chips "
-            f"(groundtruth_inference.csv): soft-L1 on {OBJECTIVE_TEXT[OBJECTIVE]} with a pull to the prior; MAPE "
+            f"({_names(data)}): soft-L1 on {OBJECTIVE_TEXT[OBJECTIVE]} with a pull to the prior; MAPE "
             f"{info['mape_before']:.1f}% before, {info['mape_after']:.1f}% after{check}"
         ),
     }
 
 
-def write(fitted: dict[tuple[str, str], dict[str, object]]) -> None:
+def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]) -> None:
     doc = yaml.safe_load(ENGINES_YAML.read_text(encoding="utf-8"))
     head = ENGINES_YAML.read_text(encoding="utf-8").split("\nengines:")[0]
     engines = doc["engines"]
@@ -286,14 +295,16 @@ def write(fitted: dict[tuple[str, str], dict[str, object]]) -> None:
         values = info["values"]
         assert isinstance(values, dict)
         for name, value in values.items():
-            node[name] = _figure(name, float(value), info, engine, family)
+            node[name] = _figure(name, float(value), info, engine, family, data)
     body = yaml.safe_dump({"engines": engines}, sort_keys=False, width=120, allow_unicode=True)
     ENGINES_YAML.write_text(head + "\n" + body, encoding="utf-8")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument(
+        "--data", type=Path, action="append", help="ground-truth CSV (repeatable; default: the shared inference table)"
+    )
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--groups", default="", help="comma-separated engine/family groups to fit (default: all)")
     ap.add_argument("--workers", type=int, default=2, help="groups fitted in parallel")
@@ -302,9 +313,10 @@ def main() -> None:
     args = ap.parse_args()
     globals()["OBJECTIVE"] = args.objective
     only = {g.strip() for g in args.groups.split(",") if g.strip()} or None
-    fitted = fit(load_catalog(), args.data, only, args.workers, not args.no_holdout)
+    data = args.data or [DEFAULT_DATA]
+    fitted = fit(load_catalog(), data, only, args.workers, not args.no_holdout)
     if not args.dry_run and fitted:
-        write(fitted)
+        write(fitted, data)
         print(f"wrote {len(fitted)} groups to {ENGINES_YAML}")
 
 

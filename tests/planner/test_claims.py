@@ -55,8 +55,11 @@ def test_claim7_compares_simulated_serving(report: dict[str, Any]) -> None:
     check = _check(report, "7a")
     n = check["numbers"]
     assert set(n) == {"h100-sxm", "trn2", "trn1"}
-    for chip in ("trn2", "trn1"):  # the verdict 'holds' means every figure is worse than the H100's
-        assert all(n[chip][k] > n["h100-sxm"][k] for k in ("ttft_p50_s", "tpot_p50_s", "usd_per_mtok"))
-    assert check["verdict"] == "holds"
+    h = n["h100-sxm"]
+    for chip in ("trn2", "trn1"):  # both Trainium generations are slower on both latencies
+        assert n[chip]["ttft_p50_s"] > h["ttft_p50_s"] and n[chip]["tpot_p50_s"] > h["tpot_p50_s"]
+    # 'holds' exactly when no Trainium is clearly (over 10%) cheaper per million tokens than the H100
+    cheaper = any(n[c]["usd_per_mtok"] < 0.9 * h["usd_per_mtok"] for c in ("trn2", "trn1"))
+    assert check["verdict"] == ("does not hold on this workload" if cheaper else "holds")
     ratio = n["trn2"]["ttft_p50_s"] / n["h100-sxm"]["ttft_p50_s"]
     assert f"trn2 {ratio:.2f}x TTFT" in check["why"] and "estimates" in check["why"]

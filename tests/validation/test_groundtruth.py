@@ -16,6 +16,7 @@ from chipwise.validation.groundtruth import (
     Measured,
     TrainingRow,
     detect_kind,
+    normalize_engine,
     parse_int,
     parse_number,
     parse_stat_values,
@@ -455,3 +456,19 @@ def test_guidellm_rows(serve: dict[str, InferenceRow]) -> None:
     sweep = serve["TI225"]
     assert (sweep.scenario, sweep.max_batch) == ("offline", 1)
     _check(_metric(sweep, "ttft_s"), "ttft_s", 1.7, "value")
+
+
+@pytest.mark.parametrize(
+    ("text", "engine"),
+    [
+        ("TensorRT-LLM 0.21 (PyTorch backend)", "trtllm"),
+        ("NVIDIA NIM for LLMs 1.8.0 (llama-3.3-70b-instruct container; backend not stated)", "trtllm"),
+        ("NIM 1.5 (vLLM profile)", "vllm"),
+        ("SGLang v0.5.7", "sglang"),
+        ("optimum-neuron 0.4 (vLLM on Neuron)", "neuron"),
+        ("llama.cpp", "other"),
+    ],
+)
+def test_engine_names(text: str, engine: str) -> None:
+    """NIM's optimised profiles run TensorRT-LLM unless the row names another back end."""
+    assert normalize_engine(text) == engine

@@ -750,12 +750,15 @@ def parse_kv_precision(text: str, weight: str) -> str:
 
 
 def normalize_engine(text: str) -> str:
-    """trtllm | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM)."""
+    """trtllm | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM; an NVIDIA NIM
+    that names no other back end is TensorRT-LLM, the engine of its optimised profiles)."""
     lowered = text.lower()
     if re.search(r"neuron|\bnxd|\btnx\b", lowered):
         return "neuron"
     if re.search(r"tensorrt-llm|trt-?llm", lowered):
         return "trtllm"
+    if re.search(r"\bnim\b", lowered) and "vllm" not in lowered and "sglang" not in lowered:
+        return "trtllm"  # NVIDIA NIM for LLMs runs its optimised (precision x TP) profiles on TensorRT-LLM
     if "sglang" in lowered:
         return "sglang"
     if "vllm" in lowered:
