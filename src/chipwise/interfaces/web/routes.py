@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -28,6 +28,7 @@ from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scen
 from chipwise.workload.serving import load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
+Request = TypeVar("Request", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,16 @@ def _one_line(exc: ValidationError, what: str) -> str:
     return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: correct the request (see docs/web.md)."
 
 
+def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
+    """The request body validated as `model`, or one line naming the problem and the fix."""
+    if not isinstance(body, Mapping):
+        raise ChipwiseError(f"the request body must be a JSON object. Fix: send {example}.")
+    try:
+        return model.model_validate(body)
+    except ValidationError as exc:
+        raise ChipwiseError(_one_line(exc, what)) from None
+
+
 def _hardware_ids(cat: Catalog, spec: list[str] | str) -> list[str]:
     items = spec.split(",") if isinstance(spec, str) else spec
     ids = [h.strip() for h in items if h.strip()]
@@ -78,12 +89,7 @@ def _hardware_ids(cat: Catalog, spec: list[str] | str) -> list[str]:
 
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
-    if not isinstance(body, Mapping):
-        raise ChipwiseError("the request body must be a JSON object. Fix: send {'model': ..., 'chips': ...}.")
-    try:
-        req = PlanTrainRequest.model_validate(body)
-    except ValidationError as exc:
-        raise ChipwiseError(_one_line(exc, "plan request")) from None
+    req = _parse(PlanTrainRequest, body, "plan request", "{'model': ..., 'chips': ...}")
     cat = settings.catalog()
     report = plan_training(
         cat,
@@ -141,12 +147,7 @@ class PlanServeRequest(BaseModel):
 
 def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
-    if not isinstance(body, Mapping):
-        raise ChipwiseError("the request body must be a JSON object. Fix: send {'model': ..., 'rate': ...}.")
-    try:
-        req = PlanServeRequest.model_validate(body)
-    except ValidationError as exc:
-        raise ChipwiseError(_one_line(exc, "serve plan request")) from None
+    req = _parse(PlanServeRequest, body, "serve plan request", "{'model': ..., 'rate': ...}")
     load = load_of(req.rate, None if req.concurrency is None else int(req.concurrency), req.offline, flag="")
     cat = settings.catalog()
     report = plan_serving(
