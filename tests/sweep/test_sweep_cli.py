@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -72,8 +72,10 @@ def test_bad_stores_and_options_exit_2(write_sweep: WriteSweep, tmp_path: Path, 
     assert "--workers" in run_error(capsys, ["sweep", str(write_sweep()), "--workers", "0"])
 
 
-@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")
-def test_ray_missing_is_a_one_line_error(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
+def test_ray_missing_is_a_one_line_error(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed: `import ray` fails
     store = tmp_path / "s.duckdb"
     err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
     assert "needs Ray, which is not installed" in err and "pip install 'ray>=2.9'" in err
