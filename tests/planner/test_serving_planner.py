@@ -40,3 +40,17 @@ def test_an_end_to_end_target_buys_chips(catalog: Catalog) -> None:
 
 def test_tail_targets_are_stricter_than_median_ones(catalog: Catalog) -> None:
     assert _chips(catalog, {"tpot_p99": 0.012}) >= _chips(catalog, {"tpot_p50": 0.012})
+
+
+def test_a_given_deployment_is_predicted_even_when_overloaded(catalog: Catalog) -> None:
+    """predict answers for a fixed chip count that cannot carry the load: the simulation shows the misses."""
+    from chipwise.planner.serving import predict_serving
+    from chipwise.workload.scenario import load_scenario
+
+    scenario = load_scenario(
+        '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",'
+        ' "input_tokens": 2048, "output_tokens": 512, "arrival_rate": 200, "requests": 400,'
+        ' "slo": {"ttft_p99_s": 0.5}}'
+    )
+    result = predict_serving(catalog, scenario)
+    assert result["slo_met"] is False and result["requests"]["finished"] + result["requests"]["dropped"] == 400

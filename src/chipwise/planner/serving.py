@@ -164,6 +164,10 @@ def choose(
         need = np.where(need <= fit_count, fit_count, np.inf) if load.kind != "offline" else fit_count
         need = np.where(fit_count >= 1, need, np.inf)
     total_chips = need * per_chip
+    if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
+        # a given deployment that cannot carry the load (or meet the SLO): predict it anyway at its most
+        # throughput per chip, every replica that fits; the simulation then shows the queue and the misses
+        need = np.where(fit_count >= 1, fit_count, np.inf)
     if load.kind == "offline" or (chips and not np.isfinite(total_chips).any()):
         score = -est.throughput / per_chip
         score = np.where(est.fits & np.isfinite(need), score, np.inf)
