@@ -212,7 +212,7 @@ def estimate(
         batch=np.where(fits, batch, 0.0),
         step=step,
         throughput=np.where(fits, b / step, 0.0),
-        prefill_s=np.asarray(pf * chunks, dtype=np.float64),
+        prefill_s=np.asarray(pf * chunks + eng.prefill_overhead_s * chunks, dtype=np.float64),
         chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
     )
 
