@@ -35,6 +35,7 @@ from chipwise.serve.iteration import (
     token_costs,
 )
 from chipwise.serve.kvcache import replica_memory
+from chipwise.serve.sim.policies import bucket
 from chipwise.workload.model import ModelSpec
 
 Array = NDArray[np.float64]
@@ -128,6 +129,13 @@ class Estimate:
     chips: Array  # chips per replica
 
 
+def _decode_context(eng: EngineProfile, inp: float, out: float) -> float:
+    """The context a decode step attends over on average: the prompt and half the answer, padded to its
+    power-of-two bucket on a static-shape engine (whose compiled graphs read the whole bucket)."""
+    mean = inp + out / 2.0
+    return float(bucket(int(mean))) if eng.static_batch else mean
+
+
 def _step_time(
     model: ModelSpec,
     dev: Device,
@@ -152,7 +160,7 @@ def _step_time(
         + pp * stage
         + (pp - 1.0) * g["pp_comm"]
         + lm
-        + a * batch * (inp + out / 2.0)
+        + a * batch * _decode_context(eng, inp, out)
         + b * batch * inp * inp / (2.0 * out),
         dtype=np.float64,
     )
