@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
@@ -118,3 +119,10 @@ def test_lifecycle_bad_inputs(catalog: Catalog, kwargs: dict[str, object], needl
             ["h100-sxm"],
             objective=str(args.get("objective", "cost")),
         )
+
+
+def test_capacity_share_is_weighted_by_routed_traffic() -> None:
+    from chipwise.planner.fleet import _routed_mean
+
+    assert _routed_mean(np.array([1.0, 0.5]), np.array([3.0, 1.0])) == pytest.approx(0.875)
+    assert _routed_mean(np.array([1.0, 0.5]), np.zeros(2)) == pytest.approx(0.75)

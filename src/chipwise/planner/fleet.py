@@ -5,10 +5,12 @@
    sustains within the SLO; each chip keeps its few best shapes as instance types.
 3. A mixed-integer program (planner.fleet_mix, SciPy HiGHS) picks how many instances of each type to run at the
    lowest $/hour within the availability limits, and how to route each bucket among them.
-4. The simulator replays the workload on the chosen fleet (each type with the traffic routed to it); a type that
-   misses the SLO has its capacity derated (by the square of its worst latency miss, between 10% and 50%) and the
-   MILP is solved again, up to eight rounds; a type derated below 30% is dropped. The report gives,
-   per type, the derating the simulator asked for and, per bucket, the replayed p50/p99 latencies.
+4. The simulator replays the workload on the chosen fleet (each type with the traffic routed to it); for every
+   bucket that misses the SLO on a type, that (type, bucket) capacity is derated by the square of its worst
+   latency miss (between 10% and 50% a round) and the MILP is solved again, up to eight rounds; a pair derated
+   below 30% is dropped. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
+   holds the SLO in replay (up to three rounds). The report gives, per type, the share of its steady-state
+   capacity the simulator allowed (weighted by the traffic routed to it) and, per bucket, the replayed latencies.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from chipwise.economics.pricing import price_per_chip_hour
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.fleet_mix import FleetProblem, solve
+from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve
 from chipwise.planner.serving import check_slo, choose, kv_limited_batch
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
@@ -44,6 +46,8 @@ from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace, read_
 SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
 CALIBRATION_ROUNDS = 8  # replay / derate / re-solve rounds
+TIGHTEN_ROUNDS = 3  # then give capacity back while the replay still meets the SLO
+TIGHTEN_STEP = 1.15
 MIN_DERATE = 0.3
 
 
@@ -296,6 +300,28 @@ def _replay(
     }
 
 
+def _replay_fleet(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: Sequence[_Type],
+    sol: FleetSolution,
+    buckets: Sequence[Bucket],
+    slo: Mapping[str, float],
+) -> dict[int, dict[str, Any]]:
+    """Each instance type the solution runs, simulated with the traffic routed to it."""
+    return {
+        i: _replay(catalog, model, types[i], int(n), sol.assignment[i], buckets, slo, seed=i)
+        for i, n in enumerate(sol.counts)
+        if n > 0
+    }
+
+
+def _routed_mean(values: np.ndarray, routed: np.ndarray) -> float:
+    """The mean of a type's per-bucket values weighted by the requests routed to each bucket."""
+    total = float(routed.sum())
+    return float(np.dot(values, routed) / total) if total > 0 else float(values.mean())
+
+
 def plan_fleet(
     catalog: Catalog,
     model_name: str,
@@ -343,29 +369,44 @@ def plan_fleet(
     )
     # The MILP packs instances to their steady-state capacity; queueing at that load can break the tail targets.
     # So: replay each chosen type in the simulator, derate the capacity of those that miss the SLO, and re-solve.
-    derate = np.ones(len(types))
+    derate = np.ones_like(cap)  # per (type, bucket): the share of its steady-state capacity the simulator allows
     sol = solve(problem)
     steady_cost = sol.cost_per_hour
     replays: dict[int, dict[str, Any]] = {}
     note = None
+    met = not replay
     for _ in range(CALIBRATION_ROUNDS if replay else 0):
-        replays = {
-            i: _replay(catalog, model, types[i], int(n), sol.assignment[i], buckets, slo, seed=i)
-            for i, n in enumerate(sol.counts)
-            if n > 0
-        }
+        replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
         failing = [i for i, r in replays.items() if not r["slo_met"]]
         if not failing:
+            met = True
             break
         for i in failing:  # tail latency grows faster than linearly in load: step by the square of the miss
-            miss = max(replays[i]["worst_ratio"], 1.0)
-            derate[i] *= min(0.9, max(0.5, miss**-2))
-        derate[derate < MIN_DERATE] = 0.0  # the simulator disagrees too much with this type's estimate: drop it
+            for j, b in enumerate(buckets):
+                stats = replays[i]["buckets"].get(b.name)
+                if stats is None or stats["slo_met"]:
+                    continue
+                miss = max(stats.get(f"{k}_s", math.inf) / v for k, v in slo.items())
+                derate[i, j] *= min(0.9, max(0.5, miss**-2))
+        derate[derate < MIN_DERATE] = 0.0  # the simulator disagrees too much with this estimate: drop the pair
         try:
-            sol = solve(replace(problem, capacity=cap * derate[:, None]))
+            sol = solve(replace(problem, capacity=cap * derate))
         except InfeasibleError as exc:
             note = f"the simulator needs more capacity than the limits allow ({exc}); showing the last fleet"
             break
+    for _ in range(TIGHTEN_ROUNDS if met and replay else 0):
+        # the derating steps overshoot: give every pair back some capacity while the replay still holds the SLO
+        trial = np.where(derate > 0, np.minimum(1.0, derate * TIGHTEN_STEP), 0.0)
+        try:
+            cheaper = solve(replace(problem, capacity=cap * trial))
+        except InfeasibleError:
+            break
+        if cheaper.cost_per_hour >= sol.cost_per_hour - 1e-9:
+            break
+        trial_replays = _replay_fleet(catalog, model, types, cheaper, buckets, slo)
+        if not all(r["slo_met"] for r in trial_replays.values()):
+            break
+        derate, sol, replays = trial, cheaper, trial_replays
     chosen = []
     for i, t in enumerate(types):
         n = int(sol.counts[i])
@@ -379,7 +420,7 @@ def plan_fleet(
             "chips": n * t.chips,
             "usd_per_hour": n * t.price,
             "utilisation": float(sol.utilisation[i]),
-            "capacity_derate": float(derate[i]),
+            "capacity_derate": _routed_mean(derate[i], sol.assignment[i]),
             "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
         }
         if replay:
