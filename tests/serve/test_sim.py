@@ -286,3 +286,27 @@ def test_host_sampling_charges_every_sampled_slots_logits(h100_setup: ReplicaSet
     assert extra == pytest.approx(32 * 128256 * 5.77e-9, rel=1e-9)
     assert extra == pytest.approx(0.02368, abs=1e-5)
     assert on_host.decode_base(1) - s.steps.decode_base(1) == pytest.approx(128256 * 5.77e-9, rel=1e-9)
+
+
+def _ttft_of_late_arrivals(setup: ReplicaSetup, ranks: int, late: int) -> np.ndarray:
+    """Four long requests decode from t = 0; `late` more arrive together at t = 0.5 s."""
+    pool = replace(setup.pool(1), policy=replace(setup.policy(), adp_ranks=ranks, adp_timeout_iters=20))
+    n = 4 + late
+    outs = np.full(n, 4000, dtype=np.int64)
+    arr = np.concatenate([np.zeros(4), np.full(late, 0.5)])
+    r = simulate(Deployment((pool,)), np.full(n, I, dtype=np.int64), outs, np.zeros(n, dtype=np.int64), arr).requests
+    return np.asarray(r["first"][4:] - r["arrival"][4:])
+
+
+def test_attention_dp_balancing_holds_a_lone_prompt_until_its_timeout(h100_setup: ReplicaSetup) -> None:
+    """With every one of 4 ranks generating, one new prompt waits 20 decode iterations before it is scheduled."""
+    free = _ttft_of_late_arrivals(h100_setup, ranks=1, late=1)[0]
+    held = _ttft_of_late_arrivals(h100_setup, ranks=4, late=1)[0]
+    step = h100_setup.steps.decode_base(4)
+    assert held - free == pytest.approx(20 * step, rel=0.25)
+
+
+def test_attention_dp_balancing_releases_a_prompt_for_every_rank_at_once(h100_setup: ReplicaSetup) -> None:
+    free = _ttft_of_late_arrivals(h100_setup, ranks=1, late=4)
+    balanced = _ttft_of_late_arrivals(h100_setup, ranks=4, late=4)
+    assert balanced == pytest.approx(free, rel=1e-9)

@@ -29,7 +29,7 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
 
 
 #: The issue's throughput and TTFT bounds are not met yet (measured: throughput 22.4%, TPOT 19.5% (met), TTFT
-#: 35.6%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
+#: 34.8%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32), and in MLPerf rows
 #: that state no input length (docs/serving.md, section 7). These tests turn XPASS when the bounds are met.
 NOT_YET = pytest.mark.xfail(reason="issue 4 accuracy bound not met yet (docs/serving.md, section 7)", strict=False)
@@ -54,7 +54,7 @@ def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     by = report["summary"]["by_metric"]
     assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 24.5  # measured 22.4
     assert by["tpot_s"]["mape_pct"] <= 21.5  # measured 19.5
-    assert by["ttft_s"]["mape_pct"] <= 37.5  # measured 35.6
+    assert by["ttft_s"]["mape_pct"] <= 37.0  # measured 34.8
     assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 12.5  # measured 10.6
 
 

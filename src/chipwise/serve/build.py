@@ -55,6 +55,8 @@ class ReplicaSetup:
             prefill_batch=self.engine.prefill_batch,
             static_batch=self.engine.static_batch,
             decode_first=self.engine.decode_first,
+            adp_ranks=p.tp if p.attention_dp and self.engine.adp_balance_timeout_iters > 0 else 1,
+            adp_timeout_iters=self.engine.adp_balance_timeout_iters,
         )
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:

@@ -67,6 +67,9 @@ class EngineProfile:
     #: an iteration that encodes prompts first runs the token-generation step of the decoding sequences, then the
     #: context encoding (two compiled graphs one after the other: optimum-neuron's vLLM runner)
     decode_first: bool = False
+    #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is
+    #: generating, new prompts wait until each attention-DP rank has one, for at most this many iterations (0 = off)
+    adp_balance_timeout_iters: int = 0
 
 
 def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
@@ -141,6 +144,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         prefill_overhead_s=num("prefill_overhead"),
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
+        adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
         provenance={k: ref(v) for k, v in figs.items()},
     )
 

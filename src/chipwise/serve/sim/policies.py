@@ -45,6 +45,8 @@ class SchedulerPolicy:
     prefill_batch: int  # 0 = no limit
     static_batch: bool = False  # iterations padded to max_batch slots and power-of-two prompt buckets
     decode_first: bool = False  # an iteration with prompts runs the decode step first, then the prompts (two graphs)
+    adp_ranks: int = 1  # attention-DP ranks whose prompts are balanced (1 = no balancing)
+    adp_timeout_iters: int = 0  # how long balancing may hold prompts back, in iterations
 
     @property
     def preempts(self) -> bool:

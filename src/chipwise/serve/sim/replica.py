@@ -53,6 +53,7 @@ class Replica:
         self.on_prefilled = on_prefilled
         self.waiting: deque[int] = deque()
         self.pref: list[int] = []
+        self.hold_since: int | None = None  # iteration at which attention-DP balancing began holding prompts
         self.pneed: dict[int, int] = {}
         self.pdone: dict[int, int] = {}
         self.phold: dict[int, int] = {}
@@ -106,7 +107,7 @@ class Replica:
             self.busy = True
             self.ver += 1
             self.kernel.at(t, self._step, self.ver)
-        elif self.seg is not None and len(self.waiting) == 1 and self._admissible(rid):
+        elif self.seg is not None and len(self.waiting) in (1, self.pol.adp_ranks) and self._admissible(rid):
             self._interrupt(t)
 
     def _admissible(self, rid: int) -> bool:
@@ -119,7 +120,24 @@ class Replica:
         return self.used() + need + self.half_block <= self.cap
 
     # ---- admission and preemption ------------------------------------------------------------------------
+    def _holding(self) -> bool:
+        """Attention-DP balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is generating,
+        new prompts are held until there is one for each attention-DP rank, or for at most adp_timeout_iters
+        iterations; a rank with nothing to generate takes its prompt at once."""
+        ranks = self.pol.adp_ranks
+        if ranks <= 1 or self.role == "decode" or not self.waiting or self.n_dec < ranks or len(self.waiting) >= ranks:
+            self.hold_since = None
+            return False
+        if self.hold_since is None:
+            self.hold_since = self.it
+        if self.it - self.hold_since >= self.pol.adp_timeout_iters:
+            self.hold_since = None
+            return False
+        return True
+
     def _admit(self, t: float) -> None:
+        if self._holding():
+            return
         r = self.req
         pol = self.pol
         reserve = pol.admission == "reserve"
@@ -265,6 +283,8 @@ class Replica:
         k = max(1, heap[0][0] - self.it) if heap else 1
         if self.pol.preempts:
             k = max(1, min(k, (self.cap - self.used()) // n))
+        if self.hold_since is not None:  # end the run when the held prompts time out
+            k = max(1, min(k, self.hold_since + self.pol.adp_timeout_iters - self.it))
         base, a = self._decode_step(n, context, k)
         dt = k * base + a * (k * context + n * k * (k - 1) * 0.5)
         self.seg = (t, k, base, float(context), n)
