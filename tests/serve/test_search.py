@@ -69,3 +69,21 @@ def test_static_batch_decodes_every_slot(catalog: Catalog, h100: System, llama8b
     fixed = at_rate(llama8b, h100, static, est, "fp8", "fp8", INP, OUT, lam)
     assert np.all(fixed.batch == est.batch) and np.all(dynamic.batch < est.batch)
     assert np.all(fixed.tpot > dynamic.tpot)
+
+
+def test_attention_dp_balancing_adds_the_gather_wait(catalog: Catalog, h100: System) -> None:
+    """With attention DP over R ranks all busy, a prompt waits for R - 1 more: (R - 1) / (2 rate) on average."""
+    from chipwise.workload.presets import load_model
+
+    moe = load_model(catalog, "qwen3-30b-a3b")
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    cand = enumerate_candidates(model=moe, topo=topology_of(h100), fixed={"tp": 4, "ep": 4}, batches=(256,))
+    est = estimate(moe, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
+    lam = 0.6 * est.throughput / OUT
+    on = at_rate(moe, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    off = at_rate(moe, h100, replace(eng, adp_balance_timeout_iters=0), est, "fp8", "fp8", INP, OUT, lam)
+    adp = est.cand.adp > 0
+    assert adp.any() and (~adp).any()
+    gather = np.minimum(3.0 / (2.0 * lam), 60 * on.tpot)
+    expect = np.where(adp & (on.batch >= 4), gather, 0.0)
+    assert on.ttft - off.ttft == pytest.approx(expect, rel=1e-9, abs=1e-12)

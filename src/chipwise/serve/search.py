@@ -275,6 +275,11 @@ def at_rate(
     rho_p = lam * est.prefill_s
     rp = np.minimum(rho_p, MAX_UTILISATION)
     wait = tpot * r / (1.0 - r) + rp * est.prefill_s / (2.0 * (1.0 - rp))
+    if eng.adp_balance_timeout_iters > 0:  # attention-DP balancing: a prompt waits for one per rank (or the timeout)
+        ranks = est.cand.tp.astype(np.float64)
+        held = (est.cand.adp > 0) & (b >= ranks)
+        gather = (ranks - 1.0) / (2.0 * np.maximum(lam, 1e-12))
+        wait = wait + np.where(held, np.minimum(gather, eng.adp_balance_timeout_iters * tpot), 0.0)
     ttft = est.prefill_s + tpot + wait
     ttft_p99 = est.prefill_s + tpot + TAIL_FACTOR * wait
     over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION)
