@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.economics.tco import tco_report
+from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.hardware import hardware as hw_view
+from chipwise.hardware import hardware_ids
 from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import plan_hetero_training
@@ -65,14 +66,7 @@ def plan_train(
 ) -> dict[str, Any]:
     """Rank hardware for a training run (see `chipwise plan train --help` for the options)."""
     cat = load_catalog(files, sets)
-    return plan_training(cat, model, chips, _ids(cat, hardware), tokens=tokens, **options)
-
-
-def _ids(cat: Catalog, hardware: Sequence[str] | str) -> list[str]:
-    """'all', one id, a comma-separated string or a list of chip or system ids."""
-    if isinstance(hardware, str):
-        return list(cat.chips) if hardware.strip().lower() == "all" else [h.strip() for h in hardware.split(",")]
-    return list(hardware)
+    return plan_training(cat, model, chips, hardware_ids(cat, hardware), tokens=tokens, **options)
 
 
 def plan_serve(
@@ -92,7 +86,7 @@ def plan_serve(
     keys like ttft_p99, tpot_p99, e2e_p50), simulated; options as `chipwise plan serve --help`."""
     cat = load_catalog(files, sets)
     load = load_of(rate, concurrency, offline, flag="")
-    return plan_serving(cat, model, _ids(cat, hardware), load, input_tokens, output_tokens, slo, **options)
+    return plan_serving(cat, model, hardware_ids(cat, hardware), load, input_tokens, output_tokens, slo, **options)
 
 
 def plan_hetero(
@@ -121,7 +115,7 @@ def plan_fleet(
     """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
     simulator."""
     cat = load_catalog(files, sets)
-    return planner_fleet(cat, model, str(workload), slo, _ids(cat, hardware), limits, **options)
+    return planner_fleet(cat, model, str(workload), slo, hardware_ids(cat, hardware), limits, **options)
 
 
 def plan_lifecycle(
@@ -136,7 +130,7 @@ def plan_lifecycle(
 ) -> dict[str, Any]:
     """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both."""
     cat = load_catalog(files, sets)
-    return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, _ids(cat, hardware), **options)
+    return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, hardware_ids(cat, hardware), **options)
 
 
 def tco(
@@ -150,7 +144,8 @@ def tco(
     """The owned cost of one chip-hour of a chip or system, every term with its source, and the break-even
     utilisation against renting (as `chipwise tco --json`)."""
     cat = load_catalog(files, sets)
-    return tco_report(cat, hw_view(cat).system(hardware), region, utilisation, **options)
+    compare = options.pop("compare", "on-demand")
+    return tco_report(cat, owned_tco(cat, hw_view(cat).system(hardware), region, utilisation, **options), compare)
 
 
 def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:

@@ -341,23 +341,13 @@ def break_even(catalog: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
     ]
 
 
-def tco_report(
-    catalog: Catalog,
-    system: System,
-    region: str | None = None,
-    utilisation: float = 1.0,
-    pue: float | None = None,
-    facility: str = "colocation",
-    overrides: Mapping[str, float] | None = None,
-    compare: str = "on-demand",
-) -> dict[str, Any]:
+def tco_report(catalog: Catalog, tco: Tco, compare: str = "on-demand") -> dict[str, Any]:
     """`chipwise tco --json`: the owned cost per chip-hour with every term and input, and the break-even
     utilisation against each rental price in the `compare` mode."""
     check_mode(compare)
     if compare == "owned":
         raise ChipwiseError(f"compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")
-    result = owned_tco(catalog, system, region, utilisation, pue, facility, overrides)
-    report = result.record()
+    report = tco.record()
     report["kind"] = "tco"
-    report["break_even"] = break_even(catalog, result, compare)
+    report["break_even"] = break_even(catalog, tco, compare)
     return report

@@ -10,6 +10,7 @@ from chipwise.hardware.objects import (
     ScaleUpDomain,
     System,
 )
+from chipwise.hardware.selection import hardware_ids
 
 __all__ = [
     "PRECISION_BYTES",
@@ -21,4 +22,5 @@ __all__ = [
     "ScaleUpDomain",
     "System",
     "hardware",
+    "hardware_ids",
 ]

@@ -14,7 +14,6 @@ import typer
 from rich.console import Console
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.errors import ChipwiseError
 
 console = Console(soft_wrap=False)
 err_console = Console(stderr=True)
@@ -41,16 +40,6 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object in
 
 def catalog_from(files: Sequence[Path] | None, sets: Sequence[str] | None) -> Catalog:
     return load_catalog(list(files or ()), list(sets or ()))
-
-
-def hardware_list(cat: Catalog, spec: str) -> list[str]:
-    """--hardware: comma-separated chip or system ids, or 'all' for every chip in the catalog."""
-    if spec.strip().lower() == "all":
-        return list(cat.chips)
-    ids = [h.strip() for h in spec.split(",") if h.strip()]
-    if not ids:
-        raise ChipwiseError("--hardware is empty. Fix: give chip ids (h100-sxm,trn2) or 'all'.")
-    return ids
 
 
 def _jsonable(obj: Any) -> Any:

@@ -7,13 +7,13 @@ from typing import Annotated
 import typer
 
 from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
     CatalogFiles,
     JsonFlag,
     SetFigures,
     catalog_from,
-    hardware_list,
     print_json,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
@@ -83,7 +83,7 @@ def train(
         cat,
         model,
         chips,
-        hardware_list(cat, hardware),
+        hardware_ids(cat, hardware),
         tokens=_count(tokens, "--tokens"),
         seq_len=seq_len,
         global_batch_tokens=_count(global_batch_tokens, "--global-batch-tokens"),

@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     CatalogFiles,
@@ -18,7 +19,6 @@ from chipwise.interfaces.cli.common import (
     catalog_from,
     console,
     err_console,
-    hardware_list,
     print_json,
     projected_banner,
 )
@@ -60,7 +60,7 @@ def fleet(
     cat = catalog_from(catalog_files, sets)
     with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
         report = plan_fleet(
-            cat, model, workload, targets, hardware_list(cat, hardware), parse_limits(limits), precision, replay
+            cat, model, workload, targets, hardware_ids(cat, hardware), parse_limits(limits), precision, replay
         )
     if as_json:
         print_json(report)
@@ -139,7 +139,7 @@ def lifecycle(
             float(tokens),
             serve_rate,
             serve_months,
-            hardware_list(cat, hardware),
+            hardware_ids(cat, hardware),
             train_chips,
             input_tokens,
             output_tokens,

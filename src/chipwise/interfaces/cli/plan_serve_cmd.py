@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 
 from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli.common import (
     CatalogFiles,
     JsonFlag,
     SetFigures,
     catalog_from,
-    hardware_list,
     print_json,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
@@ -92,7 +92,7 @@ def serve(
         if value < 1:
             raise ChipwiseError(f"{name} {value} is below 1. Fix: give a positive number of tokens.")
     cat = catalog_from(catalog_files, sets)
-    ids = hardware_list(cat, hardware)
+    ids = hardware_ids(cat, hardware)
     report = plan_serving(
         cat,
         model,

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.economics.tco import tco_report
+from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.hardware import hardware
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
@@ -69,7 +69,7 @@ def tco(
     }
     system = hardware(cat).system(hardware_id)
     overrides = {k: v for k, v in given.items() if v is not None}
-    report = tco_report(cat, system, region, utilisation, pue, facility, overrides, compare)
+    report = tco_report(cat, owned_tco(cat, system, region, utilisation, pue, facility, overrides), compare)
     if as_json:
         print_json(report)
     else:

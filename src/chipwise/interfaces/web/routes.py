@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.schema import PRICING_MODES
 from chipwise.errors import ChipwiseError
-from chipwise.hardware import hardware
+from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.serving import plan_serving, predict_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
@@ -77,16 +77,6 @@ def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
         raise ChipwiseError(_one_line(exc, what)) from None
 
 
-def _hardware_ids(cat: Catalog, spec: list[str] | str) -> list[str]:
-    items = spec.split(",") if isinstance(spec, str) else spec
-    ids = [h.strip() for h in items if h.strip()]
-    if [h.lower() for h in ids] == ["all"]:
-        return list(cat.chips)
-    if not ids:
-        raise ChipwiseError("hardware is empty. Fix: give chip ids (['h100-sxm', 'trn2']) or 'all'.")
-    return ids
-
-
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
     req = _parse(PlanTrainRequest, body, "plan request", "{'model': ..., 'chips': ...}")
@@ -95,7 +85,7 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
         cat,
         req.model,
         req.chips,
-        _hardware_ids(cat, req.hardware),
+        hardware_ids(cat, req.hardware),
         tokens=req.tokens,
         seq_len=req.seq_len,
         global_batch_tokens=req.global_batch_tokens,
@@ -153,7 +143,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     report = plan_serving(
         cat,
         req.model,
-        _hardware_ids(cat, req.hardware),
+        hardware_ids(cat, req.hardware),
         load,
         int(req.input_tokens),
         int(req.output_tokens),
