@@ -286,6 +286,11 @@ def _figure(
     }
 
 
+#: Engines whose per-iteration and per-layer costs on a chip family are another engine's fitted ones
+#: (engines.yaml gives the reason); a refit of the leader carries the values over.
+SHARED_FIXED_COSTS = {"sglang": "trtllm"}
+
+
 def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]) -> None:
     doc = yaml.safe_load(ENGINES_YAML.read_text(encoding="utf-8"))
     head = ENGINES_YAML.read_text(encoding="utf-8").split("\nengines:")[0]
@@ -296,6 +301,11 @@ def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]
         assert isinstance(values, dict)
         for name, value in values.items():
             node[name] = _figure(name, float(value), info, engine, family, data)
+        for follower, leader in SHARED_FIXED_COSTS.items():
+            shared = engines.get(follower, {}).get("chips", {}).get(family, {}) if engine == leader else {}
+            for name in ("step_overhead", "layer_overhead"):
+                if name in shared and name in node:
+                    shared[name]["value"] = node[name]["value"]
     body = yaml.safe_dump({"engines": engines}, sort_keys=False, width=120, allow_unicode=True)
     ENGINES_YAML.write_text(head + "\n" + body, encoding="utf-8")
 

@@ -156,3 +156,20 @@ def test_neuron_engines_carry_the_context_encoding_and_runner_behaviour(catalog:
     assert tnx.host_sampling_s_per_logit == pytest.approx(23.7e-3 / (32 * 128256), rel=0.01)
     vllm_neuron = engine_profile(catalog, "vllm-neuron", "trainium1")
     assert vllm_neuron.decode_first and vllm_neuron.static_batch and not vllm_neuron.host_sampling
+
+
+@pytest.mark.parametrize("family", ["hopper", "blackwell"])
+def test_sglang_takes_the_tensorrt_llm_fixed_costs_of_its_chip_family(catalog: Catalog, family: str) -> None:
+    """SGLang has no fitted group of its own on NVIDIA; its per-iteration and per-layer costs are TensorRT-LLM's
+    fitted ones on the same chip family (engines.yaml says why), so a refit of one must carry to the other."""
+    trt = engine_profile(catalog, "trtllm", family)
+    sgl = engine_profile(catalog, "sglang", family)
+    assert sgl.step_overhead_s == pytest.approx(trt.step_overhead_s, rel=1e-6)
+    assert sgl.layer_overhead_s == pytest.approx(trt.layer_overhead_s, rel=1e-6)
+    # the efficiencies stay on the engine defaults: only the fixed costs are shared
+    default = engine_profile(catalog, "sglang", "cdna3")
+    assert (sgl.compute_scale, sgl.moe_scale, sgl.memory_scale) == (
+        default.compute_scale,
+        default.moe_scale,
+        default.memory_scale,
+    )
