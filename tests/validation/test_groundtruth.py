@@ -18,6 +18,7 @@ from chipwise.validation.groundtruth import (
     detect_kind,
     normalize_engine,
     parse_int,
+    parse_load,
     parse_number,
     parse_stat_values,
     read_inference,
@@ -58,6 +59,30 @@ def test_parse_number_examples(text: str, expected: float | None) -> None:
         assert value is None
     else:
         assert value == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("batch", "scenario", "users", "max_batch"),
+    [
+        ("concurrency=64", "", 64, None),
+        ("max concurrent users=8", "", 8, None),
+        ("--max-concurrency 64", "", 64, None),
+        ("conc 16", "", 16, None),
+        ("users=32", "", 32, None),
+        ("32 users", "", 32, None),
+        ("64 concurrent requests", "", 64, None),
+        ("", "AIPerf closed-loop concurrency sweep, 5 concurrent requests", 5, None),
+        ("batch=8", "", 8, None),
+        ("concurrency=16; max_num_seqs=256", "", 16, 256),
+        ("max (cuda-graph batch sizes up to 8192); 3000 requests", "", None, 8192),
+        ("1000 prompts", "vllm bench serve, ShareGPT, infinite request rate", None, None),
+    ],
+)
+def test_parse_load_reads_the_ways_sweeps_name_their_users(
+    batch: str, scenario: str, users: int | None, max_batch: int | None
+) -> None:
+    load = parse_load(batch, scenario, "")
+    assert (load.concurrency, load.max_batch) == (users, max_batch)
 
 
 def test_parse_int_rejects_fractions() -> None:

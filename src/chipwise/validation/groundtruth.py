@@ -847,6 +847,24 @@ _MAX_BATCH_PATTERNS: Final[tuple[str, ...]] = (
 )
 
 
+#: How load generators and papers name the users of a closed loop: 'concurrency=64', 'max concurrent users=8',
+#: '--max-concurrency 64', 'conc 16', 'users=32', '64 concurrent requests', '32 users'.
+_CONCURRENCY_PATTERNS: Final[tuple[str, ...]] = (
+    r"concurren(?:cy|t users?|t requests?)\s*[=:]?\s*(\d+)",
+    r"(?<![\w-])conc\s*[=:]?\s*(\d+)",
+    r"(?<![\w-])users?\s*[=:]\s*(\d+)",
+    r"(?<![\w.])(\d+)\s*(?:concurrent(?:\s+(?:users?|requests?|clients?))?|users\b|clients\b)",
+)
+
+
+def _concurrency(text: str) -> int | None:
+    for pattern in _CONCURRENCY_PATTERNS:
+        found = _lookup_int(pattern, text)
+        if found is not None:
+            return found
+    return None
+
+
 def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
     """Concurrency (fixed batch or users), batch limit and request rate from the load description."""
     max_batch = None
@@ -858,9 +876,11 @@ def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
             remaining = re.sub(pattern, " ", remaining, flags=re.IGNORECASE)
     if max_batch is None:
         max_batch = _lookup_int(r"(?:server max batch size|compiled batch_size)\s*[=:]?\s*(\d+)", notes_text)
-    concurrency = _lookup_int(r"concurren(?:cy|t users?)\s*[=:]?\s*(\d+)", remaining)
+    concurrency = _concurrency(remaining)
     if concurrency is None:
         concurrency = _lookup_int(r"(?<![\w-])batch\s*[=:]?\s*(\d+)", remaining)
+    if concurrency is None:
+        concurrency = _concurrency(scenario_text)
     rate = _lookup_float(rf"rate\s*[=:@]?\s*({_NUM})\s*req", batch_text)
     if rate is None:
         rate = _lookup_float(rf"@\s*({_NUM})\s*req", scenario_text)
