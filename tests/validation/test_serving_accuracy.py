@@ -17,6 +17,7 @@ from chipwise.validation.serving import (
     _length_dist,
     _lengths,
     host_sampling,
+    model_for,
     occupancy,
     prepare,
     validate_serving,
@@ -173,3 +174,38 @@ def test_sglang_takes_the_tensorrt_llm_fixed_costs_of_its_chip_family(catalog: C
         default.moe_scale,
         default.memory_scale,
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "preset"),
+    [
+        ("Llama-3.1-70B-Instruct-FP8", "llama-3.1-70b"),
+        ("RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8", "llama-3.1-70b"),
+        ("amd/Llama-3.1-405B-Instruct-FP8-KV", "llama-3.1-405b"),
+        ("nvidia/Llama-3.3-70B-Instruct-FP4", "llama-3.3-70b"),
+        ("Qwen3-235B-A22B-Instruct-2507-FP8", "qwen3-235b-a22b"),
+        ("Qwen3-30B-A3B-FP8", "qwen3-30b-a3b"),
+        ("nvidia/DeepSeek-R1-0528-FP4-V2", "deepseek-v3"),
+        ("DeepSeek-R1 FP4", "deepseek-v3"),
+        ("DeepSeek-V3.1-Terminus", "deepseek-v3"),
+        ("gpt-oss-120b (MXFP4)", "gpt-oss-120b"),
+    ],
+)
+def test_quantised_checkpoints_resolve_to_their_model(catalog: Catalog, name: str, preset: str) -> None:
+    """A quantised or re-released checkpoint has its base model's shape."""
+    model, _ = model_for(catalog, name)
+    assert model.name == preset
+
+
+def test_a_shape_changing_release_is_not_aliased(catalog: Catalog) -> None:
+    """DeepSeek-V3.2 adds sparse attention: it is not DeepSeek-V3 under another name."""
+    with pytest.raises(ChipwiseError, match="no preset"):
+        model_for(catalog, "DeepSeek-V3.2-Exp")
+
+
+def test_precision_from_the_checkpoint_name_when_the_column_is_silent() -> None:
+    named = _row(model="Llama-3.1-8B-Instruct-FP8", precision="")
+    assert named.weight_precision == "fp8"
+    assert "weight precision taken from the checkpoint name (fp8)" in named.notes
+    stated = _row(model="Llama-3.1-8B-Instruct-FP8", precision="BF16")
+    assert stated.weight_precision == "bf16"

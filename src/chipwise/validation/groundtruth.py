@@ -1070,6 +1070,11 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
     chip = raw.get("chip", "").strip().lower()
     num_chips = parse_int(raw.get("num_chips"))
     precision_text = raw.get("precision", "")
+    checkpoint = _precision_tokens(raw.get("model", ""))
+    if checkpoint and not _precision_tokens(precision_text):
+        # a quantised checkpoint named by its precision ('Llama-3.1-70B-Instruct-FP8') where the column is silent
+        notes.append(f"weight precision taken from the checkpoint name ({checkpoint[0]})")
+        precision_text = f"{precision_text} {checkpoint[0]} weights"
     weight = parse_weight_precision(precision_text, notes)
     plan = parse_serving_plan(raw.get("parallelism", ""), chip, num_chips, arch, notes)
     load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))

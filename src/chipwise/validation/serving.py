@@ -60,6 +60,11 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
     "codellama-13b": ("llama-2-13b", "CodeLlama-13B has Llama 2 13B's shape (vocabulary 32016 vs 32000)"),
     "llama-3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
     "llama3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
+    "deepseek-v3.1": (
+        "deepseek-v3",
+        "DeepSeek-V3.1 has DeepSeek-V3's architecture (671B total, 37B active; post-trained from the V3 base "
+        "checkpoint after a context extension: huggingface deepseek-ai/DeepSeek-V3.1-Base README)",
+    ),
 }
 #: Models whose config differs from a preset's in a few fields: (preset, config.json changes, source).
 CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
@@ -70,7 +75,33 @@ CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
         "huggingface mistralai/Mistral-7B-Instruct-v0.2 config.json (full attention over a 32k context)",
     ),
 }
-_SUFFIXES = ("-instruct-2507", "-instruct", "-2507", "-hf", "-chat", "-0324", "-0528")
+#: Name endings that do not change a model's shape: release tags, chat/instruct tuning, and the quantised
+#: checkpoints of the same weights (the row's precision column says how they are stored).
+_SUFFIXES = (
+    "-instruct-2507",
+    "-instruct",
+    "-2507",
+    "-hf",
+    "-chat",
+    "-0324",
+    "-0528",
+    "-terminus",
+    "-v2",
+    "-kv",
+    "-fp8-dynamic",
+    "-fp8-block",
+    "-fp8",
+    "-nvfp4",
+    "-mxfp4",
+    "-fp4",
+    "-bf16",
+    "-awq",
+    "-gptq",
+    "-int4",
+    "-int8",
+    "-w4a16",
+    "-w8a8",
+)
 
 #: Requests simulated per row, by load (enough for a steady window, few enough to validate quickly).
 MAX_REQUESTS = 30000
@@ -82,7 +113,9 @@ GUIDELLM_MAX_SECONDS = 120.0
 
 def _candidates(name: str) -> list[str]:
     base = name.strip()
-    out = [base, base.split(" (")[0].strip(), base.split("/")[0].strip(), base.replace(" ", "-")]
+    bare = base.split(" (")[0].strip()
+    out = [base, bare, base.split("/")[0].strip(), bare.split("/")[-1].strip()]
+    out += [c.replace(" ", "-") for c in out]
     more: list[str] = []
     for c in out:
         low = c.lower()
