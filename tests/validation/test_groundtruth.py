@@ -20,6 +20,7 @@ from chipwise.validation.groundtruth import (
     parse_int,
     parse_load,
     parse_number,
+    parse_serving_plan,
     parse_stat_values,
     read_inference,
     read_training,
@@ -83,6 +84,28 @@ def test_parse_load_reads_the_ways_sweeps_name_their_users(
 ) -> None:
     load = parse_load(batch, scenario, "")
     assert (load.concurrency, load.max_batch) == (users, max_batch)
+
+
+@pytest.mark.parametrize(
+    ("text", "arch", "plan"),
+    [
+        ("TP2 x 4", "dense", (2, 1, 1, 4, False)),
+        ("4xTP2", "dense", (2, 1, 1, 4, False)),
+        ("tensor parallel 8", "dense", (8, 1, 1, 1, False)),
+        ("tensor_parallel_size=4", "dense", (4, 1, 1, 1, False)),
+        ("--tp-size 8 --ep-size 8", "moe", (8, 1, 8, 1, False)),
+        ("DEP8", "moe", (8, 1, 8, 1, True)),
+        ("TEP8", "moe", (8, 1, 8, 1, False)),
+        ("TP4/EP4, enable_attention_dp", "moe", (4, 1, 4, 1, True)),
+        ("DP8 EP8", "moe", (8, 1, 8, 1, True)),
+        ("DP-attention 8, EP 8", "moe", (8, 1, 8, 1, True)),
+        ("DP8", "dense", (1, 1, 1, 8, False)),
+    ],
+)
+def test_parse_serving_plan_reads_other_spellings(text: str, arch: str, plan: tuple[int, int, int, int, bool]) -> None:
+    """Engines and benchmark tables spell plans differently; each becomes tp/pp/ep per replica and replicas."""
+    p = parse_serving_plan(text, "b200", 8, arch, [])
+    assert (p.tp, p.pp, p.ep, p.dp, p.attention_dp) == plan
 
 
 def test_parse_int_rejects_fractions() -> None:

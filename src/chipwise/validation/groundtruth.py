@@ -792,8 +792,30 @@ class _ServingPlan:
     given: bool
 
 
+#: Other spellings of a serving plan, rewritten into 'TPn EPn DPn x n' terms before it is read: TensorRT-LLM's and
+#: InferenceX's DEPn (attention data-parallel + expert-parallel over n GPUs) and TEPn (tensor + expert parallel),
+#: 'n x TPm', launcher flags ('--tp-size 8', 'tensor_parallel_size=8') and spelled-out names.
+_PLAN_SPELLINGS: Final[tuple[tuple[str, str], ...]] = (
+    (r"\bDEP\s*(\d+)", r"TP\1 EP\1 attention DP"),
+    (r"\bTEP\s*(\d+)", r"TP\1 EP\1"),
+    (r"\b(\d+)\s*x\s*TP\s*(\d+)", r"TP\2 x \1"),
+    (r"\btensor[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"TP\1"),
+    (r"\bpipeline[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"PP\1"),
+    (r"\bexpert[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"EP\1"),
+    (r"\b(tp|pp|ep|dp)[-_]size\s*[=:]?\s*(\d+)", r"\1 \2"),
+)
+_ATTENTION_DP = r"attention[-_ ]*DP|DP[-_ ]*attention|\bADP\b"
+
+
+def _respell_plan(text: str) -> str:
+    for pattern, repl in _PLAN_SPELLINGS:
+        text = re.sub(pattern, repl, text, flags=re.IGNORECASE)
+    return text
+
+
 def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, notes: list[str]) -> _ServingPlan:
     """Per-replica tp/pp/ep and replica count dp from text such as 'TP2 x 4 instances'."""
+    text = _respell_plan(text)
     decode = _lookup(r"decode\s*:\s*([^;]*)", text)
     if decode is not None:
         notes.append("prefill/decode split; decode-phase parallelism used")
@@ -802,7 +824,12 @@ def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, n
     replicas = _lookup_int(r"\bx\s*(\d+)\s*(?:instances?|replicas?|copies)?\s*(?:$|[;,])", core.strip())
     if replicas is None:
         replicas = _lookup_int(r"(\d+)\s*(?:replicas|model copies|instances)\b", text)
-    attention_dp = bool(re.search(r"attention\s*DP|DP\s*attention", text, re.IGNORECASE))
+    attention_dp = bool(re.search(_ATTENTION_DP, text, re.IGNORECASE))
+    ep_size = sizes["EP"]
+    if arch == "moe" and ep_size and ep_size > 1 and not sizes["TP"] and (attention_dp or sizes["DP"] == ep_size):
+        # vLLM's and SGLang's 'DP n + EP n' on an MoE model: attention data-parallel over the n expert-parallel ranks
+        sizes["TP"], sizes["DP"], attention_dp = ep_size, None, True
+        notes.append(f"DP{ep_size} with EP{ep_size} on an MoE model read as attention DP over {ep_size} ranks")
     given = any(v is not None for v in sizes.values()) or replicas is not None
     tp, pp = sizes["TP"] or 1, sizes["PP"] or 1
     dp = sizes["DP"] or replicas
