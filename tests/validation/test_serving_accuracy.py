@@ -209,3 +209,13 @@ def test_precision_from_the_checkpoint_name_when_the_column_is_silent() -> None:
     assert "weight precision taken from the checkpoint name (fp8)" in named.notes
     stated = _row(model="Llama-3.1-8B-Instruct-FP8", precision="BF16")
     assert stated.weight_precision == "bf16"
+
+
+def test_chip_count_from_the_hardware_text_or_the_plan_when_the_column_is_empty() -> None:
+    assert _row(num_chips="", hardware="NVIDIA H100 80GB (2x)", parallelism="TP2").num_chips == 2
+    assert _row(num_chips="", hardware="8x H100 SXM", parallelism="").num_chips == 8
+    from_plan = _row(num_chips="", hardware="NVIDIA H100", parallelism="TP2 x 4")
+    assert from_plan.num_chips == 8 and "8 from the plan" in from_plan.notes
+    # an instance size or a rack name is not a chip count, and nothing else says one
+    assert _row(num_chips="", hardware="NVIDIA GB200 NVL72", parallelism="").skip_reason == "no chip count"
+    assert _row(num_chips="3", hardware="8x H100", parallelism="").num_chips == 3  # the column wins

@@ -1081,6 +1081,33 @@ def _inference_skip_reason(
     return None
 
 
+#: A chip count written into the hardware text: '8x H200', 'NVIDIA B200 (8x)', '2 x H100 80G', '8 GPUs' (not an
+#: instance size such as 'trn2.48xlarge' nor a rack name such as 'NVL72').
+_HARDWARE_COUNTS: Final[tuple[str, ...]] = (
+    r"\(\s*(\d+)\s*[x\u00d7]\s*\)",
+    r"(?<![\w.])(\d+)\s*[x\u00d7]\s*(?=(?:NVIDIA|AMD|Intel|Google|AWS|[A-Z]{1,3}\d))",
+    r"(?<![\w.])(\d+)\s+(?:GPUs|chips|accelerators)\b",
+)
+
+
+def _chip_count(raw: Mapping[str, str], chip: str, plan: _ServingPlan, notes: list[str]) -> int | None:
+    """The row's chip count, or when the column is empty the one its hardware text or GPU plan states."""
+    stated = parse_int(raw.get("num_chips"))
+    if stated is not None:
+        return stated
+    hardware_text = raw.get("hardware", "")
+    for pattern in _HARDWARE_COUNTS:
+        found = _lookup_int(pattern, hardware_text)
+        if found:
+            notes.append(f"num_chips not stated; {found} from the hardware text")
+            return found
+    if plan.given and cores_per_chip(chip, "") == 1 and not plan.counts_cores:
+        found = plan.tp * plan.pp * plan.dp
+        notes.append(f"num_chips not stated; {found} from the plan (TP x PP x replicas)")
+        return found
+    return None
+
+
 def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> InferenceRow:
     notes: list[str] = []
     name = raw.get("model", "").strip()
@@ -1104,6 +1131,7 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
         precision_text = f"{precision_text} {checkpoint[0]} weights"
     weight = parse_weight_precision(precision_text, notes)
     plan = parse_serving_plan(raw.get("parallelism", ""), chip, num_chips, arch, notes)
+    num_chips = _chip_count(raw, chip, plan, notes)
     load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))
     scenario = normalize_scenario(raw.get("scenario", ""), load.concurrency)
     input_len = parse_length(raw.get("input_len", ""))
