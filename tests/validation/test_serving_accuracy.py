@@ -189,6 +189,10 @@ def test_sglang_takes_the_tensorrt_llm_fixed_costs_of_its_chip_family(catalog: C
         ("DeepSeek-R1 FP4", "deepseek-v3"),
         ("DeepSeek-V3.1-Terminus", "deepseek-v3"),
         ("gpt-oss-120b (MXFP4)", "gpt-oss-120b"),
+        ("Qwen/Qwen3-14B-FP8", "qwen3-14b"),
+        ("Qwen3-4B", "qwen3-4b"),
+        ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b"),
+        ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"),
     ],
 )
 def test_quantised_checkpoints_resolve_to_their_model(catalog: Catalog, name: str, preset: str) -> None:

@@ -29,6 +29,11 @@ PRESETS = [
     "llama-4-maverick",
     "qwen3-32b",
     "deepseek-r1",
+    "qwen3-14b",
+    "qwen3-4b",
+    "qwen3-coder-480b-a35b",
+    "llama-3.2-1b",
+    "llama-3.2-3b",
 ]
 
 
@@ -51,6 +56,9 @@ def test_every_preset_loads(catalog: Catalog, name: str) -> None:
         ("gpt-oss-120b", 116.8e9, None, 0.01, None),
         ("llama-4-maverick", 400e9, 17e9, 0.01, 0.02),
         ("qwen3-32b", 32.8e9, 32.8e9, 0.01, 0.01),
+        ("qwen3-14b", 14.8e9, 14.8e9, 0.01, 0.01),
+        ("qwen3-4b", 4.0e9, 4.0e9, 0.01, 0.01),
+        ("qwen3-coder-480b-a35b", 480e9, 35e9, 0.01, 0.02),
     ],
 )
 def test_published_parameter_counts(
