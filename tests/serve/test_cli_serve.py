@@ -29,6 +29,20 @@ def test_predict_serving_scenario_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert data["slo_met"] is True and data["cost_usd_per_mtok"] > 0
 
 
+def test_predict_with_speculative_decoding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same deployment at one user with an EAGLE drafter decodes faster, and says how it was priced."""
+    single = SCENARIO.replace("arrival_rate: 10\nrequests: 300", "concurrency: 1\nrequests: 12")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(single + "plan: {tp: 1, max_batch: 8}\n")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(single + "plan: {tp: 1, max_batch: 8}\nspeculative: eagle:3@0.8\n")
+    base = run_json(capsys, ["predict", str(plain), "--json"])
+    fast = run_json(capsys, ["predict", str(spec), "--json"])
+    assert base["plan"]["speculative"] is None
+    assert fast["plan"]["speculative"].startswith("EAGLE k=3, acceptance 0.80")
+    assert fast["tpot_s"]["p50"] < base["tpot_s"]["p50"] / 1.5
+
+
 def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "serve.yaml"
     f.write_text(SCENARIO)
@@ -128,6 +142,7 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
             "input_tokens: 8192\noutput_tokens: 1024\noffline: true\nplan: {tp: 2, max_batch: 4096}\n",
             "max_batch",
         ),
+        "bad speculation": (SCENARIO + "speculative: medusa:3\n", "unknown speculative method"),
     }
     for name, (text, needle) in cases.items():
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"

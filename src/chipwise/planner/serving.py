@@ -34,6 +34,7 @@ from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import KV_PRECISIONS, WEIGHT_PRECISIONS, check_precision, default_kv_precision
 from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.serve.speculation import parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, Load, ServeScenario, ServingJob, serving_job
@@ -392,6 +393,8 @@ def _pool(
         plan = choice.plan
         replicas = int(replicas_given or choice.replicas)
         source = "searched" if not fixed else "partial"
+    if sc.speculative and job.max_output > 1:  # a prefill-only pool drafts nothing
+        plan = replace(plan, speculation=parse_speculation(sc.speculative))
     setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in fixed)
     return setup, replicas, source
 
@@ -440,6 +443,7 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "chunked_prefill": p.chunked_prefill,
         "weight_precision": p.weight_precision,
         "kv_precision": p.kv_precision,
+        "speculative": p.speculation.label() if p.speculation else None,
         "chips_per_replica": setup.chips,
         "kv_cache_tokens_per_replica": setup.kv_tokens,
         "kv_cache_block_tokens": setup.memory.block_tokens,

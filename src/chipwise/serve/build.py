@@ -17,6 +17,7 @@ from chipwise.serve.plan import ReplicaPlan, check_replica
 from chipwise.serve.sim.policies import SchedulerPolicy
 from chipwise.serve.sim.run import PoolSim
 from chipwise.serve.sim.steps import StepModel, step_model
+from chipwise.serve.speculation import drafter
 from chipwise.workload.model import ModelSpec
 
 
@@ -110,7 +111,8 @@ def setup_replica(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "
             f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, or quantise the KV cache."
         )
-    steps = step_model(model, dev, topo, eng, plan, typical_context, typical_prompt, plan.max_tokens)
+    draft = drafter(catalog, model, plan.speculation) if plan.speculation is not None else None
+    steps = step_model(model, dev, topo, eng, plan, typical_context, typical_prompt, plan.max_tokens, draft)
     return ReplicaSetup(
         system=system,
         engine=eng,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chipwise.errors import ChipwiseError
+from chipwise.serve.speculation import Speculation
 from chipwise.workload.model import ModelSpec
 
 
@@ -14,6 +15,7 @@ class ReplicaPlan:
     batch of attention over the tp ranks instead of its heads), its batch and token limits, and precisions.
 
     max_tokens: tokens one iteration may carry (prefill chunks plus one per decoding sequence).
+    speculation: speculative decoding (serve.speculation), or None.
     """
 
     tp: int = 1
@@ -25,6 +27,7 @@ class ReplicaPlan:
     chunked_prefill: bool = True
     weight_precision: str = "bf16"
     kv_precision: str = "bf16"
+    speculation: Speculation | None = None
 
     @property
     def ranks(self) -> int:
@@ -39,6 +42,8 @@ class ReplicaPlan:
         if self.attention_dp:
             parts.append("ADP")
         parts.append(f"b{self.max_batch}")
+        if self.speculation is not None:
+            parts.append(f"{self.speculation.method.upper()}{self.speculation.draft_tokens}")
         return " ".join(parts)
 
 

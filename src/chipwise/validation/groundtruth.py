@@ -782,6 +782,49 @@ def is_speculative(*texts: str) -> bool:
 
 
 @dataclass(frozen=True)
+class SpeculationText:
+    """What a row says about its speculative decoding: the drafter, tokens drafted per step, the draft model's
+    name and the acceptance, as a mean acceptance length (tokens per step, the bonus token included)."""
+
+    method: str  # 'mtp' | 'eagle' | 'draft' | 'medusa' | '' (not recognised)
+    draft_tokens: int | None
+    draft_model: str
+    acceptance_length: float | None
+
+
+_DRAFT_TOKEN_PATTERNS: Final[tuple[str, ...]] = (
+    r"(?:num[_ ]speculative[_ ]tokens|speculation length|speculative[_ ]tokens|num[_ ]nextn[_ ]predict[_ ]layers"
+    r"|draft[_ ]tokens|draft[_ ]len(?:gth)?)\s*[=:]?\s*(\d+)",
+    r"(\d+)\s*(?:speculative|draft(?:ed)?)\s*tokens",
+    r"\bMTP[-_ ]?(?:layers?\s*)?[=:]?\s*(\d+)\b",
+    r"\bMTP\s*\(\s*(\d+)",
+)
+
+
+def parse_speculation_text(text: str) -> SpeculationText:
+    """The speculative-decoding facts of a row's plan, engine and notes text."""
+    lowered = text.lower()
+    method = (
+        "medusa"
+        if "medusa" in lowered
+        else "eagle"
+        if "eagle" in lowered
+        else "mtp"
+        if re.search(r"\bmtp\b|nextn|multi[- ]token prediction", lowered)
+        else "draft"
+        if "draft" in lowered
+        else ""
+    )
+    k = next((v for p in _DRAFT_TOKEN_PATTERNS if (v := _lookup_int(p, text)) is not None), None)
+    length = _lookup_float(rf"(?:mean |average )?accept(?:ance|ed)[ _]length\s*(?:of\s*)?[=:]?\s*({_NUM})", text)
+    rate = _lookup_float(rf"accept(?:ance|ed)(?:[ _]rate)?\s*[=:]?\s*({_NUM})\s*%", text)
+    if length is None and rate is not None and k:
+        length = 1.0 + rate / 100.0 * k  # vLLM's acceptance rate: accepted / drafted tokens
+    draft_model = _lookup(r"with\s+(?:an?\s+)?([A-Za-z][\w.\-/]*)\s+draft", text) or ""
+    return SpeculationText(method, k, draft_model, length)
+
+
+@dataclass(frozen=True)
 class _ServingPlan:
     tp: int
     pp: int

@@ -33,11 +33,13 @@ from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
 from chipwise.validation.groundtruth import (
     SKIP_DISAGGREGATED,
     InferenceRow,
     kv_precision_stated,
     parse_positive,
+    parse_speculation_text,
     read_inference,
 )
 from chipwise.validation.report import RowResult, summarise
@@ -45,7 +47,7 @@ from chipwise.workload.model import ModelSpec, from_hf_config
 from chipwise.workload.presets import load_model, preset_id
 from chipwise.workload.serving import LengthDist, Load, ServingJob
 
-SKIP_SPECULATIVE = "speculative decoding (not modelled)"
+SKIP_SPECULATIVE = "speculative decoding"
 SKIP_NO_LENGTHS = "input and output lengths not stated"
 
 #: OPT shapes (Zhang et al. 2022, "OPT: Open Pre-trained Transformer Language Models", Table 1; vocabulary 50272,
@@ -128,6 +130,31 @@ def _candidates(name: str) -> list[str]:
                     more.append(low)
                     changed = True
     return list(dict.fromkeys(out + more))
+
+
+def row_speculation(catalog: Catalog, row: InferenceRow) -> Speculation:
+    """The speculative decoding a row ran, or ChipwiseError saying what it leaves out. A stated acceptance (a mean
+    acceptance length, or vLLM's acceptance rate) is used as stated; without one, an MTP or EAGLE drafter takes its
+    prior (serve.speculation) and a separate draft model, which has none, is skipped."""
+    text = " ".join(row.raw.get(f, "") for f in ("parallelism", "serving_engine", "notes", "scenario"))
+    said = parse_speculation_text(text)
+    if said.method in ("", "medusa"):
+        raise ChipwiseError(f"{SKIP_SPECULATIVE}: {said.method or 'drafter not recognised'}")
+    if said.draft_tokens is None:
+        raise ChipwiseError(f"{SKIP_SPECULATIVE}: tokens drafted per step not stated")
+    k = said.draft_tokens
+    if said.acceptance_length is not None:
+        draft_model = _preset_of(catalog, said.draft_model) if said.method == "draft" else ""
+        if said.method == "draft" and not draft_model:
+            raise ChipwiseError(f"{SKIP_SPECULATIVE}: draft model '{said.draft_model}' has no preset")
+        return Speculation(said.method, k, acceptance_for_length(said.acceptance_length, k), draft_model)
+    if said.method == "draft":
+        raise ChipwiseError(f"{SKIP_SPECULATIVE}: a draft model's acceptance is not stated (no prior)")
+    return with_prior(said.method, k)
+
+
+def _preset_of(catalog: Catalog, name: str) -> str:
+    return next((pid for cand in _candidates(name) if (pid := preset_id(catalog, cand)) is not None), "")
 
 
 def model_for(catalog: Catalog, name: str) -> tuple[ModelSpec, str]:
@@ -414,8 +441,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         )
     if row.skip_reason:
         raise ChipwiseError(row.skip_reason)
-    if row.speculative:
-        raise ChipwiseError(SKIP_SPECULATIVE)
+    speculation = row_speculation(catalog, row) if row.speculative else None
     if row.num_chips is None:
         raise ChipwiseError("no chip count")
     notes: list[str] = []
@@ -466,7 +492,10 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         chunked_prefill=eng.chunked_prefill,
         weight_precision=weight,
         kv_precision=kv,
+        speculation=speculation,
     )
+    if speculation is not None:
+        notes.append(f"speculative decoding: {speculation.label()}")
     setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out), profile=eng)
     block = eng.block_tokens
     need = inp + (out if eng.admission == "reserve" else 0.5 * out)

@@ -157,6 +157,9 @@ class ServeScenario(_Strict):
     duration_s: Count | None = None
     slo: SLO | None = None
     plan: ServePlan | None = None
+    #: speculative decoding of the decoding replicas: 'mtp:K', 'eagle:K' or 'draft:MODEL:K', optionally
+    #: '@ACCEPTANCE' (serve.speculation; MTP and EAGLE default to their sourced priors)
+    speculative: str | None = None
     prefix_hit_rate: Fraction = 0.0
     pricing: str = "on-demand"
     region: str | None = None

@@ -72,6 +72,9 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
+    spec = plan.get("speculative") or (plan.get("decode") or {}).get("speculative")
+    if spec:
+        head.add_row("speculative decoding", spec)
     head.add_row(
         "throughput",
         f"{r['output_tokens_per_s']:,.0f} output tok/s ({r['output_tokens_per_s_per_chip']:,.0f} per chip), "

@@ -2,12 +2,13 @@
 decoding, and its KV cache. Continuous batching at iteration level (Orca, Yu et al. 2022).
 
 Events are iterations, and whole runs of identical decode iterations: while no request joins or leaves, a
-decode step of n sequences over C cached tokens takes base(n) + a C and C grows by n each step, so k steps take
-    k base(n) + a (k C + n k (k - 1) / 2)
+decode step of n sequences over C cached tokens takes base(n) + a C and C grows by g n each step (g = 1 token
+per sequence, or tau with speculative decoding), so k steps take
+    k base(n) + a (k C + g n k (k - 1) / 2)
 and the replica jumps to the next completion (or to when the KV cache fills) in one event. An arrival that can
 be admitted cuts such a run short at the end of the iteration in progress. Each decoding request is kept in a
-heap by the iteration at which it finishes; the batch's context is S + n it, with `it` the count of decode
-iterations and S the sum over decoding requests of (context at join - it at join).
+heap by the iteration at which it finishes; the batch's context is S + g n it, with `it` the count of decode
+iterations and S the sum over decoding requests of (context at join - g it at join).
 """
 
 from __future__ import annotations
@@ -60,15 +61,16 @@ class Replica:
         self.p_tokens = 0
         self.dheap: list[tuple[int, int, int]] = []
         self.dtoken: dict[int, int] = {}
-        self.jterm: dict[int, int] = {}
+        self.jterm: dict[int, float] = {}
         self.jit: dict[int, int] = {}
         self.g0: dict[int, int] = {}
         self.state: dict[int, int] = {}
         self.res: dict[int, int] = {}
         self.order: list[int] = []
         self.n_dec = 0
-        self.S = 0
+        self.S = 0.0
         self.it = 0
+        self.g = steps.tau  # tokens a decode iteration adds per sequence
         self.reserved = 0
         self.outstanding = 0
         self.busy = False
@@ -84,9 +86,9 @@ class Replica:
         self.half_block = policy.block // 2
 
     # ---- bookkeeping -------------------------------------------------------------------------------------
-    def used(self) -> int:
+    def used(self) -> float:
         """KV tokens held now (decoding contexts, prompts being prefilled, half a block of rounding each)."""
-        return self.S + self.n_dec * self.it + self.p_tokens + (self.n_dec + len(self.pref)) * self.half_block
+        return self.S + self.g * self.n_dec * self.it + self.p_tokens + (self.n_dec + len(self.pref)) * self.half_block
 
     def _record(self, t: float, growth: float = 0.0) -> None:
         """Note the KV occupancy from time t on (plus `growth` tokens: half of what a decode run adds)."""
@@ -175,7 +177,7 @@ class Replica:
         """Start decoding: `context` tokens in KV, the next token to feed is the one just sampled."""
         r = self.req
         remaining = r.output[rid] - r.generated[rid]
-        term = context + 1 - self.it
+        term = context + 1 - self.g * self.it
         self.S += term
         self.jterm[rid] = term
         self.jit[rid] = self.it
@@ -184,7 +186,7 @@ class Replica:
         self.state[rid] = DECODE
         self._heap_seq += 1
         self.dtoken[rid] = self._heap_seq
-        heapq.heappush(self.dheap, (self.it + remaining, self._heap_seq, rid))
+        heapq.heappush(self.dheap, (self.it + math.ceil(remaining / self.g), self._heap_seq, rid))
 
     def _leave(self, rid: int) -> None:
         st = self.state.pop(rid, 0)
@@ -192,7 +194,8 @@ class Replica:
             self.n_dec -= 1
             self.S -= self.jterm.pop(rid)
             self.dtoken.pop(rid, None)
-            self.req.generated[rid] = self.g0.pop(rid) + self.it - self.jit.pop(rid)
+            made = int(self.g * (self.it - self.jit.pop(rid)))
+            self.req.generated[rid] = min(self.g0.pop(rid) + made, self.req.output[rid] - 1)
         elif st == PREFILL:
             self.pref.remove(rid)
             self.p_tokens -= self.phold.pop(rid)
@@ -213,7 +216,7 @@ class Replica:
 
     def _make_room(self, t: float) -> None:
         """on_demand: preempt the most recently admitted requests until the next decode step fits."""
-        while self.n_dec + len(self.pref) > 0 and self.used() + self.n_dec > self.cap:
+        while self.n_dec + len(self.pref) > 0 and self.used() + self.g * self.n_dec > self.cap:
             victim = -1
             while self.order:
                 cand = self.order.pop()
@@ -245,7 +248,7 @@ class Replica:
             self._record(t)
             self.busy = False
             return
-        context = self.S + n * self.it
+        context = self.S + self.g * n * self.it
         steps = self.steps
         if self.pref:
             mixed = self.pol.mixed_batching
@@ -257,7 +260,7 @@ class Replica:
             if chunks:
                 static = self.pol.static_batch
                 fused = advancing and not sequential
-                tokens = n if fused else 0
+                tokens = steps.decode_tokens(n) if fused else 0
                 pairs = 0.0
                 completing = 0
                 for rid, chunk in zip(self.pref, chunks, strict=False):
@@ -267,8 +270,9 @@ class Replica:
                     pairs += c * s + c * (c + 1) * 0.5
                     if s + chunk >= pneed[rid]:
                         completing += 1
-                seqs = (n if fused else 0) + completing
+                seqs = (steps.decode_tokens(n) if fused else 0) + completing
                 dt = steps.time(tokens, seqs, context if fused else 0.0, pairs) + steps.prefill_fixed
+                dt += steps.draft_prefill(sum(chunks)) + (steps.draft_time(n, context) if fused else 0.0)
                 if sequential:
                     # the token-generation graph runs first, then the context encoding (separate graphs)
                     base, a = self._decode_step(n, context, 1)
@@ -282,27 +286,27 @@ class Replica:
             heapq.heappop(heap)
         k = max(1, heap[0][0] - self.it) if heap else 1
         if self.pol.preempts:
-            k = max(1, min(k, (self.cap - self.used()) // n))
+            k = max(1, min(k, int((self.cap - self.used()) // (self.g * n))))
         if self.hold_since is not None:  # end the run when the held prompts time out
             k = max(1, min(k, self.hold_since + self.pol.adp_timeout_iters - self.it))
         base, a = self._decode_step(n, context, k)
-        dt = k * base + a * (k * context + n * k * (k - 1) * 0.5)
+        dt = k * base + a * (k * context + self.g * n * k * (k - 1) * 0.5)
         self.seg = (t, k, base, float(context), n)
         self.seg_a = a
-        self._record(t, 0.5 * n * k)
+        self._record(t, 0.5 * self.g * n * k)
         self.kernel.at(t + dt, self._end_run, ver)
 
     def _decode_step(self, n: int, context: float, k: int) -> tuple[float, float]:
         """(time of one of k decode steps of n sequences over `context` cached tokens without its context term,
-        context coefficient): k steps take k base + a (k C + n k (k - 1) / 2)."""
+        context coefficient): k steps take k base + a (k C + g n k (k - 1) / 2)."""
         steps = self.steps
         if self.pol.static_batch:
             # a compiled token-generation graph runs every slot and attends over the bucket of the sequence
             # length (the power of two at or above the batch's context, taken mid-run), live or not
             slots = self.pol.max_batch
-            padded = bucket(int(context / n + 0.5 * k) + 1)
-            return steps.decode_base(slots) + steps.a * slots * padded, 0.0
-        return steps.decode_base(n), steps.a
+            padded = bucket(int(context / n + 0.5 * self.g * k) + 1)
+            return steps.decode_base(slots) + steps.a_decode * slots * padded, 0.0
+        return steps.decode_base(n), steps.a_decode
 
     def _interrupt(self, t: float) -> None:
         """Cut the decode run in flight at the end of the iteration running at time t."""
@@ -310,7 +314,7 @@ class Replica:
         t0, k, base, context, n = self.seg
         a = self.seg_a
         tau = t - t0
-        qa = 0.5 * a * n
+        qa = 0.5 * a * n * self.g
         qb = base + a * context - qa
         # iterations completed by tau: the largest j with j base + a (j C + n j (j - 1) / 2) <= tau
         j = int((-qb + math.sqrt(qb * qb + 4.0 * qa * tau)) / (2.0 * qa)) if qa > 0 else int(tau / max(qb, 1e-30))
@@ -319,7 +323,7 @@ class Replica:
             return
         self.ver += 1
         self.seg = (t0, new_k, base, context, n)
-        dt = new_k * base + a * (new_k * context + n * new_k * (new_k - 1) * 0.5)
+        dt = new_k * base + a * (new_k * context + self.g * n * new_k * (new_k - 1) * 0.5)
         self.kernel.at(t0 + dt, self._end_run, self.ver)
 
     def _complete_decodes(self, t: float) -> None:

@@ -6,11 +6,15 @@ simulator prices an iteration with two table look-ups and two multiply-adds:
 tokens[T] = pp G(T/pp) (+ hand-offs) for every token count up to the iteration's budget; seqs[n] = pp H(n/pp);
 a and b are the decode-attention and prefill-attention coefficients. Counts beyond the tables (a whole long
 prompt in one iteration) are priced on a coarse grid and interpolated linearly.
+
+With speculative decoding (serve.speculation) a decode step of n sequences verifies n (k + 1) tokens (and
+samples as many positions) and runs the drafter k times over n tokens, each drafting pass attending over the
+drafter's own cache; the drafter also encodes every prompt. The step yields tau tokens per sequence.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,6 +50,9 @@ class StepModel:
     coarse: Array  # tokens[] on the coarse grid beyond the exact table
     mixed_batching: bool
     prefill_fixed: float = 0.0  # added to an iteration that encodes prompts (engines.*.prefill_overhead)
+    draft_tokens: int = 0  # k: tokens drafted per sequence and step (0 = no speculative decoding)
+    tau: float = 1.0  # tokens a decode step yields per sequence, on average
+    drafter: StepModel | None = None  # the drafting pass's tables (no fixed cost of its own)
 
     def token_time(self, t: int) -> float:
         if t < len(self.tokens):
@@ -62,9 +69,30 @@ class StepModel:
         """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
         return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + self.a * context + self.b * pairs
 
+    def decode_tokens(self, n: int) -> int:
+        """Tokens a decode step of n sequences feeds the target (n, or n (k + 1) positions to verify)."""
+        return n * (self.draft_tokens + 1)
+
+    def draft_time(self, n: int, context: float) -> float:
+        """The k drafting passes over n sequences with `context` cached tokens."""
+        d = self.drafter
+        if d is None or n <= 0:
+            return 0.0
+        return self.draft_tokens * (d.token_time(n) + d.seq_time(n) + d.a * context)
+
+    def draft_prefill(self, tokens: int) -> float:
+        """The drafter's pass over `tokens` prompt tokens."""
+        return self.drafter.token_time(tokens) if self.drafter is not None and tokens > 0 else 0.0
+
+    @property
+    def a_decode(self) -> float:
+        """Seconds per cached token of a decode step: the target's verification and the k drafting passes."""
+        return self.a + (self.draft_tokens * self.drafter.a if self.drafter is not None else 0.0)
+
     def decode_base(self, n: int) -> float:
         """The context-independent part of a decode step of n sequences."""
-        return self.fixed + self.token_time(n) + self.seq_time(n)
+        m = self.decode_tokens(n)
+        return self.fixed + self.token_time(m) + self.seq_time(m) + self.draft_time(n, 0.0)
 
 
 def _token_table(
@@ -87,8 +115,10 @@ def step_model(
     typical_context: float,
     typical_prompt: float,
     max_tokens: int,
+    drafter: ModelSpec | None = None,
 ) -> StepModel:
-    """Tables for a replica whose iterations carry at most `max_tokens` tokens (longer prompts interpolated)."""
+    """Tables for a replica whose iterations carry at most `max_tokens` tokens (longer prompts interpolated);
+    `drafter` is the model of the plan's speculative drafting passes."""
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
     exact = min(max(max_tokens, plan.max_batch), EXACT_TOKENS)
     counts = np.arange(exact + 1, dtype=np.float64)
@@ -103,6 +133,14 @@ def step_model(
         seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit
     a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context))
     b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
+    spec = plan.speculation
+    draft = None
+    if spec is not None and drafter is not None:
+        bare = replace(plan, speculation=None, ep=plan.ep if drafter.moe is not None else 1)
+        quiet = replace(eng, step_overhead_s=0.0, prefill_overhead_s=0.0, host_sampling=False)
+        draft = replace(
+            step_model(drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens), fixed=0.0
+        )
     return StepModel(
         fixed=eng.step_overhead_s,
         tokens=tokens.tolist(),
@@ -112,4 +150,7 @@ def step_model(
         coarse=coarse,
         mixed_batching=eng.mixed_batching,
         prefill_fixed=eng.prefill_overhead_s,
+        draft_tokens=spec.draft_tokens if draft is not None and spec is not None else 0,
+        tau=spec.tokens_per_step if draft is not None and spec is not None else 1.0,
+        drafter=draft,
     )

@@ -1,0 +1,138 @@
+"""Speculative decoding: a cheap drafter proposes k tokens per sequence, the target model verifies all k + 1
+positions in one forward pass and keeps the longest accepted prefix plus one token of its own.
+
+With each drafted token accepted with probability alpha given that the ones before it were (the chain model of
+Leviathan et al. 2023, "Fast Inference from Transformers via Speculative Decoding", eq. 1), one verification step
+yields on average
+
+    tau = (1 - alpha^(k + 1)) / (1 - alpha)
+
+tokens per sequence (tau = k + 1 at alpha = 1). A step costs a target pass over n (k + 1) tokens, whose
+weights are read once as for n tokens, plus k drafter passes over n tokens. Drafters:
+- mtp:   the model's own multi-token-prediction module (DeepSeek-V3), one decoder layer of the target's shape
+         run k times (SGLang and TensorRT-LLM reuse the one module for every draft position);
+- eagle: an EAGLE head, one decoder layer at the target's width run k times;
+- draft: a separate small model of the same tokenizer (a preset name), run k times.
+
+Acceptance is a property of the model pair and the text, not of the hardware: it is taken from the row or the
+user, else from the prior below, and every output that uses a prior says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
+
+METHODS = ("mtp", "eagle", "draft")
+#: Acceptance priors, per drafted position (estimates). MTP: DeepSeek-V3's report gives 85-90% acceptance for the
+#: second token its MTP module predicts (arXiv:2412.19437, section 5.4.3); the low end is taken for every position.
+#: EAGLE: vLLM's EAGLE-3 tutorial for Llama 3.1 8B measured 74.1% acceptance over 3 drafted tokens, a mean
+#: acceptance length of 3.22 (aws-neuron-sdk vllm-neuron/docs/tutorials/tutorial-eagle3-speculative-decoding-
+#: llama-3-1.md), i.e. alpha = 0.86 in the chain model. Separate draft models: no prior (state it).
+ACCEPTANCE_PRIOR = {"mtp": 0.85, "eagle": 0.86}
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """k drafted tokens per step by `method`, each accepted with probability `acceptance` (given the ones before)."""
+
+    method: str
+    draft_tokens: int
+    acceptance: float
+    draft_model: str = ""  # preset name, for method 'draft'
+    acceptance_source: str = "stated"
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ChipwiseError(f"unknown speculative method '{self.method}'. Fix: use one of {', '.join(METHODS)}.")
+        if self.draft_tokens < 1:
+            raise ChipwiseError(
+                f"speculation needs at least 1 drafted token, got {self.draft_tokens}. Fix: give k >= 1."
+            )
+        if not 0.0 <= self.acceptance <= 1.0:
+            raise ChipwiseError(
+                f"acceptance {self.acceptance:g} is not a probability. Fix: give a value between 0 and 1 (e.g. 0.8)."
+            )
+        if self.method == "draft" and not self.draft_model:
+            raise ChipwiseError(
+                "speculation with a draft model needs its name. Fix: write draft:MODEL:K, e.g. draft:llama-3.2-1b:4."
+            )
+
+    @property
+    def tokens_per_step(self) -> float:
+        """tau: tokens one verification step yields per sequence, on average."""
+        a, k = self.acceptance, self.draft_tokens
+        return float(k + 1) if a >= 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
+
+    def label(self) -> str:
+        head = f"draft {self.draft_model}" if self.method == "draft" else self.method.upper()
+        prior = ", the method's prior" if self.acceptance_source == "prior" else ""
+        return (
+            f"{head} k={self.draft_tokens}, acceptance {self.acceptance:.2f}{prior} "
+            f"({self.tokens_per_step:.2f} tokens/step)"
+        )
+
+
+def acceptance_for_length(tau: float, k: int) -> float:
+    """The per-position acceptance alpha whose chain yields a mean acceptance length `tau` with k drafted tokens."""
+    if not 1.0 <= tau <= k + 1:
+        raise ChipwiseError(
+            f"a mean acceptance length of {tau:g} is impossible with {k} drafted tokens. "
+            f"Fix: give 1 <= length <= {k + 1}."
+        )
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if Speculation("mtp", k, mid).tokens_per_step < tau:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def with_prior(method: str, k: int, draft_model: str = "") -> Speculation:
+    """A speculation whose acceptance is the method's prior (ChipwiseError when it has none)."""
+    prior = ACCEPTANCE_PRIOR.get(method)
+    if prior is None:
+        raise ChipwiseError(
+            f"no acceptance prior for speculation with a {method} drafter. Fix: state it, e.g. draft:MODEL:4@0.7."
+        )
+    return Speculation(method, k, prior, draft_model, acceptance_source="prior")
+
+
+def parse_speculation(text: str) -> Speculation:
+    """'mtp:3', 'eagle:3@0.8', 'draft:llama-3.2-1b:7@0.75' (method, [draft model,] drafted tokens, [acceptance])."""
+    body, _, acc = text.strip().partition("@")
+    parts = [p.strip() for p in body.split(":")]
+    method = parts[0].lower()
+    if method not in METHODS:
+        raise ChipwiseError(
+            f"unknown speculative method '{parts[0]}'. Fix: use one of {', '.join(METHODS)} (e.g. mtp:3)."
+        )
+    try:
+        if method == "draft" and len(parts) == 3:
+            model, k = parts[1], int(parts[2])
+        elif method != "draft" and len(parts) == 2:
+            model, k = "", int(parts[1])
+        else:
+            raise ValueError
+        if acc:
+            return Speculation(method, k, float(acc), model)
+    except ValueError:
+        raise ChipwiseError(
+            f"cannot read speculation '{text}'. Fix: write mtp:K, eagle:K or draft:MODEL:K, optionally @ACCEPTANCE "
+            "(e.g. mtp:3@0.85)."
+        ) from None
+    return with_prior(method, k, model)
+
+
+def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec:
+    """The model a drafting pass runs: one decoder layer of the target (mtp, eagle) or the draft model."""
+    if spec.method == "draft":
+        return load_model(catalog, spec.draft_model)
+    last = target.groups[-1]
+    return replace(target, name=f"{target.name} {spec.method} head", groups=(replace(last, count=1),))

@@ -1,0 +1,139 @@
+"""Speculative decoding: the chain-acceptance arithmetic, the spelling users and tables give it, the cost of a
+verification step, and the simulator's bookkeeping when a step yields tau tokens per sequence."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import Hardware
+from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.sim.run import Deployment, simulate
+from chipwise.serve.speculation import Speculation, acceptance_for_length, parse_speculation
+from chipwise.workload.model import ModelSpec
+
+I, O = 512, 128  # noqa: E741 - prompt and output tokens
+
+
+def test_tokens_per_step_by_hand() -> None:
+    """tau = 1 + a + a^2 + ... + a^k: 1 + 0.8 + 0.64 + 0.512 = 2.952 for k = 3, alpha = 0.8."""
+    assert Speculation("mtp", 3, 0.8).tokens_per_step == pytest.approx(2.952)
+    assert Speculation("eagle", 3, 1.0).tokens_per_step == 4.0
+    assert Speculation("mtp", 5, 0.0).tokens_per_step == 1.0
+
+
+@given(k=st.integers(1, 8), alpha=st.floats(0.0, 0.999))
+def test_acceptance_length_inverts_tokens_per_step(k: int, alpha: float) -> None:
+    tau = Speculation("mtp", k, alpha).tokens_per_step
+    assert Speculation("mtp", k, acceptance_for_length(tau, k)).tokens_per_step == pytest.approx(tau, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("text", "method", "k", "acceptance", "source"),
+    [
+        ("mtp:3", "mtp", 3, 0.85, "prior"),
+        ("eagle:3@0.8", "eagle", 3, 0.8, "stated"),
+        ("draft:llama-3.2-1b:7@0.75", "draft", 7, 0.75, "stated"),
+    ],
+)
+def test_parse_speculation(text: str, method: str, k: int, acceptance: float, source: str) -> None:
+    s = parse_speculation(text)
+    assert (s.method, s.draft_tokens, s.acceptance, s.acceptance_source) == (method, k, acceptance, source)
+
+
+@pytest.mark.parametrize(
+    ("text", "fix"),
+    [
+        ("medusa:3", "unknown speculative method"),
+        ("mtp", "cannot read speculation"),
+        ("mtp:0", "at least 1 drafted token"),
+        ("mtp:3@1.5", "not a probability"),
+        ("draft:llama-3.2-1b:4", "no acceptance prior"),
+        ("eagle:three", "cannot read speculation"),
+    ],
+)
+def test_bad_speculation_gets_one_line(text: str, fix: str) -> None:
+    with pytest.raises(ChipwiseError, match=fix) as err:
+        parse_speculation(text)
+    assert "Fix:" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def spec_setup(catalog: Catalog, hw: Hardware, llama8b: ModelSpec, h100_setup: ReplicaSetup) -> ReplicaSetup:
+    """The conftest's Llama 3.1 8B replica on one H100, with a 3-token EAGLE drafter accepted 80% of the time."""
+    plan = replace(h100_setup.plan, speculation=Speculation("eagle", 3, 0.8))
+    return setup_replica(catalog, llama8b, hw.system("h100-sxm"), "trtllm", plan, 512.0, 128.0)
+
+
+def test_a_verification_step_prices_k_plus_one_positions_and_k_drafts(
+    spec_setup: ReplicaSetup, h100_setup: ReplicaSetup
+) -> None:
+    s, plain = spec_setup.steps, h100_setup.steps
+    d = s.drafter
+    assert d is not None and d.fixed == 0.0
+    n = 8
+    by_hand = s.fixed + s.token_time(4 * n) + s.seq_time(4 * n) + 3 * (d.token_time(n) + d.seq_time(n))
+    assert s.decode_base(n) == pytest.approx(by_hand, rel=1e-12)
+    assert s.a_decode == pytest.approx(plain.a + 3 * d.a, rel=1e-12)
+    # the drafter is one decoder layer of the target: a pass costs a fraction of a target step
+    assert d.token_time(n) < plain.token_time(n) / 8
+    assert s.tau == pytest.approx(2.952)
+
+
+def _one_request(setup: ReplicaSetup) -> tuple[float, float]:
+    ones = np.ones(1, dtype=np.int64)
+    out = simulate(Deployment((setup.pool(1),)), ones * I, ones * O, ones * 0, np.zeros(1))
+    r = out.requests
+    return float(r["first"][0] - r["arrival"][0]), float((r["finish"][0] - r["first"][0]) / (O - 1))
+
+
+def test_single_request_by_hand(spec_setup: ReplicaSetup) -> None:
+    """After its prompt (and the drafter's pass over it), a request decodes in ceil((O - 1) / tau) steps, each
+    over a context that grows by tau: TPOT = (k base + a (k C + tau k (k - 1) / 2)) / (O - 1)."""
+    s = spec_setup.steps
+    ttft, tpot = _one_request(spec_setup)
+    pairs = I * (I + 1) / 2
+    assert ttft == pytest.approx(s.time(I, 1, 0.0, pairs) + s.draft_prefill(I), rel=1e-12)
+    k = math.ceil((O - 1) / s.tau)
+    total = k * s.decode_base(1) + s.a_decode * (k * (I + 1) + s.tau * k * (k - 1) / 2)
+    assert tpot == pytest.approx(total / (O - 1), rel=1e-12)
+
+
+def test_speculation_pays_only_with_acceptance(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec, h100_setup: ReplicaSetup, spec_setup: ReplicaSetup
+) -> None:
+    """At batch 1 drafting 3 tokens that are mostly accepted beats plain decoding; drafting tokens that are never
+    accepted only adds their cost."""
+    _, plain = _one_request(h100_setup)
+    _, good = _one_request(spec_setup)
+    never = replace(spec_setup.plan, speculation=Speculation("eagle", 3, 0.0))
+    _, bad = _one_request(setup_replica(catalog, llama8b, hw.system("h100-sxm"), "trtllm", never, 512.0, 128.0))
+    assert good < plain / 1.5
+    assert bad > plain
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "vllm"])
+def test_conservation_and_kv_bound_with_speculation(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec, spec_setup: ReplicaSetup, engine: str
+) -> None:
+    """Every request of a loaded closed loop finishes (none dropped; vLLM preempts and recomputes on a small
+    cache) and the KV cache never overflows, with steps that add tau tokens per sequence."""
+    setup = setup_replica(catalog, llama8b, hw.system("h100-sxm"), engine, spec_setup.plan, 512.0, 128.0)
+    n = 200
+    rng = np.random.default_rng(1)
+    inputs = rng.integers(64, 1024, n)
+    outputs = rng.integers(2, 400, n)
+    pool = replace(setup.pool(1), kv_tokens=20_000)
+    out = simulate(Deployment((pool,)), inputs, outputs, np.zeros(n, dtype=np.int64), None, concurrency=48)
+    r = out.requests
+    assert np.all(np.isfinite(r["finish"])) and not r["dropped"].any()
+    assert max(float(np.max(rep["util_v"])) for rep in out.replicas) <= 1.0 + 1e-9
+    if engine == "vllm":
+        assert r["preempted"].sum() > 0
