@@ -1,7 +1,8 @@
 """How far the steady-state serving estimate (serve/search.py) is from the simulator on a few loads.
 
 For each case `plan serve` picks the cheapest replica count from the estimate, then the simulator adds replicas
-until the SLO holds; the ratio of the two chip counts is what the estimate missed (1.0: the estimate was enough).
+until the SLO holds, or takes them away while it still holds; the ratio of the two chip counts is what the estimate
+missed (above 1: too few chips, below 1: too many).
 Run: .venv/bin/python scripts/estimator_vs_simulator.py
 """
 
@@ -27,6 +28,9 @@ CASES = [
         ["h100-sxm", "a100-80gb", "trn2", "tpu-v6e"],
     ),
     ("llama-3.1-70b", 20.0, 8192, 512, {"ttft_p99": 2.0, "tpot_p99": 0.04}, ["trn4", "gb300"]),
+    ("deepseek-r1", 2.0, 1000, 1000, {"ttft_p99": 3.0, "tpot_p99": 0.03}, ["h200", "b200"]),
+    ("qwen3-30b-a3b", 20.0, 2048, 512, {"ttft_p99": 1.0, "tpot_p99": 0.03}, ["h100-sxm", "mi300x"]),
+    ("gpt-oss-120b", 10.0, 1024, 1024, {"ttft_p99": 1.0, "tpot_p99": 0.02}, ["h100-sxm", "b200"]),
 ]
 
 

@@ -137,3 +137,22 @@ def test_conservation_and_kv_bound_with_speculation(
     assert max(float(np.max(rep["util_v"])) for rep in out.replicas) <= 1.0 + 1e-9
     if engine == "vllm":
         assert r["preempted"].sum() > 0
+
+
+def test_plan_serve_prices_speculation(catalog: Catalog) -> None:
+    """With an MTP drafter every candidate decodes tau tokens per (dearer) step: at one user the estimated TPOT
+    falls, and the simulated check of the chosen fleet runs the drafter too."""
+    from chipwise.planner.serving import plan_serving
+    from chipwise.workload.serving import Load
+
+    def best(spec: str | None) -> dict:
+        r = plan_serving(
+            catalog, "deepseek-r1", ["b200"], Load("closed", concurrency=1), 1000, 1000, precision="fp4",
+            disaggregated=False, verify=1, requests=8, speculative=spec,
+        )  # fmt: skip
+        return r["verified"][0]
+
+    plain, mtp = best(None), best("mtp:3@0.8")
+    assert mtp["tpot_s"]["p50"] < plain["tpot_s"]["p50"] / 1.5
+    assert mtp["plan"]["both"]["speculative"].startswith("MTP k=3, acceptance 0.80")
+    assert plain["plan"]["both"]["speculative"] is None

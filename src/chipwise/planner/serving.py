@@ -34,7 +34,7 @@ from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import KV_PRECISIONS, WEIGHT_PRECISIONS, check_precision, default_kv_precision
 from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
-from chipwise.serve.speculation import parse_speculation
+from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, Load, ServeScenario, ServingJob, serving_job
@@ -105,6 +105,7 @@ def max_rate(
     inp: float,
     out: float,
     targets: Mapping[str, float],
+    drafting: Drafting | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the highest request rate one replica carries within the SLO (0 if none), and its TPOT and
     p99 TTFT estimates there."""
@@ -113,7 +114,7 @@ def max_rate(
     ttft_at = np.full(len(est.cand), np.inf)
     cap = est.throughput / out
     for u in UTILISATIONS if targets else np.asarray([DEFAULT_UTILISATION]):
-        op = at_rate(model, system, eng, est, weight, kv, inp, out, u * cap)
+        op = at_rate(model, system, eng, est, weight, kv, inp, out, u * cap, drafting)
         ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)
         take = ok & (u * cap > best)
         best = np.where(take, u * cap, best)
@@ -134,6 +135,7 @@ def choose(
     chips: int | None,
     max_tokens: int,
     chunked: bool,
+    drafting: Drafting | None = None,
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
     the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates."""
@@ -142,14 +144,14 @@ def choose(
 
     cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed))
     inp, out = job.mean_input, job.mean_output
-    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens)
+    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting)
     if not est.fits.any():
         raise InfeasibleError(
             f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
             + (f" within {chips} chips" if chips else "")
             + ". Fix: use more chips, or quantise the weights or the KV cache."
         )
-    rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets)
+    rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting)
     per_chip = est.chips
     load = job.load
     if load.kind in ("rate", "trace"):
@@ -191,6 +193,7 @@ def choose(
         chunked_prefill=chunked,
         weight_precision=weight,
         kv_precision=kv,
+        speculation=drafting.spec if drafting else None,
     )
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
     return (
@@ -345,6 +348,14 @@ def _setup(
     return setup
 
 
+def _drafting(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:
+    """The speculative decoding a scenario or `--speculative` asks for, with its drafter's model."""
+    if not speculative:
+        return None
+    spec = parse_speculation(speculative)
+    return Drafting(spec, drafter(catalog, model, spec))
+
+
 def _pool(
     catalog: Catalog,
     model: ModelSpec,
@@ -364,6 +375,7 @@ def _pool(
     max_tokens = int(getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input))
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
     replicas_given = getattr(spec, "replicas", None)
+    drafting = _drafting(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none
     if {"tp"} <= set(fixed):
         plan = ReplicaPlan(
             tp=fixed["tp"],
@@ -375,6 +387,7 @@ def _pool(
             chunked_prefill=chunked,
             weight_precision=weight,
             kv_precision=kv,
+            speculation=drafting.spec if drafting else None,
         )
         source = "given" if "max_batch" in fixed else "partial"
         ranks = plan.ranks
@@ -386,15 +399,15 @@ def _pool(
             )
         replicas = int(replicas_given or (chips * cores // ranks if chips else 0))
         if not replicas:
-            choice, _, _ = choose(model, system, eng, job, weight, kv, targets, fixed, None, max_tokens, chunked)
+            choice, _, _ = choose(
+                model, system, eng, job, weight, kv, targets, fixed, None, max_tokens, chunked, drafting
+            )
             replicas = choice.replicas
     else:
-        choice, _, _ = choose(model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked)
+        choice, _, _ = choose(model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting)
         plan = choice.plan
         replicas = int(replicas_given or choice.replicas)
         source = "searched" if not fixed else "partial"
-    if sc.speculative and job.max_output > 1:  # a prefill-only pool drafts nothing
-        plan = replace(plan, speculation=parse_speculation(sc.speculative))
     setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in fixed)
     return setup, replicas, source
 
@@ -629,11 +642,14 @@ def plan_serving(
     requests: int | None = None,
     disaggregated: bool = True,
     verify: int = 3,
+    speculative: str | None = None,
 ) -> dict[str, Any]:
-    """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO."""
+    """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO
+    (`speculative`: 'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas)."""
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
+    drafting = _drafting(catalog, model, speculative)
     targets = check_slo(slo or {})
     job = ServingJob(
         model=model,
@@ -672,6 +688,7 @@ def plan_serving(
                 None,
                 token_budget(eng, input_tokens),
                 eng.chunked_prefill,
+                drafting,
             )
         except (InfeasibleError, ChipwiseError) as exc:
             skipped.append({"hardware": system.chip.id, "system": system.id, "reason": str(exc)})
@@ -748,6 +765,7 @@ def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
         "replicas": replicas,
         "weight_precision": plan.weight_precision,
         "kv_precision": plan.kv_precision,
+        "speculative": plan.speculation.label() if plan.speculation else None,
     }
 
 
@@ -862,19 +880,34 @@ def _disaggregated_rows(
 def _verify(
     catalog: Catalog, model: ModelSpec, job: ServingJob, targets: Mapping[str, float], rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Simulate the cheapest options; add replicas (up to a few times) until the simulation meets the SLO."""
+    """Simulate the cheapest options: add replicas (up to a few times) until the simulation meets the SLO, or take
+    replicas away (up to a few times) while it still does, since the steady-state estimate can err either way."""
     done: list[dict[str, Any]] = []
+
+    def simulated(s: ServingSetup) -> tuple[dict[str, Any], bool]:
+        out, _ = run_job(job, s, seed=0, targets=dict(targets), requests=min(job.requests, VERIFY_REQUESTS))
+        return out, all(_stat_ok(out, k, v) for k, v in targets.items())
+
     for row in rows:
         try:
             setup = _row_setup(catalog, model, job, row)
         except (InfeasibleError, ChipwiseError):
             continue
-        for _ in range(SIZE_UP_TRIES + 1):
-            summary, _ = run_job(job, setup, seed=0, targets=dict(targets), requests=min(job.requests, VERIFY_REQUESTS))
-            met = all(_stat_ok(summary, k, v) for k, v in targets.items())
-            if met or job.load.kind == "offline":
+        grown = 0
+        while True:
+            summary, met = simulated(setup)
+            if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
                 break
-            setup = _grow(setup)
+            setup, grown = _grow(setup), grown + 1
+        if met and grown == 0 and job.load.kind != "offline":
+            for _ in range(SIZE_UP_TRIES):
+                smaller = _shrink(setup)
+                if smaller is None:
+                    break
+                trial, ok = simulated(smaller)
+                if not ok:
+                    break
+                setup, summary = smaller, trial
         price_pools = [(p.setup.system, p.chips) for p in setup.pools]
         econ = economics(catalog, price_pools, summary["output_tokens_per_s"], summary["throughput_tokens_per_s"])
         done.append(
@@ -933,6 +966,14 @@ def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[st
     system, engine, choice = row["_choice"]
     setup = setup_replica(catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest)
     return ServingSetup((Pool(setup, choice.replicas),))
+
+
+def _shrink(setup: ServingSetup) -> ServingSetup | None:
+    """One pool of several replicas with a fifth of them (at least one) taken away; None when there is none."""
+    if len(setup.pools) != 1 or setup.pools[0].replicas < 2:
+        return None
+    p = setup.pools[0]
+    return replace(setup, pools=(Pool(p.setup, p.replicas - max(1, p.replicas // 5), p.role),))
 
 
 def _grow(setup: ServingSetup) -> ServingSetup:

@@ -7,6 +7,9 @@ prefill: each iteration also carries the prompts of the B / O requests that star
     T = B (1 + I / O)                     tokens per iteration (capped by the token budget: B <= max_tokens / (1 + I/O))
     t(B) = t_step + G(T) + H(B) + a B (I + O/2) + b B I^2 / (2 O)       (serve.iteration)
     X(B) = B / t(B)                       output tokens/s;    TPOT ~ t(B)
+With speculative decoding (k drafted tokens, tau yielded per step) a step verifies B (k + 1) tokens, carries the
+prompts of the B tau / O requests that start per step, runs k drafting passes over B tokens, and t(B) above is
+that step's time / tau (the time per output token of a sequence).
 B is bounded by max_batch and by the KV cache: B <= kv_tokens / (I + O) (reserve admission; I + O/2 on demand).
 At an arrival rate of lambda requests/s a replica runs at the smallest B with X(B) >= lambda O (Little's law); its
 TTFT is the prefill of I tokens in chunks of the budget plus an M/M/1-like wait t(B) rho / (1 - rho),
@@ -36,6 +39,7 @@ from chipwise.serve.iteration import (
 )
 from chipwise.serve.kvcache import replica_memory
 from chipwise.serve.sim.policies import bucket
+from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 
 Array = NDArray[np.float64]
@@ -136,6 +140,16 @@ def _decode_context(eng: EngineProfile, inp: float, out: float) -> float:
     return float(bucket(int(mean))) if eng.static_batch else mean
 
 
+def _stage_time(
+    model: ModelSpec, dev: Device, topo: Topology, eng: EngineProfile, weight: str, shapes: Shapes, tokens: Array
+) -> Array:
+    """pp stages of token-proportional work for `tokens` tokens, with the pipeline hand-offs."""
+    pp = shapes.pp.astype(np.float64)
+    g = token_costs(model, dev, topo, eng, weight, shapes, tokens / pp)
+    stage = sum(v for k, v in g.items() if k != "pp_comm")
+    return np.asarray(pp * stage + (pp - 1.0) * g["pp_comm"], dtype=np.float64)
+
+
 def _step_time(
     model: ModelSpec,
     dev: Device,
@@ -147,23 +161,34 @@ def _step_time(
     batch: Array,
     inp: float,
     out: float,
+    drafting: Drafting | None = None,
 ) -> Array:
+    """Seconds per output token of a sequence in a steady iteration of `batch` sequences (the iteration's time,
+    or with speculative decoding the verification step's time / tau), the prompts of the requests that start
+    per iteration spread over every iteration."""
     pp = shapes.pp.astype(np.float64)
-    tokens = batch * (1.0 + inp / out)
-    g = token_costs(model, dev, topo, eng, weight_precision, shapes, tokens / pp)
-    stage = sum(v for k, v in g.items() if k != "pp_comm")
+    k, tau = (drafting.spec.draft_tokens, drafting.spec.tokens_per_step) if drafting else (0, 1.0)
+    fed = batch * (k + 1.0)  # positions the target decodes (verifies)
+    started = batch * tau * inp / out  # prompt tokens of the requests that start per iteration
     a = context_coefficient(model, dev, shapes, kv_precision, inp + out)
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
-    lm = pp * lm_head_cost(model, dev, shapes, batch / pp)
-    return np.asarray(
+    t = (
         eng.step_overhead_s
-        + pp * stage
-        + (pp - 1.0) * g["pp_comm"]
-        + lm
+        + _stage_time(model, dev, topo, eng, weight_precision, shapes, fed + started)
+        + pp * lm_head_cost(model, dev, shapes, fed / pp)
         + a * batch * _decode_context(eng, inp, out)
-        + b * batch * inp * inp / (2.0 * out),
-        dtype=np.float64,
+        + b * started * inp / 2.0
     )
+    if drafting is not None:
+        d = drafting.model
+        ad = context_coefficient(d, dev, shapes, kv_precision, inp + out)
+        t = t + k * (
+            _stage_time(d, dev, topo, eng, weight_precision, shapes, batch)
+            + pp * lm_head_cost(d, dev, shapes, batch / pp)
+            + ad * batch * _decode_context(eng, inp, out)
+        )
+        t = t + _stage_time(d, dev, topo, eng, weight_precision, shapes, started)
+    return np.asarray(t / tau, dtype=np.float64)
 
 
 def estimate(
@@ -176,6 +201,7 @@ def estimate(
     inp: float,
     out: float,
     max_tokens: int,
+    drafting: Drafting | None = None,
 ) -> Estimate:
     """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget))."""
     dev = serving_device(device_of(system), eng)
@@ -198,20 +224,14 @@ def estimate(
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
     fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
     b = np.maximum(batch, 1.0)
-    step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
     chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
+    step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
     chunks = math.ceil(inp / chunk)
-    pf = _step_time(
-        model,
-        dev,
-        topo,
-        eng,
-        weight_precision,
-        kv_precision,
-        shapes,
-        np.full(b.shape, chunk / (1.0 + chunk)),
-        chunk,
-        1.0,
+    pf = (
+        eng.step_overhead_s
+        + _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, chunk))
+        + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)
+        + pair_coefficient(model, dev, shapes, chunk, kv_precision) * chunk * chunk / 2.0
     )
     return Estimate(
         cand=cand,
@@ -247,6 +267,7 @@ def at_rate(
     inp: float,
     out: float,
     rate_per_replica: Array,
+    drafting: Drafting | None = None,
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch that carries it (every
     compiled slot on a static-batch engine). TTFT adds two waits: for the decode step in flight (M/M/1-like in the
@@ -264,13 +285,13 @@ def at_rate(
     else:  # fixed point B = need * t(B), a few iterations from B = 1
         b = np.ones_like(est.batch)
         for _ in range(8):
-            t = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+            t = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
             b = np.clip(need * t, 1.0, top)
-    tpot = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out)
+    tpot = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
     # a request's TPOT follows the batch it decodes in; with Poisson arrivals the batch is Poisson-like around
     # its mean, so the slowest 1% of requests decode in a batch about 2.33 standard deviations larger
     b99 = np.minimum(b + BATCH_Z99 * np.sqrt(b), top)
-    tpot99 = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b99, inp, out)
+    tpot99 = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b99, inp, out, drafting)
     r = np.minimum(rho, MAX_UTILISATION)
     rho_p = lam * est.prefill_s
     rp = np.minimum(rho_p, MAX_UTILISATION)

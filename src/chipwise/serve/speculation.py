@@ -136,3 +136,11 @@ def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec
         return load_model(catalog, spec.draft_model)
     last = target.groups[-1]
     return replace(target, name=f"{target.name} {spec.method} head", groups=(replace(last, count=1),))
+
+
+@dataclass(frozen=True)
+class Drafting:
+    """A speculation and the model its drafting passes run (what the steady-state estimate prices)."""
+
+    spec: Speculation
+    model: ModelSpec

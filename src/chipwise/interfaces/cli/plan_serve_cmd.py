@@ -79,6 +79,13 @@ def serve(
     disaggregated: Annotated[
         bool, typer.Option("--disaggregated/--no-disaggregated", help="Also try prefill/decode pool splits.")
     ] = True,
+    speculative: Annotated[
+        str | None,
+        typer.Option(
+            "--speculative",
+            help="Speculative decoding: mtp:K, eagle:K or draft:MODEL:K, optionally @ACCEPTANCE (e.g. mtp:3@0.8).",
+        ),
+    ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
     plot: PlotFile = None,
     catalog_files: CatalogFiles = None,
@@ -108,6 +115,7 @@ def serve(
         region=region,
         requests=requests,
         disaggregated=disaggregated,
+        speculative=speculative,
     )
     if as_json:
         report["results"] = report["results"][:top]

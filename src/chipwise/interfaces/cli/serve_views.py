@@ -49,6 +49,8 @@ def _plan_text(p: dict[str, Any]) -> str:
     if p.get("attention_dp"):
         parts.append("ADP")
     parts.append(f"b{p['max_batch']}")
+    if p.get("speculative"):
+        parts.append("+" + p["speculative"].split(",")[0].replace(" k=", " k"))
     return " ".join(parts) + f" x{p['replicas']}"
 
 
