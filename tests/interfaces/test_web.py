@@ -124,6 +124,15 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
     assert report["verified"] and all("slo_met" in v for v in report["verified"])
 
 
+def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:
+    body = {"model": "llama-3.1-8b", "concurrency": 4, "input_tokens": 512, "output_tokens": 128, "top": 1,
+            "hardware": "h100-sxm", "precision": "fp8", "disaggregated": False,
+            "speculative": "eagle:3@0.8"}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    assert report["verified"][0]["plan"]["both"]["speculative"].startswith("EAGLE k=3")
+
+
 @pytest.mark.parametrize(
     ("body", "says"),
     [
@@ -134,6 +143,7 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": -1}}, "not a positive time"),
         ({"model": "llama-3.1-8b", "rate": 5, "hardware": "h1OO"}, "unknown chip or system"),
         ({"model": "llama-3.1-8b", "rate": 5, "colour": "red"}, "colour: unknown field"),
+        ({"model": "llama-3.1-8b", "rate": 5, "speculative": "medusa:3"}, "unknown speculative method"),
     ],
 )
 def test_bad_serve_plan_requests_are_400_with_one_line(server: ChipwiseServer, body: Any, says: str) -> None:

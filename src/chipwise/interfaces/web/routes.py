@@ -132,6 +132,7 @@ class PlanServeRequest(BaseModel):
     pricing: str = "on-demand"
     region: str | None = None
     disaggregated: bool = True
+    speculative: str | None = None
     top: IntCount | None = None
 
 
@@ -154,6 +155,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         pricing=req.pricing,
         region=req.region,
         disaggregated=req.disaggregated,
+        speculative=req.speculative,
     )
     if req.top is not None:
         report["results"] = report["results"][: req.top]
