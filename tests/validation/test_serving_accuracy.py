@@ -20,6 +20,7 @@ from chipwise.validation.serving import (
     host_sampling,
     model_for,
     occupancy,
+    predict_case,
     prepare,
     row_speculation,
     validate_serving,
@@ -262,3 +263,41 @@ def test_rows_with_speculative_decoding_are_predicted(
 def test_rows_whose_speculation_cannot_be_priced_say_why(catalog: Catalog, parallelism: str, reason: str) -> None:
     with pytest.raises(ChipwiseError, match=reason):
         prepare(catalog, _row(parallelism=parallelism))
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "chips", "prefill", "decode"),
+    [
+        ("prefill: TP2 x 2; decode: TP4 x 1", "8", (2, 2), (4, 1)),
+        ("ctx: 1 x TP4, gen: 1 x TP4", "8", (4, 1), (4, 1)),
+        ("1P2D, TP2 each", "", (2, 1), (2, 2)),
+    ],
+)
+def test_disaggregated_rows_that_state_their_pools_are_simulated_with_them(
+    catalog: Catalog, parallelism: str, chips: str, prefill: tuple[int, int], decode: tuple[int, int]
+) -> None:
+    row = _row(
+        model="Llama-3.1-8B-Instruct",
+        num_chips=chips,
+        parallelism=parallelism,
+        serving_engine="Dynamo + TensorRT-LLM (disaggregated prefill/decode)",
+        scenario="closed-loop sweep",
+        batch_or_concurrency="concurrency=16",
+        ttft_ms="100",
+        tpot_ms="10",
+    )
+    assert row.skip_reason is None
+    case = prepare(catalog, row)
+    pre, dec = case.setup.pools
+    assert (pre.role, pre.setup.plan.tp, pre.replicas) == ("prefill", *prefill)
+    assert (dec.role, dec.setup.plan.tp, dec.replicas) == ("decode", *decode)
+    assert case.setup.transfer is not None and case.setup.transfer.s_per_token > 0
+    assert row.num_chips == prefill[0] * prefill[1] + decode[0] * decode[1]
+    results = predict_case(case)
+    assert {r.metric for r in results} == {"output_tokens_per_s_per_chip", "ttft_s", "tpot_s"}
+    assert all(r.predicted > 0 for r in results)
+
+
+def test_disaggregated_rows_without_pools_stay_skipped() -> None:
+    row = _row(parallelism="TP8", serving_engine="SGLang (PD disaggregation)", num_chips="16")
+    assert row.skip_reason is not None and "disaggregat" in row.skip_reason

@@ -156,6 +156,9 @@ class InferenceRow:
     notes: str
     raw: dict[str, str] = field(repr=False)
     num_requests: int | None = None
+    #: prefill/decode disaggregation with stated pools: the prefill pool's (tp, pp, ep, attention_dp, replicas);
+    #: tp ... dp above are then the decode pool's
+    prefill_pool: tuple[int, int, int, bool, int] | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1109,7 +1112,12 @@ def _request_rate(raw: Mapping[str, str], scenario: str, load: _Load) -> float |
 
 
 def _inference_skip_reason(
-    raw: Mapping[str, str], chip: str, num_chips: int | None, measured: list[Measured], known: frozenset[str]
+    raw: Mapping[str, str],
+    chip: str,
+    num_chips: int | None,
+    measured: list[Measured],
+    known: frozenset[str],
+    pools_stated: bool = False,
 ) -> str | None:
     if chip == "mixed" or "heterogeneous" in raw.get("notes", "").lower():
         return SKIP_MIXED
@@ -1117,7 +1125,8 @@ def _inference_skip_reason(
         return f"chip not in catalog: {chip or '<empty>'}"
     if num_chips is None:
         return SKIP_NO_CHIPS
-    if is_disaggregated(raw.get("serving_engine", ""), raw.get("parallelism", ""), raw.get("scenario", "")):
+    disaggregated = is_disaggregated(raw.get("serving_engine", ""), raw.get("parallelism", ""), raw.get("scenario", ""))
+    if disaggregated and not pools_stated:
         return SKIP_DISAGGREGATED
     if not measured:
         return SKIP_NO_METRIC
@@ -1151,6 +1160,32 @@ def _chip_count(raw: Mapping[str, str], chip: str, plan: _ServingPlan, notes: li
     return None
 
 
+_PREFILL_SECTION = r"\b(?:prefill|context|ctx)(?:[ _-]?(?:pool|workers?|servers?|instances?))?\s*[:=]\s*([^;|]+)"
+#: Dynamo's and SGLang's 'xPyD': x prefill and y decode workers of one shape.
+_XPYD = r"\b(\d+)\s*P\s*(\d+)\s*D\b"
+
+
+def parse_pools(
+    text: str, chip: str, num_chips: int | None, arch: str, notes: list[str]
+) -> tuple[str, _ServingPlan | None]:
+    """A disaggregated row's plan text for its decode pool, and its prefill pool when the row states one
+    ('prefill: TP4 EP4 x 2; decode: DEP8', 'ctx: 2 x TEP4, gen: 1 x DEP16', '1P2D, TP8 each')."""
+    counts = re.search(_XPYD, text)
+    if counts and not re.search(r"decode\s*:", text, re.IGNORECASE):
+        shape = re.sub(_XPYD, " ", text).strip(" ,;")
+        text = f"prefill: {shape} x {counts.group(1)}; decode: {shape} x {counts.group(2)}"
+    text = re.sub(r"\b(?:generation|gen)(?:[ _-]?(?:pool|workers?|servers?|instances?))?\s*[:=]", "decode:", text,
+                  flags=re.IGNORECASE)  # fmt: skip
+    section = _lookup(_PREFILL_SECTION, text)
+    if section is None or not re.search(r"decode\s*:", text, re.IGNORECASE):
+        return text, None
+    prefill = parse_serving_plan(section, chip, None, arch, [])
+    if not prefill.given:
+        return text, None
+    notes.append(f"disaggregated: prefill pool {prefill.dp} x TP{prefill.tp}")
+    return text, prefill
+
+
 def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> InferenceRow:
     notes: list[str] = []
     name = raw.get("model", "").strip()
@@ -1173,8 +1208,13 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
         notes.append(f"weight precision taken from the checkpoint name ({checkpoint[0]})")
         precision_text = f"{precision_text} {checkpoint[0]} weights"
     weight = parse_weight_precision(precision_text, notes)
-    plan = parse_serving_plan(raw.get("parallelism", ""), chip, num_chips, arch, notes)
+    plan_text, prefill = parse_pools(raw.get("parallelism", ""), chip, num_chips, arch, notes)
+    prefill_chips = prefill.tp * prefill.pp * prefill.dp if prefill is not None else 0
+    decode_chips = num_chips - prefill_chips if num_chips is not None and prefill is not None else num_chips
+    plan = parse_serving_plan(plan_text, chip, decode_chips, arch, notes)
     num_chips = _chip_count(raw, chip, plan, notes)
+    if prefill is not None and parse_int(raw.get("num_chips")) is None:
+        num_chips = prefill_chips + plan.tp * plan.pp * plan.dp
     load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))
     scenario = normalize_scenario(raw.get("scenario", ""), load.concurrency)
     input_len = parse_length(raw.get("input_len", ""))
@@ -1212,12 +1252,13 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
         tpot_limit_s=tpot_limit,
         speculative=is_speculative(*(raw.get(f, "") for f in spec_fields)),
         measured=measured,
-        skip_reason=_inference_skip_reason(raw, chip, num_chips, measured, known_chips),
+        skip_reason=_inference_skip_reason(raw, chip, num_chips, measured, known_chips, prefill is not None),
         notes=_notes_text(notes),
         raw=raw,
         num_requests=parse_request_count(
             *(raw.get(f, "") for f in ("batch_or_concurrency", "latency_constraint", "scenario", "notes"))
         ),
+        prefill_pool=(prefill.tp, prefill.pp, prefill.ep, prefill.attention_dp, prefill.dp) if prefill else None,
     )
 
 

@@ -26,7 +26,8 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
-from chipwise.serve.build import setup_replica
+from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
@@ -207,21 +208,23 @@ class Case:
 
     def with_profile(self, catalog: Catalog, profile: EngineProfile) -> Case:
         """The same case priced with another engine profile (calibration)."""
-        pool = self.setup.pools[0]
-        s = pool.setup
-        profile = replace(profile, host_sampling=s.engine.host_sampling)
-        rebuilt = setup_replica(
-            catalog,
-            self.job.model,
-            s.system,
-            s.engine.engine,
-            s.plan,
-            s.typical_prompt,
-            s.typical_context - s.typical_prompt,
-            longest_request=1,
-            profile=profile,
-        )
-        return replace(self, setup=ServingSetup((Pool(rebuilt, pool.replicas),)))
+
+        def rebuilt(pool: Pool) -> Pool:
+            s = pool.setup
+            setup = setup_replica(
+                catalog,
+                self.job.model,
+                s.system,
+                s.engine.engine,
+                s.plan,
+                s.typical_prompt,
+                s.typical_context - s.typical_prompt,
+                longest_request=1,
+                profile=replace(profile, host_sampling=s.engine.host_sampling),
+            )
+            return Pool(setup, pool.replicas, pool.role)
+
+        return replace(self, setup=replace(self.setup, pools=tuple(rebuilt(p) for p in self.setup.pools)))
 
 
 def _engine(row: InferenceRow) -> str:
@@ -455,7 +458,8 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         eng = replace(eng, host_sampling=True)
         notes.append("tokens sampled on the host (CPU sampling): the logits of every compiled slot go to the CPU")
     cores = system.chip.cores_per_chip
-    ranks = row.num_chips * cores
+    prefill_pool = row.prefill_pool
+    ranks = row.num_chips * cores - (prefill_pool[0] * prefill_pool[1] * prefill_pool[4] if prefill_pool else 0)
     weight = _precision(row.weight_precision)
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.raw.get("precision", "")):
@@ -516,7 +520,37 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         requests=n,
         duration_s=duration,
     )
-    return Case(row, job, ServingSetup((Pool(setup, replicas),)), plan_source, tuple(notes), basis, latency_load, ramp)
+    pools = ServingSetup((Pool(setup, replicas),))
+    if prefill_pool is not None:
+        pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp, out)
+    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp)
+
+
+def _disaggregated(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: Any,
+    engine: str,
+    eng: EngineProfile,
+    prefill_pool: tuple[int, int, int, bool, int],
+    decode: ReplicaSetup,
+    decode_replicas: int,
+    inp: float,
+    out: float,
+) -> ServingSetup:
+    """A row's stated prefill pool beside its decode pool, the KV cache sent between them over the system's
+    scale-up fabric when both pools fit one domain, else over its scale-out network."""
+    tp, pp, ep, adp, count = prefill_pool
+    ep = ep if model.moe is not None and ep <= tp and model.moe.experts % ep == 0 else 1
+    d = decode.plan
+    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and ep == tp > 1, speculation=None)
+    plan = replace(plan, max_tokens=token_budget(eng, inp + 1, plan.max_batch))
+    pre = setup_replica(catalog, model, system, engine, plan, inp, 1.0, longest_request=int(inp + 1), profile=eng)
+    same = pre.chips * count + decode.chips * decode_replicas <= system.scaleup.size
+    return ServingSetup(
+        (Pool(pre, count, "prefill"), Pool(decode, decode_replicas, "decode")),
+        transfer=kv_transfer(model, pre, decode, same),
+    )
 
 
 def _fitting_plan(
