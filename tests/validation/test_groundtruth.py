@@ -438,11 +438,14 @@ def test_neuron_transformers_rows(serve: dict[str, InferenceRow]) -> None:
 
 def test_disaggregated_and_chipless_rows(serve: dict[str, InferenceRow]) -> None:
     prod = serve["I275"]
-    assert prod.skip_reason == "prefill/decode disaggregated serving (not modelled)"
+    # 'prefill: EP32 / DP32 over 4 nodes; decode: EP144 / DP144 over 18 nodes': attention DP over each pool's ranks
+    assert prod.prefill_pool == (32, 1, 32, True, 1)
+    assert (prod.tp, prod.ep, prod.attention_dp) == (144, 144, True)
+    assert prod.skip_reason is None  # its pools are stated (it is then skipped for its unstated lengths)
     _check(_metric(prod, "tpot_s"), "tpot_s", 1 / 21, "mean")
     sglang = serve["I276"]
     assert _metric(sglang, "output_tokens_per_s_per_chip").value == 2787.5
-    assert sglang.skip_reason == "prefill/decode disaggregated serving (not modelled)"
+    assert sglang.skip_reason == "prefill/decode disaggregated serving whose pools the row does not state"
     assert serve["I278"].skip_reason == "no chip count"
     dynamo = serve["I282"]
     assert dynamo.skip_reason == "no chip count" and dynamo.speculative  # MTP

@@ -67,7 +67,7 @@ SKIP_UNIT_AMBIGUOUS: Final[str] = "throughput unit ambiguous (per chip or total)
 SKIP_NO_CHIPS: Final[str] = "no chip count"
 SKIP_MIXED: Final[str] = "mixed hardware"
 SKIP_NO_METRIC: Final[str] = "no measured metric"
-SKIP_DISAGGREGATED: Final[str] = "prefill/decode disaggregated serving (not modelled)"
+SKIP_DISAGGREGATED: Final[str] = "prefill/decode disaggregated serving whose pools the row does not state"
 
 
 # --------------------------------------------------------------------------------------------------
