@@ -22,6 +22,16 @@ from chipwise.workload.model import ModelSpec
 I, O = 512, 128  # noqa: E741 - prompt and output tokens
 
 
+def test_the_mtp_prior_follows_the_measured_acceptance_by_position() -> None:
+    """A reused MTP module: tau = 1 + the share of steps accepting each position (vLLM's DeepSeek-V3 profile),
+    1 + 0.7617 + 0.6158 + 0.5125 = 2.89 for three drafted tokens; deeper positions continue its last ratio."""
+    assert parse_speculation("mtp:3").tokens_per_step == pytest.approx(2.89)
+    assert parse_speculation("mtp:1").tokens_per_step == pytest.approx(1.7617)
+    deep = parse_speculation("mtp:10").positions
+    assert len(deep) == 10 and deep[9] / deep[8] == pytest.approx(0.2365 / 0.2722)
+    assert parse_speculation("mtp:3@0.85").tokens_per_step == pytest.approx(1 + 0.85 + 0.85**2 + 0.85**3)
+
+
 def test_tokens_per_step_by_hand() -> None:
     """tau = 1 + a + a^2 + ... + a^k: 1 + 0.8 + 0.64 + 0.512 = 2.952 for k = 3, alpha = 0.8."""
     assert Speculation("mtp", 3, 0.8).tokens_per_step == pytest.approx(2.952)
@@ -38,7 +48,7 @@ def test_acceptance_length_inverts_tokens_per_step(k: int, alpha: float) -> None
 @pytest.mark.parametrize(
     ("text", "method", "k", "acceptance", "source"),
     [
-        ("mtp:3", "mtp", 3, 0.85, "prior"),
+        ("mtp:3", "mtp", 3, 0.7617, "prior"),
         ("eagle:3@0.8", "eagle", 3, 0.8, "stated"),
         ("draft:llama-3.2-1b:7@0.75", "draft", 7, 0.75, "stated"),
     ],

@@ -11,7 +11,6 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import engine_profile
-from chipwise.serve.speculation import Speculation
 from chipwise.validation.groundtruth import InferenceRow, read_inference
 from chipwise.validation.serving import (
     MLPERF_DATASETS,
@@ -239,8 +238,8 @@ def test_chip_count_from_the_hardware_text_or_the_plan_when_the_column_is_empty(
         ),
         # an acceptance rate alone (accepted / drafted) gives the length 1 + rate x k
         ("TP8 EP8, MTP=3, acceptance rate 60%", "", ("mtp", 3, 2.8)),
-        # MTP without an acceptance figure takes the DeepSeek-V3 prior
-        ("TP8 EP8", "MTP 3 layers", ("mtp", 3, Speculation("mtp", 3, 0.85).tokens_per_step)),
+        # MTP without an acceptance figure takes the measured profile of a reused DeepSeek-V3 MTP module
+        ("TP8 EP8", "MTP 3 layers", ("mtp", 3, 2.89)),
     ],
 )
 def test_rows_with_speculative_decoding_are_predicted(

@@ -15,7 +15,8 @@ weights are read once as for n tokens, plus k drafter passes over n tokens. Draf
 - draft: a separate small model of the same tokenizer (a preset name), run k times.
 
 Acceptance is a property of the model pair and the text, not of the hardware: it is taken from the row or the
-user, else from the prior below, and every output that uses a prior says so.
+user, else from the priors below (for MTP a measured profile by position instead of a chain), and every output
+that uses a prior says so.
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 
 METHODS = ("mtp", "eagle", "draft")
-#: Acceptance priors, per drafted position (estimates). MTP: DeepSeek-V3's report gives 85-90% acceptance for the
-#: second token its MTP module predicts (arXiv:2412.19437, section 5.4.3); the low end is taken for every position.
-#: EAGLE: vLLM's EAGLE-3 tutorial for Llama 3.1 8B measured 74.1% acceptance over 3 drafted tokens, a mean
-#: acceptance length of 3.22 (aws-neuron-sdk vllm-neuron/docs/tutorials/tutorial-eagle3-speculative-decoding-
-#: llama-3-1.md), i.e. alpha = 0.86 in the chain model. Separate draft models: no prior (state it).
-ACCEPTANCE_PRIOR = {"mtp": 0.85, "eagle": 0.86}
+#: Acceptance priors (estimates). EAGLE: vLLM's EAGLE-3 tutorial for Llama 3.1 8B measured 74.1% acceptance over 3
+#: drafted tokens, a mean acceptance length of 3.22 (aws-neuron-sdk vllm-neuron/docs/tutorials/tutorial-eagle3-
+#: speculative-decoding-llama-3-1.md), i.e. alpha = 0.86 in the chain model. Separate draft models: no prior.
+ACCEPTANCE_PRIOR = {"eagle": 0.86}
+#: MTP: DeepSeek-V3 trains one MTP module, for the second token (85-90% acceptance there, arXiv:2412.19437 section
+#: 5.4.3); engines reuse it for every drafted position, and deeper positions are accepted less often. The prior is
+#: vLLM's measured profile for DeepSeek-V3 with the module reused for 8 drafted tokens (github vllm-project/vllm
+#: pull 48892, gsm8k at temperature 0): the share of steps that accept position i, unconditionally (acceptance
+#: length 4.50). Beyond 8 positions the last ratio carries on.
+MTP_POSITIONS = (0.7617, 0.6158, 0.5125, 0.4243, 0.3640, 0.3094, 0.2722, 0.2365)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,9 @@ class Speculation:
     acceptance: float
     draft_model: str = ""  # preset name, for method 'draft'
     acceptance_source: str = "stated"
+    #: measured share of steps that accept each drafted position (unconditional), in place of the chain of
+    #: `acceptance`; `acceptance` is then the first position's
+    positions: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -66,15 +74,19 @@ class Speculation:
     def tokens_per_step(self) -> float:
         """tau: tokens one verification step yields per sequence, on average."""
         a, k = self.acceptance, self.draft_tokens
+        if self.positions:
+            return 1.0 + sum(self.positions[:k])
         return float(k + 1) if a >= 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
 
     def label(self) -> str:
         head = f"draft {self.draft_model}" if self.method == "draft" else self.method.upper()
         prior = ", the method's prior" if self.acceptance_source == "prior" else ""
-        return (
-            f"{head} k={self.draft_tokens}, acceptance {self.acceptance:.2f}{prior} "
-            f"({self.tokens_per_step:.2f} tokens/step)"
+        shown = (
+            "/".join(f"{p:.2f}" for p in self.positions) + " by position"
+            if self.positions
+            else f"{self.acceptance:.2f}"
         )
+        return f"{head} k={self.draft_tokens}, acceptance {shown}{prior} ({self.tokens_per_step:.2f} tokens/step)"
 
 
 def acceptance_for_length(tau: float, k: int) -> float:
@@ -96,6 +108,12 @@ def acceptance_for_length(tau: float, k: int) -> float:
 
 def with_prior(method: str, k: int, draft_model: str = "") -> Speculation:
     """A speculation whose acceptance is the method's prior (ChipwiseError when it has none)."""
+    if method == "mtp":
+        ratio = MTP_POSITIONS[-1] / MTP_POSITIONS[-2]
+        profile = list(MTP_POSITIONS)
+        while len(profile) < k:
+            profile.append(profile[-1] * ratio)
+        return Speculation(method, k, profile[0], acceptance_source="prior", positions=tuple(profile[:k]))
     prior = ACCEPTANCE_PRIOR.get(method)
     if prior is None:
         raise ChipwiseError(
