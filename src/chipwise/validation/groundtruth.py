@@ -1165,9 +1165,7 @@ _PREFILL_SECTION = r"\b(?:prefill|context|ctx)(?:[ _-]?(?:pool|workers?|servers?
 _XPYD = r"\b(\d+)\s*P\s*(\d+)\s*D\b"
 
 
-def parse_pools(
-    text: str, chip: str, num_chips: int | None, arch: str, notes: list[str]
-) -> tuple[str, _ServingPlan | None]:
+def parse_pools(text: str, chip: str, arch: str, notes: list[str]) -> tuple[str, _ServingPlan | None]:
     """A disaggregated row's plan text for its decode pool, and its prefill pool when the row states one
     ('prefill: TP4 EP4 x 2; decode: DEP8', 'ctx: 2 x TEP4, gen: 1 x DEP16', '1P2D, TP8 each')."""
     counts = re.search(_XPYD, text)
@@ -1208,7 +1206,7 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
         notes.append(f"weight precision taken from the checkpoint name ({checkpoint[0]})")
         precision_text = f"{precision_text} {checkpoint[0]} weights"
     weight = parse_weight_precision(precision_text, notes)
-    plan_text, prefill = parse_pools(raw.get("parallelism", ""), chip, num_chips, arch, notes)
+    plan_text, prefill = parse_pools(raw.get("parallelism", ""), chip, arch, notes)
     prefill_chips = prefill.tp * prefill.pp * prefill.dp if prefill is not None else 0
     decode_chips = num_chips - prefill_chips if num_chips is not None and prefill is not None else num_chips
     plan = parse_serving_plan(plan_text, chip, decode_chips, arch, notes)

@@ -522,7 +522,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     )
     pools = ServingSetup((Pool(setup, replicas),))
     if prefill_pool is not None:
-        pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp, out)
+        pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp)
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp)
 
 
@@ -536,7 +536,6 @@ def _disaggregated(
     decode: ReplicaSetup,
     decode_replicas: int,
     inp: float,
-    out: float,
 ) -> ServingSetup:
     """A row's stated prefill pool beside its decode pool, the KV cache sent between them over the system's
     scale-up fabric when both pools fit one domain, else over its scale-out network."""
