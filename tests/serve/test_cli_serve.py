@@ -41,6 +41,7 @@ def test_predict_with_speculative_decoding(tmp_path: Path, capsys: pytest.Captur
     assert base["plan"]["speculative"] is None
     assert fast["plan"]["speculative"].startswith("EAGLE k=3, acceptance 0.80")
     assert fast["tpot_s"]["p50"] < base["tpot_s"]["p50"] / 1.5
+    assert "drafting" not in base["breakdown"] and fast["breakdown"]["drafting"] > 0
 
 
 def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

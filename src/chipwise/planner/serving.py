@@ -471,14 +471,17 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
 
 
 def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float) -> dict[str, float]:
-    """Seconds of one steady iteration at `batch` sequences (decode plus its share of prefill), by component."""
+    """Seconds of one steady iteration at `batch` sequences (decode plus its share of prefill), by component; with
+    speculative decoding the verification step (k + 1 positions per sequence) and its drafting passes."""
     p = setup.plan
     b = max(1.0, batch)
+    steps = setup.steps
+    fed, started = b * (steps.draft_tokens + 1), b * steps.tau * inp / out  # verified positions, prompt tokens
     work = IterationInputs(
-        np.asarray(b * (1.0 + inp / out)),
-        np.asarray(b),
+        np.asarray(fed + started),
+        np.asarray(fed),
         np.asarray(b * (inp + out / 2.0)),
-        np.asarray(b * inp * inp / (2 * out)),
+        np.asarray(started * inp / 2.0),
     )
     parts = iteration_breakdown(
         model,
@@ -492,7 +495,11 @@ def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, 
         setup.typical_context,
         setup.typical_prompt,
     )
-    return {k: float(parts[k]) for k in COMPONENTS}
+    out_parts = {k: float(parts[k]) for k in COMPONENTS}
+    if steps.drafter is not None:
+        context = b * (inp + out / 2.0)
+        out_parts["drafting"] = steps.draft_time(round(b), context) + steps.draft_prefill(round(started))
+    return out_parts
 
 
 def _figures(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:

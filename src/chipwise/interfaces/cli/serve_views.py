@@ -23,6 +23,7 @@ BREAKDOWN_LABELS: dict[str, str] = {
     "pp_comm": "pipeline hand-offs",
     "lm_head": "LM head",
     "overhead": "engine overhead (per step, per layer)",
+    "drafting": "speculative drafting passes",
 }
 
 
