@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chipwise.catalog import Catalog
@@ -166,3 +166,26 @@ def test_plan_serve_prices_speculation(catalog: Catalog) -> None:
     assert mtp["tpot_s"]["p50"] < plain["tpot_s"]["p50"] / 1.5
     assert mtp["plan"]["both"]["speculative"].startswith("MTP k=3, acceptance 0.80")
     assert plain["plan"]["both"]["speculative"] is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 6), alpha=st.floats(0.0, 1.0), users=st.integers(1, 24), seed=st.integers(0, 10_000))
+def test_every_request_finishes_whatever_the_speculation(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec, h100_setup: ReplicaSetup, k: int, alpha: float, users: int,
+    seed: int,
+) -> None:  # fmt: skip
+    """Conservation and the KV bound hold for any drafted-token count and acceptance, and a request's TPOT is
+    never below what tau tokens per step allow at batch 1."""
+    plan = replace(h100_setup.plan, speculation=Speculation("eagle", k, alpha))
+    setup = setup_replica(catalog, llama8b, hw.system("h100-sxm"), "trtllm", plan, 512.0, 128.0)
+    rng = np.random.default_rng(seed)
+    n = 40
+    inputs, outputs = rng.integers(16, 1024, n), rng.integers(2, 300, n)
+    pool = replace(setup.pool(1), kv_tokens=30_000)
+    out = simulate(Deployment((pool,)), inputs, outputs, np.zeros(n, dtype=np.int64), None, concurrency=users)
+    r = out.requests
+    assert np.all(np.isfinite(r["finish"])) and not r["dropped"].any()
+    assert max(float(np.max(rep["util_v"])) for rep in out.replicas) <= 1.0 + 1e-9
+    tpot = (r["finish"] - r["first"]) / np.maximum(r["output"] - 1, 1)
+    floor = setup.steps.decode_base(1) / setup.steps.tau
+    assert np.all(tpot[r["output"] > 2 * setup.steps.tau + 2] >= 0.99 * floor)
