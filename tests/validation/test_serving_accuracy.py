@@ -238,6 +238,8 @@ def test_chip_count_from_the_hardware_text_or_the_plan_when_the_column_is_empty(
         ),
         # an acceptance rate alone (accepted / drafted) gives the length 1 + rate x k
         ("TP8 EP8, MTP=3, acceptance rate 60%", "", ("mtp", 3, 2.8)),
+        # SGLang runs MTP through its EAGLE path: the drafter is the MTP module
+        ("TP8", "SGLang with MTP (EAGLE, 3 speculative tokens)", ("mtp", 3, 2.89)),
         # MTP without an acceptance figure takes the measured profile of a reused DeepSeek-V3 MTP module
         ("TP8 EP8", "MTP 3 layers", ("mtp", 3, 2.89)),
     ],

@@ -807,13 +807,14 @@ _DRAFT_TOKEN_PATTERNS: Final[tuple[str, ...]] = (
 def parse_speculation_text(text: str) -> SpeculationText:
     """The speculative-decoding facts of a row's plan, engine and notes text."""
     lowered = text.lower()
+    # SGLang runs a model's MTP module through its EAGLE code path: the drafter is then the MTP module
     method = (
         "medusa"
         if "medusa" in lowered
-        else "eagle"
-        if "eagle" in lowered
         else "mtp"
         if re.search(r"\bmtp\b|nextn|multi[- ]token prediction", lowered)
+        else "eagle"
+        if "eagle" in lowered
         else "draft"
         if "draft" in lowered
         else ""
@@ -1142,8 +1143,11 @@ _HARDWARE_COUNTS: Final[tuple[str, ...]] = (
 )
 
 
-def _chip_count(raw: Mapping[str, str], chip: str, plan: _ServingPlan, notes: list[str]) -> int | None:
-    """The row's chip count, or when the column is empty the one its hardware text or GPU plan states."""
+def _chip_count(
+    raw: Mapping[str, str], chip: str, plan: _ServingPlan, notes: list[str], prefill_chips: int = 0
+) -> int | None:
+    """The row's chip count, or when the column is empty the one its hardware text or GPU plan states (with a
+    disaggregated row's prefill pool, `prefill_chips`)."""
     stated = parse_int(raw.get("num_chips"))
     if stated is not None:
         return stated
@@ -1154,8 +1158,9 @@ def _chip_count(raw: Mapping[str, str], chip: str, plan: _ServingPlan, notes: li
             notes.append(f"num_chips not stated; {found} from the hardware text")
             return found
     if plan.given and cores_per_chip(chip, "") == 1 and not plan.counts_cores:
-        found = plan.tp * plan.pp * plan.dp
-        notes.append(f"num_chips not stated; {found} from the plan (TP x PP x replicas)")
+        found = plan.tp * plan.pp * plan.dp + prefill_chips
+        pools = " of both pools" if prefill_chips else ""
+        notes.append(f"num_chips not stated; {found} from the plan{pools} (TP x PP x replicas)")
         return found
     return None
 
@@ -1210,9 +1215,7 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
     prefill_chips = prefill.tp * prefill.pp * prefill.dp if prefill is not None else 0
     decode_chips = num_chips - prefill_chips if num_chips is not None and prefill is not None else num_chips
     plan = parse_serving_plan(plan_text, chip, decode_chips, arch, notes)
-    num_chips = _chip_count(raw, chip, plan, notes)
-    if prefill is not None and parse_int(raw.get("num_chips")) is None:
-        num_chips = prefill_chips + plan.tp * plan.pp * plan.dp
+    num_chips = _chip_count(raw, chip, plan, notes, prefill_chips)
     load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))
     scenario = normalize_scenario(raw.get("scenario", ""), load.concurrency)
     input_len = parse_length(raw.get("input_len", ""))
