@@ -5,6 +5,8 @@
     GET  /api/models       model presets
     POST /api/predict      a scenario (DESIGN.md contract) -> its prediction
     POST /api/plan/train   {model, chips, hardware, tokens, precision, objective, pricing, ...} -> the ranking
+    POST /api/plan/serve   {model, rate | concurrency | offline, input_tokens, output_tokens, slo, hardware,
+                            precision, speculative, ...} -> the cheapest fleets, simulated
 
 Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"}.
 """
