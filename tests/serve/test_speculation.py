@@ -163,6 +163,11 @@ def test_plan_serve_prices_speculation(catalog: Catalog) -> None:
         return r["verified"][0]
 
     plain, mtp = best(None), best("mtp:3@0.8")
+    both = plan_serving(
+        catalog, "deepseek-r1", ["b200"], Load("closed", concurrency=1), 1000, 1000, precision="fp4",
+        disaggregated=False, verify=0, speculative="none,mtp:3",
+    )  # fmt: skip
+    assert sorted(str(r["plan"]["speculative"])[:3] for r in both["results"]) == ["MTP", "Non"]
     assert mtp["tpot_s"]["p50"] < plain["tpot_s"]["p50"] / 1.5
     assert mtp["plan"]["both"]["speculative"].startswith("MTP k=3, acceptance 0.80")
     assert plain["plan"]["both"]["speculative"] is None

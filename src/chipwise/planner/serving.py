@@ -348,6 +348,14 @@ def _setup(
     return setup
 
 
+def _speculation_options(speculative: str | None) -> list[str | None]:
+    """`plan serve --speculative` as the options to compare: 'none,mtp:1,mtp:3' -> [None, 'mtp:1', 'mtp:3']."""
+    if not speculative:
+        return [None]
+    parts = [p.strip() for p in speculative.split(",") if p.strip()]
+    return [None if p.lower() in ("none", "off") else p for p in parts] or [None]
+
+
 def _drafting(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:
     """The speculative decoding a scenario or `--speculative` asks for, with its drafter's model."""
     if not speculative:
@@ -652,11 +660,12 @@ def plan_serving(
     speculative: str | None = None,
 ) -> dict[str, Any]:
     """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO
-    (`speculative`: 'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas)."""
+    (`speculative`: 'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and
+    'none' separated by commas, each priced as its own option)."""
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
-    drafting = _drafting(catalog, model, speculative)
+    draftings = [_drafting(catalog, model, option) for option in _speculation_options(speculative)]
     targets = check_slo(slo or {})
     job = ServingJob(
         model=model,
@@ -674,57 +683,65 @@ def plan_serving(
     evaluated = 0
     for hid in hardware_ids:
         system = hw.system(hid)
-        try:
-            name = _engine_for(system, engine)
-            eng = engine_profile(catalog, name, system.chip.family)
-            weight = check_precision(precision, WEIGHT_PRECISIONS, "weight")
-            kv = (
-                check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
-                if kv_precision
-                else default_kv_precision(weight, eng.quantised_kv)
+        failures: list[str] = []
+        for drafting in draftings:
+            try:
+                name = _engine_for(system, engine)
+                eng = engine_profile(catalog, name, system.chip.family)
+                weight = check_precision(precision, WEIGHT_PRECISIONS, "weight")
+                kv = (
+                    check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
+                    if kv_precision
+                    else default_kv_precision(weight, eng.quantised_kv)
+                )
+                choice, est, _ = choose(
+                    model,
+                    system,
+                    eng,
+                    job,
+                    weight,
+                    kv,
+                    targets,
+                    {},
+                    None,
+                    token_budget(eng, input_tokens),
+                    eng.chunked_prefill,
+                    drafting,
+                )
+            except (InfeasibleError, ChipwiseError) as exc:
+                failures.append(str(exc))
+                continue
+            evaluated += len(est.cand)
+            price, _, _ = _price(catalog, system, pricing, region, None)
+            chips = choice.replicas * choice.chips
+            out_tps = choice.replicas * min(
+                choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
             )
-            choice, est, _ = choose(
-                model,
-                system,
-                eng,
-                job,
-                weight,
-                kv,
-                targets,
-                {},
-                None,
-                token_budget(eng, input_tokens),
-                eng.chunked_prefill,
-                drafting,
+            rows.append(
+                {
+                    "hardware": system.chip.id,
+                    "system": system.id,
+                    "engine": name,
+                    "projected": system.projected,
+                    "plan": _plan_brief(choice.plan, choice.replicas),
+                    "disaggregated": False,
+                    "chips": chips,
+                    "usd_per_hour": price * chips,
+                    "usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+                    "estimate": {"tpot_s": choice.tpot, "ttft_p99_s": choice.ttft_p99, "output_tokens_per_s": out_tps},
+                    "_choice": (system, name, choice),
+                }
             )
-        except (InfeasibleError, ChipwiseError) as exc:
-            skipped.append({"hardware": system.chip.id, "system": system.id, "reason": str(exc)})
-            continue
-        evaluated += len(est.cand)
-        fronts[system.chip.id] = _front(est)
-        price, _, _ = _price(catalog, system, pricing, region, None)
-        chips = choice.replicas * choice.chips
-        out_tps = choice.replicas * min(
-            choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
-        )
-        rows.append(
-            {
-                "hardware": system.chip.id,
-                "system": system.id,
-                "engine": name,
-                "projected": system.projected,
-                "plan": _plan_brief(choice.plan, choice.replicas),
-                "disaggregated": False,
-                "chips": chips,
-                "usd_per_hour": price * chips,
-                "usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
-                "estimate": {"tpot_s": choice.tpot, "ttft_p99_s": choice.ttft_p99, "output_tokens_per_s": out_tps},
-                "_choice": (system, name, choice),
-            }
-        )
-        if disaggregated and load.kind == "rate":
-            prefill_options.append(_prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price))
-            decode_options.append({"system": system, "engine": name, "choice": choice, "price": price})
+            if system.chip.id not in fronts:  # the front and the prefill pools do not depend on how decoding drafts
+                fronts[system.chip.id] = _front(est)
+                if disaggregated and load.kind == "rate":
+                    prefill_options.append(
+                        _prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price)
+                    )
+            if disaggregated and load.kind == "rate":
+                decode_options.append({"system": system, "engine": name, "choice": choice, "price": price})
+        if len(failures) == len(draftings):
+            skipped.append({"hardware": system.chip.id, "system": system.id, "reason": failures[0]})
     if disaggregated and load.kind == "rate" and prefill_options:
         rows.extend(
             _disaggregated_rows(catalog, model, job, targets, prefill_options, decode_options, precision, kv_precision)

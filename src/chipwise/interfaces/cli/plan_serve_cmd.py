@@ -83,7 +83,8 @@ def serve(
         str | None,
         typer.Option(
             "--speculative",
-            help="Speculative decoding: mtp:K, eagle:K or draft:MODEL:K, optionally @ACCEPTANCE (e.g. mtp:3@0.8).",
+            help="Speculative decoding: mtp:K, eagle:K or draft:MODEL:K, optionally @ACCEPTANCE (e.g. mtp:3@0.8); "
+            "several, and none, separated by commas are compared (e.g. none,mtp:1,mtp:3).",
         ),
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
