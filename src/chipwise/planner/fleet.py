@@ -31,11 +31,10 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve
-from chipwise.planner.serving import check_slo, choose, kv_limited_batch
+from chipwise.planner.serving import check_slo, choose_any, kv_limited_batch, precisions
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.quant import KV_PRECISIONS, WEIGHT_PRECISIONS, check_precision, default_kv_precision
 from chipwise.serve.sim.metrics import per_request
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
@@ -161,9 +160,7 @@ def _types_for(
 ) -> list[_Type]:
     engine = default_engine(system.chip.vendor)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight = check_precision(precision, WEIGHT_PRECISIONS, "weight")
-    kv = default_kv_precision(weight, eng.quantised_kv)
-    check_precision(kv, KV_PRECISIONS, "KV-cache")
+    weight, kv = precisions(precision, None, eng)
     quote = price_per_chip_hour(catalog, system)
     if quote is None:
         return []
@@ -178,19 +175,7 @@ def _types_for(
             requests=REPLAY_REQUESTS,
         )
         try:
-            _, est, r = choose(
-                model,
-                system,
-                eng,
-                job,
-                weight,
-                kv,
-                targets,
-                {},
-                None,
-                token_budget(eng, b.input_tokens),
-                eng.chunked_prefill,
-            )
+            _, est, r = choose_any(model, system, eng, job, weight, kv, targets)
         except (InfeasibleError, ChipwiseError):
             return []
         rates.append(np.asarray(r, dtype=np.float64))

@@ -309,14 +309,30 @@ def _fixed(spec: Any) -> dict[str, int]:
     return out
 
 
-def _precisions(sc: ServeScenario, eng: EngineProfile) -> tuple[str, str]:
-    weight = check_precision(sc.precision, WEIGHT_PRECISIONS, "weight")
+def precisions(precision: str, kv_precision: str | None, eng: EngineProfile) -> tuple[str, str]:
+    """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights)."""
+    weight = check_precision(precision, WEIGHT_PRECISIONS, "weight")
     kv = (
-        check_precision(sc.kv_precision, KV_PRECISIONS, "KV-cache")
-        if sc.kv_precision
+        check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
+        if kv_precision
         else default_kv_precision(weight, eng.quantised_kv)
     )
     return weight, kv
+
+
+def choose_any(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    job: ServingJob,
+    weight: str,
+    kv: str,
+    targets: Mapping[str, float],
+    drafting: Drafting | None = None,
+) -> tuple[Choice, Estimate, np.ndarray]:
+    """`choose` over every replica shape, with the engine's token budget and chunking."""
+    budget = token_budget(eng, job.max_input)
+    return choose(model, system, eng, job, weight, kv, targets, {}, None, budget, eng.chunked_prefill, drafting)
 
 
 def _setup(
@@ -378,7 +394,7 @@ def _pool(
     system = hardware(catalog).system(hardware_name)
     engine = _engine_for(system, sc.engine)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight, kv = _precisions(sc, eng)
+    weight, kv = precisions(sc.precision, sc.kv_precision, eng)
     fixed = _fixed(spec)
     max_tokens = int(getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input))
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
@@ -688,26 +704,8 @@ def plan_serving(
             try:
                 name = _engine_for(system, engine)
                 eng = engine_profile(catalog, name, system.chip.family)
-                weight = check_precision(precision, WEIGHT_PRECISIONS, "weight")
-                kv = (
-                    check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
-                    if kv_precision
-                    else default_kv_precision(weight, eng.quantised_kv)
-                )
-                choice, est, _ = choose(
-                    model,
-                    system,
-                    eng,
-                    job,
-                    weight,
-                    kv,
-                    targets,
-                    {},
-                    None,
-                    token_budget(eng, input_tokens),
-                    eng.chunked_prefill,
-                    drafting,
-                )
+                weight, kv = precisions(precision, kv_precision, eng)
+                choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)
             except (InfeasibleError, ChipwiseError) as exc:
                 failures.append(str(exc))
                 continue
