@@ -6,7 +6,8 @@ Scenarios as the sources define them:
 - offline (MLPerf Offline, trtllm-bench max throughput, "infinite request rate"): every request at t = 0;
 - server / interactive (MLPerf Server): Poisson arrivals at the measured request rate; TTFT and TPOT are means
   (or the percentiles the row gives);
-- rate: Poisson arrivals at the stated rate; closed_loop: a fixed number of concurrent users (or a static batch);
+- rate: Poisson arrivals at the stated rate; closed_loop: a fixed number of concurrent users (or a static batch),
+  issued and measured as the row's load generator does (validation.harness: InferenceX, AIPerf, guidellm);
 - single: one request at a time.
 Assumptions a row forces are written into its notes: an unstated input length is taken equal to the mean output
 length (MLPerf rows state only the output); an unstated plan is searched for the best throughput per chip.
@@ -43,6 +44,7 @@ from chipwise.validation.groundtruth import (
     parse_speculation_text,
     read_inference,
 )
+from chipwise.validation.harness import Harness, harness_of, mean_length
 from chipwise.validation.report import RowResult, summarise
 from chipwise.workload.model import ModelSpec, from_hf_config
 from chipwise.workload.presets import load_model, preset_id
@@ -109,9 +111,6 @@ _SUFFIXES = (
 #: Requests simulated per row, by load (enough for a steady window, few enough to validate quickly).
 MAX_REQUESTS = 30000
 MIN_REQUESTS = 240
-#: guidellm (the v0.1 CLI that takes --data-type emulated): each benchmark of a sweep runs for --max-seconds,
-#: default 120 (github neuralmagic/guidellm src/guidellm/main.py).
-GUIDELLM_MAX_SECONDS = 120.0
 
 
 def _candidates(name: str) -> list[str]:
@@ -199,6 +198,8 @@ class Case:
     basis: str = "steady"
     latency_load: Load | None = None
     ramp_s: float = 0.0
+    #: latencies only of requests issued after every user's first request finished (harness.Harness.after_warmup)
+    after_warmup: bool = False
 
     @property
     def group(self) -> tuple[str, str]:
@@ -323,6 +324,13 @@ def _lengths(row: InferenceRow, notes: list[str]) -> tuple[float, float]:
         notes.append(f"output length not stated; taken equal to the input length ({inp:.0f})")
         out = inp
     return float(inp), float(out)
+
+
+def _job_lengths(gen: Harness | None, text: str, stated: float) -> LengthDist:
+    """The lengths a row's requests had: its load generator's sampler where that spreads a stated length."""
+    if gen is not None and gen.length_floor < 1.0:
+        return gen.lengths(stated)
+    return _length_dist(text, stated)
 
 
 def _length_dist(text: str, mean: float) -> LengthDist:
@@ -450,7 +458,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     notes: list[str] = []
     model, model_note = model_for(catalog, row.model_name)
     notes.append(model_note)
-    inp, out = _lengths(row, notes)
+    stated_in, stated_out = _lengths(row, notes)
+    gen = harness_of(row)
+    inp, out = mean_length(gen, stated_in), mean_length(gen, stated_out)
     system = hardware(catalog).system(row.chip)
     engine = _engine(row)
     eng = engine_profile(catalog, engine, system.chip.family)
@@ -508,14 +518,20 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     per_replica = max(1, min(max_batch, int(setup.kv_tokens // max(1.0, inp + out))))
     n, basis = _requests(load, per_replica * replicas, row.num_requests, out)
     duration = None
-    if load.kind == "closed" and load.concurrency > 1 and "guidellm" in row.raw.get("scenario", "").lower():
-        # guidellm's throughput mode starts every user at once and runs for its --max-seconds (default 120 s)
-        duration, n, basis = GUIDELLM_MAX_SECONDS, MAX_REQUESTS, "steady"
-        notes.append(f"guidellm run: users start together, requests issued for {GUIDELLM_MAX_SECONDS:.0f} s")
+    after_warmup = False
+    if gen is not None and load.kind == "closed" and latency_load is None:
+        users = load.concurrency
+        if gen.duration_s is not None and users > 1:
+            duration, n, basis = gen.duration_s, MAX_REQUESTS, gen.basis
+        elif gen.requests_per_user:
+            n, basis = min(MAX_REQUESTS, max(gen.requests_per_user * users, 12 if gen.after_warmup else 1)), gen.basis
+            after_warmup = gen.after_warmup and users > 1
+        if gen.duration_s is None or users > 1:
+            notes.append(gen.note(users))
     job = ServingJob(
         model=model,
-        input=_length_dist(row.raw.get("input_len", ""), inp),
-        output=_length_dist(row.raw.get("output_len", ""), max(1.0, out)),
+        input=_job_lengths(gen, row.raw.get("input_len", ""), stated_in),
+        output=_job_lengths(gen, row.raw.get("output_len", ""), max(1.0, stated_out)),
         load=load,
         requests=n,
         duration_s=duration,
@@ -523,7 +539,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     pools = ServingSetup((Pool(setup, replicas),))
     if prefill_pool is not None:
         pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp)
-    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp)
+    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup)
 
 
 def _disaggregated(
@@ -589,7 +605,7 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
     the capacity as throughput and the latencies at the edge of it (EDGE x capacity), and says so in the notes.
     """
     row = case.row
-    summary = _run(case.job, case.setup, seed, case.basis, case.ramp_s)
+    summary = _run(case.job, case.setup, seed, case.basis, case.ramp_s, case.after_warmup)
     latencies = summary
     notes = list(case.notes)
     load = case.job.load
@@ -643,10 +659,14 @@ def _open_loop_phase(summary: dict[str, Any]) -> dict[str, Any]:
     return {**summary, "ttft_s": ttft}
 
 
-def _run(job: ServingJob, setup: ServingSetup, seed: int, basis: str, ramp_s: float) -> dict[str, Any]:
+def _run(
+    job: ServingJob, setup: ServingSetup, seed: int, basis: str, ramp_s: float, after_warmup: bool = False
+) -> dict[str, Any]:
     """Simulate a job. A closed loop with a ramp issues its users over `ramp_s` seconds and takes its latencies
-    over the requests that arrive after the ramp and before the last `users` requests (which see the final drain)."""
-    if job.load.kind != "closed" or ramp_s <= 0.0:
+    over the requests that arrive after the ramp and before the last `users` requests (which see the final drain);
+    with `after_warmup` its users start together and the latencies are of requests that arrive after every user's
+    first request finished, again before the last `users`."""
+    if job.load.kind != "closed" or (ramp_s <= 0.0 and not after_warmup):
         return run_job(job, setup, seed=seed, basis=basis)[0]
     rng = np.random.default_rng(seed)
     n = job.requests
@@ -654,9 +674,14 @@ def _run(job: ServingJob, setup: ServingSetup, seed: int, basis: str, ramp_s: fl
     cached = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
     users = job.load.concurrency
     out = simulate(setup.deployment(), inputs, outputs, cached, None, concurrency=users, ramp_s=ramp_s)
-    arrival = np.sort(out.requests["arrival"][np.isfinite(out.requests["arrival"])])
+    req = out.requests
+    order = np.argsort(req["arrival"], kind="stable")
+    arrival = req["arrival"][order]
     hi = float(arrival[max(0, arrival.size - 1 - users)]) if arrival.size else math.inf
-    return summarise_run(out, chips=max(setup.chips, 1e-9), basis=basis, latency_window=(ramp_s, hi))
+    lo = ramp_s
+    if after_warmup and arrival.size > users:
+        lo = float(np.nanmax(req["finish"][order[:users]]))
+    return summarise_run(out, chips=max(setup.chips, 1e-9), basis=basis, latency_window=(lo, hi))
 
 
 def predict_row(catalog: Catalog, row: InferenceRow) -> list[RowResult]:

@@ -1,0 +1,96 @@
+"""The load generators behind published serving runs: how each issues requests and which of them it measures.
+
+A closed-loop sweep point is not defined by its concurrency alone. The same 64 users give a different mean TTFT
+when the benchmark counts the burst of 64 simultaneous prompts it starts with (most clients do: every user's
+first request arrives at t = 0) than when it measures a steady window after a warm-up; and a stated length may be
+an upper bound rather than a value. A validation case therefore runs the benchmark the row ran:
+
+- InferenceX (SemiAnalysis InferenceMAX) runs its own benchmark_serving (benchmarks/benchmark_lib.sh
+  run_benchmark_serving: ``--dataset-name random --random-range-ratio 0.8 --num-prompts $((CONC * 10))
+  --max-concurrency $CONC --request-rate inf --ignore-eos``; github SemiAnalysisAI/InferenceX, every recipe that sets
+  RANDOM_RANGE_RATIO sets 0.8). Its sampler is one-sided: prompt and output lengths are uniform in [0.8 L, L] for a
+  stated L (``np.random.randint(int(L * ratio), L + 1)``). All 10 x CONC requests are queued at once behind the
+  concurrency semaphore, so the first CONC start together; latencies are over every request and throughput is
+  the run's output tokens over its duration (fill and drain included). Its warm-up requests (``--num-warmups``)
+  run to completion before the measured run starts, so they only warm the server.
+- AIPerf / GenAI-Perf (NVIDIA NIM benchmarking docs) hold the concurrency and measure after a warm-up: GenAI-Perf
+  through Perf Analyzer's stable measurement windows (``--measurement-interval``), AIPerf through its warm-up
+  phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
+  after every user's first request has finished.
+- guidellm (the v0.1 CLI the optimum-neuron sweeps use) starts every user of its throughput mode at once and
+  issues requests for --max-seconds (default 120 s, github neuralmagic/guidellm src/guidellm/main.py).
+Other rows keep the validation's defaults (all users start together; several batches' worth of requests).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from chipwise.validation.groundtruth import InferenceRow
+from chipwise.workload.serving import LengthDist
+
+
+@dataclass(frozen=True)
+class Harness:
+    """How one load generator issues a closed-loop sweep point and which requests it measures."""
+
+    name: str
+    #: requests issued per concurrent user (0: the validation's default count)
+    requests_per_user: int = 0
+    #: stated lengths are the top of a uniform range [floor x L, L] (1.0: a stated length is the length)
+    length_floor: float = 1.0
+    #: 'run' = throughput over the whole benchmark (fill and drain included); 'steady' = over the steady window
+    basis: str = "steady"
+    #: latencies only of requests issued after every user's first request finished (a warm-up is discarded)
+    after_warmup: bool = False
+    #: the generator issues requests for this long (s) instead of a request count
+    duration_s: float | None = None
+
+    def lengths(self, stated: float) -> LengthDist:
+        """Lengths for a stated `stated` tokens under this generator's sampler."""
+        top = max(1, round(stated))
+        low = max(1, int(top * self.length_floor))
+        return LengthDist.fixed(top) if low >= top else LengthDist("uniform", (low + top) / 2.0, 0.0, low, top)
+
+    def note(self, users: int) -> str:
+        parts = [f"{self.name} protocol"]
+        if self.length_floor < 1.0:
+            parts.append(f"lengths uniform in [{self.length_floor:g} L, L]")
+        if self.requests_per_user:
+            parts.append(f"{self.requests_per_user * users} requests, all queued at once")
+        if self.duration_s is not None:
+            parts.append(f"users start together, requests issued for {self.duration_s:.0f} s")
+        if self.after_warmup:
+            parts.append("latencies after the warm-up (every user's first request)")
+        if self.basis == "run":
+            parts.append("throughput over the whole run")
+        return ": ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "")
+
+
+INFERENCEX = Harness("InferenceX benchmark_serving", requests_per_user=10, length_floor=0.8, basis="run")
+AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)
+GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
+
+_MARKERS: tuple[tuple[tuple[str, ...], Harness], ...] = (
+    (("inferencex", "inferencemax"), INFERENCEX),
+    (("aiperf", "genai-perf", "perf_analyzer", "perf analyzer"), AIPERF),
+    (("guidellm",), GUIDELLM),
+)
+
+
+def harness_of(row: InferenceRow) -> Harness | None:
+    """The load generator a closed-loop row names in its scenario or source family (None: not one chipwise
+    models, or not stated)."""
+    text = " ".join(row.raw.get(k, "") for k in ("scenario", "source_family")).lower()
+    for markers, harness in _MARKERS:
+        if any(m in text for m in markers):
+            return harness
+    return None
+
+
+def mean_length(harness: Harness | None, stated: float) -> float:
+    """The mean of a stated length under the generator's sampler."""
+    if harness is None or harness.length_floor >= 1.0 or not math.isfinite(stated):
+        return stated
+    return harness.lengths(stated).mean
