@@ -11,6 +11,7 @@ For each (engine family, chip family) with at least four predictable rows, these
     prefill_overhead fixed time of an iteration that encodes prompts (Neuron groups with TTFT rows only: the
                     separately compiled context-encoding graph)
     layer_overhead  fixed time per decoder layer per iteration (launches, syncs and small collectives not hidden)
+    sequence_overhead host time per sequence an iteration samples (GPU engines: the engine loop's per-request work)
 
 The objective is robust least squares (scipy least_squares, loss="soft_l1", f_scale 0.25) on log(predicted /
 measured) over every measured metric of the group's rows (output tokens/s per chip, TTFT, TPOT), plus a prior
@@ -65,6 +66,7 @@ BOUNDS = {
     "step_overhead": (0.0, 0.08),
     "layer_overhead": (0.0, 2e-3),
     "prefill_overhead": (0.0, 0.2),
+    "sequence_overhead": (0.0, 50e-6),
 }
 #: Tighter limits on the fixed costs of GPU engines, whose schedulers overlap with the GPU (TensorRT-LLM's
 #: overlap scheduler, vLLM V1's async scheduling): a step costs at most a few ms of exposed CPU time.
@@ -73,13 +75,19 @@ NEURON_ENGINES = ("neuron", "vllm-neuron")
 #: How far a fixed cost may move from its prior before the pull costs as much as a 1-in-e error on one metric:
 #: GPU engines overlap scheduling with the GPU and capture graphs (ms per step, tens of us per layer); Neuron
 #: runtimes pay host round trips per step and NeuronLink collectives per layer (tens of ms, hundreds of us).
-OVERHEAD_SCALE = {"step_overhead": 5e-3, "layer_overhead": 100e-6, "prefill_overhead": 5e-3}
+OVERHEAD_SCALE = {"step_overhead": 5e-3, "layer_overhead": 100e-6, "prefill_overhead": 5e-3, "sequence_overhead": 10e-6}
 NEURON_OVERHEAD_SCALE = {"step_overhead": 20e-3, "layer_overhead": 500e-6, "prefill_overhead": 20e-3}
-UNITS = {"step_overhead": ("ms", 1e3), "layer_overhead": ("us", 1e6), "prefill_overhead": ("ms", 1e3)}
+UNITS = {
+    "step_overhead": ("ms", 1e3),
+    "layer_overhead": ("us", 1e6),
+    "prefill_overhead": ("ms", 1e3),
+    "sequence_overhead": ("us", 1e6),
+}
 FIELDS = {
     "step_overhead": "step_overhead_s",
     "layer_overhead": "layer_overhead_s",
     "prefill_overhead": "prefill_overhead_s",
+    "sequence_overhead": "sequence_overhead_s",
 }
 MIN_ROWS = 4  # a group with fewer rows keeps its engine's defaults (no per-row fitting)
 MAX_NFEV = 60
@@ -135,6 +143,9 @@ def _params(cases: list[vs.Case]) -> list[str]:
     names = ["compute_scale", "memory_scale", "step_overhead", "layer_overhead"]
     if any(c.job.model.is_moe for c in cases):
         names.append("moe_scale")
+    if not any(c.group[0] in NEURON_ENGINES for c in cases):
+        # GPU engines batch hundreds to thousands of requests, so the per-request host work is its own term
+        names.append("sequence_overhead")
     if any(c.group[0] in NEURON_ENGINES for c in cases) and any(
         m.metric == "ttft_s" for c in cases for m in c.row.measured
     ):
@@ -171,7 +182,8 @@ def _solve(
     hi = np.asarray([bounds[n][1] for n in names])
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
     fixed = ("step_overhead", "prefill_overhead")
-    scale = [1e-3 if n in fixed else 1e-4 if n == "layer_overhead" else 0.3 for n in names]
+    per_unit = {"layer_overhead": 1e-4, "sequence_overhead": 1e-5}
+    scale = [1e-3 if n in fixed else per_unit.get(n, 0.3) for n in names]
     sol = least_squares(
         lambda x: _residuals(catalog, cases, base, names, x),
         x0,

@@ -49,8 +49,11 @@ def main() -> None:
         "",
         "## Systems",
         "",
-        "| id | name | chip | chips | scale-up | scale-out | power kW | status |",
-        "|---|---|---|---:|---|---|---:|---|",
+        "host CPU x: the host's CPU time for framework work (a serving engine's per-step and per-request work) "
+        "relative to an x86 DGX host.",
+        "",
+        "| id | name | chip | chips | scale-up | scale-out | power kW | host CPU x | status |",
+        "|---|---|---|---:|---|---|---:|---:|---|",
     ]
     for sid, s in cat.systems.items():
         dims = "x".join(str(d) for d in s.scaleup.dims)
@@ -58,7 +61,7 @@ def main() -> None:
         lines.append(
             f"| {sid} | {s.name} | {members or s.chip} | {s.chips} | {s.scaleup.kind} {s.scaleup.size}"
             f"{' (' + dims + ')' if dims else ''} | {s.scaleout.fabric} | {_cell(s.power, 1e3, '{:,.1f}')} | "
-            f"{s.status} |"
+            f"{_cell(s.host_overhead, 1, '{:.2f}') if s.host_overhead else '1'} | {s.status} |"
         )
     lines += [
         "",

@@ -201,6 +201,8 @@ class SystemEntry(_Strict):
     scaleout: ScaleOutEntry
     power: Figure | None = None
     host: str = ""
+    #: host CPU time of framework work (op dispatch, a serving engine's scheduler) relative to an x86 DGX host
+    host_overhead: Figure | None = None
     note: str = ""
     source: SourceList = Field(default_factory=list)
     members: dict[str, int] = Field(default_factory=dict)
@@ -209,6 +211,7 @@ class SystemEntry(_Strict):
     @model_validator(mode="after")
     def _units(self) -> SystemEntry:
         expect_quantity(self.power, "power", "power")
+        expect_quantity(self.host_overhead, "ratio", "host_overhead")
         if self.members and sum(self.members.values()) != self.chips:
             raise ValueError(f"members add up to {sum(self.members.values())} chips, not the system's {self.chips}")
         for link in self.links:

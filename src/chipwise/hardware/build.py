@@ -244,6 +244,10 @@ class Hardware:
                 sources=(),
                 derivation=f"not in the catalog: chips x TDP x {HOST_POWER_FACTOR} (host, network and fans)",
             )
+        host_overhead = 1.0
+        if entry.host_overhead is not None:
+            host_overhead = float(entry.host_overhead.si)
+            prov["host_overhead"] = ref(entry.host_overhead)
         return System(
             id=sid,
             name=entry.name,
@@ -259,6 +263,7 @@ class Hardware:
             provenance=prov,
             members=dict(entry.members),
             links={frozenset(link.between): (link.bandwidth.si, link.latency.si) for link in entry.links},
+            host_overhead=host_overhead,
         )
 
 

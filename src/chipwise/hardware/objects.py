@@ -194,6 +194,8 @@ class System:
     provenance: Mapping[str, FigureRef]
     members: Mapping[str, int] = field(default_factory=dict)
     links: Mapping[frozenset[str], tuple[float, float]] = field(default_factory=dict)
+    #: host CPU time of framework work relative to an x86 DGX host (Grace hosts are slower per thread)
+    host_overhead: float = 1.0
 
     @property
     def projected(self) -> bool:

@@ -78,7 +78,7 @@ def setup_replica(
     """Price one replica; raise InfeasibleError when the weights, or one longest request, do not fit.
     `profile` replaces the catalog's engine profile (calibration)."""
     check_replica(plan, model)
-    eng = profile or engine_profile(catalog, engine, system.chip.family)
+    eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks:

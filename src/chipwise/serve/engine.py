@@ -70,6 +70,31 @@ class EngineProfile:
     #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is
     #: generating, new prompts wait until each attention-DP rank has one, for at most this many iterations (0 = off)
     adp_balance_timeout_iters: int = 0
+    #: host time per sequence an iteration samples (the engine loop's per-request work: appending the token, stop
+    #: checks, detokenising and streaming it), on an x86 DGX-class host
+    sequence_overhead_s: float = 0.0
+    #: the deployment's host CPU time relative to an x86 DGX host (System.host_overhead); multiplies the host-side
+    #: costs: step, per-sequence, prefill-graph and host-sampling overheads
+    host_factor: float = 1.0
+
+    def on_host(self, factor: float) -> EngineProfile:
+        """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""
+        return self if factor == self.host_factor else replace(self, host_factor=factor)
+
+    @property
+    def host_step_s(self) -> float:
+        """Fixed host time of an iteration on this profile's host."""
+        return self.step_overhead_s * self.host_factor
+
+    @property
+    def host_sequence_s(self) -> float:
+        """Host time per sampled sequence of an iteration on this profile's host."""
+        return self.sequence_overhead_s * self.host_factor
+
+    @property
+    def host_prefill_s(self) -> float:
+        """Fixed host time of an iteration that encodes prompts, beyond the step's, on this profile's host."""
+        return self.prefill_overhead_s * self.host_factor
 
 
 def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
@@ -145,6 +170,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
+        sequence_overhead_s=num("sequence_overhead"),
         provenance={k: ref(v) for k, v in figs.items()},
     )
 

@@ -359,7 +359,7 @@ def iteration_breakdown(
     a = context_coefficient(model, dev, shapes, kv_precision, typical_context)
     b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
     out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
-    out["overhead"] = out["overhead"] + eng.step_overhead_s
+    out["overhead"] = out["overhead"] + eng.host_step_s + eng.host_sequence_s * np.asarray(work.seqs)
     return out
 
 

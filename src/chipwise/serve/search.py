@@ -173,7 +173,8 @@ def _step_time(
     a = context_coefficient(model, dev, shapes, kv_precision, inp + out)
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
     t = (
-        eng.step_overhead_s
+        eng.host_step_s
+        + eng.host_sequence_s * fed
         + _stage_time(model, dev, topo, eng, weight_precision, shapes, fed + started)
         + pp * lm_head_cost(model, dev, shapes, fed / pp)
         + a * batch * _decode_context(eng, inp, out)
@@ -204,6 +205,7 @@ def estimate(
     drafting: Drafting | None = None,
 ) -> Estimate:
     """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget))."""
+    eng = eng.on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     shapes = cand.shapes()
@@ -228,7 +230,8 @@ def estimate(
     step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
     chunks = math.ceil(inp / chunk)
     pf = (
-        eng.step_overhead_s
+        eng.host_step_s
+        + eng.host_sequence_s
         + _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, chunk))
         + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)
         + pair_coefficient(model, dev, shapes, chunk, kv_precision) * chunk * chunk / 2.0
@@ -240,7 +243,7 @@ def estimate(
         batch=np.where(fits, batch, 0.0),
         step=step,
         throughput=np.where(fits, b / step, 0.0),
-        prefill_s=np.asarray(pf * chunks + eng.prefill_overhead_s * chunks, dtype=np.float64),
+        prefill_s=np.asarray(pf * chunks + eng.host_prefill_s * chunks, dtype=np.float64),
         chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
     )
 

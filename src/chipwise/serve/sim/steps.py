@@ -127,29 +127,29 @@ def step_model(
     grid = np.arange(0, grid_top + COARSE_STEP, COARSE_STEP, dtype=np.float64)
     coarse = _token_table(model, dev, topo, eng, plan, grid)
     n = np.arange(plan.max_batch + 2, dtype=np.float64)
-    seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp))
+    seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp)) + n * eng.host_sequence_s
     if eng.host_sampling:
         # every sampled sequence's logits (the whole vocabulary) go to the host and are sampled there
-        seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit
+        seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit * eng.host_factor
     a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context))
     b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
     spec = plan.speculation
     draft = None
     if spec is not None and drafter is not None:
         bare = replace(plan, speculation=None, ep=plan.ep if drafter.moe is not None else 1)
-        quiet = replace(eng, step_overhead_s=0.0, prefill_overhead_s=0.0, host_sampling=False)
+        quiet = replace(eng, step_overhead_s=0.0, prefill_overhead_s=0.0, sequence_overhead_s=0.0, host_sampling=False)
         draft = replace(
             step_model(drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens), fixed=0.0
         )
     return StepModel(
-        fixed=eng.step_overhead_s,
+        fixed=eng.host_step_s,
         tokens=tokens.tolist(),
         seqs=seqs.tolist(),
         a=a,
         b=b,
         coarse=coarse,
         mixed_batching=eng.mixed_batching,
-        prefill_fixed=eng.prefill_overhead_s,
+        prefill_fixed=eng.host_prefill_s,
         draft_tokens=spec.draft_tokens if draft is not None and spec is not None else 0,
         tau=spec.tokens_per_step if draft is not None and spec is not None else 1.0,
         drafter=draft,

@@ -1,0 +1,61 @@
+"""Host CPU: the serving engine's host-side costs scale with the system's host (Grace is slower per thread)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.serve.build import setup_replica
+from chipwise.serve.engine import engine_profile
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.search import Candidates, estimate
+from chipwise.workload.model import ModelSpec
+
+
+def test_grace_hosts_carry_their_measured_cpu_overhead(hw: Hardware) -> None:
+    gb200 = hw.system("gb200-nvl72")
+    assert gb200.host_overhead == pytest.approx(37.08 / 13.48, rel=1e-3)
+    assert "TE_GRACE_CPU" in gb200.provenance["host_overhead"].sources
+    assert hw.system("gh200-1x").host_overhead == pytest.approx(33.17 / 13.48, rel=1e-3)
+    assert hw.system("p6-b200.48xlarge").host_overhead == 1.0  # x86 hosts are the reference
+
+
+def test_on_host_is_idempotent_and_scales_only_host_costs(catalog: Catalog) -> None:
+    eng = engine_profile(catalog, "trtllm", "blackwell")
+    grace = eng.on_host(2.75).on_host(2.75)
+    assert grace.host_step_s == pytest.approx(2.75 * eng.step_overhead_s)
+    assert grace.host_sequence_s == pytest.approx(2.75 * eng.sequence_overhead_s)
+    assert grace.host_prefill_s == pytest.approx(2.75 * eng.prefill_overhead_s)
+    assert grace.layer_overhead_s == eng.layer_overhead_s  # a per-layer gap inside a CUDA graph is GPU time
+    assert grace.on_host(1.0).host_step_s == pytest.approx(eng.step_overhead_s)
+
+
+def test_the_same_gpu_behind_a_grace_host_pays_its_host_work_again(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec
+) -> None:
+    """B200 behind an x86 host and GB200 behind Grace (one Blackwell family, the same engine figures): an
+    iteration's fixed host time and each sequence's host time grow by the host factor; the GPU work per sequence
+    (the LM head) differs only by the GB200's higher power limit."""
+    plan = ReplicaPlan(tp=1, max_batch=512, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+    x86 = setup_replica(catalog, llama8b, hw.system("p6-b200.48xlarge"), "trtllm", plan, 512.0, 128.0)
+    grace = setup_replica(catalog, llama8b, hw.system("gb200-nvl72"), "trtllm", plan, 512.0, 128.0)
+    eng, f = x86.engine, hw.system("gb200-nvl72").host_overhead
+    assert grace.steps.fixed == pytest.approx(f * x86.steps.fixed)
+    n = 256
+    per_seq_x86 = x86.steps.seq_time(n) - x86.steps.seq_time(0)
+    per_seq_grace = grace.steps.seq_time(n) - grace.steps.seq_time(0)
+    host = n * eng.sequence_overhead_s
+    assert per_seq_grace - per_seq_x86 == pytest.approx((f - 1.0) * host, rel=0.02)
+
+
+def test_the_estimator_prices_the_host_as_the_simulator_does(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec
+) -> None:
+    eng = engine_profile(catalog, "trtllm", "blackwell")
+    one = np.ones(1, dtype=np.int64)
+    cand = Candidates(one, one, one, 0 * one, 256 * one)
+    on_grace = estimate(llama8b, hw.system("gb200-nvl72"), eng, cand, "fp8", "fp8", 512.0, 128.0, 4096)
+    on_x86 = estimate(llama8b, hw.system("p6-b200.48xlarge"), eng, cand, "fp8", "fp8", 512.0, 128.0, 4096)
+    assert float(on_grace.step[0]) > float(on_x86.step[0])
