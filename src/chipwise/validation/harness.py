@@ -54,18 +54,19 @@ class Harness:
         return LengthDist.fixed(top) if low >= top else LengthDist("uniform", (low + top) / 2.0, 0.0, low, top)
 
     def note(self, users: int) -> str:
-        parts = [f"{self.name} protocol"]
+        """What the validation ran for a point of `users` concurrent users, for the row's notes."""
+        details = []
         if self.length_floor < 1.0:
-            parts.append(f"lengths uniform in [{self.length_floor:g} L, L]")
+            details.append(f"lengths uniform in [{self.length_floor:g} L, L]")
         if self.requests_per_user:
-            parts.append(f"{self.requests_per_user * users} requests, all queued at once")
+            details.append(f"{self.requests_per_user * users} requests, all queued at once")
         if self.duration_s is not None:
-            parts.append(f"users start together, requests issued for {self.duration_s:.0f} s")
+            details.append(f"users start together, requests issued for {self.duration_s:.0f} s")
         if self.after_warmup:
-            parts.append("latencies after the warm-up (every user's first request)")
+            details.append("latencies after the warm-up (every user's first request)")
         if self.basis == "run":
-            parts.append("throughput over the whole run")
-        return ": ".join(parts[:1]) + (" (" + "; ".join(parts[1:]) + ")" if parts[1:] else "")
+            details.append("throughput over the whole run")
+        return f"{self.name} protocol" + (f" ({'; '.join(details)})" if details else "")
 
 
 INFERENCEX = Harness("InferenceX benchmark_serving", requests_per_user=10, length_floor=0.8, basis="run")

@@ -524,7 +524,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         if gen.duration_s is not None and users > 1:
             duration, n, basis = gen.duration_s, MAX_REQUESTS, gen.basis
         elif gen.requests_per_user:
-            n, basis = min(MAX_REQUESTS, max(gen.requests_per_user * users, 12 if gen.after_warmup else 1)), gen.basis
+            n, basis = min(MAX_REQUESTS, gen.requests_per_user * users), gen.basis
             after_warmup = gen.after_warmup and users > 1
         if gen.duration_s is None or users > 1:
             notes.append(gen.note(users))
@@ -675,7 +675,8 @@ def _run(
     users = job.load.concurrency
     out = simulate(setup.deployment(), inputs, outputs, cached, None, concurrency=users, ramp_s=ramp_s)
     req = out.requests
-    order = np.argsort(req["arrival"], kind="stable")
+    issued = np.flatnonzero(np.isfinite(req["arrival"]))
+    order = issued[np.argsort(req["arrival"][issued], kind="stable")]
     arrival = req["arrival"][order]
     hi = float(arrival[max(0, arrival.size - 1 - users)]) if arrival.size else math.inf
     lo = ramp_s
