@@ -12,8 +12,17 @@ from chipwise.hardware import Hardware
 from chipwise.hardware.objects import System
 from chipwise.perf.device import topology_of
 from chipwise.serve.engine import engine_profile
-from chipwise.serve.search import BATCH_Z99, MAX_UTILISATION, Estimate, at_rate, enumerate_candidates, estimate
+from chipwise.serve.search import (
+    BATCH_Z99,
+    MAX_UTILISATION,
+    Estimate,
+    at_rate,
+    best_throughput_shape,
+    enumerate_candidates,
+    estimate,
+)
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
 
 INP, OUT = 2048.0, 256.0
 
@@ -91,3 +100,17 @@ def test_attention_dp_balancing_adds_the_gather_wait(catalog: Catalog, h100: Sys
     gather = np.minimum(3.0 / (2.0 * lam), 60 * on.tpot)
     expect = np.where(adp & (on.batch >= 4), gather, 0.0)
     assert on.ttft - off.ttft == pytest.approx(expect, rel=1e-9, abs=1e-12)
+
+
+def test_an_unstated_plan_is_the_shape_with_the_most_throughput_per_chip(catalog: Catalog, hw: Hardware) -> None:
+    """Llama 2 70B in fp16 on H100s: TP2 holds the weights but leaves ~28K tokens of KV cache per replica, so a
+    throughput submitter's shape is wider; the chosen shape is the best of every fitting one-stage shape."""
+    model = load_model(catalog, "llama-2-70b")
+    system = hw.system("h100-sxm")
+    eng = engine_profile(catalog, "trtllm", "hopper")
+    tp, ep, adp = best_throughput_shape(model, system, eng, "bf16", "bf16", 32, 292.0, 292.0)
+    assert tp > 2 and ep == 1 and not adp
+    cand = enumerate_candidates(model, topology_of(system), 8, {"pp": 1, "max_batch": eng.max_batch})
+    est = estimate(model, system, eng, cand, "bf16", "bf16", 292.0, 292.0, 8192)
+    per_chip = est.throughput / est.chips
+    assert per_chip[list(cand.tp).index(tp)] == pytest.approx(per_chip[est.fits].max())

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, engine_profile, serving_device, token_budget
+from chipwise.serve.engine import EngineProfile, serving_device, token_budget
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
@@ -331,42 +330,29 @@ def pareto(throughput: Array, latency: Array) -> NDArray[np.int64]:
     return np.asarray(keep, dtype=np.int64)
 
 
-def smallest_fitting_tp(
-    catalog: Catalog,
+def best_throughput_shape(
     model: ModelSpec,
     system: System,
-    engine: str,
+    eng: EngineProfile,
     weight_precision: str,
     kv_precision: str,
     ranks: int,
     typical_prompt: float,
     typical_output: float,
-) -> int:
-    """The smallest power-of-two tensor parallelism whose replica holds the weights and a KV cache for at least
-    eight requests (throughput-oriented deployments favour more replicas over more TP)."""
-    eng = engine_profile(catalog, engine, system.chip.family)
-    dev = serving_device(device_of(system), eng)
+) -> tuple[int, int, bool]:
+    """(tp, ep, attention DP) of the one-stage replica shape with the most output tokens/s per chip at
+    saturation within `ranks` ranks (what a throughput benchmark's submitter picks when its plan is not stated),
+    at the engine's batch limit and token budget."""
     topo = topology_of(system)
-    tps = powers_of_two(min(ranks, topo.domain_ranks))
-    tp = np.asarray(tps)
-    context = typical_prompt + typical_output
-    mem = replica_memory(
-        model,
-        dev,
-        eng,
-        Shapes.of(tp),
-        weight_precision,
-        kv_precision,
-        token_budget(eng, typical_prompt),
-        eng.max_batch,
-        context,
-    )
-    ok = mem.kv_tokens >= 8 * context
-    if not ok.any():
-        ok = mem.kv_tokens >= context
-    if not ok.any():
+    limit = min(ranks, topo.domain_ranks)
+    cand = enumerate_candidates(model, topo, limit, {"pp": 1, "max_batch": eng.max_batch})
+    budget = token_budget(eng, typical_prompt)
+    est = estimate(model, system, eng, cand, weight_precision, kv_precision, typical_prompt, typical_output, budget)
+    per_chip = np.where(est.fits, est.throughput / np.maximum(est.chips, 1e-12), -1.0)
+    if not est.fits.any():
         raise InfeasibleError(
             f"{model.name} does not fit {ranks} ranks of {system.chip.id} with a usable KV cache. "
             "Fix: use more chips or a narrower precision."
         )
-    return int(tp[int(np.argmax(ok))])
+    i = int(np.argmax(per_chip))
+    return int(cand.tp[i]), int(cand.ep[i]), bool(cand.adp[i])

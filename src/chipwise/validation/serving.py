@@ -32,6 +32,7 @@ from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
+from chipwise.serve.search import best_throughput_shape
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
@@ -474,19 +475,22 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.raw.get("precision", "")):
         kv = default_kv_precision(weight, eng.quantised_kv) if weight in ("fp8", "fp4") else kv
+    searched_adp = False
     if row.plan_given:
         tp, pp, ep = row.tp, row.pp, row.ep
         replicas = row.dp if row.dp > 1 else max(1, ranks // (tp * pp))
         plan_source = "given"
     else:
-        tp, pp, ep, replicas = _fitting_plan(catalog, model, system, engine, weight, kv, ranks, inp, out)
+        tp, ep, searched_adp = best_throughput_shape(model, system, eng, weight, kv, ranks, inp, out)
+        pp, replicas = 1, max(1, ranks // tp)
         plan_source = "searched"
-        notes.append(f"plan not stated; smallest fitting TP{tp} x {replicas} replicas")
+        shape = f"TP{tp}" + (f" EP{ep}" if ep > 1 else "") + (" with attention DP" if searched_adp else "")
+        notes.append(f"plan not stated; the most output tokens/s per chip: {shape} x {replicas} replicas")
     if model.moe is not None and ep > tp:
         ep = tp
     if model.moe is not None and ep > 1 and model.moe.experts % ep:
         ep = 1
-    adp = row.attention_dp and model.moe is not None and ep == tp
+    adp = (row.attention_dp or searched_adp) and model.moe is not None and ep == tp
     max_batch = row.max_batch or (row.concurrency if row.scenario in ("closed_loop", "single") else None)
     if adp and row.max_batch and "gpu_batch_size" in row.raw.get("batch_or_concurrency", ""):
         max_batch = row.max_batch * tp  # a per-GPU batch: every attention-DP rank runs its own
@@ -566,25 +570,6 @@ def _disaggregated(
         (Pool(pre, count, "prefill"), Pool(decode, decode_replicas, "decode")),
         transfer=kv_transfer(model, pre, decode, same),
     )
-
-
-def _fitting_plan(
-    catalog: Catalog,
-    model: ModelSpec,
-    system: Any,
-    engine: str,
-    weight: str,
-    kv: str,
-    ranks: int,
-    inp: float,
-    out: float,
-) -> tuple[int, int, int, int]:
-    """The smallest power-of-two TP that holds the weights and a working KV cache (replicas fill the chips)."""
-    from chipwise.serve.search import smallest_fitting_tp
-
-    tp = smallest_fitting_tp(catalog, model, system, engine, weight, kv, ranks, inp, out)
-    ep = tp if model.moe is not None else 1
-    return tp, 1, ep, max(1, ranks // tp)
 
 
 _STAT_KEY = {"p50": "p50", "p90": "p90", "p99": "p99", "mean": "mean", "value": "mean"}
