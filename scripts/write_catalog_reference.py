@@ -33,7 +33,7 @@ def main() -> None:
         "",
         "## Chips",
         "",
-        "| id | name | status | FP4 TF | FP8 TF | BF16 TF | HBM GB | HBM TB/s | TDP W | scale-up GB/s "
+        "| id | name | status | FP4 TF | FP8 TF | BF16 TF | HBM GiB | HBM TB/s | TDP W | scale-up GB/s "
         "| scale-out GB/s |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -41,7 +41,7 @@ def main() -> None:
         lines.append(
             f"| {cid} | {c.name} | {c.status} | {_cell(c.flops.get('fp4'), 1e12)} | "
             f"{_cell(c.flops.get('fp8'), 1e12)} | "
-            f"{_cell(c.flops.get('bf16'), 1e12)} | {_cell(c.hbm_capacity, 1e9)} | "
+            f"{_cell(c.flops.get('bf16'), 1e12)} | {_cell(c.hbm_capacity, 2**30, '{:,.1f}')} | "
             f"{_cell(c.hbm_bandwidth, 1e12, '{:,.2f}')} | {_cell(c.tdp, 1)} | {_cell(c.scaleup_bandwidth, 1e9)} | "
             f"{_cell(c.scaleout_bandwidth, 1e9, '{:,.1f}')} |"
         )

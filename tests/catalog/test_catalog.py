@@ -106,6 +106,18 @@ def test_flops_are_dense_not_sparse(catalog: Catalog) -> None:
     assert catalog.chips["h100-sxm"].flops["bf16"].si == pytest.approx(989.4e12, rel=1e-3)
 
 
+@pytest.mark.parametrize(
+    ("chip", "mib"),
+    [("h100-sxm", 81559), ("h200", 143771), ("b200", 183359), ("gb200", 189471), ("a100-80gb", 81920)],
+)
+def test_gpu_memory_is_what_the_device_reports(catalog: Catalog, chip: str, mib: int) -> None:
+    """HBM comes in binary-sized stacks: an "80 GB" H100 reports 81,559 MiB (79.6 GiB), not 80e9 bytes (74.5 GiB);
+    the KV cache is what is left after the weights, so the 7% matters twice. The vendor's figure stays on record."""
+    fig = catalog.chips[chip].hbm_capacity
+    assert fig.si == mib * 2**20 and fig.status == "measured"
+    assert any(alt.unit == "GB" for alt in fig.alternatives)
+
+
 def test_link_bandwidth_is_per_direction(catalog: Catalog) -> None:
     # NVLink4: 900 GB/s bidirectional per GPU = 450 GB/s per direction
     assert catalog.chips["h100-sxm"].scaleup_bandwidth.si == pytest.approx(450e9, rel=1e-3)

@@ -31,8 +31,8 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 21.2%, TPOT 19.7% (met), TTFT
-#: 33.9%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
+#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 21.4%, TPOT 19.8% (met), TTFT
+#: 34.4%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32), and in MLPerf rows
 #: that state no input length (docs/serving.md, section 7). These tests turn XPASS when the bounds are met.
 NOT_YET = pytest.mark.xfail(reason="issue 4 accuracy bound not met yet (docs/serving.md, section 7)", strict=False)
@@ -55,10 +55,10 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 23.0  # measured 21.2
-    assert by["tpot_s"]["mape_pct"] <= 21.5  # measured 19.7
-    assert by["ttft_s"]["mape_pct"] <= 36.0  # measured 33.9
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.6
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 23.5  # measured 21.4
+    assert by["tpot_s"]["mape_pct"] <= 21.5  # measured 19.8
+    assert by["ttft_s"]["mape_pct"] <= 36.5  # measured 34.4
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.5
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:
