@@ -126,3 +126,28 @@ def test_capacity_share_is_weighted_by_routed_traffic() -> None:
 
     assert _routed_mean(np.array([1.0, 0.5]), np.array([3.0, 1.0])) == pytest.approx(0.875)
     assert _routed_mean(np.array([1.0, 0.5]), np.zeros(2)) == pytest.approx(0.75)
+
+
+def test_the_fleet_reported_is_the_fleet_replayed(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the derating rounds run out right after a re-solve, the report must replay that last fleet (not show the
+    previous round's replay beside the new counts and routing), and a fleet that still misses says so."""
+    from chipwise.hardware import hardware
+    from chipwise.planner import fleet as fleet_mod
+    from chipwise.workload.presets import load_model
+
+    monkeypatch.setattr(fleet_mod, "CALIBRATION_ROUNDS", 1)
+    hw = ["h100-sxm", "h200", "mi300x"]
+    r = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw, {"mi300x": 16})
+    model = load_model(catalog, "llama-3.1-70b")
+    buckets = read_workload(str(EXAMPLE))
+    types = [
+        t for s in hw for t in fleet_mod._types_for(catalog, model, hardware(catalog).system(s), buckets, SLO, "fp8")
+    ]
+    names = [t.name for t in types]
+    for f in r["fleet"]:
+        share = np.array([f["routed_requests_per_s"][b.name] for b in buckets])
+        i = names.index(f["type"])
+        again = fleet_mod._replay(catalog, model, types[i], f["instances"], share, buckets, SLO, seed=i)
+        assert f["replay"]["buckets"] == again["buckets"], f["type"]
+    if not r["slo_met_in_replay"]:
+        assert r["note"] and "still misses the SLO" in r["note"]

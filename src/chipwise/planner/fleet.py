@@ -7,8 +7,9 @@
    lowest $/hour within the availability limits, and how to route each bucket among them.
 4. The simulator replays the workload on the chosen fleet (each type with the traffic routed to it); for every
    bucket that misses the SLO on a type, that (type, bucket) capacity is derated by the square of its worst
-   latency miss (between 10% and 50% a round) and the MILP is solved again, up to eight rounds; a pair derated
-   below 30% is dropped. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
+   latency miss (between 10% and 50% a round) and the MILP is solved again, up to twelve rounds; a pair derated
+   below 30% is dropped. The fleet reported is always the one last solved, replayed as it is; one whose replay still
+   misses the SLO says so. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
    holds the SLO in replay (up to three rounds). The report gives, per type, the share of its steady-state
    capacity the simulator allowed (weighted by the traffic routed to it) and, per bucket, the replayed latencies.
 """
@@ -44,7 +45,7 @@ from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace, read_
 
 SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
-CALIBRATION_ROUNDS = 8  # replay / derate / re-solve rounds
+CALIBRATION_ROUNDS = 12  # replay / derate / re-solve rounds
 TIGHTEN_ROUNDS = 3  # then give capacity back while the replay still meets the SLO
 TIGHTEN_STEP = 1.15
 MIN_DERATE = 0.3
@@ -358,10 +359,11 @@ def plan_fleet(
     sol = solve(problem)
     steady_cost = sol.cost_per_hour
     replays: dict[int, dict[str, Any]] = {}
+    replayed: FleetSolution | None = None  # the solution `replays` simulate
     note = None
     met = not replay
     for _ in range(CALIBRATION_ROUNDS if replay else 0):
-        replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
+        replays, replayed = _replay_fleet(catalog, model, types, sol, buckets, slo), sol
         failing = [i for i, r in replays.items() if not r["slo_met"]]
         if not failing:
             met = True
@@ -391,7 +393,10 @@ def plan_fleet(
         trial_replays = _replay_fleet(catalog, model, types, cheaper, buckets, slo)
         if not all(r["slo_met"] for r in trial_replays.values()):
             break
-        derate, sol, replays = trial, cheaper, trial_replays
+        derate, sol, replays, replayed = trial, cheaper, trial_replays, cheaper
+    if replay and replayed is not sol:
+        # the rounds ran out right after a re-solve: report the fleet that was chosen, simulated as it is
+        replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
     chosen = []
     for i, t in enumerate(types):
         n = int(sol.counts[i])
@@ -409,9 +414,15 @@ def plan_fleet(
             "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
         }
         if replay:
-            row["replay"] = replays.get(i) or _replay(catalog, model, t, n, sol.assignment[i], buckets, slo, seed=i)
+            row["replay"] = replays[i]
         chosen.append(row)
     all_met = all(r["replay"]["slo_met"] for r in chosen) if replay else None
+    if all_met is False and note is None:
+        missing = ", ".join(r["type"] for r in chosen if not r["replay"]["slo_met"])
+        note = (
+            f"after {CALIBRATION_ROUNDS} rounds of derating the simulated fleet still misses the SLO on {missing}. "
+            "Fix: relax the SLO or the limits, or add hardware."
+        )
     return {
         "kind": "plan-fleet",
         "model": model.name,
