@@ -70,6 +70,7 @@ class Harness:
 
 
 INFERENCEX = Harness("InferenceX benchmark_serving", requests_per_user=10, length_floor=0.8, basis="run")
+#: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
 AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)
 GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
 
