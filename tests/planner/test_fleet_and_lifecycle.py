@@ -151,3 +151,29 @@ def test_the_fleet_reported_is_the_fleet_replayed(catalog: Catalog, monkeypatch:
         assert f["replay"]["buckets"] == again["buckets"], f["type"]
     if not r["slo_met_in_replay"]:
         assert r["note"] and "still misses the SLO" in r["note"]
+
+
+def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steady-state fleet (no derating rounds) misses its tail targets; topping up the types that miss adds
+    instances for the same traffic, never past the chip limits, and the replay gets no worse."""
+    from chipwise.planner import fleet as fleet_mod
+
+    monkeypatch.setattr(fleet_mod, "CALIBRATION_ROUNDS", 0)
+    args = (catalog, "llama-3.1-70b", str(EXAMPLE), SLO, ["h100-sxm", "mi300x"], {"mi300x": 16})
+    monkeypatch.setattr(fleet_mod, "TOP_UP_ROUNDS", 0)
+    bare = plan_fleet(*args)
+    monkeypatch.setattr(fleet_mod, "TOP_UP_ROUNDS", 3)
+    topped = plan_fleet(*args)
+    assert bare["slo_met_in_replay"] is False
+    before = {f["type"]: f for f in bare["fleet"]}
+    after = {f["type"]: f for f in topped["fleet"]}
+    assert before.keys() == after.keys()
+    assert all(after[t]["instances"] >= before[t]["instances"] for t in before)
+    assert any(after[t]["instances"] > before[t]["instances"] for t in before if not before[t]["replay"]["slo_met"])
+    assert all(after[t]["routed_requests_per_s"] == before[t]["routed_requests_per_s"] for t in before)
+    assert sum(f["chips"] for f in topped["fleet"] if f["hardware"] == "mi300x") <= 16
+    assert sum(not f["replay"]["slo_met"] for f in topped["fleet"]) <= sum(
+        not f["replay"]["slo_met"] for f in bare["fleet"]
+    )

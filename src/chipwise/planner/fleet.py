@@ -8,7 +8,8 @@
 4. The simulator replays the workload on the chosen fleet (each type with the traffic routed to it); for every
    bucket that misses the SLO on a type, that (type, bucket) capacity is derated by the square of its worst
    latency miss (between 10% and 50% a round) and the MILP is solved again, up to twelve rounds; a pair derated
-   below 30% is dropped. The fleet reported is always the one last solved, replayed as it is; one whose replay still
+   below 30% is dropped. A type whose replay still misses then gets one more instance for the same traffic, up to
+   three times, within the limits. The fleet reported is the one chosen, replayed as it is; one whose replay still
    misses the SLO says so. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
    holds the SLO in replay (up to three rounds). The report gives, per type, the share of its steady-state
    capacity the simulator allowed (weighted by the traffic routed to it) and, per bucket, the replayed latencies.
@@ -48,6 +49,7 @@ REPLAY_REQUESTS = 1500
 CALIBRATION_ROUNDS = 12  # replay / derate / re-solve rounds
 TIGHTEN_ROUNDS = 3  # then give capacity back while the replay still meets the SLO
 TIGHTEN_STEP = 1.15
+TOP_UP_ROUNDS = 3  # then one more instance at a time for the types whose replay still misses
 MIN_DERATE = 0.3
 
 
@@ -302,6 +304,39 @@ def _replay_fleet(
     }
 
 
+def _top_up(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: Sequence[_Type],
+    problem: FleetProblem,
+    sol: FleetSolution,
+    replays: dict[int, dict[str, Any]],
+    buckets: Sequence[Bucket],
+    slo: Mapping[str, float],
+) -> tuple[FleetSolution, dict[int, dict[str, Any]]]:
+    """Give each type whose replay still misses the SLO one more instance for the same traffic (less load per
+    instance, shorter queues), within the chip limits, up to TOP_UP_ROUNDS times; re-solving would only move the
+    traffic to a near-twin type that misses in its turn."""
+    counts = sol.counts.copy()
+    replays = dict(replays)
+    for _ in range(TOP_UP_ROUNDS):
+        missing = [i for i, r in replays.items() if not r["slo_met"]]
+        if not missing:
+            break
+        for i in missing:
+            chip = types[i].system.chip.id
+            used = sum(counts[k] * t.chips for k, t in enumerate(types) if t.system.chip.id == chip)
+            if used + types[i].chips > (problem.group_limits or {}).get(chip, math.inf):
+                continue
+            counts[i] += 1
+            replays[i] = _replay(catalog, model, types[i], int(counts[i]), sol.assignment[i], buckets, slo, seed=i)
+    if np.array_equal(counts, sol.counts):
+        return sol, replays
+    busy = sol.utilisation * np.maximum(sol.counts, 1)
+    util = np.where(counts > 0, busy / np.maximum(counts, 1), 0.0)
+    return FleetSolution(counts, sol.assignment, float(np.dot(problem.price_per_hour, counts)), util), replays
+
+
 def _routed_mean(values: np.ndarray, routed: np.ndarray) -> float:
     """The mean of a type's per-bucket values weighted by the requests routed to each bucket."""
     total = float(routed.sum())
@@ -397,6 +432,8 @@ def plan_fleet(
     if replay and replayed is not sol:
         # the rounds ran out right after a re-solve: report the fleet that was chosen, simulated as it is
         replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
+    if replay and note is None:
+        sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
     chosen = []
     for i, t in enumerate(types):
         n = int(sol.counts[i])
