@@ -8,11 +8,12 @@
 4. The simulator replays the workload on the chosen fleet (each type with the traffic routed to it); for every
    bucket that misses the SLO on a type, that (type, bucket) capacity is derated by the square of its worst
    latency miss (between 10% and 50% a round) and the MILP is solved again, up to twelve rounds; a pair derated
-   below 30% is dropped. A type whose replay still misses then gets one more instance for the same traffic, up to
-   three times, within the limits. The fleet reported is the one chosen, replayed as it is; one whose replay still
-   misses the SLO says so. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
-   holds the SLO in replay (up to three rounds). The report gives, per type, the share of its steady-state
-   capacity the simulator allowed (weighted by the traffic routed to it) and, per bucket, the replayed latencies.
+   below 30% is dropped. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
+   holds the SLO in replay (up to three rounds). If the rounds run out first, a type whose replay still misses gets
+   one more instance for the same traffic, up to three times, within the limits.
+5. The fleet reported is the one chosen, replayed as it is (one that still misses says so). The report gives, per
+   type, the share of its steady-state capacity the simulator allowed (weighted by the traffic routed to it) and,
+   per bucket, the replayed latencies.
 """
 
 from __future__ import annotations
@@ -457,7 +458,8 @@ def plan_fleet(
     if all_met is False and note is None:
         missing = ", ".join(r["type"] for r in chosen if not r["replay"]["slo_met"])
         note = (
-            f"after {CALIBRATION_ROUNDS} rounds of derating the simulated fleet still misses the SLO on {missing}. "
+            f"after {CALIBRATION_ROUNDS} rounds of derating and {TOP_UP_ROUNDS} of added instances the simulated "
+            f"fleet still misses the SLO on {missing}. "
             "Fix: relax the SLO or the limits, or add hardware."
         )
     return {
