@@ -348,11 +348,10 @@ def best_throughput_shape(
     cand = enumerate_candidates(model, topo, limit, {"pp": 1, "max_batch": eng.max_batch})
     budget = token_budget(eng, typical_prompt)
     est = estimate(model, system, eng, cand, weight_precision, kv_precision, typical_prompt, typical_output, budget)
-    per_chip = np.where(est.fits, est.throughput / np.maximum(est.chips, 1e-12), -1.0)
     if not est.fits.any():
         raise InfeasibleError(
             f"{model.name} does not fit {ranks} ranks of {system.chip.id} with a usable KV cache. "
             "Fix: use more chips or a narrower precision."
         )
-    i = int(np.argmax(per_chip))
+    i = int(np.argmax(np.where(est.fits, est.throughput / np.maximum(est.chips, 1e-12), -1.0)))
     return int(cand.tp[i]), int(cand.ep[i]), bool(cand.adp[i])
