@@ -115,6 +115,9 @@ def test_slo_parsing() -> None:
         (["--slo", "ttft_p42=2s"], "unknown SLO key"),
         (["--rate", "-5"], "positive"),
         (["--rate", "5", "--offline"], "exactly one load"),
+        (["--precision", "fp5"], "unknown weight precision 'fp5'"),
+        (["--precision", "mxfp4"], "mxfp4 quantises the MoE experts only"),
+        (["--kv-precision", "int3"], "unknown KV-cache precision"),
     ],
 )
 def test_plan_serve_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:

@@ -22,7 +22,8 @@ from chipwise.serve.iteration import (
     prefill_pairs,
     token_costs,
 )
-from chipwise.serve.kvcache import kv_bytes_per_token_rank, replica_memory
+from chipwise.serve.kvcache import kv_bytes_per_token_rank, replica_memory, weights_per_rank
+from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 
@@ -199,3 +200,25 @@ def test_serving_gemm_compute_is_linear_below_full_rows(h100) -> None:  # type: 
     two = streamed_gemm_time(512.0, 8192.0, 8192.0, dev, "fp8", 1e-9)
     overhead = dev.eff.kernel_overhead_s
     assert float(two - overhead) == pytest.approx(2.0 * float(one - overhead), rel=1e-9)
+
+
+def test_mxfp4_quantises_the_routed_experts_only(catalog: Catalog, hw: Hardware) -> None:
+    """The gpt-oss checkpoint: MXFP4 experts (4.25 bits), bf16 attention and router; bf16 x MXFP4 matmuls on Hopper,
+    MXFP8 x MXFP4 (the fp8 rate) on Blackwell."""
+    assert layer_precisions("mxfp4") == ("bf16", "mxfp4") and layer_precisions("fp8") == ("fp8", "fp8")
+    assert stored_bytes("mxfp4") == pytest.approx((32 * 4 + 8) / 32 / 8)
+    assert matmul_precision("mxfp4", hw.system("h100-sxm").chip) == "bf16"
+    assert matmul_precision("mxfp4", hw.system("b200").chip) == "fp8"
+    assert matmul_precision("fp4", hw.system("b200").chip) == "fp4"
+    model = load_model(catalog, "gpt-oss-120b")
+    h = model.hidden
+    expert_bytes = dense_bytes = 0.0
+    for g in model.groups:
+        assert g.moe is not None
+        expert_bytes += g.count * g.moe.experts * g.moe.expert_params(h) * stored_bytes("mxfp4")
+        dense = model.attention.params(h) + model.norm_params_per_layer + g.moe.shared_params(h)
+        dense_bytes += g.count * (dense + g.moe.router_params(h)) * 2.0
+    ends = (model.embedding_params + model.vocab * h) * 2.0
+    got = float(weights_per_rank(model, Shapes.of(1), "mxfp4"))
+    assert got == pytest.approx(expert_bytes + dense_bytes + ends, rel=1e-9)
+    assert got < float(weights_per_rank(model, Shapes.of(1), "bf16")) / 3.0

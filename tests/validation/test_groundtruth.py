@@ -22,6 +22,7 @@ from chipwise.validation.groundtruth import (
     parse_number,
     parse_serving_plan,
     parse_stat_values,
+    parse_weight_precision,
     read_inference,
     read_training,
 )
@@ -398,7 +399,16 @@ def test_mlperf_offline_plans(serve: dict[str, InferenceRow]) -> None:
     nvfp4 = serve["I019"]
     assert (nvfp4.weight_precision, nvfp4.kv_precision, nvfp4.max_batch) == ("fp4", "bf16", 2048)
     assert (serve["I022"].tp, serve["I022"].pp, serve["I022"].dp) == (2, 2, 2)
-    assert serve["I046"].weight_precision == "fp4"  # MXFP4
+    assert serve["I046"].weight_precision == "fp4"  # MXFP4 on a dense model: priced as 4-bit weights and matmuls
+
+
+def test_mxfp4_experts_are_the_gpt_oss_format() -> None:
+    notes: list[str] = []
+    assert parse_weight_precision("MXFP4 MoE weights (openai/gpt-oss-120b native checkpoint)", notes) == "mxfp4"
+    assert parse_weight_precision("MXFP4 weights (gpt-oss-120b native MXFP4 MoE)", notes) == "mxfp4"
+    assert parse_weight_precision("BF16 (MXFP4 experts dequantized to BF16 on Trn2)", notes) == "bf16"
+    assert parse_weight_precision("MXFP4 weights (weight_data_types=mxfp4)", notes) == "fp4"
+    assert not notes
 
 
 def test_attention_dp_and_expert_parallel(serve: dict[str, InferenceRow]) -> None:

@@ -31,7 +31,13 @@ from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, default_engine, engine_profile, token_budget
 from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.quant import KV_PRECISIONS, WEIGHT_PRECISIONS, check_precision, default_kv_precision
+from chipwise.serve.quant import (
+    KV_PRECISIONS,
+    check_precision,
+    check_weight_precision,
+    default_kv_precision,
+    matmul_precision,
+)
 from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
@@ -309,9 +315,9 @@ def _fixed(spec: Any) -> dict[str, int]:
     return out
 
 
-def precisions(precision: str, kv_precision: str | None, eng: EngineProfile) -> tuple[str, str]:
+def precisions(precision: str, kv_precision: str | None, eng: EngineProfile, model: ModelSpec) -> tuple[str, str]:
     """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights)."""
-    weight = check_precision(precision, WEIGHT_PRECISIONS, "weight")
+    weight = check_weight_precision(precision, model)
     kv = (
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
         if kv_precision
@@ -394,7 +400,7 @@ def _pool(
     system = hardware(catalog).system(hardware_name)
     engine = _engine_for(system, sc.engine)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight, kv = precisions(sc.precision, sc.kv_precision, eng)
+    weight, kv = precisions(sc.precision, sc.kv_precision, eng, model)
     fixed = _fixed(spec)
     max_tokens = int(getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input))
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
@@ -528,7 +534,7 @@ def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, 
 
 def _figures(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
     chip = setup.system.chip
-    prec = chip.native_precision(setup.plan.weight_precision)
+    prec = matmul_precision(setup.plan.weight_precision, chip)
     wanted: dict[str, FigureRef | None] = {
         f"{chip.id}.flops.{prec}": chip.provenance.get(f"flops.{prec}"),
         f"{chip.id}.hbm_bandwidth": chip.provenance.get("hbm_bandwidth"),
@@ -681,6 +687,9 @@ def plan_serving(
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
+    check_weight_precision(precision, model)
+    if kv_precision:
+        check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
     draftings = [_drafting(catalog, model, option) for option in _speculation_options(speculative)]
     targets = check_slo(slo or {})
     job = ServingJob(
@@ -704,7 +713,7 @@ def plan_serving(
             try:
                 name = _engine_for(system, engine)
                 eng = engine_profile(catalog, name, system.chip.family)
-                weight, kv = precisions(precision, kv_precision, eng)
+                weight, kv = precisions(precision, kv_precision, eng, model)
                 choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)
             except (InfeasibleError, ChipwiseError) as exc:
                 failures.append(str(exc))

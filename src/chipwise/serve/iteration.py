@@ -49,7 +49,7 @@ from chipwise.perf.serving import (
     streamed_gemm_time,
 )
 from chipwise.serve.engine import EngineProfile
-from chipwise.serve.quant import matmul_precision, stored_bytes
+from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
 from chipwise.workload.model import LayerGroup, ModelSpec
 
 Array = NDArray[np.float64]
@@ -162,8 +162,7 @@ def _mlp(
     model: ModelSpec,
     g: LayerGroup,
     dev: Device,
-    prec: str,
-    wb: float,
+    weight_precision: str,
     tp: Array,
     ep: Array,
     tokens: Array,
@@ -174,8 +173,12 @@ def _mlp(
     """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank. The experts read and the rows
     they multiply follow moe_dispatch (grouped GEMMs, or NxD's compiled dispatch when `compiled`). The grouped
     expert GEMMs run at the family's moe_gemm fraction of the matrix rate and at `stream` of the weight-streaming
-    rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights less efficiently)."""
+    rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights less efficiently).
+    Dense layers, shared experts and routed experts each run at their own precision (quant.layer_precisions)."""
     h = float(model.hidden)
+    dense, routed = layer_precisions(weight_precision)
+    prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
+    eprec, ewb = matmul_precision(routed, dev.chip), stored_bytes(routed)
     if g.moe is None:
         assert g.mlp is not None
         mult = 2.0 if g.mlp.gated else 1.0
@@ -194,10 +197,10 @@ def _mlp(
     f = moe.expert_ffn / moe_tp
     grouped = dev.eff.moe_gemm
     experts = streamed_gemm_time(
-        per_expert, mult * f, h, dev, prec, wb, count=local, compute_factor=grouped, memory_factor=stream
+        per_expert, mult * f, h, dev, eprec, ewb, count=local, compute_factor=grouped, memory_factor=stream
     )
     experts = experts + streamed_gemm_time(
-        per_expert, h, f, dev, prec, wb, count=local, compute_factor=grouped, memory_factor=stream
+        per_expert, h, f, dev, eprec, ewb, count=local, compute_factor=grouped, memory_factor=stream
     )
     router = streamed_gemm_time(tokens, e, h, dev, "bf16", 2.0)
     out = router + experts
@@ -241,8 +244,8 @@ def token_costs(
     adp = shapes.adp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     t = np.asarray(tokens, dtype=np.float64)
-    prec = matmul_precision(weight_precision, dev.chip)
-    wb = stored_bytes(weight_precision)
+    dense = layer_precisions(weight_precision)[0]
+    prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
     h = float(model.hidden)
     out = {
         k: np.zeros(np.broadcast(tp, ep, pp, adp, t).shape)
@@ -255,7 +258,7 @@ def token_costs(
     attn = _attention_gemms(model, dev, prec, wb, tp, adp, t)
     for g in model.groups:
         k = g.count / pp  # layers of this group on one stage
-        mlp = _mlp(model, g, dev, prec, wb, tp, ep, t, eng.moe_compiled, min(1.0, eng.moe_scale), decode_slots)
+        mlp = _mlp(model, g, dev, weight_precision, tp, ep, t, eng.moe_compiled, min(1.0, eng.moe_scale), decode_slots)
         out["gemm"] = out["gemm"] + k * (attn + (0.0 if g.moe is not None else mlp))
         if g.moe is not None:
             out["moe"] = out["moe"] + k * mlp

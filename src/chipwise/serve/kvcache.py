@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from chipwise.perf.device import Device
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.iteration import Shapes, kv_bytes_per_token_layer, window_share
-from chipwise.serve.quant import stored_bytes
+from chipwise.serve.quant import layer_precisions, stored_bytes
 from chipwise.workload.model import ModelSpec
 
 Array = NDArray[np.float64]
@@ -63,17 +63,19 @@ def weights_per_rank(model: ModelSpec, shapes: Shapes, weight_precision: str) ->
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     adp = shapes.adp
-    wb = stored_bytes(weight_precision)
+    dense, routed = layer_precisions(weight_precision)
+    wb, ewb = stored_bytes(dense), stored_bytes(routed)
     h = model.hidden
     attn = float(model.attention.params(h) + model.norm_params_per_layer)
     body = np.zeros(np.broadcast(tp, pp, adp).shape)
     for g in model.groups:
         per_layer_attn = np.where(adp > 0, attn, attn / tp)
-        ffn = 0.0
+        ffn = 0.0  # parameters, the routed experts scaled to the dense precision's bytes
         if g.mlp is not None:
             ffn = float(g.mlp.params(h))
         if g.moe is not None:
-            ffn = float(g.moe.experts * g.moe.expert_params(h) + g.moe.shared_params(h) + g.moe.router_params(h))
+            experts = g.moe.experts * g.moe.expert_params(h) * ewb / wb
+            ffn = float(experts + g.moe.shared_params(h) + g.moe.router_params(h))
         body = body + g.count * (per_layer_attn + ffn / tp)
     ends = float(model.embedding_params + model.vocab * h) * EMBEDDING_BYTES / wb
     end_stage = np.where(pp > 1, float(max(model.embedding_params, model.vocab * h)) * EMBEDDING_BYTES / wb, ends)

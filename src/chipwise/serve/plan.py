@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chipwise.errors import ChipwiseError
+from chipwise.serve.quant import check_weight_precision
 from chipwise.serve.speculation import Speculation
 from chipwise.workload.model import ModelSpec
 
@@ -58,6 +59,7 @@ def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:
         raise ChipwiseError(
             f"plan.pp {plan.pp} exceeds the model's {model.layers} layers. Fix: use pp <= {model.layers}."
         )
+    check_weight_precision(plan.weight_precision, model)
     if plan.ep > 1:
         moe = model.moe
         if moe is None:

@@ -4,19 +4,32 @@ Bytes per stored element, scales included:
     bf16/fp16 2;  fp8/int8 1;
     fp4 (NVFP4): 4-bit E2M1 values with one FP8 scale per 16 elements -> (16 x 4 + 8) / 16 / 8 = 0.5625 B
         (NVIDIA, "Introducing NVFP4", 2025; MXFP4 uses one 8-bit scale per 32 -> 0.53 B);
+    mxfp4 (OCP microscaling, gpt-oss's MoE experts): 4-bit E2M1 values with one 8-bit scale per 32 elements
+        -> (32 x 4 + 8) / 32 / 8 = 0.53125 B;
     int4 (AWQ/GPTQ, group 128 with an fp16 scale) -> (128 x 4 + 16) / 128 / 8 = 0.516 B.
 Weight-only formats (int4, int8 on chips without int8 matmuls in the engine) dequantise in the kernel and
-multiply in bf16; fp8 and fp4 run natively where the chip has them and fall back to the next wider precision
-the chip has (fp4 weights on Hopper run as fp8 matmuls with 4-bit weights streamed from memory).
+multiply in bf16; fp8 and fp4 (NVFP4, whose activations are quantised too) run natively where the chip has them
+and fall back to the next wider precision the chip has (fp4 weights on Hopper run as fp8 matmuls with 4-bit
+weights streamed from memory).
+mxfp4 is the gpt-oss checkpoint format: MXFP4 MoE experts, everything else (attention, router, shared layers) in
+bf16 (config.json quantization_config: mxfp4, modules_to_not_convert self_attn, router, embed_tokens, lm_head).
+Its activations stay wider than the weights: the engines multiply MXFP8 activations by MXFP4 experts where the
+chip has 4-bit matrix units (the fp8 rate: Blackwell's mixed-input f8f6f4 MMA) and bf16 activations by dequantised
+experts elsewhere (TensorRT-LLM gpt-oss deployment guide, MoE backend support matrix: B200/GB200/B300/GB300
+MXFP8 x MXFP4, H200 BF16 x MXFP4; vLLM's bf16 x mxfp4 MoE kernels on Hopper).
 """
 
 from __future__ import annotations
 
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import Chip
+from chipwise.workload.model import ModelSpec
 
-WEIGHT_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4", "int4")
+WEIGHT_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4", "mxfp4", "int4")
 KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4")
+
+#: Weight formats whose checkpoints may carry an fp8 KV cache (default_kv_precision).
+QUANTISED: tuple[str, ...] = ("fp8", "fp4", "mxfp4")
 
 STORED_BYTES: dict[str, float] = {
     "fp32": 4.0,
@@ -25,6 +38,7 @@ STORED_BYTES: dict[str, float] = {
     "fp8": 1.0,
     "int8": 1.0,
     "fp4": 0.5625,
+    "mxfp4": 0.53125,
     "int4": 0.516,
 }
 
@@ -33,6 +47,17 @@ def check_precision(precision: str, allowed: tuple[str, ...], what: str) -> str:
     p = precision.strip().lower()
     if p not in allowed:
         raise ChipwiseError(f"unknown {what} precision '{precision}'. Fix: use one of {', '.join(allowed)}.")
+    return p
+
+
+def check_weight_precision(precision: str, model: ModelSpec) -> str:
+    """The weight precision, checked against the known formats and the model (mxfp4 needs experts to quantise)."""
+    p = check_precision(precision, WEIGHT_PRECISIONS, "weight")
+    if p == "mxfp4" and not model.is_moe:
+        raise ChipwiseError(
+            f"mxfp4 quantises the MoE experts only (the gpt-oss checkpoint format) and {model.name} has none. "
+            "Fix: use fp4 for 4-bit weights throughout, or bf16/fp8."
+        )
     return p
 
 
@@ -47,12 +72,20 @@ def matmul_precision(weight_precision: str, chip: Chip) -> str:
         return chip.native_precision("bf16")
     if weight_precision == "int4":
         return chip.native_precision("bf16")
+    if weight_precision == "mxfp4":
+        return chip.native_precision("fp8" if "fp4" in chip.flops else "bf16")
     return chip.native_precision(weight_precision)
+
+
+def layer_precisions(weight_precision: str) -> tuple[str, str]:
+    """(precision of the dense weights: attention, dense MLPs, shared experts, router; precision of the routed
+    experts). Only mxfp4 checkpoints quantise the experts alone."""
+    return ("bf16", "mxfp4") if weight_precision == "mxfp4" else (weight_precision, weight_precision)
 
 
 def default_kv_precision(weight_precision: str, quantised_kv: bool = True) -> str:
     """KV cache precision when none is given: fp8 for fp8/fp4 checkpoints on engines that quantise the KV cache
     with the weights (catalog engines.<engine>.quantised_kv), else 16-bit."""
-    if weight_precision in ("fp8", "fp4") and quantised_kv:
+    if weight_precision in QUANTISED and quantised_kv:
         return "fp8"
     return "fp16" if weight_precision == "fp16" else "bf16"

@@ -713,6 +713,8 @@ def parse_weight_precision(text: str, notes: list[str]) -> str:
         tokens = _precision_tokens(text.split("(", maxsplit=1)[0]) or _precision_tokens(text)
         if tokens:
             return tokens[0]
+    if "mxfp4" in lowered and re.search(r"\bmoe\b|expert", lowered):
+        return "mxfp4"  # MXFP4 experts, 16-bit elsewhere: the gpt-oss checkpoint format (serve.quant)
     for pattern in (
         rf"{_TOKEN}\s+weights",
         rf"weights?(?:\s+storage)?\s*[:=]?\s*{_TOKEN}",

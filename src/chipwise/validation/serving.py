@@ -31,7 +31,7 @@ from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.quant import WEIGHT_PRECISIONS, default_kv_precision
+from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.search import best_throughput_shape
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
@@ -474,7 +474,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     weight = _precision(row.weight_precision)
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.raw.get("precision", "")):
-        kv = default_kv_precision(weight, eng.quantised_kv) if weight in ("fp8", "fp4") else kv
+        kv = default_kv_precision(weight, eng.quantised_kv) if weight in QUANTISED else kv
     searched_adp = False
     if row.plan_given:
         tp, pp, ep = row.tp, row.pp, row.ep

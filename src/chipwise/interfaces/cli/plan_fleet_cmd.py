@@ -45,7 +45,7 @@ def fleet(
     limits: Annotated[
         str | None, typer.Option("--limits", help="Chips available per type, e.g. h100-sxm=64,trn2=128.")
     ] = None,
-    precision: Annotated[str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, int4.")] = "fp8",
+    precision: Annotated[str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, mxfp4, int4.")] = "fp8",
     replay: Annotated[
         bool, typer.Option("--replay/--no-replay", help="Check (and correct) the fleet in the simulator.")
     ] = True,
@@ -119,7 +119,7 @@ def lifecycle(
     hardware: HardwareOpt = "all",
     train_chips: Annotated[int, typer.Option("--train-chips", min=1, help="Chips in the training fleet.")] = 4096,
     train_precision: Annotated[str, typer.Option("--train-precision", help="bf16, fp8 or fp4.")] = "bf16",
-    serve_precision: Annotated[str, typer.Option("--serve-precision", help="bf16, fp8, fp4, int4.")] = "fp8",
+    serve_precision: Annotated[str, typer.Option("--serve-precision", help="bf16, fp8, fp4, mxfp4, int4.")] = "fp8",
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
