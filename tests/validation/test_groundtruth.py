@@ -78,6 +78,8 @@ def test_parse_number_examples(text: str, expected: float | None) -> None:
         ("concurrency=16; max_num_seqs=256", "", 16, 256),
         ("max (cuda-graph batch sizes up to 8192); 3000 requests", "", None, 8192),
         ("1000 prompts", "vllm bench serve, ShareGPT, infinite request rate", None, None),
+        ("batch size 64", "", 64, None),
+        ("32", "", 32, None),
     ],
 )
 def test_parse_load_reads_the_ways_sweeps_name_their_users(
@@ -101,6 +103,11 @@ def test_parse_load_reads_the_ways_sweeps_name_their_users(
         ("DP8 EP8", "moe", (8, 1, 8, 1, True)),
         ("DP-attention 8, EP 8", "moe", (8, 1, 8, 1, True)),
         ("DP8", "dense", (1, 1, 1, 8, False)),
+        ("tp8ep8dp8", "moe", (8, 1, 8, 1, True)),
+        ("TP4PP2", "dense", (4, 2, 1, 1, False)),
+        ("--tp 8 --dp 8 --enable-dp-attention", "moe", (8, 1, 1, 1, True)),
+        ("TP8 EP8 (dp-attn)", "moe", (8, 1, 8, 1, True)),
+        ("TP4 DP2", "moe", (4, 1, 1, 2, False)),
     ],
 )
 def test_parse_serving_plan_reads_other_spellings(text: str, arch: str, plan: tuple[int, int, int, int, bool]) -> None:
@@ -526,6 +533,8 @@ def test_guidellm_rows(serve: dict[str, InferenceRow]) -> None:
         ("NVIDIA NIM for LLMs 1.8.0 (llama-3.3-70b-instruct container; backend not stated)", "trtllm"),
         ("NIM 1.5 (vLLM profile)", "vllm"),
         ("SGLang v0.5.7", "sglang"),
+        ("TensorRT LLM 1.2 (trtllm-serve)", "trtllm"),
+        ("NVIDIA Dynamo 0.6 (SGLang backend)", "sglang"),
         ("optimum-neuron 0.4 (vLLM on Neuron)", "neuron"),
         ("llama.cpp", "other"),
     ],

@@ -195,6 +195,10 @@ def test_sglang_takes_the_tensorrt_llm_fixed_costs_of_its_chip_family(catalog: C
         ("Qwen3-4B", "qwen3-4b"),
         ("Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "qwen3-coder-480b-a35b"),
         ("meta-llama/Llama-3.2-3B-Instruct", "llama-3.2-3b"),
+        ("Qwen/Qwen3-235B-A22B-Thinking-2507-FP8", "qwen3-235b-a22b"),
+        ("Qwen3-30B-A3B-Base", "qwen3-30b-a3b"),
+        ("nvidia/Llama-3.1-Nemotron-70B-Instruct-HF", "llama-3.1-70b"),
+        ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "llama-3.3-70b"),
     ],
 )
 def test_quantised_checkpoints_resolve_to_their_model(catalog: Catalog, name: str, preset: str) -> None:

@@ -760,7 +760,7 @@ def normalize_engine(text: str) -> str:
     lowered = text.lower()
     if re.search(r"neuron|\bnxd|\btnx\b", lowered):
         return "neuron"
-    if re.search(r"tensorrt-llm|trt-?llm", lowered):
+    if re.search(r"tensorrt[-_ ]?llm|trt-?llm", lowered):
         return "trtllm"
     if re.search(r"\bnim\b", lowered) and "vllm" not in lowered and "sglang" not in lowered:
         return "trtllm"  # NVIDIA NIM for LLMs runs its optimised (precision x TP) profiles on TensorRT-LLM
@@ -852,8 +852,9 @@ _PLAN_SPELLINGS: Final[tuple[tuple[str, str], ...]] = (
     (r"\bpipeline[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"PP\1"),
     (r"\bexpert[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"EP\1"),
     (r"\b(tp|pp|ep|dp)[-_]size\s*[=:]?\s*(\d+)", r"\1 \2"),
+    (r"(?<=\d)(?=(?:tp|pp|ep|dp)\d)", " "),  # glued names: 'tp8ep8dp8'
 )
-_ATTENTION_DP = r"attention[-_ ]*DP|DP[-_ ]*attention|\bADP\b"
+_ATTENTION_DP = r"attention[-_ ]*DP|DP[-_ ]*att(?:entio)?n\b|\bADP\b"
 
 
 def _respell_plan(text: str) -> str:
@@ -879,6 +880,12 @@ def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, n
         # vLLM's and SGLang's 'DP n + EP n' on an MoE model: attention data-parallel over the n expert-parallel ranks
         sizes["TP"], sizes["DP"], attention_dp = ep_size, None, True
         notes.append(f"DP{ep_size} with EP{ep_size} on an MoE model read as attention DP over {ep_size} ranks")
+    ranks_stated = (num_chips or 0) * cores_per_chip(chip, text)
+    tp_dp = (sizes["TP"] or 0) * (sizes["DP"] or 0)
+    if arch == "moe" and sizes["TP"] and sizes["DP"] == sizes["TP"] and (attention_dp or tp_dp > ranks_stated > 0):
+        # SGLang's '--tp n --dp n --enable-dp-attention': the DP ranks are the attention replicas inside the TP group
+        sizes["DP"], attention_dp = None, True
+        notes.append(f"DP{sizes['TP']} inside TP{sizes['TP']} on an MoE model read as attention DP over its ranks")
     given = any(v is not None for v in sizes.values()) or replicas is not None
     tp, pp = sizes["TP"] or 1, sizes["PP"] or 1
     dp = sizes["DP"] or replicas
@@ -954,7 +961,9 @@ def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
         max_batch = _lookup_int(r"(?:server max batch size|compiled batch_size)\s*[=:]?\s*(\d+)", notes_text)
     concurrency = _concurrency(remaining)
     if concurrency is None:
-        concurrency = _lookup_int(r"(?<![\w-])batch\s*[=:]?\s*(\d+)", remaining)
+        concurrency = _lookup_int(r"(?<![\w-])batch(?:[-_ ]size)?\s*[=:]?\s*(\d+)", remaining)
+    if concurrency is None:  # a bare count in the batch-or-concurrency column
+        concurrency = _lookup_int(r"^\s*(\d+)\s*$", remaining)
     if concurrency is None:
         concurrency = _concurrency(scenario_text)
     rate = _lookup_float(rf"rate\s*[=:@]?\s*({_NUM})\s*req", batch_text)

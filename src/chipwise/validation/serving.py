@@ -66,6 +66,21 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
     "codellama-13b": ("llama-2-13b", "CodeLlama-13B has Llama 2 13B's shape (vocabulary 32016 vs 32000)"),
     "llama-3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
     "llama3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
+    "llama-3.1-nemotron-70b": (
+        "llama-3.1-70b",
+        "Llama-3.1-Nemotron-70B-Instruct is Llama 3.1 70B fine-tuned (RLHF) without a change of shape (huggingface "
+        "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF model card: 'Architecture Type: Transformer, Llama 3.1')",
+    ),
+    "deepseek-r1-distill-llama-70b": (
+        "llama-3.3-70b",
+        "DeepSeek-R1-Distill-Llama-70B is Llama-3.3-70B-Instruct fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 "
+        "README, distilled models table: base model Llama-3.3-70B-Instruct)",
+    ),
+    "deepseek-r1-distill-llama-8b": (
+        "llama-3.1-8b",
+        "DeepSeek-R1-Distill-Llama-8B is Llama-3.1-8B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, "
+        "distilled models table: base model Llama-3.1-8B)",
+    ),
     "deepseek-v3.1": (
         "deepseek-v3",
         "DeepSeek-V3.1 has DeepSeek-V3's architecture (671B total, 37B active; post-trained from the V3 base "
@@ -85,7 +100,10 @@ CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
 #: checkpoints of the same weights (the row's precision column says how they are stored).
 _SUFFIXES = (
     "-instruct-2507",
+    "-thinking-2507",
     "-instruct",
+    "-thinking",
+    "-base",
     "-2507",
     "-hf",
     "-chat",
