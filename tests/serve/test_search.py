@@ -8,10 +8,14 @@ import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
+from chipwise.errors import InfeasibleError
 from chipwise.hardware import Hardware
 from chipwise.hardware.objects import System
 from chipwise.perf.device import topology_of
+from chipwise.perf.serving import small_all_reduce
+from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import engine_profile
+from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.search import (
     BATCH_Z99,
     MAX_UTILISATION,
@@ -114,3 +118,25 @@ def test_an_unstated_plan_is_the_shape_with_the_most_throughput_per_chip(catalog
     est = estimate(model, system, eng, cand, "bf16", "bf16", 292.0, 292.0, 8192)
     per_chip = est.throughput / est.chips
     assert per_chip[list(cand.tp).index(tp)] == pytest.approx(per_chip[est.fits].max())
+
+
+def test_moe_models_spread_tensor_and_expert_parallelism_over_nodes(
+    catalog: Catalog, hw: Hardware, h100: System, llama8b: ModelSpec
+) -> None:
+    """DeepSeek does not fit one 8-GPU H100 node in fp8: TP/EP 16 over two nodes is a candidate and prices, with
+    each all-reduce paying the network steps; a dense model and a 72-GPU NVLink domain keep TP inside the domain."""
+    deepseek = load_model(catalog, "deepseek-v3")
+    topo = topology_of(h100)
+    tps = set(enumerate_candidates(deepseek, topo).tp.tolist())
+    assert {16, 32} <= tps and max(enumerate_candidates(llama8b, topo).tp.tolist()) == 8
+    gb200 = hw.system("gb200")
+    assert max(enumerate_candidates(deepseek, topology_of(gb200)).tp.tolist()) == 64
+    plan = ReplicaPlan(tp=16, ep=16, attention_dp=True, max_batch=64, max_tokens=8192, weight_precision="fp8")
+    setup = setup_replica(catalog, deepseek, h100, "sglang", plan, 1024.0, 1024.0)
+    assert setup.chips == 16 and setup.kv_tokens > 0
+    with pytest.raises(InfeasibleError, match="without filling them"):
+        setup_replica(catalog, deepseek, h100, "sglang", replace(plan, tp=12, ep=1, attention_dp=False), 1024.0, 1024.0)
+    latency = engine_profile(catalog, "sglang", h100.chip.family).collective_latency_s
+    one = float(small_all_reduce(0.0, 8, topo, latency))
+    two = float(small_all_reduce(0.0, 16, topo, latency))
+    assert one == pytest.approx(latency) and two == pytest.approx(latency + 2.0 * topo.out_latency)

@@ -81,10 +81,11 @@ def setup_replica(
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
-    if plan.tp > topo.domain_ranks:
+    if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:
+        # tensor parallelism may span scale-up domains (multi-node TP over the network), in whole domains
         raise InfeasibleError(
-            f"tp {plan.tp} exceeds the {topo.domain_ranks} ranks of one {system.id} scale-up domain. "
-            f"Fix: use tp <= {topo.domain_ranks} (and pp for more ranks)."
+            f"tp {plan.tp} spans {system.id} scale-up domains of {topo.domain_ranks} ranks without filling them. "
+            f"Fix: use tp <= {topo.domain_ranks} or a multiple of it (and pp for more ranks)."
         )
     typical_context = typical_prompt + typical_output
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))

@@ -50,6 +50,11 @@ MAX_UTILISATION = 0.95
 BATCH_Z99 = 2.33  # one-sided 99th percentile of a normal variate
 
 
+#: Largest scale-up domain (ranks) that is one server, across which tensor and expert parallelism may be spread
+#: over the network (an HGX or MI300X node of 8 GPUs; not a 72-GPU NVLink rack or a Trainium UltraServer).
+MULTI_NODE_DOMAIN = 16
+
+
 def powers_of_two(limit: int) -> list[int]:
     out, p = [], 1
     while p <= limit:
@@ -86,13 +91,18 @@ def enumerate_candidates(
     batches: tuple[int, ...] = BATCHES,
 ) -> Candidates:
     """TP up to the scale-up domain (powers of two), PP in {1, 2, 4} beyond it, EP in {1, TP} and attention-DP for
-    MoE models, each with every batch limit; knobs in `fixed` are held."""
+    MoE models, each with every batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
+    MULTI_NODE_DOMAIN ranks) also try TP and EP over two and four domains (wide expert parallelism across nodes,
+    as SGLang and DeepEP deploy DeepSeek on H100/H200 nodes)."""
     fixed = fixed or {}
     limit = ranks_limit or topo.domain_ranks * 4
     rows: list[tuple[int, int, int, int, int]] = []
-    tps = [fixed["tp"]] if "tp" in fixed else powers_of_two(min(topo.domain_ranks, limit))
-    pps = [fixed["pp"]] if "pp" in fixed else [1, 2, 4]
     moe = model.moe
+    tps = powers_of_two(min(topo.domain_ranks, limit))
+    if moe is not None and topo.domain_ranks <= MULTI_NODE_DOMAIN:
+        tps += [topo.domain_ranks * n for n in (2, 4) if topo.domain_ranks * n <= limit]
+    tps = [fixed["tp"]] if "tp" in fixed else tps
+    pps = [fixed["pp"]] if "pp" in fixed else [1, 2, 4]
     for tp in tps:
         for pp in pps:
             if tp * pp > limit or pp > model.layers:
