@@ -724,6 +724,8 @@ def plan_serving(
             out_tps = choice.replicas * min(
                 choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
             )
+            if load.kind == "closed" and np.isfinite(choice.tpot) and choice.tpot > 0:
+                out_tps = min(out_tps, load.concurrency / choice.tpot)  # each user gets a token per TPOT
             rows.append(
                 {
                     "hardware": system.chip.id,
