@@ -11,11 +11,13 @@ from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import context_attention_time, small_all_reduce, streamed_gemm_time
+from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import engine_profile, serving_device
 from chipwise.serve.iteration import (
     IterationInputs,
     Shapes,
     context_coefficient,
+    eager_launches,
     iteration_breakdown,
     iteration_time,
     moe_dispatch,
@@ -23,6 +25,7 @@ from chipwise.serve.iteration import (
     token_costs,
 )
 from chipwise.serve.kvcache import kv_bytes_per_token_rank, replica_memory, weights_per_rank
+from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -222,3 +225,26 @@ def test_mxfp4_quantises_the_routed_experts_only(catalog: Catalog, hw: Hardware)
     got = float(weights_per_rank(model, Shapes.of(1), "mxfp4"))
     assert got == pytest.approx(expert_bytes + dense_bytes + ends, rel=1e-9)
     assert got < float(weights_per_rank(model, Shapes.of(1), "bf16")) / 3.0
+
+
+def test_eager_prompt_iterations_take_their_launches_host_time(catalog: Catalog, hw: Hardware) -> None:
+    """SGLang runs prompt iterations eagerly: one takes the longer of its device work and its kernels' host time
+    (EAGER_LAUNCHES per layer, counted by hand here); decode steps (CUDA graphs) and compiled engines do not."""
+    llama8b = load_model(catalog, "llama-3.1-8b")
+    chip = hw.system("h100-sxm").chip
+    # 32 layers x (GQA attention 6 + dense MLP 4) in bf16 on one GPU: no quantisation or all-reduce kernels
+    assert float(eager_launches(llama8b, chip, "bf16", Shapes.of(1))) == 32 * 10
+    deepseek = load_model(catalog, "deepseek-v3")
+    # fp8 at TP8: 3 dense layers of (MLA 13 + 5 quant + AR) + (MLP 4 + 2 quant + AR), 58 MoE layers of the same
+    # attention + (MoE 8 + 2 quant + shared 4 + 2 quant + AR)
+    assert float(eager_launches(deepseek, chip, "fp8", Shapes.of(8))) == 3 * (19 + 7) + 58 * (19 + 17)
+    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=8192, weight_precision="bf16", kv_precision="bf16")
+    steps = setup_replica(catalog, llama8b, hw.system("h100-sxm"), "sglang", plan, 512.0, 128.0).steps
+    eng = engine_profile(catalog, "sglang", chip.family)
+    assert steps.eager_floor == pytest.approx(320 * eng.eager_launch_s) and steps.eager_floor > 0.02
+    assert steps.prompt_time(16, 1, 0.0, 136.0) == pytest.approx(steps.fixed + steps.seq_time(1) + steps.eager_floor)
+    long = steps.time(8192, 1, 0.0, 8192 * 8193 / 2)
+    assert long > steps.fixed + steps.seq_time(1) + steps.eager_floor
+    assert steps.prompt_time(8192, 1, 0.0, 8192 * 8193 / 2) == long
+    compiled = setup_replica(catalog, llama8b, hw.system("h100-sxm"), "vllm", plan, 512.0, 128.0).steps
+    assert compiled.eager_floor == 0.0 and compiled.prompt_time(16, 1, 0.0, 136.0) == compiled.time(16, 1, 0.0, 136.0)

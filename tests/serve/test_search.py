@@ -140,3 +140,18 @@ def test_moe_models_spread_tensor_and_expert_parallelism_over_nodes(
     one = float(small_all_reduce(0.0, 8, topo, latency))
     two = float(small_all_reduce(0.0, 16, topo, latency))
     assert one == pytest.approx(latency) and two == pytest.approx(latency + 2.0 * topo.out_latency)
+
+
+def test_an_eager_engine_estimates_a_short_prompt_at_its_launch_time(
+    catalog: Catalog, h100: System, llama8b: ModelSpec
+) -> None:
+    """The estimator's TTFT term agrees with the simulator's steps: a 64-token prompt on SGLang costs its launches."""
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(64,))
+    eager = estimate(llama8b, h100, engine_profile(catalog, "sglang", h100.chip.family), cand, "bf16", "bf16",
+                     64.0, 64.0, 8192)  # fmt: skip
+    compiled = estimate(llama8b, h100, engine_profile(catalog, "vllm", h100.chip.family), cand, "bf16", "bf16",
+                        64.0, 64.0, 8192)  # fmt: skip
+    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=8192, weight_precision="bf16", kv_precision="bf16")
+    steps = setup_replica(catalog, llama8b, h100, "sglang", plan, 64.0, 64.0).steps
+    assert float(eager.prefill_s[0]) == pytest.approx(steps.fixed + steps.seq_time(1) + steps.eager_floor, rel=1e-6)
+    assert float(compiled.prefill_s[0]) < 0.5 * float(eager.prefill_s[0])

@@ -76,6 +76,10 @@ class EngineProfile:
     #: the deployment's host CPU time relative to an x86 DGX host (System.host_overhead); multiplies the host-side
     #: costs: step, per-sequence, prefill-graph and host-sampling overheads
     host_factor: float = 1.0
+    #: host time per kernel an iteration launches eagerly (no CUDA graph): iterations that carry prompt tokens on
+    #: engines that capture graphs for decode batches only (SGLang, TensorRT-LLM's PyTorch back end) take at least
+    #: their launches' host time (serve.iteration.eager_launches); 0 where prefill is compiled or graphed
+    eager_launch_s: float = 0.0
 
     def on_host(self, factor: float) -> EngineProfile:
         """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""
@@ -90,6 +94,11 @@ class EngineProfile:
     def host_sequence_s(self) -> float:
         """Host time per sampled sequence of an iteration on this profile's host."""
         return self.sequence_overhead_s * self.host_factor
+
+    @property
+    def host_eager_launch_s(self) -> float:
+        """Host time per eagerly launched kernel on this profile's host."""
+        return self.eager_launch_s * self.host_factor
 
     @property
     def host_prefill_s(self) -> float:
@@ -167,6 +176,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         static_batch=num("static_batch") > 0.5,
         moe_compiled=num("moe_compiled") > 0.5,
         prefill_overhead_s=num("prefill_overhead"),
+        eager_launch_s=num("eager_launch"),
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),

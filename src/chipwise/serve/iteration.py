@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from chipwise.hardware.objects import Chip
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.serving import (
@@ -275,6 +276,36 @@ def token_costs(
     out["overhead"] = np.broadcast_to(layers * eng.layer_overhead_s, out["gemm"].shape).astype(np.float64)
     out["pp_comm"] = np.where(pp > 1, hand_off(act, shapes.tp, topo), 0.0) * np.ones_like(out["gemm"])
     return out
+
+
+#: Kernels one decoder layer launches, by block, when run eagerly (counted from the engines' model code: SGLang
+#: models/llama.py, deepseek_v2.py and the TensorRT-LLM PyTorch modules): GQA attention = norm, QKV, RoPE, KV write,
+#: attention, O; MLA = norm, q_a, q_a norm, q_b, kv_a, kv_a norm, kv_b, RoPE, two q/k assemblies, KV write,
+#: attention, O; dense MLP = norm, gate-up, activation, down; MoE = norm, router, top-k, align/permute, gate-up,
+#: activation, down, unpermute-reduce; a shared expert adds gate-up, activation, down and the add. Each GEMM with
+#: fp8 or fp4 activations adds its activation-quantisation kernel; a tensor-parallel all-reduce, or an expert
+#: dispatch and combine, one kernel each.
+EAGER_LAUNCHES = {"gqa": 6, "mla": 13, "mlp": 4, "moe": 8, "shared": 4}
+ATTENTION_GEMMS = {"gqa": 2, "mla": 5}
+
+
+def eager_launches(model: ModelSpec, chip: Chip, weight_precision: str, shapes: Shapes) -> Array:
+    """Kernels one iteration launches over all the model's layers when it runs eagerly (EAGER_LAUNCHES)."""
+    dense, routed = layer_precisions(weight_precision)
+    quantised = {p: matmul_precision(p, chip) in ("fp8", "fp4", "int8") for p in (dense, routed)}
+    tp, ep, adp = shapes.tp, shapes.ep, shapes.adp
+    kind = "mla" if model.attention.kind == "mla" else "gqa"
+    attn = EAGER_LAUNCHES[kind] + quantised[dense] * ATTENTION_GEMMS[kind] + np.where((tp > 1) & (adp == 0), 1, 0)
+    total = np.zeros(np.broadcast(tp, ep, adp).shape)
+    for g in model.groups:
+        if g.moe is None:
+            mlp = EAGER_LAUNCHES["mlp"] + 2 * quantised[dense] + np.where(tp > 1, 1, 0)
+        else:
+            shared = (EAGER_LAUNCHES["shared"] + 2 * quantised[dense]) if g.moe.shared else 0
+            comm = np.where(ep > 1, 2, np.where(tp > 1, 1, 0))
+            mlp = EAGER_LAUNCHES["moe"] + 2 * quantised[routed] + shared + comm
+        total = total + g.count * (attn + mlp)
+    return np.asarray(total, dtype=np.float64)
 
 
 def lm_head_cost(model: ModelSpec, dev: Device, shapes: Shapes, seqs: Array | float) -> Array:

@@ -32,6 +32,7 @@ from chipwise.serve.engine import EngineProfile, serving_device, token_budget
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
+    eager_launches,
     lm_head_cost,
     pair_coefficient,
     token_costs,
@@ -238,13 +239,11 @@ def estimate(
     chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
     step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
     chunks = math.ceil(inp / chunk)
-    pf = (
-        eng.host_step_s
-        + eng.host_sequence_s
-        + _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, chunk))
-        + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)
-        + pair_coefficient(model, dev, shapes, chunk, kv_precision) * chunk * chunk / 2.0
-    )
+    device = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, chunk))
+    device = device + pair_coefficient(model, dev, shapes, chunk, kv_precision) * chunk * chunk / 2.0
+    if eng.eager_launch_s > 0:  # an eager prompt iteration takes at least its launches' host time
+        device = np.maximum(device, eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s)
+    pf = eng.host_step_s + eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp) + device
     return Estimate(
         cand=cand,
         fits=np.asarray(fits),

@@ -271,7 +271,7 @@ class Replica:
                     if s + chunk >= pneed[rid]:
                         completing += 1
                 seqs = (steps.decode_tokens(n) if fused else 0) + completing
-                dt = steps.time(tokens, seqs, context if fused else 0.0, pairs) + steps.prefill_fixed
+                dt = steps.prompt_time(tokens, seqs, context if fused else 0.0, pairs) + steps.prefill_fixed
                 dt += steps.draft_prefill(sum(chunks)) + (steps.draft_time(n, context) if fused else 0.0)
                 if sequential:
                     # the token-generation graph runs first, then the context encoding (separate graphs)

@@ -24,6 +24,7 @@ from chipwise.serve.engine import EngineProfile
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
+    eager_launches,
     lm_head_cost,
     pair_coefficient,
     token_costs,
@@ -50,6 +51,7 @@ class StepModel:
     coarse: Array  # tokens[] on the coarse grid beyond the exact table
     mixed_batching: bool
     prefill_fixed: float = 0.0  # added to an iteration that encodes prompts (engines.*.prefill_overhead)
+    eager_floor: float = 0.0  # host time of an eagerly run iteration's launches (engines.*.eager_launch)
     draft_tokens: int = 0  # k: tokens drafted per sequence and step (0 = no speculative decoding)
     tau: float = 1.0  # tokens a decode step yields per sequence, on average
     drafter: StepModel | None = None  # the drafting pass's tables (no fixed cost of its own)
@@ -68,6 +70,12 @@ class StepModel:
     def time(self, tokens: int, seqs: int, context: float, pairs: float) -> float:
         """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
         return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + self.a * context + self.b * pairs
+
+    def prompt_time(self, tokens: int, seqs: int, context: float, pairs: float) -> float:
+        """An iteration that carries prompt tokens: on an engine that runs it eagerly, the device work and the
+        host's kernel launches overlap, so it takes the longer of the two."""
+        t = self.time(tokens, seqs, context, pairs)
+        return max(t, self.fixed + self.seq_time(seqs) + self.eager_floor) if self.eager_floor > 0 else t
 
     def decode_tokens(self, n: int) -> int:
         """Tokens a decode step of n sequences feeds the target (n, or n (k + 1) positions to verify)."""
@@ -150,6 +158,7 @@ def step_model(
         coarse=coarse,
         mixed_batching=eng.mixed_batching,
         prefill_fixed=eng.host_prefill_s,
+        eager_floor=float(eager_launches(model, dev.chip, plan.weight_precision, shapes)) * eng.host_eager_launch_s,
         draft_tokens=spec.draft_tokens if draft is not None and spec is not None else 0,
         tau=spec.tokens_per_step if draft is not None and spec is not None else 1.0,
         drafter=draft,
