@@ -29,6 +29,20 @@ def test_predict_serving_scenario_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert data["slo_met"] is True and data["cost_usd_per_mtok"] > 0
 
 
+def test_predict_explains_an_eager_prefill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A one-user DeepSeek prompt on SGLang: its prefill is its kernels' host launches, said and sourced."""
+    f = tmp_path / "serve.yaml"
+    f.write_text(
+        "kind: serve\nmodel: deepseek-r1\nhardware: b200\nchips: 8\nprecision: fp4\nengine: sglang\n"
+        "concurrency: 1\nrequests: 40\ninput_tokens: 1024\noutput_tokens: 64\nplan: {tp: 8, ep: 8}\n"
+    )
+    data = run_json(capsys, ["predict", str(f), "--json"])
+    alone = data["prefill_one_prompt"]
+    assert alone["host_launches_s"] > 5 * alone["device_s"]
+    assert data["ttft_s"]["p50"] == pytest.approx(alone["seconds"], rel=0.05)
+    assert "engines.sglang.eager_launch" in data["figures"]
+
+
 def test_predict_with_speculative_decoding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The same deployment at one user with an EAGLE drafter decodes faster, and says how it was priced."""
     single = SCENARIO.replace("arrival_rate: 10\nrequests: 300", "concurrency: 1\nrequests: 12")

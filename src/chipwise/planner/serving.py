@@ -500,6 +500,20 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     }
 
 
+def _prefill_alone(setup: ReplicaSetup, prompt: float) -> dict[str, float]:
+    """One mean prompt encoded alone on an idle replica (a whole prompt, not chunked): its seconds, the device
+    work, and the host time of its kernel launches where the engine runs prompt iterations eagerly."""
+    steps = setup.steps
+    tokens = max(1, round(prompt))
+    pairs = tokens * (tokens + 1) / 2.0
+    device = steps.token_time(tokens) + steps.b * pairs
+    return {
+        "seconds": steps.prompt_time(tokens, 1, 0.0, pairs) + steps.prefill_fixed,
+        "device_s": device,
+        "host_launches_s": steps.eager_floor,
+    }
+
+
 def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float) -> dict[str, float]:
     """Seconds of one steady iteration at `batch` sequences (decode plus its share of prefill), by component; with
     speculative decoding the verification step (k + 1 positions per sequence) and its drafting passes."""
@@ -542,7 +556,10 @@ def _figures(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
         f"efficiency.{chip.family}.memory": chip.efficiency.provenance.get("memory"),
         f"efficiency.{chip.family}.matmul.{prec}": chip.efficiency.provenance.get(f"matmul.{prec}"),
     }
-    for key in ("step_overhead", "layer_overhead", "compute_scale", "memory_scale", "memory_fraction", "admission"):
+    keys = ["step_overhead", "layer_overhead", "compute_scale", "memory_scale", "memory_fraction", "admission"]
+    if setup.engine.eager_launch_s > 0:
+        keys.append("eager_launch")
+    for key in keys:
         wanted[f"engines.{setup.engine.engine}.{key}"] = setup.engine.provenance.get(key)
     out: dict[str, dict[str, Any]] = {}
     for name, ref in wanted.items():
@@ -628,6 +645,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         },
         "breakdown": breakdown,
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
+        "prefill_one_prompt": _prefill_alone(first, job.mean_input),
         **econ,
         "figures": _figures(first),
         "simulation": {

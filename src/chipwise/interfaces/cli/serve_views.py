@@ -84,6 +84,12 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
     )
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
+    alone = r["prefill_one_prompt"]
+    launches = alone["host_launches_s"]
+    detail = f"device work {_ms(alone['device_s'])}" + (
+        f", kernels launched from the host {_ms(launches)} (prompts run eagerly)" if launches > 0 else ""
+    )
+    head.add_row("one prompt's prefill, alone", f"{_ms(alone['seconds'])} ({detail})")
     head.add_row("TPOT p50 / p90 / p99", _stats(r["tpot_s"]))
     head.add_row("end-to-end p50 / p90 / p99", _stats(r["e2e_s"]))
     if r["slo"]:
