@@ -169,8 +169,9 @@ def main() -> None:
     lines += _section("Serving (groundtruth_inference.csv)", serve)
     lines += [
         "The serving factors (per engine family and chip family, `engines.yaml`), how they were fitted and where the "
-        "remaining error comes from are in `docs/serving.md` (section 7); an out-of-sample check on 38 published "
-        "concurrency sweeps not in this table is in `docs/research/heldout_serving.md`.",
+        "remaining error comes from are in `docs/serving.md` (section 7); an out-of-sample check on 138 published "
+        "rows not in this table (concurrency sweeps on H100, H200 and B200, and a later TensorRT-LLM perf overview "
+        "on B200, GB200, H200 and H100) is in `docs/research/heldout_serving.md`.",
     ]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}: training MAPE {train['summary']['mape_pct']:.1f}%")
