@@ -77,8 +77,8 @@ class EngineProfile:
     #: costs: step, per-sequence, prefill-graph and host-sampling overheads
     host_factor: float = 1.0
     #: host time per kernel an iteration launches eagerly (no CUDA graph): iterations that carry prompt tokens on
-    #: engines that capture graphs for decode batches only (SGLang, TensorRT-LLM's PyTorch back end) take at least
-    #: their launches' host time (serve.iteration.eager_launches); 0 where prefill is compiled or graphed
+    #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
+    #: (serve.iteration.eager_launches); 0 where prefill is compiled or graphed, or not measured
     eager_launch_s: float = 0.0
 
     def on_host(self, factor: float) -> EngineProfile:

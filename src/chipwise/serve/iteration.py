@@ -278,8 +278,8 @@ def token_costs(
     return out
 
 
-#: Kernels one decoder layer launches, by block, when run eagerly (counted from the engines' model code: SGLang
-#: models/llama.py, deepseek_v2.py and the TensorRT-LLM PyTorch modules): GQA attention = norm, QKV, RoPE, KV write,
+#: Kernels one decoder layer launches, by block, when run eagerly (an estimate: the operations of the layer as the
+#: PyTorch engines write it, fused where they fuse, e.g. add-and-norm, RoPE): GQA attention = norm, QKV, RoPE, KV write,
 #: attention, O; MLA = norm, q_a, q_a norm, q_b, kv_a, kv_a norm, kv_b, RoPE, two q/k assemblies, KV write,
 #: attention, O; dense MLP = norm, gate-up, activation, down; MoE = norm, router, top-k, align/permute, gate-up,
 #: activation, down, unpermute-reduce; a shared expert adds gate-up, activation, down and the add. Each GEMM with

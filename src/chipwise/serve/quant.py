@@ -3,7 +3,7 @@
 Bytes per stored element, scales included:
     bf16/fp16 2;  fp8/int8 1;
     fp4 (NVFP4): 4-bit E2M1 values with one FP8 scale per 16 elements -> (16 x 4 + 8) / 16 / 8 = 0.5625 B
-        (NVIDIA, "Introducing NVFP4", 2025; MXFP4 uses one 8-bit scale per 32 -> 0.53 B);
+        (NVIDIA, "Introducing NVFP4", 2025);
     mxfp4 (OCP microscaling, gpt-oss's MoE experts): 4-bit E2M1 values with one 8-bit scale per 32 elements
         -> (32 x 4 + 8) / 32 / 8 = 0.53125 B;
     int4 (AWQ/GPTQ, group 128 with an fp16 scale) -> (128 x 4 + 16) / 128 / 8 = 0.516 B.

@@ -69,7 +69,7 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
     "llama-3.1-nemotron-70b": (
         "llama-3.1-70b",
         "Llama-3.1-Nemotron-70B-Instruct is Llama 3.1 70B fine-tuned (RLHF) without a change of shape (huggingface "
-        "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF model card: 'Architecture Type: Transformer, Llama 3.1')",
+        "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF model card: network architecture Llama 3.1)",
     ),
     "deepseek-r1-distill-llama-70b": (
         "llama-3.3-70b",
