@@ -129,6 +129,10 @@ def max_rate(
     return best, tpot_at, ttft_at
 
 
+#: Fixed-point steps that settle a closed loop's request rate against its latencies (converges in 2-3).
+CLOSED_LOOP_ITERATIONS = 4
+
+
 def choose(
     model: ModelSpec,
     system: System,
@@ -202,11 +206,44 @@ def choose(
         speculation=drafting.spec if drafting else None,
     )
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
+    tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
+    if load.kind == "closed" and math.isfinite(tpot_i):
+        tpot_i, ttft_i = _closed_loop_point(model, system, eng, est, weight, kv, inp, out, i, load, replicas, drafting)
     return (
-        Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), float(tpot[i]), float(ttft[i])),
+        Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), tpot_i, ttft_i),
         est,
         rate,
     )
+
+
+def _closed_loop_point(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight: str,
+    kv: str,
+    inp: float,
+    out: float,
+    i: int,
+    load: Load,
+    replicas: int,
+    drafting: Drafting | None,
+) -> tuple[float, float]:
+    """(TPOT, TTFT p99) of candidate `i` where a closed loop's users actually put it: each replica's users issue
+    requests at the rate they complete them, users / (TTFT + O x TPOT) (Little's law, a few fixed-point steps).
+    A closed loop's queue is finite: a prompt waits behind at most the other users' prompts, so the open-loop
+    waits of at_rate are capped there (on average half of them)."""
+    users = load.concurrency / max(1, replicas)
+    prefill = float(est.prefill_s[i])
+    tpot, ttft, ttft_p99 = 0.0, 0.0, 0.0
+    for _ in range(CLOSED_LOOP_ITERATIONS):
+        lam = users / max(ttft + out * tpot, 1e-9) if tpot > 0 else users / max(out * float(est.step[i]), 1e-9)
+        op = at_rate(model, system, eng, est, weight, kv, inp, out, np.full(len(est.cand), lam), drafting)
+        tpot = float(op.tpot[i])
+        ttft = min(float(op.ttft[i]), prefill * (users + 1.0) / 2.0 + tpot)
+        ttft_p99 = min(float(op.ttft_p99[i]), prefill * users + tpot)
+    return tpot, ttft_p99
 
 
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
