@@ -17,6 +17,7 @@ from .test_serving_accuracy import _row
     [
         ("InferenceX benchmark_serving closed-loop sweep, 8 concurrent requests", "", INFERENCEX),
         ("closed-loop sweep", "SemiAnalysis InferenceMAX", INFERENCEX),
+        ("sa-bench benchmark_serving, max concurrency 256", "NVIDIA srt-slurm recipe", INFERENCEX),
         ("AIPerf closed-loop concurrency sweep, 50 concurrent requests", "NVIDIA NIM benchmarking docs", AIPERF),
         ("genai-perf concurrency 16", "", AIPERF),
         ("guidellm throughput (saturating, max concurrency)", "", GUIDELLM),

@@ -8,11 +8,13 @@ an upper bound rather than a value. A validation case therefore runs the benchma
 - InferenceX (SemiAnalysis InferenceMAX) runs its own benchmark_serving (benchmarks/benchmark_lib.sh
   run_benchmark_serving: ``--dataset-name random --random-range-ratio 0.8 --num-prompts $((CONC * 10))
   --max-concurrency $CONC --request-rate inf --ignore-eos``; github SemiAnalysisAI/InferenceX, every recipe that sets
-  RANDOM_RANGE_RATIO sets 0.8). Its sampler is one-sided: prompt and output lengths are uniform in [0.8 L, L] for a
-  stated L (``np.random.randint(int(L * ratio), L + 1)``). All 10 x CONC requests are queued at once behind the
-  concurrency semaphore, so the first CONC start together; latencies are over every request and throughput is
-  the run's output tokens over its duration (fill and drain included). Its warm-up requests (``--num-warmups``)
-  run to completion before the measured run starts, so they only warm the server.
+  RANDOM_RANGE_RATIO sets 0.8; the same script ships as "sa-bench" in NVIDIA's srt-slurm recipes, e.g.
+  ``--random-range-ratio 0.8 --num-prompts 2560 --max-concurrency 256``). Its sampler is one-sided: prompt and
+  output lengths are uniform in [0.8 L, L] for a stated L (``np.random.randint(int(L * ratio), L + 1)``). All
+  10 x CONC requests are queued at once behind the concurrency semaphore, so the first CONC start together;
+  latencies are over every request and throughput is the run's output tokens over its duration (fill and drain
+  included). Its warm-up requests (``--num-warmups``) run to completion before the measured run starts, so they
+  only warm the server.
 - AIPerf / GenAI-Perf (NVIDIA NIM benchmarking docs) hold the concurrency and measure after a warm-up: GenAI-Perf
   through Perf Analyzer's stable measurement windows (``--measurement-interval``), AIPerf through its warm-up
   phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
@@ -75,7 +77,7 @@ AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)
 GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
 
 _MARKERS: tuple[tuple[tuple[str, ...], Harness], ...] = (
-    (("inferencex", "inferencemax"), INFERENCEX),
+    (("inferencex", "inferencemax", "sa-bench", "semianalysis"), INFERENCEX),
     (("aiperf", "genai-perf", "perf_analyzer", "perf analyzer"), AIPERF),
     (("guidellm",), GUIDELLM),
 )
