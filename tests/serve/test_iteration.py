@@ -27,6 +27,7 @@ from chipwise.serve.iteration import (
 from chipwise.serve.kvcache import kv_bytes_per_token_rank, replica_memory, weights_per_rank
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
+from chipwise.serve.sim.steps import StepModel
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 
@@ -248,3 +249,25 @@ def test_eager_prompt_iterations_take_their_launches_host_time(catalog: Catalog,
     assert steps.prompt_time(8192, 1, 0.0, 8192 * 8193 / 2) == long
     compiled = setup_replica(catalog, llama8b, hw.system("h100-sxm"), "vllm", plan, 512.0, 128.0).steps
     assert compiled.eager_floor == 0.0 and compiled.prompt_time(16, 1, 0.0, 136.0) == compiled.time(16, 1, 0.0, 136.0)
+
+
+@pytest.fixture(scope="module")
+def eager_steps(catalog: Catalog, hw: Hardware) -> StepModel:
+    """DeepSeek-V3 fp8 on 8 H200 with SGLang (TP8 EP8): prompt iterations run eagerly."""
+    plan = ReplicaPlan(tp=8, ep=8, max_batch=64, max_tokens=16384, weight_precision="fp8", kv_precision="fp8")
+    deepseek = load_model(catalog, "deepseek-v3")
+    return setup_replica(catalog, deepseek, hw.system("h200"), "sglang", plan, 1024.0, 256.0).steps
+
+
+@settings(max_examples=40, deadline=None)
+@given(tokens=st.integers(1, 16384), seqs=st.integers(1, 64), context=st.floats(0.0, 1e6))
+def test_an_eager_prompt_iteration_is_never_faster_than_its_parts(
+    tokens: int, seqs: int, context: float, eager_steps: StepModel
+) -> None:
+    """prompt_time is the longer of the device iteration and the launches: never below either, equal to one."""
+    steps = eager_steps
+    pairs = tokens * (tokens + 1) / 2.0
+    t = steps.time(tokens, seqs, context, pairs)
+    floor = steps.fixed + steps.seq_time(seqs) + steps.eager_floor
+    got = steps.prompt_time(tokens, seqs, context, pairs)
+    assert got >= t and got >= floor and got in (t, floor)
