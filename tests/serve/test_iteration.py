@@ -68,8 +68,9 @@ def test_decode_attention_is_linear_in_context(h100) -> None:  # type: ignore[no
 
 def test_small_all_reduce_pays_one_latency(h100) -> None:  # type: ignore[no-untyped-def]
     _, topo, eng = h100
-    assert float(small_all_reduce(16384.0, 1, topo, eng.collective_latency_s)) == 0.0
-    t8 = float(small_all_reduce(16384.0, 8, topo, eng.collective_latency_s))
+    near, far = eng.collective_latency_s, eng.network_collective_latency_s
+    assert float(small_all_reduce(16384.0, 1, topo, near, far)) == 0.0
+    t8 = float(small_all_reduce(16384.0, 8, topo, near, far))
     bw = 2.0 * 7 / 8 * 16384.0 / (topo.up_bandwidth * topo.up_efficiency)
     assert t8 == pytest.approx(eng.collective_latency_s + bw)
 

@@ -67,7 +67,7 @@ def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
     return np.asarray(topo.out_bandwidth * topo.out_efficiency / over, dtype=np.float64)
 
 
-def steps(n: IntArray) -> Array:
+def _steps(n: IntArray) -> Array:
     """Latency steps of a ring, or of a tree once rings get long."""
     n = np.maximum(n, 1).astype(np.float64)
     tree = 2.0 * np.frexp(n - 1.0)[1]  # 2 ceil(log2 n) for n > 1
@@ -111,7 +111,7 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
     active = size > 1
     nin, nout, n = n_in.astype(np.float64), n_out.astype(np.float64), np.maximum(size, 1).astype(np.float64)
     slope_rs = (nin - 1.0) / nin / bw_in + (nout - 1.0) / nout / (nin * bw_out)
-    intercept_rs = (nin - 1.0) * topo.up_latency + steps(n_out) * topo.out_latency
+    intercept_rs = (nin - 1.0) * topo.up_latency + _steps(n_out) * topo.out_latency
     slope_a2a = (nin - 1.0) / n / bw_in + (n - nin) / n / bw_out
     intercept_a2a = (nin - 1.0) * topo.up_latency + (nout - 1.0) * topo.out_latency
     zero = np.zeros(np.shape(size))

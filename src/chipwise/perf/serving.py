@@ -110,21 +110,17 @@ def _no_step_latency(topo: Topology) -> Topology:
     return replace(topo, up_latency=0.0, out_latency=0.0)
 
 
-def _network_hops(size: IntArray, topo: Topology) -> Array:
-    """Latency steps over the scale-out network of a group of `size` consecutive ranks: none inside one scale-up
-    domain; a ring (or tree) step per domain spanned otherwise (perf.collectives.steps)."""
-    _, n_out = coll.split_group(size, 1, topo)
-    return np.asarray(np.where(n_out > 1, coll.steps(n_out) * topo.out_latency, 0.0), dtype=np.float64)
-
-
-def small_all_reduce(nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float) -> Array:
-    """All-reduce of `nbytes` per rank over `size` consecutive ranks with a one-shot latency `latency` inside the
-    scale-up domain; a group spanning domains (multi-node tensor parallelism) adds the network steps of its
-    inter-domain reduce-scatter and all-gather."""
+def small_all_reduce(
+    nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float, network_latency: float
+) -> Array:
+    """All-reduce of `nbytes` per rank over `size` consecutive ranks: the bandwidth term of the hierarchical
+    collective, plus `latency` inside one scale-up domain (one-shot kernels) or `network_latency` for a group that
+    spans domains (multi-node tensor parallelism, where the engines fall back to NCCL's cross-node algorithms)."""
     size_a = np.asarray(size, dtype=np.int64)
     bw = coll.all_reduce(nbytes, size_a, 1, _no_step_latency(topo))
-    hops = 2.0 * _network_hops(size_a, topo)
-    return np.asarray(np.where(size_a > 1, bw + latency + hops, 0.0), dtype=np.float64)
+    _, n_out = coll.split_group(size_a, 1, topo)
+    lat = np.where(n_out > 1, network_latency, latency)
+    return np.asarray(np.where(size_a > 1, bw + lat, 0.0), dtype=np.float64)
 
 
 def expert_exchange(
@@ -134,15 +130,17 @@ def expert_exchange(
     size: IntArray | int,
     topo: Topology,
     latency: float,
+    network_latency: float,
 ) -> Array:
     """MoE dispatch (`dispatch_bytes` of a rank's tokens) and combine (`combine_bytes`) over `size` expert-parallel
-    ranks (perf.collectives.moe_dispatch each way, plus a one-shot latency each)."""
+    ranks (perf.collectives.moe_dispatch each way), plus a latency each: `latency` inside a scale-up domain,
+    `network_latency` when the group spans domains."""
     size_a = np.asarray(size, dtype=np.int64)
     quiet = _no_step_latency(topo)
     t = coll.moe_dispatch(dispatch_bytes, top_k, size_a, quiet) + coll.moe_dispatch(combine_bytes, top_k, size_a, quiet)
     _, n_out = coll.split_group(size_a, 1, topo)
-    hops = np.where(n_out > 1, 2.0 * topo.out_latency, 0.0)  # dispatch and combine each cross the network once
-    return np.asarray(np.where(size_a > 1, t + 2.0 * latency + hops, 0.0), dtype=np.float64)
+    lat = np.where(n_out > 1, network_latency, latency)
+    return np.asarray(np.where(size_a > 1, t + 2.0 * lat, 0.0), dtype=np.float64)
 
 
 def hand_off(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:

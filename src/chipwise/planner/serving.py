@@ -596,6 +596,8 @@ def _figures(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
     keys = ["step_overhead", "layer_overhead", "compute_scale", "memory_scale", "memory_fraction", "admission"]
     if setup.engine.eager_launch_s > 0:
         keys.append("eager_launch")
+    if max(setup.plan.tp, setup.plan.ep) > setup.topo.domain_ranks:
+        keys.append("network_collective_latency")
     for key in keys:
         wanted[f"engines.{setup.engine.engine}.{key}"] = setup.engine.provenance.get(key)
     out: dict[str, dict[str, Any]] = {}

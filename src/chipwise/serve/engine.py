@@ -40,6 +40,8 @@ class EngineProfile:
     layer_overhead_s: float
     kernel_overhead_s: float
     collective_latency_s: float
+    #: latency of one small all-reduce or expert dispatch whose group spans scale-up domains (multi-node TP/EP)
+    network_collective_latency_s: float
     compute_scale: float
     moe_scale: float
     memory_scale: float
@@ -160,6 +162,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         layer_overhead_s=num("layer_overhead"),
         kernel_overhead_s=num("kernel_overhead"),
         collective_latency_s=num("collective_latency"),
+        network_collective_latency_s=num("network_collective_latency"),
         compute_scale=num("compute_scale"),
         moe_scale=num("moe_scale"),
         memory_scale=num("memory_scale"),

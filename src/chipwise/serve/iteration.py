@@ -253,7 +253,7 @@ def token_costs(
         for k in ("gemm", "moe", "memory_bound", "tp_comm", "ep_comm")
     }
     act = t * h * ACT_BYTES
-    ar = small_all_reduce(act, shapes.tp, topo, eng.collective_latency_s)
+    ar = small_all_reduce(act, shapes.tp, topo, eng.collective_latency_s, eng.network_collective_latency_s)
     # each rank dispatches its share of the tokens (fp8) and combines them back (bf16)
     share = t / tp * h
     attn = _attention_gemms(model, dev, prec, wb, tp, adp, t)
@@ -265,7 +265,10 @@ def token_costs(
             out["moe"] = out["moe"] + k * mlp
             uses_ep = ep > 1
             n_ar = np.where(adp > 0, 0.0, np.where(uses_ep, 1.0, 2.0))
-            exchange = expert_exchange(share, share * ACT_BYTES, g.moe.top_k, shapes.ep, topo, eng.collective_latency_s)
+            exchange = expert_exchange(
+                share, share * ACT_BYTES, g.moe.top_k, shapes.ep, topo, eng.collective_latency_s,
+                eng.network_collective_latency_s,
+            )  # fmt: skip
             exposed = np.maximum(0.0, exchange - dev.eff.ep_overlap * mlp)  # hidden behind expert GEMMs
             out["ep_comm"] = out["ep_comm"] + k * np.where(uses_ep, exposed, 0.0)
         else:
