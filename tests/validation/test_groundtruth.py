@@ -9,12 +9,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
 from chipwise.validation.groundtruth import (
     KNOWN_CHIPS,
     InferenceRow,
     Measured,
     TrainingRow,
+    canonical_chip,
     detect_kind,
     normalize_engine,
     parse_int,
@@ -407,6 +410,23 @@ def test_mlperf_offline_plans(serve: dict[str, InferenceRow]) -> None:
     assert (nvfp4.weight_precision, nvfp4.kv_precision, nvfp4.max_batch) == ("fp4", "bf16", 2048)
     assert (serve["I022"].tp, serve["I022"].pp, serve["I022"].dp) == (2, 2, 2)
     assert serve["I046"].weight_precision == "fp4"  # MXFP4 on a dense model: priced as 4-bit weights and matmuls
+
+
+def test_a_chip_column_may_name_a_chip_or_system_alias(catalog: Catalog) -> None:
+    aliases = hardware(catalog).chip_aliases()
+    cases = (
+        ("h100", "h100-sxm"),
+        ("H200-SXM", "h200"),
+        ("gb200-nvl72", "gb200"),
+        ("p5.48xlarge", "h100-sxm"),
+        ("H100 SXM", "h100-sxm"),
+        ("b200", "b200"),
+        ("warp-drive-9000", "warp-drive-9000"),
+    )
+    for text, chip in cases:
+        notes: list[str] = []
+        assert canonical_chip(text, aliases, notes) == chip
+        assert bool(notes) == (chip != text.lower())
 
 
 def test_mxfp4_experts_are_the_gpt_oss_format() -> None:

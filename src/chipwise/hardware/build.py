@@ -156,6 +156,13 @@ class Hardware:
             for name in (sid, *system.aliases):
                 self._alias.setdefault(name.lower(), ("system", sid))
 
+    def chip_aliases(self) -> dict[str, str]:
+        """Every chip and system id and alias (lower case) with the chip it names (a system names its chip)."""
+        return {
+            name: ident if kind == "chip" else self.catalog.systems[ident].chip
+            for name, (kind, ident) in self._alias.items()
+        }
+
     @property
     def chip_ids(self) -> list[str]:
         return list(self.catalog.chips)

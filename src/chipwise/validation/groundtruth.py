@@ -657,10 +657,12 @@ def _training_skip_reason(
     return SKIP_NO_THROUGHPUT
 
 
-def _parse_training_row(raw: dict[str, str], known_chips: frozenset[str], derive_from_tflops: bool) -> TrainingRow:
+def _parse_training_row(
+    raw: dict[str, str], known_chips: frozenset[str], derive_from_tflops: bool, aliases: Mapping[str, str]
+) -> TrainingRow:
     notes: list[str] = []
     dims = _parse_training_dims(raw, notes)
-    chip = raw.get("chip", "").strip().lower()
+    chip = canonical_chip(raw.get("chip", ""), aliases, notes)
     num_chips = parse_int(raw.get("num_chips"))
     seq_len = parse_int(raw.get("seq_len"))
     if seq_len is None:
@@ -1200,7 +1202,17 @@ def parse_pools(text: str, chip: str, arch: str, notes: list[str]) -> tuple[str,
     return text, prefill
 
 
-def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> InferenceRow:
+def canonical_chip(text: str, aliases: Mapping[str, str], notes: list[str]) -> str:
+    """The catalog chip id a row's chip column names: an id, or a chip or system alias ('h100', 'p5.48xlarge',
+    'gb200-nvl72'), spaces read as hyphens; unknown text is returned as written (lower case)."""
+    key = text.strip().lower()
+    chip = aliases.get(key) or aliases.get(re.sub(r"\s+", "-", key)) or key
+    if chip != key:
+        notes.append(f"chip '{text.strip()}' read as {chip}")
+    return chip
+
+
+def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], aliases: Mapping[str, str]) -> InferenceRow:
     notes: list[str] = []
     name = raw.get("model", "").strip()
     arch_text = raw.get("arch", "")
@@ -1213,7 +1225,7 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str]) -> In
         notes.append(f"arch not stated; inferred {arch}")
     if active is None and arch == "dense":
         active = total
-    chip = raw.get("chip", "").strip().lower()
+    chip = canonical_chip(raw.get("chip", ""), aliases, notes)
     num_chips = parse_int(raw.get("num_chips"))
     precision_text = raw.get("precision", "")
     checkpoint = _precision_tokens(raw.get("model", ""))
@@ -1333,7 +1345,10 @@ def _unparsed_inference(raw: dict[str, str], reason: str) -> InferenceRow:
 
 
 def read_training(
-    path: Path, known_chips: frozenset[str] = KNOWN_CHIPS, derive_from_tflops: bool = True
+    path: Path,
+    known_chips: frozenset[str] = KNOWN_CHIPS,
+    derive_from_tflops: bool = True,
+    aliases: Mapping[str, str] | None = None,
 ) -> list[TrainingRow]:
     """Every row of a training ground-truth CSV as a :class:`TrainingRow`.
 
@@ -1342,11 +1357,15 @@ def read_training(
     """
     return _parse_all(
         _read_csv(path),
-        lambda raw: _parse_training_row(raw, known_chips, derive_from_tflops),
+        lambda raw: _parse_training_row(raw, known_chips, derive_from_tflops, aliases or {}),
         _unparsed_training,
     )
 
 
-def read_inference(path: Path, known_chips: frozenset[str] = KNOWN_CHIPS) -> list[InferenceRow]:
-    """Every row of a serving ground-truth CSV as an :class:`InferenceRow`."""
-    return _parse_all(_read_csv(path), lambda raw: _parse_inference_row(raw, known_chips), _unparsed_inference)
+def read_inference(
+    path: Path, known_chips: frozenset[str] = KNOWN_CHIPS, aliases: Mapping[str, str] | None = None
+) -> list[InferenceRow]:
+    """Every row of a serving ground-truth CSV as an :class:`InferenceRow` (`aliases`: chip and system names to
+    chip ids, Hardware.chip_aliases)."""
+    names = aliases or {}
+    return _parse_all(_read_csv(path), lambda raw: _parse_inference_row(raw, known_chips, names), _unparsed_inference)

@@ -7,6 +7,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
 from chipwise.validation.groundtruth import detect_kind, read_training
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.training import predict_row
@@ -16,7 +17,7 @@ def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
     known = frozenset(catalog.chips)
-    for row in read_training(path, known_chips=known):
+    for row in read_training(path, known_chips=known, aliases=hardware(catalog).chip_aliases()):
         if row.skip_reason:
             skipped.append((row.id, row.skip_reason))
             continue

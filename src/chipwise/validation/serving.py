@@ -698,7 +698,7 @@ def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
     known = frozenset(catalog.chips)
-    for row in read_inference(path, known_chips=known):
+    for row in read_inference(path, known_chips=known, aliases=hardware(catalog).chip_aliases()):
         try:
             rows = predict_row(catalog, row)
         except ChipwiseError as exc:
