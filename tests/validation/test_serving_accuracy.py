@@ -306,3 +306,11 @@ def test_disaggregated_rows_that_state_their_pools_are_simulated_with_them(
 def test_disaggregated_rows_without_pools_stay_skipped() -> None:
     row = _row(parallelism="TP8", serving_engine="SGLang (PD disaggregation)", num_chips="16")
     assert row.skip_reason is not None and "disaggregat" in row.skip_reason
+
+
+@pytest.mark.parametrize("precision", ["MXFP4", "FP4 weights"])
+def test_gpt_oss_four_bit_rows_run_its_mxfp4_checkpoint(catalog: Catalog, precision: str) -> None:
+    """gpt-oss is published only as MXFP4 experts with bf16 attention: a row saying FP4 or MXFP4 ran that."""
+    case = prepare(catalog, _row(model="gpt-oss-120b", precision=precision, parallelism="TP2", num_chips="2"))
+    assert case.setup.pools[0].setup.plan.weight_precision == "mxfp4"
+    assert any("MXFP4 checkpoint" in n for n in case.notes)

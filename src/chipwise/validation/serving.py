@@ -96,6 +96,9 @@ CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
         "huggingface mistralai/Mistral-7B-Instruct-v0.2 config.json (full attention over a 32k context)",
     ),
 }
+#: Models whose only published 4-bit checkpoint is MXFP4 experts with 16-bit attention (serve.quant, mxfp4): a
+#: row that says FP4 or MXFP4 for them ran that checkpoint (huggingface openai/gpt-oss-120b and -20b).
+MXFP4_CHECKPOINTS: frozenset[str] = frozenset({"gpt-oss-120b", "gpt-oss-20b"})
 #: Name endings that do not change a model's shape: release tags, chat/instruct tuning, and the quantised
 #: checkpoints of the same weights (the row's precision column says how they are stored).
 _SUFFIXES = (
@@ -490,6 +493,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     prefill_pool = row.prefill_pool
     ranks = row.num_chips * cores - (prefill_pool[0] * prefill_pool[1] * prefill_pool[4] if prefill_pool else 0)
     weight = _precision(row.weight_precision)
+    if weight == "fp4" and model.name in MXFP4_CHECKPOINTS:
+        weight = "mxfp4"
+        notes.append(f"{model.name} 4-bit weights read as its published MXFP4 checkpoint (experts only)")
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.raw.get("precision", "")):
         kv = default_kv_precision(weight, eng.quantised_kv) if weight in QUANTISED else kv
