@@ -131,6 +131,9 @@ def test_parse_stat_values() -> None:
     assert parse_stat_values("p50 1661.12; p99 1672.71") == {"p50": 1661.12, "p99": 1672.71}
     assert parse_stat_values("prefill 63.17") == {"value": 63.17}
     assert parse_stat_values("") == {}
+    assert parse_stat_values("45.3 (p50)") == {"p50": 45.3}
+    assert parse_stat_values("120 ms (mean); 300 ms (p99)") == {"mean": 120.0, "p99": 300.0}
+    assert parse_stat_values("Mean TTFT 120 ms, P99 TTFT 300 ms") == {"mean": 120.0, "p99": 300.0}
 
 
 _finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300)

@@ -201,7 +201,12 @@ _STAT_ALIASES: Final[dict[str, str]] = {
     "mean": "mean", "avg": "mean", "average": "mean",
 }  # fmt: skip
 _STAT_VALUE_RE: Final[re.Pattern[str]] = re.compile(
-    rf"\b(p50|p90|p99|median|mean|avg|average)\b\s*[:=]?\s*~?({_NUM})", re.IGNORECASE
+    rf"\b(p50|p90|p99|median|mean|avg|average)\b(?:\s+(?:ttft|tpot|itl|e2el?|latency))?\s*[:=]?\s*~?({_NUM})",
+    re.IGNORECASE,
+)
+#: 'value (stat)': '45.3 (p50)', '120 ms (mean)'
+_VALUE_STAT_RE: Final[re.Pattern[str]] = re.compile(
+    rf"~?({_NUM})\s*(?:ms|s)?\s*\(\s*(p50|p90|p99|median|mean|avg|average)\s*\)", re.IGNORECASE
 )
 
 
@@ -214,6 +219,8 @@ def parse_stat_values(text: str | None) -> dict[str, float]:
         return {}
     found: dict[str, float] = {}
     for label, number in _STAT_VALUE_RE.findall(text):
+        found.setdefault(_STAT_ALIASES[label.lower()], float(number.replace(",", "")))
+    for number, label in _VALUE_STAT_RE.findall(text):
         found.setdefault(_STAT_ALIASES[label.lower()], float(number.replace(",", "")))
     if found:
         return found
