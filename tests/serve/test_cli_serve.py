@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,14 +30,21 @@ def test_predict_serving_scenario_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert data["slo_met"] is True and data["cost_usd_per_mtok"] > 0
 
 
-def test_predict_explains_an_eager_prefill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A one-user DeepSeek prompt on SGLang: its prefill is its kernels' host launches, said and sourced."""
+def _predict_deepseek_sglang(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], chip: str, chips: int, precision: str, prompt: int, plan: str
+) -> dict[str, Any]:
+    """`chipwise predict --json` for DeepSeek-R1 on SGLang at one user, 64-token answers."""
     f = tmp_path / "serve.yaml"
     f.write_text(
-        "kind: serve\nmodel: deepseek-r1\nhardware: b200\nchips: 8\nprecision: fp4\nengine: sglang\n"
-        "concurrency: 1\nrequests: 40\ninput_tokens: 1024\noutput_tokens: 64\nplan: {tp: 8, ep: 8}\n"
+        f"kind: serve\nmodel: deepseek-r1\nhardware: {chip}\nchips: {chips}\nprecision: {precision}\n"
+        f"engine: sglang\nconcurrency: 1\nrequests: 20\ninput_tokens: {prompt}\noutput_tokens: 64\nplan: {plan}\n"
     )
-    data = run_json(capsys, ["predict", str(f), "--json"])
+    return run_json(capsys, ["predict", str(f), "--json"])
+
+
+def test_predict_explains_an_eager_prefill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A one-user DeepSeek prompt on SGLang: its prefill is its kernels' host launches, said and sourced."""
+    data = _predict_deepseek_sglang(tmp_path, capsys, "b200", 8, "fp4", 1024, "{tp: 8, ep: 8}")
     alone = data["prefill_one_prompt"]
     assert alone["host_launches_s"] > 5 * alone["device_s"]
     assert data["ttft_s"]["p50"] == pytest.approx(alone["seconds"], rel=0.05)
@@ -46,12 +54,7 @@ def test_predict_explains_an_eager_prefill(tmp_path: Path, capsys: pytest.Captur
 def test_predict_tensor_parallelism_across_two_nodes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """DeepSeek-R1 fp8 at TP16 on two 8-H100 nodes: every all-reduce pays the cross-node latency (122 per step,
     about 20 ms of a one-user TPOT; 23-31 ms measured on SGLang, TensorRT-LLM and vLLM), and the figure is sourced."""
-    f = tmp_path / "serve.yaml"
-    f.write_text(
-        "kind: serve\nmodel: deepseek-r1\nhardware: h100-sxm\nchips: 16\nprecision: fp8\nengine: sglang\n"
-        "concurrency: 1\nrequests: 20\ninput_tokens: 128\noutput_tokens: 64\nplan: {tp: 16}\n"
-    )
-    data = run_json(capsys, ["predict", str(f), "--json"])
+    data = _predict_deepseek_sglang(tmp_path, capsys, "h100-sxm", 16, "fp8", 128, "{tp: 16}")
     assert 0.020 < data["tpot_s"]["p50"] < 0.035
     assert "engines.sglang.network_collective_latency" in data["figures"]
 
