@@ -76,7 +76,7 @@ class EngineProfile:
     #: checks, detokenising and streaming it), on an x86 DGX-class host
     sequence_overhead_s: float = 0.0
     #: the deployment's host CPU time relative to an x86 DGX host (System.host_overhead); multiplies the host-side
-    #: costs: step, per-sequence, prefill-graph and host-sampling overheads
+    #: costs: step, per-sequence, prefill-graph, host-sampling and eager-launch overheads
     host_factor: float = 1.0
     #: host time per kernel an iteration launches eagerly (no CUDA graph): iterations that carry prompt tokens on
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
