@@ -28,6 +28,10 @@ def test_predict_serving_scenario_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert data["requests"]["finished"] + data["requests"]["dropped"] == 300
     assert data["chips"] == 2 and data["plan"]["replicas"] * data["plan"]["tp"] == 2
     assert data["slo_met"] is True and data["cost_usd_per_mtok"] > 0
+    # the searched plan keeps the load below the share of its capacity where queueing takes over
+    load = data["load"]
+    assert 0 < load["utilisation"] < 0.9
+    assert load["capacity_requests_per_s"] * load["utilisation"] == pytest.approx(10.0)
 
 
 def _predict_deepseek_sglang(
@@ -80,6 +84,7 @@ def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert run(["predict", str(f)]) == 0
     out = capsys.readouterr().out
     assert "TTFT p50 / p90 / p99" in out and "Where a steady iteration goes" in out
+    assert "offered load" in out and "deployment sustains" in out
 
 
 def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,7 +39,7 @@ from chipwise.serve.quant import (
     matmul_precision,
 )
 from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
-from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -659,6 +659,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
             "input_tokens_mean": job.mean_input,
             "output_tokens_mean": job.mean_output,
             "prefix_hit_rate": job.prefix_hit_rate,
+            **(load_against_capacity(job, setup, seed=sc.seed) or {}),
         },
         "plan": plan_out,
         "plan_source": source,

@@ -4,17 +4,26 @@ event simulation, and summarise it (serve.sim.metrics)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.disaggregated import KVTransfer
-from chipwise.serve.sim.arrivals import arrival_times
+from chipwise.serve.sim.arrivals import arrival_times, offered_request_rate
 from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.run import Deployment, SimOutput, simulate
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving import Load, ServingJob
+
+#: Requests of the offline run that measures a deployment's capacity (at least this many, and at least four
+#: batches' worth, so the batch refills several times inside the steady window).
+CAPACITY_REQUESTS = 2000
+#: An open-loop run is saturated when it delivers less than this share of the output tokens/s it is offered.
+SATURATED = 0.95
+#: An open-loop load at or above this share of the capacity is reported as near capacity: queueing then
+#: dominates TTFT, and past 1 the queue (and TTFT) grows for as long as the run lasts.
+NEAR_CAPACITY = 0.9
 
 
 @dataclass(frozen=True)
@@ -82,3 +91,34 @@ def run_job(
     )
     chips = max(setup.chips, 1e-9)
     return summarise(out, chips=chips, targets=targets, basis=basis), out
+
+
+def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:
+    """Output tokens/s the deployment sustains: what it delivers under an open-loop load it cannot keep up with
+    (arrivals staggered as in service, the batch always full). The first guess is an offline run, whose
+    requests all start together; the load is then set 25% above it, and doubled until the run saturates."""
+    slots = sum(p.setup.plan.max_batch * p.replicas for p in setup.pools)
+    n = max(CAPACITY_REQUESTS, 4 * slots)
+    if job.trace is not None:
+        n = max(n, job.trace.input.size)
+    offline, _ = run_job(replace(job, load=Load("offline"), requests=n, duration_s=None), setup, seed=seed)
+    delivered = float(offline["output_tokens_per_s"])
+    rate = 1.25 * delivered / job.mean_output
+    for _ in range(4):
+        over = replace(job, load=Load("rate", rate=rate, burstiness=job.load.burstiness), requests=n, duration_s=None)
+        summary, _ = run_job(over, setup, seed=seed)
+        delivered = float(summary["output_tokens_per_s"])
+        if delivered < SATURATED * rate * job.mean_output:
+            break
+        rate *= 2.0
+    return delivered
+
+
+def load_against_capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> dict[str, float] | None:
+    """For an open-loop load: the requests/s the deployment sustains and the share of it the load offers
+    (utilisation); None for closed loops and offline runs, which cannot overload a deployment."""
+    offered = offered_request_rate(job)
+    if offered is None:
+        return None
+    sustained = capacity(job, setup, seed) / job.mean_output
+    return {"capacity_requests_per_s": sustained, "utilisation": offered / sustained}

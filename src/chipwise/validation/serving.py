@@ -35,7 +35,7 @@ from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precis
 from chipwise.serve.search import best_throughput_shape
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
-from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
 from chipwise.validation.groundtruth import (
     SKIP_DISAGGREGATED,
@@ -599,9 +599,7 @@ def _disaggregated(
 _STAT_KEY = {"p50": "p50", "p90": "p90", "p99": "p99", "mean": "mean", "value": "mean"}
 
 
-#: An open-loop run is saturated when it delivers less than this share of the offered output tokens/s.
-SATURATED = 0.95
-#: ... and its latencies are then taken at this share of the capacity it did deliver.
+#: A saturated open-loop run's latencies are taken at this share of the capacity it did deliver.
 EDGE = 0.95
 
 

@@ -11,6 +11,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, print_json, projected_banner
 from chipwise.planner.serving import predict_serving
+from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import ServeScenario
 
 BREAKDOWN_LABELS: dict[str, str] = {
@@ -55,6 +56,16 @@ def _plan_text(p: dict[str, Any]) -> str:
     return " ".join(parts) + f" x{p['replicas']}"
 
 
+def _load_text(load: dict[str, Any]) -> str:
+    util = load["utilisation"]
+    text = f"{fmt.percent(util)} of the {load['capacity_requests_per_s']:,.3g} req/s this deployment sustains"
+    if util >= 1.0:
+        return text + ": over capacity, the queue and TTFT grow for as long as the run lasts"
+    if util >= NEAR_CAPACITY:
+        return text + ": near capacity, queueing dominates TTFT"
+    return text
+
+
 def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     """One serving prediction: deployment, throughput, latency percentiles, cost, and where a step goes."""
     projected_banner([r["hardware"]] if r.get("projected") else [])
@@ -83,6 +94,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['output_tokens_per_s']:,.0f} output tok/s ({r['output_tokens_per_s_per_chip']:,.0f} per chip), "
         f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
     )
+    if "utilisation" in r["load"]:
+        head.add_row("offered load", _load_text(r["load"]))
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
     alone = r["prefill_one_prompt"]
     launches = alone["host_launches_s"]

@@ -42,7 +42,22 @@ def arrival_times(job: ServingJob, n: int, rng: np.random.Generator) -> FloatArr
         if n <= t.size:
             return np.asarray(t[:n], dtype=np.float64)
         reps = -(-n // t.size)
-        span = float(t[-1]) + (float(np.mean(np.diff(t))) if t.size > 1 else 1.0)
+        span = _trace_span(t)
         tiled = np.concatenate([t + i * span for i in range(reps)])
         return np.asarray(tiled[:n], dtype=np.float64)
     return open_loop_times(job.load, n, rng)
+
+
+def _trace_span(t: FloatArray) -> float:
+    """How long one pass of a trace lasts when it repeats: its last arrival plus one mean gap."""
+    return float(t[-1]) + (float(np.mean(np.diff(t))) if t.size > 1 else 1.0)
+
+
+def offered_request_rate(job: ServingJob) -> float | None:
+    """Requests/s an open-loop load offers (a rate, or a trace's arrivals over its span); None for closed loops
+    and offline runs, which take what the deployment gives."""
+    if job.load.kind == "rate":
+        return job.load.rate
+    if job.load.kind == "trace" and job.trace is not None:
+        return job.trace.arrival.size / _trace_span(job.trace.arrival)
+    return None
