@@ -31,10 +31,11 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 21.4%, TPOT 19.8% (met), TTFT
+#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.8%, TPOT 17.2% (met), TTFT
 #: 34.4%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
-#: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32), and in MLPerf rows
-#: that state no input length (docs/serving.md, section 7). These tests turn XPASS when the bounds are met.
+#: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
+#: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf rows that state no input length
+#: (docs/serving.md, section 7). These tests turn XPASS when the bounds are met.
 NOT_YET = pytest.mark.xfail(reason="issue 4 accuracy bound not met yet (docs/serving.md, section 7)", strict=False)
 
 
@@ -55,10 +56,10 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 23.5  # measured 21.4
-    assert by["tpot_s"]["mape_pct"] <= 21.5  # measured 19.8
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.8
+    assert by["tpot_s"]["mape_pct"] <= 19.0  # measured 17.2
     assert by["ttft_s"]["mape_pct"] <= 36.5  # measured 34.4
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.5
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.3
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:
@@ -127,6 +128,23 @@ def test_mlperf_prompt_lengths_come_from_the_dataset_table() -> None:
     long = _row(source_family="MLPerf Inference v5.1", model="Llama3.1-405B", input_len="", output_len="650")
     with pytest.raises(ChipwiseError, match="prompts are long"):
         _lengths(long, [])
+
+
+def test_neuron_tables_that_count_prompt_tokens_give_output_throughput_and_no_tpot() -> None:
+    """The Neuron SDK 2.14-2.17 decoder tables count prompt and output tokens alike (throughput x latency per
+    token = 1000 x batch): Llama-2-13b on trn1, 1024 in / 1024 out, 230.3 tokens/s on 16 chips is 7.2 output
+    tokens/s per chip, and its 4.3 ms 'latency per token' is the run's latency over 2,048 tokens, not a TPOT."""
+    notes = (
+        'published column "Latency per Token P50/P99 (ms)"=4.3/4.3; mapped to tpot_ms (per-token/step latency); '
+        'published "Throughput (tokens/second)"=230.3; compiled/total sequence length=2048'
+    )
+    row = _row(
+        num_chips="16", input_len="1024", output_len="1024", output_tokens_per_s_total="230.3",
+        output_tokens_per_s_per_chip="14.39", tpot_ms="4.3", notes=notes,
+    )  # fmt: skip
+    assert [(m.metric, m.value) for m in row.measured] == [("output_tokens_per_s_per_chip", pytest.approx(7.195))]
+    plain = _row(output_tokens_per_s_per_chip="14.39", tpot_ms="4.3")
+    assert {m.metric for m in plain.measured} == {"output_tokens_per_s_per_chip", "tpot_s"}
 
 
 def test_cpu_sampling_rows_sample_on_the_host(catalog: Catalog) -> None:

@@ -1084,6 +1084,31 @@ def _throughput_stat_serving(context: str) -> str:
     return "value"
 
 
+#: The Neuron SDK's decoder benchmark tables up to release 2.17 (general/benchmarks/{trn1,inf2}/*_data_decoder.csv)
+#: have "Throughput (tokens/second)" and "Latency per Token" columns that count every token of the sequence, prompt
+#: included: throughput x latency per token = 1000 x batch on every row, the Llama-2-13b row of 3,968 prompt and 128
+#: output tokens reads 2,756 tokens/s at 0.36 ms per token (a 13B model cannot emit an output token in 0.36 ms: its
+#: weights alone take 2 ms to read on 16 Trainium chips), and only this reading gives one decode rate per model and
+#: SDK across prompt lengths (Llama-2-70b on inf2: 0.77 output tokens/s per chip at 256/256 and at 256/2048).
+_WHOLE_SEQUENCE_TABLE = ('published column "latency per token p50/p99 (ms)"', 'published "throughput (tokens/second)"')
+
+
+def _output_share(raw: Mapping[str, str], context: str, notes: list[str]) -> float | None:
+    """For a row of a table whose throughput and per-token latency count prompt and output tokens alike, the
+    output tokens' share of the sequence (its output tokens/s are that share of the table's); None otherwise."""
+    if not all(marker in context for marker in _WHOLE_SEQUENCE_TABLE):
+        return None
+    inp, out = parse_length(raw.get("input_len", "")), parse_length(raw.get("output_len", ""))
+    if inp is None or out is None:
+        return None
+    notes.append(
+        "the table's throughput and latency per token count prompt and output tokens alike: output tokens/s = "
+        f"throughput x {out:g} / {inp + out:g}; its latency per token (the run's latency over the whole sequence) "
+        "is not a TPOT and is not compared"
+    )
+    return out / (inp + out)
+
+
 def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: list[str]) -> list[Measured]:
     """Output tokens/s per chip, TTFT and TPOT; one figure per metric, in SI units."""
     context = f"{raw.get('notes', '')}; {raw.get('scenario', '')}".lower()
@@ -1093,9 +1118,13 @@ def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: lis
     if per_chip is None and total is not None and num_chips:
         per_chip = total / num_chips
         notes.append("output tokens/s per chip = total / num_chips")
+    share = _output_share(raw, context, notes)
     if per_chip is not None:
+        per_chip *= share or 1.0
         measured.append(Measured("output_tokens_per_s_per_chip", per_chip, _throughput_stat_serving(context)))
     for column, metric in (("ttft_ms", "ttft"), ("tpot_ms", "tpot")):
+        if share is not None and metric == "tpot":
+            continue
         picked = _pick_stat(parse_latency_ms(raw.get(column, ""), metric, context, notes))
         if picked is not None:
             measured.append(Measured(f"{metric}_s", picked[1] / 1000.0, picked[0]))
