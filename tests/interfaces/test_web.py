@@ -110,6 +110,7 @@ def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
     assert status == 200, answer
     assert answer["requests"]["finished"] == 200
     assert answer["ttft_s"]["p99"] >= answer["ttft_s"]["p50"] > 0 and answer["cost_usd_per_mtok"] > 0
+    assert 0 < answer["load"]["utilisation"] < 1 < answer["load"]["capacity_requests_per_s"]
 
 
 def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
