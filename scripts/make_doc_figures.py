@@ -7,6 +7,8 @@ docs/img/pareto.png     cost against time to train, Llama-3.1-70B on 4,096 chips
 docs/img/breakdown.png  where the step time and the memory go for the fastest fleet of that ranking
 docs/img/serve-plan.png each chip's serving throughput-TPOT front and the simulated cheapest fleets, Llama-3.1-70B
                         fp8 at 20 req/s, 1,024 in / 256 out (as `chipwise plan serve ... --plot`)
+docs/img/serve-prediction.png  one serving deployment's latencies, KV-cache use and iteration breakdown
+                        (as `chipwise predict examples/serve-llama70b-h200.yaml --plot`)
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         plots.pareto_training(report, args.out / "pareto.png"),
         plots.breakdown_training(report["results"][0], args.out / "breakdown.png"),
         plots.pareto_serving_plan(serving, args.out / "serve-plan.png"),
+        plots.prediction_serving(
+            cw.predict(str(ROOT / "examples" / "serve-llama70b-h200.yaml")), args.out / "serve-prediction.png"
+        ),
     ):
         print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
     return 0

@@ -167,6 +167,43 @@ def test_serving_plots_draw_what_is_there(tmp_path: Path) -> None:
     assert plots.serving_throughput_latency(single, tmp_path / "one.png").stat().st_size > 0
 
 
+def _serve_prediction() -> dict[str, Any]:
+    """A hand-made `chipwise predict` serving result (the keys the figure reads)."""
+    return {
+        "kind": "serve",
+        "model": "toy-70b",
+        "hardware": "gpu-a",
+        "engine": "trtllm",
+        "chips": 8,
+        "precision": "fp8",
+        "load": {"label": "20 req/s", "capacity_requests_per_s": 25.0, "utilisation": 0.8},
+        "slo": {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        "goodput": {"fraction": 0.97},
+        "ttft_s": {"p50": 0.2, "p90": 0.6, "p99": 1.5, "mean": 0.3},
+        "tpot_s": {"p50": 0.03, "p90": 0.035, "p99": 0.04, "mean": 0.031},
+        "kv_cache_utilisation": {
+            "mean": 0.3, "peak": 0.5, "series_replica0": {"t_s": [0, 1, 2], "utilisation": [0, 0.5, 0.2]},
+        },
+        "breakdown": {"gemm": 0.02, "attention": 0.01, "tp_comm": 0.0, "overhead": 0.005},
+    }  # fmt: skip
+
+
+def test_serving_prediction_plot(tmp_path: Path) -> None:
+    """Latency percentiles against the SLO, the KV cache over the run, and where an iteration goes."""
+    svg = plots.plot(_serve_prediction(), tmp_path / "p.svg").read_text()
+    for text in ("time to first token", "SLO ttft_p99 2.00 s", "SLO tpot_p99 50.0 ms", "KV cache, replica 0",
+                 "weight GEMMs (attention and MLP)", "80.0% of the 25 req/s", "Goodput: 97.0%"):  # fmt: skip
+        assert text in svg, text
+    assert "tensor-parallel all-reduce" not in svg  # zero components are left out
+    html = plots.prediction_serving(_serve_prediction(), tmp_path / "p.html").read_text()
+    assert "attention (KV-cache reads, prefill)" in html
+    # a result without the simulated run's series or an SLO still draws what it has
+    bare = {k: v for k, v in _serve_prediction().items() if k not in ("kv_cache_utilisation", "slo", "ttft_s")}
+    assert plots.prediction_serving(bare, tmp_path / "b.png").read_bytes().startswith(PNG_MAGIC)
+    with pytest.raises(ChipwiseError, match="no iteration breakdown"):
+        plots.prediction_serving({**bare, "breakdown": {}}, tmp_path / "x.png")
+
+
 def test_serving_plot_with_nothing_to_draw_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ChipwiseError, match=r"^the serving result has no points .* Fix: ") as err:
         plots.serving_cost_latency({"results": [{"hardware": "x"}]}, tmp_path / "x.png")
@@ -215,6 +252,16 @@ def test_cli_plan_train_and_predict_write_plots(tmp_path: Path, capsys: pytest.C
     png = tmp_path / "breakdown.png"
     assert run(["predict", scenario, "--plot", str(png)]) == 0
     assert png.read_bytes().startswith(PNG_MAGIC)
+    capsys.readouterr()
+
+    serve = (
+        '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "arrival_rate": 5, '
+        '"input_tokens": 256, "output_tokens": 64}'
+    )
+    svg = tmp_path / "serve.svg"
+    assert run(["predict", serve, "--plot", str(svg)]) == 0
+    assert "time per output token" in svg.read_text() and f"plot: wrote {svg}" in capsys.readouterr().err
+    assert run(["predict", serve, "--plot", str(tmp_path / "none" / "serve.png")]) == 2  # checked before simulating
     capsys.readouterr()
 
     assert run([*small, "--plot", str(tmp_path / "pareto.pdf")]) == 2

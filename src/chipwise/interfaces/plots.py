@@ -34,6 +34,7 @@ from chipwise.interfaces.chart import (
     log_scale_suits,
     write_chart,
 )
+from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.train.explain import BREAKDOWN_LABELS
 
 Coordinate = Callable[[Mapping[str, Any], Mapping[str, Any]], float]  # (point, its fleet row) -> value
@@ -421,13 +422,91 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
     return write_chart(Chart(title, [panel], "\n".join(notes), 8.5, 5.5), path)
 
 
+def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
+    """One serving prediction: its TTFT and TPOT percentiles against the SLO, the KV-cache utilisation over the
+    simulated run (replica 0), and where a steady iteration's time goes."""
+    check_path(path)
+    panels = [p for p in (_latency_panel(result, "ttft"), _latency_panel(result, "tpot"), _kv_panel(result)) if p]
+    panels.append(_iteration_panel(result))
+    load = result.get("load") or {}
+    notes = [f"Load: {load.get('label', '?')}"]
+    if "utilisation" in load:
+        notes[0] += (
+            f", {fmt.percent(_float(load['utilisation']))} of the {_float(load['capacity_requests_per_s']):.3g} req/s "
+            "the deployment sustains"
+        )
+    goodput = (result.get("goodput") or {}).get("fraction")
+    if result.get("slo") and goodput is not None:
+        notes.append(f"Goodput: {fmt.percent(_float(goodput))} of requests within every SLO target (dashed lines).")
+    if result.get("projected"):
+        notes.append(PROJECTED_NOTE)
+    hw = f"{result.get('chips', 0):g} x {result.get('hardware', '?')} ({result.get('engine', '?')})"
+    title = f"{result.get('model', '?')} on {hw}, {result.get('precision', '')} weights"
+    return write_chart(Chart(title, panels, "\n".join(notes), 4.0 * len(panels) + 1.0, 4.5), path)
+
+
+_LATENCY_TITLES = {"ttft": "time to first token", "tpot": "time per output token"}
+
+
+def _latency_panel(r: Mapping[str, Any], metric: str) -> Panel | None:
+    stats = r.get(f"{metric}_s")
+    if not isinstance(stats, Mapping):
+        return None
+    keys = [k for k in ("p50", "p90", "p99", "mean") if math.isfinite(_float(stats.get(k)))]
+    if not keys:
+        return None
+    slo = next(((k, _float(v)) for k, v in (r.get("slo") or {}).items() if k.startswith(f"{metric}_")), None)
+    return Panel(
+        title=_LATENCY_TITLES[metric],
+        x_label="ms",
+        bars=Bars(
+            keys,
+            [_float(stats[k]) * 1e3 for k in keys],
+            FRONT,
+            [fmt.duration(_float(stats[k])) for k in keys],
+        ),
+        ref_line=(f"SLO {slo[0]} {fmt.duration(slo[1])}", slo[1] * 1e3) if slo else None,
+    )
+
+
+def _kv_panel(r: Mapping[str, Any]) -> Panel | None:
+    kv = r.get("kv_cache_utilisation") or {}
+    series = kv.get("series_replica0") or {}
+    t, u = list(series.get("t_s") or []), list(series.get("utilisation") or [])
+    if len(t) < 2:
+        return None
+    mean, peak = fmt.percent(_float(kv.get("mean"))), fmt.percent(_float(kv.get("peak")))
+    title = f"KV cache, replica 0 (mean {mean}, peak {peak})"
+    curve = Series("", t, [100.0 * v for v in u], style="line", color=PALETTE[2])
+    return Panel(title, "simulated time (s)", "% of the KV cache in use", [curve])
+
+
+def _iteration_panel(r: Mapping[str, Any]) -> Panel:
+    parts = {k: _float(v) for k, v in (r.get("breakdown") or {}).items() if _float(v) > 0}
+    if not parts:
+        raise ChipwiseError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
+    total = sum(parts.values())
+    items = sorted(parts.items(), key=lambda kv: -kv[1])
+    return Panel(
+        title=f"a steady iteration: {fmt.duration(total)}",
+        x_label="ms per iteration",
+        bars=Bars(
+            [COMPONENT_LABELS.get(k, k) for k, _ in items],
+            [1e3 * v for _, v in items],
+            PALETTE[1],
+            [f"{fmt.duration(v)} ({fmt.percent(v / total)})" for _, v in items],
+        ),
+    )
+
+
 def _serving_note(report: Mapping[str, Any]) -> str:
     return PROJECTED_NOTE if any(r.get("projected") for r in serving_rows(report)) else ""
 
 
 def plot(data: Mapping[str, Any], path: str | Path) -> Path:
-    """The default figure for any chipwise result: a ranking's Pareto plot, a training prediction's breakdown, or a
-    serving result's throughput against latency."""
+    """The default figure for any chipwise result: a ranking's Pareto plot, a training prediction's breakdown, a
+    serving prediction's latencies, KV-cache use and iteration breakdown, or serving results' throughput against
+    latency."""
     kind = str(data.get("kind", ""))
     if kind == "plan-train":
         return pareto_training(data, path)
@@ -435,6 +514,8 @@ def plot(data: Mapping[str, Any], path: str | Path) -> Path:
         return breakdown_training(data, path)
     if kind == "plan-serve":
         return pareto_serving_plan(data, path)
+    if kind == "serve" and data.get("breakdown"):
+        return prediction_serving(data, path)
     if kind == "serve" or serving_rows(data):
         return serving_throughput_latency(data, path)
     raise ChipwiseError(f"no plot for a result of kind '{kind}'. Fix: plot a training or serving result.")

@@ -71,6 +71,19 @@ COMPONENTS: tuple[str, ...] = (
     "lm_head",
     "overhead",
 )
+#: How each component of an iteration (plus the drafting passes of speculative decoding) is shown to users.
+COMPONENT_LABELS: dict[str, str] = {
+    "gemm": "weight GEMMs (attention and MLP)",
+    "moe": "MoE experts",
+    "attention": "attention (KV-cache reads, prefill)",
+    "memory_bound": "memory-bound (norms, activations)",
+    "tp_comm": "tensor-parallel all-reduce",
+    "ep_comm": "expert-parallel all-to-all",
+    "pp_comm": "pipeline hand-offs",
+    "lm_head": "LM head",
+    "overhead": "engine overhead (per step, per layer)",
+    "drafting": "speculative drafting passes",
+}
 
 
 @dataclass(frozen=True)

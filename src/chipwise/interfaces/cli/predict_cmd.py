@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_prediction
@@ -36,10 +35,9 @@ def predict(
         write_plot(result, plot)
         return
     if plot is not None:
-        raise ChipwiseError(
-            "--plot draws training predictions only for now. Fix: drop --plot, or draw the --json result with "
-            "chipwise.interfaces.plots.serving_throughput_latency in Python."
-        )
+        from chipwise.interfaces.chart import check_path
+
+        check_path(plot)  # a bad plot path fails before the simulation, not after it
     from chipwise.interfaces.cli.serve_views import predict_serving_cli
 
-    predict_serving_cli(cat, sc, as_json, sources)
+    write_plot(predict_serving_cli(cat, sc, as_json, sources), plot)

@@ -11,21 +11,9 @@ from chipwise.catalog.loader import Catalog
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, print_json, projected_banner
 from chipwise.planner.serving import predict_serving
+from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import ServeScenario
-
-BREAKDOWN_LABELS: dict[str, str] = {
-    "gemm": "weight GEMMs (attention and MLP)",
-    "moe": "MoE experts",
-    "attention": "attention (KV-cache reads, prefill)",
-    "memory_bound": "memory-bound (norms, activations)",
-    "tp_comm": "tensor-parallel all-reduce",
-    "ep_comm": "expert-parallel all-to-all",
-    "pp_comm": "pipeline hand-offs",
-    "lm_head": "LM head",
-    "overhead": "engine overhead (per step, per layer)",
-    "drafting": "speculative drafting passes",
-}
 
 
 def _ms(seconds: float | None) -> str:
@@ -126,7 +114,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     )
     console.print(head)
     bd = Table(
-        title=f"Where a steady iteration goes (dominated by {BREAKDOWN_LABELS[r['dominated_by']]})", header_style="bold"
+        title=f"Where a steady iteration goes (dominated by {COMPONENT_LABELS[r['dominated_by']]})", header_style="bold"
     )
     bd.add_column("component")
     bd.add_column("time", justify="right")
@@ -134,7 +122,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     bd.add_column("share", justify="right")
     for k, v in sorted(r["breakdown"].items(), key=lambda kv: -kv[1]):
         if v > 0:
-            bd.add_row(BREAKDOWN_LABELS[k], _ms(v), fmt.percent(v / total))
+            bd.add_row(COMPONENT_LABELS[k], _ms(v), fmt.percent(v / total))
     console.print(bd)
     if sources:
         ft = Table(title="Figures used", header_style="bold")
@@ -146,13 +134,14 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
 
 
-def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources: bool) -> None:
-    """`chipwise predict` for a serve scenario."""
+def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources: bool) -> dict[str, Any]:
+    """`chipwise predict` for a serve scenario: prints the prediction and returns it."""
     result = predict_serving(cat, sc)
     if as_json:
         print_json(result)
     else:
         print_serving(result, sources)
+    return result
 
 
 def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
