@@ -69,3 +69,15 @@ def test_a_closed_loop_estimate_is_what_its_users_draw(catalog: Catalog) -> None
     simulated = report["verified"][0]
     assert est["output_tokens_per_s"] == pytest.approx(simulated["output_tokens_per_s"], rel=0.25)
     assert est["tpot_s"] == pytest.approx(simulated["tpot_s"]["mean"], rel=0.1)
+
+
+def test_without_an_slo_the_simulated_check_still_keeps_up_with_the_load(catalog: Catalog) -> None:
+    """No SLO does not license a smaller fleet whose queue grows: the check keeps the replicas that serve the load
+    (long prompts, where a fifth fewer replicas saturates the prefill)."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=2.0), 32768, 64, None, precision="fp8",
+        disaggregated=False, verify=1,
+    )  # fmt: skip
+    check = report["verified"][0]
+    assert check["keeps_up"] is True and check["slo_met"] is None
+    assert check["output_tokens_per_s"] >= 0.95 * 2.0 * 64

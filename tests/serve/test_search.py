@@ -155,3 +155,26 @@ def test_an_eager_engine_estimates_a_short_prompt_at_its_launch_time(
     steps = setup_replica(catalog, llama8b, h100, "sglang", plan, 64.0, 64.0).steps
     assert float(eager.prefill_s[0]) == pytest.approx(steps.fixed + steps.seq_time(1) + steps.eager_floor, rel=1e-6)
     assert float(compiled.prefill_s[0]) < 0.5 * float(eager.prefill_s[0])
+
+
+def test_a_long_prompt_is_estimated_as_the_simulator_encodes_it(
+    catalog: Catalog, h100: System, llama8b: ModelSpec
+) -> None:
+    """A 32K-token prompt runs as four 8K chunks, each attending to the chunks before it: the estimator's prefill
+    time is the simulator's lone-prompt time (StepModel.prompt_alone), not four independent 8K prefills."""
+    prompt, chunk = 32768, 8192
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(8,))
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", float(prompt), 64.0, chunk)
+    plan = ReplicaPlan(tp=1, max_batch=8, max_tokens=chunk, weight_precision="fp8", kv_precision="fp8")
+    steps = setup_replica(catalog, llama8b, h100, "trtllm", plan, float(prompt), 64.0).steps
+    alone = steps.prompt_alone(prompt, chunk)
+    assert float(est.prefill_s[0]) == pytest.approx(alone, rel=0.02)
+    by_hand = sum(
+        steps.prompt_time(chunk, int(s + chunk == prompt), 0.0, chunk * s + chunk * (chunk + 1) / 2)
+        + steps.prefill_fixed
+        for s in range(0, prompt, chunk)
+    )
+    assert alone == pytest.approx(by_hand, rel=1e-12)
+    independent = 4 * (steps.prompt_time(chunk, 1, 0.0, chunk * (chunk + 1) / 2) + steps.prefill_fixed)
+    assert alone > 1.3 * independent  # attention to the earlier chunks is most of a 32K prompt's work

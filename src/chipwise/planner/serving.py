@@ -39,7 +39,8 @@ from chipwise.serve.quant import (
     matmul_precision,
 )
 from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
-from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
+from chipwise.serve.sim.arrivals import offered_request_rate
+from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -492,9 +493,8 @@ def _deployment(
         dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, targets)
         if job.load.kind == "rate":
             # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen
-            pf_rate = pre.plan.max_tokens / max(
-                pre.steps.time(pre.plan.max_tokens, 1, 0.0, job.mean_input**2 / 2), 1e-9
-            )
+            prompt = max(1, round(job.mean_input))
+            pf_rate = prompt / max(pre.steps.prompt_alone(prompt, pre.plan.max_tokens), 1e-9)
             n_pre = int(
                 getattr(plan.prefill, "replicas", None)
                 or max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
@@ -538,16 +538,17 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
 
 
 def _prefill_alone(setup: ReplicaSetup, prompt: float) -> dict[str, float]:
-    """One mean prompt encoded alone on an idle replica (a whole prompt, not chunked): its seconds, the device
-    work, and the host time of its kernel launches where the engine runs prompt iterations eagerly."""
+    """One mean prompt encoded alone on an idle replica, in the engine's chunks: its seconds, the device work, and
+    the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly."""
     steps = setup.steps
     tokens = max(1, round(prompt))
-    pairs = tokens * (tokens + 1) / 2.0
-    device = steps.token_time(tokens) + steps.b * pairs
+    chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
+    iterations = -(-tokens // max(1, chunk))
+    device = steps.token_time(tokens) + steps.b * tokens * (tokens + 1) / 2.0
     return {
-        "seconds": steps.prompt_time(tokens, 1, 0.0, pairs) + steps.prefill_fixed,
+        "seconds": steps.prompt_alone(tokens, chunk),
         "device_s": device,
-        "host_launches_s": steps.eager_floor,
+        "host_launches_s": steps.eager_floor * iterations,
     }
 
 
@@ -971,13 +972,14 @@ def _disaggregated_rows(
 def _verify(
     catalog: Catalog, model: ModelSpec, job: ServingJob, targets: Mapping[str, float], rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Simulate the cheapest options: add replicas (up to a few times) until the simulation meets the SLO, or take
-    replicas away (up to a few times) while it still does, since the steady-state estimate can err either way."""
+    """Simulate the cheapest options: add replicas (up to a few times) until the simulation meets the SLO and keeps
+    up with an open-loop load, or take replicas away (up to a few times) while it still does, since the
+    steady-state estimate can err either way."""
     done: list[dict[str, Any]] = []
 
     def simulated(s: ServingSetup) -> tuple[dict[str, Any], bool]:
         out, _ = run_job(job, s, seed=0, targets=dict(targets), requests=min(job.requests, VERIFY_REQUESTS))
-        return out, all(_stat_ok(out, k, v) for k, v in targets.items())
+        return out, all(_stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
     for row in rows:
         try:
@@ -1008,6 +1010,7 @@ def _verify(
                 "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
                 "chips": setup.chips,
                 "slo_met": all(_stat_ok(summary, k, v) for k, v in targets.items()) if targets else None,
+                "keeps_up": _keeps_up(job, summary),
                 "output_tokens_per_s": summary["output_tokens_per_s"],
                 "output_tokens_per_s_per_chip": summary["output_tokens_per_s_per_chip"],
                 "ttft_s": summary["ttft_s"],
@@ -1021,11 +1024,19 @@ def _verify(
         )
     done.sort(
         key=lambda r: (
+            not r["keeps_up"],
             not r["slo_met"] if r["slo_met"] is not None else False,
             r["cost_usd_per_hour"] if math.isfinite(r["cost_usd_per_hour"]) else math.inf,
         )
     )
     return done
+
+
+def _keeps_up(job: ServingJob, summary: Mapping[str, Any]) -> bool:
+    """Whether a simulated run delivered the output tokens/s its open-loop load offered (a saturated deployment's
+    queue, and TTFT, grow for as long as the run lasts); closed loops and offline runs always keep up."""
+    offered = offered_request_rate(job)
+    return offered is None or float(summary["output_tokens_per_s"]) >= SATURATED * offered * job.mean_output
 
 
 def _transfer(

@@ -239,8 +239,10 @@ def estimate(
     chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
     step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
     chunks = math.ceil(inp / chunk)
+    # each chunk attends to the chunks before it: the prompt's inp (inp + 1) / 2 (query, key) pairs over its chunks
+    pairs = inp * (inp + 1.0) / 2.0 / chunks
     device = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, chunk))
-    device = device + pair_coefficient(model, dev, shapes, chunk, kv_precision) * chunk * chunk / 2.0
+    device = device + pair_coefficient(model, dev, shapes, inp, kv_precision) * pairs
     if eng.eager_launch_s > 0:  # an eager prompt iteration takes at least its launches' host time
         device = np.maximum(device, eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s)
     pf = eng.host_step_s + eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp) + device

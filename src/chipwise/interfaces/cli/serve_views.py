@@ -190,6 +190,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
         for v in report["verified"]:
             plan = " | ".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in v["plan"].items())
             slo_txt = "-" if v["slo_met"] is None else ("met" if v["slo_met"] else "NOT met")
+            if not v.get("keeps_up", True):
+                slo_txt = "overloaded" if v["slo_met"] is None else f"{slo_txt}, overloaded"
             vt.add_row(
                 v["hardware"],
                 plan,

@@ -27,6 +27,7 @@ from chipwise.serve.iteration import (
     eager_launches,
     lm_head_cost,
     pair_coefficient,
+    prefill_pairs,
     token_costs,
 )
 from chipwise.serve.plan import ReplicaPlan
@@ -76,6 +77,17 @@ class StepModel:
         host's kernel launches overlap, so it takes the longer of the two."""
         t = self.time(tokens, seqs, context, pairs)
         return max(t, self.fixed + self.seq_time(seqs) + self.eager_floor) if self.eager_floor > 0 else t
+
+    def prompt_alone(self, tokens: int, chunk: int) -> float:
+        """One prompt of `tokens` tokens encoded on an idle replica in iterations of at most `chunk` tokens, each
+        attending to the chunks before it and paying the prompt iterations' fixed cost; only the last samples."""
+        total, done = 0.0, 0
+        while done < tokens:
+            c = min(max(1, chunk), tokens - done)
+            pairs = float(prefill_pairs(done, c))
+            total += self.prompt_time(c, int(done + c >= tokens), 0.0, pairs) + self.prefill_fixed
+            done += c
+        return total
 
     def decode_tokens(self, n: int) -> int:
         """Tokens a decode step of n sequences feeds the target (n, or n (k + 1) positions to verify)."""
