@@ -40,7 +40,7 @@ from chipwise.serve.quant import (
 )
 from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
 from chipwise.serve.sim.arrivals import offered_request_rate
-from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, load_against_capacity, run_job
+from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -1032,11 +1032,17 @@ def _verify(
     return done
 
 
+#: A simulated check keeps up with its open-loop load when it delivers at least this share of the offered output
+#: tokens/s: the steady window of a short check reads a healthy deployment up to ~5% under the load it serves
+#: (Llama-3.1-8B on 14 TPU v6e at 50 req/s, SLO met: 95.4%), while one a fifth short of its replicas reads ~80%.
+KEEPS_UP = 0.9
+
+
 def _keeps_up(job: ServingJob, summary: Mapping[str, Any]) -> bool:
     """Whether a simulated run delivered the output tokens/s its open-loop load offered (a saturated deployment's
     queue, and TTFT, grow for as long as the run lasts); closed loops and offline runs always keep up."""
     offered = offered_request_rate(job)
-    return offered is None or float(summary["output_tokens_per_s"]) >= SATURATED * offered * job.mean_output
+    return offered is None or float(summary["output_tokens_per_s"]) >= KEEPS_UP * offered * job.mean_output
 
 
 def _transfer(
