@@ -100,6 +100,8 @@ def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.C
     assert data["plan"]["prefill"]["hardware"] == "b200" and data["plan"]["decode"]["hardware"] == "h200"
     assert data["kv_transfer"]["seconds_for_mean_prompt"] > 0
     assert data["requests"]["finished"] == 200
+    assert run(["predict", str(f)]) == 0  # the table names each pool's chips
+    assert "1 x b200 (prefill) + 1 x h200 (decode)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_plan_serve_json(capsys: pytest.CaptureFixture[str]) -> None:

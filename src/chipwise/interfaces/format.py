@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 
@@ -112,3 +114,14 @@ def plan(p: dict[str, object]) -> str:
     if rec != "none":
         parts.append({"selective": "sel-AC", "full": "full-AC"}.get(rec, rec))
     return " ".join(parts)
+
+
+def serving_fleet(r: Mapping[str, Any]) -> str:
+    """The chips of a serving prediction: '8 x h200', or per pool, '4 x b200 (prefill) + 12 x h200 (decode)'."""
+    pools = r.get("plan") or {}
+    if pools.get("disaggregated"):
+        return " + ".join(
+            f"{pools[role]['chips_per_replica'] * pools[role]['replicas']:g} x {pools[role]['hardware']} ({role})"
+            for role in ("prefill", "decode")
+        )
+    return f"{r.get('chips', 0):g} x {r.get('hardware', '?')}"

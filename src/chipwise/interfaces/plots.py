@@ -440,7 +440,7 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
         notes.append(f"Goodput: {fmt.percent(_float(goodput))} of requests within every SLO target (dashed lines).")
     if result.get("projected"):
         notes.append(PROJECTED_NOTE)
-    hw = f"{result.get('chips', 0):g} x {result.get('hardware', '?')} ({result.get('engine', '?')})"
+    hw = f"{fmt.serving_fleet(result)} ({result.get('engine', '?')})"
     title = f"{result.get('model', '?')} on {hw}, {result.get('precision', '')} weights"
     return write_chart(Chart(title, panels, "\n".join(notes), 4.0 * len(panels) + 1.0, 4.5), path)
 

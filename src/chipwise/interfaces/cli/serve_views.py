@@ -59,7 +59,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     projected_banner([r["hardware"]] if r.get("projected") else [])
     plan = r["plan"]
     head = Table(
-        title=f"{r['model']} on {r['chips']:g} x {r['hardware']} ({r['engine']}), {r['precision']} weights, "
+        title=f"{r['model']} on {fmt.serving_fleet(r)} ({r['engine']}), {r['precision']} weights, "
         f"{r['kv_precision']} KV cache - {r['load']['label']}",
         show_header=False,
     )
