@@ -71,6 +71,19 @@ def test_a_closed_loop_estimate_is_what_its_users_draw(catalog: Catalog) -> None
     assert est["tpot_s"] == pytest.approx(simulated["tpot_s"]["mean"], rel=0.1)
 
 
+def test_a_closed_loop_near_capacity_has_an_estimate(catalog: Catalog) -> None:
+    """16 users per B200 with 8K-token prompts would draw more than the replica's capacity at the latencies of a
+    half-loaded replica: the users' rate settles below capacity (a fixed point that used to oscillate between
+    over capacity and idle, leaving no estimate), and the estimate is finite."""
+    report = plan_serving(
+        catalog, "qwen3-32b", ["b200"], Load("closed", concurrency=64), 8000, 500,
+        {"ttft_p99": 3.0, "tpot_p99": 0.04}, disaggregated=False, verify=0,
+    )  # fmt: skip
+    est = report["results"][0]["estimate"]
+    assert est["tpot_s"] is not None and 0 < est["tpot_s"] < 0.04
+    assert est["ttft_p99_s"] is not None and 0 < est["ttft_p99_s"] < 3.0
+
+
 def test_without_an_slo_the_simulated_check_still_keeps_up_with_the_load(catalog: Catalog) -> None:
     """No SLO does not license a smaller fleet whose queue grows: the check keeps the replicas that serve the load
     (long prompts, where a fifth fewer replicas saturates the prefill)."""

@@ -38,7 +38,16 @@ from chipwise.serve.quant import (
     default_kv_precision,
     matmul_precision,
 )
-from chipwise.serve.search import Candidates, Estimate, Operating, at_rate, enumerate_candidates, estimate, pareto
+from chipwise.serve.search import (
+    MAX_UTILISATION,
+    Candidates,
+    Estimate,
+    Operating,
+    at_rate,
+    enumerate_candidates,
+    estimate,
+    pareto,
+)
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
@@ -130,8 +139,8 @@ def max_rate(
     return best, tpot_at, ttft_at
 
 
-#: Fixed-point steps that settle a closed loop's request rate against its latencies (converges in 2-3).
-CLOSED_LOOP_ITERATIONS = 4
+#: Bisection steps that settle a closed loop's request rate against its latencies (to 0.1% of the capacity).
+CLOSED_LOOP_ITERATIONS = 10
 
 
 def choose(
@@ -232,18 +241,30 @@ def _closed_loop_point(
     drafting: Drafting | None,
 ) -> tuple[float, float]:
     """(TPOT, TTFT p99) of candidate `i` where a closed loop's users actually put it: each replica's users issue
-    requests at the rate they complete them, users / (TTFT + O x TPOT) (Little's law, a few fixed-point steps).
-    A closed loop's queue is finite: a prompt waits behind at most the other users' prompts, so the open-loop
-    waits of at_rate are capped there (on average half of them)."""
+    requests at the rate they complete them, lambda = users / (TTFT + O x TPOT) (Little's law), found by bisection
+    below the replica's capacity. A closed loop's queue is finite: a prompt waits behind at most the other users'
+    prompts, so the open-loop waits of at_rate are capped there (on average half of them). Users beyond what the
+    replica serves at capacity wait for a batch slot: their requests' latency is users / capacity."""
     users = load.concurrency / max(1, replicas)
-    prefill = float(est.prefill_s[i])
-    tpot, ttft, ttft_p99 = 0.0, 0.0, 0.0
+    one = est.take(np.asarray([i]))
+    prefill = float(one.prefill_s[0])
+    top = MAX_UTILISATION * min(float(one.throughput[0]) / out, 1.0 / max(prefill, 1e-12)) * (1.0 - 1e-6)
+
+    def point(lam: float) -> tuple[float, float, float]:
+        op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam]), drafting)
+        tpot = float(op.tpot[0])
+        ttft = min(float(op.ttft[0]), prefill * (users + 1.0) / 2.0 + tpot)
+        return tpot, ttft, min(float(op.ttft_p99[0]), prefill * users + tpot)
+
+    tpot, ttft, ttft_p99 = point(top)
+    if top * (ttft + out * tpot) <= users:  # saturated: the surplus users queue before their first token
+        return tpot, max(ttft_p99, users / top - out * tpot)
+    lo, hi = 0.0, top
     for _ in range(CLOSED_LOOP_ITERATIONS):
-        lam = users / max(ttft + out * tpot, 1e-9) if tpot > 0 else users / max(out * float(est.step[i]), 1e-9)
-        op = at_rate(model, system, eng, est, weight, kv, inp, out, np.full(len(est.cand), lam), drafting)
-        tpot = float(op.tpot[i])
-        ttft = min(float(op.ttft[i]), prefill * (users + 1.0) / 2.0 + tpot)
-        ttft_p99 = min(float(op.ttft_p99[i]), prefill * users + tpot)
+        mid = 0.5 * (lo + hi)
+        tpot, ttft, ttft_p99 = point(mid)
+        lo, hi = (mid, hi) if mid * (ttft + out * tpot) < users else (lo, mid)
+    tpot, _, ttft_p99 = point(hi)
     return tpot, ttft_p99
 
 

@@ -142,6 +142,19 @@ class Estimate:
     prefill_s: Array  # latency of one prompt alone (s)
     chips: Array  # chips per replica
 
+    def take(self, idx: IntArray) -> Estimate:
+        """The estimates of the candidates at `idx`."""
+        return Estimate(
+            self.cand.take(idx),
+            self.fits[idx],
+            self.kv_tokens[idx],
+            self.batch[idx],
+            self.step[idx],
+            self.throughput[idx],
+            self.prefill_s[idx],
+            self.chips[idx],
+        )
+
 
 def _decode_context(eng: EngineProfile, inp: float, out: float) -> float:
     """The context a decode step attends over on average: the prompt and half the answer, padded to its
