@@ -298,9 +298,15 @@ def _figure(
     }
 
 
-#: Engines whose per-iteration and per-layer costs on a chip family are another engine's fitted ones
-#: (engines.yaml gives the reason); a refit of the leader carries the values over.
-SHARED_FIXED_COSTS = {"sglang": "trtllm"}
+#: Figures one engine takes from another's fit (engines.yaml gives the reason): (follower, chip family or None for
+#: every family) -> (leader, figures). A refit of the leader carries the values over.
+SHARED_FIGURES: dict[tuple[str, str | None], tuple[str, tuple[str, ...]]] = {
+    ("sglang", None): ("trtllm", ("step_overhead", "layer_overhead")),
+    ("neuron", "trainium2"): (
+        "vllm-neuron",
+        ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead"),
+    ),
+}
 
 
 def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]) -> None:
@@ -313,9 +319,11 @@ def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]
         assert isinstance(values, dict)
         for name, value in values.items():
             node[name] = _figure(name, float(value), info, engine, family, data)
-        for follower, leader in SHARED_FIXED_COSTS.items():
-            shared = engines.get(follower, {}).get("chips", {}).get(family, {}) if engine == leader else {}
-            for name in ("step_overhead", "layer_overhead"):
+        for (follower, only), (leader, names) in SHARED_FIGURES.items():
+            if engine != leader or only not in (None, family):
+                continue
+            shared = engines.get(follower, {}).get("chips", {}).get(family, {})
+            for name in names:
                 if name in shared and name in node:
                     shared[name]["value"] = node[name]["value"]
     body = yaml.safe_dump({"engines": engines}, sort_keys=False, width=120, allow_unicode=True)
