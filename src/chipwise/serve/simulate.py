@@ -98,9 +98,7 @@ def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:
     (arrivals staggered as in service, the batch always full). The first guess is an offline run, whose
     requests all start together; the load is then set 25% above it, and doubled until the run saturates."""
     slots = sum(p.setup.plan.max_batch * p.replicas for p in setup.pools)
-    n = max(CAPACITY_REQUESTS, 4 * slots)
-    if job.trace is not None:
-        n = max(n, job.trace.input.size)
+    n = max(CAPACITY_REQUESTS, 4 * slots)  # a trace's first n requests (its lengths cycle)
     offline, _ = run_job(replace(job, load=Load("offline"), requests=n, duration_s=None), setup, seed=seed)
     delivered = float(offline["output_tokens_per_s"])
     rate = 1.25 * delivered / job.mean_output
