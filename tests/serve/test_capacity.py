@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from chipwise.serve.build import ReplicaSetup
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.iteration import prefill_pairs
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.serve.simulate import Pool, ServingSetup, capacity, load_against_capacity, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import LengthDist, Load, ServingJob
@@ -47,3 +52,23 @@ def test_load_against_capacity(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> 
     # closed loops and offline runs take what the deployment gives: nothing to compare
     assert load_against_capacity(_job(llama8b, Load("closed", concurrency=8)), setup) is None
     assert load_against_capacity(_job(llama8b, Load("offline")), setup) is None
+
+
+def test_a_lone_prompt_is_what_the_simulator_charges(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    """StepModel.prompt_alone is a lone request's TTFT in the simulator: chunked on a GPU engine, whole and padded
+    to its power-of-two bucket on a compiled-shape Neuron engine."""
+    cases = [
+        (
+            "h100-sxm",
+            "trtllm",
+            ReplicaPlan(tp=1, max_batch=8, max_tokens=2048, weight_precision="fp8", kv_precision="fp8"),
+        ),
+        ("trn1", "neuron", ReplicaPlan(tp=8, max_batch=4, max_tokens=131072, chunked_prefill=False)),
+    ]
+    for chip, engine, plan in cases:
+        setup = setup_replica(catalog, llama8b, hw.system(chip), engine, plan, 5000.0, 16.0)
+        ones = np.ones(1, dtype=np.int64)
+        out = simulate(Deployment((setup.pool(1),)), ones * 5000, ones * 16, ones * 0, np.zeros(1))
+        ttft = float(out.requests["first"][0] - out.requests["arrival"][0])
+        chunk = plan.max_tokens if plan.chunked_prefill else 5000
+        assert setup.steps.prompt_alone(5000, chunk, setup.engine.static_batch) == pytest.approx(ttft, rel=1e-9), chip

@@ -515,7 +515,8 @@ def _deployment(
         if job.load.kind == "rate":
             # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen
             prompt = max(1, round(job.mean_input))
-            pf_rate = prompt / max(pre.steps.prompt_alone(prompt, pre.plan.max_tokens), 1e-9)
+            alone = pre.steps.prompt_alone(prompt, pre.plan.max_tokens, pre.engine.static_batch)
+            pf_rate = prompt / max(alone, 1e-9)
             n_pre = int(
                 getattr(plan.prefill, "replicas", None)
                 or max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
@@ -567,7 +568,7 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float) -> dict[str, float]:
     iterations = -(-tokens // max(1, chunk))
     device = steps.token_time(tokens) + steps.b * tokens * (tokens + 1) / 2.0
     return {
-        "seconds": steps.prompt_alone(tokens, chunk),
+        "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch),
         "device_s": device,
         "host_launches_s": steps.eager_floor * iterations,
     }
