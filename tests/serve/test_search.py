@@ -169,7 +169,7 @@ def test_a_long_prompt_is_estimated_as_the_simulator_encodes_it(
     plan = ReplicaPlan(tp=1, max_batch=8, max_tokens=chunk, weight_precision="fp8", kv_precision="fp8")
     steps = setup_replica(catalog, llama8b, h100, "trtllm", plan, float(prompt), 64.0).steps
     alone = steps.prompt_alone(prompt, chunk)
-    assert float(est.prefill_s[0]) == pytest.approx(alone, rel=0.02)
+    assert float(est.prefill_s[0]) == pytest.approx(alone, rel=1e-9)
     by_hand = sum(
         steps.prompt_time(chunk, int(s + chunk == prompt), 0.0, chunk * s + chunk * (chunk + 1) / 2)
         + steps.prefill_fixed

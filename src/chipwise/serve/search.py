@@ -251,14 +251,20 @@ def estimate(
     b = np.maximum(batch, 1.0)
     chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
     step = _step_time(model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, drafting)
+    # a prompt longer than the budget runs in chunks, each attending to the chunks before it (a compiled-shape
+    # engine pads each to its bucket): the simulator's lone-prompt time, StepModel.prompt_alone
     chunks = math.ceil(inp / chunk)
-    # each chunk attends to the chunks before it: the prompt's inp (inp + 1) / 2 (query, key) pairs over its chunks
-    pairs = inp * (inp + 1.0) / 2.0 / chunks
-    device = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, chunk))
-    device = device + pair_coefficient(model, dev, shapes, inp, kv_precision) * pairs
-    if eng.eager_launch_s > 0:  # an eager prompt iteration takes at least its launches' host time
-        device = np.maximum(device, eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s)
-    pf = eng.host_step_s + eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp) + device
+    coef = pair_coefficient(model, dev, shapes, inp, kv_precision)
+    floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s
+    device = np.zeros(b.shape)
+    for start in (k * chunk for k in range(chunks)):
+        run = min(chunk, inp - start)
+        run = float(bucket(math.ceil(run))) if eng.static_batch else run
+        work = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run))
+        work = work + coef * (run * start + run * (run + 1.0) / 2.0)
+        device = device + (np.maximum(work, floor) if eng.eager_launch_s > 0 else work)
+    last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
+    prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
     return Estimate(
         cand=cand,
         fits=np.asarray(fits),
@@ -266,7 +272,7 @@ def estimate(
         batch=np.where(fits, batch, 0.0),
         step=step,
         throughput=np.where(fits, b / step, 0.0),
-        prefill_s=np.asarray(pf * chunks + eng.host_prefill_s * chunks, dtype=np.float64),
+        prefill_s=np.asarray(prefill_s, dtype=np.float64),
         chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
     )
 
