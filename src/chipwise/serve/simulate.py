@@ -16,8 +16,8 @@ from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.run import Deployment, SimOutput, simulate
 from chipwise.workload.serving import Load, ServingJob
 
-#: Requests of the offline run that measures a deployment's capacity (at least this many, and at least four
-#: batches' worth, so the batch refills several times inside the steady window).
+#: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'
+#: worth, so the batch refills several times inside the steady window).
 CAPACITY_REQUESTS = 2000
 #: An open-loop run is saturated when it delivers less than this share of the output tokens/s it is offered.
 SATURATED = 0.95
