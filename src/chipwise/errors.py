@@ -28,3 +28,6 @@ class UnknownNameError(ChipwiseError):
 
 class InfeasibleError(ChipwiseError):
     """A workload or plan that cannot run on the hardware asked for (does not fit, no valid plan)."""
+
+    #: plans or replica shapes priced before the search gave up (a search reports how many it looked at)
+    searched: int = 0

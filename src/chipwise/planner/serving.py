@@ -166,10 +166,13 @@ def choose(
     inp, out = job.mean_input, job.mean_output
     est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting)
     if not est.fits.any():
-        raise InfeasibleError(
-            f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
-            + (f" within {chips} chips" if chips else "")
-            + ". Fix: use more chips, or quantise the weights or the KV cache."
+        raise _searched(
+            InfeasibleError(
+                f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
+                + (f" within {chips} chips" if chips else "")
+                + ". Fix: use more chips, or quantise the weights or the KV cache."
+            ),
+            len(cand),
         )
     rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting)
     per_chip = est.chips
@@ -197,10 +200,13 @@ def choose(
     else:
         score = np.where(np.isfinite(total_chips), total_chips + 1e-6 * np.where(np.isfinite(tpot), tpot, 1e3), np.inf)
     if not np.isfinite(score).any():
-        raise InfeasibleError(
-            f"no replica shape on {system.chip.id} meets the SLO at this load"
-            + (f" with {chips} chips" if chips else "")
-            + ". Fix: relax the SLO, lower the load, or add chips."
+        raise _searched(
+            InfeasibleError(
+                f"no replica shape on {system.chip.id} meets the SLO at this load"
+                + (f" with {chips} chips" if chips else "")
+                + ". Fix: relax the SLO, lower the load, or add chips."
+            ),
+            len(cand),
         )
     i = int(np.argmin(score))
     plan = ReplicaPlan(
@@ -224,6 +230,12 @@ def choose(
         est,
         rate,
     )
+
+
+def _searched(exc: InfeasibleError, shapes: int) -> InfeasibleError:
+    """The error with the number of replica shapes priced before it (plan serve's 'searched N shapes' counts them)."""
+    exc.searched = shapes
+    return exc
 
 
 def _closed_loop_point(
@@ -798,6 +810,7 @@ def plan_serving(
                 choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)
             except (InfeasibleError, ChipwiseError) as exc:
                 failures.append(str(exc))
+                evaluated += exc.searched if isinstance(exc, InfeasibleError) else 0
                 continue
             evaluated += len(est.cand)
             price, _, _ = _price(catalog, system, pricing, region, None)
