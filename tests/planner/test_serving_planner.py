@@ -94,3 +94,12 @@ def test_without_an_slo_the_simulated_check_still_keeps_up_with_the_load(catalog
     check = report["verified"][0]
     assert check["keeps_up"] is True and check["slo_met"] is None
     assert check["output_tokens_per_s"] >= 0.95 * 2.0 * 64
+
+
+def test_an_slo_no_shape_meets_is_reported_with_the_shapes_searched(catalog: Catalog) -> None:
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["h100-sxm"], Load("rate", rate=10.0), 1000, 500, {"ttft_p99": 0.01},
+        precision="fp8", disaggregated=False, verify=0,
+    )  # fmt: skip
+    assert report["results"] == [] and "meets the SLO" in report["skipped"][0]["reason"]
+    assert report["search"]["evaluated"] > 0  # the shapes were priced, none met the target
