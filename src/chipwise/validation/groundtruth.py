@@ -1089,7 +1089,9 @@ def _throughput_stat_serving(context: str) -> str:
 #: included: throughput x latency per token = 1000 x batch on every row, the Llama-2-13b row of 3,968 prompt and 128
 #: output tokens reads 2,756 tokens/s at 0.36 ms per token (a 13B model cannot emit an output token in 0.36 ms: its
 #: weights alone take 2 ms to read on 16 Trainium chips), and only this reading gives one decode rate per model and
-#: SDK across prompt lengths (Llama-2-70b on inf2: 0.77 output tokens/s per chip at 256/256 and at 256/2048).
+#: SDK across prompt lengths (Llama-2-70b on inf2: 0.77 output tokens/s per chip at 256/256 and at 256/2048). Hugging
+#: Face's optimum-neuron benchmark of Llama-2-13b on Inferentia2 (docs v0.0.21) states the convention: throughput is
+#: batch_size x sequence_length / end-to-end latency, prompt included, "the same convention as other benchmarks".
 _WHOLE_SEQUENCE_TABLE = ('published column "latency per token p50/p99 (ms)"', 'published "throughput (tokens/second)"')
 
 
