@@ -31,7 +31,7 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.6%, TPOT 16.8% (met), TTFT
+#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.5%, TPOT 16.8% (met), TTFT
 #: 33.8%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
 #: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf rows that state no input length
@@ -56,7 +56,7 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.6
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.5
     assert by["tpot_s"]["mape_pct"] <= 19.0  # measured 16.8
     assert by["ttft_s"]["mape_pct"] <= 36.0  # measured 33.8
     assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.3
@@ -145,6 +145,16 @@ def test_neuron_tables_that_count_prompt_tokens_give_output_throughput_and_no_tp
     assert [(m.metric, m.value) for m in row.measured] == [("output_tokens_per_s_per_chip", pytest.approx(7.195))]
     plain = _row(output_tokens_per_s_per_chip="14.39", tpot_ms="4.3")
     assert {m.metric for m in plain.measured} == {"output_tokens_per_s_per_chip", "tpot_s"}
+
+
+def test_a_precision_the_publication_states_elsewhere_is_used(catalog: Catalog) -> None:
+    """NVIDIA's July 2024 Llama 3.1 405B table gives no precision; its August follow-up names the same numbers the
+    official Llama FP8 recipe (FP8 weights, 16-bit KV cache), and a row of that table is read so."""
+    source = "https://developer.nvidia.com/blog/supercharging-llama-3-1-across-nvidia-platforms/ Table 1"
+    row = _row(source=source, precision="", model="Llama3.1-405B", input_len="32768", output_len="2048")
+    assert (row.weight_precision, row.kv_precision) == ("fp8", "bf16")
+    assert "precision from the publication" in row.notes
+    assert _row(source="elsewhere", precision="").weight_precision == "bf16"  # other silent rows: bf16, as noted
 
 
 def test_cpu_sampling_rows_sample_on_the_host(catalog: Catalog) -> None:

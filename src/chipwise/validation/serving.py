@@ -497,7 +497,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         weight = "mxfp4"
         notes.append(f"{model.name} 4-bit weights read as its published MXFP4 checkpoint (experts only)")
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
-    if not kv_precision_stated(row.raw.get("precision", "")):
+    if not kv_precision_stated(row.precision_text):
         kv = default_kv_precision(weight, eng.quantised_kv) if weight in QUANTISED else kv
     searched_adp = False
     if row.plan_given:
