@@ -31,7 +31,7 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.5%, TPOT 16.8% (met), TTFT
+#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.4%, TPOT 16.8% (met), TTFT
 #: 33.8%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
 #: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf rows that state no input length
@@ -56,7 +56,7 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.5
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.4
     assert by["tpot_s"]["mape_pct"] <= 19.0  # measured 16.8
     assert by["ttft_s"]["mape_pct"] <= 36.0  # measured 33.8
     assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.3
@@ -155,6 +155,11 @@ def test_a_precision_the_publication_states_elsewhere_is_used(catalog: Catalog) 
     assert (row.weight_precision, row.kv_precision) == ("fp8", "bf16")
     assert "precision from the publication" in row.notes
     assert _row(source="elsewhere", precision="").weight_precision == "bf16"  # other silent rows: bf16, as noted
+    # Juniper's MLPerf Llama 2 70B configs label the harness fp16 and set use_fp8: the label is not the weights
+    juniper = "github mlcommons/inference_results_v4.1 closed/JuniperNetworks/results/DGX-H100_H100-SXM-80GBx32_TRT/"
+    row = _row(source=juniper + "llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt", precision="fp16")
+    assert (row.weight_precision, row.kv_precision) == ("fp8", "fp8")
+    assert _row(source="elsewhere", precision="fp16").weight_precision == "fp16"
 
 
 def test_cpu_sampling_rows_sample_on_the_host(catalog: Catalog) -> None:

@@ -716,13 +716,21 @@ def _parse_training_row(
 # --------------------------------------------------------------------------------------------------
 
 
-#: Precisions a publication states outside the table a row comes from. NVIDIA's "Supercharging Llama 3.1 across
-#: NVIDIA Platforms" (July 2024) gives Llama 3.1 405B on 8 H200 at 399.9, 230.8 and 49.6 output tokens/s without a
-#: precision; its follow-up "Boosting Llama 3.1 405B Performance up to 1.44x with TensorRT Model Optimizer"
-#: (developer.nvidia.com, August 2024) repeats those three numbers as the "Official Llama FP8 Recipe" row: FP8
-#: weights with the KV cache left in 16 bits (the FP8 KV cache is that post's own Model Optimizer recipe).
-SOURCE_PRECISIONS: Final[dict[str, str]] = {
-    "supercharging-llama-3-1-across-nvidia-platforms": "FP8 weights, BF16 KV cache",
+#: Precisions a publication states outside the table a row comes from, keyed by a pattern of the row's source, with
+#: the column texts they replace (empty: a silent column).
+#: - NVIDIA's "Supercharging Llama 3.1 across NVIDIA Platforms" (July 2024) gives Llama 3.1 405B on 8 H200 at 399.9,
+#:   230.8 and 49.6 output tokens/s without a precision; its follow-up "Boosting Llama 3.1 405B Performance up to
+#:   1.44x with TensorRT Model Optimizer" (developer.nvidia.com, August 2024) repeats those numbers as the "Official
+#:   Llama FP8 Recipe" row: FP8 weights, the KV cache in 16 bits (FP8 KV is that post's own Model Optimizer recipe).
+#: - Juniper's MLPerf Inference v4.1 Llama 2 70B runs on NVIDIA's harness: their configs/llama2-70b/{Offline,Server}
+#:   set precision = "fp16" (the harness's label, which the results' system description repeats) and use_fp8 = True
+#:   (FP8 weights and KV cache), as NVIDIA's own submissions of that round do.
+SOURCE_PRECISIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
+    "supercharging-llama-3-1-across-nvidia-platforms": ("FP8 weights, BF16 KV cache", ("",)),
+    r"closed/JuniperNetworks/results/DGX-H100_H100-SXM-80GBx\d+_TRT/llama2-70b": (
+        "FP8 weights + FP8 KV cache",
+        ("fp16",),
+    ),
 }
 
 
@@ -1284,10 +1292,10 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], alias
         # a quantised checkpoint named by its precision ('Llama-3.1-70B-Instruct-FP8') where the column is silent
         notes.append(f"weight precision taken from the checkpoint name ({checkpoint[0]})")
         precision_text = f"{precision_text} {checkpoint[0]} weights"
-    stated = next((text for key, text in SOURCE_PRECISIONS.items() if key in raw.get("source", "")), None)
-    if stated and not _precision_tokens(precision_text):
-        notes.append(f"precision from the publication: {stated}")
-        precision_text = stated
+    stated = next((v for key, v in SOURCE_PRECISIONS.items() if re.search(key, raw.get("source", ""))), None)
+    if stated is not None and precision_text.strip().lower() in stated[1]:
+        notes.append(f"precision from the publication: {stated[0]}")
+        precision_text = stated[0]
     weight = parse_weight_precision(precision_text, notes)
     plan_text, prefill = parse_pools(raw.get("parallelism", ""), chip, arch, notes)
     prefill_chips = prefill.tp * prefill.pp * prefill.dp if prefill is not None else 0
