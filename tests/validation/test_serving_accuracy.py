@@ -31,8 +31,8 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.4%, TPOT 16.8% (met), TTFT
-#: 33.8%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
+#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.2%, TPOT 16.6% (met), TTFT
+#: 33.9%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
 #: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf rows that state no input length
 #: (docs/serving.md, section 7). These tests turn XPASS when the bounds are met.
@@ -56,9 +56,9 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.4
-    assert by["tpot_s"]["mape_pct"] <= 19.0  # measured 16.8
-    assert by["ttft_s"]["mape_pct"] <= 36.0  # measured 33.8
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.2
+    assert by["tpot_s"]["mape_pct"] <= 19.0  # measured 16.6
+    assert by["ttft_s"]["mape_pct"] <= 36.0  # measured 33.9
     assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.3
 
 
@@ -160,6 +160,10 @@ def test_a_precision_the_publication_states_elsewhere_is_used(catalog: Catalog) 
     row = _row(source=juniper + "llama2-70b-99/Offline/performance/run_1/mlperf_log_summary.txt", precision="fp16")
     assert (row.weight_precision, row.kv_precision) == ("fp8", "fp8")
     assert _row(source="elsewhere", precision="fp16").weight_precision == "fp16"
+    # AMD's MLPerf Llama 2 70B runs quantise the KV cache too (their blogs); the results only record the weights
+    amd = "github mlcommons/inference_results_v5.1 closed/AMD/results/8xMI325X_2xEPYC_9575F_1/llama2-70b-99/Offline/"
+    row = _row(source=amd + "performance/run_1/mlperf_log_summary.txt", precision="FP8 weights (weight_data_types=fp8)")
+    assert (row.weight_precision, row.kv_precision) == ("fp8", "fp8")
 
 
 def test_cpu_sampling_rows_sample_on_the_host(catalog: Catalog) -> None:

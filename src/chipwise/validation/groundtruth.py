@@ -725,8 +725,13 @@ def _parse_training_row(
 #: - Juniper's MLPerf Inference v4.1 Llama 2 70B runs on NVIDIA's harness: their configs/llama2-70b/{Offline,Server}
 #:   set precision = "fp16" (the harness's label, which the results' system description repeats) and use_fp8 = True
 #:   (FP8 weights and KV cache), as NVIDIA's own submissions of that round do.
+#: - AMD's MLPerf Llama 2 70B runs (MI300X v4.1, MI300X and MI325X v5.1) quantise the KV cache to FP8 as well as
+#:   the weights, which is all the results' weight_data_types field says: "KV caches were quantized to OCP
+#:   FP8-e4m3" (rocm.blogs.amd.com, Technical Dive into AMD's MLPerf Inference v5.1 Submission); v4.1's run scripts
+#:   pass --kv-cache-dtype fp8 (ROCm/rocm-blogs, mlperf-inf-4-1).
 SOURCE_PRECISIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     "supercharging-llama-3-1-across-nvidia-platforms": ("FP8 weights, BF16 KV cache", ("",)),
+    r"closed/AMD/results/[^/ ]+/llama2-70b": ("FP8 weights + FP8 KV cache", ("fp8 weights (weight_data_types=fp8)",)),
     r"closed/JuniperNetworks/results/DGX-H100_H100-SXM-80GBx\d+_TRT/llama2-70b": (
         "FP8 weights + FP8 KV cache",
         ("fp16",),
