@@ -59,7 +59,7 @@ def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.2
     assert by["tpot_s"]["mape_pct"] <= 19.0  # measured 16.6
     assert by["ttft_s"]["mape_pct"] <= 36.0  # measured 33.9
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.3
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.2
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:
