@@ -177,3 +177,18 @@ def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
     assert sum(not f["replay"]["slo_met"] for f in topped["fleet"]) <= sum(
         not f["replay"]["slo_met"] for f in bare["fleet"]
     )
+
+
+def test_instance_types_are_distinct(catalog: Catalog) -> None:
+    """Candidate shapes whose batch limits the KV cache caps to the same batch are one instance type, not two."""
+    from chipwise.hardware import hardware
+    from chipwise.planner import fleet as fleet_mod
+    from chipwise.workload.presets import load_model
+
+    model = load_model(catalog, "llama-3.1-70b")
+    buckets = read_workload(str(EXAMPLE))
+    for chip in ("h100-sxm", "h200", "mi300x"):
+        names = [
+            t.name for t in fleet_mod._types_for(catalog, model, hardware(catalog).system(chip), buckets, SLO, "fp8")
+        ]
+        assert names and len(names) == len(set(names)), names

@@ -191,7 +191,7 @@ def _types_for(
     weight_j = demand / max(demand.sum(), 1e-12)
     score = (cap * weight_j).sum(axis=1) / price
     order = [int(i) for i in np.argsort(-score) if score[i] > 0][:SHAPES_PER_CHIP]
-    out = []
+    out: list[_Type] = []
     c = est.cand
     context = float(np.dot(weight_j, [b.input_tokens + b.output_tokens for b in buckets]))
     for i in order:
@@ -206,9 +206,10 @@ def _types_for(
             weight_precision=weight,
             kv_precision=kv,
         )
-        out.append(
-            _Type(f"{system.chip.id} {plan.label()}", system, engine, plan, int(chips[i]), float(price[i]), cap[i])
-        )
+        name = f"{system.chip.id} {plan.label()}"
+        if any(t.name == name for t in out):
+            continue  # candidates whose batch limits the KV cache caps to the same batch are one instance type
+        out.append(_Type(name, system, engine, plan, int(chips[i]), float(price[i]), cap[i]))
     return out
 
 
