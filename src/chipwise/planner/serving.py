@@ -526,9 +526,7 @@ def _deployment(
         dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, targets)
         if job.load.kind == "rate":
             # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen
-            prompt = max(1, round(job.mean_input))
-            alone = pre.steps.prompt_alone(prompt, pre.plan.max_tokens, pre.engine.static_batch)
-            pf_rate = prompt / max(alone, 1e-9)
+            pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(pre, job.mean_input)["seconds"], 1e-9)
             n_pre = int(
                 getattr(plan.prefill, "replicas", None)
                 or max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
