@@ -14,6 +14,7 @@ from typing import Any
 
 from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
+from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.run import validate_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +69,12 @@ def _efficiency_table() -> list[str]:
     return lines
 
 
+def _contradiction(notes: str) -> str:
+    """The self-consistency note among a row's notes, without its lead-in."""
+    note = next(n for n in notes.split("; ") if "contradicts itself" in n)
+    return note.split(": ", 1)[1]
+
+
 def _section(title: str, report: dict[str, Any]) -> list[str]:
     s = report["summary"]
     out = [
@@ -79,6 +86,20 @@ def _section(title: str, report: dict[str, Any]) -> list[str]:
     ]
     if len(s["by_metric"]) > 1:
         out += ["### By metric", "", *_table(s["by_metric"], "metric"), ""]
+    if s.get("self_inconsistent_rows"):
+        notes = {r["id"]: r["notes"] for r in report["rows"] if r["self_consistent"] is False}
+        out += [
+            "### Rows that contradict themselves",
+            "",
+            f"These rows' output tokens/s is more than {SELF_CONSISTENCY_TOLERANCE:g}x off what their own load and "
+            "latencies imply (Little's law, `chipwise.validation.consistency`), so no model can match all of their "
+            "figures. They stay in every table above; without them:",
+            "",
+            *_table(s["by_metric_self_consistent"], "metric"),
+            "",
+            *(f"- {i}: {_contradiction(notes[i])}" for i in sorted(notes)),
+            "",
+        ]
     out += ["### By chip", "", *_table(s["by_chip"], "chip"), ""]
     out += ["### By source family", "", *_table(s["by_source_family"], "source family"), ""]
     worst = sorted(report["rows"], key=lambda r: -abs(r["error_pct"]))[:15]

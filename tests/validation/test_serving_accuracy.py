@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +10,6 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import engine_profile
-from chipwise.validation.groundtruth import InferenceRow, read_inference
 from chipwise.validation.serving import (
     MLPERF_DATASETS,
     _length_dist,
@@ -25,6 +22,7 @@ from chipwise.validation.serving import (
     row_speculation,
     validate_serving,
 )
+from inference_rows import inference_row as _row
 
 
 @pytest.fixture(scope="module")
@@ -85,23 +83,6 @@ def test_json_shape(report: dict) -> None:
     for r in rows:
         by_id.setdefault(r["id"], set()).add(r["metric"])
     assert any(len(m) == 3 for m in by_id.values())
-
-
-def _row(**raw: str) -> InferenceRow:
-    """One ground-truth row, written as a one-line CSV and parsed like the real table."""
-    base = {
-        "id": "X1", "source_family": "test", "model": "Llama-3.1-8B-Instruct", "chip": "h100-sxm", "num_chips": "1",
-        "precision": "FP8", "serving_engine": "TensorRT-LLM", "parallelism": "TP1", "scenario": "offline",
-        "batch_or_concurrency": "", "input_len": "1000", "output_len": "1000", "output_tokens_per_s_per_chip": "100",
-    }  # fmt: skip
-    base.update(raw)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "row.csv"
-        with path.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(base))
-            writer.writeheader()
-            writer.writerow(base)
-        return read_inference(path, known_chips=frozenset({"h100-sxm"}))[0]
 
 
 def test_occupancy_is_littles_law() -> None:
@@ -376,3 +357,16 @@ def test_gpt_oss_four_bit_rows_run_its_mxfp4_checkpoint(catalog: Catalog, precis
     case = prepare(catalog, _row(model="gpt-oss-120b", precision=precision, parallelism="TP2", num_chips="2"))
     assert case.setup.pools[0].setup.plan.weight_precision == "mxfp4"
     assert any("MXFP4 checkpoint" in n for n in case.notes)
+
+
+def test_rows_that_contradict_themselves_are_flagged_and_kept(report: dict) -> None:
+    """CodeLlama 13B on trn1 (SDK 2.18 table), 8K in / 8K out at batch 1: TTFT 2.37 s and TPOT 13.4 ms make a
+    112 s request, 4.6 output tokens/s per chip; the table's throughput says 1.96."""
+    summary = report["summary"]
+    assert "TI119" in summary["self_inconsistent_rows"]
+    flagged = [r for r in report["rows"] if r["id"] == "TI119"]
+    assert flagged and all(r["self_consistent"] is False and "contradicts itself" in r["notes"] for r in flagged)
+    assert (
+        summary["by_metric_self_consistent"]["output_tokens_per_s_per_chip"]["n"]
+        < (summary["by_metric"]["output_tokens_per_s_per_chip"]["n"])
+    )

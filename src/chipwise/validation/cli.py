@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.run import validate_path
 
 
@@ -44,6 +45,13 @@ def validate(
     )
     if len(s["by_metric"]) > 1:
         console.print(_table("By metric", s["by_metric"]))
+    if s.get("self_inconsistent_rows"):
+        ids = s["self_inconsistent_rows"]
+        console.print(
+            f"{len(ids)} rows contradict themselves (output tokens/s more than {SELF_CONSISTENCY_TOLERANCE:g}x off "
+            f"what their own load and latencies imply; kept above): {', '.join(ids)}"
+        )
+        console.print(_table("By metric, without those rows", s["by_metric_self_consistent"]))
     console.print(_table("By chip", s["by_chip"]))
     console.print(_table("By source family", s["by_source_family"]))
     if rows:

@@ -21,6 +21,9 @@ class RowResult:
     plan_source: str
     source_family: str
     notes: str = ""
+    #: serving rows: whether the row's throughput agrees with its own load and latencies (validation.consistency);
+    #: None where that cannot be checked
+    self_consistent: bool | None = None
 
     @property
     def error_pct(self) -> float:
@@ -37,6 +40,7 @@ class RowResult:
             "plan_source": self.plan_source,
             "source_family": self.source_family,
             "notes": self.notes,
+            "self_consistent": self.self_consistent,
         }
 
 
@@ -70,6 +74,10 @@ def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str,
         "by_source_family": _group(rows, "source_family"),
         "by_metric": _group(rows, "metric"),
     }
+    contradicted = sorted({r.id for r in rows if r.self_consistent is False})
+    if contradicted:
+        summary["self_inconsistent_rows"] = contradicted
+        summary["by_metric_self_consistent"] = _group((r for r in rows if r.self_consistent is not False), "metric")
     return {
         "kind": kind,
         "rows": [r.as_json() for r in rows],

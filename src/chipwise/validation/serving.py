@@ -37,6 +37,7 @@ from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
+from chipwise.validation.consistency import self_check
 from chipwise.validation.groundtruth import (
     SKIP_DISAGGREGATED,
     InferenceRow,
@@ -639,6 +640,9 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
                 f"predicted capacity {delivered / case.job.mean_output:.3g} req/s is below the measured "
                 f"{load.rate:.3g} req/s: latencies at {edge:.3g} req/s"
             )
+    check = self_check(row, load)
+    if check is not None and not check.consistent:
+        notes.append(check.note())
     results: list[RowResult] = []
     chips = row.num_chips or case.setup.chips
     for m in row.measured:
@@ -659,6 +663,7 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
                 plan_source=case.plan_source,
                 source_family=row.source_family,
                 notes="; ".join((*notes, row.notes)).strip("; "),
+                self_consistent=None if check is None else check.consistent,
             )
         )
     return results
