@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE, self_check
 from chipwise.validation.report import RowResult, summarise
 from chipwise.workload.serving import Load
-from inference_rows import inference_row
+from cli_run import run, run_json
+from inference_rows import inference_row, write_rows
 
 EIGHT_USERS = Load("closed", concurrency=8)
 #: 4 chips, 101 output tokens, TTFT 1 s, TPOT 10 ms
@@ -70,3 +73,22 @@ def test_the_summary_gives_the_errors_with_and_without_contradicted_rows() -> No
     assert summary["self_inconsistent_rows"] == ["B"]
     assert summary["by_metric_self_consistent"]["ttft_s"]["mape_pct"] == pytest.approx(20.0)
     assert "self_inconsistent_rows" not in summarise("serve", [rows[0]], [])["summary"]
+
+
+def test_chipwise_validate_names_the_rows_that_contradict_themselves(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # one user, TTFT 100 ms + 100 x 10 ms: 101 tokens in 1.1 s = 91.8 tokens/s; the second row claims 30
+    user = {"scenario": "single stream", "batch_or_concurrency": "concurrency=1", "output_len": "101"}
+    latencies = {"ttft_ms": "100", "tpot_ms": "10"}
+    data = write_rows(
+        tmp_path / "rows.csv",
+        {"id": "OK1", **user, **latencies, "output_tokens_per_s_per_chip": "91.8"},
+        {"id": "BAD1", **user, **latencies, "output_tokens_per_s_per_chip": "30"},
+    )
+    assert run(["validate", "--data", str(data)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "1 row contradicts itself" in out and "BAD1" in out and "OK1" not in out
+    assert "By metric, without those rows" in out
+    rows = run_json(capsys, ["validate", "--data", str(data), "--json"])["rows"]
+    assert {r["id"]: r["self_consistent"] for r in rows} == {"OK1": True, "BAD1": False}

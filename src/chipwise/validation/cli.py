@@ -48,15 +48,16 @@ def validate(
     if s.get("self_inconsistent_rows"):
         ids = s["self_inconsistent_rows"]
         console.print(
-            f"{len(ids)} rows contradict themselves (output tokens/s more than {SELF_CONSISTENCY_TOLERANCE:g}x off "
-            f"what their own load and latencies imply; kept above): {', '.join(ids)}"
+            f"{len(ids)} {'row contradicts itself' if len(ids) == 1 else 'rows contradict themselves'} (output "
+            f"tokens/s more than {SELF_CONSISTENCY_TOLERANCE:g}x off what their own load and latencies imply; kept "
+            f"above): {', '.join(ids)}"
         )
         console.print(_table("By metric, without those rows", s["by_metric_self_consistent"]))
     console.print(_table("By chip", s["by_chip"]))
     console.print(_table("By source family", s["by_source_family"]))
     if rows:
         table = Table(title="Rows", header_style="bold")
-        for col in ("id", "chip", "metric", "measured", "predicted", "error %", "plan"):
+        for col in ("id", "chip", "metric", "measured", "predicted", "error %", "plan", "row"):
             table.add_column(col)
         for r in report["rows"]:
             table.add_row(
@@ -67,6 +68,7 @@ def validate(
                 f"{r['predicted']:.4g}",
                 f"{r['error_pct']:+.1f}",
                 r["plan_source"],
+                "contradicts itself" if r.get("self_consistent") is False else "",
             )
         console.print(table)
     if report["skipped"]:
