@@ -48,6 +48,19 @@ def test_the_rows_own_end_to_end_latency_comes_first() -> None:
     assert "end-to-end latency" in check.basis
 
 
+def test_means_come_first_because_littles_law_holds_for_means() -> None:
+    # 10 users; mean TTFT 1 s + 100 x 20 ms = 3 s a request: 10 x 101 / 3 = 336.7 tokens/s; the medians (0.5 s and
+    # 10 ms, 1.5 s a request) of a skewed run would imply twice that
+    row = inference_row(
+        output_len="101", ttft_ms="mean 1000; median 500", tpot_ms="mean 20; median 10",
+        output_tokens_per_s_per_chip="336.7",
+    )  # fmt: skip
+    check = self_check(row, Load("closed", concurrency=10))
+    assert check is not None and check.consistent
+    assert check.ratio == pytest.approx(1.0, rel=1e-3)
+    assert "mean TTFT and TPOT" in check.basis
+
+
 def test_an_open_loop_delivers_its_rate_times_the_output() -> None:
     row = inference_row(num_chips="2", output_len="100", output_tokens_per_s_per_chip="100")
     check = self_check(row, Load("rate", rate=2.0))

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from chipwise.validation.groundtruth import InferenceRow, parse_number
+from chipwise.validation.groundtruth import InferenceRow, latency_stats, parse_number
 from chipwise.workload.serving import Load
 
 #: Largest ratio between a row's measured output tokens/s and the one its own load and latencies imply that is
@@ -47,16 +47,19 @@ class SelfCheck:
 
 
 def _end_to_end(row: InferenceRow, output_tokens: float) -> tuple[float, str] | None:
-    """A request's end-to-end latency in seconds: the row's own, or TTFT + (O - 1) TPOT of one statistic."""
+    """A request's mean end-to-end latency in seconds: the row's own, or TTFT + (O - 1) TPOT of one statistic, the
+    means where the row gives them (Little's law holds for means; medians understate a skewed run's latency)."""
     e2e = parse_number(row.raw.get("e2e_latency_s"))
     if e2e is not None and e2e > 0:
         return e2e, "its end-to-end latency"
-    got = {m.metric: m for m in row.measured}
-    ttft, tpot = got.get("ttft_s"), got.get("tpot_s")
-    if ttft is None or tpot is None or ttft.stat != tpot.stat:
+    stats = latency_stats(row)
+    ttft, tpot = stats.get("ttft_s", {}), stats.get("tpot_s", {})
+    got = {m.metric: m.stat for m in row.measured}
+    stat = "mean" if "mean" in ttft and "mean" in tpot else got.get("ttft_s")
+    if stat is None or stat not in ttft or stat not in tpot:
         return None
-    stat = "" if ttft.stat == "value" else f"{ttft.stat} "
-    return ttft.value + (output_tokens - 1.0) * tpot.value, f"its {stat}TTFT and TPOT"
+    label = "" if stat == "value" else f"{stat} "
+    return ttft[stat] + (output_tokens - 1.0) * tpot[stat], f"its {label}TTFT and TPOT"
 
 
 def self_check(row: InferenceRow, load: Load) -> SelfCheck | None:

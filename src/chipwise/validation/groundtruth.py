@@ -1159,6 +1159,18 @@ def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: lis
     return measured
 
 
+def latency_stats(row: InferenceRow) -> dict[str, dict[str, float]]:
+    """Every statistic of the TTFT and TPOT the row measured, in seconds: {'ttft_s': {'mean': .., 'p99': ..}}."""
+    context = f"{row.raw.get('notes', '')}; {row.raw.get('scenario', '')}".lower()
+    measured = {m.metric for m in row.measured}
+    stats: dict[str, dict[str, float]] = {}
+    for column, metric in (("ttft_ms", "ttft"), ("tpot_ms", "tpot")):
+        if f"{metric}_s" in measured:
+            values = parse_latency_ms(row.raw.get(column, ""), metric, context, [])
+            stats[f"{metric}_s"] = {k: v / 1000.0 for k, v in values.items()}
+    return stats
+
+
 def parse_request_count(*texts: str) -> int | None:
     """How many requests a run issued: '30000 requests', 'all 274560 queries issued at once', '1500 prompts'."""
     for text in texts:
