@@ -14,7 +14,7 @@ from typing import Any
 
 from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
-from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
+from chipwise.validation.consistency import NOTE_LEAD, SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.run import validate_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,8 +71,7 @@ def _efficiency_table() -> list[str]:
 
 def _contradiction(notes: str) -> str:
     """The self-consistency note among a row's notes, without its lead-in."""
-    note = next(n for n in notes.split("; ") if "contradicts itself" in n)
-    return note.split(": ", 1)[1]
+    return next(n for n in notes.split("; ") if n.startswith(NOTE_LEAD)).removeprefix(NOTE_LEAD)
 
 
 def _section(title: str, report: dict[str, Any]) -> list[str]:

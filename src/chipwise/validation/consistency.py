@@ -4,10 +4,10 @@ imply, before any model is involved.
 A run's throughput, latencies and load are tied by Little's law: an open loop at `r` requests/s of `O` output
 tokens delivers `r O` output tokens/s once it keeps up; a closed loop of `U` users whose requests each take `W`
 seconds end to end delivers `U O / W`, where `W` is the row's end-to-end latency or, when it gives none,
-TTFT + (O - 1) TPOT. A row whose throughput is far from that has a figure the others contradict (a throughput
-that counts other tokens, a run that ended before its requests did, latencies of another configuration), and no
-model can match all of its figures. Such rows stay in the validation; they are flagged, and the summary also gives
-the errors without them.
+TTFT + (O - 1) TPOT (the means where the row gives them). A row whose throughput is far from that has a figure the
+others contradict (a throughput that counts other tokens, a run that ended before its requests did, latencies of
+another configuration), and no model can match all of its figures. Such rows stay in the validation; they are
+flagged, and the summary also gives the errors without them.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from chipwise.workload.serving import Load
 #: Neuron tables and optimum-neuron's single-user rows come out at 0.94-1.24); a factor of 1.5 is beyond them.
 SELF_CONSISTENCY_TOLERANCE: Final[float] = 1.5
 THROUGHPUT: Final[str] = "output_tokens_per_s_per_chip"
+#: How a flagged row's note starts (the validation's notes join several with '; ')
+NOTE_LEAD: Final[str] = "the row contradicts itself: "
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ class SelfCheck:
 
     def note(self) -> str:
         return (
-            f"the row contradicts itself: its output tokens/s per chip is {self.ratio:.2f}x the {self.implied:.4g} "
-            f"that {self.basis} imply"
+            f"{NOTE_LEAD}its output tokens/s per chip is {self.ratio:.2f}x the {self.implied:.4g} that {self.basis} "
+            "imply"
         )
 
 
