@@ -436,15 +436,18 @@ def _equal_occupancy(row: InferenceRow, load: Load, held: int, notes: list[str])
     is run at the occupancy it held. Open loops compared this way ramp their users up over one measured request
     lifetime (N / X) and take their latencies in the steady state after it (the third value: the ramp, in s).
 
-    `held` is how many requests of the assumed lengths the deployment's KV caches hold: a run cannot have held
-    more in flight than its memory allows, so a larger N means the assumed lengths are too long (MLPerf rows
-    state none), and N is capped there rather than turned into a queue the run did not have."""
+    `held` is how many requests of the assumed lengths the deployment's KV caches hold. An open loop cannot have
+    held more in flight than its memory allows, so a larger N means the assumed lengths are too long (MLPerf rows
+    state none), and N is capped there rather than turned into a queue the run did not have. A closed loop's N is
+    not capped: its clients time each request from when they send it, so requests waiting in the server's queue
+    for KV room are in flight too (GenAI-Perf's 250 users against a cache that holds 54 wait in the queue, and
+    their TTFTs say so)."""
     n = occupancy(row)
     rate = parse_positive(row.raw.get("requests_per_s"))
     if n is None or rate is None or row.scenario == "single":
         return load, None, 0.0
     users = max(1, round(n))
-    if users > held:
+    if users > held and load.kind == "rate":
         notes.append(f"{n:.0f} requests in flight exceed the {held} the KV caches hold at the assumed lengths")
         users = held
     ramp = n / rate
