@@ -125,3 +125,11 @@ def serving_fleet(r: Mapping[str, Any]) -> str:
             for role in ("prefill", "decode")
         )
     return f"{r.get('chips', 0):g} x {r.get('hardware', '?')}"
+
+
+def load_share(load: Mapping[str, Any]) -> str:
+    """An open-loop load against the deployment's capacity: '72.0% of the 20 req/s the deployment sustains'."""
+    return (
+        f"{percent(float(load['utilisation']))} of the {float(load['capacity_requests_per_s']):,.3g} req/s the "
+        "deployment sustains"
+    )

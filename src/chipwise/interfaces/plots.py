@@ -431,10 +431,7 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
     load = result.get("load") or {}
     notes = [f"Load: {load.get('label', '?')}"]
     if "utilisation" in load:
-        notes[0] += (
-            f", {fmt.percent(_float(load['utilisation']))} of the {_float(load['capacity_requests_per_s']):.3g} req/s "
-            "the deployment sustains"
-        )
+        notes[0] += f", {fmt.load_share(load)}"
     goodput = (result.get("goodput") or {}).get("fraction")
     if result.get("slo") and goodput is not None:
         notes.append(f"Goodput: {fmt.percent(_float(goodput))} of requests within every SLO target (dashed lines).")

@@ -110,6 +110,13 @@ def _no_step_latency(topo: Topology) -> Topology:
     return replace(topo, up_latency=0.0, out_latency=0.0)
 
 
+def _group_latency(size: IntArray, topo: Topology, latency: float, network_latency: float) -> Array:
+    """One small collective's latency: `latency` inside a scale-up domain, `network_latency` for a group of `size`
+    consecutive ranks that spans domains."""
+    _, n_out = coll.split_group(size, 1, topo)
+    return np.asarray(np.where(n_out > 1, network_latency, latency), dtype=np.float64)
+
+
 def small_all_reduce(
     nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float, network_latency: float
 ) -> Array:
@@ -118,8 +125,7 @@ def small_all_reduce(
     spans domains (multi-node tensor parallelism, where the engines fall back to NCCL's cross-node algorithms)."""
     size_a = np.asarray(size, dtype=np.int64)
     bw = coll.all_reduce(nbytes, size_a, 1, _no_step_latency(topo))
-    _, n_out = coll.split_group(size_a, 1, topo)
-    lat = np.where(n_out > 1, network_latency, latency)
+    lat = _group_latency(size_a, topo, latency, network_latency)
     return np.asarray(np.where(size_a > 1, bw + lat, 0.0), dtype=np.float64)
 
 
@@ -138,8 +144,7 @@ def expert_exchange(
     size_a = np.asarray(size, dtype=np.int64)
     quiet = _no_step_latency(topo)
     t = coll.moe_dispatch(dispatch_bytes, top_k, size_a, quiet) + coll.moe_dispatch(combine_bytes, top_k, size_a, quiet)
-    _, n_out = coll.split_group(size_a, 1, topo)
-    lat = np.where(n_out > 1, network_latency, latency)
+    lat = _group_latency(size_a, topo, latency, network_latency)
     return np.asarray(np.where(size_a > 1, t + 2.0 * lat, 0.0), dtype=np.float64)
 
 

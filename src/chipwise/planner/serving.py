@@ -29,7 +29,7 @@ from chipwise.hardware.objects import FigureRef, System
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, default_engine, engine_profile, token_budget
-from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown
+from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown, prefill_pairs
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -576,7 +576,7 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float) -> dict[str, float]:
     tokens = max(1, round(prompt))
     chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
     iterations = -(-tokens // max(1, chunk))
-    device = steps.token_time(tokens) + steps.b * tokens * (tokens + 1) / 2.0
+    device = steps.token_time(tokens) + steps.b * float(prefill_pairs(0, tokens))
     return {
         "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch),
         "device_s": device,

@@ -35,6 +35,7 @@ from chipwise.serve.iteration import (
     eager_launches,
     lm_head_cost,
     pair_coefficient,
+    prefill_pairs,
     token_costs,
 )
 from chipwise.serve.kvcache import replica_memory
@@ -261,7 +262,7 @@ def estimate(
         run = min(chunk, inp - start)
         run = float(bucket(math.ceil(run))) if eng.static_batch else run
         work = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run))
-        work = work + coef * (run * start + run * (run + 1.0) / 2.0)
+        work = work + coef * prefill_pairs(start, run)
         device = device + (np.maximum(work, floor) if eng.eager_launch_s > 0 else work)
     last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
     prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last

@@ -1137,9 +1137,14 @@ def _output_share(raw: Mapping[str, str], context: str, notes: list[str]) -> flo
     return out / (inp + out)
 
 
+def _measurement_context(raw: Mapping[str, str]) -> str:
+    """A serving row's notes and scenario, lower case: where it says how its figures were measured."""
+    return f"{raw.get('notes', '')}; {raw.get('scenario', '')}".lower()
+
+
 def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: list[str]) -> list[Measured]:
     """Output tokens/s per chip, TTFT and TPOT; one figure per metric, in SI units."""
-    context = f"{raw.get('notes', '')}; {raw.get('scenario', '')}".lower()
+    context = _measurement_context(raw)
     measured: list[Measured] = []
     per_chip = parse_positive(raw.get("output_tokens_per_s_per_chip"))
     total = parse_positive(raw.get("output_tokens_per_s_total"))
@@ -1161,7 +1166,7 @@ def inference_measured(raw: Mapping[str, str], num_chips: int | None, notes: lis
 
 def latency_stats(row: InferenceRow) -> dict[str, dict[str, float]]:
     """Every statistic of the TTFT and TPOT the row measured, in seconds: {'ttft_s': {'mean': .., 'p99': ..}}."""
-    context = f"{row.raw.get('notes', '')}; {row.raw.get('scenario', '')}".lower()
+    context = _measurement_context(row.raw)
     measured = {m.metric for m in row.measured}
     stats: dict[str, dict[str, float]] = {}
     for column, metric in (("ttft_ms", "ttft"), ("tpot_ms", "tpot")):

@@ -46,7 +46,7 @@ def _plan_text(p: dict[str, Any]) -> str:
 
 def _load_text(load: dict[str, Any]) -> str:
     util = load["utilisation"]
-    text = f"{fmt.percent(util)} of the {load['capacity_requests_per_s']:,.3g} req/s this deployment sustains"
+    text = fmt.load_share(load)
     if util >= 1.0:
         return text + ": over capacity, the queue and TTFT grow for as long as the run lasts"
     if util >= NEAR_CAPACITY:
