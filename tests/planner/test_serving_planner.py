@@ -103,3 +103,21 @@ def test_an_slo_no_shape_meets_is_reported_with_the_shapes_searched(catalog: Cat
     )  # fmt: skip
     assert report["results"] == [] and "meets the SLO" in report["skipped"][0]["reason"]
     assert report["search"]["evaluated"] > 0  # the shapes were priced, none met the target
+
+
+def test_fixed_concurrency_ranks_by_cost_per_token_and_seats_every_user(catalog: Catalog) -> None:
+    """A fixed concurrency with no SLO: the options deliver different throughputs, so the cheapest fleet per hour
+    would be the slowest; they are ranked per output token. The simulated check does not take replicas away
+    either (with no SLO nothing would fail, and the users left without a slot would queue)."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm", "inf2", "gaudi3"], Load("closed", concurrency=64), 1000, 1000,
+        disaggregated=False,
+    )  # fmt: skip
+    per_mtok = [r["usd_per_mtok"] for r in report["results"]]
+    assert per_mtok == sorted(per_mtok)
+    assert [r["usd_per_hour"] for r in report["results"]] != sorted(r["usd_per_hour"] for r in report["results"])
+    checked = [v["cost_usd_per_mtok"] for v in report["verified"]]
+    assert checked == sorted(checked) and report["best"] == report["verified"][0]
+    for v in report["verified"]:
+        plan = v["plan"]["both"]
+        assert plan["replicas"] * plan["max_batch"] >= 64, v

@@ -189,3 +189,23 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"
         f.write_text(text)
         assert needle in run_error(capsys, ["predict", str(f)]), name
+
+
+def test_plan_serve_table_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """The ranking and the simulated check print every figure whole on an 80-column terminal (no column cut to
+    an ellipsis), each pool of a disaggregated option on its own line, and a closing verdict naming the best."""
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "2000", "--output-tokens",
+            "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "h100-sxm,mi300x,b200"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    assert run(argv) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in out
+    assert "$/M" in out and "TTFT (" in out and "TPOT (" in out
+    disaggregated = next(r for r in data["results"] if r["disaggregated"])
+    prefill, decode = disaggregated["hardware"].split(">")
+    row = next(i for i, line in enumerate(lines) if f"P: {prefill}" in line and "P: TP" in line)
+    assert f"D: {decode}" in lines[row + 1] and "D: TP" in lines[row + 1]
+    best = data["best"]
+    verdict = next(line for line in lines if line.startswith("Cheapest that meets the SLO in simulation"))
+    assert best["hardware"] in verdict and f"${best['cost_usd_per_mtok']:.2f}" in out

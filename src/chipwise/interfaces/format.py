@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
@@ -73,6 +73,32 @@ def duration(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.1f} ms"
     return f"{seconds * 1e6:.0f} us"
+
+
+_LATENCY_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"))
+
+
+def latency(seconds: float | None) -> str:
+    """A latency to three significant figures: '850 us', '26.7 ms', '1.37 s'."""
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    return _scaled(seconds, list(_LATENCY_UNITS))
+
+
+def latency_unit(values: Sequence[float | None]) -> tuple[float, str]:
+    """The unit that shows the largest of several latencies with at least one whole digit: (1e-3, 'ms')."""
+    top = max((abs(v) for v in values if v is not None and math.isfinite(v)), default=0.0)
+    return next((u for u in _LATENCY_UNITS if top >= u[0]), _LATENCY_UNITS[-1])
+
+
+def latencies(values: Sequence[float | None], unit: tuple[float, str] | None = None, sep: str = " / ") -> str:
+    """Several latencies (p50 / p90 / p99) in one unit, the largest's unless given: '118 / 318 / 950 ms',
+    '0.118 / 0.318 / 1.37 s'; with a given unit the figures come bare (the unit goes in a column header)."""
+    if all(v is None or not math.isfinite(v) for v in values):
+        return "-"
+    factor, name = unit or latency_unit(values)
+    text = sep.join("-" if v is None or not math.isfinite(v) else _sig(v / factor, 3) for v in values)
+    return text if unit else f"{text} {name}"
 
 
 def usd(value: float) -> str:

@@ -772,9 +772,10 @@ def plan_serving(
     verify: int = 3,
     speculative: str | None = None,
 ) -> dict[str, Any]:
-    """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO
-    (`speculative`: 'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and
-    'none' separated by commas, each priced as its own option)."""
+    """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO: per hour
+    under an open-loop rate, per million output tokens under a fixed concurrency or offline (`speculative`:
+    'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and 'none' separated
+    by commas, each priced as its own option)."""
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
@@ -850,7 +851,7 @@ def plan_serving(
     rows.sort(
         key=lambda r: (
             not math.isfinite(r["usd_per_hour"]),
-            r["usd_per_hour"] if math.isfinite(r["usd_per_hour"]) else r["chips"],
+            _cost(r, load, "usd_per_hour", "usd_per_mtok") if math.isfinite(r["usd_per_hour"]) else r["chips"],
         )
     )
     verified = _verify(catalog, model, job, targets, rows[: max(0, verify)])
@@ -1025,7 +1026,9 @@ def _verify(
             if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
                 break
             setup, grown = _grow(setup), grown + 1
-        if met and grown == 0 and job.load.kind != "offline":
+        # fewer replicas only where something can fail: an open loop must keep up, a closed one meet its SLO (with
+        # no SLO, fewer replicas would always 'pass' a fixed concurrency, its surplus users queueing for slots)
+        if met and grown == 0 and (job.load.kind == "rate" or (targets and job.load.kind == "closed")):
             for _ in range(SIZE_UP_TRIES):
                 smaller = _shrink(setup)
                 if smaller is None:
@@ -1059,10 +1062,18 @@ def _verify(
         key=lambda r: (
             not r["keeps_up"],
             not r["slo_met"] if r["slo_met"] is not None else False,
-            r["cost_usd_per_hour"] if math.isfinite(r["cost_usd_per_hour"]) else math.inf,
+            _cost(r, job.load, "cost_usd_per_hour", "cost_usd_per_mtok"),
         )
     )
     return done
+
+
+def _cost(row: Mapping[str, Any], load: Load, per_hour: str, per_mtok: str) -> float:
+    """What the ranking minimises: the fleet's $/h under an open-loop rate (every option is sized to deliver the
+    same tokens), its $/M output tokens under a fixed concurrency or an offline batch, where the options deliver
+    different throughputs (the cheapest fleet per hour would be the slowest)."""
+    value = float(row[per_hour] if load.kind == "rate" else row[per_mtok])
+    return value if math.isfinite(value) else math.inf
 
 
 #: A simulated check keeps up with its open-loop load when it delivers at least this share of the offered output

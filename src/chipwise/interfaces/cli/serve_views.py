@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
@@ -15,19 +16,32 @@ from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import ServeScenario
 
-
-def _ms(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "-"
-    return f"{seconds * 1e3:,.1f} ms" if seconds < 10 else f"{seconds:,.1f} s"
+_ms = fmt.latency
 
 
-def _stats(d: dict[str, float]) -> str:
-    return " / ".join(_ms(d.get(k)) for k in ("p50", "p90", "p99"))
+PERCENTILES = ("p50", "p90", "p99")
+
+
+def _stats(d: dict[str, float], unit: tuple[float, str] | None = None) -> str:
+    return fmt.latencies([d.get(k) for k in PERCENTILES], unit, sep=" / " if unit is None else "/")
 
 
 def _usd(v: float | None) -> str:
-    return "-" if v is None or not math.isfinite(v) else f"${v:,.3f}"
+    if v is None or not math.isfinite(v):
+        return "-"
+    return f"${v:,.2f}" if abs(v) >= 1 else f"${v:.3g}"
+
+
+def _pools(hardware: str, plans: dict[str, dict[str, Any]]) -> tuple[str, str]:
+    """Hardware and plan cells of a ranking row: one line, or one line per pool of a disaggregated deployment
+    ('P: b200' over 'D: h200'; the planner names such a pair 'b200>h200')."""
+    if len(plans) == 1:
+        return hardware, _plan_text(next(iter(plans.values())))
+    chips = dict(zip(("prefill", "decode"), hardware.split(">"), strict=True))
+    return (
+        "\n".join(f"{role[0].upper()}: {chips[role]}" for role in plans),
+        "\n".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in plans.items()),
+    )
 
 
 def _plan_text(p: dict[str, Any]) -> str:
@@ -144,29 +158,41 @@ def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources:
     return result
 
 
+def _ranking_table(title: str) -> Table:
+    """A plan-serve table narrow enough for an 80-column terminal: no vertical rules (a blank between columns),
+    headers on two lines, the title printed above it at the terminal's width rather than the table's."""
+    console.print(f"[bold]{title}[/]")
+    return Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=0, show_edge=False)
+
+
+def _column(table: Table, header: str) -> None:
+    """Hardware and plan cells wrap at spaces (a pool per line); figures stay whole."""
+    if header in ("hardware", "plan"):
+        table.add_column(header, overflow="fold", min_width=len("P: mi300x") if header == "hardware" else 6)
+    else:
+        table.add_column(header, justify="right", no_wrap=True)
+
+
 def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
-    """The plan-serve ranking: the cheapest fleet per option, then the simulated check of the best ones."""
+    """The plan-serve ranking: the cheapest fleet per option, then the simulated check of the best ones, and the
+    verdict."""
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
-    table = Table(
-        title=f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
-        f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices)",
-        header_style="bold",
+    table = _ranking_table(
+        f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
+        f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices)"
     )
-    for c in ("#", "hardware", "plan", "chips", "$/h", "$/M out tok", "est. TPOT", "est. TTFT p99"):
-        table.add_column(c, justify="left" if c in ("hardware", "plan") else "right", overflow="fold")
+    for c in ("#", "hardware", "plan", "chips", "$/h", "$/M\nout tok", "est.\nTPOT", "est. TTFT\np99"):
+        _column(table, c)
     for i, r in enumerate(report["results"][:top], start=1):
         plan = r["plan"]
-        text = (
-            f"P: {_plan_text(plan['prefill'])} | D: {_plan_text(plan['decode'])}"
-            if r["disaggregated"]
-            else _plan_text(plan)
+        hardware, plan_text = _pools(
+            r["hardware"], {role: plan[role] for role in ("prefill", "decode")} if r["disaggregated"] else {"": plan}
         )
-        name = r["hardware"] + (" [yellow](proj.)[/]" if r.get("projected") else "")
         est = r["estimate"]
         table.add_row(
             str(i),
-            name,
-            text,
+            hardware + (" [yellow](proj.)[/]" if r.get("projected") else ""),
+            plan_text,
             f"{r['chips']:g}",
             _usd(r["usd_per_hour"]),
             _usd(r["usd_per_mtok"]),
@@ -175,31 +201,22 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
         )
     console.print(table)
     if report["verified"]:
-        vt = Table(title="Simulated check of the cheapest options", header_style="bold")
-        for c in (
-            "hardware",
-            "plan",
-            "chips",
-            "SLO",
-            "out tok/s/chip",
-            "TTFT p50/p90/p99",
-            "TPOT p50/p90/p99",
-            "$/M out tok",
-        ):
-            vt.add_column(c, justify="left" if c in ("hardware", "plan") else "right", overflow="fold")
+        console.print()
+        vt = _ranking_table("Simulated check of the cheapest options")
+        units = {m: fmt.latency_unit([v[m].get("p99") for v in report["verified"]]) for m in ("ttft_s", "tpot_s")}
+        for c in ("hardware", "plan", "chips", "SLO", "tok/s\n/chip", f"TTFT ({units['ttft_s'][1]})\np50/p90/p99",
+                  f"TPOT ({units['tpot_s'][1]})\np50/p90/p99", "$/M\nout tok"):  # fmt: skip
+            _column(vt, c)
         for v in report["verified"]:
-            plan = " | ".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in v["plan"].items())
-            slo_txt = "-" if v["slo_met"] is None else ("met" if v["slo_met"] else "NOT met")
-            if not v.get("keeps_up", True):
-                slo_txt = "overloaded" if v["slo_met"] is None else f"{slo_txt}, overloaded"
+            hardware, plan = _pools(v["hardware"], v["plan"])
             vt.add_row(
-                v["hardware"],
+                hardware,
                 plan,
                 f"{v['chips']:g}",
-                slo_txt,
+                _slo_text(v),
                 f"{v['output_tokens_per_s_per_chip']:,.0f}",
-                _stats(v["ttft_s"]),
-                _stats(v["tpot_s"]),
+                _stats(v["ttft_s"], units["ttft_s"]),
+                _stats(v["tpot_s"], units["tpot_s"]),
                 _usd(v["cost_usd_per_mtok"]),
             )
         console.print(vt)
@@ -207,11 +224,42 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
             if v.get("kv_transfer"):
                 k = v["kv_transfer"]
                 console.print(
-                    f"{v['hardware']}: KV cache of a mean prompt moves in {_ms(k['seconds_for_mean_prompt'])} over "
-                    f"{k['fabric']}" + (" [yellow](projected)[/]" if k.get("projected") else "")
+                    f"{v['hardware'].replace('>', ' -> ')}: KV cache of a mean prompt moves in "
+                    f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
+                    + (" [yellow](projected)[/]" if k.get("projected") else "")
                 )
+        console.print()
+        console.print(_verdict(report))
     s = report["search"]
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def _slo_text(v: dict[str, Any]) -> str:
+    text = "-" if v["slo_met"] is None else ("met" if v["slo_met"] else "NOT met")
+    if not v.get("keeps_up", True):
+        text = "overloaded" if v["slo_met"] is None else f"{text}, overloaded"
+    return text
+
+
+def _verdict(report: dict[str, Any]) -> str:
+    """One line that answers the search: the cheapest simulated option that keeps up and meets the SLO, or why none
+    does."""
+    best = report["best"]
+    what = f"{best['hardware'].replace('>', ' -> ')}, " + " | ".join(
+        (f"{role[0].upper()}: " if len(best["plan"]) > 1 else "") + _plan_text(p) for role, p in best["plan"].items()
+    )
+    chips = f"{best['chips']:g} chip{'s' if best['chips'] != 1 else ''}"
+    cost = f"{chips}, {_usd(best['cost_usd_per_mtok'])} per M output tokens"
+    if best["keeps_up"] and best["slo_met"] is not False:
+        if best["slo_met"]:
+            lead = "Cheapest that meets the SLO"
+        else:
+            lead = "Cheapest that keeps up with the load" if report["load"]["kind"] == "rate" else "Cheapest per token"
+        return f"[bold]{lead} in simulation: {what} ({cost})[/]"
+    return (
+        f"[bold yellow]No simulated option meets the SLO; the closest is {what} ({cost}, {_slo_text(best)}): "
+        "relax the SLO, lower the load or widen --hardware[/]"
+    )
