@@ -33,3 +33,25 @@ def test_percentiles_in_a_given_unit_come_bare() -> None:
     assert unit == (1e-3, "ms")
     assert fmt.latencies([0.0336, 0.037, 0.0377], unit, sep="/") == "33.6/37.0/37.7"
     assert fmt.latency_unit([]) == (1e-6, "us")
+
+
+def _report(slo_met: bool | None, keeps_up: bool, kind: str = "rate") -> dict[str, object]:
+    best = {"hardware": "b200>h200", "chips": 3.0, "cost_usd_per_mtok": 0.0654, "slo_met": slo_met,
+            "keeps_up": keeps_up, "plan": {"prefill": {"tp": 1, "max_batch": 64, "replicas": 1},
+                                           "decode": {"tp": 2, "ep": 2, "max_batch": 128, "replicas": 1}}}  # fmt: skip
+    return {"best": best, "load": {"kind": kind}}
+
+
+def test_plan_serve_verdict_names_the_answer_or_what_to_relax() -> None:
+    text, found = fmt.plan_serve_verdict(_report(True, True))
+    assert found
+    assert text == (
+        "Cheapest that meets the SLO in simulation: b200 -> h200, P: TP1 b64 x1 | D: TP2 EP2 b128 x1 "
+        "(3 chips, $0.0654 per M output tokens)"
+    )
+    assert fmt.plan_serve_verdict(_report(None, True, "closed"))[0].startswith("Cheapest per token in simulation")
+    assert fmt.plan_serve_verdict(_report(None, True))[0].startswith("Cheapest that keeps up with the load")
+    text, found = fmt.plan_serve_verdict(_report(False, False))
+    assert not found and "(3 chips, $0.0654 per M output tokens, NOT met, overloaded): relax the SLO" in text
+    nothing = "No option could be simulated: add hardware or lower the load"
+    assert fmt.plan_serve_verdict({"best": None}) == (nothing, False)

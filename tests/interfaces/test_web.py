@@ -123,6 +123,8 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
     costs = [r["usd_per_hour"] for r in report["results"]]
     assert costs == sorted(costs) and len(costs) <= 5
     assert report["verified"] and all("slo_met" in v for v in report["verified"])
+    best = report["best"]  # the page prints the same verdict line as the command line
+    assert report["verdict"].startswith("Cheapest that meets the SLO in simulation: " + best["hardware"])
 
 
 def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:

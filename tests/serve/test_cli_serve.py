@@ -209,3 +209,4 @@ def test_plan_serve_table_fits_80_columns(capsys: pytest.CaptureFixture[str]) ->
     best = data["best"]
     verdict = next(line for line in lines if line.startswith("Cheapest that meets the SLO in simulation"))
     assert best["hardware"] in verdict and f"${best['cost_usd_per_mtok']:.2f}" in out
+    assert " ".join(data["verdict"].split()).startswith(verdict.strip())  # the JSON carries the same line

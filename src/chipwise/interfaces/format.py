@@ -116,6 +116,13 @@ def usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def price(value: float | None) -> str:
+    """A small price with its cents, or three significant figures below a dollar: '$2.16', '$0.0654'."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.3g}"
+
+
 def percent(value: float) -> str:
     return "-" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
@@ -158,4 +165,53 @@ def load_share(load: Mapping[str, Any]) -> str:
     return (
         f"{percent(float(load['utilisation']))} of the {float(load['capacity_requests_per_s']):,.3g} req/s the "
         "deployment sustains"
+    )
+
+
+def serving_plan(p: Mapping[str, Any]) -> str:
+    """A serving pool's plan in one short string: 'TP4 EP4 ADP b256 +mtp k3 x2'."""
+    parts = [f"TP{p['tp']}"]
+    if p.get("pp", 1) > 1:
+        parts.append(f"PP{p['pp']}")
+    if p.get("ep", 1) > 1:
+        parts.append(f"EP{p['ep']}")
+    if p.get("attention_dp"):
+        parts.append("ADP")
+    parts.append(f"b{p['max_batch']}")
+    if p.get("speculative"):
+        parts.append("+" + str(p["speculative"]).split(",")[0].replace(" k=", " k"))
+    return " ".join(parts) + f" x{p['replicas']}"
+
+
+def check_status(v: Mapping[str, Any]) -> str:
+    """A simulated plan-serve option against its targets: 'met', 'NOT met', '-' (no SLO), with ', overloaded'
+    where it fell behind an open-loop load."""
+    text = "-" if v["slo_met"] is None else ("met" if v["slo_met"] else "NOT met")
+    if not v.get("keeps_up", True):
+        text = "overloaded" if v["slo_met"] is None else f"{text}, overloaded"
+    return text
+
+
+def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
+    """The line that answers a plan-serve search, and whether it found an option: the cheapest simulated one that
+    keeps up and meets the SLO, or the closest and what to relax."""
+    best = report.get("best")
+    if not best:
+        return "No option could be simulated: add hardware or lower the load", False
+    pools = best["plan"]
+    what = f"{best['hardware'].replace('>', ' -> ')}, " + " | ".join(
+        (f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items()
+    )
+    chips = f"{best['chips']:g} chip{'s' if best['chips'] != 1 else ''}"
+    cost = f"{chips}, {price(best['cost_usd_per_mtok'])} per M output tokens"
+    if best["keeps_up"] and best["slo_met"] is not False:
+        if best["slo_met"]:
+            lead = "Cheapest that meets the SLO"
+        else:
+            lead = "Cheapest that keeps up with the load" if report["load"]["kind"] == "rate" else "Cheapest per token"
+        return f"{lead} in simulation: {what} ({cost})", True
+    return (
+        f"No simulated option meets the SLO; the closest is {what} ({cost}, {check_status(best)}): relax the SLO, "
+        "lower the load or add hardware",
+        False,
     )

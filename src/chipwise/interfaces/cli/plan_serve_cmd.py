@@ -9,6 +9,7 @@ import typer
 
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
+from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     CatalogFiles,
     JsonFlag,
@@ -118,6 +119,7 @@ def serve(
         disaggregated=disaggregated,
         speculative=speculative,
     )
+    report["verdict"] = fmt.plan_serve_verdict(report)[0]
     if as_json:
         report["results"] = report["results"][:top]
         print_json(report)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rich import box
@@ -26,10 +25,8 @@ def _stats(d: dict[str, float], unit: tuple[float, str] | None = None) -> str:
     return fmt.latencies([d.get(k) for k in PERCENTILES], unit, sep=" / " if unit is None else "/")
 
 
-def _usd(v: float | None) -> str:
-    if v is None or not math.isfinite(v):
-        return "-"
-    return f"${v:,.2f}" if abs(v) >= 1 else f"${v:.3g}"
+_usd = fmt.price
+_plan_text = fmt.serving_plan
 
 
 def _pools(hardware: str, plans: dict[str, dict[str, Any]]) -> tuple[str, str]:
@@ -42,20 +39,6 @@ def _pools(hardware: str, plans: dict[str, dict[str, Any]]) -> tuple[str, str]:
         "\n".join(f"{role[0].upper()}: {chips[role]}" for role in plans),
         "\n".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in plans.items()),
     )
-
-
-def _plan_text(p: dict[str, Any]) -> str:
-    parts = [f"TP{p['tp']}"]
-    if p.get("pp", 1) > 1:
-        parts.append(f"PP{p['pp']}")
-    if p.get("ep", 1) > 1:
-        parts.append(f"EP{p['ep']}")
-    if p.get("attention_dp"):
-        parts.append("ADP")
-    parts.append(f"b{p['max_batch']}")
-    if p.get("speculative"):
-        parts.append("+" + p["speculative"].split(",")[0].replace(" k=", " k"))
-    return " ".join(parts) + f" x{p['replicas']}"
 
 
 def _load_text(load: dict[str, Any]) -> str:
@@ -213,7 +196,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
                 hardware,
                 plan,
                 f"{v['chips']:g}",
-                _slo_text(v),
+                fmt.check_status(v),
                 f"{v['output_tokens_per_s_per_chip']:,.0f}",
                 _stats(v["ttft_s"], units["ttft_s"]),
                 _stats(v["tpot_s"], units["tpot_s"]),
@@ -228,38 +211,11 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
                     f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
                     + (" [yellow](projected)[/]" if k.get("projected") else "")
                 )
+        text, answered = fmt.plan_serve_verdict(report)
         console.print()
-        console.print(_verdict(report))
+        console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
     s = report["search"]
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
-
-
-def _slo_text(v: dict[str, Any]) -> str:
-    text = "-" if v["slo_met"] is None else ("met" if v["slo_met"] else "NOT met")
-    if not v.get("keeps_up", True):
-        text = "overloaded" if v["slo_met"] is None else f"{text}, overloaded"
-    return text
-
-
-def _verdict(report: dict[str, Any]) -> str:
-    """One line that answers the search: the cheapest simulated option that keeps up and meets the SLO, or why none
-    does."""
-    best = report["best"]
-    what = f"{best['hardware'].replace('>', ' -> ')}, " + " | ".join(
-        (f"{role[0].upper()}: " if len(best["plan"]) > 1 else "") + _plan_text(p) for role, p in best["plan"].items()
-    )
-    chips = f"{best['chips']:g} chip{'s' if best['chips'] != 1 else ''}"
-    cost = f"{chips}, {_usd(best['cost_usd_per_mtok'])} per M output tokens"
-    if best["keeps_up"] and best["slo_met"] is not False:
-        if best["slo_met"]:
-            lead = "Cheapest that meets the SLO"
-        else:
-            lead = "Cheapest that keeps up with the load" if report["load"]["kind"] == "rate" else "Cheapest per token"
-        return f"[bold]{lead} in simulation: {what} ({cost})[/]"
-    return (
-        f"[bold yellow]No simulated option meets the SLO; the closest is {what} ({cost}, {_slo_text(best)}): "
-        "relax the SLO, lower the load or widen --hardware[/]"
-    )

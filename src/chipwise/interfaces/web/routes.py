@@ -20,6 +20,7 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.schema import PRICING_MODES
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware, hardware_ids
+from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.serving import plan_serving, predict_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
@@ -159,6 +160,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     )
     if req.top is not None:
         report["results"] = report["results"][: req.top]
+    report["verdict"] = fmt.plan_serve_verdict(report)[0]
     return report
 
 
