@@ -210,3 +210,23 @@ def test_plan_serve_table_fits_80_columns(capsys: pytest.CaptureFixture[str]) ->
     verdict = next(line for line in lines if line.startswith("Cheapest that meets the SLO in simulation"))
     assert best["hardware"] in verdict and f"${best['cost_usd_per_mtok']:.2f}" in out
     assert " ".join(data["verdict"].split()).startswith(verdict.strip())  # the JSON carries the same line
+
+
+def test_plan_serve_prints_each_chips_pareto_front(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--pareto`: per chip, the most output tok/s per chip its front reaches within each TPOT budget (the SLO's
+    own target among them), as read off the JSON's fronts."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
+            "200", "--slo", "tpot_p99=40ms", "--hardware", "h100-sxm,mi300x", "--no-disaggregated"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    assert run([*argv, "--pareto"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("hardware") and "<= 40.0 ms" in line)
+    budgets = [0.01, 0.02, 0.04, 0.05, 0.1]
+    assert [f"<= {b}" for b in ("10.0 ms", "20.0 ms", "40.0 ms", "50.0 ms", "100 ms")] == [
+        f"<= {c.strip()}" for c in lines[header].split("<=")[1:]
+    ]
+    for chip, front in data["pareto"].items():
+        row = next(line for line in lines[header:] if line.split()[0] == chip).split()[1:]
+        tput = [(p["tpot_s"], p["output_tokens_per_s_per_chip"]) for p in front]
+        want = [max((x for t, x in tput if t <= b), default=0.0) for b in budgets]
+        assert row == [f"{v:,.0f}" if v > 0 else "-" for v in want]

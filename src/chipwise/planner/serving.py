@@ -169,7 +169,7 @@ def choose(
         raise _searched(
             InfeasibleError(
                 f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
-                + (f" within {chips} chips" if chips else "")
+                + (f" within {chips} chip{'s' if chips != 1 else ''}" if chips else "")
                 + ". Fix: use more chips, or quantise the weights or the KV cache."
             ),
             len(cand),

@@ -89,6 +89,9 @@ def serve(
         ),
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
+    pareto: Annotated[
+        bool, typer.Option("--pareto", help="Also print each chip's throughput-per-chip vs TPOT Pareto front.")
+    ] = False,
     plot: PlotFile = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
@@ -124,5 +127,5 @@ def serve(
         report["results"] = report["results"][:top]
         print_json(report)
     else:
-        print_plan_serve(report, top)
+        print_plan_serve(report, top, fronts=pareto)
     write_plot(report, plot)

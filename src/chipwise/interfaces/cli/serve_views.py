@@ -156,9 +156,11 @@ def _column(table: Table, header: str) -> None:
         table.add_column(header, justify="right", no_wrap=True)
 
 
-def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
+def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False) -> None:
     """The plan-serve ranking: the cheapest fleet per option, then the simulated check of the best ones, and the
-    verdict."""
+    verdict; with `fronts`, each chip's throughput-latency Pareto front first."""
+    if fronts:
+        print_fronts(report)
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = _ranking_table(
         f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
@@ -219,3 +221,30 @@ def print_plan_serve(report: dict[str, Any], top: int = 20) -> None:
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+#: TPOT budgets (s) at which `plan serve --pareto` reads each chip's front, besides the SLO's own TPOT target
+TPOT_BUDGETS = (0.01, 0.02, 0.05, 0.1)
+
+
+def print_fronts(report: dict[str, Any]) -> None:
+    """Each chip's throughput-latency Pareto front as a table: the most output tokens/s per chip any replica shape
+    reaches at saturation within each TPOT budget ('-': none is that fast), the best chips first."""
+    budgets = sorted({*TPOT_BUDGETS, *(v for k, v in report["slo"].items() if k.startswith("tpot"))})
+
+    def best(front: list[dict[str, float]], budget: float) -> float:
+        return max((p["output_tokens_per_s_per_chip"] for p in front if p["tpot_s"] <= budget), default=0.0)
+
+    fronts = sorted(report["pareto"].items(), key=lambda kv: -best(kv[1], budgets[-1]))
+    projected = {r["hardware"] for r in report["results"] if r.get("projected")}
+    table = _ranking_table(
+        f"Pareto fronts: output tok/s per chip within a TPOT budget ({report['precision']}, saturated replicas)"
+    )
+    table.add_column("hardware", no_wrap=True)
+    for b in budgets:
+        _column(table, f"TPOT\n<= {_ms(b)}")
+    for chip, front in fronts:
+        cells = (f"{v:,.0f}" if v > 0 else "-" for v in (best(front, b) for b in budgets))
+        table.add_row(chip + (" [yellow](proj.)[/]" if chip in projected else ""), *cells)
+    console.print(table)
+    console.print()
