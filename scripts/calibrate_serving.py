@@ -309,6 +309,20 @@ SHARED_FIGURES: dict[tuple[str, str | None], tuple[str, tuple[str, ...]]] = {
 }
 
 
+#: Chip families that take another family's fitted fixed costs on every engine: (leader family, names). A Blackwell
+#: Ultra chip runs Blackwell's kernel families, engine loop and host software (engines.yaml says what was measured).
+FAMILY_FIXED_COSTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "blackwell-ultra": ("blackwell", ("step_overhead", "layer_overhead", "sequence_overhead")),
+}
+
+
+def _carry(source: dict[str, Any], target: dict[str, Any], names: Sequence[str]) -> None:
+    """Copy the values of `names` that both catalog nodes hold from `source` to `target`."""
+    for name in names:
+        if name in source and name in target:
+            target[name]["value"] = source[name]["value"]
+
+
 def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]) -> None:
     doc = yaml.safe_load(ENGINES_YAML.read_text(encoding="utf-8"))
     head = ENGINES_YAML.read_text(encoding="utf-8").split("\nengines:")[0]
@@ -319,13 +333,15 @@ def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]
         assert isinstance(values, dict)
         for name, value in values.items():
             node[name] = _figure(name, float(value), info, engine, family, data)
+        chips = engines[engine]["chips"]
+        families = [family] + [f for f, (leader, _) in FAMILY_FIXED_COSTS.items() if leader == family and f in chips]
+        for f in families[1:]:
+            _carry(node, chips[f], FAMILY_FIXED_COSTS[f][1])
         for (follower, only), (leader, names) in SHARED_FIGURES.items():
             if engine != leader or only not in (None, family):
                 continue
-            shared = engines.get(follower, {}).get("chips", {}).get(family, {})
-            for name in names:
-                if name in shared and name in node:
-                    shared[name]["value"] = node[name]["value"]
+            for f in families:
+                _carry(chips.get(f, {}), engines.get(follower, {}).get("chips", {}).get(f, {}), names)
     body = yaml.safe_dump({"engines": engines}, sort_keys=False, width=120, allow_unicode=True)
     ENGINES_YAML.write_text(head + "\n" + body, encoding="utf-8")
 

@@ -13,10 +13,13 @@ from chipwise.validation.serving import validate_serving
 
 RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 
-#: file -> rows, and MAPE guards per metric (measured 2026-11-30: 24.1 / 17.0 / 37.8 and 21.1 / 18.1 / 48.6)
+#: file -> (rows, rows predicted), and MAPE guards per metric (measured 2026-11-30: 24.1 / 17.0 / 37.8, 21.1 / 18.1 /
+#: 48.6 and 16.5 / 17.2 / 36.0; the InferenceX file's two TP4 B200 rows ran with --mem-fraction-static 0.95, which
+#: they do not state, and do not fit the default KV share)
 FILES = {
-    "heldout_serving.csv": (138, {"output_tokens_per_s_per_chip": 27.0, "tpot_s": 20.0, "ttft_s": 41.0}),
-    "heldout_nim_genaiperf.csv": (240, {"output_tokens_per_s_per_chip": 24.0, "tpot_s": 21.0, "ttft_s": 52.0}),
+    "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 27.0, "tpot_s": 20.0, "ttft_s": 41.0}),
+    "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 24.0, "tpot_s": 21.0, "ttft_s": 52.0}),
+    "heldout_inferencex.csv": ((79, 77), {"output_tokens_per_s_per_chip": 19.0, "tpot_s": 20.0, "ttft_s": 39.0}),
 }
 
 
@@ -29,10 +32,10 @@ def reports(catalog: Catalog) -> dict[str, dict[str, Any]]:
 def test_held_out_rows_are_all_predicted_within_their_measured_errors(
     reports: dict[str, dict[str, Any]], name: str
 ) -> None:
-    rows, guards = FILES[name]
+    (rows, predicted), guards = FILES[name]
     report = reports[name]
     summary = report["summary"]
-    assert summary["rows_predicted"] == summary["rows_total"] == rows, report["skipped"][:3]
+    assert (summary["rows_total"], summary["rows_predicted"]) == (rows, predicted), report["skipped"][:3]
     for metric, bound in guards.items():
         assert summary["by_metric"][metric]["mape_pct"] <= bound, metric
 

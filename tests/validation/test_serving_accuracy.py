@@ -6,10 +6,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import engine_profile
+from chipwise.validation.groundtruth import is_speculative
 from chipwise.validation.serving import (
     MLPERF_DATASETS,
     _length_dist,
@@ -188,6 +190,39 @@ def test_neuron_engines_carry_the_context_encoding_and_runner_behaviour(catalog:
     assert tnx.host_sampling_s_per_logit == pytest.approx(23.7e-3 / (32 * 128256), rel=0.01)
     vllm_neuron = engine_profile(catalog, "vllm-neuron", "trainium1")
     assert vllm_neuron.decode_first and vllm_neuron.static_batch and not vllm_neuron.host_sampling
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "sglang"])
+def test_blackwell_ultra_takes_the_blackwell_fixed_costs(catalog: Catalog, engine: str) -> None:
+    """B300/GB300 run Blackwell's kernels, engine loop and host software; their fixed per-iteration, per-layer and
+    per-sequence costs are the Blackwell fit's (measured alike: one user's TPOT 7.0 ms on B300, 7.2 ms on B200),
+    their efficiencies their own chip family's."""
+    ultra, blackwell = engine_profile(catalog, engine, "blackwell-ultra"), engine_profile(catalog, engine, "blackwell")
+    for name in ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s"):
+        assert getattr(ultra, name) == pytest.approx(getattr(blackwell, name), rel=1e-6), name
+    assert ultra.step_overhead_s != engine_profile(catalog, "default", "blackwell-ultra").step_overhead_s
+    assert (ultra.compute_scale, ultra.memory_scale, ultra.moe_scale) == (1.0, 1.0, 1.0)
+
+
+def test_a_blackwell_refit_carries_to_blackwell_ultra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """scripts/calibrate_serving.py writes a TensorRT-LLM Blackwell fit's fixed costs to Blackwell Ultra and to
+    SGLang on both families, and leaves the scale factors where they were."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "scripts"))
+    import calibrate_serving as cs
+
+    engines = tmp_path / "engines.yaml"
+    engines.write_text(cs.ENGINES_YAML.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(cs, "ENGINES_YAML", engines)
+    info: dict[str, object] = {"values": {"step_overhead": 0.002, "layer_overhead": 4e-5, "compute_scale": 0.9},
+                               "rows": 10, "metrics": 12, "families": 3, "mape_before": 20.0, "mape_after": 19.0,
+                               "mape_heldout": 21.0, "heldout_metrics": 12}  # fmt: skip
+    cs.write({("trtllm", "blackwell"): info}, [cs.DEFAULT_DATA])
+    doc = yaml.safe_load(engines.read_text(encoding="utf-8"))["engines"]
+    for engine, family in (("trtllm", "blackwell-ultra"), ("sglang", "blackwell"), ("sglang", "blackwell-ultra")):
+        node = doc[engine]["chips"][family]
+        assert (node["step_overhead"]["value"], node["layer_overhead"]["value"]) == (2.0, 40.0), (engine, family)
+        assert "compute_scale" not in node, (engine, family)
+    assert doc["trtllm"]["chips"]["blackwell"]["compute_scale"]["value"] == 0.9
 
 
 @pytest.mark.parametrize("family", ["hopper", "blackwell"])
@@ -387,3 +422,23 @@ def test_a_closed_loop_keeps_the_users_its_cache_cannot_hold_in_the_queue(catalo
     opened = prepare(catalog, _row(scenario="Server", **figures))
     assert opened.latency_load is not None and opened.latency_load.concurrency < 150
     assert any("the KV caches hold" in n for n in opened.notes)
+
+
+@pytest.mark.parametrize(
+    ("text", "drafts"),
+    [
+        ("No speculative decoding (non-MTP config family).", False),
+        ("--tp 8 (no MTP/speculative flags, no DP-attention)", False),
+        ("MTP off", False),
+        ("speculative decoding: disabled", False),
+        ("without EAGLE", False),
+        ("EAGLE-3, 3 drafted tokens", True),
+        ("Dynamo + TensorRT-LLM (MTP, disaggregated prefill/decode)", True),
+        ("no DP-attention; MTP enabled", True),
+        ("non-MTP baseline vs MTP=3 run", True),
+    ],
+)
+def test_speculative_decoding_read_with_its_negations(text: str, drafts: bool) -> None:
+    """A row that says it does not draft ('non-MTP', 'no MTP/speculative flags', 'MTP off') is not skipped as
+    speculative; one that names a drafter anywhere else is."""
+    assert is_speculative(text) is drafts

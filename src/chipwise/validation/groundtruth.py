@@ -815,9 +815,20 @@ def is_disaggregated(*texts: str) -> bool:
     return bool(re.search(pattern, text, re.IGNORECASE))
 
 
+_DRAFTERS = r"(?:speculative(?:\s+decoding)?|spec[-\s]decod\w*|mtp|eagle-?\d?|draft(?:\s+models?)?|medusa)"
+#: Ways a row says it does NOT draft: 'no speculative decoding', 'non-MTP', 'without EAGLE', 'no MTP/speculative
+#: flags', 'MTP off', 'speculative decoding: disabled'
+_NOT_DRAFTING = (
+    rf"\b(?:no|non|without|w/o)[-\s]+{_DRAFTERS}(?:\s*(?:/|,|or|and)\s*{_DRAFTERS})*",
+    rf"\b{_DRAFTERS}\s*[:=]?\s*(?:off|disabled|none|false)\b",
+)
+
+
 def is_speculative(*texts: str) -> bool:
     """Speculative decoding (EAGLE, draft model, MTP, Medusa) is mentioned and not negated."""
-    text = re.sub(r"\b(?:no|without)\s+speculative\s+decoding", " ", " ".join(texts), flags=re.IGNORECASE)
+    text = " ".join(texts)
+    for pattern in _NOT_DRAFTING:
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
     return bool(re.search(r"speculat|eagle|\bdraft\b|\bMTP\b|medusa", text, re.IGNORECASE))
 
 
