@@ -11,7 +11,7 @@ import yaml
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import engine_profile
-from chipwise.validation.groundtruth import is_speculative
+from chipwise.validation.groundtruth import is_speculative, normalize_scenario
 from chipwise.validation.serving import (
     MLPERF_DATASETS,
     _length_dist,
@@ -442,3 +442,19 @@ def test_speculative_decoding_read_with_its_negations(text: str, drafts: bool) -
     """A row that says it does not draft ('non-MTP', 'no MTP/speculative flags', 'MTP off') is not skipped as
     speculative; one that names a drafter anywhere else is."""
     assert is_speculative(text) is drafts
+
+
+@pytest.mark.parametrize(
+    ("text", "scenario"),
+    [
+        ("sglang.bench_serving ShareGPT, closed loop, max 100 concurrent requests ('Throughput-Sensitive Benchmark')",
+         "closed_loop"),
+        ("InferenceX benchmark_serving closed-loop sweep, 8 concurrent requests", "closed_loop"),
+        ("offline max-throughput (all requests queued at once)", "offline"),
+        ("trtllm-bench throughput", "offline"),
+    ],
+)  # fmt: skip
+def test_a_stated_closed_loop_wins_over_the_word_throughput(text: str, scenario: str) -> None:
+    """A sweep point that says it ran a closed loop of concurrent requests is one, even when its benchmark is
+    titled for throughput; a throughput run without a concurrency stays offline."""
+    assert normalize_scenario(text, None) == scenario

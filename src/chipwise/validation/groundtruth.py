@@ -1035,7 +1035,7 @@ def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
         return "single"
     if "production" in s:
         return "server"
-    if re.search(r"max concurrency|concurrent users|guidellm throughput", s):
+    if re.search(r"max concurrency|concurrent (?:users|requests)|closed[- ]loop|guidellm throughput", s):
         return "closed_loop"
     if re.search(r"throughput|saturat|offline", s) and "optimized" not in s:
         return "offline"
