@@ -298,21 +298,20 @@ def _figure(
     }
 
 
-#: Figures one engine takes from another's fit (engines.yaml gives the reason): (follower, chip family or None for
-#: every family) -> (leader, figures). A refit of the leader carries the values over.
-SHARED_FIGURES: dict[tuple[str, str | None], tuple[str, tuple[str, ...]]] = {
-    ("sglang", None): ("trtllm", ("step_overhead", "layer_overhead")),
+#: Figures that follow another group's fit (engines.yaml gives each reason): (follower engine, follower family) ->
+#: (leader engine, leader family, figures). A refit of the leader writes the values over.
+_FIXED = ("step_overhead", "layer_overhead")
+SHARED_FIGURES: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
+    # SGLang replays CUDA graphs like TensorRT-LLM, and runs one user at Blackwell's fixed costs on Hopper too
+    **{("sglang", f): ("trtllm", "blackwell", _FIXED) for f in ("hopper", "blackwell", "blackwell-ultra")},
+    # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software
+    ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", (*_FIXED, "sequence_overhead")),
+    # on Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too
     ("neuron", "trainium2"): (
         "vllm-neuron",
+        "trainium2",
         ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead"),
     ),
-}
-
-
-#: Chip families that take another family's fitted fixed costs on every engine: (leader family, names). A Blackwell
-#: Ultra chip runs Blackwell's kernel families, engine loop and host software (engines.yaml says what was measured).
-FAMILY_FIXED_COSTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "blackwell-ultra": ("blackwell", ("step_overhead", "layer_overhead", "sequence_overhead")),
 }
 
 
@@ -333,15 +332,9 @@ def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]
         assert isinstance(values, dict)
         for name, value in values.items():
             node[name] = _figure(name, float(value), info, engine, family, data)
-        chips = engines[engine]["chips"]
-        families = [family] + [f for f, (leader, _) in FAMILY_FIXED_COSTS.items() if leader == family and f in chips]
-        for f in families[1:]:
-            _carry(node, chips[f], FAMILY_FIXED_COSTS[f][1])
-        for (follower, only), (leader, names) in SHARED_FIGURES.items():
-            if engine != leader or only not in (None, family):
-                continue
-            for f in families:
-                _carry(chips.get(f, {}), engines.get(follower, {}).get("chips", {}).get(f, {}), names)
+        for (follower, ffamily), (leader, lfamily, names) in SHARED_FIGURES.items():
+            if (leader, lfamily) == (engine, family):
+                _carry(node, engines.get(follower, {}).get("chips", {}).get(ffamily, {}), names)
     body = yaml.safe_dump({"engines": engines}, sort_keys=False, width=120, allow_unicode=True)
     ENGINES_YAML.write_text(head + "\n" + body, encoding="utf-8")
 
