@@ -29,6 +29,30 @@ def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]
 
 
+def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every chip and system id stays whole at the start of its row on an 80-column terminal, figures in the unit
+    their header names (H100: 0.989 bf16 PFLOP/s, 3.35 TB/s), projected systems starred."""
+    data = run_json(capsys, ["catalog", "list", "--json"])
+    assert run(["catalog", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in "".join(lines)
+    firsts = {line.split()[0] for line in lines if line.strip()}
+    assert {c["id"] for c in data["chips"]} | {s["id"] for s in data["systems"]} <= firsts
+    h100 = next(line.split() for line in lines if line.startswith("h100-sxm "))
+    assert h100[2:6] == ["-", "1.98", "0.989", "85.5"] and h100[6] == "3.35"
+    assert any(line.startswith("trn4-ultraserver *") for line in lines)
+
+
+def test_model_list_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every preset's id stays whole at the start of its row on an 80-column terminal (names and aliases wrap)."""
+    ids = [m["id"] for m in run_json(capsys, ["model", "list", "--json"])["models"]]
+    assert run(["model", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in "".join(lines)
+    firsts = {line.split()[0] for line in lines if line.strip()}
+    assert set(ids) <= firsts
+
+
 def test_model_show_json(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, ["model", "show", "deepseek-v3", "--json", "--seq-len", "4096"])
     assert data["params_total"] == pytest.approx(671e9, rel=0.01)

@@ -28,6 +28,11 @@ def _sig(x: float, digits: int) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def significant(value: float, digits: int = 3) -> str:
+    """A bare number to `digits` significant figures, with thousands separators: '0.312', '4.50', '1,979'."""
+    return _sig(value, digits)
+
+
 def flops(value: float) -> str:
     return _scaled(value, [(1e18, "EFLOP/s"), (1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1.0, "FLOP/s")])
 

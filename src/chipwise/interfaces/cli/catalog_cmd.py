@@ -18,6 +18,7 @@ from chipwise.interfaces.cli.common import (
     JsonFlag,
     SetFigures,
     catalog_from,
+    compact_table,
     console,
     print_json,
 )
@@ -108,6 +109,29 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
     }
 
 
+#: The chip table's figure columns, each in one unit named in its header: header -> SI units per displayed unit
+CHIP_COLUMNS = {
+    "fp4\nPFLOP/s": 1e15,
+    "fp8\nPFLOP/s": 1e15,
+    "bf16\nPFLOP/s": 1e15,
+    "HBM\nGB": 1e9,
+    "HBM\nTB/s": 1e12,
+    "TDP\nkW": 1e3,
+    "up\nGB/s": 1e9,
+    "out\nGB/s": 1e9,
+}
+
+
+def _status(status: str) -> str:
+    """'spec', or a projected or announced entry flagged in yellow and abbreviated to fit a narrow table."""
+    return status if status == "spec" else f"[yellow]{status[:4]}.[/]"
+
+
+def _in_unit(fig: Figure | None, scale: float) -> str:
+    """A figure in its column's unit to three significant figures ('-' where the catalog has none)."""
+    return "-" if fig is None else fmt.significant(fig.si / scale)
+
+
 def _fig_cell(fig: Figure | None, render: Any) -> str:
     if fig is None:
         return "-"
@@ -133,55 +157,27 @@ def list_(
             }
         )
         return
-    table = Table(title="Chips (dense peak FLOP/s; link bandwidths per chip and direction)", header_style="bold")
-    for col in (
-        "id",
-        "name",
-        "status",
-        "fp4",
-        "fp8",
-        "bf16",
-        "HBM",
-        "HBM BW",
-        "TDP",
-        "scale-up",
-        "scale-out",
-        "year",
-    ):
-        table.add_column(col, justify="left" if col in ("id", "name", "status") else "right")
+    table = compact_table(
+        "Chips (dense peak; links per chip and direction; 'chipwise catalog show ID' for names, figures and sources)"
+    )
+    for col in ("id", "status", *CHIP_COLUMNS, "year"):
+        table.add_column(col, justify="left" if col in ("id", "status") else "right", no_wrap=True)
     for cid, c in cat.chips.items():
-        status = c.status if c.status == "spec" else f"[yellow]{c.status}[/]"
-        table.add_row(
-            cid,
-            c.name,
-            status,
-            _fig_cell(c.flops.get("fp4"), fmt.flops),
-            _fig_cell(c.flops.get("fp8"), fmt.flops),
-            _fig_cell(c.flops.get("bf16"), fmt.flops),
-            _fig_cell(c.hbm_capacity, fmt.bytes_),
-            _fig_cell(c.hbm_bandwidth, fmt.bandwidth),
-            _fig_cell(c.tdp, fmt.power),
-            _fig_cell(c.scaleup_bandwidth, fmt.bandwidth),
-            _fig_cell(c.scaleout_bandwidth, fmt.bandwidth),
-            str(c.launch_year.value) if c.launch_year else "-",
-        )
+        figures = (c.flops.get("fp4"), c.flops.get("fp8"), c.flops.get("bf16"), c.hbm_capacity, c.hbm_bandwidth,
+                   c.tdp, c.scaleup_bandwidth, c.scaleout_bandwidth)  # fmt: skip
+        cells = [_in_unit(f, scale) for f, scale in zip(figures, CHIP_COLUMNS.values(), strict=True)]
+        year = f"{float(c.launch_year.value):.0f}" if c.launch_year else "-"
+        table.add_row(cid, _status(c.status), *cells, year)
     console.print(table)
-    systems = Table(title="Systems", header_style="bold")
-    for col in ("id", "name", "chip", "chips", "scale-up", "scale-out", "power", "status"):
-        systems.add_column(col)
+    console.print()
+    systems = compact_table("Systems (* projected: announced, not shipping)")
+    for col in ("id", "chip", "chips", "scale-up", "scale-out", "kW"):
+        systems.add_column(col, justify="right" if col in ("chips", "kW") else "left", no_wrap=True)
     for sid, s in cat.systems.items():
         dims = "x".join(str(d) for d in s.scaleup.dims)
-        up = f"{s.scaleup.kind} {s.scaleup.size}" + (f" ({dims})" if dims else "")
-        systems.add_row(
-            sid,
-            s.name,
-            s.chip,
-            str(s.chips),
-            up,
-            s.scaleout.fabric,
-            _fig_cell(s.power, fmt.power),
-            s.status if s.status == "spec" else f"[yellow]{s.status}[/]",
-        )
+        up = f"torus {dims}" if s.scaleup.kind == "torus" and dims else f"{s.scaleup.kind} {s.scaleup.size}"
+        ident = sid if s.status == "spec" else f"{sid} [yellow]*[/]"
+        systems.add_row(ident, s.chip, str(s.chips), up, s.scaleout.fabric, _in_unit(s.power, 1e3))
     console.print(systems)
     if sources:
         _print_sources(cat, [(cid, _figures(c)) for cid, c in cat.chips.items()])

@@ -11,7 +11,9 @@ from typing import Annotated, Any
 
 import numpy as np
 import typer
+from rich import box
 from rich.console import Console
+from rich.table import Table
 
 from chipwise.catalog.loader import Catalog, load_catalog
 
@@ -72,3 +74,10 @@ def projected_banner(names: Sequence[str]) -> None:
             f"[bold yellow]PROJECTED:[/] {', '.join(sorted(set(names)))} - announced, not shipping; figures derived "
             "from announced ratios or estimated (see 'chipwise catalog show ID --sources')."
         )
+
+
+def compact_table(title: str) -> Table:
+    """A listing narrow enough for an 80-column terminal: no vertical rules (a blank between columns), the title
+    printed above it at the terminal's width rather than the table's; headers may take two lines."""
+    console.print(f"[bold]{title}[/]")
+    return Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=0, show_edge=False)

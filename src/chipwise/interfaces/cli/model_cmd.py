@@ -13,6 +13,7 @@ from chipwise.interfaces.cli.common import (
     JsonFlag,
     SetFigures,
     catalog_from,
+    compact_table,
     console,
     print_json,
 )
@@ -32,10 +33,13 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
     if as_json:
         print_json({"models": rows})
         return
-    table = Table(title="Model presets (Hugging Face config.json form)", header_style="bold")
-    for col in ("id", "name", "arch", "attention", "total", "active", "layers", "aliases"):
-        table.add_column(col, justify="right" if col in ("total", "active", "layers") else "left", overflow="fold")
+    table = compact_table("Model presets (Hugging Face config.json form; 'chipwise model show ID' for one)")
+    for col in ("id", "name", "arch", "attn", "total", "active", "layers", "alias"):
+        numeric = col in ("total", "active", "layers")
+        wraps = col in ("name", "alias")
+        table.add_column(col, justify="right" if numeric else "left", no_wrap=not wraps, overflow="fold")
     for r in rows:
+        alias = min((a for a in r["aliases"] if a.lower() != r["id"].lower()), key=len, default="")
         table.add_row(
             r["id"],
             r["name"],
@@ -44,7 +48,7 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
             fmt.count(r["params_total"]),
             fmt.count(r["params_active"]),
             str(r["layers"]),
-            ", ".join(r["aliases"][:3]),
+            alias,
         )
     console.print(table)
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich import box
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import console, print_json, projected_banner
+from chipwise.interfaces.cli.common import compact_table, console, print_json, projected_banner
 from chipwise.planner.serving import predict_serving
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.simulate import NEAR_CAPACITY
@@ -141,13 +140,6 @@ def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources:
     return result
 
 
-def _ranking_table(title: str) -> Table:
-    """A plan-serve table narrow enough for an 80-column terminal: no vertical rules (a blank between columns),
-    headers on two lines, the title printed above it at the terminal's width rather than the table's."""
-    console.print(f"[bold]{title}[/]")
-    return Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=0, show_edge=False)
-
-
 def _column(table: Table, header: str) -> None:
     """Hardware and plan cells wrap at spaces (a pool per line); figures stay whole."""
     if header in ("hardware", "plan"):
@@ -162,7 +154,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     if fronts:
         print_fronts(report)
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
-    table = _ranking_table(
+    table = compact_table(
         f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
         f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices)"
     )
@@ -187,7 +179,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     console.print(table)
     if report["verified"]:
         console.print()
-        vt = _ranking_table("Simulated check of the cheapest options")
+        vt = compact_table("Simulated check of the cheapest options")
         units = {m: fmt.latency_unit([v[m].get("p99") for v in report["verified"]]) for m in ("ttft_s", "tpot_s")}
         for c in ("hardware", "plan", "chips", "SLO", "tok/s\n/chip", f"TTFT ({units['ttft_s'][1]})\np50/p90/p99",
                   f"TPOT ({units['tpot_s'][1]})\np50/p90/p99", "$/M\nout tok"):  # fmt: skip
@@ -237,7 +229,7 @@ def print_fronts(report: dict[str, Any]) -> None:
 
     fronts = sorted(report["pareto"].items(), key=lambda kv: -best(kv[1], budgets[-1]))
     projected = {r["hardware"] for r in report["results"] if r.get("projected")}
-    table = _ranking_table(
+    table = compact_table(
         f"Pareto fronts: output tok/s per chip within a TPOT budget ({report['precision']}, saturated replicas)"
     )
     table.add_column("hardware", no_wrap=True)
