@@ -29,6 +29,19 @@ def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]
 
 
+def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """The training ranking prints in two tables that fit an 80-column terminal (time and money, then the plans),
+    every figure whole, the options in the JSON's order in both."""
+    argv = ["plan", "train", "--model", "llama-3.1-70b", "--tokens", "1T", "--hardware", "h100-sxm,trn2,b200,trn4"]
+    order = [r["hardware"] for r in run_json(capsys, [*argv, "--json"])["results"]]
+    assert run(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in "".join(lines)
+    rows = [line.split() for line in lines if line[:2].strip().isdigit()]
+    assert [r[1] for r in rows] == order + order
+    assert any("trn4 *" in line for line in lines) and any(line.startswith("Their plans") for line in lines)
+
+
 def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
     """Every chip and system id stays whole at the start of its row on an 80-column terminal, figures in the unit
     their header names (H100: 0.989 bf16 PFLOP/s, 3.35 TB/s), projected systems starred."""

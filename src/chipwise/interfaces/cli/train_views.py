@@ -8,55 +8,61 @@ from typing import Any
 from rich.table import Table
 
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import console, projected_banner
+from chipwise.interfaces.cli.common import compact_table, console, projected_banner
 from chipwise.train.explain import BREAKDOWN_LABELS
 
 
-def ranking_table(report: dict[str, Any]) -> Table:
-    objective = report["objective"]
-    title = (
+def _title(report: dict[str, Any]) -> str:
+    return (
         f"{report['model']} on {report['chips']:,} chips, {report['precision']}"
         + (f", {fmt.count(report['tokens'])} tokens" if report.get("tokens") else "")
-        + f" - ranked by {objective} ({report['pricing']} prices)"
+        + f" - ranked by {report['objective']} ({report['pricing']} prices)"
     )
-    table = Table(title=title, header_style="bold", show_lines=False)
-    cols = [
-        "#",
-        "hardware",
-        "time to train",
-        "goodput",
-        "expected",
-        "step",
-        "tok/s/chip",
-        "MFU",
-        "mem/chip",
-        "plan",
-        "cost",
-        "$/Mtok",
-        "energy",
-        "CO2e",
-    ]
-    for c in cols:
-        table.add_column(c, justify="left" if c in ("hardware", "plan") else "right", overflow="fold")
-    for i, r in enumerate(report["results"], start=1):
-        name = r["hardware"] + (" [yellow](proj.)[/]" if r.get("projected") else "")
+
+
+def _columns(table: Table, headers: tuple[str, ...]) -> None:
+    for c in headers:
+        wraps = c == "plan"
+        table.add_column(c, justify="left" if c in ("hardware", "plan") else "right", no_wrap=not wraps)
+
+
+def _hardware(r: dict[str, Any]) -> str:
+    return str(r["hardware"]) + (" [yellow]*[/]" if r.get("projected") else "")
+
+
+def print_ranking_tables(report: dict[str, Any]) -> None:
+    """The ranking in two tables narrow enough for an 80-column terminal: time and money first, then each plan
+    with its step, memory, goodput, energy and carbon (same order, same numbers)."""
+    table = compact_table(_title(report))
+    _columns(table, ("#", "hardware", "time to\ntrain", "expected", "MFU", "tok/s\n/chip", "cost", "$/Mtok"))
+    results = report["results"]
+    for i, r in enumerate(results, start=1):
         table.add_row(
             str(i),
-            name,
+            _hardware(r),
             fmt.duration(r["time_to_train_s"]) if r.get("time_to_train_s") else "-",
-            _goodput(r.get("goodput")),
             fmt.duration(r["expected_time_to_train_s"]) if r.get("expected_time_to_train_s") else "-",
-            fmt.duration(r["step_time_s"]),
-            f"{r['tokens_per_s_per_chip']:,.0f}",
             fmt.percent(r["mfu"]),
-            f"{r['memory_per_chip_gib']:.0f} GiB",
-            fmt.plan(r["plan"]),
+            f"{r['tokens_per_s_per_chip']:,.0f}",
             fmt.usd(_expected(r, "cost_usd")),
             _per_mtok(_expected(r, "usd_per_million_tokens")),
-            fmt.energy(_expected(r, "energy_j")),
-            fmt.carbon(_expected(r, "co2e_kg")),
         )
-    return table
+    console.print(table)
+    console.print()
+    plans = compact_table("Their plans")
+    _columns(plans, ("#", "hardware", "plan", "step", "mem\n/chip", "goodput", "energy", "CO2e"))
+    for i, r in enumerate(results, start=1):
+        plans.add_row(
+            str(i),
+            _hardware(r),
+            fmt.plan(r["plan"]),
+            fmt.duration(r["step_time_s"]),
+            f"{r['memory_per_chip_gib']:.0f} GiB",
+            _goodput(r.get("goodput")),
+            fmt.energy(_expected(r, "energy_j")),
+            fmt.carbon(_expected(r, "co2e_kg")).replace(" CO2e", ""),
+        )
+    console.print(plans)
 
 
 def _expected(r: dict[str, Any], key: str) -> float:
@@ -76,7 +82,7 @@ def _per_mtok(v: float) -> str:
 
 
 def print_ranking(report: dict[str, Any]) -> None:
-    console.print(ranking_table(report))
+    print_ranking_tables(report)
     s = report["search"]
     console.print(
         f"searched {s['evaluated']:,} plans ({s['feasible']:,} fit in memory) in {s['seconds']:.2f} s", style="dim"
