@@ -17,6 +17,7 @@ from chipwise.interfaces.cli.common import (
     JsonFlag,
     SetFigures,
     catalog_from,
+    compact_table,
     console,
     err_console,
     print_json,
@@ -29,10 +30,6 @@ HardwareOpt = Annotated[
     str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
 ]
 SloOpt = Annotated[str, typer.Option("--slo", help="Latency targets with units, e.g. ttft_p99=2s,tpot_p99=50ms.")]
-
-
-def _ms(seconds: float) -> str:
-    return "-" if not math.isfinite(seconds) else f"{seconds * 1e3:,.0f} ms"
 
 
 def fleet(
@@ -73,18 +70,20 @@ def print_fleet(r: dict[str, Any]) -> None:
     buckets = ", ".join(
         f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {b['rate']:g}/s" for b in r["buckets"]
     )
-    slo = ", ".join(f"{k} {_ms(v)}" for k, v in r["slo"].items())
-    table = Table(title=f"{r['model']}: cheapest fleet for {buckets} within {slo}", header_style="bold")
-    for col in ("instance type", "count", "chips", "$/hour", "busy", "cap. used", "routed req/s", "replay p99"):
-        table.add_column(col, justify="left" if col in ("instance type", "routed req/s", "replay p99") else "right")
+    slo = ", ".join(f"{k} {fmt.latency(v)}" for k, v in r["slo"].items())
+    table = compact_table(f"{r['model']}: cheapest fleet for {buckets} within {slo}")
+    for col in ("instance type", "count", "chips", "$/hour", "busy", "cap.\nused", "routed\nreq/s",
+                "replay\nSLO", "TTFT\np99", "TPOT\np99"):  # fmt: skip
+        wraps = col in ("instance type", "routed\nreq/s")
+        table.add_column(col, justify="left" if wraps or col == "replay\nSLO" else "right", no_wrap=not wraps)
     for f in r["fleet"]:
         routed = ", ".join(f"{k} {v:.1f}" for k, v in f["routed_requests_per_s"].items() if v > 0)
         rp = f.get("replay")
-        verdict = "-"
+        verdict, ttft, tpot = "-", math.nan, math.nan
         if rp:
             ttft = max(b["ttft_p99_s"] for b in rp["buckets"].values())
             tpot = max(b["tpot_p99_s"] for b in rp["buckets"].values())
-            verdict = ("[green]met[/]" if rp["slo_met"] else "[red]missed[/]") + f" TTFT {_ms(ttft)} TPOT {_ms(tpot)}"
+            verdict = "[green]met[/]" if rp["slo_met"] else "[red]missed[/]"
         table.add_row(
             f["type"],
             str(f["instances"]),
@@ -94,6 +93,8 @@ def print_fleet(r: dict[str, Any]) -> None:
             fmt.percent(f["capacity_derate"]),
             routed,
             verdict,
+            fmt.latency(ttft),
+            fmt.latency(tpot),
         )
     console.print(table)
     console.print(
