@@ -51,6 +51,19 @@ def test_single_request_by_hand(h100_setup: ReplicaSetup) -> None:
     assert (r["finish"][0] - r["first"][0]) / (O - 1) == pytest.approx(decode / k, rel=1e-12)
 
 
+def test_front_end_latency_adds_to_ttft_only(h100_setup: ReplicaSetup) -> None:
+    """A serving front end (vLLM's API server: 30 ms, engines.vllm.request_overhead) delays when the scheduler
+    sees a request: TTFT = front end + prefill, and decoding is untouched."""
+    st_ = h100_setup.steps
+    ones = np.ones(1, dtype=np.int64)
+    deployment = Deployment((h100_setup.pool(1),), front_latency_s=0.030)
+    r = simulate(deployment, ones * I, ones * O, ones * 0, np.zeros(1)).requests
+    prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
+    assert r["first"][0] - r["arrival"][0] == pytest.approx(0.030 + prefill, rel=1e-12)
+    base = _run(h100_setup, [0.0]).requests
+    assert r["finish"][0] - r["first"][0] == pytest.approx(base["finish"][0] - base["first"][0], rel=1e-12)
+
+
 def test_simulator_agrees_with_closed_form_at_batch_one(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
     """The simulated TPOT of one request equals the mean of serve.iteration's decode steps over its context."""
     s = h100_setup

@@ -461,3 +461,19 @@ def test_a_stated_closed_loop_wins_over_the_word_throughput(text: str, scenario:
     """A sweep point that says it ran a closed loop of concurrent requests is one, even when its benchmark is
     titled for throughput; a throughput run without a concurrency stays offline."""
     assert normalize_scenario(text, None) == scenario
+
+
+def test_vllm_front_end_in_its_ttft_but_not_under_mlperf(catalog: Catalog) -> None:
+    """vLLM's OpenAI front end costs about 30 ms of every TTFT (engines.yaml gives the three measurements); MLPerf's
+    LoadGen drives the engine in process, so its rows run without it; TensorRT-LLM and SGLang carry none."""
+    assert engine_profile(catalog, "vllm", "hopper").request_overhead_s == pytest.approx(0.030)
+    assert engine_profile(catalog, "trtllm", "hopper").request_overhead_s == 0.0
+    mlperf = prepare(catalog, _row(id="M1", source_family="MLPerf Inference v5.1", chip="h100-sxm", num_chips="8",
+                                   serving_engine="vLLM 0.9.0", scenario="Server", requests_per_s="10",
+                                   input_len="1024", output_len="256", output_tokens_per_s_per_chip="300"))  # fmt: skip
+    served = prepare(catalog, _row(id="V1", source_family="vLLM docs", chip="h100-sxm", num_chips="8",
+                                   serving_engine="vLLM 0.9.0", scenario="closed loop, 8 concurrent requests",
+                                   batch_or_concurrency="concurrency=8", input_len="1024", output_len="256",
+                                   output_tokens_per_s_per_chip="300"))  # fmt: skip
+    assert mlperf.setup.pools[0].setup.engine.request_overhead_s == 0.0
+    assert served.setup.pools[0].setup.engine.request_overhead_s == pytest.approx(0.030)

@@ -76,12 +76,16 @@ class EngineProfile:
     #: checks, detokenising and streaming it), on an x86 DGX-class host
     sequence_overhead_s: float = 0.0
     #: the deployment's host CPU time relative to an x86 DGX host (System.host_overhead); multiplies the host-side
-    #: costs: step, per-sequence, prefill-graph, host-sampling and eager-launch overheads
+    #: costs: step, per-sequence, prefill-graph, host-sampling, eager-launch and per-request front-end overheads
     host_factor: float = 1.0
     #: host time per kernel an iteration launches eagerly (no CUDA graph): iterations that carry prompt tokens on
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
     #: (serve.iteration.eager_launches); 0 where prefill is compiled or graphed, or not measured
     eager_launch_s: float = 0.0
+    #: time a request spends in the serving front end outside the engine loop (HTTP, tokenising, the hop to the
+    #: engine process and back for its first token), on an x86 host: part of TTFT and end-to-end latency that
+    #: occupies no accelerator
+    request_overhead_s: float = 0.0
 
     def on_host(self, factor: float) -> EngineProfile:
         """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""
@@ -96,6 +100,11 @@ class EngineProfile:
     def host_sequence_s(self) -> float:
         """Host time per sampled sequence of an iteration on this profile's host."""
         return self.sequence_overhead_s * self.host_factor
+
+    @property
+    def host_request_s(self) -> float:
+        """Front-end time per request on this profile's host."""
+        return self.request_overhead_s * self.host_factor
 
     @property
     def host_eager_launch_s(self) -> float:
@@ -180,6 +189,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         moe_compiled=num("moe_compiled") > 0.5,
         prefill_overhead_s=num("prefill_overhead"),
         eager_launch_s=num("eager_launch"),
+        request_overhead_s=num("request_overhead"),
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),

@@ -503,6 +503,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if host_sampling(row):
         eng = replace(eng, host_sampling=True)
         notes.append("tokens sampled on the host (CPU sampling): the logits of every compiled slot go to the CPU")
+    if eng.request_overhead_s > 0 and row.source_family.lower().startswith("mlperf"):
+        # MLPerf's LoadGen drives the engine in process: no HTTP server or tokenising front end between them
+        eng = replace(eng, request_overhead_s=0.0)
     cores = system.chip.cores_per_chip
     prefill_pool = row.prefill_pool
     ranks = row.num_chips * cores - (prefill_pool[0] * prefill_pool[1] * prefill_pool[4] if prefill_pool else 0)

@@ -46,6 +46,8 @@ class Deployment:
     router: str = "least_loaded"
     transfer_latency_s: float = 0.0
     transfer_s_per_token: float = 0.0
+    #: a request reaches the first pool's scheduler this long after it is sent (the serving front end)
+    front_latency_s: float = 0.0
 
     @property
     def disaggregated(self) -> bool:
@@ -96,7 +98,13 @@ def simulate(
             return
         state["issued"] = i + 1
         req.arrival[i] = t
-        route(pools[0], t, i)
+        if deployment.front_latency_s > 0:
+            kernel.at(t + deployment.front_latency_s, enter, i)
+        else:
+            route(pools[0], t, i)
+
+    def enter(t: float, rid: int) -> None:
+        route(pools[0], t, rid)
 
     def route(pool: list[Replica], t: float, rid: int) -> None:
         router = routers[id(pool)]
