@@ -59,8 +59,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['kv_precision']} KV cache - {r['load']['label']}",
         show_header=False,
     )
-    head.add_column("figure")
-    head.add_column("value", justify="right")
+    head.add_column("figure", no_wrap=True, style="bold")
+    head.add_column("value")
     if plan.get("disaggregated"):
         for role in ("prefill", "decode"):
             p = plan[role]

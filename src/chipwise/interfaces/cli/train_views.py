@@ -111,8 +111,8 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         show_header=False,
         header_style="bold",
     )
-    head.add_column("figure")
-    head.add_column("value", justify="right")
+    head.add_column("figure", no_wrap=True, style="bold")
+    head.add_column("value")
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
     head.add_row("step time", fmt.duration(r["step_time_s"]))
     head.add_row("throughput", f"{r['tokens_per_s']:,.0f} tokens/s ({r['tokens_per_s_per_chip']:,.0f} per chip)")
