@@ -219,16 +219,21 @@ def _step_panel(r: Mapping[str, Any]) -> Panel:
     if not breakdown:
         raise ChipwiseError("the result has no step-time breakdown to plot. Fix: plot a training prediction.")
     step = float(r.get("step_time_s") or sum(breakdown.values()))
-    items = sorted(breakdown.items(), key=lambda kv: -kv[1])
     return Panel(
         title=f"step time {fmt.duration(step)}",
         x_label="seconds per step",
-        bars=Bars(
-            [BREAKDOWN_LABELS.get(k, k) for k, _ in items],
-            [v for _, v in items],
-            FRONT,
-            [f"{fmt.duration(v)} ({fmt.percent(v / step)})" for _, v in items],
-        ),
+        bars=_time_shares(breakdown, BREAKDOWN_LABELS, step, 1.0, FRONT),
+    )
+
+
+def _time_shares(parts: Mapping[str, float], labels: Mapping[str, str], total: float, scale: float, color: str) -> Bars:
+    """Where a step's time goes, largest first: each part's time (x `scale` on the axis) and its share of `total`."""
+    items = sorted(parts.items(), key=lambda kv: -kv[1])
+    return Bars(
+        [labels.get(k, k) for k, _ in items],
+        [scale * v for _, v in items],
+        color,
+        [f"{fmt.duration(v)} ({fmt.percent(v / total)})" for _, v in items],
     )
 
 
@@ -483,16 +488,10 @@ def _iteration_panel(r: Mapping[str, Any]) -> Panel:
     if not parts:
         raise ChipwiseError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
     total = sum(parts.values())
-    items = sorted(parts.items(), key=lambda kv: -kv[1])
     return Panel(
         title=f"a steady iteration: {fmt.duration(total)}",
         x_label="ms per iteration",
-        bars=Bars(
-            [COMPONENT_LABELS.get(k, k) for k, _ in items],
-            [1e3 * v for _, v in items],
-            PALETTE[1],
-            [f"{fmt.duration(v)} ({fmt.percent(v / total)})" for _, v in items],
-        ),
+        bars=_time_shares(parts, COMPONENT_LABELS, total, 1e3, PALETTE[1]),
     )
 
 

@@ -334,8 +334,9 @@ def at_rate(
         held = (est.cand.adp > 0) & (b >= ranks)
         gather = (ranks - 1.0) / (2.0 * np.maximum(lam, 1e-12))
         wait = wait + np.where(held, np.minimum(gather, eng.adp_balance_timeout_iters * tpot), 0.0)
-    ttft = est.prefill_s + tpot + wait + eng.host_request_s
-    ttft_p99 = est.prefill_s + tpot + TAIL_FACTOR * wait + eng.host_request_s
+    first = est.prefill_s + tpot + eng.host_request_s  # a lone prompt's first token, the front end included
+    ttft = first + wait
+    ttft_p99 = first + TAIL_FACTOR * wait
     over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION)
     return Operating(
         batch=b,

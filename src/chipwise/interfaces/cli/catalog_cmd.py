@@ -132,12 +132,6 @@ def _in_unit(fig: Figure | None, scale: float) -> str:
     return "-" if fig is None else fmt.significant(fig.si / scale)
 
 
-def _fig_cell(fig: Figure | None, render: Any) -> str:
-    if fig is None:
-        return "-"
-    return str(render(fig.si))
-
-
 @app.command("list")
 def list_(
     catalog_files: CatalogFiles = None,
