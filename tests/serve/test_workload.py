@@ -44,6 +44,21 @@ def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:
     assert needle in str(exc.value) and "\n" not in str(exc.value)
 
 
+def test_inline_scenarios_in_json_or_yaml_flow_style() -> None:
+    flow = load_scenario(
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, offline: true, input_tokens: 100,"
+        " output_tokens: 10}"
+    )
+    assert isinstance(flow, ServeScenario) and flow.offline
+    js = load_scenario(
+        '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "offline": true,'
+        ' "input_tokens": 100, "output_tokens": 10, "requests": 1e3}'
+    )
+    assert isinstance(js, ServeScenario) and js.requests == 1000  # JSON's 1e3, which YAML 1.1 reads as text
+    with pytest.raises(ChipwiseError, match=r"not valid YAML or JSON \(line 1\)"):
+        load_scenario("{kind: serve, model: [llama")
+
+
 def test_length_distributions_have_their_mean() -> None:
     rng = np.random.default_rng(0)
     for spec in (

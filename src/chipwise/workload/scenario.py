@@ -72,6 +72,17 @@ def _fmt(exc: ValidationError, where: str) -> str:
     return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: correct it (the scenario contract is in DESIGN.md)."
 
 
+def _parse(text: str) -> Any:
+    """JSON where the text is JSON (its numbers as JSON reads them, e.g. 1e3), else YAML, flow style included
+    ('{kind: serve, model: llama-3.1-8b}')."""
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            pass
+    return yaml.safe_load(text)
+
+
 def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
     """The raw mapping of a scenario file path or inline YAML/JSON text, and a name for error messages."""
     path = Path(source)
@@ -85,7 +96,7 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
     else:
         text, where = source, "inline scenario"
     try:
-        data = json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+        data = _parse(text)
     except (yaml.YAMLError, json.JSONDecodeError) as exc:
         mark = getattr(exc, "problem_mark", None)
         line = (
