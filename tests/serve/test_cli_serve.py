@@ -137,6 +137,20 @@ def test_plan_serve_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert tputs == sorted(tputs)
 
 
+def test_serving_weights_default_to_the_released_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
+    """No --precision: DeepSeek-R1 is served as its fp8 checkpoint, gpt-oss as mxfp4, Llama in bf16; a stated
+    precision (an engine's name for it too) wins."""
+    load = ["--offline", "--input-tokens", "1000", "--output-tokens", "200", "--no-disaggregated", "--json"]
+    for model, hw, want in (("deepseek-r1", "b200", "fp8"), ("gpt-oss-20b", "h100-sxm", "mxfp4"),
+                            ("llama-3.1-8b", "h100-sxm", "bf16")):  # fmt: skip
+        data = run_json(capsys, ["plan", "serve", "--model", model, "--hardware", hw, *load])
+        assert data["precision"] == want == data["best"]["plan"]["both"]["weight_precision"], model
+    data = run_json(
+        capsys, ["plan", "serve", "--model", "deepseek-r1", "--hardware", "b200", "--precision", "NVFP4", *load]
+    )
+    assert data["precision"] == "fp4"
+
+
 def test_slo_parsing() -> None:
     assert parse_slo("ttft_p99=2s,tpot_p99=50ms,e2e_p90=1500us") == {
         "ttft_p99": 2.0,

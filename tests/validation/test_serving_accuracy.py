@@ -160,6 +160,17 @@ def test_a_precision_the_publication_states_elsewhere_is_used(catalog: Catalog) 
     assert (row.weight_precision, row.kv_precision) == ("fp8", "fp8")
 
 
+def test_a_row_silent_on_precision_runs_the_released_checkpoint(catalog: Catalog) -> None:
+    """Nothing states the weights: DeepSeek-R1 runs as its fp8 checkpoint ships (1.34 TB in bf16 would not fit the
+    16 GPUs), Llama in bf16."""
+    silent = {"precision": "", "num_chips": "16", "parallelism": "TP16"}
+    ds = prepare(catalog, _row(**silent, model="DeepSeek-R1", chip="h100-sxm", serving_engine="SGLang"))
+    assert ds.setup.pools[0].setup.plan.weight_precision == "fp8"
+    assert any("checkpoint ships them: fp8" in n for n in ds.notes)
+    llama = prepare(catalog, _row(**silent, model="Llama-3.1-70B-Instruct"))
+    assert llama.setup.pools[0].setup.plan.weight_precision == "bf16"
+
+
 def test_cpu_sampling_rows_sample_on_the_host(catalog: Catalog) -> None:
     """optimum-neuron's 'CPU sampling' configurations send every slot's logits to the host; its default
     (on-device sampling) and the hybrid mode (only the prefill graph's first token on the CPU) do not."""

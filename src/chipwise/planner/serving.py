@@ -762,7 +762,7 @@ def plan_serving(
     input_tokens: int,
     output_tokens: int,
     slo: Mapping[str, float] | None = None,
-    precision: str = "bf16",
+    precision: str = "auto",
     kv_precision: str | None = None,
     engine: str | None = None,
     pricing: str = "on-demand",
@@ -779,7 +779,7 @@ def plan_serving(
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
-    check_weight_precision(precision, model)
+    precision = check_weight_precision(precision, model)
     if kv_precision:
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
     draftings = [_drafting(catalog, model, option) for option in _speculation_options(speculative)]

@@ -43,16 +43,28 @@ STORED_BYTES: dict[str, float] = {
 }
 
 
+#: other names of the formats, as checkpoints and engines spell them
+PRECISION_ALIASES = {"nvfp4": "fp4", "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "e4m3": "fp8"}
+
+
 def check_precision(precision: str, allowed: tuple[str, ...], what: str) -> str:
     p = precision.strip().lower()
+    p = PRECISION_ALIASES.get(p, p)
     if p not in allowed:
         raise ChipwiseError(f"unknown {what} precision '{precision}'. Fix: use one of {', '.join(allowed)}.")
     return p
 
 
+#: the weight precision that stands for the model's checkpoint as released (ModelSpec.released_precision)
+RELEASED = "auto"
+
+
 def check_weight_precision(precision: str, model: ModelSpec) -> str:
-    """The weight precision, checked against the known formats and the model (mxfp4 needs experts to quantise)."""
-    p = check_precision(precision, WEIGHT_PRECISIONS, "weight")
+    """The weight precision, checked against the known formats and the model (mxfp4 needs experts to quantise);
+    'auto' is the checkpoint's own."""
+    if precision.strip().lower() == RELEASED:
+        return model.released_precision
+    p = check_precision(precision, (*WEIGHT_PRECISIONS, RELEASED), "weight")
     if p == "mxfp4" and not model.is_moe:
         raise ChipwiseError(
             f"mxfp4 quantises the MoE experts only (the gpt-oss checkpoint format) and {model.name} has none. "

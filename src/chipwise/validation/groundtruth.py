@@ -739,6 +739,10 @@ SOURCE_PRECISIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
 }
 
 
+#: the note a row gets when nothing states its weights (validation.serving then takes the checkpoint's own)
+UNSTATED_WEIGHTS: Final = "weight precision not stated; assumed bf16"
+
+
 def parse_weight_precision(text: str, notes: list[str]) -> str:
     """Weight precision: 'X weights' > 'weights X' / 'weight storage X' > 'X MoE' > 'model dtype X'."""
     lowered = text.lower()
@@ -763,7 +767,7 @@ def parse_weight_precision(text: str, notes: list[str]) -> str:
     tokens = _precision_tokens(text)
     if tokens:
         return tokens[0]
-    notes.append("weight precision not stated; assumed bf16")
+    notes.append(UNSTATED_WEIGHTS)
     return "bf16"
 
 

@@ -40,6 +40,7 @@ from chipwise.serve.speculation import Speculation, acceptance_for_length, with_
 from chipwise.validation.consistency import self_check
 from chipwise.validation.groundtruth import (
     SKIP_DISAGGREGATED,
+    UNSTATED_WEIGHTS,
     InferenceRow,
     kv_precision_stated,
     parse_positive,
@@ -510,6 +511,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     prefill_pool = row.prefill_pool
     ranks = row.num_chips * cores - (prefill_pool[0] * prefill_pool[1] * prefill_pool[4] if prefill_pool else 0)
     weight = _precision(row.weight_precision)
+    if UNSTATED_WEIGHTS in row.notes and model.released_precision != weight:
+        weight = model.released_precision
+        notes.append(f"weights as {model.name}'s checkpoint ships them: {weight}")
     if weight == "fp4" and model.name in MXFP4_CHECKPOINTS:
         weight = "mxfp4"
         notes.append(f"{model.name} 4-bit weights read as its published MXFP4 checkpoint (experts only)")

@@ -130,6 +130,8 @@ class ModelSpec:
     source: str = ""
     causal: bool = True  # decoder (causal) attention; False for encoders such as BERT
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the weights as the checkpoint ships them (config.json quantization_config): what serving defaults to
+    released_precision: str = "bf16"
 
     # ---- structure -------------------------------------------------------------------------------------
     @property
@@ -271,6 +273,7 @@ class ModelSpec:
             "flops_per_token_fwd_attention": self.attention_flops_per_token_fwd(seq_len),
             "flops_convention": "2 FLOPs per multiply-add; causal attention, mean context (seq_len+1)/2",
             "weight_bytes_bf16": self.weight_bytes(2.0),
+            "released_precision": self.released_precision,
             "kv_bytes_per_token": self.kv_bytes_per_token(2.0),
             "kv_bytes_per_token_precision": "bf16",
             "notes": list(self.notes),
@@ -612,7 +615,19 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
     spec = builder(c, name)
     from dataclasses import replace
 
-    return replace(spec, source=source or where)
+    return replace(spec, source=source or where, released_precision=released_precision(cfg))
+
+
+#: config.json quantization_config quant_method -> the weight precision chipwise prices it as
+RELEASED_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4"}
+
+
+def released_precision(cfg: Mapping[str, Any]) -> str:
+    """The weights a config.json's checkpoint ships: its quantization_config's format where chipwise knows it
+    (DeepSeek-V3/R1 fp8 blocks, gpt-oss mxfp4 experts), else 16-bit."""
+    quant = cfg.get("quantization_config")
+    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
+    return RELEASED_FORMATS.get(method, "bf16")
 
 
 def from_dims(

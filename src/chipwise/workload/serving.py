@@ -143,7 +143,9 @@ class ServeScenario(_Strict):
     model: str
     hardware: str
     chips: IntCount | None = None
-    precision: str = "bf16"
+    #: weights: bf16, fp8, fp4, mxfp4, int4, or 'auto', the checkpoint's own (fp8 for DeepSeek-V3/R1, mxfp4 for
+    #: gpt-oss, 16-bit for the rest)
+    precision: str = "auto"
     kv_precision: str | None = None
     engine: str | None = None
     input_tokens: Annotated[LengthField, BeforeValidator(_length_value)] = 1024

@@ -93,6 +93,7 @@ def show(
     table.add_row("  of which matmuls", f"{data['flops_per_token_fwd_matmul'] / 1e9:,.2f} GFLOP")
     table.add_row("  of which attention (causal)", f"{data['flops_per_token_fwd_attention'] / 1e9:,.2f} GFLOP")
     table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))
+    table.add_row("weights as released (serving's default)", spec.released_precision)
     table.add_row("KV cache per token (bf16)", f"{data['kv_bytes_per_token'] / 1024:,.1f} KiB")
     console.print(table)
     for note in spec.notes:

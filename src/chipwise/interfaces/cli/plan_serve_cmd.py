@@ -67,7 +67,14 @@ def serve(
     hardware: Annotated[
         str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
     ] = "all",
-    precision: Annotated[str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, mxfp4, int4.")] = "bf16",
+    precision: Annotated[
+        str,
+        typer.Option(
+            "--precision",
+            help="Weights: bf16, fp8, fp4, mxfp4, int4, or auto: the checkpoint's own (fp8 for DeepSeek-V3/R1, "
+            "mxfp4 for gpt-oss, bf16 for the rest).",
+        ),
+    ] = "auto",
     kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp8, fp4.")] = None,
     engine: Annotated[
         str | None, typer.Option("--engine", help="trtllm, vllm, sglang, neuron, vllm-neuron (default per vendor).")

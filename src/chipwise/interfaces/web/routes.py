@@ -24,6 +24,7 @@ from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.serving import plan_serving, predict_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
+from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.workload.presets import preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
 from chipwise.workload.serving import load_of
@@ -127,7 +128,7 @@ class PlanServeRequest(BaseModel):
     output_tokens: IntCount = 256
     slo: dict[str, float] = {}
     hardware: list[str] | str = "all"
-    precision: str = "bf16"
+    precision: str = RELEASED
     kv_precision: str | None = None
     engine: str | None = None
     pricing: str = "on-demand"
@@ -203,6 +204,7 @@ def catalog_summary(settings: Settings) -> dict[str, Any]:
         "chips": chips,
         "systems": systems,
         "precisions": list(TRAINING_PRECISIONS),
+        "serving_precisions": [RELEASED, *WEIGHT_PRECISIONS],
         "objectives": list(OBJECTIVES),
         "pricing_modes": list(PRICING_MODES),
     }
