@@ -111,6 +111,9 @@ def test_parse_load_reads_the_ways_sweeps_name_their_users(
         ("--tp 8 --dp 8 --enable-dp-attention", "moe", (8, 1, 1, 1, True)),
         ("TP8 EP8 (dp-attn)", "moe", (8, 1, 8, 1, True)),
         ("TP4 DP2", "moe", (4, 1, 1, 2, False)),
+        ("ADP8 EP8", "moe", (8, 1, 8, 1, True)),
+        ("8-way tensor parallelism", "dense", (8, 1, 1, 1, False)),
+        ("4-way tensor parallel, 4-way expert parallel", "moe", (4, 1, 4, 1, False)),
     ],
 )
 def test_parse_serving_plan_reads_other_spellings(text: str, arch: str, plan: tuple[int, int, int, int, bool]) -> None:

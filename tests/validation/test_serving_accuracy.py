@@ -368,6 +368,13 @@ def test_rows_whose_speculation_cannot_be_priced_say_why(catalog: Catalog, paral
         ("prefill: TP2 x 2; decode: TP4 x 1", "8", (2, 2), (4, 1)),
         ("ctx: 1 x TP4, gen: 1 x TP4", "8", (4, 1), (4, 1)),
         ("1P2D, TP2 each", "", (2, 1), (2, 2)),
+        # pools of different shapes, in the spellings of Dynamo, SGLang and benchmark write-ups
+        ("ctx: 2 x TP1, gen: 1 x TP4", "6", (1, 2), (4, 1)),
+        ("prefill: TP1 x2, decode: TP4", "6", (1, 2), (4, 1)),
+        ("2P1D (prefill TP1, decode TP2)", "", (1, 2), (2, 1)),
+        ("prefill: 2 workers TP1; decode: 1 worker TP2", "4", (1, 2), (2, 1)),
+        ("4 prefill (TP1) + 1 decode (TP4)", "8", (1, 4), (4, 1)),
+        ("ctx TP2 x2 / gen TP4", "8", (2, 2), (4, 1)),
     ],
 )
 def test_disaggregated_rows_that_state_their_pools_are_simulated_with_them(

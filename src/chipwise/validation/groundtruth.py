@@ -897,6 +897,8 @@ class _ServingPlan:
 _PLAN_SPELLINGS: Final[tuple[tuple[str, str], ...]] = (
     (r"\bDEP\s*(\d+)", r"TP\1 EP\1 attention DP"),
     (r"\bTEP\s*(\d+)", r"TP\1 EP\1"),
+    (r"\bADP\s*(\d+)", r"DP\1 attention DP"),
+    (r"\b(\d+)[- ]way\s+(tensor|pipeline|expert)", r"\2 parallel \1"),
     (r"\b(\d+)\s*x\s*TP\s*(\d+)", r"TP\2 x \1"),
     (r"\btensor[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"TP\1"),
     (r"\bpipeline[-_ ]parallel(?:ism|[-_ ]size)?\s*[=:]?\s*(\d+)", r"PP\1"),
@@ -1274,22 +1276,51 @@ def _chip_count(
     return None
 
 
-_PREFILL_SECTION = r"\b(?:prefill|context|ctx)(?:[ _-]?(?:pool|workers?|servers?|instances?))?\s*[:=]\s*([^;|]+)"
+#: a pool's name, with an optional 'pool'/'workers'/... after it
+_POOL_WORD = r"(?:[ _-]?(?:pool|workers?|servers?|instances?|nodes?))?"
+_PREFILL_NAME = rf"\b(?:prefill|context|ctx){_POOL_WORD}"
+_DECODE_NAME = rf"\b(?:decode|generation|gen){_POOL_WORD}"
+#: the start of a plan: a shape such as TP4, TEP8, DEP16, EP8 or ADP8, perhaps after 'N x', 'N workers' or '('
+_WORKERS = r"(?:x|workers?|instances?|servers?|replicas?)"
+_SHAPE_AHEAD = rf"(?=\s*[(\[]?\s*(?:\d+\s*{_WORKERS}\s*)?(?:TP|TEP|DEP|DP|EP|PP|ADP)\s*\d)"
 #: Dynamo's and SGLang's 'xPyD': x prefill and y decode workers of one shape.
 _XPYD = r"\b(\d+)\s*P\s*(\d+)\s*D\b"
 
 
+def _pool_sections(text: str) -> str:
+    """The pools of a row's parallelism text spelt one way: 'prefill: SHAPE x N; decode: SHAPE x N'. Reads
+    'ctx'/'context' and 'gen'/'generation', a name without a colon ('prefill TP8, decode DEP8'), 'N prefill (TP4)',
+    'N workers TP4' and 'N x TP4'."""
+    text = re.sub(rf"\b(\d+)\s*({_PREFILL_NAME}|{_DECODE_NAME})\s*\(([^)]*)\)", r"\2: \3 x \1", text,
+                  flags=re.IGNORECASE)  # fmt: skip
+    text = re.sub(rf"{_PREFILL_NAME}\s*(?:[:=]|{_SHAPE_AHEAD})", "prefill:", text, flags=re.IGNORECASE)
+    text = re.sub(rf"{_DECODE_NAME}\s*(?:[:=]|{_SHAPE_AHEAD})", "decode:", text, flags=re.IGNORECASE)
+    parts = re.split(r"(prefill:|decode:)", text)
+    out = [parts[0].strip(" ([,;")]
+    for name, raw in zip(parts[1::2], parts[2::2], strict=False):
+        body = raw.strip().strip("()[]").strip(" ,;/+|")
+        shape = re.sub(rf"^(\d+)\s*{_WORKERS}\s*(?:of\s*)?(.+)$", r"\2 x \1", body)  # 'N workers TP4' -> 'TP4 x N'
+        out.append(f"{name} {shape};")
+    return " ".join(out).strip()
+
+
 def parse_pools(text: str, chip: str, arch: str, notes: list[str]) -> tuple[str, _ServingPlan | None]:
     """A disaggregated row's plan text for its decode pool, and its prefill pool when the row states one
-    ('prefill: TP4 EP4 x 2; decode: DEP8', 'ctx: 2 x TEP4, gen: 1 x DEP16', '1P2D, TP8 each')."""
+    ('prefill: TP4 EP4 x 2; decode: DEP8', 'ctx: 2 x TEP4, gen: 1 x DEP16', '1P2D, TP8 each',
+    '2P1D (prefill TP4, decode DEP8)', '4 prefill (TP4) + 1 decode (DEP16)')."""
     counts = re.search(_XPYD, text)
-    if counts and not re.search(r"decode\s*:", text, re.IGNORECASE):
-        shape = re.sub(_XPYD, " ", text).strip(" ,;")
-        text = f"prefill: {shape} x {counts.group(1)}; decode: {shape} x {counts.group(2)}"
-    text = re.sub(r"\b(?:generation|gen)(?:[ _-]?(?:pool|workers?|servers?|instances?))?\s*[:=]", "decode:", text,
-                  flags=re.IGNORECASE)  # fmt: skip
-    section = _lookup(_PREFILL_SECTION, text)
-    if section is None or not re.search(r"decode\s*:", text, re.IGNORECASE):
+    text = _pool_sections(re.sub(_XPYD, " ", text) if counts else text)
+    if counts and "decode:" not in text:
+        shape = text.strip(" ,;")
+        text = f"prefill: {shape} x {counts.group(1)}; decode: {shape} x {counts.group(2)};"
+    elif counts:
+        # the xPyD counts name the workers of the shapes the text gives per pool
+        for name, n in (("prefill", counts.group(1)), ("decode", counts.group(2))):
+            body = _lookup(rf"{name}: ([^;]*);", text)
+            if body is not None and not re.search(r"\bx\s*\d", body):
+                text = text.replace(f"{name}: {body};", f"{name}: {body} x {n};", 1)
+    section = _lookup(r"prefill:\s*([^;]*)", text)
+    if section is None or "decode:" not in text:
         return text, None
     prefill = parse_serving_plan(section, chip, None, arch, [])
     if not prefill.given:
