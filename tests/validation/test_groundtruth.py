@@ -21,6 +21,7 @@ from chipwise.validation.groundtruth import (
     detect_kind,
     normalize_engine,
     parse_int,
+    parse_latency_ms,
     parse_load,
     parse_number,
     parse_serving_plan,
@@ -29,6 +30,7 @@ from chipwise.validation.groundtruth import (
     read_inference,
     read_training,
 )
+from inference_rows import inference_row
 
 DATA = Path(__file__).parents[2] / ".." / "shared" / "data"
 TRAIN_CSV = DATA / "groundtruth_training.csv"
@@ -83,6 +85,9 @@ def test_parse_number_examples(text: str, expected: float | None) -> None:
         ("1000 prompts", "vllm bench serve, ShareGPT, infinite request rate", None, None),
         ("batch size 64", "", 64, None),
         ("32", "", 32, None),
+        ("c=64", "", 64, None),
+        ("1k/1k c64", "", 64, None),
+        ("bs=16", "", 16, None),
     ],
 )
 def test_parse_load_reads_the_ways_sweeps_name_their_users(
@@ -90,6 +95,37 @@ def test_parse_load_reads_the_ways_sweeps_name_their_users(
 ) -> None:
     load = parse_load(batch, scenario, "")
     assert (load.concurrency, load.max_batch) == (users, max_batch)
+
+
+@pytest.mark.parametrize(
+    ("batch", "scenario", "rate"),
+    [
+        ("request rate 4 req/s", "", 4.0),
+        ("QPS 4", "", 4.0),
+        ("qps=2.5", "", 2.5),
+        ("rps 4", "", 4.0),
+        ("4 QPS", "", 4.0),
+        ("", "Poisson arrivals at 2 req/s", 2.0),
+        ("", "guidellm asynchronous@1.14 req/s", 1.14),
+        ("max-concurrency 32, request-rate inf", "", None),
+        ("concurrency=16", "", None),
+    ],
+)
+def test_parse_load_reads_arrival_rates(batch: str, scenario: str, rate: float | None) -> None:
+    assert parse_load(batch, scenario, "").request_rate == rate
+
+
+def test_a_rate_without_users_is_an_open_loop() -> None:
+    row = inference_row(batch_or_concurrency="QPS 4", scenario="online serving benchmark")
+    assert (row.scenario, row.request_rate, row.concurrency) == ("rate", 4.0, None)
+    assert "open loop" in row.notes
+
+
+def test_a_latency_written_in_seconds_in_a_ms_column_is_converted() -> None:
+    notes: list[str] = []
+    assert parse_latency_ms("0.12 s", "ttft", "", notes) == {"value": 120.0} and "seconds" in notes[0]
+    assert parse_latency_ms("mean 20.5", "tpot", "", []) == {"mean": 20.5}
+    assert parse_latency_ms("120 ms", "ttft", "", []) == {"value": 120.0}
 
 
 @pytest.mark.parametrize(
@@ -428,6 +464,16 @@ def test_a_chip_column_may_name_a_chip_or_system_alias(catalog: Catalog) -> None
         ("p5.48xlarge", "h100-sxm"),
         ("H100 SXM", "h100-sxm"),
         ("b200", "b200"),
+        ("NVIDIA H100 SXM5 80GB", "h100-sxm"),
+        ("NVIDIA H200 141GB", "h200"),
+        ("B200 180GB", "b200"),
+        ("A100 SXM4 40GB", "a100-40gb"),
+        ("AMD Instinct MI300X", "mi300x"),
+        ("Gaudi 3", "gaudi3"),
+        ("Trainium 2", "trn2"),
+        ("TPU v5e", "tpu-v5e"),
+        ("H100 PCIe", "h100 pcie"),  # another product: not read as the SXM part
+        ("H100 NVL", "h100 nvl"),
         ("warp-drive-9000", "warp-drive-9000"),
     )
     for text, chip in cases:

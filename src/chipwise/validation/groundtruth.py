@@ -983,12 +983,22 @@ _MAX_BATCH_PATTERNS: Final[tuple[str, ...]] = (
 
 
 #: How load generators and papers name the users of a closed loop: 'concurrency=64', 'max concurrent users=8',
-#: '--max-concurrency 64', 'conc 16', 'users=32', '64 concurrent requests', '32 users'.
+#: '--max-concurrency 64', 'conc 16', 'c=64', InferenceX's 'c64', 'users=32', '64 concurrent requests', '32 users'.
 _CONCURRENCY_PATTERNS: Final[tuple[str, ...]] = (
     r"concurren(?:cy|t users?|t requests?)\s*[=:]?\s*(\d+)",
     r"(?<![\w-])conc\s*[=:]?\s*(\d+)",
+    r"(?<![\w-])c\s*=\s*(\d+)",
+    r"(?<![\w-])c(\d+)\b",
     r"(?<![\w-])users?\s*[=:]\s*(\d+)",
     r"(?<![\w.])(\d+)\s*(?:concurrent(?:\s+(?:users?|requests?|clients?))?|users\b|clients\b)",
+)
+
+
+#: How they name an open loop's arrival rate: 'rate=4 req/s', '@ 2 req/s', '4 QPS', 'qps=4', 'rps 4', 'Poisson 2 rps'.
+_RATE_PATTERNS: Final[tuple[str, ...]] = (
+    rf"(?:rate|@)\s*[=:@]?\s*({_NUM})\s*req",
+    rf"(?<![\w.])({_NUM})\s*(?:req(?:uests)?\s*/\s*s(?:ec)?|rps|qps)\b",
+    rf"\b(?:qps|rps|request[-_ ]rate)\s*[=:]?\s*({_NUM})(?!\s*(?:users?|concurren))",
 )
 
 
@@ -1013,14 +1023,15 @@ def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
         max_batch = _lookup_int(r"(?:server max batch size|compiled batch_size)\s*[=:]?\s*(\d+)", notes_text)
     concurrency = _concurrency(remaining)
     if concurrency is None:
-        concurrency = _lookup_int(r"(?<![\w-])batch(?:[-_ ]size)?\s*[=:]?\s*(\d+)", remaining)
+        concurrency = _lookup_int(r"(?<![\w-])(?:batch(?:[-_ ]size)?|bs)\s*[=:]?\s*(\d+)", remaining)
     if concurrency is None:  # a bare count in the batch-or-concurrency column
         concurrency = _lookup_int(r"^\s*(\d+)\s*$", remaining)
     if concurrency is None:
         concurrency = _concurrency(scenario_text)
-    rate = _lookup_float(rf"rate\s*[=:@]?\s*({_NUM})\s*req", batch_text)
-    if rate is None:
-        rate = _lookup_float(rf"@\s*({_NUM})\s*req", scenario_text)
+    rate = None
+    for text in (batch_text, scenario_text):
+        for pattern in _RATE_PATTERNS:
+            rate = rate if rate is not None else _lookup_float(pattern, text)
     return _Load(concurrency, max_batch, rate)
 
 
@@ -1102,6 +1113,9 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
             notes.append(f"tpot = 1 / ({text.strip()})")
             return {"mean" if re.search(r"\bavg|mean|average", text, re.I) else "value": 1000.0 / speed}
     values = parse_stat_values(text)
+    if re.search(rf"(?:{_NUM})\s*(?:s|sec|seconds)\b", text) and not re.search(r"ms\b|tok", text, re.IGNORECASE):
+        values = {stat: 1000.0 * v for stat, v in values.items()}  # a value written in seconds in a ms column
+        notes.append(f"{metric} given in seconds ({text.strip()})")
     if "prefill" in text.lower():
         notes.append("prefill latency used as TTFT")
     if set(values) == {"value"}:
@@ -1329,11 +1343,31 @@ def parse_pools(text: str, chip: str, arch: str, notes: list[str]) -> tuple[str,
     return text, prefill
 
 
+#: words of a chip's marketing name that do not tell chips apart ('NVIDIA H200 141GB', 'AMD Instinct MI300X')
+_CHIP_NOISE: Final = frozenset({"nvidia", "amd", "intel", "google", "aws", "instinct", "tesla", "gpu", "tensor"})
+
+
+def _chip_spellings(key: str) -> list[str]:
+    """Ways to look a chip's name up: as written, hyphenated, without the vendor's words, without the socket's
+    generation ('SXM5' -> 'SXM') or the socket, and last without the memory size (H200 has one; A100's two sizes
+    are aliases of their own, so '80GB' is dropped only where the name with it is unknown). A form factor that is
+    another product ('PCIe', 'NVL') is never dropped."""
+    words = [w for w in re.findall(r"[a-z0-9.]+", key) if w not in _CHIP_NOISE]
+    words = [re.sub(r"^sxm\d$", "sxm", w) for w in words]
+    no_socket = [w for w in words if w != "sxm"]
+    no_memory = [w for w in no_socket if not re.fullmatch(r"\d+gb", w)]
+    out = [key, re.sub(r"\s+", "-", key)]
+    for ws in (words, no_socket, no_memory):
+        out += ["-".join(ws), "".join(ws)]
+    return out
+
+
 def canonical_chip(text: str, aliases: Mapping[str, str], notes: list[str]) -> str:
     """The catalog chip id a row's chip column names: an id, or a chip or system alias ('h100', 'p5.48xlarge',
-    'gb200-nvl72'), spaces read as hyphens; unknown text is returned as written (lower case)."""
+    'gb200-nvl72'), or a marketing name ('NVIDIA H100 SXM5 80GB', 'Gaudi 3'); unknown text is returned as written
+    (lower case)."""
     key = text.strip().lower()
-    chip = aliases.get(key) or aliases.get(re.sub(r"\s+", "-", key)) or key
+    chip = next((aliases[k] for k in _chip_spellings(key) if k in aliases), key)
     if chip != key:
         notes.append(f"chip '{text.strip()}' read as {chip}")
     return chip
@@ -1372,6 +1406,9 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], alias
     num_chips = _chip_count(raw, chip, plan, notes, prefill_chips)
     load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))
     scenario = normalize_scenario(raw.get("scenario", ""), load.concurrency)
+    if scenario == "closed_loop" and load.concurrency is None and load.request_rate is not None:
+        scenario = "rate"
+        notes.append(f"an arrival rate ({load.request_rate:g} req/s) and no users: an open loop")
     input_len = parse_length(raw.get("input_len", ""))
     if input_len is None:
         notes.append("input_len not stated")
