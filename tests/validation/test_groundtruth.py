@@ -491,6 +491,20 @@ def test_mxfp4_experts_are_the_gpt_oss_format() -> None:
     assert not notes
 
 
+@pytest.mark.parametrize(
+    ("text", "weights"),
+    [("W8A8", "int8"), ("W8A8-FP8", "fp8"), ("AWQ", "int4"), ("GPTQ 4-bit", "int4"), ("GPTQ int8", "int8"),
+     ("W4A16", "int4"), ("FP8 (e4m3)", "fp8"), ("NVFP4", "fp4")],
+)  # fmt: skip
+def test_quantisation_schemes_are_read_as_their_weights(text: str, weights: str) -> None:
+    assert parse_weight_precision(text, []) == weights
+
+
+@pytest.mark.parametrize(("cell", "chips"), [("8", 8), ("1,024", 1024), ("1 node (8 GPUs)", 8), ("8x", 8)])
+def test_a_chip_count_cell_counts_the_chips(cell: str, chips: int) -> None:
+    assert inference_row(num_chips=cell, parallelism="TP8").num_chips == chips
+
+
 def test_attention_dp_and_expert_parallel(serve: dict[str, InferenceRow]) -> None:
     row = serve["I027"]
     assert (row.tp, row.ep, row.dp, row.attention_dp, row.arch) == (8, 8, 1, True, "moe")

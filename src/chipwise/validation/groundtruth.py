@@ -287,10 +287,12 @@ def _close(a: float, b: float, rel: float = 1e-6) -> bool:
 # --------------------------------------------------------------------------------------------------
 
 _PRECISION_TOKEN_RE: Final[re.Pattern[str]] = re.compile(
-    r"(?<![a-z0-9])(nvfp4|mxfp4|mxfp8|fp4|fp8|float8|e4m3|int8|int4|w4a16|bf16|bfloat16|fp16|float16|fp32|float32)"
+    r"(?<![a-z0-9])(nvfp4|mxfp4|mxfp8|fp4|fp8|float8|e4m3|int8|int4|w4a16|w8a8|awq|gptq|bf16|bfloat16|fp16|float16|fp32"
+    r"|float32)"
 )
 _PRECISION_OF_TOKEN: Final[dict[str, str]] = {
-    "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4", "int4": "int4", "w4a16": "int4",
+    "nvfp4": "fp4", "mxfp4": "fp4", "fp4": "fp4", "int4": "int4", "w4a16": "int4", "awq": "int4", "gptq": "int4",
+    "w8a8": "int8",
     "mxfp8": "fp8", "fp8": "fp8", "float8": "fp8", "e4m3": "fp8", "int8": "int8",
     "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "fp32": "fp32", "float32": "fp32",
 }  # fmt: skip
@@ -298,8 +300,12 @@ _TOKEN: Final[str] = _PRECISION_TOKEN_RE.pattern
 
 
 def _precision_tokens(text: str) -> list[str]:
-    """Normalized precisions named in ``text``, in order of appearance."""
-    return [_PRECISION_OF_TOKEN[t] for t in _PRECISION_TOKEN_RE.findall(text.lower())]
+    """Normalized precisions named in ``text``, in order of appearance. 'W8A8' is int8 unless fp8 is named too
+    ('W8A8-FP8'); AWQ and GPTQ checkpoints are 4-bit weights unless 8-bit is named ('GPTQ int8')."""
+    found = _PRECISION_TOKEN_RE.findall(text.lower())
+    named = {_PRECISION_OF_TOKEN[t] for t in found if t not in ("w8a8", "awq", "gptq")}
+    skip = {t for t, other in (("w8a8", "fp8"), ("awq", "int8"), ("gptq", "int8")) if other in named}
+    return [_PRECISION_OF_TOKEN[t] for t in found if t not in skip]
 
 
 def _token_after(pattern: str, text: str) -> str | None:
@@ -1273,7 +1279,7 @@ def _chip_count(
 ) -> int | None:
     """The row's chip count, or when the column is empty the one its hardware text or GPU plan states (with a
     disaggregated row's prefill pool, `prefill_chips`)."""
-    stated = parse_int(raw.get("num_chips"))
+    stated = _chip_count_cell(raw.get("num_chips", ""))
     if stated is not None:
         return stated
     hardware_text = raw.get("hardware", "")
@@ -1362,6 +1368,12 @@ def _chip_spellings(key: str) -> list[str]:
     return out
 
 
+def _chip_count_cell(text: str) -> int | None:
+    """The chips a num_chips cell counts: '8', '1,024', or the GPUs of '1 node (8 GPUs)'."""
+    devices = _lookup_int(r"(\d+)\s*(?:x\s*)?(?:gpus?|chips?|accelerators?|devices?)\b", text)
+    return devices if devices is not None else parse_int(text)
+
+
 def canonical_chip(text: str, aliases: Mapping[str, str], notes: list[str]) -> str:
     """The catalog chip id a row's chip column names: an id, or a chip or system alias ('h100', 'p5.48xlarge',
     'gb200-nvl72'), or a marketing name ('NVIDIA H100 SXM5 80GB', 'Gaudi 3'); unknown text is returned as written
@@ -1387,7 +1399,7 @@ def _parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], alias
     if active is None and arch == "dense":
         active = total
     chip = canonical_chip(raw.get("chip", ""), aliases, notes)
-    num_chips = parse_int(raw.get("num_chips"))
+    num_chips = _chip_count_cell(raw.get("num_chips", ""))
     precision_text = raw.get("precision", "")
     checkpoint = _precision_tokens(raw.get("model", ""))
     if checkpoint and not _precision_tokens(precision_text):
