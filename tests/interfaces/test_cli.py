@@ -212,6 +212,23 @@ def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "lacks" in run_error(capsys, ["model", "show", str(cfg)])
 
 
+def test_plan_lifecycle_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """The lifecycle ranking prints every figure whole on an 80-column terminal, in the JSON's order, and says which
+    row is the best pair and which the best single-vendor plan."""
+    argv = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "100G", "--serve-rate", "5",
+            "--hardware", "h100-sxm,trn2,mi300x", "--train-chips", "128"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    assert run(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 80 and "…" not in "".join(lines)
+    rows = [line for line in lines if line.startswith("#") and line[1:2].isdigit() and " is the best" not in line]
+    pairs = [(p["train"]["hardware"], p["serve"]["hardware"]) for p in data["top"][:6]]
+    assert len(rows) == len(pairs)
+    for line, (train, serve) in zip(rows, pairs, strict=True):
+        assert line.split()[1] == train and f" {serve} x" in line, line
+    assert any(line.startswith("#1 is the best pair") for line in lines)
+
+
 def test_plan_lifecycle_json(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(
         capsys,

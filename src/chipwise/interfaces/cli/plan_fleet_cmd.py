@@ -7,7 +7,6 @@ import math
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
@@ -158,13 +157,12 @@ def lifecycle(
 def print_lifecycle(r: dict[str, Any]) -> None:
     projected_banner([p[k]["hardware"] for p in r["top"][:1] for k in ("train", "serve") if p[k]["projected"]])
     t, s = r["training"], r["serving"]
-    table = Table(
-        title=f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {t['chips']} chips, then serve "
-        f"{s['rate_per_s']:g} req/s for {s['months']:g} months (ranked by {r['objective']})",
-        header_style="bold",
+    table = compact_table(
+        f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {t['chips']} chips, then serve "
+        f"{s['rate_per_s']:g} req/s for {s['months']:g} months (ranked by {r['objective']})"
     )
-    for col in ("", "train on", "train time", "train $", "serve on", "serve $/hour", "total $", "energy", "CO2e"):
-        table.add_column(col, justify="left" if col in ("", "train on", "serve on") else "right")
+    for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):
+        table.add_column(col, justify="left" if col in ("#", "train on", "serve on") else "right", no_wrap=True)
 
     def row(label: str, p: dict[str, Any]) -> None:
         tr, sv = p["train"], p["serve"]
@@ -177,7 +175,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
             fmt.usd(sv["usd_per_hour"]),
             fmt.usd(p["cost_usd"]),
             fmt.energy(p["energy_j"]),
-            fmt.carbon(p["co2e_kg"]),
+            fmt.carbon(p["co2e_kg"]).removesuffix(" CO2e"),
         )
 
     single = r["best_single_vendor"]
@@ -187,11 +185,15 @@ def print_lifecycle(r: dict[str, Any]) -> None:
 
     shown = r["top"][:6]
     for i, p in enumerate(shown, start=1):
-        tags = (["best"] if i == 1 else []) + (["best single vendor"] if single and key(p) == key(single) else [])
-        row(f"#{i} " + ", ".join(tags) if tags else f"#{i}", p)
-    if single is not None and all(key(p) != key(single) for p in shown):
-        row("best single vendor", single)
+        row(f"#{i}", p)
+    rank = next((i for i, p in enumerate(shown, start=1) if single and key(p) == key(single)), None)
+    if single is not None and rank is None:
+        row("SV", single)
     console.print(table)
+    marks = "#1 is the best pair" + (
+        f"; {'#' + str(rank) if rank else 'SV'} the best single-vendor one" if single is not None else ""
+    )
+    console.print(f"{marks}.")
     best = r["best"]
     if not best["cross_vendor"]:
         console.print(f"[bold]One vendor wins:[/] train and serve on {best['train']['vendor']}.")
