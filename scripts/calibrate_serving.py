@@ -301,11 +301,14 @@ def _figure(
 #: Figures that follow another group's fit (engines.yaml gives each reason): (follower engine, follower family) ->
 #: (leader engine, leader family, figures). A refit of the leader writes the values over.
 _FIXED = ("step_overhead", "layer_overhead")
+_FITTED = ("compute_scale", "memory_scale", "moe_scale", *_FIXED, "sequence_overhead")
 SHARED_FIGURES: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     # SGLang replays CUDA graphs like TensorRT-LLM, and runs one user at Blackwell's fixed costs on Hopper too
     **{("sglang", f): ("trtllm", "blackwell", _FIXED) for f in ("hopper", "blackwell", "blackwell-ultra")},
     # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software
     ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", (*_FIXED, "sequence_overhead")),
+    # MI355X runs MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's
+    **dict.fromkeys((("vllm", "cdna4"), ("sglang", "cdna3"), ("sglang", "cdna4")), ("vllm", "cdna3", _FITTED)),
     # on Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too
     ("neuron", "trainium2"): (
         "vllm-neuron",

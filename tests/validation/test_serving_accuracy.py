@@ -248,12 +248,34 @@ def test_sglang_takes_the_tensorrt_llm_blackwell_fixed_costs(catalog: Catalog, f
     assert sgl.layer_overhead_s == pytest.approx(trt.layer_overhead_s, rel=1e-6)
     assert sgl.step_overhead_s < engine_profile(catalog, "trtllm", "hopper").step_overhead_s
     # the efficiencies stay on the engine defaults: only the fixed costs are shared
-    default = engine_profile(catalog, "sglang", "cdna3")
-    assert (sgl.compute_scale, sgl.moe_scale, sgl.memory_scale) == (
-        default.compute_scale,
-        default.moe_scale,
-        default.memory_scale,
-    )
+    assert (sgl.compute_scale, sgl.moe_scale, sgl.memory_scale) == (1.0, 1.0, 1.0)
+
+
+@pytest.mark.parametrize(("engine", "family"), [("vllm", "cdna4"), ("sglang", "cdna3"), ("sglang", "cdna4")])
+def test_rocm_engines_take_the_vllm_cdna3_fit(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, engine: str, family: str
+) -> None:
+    """MI355X runs MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's: every
+    fitted factor of vLLM on CDNA3 holds for them (on the defaults an MI355X was priced at NVIDIA-grade efficiency
+    against its predecessors' fit), and a refit of the leader carries over; SGLang keeps its own eager launches."""
+    lead, follower = engine_profile(catalog, "vllm", "cdna3"), engine_profile(catalog, engine, family)
+    for field in ("compute_scale", "memory_scale", "moe_scale", "step_overhead_s", "layer_overhead_s",
+                  "sequence_overhead_s"):  # fmt: skip
+        assert getattr(follower, field) == pytest.approx(getattr(lead, field), rel=1e-6), field
+    assert lead.compute_scale < 1.0
+    assert follower.eager_launch_s == engine_profile(catalog, engine, "hopper").eager_launch_s
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "scripts"))
+    import calibrate_serving as cs
+
+    engines = tmp_path / "engines.yaml"
+    engines.write_text(cs.ENGINES_YAML.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(cs, "ENGINES_YAML", engines)
+    info: dict[str, object] = {"values": {"compute_scale": 0.7, "step_overhead": 0.003}, "rows": 10, "metrics": 12,
+                               "families": 3, "mape_before": 20.0, "mape_after": 19.0, "mape_heldout": 21.0,
+                               "heldout_metrics": 12}  # fmt: skip
+    cs.write({("vllm", "cdna3"): info}, [cs.DEFAULT_DATA])
+    node = yaml.safe_load(engines.read_text(encoding="utf-8"))["engines"][engine]["chips"][family]
+    assert (node["compute_scale"]["value"], node["step_overhead"]["value"]) == (0.7, 3.0)
 
 
 def test_nxd_inference_on_trainium2_takes_the_vllm_neuron_device_factors(catalog: Catalog) -> None:
@@ -479,6 +501,21 @@ def test_a_stated_closed_loop_wins_over_the_word_throughput(text: str, scenario:
     """A sweep point that says it ran a closed loop of concurrent requests is one, even when its benchmark is
     titled for throughput; a throughput run without a concurrency stays offline."""
     assert normalize_scenario(text, None) == scenario
+
+
+@pytest.mark.parametrize(
+    ("text", "users", "scenario"),
+    [
+        ("bench_serving.py, random dataset, 500 prompts, request rate inf, 4 concurrent requests", 4, "closed_loop"),
+        ("vllm bench serve --request-rate inf --max-concurrency 1", 1, "single"),
+        ("vllm bench serve, ShareGPT, 1000 prompts at infinite request rate", None, "offline"),
+        ("Poisson arrivals, request rate 4 req/s", None, "rate"),
+    ],
+)
+def test_an_unpaced_load_behind_a_concurrency_cap_is_a_closed_loop(text: str, users: int | None, scenario: str) -> None:
+    """'request rate inf' with a cap on requests in flight sends without pacing up to the cap: a closed loop of the
+    cap's users, not an open loop (and, without a cap, a burst: offline)."""
+    assert normalize_scenario(text, users) == scenario
 
 
 def test_vllm_front_end_in_its_ttft_but_not_under_mlperf(catalog: Catalog) -> None:

@@ -1050,6 +1050,9 @@ def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
         return "interactive"
     if "static batch" in s:
         return "single" if concurrency == 1 else "closed_loop"
+    if concurrency is not None and re.search(r"infinite request rate|request[-_ ]rate\s*[=:]?\s*inf\b", s):
+        # a load generator that sends without pacing behind a cap on requests in flight: a closed loop of its users
+        return "single" if concurrency == 1 else "closed_loop"
     if re.search(r"infinite request rate|all requests queued|^offline\b", s):
         return "offline"
     if re.search(r"asynchronous@|req/s|poisson|constant[- ]rate|request rate", s):
