@@ -397,6 +397,8 @@ def test_rows_whose_speculation_cannot_be_priced_say_why(catalog: Catalog, paral
         ("prefill: 2 workers TP1; decode: 1 worker TP2", "4", (1, 2), (2, 1)),
         ("4 prefill (TP1) + 1 decode (TP4)", "8", (1, 4), (4, 1)),
         ("ctx TP2 x2 / gen TP4", "8", (2, 2), (4, 1)),
+        ("8k/1k c16 PTP1x2/DTP4x1", "", (1, 2), (4, 1)),  # InferenceX's Dynamo points
+        ("P: TP1 x2 / D: TP4", "6", (1, 2), (4, 1)),
     ],
 )
 def test_disaggregated_rows_that_state_their_pools_are_simulated_with_them(

@@ -1313,7 +1313,10 @@ _XPYD = r"\b(\d+)\s*P\s*(\d+)\s*D\b"
 def _pool_sections(text: str) -> str:
     """The pools of a row's parallelism text spelt one way: 'prefill: SHAPE x N; decode: SHAPE x N'. Reads
     'ctx'/'context' and 'gen'/'generation', a name without a colon ('prefill TP8, decode DEP8'), 'N prefill (TP4)',
-    'N workers TP4' and 'N x TP4'."""
+    'N workers TP4', 'N x TP4', 'P: TP4 / D: DEP8' and InferenceX's 'PTP4x3/DTP16x1'."""
+    pool = {"P": "prefill", "D": "decode"}
+    text = re.sub(r"\b([PD])TP(\d+)\s*x\s*(\d+)", lambda m: f"{pool[m[1]]}: TP{m[2]} x {m[3]};", text)
+    text = re.sub(r"\b([PD])\s*:", lambda m: f"{pool[m[1]]}:", text)
     text = re.sub(rf"\b(\d+)\s*({_PREFILL_NAME}|{_DECODE_NAME})\s*\(([^)]*)\)", r"\2: \3 x \1", text,
                   flags=re.IGNORECASE)  # fmt: skip
     text = re.sub(rf"{_PREFILL_NAME}\s*(?:[:=]|{_SHAPE_AHEAD})", "prefill:", text, flags=re.IGNORECASE)
