@@ -534,3 +534,20 @@ def test_vllm_front_end_in_its_ttft_but_not_under_mlperf(catalog: Catalog) -> No
                                    output_tokens_per_s_per_chip="300"))  # fmt: skip
     assert mlperf.setup.pools[0].setup.engine.request_overhead_s == 0.0
     assert served.setup.pools[0].setup.engine.request_overhead_s == pytest.approx(0.030)
+
+
+def test_a_users_own_minimal_table_validates(catalog: Catalog, tmp_path: Path) -> None:
+    """A table with only the columns a user has (no source family, scenario or hardware text), in the spellings of
+    their own notes, is predicted; its rows are grouped under '(not stated)' rather than a blank family."""
+    table = tmp_path / "mine.csv"
+    table.write_text(
+        "id,model,chip,num_chips,precision,serving_engine,parallelism,batch_or_concurrency,input_len,output_len,"
+        "output_tokens_per_s_per_chip,ttft_ms,tpot_ms\n"
+        "M1,Llama-3.1-8B,H100 SXM5 80GB,1,fp8,vLLM,TP1,concurrency=16,1024,512,900,60,15\n"
+        "M2,Qwen/Qwen3-32B,NVIDIA H200 141GB,2,bf16,SGLang,TP2,c=32,2000,500,400,,\n",
+        encoding="utf-8",
+    )
+    report = validate_serving(catalog, table)
+    assert report["summary"]["rows_predicted"] == 2 and not report["skipped"]
+    assert set(report["summary"]["by_source_family"]) == {"(not stated)"}
+    assert {r["chip"] for r in report["rows"]} == {"h100-sxm", "h200"}

@@ -57,7 +57,7 @@ def _stats(errors: Sequence[float]) -> dict[str, float]:
 def _group(rows: Iterable[RowResult], key: str) -> dict[str, dict[str, float]]:
     groups: dict[str, list[float]] = defaultdict(list)
     for r in rows:
-        groups[str(getattr(r, key))].append(r.error_pct)
+        groups[str(getattr(r, key)) or "(not stated)"].append(r.error_pct)
     return {k: _stats(v) for k, v in sorted(groups.items())}
 
 
