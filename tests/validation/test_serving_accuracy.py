@@ -58,10 +58,10 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 24.0
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 24.1
     assert by["tpot_s"]["mape_pct"] <= 19.5  # measured 18.0
-    assert by["ttft_s"]["mape_pct"] <= 42.5  # measured 40.6
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.3
+    assert by["ttft_s"]["mape_pct"] <= 42.5  # measured 40.9
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.2
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:

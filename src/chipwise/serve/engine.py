@@ -76,7 +76,8 @@ class EngineProfile:
     #: checks, detokenising and streaming it), on an x86 DGX-class host
     sequence_overhead_s: float = 0.0
     #: the deployment's host CPU time relative to an x86 DGX host (System.host_overhead); multiplies the host-side
-    #: costs: step, per-sequence, prefill-graph, host-sampling, eager-launch and per-request front-end overheads
+    #: costs: per-sequence, prefill-graph, host-sampling, eager-launch and per-request front-end overheads (not the
+    #: fixed per-step cost: see host_step_s)
     host_factor: float = 1.0
     #: host time per kernel an iteration launches eagerly (no CUDA graph): iterations that carry prompt tokens on
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
@@ -93,8 +94,12 @@ class EngineProfile:
 
     @property
     def host_step_s(self) -> float:
-        """Fixed host time of an iteration on this profile's host."""
-        return self.step_overhead_s * self.host_factor
+        """Fixed time of an iteration, on any host. The engines prepare the next iteration on the CPU while the GPU
+        runs this one (TensorRT-LLM's and SGLang's overlap schedulers), so a slower host lengthens an iteration only
+        where its host work outgrows the GPU's, which is the per-sequence work of thousands of sequences
+        (host_sequence_s, scaled), not this fixed part: scaled too, GB200's TensorRT-LLM perf-overview runs were
+        under-predicted by 2-8 points more each (docs/serving.md, section 1)."""
+        return self.step_overhead_s
 
     @property
     def host_sequence_s(self) -> float:
