@@ -97,13 +97,9 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
         text, where = source, "inline scenario"
     try:
         data = _parse(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
+    except yaml.YAMLError as exc:  # JSON that does not parse is read as YAML, whose error names the line
         mark = getattr(exc, "problem_mark", None)
-        line = (
-            f" (line {mark.line + 1})"
-            if mark is not None
-            else (f" (line {exc.lineno})" if hasattr(exc, "lineno") else "")
-        )
+        line = f" (line {mark.line + 1})" if mark is not None else ""
         raise ChipwiseError(f"{where} is not valid YAML or JSON{line}. Fix: correct the syntax.") from None
     if not isinstance(data, dict):
         raise ChipwiseError(f"{where} must be a mapping with a 'kind' (train or serve). Fix: see DESIGN.md.")
