@@ -21,6 +21,7 @@ from chipwise.serve.iteration import (
     iteration_breakdown,
     iteration_time,
     moe_dispatch,
+    pair_coefficient,
     prefill_pairs,
     token_costs,
 )
@@ -149,6 +150,23 @@ def test_kv_per_token_by_attention_variant(catalog: Catalog) -> None:
     latent = 61 * (512 + 64) * 1.0
     assert float(kv_bytes_per_token_rank(ds, Shapes.of(8), "fp8", 1000)) == latent
     assert float(kv_bytes_per_token_rank(ds, Shapes.of(8, adp=1), "fp8", 1000)) == latent / 8
+
+
+def test_mla_prompts_attend_over_decompressed_heads_and_decode_reads_the_latent(catalog: Catalog, hw: Hardware) -> None:
+    """DeepSeek-V3's prompts run as ordinary attention (q.k over 192 dims, p.v over 128, 128 heads), as the engines
+    encode them: 81,920 FLOPs per (query, key) pair; its decode steps attend in the 512 + 64 latent (absorbed),
+    2 x 128 x (2 x 512 + 64) = 278,528 FLOPs per cached token, 3.4x as many. The prefill pair cost is the MHA one of
+    the same head shapes, not the absorbed one."""
+    ds = load_model(catalog, "deepseek-v3")
+    dev = device_of(hw.system("h200"))
+    shapes = Shapes.of(8)
+    b = float(pair_coefficient(ds, dev, shapes, 512.0, "bf16"))
+    rate = b * 8.0 / 61.0  # seconds per pair per layer per rank x ranks
+    assert ds.attention.score_flops_per_position == 2 * 128 * (192 + 128) == 81_920
+    absorbed = 2 * 128 * (2 * 512 + 64)
+    mha_like = float(pair_coefficient(load_model(catalog, "llama-3.1-70b"), dev, shapes, 512.0, "bf16")) * 8.0 / 80.0
+    per_flop = mha_like / load_model(catalog, "llama-3.1-70b").attention.score_flops_per_position
+    assert rate == pytest.approx(81_920 * per_flop, rel=1e-9) and rate < absorbed * per_flop / 3
 
 
 def test_kv_capacity_by_hand(h100_setup, llama8b: ModelSpec) -> None:  # type: ignore[no-untyped-def]

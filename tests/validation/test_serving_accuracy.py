@@ -59,8 +59,8 @@ def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
     assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 24.1
-    assert by["tpot_s"]["mape_pct"] <= 19.5  # measured 18.0
-    assert by["ttft_s"]["mape_pct"] <= 42.5  # measured 40.9
+    assert by["tpot_s"]["mape_pct"] <= 19.5  # measured 18.1
+    assert by["ttft_s"]["mape_pct"] <= 42.5  # measured 41.0
     assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.2
 
 
@@ -511,6 +511,12 @@ def test_a_stated_closed_loop_wins_over_the_word_throughput(text: str, scenario:
         ("bench_serving.py, random dataset, 500 prompts, request rate inf, 4 concurrent requests", 4, "closed_loop"),
         ("vllm bench serve --request-rate inf --max-concurrency 1", 1, "single"),
         ("vllm bench serve, ShareGPT, 1000 prompts at infinite request rate", None, "offline"),
+        (
+            "vllm bench serve, request rate inf with no max-concurrency: all 1000 requests released at t=0",
+            None,
+            "offline",
+        ),
+        ("SGLang bench_serving, random 2000/100, burst: 500 requests", None, "offline"),
         ("Poisson arrivals, request rate 4 req/s", None, "rate"),
     ],
 )

@@ -364,16 +364,15 @@ def context_coefficient(
 def pair_coefficient(
     model: ModelSpec, dev: Device, shapes: Shapes, typical_prompt: float, kv_precision: str = "bf16"
 ) -> Array:
-    """b: seconds per (query, key) pair of prefill attention (flash attention, compute-bound), per iteration."""
+    """b: seconds per (query, key) pair of prefill attention (flash attention, compute-bound), per iteration. MLA
+    prompts run as ordinary attention over keys and values decompressed from the latent (head_dim for q.k,
+    v_head_dim for p.v: 192 and 128 on DeepSeek-V3), as vLLM, SGLang and TensorRT-LLM encode them; decoding reads
+    the latent itself (context_coefficient)."""
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     rate = attention_rate(dev, kv_precision)
     att = model.attention
-    flops = (
-        2.0 * att.heads * (2.0 * att.kv_lora_rank + att.rope_dim)
-        if att.kind == "mla"
-        else float(att.score_flops_per_position)
-    )
+    flops = float(att.score_flops_per_position)
     share = sum(g.count * window_share(g, typical_prompt / 2.0) for g in model.groups)
     return np.asarray(flops / tp / rate * share / pp, dtype=np.float64)
 

@@ -1041,6 +1041,15 @@ def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
     return _Load(concurrency, max_batch, rate)
 
 
+#: a load generator that releases its requests without pacing: 'infinite request rate', '--request-rate inf'
+_UNPACED: Final = r"infinite request rate|request[-_ ]rate\s*[=:]?\s*inf\b|all requests (?:queued|released)"
+
+
+def released_at_once(text: str) -> bool:
+    """The text describes requests released together without pacing (a burst), not a paced or capped load."""
+    return bool(re.search(rf"{_UNPACED}|\bburst\b", text.lower()))
+
+
 def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
     """offline | server | interactive | closed_loop | rate | single, from the scenario text and load."""
     s = scenario_text.lower()
@@ -1050,10 +1059,11 @@ def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
         return "interactive"
     if "static batch" in s:
         return "single" if concurrency == 1 else "closed_loop"
-    if concurrency is not None and re.search(r"infinite request rate|request[-_ ]rate\s*[=:]?\s*inf\b", s):
+    unpaced = re.search(rf"{_UNPACED}|\bburst\b", s)
+    if concurrency is not None and unpaced:
         # a load generator that sends without pacing behind a cap on requests in flight: a closed loop of its users
         return "single" if concurrency == 1 else "closed_loop"
-    if re.search(r"infinite request rate|all requests queued|^offline\b", s):
+    if unpaced or re.search(r"^offline\b", s):
         return "offline"
     if re.search(r"asynchronous@|req/s|poisson|constant[- ]rate|request rate", s):
         return "rate"

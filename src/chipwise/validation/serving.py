@@ -46,6 +46,7 @@ from chipwise.validation.groundtruth import (
     parse_positive,
     parse_speculation_text,
     read_inference,
+    released_at_once,
 )
 from chipwise.validation.harness import Harness, harness_of, mean_length
 from chipwise.validation.report import RowResult, summarise
@@ -382,6 +383,11 @@ def _length_dist(text: str, mean: float) -> LengthDist:
 def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
     latencies = any(m.metric in ("ttft_s", "tpot_s") for m in row.measured)
     if row.scenario == "offline" and latencies:
+        if row.num_requests is not None and released_at_once(
+            f"{row.raw.get('scenario', '')} {row.raw.get('batch_or_concurrency', '')}"
+        ):
+            notes.append(f"a burst: its {row.num_requests} requests released together, timed from fill to drain")
+            return Load("offline")
         notes.append("max-throughput run with latencies: a closed loop that keeps every batch slot busy")
         return Load("closed", concurrency=max_batch)
     if row.scenario in ("server", "interactive", "rate"):
