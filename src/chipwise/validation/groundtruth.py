@@ -1059,7 +1059,7 @@ def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
         return "interactive"
     if "static batch" in s:
         return "single" if concurrency == 1 else "closed_loop"
-    unpaced = re.search(rf"{_UNPACED}|\bburst\b", s)
+    unpaced = released_at_once(s)
     if concurrency is not None and unpaced:
         # a load generator that sends without pacing behind a cap on requests in flight: a closed loop of its users
         return "single" if concurrency == 1 else "closed_loop"
