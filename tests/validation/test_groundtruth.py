@@ -466,6 +466,8 @@ def test_a_chip_column_may_name_a_chip_or_system_alias(catalog: Catalog) -> None
         ("b200", "b200"),
         ("NVIDIA H100 SXM5 80GB", "h100-sxm"),
         ("NVIDIA H200 141GB", "h200"),
+        ("H100_80GB_HBM3", "h100-sxm"),  # nvidia-smi's name
+        ("NVIDIA H200 141GB HBM3e", "h200"),
         ("B200 180GB", "b200"),
         ("A100 SXM4 40GB", "a100-40gb"),
         ("AMD Instinct MI300X", "mi300x"),

@@ -1374,7 +1374,7 @@ def _chip_spellings(key: str) -> list[str]:
     generation ('SXM5' -> 'SXM') or the socket, and last without the memory size (H200 has one; A100's two sizes
     are aliases of their own, so '80GB' is dropped only where the name with it is unknown). A form factor that is
     another product ('PCIe', 'NVL') is never dropped."""
-    words = [w for w in re.findall(r"[a-z0-9.]+", key) if w not in _CHIP_NOISE]
+    words = [w for w in re.findall(r"[a-z0-9.]+", key) if w not in _CHIP_NOISE and not re.fullmatch(r"hbm\d*e?", w)]
     words = [re.sub(r"^sxm\d$", "sxm", w) for w in words]
     no_socket = [w for w in words if w != "sxm"]
     no_memory = [w for w in no_socket if not re.fullmatch(r"\d+gb", w)]
