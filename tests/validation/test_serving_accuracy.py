@@ -557,3 +557,20 @@ def test_a_users_own_minimal_table_validates(catalog: Catalog, tmp_path: Path) -
     assert report["summary"]["rows_predicted"] == 2 and not report["skipped"]
     assert set(report["summary"]["by_source_family"]) == {"(not stated)"}
     assert {r["chip"] for r in report["rows"]} == {"h100-sxm", "h200"}
+
+
+def test_a_burst_is_simulated_whole(catalog: Catalog) -> None:
+    """A burst of more requests than several batches hold is simulated with every one of them, timed from fill to
+    drain, as its note says (not a steady window of a few batches)."""
+    row = _row(
+        scenario="vllm bench serve, random 1000/100, request rate inf with no max-concurrency (burst)",
+        batch_or_concurrency="burst: 20000 requests",
+        input_len="1000",
+        output_len="100",
+        ttft_ms="mean 5000",
+        tpot_ms="mean 50",
+    )
+    assert row.scenario == "offline" and row.num_requests == 20000
+    case = prepare(catalog, row)
+    assert case.job.load.kind == "offline" and case.job.requests == 20000 and case.basis == "run"
+    assert any("a burst" in n for n in case.notes)

@@ -371,8 +371,7 @@ def pair_coefficient(
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     rate = attention_rate(dev, kv_precision)
-    att = model.attention
-    flops = float(att.score_flops_per_position)
+    flops = float(model.attention.score_flops_per_position)
     share = sum(g.count * window_share(g, typical_prompt / 2.0) for g in model.groups)
     return np.asarray(flops / tp / rate * share / pp, dtype=np.float64)
 

@@ -380,14 +380,22 @@ def _length_dist(text: str, mean: float) -> LengthDist:
     return LengthDist("uniform", float(n), 0.0, n - spread, n + spread)
 
 
+def _burst(row: InferenceRow) -> bool:
+    """A run that released its stated number of requests together and timed them (a load generator's burst)."""
+    return (
+        row.scenario == "offline"
+        and row.num_requests is not None
+        and any(m.metric in ("ttft_s", "tpot_s") for m in row.measured)
+        and released_at_once(f"{row.raw.get('scenario', '')} {row.raw.get('batch_or_concurrency', '')}")
+    )
+
+
 def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
     latencies = any(m.metric in ("ttft_s", "tpot_s") for m in row.measured)
+    if _burst(row):
+        notes.append(f"a burst: its {row.num_requests} requests released together, timed from fill to drain")
+        return Load("offline")
     if row.scenario == "offline" and latencies:
-        if row.num_requests is not None and released_at_once(
-            f"{row.raw.get('scenario', '')} {row.raw.get('batch_or_concurrency', '')}"
-        ):
-            notes.append(f"a burst: its {row.num_requests} requests released together, timed from fill to drain")
-            return Load("offline")
         notes.append("max-throughput run with latencies: a closed loop that keeps every batch slot busy")
         return Load("closed", concurrency=max_batch)
     if row.scenario in ("server", "interactive", "rate"):
@@ -572,6 +580,8 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     load, latency_load, ramp = _equal_occupancy(row, _load(row, max_batch * replicas, notes), fits * replicas, notes)
     per_replica = max(1, min(max_batch, int(setup.kv_tokens // max(1.0, inp + out))))
     n, basis = _requests(load, per_replica * replicas, row.num_requests, out)
+    if _burst(row) and row.num_requests is not None:  # every request of the burst, however many batches it takes
+        n, basis = min(row.num_requests, MAX_REQUESTS), "run"
     duration = None
     after_warmup = False
     if gen is not None and load.kind == "closed" and latency_load is None:
