@@ -32,6 +32,15 @@ def _table(groups: dict[str, dict[str, float]], first: str) -> list[str]:
     return lines
 
 
+def _engine_table(by_engine: dict[str, dict[str, dict[str, float]]], metrics: list[str]) -> list[str]:
+    """MAPE % (n) of each serving metric by the engine family a row was priced with."""
+    lines = ["| engine | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
+    for engine, groups in by_engine.items():
+        cells = [f"{groups[m]['mape_pct']:.1f} ({int(groups[m]['n'])})" if m in groups else "-" for m in metrics]
+        lines.append(f"| {engine} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _efficiency_table() -> list[str]:
     cat = load_catalog()
     keys = [
@@ -99,6 +108,8 @@ def _section(title: str, report: dict[str, Any]) -> list[str]:
             *(f"- {i}: {_contradiction(notes[i])}" for i in sorted(notes)),
             "",
         ]
+    if s.get("by_engine"):
+        out += ["### By engine (MAPE %, n)", "", *_engine_table(s["by_engine"], list(s["by_metric"])), ""]
     out += ["### By chip", "", *_table(s["by_chip"], "chip"), ""]
     out += ["### By source family", "", *_table(s["by_source_family"], "source family"), ""]
     worst = sorted(report["rows"], key=lambda r: -abs(r["error_pct"]))[:15]
@@ -140,6 +151,8 @@ def _targets(train: dict[str, Any], serve: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
+METRICS = ("output_tokens_per_s_per_chip", "tpot_s", "ttft_s")
+
 #: The held-out serving files in docs/research (provenance and findings in heldout_serving.md), with what they hold.
 HELDOUT = {
     "heldout_serving.csv": "sweeps on H100, H200, B200; TensorRT-LLM perf overview on B200, GB200, H200, H100",
@@ -164,14 +177,28 @@ def _heldout(cat: Any) -> list[str]:
         "| file | what | rows predicted | output tok/s per chip | TPOT | TTFT |",
         "|---|---|---:|---:|---:|---:|",
     ]
+    pooled: dict[str, dict[str, list[float]]] = {}
     for name, what in HELDOUT.items():
-        s = validate_file(cat, ROOT / "docs" / "research" / name, "serve")["summary"]
+        report = validate_file(cat, ROOT / "docs" / "research" / name, "serve")
+        s = report["summary"]
         cells = [
             f"{s['by_metric'][m]['mape_pct']:.1f}% ({s['by_metric'][m]['n']})" if m in s["by_metric"] else "-"
-            for m in ("output_tokens_per_s_per_chip", "tpot_s", "ttft_s")
+            for m in METRICS
         ]
         out.append(f"| `{name}` | {what} | {s['rows_predicted']} of {s['rows_total']} | {' | '.join(cells)} |")
-    return out
+        for r in report["rows"]:
+            pooled.setdefault(r["engine"], {}).setdefault(r["metric"], []).append(abs(r["error_pct"]))
+    by_engine = {
+        e: {m: {"mape_pct": sum(v) / len(v), "n": len(v)} for m, v in groups.items()}
+        for e, groups in sorted(pooled.items())
+    }
+    return [
+        *out,
+        "",
+        "All seven files pooled, by the engine family each row was priced with (MAPE %, n):",
+        "",
+        *_engine_table(by_engine, list(METRICS)),
+    ]
 
 
 def main() -> None:

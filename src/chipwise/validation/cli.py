@@ -24,6 +24,22 @@ def _table(title: str, groups: dict[str, dict[str, float]]) -> Table:
     return table
 
 
+#: Column headings of the serving metrics (validation rows name them in full)
+METRIC_LABELS = {"output_tokens_per_s_per_chip": "tok/s per chip", "tpot_s": "TPOT", "ttft_s": "TTFT"}
+
+
+def _engine_table(by_engine: dict[str, dict[str, dict[str, float]]], metrics: list[str]) -> Table:
+    """MAPE (and count) of each metric for each engine family a serving validation priced its rows with."""
+    table = Table(title="By engine: MAPE % (n)", header_style="bold")
+    table.add_column("")
+    for m in metrics:
+        table.add_column(METRIC_LABELS.get(m, m), justify="right")
+    for engine, groups in by_engine.items():
+        cells = [f"{groups[m]['mape_pct']:.1f} ({int(groups[m]['n'])})" if m in groups else "-" for m in metrics]
+        table.add_row(engine, *cells)
+    return table
+
+
 def validate(
     data: Annotated[Path, typer.Option("--data", help="A ground-truth CSV (training or inference columns).")],
     catalog_files: CatalogFiles = None,
@@ -53,6 +69,8 @@ def validate(
             f"above): {', '.join(ids)}"
         )
         console.print(_table("By metric, without those rows", s["by_metric_self_consistent"]))
+    if s.get("by_engine"):
+        console.print(_engine_table(s["by_engine"], list(s["by_metric"])))
     console.print(_table("By chip", s["by_chip"]))
     console.print(_table("By source family", s["by_source_family"]))
     if rows:

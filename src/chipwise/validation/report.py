@@ -24,12 +24,15 @@ class RowResult:
     #: serving rows: whether the row's throughput agrees with its own load and latencies (validation.consistency);
     #: None where that cannot be checked
     self_consistent: bool | None = None
+    #: serving rows: the engine family the row was priced with (serve.engine.ENGINES); "" for training rows
+    engine: str = ""
 
     @property
     def error_pct(self) -> float:
         return 100.0 * (self.predicted - self.measured) / self.measured
 
     def as_json(self) -> dict[str, Any]:
+        extra = {"engine": self.engine} if self.engine else {}
         return {
             "id": self.id,
             "chip": self.chip,
@@ -41,6 +44,7 @@ class RowResult:
             "source_family": self.source_family,
             "notes": self.notes,
             "self_consistent": self.self_consistent,
+            **extra,
         }
 
 
@@ -74,6 +78,9 @@ def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str,
         "by_source_family": _group(rows, "source_family"),
         "by_metric": _group(rows, "metric"),
     }
+    engines = sorted({r.engine for r in rows if r.engine})
+    if engines:
+        summary["by_engine"] = {e: _group((r for r in rows if r.engine == e), "metric") for e in engines}
     contradicted = sorted({r.id for r in rows if r.self_consistent is False})
     if contradicted:
         summary["self_inconsistent_rows"] = contradicted

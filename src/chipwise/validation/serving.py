@@ -690,6 +690,7 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
                 source_family=row.source_family,
                 notes="; ".join((*notes, row.notes)).strip("; "),
                 self_consistent=None if check is None else check.consistent,
+                engine=case.group[0],
             )
         )
     return results
