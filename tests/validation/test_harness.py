@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.validation.harness import AIPERF, GUIDELLM, INFERENCEX, harness_of, mean_length
+from chipwise.validation.groundtruth import parse_request_count
+from chipwise.validation.harness import AIPERF, BENCH_SERVING, GUIDELLM, INFERENCEX, harness_of, mean_length
 from chipwise.validation.serving import _run, predict_case, prepare
 
 from .test_serving_accuracy import _row
@@ -21,6 +22,9 @@ from .test_serving_accuracy import _row
         ("AIPerf closed-loop concurrency sweep, 50 concurrent requests", "NVIDIA NIM benchmarking docs", AIPERF),
         ("genai-perf concurrency 16", "", AIPERF),
         ("guidellm throughput (saturating, max concurrency)", "", GUIDELLM),
+        ("vllm bench serve --max-concurrency 64", "", BENCH_SERVING),
+        ("closed loop, python -m sglang.bench_serving", "", BENCH_SERVING),
+        ("benchmarks/benchmark_serving.py, 32 users", "vLLM docs", BENCH_SERVING),
         ("LLMPerf against trtllm-serve, 1 concurrent request", "", None),
     ],
 )
@@ -73,3 +77,50 @@ def test_aiperf_latencies_leave_out_the_first_burst(catalog: Catalog) -> None:
     assert warm < cold
     (ttft,) = [r.predicted for r in predict_case(case) if r.metric == "ttft_s"]
     assert ttft == pytest.approx(warm)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("30000 requests", 30000),
+        ("all 274560 queries issued at once", 274560),
+        ("--max-concurrency 64 --num-prompts 640 --request-rate inf", 640),
+        ("num_prompts=500", 500),
+        ("--num-prompts=1,000", 1000),
+        ("genai-perf --concurrency 50 --request-count 400", 400),
+        ("num_requests: 200", 200),
+        ("concurrency=64", None),
+        ("rate 10 req/s", None),
+    ],
+)
+def test_request_counts_are_read_in_prose_and_as_benchmark_flags(text: str, count: int | None) -> None:
+    assert parse_request_count(text) == count
+
+
+def test_a_closed_loop_runs_the_request_count_it_states(catalog: Catalog) -> None:
+    """The run's own count, the first burst of prompts included, not a shorter window that would weigh that burst
+    more; and a stated count wins over a generator's per-user rule."""
+    stated = _row(
+        scenario="closed-loop sweep",
+        batch_or_concurrency="--max-concurrency 64 --num-prompts 640",
+        input_len="1024",
+        output_len="256",
+    )
+    case = prepare(catalog, stated)
+    assert case.job.requests == 640 and case.basis == "run"
+    inferencex = _row(
+        scenario="InferenceX benchmark_serving closed-loop sweep",
+        batch_or_concurrency="concurrency=16; 80 prompts",
+        input_len="1024",
+        output_len="1024",
+    )
+    case = prepare(catalog, inferencex)
+    assert case.job.requests == 80 and case.basis == "run"
+    assert any("80 requests, all queued at once" in n for n in case.notes)
+
+
+def test_vllm_and_sglang_bench_serving_issue_1000_prompts_unless_told(catalog: Catalog) -> None:
+    row = _row(scenario="vllm bench serve, random dataset", batch_or_concurrency="concurrency=32")
+    case = prepare(catalog, row)
+    assert case.job.requests == 1000 and case.basis == "run" and not case.after_warmup
+    assert case.job.input.low == case.job.input.high  # a stated length is the length

@@ -1226,12 +1226,23 @@ def latency_stats(row: InferenceRow) -> dict[str, dict[str, float]]:
     return stats
 
 
+#: How a load generator's request count is written: '30000 requests', 'all 274560 queries issued at once', '1500
+#: prompts', and as the benchmark flags that set it: vLLM and SGLang bench_serving '--num-prompts 1000' (or
+#: num_prompts=1000), GenAI-Perf / AIPerf '--request-count 500', 'num_requests: 200'.
+_REQUEST_COUNTS = (
+    r"(\d[\d,]*)\s*(?:requests|prompts|queries|reqs)\b",
+    r"\b(?:num|number[-_ ]of)[-_ ]?(?:prompts|requests)\s*(?:[=:]\s*|\s+)(\d[\d,]*)",
+    r"\brequest[-_ ]count\s*(?:[=:]\s*|\s+)(\d[\d,]*)",
+)
+
+
 def parse_request_count(*texts: str) -> int | None:
-    """How many requests a run issued: '30000 requests', 'all 274560 queries issued at once', '1500 prompts'."""
+    """How many requests a run issued (_REQUEST_COUNTS), from the first text that says."""
     for text in texts:
-        found = _lookup_int(r"(\d[\d,]*)\s*(?:requests|prompts|queries)\b", text)
-        if found is not None and found > 0:
-            return found
+        for pattern in _REQUEST_COUNTS:
+            found = _lookup_int(pattern, text)
+            if found is not None and found > 0:
+                return found
     return None
 
 

@@ -21,7 +21,13 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   after every user's first request has finished.
 - guidellm (the v0.1 CLI the optimum-neuron sweeps use) starts every user of its throughput mode at once and
   issues requests for --max-seconds (default 120 s, github neuralmagic/guidellm src/guidellm/main.py).
-Other rows keep the validation's defaults (all users start together; several batches' worth of requests).
+- vLLM's and SGLang's serving benchmarks (`vllm bench serve`, benchmarks/benchmark_serving.py, `python -m
+  sglang.bench_serving`), which InferenceX's script forks: ``--num-prompts`` requests (1000 unless set) queued at
+  once behind the ``--max-concurrency`` semaphore, latencies over every request, throughput over the run's
+  duration. Their random datasets' length ranges depend on the release and the flags, so a stated length is taken
+  as the length.
+A row that states its request count runs that count. Other rows keep the validation's defaults (all users start
+together; several batches' worth of requests).
 """
 
 from __future__ import annotations
@@ -48,6 +54,14 @@ class Harness:
     after_warmup: bool = False
     #: the generator issues requests for this long (s) instead of a request count
     duration_s: float | None = None
+    #: requests the generator issues when the row states no count and no per-user rule applies (0: none)
+    default_requests: int = 0
+
+    def requests(self, users: int, stated: int | None) -> int:
+        """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
+        if stated is not None:
+            return stated
+        return self.requests_per_user * users if self.requests_per_user else self.default_requests
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
@@ -55,13 +69,14 @@ class Harness:
         low = max(1, int(top * self.length_floor))
         return LengthDist.fixed(top) if low >= top else LengthDist("uniform", (low + top) / 2.0, 0.0, low, top)
 
-    def note(self, users: int) -> str:
-        """What the validation ran for a point of `users` concurrent users, for the row's notes."""
+    def note(self, users: int, requests: int = 0) -> str:
+        """What the validation ran for a point of `users` concurrent users issuing `requests` requests (0: a
+        duration-bound run), for the row's notes."""
         details = []
         if self.length_floor < 1.0:
             details.append(f"lengths uniform in [{self.length_floor:g} L, L]")
-        if self.requests_per_user:
-            details.append(f"{self.requests_per_user * users} requests, all queued at once")
+        if requests:
+            details.append(f"{requests} requests, all queued at once")
         if self.duration_s is not None:
             details.append(f"users start together, requests issued for {self.duration_s:.0f} s")
         if self.after_warmup:
@@ -75,11 +90,14 @@ INFERENCEX = Harness("InferenceX benchmark_serving", requests_per_user=10, lengt
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
 AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)
 GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
+#: --num-prompts defaults to 1000 in both (vllm/benchmarks/serve.py, sglang/bench_serving.py)
+BENCH_SERVING = Harness("vLLM/SGLang bench_serving", basis="run", default_requests=1000)
 
 _MARKERS: tuple[tuple[tuple[str, ...], Harness], ...] = (
     (("inferencex", "inferencemax", "sa-bench", "semianalysis"), INFERENCEX),
     (("aiperf", "genai-perf", "perf_analyzer", "perf analyzer"), AIPERF),
     (("guidellm",), GUIDELLM),
+    (("vllm bench serve", "benchmark_serving", "bench_serving", "bench serve"), BENCH_SERVING),
 )
 
 

@@ -480,7 +480,11 @@ def _equal_occupancy(row: InferenceRow, load: Load, held: int, notes: list[str])
 def _requests(load: Load, concurrency: int, stated: int | None, out_len: float) -> tuple[int, str]:
     """Requests to simulate and the throughput basis: the run's own request count when it is within a few batches
     (the benchmark's fill and drain then matter, as in its own timing), else several batches' worth, measured
-    over the steady window; a few minutes of arrivals for open loops."""
+    over the steady window; a few minutes of arrivals for open loops. A closed loop runs its stated count whenever
+    it can be simulated whole: its clients time every request, the burst of first prompts included, so a shorter
+    run would weigh that burst more than the benchmark did."""
+    if load.kind == "closed" and stated is not None and stated <= MAX_REQUESTS:
+        return stated, "run"
     if load.kind == "closed":
         users = load.concurrency
         n = 4 * users if users > 1 else 12
@@ -586,13 +590,14 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     after_warmup = False
     if gen is not None and load.kind == "closed" and latency_load is None:
         users = load.concurrency
-        if gen.duration_s is not None and users > 1:
-            duration, n, basis = gen.duration_s, MAX_REQUESTS, gen.basis
-        elif gen.requests_per_user:
-            n, basis = min(MAX_REQUESTS, gen.requests_per_user * users), gen.basis
+        issued = gen.requests(users, row.num_requests)
+        if gen.duration_s is not None and users > 1 and row.num_requests is None:
+            duration, n, basis, issued = gen.duration_s, MAX_REQUESTS, gen.basis, 0
+        elif issued:
+            n, basis = min(MAX_REQUESTS, issued), gen.basis
             after_warmup = gen.after_warmup and users > 1
         if gen.duration_s is None or users > 1:
-            notes.append(gen.note(users))
+            notes.append(gen.note(users, issued))
     job = ServingJob(
         model=model,
         input=_job_lengths(gen, row.raw.get("input_len", ""), stated_in),
