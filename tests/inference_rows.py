@@ -6,7 +6,8 @@ import csv
 import tempfile
 from pathlib import Path
 
-from chipwise.validation.groundtruth import InferenceRow, read_inference
+from chipwise.validation.groundtruth import read_inference
+from chipwise.validation.rows import InferenceRow
 
 #: Llama-3.1-8B on one H100, offline, 1,000 in / 1,000 out, 100 output tokens/s
 BASE_ROW = {

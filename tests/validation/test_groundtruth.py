@@ -12,23 +12,15 @@ from hypothesis import strategies as st
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
-from chipwise.validation.groundtruth import (
-    KNOWN_CHIPS,
-    InferenceRow,
-    Measured,
-    TrainingRow,
-    canonical_chip,
-    detect_kind,
+from chipwise.validation.cells import canonical_chip, parse_int, parse_number, parse_stat_values
+from chipwise.validation.groundtruth import detect_kind, read_inference, read_training
+from chipwise.validation.rows import KNOWN_CHIPS, InferenceRow, Measured, TrainingRow
+from chipwise.validation.serving_rows import (
     normalize_engine,
-    parse_int,
     parse_latency_ms,
     parse_load,
-    parse_number,
     parse_serving_plan,
-    parse_stat_values,
     parse_weight_precision,
-    read_inference,
-    read_training,
 )
 from inference_rows import inference_row
 

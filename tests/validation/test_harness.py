@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.validation.groundtruth import parse_request_count
 from chipwise.validation.harness import AIPERF, BENCH_SERVING, GUIDELLM, INFERENCEX, harness_of, mean_length
 from chipwise.validation.serving import _run, predict_case, prepare
+from chipwise.validation.serving_rows import parse_request_count
 
 from .test_serving_accuracy import _row
 

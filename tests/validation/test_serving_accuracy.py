@@ -11,7 +11,6 @@ import yaml
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import engine_profile
-from chipwise.validation.groundtruth import is_speculative, normalize_scenario
 from chipwise.validation.serving import (
     MLPERF_DATASETS,
     _length_dist,
@@ -24,6 +23,7 @@ from chipwise.validation.serving import (
     row_speculation,
     validate_serving,
 )
+from chipwise.validation.serving_rows import is_speculative, normalize_scenario
 from inference_rows import inference_row as _row
 
 

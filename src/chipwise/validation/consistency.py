@@ -16,7 +16,9 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from chipwise.validation.groundtruth import InferenceRow, latency_stats, parse_number
+from chipwise.validation.cells import parse_number
+from chipwise.validation.rows import InferenceRow
+from chipwise.validation.serving_rows import latency_stats
 from chipwise.workload.serving import Load
 
 #: Largest ratio between a row's measured output tokens/s and the one its own load and latencies imply that is

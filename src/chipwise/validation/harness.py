@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from chipwise.validation.groundtruth import InferenceRow
+from chipwise.validation.rows import InferenceRow
 from chipwise.workload.serving import LengthDist
 
 

@@ -37,19 +37,18 @@ from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
+from chipwise.validation.cells import parse_positive
 from chipwise.validation.consistency import self_check
-from chipwise.validation.groundtruth import (
-    SKIP_DISAGGREGATED,
-    UNSTATED_WEIGHTS,
-    InferenceRow,
-    kv_precision_stated,
-    parse_positive,
-    parse_speculation_text,
-    read_inference,
-    released_at_once,
-)
+from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.harness import Harness, harness_of, mean_length
 from chipwise.validation.report import RowResult, summarise
+from chipwise.validation.rows import SKIP_DISAGGREGATED, InferenceRow
+from chipwise.validation.serving_rows import (
+    UNSTATED_WEIGHTS,
+    kv_precision_stated,
+    parse_speculation_text,
+    released_at_once,
+)
 from chipwise.workload.model import ModelSpec, from_hf_config
 from chipwise.workload.presets import load_model, preset_id
 from chipwise.workload.serving import LengthDist, Load, ServingJob

@@ -14,7 +14,7 @@ from chipwise.hardware import Efficiency, System, hardware
 from chipwise.perf.device import device_of, topology_of
 from chipwise.train.plans import PlanArrays, check_plan, enumerate_plans, normalise
 from chipwise.train.step import train_step
-from chipwise.validation.groundtruth import TrainingRow
+from chipwise.validation.rows import TrainingRow
 from chipwise.workload.model import ModelSpec, from_dims
 from chipwise.workload.presets import load_model, preset_id
 from chipwise.workload.training import TrainingJob

@@ -1,0 +1,350 @@
+"""Training rows of a ground-truth table: model dimensions, the parallel plan and its sharding, the batch, and
+the measured throughput or step time (derived from model TFLOP/s where that is all a row gives)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from chipwise.validation.cells import (
+    NUM,
+    PRECISION_TOKEN,
+    SUFFIXES,
+    billions,
+    canonical_chip,
+    lookup,
+    lookup_float,
+    lookup_int,
+    normalize_arch,
+    notes_text,
+    parse_int,
+    parse_moe_shape,
+    parse_number,
+    parse_positive,
+    precision_tokens,
+    reconcile_plan_with_chips,
+)
+from chipwise.validation.rows import (
+    SKIP_MFU_ONLY,
+    SKIP_NO_CHIPS,
+    SKIP_NO_THROUGHPUT,
+    SKIP_UNIT_AMBIGUOUS,
+    Measured,
+    ModelDims,
+    TrainingRow,
+)
+
+# A model TFLOP/s figure is turned into tokens/s only while attention is a small part of FLOPs/token,
+# because sources count attention FLOPs differently (causal or not).
+_MAX_ATTENTION_SHARE_FOR_TFLOPS: Final[float] = 0.10
+
+
+def normalize_training_precision(text: str, notes: list[str]) -> str:
+    """One of fp32/bf16/fp16/fp8/fp4/int8 from the training precision text."""
+    tokens = precision_tokens(text)
+    lowered = text.lower()
+    if not tokens:
+        if "mixed" in lowered:
+            notes.append(f"precision '{text}' names no dtype; assumed fp16")
+            return "fp16"
+        notes.append("precision not stated; assumed bf16")
+        return "bf16"
+    first = tokens[0]
+    if re.search(rf"{PRECISION_TOKEN}\s*(?:or|/)\s*{PRECISION_TOKEN}", lowered) and len(set(tokens)) > 1:
+        notes.append(f"precision '{text}' is ambiguous; took {first}")
+    elif "not resolved" in lowered or "not verified" in lowered:
+        notes.append(f"precision '{text}' not confirmed by source")
+    if first == "fp32" and "autocast" in lowered:
+        notes.append("fp32 with compiler matmul autocast")
+    return first
+
+
+def _parse_training_dims(raw: Mapping[str, str], notes: list[str]) -> ModelDims:
+    name = raw.get("model", "").strip()
+    total = billions(raw.get("params_total_B", ""))
+    active = billions(raw.get("params_active_B", ""))
+    arch_text = raw.get("arch", "")
+    arch = normalize_arch(arch_text, name, total, active)
+    if not arch_text.strip():
+        notes.append(f"arch not stated; inferred {arch}")
+    if active is None and arch == "dense":
+        active = total
+    experts, top_k = parse_moe_shape(arch_text) if arch == "moe" else (None, None)
+    return ModelDims(
+        name=name,
+        arch=arch,
+        params_total=total,
+        params_active=active,
+        layers=parse_int(raw.get("layers")),
+        hidden=parse_int(raw.get("hidden")),
+        ffn_hidden=parse_ffn_hidden(raw.get("ffn_hidden", ""), notes),
+        heads=parse_int(raw.get("heads")),
+        kv_heads=parse_int(raw.get("kv_heads")),
+        vocab=parse_int(raw.get("vocab")),
+        experts=experts,
+        top_k=top_k,
+    )
+
+
+def parse_ffn_hidden(text: str, notes: list[str]) -> int | None:
+    """FFN width; for MoE text such as 'dense 18432 / expert 2048' the per-expert width is kept."""
+    expert = lookup_int(r"expert\s*[:=]?\s*(\d+)", text)
+    if expert is None:
+        return parse_int(text)
+    dense = lookup_int(r"dense\s*[:=]?\s*(\d+)", text)
+    if dense is not None:
+        notes.append(f"ffn_hidden = expert width {expert} (dense-layer width {dense})")
+    return expert
+
+
+def parse_global_batch_seqs(text: str, notes: list[str]) -> int | None:
+    """Global batch in sequences; a ramp 'a->b->c' keeps its final value."""
+    if "->" in text:
+        final = parse_int(text.rsplit("->", maxsplit=1)[-1])
+        notes.append(f"global batch ramps ({text.strip()}); used final value {final}")
+        return final
+    return parse_int(text)
+
+
+def parse_batch_tokens(text: str, seq_len: int | None, notes: list[str]) -> float | None:
+    """Global batch in tokens: '4194304', '16M', '2M (approx, per paper)'.
+
+    A K/M suffix is read as a power of two (M = 2**20) when that, and not the decimal reading, gives a
+    whole number of sequences of ``seq_len`` tokens (batch sizes are set in sequences).
+    """
+    value = parse_number(text)
+    suffix = lookup(rf"(?<![A-Za-z0-9_.])(?:{NUM})([kKM])(?![A-Za-z])", text, 0)
+    if value is None or suffix is None:
+        return value
+    binary = value / SUFFIXES[suffix] * (1024.0 if suffix in "kK" else 1024.0**2)
+    if seq_len and (binary / seq_len).is_integer() and not (value / seq_len).is_integer():
+        notes.append(f"global_batch_tokens '{text.strip()}' read as binary ({binary:.0f})")
+        return binary
+    return value
+
+
+def _global_batch_tokens(
+    raw: Mapping[str, str], seq_len: int | None, seqs: int | None, notes: list[str]
+) -> float | None:
+    tokens = parse_batch_tokens(raw.get("global_batch_tokens", ""), seq_len, notes)
+    if tokens is not None:
+        return tokens
+    if seqs is not None and seq_len is not None:
+        return float(seqs * seq_len)
+    return None
+
+
+def normalize_recompute(text: str) -> str | None:
+    """'none' | 'selective' | 'full' from recompute/remat text; ``None`` when the text says neither."""
+    lowered = text.lower()
+    if re.search(r"selective|\bsac\b|per-op|minimal|save_|offload|qkv_proj", lowered):
+        return "selective"
+    if "full" in lowered:
+        return "full"
+    if re.search(r"\bnone\b|\bno\b|nothing_saveable|disabled", lowered):
+        return "none"
+    return None
+
+
+def parse_zero_stage(sharding: str) -> int | None:
+    """ZeRO stage from sharding text: FSDP full shard -> 3, SHARD_GRAD_OP -> 2, distributed optimizer -> 1."""
+    lowered = sharding.lower()
+    stage = lookup_int(r"zero[-_ ]?(\d)", lowered)
+    if stage is not None:
+        return stage
+    if "shard_grad_op" in lowered:
+        return 2
+    if "fsdp" in lowered:
+        return 3
+    if "distributed optimizer" in lowered:
+        return 1
+    if re.search(r"\bddp\b", lowered):
+        return 0
+    return None
+
+
+_PLAN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
+    ("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("CP", "cp"), ("EP", "ep"), ("VP", "vpp"),
+)  # fmt: skip
+
+
+def _training_plan_keys(raw: Mapping[str, str], notes: list[str]) -> dict[str, int | str | bool]:
+    """Plan keys the row states: parallel sizes, ZeRO stage, recompute, sequence parallelism."""
+    plan: dict[str, int | str | bool] = {}
+    for column, key in _PLAN_COLUMNS:
+        size = parse_int(raw.get(column))
+        if size is not None:
+            plan[key] = size
+    sharding, recompute_text = raw.get("sharding", ""), raw.get("recompute", "")
+    text = f"{sharding}; {recompute_text}; {raw.get('notes', '')}"
+    tp = lookup_int(r"ici_(?:tp|tensor_parallelism)\s*=\s*(\d+)", text)
+    if "tp" not in plan and tp is not None:
+        plan["tp"] = tp
+        notes.append(f"tp={tp} from ici_tp setting")
+    if "pp" not in plan and re.search(r"\bno PP\b", sharding, re.IGNORECASE):
+        plan["pp"] = 1
+    zero = parse_zero_stage(sharding)
+    if zero is not None:
+        plan["zero"] = zero
+    remat_text = recompute_text or lookup(r"remat(?:_policy)?\s*=\s*([\w]+)", raw.get("notes", "")) or ""
+    recompute = normalize_recompute(remat_text)
+    if recompute is not None:
+        plan["recompute"] = recompute
+    elif remat_text.strip():
+        notes.append(f"recompute '{remat_text}' not understood")
+    if re.search(r"sequence[- ]parallel", text, re.IGNORECASE):
+        plan["sequence_parallel"] = True
+    return plan
+
+
+def training_flops_per_token(dims: ModelDims, seq_len: int) -> tuple[float, float] | None:
+    """(training FLOPs per token, attention share) as 6*N_active + 12*layers*hidden*seq_len.
+
+    ``None`` when the parameter count or the layer/hidden sizes are missing.
+    """
+    params = dims.params_active if dims.params_active is not None else dims.params_total
+    if params is None or dims.layers is None or dims.hidden is None:
+        return None
+    attention = 12.0 * dims.layers * dims.hidden * seq_len
+    total = 6.0 * params + attention
+    return total, attention / total
+
+
+def _throughput_stat(raw: Mapping[str, str]) -> str:
+    return "p50" if "median" in raw.get("derived_fields", "").lower() else "value"
+
+
+def _seq_per_s_from_notes(notes_text: str) -> float | None:
+    return lookup_float(rf"performance\s*=\s*({NUM})\s*seq(?:uences)?\s*/\s*s", notes_text)
+
+
+def _measured_from_tflops(
+    raw: Mapping[str, str], dims: ModelDims, seq_len: int | None, notes: list[str]
+) -> Measured | None:
+    tflops = parse_positive(raw.get("tflops_per_chip"))
+    if tflops is None:
+        return None
+    if re.search(r"\bup to\b", raw.get("notes", ""), re.IGNORECASE):
+        notes.append("only an 'up to' (peak, not sustained) model TFLOP/s per chip given; not converted")
+        return None
+    if seq_len is None:
+        notes.append("only model TFLOP/s per chip given and seq_len unknown; not converted")
+        return None
+    flops = training_flops_per_token(dims, seq_len)
+    if flops is None:
+        notes.append("only model TFLOP/s per chip given and model dims incomplete; not converted")
+        return None
+    per_token, attention_share = flops
+    if attention_share > _MAX_ATTENTION_SHARE_FOR_TFLOPS:
+        notes.append(
+            f"only model TFLOP/s per chip given; attention is {attention_share:.0%} of FLOPs/token, "
+            "so the FLOP convention matters too much to convert"
+        )
+        return None
+    notes.append(
+        f"tokens/s per chip derived from {tflops:g} model TFLOP/s per chip with "
+        "FLOPs/token = 6*N_active + 12*layers*hidden*seq_len"
+    )
+    return Measured("tokens_per_s_per_chip", tflops * 1e12 / per_token, "value")
+
+
+def training_measured(
+    raw: Mapping[str, str],
+    dims: ModelDims,
+    *,
+    seq_len: int | None,
+    global_seqs: int | None,
+    num_chips: int | None,
+    notes: list[str],
+    derive_from_tflops: bool = True,
+) -> Measured | None:
+    """Tokens/s per chip if given, else step time, else total tokens/s over chips, else derived figures."""
+    stat = _throughput_stat(raw)
+    per_chip = parse_positive(raw.get("tokens_per_s_per_chip"))
+    if per_chip is not None:
+        return Measured("tokens_per_s_per_chip", per_chip, stat)
+    step = parse_positive(raw.get("step_time_s"))
+    if step is not None:
+        return Measured("step_time_s", step, stat)
+    total = parse_positive(raw.get("tokens_per_s_total"))
+    if total is not None and num_chips:
+        notes.append("tokens/s per chip = tokens_per_s_total / num_chips")
+        return Measured("tokens_per_s_per_chip", total / num_chips, stat)
+    seq_per_s = _seq_per_s_from_notes(raw.get("notes", ""))
+    seq_per_s = seq_per_s if seq_per_s is not None and seq_per_s > 0 else None
+    if seq_per_s is not None and seq_len is not None and num_chips:
+        notes.append(f"tokens/s per chip from notes ({seq_per_s:g} seq/s x seq_len / chips)")
+        return Measured("tokens_per_s_per_chip", seq_per_s * seq_len / num_chips, "value")
+    if seq_per_s is not None and global_seqs is not None:
+        notes.append(f"step time from notes: global batch {global_seqs} / {seq_per_s:g} seq/s")
+        return Measured("step_time_s", global_seqs / seq_per_s, "value")
+    if derive_from_tflops:
+        return _measured_from_tflops(raw, dims, seq_len, notes)
+    return None
+
+
+def _training_skip_reason(
+    raw: Mapping[str, str], chip: str, num_chips: int | None, measured: Measured | None, known: frozenset[str]
+) -> str | None:
+    if measured is None and parse_number(raw.get("gpu_hours")) is not None:
+        family = "model card" if "model card" in raw.get("source_family", "").lower() else "paper"
+        return f"aggregate GPU-hours figure ({family})"
+    if chip not in known:
+        return f"chip not in catalog: {chip or '<empty>'}"
+    if num_chips is None:
+        return SKIP_NO_CHIPS
+    if measured is not None:
+        return None
+    notes_text = raw.get("notes", "").lower()
+    if re.search(r"tokens/s\s*=\s*[\d.]", notes_text) and re.search(r"per-gpu|total|unit", notes_text):
+        return SKIP_UNIT_AMBIGUOUS
+    if parse_number(raw.get("tflops_per_chip")) is not None:
+        return f"{SKIP_NO_THROUGHPUT} (model TFLOP/s only)"
+    if parse_number(raw.get("mfu_pct")) is not None or parse_number(raw.get("hfu_pct")) is not None:
+        return SKIP_MFU_ONLY
+    return SKIP_NO_THROUGHPUT
+
+
+def parse_training_row(
+    raw: dict[str, str], known_chips: frozenset[str], derive_from_tflops: bool, aliases: Mapping[str, str]
+) -> TrainingRow:
+    notes: list[str] = []
+    dims = _parse_training_dims(raw, notes)
+    chip = canonical_chip(raw.get("chip", ""), aliases, notes)
+    num_chips = parse_int(raw.get("num_chips"))
+    seq_len = parse_int(raw.get("seq_len"))
+    if seq_len is None:
+        notes.append("seq_len not stated")
+    global_seqs = parse_global_batch_seqs(raw.get("global_batch_seqs", ""), notes)
+    plan = _training_plan_keys(raw, notes)
+    plan_text = f"{raw.get('sharding', '')}; {raw.get('notes', '')}; {raw.get('derived_fields', '')}"
+    counts_cores = reconcile_plan_with_chips(plan, chip=chip, num_chips=num_chips, text=plan_text, notes=notes)
+    measured = training_measured(
+        raw,
+        dims,
+        seq_len=seq_len,
+        global_seqs=global_seqs,
+        num_chips=num_chips,
+        notes=notes,
+        derive_from_tflops=derive_from_tflops,
+    )
+    lora_text = f"{raw.get('model', '')} {raw.get('notes', '')}"
+    return TrainingRow(
+        id=raw.get("id", "").strip(),
+        source_family=raw.get("source_family", "").strip(),
+        model=dims,
+        chip=chip,
+        num_chips=num_chips,
+        precision=normalize_training_precision(raw.get("precision", ""), notes),
+        seq_len=seq_len,
+        global_batch_tokens=_global_batch_tokens(raw, seq_len, global_seqs, notes),
+        micro_batch=parse_int(raw.get("micro_batch")),
+        plan=plan,
+        plan_counts_cores=counts_cores,
+        measured=measured,
+        skip_reason=_training_skip_reason(raw, chip, num_chips, measured, known_chips),
+        lora=bool(re.search(r"\blora\b", lora_text, re.IGNORECASE)),
+        notes=notes_text(notes),
+        raw=raw,
+    )
