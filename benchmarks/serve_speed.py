@@ -18,7 +18,7 @@ import numpy as np
 
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
-from chipwise.planner.serving import plan_serving
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.build import setup_replica
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.arrivals import open_loop_times

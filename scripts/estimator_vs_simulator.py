@@ -12,7 +12,7 @@ import time
 
 from chipwise.catalog import load_catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import plan_serving
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.workload.serving import Load
 
 #: model, rate (req/s), input and output tokens, SLO, chips to try

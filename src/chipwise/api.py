@@ -28,7 +28,7 @@ from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
-from chipwise.planner.serving import plan_serving
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model

@@ -6,7 +6,8 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import check_slo, plan_serving
+from chipwise.planner.serving_choice import check_slo
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.workload.serving import Load
 
 

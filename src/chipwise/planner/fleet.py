@@ -34,7 +34,8 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve
-from chipwise.planner.serving import check_slo, choose_any, kv_limited_batch, precisions
+from chipwise.planner.serving import choose_any, precisions
+from chipwise.planner.serving_choice import check_slo, kv_limited_batch
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan

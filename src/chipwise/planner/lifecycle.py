@@ -22,7 +22,7 @@ from chipwise.economics.energy import carbon_kg, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
-from chipwise.planner.serving import plan_serving
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training
 from chipwise.workload.serving import Load
 

@@ -19,7 +19,8 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
-from chipwise.planner.serving import SLO_KEYS, plan_serving
+from chipwise.planner.serving_choice import SLO_KEYS
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.workload.serving import load_of
 
 _TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}

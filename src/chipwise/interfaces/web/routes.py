@@ -22,7 +22,8 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
-from chipwise.planner.serving import plan_serving, predict_serving
+from chipwise.planner.serving import predict_serving
+from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.workload.presets import preset_summaries

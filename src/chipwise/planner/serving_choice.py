@@ -1,0 +1,256 @@
+"""Choosing a serving replica's shape and count: the steady-state estimates of every candidate shape
+(serve.search) at the load, the SLO check, and the rate a replica sustains within it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware.objects import System
+from chipwise.serve.engine import ENGINES, EngineProfile, default_engine
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.search import (
+    MAX_UTILISATION,
+    Estimate,
+    Operating,
+    at_rate,
+    enumerate_candidates,
+    estimate,
+)
+from chipwise.serve.speculation import Drafting
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import Load, ServingJob
+
+UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A replica shape and how many replicas, with the estimate that chose it."""
+
+    plan: ReplicaPlan
+    replicas: int
+    chips: float
+    throughput: float  # output tokens/s per replica at saturation (estimate)
+    tpot: float
+    ttft_p99: float
+
+
+def engine_for(system: System, engine: str | None) -> str:
+    name = engine or default_engine(system.chip.vendor)
+    if name not in ENGINES:
+        raise ChipwiseError(f"unknown serving engine '{name}'. Fix: use one of {', '.join(ENGINES)}.")
+    return name
+
+
+#: The latency targets a serving SLO may set: TTFT, TPOT and end-to-end latency at p50, p90 or p99 (seconds).
+SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
+
+
+def check_slo(slo: Mapping[str, float]) -> dict[str, float]:
+    """The SLO with its keys and values checked (one line naming the problem and the fix otherwise)."""
+    for key, value in slo.items():
+        if key not in SLO_KEYS:
+            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
+        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ChipwiseError(f"SLO {key} = {value!r} is not a positive time in seconds. Fix: give e.g. 2.0.")
+    return {k: float(v) for k, v in slo.items()}
+
+
+def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
+    """Each SLO target against the estimate: medians against the means, tail percentiles against the tails; the
+    end-to-end latency is TTFT plus the other output tokens at TPOT."""
+    ok = np.ones(np.shape(op.tpot), dtype=bool)
+    for key, limit in targets.items():
+        metric, stat = key.split("_")[0], key.rsplit("_", 1)[-1]
+        ttft, tpot = (op.ttft, op.tpot) if stat == "p50" else (op.ttft_p99, op.tpot_p99)
+        value = {"ttft": ttft, "tpot": tpot, "e2e": ttft + (out - 1.0) * tpot}[metric]
+        ok &= value <= limit
+    return ok
+
+
+def max_rate(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight: str,
+    kv: str,
+    inp: float,
+    out: float,
+    targets: Mapping[str, float],
+    drafting: Drafting | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate: the highest request rate one replica carries within the SLO (0 if none), and its TPOT and
+    p99 TTFT estimates there."""
+    best = np.zeros(len(est.cand))
+    tpot_at = np.full(len(est.cand), np.inf)
+    ttft_at = np.full(len(est.cand), np.inf)
+    cap = est.throughput / out
+    for u in UTILISATIONS if targets else np.asarray([DEFAULT_UTILISATION]):
+        op = at_rate(model, system, eng, est, weight, kv, inp, out, u * cap, drafting)
+        ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)
+        take = ok & (u * cap > best)
+        best = np.where(take, u * cap, best)
+        tpot_at = np.where(take, op.tpot, tpot_at)
+        ttft_at = np.where(take, op.ttft_p99, ttft_at)
+    return best, tpot_at, ttft_at
+
+
+#: Bisection steps that settle a closed loop's request rate against its latencies (to 0.1% of the capacity).
+CLOSED_LOOP_ITERATIONS = 10
+
+
+def choose(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    job: ServingJob,
+    weight: str,
+    kv: str,
+    targets: Mapping[str, float],
+    fixed: Mapping[str, int],
+    chips: int | None,
+    max_tokens: int,
+    chunked: bool,
+    drafting: Drafting | None = None,
+) -> tuple[Choice, Estimate, np.ndarray]:
+    """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
+    the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates."""
+    topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
+    from chipwise.perf.device import topology_of
+
+    cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed))
+    inp, out = job.mean_input, job.mean_output
+    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting)
+    if not est.fits.any():
+        raise _searched(
+            InfeasibleError(
+                f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
+                + (f" within {chips} chip{'s' if chips != 1 else ''}" if chips else "")
+                + ". Fix: use more chips, or quantise the weights or the KV cache."
+            ),
+            len(cand),
+        )
+    rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting)
+    per_chip = est.chips
+    load = job.load
+    if load.kind in ("rate", "trace"):
+        lam = load.rate if load.kind == "rate" else _trace_rate(job)
+        need = np.where(rate > 0, np.ceil(lam / np.maximum(rate, 1e-12)), np.inf)
+    elif load.kind == "closed":
+        slo_batch = np.where((rate > 0) & np.isfinite(tpot), rate * out * np.where(np.isfinite(tpot), tpot, 0.0), 0.0)
+        need = np.where(slo_batch >= 1, np.ceil(load.concurrency / np.maximum(slo_batch, 1e-9)), np.inf)
+    else:
+        need = np.ones(len(cand))
+    if chips:
+        fit_count = np.floor(chips / per_chip)
+        need = np.where(need <= fit_count, fit_count, np.inf) if load.kind != "offline" else fit_count
+        need = np.where(fit_count >= 1, need, np.inf)
+    total_chips = need * per_chip
+    if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
+        # a given deployment that cannot carry the load (or meet the SLO): predict it anyway at its most
+        # throughput per chip, every replica that fits; the simulation then shows the queue and the misses
+        need = np.where(fit_count >= 1, fit_count, np.inf)
+    if load.kind == "offline" or (chips and not np.isfinite(total_chips).any()):
+        score = -est.throughput / per_chip
+        score = np.where(est.fits & np.isfinite(need), score, np.inf)
+    else:
+        score = np.where(np.isfinite(total_chips), total_chips + 1e-6 * np.where(np.isfinite(tpot), tpot, 1e3), np.inf)
+    if not np.isfinite(score).any():
+        raise _searched(
+            InfeasibleError(
+                f"no replica shape on {system.chip.id} meets the SLO at this load"
+                + (f" with {chips} chips" if chips else "")
+                + ". Fix: relax the SLO, lower the load, or add chips."
+            ),
+            len(cand),
+        )
+    i = int(np.argmin(score))
+    plan = ReplicaPlan(
+        tp=int(cand.tp[i]),
+        pp=int(cand.pp[i]),
+        ep=int(cand.ep[i]),
+        attention_dp=bool(cand.adp[i]),
+        max_batch=kv_limited_batch(est, i, inp + out),
+        max_tokens=max_tokens,
+        chunked_prefill=chunked,
+        weight_precision=weight,
+        kv_precision=kv,
+        speculation=drafting.spec if drafting else None,
+    )
+    replicas = int(need[i]) if np.isfinite(need[i]) else 1
+    tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
+    if load.kind == "closed" and math.isfinite(tpot_i):
+        tpot_i, ttft_i = _closed_loop_point(model, system, eng, est, weight, kv, inp, out, i, load, replicas, drafting)
+    return (
+        Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), tpot_i, ttft_i),
+        est,
+        rate,
+    )
+
+
+def _searched(exc: InfeasibleError, shapes: int) -> InfeasibleError:
+    """The error with the number of replica shapes priced before it (plan serve's 'searched N shapes' counts them)."""
+    exc.searched = shapes
+    return exc
+
+
+def _closed_loop_point(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight: str,
+    kv: str,
+    inp: float,
+    out: float,
+    i: int,
+    load: Load,
+    replicas: int,
+    drafting: Drafting | None,
+) -> tuple[float, float]:
+    """(TPOT, TTFT p99) of candidate `i` where a closed loop's users actually put it: each replica's users issue
+    requests at the rate they complete them, lambda = users / (TTFT + O x TPOT) (Little's law), found by bisection
+    below the replica's capacity. A closed loop's queue is finite: a prompt waits behind at most the other users'
+    prompts, so the open-loop waits of at_rate are capped there (on average half of them). Users beyond what the
+    replica serves at capacity wait for a batch slot: their requests' latency is users / capacity."""
+    users = load.concurrency / max(1, replicas)
+    one = est.take(np.asarray([i]))
+    prefill = float(one.prefill_s[0])
+    top = MAX_UTILISATION * min(float(one.throughput[0]) / out, 1.0 / max(prefill, 1e-12)) * (1.0 - 1e-6)
+
+    def point(lam: float) -> tuple[float, float, float]:
+        op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam]), drafting)
+        tpot = float(op.tpot[0])
+        ttft = min(float(op.ttft[0]), prefill * (users + 1.0) / 2.0 + tpot)
+        return tpot, ttft, min(float(op.ttft_p99[0]), prefill * users + tpot)
+
+    tpot, ttft, ttft_p99 = point(top)
+    if top * (ttft + out * tpot) <= users:  # saturated: the surplus users queue before their first token
+        return tpot, max(ttft_p99, users / top - out * tpot)
+    lo, hi = 0.0, top
+    for _ in range(CLOSED_LOOP_ITERATIONS):
+        mid = 0.5 * (lo + hi)
+        tpot, ttft, ttft_p99 = point(mid)
+        lo, hi = (mid, hi) if mid * (ttft + out * tpot) < users else (lo, mid)
+    tpot, _, ttft_p99 = point(hi)
+    return tpot, ttft_p99
+
+
+def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
+    """The candidate's batch cap, lowered to the requests its KV cache holds at full context: a larger cap only
+    makes an engine admit requests it must then preempt (and recompute), as operators set max_num_seqs."""
+    return int(max(1, min(int(est.cand.max_batch[i]), math.floor(est.kv_tokens[i] / max(context, 1.0)))))
+
+
+def _trace_rate(job: ServingJob) -> float:
+    t = job.trace
+    if t is None or t.arrival.size < 2 or t.arrival[-1] <= 0:
+        return 1.0
+    return float((t.arrival.size - 1) / t.arrival[-1])
