@@ -7,7 +7,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.validation.harness import AIPERF, BENCH_SERVING, GUIDELLM, INFERENCEX, harness_of, mean_length
-from chipwise.validation.serving import _run, predict_case, prepare
+from chipwise.validation.serving import _run, generated_length, predict_case, prepare
 from chipwise.validation.serving_rows import parse_request_count
 
 from .test_serving_accuracy import _row
@@ -124,3 +124,27 @@ def test_vllm_and_sglang_bench_serving_issue_1000_prompts_unless_told(catalog: C
     case = prepare(catalog, row)
     assert case.job.requests == 1000 and case.basis == "run" and not case.after_warmup
     assert case.job.input.low == case.job.input.high  # a stated length is the length
+
+
+def test_a_run_is_simulated_at_the_output_length_it_generated(catalog: Catalog) -> None:
+    """guidellm's emulated data asks for ~250 tokens; requests that stop at an end-of-sequence token generate fewer.
+    The row's own mean latencies say how many: e2e = TTFT + (O - 1) TPOT."""
+    asked = {
+        "scenario": "guidellm throughput (saturating, max concurrency)",
+        "batch_or_concurrency": "max concurrent users=32",
+        "input_len": "~1500 (emulated, var 150)",
+        "output_len": "~250 (emulated, var 20)",
+    }
+    row = _row(**asked, ttft_ms="2138", tpot_ms="59.09", e2e_latency_s="14.76")
+    assert generated_length(row) == pytest.approx(1.0 + (14.76 - 2.138) / 0.05909)  # 214.6
+    case = prepare(catalog, row)
+    assert case.job.output.mean == pytest.approx(215.0)
+    assert (case.job.output.low, case.job.output.high) == (195, 235)  # guidellm's +-20 around what was generated
+    assert any("generated 215 tokens a request where 250 were asked for" in n for n in case.notes)
+    # without latencies, from the request rate when it has three significant digits, not from a rounded one
+    by_rate = _row(**asked, output_tokens_per_s_total="426.2", requests_per_s="2.002")
+    assert generated_length(by_rate) == pytest.approx(426.2 / 2.002)
+    assert generated_length(_row(**asked, output_tokens_per_s_total="8.07", requests_per_s="0.04")) is None
+    # a stated length that is the length (ignore_eos benchmarks) is kept
+    fixed = _row(output_len="1024", ttft_ms="200", tpot_ms="20", e2e_latency_s="10")
+    assert generated_length(fixed) is None

@@ -46,6 +46,7 @@ from chipwise.validation.rows import SKIP_DISAGGREGATED, InferenceRow
 from chipwise.validation.serving_rows import (
     UNSTATED_WEIGHTS,
     kv_precision_stated,
+    latency_stats,
     parse_speculation_text,
     released_at_once,
 )
@@ -357,7 +358,44 @@ def _lengths(row: InferenceRow, notes: list[str]) -> tuple[float, float]:
     if out is None:
         notes.append(f"output length not stated; taken equal to the input length ({inp:.0f})")
         out = inp
+    generated = generated_length(row)
+    if generated is not None and abs(generated / out - 1.0) > GENERATED_TOLERANCE:
+        notes.append(
+            f"output length: the run generated {generated:.0f} tokens a request where {out:.0f} were asked for"
+        )
+        out = generated
     return float(inp), float(out)
+
+
+#: A run's measured mean output replaces the requested length when they differ by more than this share.
+GENERATED_TOLERANCE = 0.02
+_REQUESTED = re.compile(r"~|emulated|request|max[_ ]?tokens|up to|\bvar\b", re.IGNORECASE)
+
+
+def _significant_digits(text: str) -> int:
+    found = re.search(r"\d[\d.,]*", text.replace(",", ""))
+    return len(found.group(0).replace(".", "").lstrip("0")) if found else 0
+
+
+def generated_length(row: InferenceRow) -> float | None:
+    """The mean tokens a run's requests generated, where the row states a requested length (a target its requests
+    could stop short of, at an end-of-sequence token: '~250 (emulated, var 20)') and measures what they produced:
+    from its mean end-to-end latency, TTFT and TPOT (e2e = TTFT + (O - 1) TPOT), else from its output tokens/s over
+    its requests/s when that rate has three significant digits. None otherwise."""
+    if not _REQUESTED.search(row.raw.get("output_len", "")):
+        return None
+    e2e = parse_positive(row.raw.get("e2e_latency_s"))
+    stats = latency_stats(row)
+    ttft, tpot = stats.get("ttft_s", {}), stats.get("tpot_s", {})
+    stat = "mean" if "mean" in ttft and "mean" in tpot else ("value" if "value" in ttft and "value" in tpot else None)
+    if e2e is not None and stat is not None and tpot[stat] > 0 and e2e > ttft[stat]:
+        return 1.0 + (e2e - ttft[stat]) / tpot[stat]
+    total = parse_positive(row.raw.get("output_tokens_per_s_total"))
+    rate_text = row.raw.get("requests_per_s", "")
+    rate = parse_positive(rate_text)
+    if total is not None and rate is not None and _significant_digits(rate_text) >= 3:
+        return total / rate
+    return None
 
 
 def _job_lengths(gen: Harness | None, text: str, stated: float) -> LengthDist:
