@@ -15,6 +15,7 @@ from typing import Any
 from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
 from chipwise.validation.consistency import NOTE_LEAD, SELF_CONSISTENCY_TOLERANCE
+from chipwise.validation.report import mape_cell
 from chipwise.validation.run import validate_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,8 +37,7 @@ def _engine_table(by_engine: dict[str, dict[str, dict[str, float]]], metrics: li
     """MAPE % (n) of each serving metric by the engine family a row was priced with."""
     lines = ["| engine | " + " | ".join(metrics) + " |", "|---|" + "---:|" * len(metrics)]
     for engine, groups in by_engine.items():
-        cells = [f"{groups[m]['mape_pct']:.1f} ({int(groups[m]['n'])})" if m in groups else "-" for m in metrics]
-        lines.append(f"| {engine} | " + " | ".join(cells) + " |")
+        lines.append(f"| {engine} | " + " | ".join(mape_cell(groups, m) for m in metrics) + " |")
     return lines
 
 

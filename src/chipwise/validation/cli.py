@@ -10,6 +10,7 @@ from rich.table import Table
 
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
+from chipwise.validation.report import mape_cell
 from chipwise.validation.run import validate_path
 
 
@@ -35,8 +36,7 @@ def _engine_table(by_engine: dict[str, dict[str, dict[str, float]]], metrics: li
     for m in metrics:
         table.add_column(METRIC_LABELS.get(m, m), justify="right")
     for engine, groups in by_engine.items():
-        cells = [f"{groups[m]['mape_pct']:.1f} ({int(groups[m]['n'])})" if m in groups else "-" for m in metrics]
-        table.add_row(engine, *cells)
+        table.add_row(engine, *(mape_cell(groups, m) for m in metrics))
     return table
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,12 @@ def _group(rows: Iterable[RowResult], key: str) -> dict[str, dict[str, float]]:
     for r in rows:
         groups[str(getattr(r, key)) or "(not stated)"].append(r.error_pct)
     return {k: _stats(v) for k, v in sorted(groups.items())}
+
+
+def mape_cell(groups: Mapping[str, Mapping[str, float]], metric: str) -> str:
+    """'MAPE (n)' of one metric of a by-metric group, for the tables by engine ('-' where it has no such metric)."""
+    st = groups.get(metric)
+    return f"{st['mape_pct']:.1f} ({int(st['n'])})" if st else "-"
 
 
 def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str, str]]) -> dict[str, Any]:
