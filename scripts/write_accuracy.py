@@ -15,7 +15,7 @@ from typing import Any
 from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
 from chipwise.validation.consistency import NOTE_LEAD, SELF_CONSISTENCY_TOLERANCE
-from chipwise.validation.report import mape_cell
+from chipwise.validation.report import error_stats, mape_cell
 from chipwise.validation.run import validate_file
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,11 +187,8 @@ def _heldout(cat: Any) -> list[str]:
         ]
         out.append(f"| `{name}` | {what} | {s['rows_predicted']} of {s['rows_total']} | {' | '.join(cells)} |")
         for r in report["rows"]:
-            pooled.setdefault(r["engine"], {}).setdefault(r["metric"], []).append(abs(r["error_pct"]))
-    by_engine = {
-        e: {m: {"mape_pct": sum(v) / len(v), "n": len(v)} for m, v in groups.items()}
-        for e, groups in sorted(pooled.items())
-    }
+            pooled.setdefault(r["engine"], {}).setdefault(r["metric"], []).append(r["error_pct"])
+    by_engine = {e: {m: error_stats(v) for m, v in groups.items()} for e, groups in sorted(pooled.items())}
     return [
         *out,
         "",

@@ -69,7 +69,7 @@ class Harness:
         low = max(1, int(top * self.length_floor))
         return LengthDist.fixed(top) if low >= top else LengthDist("uniform", (low + top) / 2.0, 0.0, low, top)
 
-    def note(self, users: int, requests: int = 0) -> str:
+    def note(self, users: int, requests: int) -> str:
         """What the validation ran for a point of `users` concurrent users issuing `requests` requests (0: a
         duration-bound run), for the row's notes."""
         details = []

@@ -48,7 +48,8 @@ class RowResult:
         }
 
 
-def _stats(errors: Sequence[float]) -> dict[str, float]:
+def error_stats(errors: Sequence[float]) -> dict[str, float]:
+    """n, MAPE, median absolute error and bias (mean signed error) of percentage errors."""
     absolute = [abs(e) for e in errors]
     return {
         "n": len(errors),
@@ -62,7 +63,7 @@ def _group(rows: Iterable[RowResult], key: str) -> dict[str, dict[str, float]]:
     groups: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         groups[str(getattr(r, key)) or "(not stated)"].append(r.error_pct)
-    return {k: _stats(v) for k, v in sorted(groups.items())}
+    return {k: error_stats(v) for k, v in sorted(groups.items())}
 
 
 def mape_cell(groups: Mapping[str, Mapping[str, float]], metric: str) -> str:
@@ -73,7 +74,7 @@ def mape_cell(groups: Mapping[str, Mapping[str, float]], metric: str) -> str:
 
 def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """The JSON object `chipwise validate --json` prints."""
-    overall = _stats([r.error_pct for r in rows])
+    overall = error_stats([r.error_pct for r in rows])
     total = len({r.id for r in rows}) + len(skipped)
     summary: dict[str, Any] = {
         **overall,
