@@ -78,6 +78,23 @@ def test_predict_with_speculative_decoding(tmp_path: Path, capsys: pytest.Captur
     assert "drafting" not in base["breakdown"] and fast["breakdown"]["drafting"] > 0
 
 
+def test_predict_with_a_scheduler_that_polls_every_30_decode_iterations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SGLang's --scheduler-recv-interval as plan.recv_interval: at 10 requests/s new prompts wait for the
+    scheduler's next poll, so first tokens come later, by up to 30 decode steps."""
+    base = tmp_path / "base.yaml"
+    base.write_text(SCENARIO + "engine: sglang\nplan: {tp: 1, replicas: 2, max_batch: 64}\n")
+    polled = tmp_path / "polled.yaml"
+    polled.write_text(SCENARIO + "engine: sglang\nplan: {tp: 1, replicas: 2, max_batch: 64, recv_interval: 30}\n")
+    every = run_json(capsys, ["predict", str(base), "--json"])
+    thirty = run_json(capsys, ["predict", str(polled), "--json"])
+    assert (every["plan"]["recv_interval"], thirty["plan"]["recv_interval"]) == (1, 30)
+    wait = thirty["ttft_s"]["p50"] - every["ttft_s"]["p50"]
+    assert 0 < wait < 30 * thirty["tpot_s"]["p50"]
+    assert thirty["requests"]["finished"] == 300
+
+
 def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "serve.yaml"
     f.write_text(SCENARIO)
@@ -198,6 +215,7 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
             "max_batch",
         ),
         "bad speculation": (SCENARIO + "speculative: medusa:3\n", "unknown speculative method"),
+        "zero recv interval": (SCENARIO + "plan: {tp: 1, recv_interval: 0}\n", "recv_interval"),
     }
     for name, (text, needle) in cases.items():
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
+from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.harness import AIPERF, BENCH_SERVING, GUIDELLM, INFERENCEX, harness_of, mean_length
 from chipwise.validation.serving import _run, generated_length, predict_case, prepare
-from chipwise.validation.serving_rows import parse_request_count
+from chipwise.validation.serving_rows import parse_recv_interval, parse_request_count
+from inference_rows import write_rows
 
 from .test_serving_accuracy import _row
 
@@ -148,3 +150,49 @@ def test_a_run_is_simulated_at_the_output_length_it_generated(catalog: Catalog) 
     # a stated length that is the length (ignore_eos benchmarks) is kept
     fixed = _row(output_len="1024", ttft_ms="200", tpot_ms="20", e2e_latency_s="10")
     assert generated_length(fixed) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "interval"),
+    [
+        ("SGLang v0.5.12, --scheduler-recv-interval 30 --stream-interval 30", 30),
+        ("server args: scheduler_recv_interval=10, numa_node=None", 10),
+        ("scheduler-recv-interval: 1", 1),
+        ("--stream-interval 30", None),
+    ],
+)
+def test_sglang_polling_intervals_are_read_as_flags_and_server_args(text: str, interval: int | None) -> None:
+    assert parse_recv_interval(text) == interval
+
+
+def test_inferencex_sglang_recipes_poll_every_10_then_30_iterations_on_blackwell_only() -> None:
+    """dsr1_fp8_b200.sh et al.: CONC >= 16 -> 30, else 10; DP attention -> 1; the H200 scripts set nothing."""
+    rule = INFERENCEX.recv_interval
+    assert [rule("sglang", "blackwell", users, False) for users in (1, 8, 15, 16, 64)] == [10, 10, 10, 30, 30]
+    assert rule("sglang", "blackwell-ultra", 32, False) == 30
+    assert rule("sglang", "blackwell", 32, True) == 1
+    assert rule("sglang", "hopper", 32, False) == 1
+    assert rule("trtllm", "blackwell", 32, False) == 1
+    assert AIPERF.recv_interval("sglang", "blackwell", 32, False) == 1
+
+
+def test_a_validation_case_runs_the_polling_its_row_or_its_recipes_set(catalog: Catalog, tmp_path) -> None:
+    sglang = {
+        "chip": "b200",
+        "serving_engine": "SGLang v0.5.12",
+        "scenario": "InferenceX benchmark_serving closed-loop sweep, 32 concurrent requests",
+        "batch_or_concurrency": "concurrency=32",
+        "input_len": "1024",
+        "output_len": "1024",
+        "ttft_ms": "400",
+        "tpot_ms": "15",
+    }
+    stated = {**sglang, "id": "X2", "scenario": "closed loop", "notes": "--scheduler-recv-interval 5"}
+    hopper = {**sglang, "id": "X3", "chip": "h200"}
+    trt = {**sglang, "id": "X4", "serving_engine": "TensorRT-LLM 1.3"}
+    path = write_rows(tmp_path / "rows.csv", sglang, stated, hopper, trt)
+    rows = read_inference(path, known_chips=frozenset({"b200", "h200"}))
+    cases = [prepare(catalog, row) for row in rows]
+    assert [c.setup.pools[0].setup.plan.recv_interval for c in cases] == [30, 5, 1, 1]
+    assert any("every 30 decode iterations (InferenceX" in n for n in cases[0].notes)
+    assert any("every 5 decode iterations (as stated)" in n for n in cases[1].notes)

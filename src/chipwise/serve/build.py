@@ -58,6 +58,7 @@ class ReplicaSetup:
             decode_first=self.engine.decode_first,
             adp_ranks=p.tp if p.attention_dp and self.engine.adp_balance_timeout_iters > 0 else 1,
             adp_timeout_iters=self.engine.adp_balance_timeout_iters,
+            recv_interval=p.recv_interval,
         )
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:

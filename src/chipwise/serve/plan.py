@@ -17,6 +17,8 @@ class ReplicaPlan:
 
     max_tokens: tokens one iteration may carry (prefill chunks plus one per decoding sequence).
     speculation: speculative decoding (serve.speculation), or None.
+    recv_interval: decode iterations between the scheduler's polls for new requests (SGLang's
+    --scheduler-recv-interval; 1 = every iteration, every engine's default).
     """
 
     tp: int = 1
@@ -29,6 +31,7 @@ class ReplicaPlan:
     weight_precision: str = "bf16"
     kv_precision: str = "bf16"
     speculation: Speculation | None = None
+    recv_interval: int = 1
 
     @property
     def ranks(self) -> int:
@@ -50,7 +53,13 @@ class ReplicaPlan:
 
 def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:
     """Raise a one-line error for a plan that cannot shard the model."""
-    for name, value in (("tp", plan.tp), ("pp", plan.pp), ("ep", plan.ep), ("max_batch", plan.max_batch)):
+    for name, value in (
+        ("tp", plan.tp),
+        ("pp", plan.pp),
+        ("ep", plan.ep),
+        ("max_batch", plan.max_batch),
+        ("recv_interval", plan.recv_interval),
+    ):
         if value < 1:
             raise ChipwiseError(f"plan.{name} must be at least 1, got {value}. Fix: give a positive integer.")
     if plan.max_tokens < 1:

@@ -14,7 +14,9 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   10 x CONC requests are queued at once behind the concurrency semaphore, so the first CONC start together;
   latencies are over every request and throughput is the run's output tokens over its duration (fill and drain
   included). Its warm-up requests (``--num-warmups``) run to completion before the measured run starts, so they
-  only warm the server.
+  only warm the server. Its SGLang launch scripts for Blackwell GPUs (B200, B300: dsr1_fp8/fp4, qwen3.5) make the
+  scheduler poll for new requests every 10 decode iterations, and every 30 from 16 users on
+  (``--scheduler-recv-interval``; 1 with attention DP); its H200 scripts leave SGLang's default of 1.
 - AIPerf / GenAI-Perf (NVIDIA NIM benchmarking docs) hold the concurrency and measure after a warm-up: GenAI-Perf
   through Perf Analyzer's stable measurement windows (``--measurement-interval``), AIPerf through its warm-up
   phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
@@ -56,12 +58,23 @@ class Harness:
     duration_s: float | None = None
     #: requests the generator issues when the row states no count and no per-user rule applies (0: none)
     default_requests: int = 0
+    #: the SGLang scheduler polling its launch scripts set on Blackwell GPUs: (interval, from this many users on,
+    #: interval); None: the engine's default (every iteration)
+    sglang_recv_interval: tuple[int, int, int] | None = None
 
     def requests(self, users: int, stated: int | None) -> int:
         """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
         if stated is not None:
             return stated
         return self.requests_per_user * users if self.requests_per_user else self.default_requests
+
+    def recv_interval(self, engine: str, chip_family: str, users: int, attention_dp: bool) -> int:
+        """Decode iterations between the scheduler's polls for new requests in this generator's deployments."""
+        rule = self.sglang_recv_interval
+        if rule is None or engine != "sglang" or attention_dp or chip_family not in BLACKWELL_DATACENTER:
+            return 1
+        low, users_from, high = rule
+        return high if users >= users_from else low
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
@@ -86,7 +99,15 @@ class Harness:
         return f"{self.name} protocol" + (f" ({'; '.join(details)})" if details else "")
 
 
-INFERENCEX = Harness("InferenceX benchmark_serving", requests_per_user=10, length_floor=0.8, basis="run")
+#: chip families of the Blackwell data-centre GPUs (B200, GB200; B300, GB300)
+BLACKWELL_DATACENTER = ("blackwell", "blackwell-ultra")
+INFERENCEX = Harness(
+    "InferenceX benchmark_serving",
+    requests_per_user=10,
+    length_floor=0.8,
+    basis="run",
+    sglang_recv_interval=(10, 16, 30),
+)
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
 AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)
 GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)

@@ -417,6 +417,25 @@ def _length_dist(text: str, mean: float) -> LengthDist:
     return LengthDist("uniform", float(n), 0.0, n - spread, n + spread)
 
 
+def _recv_interval(
+    row: InferenceRow, gen: Harness | None, engine: str, chip_family: str, adp: bool, notes: list[str]
+) -> int:
+    """Decode iterations between the SGLang scheduler's polls for new requests: the row's stated
+    --scheduler-recv-interval, else its load generator's launch scripts' rule, else every iteration."""
+    if engine != "sglang":
+        return 1
+    if row.recv_interval is not None:
+        interval, why = row.recv_interval, "as stated"
+    elif gen is not None:
+        interval = gen.recv_interval(engine, chip_family, row.concurrency or 1, adp)
+        why = f"{gen.name}'s launch scripts"
+    else:
+        return 1
+    if interval > 1:
+        notes.append(f"the scheduler polls for new requests every {interval} decode iterations ({why})")
+    return interval
+
+
 def _burst(row: InferenceRow) -> bool:
     """A run that released its stated number of requests together and timed them (a load generator's burst)."""
     return (
@@ -611,6 +630,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         weight_precision=weight,
         kv_precision=kv,
         speculation=speculation,
+        recv_interval=_recv_interval(row, gen, engine, system.chip.family, adp, notes),
     )
     if speculation is not None:
         notes.append(f"speculative decoding: {speculation.label()}")
@@ -801,3 +821,4 @@ def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
 
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
+

@@ -570,6 +570,16 @@ def parse_request_count(*texts: str) -> int | None:
     return None
 
 
+def parse_recv_interval(*texts: str) -> int | None:
+    """SGLang's scheduler polling interval a run states: '--scheduler-recv-interval 30',
+    'scheduler_recv_interval=10' (the server-args dump)."""
+    for text in texts:
+        found = lookup_int(r"scheduler[-_]recv[-_]interval\s*(?:[=:]\s*|\s+)(\d+)", text)
+        if found is not None and found > 0:
+            return found
+    return None
+
+
 def _output_len(raw: Mapping[str, str], notes: list[str]) -> float | None:
     stated = parse_length(raw.get("output_len", ""))
     if stated is not None:
@@ -783,6 +793,7 @@ def parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], aliase
         num_requests=parse_request_count(
             *(raw.get(f, "") for f in ("batch_or_concurrency", "latency_constraint", "scenario", "notes"))
         ),
+        recv_interval=parse_recv_interval(*(raw.get(f, "") for f in ("serving_engine", "parallelism", "notes"))),
         prefill_pool=(prefill.tp, prefill.pp, prefill.ep, prefill.attention_dp, prefill.dp) if prefill else None,
         precision_text=precision_text,
     )

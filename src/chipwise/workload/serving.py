@@ -106,6 +106,8 @@ class ServePlan(_Strict):
     max_batch: IntCount | None = None
     max_tokens: IntCount | None = None
     chunked_prefill: bool | None = None
+    #: decode iterations between the scheduler's polls for new requests (SGLang --scheduler-recv-interval)
+    recv_interval: IntCount | None = None
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None

@@ -47,6 +47,7 @@ class SchedulerPolicy:
     decode_first: bool = False  # an iteration with prompts runs the decode step first, then the prompts (two graphs)
     adp_ranks: int = 1  # attention-DP ranks whose prompts are balanced (1 = no balancing)
     adp_timeout_iters: int = 0  # how long balancing may hold prompts back, in iterations
+    recv_interval: int = 1  # decode iterations between the scheduler's polls for new requests (1 = every one)
 
     @property
     def preempts(self) -> bool:

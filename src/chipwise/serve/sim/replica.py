@@ -9,6 +9,11 @@ and the replica jumps to the next completion (or to when the KV cache fills) in 
 be admitted cuts such a run short at the end of the iteration in progress. Each decoding request is kept in a
 heap by the iteration at which it finishes; the batch's context is S + g n it, with `it` the count of decode
 iterations and S the sum over decoding requests of (context at join - g it at join).
+
+A scheduler that polls for new requests only every `recv_interval` decode iterations (SGLang's
+--scheduler-recv-interval: a decode iteration adds 1 to a counter, an iteration with prompts fills it, and the
+scheduler takes what arrived when the counter reaches the interval) keeps arrivals in an inbox until the next
+poll; an idle scheduler polls at once.
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ class Replica:
         self.on_finish = on_finish
         self.on_prefilled = on_prefilled
         self.waiting: deque[int] = deque()
+        self.inbox: deque[int] = deque()  # arrived, not yet taken by the scheduler (recv_interval > 1)
+        self.since_poll = 0  # decode iterations since the scheduler last polled for new requests
         self.pref: list[int] = []
         self.hold_since: int | None = None  # iteration at which attention-DP balancing began holding prompts
         self.pneed: dict[int, int] = {}
@@ -102,15 +109,21 @@ class Replica:
     # ---- entry -------------------------------------------------------------------------------------------
     def submit(self, t: float, rid: int) -> None:
         """A request arrives (or, for a decode replica, its KV cache arrives)."""
-        self.waiting.append(rid)
         self.outstanding += 1
         self.req.replica[rid] = self.index
         if not self.busy:
+            self.waiting.append(rid)
             self.busy = True
             self.ver += 1
             self.kernel.at(t, self._step, self.ver)
-        elif self.seg is not None and len(self.waiting) in (1, self.pol.adp_ranks) and self._admissible(rid):
-            self._interrupt(t)
+        elif self.pol.recv_interval > 1:
+            self.inbox.append(rid)
+            if self.seg is not None and len(self.inbox) == 1 and self._admissible(rid):
+                self._interrupt(t)  # at the next poll
+        else:
+            self.waiting.append(rid)
+            if self.seg is not None and len(self.waiting) in (1, self.pol.adp_ranks) and self._admissible(rid):
+                self._interrupt(t)
 
     def _admissible(self, rid: int) -> bool:
         if len(self.pref) + self.n_dec >= self.pol.max_batch:
@@ -239,6 +252,10 @@ class Replica:
         if ver != self.ver:
             return
         self.seg = None
+        if self.inbox and (self.since_poll == 0 or not (self.pref or self.n_dec)):
+            self.waiting.extend(self.inbox)  # the scheduler polls
+            self.inbox.clear()
+            self.since_poll = 0
         self._admit(t)
         if self.pol.preempts:
             self._make_room(t)
@@ -289,6 +306,8 @@ class Replica:
             k = max(1, min(k, int((self.cap - self.used()) // (self.g * n))))
         if self.hold_since is not None:  # end the run when the held prompts time out
             k = max(1, min(k, self.hold_since + self.pol.adp_timeout_iters - self.it))
+        if self.inbox:  # end the run at the next poll
+            k = min(k, self.pol.recv_interval - self.since_poll)
         base, a = self._decode_step(n, context, k)
         dt = k * base + a * (k * context + self.g * n * k * (k - 1) * 0.5)
         self.seg = (t, k, base, float(context), n)
@@ -318,7 +337,10 @@ class Replica:
         qb = base + a * context - qa
         # iterations completed by tau: the largest j with j base + a (j C + n j (j - 1) / 2) <= tau
         j = int((-qb + math.sqrt(qb * qb + 4.0 * qa * tau)) / (2.0 * qa)) if qa > 0 else int(tau / max(qb, 1e-30))
-        new_k = min(k, max(1, j + 1))
+        new_k = max(1, j + 1)
+        if self.pol.recv_interval > 1:  # the scheduler sees the arrival at its next poll
+            new_k += -(self.since_poll + new_k) % self.pol.recv_interval
+        new_k = min(k, new_k)
         if new_k >= k:
             return
         self.ver += 1
@@ -343,6 +365,7 @@ class Replica:
         self.seg = None
         self.busy_time += t - t0
         self.it += k
+        self.since_poll = (self.since_poll + k) % self.pol.recv_interval
         self._complete_decodes(t)
         self._step(t, ver)
 
@@ -351,6 +374,7 @@ class Replica:
         if ver != self.ver:
             return
         self.busy_time += dt
+        self.since_poll = 0  # an iteration with prompts is followed by a poll
         if advancing:
             self.it += 1
         r = self.req
