@@ -95,6 +95,21 @@ def test_predict_with_a_scheduler_that_polls_every_30_decode_iterations(
     assert thirty["requests"]["finished"] == 300
 
 
+def test_predict_with_tensorrt_llm_batch_waiting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """batch_wait_iters / batch_wait_ratio hold prompts while others generate: at 10 requests/s a prompt rarely
+    finds 0.8 x max_tokens tokens to go with, so it waits up to 40 iterations for its first token."""
+    base = tmp_path / "base.yaml"
+    base.write_text(SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64}\n")
+    held = tmp_path / "held.yaml"
+    held.write_text(
+        SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64, batch_wait_iters: 40, batch_wait_ratio: 0.8}\n"
+    )
+    free = run_json(capsys, ["predict", str(base), "--json"])
+    waited = run_json(capsys, ["predict", str(held), "--json"])
+    assert (waited["plan"]["batch_wait_iters"], waited["plan"]["batch_wait_ratio"]) == (40, 0.8)
+    assert free["ttft_s"]["p50"] < waited["ttft_s"]["p50"] < free["ttft_s"]["p50"] + 40 * waited["tpot_s"]["p50"]
+
+
 def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "serve.yaml"
     f.write_text(SCENARIO)
@@ -216,6 +231,7 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
         ),
         "bad speculation": (SCENARIO + "speculative: medusa:3\n", "unknown speculative method"),
         "zero recv interval": (SCENARIO + "plan: {tp: 1, recv_interval: 0}\n", "recv_interval"),
+        "batch wait ratio above 1": (SCENARIO + "plan: {tp: 1, batch_wait_ratio: 1.5}\n", "batch_wait_ratio"),
     }
     for name, (text, needle) in cases.items():
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"

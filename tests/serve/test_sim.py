@@ -3,6 +3,7 @@ agreement with the closed-form iteration model, preemption, disaggregation and c
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -378,3 +379,33 @@ def test_a_recv_interval_delays_first_tokens_and_loses_no_request(
         assert np.all(req["first"] >= req["arrival"]) and np.all(req["finish"] >= req["first"])
         closed[k] = float(np.mean(req["first"] - req["arrival"]))
     assert closed[interval] >= closed[1] * 0.999
+
+
+def _ttft_under_batch_waiting(setup: ReplicaSetup, iters: int, ratio: float, late: int) -> np.ndarray:
+    """Four long requests decode from t = 0; `late` prompts of I tokens arrive together at t = 0.5 s."""
+    policy = replace(setup.policy(), batch_wait_iters=iters, batch_wait_tokens=int(ratio * setup.plan.max_tokens))
+    pool = replace(setup.pool(1), policy=policy)
+    n = 4 + late
+    outs = np.full(n, 4000, dtype=np.int64)
+    arr = np.concatenate([np.zeros(4), np.full(late, 0.5)])
+    r = simulate(Deployment((pool,)), np.full(n, I, dtype=np.int64), outs, np.zeros(n, dtype=np.int64), arr).requests
+    return np.asarray(r["first"][4:] - r["arrival"][4:])
+
+
+def test_batch_waiting_holds_a_prompt_until_its_timeout_or_a_full_batch(h100_setup: ReplicaSetup) -> None:
+    """TensorRT-LLM batch_wait_timeout_iters 30, batch_wait_max_tokens_ratio 0.8: one 512-token prompt beside four
+    generating sequences is far from 0.8 x max_tokens, so it waits 30 decode iterations; prompts enough to fill the
+    batch go at once (the four long requests' own start differs: the second pair of their prompts was held); with
+    nothing generating there is nothing to wait for."""
+    free = _ttft_under_batch_waiting(h100_setup, 0, 0.0, 1)[0]
+    held = _ttft_under_batch_waiting(h100_setup, 30, 0.8, 1)[0]
+    assert held - free == pytest.approx(30 * h100_setup.steps.decode_base(4), rel=0.25)
+    enough = math.ceil(0.8 * h100_setup.plan.max_tokens / I)
+    waited = _ttft_under_batch_waiting(h100_setup, 30, 0.8, enough) - _ttft_under_batch_waiting(
+        h100_setup, 0, 0.0, enough
+    )
+    assert np.all(np.abs(waited) < h100_setup.steps.decode_base(4))  # at most the phase of the step in flight
+    alone = replace(h100_setup.policy(), batch_wait_iters=30, batch_wait_tokens=8000)
+    ones = np.ones(1, dtype=np.int64)
+    r = simulate(Deployment((replace(h100_setup.pool(1), policy=alone),)), ones * I, ones * O, ones * 0, np.zeros(1))
+    assert r.requests["first"][0] == pytest.approx(_run(h100_setup, [0.0]).requests["first"][0], rel=1e-12)

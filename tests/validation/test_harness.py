@@ -196,3 +196,43 @@ def test_a_validation_case_runs_the_polling_its_row_or_its_recipes_set(catalog: 
     assert [c.setup.pools[0].setup.plan.recv_interval for c in cases] == [30, 5, 1, 1]
     assert any("every 30 decode iterations (InferenceX" in n for n in cases[0].notes)
     assert any("every 5 decode iterations (as stated)" in n for n in cases[1].notes)
+
+
+def test_inferencex_trtllm_recipes_delay_batching_where_their_scripts_say() -> None:
+    """dsr1_fp8_b200_trt.sh: 1k/1k from 64 users, 40 iterations, 0.8; 70b_fp4_b200_trt_docker.sh: 1k/1k below TP8,
+    20 iterations, 0.9; nothing elsewhere."""
+    wait = INFERENCEX.batch_wait
+    rule = wait("trtllm", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 64, 8)
+    assert rule is not None and (rule.iters, rule.ratio) == (40, 0.8)
+    assert wait("trtllm", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 32, 8) is None
+    assert wait("trtllm", "deepseek-v3", "b200", "fp8", (8192.0, 1024.0), 64, 8) is None
+    assert wait("trtllm", "deepseek-v3", "h200", "fp8", (1024.0, 1024.0), 64, 8) is None
+    assert wait("sglang", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 64, 8) is None
+    llama = wait("trtllm", "llama-3.3-70b", "b200", "fp4", (1024.0, 1024.0), 4, 2)
+    assert llama is not None and (llama.iters, llama.ratio) == (20, 0.9)
+    assert wait("trtllm", "llama-3.3-70b", "b200", "fp4", (1024.0, 1024.0), 4, 8) is None
+    assert AIPERF.batch_wait("trtllm", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 64, 8) is None
+
+
+def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog: Catalog, tmp_path) -> None:
+    row = {
+        "model": "DeepSeek-R1-0528",
+        "chip": "b200",
+        "num_chips": "8",
+        "precision": "FP8",
+        "serving_engine": "TensorRT-LLM 1.3.0rc14 (PyTorch backend)",
+        "parallelism": "TP8 EP1",
+        "scenario": "InferenceX benchmark_serving closed-loop sweep, 64 concurrent requests",
+        "batch_or_concurrency": "concurrency=64",
+        "input_len": "1024",
+        "output_len": "1024",
+        "ttft_ms": "569",
+        "tpot_ms": "20",
+    }
+    fewer = {**row, "id": "X2", "batch_or_concurrency": "concurrency=32"}
+    rows = read_inference(write_rows(tmp_path / "rows.csv", row, fewer), known_chips=frozenset({"b200"}))
+    held, free = (prepare(catalog, r) for r in rows)
+    plan = held.setup.pools[0].setup.plan
+    assert (plan.batch_wait_iters, plan.batch_wait_ratio, plan.max_tokens) == (40, 0.8, 8192)
+    assert any("at most 40 iterations" in n for n in held.notes)
+    assert free.setup.pools[0].setup.plan.batch_wait_iters == 0

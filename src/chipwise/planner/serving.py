@@ -176,8 +176,12 @@ def _pool(
         plan = choice.plan
         replicas = int(replicas_given or choice.replicas)
         source = "searched" if not fixed else "partial"
-    if sc.plan is not None and sc.plan.recv_interval is not None:
-        plan = replace(plan, recv_interval=int(sc.plan.recv_interval))
+    given = sc.plan
+    if given is not None:
+        for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio"):
+            value = getattr(given, knob)
+            if value is not None:
+                plan = replace(plan, **{knob: value})
     setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in fixed)
     return setup, replicas, source
 
@@ -223,6 +227,8 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "max_tokens": p.max_tokens,
         "chunked_prefill": p.chunked_prefill,
         "recv_interval": p.recv_interval,
+        "batch_wait_iters": p.batch_wait_iters,
+        "batch_wait_ratio": p.batch_wait_ratio,
         "weight_precision": p.weight_precision,
         "kv_precision": p.kv_precision,
         "speculative": p.speculation.label() if p.speculation else None,

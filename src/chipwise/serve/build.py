@@ -59,6 +59,8 @@ class ReplicaSetup:
             adp_ranks=p.tp if p.attention_dp and self.engine.adp_balance_timeout_iters > 0 else 1,
             adp_timeout_iters=self.engine.adp_balance_timeout_iters,
             recv_interval=p.recv_interval,
+            batch_wait_iters=0 if p.attention_dp else p.batch_wait_iters,  # TensorRT-LLM: tensor parallelism only
+            batch_wait_tokens=math.ceil(p.batch_wait_ratio * p.max_tokens),
         )
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:

@@ -19,6 +19,9 @@ class ReplicaPlan:
     speculation: speculative decoding (serve.speculation), or None.
     recv_interval: decode iterations between the scheduler's polls for new requests (SGLang's
     --scheduler-recv-interval; 1 = every iteration, every engine's default).
+    batch_wait_iters, batch_wait_ratio: batch waiting (TensorRT-LLM batch_wait_timeout_iters and
+    batch_wait_max_tokens_ratio): while requests generate, new prompts wait until an iteration would carry
+    batch_wait_ratio x max_tokens tokens, for at most batch_wait_iters iterations (0: off).
     """
 
     tp: int = 1
@@ -32,6 +35,8 @@ class ReplicaPlan:
     kv_precision: str = "bf16"
     speculation: Speculation | None = None
     recv_interval: int = 1
+    batch_wait_iters: int = 0
+    batch_wait_ratio: float = 0.0
 
     @property
     def ranks(self) -> int:
@@ -62,6 +67,11 @@ def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:
     ):
         if value < 1:
             raise ChipwiseError(f"plan.{name} must be at least 1, got {value}. Fix: give a positive integer.")
+    if plan.batch_wait_iters < 0 or not 0.0 <= plan.batch_wait_ratio <= 1.0:
+        raise ChipwiseError(
+            f"plan.batch_wait_iters {plan.batch_wait_iters} / batch_wait_ratio {plan.batch_wait_ratio} out of range. "
+            "Fix: give iterations >= 0 and a ratio of max_tokens in [0, 1]."
+        )
     if plan.max_tokens < 1:
         raise ChipwiseError(f"plan.max_tokens must be at least 1, got {plan.max_tokens}. Fix: give a positive integer.")
     if plan.pp > model.layers:

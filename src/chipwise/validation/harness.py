@@ -16,7 +16,10 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   included). Its warm-up requests (``--num-warmups``) run to completion before the measured run starts, so they
   only warm the server. Its SGLang launch scripts for Blackwell GPUs (B200, B300: dsr1_fp8/fp4, qwen3.5) make the
   scheduler poll for new requests every 10 decode iterations, and every 30 from 16 users on
-  (``--scheduler-recv-interval``; 1 with attention DP); its H200 scripts leave SGLang's default of 1.
+  (``--scheduler-recv-interval``; 1 with attention DP); its H200 scripts leave SGLang's default of 1. Two of its
+  TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``):
+  DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
+  at these lengths) and Llama 3.x 70B FP4 on B200 below TP8 (20 iterations, 0.9; 70b_fp4_b200_trt_docker.sh).
 - AIPerf / GenAI-Perf (NVIDIA NIM benchmarking docs) hold the concurrency and measure after a warm-up: GenAI-Perf
   through Perf Analyzer's stable measurement windows (``--measurement-interval``), AIPerf through its warm-up
   phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
@@ -42,6 +45,20 @@ from chipwise.workload.serving import LengthDist
 
 
 @dataclass(frozen=True)
+class BatchWait:
+    """A recipe's TensorRT-LLM batch waiting, and the deployments it applies to."""
+
+    models: tuple[str, ...]
+    chip: str
+    weight_precision: str
+    lengths: tuple[int, int]  # (ISL, OSL)
+    min_users: int
+    max_tp: int
+    iters: int
+    ratio: float
+
+
+@dataclass(frozen=True)
 class Harness:
     """How one load generator issues a closed-loop sweep point and which requests it measures."""
 
@@ -61,6 +78,8 @@ class Harness:
     #: the SGLang scheduler polling its launch scripts set on Blackwell GPUs: (interval, from this many users on,
     #: interval); None: the engine's default (every iteration)
     sglang_recv_interval: tuple[int, int, int] | None = None
+    #: TensorRT-LLM batch waiting its launch scripts set
+    trtllm_batch_wait: tuple[BatchWait, ...] = ()
 
     def requests(self, users: int, stated: int | None) -> int:
         """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
@@ -75,6 +94,31 @@ class Harness:
             return 1
         low, users_from, high = rule
         return high if users >= users_from else low
+
+    def batch_wait(
+        self,
+        engine: str,
+        model: str,
+        chip: str,
+        weight_precision: str,
+        lengths: tuple[float, float],
+        users: int,
+        tp: int,
+    ) -> BatchWait | None:
+        """The batch waiting this generator's launch scripts set for a deployment (None: off)."""
+        if engine != "trtllm":
+            return None
+        for rule in self.trtllm_batch_wait:
+            if (
+                model in rule.models
+                and chip == rule.chip
+                and weight_precision == rule.weight_precision
+                and (round(lengths[0]), round(lengths[1])) == rule.lengths
+                and users >= rule.min_users
+                and tp <= rule.max_tp
+            ):
+                return rule
+        return None
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
@@ -107,6 +151,10 @@ INFERENCEX = Harness(
     length_floor=0.8,
     basis="run",
     sglang_recv_interval=(10, 16, 30),
+    trtllm_batch_wait=(
+        BatchWait(("deepseek-v3",), "b200", "fp8", (1024, 1024), 64, 8, 40, 0.8),
+        BatchWait(("llama-3.1-70b", "llama-3.3-70b"), "b200", "fp4", (1024, 1024), 1, 4, 20, 0.9),
+    ),
 )
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
 AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)

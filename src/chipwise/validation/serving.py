@@ -632,6 +632,14 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         speculation=speculation,
         recv_interval=_recv_interval(row, gen, engine, system.chip.family, adp, notes),
     )
+    users = row.concurrency or 1
+    wait = gen.batch_wait(engine, model.name, row.chip, weight, (stated_in, stated_out), users, tp) if gen else None
+    if gen is not None and wait is not None and not adp:
+        plan = replace(plan, batch_wait_iters=wait.iters, batch_wait_ratio=wait.ratio)
+        notes.append(
+            f"prompts wait for a batch of {wait.ratio:g} x max_tokens tokens, at most {wait.iters} iterations "
+            f"({gen.name}'s TensorRT-LLM launch script)"
+        )
     if speculation is not None:
         notes.append(f"speculative decoding: {speculation.label()}")
     setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out), profile=eng)
@@ -821,4 +829,3 @@ def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
 
 def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
-

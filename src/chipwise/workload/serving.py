@@ -108,6 +108,9 @@ class ServePlan(_Strict):
     chunked_prefill: bool | None = None
     #: decode iterations between the scheduler's polls for new requests (SGLang --scheduler-recv-interval)
     recv_interval: IntCount | None = None
+    #: batch waiting (TensorRT-LLM batch_wait_timeout_iters, batch_wait_max_tokens_ratio)
+    batch_wait_iters: int | None = Field(default=None, ge=0)
+    batch_wait_ratio: float | None = Field(default=None, ge=0.0, le=1.0)
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None

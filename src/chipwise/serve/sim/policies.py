@@ -48,6 +48,13 @@ class SchedulerPolicy:
     adp_ranks: int = 1  # attention-DP ranks whose prompts are balanced (1 = no balancing)
     adp_timeout_iters: int = 0  # how long balancing may hold prompts back, in iterations
     recv_interval: int = 1  # decode iterations between the scheduler's polls for new requests (1 = every one)
+    batch_wait_iters: int = 0  # how long batch waiting may hold prompts back, in iterations (0 = off)
+    batch_wait_tokens: int = 0  # batch waiting releases prompts once an iteration would carry this many tokens
+
+    @property
+    def hold_timeout(self) -> int:
+        """Iterations a held prompt waits at most (attention-DP balancing, else batch waiting)."""
+        return self.adp_timeout_iters if self.adp_ranks > 1 else self.batch_wait_iters
 
     @property
     def preempts(self) -> bool:

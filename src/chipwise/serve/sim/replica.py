@@ -61,7 +61,7 @@ class Replica:
         self.inbox: deque[int] = deque()  # arrived, not yet taken by the scheduler (recv_interval > 1)
         self.since_poll = 0  # decode iterations since the scheduler last polled for new requests
         self.pref: list[int] = []
-        self.hold_since: int | None = None  # iteration at which attention-DP balancing began holding prompts
+        self.hold_since: int | None = None  # iteration at which balancing or batch waiting began holding prompts
         self.pneed: dict[int, int] = {}
         self.pdone: dict[int, int] = {}
         self.phold: dict[int, int] = {}
@@ -122,7 +122,9 @@ class Replica:
                 self._interrupt(t)  # at the next poll
         else:
             self.waiting.append(rid)
-            if self.seg is not None and len(self.waiting) in (1, self.pol.adp_ranks) and self._admissible(rid):
+            held = self.hold_since is not None and self.pol.batch_wait_iters > 0  # may now fill the batch
+            first = len(self.waiting) in (1, self.pol.adp_ranks)
+            if self.seg is not None and (held or first) and self._admissible(rid):
                 self._interrupt(t)
 
     def _admissible(self, rid: int) -> bool:
@@ -136,16 +138,35 @@ class Replica:
 
     # ---- admission and preemption ------------------------------------------------------------------------
     def _holding(self) -> bool:
-        """Attention-DP balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is generating,
-        new prompts are held until there is one for each attention-DP rank, or for at most adp_timeout_iters
-        iterations; a rank with nothing to generate takes its prompt at once."""
-        ranks = self.pol.adp_ranks
-        if ranks <= 1 or self.role == "decode" or not self.waiting or self.n_dec < ranks or len(self.waiting) >= ranks:
+        """Whether new prompts are held back this iteration, while requests are generating:
+        - attention-DP balancing (TensorRT-LLM attention_dp_config.enable_balance): until there is one for each
+          attention-DP rank (a rank with nothing to generate takes its prompt at once);
+        - batch waiting (TensorRT-LLM batch_wait_timeout_iters / batch_wait_max_tokens_ratio, tensor parallelism
+          only): until the iteration would carry batch_wait_tokens tokens, the prompt tokens the budget admits plus
+          one per generating sequence;
+        either for at most hold_timeout iterations."""
+        pol = self.pol
+        ranks = pol.adp_ranks
+        if self.role == "decode" or not self.waiting:
+            release = True
+        elif ranks > 1:
+            release = self.n_dec < ranks or len(self.waiting) >= ranks
+        elif pol.batch_wait_iters > 0:
+            need = pol.batch_wait_tokens - self.n_dec
+            prompts = 0
+            for rid in self.waiting:
+                prompts += self._prompt(rid)
+                if prompts >= need:
+                    break
+            release = self.n_dec == 0 or min(prompts, pol.max_tokens - self.n_dec) >= need
+        else:
+            release = True
+        if release:
             self.hold_since = None
             return False
         if self.hold_since is None:
             self.hold_since = self.it
-        if self.it - self.hold_since >= self.pol.adp_timeout_iters:
+        if self.it - self.hold_since >= pol.hold_timeout:
             self.hold_since = None
             return False
         return True
@@ -305,7 +326,7 @@ class Replica:
         if self.pol.preempts:
             k = max(1, min(k, int((self.cap - self.used()) // (self.g * n))))
         if self.hold_since is not None:  # end the run when the held prompts time out
-            k = max(1, min(k, self.hold_since + self.pol.adp_timeout_iters - self.it))
+            k = max(1, min(k, self.hold_since + self.pol.hold_timeout - self.it))
         if self.inbox:  # end the run at the next poll
             k = min(k, self.pol.recv_interval - self.since_poll)
         base, a = self._decode_step(n, context, k)
