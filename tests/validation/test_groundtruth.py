@@ -253,7 +253,7 @@ def test_every_inference_row_parses(serve: dict[str, InferenceRow]) -> None:
     for row in serve.values():
         assert not (row.skip_reason or "").startswith("unparseable"), (row.id, row.skip_reason)
         assert row.weight_precision in vocabulary and row.kv_precision in vocabulary
-        assert row.engine in {"trtllm", "vllm", "sglang", "neuron", "fastertransformer", "other"}
+        assert row.engine in {"trtllm", "trtllm-engine", "vllm", "sglang", "neuron", "fastertransformer", "other"}
         assert row.scenario in {"offline", "server", "interactive", "closed_loop", "rate", "single"}
         assert min(row.tp, row.pp, row.ep, row.dp) >= 1
         assert len({m.metric for m in row.measured}) == len(row.measured)
@@ -420,7 +420,7 @@ def test_unknown_chip_is_skipped() -> None:
 
 def test_mlperf_server_row(serve: dict[str, InferenceRow]) -> None:
     row = serve["I002"]
-    assert (row.chip, row.num_chips, row.engine) == ("h100-sxm", 8, "trtllm")
+    assert (row.chip, row.num_chips, row.engine) == ("h100-sxm", 8, "trtllm-engine")  # MLPerf: a TensorRT engine build
     assert (row.weight_precision, row.kv_precision) == ("fp8", "fp8")
     assert (row.tp, row.pp, row.ep, row.dp, row.plan_given) == (2, 1, 1, 4, True)
     assert row.scenario == "server" and row.request_rate == pytest.approx(74.42)
@@ -612,7 +612,11 @@ def test_guidellm_rows(serve: dict[str, InferenceRow]) -> None:
     ("text", "engine"),
     [
         ("TensorRT-LLM 0.21 (PyTorch backend)", "trtllm"),
-        ("NVIDIA NIM for LLMs 1.8.0 (llama-3.3-70b-instruct container; backend not stated)", "trtllm"),
+        ("NVIDIA NIM for LLMs 1.8.0 (llama-3.3-70b-instruct container; backend not stated)", "trtllm-engine"),
+        ("NVIDIA NIM for LLMs (meta-llama3-8b-instruct container, TensorRT-LLM backend)", "trtllm-engine"),
+        ("TensorRT-LLM (TensorRT 10.2.0, CUDA 12.4)", "trtllm-engine"),
+        ("Triton Inference Server, TensorRT-LLM backend", "trtllm-engine"),
+        ("TensorRT-LLM (trtllm-bench, PyTorch backend)", "trtllm"),
         ("NIM 1.5 (vLLM profile)", "vllm"),
         ("SGLang v0.5.7", "sglang"),
         ("TensorRT LLM 1.2 (trtllm-serve)", "trtllm"),
@@ -622,5 +626,6 @@ def test_guidellm_rows(serve: dict[str, InferenceRow]) -> None:
     ],
 )
 def test_engine_names(text: str, engine: str) -> None:
-    """NIM's optimised profiles run TensorRT-LLM unless the row names another back end."""
+    """NIM's optimised profiles run TensorRT-LLM engine builds unless the row names another back end; TensorRT-LLM
+    is its PyTorch back end unless the row names an engine build (a TensorRT version, trtllm-build, Triton)."""
     assert normalize_engine(text) == engine

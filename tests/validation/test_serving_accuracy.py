@@ -574,3 +574,28 @@ def test_a_burst_is_simulated_whole(catalog: Catalog) -> None:
     case = prepare(catalog, row)
     assert case.job.load.kind == "offline" and case.job.requests == 20000 and case.basis == "run"
     assert any("a burst" in n for n in case.notes)
+
+
+@pytest.mark.parametrize("family", ["hopper", "blackwell", "blackwell-ultra"])
+def test_tensorrt_engine_builds_take_tensorrt_llm_figures_but_not_its_moe_penalty(
+    catalog: Catalog, family: str
+) -> None:
+    """trtllm-engine (TensorRT engine builds: MLPerf, NIM) inherits every trtllm figure except moe_scale, which was
+    fitted on the PyTorch back end's MoE runs; engine builds keep the prior."""
+    pytorch, built = engine_profile(catalog, "trtllm", family), engine_profile(catalog, "trtllm-engine", family)
+    assert built.moe_scale == 1.0
+    assert replace(built, engine="trtllm", moe_scale=pytorch.moe_scale, provenance={}) == replace(
+        pytorch, provenance={}
+    )
+
+
+def test_mlperf_mixtral_runs_on_an_engine_build_and_deepseek_on_the_pytorch_back_end(catalog: Catalog) -> None:
+    mlperf = {"source_family": "MLPerf Inference v4.1", "serving_engine": "TensorRT-LLM (TensorRT 10.2.0, CUDA 12.4)"}
+    mixtral = prepare(catalog, _row(**mlperf, model="Mixtral-8x7B", precision="FP8", input_len="427", output_len="145"))
+    assert mixtral.setup.pools[0].setup.engine.engine == "trtllm-engine"
+    assert mixtral.setup.pools[0].setup.engine.moe_scale == 1.0
+    deepseek = prepare(
+        catalog, _row(**mlperf, model="DeepSeek-R1", precision="FP8", num_chips="16", parallelism="TP16")
+    )
+    assert deepseek.setup.pools[0].setup.engine.engine == "trtllm"
+    assert any("PyTorch back end only" in n for n in deepseek.notes)

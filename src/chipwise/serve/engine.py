@@ -21,7 +21,16 @@ from chipwise.hardware.build import ref
 from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
 
-ENGINES: tuple[str, ...] = ("trtllm", "vllm", "sglang", "neuron", "vllm-neuron", "fastertransformer", "default")
+ENGINES: tuple[str, ...] = (
+    "trtllm",
+    "trtllm-engine",
+    "vllm",
+    "sglang",
+    "neuron",
+    "vllm-neuron",
+    "fastertransformer",
+    "default",
+)
 ADMISSIONS: tuple[str, ...] = ("reserve", "on_demand")
 
 #: Engine a vendor's chips are served with when the scenario names none.

@@ -574,6 +574,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     inp, out = mean_length(gen, stated_in), mean_length(gen, stated_out)
     system = hardware(catalog).system(row.chip)
     engine = _engine(row)
+    if engine == "trtllm-engine" and model.attention.kind == "mla":
+        engine = "trtllm"
+        notes.append("TensorRT-LLM runs MLA models (DeepSeek-V3/R1) on its PyTorch back end only")
     eng = engine_profile(catalog, engine, system.chip.family)
     if host_sampling(row):
         eng = replace(eng, host_sampling=True)

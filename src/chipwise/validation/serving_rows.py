@@ -123,16 +123,22 @@ def parse_kv_precision(text: str, weight: str) -> str:
     return model_dtype if model_dtype in ("bf16", "fp16") else "bf16"
 
 
+#: TensorRT-LLM run from TensorRT engine builds, not its PyTorch back end: a stated TensorRT version (MLPerf's system
+#: descriptions: 'TensorRT-LLM (TensorRT 10.2.0, CUDA 12.4)'), trtllm-build, an engine build, Triton's back end
+_TRT_ENGINE_BUILD = r"tensorrt \d+\.\d|trtllm-build|engine build|tensorrt engine|triton"
+
+
 def normalize_engine(text: str) -> str:
-    """trtllm | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM; an NVIDIA NIM
-    that names no other back end is TensorRT-LLM, the engine of its optimised profiles)."""
+    """trtllm | trtllm-engine | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM;
+    an NVIDIA NIM that names no other back end runs its optimised profiles on TensorRT-LLM engine builds; TensorRT-LLM
+    is its PyTorch back end unless the text names a TensorRT engine build)."""
     lowered = text.lower()
     if re.search(r"neuron|\bnxd|\btnx\b", lowered):
         return "neuron"
-    if re.search(r"tensorrt[-_ ]?llm|trt-?llm", lowered):
-        return "trtllm"
-    if re.search(r"\bnim\b", lowered) and "vllm" not in lowered and "sglang" not in lowered:
-        return "trtllm"  # NVIDIA NIM for LLMs runs its optimised (precision x TP) profiles on TensorRT-LLM
+    nim = bool(re.search(r"\bnim\b", lowered)) and "vllm" not in lowered and "sglang" not in lowered
+    if nim or re.search(r"tensorrt[-_ ]?llm|trt-?llm", lowered):
+        built = nim or re.search(_TRT_ENGINE_BUILD, lowered)
+        return "trtllm-engine" if built and "pytorch" not in lowered else "trtllm"
     if "sglang" in lowered:
         return "sglang"
     if "vllm" in lowered:
