@@ -302,9 +302,9 @@ def test_host_sampling_charges_every_sampled_slots_logits(h100_setup: ReplicaSet
     assert on_host.decode_base(1) - s.steps.decode_base(1) == pytest.approx(128256 * 5.77e-9, rel=1e-9)
 
 
-def _ttft_of_late_arrivals(setup: ReplicaSetup, ranks: int, late: int) -> np.ndarray:
-    """Four long requests decode from t = 0; `late` more arrive together at t = 0.5 s."""
-    pool = replace(setup.pool(1), policy=replace(setup.policy(), adp_ranks=ranks, adp_timeout_iters=20))
+def _ttft_of_late_arrivals(setup: ReplicaSetup, late: int, **policy: int) -> np.ndarray:
+    """Four long requests decode from t = 0; `late` more arrive together at t = 0.5 s (scheduler `policy` changes)."""
+    pool = replace(setup.pool(1), policy=replace(setup.policy(), **policy))
     n = 4 + late
     outs = np.full(n, 4000, dtype=np.int64)
     arr = np.concatenate([np.zeros(4), np.full(late, 0.5)])
@@ -314,15 +314,15 @@ def _ttft_of_late_arrivals(setup: ReplicaSetup, ranks: int, late: int) -> np.nda
 
 def test_attention_dp_balancing_holds_a_lone_prompt_until_its_timeout(h100_setup: ReplicaSetup) -> None:
     """With every one of 4 ranks generating, one new prompt waits 20 decode iterations before it is scheduled."""
-    free = _ttft_of_late_arrivals(h100_setup, ranks=1, late=1)[0]
-    held = _ttft_of_late_arrivals(h100_setup, ranks=4, late=1)[0]
+    free = _ttft_of_late_arrivals(h100_setup, 1)[0]
+    held = _ttft_of_late_arrivals(h100_setup, 1, adp_ranks=4, adp_timeout_iters=20)[0]
     step = h100_setup.steps.decode_base(4)
     assert held - free == pytest.approx(20 * step, rel=0.25)
 
 
 def test_attention_dp_balancing_releases_a_prompt_for_every_rank_at_once(h100_setup: ReplicaSetup) -> None:
-    free = _ttft_of_late_arrivals(h100_setup, ranks=1, late=4)
-    balanced = _ttft_of_late_arrivals(h100_setup, ranks=4, late=4)
+    free = _ttft_of_late_arrivals(h100_setup, 4)
+    balanced = _ttft_of_late_arrivals(h100_setup, 4, adp_ranks=4, adp_timeout_iters=20)
     assert balanced == pytest.approx(free, rel=1e-9)
 
 
@@ -381,29 +381,17 @@ def test_a_recv_interval_delays_first_tokens_and_loses_no_request(
     assert closed[interval] >= closed[1] * 0.999
 
 
-def _ttft_under_batch_waiting(setup: ReplicaSetup, iters: int, ratio: float, late: int) -> np.ndarray:
-    """Four long requests decode from t = 0; `late` prompts of I tokens arrive together at t = 0.5 s."""
-    policy = replace(setup.policy(), batch_wait_iters=iters, batch_wait_tokens=int(ratio * setup.plan.max_tokens))
-    pool = replace(setup.pool(1), policy=policy)
-    n = 4 + late
-    outs = np.full(n, 4000, dtype=np.int64)
-    arr = np.concatenate([np.zeros(4), np.full(late, 0.5)])
-    r = simulate(Deployment((pool,)), np.full(n, I, dtype=np.int64), outs, np.zeros(n, dtype=np.int64), arr).requests
-    return np.asarray(r["first"][4:] - r["arrival"][4:])
-
-
 def test_batch_waiting_holds_a_prompt_until_its_timeout_or_a_full_batch(h100_setup: ReplicaSetup) -> None:
     """TensorRT-LLM batch_wait_timeout_iters 30, batch_wait_max_tokens_ratio 0.8: one 512-token prompt beside four
     generating sequences is far from 0.8 x max_tokens, so it waits 30 decode iterations; prompts enough to fill the
     batch go at once (the four long requests' own start differs: the second pair of their prompts was held); with
     nothing generating there is nothing to wait for."""
-    free = _ttft_under_batch_waiting(h100_setup, 0, 0.0, 1)[0]
-    held = _ttft_under_batch_waiting(h100_setup, 30, 0.8, 1)[0]
+    wait = {"batch_wait_iters": 30, "batch_wait_tokens": int(0.8 * h100_setup.plan.max_tokens)}
+    free = _ttft_of_late_arrivals(h100_setup, 1)[0]
+    held = _ttft_of_late_arrivals(h100_setup, 1, **wait)[0]
     assert held - free == pytest.approx(30 * h100_setup.steps.decode_base(4), rel=0.25)
     enough = math.ceil(0.8 * h100_setup.plan.max_tokens / I)
-    waited = _ttft_under_batch_waiting(h100_setup, 30, 0.8, enough) - _ttft_under_batch_waiting(
-        h100_setup, 0, 0.0, enough
-    )
+    waited = _ttft_of_late_arrivals(h100_setup, enough, **wait) - _ttft_of_late_arrivals(h100_setup, enough)
     assert np.all(np.abs(waited) < h100_setup.steps.decode_base(4))  # at most the phase of the step in flight
     alone = replace(h100_setup.policy(), batch_wait_iters=30, batch_wait_tokens=8000)
     ones = np.ones(1, dtype=np.int64)
