@@ -417,23 +417,35 @@ def _length_dist(text: str, mean: float) -> LengthDist:
     return LengthDist("uniform", float(n), 0.0, n - spread, n + spread)
 
 
-def _recv_interval(
-    row: InferenceRow, gen: Harness | None, engine: str, chip_family: str, adp: bool, notes: list[str]
-) -> int:
-    """Decode iterations between the SGLang scheduler's polls for new requests: the row's stated
-    --scheduler-recv-interval, else its load generator's launch scripts' rule, else every iteration."""
-    if engine != "sglang":
-        return 1
-    if row.recv_interval is not None:
-        interval, why = row.recv_interval, "as stated"
-    elif gen is not None:
-        interval = gen.recv_interval(engine, chip_family, row.concurrency or 1, adp)
-        why = f"{gen.name}'s launch scripts"
-    else:
-        return 1
-    if interval > 1:
+def _scheduler_settings(
+    plan: ReplicaPlan,
+    row: InferenceRow,
+    gen: Harness | None,
+    engine: str,
+    chip_family: str,
+    model: str,
+    lengths: tuple[float, float],
+    notes: list[str],
+) -> ReplicaPlan:
+    """`plan` with the scheduler settings the run used: SGLang's polling interval as the row states it
+    (--scheduler-recv-interval), else as its load generator's launch scripts set it, and TensorRT-LLM's batch
+    waiting where those scripts set it."""
+    users = row.concurrency or 1
+    scripts = f"{gen.name}'s launch scripts" if gen is not None else ""
+    interval, why = (row.recv_interval, "as stated") if row.recv_interval is not None else (1, scripts)
+    if gen is not None and row.recv_interval is None:
+        interval = gen.recv_interval(engine, chip_family, users, plan.attention_dp)
+    if engine == "sglang" and interval > 1:
         notes.append(f"the scheduler polls for new requests every {interval} decode iterations ({why})")
-    return interval
+        plan = replace(plan, recv_interval=interval)
+    wait = gen.batch_wait(engine, model, row.chip, plan.weight_precision, lengths, users, plan.tp) if gen else None
+    if gen is not None and wait is not None and not plan.attention_dp:
+        notes.append(
+            f"prompts wait for a batch of {wait.ratio:g} x max_tokens tokens, at most {wait.iters} iterations "
+            f"({scripts})"
+        )
+        plan = replace(plan, batch_wait_iters=wait.iters, batch_wait_ratio=wait.ratio)
+    return plan
 
 
 def _burst(row: InferenceRow) -> bool:
@@ -633,16 +645,8 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         weight_precision=weight,
         kv_precision=kv,
         speculation=speculation,
-        recv_interval=_recv_interval(row, gen, engine, system.chip.family, adp, notes),
     )
-    users = row.concurrency or 1
-    wait = gen.batch_wait(engine, model.name, row.chip, weight, (stated_in, stated_out), users, tp) if gen else None
-    if gen is not None and wait is not None and not adp:
-        plan = replace(plan, batch_wait_iters=wait.iters, batch_wait_ratio=wait.ratio)
-        notes.append(
-            f"prompts wait for a batch of {wait.ratio:g} x max_tokens tokens, at most {wait.iters} iterations "
-            f"({gen.name}'s TensorRT-LLM launch script)"
-        )
+    plan = _scheduler_settings(plan, row, gen, engine, system.chip.family, model.name, (stated_in, stated_out), notes)
     if speculation is not None:
         notes.append(f"speculative decoding: {speculation.label()}")
     setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out), profile=eng)
