@@ -78,7 +78,12 @@ def serve(
     ] = "auto",
     kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp8, fp4.")] = None,
     engine: Annotated[
-        str | None, typer.Option("--engine", help="trtllm, vllm, sglang, neuron, vllm-neuron (default per vendor).")
+        str | None,
+        typer.Option(
+            "--engine",
+            help="trtllm (PyTorch back end), trtllm-engine (TensorRT engine builds), vllm, sglang, neuron, vllm-neuron "
+            "(default per vendor).",
+        ),
     ] = None,
     pricing: Annotated[
         str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot or owned.")
