@@ -210,6 +210,19 @@ def test_plan_serve_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str
     assert needle in run_error(capsys, base + argv)
 
 
+def test_an_engine_build_of_an_mla_model_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """TensorRT-LLM builds no TensorRT engine of DeepSeek-V3/R1: one line naming the fix, exit 2, for plan serve and
+    for a scenario."""
+    argv = ["plan", "serve", "--model", "deepseek-r1", "--hardware", "h200", "--rate", "5", "--engine", "trtllm-engine"]
+    assert "Fix: use engine trtllm" in run_error(capsys, argv)
+    f = tmp_path / "ds.yaml"
+    f.write_text(
+        "kind: serve\nmodel: deepseek-r1\nhardware: h200\nchips: 8\nengine: trtllm-engine\ninput_tokens: 1024\n"
+        "output_tokens: 128\nconcurrency: 1\nrequests: 5\nplan: {tp: 8}\n"
+    )
+    assert "no TensorRT engine build of deepseek-v3" in run_error(capsys, ["predict", str(f)])
+
+
 def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = tmp_path / "t.csv"
     trace.write_text("arrival_s,input_tokens\n0,10\n")

@@ -136,7 +136,7 @@ def _pool(
 ) -> tuple[ReplicaSetup, int, str]:
     """One pool: the replica shape given or searched, and its replica count."""
     system = hardware(catalog).system(hardware_name)
-    engine = engine_for(system, sc.engine)
+    engine = engine_for(system, sc.engine, model)
     eng = engine_profile(catalog, engine, system.chip.family)
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model)
     fixed = _fixed(spec)

@@ -11,7 +11,7 @@ import numpy as np
 
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
-from chipwise.serve.engine import ENGINES, EngineProfile, default_engine
+from chipwise.serve.engine import ENGINES, EngineProfile, check_engine_model, default_engine
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.search import (
     MAX_UTILISATION,
@@ -41,10 +41,12 @@ class Choice:
     ttft_p99: float
 
 
-def engine_for(system: System, engine: str | None) -> str:
+def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
+    """The engine family that serves `model` on `system`: the one asked for, else the vendor's default."""
     name = engine or default_engine(system.chip.vendor)
     if name not in ENGINES:
         raise ChipwiseError(f"unknown serving engine '{name}'. Fix: use one of {', '.join(ENGINES)}.")
+    check_engine_model(name, model)
     return name
 
 

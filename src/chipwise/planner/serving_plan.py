@@ -30,7 +30,7 @@ from chipwise.planner.serving import (
 from chipwise.planner.serving_choice import Choice, check_slo, engine_for
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
-from chipwise.serve.engine import EngineProfile, engine_profile, token_budget
+from chipwise.serve.engine import EngineProfile, check_engine_model, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -76,6 +76,8 @@ def plan_serving(
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
+    if engine:
+        check_engine_model(engine, model)
     precision = check_weight_precision(precision, model)
     if kv_precision:
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
@@ -100,7 +102,7 @@ def plan_serving(
         failures: list[str] = []
         for drafting in draftings:
             try:
-                name = engine_for(system, engine)
+                name = engine_for(system, engine, model)
                 eng = engine_profile(catalog, name, system.chip.family)
                 weight, kv = precisions(precision, kv_precision, eng, model)
                 choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)

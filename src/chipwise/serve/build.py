@@ -10,7 +10,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, engine_profile, serving_device
+from chipwise.serve.engine import EngineProfile, check_engine_model, engine_profile, serving_device
 from chipwise.serve.iteration import Shapes
 from chipwise.serve.kvcache import ReplicaMemory, replica_memory
 from chipwise.serve.plan import ReplicaPlan, check_replica
@@ -81,6 +81,7 @@ def setup_replica(
     """Price one replica; raise InfeasibleError when the weights, or one longest request, do not fit.
     `profile` replaces the catalog's engine profile (calibration)."""
     check_replica(plan, model)
+    check_engine_model(engine, model)
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)

@@ -20,6 +20,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware.build import ref
 from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
+from chipwise.workload.model import ModelSpec
 
 ENGINES: tuple[str, ...] = (
     "trtllm",
@@ -32,6 +33,16 @@ ENGINES: tuple[str, ...] = (
     "default",
 )
 ADMISSIONS: tuple[str, ...] = ("reserve", "on_demand")
+
+
+def check_engine_model(engine: str, model: ModelSpec) -> None:
+    """Raise a one-line error for an engine family that cannot run `model`: TensorRT-LLM builds no TensorRT engine
+    of an MLA model (DeepSeek-V3/R1 run on its PyTorch back end only)."""
+    if engine == "trtllm-engine" and model.attention.kind == "mla":
+        raise ChipwiseError(
+            f"TensorRT-LLM has no TensorRT engine build of {model.name} (MLA models run on its PyTorch back end only). "
+            "Fix: use engine trtllm."
+        )
 
 #: Engine a vendor's chips are served with when the scenario names none.
 DEFAULT_ENGINE_BY_VENDOR: Mapping[str, str] = {"nvidia": "trtllm", "amd": "vllm", "aws": "neuron"}
