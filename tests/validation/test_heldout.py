@@ -19,7 +19,8 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: 2026-11-30 at 74.9 / 34.2 / 74.4, holds DeepSeek-R1 runs of early-2025 ROCm builds at half the model's speed; the
 #: Gaudi file, 36.2 / 67.3 / 91.3, is Intel's static-batch tables and one MLPerf Server run with p99 latencies; the
 #: GPUStack file, 146.3 / 59.2 / 59.6, DeepSeek-R1 bursts on ShareGPT simulated at their mean lengths; the TensorRT
-#: engine Mixtral file, measured 2026-11-30 at 11.1% on throughput, TensorRT-LLM v0.17's perf overview)
+#: engine Mixtral and dense files, measured 2026-11-30 at 11.1% and 14.6% on throughput, TensorRT-LLM v0.17's perf
+#: overview)
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 18.0, "ttft_s": 41.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 24.0, "tpot_s": 21.0, "ttft_s": 52.0}),
@@ -32,6 +33,7 @@ FILES = {
         {"output_tokens_per_s_per_chip": 155.0, "tpot_s": 65.0, "ttft_s": 66.0},
     ),
     "heldout_trt_engine_mixtral.csv": ((135, 135), {"output_tokens_per_s_per_chip": 14.0}),
+    "heldout_trt_engine_dense.csv": ((184, 184), {"output_tokens_per_s_per_chip": 17.5}),
 }
 
 
