@@ -16,7 +16,8 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   included). Its warm-up requests (``--num-warmups``) run to completion before the measured run starts, so they
   only warm the server. Its SGLang launch scripts for Blackwell GPUs (B200, B300: dsr1_fp8/fp4, qwen3.5) make the
   scheduler poll for new requests every 10 decode iterations, and every 30 from 16 users on
-  (``--scheduler-recv-interval``; 1 with attention DP); its H200 scripts leave SGLang's default of 1. Two of its
+  (``--scheduler-recv-interval``; 1 with attention DP; not modelled: dsr1_fp8's TP4 branch keeps 10, and the
+  qwen3.5 FP8/FP4 B200 scripts switch to 30 above 4 users); its H200 scripts leave SGLang's default of 1. Two of its
   TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``):
   DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
   at these lengths) and Llama 3.x 70B FP4 on B200 below TP8 (20 iterations, 0.9; 70b_fp4_b200_trt_docker.sh).
