@@ -55,3 +55,10 @@ def test_plan_serve_verdict_names_the_answer_or_what_to_relax() -> None:
     assert not found and "(3 chips, $0.0654 per M output tokens, NOT met, overloaded): relax the SLO" in text
     nothing = "No option could be simulated: add hardware or lower the load"
     assert fmt.plan_serve_verdict({"best": None}) == (nothing, False)
+
+
+def test_a_serving_plan_names_its_scheduler_settings_where_set() -> None:
+    plan = {"tp": 8, "ep": 8, "attention_dp": False, "max_batch": 64, "replicas": 1}
+    assert fmt.serving_plan(plan) == "TP8 EP8 b64 x1"
+    assert fmt.serving_plan({**plan, "recv_interval": 30}) == "TP8 EP8 b64 recv30 x1"
+    assert fmt.serving_plan({**plan, "batch_wait_iters": 40, "batch_wait_ratio": 0.8}) == "TP8 EP8 b64 wait40@0.8 x1"

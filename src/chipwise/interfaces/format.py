@@ -174,7 +174,8 @@ def load_share(load: Mapping[str, Any]) -> str:
 
 
 def serving_plan(p: Mapping[str, Any]) -> str:
-    """A serving pool's plan in one short string: 'TP4 EP4 ADP b256 +mtp k3 x2'."""
+    """A serving pool's plan in one short string: 'TP4 EP4 ADP b256 +mtp k3 x2' (with a scheduler's polling interval or
+    batch waiting where set: 'recv30', 'wait40@0.8')."""
     parts = [f"TP{p['tp']}"]
     if p.get("pp", 1) > 1:
         parts.append(f"PP{p['pp']}")
@@ -185,6 +186,10 @@ def serving_plan(p: Mapping[str, Any]) -> str:
     parts.append(f"b{p['max_batch']}")
     if p.get("speculative"):
         parts.append("+" + str(p["speculative"]).split(",")[0].replace(" k=", " k"))
+    if p.get("recv_interval", 1) > 1:
+        parts.append(f"recv{p['recv_interval']}")
+    if p.get("batch_wait_iters", 0) > 0:
+        parts.append(f"wait{p['batch_wait_iters']}@{p['batch_wait_ratio']:g}")
     return " ".join(parts) + f" x{p['replicas']}"
 
 

@@ -53,6 +53,10 @@ class ReplicaPlan:
         parts.append(f"b{self.max_batch}")
         if self.speculation is not None:
             parts.append(f"{self.speculation.method.upper()}{self.speculation.draft_tokens}")
+        if self.recv_interval > 1:
+            parts.append(f"recv{self.recv_interval}")
+        if self.batch_wait_iters > 0:
+            parts.append(f"wait{self.batch_wait_iters}@{self.batch_wait_ratio:g}")
         return " ".join(parts)
 
 
