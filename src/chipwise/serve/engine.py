@@ -44,6 +44,7 @@ def check_engine_model(engine: str, model: ModelSpec) -> None:
             "Fix: use engine trtllm."
         )
 
+
 #: Engine a vendor's chips are served with when the scenario names none.
 DEFAULT_ENGINE_BY_VENDOR: Mapping[str, str] = {"nvidia": "trtllm", "amd": "vllm", "aws": "neuron"}
 
