@@ -35,10 +35,15 @@ ENGINES: tuple[str, ...] = (
 ADMISSIONS: tuple[str, ...] = ("reserve", "on_demand")
 
 
+def has_engine_build(engine: str, model: ModelSpec) -> bool:
+    """False where `engine` is TensorRT-LLM's engine builds and `model` has none: TensorRT-LLM runs MLA models
+    (DeepSeek-V3/R1) on its PyTorch back end only."""
+    return not (engine == "trtllm-engine" and model.attention.kind == "mla")
+
+
 def check_engine_model(engine: str, model: ModelSpec) -> None:
-    """Raise a one-line error for an engine family that cannot run `model`: TensorRT-LLM builds no TensorRT engine
-    of an MLA model (DeepSeek-V3/R1 run on its PyTorch back end only)."""
-    if engine == "trtllm-engine" and model.attention.kind == "mla":
+    """Raise a one-line error for an engine family that cannot run `model` (has_engine_build)."""
+    if not has_engine_build(engine, model):
         raise ChipwiseError(
             f"TensorRT-LLM has no TensorRT engine build of {model.name} (MLA models run on its PyTorch back end only). "
             "Fix: use engine trtllm."

@@ -29,7 +29,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
-from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, token_budget
+from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, has_engine_build, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.search import best_throughput_shape
@@ -586,7 +586,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     inp, out = mean_length(gen, stated_in), mean_length(gen, stated_out)
     system = hardware(catalog).system(row.chip)
     engine = _engine(row)
-    if engine == "trtllm-engine" and model.attention.kind == "mla":
+    if not has_engine_build(engine, model):
         engine = "trtllm"
         notes.append("TensorRT-LLM runs MLA models (DeepSeek-V3/R1) on its PyTorch back end only")
     eng = engine_profile(catalog, engine, system.chip.family)
