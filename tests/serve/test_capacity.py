@@ -56,7 +56,8 @@ def test_load_against_capacity(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> 
 
 def test_a_lone_prompt_is_what_the_simulator_charges(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
     """StepModel.prompt_alone is a lone request's TTFT in the simulator: chunked on a GPU engine, whole and padded
-    to its power-of-two bucket on a compiled-shape Neuron engine."""
+    to its bucket on a compiled-shape Neuron engine (a power of two, at most the compiled sequence length: 5,016
+    tokens here, not 8,192)."""
     cases = [
         (
             "h100-sxm",
@@ -71,4 +72,9 @@ def test_a_lone_prompt_is_what_the_simulator_charges(catalog: Catalog, hw: Hardw
         out = simulate(Deployment((setup.pool(1),)), ones * 5000, ones * 16, ones * 0, np.zeros(1))
         ttft = float(out.requests["first"][0] - out.requests["arrival"][0])
         chunk = plan.max_tokens if plan.chunked_prefill else 5000
-        assert setup.steps.prompt_alone(5000, chunk, setup.engine.static_batch) == pytest.approx(ttft, rel=1e-9), chip
+        largest = setup.policy().largest_bucket
+        assert largest == (5016 if engine == "neuron" else 0)
+        alone = setup.steps.prompt_alone(5000, chunk, setup.engine.static_batch, largest)
+        assert alone == pytest.approx(ttft, rel=1e-9), chip
+        if engine == "neuron":
+            assert setup.steps.prompt_alone(5000, chunk, True) > 1.3 * alone  # padded to 8,192

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
 from chipwise.serve.sim.metrics import summarise
+from chipwise.serve.sim.policies import bucket
 from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
 from chipwise.serve.sim.steps import step_model
 from chipwise.workload.model import ModelSpec
@@ -235,6 +236,20 @@ def test_static_batch_decode_reads_every_slot_at_its_bucket(h100_setup: ReplicaS
     st_ = h100_setup.steps
     step = st_.decode_base(slots) + st_.a * slots * 1024  # context 513 -> bucket 1024
     assert r["finish"][0] - r["first"][0] == pytest.approx(step, rel=1e-9)
+
+
+def test_the_compiled_sequence_length_is_the_last_bucket(h100_setup: ReplicaSetup) -> None:
+    """NxD Inference's buckets are powers of two up to the compiled length, which is the last one: a context of 513
+    runs in a bucket of 600 when the graphs were compiled for 600 tokens, never below the tokens it holds."""
+    assert (bucket(10000), bucket(10000, largest=11500), bucket(12000, largest=11500)) == (16384, 11500, 12000)
+    assert bucket(100, largest=600) == 128
+    slots = 32
+    policy = replace(h100_setup.policy(), static_batch=True, max_batch=slots, largest_bucket=600)
+    ones = np.ones(1, dtype=np.int64)
+    r = simulate(Deployment((replace(h100_setup.pool(1), policy=policy),)), ones * I, ones * 2, ones * 0, np.zeros(1))
+    st_ = h100_setup.steps
+    step = st_.decode_base(slots) + st_.a * slots * 600
+    assert r.requests["finish"][0] - r.requests["first"][0] == pytest.approx(step, rel=1e-9)
 
 
 def test_closed_loop_ramp_spreads_the_first_requests(h100_setup: ReplicaSetup) -> None:

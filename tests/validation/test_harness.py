@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.validation.groundtruth import read_inference
-from chipwise.validation.harness import AIPERF, BENCH_SERVING, GUIDELLM, INFERENCEX, harness_of, mean_length
+from chipwise.validation.harness import (
+    AIPERF,
+    BENCH_SERVING,
+    GENAI_PERF,
+    GUIDELLM,
+    INFERENCEX,
+    harness_of,
+    mean_length,
+)
 from chipwise.validation.serving import _run, generated_length, predict_case, prepare
-from chipwise.validation.serving_rows import parse_recv_interval, parse_request_count
+from chipwise.validation.serving_rows import parse_compiled_length, parse_recv_interval, parse_request_count
 from inference_rows import write_rows
 
 from .test_serving_accuracy import _row
@@ -22,7 +32,9 @@ from .test_serving_accuracy import _row
         ("closed-loop sweep", "SemiAnalysis InferenceMAX", INFERENCEX),
         ("sa-bench benchmark_serving, max concurrency 256", "NVIDIA srt-slurm recipe", INFERENCEX),
         ("AIPerf closed-loop concurrency sweep, 50 concurrent requests", "NVIDIA NIM benchmarking docs", AIPERF),
-        ("genai-perf concurrency 16", "", AIPERF),
+        ("genai-perf concurrency 16", "", GENAI_PERF),
+        ("GenAI-Perf closed-loop sweep, 25 concurrent requests", "NVIDIA NIM GenAI-Perf dataset", GENAI_PERF),
+        ("perf_analyzer --concurrency-range 8", "", GENAI_PERF),
         ("guidellm throughput (saturating, max concurrency)", "", GUIDELLM),
         ("vllm bench serve --max-concurrency 64", "", BENCH_SERVING),
         ("closed loop, python -m sglang.bench_serving", "", BENCH_SERVING),
@@ -79,6 +91,51 @@ def test_aiperf_latencies_leave_out_the_first_burst(catalog: Catalog) -> None:
     assert warm < cold
     (ttft,) = [r.predicted for r in predict_case(case) if r.metric == "ttft_s"]
     assert ttft == pytest.approx(warm)
+
+
+@pytest.mark.parametrize(
+    ("ends", "stop"),
+    [
+        ([5.0, 15.0, 30.0], 36.0),  # a request ends in each of the first three 12 s windows
+        ([5.0, 30.0, 40.0, 50.0], 60.0),  # the second window saw none: three in a row from the third
+        ([5.0, 30.0, 60.0, 90.0], 120.0),  # never three in a row: the tenth window ends it
+        ([], 120.0),
+    ],
+)
+def test_a_time_window_measurement_stops_after_three_windows_in_a_row_with_a_completion(
+    ends: list[float], stop: float
+) -> None:
+    assert GENAI_PERF.measurement_end(np.array([*ends, np.nan])) == stop
+
+
+def test_genai_perf_times_the_requests_that_end_within_its_windows_the_first_burst_included(catalog: Catalog) -> None:
+    """2024 GenAI-Perf has no warm-up: every user starts at t = 0 and the export holds every request that ended in
+    a window, so the burst of first prompts is in it; the run stops issuing after ten windows."""
+    row = _row(
+        scenario="GenAI-Perf closed-loop sweep, 32 concurrent requests",
+        batch_or_concurrency="concurrency=32",
+        input_len="4000",
+        output_len="200",
+        ttft_ms="300",
+        tpot_ms="20",
+    )
+    case = prepare(catalog, row)
+    assert case.windows is GENAI_PERF and not case.after_warmup and case.job.duration_s == pytest.approx(120.0)
+    assert any("12 s windows" in n for n in case.notes)
+    (ttft,) = [r.predicted for r in predict_case(case) if r.metric == "ttft_s"]
+    warm = _run(case.job, case.setup, 0, case.basis, 0.0, after_warmup=True)["ttft_s"]["mean"]
+    assert ttft > warm  # the first burst's queue counts
+    counted = prepare(
+        catalog,
+        _row(
+            scenario="genai-perf --concurrency 32 --request-count 64",
+            input_len="4000",
+            output_len="200",
+            batch_or_concurrency="concurrency=32",
+            ttft_ms="300",
+        ),
+    )
+    assert counted.windows is None and counted.job.requests == 64  # a stated count (GenAI-Perf from late 2024)
 
 
 @pytest.mark.parametrize(
@@ -236,3 +293,46 @@ def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog:
     assert (plan.batch_wait_iters, plan.batch_wait_ratio, plan.max_tokens) == (40, 0.8, 8192)
     assert any("at most 40 iterations" in n for n in held.notes)
     assert free.setup.pools[0].setup.plan.batch_wait_iters == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "length"),
+    [
+        ("server max batch size=4, sequence_length=4096", 4096),
+        ('published "Throughput"=13.4; compiled/total sequence length=512', 512),
+        ("compiled batch_size 8, sequence_length 16512", 16512),
+        ("max sequence length 8192", 8192),
+        ("--max-model-len 768, max-num-batched-tokens 512", 768),
+        ("seq_len 512", 512),
+        ("input 1024, output 1024", None),
+    ],
+)
+def test_a_compiled_sequence_length_is_read_where_stated(text: str, length: int | None) -> None:
+    assert parse_compiled_length(text) == length
+
+
+def test_a_neuron_deployment_buckets_up_to_its_compiled_length(catalog: Catalog, tmp_path: Path) -> None:
+    """The stated compiled length ends the buckets; unstated, the longest request does (NxD Inference's
+    max_context_length defaults to seq_len, which must hold it): 10,000 + 1,500 tokens pad to 11,500, not 16,384."""
+    base = {
+        "chip": "trn2",
+        "num_chips": "16",
+        "hardware": "trn2.48xlarge",
+        "serving_engine": "vLLM + NxD Inference",
+        "model": "Llama-3.1-8B-Instruct",
+        "parallelism": "TP64",
+        "scenario": "single stream",
+        "batch_or_concurrency": "batch 1",
+        "input_len": "10000",
+        "output_len": "1500",
+        "ttft_ms": "2000",
+    }
+    path = write_rows(tmp_path / "rows.csv", base, {**base, "id": "X2", "notes": "compiled sequence_length=16384"})
+    row, long_row = read_inference(path, known_chips=frozenset(catalog.chips))
+    case = prepare(catalog, row)
+    assert case.setup.pools[0].setup.policy().largest_bucket == 11500
+    stated = prepare(catalog, long_row)
+    assert stated.setup.pools[0].setup.policy().largest_bucket == 16384
+    (short,) = [r.predicted for r in predict_case(case) if r.metric == "ttft_s"]
+    (padded,) = [r.predicted for r in predict_case(stated) if r.metric == "ttft_s"]
+    assert padded > 1.3 * short

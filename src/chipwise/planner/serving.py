@@ -254,7 +254,7 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float) -> dict[str, float]:
     iterations = -(-tokens // max(1, chunk))
     device = steps.token_time(tokens) + steps.b * float(prefill_pairs(0, tokens))
     return {
-        "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch),
+        "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket),
         "device_s": device,
         "host_launches_s": steps.eager_floor * iterations,
     }

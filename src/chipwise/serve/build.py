@@ -34,6 +34,8 @@ class ReplicaSetup:
     steps: StepModel
     typical_context: float
     typical_prompt: float
+    #: the longest request (prompt + output) the replica is set up for: a static engine's compiled sequence length
+    max_sequence: int = 0
 
     @property
     def chips(self) -> float:
@@ -55,6 +57,7 @@ class ReplicaSetup:
             mixed_batching=self.engine.mixed_batching,
             prefill_batch=self.engine.prefill_batch,
             static_batch=self.engine.static_batch,
+            largest_bucket=self.max_sequence if self.engine.static_batch else 0,
             decode_first=self.engine.decode_first,
             adp_ranks=p.tp if p.attention_dp and self.engine.adp_balance_timeout_iters > 0 else 1,
             adp_timeout_iters=self.engine.adp_balance_timeout_iters,
@@ -128,4 +131,5 @@ def setup_replica(
         steps=steps,
         typical_context=typical_context,
         typical_prompt=typical_prompt,
+        max_sequence=need,
     )

@@ -159,9 +159,10 @@ class Estimate:
 
 def _decode_context(eng: EngineProfile, inp: float, out: float) -> float:
     """The context a decode step attends over on average: the prompt and half the answer, padded to its
-    power-of-two bucket on a static-shape engine (whose compiled graphs read the whole bucket)."""
+    power-of-two bucket on a static-shape engine (whose compiled graphs read the whole bucket; the last bucket is
+    the compiled sequence length, taken as the request's)."""
     mean = inp + out / 2.0
-    return float(bucket(int(mean))) if eng.static_batch else mean
+    return float(bucket(int(mean), largest=math.ceil(inp + out))) if eng.static_batch else mean
 
 
 def _stage_time(
@@ -260,7 +261,7 @@ def estimate(
     device = np.zeros(b.shape)
     for start in (k * chunk for k in range(chunks)):
         run = min(chunk, inp - start)
-        run = float(bucket(math.ceil(run))) if eng.static_batch else run
+        run = float(bucket(math.ceil(run), largest=math.ceil(inp + out))) if eng.static_batch else run
         work = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run))
         work = work + coef * prefill_pairs(start, run)
         device = device + (np.maximum(work, floor) if eng.eager_launch_s > 0 else work)

@@ -21,10 +21,19 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``):
   DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
   at these lengths) and Llama 3.x 70B FP4 on B200 below TP8 (20 iterations, 0.9; 70b_fp4_b200_trt_docker.sh).
-- AIPerf / GenAI-Perf (NVIDIA NIM benchmarking docs) hold the concurrency and measure after a warm-up: GenAI-Perf
-  through Perf Analyzer's stable measurement windows (``--measurement-interval``), AIPerf through its warm-up
+- AIPerf (NVIDIA NIM benchmarking docs from NIM 1.8 on) holds the concurrency and measures after its warm-up
   phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
   after every user's first request has finished.
+- GenAI-Perf before its own request counts (2024 releases; --request-count and --warmup-request-count came in
+  November 2024, github triton-inference-server/perf_analyzer PR #196) runs Perf Analyzer's time windows: every
+  user starts at once with no warm-up, windows of ``--measurement-interval`` (10,000 ms by default; Perf Analyzer
+  sleeps 1.2 x that per window) follow one another, and the run stops once three consecutive windows each saw a
+  request end (GenAI-Perf sets ``--stability-percentage 999``), after at most 10 windows. A request is exported
+  when it ends inside a window, and every window is exported (the first burst of prompts included); requests
+  still in flight at the end are not. GenAI-Perf then takes TTFT and ITL over every exported request and output
+  throughput as their output tokens over the span from the first request's start to the last response
+  (perf_analyzer ``inference_profiler.cc`` ValidLatencyMeasurement, ``perf_analyzer.cc`` GenerateProfileExport;
+  genai-perf ``llm_profile_data_parser.py``).
 - guidellm (the v0.1 CLI the optimum-neuron sweeps use) starts every user of its throughput mode at once and
   issues requests for --max-seconds (default 120 s, github neuralmagic/guidellm src/guidellm/main.py).
 - vLLM's and SGLang's serving benchmarks (`vllm bench serve`, benchmarks/benchmark_serving.py, `python -m
@@ -40,6 +49,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 from chipwise.validation.rows import InferenceRow
 from chipwise.workload.serving import LengthDist
@@ -81,6 +92,10 @@ class Harness:
     sglang_recv_interval: tuple[int, int, int] | None = None
     #: TensorRT-LLM batch waiting its launch scripts set
     trtllm_batch_wait: tuple[BatchWait, ...] = ()
+    #: Perf Analyzer's time windows (s, as it sleeps them) and their most: latencies over the requests that end
+    #: within the measurement (None: a request count)
+    window_s: float | None = None
+    max_windows: int = 10
 
     def requests(self, users: int, stated: int | None) -> int:
         """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
@@ -127,6 +142,18 @@ class Harness:
         low = max(1, int(top * self.length_floor))
         return LengthDist.fixed(top) if low >= top else LengthDist("uniform", (low + top) / 2.0, 0.0, low, top)
 
+    def measurement_end(self, finish: np.ndarray) -> float:
+        """When a time-window measurement stops, given the requests' end times: after the first three consecutive
+        windows in which requests end, or after `max_windows` windows."""
+        width = self.window_s or math.inf
+        ends = finish[np.isfinite(finish)]
+        streak = 0
+        for k in range(self.max_windows):
+            streak = streak + 1 if np.any((ends >= k * width) & (ends < (k + 1) * width)) else 0
+            if streak == 3:
+                return (k + 1) * width
+        return self.max_windows * width
+
     def note(self, users: int, requests: int) -> str:
         """What the validation ran for a point of `users` concurrent users issuing `requests` requests (0: a
         duration-bound run), for the row's notes."""
@@ -139,6 +166,11 @@ class Harness:
             details.append(f"users start together, requests issued for {self.duration_s:.0f} s")
         if self.after_warmup:
             details.append("latencies after the warm-up (every user's first request)")
+        if self.window_s is not None:
+            details.append(
+                f"users start together; latencies over the requests that end within {self.window_s:g} s windows, "
+                f"until three in a row see one (at most {self.max_windows})"
+            )
         if self.basis == "run":
             details.append("throughput over the whole run")
         return f"{self.name} protocol" + (f" ({'; '.join(details)})" if details else "")
@@ -158,14 +190,17 @@ INFERENCEX = Harness(
     ),
 )
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
-AIPERF = Harness("AIPerf/GenAI-Perf", requests_per_user=8, after_warmup=True)
+AIPERF = Harness("AIPerf", requests_per_user=8, after_warmup=True)
+#: the default --measurement-interval of 10,000 ms, slept as 12 s
+GENAI_PERF = Harness("GenAI-Perf (Perf Analyzer time windows)", basis="run", window_s=12.0)
 GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
 #: --num-prompts defaults to 1000 in both (vllm/benchmarks/serve.py, sglang/bench_serving.py)
 BENCH_SERVING = Harness("vLLM/SGLang bench_serving", basis="run", default_requests=1000)
 
 _MARKERS: tuple[tuple[tuple[str, ...], Harness], ...] = (
     (("inferencex", "inferencemax", "sa-bench", "semianalysis"), INFERENCEX),
-    (("aiperf", "genai-perf", "perf_analyzer", "perf analyzer"), AIPERF),
+    (("aiperf",), AIPERF),
+    (("genai-perf", "perf_analyzer", "perf analyzer"), GENAI_PERF),
     (("guidellm",), GUIDELLM),
     (("vllm bench serve", "benchmark_serving", "bench_serving", "bench serve"), BENCH_SERVING),
 )

@@ -110,6 +110,8 @@ class InferenceRow:
     num_requests: int | None = None
     #: the SGLang scheduler's polling interval the row states (--scheduler-recv-interval N), in decode iterations
     recv_interval: int | None = None
+    #: the sequence length a static-shape (Neuron) deployment was compiled for, where stated: its last bucket
+    compiled_length: int | None = None
     #: prefill/decode disaggregation with stated pools: the prefill pool's (tp, pp, ep, attention_dp, replicas);
     #: tp ... dp above are then the decode pool's
     prefill_pool: tuple[int, int, int, bool, int] | None = None

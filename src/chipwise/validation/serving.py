@@ -33,6 +33,7 @@ from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, has_en
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.search import best_throughput_shape
+from chipwise.serve.sim.metrics import per_request, stats
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job
@@ -225,6 +226,9 @@ class Case:
     ramp_s: float = 0.0
     #: latencies only of requests issued after every user's first request finished (harness.Harness.after_warmup)
     after_warmup: bool = False
+    #: a load generator that measures in time windows (harness.Harness.window_s): its users start together and
+    #: only the requests that end within its measurement count
+    windows: Harness | None = None
 
     @property
     def group(self) -> tuple[str, str]:
@@ -248,7 +252,7 @@ class Case:
                 longest_request=1,
                 profile=replace(profile, host_sampling=s.engine.host_sampling),
             )
-            return Pool(setup, pool.replicas, pool.role)
+            return Pool(replace(setup, max_sequence=s.max_sequence), pool.replicas, pool.role)
 
         return replace(self, setup=replace(self.setup, pools=tuple(rebuilt(p) for p in self.setup.pools)))
 
@@ -650,6 +654,8 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if speculation is not None:
         notes.append(f"speculative decoding: {speculation.label()}")
     setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out), profile=eng)
+    if eng.static_batch and row.compiled_length is not None:
+        setup = replace(setup, max_sequence=max(setup.max_sequence, row.compiled_length))
     block = eng.block_tokens
     need = inp + (out if eng.admission == "reserve" else 0.5 * out)
     fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))
@@ -660,10 +666,14 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         n, basis = min(row.num_requests, MAX_REQUESTS), "run"
     duration = None
     after_warmup = False
+    windows = None
     if gen is not None and load.kind == "closed" and latency_load is None:
         users = load.concurrency
         issued = gen.requests(users, row.num_requests)
-        if gen.duration_s is not None and users > 1 and row.num_requests is None:
+        if gen.window_s is not None and row.num_requests is None:
+            windows, n, basis, issued = gen, MAX_REQUESTS, "run", 0
+            duration = gen.window_s * gen.max_windows
+        elif gen.duration_s is not None and users > 1 and row.num_requests is None:
             duration, n, basis, issued = gen.duration_s, MAX_REQUESTS, gen.basis, 0
         elif issued:
             n, basis = min(MAX_REQUESTS, issued), gen.basis
@@ -681,7 +691,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     pools = ServingSetup((Pool(setup, replicas),))
     if prefill_pool is not None:
         pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp)
-    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup)
+    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
 
 
 def _disaggregated(
@@ -726,7 +736,7 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
     the capacity as throughput and the latencies at the edge of it (EDGE x capacity), and says so in the notes.
     """
     row = case.row
-    summary = _run(case.job, case.setup, seed, case.basis, case.ramp_s, case.after_warmup)
+    summary = _run(case.job, case.setup, seed, case.basis, case.ramp_s, case.after_warmup, case.windows)
     latencies = summary
     notes = list(case.notes)
     load = case.job.load
@@ -786,12 +796,21 @@ def _open_loop_phase(summary: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(
-    job: ServingJob, setup: ServingSetup, seed: int, basis: str, ramp_s: float, after_warmup: bool = False
+    job: ServingJob,
+    setup: ServingSetup,
+    seed: int,
+    basis: str,
+    ramp_s: float,
+    after_warmup: bool = False,
+    windows: Harness | None = None,
 ) -> dict[str, Any]:
     """Simulate a job. A closed loop with a ramp issues its users over `ramp_s` seconds and takes its latencies
     over the requests that arrive after the ramp and before the last `users` requests (which see the final drain);
     with `after_warmup` its users start together and the latencies are of requests that arrive after every user's
-    first request finished, again before the last `users`."""
+    first request finished, again before the last `users`; with `windows` (a time-window load generator) they
+    are of the requests that end within its measurement."""
+    if windows is not None and job.load.kind == "closed":
+        return _windowed(job, setup, seed, windows)
     if job.load.kind != "closed" or (ramp_s <= 0.0 and not after_warmup):
         return run_job(job, setup, seed=seed, basis=basis)[0]
     rng = np.random.default_rng(seed)
@@ -809,6 +828,29 @@ def _run(
     if after_warmup and arrival.size > users:
         lo = float(np.nanmax(req["finish"][order[:users]]))
     return summarise_run(out, chips=max(setup.chips, 1e-9), basis=basis, latency_window=(lo, hi))
+
+
+def _windowed(job: ServingJob, setup: ServingSetup, seed: int, gen: Harness) -> dict[str, Any]:
+    """A closed loop measured in time windows: users start together and keep issuing until the measurement can
+    end; latencies over the requests that ended within it, output throughput as their tokens over the span from
+    the first request's start to the last one's end."""
+    summary, out = run_job(job, setup, seed=seed, basis="run")
+    req = out.requests
+    finish = req["finish"]
+    measured = np.isfinite(finish) & (finish <= gen.measurement_end(finish))
+    if not measured.any():
+        return summary
+    lat = per_request(out)
+    kept = {k: np.where(measured, v, np.nan) for k, v in lat.items() if k != "served"}
+    span = float(finish[measured].max() - np.nanmin(req["arrival"]))
+    tokens = float(req["output"][measured].sum())
+    return {
+        **summary,
+        "ttft_s": stats(kept["ttft"]),
+        "tpot_s": stats(kept["tpot"]),
+        "e2e_s": stats(kept["e2e"]),
+        "output_tokens_per_s": tokens / span if span > 0 else summary["output_tokens_per_s"],
+    }
 
 
 def predict_row(catalog: Catalog, row: InferenceRow) -> list[RowResult]:

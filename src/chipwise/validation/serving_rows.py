@@ -586,6 +586,18 @@ def parse_recv_interval(*texts: str) -> int | None:
     return None
 
 
+def parse_compiled_length(*texts: str) -> int | None:
+    """The sequence length a static-shape deployment was compiled for, where a run states it: 'sequence_length=4096'
+    (optimum-neuron), 'compiled/total sequence length=8192' (the Neuron SDK tables), 'max sequence length 8192',
+    'seq_len 512', '--max-model-len 768'."""
+    pattern = r"(?:sequence[ _]length|seq[-_]len|max[-_]model[-_]len)\s*(?:[=:]\s*|\s+)(\d+)"
+    for text in texts:
+        found = lookup_int(pattern, text)
+        if found is not None and found > 0:
+            return found
+    return None
+
+
 def _output_len(raw: Mapping[str, str], notes: list[str]) -> float | None:
     stated = parse_length(raw.get("output_len", ""))
     if stated is not None:
@@ -800,6 +812,7 @@ def parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], aliase
             *(raw.get(f, "") for f in ("batch_or_concurrency", "latency_constraint", "scenario", "notes"))
         ),
         recv_interval=parse_recv_interval(*(raw.get(f, "") for f in ("serving_engine", "parallelism", "notes"))),
+        compiled_length=parse_compiled_length(*(raw.get(f, "") for f in ("serving_engine", "scenario", "notes"))),
         prefill_pool=(prefill.tp, prefill.pp, prefill.ep, prefill.attention_dp, prefill.dp) if prefill else None,
         precision_text=precision_text,
     )

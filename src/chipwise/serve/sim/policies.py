@@ -19,12 +19,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
-def bucket(tokens: int, smallest: int = 128) -> int:
-    """The power-of-two bucket (at least `smallest`) a static-shape engine pads a prompt of `tokens` to."""
+def bucket(tokens: int, smallest: int = 128, largest: int = 0) -> int:
+    """The bucket a static-shape engine pads `tokens` tokens to: the power of two at or above them (at least
+    `smallest`), and at most the compiled sequence length `largest` (0: none), the last bucket (NxD Inference's
+    buckets are powers of two up to max_context_length / seq_len, which is the last one)."""
     b = smallest
     while b < tokens:
         b *= 2
-    return b
+    return max(tokens, min(b, largest)) if largest > 0 else b
 
 
 def blocks_tokens(tokens: int, block: int) -> int:
@@ -44,6 +46,7 @@ class SchedulerPolicy:
     mixed_batching: bool
     prefill_batch: int  # 0 = no limit
     static_batch: bool = False  # iterations padded to max_batch slots and power-of-two prompt buckets
+    largest_bucket: int = 0  # a static engine's compiled sequence length, its last bucket (0: no cap)
     decode_first: bool = False  # an iteration with prompts runs the decode step first, then the prompts (two graphs)
     adp_ranks: int = 1  # attention-DP ranks whose prompts are balanced (1 = no balancing)
     adp_timeout_iters: int = 0  # how long balancing may hold prompts back, in iterations

@@ -303,7 +303,7 @@ class Replica:
                 completing = 0
                 for rid, chunk in zip(self.pref, chunks, strict=False):
                     s = pdone[rid]
-                    c = bucket(chunk) if static else chunk
+                    c = bucket(chunk, largest=self.pol.largest_bucket) if static else chunk
                     tokens += c
                     pairs += c * s + c * (c + 1) * 0.5
                     if s + chunk >= pneed[rid]:
@@ -344,7 +344,7 @@ class Replica:
             # a compiled token-generation graph runs every slot and attends over the bucket of the sequence
             # length (the power of two at or above the batch's context, taken mid-run), live or not
             slots = self.pol.max_batch
-            padded = bucket(int(context / n + 0.5 * self.g * k) + 1)
+            padded = bucket(int(context / n + 0.5 * self.g * k) + 1, largest=self.pol.largest_bucket)
             return steps.decode_base(slots) + steps.a_decode * slots * padded, 0.0
         return steps.decode_base(n), steps.a_decode
 

@@ -79,14 +79,15 @@ class StepModel:
         t = self.time(tokens, seqs, context, pairs)
         return max(t, self.fixed + self.seq_time(seqs) + self.eager_floor) if self.eager_floor > 0 else t
 
-    def prompt_alone(self, tokens: int, chunk: int, static: bool = False) -> float:
+    def prompt_alone(self, tokens: int, chunk: int, static: bool = False, largest: int = 0) -> float:
         """One prompt of `tokens` tokens encoded on an idle replica in iterations of at most `chunk` tokens, each
         attending to the chunks before it and paying the prompt iterations' fixed cost; only the last samples. A
-        `static` (compiled-shape) engine runs each chunk padded to its power-of-two bucket, as the simulator does."""
+        `static` (compiled-shape) engine runs each chunk padded to its bucket (at most `largest`, the compiled
+        sequence length), as the simulator does."""
         total, done = 0.0, 0
         while done < tokens:
             c = min(max(1, chunk), tokens - done)
-            run = bucket(c) if static else c
+            run = bucket(c, largest=largest) if static else c
             pairs = float(prefill_pairs(done, run))
             total += self.prompt_time(run, int(done + c >= tokens), 0.0, pairs) + self.prefill_fixed
             done += c
