@@ -239,9 +239,14 @@ def test_static_batch_decode_reads_every_slot_at_its_bucket(h100_setup: ReplicaS
 
 
 def test_the_compiled_sequence_length_is_the_last_bucket(h100_setup: ReplicaSetup) -> None:
-    """NxD Inference's buckets are powers of two up to the compiled length, which is the last one: a context of 513
-    runs in a bucket of 600 when the graphs were compiled for 600 tokens, never below the tokens it holds."""
+    """NxD Inference's ladder: powers of two below 2^round(log2 max), then the compiled length itself; a context
+    of 513 runs in a bucket of 600 when the graphs were compiled for 600 tokens, never below the tokens it holds."""
     assert (bucket(10000), bucket(10000, largest=11500), bucket(12000, largest=11500)) == (16384, 11500, 12000)
+    assert (bucket(10000, largest=12288), bucket(5000, largest=10000), bucket(1500, largest=4096)) == (
+        12288,
+        10000,
+        2048,
+    )
     assert bucket(100, largest=600) == 128
     slots = 32
     policy = replace(h100_setup.policy(), static_batch=True, max_batch=slots, largest_bucket=600)

@@ -15,18 +15,22 @@ prompt runs whole, alone if it exceeds the budget.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
 def bucket(tokens: int, smallest: int = 128, largest: int = 0) -> int:
     """The bucket a static-shape engine pads `tokens` tokens to: the power of two at or above them (at least
-    `smallest`), and at most the compiled sequence length `largest` (0: none), the last bucket (NxD Inference's
-    buckets are powers of two up to max_context_length / seq_len, which is the last one)."""
+    `smallest`); with a compiled sequence length `largest`, NxD Inference's ladder (autobucketing.generate_buckets:
+    the powers of two below 2^round(log2 largest), then `largest` itself), never below `tokens`."""
     b = smallest
     while b < tokens:
         b *= 2
-    return max(tokens, min(b, largest)) if largest > 0 else b
+    if largest <= 0:
+        return b
+    top = 2 ** round(math.log2(largest))
+    return b if b < top and b < largest else max(tokens, largest)
 
 
 def blocks_tokens(tokens: int, block: int) -> int:
