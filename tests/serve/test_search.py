@@ -25,6 +25,7 @@ from chipwise.serve.search import (
     enumerate_candidates,
     estimate,
 )
+from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 
@@ -178,3 +179,28 @@ def test_a_long_prompt_is_estimated_as_the_simulator_encodes_it(
     assert alone == pytest.approx(by_hand, rel=1e-12)
     independent = 4 * (steps.prompt_time(chunk, 1, 0.0, chunk * (chunk + 1) / 2) + steps.prefill_fixed)
     assert alone > 1.3 * independent  # attention to the earlier chunks is most of a 32K prompt's work
+
+
+def test_attention_dp_ranks_schedule_their_own_token_budgets_where_the_engine_does(
+    catalog: Catalog, hw: Hardware
+) -> None:
+    """TensorRT-LLM (and vLLM's data-parallel engine cores) give each attention-DP rank its own max_num_tokens, so a
+    DEP8 replica's iteration carries 8 x 8,192 tokens; SGLang divides --chunked-prefill-size over the ranks, so its
+    replica carries 8,192. Sixteen 4,096-token prompts arriving together are encoded in two iterations on
+    TensorRT-LLM and in eight or more on SGLang (decoding sequences take their tokens from the budget too)."""
+    deepseek = load_model(catalog, "deepseek-v3")
+    b200 = hw.system("b200")
+    plan = ReplicaPlan(tp=8, ep=8, attention_dp=True, max_batch=64, max_tokens=8192, weight_precision="fp8")
+    first_tokens = {}
+    for engine, budget in (("trtllm", 8 * 8192), ("sglang", 8192), ("vllm", 8 * 8192)):
+        setup = setup_replica(catalog, deepseek, b200, engine, plan, 4096.0, 64.0)
+        assert setup.token_budget == budget and setup.policy().max_tokens == budget, engine
+        pool = setup.pool(1)
+        pool = replace(pool, policy=replace(pool.policy, adp_ranks=1))  # no attention-DP balancing hold
+        ones = np.ones(16, dtype=np.int64)
+        out = simulate(Deployment((pool,)), ones * 4096, ones * 4, ones * 0, np.zeros(16))
+        first_tokens[engine] = len(set(np.round(out.requests["first"], 9).tolist()))
+    # the first iteration starts as the first arrivals come in; the rest share the next one, or need seven more
+    assert first_tokens["trtllm"] == first_tokens["vllm"] == 2 and first_tokens["sglang"] >= 8
+    tp8 = setup_replica(catalog, deepseek, b200, "trtllm", replace(plan, attention_dp=False), 4096.0, 64.0)
+    assert tp8.token_budget == 8192

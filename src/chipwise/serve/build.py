@@ -10,7 +10,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, check_engine_model, engine_profile, serving_device
+from chipwise.serve.engine import EngineProfile, check_engine_model, engine_profile, schedulers, serving_device
 from chipwise.serve.iteration import Shapes
 from chipwise.serve.kvcache import ReplicaMemory, replica_memory
 from chipwise.serve.plan import ReplicaPlan, check_replica
@@ -46,13 +46,20 @@ class ReplicaSetup:
     def kv_tokens(self) -> int:
         return int(self.memory.kv_tokens)
 
+    @property
+    def token_budget(self) -> int:
+        """Tokens one iteration of the replica may carry: max_tokens for each of its schedulers (the attention-DP
+        ranks of an engine that gives each rank its own limits)."""
+        return self.plan.max_tokens * int(schedulers(self.engine, self.plan.tp, self.plan.attention_dp))
+
     def policy(self) -> SchedulerPolicy:
         p = self.plan
+        budget = self.token_budget
         return SchedulerPolicy(
             admission=self.engine.admission,
             block=self.engine.block_tokens,
-            max_batch=min(p.max_batch, p.max_tokens) if self.engine.mixed_batching else p.max_batch,
-            max_tokens=p.max_tokens,
+            max_batch=min(p.max_batch, budget) if self.engine.mixed_batching else p.max_batch,
+            max_tokens=budget,
             chunked_prefill=p.chunked_prefill,
             mixed_batching=self.engine.mixed_batching,
             prefill_batch=self.engine.prefill_batch,
@@ -120,7 +127,8 @@ def setup_replica(
             f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, or quantise the KV cache."
         )
     draft = drafter(catalog, model, plan.speculation) if plan.speculation is not None else None
-    steps = step_model(model, dev, topo, eng, plan, typical_context, typical_prompt, plan.max_tokens, draft)
+    budget = plan.max_tokens * int(schedulers(eng, plan.tp, plan.attention_dp))
+    steps = step_model(model, dev, topo, eng, plan, typical_context, typical_prompt, budget, draft)
     return ReplicaSetup(
         system=system,
         engine=eng,

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import Figure
 from chipwise.errors import ChipwiseError
@@ -98,6 +100,9 @@ class EngineProfile:
     #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is
     #: generating, new prompts wait until each attention-DP rank has one, for at most this many iterations (0 = off)
     adp_balance_timeout_iters: int = 0
+    #: with attention DP every rank schedules its own max_batch / max_tokens (TensorRT-LLM, vLLM); False where the
+    #: limits are the replica's, shared by its ranks (SGLang)
+    adp_budget_per_rank: bool = True
     #: host time per sequence an iteration samples (the engine loop's per-request work: appending the token, stop
     #: checks, detokenising and streaming it), on an x86 DGX-class host
     sequence_overhead_s: float = 0.0
@@ -224,6 +229,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
+        adp_budget_per_rank=num("adp_budget_per_rank") > 0.5,
         sequence_overhead_s=num("sequence_overhead"),
         provenance={k: ref(v) for k, v in figs.items()},
     )
@@ -237,6 +243,12 @@ def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1) -> i
         return eng.max_tokens
     prompts = eng.prefill_batch if eng.prefill_batch > 0 else max(1, batch)
     return max(1, min(eng.max_tokens, math.ceil(longest_prompt) * prompts))
+
+
+def schedulers(eng: EngineProfile, tp: Any, attention_dp: Any) -> Any:
+    """Schedulers that fill a replica's iteration, each with its own max_batch and max_tokens: the tp attention-DP
+    ranks where the engine gives each rank its own limits (eng.adp_budget_per_rank), else one. Broadcasts."""
+    return np.where((np.asarray(attention_dp) > 0) & eng.adp_budget_per_rank, tp, 1)
 
 
 def default_engine(vendor: str) -> str:

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, serving_device, token_budget
+from chipwise.serve.engine import EngineProfile, schedulers, serving_device, token_budget
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
@@ -247,7 +247,8 @@ def estimate(
     )
     per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
     b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
-    b_budget = np.floor(max_tokens / (1.0 + inp / out)) if eng.mixed_batching else np.inf
+    budget = max_tokens * schedulers(eng, cand.tp, cand.adp)  # each attention-DP rank's own, where the engine's are
+    b_budget = np.floor(budget / (1.0 + inp / out)) if eng.mixed_batching else np.inf
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
     fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
     b = np.maximum(batch, 1.0)
