@@ -164,6 +164,7 @@ HELDOUT = {
     "heldout_gpustack_deepseek.csv": "DeepSeek-R1 bursts and one sweep point on 8 H200 (vLLM, SGLang)",
     "heldout_trt_engine_mixtral.csv": "TensorRT-LLM v0.17 engine builds: Mixtral 8x7B, 8x22B on H100-A100",
     "heldout_trt_engine_dense.csv": "TensorRT-LLM v0.17 engine builds: Llama 3.1 8B-405B, Mistral 7B on H100-A100",
+    "heldout_trt_engine_ttft.csv": "TensorRT-LLM v0.8-v0.9 engine builds: batch-1 first-token latency, H100-A100",
 }
 
 
