@@ -19,8 +19,12 @@ def llama8b(catalog: Catalog) -> ModelSpec:
 
 @pytest.fixture(scope="session")
 def h100_setup(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> ReplicaSetup:
-    """Llama 3.1 8B in fp8 on one H100 with TensorRT-LLM defaults (reserve admission, mixed batching)."""
-    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+    """Llama 3.1 8B in fp8 on one H100 with TensorRT-LLM defaults (reserve admission, mixed batching), its prompt
+    iterations in piecewise CUDA graphs, so that an iteration's time is its device work and fixed costs (the eager
+    launch floor has tests of its own)."""
+    plan = ReplicaPlan(
+        tp=1, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8", piecewise_graphs=True
+    )
     return setup_replica(catalog, llama8b, hw.system("h100-sxm"), "trtllm", plan, 512.0, 128.0)
 
 

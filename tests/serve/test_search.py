@@ -94,7 +94,7 @@ def test_attention_dp_balancing_adds_the_gather_wait(catalog: Catalog, h100: Sys
     from chipwise.workload.presets import load_model
 
     moe = load_model(catalog, "qwen3-30b-a3b")
-    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    eng = replace(engine_profile(catalog, "trtllm", h100.chip.family), eager_launch_s=0.0)  # no launch floor
     cand = enumerate_candidates(model=moe, topo=topology_of(h100), fixed={"tp": 4, "ep": 4}, batches=(256,))
     est = estimate(moe, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
     lam = 0.6 * est.throughput / OUT

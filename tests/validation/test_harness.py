@@ -19,7 +19,12 @@ from chipwise.validation.harness import (
     mean_length,
 )
 from chipwise.validation.serving import _run, generated_length, predict_case, prepare
-from chipwise.validation.serving_rows import parse_compiled_length, parse_recv_interval, parse_request_count
+from chipwise.validation.serving_rows import (
+    parse_compiled_length,
+    parse_recv_interval,
+    parse_request_count,
+    states_piecewise_graphs,
+)
 from inference_rows import write_rows
 
 from .test_serving_accuracy import _row
@@ -336,3 +341,67 @@ def test_a_neuron_deployment_buckets_up_to_its_compiled_length(catalog: Catalog,
     (short,) = [r.predicted for r in predict_case(case) if r.metric == "ttft_s"]
     (padded,) = [r.predicted for r in predict_case(stated) if r.metric == "ttft_s"]
     assert padded > 1.3 * short
+
+
+@pytest.mark.parametrize(
+    ("engine", "lengths", "users", "graphed"),
+    [
+        ("trtllm", (1024, 1024), 64, True),
+        ("trtllm", (1024, 1024), 32, False),
+        ("trtllm", (1024, 1024), 256, False),  # DeepGEMM instead from 256 users
+        ("trtllm", (1024, 8192), 64, False),
+        ("trtllm", (1024, 8192), 128, True),
+        ("trtllm", (8192, 1024), 512, True),
+        ("sglang", (1024, 1024), 64, False),
+    ],
+)
+def test_inferencex_captures_prompt_iterations_where_its_script_does(
+    engine: str, lengths: tuple[int, int], users: int, graphed: bool
+) -> None:
+    """dsr1_fp8_b200_trt.sh sets PIECEWISE_CUDA_GRAPHS at 1k/1k for 64-255 users, 1k/8k for 128-255, 8k/1k from 64."""
+    assert INFERENCEX.piecewise_graphs(engine, "deepseek-v3", "b200", "fp8", lengths, users) is graphed
+    assert not INFERENCEX.piecewise_graphs(engine, "deepseek-v3", "b200", "fp4", lengths, users)
+
+
+@pytest.mark.parametrize(
+    ("text", "graphed"),
+    [
+        ("torch_compile_config: {enable_piecewise_cuda_graph: true}", True),
+        ("sglang --enable-piecewise-cuda-graph --tp 8", True),
+        ("enable_piecewise_cuda_graph=False", False),
+        ("cuda_graph_config: {max_batch_size: 512}", False),
+    ],
+)
+def test_piecewise_cuda_graphs_are_read_where_a_run_states_them(text: str, graphed: bool) -> None:
+    assert states_piecewise_graphs(text) is graphed
+
+
+def test_an_inferencex_tensorrt_llm_point_launches_its_prompts_eagerly_below_64_users(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """At 32 users the script leaves TensorRT-LLM's prompt iterations eager (a floor of 69 us per kernel under each);
+    at 64 it captures them, and says so in the notes."""
+    rows = [
+        {
+            "id": f"X{users}",
+            "scenario": f"InferenceX benchmark_serving closed-loop sweep, {users} concurrent requests",
+            "model": "DeepSeek-R1-0528",
+            "chip": "b200",
+            "num_chips": "8",
+            "precision": "FP8",
+            "serving_engine": "TensorRT-LLM (PyTorch backend)",
+            "parallelism": "TP8 EP1",
+            "batch_or_concurrency": f"concurrency={users}",
+            "input_len": "1024",
+            "output_len": "1024",
+            "ttft_ms": "200",
+        }
+        for users in (32, 64)
+    ]
+    parsed = read_inference(write_rows(tmp_path / "rows.csv", *rows), known_chips=frozenset(catalog.chips))
+    eager, graphed = (prepare(catalog, row) for row in parsed)
+    assert not eager.setup.pools[0].setup.plan.piecewise_graphs and eager.setup.pools[0].setup.engine.eager_launch_s > 0
+    assert (
+        graphed.setup.pools[0].setup.plan.piecewise_graphs and graphed.setup.pools[0].setup.engine.eager_launch_s == 0
+    )
+    assert any("piecewise CUDA graphs" in n for n in graphed.notes)

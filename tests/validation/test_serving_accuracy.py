@@ -581,12 +581,12 @@ def test_tensorrt_engine_builds_take_tensorrt_llm_figures_but_not_its_moe_penalt
     catalog: Catalog, family: str
 ) -> None:
     """trtllm-engine (TensorRT engine builds: MLPerf, NIM) inherits every trtllm figure except moe_scale, which was
-    fitted on the PyTorch back end's MoE runs; engine builds keep the prior."""
+    fitted on the PyTorch back end's MoE runs (engine builds keep the prior), and the eager launches of the PyTorch
+    back end's prompt iterations (a TensorRT engine launches none from Python)."""
     pytorch, built = engine_profile(catalog, "trtllm", family), engine_profile(catalog, "trtllm-engine", family)
-    assert built.moe_scale == 1.0
-    assert replace(built, engine="trtllm", moe_scale=pytorch.moe_scale, provenance={}) == replace(
-        pytorch, provenance={}
-    )
+    assert built.moe_scale == 1.0 and built.eager_launch_s == 0.0 and pytorch.eager_launch_s == pytest.approx(69e-6)
+    same = {"engine": "trtllm", "moe_scale": pytorch.moe_scale, "eager_launch_s": pytorch.eager_launch_s}
+    assert replace(built, **same, provenance={}) == replace(pytorch, provenance={})
 
 
 def test_mlperf_mixtral_runs_on_an_engine_build_and_deepseek_on_the_pytorch_back_end(catalog: Catalog) -> None:

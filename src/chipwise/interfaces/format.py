@@ -190,6 +190,8 @@ def serving_plan(p: Mapping[str, Any]) -> str:
         parts.append(f"recv{p['recv_interval']}")
     if p.get("batch_wait_iters", 0) > 0:
         parts.append(f"wait{p['batch_wait_iters']}@{p['batch_wait_ratio']:g}")
+    if p.get("piecewise_graphs"):
+        parts.append("pcg")
     return " ".join(parts) + f" x{p['replicas']}"
 
 

@@ -178,7 +178,7 @@ def _pool(
         source = "searched" if not fixed else "partial"
     given = sc.plan
     if given is not None:
-        for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio"):
+        for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs"):
             value = getattr(given, knob)
             if value is not None:
                 plan = replace(plan, **{knob: value})
@@ -229,6 +229,7 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "recv_interval": p.recv_interval,
         "batch_wait_iters": p.batch_wait_iters,
         "batch_wait_ratio": p.batch_wait_ratio,
+        "piecewise_graphs": p.piecewise_graphs,
         "weight_precision": p.weight_precision,
         "kv_precision": p.kv_precision,
         "speculative": p.speculation.label() if p.speculation else None,

@@ -4,7 +4,7 @@ rank, the memory and KV capacity, the step-time tables, and the replica's chips.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
@@ -93,6 +93,8 @@ def setup_replica(
     check_replica(plan, model)
     check_engine_model(engine, model)
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
+    if plan.piecewise_graphs:
+        eng = replace(eng, eager_launch_s=0.0)  # prompt iterations replay captured graphs
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:

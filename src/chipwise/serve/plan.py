@@ -24,6 +24,9 @@ class ReplicaPlan:
     batch_wait_iters, batch_wait_ratio: batch waiting (TensorRT-LLM batch_wait_timeout_iters and
     batch_wait_max_tokens_ratio): while requests generate, new prompts wait until an iteration would carry
     batch_wait_ratio x max_tokens tokens, for at most batch_wait_iters iterations (0: off).
+    piecewise_graphs: iterations that carry prompt tokens replay captured CUDA graphs (TensorRT-LLM's
+    torch_compile_config.enable_piecewise_cuda_graph, SGLang's --enable-piecewise-cuda-graph) instead of launching
+    their kernels one by one from Python: the engine's eager-launch floor does not apply.
     """
 
     tp: int = 1
@@ -39,6 +42,7 @@ class ReplicaPlan:
     recv_interval: int = 1
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
+    piecewise_graphs: bool = False
 
     @property
     def ranks(self) -> int:
@@ -59,6 +63,8 @@ class ReplicaPlan:
             parts.append(f"recv{self.recv_interval}")
         if self.batch_wait_iters > 0:
             parts.append(f"wait{self.batch_wait_iters}@{self.batch_wait_ratio:g}")
+        if self.piecewise_graphs:
+            parts.append("pcg")
         return " ".join(parts)
 
 

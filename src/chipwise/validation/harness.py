@@ -21,6 +21,9 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``):
   DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
   at these lengths) and Llama 3.x 70B FP4 on B200 below TP8 (20 iterations, 0.9; 70b_fp4_b200_trt_docker.sh).
+  One captures TensorRT-LLM's prompt iterations in piecewise CUDA graphs (torch_compile_config
+  enable_piecewise_cuda_graph; otherwise they launch eagerly): dsr1_fp8_b200_trt.sh at 1k/1k for 64-255 users,
+  1k/8k for 128-255 and 8k/1k from 64 (at 256 users and more it switches to DeepGEMM instead).
 - AIPerf (NVIDIA NIM benchmarking docs from NIM 1.8 on) holds the concurrency and measures after its warm-up
   phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
   after every user's first request has finished.
@@ -71,6 +74,18 @@ class BatchWait:
 
 
 @dataclass(frozen=True)
+class PiecewiseGraphs:
+    """A recipe's piecewise CUDA graphs for prompt iterations, and the deployments it applies to."""
+
+    models: tuple[str, ...]
+    chip: str
+    weight_precision: str
+    lengths: tuple[int, int]  # (ISL, OSL)
+    min_users: int
+    max_users: int  # inclusive; 0 = no limit
+
+
+@dataclass(frozen=True)
 class Harness:
     """How one load generator issues a closed-loop sweep point and which requests it measures."""
 
@@ -92,6 +107,8 @@ class Harness:
     sglang_recv_interval: tuple[int, int, int] | None = None
     #: TensorRT-LLM batch waiting its launch scripts set
     trtllm_batch_wait: tuple[BatchWait, ...] = ()
+    #: TensorRT-LLM deployments its launch scripts run with piecewise CUDA graphs for prompt iterations
+    trtllm_piecewise: tuple[PiecewiseGraphs, ...] = ()
     #: Perf Analyzer's time windows (s, as it sleeps them) and their most: latencies over the requests that end
     #: within the measurement (None: a request count)
     window_s: float | None = None
@@ -135,6 +152,23 @@ class Harness:
             ):
                 return rule
         return None
+
+    def piecewise_graphs(
+        self, engine: str, model: str, chip: str, weight_precision: str, lengths: tuple[float, float], users: int
+    ) -> bool:
+        """Whether this generator's launch scripts capture the deployment's prompt iterations in CUDA graphs."""
+        if engine != "trtllm":
+            return False
+        isl_osl = (round(lengths[0]), round(lengths[1]))
+        return any(
+            model in rule.models
+            and chip == rule.chip
+            and weight_precision == rule.weight_precision
+            and isl_osl == rule.lengths
+            and rule.min_users <= users
+            and (rule.max_users == 0 or users <= rule.max_users)
+            for rule in self.trtllm_piecewise
+        )
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
@@ -187,6 +221,11 @@ INFERENCEX = Harness(
     trtllm_batch_wait=(
         BatchWait(("deepseek-v3",), "b200", "fp8", (1024, 1024), 64, 8, 40, 0.8),
         BatchWait(("llama-3.1-70b", "llama-3.3-70b"), "b200", "fp4", (1024, 1024), 1, 4, 20, 0.9),
+    ),
+    trtllm_piecewise=(
+        PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (1024, 1024), 64, 255),
+        PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (1024, 8192), 128, 255),
+        PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (8192, 1024), 64, 0),
     ),
 )
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one

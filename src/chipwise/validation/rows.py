@@ -112,6 +112,8 @@ class InferenceRow:
     recv_interval: int | None = None
     #: the sequence length a static-shape (Neuron) deployment was compiled for, where stated: its last bucket
     compiled_length: int | None = None
+    #: the run captures its prompt iterations in piecewise CUDA graphs (enable_piecewise_cuda_graph)
+    piecewise_graphs: bool = False
     #: prefill/decode disaggregation with stated pools: the prefill pool's (tp, pp, ep, attention_dp, replicas);
     #: tp ... dp above are then the decode pool's
     prefill_pool: tuple[int, int, int, bool, int] | None = None

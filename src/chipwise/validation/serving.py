@@ -432,8 +432,9 @@ def _scheduler_settings(
     notes: list[str],
 ) -> ReplicaPlan:
     """`plan` with the scheduler settings the run used: SGLang's polling interval as the row states it
-    (--scheduler-recv-interval), else as its load generator's launch scripts set it, and TensorRT-LLM's batch
-    waiting where those scripts set it."""
+    (--scheduler-recv-interval), else as its load generator's launch scripts set it; TensorRT-LLM's batch
+    waiting where those scripts set it; piecewise CUDA graphs for prompt iterations where the row or the scripts
+    enable them."""
     users = row.concurrency or 1
     scripts = f"{gen.name}'s launch scripts" if gen is not None else ""
     interval, why = (row.recv_interval, "as stated") if row.recv_interval is not None else (1, scripts)
@@ -449,6 +450,12 @@ def _scheduler_settings(
             f"({scripts})"
         )
         plan = replace(plan, batch_wait_iters=wait.iters, batch_wait_ratio=wait.ratio)
+    if row.piecewise_graphs or (
+        gen is not None and gen.piecewise_graphs(engine, model, row.chip, plan.weight_precision, lengths, users)
+    ):
+        why = "as stated" if row.piecewise_graphs else scripts
+        notes.append(f"prompt iterations replay piecewise CUDA graphs ({why})")
+        plan = replace(plan, piecewise_graphs=True)
     return plan
 
 

@@ -598,6 +598,13 @@ def parse_compiled_length(*texts: str) -> int | None:
     return None
 
 
+def states_piecewise_graphs(*texts: str) -> bool:
+    """A run that captures its prompt iterations in CUDA graphs: 'enable_piecewise_cuda_graph: true' (TensorRT-LLM's
+    torch_compile_config), '--enable-piecewise-cuda-graph' (SGLang), 'piecewise CUDA graphs'."""
+    pattern = r"enable[-_]piecewise[-_]cuda[-_]graph(?!\s*[:=]\s*false)|piecewise cuda graphs? (?:on|enabled)"
+    return any(re.search(pattern, t, re.IGNORECASE) for t in texts)
+
+
 def _output_len(raw: Mapping[str, str], notes: list[str]) -> float | None:
     stated = parse_length(raw.get("output_len", ""))
     if stated is not None:
@@ -813,6 +820,7 @@ def parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], aliase
         ),
         recv_interval=parse_recv_interval(*(raw.get(f, "") for f in ("serving_engine", "parallelism", "notes"))),
         compiled_length=parse_compiled_length(*(raw.get(f, "") for f in ("serving_engine", "scenario", "notes"))),
+        piecewise_graphs=states_piecewise_graphs(*(raw.get(f, "") for f in ("serving_engine", "parallelism", "notes"))),
         prefill_pool=(prefill.tp, prefill.pp, prefill.ep, prefill.attention_dp, prefill.dp) if prefill else None,
         precision_text=precision_text,
     )

@@ -111,6 +111,8 @@ class ServePlan(_Strict):
     #: batch waiting (TensorRT-LLM batch_wait_timeout_iters, batch_wait_max_tokens_ratio)
     batch_wait_iters: int | None = Field(default=None, ge=0)
     batch_wait_ratio: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: prompt iterations replay piecewise CUDA graphs (no eager-launch floor)
+    piecewise_graphs: bool | None = None
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None
