@@ -18,6 +18,7 @@ from chipwise.validation.harness import (
     harness_of,
     mean_length,
 )
+from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import _run, generated_length, predict_case, prepare
 from chipwise.validation.serving_rows import (
     parse_compiled_length,
@@ -77,17 +78,24 @@ def test_an_inferencex_point_issues_ten_requests_per_user_and_times_the_whole_ru
     assert any("InferenceX" in n for n in case.notes)
 
 
-def test_aiperf_latencies_leave_out_the_first_burst(catalog: Catalog) -> None:
-    """Every user's first request arrives at t = 0, so their prompts queue behind one another; AIPerf's warm-up
-    discards them. The window starts when the last of them has finished and ends before the final drain."""
-    row = _row(
-        scenario="AIPerf closed-loop concurrency sweep, 32 concurrent requests",
-        source_family="NVIDIA NIM benchmarking docs",
+def _long_prompts_at_32_users(scenario: str, **columns: str) -> InferenceRow:
+    """A closed-loop point of 32 users with 4,000-token prompts: the first burst's queue is long."""
+    return _row(
+        scenario=scenario,
         batch_or_concurrency="concurrency=32",
         input_len="4000",
         output_len="200",
         ttft_ms="300",
         tpot_ms="20",
+        **columns,
+    )
+
+
+def test_aiperf_latencies_leave_out_the_first_burst(catalog: Catalog) -> None:
+    """Every user's first request arrives at t = 0, so their prompts queue behind one another; AIPerf's warm-up
+    discards them. The window starts when the last of them has finished and ends before the final drain."""
+    row = _long_prompts_at_32_users(
+        "AIPerf closed-loop concurrency sweep, 32 concurrent requests", source_family="NVIDIA NIM benchmarking docs"
     )
     case = prepare(catalog, row)
     assert case.after_warmup and case.job.requests == 8 * 32
@@ -116,30 +124,13 @@ def test_a_time_window_measurement_stops_after_three_windows_in_a_row_with_a_com
 def test_genai_perf_times_the_requests_that_end_within_its_windows_the_first_burst_included(catalog: Catalog) -> None:
     """2024 GenAI-Perf has no warm-up: every user starts at t = 0 and the export holds every request that ended in
     a window, so the burst of first prompts is in it; the run stops issuing after ten windows."""
-    row = _row(
-        scenario="GenAI-Perf closed-loop sweep, 32 concurrent requests",
-        batch_or_concurrency="concurrency=32",
-        input_len="4000",
-        output_len="200",
-        ttft_ms="300",
-        tpot_ms="20",
-    )
-    case = prepare(catalog, row)
+    case = prepare(catalog, _long_prompts_at_32_users("GenAI-Perf closed-loop sweep, 32 concurrent requests"))
     assert case.windows is GENAI_PERF and not case.after_warmup and case.job.duration_s == pytest.approx(120.0)
     assert any("12 s windows" in n for n in case.notes)
     (ttft,) = [r.predicted for r in predict_case(case) if r.metric == "ttft_s"]
     warm = _run(case.job, case.setup, 0, case.basis, 0.0, after_warmup=True)["ttft_s"]["mean"]
     assert ttft > warm  # the first burst's queue counts
-    counted = prepare(
-        catalog,
-        _row(
-            scenario="genai-perf --concurrency 32 --request-count 64",
-            input_len="4000",
-            output_len="200",
-            batch_or_concurrency="concurrency=32",
-            ttft_ms="300",
-        ),
-    )
+    counted = prepare(catalog, _long_prompts_at_32_users("genai-perf --concurrency 32 --request-count 64"))
     assert counted.windows is None and counted.job.requests == 64  # a stated count (GenAI-Perf from late 2024)
 
 
