@@ -48,9 +48,7 @@ class ReplicaSetup:
 
     @property
     def token_budget(self) -> int:
-        """Tokens one iteration of the replica may carry: max_tokens for each of its schedulers (the attention-DP
-        ranks of an engine that gives each rank its own limits)."""
-        return self.plan.max_tokens * int(schedulers(self.engine, self.plan.tp, self.plan.attention_dp))
+        return replica_token_budget(self.engine, self.plan)
 
     def policy(self) -> SchedulerPolicy:
         p = self.plan
@@ -75,6 +73,12 @@ class ReplicaSetup:
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:
         return PoolSim(self.steps, self.policy(), self.kv_tokens, replicas, role)
+
+
+def replica_token_budget(eng: EngineProfile, plan: ReplicaPlan) -> int:
+    """Tokens one iteration of a replica may carry: max_tokens for each of its schedulers (the attention-DP ranks of
+    an engine that gives each rank its own limits)."""
+    return plan.max_tokens * int(schedulers(eng, plan.tp, plan.attention_dp))
 
 
 def setup_replica(
@@ -129,8 +133,9 @@ def setup_replica(
             f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, or quantise the KV cache."
         )
     draft = drafter(catalog, model, plan.speculation) if plan.speculation is not None else None
-    budget = plan.max_tokens * int(schedulers(eng, plan.tp, plan.attention_dp))
-    steps = step_model(model, dev, topo, eng, plan, typical_context, typical_prompt, budget, draft)
+    steps = step_model(
+        model, dev, topo, eng, plan, typical_context, typical_prompt, replica_token_budget(eng, plan), draft
+    )
     return ReplicaSetup(
         system=system,
         engine=eng,
