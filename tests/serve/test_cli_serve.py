@@ -46,6 +46,18 @@ def _predict_deepseek_sglang(
     return run_json(capsys, ["predict", str(f), "--json"])
 
 
+def _predict_pair(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], base: str, changed: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`chipwise predict --json` on two scenarios that differ in what a test compares."""
+    results = []
+    for name, text in (("base", base), ("changed", changed)):
+        f = tmp_path / f"{name}.yaml"
+        f.write_text(text)
+        results.append(run_json(capsys, ["predict", str(f), "--json"]))
+    return results[0], results[1]
+
+
 def test_predict_explains_an_eager_prefill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A one-user DeepSeek prompt on SGLang: its prefill is its kernels' host launches, said and sourced."""
     data = _predict_deepseek_sglang(tmp_path, capsys, "b200", 8, "fp4", 1024, "{tp: 8, ep: 8}")
@@ -66,12 +78,8 @@ def test_predict_tensor_parallelism_across_two_nodes(tmp_path: Path, capsys: pyt
 def test_predict_with_speculative_decoding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The same deployment at one user with an EAGLE drafter decodes faster, and says how it was priced."""
     single = SCENARIO.replace("arrival_rate: 10\nrequests: 300", "concurrency: 1\nrequests: 12")
-    plain = tmp_path / "plain.yaml"
-    plain.write_text(single + "plan: {tp: 1, max_batch: 8}\n")
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(single + "plan: {tp: 1, max_batch: 8}\nspeculative: eagle:3@0.8\n")
-    base = run_json(capsys, ["predict", str(plain), "--json"])
-    fast = run_json(capsys, ["predict", str(spec), "--json"])
+    plan = "plan: {tp: 1, max_batch: 8}\n"
+    base, fast = _predict_pair(tmp_path, capsys, single + plan, single + plan + "speculative: eagle:3@0.8\n")
     assert base["plan"]["speculative"] is None
     assert fast["plan"]["speculative"].startswith("EAGLE k=3, acceptance 0.80")
     assert fast["tpot_s"]["p50"] < base["tpot_s"]["p50"] / 1.5
@@ -83,12 +91,12 @@ def test_predict_with_a_scheduler_that_polls_every_30_decode_iterations(
 ) -> None:
     """SGLang's --scheduler-recv-interval as plan.recv_interval: at 10 requests/s new prompts wait for the
     scheduler's next poll, so first tokens come later, by up to 30 decode steps."""
-    base = tmp_path / "base.yaml"
-    base.write_text(SCENARIO + "engine: sglang\nplan: {tp: 1, replicas: 2, max_batch: 64}\n")
-    polled = tmp_path / "polled.yaml"
-    polled.write_text(SCENARIO + "engine: sglang\nplan: {tp: 1, replicas: 2, max_batch: 64, recv_interval: 30}\n")
-    every = run_json(capsys, ["predict", str(base), "--json"])
-    thirty = run_json(capsys, ["predict", str(polled), "--json"])
+    every, thirty = _predict_pair(
+        tmp_path,
+        capsys,
+        SCENARIO + "engine: sglang\nplan: {tp: 1, replicas: 2, max_batch: 64}\n",
+        SCENARIO + "engine: sglang\nplan: {tp: 1, replicas: 2, max_batch: 64, recv_interval: 30}\n",
+    )
     assert (every["plan"]["recv_interval"], thirty["plan"]["recv_interval"]) == (1, 30)
     wait = thirty["ttft_s"]["p50"] - every["ttft_s"]["p50"]
     assert 0 < wait < 30 * thirty["tpot_s"]["p50"]
@@ -98,14 +106,12 @@ def test_predict_with_a_scheduler_that_polls_every_30_decode_iterations(
 def test_predict_with_tensorrt_llm_batch_waiting(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """batch_wait_iters / batch_wait_ratio hold prompts while others generate: at 10 requests/s a prompt rarely
     finds 0.8 x max_tokens tokens to go with, so it waits up to 40 iterations for its first token."""
-    base = tmp_path / "base.yaml"
-    base.write_text(SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64}\n")
-    held = tmp_path / "held.yaml"
-    held.write_text(
-        SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64, batch_wait_iters: 40, batch_wait_ratio: 0.8}\n"
+    free, waited = _predict_pair(
+        tmp_path,
+        capsys,
+        SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64}\n",
+        SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64, batch_wait_iters: 40, batch_wait_ratio: 0.8}\n",
     )
-    free = run_json(capsys, ["predict", str(base), "--json"])
-    waited = run_json(capsys, ["predict", str(held), "--json"])
     assert (waited["plan"]["batch_wait_iters"], waited["plan"]["batch_wait_ratio"]) == (40, 0.8)
     assert free["ttft_s"]["p50"] < waited["ttft_s"]["p50"] < free["ttft_s"]["p50"] + 40 * waited["tpot_s"]["p50"]
 
@@ -116,12 +122,12 @@ def test_predict_with_prompt_iterations_in_piecewise_cuda_graphs(
     """TensorRT-LLM's PyTorch back end launches a prompt iteration's kernels one by one from Python (69 us each on an
     x86 host), which sets a floor under a short prompt's TTFT; plan.piecewise_graphs (torch_compile_config
     enable_piecewise_cuda_graph) replays them from graphs, and the floor goes."""
-    base = tmp_path / "base.yaml"
-    base.write_text(SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64}\n")
-    graphed = tmp_path / "graphed.yaml"
-    graphed.write_text(SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64, piecewise_graphs: true}\n")
-    eager = run_json(capsys, ["predict", str(base), "--json"])
-    captured = run_json(capsys, ["predict", str(graphed), "--json"])
+    eager, captured = _predict_pair(
+        tmp_path,
+        capsys,
+        SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64}\n",
+        SCENARIO + "plan: {tp: 1, replicas: 2, max_batch: 64, piecewise_graphs: true}\n",
+    )
     assert (eager["plan"]["piecewise_graphs"], captured["plan"]["piecewise_graphs"]) == (False, True)
     assert captured["ttft_s"]["p50"] < eager["ttft_s"]["p50"]
 

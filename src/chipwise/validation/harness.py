@@ -60,29 +60,44 @@ from chipwise.workload.serving import LengthDist
 
 
 @dataclass(frozen=True)
-class BatchWait:
-    """A recipe's TensorRT-LLM batch waiting, and the deployments it applies to."""
+class ScriptRule:
+    """The deployments a recipe's launch-script setting applies to: models, chip, weight precision, (ISL, OSL) and
+    the users from which it is set."""
 
     models: tuple[str, ...]
     chip: str
     weight_precision: str
     lengths: tuple[int, int]  # (ISL, OSL)
     min_users: int
+
+    def covers(self, model: str, chip: str, weight_precision: str, lengths: tuple[float, float], users: int) -> bool:
+        return (
+            model in self.models
+            and chip == self.chip
+            and weight_precision == self.weight_precision
+            and (round(lengths[0]), round(lengths[1])) == self.lengths
+            and users >= self.min_users
+        )
+
+
+@dataclass(frozen=True)
+class BatchWait(ScriptRule):
+    """A recipe's TensorRT-LLM batch waiting, up to a tensor-parallel size."""
+
     max_tp: int
     iters: int
     ratio: float
 
 
 @dataclass(frozen=True)
-class PiecewiseGraphs:
-    """A recipe's piecewise CUDA graphs for prompt iterations, and the deployments it applies to."""
+class PiecewiseGraphs(ScriptRule):
+    """A recipe's piecewise CUDA graphs for prompt iterations, up to a number of users."""
 
-    models: tuple[str, ...]
-    chip: str
-    weight_precision: str
-    lengths: tuple[int, int]  # (ISL, OSL)
-    min_users: int
     max_users: int  # inclusive; 0 = no limit
+
+    def covers(self, model: str, chip: str, weight_precision: str, lengths: tuple[float, float], users: int) -> bool:
+        within = self.max_users == 0 or users <= self.max_users
+        return within and super().covers(model, chip, weight_precision, lengths, users)
 
 
 @dataclass(frozen=True)
@@ -141,34 +156,15 @@ class Harness:
         """The batch waiting this generator's launch scripts set for a deployment (None: off)."""
         if engine != "trtllm":
             return None
-        for rule in self.trtllm_batch_wait:
-            if (
-                model in rule.models
-                and chip == rule.chip
-                and weight_precision == rule.weight_precision
-                and (round(lengths[0]), round(lengths[1])) == rule.lengths
-                and users >= rule.min_users
-                and tp <= rule.max_tp
-            ):
-                return rule
-        return None
+        deployment = (model, chip, weight_precision, lengths, users)
+        return next((r for r in self.trtllm_batch_wait if r.covers(*deployment) and tp <= r.max_tp), None)
 
     def piecewise_graphs(
         self, engine: str, model: str, chip: str, weight_precision: str, lengths: tuple[float, float], users: int
     ) -> bool:
         """Whether this generator's launch scripts capture the deployment's prompt iterations in CUDA graphs."""
-        if engine != "trtllm":
-            return False
-        isl_osl = (round(lengths[0]), round(lengths[1]))
-        return any(
-            model in rule.models
-            and chip == rule.chip
-            and weight_precision == rule.weight_precision
-            and isl_osl == rule.lengths
-            and rule.min_users <= users
-            and (rule.max_users == 0 or users <= rule.max_users)
-            for rule in self.trtllm_piecewise
-        )
+        deployment = (model, chip, weight_precision, lengths, users)
+        return engine == "trtllm" and any(r.covers(*deployment) for r in self.trtllm_piecewise)
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
