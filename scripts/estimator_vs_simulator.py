@@ -1,7 +1,11 @@
-"""How far the steady-state serving estimate (serve/search.py) is from the simulator on a few loads.
+"""How far the steady-state serving estimate (serve/search.py) is from the simulator it ranks candidates for.
 
-For each case `plan serve` picks the cheapest replica count from the estimate, then the simulator adds replicas
-until the SLO holds, or takes them away while it still holds; the ratio of the two chip counts is what the estimate
+Per replica: one replica per case, Poisson arrivals at 30%, 60% and 85% of the estimated saturation rate, 1,500
+requests of fixed lengths; TPOT (estimate / simulated p50, p99 / p99), TTFT (mean / mean, p99 / p99) and the share
+of the offered output tokens/s the simulation delivered.
+
+Per fleet: `plan serve` picks the cheapest replica count from the estimate, then the simulator adds replicas until
+the SLO holds, or takes them away while it still holds; the ratio of the two chip counts is what the estimate
 missed (above 1: too few chips, below 1: too many).
 Run: .venv/bin/python scripts/estimator_vs_simulator.py
 """
@@ -10,10 +14,23 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from chipwise.catalog import load_catalog
+from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.perf.device import topology_of
+from chipwise.planner.serving import precisions
+from chipwise.planner.serving_choice import engine_for
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.workload.serving import Load
+from chipwise.serve.build import setup_replica
+from chipwise.serve.engine import engine_profile
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.search import at_rate, enumerate_candidates, estimate
+from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.workload import load_model
+from chipwise.workload.serving import LengthDist, Load, ServingJob
 
 #: model, rate (req/s), input and output tokens, SLO, chips to try
 CASES = [
@@ -33,9 +50,69 @@ CASES = [
     ("gpt-oss-120b", 10.0, 1024, 1024, {"ttft_p99": 1.0, "tpot_p99": 0.02}, ["h100-sxm", "b200"]),
 ]
 
+#: model, system, TP, batch limit, prompt tokens, output tokens
+REPLICA_CASES = [
+    ("llama-3.1-70b", "mi355x", 1, 128, 1000, 200),
+    ("llama-3.1-70b", "h100-sxm", 4, 128, 1000, 200),
+    ("llama-3.1-70b", "h200", 2, 256, 2000, 500),
+    ("llama-3.1-8b", "h100-sxm", 1, 256, 1000, 1000),
+    ("llama-3.1-8b", "b200", 1, 256, 4000, 300),
+    ("qwen3-30b-a3b", "h200", 1, 256, 1000, 1000),
+    ("llama-3.1-70b", "gaudi3", 4, 64, 1000, 200),
+    ("llama-3.1-70b", "tpu-v7", 2, 128, 1000, 200),
+    ("llama-3.1-8b", "trn2", 4, 16, 1000, 200),
+    ("llama-3.1-70b", "trn2", 16, 8, 2000, 400),
+    ("deepseek-r1", "b200", 8, 256, 1000, 1000),
+    ("gpt-oss-120b", "h100-sxm", 1, 256, 1000, 1000),
+]
+LOADS = (0.3, 0.6, 0.85)
+
+
+def replicas(catalog: Catalog) -> None:
+    hw = hardware(catalog)
+    print(f"{'case':48s} {'load':>4s}  {'TPOT ms est/sim':>15s} {'p99 est/sim':>13s}  {'TTFT ms est/sim':>15s}"
+          f" {'p99 est/sim':>13s} {'kept up':>7s}")  # fmt: skip
+    tpot_err: list[float] = []
+    ttft_err: list[float] = []
+    for name, sid, tp, max_batch, inp, out in REPLICA_CASES:
+        model = load_model(catalog, name)
+        system = hw.system(sid)
+        engine = engine_for(system, None, model)
+        eng = engine_profile(catalog, engine, system.chip.family)
+        weight, kv = precisions("auto", None, eng, model)
+        fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
+        cand = enumerate_candidates(model, topology_of(system), None, fixed)
+        est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
+        plan = ReplicaPlan(tp=tp, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
+        replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
+        label = f"{name} {sid} {engine} TP{tp} b{max_batch} {inp}/{out}"
+        for load in LOADS:
+            rate = load * float(est.throughput[0]) / out
+            op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]))
+            job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=rate), 1500)
+            sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+            tpot, ttft = sim["tpot_s"], sim["ttft_s"]
+            kept = float(sim["output_tokens_per_s"]) / (rate * out)
+            if np.isfinite(op.tpot[0]):
+                tpot_err.append(abs(op.tpot[0] / tpot["p50"] - 1.0))
+                ttft_err.append(abs(op.ttft[0] / ttft["mean"] - 1.0))
+            print(
+                f"{label:48s} {load:4.2f}  {op.tpot[0] * 1e3:7.1f}/{tpot['p50'] * 1e3:<7.1f} "
+                f"{op.tpot_p99[0] * 1e3:6.1f}/{tpot['p99'] * 1e3:<6.1f}  "
+                f"{op.ttft[0] * 1e3:7.0f}/{ttft['mean'] * 1e3:<7.0f} "
+                f"{op.ttft_p99[0] * 1e3:6.0f}/{ttft['p99'] * 1e3:<6.0f} {kept:7.2f}"
+            )
+            label = ""
+    print(
+        f"\nmean |estimate / simulation - 1| over {len(tpot_err)} points the estimate finds within capacity: "
+        f"TPOT {100 * np.mean(tpot_err):.1f}%, TTFT mean {100 * np.mean(ttft_err):.1f}%"
+    )
+
 
 def main() -> None:
     catalog = load_catalog()
+    replicas(catalog)
+    print()
     start = time.perf_counter()
     print(f"{'model':14s} {'in/out':>11s} {'chip':10s} {'estimate':>9s} {'simulated':>10s} {'ratio':>6s}  SLO met")
     for model, rate, inp, out, slo, chips in CASES:

@@ -23,6 +23,7 @@ from chipwise.serve.search import (
     at_rate,
     best_throughput_shape,
     enumerate_candidates,
+    erlang_c,
     estimate,
 )
 from chipwise.serve.sim.run import Deployment, simulate
@@ -44,17 +45,62 @@ def est(catalog: Catalog, h100: System, llama8b: ModelSpec) -> Estimate:
     return estimate(llama8b, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
 
 
-def test_prefill_queue_is_m_d_1(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
-    """TTFT = prefill + one step + the decode-step wait + the M/D/1 wait behind the prompts ahead."""
+def test_ttft_is_the_prefill_and_three_waits(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
+    """TTFT = prefill + front end + half the step in flight + the wait behind the prompts being encoded (the rest of
+    their iteration, R = busy P / 2, over 1 - the utilisation by the prompts' own work) + the wait for one of 64
+    batch slots (Erlang C, halved for fixed holding times); the p99 takes a whole step and the tails."""
     eng = engine_profile(catalog, "trtllm", h100.chip.family)
-    cap = est.throughput / OUT
-    lam = 0.5 * cap
+    lam = 0.5 * est.throughput / OUT
     op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
-    p = est.prefill_s
-    rho, rho_p = lam * OUT / est.throughput, lam * p
-    wait = op.tpot * rho / (1 - rho) + rho_p * p / (2 * (1 - rho_p))
-    assert op.ttft == pytest.approx(p + op.tpot + wait, rel=1e-9)
-    assert op.ttft_p99 == pytest.approx(p + op.tpot + 3.0 * wait, rel=1e-9)
+    p, w = est.prefill_s, est.prefill_work_s
+    assert np.all(w <= p)
+    busy, loaded = lam * p, lam * w
+    queue = busy * p / (2 * (1 - loaded))
+    queue99 = p / (2 * (1 - loaded)) * np.log(100 * busy)
+    hold = p + OUT * op.tpot
+    c, a = 64.0, lam * hold
+    slot = erlang_c(np.asarray(c), a) / (2 * (c - a) / hold)
+    front = eng.host_request_s
+    assert op.ttft == pytest.approx(p + front + op.tpot / 2 + queue + slot, rel=1e-9)
+    assert op.ttft_p99 == pytest.approx(p + front + op.tpot + queue99, rel=1e-6)  # C < 1%: no slot tail
+
+
+def test_erlang_c_by_hand() -> None:
+    """One server: C = A. Two servers at A = 1: B = 1/5 and C = 2 B / (2 - A (1 - B)) = 1/3. 64 servers agree with
+    Erlang B's recursion B_k = A B_(k-1) / (k + A B_(k-1))."""
+    assert erlang_c(np.asarray([1.0]), np.asarray([0.3])) == pytest.approx([0.3])
+    assert erlang_c(np.asarray([2.0]), np.asarray([1.0])) == pytest.approx([1.0 / 3.0])
+    assert erlang_c(np.asarray([4.0]), np.asarray([0.0])) == pytest.approx([0.0])
+    for a in (40.0, 55.0, 60.0):
+        b = 1.0
+        for k in range(1, 65):
+            b = a * b / (k + a * b)
+        exact = 64 * b / (64 - a * (1 - b))
+        assert erlang_c(np.asarray([64.0]), np.asarray([a]))[0] == pytest.approx(exact, rel=1e-9)
+
+
+def test_the_estimate_agrees_with_the_simulator(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B on one MI355X (vLLM, 128 slots), 1,000 / 200 tokens at 60% of its estimated capacity: the
+    iterations that carry a whole prompt take ~150 ms against ~45 ms for decode alone, so the mean step is well
+    above the step with the prompts spread evenly (the estimate was 36% under the simulated TPOT before it
+    averaged the two kinds). TPOT within 5%, TTFT mean and p99 within 15%."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.serving import LengthDist, Load, ServingJob
+
+    model = load_model(catalog, "llama-3.1-70b")
+    system = hw.system("mi355x")
+    eng = engine_profile(catalog, "vllm", system.chip.family)
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 1, "pp": 1, "ep": 1, "max_batch": 128})
+    est = estimate(model, system, eng, cand, "bf16", "bf16", 1000.0, 200.0, eng.max_tokens)
+    lam = 0.6 * float(est.throughput[0]) / 200.0
+    op = at_rate(model, system, eng, est, "bf16", "bf16", 1000.0, 200.0, np.asarray([lam]))
+    plan = ReplicaPlan(tp=1, max_batch=128, weight_precision="bf16", kv_precision="bf16")
+    replica = setup_replica(catalog, model, system, "vllm", plan, 1000.0, 200.0, 1200)
+    job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=lam), requests=1500)
+    sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+    assert op.tpot[0] == pytest.approx(sim["tpot_s"]["p50"], rel=0.05)
+    assert op.ttft[0] == pytest.approx(sim["ttft_s"]["mean"], rel=0.15)
+    assert op.ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.15)
 
 
 def test_tail_tpot_is_a_larger_batch(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
@@ -62,12 +108,13 @@ def test_tail_tpot_is_a_larger_batch(catalog: Catalog, h100: System, llama8b: Mo
     op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, 0.5 * est.throughput / OUT)
     assert np.all(op.tpot_p99 > op.tpot)
     # the p99 batch is 2.33 standard deviations above the mean batch, capped at the saturation batch: near
-    # saturation it is the saturation batch, so the tail TPOT is the saturated step
+    # saturation it is the saturation batch, so the tail TPOT is the saturated step (whose prompts fill the budget
+    # rather than arrive at random: within 1%)
     small = estimate(llama8b, h100, eng, replace(est.cand, max_batch=np.full(len(est.cand), 4)), "fp8", "fp8", INP,
                      OUT, 8192)  # fmt: skip
     busy = at_rate(llama8b, h100, eng, small, "fp8", "fp8", INP, OUT, 0.9 * small.throughput / OUT)
     assert np.all(busy.batch + BATCH_Z99 * np.sqrt(busy.batch) >= small.batch)
-    assert busy.tpot_p99 == pytest.approx(small.step, rel=1e-9)
+    assert busy.tpot_p99 == pytest.approx(small.step, rel=0.01)
 
 
 def test_a_saturated_prefill_queue_is_over_capacity(

@@ -27,6 +27,7 @@ from chipwise.workload.serving import Load, ServingJob
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
+RATE_BISECTIONS = 4  # steps that refine a replica's highest load within the SLO, to 1/160 of its capacity
 
 
 @dataclass(frozen=True)
@@ -94,13 +95,30 @@ def max_rate(
     tpot_at = np.full(len(est.cand), np.inf)
     ttft_at = np.full(len(est.cand), np.inf)
     cap = est.throughput / out
-    for u in UTILISATIONS if targets else np.asarray([DEFAULT_UTILISATION]):
+
+    def trial(u: np.ndarray | float) -> np.ndarray:
+        nonlocal best, tpot_at, ttft_at
         op = at_rate(model, system, eng, est, weight, kv, inp, out, u * cap, drafting)
         ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)
         take = ok & (u * cap > best)
         best = np.where(take, u * cap, best)
         tpot_at = np.where(take, op.tpot, tpot_at)
         ttft_at = np.where(take, op.ttft_p99, ttft_at)
+        return np.asarray(ok)
+
+    if not targets:
+        trial(DEFAULT_UTILISATION)
+        return best, tpot_at, ttft_at
+    for u in UTILISATIONS:
+        trial(u)
+    # between the highest grid load that meets the SLO and the next one up (a tenth of the capacity: up to a sixth
+    # of the replicas), bisect
+    lo = np.where(cap > 0, best / np.maximum(cap, 1e-300), 0.0)
+    hi = np.minimum(lo + UTILISATIONS[0], MAX_UTILISATION)
+    for _ in range(RATE_BISECTIONS):
+        mid = (lo + hi) / 2.0
+        ok = trial(mid)
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
     return best, tpot_at, ttft_at
 
 
