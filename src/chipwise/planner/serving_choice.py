@@ -243,7 +243,8 @@ def _closed_loop_point(
     users = load.concurrency / max(1, replicas)
     one = est.take(np.asarray([i]))
     prefill = float(one.prefill_s[0])
-    top = MAX_UTILISATION * min(float(one.throughput[0]) / out, 1.0 / max(prefill, 1e-12)) * (1.0 - 1e-6)
+    work = float(one.prefill_work_s[0])  # queued prompts share an iteration: their own work sets the limit
+    top = MAX_UTILISATION * min(float(one.throughput[0]) / out, 1.0 / max(work, 1e-12)) * (1.0 - 1e-6)
 
     def point(lam: float) -> tuple[float, float, float]:
         op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam]), drafting)
