@@ -78,3 +78,17 @@ def test_a_lone_prompt_is_what_the_simulator_charges(catalog: Catalog, hw: Hardw
         assert alone == pytest.approx(ttft, rel=1e-9), chip
         if engine == "neuron":
             assert setup.steps.prompt_alone(5000, chunk, True) > 1.3 * alone  # padded to 8,192
+
+
+def test_a_closed_loop_is_measured_in_its_steady_state(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    """64 users start together: their first prompts are one burst, which the plain summary's TTFT p99 carries. With
+    steady latencies (predict, plan serve) the first wave and the last 64 requests are left out: the p99 is then
+    within 10% of the median, and at least 1,000 - 3 x 64 requests are measured."""
+    setup = ServingSetup((Pool(h100_setup, 1),))
+    job = replace(_job(llama8b, Load("closed", concurrency=64), n=1000), input=LengthDist.fixed(4096))
+    burst, _ = run_job(job, setup)
+    steady, _ = run_job(job, setup, steady_latencies=True)
+    assert burst["ttft_s"]["p99"] > 2.0 * steady["ttft_s"]["p99"]
+    assert steady["ttft_s"]["p99"] <= 1.1 * steady["ttft_s"]["p50"]
+    assert 1000 - 3 * 64 <= steady["latency_requests"] < burst["latency_requests"] == 1000
+    assert steady["output_tokens_per_s"] == burst["output_tokens_per_s"]  # throughput keeps its own window

@@ -331,7 +331,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     job = serving_job(model, sc)
     targets = sc.slo.targets() if sc.slo else {}
     setup, source = _deployment(catalog, model, sc, job, targets)
-    summary, _ = run_job(job, setup, seed=sc.seed, targets=targets)
+    summary, _ = run_job(job, setup, seed=sc.seed, targets=targets, steady_latencies=True)
     first = setup.pools[0].setup
     decode = setup.pools[-1]
     econ = economics(
@@ -390,6 +390,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
                 "goodput",
                 "kv_cache_utilisation",
                 "requests",
+                "latency_requests",
                 "little_law",
             )
         },

@@ -247,7 +247,7 @@ def _closed_loop_point(
     top = MAX_UTILISATION * min(float(one.throughput[0]) / out, 1.0 / max(work, 1e-12)) * (1.0 - 1e-6)
 
     def point(lam: float) -> tuple[float, float, float]:
-        op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam]), drafting)
+        op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam]), drafting, packed=True)
         tpot = float(op.tpot[0])
         ttft = min(float(op.ttft[0]), prefill * (users + 1.0) / 2.0 + tpot)
         return tpot, ttft, min(float(op.ttft_p99[0]), prefill * users + tpot)

@@ -311,7 +311,8 @@ def _verify(
     done: list[dict[str, Any]] = []
 
     def simulated(s: ServingSetup) -> tuple[dict[str, Any], bool]:
-        out, _ = run_job(job, s, seed=0, targets=dict(targets), requests=min(job.requests, VERIFY_REQUESTS))
+        requests = min(job.requests, VERIFY_REQUESTS)
+        out, _ = run_job(job, s, seed=0, targets=dict(targets), requests=requests, steady_latencies=True)
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
     for row in rows:

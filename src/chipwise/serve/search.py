@@ -397,6 +397,7 @@ def at_rate(
     out: float,
     rate_per_replica: Array,
     drafting: Drafting | None = None,
+    packed: bool = False,
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
@@ -415,7 +416,7 @@ def at_rate(
     def step(batch: Array, active: Array) -> Array:
         slots = top if eng.static_batch else batch  # a compiled-shape engine runs every slot
         args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, slots, inp, out, est.prompts)
-        return _step_time(*args, drafting, active)
+        return _step_time(*args, drafting, active, packed)
 
     b = np.ones_like(est.batch)  # fixed point B = need * t(B), a few iterations from B = 1
     for _ in range(8):

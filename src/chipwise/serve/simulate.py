@@ -66,6 +66,20 @@ class ServingSetup:
         )
 
 
+def steady_window(out: SimOutput, users: int, start: float = 0.0, after_warmup: bool = True) -> tuple[float, float]:
+    """The arrival times a closed loop's latencies are taken over in its steady state: from `start` (a ramp's end)
+    or, `after_warmup`, from the moment every user's first request has finished (the users start together, so
+    their first prompts arrive as one burst), to the arrival of the last `users` requests, which see the final
+    drain."""
+    req = out.requests
+    issued = np.flatnonzero(np.isfinite(req["arrival"]))
+    order = issued[np.argsort(req["arrival"][issued], kind="stable")]
+    arrival = req["arrival"][order]
+    hi = float(arrival[max(0, arrival.size - 1 - users)]) if arrival.size else math.inf
+    lo = float(np.nanmax(req["finish"][order[:users]])) if after_warmup and arrival.size > users else start
+    return lo, hi
+
+
 def run_job(
     job: ServingJob,
     setup: ServingSetup,
@@ -73,8 +87,11 @@ def run_job(
     targets: dict[str, float] | None = None,
     requests: int | None = None,
     basis: str = "steady",
+    steady_latencies: bool = False,
 ) -> tuple[dict[str, Any], SimOutput]:
-    """Simulate the job (or its first `requests` requests) and return the summary and the raw output."""
+    """Simulate the job (or its first `requests` requests) and return the summary and the raw output. With
+    `steady_latencies` a closed loop of more than two waves takes its latencies over its steady state
+    (steady_window), without the burst of every user's first prompt at once."""
     rng = np.random.default_rng(seed)
     n = int(requests or job.requests)
     inputs, outputs = job.lengths(n, rng)
@@ -91,7 +108,10 @@ def run_job(
         stop_issuing_at=stop,
     )
     chips = max(setup.chips, 1e-9)
-    return summarise(out, chips=chips, targets=targets, basis=basis), out
+    users = job.load.concurrency
+    steady = steady_latencies and job.load.kind == "closed" and not math.isfinite(stop) and n > 2 * users
+    window = steady_window(out, users) if steady else None  # at least two waves after the first
+    return summarise(out, chips=chips, targets=targets, basis=basis, latency_window=window), out
 
 
 def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:

@@ -36,7 +36,7 @@ from chipwise.serve.search import best_throughput_shape
 from chipwise.serve.sim.metrics import per_request, stats
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
-from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job
+from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job, steady_window
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
 from chipwise.validation.cells import parse_positive
 from chipwise.validation.consistency import self_check
@@ -826,15 +826,8 @@ def _run(
     cached = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
     users = job.load.concurrency
     out = simulate(setup.deployment(), inputs, outputs, cached, None, concurrency=users, ramp_s=ramp_s)
-    req = out.requests
-    issued = np.flatnonzero(np.isfinite(req["arrival"]))
-    order = issued[np.argsort(req["arrival"][issued], kind="stable")]
-    arrival = req["arrival"][order]
-    hi = float(arrival[max(0, arrival.size - 1 - users)]) if arrival.size else math.inf
-    lo = ramp_s
-    if after_warmup and arrival.size > users:
-        lo = float(np.nanmax(req["finish"][order[:users]]))
-    return summarise_run(out, chips=max(setup.chips, 1e-9), basis=basis, latency_window=(lo, hi))
+    window = steady_window(out, users, start=ramp_s, after_warmup=after_warmup)
+    return summarise_run(out, chips=max(setup.chips, 1e-9), basis=basis, latency_window=window)
 
 
 def _windowed(job: ServingJob, setup: ServingSetup, seed: int, gen: Harness) -> dict[str, Any]:

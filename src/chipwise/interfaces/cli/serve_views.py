@@ -80,6 +80,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     )
     if "utilisation" in r["load"]:
         head.add_row("offered load", _load_text(r["load"]))
+    measured, total = r.get("latency_requests", 0), r["requests"]["finished"]
+    if r["load"]["kind"] == "closed" and 0 < measured < total:
+        users = r["load"]["concurrency"]
+        head.add_row("latencies over", f"{measured:,} requests in steady state (not the first or last {users:,})")
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
     alone = r["prefill_one_prompt"]
     launches = alone["host_launches_s"]

@@ -177,6 +177,7 @@ def summarise(
             "mean_in_system": _mean_in_system(r),
         },
         "window_s": [lo, hi],
+        "latency_requests": int(np.isfinite(timing["ttft"]).sum()),  # the requests the latency statistics cover
         "makespan_s": out.end,
         "simulation_wall_s": out.wall_s,
     }
