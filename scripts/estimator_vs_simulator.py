@@ -27,28 +27,30 @@ from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import engine_profile
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.search import at_rate, enumerate_candidates, estimate
+from chipwise.serve.search import at_rate, closed_loop, enumerate_candidates, estimate
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
 from chipwise.workload.serving import LengthDist, Load, ServingJob
 
-#: model, rate (req/s), input and output tokens, SLO, chips to try
+#: model, load (a rate in req/s, or closed-loop users), input and output tokens, SLO, chips to try
 CASES = [
-    ("llama-3.1-70b", 10.0, 16384, 256, {"ttft_p99": 3.0, "tpot_p99": 0.05}, ["gaudi3", "mi325x", "h200", "trn2"]),
-    ("llama-3.1-70b", 20.0, 1024, 256, {"ttft_p99": 2.0, "tpot_p99": 0.05}, ["h100-sxm", "mi300x", "trn2", "b200"]),
-    (
-        "llama-3.1-8b",
-        50.0,
-        2048,
-        512,
-        {"ttft_p99": 1.0, "tpot_p99": 0.03},
-        ["h100-sxm", "a100-80gb", "trn2", "tpu-v6e"],
-    ),
-    ("llama-3.1-70b", 20.0, 8192, 512, {"ttft_p99": 2.0, "tpot_p99": 0.04}, ["trn4", "gb300"]),
-    ("deepseek-r1", 2.0, 1000, 1000, {"ttft_p99": 3.0, "tpot_p99": 0.03}, ["h200", "b200"]),
-    ("qwen3-30b-a3b", 20.0, 2048, 512, {"ttft_p99": 1.0, "tpot_p99": 0.03}, ["h100-sxm", "mi300x"]),
-    ("gpt-oss-120b", 10.0, 1024, 1024, {"ttft_p99": 1.0, "tpot_p99": 0.02}, ["h100-sxm", "b200"]),
-]
+    ("llama-3.1-70b", Load("rate", rate=10.0), 16384, 256, {"ttft_p99": 3.0, "tpot_p99": 0.05},
+     ["gaudi3", "mi325x", "h200", "trn2"]),
+    ("llama-3.1-70b", Load("rate", rate=20.0), 1024, 256, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+     ["h100-sxm", "mi300x", "trn2", "b200"]),
+    ("llama-3.1-8b", Load("rate", rate=50.0), 2048, 512, {"ttft_p99": 1.0, "tpot_p99": 0.03},
+     ["h100-sxm", "a100-80gb", "trn2", "tpu-v6e"]),
+    ("llama-3.1-70b", Load("rate", rate=20.0), 8192, 512, {"ttft_p99": 2.0, "tpot_p99": 0.04}, ["trn4", "gb300"]),
+    ("deepseek-r1", Load("rate", rate=2.0), 1000, 1000, {"ttft_p99": 3.0, "tpot_p99": 0.03}, ["h200", "b200"]),
+    ("qwen3-30b-a3b", Load("rate", rate=20.0), 2048, 512, {"ttft_p99": 1.0, "tpot_p99": 0.03}, ["h100-sxm", "mi300x"]),
+    ("gpt-oss-120b", Load("rate", rate=10.0), 1024, 1024, {"ttft_p99": 1.0, "tpot_p99": 0.02}, ["h100-sxm", "b200"]),
+    ("llama-3.1-70b", Load("closed", concurrency=256), 1024, 256, {"ttft_p99": 3.0, "tpot_p99": 0.05},
+     ["h100-sxm", "mi300x", "b200", "trn2"]),
+    ("llama-3.1-8b", Load("closed", concurrency=128), 2048, 512, {"ttft_p99": 2.0, "tpot_p99": 0.03},
+     ["h100-sxm", "tpu-v6e", "gaudi3"]),
+    ("qwen3-30b-a3b", Load("closed", concurrency=200), 1000, 1000, {"tpot_p99": 0.04}, ["h200", "b200", "mi325x"]),
+    ("deepseek-r1", Load("closed", concurrency=128), 1000, 1000, {"tpot_p99": 0.05}, ["b200", "h200"]),
+]  # fmt: skip
 
 #: model, system, TP, batch limit, prompt tokens, output tokens
 REPLICA_CASES = [
@@ -65,7 +67,8 @@ REPLICA_CASES = [
     ("deepseek-r1", "b200", 8, 256, 1000, 1000),
     ("gpt-oss-120b", "h100-sxm", 1, 256, 1000, 1000),
 ]
-LOADS = (0.3, 0.6, 0.85)
+LOADS = (0.3, 0.6, 0.85)  # open loops: shares of the estimated saturation rate
+USERS = (0.1, 0.5, 1.0)  # closed loops: shares of the batch limit (steady users, serve.simulate.phase_ramp)
 
 
 def replicas(catalog: Catalog) -> None:
@@ -109,18 +112,62 @@ def replicas(catalog: Catalog) -> None:
     )
 
 
+def closed_loops(catalog: Catalog) -> None:
+    """The same replicas under closed loops of steady users (closed_loop against the simulation's steady state)."""
+    hw = hardware(catalog)
+    print(f"{'case':48s} {'users':>5s}  {'TPOT ms est/sim':>15s}  {'TTFT ms est/sim':>15s} {'p99 est/sim':>13s}"
+          f"  {'tok/s est/sim':>13s}")  # fmt: skip
+    errors: list[tuple[float, float, float]] = []
+    for name, sid, tp, max_batch, inp, out in REPLICA_CASES:
+        model = load_model(catalog, name)
+        system = hw.system(sid)
+        engine = engine_for(system, None, model)
+        eng = engine_profile(catalog, engine, system.chip.family)
+        weight, kv = precisions("auto", None, eng, model)
+        fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
+        cand = enumerate_candidates(model, topology_of(system), None, fixed)
+        est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
+        plan = ReplicaPlan(tp=tp, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
+        replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
+        label = f"{name} {sid} {engine} TP{tp} b{max_batch} {inp}/{out}"
+        for share in USERS:
+            users = max(1, round(share * float(est.batch[0])))
+            op = closed_loop(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([float(users)]))
+            job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("closed", concurrency=users),
+                             max(1500, 8 * users))  # fmt: skip
+            sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0, steady_latencies=True)
+            tpot, ttft = sim["tpot_s"], sim["ttft_s"]
+            tokens = float(op.rho[0] * est.throughput[0])
+            errors.append((op.tpot[0] / tpot["p50"] - 1.0, op.ttft[0] / ttft["mean"] - 1.0,
+                           tokens / float(sim["output_tokens_per_s"]) - 1.0))  # fmt: skip
+            print(
+                f"{label:48s} {users:5d}  {op.tpot[0] * 1e3:7.1f}/{tpot['p50'] * 1e3:<7.1f}  "
+                f"{op.ttft[0] * 1e3:7.0f}/{ttft['mean'] * 1e3:<7.0f} "
+                f"{op.ttft_p99[0] * 1e3:6.0f}/{ttft['p99'] * 1e3:<6.0f}"
+                f"  {tokens:6.0f}/{float(sim['output_tokens_per_s']):<6.0f}"
+            )
+            label = ""
+    e = np.abs(np.asarray(errors))
+    print(
+        f"\nmean |estimate / simulation - 1| over {len(errors)} closed-loop points: TPOT {100 * e[:, 0].mean():.1f}%, "
+        f"TTFT mean {100 * e[:, 1].mean():.1f}%, output tok/s {100 * e[:, 2].mean():.1f}%"
+    )
+
+
 def main() -> None:
     catalog = load_catalog()
     replicas(catalog)
     print()
+    closed_loops(catalog)
+    print()
     start = time.perf_counter()
-    print(f"{'model':14s} {'in/out':>11s} {'chip':10s} {'estimate':>9s} {'simulated':>10s} {'ratio':>6s}  SLO met")
-    for model, rate, inp, out, slo, chips in CASES:
+    print(f"{'model':14s} {'load':>10s} {'in/out':>11s} {'chip':10s} {'estimate':>9s} {'simulated':>10s} {'ratio':>6s}"
+          "  SLO met")  # fmt: skip
+    for model, load, inp, out, slo, chips in CASES:
         for chip in chips:
             try:
                 r = plan_serving(
-                    catalog, model, [chip], Load("rate", rate=rate), inp, out, slo, precision="fp8",
-                    disaggregated=False, verify=1,
+                    catalog, model, [chip], load, inp, out, slo, precision="fp8", disaggregated=False, verify=1,
                 )  # fmt: skip
             except ChipwiseError as exc:
                 print(f"{model:14s} {chip:10s} {exc}")
@@ -129,8 +176,9 @@ def main() -> None:
                 print(f"{model:14s} {chip:10s} no plan")
                 continue
             est, sim = r["results"][0]["chips"], r["verified"][0]
+            label = load.label().replace(" concurrent users", " users")
             print(
-                f"{model:14s} {inp:6d}/{out:4d} {chip:10s} {est:9.1f} {sim['chips']:10.1f} "
+                f"{model:14s} {label:>10s} {inp:6d}/{out:4d} {chip:10s} {est:9.1f} {sim['chips']:10.1f} "
                 f"{sim['chips'] / est:6.2f}  {sim['slo_met']}"
             )
     print(f"{time.perf_counter() - start:.1f} s")

@@ -18,12 +18,13 @@ from chipwise.serve.search import (
     Estimate,
     Operating,
     at_rate,
+    closed_loop,
     enumerate_candidates,
     estimate,
 )
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import Load, ServingJob
+from chipwise.workload.serving import ServingJob
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -122,8 +123,10 @@ def max_rate(
     return best, tpot_at, ttft_at
 
 
-#: Bisection steps that settle a closed loop's request rate against its latencies (to 0.1% of the capacity).
-CLOSED_LOOP_ITERATIONS = 10
+#: A replica's closed-loop users are searched up to this many times its batch slots (the rest wait for a slot), in
+#: this many bisection steps (to one user in 4,096 slots' worth).
+USER_LIMIT = 4.0
+USER_BISECTIONS = 14
 
 
 def choose(
@@ -157,15 +160,18 @@ def choose(
             ),
             len(cand),
         )
-    rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting)
+    if job.load.kind == "closed":
+        seats, tpot, ttft = max_users(model, system, eng, est, weight, kv, inp, out, targets, drafting)
+        rate = np.zeros(len(cand))
+    else:
+        rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting)
     per_chip = est.chips
     load = job.load
     if load.kind in ("rate", "trace"):
         lam = load.rate if load.kind == "rate" else _trace_rate(job)
         need = np.where(rate > 0, np.ceil(lam / np.maximum(rate, 1e-12)), np.inf)
     elif load.kind == "closed":
-        slo_batch = np.where((rate > 0) & np.isfinite(tpot), rate * out * np.where(np.isfinite(tpot), tpot, 0.0), 0.0)
-        need = np.where(slo_batch >= 1, np.ceil(load.concurrency / np.maximum(slo_batch, 1e-9)), np.inf)
+        need = np.where(seats >= 1, np.ceil(load.concurrency / np.maximum(seats, 1e-9)), np.inf)
     else:
         need = np.ones(len(cand))
     if chips:
@@ -207,7 +213,10 @@ def choose(
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
     tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
     if load.kind == "closed" and math.isfinite(tpot_i):
-        tpot_i, ttft_i = _closed_loop_point(model, system, eng, est, weight, kv, inp, out, i, load, replicas, drafting)
+        one = est.take(np.asarray([i]))
+        users = np.asarray([load.concurrency / max(1, replicas)])
+        op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting)
+        tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     return (
         Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), tpot_i, ttft_i),
         est,
@@ -221,7 +230,7 @@ def _searched(exc: InfeasibleError, shapes: int) -> InfeasibleError:
     return exc
 
 
-def _closed_loop_point(
+def max_users(
     model: ModelSpec,
     system: System,
     eng: EngineProfile,
@@ -230,38 +239,26 @@ def _closed_loop_point(
     kv: str,
     inp: float,
     out: float,
-    i: int,
-    load: Load,
-    replicas: int,
-    drafting: Drafting | None,
-) -> tuple[float, float]:
-    """(TPOT, TTFT p99) of candidate `i` where a closed loop's users actually put it: each replica's users issue
-    requests at the rate they complete them, lambda = users / (TTFT + O x TPOT) (Little's law), found by bisection
-    below the replica's capacity. A closed loop's queue is finite: a prompt waits behind at most the other users'
-    prompts, so the open-loop waits of at_rate are capped there (on average half of them). Users beyond what the
-    replica serves at capacity wait for a batch slot: their requests' latency is users / capacity."""
-    users = load.concurrency / max(1, replicas)
-    one = est.take(np.asarray([i]))
-    prefill = float(one.prefill_s[0])
-    work = float(one.prefill_work_s[0])  # queued prompts share an iteration: their own work sets the limit
-    top = MAX_UTILISATION * min(float(one.throughput[0]) / out, 1.0 / max(work, 1e-12)) * (1.0 - 1e-6)
-
-    def point(lam: float) -> tuple[float, float, float]:
-        op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam]), drafting, packed=True)
-        tpot = float(op.tpot[0])
-        ttft = min(float(op.ttft[0]), prefill * (users + 1.0) / 2.0 + tpot)
-        return tpot, ttft, min(float(op.ttft_p99[0]), prefill * users + tpot)
-
-    tpot, ttft, ttft_p99 = point(top)
-    if top * (ttft + out * tpot) <= users:  # saturated: the surplus users queue before their first token
-        return tpot, max(ttft_p99, users / top - out * tpot)
-    lo, hi = 0.0, top
-    for _ in range(CLOSED_LOOP_ITERATIONS):
-        mid = 0.5 * (lo + hi)
-        tpot, ttft, ttft_p99 = point(mid)
-        lo, hi = (mid, hi) if mid * (ttft + out * tpot) < users else (lo, mid)
-    tpot, _, ttft_p99 = point(hi)
-    return tpot, ttft_p99
+    targets: Mapping[str, float],
+    drafting: Drafting | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per candidate: the most closed-loop users one replica serves within the SLO (0 if not one; at most
+    USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there (closed_loop),
+    by bisection. With no SLO, one per batch slot: users beyond would only queue."""
+    top = np.maximum(est.batch, 1.0)
+    if not targets:
+        op = closed_loop(model, system, eng, est, weight, kv, inp, out, top, drafting)
+        seated = np.where(est.fits & np.isfinite(op.tpot), top, 0.0)
+        return seated, op.tpot, op.ttft_p99
+    lo, hi = np.zeros(len(est.cand)), USER_LIMIT * top
+    for _ in range(USER_BISECTIONS):
+        mid = np.maximum(np.floor((lo + hi) / 2.0), 1.0)
+        op = closed_loop(model, system, eng, est, weight, kv, inp, out, mid, drafting)
+        ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)
+        lo, hi = np.where(ok, np.maximum(lo, mid), lo), np.where(ok, hi, mid)
+    op = closed_loop(model, system, eng, est, weight, kv, inp, out, np.maximum(lo, 1.0), drafting)
+    found = lo >= 1
+    return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
 
 
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:

@@ -397,7 +397,6 @@ def at_rate(
     out: float,
     rate_per_replica: Array,
     drafting: Drafting | None = None,
-    packed: bool = False,
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
@@ -416,7 +415,7 @@ def at_rate(
     def step(batch: Array, active: Array) -> Array:
         slots = top if eng.static_batch else batch  # a compiled-shape engine runs every slot
         args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, slots, inp, out, est.prompts)
-        return _step_time(*args, drafting, active, packed)
+        return _step_time(*args, drafting, active)
 
     b = np.ones_like(est.batch)  # fixed point B = need * t(B), a few iterations from B = 1
     for _ in range(8):
@@ -454,6 +453,62 @@ def at_rate(
         ttft=np.where(over, np.inf, ttft),
         ttft_p99=np.where(over, np.inf, ttft_p99),
         rho=rho,
+    )
+
+
+def closed_loop(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight_precision: str,
+    kv_precision: str,
+    inp: float,
+    out: float,
+    users: Array,
+    drafting: Drafting | None = None,
+) -> Operating:
+    """Where each candidate runs with `users` closed-loop users per replica, out of step as a deployment's steady
+    users are (serve.simulate.phase_ramp), each issuing its next request when its last one ends. The users hold
+    the batch: the B = U O t / (F + O t) of them decoding (F: the first token's latency) set the step time t, so
+    a loaded replica runs slower steps rather than queueing (its throughput B / t levels off where prompts make the
+    steps compute-bound). A prompt waits only for the iteration in flight (half a step on average, a whole one at
+    the tail; attention-DP balancing adds the gather of one prompt per rank). Users beyond the batch slots wait for
+    one: (U - slots) / rate before their first token."""
+    dev = serving_device(device_of(system), eng)
+    topo = topology_of(system)
+    shapes = est.cand.shapes()
+    top = np.maximum(est.batch, 1.0)
+    u = np.asarray(users, dtype=np.float64)
+    seated = np.clip(u, 1.0, top)
+    first = est.prefill_s + eng.host_request_s
+
+    def step(active: Array) -> Array:
+        slots = top if eng.static_batch else active  # a compiled-shape engine runs every slot
+        args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, slots, inp, out, est.prompts)
+        return _step_time(*args, drafting, active)
+
+    b = seated
+    t = step(b)
+    for _ in range(8):  # the decoding share of the users, a few iterations from all of them
+        b = np.maximum(seated * out * t / (first + out * t), 1.0)
+        t = step(b)
+    rate = seated / (first + t / 2.0 + out * t)
+    wait, wait99 = t / 2.0, t
+    if eng.adp_balance_timeout_iters > 0:
+        ranks = est.cand.tp.astype(np.float64)
+        gathering = np.where((est.cand.adp > 0) & (b >= ranks), (ranks - 1.0) / rate, 0.0)
+        timeout = eng.adp_balance_timeout_iters * t
+        wait, wait99 = wait + np.minimum(gathering / 2.0, timeout), wait99 + np.minimum(gathering, timeout)
+    queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
+    fits = est.fits & (est.batch >= 1)
+    return Operating(
+        batch=np.broadcast_to(top, b.shape) if eng.static_batch else b,
+        tpot=np.where(fits, t, np.inf),
+        tpot_p99=np.where(fits, t, np.inf),
+        ttft=np.where(fits, first + wait + queued, np.inf),
+        ttft_p99=np.where(fits, first + wait99 + queued, np.inf),
+        rho=rate * out / np.maximum(est.throughput, 1e-12),
     )
 
 

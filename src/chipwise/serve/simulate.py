@@ -90,28 +90,49 @@ def run_job(
     steady_latencies: bool = False,
 ) -> tuple[dict[str, Any], SimOutput]:
     """Simulate the job (or its first `requests` requests) and return the summary and the raw output. With
-    `steady_latencies` a closed loop of more than two waves takes its latencies over its steady state
-    (steady_window), without the burst of every user's first prompt at once."""
+    `steady_latencies` a closed loop of more than two waves runs as a deployment's steady users: they start one
+    after another over about one request's latency (phase_ramp), and its latencies and throughput are taken after
+    that ramp and before the last `users` requests (steady_window)."""
     rng = np.random.default_rng(seed)
     n = int(requests or job.requests)
     inputs, outputs = job.lengths(n, rng)
     cached = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
     arrivals = arrival_times(job, n, rng)
     stop = job.duration_s if job.duration_s is not None and job.load.kind == "closed" else math.inf
+    users = job.load.concurrency
+    steady = steady_latencies and job.load.kind == "closed" and not math.isfinite(stop) and n > 2 * users
+    ramp = phase_ramp(setup, job) if steady else 0.0  # at least two waves after the first
     out = simulate(
         setup.deployment(),
         inputs,
         outputs,
         cached,
         arrivals,
-        concurrency=job.load.concurrency,
+        concurrency=users,
         stop_issuing_at=stop,
+        ramp_s=ramp,
     )
     chips = max(setup.chips, 1e-9)
-    users = job.load.concurrency
-    steady = steady_latencies and job.load.kind == "closed" and not math.isfinite(stop) and n > 2 * users
-    window = steady_window(out, users) if steady else None  # at least two waves after the first
-    return summarise(out, chips=chips, targets=targets, basis=basis, latency_window=window), out
+    window = steady_window(out, users, start=ramp, after_warmup=False) if steady else None
+    return summarise(out, chips=chips, targets=targets, basis=basis, latency_window=window, ramp_s=ramp), out
+
+
+def phase_ramp(setup: ServingSetup, job: ServingJob) -> float:
+    """Seconds over which a steady closed loop's users start: about one request's end-to-end latency (its prompt
+    alone, then its output's steps at the users per replica, each carrying its share of the prompts of the
+    requests that start), so that they run out of step as a deployment's users do. Started together, users of
+    requests of one length stay in step: every wave's prompts arrive at once and wait for one another."""
+    pool = setup.pools[-1]
+    s = pool.setup
+    steps = s.steps
+    tokens = max(1, round(job.mean_input))
+    chunk = s.plan.max_tokens if s.plan.chunked_prefill else tokens
+    prompt = steps.prompt_alone(tokens, chunk, s.engine.static_batch, s.policy().largest_bucket)
+    n = max(1, min(s.plan.max_batch, round(job.load.concurrency / max(1, pool.replicas))))
+    inp, out = job.mean_input, job.mean_output
+    started = n * inp / out  # prompt tokens per step
+    step = steps.time(round(steps.decode_tokens(n) + started), n, n * (inp + out / 2.0), started * inp / 2.0)
+    return float(prompt + out * step)
 
 
 def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:

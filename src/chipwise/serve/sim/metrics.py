@@ -47,8 +47,9 @@ def per_request(out: SimOutput) -> dict[str, FloatArray]:
     return {"ttft": ttft, "tpot": tpot, "e2e": e2e, "served": served.astype(np.float64)}
 
 
-def window(out: SimOutput, basis: str = "steady") -> tuple[float, float]:
-    """The window (s) over which throughput is measured ('steady' or the whole 'run')."""
+def window(out: SimOutput, basis: str = "steady", ramp_s: float = 0.0) -> tuple[float, float]:
+    """The window (s) over which throughput is measured ('steady' or the whole 'run'); a steady closed loop whose
+    users ramp up over `ramp_s` is measured from the end of the ramp."""
     r = out.requests
     arrivals = r["arrival"][np.isfinite(r["arrival"])]
     lo = float(arrivals.min()) if arrivals.size else 0.0
@@ -62,6 +63,8 @@ def window(out: SimOutput, basis: str = "steady") -> tuple[float, float]:
     hi = out.last_admit
     if not math.isfinite(hi) or hi - lo < 0.5 * (out.end - lo):
         hi = out.end
+    if out.closed_loop and ramp_s > 0.0 and hi - ramp_s > 0.5 * (hi - lo):
+        lo = ramp_s
     return lo, max(hi, lo + 1e-12)
 
 
@@ -128,12 +131,13 @@ def summarise(
     targets: Mapping[str, float] | None = None,
     basis: str = "steady",
     latency_window: tuple[float, float] | None = None,
+    ramp_s: float = 0.0,
 ) -> dict[str, Any]:
     """The serving figures of a run (SI units). With `latency_window` the latency statistics are taken over the
     requests that arrived within it (a steady state, without a load generator's ramp-up and final drain)."""
     lat = per_request(out)
     timing = in_window(lat, out.requests["arrival"], *latency_window) if latency_window else lat
-    lo, hi = window(out, basis)
+    lo, hi = window(out, basis, ramp_s)
     width = hi - lo
     out_tok, in_tok = tokens_in_window(out, lo, hi)
     r = out.requests
