@@ -144,7 +144,8 @@ def choose(
     drafting: Drafting | None = None,
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
-    the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates."""
+    the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates (open
+    loops; zeros under a closed loop, whose replicas are sized by their users: max_users)."""
     topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
     from chipwise.perf.device import topology_of
 

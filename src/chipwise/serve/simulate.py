@@ -100,8 +100,9 @@ def run_job(
     arrivals = arrival_times(job, n, rng)
     stop = job.duration_s if job.duration_s is not None and job.load.kind == "closed" else math.inf
     users = job.load.concurrency
+    # a steady state needs at least two waves of requests after the users' first
     steady = steady_latencies and job.load.kind == "closed" and not math.isfinite(stop) and n > 2 * users
-    ramp = phase_ramp(setup, job) if steady else 0.0  # at least two waves after the first
+    ramp = phase_ramp(setup, job) if steady else 0.0
     out = simulate(
         setup.deployment(),
         inputs,
