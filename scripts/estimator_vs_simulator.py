@@ -13,6 +13,7 @@ Run: .venv/bin/python scripts/estimator_vs_simulator.py
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -71,24 +72,30 @@ LOADS = (0.3, 0.6, 0.85)  # open loops: shares of the estimated saturation rate
 USERS = (0.1, 0.5, 1.0)  # closed loops: shares of the batch limit (steady users, serve.simulate.phase_ramp)
 
 
+def _case(catalog: Catalog, name: str, sid: str, tp: int, max_batch: int, inp: int, out: int) -> tuple[Any, ...]:
+    """One replica case: the model, system, engine profile, the estimate of its one shape, its weight and KV
+    precisions, the simulated replica and a label."""
+    model = load_model(catalog, name)
+    system = hardware(catalog).system(sid)
+    engine = engine_for(system, None, model)
+    eng = engine_profile(catalog, engine, system.chip.family)
+    weight, kv = precisions("auto", None, eng, model)
+    fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
+    cand = enumerate_candidates(model, topology_of(system), None, fixed)
+    est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
+    plan = ReplicaPlan(tp=tp, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
+    replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
+    return model, system, eng, est, weight, kv, replica, f"{name} {sid} {engine} TP{tp} b{max_batch} {inp}/{out}"
+
+
 def replicas(catalog: Catalog) -> None:
-    hw = hardware(catalog)
     print(f"{'case':48s} {'load':>4s}  {'TPOT ms est/sim':>15s} {'p99 est/sim':>13s}  {'TTFT ms est/sim':>15s}"
           f" {'p99 est/sim':>13s} {'kept up':>7s}")  # fmt: skip
     tpot_err: list[float] = []
     ttft_err: list[float] = []
-    for name, sid, tp, max_batch, inp, out in REPLICA_CASES:
-        model = load_model(catalog, name)
-        system = hw.system(sid)
-        engine = engine_for(system, None, model)
-        eng = engine_profile(catalog, engine, system.chip.family)
-        weight, kv = precisions("auto", None, eng, model)
-        fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
-        cand = enumerate_candidates(model, topology_of(system), None, fixed)
-        est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
-        plan = ReplicaPlan(tp=tp, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
-        replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
-        label = f"{name} {sid} {engine} TP{tp} b{max_batch} {inp}/{out}"
+    for case in REPLICA_CASES:
+        model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
+        inp, out = case[4], case[5]
         for load in LOADS:
             rate = load * float(est.throughput[0]) / out
             op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]))
@@ -114,22 +121,12 @@ def replicas(catalog: Catalog) -> None:
 
 def closed_loops(catalog: Catalog) -> None:
     """The same replicas under closed loops of steady users (closed_loop against the simulation's steady state)."""
-    hw = hardware(catalog)
     print(f"{'case':48s} {'users':>5s}  {'TPOT ms est/sim':>15s}  {'TTFT ms est/sim':>15s} {'p99 est/sim':>13s}"
           f"  {'tok/s est/sim':>13s}")  # fmt: skip
     errors: list[tuple[float, float, float]] = []
-    for name, sid, tp, max_batch, inp, out in REPLICA_CASES:
-        model = load_model(catalog, name)
-        system = hw.system(sid)
-        engine = engine_for(system, None, model)
-        eng = engine_profile(catalog, engine, system.chip.family)
-        weight, kv = precisions("auto", None, eng, model)
-        fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
-        cand = enumerate_candidates(model, topology_of(system), None, fixed)
-        est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
-        plan = ReplicaPlan(tp=tp, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
-        replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
-        label = f"{name} {sid} {engine} TP{tp} b{max_batch} {inp}/{out}"
+    for case in REPLICA_CASES:
+        model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
+        inp, out = case[4], case[5]
         for share in USERS:
             users = max(1, round(share * float(est.batch[0])))
             op = closed_loop(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([float(users)]))
