@@ -213,11 +213,16 @@ def choose(
     )
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
     tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
-    if load.kind == "closed" and math.isfinite(tpot_i):
+    if math.isfinite(tpot_i) and load.kind in ("rate", "trace", "closed"):
+        # the estimates where the chosen replicas run: their share of the load, not the most each could carry
         one = est.take(np.asarray([i]))
-        users = np.asarray([load.concurrency / max(1, replicas)])
-        op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting)
-        tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
+        if load.kind == "closed":
+            users = np.asarray([load.concurrency / max(1, replicas)])
+            op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting)
+        else:
+            op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam / max(1, replicas)]), drafting)
+        if np.isfinite(op.tpot[0]):
+            tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     return (
         Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), tpot_i, ttft_i),
         est,

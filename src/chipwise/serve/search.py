@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.special import gammaln, pdtr
+from scipy.special import gammaincinv, gammaln, pdtr
 
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
@@ -386,6 +386,25 @@ def _slot_wait(slots: Array, offered: Array, hold: Array) -> tuple[Array, Array]
     return waits / rate, tail
 
 
+def _balancing_wait(
+    eng: EngineProfile, est: Estimate, batch: Array, rate: Array, step: Array, poisson: bool
+) -> tuple[Array, Array]:
+    """Mean and 99th-percentile wait of attention-DP context balancing: once every rank is busy, a prompt waits
+    until each rank has one (the R - 1 others), for at most the engine's timeout in steps. On average it waits for
+    half of them, (R - 1) / (2 rate); at the tail for all of them, the 99th percentile of R - 1 Poisson gaps (a
+    Gamma quantile), or (R - 1) / rate from a closed loop's users, out of step and evenly spaced."""
+    zero = np.zeros(np.broadcast(batch, rate).shape)
+    if eng.adp_balance_timeout_iters <= 0:
+        return zero, zero
+    ranks = est.cand.tp.astype(np.float64)
+    others = np.maximum(ranks - 1.0, 0.0)
+    on = (est.cand.adp > 0) & (batch >= ranks) & (others > 0)
+    r = np.maximum(rate, 1e-12)
+    tail = gammaincinv(np.maximum(others, 1.0), 0.99) / r if poisson else others / r
+    timeout = eng.adp_balance_timeout_iters * step
+    return np.where(on, np.minimum(others / (2.0 * r), timeout), 0.0), np.where(on, np.minimum(tail, timeout), 0.0)
+
+
 def at_rate(
     model: ModelSpec,
     system: System,
@@ -434,14 +453,8 @@ def at_rate(
     held, held99 = _slot_wait(slots, offered, hold)  # every slot taken: waits for one to free
     wait = tpot / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
     wait99 = tpot + queue99 + held99
-    if eng.adp_balance_timeout_iters > 0:  # attention-DP balancing: a prompt waits for one per rank (or the timeout)
-        ranks = est.cand.tp.astype(np.float64)
-        balancing = (est.cand.adp > 0) & (b >= ranks)
-        # the R - 1 others arrive over (R - 1) / rate: half that on average, all of it at the tail
-        gathering = np.where(balancing, (ranks - 1.0) / np.maximum(lam, 1e-12), 0.0)
-        timeout = eng.adp_balance_timeout_iters * tpot
-        wait = wait + np.minimum(gathering / 2.0, timeout)
-        wait99 = wait99 + np.minimum(gathering, timeout)
+    gather, gather99 = _balancing_wait(eng, est, b, lam, tpot, poisson=True)
+    wait, wait99 = wait + gather, wait99 + gather99
     first = est.prefill_s + eng.host_request_s  # a lone prompt's first token, the front end included
     ttft = first + wait
     ttft_p99 = first + wait99
@@ -494,12 +507,8 @@ def closed_loop(
         b = np.maximum(seated * out * t / (first + out * t), 1.0)
         t = step(b)
     rate = seated / (first + t / 2.0 + out * t)
-    wait, wait99 = t / 2.0, t
-    if eng.adp_balance_timeout_iters > 0:
-        ranks = est.cand.tp.astype(np.float64)
-        gathering = np.where((est.cand.adp > 0) & (b >= ranks), (ranks - 1.0) / rate, 0.0)
-        timeout = eng.adp_balance_timeout_iters * t
-        wait, wait99 = wait + np.minimum(gathering / 2.0, timeout), wait99 + np.minimum(gathering, timeout)
+    gather, gather99 = _balancing_wait(eng, est, b, rate, t, poisson=False)
+    wait, wait99 = t / 2.0 + gather, t + gather99
     queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
     fits = est.fits & (est.batch >= 1)
     return Operating(
