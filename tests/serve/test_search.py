@@ -138,7 +138,8 @@ def test_static_batch_decodes_every_slot(catalog: Catalog, h100: System, llama8b
 
 
 def test_attention_dp_balancing_adds_the_gather_wait(catalog: Catalog, h100: System) -> None:
-    """With attention DP over R ranks all busy, a prompt waits for R - 1 more: (R - 1) / (2 rate) on average."""
+    """With attention DP over R ranks all busy, a prompt waits for R - 1 more: (R - 1) / (2 rate) on average, and at
+    the tail the 99th percentile of R - 1 Poisson gaps (Gamma(3): 8.41 mean gaps), both at most 60 steps."""
     from chipwise.workload.presets import load_model
 
     moe = load_model(catalog, "qwen3-30b-a3b")
@@ -153,6 +154,8 @@ def test_attention_dp_balancing_adds_the_gather_wait(catalog: Catalog, h100: Sys
     gather = np.minimum(3.0 / (2.0 * lam), 60 * on.tpot)
     expect = np.where(adp & (on.batch >= 4), gather, 0.0)
     assert on.ttft - off.ttft == pytest.approx(expect, rel=1e-9, abs=1e-12)
+    tail = np.where(adp & (on.batch >= 4), np.minimum(8.406 / lam, 60 * on.tpot), 0.0)
+    assert on.ttft_p99 - off.ttft_p99 == pytest.approx(tail, rel=1e-3, abs=1e-12)
 
 
 def test_an_unstated_plan_is_the_shape_with_the_most_throughput_per_chip(catalog: Catalog, hw: Hardware) -> None:
