@@ -93,6 +93,7 @@ def replicas(catalog: Catalog) -> None:
           f" {'p99 est/sim':>13s} {'kept up':>7s}")  # fmt: skip
     tpot_err: list[float] = []
     ttft_err: list[float] = []
+    tail_err: list[float] = []
     for case in REPLICA_CASES:
         model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
         inp, out = case[4], case[5]
@@ -106,6 +107,7 @@ def replicas(catalog: Catalog) -> None:
             if np.isfinite(op.tpot[0]):
                 tpot_err.append(abs(op.tpot[0] / tpot["p50"] - 1.0))
                 ttft_err.append(abs(op.ttft[0] / ttft["mean"] - 1.0))
+                tail_err.append(abs(op.ttft_p99[0] / ttft["p99"] - 1.0))
             print(
                 f"{label:48s} {load:4.2f}  {op.tpot[0] * 1e3:7.1f}/{tpot['p50'] * 1e3:<7.1f} "
                 f"{op.tpot_p99[0] * 1e3:6.1f}/{tpot['p99'] * 1e3:<6.1f}  "
@@ -115,7 +117,8 @@ def replicas(catalog: Catalog) -> None:
             label = ""
     print(
         f"\nmean |estimate / simulation - 1| over {len(tpot_err)} points the estimate finds within capacity: "
-        f"TPOT {100 * np.mean(tpot_err):.1f}%, TTFT mean {100 * np.mean(ttft_err):.1f}%"
+        f"TPOT {100 * np.mean(tpot_err):.1f}%, TTFT mean {100 * np.mean(ttft_err):.1f}%, "
+        f"TTFT p99 {100 * np.mean(tail_err):.1f}%"
     )
 
 

@@ -48,8 +48,9 @@ def est(catalog: Catalog, h100: System, llama8b: ModelSpec) -> Estimate:
 
 def test_ttft_is_the_prefill_and_three_waits(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
     """TTFT = prefill + front end + half the step in flight + the wait behind the prompts being encoded (the rest of
-    their iteration, R = busy P / 2, over 1 - the utilisation by the prompts' own work) + the wait for one of 64
-    batch slots (Erlang C, halved for fixed holding times); the p99 takes a whole step and the tails."""
+    their iteration, R = busy P / 2, over 1 - the utilisation by the prompts' own work W) + the wait for one of 64
+    batch slots (Erlang C, halved for fixed holding times); the p99 takes a whole step, the launch floor's share of
+    the prompt iteration in flight (P - W) and Kingman's tail of the queue of work."""
     eng = engine_profile(catalog, "trtllm", h100.chip.family)
     lam = 0.5 * est.throughput / OUT
     op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
@@ -57,7 +58,7 @@ def test_ttft_is_the_prefill_and_three_waits(catalog: Catalog, h100: System, lla
     assert np.all(w <= p)
     busy, loaded = lam * p, lam * w
     queue = busy * p / (2 * (1 - loaded))
-    queue99 = p / (2 * (1 - loaded)) * np.log(100 * busy)
+    queue99 = (p - w) + w / (2 * (1 - loaded)) * np.log(100 * busy)  # the launch floor's share, then the work
     hold = p + OUT * op.tpot
     c, a = 64.0, lam * hold
     slot = erlang_c(np.asarray(c), a) / (2 * (c - a) / hold)

@@ -353,15 +353,17 @@ class Operating:
     rho: Array
 
 
-def _prompt_wait(busy: Array, service: Array, loaded: Array) -> tuple[Array, Array]:
+def _prompt_wait(busy: Array, service: Array, work: Array, loaded: Array) -> tuple[Array, Array]:
     """Mean and 99th-percentile wait behind the prompts being encoded. A prompt that arrives while prompts are being
-    encoded (probability `busy`) waits for the rest of that iteration (on average half its `service` time); the
-    prompts queued ahead of it then go with it into the next iteration, each adding its own work (`loaded`: the
-    utilisation by that work alone). That is R / (1 - loaded), R = busy S / 2, an M/D/1 queue where a prompt's work
-    is all its time (Pollaczek-Khinchine), and a single residual where a floor of kernel launches dominates; the
-    tail is P(W > t) ~ busy exp(-2 (1 - loaded) t / S) (Kingman's heavy-traffic form)."""
+    encoded (probability `busy`) waits for the rest of that iteration (on average half its `service` time S); the
+    prompts queued ahead of it then go with it into the next iteration, each adding its own `work` W (`loaded`: the
+    utilisation by that work alone). That is R / (1 - loaded), R = busy S / 2: an M/D/1 queue where a prompt's work
+    is all its time (Pollaczek-Khinchine), and a single residual where a floor of kernel launches dominates. The
+    tail is the floor's share of the iteration in flight, S - W, plus Kingman's heavy-traffic tail of the queue of
+    work, P(W_q > t) ~ busy exp(-2 (1 - loaded) t / W)."""
     mean = busy * service / (2.0 * (1.0 - loaded))
-    tail = np.where(busy > 0.01, service / (2.0 * (1.0 - loaded)) * np.log(np.maximum(100.0 * busy, 1.0)), 0.0)
+    queue = work / (2.0 * (1.0 - loaded)) * np.log(np.maximum(100.0 * busy, 1.0))
+    tail = np.where(busy > 0.01, np.maximum(service - work, 0.0) + queue, 0.0)
     return mean, tail
 
 
@@ -446,7 +448,7 @@ def at_rate(
     tpot99 = step(b99, b99)
     rho_p = lam * est.prefill_work_s  # the prompts' own work: what a queue of them takes
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
-    queue, queue99 = _prompt_wait(busy, est.prefill_s, np.minimum(rho_p, MAX_UTILISATION))
+    queue, queue99 = _prompt_wait(busy, est.prefill_s, est.prefill_work_s, np.minimum(rho_p, MAX_UTILISATION))
     hold = est.prefill_s + out * tpot  # how long a request holds a batch slot
     slots = top
     offered = np.minimum(lam * hold, MAX_UTILISATION * slots)
