@@ -237,13 +237,14 @@ def _step_time(
         + pp * lm_head_cost(model, dev, shapes, fed / pp)
         + a * batch * _decode_context(eng, inp, out)
     )
-    padded = started * prompts.padding
+    padded = started * prompts.padding  # what the iterations run (a compiled-shape engine pads to buckets)
     room = np.maximum(prompts.cap - fed, 1.0) if eng.mixed_batching else prompts.cap  # prompt tokens per iteration
-    if packed:  # queued prompts fill the room
-        share = np.minimum(padded / room, 1.0)
-    else:  # a group of prompts needs ceil(unit / room) iterations (the last one a remainder)
-        share = -np.expm1(-padded / prompts.unit * np.ceil(prompts.unit / room))  # iterations joined by prompts
-    iters = np.maximum(share, padded / prompts.cap) if not eng.mixed_batching else share
+    group = prompts.unit / prompts.padding  # the prompt tokens that arrive together, which the budget counts
+    # the share of iterations joined by prompts: a group of them needs ceil(group / room) iterations (the last one a
+    # remainder) as they arrive; queued prompts (packed) fill the room
+    arriving = -np.expm1(-started / group * np.ceil(group / room))
+    share = np.minimum(started / room, 1.0) if packed else arriving
+    iters = np.maximum(share, started / prompts.cap) if not eng.mixed_batching else share
     tokens = padded / np.maximum(iters, 1e-12)
     attention = b * tokens * inp / 2.0
     with_prompts = fed + tokens if eng.mixed_batching else tokens
