@@ -242,15 +242,21 @@ def _step_time(
     group = prompts.unit / prompts.padding  # the prompt tokens that arrive together, which the budget counts
     # the share of iterations joined by prompts: a group of them needs ceil(group / room) iterations (the last one a
     # remainder) as they arrive; queued prompts (packed) fill the room
-    arriving = -np.expm1(-started / group * np.ceil(group / room))
+    pieces = np.ceil(group / room)
+    arriving = -np.expm1(-started / group * pieces)
     share = np.minimum(started / room, 1.0) if packed else arriving
     iters = np.maximum(share, started / prompts.cap) if not eng.mixed_batching else share
     tokens = padded / np.maximum(iters, 1e-12)
-    attention = b * tokens * inp / 2.0
-    with_prompts = fed + tokens if eng.mixed_batching else tokens
-    both = np.stack(np.broadcast_arrays(fed, with_prompts))  # one pass: decode alone, and with the prompts
-    plain, joined = _stage_time(model, dev, topo, eng, weight_precision, shapes, both)
-    joined = np.maximum(joined + attention, prompts.floor)
+    # a group longer than the room runs as full chunks and a remainder, each at least the launch floor: their mean
+    chunked = (pieces > 1) & (not packed)
+    last = np.where(chunked, (group - (pieces - 1.0) * room) * prompts.padding, tokens)
+    first = np.where(chunked, room * prompts.padding, tokens)
+    base = fed if eng.mixed_batching else np.zeros_like(fed)
+    rows = np.stack(np.broadcast_arrays(fed, base + first, base + last))  # one pass: decode alone, with prompts
+    plain, full, rest = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+    full = np.maximum(full + b * first * inp / 2.0, prompts.floor)
+    rest = np.maximum(rest + b * last * inp / 2.0, prompts.floor)
+    joined = np.where(chunked, ((pieces - 1.0) * full + rest) / pieces, full)
     if eng.mixed_batching:
         t = decode + (1.0 - iters) * plain + iters * joined
     else:
