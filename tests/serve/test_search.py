@@ -281,3 +281,20 @@ def test_a_closed_loop_estimate_agrees_with_the_steady_simulation(catalog: Catal
     # beyond the batch slots the surplus users wait for one before their first token
     crowded = closed_loop(model, system, eng, est, "bf16", "bf16", 2000.0, 500.0, 2.0 * est.batch)
     assert crowded.ttft[0] > 10.0 * op.ttft[0] and crowded.tpot[0] > op.tpot[0]
+
+
+def test_a_prompt_over_the_budget_pays_the_floor_twice(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
+    """With a launch floor far above the work, a prompt that fits the budget beside the decode tokens joins one
+    iteration and one just over it joins two (a full chunk and a remainder), each at least the floor: its share of
+    the step time doubles, where averaging the chunks' tokens first would have charged the floor once."""
+    eng = replace(engine_profile(catalog, "trtllm", h100.chip.family), eager_launch_s=2e-3)  # a ~1 s floor
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(64,))
+
+    def prompt_share(inp: float) -> float:
+        est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", inp, 256.0, 8192)
+        lam = np.asarray([0.05])  # a few sequences: the budget beside them is ~8,180 tokens
+        busy = at_rate(llama8b, h100, eng, est, "fp8", "fp8", inp, 256.0, lam).tpot[0]
+        idle = at_rate(llama8b, h100, eng, est, "fp8", "fp8", inp, 256.0, np.asarray([1e-6])).tpot[0]
+        return float(busy - idle)
+
+    assert prompt_share(8300.0) == pytest.approx(2.0 * prompt_share(8000.0), rel=0.15)
