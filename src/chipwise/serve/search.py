@@ -215,16 +215,17 @@ def _step_time(
     prompts of the requests that start and those that do not.
 
     The S = B tau I / O prompt tokens that start per iteration arrive as a Poisson stream of prompts of u tokens
-    (padded to its bucket on a compiled-shape engine; R of them at once where attention-DP ranks balance their
-    prompts), each needing ceil(u / room) iterations (room: the budget left beside the decode tokens): a share
-    p = 1 - e^-x, x = S / u ceil(u / room), of the iterations is joined by S / p prompt tokens (mixed batching: in
-    the decode iteration, which on an eager engine then takes at least its launches; otherwise in prompt iterations
-    of their own, while the decoding sequences wait). A saturated replica's prompts queue and fill the room instead
-    (`packed`: a share S / room of the iterations). An
-    iteration's time is not linear in its tokens (a small decode batch streams the weights once, a prompt is
-    compute-bound), so spreading the prompts evenly over every iteration under-estimates the mean the simulator
-    measures (by 15-55% at 30-85% load for a 70B model on one GPU). `active`: the sequences generating, where
-    fewer than the `batch` slots an iteration runs (a compiled-shape engine runs every slot)."""
+    (R of them at once where attention-DP ranks balance their prompts), each needing ceil(u / room) iterations
+    (room: the budget left beside the decode tokens): a share p = 1 - e^-x, x = S / u ceil(u / room), of the
+    iterations is joined by S / p prompt tokens (padded to buckets on a compiled-shape engine). With mixed batching
+    they ride in the decode iteration, which on an eager engine then takes at least its launches; otherwise they run
+    in prompt iterations of their own while the decoding sequences wait. A prompt longer than the room runs as full
+    chunks and a remainder, each at least the launch floor. A saturated replica's prompts queue and fill the room
+    instead (`packed`: a share S / room of the iterations). An iteration's time is not linear in its tokens (a small
+    decode batch streams the weights once, a prompt is compute-bound), so spreading the prompts evenly over every
+    iteration under-estimates the mean the simulator measures (by 15-55% at 30-85% load for a 70B model on one GPU).
+    `active`: the sequences generating, where fewer than the `batch` slots an iteration runs (a compiled-shape engine
+    runs every slot)."""
     pp = shapes.pp.astype(np.float64)
     k, tau = (drafting.spec.draft_tokens, drafting.spec.tokens_per_step) if drafting else (0, 1.0)
     fed = batch * (k + 1.0)  # positions the target decodes (verifies)
@@ -429,9 +430,10 @@ def at_rate(
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
     prefill and the front end, plus three waits: for the iteration in flight (half a step on average, a whole one
-    at the tail), for the prompts ahead of it in the prefill queue (M/D/1 in the prefill utilisation `rate x
-    prefill time`), and for a free batch slot when all are taken (M/D/c: Erlang C over the batch limit, each
-    request holding its slot for its prefill and its output tokens' steps)."""
+    at the tail), for the prompts ahead of it (_prompt_wait: an M/D/1 queue in the utilisation by the prompts' own
+    work), and for a free batch slot when all are taken (_slot_wait: Erlang C over the batch limit, each request
+    holding its slot for its prefill and its output tokens' steps); attention-DP balancing adds its gather
+    (_balancing_wait)."""
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     shapes = est.cand.shapes()
