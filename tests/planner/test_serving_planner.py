@@ -122,3 +122,27 @@ def test_fixed_concurrency_ranks_by_cost_per_token_and_seats_every_user(catalog:
     for v in report["verified"]:
         plan = v["plan"]["both"]
         assert plan["replicas"] * plan["max_batch"] >= 64, v
+
+
+def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> None:
+    """At 60 req/s of 1,024-token answers that take ~40 s, 1,200 requests arrive in 20 s, before the first one ends:
+    a check of that length read a sixth of what the fleet delivers, called it overloaded and doubled it. The check
+    now issues requests over three estimated request latencies (60 x 3 x (0.2 s + 1,024 x 40 ms) = 7,409 here),
+    and the estimate's fleet keeps up as it is."""
+    from chipwise.planner.serving_plan import _verify_requests
+    from chipwise.workload.presets import load_model
+    from chipwise.workload.serving import LengthDist, ServingJob
+
+    model = load_model(catalog, "llama-3.1-70b")
+    job = ServingJob(model, LengthDist.fixed(256), LengthDist.fixed(1024), Load("rate", rate=60.0), 1200)
+    assert _verify_requests(job, {"estimate": {"tpot_s": 0.04, "ttft_p99_s": 0.2}}) == 7409
+    assert _verify_requests(job, {}) == 1200
+    closed = ServingJob(model, LengthDist.fixed(256), LengthDist.fixed(1024), Load("closed", concurrency=512), 1200)
+    assert _verify_requests(closed, {}) == 4 * 512
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["mi355x"], Load("rate", rate=60.0), 256, 1024,
+        {"ttft_p99": 3.0, "tpot_p99": 0.12}, disaggregated=False, verify=1,
+    )  # fmt: skip
+    best = report["best"]
+    assert best["keeps_up"] and best["slo_met"]
+    assert best["chips"] == report["results"][0]["chips"]

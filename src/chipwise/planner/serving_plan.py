@@ -48,6 +48,11 @@ from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, Load, ServingJob
 
 VERIFY_REQUESTS = 1200
+#: a simulated check of an open loop issues requests over this many of its estimated request latencies, and a
+#: closed loop's users each this many requests, up to VERIFY_MAX requests
+STEADY_LATENCIES = 3.0
+STEADY_WAVES = 4
+VERIFY_MAX = 20000
 SIZE_UP_TRIES = 3
 
 
@@ -310,8 +315,7 @@ def _verify(
     steady-state estimate can err either way."""
     done: list[dict[str, Any]] = []
 
-    def simulated(s: ServingSetup) -> tuple[dict[str, Any], bool]:
-        requests = min(job.requests, VERIFY_REQUESTS)
+    def simulated(s: ServingSetup, requests: int) -> tuple[dict[str, Any], bool]:
         out, _ = run_job(job, s, seed=0, targets=dict(targets), requests=requests, steady_latencies=True)
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
@@ -320,9 +324,10 @@ def _verify(
             setup = _row_setup(catalog, model, job, row)
         except (InfeasibleError, ChipwiseError):
             continue
+        requests = _verify_requests(job, row)
         grown = 0
         while True:
-            summary, met = simulated(setup)
+            summary, met = simulated(setup, requests)
             if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
                 break
             setup, grown = _grow(setup), grown + 1
@@ -333,7 +338,7 @@ def _verify(
                 smaller = _shrink(setup)
                 if smaller is None:
                     break
-                trial, ok = simulated(smaller)
+                trial, ok = simulated(smaller, requests)
                 if not ok:
                     break
                 setup, summary = smaller, trial
@@ -366,6 +371,23 @@ def _verify(
         )
     )
     return done
+
+
+def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
+    """Requests a simulated check runs: VERIFY_REQUESTS, or more where the load needs them to reach a steady state
+    (an open loop's arrivals spanning STEADY_LATENCIES of the option's estimated request latencies, so that the
+    batch fills and the throughput is measured in a steady window; a closed loop's users completing at least
+    STEADY_WAVES requests each), at most VERIFY_MAX. At 60 req/s of 1,024-token answers taking 40 s, 1,200 requests
+    arrive in 20 s, before the first one ends: the run reads a fraction of what the fleet delivers."""
+    base = min(job.requests, VERIFY_REQUESTS)
+    if job.load.kind == "closed":
+        return int(min(VERIFY_MAX, max(base, STEADY_WAVES * job.load.concurrency)))
+    rate = offered_request_rate(job)
+    est = row.get("estimate") or {}
+    latency = float(est.get("ttft_p99_s", 0.0)) + job.mean_output * float(est.get("tpot_s", 0.0))
+    if rate is None or not math.isfinite(latency):
+        return base
+    return int(min(VERIFY_MAX, max(base, math.ceil(rate * STEADY_LATENCIES * latency))))
 
 
 def _cost(row: Mapping[str, Any], load: Load, per_hour: str, per_mtok: str) -> float:
