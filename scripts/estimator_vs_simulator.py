@@ -154,6 +154,40 @@ def closed_loops(catalog: Catalog) -> None:
     )
 
 
+def random_cases(catalog: Catalog, count: int = 40, seed: int = 7) -> None:
+    """`plan serve` on random loads (7 models, 13 chips, open and closed loops, 256-16,000-token prompts, three SLO
+    levels): the estimate's chip count against the simulated one, and whether the simulated option meets its SLO
+    and keeps up with its load."""
+    rng = np.random.default_rng(seed)
+    models = ["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "qwen3-32b", "gpt-oss-120b", "deepseek-r1",
+              "mixtral-8x7b"]  # fmt: skip
+    chips = ["h100-sxm", "h200", "b200", "gb200", "mi300x", "mi355x", "gaudi3", "trn2", "tpu-v6e", "tpu-v7",
+             "a100-80gb", "inf2", "trn1"]  # fmt: skip
+    ratios: list[float] = []
+    healthy = 0
+    for _ in range(count):
+        model, chip = models[rng.integers(len(models))], chips[rng.integers(len(chips))]
+        inp, out = int(rng.choice([256, 1024, 4096, 16000])), int(rng.choice([64, 256, 1024]))
+        closed = rng.random() < 0.3
+        users, rate = int(rng.choice([8, 64, 512])), float(rng.choice([1, 5, 20, 60]))
+        load = Load("closed", concurrency=users) if closed else Load("rate", rate=rate)
+        slo = {"ttft_p99": float(rng.choice([1.0, 3.0, 10.0])), "tpot_p99": float(rng.choice([0.03, 0.06, 0.12]))}
+        try:
+            r = plan_serving(catalog, model, [chip], load, inp, out, slo, disaggregated=False, verify=1)
+        except ChipwiseError:
+            continue
+        if not r["results"] or not r["verified"]:
+            continue
+        est, sim = r["results"][0]["chips"], r["verified"][0]
+        ratios.append(sim["chips"] / est)
+        healthy += bool(sim["slo_met"] and sim["keeps_up"])
+    a = np.asarray(ratios)
+    print(
+        f"random plan-serve cases: {a.size}; at the simulated count {int((a == 1.0).sum())}; simulated options that "
+        f"meet their SLO and keep up {healthy}; ratio {a.min():.2f}-{a.max():.2f}"
+    )
+
+
 def main() -> None:
     catalog = load_catalog()
     replicas(catalog)
@@ -182,6 +216,8 @@ def main() -> None:
                 f"{sim['chips'] / est:6.2f}  {sim['slo_met']}"
             )
     print(f"{time.perf_counter() - start:.1f} s")
+    print()
+    random_cases(catalog)
 
 
 if __name__ == "__main__":
