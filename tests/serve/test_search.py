@@ -303,16 +303,3 @@ def test_a_prompt_over_the_budget_runs_as_a_chunk_and_a_remainder(catalog: Catal
     job = ServingJob(model, LengthDist.fixed(8192), LengthDist.fixed(512), Load("rate", rate=0.95), 1500)
     sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
     assert op.tpot[0] == pytest.approx(sim["tpot_s"]["p50"], rel=0.1)
-
-
-def test_a_plans_estimate_counts_slots_at_full_context(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
-    """vLLM admits on demand, so its saturation estimate seats kv / (I + O/2) requests; the plan the search picks
-    caps its batch at kv / (I + O) (kv_limited_batch), and the estimate behind it counts those slots."""
-    from chipwise.planner.serving_choice import kv_limited_batch
-
-    eng = engine_profile(catalog, "vllm", h100.chip.family)
-    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(2048,))
-    mean = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 4096.0, 4096.0, 8192)
-    full = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 4096.0, 4096.0, 8192, full_context=True)
-    assert mean.batch[0] == np.floor(mean.kv_tokens[0] / 6144.0)
-    assert full.batch[0] == np.floor(full.kv_tokens[0] / 8192.0) == kv_limited_batch(full, 0, 8192.0)
