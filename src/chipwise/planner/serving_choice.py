@@ -151,7 +151,7 @@ def choose(
 
     cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed))
     inp, out = job.mean_input, job.mean_output
-    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, full_context=True)
+    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting)
     if not est.fits.any():
         raise _searched(
             InfeasibleError(

@@ -286,12 +286,8 @@ def estimate(
     out: float,
     max_tokens: int,
     drafting: Drafting | None = None,
-    full_context: bool = False,
 ) -> Estimate:
-    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). The KV cache holds
-    requests at their full context on an engine that reserves it, at their mean one that admits on demand, or
-    with `full_context` at their full one on every engine: a plan the search chooses caps its batch there
-    (serving_choice.kv_limited_batch), as operators set max_num_seqs, so that its requests are never preempted."""
+    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget))."""
     eng = eng.on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
@@ -307,7 +303,7 @@ def estimate(
         cand.max_batch.astype(np.float64),
         inp + out,
     )
-    per_request = inp + out if eng.admission == "reserve" or full_context else inp + out / 2.0
+    per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
     b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
     budget = max_tokens * schedulers(eng, cand.tp, cand.adp)  # each attention-DP rank's own, where the engine's are
     b_budget = np.floor(budget / (1.0 + inp / out)) if eng.mixed_batching else np.inf
