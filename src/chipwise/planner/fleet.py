@@ -48,6 +48,8 @@ from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace, read_
 
 SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
+REPLAY_LATENCIES = 3.0
+REPLAY_MAX = 20000
 CALIBRATION_ROUNDS = 12  # replay / derate / re-solve rounds
 TIGHTEN_ROUNDS = 3  # then give capacity back while the replay still meets the SLO
 TIGHTEN_STEP = 1.15
@@ -227,7 +229,12 @@ def _replay(
     """Simulate `count` instances of type t carrying `share` requests/s of each bucket."""
     rng = np.random.default_rng(seed)
     total = float(share.sum())
-    span = REPLAY_REQUESTS / total
+    # arrivals over REPLAY_REQUESTS, or over three of the slowest bucket's request latencies at the SLO where that
+    # is longer (a replay shorter than its requests reads the fill, not the steady state), at most REPLAY_MAX
+    latency = max(
+        (targets.get("ttft_p99", 0.0) + b.output_tokens * targets.get("tpot_p99", 0.0) for b in buckets), default=0.0
+    )
+    span = min(max(REPLAY_REQUESTS / total, REPLAY_LATENCIES * latency), REPLAY_MAX / total)
     arrivals, inputs, outputs, labels = [], [], [], []
     for j, (b, rate) in enumerate(zip(buckets, share, strict=True)):
         if rate <= 0:
