@@ -303,3 +303,13 @@ def test_a_prompt_over_the_budget_runs_as_a_chunk_and_a_remainder(catalog: Catal
     job = ServingJob(model, LengthDist.fixed(8192), LengthDist.fixed(512), Load("rate", rate=0.95), 1500)
     sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
     assert op.tpot[0] == pytest.approx(sim["tpot_s"]["p50"], rel=0.1)
+
+
+def test_the_user_search_reaches_its_limit(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
+    """With a TPOT target the users beyond the batch slots only wait, so a replica serves up to USER_LIMIT x its
+    slots; the bisection reaches that limit itself (it stopped one short, which cost a second replica)."""
+    from chipwise.planner.serving_choice import USER_LIMIT, max_users
+
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    seats, tpot, _ = max_users(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, {"tpot_p99": 1.0})
+    assert seats[0] == USER_LIMIT * est.batch[0] and np.isfinite(tpot[0])

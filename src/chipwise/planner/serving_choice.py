@@ -256,7 +256,7 @@ def max_users(
         op = closed_loop(model, system, eng, est, weight, kv, inp, out, top, drafting)
         seated = np.where(est.fits & np.isfinite(op.tpot), top, 0.0)
         return seated, op.tpot, op.ttft_p99
-    lo, hi = np.zeros(len(est.cand)), USER_LIMIT * top
+    lo, hi = np.zeros(len(est.cand)), USER_LIMIT * top + 1.0  # hi: the fewest users known to miss
     for _ in range(USER_BISECTIONS):
         mid = np.maximum(np.floor((lo + hi) / 2.0), 1.0)
         op = closed_loop(model, system, eng, est, weight, kv, inp, out, mid, drafting)
