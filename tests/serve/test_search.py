@@ -313,3 +313,17 @@ def test_the_user_search_reaches_its_limit(catalog: Catalog, h100: System, llama
     eng = engine_profile(catalog, "trtllm", h100.chip.family)
     seats, tpot, _ = max_users(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, {"tpot_p99": 1.0})
     assert seats[0] == USER_LIMIT * est.batch[0] and np.isfinite(tpot[0])
+
+
+def test_a_closed_loop_seats_the_plans_slots(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
+    """vLLM admits on demand, so its saturation estimate seats kv / (I + O/2) requests; the plan the search makes
+    caps its batch at kv / (I + O) (kv_limited_batch). A closed loop of the estimate's batch leaves the users beyond
+    the plan's slots waiting for one."""
+    eng = engine_profile(catalog, "vllm", h100.chip.family)
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(2048,))
+    est = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 4096.0, 4096.0, 8192)
+    slots = np.floor(est.kv_tokens[0] / 8192.0)
+    assert est.batch[0] == np.floor(est.kv_tokens[0] / 6144.0) > slots
+    seated = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, np.asarray([slots]))
+    crowded = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, est.batch)
+    assert crowded.ttft[0] > 10.0 * seated.ttft[0]

@@ -502,7 +502,9 @@ def closed_loop(
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     shapes = est.cand.shapes()
-    top = np.maximum(est.batch, 1.0)
+    # the slots of the plan the search makes: its batch cap holds every request at its full context
+    # (serving_choice.kv_limited_batch), fewer than an on-demand engine's saturation estimate seats at the mean one
+    top = np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
     u = np.asarray(users, dtype=np.float64)
     seated = np.clip(u, 1.0, top)
     first = est.prefill_s + eng.host_request_s
