@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from chipwise.serve.plan import plan_label
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int = 3) -> str:
@@ -175,24 +176,14 @@ def load_share(load: Mapping[str, Any]) -> str:
 
 def serving_plan(p: Mapping[str, Any]) -> str:
     """A serving pool's plan in one short string: 'TP4 EP4 ADP b256 +mtp k3 x2' (with a scheduler's polling interval or
-    batch waiting where set: 'recv30', 'wait40@0.8')."""
-    parts = [f"TP{p['tp']}"]
-    if p.get("pp", 1) > 1:
-        parts.append(f"PP{p['pp']}")
-    if p.get("ep", 1) > 1:
-        parts.append(f"EP{p['ep']}")
-    if p.get("attention_dp"):
-        parts.append("ADP")
-    parts.append(f"b{p['max_batch']}")
-    if p.get("speculative"):
-        parts.append("+" + str(p["speculative"]).split(",")[0].replace(" k=", " k"))
-    if p.get("recv_interval", 1) > 1:
-        parts.append(f"recv{p['recv_interval']}")
-    if p.get("batch_wait_iters", 0) > 0:
-        parts.append(f"wait{p['batch_wait_iters']}@{p['batch_wait_ratio']:g}")
-    if p.get("piecewise_graphs"):
-        parts.append("pcg")
-    return " ".join(parts) + f" x{p['replicas']}"
+    batch waiting where set: 'recv30', 'wait40@0.8'; serve.plan.plan_label)."""
+    speculative = "+" + str(p["speculative"]).split(",")[0].replace(" k=", " k") if p.get("speculative") else ""
+    label = plan_label(
+        p["tp"], p.get("pp", 1), p.get("ep", 1), bool(p.get("attention_dp")), p["max_batch"], speculative,
+        p.get("recv_interval", 1), p.get("batch_wait_iters", 0), p.get("batch_wait_ratio", 0.0),
+        bool(p.get("piecewise_graphs")),
+    )  # fmt: skip
+    return f"{label} x{p['replicas']}"
 
 
 def check_status(v: Mapping[str, Any]) -> str:

@@ -49,23 +49,45 @@ class ReplicaPlan:
         return self.tp * self.pp
 
     def label(self) -> str:
-        parts = [f"TP{self.tp}"]
-        if self.pp > 1:
-            parts.append(f"PP{self.pp}")
-        if self.ep > 1:
-            parts.append(f"EP{self.ep}")
-        if self.attention_dp:
-            parts.append("ADP")
-        parts.append(f"b{self.max_batch}")
-        if self.speculation is not None:
-            parts.append(f"{self.speculation.method.upper()}{self.speculation.draft_tokens}")
-        if self.recv_interval > 1:
-            parts.append(f"recv{self.recv_interval}")
-        if self.batch_wait_iters > 0:
-            parts.append(f"wait{self.batch_wait_iters}@{self.batch_wait_ratio:g}")
-        if self.piecewise_graphs:
-            parts.append("pcg")
-        return " ".join(parts)
+        spec = self.speculation
+        return plan_label(
+            self.tp, self.pp, self.ep, self.attention_dp, self.max_batch,
+            f"{spec.method.upper()}{spec.draft_tokens}" if spec is not None else "",
+            self.recv_interval, self.batch_wait_iters, self.batch_wait_ratio, self.piecewise_graphs,
+        )  # fmt: skip
+
+
+def plan_label(
+    tp: int,
+    pp: int,
+    ep: int,
+    attention_dp: bool,
+    max_batch: int,
+    speculative: str = "",
+    recv_interval: int = 1,
+    batch_wait_iters: int = 0,
+    batch_wait_ratio: float = 0.0,
+    piecewise_graphs: bool = False,
+) -> str:
+    """A replica plan in one short string, 'TP4 EP4 ADP b256 MTP3 recv30 wait40@0.8 pcg': the shape, the batch limit,
+    the drafting (as given) and the scheduler settings that differ from the engine's defaults."""
+    parts = [f"TP{tp}"]
+    if pp > 1:
+        parts.append(f"PP{pp}")
+    if ep > 1:
+        parts.append(f"EP{ep}")
+    if attention_dp:
+        parts.append("ADP")
+    parts.append(f"b{max_batch}")
+    if speculative:
+        parts.append(speculative)
+    if recv_interval > 1:
+        parts.append(f"recv{recv_interval}")
+    if batch_wait_iters > 0:
+        parts.append(f"wait{batch_wait_iters}@{batch_wait_ratio:g}")
+    if piecewise_graphs:
+        parts.append("pcg")
+    return " ".join(parts)
 
 
 def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:

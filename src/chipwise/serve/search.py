@@ -22,6 +22,7 @@ rank candidates; the simulator then measures the chosen ones (scripts/estimator_
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -415,6 +416,32 @@ def _balancing_wait(
     return np.where(on, np.minimum(others / (2.0 * r), timeout), 0.0), np.where(on, np.minimum(tail, timeout), 0.0)
 
 
+def _stepper(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight_precision: str,
+    kv_precision: str,
+    inp: float,
+    out: float,
+    slots: Array,
+    drafting: Drafting | None,
+) -> Callable[[Array], Array]:
+    """The steady step time of each candidate as a function of the sequences generating (_step_time): a
+    compiled-shape engine's iterations run all its `slots`, any other engine's only those sequences."""
+    dev = serving_device(device_of(system), eng)
+    topo = topology_of(system)
+    shapes = est.cand.shapes()
+
+    def step(active: Array) -> Array:
+        batch = slots if eng.static_batch else active
+        args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, batch, inp, out, est.prompts)
+        return _step_time(*args, drafting, active)
+
+    return step
+
+
 def at_rate(
     model: ModelSpec,
     system: System,
@@ -434,27 +461,19 @@ def at_rate(
     work), and for a free batch slot when all are taken (_slot_wait: Erlang C over the batch limit, each request
     holding its slot for its prefill and its output tokens' steps); attention-DP balancing adds its gather
     (_balancing_wait)."""
-    dev = serving_device(device_of(system), eng)
-    topo = topology_of(system)
-    shapes = est.cand.shapes()
     lam = np.asarray(rate_per_replica, dtype=np.float64)
     need = lam * out  # output tokens/s
     rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
     top = np.maximum(est.batch, 1.0)
-
-    def step(batch: Array, active: Array) -> Array:
-        slots = top if eng.static_batch else batch  # a compiled-shape engine runs every slot
-        args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, slots, inp, out, est.prompts)
-        return _step_time(*args, drafting, active)
-
+    step = _stepper(model, system, eng, est, weight_precision, kv_precision, inp, out, top, drafting)
     b = np.ones_like(est.batch)  # fixed point B = need * t(B), a few iterations from B = 1
     for _ in range(8):
-        b = np.clip(need * step(b, b), 1.0, top)
-    tpot = step(b, b)
+        b = np.clip(need * step(b), 1.0, top)
+    tpot = step(b)
     # a request's TPOT follows the batch it decodes in; with Poisson arrivals the batch is Poisson-like around
     # its mean, so the slowest 1% of requests decode in a batch about 2.33 standard deviations larger
     b99 = np.minimum(b + BATCH_Z99 * np.sqrt(b), top)
-    tpot99 = step(b99, b99)
+    tpot99 = step(b99)
     rho_p = lam * est.prefill_work_s  # the prompts' own work: what a queue of them takes
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     queue, queue99 = _prompt_wait(busy, est.prefill_s, est.prefill_work_s, np.minimum(rho_p, MAX_UTILISATION))
@@ -499,21 +518,13 @@ def closed_loop(
     steps compute-bound). A prompt waits only for the iteration in flight (half a step on average, a whole one at
     the tail; attention-DP balancing adds the gather of one prompt per rank). Users beyond the batch slots wait for
     one: (U - slots) / rate before their first token."""
-    dev = serving_device(device_of(system), eng)
-    topo = topology_of(system)
-    shapes = est.cand.shapes()
     # the slots of the plan the search makes: its batch cap holds every request at its full context
     # (serving_choice.kv_limited_batch), fewer than an on-demand engine's saturation estimate seats at the mean one
     top = np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
     u = np.asarray(users, dtype=np.float64)
     seated = np.clip(u, 1.0, top)
     first = est.prefill_s + eng.host_request_s
-
-    def step(active: Array) -> Array:
-        slots = top if eng.static_batch else active  # a compiled-shape engine runs every slot
-        args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, slots, inp, out, est.prompts)
-        return _step_time(*args, drafting, active)
-
+    step = _stepper(model, system, eng, est, weight_precision, kv_precision, inp, out, top, drafting)
     b = seated
     t = step(b)
     for _ in range(8):  # the decoding share of the users, a few iterations from all of them
@@ -523,7 +534,7 @@ def closed_loop(
     gather, gather99 = _balancing_wait(eng, est, b, rate, t, poisson=False)
     wait, wait99 = t / 2.0 + gather, t + gather99
     queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
-    fits = est.fits & (est.batch >= 1)
+    fits = est.fits
     return Operating(
         batch=np.broadcast_to(top, b.shape) if eng.static_batch else b,
         tpot=np.where(fits, t, np.inf),
