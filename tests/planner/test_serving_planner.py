@@ -146,3 +146,76 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     best = report["best"]
     assert best["keeps_up"] and best["slo_met"]
     assert best["chips"] == report["results"][0]["chips"]
+
+
+def test_a_fleet_too_large_to_simulate_whole_is_checked_by_a_slice(catalog: Catalog) -> None:
+    """10,000 req/s of 200-token answers that take ~9 s: a steady check of the whole fleet needs 270,000 requests,
+    and 20,000 of them arrive in 2 s, before the first one ends (every option then read 'overloaded' and was grown
+    by 20% three times). The check simulates as many replicas as 20,000 requests keep steady, under their share of
+    the load (756 replicas x 20,000 / 270,000 = 56 at 741 req/s), and scales their throughput back to the fleet."""
+    from chipwise.planner.serving_plan import VERIFY_MAX, _replicas, _slice
+    from chipwise.serve.simulate import Pool, ServingSetup
+    from chipwise.workload.presets import load_model
+    from chipwise.workload.serving import LengthDist, ServingJob
+
+    model = load_model(catalog, "llama-3.1-70b")
+    job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=10000.0), 1200)
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["b200"], Load("rate", rate=10000.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        disaggregated=False, verify=0,
+    )  # fmt: skip
+    assert report["results"][0]["plan"]["replicas"] > 500
+    fleet = ServingSetup((Pool(object(), 756),))  # type: ignore[arg-type]
+    part, share, n = _slice(job, fleet, 270_000)
+    assert n == 756 * VERIFY_MAX // 270_000 == 56 and share == pytest.approx(56 / 756)
+    assert part.load.rate == pytest.approx(10000.0 * 56 / 756)
+    assert _slice(job, fleet, VERIFY_MAX) == (job, 1.0, 756)
+    split = ServingSetup((Pool(object(), 300, "prefill"), Pool(object(), 756, "decode")))  # type: ignore[arg-type]
+    assert [p.replicas for p in _replicas(split, 56).pools] == [round(300 * 56 / 756), 56]
+    checked = plan_serving(
+        catalog, "llama-3.1-70b", ["b200"], Load("rate", rate=10000.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        disaggregated=False, verify=1,
+    )["best"]  # fmt: skip
+    assert checked["keeps_up"] and checked["slo_met"]
+    assert checked["chips"] <= 1.25 * report["results"][0]["chips"]
+
+
+def test_a_disaggregated_decode_pool_is_sized_without_prompts(catalog: Catalog) -> None:
+    """The decode pool of a disaggregated option runs no prompt: more sequences per replica within the TPOT target
+    and fewer replicas than the colocated fleet of the same chip (which it used to copy, so that a split could only
+    cost more); its estimated TPOT agrees with the simulated check."""
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["b200"], Load("rate", rate=200.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        verify=0,
+    )  # fmt: skip
+    colocated = next(r for r in report["results"] if not r["disaggregated"])
+    split = next(r for r in report["results"] if r["disaggregated"])
+    decode = split["plan"]["decode"]
+    assert decode["replicas"] * decode["tp"] < colocated["plan"]["replicas"] * colocated["plan"]["tp"]
+    checked = plan_serving(
+        catalog, "llama-3.1-70b", ["b200"], Load("rate", rate=200.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        verify=3,
+    )  # fmt: skip
+    simulated = next(v for v in checked["verified"] if v["disaggregated"])
+    assert simulated["slo_met"] and simulated["keeps_up"]
+    assert split["estimate"]["tpot_s"] == pytest.approx(simulated["tpot_s"]["p50"], rel=0.15)
+
+
+def test_one_token_answers_meet_any_tpot_target(catalog: Catalog) -> None:
+    """A TPOT target has nothing to time when every answer is one token: the search and the check both hold it
+    met (the check used to read the NaN TPOT as a miss and grow one chip to four)."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 1024, 1, {"tpot_p99": 0.05},
+        disaggregated=False, verify=1,
+    )  # fmt: skip
+    assert report["best"]["slo_met"] and report["best"]["chips"] == 1
+
+
+def test_at_a_trickle_a_shape_is_not_cut_to_one_slot(catalog: Catalog) -> None:
+    """At 0.01 req/s every batch cap needs one chip; the tie is broken at the load the replica carries, where a
+    one-slot cap only adds waits for its slot (it was picked for its TPOT at its own, tiny, highest rate)."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["a100-40gb"], Load("rate", rate=0.01), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        disaggregated=False, verify=0,
+    )  # fmt: skip
+    assert report["results"][0]["plan"]["max_batch"] > 1

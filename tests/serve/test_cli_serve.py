@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,24 @@ def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     out = capsys.readouterr().out
     assert "TTFT p50 / p90 / p99" in out and "Where a steady iteration goes" in out
     assert "offered load" in out and "deployment sustains" in out
+
+
+def test_predict_says_when_a_run_is_too_short_for_a_steady_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """20 requests at 10 req/s arrive in 2 s, before 2,000-token answers end: the figures are of the batch filling,
+    the table says so and names a request count that reaches a steady state, and the throughput stays within
+    what was offered."""
+    f = tmp_path / "short.yaml"
+    f.write_text(SCENARIO.replace("requests: 300", "requests: 20").replace("output_tokens: 128", "output_tokens: 2000"))
+    data = run_json(capsys, ["predict", str(f), "--json"])
+    short = data["short_run"]
+    assert short["requests_for_steady_state"] == math.ceil(3 * short["request_latency_s"] * 10)
+    assert data["output_tokens_per_s"] <= 10 * 2000
+    assert run(["predict", str(f)]) == 0
+    assert "run too short" in capsys.readouterr().out
+    f.write_text(SCENARIO)
+    assert "short_run" not in run_json(capsys, ["predict", str(f), "--json"])
 
 
 def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -291,7 +310,7 @@ def test_plan_serve_table_fits_80_columns(capsys: pytest.CaptureFixture[str]) ->
     assert f"D: {decode}" in lines[row + 1] and "D: TP" in lines[row + 1]
     best = data["best"]
     verdict = next(line for line in lines if line.startswith("Cheapest that meets the SLO in simulation"))
-    assert best["hardware"] in verdict and f"${best['cost_usd_per_mtok']:.2f}" in out
+    assert best["hardware"].replace(">", " -> ") in verdict and f"${best['cost_usd_per_mtok']:.2f}" in out
     assert " ".join(data["verdict"].split()).startswith(verdict.strip())  # the JSON carries the same line
 
 

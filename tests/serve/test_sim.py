@@ -417,3 +417,43 @@ def test_batch_waiting_holds_a_prompt_until_its_timeout_or_a_full_batch(h100_set
     ones = np.ones(1, dtype=np.int64)
     r = simulate(Deployment((replace(h100_setup.pool(1), policy=alone),)), ones * I, ones * O, ones * 0, np.zeros(1))
     assert r.requests["first"][0] == pytest.approx(_run(h100_setup, [0.0]).requests["first"][0], rel=1e-12)
+
+
+def test_replicas_count_every_output_token_once(h100_setup: ReplicaSetup) -> None:
+    """The output tokens the replicas report generating add up to the requests' outputs, and a window over the
+    whole run counts them all."""
+    rng = np.random.default_rng(3)
+    arrivals = np.cumsum(rng.exponential(1 / 20.0, size=400)).tolist()
+    out = _run(h100_setup, arrivals, replicas=2)
+    made = sum(float(rep["emit_v"][-1]) for rep in out.replicas)
+    assert made == pytest.approx(400 * O, rel=1e-12)
+    s = summarise(out, chips=2, basis="run")
+    lo, hi = s["window_s"]
+    assert s["output_tokens_per_s"] * (hi - lo) == pytest.approx(400 * O, rel=1e-9)
+
+
+def test_a_short_open_loop_never_reports_more_than_it_was_offered(h100_setup: ReplicaSetup) -> None:
+    """Arrivals that end before the first requests do: the window's tokens are those generated in it (spreading
+    each request's tokens evenly over its life counted the fast start of the early requests late, 17% above the
+    offered load in a 20-second run of 10-second requests), and the run says it is not steady."""
+    lam, n = 60.0, 300  # 5 s of arrivals; a request takes several seconds at this load
+    arrivals = (np.arange(n) / lam).tolist()
+    out = _run(h100_setup, arrivals, inp=2000, out=1000)
+    s = summarise(out, chips=1)
+    assert s["output_tokens_per_s"] <= lam * 1000 * 1.001
+    assert not s["steady_state"]
+    rng = np.random.default_rng(1)
+    steady = summarise(_run(h100_setup, np.cumsum(rng.exponential(1 / 8.0, size=3000)).tolist()), chips=1)
+    assert steady["steady_state"]
+
+
+def test_an_offline_run_is_measured_after_its_first_batch_turns_over(h100_setup: ReplicaSetup) -> None:
+    """Every prompt arrives at t = 0: the first batch prefills its prompts before it decodes, so the window starts
+    at the first finish and ends at the last admission, and counts the tokens generated between."""
+    out = _run(h100_setup, [0.0] * 640, inp=1024, out=256)
+    s = summarise(out, chips=1)
+    lo, hi = s["window_s"]
+    assert lo == pytest.approx(float(np.nanmin(out.requests["finish"]))) and hi == pytest.approx(out.last_admit)
+    t, v = out.replicas[0]["util_t"], out.replicas[0]["emit_v"]
+    made = float(np.interp(hi, t, v) - np.interp(lo, t, v))
+    assert s["output_tokens_per_s"] == pytest.approx(made / (hi - lo), rel=1e-12)

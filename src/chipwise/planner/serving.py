@@ -39,6 +39,10 @@ from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, serving_job
 
+#: An open loop is steady when its arrivals span at least this many request latencies (two: its throughput window
+#: starts one latency in); a shorter run is flagged with the request count that reaches this.
+STEADY_FILLS = 3.0
+
 
 def _fixed(spec: Any) -> dict[str, int]:
     out: dict[str, int] = {}
@@ -73,10 +77,12 @@ def choose_any(
     kv: str,
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
+    decode_only: bool = False,
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """`choose` over every replica shape, with the engine's token budget and chunking."""
     budget = token_budget(eng, job.max_input)
-    return choose(model, system, eng, job, weight, kv, targets, {}, None, budget, eng.chunked_prefill, drafting)
+    chunked = eng.chunked_prefill
+    return choose(model, system, eng, job, weight, kv, targets, {}, None, budget, chunked, drafting, decode_only)
 
 
 def _setup(
@@ -405,6 +411,14 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
             "window_s": summary["window_s"],
         },
     }
+    if not summary["steady_state"] and job.load.rate:
+        # an open loop whose arrivals end before the first requests do: its figures are of the fill
+        fill = summary["e2e_s"]["p50"]
+        result["short_run"] = {
+            "arrival_span_s": (summary["requests"]["issued"] - 1) / job.load.rate,
+            "request_latency_s": fill,
+            "requests_for_steady_state": math.ceil(STEADY_FILLS * fill * job.load.rate),
+        }
     if setup.transfer is not None:
         result["kv_transfer"] = transfer_dict(setup.transfer, job)
     return result
@@ -422,8 +436,12 @@ def transfer_dict(t: KVTransfer, job: ServingJob) -> dict[str, Any]:
 
 
 def stat_ok(summary: Mapping[str, Any], key: str, limit: float) -> bool:
+    """Whether a simulated run's statistic meets its target; a TPOT target of a run whose answers are all one
+    token long (no request has a second token to time) holds."""
     metric, stat = key.split("_")
     value = summary.get(f"{metric}_s", {}).get(stat)
+    if metric == "tpot" and value is not None and math.isnan(value):
+        return bool(summary.get("requests", {}).get("finished", 0) > 0)
     return value is not None and math.isfinite(value) and value <= limit
 
 

@@ -68,13 +68,15 @@ def check_slo(slo: Mapping[str, float]) -> dict[str, float]:
 
 def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
     """Each SLO target against the estimate: medians against the means, tail percentiles against the tails; the
-    end-to-end latency is TTFT plus the other output tokens at TPOT."""
+    end-to-end latency is TTFT plus the other output tokens at TPOT. One-token answers have no TPOT to meet."""
     ok = np.ones(np.shape(op.tpot), dtype=bool)
     for key, limit in targets.items():
         metric, stat = key.split("_")[0], key.rsplit("_", 1)[-1]
         ttft, tpot = (op.ttft, op.tpot) if stat == "p50" else (op.ttft_p99, op.tpot_p99)
-        value = {"ttft": ttft, "tpot": tpot, "e2e": ttft + (out - 1.0) * tpot}[metric]
-        ok &= value <= limit
+        if out <= 1.0 and metric == "tpot":
+            continue
+        later = (out - 1.0) * tpot if out > 1.0 else 0.0
+        ok &= {"ttft": ttft, "tpot": tpot, "e2e": ttft + later}[metric] <= limit
     return ok
 
 
@@ -142,16 +144,18 @@ def choose(
     max_tokens: int,
     chunked: bool,
     drafting: Drafting | None = None,
+    decode_only: bool = False,
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
     the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates (open
-    loops; zeros under a closed loop, whose replicas are sized by their users: max_users)."""
+    loops; zeros under a closed loop, whose replicas are sized by their users: max_users). `decode_only`: the
+    decode pool of a disaggregated deployment (search.estimate)."""
     topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
     from chipwise.perf.device import topology_of
 
     cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed))
     inp, out = job.mean_input, job.mean_output
-    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting)
+    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, decode_only)
     if not est.fits.any():
         raise _searched(
             InfeasibleError(
@@ -188,7 +192,16 @@ def choose(
         score = -est.throughput / per_chip
         score = np.where(est.fits & np.isfinite(need), score, np.inf)
     else:
-        score = np.where(np.isfinite(total_chips), total_chips + 1e-6 * np.where(np.isfinite(tpot), tpot, 1e3), np.inf)
+        # among shapes of as many chips, the faster where they would run (their share of an open loop's load):
+        # TPOT, then TTFT (a larger batch cap waits less for a slot)
+        fast_tpot, fast_ttft = tpot, ttft
+        if load.kind in ("rate", "trace"):
+            share = np.where(np.isfinite(need), lam / np.maximum(need, 1.0), 0.0)
+            op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting)
+            fast_tpot, fast_ttft = op.tpot, op.ttft_p99
+        speed = np.where(np.isfinite(fast_tpot), fast_tpot, 1e3)
+        speed = speed + 1e-3 * np.where(np.isfinite(fast_ttft), fast_ttft, 1e3)
+        score = np.where(np.isfinite(total_chips), total_chips + 1e-6 * speed, np.inf)
     if not np.isfinite(score).any():
         raise _searched(
             InfeasibleError(

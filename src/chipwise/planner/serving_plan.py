@@ -43,6 +43,7 @@ from chipwise.serve.search import (
 )
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, Load, ServingJob
@@ -53,7 +54,11 @@ VERIFY_REQUESTS = 1200
 STEADY_LATENCIES = 3.0
 STEADY_WAVES = 4
 VERIFY_MAX = 20000
+#: the fewest replicas a check of a fleet too large for VERIFY_MAX requests simulates
+SLICE_MIN = 4
 SIZE_UP_TRIES = 3
+#: decode pools are searched on the chips of this many of the cheapest colocated options
+DECODE_CHIPS = 4
 
 
 def plan_serving(
@@ -100,7 +105,7 @@ def plan_serving(
     skipped: list[dict[str, str]] = []
     fronts: dict[str, list[dict[str, float]]] = {}
     prefill_options: list[dict[str, Any]] = []
-    decode_options: list[dict[str, Any]] = []
+    decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
     evaluated = 0
     for hid in hardware_ids:
         system = hw.system(hid)
@@ -145,10 +150,14 @@ def plan_serving(
                         _prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price)
                     )
             if disaggregated and load.kind == "rate":
-                decode_options.append({"system": system, "engine": name, "choice": choice, "price": price})
+                args = (model, system, name, eng, job, weight, kv, targets, drafting, price)
+                decode_inputs.append((price * chips, args))
         if len(failures) == len(draftings):
             skipped.append({"hardware": system.chip.id, "system": system.id, "reason": failures[0]})
     if disaggregated and load.kind == "rate" and prefill_options:
+        # decode pools of the chips whose colocated fleets are cheapest (a decode pool carries the same answers)
+        decode_inputs.sort(key=lambda d: d[0])
+        decode_options = [o for _, args in decode_inputs[:DECODE_CHIPS] for o in _decode_option(*args)]
         rows.extend(
             _disaggregated_rows(catalog, model, job, targets, prefill_options, decode_options, precision, kv_precision)
         )
@@ -230,9 +239,11 @@ def _prefill_option(
     input_tokens: int,
     price: float,
 ) -> dict[str, Any]:
-    """The replica shape with the most prompt tokens/s per chip, and its cost per prompt token/s."""
+    """The replica shape with the most prompt tokens/s per chip, and its cost per prompt token/s. A prefill replica
+    encodes the prompts queued for it together, each adding its own work to the iteration (Estimate.prefill_work_s,
+    without the per-iteration costs a lone prompt pays)."""
     ok = est.fits
-    pf_tps = np.where(ok, input_tokens / np.maximum(est.prefill_s, 1e-9), 0.0)
+    pf_tps = np.where(ok, input_tokens / np.maximum(est.prefill_work_s, 1e-9), 0.0)
     per_chip = pf_tps / est.chips
     i = int(np.argmax(per_chip))
     c = est.cand
@@ -256,6 +267,28 @@ def _prefill_option(
         "prefill_s": float(est.prefill_s[i]),
         "price": price,
     }
+
+
+def _decode_option(
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    eng: EngineProfile,
+    job: ServingJob,
+    weight: str,
+    kv: str,
+    targets: Mapping[str, float],
+    drafting: Drafting | None,
+    price: float,
+) -> list[dict[str, Any]]:
+    """The decode pool this chip would run beside a prefill pool: the shape and count that carry the load within
+    the TPOT and end-to-end targets when no prompt shares its iterations (none if none does)."""
+    decoding = {k: v for k, v in targets.items() if not k.startswith("ttft")}
+    try:
+        choice, _, _ = choose_any(model, system, eng, job, weight, kv, decoding, drafting, decode_only=True)
+    except (InfeasibleError, ChipwiseError):
+        return []
+    return [{"system": system, "engine": engine, "choice": choice, "price": price}]
 
 
 def _disaggregated_rows(
@@ -316,7 +349,14 @@ def _verify(
     done: list[dict[str, Any]] = []
 
     def simulated(s: ServingSetup, requests: int) -> tuple[dict[str, Any], bool]:
-        out, _ = run_job(job, s, seed=0, targets=dict(targets), requests=requests, steady_latencies=True)
+        part, share, n = _slice(job, s, requests)
+        count = min(VERIFY_MAX, math.ceil(requests * share))
+        sim = s if share == 1.0 else _replicas(s, n)
+        out, _ = run_job(part, sim, seed=0, targets=dict(targets), requests=count, steady_latencies=True)
+        if share < 1.0:  # the fleet delivers what its slice does, once per slice
+            for key in ("output_tokens_per_s", "throughput_tokens_per_s", "input_tokens_per_s"):
+                out[key] /= share
+            out["simulated_replicas"] = n
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
     for row in rows:
@@ -374,20 +414,43 @@ def _verify(
 
 
 def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
-    """Requests a simulated check runs: VERIFY_REQUESTS, or more where the load needs them to reach a steady state
-    (an open loop's arrivals spanning STEADY_LATENCIES of the option's estimated request latencies, so that the
-    batch fills and the throughput is measured in a steady window; a closed loop's users completing at least
-    STEADY_WAVES requests each), at most VERIFY_MAX. At 60 req/s of 1,024-token answers taking 40 s, 1,200 requests
-    arrive in 20 s, before the first one ends: the run reads a fraction of what the fleet delivers."""
+    """Requests a simulated check of the whole fleet needs: VERIFY_REQUESTS, or more where the load needs them to
+    reach a steady state (an open loop's arrivals spanning STEADY_LATENCIES of the option's estimated request
+    latencies, so that the batch fills and the throughput is measured in a steady window; a closed loop's users
+    completing at least STEADY_WAVES requests each). At 60 req/s of 1,024-token answers taking 40 s, 1,200 requests
+    arrive in 20 s, before the first one ends: the run reads a fraction of what the fleet delivers. Beyond
+    VERIFY_MAX the check simulates a slice of the fleet (_slice)."""
     base = min(job.requests, VERIFY_REQUESTS)
     if job.load.kind == "closed":
-        return int(min(VERIFY_MAX, max(base, STEADY_WAVES * job.load.concurrency)))
+        return int(max(base, STEADY_WAVES * job.load.concurrency))
     rate = offered_request_rate(job)
     est = row.get("estimate") or {}
     latency = float(est.get("ttft_p99_s", 0.0)) + job.mean_output * float(est.get("tpot_s", 0.0))
     if rate is None or not math.isfinite(latency):
         return base
-    return int(min(VERIFY_MAX, max(base, math.ceil(rate * STEADY_LATENCIES * latency))))
+    return int(max(base, math.ceil(rate * STEADY_LATENCIES * latency)))
+
+
+def _slice(job: ServingJob, setup: ServingSetup, requests: int) -> tuple[ServingJob, float, int]:
+    """(job, share of the fleet, replicas) a check simulates: the whole fleet when `requests` fit VERIFY_MAX, else
+    as many of its (decode) replicas (at least SLICE_MIN) as VERIFY_MAX requests keep steady, a prefill pool cut
+    alike (_replicas), under their share of an open loop's rate or of a closed loop's users. Replicas behind a
+    least-loaded router see the load their share of it brings, so a slice runs as the fleet does, for longer."""
+    replicas = setup.pools[-1].replicas
+    n = max(SLICE_MIN, math.floor(replicas * VERIFY_MAX / requests))
+    if requests <= VERIFY_MAX or n >= replicas or job.load.kind not in ("rate", "closed"):
+        return job, 1.0, replicas
+    load = job.load
+    if load.kind == "closed":
+        users = max(1, round(load.concurrency * n / replicas))
+        return replace(job, load=replace(load, concurrency=users)), users / load.concurrency, n
+    return replace(job, load=replace(load, rate=load.rate * n / replicas)), n / replicas, n
+
+
+def _replicas(setup: ServingSetup, n: int) -> ServingSetup:
+    """`setup` with n replicas in its last (or only) pool and a prefill pool cut in the same proportion."""
+    share = n / setup.pools[-1].replicas
+    return replace(setup, pools=tuple(Pool(p.setup, max(1, round(p.replicas * share)), p.role) for p in setup.pools))
 
 
 def _cost(row: Mapping[str, Any], load: Load, per_hour: str, per_mtok: str) -> float:

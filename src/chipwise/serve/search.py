@@ -141,9 +141,10 @@ class PromptIterations:
     cap: Array  # most prompt tokens one iteration takes (the token budget)
     padding: Array  # tokens run per prompt token (a compiled-shape engine pads each prompt to its bucket)
     floor: Array  # least time of an iteration that carries prompt tokens on an eager engine (its launches)
+    encoded: float = 1.0  # the share of each prompt the replica encodes: none in a disaggregated decode pool
 
     def take(self, idx: IntArray) -> PromptIterations:
-        return PromptIterations(self.unit[idx], self.cap[idx], self.padding[idx], self.floor[idx])
+        return PromptIterations(self.unit[idx], self.cap[idx], self.padding[idx], self.floor[idx], self.encoded)
 
 
 @dataclass(frozen=True)
@@ -230,7 +231,8 @@ def _step_time(
     pp = shapes.pp.astype(np.float64)
     k, tau = (drafting.spec.draft_tokens, drafting.spec.tokens_per_step) if drafting else (0, 1.0)
     fed = batch * (k + 1.0)  # positions the target decodes (verifies)
-    started = (batch if active is None else active) * tau * inp / out  # prompt tokens that start per iteration
+    # prompt tokens that start per iteration
+    started = (batch if active is None else active) * tau * inp / out * prompts.encoded
     a = context_coefficient(model, dev, shapes, kv_precision, inp + out)
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
     decode = (
@@ -287,8 +289,11 @@ def estimate(
     out: float,
     max_tokens: int,
     drafting: Drafting | None = None,
+    decode_only: bool = False,
 ) -> Estimate:
-    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget))."""
+    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). `decode_only`: as a
+    disaggregated decode pool's replica, which receives its requests' KV caches and encodes no prompt (its TTFT
+    share is only the waits for a step and a slot)."""
     eng = eng.on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
@@ -307,7 +312,7 @@ def estimate(
     per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
     b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
     budget = max_tokens * schedulers(eng, cand.tp, cand.adp)  # each attention-DP rank's own, where the engine's are
-    b_budget = np.floor(budget / (1.0 + inp / out)) if eng.mixed_batching else np.inf
+    b_budget = np.floor(budget / (1.0 + (0.0 if decode_only else inp / out))) if eng.mixed_batching else np.inf
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
     fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
     b = np.maximum(batch, 1.0)
@@ -317,7 +322,9 @@ def estimate(
     ones = np.ones(b.shape)
     # attention-DP context balancing holds prompts until every rank has one: they join iterations R at a time
     grouped = np.where((cand.adp > 0) & (eng.adp_balance_timeout_iters > 0), cand.tp, 1)
-    prompts = PromptIterations(inp * padded / chunk * grouped, budget * ones, padded / chunk * ones, floor * ones)
+    prompts = PromptIterations(
+        inp * padded / chunk * grouped, budget * ones, padded / chunk * ones, floor * ones, 0.0 if decode_only else 1.0
+    )
     step = _step_time(
         model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, prompts, drafting, packed=True
     )
@@ -336,6 +343,8 @@ def estimate(
         device = device + (np.maximum(piece, floor) if eng.eager_launch_s > 0 else piece)
     last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
     prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
+    if decode_only:
+        prefill_s, device, work = np.zeros(b.shape), np.zeros(b.shape), np.zeros(b.shape)
     return Estimate(
         cand=cand,
         fits=np.asarray(fits),

@@ -137,6 +137,10 @@ _SUFFIXES = (
 #: Requests simulated per row, by load (enough for a steady window, few enough to validate quickly).
 MAX_REQUESTS = 30000
 MIN_REQUESTS = 240
+#: An offline run's most: six batches of a large deployment (8 GPUs holding 18,000 sequences of MLPerf's Mixtral
+#: take 110,000 requests); its first batch, which starts with every prompt at once, must turn over before the
+#: steady window (serve.sim.metrics.window) and there must be batches after it.
+MAX_OFFLINE_REQUESTS = 150000
 
 
 def _candidates(name: str) -> list[str]:
@@ -561,8 +565,11 @@ def _requests(load: Load, concurrency: int, stated: int | None, out_len: float) 
     (the benchmark's fill and drain then matter, as in its own timing), else several batches' worth, measured
     over the steady window; a few minutes of arrivals for open loops. A closed loop runs its stated count whenever
     it can be simulated whole: its clients time every request, the burst of first prompts included, so a shorter
-    run would weigh that burst more than the benchmark did."""
+    run would weigh that burst more than the benchmark did. So does an offline run: requests of one length that
+    start together stay nearly in step for many batches, so that no shorter window reads what the whole run did."""
     if load.kind == "closed" and stated is not None and stated <= MAX_REQUESTS:
+        return stated, "run"
+    if load.kind == "offline" and stated is not None and stated <= MAX_OFFLINE_REQUESTS:
         return stated, "run"
     if load.kind == "closed":
         users = load.concurrency
@@ -571,7 +578,8 @@ def _requests(load: Load, concurrency: int, stated: int | None, out_len: float) 
         n = int(load.rate * (240.0 + 0.2 * out_len))  # four minutes plus a few request lifetimes
     else:
         n = 6 * concurrency
-    n = min(max(n, MIN_REQUESTS if load.kind != "closed" or load.concurrency > 1 else 12), MAX_REQUESTS)
+    most = MAX_OFFLINE_REQUESTS if load.kind == "offline" else MAX_REQUESTS
+    n = min(max(n, MIN_REQUESTS if load.kind != "closed" or load.concurrency > 1 else 12), most)
     if stated is not None and stated <= n:
         return stated, "run"
     return n, "steady"

@@ -80,6 +80,14 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     )
     if "utilisation" in r["load"]:
         head.add_row("offered load", _load_text(r["load"]))
+    short = r.get("short_run")
+    if short:
+        head.add_row(
+            "[yellow]run too short[/yellow]",
+            f"arrivals span {short['arrival_span_s']:.3g} s, less than two request latencies "
+            f"({short['request_latency_s']:.3g} s each): throughput and latencies are of the batch filling; "
+            f"run at least {short['requests_for_steady_state']:,} requests",
+        )
     measured, total = r.get("latency_requests", 0), r["requests"]["finished"]
     if r["load"]["kind"] == "closed" and 0 < measured < total:
         users = r["load"]["concurrency"]

@@ -6,10 +6,11 @@ end-to-end latency = finish - arrival.
 
 Throughput is measured over a steady window, so that the fill and the final drain of a finite run do not bias
 it: open loop, from one median end-to-end latency after the first arrival (the batch has filled) to the last
-arrival; closed loop and offline, from the start to the last
-admission of a request into a batch (after it the batch only drains), or the whole run when that admission
-came in its first half (every request fitted in the first batches). A request's output tokens are its first
-token at its first-token time and the rest spread evenly to its finish; those falling in the window count.
+arrival; closed loop and offline, from the start (offline: from the first request's finish, once the first
+batch, which starts with every prompt at once, has turned over) to the last admission of a request into a batch
+(after it the batch only drains), or the whole run when that admission came in its first half (every request
+fitted in the first batches). The output tokens counted are those the
+replicas generated within the window (a decode run's tokens spread evenly over its iterations).
 With basis 'run' the window is the whole run, as a benchmark that times a fixed set of requests reports it.
 """
 
@@ -57,29 +58,48 @@ def window(out: SimOutput, basis: str = "steady", ramp_s: float = 0.0) -> tuple[
         return lo, max(out.end, lo + 1e-12)
     if not out.closed_loop and arrivals.size > 1 and arrivals.max() > arrivals.min():
         hi = float(arrivals.max())
-        e2e = (r["finish"] - r["arrival"])[np.isfinite(r["finish"])]
-        warm = float(np.median(e2e)) if e2e.size else 0.0
-        return lo + min(warm, 0.5 * (hi - lo)), hi
+        return lo + min(_fill_s(out), 0.5 * (hi - lo)), hi
     hi = out.last_admit
     if not math.isfinite(hi) or hi - lo < 0.5 * (out.end - lo):
-        hi = out.end
+        return lo, max(out.end, lo + 1e-12)
     if out.closed_loop and ramp_s > 0.0 and hi - ramp_s > 0.5 * (hi - lo):
         lo = ramp_s
+    elif not out.closed_loop:  # offline: after the first batch has turned over (it starts with every prompt)
+        finished = r["finish"][np.isfinite(r["finish"])]
+        turned = float(finished.min()) if finished.size else math.inf
+        if turned - lo < 0.5 * (hi - lo):
+            lo = turned
     return lo, max(hi, lo + 1e-12)
 
 
+def _fill_s(out: SimOutput) -> float:
+    """An open loop's fill: one median end-to-end latency."""
+    r = out.requests
+    e2e = (r["finish"] - r["arrival"])[np.isfinite(r["finish"])]
+    return float(np.median(e2e)) if e2e.size else 0.0
+
+
+def steady_state(out: SimOutput) -> bool:
+    """Whether an open loop's arrivals outlast its fill twice over, so that its throughput window starts after
+    the fill; a closed loop or an offline run is measured from its start."""
+    r = out.requests
+    arrivals = r["arrival"][np.isfinite(r["arrival"])]
+    if out.closed_loop or arrivals.size < 2 or arrivals.max() <= arrivals.min():
+        return arrivals.size > 1 or out.closed_loop
+    return _fill_s(out) <= 0.5 * float(arrivals.max() - arrivals.min())
+
+
 def tokens_in_window(out: SimOutput, lo: float, hi: float) -> tuple[float, float]:
-    """(output tokens, input tokens) produced within [lo, hi]."""
+    """(output tokens generated within [lo, hi], input tokens of the prompts whose first token came within it)."""
+    made = 0.0
+    for rep in out.replicas:
+        t, v = rep["util_t"], rep["emit_v"]
+        if t.size:
+            made += float(np.interp(hi, t, v) - np.interp(lo, t, v))
     r = out.requests
     ok = np.isfinite(r["finish"]) & np.isfinite(r["first"]) & (r["dropped"] == 0)
-    first, fin, nout, nin = r["first"][ok], r["finish"][ok], r["output"][ok], r["input"][ok]
-    in_first = (first >= lo) & (first <= hi)
-    span = fin - first
-    overlap = np.clip(np.minimum(fin, hi) - np.maximum(first, lo), 0.0, None)
-    rest = np.where(
-        span > 0, (nout - 1.0) * overlap / np.where(span > 0, span, 1.0), np.where(in_first, nout - 1.0, 0.0)
-    )
-    return float(in_first.sum() + rest.sum()), float(nin[in_first].sum())
+    first = r["first"][ok]
+    return made, float(r["input"][ok][(first >= lo) & (first <= hi)].sum())
 
 
 def kv_utilisation(out: SimOutput) -> dict[str, Any]:
@@ -181,6 +201,7 @@ def summarise(
             "mean_in_system": _mean_in_system(r),
         },
         "window_s": [lo, hi],
+        "steady_state": steady_state(out),
         "latency_requests": int(np.isfinite(timing["ttft"]).sum()),  # the requests the latency statistics cover
         "makespan_s": out.end,
         "simulation_wall_s": out.wall_s,

@@ -172,6 +172,7 @@ def simulate(
             "preemptions": rep.preemptions,
             "util_t": np.asarray(rep.util_t),
             "util_v": np.asarray(rep.util_v),
+            "emit_v": np.asarray(rep.emit_v),
         }
         for pool in pools
         for rep in pool
