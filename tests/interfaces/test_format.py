@@ -54,7 +54,9 @@ def test_plan_serve_verdict_names_the_answer_or_what_to_relax() -> None:
     text, found = fmt.plan_serve_verdict(_report(False, False))
     assert not found and "(3 chips, $0.0654 per M output tokens, NOT met, overloaded): relax the SLO" in text
     nothing = "No option could be simulated: add hardware or lower the load"
-    assert fmt.plan_serve_verdict({"best": None}) == (nothing, False)
+    assert fmt.plan_serve_verdict({"best": None, "results": [{}]}) == (nothing, False)
+    unmet = fmt.plan_serve_verdict({"best": None, "results": []})
+    assert unmet == ("No option meets the SLO at this load on the hardware searched (each chip's reason below)", False)
 
 
 def test_a_serving_plan_names_its_scheduler_settings_where_set() -> None:

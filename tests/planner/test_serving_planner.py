@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from chipwise.catalog import Catalog
@@ -104,6 +106,9 @@ def test_an_slo_no_shape_meets_is_reported_with_the_shapes_searched(catalog: Cat
     )  # fmt: skip
     assert report["results"] == [] and "meets the SLO" in report["skipped"][0]["reason"]
     assert report["search"]["evaluated"] > 0  # the shapes were priced, none met the target
+    # the reason says what the fastest shapes reach, one request at a time: a 10 ms TTFT is out of reach
+    reached = re.search(r"reach TPOT ([\d.]+) ms and TTFT ([\d.]+) ms", report["skipped"][0]["reason"])
+    assert reached is not None and float(reached.group(2)) > 10.0
 
 
 def test_fixed_concurrency_ranks_by_cost_per_token_and_seats_every_user(catalog: Catalog) -> None:

@@ -199,6 +199,8 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     """The line that answers a plan-serve search, and whether it found an option: the cheapest simulated one that
     keeps up and meets the SLO, or the closest and what to relax."""
     best = report.get("best")
+    if not best and not report.get("results"):
+        return "No option meets the SLO at this load on the hardware searched (each chip's reason below)", False
     if not best:
         return "No option could be simulated: add hardware or lower the load", False
     pools = best["plan"]

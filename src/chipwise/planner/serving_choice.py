@@ -207,6 +207,7 @@ def choose(
             InfeasibleError(
                 f"no replica shape on {system.chip.id} meets the SLO at this load"
                 + (f" with {chips} chips" if chips else "")
+                + _fastest(model, system, eng, est, weight, kv, inp, out, drafting)
                 + ". Fix: relax the SLO, lower the load, or add chips."
             ),
             len(cand),
@@ -241,6 +242,29 @@ def choose(
         est,
         rate,
     )
+
+
+def _fastest(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight: str,
+    kv: str,
+    inp: float,
+    out: float,
+    drafting: Drafting | None,
+) -> str:
+    """What the fastest shapes reach with a request at a time: the least TPOT p99 and TTFT p99 (an SLO below them
+    no load and no chip count meets)."""
+    trickle = np.full(len(est.cand), 1e-9)
+    op = at_rate(model, system, eng, est, weight, kv, inp, out, trickle, drafting)
+    tpot = np.where(est.fits, op.tpot_p99, np.inf)
+    ttft = np.where(est.fits, op.ttft_p99, np.inf)
+    if not (np.isfinite(tpot).any() and np.isfinite(ttft).any()):
+        return ""
+    reach = f"TPOT {1e3 * tpot.min():.3g} ms and TTFT {1e3 * ttft.min():.3g} ms"
+    return f" (the fastest shapes reach {reach}, one request at a time)"
 
 
 def _searched(exc: InfeasibleError, shapes: int) -> InfeasibleError:

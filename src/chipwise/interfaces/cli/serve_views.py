@@ -188,7 +188,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             _ms(est["tpot_s"]),
             _ms(est["ttft_p99_s"]),
         )
-    console.print(table)
+    if report["results"]:
+        console.print(table)
     if report["verified"]:
         console.print()
         vt = compact_table("Simulated check of the cheapest options")
@@ -217,9 +218,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                     f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
                     + (" [yellow](projected)[/]" if k.get("projected") else "")
                 )
-        text, answered = fmt.plan_serve_verdict(report)
-        console.print()
-        console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
+    text, answered = fmt.plan_serve_verdict(report)
+    console.print()
+    console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
     s = report["search"]
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
