@@ -224,3 +224,18 @@ def test_at_a_trickle_a_shape_is_not_cut_to_one_slot(catalog: Catalog) -> None:
         disaggregated=False, verify=0,
     )  # fmt: skip
     assert report["results"][0]["plan"]["max_batch"] > 1
+
+
+def test_replicas_smaller_than_a_chip_fill_whole_chips(catalog: Catalog) -> None:
+    """A Trainium2 chip holds four logical cores: a one-core replica is a quarter of a chip, which no one rents.
+    Every option (both pools of a split too) comes in whole chips, the spare cores running more replicas."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["trn2", "inf2"], Load("rate", rate=1.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        verify=0,
+    )  # fmt: skip
+    for r in report["results"]:
+        assert float(r["chips"]).is_integer(), r
+        for role in ("prefill", "decode"):
+            pool = r["plan"].get(role)
+            if pool and r["hardware"].split(">")[0 if role == "prefill" else 1] == "trn2":
+                assert (pool["replicas"] * pool["tp"] / 4.0).is_integer(), r

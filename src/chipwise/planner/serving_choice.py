@@ -183,6 +183,9 @@ def choose(
         fit_count = np.floor(chips / per_chip)
         need = np.where(need <= fit_count, fit_count, np.inf) if load.kind != "offline" else fit_count
         need = np.where(fit_count >= 1, need, np.inf)
+    # replicas smaller than a chip (a Trainium core or two) fill whole chips: the spare cores run more replicas
+    whole = np.ceil(need * per_chip - 1e-9)
+    need = np.where(np.isfinite(need) & (per_chip < 1.0), np.maximum(need, whole / per_chip), need)
     total_chips = need * per_chip
     if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
         # a given deployment that cannot carry the load (or meet the SLO): predict it anyway at its most

@@ -310,6 +310,8 @@ def _disaggregated_rows(
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
             continue
         n_pre = max(1, math.ceil(lam * job.mean_input / (0.7 * pf["prompt_tps"])))
+        if pf["chips"] < 1.0:  # replicas smaller than a chip fill whole chips
+            n_pre = round(math.ceil(n_pre * pf["chips"] - 1e-9) / pf["chips"])
         for dc in decodes:
             choice: Choice = dc["choice"]
             if not math.isfinite(dc["price"]):
