@@ -230,8 +230,8 @@ def test_replicas_smaller_than_a_chip_fill_whole_chips(catalog: Catalog) -> None
     """A Trainium2 chip holds four logical cores: a one-core replica is a quarter of a chip, which no one rents.
     Every option (both pools of a split too) comes in whole chips, the spare cores running more replicas."""
     report = plan_serving(
-        catalog, "llama-3.1-8b", ["trn2", "inf2"], Load("rate", rate=1.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05},
-        verify=0,
+        catalog, "llama-3.1-8b", ["trn2", "inf2"], Load("rate", rate=1.0), 1000, 200,
+        {"ttft_p99": 2.0, "tpot_p99": 0.05}, verify=0,
     )  # fmt: skip
     for r in report["results"]:
         assert float(r["chips"]).is_integer(), r
@@ -239,3 +239,15 @@ def test_replicas_smaller_than_a_chip_fill_whole_chips(catalog: Catalog) -> None
             pool = r["plan"].get(role)
             if pool and r["hardware"].split(">")[0 if role == "prefill" else 1] == "trn2":
                 assert (pool["replicas"] * pool["tp"] / 4.0).is_integer(), r
+
+
+def test_chips_whose_engine_runs_on_its_defaults_are_named(catalog: Catalog) -> None:
+    """No serving measurement of Gaudi 3 or TPU v6e was fitted: their rows list the chip under engine_defaults (the
+    table marks it), where H100's TensorRT-LLM figures are fitted."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["gaudi3", "h100-sxm", "tpu-v6e"], Load("rate", rate=5.0), 1000, 200,
+        {"ttft_p99": 2.0}, verify=0,
+    )  # fmt: skip
+    for r in report["results"]:
+        named = {c for c in r["hardware"].split(">") if c in ("gaudi3", "tpu-v6e")}
+        assert set(r["engine_defaults"]) == named, r

@@ -332,3 +332,10 @@ def test_plan_serve_prints_each_chips_pareto_front(capsys: pytest.CaptureFixture
         tput = [(p["tpot_s"], p["output_tokens_per_s_per_chip"]) for p in front]
         want = [max((x for t, x in tput if t <= b), default=0.0) for b in budgets]
         assert row == [f"{v:,.0f}" if v > 0 else "-" for v in want]
+
+
+def test_plan_serve_marks_chips_whose_engine_runs_on_defaults(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--hardware", "gaudi3,h100-sxm"]) == 0
+    out = capsys.readouterr().out
+    assert "gaudi3 †" in out and "h100-sxm †" not in out
+    assert "† no serving measurement on this chip family was fitted" in out

@@ -30,7 +30,7 @@ from chipwise.planner.serving import (
 from chipwise.planner.serving_choice import Choice, check_slo, engine_for
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
-from chipwise.serve.engine import EngineProfile, check_engine_model, engine_profile, token_budget
+from chipwise.serve.engine import EngineProfile, check_engine_model, engine_fitted, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -134,6 +134,7 @@ def plan_serving(
                     "system": system.id,
                     "engine": name,
                     "projected": system.projected,
+                    "engine_defaults": [] if _fitted(catalog, name, system) else [system.chip.id],
                     "plan": _plan_brief(choice.plan, choice.replicas),
                     "disaggregated": False,
                     "chips": chips,
@@ -192,6 +193,10 @@ def plan_serving(
         "skipped": skipped,
         "search": {"evaluated": evaluated, "seconds": time.perf_counter() - start},
     }
+
+
+def _fitted(catalog: Catalog, engine: str, system: System) -> bool:
+    return engine_fitted(catalog, engine, system.chip.family)
 
 
 def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
@@ -325,6 +330,9 @@ def _disaggregated_rows(
                     "system": f"{pf['system'].id}>{dc['system'].id}",
                     "engine": f"{pf['engine']}>{dc['engine']}",
                     "projected": pf["system"].projected or dc["system"].projected,
+                    "engine_defaults": sorted(
+                        {o["system"].chip.id for o in (pf, dc) if not _fitted(catalog, o["engine"], o["system"])}
+                    ),
                     "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
                     "disaggregated": True,
                     "chips": n_pre * pf["chips"] + n_dec * choice.chips,

@@ -172,6 +172,16 @@ def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
     return merged
 
 
+def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
+    """Whether the catalog holds figures of `engine` on `chip_family` (fitted to serving measurements of the family,
+    or carried from a sibling's fit), rather than the engine's defaults alone."""
+    tree = catalog.engines
+    own = tree.get(engine, {})
+    base_fig = own.get("base")
+    nodes = [own, tree.get(str(base_fig.value), {}) if isinstance(base_fig, Figure) else {}]
+    return any(isinstance((n.get("chips") or {}).get(chip_family), Mapping) for n in nodes)
+
+
 def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EngineProfile:
     """The profile of `engine` on `chip_family`; unknown engines use the default figures."""
     figs = _merged(catalog, engine, chip_family)

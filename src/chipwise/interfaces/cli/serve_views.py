@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
@@ -28,14 +29,16 @@ _usd = fmt.price
 _plan_text = fmt.serving_plan
 
 
-def _pools(hardware: str, plans: dict[str, dict[str, Any]]) -> tuple[str, str]:
+def _pools(hardware: str, plans: dict[str, dict[str, Any]], defaults: Sequence[str] = ()) -> tuple[str, str]:
     """Hardware and plan cells of a ranking row: one line, or one line per pool of a disaggregated deployment
-    ('P: b200' over 'D: h200'; the planner names such a pair 'b200>h200')."""
+    ('P: b200' over 'D: h200'; the planner names such a pair 'b200>h200'); a chip whose engine runs on its
+    defaults (`defaults`) is marked with a dagger."""
+    marked = {c: c + (" †" if c in defaults else "") for c in hardware.split(">")}
     if len(plans) == 1:
-        return hardware, _plan_text(next(iter(plans.values())))
+        return marked[hardware], _plan_text(next(iter(plans.values())))
     chips = dict(zip(("prefill", "decode"), hardware.split(">"), strict=True))
     return (
-        "\n".join(f"{role[0].upper()}: {chips[role]}" for role in plans),
+        "\n".join(f"{role[0].upper()}: {marked[chips[role]]}" for role in plans),
         "\n".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in plans.items()),
     )
 
@@ -175,7 +178,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     for i, r in enumerate(report["results"][:top], start=1):
         plan = r["plan"]
         hardware, plan_text = _pools(
-            r["hardware"], {role: plan[role] for role in ("prefill", "decode")} if r["disaggregated"] else {"": plan}
+            r["hardware"],
+            {role: plan[role] for role in ("prefill", "decode")} if r["disaggregated"] else {"": plan},
+            r.get("engine_defaults", ()),
         )
         est = r["estimate"]
         table.add_row(
@@ -190,6 +195,11 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     if report["results"]:
         console.print(table)
+    if any(r.get("engine_defaults") for r in report["results"][:top]):
+        console.print(
+            "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults "
+            "(docs/accuracy.md)[/]"
+        )
     if report["verified"]:
         console.print()
         vt = compact_table("Simulated check of the cheapest options")
