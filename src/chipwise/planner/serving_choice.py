@@ -230,6 +230,8 @@ def choose(
     )
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
     tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
+    if load.kind == "offline":  # every replica runs saturated: its step at the saturation batch
+        tpot_i = float(est.step[i])
     if math.isfinite(tpot_i) and load.kind in ("rate", "trace", "closed"):
         # the estimates where the chosen replicas run: their share of the load, not the most each could carry
         one = est.take(np.asarray([i]))
