@@ -10,6 +10,13 @@ import typer
 
 from chipwise.interfaces.cli.common import err_console
 
+def _checked(path: Path | None) -> Path | None:
+    """A plot path is checked as the command line is read, before any work (a known suffix, an existing folder)."""
+    from chipwise.interfaces.chart import check_path
+
+    return None if path is None else check_path(path)
+
+
 PlotFile = Annotated[
     Path | None,
     typer.Option(
@@ -17,6 +24,7 @@ PlotFile = Annotated[
         help="Also draw the result to FILE: .png or .svg (static) or .html (interactive, works offline).",
         show_default=False,
         metavar="FILE",
+        callback=_checked,
     ),
 ]
 
