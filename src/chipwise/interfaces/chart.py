@@ -27,7 +27,19 @@ PALETTE: tuple[str, ...] = (
     "#7f7f7f",
     "#bcbd22",
     "#17becf",
+    "#393b79",
+    "#ad494a",
+    "#637939",
+    "#8c6d31",
+    "#7b4173",
+    "#3182bd",
+    "#e6550d",
+    "#31a354",
+    "#756bb1",
+    "#636363",
 )
+#: more named curves than this and the legend goes beside the plot, where it hides none of them
+LEGEND_INSIDE = 8
 FRONT = "#1f77b4"
 DOMINATED = "#9a9a9a"
 PROJECTED = "#e07b00"
@@ -48,6 +60,7 @@ class Series:
     labels: Sequence[str] = ()
     hover: Sequence[str] = ()
     size: float = 7.0
+    dashed: bool = False  # a curve drawn dashed (once the palette's colours are used up)
 
 
 @dataclass(frozen=True)
@@ -157,7 +170,8 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
             ax.plot(s.x, s.y, color=s.color, linewidth=1.5, alpha=0.6, label=s.name, zorder=1)
             continue
         if s.style == "curve":
-            ax.plot(s.x, s.y, color=s.color, linewidth=1.2, marker="o", markersize=s.size / 2, label=s.name)
+            dash = "--" if s.dashed else "-"
+            ax.plot(s.x, s.y, dash, color=s.color, linewidth=1.2, marker="o", markersize=s.size / 2, label=s.name)
         elif s.style == "hollow":
             ax.scatter(
                 s.x, s.y, s=s.size**2, marker="D", facecolors="none", edgecolors=s.color, linewidths=1.5, label=s.name
@@ -168,7 +182,10 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
         if log:
             set_scale("log")
             _plain_log_ticks(axis)
-    if any(s.name for s in panel.series):
+    named = sum(1 for s in panel.series if s.name)
+    if named > LEGEND_INSIDE:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + named // 20, frameon=False)
+    elif named:
         ax.legend(fontsize=8, loc="best")
 
 
@@ -317,7 +334,7 @@ def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
                 mode=mode,
                 name=s.name,
                 marker=marker,
-                line={"color": s.color} if s.style == "curve" else None,
+                line={"color": s.color, "dash": "dash" if s.dashed else "solid"} if s.style == "curve" else None,
                 text=list(s.labels) or None,
                 textposition="top right",
                 textfont={"size": 10},

@@ -394,7 +394,8 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
         )
         if pts:
             label = chip + (" (projected)" if chip in projected else "")
-            series.append(Series(label, [x for x, _ in pts], [y for _, y in pts], style="curve", color=colors[chip]))
+            xs, ys = [x for x, _ in pts], [y for _, y in pts]
+            series.append(Series(label, xs, ys, style="curve", color=colors[chip], dashed=i >= len(PALETTE)))
     for v in report.get("verified", []):
         x, y = latency(v.get("tpot_s")) * 1e3, _float(v.get("output_tokens_per_s_per_chip"))
         if not (math.isfinite(x) and math.isfinite(y)):
@@ -402,7 +403,8 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
         name = str(v.get("hardware"))
         proj = bool(v.get("projected")) or name in projected
         met = {True: "SLO met", False: "SLO missed"}.get(v.get("slo_met"), "no SLO")
-        label = f"{name}: {v.get('chips'):g} chips, {met}"
+        chips = _float(v.get("chips"))
+        label = f"{name}: {chips:g} chip{'' if chips == 1 else 's'}, {met}"
         series.append(
             Series(
                 "",

@@ -10,6 +10,7 @@ import typer
 
 from chipwise.interfaces.cli.common import err_console
 
+
 def _checked(path: Path | None) -> Path | None:
     """A plot path is checked as the command line is read, before any work (a known suffix, an existing folder)."""
     from chipwise.interfaces.chart import check_path
