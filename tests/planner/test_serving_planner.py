@@ -183,6 +183,16 @@ def test_a_fleet_too_large_to_simulate_whole_is_checked_by_a_slice(catalog: Cata
     )["best"]  # fmt: skip
     assert checked["keeps_up"] and checked["slo_met"]
     assert checked["chips"] <= 1.25 * report["results"][0]["chips"]
+    assert checked["simulated"]["fleet_share"] < 0.1 and checked["simulated"]["requests"] <= VERIFY_MAX
+
+
+def test_a_check_runs_the_requests_the_user_asks_for(catalog: Catalog) -> None:
+    """--requests 5000 runs 5,000 requests in each check (it was cut to 1,200), and the report says so."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 1024, 256, {"ttft_p99": 2.0},
+        disaggregated=False, requests=5000, verify=1,
+    )  # fmt: skip
+    assert report["best"]["simulated"] == {"requests": 5000, "fleet_share": 1.0}
 
 
 def test_a_disaggregated_decode_pool_is_sized_without_prompts(catalog: Catalog) -> None:

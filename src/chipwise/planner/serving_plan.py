@@ -366,7 +366,7 @@ def _verify(
         if share < 1.0:  # the fleet delivers what its slice does, once per slice
             for key in ("output_tokens_per_s", "throughput_tokens_per_s", "input_tokens_per_s"):
                 out[key] /= share
-            out["simulated_replicas"] = n
+        out["simulated"] = {"requests": count, "fleet_share": share}
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
     for row in rows:
@@ -411,6 +411,7 @@ def _verify(
                     for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
                 },
                 "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
+                "simulated": summary["simulated"],
             }
         )
     done.sort(
@@ -424,13 +425,13 @@ def _verify(
 
 
 def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
-    """Requests a simulated check of the whole fleet needs: VERIFY_REQUESTS, or more where the load needs them to
-    reach a steady state (an open loop's arrivals spanning STEADY_LATENCIES of the option's estimated request
-    latencies, so that the batch fills and the throughput is measured in a steady window; a closed loop's users
-    completing at least STEADY_WAVES requests each). At 60 req/s of 1,024-token answers taking 40 s, 1,200 requests
-    arrive in 20 s, before the first one ends: the run reads a fraction of what the fleet delivers. Beyond
-    VERIFY_MAX the check simulates a slice of the fleet (_slice)."""
-    base = min(job.requests, VERIFY_REQUESTS)
+    """Requests a simulated check of the whole fleet needs: the job's (VERIFY_REQUESTS unless the user asks for
+    another count), or more where the load needs them to reach a steady state (an open loop's arrivals spanning
+    STEADY_LATENCIES of the option's estimated request latencies, so that the batch fills and the throughput is
+    measured in a steady window; a closed loop's users completing at least STEADY_WAVES requests each). At 60 req/s
+    of 1,024-token answers taking 40 s, 1,200 requests arrive in 20 s, before the first one ends: the run reads a
+    fraction of what the fleet delivers. Beyond VERIFY_MAX the check simulates a slice of the fleet (_slice)."""
+    base = job.requests  # the user's --requests, else VERIFY_REQUESTS
     if job.load.kind == "closed":
         return int(max(base, STEADY_WAVES * job.load.concurrency))
     rate = offered_request_rate(job)

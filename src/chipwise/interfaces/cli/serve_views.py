@@ -228,6 +228,17 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                     f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
                     + (" [yellow](projected)[/]" if k.get("projected") else "")
                 )
+        counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
+        if counts:
+            span = f"{counts[0]:,}" + (f"-{counts[-1]:,}" if len(counts) > 1 else "")
+            console.print(f"[dim]each check simulated {span} requests (enough for a steady state)[/]")
+        for v in report["verified"]:
+            share = (v.get("simulated") or {}).get("fleet_share", 1.0)
+            if share < 1.0:
+                console.print(
+                    f"[dim]{v['hardware'].replace('>', ' -> ')}: a {fmt.percent(share)} slice of the fleet simulated "
+                    "under its share of the load (the whole fleet would need more requests)[/]"
+                )
     text, answered = fmt.plan_serve_verdict(report)
     console.print()
     console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
