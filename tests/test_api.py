@@ -27,6 +27,14 @@ def test_plan_serve_takes_one_load() -> None:
         cw.plan_serve("llama-3.1-8b", hardware=["h100-sxm"])
 
 
+def test_plan_serve_checks_region_and_engine_as_the_cli_does() -> None:
+    with pytest.raises(ChipwiseError, match="unknown region 'mars'"):
+        cw.plan_serve("llama-3.1-8b", rate=5, hardware=["h100-sxm"], region="mars")
+    report = cw.plan_serve("llama-3.1-8b", rate=5, hardware=["h100-sxm", "trn2"], engine="trtllm", disaggregated=False)
+    assert {r["hardware"] for r in report["results"]} == {"h100-sxm"}
+    assert any(s["reason"].startswith("trtllm does not run on trn2") for s in report["skipped"])
+
+
 def test_plan_hetero_fleet_and_lifecycle() -> None:
     hetero = cw.plan_hetero("llama-3.1-8b", {"h100-sxm": 16, "a100-80gb": 16}, tokens=1e11)
     assert hetero["alone"] and hetero["verdict"]

@@ -28,6 +28,7 @@ from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
+from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.validation.run import validate_path
@@ -86,7 +87,18 @@ def plan_serve(
     keys like ttft_p99, tpot_p99, e2e_p50), simulated; options as `chipwise plan serve --help`."""
     cat = load_catalog(files, sets)
     load = load_of(rate, concurrency, offline, flag="")
-    return plan_serving(cat, model, hardware_ids(cat, hardware), load, input_tokens, output_tokens, slo, **options)
+    ids, unrunnable = plan_serve_inputs(
+        cat,
+        model,
+        hardware_ids(cat, hardware),
+        input_tokens,
+        output_tokens,
+        options.get("engine"),
+        options.get("region"),
+    )
+    report = plan_serving(cat, model, ids, load, input_tokens, output_tokens, slo, **options)
+    report["skipped"].extend(unrunnable)
+    return report
 
 
 def plan_hetero(

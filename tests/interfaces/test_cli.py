@@ -29,9 +29,10 @@ def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]
 
 
-def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The training ranking prints in two tables that fit an 80-column terminal (time and money, then the plans),
     every figure whole, the options in the JSON's order in both."""
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
     argv = ["plan", "train", "--model", "llama-3.1-70b", "--tokens", "1T", "--hardware", "h100-sxm,trn2,b200,trn4"]
     order = [r["hardware"] for r in run_json(capsys, [*argv, "--json"])["results"]]
     assert run(argv) == 0
@@ -42,9 +43,10 @@ def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
     assert any("trn4 *" in line for line in lines) and any(line.startswith("Their plans") for line in lines)
 
 
-def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chip and system id stays whole at the start of its row on an 80-column terminal, figures in the unit
     their header names (H100: 0.989 bf16 PFLOP/s, 3.35 TB/s), projected systems starred."""
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
     data = run_json(capsys, ["catalog", "list", "--json"])
     assert run(["catalog", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -56,8 +58,9 @@ def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> Non
     assert any(line.startswith("trn4-ultraserver *") for line in lines)
 
 
-def test_model_list_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_model_list_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every preset's id stays whole at the start of its row on an 80-column terminal (names and aliases wrap)."""
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
     ids = [m["id"] for m in run_json(capsys, ["model", "list", "--json"])["models"]]
     assert run(["model", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -71,6 +74,32 @@ def test_model_show_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["params_total"] == pytest.approx(671e9, rel=0.01)
     assert data["params_active"] == pytest.approx(37e9, rel=0.02)
     assert data["seq_len"] == 4096 and data["flops_per_token_fwd"] > 0 and data["kv_bytes_per_token"] > 0
+
+
+def test_model_show_says_the_context_length(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_json(capsys, ["model", "show", "llama-2-7b", "--json"])["context_tokens"] == 4096
+    assert run(["model", "show", "llama-3.1-8b"]) == 0
+    assert any("context length" in line and "131,072 tokens" in line for line in capsys.readouterr().out.splitlines())
+
+
+def test_output_to_a_file_or_pipe_is_not_cut_to_80_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where stdout is not a terminal and $COLUMNS is unset, tables and help print wide, every cell and help line
+    whole; $COLUMNS, where set, is the width."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert run(["plan", "serve", "--help"]) == 0
+    assert any("A model preset or a path to a config.json." in line for line in capsys.readouterr().out.splitlines())
+    assert run(["plan", "train", "--model", "llama-3.1-70b", "--tokens", "1T", "--hardware", "h100-sxm,trn2"]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and max(len(line) for line in out.splitlines()) > 80
+    monkeypatch.setenv("COLUMNS", "60")
+    assert run(["plan", "serve", "--help"]) == 0
+    assert max(len(line) for line in capsys.readouterr().out.splitlines()) <= 60
+
+
+def test_a_mistyped_command_ends_its_question_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "Did you mean 'plan'? Fix: run 'chipwise --help'." in run_error(capsys, ["plna"])
 
 
 def test_predict_training_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,9 +241,10 @@ def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "lacks" in run_error(capsys, ["model", "show", str(cfg)])
 
 
-def test_plan_lifecycle_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_lifecycle_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The lifecycle ranking prints every figure whole on an 80-column terminal, in the JSON's order, and says which
     row is the best pair and which the best single-vendor plan."""
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
     argv = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "100G", "--serve-rate", "5",
             "--hardware", "h100-sxm,trn2,mi300x", "--train-chips", "128"]  # fmt: skip
     data = run_json(capsys, [*argv, "--json"])

@@ -230,13 +230,27 @@ def test_slo_parsing() -> None:
         "tpot_p99": 0.05,
         "e2e_p90": 1.5e-3,
     }
+    assert parse_slo("ttft_p99=2S,TPOT_P99=50MS") == {"ttft_p99": 2.0, "tpot_p99": 0.05}  # units in any case
 
 
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["--slo", "ttft_p99=2"], "no unit"),
+        (["--slo", "ttft_p99=2"], "no unit. Fix: write e.g. ttft_p99=2s."),
+        (["--slo", "tpot_p99=50"], "no unit. Fix: write e.g. tpot_p99=50ms."),
+        (["--slo", "ttft_p99=-2s"], "SLO ttft_p99=-2s: an SLO must be positive"),
+        (["--slo", "ttft_p99=2min"], "unit 'min' unknown; use s, ms or us"),
+        (["--slo", "ttft_p99=2s,ttft_p99=1s"], "SLO key 'ttft_p99' is given twice"),
         (["--slo", "ttft_p42=2s"], "unknown SLO key"),
+        (["--region", "mars"], "unknown region 'mars'"),
+        (["--engine", "foo"], "unknown serving engine 'foo'. Fix: use one of trtllm,"),
+        (["--engine", "neuron"], "neuron does not run on h100-sxm (nvidia; neuron runs on aws chips only)"),
+        (
+            ["--input-tokens", "200000", "--output-tokens", "200"],
+            "input 200,000 + output 200 tokens exceed llama-3.1-8b's context of 131,072 tokens",
+        ),
+        (["--speculative", "mtp:3"], "Fix: use eagle:3 or draft:MODEL:3"),
+        (["--speculative", "none,mtp:3"], "llama-3.1-8b has no multi-token-prediction head"),
         (["--rate", "-5"], "positive"),
         (["--rate", "5", "--offline"], "exactly one load"),
         (["--precision", "fp5"], "unknown weight precision 'fp5'"),
@@ -293,9 +307,10 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
         assert needle in run_error(capsys, ["predict", str(f)]), name
 
 
-def test_plan_serve_table_fits_80_columns(capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_serve_table_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The ranking and the simulated check print every figure whole on an 80-column terminal (no column cut to
     an ellipsis), each pool of a disaggregated option on its own line, and a closing verdict naming the best."""
+    monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
     argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "2000", "--output-tokens",
             "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "h100-sxm,mi300x,b200"]  # fmt: skip
     data = run_json(capsys, [*argv, "--json"])
@@ -339,3 +354,55 @@ def test_plan_serve_marks_chips_whose_engine_runs_on_defaults(capsys: pytest.Cap
     out = capsys.readouterr().out
     assert "gaudi3 †" in out and "h100-sxm †" not in out
     assert "† no serving measurement on this chip family was fitted" in out
+
+
+def test_plan_serve_leaves_chips_its_engine_does_not_run_on_unranked(capsys: pytest.CaptureFixture[str]) -> None:
+    """An engine named for several chips ranks those it runs on and lists the rest as not ranked; when it runs on
+    none of them, one line and exit 2."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "2", "--no-disaggregated", "--engine", "trtllm"]
+    data = run_json(capsys, [*argv, "--hardware", "h100-sxm,mi300x", "--json"])
+    assert {r["hardware"] for r in data["results"]} == {"h100-sxm"}
+    reasons = {s["hardware"]: s["reason"] for s in data["skipped"]}
+    assert reasons["mi300x"].startswith("trtllm does not run on mi300x (amd; trtllm runs on nvidia chips only)")
+    assert run([*argv, "--hardware", "h100-sxm,mi300x"]) == 0
+    assert "not ranked: mi300x: trtllm does not run on mi300x" in capsys.readouterr().out
+    err = run_error(capsys, [*argv, "--hardware", "trn2,tpu-v6e,gaudi3"])
+    assert "trtllm runs on none of the hardware asked for (trn2, tpu-v6e, gaudi3)" in err
+
+
+@pytest.mark.parametrize(
+    ("plan", "needle"),
+    [
+        (
+            "chips: 8\nplan: {tp: 2, replicas: 8}",
+            "the plan's 8 replicas of tp=2 (2 chips each on h100-sxm) take 16 chips, but the scenario says chips: 8. "
+            "Fix: set chips: 16 or replicas: 4",
+        ),
+        ("chips: 7\nplan: {tp: 2}", "chips: 7 is not a whole number of tp=2 replicas"),
+        ("chips: 8\nplan: {tp: 3}", "tp=3 does not divide the 64 attention heads"),
+        ("chips: 8\nplan: {tp: 2, replicas: 4}\nengine: vllm-neuron", "vllm-neuron does not run on h100-sxm"),
+        ("chips: 8\nplan: {tp: 8}\ninput_tokens: 200000", "exceed llama-3.1-70b's context of 131,072 tokens"),
+    ],
+)
+def test_predict_refuses_a_deployment_that_cannot_be(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], plan: str, needle: str
+) -> None:
+    """Chips and plan that disagree, a tp that does not split the heads, an engine that does not run on the chip, a
+    prompt beyond the context: one line naming the fix, exit 2, rather than a silently different deployment."""
+    f = tmp_path / "serve.yaml"
+    f.write_text(
+        "kind: serve\nmodel: llama-3.1-70b\nhardware: h100-sxm\nprecision: fp8\noutput_tokens: 200\n"
+        + ("" if "input_tokens" in plan else "input_tokens: 1000\n")
+        + f"arrival_rate: 1\nrequests: 20\n{plan}\n"
+    )
+    assert needle in run_error(capsys, ["predict", str(f)])
+
+
+def test_predict_fills_the_stated_chips_with_replicas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "serve.yaml"
+    f.write_text(
+        "kind: serve\nmodel: llama-3.1-70b\nhardware: h100-sxm\nprecision: fp8\ninput_tokens: 1000\n"
+        "output_tokens: 200\narrival_rate: 1\nrequests: 20\nchips: 8\nplan: {tp: 2}\n"
+    )
+    data = run_json(capsys, ["predict", str(f), "--json"])
+    assert data["chips"] == 8 and data["plan"]["replicas"] == 4

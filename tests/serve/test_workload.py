@@ -111,3 +111,77 @@ def test_trace_with_a_missing_column(tmp_path: Path, catalog: Catalog) -> None:
     sc = load_scenario(BASE + f"input_tokens: {bad}\n")
     with pytest.raises(ChipwiseError, match="no output column"):
         serving_job(load_model(catalog, "llama-3.1-8b"), sc)
+
+
+def test_requests_longer_than_the_context_are_refused(tmp_path: Path, catalog: Catalog) -> None:
+    """Prompt plus answer beyond the model's context (its config.json's max_position_embeddings) is one line: fixed
+    lengths, a bounded distribution's maximum, an unbounded one's mean, a trace's longest request."""
+    llama2 = load_model(catalog, "llama-2-7b")  # 4,096 tokens
+    cases = {
+        "input_tokens: 8000\noutput_tokens: 200\n": "input 8,000 + output 200 tokens exceed llama-2-7b's context",
+        "input_tokens: {dist: uniform, min: 100, max: 4000}\noutput_tokens: 200\n": "longest request: input 4,000",
+        "input_tokens: {dist: lognormal, mean: 5000, std: 100}\noutput_tokens: 10\n": "input 5,000 + output 10",
+    }
+    for lengths, needle in cases.items():
+        sc = load_scenario(BASE.replace("llama-3.1-8b", "llama-2-7b") + lengths + "offline: true\n")
+        with pytest.raises(ChipwiseError, match="Fix: shorten the prompt") as exc:
+            serving_job(llama2, sc)
+        assert needle in str(exc.value), lengths
+    # an unbounded distribution whose mean fits passes (its tail is clipped by nothing the model checks)
+    sc = load_scenario(
+        BASE + "input_tokens: {dist: lognormal, mean: 3000, std: 2000}\noutput_tokens: 10\noffline: true\n"
+    )
+    assert serving_job(llama2, sc).requests > 0
+    trace = tmp_path / "long.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n1,4000,100\n")
+    with pytest.raises(ChipwiseError, match="longest request: input 4,000 \\+ output 100 tokens exceed"):
+        serving_job(llama2, load_scenario(BASE + f"trace: {trace}\n"))
+    assert serving_job(load_model(catalog, "llama-3.1-8b"), load_scenario(BASE + f"trace: {trace}\n")).requests == 2
+
+
+def test_slo_times_in_a_scenario_take_units(catalog: Catalog) -> None:
+    """A scenario's SLO is seconds, or text with a unit in any case; a bad one says why."""
+    sc = load_scenario(
+        BASE + 'offline: true\noutput_tokens: 8\nslo: {ttft_p99_s: "2s", tpot_p99_s: 50MS, e2e_p99_s: 3}\n'
+    )
+    assert sc.slo is not None and sc.slo.targets() == {"ttft_p99": 2.0, "tpot_p99": 0.05, "e2e_p99": 3.0}
+    for value, needle in (
+        ('"-2s"', "-2s: an SLO must be positive"),
+        ("2min", "2min: unit 'min' unknown; use s, ms or us"),
+    ):
+        with pytest.raises(ChipwiseError, match=f"slo.ttft_p99_s: {needle}"):
+            load_scenario(BASE + f"offline: true\noutput_tokens: 8\nslo: {{ttft_p99_s: {value}}}\n")
+
+
+def test_trace_times_in_epoch_milliseconds(tmp_path: Path) -> None:
+    """Arrival times start at 0 whatever the epoch; a column named *_ms, or times past 1e12 (epoch milliseconds),
+    are milliseconds."""
+    epoch_s = tmp_path / "s.csv"
+    epoch_s.write_text("timestamp,input_tokens,output_tokens\n1700000000.5,10,5\n1700000002.0,10,5\n")
+    assert read_trace(str(epoch_s)).arrival.tolist() == [0.0, 1.5]
+    epoch_ms = tmp_path / "ms.csv"
+    epoch_ms.write_text("timestamp,input_tokens,output_tokens\n1700000000107,10,5\n1700000000138,10,5\n")
+    assert read_trace(str(epoch_ms)).arrival.tolist() == pytest.approx([0.0, 0.031])
+    named = tmp_path / "named.jsonl"
+    named.write_text('{"arrival_ms": 250, "input_tokens": 10, "output_tokens": 5}\n'
+                     '{"arrival_ms": 1250, "input_tokens": 10, "output_tokens": 5}\n')  # fmt: skip
+    assert read_trace(str(named)).arrival.tolist() == [0.0, 1.0]
+
+
+def test_a_relative_trace_path_is_the_scenario_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`trace: t.csv` in a scenario file names the file beside it, from whatever folder chipwise runs in; an
+    absolute path stays as it is."""
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    (folder / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n")
+    f = folder / "serve.yaml"
+    f.write_text(BASE + "trace: t.csv\n")
+    monkeypatch.chdir(tmp_path)
+    sc = load_scenario(str(f))
+    assert sc.trace == str(folder / "t.csv") and read_trace(sc.trace).input.tolist() == [10]
+    f.write_text(BASE + "input_tokens: t.csv\noutput_tokens: 5\noffline: true\n")
+    assert load_scenario(str(f)).input_tokens == str(folder / "t.csv")
+    absolute = tmp_path / "elsewhere.csv"
+    f.write_text(BASE + f"trace: {absolute}\n")
+    assert load_scenario(str(f)).trace == str(absolute)
+    assert load_scenario(BASE + "trace: t.csv\n").trace == "t.csv"  # inline: from the current folder

@@ -156,3 +156,27 @@ def test_from_dims_matches_gpt3(catalog: Catalog) -> None:
     gpt3 = load_model(catalog, "gpt3-175b")
     dims = from_dims("gpt3", layers=96, hidden=12288, heads=96, ffn=4 * 12288, vocab=50257, gated=False, tied=True)
     assert dims.matmul_flops_per_token_fwd() == pytest.approx(gpt3.matmul_flops_per_token_fwd(), rel=0.01)
+
+
+def test_context_length_and_mtp_modules_from_the_config(catalog: Catalog) -> None:
+    """The context (max_position_embeddings) and the multi-token-prediction modules (num_nextn_predict_layers) a
+    config.json states: what serving checks prompts and MTP speculation against."""
+    llama, deepseek = load_model(catalog, "llama-3.1-8b"), load_model(catalog, "deepseek-v3")
+    assert (llama.max_seq_len, llama.mtp_layers) == (131072, 0)
+    assert (deepseek.max_seq_len, deepseek.mtp_layers) == (163840, 1)
+    assert llama.summary(4096)["context_tokens"] == 131072
+
+
+@pytest.mark.parametrize(
+    ("model", "tp", "problem"),
+    [
+        ("llama-3.1-70b", 8, ""),
+        ("llama-3.1-70b", 32, ""),  # 64 heads, 8 KV heads each on 4 ranks
+        ("llama-3.1-70b", 3, "tp=3 does not divide the 64 attention heads"),
+        ("llama-4-scout", 5, "tp=5 and the 8 KV heads do not divide one another"),  # 40 heads
+        ("deepseek-v3", 16, ""),  # MLA: no KV heads to split
+    ],
+)
+def test_tensor_parallelism_must_split_the_heads(catalog: Catalog, model: str, tp: int, problem: str) -> None:
+    att = load_model(catalog, model).attention
+    assert (problem in att.tp_problem(tp)) if problem else att.tp_problem(tp) == ""

@@ -5,22 +5,29 @@ dominated an iteration, the figures used, and the dollars, energy and carbon (se
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.economics.energy import check_region
 from chipwise.economics.pricing import check_mode
-from chipwise.errors import InfeasibleError
+from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
 from chipwise.planner.serving_choice import Choice, choose, engine_for
 from chipwise.planner.serving_economics import economics
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
-from chipwise.serve.engine import EngineProfile, engine_profile, token_budget
+from chipwise.serve.engine import (
+    EngineProfile,
+    check_engine_vendor,
+    engine_profile,
+    engine_vendors,
+    token_budget,
+)
 from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown, prefill_pairs
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
@@ -37,7 +44,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, r
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, serving_job
+from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, check_context, serving_job
 
 #: An open loop is steady when its arrivals span at least this many request latencies (two: its throughput window
 #: starts one latency in); a shorter run is flagged with the request count that reaches this.
@@ -122,11 +129,65 @@ def speculation_options(speculative: str | None) -> list[str | None]:
     return [None if p.lower() in ("none", "off") else p for p in parts] or [None]
 
 
+def engine_hardware(
+    catalog: Catalog, hardware_ids: Sequence[str], engine: str | None
+) -> tuple[list[str], list[dict[str, str]]]:
+    """The hardware `engine` runs on, and a 'not ranked' entry for each listed chip it does not run on (plan serve's
+    `skipped`); a one-line error when it runs on none of them. No engine named: every chip, with its default."""
+    if not engine:
+        return list(hardware_ids), []
+    hw = hardware(catalog)
+    keep: list[str] = []
+    skipped: list[dict[str, str]] = []
+    for hid in hardware_ids:
+        system = hw.system(hid)
+        try:
+            check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
+        except ChipwiseError as exc:
+            if len(hardware_ids) == 1:
+                raise
+            skipped.append({"hardware": system.chip.id, "system": system.id, "reason": str(exc).split(" Fix:")[0]})
+        else:
+            keep.append(hid)
+    if not keep:
+        chips = ", ".join(s["hardware"] for s in skipped)
+        vendors = ", ".join(engine_vendors(catalog, engine))
+        raise ChipwiseError(
+            f"{engine} runs on none of the hardware asked for ({chips}): it runs on {vendors} chips only. Fix: add "
+            "such a chip to --hardware, or name another engine (or none: each vendor's default)."
+        )
+    return keep, skipped
+
+
+def plan_serve_inputs(
+    catalog: Catalog,
+    model_name: str,
+    hardware_ids: Sequence[str],
+    input_tokens: int,
+    output_tokens: int,
+    engine: str | None = None,
+    region: str | None = None,
+) -> tuple[list[str], list[dict[str, str]]]:
+    """What `plan serve` checks before its search (the CLI and the API alike): the region, that a prompt and its
+    answer fit the model's context, and the hardware the engine runs on (engine_hardware: the ids to plan, and
+    the 'not ranked' entries of the others)."""
+    if region:
+        check_region(catalog, region)
+    model = load_model(catalog, model_name)
+    check_context(model, LengthDist.fixed(input_tokens), LengthDist.fixed(output_tokens))
+    return engine_hardware(catalog, hardware_ids, engine)
+
+
 def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:
     """The speculative decoding a scenario or `--speculative` asks for, with its drafter's model."""
     if not speculative:
         return None
     spec = parse_speculation(speculative)
+    if spec.method == "mtp" and not model.mtp_layers:
+        raise ChipwiseError(
+            f"{model.name} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "
+            f"Fix: use eagle:{spec.draft_tokens} or draft:MODEL:{spec.draft_tokens} (e.g. draft:llama-3.2-1b:4@0.7)."
+        )
     return Drafting(spec, drafter(catalog, model, spec))
 
 
@@ -143,6 +204,7 @@ def _pool(
     """One pool: the replica shape given or searched, and its replica count."""
     system = hardware(catalog).system(hardware_name)
     engine = engine_for(system, sc.engine, model)
+    check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model)
     fixed = _fixed(spec)
@@ -164,12 +226,21 @@ def _pool(
             speculation=drafting.spec if drafting else None,
         )
         source = "given" if "max_batch" in fixed else "partial"
+        if not plan.attention_dp and (reason := model.attention.tp_problem(plan.tp)):
+            raise ChipwiseError(f"invalid plan for {model.name}: {reason}.")
         ranks = plan.ranks
         cores = system.chip.cores_per_chip
         if chips and chips * cores < ranks:
             raise InfeasibleError(
                 f"plan {plan.label()} needs {math.ceil(ranks / cores)} chips but the scenario has {chips}. "
                 "Fix: raise chips or lower tp/pp."
+            )
+        if chips and not replicas_given and (chips * cores) % ranks:
+            raise ChipwiseError(
+                f"chips: {chips} is not a whole number of tp={plan.tp}"
+                + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+                + f" replicas ({_chips_text(ranks / cores)} each on {system.chip.id}). Fix: give a multiple of "
+                f"{ranks / cores:g} chips, or change tp/pp."
             )
         replicas = int(replicas_given or (chips * cores // ranks if chips else 0))
         if not replicas:
@@ -182,6 +253,7 @@ def _pool(
         plan = choice.plan
         replicas = int(replicas_given or choice.replicas)
         source = "searched" if not fixed else "partial"
+    _check_chips(chips, replicas_given, plan, system)
     given = sc.plan
     if given is not None:
         for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs"):
@@ -190,6 +262,27 @@ def _pool(
                 plan = replace(plan, **{knob: value})
     setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in fixed)
     return setup, replicas, source
+
+
+def _chips_text(chips: float) -> str:
+    return f"{chips:g} chip{'' if chips == 1 else 's'}"
+
+
+def _check_chips(chips: int | None, replicas: int | None, plan: ReplicaPlan, system: System) -> None:
+    """A scenario that states both its chips and its replicas must agree: replicas x chips per replica = chips."""
+    if not (chips and replicas):
+        return
+    cores = system.chip.cores_per_chip
+    if replicas * plan.ranks == chips * cores:
+        return
+    per, fits = plan.ranks / cores, chips * cores // plan.ranks
+    shape = f"tp={plan.tp}" + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+    raise ChipwiseError(
+        f"the plan's {replicas} replicas of {shape} ({_chips_text(per)} each on {system.chip.id}) take "
+        f"{_chips_text(replicas * per)}, but the scenario says chips: {chips}. Fix: set chips: {replicas * per:g}"
+        + (f" or replicas: {fits}" if fits else "")
+        + ", or leave replicas out to fill the chips."
+    )
 
 
 def _deployment(

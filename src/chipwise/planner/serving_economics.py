@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.energy import carbon_kg, energy_j, site_for
+from chipwise.economics.energy import carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_per_chip_hour
 from chipwise.economics.tco import owned_tco
@@ -18,7 +18,10 @@ from chipwise.hardware.objects import System
 def chip_hour_price(
     catalog: Catalog, system: System, pricing: str, region: str | None, provider: str | None
 ) -> tuple[float, dict[str, Any] | None, PriceQuote | None]:
-    """USD per chip-hour (NaN when the catalog has none), its provenance, and the rental quote if any."""
+    """USD per chip-hour (NaN when the catalog has none), its provenance, and the rental quote if any; a region the
+    catalog does not know is a one-line error."""
+    if region is not None:
+        check_region(catalog, region)
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None

@@ -18,7 +18,7 @@ import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import Figure
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.build import ref
 from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
@@ -44,7 +44,10 @@ def has_engine_build(engine: str, model: ModelSpec) -> bool:
 
 
 def check_engine_model(engine: str, model: ModelSpec) -> None:
-    """Raise a one-line error for an engine family that cannot run `model` (has_engine_build)."""
+    """Raise a one-line error for an engine family the catalog does not know, or one that cannot run `model`
+    (has_engine_build)."""
+    if engine not in ENGINES:
+        raise UnknownNameError("serving engine", engine, ENGINES, hint=f"use one of {', '.join(ENGINES)}")
     if not has_engine_build(engine, model):
         raise ChipwiseError(
             f"TensorRT-LLM has no TensorRT engine build of {model.name} (MLA models run on its PyTorch back end only). "
@@ -172,6 +175,38 @@ def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
     return merged
 
 
+def _vendors(fig: Any) -> tuple[str, ...]:
+    return tuple(v.strip().lower() for v in str(fig.value).split(",") if v.strip()) if isinstance(fig, Figure) else ()
+
+
+def engine_vendors(catalog: Catalog, engine: str) -> tuple[str, ...]:
+    """The chip vendors `engine` runs on (engines.<engine>.vendors, or its base family's); () where it names none."""
+    return _vendors(_merged(catalog, engine, "").get("vendors"))
+
+
+def engine_runs_on(catalog: Catalog, engine: str, vendor: str) -> bool:
+    """Whether `engine` runs on chips of `vendor`: one its `vendors` list, or one no engine lists (a hypothetical
+    chip's), or any where the engine names none."""
+    vendors = engine_vendors(catalog, engine)
+    listed = {v for name in catalog.engines for v in _vendors(catalog.engines[name].get("vendors"))}
+    return not vendors or vendor.lower() in vendors or vendor.lower() not in listed
+
+
+def check_engine_vendor(catalog: Catalog, engine: str, vendor: str, chip: str) -> None:
+    """Raise a one-line error where `engine` does not run on `chip` (a part of `vendor`), naming those that do."""
+    if engine_runs_on(catalog, engine, vendor):
+        return
+    others = [
+        e for e in ENGINES if e != "default" and engine_vendors(catalog, e) and engine_runs_on(catalog, e, vendor)
+    ]
+    runs = ", ".join(engine_vendors(catalog, engine))
+    raise ChipwiseError(
+        f"{engine} does not run on {chip} ({vendor}; {engine} runs on {runs} chips only). Fix: use "
+        f"{'one of ' + ', '.join(others) if others else 'another engine'} there, or name no engine (the vendor's "
+        "default)."
+    )
+
+
 def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
     """Whether the catalog holds figures of `engine` on `chip_family` (fitted to serving measurements of the family,
     or carried from a sibling's fit), rather than the engine's defaults alone."""
@@ -183,8 +218,12 @@ def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
 
 
 def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EngineProfile:
-    """The profile of `engine` on `chip_family`; unknown engines use the default figures."""
+    """The profile of `engine` on `chip_family`; unknown engines use the default figures. An engine that does not
+    run on the family's vendor (engine_runs_on) is a one-line error."""
     figs = _merged(catalog, engine, chip_family)
+    family_chips = [c for c in catalog.chips.values() if c.family == chip_family]
+    if family_chips:
+        check_engine_vendor(catalog, engine, family_chips[0].vendor, f"{chip_family} chips")
 
     def num(key: str) -> float:
         fig = figs.get(key)

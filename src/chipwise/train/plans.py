@@ -167,25 +167,16 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
             f"the plan's fixed degrees multiply to {given}, which does not divide the {ranks} ranks. "
             "Fix: choose degrees that divide the rank count (chips x cores per chip)."
         )
-    att = model.attention
-    if "tp" in plan and att.heads % p["tp"]:
-        raise ChipwiseError(
-            f"invalid plan: tp={p['tp']} does not divide the {att.heads} attention heads. Fix: use a tp "
-            f"that divides {att.heads}."
-        )
+    if "tp" in plan and (reason := model.attention.tp_problem(p["tp"])):
+        raise ChipwiseError(f"invalid plan: {reason}.")
     if "ep" in plan and p["ep"] > 1 and model.moe is None:
         raise ChipwiseError(f"invalid plan: ep={p['ep']} on a dense model. Fix: set ep to 1.")
 
 
 def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> str:
-    att = model.attention
     tp, pp, cp, ep, vpp, dp, mb = p["tp"], p["pp"], p["cp"], p["ep"], p["vpp"], p["dp"], p["microbatch"]
-    if att.heads % tp:
-        return f"tp={tp} does not divide the {att.heads} attention heads. Fix: use a tp that divides {att.heads}"
-    if att.kind != "mla" and att.kv_heads % tp and tp % att.kv_heads:
-        return (
-            f"tp={tp} and the {att.kv_heads} KV heads do not divide one another. Fix: pick tp dividing {att.kv_heads}"
-        )
+    if reason := model.attention.tp_problem(tp):
+        return reason
     if pp * vpp > model.layers + 2:
         return f"pp x vpp = {pp * vpp} exceeds the {model.layers} layers. Fix: use fewer pipeline stages"
     if vpp > 1 and pp == 1:

@@ -66,6 +66,19 @@ class Attention:
         """FLOPs per (query, key) pair: QK^T and AV, 2 x heads x (d_qk + d_v)."""
         return 2 * self.heads * (self.head_dim + self.v_head_dim)
 
+    def tp_problem(self, tp: int) -> str:
+        """Why tensor parallelism of degree `tp` cannot split these heads ('' when it can): tp must divide the
+        attention heads, and the KV heads and tp must divide one another (a KV head is replicated on tp / kv_heads
+        ranks when tp exceeds them; MLA has no KV heads to split). Training and serving plans both check it."""
+        if self.heads % tp:
+            return f"tp={tp} does not divide the {self.heads} attention heads. Fix: use a tp that divides {self.heads}"
+        if self.kind != "mla" and self.kv_heads % tp and tp % self.kv_heads:
+            return (
+                f"tp={tp} and the {self.kv_heads} KV heads do not divide one another. "
+                f"Fix: pick tp dividing {self.kv_heads}"
+            )
+        return ""
+
 
 @dataclass(frozen=True)
 class MLP:
@@ -126,12 +139,15 @@ class ModelSpec:
     tied_embeddings: bool = False
     position_embeddings: int = 0
     norm_params_per_layer: int = 0
-    max_seq_len: int = 0
+    max_seq_len: int = 0  # context length (config.json max_position_embeddings); 0 = not stated
     source: str = ""
     causal: bool = True  # decoder (causal) attention; False for encoders such as BERT
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: the weights as the checkpoint ships them (config.json quantization_config): what serving defaults to
     released_precision: str = "bf16"
+    #: multi-token-prediction modules the checkpoint ships (config.json num_nextn_predict_layers, DeepSeek-V3):
+    #: what MTP speculative decoding drafts with
+    mtp_layers: int = 0
 
     # ---- structure -------------------------------------------------------------------------------------
     @property
@@ -276,6 +292,8 @@ class ModelSpec:
             "released_precision": self.released_precision,
             "kv_bytes_per_token": self.kv_bytes_per_token(2.0),
             "kv_bytes_per_token_precision": "bf16",
+            "context_tokens": self.max_seq_len or None,
+            "mtp_layers": self.mtp_layers,
             "notes": list(self.notes),
         }
 
@@ -420,8 +438,9 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
         tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
         norm_params_per_layer=2 * hidden,
         max_seq_len=int(c.opt("max_position_embeddings", 0)),
+        mtp_layers=int(c.opt("num_nextn_predict_layers", 0) or 0),
     )
-    mtp = int(c.opt("num_nextn_predict_layers", 0) or 0)
+    mtp = spec.mtp_layers
     if mtp:
         note = f"{mtp} multi-token-prediction layer(s) in the checkpoint are not counted (nor in the published total)"
         spec = _with_notes(spec, note)
@@ -615,7 +634,8 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
     spec = builder(c, name)
     from dataclasses import replace
 
-    return replace(spec, source=source or where, released_precision=released_precision(cfg))
+    mtp = spec.mtp_layers or int(c.opt("num_nextn_predict_layers", 0) or 0)  # MTP modules of any architecture
+    return replace(spec, source=source or where, released_precision=released_precision(cfg), mtp_layers=mtp)
 
 
 #: config.json quantization_config quant_method -> the weight precision chipwise prices it as

@@ -83,8 +83,13 @@ def _parse(text: str) -> Any:
     return yaml.safe_load(text)
 
 
+#: what read_scenario_text names a scenario given as text rather than a file
+INLINE = "inline scenario"
+
+
 def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
-    """The raw mapping of a scenario file path or inline YAML/JSON text, and a name for error messages."""
+    """The raw mapping of a scenario file path or inline YAML/JSON text, and a name for error messages (the file's
+    path, or INLINE)."""
     path = Path(source)
     looks_like_path = (
         "\n" not in source and ":" not in source and (path.suffix in (".yaml", ".yml", ".json") or path.exists())
@@ -94,7 +99,7 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
             raise ChipwiseError(f"scenario file '{source}' does not exist. Fix: check the path.")
         text, where = path.read_text(encoding="utf-8"), str(path)
     else:
-        text, where = source, "inline scenario"
+        text, where = source, INLINE
     try:
         data = _parse(text)
     except yaml.YAMLError as exc:  # JSON that does not parse is read as YAML, whose error names the line
@@ -116,7 +121,8 @@ def load_scenario(source: str) -> Any:
         if kind == "serve":
             from chipwise.workload.serving import ServeScenario
 
-            return ServeScenario.model_validate(data)
+            serve = ServeScenario.model_validate(data)
+            return serve.relative_to(Path(where).parent) if where != INLINE else serve
     except ValidationError as exc:
         raise ChipwiseError(_fmt(exc, where)) from None
     raise ChipwiseError(f"{where}: kind '{kind}' is not train or serve. Fix: set kind: train or kind: serve.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,13 +31,44 @@ FloatArray = NDArray[np.float64]
 
 DISTRIBUTIONS: tuple[str, ...] = ("fixed", "uniform", "normal", "lognormal", "exponential")
 TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "arrival": ("arrival_s", "arrival_time", "arrival", "timestamp", "time_s"),
+    # a name ending in _ms holds milliseconds
+    "arrival": ("arrival_s", "arrival_time", "arrival", "timestamp", "time_s", "arrival_ms", "timestamp_ms", "time_ms"),
     "input": ("input_tokens", "input_len", "prompt_tokens", "input_length"),
     "output": ("output_tokens", "output_len", "completion_tokens", "output_length"),
 }
 
 Fraction = Annotated[float, Field(ge=0.0, lt=1.0)]
 PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
+
+#: Units a latency target may carry (any case: 2S and 50MS read as 2s and 50ms)
+TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+_TIME = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
+
+
+def slo_seconds(value: Any, unit_required: bool = False) -> float:
+    """A latency target in seconds: a number (seconds), or text with a unit, '2s', '50ms', '2S', '800us' (a bare
+    number in text is seconds unless `unit_required`). ValueError names what is wrong."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number, unit, text = float(value), "s", f"{value:g}"
+    else:
+        text = str(value).strip()
+        m = _TIME.match(text)
+        if m is None:
+            raise ValueError(f"{text}: not a time such as 2s or 50ms")
+        number, unit = float(m.group(1)), m.group(2)
+        if not unit:
+            if unit_required:
+                raise ValueError(f"{text}: no unit")
+            unit = "s"
+    scale = TIME_UNITS.get(unit.lower())
+    if scale is None:
+        raise ValueError(f"{text}: unit '{unit}' unknown; use s, ms or us")
+    if not (math.isfinite(number) and number > 0):
+        raise ValueError(f"{text}: an SLO must be positive")
+    return number * scale
+
+
+SLOTime = Annotated[float, BeforeValidator(slo_seconds)]
 
 
 class _Strict(BaseModel):
@@ -65,17 +97,17 @@ class LengthSpec(_Strict):
 
 
 class SLO(_Strict):
-    """Latency targets in seconds; any subset."""
+    """Latency targets in seconds, or text with a unit ('2s', '50ms'); any subset."""
 
-    ttft_p50_s: PositiveFloat | None = None
-    ttft_p90_s: PositiveFloat | None = None
-    ttft_p99_s: PositiveFloat | None = None
-    tpot_p50_s: PositiveFloat | None = None
-    tpot_p90_s: PositiveFloat | None = None
-    tpot_p99_s: PositiveFloat | None = None
-    e2e_p50_s: PositiveFloat | None = None
-    e2e_p90_s: PositiveFloat | None = None
-    e2e_p99_s: PositiveFloat | None = None
+    ttft_p50_s: SLOTime | None = None
+    ttft_p90_s: SLOTime | None = None
+    ttft_p99_s: SLOTime | None = None
+    tpot_p50_s: SLOTime | None = None
+    tpot_p90_s: SLOTime | None = None
+    tpot_p99_s: SLOTime | None = None
+    e2e_p50_s: SLOTime | None = None
+    e2e_p90_s: SLOTime | None = None
+    e2e_p99_s: SLOTime | None = None
 
     def targets(self) -> dict[str, float]:
         """{'ttft_p99': 2.0, ...} for the targets that are set."""
@@ -199,6 +231,15 @@ class ServeScenario(_Strict):
             return self.input_tokens
         return None
 
+    def relative_to(self, folder: Path) -> ServeScenario:
+        """This scenario with a relative trace path taken from `folder` (the scenario file's) rather than from the
+        current directory; absolute paths stay as they are."""
+        path = self.trace_path()
+        if path is None or Path(path).is_absolute():
+            return self
+        key = "trace" if self.trace is not None else "input_tokens"
+        return self.model_copy(update={key: str(folder / path)})
+
 
 # --------------------------------------------------------------------------------------------------
 # Length distributions
@@ -264,12 +305,17 @@ class LengthDist:
 
 @dataclass(frozen=True)
 class Trace:
-    """Requests of a trace file: arrival times (s, from the first arrival), input and output tokens."""
+    """Requests of a trace file: arrival times (s, from the first arrival), input and output tokens. An arrival
+    column named *_ms, or whose times exceed EPOCH_MS (epoch milliseconds), is read in milliseconds."""
 
     arrival: FloatArray
     input: IntArray
     output: IntArray
     path: str
+
+
+#: arrival times above this (the year 2001 in epoch milliseconds, 33,000 years in seconds) are epoch milliseconds
+EPOCH_MS = 1e12
 
 
 def _column(header: list[str], role: str, path: str) -> str:
@@ -324,7 +370,9 @@ def read_trace(path: str) -> Trace:
             values[role].append(v)
     arrival = np.asarray(values["arrival"], dtype=np.float64)
     order = np.argsort(arrival, kind="stable")
-    arrival = arrival[order] - arrival[order][0]
+    arrival = arrival[order] - arrival[order][0]  # times from the first arrival (epoch timestamps included)
+    if cols["arrival"].endswith("_ms") or values["arrival"][int(order[0])] > EPOCH_MS:
+        arrival = arrival / 1e3
     return Trace(
         arrival=arrival,
         input=np.rint(np.asarray(values["input"])[order]).astype(np.int64),
@@ -414,6 +462,26 @@ class ServingJob:
         return self.input.sample(n, rng), self.output.sample(n, rng)
 
 
+def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Trace | None = None) -> None:
+    """One line when requests outgrow the model's context (where its config.json states one): a trace's longest
+    request, else the longest prompt and answer of bounded distributions, the means of unbounded ones."""
+    limit = model.max_seq_len
+    if limit <= 0:
+        return
+    if trace is not None:
+        i = int(np.argmax(trace.input + trace.output))
+        prompt, answer = int(trace.input[i]), int(trace.output[i])
+    else:
+        prompt, answer = (round(d.high if d.high is not None else d.mean) for d in (inp, out))
+    if prompt + answer > limit:
+        fixed = trace is None and inp.kind == out.kind == "fixed"
+        raise ChipwiseError(
+            f"{'' if fixed else 'the longest request: '}input {prompt:,} + output {answer:,} tokens exceed "
+            f"{model.name}'s context of {limit:,} tokens. Fix: shorten the prompt or the answer, or pick a "
+            "longer-context model."
+        )
+
+
 DEFAULT_REQUESTS = 2000
 
 
@@ -443,6 +511,7 @@ def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
         n = int(trace.input.size)
     else:
         n = DEFAULT_REQUESTS
+    check_context(model, inp, out, trace)
     return ServingJob(
         model=model,
         input=inp,

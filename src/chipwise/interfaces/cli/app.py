@@ -21,7 +21,7 @@ from chipwise.interfaces.cli import (
     tco_cmd,
     web_cmd,
 )
-from chipwise.interfaces.cli.common import err_console
+from chipwise.interfaces.cli.common import err_console, fit_width
 
 app = typer.Typer(
     name="chipwise",
@@ -57,6 +57,7 @@ def _root(
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints one line naming the problem and the fix, and returns 2."""
+    fit_width()
     try:
         rv = app(args=argv, standalone_mode=False, prog_name="chipwise")
     except ChipwiseError as exc:
@@ -104,7 +105,8 @@ def _report_usage_error(exc: Exception) -> int:
     if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
         return 0
     path = getattr(ctx, "command_path", "chipwise") if ctx is not None else "chipwise"
-    message = " ".join(str(exc.format_message()).split()).rstrip(".") + "."  # type: ignore[attr-defined]
+    message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
+    message = message if message.endswith(("?", "!")) else message.rstrip(".") + "."
     err_console.print(
         f"[bold red]error:[/] {escape(message)} Fix: run '{path} --help'.", highlight=False, soft_wrap=True
     )

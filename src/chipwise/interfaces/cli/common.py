@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,6 +21,33 @@ from chipwise.catalog.loader import Catalog, load_catalog
 
 console = Console(soft_wrap=False)
 err_console = Console(stderr=True)
+
+#: columns of output written to a file or a pipe (not a terminal) when $COLUMNS is unset: Rich would take 80 there
+#: and cut figures and help text short
+PIPED_WIDTH = 200
+#: columns of --help written to a file or a pipe: wide enough for every option's text, narrow enough to read
+PIPED_HELP_WIDTH = 120
+
+
+def output_width() -> int:
+    """Columns to render at: $COLUMNS when set, else the terminal's where stdout is one, else PIPED_WIDTH."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return PIPED_WIDTH
+
+
+def fit_width() -> None:
+    """Size the output console, and Typer's help, for where stdout goes now (one command run)."""
+    import typer.rich_utils
+
+    width = output_width()
+    console.width = width
+    piped = width == PIPED_WIDTH and not os.environ.get("COLUMNS")
+    typer.rich_utils.MAX_WIDTH = min(width, PIPED_HELP_WIDTH) if piped else width
+
 
 CatalogFiles = Annotated[
     list[Path] | None,

@@ -95,6 +95,8 @@ def show(
     table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))
     table.add_row("weights as released (serving's default)", spec.released_precision)
     table.add_row("KV cache per token (bf16)", f"{data['kv_bytes_per_token'] / 1024:,.1f} KiB")
+    context = data["context_tokens"]
+    table.add_row("context length", f"{context:,} tokens" if context else "not stated in the config.json")
     console.print(table)
     for note in spec.notes:
         console.print(f"note: {note}")

@@ -19,40 +19,46 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
+from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import SLO_KEYS
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.workload.serving import load_of
-
-_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
-_SLO_ITEM = re.compile(r"^\s*([a-z0-9_]+)\s*=\s*([0-9]*\.?[0-9]+(?:[eE][-+]?\d+)?)\s*([a-z]*)\s*$")
+from chipwise.workload.serving import load_of, slo_seconds
 
 
 def parse_slo(text: str | None) -> dict[str, float]:
-    """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms, us)."""
+    """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
+    any case), each key at most once."""
     if not text:
         return {}
     out: dict[str, float] = {}
     for item in text.split(","):
         if not item.strip():
             continue
-        m = _SLO_ITEM.match(item)
-        if m is None:
+        key, sep, value = (part.strip() for part in item.partition("="))
+        key = key.lower()
+        if not sep or not key or not value:
             raise ChipwiseError(
                 f"SLO item '{item.strip()}' is not KEY=VALUEUNIT. Fix: write e.g. --slo ttft_p99=2s,tpot_p99=50ms."
             )
-        key, value, unit = m.group(1), float(m.group(2)), m.group(3)
         if key not in SLO_KEYS:
             raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
-        if not unit:
-            raise ChipwiseError(
-                f"SLO {key}={m.group(2)} has no unit. Fix: add one, e.g. {key}={m.group(2)}s or {key}={m.group(2)}ms."
-            )
-        if unit not in _TIME_UNITS:
-            raise ChipwiseError(f"SLO {key}: unit '{unit}' is not s, ms or us. Fix: use one of those.")
-        if value <= 0:
-            raise ChipwiseError(f"SLO {key} must be positive. Fix: give a positive time.")
-        out[key] = value * _TIME_UNITS[unit]
+        if key in out:
+            raise ChipwiseError(f"SLO key '{key}' is given twice. Fix: give each key once.")
+        try:
+            out[key] = slo_seconds(value, unit_required=True)
+        except ValueError as exc:
+            raise ChipwiseError(f"SLO {key}={exc}. Fix: write e.g. {_slo_example(key, value)}.") from None
     return out
+
+
+def _slo_example(key: str, value: str) -> str:
+    """The item with a unit that fits its key: milliseconds for a token's time, seconds for a first token or an
+    answer (the user's number where it is a positive one)."""
+    unit, number = ("ms", "50") if key.startswith("tpot") else ("s", "2")
+    given = re.match(r"\d*\.?\d+", value)
+    if given and float(given.group()) > 0:
+        number = given.group()
+    return f"{key}={number}{unit}"
 
 
 def serve(
@@ -117,7 +123,9 @@ def serve(
         if value < 1:
             raise ChipwiseError(f"{name} {value} is below 1. Fix: give a positive number of tokens.")
     cat = catalog_from(catalog_files, sets)
-    ids = hardware_ids(cat, hardware)
+    ids, unrunnable = plan_serve_inputs(  # once, before the long work
+        cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region
+    )
     report = plan_serving(
         cat,
         model,
@@ -135,6 +143,7 @@ def serve(
         disaggregated=disaggregated,
         speculative=speculative,
     )
+    report["skipped"].extend(unrunnable)
     report["verdict"] = fmt.plan_serve_verdict(report)[0]
     if as_json:
         report["results"] = report["results"][:top]

@@ -1,0 +1,40 @@
+"""Serving-engine families and the chip vendors each runs on (catalog engines.<engine>.vendors)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.serve.engine import check_engine_vendor, engine_profile, engine_runs_on, engine_vendors
+
+
+@pytest.mark.parametrize(
+    ("engine", "vendor", "runs"),
+    [
+        ("trtllm", "nvidia", True),
+        ("trtllm", "amd", False),
+        ("trtllm-engine", "google", False),  # from its base, trtllm
+        ("vllm", "google", True),
+        ("vllm", "intel", True),
+        ("sglang", "amd", True),
+        ("sglang", "google", False),
+        ("neuron", "nvidia", False),
+        ("vllm-neuron", "aws", True),  # from its base, neuron
+        ("vllm-neuron", "nvidia", False),
+        ("default", "aws", True),  # names no vendors
+        ("trtllm", "other", True),  # a hypothetical chip's vendor, which no engine lists
+    ],
+)
+def test_engines_run_on_their_vendors_chips(catalog: Catalog, engine: str, vendor: str, runs: bool) -> None:
+    assert engine_runs_on(catalog, engine, vendor) is runs
+
+
+def test_an_engine_on_another_vendors_chip_is_one_line(catalog: Catalog) -> None:
+    assert engine_vendors(catalog, "vllm-neuron") == ("aws",)
+    with pytest.raises(ChipwiseError, match=r"trtllm does not run on tpu-v6e \(google; trtllm runs on nvidia chips "
+                       r"only\)\. Fix: use one of vllm there"):  # fmt: skip
+        check_engine_vendor(catalog, "trtllm", "google", "tpu-v6e")
+    with pytest.raises(ChipwiseError, match="neuron does not run on hopper chips"):
+        engine_profile(catalog, "neuron", "hopper")
+    assert engine_profile(catalog, "neuron", "trainium2").engine == "neuron"
