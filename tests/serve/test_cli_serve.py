@@ -406,3 +406,17 @@ def test_predict_fills_the_stated_chips_with_replicas(tmp_path: Path, capsys: py
     )
     data = run_json(capsys, ["predict", str(f), "--json"])
     assert data["chips"] == 8 and data["plan"]["replicas"] == 4
+
+
+def test_predict_searches_a_plan_that_uses_every_stated_chip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Seven H100s and no plan: the search fills them (seven TP1 replicas of the fp8 70B model), where it took the
+    fewest chips that carry the load (one TP4 replica, three of the seven chips idle)."""
+    f = tmp_path / "serve.yaml"
+    f.write_text(
+        "kind: serve\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 7\nprecision: fp8\ninput_tokens: 1000\n"
+        "output_tokens: 200\narrival_rate: 5\nrequests: 300\n"
+    )
+    data = run_json(capsys, ["predict", str(f), "--json"])
+    assert data["chips"] == 7 and data["plan"]["replicas"] * data["plan"]["tp"] == 7

@@ -204,7 +204,10 @@ def choose(
             fast_tpot, fast_ttft = op.tpot, op.ttft_p99
         speed = np.where(np.isfinite(fast_tpot), fast_tpot, 1e3)
         speed = speed + 1e-3 * np.where(np.isfinite(fast_ttft), fast_ttft, 1e3)
-        score = np.where(np.isfinite(total_chips), total_chips + 1e-6 * speed, np.inf)
+        # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one
+        # takes the fewest
+        used = chips - total_chips if chips else total_chips
+        score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
     if not np.isfinite(score).any():
         raise _searched(
             InfeasibleError(
