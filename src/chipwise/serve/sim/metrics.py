@@ -9,8 +9,8 @@ it: open loop, from one median end-to-end latency after the first arrival (the b
 arrival; closed loop and offline, from the start (offline: from the first request's finish, once the first
 batch, which starts with every prompt at once, has turned over) to the last admission of a request into a batch
 (after it the batch only drains), or the whole run when that admission came in its first half (every request
-fitted in the first batches). The output tokens counted are those the
-replicas generated within the window (a decode run's tokens spread evenly over its iterations).
+fitted in the first batches). The output tokens counted are those the replicas generated within the window (a
+decode run's tokens spread evenly over its iterations).
 With basis 'run' the window is the whole run, as a benchmark that times a fixed set of requests reports it.
 """
 
@@ -81,7 +81,7 @@ def _fill_s(out: SimOutput) -> float:
 
 def steady_state(out: SimOutput) -> bool:
     """Whether an open loop's arrivals outlast its fill twice over, so that its throughput window starts after
-    the fill; a closed loop or an offline run is measured from its start."""
+    the fill (closed loops and offline runs of more than one request have windows of their own: `window`)."""
     r = out.requests
     arrivals = r["arrival"][np.isfinite(r["arrival"])]
     if out.closed_loop or arrivals.size < 2 or arrivals.max() <= arrivals.min():
