@@ -420,3 +420,16 @@ def test_predict_searches_a_plan_that_uses_every_stated_chip(
     )
     data = run_json(capsys, ["predict", str(f), "--json"])
     assert data["chips"] == 7 and data["plan"]["replicas"] * data["plan"]["tp"] == 7
+
+
+def test_predict_searches_both_pools_of_a_disaggregated_scenario(capsys: pytest.CaptureFixture[str]) -> None:
+    """`disaggregated: true` with no pool shapes: the prefill pool (one-token requests, bounded by each prompt's own
+    work) and the decode pool (no prompts) are searched; the prefill search used to find no shape 'within the SLO'
+    of a scenario that set none."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, input_tokens: 512, output_tokens: 200, "
+        "requests: 600, arrival_rate: 20, plan: {disaggregated: true}}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert data["plan"]["disaggregated"] and data["load"]["utilisation"] < 1.0
+    assert data["requests"]["finished"] == 600

@@ -200,8 +200,10 @@ def _pool(
     spec: Any,
     chips: int | None,
     targets: Mapping[str, float],
+    decode_only: bool = False,
 ) -> tuple[ReplicaSetup, int, str]:
-    """One pool: the replica shape given or searched, and its replica count."""
+    """One pool: the replica shape given or searched, and its replica count (`decode_only`: a disaggregated
+    deployment's decode pool, which encodes no prompt: search.estimate)."""
     system = hardware(catalog).system(hardware_name)
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
@@ -245,11 +247,13 @@ def _pool(
         replicas = int(replicas_given or (chips * cores // ranks if chips else 0))
         if not replicas:
             choice, _, _ = choose(
-                model, system, eng, job, weight, kv, targets, fixed, None, max_tokens, chunked, drafting
+                model, system, eng, job, weight, kv, targets, fixed, None, max_tokens, chunked, drafting, decode_only
             )
             replicas = choice.replicas
     else:
-        choice, _, _ = choose(model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting)
+        choice, _, _ = choose(
+            model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting, decode_only
+        )
         plan = choice.plan
         replicas = int(replicas_given or choice.replicas)
         source = "searched" if not fixed else "partial"
@@ -295,7 +299,8 @@ def _deployment(
         dec_hw = (plan.decode.hardware if plan.decode else None) or sc.hardware
         pre_job = replace(job, output=LengthDist.fixed(1))
         pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {})
-        dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, targets)
+        decoding = {k: v for k, v in targets.items() if not k.startswith("ttft")}
+        dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True)
         if job.load.kind == "rate":
             # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen
             pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(pre, job.mean_input)["seconds"], 1e-9)
@@ -507,10 +512,11 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     if not summary["steady_state"] and job.load.rate:
         # an open loop whose arrivals end before the first requests do: its figures are of the fill
         fill = summary["e2e_s"]["p50"]
+        issued = summary["requests"]["issued"]
         result["short_run"] = {
-            "arrival_span_s": (summary["requests"]["issued"] - 1) / job.load.rate,
+            "arrival_span_s": summary["arrival_span_s"],
             "request_latency_s": fill,
-            "requests_for_steady_state": math.ceil(STEADY_FILLS * fill * job.load.rate),
+            "requests_for_steady_state": max(issued + 1, math.ceil(STEADY_FILLS * fill * job.load.rate)),
         }
     if setup.transfer is not None:
         result["kv_transfer"] = transfer_dict(setup.transfer, job)

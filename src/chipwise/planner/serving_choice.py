@@ -97,7 +97,9 @@ def max_rate(
     best = np.zeros(len(est.cand))
     tpot_at = np.full(len(est.cand), np.inf)
     ttft_at = np.full(len(est.cand), np.inf)
-    cap = est.throughput / out
+    # requests/s a replica can carry: its output tokens/s at saturation, and at most one prompt's own work per
+    # request (what bounds a prefill pool, whose requests produce one token each)
+    cap = np.minimum(est.throughput / out, 1.0 / np.maximum(est.prefill_work_s, 1e-12))
 
     def trial(u: np.ndarray | float) -> np.ndarray:
         nonlocal best, tpot_at, ttft_at

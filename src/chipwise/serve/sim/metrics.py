@@ -201,6 +201,7 @@ def summarise(
             "mean_in_system": _mean_in_system(r),
         },
         "window_s": [lo, hi],
+        "arrival_span_s": span,
         "steady_state": steady_state(out),
         "latency_requests": int(np.isfinite(timing["ttft"]).sum()),  # the requests the latency statistics cover
         "makespan_s": out.end,
