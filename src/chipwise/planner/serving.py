@@ -46,8 +46,9 @@ from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, check_context, serving_job
 
-#: An open loop is steady when its arrivals span at least this many request latencies (two: its throughput window
-#: starts one latency in); a shorter run is flagged with the request count that reaches this.
+#: An open loop is steady when its arrivals span at least two request latencies (its throughput window starts one
+#: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
+#: this many, a latency's margin over the least.
 STEADY_FILLS = 3.0
 
 

@@ -156,19 +156,26 @@ class EngineProfile:
         return self.prefill_overhead_s * self.host_factor
 
 
-def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
+def _nodes(catalog: Catalog, engine: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """The engine's own catalog node and its base family's (empty when it has none)."""
     tree = catalog.engines
     own = tree.get(engine, {})
     base_fig = own.get("base")
     base = str(base_fig.value) if isinstance(base_fig, Figure) else ""
-    parent = tree.get(base, {}) if base and base != engine else {}
+    return own, tree.get(base, {}) if base and base != engine else {}
 
-    def chips(node: Mapping[str, Any]) -> Mapping[str, Any]:
-        found = (node.get("chips") or {}).get(chip_family, {})
-        return found if isinstance(found, Mapping) else {}
 
+def _chips(node: Mapping[str, Any], chip_family: str) -> Mapping[str, Any] | None:
+    """A node's figures for one chip family (None where it has none)."""
+    found = (node.get("chips") or {}).get(chip_family)
+    return found if isinstance(found, Mapping) else None
+
+
+def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
+    own, parent = _nodes(catalog, engine)
     merged: dict[str, Any] = {}
-    for level in (tree.get("default", {}), parent, own, chips(parent), chips(own)):
+    levels = (catalog.engines.get("default", {}), parent, own, _chips(parent, chip_family), _chips(own, chip_family))
+    for level in (lv or {} for lv in levels):
         for key, value in level.items():
             if isinstance(value, Figure) and key != "base":
                 merged[key] = value
@@ -210,11 +217,7 @@ def check_engine_vendor(catalog: Catalog, engine: str, vendor: str, chip: str) -
 def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
     """Whether the catalog holds figures of `engine` on `chip_family` (fitted to serving measurements of the family,
     or carried from a sibling's fit), rather than the engine's defaults alone."""
-    tree = catalog.engines
-    own = tree.get(engine, {})
-    base_fig = own.get("base")
-    nodes = [own, tree.get(str(base_fig.value), {}) if isinstance(base_fig, Figure) else {}]
-    return any(isinstance((n.get("chips") or {}).get(chip_family), Mapping) for n in nodes)
+    return any(_chips(node, chip_family) is not None for node in _nodes(catalog, engine))
 
 
 def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EngineProfile:
