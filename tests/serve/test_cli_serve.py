@@ -433,3 +433,57 @@ def test_predict_searches_both_pools_of_a_disaggregated_scenario(capsys: pytest.
     data = run_json(capsys, ["predict", scenario, "--json"])
     assert data["plan"]["disaggregated"] and data["load"]["utilisation"] < 1.0
     assert data["requests"]["finished"] == 600
+
+
+TRN_DISAGG = (
+    "{{kind: serve, model: llama-3.1-8b, hardware: trn2, {chips}input_tokens: 1000, output_tokens: 200, "
+    "requests: 400, arrival_rate: 20, plan: {{disaggregated: true, prefill: {{tp: 2{pre}}}, decode: {{tp: 4{dec}}}}}}}"
+)
+
+
+def _pools(data: dict[str, Any]) -> tuple[tuple[int, float], tuple[int, float]]:
+    """(replicas, chips) of the prefill and decode pools of a `predict --json` result (trn2: 4 logical cores)."""
+    return tuple(
+        (data["plan"][r]["replicas"], data["plan"][r]["replicas"] * data["plan"][r]["tp"] / 4)
+        for r in ("prefill", "decode")
+    )  # type: ignore[return-value]
+
+
+def test_predict_spreads_stated_chips_over_the_pools(capsys: pytest.CaptureFixture[str]) -> None:
+    """A disaggregated scenario's `chips` is the deployment: its pools share them in whole chips (two TP2 prefill
+    replicas to a trn2), and a pool whose replicas are given keeps them while the other takes the rest."""
+    data = run_json(capsys, ["predict", TRN_DISAGG.format(chips="chips: 8, ", pre="", dec=""), "--json"])
+    (n_pre, c_pre), (n_dec, c_dec) = _pools(data)
+    assert c_pre + c_dec == data["chips"] == 8
+    assert c_pre == int(c_pre) and n_pre >= 2 and n_dec >= 1
+    data = run_json(capsys, ["predict", TRN_DISAGG.format(chips="chips: 8, ", pre="", dec=", replicas: 3"), "--json"])
+    assert _pools(data) == ((10, 5.0), (3, 3.0))
+
+
+def test_predict_rejects_stated_chips_the_pools_cannot_share(capsys: pytest.CaptureFixture[str]) -> None:
+    err = run_error(capsys, ["predict", TRN_DISAGG.format(chips="chips: 1, ", pre="", dec="")])
+    assert "chips: 1 cannot hold a prefill replica (0.5 chips) and a decode replica (1 chip)" in err
+    err = run_error(
+        capsys, ["predict", TRN_DISAGG.format(chips="chips: 8, ", pre=", replicas: 3", dec=", replicas: 3")]
+    )
+    assert "pools take 5 chips (3 prefill and 3 decode replicas), but the scenario says chips: 8" in err
+
+
+def test_predict_rounds_sub_chip_pools_to_whole_chips(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without stated chips, a pool of TP2 replicas on trn2 (half a chip each) is an even count: whole chips."""
+    data = run_json(capsys, ["predict", TRN_DISAGG.format(chips="", pre="", dec=""), "--json"])
+    (n_pre, c_pre), _ = _pools(data)
+    assert n_pre % 2 == 0 and c_pre == int(c_pre)
+
+
+def test_predict_searches_the_batch_of_a_given_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan: {tp: 4}` without max_batch: the batch limit is searched as for a searched shape (what the KV cache
+    holds), not the engine's default of 4 concurrent sequences on Neuron, which left 2 trn2 at 8x over capacity."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: trn2, chips: 2, input_tokens: 1000, output_tokens: 200, "
+        "requests: 400, arrival_rate: 5, plan: {tp: 4}}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert data["plan"]["tp"] == 4 and data["plan"]["replicas"] == 2
+    assert data["plan"]["max_batch"] > 4 and data["load"]["utilisation"] < 1.0
+    assert data["plan_source"] == "partial"

@@ -17,7 +17,7 @@ from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
-from chipwise.planner.serving_choice import Choice, choose, engine_for
+from chipwise.planner.serving_choice import Choice, choose, engine_for, whole_chips
 from chipwise.planner.serving_economics import economics
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
@@ -215,20 +215,21 @@ def _pool(
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
     replicas_given = getattr(spec, "replicas", None)
     drafting = drafting_for(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none
-    if {"tp"} <= set(fixed):
+    if "tp" in fixed:
+        # a given shape: pipeline and expert parallelism default to none, as the plan's label shows them
+        held = {"pp": 1, "ep": 1, "attention_dp": 0, **fixed}
         plan = ReplicaPlan(
-            tp=fixed["tp"],
-            pp=fixed.get("pp", 1),
-            ep=fixed.get("ep", 1),
-            attention_dp=bool(fixed.get("attention_dp", 0)),
-            max_batch=fixed.get("max_batch", eng.max_batch),
+            tp=held["tp"],
+            pp=held["pp"],
+            ep=held["ep"],
+            attention_dp=bool(held["attention_dp"]),
+            max_batch=held.get("max_batch", eng.max_batch),
             max_tokens=max_tokens,
             chunked_prefill=chunked,
             weight_precision=weight,
             kv_precision=kv,
             speculation=drafting.spec if drafting else None,
         )
-        source = "given" if "max_batch" in fixed else "partial"
         if not plan.attention_dp and (reason := model.attention.tp_problem(plan.tp)):
             raise ChipwiseError(f"invalid plan for {model.name}: {reason}.")
         ranks = plan.ranks
@@ -246,11 +247,29 @@ def _pool(
                 f"{ranks / cores:g} chips, or change tp/pp."
             )
         replicas = int(replicas_given or (chips * cores // ranks if chips else 0))
-        if not replicas:
-            choice, _, _ = choose(
-                model, system, eng, job, weight, kv, targets, fixed, None, max_tokens, chunked, drafting, decode_only
-            )
-            replicas = choice.replicas
+        if "max_batch" not in held or not replicas:
+            # the batch limit (as a search sets it: what the KV cache holds) or the replica count left to the search
+            try:
+                choice, _, _ = choose(
+                    model,
+                    system,
+                    eng,
+                    job,
+                    weight,
+                    kv,
+                    targets,
+                    held,
+                    replicas * ranks // cores or None,
+                    max_tokens,
+                    chunked,
+                    drafting,
+                    decode_only,
+                )
+            except InfeasibleError:
+                _setup(catalog, model, system, engine, plan, job, False)  # a shape that does not fit says why
+                raise
+            plan, replicas = replace(plan, max_batch=choice.plan.max_batch), replicas or choice.replicas
+        source = "given" if "max_batch" in fixed else "partial"
     else:
         choice, _, _ = choose(
             model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting, decode_only
@@ -290,6 +309,45 @@ def _check_chips(chips: int | None, replicas: int | None, plan: ReplicaPlan, sys
     )
 
 
+def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaSetup, int, bool]) -> tuple[int, int]:
+    """A disaggregated scenario's stated chips shared between its pools, each (setup, replicas, given): a pool
+    whose replicas are given keeps them and the other takes the rest; with neither given, the whole chips go in
+    proportion to what the load asks of each pool, at least one replica each."""
+    (ps, n_pre, pre_given), (ds, n_dec, dec_given) = pre, dec
+    least_pre, least_dec = math.ceil(ps.chips - 1e-9), math.ceil(ds.chips - 1e-9)
+    if pre_given and dec_given:
+        used = math.ceil(n_pre * ps.chips - 1e-9) + math.ceil(n_dec * ds.chips - 1e-9)
+        if used != chips:
+            raise ChipwiseError(
+                f"the plan's pools take {_chips_text(used)} ({n_pre} prefill and {n_dec} decode replicas), but the "
+                f"scenario says chips: {chips}. Fix: set chips: {used}, or leave one pool's replicas out to fill "
+                "the chips."
+            )
+        return n_pre, n_dec
+    if chips < least_pre + least_dec:
+        raise InfeasibleError(
+            f"chips: {chips} cannot hold a prefill replica ({_chips_text(ps.chips)}) and a decode replica "
+            f"({_chips_text(ds.chips)}). Fix: set chips: {least_pre + least_dec} or more, or lower the pools' tp."
+        )
+    if pre_given:
+        to_pre = math.ceil(n_pre * ps.chips - 1e-9)
+    elif dec_given:
+        to_pre = chips - math.ceil(n_dec * ds.chips - 1e-9)
+    else:
+        want_pre, want_dec = n_pre * ps.chips, n_dec * ds.chips
+        to_pre = min(max(round(chips * want_pre / (want_pre + want_dec)), least_pre), chips - least_dec)
+    if to_pre < least_pre or chips - to_pre < least_dec:
+        raise InfeasibleError(
+            f"chips: {chips} leaves no room for the {'decode' if pre_given else 'prefill'} pool beside the given "
+            f"replicas. Fix: raise chips, or lower the given pool's replicas."
+        )
+    if not pre_given:
+        n_pre = math.floor(to_pre / ps.chips + 1e-9)
+    if not dec_given:
+        n_dec = math.floor((chips - to_pre) / ds.chips + 1e-9)
+    return n_pre, n_dec
+
+
 def _deployment(
     catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
 ) -> tuple[ServingSetup, str]:
@@ -302,13 +360,16 @@ def _deployment(
         pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {})
         decoding = {k: v for k, v in targets.items() if not k.startswith("ttft")}
         dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True)
-        if job.load.kind == "rate":
+        pre_given = getattr(plan.prefill, "replicas", None) is not None
+        dec_given = getattr(plan.decode, "replicas", None) is not None
+        if job.load.kind == "rate" and not pre_given:
             # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen
             pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(pre, job.mean_input)["seconds"], 1e-9)
-            n_pre = int(
-                getattr(plan.prefill, "replicas", None)
-                or max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
-            )
+            n_pre = max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
+        n_pre = n_pre if pre_given else whole_chips(n_pre, pre.chips)
+        n_dec = n_dec if dec_given else whole_chips(n_dec, dec.chips)
+        if sc.chips:
+            n_pre, n_dec = _spread(sc.chips, (pre, n_pre, pre_given), (dec, n_dec, dec_given))
         transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec)
         pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
         return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial"

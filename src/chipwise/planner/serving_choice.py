@@ -314,6 +314,13 @@ def max_users(
     return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
 
 
+def whole_chips(replicas: int, per_chip: float) -> int:
+    """Replicas smaller than a chip (a Trainium core or two) fill whole chips: the spare cores run more replicas."""
+    if per_chip >= 1.0:
+        return replicas
+    return round(math.ceil(replicas * per_chip - 1e-9) / per_chip)
+
+
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
     """The candidate's batch cap, lowered to the requests its KV cache holds at full context: a larger cap only
     makes an engine admit requests it must then preempt (and recompute), as operators set max_num_seqs."""

@@ -27,7 +27,7 @@ from chipwise.planner.serving import (
     stat_ok,
     transfer_dict,
 )
-from chipwise.planner.serving_choice import Choice, check_slo, engine_for
+from chipwise.planner.serving_choice import Choice, check_slo, engine_for, whole_chips
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import EngineProfile, check_engine_model, engine_fitted, engine_profile, token_budget
@@ -315,8 +315,7 @@ def _disaggregated_rows(
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
             continue
         n_pre = max(1, math.ceil(lam * job.mean_input / (0.7 * pf["prompt_tps"])))
-        if pf["chips"] < 1.0:  # replicas smaller than a chip fill whole chips
-            n_pre = round(math.ceil(n_pre * pf["chips"] - 1e-9) / pf["chips"])
+        n_pre = whole_chips(n_pre, pf["chips"])
         for dc in decodes:
             choice: Choice = dc["choice"]
             if not math.isfinite(dc["price"]):
