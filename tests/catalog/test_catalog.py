@@ -193,6 +193,7 @@ chips:
     ("text", "needle"),
     [
         ("chips: [unclosed", "not valid YAML"),
+        ("chips:\n  h100-sxm: {tdp: 1}\n  h100-sxm: {tdp: 2}", "found duplicate key 'h100-sxm'"),
         ("gadgets: {}", "unknown section"),
         ("chips:\n  h100-sxm:\n    hbm_capacity: {value: -3, unit: GB, status: spec, source: [x]}", "negative"),
         ("chips:\n  h100-sxm:\n    hbm_capacity: {value: lots, unit: GB, status: spec, source: [x]}", "not a number"),

@@ -42,6 +42,7 @@ def test_trace_splits_into_length_buckets_with_rates(tmp_path: Path) -> None:
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: -1}]", "not a non-negative number"),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, colour: red}]", "use the keys"),
         ("buckets: [", "not valid YAML"),
+        ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, rate: 2}]", "found duplicate key 'rate'"),
     ],
 )
 def test_bad_workload_files(tmp_path: Path, text: str, needle: str) -> None:

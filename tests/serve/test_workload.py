@@ -57,6 +57,11 @@ def test_inline_scenarios_in_json_or_yaml_flow_style() -> None:
     assert isinstance(js, ServeScenario) and js.requests == 1000  # JSON's 1e3, which YAML 1.1 reads as text
     with pytest.raises(ChipwiseError, match=r"not valid YAML or JSON \(line 1\)"):
         load_scenario("{kind: serve, model: [llama")
+    # a key given twice is an error, not the last value silently (YAML and JSON alike)
+    with pytest.raises(ChipwiseError, match=r"line 4\): found duplicate key 'hardware'"):
+        load_scenario("kind: serve\nhardware: h100-sxm\nmodel: llama-3.1-8b\nhardware: b200\n")
+    with pytest.raises(ChipwiseError, match=r"found duplicate key 'model'. Fix: give each key once"):
+        load_scenario('{"kind": "serve", "model": "llama-3.1-8b", "model": "llama-3.1-70b"}')
 
 
 def test_length_distributions_have_their_mean() -> None:

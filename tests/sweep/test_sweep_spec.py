@@ -98,6 +98,7 @@ def test_catalog_file_contents_are_part_of_the_id(write_sweep: WriteSweep, tmp_p
         ({"append": "zip: {chips: [1, 2]}\n"}, "axes 'chips' and 'chips' set the same field"),
         ({"text": "name: x\nbase: {model: a\ngrid: {chips: [1]}\n"}, "not valid YAML at line"),
         ({"text": "- a list\n"}, "must be a mapping"),
+        ({"append": "name: again\n"}, "found duplicate key 'name'"),
         ({"edits": [("base:", "bsae:")]}, "unknown key 'bsae'"),
         ({"append": "catalog: [missing.yaml]\n"}, "catalog file 'missing.yaml' does not exist"),
         ({"edits": [(FAST_HBM, "[nope.yaml]")]}, "what_if 'h100-fast-hbm' file 'nope.yaml'"),

@@ -28,6 +28,7 @@ from chipwise.catalog.schema import (
     PriceEntry,
     SystemEntry,
 )
+from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.catalog.units import SI_UNIT, parse_quantity, quantity
 from chipwise.errors import ChipwiseError, UnknownNameError
 
@@ -44,7 +45,6 @@ SECTIONS: tuple[str, ...] = (
     "models",
 )
 BUILTIN = "built-in catalog"
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +87,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ChipwiseError(f"cannot read catalog file '{path}': {exc.strerror}. Fix: check the path.") from None
     try:
-        data = yaml.load(text, Loader=_YAML_LOADER)
+        data = load_yaml(text, fast=True)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

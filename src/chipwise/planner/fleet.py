@@ -29,6 +29,7 @@ import numpy as np
 import yaml
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.economics.pricing import price_per_chip_hour
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -80,9 +81,10 @@ def read_workload(path: str) -> list[Bucket]:
     if p.suffix.lower() in (".csv", ".jsonl", ".ndjson"):
         return buckets_from_trace(read_trace(path))
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError:
-        raise ChipwiseError(f"workload file '{path}' is not valid YAML. Fix: correct the syntax.") from None
+        data = load_yaml(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ChipwiseError(f"workload file '{path}' is not valid YAML: {problem}. Fix: correct it.") from None
     items = data.get("buckets") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
         raise ChipwiseError(f"workload file '{path}' needs a non-empty 'buckets' list. Fix: see docs/hybrid.md.")

@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError
 from chipwise.workload.scenario import TrainScenario, parse_count
 
@@ -138,7 +139,7 @@ def _read(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise ChipwiseError(f"sweep file '{path}' does not exist. Fix: check the path.")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

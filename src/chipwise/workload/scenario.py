@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
@@ -77,10 +78,10 @@ def _parse(text: str) -> Any:
     ('{kind: serve, model: llama-3.1-8b}')."""
     if text.lstrip().startswith("{"):
         try:
-            return json.loads(text)
+            return load_json(text)
         except json.JSONDecodeError:
             pass
-    return yaml.safe_load(text)
+    return load_yaml(text)
 
 
 #: what read_scenario_text names a scenario given as text rather than a file
@@ -105,7 +106,10 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
     except yaml.YAMLError as exc:  # JSON that does not parse is read as YAML, whose error names the line
         mark = getattr(exc, "problem_mark", None)
         line = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ChipwiseError(f"{where} is not valid YAML or JSON{line}. Fix: correct the syntax.") from None
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ChipwiseError(f"{where} is not valid YAML or JSON{line}: {problem}. Fix: correct it.") from None
+    except ValueError as exc:  # a JSON object that repeats a key
+        raise ChipwiseError(f"{where}: {exc}. Fix: give each key once.") from None
     if not isinstance(data, dict):
         raise ChipwiseError(f"{where} must be a mapping with a 'kind' (train or serve). Fix: see DESIGN.md.")
     return data, where
