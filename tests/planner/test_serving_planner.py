@@ -195,6 +195,27 @@ def test_a_check_runs_the_requests_the_user_asks_for(catalog: Catalog) -> None:
     assert report["best"]["simulated"] == {"requests": 5000, "fleet_share": 1.0}
 
 
+def test_a_check_runs_more_than_the_usual_most_requests_when_asked(catalog: Catalog) -> None:
+    """--requests above VERIFY_MAX (20,000) is honoured (it was cut to 20,000 silently), and a fleet too large for
+    it is sliced at the user's count rather than at 20,000."""
+    from chipwise.planner.serving_plan import VERIFY_MAX, _slice
+    from chipwise.serve.simulate import Pool, ServingSetup
+    from chipwise.workload.presets import load_model
+    from chipwise.workload.serving import LengthDist, ServingJob
+
+    asked = VERIFY_MAX + 1000
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 256, 64, {"ttft_p99": 2.0},
+        disaggregated=False, requests=asked, verify=1,
+    )  # fmt: skip
+    assert report["best"]["simulated"] == {"requests": asked, "fleet_share": 1.0}
+    model = load_model(catalog, "llama-3.1-70b")
+    job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=10000.0), 30_000)
+    fleet = ServingSetup((Pool(object(), 756),))  # type: ignore[arg-type]
+    _, share, n = _slice(job, fleet, 270_000, 30_000)
+    assert n == 756 * 30_000 // 270_000 == 84 and share == pytest.approx(84 / 756)
+
+
 def test_a_disaggregated_decode_pool_is_sized_without_prompts(catalog: Catalog) -> None:
     """The decode pool of a disaggregated option runs no prompt: more sequences per replica within the TPOT target
     and fewer replicas than the colocated fleet of the same chip (which it used to copy, so that a split could only

@@ -256,11 +256,14 @@ def test_slo_parsing() -> None:
         (["--precision", "fp5"], "unknown weight precision 'fp5'"),
         (["--precision", "mxfp4"], "mxfp4 quantises the MoE experts only"),
         (["--kv-precision", "int3"], "unknown KV-cache precision"),
+        (["--offline", "--disaggregated"], "pool splits are sized by an arrival rate, and an offline run has none"),
+        (["--concurrency", "8", "--disaggregated"], "and a closed loop has none. Fix: give --rate R"),
+        (["--requests", "2000000"], "--requests': Input should be less than or equal to 1000000"),
     ],
 )
 def test_plan_serve_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
     base = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm"]
-    if "--rate" not in argv and "--offline" not in argv:
+    if not {"--rate", "--offline", "--concurrency"} & set(argv):
         base += ["--rate", "5"]
     assert needle in run_error(capsys, base + argv)
 

@@ -50,7 +50,7 @@ from chipwise.workload.serving import LengthDist, Load, ServingJob
 
 VERIFY_REQUESTS = 1200
 #: a simulated check of an open loop issues requests over this many of its estimated request latencies, and a
-#: closed loop's users each this many requests, up to VERIFY_MAX requests
+#: closed loop's users each this many requests, up to VERIFY_MAX requests (or the user's --requests, if more)
 STEADY_LATENCIES = 3.0
 STEADY_WAVES = 4
 VERIFY_MAX = 20000
@@ -358,8 +358,9 @@ def _verify(
     done: list[dict[str, Any]] = []
 
     def simulated(s: ServingSetup, requests: int) -> tuple[dict[str, Any], bool]:
-        part, share, n = _slice(job, s, requests)
-        count = min(VERIFY_MAX, math.ceil(requests * share))
+        limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
+        part, share, n = _slice(job, s, requests, limit)
+        count = min(limit, math.ceil(requests * share))
         sim = s if share == 1.0 else _replicas(s, n)
         out, _ = run_job(part, sim, seed=0, targets=dict(targets), requests=count, steady_latencies=True)
         if share < 1.0:  # the fleet delivers what its slice does, once per slice
@@ -441,14 +442,16 @@ def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
     return int(max(base, math.ceil(rate * STEADY_LATENCIES * latency)))
 
 
-def _slice(job: ServingJob, setup: ServingSetup, requests: int) -> tuple[ServingJob, float, int]:
-    """(job, share of the fleet, replicas) a check simulates: the whole fleet when `requests` fit VERIFY_MAX, else
-    as many of its (decode) replicas (at least SLICE_MIN) as VERIFY_MAX requests keep steady, a prefill pool cut
+def _slice(
+    job: ServingJob, setup: ServingSetup, requests: int, limit: int = VERIFY_MAX
+) -> tuple[ServingJob, float, int]:
+    """(job, share of the fleet, replicas) a check simulates: the whole fleet when `requests` fit `limit`, else
+    as many of its (decode) replicas (at least SLICE_MIN) as `limit` requests keep steady, a prefill pool cut
     alike (_replicas), under their share of an open loop's rate or of a closed loop's users. Replicas behind a
     least-loaded router see the load their share of it brings, so a slice runs as the fleet does, for longer."""
     replicas = setup.pools[-1].replicas
-    n = max(SLICE_MIN, math.floor(replicas * VERIFY_MAX / requests))
-    if requests <= VERIFY_MAX or n >= replicas or job.load.kind not in ("rate", "closed"):
+    n = max(SLICE_MIN, math.floor(replicas * limit / requests))
+    if requests <= limit or n >= replicas or job.load.kind not in ("rate", "closed"):
         return job, 1.0, replicas
     load = job.load
     if load.kind == "closed":

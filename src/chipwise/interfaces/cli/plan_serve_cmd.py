@@ -95,10 +95,23 @@ def serve(
         str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot or owned.")
     ] = "on-demand",
     region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
-    requests: Annotated[int, typer.Option("--requests", min=1, help="Requests simulated to check each option.")] = 1200,
+    requests: Annotated[
+        int,
+        typer.Option(
+            "--requests",
+            min=1,
+            max=1_000_000,
+            help="Requests simulated to check each option, at least (more where a steady state needs them; a fleet "
+            "whose check needs more than 20,000 and this is checked by a slice of its replicas).",
+        ),
+    ] = 1200,
     disaggregated: Annotated[
-        bool, typer.Option("--disaggregated/--no-disaggregated", help="Also try prefill/decode pool splits.")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--disaggregated/--no-disaggregated",
+            help="Also try prefill/decode pool splits (the default under --rate; splits are sized by a rate).",
+        ),
+    ] = None,
     speculative: Annotated[
         str | None,
         typer.Option(
@@ -118,6 +131,12 @@ def serve(
 ) -> None:
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     load = load_of(rate, concurrency, offline)
+    if disaggregated and load.kind != "rate":
+        what = "a closed loop" if load.kind == "closed" else "an offline run"
+        raise ChipwiseError(
+            f"--disaggregated: pool splits are sized by an arrival rate, and {what} has none. "
+            "Fix: give --rate R, or leave --disaggregated out."
+        )
     targets = parse_slo(slo)
     for name, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens)):
         if value < 1:
@@ -140,7 +159,7 @@ def serve(
         pricing=pricing,
         region=region,
         requests=requests,
-        disaggregated=disaggregated,
+        disaggregated=disaggregated is not False,
         speculative=speculative,
     )
     report["skipped"].extend(unrunnable)
