@@ -180,3 +180,15 @@ def test_context_length_and_mtp_modules_from_the_config(catalog: Catalog) -> Non
 def test_tensor_parallelism_must_split_the_heads(catalog: Catalog, model: str, tp: int, problem: str) -> None:
     att = load_model(catalog, model).attention
     assert (problem in att.tp_problem(tp)) if problem else att.tp_problem(tp) == ""
+
+
+def test_an_alias_is_shown_as_asked(catalog: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
+    """deepseek-r1 is an alias of the deepseek-v3 preset (one architecture): outputs name both, not deepseek-v3
+    alone, and the model is the preset's."""
+    from chipwise.interfaces.cli.app import run
+
+    r1, v3 = load_model(catalog, "DeepSeek-R1"), load_model(catalog, "deepseek-v3")
+    assert r1.display == "deepseek-r1 = deepseek-v3" and v3.display == "deepseek-v3"
+    assert r1.name == v3.name and r1.groups == v3.groups
+    assert run(["model", "show", "deepseek-r1"]) == 0
+    assert "deepseek-r1 = deepseek-v3 (moe, mla, swiglu)" in capsys.readouterr().out

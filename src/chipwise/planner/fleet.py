@@ -475,7 +475,7 @@ def plan_fleet(
         )
     return {
         "kind": "plan-fleet",
-        "model": model.name,
+        "model": model.display,
         "slo": dict(slo),
         "buckets": [b.__dict__ for b in buckets],
         "instance_types": [

@@ -140,7 +140,7 @@ def plan_hetero_training(
     steps = job.steps
     out: dict[str, Any] = {
         "kind": "plan-hetero",
-        "model": model.name,
+        "model": model.display,
         "fleet": fleet,
         "link": {"between": link_name, "bandwidth_Bps": link[0], "latency_s": link[1]},
         "global_batch": job.global_batch,

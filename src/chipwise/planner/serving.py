@@ -519,7 +519,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     )
     result: dict[str, Any] = {
         "kind": "serve",
-        "model": model.name,
+        "model": model.display,
         "hardware": first.system.chip.id,
         "system": first.system.id,
         "engine": first.engine.engine,

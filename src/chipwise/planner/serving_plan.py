@@ -174,7 +174,7 @@ def plan_serving(
             del r[key]
     return {
         "kind": "plan-serve",
-        "model": model.name,
+        "model": model.display,
         "load": {
             "kind": load.kind,
             "label": load.label(),

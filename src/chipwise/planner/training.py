@@ -286,7 +286,7 @@ def plan_training(
     rows.sort(key=lambda r: rank_value(r, objective))
     return {
         "kind": "plan-train",
-        "model": model.name,
+        "model": model.display,
         "chips": chips,
         "tokens": tokens,
         "precision": precision,

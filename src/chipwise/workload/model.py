@@ -148,6 +148,13 @@ class ModelSpec:
     #: multi-token-prediction modules the checkpoint ships (config.json num_nextn_predict_layers, DeepSeek-V3):
     #: what MTP speculative decoding drafts with
     mtp_layers: int = 0
+    #: the alias a preset was asked for by, where it is not the preset's id (deepseek-r1 for deepseek-v3)
+    alias: str = ""
+
+    @property
+    def display(self) -> str:
+        """The name outputs show: the preset id, with the alias the user gave ('deepseek-r1 = deepseek-v3')."""
+        return f"{self.alias} = {self.name}" if self.alias else self.name
 
     # ---- structure -------------------------------------------------------------------------------------
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
     """A ModelSpec from a preset name or alias, or from a config.json path (no network)."""
     pid = preset_id(catalog, name)
     if pid is not None:
-        return _preset(catalog, pid)
+        asked = _norm(name)
+        return _preset(catalog, pid) if asked == pid else replace(_preset(catalog, pid), alias=asked)
     path = Path(name)
     if path.suffix == ".json" or path.exists() or "/" in name:
         if path.is_dir():

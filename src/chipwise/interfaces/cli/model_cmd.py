@@ -72,7 +72,7 @@ def show(
         print_json(data)
         return
     table = Table(
-        title=f"{spec.name} ({data['architecture']}, {data['attention']}, {data['mlp']})",
+        title=f"{spec.display} ({data['architecture']}, {data['attention']}, {data['mlp']})",
         header_style="bold",
         show_header=False,
     )
