@@ -293,3 +293,21 @@ def test_an_offline_estimate_is_the_saturated_step(catalog: Catalog) -> None:
     )  # fmt: skip
     estimate, simulated = report["results"][0]["estimate"]["tpot_s"], report["best"]["tpot_s"]["p50"]
     assert estimate == pytest.approx(simulated, rel=0.10)
+
+
+def test_a_checked_split_can_shrink_either_pool_in_whole_chips() -> None:
+    """The check takes replicas from a fleet that meets the SLO with room to spare: a split's decode pool first, then
+    its prefill pool (a split used to be kept as estimated); replicas smaller than a chip leave whole chips, and
+    growth fills them."""
+    from types import SimpleNamespace
+
+    from chipwise.planner.serving_plan import _grow, _shrinks
+    from chipwise.serve.simulate import Pool, ServingSetup
+
+    gpu, core = SimpleNamespace(chips=1.0), SimpleNamespace(chips=0.25)
+    split = ServingSetup((Pool(gpu, 10, "prefill"), Pool(gpu, 5, "decode")))  # type: ignore[arg-type]
+    assert [[p.replicas for p in s.pools] for s in _shrinks(split)] == [[10, 4], [8, 5]]
+    trn = ServingSetup((Pool(core, 8),))  # type: ignore[arg-type]
+    assert [[p.replicas for p in s.pools] for s in _shrinks(trn)] == [[4]]  # 7 cores would leave 1.75 chips
+    assert [p.replicas for p in _grow(trn).pools] == [12]  # 10 cores would leave 2.5 chips
+    assert _shrinks(ServingSetup((Pool(gpu, 1),))) == []  # type: ignore[arg-type]

@@ -385,13 +385,13 @@ def _verify(
         # no SLO, fewer replicas would always 'pass' a fixed concurrency, its surplus users queueing for slots)
         if met and grown == 0 and (job.load.kind == "rate" or (targets and job.load.kind == "closed")):
             for _ in range(SIZE_UP_TRIES):
-                smaller = _shrink(setup)
-                if smaller is None:
+                for smaller in _shrinks(setup):  # a split's decode pool, else its prefill pool
+                    trial, ok = simulated(smaller, requests)
+                    if ok:
+                        setup, summary = smaller, trial
+                        break
+                else:
                     break
-                trial, ok = simulated(smaller, requests)
-                if not ok:
-                    break
-                setup, summary = smaller, trial
         price_pools = [(p.setup.system, p.chips) for p in setup.pools]
         econ = economics(catalog, price_pools, summary["output_tokens_per_s"], summary["throughput_tokens_per_s"])
         done.append(
@@ -506,19 +506,27 @@ def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[st
     return ServingSetup((Pool(setup, choice.replicas),))
 
 
-def _shrink(setup: ServingSetup) -> ServingSetup | None:
-    """One pool of several replicas with a fifth of them (at least one) taken away; None when there is none."""
-    if len(setup.pools) != 1 or setup.pools[0].replicas < 2:
-        return None
-    p = setup.pools[0]
-    return replace(setup, pools=(Pool(p.setup, p.replicas - max(1, p.replicas // 5), p.role),))
+def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
+    """The fleet with one pool cut by a fifth of its replicas (at least one, keeping whole chips), the last (decode)
+    pool first: one candidate per pool that has replicas to spare."""
+    out = []
+    for i in reversed(range(len(setup.pools))):
+        p = setup.pools[i]
+        per = p.setup.chips
+        n = p.replicas - max(1, p.replicas // 5)
+        if per < 1.0:  # replicas smaller than a chip leave whole chips
+            n = math.floor(math.floor(n * per + 1e-9) / per + 1e-9)
+        if 1 <= n < p.replicas:
+            pools = list(setup.pools)
+            pools[i] = Pool(p.setup, n, p.role)
+            out.append(replace(setup, pools=tuple(pools)))
+    return out
 
 
 def _grow(setup: ServingSetup) -> ServingSetup:
+    """Every pool with a fifth more replicas (at least one, filling whole chips)."""
     pools = tuple(
-        Pool(p.setup, p.replicas + max(1, math.ceil(0.2 * p.replicas)), p.role)
-        if p.role != "prefill" or len(setup.pools) == 2
-        else p
+        Pool(p.setup, whole_chips(p.replicas + max(1, math.ceil(0.2 * p.replicas)), p.setup.chips), p.role)
         for p in setup.pools
     )
     return replace(setup, pools=pools)
