@@ -120,6 +120,19 @@ def test_breakdown_broadcasts_over_shapes(h100, catalog: Catalog) -> None:  # ty
     assert float(parts["tp_comm"][0]) == 0.0 and float(parts["tp_comm"][-1]) > 0.0
 
 
+def test_tensor_parallel_experts_permute_every_routed_copy(h100, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
+    """Each rank of a tensor-parallel MoE layer holds a slice of every expert, so it gathers and scatters every routed
+    copy's whole hidden row (4 k h values a token: gather, expert input, output, unpermute); with expert parallelism a
+    rank takes only the copies its experts own. Mixtral-8x7B (k = 2, h = 4,096) at TP2: the permutes of EP1 cost
+    4 x 2 x 4,096 x 2 B x (1 - 1/2) = 32,768 B a token a layer more than those of EP2; they were divided by TP."""
+    dev, topo, eng = h100
+    model = load_model(catalog, "mixtral-8x7b")
+    tokens = 8192.0
+    ep1, ep2 = (token_costs(model, dev, topo, eng, "fp8", Shapes.of(2, 1, ep), tokens)["memory_bound"] for ep in (1, 2))
+    extra = tokens * model.layers * 4 * 2 * 4096 * 2.0 * (1 - 1 / 2)
+    assert float(ep1 - ep2) == pytest.approx(extra / (dev.hbm_bandwidth * dev.eff.memory), rel=1e-9)
+
+
 @settings(max_examples=25, deadline=None)
 @given(tokens=st.integers(min_value=1, max_value=8192))
 def test_moe_reads_at_most_all_experts(tokens: int, catalog: Catalog, hw: Hardware) -> None:

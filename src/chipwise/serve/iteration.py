@@ -225,16 +225,18 @@ def _mlp(
     return np.asarray(out, dtype=np.float64)
 
 
-def _elementwise_bytes(model: ModelSpec, g: LayerGroup, tp: Array, adp: Array) -> Array:
+def _elementwise_bytes(model: ModelSpec, g: LayerGroup, tp: Array, ep: Array, adp: Array) -> Array:
     """Bytes per token of one layer's memory-bound work: two fused add-and-norm passes (read x and the residual,
-    write both: 8 h), RoPE on q and k, the gated activation (3 ffn / tp) and, for MoE, the token permutes."""
+    write both: 8 h), RoPE on q and k, the gated activation (3 ffn / tp) and, for MoE, the token permutes: each
+    rank gathers the routed copies its experts take, whole hidden rows, and scatters their outputs back (4 k h per
+    token over the expert-parallel ranks: a tensor-parallel slice of every expert still permutes every copy)."""
     att = model.attention
     h = float(model.hidden)
     attn_side = 8.0 * h + 2.0 * (att.heads + att.kv_heads) * att.head_dim
     e = np.where(adp > 0, attn_side / tp, 8.0 * h + 2.0 * (att.heads + att.kv_heads) * att.head_dim / tp)
     if g.moe is not None:
         m = g.moe
-        e = e + (3.0 * (m.top_k * m.expert_ffn + m.shared * m.shared_ffn) + 4.0 * m.top_k * h) / tp
+        e = e + 3.0 * (m.top_k * m.expert_ffn + m.shared * m.shared_ffn) / tp + 4.0 * m.top_k * h / ep
     elif g.mlp is not None:
         e = e + 3.0 * g.mlp.ffn / tp
     return np.asarray(e * ACT_BYTES, dtype=np.float64)
@@ -287,7 +289,7 @@ def token_costs(
         else:
             n_ar = np.where(adp > 0, 1.0, 2.0)
         out["tp_comm"] = out["tp_comm"] + k * n_ar * ar
-        out["memory_bound"] = out["memory_bound"] + k * memory_time(t * _elementwise_bytes(model, g, tp, adp), dev)
+        out["memory_bound"] = out["memory_bound"] + k * memory_time(t * _elementwise_bytes(model, g, tp, ep, adp), dev)
     layers = model.layers / pp
     out["overhead"] = np.broadcast_to(layers * eng.layer_overhead_s, out["gemm"].shape).astype(np.float64)
     out["pp_comm"] = np.where(pp > 1, hand_off(act, shapes.tp, topo), 0.0) * np.ones_like(out["gemm"])
