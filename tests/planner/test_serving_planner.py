@@ -311,3 +311,19 @@ def test_a_checked_split_can_shrink_either_pool_in_whole_chips() -> None:
     assert [[p.replicas for p in s.pools] for s in _shrinks(trn)] == [[4]]  # 7 cores would leave 1.75 chips
     assert [p.replicas for p in _grow(trn).pools] == [12]  # 10 cores would leave 2.5 chips
     assert _shrinks(ServingSetup((Pool(gpu, 1),))) == []  # type: ignore[arg-type]
+
+
+def test_the_simulated_check_is_priced_as_asked(catalog: Catalog) -> None:
+    """--pricing reaches the simulated options and the verdict (they were priced on demand whatever was asked): the
+    checked fleet costs chips x the asked price per chip-hour."""
+    from chipwise.hardware import hardware
+    from chipwise.planner.serving_economics import chip_hour_price
+
+    system = hardware(catalog).system("h100-sxm")
+    for pricing in ("on-demand", "spot", "owned"):
+        best = plan_serving(
+            catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 1024, 256, {"ttft_p99": 2.0},
+            disaggregated=False, verify=1, pricing=pricing,
+        )["best"]  # fmt: skip
+        price = chip_hour_price(catalog, system, pricing, None, None)[0]
+        assert best["cost_usd_per_hour"] == pytest.approx(best["chips"] * price), pricing

@@ -303,6 +303,15 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
         "bad speculation": (SCENARIO + "speculative: medusa:3\n", "unknown speculative method"),
         "zero recv interval": (SCENARIO + "plan: {tp: 1, recv_interval: 0}\n", "recv_interval"),
         "batch wait ratio above 1": (SCENARIO + "plan: {tp: 1, batch_wait_ratio: 1.5}\n", "batch_wait_ratio"),
+        "infinite rate": (SCENARIO.replace("arrival_rate: 10", "arrival_rate: .inf"), "should be a finite number"),
+        "pools without disaggregation": (
+            SCENARIO + "plan: {prefill: {tp: 1}}\n",
+            "prefill/decode pools are given but disaggregated is not true",
+        ),
+        "colocated knobs on a split": (
+            SCENARIO + "plan: {disaggregated: true, tp: 2}\n",
+            "tp apply to a colocated deployment; a disaggregated plan sets them per pool",
+        ),
     }
     for name, (text, needle) in cases.items():
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"
@@ -490,3 +499,25 @@ def test_predict_searches_the_batch_of_a_given_shape(capsys: pytest.CaptureFixtu
     assert data["plan"]["tp"] == 4 and data["plan"]["replicas"] == 2
     assert data["plan"]["max_batch"] > 4 and data["load"]["utilisation"] < 1.0
     assert data["plan_source"] == "partial"
+
+
+def test_predict_fills_every_stated_chip_of_a_split_or_says_why(capsys: pytest.CaptureFixture[str]) -> None:
+    """16 H200 as TP2 prefill and TP4 decode replicas take all 16 chips (they took 14, two idle and unsaid); 15 is
+    no whole split of them: one line with the nearest."""
+    scenario = (
+        "{{kind: serve, model: llama-3.1-70b, hardware: h200, chips: {chips}, precision: fp8, input_tokens: 2048, "
+        "output_tokens: 512, arrival_rate: 10, requests: 300, "
+        "plan: {{disaggregated: true, prefill: {{tp: 2}}, decode: {{tp: 4}}}}}}"
+    )
+    data = run_json(capsys, ["predict", scenario.format(chips=16), "--json"])
+    pools = data["plan"]["prefill"], data["plan"]["decode"]
+    assert sum(p["replicas"] * p["tp"] for p in pools) == data["chips"] == 16
+    err = run_error(capsys, ["predict", scenario.format(chips=15)])
+    assert "chips: 15 is not a whole number of prefill replicas (2 chips each) and decode replicas (4 chips" in err
+
+
+def test_a_repeated_hardware_id_is_ranked_once() -> None:
+    from chipwise.catalog import load_catalog
+    from chipwise.hardware.selection import hardware_ids
+
+    assert hardware_ids(load_catalog(), "h100-sxm, b200,h100-sxm") == ["h100-sxm", "b200"]

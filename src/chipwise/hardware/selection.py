@@ -17,4 +17,4 @@ def hardware_ids(catalog: Catalog, spec: str | Sequence[str]) -> list[str]:
         return list(catalog.chips)
     if not ids:
         raise ChipwiseError("hardware is empty. Fix: give chip or system ids (h100-sxm,trn2) or 'all'.")
-    return ids
+    return list(dict.fromkeys(ids))  # a repeated id is ranked once

@@ -329,22 +329,33 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
             f"chips: {chips} cannot hold a prefill replica ({_chips_text(ps.chips)}) and a decode replica "
             f"({_chips_text(ds.chips)}). Fix: set chips: {least_pre + least_dec} or more, or lower the pools' tp."
         )
+    want_pre, want_dec = n_pre * ps.chips, n_dec * ds.chips
     if pre_given:
-        to_pre = math.ceil(n_pre * ps.chips - 1e-9)
+        options = [math.ceil(want_pre - 1e-9)]
     elif dec_given:
-        to_pre = chips - math.ceil(n_dec * ds.chips - 1e-9)
-    else:
-        want_pre, want_dec = n_pre * ps.chips, n_dec * ds.chips
-        to_pre = min(max(round(chips * want_pre / (want_pre + want_dec)), least_pre), chips - least_dec)
-    if to_pre < least_pre or chips - to_pre < least_dec:
+        options = [chips - math.ceil(want_dec - 1e-9)]
+    else:  # the split that fills the most chips, nearest the load's proportion
+        options = list(range(least_pre, chips - least_dec + 1))
+    if not options or options[0] < least_pre or chips - options[0] < least_dec:
         raise InfeasibleError(
             f"chips: {chips} leaves no room for the {'decode' if pre_given else 'prefill'} pool beside the given "
             f"replicas. Fix: raise chips, or lower the given pool's replicas."
         )
-    if not pre_given:
-        n_pre = math.floor(to_pre / ps.chips + 1e-9)
-    if not dec_given:
-        n_dec = math.floor((chips - to_pre) / ds.chips + 1e-9)
+
+    def split(to_pre: int) -> tuple[int, int, int]:
+        pre_n = n_pre if pre_given else math.floor(to_pre / ps.chips + 1e-9)
+        dec_n = n_dec if dec_given else math.floor((chips - to_pre) / ds.chips + 1e-9)
+        return pre_n, dec_n, math.ceil(pre_n * ps.chips - 1e-9) + math.ceil(dec_n * ds.chips - 1e-9)
+
+    share = want_pre / max(want_pre + want_dec, 1e-9)
+    best = max(options, key=lambda to_pre: (split(to_pre)[2], -abs(to_pre - chips * share)))
+    n_pre, n_dec, used = split(best)
+    if used != chips:
+        raise ChipwiseError(
+            f"chips: {chips} is not a whole number of prefill replicas ({_chips_text(ps.chips)} each) and decode "
+            f"replicas ({_chips_text(ds.chips)} each); the nearest split takes {_chips_text(used)} ({n_pre} prefill, "
+            f"{n_dec} decode). Fix: set chips: {used}, or change the pools' tp."
+        )
     return n_pre, n_dec
 
 

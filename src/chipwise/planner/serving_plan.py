@@ -168,7 +168,7 @@ def plan_serving(
             _cost(r, load, "usd_per_hour", "usd_per_mtok") if math.isfinite(r["usd_per_hour"]) else r["chips"],
         )
     )
-    verified = _verify(catalog, model, job, targets, rows[: max(0, verify)])
+    verified = _verify(catalog, model, job, targets, rows[: max(0, verify)], pricing, region)
     for r in rows:
         for key in [k for k in r if k.startswith("_")]:
             del r[key]
@@ -350,7 +350,13 @@ def _disaggregated_rows(
 
 
 def _verify(
-    catalog: Catalog, model: ModelSpec, job: ServingJob, targets: Mapping[str, float], rows: list[dict[str, Any]]
+    catalog: Catalog,
+    model: ModelSpec,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    rows: list[dict[str, Any]],
+    pricing: str = "on-demand",
+    region: str | None = None,
 ) -> list[dict[str, Any]]:
     """Simulate the cheapest options: add replicas (up to a few times) until the simulation meets the SLO and keeps
     up with an open-loop load, or take replicas away (up to a few times) while it still does, since the
@@ -393,7 +399,9 @@ def _verify(
                 else:
                     break
         price_pools = [(p.setup.system, p.chips) for p in setup.pools]
-        econ = economics(catalog, price_pools, summary["output_tokens_per_s"], summary["throughput_tokens_per_s"])
+        econ = economics(
+            catalog, price_pools, summary["output_tokens_per_s"], summary["throughput_tokens_per_s"], pricing, region
+        )
         done.append(
             {
                 "hardware": row["hardware"],

@@ -150,6 +150,19 @@ class ServePlan(_Strict):
     decode: PoolSpec | None = None
     router: Literal["round_robin", "least_loaded"] = "least_loaded"
 
+    @model_validator(mode="after")
+    def _pools(self) -> ServePlan:
+        if (self.prefill is not None or self.decode is not None) and not self.disaggregated:
+            raise ValueError("prefill/decode pools are given but disaggregated is not true: set disaggregated: true")
+        knobs = ("tp", "pp", "ep", "attention_dp", "replicas", "max_batch")
+        shared = [k for k in knobs if getattr(self, k) is not None]
+        if self.disaggregated and shared:
+            raise ValueError(
+                f"{', '.join(shared)} apply to a colocated deployment; a disaggregated plan sets them per pool "
+                "(prefill: {tp: ...}, decode: {tp: ...})"
+            )
+        return self
+
 
 def _length_value(v: Any) -> Any:
     """Counts with suffixes ('2k') become numbers; a string that is not a count stays a trace path; a mapping
@@ -190,7 +203,7 @@ class ServeScenario(_Strict):
     input_tokens: Annotated[LengthField, BeforeValidator(_length_value)] = 1024
     output_tokens: Annotated[LengthField | None, BeforeValidator(_length_value)] = None
     trace: str | None = None
-    arrival_rate: PositiveFloat | None = None
+    arrival_rate: Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)] | None = None
     concurrency: IntCount | None = None
     offline: bool = False
     burstiness: Annotated[float, Field(gt=0)] = 1.0
