@@ -521,3 +521,13 @@ def test_a_repeated_hardware_id_is_ranked_once() -> None:
     from chipwise.hardware.selection import hardware_ids
 
     assert hardware_ids(load_catalog(), "h100-sxm, b200,h100-sxm") == ["h100-sxm", "b200"]
+
+
+def test_plot_of_a_search_with_no_ranked_option_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--plot after a search where no option meets the SLO: the answer stands (exit 0) and the plot step says why it
+    drew nothing (it ended in an error naming an unrelated fix)."""
+    png = tmp_path / "none.png"
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "1", "--slo", "tpot_p99=10us", "--hardware",
+            "h100-sxm", "--no-disaggregated", "--plot", str(png)]  # fmt: skip
+    assert run(argv) == 0
+    assert "nothing drawn" in capsys.readouterr().err and not png.exists()
