@@ -107,8 +107,11 @@ def test_an_slo_no_shape_meets_is_reported_with_the_shapes_searched(catalog: Cat
     assert report["results"] == [] and "meets the SLO" in report["skipped"][0]["reason"]
     assert report["search"]["evaluated"] > 0  # the shapes were priced, none met the target
     # the reason says what the fastest shapes reach, one request at a time: a 10 ms TTFT is out of reach
-    reached = re.search(r"reach TPOT ([\d.]+) ms and TTFT ([\d.]+) ms", report["skipped"][0]["reason"])
-    assert reached is not None and float(reached.group(2)) > 10.0
+    reached = re.search(r"reach TPOT ([\d.,]+) ms and TTFT ([\d.,]+) ms", report["skipped"][0]["reason"])
+    assert reached is not None and float(reached.group(2).replace(",", "")) > 10.0
+    from chipwise.planner.serving_choice import _ms
+
+    assert (_ms(1.0823), _ms(0.0484)) == ("1,082 ms", "48.4 ms")  # no '1.08e+03 ms'
 
 
 def test_fixed_concurrency_ranks_by_cost_per_token_and_seats_every_user(catalog: Catalog) -> None:

@@ -236,7 +236,9 @@ def _pool(
         cores = system.chip.cores_per_chip
         if chips and chips * cores < ranks:
             raise InfeasibleError(
-                f"plan {plan.label()} needs {math.ceil(ranks / cores)} chips but the scenario has {chips}. "
+                f"plan tp={plan.tp}"
+                + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+                + f" needs {math.ceil(ranks / cores)} chips but the scenario has {chips}. "
                 "Fix: raise chips or lower tp/pp."
             )
         if chips and not replicas_given and (chips * cores) % ranks:

@@ -273,8 +273,14 @@ def _fastest(
     ttft = np.where(est.fits, op.ttft_p99, np.inf)
     if not (np.isfinite(tpot).any() and np.isfinite(ttft).any()):
         return ""
-    reach = f"TPOT {1e3 * tpot.min():.3g} ms and TTFT {1e3 * ttft.min():.3g} ms"
+    reach = f"TPOT {_ms(tpot.min())} and TTFT {_ms(ttft.min())}"
     return f" (the fastest shapes reach {reach}, one request at a time)"
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds with three significant figures and no exponent: '48.4 ms', '1,080 ms'."""
+    ms = 1e3 * float(seconds)
+    return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.3g} ms"
 
 
 def _searched(exc: InfeasibleError, shapes: int) -> InfeasibleError:
