@@ -531,3 +531,13 @@ def test_plot_of_a_search_with_no_ranked_option_says_so(tmp_path: Path, capsys: 
             "h100-sxm", "--no-disaggregated", "--plot", str(png)]  # fmt: skip
     assert run(argv) == 0
     assert "nothing drawn" in capsys.readouterr().err and not png.exists()
+
+
+def test_an_unfitted_chip_keeps_its_dagger_in_the_check_and_the_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gaudi3 runs on its engine's defaults (no serving measurement fitted): the simulated table and the verdict say
+    so, as the ranking does (they dropped the mark)."""
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "10", "--slo", "ttft_p99=2s,tpot_p99=50ms",
+            "--hardware", "gaudi3", "--no-disaggregated", "--json"]  # fmt: skip
+    data = run_json(capsys, argv)
+    assert data["verified"][0]["engine_defaults"] == ["gaudi3"]
+    assert data["verdict"].endswith("; gaudi3 on engine defaults, not fitted)")

@@ -209,6 +209,8 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     )
     chips = f"{best['chips']:g} chip{'s' if best['chips'] != 1 else ''}"
     cost = f"{chips}, {price(best['cost_usd_per_mtok'])} per M output tokens"
+    if best.get("engine_defaults"):  # no serving measurement of its family fitted: say so where the answer is
+        cost += f"; {', '.join(best['engine_defaults'])} on engine defaults, not fitted"
     if best["keeps_up"] and best["slo_met"] is not False:
         if best["slo_met"]:
             lead = "Cheapest that meets the SLO"

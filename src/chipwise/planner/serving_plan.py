@@ -406,6 +406,7 @@ def _verify(
             {
                 "hardware": row["hardware"],
                 "disaggregated": row["disaggregated"],
+                "engine_defaults": row.get("engine_defaults", []),
                 "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
                 "chips": setup.chips,
                 "slo_met": all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None,

@@ -209,7 +209,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                   f"TPOT ({units['tpot_s'][1]})\np50/p90/p99", "$/M\nout tok"):  # fmt: skip
             _column(vt, c)
         for v in report["verified"]:
-            hardware, plan = _pools(v["hardware"], v["plan"])
+            hardware, plan = _pools(v["hardware"], v["plan"], v.get("engine_defaults", ()))
             vt.add_row(
                 hardware,
                 plan,
