@@ -316,9 +316,13 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
     whose replicas are given keeps them and the other takes the rest; with neither given, the whole chips go in
     proportion to what the load asks of each pool, at least one replica each."""
     (ps, n_pre, pre_given), (ds, n_dec, dec_given) = pre, dec
-    least_pre, least_dec = math.ceil(ps.chips - 1e-9), math.ceil(ds.chips - 1e-9)
+
+    def taken(n: int, setup: ReplicaSetup) -> int:  # whole chips n replicas occupy
+        return math.ceil(n * setup.chips - 1e-9)
+
+    least_pre, least_dec = taken(1, ps), taken(1, ds)
     if pre_given and dec_given:
-        used = math.ceil(n_pre * ps.chips - 1e-9) + math.ceil(n_dec * ds.chips - 1e-9)
+        used = taken(n_pre, ps) + taken(n_dec, ds)
         if used != chips:
             raise ChipwiseError(
                 f"the plan's pools take {_chips_text(used)} ({n_pre} prefill and {n_dec} decode replicas), but the "
@@ -331,11 +335,10 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
             f"chips: {chips} cannot hold a prefill replica ({_chips_text(ps.chips)}) and a decode replica "
             f"({_chips_text(ds.chips)}). Fix: set chips: {least_pre + least_dec} or more, or lower the pools' tp."
         )
-    want_pre, want_dec = n_pre * ps.chips, n_dec * ds.chips
     if pre_given:
-        options = [math.ceil(want_pre - 1e-9)]
+        options = [taken(n_pre, ps)]
     elif dec_given:
-        options = [chips - math.ceil(want_dec - 1e-9)]
+        options = [chips - taken(n_dec, ds)]
     else:  # the split that fills the most chips, nearest the load's proportion
         options = list(range(least_pre, chips - least_dec + 1))
     if not options or options[0] < least_pre or chips - options[0] < least_dec:
@@ -347,8 +350,9 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
     def split(to_pre: int) -> tuple[int, int, int]:
         pre_n = n_pre if pre_given else math.floor(to_pre / ps.chips + 1e-9)
         dec_n = n_dec if dec_given else math.floor((chips - to_pre) / ds.chips + 1e-9)
-        return pre_n, dec_n, math.ceil(pre_n * ps.chips - 1e-9) + math.ceil(dec_n * ds.chips - 1e-9)
+        return pre_n, dec_n, taken(pre_n, ps) + taken(dec_n, ds)
 
+    want_pre, want_dec = n_pre * ps.chips, n_dec * ds.chips
     share = want_pre / max(want_pre + want_dec, 1e-9)
     best = max(options, key=lambda to_pre: (split(to_pre)[2], -abs(to_pre - chips * share)))
     n_pre, n_dec, used = split(best)

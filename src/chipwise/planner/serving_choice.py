@@ -320,11 +320,13 @@ def max_users(
     return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
 
 
-def whole_chips(replicas: int, per_chip: float) -> int:
-    """Replicas smaller than a chip (a Trainium core or two) fill whole chips: the spare cores run more replicas."""
+def whole_chips(replicas: int, per_chip: float, down: bool = False) -> int:
+    """Replicas smaller than a chip (a Trainium core or two) fill whole chips: the spare cores run more replicas
+    (`down`: the replicas of the whole chips they leave instead, fewer)."""
     if per_chip >= 1.0:
         return replicas
-    return round(math.ceil(replicas * per_chip - 1e-9) / per_chip)
+    chips = math.floor(replicas * per_chip + 1e-9) if down else math.ceil(replicas * per_chip - 1e-9)
+    return round(chips / per_chip)
 
 
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:

@@ -521,10 +521,7 @@ def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
     out = []
     for i in reversed(range(len(setup.pools))):
         p = setup.pools[i]
-        per = p.setup.chips
-        n = p.replicas - max(1, p.replicas // 5)
-        if per < 1.0:  # replicas smaller than a chip leave whole chips
-            n = math.floor(math.floor(n * per + 1e-9) / per + 1e-9)
+        n = whole_chips(p.replicas - max(1, p.replicas // 5), p.setup.chips, down=True)
         if 1 <= n < p.replicas:
             pools = list(setup.pools)
             pools[i] = Pool(p.setup, n, p.role)

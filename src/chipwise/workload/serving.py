@@ -38,7 +38,7 @@ TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 Fraction = Annotated[float, Field(ge=0.0, lt=1.0)]
-PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
+PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
 
 #: Units a latency target may carry (any case: 2S and 50MS read as 2s and 50ms)
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
@@ -203,7 +203,7 @@ class ServeScenario(_Strict):
     input_tokens: Annotated[LengthField, BeforeValidator(_length_value)] = 1024
     output_tokens: Annotated[LengthField | None, BeforeValidator(_length_value)] = None
     trace: str | None = None
-    arrival_rate: Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)] | None = None
+    arrival_rate: PositiveFloat | None = None
     concurrency: IntCount | None = None
     offline: bool = False
     burstiness: Annotated[float, Field(gt=0)] = 1.0
