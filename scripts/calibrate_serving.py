@@ -302,19 +302,24 @@ def _figure(
 #: (leader engine, leader family, figures). A refit of the leader writes the values over.
 _FIXED = ("step_overhead", "layer_overhead")
 _FITTED = ("compute_scale", "memory_scale", "moe_scale", *_FIXED, "sequence_overhead")
+_NXD = ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead")
 SHARED_FIGURES: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     # SGLang replays CUDA graphs like TensorRT-LLM, and runs one user at Blackwell's fixed costs on Hopper too
-    **{("sglang", f): ("trtllm", "blackwell", _FIXED) for f in ("hopper", "blackwell", "blackwell-ultra")},
-    # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software
+    **{
+        ("sglang", f): ("trtllm", "blackwell", _FIXED)
+        for f in ("ampere", "hopper", "blackwell", "blackwell-ultra", "blackwell-rtx")
+    },
+    # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software; the fixed host and
+    # launch costs of an A100 or an RTX PRO (unmeasured families) are those of the same engine loop on its neighbour
     ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", (*_FIXED, "sequence_overhead")),
+    ("trtllm", "blackwell-rtx"): ("trtllm", "blackwell", (*_FIXED, "sequence_overhead")),
+    ("trtllm", "ampere"): ("trtllm", "hopper", (*_FIXED, "sequence_overhead")),
     # MI355X runs MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's
     **dict.fromkeys((("vllm", "cdna4"), ("sglang", "cdna3"), ("sglang", "cdna4")), ("vllm", "cdna3", _FITTED)),
-    # on Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too
-    ("neuron", "trainium2"): (
-        "vllm-neuron",
-        "trainium2",
-        ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead"),
-    ),
+    # on Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too; Trn3 and the announced
+    # Trn4 (no serving run published) run the same SDK
+    **{("neuron", f): ("vllm-neuron", "trainium2", _NXD) for f in ("trainium2", "trainium3", "trainium4")},
+    **{("vllm-neuron", f): ("vllm-neuron", "trainium2", (*_NXD, "step_overhead")) for f in ("trainium3", "trainium4")},
 }
 
 

@@ -279,6 +279,60 @@ def test_rocm_engines_take_the_vllm_cdna3_fit(
     assert (node["compute_scale"]["value"], node["step_overhead"]["value"]) == (0.7, 3.0)
 
 
+_PROFILE_FIELD = {
+    "compute_scale": "compute_scale",
+    "memory_scale": "memory_scale",
+    "moe_scale": "moe_scale",
+    "step_overhead": "step_overhead_s",
+    "layer_overhead": "layer_overhead_s",
+    "sequence_overhead": "sequence_overhead_s",
+    "prefill_overhead": "prefill_overhead_s",
+}
+
+
+def _shared_figures() -> dict[tuple[str, str], tuple[str, str, tuple[str, ...]]]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import calibrate_serving as cs
+
+    return cs.SHARED_FIGURES
+
+
+@pytest.mark.parametrize(("follower", "leader"), sorted(_shared_figures().items()), ids=lambda v: "/".join(v[:2]))
+def test_every_carried_figure_equals_its_leaders(
+    catalog: Catalog, follower: tuple[str, str], leader: tuple[str, str, tuple[str, ...]]
+) -> None:
+    """Each figure engines.yaml carries from a sibling's fit (calibrate_serving.SHARED_FIGURES, each with its reason
+    in the catalog) holds the leader's value, so a refit that moved one and not the other would fail here."""
+    engine, family, names = leader
+    lead, follow = engine_profile(catalog, engine, family), engine_profile(catalog, *follower)
+    for name in names:
+        field = _PROFILE_FIELD[name]
+        assert getattr(follow, field) == pytest.approx(getattr(lead, field), rel=1e-6), name
+        assert name in catalog.engines[follower[0]]["chips"][follower[1]], name  # written out, with its derivation
+
+
+def test_no_chip_with_a_fitted_neighbour_is_priced_on_the_engine_defaults(catalog: Catalog) -> None:
+    """An unmeasured family of a vendor whose engine was fitted on a neighbouring family (A100 beside Hopper, RTX PRO
+    beside Blackwell, Trn3 and Trn4 beside Trn2) takes that fit's fixed costs: on the defaults, with ideal efficiency
+    and 5 us a layer, Trn3 was priced at 8 chips where Trn2 took 36 for the same load. Only vendors with no fitted
+    family at all (Google, Intel) stay on the defaults, and plan serve marks them."""
+    from chipwise.serve.engine import default_engine, engine_fitted
+
+    unfitted = {
+        chip.family
+        for chip in catalog.chips.values()
+        if not engine_fitted(catalog, default_engine(chip.vendor), chip.family)
+    }
+    assert {c.vendor for c in catalog.chips.values() if c.family in unfitted} == {"google", "intel"}
+    trn2, trn3 = engine_profile(catalog, "neuron", "trainium2"), engine_profile(catalog, "neuron", "trainium3")
+    assert (trn3.compute_scale, trn3.layer_overhead_s) == (trn2.compute_scale, trn2.layer_overhead_s)
+    a100 = engine_profile(catalog, "trtllm", "ampere")
+    assert a100.step_overhead_s == engine_profile(catalog, "trtllm", "hopper").step_overhead_s
+    assert (a100.compute_scale, a100.memory_scale) == (1.0, 1.0)  # kernels differ: Ampere's own efficiencies
+
+
 def test_nxd_inference_on_trainium2_takes_the_vllm_neuron_device_factors(catalog: Catalog) -> None:
     """On Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too: the device-side
     factors are vllm-neuron's fitted ones (a refit carries them over); on Trn1/Inf2 (transformers-neuronx) the two
