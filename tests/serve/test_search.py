@@ -327,3 +327,56 @@ def test_a_closed_loop_seats_the_plans_slots(catalog: Catalog, h100: System, lla
     seated = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, np.asarray([slots]))
     crowded = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, est.batch)
     assert crowded.ttft[0] > 10.0 * seated.ttft[0]
+
+
+def test_the_batch_fixed_point_is_solved_not_approached() -> None:
+    """B = need t(B) for an affine step t(B) = t0 + s B has B* = need t0 / (1 - need s). At need s = 0.9 eight plain
+    iterations from B = 1 leave 0.9^8 = 43% of the gap (the TPOT read there was up to a third fast); the bracketed
+    solve is exact for an affine map, and keeps B = 1 and B = top where the load needs no more or no less."""
+    from chipwise.serve.search import _fixed_point
+
+    t0, s = 0.02, 1e-4
+    need = np.array([0.9 / s, 0.5 / s, 10.0, 1e6])  # g' = 0.9, 0.5; a trickle; more than saturation carries
+    top = np.full(4, 1e5)
+
+    def g(b: np.ndarray) -> np.ndarray:
+        return np.clip(need * (t0 + s * b), 1.0, top)
+
+    b = _fixed_point(g, top)
+    exact = need[:2] * t0 / (1.0 - need[:2] * s)
+    assert b[:2] == pytest.approx(exact, rel=1e-9)
+    assert (b[2], b[3]) == (1.0, 1e5)
+    plain = np.ones(4)
+    for _ in range(8):
+        plain = g(plain)
+    assert plain[0] < 0.6 * exact[0]  # what the plain iteration read
+
+
+def test_max_rate_equals_its_grid_and_bisection_one_load_at_a_time(
+    catalog: Catalog, h100: System, llama8b: ModelSpec
+) -> None:
+    """The search prices every candidate at all grid loads in one vectorised call, then at the loads a four-step
+    bisection would try; the answer is the one a load-at-a-time search gives: per candidate the highest load that
+    meets the SLO, to 1/160 of its capacity."""
+    from chipwise.planner.serving_choice import RATE_BISECTIONS, UTILISATIONS, _slo_ok, max_rate
+
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(16, 64, 256))
+    est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
+    targets = {"ttft_p99": 0.5, "tpot_p99": 0.02}
+    best, _, _ = max_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, targets)
+    cap = np.minimum(est.throughput / OUT, 1.0 / est.prefill_work_s)
+    for i in range(len(cand)):
+        one = est.take(np.array([i]))
+
+        def ok(u: float, one: Estimate = one, i: int = i) -> bool:
+            op = at_rate(llama8b, h100, eng, one, "fp8", "fp8", INP, OUT, np.array([u * cap[i]]))
+            return bool((one.fits & _slo_ok(targets, op, OUT) & np.isfinite(op.tpot))[0])
+
+        lo = max((u for u in UTILISATIONS if ok(float(u))), default=0.0)
+        hi = min(lo + UTILISATIONS[0], MAX_UTILISATION)
+        for _ in range(RATE_BISECTIONS):
+            mid = (lo + hi) / 2.0
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        assert best[i] == pytest.approx(lo * cap[i], rel=1e-9)
+    assert (best > 0).any() and (best < 0.95 * cap).any()

@@ -31,6 +31,28 @@ Array = NDArray[np.float64]
 D_HALF = 128.0
 
 
+def gemm_compute_time(
+    m: Array | float, n: Array | float, k: Array | float, dev: Device, precision: str, waves: bool = True
+) -> Array:
+    """The compute term of one GEMM (m x k) @ (k x n) (each dimension at least 1): flops / (P eta_mm q_tile q_wave
+    ramp); `waves=False` leaves out the last-wave loss (split-K / stream-K kernels that fill every unit)."""
+    m = np.maximum(np.asarray(m, dtype=np.float64), 1.0)
+    n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    k = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
+    eff = dev.eff
+    peak = dev.peak_flops(precision) * eff.matmul_fraction(precision)
+    tm, tn = float(eff.tile_m), float(eff.tile_n)
+    tiles_m = np.ceil(m / tm)
+    tiles_n = np.ceil(n / tn)
+    padded = tiles_m * tm * tiles_n * tn  # flops / q_tile = 2 k x the padded output
+    if waves:
+        tiles = tiles_m * tiles_n
+        units = float(eff.compute_units)
+        padded = padded * (np.ceil(tiles / units) * units) / tiles  # / q_wave
+    ramp = k / (k + D_HALF) * n / (n + D_HALF) * m / (m + D_HALF)
+    return np.asarray(2.0 * k * padded / (peak * ramp), dtype=np.float64)
+
+
 def gemm_time(
     m: Array | float,
     n: Array | float,
@@ -43,21 +65,10 @@ def gemm_time(
     m = np.maximum(np.asarray(m, dtype=np.float64), 1.0)
     n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
     k = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
-    eff = dev.eff
-    peak = dev.peak_flops(precision) * eff.matmul_fraction(precision)
-    tm, tn = float(eff.tile_m), float(eff.tile_n)
-    tiles_m = np.ceil(m / tm)
-    tiles_n = np.ceil(n / tn)
-    q_tile = (m * n) / (tiles_m * tm * tiles_n * tn)
-    tiles = tiles_m * tiles_n
-    units = float(eff.compute_units)
-    q_wave = tiles / (np.ceil(tiles / units) * units)
-    ramp = k / (k + D_HALF) * n / (n + D_HALF) * m / (m + D_HALF)
-    flops = 2.0 * m * n * k
-    t_compute = flops / (peak * q_tile * q_wave * ramp)
+    t_compute = gemm_compute_time(m, n, k, dev, precision)
     b = PRECISION_BYTES.get(dev.chip.native_precision(precision), 2.0)
-    t_memory = (b * (m * k + k * n) + 2.0 * m * n) / (dev.hbm_bandwidth * eff.memory)
-    return np.asarray(count * (np.maximum(t_compute, t_memory) + eff.kernel_overhead_s), dtype=np.float64)
+    t_memory = (b * (m * k + k * n) + 2.0 * m * n) / (dev.hbm_bandwidth * dev.eff.memory)
+    return np.asarray(count * (np.maximum(t_compute, t_memory) + dev.eff.kernel_overhead_s), dtype=np.float64)
 
 
 def attention_time(

@@ -3,7 +3,7 @@ multiplied, KV-cache reads of decode attention, and latency-bound small collecti
 
 Weight-streamed GEMM of (m x k) activations by a (k x n) weight stored at w bytes per element (fp4, int4, fp8):
     t = max(t_compute, (w k n + a (m k + m n)) / (BW eta_mem)) + t_kernel
-where t_compute is `gemm_time`'s compute term (tile, wave and ramp losses; Williams et al. 2009 roofline) and
+where t_compute is `gemm_compute_time`'s compute term (tile, wave and ramp losses; Williams et al. 2009 roofline) and
 a = 2 bytes per activation element. Serving GEMMs are often too small to give every compute unit an output
 tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below FULL_ROWS rows
 (and columns) decode and chunked-prefill kernels (64-row tiles, swap-AB, split-K GEMV) do work in proportion to m
@@ -24,14 +24,13 @@ custom all-reduce, NCCL LL) pay a fixed latency L instead of the ring's 2 (n - 1
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf import collectives as coll
-from chipwise.perf.compute import gemm_time
+from chipwise.perf.compute import gemm_compute_time
 from chipwise.perf.device import Device, Topology
 
 Array = NDArray[np.float64]
@@ -47,12 +46,6 @@ FULL_ROWS = 4096.0
 #: down to one 128-wide tile (Trainium's 128 x 128 systolic array; a 128-column wgmma tile): below it the matrix
 #: unit runs part-empty.
 MIN_COLS = 128.0
-
-
-def _compute_only(dev: Device) -> Device:
-    """The rank with unlimited memory bandwidth, no kernel overhead and no wave quantisation (serving GEMMs with
-    fewer output tiles than compute units use split-K / stream-K kernels), to read off gemm_time's compute term."""
-    return replace(dev, hbm_bandwidth=math.inf, eff=replace(dev.eff, kernel_overhead_s=0.0, compute_units=1))
 
 
 def streamed_gemm_time(
@@ -75,7 +68,9 @@ def streamed_gemm_time(
     rows = np.maximum(m_a, FULL_ROWS)
     cols = np.maximum(n_a, FULL_ROWS)
     used = np.maximum(n_a, MIN_COLS) / cols  # narrow outputs: the large-shape rate per column, at least MIN_COLS
-    t_compute = gemm_time(rows, cols, k_a, _compute_only(dev), precision) * np.minimum(1.0, m_a / FULL_ROWS) * used
+    # serving GEMMs with fewer output tiles than compute units use split-K / stream-K kernels: no last-wave loss
+    full = gemm_compute_time(rows, cols, k_a, dev, precision, waves=False)
+    t_compute = full * np.minimum(1.0, m_a / FULL_ROWS) * used
     nbytes = weight_bytes * k_a * n_a + ACTIVATION_BYTES * m_a * (k_a + n_a)
     t_memory = nbytes / (dev.hbm_bandwidth * dev.eff.memory)
     t = np.asarray(count, dtype=np.float64) * np.maximum(t_compute / compute_factor, t_memory / memory_factor)

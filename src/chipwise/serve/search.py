@@ -451,6 +451,28 @@ def _stepper(
     return step
 
 
+def _fixed_point(g: Callable[[Array], Array], top: Array, evals: int = 8) -> Array:
+    """The batch b in [1, top] with b = g(b), `g` increasing (the sequences a load keeps generating): the root of
+    f(b) = g(b) - b bracketed by [1, top] and found by regula falsi with the Illinois step, `evals` evaluations of
+    g in all. Plain iteration from b = 1 closes only a factor g'(b) of the gap a step (after eight steps at g' = 0.9,
+    43% of it is left, and the TPOT read there was up to 34% fast); this is exact for an affine g and superlinear
+    for a smooth one. b = 1 where g(1) <= 1; top where g(top) >= top (no load below saturation carries it)."""
+    lo = np.ones_like(top)
+    hi = np.asarray(top, dtype=np.float64)
+    f_lo, f_hi = g(lo) - lo, g(hi) - hi
+    for _ in range(evals - 2):
+        x = np.where(f_lo > f_hi, (lo * f_hi - hi * f_lo) / np.where(f_lo > f_hi, f_hi - f_lo, -1.0), lo)
+        x = np.clip(x, lo, hi)
+        f_x = g(x) - x
+        above = f_x < 0.0  # the root lies below x
+        # Illinois: halve the value kept at the end that did not move, so that end moves next time
+        f_lo = np.where(above, f_lo / 2.0, f_x)
+        f_hi = np.where(above, f_x, f_hi / 2.0)
+        lo, hi = np.where(above, lo, x), np.where(above, x, hi)
+    b = np.where(f_lo > f_hi, (lo * f_hi - hi * f_lo) / np.where(f_lo > f_hi, f_hi - f_lo, -1.0), lo)
+    return np.where(f_hi >= 0.0, hi, np.clip(b, lo, hi))
+
+
 def at_rate(
     model: ModelSpec,
     system: System,
@@ -475,9 +497,7 @@ def at_rate(
     rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
     top = np.maximum(est.batch, 1.0)
     step = _stepper(model, system, eng, est, weight_precision, kv_precision, inp, out, top, drafting)
-    b = np.ones_like(est.batch)  # fixed point B = need * t(B), a few iterations from B = 1
-    for _ in range(8):
-        b = np.clip(need * step(b), 1.0, top)
+    b = _fixed_point(lambda x: np.clip(need * step(x), 1.0, top), np.maximum(est.batch, 1.0))  # B = need t(B)
     tpot = step(b)
     # a request's TPOT follows the batch it decodes in; with Poisson arrivals the batch is Poisson-like around
     # its mean, so the slowest 1% of requests decode in a batch about 2.33 standard deviations larger
