@@ -130,10 +130,12 @@ def max_rate(
     return best, tpot_at, ttft_at
 
 
-#: A replica's closed-loop users are searched up to this many times its batch slots (the rest wait for a slot), in
-#: this many bisection steps (to one user in 4,096 slots' worth).
+#: A replica's closed-loop users are searched up to this many times its batch slots (the rest wait for a slot), to
+#: one user: each round splits the interval left into USER_SPLITS (three bits of a bisection at once), for at
+#: most USER_ROUNDS rounds (each leaves an eighth of the interval, plus the one user of the rounding down).
 USER_LIMIT = 4.0
-USER_BISECTIONS = 14
+USER_SPLITS = 8
+USER_ROUNDS = 8
 
 
 def choose(
@@ -306,18 +308,24 @@ def max_users(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the most closed-loop users one replica serves within the SLO (0 if not one; at most
     USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there (closed_loop),
-    by bisection. With no SLO, one per batch slot: users beyond would only queue."""
+    by an eight-way search. With no SLO, one per batch slot: users beyond would only queue."""
     top = np.maximum(est.batch, 1.0)
     if not targets:
         op = closed_loop(model, system, eng, est, weight, kv, inp, out, top, drafting)
         seated = np.where(est.fits & np.isfinite(op.tpot), top, 0.0)
         return seated, op.tpot, op.ttft_p99
-    lo, hi = np.zeros(len(est.cand)), USER_LIMIT * top + 1.0  # hi: the fewest users known to miss
-    for _ in range(USER_BISECTIONS):
-        mid = np.maximum(np.floor((lo + hi) / 2.0), 1.0)
-        op = closed_loop(model, system, eng, est, weight, kv, inp, out, mid, drafting)
-        ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)
-        lo, hi = np.where(ok, np.maximum(lo, mid), lo), np.where(ok, hi, mid)
+    n = len(est.cand)
+    lo, hi = np.zeros(n), USER_LIMIT * top + 1.0  # lo: the most users known to meet the SLO; hi: the fewest to miss
+    tiled = est.take(np.tile(np.arange(n), USER_SPLITS - 1))
+    for _ in range(USER_ROUNDS):
+        if (hi - lo <= 1.0).all():
+            break
+        # USER_SPLITS - 1 user counts splitting (lo, hi) evenly, all in one vectorised call over the tiled candidates
+        users = np.maximum(np.floor(lo + (hi - lo) * (np.arange(1, USER_SPLITS)[:, None] / USER_SPLITS)), 1.0)
+        op = closed_loop(model, system, eng, tiled, weight, kv, inp, out, users.ravel(), drafting)
+        ok = (tiled.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)).reshape(users.shape)
+        lo = np.maximum(lo, np.where(ok, users, 0.0).max(axis=0))
+        hi = np.minimum(hi, np.where(~ok & (users > lo), users, np.inf).min(axis=0))
     op = closed_loop(model, system, eng, est, weight, kv, inp, out, np.maximum(lo, 1.0), drafting)
     found = lo >= 1
     return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
