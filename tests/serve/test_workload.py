@@ -44,6 +44,30 @@ def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:
     assert needle in str(exc.value) and "\n" not in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("slo: {ttft_p99: 2s}\n", "slo.ttft_p99: unknown key. Fix: use 'ttft_p99_s'"),
+        ("arival_rate: 3\n", "arival_rate: unknown key. Fix: use 'arrival_rate'"),
+        ("plan: {max_bacth: 4}\n", "plan.max_bacth: unknown key. Fix: use 'max_batch'"),
+        ("colour: red\n", "colour: unknown key. Fix: use one of the serve keys: kind, model, hardware, chips"),
+        # pydantic's union branch ('input_tokens.int') is not a key of the scenario
+        ("input_tokens: 100.5\n", "input_tokens: Input should be a valid integer, got a number with a fractional "
+         "part. Fix: give a whole number"),
+        ("arrival_rate: fast\n", "arrival_rate: Input should be a valid number, unable to parse string as a number. "
+         "Fix: give a number"),
+        ("arrival_rate: -3\n", "arrival_rate: Input should be greater than 0. Fix: give a positive number"),
+    ],
+)  # fmt: skip
+def test_scenario_errors_name_the_key_and_the_fix(extra: str, message: str) -> None:
+    """A mistyped key is answered with the nearest one (or the keys there are); a bad value with what to give."""
+    with pytest.raises(ChipwiseError) as exc:
+        load_scenario("kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\noutput_tokens: 10\n" + extra)
+    assert message in str(exc.value) and "\n" not in str(exc.value)
+    with pytest.raises(ChipwiseError, match=r"seqlen: unknown key. Fix: use 'seq_len'"):
+        load_scenario("kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 8\nseqlen: 4096\n")
+
+
 def test_inline_scenarios_in_json_or_yaml_flow_style() -> None:
     flow = load_scenario(
         "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, offline: true, input_tokens: 100,"

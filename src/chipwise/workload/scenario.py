@@ -6,6 +6,7 @@ A scenario comes from a file (.yaml, .yml, .json) or inline text. Numbers may ca
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from pathlib import Path
@@ -64,13 +65,62 @@ class TrainScenario(_Strict):
         return self
 
 
-def _fmt(exc: ValidationError, where: str) -> str:
+def _model_at(model: type[BaseModel], path: list[str]) -> type[BaseModel] | None:
+    """The pydantic model that holds the keys at `path` under `model` (None where it is not one, e.g. a dict)."""
+    for part in path:
+        field = model.model_fields.get(part)
+        if field is None:
+            return None
+        found = [a for a in _flatten(field.annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not found:
+            return None
+        model = found[0]
+    return model
+
+
+def _flatten(annotation: Any) -> list[Any]:
+    """The types an annotation may take (Optional, unions and Annotated unwrapped)."""
+    args = getattr(annotation, "__args__", None)
+    if args is None or getattr(annotation, "__origin__", None) in (dict, list, tuple):
+        return [getattr(annotation, "__origin__", annotation)]
+    return [t for a in args for t in _flatten(a)]
+
+
+#: locations pydantic adds for the branch of a union or a validator, not keys of the scenario
+_BRANCH = re.compile(r"^(int|float|str|bool|none|dict\[.*\]|list\[.*\]|[a-z-]+\[.*\]|[A-Z]\w*)$")
+
+_TYPE_FIX = {
+    "int_from_float": "give a whole number",
+    "int_parsing": "give a whole number",
+    "int_type": "give a whole number",
+    "float_parsing": "give a number",
+    "float_type": "give a number",
+    "bool_parsing": "give true or false",
+    "bool_type": "give true or false",
+    "greater_than": "give a positive number",
+    "greater_than_equal": "give a number at least the bound",
+    "less_than_equal": "give a number at most the bound",
+    "finite_number": "give a finite number",
+    "literal_error": "use one of the values named",
+    "missing": "add it",
+}
+
+
+def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    keys = [str(p) for p in err["loc"] if isinstance(p, int) or not _BRANCH.match(str(p))]
+    loc = ".".join(keys)
     msg = str(err["msg"]).removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
+    fix = _TYPE_FIX.get(err["type"], "correct it")
+    if err["type"] == "extra_forbidden" and keys:
         msg = "unknown key"
-    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: correct it (the scenario contract is in DESIGN.md)."
+        holder = _model_at(model, keys[:-1])
+        if holder is not None:
+            known = list(holder.model_fields)
+            near = difflib.get_close_matches(keys[-1], known, n=1, cutoff=0.6)
+            scope = ".".join(keys[:-1]) or model.model_fields["kind"].default
+            fix = f"use '{near[0]}'" if near else f"use one of the {scope} keys: {', '.join(known)}"
+    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (the scenario contract is in DESIGN.md)."
 
 
 def _parse(text: str) -> Any:
@@ -117,16 +167,17 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
 
 def load_scenario(source: str) -> Any:
     """A validated TrainScenario or ServeScenario from a path or inline text."""
+    from chipwise.workload.serving import ServeScenario  # serving builds on this module's types
+
     data, where = read_scenario_text(source)
     kind = data.get("kind", "train")
+    models: dict[Any, type[BaseModel]] = {"train": TrainScenario, "serve": ServeScenario}
+    if kind not in models:
+        raise ChipwiseError(f"{where}: kind '{kind}' is not train or serve. Fix: set kind: train or kind: serve.")
     try:
-        if kind == "train":
-            return TrainScenario.model_validate(data)
-        if kind == "serve":
-            from chipwise.workload.serving import ServeScenario
-
-            serve = ServeScenario.model_validate(data)
-            return serve.relative_to(Path(where).parent) if where != INLINE else serve
+        scenario = models[kind].model_validate(data)
     except ValidationError as exc:
-        raise ChipwiseError(_fmt(exc, where)) from None
-    raise ChipwiseError(f"{where}: kind '{kind}' is not train or serve. Fix: set kind: train or kind: serve.")
+        raise ChipwiseError(_fmt(exc, where, models[kind])) from None
+    if isinstance(scenario, ServeScenario) and where != INLINE:
+        return scenario.relative_to(Path(where).parent)
+    return scenario
