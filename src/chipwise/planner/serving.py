@@ -597,9 +597,25 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
             "request_latency_s": fill,
             "requests_for_steady_state": max(issued + 1, math.ceil(STEADY_FILLS * fill * job.load.rate)),
         }
+    caveat = _slo_caveat(result)
+    if caveat:
+        result["slo_caveat"] = caveat
     if setup.transfer is not None:
         result["kv_transfer"] = transfer_dict(setup.transfer, job)
     return result
+
+
+def _slo_caveat(result: Mapping[str, Any]) -> str | None:
+    """Why a simulated run's SLO verdict does not describe the deployment: a run too short to leave the batch
+    filling, or an open loop over capacity, whose queue and TTFT grow for as long as it runs."""
+    if not result["slo"]:
+        return None
+    if "short_run" in result:
+        return "the run is too short to judge (its figures are of the batch filling)"
+    util = result["load"].get("utilisation")
+    if util is not None and util >= 1.0 and result["slo_met"]:
+        return f"at {100 * util:.0f}% of capacity the queue grows for as long as the load lasts: a longer run misses it"
+    return None
 
 
 def transfer_dict(t: KVTransfer, job: ServingJob) -> dict[str, Any]:

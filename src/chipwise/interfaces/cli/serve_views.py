@@ -106,6 +106,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row("end-to-end p50 / p90 / p99", _stats(r["e2e_s"]))
     if r["slo"]:
         met = "met" if r["slo_met"] else "NOT met"
+        if r.get("slo_caveat"):
+            met = f"[yellow]{met} in this run only: {r['slo_caveat']}[/yellow]"
         head.add_row("SLO", f"{', '.join(f'{k} <= {_ms(v)}' for k, v in r['slo'].items())}: {met}")
         head.add_row("goodput", f"{100 * r['goodput']['fraction']:.1f}% of requests within the SLO")
     kv = r["kv_cache_utilisation"]
@@ -117,7 +119,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     )
     head.add_row(
         f"cost ({r['pricing']})",
-        f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens",
+        f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
+        + (" (at the throughput of the batch filling: see 'run too short')" if short else ""),
     )
     head.add_row(
         "energy / carbon per M output tokens",
