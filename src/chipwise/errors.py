@@ -31,3 +31,5 @@ class InfeasibleError(ChipwiseError):
 
     #: plans or replica shapes priced before the search gave up (a search reports how many it looked at)
     searched: int = 0
+    #: what the search estimated before it gave up (a serving search's per-shape estimates), if anything
+    estimate: object | None = None

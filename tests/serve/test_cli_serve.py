@@ -377,6 +377,19 @@ def test_plan_serve_prints_each_chips_pareto_front(capsys: pytest.CaptureFixture
         assert row == [f"{v:,.0f}" if v > 0 else "-" for v in want]
 
 
+def test_the_pareto_front_stands_when_no_option_meets_the_slo(capsys: pytest.CaptureFixture[str]) -> None:
+    """A chip's front is of saturated replicas, whatever the SLO: with targets no shape meets, the ranking is empty
+    and each chip's reason says what its fastest shapes reach, and its front is still there to show what it can."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
+            "200", "--slo", "tpot_p99=1ms", "--hardware", "h100-sxm,mi300x", "--no-disaggregated"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    assert not data["results"] and set(data["pareto"]) == {"h100-sxm", "mi300x"}
+    assert all(front for front in data["pareto"].values())
+    assert run([*argv, "--pareto"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("h100-sxm "))
+    assert row.split()[-1] != "-"
+
+
 def test_plan_serve_marks_chips_whose_engine_runs_on_defaults(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--hardware", "gaudi3,h100-sxm"]) == 0
     out = capsys.readouterr().out

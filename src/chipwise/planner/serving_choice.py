@@ -224,6 +224,7 @@ def choose(
                 + ". Fix: relax the SLO, lower the load, or add chips."
             ),
             len(cand),
+            est,
         )
     i = int(np.argmin(score))
     plan = ReplicaPlan(
@@ -288,9 +289,11 @@ def _ms(seconds: float) -> str:
     return f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.3g} ms"
 
 
-def _searched(exc: InfeasibleError, shapes: int) -> InfeasibleError:
-    """The error with the number of replica shapes priced before it (plan serve's 'searched N shapes' counts them)."""
+def _searched(exc: InfeasibleError, shapes: int, est: Estimate | None = None) -> InfeasibleError:
+    """The error with the number of replica shapes priced before it (plan serve's 'searched N shapes' counts them),
+    and their estimates where they fit but miss the SLO (a chip's Pareto front does not depend on it)."""
     exc.searched = shapes
+    exc.estimate = est
     return exc
 
 

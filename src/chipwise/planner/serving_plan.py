@@ -118,7 +118,10 @@ def plan_serving(
                 choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)
             except (InfeasibleError, ChipwiseError) as exc:
                 failures.append(str(exc))
+                missed = exc.estimate if isinstance(exc, InfeasibleError) else None
                 evaluated += exc.searched if isinstance(exc, InfeasibleError) else 0
+                if isinstance(missed, Estimate) and system.chip.id not in fronts:
+                    fronts[system.chip.id] = _front(missed)  # saturated replicas: no SLO in it
                 continue
             evaluated += len(est.cand)
             price, _, _ = chip_hour_price(catalog, system, pricing, region, None)
