@@ -208,9 +208,35 @@ def test_a_relative_trace_path_is_the_scenario_files(tmp_path: Path, monkeypatch
     monkeypatch.chdir(tmp_path)
     sc = load_scenario(str(f))
     assert sc.trace == str(folder / "t.csv") and read_trace(sc.trace).input.tolist() == [10]
-    f.write_text(BASE + "input_tokens: t.csv\noutput_tokens: 5\noffline: true\n")
+    f.write_text(BASE + "input_tokens: t.csv\noffline: true\n")
     assert load_scenario(str(f)).input_tokens == str(folder / "t.csv")
     absolute = tmp_path / "elsewhere.csv"
     f.write_text(BASE + f"trace: {absolute}\n")
     assert load_scenario(str(f)).trace == str(absolute)
     assert load_scenario(BASE + "trace: t.csv\n").trace == "t.csv"  # inline: from the current folder
+
+
+def test_a_clipped_distribution_is_priced_at_the_mean_it_draws() -> None:
+    """A lognormal of mean 1,000 and std 3,000 clipped at 4,096 draws about 755 tokens a request, and the job's
+    mean says so (the estimator and the cost per token read it); unclipped, the stated mean stands."""
+    clipped = LengthDist.of(LengthSpec(dist="lognormal", mean=1000, std=3000, max=4096))
+    drawn = clipped.sample(400_000, np.random.default_rng(7)).mean()
+    assert clipped.expected == pytest.approx(drawn, rel=0.01) and clipped.expected < 800
+    assert LengthDist.of(LengthSpec(dist="normal", mean=1000, std=100)).expected == pytest.approx(1000, abs=1)
+    assert LengthDist.fixed(512).expected == 512
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("input_tokens: {dist: lognormal, mean: 5000, std: 100, max: 4096}\noutput_tokens: 10\narrival_rate: 1\n",
+         "length mean 5000 lies outside min 1 .. max 4096"),
+        ("trace: t.csv\ninput_tokens: 100\n", "a trace gives every request's input and output tokens; input_tokens"),
+        ("trace: t.csv\noutput_tokens: 10\narrival_rate: 2\n", "output_tokens would be ignored"),
+        ("input_tokens: t.csv\noutput_tokens: 10\n", "output_tokens would be ignored"),
+    ],
+)  # fmt: skip
+def test_lengths_that_would_be_silently_changed_are_errors(extra: str, needle: str) -> None:
+    with pytest.raises(ChipwiseError) as exc:
+        load_scenario(BASE + extra)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)

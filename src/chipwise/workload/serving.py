@@ -5,7 +5,8 @@ Lengths are a fixed number, a distribution mapping ({dist: lognormal, mean: 512,
 dist is fixed, uniform, normal, lognormal or exponential), or a trace file (CSV or JSONL with an arrival time,
 input tokens and output tokens per request). The load is an open-loop arrival rate (Poisson, or bursty gamma
 arrivals with `burstiness` = coefficient of variation of the gaps), a closed loop of `concurrency` users, all
-requests at once (`offline: true`), or the trace's own arrival times.
+requests at once (`offline: true`), or the trace's own arrival times. A trace given with an arrival_rate,
+concurrency or offline: true replays its requests' lengths under that load instead of at its own times.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -93,6 +95,11 @@ class LengthSpec(_Strict):
             raise ValueError(f"a {self.dist} length needs a mean")
         if self.max is not None and self.max < self.min:
             raise ValueError(f"length max {self.max} is below min {self.min}")
+        if self.mean is not None and not self.min <= self.mean <= (self.max or math.inf):
+            raise ValueError(
+                f"length mean {self.mean:g} lies outside min {self.min} .. max {self.max}: clipping every length "
+                "to the bounds would make a different mean; give a mean within them"
+            )
         return self
 
 
@@ -235,6 +242,14 @@ class ServeScenario(_Strict):
             raise ValueError(f"output_tokens must be positive, got {self.output_tokens}")
         if self.output_tokens is None and self.trace_path() is None:
             raise ValueError("give output_tokens (a number or a distribution)")
+        if self.trace_path() is not None:
+            given = [k for k in ("input_tokens", "output_tokens") if k in self.model_fields_set]
+            lengths = [k for k in given if not (k == "input_tokens" and self.trace is None)]
+            if lengths:
+                raise ValueError(
+                    f"a trace gives every request's input and output tokens; {' and '.join(lengths)} would be "
+                    "ignored: drop them (or drop the trace)"
+                )
         return self
 
     def trace_path(self) -> str | None:
@@ -257,6 +272,10 @@ class ServeScenario(_Strict):
 # --------------------------------------------------------------------------------------------------
 # Length distributions
 # --------------------------------------------------------------------------------------------------
+
+
+#: lengths drawn to read a distribution's clipped mean (its standard error: std / 450)
+EXPECTED_SAMPLES = 200_000
 
 
 @dataclass(frozen=True)
@@ -283,6 +302,15 @@ class LengthDist:
             return cls("uniform", (spec.min + spec.max) / 2.0, 0.0, spec.min, spec.max)
         assert spec.mean is not None
         return cls(spec.dist, float(spec.mean), float(spec.std), spec.min, spec.max)
+
+    @cached_property
+    def expected(self) -> float:
+        """The mean of the lengths drawn, after rounding and clipping to [low, high] (a heavy tail clipped at
+        `high` draws below the stated mean): `mean` itself for fixed and uniform lengths, else the mean of a
+        fixed-seed sample of EXPECTED_SAMPLES lengths."""
+        if self.kind in ("fixed", "uniform"):
+            return self.mean
+        return float(self.sample(EXPECTED_SAMPLES, np.random.default_rng(0)).mean())
 
     def sample(self, n: int, rng: np.random.Generator) -> IntArray:
         if self.kind == "fixed":
@@ -453,11 +481,11 @@ class ServingJob:
 
     @property
     def mean_input(self) -> float:
-        return float(np.mean(self.trace.input)) if self.trace is not None else self.input.mean
+        return float(np.mean(self.trace.input)) if self.trace is not None else self.input.expected
 
     @property
     def mean_output(self) -> float:
-        return float(np.mean(self.trace.output)) if self.trace is not None else self.output.mean
+        return float(np.mean(self.trace.output)) if self.trace is not None else self.output.expected
 
     @property
     def max_input(self) -> int:
