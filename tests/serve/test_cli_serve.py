@@ -240,6 +240,20 @@ def test_serving_weights_default_to_the_released_checkpoint(capsys: pytest.Captu
     assert data["precision"] == "fp4"
 
 
+def test_an_offline_ranking_leaves_the_first_token_to_the_simulation(capsys: pytest.CaptureFixture[str]) -> None:
+    """All requests at once: a first token waits for the batch ahead of it (the check's TTFTs are seconds), which
+    the steady-state estimate does not see; the ranking shows no TTFT estimate rather than a lone prompt's."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--offline", "--input-tokens",
+            "1000", "--output-tokens", "200"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    assert data["results"][0]["estimate"]["ttft_p99_s"] is None
+    assert data["verified"][0]["ttft_s"]["p99"] > 1.0
+    assert run(argv) == 0
+    out = capsys.readouterr().out
+    assert "first token waits for the batch ahead of it" in out
+    assert next(line for line in out.splitlines() if line.startswith("1 h100-sxm")).split()[-1] == "-"
+
+
 def test_slo_parsing() -> None:
     assert parse_slo("ttft_p99=2s,tpot_p99=50ms,e2e_p90=1500us") == {
         "ttft_p99": 2.0,

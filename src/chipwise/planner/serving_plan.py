@@ -143,7 +143,12 @@ def plan_serving(
                     "chips": chips,
                     "usd_per_hour": price * chips,
                     "usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
-                    "estimate": {"tpot_s": choice.tpot, "ttft_p99_s": choice.ttft_p99, "output_tokens_per_s": out_tps},
+                    "estimate": {
+                        "tpot_s": choice.tpot,
+                        # an offline request's first token waits for the batch ahead of it: the simulation's to say
+                        "ttft_p99_s": None if load.kind == "offline" else choice.ttft_p99,
+                        "output_tokens_per_s": out_tps,
+                    },
                     "_choice": (system, name, choice),
                 }
             )
@@ -448,7 +453,7 @@ def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
         return int(max(base, STEADY_WAVES * job.load.concurrency))
     rate = offered_request_rate(job)
     est = row.get("estimate") or {}
-    latency = float(est.get("ttft_p99_s", 0.0)) + job.mean_output * float(est.get("tpot_s", 0.0))
+    latency = float(est.get("ttft_p99_s") or 0.0) + job.mean_output * float(est.get("tpot_s", 0.0))
     if rate is None or not math.isfinite(latency):
         return base
     return int(max(base, math.ceil(rate * STEADY_LATENCIES * latency)))

@@ -194,7 +194,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             _usd(r["usd_per_hour"]),
             _usd(r["usd_per_mtok"]),
             _ms(est["tpot_s"]),
-            _ms(est["ttft_p99_s"]),
+            "-" if est["ttft_p99_s"] is None else _ms(est["ttft_p99_s"]),
         )
     if report["results"]:
         console.print(table)
@@ -203,6 +203,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults "
             "(docs/accuracy.md)[/]"
         )
+    if report["load"]["kind"] == "offline" and report["results"]:
+        console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
     if report["verified"]:
         console.print()
         vt = compact_table("Simulated check of the cheapest options")
