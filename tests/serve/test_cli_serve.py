@@ -531,6 +531,26 @@ def test_predict_rounds_sub_chip_pools_to_whole_chips(capsys: pytest.CaptureFixt
     assert n_pre % 2 == 0 and c_pre == int(c_pre)
 
 
+def test_stated_sub_chip_replicas_occupy_and_cost_whole_chips(capsys: pytest.CaptureFixture[str]) -> None:
+    """One TP1 replica on trn2 uses a quarter of its cores; the deployment still holds (and pays for, and powers)
+    the whole chip: it was priced at 0.25 chips. A split's title names each pool's engine where they differ."""
+    one = "{kind: serve, model: llama-3.1-8b, hardware: trn2, input_tokens: 1000, output_tokens: 100, " \
+          "arrival_rate: 1, requests: 200, plan: {tp: 1, replicas: 1}}"  # fmt: skip
+    data = run_json(capsys, ["predict", one, "--json"])
+    assert data["plan"]["chips_per_replica"] == 0.25 and data["chips"] == data["plan"]["chips"] == 1.0
+    price = data["cost_usd_per_hour"]
+    four = run_json(capsys, ["predict", one.replace("replicas: 1", "replicas: 4"), "--json"])
+    assert four["chips"] == 1.0 and four["cost_usd_per_hour"] == price
+    split = (
+        "{kind: serve, model: llama-3.1-8b, hardware: mi300x, input_tokens: 1000, output_tokens: 100, "
+        "arrival_rate: 2, requests: 200, plan: {disaggregated: true, prefill: {hardware: mi300x, tp: 1, replicas: 1},"
+        " decode: {hardware: trn2, tp: 1, replicas: 2}}}"
+    )
+    assert run(["predict", split]) == 0
+    title = " ".join(capsys.readouterr().out.split())
+    assert "1 x mi300x (prefill) + 1 x trn2 (decode) (vllm prefill, neuron decode)" in title
+
+
 def test_predict_searches_the_batch_of_a_given_shape(capsys: pytest.CaptureFixture[str]) -> None:
     """`plan: {tp: 4}` without max_batch: the batch limit is searched as for a searched shape (what the KV cache
     holds), not the engine's default of 4 concurrent sequences on Neuron, which left 2 trn2 at 8x over capacity."""

@@ -160,8 +160,7 @@ def serving_fleet(r: Mapping[str, Any]) -> str:
     pools = r.get("plan") or {}
     if pools.get("disaggregated"):
         return " + ".join(
-            f"{pools[role]['chips_per_replica'] * pools[role]['replicas']:g} x {pools[role]['hardware']} ({role})"
-            for role in ("prefill", "decode")
+            f"{pools[role]['chips']:g} x {pools[role]['hardware']} ({role})" for role in ("prefill", "decode")
         )
     return f"{r.get('chips', 0):g} x {r.get('hardware', '?')}"
 

@@ -417,6 +417,7 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "kv_precision": p.kv_precision,
         "speculative": p.speculation.label() if p.speculation else None,
         "chips_per_replica": setup.chips,
+        "chips": Pool(setup, replicas, role).chips,  # whole chips, where replicas are smaller than one
         "kv_cache_tokens_per_replica": setup.kv_tokens,
         "kv_cache_block_tokens": setup.memory.block_tokens,
         "memory_per_rank_gib": {

@@ -36,7 +36,10 @@ class Pool:
 
     @property
     def chips(self) -> float:
-        return self.setup.chips * self.replicas
+        """Chips the pool occupies: replicas smaller than a chip (one or two Trainium cores) still take whole
+        chips, the cores they leave idle (a quarter of a Trn2 is not rented, nor powered, on its own)."""
+        chips = self.setup.chips * self.replicas
+        return float(math.ceil(chips - 1e-9)) if self.setup.chips < 1.0 else chips
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,11 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     """One serving prediction: deployment, throughput, latency percentiles, cost, and where a step goes."""
     projected_banner([r["hardware"]] if r.get("projected") else [])
     plan = r["plan"]
+    engine = r["engine"]
+    if plan.get("disaggregated") and plan["prefill"].get("engine") != plan["decode"].get("engine"):
+        engine = f"{plan['prefill']['engine']} prefill, {plan['decode']['engine']} decode"
     head = Table(
-        title=f"{r['model']} on {fmt.serving_fleet(r)} ({r['engine']}), {r['precision']} weights, "
+        title=f"{r['model']} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
         f"{r['kv_precision']} KV cache - {r['load']['label']}",
         show_header=False,
     )
