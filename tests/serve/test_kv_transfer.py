@@ -39,3 +39,16 @@ def test_cross_vendor_kv_goes_over_the_hybrid_link(catalog: Catalog, hw: Hardwar
 def test_same_chip_pools_never_use_a_hybrid_domain(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
     a = _setup(catalog, hw, llama8b, "gb300", "trtllm")
     assert hybrid_domain([hw.system(FUSION)], a, 4, a, 4) is None
+
+
+def test_kv_between_two_networks_runs_at_the_slower_and_names_both(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec
+) -> None:
+    """A trn2 prefill pool (EFA v3) feeding an A100 decode pool (p4d's EFA v1) moves the KV at the A100's rate,
+    in either direction, and says that it crosses both networks (it named the prefill side's alone)."""
+    trn, a100 = _setup(catalog, hw, llama8b, "trn2", "neuron"), _setup(catalog, hw, llama8b, "a100-80gb", "trtllm")
+    there, back = kv_transfer(llama8b, trn, a100, False), kv_transfer(llama8b, a100, trn, False)
+    slow = min(t.topo.out_bandwidth * t.topo.out_efficiency for t in (trn, a100))
+    assert there.bandwidth == back.bandwidth == pytest.approx(slow * trn.plan.ranks)
+    ends = (trn.system.scaleout_fabric.id, a100.system.scaleout_fabric.id)
+    assert ends[0] != ends[1] and there.fabric == f"{ends[0]} to {ends[1]}" and back.fabric == f"{ends[1]} to {ends[0]}"

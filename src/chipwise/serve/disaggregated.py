@@ -66,7 +66,9 @@ def kv_transfer(
             decode.topo.out_bandwidth * decode.topo.out_efficiency,
         )
         latency = max(prefill.topo.out_latency, decode.topo.out_latency)
-        fabric = prefill.system.scaleout_fabric.id
+        ends = (prefill.system.scaleout_fabric.id, decode.system.scaleout_fabric.id)
+        # two systems' networks: the transfer runs at the slower end's rate, and both are named
+        fabric = ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
     total_bw = max(bw * ranks, 1.0)
     projected = link is not None and hybrid is not None and hybrid.projected
     return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected)
