@@ -303,6 +303,47 @@ def test_serving_plan_plot_draws_fronts_and_the_simulated_check(tmp_path: Path) 
     assert "Projected" in html
 
 
+def test_many_chip_curves_stay_apart_and_projected_ones_are_open_diamonds(tmp_path: Path) -> None:
+    """All 27 catalog chips' fronts: no two curves share colour and look (the palette used to repeat near-equal
+    blues), a projected chip's curve has open diamonds as its caption says, and labels that crowd a point move
+    away from each other rather than print over one another."""
+    from chipwise.interfaces.chart import curve_style
+
+    looks = {(curve_style(i)["color"], curve_style(i)["look"]) for i in range(40)}
+    assert len(looks) == 40
+    chips = [f"chip-{i}" for i in range(27)]
+    report = {
+        "kind": "plan-serve",
+        "model": "llama-3.1-70b",
+        "results": [{"hardware": c, "projected": c == "chip-4"} for c in chips],
+        "pareto": {c: [{"tpot_s": 0.01 * (1 + i % 5), "output_tokens_per_s_per_chip": 100.0 + i}] for i, c in
+                   enumerate(chips)},
+        "verified": [{"hardware": c, "chips": 4, "slo_met": True, "tpot_s": {"p50": 0.02},
+                      "output_tokens_per_s_per_chip": 300.0 + i, "plan": {}} for i, c in enumerate(chips[:3])],
+    }  # fmt: skip
+    drawn: list[Any] = []
+    with patch("chipwise.interfaces.chart._mpl_panel", side_effect=lambda ax, panel: drawn.append(panel)):
+        plots.plot(report, tmp_path / "p.png")
+    curves = [s for s in drawn[0].series if s.style == "curve"]
+    assert len({(s.color, s.look) for s in curves}) == 27
+    assert [s.name for s in curves if s.open_markers] == ["chip-4 (projected)"]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from chipwise.interfaces.chart import _mpl_panel, _place_labels
+
+    fig, ax = plt.subplots()
+    _mpl_panel(ax, drawn[0])
+    fig.canvas.draw()
+    _place_labels(ax, drawn[0].series)
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.texts]
+    assert len(boxes) == 3 and not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    plt.close(fig)
+
+
 def test_cli_plan_serve_writes_a_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from chipwise.__main__ import _register
     from chipwise.interfaces.cli.app import run

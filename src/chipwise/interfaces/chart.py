@@ -38,6 +38,22 @@ PALETTE: tuple[str, ...] = (
     "#756bb1",
     "#636363",
 )
+#: ten colours that stay apart (matplotlib's tab10); curves beyond them change line and marker instead
+CURVE_COLORS: tuple[str, ...] = PALETTE[:10]
+#: (matplotlib line style, matplotlib marker, plotly dash, plotly symbol) of curves 0-9, 10-19, 20-29, ...
+CURVE_LOOKS: tuple[tuple[str, str, str, str], ...] = (
+    ("-", "o", "solid", "circle"),
+    ("--", "s", "dash", "square"),
+    (":", "^", "dot", "triangle-up"),
+    ("-.", "v", "dashdot", "triangle-down"),
+)
+
+
+def curve_style(i: int) -> dict[str, Any]:
+    """The colour and look of the i-th of many curves: every (colour, look) pair differs up to 40 curves."""
+    return {"color": CURVE_COLORS[i % len(CURVE_COLORS)], "look": (i // len(CURVE_COLORS)) % len(CURVE_LOOKS)}
+
+
 #: more named curves than this and the legend goes beside the plot, where it hides none of them
 LEGEND_INSIDE = 8
 FRONT = "#1f77b4"
@@ -60,7 +76,9 @@ class Series:
     labels: Sequence[str] = ()
     hover: Sequence[str] = ()
     size: float = 7.0
-    dashed: bool = False  # a curve drawn dashed (once the palette's colours are used up)
+    #: a curve's look beyond its colour, (line, marker) from CURVE_LOOKS: the next look once the colours are used
+    look: int = 0
+    open_markers: bool = False  # a curve of a projected product: open diamonds, as its points are
 
 
 @dataclass(frozen=True)
@@ -170,8 +188,20 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
             ax.plot(s.x, s.y, color=s.color, linewidth=1.5, alpha=0.6, label=s.name, zorder=1)
             continue
         if s.style == "curve":
-            dash = "--" if s.dashed else "-"
-            ax.plot(s.x, s.y, dash, color=s.color, linewidth=1.2, marker="o", markersize=s.size / 2, label=s.name)
+            line, marker, _, _ = CURVE_LOOKS[s.look]
+            if s.open_markers:
+                marker = "D"
+            ax.plot(
+                s.x,
+                s.y,
+                line,
+                color=s.color,
+                linewidth=1.2,
+                marker=marker,
+                markersize=s.size / 2 + (1 if s.open_markers else 0),
+                markerfacecolor="none" if s.open_markers else s.color,
+                label=s.name,
+            )
         elif s.style == "hollow":
             ax.scatter(
                 s.x, s.y, s=s.size**2, marker="D", facecolors="none", edgecolors=s.color, linewidths=1.5, label=s.name
@@ -197,6 +227,12 @@ _CANDIDATES = (  # label offsets from the point (points) and alignment, in order
     (-4, -10, "right"),
     (4, 11, "left"),
     (4, -18, "left"),
+    (-4, 11, "right"),
+    (-4, -18, "right"),
+    (4, 19, "left"),
+    (4, -26, "left"),
+    (-4, 19, "right"),
+    (-4, -26, "right"),
 )
 
 
@@ -208,18 +244,20 @@ def _place_labels(ax: Any, series: Sequence[Series]) -> None:
     marked = [(x, y) for s in series if s.style != "line" for x, y in zip(s.x, s.y, strict=True)]
     dots = [tuple(ax.transData.transform(xy)) for xy in marked]
     taken: list[tuple[float, float, float, float]] = []
+    frame = ax.get_window_extent()  # a label inside the axes is not clipped at the figure's edge
     for (x, y, text), (px, py) in sorted(zip(items, anchors, strict=True), key=lambda it: -it[1][1]):
         width, height = (len(text) * 0.55 * LABEL_PT + 2) * px_per_pt, (LABEL_PT + 1) * px_per_pt
-        choice = _CANDIDATES[0]
+        fits: list[tuple[bool, bool, tuple[int, int, str]]] = []
         for dx, dy, ha in _CANDIDATES:
             x0 = px + dx * px_per_pt - (width if ha == "right" else 0.0)
             box = (x0, py + dy * px_per_pt, x0 + width, py + dy * px_per_pt + height)
-            clear = not any(_overlap(box, t) for t in taken)
+            inside = box[0] >= frame.x0 and box[2] <= frame.x1 and box[1] >= frame.y0 and box[3] <= frame.y1
+            clear = inside and not any(_overlap(box, t) for t in taken)
             free = not any(_overlap(box, (qx - 3, qy - 3, qx + 3, qy + 3)) for qx, qy in dots if (qx, qy) != (px, py))
-            if clear and free:
-                choice = (dx, dy, ha)
-                break
-        dx, dy, ha = choice
+            fits.append((clear, free, (dx, dy, ha)))
+        # first a place clear of the other labels and points, then one clear of the labels (over a curve's dots
+        # rather than over another label), else the first
+        dx, dy, ha = next((c for ok, free, c in fits if ok and free), next((c for ok, _, c in fits if ok), fits[0][2]))
         x0 = px + dx * px_per_pt - (width if ha == "right" else 0.0)
         taken.append((x0, py + dy * px_per_pt, x0 + width, py + dy * px_per_pt + height))
         ax.annotate(
@@ -322,7 +360,9 @@ def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
             )
             continue
         marker: dict[str, Any] = {"color": s.color, "size": s.size + 3}
-        if s.style == "hollow":
+        if s.style == "curve":
+            marker.update(symbol=CURVE_LOOKS[s.look][3], size=s.size)
+        if s.style == "hollow" or s.open_markers:
             marker.update(symbol="diamond-open", line={"width": 2, "color": s.color})
         mode = "lines+markers" if s.style == "curve" else "markers"
         if s.labels:
@@ -334,7 +374,7 @@ def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
                 mode=mode,
                 name=s.name,
                 marker=marker,
-                line={"color": s.color, "dash": "dash" if s.dashed else "solid"} if s.style == "curve" else None,
+                line={"color": s.color, "dash": CURVE_LOOKS[s.look][2]} if s.style == "curve" else None,
                 text=list(s.labels) or None,
                 textposition="top right",
                 textfont={"size": 10},

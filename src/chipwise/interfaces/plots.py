@@ -31,6 +31,7 @@ from chipwise.interfaces.chart import (
     Panel,
     Series,
     check_path,
+    curve_style,
     log_scale_suits,
     write_chart,
 )
@@ -294,11 +295,13 @@ def _serving_series(report: Mapping[str, Any], x_of: Coordinate, y_of: Coordinat
         name = str(row.get("hardware", row.get("system", f"#{i + 1}")))
         projected = bool(row.get("projected"))
         label = name + (" (projected)" if projected else "")
-        color = PALETTE[i % len(PALETTE)]
+        style = curve_style(i)
+        color = style["color"]
         curve = [(x_of(p, row), y_of(p, row)) for p in row.get("pareto") or [] if isinstance(p, Mapping)]
         curve = sorted((x, y) for x, y in curve if math.isfinite(x) and math.isfinite(y))
         if curve:
-            series.append(Series(label, [x for x, _ in curve], [y for _, y in curve], style="curve", color=color))
+            xs, ys = [x for x, _ in curve], [y for _, y in curve]
+            series.append(Series(label, xs, ys, style="curve", open_markers=projected, **style))
         x, y = x_of(row, row), y_of(row, row)
         if math.isfinite(x) and math.isfinite(y):
             series.append(
@@ -386,7 +389,8 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
     series: list[Series] = []
     colors: dict[str, str] = {}
     for i, (chip, front) in enumerate(fronts.items()):
-        colors[chip] = PALETTE[i % len(PALETTE)]
+        style = curve_style(i)
+        colors[chip] = style["color"]
         pts = sorted(
             (p["tpot_s"] * 1e3, p["output_tokens_per_s_per_chip"])
             for p in front
@@ -395,7 +399,7 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
         if pts:
             label = chip + (" (projected)" if chip in projected else "")
             xs, ys = [x for x, _ in pts], [y for _, y in pts]
-            series.append(Series(label, xs, ys, style="curve", color=colors[chip], dashed=i >= len(PALETTE)))
+            series.append(Series(label, xs, ys, style="curve", open_markers=chip in projected, **style))
     for v in report.get("verified", []):
         x, y = latency(v.get("tpot_s")) * 1e3, _float(v.get("output_tokens_per_s_per_chip"))
         if not (math.isfinite(x) and math.isfinite(y)):
