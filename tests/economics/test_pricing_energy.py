@@ -25,6 +25,22 @@ def test_system_price_per_chip(catalog: Catalog, hw: Hardware) -> None:
     assert q.usd_per_chip_hour == pytest.approx(55.04 / 8)
 
 
+def test_a_price_set_on_the_command_line_wins(hw: Hardware) -> None:
+    """`--set h100-sxm.price=2` (a negotiated per-chip price) and `--set p5.48xlarge.price=16` (per system-hour)
+    are the user's own prices: they win over the catalog's AWS price of the system, which used to win silently."""
+    from chipwise.catalog.loader import load_catalog
+    from chipwise.hardware import hardware
+
+    for assignment, per_chip in (("h100-sxm.price=2.0", 2.0), ("p5.48xlarge.price=16", 2.0)):
+        cat = load_catalog(sets=[assignment])
+        q = price_per_chip_hour(cat, hardware(cat).system("h100-sxm"))
+        assert q is not None and q.provider == "user" and q.usd_per_chip_hour == pytest.approx(per_chip), assignment
+        assert q.region_matched
+    spot = load_catalog(sets=["h100-sxm.price.spot=1.5"])
+    od = price_per_chip_hour(spot, hardware(spot).system("h100-sxm"))
+    assert od is not None and od.provider == "aws"  # a spot price set leaves on-demand alone
+
+
 def test_catalog_mode_price_beats_derived(catalog: Catalog, hw: Hardware) -> None:
     cb = price_per_chip_hour(catalog, hw.system("h100-sxm"), "capacity-block")
     assert cb is not None and not cb.derived_from_mode and cb.usd_per_chip_hour == pytest.approx(41.528 / 8)

@@ -353,7 +353,7 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
             0,
             {
                 ("chip" if section == "chips" else "system"): key,
-                "provider": "user",
+                "provider": "user",  # economics.pricing.USER_PROVIDER: wins over the catalog's prices
                 "mode": mode,
                 "value": value,
                 "status": "estimate",

@@ -1,9 +1,10 @@
 """Cloud prices per chip-hour from the catalog: by pricing mode, provider, region and date.
 
-A system's own price (per system-hour, divided by its chips) is preferred; otherwise a per-chip price for the
-same chip, then a price for another system with the same chip. Among candidates the asked-for provider (or the
-system's own) wins, then the asked-for region, then the newest date (on or before `as_of`), then a published
-price over an estimate, then the lower price.
+A price set on the command line (`--set ID.price=...`, provider 'user') wins over every catalog price of that
+system or chip. Then a system's own price (per system-hour, divided by its chips) is preferred; otherwise a
+per-chip price for the same chip, then a price for another system with the same chip. Among candidates the
+asked-for provider (or the system's own) wins, then the asked-for region, then the newest date (on or before
+`as_of`), then a published price over an estimate, then the lower price.
 
 When the catalog has no price at all for a commitment or spot mode, the on-demand quote is scaled by the
 catalog's `datacenter.pricing_mode_ratio` for that mode and the quote says so (`derived`). A managed-service
@@ -88,6 +89,10 @@ def markup_term(catalog: Catalog, managed: str | None) -> Term | None:
     return term(catalog, "datacenter", "managed_service_markup", managed)
 
 
+#: the provider of a price set on the command line: it wins over every catalog price of its system or chip
+USER_PROVIDER = "user"
+
+
 def _rank(p: PriceEntry, provider: str, region: str | None) -> tuple[int, int, str, int, float]:
     in_region = int(region is not None and p.region == region)
     return (int(p.provider == provider), in_region, p.date, int(p.status == "spec"), -p.value)
@@ -102,7 +107,13 @@ def _rental_quote(
         return p.mode == mode and (provider is None or p.provider == provider) and (as_of is None or p.date <= as_of)
 
     same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id}
+
+    def user(p: PriceEntry) -> bool:  # a price set on the command line (--set ID.price=...) is the user's own
+        return p.provider == USER_PROVIDER and p.mode == mode and (as_of is None or p.date <= as_of)
+
     tiers: list[tuple[list[PriceEntry], str]] = [
+        ([p for p in catalog.prices if p.system == system.id and user(p)], "system"),
+        ([p for p in catalog.prices if p.chip == system.chip.id and user(p)], "chip"),
         ([p for p in catalog.prices if p.system == system.id and match(p)], "system"),
         ([p for p in catalog.prices if p.chip == system.chip.id and match(p)], "chip"),
         ([p for p in catalog.prices if p.system in same_chip_systems and match(p)], "system"),
@@ -123,7 +134,7 @@ def _rental_quote(
             entry=best.system or best.chip,
             source=tuple(best.source),
             derivation=best.derivation,
-            region_matched=region is None or best.region == region,
+            region_matched=region is None or best.region == region or best.provider == USER_PROVIDER,
         )
     return None
 
