@@ -531,6 +531,21 @@ def test_predict_rounds_sub_chip_pools_to_whole_chips(capsys: pytest.CaptureFixt
     assert n_pre % 2 == 0 and c_pre == int(c_pre)
 
 
+def test_predict_searches_both_pools_of_a_split_given_no_shapes(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan: {disaggregated: true}` alone: both pools are searched. The prefill pool's one-token requests leave with
+    their prompt, so they hold no batch slot beyond it; counting a decode step after every prompt put each of its
+    shapes over capacity, and the scenario failed with 'no replica shape meets the SLO' even without an SLO."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-70b, hardware: h200, chips: 16, precision: fp8, input_tokens: 4096, "
+        "output_tokens: 512, arrival_rate: 8, requests: 1000, slo: {ttft_p99_s: 2s, tpot_p99_s: 50ms}, "
+        "plan: {disaggregated: true}}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    pools = data["plan"]
+    assert pools["prefill"]["chips"] + pools["decode"]["chips"] == 16 and data["slo_met"]
+    assert data["requests"]["finished"] == 1000
+
+
 def test_stated_sub_chip_replicas_occupy_and_cost_whole_chips(capsys: pytest.CaptureFixture[str]) -> None:
     """One TP1 replica on trn2 uses a quarter of its cores; the deployment still holds (and pays for, and powers)
     the whole chip: it was priced at 0.25 chips. A split's title names each pool's engine where they differ."""

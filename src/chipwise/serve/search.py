@@ -506,10 +506,12 @@ def at_rate(
     rho_p = lam * est.prefill_work_s  # the prompts' own work: what a queue of them takes
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     queue, queue99 = _prompt_wait(busy, est.prefill_s, est.prefill_work_s, np.minimum(rho_p, MAX_UTILISATION))
-    hold = est.prefill_s + out * tpot  # how long a request holds a batch slot
+    hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot
     slots = top
     offered = np.minimum(lam * hold, MAX_UTILISATION * slots)
     held, held99 = _slot_wait(slots, offered, hold)  # every slot taken: waits for one to free
+    if out <= 1.0:  # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is their wait
+        held, held99 = np.zeros_like(held), np.zeros_like(held99)
     wait = tpot / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
     wait99 = tpot + queue99 + held99
     gather, gather99 = _balancing_wait(eng, est, b, lam, tpot, poisson=True)
@@ -517,7 +519,9 @@ def at_rate(
     first = est.prefill_s + eng.host_request_s  # a lone prompt's first token, the front end included
     ttft = first + wait
     ttft_p99 = first + wait99
-    over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION) | (lam * hold >= MAX_UTILISATION * slots)
+    over = (
+        (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION) | ((lam * hold >= MAX_UTILISATION * slots) & (out > 1.0))
+    )
     return Operating(
         batch=np.broadcast_to(top, b.shape) if eng.static_batch else b,
         tpot=np.where(over, np.inf, tpot),
