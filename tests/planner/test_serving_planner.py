@@ -195,7 +195,7 @@ def test_a_check_runs_the_requests_the_user_asks_for(catalog: Catalog) -> None:
         catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 1024, 256, {"ttft_p99": 2.0},
         disaggregated=False, requests=5000, verify=1,
     )  # fmt: skip
-    assert report["best"]["simulated"] == {"requests": 5000, "fleet_share": 1.0}
+    assert report["best"]["simulated"] == {"requests": 5000, "fleet_share": 1.0, "steady_state": True}
 
 
 def test_a_check_runs_more_than_the_usual_most_requests_when_asked(catalog: Catalog) -> None:
@@ -211,7 +211,7 @@ def test_a_check_runs_more_than_the_usual_most_requests_when_asked(catalog: Cata
         catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 256, 64, {"ttft_p99": 2.0},
         disaggregated=False, requests=asked, verify=1,
     )  # fmt: skip
-    assert report["best"]["simulated"] == {"requests": asked, "fleet_share": 1.0}
+    assert report["best"]["simulated"] == {"requests": asked, "fleet_share": 1.0, "steady_state": True}
     model = load_model(catalog, "llama-3.1-70b")
     job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=10000.0), 30_000)
     fleet = ServingSetup((Pool(object(), 756),))  # type: ignore[arg-type]
@@ -330,3 +330,17 @@ def test_the_simulated_check_is_priced_as_asked(catalog: Catalog) -> None:
         )["best"]  # fmt: skip
         price = chip_hour_price(catalog, system, pricing, None, None)[0]
         assert best["cost_usd_per_hour"] == pytest.approx(best["chips"] * price), pricing
+
+
+def test_a_short_check_keeps_up_with_the_load_its_arrivals_brought(catalog: Catalog) -> None:
+    """400 Poisson arrivals at 5 req/s come in at 4.7 req/s: the check of Llama-3.1-8B on one H100 (a fifth of
+    its capacity) read 'overloaded' against the nominal rate and grew to four chips. It keeps up with what arrived,
+    and a fleet that keeps up is priced per token of its load: $/h over 5 x 256 tokens/s, so the verdict's order
+    by cost is the order of its quoted $/M."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 1024, 256, {},
+        disaggregated=False, requests=400, verify=1,
+    )  # fmt: skip
+    best = report["verified"][0]
+    assert best["keeps_up"] and best["chips"] == 1
+    assert best["cost_usd_per_mtok"] == pytest.approx(best["cost_usd_per_hour"] / (5 * 256 * 3600) * 1e6)

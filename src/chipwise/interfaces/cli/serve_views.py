@@ -240,7 +240,13 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
         if counts:
             span = f"{counts[0]:,}" + (f"-{counts[-1]:,}" if len(counts) > 1 else "")
-            console.print(f"[dim]each check simulated {span} requests (enough for a steady state)[/]")
+            steady = all(v["simulated"].get("steady_state", True) for v in report["verified"] if v.get("simulated"))
+            console.print(
+                f"[dim]each check simulated {span} requests (enough for a steady state)[/]"
+                if steady
+                else f"[yellow]each check simulated {span} requests: too few for a steady state (the arrivals end "
+                "before the first requests do); raise --requests[/]"
+            )
         for v in report["verified"]:
             share = (v.get("simulated") or {}).get("fleet_share", 1.0)
             if share < 1.0:
