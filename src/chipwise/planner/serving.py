@@ -430,16 +430,20 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     }
 
 
-def _prefill_alone(setup: ReplicaSetup, prompt: float) -> dict[str, float]:
+def _prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[str, float]:
     """One mean prompt encoded alone on an idle replica, in the engine's chunks: its seconds, the device work, and
-    the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly."""
+    the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly. A prefix-cache
+    `hit` rate leaves that share of the prompt cached (floored, as the simulator does): attended to, not encoded."""
     steps = setup.steps
     tokens = max(1, round(prompt))
+    cached = min(math.floor(tokens * hit), tokens - 1)
+    new = tokens - cached
     chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
-    iterations = -(-tokens // max(1, chunk))
-    device = steps.token_time(tokens) + steps.b * float(prefill_pairs(0, tokens))
+    iterations = -(-new // max(1, chunk))
+    device = steps.token_time(new) + steps.b * float(prefill_pairs(cached, new))
+    largest = setup.policy().largest_bucket
     return {
-        "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket),
+        "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, largest, cached),
         "device_s": device,
         "host_launches_s": steps.eager_floor * iterations,
     }
@@ -580,7 +584,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         },
         "breakdown": breakdown,
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
-        "prefill_one_prompt": _prefill_alone(first, job.mean_input),
+        "prefill_one_prompt": _prefill_alone(first, job.mean_input, job.prefix_hit_rate),
         **econ,
         "figures": _figures(first),
         "simulation": {

@@ -79,12 +79,13 @@ class StepModel:
         t = self.time(tokens, seqs, context, pairs)
         return max(t, self.fixed + self.seq_time(seqs) + self.eager_floor) if self.eager_floor > 0 else t
 
-    def prompt_alone(self, tokens: int, chunk: int, static: bool = False, largest: int = 0) -> float:
+    def prompt_alone(self, tokens: int, chunk: int, static: bool = False, largest: int = 0, cached: int = 0) -> float:
         """One prompt of `tokens` tokens encoded on an idle replica in iterations of at most `chunk` tokens, each
         attending to the chunks before it and paying the prompt iterations' fixed cost; only the last samples. A
         `static` (compiled-shape) engine runs each chunk padded to its bucket (at most `largest`, the compiled
-        sequence length), as the simulator does."""
-        total, done = 0.0, 0
+        sequence length), as the simulator does. The first `cached` tokens are a prefix-cache hit: attended to,
+        not encoded."""
+        total, done = 0.0, min(max(0, cached), tokens - 1)
         while done < tokens:
             c = min(max(1, chunk), tokens - done)
             run = bucket(c, largest=largest) if static else c
