@@ -635,3 +635,20 @@ def test_a_lone_prefill_counts_the_prefix_cache(capsys: pytest.CaptureFixture[st
         alone[hit] = data["prefill_one_prompt"]["seconds"]
         assert alone[hit] <= data["ttft_s"]["p50"] * 1.05, hit
     assert alone["0"] > alone["0.5"] > alone["0.9"]
+
+
+def test_plan_serve_says_where_prices_come_from_and_names_systems(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--region eastus` prices the AWS systems at their nearest listed region, and the ranking says so (it kept
+    us-east-1 prices without a word); one chip ranked in several systems is named with each system (three rows
+    read 'h100-sxm' at three prices)."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--no-disaggregated"]
+    data = run_json(capsys, [*argv, "--hardware", "h100-sxm,mi300x", "--region", "eastus", "--json"])
+    assert data["region"] == "eastus"
+    assert any(n.startswith("p5.48xlarge (h100-sxm): no eastus on-demand price") for n in data["price_notes"])
+    assert {v["system"] for v in data["verified"]} >= {"p5.48xlarge"}
+    assert run([*argv, "--hardware", "h100-sxm,mi300x", "--region", "eastus"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(on-demand prices, eastus)" in out and "priced elsewhere: p5.48xlarge (h100-sxm)" in out
+    assert run([*argv, "--hardware", "p5.48xlarge,azure-nd-h100-v5"]) == 0
+    out = capsys.readouterr().out
+    assert "h100-sxm (p5.48xlarge)" in out and "h100-sxm (azure-nd-h100-v5)" in out

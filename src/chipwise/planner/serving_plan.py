@@ -104,6 +104,7 @@ def plan_serving(
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     fronts: dict[str, list[dict[str, float]]] = {}
+    price_notes: dict[str, str] = {}  # systems priced outside the region asked for
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
     evaluated = 0
@@ -124,7 +125,11 @@ def plan_serving(
                     fronts[system.chip.id] = _front(missed)  # saturated replicas: no SLO in it
                 continue
             evaluated += len(est.cand)
-            price, _, _ = chip_hour_price(catalog, system, pricing, region, None)
+            price, _, quote = chip_hour_price(catalog, system, pricing, region, None)
+            if quote is not None and not quote.region_matched:
+                price_notes[system.id] = (
+                    f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
+                )
             chips = choice.replicas * choice.chips
             out_tps = choice.replicas * min(
                 choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
@@ -194,6 +199,8 @@ def plan_serving(
         "precision": precision,
         "slo": targets,
         "pricing": pricing,
+        "region": region,
+        "price_notes": list(price_notes.values()),
         "best": verified[0] if verified else None,
         "results": rows,
         "verified": verified,
@@ -418,6 +425,8 @@ def _verify(
         done.append(
             {
                 "hardware": row["hardware"],
+                "system": row["system"],
+                "engine": row["engine"],
                 "disaggregated": row["disaggregated"],
                 "engine_defaults": row.get("engine_defaults", []),
                 "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},

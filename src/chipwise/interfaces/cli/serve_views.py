@@ -29,11 +29,17 @@ _usd = fmt.price
 _plan_text = fmt.serving_plan
 
 
-def _pools(hardware: str, plans: dict[str, dict[str, Any]], defaults: Sequence[str] = ()) -> tuple[str, str]:
+def _pools(
+    hardware: str, plans: dict[str, dict[str, Any]], defaults: Sequence[str] = (), systems: str | None = None
+) -> tuple[str, str]:
     """Hardware and plan cells of a ranking row: one line, or one line per pool of a disaggregated deployment
     ('P: b200' over 'D: h200'; the planner names such a pair 'b200>h200'); a chip whose engine runs on its
-    defaults (`defaults`) is marked with a dagger."""
-    marked = {c: c + (" †" if c in defaults else "") for c in hardware.split(">")}
+    defaults (`defaults`) is marked with a dagger; with `systems` ('p5.48xlarge', or a pair 'a>b') each chip is
+    followed by its system, where one chip is ranked in several."""
+    names = dict(zip(hardware.split(">"), systems.split(">"), strict=True)) if systems else {}
+    marked = {
+        c: c + (f" ({names[c]})" if c in names else "") + (" †" if c in defaults else "") for c in hardware.split(">")
+    }
     if len(plans) == 1:
         return marked[hardware], _plan_text(next(iter(plans.values())))
     chips = dict(zip(("prefill", "decode"), hardware.split(">"), strict=True))
@@ -120,8 +126,12 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         "requests finished / dropped / preemptions",
         f"{reqs['finished']:,} / {reqs['dropped']:,} / {reqs['preemptions']:,}",
     )
+    quotes = r.get("price_sources") or []
+    regions = sorted({str(q["region"]) for q in quotes if q.get("region")})
+    where = f", {', '.join(regions)}" if regions else ""
+    elsewhere = any(q.get("region_note") for q in quotes)  # no price in the region asked for: the nearest one's
     head.add_row(
-        f"cost ({r['pricing']})",
+        f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
         + (" (at the throughput of the batch filling: see 'run too short')" if short else ""),
     )
@@ -177,16 +187,21 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = compact_table(
         f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
-        f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices)"
+        f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices"
+        + (f", {report['region']})" if report.get("region") else ")")
     )
     for c in ("#", "hardware", "plan", "chips", "$/h", "$/M\nout tok", "est.\nTPOT", "est. TTFT\np99"):
         _column(table, c)
+    # a chip ranked in more than one system (--hardware p5.48xlarge,azure-nd-h100-v5) is named with its system
+    rows = report["results"] + report["verified"]
+    several = len({r.get("system") for r in rows}) > len({r["hardware"] for r in rows})
     for i, r in enumerate(report["results"][:top], start=1):
         plan = r["plan"]
         hardware, plan_text = _pools(
             r["hardware"],
             {role: plan[role] for role in ("prefill", "decode")} if r["disaggregated"] else {"": plan},
             r.get("engine_defaults", ()),
+            r.get("system") if several else None,
         )
         est = r["estimate"]
         table.add_row(
@@ -206,6 +221,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults "
             "(docs/accuracy.md)[/]"
         )
+    if report.get("price_notes"):
+        console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
     if report["load"]["kind"] == "offline" and report["results"]:
         console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
     if report["verified"]:
@@ -217,7 +234,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                   f"TPOT ({units['tpot_s'][1]})\np50/p90/p99", "$/M\nout tok"):  # fmt: skip
             _column(vt, c)
         for v in report["verified"]:
-            hardware, plan = _pools(v["hardware"], v["plan"], v.get("engine_defaults", ()))
+            hardware, plan = _pools(
+                v["hardware"], v["plan"], v.get("engine_defaults", ()), v.get("system") if several else None
+            )
             vt.add_row(
                 hardware,
                 plan,
