@@ -116,6 +116,21 @@ class SLO(_Strict):
     e2e_p90_s: SLOTime | None = None
     e2e_p99_s: SLOTime | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _tpot_units(cls, data: Any) -> Any:
+        """A bare number is seconds; a TPOT of a second or more given so is a unit slip ('tpot_p99_s: 50' meant
+        50 ms), refused rather than read as 50 s. With its unit ('1.5s') it stands."""
+        if isinstance(data, dict):
+            for key, value in data.items():
+                bare = isinstance(value, int | float) and not isinstance(value, bool)
+                if str(key).startswith("tpot_") and bare and value >= 1:
+                    raise ValueError(
+                        f"{key}: {value:g} s per output token is not a plausible target; write {value:g}ms, or "
+                        f"'{value:g}s' if seconds are meant"
+                    )
+        return data
+
     def targets(self) -> dict[str, float]:
         """{'ttft_p99': 2.0, ...} for the targets that are set."""
         return {k.removesuffix("_s"): float(v) for k, v in self.model_dump().items() if v is not None}
