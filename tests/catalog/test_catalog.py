@@ -154,6 +154,8 @@ def test_set_with_unit_and_price() -> None:
         ("trn9.hbm_bandwidth=1", "unknown catalog id"),
         ("trn3.hbm_speed=1", "unknown figure"),
         ("trn3.hbm_bandwidth", "has no '='"),
+        # a bare number is SI: 6.7 B/s for a 4.9 TB/s bandwidth is a missing unit, not a what-if
+        ("trn3.hbm_bandwidth=6.7", r"a bare number is in B/s, 1.4e-12 x the catalog's 4.9 TB/s. Fix: give its unit"),
     ],
 )
 def test_bad_set_is_one_clear_error(assignment: str, needle: str) -> None:

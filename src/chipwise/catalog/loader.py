@@ -29,7 +29,7 @@ from chipwise.catalog.schema import (
     SystemEntry,
 )
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.catalog.units import SI_UNIT, parse_quantity, quantity
+from chipwise.catalog.units import SI_UNIT, parse_quantity, quantity, to_si
 from chipwise.errors import ChipwiseError, UnknownNameError
 
 SECTIONS: tuple[str, ...] = (
@@ -378,6 +378,13 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
     if not unit:
         wanted = quantity(current["unit"]) if current is not None else "ratio"
         unit = SI_UNIT.get(wanted, "")
+        was = to_si(float(current["value"]), str(current["unit"])) if current is not None else 0.0
+        if current is not None and unit and was > 0 and value > 0 and not 1e-3 <= value / was <= 1e3:
+            # a bare number is in SI units: 6.7 for a bandwidth of 4.8 TB/s is 6.7 B/s, surely a missing unit
+            raise ChipwiseError(
+                f"--set {lhs}={rhs}: a bare number is in {unit}, {value / was:.2g} x the catalog's "
+                f"{current['value']} {current['unit']}. Fix: give its unit, e.g. {lhs}={rhs}{current['unit']}."
+            )
     node[leaf] = {
         "value": value,
         "unit": unit,
