@@ -652,3 +652,19 @@ def test_plan_serve_says_where_prices_come_from_and_names_systems(capsys: pytest
     assert run([*argv, "--hardware", "p5.48xlarge,azure-nd-h100-v5"]) == 0
     out = capsys.readouterr().out
     assert "h100-sxm (p5.48xlarge)" in out and "h100-sxm (azure-nd-h100-v5)" in out
+
+
+def test_predict_shows_the_attention_dp_balancing_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    """TensorRT-LLM's attention-DP balancing holds prompts until every rank has one, which sets TTFT at low load;
+    the table says so (it was in the docs only), and a plan without attention DP shows nothing of it."""
+    scenario = (
+        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 1000, output_tokens: 100, "
+        "arrival_rate: 0.5, requests: 100, plan: {tp: 8, ep: 8, attention_dp: true}}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert data["plan"]["adp_balance_iters"] == 60
+    assert run(["predict", scenario]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "attention-DP balancing while every rank generates, a prompt waits until each of the 8 ranks" in out
+    plain = run_json(capsys, ["predict", scenario.replace(", attention_dp: true", ""), "--json"])
+    assert plain["plan"]["adp_balance_iters"] == 0

@@ -405,6 +405,9 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "pp": p.pp,
         "ep": p.ep,
         "attention_dp": p.attention_dp,
+        # attention-DP context balancing (TensorRT-LLM's enable_balance): while every rank generates, a prompt
+        # waits until each rank has one, for at most this many iterations (0: none)
+        "adp_balance_iters": setup.engine.adp_balance_timeout_iters if p.attention_dp else 0,
         "replicas": replicas,
         "max_batch": p.max_batch,
         "max_tokens": p.max_tokens,

@@ -105,6 +105,14 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         users = r["load"]["concurrency"]
         head.add_row("latencies over", f"{measured:,} requests in steady state (not the first or last {users:,})")
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
+    pools = [plan[role] for role in ("prefill", "decode")] if plan.get("disaggregated") else [plan]
+    balance = max((int(p.get("adp_balance_iters", 0)) for p in pools), default=0)
+    if balance:
+        head.add_row(
+            "attention-DP balancing",
+            f"while every rank generates, a prompt waits until each of the {max(p['tp'] for p in pools)} ranks has "
+            f"one, up to {balance} iterations (the engine's attention_dp_config)",
+        )
     alone = r["prefill_one_prompt"]
     launches = alone["host_launches_s"]
     detail = f"device work {_ms(alone['device_s'])}" + (
