@@ -497,7 +497,7 @@ def at_rate(
     rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
     top = np.maximum(est.batch, 1.0)
     step = _stepper(model, system, eng, est, weight_precision, kv_precision, inp, out, top, drafting)
-    b = _fixed_point(lambda x: np.clip(need * step(x), 1.0, top), np.maximum(est.batch, 1.0))  # B = need t(B)
+    b = _fixed_point(lambda x: np.clip(need * step(x), 1.0, top), top)  # B = need t(B)
     tpot = step(b)
     # a request's TPOT follows the batch it decodes in; with Poisson arrivals the batch is Poisson-like around
     # its mean, so the slowest 1% of requests decode in a batch about 2.33 standard deviations larger
@@ -508,10 +508,10 @@ def at_rate(
     queue, queue99 = _prompt_wait(busy, est.prefill_s, est.prefill_work_s, np.minimum(rho_p, MAX_UTILISATION))
     hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot
     slots = top
+    # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is all their wait
+    holds = out > 1.0
     offered = np.minimum(lam * hold, MAX_UTILISATION * slots)
-    held, held99 = _slot_wait(slots, offered, hold)  # every slot taken: waits for one to free
-    if out <= 1.0:  # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is their wait
-        held, held99 = np.zeros_like(held), np.zeros_like(held99)
+    held, held99 = _slot_wait(slots, offered, hold) if holds else (np.zeros_like(hold), np.zeros_like(hold))
     wait = tpot / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
     wait99 = tpot + queue99 + held99
     gather, gather99 = _balancing_wait(eng, est, b, lam, tpot, poisson=True)
@@ -519,9 +519,7 @@ def at_rate(
     first = est.prefill_s + eng.host_request_s  # a lone prompt's first token, the front end included
     ttft = first + wait
     ttft_p99 = first + wait99
-    over = (
-        (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION) | ((lam * hold >= MAX_UTILISATION * slots) & (out > 1.0))
-    )
+    over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION) | (holds & (lam * hold >= MAX_UTILISATION * slots))
     return Operating(
         batch=np.broadcast_to(top, b.shape) if eng.static_batch else b,
         tpot=np.where(over, np.inf, tpot),
