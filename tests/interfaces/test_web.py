@@ -144,7 +144,10 @@ def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-8b", "rate": 5, "offline": True}, "exactly one load"),
         ({"model": "llama-3.1-8b", "rate": -5}, "not a positive number"),
         ({"model": "llama-3.1-8b", "rate": 5, "slo": {"ttft_p95": 1.0}}, "unknown SLO key"),
-        ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": -1}}, "not a positive time"),
+        ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": -1}}, "an SLO must be positive"),
+        ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": "50 parsecs"}}, "unit 'parsecs' unknown; use s"),
+        # a split asked for needs a rate to size its pools: it was dropped without a word
+        ({"model": "llama-3.1-8b", "concurrency": 64, "disaggregated": True}, "disaggregated: pool splits are sized"),
         ({"model": "llama-3.1-8b", "rate": 5, "hardware": "h1OO"}, "unknown chip or system"),
         ({"model": "llama-3.1-8b", "rate": 5, "colour": "red"}, "colour: unknown field"),
         ({"model": "llama-3.1-8b", "rate": 5, "speculative": "medusa:3"}, "unknown speculative method"),
@@ -183,6 +186,19 @@ def test_bad_scenario_and_unknown_paths(server: ChipwiseServer) -> None:
     assert status == 404 and _one_line_error(answer)
     status, _, body = _get(server, "/nothing")
     assert status == 404 and _one_line_error(json.loads(body))
+    status, _, body = _get(server, "/api/plan/serve")  # it exists: answered 404 "no page"
+    assert status == 405 and "answers POST" in _one_line_error(json.loads(body))
+    status, answer = _post(server, "/api/nothing", {})
+    assert "/api/plan/serve" in _one_line_error(answer)
+
+
+def test_plan_serve_takes_slo_times_with_units(server: ChipwiseServer) -> None:
+    """As on the command line and in scenarios: '2s', '50ms' (they were refused as not numbers)."""
+    body = {"model": "llama-3.1-8b", "rate": 5, "input_tokens": 512, "output_tokens": 64, "top": 1,
+            "hardware": "h100-sxm", "disaggregated": False, "slo": {"ttft_p99": "2s", "tpot_p99": "50ms"}}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    assert report["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}
 
 
 def test_a_busy_port_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -210,6 +210,17 @@ def plan_serving(
     }
 
 
+def check_split_load(disaggregated: bool | None, load: Load, option: str, rate_option: str) -> None:
+    """A split asked for (`disaggregated` True, not just allowed) needs an arrival rate to size its pools: a closed
+    loop or an offline run is one line naming `option` and the fix, not a ranking without splits."""
+    if disaggregated and load.kind != "rate":
+        what = "a closed loop" if load.kind == "closed" else "an offline run"
+        raise ChipwiseError(
+            f"{option}: pool splits are sized by an arrival rate, and {what} has none. "
+            f"Fix: give {rate_option}, or leave {option} out."
+        )
+
+
 def _fitted(catalog: Catalog, engine: str, system: System) -> bool:
     return engine_fitted(catalog, engine, system.chip.family)
 

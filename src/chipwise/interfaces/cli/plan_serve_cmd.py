@@ -21,7 +21,7 @@ from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import SLO_KEYS
-from chipwise.planner.serving_plan import plan_serving
+from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.workload.serving import load_of, slo_seconds
 
 
@@ -131,12 +131,7 @@ def serve(
 ) -> None:
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     load = load_of(rate, concurrency, offline)
-    if disaggregated and load.kind != "rate":
-        what = "a closed loop" if load.kind == "closed" else "an offline run"
-        raise ChipwiseError(
-            f"--disaggregated: pool splits are sized by an arrival rate, and {what} has none. "
-            "Fix: give --rate R, or leave --disaggregated out."
-        )
+    check_split_load(disaggregated, load, "--disaggregated", "--rate R")
     targets = parse_slo(slo)
     for name, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens)):
         if value < 1:

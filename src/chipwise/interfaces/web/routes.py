@@ -23,12 +23,12 @@ from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.serving import predict_serving
-from chipwise.planner.serving_plan import plan_serving
+from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.workload.presets import preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
-from chipwise.workload.serving import load_of
+from chipwise.workload.serving import SLOTime, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 Request = TypeVar("Request", bound=BaseModel)
@@ -117,7 +117,8 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
 
 
 class PlanServeRequest(BaseModel):
-    """POST /api/plan/serve: the options of `chipwise plan serve` (the SLO in seconds, e.g. {"ttft_p99": 2.0})."""
+    """POST /api/plan/serve: the options of `chipwise plan serve` (the SLO in seconds or with a unit, e.g.
+    {"ttft_p99": 2.0, "tpot_p99": "50ms"})."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -127,14 +128,14 @@ class PlanServeRequest(BaseModel):
     offline: bool = False
     input_tokens: IntCount = 1024
     output_tokens: IntCount = 256
-    slo: dict[str, float] = {}
+    slo: dict[str, SLOTime] = {}  # seconds, or text with a unit ('2s', '50ms'), as in a scenario
     hardware: list[str] | str = "all"
     precision: str = RELEASED
     kv_precision: str | None = None
     engine: str | None = None
     pricing: str = "on-demand"
     region: str | None = None
-    disaggregated: bool = True
+    disaggregated: bool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
     speculative: str | None = None
     top: IntCount | None = None
 
@@ -143,6 +144,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
     req = _parse(PlanServeRequest, body, "serve plan request", "{'model': ..., 'rate': ...}")
     load = load_of(req.rate, None if req.concurrency is None else int(req.concurrency), req.offline, flag="")
+    check_split_load(req.disaggregated, load, "disaggregated", "rate")
     cat = settings.catalog()
     report = plan_serving(
         cat,
@@ -157,7 +159,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         engine=req.engine,
         pricing=req.pricing,
         region=req.region,
-        disaggregated=req.disaggregated,
+        disaggregated=req.disaggregated is not False,
         speculative=req.speculative,
     )
     if req.top is not None:

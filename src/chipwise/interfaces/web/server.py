@@ -63,13 +63,17 @@ class Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         elif path in GET_ROUTES:
             self._answer(lambda: GET_ROUTES[path](self.server.settings))
+        elif path in POST_ROUTES:
+            self._error(
+                HTTPStatus.METHOD_NOT_ALLOWED, f"'{path}' answers POST. Fix: POST a JSON body to it (see docs/web.md)."
+            )
         else:
             self._error(HTTPStatus.NOT_FOUND, f"no page '{path}'. Fix: open / or use the /api/... endpoints.")
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
         if path not in POST_ROUTES:
-            self._error(HTTPStatus.NOT_FOUND, f"no endpoint 'POST {path}'. Fix: use /api/predict or /api/plan/train.")
+            self._error(HTTPStatus.NOT_FOUND, f"no endpoint 'POST {path}'. Fix: use {' or '.join(POST_ROUTES)}.")
             return
         try:
             body = self._json_body()
