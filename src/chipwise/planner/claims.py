@@ -5,7 +5,8 @@ workload where the claim is about speed, cost or energy), and a verdict:
 
 - holds: chipwise's numbers support it (inputs that are estimates are named in `why`);
 - holds only at peak specs: the spec-sheet ratio supports it, the workload does not;
-- does not hold on this workload: neither the workload nor (for spec claims) the spec supports it;
+- does not hold on this workload: the workload does not support it (nor, for speed claims, the spec);
+- does not hold: a claim about a spec or a price that chipwise's sourced figure does not support (no workload in it);
 - cannot be checked: an input chipwise needs is not published (why is said), with the numbers chipwise gets from
   its estimates where it has them.
 """
@@ -34,8 +35,9 @@ from chipwise.workload.scenario import load_scenario
 HOLDS = "holds"
 PEAK_ONLY = "holds only at peak specs"
 NOT_ON_WORKLOAD = "does not hold on this workload"
+NOT_SO = "does not hold"  # a spec or price claim: no workload in it
 UNCHECKABLE = "cannot be checked"
-VERDICTS: tuple[str, ...] = (HOLDS, PEAK_ONLY, NOT_ON_WORKLOAD, UNCHECKABLE)
+VERDICTS: tuple[str, ...] = (HOLDS, PEAK_ONLY, NOT_ON_WORKLOAD, NOT_SO, UNCHECKABLE)
 
 #: Where the claims were made. Keys of the catalog's sources are expanded to their citation.
 LAUNCH_COVERAGE = "re:Invent 2025 launch coverage as collected in chipwise issue 5 (original article not located)"
@@ -208,7 +210,7 @@ def _claim1(runs: _Runs) -> Claim:
             f"{n2 * trn2.chip.hbm_capacity / 2**30:,.0f} GiB = {_x(cap)}; "
             f"bandwidth {n3 * trn3.chip.hbm_bandwidth / 1e12:.1f} vs "
             f"{n2 * trn2.chip.hbm_bandwidth / 1e12:.1f} TB/s = {_x(bw)}",
-            HOLDS if cap >= 3.9 else NOT_ON_WORKLOAD,
+            HOLDS if cap >= 3.9 else NOT_SO,
             f"capacity is {_x(cap)} (spec), not 4x; 'nearly 4x memory bandwidth' ({_x(bw)}) is the version that holds; "
             f"per chip {trn3.chip.hbm_capacity / trn2.chip.hbm_capacity:.2f}x capacity, "
             f"{trn3.chip.hbm_bandwidth / trn2.chip.hbm_bandwidth:.2f}x bandwidth",
@@ -282,7 +284,7 @@ def _claim2(runs: _Runs) -> Claim:
             "2.52 PFLOP/s FP8 per chip",
             f"catalog: {fp8 / 1e15:.3f} PF dense MXFP8 [{fp8_ref.status if fp8_ref else 'spec'}]; achieved on "
             f"Llama-3.1-70B FP8 training: {achieved / 1e15:.2f} PF ({_pct(achieved / fp8)} of peak)",
-            HOLDS if abs(fp8 / 2.52e15 - 1) < 0.01 else NOT_ON_WORKLOAD,
+            HOLDS if abs(fp8 / 2.52e15 - 1) < 0.01 else NOT_SO,
             "a dense peak (Neuron docs: 2,517 MXFP8/MXFP4 TFLOPS); MXFP4 runs at the MXFP8 rate",
             {"fp8_peak": fp8, "achieved": achieved},
         ),
@@ -291,7 +293,7 @@ def _claim2(runs: _Runs) -> Claim:
             "144 GB HBM3e per chip",
             f"catalog: {chip.hbm_capacity / 2**30:.0f} GiB = {chip.hbm_capacity / 1e9:.1f} GB, "
             f"{chip.hbm_bandwidth / 1e12:.1f} TB/s",
-            HOLDS if chip.hbm_capacity >= 144e9 else NOT_ON_WORKLOAD,
+            HOLDS if chip.hbm_capacity >= 144e9 else NOT_SO,
             "the Neuron docs give 144 GiB, slightly more than 144 GB",
             {"hbm_bytes": chip.hbm_capacity},
         ),
@@ -299,7 +301,7 @@ def _claim2(runs: _Runs) -> Claim:
             "2c",
             "144 chips per UltraServer",
             f"catalog {trn3.id}: {trn3.chips} chips in one {trn3.scaleup.kind} scale-up domain",
-            HOLDS if trn3.chips == 144 else NOT_ON_WORKLOAD,
+            HOLDS if trn3.chips == 144 else NOT_SO,
             "Gen2 UltraServer (36 servers x 4); the Gen1 UltraServer has 64",
             {"chips": trn3.chips},
         ),
@@ -497,7 +499,7 @@ def _claim5(runs: _Runs) -> Claim:
                 "H100 costs $25,000-40,000",
                 f"catalog unit price ${price:,.0f} [{price_ref.status if price_ref else 'estimate'}] "
                 "(Raymond James $25-30k; street $27-40k; quoted $30,678)",
-                HOLDS if 25e3 <= price <= 40e3 else NOT_ON_WORKLOAD,
+                HOLDS if 25e3 <= price <= 40e3 else NOT_SO,
                 "no list price exists; all figures are analyst or reseller estimates",
                 {"unit_price": price},
             ),
@@ -507,7 +509,7 @@ def _claim5(runs: _Runs) -> Claim:
                 "catalog on-demand per GPU-hour: "
                 + ", ".join(f"{q[0]} ${q[2]:.2f}" for q in quotes)
                 + f"; {len(inside)} of {len(quotes)} inside the range",
-                HOLDS if inside else NOT_ON_WORKLOAD,
+                HOLDS if inside else NOT_SO,
                 "specialist clouds list $3.20-3.99 (inside); hyperscaler on-demand prices are $6.88-12.29 (above)",
                 {"quotes": [q[2] for q in quotes], "inside": len(inside)},
             ),
@@ -517,7 +519,7 @@ def _claim5(runs: _Runs) -> Claim:
                 f"per Trainium2 chip-hour: capacity block ${trn2_price:.2f} (trn2.48xlarge "
                 f"${trn2_price * 16:.2f} per instance-hour); on-demand estimate "
                 + (f"${trn2_od[0][2]:.2f}" if trn2_od else "-"),
-                NOT_ON_WORKLOAD if not 4.3 <= trn2_price <= 5.3 else HOLDS,
+                NOT_SO if not 4.3 <= trn2_price <= 5.3 else HOLDS,
                 "no published Trainium2 price near $4.80 per chip-hour; trn2 has no on-demand SKU",
                 {"trn2_capacity_block_per_chip": trn2_price},
             ),

@@ -14,6 +14,7 @@ VERDICT_STYLE = {
     "holds": "green",
     "holds only at peak specs": "yellow",
     "does not hold on this workload": "red",
+    "does not hold": "red",
     "cannot be checked": "dim",
 }
 
