@@ -146,3 +146,25 @@ def test_export_parquet_and_csv_read_back(write_sweep: WriteSweep, tmp_path: Pat
         export_store(store, parquet=out, sweep="nope")
     with pytest.raises(ChipwiseError, match="does not exist"):
         export_store(tmp_path / "missing.duckdb", parquet=out)
+
+
+def test_a_serving_sweep_ranks_missed_slos_last_and_keeps_its_economics(
+    write_sweep: WriteSweep, tmp_path: Path
+) -> None:
+    """The cheapest serving point by $/M output tokens used to be an overloaded one that met no target; points
+    that miss their SLO now rank after those that meet it, and each keeps its $/h, energy and carbon per million
+    output tokens (they were NULL in the store)."""
+    text = (
+        "name: serve\n"
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
+        "       output_tokens: 128, requests: 400, slo: {ttft_p99_s: 1.0, tpot_p99_s: 0.03},\n"
+        "       plan: {tp: 1, max_batch: 64}}\n"
+        "grid: {arrival_rate: [2, 60]}\n"
+    )
+    run_sweep(load_sweep(write_sweep(text)), tmp_path / "s.duckdb", workers=1)
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        ranked = store.ranked("serve", "cost", 10)
+    assert [r["slo_met"] for r in ranked] == [True, False]
+    assert ranked[1]["cost_usd_per_mtok"] < ranked[0]["cost_usd_per_mtok"]  # cheaper per token, and missed
+    for r in ranked:
+        assert r["cost_usd_per_hour"] > 0 and r["energy_j_per_mtok"] > 0 and r["co2e_kg_per_mtok"] > 0

@@ -88,7 +88,10 @@ COLUMNS: tuple[Column, ...] = (
     _c("e2e_p50_s", "DOUBLE", "e2e_s", "p50"),
     _c("e2e_p99_s", "DOUBLE", "e2e_s", "p99"),
     _c("goodput_fraction", "DOUBLE", "goodput", "fraction"),
-    _c("cost_usd_per_mtok"),
+    _c("cost_usd_per_mtok"),  # per million output tokens
+    _c("cost_usd_per_hour"),
+    _c("energy_j_per_mtok"),  # per million output tokens, PUE included
+    _c("co2e_kg_per_mtok"),
     _c("slo_met", "BOOLEAN"),
     # economics, energy and carbon
     _c("pricing", "VARCHAR"),

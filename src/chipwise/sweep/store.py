@@ -169,13 +169,15 @@ class Store:
         return str(rows[0][0]) if rows and rows[0][0] in RANKS else "train"
 
     def ranked(self, sweep: str, by: str = "time", limit: int = 10, what_if: str | None = None) -> list[dict[str, Any]]:
-        """The ok points of a sweep, best first by 'time' or 'cost' (points without the figure last)."""
+        """The ok points of a sweep, best first by 'time' or 'cost' (points without the figure last, and serving
+        points that miss their SLO after those that meet it)."""
         metric = RANKS[self._kind(sweep)][by]
         where = "r.sweep = ?" + (" AND r.what_if = ?" if what_if is not None else "")
         params: list[Any] = [sweep, *([what_if] if what_if is not None else []), limit]
         return self.query(
             f"SELECT r.*, p.scenario, {metric} AS rank_value FROM results r JOIN points p USING (sweep, id) "
-            f"WHERE {where} ORDER BY rank_value ASC NULLS LAST, r.id LIMIT ?",
+            # a serving point that misses its SLO ranks after every one that meets it (or has none)
+            f"WHERE {where} ORDER BY coalesce(NOT r.slo_met, false), rank_value ASC NULLS LAST, r.id LIMIT ?",
             params,
         )
 

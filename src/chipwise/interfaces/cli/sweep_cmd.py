@@ -242,6 +242,10 @@ def _plan_text(plan: Any) -> str:
     p = json.loads(plan) if isinstance(plan, str) else plan
     if isinstance(p, dict) and {"tp", "dp"} <= set(p):
         return fmt.plan(p)
+    if isinstance(p, dict) and {"tp", "max_batch", "replicas"} <= set(p):  # a serving pool: 'TP2 b256 x4'
+        return fmt.serving_plan(p)
+    if isinstance(p, dict) and p.get("disaggregated") and isinstance(p.get("prefill"), dict):
+        return " | ".join(f"{role[0].upper()}: {fmt.serving_plan(p[role])}" for role in ("prefill", "decode"))
     return json.dumps(p, separators=(",", ":")) if p else "-"
 
 
@@ -264,10 +268,11 @@ def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: t
     table.add_column("plan")
     metrics: list[tuple[str, str, Any]] = (
         [
-            ("throughput", "throughput_tokens_per_s", lambda v: f"{v:,.0f} tok/s"),
+            ("output tok/s", "output_tokens_per_s", lambda v: f"{v:,.0f}"),
             ("TTFT p99", "ttft_p99_s", fmt.duration),
             ("TPOT p99", "tpot_p99_s", fmt.duration),
-            ("$/Mtok", "cost_usd_per_mtok", lambda v: f"{v:.3f}"),
+            ("SLO", "slo_met", lambda v: "met" if v else "missed"),
+            ("$/M out", "cost_usd_per_mtok", lambda v: f"{v:.3f}"),
         ]
         if serve
         else [
