@@ -23,6 +23,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
 )
 from chipwise.interfaces.cli.plan_serve_cmd import parse_slo
+from chipwise.serve.quant import RELEASED
 from chipwise.workload.scenario import parse_count
 
 HardwareOpt = Annotated[
@@ -41,7 +42,9 @@ def fleet(
     limits: Annotated[
         str | None, typer.Option("--limits", help="Chips available per type, e.g. h100-sxm=64,trn2=128.")
     ] = None,
-    precision: Annotated[str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, mxfp4, int4.")] = "fp8",
+    precision: Annotated[
+        str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, mxfp4, int4, or auto: the checkpoint's own.")
+    ] = RELEASED,
     replay: Annotated[
         bool, typer.Option("--replay/--no-replay", help="Check (and correct) the fleet in the simulator.")
     ] = True,
@@ -119,7 +122,9 @@ def lifecycle(
     hardware: HardwareOpt = "all",
     train_chips: Annotated[int, typer.Option("--train-chips", min=1, help="Chips in the training fleet.")] = 4096,
     train_precision: Annotated[str, typer.Option("--train-precision", help="bf16, fp8 or fp4.")] = "bf16",
-    serve_precision: Annotated[str, typer.Option("--serve-precision", help="bf16, fp8, fp4, mxfp4, int4.")] = "fp8",
+    serve_precision: Annotated[
+        str, typer.Option("--serve-precision", help="bf16, fp8, fp4, mxfp4, int4, or auto: the checkpoint's own.")
+    ] = RELEASED,
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
