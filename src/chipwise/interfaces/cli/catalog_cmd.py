@@ -239,7 +239,10 @@ def show(
     for col in ("figure", "value", "status") + (("source / derivation", "note") if sources else ("note",)):
         table.add_column(col, overflow="fold")
     for name, fig in figs.items():
-        row = [name, f"{fig.value} {fig.unit}".strip(), fig.status]
+        value = fig.value
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # a launch year of 2025, not 2025.0; 144 GiB, not 144.0
+        row = [name, f"{value} {fig.unit}".strip(), fig.status]
         if sources:
             row.append(fig.derivation if fig.derivation else "; ".join(cat.source_text(s) for s in fig.source))
         row.append(fig.note)
