@@ -668,3 +668,17 @@ def test_predict_shows_the_attention_dp_balancing_hold(capsys: pytest.CaptureFix
     assert "attention-DP balancing while every rank generates, a prompt waits until each of the 8 ranks" in out
     plain = run_json(capsys, ["predict", scenario.replace(", attention_dp: true", ""), "--json"])
     assert plain["plan"]["adp_balance_iters"] == 0
+
+
+def test_a_chip_too_small_for_the_model_says_a_fix_the_search_can_take(capsys: pytest.CaptureFixture[str]) -> None:
+    """A search sizes its replicas itself, so 'use more chips' is no fix there: DeepSeek-V3 on inf2 names the widest
+    shapes tried and what the user can change; a stated chip count keeps 'use more chips'."""
+    assert run(["plan", "serve", "--model", "deepseek-v3", "--rate", "2", "--hardware", "inf2,h200",
+                "--no-disaggregated"]) == 0  # fmt: skip
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("not ranked: inf2"))
+    assert "fits no replica shape on inf2 (up to" in line and "use more chips" not in line
+    assert "Fix: quantise the weights or the KV cache" in line
+    scenario = "{kind: serve, model: deepseek-v3, hardware: h200, chips: 1, input_tokens: 100, output_tokens: 10, " \
+               "arrival_rate: 1}"  # fmt: skip
+    assert run(["predict", scenario]) == 2
+    assert "within 1 chip. Fix: use more chips" in capsys.readouterr().err

@@ -167,8 +167,14 @@ def choose(
         raise _searched(
             InfeasibleError(
                 f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
-                + (f" within {chips} chip{'s' if chips != 1 else ''}" if chips else "")
-                + ". Fix: use more chips, or quantise the weights or the KV cache."
+                + (
+                    f" within {chips} chip{'s' if chips != 1 else ''}. Fix: use more chips, or quantise the weights or "
+                    "the KV cache."
+                    if chips
+                    # a search sizes the replicas itself: its widest shapes did not hold the model
+                    else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: quantise the weights or the KV "
+                    "cache (--precision, --kv-precision), or use a chip with more memory."
+                )
             ),
             len(cand),
         )
