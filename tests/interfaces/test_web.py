@@ -121,7 +121,7 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
     assert status == 200, report
     assert {r["hardware"] for r in report["results"]} <= {"h100-sxm", "trn2", "h100-sxm>trn2", "trn2>h100-sxm",
                                                           "h100-sxm>h100-sxm", "trn2>trn2"}  # fmt: skip
-    costs = [r["usd_per_hour"] for r in report["results"]]
+    costs = [r["cost_usd_per_hour"] for r in report["results"]]
     assert costs == sorted(costs) and len(costs) <= 5
     assert report["verified"] and all("slo_met" in v for v in report["verified"])
     best = report["best"]  # the page prints the same verdict line as the command line

@@ -51,7 +51,7 @@ def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -
     hw = hardware(catalog)
     out = []
     for r in report["results"]:
-        if r.get("disaggregated") or not math.isfinite(r.get("usd_per_hour", math.inf)):
+        if r.get("disaggregated") or not math.isfinite(r.get("cost_usd_per_hour", math.inf)):
             continue
         system = hw.system(r["system"])
         site = site_for(catalog, system)
@@ -62,8 +62,8 @@ def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -
                 "projected": r.get("projected", False),
                 "plan": r["plan"],
                 "chips": r["chips"],
-                "usd_per_hour": r["usd_per_hour"],
-                "cost": r["usd_per_hour"] * seconds / SECONDS_PER_HOUR,
+                "usd_per_hour": r["cost_usd_per_hour"],
+                "cost": r["cost_usd_per_hour"] * seconds / SECONDS_PER_HOUR,
                 "energy": joules,
                 "carbon": carbon_kg(joules, site),
             }

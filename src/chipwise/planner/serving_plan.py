@@ -146,8 +146,8 @@ def plan_serving(
                     "plan": _plan_brief(choice.plan, choice.replicas),
                     "disaggregated": False,
                     "chips": chips,
-                    "usd_per_hour": price * chips,
-                    "usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+                    "cost_usd_per_hour": price * chips,
+                    "cost_usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
                     "estimate": {
                         "tpot_s": choice.tpot,
                         # an offline request's first token waits for the batch ahead of it: the simulation's to say
@@ -177,8 +177,8 @@ def plan_serving(
         )
     rows.sort(
         key=lambda r: (
-            not math.isfinite(r["usd_per_hour"]),
-            _cost(r, load, "usd_per_hour", "usd_per_mtok") if math.isfinite(r["usd_per_hour"]) else r["chips"],
+            not math.isfinite(r["cost_usd_per_hour"]),
+            _cost(r, load) if math.isfinite(r["cost_usd_per_hour"]) else r["chips"],
         )
     )
     verified = _verify(catalog, model, job, targets, rows[: max(0, verify)], pricing, region)
@@ -361,8 +361,8 @@ def _disaggregated_rows(
                     "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
                     "disaggregated": True,
                     "chips": n_pre * pf["chips"] + n_dec * choice.chips,
-                    "usd_per_hour": cost,
-                    "usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+                    "cost_usd_per_hour": cost,
+                    "cost_usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
                     "estimate": {
                         "tpot_s": choice.tpot,
                         "ttft_p99_s": pf["prefill_s"] * 2.0,
@@ -371,7 +371,7 @@ def _disaggregated_rows(
                     "_disagg": (pf, n_pre, dc, n_dec),
                 }
             )
-    out.sort(key=lambda r: r["usd_per_hour"])
+    out.sort(key=lambda r: r["cost_usd_per_hour"])
     return out[:5]
 
 
@@ -460,7 +460,7 @@ def _verify(
         key=lambda r: (
             not r["keeps_up"],
             not r["slo_met"] if r["slo_met"] is not None else False,
-            _cost(r, job.load, "cost_usd_per_hour", "cost_usd_per_mtok"),
+            _cost(r, job.load),
         )
     )
     return done
@@ -508,11 +508,11 @@ def _replicas(setup: ServingSetup, n: int) -> ServingSetup:
     return replace(setup, pools=tuple(Pool(p.setup, max(1, round(p.replicas * share)), p.role) for p in setup.pools))
 
 
-def _cost(row: Mapping[str, Any], load: Load, per_hour: str, per_mtok: str) -> float:
+def _cost(row: Mapping[str, Any], load: Load) -> float:
     """What the ranking minimises: the fleet's $/h under an open-loop rate (every option is sized to deliver the
     same tokens), its $/M output tokens under a fixed concurrency or an offline batch, where the options deliver
     different throughputs (the cheapest fleet per hour would be the slowest)."""
-    value = float(row[per_hour] if load.kind == "rate" else row[per_mtok])
+    value = float(row["cost_usd_per_hour"] if load.kind == "rate" else row["cost_usd_per_mtok"])
     return value if math.isfinite(value) else math.inf
 
 

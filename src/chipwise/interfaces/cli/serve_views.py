@@ -217,8 +217,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             hardware + (" [yellow](proj.)[/]" if r.get("projected") else ""),
             plan_text,
             f"{r['chips']:g}",
-            _usd(r["usd_per_hour"]),
-            _usd(r["usd_per_mtok"]),
+            _usd(r["cost_usd_per_hour"]),
+            _usd(r["cost_usd_per_mtok"]),
             _ms(est["tpot_s"]),
             "-" if est["ttft_p99_s"] is None else _ms(est["ttft_p99_s"]),
         )
