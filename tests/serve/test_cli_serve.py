@@ -552,7 +552,8 @@ def test_stated_sub_chip_replicas_occupy_and_cost_whole_chips(capsys: pytest.Cap
     one = "{kind: serve, model: llama-3.1-8b, hardware: trn2, input_tokens: 1000, output_tokens: 100, " \
           "arrival_rate: 1, requests: 200, plan: {tp: 1, replicas: 1}}"  # fmt: skip
     data = run_json(capsys, ["predict", one, "--json"])
-    assert data["plan"]["chips_per_replica"] == 0.25 and data["chips"] == data["plan"]["chips"] == 1.0
+    assert data["plan"]["chips_per_replica"] == 0.25 and data["chips"] == data["plan"]["chips"] == 1
+    assert isinstance(data["chips"], int) and isinstance(data["plan"]["chips"], int)  # 1, not 1.0, in the JSON
     price = data["cost_usd_per_hour"]
     four = run_json(capsys, ["predict", one.replace("replicas: 1", "replicas: 4"), "--json"])
     assert four["chips"] == 1.0 and four["cost_usd_per_hour"] == price

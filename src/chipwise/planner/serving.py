@@ -394,6 +394,11 @@ def _deployment(
     return ServingSetup((Pool(setup, replicas),), router), source
 
 
+def whole_count(chips: float) -> float | int:
+    """A chip count as JSON shows it: 12, not 12.0; a fraction stays one (a replica on part of a chip)."""
+    return int(chips) if float(chips).is_integer() else chips
+
+
 def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     p = setup.plan
     return {
@@ -420,7 +425,7 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "kv_precision": p.kv_precision,
         "speculative": p.speculation.label() if p.speculation else None,
         "chips_per_replica": setup.chips,
-        "chips": Pool(setup, replicas, role).chips,  # whole chips, where replicas are smaller than one
+        "chips": whole_count(Pool(setup, replicas, role).chips),  # whole chips, where replicas are smaller than one
         "kv_cache_tokens_per_replica": setup.kv_tokens,
         "kv_cache_block_tokens": setup.memory.block_tokens,
         "memory_per_rank_gib": {
@@ -548,7 +553,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         "hardware": first.system.chip.id,
         "system": first.system.id,
         "engine": first.engine.engine,
-        "chips": setup.chips,
+        "chips": whole_count(setup.chips),
         "precision": first.plan.weight_precision,
         "kv_precision": first.plan.kv_precision,
         "projected": any(p.setup.system.projected for p in setup.pools),

@@ -26,6 +26,7 @@ from chipwise.planner.serving import (
     speculation_options,
     stat_ok,
     transfer_dict,
+    whole_count,
 )
 from chipwise.planner.serving_choice import Choice, check_slo, engine_for, whole_chips
 from chipwise.planner.serving_economics import chip_hour_price, economics
@@ -145,7 +146,7 @@ def plan_serving(
                     "engine_defaults": [] if _fitted(catalog, name, system) else [system.chip.id],
                     "plan": _plan_brief(choice.plan, choice.replicas),
                     "disaggregated": False,
-                    "chips": chips,
+                    "chips": whole_count(chips),
                     "cost_usd_per_hour": price * chips,
                     "cost_usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
                     "estimate": {
@@ -360,7 +361,7 @@ def _disaggregated_rows(
                     ),
                     "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
                     "disaggregated": True,
-                    "chips": n_pre * pf["chips"] + n_dec * choice.chips,
+                    "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
                     "cost_usd_per_hour": cost,
                     "cost_usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
                     "estimate": {
@@ -441,7 +442,7 @@ def _verify(
                 "disaggregated": row["disaggregated"],
                 "engine_defaults": row.get("engine_defaults", []),
                 "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
-                "chips": setup.chips,
+                "chips": whole_count(setup.chips),
                 "slo_met": all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None,
                 "keeps_up": keeps_up,
                 "output_tokens_per_s": summary["output_tokens_per_s"],
