@@ -457,3 +457,18 @@ def test_an_offline_run_is_measured_after_its_first_batch_turns_over(h100_setup:
     t, v = out.replicas[0]["util_t"], out.replicas[0]["emit_v"]
     made = float(np.interp(hi, t, v) - np.interp(lo, t, v))
     assert s["output_tokens_per_s"] == pytest.approx(made / (hi - lo), rel=1e-12)
+
+
+def test_kv_occupancy_is_recorded_at_most_full() -> None:
+    """The occupancy a replica records adds averages (half a block of rounding per sequence, half of what a decode
+    run adds) to the tokens it holds; at a full cache that read 100.8%. A full cache reads 100%."""
+    from types import SimpleNamespace
+
+    from chipwise.serve.sim.replica import Replica
+
+    r = Replica(0, None, SimpleNamespace(tau=1.0), SimpleNamespace(block=16), None, 1000, "both", None)  # type: ignore[arg-type]
+    r.S, r.n_dec = 990.0, 10  # 990 tokens held by 10 sequences, plus 10 half blocks of 8: 1,070 of 1,000
+    r._record(0.0, growth=5.0)
+    r.S, r.n_dec = 400.0, 2
+    r._record(1.0)
+    assert r.util_v == [1.0, pytest.approx((400 + 2 * 8) / 1000)]

@@ -318,7 +318,7 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
     (ps, n_pre, pre_given), (ds, n_dec, dec_given) = pre, dec
 
     def taken(n: int, setup: ReplicaSetup) -> int:  # whole chips n replicas occupy
-        return math.ceil(n * setup.chips - 1e-9)
+        return round(Pool(setup, n).chips)
 
     least_pre, least_dec = taken(1, ps), taken(1, ds)
     if pre_given and dec_given:

@@ -110,12 +110,14 @@ def max_rate(
         tiled = est.take(np.tile(np.arange(n), rows))
         op = at_rate(model, system, eng, tiled, weight, kv, inp, out, (us * cap).ravel(), drafting)
         ok = (tiled.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)).reshape(rows, n)
-        tpots, ttfts = op.tpot.reshape(rows, n), op.ttft_p99.reshape(rows, n)
-        for k in range(rows):
-            take = ok[k] & (us[k] * cap > best)
-            best[:] = np.where(take, us[k] * cap, best)
-            tpot_at[:] = np.where(take, tpots[k], tpot_at)
-            ttft_at[:] = np.where(take, ttfts[k], ttft_at)
+        rates = us * cap
+        # the loads rise row by row: per candidate the last row that meets the SLO above the best so far
+        take = ok & (rates > best)
+        last = rows - 1 - np.argmax(take[::-1], axis=0)
+        found, cols = take.any(axis=0), np.arange(n)
+        best[:] = np.where(found, rates[last, cols], best)
+        tpot_at[:] = np.where(found, op.tpot.reshape(rows, n)[last, cols], tpot_at)
+        ttft_at[:] = np.where(found, op.ttft_p99.reshape(rows, n)[last, cols], ttft_at)
 
     if not targets:
         trials(np.full((1, n), DEFAULT_UTILISATION))
