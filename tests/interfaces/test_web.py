@@ -227,6 +227,26 @@ def test_page_script_parses(tmp_path: Path) -> None:
     subprocess.run(["node", "--check", str(tmp_path / "page.js")], check=True, capture_output=True, timeout=30)
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_writes_serving_plans_as_the_cli_does() -> None:
+    """The page's plan text names attention DP (and balancing off) and drafting, as the CLI's labels do."""
+    html = page().decode()
+    start = html.index("function servePlanText")
+    source = html[start : html.index("\n}\n", start) + 3]
+    plans = [
+        {"both": {"tp": 4, "ep": 4, "attention_dp": True, "adp_balance": False, "max_batch": 64, "replicas": 1}},
+        {"tp": 8, "ep": 8, "attention_dp": True, "max_batch": 256, "replicas": 2, "speculative": "mtp k=3"},
+        {"prefill": {"tp": 2, "max_batch": 64, "replicas": 1}, "decode": {"tp": 4, "max_batch": 128, "replicas": 3}},
+    ]
+    script = source + "".join(f"console.log(servePlanText({json.dumps(p)}));" for p in plans)
+    out = subprocess.run(["node", "-e", script], check=True, capture_output=True, text=True, timeout=30).stdout
+    assert out.splitlines() == [
+        "TP4 EP4 ADP nobal b64 x1",
+        "TP8 EP8 ADP b256 +mtp k3 x2",
+        "P: TP2 b64 x1 | D: TP4 b128 x3",
+    ]
+
+
 def test_jsonable_turns_nan_and_numpy_into_plain_json() -> None:
     import math
 

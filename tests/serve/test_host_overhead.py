@@ -55,7 +55,7 @@ def test_the_estimator_prices_the_host_as_the_simulator_does(
 ) -> None:
     eng = engine_profile(catalog, "trtllm", "blackwell")
     one = np.ones(1, dtype=np.int64)
-    cand = Candidates(one, one, one, 0 * one, 256 * one)
+    cand = Candidates(one, one, one, 0 * one, 256 * one, one)
     on_grace = estimate(llama8b, hw.system("gb200-nvl72"), eng, cand, "fp8", "fp8", 512.0, 128.0, 4096)
     on_x86 = estimate(llama8b, hw.system("p6-b200.48xlarge"), eng, cand, "fp8", "fp8", 512.0, 128.0, 4096)
     assert float(on_grace.step[0]) > float(on_x86.step[0])

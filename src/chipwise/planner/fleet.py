@@ -205,6 +205,7 @@ def _types_for(
             pp=int(c.pp[i]),
             ep=int(c.ep[i]),
             attention_dp=bool(c.adp[i]),
+            adp_balance=bool(c.balance[i]),
             max_batch=kv_limited_batch(est, i, context),
             max_tokens=token_budget(eng, max(b.input_tokens for b in buckets)),
             chunked_prefill=eng.chunked_prefill,

@@ -60,8 +60,9 @@ def _fixed(spec: Any) -> dict[str, int]:
         v = getattr(spec, key, None)
         if v is not None:
             out[key] = int(v)
-    if getattr(spec, "attention_dp", None) is not None:
-        out["attention_dp"] = int(bool(spec.attention_dp))
+    for key in ("attention_dp", "adp_balance"):
+        if getattr(spec, key, None) is not None:
+            out[key] = int(bool(getattr(spec, key)))
     return out
 
 
@@ -217,12 +218,13 @@ def _pool(
     drafting = drafting_for(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none
     if "tp" in fixed:
         # a given shape: pipeline and expert parallelism default to none, as the plan's label shows them
-        held = {"pp": 1, "ep": 1, "attention_dp": 0, **fixed}
+        held = {"pp": 1, "ep": 1, "attention_dp": 0, "adp_balance": 1, **fixed}
         plan = ReplicaPlan(
             tp=held["tp"],
             pp=held["pp"],
             ep=held["ep"],
             attention_dp=bool(held["attention_dp"]),
+            adp_balance=bool(held["adp_balance"]),
             max_batch=held.get("max_batch", eng.max_batch),
             max_tokens=max_tokens,
             chunked_prefill=chunked,
@@ -412,7 +414,8 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "attention_dp": p.attention_dp,
         # attention-DP context balancing (TensorRT-LLM's enable_balance): while every rank generates, a prompt
         # waits until each rank has one, for at most this many iterations (0: none)
-        "adp_balance_iters": setup.engine.adp_balance_timeout_iters if p.attention_dp else 0,
+        "adp_balance": p.adp_balance,
+        "adp_balance_iters": setup.engine.adp_balance_timeout_iters if p.attention_dp and p.adp_balance else 0,
         "replicas": replicas,
         "max_batch": p.max_batch,
         "max_tokens": p.max_tokens,

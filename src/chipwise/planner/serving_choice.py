@@ -162,7 +162,8 @@ def choose(
     topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
     from chipwise.perf.device import topology_of
 
-    cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed))
+    balancing = eng.adp_balance_timeout_iters > 0 and not decode_only  # a decode pool encodes no prompt to hold
+    cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed), balancing=balancing)
     inp, out = job.mean_input, job.mean_output
     est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, decode_only)
     if not est.fits.any():
@@ -240,6 +241,7 @@ def choose(
         pp=int(cand.pp[i]),
         ep=int(cand.ep[i]),
         attention_dp=bool(cand.adp[i]),
+        adp_balance=bool(cand.balance[i]),
         max_batch=kv_limited_batch(est, i, inp + out),
         max_tokens=max_tokens,
         chunked_prefill=chunked,

@@ -232,6 +232,7 @@ def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
         "pp": plan.pp,
         "ep": plan.ep,
         "attention_dp": plan.attention_dp,
+        "adp_balance": plan.adp_balance,
         "max_batch": plan.max_batch,
         "replicas": replicas,
         "weight_precision": plan.weight_precision,
@@ -253,6 +254,7 @@ def _front(est: Estimate) -> list[dict[str, float]]:
             "pp": int(c.pp[i]),
             "ep": int(c.ep[i]),
             "attention_dp": bool(c.adp[i]),
+            "adp_balance": bool(c.balance[i]),
             "max_batch": int(c.max_batch[i]),
             "batch": float(est.batch[i]),
         }
@@ -289,6 +291,7 @@ def _prefill_option(
         eng.chunked_prefill,
         weight,
         kv,
+        adp_balance=bool(c.balance[i]),
     )
     return {
         "system": system,

@@ -64,11 +64,12 @@ class ReplicaSetup:
             static_batch=self.engine.static_batch,
             largest_bucket=self.max_sequence if self.engine.static_batch else 0,
             decode_first=self.engine.decode_first,
-            adp_ranks=p.tp if p.attention_dp and self.engine.adp_balance_timeout_iters > 0 else 1,
+            adp_ranks=p.tp if p.attention_dp and p.adp_balance and self.engine.adp_balance_timeout_iters > 0 else 1,
             adp_timeout_iters=self.engine.adp_balance_timeout_iters,
             recv_interval=p.recv_interval,
             batch_wait_iters=0 if p.attention_dp else p.batch_wait_iters,  # TensorRT-LLM: tensor parallelism only
             batch_wait_tokens=math.ceil(p.batch_wait_ratio * p.max_tokens),
+            rank_tokens=p.max_tokens if budget > p.max_tokens else 0,
         )
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:

@@ -26,7 +26,9 @@ Attention variants: MHA/GQA cache 2 kv_heads head_dim elements per token and lay
 max(kv_heads / tp, 1) heads (a KV head is replicated when tp > kv_heads). MLA (DeepSeek-V2/V3) caches the
 kv_lora_rank + rope latent, replicated on every tensor-parallel rank, and attends in the latent space with the
 absorbed up-projections: 2 heads (2 kv_lora_rank + rope) FLOPs per (query, key) pair. Attention data
-parallelism (attention_dp) splits the batch's sequences over the tp ranks instead of the heads.
+parallelism (attention_dp) splits the batch's sequences over the tp ranks instead of the heads: a request lives
+on one rank, so a prompt is encoded by one rank's attention while the others wait for it at each layer's expert
+exchange (rank_imbalance).
 Sliding-window and chunked-attention layers read at most their window: their share of the context is
 min(1, window / typical context).
 """
@@ -240,6 +242,43 @@ def _elementwise_bytes(model: ModelSpec, g: LayerGroup, tp: Array, ep: Array, ad
     elif g.mlp is not None:
         e = e + 3.0 * g.mlp.ffn / tp
     return np.asarray(e * ACT_BYTES, dtype=np.float64)
+
+
+def attention_projections(
+    model: ModelSpec, dev: Device, weight_precision: str, shapes: Shapes, tokens: Array | float
+) -> Array:
+    """Seconds of the attention projections of an iteration of `tokens` tokens on one rank, over all L layers in
+    pp micro-batches (the attention share of pp G(T / pp))."""
+    tp = shapes.tp.astype(np.float64)
+    pp = shapes.pp.astype(np.float64)
+    dense = layer_precisions(weight_precision)[0]
+    prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
+    t = np.asarray(tokens, dtype=np.float64)
+    return np.asarray(
+        model.layers * _attention_gemms(model, dev, prec, wb, tp, shapes.adp.astype(np.float64), t / pp),
+        dtype=np.float64,
+    )
+
+
+def rank_imbalance(
+    model: ModelSpec, dev: Device, weight_precision: str, shapes: Shapes, tokens: Array, even: Array
+) -> Array:
+    """Seconds an iteration of `tokens` tokens loses when its heaviest attention-DP rank carries the attention
+    projections of `even` tokens' even share (even / tp tokens: tp x one whole prompt when a prompt runs alone):
+    each layer's expert exchange waits for that rank. G(T) prices an even split; this adds the difference.
+    Zero without attention DP, whose ranks split every token's heads (priced only where it is not zero)."""
+    tp, pp, ep, adp, t, e = np.broadcast_arrays(
+        shapes.tp, shapes.pp, shapes.ep, shapes.adp, np.asarray(tokens, dtype=np.float64), np.asarray(even)
+    )
+    out = np.zeros(t.shape)
+    sel = (adp > 0) & (e > t)
+    if sel.any():
+        part = Shapes(tp[sel], pp[sel], ep[sel], adp[sel])
+        e_sel, t_sel = e[sel].astype(np.float64), t[sel]
+        out[sel] = attention_projections(model, dev, weight_precision, part, e_sel) - attention_projections(
+            model, dev, weight_precision, part, t_sel
+        )
+    return out
 
 
 def token_costs(

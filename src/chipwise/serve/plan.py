@@ -27,6 +27,9 @@ class ReplicaPlan:
     piecewise_graphs: iterations that carry prompt tokens replay captured CUDA graphs (TensorRT-LLM's
     torch_compile_config.enable_piecewise_cuda_graph, SGLang's --enable-piecewise-cuda-graph) instead of launching
     their kernels one by one from Python: the engine's eager-launch floor does not apply.
+    adp_balance: with attention_dp, the engine's context balancing is on (TensorRT-LLM's
+    attention_dp_config.enable_balance; engines.*.adp_balance_timeout_iters): while every rank generates, a prompt
+    waits until each rank has one. False turns it off; engines without it ignore it.
     """
 
     tp: int = 1
@@ -43,6 +46,7 @@ class ReplicaPlan:
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
     piecewise_graphs: bool = False
+    adp_balance: bool = True
 
     @property
     def ranks(self) -> int:
@@ -54,6 +58,7 @@ class ReplicaPlan:
             self.tp, self.pp, self.ep, self.attention_dp, self.max_batch,
             f"{spec.method.upper()}{spec.draft_tokens}" if spec is not None else "",
             self.recv_interval, self.batch_wait_iters, self.batch_wait_ratio, self.piecewise_graphs,
+            self.adp_balance,
         )  # fmt: skip
 
 
@@ -68,16 +73,18 @@ def plan_label(
     batch_wait_iters: int = 0,
     batch_wait_ratio: float = 0.0,
     piecewise_graphs: bool = False,
+    adp_balance: bool = True,
 ) -> str:
     """A replica plan in one short string, 'TP4 EP4 ADP b256 MTP3 recv30 wait40@0.8 pcg': the shape, the batch limit,
-    the drafting (as given) and the scheduler settings that differ from the engine's defaults."""
+    the drafting (as given) and the scheduler settings that differ from the engine's defaults ('ADP nobal':
+    attention DP with the engine's context balancing off)."""
     parts = [f"TP{tp}"]
     if pp > 1:
         parts.append(f"PP{pp}")
     if ep > 1:
         parts.append(f"EP{ep}")
     if attention_dp:
-        parts.append("ADP")
+        parts.append("ADP" if adp_balance else "ADP nobal")
     parts.append(f"b{max_batch}")
     if speculative:
         parts.append(speculative)

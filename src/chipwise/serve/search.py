@@ -40,6 +40,7 @@ from chipwise.serve.iteration import (
     lm_head_cost,
     pair_coefficient,
     prefill_pairs,
+    rank_imbalance,
     token_costs,
 )
 from chipwise.serve.kvcache import replica_memory
@@ -77,6 +78,7 @@ class Candidates:
     ep: IntArray
     adp: IntArray
     max_batch: IntArray
+    balance: IntArray  # 0: attention DP with the engine's context balancing off (else 1, the engine's own)
 
     def __len__(self) -> int:
         return int(self.tp.size)
@@ -85,7 +87,9 @@ class Candidates:
         return Shapes(self.tp, self.pp, self.ep, self.adp)
 
     def take(self, idx: IntArray) -> Candidates:
-        return Candidates(self.tp[idx], self.pp[idx], self.ep[idx], self.adp[idx], self.max_batch[idx])
+        return Candidates(
+            self.tp[idx], self.pp[idx], self.ep[idx], self.adp[idx], self.max_batch[idx], self.balance[idx]
+        )
 
 
 def enumerate_candidates(
@@ -94,14 +98,16 @@ def enumerate_candidates(
     ranks_limit: int | None = None,
     fixed: dict[str, int] | None = None,
     batches: tuple[int, ...] = BATCHES,
+    balancing: bool = False,
 ) -> Candidates:
     """TP up to the scale-up domain (powers of two), PP in {1, 2, 4} beyond it, EP in {1, TP} and attention-DP for
-    MoE models, each with every batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
+    MoE models (with the engine's context balancing on and off, where it has it: `balancing`), each with every
+    batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
     MULTI_NODE_DOMAIN ranks) also try TP and EP over two and four domains (wide expert parallelism across nodes,
     as SGLang and DeepEP deploy DeepSeek on H100/H200 nodes)."""
     fixed = fixed or {}
     limit = ranks_limit or topo.domain_ranks * 4
-    rows: list[tuple[int, int, int, int, int]] = []
+    rows: list[tuple[int, int, int, int, int, int]] = []
     moe = model.moe
     tps = powers_of_two(min(topo.domain_ranks, limit))
     if moe is not None and topo.domain_ranks <= MULTI_NODE_DOMAIN:
@@ -124,13 +130,17 @@ def enumerate_candidates(
                 if "attention_dp" in fixed:
                     adps = [int(fixed["attention_dp"])]
                 for adp in adps:
+                    bals = [1, 0] if adp and balancing else [1]
+                    if adp and "adp_balance" in fixed:
+                        bals = [int(fixed["adp_balance"])]
                     mbs = [fixed["max_batch"]] if "max_batch" in fixed else list(batches)
-                    for mb in mbs:
-                        rows.append((tp, pp, ep, adp, mb))
+                    for bal in bals:
+                        for mb in mbs:
+                            rows.append((tp, pp, ep, adp, mb, bal))
     if not rows:
         raise InfeasibleError("no replica shape fits the plan's fixed knobs. Fix: relax tp/pp/ep.")
     a = np.asarray(rows, dtype=np.int64)
-    return Candidates(a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4])
+    return Candidates(a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5])
 
 
 @dataclass(frozen=True)
@@ -258,8 +268,15 @@ def _step_time(
     base = fed if eng.mixed_batching else np.zeros_like(fed)
     rows = np.stack(np.broadcast_arrays(fed, base + first, base + last))  # one pass: decode alone, with prompts
     plain, full, rest = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
-    full = np.maximum(full + b * first * inp / 2.0, prompts.floor)
-    rest = np.maximum(rest + b * last * inp / 2.0, prompts.floor)
+    # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
+    ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
+    piece = np.minimum(inp, prompts.cap / schedulers(eng, shapes.tp, shapes.adp)) * prompts.padding
+    heavy_first = ranks * np.maximum(first / ranks, np.minimum(piece, first))
+    heavy_last = ranks * np.maximum(last / ranks, np.minimum(piece, last))
+    full = full + rank_imbalance(model, dev, weight_precision, shapes, base + first, base + heavy_first)
+    rest = rest + rank_imbalance(model, dev, weight_precision, shapes, base + last, base + heavy_last)
+    full = np.maximum(full + b * np.maximum(first, heavy_first) * inp / 2.0, prompts.floor)
+    rest = np.maximum(rest + b * np.maximum(last, heavy_last) * inp / 2.0, prompts.floor)
     joined = np.where(chunked, ((pieces - 1.0) * full + rest) / pieces, full)
     if eng.mixed_batching:
         t = decode + (1.0 - iters) * plain + iters * joined
@@ -321,7 +338,7 @@ def estimate(
     floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s
     ones = np.ones(b.shape)
     # attention-DP context balancing holds prompts until every rank has one: they join iterations R at a time
-    grouped = np.where((cand.adp > 0) & (eng.adp_balance_timeout_iters > 0), cand.tp, 1)
+    grouped = np.where((cand.adp > 0) & (cand.balance > 0) & (eng.adp_balance_timeout_iters > 0), cand.tp, 1)
     prompts = PromptIterations(
         inp * padded / chunk * grouped, budget * ones, padded / chunk * ones, floor * ones, 0.0 if decode_only else 1.0
     )
@@ -332,6 +349,7 @@ def estimate(
     # engine pads each to its bucket): the simulator's lone-prompt time, StepModel.prompt_alone
     chunks = math.ceil(inp / chunk)
     coef = pair_coefficient(model, dev, shapes, inp, kv_precision)
+    ranks = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64)
     device = np.zeros(b.shape)
     work = np.zeros(b.shape)
     for start in (k * chunk for k in range(chunks)):
@@ -339,8 +357,11 @@ def estimate(
         run = float(bucket(math.ceil(run), largest=math.ceil(inp + out))) if eng.static_batch else run
         piece = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run))
         piece = piece + coef * prefill_pairs(start, run)
-        work = work + piece
-        device = device + (np.maximum(piece, floor) if eng.eager_launch_s > 0 else piece)
+        work = work + piece  # queued prompts spread over the attention-DP ranks
+        # alone, one rank encodes it (attention DP): the others wait for its attention
+        alone = piece + rank_imbalance(model, dev, weight_precision, shapes, np.full(b.shape, run), ranks * run)
+        alone = alone + coef * (ranks - 1.0) * prefill_pairs(start, run)
+        device = device + (np.maximum(alone, floor) if eng.eager_launch_s > 0 else alone)
     last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
     prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
     if decode_only:
@@ -418,7 +439,7 @@ def _balancing_wait(
         return zero, zero
     ranks = est.cand.tp.astype(np.float64)
     others = np.maximum(ranks - 1.0, 0.0)
-    on = (est.cand.adp > 0) & (batch >= ranks) & (others > 0)
+    on = (est.cand.adp > 0) & (est.cand.balance > 0) & (batch >= ranks) & (others > 0)
     r = np.maximum(rate, 1e-12)
     tail = gammaincinv(np.maximum(others, 1.0), 0.99) / r if poisson else others / r
     timeout = eng.adp_balance_timeout_iters * step
@@ -605,7 +626,7 @@ def best_throughput_shape(
     at the engine's batch limit and token budget."""
     topo = topology_of(system)
     limit = min(ranks, topo.domain_ranks)
-    cand = enumerate_candidates(model, topo, limit, {"pp": 1, "max_batch": eng.max_batch})
+    cand = enumerate_candidates(model, topo, limit, {"pp": 1, "max_batch": eng.max_batch})  # the engine's balancing
     budget = token_budget(eng, typical_prompt)
     est = estimate(model, system, eng, cand, weight_precision, kv_precision, typical_prompt, typical_output, budget)
     if not est.fits.any():

@@ -145,6 +145,7 @@ class PoolSpec(_Strict):
     pp: IntCount | None = None
     ep: IntCount | None = None
     attention_dp: bool | None = None
+    adp_balance: bool | None = None
     max_batch: IntCount | None = None
     max_tokens: IntCount | None = None
 
@@ -156,6 +157,8 @@ class ServePlan(_Strict):
     pp: IntCount | None = None
     ep: IntCount | None = None
     attention_dp: bool | None = None
+    #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance); searched when omitted
+    adp_balance: bool | None = None
     replicas: IntCount | None = None
     max_batch: IntCount | None = None
     max_tokens: IntCount | None = None
@@ -176,7 +179,7 @@ class ServePlan(_Strict):
     def _pools(self) -> ServePlan:
         if (self.prefill is not None or self.decode is not None) and not self.disaggregated:
             raise ValueError("prefill/decode pools are given but disaggregated is not true: set disaggregated: true")
-        knobs = ("tp", "pp", "ep", "attention_dp", "replicas", "max_batch")
+        knobs = ("tp", "pp", "ep", "attention_dp", "adp_balance", "replicas", "max_batch")
         shared = [k for k in knobs if getattr(self, k) is not None]
         if self.disaggregated and shared:
             raise ValueError(

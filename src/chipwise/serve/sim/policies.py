@@ -57,6 +57,7 @@ class SchedulerPolicy:
     recv_interval: int = 1  # decode iterations between the scheduler's polls for new requests (1 = every one)
     batch_wait_iters: int = 0  # how long batch waiting may hold prompts back, in iterations (0 = off)
     batch_wait_tokens: int = 0  # batch waiting releases prompts once an iteration would carry this many tokens
+    rank_tokens: int = 0  # an attention-DP rank's own token budget, where each has one (0: the replica's only)
 
     @property
     def hold_timeout(self) -> int:
@@ -71,8 +72,9 @@ class SchedulerPolicy:
         """KV tokens a request must find free to be admitted (held_now: its prompt; total: prompt + output)."""
         return blocks_tokens(total if self.admission == "reserve" else held_now, self.block)
 
-    def chunks(self, remaining: Iterable[int], budget: int) -> list[int]:
-        """Prefill tokens to schedule for each waiting prompt (in order) within `budget` tokens."""
+    def chunks(self, remaining: Iterable[int], budget: int, cap: int = 0) -> list[int]:
+        """Prefill tokens to schedule for each waiting prompt (in order) within `budget` tokens, at most `cap` of
+        each (0: no cap)."""
         out: list[int] = []
         left = budget
         limit = self.prefill_batch or budget + 1
@@ -80,7 +82,7 @@ class SchedulerPolicy:
             if len(out) >= limit or left <= 0:
                 break
             if self.chunked_prefill:
-                take = min(need, left)
+                take = min(need, left, cap or left)
             elif need <= left or not out:
                 take = need  # a prompt longer than the budget runs whole, alone
             else:

@@ -299,22 +299,35 @@ class Replica:
             advancing = n > 0 and (mixed or sequential)
             budget = self.pol.max_tokens - (n if advancing else 0)
             pneed, pdone = self.pneed, self.pdone
-            chunks = self.pol.chunks((pneed[rid] - pdone[rid] for rid in self.pref), budget)
+            # a prompt runs on one attention-DP rank, within that rank's budget beside its share of the decodes
+            cap = (
+                max(1, self.pol.rank_tokens - (-(-n // steps.ranks) if advancing else 0)) if self.pol.rank_tokens else 0
+            )
+            chunks = self.pol.chunks((pneed[rid] - pdone[rid] for rid in self.pref), budget, cap)
             if chunks:
                 static = self.pol.static_batch
                 fused = advancing and not sequential
                 tokens = steps.decode_tokens(n) if fused else 0
                 pairs = 0.0
                 completing = 0
+                top, top_pairs = 0, 0.0  # the largest chunk
                 for rid, chunk in zip(self.pref, chunks, strict=False):
                     s = pdone[rid]
                     c = bucket(chunk, largest=self.pol.largest_bucket) if static else chunk
                     tokens += c
-                    pairs += c * s + c * (c + 1) * 0.5
+                    q = c * s + c * (c + 1) * 0.5
+                    pairs += q
+                    top, top_pairs = max(top, c), max(top_pairs, q)
                     if s + chunk >= pneed[rid]:
                         completing += 1
                 seqs = (steps.decode_tokens(n) if fused else 0) + completing
-                dt = steps.prompt_time(tokens, seqs, context if fused else 0.0, pairs) + steps.prefill_fixed
+                # fewer prompts than attention-DP ranks: the others wait for the rank with the largest
+                ranks = steps.ranks if len(chunks) < steps.ranks else 0
+                even = ranks * top + (steps.decode_tokens(n) if fused else 0)
+                dt = (
+                    steps.prompt_time(tokens, seqs, context if fused else 0.0, pairs, even, ranks * top_pairs)
+                    + steps.prefill_fixed
+                )
                 dt += steps.draft_prefill(sum(chunks)) + (steps.draft_time(n, context) if fused else 0.0)
                 if sequential:
                     # the token-generation graph runs first, then the context encoding (separate graphs)

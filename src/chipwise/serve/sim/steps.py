@@ -7,6 +7,11 @@ tokens[T] = pp G(T/pp) (+ hand-offs) for every token count up to the iteration's
 a and b are the decode-attention and prefill-attention coefficients. Counts beyond the tables (a whole long
 prompt in one iteration) are priced on a coarse grid and interpolated linearly.
 
+With attention data parallelism a prompt is encoded by the one rank that holds its request, and every layer
+waits for the heaviest rank (serve.iteration.rank_imbalance): an iteration whose heaviest rank carries as much as
+E tokens (and Q prefill pairs) spread evenly would adds attn[E] - attn[T] + b (Q - P), attn[] being the attention
+projections' share of tokens[].
+
 With speculative decoding (serve.speculation) a decode step of n sequences verifies n (k + 1) tokens (and
 samples as many positions) and runs the drafter k times over n tokens, each drafting pass attending over the
 drafter's own cache; the drafter also encodes every prompt. The step yields tau tokens per sequence.
@@ -14,7 +19,7 @@ drafter's own cache; the drafter also encodes every prompt. The step yields tau 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,6 +28,7 @@ from chipwise.perf.device import Device, Topology
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.iteration import (
     Shapes,
+    attention_projections,
     context_coefficient,
     eager_launches,
     lm_head_cost,
@@ -57,14 +63,20 @@ class StepModel:
     draft_tokens: int = 0  # k: tokens drafted per sequence and step (0 = no speculative decoding)
     tau: float = 1.0  # tokens a decode step yields per sequence, on average
     drafter: StepModel | None = None  # the drafting pass's tables (no fixed cost of its own)
+    ranks: int = 1  # attention-DP ranks, each encoding the prompts of its own requests (1: heads are split)
+    attn: list[float] = field(default_factory=list)  # attention projections of tokens[] (attention DP only)
+    attn_coarse: Array = field(default_factory=lambda: np.zeros(2))
 
     def token_time(self, t: int) -> float:
-        if t < len(self.tokens):
-            return self.tokens[t]
-        x = t / COARSE_STEP
-        i = min(int(x), self.coarse.size - 2)
-        f = x - i
-        return float(self.coarse[i] * (1.0 - f) + self.coarse[i + 1] * f)
+        return _look_up(self.tokens, self.coarse, t)
+
+    def imbalance(self, tokens: int, even: int, pairs: float, even_pairs: float) -> float:
+        """What an iteration of `tokens` tokens and `pairs` prefill pairs loses when its heaviest attention-DP rank
+        carries the share of `even` tokens and `even_pairs` pairs spread evenly (0 without attention DP)."""
+        if self.ranks <= 1 or (even <= tokens and even_pairs <= pairs):
+            return 0.0
+        gemms = _look_up(self.attn, self.attn_coarse, max(even, tokens)) - _look_up(self.attn, self.attn_coarse, tokens)
+        return gemms + self.b * max(even_pairs - pairs, 0.0)
 
     def seq_time(self, n: int) -> float:
         return self.seqs[n] if n < len(self.seqs) else self.seqs[-1] * n / max(1, len(self.seqs) - 1)
@@ -73,10 +85,13 @@ class StepModel:
         """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
         return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + self.a * context + self.b * pairs
 
-    def prompt_time(self, tokens: int, seqs: int, context: float, pairs: float) -> float:
+    def prompt_time(
+        self, tokens: int, seqs: int, context: float, pairs: float, even: int = 0, even_pairs: float = 0.0
+    ) -> float:
         """An iteration that carries prompt tokens: on an engine that runs it eagerly, the device work and the
-        host's kernel launches overlap, so it takes the longer of the two."""
-        t = self.time(tokens, seqs, context, pairs)
+        host's kernel launches overlap, so it takes the longer of the two. `even`, `even_pairs`: what the heaviest
+        attention-DP rank carries, as a whole replica's evenly spread tokens and pairs (imbalance)."""
+        t = self.time(tokens, seqs, context, pairs) + self.imbalance(tokens, even, pairs, even_pairs)
         return max(t, self.fixed + self.seq_time(seqs) + self.eager_floor) if self.eager_floor > 0 else t
 
     def prompt_alone(self, tokens: int, chunk: int, static: bool = False, largest: int = 0, cached: int = 0) -> float:
@@ -84,13 +99,14 @@ class StepModel:
         attending to the chunks before it and paying the prompt iterations' fixed cost; only the last samples. A
         `static` (compiled-shape) engine runs each chunk padded to its bucket (at most `largest`, the compiled
         sequence length), as the simulator does. The first `cached` tokens are a prefix-cache hit: attended to,
-        not encoded."""
+        not encoded. With attention DP one rank encodes it while the others wait."""
         total, done = 0.0, min(max(0, cached), tokens - 1)
         while done < tokens:
             c = min(max(1, chunk), tokens - done)
             run = bucket(c, largest=largest) if static else c
             pairs = float(prefill_pairs(done, run))
-            total += self.prompt_time(run, int(done + c >= tokens), 0.0, pairs) + self.prefill_fixed
+            last = int(done + c >= tokens)
+            total += self.prompt_time(run, last, 0.0, pairs, self.ranks * run, self.ranks * pairs) + self.prefill_fixed
             done += c
         return total
 
@@ -118,6 +134,16 @@ class StepModel:
         """The context-independent part of a decode step of n sequences."""
         m = self.decode_tokens(n)
         return self.fixed + self.token_time(m) + self.seq_time(m) + self.draft_time(n, 0.0)
+
+
+def _look_up(exact: list[float], coarse: Array, t: int) -> float:
+    """A table's value at `t` tokens: exact below its length, interpolated on the coarse grid above."""
+    if t < len(exact):
+        return exact[t]
+    x = t / COARSE_STEP
+    i = min(int(x), coarse.size - 2)
+    f = x - i
+    return float(coarse[i] * (1.0 - f) + coarse[i + 1] * f)
 
 
 def _token_table(
@@ -166,6 +192,12 @@ def step_model(
         draft = replace(
             step_model(drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens), fixed=0.0
         )
+    ranks = plan.tp if plan.attention_dp and plan.tp > 1 else 1
+    attn = (
+        (attention_projections(model, dev, plan.weight_precision, shapes, counts).tolist(),
+         attention_projections(model, dev, plan.weight_precision, shapes, grid))
+        if ranks > 1 else ([], np.zeros(2))
+    )  # fmt: skip
     return StepModel(
         fixed=eng.host_step_s,
         tokens=tokens.tolist(),
@@ -179,4 +211,7 @@ def step_model(
         draft_tokens=spec.draft_tokens if draft is not None and spec is not None else 0,
         tau=spec.tokens_per_step if draft is not None and spec is not None else 1.0,
         drafter=draft,
+        ranks=ranks,
+        attn=attn[0],
+        attn_coarse=attn[1],
     )

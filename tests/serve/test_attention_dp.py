@@ -1,0 +1,182 @@
+"""Attention data parallelism: a request lives on one rank, so a prompt alone is encoded by one rank's attention
+while the others wait at each layer's expert exchange; prompts for every rank run evenly; a prompt is chunked by its
+rank's own token budget; and TensorRT-LLM's context balancing is a knob the search tries both ways."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.interfaces.cli.app import run
+from chipwise.perf.device import topology_of
+from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.engine import engine_profile
+from chipwise.serve.iteration import attention_projections, prefill_pairs, rank_imbalance
+from chipwise.serve.plan import ReplicaPlan, plan_label
+from chipwise.serve.search import enumerate_candidates, estimate
+from chipwise.serve.sim.run import Deployment, simulate
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
+from cli_run import run_json
+
+PROMPT, OUT = 2000, 64
+RANKS = 4
+
+
+@pytest.fixture(scope="module")
+def moe(catalog: Catalog) -> ModelSpec:
+    return load_model(catalog, "qwen3-30b-a3b")
+
+
+def _setup(catalog: Catalog, hw: Hardware, moe: ModelSpec, adp: bool, max_tokens: int = 4096) -> ReplicaSetup:
+    plan = ReplicaPlan(
+        tp=RANKS, ep=RANKS, attention_dp=adp, max_batch=64, max_tokens=max_tokens, weight_precision="fp8",
+        kv_precision="fp8", piecewise_graphs=True,
+    )  # fmt: skip
+    return setup_replica(catalog, moe, hw.system("h100-sxm"), "trtllm", plan, float(PROMPT), float(OUT))
+
+
+def _together(setup: ReplicaSetup, n: int, even: bool = False) -> np.ndarray:
+    """The TTFTs of n users of a closed loop, whose first prompts share the first iteration (`even`: priced as if
+    no rank waited for another)."""
+    pool = setup.pool(1)
+    if even:
+        pool = replace(pool, steps=replace(pool.steps, ranks=1))
+    ones = np.ones(n, dtype=np.int64)
+    r = simulate(Deployment((pool,)), ones * PROMPT, ones * OUT, ones * 0, None, concurrency=n).requests
+    return np.asarray(r["first"] - r["arrival"])
+
+
+def test_a_lone_prompt_is_encoded_by_one_rank(catalog: Catalog, hw: Hardware, moe: ModelSpec) -> None:
+    """One prompt on an idle attention-DP replica: the iteration of its T tokens (priced as an even split, T / R
+    tokens a rank) plus what its rank does alone: the attention projections of all T tokens instead of T / R, and
+    all of its P prefill pairs instead of P / R. The simulator and StepModel.prompt_alone agree by hand."""
+    s = _setup(catalog, hw, moe, True)
+    st = s.steps
+    assert st.ranks == RANKS
+    pairs = float(prefill_pairs(0, PROMPT))
+    gemms = st.attn[RANKS * PROMPT] - st.attn[PROMPT]
+    by_hand = st.time(PROMPT, 1, 0.0, pairs) + gemms + st.b * (RANKS - 1) * pairs + st.prefill_fixed
+    assert st.prompt_alone(PROMPT, 4096) == pytest.approx(by_hand, rel=1e-12)
+    assert _together(s, 1)[0] == pytest.approx(by_hand, rel=1e-12)
+    assert gemms > 0 and st.imbalance(PROMPT, RANKS * PROMPT, pairs, RANKS * pairs) == pytest.approx(
+        gemms + st.b * (RANKS - 1) * pairs, rel=1e-12
+    )
+    # the lone rank's attention projections: R times the tokens of the even split's (compute-bound at 2,000)
+    assert st.attn[RANKS * PROMPT] == pytest.approx(RANKS * st.attn[PROMPT], rel=0.2)
+    # heads split over the ranks (no attention DP) have no imbalance: every rank works on every token
+    plain = _setup(catalog, hw, moe, False).steps
+    assert plain.ranks == 1 and plain.imbalance(PROMPT, RANKS * PROMPT, pairs, RANKS * pairs) == 0.0
+
+
+def test_prompts_for_every_rank_run_evenly(catalog: Catalog, hw: Hardware, moe: ModelSpec) -> None:
+    """Four prompts in an iteration on four ranks take one each: no rank waits for another, and the iteration is
+    the even split's by hand. Three leave a rank with none, and the iteration lasts as long as a rank with one."""
+    s = _setup(catalog, hw, moe, True)
+    st = s.steps
+    pairs = float(prefill_pairs(0, PROMPT))
+    four = _together(s, RANKS)
+    assert four == pytest.approx(st.time(RANKS * PROMPT, RANKS, 0.0, RANKS * pairs) + st.prefill_fixed, rel=1e-12)
+    three, even = _together(s, 3), _together(s, 3, even=True)
+    gap = st.imbalance(3 * PROMPT, RANKS * PROMPT, 3 * pairs, RANKS * pairs)
+    assert gap > 0 and three == pytest.approx(even + gap, rel=1e-12)
+
+
+def test_a_prompt_is_chunked_by_its_ranks_budget(catalog: Catalog, hw: Hardware, moe: ModelSpec) -> None:
+    """TensorRT-LLM gives every attention-DP rank its own max_num_tokens: a 2,000-token prompt on ranks of 1,024
+    runs in two chunks on its rank, though the replica's four ranks could take 4,096 tokens an iteration."""
+    s = _setup(catalog, hw, moe, True, max_tokens=1024)
+    assert s.token_budget == RANKS * 1024 and s.policy().rank_tokens == 1024
+    st = s.steps
+    assert _together(s, 1)[0] == pytest.approx(st.prompt_alone(PROMPT, 1024), rel=1e-12)
+    assert st.prompt_alone(PROMPT, 1024) > st.prompt_alone(PROMPT, 4096)
+
+
+def test_the_estimate_prices_a_lone_prompt_as_the_simulator_does(
+    catalog: Catalog, hw: Hardware, moe: ModelSpec
+) -> None:
+    """search.estimate's lone-prompt time, which sets the TTFT estimate at low load, against the simulator's."""
+    h100 = hw.system("h100-sxm")
+    eng = replace(engine_profile(catalog, "trtllm", "hopper"), eager_launch_s=0.0)
+    cand = enumerate_candidates(moe, topology_of(h100), fixed={"tp": RANKS, "ep": RANKS}, batches=(64,))
+    est = estimate(moe, h100, eng, cand, "fp8", "fp8", float(PROMPT), float(OUT), 4096)
+    for adp in (0, 1):
+        i = int(np.flatnonzero(cand.adp == adp)[0])
+        simulated = _together(_setup(catalog, hw, moe, bool(adp)), 1)[0]
+        assert est.prefill_s[i] == pytest.approx(simulated, rel=0.02)
+    # one rank with every head is slower than four splitting them (it was priced as a quarter of the tokens each)
+    assert est.prefill_s[cand.adp == 1][0] > est.prefill_s[cand.adp == 0][0]
+
+
+def test_rank_imbalance_is_the_lone_ranks_extra_projections(catalog: Catalog, hw: Hardware, moe: ModelSpec) -> None:
+    from chipwise.perf.device import device_of
+    from chipwise.serve.iteration import Shapes
+
+    dev = device_of(hw.system("h100-sxm"))
+    shapes = Shapes.of([RANKS, RANKS], 1, RANKS, [1, 0])
+    extra = rank_imbalance(moe, dev, "fp8", shapes, np.full(2, 500.0), np.full(2, 2000.0))
+    full = attention_projections(moe, dev, "fp8", shapes, 2000.0) - attention_projections(
+        moe, dev, "fp8", shapes, 500.0
+    )
+    assert extra[0] == pytest.approx(full[0]) and extra[0] > 0 and extra[1] == 0.0
+
+
+def test_the_search_tries_balancing_on_and_off_where_the_engine_has_it(
+    catalog: Catalog, hw: Hardware, moe: ModelSpec
+) -> None:
+    topo = topology_of(hw.system("h100-sxm"))
+    both = enumerate_candidates(moe, topo, fixed={"tp": RANKS, "ep": RANKS}, batches=(64,), balancing=True)
+    assert sorted(zip(both.adp.tolist(), both.balance.tolist(), strict=True)) == [(0, 1), (1, 0), (1, 1)]
+    engine_default = enumerate_candidates(moe, topo, fixed={"tp": RANKS, "ep": RANKS}, batches=(64,))
+    assert engine_default.balance.tolist() == [1, 1]
+    held = enumerate_candidates(moe, topo, fixed={"tp": 4, "ep": 4, "adp_balance": 0}, batches=(64,), balancing=True)
+    assert sorted(zip(held.adp.tolist(), held.balance.tolist(), strict=True)) == [(0, 1), (1, 0)]
+    assert plan_label(4, 1, 4, True, 64, adp_balance=False) == "TP4 EP4 ADP nobal b64"
+    assert plan_label(4, 1, 4, True, 64) == "TP4 EP4 ADP b64"
+
+
+SCENARIO = (
+    "{kind: serve, model: deepseek-r1, hardware: b200, chips: 4, input_tokens: 1000, output_tokens: 200, "
+    "arrival_rate: 4, requests: 300, plan: {tp: 4, ep: 4, attention_dp: true}}"
+)
+
+
+def test_predict_with_balancing_off_has_no_hold(capsys: pytest.CaptureFixture[str]) -> None:
+    """At 4 req/s, with every rank generating, balancing holds a prompt until three more arrive (0.75 s on average,
+    at most 60 steps); switched off (plan.adp_balance: false) the hold is gone and the label says so. The price is
+    paid in TPOT: prompts then join the iterations one at a time, each with its rank's whole prompt, where
+    balancing groups them four to an iteration."""
+    on: dict[str, Any] = run_json(capsys, ["predict", SCENARIO, "--json"])
+    off: dict[str, Any] = run_json(
+        capsys, ["predict", SCENARIO.replace("attention_dp: true", "attention_dp: true, adp_balance: false"), "--json"]
+    )
+    assert on["plan"]["adp_balance"] is True and on["plan"]["adp_balance_iters"] == 60
+    assert off["plan"]["adp_balance"] is False and off["plan"]["adp_balance_iters"] == 0
+    tpot = on["tpot_s"]["p50"]
+    assert on["ttft_s"]["p50"] - off["ttft_s"]["p50"] > 10 * tpot
+    assert off["tpot_s"]["p50"] > 1.3 * tpot
+    assert run(["predict", SCENARIO.replace("attention_dp: true", "attention_dp: true, adp_balance: false")]) == 0
+    assert "TP4 EP4 ADP nobal" in capsys.readouterr().out
+
+
+def test_plan_serve_turns_balancing_off_where_the_hold_breaks_the_ttft_target(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """DeepSeek-R1 at 2 req/s under a 1 s TTFT p99: balancing would hold each prompt for 60 steps (over 2 s) on an
+    attention-DP replica, so with it on the cheapest B200 fleet was two TP4 replicas without attention DP (8 chips);
+    with the knob searched, one attention-DP replica with balancing off meets the target on 4."""
+    data = run_json(
+        capsys,
+        ["plan", "serve", "--model", "deepseek-r1", "--rate", "2", "--input-tokens", "1000", "--output-tokens",
+         "500", "--slo", "ttft_p99=1s,tpot_p99=50ms", "--hardware", "b200", "--no-disaggregated", "--requests",
+         "300", "--json"],
+    )  # fmt: skip
+    best = data["best"]
+    plan = best["plan"]["both"]
+    assert plan["attention_dp"] is True and plan["adp_balance"] is False
+    assert best["chips"] == 4 and best["slo_met"] is True
