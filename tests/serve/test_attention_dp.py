@@ -180,3 +180,113 @@ def test_plan_serve_turns_balancing_off_where_the_hold_breaks_the_ttft_target(
     plan = best["plan"]["both"]
     assert plan["attention_dp"] is True and plan["adp_balance"] is False
     assert best["chips"] == 4 and best["slo_met"] is True
+
+
+def test_the_balancing_cap_is_sixty_steps_not_sixty_tokens(catalog: Catalog, hw: Hardware) -> None:
+    """With multi-token prediction a step yields tau tokens, so TPOT is a step / tau: the balancing timeout (60
+    iterations) and the iteration in flight are steps, not tokens. At 1 req/s of 4,000-token answers a DEP8
+    DeepSeek-R1 replica's ranks all generate, and a prompt waits the whole timeout (seven more arrivals take 3.5 s
+    on average): 60 x TPOT x tau."""
+    from chipwise.planner.serving import drafting_for
+    from chipwise.serve.search import at_rate
+
+    model = load_model(catalog, "deepseek-r1")
+    b200 = hw.system("b200")
+    eng = engine_profile(catalog, "trtllm", "blackwell")
+    drafting = drafting_for(catalog, model, "mtp:3")
+    assert drafting is not None
+    cand = enumerate_candidates(model, topology_of(b200), fixed={"tp": 8, "ep": 8, "attention_dp": 1}, batches=(64,))
+    est = estimate(model, b200, eng, cand, "fp8", "fp8", 1000.0, 4000.0, 8192, drafting)
+    lam = np.full(len(cand), 1.0)
+    on = at_rate(model, b200, eng, est, "fp8", "fp8", 1000.0, 4000.0, lam, drafting)
+    off = at_rate(
+        model, b200, replace(eng, adp_balance_timeout_iters=0), est, "fp8", "fp8", 1000.0, 4000.0, lam, drafting
+    )
+    tau = drafting.spec.tokens_per_step
+    assert tau > 2.0 and np.all(on.batch >= 8)
+    assert on.ttft - off.ttft == pytest.approx(60 * on.tpot * tau, rel=1e-9)
+
+
+def test_the_kv_of_an_attention_dp_request_moves_over_its_ranks_link(
+    catalog: Catalog, hw: Hardware, moe: ModelSpec
+) -> None:
+    """A request's KV cache lives on its own attention-DP rank, so a disaggregated transfer runs over one rank's
+    link, not over all four (tensor parallelism splits every request's KV over the ranks)."""
+    from chipwise.serve.disaggregated import kv_transfer
+
+    adp, tp = _setup(catalog, hw, moe, True), _setup(catalog, hw, moe, False)
+    one, four = kv_transfer(moe, adp, adp, False), kv_transfer(moe, tp, tp, False)
+    assert one.s_per_token == pytest.approx(RANKS * four.s_per_token, rel=1e-12)
+
+
+DISAGGREGATED = (
+    "{kind: serve, model: deepseek-r1, hardware: b200, chips: 20, input_tokens: 4000, output_tokens: 500, "
+    "arrival_rate: 20, requests: 1200, slo: {ttft_p99_s: 2s, tpot_p99_s: 50ms}, plan: {disaggregated: true, "
+    "prefill: {tp: 4, ep: 4, attention_dp: true, replicas: 3}, decode: {tp: 8, ep: 8, attention_dp: true, "
+    "replicas: 1}}}"
+)
+
+
+def test_a_disaggregated_attention_dp_prefill_pool_batches_its_prompts(capsys: pytest.CaptureFixture[str]) -> None:
+    """A prefill pool whose batch limit is not given takes plan serve's (64 prompts), not the fastest limit at the
+    load (one prompt, which left three of a DEP4 replica's ranks idle: 110% of capacity, TTFT p99 5.5 s, where
+    plan serve's simulation of the same pools meets the SLO). Neither pool balances: a prefill pool's ranks
+    generate nothing to hold prompts for, a decode pool encodes none."""
+    data = run_json(capsys, ["predict", DISAGGREGATED, "--json"])
+    prefill, decode = data["plan"]["prefill"], data["plan"]["decode"]
+    assert prefill["max_batch"] == 64 and data["plan_source"] == "partial"
+    assert prefill["adp_balance_iters"] == 0 and decode["adp_balance_iters"] == 0
+    assert data["slo_met"] is True and data["load"]["utilisation"] < 0.8
+
+
+def test_a_lone_prompts_device_work_counts_its_ranks_attention(capsys: pytest.CaptureFixture[str]) -> None:
+    """An 8,000-token prompt on a DEP8 H200 replica is device-bound (above its 149 ms of launches): its device work
+    is nearly all of its time, the one rank's attention included (it read 233 ms of 694)."""
+    scenario = (
+        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 8000, output_tokens: 100, "
+        "arrival_rate: 0.2, requests: 50, plan: {tp: 8, ep: 8, attention_dp: true}}"
+    )
+    alone = run_json(capsys, ["predict", scenario, "--json"])["prefill_one_prompt"]
+    assert alone["host_launches_s"] < alone["device_s"] <= alone["seconds"] < 1.02 * alone["device_s"]
+
+
+@pytest.mark.parametrize(
+    ("plan", "says"),
+    [
+        ("{tp: 8, ep: 8, adp_balance: false}", "plan.adp_balance applies to attention DP. Fix: add attention_dp"),
+        ("{tp: 8, ep: 8, attention_dp: true, adp_balance: false}", "vllm has no attention-DP context balancing"),
+    ],
+)
+def test_balancing_where_it_does_not_apply_is_one_line(
+    capsys: pytest.CaptureFixture[str], plan: str, says: str
+) -> None:
+    scenario = (
+        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, engine: vllm, input_tokens: 1000, "
+        f"output_tokens: 100, arrival_rate: 1, plan: {plan}}}"
+    )
+    assert run(["predict", scenario]) == 2
+    err = capsys.readouterr().err
+    assert says in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_kv_error_names_attention_dp_for_an_mla_model(capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = (
+        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 8000, output_tokens: 500, "
+        "arrival_rate: 1, plan: {tp: 8, ep: 8, max_batch: 256}}"
+    )
+    assert run(["predict", scenario]) == 2
+    assert "use attention_dp: true (each rank then caches only its own requests)" in capsys.readouterr().err
+
+
+def test_a_ranked_shape_meets_the_slo_at_its_own_share_of_the_load(capsys: pytest.CaptureFixture[str]) -> None:
+    """Balancing waits longer for one prompt per rank the lighter a replica's load: B200 TP4 EP4 ADP +MTP3 met a
+    2 s TTFT p99 at its most load but not at the 2 req/s it was given (2.96 s estimated), and was ranked first; its
+    check then grew it to two replicas, which lightened each further. Every ranked row now meets the SLO where it
+    runs, and the cheapest is attention DP without balancing on 4 B200."""
+    argv = ["plan", "serve", "--model", "deepseek-r1", "--rate", "2", "--input-tokens", "2000", "--output-tokens",
+            "500", "--slo", "ttft_p99=2s,tpot_p99=30ms", "--hardware", "b200", "--speculative", "mtp:3",
+            "--no-disaggregated", "--json"]  # fmt: skip
+    data = run_json(capsys, argv)
+    assert all(r["estimate"]["ttft_p99_s"] <= 2.0 for r in data["results"])
+    best = data["best"]
+    assert best["slo_met"] and best["chips"] == 4 and best["plan"]["both"]["adp_balance"] is False

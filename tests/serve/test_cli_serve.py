@@ -684,3 +684,25 @@ def test_a_chip_too_small_for_the_model_says_a_fix_the_search_can_take(capsys: p
                "arrival_rate: 1}"  # fmt: skip
     assert run(["predict", scenario]) == 2
     assert "within 1 chip. Fix: use more chips" in capsys.readouterr().err
+
+
+def test_an_offline_run_of_one_batch_is_too_short(capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline requests that fill the batch slots once never wait for a slot or join a running batch: predict says
+    the run is too short, and plan serve checks each option with STEADY_WAVES batches of requests (1,200 for 1,618
+    slots read MI300X's TPOT at half the steady state's)."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, input_tokens: 1000, output_tokens: 200, "
+        "offline: true, requests: 300, plan: {tp: 1, max_batch: 256}}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert data["short_run"] == {"batch_slots": 256, "requests_for_steady_state": 1024}
+    assert data["steady_state"] is False
+    assert run(["predict", scenario]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "300 requests for 256 batch slots: one batch" in out and "run at least 1,024 requests" in out
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--offline", "--input-tokens", "1000", "--output-tokens",
+            "200", "--hardware", "h100-sxm", "--requests", "100", "--json"]  # fmt: skip
+    checked = run_json(capsys, argv)["verified"][0]
+    plan = checked["plan"]["both"]
+    assert checked["simulated"]["requests"] == 4 * plan["replicas"] * plan["max_batch"]
+    assert checked["simulated"]["steady_state"] is True

@@ -17,7 +17,7 @@ from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
-from chipwise.planner.serving_choice import Choice, choose, engine_for, whole_chips
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, engine_for, whole_chips
 from chipwise.planner.serving_economics import economics
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
@@ -50,6 +50,9 @@ from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, che
 #: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
 #: this many, a latency's margin over the least.
 STEADY_FILLS = 3.0
+#: A closed loop's users each issue, and an offline run's requests fill its batch slots, this many waves of requests
+#: for a steady state: a run of one wave never has a request wait for a slot or join a running batch.
+STEADY_WAVES = 4
 
 
 def _fixed(spec: Any) -> dict[str, int]:
@@ -116,9 +119,13 @@ def _setup(
     if explicit_batch:
         need = plan.max_batch * (job.mean_input + job.mean_output)
         if need > setup.kv_tokens and setup.engine.admission == "reserve":
+            # an MLA latent is cached whole on every tensor-parallel rank; attention DP gives each rank its own
+            latent = model.attention.kind == "mla" and not plan.attention_dp and plan.tp > 1
             raise InfeasibleError(
                 f"max_batch {plan.max_batch} needs {need:,.0f} tokens of KV cache but {plan.label()} on "
-                f"{system.chip.id} holds {setup.kv_tokens:,}. Fix: lower max_batch, raise tp, or quantise the KV cache."
+                f"{system.chip.id} holds {setup.kv_tokens:,}. Fix: lower max_batch, raise tp, "
+                + ("use attention_dp: true (each rank then caches only its own requests), " if latent else "")
+                + ("or quantise the KV cache." if plan.kv_precision != "fp4" else "or use more chips.")
             )
     return setup
 
@@ -211,7 +218,11 @@ def _pool(
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model)
-    fixed = _fixed(spec)
+    stated = _fixed(spec)
+    _check_balancing(stated, engine, eng)
+    fixed = dict(stated)
+    if job.max_output <= 1 and "max_batch" not in fixed:
+        fixed["max_batch"] = PREFILL_POOL_BATCH  # a prefill pool's, as plan serve sizes it
     max_tokens = int(getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input))
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
     replicas_given = getattr(spec, "replicas", None)
@@ -273,14 +284,14 @@ def _pool(
                 _setup(catalog, model, system, engine, plan, job, False)  # a shape that does not fit says why
                 raise
             plan, replicas = replace(plan, max_batch=choice.plan.max_batch), replicas or choice.replicas
-        source = "given" if "max_batch" in fixed else "partial"
+        source = "given" if "max_batch" in stated else "partial"
     else:
         choice, _, _ = choose(
             model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting, decode_only
         )
         plan = choice.plan
         replicas = int(replicas_given or choice.replicas)
-        source = "searched" if not fixed else "partial"
+        source = "searched" if not stated else "partial"
     _check_chips(chips, replicas_given, plan, system)
     given = sc.plan
     if given is not None:
@@ -288,8 +299,22 @@ def _pool(
             value = getattr(given, knob)
             if value is not None:
                 plan = replace(plan, **{knob: value})
-    setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in fixed)
+    setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in stated)
     return setup, replicas, source
+
+
+def _check_balancing(stated: Mapping[str, int], engine: str, eng: EngineProfile) -> None:
+    """plan.adp_balance is TensorRT-LLM's attention-DP context balancing: it needs attention DP and an engine that
+    balances; anything else is one line, not a knob silently ignored."""
+    if "adp_balance" not in stated:
+        return
+    if not stated.get("attention_dp"):
+        raise ChipwiseError("plan.adp_balance applies to attention DP. Fix: add attention_dp: true, or leave it out.")
+    if eng.adp_balance_timeout_iters <= 0:
+        raise ChipwiseError(
+            f"plan.adp_balance: {engine} has no attention-DP context balancing (TensorRT-LLM's "
+            "attention_dp_config.enable_balance). Fix: leave adp_balance out."
+        )
 
 
 def _chips_text(chips: float) -> str:
@@ -382,8 +407,10 @@ def _deployment(
         pre_given = getattr(plan.prefill, "replicas", None) is not None
         dec_given = getattr(plan.decode, "replicas", None) is not None
         if job.load.kind == "rate" and not pre_given:
-            # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen
-            pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(pre, job.mean_input)["seconds"], 1e-9)
+            # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen; queued prompts keep
+            # every attention-DP rank encoding one (no rank waits for another)
+            even = replace(pre, steps=replace(pre.steps, ranks=1))
+            pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(even, job.mean_input)["seconds"], 1e-9)
             n_pre = max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
         n_pre = n_pre if pre_given else whole_chips(n_pre, pre.chips)
         n_dec = n_dec if dec_given else whole_chips(n_dec, dec.chips)
@@ -413,9 +440,10 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "ep": p.ep,
         "attention_dp": p.attention_dp,
         # attention-DP context balancing (TensorRT-LLM's enable_balance): while every rank generates, a prompt
-        # waits until each rank has one, for at most this many iterations (0: none)
-        "adp_balance": p.adp_balance,
-        "adp_balance_iters": setup.engine.adp_balance_timeout_iters if p.attention_dp and p.adp_balance else 0,
+        # waits until each rank has one, for at most this many iterations (0: none; a disaggregated pool has none
+        # to hold: a prefill pool's ranks generate nothing, a decode pool's encode no prompt)
+        "adp_balance": p.adp_balance if p.attention_dp else None,
+        "adp_balance_iters": setup.policy().hold_timeout if setup.policy().adp_ranks > 1 and role == "both" else 0,
         "replicas": replicas,
         "max_batch": p.max_batch,
         "max_tokens": p.max_tokens,
@@ -451,7 +479,11 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict
     new = tokens - cached
     chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
     iterations = -(-new // max(1, chunk))
-    device = steps.token_time(new) + steps.b * float(prefill_pairs(cached, new))
+    pairs = float(prefill_pairs(cached, new))
+    # with attention DP one rank encodes it: the others wait for its attention (StepModel.imbalance)
+    device = (
+        steps.token_time(new) + steps.b * pairs + steps.imbalance(new, steps.ranks * new, pairs, steps.ranks * pairs)
+    )
     largest = setup.policy().largest_bucket
     return {
         "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, largest, cached),
@@ -604,21 +636,31 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
             "window_s": summary["window_s"],
         },
     }
+    issued = summary["requests"]["issued"]
     if not summary["steady_state"] and job.load.rate:
         # an open loop whose arrivals end before the first requests do: its figures are of the fill
         fill = summary["e2e_s"]["p50"]
-        issued = summary["requests"]["issued"]
         result["short_run"] = {
             "arrival_span_s": summary["arrival_span_s"],
             "request_latency_s": fill,
             "requests_for_steady_state": max(issued + 1, math.ceil(STEADY_FILLS * fill * job.load.rate)),
         }
+    elif job.load.kind == "offline" and issued < 2 * (slots := batch_slots(setup)):
+        # an offline run of one batch: no request waits for a slot or joins a running batch
+        result["short_run"] = {"batch_slots": slots, "requests_for_steady_state": STEADY_WAVES * slots}
+        result["steady_state"] = False
     caveat = _slo_caveat(result)
     if caveat:
         result["slo_caveat"] = caveat
     if setup.transfer is not None:
         result["kv_transfer"] = transfer_dict(setup.transfer, job)
     return result
+
+
+def batch_slots(setup: ServingSetup) -> int:
+    """Batch slots of a deployment's (last) pool: requests it decodes at once."""
+    pool = setup.pools[-1]
+    return pool.replicas * pool.setup.plan.max_batch
 
 
 def _slo_caveat(result: Mapping[str, Any]) -> str | None:

@@ -66,6 +66,12 @@ def check_slo(slo: Mapping[str, float]) -> dict[str, float]:
     return {k: float(v) for k, v in slo.items()}
 
 
+#: The batch limit of a disaggregated prefill pool's replicas: a prefill replica encodes the prompts queued for it
+#: together (each in one iteration, up to its token budget); its answers leave with their first token, so the limit
+#: is not a latency knob. One prompt at a time would leave an attention-DP replica's other ranks idle.
+PREFILL_POOL_BATCH = 64
+
+
 def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
     """Each SLO target against the estimate: medians against the means, tail percentiles against the tails; the
     end-to-end latency is TTFT plus the other output tokens at TPOT. One-token answers have no TPOT to meet."""
@@ -218,6 +224,10 @@ def choose(
             share = np.where(np.isfinite(need), lam / np.maximum(need, 1.0), 0.0)
             op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting)
             fast_tpot, fast_ttft = op.tpot, op.ttft_p99
+            if targets and not chips:
+                # attention-DP balancing waits longer for one prompt per rank at a lighter load: a shape that meets
+                # the SLO at its most load can miss it at its share, and more replicas only lighten it further
+                total_chips = np.where(_slo_ok(targets, op, out), total_chips, np.inf)
         speed = np.where(np.isfinite(fast_tpot), fast_tpot, 1e3)
         speed = speed + 1e-3 * np.where(np.isfinite(fast_ttft), fast_ttft, 1e3)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one

@@ -19,6 +19,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.serving import (
+    STEADY_WAVES,
     choose_any,
     drafting_for,
     kv_path,
@@ -28,7 +29,7 @@ from chipwise.planner.serving import (
     transfer_dict,
     whole_count,
 )
-from chipwise.planner.serving_choice import Choice, check_slo, engine_for, whole_chips
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, engine_for, whole_chips
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import EngineProfile, check_engine_model, engine_fitted, engine_profile, token_budget
@@ -50,10 +51,10 @@ from chipwise.workload.presets import load_model
 from chipwise.workload.serving import LengthDist, Load, ServingJob
 
 VERIFY_REQUESTS = 1200
-#: a simulated check of an open loop issues requests over this many of its estimated request latencies, and a
-#: closed loop's users each this many requests, up to VERIFY_MAX requests (or the user's --requests, if more)
+#: a simulated check of an open loop issues requests over this many of its estimated request latencies (a closed
+#: loop's users each STEADY_WAVES requests, an offline run STEADY_WAVES batches), up to VERIFY_MAX requests (or
+#: the user's --requests, if more)
 STEADY_LATENCIES = 3.0
-STEADY_WAVES = 4
 VERIFY_MAX = 20000
 #: the fewest replicas a check of a fleet too large for VERIFY_MAX requests simulates
 SLICE_MIN = 4
@@ -104,7 +105,7 @@ def plan_serving(
     hw = hardware(catalog)
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
-    fronts: dict[str, list[dict[str, float]]] = {}
+    fronts: dict[str, list[dict[str, float | None]]] = {}
     price_notes: dict[str, str] = {}  # systems priced outside the region asked for
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
@@ -232,7 +233,7 @@ def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
         "pp": plan.pp,
         "ep": plan.ep,
         "attention_dp": plan.attention_dp,
-        "adp_balance": plan.adp_balance,
+        "adp_balance": plan.adp_balance if plan.attention_dp else None,
         "max_batch": plan.max_batch,
         "replicas": replicas,
         "weight_precision": plan.weight_precision,
@@ -241,7 +242,7 @@ def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
     }
 
 
-def _front(est: Estimate) -> list[dict[str, float]]:
+def _front(est: Estimate) -> list[dict[str, float | None]]:
     """The throughput-per-chip vs TPOT Pareto front of a system's candidates at saturation."""
     tput = np.where(est.fits, est.throughput / est.chips, 0.0)
     idx = pareto(tput, np.where(est.fits, est.step, np.inf))
@@ -254,7 +255,7 @@ def _front(est: Estimate) -> list[dict[str, float]]:
             "pp": int(c.pp[i]),
             "ep": int(c.ep[i]),
             "attention_dp": bool(c.adp[i]),
-            "adp_balance": bool(c.balance[i]),
+            "adp_balance": bool(c.balance[i]) if c.adp[i] else None,
             "max_batch": int(c.max_batch[i]),
             "batch": float(est.batch[i]),
         }
@@ -286,7 +287,7 @@ def _prefill_option(
         int(c.pp[i]),
         int(c.ep[i]),
         bool(c.adp[i]),
-        64,
+        PREFILL_POOL_BATCH,
         token_budget(eng, input_tokens),
         eng.chunked_prefill,
         weight,
@@ -474,12 +475,16 @@ def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
     """Requests a simulated check of the whole fleet needs: the job's (VERIFY_REQUESTS unless the user asks for
     another count), or more where the load needs them to reach a steady state (an open loop's arrivals spanning
     STEADY_LATENCIES of the option's estimated request latencies, so that the batch fills and the throughput is
-    measured in a steady window; a closed loop's users completing at least STEADY_WAVES requests each). At 60 req/s
+    measured in a steady window; a closed loop's users completing at least STEADY_WAVES requests each, an offline
+    run's requests filling its batch slots STEADY_WAVES times). At 60 req/s
     of 1,024-token answers taking 40 s, 1,200 requests arrive in 20 s, before the first one ends: the run reads a
     fraction of what the fleet delivers. Beyond VERIFY_MAX the check simulates a slice of the fleet (_slice)."""
     base = job.requests  # the user's --requests, else VERIFY_REQUESTS
     if job.load.kind == "closed":
         return int(max(base, STEADY_WAVES * job.load.concurrency))
+    if job.load.kind == "offline":
+        plan = row["plan"]
+        return int(max(base, STEADY_WAVES * plan["replicas"] * plan["max_batch"]))
     rate = offered_request_rate(job)
     est = row.get("estimate") or {}
     latency = float(est.get("ttft_p99_s") or 0.0) + job.mean_output * float(est.get("tpot_s", 0.0))

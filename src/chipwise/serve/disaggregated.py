@@ -45,12 +45,19 @@ def hybrid_domain(
     return None
 
 
+def _holders(setup: ReplicaSetup) -> int:
+    """Ranks of a replica that hold a share of one request's KV cache."""
+    return setup.plan.pp if setup.plan.attention_dp else setup.plan.ranks
+
+
 def kv_transfer(
     model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, same_domain: bool, hybrid: System | None = None
 ) -> KVTransfer:
-    """Cost of moving one prompt's KV cache from a prefill replica to a decode replica."""
+    """Cost of moving one prompt's KV cache from a prefill replica to a decode replica, over the links of the ranks
+    that hold it at both ends: every rank of a replica (its heads', or its stage's layers' share), but under
+    attention DP only the request's own rank of each pipeline stage."""
     per_token = model.kv_bytes_per_token(stored_bytes(prefill.plan.kv_precision))
-    ranks = min(prefill.plan.ranks, decode.plan.ranks)
+    ranks = min(_holders(prefill), _holders(decode))
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:
         bw = link[0] * min(prefill.topo.up_efficiency, decode.topo.up_efficiency)

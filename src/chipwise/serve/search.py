@@ -533,9 +533,10 @@ def at_rate(
     holds = out > 1.0
     offered = np.minimum(lam * hold, MAX_UTILISATION * slots)
     held, held99 = _slot_wait(slots, offered, hold) if holds else (np.zeros_like(hold), np.zeros_like(hold))
-    wait = tpot / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
-    wait99 = tpot + queue99 + held99
-    gather, gather99 = _balancing_wait(eng, est, b, lam, tpot, poisson=True)
+    iteration = tpot * (drafting.spec.tokens_per_step if drafting else 1.0)  # a drafting step yields tau tokens
+    wait = iteration / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
+    wait99 = iteration + queue99 + held99
+    gather, gather99 = _balancing_wait(eng, est, b, lam, iteration, poisson=True)
     wait, wait99 = wait + gather, wait99 + gather99
     first = est.prefill_s + eng.host_request_s  # a lone prompt's first token, the front end included
     ttft = first + wait
@@ -582,9 +583,10 @@ def closed_loop(
     for _ in range(8):  # the decoding share of the users, a few iterations from all of them
         b = np.maximum(seated * out * t / (first + out * t), 1.0)
         t = step(b)
-    rate = seated / (first + t / 2.0 + out * t)
-    gather, gather99 = _balancing_wait(eng, est, b, rate, t, poisson=False)
-    wait, wait99 = t / 2.0 + gather, t + gather99
+    iteration = t * (drafting.spec.tokens_per_step if drafting else 1.0)  # t is per token: a step yields tau
+    rate = seated / (first + iteration / 2.0 + out * t)
+    gather, gather99 = _balancing_wait(eng, est, b, rate, iteration, poisson=False)
+    wait, wait99 = iteration / 2.0 + gather, iteration + gather99
     queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
     fits = est.fits
     return Operating(

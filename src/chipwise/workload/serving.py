@@ -145,7 +145,6 @@ class PoolSpec(_Strict):
     pp: IntCount | None = None
     ep: IntCount | None = None
     attention_dp: bool | None = None
-    adp_balance: bool | None = None
     max_batch: IntCount | None = None
     max_tokens: IntCount | None = None
 

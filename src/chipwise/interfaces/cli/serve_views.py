@@ -96,9 +96,14 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     if short:
         head.add_row(
             "[yellow]run too short[/yellow]",
-            f"arrivals span {short['arrival_span_s']:.3g} s, less than two request latencies "
-            f"({short['request_latency_s']:.3g} s each): throughput and latencies are of the batch filling; "
-            f"run at least {short['requests_for_steady_state']:,} requests",
+            (
+                f"{r['requests']['finished']:,} requests for {short['batch_slots']:,} batch slots: one batch, in "
+                "which no request waits for a slot or joins a running batch; "
+                if "batch_slots" in short
+                else f"arrivals span {short['arrival_span_s']:.3g} s, less than two request latencies "
+                f"({short['request_latency_s']:.3g} s each): throughput and latencies are of the batch filling; "
+            )
+            + f"run at least {short['requests_for_steady_state']:,} requests",
         )
     measured, total = r.get("latency_requests", 0), r["requests"]["finished"]
     if r["load"]["kind"] == "closed" and 0 < measured < total:
