@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,7 @@ def test_percentiles_in_a_given_unit_come_bare() -> None:
     assert fmt.latency_unit([]) == (1e-6, "us")
 
 
-def _report(slo_met: bool | None, keeps_up: bool, kind: str = "rate") -> dict[str, object]:
+def _report(slo_met: bool | None, keeps_up: bool, kind: str = "rate") -> dict[str, Any]:
     best = {"hardware": "b200>h200", "chips": 3.0, "cost_usd_per_mtok": 0.0654, "slo_met": slo_met,
             "keeps_up": keeps_up, "plan": {"prefill": {"tp": 1, "max_batch": 64, "replicas": 1},
                                            "decode": {"tp": 2, "ep": 2, "max_batch": 128, "replicas": 1}}}  # fmt: skip
@@ -57,6 +58,21 @@ def test_plan_serve_verdict_names_the_answer_or_what_to_relax() -> None:
     assert fmt.plan_serve_verdict({"best": None, "results": [{}]}) == (nothing, False)
     unmet = fmt.plan_serve_verdict({"best": None, "results": []})
     assert unmet == ("No option meets the SLO at this load on the hardware searched (each chip's reason below)", False)
+
+
+def test_a_closed_loop_verdict_says_when_its_users_queue_for_a_first_token() -> None:
+    """gpt-oss-120b for 64 users under a TPOT target alone: one MI300X replica of 16 slots meets it while 48 users
+    queue for a slot (simulated TTFT p50 14.5 s): the verdict says so, and a TTFT target silences it."""
+    report: dict[str, Any] = _report(True, True, "closed")
+    report["best"]["ttft_s"] = {"p50": 14.53}
+    report["slo"] = {"tpot_p99_s": 0.02}
+    text = fmt.plan_serve_verdict(report)[0]
+    assert text.endswith("its users wait 14.53 s for a first token (p50): give a TTFT target to size for it)")
+    report["slo"] = {"tpot_p99_s": 0.02, "ttft_p99_s": 60.0}
+    assert "first token" not in fmt.plan_serve_verdict(report)[0]
+    report["best"]["ttft_s"] = {"p50": 0.5}
+    report["slo"] = {"tpot_p99_s": 0.02}
+    assert "first token" not in fmt.plan_serve_verdict(report)[0]
 
 
 def test_a_serving_plan_names_its_scheduler_settings_where_set() -> None:

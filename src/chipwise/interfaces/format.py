@@ -194,6 +194,10 @@ def check_status(v: Mapping[str, Any]) -> str:
     return text
 
 
+#: A first token this late (p50) under a closed loop with no TTFT target means users queue for a batch slot.
+QUEUED_FIRST_TOKEN_S = 10.0
+
+
 def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     """The line that answers a plan-serve search, and whether it found an option: the cheapest simulated one that
     keeps up and meets the SLO, or the closest and what to relax."""
@@ -215,6 +219,11 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
             lead = "Cheapest that meets the SLO"
         else:
             lead = "Cheapest that keeps up with the load" if report["load"]["kind"] == "rate" else "Cheapest per token"
+        wait = (best.get("ttft_s") or {}).get("p50") or 0.0
+        unbounded = not any(k.startswith(("ttft", "e2e")) for k in report.get("slo") or {})
+        if report["load"]["kind"] == "closed" and unbounded and wait > QUEUED_FIRST_TOKEN_S:
+            # users beyond the batch slots queue for one: no target said how long a first token may take
+            cost += f"; its users wait {duration(wait)} for a first token (p50): give a TTFT target to size for it"
         return f"{lead} in simulation: {what} ({cost})", True
     return (
         f"No simulated option meets the SLO; the closest is {what} ({cost}, {check_status(best)}): relax the SLO, "
