@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,36 @@ def test_plan_serve_takes_one_load() -> None:
     assert report["kind"] == "plan-serve" and report["best"]["slo_met"] is True
     with pytest.raises(ChipwiseError, match="exactly one load"):
         cw.plan_serve("llama-3.1-8b", hardware=["h100-sxm"])
+
+
+def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
+    """Seconds, times with units, or --slo text; the verdict is in the dictionary as in --json."""
+    kw = {"rate": 5, "input_tokens": 512, "output_tokens": 128, "hardware": ["h100-sxm"], "disaggregated": False}
+    units = cw.plan_serve("llama-3.1-8b", slo={"ttft_p99": "2s", "tpot_p99": "50ms"}, **kw)
+    text = cw.plan_serve("llama-3.1-8b", slo="ttft_p99=2s,tpot_p99=50ms", **kw)
+    assert units["slo"] == text["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}
+    assert text["verdict"].startswith("Cheapest that meets the SLO in simulation: h100-sxm")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [
+        ({"input_tokens": -1}, "input tokens -1 is not a whole number of at least 1"),
+        ({"output_tokens": 2.5}, "output tokens 2.5 is not a whole number"),
+        ({"slo": {"tpot_p99": 50}}, "50 s per output token is not a plausible target. Fix: give 0.05"),
+        ({"slo": {"ttft_p99": "2 parsecs"}}, "SLO ttft_p99 = 2 parsecs"),
+        ({"slo": "ttft_p99=2"}, "ttft_p99=2: no unit"),
+        ({"rate": "five"}, "rate 'five' is not a positive number"),
+        ({"rate": None, "concurrency": 2.5}, "concurrency 2.5 is not a whole number of users"),
+    ],
+)
+def test_plan_serve_refuses_what_the_cli_refuses(kwargs: dict[str, object], says: str) -> None:
+    """Bad input is a ChipwiseError with one line, as on the command line: a negative prompt returned a plan, a
+    bare TPOT of 50 was read as 50 s, a rate of 'five' raised a TypeError."""
+    kw: dict[str, object] = {"rate": 5, "input_tokens": 512, "output_tokens": 128, "hardware": ["h100-sxm"]}
+    kw.update(kwargs)
+    with pytest.raises(ChipwiseError, match=re.escape(says)):
+        cw.plan_serve("llama-3.1-8b", **kw)  # type: ignore[arg-type]
 
 
 def test_plan_serve_checks_region_and_engine_as_the_cli_does() -> None:

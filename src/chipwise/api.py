@@ -24,6 +24,7 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
+from chipwise.interfaces.format import plan_serve_verdict
 from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import plan_hetero_training
@@ -77,14 +78,15 @@ def plan_serve(
     offline: bool = False,
     input_tokens: int = 1024,
     output_tokens: int = 256,
-    slo: Mapping[str, float] | None = None,
+    slo: str | Mapping[str, float | str] | None = None,
     hardware: Sequence[str] | str = "all",
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
-    """The cheapest fleet per chip that serves a load (one of rate, concurrency, offline) within the SLO (seconds,
-    keys like ttft_p99, tpot_p99, e2e_p50), simulated; options as `chipwise plan serve --help`."""
+    """The cheapest fleet per chip that serves a load (one of rate, concurrency, offline) within the SLO (keys like
+    ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
+    --slo takes it), simulated; options as `chipwise plan serve --help`."""
     cat = load_catalog(files, sets)
     load = load_of(rate, concurrency, offline, flag="")
     ids, unrunnable = plan_serve_inputs(
@@ -98,6 +100,7 @@ def plan_serve(
     )
     report = plan_serving(cat, model, ids, load, input_tokens, output_tokens, slo, **options)
     report["skipped"].extend(unrunnable)
+    report["verdict"] = plan_serve_verdict(report)[0]  # as `chipwise plan serve --json` gives it
     return report
 
 

@@ -25,7 +25,7 @@ def _chips(catalog: Catalog, slo: dict[str, float]) -> float:
     ("slo", "says"),
     [
         ({"ttft_p95": 1.0}, "unknown SLO key"),
-        ({"tpot_p99": -0.05}, "not a positive time"),
+        ({"tpot_p99": -0.05}, "tpot_p99 = -0.05: an SLO must be positive"),
         ({"e2e_p50": 0}, "positive"),
     ],
 )

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chipwise.interfaces.cli.app import run
-from chipwise.interfaces.cli.plan_serve_cmd import parse_slo
+from chipwise.planner.serving_choice import parse_slo
 from cli_run import run_error, run_json
 
 SCENARIO = (
@@ -706,3 +706,17 @@ def test_an_offline_run_of_one_batch_is_too_short(capsys: pytest.CaptureFixture[
     plan = checked["plan"]["both"]
     assert checked["simulated"]["requests"] == 4 * plan["replicas"] * plan["max_batch"]
     assert checked["simulated"]["steady_state"] is True
+
+
+def test_plan_serve_marks_chips_running_a_siblings_fit(capsys: pytest.CaptureFixture[str]) -> None:
+    """Trainium3 has no serving run published: it runs vLLM-on-Neuron's Trainium2 fit, and the ranking, the check
+    and the verdict say so (it read as a fitted chip)."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "2", "--input-tokens", "1000", "--output-tokens",
+            "200", "--hardware", "trn3", "--no-disaggregated"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    assert data["results"][0]["engine_carried"] == {"trn3": "vllm-neuron on trainium2"}
+    assert data["best"]["engine_carried"] == {"trn3": "vllm-neuron on trainium2"}
+    assert "trn3's engine figures carried from vllm-neuron on trainium2" in data["verdict"]
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "trn3 ‡" in out and "carried from a sibling's fit (trn3 from vllm-neuron on trainium2" in out

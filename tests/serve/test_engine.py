@@ -38,3 +38,15 @@ def test_an_engine_on_another_vendors_chip_is_one_line(catalog: Catalog) -> None
     with pytest.raises(ChipwiseError, match="neuron does not run on hopper chips"):
         engine_profile(catalog, "neuron", "hopper")
     assert engine_profile(catalog, "neuron", "trainium2").engine == "neuron"
+
+
+def test_carried_engine_figures_name_the_fit_they_come_from(catalog: Catalog) -> None:
+    """A family with no serving run of its own runs a sibling's fit, and says whose: plan serve marks it (double
+    dagger) and its verdict names the source, as it marks a family on engine defaults."""
+    from chipwise.serve.engine import engine_carried_from
+
+    assert engine_carried_from(catalog, "vllm-neuron", "trainium3") == "vllm-neuron on trainium2"
+    assert engine_carried_from(catalog, "trtllm", "blackwell-ultra") == "trtllm on blackwell"
+    assert engine_carried_from(catalog, "sglang", "hopper") == "trtllm on blackwell"
+    assert engine_carried_from(catalog, "trtllm", "hopper") is None  # fitted to its own runs
+    assert engine_carried_from(catalog, "vllm", "gaudi3") is None  # no figures at all: the defaults

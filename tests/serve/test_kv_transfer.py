@@ -52,3 +52,19 @@ def test_kv_between_two_networks_runs_at_the_slower_and_names_both(
     assert there.bandwidth == back.bandwidth == pytest.approx(slow * trn.plan.ranks)
     ends = (trn.system.scaleout_fabric.id, a100.system.scaleout_fabric.id)
     assert ends[0] != ends[1] and there.fabric == f"{ends[0]} to {ends[1]}" and back.fabric == f"{ends[1]} to {ends[0]}"
+
+
+def test_each_end_sends_over_the_links_of_its_own_ranks(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    """Eight Trainium2 ranks (NeuronCores, each with a share of its chip's NICs) feeding four H100 ranks (a GPU's
+    NIC share each) move the KV at the slower end's total, min(8 x a core's share, 4 x a GPU's): it was the slower
+    per-rank share times the fewer ranks, 4 x a core's share, half the Trainium end's rate."""
+
+    def replica(chip: str, engine: str, tp: int) -> ReplicaSetup:
+        plan = ReplicaPlan(tp=tp, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+        return setup_replica(catalog, llama8b, hw.system(chip), engine, plan, 2048.0, 128.0)
+
+    trn, h100 = replica("trn2", "neuron", 8), replica("h100-sxm", "trtllm", 4)
+    t = kv_transfer(llama8b, trn, h100, False)
+    core, gpu = (s.topo.out_bandwidth * s.topo.out_efficiency for s in (trn, h100))
+    assert core < gpu and t.bandwidth == pytest.approx(min(8 * core, 4 * gpu))
+    assert t.bandwidth == pytest.approx(2 * 4 * core)

@@ -214,6 +214,8 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     cost = f"{chips}, {price(best['cost_usd_per_mtok'])} per M output tokens"
     if best.get("engine_defaults"):  # no serving measurement of its family fitted: say so where the answer is
         cost += f"; {', '.join(best['engine_defaults'])} on engine defaults, not fitted"
+    for chip, source in (best.get("engine_carried") or {}).items():
+        cost += f"; {chip}'s engine figures carried from {source}"
     if best["keeps_up"] and best["slo_met"] is not False:
         if best["slo_met"]:
             lead = "Cheapest that meets the SLO"

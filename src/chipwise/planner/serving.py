@@ -44,7 +44,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, r
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, check_context, serving_job
+from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, check_context, is_count, serving_job
 
 #: An open loop is steady when its arrivals span at least two request latencies (its throughput window starts one
 #: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
@@ -105,6 +105,7 @@ def _setup(
     plan: ReplicaPlan,
     job: ServingJob,
     explicit_batch: bool,
+    longest: int | None = None,
 ) -> ReplicaSetup:
     setup = setup_replica(
         catalog,
@@ -114,7 +115,7 @@ def _setup(
         plan,
         job.mean_input,
         job.mean_output,
-        longest_request=job.max_input + job.max_output,
+        longest_request=longest or job.max_input + job.max_output,
     )
     if explicit_batch:
         need = plan.max_batch * (job.mean_input + job.mean_output)
@@ -180,6 +181,9 @@ def plan_serve_inputs(
     """What `plan serve` checks before its search (the CLI and the API alike): the region, that a prompt and its
     answer fit the model's context, and the hardware the engine runs on (engine_hardware: the ids to plan, and
     the 'not ranked' entries of the others)."""
+    for name, value in (("input tokens", input_tokens), ("output tokens", output_tokens)):
+        if not is_count(value):
+            raise ChipwiseError(f"{name} {value!r} is not a whole number of at least 1. Fix: give e.g. 1024.")
     if region:
         check_region(catalog, region)
     model = load_model(catalog, model_name)
@@ -210,9 +214,11 @@ def _pool(
     chips: int | None,
     targets: Mapping[str, float],
     decode_only: bool = False,
+    longest: int | None = None,
 ) -> tuple[ReplicaSetup, int, str]:
     """One pool: the replica shape given or searched, and its replica count (`decode_only`: a disaggregated
-    deployment's decode pool, which encodes no prompt: search.estimate)."""
+    deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest request the
+    replica is set up for, where not the job's: a prefill pool's are the deployment's, answers included)."""
     system = hardware(catalog).system(hardware_name)
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
@@ -281,7 +287,7 @@ def _pool(
                     decode_only,
                 )
             except InfeasibleError:
-                _setup(catalog, model, system, engine, plan, job, False)  # a shape that does not fit says why
+                _setup(catalog, model, system, engine, plan, job, False, longest)  # a shape that does not fit says why
                 raise
             plan, replicas = replace(plan, max_batch=choice.plan.max_batch), replicas or choice.replicas
         source = "given" if "max_batch" in stated else "partial"
@@ -299,7 +305,7 @@ def _pool(
             value = getattr(given, knob)
             if value is not None:
                 plan = replace(plan, **{knob: value})
-    setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in stated)
+    setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in stated, longest)
     return setup, replicas, source
 
 
@@ -401,7 +407,9 @@ def _deployment(
         pre_hw = (plan.prefill.hardware if plan.prefill else None) or sc.hardware
         dec_hw = (plan.decode.hardware if plan.decode else None) or sc.hardware
         pre_job = replace(job, output=LengthDist.fixed(1))
-        pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {})
+        # a prefill replica is set up for the deployment's longest request (a compiled engine's sequence length)
+        longest = job.max_input + job.max_output
+        pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {}, longest=longest)
         decoding = {k: v for k, v in targets.items() if not k.startswith("ttft")}
         dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True)
         pre_given = getattr(plan.prefill, "replicas", None) is not None
@@ -429,7 +437,7 @@ def whole_count(chips: float) -> float | int:
 
 
 def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
-    p = setup.plan
+    p, pol = setup.plan, setup.policy()
     return {
         "hardware": setup.system.chip.id,
         "system": setup.system.id,
@@ -443,7 +451,7 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         # waits until each rank has one, for at most this many iterations (0: none; a disaggregated pool has none
         # to hold: a prefill pool's ranks generate nothing, a decode pool's encode no prompt)
         "adp_balance": p.adp_balance if p.attention_dp else None,
-        "adp_balance_iters": setup.policy().hold_timeout if setup.policy().adp_ranks > 1 and role == "both" else 0,
+        "adp_balance_iters": pol.hold_timeout if pol.adp_ranks > 1 and role == "both" else 0,
         "replicas": replicas,
         "max_batch": p.max_batch,
         "max_tokens": p.max_tokens,

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +26,7 @@ from chipwise.serve.search import (
 )
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving import ServingJob, slo_seconds
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -56,14 +58,66 @@ def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
 SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
 
 
-def check_slo(slo: Mapping[str, float]) -> dict[str, float]:
-    """The SLO with its keys and values checked (one line naming the problem and the fix otherwise)."""
+def check_slo(slo: str | Mapping[str, Any] | None) -> dict[str, float]:
+    """The SLO in seconds, its keys and values checked (one line naming the problem and the fix otherwise): text
+    with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds or to times with
+    units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}). A bare TPOT of a second or more is a unit slip, refused as a
+    scenario refuses it."""
+    if slo is None:
+        return {}
+    if isinstance(slo, str):
+        return parse_slo(slo)
+    if not isinstance(slo, Mapping):
+        raise ChipwiseError(f"SLO {slo!r} is not a mapping. Fix: give e.g. {{'ttft_p99': 2.0, 'tpot_p99': 0.05}}.")
+    out: dict[str, float] = {}
     for key, value in slo.items():
         if key not in SLO_KEYS:
             raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
-        if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-            raise ChipwiseError(f"SLO {key} = {value!r} is not a positive time in seconds. Fix: give e.g. 2.0.")
-    return {k: float(v) for k, v in slo.items()}
+        bare = isinstance(value, int | float) and not isinstance(value, bool)
+        if bare and str(key).startswith("tpot") and value >= 1:
+            raise ChipwiseError(
+                f"SLO {key} = {value:g} s per output token is not a plausible target. Fix: give {value / 1000:g} "
+                f"(seconds) or '{value:g}ms'."
+            )
+        try:
+            out[key] = slo_seconds(value)
+        except ValueError as exc:
+            raise ChipwiseError(f"SLO {key} = {exc}. Fix: give seconds (2.0) or a time with a unit ('2s').") from None
+    return out
+
+
+def parse_slo(text: str) -> dict[str, float]:
+    """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
+    any case), each key at most once."""
+    out: dict[str, float] = {}
+    for item in text.split(","):
+        if not item.strip():
+            continue
+        key, sep, value = (part.strip() for part in item.partition("="))
+        key = key.lower()
+        if not sep or not key or not value:
+            raise ChipwiseError(
+                f"SLO item '{item.strip()}' is not KEY=VALUEUNIT. Fix: write e.g. --slo ttft_p99=2s,tpot_p99=50ms."
+            )
+        if key not in SLO_KEYS:
+            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
+        if key in out:
+            raise ChipwiseError(f"SLO key '{key}' is given twice. Fix: give each key once.")
+        try:
+            out[key] = slo_seconds(value, unit_required=True)
+        except ValueError as exc:
+            raise ChipwiseError(f"SLO {key}={exc}. Fix: write e.g. {_slo_example(key, value)}.") from None
+    return out
+
+
+def _slo_example(key: str, value: str) -> str:
+    """The item with a unit that fits its key: milliseconds for a token's time, seconds for a first token or an
+    answer (the user's number where it is a positive one)."""
+    unit, number = ("ms", "50") if key.startswith("tpot") else ("s", "2")
+    given = re.match(r"\d*\.?\d+", value)
+    if given and float(given.group()) > 0:
+        number = given.group()
+    return f"{key}={number}{unit}"
 
 
 #: The batch limit of a disaggregated prefill pool's replicas: a prefill replica encodes the prompts queued for it
@@ -97,9 +151,10 @@ def max_rate(
     out: float,
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
+    fleet_rate: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the highest request rate one replica carries within the SLO (0 if none), and its TPOT and
-    p99 TTFT estimates there."""
+    p99 TTFT estimates there (`fleet_rate`: the whole load, whose replicas pool their batch slots: at_rate)."""
     best = np.zeros(len(est.cand))
     tpot_at = np.full(len(est.cand), np.inf)
     ttft_at = np.full(len(est.cand), np.inf)
@@ -114,7 +169,7 @@ def max_rate(
         tiled candidates; a load that meets the SLO above the best so far becomes the best."""
         rows = us.shape[0]
         tiled = est.take(np.tile(np.arange(n), rows))
-        op = at_rate(model, system, eng, tiled, weight, kv, inp, out, (us * cap).ravel(), drafting)
+        op = at_rate(model, system, eng, tiled, weight, kv, inp, out, (us * cap).ravel(), drafting, fleet_rate)
         ok = (tiled.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)).reshape(rows, n)
         rates = us * cap
         # the loads rise row by row: per candidate the last row that meets the SLO above the best so far
@@ -187,15 +242,15 @@ def choose(
             ),
             len(cand),
         )
+    load = job.load
+    lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
     if job.load.kind == "closed":
         seats, tpot, ttft = max_users(model, system, eng, est, weight, kv, inp, out, targets, drafting)
         rate = np.zeros(len(cand))
     else:
-        rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting)
+        rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting, lam)
     per_chip = est.chips
-    load = job.load
     if load.kind in ("rate", "trace"):
-        lam = load.rate if load.kind == "rate" else _trace_rate(job)
         need = np.where(rate > 0, np.ceil(lam / np.maximum(rate, 1e-12)), np.inf)
     elif load.kind == "closed":
         need = np.where(seats >= 1, np.ceil(load.concurrency / np.maximum(seats, 1e-9)), np.inf)
@@ -222,7 +277,7 @@ def choose(
         fast_tpot, fast_ttft = tpot, ttft
         if load.kind in ("rate", "trace"):
             share = np.where(np.isfinite(need), lam / np.maximum(need, 1.0), 0.0)
-            op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting)
+            op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting, lam)
             fast_tpot, fast_ttft = op.tpot, op.ttft_p99
             if targets and not chips:
                 # attention-DP balancing waits longer for one prompt per rank at a lighter load: a shape that meets
@@ -270,7 +325,8 @@ def choose(
             users = np.asarray([load.concurrency / max(1, replicas)])
             op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting)
         else:
-            op = at_rate(model, system, eng, one, weight, kv, inp, out, np.asarray([lam / max(1, replicas)]), drafting)
+            share_i = np.asarray([lam / max(1, replicas)])
+            op = at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam)
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     return (

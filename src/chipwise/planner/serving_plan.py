@@ -32,7 +32,14 @@ from chipwise.planner.serving import (
 from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, engine_for, whole_chips
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
-from chipwise.serve.engine import EngineProfile, check_engine_model, engine_fitted, engine_profile, token_budget
+from chipwise.serve.engine import (
+    EngineProfile,
+    check_engine_model,
+    engine_carried_from,
+    engine_fitted,
+    engine_profile,
+    token_budget,
+)
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -70,7 +77,7 @@ def plan_serving(
     load: Load,
     input_tokens: int,
     output_tokens: int,
-    slo: Mapping[str, float] | None = None,
+    slo: str | Mapping[str, Any] | None = None,
     precision: str = "auto",
     kv_precision: str | None = None,
     engine: str | None = None,
@@ -94,7 +101,7 @@ def plan_serving(
     if kv_precision:
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
     draftings = [drafting_for(catalog, model, option) for option in speculation_options(speculative)]
-    targets = check_slo(slo or {})
+    targets = check_slo(slo)
     job = ServingJob(
         model=model,
         input=LengthDist.fixed(input_tokens),
@@ -145,6 +152,7 @@ def plan_serving(
                     "engine": name,
                     "projected": system.projected,
                     "engine_defaults": [] if _fitted(catalog, name, system) else [system.chip.id],
+                    "engine_carried": _carried(catalog, [(name, system)]),
                     "plan": _plan_brief(choice.plan, choice.replicas),
                     "disaggregated": False,
                     "chips": whole_count(chips),
@@ -225,6 +233,16 @@ def check_split_load(disaggregated: bool | None, load: Load, option: str, rate_o
 
 def _fitted(catalog: Catalog, engine: str, system: System) -> bool:
     return engine_fitted(catalog, engine, system.chip.family)
+
+
+def _carried(catalog: Catalog, pools: Sequence[tuple[str, System]]) -> dict[str, str]:
+    """{chip: 'ENGINE on FAMILY'} for the pools whose engine figures are carried from another fit (no serving run
+    of that engine on the chip's family was fitted: engine_carried_from)."""
+    out = {}
+    for engine, system in pools:
+        if (source := engine_carried_from(catalog, engine, system.chip.family)) is not None:
+            out[system.chip.id] = source
+    return out
 
 
 def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
@@ -363,6 +381,7 @@ def _disaggregated_rows(
                     "engine_defaults": sorted(
                         {o["system"].chip.id for o in (pf, dc) if not _fitted(catalog, o["engine"], o["system"])}
                     ),
+                    "engine_carried": _carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
                     "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
                     "disaggregated": True,
                     "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
@@ -445,6 +464,7 @@ def _verify(
                 "engine": row["engine"],
                 "disaggregated": row["disaggregated"],
                 "engine_defaults": row.get("engine_defaults", []),
+                "engine_carried": row.get("engine_carried", {}),
                 "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
                 "chips": whole_count(setup.chips),
                 "slo_met": all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None,

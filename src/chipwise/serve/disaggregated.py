@@ -1,10 +1,10 @@
 """Prefill/decode disaggregation (DistServe, Zhong et al. 2024; Splitwise, Patel et al. 2024): prompts run on a
 prefill pool, their KV cache is sent to a decode pool, possibly of another chip, which generates the rest.
 
-KV transfer of a prompt of I tokens: every rank of the prefill replica sends its shard of the cache in parallel
-(layer by layer, so the first token is not held back by it, but the decode replica can start only once it has
-arrived):
-    t = latency + I x kv_bytes_per_token / B,   B = min(prefill ranks, decode ranks) x per-rank link bandwidth
+KV transfer of a prompt of I tokens: every rank of the prefill replica that holds a share of the cache sends it in
+parallel (layer by layer, so the first token, which the prefill replica samples and streams as Splitwise's prompt
+machine does, is not held back by it, but the decode replica can start only once it has arrived):
+    t = latency + I x kv_bytes_per_token / B,   B = min over the two ends of (ranks holding it x per-rank link)
 over the scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when
 the two chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and
 both pools fit in it; else over the scale-out network (the slower side's NIC share per rank, at the fabric's
@@ -57,25 +57,28 @@ def kv_transfer(
     that hold it at both ends: every rank of a replica (its heads', or its stage's layers' share), but under
     attention DP only the request's own rank of each pipeline stage."""
     per_token = model.kv_bytes_per_token(stored_bytes(prefill.plan.kv_precision))
-    ranks = min(_holders(prefill), _holders(decode))
+    sending, receiving = _holders(prefill), _holders(decode)
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:
         bw = link[0] * min(prefill.topo.up_efficiency, decode.topo.up_efficiency)
+        total_bw = bw * min(sending, receiving)
         latency = link[1]
         fabric = f"{hybrid.scaleup.fabric.id} in {hybrid.id}"
     elif same_domain and prefill.system.id == decode.system.id:
-        bw = prefill.topo.up_bandwidth * prefill.topo.up_efficiency
+        total_bw = prefill.topo.up_bandwidth * prefill.topo.up_efficiency * min(sending, receiving)
         latency = prefill.topo.up_latency
         fabric = prefill.system.scaleup.fabric.id
     else:
-        bw = min(
-            prefill.topo.out_bandwidth * prefill.topo.out_efficiency,
-            decode.topo.out_bandwidth * decode.topo.out_efficiency,
+        # each end's ranks send or receive over their own share of its NICs: the slower end sets the rate (a
+        # Trainium rank, a NeuronCore, has a quarter of a chip's share; an H100 rank a whole GPU's)
+        total_bw = min(
+            prefill.topo.out_bandwidth * prefill.topo.out_efficiency * sending,
+            decode.topo.out_bandwidth * decode.topo.out_efficiency * receiving,
         )
         latency = max(prefill.topo.out_latency, decode.topo.out_latency)
         ends = (prefill.system.scaleout_fabric.id, decode.system.scaleout_fabric.id)
         # two systems' networks: the transfer runs at the slower end's rate, and both are named
         fabric = ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
-    total_bw = max(bw * ranks, 1.0)
+    total_bw = max(total_bw, 1.0)
     projected = link is not None and hybrid is not None and hybrid.projected
     return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected)

@@ -10,6 +10,7 @@ training, efficiency.yaml) scaled by the engine's compute and memory factors, wi
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -218,6 +219,25 @@ def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
     """Whether the catalog holds figures of `engine` on `chip_family` (fitted to serving measurements of the family,
     or carried from a sibling's fit), rather than the engine's defaults alone."""
     return any(_chips(node, chip_family) is not None for node in _nodes(catalog, engine))
+
+
+#: A carried figure's derivation opens with the fit it is taken from: 'taken from the ... fit on FAMILY
+#: (engines.ENGINE.chips.FAMILY; ...'.
+_CARRIED = re.compile(r"taken from the .*? fit on [\w-]+ \(engines\.([\w-]+)\.chips\.([\w-]+)")
+
+
+def engine_carried_from(catalog: Catalog, engine: str, chip_family: str) -> str | None:
+    """'ENGINE on FAMILY': the serving fit every figure of `engine` on `chip_family` is taken from, where no serving
+    run of that engine on the family was fitted (Trainium3 and 4 run vLLM-on-Neuron's Trainium2 fit, Blackwell
+    Ultra TensorRT-LLM's Blackwell one); None where the family has figures of its own, or none (engine_fitted)."""
+    own, parent = _nodes(catalog, engine)
+    figures = {**(_chips(parent, chip_family) or {}), **(_chips(own, chip_family) or {})}
+    leaders = {
+        f"{m.group(1)} on {m.group(2)}" if (m := _CARRIED.match(f.derivation)) else None
+        for f in figures.values()
+        if isinstance(f, Figure)
+    }
+    return leaders.pop() if len(leaders) == 1 and None not in leaders else None
 
 
 def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EngineProfile:

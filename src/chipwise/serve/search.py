@@ -505,6 +505,7 @@ def at_rate(
     out: float,
     rate_per_replica: Array,
     drafting: Drafting | None = None,
+    fleet_rate: float = 0.0,
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
@@ -512,7 +513,9 @@ def at_rate(
     at the tail), for the prompts ahead of it (_prompt_wait: an M/D/1 queue in the utilisation by the prompts' own
     work), and for a free batch slot when all are taken (_slot_wait: Erlang C over the batch limit, each request
     holding its slot for its prefill and its output tokens' steps); attention-DP balancing adds its gather
-    (_balancing_wait)."""
+    (_balancing_wait). With `fleet_rate` (the whole load, requests/s) the fleet's fleet_rate / rate_per_replica
+    replicas pool their slots: a least-loaded router sends a request to a replica with a free slot, so the slot wait
+    is Erlang C over all of them (what lets replicas of a few slots, Neuron's compiled batches, run loaded)."""
     lam = np.asarray(rate_per_replica, dtype=np.float64)
     need = lam * out  # output tokens/s
     rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
@@ -528,10 +531,11 @@ def at_rate(
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     queue, queue99 = _prompt_wait(busy, est.prefill_s, est.prefill_work_s, np.minimum(rho_p, MAX_UTILISATION))
     hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot
-    slots = top
+    pooled = np.maximum(fleet_rate / np.maximum(lam, 1e-300), 1.0) if fleet_rate > 0 else 1.0  # replicas
+    slots = top * pooled
     # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is all their wait
     holds = out > 1.0
-    offered = np.minimum(lam * hold, MAX_UTILISATION * slots)
+    offered = np.minimum(lam * pooled * hold, MAX_UTILISATION * slots)
     held, held99 = _slot_wait(slots, offered, hold) if holds else (np.zeros_like(hold), np.zeros_like(hold))
     iteration = tpot * (drafting.spec.tokens_per_step if drafting else 1.0)  # a drafting step yields tau tokens
     wait = iteration / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
@@ -541,7 +545,7 @@ def at_rate(
     first = est.prefill_s + eng.host_request_s  # a lone prompt's first token, the front end included
     ttft = first + wait
     ttft_p99 = first + wait99
-    over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION) | (holds & (lam * hold >= MAX_UTILISATION * slots))
+    over = (rho >= MAX_UTILISATION) | (rho_p >= MAX_UTILISATION) | (holds & (lam * hold >= MAX_UTILISATION * top))
     return Operating(
         batch=np.broadcast_to(top, b.shape) if eng.static_batch else b,
         tpot=np.where(over, np.inf, tpot),

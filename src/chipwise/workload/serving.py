@@ -464,6 +464,12 @@ class Load:
         return "offline (all requests at once)" if self.kind == "offline" else "trace arrivals"
 
 
+def is_count(value: Any) -> bool:
+    """A whole number of at least 1 (users, tokens), as a Python caller might pass it: 64 or 64.0, not 2.5, True or
+    '64'."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and value >= 1 and value == int(value)
+
+
 def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: str = "--") -> Load:
     """The one load a request names: an arrival rate, a number of concurrent users, or offline (`flag` prefixes
     the option names in the error, '--' on the command line)."""
@@ -473,12 +479,13 @@ def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: st
             "Fix: pick one."
         )
     if rate is not None:
-        if not (math.isfinite(rate) and rate > 0):
-            raise ChipwiseError(f"{flag}rate {rate:g} is not a positive number of requests/s. Fix: give e.g. 20.")
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not (math.isfinite(rate) and rate > 0):
+            shown = f"{rate:g}" if isinstance(rate, int | float) else repr(rate)
+            raise ChipwiseError(f"{flag}rate {shown} is not a positive number of requests/s. Fix: give e.g. 20.")
         return Load("rate", rate=float(rate))
     if concurrency is not None:
-        if concurrency < 1:
-            raise ChipwiseError(f"{flag}concurrency {concurrency} is below 1. Fix: give at least one user.")
+        if not is_count(concurrency):
+            raise ChipwiseError(f"{flag}concurrency {concurrency!r} is not a whole number of users. Fix: give e.g. 64.")
         return Load("closed", concurrency=int(concurrency))
     return Load("offline")
 

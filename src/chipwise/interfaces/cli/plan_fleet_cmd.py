@@ -22,7 +22,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     projected_banner,
 )
-from chipwise.interfaces.cli.plan_serve_cmd import parse_slo
+from chipwise.planner.serving_choice import check_slo
 from chipwise.serve.quant import RELEASED
 from chipwise.workload.scenario import parse_count
 
@@ -55,7 +55,7 @@ def fleet(
     """The cheapest mix of instance types (MILP) that serves a multi-bucket workload within its SLO."""
     from chipwise.planner.fleet import parse_limits, plan_fleet
 
-    targets = parse_slo(slo)
+    targets = check_slo(slo)
     cat = catalog_from(catalog_files, sets)
     with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
         report = plan_fleet(
@@ -148,7 +148,7 @@ def lifecycle(
             train_chips,
             input_tokens,
             output_tokens,
-            parse_slo(slo),
+            check_slo(slo),
             train_precision,
             serve_precision,
             objective,

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 import typer
 
-from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -20,45 +18,9 @@ from chipwise.interfaces.cli.common import (
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving import plan_serve_inputs
-from chipwise.planner.serving_choice import SLO_KEYS
+from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
-from chipwise.workload.serving import load_of, slo_seconds
-
-
-def parse_slo(text: str | None) -> dict[str, float]:
-    """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
-    any case), each key at most once."""
-    if not text:
-        return {}
-    out: dict[str, float] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        key, sep, value = (part.strip() for part in item.partition("="))
-        key = key.lower()
-        if not sep or not key or not value:
-            raise ChipwiseError(
-                f"SLO item '{item.strip()}' is not KEY=VALUEUNIT. Fix: write e.g. --slo ttft_p99=2s,tpot_p99=50ms."
-            )
-        if key not in SLO_KEYS:
-            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
-        if key in out:
-            raise ChipwiseError(f"SLO key '{key}' is given twice. Fix: give each key once.")
-        try:
-            out[key] = slo_seconds(value, unit_required=True)
-        except ValueError as exc:
-            raise ChipwiseError(f"SLO {key}={exc}. Fix: write e.g. {_slo_example(key, value)}.") from None
-    return out
-
-
-def _slo_example(key: str, value: str) -> str:
-    """The item with a unit that fits its key: milliseconds for a token's time, seconds for a first token or an
-    answer (the user's number where it is a positive one)."""
-    unit, number = ("ms", "50") if key.startswith("tpot") else ("s", "2")
-    given = re.match(r"\d*\.?\d+", value)
-    if given and float(given.group()) > 0:
-        number = given.group()
-    return f"{key}={number}{unit}"
+from chipwise.workload.serving import load_of
 
 
 def serve(
@@ -132,10 +94,7 @@ def serve(
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     load = load_of(rate, concurrency, offline)
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
-    targets = parse_slo(slo)
-    for name, value in (("--input-tokens", input_tokens), ("--output-tokens", output_tokens)):
-        if value < 1:
-            raise ChipwiseError(f"{name} {value} is below 1. Fix: give a positive number of tokens.")
+    targets = check_slo(slo)
     cat = catalog_from(catalog_files, sets)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
         cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -30,16 +30,20 @@ _plan_text = fmt.serving_plan
 
 
 def _pools(
-    hardware: str, plans: dict[str, dict[str, Any]], defaults: Sequence[str] = (), systems: str | None = None
+    hardware: str,
+    plans: dict[str, dict[str, Any]],
+    defaults: Sequence[str] = (),
+    systems: str | None = None,
+    carried: Mapping[str, str] | None = None,
 ) -> tuple[str, str]:
     """Hardware and plan cells of a ranking row: one line, or one line per pool of a disaggregated deployment
     ('P: b200' over 'D: h200'; the planner names such a pair 'b200>h200'); a chip whose engine runs on its
-    defaults (`defaults`) is marked with a dagger; with `systems` ('p5.48xlarge', or a pair 'a>b') each chip is
-    followed by its system, where one chip is ranked in several."""
+    defaults (`defaults`) is marked with a dagger, one whose engine figures are carried from another fit
+    (`carried`) with a double dagger; with `systems` ('p5.48xlarge', or a pair 'a>b') each chip is followed by
+    its system, where one chip is ranked in several."""
     names = dict(zip(hardware.split(">"), systems.split(">"), strict=True)) if systems else {}
-    marked = {
-        c: c + (f" ({names[c]})" if c in names else "") + (" †" if c in defaults else "") for c in hardware.split(">")
-    }
+    marks = {c: " †" if c in defaults else " ‡" if c in (carried or {}) else "" for c in hardware.split(">")}
+    marked = {c: c + (f" ({names[c]})" if c in names else "") + marks[c] for c in hardware.split(">")}
     if len(plans) == 1:
         return marked[hardware], _plan_text(next(iter(plans.values())))
     chips = dict(zip(("prefill", "decode"), hardware.split(">"), strict=True))
@@ -215,6 +219,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             {role: plan[role] for role in ("prefill", "decode")} if r["disaggregated"] else {"": plan},
             r.get("engine_defaults", ()),
             r.get("system") if several else None,
+            r.get("engine_carried"),
         )
         est = r["estimate"]
         table.add_row(
@@ -229,10 +234,19 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     if report["results"]:
         console.print(table)
-    if any(r.get("engine_defaults") for r in report["results"][:top]):
+    shown = report["results"][:top] + report["verified"]
+    if any(r.get("engine_defaults") for r in shown):
         console.print(
-            "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults "
-            "(docs/accuracy.md)[/]"
+            "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults (its "
+            "training efficiencies at full engine scale, 5 us a layer), which err by about a third either way on "
+            "Gaudi's held-out rows, up to 78% fast on Gaudi 3 70B (docs/research/heldout_serving.md)[/]"
+        )
+    carried = {c: s for r in shown for c, s in (r.get("engine_carried") or {}).items()}
+    if carried:
+        sources = "; ".join(f"{chip} from {source}" for chip, source in sorted(carried.items()))
+        console.print(
+            f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
+            f"sibling's fit ({sources}; docs/serving.md section 4)[/]"
         )
     if report.get("price_notes"):
         console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
@@ -248,7 +262,11 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             _column(vt, c)
         for v in report["verified"]:
             hardware, plan = _pools(
-                v["hardware"], v["plan"], v.get("engine_defaults", ()), v.get("system") if several else None
+                v["hardware"],
+                v["plan"],
+                v.get("engine_defaults", ()),
+                v.get("system") if several else None,
+                v.get("engine_carried"),
             )
             vt.add_row(
                 hardware,
