@@ -24,6 +24,14 @@ def test_catalog_list_json_has_every_chip(capsys: pytest.CaptureFixture[str]) ->
     assert trn4["projected"] and trn4["figures"]["flops.fp8"]["status"] == "projected"
 
 
+def test_catalog_show_prints_ratios_bare(capsys: pytest.CaptureFixture[str]) -> None:
+    """An efficiency of 0.8 reads '0.8', not '0.8 1' (its unit is the ratio's '1'); latencies keep their units."""
+    assert run(["catalog", "show", "efa-v2"]) == 0
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in capsys.readouterr().out.splitlines()
+            if line.count("│") >= 4}  # fmt: skip
+    assert rows["bus_efficiency"] == "0.8" and rows["latency"] == "10 us"
+
+
 def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, ["catalog", "show", "p5", "--json"])
     assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]

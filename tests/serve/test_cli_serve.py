@@ -720,3 +720,33 @@ def test_plan_serve_marks_chips_running_a_siblings_fit(capsys: pytest.CaptureFix
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "trn3 ‡" in out and "carried from a sibling's fit (trn3 from vllm-neuron on trainium2" in out
+
+
+def test_an_offline_search_refuses_first_token_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline, every request is queued at once: a first token waits for as many requests as the run has, so a TTFT
+    or end-to-end target is one line (it was accepted and every option read 'NOT met ... add hardware')."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--offline", "--slo", "ttft_p99=2s", "--hardware", "h100-sxm"]
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert "ttft_p99 does not describe the deployment. Fix: give a TPOT target only" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_plan_serve_explains_neuron_ranks_and_predict_cross_engine_splits(capsys: pytest.CaptureFixture[str]) -> None:
+    """'TP8 ... 2 chips' on Trainium is said (a rank is a NeuronCore); a split whose pools run two engines says
+    that no shipping engine pair hands a KV cache over."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "4", "--input-tokens", "2000", "--output-tokens",
+            "200", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "trn2", "--no-disaggregated",
+            "--requests", "300"]  # fmt: skip
+    assert run(argv) == 0
+    assert "a rank on Trainium and Inferentia is a NeuronCore: trn2 has 4 a chip" in " ".join(
+        capsys.readouterr().out.split()
+    )
+    mixed = (
+        "{kind: serve, model: llama-3.1-8b, hardware: trn2, input_tokens: 1000, output_tokens: 100, arrival_rate: 2, "
+        "requests: 200, plan: {disaggregated: true, prefill: {hardware: trn2, tp: 4, replicas: 1}, "
+        "decode: {hardware: h100-sxm, tp: 1, replicas: 1}}}"
+    )
+    assert run(["predict", mixed]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "from neuron to trtllm: no shipping engine pair hands a KV cache over" in out

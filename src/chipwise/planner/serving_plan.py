@@ -102,6 +102,13 @@ def plan_serving(
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
     draftings = [drafting_for(catalog, model, option) for option in speculation_options(speculative)]
     targets = check_slo(slo)
+    queued = [k for k in targets if k.startswith(("ttft", "e2e")) and load.kind == "offline"]
+    if queued:
+        raise ChipwiseError(
+            f"an offline run queues every request at once, so its first tokens wait for the requests ahead of them, "
+            f"as many as the run has: {', '.join(queued)} does not describe the deployment. Fix: give a TPOT target "
+            "only, or an arrival rate or a number of users."
+        )
     job = ServingJob(
         model=model,
         input=LengthDist.fixed(input_tokens),

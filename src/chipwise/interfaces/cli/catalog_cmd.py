@@ -189,8 +189,13 @@ def _print_sources(cat: Catalog, entries: list[tuple[str, dict[str, Figure]]]) -
                 else "; ".join(cat.source_text(s) for s in fig.source)
             )
             status = fig.status if fig.status in ("spec", "measured") else f"[yellow]{fig.status}[/]"
-            table.add_row(ident, name, f"{fig.value} {fig.unit}".strip(), status, origin)
+            table.add_row(ident, name, _with_unit(fig.value, fig.unit), status, origin)
     console.print(table)
+
+
+def _with_unit(value: object, unit: str) -> str:
+    """A figure and its unit; a ratio (unit '1') bare: an efficiency of 0.8, not '0.8 1'."""
+    return str(value) if unit in ("1", "") else f"{value} {unit}"
 
 
 @app.command("show")
@@ -242,7 +247,7 @@ def show(
         value = fig.value
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # a launch year of 2025, not 2025.0; 144 GiB, not 144.0
-        row = [name, f"{value} {fig.unit}".strip(), fig.status]
+        row = [name, _with_unit(value, fig.unit), fig.status]
         if sources:
             row.append(fig.derivation if fig.derivation else "; ".join(cat.source_text(s) for s in fig.source))
         row.append(fig.note)

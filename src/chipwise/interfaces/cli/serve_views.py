@@ -29,6 +29,23 @@ _usd = fmt.price
 _plan_text = fmt.serving_plan
 
 
+def _handover(engines: str) -> str:
+    """A caveat for a split whose pools run two engines ('neuron>trtllm'): no shipping pair hands a KV cache over."""
+    ends = engines.split(">")
+    if len(ends) != 2 or ends[0] == ends[1]:
+        return ""
+    return f" [yellow](from {ends[0]} to {ends[1]}: no shipping engine pair hands a KV cache over; assumed one does)[/]"
+
+
+def _ranks_per_chip(row: Mapping[str, Any]) -> int:
+    """Ranks (tp x pp) a colocated row's chips hold each: 1 on a GPU, a NeuronCore count on Trainium."""
+    if row["disaggregated"] or not row.get("chips"):
+        return 1
+    p = row["plan"]
+    ranks: float = p["tp"] * p.get("pp", 1) * p["replicas"] / row["chips"]
+    return round(ranks)
+
+
 def _pools(
     hardware: str,
     plans: dict[str, dict[str, Any]],
@@ -82,7 +99,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             p = plan[role]
             head.add_row(f"{role} pool", f"{p['hardware']} {_plan_text(p)}  ({r['plan_source']})")
         if "kv_transfer" in r:
-            head.add_row("KV transfer per mean prompt", _ms(r["kv_transfer"]["seconds_for_mean_prompt"]))
+            k = r["kv_transfer"]
+            engines = f"{plan['prefill']['engine']}>{plan['decode']['engine']}"
+            head.add_row("KV transfer per mean prompt", f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
+                         + _handover(engines))  # fmt: skip
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
@@ -248,6 +268,13 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
             f"sibling's fit ({sources}; docs/serving.md section 4)[/]"
         )
+    neuron = next((r for r in report["results"][:top] if _ranks_per_chip(r) > 1), None)
+    if neuron is not None:
+        per, tp = _ranks_per_chip(neuron), neuron["plan"]["tp"]
+        console.print(
+            f"[dim]a rank on Trainium and Inferentia is a NeuronCore: {neuron['hardware']} has {per} a chip, so "
+            f"TP{tp} runs on {tp / per:g} chips[/]"
+        )
     if report.get("price_notes"):
         console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
     if report["load"]["kind"] == "offline" and report["results"]:
@@ -286,6 +313,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                     f"{v['hardware'].replace('>', ' -> ')}: KV cache of a mean prompt moves in "
                     f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
                     + (" [yellow](projected)[/]" if k.get("projected") else "")
+                    + _handover(str(v.get("engine", "")))
                 )
         counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
         if counts:
