@@ -750,3 +750,16 @@ def test_plan_serve_explains_neuron_ranks_and_predict_cross_engine_splits(capsys
     assert run(["predict", mixed]) == 0
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "from neuron to trtllm: no shipping engine pair hands a KV cache over" in out
+
+
+def test_the_ranking_shows_the_count_its_check_settled_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama-3.1-70B at 5 req/s on Trainium2: the estimate's nine TP16 replicas (36 chips) meet the SLO with seven
+    in simulation; the ranking row said 36 chips beside a check of 28, and now says '36 -> 28'."""
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
+            "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "trn2", "--no-disaggregated"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    checked = data["verified"][0]
+    assert checked["rank"] == 1 and checked["chips"] < data["results"][0]["chips"]
+    assert run(argv) == 0
+    out = capsys.readouterr().out
+    assert f"{data['results'][0]['chips']} -> {checked['chips']}" in out and "a -> b chips" in out

@@ -432,7 +432,7 @@ def _verify(
         out["simulated"] = {"requests": count, "fleet_share": share, "steady_state": bool(out["steady_state"])}
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
-    for row in rows:
+    for rank, row in enumerate(rows, start=1):
         try:
             setup = _row_setup(catalog, model, job, row)
         except (InfeasibleError, ChipwiseError):
@@ -466,6 +466,7 @@ def _verify(
         econ = economics(catalog, price_pools, served_out, served_all, pricing, region)
         done.append(
             {
+                "rank": rank,  # the ranking row it checks (results[rank - 1]), whose count it may have changed
                 "hardware": row["hardware"],
                 "system": row["system"],
                 "engine": row["engine"],

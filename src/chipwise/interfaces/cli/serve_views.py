@@ -232,6 +232,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     # a chip ranked in more than one system (--hardware p5.48xlarge,azure-nd-h100-v5) is named with its system
     rows = report["results"] + report["verified"]
     several = len({r.get("system") for r in rows}) > len({r["hardware"] for r in rows})
+    checked = {v["rank"]: v["chips"] for v in report["verified"] if "rank" in v}  # the counts the check settled on
     for i, r in enumerate(report["results"][:top], start=1):
         plan = r["plan"]
         hardware, plan_text = _pools(
@@ -246,7 +247,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             str(i),
             hardware + (" [yellow](proj.)[/]" if r.get("projected") else ""),
             plan_text,
-            f"{r['chips']:g}",
+            f"{r['chips']:g}" + (f" -> {checked[i]:g}" if checked.get(i, r["chips"]) != r["chips"] else ""),
             _usd(r["cost_usd_per_hour"]),
             _usd(r["cost_usd_per_mtok"]),
             _ms(est["tpot_s"]),
@@ -254,6 +255,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     if report["results"]:
         console.print(table)
+    if any(checked.get(i, r["chips"]) != r["chips"] for i, r in enumerate(report["results"][:top], start=1)):
+        console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
     shown = report["results"][:top] + report["verified"]
     if any(r.get("engine_defaults") for r in shown):
         console.print(
