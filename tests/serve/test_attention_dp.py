@@ -290,3 +290,16 @@ def test_a_ranked_shape_meets_the_slo_at_its_own_share_of_the_load(capsys: pytes
     assert all(r["estimate"]["ttft_p99_s"] <= 2.0 for r in data["results"])
     best = data["best"]
     assert best["slo_met"] and best["chips"] == 4 and best["plan"]["both"]["adp_balance"] is False
+
+
+def test_a_stated_deployment_takes_the_batch_its_kv_cache_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """With no max_batch, a stated DEP4 replica's batch limit was the fastest the estimate saw at the load: 64 slots
+    with balancing on (23 of them busy; the estimate a fraction of a percent faster), 864 off, so flipping
+    balancing alone read a third of the capacity. Limits within 1% of the fastest are ties, and the largest wins:
+    both take what the KV cache holds, and balancing, which batches prompts, carries more."""
+    base = SCENARIO.replace("requests: 300", "requests: 200")
+    on = run_json(capsys, ["predict", base, "--json"])
+    off = run_json(capsys, ["predict", base.replace("attention_dp: true", "attention_dp: true, adp_balance: false"),
+                            "--json"])  # fmt: skip
+    assert on["plan"]["max_batch"] == off["plan"]["max_batch"] > 512
+    assert on["load"]["capacity_requests_per_s"] > off["load"]["capacity_requests_per_s"]
