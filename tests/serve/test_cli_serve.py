@@ -763,3 +763,16 @@ def test_the_ranking_shows_the_count_its_check_settled_on(capsys: pytest.Capture
     assert run(argv) == 0
     out = capsys.readouterr().out
     assert f"{data['results'][0]['chips']} -> {checked['chips']}" in out and "a -> b chips" in out
+
+
+def test_a_closed_loop_of_fewer_requests_than_two_per_user_is_too_short(capsys: pytest.CaptureFixture[str]) -> None:
+    """64 users and 100 requests: each user's first request, all started together, is most of the run (it read 18%
+    more output tokens/s than a steady run, unflagged)."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, input_tokens: 500, output_tokens: 100, "
+        "concurrency: 64, requests: 100}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert data["short_run"] == {"users": 64, "requests_for_steady_state": 256} and data["steady_state"] is False
+    assert run(["predict", scenario]) == 0
+    assert "100 requests for 64 users: each user's first" in " ".join(capsys.readouterr().out.replace("│", " ").split())

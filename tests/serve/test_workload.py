@@ -242,3 +242,32 @@ def test_lengths_that_would_be_silently_changed_are_errors(extra: str, needle: s
     with pytest.raises(ChipwiseError) as exc:
         load_scenario(BASE + extra)
     assert needle in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        ("concurrency: 8\nburstiness: 4\n", "burstiness shapes an arrival_rate's gaps"),
+        ("offline: true\nburstiness: 4\n", "burstiness shapes an arrival_rate's gaps"),
+        ("concurrency: 8\nduration_s: 10\n", "duration_s sets how long an arrival_rate lasts"),
+        ("arrival_rate: 2\nseed: -1\n", "seed"),
+    ],
+)
+def test_load_keys_that_do_not_apply_are_refused(extra: str, says: str) -> None:
+    """A load key the load does not use was ignored (burstiness beside users, duration_s beside a trace); a negative
+    seed crashed the simulator ('internal error')."""
+    with pytest.raises(ChipwiseError, match=says):
+        load_scenario(BASE + "output_tokens: 8\n" + extra)
+
+
+def test_a_spreadsheet_trace_reads_as_written(tmp_path: Path) -> None:
+    """A spreadsheet's CSV export opens with a byte-order mark and may capitalise its headers; a missing value says
+    which (it read "output_tokens 'None' is not a number")."""
+    bom = tmp_path / "bom.csv"
+    bom.write_text("Arrival_S,Input_Tokens,Output_Tokens\n0,100,10\n0.5,200,20\n", encoding="utf-8-sig")
+    trace = read_trace(str(bom))
+    assert trace.input.tolist() == [100, 200] and trace.arrival.tolist() == [0.0, 0.5]
+    short = tmp_path / "short.csv"
+    short.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n0.5,200\n")
+    with pytest.raises(ChipwiseError, match=r"data row 2 has no output_tokens\. Fix: give every request its"):
+        read_trace(str(short))

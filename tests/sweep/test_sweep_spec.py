@@ -87,7 +87,7 @@ def test_catalog_file_contents_are_part_of_the_id(write_sweep: WriteSweep, tmp_p
 @pytest.mark.parametrize(
     ("how", "needle"),
     [
-        ({"append": "grdi: {}\n"}, "unknown key 'grdi'. Did you mean 'grid'?"),
+        ({"append": "grdi: {}\n"}, "unknown key 'grdi' (did you mean 'grid'?)"),
         ({"edits": [(GRID, "  {}\n")]}, "grid is empty"),
         ({"text": "base: {model: llama-3.1-8b}\ngrid: {}\n"}, "grid is empty"),
         ({"edits": [("chips: [8, 16, 32]", "chips: []")]}, "grid axis 'chips' is empty"),
@@ -144,3 +144,13 @@ def test_example_sweep_is_valid() -> None:
     spec = load_sweep(Path(__file__).resolve().parents[2] / "examples" / "trn-vs-gpu.yaml")
     assert len(list(spec.points())) == 16
     assert len(check_sweep(spec)) == 2
+
+
+def test_a_trace_in_a_sweep_is_read_from_the_sweep_files_folder(tmp_path: Path) -> None:
+    """As a scenario file's trace is: run from another folder, every point failed with 'does not exist'."""
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, trace: bursty.csv}\n"
+        "grid: {prefix_hit_rate: [0, 0.5]}\n"
+    )
+    assert load_sweep(sweep).base["trace"] == str(tmp_path / "bursty.csv")

@@ -657,6 +657,10 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         # an offline run of one batch: no request waits for a slot or joins a running batch
         result["short_run"] = {"batch_slots": slots, "requests_for_steady_state": STEADY_WAVES * slots}
         result["steady_state"] = False
+    elif job.load.kind == "closed" and issued < 2 * (users := job.load.concurrency):
+        # fewer requests than two per user: each user's first request, all started together, is the run
+        result["short_run"] = {"users": users, "requests_for_steady_state": STEADY_WAVES * users}
+        result["steady_state"] = False
     caveat = _slo_caveat(result)
     if caveat:
         result["slo_caveat"] = caveat

@@ -131,6 +131,12 @@ def point_id(scenario: Mapping[str, Any], variant: Variant) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _from(folder: Path, trace: Any) -> Any:
+    """A trace path relative to the sweep file's folder (as a scenario file's are to its own), not to the current
+    directory; absolute paths and other values stay as they are."""
+    return str(folder / trace) if isinstance(trace, str) and not Path(trace).is_absolute() else trace
+
+
 def _fail(where: str, problem: str, fix: str) -> ChipwiseError:
     return ChipwiseError(f"{where}: {problem}. Fix: {fix}.")
 
@@ -271,8 +277,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
     for key in data:
         if key not in KEYS:
             close = difflib.get_close_matches(str(key), KEYS, n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise _fail(where, f"unknown key '{key}'.{hint}", f"use only {', '.join(KEYS)} ({FORMAT})")
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise _fail(where, f"unknown key '{key}'{hint}", f"use only {', '.join(KEYS)} ({FORMAT})")
     name = data.get("name", path.stem)
     if not isinstance(name, str | int | float) or not str(name).strip():
         raise _fail(where, "'name' must be a non-empty string", "give the sweep a name, e.g. name: trn-vs-gpu")
@@ -293,8 +299,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
         name=str(name).strip(),
         source=str(path.resolve()),
         kind=str(kind),
-        base={str(k): v for k, v in base.items()},
-        grid=grid,
+        base={str(k): _from(path.parent, v) if k == "trace" else v for k, v in base.items()},
+        grid={k: [_from(path.parent, v) for v in vs] if k == "trace" else vs for k, vs in grid.items()},
         zips=zips,
         variants=variants,
         raw=data,

@@ -242,7 +242,7 @@ class ServeScenario(_Strict):
     pricing: str = "on-demand"
     region: str | None = None
     provider: str | None = None
-    seed: int = 0
+    seed: Annotated[int, Field(ge=0)] = 0
 
     @model_validator(mode="after")
     def _load(self) -> ServeScenario:
@@ -253,6 +253,10 @@ class ServeScenario(_Strict):
             raise ValueError("give a load: arrival_rate (requests/s), concurrency (users) or offline: true")
         if self.requests is not None and self.duration_s is not None:
             raise ValueError("give requests or duration_s, not both")
+        if self.burstiness != 1.0 and self.arrival_rate is None:
+            raise ValueError("burstiness shapes an arrival_rate's gaps; drop it (or give arrival_rate)")
+        if self.duration_s is not None and self.arrival_rate is None:
+            raise ValueError("duration_s sets how long an arrival_rate lasts; give requests instead (or arrival_rate)")
         if isinstance(self.input_tokens, int) and self.input_tokens <= 0:
             raise ValueError(f"input_tokens must be positive, got {self.input_tokens}")
         if isinstance(self.output_tokens, int) and self.output_tokens <= 0:
@@ -377,9 +381,11 @@ EPOCH_MS = 1e12
 
 
 def _column(header: list[str], role: str, path: str) -> str:
+    """The header's column for `role`, matched without regard to case or surrounding spaces."""
+    names = {str(h).strip().lower(): h for h in header}
     for name in TRACE_COLUMNS[role]:
-        if name in header:
-            return name
+        if name in names:
+            return str(names[name])
     raise ChipwiseError(
         f"trace '{path}' has no {role} column (one of {', '.join(TRACE_COLUMNS[role])}). Fix: add that column."
     )
@@ -391,7 +397,7 @@ def read_trace(path: str) -> Trace:
     if not p.exists():
         raise ChipwiseError(f"trace file '{path}' does not exist. Fix: check the path.")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV export opens with a byte-order mark
     except OSError as exc:
         raise ChipwiseError(f"cannot read trace '{path}': {exc.strerror}. Fix: check the path.") from None
     rows: list[dict[str, Any]]
@@ -414,17 +420,22 @@ def read_trace(path: str) -> Trace:
     header = list(rows[0].keys())
     cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
     values: dict[str, list[float]] = {role: [] for role in cols}
+    where = "line" if p.suffix.lower() in (".jsonl", ".json", ".ndjson") else "data row"
     for i, row in enumerate(rows, start=1):
         for role, col in cols.items():
             raw = row.get(col)
+            if raw is None or (isinstance(raw, str) and not raw.strip()):
+                raise ChipwiseError(f"trace '{path}' {where} {i} has no {col}. Fix: give every request its {col}.")
             try:
-                v = float(raw)  # type: ignore[arg-type]
+                v = float(raw)
             except (TypeError, ValueError):
                 raise ChipwiseError(
-                    f"trace '{path}' row {i}: {col} '{raw}' is not a number. Fix: correct that value."
+                    f"trace '{path}' {where} {i}: {col} '{raw}' is not a number. Fix: correct that value."
                 ) from None
             if not math.isfinite(v) or v < 0 or (role != "arrival" and v < 1):
-                raise ChipwiseError(f"trace '{path}' row {i}: {col} {raw} is out of range. Fix: correct that value.")
+                raise ChipwiseError(
+                    f"trace '{path}' {where} {i}: {col} {raw} is out of range. Fix: correct that value."
+                )
             values[role].append(v)
     arrival = np.asarray(values["arrival"], dtype=np.float64)
     order = np.argsort(arrival, kind="stable")

@@ -124,6 +124,9 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
                 f"{r['requests']['finished']:,} requests for {short['batch_slots']:,} batch slots: one batch, in "
                 "which no request waits for a slot or joins a running batch; "
                 if "batch_slots" in short
+                else f"{r['requests']['finished']:,} requests for {short['users']:,} users: each user's first, all "
+                "started together, is most of the run; "
+                if "users" in short
                 else f"arrivals span {short['arrival_span_s']:.3g} s, less than two request latencies "
                 f"({short['request_latency_s']:.3g} s each): throughput and latencies are of the batch filling; "
             )
