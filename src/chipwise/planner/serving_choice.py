@@ -124,7 +124,7 @@ def _slo_example(key: str, value: str) -> str:
 #: together (each in one iteration, up to its token budget); its answers leave with their first token, so the limit
 #: is not a latency knob. One prompt at a time would leave an attention-DP replica's other ranks idle.
 PREFILL_POOL_BATCH = 64
-#: Batch limits of a stated deployment within this share of the fastest's estimated speed count as as fast
+#: Batch limits of a stated deployment within this share of the fastest's estimated speed count as just as fast
 STATED_TIE = 0.01
 
 

@@ -165,7 +165,8 @@ def summarise(
     dropped = int((r["dropped"] > 0).sum())
     e2e_mean = float(np.nanmean(lat["e2e"])) if finished else math.nan
     arrivals = r["arrival"][issued]
-    span = float(arrivals.max() - arrivals.min()) if arrivals.size > 1 else 0.0
+    first = float(arrivals.min()) if arrivals.size else 0.0
+    span = float(arrivals.max()) - first if arrivals.size > 1 else 0.0
     rate = (arrivals.size - 1) / span if span > 0 else math.nan
     good = meets(targets or {}, lat)
     output_tps = out_tok / width
@@ -201,7 +202,7 @@ def summarise(
         "little_law": {
             "arrival_rate_per_s": rate,
             "mean_latency_s": e2e_mean,
-            "mean_in_system": _mean_in_system(r, arrivals.min() if arrivals.size else 0.0, arrivals.min() + span),
+            "mean_in_system": _mean_in_system(r, first, first + span),
         },
         "window_s": [lo, hi],
         "arrival_span_s": span,
