@@ -271,12 +271,11 @@ def _step_time(
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
     piece = np.minimum(inp, prompts.cap / schedulers(eng, shapes.tp, shapes.adp)) * prompts.padding
-    heavy_first = ranks * np.maximum(first / ranks, np.minimum(piece, first))
-    heavy_last = ranks * np.maximum(last / ranks, np.minimum(piece, last))
-    full = full + rank_imbalance(model, dev, weight_precision, shapes, base + first, base + heavy_first)
-    rest = rest + rank_imbalance(model, dev, weight_precision, shapes, base + last, base + heavy_last)
-    full = np.maximum(full + b * np.maximum(first, heavy_first) * inp / 2.0, prompts.floor)
-    rest = np.maximum(rest + b * np.maximum(last, heavy_last) * inp / 2.0, prompts.floor)
+    sent = np.stack(np.broadcast_arrays(first, last))  # prompt tokens of a full iteration and of the last, at once
+    heavy = ranks * np.maximum(sent / ranks, np.minimum(piece, sent))
+    lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
+    full = np.maximum(full + lost_full + b * np.maximum(first, heavy[0]) * inp / 2.0, prompts.floor)
+    rest = np.maximum(rest + lost_rest + b * np.maximum(last, heavy[1]) * inp / 2.0, prompts.floor)
     joined = np.where(chunked, ((pieces - 1.0) * full + rest) / pieces, full)
     if eng.mixed_batching:
         t = decode + (1.0 - iters) * plain + iters * joined

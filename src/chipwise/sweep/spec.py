@@ -24,6 +24,7 @@ import yaml
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError
 from chipwise.workload.scenario import TrainScenario, parse_count
+from chipwise.workload.serving import path_from
 
 KEYS: tuple[str, ...] = ("name", "base", "grid", "zip", "what_if", "catalog")
 FORMAT = "the format is in docs/sweep.md"
@@ -132,9 +133,9 @@ def point_id(scenario: Mapping[str, Any], variant: Variant) -> str:
 
 
 def _from(folder: Path, trace: Any) -> Any:
-    """A trace path relative to the sweep file's folder (as a scenario file's are to its own), not to the current
-    directory; absolute paths and other values stay as they are."""
-    return str(folder / trace) if isinstance(trace, str) and not Path(trace).is_absolute() else trace
+    """A trace path taken from the sweep file's folder, as a scenario file's is from its own (other values as they
+    are)."""
+    return path_from(folder, trace) if isinstance(trace, str) else trace
 
 
 def _fail(where: str, problem: str, fix: str) -> ChipwiseError:

@@ -284,10 +284,16 @@ class ServeScenario(_Strict):
         """This scenario with a relative trace path taken from `folder` (the scenario file's) rather than from the
         current directory; absolute paths stay as they are."""
         path = self.trace_path()
-        if path is None or Path(path).is_absolute():
+        if path is None:
             return self
         key = "trace" if self.trace is not None else "input_tokens"
-        return self.model_copy(update={key: str(folder / path)})
+        return self.model_copy(update={key: path_from(folder, path)})
+
+
+def path_from(folder: Path, path: str) -> str:
+    """A relative file path taken from `folder` (its scenario's or sweep's file) rather than from the current
+    directory; an absolute one as it is."""
+    return path if Path(path).is_absolute() else str(folder / path)
 
 
 # --------------------------------------------------------------------------------------------------
