@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving_choice import check_slo
+from chipwise.hardware import hardware
+from chipwise.perf.device import topology_of
+from chipwise.planner.serving_choice import _fitting, check_slo, max_rate
 from chipwise.planner.serving_plan import plan_serving
+from chipwise.serve.engine import engine_profile
+from chipwise.serve.search import Estimate, enumerate_candidates, estimate
+from chipwise.workload.presets import load_model
 from chipwise.workload.serving import Load
 
 
@@ -346,3 +352,24 @@ def test_a_short_check_keeps_up_with_the_load_its_arrivals_brought(catalog: Cata
     best = report["verified"][0]
     assert best["keeps_up"] and best["chips"] == 1
     assert best["cost_usd_per_mtok"] == pytest.approx(best["cost_usd_per_hour"] / (5 * 256 * 3600) * 1e6)
+
+
+def test_the_rate_search_skips_shapes_that_do_not_fit(catalog: Catalog) -> None:
+    """DeepSeek-V3 in fp8 on H100s: the shapes of one node hold no weights. The search runs over the shapes that
+    fit only (serving_choice._fitting) and finds, for each, the rate the search over every shape finds; the others
+    carry nothing."""
+    model = load_model(catalog, "deepseek-v3")
+    system = hardware(catalog).system("h100-sxm")
+    eng = engine_profile(catalog, "sglang", "hopper")
+    cand = enumerate_candidates(model, topology_of(system), balancing=True)
+    est = estimate(model, system, eng, cand, "fp8", "fp8", 2000.0, 500.0, 8192)
+    assert est.fits.any() and not est.fits.all()
+    slo = {"ttft_p99": 2.0, "tpot_p99": 0.05}
+
+    def search(e: Estimate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return max_rate(model, system, eng, e, "fp8", "fp8", 2000.0, 500.0, slo, None, 2.0)
+
+    every, fitting = search(est), _fitting(est, search)
+    for a, b in zip(every, fitting, strict=True):
+        assert b == pytest.approx(a, rel=1e-9)
+    assert (fitting[0][~est.fits] == 0).all() and (fitting[0][est.fits] > 0).any()

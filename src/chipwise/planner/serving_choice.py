@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,10 +247,14 @@ def choose(
     load = job.load
     lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
     if job.load.kind == "closed":
-        seats, tpot, ttft = max_users(model, system, eng, est, weight, kv, inp, out, targets, drafting)
+        seats, tpot, ttft = _fitting(
+            est, lambda e: max_users(model, system, eng, e, weight, kv, inp, out, targets, drafting)
+        )
         rate = np.zeros(len(cand))
     else:
-        rate, tpot, ttft = max_rate(model, system, eng, est, weight, kv, inp, out, targets, drafting, lam)
+        rate, tpot, ttft = _fitting(
+            est, lambda e: max_rate(model, system, eng, e, weight, kv, inp, out, targets, drafting, lam)
+        )
     per_chip = est.chips
     if load.kind in ("rate", "trace"):
         need = np.where(rate > 0, np.ceil(lam / np.maximum(rate, 1e-12)), np.inf)
@@ -418,6 +422,23 @@ def max_users(
     op = closed_loop(model, system, eng, est, weight, kv, inp, out, np.maximum(lo, 1.0), drafting)
     found = lo >= 1
     return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
+
+
+Search = Callable[[Estimate], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _fitting(est: Estimate, search: Search) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A per-candidate search (max_rate, max_users) over the candidates that fit only, the others carrying nothing
+    (0, and no TPOT or TTFT): a third to half of a MoE model's shapes do not fit, and each costs the search as much
+    as one that does."""
+    fit = np.flatnonzero(est.fits)
+    n = len(est.cand)
+    if fit.size == n:
+        return search(est)
+    found, tpot, ttft = np.zeros(n), np.full(n, np.inf), np.full(n, np.inf)
+    if fit.size:
+        found[fit], tpot[fit], ttft[fit] = search(est.take(fit))
+    return found, tpot, ttft
 
 
 def whole_chips(replicas: int, per_chip: float, down: bool = False) -> int:
