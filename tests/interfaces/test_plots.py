@@ -353,3 +353,25 @@ def test_cli_plan_serve_writes_a_plot(tmp_path: Path, capsys: pytest.CaptureFixt
     argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "ttft_p99=2s", "--hardware", "h100-sxm"]
     assert run([*argv, "--no-disaggregated", "--plot", str(png)]) == 0
     assert png.read_bytes().startswith(PNG_MAGIC) and f"plot: wrote {png}" in capsys.readouterr().err
+
+
+def test_serving_plots_read_a_plan_serve_report(tmp_path: Path) -> None:
+    """A `plan serve` report keeps each option's figures under `estimate` and each chip's front in the report's
+    `pareto`: the side-by-side plots read them there (a split deployment draws its point, with no curve)."""
+    report = {
+        "kind": "plan_serve",
+        "model": "toy-70b",
+        "pareto": {"gpu-a": [{"tpot_s": 0.02, "output_tokens_per_s_per_chip": 300.0},
+                             {"tpot_s": 0.05, "output_tokens_per_s_per_chip": 900.0}]},
+        "results": [
+            {"hardware": "gpu-a", "chips": 4, "cost_usd_per_mtok": 0.9, "disaggregated": False,
+             "estimate": {"tpot_s": 0.04, "ttft_p99_s": 0.3, "output_tokens_per_s": 3000.0}},
+            {"hardware": "gpu-a>npu-b", "chips": 6, "cost_usd_per_mtok": 1.2, "disaggregated": True,
+             "estimate": {"tpot_s": 0.03, "ttft_p99_s": 0.5, "output_tokens_per_s": 3000.0}},
+        ],
+    }  # fmt: skip
+    rows = plots.serving_rows(report)
+    assert rows[0]["output_tokens_per_s"] == 3000.0 and len(rows[0]["pareto"]) == 2 and rows[1]["pareto"] == []
+    html = plots.serving_throughput_latency(report, tmp_path / "t.html", percentile="p99").read_text()
+    assert "npu-b" in html and "time to first token" in html
+    assert plots.serving_cost_latency(report, tmp_path / "c.png").read_bytes().startswith(PNG_MAGIC)

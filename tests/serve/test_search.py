@@ -380,3 +380,16 @@ def test_max_rate_equals_its_grid_and_bisection_one_load_at_a_time(
             lo, hi = (mid, hi) if ok(mid) else (lo, mid)
         assert best[i] == pytest.approx(lo * cap[i], rel=1e-9)
     assert (best > 0).any() and (best < 0.95 * cap).any()
+
+
+def test_searched_tensor_parallelism_splits_the_attention_heads(catalog: Catalog, hw: Hardware) -> None:
+    """A TPU v7 pod's domain holds thousands of ranks, but Llama 3.1 70B has 64 attention heads and 8 KV heads: the
+    search offers no tp a stated plan would refuse (TP128 and up), while DeepSeek-V3 under attention DP, whose
+    attention each rank runs whole, still spreads past its 128 heads."""
+    llama = load_model(catalog, "llama-3.1-70b")
+    cand = enumerate_candidates(llama, topology_of(hw.system("tpu-v7")))
+    assert max(cand.tp.tolist()) == 64
+    assert all(not llama.attention.tp_problem(int(tp)) for tp in cand.tp)
+    deepseek = load_model(catalog, "deepseek-v3")
+    wide = enumerate_candidates(deepseek, topology_of(hw.system("tpu-v7")))
+    assert (wide.tp[wide.adp == 0] <= 128).all() and (wide.tp[wide.adp == 1] > 128).any()

@@ -284,8 +284,26 @@ def serving_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The per-fleet results of a serving report, or the result itself when given one prediction."""
     results = report.get("results")
     if isinstance(results, list):
-        return [r for r in results if isinstance(r, Mapping)]
+        fronts = report.get("pareto")
+        fronts = fronts if isinstance(fronts, Mapping) else {}
+        return [_as_prediction(r, fronts) for r in results if isinstance(r, Mapping)]
     return [report] if "hardware" in report else []
+
+
+def _as_prediction(row: Mapping[str, Any], fronts: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A `plan serve` row in a prediction's keys: its figures are the search's estimate (mean TPOT, p99 TTFT) and
+    its curve the chip's front from the report's `pareto` (a split deployment has none)."""
+    est = row.get("estimate")
+    if not isinstance(est, Mapping) or "tpot_s" in row:
+        return row
+    front = None if row.get("disaggregated") else fronts.get(str(row.get("hardware")))
+    return {
+        **row,
+        "tpot_s": est.get("tpot_s"),
+        "ttft_s": {"p99": est.get("ttft_p99_s")},
+        "output_tokens_per_s": est.get("output_tokens_per_s"),
+        "pareto": front or [],
+    }
 
 
 def _serving_series(report: Mapping[str, Any], x_of: Coordinate, y_of: Coordinate) -> list[Series]:

@@ -100,9 +100,9 @@ def enumerate_candidates(
     batches: tuple[int, ...] = BATCHES,
     balancing: bool = False,
 ) -> Candidates:
-    """TP up to the scale-up domain (powers of two), PP in {1, 2, 4} beyond it, EP in {1, TP} and attention-DP for
-    MoE models (with the engine's context balancing on and off, where it has it: `balancing`), each with every
-    batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
+    """TP up to the scale-up domain (powers of two) where it splits the attention heads, PP in {1, 2, 4} beyond it,
+    EP in {1, TP} and attention-DP for MoE models (with the engine's context balancing on and off, where it has it:
+    `balancing`), each with every batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
     MULTI_NODE_DOMAIN ranks) also try TP and EP over two and four domains (wide expert parallelism across nodes,
     as SGLang and DeepEP deploy DeepSeek on H100/H200 nodes)."""
     fixed = fixed or {}
@@ -125,11 +125,16 @@ def enumerate_candidates(
                 eps = [1, tp]
             if "ep" in fixed:
                 eps = [fixed["ep"]]
+            # a searched tp splits the attention heads as a stated plan must (ModelSpec tp_problem), unless
+            # attention DP keeps the attention whole on every rank
+            splits_heads = "tp" in fixed or not model.attention.tp_problem(tp)
             for ep in eps:
                 adps = [0, 1] if (moe is not None and ep == tp and tp > 1) else [0]
                 if "attention_dp" in fixed:
                     adps = [int(fixed["attention_dp"])]
                 for adp in adps:
+                    if not (adp or splits_heads):
+                        continue
                     bals = [1, 0] if adp and balancing else [1]
                     if adp and "adp_balance" in fixed:
                         bals = [int(fixed["adp_balance"])]
