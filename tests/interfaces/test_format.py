@@ -75,6 +75,36 @@ def test_a_closed_loop_verdict_says_when_its_users_queue_for_a_first_token() -> 
     assert "first token" not in fmt.plan_serve_verdict(report)[0]
 
 
+def test_a_verdict_on_engine_defaults_names_the_cheapest_option_on_fitted_figures() -> None:
+    """Gaudi 3 wins on its engine's defaults and an estimated price: the verdict says both and names the cheapest
+    simulated option whose figures were fitted (else the ranking's, an estimate)."""
+    colocated = {"tp": 4, "max_batch": 128, "replicas": 1}
+    best = {
+        "hardware": "gaudi3",
+        "chips": 2.0,
+        "cost_usd_per_mtok": 0.841,
+        "slo_met": True,
+        "keeps_up": True,
+        "engine_defaults": ["gaudi3"],
+        "price_estimated": ["gaudi3"],
+        "plan": {"both": dict(colocated, tp=2)},
+    }
+    fitted = {"hardware": "mi325x", "chips": 4.0, "cost_usd_per_mtok": 1.44, "slo_met": True, "keeps_up": True,
+              "plan": {"both": colocated}}  # fmt: skip
+    report: dict[str, Any] = {"best": best, "load": {"kind": "rate"}, "verified": [best, fitted]}
+    text = fmt.plan_serve_verdict(report)[0]
+    assert text.endswith(
+        "gaudi3 on engine defaults, not fitted; gaudi3 priced by a catalog estimate; cheapest on fitted figures "
+        "(simulated): mi325x, TP4 b128 x1, 4 chips, $1.44 per M)"
+    )
+    report["verified"] = [best, {**fitted, "slo_met": False}]
+    report["results"] = [{"hardware": "gaudi3", "engine_defaults": ["gaudi3"]},
+                         {**fitted, "chips": 5.0, "plan": colocated, "estimate": {}}]  # fmt: skip
+    assert "cheapest on fitted figures (estimated): mi325x, TP4 b128 x1, 5 chips" in fmt.plan_serve_verdict(report)[0]
+    best["engine_defaults"] = []
+    assert "fitted figures" not in fmt.plan_serve_verdict(report)[0]
+
+
 def test_a_serving_plan_names_its_scheduler_settings_where_set() -> None:
     plan = {"tp": 8, "ep": 8, "attention_dp": False, "max_batch": 64, "replicas": 1}
     assert fmt.serving_plan(plan) == "TP8 EP8 b64 x1"

@@ -198,6 +198,30 @@ def check_status(v: Mapping[str, Any]) -> str:
 QUEUED_FIRST_TOKEN_S = 10.0
 
 
+def _fitted_alternative(report: Mapping[str, Any]) -> str:
+    """Where the winner runs on an engine's defaults (no serving run of its family fitted), the cheapest option on
+    fitted figures: the simulated checks' first that passes, else the ranking's first (an estimate)."""
+    best = report["best"]
+    if not best.get("engine_defaults"):
+        return ""
+    passed = [
+        v
+        for v in report.get("verified") or ()
+        if v["keeps_up"] and v["slo_met"] is not False and not v.get("engine_defaults")
+    ]
+    ranked = [r for r in report.get("results") or () if not r.get("engine_defaults")]
+    if passed:
+        alt, how = passed[0], "simulated"
+    elif ranked:
+        alt, how = ranked[0], "estimated"
+    else:
+        return ""
+    pools = {"": alt["plan"]} if "tp" in alt["plan"] else alt["plan"]  # a ranking row's one plan, or its pools
+    plan = " | ".join((f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items())
+    where, cost = alt["hardware"].replace(">", " -> "), price(alt["cost_usd_per_mtok"])
+    return f"; cheapest on fitted figures ({how}): {where}, {plan}, {alt['chips']:g} chips, {cost} per M"
+
+
 def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     """The line that answers a plan-serve search, and whether it found an option: the cheapest simulated one that
     keeps up and meets the SLO, or the closest and what to relax."""
@@ -216,7 +240,10 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
         cost += f"; {', '.join(best['engine_defaults'])} on engine defaults, not fitted"
     for chip, source in (best.get("engine_carried") or {}).items():
         cost += f"; {chip}'s engine figures carried from {source}"
+    if best.get("price_estimated"):
+        cost += f"; {', '.join(best['price_estimated'])} priced by a catalog estimate"
     if best["keeps_up"] and best["slo_met"] is not False:
+        cost += _fitted_alternative(report)
         if best["slo_met"]:
             lead = "Cheapest that meets the SLO"
         else:

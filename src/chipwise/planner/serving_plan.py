@@ -121,6 +121,7 @@ def plan_serving(
     skipped: list[dict[str, str]] = []
     fronts: dict[str, list[dict[str, float | None]]] = {}
     price_notes: dict[str, str] = {}  # systems priced outside the region asked for
+    estimated_prices: dict[str, str] = {}  # chips whose price is a catalog estimate, and its derivation
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
     evaluated = 0
@@ -141,7 +142,9 @@ def plan_serving(
                     fronts[system.chip.id] = _front(missed)  # saturated replicas: no SLO in it
                 continue
             evaluated += len(est.cand)
-            price, _, quote = chip_hour_price(catalog, system, pricing, region, None)
+            price, record, quote = chip_hour_price(catalog, system, pricing, region, None)
+            if record is not None and record.get("status") == "estimate":
+                estimated_prices[system.chip.id] = str(record.get("derivation", ""))
             if quote is not None and not quote.region_matched:
                 price_notes[system.id] = (
                     f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
@@ -192,6 +195,8 @@ def plan_serving(
         rows.extend(
             _disaggregated_rows(catalog, model, job, targets, prefill_options, decode_options, precision, kv_precision)
         )
+    for r in rows:  # the chips priced by a catalog estimate (no offer found), as the ranking marks them
+        r["price_estimated"] = [c for c in r["hardware"].split(">") if c in estimated_prices]
     rows.sort(
         key=lambda r: (
             not math.isfinite(r["cost_usd_per_hour"]),
@@ -218,6 +223,7 @@ def plan_serving(
         "pricing": pricing,
         "region": region,
         "price_notes": list(price_notes.values()),
+        "price_estimates": estimated_prices,
         "best": verified[0] if verified else None,
         "results": rows,
         "verified": verified,
@@ -470,6 +476,8 @@ def _verify(
                 "hardware": row["hardware"],
                 "system": row["system"],
                 "engine": row["engine"],
+                "projected": row.get("projected", False),
+                "price_estimated": row.get("price_estimated", []),
                 "disaggregated": row["disaggregated"],
                 "engine_defaults": row.get("engine_defaults", []),
                 "engine_carried": row.get("engine_carried", {}),

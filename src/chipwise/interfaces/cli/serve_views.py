@@ -251,7 +251,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             hardware + (" [yellow](proj.)[/]" if r.get("projected") else ""),
             plan_text,
             f"{r['chips']:g}" + (f" -> {checked[i]:g}" if checked.get(i, r["chips"]) != r["chips"] else ""),
-            _usd(r["cost_usd_per_hour"]),
+            _usd(r["cost_usd_per_hour"]) + (" §" if r.get("price_estimated") else ""),
             _usd(r["cost_usd_per_mtok"]),
             _ms(est["tpot_s"]),
             "-" if est["ttft_p99_s"] is None else _ms(est["ttft_p99_s"]),
@@ -261,11 +261,15 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     if any(checked.get(i, r["chips"]) != r["chips"] for i, r in enumerate(report["results"][:top], start=1)):
         console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
     shown = report["results"][:top] + report["verified"]
-    if any(r.get("engine_defaults") for r in shown):
+    defaults = {c for r in shown for c in r.get("engine_defaults") or ()}
+    if defaults:
+        tpu = any(c.startswith("tpu") for c in defaults)
         console.print(
             "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults (its "
-            "training efficiencies at full engine scale, 5 us a layer), which err by about a third either way on "
-            "Gaudi's held-out rows, up to 78% fast on Gaudi 3 70B (docs/research/heldout_serving.md)[/]"
+            "training efficiencies at full engine scale, 5 us a layer). Checked on Gaudi's held-out runs only: "
+            "throughput 10-78% fast on 70B models, 10-38% slow on 7-8B ones, MLPerf Server p99 TPOT 67% fast"
+            + ("; TPU serving is unchecked" if tpu else "")
+            + " (docs/research/heldout_serving.md)[/]"
         )
     carried = {c: s for r in shown for c, s in (r.get("engine_carried") or {}).items()}
     if carried:
@@ -273,6 +277,12 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         console.print(
             f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
             f"sibling's fit ({sources}; docs/serving.md section 4)[/]"
+        )
+    estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
+    if estimated:
+        console.print(
+            f"[dim]§ no rental offer in the catalog for {', '.join(estimated)}: priced by an estimate (--json: "
+            "price_estimates gives its derivation)[/]"
         )
     neuron = next((r for r in report["results"][:top] if _ranks_per_chip(r) > 1), None)
     if neuron is not None:
@@ -302,14 +312,14 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 v.get("engine_carried"),
             )
             vt.add_row(
-                hardware,
+                hardware + (" [yellow](proj.)[/]" if v.get("projected") else ""),
                 plan,
                 f"{v['chips']:g}",
                 fmt.check_status(v),
                 f"{v['output_tokens_per_s_per_chip']:,.0f}",
                 _stats(v["ttft_s"], units["ttft_s"]),
                 _stats(v["tpot_s"], units["tpot_s"]),
-                _usd(v["cost_usd_per_mtok"]),
+                _usd(v["cost_usd_per_mtok"]) + (" §" if v.get("price_estimated") else ""),
             )
         console.print(vt)
         for v in report["verified"]:
