@@ -619,7 +619,7 @@ def test_an_unfitted_chip_keeps_its_dagger_in_the_check_and_the_verdict(capsys: 
             "--hardware", "gaudi3", "--no-disaggregated", "--json"]  # fmt: skip
     data = run_json(capsys, argv)
     assert data["verified"][0]["engine_defaults"] == ["gaudi3"]
-    assert data["verdict"].endswith("; gaudi3 on engine defaults, not fitted)")
+    assert data["verdict"].endswith("; gaudi3 on engine defaults, not fitted; gaudi3 priced by a catalog estimate)")
 
 
 def test_a_lone_prefill_counts_the_prefix_cache(capsys: pytest.CaptureFixture[str]) -> None:

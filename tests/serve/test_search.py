@@ -393,3 +393,14 @@ def test_searched_tensor_parallelism_splits_the_attention_heads(catalog: Catalog
     deepseek = load_model(catalog, "deepseek-v3")
     wide = enumerate_candidates(deepseek, topology_of(hw.system("tpu-v7")))
     assert (wide.tp[wide.adp == 0] <= 128).all() and (wide.tp[wide.adp == 1] > 128).any()
+
+
+def test_a_prompt_longer_than_the_token_budget_for_a_one_token_answer_fits(
+    catalog: Catalog, h100: System, llama8b: ModelSpec
+) -> None:
+    """An 8,192-token prompt for a 1-token answer (embedding, classification, prefill-only jobs) under an 8,192-token
+    budget: no sequence is left decoding beside the prompts, yet the shape fits and serves one request at a time."""
+    eng = engine_profile(catalog, "trtllm", "hopper")
+    cand = enumerate_candidates(llama8b, topology_of(h100), 1, {"max_batch": 64})
+    est = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 8192.0, 1.0, 8192)
+    assert est.fits.all() and (est.batch >= 1).all() and (est.throughput > 0).all()

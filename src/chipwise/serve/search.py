@@ -333,7 +333,10 @@ def estimate(
     per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
     b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
     budget = max_tokens * schedulers(eng, cand.tp, cand.adp)  # each attention-DP rank's own, where the engine's are
-    b_budget = np.floor(budget / (1.0 + (0.0 if decode_only else inp / out))) if eng.mixed_batching else np.inf
+    # sequences a token budget keeps decoding beside their prompts' share; at least one: a prompt longer than the
+    # budget (an 8K prompt for a 1-token answer) is encoded over several iterations, not refused
+    steady = budget / (1.0 + (0.0 if decode_only else inp / out))
+    b_budget = np.maximum(np.floor(steady), 1.0) if eng.mixed_batching else np.inf
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
     fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
     b = np.maximum(batch, 1.0)

@@ -127,16 +127,21 @@ def phase_ramp(setup: ServingSetup, job: ServingJob) -> float:
     requests that start), so that they run out of step as a deployment's users do. Started together, users of
     requests of one length stay in step: every wave's prompts arrive at once and wait for one another."""
     pool = setup.pools[-1]
-    s = pool.setup
-    steps = s.steps
-    tokens = max(1, round(job.mean_input))
-    chunk = s.plan.max_tokens if s.plan.chunked_prefill else tokens
-    prompt = steps.prompt_alone(tokens, chunk, s.engine.static_batch, s.policy().largest_bucket)
-    n = max(1, min(s.plan.max_batch, round(job.load.concurrency / max(1, pool.replicas))))
+    steps = pool.setup.steps
+    prompt = mean_prompt_s(pool.setup, job)
+    n = max(1, min(pool.setup.plan.max_batch, round(job.load.concurrency / max(1, pool.replicas))))
     inp, out = job.mean_input, job.mean_output
     started = n * inp / out  # prompt tokens per step
     step = steps.time(round(steps.decode_tokens(n) + started), n, n * (inp + out / 2.0), started * inp / 2.0)
     return float(prompt + out * step)
+
+
+def mean_prompt_s(setup: ReplicaSetup, job: ServingJob) -> float:
+    """Seconds a replica takes to encode one prompt of the job's mean length alone (its chunks, buckets and fixed
+    costs as the simulator runs them)."""
+    tokens = max(1, round(job.mean_input))
+    chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
+    return float(setup.steps.prompt_alone(tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket))
 
 
 def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:
