@@ -739,7 +739,7 @@ def test_plan_serve_explains_neuron_ranks_and_predict_cross_engine_splits(capsys
             "200", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "trn2", "--no-disaggregated",
             "--requests", "300"]  # fmt: skip
     assert run(argv) == 0
-    assert "a rank on Trainium and Inferentia is a NeuronCore: trn2 has 4 a chip" in " ".join(
+    assert "a rank on Trainium and Inferentia is a NeuronCore: trn2 has 4 per chip, so its TP" in " ".join(
         capsys.readouterr().out.split()
     )
     mixed = (
@@ -776,3 +776,25 @@ def test_a_closed_loop_of_fewer_requests_than_two_per_user_is_too_short(capsys: 
     assert data["short_run"] == {"users": 64, "requests_for_steady_state": 256} and data["steady_state"] is False
     assert run(["predict", scenario]) == 0
     assert "100 requests for 64 users: each user's first" in " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
+def test_a_split_caches_its_handed_over_kv_in_one_precision(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3.1 70B in fp8, prompts on trn2 and answers on H100: TensorRT-LLM would cache KV in fp8 by default and
+    vLLM on Neuron in bf16, but the decode pool reads the cache the prefill pool wrote, so a predicted split caches
+    bf16 on both sides, and plan serve pairs such chips only when one precision is given."""
+    split = (
+        "{kind: serve, model: llama-3.1-70b, hardware: trn2, precision: fp8, input_tokens: 2048, output_tokens: 256, "
+        "arrival_rate: 2, requests: 200, plan: {disaggregated: true, prefill: {hardware: trn2, tp: 8}, "
+        "decode: {hardware: h100-sxm, tp: 4}}}"
+    )
+    data = run_json(capsys, ["predict", split, "--json"])
+    assert data["kv_precision"] == data["plan"]["prefill"]["kv_precision"] == data["plan"]["decode"]["kv_precision"]
+    assert data["kv_precision"] == "bf16"
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "2", "--input-tokens", "2048", "--output-tokens",
+            "256", "--hardware", "trn2,h100-sxm", "--precision", "fp8", "--requests", "300", "--json"]  # fmt: skip
+    data = run_json(capsys, argv)
+    unpaired = {s["hardware"]: s["reason"] for s in data["skipped"]}
+    assert "caches KV in bf16, the decode pool's in fp8" in unpaired["trn2>h100-sxm"]
+    assert all(r["hardware"] not in unpaired for r in data["results"])
+    data = run_json(capsys, [*argv, "--kv-precision", "fp8"])
+    assert not data["skipped"] and any(">" in r["hardware"] and "trn2" in r["hardware"] for r in data["results"])

@@ -398,6 +398,22 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
     return n_pre, n_dec
 
 
+def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips: tuple[str, str]) -> ServeScenario:
+    """A split hands its KV cache from the prefill pool to the decode pool, so both cache it in one precision: the
+    one stated, else the engines' default where they agree, else 16-bit (an engine that quantises the KV cache by
+    default can keep it unquantised; the other way needs a conversion no engine pair ships)."""
+    if sc.kv_precision is not None:
+        return sc
+    defaults = set()
+    for chip in chips:
+        system = hardware(catalog).system(chip)
+        eng = engine_profile(catalog, engine_for(system, sc.engine, model), system.chip.family)
+        defaults.add(precisions(sc.precision, None, eng, model)[1])
+    if len(defaults) == 1:
+        return sc
+    return sc.model_copy(update={"kv_precision": "fp16" if sc.precision == "fp16" else "bf16"})
+
+
 def _deployment(
     catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
 ) -> tuple[ServingSetup, str]:
@@ -407,6 +423,7 @@ def _deployment(
         pre_hw = (plan.prefill.hardware if plan.prefill else None) or sc.hardware
         dec_hw = (plan.decode.hardware if plan.decode else None) or sc.hardware
         pre_job = replace(job, output=LengthDist.fixed(1))
+        sc = _handed_over_kv(catalog, model, sc, (pre_hw, dec_hw))
         # a prefill replica is set up for the deployment's longest request (a compiled engine's sequence length)
         longest = job.max_input + job.max_output
         pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {}, longest=longest)

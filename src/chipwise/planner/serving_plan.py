@@ -192,9 +192,9 @@ def plan_serving(
         # decode pools of the chips whose colocated fleets are cheapest (a decode pool carries the same answers)
         decode_inputs.sort(key=lambda d: d[0])
         decode_options = [o for _, args in decode_inputs[:DECODE_CHIPS] for o in _decode_option(*args)]
-        rows.extend(
-            _disaggregated_rows(catalog, model, job, targets, prefill_options, decode_options, precision, kv_precision)
-        )
+        split, unpaired = _disaggregated_rows(catalog, model, job, targets, prefill_options, decode_options)
+        rows.extend(split)
+        skipped.extend(unpaired)
     for r in rows:  # the chips priced by a catalog estimate (no offer found), as the ranking marks them
         r["price_estimated"] = [c for c in dict.fromkeys(r["hardware"].split(">")) if c in estimated_prices]
     rows.sort(
@@ -365,13 +365,13 @@ def _disaggregated_rows(
     targets: Mapping[str, float],
     prefills: list[dict[str, Any]],
     decodes: list[dict[str, Any]],
-    precision: str,
-    kv_precision: str | None,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Prefill pool of one chip, decode pool of another (or the same): sized for the load, priced; the cheapest
-    pairs are kept. The decode pool runs without prefill interference, so its TPOT is its decode step."""
+    pairs are kept, with the pairs left out because their engines cache KV in different precisions. The decode
+    pool runs without prefill interference, so its TPOT is its decode step."""
     lam = job.load.rate
     out: list[dict[str, Any]] = []
+    unpaired: dict[str, dict[str, str]] = {}
     ttft_limit = targets.get("ttft_p99", math.inf)
     for pf in prefills:
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
@@ -381,6 +381,16 @@ def _disaggregated_rows(
         for dc in decodes:
             choice: Choice = dc["choice"]
             if not math.isfinite(dc["price"]):
+                continue
+            kv_pre, kv_dec = pf["plan"].kv_precision, choice.plan.kv_precision
+            if kv_pre != kv_dec:  # the handed-over cache has one format (planner.serving._handed_over_kv)
+                pair = f"{pf['system'].chip.id}>{dc['system'].chip.id}"
+                unpaired[pair] = {
+                    "hardware": pair,
+                    "system": f"{pf['system'].id}>{dc['system'].id}",
+                    "reason": f"the prefill pool's engine caches KV in {kv_pre}, the decode pool's in {kv_dec}. Fix: "
+                    "give both one precision (--kv-precision) to pair them",
+                }
                 continue
             n_dec = choice.replicas
             cost = n_pre * pf["chips"] * pf["price"] + n_dec * choice.chips * dc["price"]
@@ -409,7 +419,7 @@ def _disaggregated_rows(
                 }
             )
     out.sort(key=lambda r: r["cost_usd_per_hour"])
-    return out[:5]
+    return out[:5], list(unpaired.values())
 
 
 def _verify(

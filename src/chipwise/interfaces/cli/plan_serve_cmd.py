@@ -64,7 +64,7 @@ def serve(
             min=1,
             max=1_000_000,
             help="Requests simulated to check each option, at least (more where a steady state needs them; a fleet "
-            "whose check needs more than 20,000 and this is checked by a slice of its replicas).",
+            "whose check would need more than 20,000, or than this count, is checked on a slice of its replicas).",
         ),
     ] = 1200,
     disaggregated: Annotated[

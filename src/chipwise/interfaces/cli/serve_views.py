@@ -37,6 +37,15 @@ def _handover(engines: str) -> str:
     return f" [yellow](from {ends[0]} to {ends[1]}: no shipping engine pair hands a KV cache over; assumed one does)[/]"
 
 
+def _chip_share(chips: float) -> str:
+    """'one chip', '4 chips', 'a quarter of a chip' (replicas smaller than a chip share it)."""
+    if chips == 1:
+        return "one chip"
+    if chips > 1:
+        return f"{chips:g} chips"
+    return {0.5: "half a chip", 0.25: "a quarter of a chip"}.get(chips, f"{chips:g} of a chip") + " (replicas share it)"
+
+
 def _ranks_per_chip(row: Mapping[str, Any]) -> int:
     """Ranks (tp x pp) a colocated row's chips hold each: 1 on a GPU, a NeuronCore count on Trainium."""
     if row["disaggregated"] or not row.get("chips"):
@@ -284,13 +293,14 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             f"[dim]§ no rental offer in the catalog for {', '.join(estimated)}: priced by an estimate (--json: "
             "price_estimates gives its derivation)[/]"
         )
-    neuron = next((r for r in report["results"][:top] if _ranks_per_chip(r) > 1), None)
-    if neuron is not None:
-        per, tp = _ranks_per_chip(neuron), neuron["plan"]["tp"]
-        console.print(
-            f"[dim]a rank on Trainium and Inferentia is a NeuronCore: {neuron['hardware']} has {per} a chip, so "
-            f"TP{tp} runs on {tp / per:g} chips[/]"
-        )
+    neuron = {r["hardware"]: r for r in report["results"][:top] if _ranks_per_chip(r) > 1}
+    if neuron:
+        examples = []
+        for chip, r in neuron.items():
+            per, ranks = _ranks_per_chip(r), r["plan"]["tp"] * r["plan"].get("pp", 1)
+            shape = f"TP{r['plan']['tp']}" + (f" PP{r['plan']['pp']}" if r["plan"].get("pp", 1) > 1 else "")
+            examples.append(f"{chip} has {per} per chip, so its {shape} takes {_chip_share(ranks / per)}")
+        console.print(f"[dim]a rank on Trainium and Inferentia is a NeuronCore: {'; '.join(examples)}[/]")
     if report.get("price_notes"):
         console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
     if report["load"]["kind"] == "offline" and report["results"]:
