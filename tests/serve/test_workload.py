@@ -41,6 +41,11 @@ def test_design_contract_scenario_parses() -> None:
         ("output_tokens: 8\noffline: true\nburstiness: 4\n", "burstiness shapes an arrival_rate's gaps"),
         ("output_tokens: 8\nconcurrency: 8\nduration_s: 10\n", "duration_s sets how long an arrival_rate lasts"),
         ("output_tokens: 8\narrival_rate: 2\nseed: -1\n", "seed"),  # it crashed the simulator ('internal error')
+        # a word where a count goes was read as a trace path (an assertion failed), a huge run ran out of memory
+        ("output_tokens: lots\narrival_rate: 2\n", "output_tokens 'lots' is not a token count"),
+        ("input_tokens: lots\noutput_tokens: 8\narrival_rate: 2\n", "input_tokens 'lots' is not a token count"),
+        ("output_tokens: 8\narrival_rate: 2\nrequests: 1e12\n", "at most 1,000,000 are simulated"),
+        ("output_tokens: 8\narrival_rate: 2\nduration_s: 1e12\n", "arrival_rate x duration_s asks for"),
     ],
 )
 def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:
@@ -147,6 +152,19 @@ def test_trace_with_a_missing_column(tmp_path: Path, catalog: Catalog) -> None:
     sc = load_scenario(BASE + f"input_tokens: {bad}\n")
     with pytest.raises(ChipwiseError, match="no output column"):
         serving_job(load_model(catalog, "llama-3.1-8b"), sc)
+
+
+def test_trace_values_no_request_can_have_are_refused(tmp_path: Path) -> None:
+    """A token count past any context (1e30 wrapped round the simulator's integers and read as negative) and a JSON
+    true (read as one token) are one-line errors."""
+    huge = tmp_path / "huge.csv"
+    huge.write_text("arrival_s,input_tokens,output_tokens\n0,1e30,10\n")
+    with pytest.raises(ChipwiseError, match="data row 1: input_tokens 1e30 is out of range"):
+        read_trace(str(huge))
+    flag = tmp_path / "flag.jsonl"
+    flag.write_text('{"arrival_s": 0, "input_tokens": true, "output_tokens": 10}\n')
+    with pytest.raises(ChipwiseError, match="line 1: input_tokens 'True' is not a number"):
+        read_trace(str(flag))
 
 
 def test_requests_longer_than_the_context_are_refused(tmp_path: Path, catalog: Catalog) -> None:

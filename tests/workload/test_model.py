@@ -145,6 +145,11 @@ def test_config_missing_field_is_one_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(ChipwiseError, match="lacks 'num_hidden_layers'"):
         load_model(load_catalog(), str(path))
+    # a zero size is refused where it is read (it overflowed the KV-cache sizing: 'internal error')
+    sizes = {"hidden_size": 0, "num_attention_heads": 32, "num_hidden_layers": 32, "intermediate_size": 14336}
+    path.write_text(json.dumps({**sizes, "vocab_size": 128256}))
+    with pytest.raises(ChipwiseError, match="'hidden_size' must be positive, got 0. Fix: correct it."):
+        load_model(load_catalog(), str(path))
 
 
 def test_unknown_model_did_you_mean(catalog: Catalog) -> None:

@@ -639,6 +639,11 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
                 "num_attention_heads and intermediate_size."
             )
     spec = builder(c, name)
+    sizes = {"hidden_size": spec.hidden, "vocab_size": spec.vocab, "num_attention_heads": spec.attention.heads}
+    sizes["num_hidden_layers"] = sum(g.count for g in spec.groups)
+    for key, value in sizes.items():  # a zero size left a model of no parameters to divide by
+        if value <= 0:
+            raise ChipwiseError(f"{where}: '{key}' must be positive, got {value}. Fix: correct it.")
     from dataclasses import replace
 
     mtp = spec.mtp_layers or int(c.opt("num_nextn_predict_layers", 0) or 0)  # MTP modules of any architecture

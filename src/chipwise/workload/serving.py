@@ -211,6 +211,9 @@ def _length_value(v: Any) -> Any:
 
 LengthField = int | LengthSpec | str
 
+#: The most requests a scenario simulates (as `plan serve --requests`): a million take about a minute.
+MAX_SIMULATED = 1_000_000
+
 
 class ServeScenario(_Strict):
     """A serving deployment under load: DESIGN.md's scenario contract (kind: serve)."""
@@ -257,6 +260,19 @@ class ServeScenario(_Strict):
             raise ValueError("burstiness shapes an arrival_rate's gaps; drop it (or give arrival_rate)")
         if self.duration_s is not None and self.arrival_rate is None:
             raise ValueError("duration_s sets how long an arrival_rate lasts; give requests instead (or arrival_rate)")
+        word = isinstance(self.input_tokens, str) and not any(c in self.input_tokens for c in "./\\")  # no file
+        if isinstance(self.output_tokens, str) or (word and self.trace is None and self.output_tokens is not None):
+            key = "output_tokens" if isinstance(self.output_tokens, str) else "input_tokens"
+            raise ValueError(
+                f"{key} {getattr(self, key)!r} is not a token count: give a number (1024, 2k) or a distribution "
+                "({dist: lognormal, mean: 1024, std: 512}); a trace file goes under trace"
+            )
+        planned = self.requests or (self.arrival_rate or 0.0) * (self.duration_s or 0.0)
+        if planned > MAX_SIMULATED:
+            raise ValueError(
+                f"{'requests' if self.requests else 'arrival_rate x duration_s'} asks for {planned:,.0f} requests; "
+                f"at most {MAX_SIMULATED:,} are simulated (a million takes about a minute): give fewer"
+            )
         if isinstance(self.input_tokens, int) and self.input_tokens <= 0:
             raise ValueError(f"input_tokens must be positive, got {self.input_tokens}")
         if isinstance(self.output_tokens, int) and self.output_tokens <= 0:
@@ -433,12 +449,15 @@ def read_trace(path: str) -> Trace:
             if raw is None or (isinstance(raw, str) and not raw.strip()):
                 raise ChipwiseError(f"trace '{path}' {where} {i} has no {col}. Fix: give every request its {col}.")
             try:
+                if isinstance(raw, bool):  # JSON true is not a count
+                    raise TypeError
                 v = float(raw)
             except (TypeError, ValueError):
                 raise ChipwiseError(
                     f"trace '{path}' {where} {i}: {col} '{raw}' is not a number. Fix: correct that value."
                 ) from None
-            if not math.isfinite(v) or v < 0 or (role != "arrival" and v < 1):
+            # token counts past any model's context (1e9) would overflow the simulator's integers
+            if not math.isfinite(v) or v < 0 or (role != "arrival" and not 1 <= v <= 1e9):
                 raise ChipwiseError(
                     f"trace '{path}' {where} {i}: {col} {raw} is out of range. Fix: correct that value."
                 )

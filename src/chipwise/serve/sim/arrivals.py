@@ -54,10 +54,11 @@ def _trace_span(t: FloatArray) -> float:
 
 
 def offered_request_rate(job: ServingJob) -> float | None:
-    """Requests/s an open-loop load offers (a rate, or a trace's arrivals over its span); None for closed loops
-    and offline runs, which take what the deployment gives."""
+    """Requests/s an open-loop load offers (a rate, or a trace's arrivals over its span); None for closed loops,
+    offline runs and a trace whose requests all arrive at once, which take what the deployment gives."""
     if job.load.kind == "rate":
         return job.load.rate
     if job.load.kind == "trace" and job.trace is not None:
-        return job.trace.arrival.size / _trace_span(job.trace.arrival)
+        span = _trace_span(job.trace.arrival)
+        return job.trace.arrival.size / span if span > 0 else None  # a burst: every request at one instant
     return None
