@@ -800,7 +800,9 @@ def test_a_split_caches_its_handed_over_kv_in_one_precision(capsys: pytest.Captu
     assert not data["skipped"] and any(">" in r["hardware"] and "trn2" in r["hardware"] for r in data["results"])
 
 
-def test_a_trace_whose_requests_all_arrive_at_once_is_a_burst(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_trace_whose_requests_all_arrive_at_once_is_a_burst(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Three requests at t = 0 span no time: the trace offers no rate to set against the capacity (it divided by
     zero), and is simulated as the burst it is."""
     (tmp_path / "burst.csv").write_text("arrival_s,input_tokens,output_tokens\n0,100,50\n0,200,60\n0,300,70\n")

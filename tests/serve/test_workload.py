@@ -69,6 +69,7 @@ def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:
         ("arrival_rate: -3\n", "arrival_rate: Input should be greater than 0. Fix: give a positive number"),
         # a bare TPOT of a second or more is a unit slip: 50 meant 50 ms (with its unit, '1.5s' stands)
         ("arrival_rate: 1\nslo: {tpot_p99_s: 50}\n", "slo: tpot_p99_s: 50 s per output token is not a plausible"),
+        ('arrival_rate: 1\nslo: {tpot_p99_s: "50"}\n', "slo: tpot_p99_s: 50 s per output token is not a plausible"),
     ],
 )  # fmt: skip
 def test_scenario_errors_name_the_key_and_the_fix(extra: str, message: str) -> None:
@@ -278,3 +279,11 @@ def test_a_spreadsheet_trace_reads_as_written(tmp_path: Path) -> None:
     short.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n0.5,200\n")
     with pytest.raises(ChipwiseError, match=r"data row 2 has no output_tokens\. Fix: give every request its"):
         read_trace(str(short))
+
+
+def test_a_serving_scenario_without_its_kind_says_so() -> None:
+    """Read as training (the default kind), its first serving key was an unknown key ('use tokens')."""
+    with pytest.raises(
+        ChipwiseError, match=r"kind is missing, and arrival_rate, output_tokens are serving keys\. Fix: "
+    ):
+        load_scenario("model: llama-3.1-8b\nhardware: h100-sxm\noutput_tokens: 10\narrival_rate: 2\n")

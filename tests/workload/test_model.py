@@ -148,7 +148,7 @@ def test_config_missing_field_is_one_clear_error(tmp_path: Path) -> None:
     # a zero size is refused where it is read (it overflowed the KV-cache sizing: 'internal error')
     sizes = {"hidden_size": 0, "num_attention_heads": 32, "num_hidden_layers": 32, "intermediate_size": 14336}
     path.write_text(json.dumps({**sizes, "vocab_size": 128256}))
-    with pytest.raises(ChipwiseError, match="'hidden_size' must be positive, got 0. Fix: correct it."):
+    with pytest.raises(ChipwiseError, match=r"'hidden_size' must be positive, got 0\. Fix: correct it\."):
         load_model(load_catalog(), str(path))
 
 

@@ -26,7 +26,7 @@ from chipwise.serve.search import (
 )
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob, slo_seconds
+from chipwise.workload.serving import ServingJob, bare_seconds, slo_seconds
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -73,11 +73,11 @@ def check_slo(slo: str | Mapping[str, Any] | None) -> dict[str, float]:
     for key, value in slo.items():
         if key not in SLO_KEYS:
             raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
-        bare = isinstance(value, int | float) and not isinstance(value, bool)
-        if bare and str(key).startswith("tpot") and value >= 1:
+        bare = bare_seconds(value)
+        if bare is not None and str(key).startswith("tpot") and bare >= 1:
             raise ChipwiseError(
-                f"SLO {key} = {value:g} s per output token is not a plausible target. Fix: give {value / 1000:g} "
-                f"(seconds) or '{value:g}ms'."
+                f"SLO {key} = {bare:g} s per output token is not a plausible target. Fix: give {bare / 1000:g} "
+                f"(seconds) or '{bare:g}ms'."
             )
         try:
             out[key] = slo_seconds(value)

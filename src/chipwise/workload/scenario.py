@@ -172,6 +172,12 @@ def load_scenario(source: str) -> Any:
     data, where = read_scenario_text(source)
     kind = data.get("kind", "train")
     models: dict[Any, type[BaseModel]] = {"train": TrainScenario, "serve": ServeScenario}
+    serving = sorted(set(data) & (set(ServeScenario.model_fields) - set(TrainScenario.model_fields)))
+    if "kind" not in data and serving:  # read as training, its serving keys were 'unknown'
+        raise ChipwiseError(
+            f"{where}: kind is missing, and {', '.join(serving)} are serving keys. Fix: add kind: serve (or kind: "
+            "train for a training run)."
+        )
     if kind not in models:
         raise ChipwiseError(f"{where}: kind '{kind}' is not train or serve. Fix: set kind: train or kind: serve.")
     try:

@@ -73,6 +73,14 @@ def slo_seconds(value: Any, unit_required: bool = False) -> float:
 SLOTime = Annotated[float, BeforeValidator(slo_seconds)]
 
 
+def bare_seconds(value: Any) -> float | None:
+    """A target given without a unit, as a number or as text ('50'), which reads as seconds; None otherwise."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    m = _TIME.match(str(value).strip()) if isinstance(value, str) else None
+    return float(m.group(1)) if m is not None and not m.group(2) else None
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -123,11 +131,11 @@ class SLO(_Strict):
         50 ms), refused rather than read as 50 s. With its unit ('1.5s') it stands."""
         if isinstance(data, dict):
             for key, value in data.items():
-                bare = isinstance(value, int | float) and not isinstance(value, bool)
-                if str(key).startswith("tpot_") and bare and value >= 1:
+                bare = bare_seconds(value)
+                if str(key).startswith("tpot_") and bare is not None and bare >= 1:
                     raise ValueError(
-                        f"{key}: {value:g} s per output token is not a plausible target; write {value:g}ms, or "
-                        f"'{value:g}s' if seconds are meant"
+                        f"{key}: {bare:g} s per output token is not a plausible target; write {bare:g}ms, or "
+                        f"'{bare:g}s' if seconds are meant"
                     )
         return data
 
