@@ -311,6 +311,16 @@ def test_an_offline_estimate_is_the_saturated_step(catalog: Catalog) -> None:
     assert estimate == pytest.approx(simulated, rel=0.10)
 
 
+def test_an_offline_search_meets_its_tpot_target(catalog: Catalog) -> None:
+    """Llama 3.1 8B offline on an H100 with TPOT p99 <= 50 ms: the most tokens/s per chip come from a batch whose
+    step is 75 ms; the search caps the batch where a step meets the target (it reported no option met)."""
+    free = plan_serving(catalog, "llama-3.1-8b", ["h100-sxm"], Load("offline"), 1000, 200, {}, verify=0)
+    assert free["results"][0]["estimate"]["tpot_s"] > 0.05
+    bound = plan_serving(catalog, "llama-3.1-8b", ["h100-sxm"], Load("offline"), 1000, 200, {"tpot_p99": 0.05})
+    assert bound["results"][0]["estimate"]["tpot_s"] <= 0.05
+    assert bound["best"] is not None and bound["best"]["slo_met"]
+
+
 def test_a_checked_split_can_shrink_either_pool_in_whole_chips() -> None:
     """The check takes replicas from a fleet that meets the SLO with room to spare: a split's decode pool first, then
     its prefill pool (a split used to be kept as estimated); replicas smaller than a chip leave whole chips, and

@@ -49,6 +49,9 @@ def test_load_against_capacity(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> 
     assert summary["output_tokens_per_s"] == pytest.approx(cap * O, rel=0.05)
     report = load_against_capacity(over, setup)
     assert report is not None and report["utilisation"] > 1.0
+    # what a deployment sustains does not depend on how bursty the load is (a burstiness of 100 read a quarter)
+    bursty = load_against_capacity(_job(llama8b, Load("rate", rate=0.5 * cap, burstiness=100.0)), setup)
+    assert bursty is not None and bursty["capacity_requests_per_s"] == pytest.approx(cap)
     # closed loops and offline runs take what the deployment gives: nothing to compare
     assert load_against_capacity(_job(llama8b, Load("closed", concurrency=8)), setup) is None
     assert load_against_capacity(_job(llama8b, Load("offline")), setup) is None

@@ -277,6 +277,9 @@ def choose(
     if load.kind == "offline" or (chips and not np.isfinite(total_chips).any()):
         score = -est.throughput / per_chip
         score = np.where(est.fits & np.isfinite(need), score, np.inf)
+        if load.kind == "offline":  # every slot busy: a token comes each saturated step, which a TPOT target bounds
+            for key, limit in targets.items():
+                score = np.where(est.step <= limit, score, np.inf) if key.startswith("tpot") and out > 1 else score
     else:
         # among shapes of as many chips, the faster where they would run (their share of an open loop's load):
         # TPOT, then TTFT (a larger batch cap waits less for a slot)
