@@ -43,6 +43,12 @@ def test_trace_splits_into_length_buckets_with_rates(tmp_path: Path) -> None:
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, colour: red}]", "use the keys"),
         ("buckets: [", "not valid YAML"),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, rate: 2}]", "found duplicate key 'rate'"),
+        ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 0}]", "every bucket's rate is 0, nothing to serve"),
+        (
+            "buckets: [{name: a, input_tokens: 10, output_tokens: 5, rate: 1}, {name: a, input_tokens: 20, "
+            "output_tokens: 5, rate: 2}]",
+            "bucket 2: the name 'a' is another bucket's",
+        ),
     ],
 )
 def test_bad_workload_files(tmp_path: Path, text: str, needle: str) -> None:
@@ -152,6 +158,24 @@ def test_the_fleet_reported_is_the_fleet_replayed(catalog: Catalog, monkeypatch:
         assert f["replay"]["buckets"] == again["buckets"], f["type"]
     if not r["slo_met_in_replay"]:
         assert r["note"] and "still misses the SLO" in r["note"]
+
+
+def test_a_fleet_too_large_to_replay_whole_is_replayed_by_a_slice(catalog: Catalog) -> None:
+    """706 H100s for Llama 3.1 8B at 20,000 req/s: the whole fleet's replay fit in one second of arrivals (its
+    batches still filling); a slice of instances carrying its share is replayed for three request latencies."""
+    from chipwise.hardware import hardware
+    from chipwise.planner import fleet as fleet_mod
+    from chipwise.planner.fleet import Bucket
+    from chipwise.workload.presets import load_model
+
+    model = load_model(catalog, "llama-3.1-8b")
+    buckets = [Bucket("a", 512, 256, 20000.0)]
+    slo = {"ttft_p99": 2.0, "tpot_p99": 0.05}
+    t = fleet_mod._types_for(catalog, model, hardware(catalog).system("h100-sxm"), buckets, slo, "bf16")[0]
+    replay = fleet_mod._replay(catalog, model, t, 706, np.array([20000.0]), buckets, slo, seed=0)
+    span = fleet_mod.REPLAY_LATENCIES * (2.0 + 256 * 0.05)
+    assert replay["replayed_instances"] == int(fleet_mod.REPLAY_MAX / (20000.0 / 706 * span))
+    assert replay["output_tokens_per_s"] == pytest.approx(20000.0 * 256, rel=0.1)
 
 
 def test_a_type_that_still_misses_gets_more_instances_within_the_limits(

@@ -103,7 +103,12 @@ def read_workload(path: str) -> list[Bucket]:
         rate = _positive(b["rate"], "rate", where)
         if inp < 1 or out < 1:
             raise ChipwiseError(f"{where}: lengths must be at least one token. Fix: correct them.")
-        buckets.append(Bucket(str(b.get("name", f"bucket{i + 1}")), round(inp), round(out), rate))
+        name = str(b.get("name", f"bucket{i + 1}"))
+        if name in {x.name for x in buckets}:  # the report keys its routing and replay by name
+            raise ChipwiseError(f"{where}: the name '{name}' is another bucket's. Fix: give each bucket its own name.")
+        buckets.append(Bucket(name, round(inp), round(out), rate))
+    if not any(b.rate > 0 for b in buckets):
+        raise ChipwiseError(f"workload file '{path}': every bucket's rate is 0, nothing to serve. Fix: give a rate.")
     return buckets
 
 
@@ -229,14 +234,21 @@ def _replay(
     targets: Mapping[str, float],
     seed: int,
 ) -> dict[str, Any]:
-    """Simulate `count` instances of type t carrying `share` requests/s of each bucket."""
+    """Simulate `count` instances of type t carrying `share` requests/s of each bucket: all of them, or a slice of
+    them carrying its share of the load where the whole would need more than REPLAY_MAX requests."""
     rng = np.random.default_rng(seed)
-    total = float(share.sum())
     # arrivals over REPLAY_REQUESTS, or over three of the slowest bucket's request latencies at the SLO where that
-    # is longer (a replay shorter than its requests reads the fill, not the steady state), at most REPLAY_MAX
+    # is longer (a replay shorter than its requests reads the fill, not the steady state), at most REPLAY_MAX: a
+    # fleet whose span would need more is replayed by as many of its instances as that span's requests can keep
+    # busy (706 H100s at 20,000 req/s were replayed for one second, their batches still filling)
     latency = max(
         (targets.get("ttft_p99", 0.0) + b.output_tokens * targets.get("tpot_p99", 0.0) for b in buckets), default=0.0
     )
+    total = float(share.sum())
+    wanted = max(REPLAY_REQUESTS / total, REPLAY_LATENCIES * latency)
+    replayed = count if total * wanted <= REPLAY_MAX else max(1, int(REPLAY_MAX / (total / count * wanted)))
+    share = share * replayed / count
+    total = float(share.sum())
     span = min(max(REPLAY_REQUESTS / total, REPLAY_LATENCIES * latency), REPLAY_MAX / total)
     arrivals, inputs, outputs, labels = [], [], [], []
     for j, (b, rate) in enumerate(zip(buckets, share, strict=True)):
@@ -275,7 +287,7 @@ def _replay(
         requests=int(trace.input.size),
         trace=trace,
     )
-    summary, out = run_job(job, ServingSetup((Pool(setup, count),)), seed=seed, targets=dict(targets))
+    summary, out = run_job(job, ServingSetup((Pool(setup, replayed),)), seed=seed, targets=dict(targets))
     lat = per_request(out)
     per_bucket = {}
     for j, b in enumerate(buckets):
@@ -293,7 +305,8 @@ def _replay(
         per_bucket[b.name] = stats
     ratios = [s.get(f"{k}_s", math.inf) / v for s in per_bucket.values() for k, v in targets.items()]
     return {
-        "output_tokens_per_s": summary["output_tokens_per_s"],
+        "output_tokens_per_s": summary["output_tokens_per_s"] * count / replayed,
+        "replayed_instances": replayed,
         "worst_ratio": max(ratios, default=1.0),
         "dropped": summary["requests"]["dropped"],
         "buckets": per_bucket,
