@@ -88,7 +88,7 @@ def read_workload(path: str) -> list[Bucket]:
     items = data.get("buckets") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
         raise ChipwiseError(f"workload file '{path}' needs a non-empty 'buckets' list. Fix: see docs/hybrid.md.")
-    buckets = []
+    buckets: list[Bucket] = []
     for i, b in enumerate(items):
         where = f"{path}: bucket {i + 1}"
         if not isinstance(b, dict) or set(b) - {"name", "input_tokens", "output_tokens", "rate"}:
