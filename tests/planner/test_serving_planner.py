@@ -436,3 +436,15 @@ def test_projected_chips_stay_labelled_in_the_simulated_check(catalog: Catalog) 
     assert any(v["projected"] for v in report["verified"])
     for v in report["verified"]:
         assert v["projected"] == by_rank[v["rank"]]["projected"] == ("trn4" in v["hardware"])
+
+
+def test_the_search_tells_its_progress(catalog: Catalog) -> None:
+    """Each chip searched and each option simulated is told (the CLI draws it as a progress bar on a terminal)."""
+    heard: list[tuple[str, int, int]] = []
+    plan_serving(
+        catalog, "llama-3.1-8b", ["h100-sxm", "mi300x"], Load("rate", rate=5.0), 1000, 200, {"ttft_p99": 2.0},
+        disaggregated=False, verify=2, progress=lambda what, done, total: heard.append((what, done, total)),
+    )  # fmt: skip
+    assert [w for w, _, _ in heard[:2]] == ["searching h100-sxm", "searching mi300x"]
+    assert [w.split()[0] for w, _, _ in heard[2:4]] == ["simulating", "simulating"]
+    assert heard[-1] == ("done", 4, 4) and [d for _, d, _ in heard] == sorted(d for _, d, _ in heard)

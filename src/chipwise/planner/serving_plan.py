@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -70,6 +70,10 @@ SIZE_UP_TRIES = 3
 DECODE_CHIPS = 4
 
 
+#: what plan_serving tells of its work: (what it is doing, steps done, steps in all)
+Progress = Callable[[str, int, int], None]
+
+
 def plan_serving(
     catalog: Catalog,
     model_name: str,
@@ -87,11 +91,13 @@ def plan_serving(
     disaggregated: bool = True,
     verify: int = 3,
     speculative: str | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO: per hour
     under an open-loop rate, per million output tokens under a fixed concurrency or offline (`speculative`:
     'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and 'none' separated
-    by commas, each priced as its own option)."""
+    by commas, each priced as its own option). `progress(what, done, total)` hears of each chip searched and each
+    option simulated."""
     start = time.perf_counter()
     check_mode(pricing)
     model = load_model(catalog, model_name)
@@ -125,7 +131,10 @@ def plan_serving(
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
     evaluated = 0
-    for hid in hardware_ids:
+    steps = len(hardware_ids) + max(0, verify)
+    tell = progress or (lambda what, done, total: None)
+    for i, hid in enumerate(hardware_ids):
+        tell(f"searching {hid}", i, steps)
         system = hw.system(hid)
         failures: list[str] = []
         for drafting in draftings:
@@ -203,7 +212,9 @@ def plan_serving(
             _cost(r, load) if math.isfinite(r["cost_usd_per_hour"]) else r["chips"],
         )
     )
-    verified = _verify(catalog, model, job, targets, rows[: max(0, verify)], pricing, region)
+    checks = rows[: max(0, verify)]
+    verified = _verify(catalog, model, job, targets, checks, pricing, region, tell, len(hardware_ids), steps)
+    tell("done", steps, steps)
     for r in rows:
         for key in [k for k in r if k.startswith("_")]:
             del r[key]
@@ -367,11 +378,11 @@ def _disaggregated_rows(
     decodes: list[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Prefill pool of one chip, decode pool of another (or the same): sized for the load, priced; the cheapest
-    pairs are kept, with the pairs left out because their engines cache KV in different precisions. The decode
-    pool runs without prefill interference, so its TPOT is its decode step."""
+    pairs are kept, and a note of the chips left unpaired because their engines cache KV in different precisions.
+    The decode pool runs without prefill interference, so its TPOT is its decode step."""
     lam = job.load.rate
     out: list[dict[str, Any]] = []
-    unpaired: dict[str, dict[str, str]] = {}
+    unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
     ttft_limit = targets.get("ttft_p99", math.inf)
     for pf in prefills:
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
@@ -384,13 +395,8 @@ def _disaggregated_rows(
                 continue
             kv_pre, kv_dec = pf["plan"].kv_precision, choice.plan.kv_precision
             if kv_pre != kv_dec:  # the handed-over cache has one format (planner.serving._handed_over_kv)
-                pair = f"{pf['system'].chip.id}>{dc['system'].chip.id}"
-                unpaired[pair] = {
-                    "hardware": pair,
-                    "system": f"{pf['system'].id}>{dc['system'].id}",
-                    "reason": f"the prefill pool's engine caches KV in {kv_pre}, the decode pool's in {kv_dec}. Fix: "
-                    "give both one precision (--kv-precision) to pair them",
-                }
+                unpaired[pf["system"].chip.id] = kv_pre
+                unpaired[dc["system"].chip.id] = kv_dec
                 continue
             n_dec = choice.replicas
             cost = n_pre * pf["chips"] * pf["price"] + n_dec * choice.chips * dc["price"]
@@ -419,7 +425,17 @@ def _disaggregated_rows(
                 }
             )
     out.sort(key=lambda r: r["cost_usd_per_hour"])
-    return out[:5], list(unpaired.values())
+    if not unpaired:
+        return out[:5], []
+    by_kv = {kv: ", ".join(c for c, k in unpaired.items() if k == kv) for kv in sorted(set(unpaired.values()))}
+    note = {
+        "hardware": "splits",
+        "system": "",
+        "reason": "a prefill pool of one chip and a decode pool of another whose engines cache KV in different "
+        f"precisions ({'; '.join(f'{chips}: {kv}' for kv, chips in by_kv.items())}) were not paired: the decode "
+        "pool reads the cache the prefill pool writes. Fix: give one precision (--kv-precision) to pair them",
+    }
+    return out[:5], [note]
 
 
 def _verify(
@@ -430,6 +446,9 @@ def _verify(
     rows: list[dict[str, Any]],
     pricing: str = "on-demand",
     region: str | None = None,
+    tell: Progress = lambda what, done, total: None,
+    done_before: int = 0,
+    steps: int = 0,
 ) -> list[dict[str, Any]]:
     """Simulate the cheapest options: add replicas (up to a few times) until the simulation meets the SLO and keeps
     up with an open-loop load, or take replicas away (up to a few times) while it still does, since the
@@ -449,6 +468,7 @@ def _verify(
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
     for rank, row in enumerate(rows, start=1):
+        tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
         try:
             setup = _row_setup(catalog, model, job, row)
         except (InfeasibleError, ChipwiseError):

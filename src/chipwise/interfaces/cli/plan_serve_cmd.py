@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
@@ -13,6 +14,7 @@ from chipwise.interfaces.cli.common import (
     JsonFlag,
     SetFigures,
     catalog_from,
+    err_console,
     print_json,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
@@ -99,23 +101,39 @@ def serve(
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
         cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region
     )
-    report = plan_serving(
-        cat,
-        model,
-        ids,
-        load,
-        input_tokens,
-        output_tokens,
-        targets,
-        precision=precision,
-        kv_precision=kv_precision,
-        engine=engine,
-        pricing=pricing,
-        region=region,
-        requests=requests,
-        disaggregated=disaggregated is not False,
-        speculative=speculative,
+    bar = Progress(
+        TextColumn("[bold]plan serve[/] {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
     )
+    task = bar.add_task("", total=None)
+
+    def tell(what: str, done: int, total: int) -> None:
+        bar.update(task, description=what, completed=done, total=total)
+
+    with bar:  # on a terminal only, gone once the answer prints
+        report = plan_serving(
+            cat,
+            model,
+            ids,
+            load,
+            input_tokens,
+            output_tokens,
+            targets,
+            precision=precision,
+            kv_precision=kv_precision,
+            engine=engine,
+            pricing=pricing,
+            region=region,
+            requests=requests,
+            disaggregated=disaggregated is not False,
+            speculative=speculative,
+            progress=tell,
+        )
     report["skipped"].extend(unrunnable)
     report["verdict"] = fmt.plan_serve_verdict(report)[0]
     if as_json:
