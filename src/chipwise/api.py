@@ -24,7 +24,7 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
-from chipwise.interfaces.format import plan_serve_verdict
+from chipwise.interfaces.format import explain_plan_serve
 from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import plan_hetero_training
@@ -100,8 +100,7 @@ def plan_serve(
     )
     report = plan_serving(cat, model, ids, load, input_tokens, output_tokens, slo, **options)
     report["skipped"].extend(unrunnable)
-    report["verdict"] = plan_serve_verdict(report)[0]  # as `chipwise plan serve --json` gives it
-    return report
+    return explain_plan_serve(report)  # as `chipwise plan serve --json` gives it
 
 
 def plan_hetero(

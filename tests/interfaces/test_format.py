@@ -110,3 +110,26 @@ def test_a_serving_plan_names_its_scheduler_settings_where_set() -> None:
     assert fmt.serving_plan(plan) == "TP8 EP8 b64 x1"
     assert fmt.serving_plan({**plan, "recv_interval": 30}) == "TP8 EP8 b64 recv30 x1"
     assert fmt.serving_plan({**plan, "batch_wait_iters": 40, "batch_wait_ratio": 0.8}) == "TP8 EP8 b64 wait40@0.8 x1"
+
+
+def test_the_answer_says_why_it_wins() -> None:
+    """Its chips' hourly cost (per chip-hour where one chip kind), the three largest parts of its steady decode
+    iteration, and the next option that also passed; nothing when no option passed."""
+    best = {
+        "hardware": "gaudi3",
+        "chips": 2.0,
+        "cost_usd_per_hour": 4.54,
+        "slo_met": True,
+        "keeps_up": True,
+        "price_estimated": ["gaudi3"],
+        "tpot_s": {"mean": 0.0433},
+        "breakdown": {"gemm": 0.029, "attention": 0.0048, "tp_comm": 0.0035, "overhead": 0.003, "moe": 0.0},
+    }
+    nxt = {"hardware": "mi325x", "chips": 4.0, "cost_usd_per_hour": 7.8, "slo_met": True, "keeps_up": True}
+    report: dict[str, Any] = {"best": best, "verified": [best, nxt], "load": {"kind": "rate"}}  # fmt: skip
+    assert fmt.plan_serve_why(report) == (
+        "Why gaudi3: 2 chips at $4.54/h ($2.27 per chip-hour, an estimate) carry the load; its steady decode "
+        "iteration (43.3 ms a token) goes to weight GEMMs (attention and MLP) 72%, attention (KV-cache reads, "
+        "prefill) 12%, tensor-parallel all-reduce 9%. Next that passed: mi325x, 4 chips at $7.80/h"
+    )
+    assert fmt.plan_serve_why({**report, "best": {**best, "slo_met": False}}) == ""

@@ -126,6 +126,8 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
     assert report["verified"] and all("slo_met" in v for v in report["verified"])
     best = report["best"]  # the page prints the same verdict line as the command line
     assert report["verdict"].startswith("Cheapest that meets the SLO in simulation: " + best["hardware"])
+    assert report["why"].startswith(f"Why {best['hardware'].replace('>', ' -> ')}: ")  # and why it wins
+    assert best["dominated_by"] in best["breakdown"]
 
 
 def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:

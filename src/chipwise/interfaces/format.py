@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import plan_label
 
 
@@ -220,6 +221,50 @@ def _fitted_alternative(report: Mapping[str, Any]) -> str:
     plan = " | ".join((f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items())
     where, cost = alt["hardware"].replace(">", " -> "), price(alt["cost_usd_per_mtok"])
     return f"; cheapest on fitted figures ({how}): {where}, {plan}, {alt['chips']:g} chips, {cost} per M"
+
+
+def plan_serve_why(report: Mapping[str, Any]) -> str:
+    """Why the answer wins, from its simulated check: what its chips cost an hour, where its steady iteration goes
+    (the three largest components), and the next option that also passed, with its cost ('' with no answer)."""
+    best = report.get("best")
+    if not best or not best.get("keeps_up") or best.get("slo_met") is False or not best.get("breakdown"):
+        return ""
+    parts = best["breakdown"]
+    total = sum(parts.values())
+    top = sorted(parts, key=lambda k: -parts[k])[:3]
+    shares = ", ".join(f"{COMPONENT_LABELS.get(k, k)} {100 * parts[k] / total:.0f}%" for k in top if parts[k] > 0)
+    chips = best["chips"]
+    hourly = f"{price(best['cost_usd_per_hour'])}/h"
+    if ">" not in best["hardware"] and chips:  # one chip kind: its hourly price
+        hourly += f" ({price(best['cost_usd_per_hour'] / chips)} per chip-hour"
+        hourly += ", an estimate)" if best.get("price_estimated") else ")"
+    tpot = (best.get("tpot_s") or {}).get("mean")
+    step = f" ({latency(tpot)} a token)" if tpot is not None and math.isfinite(tpot) else ""
+    text = (
+        f"Why {best['hardware'].replace('>', ' -> ')}: {chips:g} chip{'s' if chips != 1 else ''} at {hourly} "
+        f"carry the load; its steady decode iteration{step} goes to {shares}"
+    )
+    cost_key = "cost_usd_per_hour" if report.get("load", {}).get("kind") == "rate" else "cost_usd_per_mtok"
+    others = [
+        v
+        for v in report.get("verified") or ()
+        if v is not best and v["keeps_up"] and v["slo_met"] is not False and v["hardware"] != best["hardware"]
+    ]
+    if others:
+        nxt = others[0]
+        unit = "/h" if cost_key == "cost_usd_per_hour" else " per M output tokens"
+        text += (
+            f". Next that passed: {nxt['hardware'].replace('>', ' -> ')}, {nxt['chips']:g} chips at "
+            f"{price(nxt[cost_key])}{unit}"
+        )
+    return text
+
+
+def explain_plan_serve(report: dict[str, Any]) -> dict[str, Any]:
+    """The report with its verdict and why the answer wins, as every interface gives them."""
+    report["verdict"] = plan_serve_verdict(report)[0]
+    report["why"] = plan_serve_why(report)
+    return report
 
 
 def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:

@@ -517,6 +517,16 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict
     }
 
 
+def steady_breakdown(
+    setup: ServingSetup, model: ModelSpec, job: ServingJob, summary: Mapping[str, Any]
+) -> dict[str, float]:
+    """Where a simulated run's steady decode iteration goes: the decode pool's iteration (_breakdown) at the batch
+    the run kept generating (Little's law over its tokens: output tokens/s x mean TPOT per replica)."""
+    decode = setup.pools[-1]
+    batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, decode.replicas)
+    return _breakdown(decode.setup, model, batch if math.isfinite(batch) else 1.0, job.mean_input, job.mean_output)
+
+
 def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float) -> dict[str, float]:
     """Seconds of one steady iteration at `batch` sequences (decode plus its share of prefill), by component; with
     speculative decoding the verification step (k + 1 positions per sequence) and its drafting passes."""
@@ -589,7 +599,6 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     setup, source = _deployment(catalog, model, sc, job, targets)
     summary, _ = run_job(job, setup, seed=sc.seed, targets=targets, steady_latencies=True)
     first = setup.pools[0].setup
-    decode = setup.pools[-1]
     econ = economics(
         catalog,
         [(p.setup.system, p.chips) for p in setup.pools],
@@ -599,8 +608,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         sc.region,
         sc.provider,
     )
-    batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, decode.replicas)
-    breakdown = _breakdown(decode.setup, model, batch if math.isfinite(batch) else 1.0, job.mean_input, job.mean_output)
+    breakdown = steady_breakdown(setup, model, job, summary)
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     plan_out: dict[str, Any] = (
         {"disaggregated": True, **{p.role: _plan_dict(p.setup, p.replicas, p.role) for p in setup.pools}}

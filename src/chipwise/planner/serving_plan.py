@@ -26,6 +26,7 @@ from chipwise.planner.serving import (
     precisions,
     speculation_options,
     stat_ok,
+    steady_breakdown,
     transfer_dict,
     whole_count,
 )
@@ -503,6 +504,7 @@ def _verify(
             # window reads a few % either way, which reordered options of equal $/h)
             served_out, served_all = offered * job.mean_output, offered * (job.mean_output + job.mean_input)
         econ = economics(catalog, price_pools, served_out, served_all, pricing, region)
+        breakdown = steady_breakdown(setup, model, job, summary)
         done.append(
             {
                 "rank": rank,  # the ranking row it checks (results[rank - 1]), whose count it may have changed
@@ -527,6 +529,8 @@ def _verify(
                     for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
                 },
                 "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
+                "breakdown": breakdown,
+                "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
                 "simulated": summary["simulated"],
             }
         )

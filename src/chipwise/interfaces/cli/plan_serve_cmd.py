@@ -135,7 +135,7 @@ def serve(
             progress=tell,
         )
     report["skipped"].extend(unrunnable)
-    report["verdict"] = fmt.plan_serve_verdict(report)[0]
+    fmt.explain_plan_serve(report)
     if as_json:
         report["results"] = report["results"][:top]
         print_json(report)

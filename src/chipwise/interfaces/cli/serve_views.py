@@ -267,6 +267,11 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     if report["results"]:
         console.print(table)
+    if report["results"]:
+        console.print(
+            f"[dim]ranked by the steady-state estimate (est. TPOT: the mean step; est. TTFT: its p99); the "
+            f"{len(report['verified'])} cheapest are simulated below[/]"
+        )
     if any(checked.get(i, r["chips"]) != r["chips"] for i, r in enumerate(report["results"][:top], start=1)):
         console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
     shown = report["results"][:top] + report["verified"]
@@ -361,6 +366,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     text, answered = fmt.plan_serve_verdict(report)
     console.print()
     console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
+    if report.get("why"):
+        console.print(report["why"])
     s = report["search"]
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])

@@ -164,8 +164,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     )
     if req.top is not None:
         report["results"] = report["results"][: req.top]
-    report["verdict"] = fmt.plan_serve_verdict(report)[0]
-    return report
+    return fmt.explain_plan_serve(report)
 
 
 def catalog_summary(settings: Settings) -> dict[str, Any]:
