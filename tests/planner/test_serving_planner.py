@@ -448,3 +448,17 @@ def test_the_search_tells_its_progress(catalog: Catalog) -> None:
     assert [w for w, _, _ in heard[:2]] == ["searching h100-sxm", "searching mi300x"]
     assert [w.split()[0] for w, _, _ in heard[2:4]] == ["simulating", "simulating"]
     assert heard[-1] == ("done", 4, 4) and [d for _, d, _ in heard] == sorted(d for _, d, _ in heard)
+
+
+def test_a_prefill_pool_takes_a_shape_fast_enough_for_the_ttft_target(catalog: Catalog) -> None:
+    """Llama 3.1 70B, 8,192-token prompts on trn2 under TTFT p99 <= 5 s: the shape with the most prompt tokens/s
+    per chip (TP4) takes 3.6 s a prompt, more than half the target, and trn2 was dropped as a prefill chip; TP8
+    takes under 2.5 s. A prefill pool's batch cap is what its KV cache holds (b64 on one H100 held 4 prompts)."""
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["trn2", "h100-sxm"], Load("rate", rate=10.0), 8192, 128, {"ttft_p99": 5.0},
+        precision="fp8", kv_precision="fp8", verify=0,
+    )  # fmt: skip
+    splits = {r["hardware"]: r for r in report["results"] if r["disaggregated"]}
+    assert "trn2>h100-sxm" in splits and splits["trn2>h100-sxm"]["plan"]["prefill"]["tp"] >= 8
+    h100 = splits["h100-sxm>h100-sxm"]["plan"]["prefill"]
+    assert h100["tp"] == 1 and h100["max_batch"] == 4

@@ -191,7 +191,18 @@ def plan_serving(
                 fronts[system.chip.id] = _front(est)
                 if disaggregated and load.kind == "rate":
                     prefill_options.append(
-                        _prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price)
+                        _prefill_option(
+                            model,
+                            system,
+                            name,
+                            eng,
+                            est,
+                            weight,
+                            kv,
+                            input_tokens,
+                            price,
+                            targets.get("ttft_p99", math.inf),
+                        )
                     )
             if disaggregated and load.kind == "rate":
                 args = (model, system, name, eng, job, weight, kv, targets, drafting, price)
@@ -316,21 +327,26 @@ def _prefill_option(
     kv: str,
     input_tokens: int,
     price: float,
+    ttft_limit: float = math.inf,
 ) -> dict[str, Any]:
-    """The replica shape with the most prompt tokens/s per chip, and its cost per prompt token/s. A prefill replica
-    encodes the prompts queued for it together, each adding its own work to the iteration (Estimate.prefill_work_s,
-    without the per-iteration costs a lone prompt pays)."""
-    ok = est.fits
+    """The replica shape with the most prompt tokens/s per chip, of those whose prompt alone leaves room in the
+    TTFT target (_disaggregated_rows' test: twice the prompt within it), and its cost per prompt token/s. A prefill
+    replica encodes the prompts queued for it together, each adding its own work to the iteration
+    (Estimate.prefill_work_s, without the per-iteration costs a lone prompt pays). Its batch cap is what its KV
+    cache holds of such prompts, at most PREFILL_POOL_BATCH: a stated plan is held to it."""
+    ok = est.fits & (2.0 * est.prefill_s <= ttft_limit)
+    ok = ok if ok.any() else est.fits  # none in time: the fastest per chip, which the pairing then drops
     pf_tps = np.where(ok, input_tokens / np.maximum(est.prefill_work_s, 1e-9), 0.0)
     per_chip = pf_tps / est.chips
     i = int(np.argmax(per_chip))
     c = est.cand
+    held = int(est.kv_tokens[i] // (input_tokens + 1))
     plan = ReplicaPlan(
         int(c.tp[i]),
         int(c.pp[i]),
         int(c.ep[i]),
         bool(c.adp[i]),
-        PREFILL_POOL_BATCH,
+        max(1, min(PREFILL_POOL_BATCH, held)),
         token_budget(eng, input_tokens),
         eng.chunked_prefill,
         weight,
