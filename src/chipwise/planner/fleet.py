@@ -174,7 +174,7 @@ def _types_for(
 ) -> list[_Type]:
     engine = default_engine(system.chip.vendor)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight, kv = precisions(precision, None, eng, model)
+    weight, kv = precisions(precision, None, eng, model, system)
     quote = price_per_chip_hour(catalog, system)
     if quote is None:
         return []

@@ -69,14 +69,21 @@ def _fixed(spec: Any) -> dict[str, int]:
     return out
 
 
-def precisions(precision: str, kv_precision: str | None, eng: EngineProfile, model: ModelSpec) -> tuple[str, str]:
-    """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights)."""
+def precisions(
+    precision: str, kv_precision: str | None, eng: EngineProfile, model: ModelSpec, system: System
+) -> tuple[str, str]:
+    """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights). An
+    fp4 KV cache needs a chip that multiplies in FP4 (NVFP4 KV on Blackwell): no engine reads one on another."""
     weight = check_weight_precision(precision, model)
     kv = (
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
         if kv_precision
         else default_kv_precision(weight, eng.quantised_kv)
     )
+    if kv == "fp4" and "fp4" not in system.chip.flops:
+        raise ChipwiseError(
+            f"an fp4 KV cache needs FP4 attention kernels, and {system.chip.id} has no FP4. Fix: use an fp8 KV cache."
+        )
     return weight, kv
 
 
@@ -223,7 +230,7 @@ def _pool(
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight, kv = precisions(sc.precision, sc.kv_precision, eng, model)
+    weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)
     fixed = dict(stated)
@@ -408,7 +415,7 @@ def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips
     for chip in chips:
         system = hardware(catalog).system(chip)
         eng = engine_profile(catalog, engine_for(system, sc.engine, model), system.chip.family)
-        defaults.add(precisions(sc.precision, None, eng, model)[1])
+        defaults.add(precisions(sc.precision, None, eng, model, system)[1])
     if len(defaults) == 1:
         return sc
     return sc.model_copy(update={"kv_precision": "fp16" if sc.precision == "fp16" else "bf16"})

@@ -142,7 +142,7 @@ def plan_serving(
             try:
                 name = engine_for(system, engine, model)
                 eng = engine_profile(catalog, name, system.chip.family)
-                weight, kv = precisions(precision, kv_precision, eng, model)
+                weight, kv = precisions(precision, kv_precision, eng, model, system)
                 choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)
             except (InfeasibleError, ChipwiseError) as exc:
                 failures.append(str(exc))
