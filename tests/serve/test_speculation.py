@@ -194,3 +194,31 @@ def test_every_request_finishes_whatever_the_speculation(
     tpot = (r["finish"] - r["first"]) / np.maximum(r["output"] - 1, 1)
     floor = setup.steps.decode_base(1) / setup.steps.tau
     assert np.all(tpot[r["output"] > 2 * setup.steps.tau + 2] >= 0.99 * floor)
+
+
+def test_a_draft_model_is_smaller_than_its_target_reads_its_tokens_and_takes_memory(catalog: Catalog) -> None:
+    """Llama 3.1 405B cannot draft for 70B, nor DeepSeek (another vocabulary) for Llama; an 8B draft's weights come
+    out of the KV cache of the ranks it shares (70B in fp8 with it no longer fits one H100)."""
+    from chipwise.errors import ChipwiseError, InfeasibleError
+    from chipwise.hardware import hardware
+    from chipwise.serve.build import setup_replica
+    from chipwise.serve.plan import ReplicaPlan
+    from chipwise.serve.speculation import drafter, parse_speculation
+    from chipwise.workload.presets import load_model
+
+    target = load_model(catalog, "llama-3.1-70b")
+    with pytest.raises(ChipwiseError, match=r"draft model llama-3\.1-405b is not smaller than llama-3\.1-70b"):
+        drafter(catalog, target, parse_speculation("draft:llama-3.1-405b:2@0.9"))
+    with pytest.raises(ChipwiseError, match=r"has a vocabulary of 129,280 tokens and llama-3\.1-70b one of 128,256"):
+        drafter(catalog, target, parse_speculation("draft:deepseek-r1:2@0.9"))
+    h100 = hardware(catalog).system("h100-sxm")
+    plan = ReplicaPlan(tp=2, max_batch=8, max_tokens=8192, weight_precision="fp8", kv_precision="fp8")
+    alone = setup_replica(catalog, target, h100, "trtllm", plan, 1000.0, 200.0)
+    spec = parse_speculation("draft:llama-3.1-8b:4@0.7")
+    drafted = setup_replica(catalog, target, h100, "trtllm", replace(plan, speculation=spec), 1000.0, 200.0)
+    # fp8 layers split over two ranks (4.0 GB) and its 16-bit embedding and LM head (0.5 GB more a rank)
+    draft_rank = float(drafted.memory.weights - alone.memory.weights)
+    assert 4.0e9 < draft_rank < 4.6e9
+    assert drafted.memory.kv_tokens < alone.memory.kv_tokens
+    with pytest.raises(InfeasibleError, match=r"with its drafter \(llama-3.1-8b\) does not fit"):
+        setup_replica(catalog, target, h100, "trtllm", replace(plan, tp=1, speculation=spec), 1000.0, 200.0)

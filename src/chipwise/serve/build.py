@@ -110,6 +110,7 @@ def setup_replica(
         )
     typical_context = typical_prompt + typical_output
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
+    draft = drafter(catalog, model, plan.speculation) if plan.speculation is not None else None
     mem = replica_memory(
         model,
         dev,
@@ -120,10 +121,13 @@ def setup_replica(
         plan.max_tokens,
         plan.max_batch,
         typical_context,
+        draft,
     )
     if float(mem.weights) + float(mem.activations) + float(mem.reserved) > float(mem.capacity):
         raise InfeasibleError(
-            f"{model.name} ({plan.weight_precision}) does not fit {plan.label()} on {system.chip.id}: "
+            f"{model.name} ({plan.weight_precision})"
+            + (f" with its drafter ({draft.name})" if draft is not None else "")
+            + f" does not fit {plan.label()} on {system.chip.id}: "
             f"{float(mem.weights) / 2**30:.1f} GiB of weights and {float(mem.activations) / 2**30:.1f} GiB of "
             f"buffers per rank of {float(mem.capacity) / 2**30:.0f} GiB. Fix: raise tp or pp, or quantise the weights."
         )
@@ -133,7 +137,6 @@ def setup_replica(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "
             f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, or quantise the KV cache."
         )
-    draft = drafter(catalog, model, plan.speculation) if plan.speculation is not None else None
     steps = step_model(
         model, dev, topo, eng, plan, typical_context, typical_prompt, replica_token_budget(eng, plan), draft
     )

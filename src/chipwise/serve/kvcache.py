@@ -124,10 +124,14 @@ def replica_memory(
     max_tokens: float | Array,
     max_batch: float | Array,
     typical_context: float,
+    drafter: ModelSpec | None = None,
 ) -> ReplicaMemory:
-    """Memory per rank and KV-cache capacity of the replica (in tokens of context, whole blocks)."""
+    """Memory per rank and KV-cache capacity of the replica (in tokens of context, whole blocks); a speculative
+    `drafter` (a draft model, or the EAGLE / MTP head's decoder layer) keeps its weights on the same ranks."""
     cap = float(dev.hbm_capacity)
     weights = weights_per_rank(model, shapes, weight_precision)
+    if drafter is not None:
+        weights = weights + weights_per_rank(drafter, shapes, weight_precision)
     acts = activations_per_rank(model, shapes, max_tokens, max_batch)
     reserved = np.full(np.shape(weights), dev.eff.reserved_memory_bytes / dev.cores_per_chip)
     if eng.memory_basis == "free":

@@ -329,6 +329,7 @@ def estimate(
         max_tokens,
         cand.max_batch.astype(np.float64),
         inp + out,
+        drafting.model if drafting else None,
     )
     per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
     b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))

@@ -149,9 +149,23 @@ def parse_speculation(text: str) -> Speculation:
 
 
 def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec:
-    """The model a drafting pass runs: one decoder layer of the target (mtp, eagle) or the draft model."""
+    """The model a drafting pass runs: one decoder layer of the target (mtp, eagle) or the draft model, which must
+    be smaller than its target and read its tokens (a vocabulary within 0.5% of the target's: padded embeddings of
+    one tokenizer, Qwen2.5's 151,936 and 152,064)."""
     if spec.method == "draft":
-        return load_model(catalog, spec.draft_model)
+        draft = load_model(catalog, spec.draft_model)
+        if abs(draft.vocab - target.vocab) > 0.005 * target.vocab:
+            raise ChipwiseError(
+                f"draft model {draft.name} has a vocabulary of {draft.vocab:,} tokens and {target.name} one of "
+                f"{target.vocab:,}: a draft model proposes the target's tokens. Fix: use a draft of the target's "
+                "family."
+            )
+        if draft.params_total >= target.params_total:
+            raise ChipwiseError(
+                f"draft model {draft.name} is not smaller than {target.name}: drafting would cost more than it saves. "
+                "Fix: use a smaller model of the target's family."
+            )
+        return draft
     last = target.groups[-1]
     return replace(target, name=f"{target.name} {spec.method} head", groups=(replace(last, count=1),))
 
