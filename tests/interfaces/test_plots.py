@@ -375,3 +375,20 @@ def test_serving_plots_read_a_plan_serve_report(tmp_path: Path) -> None:
     html = plots.serving_throughput_latency(report, tmp_path / "t.html", percentile="p99").read_text()
     assert "npu-b" in html and "time to first token" in html
     assert plots.serving_cost_latency(report, tmp_path / "c.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_the_plan_serve_plot_reads_fronts_on_a_log_axis_against_the_tpot_target(tmp_path: Path) -> None:
+    """The fronts span milliseconds to seconds: TPOT on a log axis, the SLO's TPOT target drawn as a line."""
+    report = {
+        "model": "toy-70b",
+        "slo": {"ttft_p99": 2.0, "tpot_p99": 0.05},
+        "pareto": {"gpu-a": [{"tpot_s": 0.01, "output_tokens_per_s_per_chip": 100.0},
+                             {"tpot_s": 0.5, "output_tokens_per_s_per_chip": 900.0}]},
+        "results": [{"hardware": "gpu-a"}],
+        "verified": [{"hardware": "gpu-a", "chips": 4, "slo_met": True, "tpot_s": {"p50": 0.04},
+                      "output_tokens_per_s_per_chip": 400.0}],
+    }  # fmt: skip
+    svg = plots.pareto_serving_plan(report, tmp_path / "p.svg").read_text()
+    assert "SLO tpot_p99 50 ms" in svg and "log scale" in svg and "gpu-a: 4 chips, SLO met" in svg
+    html = plots.pareto_serving_plan(report, tmp_path / "p.html").read_text()
+    assert "SLO tpot_p99 50 ms" in html and '"type":"log"' in html.replace(" ", "")

@@ -100,7 +100,7 @@ class Panel:
     bars: Bars | None = None
     x_log: bool = False
     y_log: bool = False
-    ref_line: tuple[str, float] | None = None  # a vertical reference line on a bar panel: (label, x)
+    ref_line: tuple[str, float] | None = None  # a vertical reference line (a target): (label, x)
 
 
 @dataclass(frozen=True)
@@ -212,7 +212,10 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
         if log:
             set_scale("log")
             _plain_log_ticks(axis)
-    named = sum(1 for s in panel.series if s.name)
+    if panel.ref_line is not None:
+        label, x = panel.ref_line
+        ax.axvline(x, color="#d62728", linestyle="--", linewidth=1.2, label=label, zorder=0)
+    named = sum(1 for s in panel.series if s.name) + (panel.ref_line is not None)
     if named > LEGEND_INSIDE:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + named // 20, frameon=False)
     elif named:
@@ -319,9 +322,9 @@ def _write_plotly(chart: Chart, path: Path) -> None:
         fig.update_yaxes(title_text=panel.y_label, type="log" if panel.y_log else None, row=1, col=col)
         if panel.bars is not None:
             fig.update_yaxes(autorange="reversed", row=1, col=col)
-            if panel.ref_line is not None:
-                label, x = panel.ref_line
-                fig.add_vline(x=x, line_dash="dash", line_color="#d62728", annotation_text=label, row=1, col=col)
+        if panel.ref_line is not None:
+            label, x = panel.ref_line
+            fig.add_vline(x=x, line_dash="dash", line_color="#d62728", annotation_text=label, row=1, col=col)
     footnote = chart.footnote.replace("\n", "<br>")
     fig.update_layout(
         title={"text": chart.title, "x": 0.5},

@@ -440,7 +440,15 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
             )
         )
     _need(series, "a throughput-latency front")
-    panel = Panel("", "time per output token (ms)", "output tokens/s per chip", series)
+    target = next(((k, v) for k, v in (report.get("slo") or {}).items() if k.startswith("tpot")), None)
+    panel = Panel(
+        "",
+        "time per output token (ms, log scale)",
+        "output tokens/s per chip",
+        series,
+        x_log=True,  # the fronts span 5 ms to seconds; the SLO's region is their first tens of ms
+        ref_line=(f"SLO {target[0]} {target[1] * 1e3:g} ms", target[1] * 1e3) if target else None,
+    )
     notes = [
         "Curves: each chip's best output tokens/s per chip at a given TPOT (steady-state estimate, saturated);"
         " points: the simulated check of the cheapest fleets (p50 TPOT)."
