@@ -36,6 +36,15 @@ def test_design_contract_scenario_parses() -> None:
         ("input_tokens: 100\noutput_tokens: 10\noffline: true\nconcurrency: 4\n", "one of"),
         ("input_tokens: 100\noutput_tokens: 10\noffline: true\ncolour: red\n", "unknown key"),
         ("input_tokens: {dist: lognormal}\noutput_tokens: 10\noffline: true\n", "mean"),
+        # keys a distribution does not use were dropped silently (a uniform length of mean 190 simulated 150)
+        (
+            "input_tokens: {dist: uniform, min: 100, max: 200, mean: 190}\noutput_tokens: 10\noffline: true\n",
+            "a uniform length has no mean (it is set by min and max): drop mean",
+        ),
+        (
+            "input_tokens: {dist: exponential, mean: 100, std: 50}\noutput_tokens: 10\noffline: true\n",
+            "an exponential length has no std",
+        ),
         # a load key the load does not use was ignored (burstiness beside users, duration_s beside a trace)
         ("output_tokens: 8\nconcurrency: 8\nburstiness: 4\n", "burstiness shapes an arrival_rate's gaps"),
         ("output_tokens: 8\noffline: true\nburstiness: 4\n", "burstiness shapes an arrival_rate's gaps"),

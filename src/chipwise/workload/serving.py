@@ -96,6 +96,13 @@ class LengthSpec(_Strict):
 
     @model_validator(mode="after")
     def _bounds(self) -> LengthSpec:
+        unused = {"fixed": ("std", "min", "max"), "uniform": ("mean", "std"), "exponential": ("std",)}
+        ignored = [k for k in unused.get(self.dist, ()) if k in self.model_fields_set]
+        if ignored:  # it was dropped silently: a uniform length's mean, an exponential one's spread
+            raise ValueError(
+                f"{'an' if self.dist == 'exponential' else 'a'} {self.dist} length has no {' or '.join(ignored)} "
+                f"({self._shape()}): drop {', '.join(ignored)}"
+            )
         if self.dist == "uniform":
             if self.max is None:
                 raise ValueError("a uniform length needs min and max")
@@ -109,6 +116,13 @@ class LengthSpec(_Strict):
                 "to the bounds would make a different mean; give a mean within them"
             )
         return self
+
+    def _shape(self) -> str:
+        return {
+            "fixed": "it is its mean",
+            "uniform": "it is set by min and max",
+            "exponential": "its spread is its mean",
+        }[self.dist]
 
 
 class SLO(_Strict):
