@@ -811,3 +811,17 @@ def test_a_trace_whose_requests_all_arrive_at_once_is_a_burst(
     scenario.write_text("kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\ntrace: burst.csv\n")
     data = run_json(capsys, ["predict", str(scenario), "--json"])
     assert data["requests"]["finished"] == 3 and "utilisation" not in data["load"]
+
+
+def test_a_closed_loop_says_which_requests_its_latencies_are_over(capsys: pytest.CaptureFixture[str]) -> None:
+    """The users' first requests (started together) and the last ones (the drain) are left out: the line said 'not
+    the first or last 64' of a run whose first 66 and last 64 were left out."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, concurrency: 64, requests: 1000, "
+        "input_tokens: 1000, output_tokens: 200}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert run(["predict", scenario]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    measured = data["latency_requests"]
+    assert f"{measured:,} of 1,000 requests, in steady state (the users' start and the last 64 left out)" in out

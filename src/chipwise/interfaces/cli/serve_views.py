@@ -144,7 +144,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     measured, total = r.get("latency_requests", 0), r["requests"]["finished"]
     if r["load"]["kind"] == "closed" and 0 < measured < total:
         users = r["load"]["concurrency"]
-        head.add_row("latencies over", f"{measured:,} requests in steady state (not the first or last {users:,})")
+        head.add_row(
+            "latencies over",
+            f"{measured:,} of {total:,} requests, in steady state (the users' start and the last {users:,} left out)",
+        )
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
     pools = [plan[role] for role in ("prefill", "decode")] if plan.get("disaggregated") else [plan]
     balance = max((int(p.get("adp_balance_iters", 0)) for p in pools), default=0)
