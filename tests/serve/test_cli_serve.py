@@ -825,3 +825,24 @@ def test_a_closed_loop_says_which_requests_its_latencies_are_over(capsys: pytest
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
     measured = data["latency_requests"]
     assert f"{measured:,} of 1,000 requests, in steady state (the users' start and the last 64 left out)" in out
+
+
+def test_a_split_keeps_each_pools_plan_beside_its_chip_when_it_wraps() -> None:
+    """At 80 columns a prefill pool's plan wrapped, and its 'x1' fell beside the decode pool's chip: one row per pool
+    keeps a wrapped line within its own pool's row."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from chipwise.interfaces.cli.serve_views import _column, _pool_rows
+
+    table = Table()
+    for header in ("hardware", "plan", "chips"):
+        _column(table, header)
+    _pool_rows(table, [], "P: mi325x\nD: mi355x", "P: TP4 EP4 ADP b64 x1\nD: TP4 EP4 b128 x1", ["8"])
+    narrow = Console(width=34, record=True)
+    narrow.print(table)
+    lines = narrow.export_text().splitlines()
+    decode = next(line for line in lines if "D: mi355x" in line)
+    assert "D: TP4" in decode and not any(
+        "x1" in line and "D: mi355x" in line and "D: TP4" not in line for line in lines
+    )

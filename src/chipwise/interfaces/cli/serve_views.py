@@ -223,6 +223,15 @@ def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources:
     return result
 
 
+def _pool_rows(table: Table, lead: list[str], hardware: str, plan: str, figures: list[str]) -> None:
+    """One row per pool of an option (a split's prefill then decode pool), its figures on the first: a plan that
+    wraps in a narrow terminal then stays beside its own chip ('x1' of the prefill pool's plan fell beside the
+    decode pool's chip at 80 columns)."""
+    for k, (chip, pool) in enumerate(zip(hardware.split("\n"), plan.split("\n"), strict=True)):
+        blank = [""] * len(lead)
+        table.add_row(*(blank if k else lead), chip, pool, *(figures if k == 0 else [""] * len(figures)))
+
+
 def _column(table: Table, header: str) -> None:
     """Hardware and plan cells wrap at spaces (a pool per line); figures stay whole."""
     if header in ("hardware", "plan"):
@@ -258,15 +267,18 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             r.get("engine_carried"),
         )
         est = r["estimate"]
-        table.add_row(
-            str(i),
+        _pool_rows(
+            table,
+            [str(i)],
             hardware + (" [yellow](proj.)[/]" if r.get("projected") else ""),
             plan_text,
-            f"{r['chips']:g}" + (f" -> {checked[i]:g}" if checked.get(i, r["chips"]) != r["chips"] else ""),
-            _usd(r["cost_usd_per_hour"]) + (" §" if r.get("price_estimated") else ""),
-            _usd(r["cost_usd_per_mtok"]),
-            _ms(est["tpot_s"]),
-            "-" if est["ttft_p99_s"] is None else _ms(est["ttft_p99_s"]),
+            [
+                f"{r['chips']:g}" + (f" -> {checked[i]:g}" if checked.get(i, r["chips"]) != r["chips"] else ""),
+                _usd(r["cost_usd_per_hour"]) + (" §" if r.get("price_estimated") else ""),
+                _usd(r["cost_usd_per_mtok"]),
+                _ms(est["tpot_s"]),
+                "-" if est["ttft_p99_s"] is None else _ms(est["ttft_p99_s"]),
+            ],
         )
     if report["results"]:
         console.print(table)
@@ -329,15 +341,19 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 v.get("system") if several else None,
                 v.get("engine_carried"),
             )
-            vt.add_row(
+            _pool_rows(
+                vt,
+                [],
                 hardware + (" [yellow](proj.)[/]" if v.get("projected") else ""),
                 plan,
-                f"{v['chips']:g}",
-                fmt.check_status(v),
-                f"{v['output_tokens_per_s_per_chip']:,.0f}",
-                _stats(v["ttft_s"], units["ttft_s"]),
-                _stats(v["tpot_s"], units["tpot_s"]),
-                _usd(v["cost_usd_per_mtok"]) + (" §" if v.get("price_estimated") else ""),
+                [
+                    f"{v['chips']:g}",
+                    fmt.check_status(v),
+                    f"{v['output_tokens_per_s_per_chip']:,.0f}",
+                    _stats(v["ttft_s"], units["ttft_s"]),
+                    _stats(v["tpot_s"], units["tpot_s"]),
+                    _usd(v["cost_usd_per_mtok"]) + (" §" if v.get("price_estimated") else ""),
+                ],
             )
         console.print(vt)
         for v in report["verified"]:
