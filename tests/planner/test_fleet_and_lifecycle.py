@@ -60,7 +60,7 @@ def test_bad_workload_files(tmp_path: Path, text: str, needle: str) -> None:
 
 def test_parse_limits() -> None:
     assert parse_limits("h100-sxm=64, trn2=128") == {"h100-sxm": 64, "trn2": 128}
-    for bad in ("h100-sxm", "trn2=-1", "trn2=lots"):
+    for bad in ("h100-sxm", "trn2=-1", "trn2=lots", "trn2=16,trn2=4"):
         with pytest.raises(ChipwiseError):
             parse_limits(bad)
 

@@ -462,3 +462,19 @@ def test_a_prefill_pool_takes_a_shape_fast_enough_for_the_ttft_target(catalog: C
     assert "trn2>h100-sxm" in splits and splits["trn2>h100-sxm"]["plan"]["prefill"]["tp"] >= 8
     h100 = splits["h100-sxm>h100-sxm"]["plan"]["prefill"]
     assert h100["tp"] == 1 and h100["max_batch"] == 4
+
+
+def test_a_split_past_one_node_pays_the_network_power_of_its_handover(catalog: Catalog) -> None:
+    """Six prefill and three decode MI300X are nine chips, more than one 8-GPU node: their KV caches cross the
+    scale-out network, whose per-chip power the split was not charged (its pools of 6 and 3 each fit a node)."""
+    from chipwise.economics.power import power_model
+    from chipwise.planner.serving_economics import economics
+
+    system = hardware(catalog).system("mi300x")
+    split = economics(catalog, [(system, 6), (system, 3)], 1000.0, 5000.0)
+    node = economics(catalog, [(system, 6)], 1000.0, 5000.0)
+    with_net, without = power_model(catalog, system, scaleout=True), power_model(catalog, system, scaleout=False)
+    assert with_net.busy_w > without.busy_w
+    assert split["energy_j_per_hour"] == pytest.approx(
+        9 / 6 * node["energy_j_per_hour"] * with_net.busy_w / without.busy_w
+    )

@@ -142,6 +142,8 @@ def parse_limits(spec: str | None) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in (s.strip() for s in spec.split(",") if s.strip()):
         name, _, count = item.partition("=")
+        if name.strip() in out:
+            raise ChipwiseError(f"limit for '{name.strip()}' is given twice. Fix: give each type one limit.")
         try:
             out[name.strip()] = int(count)
         except ValueError:
@@ -474,7 +476,8 @@ def plan_fleet(
             "usd_per_hour": n * t.price,
             "utilisation": float(sol.utilisation[i]),
             "capacity_derate": _routed_mean(derate[i], sol.assignment[i]),
-            "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
+            # a solver's -1e-12 is no traffic (it printed as -0.0)
+            "routed_requests_per_s": {b.name: max(0.0, float(sol.assignment[i, j])) for j, b in enumerate(buckets)},
         }
         if replay:
             row["replay"] = replays[i]

@@ -53,6 +53,8 @@ def economics(
     sources: list[dict[str, Any]] = []
     joules_h = 0.0
     co2_h = 0.0
+    total = sum(chips for _, chips in pools)
+    systems = {system.id for system, _ in pools}
     for system, chips in pools:
         price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
         if math.isnan(price):
@@ -69,7 +71,9 @@ def economics(
             operator=quote.provider if quote else None,
             hint_region=quote.region if quote else None,
         )
-        power = power_model(catalog, system, scaleout=chips > system.chips)
+        # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
+        # systems hand their KV caches over the scale-out network
+        power = power_model(catalog, system, scaleout=total > system.chips or len(systems) > 1)
         e = float(energy_j(power.busy_w, chips, 3600.0, site.pue.value))
         joules_h += e
         co2_h += float(carbon_kg(e, site))

@@ -171,6 +171,7 @@ def plan_serving(
                     "system": system.id,
                     "engine": name,
                     "projected": system.projected,
+                    "projected_chips": [system.chip.id] if system.projected else [],
                     "engine_defaults": [] if _fitted(catalog, name, system) else [system.chip.id],
                     "engine_carried": _carried(catalog, [(name, system)]),
                     "plan": _plan_brief(choice.plan, choice.replicas),
@@ -424,6 +425,7 @@ def _disaggregated_rows(
                     "system": f"{pf['system'].id}>{dc['system'].id}",
                     "engine": f"{pf['engine']}>{dc['engine']}",
                     "projected": pf["system"].projected or dc["system"].projected,
+                    "projected_chips": sorted({o["system"].chip.id for o in (pf, dc) if o["system"].projected}),
                     "engine_defaults": sorted(
                         {o["system"].chip.id for o in (pf, dc) if not _fitted(catalog, o["engine"], o["system"])}
                     ),
@@ -484,6 +486,13 @@ def _verify(
         out["simulated"] = {"requests": count, "fleet_share": share, "steady_state": bool(out["steady_state"])}
         return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
 
+    def _rerouted(s: ServingSetup) -> ServingSetup:
+        """A resized split's KV path, again: more or fewer chips may leave or join a hybrid domain."""
+        if s.transfer is None or len(s.pools) != 2:
+            return s
+        pre, dec = s.pools
+        return replace(s, transfer=kv_path(catalog, model, pre.setup, pre.replicas, dec.setup, dec.replicas))
+
     for rank, row in enumerate(rows, start=1):
         tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
         try:
@@ -496,13 +505,13 @@ def _verify(
             summary, met = simulated(setup, requests)
             if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
                 break
-            setup, grown = _grow(setup, summary, targets, _keeps_up(job, summary)), grown + 1
+            setup, grown = _rerouted(_grow(setup, summary, targets, _keeps_up(job, summary))), grown + 1
         # fewer replicas only where something can fail: an open loop must keep up, a closed one meet its SLO (with
         # no SLO, fewer replicas would always 'pass' a fixed concurrency, its surplus users queueing for slots);
         # a grown split may give back what the pool that did not need it gained
         if met and (job.load.kind == "rate" or (targets and job.load.kind == "closed")):
             for _ in range(SIZE_UP_TRIES):
-                for smaller in _shrinks(setup):  # a split's decode pool, else its prefill pool
+                for smaller in map(_rerouted, _shrinks(setup)):  # a split's decode pool, else its prefill pool
                     if _prefill_load(job, smaller) > MAX_PREFILL_LOAD:
                         continue  # a queue a short check cannot see grow
                     trial, ok = simulated(smaller, requests)
@@ -528,6 +537,7 @@ def _verify(
                 "system": row["system"],
                 "engine": row["engine"],
                 "projected": row.get("projected", False),
+                "projected_chips": row.get("projected_chips", []),
                 "price_estimated": row.get("price_estimated", []),
                 "disaggregated": row["disaggregated"],
                 "engine_defaults": row.get("engine_defaults", []),

@@ -60,8 +60,11 @@ def kv_transfer(
     sending, receiving = _holders(prefill), _holders(decode)
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:
+        # the link's figure is a chip's, per direction: a replica on part of a chip (two of a Trainium4's
+        # NeuronCores) sends over that part of its links
         bw = link[0] * min(prefill.topo.up_efficiency, decode.topo.up_efficiency)
-        total_bw = bw * min(sending, receiving)
+        chips = (sending / prefill.system.chip.cores_per_chip, receiving / decode.system.chip.cores_per_chip)
+        total_bw = bw * min(chips)
         latency = link[1]
         fabric = f"{hybrid.scaleup.fabric.id} in {hybrid.id}"
     elif same_domain and prefill.system.id == decode.system.id:

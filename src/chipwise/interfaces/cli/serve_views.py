@@ -61,6 +61,7 @@ def _pools(
     defaults: Sequence[str] = (),
     systems: str | None = None,
     carried: Mapping[str, str] | None = None,
+    projected: Sequence[str] = (),
 ) -> tuple[str, str]:
     """Hardware and plan cells of a ranking row: one line, or one line per pool of a disaggregated deployment
     ('P: b200' over 'D: h200'; the planner names such a pair 'b200>h200'); a chip whose engine runs on its
@@ -69,6 +70,7 @@ def _pools(
     its system, where one chip is ranked in several."""
     names = dict(zip(hardware.split(">"), systems.split(">"), strict=True)) if systems else {}
     marks = {c: " †" if c in defaults else " ‡" if c in (carried or {}) else "" for c in hardware.split(">")}
+    marks = {c: m + (" [yellow](proj.)[/]" if c in projected else "") for c, m in marks.items()}
     marked = {c: c + (f" ({names[c]})" if c in names else "") + marks[c] for c in hardware.split(">")}
     if len(plans) == 1:
         return marked[hardware], _plan_text(next(iter(plans.values())))
@@ -265,12 +267,13 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             r.get("engine_defaults", ()),
             r.get("system") if several else None,
             r.get("engine_carried"),
+            r.get("projected_chips", ()),
         )
         est = r["estimate"]
         _pool_rows(
             table,
             [str(i)],
-            hardware + (" [yellow](proj.)[/]" if r.get("projected") else ""),
+            hardware,
             plan_text,
             [
                 f"{r['chips']:g}" + (f" -> {checked[i]:g}" if checked.get(i, r["chips"]) != r["chips"] else ""),
@@ -340,11 +343,12 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 v.get("engine_defaults", ()),
                 v.get("system") if several else None,
                 v.get("engine_carried"),
+                v.get("projected_chips", ()),
             )
             _pool_rows(
                 vt,
                 [],
-                hardware + (" [yellow](proj.)[/]" if v.get("projected") else ""),
+                hardware,
                 plan,
                 [
                     f"{v['chips']:g}",
