@@ -219,3 +219,22 @@ def test_instance_types_are_distinct(catalog: Catalog) -> None:
             t.name for t in fleet_mod._types_for(catalog, model, hardware(catalog).system(chip), buckets, SLO, "fp8")
         ]
         assert names and len(names) == len(set(names)), names
+
+
+def test_each_bucket_gets_the_shape_that_carries_it_cheapest(catalog: Catalog) -> None:
+    """chat-mix on MI300X: the mix weighted by request rate offered three batch limits of chat's TP2 shape, and the
+    8K summaries rode one of them at a sixtieth of a replica each ($404/hour); the summaries' own shape is offered
+    and the fleet costs a third of that."""
+    from chipwise.hardware import hardware
+    from chipwise.planner import fleet as fleet_mod
+    from chipwise.workload.presets import load_model
+
+    model = load_model(catalog, "llama-3.1-70b")
+    buckets = read_workload(str(EXAMPLE))
+    types = fleet_mod._types_for(catalog, model, hardware(catalog).system("mi300x"), buckets, SLO, "fp8")
+    shapes = {(t.plan.tp, t.plan.pp) for t in types}
+    assert len(shapes) >= 2 and any(t.plan.tp * t.plan.pp > 2 for t in types)
+    for j in range(len(buckets)):  # each bucket's cheapest carrier is on offer
+        assert max(t.capacity[j] / t.price for t in types) > 0
+    r = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, ["mi300x"], replay=False)
+    assert r["cost_usd_per_hour"] < 200

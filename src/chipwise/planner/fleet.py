@@ -201,8 +201,13 @@ def _types_for(
     price = chips * quote.usd_per_chip_hour
     demand = np.array([b.rate for b in buckets])
     weight_j = demand / max(demand.sum(), 1e-12)
+    # each bucket's cheapest shape per request/s, then the best by the mix: a mix weighted by request rate chose
+    # three batch limits of the shape that suits its chat bucket, and carried 8K-token summaries at 1/60 of a
+    # replica each (3.4x the cost of a fleet with a shape of their own)
+    per_bucket = [int(np.argmax(cap[:, j] / price)) for j in range(len(buckets)) if (cap[:, j] > 0).any()]
     score = (cap * weight_j).sum(axis=1) / price
-    order = [int(i) for i in np.argsort(-score) if score[i] > 0][:SHAPES_PER_CHIP]
+    mixed = [int(i) for i in np.argsort(-score) if score[i] > 0]
+    order = list(dict.fromkeys(per_bucket + mixed))[: max(SHAPES_PER_CHIP, len(per_bucket) + 1)]
     out: list[_Type] = []
     c = est.cand
     context = float(np.dot(weight_j, [b.input_tokens + b.output_tokens for b in buckets]))
