@@ -846,3 +846,19 @@ def test_a_split_keeps_each_pools_plan_beside_its_chip_when_it_wraps() -> None:
     assert "D: TP4" in decode and not any(
         "x1" in line and "D: mi355x" in line and "D: TP4" not in line for line in lines
     )
+
+
+def test_predict_says_where_its_engine_figures_and_price_come_from(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gaudi 3 runs on its engine's defaults and an estimated price: the prediction says both, as plan serve's
+    marks do (it printed its cost as if sourced)."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-70b, hardware: gaudi3, chips: 2, input_tokens: 1000, output_tokens: 300, "
+        "arrival_rate: 5, requests: 200}"
+    )
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert data["engine_defaults"] == ["gaudi3"] and data["engine_carried"] == {}
+    assert any(q["status"] == "estimate" for q in data["price_sources"])
+    assert run(["predict", scenario]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "engine figures gaudi3: defaults (no serving run of its family fitted)" in out
+    assert "(price of gaudi3 a catalog estimate: --json price_sources)" in out

@@ -24,6 +24,8 @@ from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
 from chipwise.serve.engine import (
     EngineProfile,
     check_engine_vendor,
+    engine_carried_from,
+    engine_fitted,
     engine_profile,
     engine_vendors,
     token_budget,
@@ -566,6 +568,21 @@ def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, 
     return out_parts
 
 
+def engine_fitted_on(catalog: Catalog, engine: str, system: System) -> bool:
+    """Whether the engine has serving figures of the chip's family (fitted or carried), not its defaults alone."""
+    return engine_fitted(catalog, engine, system.chip.family)
+
+
+def engine_carried(catalog: Catalog, pools: Sequence[tuple[str, System]]) -> dict[str, str]:
+    """{chip: 'ENGINE on FAMILY'} for the pools whose engine figures are carried from another fit (no serving run
+    of that engine on the chip's family was fitted: engine_carried_from)."""
+    out = {}
+    for engine, system in pools:
+        if (source := engine_carried_from(catalog, engine, system.chip.family)) is not None:
+            out[system.chip.id] = source
+    return out
+
+
 def _figures(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
     chip = setup.system.chip
     prec = matmul_precision(setup.plan.weight_precision, chip)
@@ -670,6 +687,14 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         "prefill_one_prompt": _prefill_alone(first, job.mean_input, job.prefix_hit_rate),
         **econ,
         "figures": _figures(first),
+        "engine_defaults": sorted(
+            {
+                p.setup.system.chip.id
+                for p in setup.pools
+                if not engine_fitted_on(catalog, p.setup.engine.engine, p.setup.system)
+            }
+        ),
+        "engine_carried": engine_carried(catalog, [(p.setup.engine.engine, p.setup.system) for p in setup.pools]),
         "simulation": {
             "wall_s": summary["simulation_wall_s"],
             "makespan_s": summary["makespan_s"],

@@ -22,6 +22,8 @@ from chipwise.planner.serving import (
     STEADY_WAVES,
     choose_any,
     drafting_for,
+    engine_carried,
+    engine_fitted_on,
     kv_path,
     precisions,
     speculation_options,
@@ -36,8 +38,6 @@ from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import (
     EngineProfile,
     check_engine_model,
-    engine_carried_from,
-    engine_fitted,
     engine_profile,
     token_budget,
 )
@@ -172,8 +172,8 @@ def plan_serving(
                     "engine": name,
                     "projected": system.projected,
                     "projected_chips": [system.chip.id] if system.projected else [],
-                    "engine_defaults": [] if _fitted(catalog, name, system) else [system.chip.id],
-                    "engine_carried": _carried(catalog, [(name, system)]),
+                    "engine_defaults": [] if engine_fitted_on(catalog, name, system) else [system.chip.id],
+                    "engine_carried": engine_carried(catalog, [(name, system)]),
                     "plan": _plan_brief(choice.plan, choice.replicas),
                     "disaggregated": False,
                     "chips": whole_count(chips),
@@ -266,20 +266,6 @@ def check_split_load(disaggregated: bool | None, load: Load, option: str, rate_o
             f"{option}: pool splits are sized by an arrival rate, and {what} has none. "
             f"Fix: give {rate_option}, or leave {option} out."
         )
-
-
-def _fitted(catalog: Catalog, engine: str, system: System) -> bool:
-    return engine_fitted(catalog, engine, system.chip.family)
-
-
-def _carried(catalog: Catalog, pools: Sequence[tuple[str, System]]) -> dict[str, str]:
-    """{chip: 'ENGINE on FAMILY'} for the pools whose engine figures are carried from another fit (no serving run
-    of that engine on the chip's family was fitted: engine_carried_from)."""
-    out = {}
-    for engine, system in pools:
-        if (source := engine_carried_from(catalog, engine, system.chip.family)) is not None:
-            out[system.chip.id] = source
-    return out
 
 
 def _plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
@@ -427,9 +413,13 @@ def _disaggregated_rows(
                     "projected": pf["system"].projected or dc["system"].projected,
                     "projected_chips": sorted({o["system"].chip.id for o in (pf, dc) if o["system"].projected}),
                     "engine_defaults": sorted(
-                        {o["system"].chip.id for o in (pf, dc) if not _fitted(catalog, o["engine"], o["system"])}
+                        {
+                            o["system"].chip.id
+                            for o in (pf, dc)
+                            if not engine_fitted_on(catalog, o["engine"], o["system"])
+                        }
                     ),
-                    "engine_carried": _carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
+                    "engine_carried": engine_carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
                     "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
                     "disaggregated": True,
                     "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),

@@ -117,6 +117,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
+    provenance = [f"{c}: defaults (no serving run of its family fitted)" for c in r.get("engine_defaults") or ()]
+    provenance += [f"{c}: carried from {src}" for c, src in (r.get("engine_carried") or {}).items()]
+    if provenance:
+        head.add_row("engine figures", "[yellow]" + "; ".join(provenance) + "[/]")
     spec = plan.get("speculative") or (plan.get("decode") or {}).get("speculative")
     if spec:
         head.add_row("speculative decoding", spec)
@@ -184,10 +188,16 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     regions = sorted({str(q["region"]) for q in quotes if q.get("region")})
     where = f", {', '.join(regions)}" if regions else ""
     elsewhere = any(q.get("region_note") for q in quotes)  # no price in the region asked for: the nearest one's
+    estimated = sorted({str(q.get("entry") or q.get("system")) for q in quotes if q.get("status") == "estimate"})
     head.add_row(
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
-        + (" (at the throughput of the batch filling: see 'run too short')" if short else ""),
+        + (" (at the throughput of the batch filling: see 'run too short')" if short else "")
+        + (
+            f" [yellow](price of {', '.join(estimated)} a catalog estimate: --json price_sources)[/]"
+            if estimated
+            else ""
+        ),
     )
     head.add_row(
         "energy / carbon per M output tokens",
