@@ -35,6 +35,15 @@ def test_catalog_show_prints_ratios_bare(capsys: pytest.CaptureFixture[str]) -> 
 def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, ["catalog", "show", "p5", "--json"])
     assert data["kind"] == "system" and data["chip"] == "h100-sxm" and data["prices"]
+    # a system's own prices per system-hour and its chip's per chip-hour (from any provider), each with its source
+    bases = {(p["provider"], p["basis"]) for p in data["prices"]}
+    assert ("aws", "system-hour") in bases and ("lambda", "chip-hour") in bases
+    assert all(p["source_text"] or p.get("derivation") for p in data["prices"])
+    # a chip's prices: a Gaudi 3 has only an estimate per chip-hour, which it shows with its derivation
+    gaudi = run_json(capsys, ["catalog", "show", "gaudi3", "--json"])
+    assert [(p["basis"], p["status"]) for p in gaudi["prices"]] == [("chip-hour", "estimate")]
+    assert run(["catalog", "show", "gaudi3", "--sources"]) == 0
+    assert "price: on-demand neocloud us $2.27/chip-hour (2026-09, estimate): ESTIMATE" in capsys.readouterr().out
 
 
 def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

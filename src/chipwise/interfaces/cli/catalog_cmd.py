@@ -78,7 +78,21 @@ def chip_json(catalog: Catalog, cid: str) -> dict[str, Any]:
         "memory_type": entry.memory_type,
         "note": entry.note,
         "figures": {k: figure_json(catalog, f) for k, f in _figures(entry).items()},
+        "prices": _prices(catalog, cid, {s for s, e in catalog.systems.items() if e.chip == cid}),
     }
+
+
+def _prices(catalog: Catalog, chip: str, systems: set[str]) -> list[dict[str, Any]]:
+    """The rental prices that apply: the systems' own (per system-hour) and the chip's (per chip-hour, on any of
+    its systems), each with its sources' text."""
+    out = []
+    for p in catalog.prices:
+        if p.system in systems or (p.chip == chip and not p.system):
+            row = p.model_dump(exclude_defaults=True)
+            row["basis"] = "system-hour" if p.system else "chip-hour"
+            row["source_text"] = [catalog.source_text(s) for s in p.source]
+            out.append(row)
+    return out
 
 
 def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
@@ -105,7 +119,7 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
         "host": entry.host,
         "note": entry.note,
         "figures": {k: figure_json(catalog, f) for k, f in _figures(entry).items()},
-        "prices": [p.model_dump(exclude_defaults=True) for p in catalog.prices if p.system == sid],
+        "prices": _prices(catalog, entry.chip, {sid}),
     }
 
 
@@ -254,7 +268,8 @@ def show(
         table.add_row(*row)
     console.print(table)
     for p in data.get("prices", []):
+        origin = p.get("derivation") or "; ".join(p.get("source_text", []))
         console.print(
-            f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/h "
-            f"({p.get('date', '')}, {p['status']})"
+            f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']} "
+            f"({p.get('date', '')}, {p['status']})" + (f": {origin}" if sources and origin else "")
         )
