@@ -862,3 +862,16 @@ def test_predict_says_where_its_engine_figures_and_price_come_from(capsys: pytes
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "engine figures gaudi3: defaults (no serving run of its family fitted)" in out
     assert "(price of gaudi3 a catalog estimate: --json price_sources)" in out
+
+
+def test_a_split_priced_at_two_providers_says_one_operator_is_assumed(capsys: pytest.CaptureFixture[str]) -> None:
+    """Gaudi 3 prefill (a neocloud's price) handing its caches to MI325X decode (TensorWave's) crosses two clouds'
+    networks as if one operator ran both: the KV line says so."""
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
+            "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "gaudi3,mi325x", "--requests", "300"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    cross = [v for v in data["verified"] if v["disaggregated"] and len(v["providers"]) > 1]
+    assert cross, [v["hardware"] for v in data["verified"]]
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"(pools priced at {' and '.join(cross[0]['providers'])}: one operator running both is assumed)" in out

@@ -545,6 +545,7 @@ def _verify(
                     for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
                 },
                 "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
+                "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
                 "breakdown": breakdown,
                 "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
                 "simulated": summary["simulated"],

@@ -378,6 +378,11 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                     f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
                     + (" [yellow](projected)[/]" if k.get("projected") else "")
                     + _handover(str(v.get("engine", "")))
+                    + (
+                        f" (pools priced at {' and '.join(v['providers'])}: one operator running both is assumed)"
+                        if len(v.get("providers") or ()) > 1
+                        else ""
+                    )
                 )
         counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
         if counts:
