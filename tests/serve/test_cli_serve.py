@@ -868,7 +868,8 @@ def test_a_split_priced_at_two_providers_says_one_operator_is_assumed(capsys: py
     """Gaudi 3 prefill (a neocloud's price) handing its caches to MI325X decode (TensorWave's) crosses two clouds'
     networks as if one operator ran both: the KV line says so."""
     argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
-            "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "gaudi3,mi325x", "--requests", "300"]  # fmt: skip
+            "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "gaudi3,mi325x",
+            "--requests", "300"]  # fmt: skip
     data = run_json(capsys, [*argv, "--json"])
     cross = [v for v in data["verified"] if v["disaggregated"] and len(v["providers"]) > 1]
     assert cross, [v["hardware"] for v in data["verified"]]
