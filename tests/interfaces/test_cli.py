@@ -57,6 +57,8 @@ def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypa
     assert max(len(line) for line in lines) <= 80 and "…" not in "".join(lines)
     rows = [line.split() for line in lines if line[:2].strip().isdigit()]
     assert [r[1] for r in rows] == order + order
+    # trn2 and trn4 are priced by catalog estimates (no on-demand offer): marked, and said so
+    assert any(r[1] == "trn2" and "§" in r for r in rows) and "§ no rental offer in the catalog for" in "\n".join(lines)
     assert any("trn4 *" in line for line in lines) and any(line.startswith("Their plans") for line in lines)
 
 

@@ -44,7 +44,7 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
             fmt.duration(r["expected_time_to_train_s"]) if r.get("expected_time_to_train_s") else "-",
             fmt.percent(r["mfu"]),
             f"{r['tokens_per_s_per_chip']:,.0f}",
-            fmt.usd(_expected(r, "cost_usd")),
+            fmt.usd(_expected(r, "cost_usd")) + (" §" if _estimated_price(r) else ""),
             _per_mtok(_expected(r, "usd_per_million_tokens")),
         )
     console.print(table)
@@ -63,6 +63,11 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
             fmt.carbon(_expected(r, "co2e_kg")).replace(" CO2e", ""),
         )
     console.print(plans)
+
+
+def _estimated_price(r: dict[str, Any]) -> bool:
+    """Whether the row is priced by a catalog estimate (no offer found for its chip or system)."""
+    return bool((r.get("price_source") or {}).get("status") == "estimate")
 
 
 def _expected(r: dict[str, Any], key: str) -> float:
@@ -98,6 +103,12 @@ def print_ranking(report: dict[str, Any]) -> None:
             style="dim",
         )
         _scale_note(report["results"])
+        estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
+        if estimated:
+            console.print(
+                f"[dim]§ no rental offer in the catalog for {', '.join(dict.fromkeys(estimated))}: priced by an "
+                "estimate (--json: price_source gives its derivation)[/]"
+            )
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
