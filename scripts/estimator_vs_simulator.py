@@ -79,7 +79,7 @@ def _case(catalog: Catalog, name: str, sid: str, tp: int, max_batch: int, inp: i
     system = hardware(catalog).system(sid)
     engine = engine_for(system, None, model)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight, kv = precisions("auto", None, eng, model)
+    weight, kv = precisions("auto", None, eng, model, system)
     fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
     cand = enumerate_candidates(model, topology_of(system), None, fixed)
     est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
