@@ -31,6 +31,9 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 
 Array = NDArray[np.float64]
 
+#: HiGHS's stopping rule for the instance mix: a relative optimality gap and a time limit (s)
+MILP_OPTIONS = {"mip_rel_gap": 1e-3, "time_limit": 60.0}
+
 
 @dataclass(frozen=True)
 class FleetProblem:
@@ -127,8 +130,11 @@ def solve(p: FleetProblem) -> FleetSolution:
             constraints=LinearConstraint(np.array(rows), np.array(lo), np.array(hi)),
             integrality=np.concatenate([np.ones(n_i), np.zeros(n_y)]),
             bounds=Bounds(np.zeros(n_i + n_y), np.concatenate([limits, np.full(n_y, np.inf)])),
+            # within 0.1% of the optimum, and at most a minute: a 12-type, 3-bucket mix at 4,000 req/s searched its
+            # branches for minutes (with the gap, 0.02 s and 0.015% dearer); at the time limit the best fleet found
+            options=MILP_OPTIONS,
         )
-    if not res.success:
+    if res.x is None or res.status not in (0, 1):  # 1: the time limit, with a fleet found
         raise InfeasibleError(_binding(p))
     x = np.round(res.x[:n_i]).astype(np.int64)
     y = np.zeros((n_i, n_j))
