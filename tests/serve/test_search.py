@@ -404,3 +404,20 @@ def test_a_prompt_longer_than_the_token_budget_for_a_one_token_answer_fits(
     cand = enumerate_candidates(llama8b, topology_of(h100), 1, {"max_batch": 64})
     est = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 8192.0, 1.0, 8192)
     assert est.fits.all() and (est.batch >= 1).all() and (est.throughput > 0).all()
+
+
+def test_a_replica_offered_nothing_shares_no_slots(catalog: Catalog) -> None:
+    """Qwen3-235B at 1,000 req/s on B200s: shapes given no share of the load had the fleet's slots pooled over
+    fleet_rate / 1e-300 replicas, and Erlang C overflowed (a RuntimeWarning on stderr) on the way to a zero wait."""
+    import warnings
+
+    from chipwise.planner.serving_plan import plan_serving
+    from chipwise.workload.serving import Load
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        report = plan_serving(
+            catalog, "qwen3-235b-a22b", ["b200"], Load("rate", rate=1000.0), 1000, 200,
+            {"ttft_p99": 2.0, "tpot_p99": 0.05}, verify=0,
+        )  # fmt: skip
+    assert report["results"]

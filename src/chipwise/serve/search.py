@@ -539,7 +539,9 @@ def at_rate(
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     queue, queue99 = _prompt_wait(busy, est.prefill_s, est.prefill_work_s, np.minimum(rho_p, MAX_UTILISATION))
     hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot
-    pooled = np.maximum(fleet_rate / np.maximum(lam, 1e-300), 1.0) if fleet_rate > 0 else 1.0  # replicas
+    # replicas sharing the load; a replica offered nothing shares it with none (fleet_rate / 1e-300 read some 1e305
+    # slots, and Erlang C overflowed on the way to its zero wait)
+    pooled = np.where(lam > 0, np.maximum(fleet_rate / np.maximum(lam, 1e-300), 1.0), 1.0) if fleet_rate > 0 else 1.0
     slots = top * pooled
     # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is all their wait
     holds = out > 1.0
