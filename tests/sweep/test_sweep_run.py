@@ -168,3 +168,38 @@ def test_a_serving_sweep_ranks_missed_slos_last_and_keeps_its_economics(
     assert ranked[1]["cost_usd_per_mtok"] < ranked[0]["cost_usd_per_mtok"]  # cheaper per token, and missed
     for r in ranked:
         assert r["cost_usd_per_hour"] > 0 and r["energy_j_per_mtok"] > 0 and r["co2e_kg_per_mtok"] > 0
+
+
+def test_ctrl_c_during_a_store_write_is_the_runs_interrupt(
+    write_sweep: WriteSweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DuckDB turns a Ctrl+C that lands in a write into its InterruptException, which ended the sweep in 'internal
+    error'; it is the interrupt the command answers with 'rerun with --resume', and what finished is kept."""
+
+    class Interrupted:
+        """The store's connection, its second batch of inserts interrupted."""
+
+        def __init__(self, con: Any) -> None:
+            self.con, self.inserts = con, 0
+
+        def executemany(self, *args: Any) -> Any:
+            self.inserts += 1
+            if self.inserts == 3:  # the second batch's points
+                raise duckdb.InterruptException("Query interrupted")
+            return self.con.executemany(*args)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.con, name)
+
+    opened = Store.__init__
+
+    def open_interrupted(self: Store, *args: Any, **kwargs: Any) -> None:
+        opened(self, *args, **kwargs)
+        self.con = Interrupted(self.con)  # type: ignore[assignment]
+
+    monkeypatch.setattr(Store, "__init__", open_interrupted)
+    spec, store = load_sweep(write_sweep()), tmp_path / "s.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(spec, store, workers=1, batch_size=2)
+    monkeypatch.setattr(Store, "__init__", opened)
+    assert len(_points(store)) >= 2  # the first batch, and the interrupted one written again on the way out

@@ -141,8 +141,10 @@ class Store:
             if results:
                 self.con.executemany(f"INSERT INTO results (sweep, id, what_if, {names}) VALUES ({marks})", results)
             self.con.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             self.con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.InterruptException):  # Ctrl+C during a write: the run's own interrupt
+                raise KeyboardInterrupt from None
             raise
 
     # -- reading --------------------------------------------------------------------------------------------------
