@@ -42,3 +42,11 @@ def test_types_are_enforced() -> None:
     row = _row({"kind": "train", "chips": 8.5, "mfu": "high", "projected": True, "step_time_s": 1})
     assert row["chips"] is None and row["mfu"] is None and row["projected"] is True
     assert row["step_time_s"] == 1.0 and isinstance(row["step_time_s"], float) and row["other"] is None
+
+
+def test_a_serving_loads_share_of_capacity_is_kept() -> None:
+    """A prediction's load is a mapping: its utilisation and capacity (what says a point is overloaded) were dropped
+    with it; its scalars are kept in `other`."""
+    row = _row({"kind": "serve", "load": {"kind": "rate", "utilisation": 1.95, "capacity_requests_per_s": 2.05}})
+    other = json.loads(str(row["other"]))
+    assert other["load.utilisation"] == 1.95 and other["load.capacity_requests_per_s"] == 2.05

@@ -157,10 +157,12 @@ def _cast(value: Any, sql: str) -> Any:
 
 def flatten(result: Mapping[str, Any]) -> tuple[Any, ...]:
     """One row of the results table (in COLUMNS order) from a prediction dictionary."""
+    scalar = (str, int, float, bool)
     other = {
-        k: v
-        for k, v in result.items()
-        if k not in _TOP and k not in _SKIP and (isinstance(v, str | int | float | bool) or v is None)
+        k: v for k, v in result.items() if k not in _TOP and k not in _SKIP and (isinstance(v, scalar) or v is None)
     }
+    load = result.get("load")
+    if isinstance(load, Mapping):  # a serving load's share of what the deployment sustains, among its scalars
+        other.update({f"load.{k}": v for k, v in load.items() if isinstance(v, scalar)})
     full = {**result, "_other": other or None}
     return tuple(_cast(_get(full, c.path), c.sql) for c in COLUMNS)
