@@ -99,3 +99,19 @@ def test_a_closed_loop_is_measured_in_its_steady_state(h100_setup: ReplicaSetup,
     assert steady["window_s"][0] == pytest.approx(ramp) and burst["window_s"][0] == 0.0
     # about one request's latency: the users' first requests end around the ramp's end
     assert steady["e2e_s"]["p50"] == pytest.approx(ramp, rel=0.2)
+
+
+def test_a_large_pool_is_measured_on_a_slice(
+    h100_setup: ReplicaSetup, llama8b: ModelSpec, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Saturated replicas of one pool deliver alike: 24 replicas measured on 8 and scaled read what the whole pool
+    does (a 600-chip fleet spent 47 s measuring itself whole)."""
+    import chipwise.serve.simulate as sim
+
+    setup = ServingSetup((Pool(h100_setup, 24),))
+    job = _job(llama8b, Load("rate", rate=1.0), n=600)
+    sliced = capacity(job, setup)
+    monkeypatch.setattr(sim, "CAPACITY_REPLICAS", 64)
+    whole = capacity(job, setup)
+    assert sliced == pytest.approx(whole, rel=0.03)
+    assert sliced == pytest.approx(3 * capacity(job, ServingSetup((Pool(h100_setup, 8),))), rel=1e-9)

@@ -19,6 +19,8 @@ from chipwise.workload.serving import Load, ServingJob
 #: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'
 #: worth, so the batch refills several times inside the steady window).
 CAPACITY_REQUESTS = 2000
+#: Replicas of one pool a capacity measurement simulates; a larger pool is that many, scaled.
+CAPACITY_REPLICAS = 8
 #: An open-loop run is saturated when it delivers less than this share of the output tokens/s it is offered.
 SATURATED = 0.95
 #: An open-loop load at or above this share of the capacity is reported as near capacity: queueing then
@@ -147,7 +149,13 @@ def mean_prompt_s(setup: ReplicaSetup, job: ServingJob) -> float:
 def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:
     """Output tokens/s the deployment sustains: what it delivers under an open-loop (Poisson) load it cannot keep
     up with (arrivals staggered as in service, the batch always full). The first guess is an offline run, whose
-    requests all start together; the load is then set 25% above it, and doubled until the run saturates."""
+    requests all start together; the load is then set 25% above it, and doubled until the run saturates. Saturated
+    replicas of one pool each deliver alike: a pool of more than CAPACITY_REPLICAS is measured on that many and
+    scaled (600 chips at 3,200 req/s spent 47 s measuring the whole fleet, against 3 s for the run itself)."""
+    if len(setup.pools) == 1 and setup.pools[0].replicas > CAPACITY_REPLICAS:
+        pool = setup.pools[0]
+        part = replace(setup, pools=(Pool(pool.setup, CAPACITY_REPLICAS, pool.role),))
+        return capacity(job, part, seed) * pool.replicas / CAPACITY_REPLICAS
     slots = sum(p.setup.plan.max_batch * p.replicas for p in setup.pools)
     n = max(CAPACITY_REQUESTS, 4 * slots)  # a trace's first n requests (its lengths cycle)
     offline, _ = run_job(replace(job, load=Load("offline"), requests=n, duration_s=None), setup, seed=seed)
