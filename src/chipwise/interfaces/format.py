@@ -199,17 +199,34 @@ def check_status(v: Mapping[str, Any]) -> str:
 QUEUED_FIRST_TOKEN_S = 10.0
 
 
+def _passed(v: Mapping[str, Any]) -> bool:
+    """A simulated option that kept up with its load and did not miss its SLO."""
+    return bool(v["keeps_up"]) and v["slo_met"] is not False
+
+
+def _option(row: Mapping[str, Any]) -> str:
+    """'b200 -> h200, P: TP1 b64 x1 | D: TP2 b128 x1': an option's chips and plan (a ranking row's one plan, or a
+    check's pools)."""
+    pools = {"": row["plan"]} if "tp" in row["plan"] else row["plan"]
+    plan = " | ".join((f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items())
+    return f"{row['hardware'].replace('>', ' -> ')}, {plan}"
+
+
+def estimate_note(chips: Sequence[str], key: str) -> str:
+    """The footnote to the § mark: no offer for these chips, priced by a catalog estimate (`key` of --json)."""
+    return (
+        f"§ no rental offer in the catalog for {', '.join(dict.fromkeys(chips))}: priced by an estimate (--json: "
+        f"{key} gives its derivation)"
+    )
+
+
 def _fitted_alternative(report: Mapping[str, Any]) -> str:
     """Where the winner runs on an engine's defaults (no serving run of its family fitted), the cheapest option on
     fitted figures: the simulated checks' first that passes, else the ranking's first (an estimate)."""
     best = report["best"]
     if not best.get("engine_defaults"):
         return ""
-    passed = [
-        v
-        for v in report.get("verified") or ()
-        if v["keeps_up"] and v["slo_met"] is not False and not v.get("engine_defaults")
-    ]
+    passed = [v for v in report.get("verified") or () if _passed(v) and not v.get("engine_defaults")]
     ranked = [r for r in report.get("results") or () if not r.get("engine_defaults")]
     if passed:
         alt, how = passed[0], "simulated"
@@ -217,17 +234,15 @@ def _fitted_alternative(report: Mapping[str, Any]) -> str:
         alt, how = ranked[0], "estimated"
     else:
         return ""
-    pools = {"": alt["plan"]} if "tp" in alt["plan"] else alt["plan"]  # a ranking row's one plan, or its pools
-    plan = " | ".join((f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items())
-    where, cost = alt["hardware"].replace(">", " -> "), price(alt["cost_usd_per_mtok"])
-    return f"; cheapest on fitted figures ({how}): {where}, {plan}, {alt['chips']:g} chips, {cost} per M"
+    cost = price(alt["cost_usd_per_mtok"])
+    return f"; cheapest on fitted figures ({how}): {_option(alt)}, {alt['chips']:g} chips, {cost} per M"
 
 
 def plan_serve_why(report: Mapping[str, Any]) -> str:
     """Why the answer wins, from its simulated check: what its chips cost an hour, where its steady iteration goes
     (the three largest components), and the next option that also passed, with its cost ('' with no answer)."""
     best = report.get("best")
-    if not best or not best.get("keeps_up") or best.get("slo_met") is False or not best.get("breakdown"):
+    if not best or not _passed(best) or not best.get("breakdown"):
         return ""
     parts = best["breakdown"]
     total = sum(parts.values())
@@ -246,9 +261,7 @@ def plan_serve_why(report: Mapping[str, Any]) -> str:
     )
     cost_key = "cost_usd_per_hour" if report.get("load", {}).get("kind") == "rate" else "cost_usd_per_mtok"
     others = [
-        v
-        for v in report.get("verified") or ()
-        if v is not best and v["keeps_up"] and v["slo_met"] is not False and v["hardware"] != best["hardware"]
+        v for v in report.get("verified") or () if v is not best and _passed(v) and v["hardware"] != best["hardware"]
     ]
     if others:
         nxt = others[0]
@@ -275,10 +288,7 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
         return "No option meets the SLO at this load on the hardware searched (each chip's reason below)", False
     if not best:
         return "No option could be simulated: add hardware or lower the load", False
-    pools = best["plan"]
-    what = f"{best['hardware'].replace('>', ' -> ')}, " + " | ".join(
-        (f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items()
-    )
+    what = _option(best)
     chips = f"{best['chips']:g} chip{'s' if best['chips'] != 1 else ''}"
     cost = f"{chips}, {price(best['cost_usd_per_mtok'])} per M output tokens"
     if best.get("engine_defaults"):  # no serving measurement of its family fitted: say so where the answer is
@@ -287,7 +297,7 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
         cost += f"; {chip}'s engine figures carried from {source}"
     if best.get("price_estimated"):
         cost += f"; {', '.join(best['price_estimated'])} priced by a catalog estimate"
-    if best["keeps_up"] and best["slo_met"] is not False:
+    if _passed(best):
         cost += _fitted_alternative(report)
         if best["slo_met"]:
             lead = "Cheapest that meets the SLO"

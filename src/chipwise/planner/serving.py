@@ -420,7 +420,8 @@ def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips
         defaults.add(precisions(sc.precision, None, eng, model, system)[1])
     if len(defaults) == 1:
         return sc
-    return sc.model_copy(update={"kv_precision": "fp16" if sc.precision == "fp16" else "bf16"})
+    weight = check_weight_precision(sc.precision, model)
+    return sc.model_copy(update={"kv_precision": default_kv_precision(weight, quantised_kv=False)})
 
 
 def _deployment(

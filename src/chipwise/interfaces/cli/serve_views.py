@@ -322,10 +322,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
     if estimated:
-        console.print(
-            f"[dim]§ no rental offer in the catalog for {', '.join(estimated)}: priced by an estimate (--json: "
-            "price_estimates gives its derivation)[/]"
-        )
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates')}[/]")
     neuron = {r["hardware"]: r for r in report["results"][:top] if _ranks_per_chip(r) > 1}
     if neuron:
         examples = []

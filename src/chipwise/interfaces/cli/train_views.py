@@ -105,10 +105,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _scale_note(report["results"])
         estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
         if estimated:
-            console.print(
-                f"[dim]§ no rental offer in the catalog for {', '.join(dict.fromkeys(estimated))}: priced by an "
-                "estimate (--json: price_source gives its derivation)[/]"
-            )
+            console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
