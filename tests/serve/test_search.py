@@ -19,6 +19,7 @@ from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.search import (
     BATCH_Z99,
     MAX_UTILISATION,
+    ROUTED_REQUESTS,
     Estimate,
     at_rate,
     best_throughput_shape,
@@ -26,6 +27,7 @@ from chipwise.serve.search import (
     enumerate_candidates,
     erlang_c,
     estimate,
+    prompt_wait,
 )
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload.model import ModelSpec
@@ -81,6 +83,71 @@ def test_erlang_c_by_hand() -> None:
         assert erlang_c(np.asarray([64.0]), np.asarray([a]))[0] == pytest.approx(exact, rel=1e-9)
 
 
+def test_a_routed_prompt_waits_for_one_prompt_at_most() -> None:
+    """The prompt queue by hand. One replica: the M/D/1 mean busy S / (2 (1 - loaded)) and Kingman's tail. 16
+    replicas each holding 30 requests hide from the router which one encodes: a prompt meets one at the lone
+    replica's rate (busy), but waits for a residual of that one prompt, S (1 - 0.01 / busy) / (1 - loaded) at the
+    tail, the lone replica's tail weighing 1/16. Holding no request (one-slot replicas), it waits only when all 16
+    encode: Erlang C at 16 x 0.2, nothing."""
+    s, w, busy, loaded = 2.0, 2.0, 0.2, 0.2
+    one = prompt_wait(np.asarray(1.0), np.asarray(30.0), np.asarray(busy), np.asarray(s), np.asarray(w), loaded)
+    kingman = w / (2 * (1 - loaded)) * np.log(100 * busy)
+    assert one[0] == pytest.approx(busy * s / (2 * (1 - loaded)))
+    assert one[1] == pytest.approx(kingman)
+    many = prompt_wait(np.asarray(16.0), np.asarray(30.0), np.asarray(busy), np.asarray(s), np.asarray(w), loaded)
+    hidden = 1 - np.exp(-30.0 / ROUTED_REQUESTS)
+    p = hidden * busy + (1 - hidden) * float(erlang_c(np.asarray(16.0), np.asarray(16 * busy)))
+    assert p == pytest.approx(busy, rel=1e-4)
+    assert many[0] == pytest.approx(p * s / (2 * (1 - loaded)))
+    assert many[1] == pytest.approx(kingman / 16 + 15 / 16 * w * (1 - 0.01 / p) / (1 - loaded))
+    assert many[1] < one[1]
+    alone = prompt_wait(np.asarray(16.0), np.asarray(0.0), np.asarray(busy), np.asarray(s), np.asarray(w), loaded)
+    assert alone[0] < 1e-6 and alone[1] == pytest.approx(kingman / 16)
+
+
+def test_a_fleets_prompt_queue_agrees_with_the_simulator(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B on four TP8 H200 replicas of 64 slots, 16K-token prompts at 30% of their capacity, behind a
+    least-loaded router: the p99 TTFT estimate within 25% of the simulated one (the lone replica's queue read it
+    62% high, and `plan serve` bought 1,440 chips for 128K-token prompts where 480 meet the SLO)."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.serving import LengthDist, Load, ServingJob
+
+    model = load_model(catalog, "llama-3.1-70b")
+    system = hw.system("h200")
+    eng = engine_profile(catalog, "trtllm", system.chip.family)
+    inp, out = 16384, 256
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 8, "pp": 1, "ep": 1, "max_batch": 64})
+    est = estimate(model, system, eng, cand, "fp8", "fp8", float(inp), float(out), eng.max_tokens)
+    cap = min(float(est.throughput[0]) / out, 1.0 / float(est.prefill_work_s[0]))
+    lam = 0.3 * cap
+    op = at_rate(model, system, eng, est, "fp8", "fp8", float(inp), float(out), np.asarray([lam]), None, 4 * lam)
+    plan = ReplicaPlan(tp=8, max_batch=64, weight_precision="fp8", kv_precision="fp8")
+    replica = setup_replica(catalog, model, system, "trtllm", plan, float(inp), float(out), inp + out)
+    job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=4 * lam), requests=800)
+    sim, _ = run_job(job, ServingSetup((Pool(replica, 4),)), seed=0)
+    assert op.ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.25)
+    lone = at_rate(model, system, eng, est, "fp8", "fp8", float(inp), float(out), np.asarray([lam]))
+    assert lone.ttft_p99[0] > 1.4 * sim["ttft_s"]["p99"]
+
+
+def test_one_slot_decodes_without_its_own_prompt(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
+    """A replica of one slot runs a request's prompt, then its tokens: its TPOT is the plain decode step, no share
+    of a prompt in it (8K-token prompts for 100-token answers read 21% over the step the simulator decodes at)."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.serving import LengthDist, Load, ServingJob
+
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    cand = enumerate_candidates(llama8b, topology_of(h100), None, {"tp": 1, "pp": 1, "ep": 1, "max_batch": 1})
+    est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", 8192.0, 100.0, eng.max_tokens)
+    lam = 0.2 * float(est.throughput[0]) / 100.0
+    op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", 8192.0, 100.0, np.asarray([lam]))
+    plan = ReplicaPlan(tp=1, max_batch=1, weight_precision="fp8", kv_precision="fp8")
+    replica = setup_replica(catalog, llama8b, h100, "trtllm", plan, 8192.0, 100.0, 8292)
+    job = ServingJob(llama8b, LengthDist.fixed(8192), LengthDist.fixed(100), Load("rate", rate=lam), requests=60)
+    sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+    assert op.tpot[0] == pytest.approx(sim["tpot_s"]["p50"], rel=0.05)
+
+
 def test_the_estimate_agrees_with_the_simulator(catalog: Catalog, hw: Hardware) -> None:
     """Llama-3.1-70B on one MI355X (vLLM, 128 slots), 1,000 / 200 tokens at 60% of its estimated capacity: the
     iterations that carry a whole prompt take ~150 ms against ~45 ms for decode alone, so the mean step is well
@@ -111,12 +178,13 @@ def test_tail_tpot_is_a_larger_batch(catalog: Catalog, h100: System, llama8b: Mo
     assert np.all(op.tpot_p99 > op.tpot)
     # the p99 batch is 2.33 standard deviations above the mean batch, capped at the saturation batch: near
     # saturation it is the saturation batch, so the tail TPOT is the saturated step (whose prompts fill the budget
-    # rather than arrive at random: within 1%)
+    # rather than arrive at random), less the prompt of the sequence itself (its iterations carry the other three's)
     small = estimate(llama8b, h100, eng, replace(est.cand, max_batch=np.full(len(est.cand), 4)), "fp8", "fp8", INP,
                      OUT, 8192)  # fmt: skip
     busy = at_rate(llama8b, h100, eng, small, "fp8", "fp8", INP, OUT, 0.9 * small.throughput / OUT)
     assert np.all(busy.batch + BATCH_Z99 * np.sqrt(busy.batch) >= small.batch)
-    assert busy.tpot_p99 == pytest.approx(small.step, rel=0.01)
+    assert np.all(busy.tpot_p99 <= small.step)
+    assert busy.tpot_p99 == pytest.approx(small.step, rel=0.03)
 
 
 def test_a_saturated_prefill_queue_is_over_capacity(
