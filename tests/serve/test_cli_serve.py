@@ -876,3 +876,18 @@ def test_a_split_priced_at_two_providers_says_one_operator_is_assumed(capsys: py
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"(pools priced at {' and '.join(cross[0]['providers'])}: one operator running both is assumed)" in out
+
+
+def test_plan_serve_writes_its_answer_as_a_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--scenario FILE writes the cheapest option that met the SLO; `chipwise predict FILE` runs it as checked."""
+    f = tmp_path / "answer.yaml"
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--rate", "10", "--input-tokens",
+            "512", "--output-tokens", "128", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--no-disaggregated"]  # fmt: skip
+    report = run_json(capsys, [*argv, "--scenario", str(f), "--json"])
+    checked = report["verified"][0]
+    again = run_json(capsys, ["predict", str(f), "--json"])
+    assert again["chips"] == checked["chips"] and again["slo_met"] is True
+    assert again["tpot_s"]["p99"] == pytest.approx(checked["tpot_s"]["p99"], rel=1e-9)
+    assert "does not exist" in run_error(capsys, [*argv, "--scenario", str(tmp_path / "no" / "such.yaml")])
+    err = run_error(capsys, [*argv, "--scenario", str(tmp_path / "answer.txt")])
+    assert "answer.txt" in err and ".yaml" in err

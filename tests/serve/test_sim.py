@@ -214,6 +214,24 @@ def test_disaggregated_prefill_and_decode_pools(h100_setup: ReplicaSetup) -> Non
     assert [rep["role"] for rep in out.replicas] == ["prefill", "decode"]
 
 
+@pytest.mark.parametrize("senders", [1, 2])
+def test_kv_transfers_queue_on_their_links(h100_setup: ReplicaSetup, senders: int) -> None:
+    """Two prompts whose caches take 10 s each to move: from one prefill replica, or from two into one decode
+    replica, they move one after the other, so the second reaches its decode replica 20 s after the first prompt
+    is encoded (with a fixed delay per transfer, both arrived after 10 s, and a link at 140% of its capacity
+    read as meeting a 3 s TTFT)."""
+    transfer = 10.0
+    deployment = Deployment(
+        (h100_setup.pool(senders, "prefill"), h100_setup.pool(1, "decode")), transfer_s_per_token=transfer / I
+    )
+    twos = np.full(2, 1, dtype=np.int64)
+    r = simulate(deployment, twos * I, twos * O, twos * 0, np.zeros(2)).requests
+    if senders == 2:
+        assert sorted(r["replica"].tolist()) == [2.0, 2.0]  # both decoded on the one decode replica
+    assert r["finish"].max() >= r["first"].min() + 2 * transfer
+    assert r["finish"].min() < r["first"].min() + 2 * transfer
+
+
 def test_static_batch_engines_pay_for_every_slot(h100_setup: ReplicaSetup) -> None:
     static = replace(h100_setup.pool(1), policy=replace(h100_setup.policy(), static_batch=True, max_batch=32))
     ones = np.ones(1, dtype=np.int64)

@@ -531,38 +531,43 @@ def steady_breakdown(
     setup: ServingSetup, model: ModelSpec, job: ServingJob, summary: Mapping[str, Any]
 ) -> dict[str, float]:
     """Where a simulated run's steady decode iteration goes: the decode pool's iteration (_breakdown) at the batch
-    the run kept generating (Little's law over its tokens: output tokens/s x mean TPOT per replica)."""
+    the run kept generating (Little's law over its tokens: output tokens/s x mean TPOT per replica); a split's
+    decode pool carries no prompts."""
     decode = setup.pools[-1]
     batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, decode.replicas)
-    return _breakdown(decode.setup, model, batch if math.isfinite(batch) else 1.0, job.mean_input, job.mean_output)
+    prompts = job.mean_input if len(setup.pools) == 1 else 0.0
+    return _breakdown(decode.setup, model, batch if math.isfinite(batch) else 1.0, prompts, job.mean_output)
 
 
 def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float) -> dict[str, float]:
-    """Seconds of one steady iteration at `batch` sequences (decode plus its share of prefill), by component; with
-    speculative decoding the verification step (k + 1 positions per sequence) and its drafting passes."""
+    """Seconds of one mean steady iteration at `batch` sequences, by component: the decode iterations alone and
+    those a prompt joins (its chunk of the token budget), weighed as they come (a share 1 - e^-x of iterations, x
+    the prompt chunks that arrive per iteration), as the estimate does (serve.search._step_time; prompt tokens
+    spread evenly over every iteration made each of DeepSeek-R1's iterations load every expert, and its breakdown
+    summed to 39 ms where it decodes at 12 ms); with speculative decoding the verification step (k + 1 positions
+    per sequence) and its drafting passes."""
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
     fed, started = b * (steps.draft_tokens + 1), b * steps.tau * inp / out  # verified positions, prompt tokens
-    work = IterationInputs(
-        np.asarray(fed + started),
-        np.asarray(fed),
-        np.asarray(b * (inp + out / 2.0)),
-        np.asarray(started * inp / 2.0),
-    )
-    parts = iteration_breakdown(
-        model,
-        setup.dev,
-        setup.topo,
-        setup.engine,
-        p.weight_precision,
-        p.kv_precision,
-        Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp)),
-        work,
-        setup.typical_context,
-        setup.typical_prompt,
-    )
-    out_parts = {k: float(parts[k]) for k in COMPONENTS}
+    room = max(float(setup.token_budget) - fed, 1.0)
+    chunks = math.ceil(inp / room) if inp > 0 else 0
+    joined = -math.expm1(-started / inp * chunks) if inp > 0 else 0.0  # the share of iterations a prompt joins
+    chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
+
+    def parts(prompt: float) -> dict[str, float]:
+        work = IterationInputs(
+            np.asarray(fed + prompt), np.asarray(fed), np.asarray(b * (inp + out / 2.0)), np.asarray(prompt * inp / 2.0)
+        )
+        shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
+        found = iteration_breakdown(
+            model, setup.dev, setup.topo, setup.engine, p.weight_precision, p.kv_precision, shapes, work,
+            setup.typical_context, setup.typical_prompt,
+        )  # fmt: skip
+        return {k: float(found[k]) for k in COMPONENTS}
+
+    plain, mixed = parts(0.0), parts(chunk) if joined > 0 else parts(0.0)
+    out_parts = {k: (1.0 - joined) * plain[k] + joined * mixed[k] for k in COMPONENTS}
     if steps.drafter is not None:
         context = b * (inp + out / 2.0)
         out_parts["drafting"] = steps.draft_time(round(b), context) + steps.draft_prefill(round(started))

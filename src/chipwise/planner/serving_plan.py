@@ -67,6 +67,12 @@ VERIFY_MAX = 20000
 #: the fewest replicas a check of a fleet too large for VERIFY_MAX requests simulates
 SLICE_MIN = 4
 SIZE_UP_TRIES = 3
+#: A check that meets a percentile target within this share of it runs again on CONFIRM_FACTOR times the requests
+#: (another seed) and stands on that: 1,200 requests hold a dozen past their p99, and Llama-3.1-70B on four H100s
+#: at 5 req/s read a p99 TPOT of 49.2 ms against 50 ms where 5,000-20,000 requests read 52-55 ms (and five seeds
+#: of 1,200 read 47-61 ms).
+CONFIRM_MARGIN = 0.05
+CONFIRM_FACTOR = 4
 #: decode pools are searched on the chips of this many of the cheapest colocated options
 DECODE_CHIPS = 4
 
@@ -226,7 +232,9 @@ def plan_serving(
         )
     )
     checks = rows[: max(0, verify)]
-    verified = _verify(catalog, model, job, targets, checks, pricing, region, tell, len(hardware_ids), steps)
+    verified = _verify(
+        catalog, model, model_name, job, targets, checks, pricing, region, tell, len(hardware_ids), steps
+    )
     tell("done", steps, steps)
     for r in rows:
         for key in [k for k in r if k.startswith("_")]:
@@ -373,6 +381,42 @@ def _decode_option(
     return [{"system": system, "engine": engine, "choice": choice, "price": price}]
 
 
+#: A split's KV links are sized to carry its prompts' caches at this share of their time at most, the headroom its
+#: prefill pool is sized with (a link at 140% of its capacity was priced as meeting a 3 s TTFT: 7 TPU v6e prefill
+#: replicas sending 2.9 prompts/s each, 491 ms apiece, over their share of the data-centre network).
+LINK_LOAD = 0.7
+
+
+def _sized_split(
+    row: dict[str, Any], pf: Mapping[str, Any], n_pre: int, dc: Mapping[str, Any], n_dec: int, out_tps: float
+) -> dict[str, Any]:
+    """`row` with its pools' replica counts, chips and prices."""
+    choice: Choice = dc["choice"]
+    cost = n_pre * pf["chips"] * pf["price"] + n_dec * choice.chips * dc["price"]
+    return {
+        **row,
+        "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
+        "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
+        "cost_usd_per_hour": cost,
+        "cost_usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+        "_disagg": (pf, n_pre, dc, n_dec),
+    }
+
+
+def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> dict[str, Any]:
+    """A split with as many replicas in each pool as its KV links need: lam x (one prompt's transfer time) over
+    LINK_LOAD replicas at each end (the simulator queues each replica's transfers on its links)."""
+    pf, n_pre, dc, n_dec = row["_disagg"]
+    transfer = _row_setup(catalog, model, job, row).transfer
+    if transfer is None:
+        return row
+    need = math.ceil(job.load.rate * transfer.s_per_token * job.mean_input / LINK_LOAD - 1e-9)
+    sized = (whole_chips(max(n_pre, need), pf["chips"]), whole_chips(max(n_dec, need), dc["choice"].chips))
+    if sized == (n_pre, n_dec):
+        return row
+    return _sized_split(row, pf, sized[0], dc, sized[1], job.load.rate * job.mean_output)
+
+
 def _disaggregated_rows(
     catalog: Catalog,
     model: ModelSpec,
@@ -402,38 +446,27 @@ def _disaggregated_rows(
                 unpaired[pf["system"].chip.id] = kv_pre
                 unpaired[dc["system"].chip.id] = kv_dec
                 continue
-            n_dec = choice.replicas
-            cost = n_pre * pf["chips"] * pf["price"] + n_dec * choice.chips * dc["price"]
-            out_tps = lam * job.mean_output
-            out.append(
-                {
-                    "hardware": f"{pf['system'].chip.id}>{dc['system'].chip.id}",
-                    "system": f"{pf['system'].id}>{dc['system'].id}",
-                    "engine": f"{pf['engine']}>{dc['engine']}",
-                    "projected": pf["system"].projected or dc["system"].projected,
-                    "projected_chips": sorted({o["system"].chip.id for o in (pf, dc) if o["system"].projected}),
-                    "engine_defaults": sorted(
-                        {
-                            o["system"].chip.id
-                            for o in (pf, dc)
-                            if not engine_fitted_on(catalog, o["engine"], o["system"])
-                        }
-                    ),
-                    "engine_carried": engine_carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
-                    "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
-                    "disaggregated": True,
-                    "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
-                    "cost_usd_per_hour": cost,
-                    "cost_usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
-                    "estimate": {
-                        "tpot_s": choice.tpot,
-                        "ttft_p99_s": pf["prefill_s"] * 2.0,
-                        "output_tokens_per_s": out_tps,
-                    },
-                    "_disagg": (pf, n_pre, dc, n_dec),
-                }
-            )
+            row: dict[str, Any] = {
+                "hardware": f"{pf['system'].chip.id}>{dc['system'].chip.id}",
+                "system": f"{pf['system'].id}>{dc['system'].id}",
+                "engine": f"{pf['engine']}>{dc['engine']}",
+                "projected": pf["system"].projected or dc["system"].projected,
+                "projected_chips": sorted({o["system"].chip.id for o in (pf, dc) if o["system"].projected}),
+                "engine_defaults": sorted(
+                    {o["system"].chip.id for o in (pf, dc) if not engine_fitted_on(catalog, o["engine"], o["system"])}
+                ),
+                "engine_carried": engine_carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
+                "disaggregated": True,
+                "estimate": {
+                    "tpot_s": choice.tpot,
+                    "ttft_p99_s": pf["prefill_s"] * 2.0,
+                    "output_tokens_per_s": lam * job.mean_output,
+                },
+            }
+            out.append(_sized_split(row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
     out.sort(key=lambda r: r["cost_usd_per_hour"])
+    # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
+    out = sorted((_link_sized(catalog, model, job, r) for r in out[:10]), key=lambda r: r["cost_usd_per_hour"])
     if not unpaired:
         return out[:5], []
     by_kv = {kv: ", ".join(c for c, k in unpaired.items() if k == kv) for kv in sorted(set(unpaired.values()))}
@@ -450,6 +483,7 @@ def _disaggregated_rows(
 def _verify(
     catalog: Catalog,
     model: ModelSpec,
+    model_name: str,
     job: ServingJob,
     targets: Mapping[str, float],
     rows: list[dict[str, Any]],
@@ -464,17 +498,21 @@ def _verify(
     steady-state estimate can err either way."""
     done: list[dict[str, Any]] = []
 
-    def simulated(s: ServingSetup, requests: int) -> tuple[dict[str, Any], bool]:
+    def simulated(s: ServingSetup, requests: int, seed: int = 0) -> tuple[dict[str, Any], bool]:
         limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
         part, share, n = _slice(job, s, requests, limit)
         count = min(limit, math.ceil(requests * share))
         sim = s if share == 1.0 else _replicas(s, n)
-        out, _ = run_job(part, sim, seed=0, targets=dict(targets), requests=count, steady_latencies=True)
+        out, _ = run_job(part, sim, seed=seed, targets=dict(targets), requests=count, steady_latencies=True)
         if share < 1.0:  # the fleet delivers what its slice does, once per slice
             for key in ("output_tokens_per_s", "throughput_tokens_per_s", "input_tokens_per_s"):
                 out[key] /= share
         out["simulated"] = {"requests": count, "fleet_share": share, "steady_state": bool(out["steady_state"])}
-        return out, all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
+        out["simulated"]["confirming"] = seed > 0  # the longer run of a check that met a target narrowly
+        met = all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
+        if met and seed == 0 and count < limit and _marginal(out, targets):
+            return simulated(s, requests * CONFIRM_FACTOR, seed=1)
+        return out, met
 
     def _rerouted(s: ServingSetup) -> ServingSetup:
         """A resized split's KV path, again: more or fewer chips may leave or join a hybrid domain."""
@@ -511,6 +549,7 @@ def _verify(
                 else:
                     break
         price_pools = [(p.setup.system, p.chips) for p in setup.pools]
+        confirming = bool(summary["simulated"].get("confirming"))
         keeps_up = _keeps_up(job, summary)
         offered = offered_request_rate(job)
         served_out, served_all = summary["output_tokens_per_s"], summary["throughput_tokens_per_s"]
@@ -549,6 +588,9 @@ def _verify(
                 "breakdown": breakdown,
                 "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
                 "simulated": summary["simulated"],
+                "scenario": _scenario(
+                    model_name, job, targets, setup, requests * (CONFIRM_FACTOR if confirming else 1), pricing, region
+                ),
             }
         )
     done.sort(
@@ -559,6 +601,75 @@ def _verify(
         )
     )
     return done
+
+
+def _marginal(summary: Mapping[str, Any], targets: Mapping[str, float]) -> bool:
+    """Whether a run met a percentile target within CONFIRM_MARGIN of it (a mean or a p50 is steady enough)."""
+    for key, limit in targets.items():
+        metric, _, stat = key.rpartition("_")
+        value = (summary.get(f"{metric}_s") or {}).get(stat)
+        if stat in ("p90", "p99") and value is not None and (1.0 - CONFIRM_MARGIN) * limit < value <= limit:
+            return True
+    return False
+
+
+def _scenario(
+    model_name: str,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    setup: ServingSetup,
+    requests: int,
+    pricing: str,
+    region: str | None,
+) -> dict[str, Any]:
+    """The checked option as a serving scenario `chipwise predict` runs as it was checked (JSON or YAML): the
+    model as the user named it, its load, SLO, pools and precisions, the requests the check simulated."""
+    pools = setup.pools
+    plans = [p.setup.plan for p in pools]
+    shape = ("tp", "pp", "ep", "attention_dp", "max_batch", "max_tokens")
+    sc: dict[str, Any] = {
+        "kind": "serve",
+        "model": model_name,
+        "hardware": pools[-1].setup.system.id,
+        "chips": whole_count(setup.chips),
+        "precision": plans[-1].weight_precision,
+        "kv_precision": plans[-1].kv_precision,
+        "input_tokens": round(job.mean_input),
+        "output_tokens": round(job.mean_output),
+        "requests": requests,
+    }
+    if len({p.setup.engine.engine for p in pools}) == 1:
+        sc["engine"] = pools[0].setup.engine.engine
+    load = job.load
+    if load.kind == "rate":
+        sc["arrival_rate"] = load.rate
+        if load.burstiness != 1.0:
+            sc["burstiness"] = load.burstiness
+    elif load.kind == "closed":
+        sc["concurrency"] = load.concurrency
+    else:
+        sc["offline"] = True
+    if targets:
+        sc["slo"] = {f"{k}_s": v for k, v in targets.items()}
+    if len(pools) == 1:
+        plan = plans[0]
+        sc["plan"] = {k: getattr(plan, k) for k in shape} | {"replicas": pools[0].replicas}
+        if plan.attention_dp:
+            sc["plan"]["adp_balance"] = plan.adp_balance
+    else:
+        sc["plan"] = {"disaggregated": True} | {
+            p.role: {"hardware": p.setup.system.id, "replicas": p.replicas}
+            | {k: getattr(p.setup.plan, k) for k in shape}
+            for p in pools
+        }
+    if plans[-1].speculation is not None:
+        sc["speculative"] = plans[-1].speculation.text()
+    if job.prefix_hit_rate:
+        sc["prefix_hit_rate"] = job.prefix_hit_rate
+    sc["pricing"] = pricing
+    if region:
+        sc["region"] = region
+    return sc
 
 
 def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:

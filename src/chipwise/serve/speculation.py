@@ -78,6 +78,12 @@ class Speculation:
             return 1.0 + sum(self.positions[:k])
         return float(k + 1) if a >= 1.0 else (1.0 - a ** (k + 1)) / (1.0 - a)
 
+    def text(self) -> str:
+        """The form parse_speculation reads back: 'mtp:3', 'draft:MODEL:4@0.75' (a stated acceptance only; a
+        prior or a measured profile is the method's own)."""
+        head = f"draft:{self.draft_model}" if self.method == "draft" else self.method
+        return f"{head}:{self.draft_tokens}" + (f"@{self.acceptance:g}" if self.acceptance_source == "stated" else "")
+
     def label(self) -> str:
         head = f"draft {self.draft_model}" if self.method == "draft" else self.method.upper()
         prior = ", the method's prior" if self.acceptance_source == "prior" else ""

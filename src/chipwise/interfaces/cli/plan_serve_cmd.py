@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from chipwise.hardware import hardware_ids
@@ -23,6 +26,36 @@ from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.workload.serving import load_of
+
+
+def _scenario_path(path: Path | None) -> Path | None:
+    """Checked as the command line is read: a .yaml, .yml or .json file in a folder that exists."""
+    if path is None:
+        return None
+    if path.suffix.lower() not in (".yaml", ".yml", ".json"):
+        raise typer.BadParameter(f"{path} is not a scenario file: name it .yaml, .yml or .json")
+    if not path.parent.is_dir():
+        raise typer.BadParameter(f"folder {path.parent} does not exist: create it, or write the scenario elsewhere")
+    return path
+
+
+def write_scenario(report: dict[str, Any], path: Path | None) -> None:
+    """Write the cheapest checked option that kept up and met its SLO as a `chipwise predict` scenario (on stderr,
+    where it went); without one, say so and write nothing."""
+    if path is None:
+        return
+    passed = [v for v in report["verified"] if v["keeps_up"] and v["slo_met"] is not False]
+    if not passed:
+        err_console.print(f"[yellow]no checked option met the SLO: no scenario written to {path}[/]")
+        return
+    scenario = passed[0]["scenario"]
+    text = (
+        json.dumps(scenario, indent=2) if path.suffix.lower() == ".json" else yaml.safe_dump(scenario, sort_keys=False)
+    )
+    path.write_text(text)
+    err_console.print(
+        f"[dim]{passed[0]['hardware'].replace('>', ' -> ')} written to {path}: chipwise predict {path}[/]"
+    )
 
 
 def serve(
@@ -89,6 +122,17 @@ def serve(
         bool, typer.Option("--pareto", help="Also print each chip's throughput-per-chip vs TPOT Pareto front.")
     ] = False,
     plot: PlotFile = None,
+    scenario: Annotated[
+        Path | None,
+        typer.Option(
+            "--scenario",
+            help="Also write the cheapest option that met the SLO in simulation to FILE (.yaml or .json), a serving "
+            "scenario `chipwise predict FILE` runs as it was checked.",
+            show_default=False,
+            metavar="FILE",
+            callback=_scenario_path,
+        ),
+    ] = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -142,3 +186,4 @@ def serve(
     else:
         print_plan_serve(report, top, fronts=pareto)
     write_plot(report, plot)
+    write_scenario(report, scenario)

@@ -11,6 +11,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import compact_table, console, print_json, projected_banner
 from chipwise.planner.serving import predict_serving
+from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import ServeScenario
@@ -391,6 +392,13 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 else f"[yellow]each check simulated {span} requests: too few for a steady state (the arrivals end "
                 "before the first requests do); raise --requests[/]"
             )
+        for v in report["verified"]:
+            if (v.get("simulated") or {}).get("confirming"):
+                console.print(
+                    f"[dim]{v['hardware'].replace('>', ' -> ')}: its check came within "
+                    f"{fmt.percent(CONFIRM_MARGIN)} of a percentile target and ran again on "
+                    f"{v['simulated']['requests']:,} requests (another seed) to confirm it[/]"
+                )
         for v in report["verified"]:
             share = (v.get("simulated") or {}).get("fleet_share", 1.0)
             if share < 1.0:

@@ -115,12 +115,30 @@ def simulate(
         if closed:
             issue(t)
 
+    # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
+    # one prompt's cache at a time (free: when each link is next idle); the decode replica is picked when its
+    # prompt is encoded, counting the transfers on their way to it (a fixed delay per transfer let seven prefill
+    # replicas send 140% of what their links carry, and the queue never showed)
+    send_free: dict[int, float] = {}
+    recv_free: dict[int, float] = {}
+    incoming: dict[int, int] = {}
+
     def to_decode(t: float, rid: int) -> None:
-        route(pools[-1], t, rid)
+        d = int(req.replica[rid])
+        incoming[d] -= 1
+        pools[-1][d - pools[-1][0].index].submit(t, rid)
 
     def on_prefilled(t: float, rid: int) -> None:
-        dt = deployment.transfer_latency_s + deployment.transfer_s_per_token * req.input[rid]
-        kernel.at(t + dt, to_decode, rid)
+        back_pool = pools[-1]
+        sender = int(req.replica[rid])
+        loads = [rep.outstanding + incoming.get(rep.index, 0) for rep in back_pool]
+        d = back_pool[routers[id(back_pool)].pick(loads) if len(back_pool) > 1 else 0].index
+        start = max(t, send_free.get(sender, 0.0), recv_free.get(d, 0.0))
+        busy = deployment.transfer_s_per_token * req.input[rid]
+        send_free[sender] = recv_free[d] = start + busy
+        incoming[d] = incoming.get(d, 0) + 1
+        req.replica[rid] = d
+        kernel.at(start + busy + deployment.transfer_latency_s, to_decode, rid)
 
     closed = arrivals is None
     for p in deployment.pools:
