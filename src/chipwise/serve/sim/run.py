@@ -40,7 +40,7 @@ class PoolSim:
 @dataclass(frozen=True)
 class Deployment:
     """What is simulated: pools, the router, and for disaggregation the KV transfer between pools
-    (t = latency + prompt tokens x seconds per token)."""
+    (t = latency + prompt tokens x seconds per token, each replica's transfers in turn on its links)."""
 
     pools: tuple[PoolSim, ...]
     router: str = "least_loaded"
