@@ -891,3 +891,15 @@ def test_plan_serve_writes_its_answer_as_a_scenario(tmp_path: Path, capsys: pyte
     assert "does not exist" in run_error(capsys, [*argv, "--scenario", str(tmp_path / "no" / "such.yaml")])
     err = run_error(capsys, [*argv, "--scenario", str(tmp_path / "answer.txt")])
     assert "answer.txt" in err and ".yaml" in err
+
+
+def test_the_ranking_says_which_rows_are_simulated() -> None:
+    """'the 3 cheapest are', 'the cheapest is', and a fitted option checked beside them by its rank."""
+    from chipwise.interfaces.cli.serve_views import _simulated_ranks
+
+    def ranks(*r: int) -> dict[str, Any]:
+        return {"verified": [{"rank": k} for k in r]}
+
+    assert _simulated_ranks(ranks(2, 1, 3)) == "3 cheapest are"
+    assert _simulated_ranks(ranks(1)) == "cheapest is"
+    assert _simulated_ranks(ranks(1, 2, 3, 7)) == "3 cheapest and #7 (the cheapest on fitted figures) are"

@@ -253,6 +253,18 @@ def _column(table: Table, header: str) -> None:
         table.add_column(header, justify="right", no_wrap=True)
 
 
+def _simulated_ranks(report: Mapping[str, Any]) -> str:
+    """Which ranking rows the checks simulate: 'the 3 cheapest are', or with the cheapest option on fitted figures
+    checked beside options on engine defaults, 'the 3 cheapest and #7 (the cheapest on fitted figures) are'."""
+    ranks = sorted(int(v["rank"]) for v in report["verified"])
+    head = [r for i, r in enumerate(ranks, start=1) if r == i]
+    extra = ranks[len(head) :]
+    text = f"{len(head)} cheapest" if len(head) != 1 else "cheapest"
+    if extra:
+        text += " and " + ", ".join(f"#{r}" for r in extra) + " (the cheapest on fitted figures)"
+    return text + (" are" if len(ranks) != 1 else " is")
+
+
 def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False) -> None:
     """The plan-serve ranking: the cheapest fleet per option, then the simulated check of the best ones, and the
     verdict; with `fronts`, each chip's throughput-latency Pareto front first."""
@@ -299,7 +311,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     if report["results"]:
         console.print(
             f"[dim]ranked by the steady-state estimate (est. TPOT: the mean step; est. TTFT: its p99); the "
-            f"{len(report['verified'])} cheapest are simulated below[/]"
+            f"{_simulated_ranks(report)} simulated below[/]"
         )
     if any(checked.get(i, r["chips"]) != r["chips"] for i, r in enumerate(report["results"][:top], start=1)):
         console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
