@@ -903,3 +903,16 @@ def test_the_ranking_says_which_rows_are_simulated() -> None:
     assert _simulated_ranks(ranks(2, 1, 3)) == "3 cheapest are"
     assert _simulated_ranks(ranks(1)) == "cheapest is"
     assert _simulated_ranks(ranks(1, 2, 3, 7)) == "3 cheapest and #7 (the cheapest on fitted figures) are"
+
+
+def test_a_written_scenario_names_the_figures_it_was_checked_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scenario does not carry --set or --catalog: the line that says where it went gives them for predict."""
+    f = tmp_path / "answer.yaml"
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--rate", "10", "--input-tokens",
+            "512", "--output-tokens", "128", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--no-disaggregated",
+            "--set", "h100-sxm.hbm_bandwidth=1.5e12", "--scenario", str(f)]  # fmt: skip
+    assert run(argv) == 0
+    err = "".join(capsys.readouterr().err.split())  # a long path wraps anywhere
+    assert f"chipwisepredict{f}--seth100-sxm.hbm_bandwidth=1.5e12" in err

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
-from chipwise.serve.sim.metrics import summarise
+from chipwise.serve.sim.metrics import percentile_bounds, summarise
 from chipwise.serve.sim.policies import bucket
 from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
 from chipwise.serve.sim.steps import step_model
@@ -230,6 +230,17 @@ def test_kv_transfers_queue_on_their_links(h100_setup: ReplicaSetup, senders: in
         assert sorted(r["replica"].tolist()) == [2.0, 2.0]  # both decoded on the one decode replica
     assert r["finish"].max() >= r["first"].min() + 2 * transfer
     assert r["finish"].min() < r["first"].min() + 2 * transfer
+
+
+def test_the_router_counts_the_kv_sends_a_prefill_replica_has_queued(h100_setup: ReplicaSetup) -> None:
+    """Prompts encode in milliseconds and each cache takes a second to send: a router that counted requests alone
+    saw every prefill replica idle and sent every prompt to the first, whose one link then took 30 s for 30 of
+    them; counting the sends still queued spreads them over the three links, about 10 s."""
+    deployment = Deployment((h100_setup.pool(3, "prefill"), h100_setup.pool(3, "decode")), transfer_s_per_token=1 / I)
+    n = 30
+    ones = np.ones(n, dtype=np.int64)
+    out = simulate(deployment, ones * I, ones * 4, ones * 0, np.arange(n) * 0.1)
+    assert 9.5 < out.requests["finish"].max() < 12.0
 
 
 def test_static_batch_engines_pay_for_every_slot(h100_setup: ReplicaSetup) -> None:
@@ -507,3 +518,13 @@ def test_request_rates_and_goodput_are_counted_over_the_throughput_window(h100_s
     assert s["goodput"]["output_tokens_per_s"] == pytest.approx(s["output_tokens_per_s"], rel=1e-9)
     ll = s["little_law"]
     assert ll["mean_in_system"] == pytest.approx(ll["arrival_rate_per_s"] * ll["mean_latency_s"], rel=0.03)
+
+
+def test_percentile_bounds_by_hand() -> None:
+    """1,200 values 1..1200: the p99's 95% upper bound is the value at rank ceil(1188 + 1.645 sqrt(11.88)) = 1194
+    (0-based), 1195; the p90's at ceil(1080 + 1.645 sqrt(108)) = 1098, 1099. NaNs (unfinished) are left out."""
+    v = np.arange(1, 1201, dtype=np.float64)
+    timing = {"ttft": np.append(v, np.nan), "tpot": v / 1e3, "e2e": v}
+    b = percentile_bounds(timing)
+    assert b["ttft_p99"] == 1195.0 and b["ttft_p90"] == 1099.0 and b["tpot_p99"] == pytest.approx(1.195)
+    assert np.isnan(percentile_bounds({"ttft": np.array([np.nan]), "tpot": v, "e2e": v})["ttft_p99"])

@@ -226,7 +226,7 @@ def test_a_draft_model_is_smaller_than_its_target_reads_its_tokens_and_takes_mem
 
 def test_a_speculation_writes_the_text_it_is_read_from() -> None:
     """text() is what parse_speculation reads back: a prior's method alone, a stated acceptance with it."""
-    for text in ("mtp:3", "eagle:2", "draft:llama-3.2-1b:4@0.75", "mtp:1@0.9"):
+    for text in ("mtp:3", "eagle:2", "draft:llama-3.2-1b:4@0.75", "mtp:1@0.9", "eagle:3@0.7123456"):
         spec = parse_speculation(text)
         assert spec.text() == text
         assert parse_speculation(spec.text()) == spec

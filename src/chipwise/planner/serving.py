@@ -535,24 +535,28 @@ def steady_breakdown(
     decode pool carries no prompts."""
     decode = setup.pools[-1]
     batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, decode.replicas)
-    prompts = job.mean_input if len(setup.pools) == 1 else 0.0
-    return _breakdown(decode.setup, model, batch if math.isfinite(batch) else 1.0, prompts, job.mean_output)
+    b = batch if math.isfinite(batch) else 1.0
+    return _breakdown(decode.setup, model, b, job.mean_input, job.mean_output, prompts=len(setup.pools) == 1)
 
 
-def _breakdown(setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float) -> dict[str, float]:
+def _breakdown(
+    setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float, prompts: bool = True
+) -> dict[str, float]:
     """Seconds of one mean steady iteration at `batch` sequences, by component: the decode iterations alone and
     those a prompt joins (its chunk of the token budget), weighed as they come (a share 1 - e^-x of iterations, x
     the prompt chunks that arrive per iteration), as the estimate does (serve.search._step_time; prompt tokens
     spread evenly over every iteration made each of DeepSeek-R1's iterations load every expert, and its breakdown
     summed to 39 ms where it decodes at 12 ms); with speculative decoding the verification step (k + 1 positions
-    per sequence) and its drafting passes."""
+    per sequence) and its drafting passes. Without `prompts` (a split's decode pool) no prompt joins, and the
+    sequences still read their prompts' KV cache."""
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
-    fed, started = b * (steps.draft_tokens + 1), b * steps.tau * inp / out  # verified positions, prompt tokens
+    fed = b * (steps.draft_tokens + 1)  # verified positions
+    started = b * steps.tau * inp / out if prompts else 0.0  # prompt tokens per iteration
     room = max(float(setup.token_budget) - fed, 1.0)
-    chunks = math.ceil(inp / room) if inp > 0 else 0
-    joined = -math.expm1(-started / inp * chunks) if inp > 0 else 0.0  # the share of iterations a prompt joins
+    chunks = math.ceil(inp / room) if started > 0 else 0
+    joined = -math.expm1(-started / inp * chunks) if started > 0 else 0.0  # the share of iterations a prompt joins
     chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
 
     def parts(prompt: float) -> dict[str, float]:

@@ -82,7 +82,7 @@ class Speculation:
         """The form parse_speculation reads back: 'mtp:3', 'draft:MODEL:4@0.75' (a stated acceptance only; a
         prior or a measured profile is the method's own)."""
         head = f"draft:{self.draft_model}" if self.method == "draft" else self.method
-        return f"{head}:{self.draft_tokens}" + (f"@{self.acceptance:g}" if self.acceptance_source == "stated" else "")
+        return f"{head}:{self.draft_tokens}" + (f"@{self.acceptance!r}" if self.acceptance_source == "stated" else "")
 
     def label(self) -> str:
         head = f"draft {self.draft_model}" if self.method == "draft" else self.method.upper()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,9 +40,12 @@ def _scenario_path(path: Path | None) -> Path | None:
     return path
 
 
-def write_scenario(report: dict[str, Any], path: Path | None) -> None:
-    """Write the cheapest checked option that kept up and met its SLO as a `chipwise predict` scenario (on stderr,
-    where it went); without one, say so and write nothing."""
+def write_scenario(
+    report: dict[str, Any], path: Path | None, catalogs: list[Path] | None = None, sets: list[str] | None = None
+) -> None:
+    """Write the cheapest checked option that kept up and met its SLO as a `chipwise predict` scenario and say on
+    stderr where it went, with the `--catalog` and `--set` options its figures came from (a scenario does not
+    carry them); without such an option, say so and write nothing."""
     if path is None:
         return
     passed = [v for v in report["verified"] if v["keeps_up"] and v["slo_met"] is not False]
@@ -49,13 +53,12 @@ def write_scenario(report: dict[str, Any], path: Path | None) -> None:
         err_console.print(f"[yellow]no checked option met the SLO: no scenario written to {path}[/]")
         return
     scenario = passed[0]["scenario"]
-    text = (
-        json.dumps(scenario, indent=2) if path.suffix.lower() == ".json" else yaml.safe_dump(scenario, sort_keys=False)
-    )
-    path.write_text(text)
-    err_console.print(
-        f"[dim]{passed[0]['hardware'].replace('>', ' -> ')} written to {path}: chipwise predict {path}[/]"
-    )
+    json_file = path.suffix.lower() == ".json"
+    path.write_text(json.dumps(scenario, indent=2) if json_file else yaml.safe_dump(scenario, sort_keys=False))
+    figures = [f"--catalog {shlex.quote(str(c.resolve()))}" for c in catalogs or ()]
+    figures += [f"--set {shlex.quote(x)}" for x in sets or ()]
+    command = " ".join(["chipwise predict", shlex.quote(str(path)), *figures])
+    err_console.print(f"[dim]{passed[0]['hardware'].replace('>', ' -> ')} written to {path}: {command}[/]")
 
 
 def serve(
@@ -186,4 +189,4 @@ def serve(
     else:
         print_plan_serve(report, top, fronts=pareto)
     write_plot(report, plot)
-    write_scenario(report, scenario)
+    write_scenario(report, scenario, catalog_files, sets)

@@ -407,8 +407,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         for v in report["verified"]:
             if (v.get("simulated") or {}).get("confirming"):
                 console.print(
-                    f"[dim]{v['hardware'].replace('>', ' -> ')}: its check came within "
-                    f"{fmt.percent(CONFIRM_MARGIN)} of a percentile target and ran again on "
+                    f"[dim]{v['hardware'].replace('>', ' -> ')}: its check met a percentile target narrowly "
+                    f"(within {fmt.percent(CONFIRM_MARGIN)} of it, or of its sampling error) and ran again on "
                     f"{v['simulated']['requests']:,} requests (another seed) to confirm it[/]"
                 )
         for v in report["verified"]:

@@ -42,6 +42,25 @@ def stats(values: FloatArray) -> dict[str, float]:
     return {"mean": float(v.mean()), **{f"p{p}": float(x) for p, x in zip(PERCENTILES, q, strict=True)}}
 
 
+#: One-sided normal quantile of the percentiles' upper confidence bounds (95%).
+BOUND_Z = 1.645
+
+
+def percentile_bounds(timing: dict[str, FloatArray]) -> dict[str, float]:
+    """An upper 95% confidence bound of each latency's p90 and p99 ('ttft_p99': seconds), from the order
+    statistics: the sorted sample's value at rank n q + z sqrt(n q (1 - q)), where at most a share q of the
+    distribution lies below it with 95% confidence. 1,200 requests bound their p99 by their 7th largest; a p99
+    of long prompts' TTFT 11% under its target had a bound past it, and other seeds of the run missed it."""
+    out = {}
+    for metric in ("ttft", "tpot", "e2e"):
+        v = np.sort(timing[metric][np.isfinite(timing[metric])])
+        for q in (0.9, 0.99):
+            n = v.size
+            k = math.ceil(n * q + BOUND_Z * math.sqrt(n * q * (1.0 - q))) if n else 0
+            out[f"{metric}_p{round(100 * q)}"] = float(v[min(k, n - 1)]) if n else math.nan
+    return out
+
+
 def per_request(out: SimOutput) -> dict[str, FloatArray]:
     r = out.requests
     served = np.isfinite(r["finish"]) & (r["dropped"] == 0)
@@ -185,6 +204,7 @@ def summarise(
         "ttft_s": stats(timing["ttft"]),
         "tpot_s": stats(timing["tpot"]),
         "e2e_s": stats(timing["e2e"]),
+        "percentile_bounds": percentile_bounds(timing),
         "goodput": {
             "targets": dict(targets or {}),
             "fraction": float(good.sum() / max(1, finished + dropped)),

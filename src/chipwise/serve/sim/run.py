@@ -107,9 +107,13 @@ def simulate(
         route(pools[0], t, rid)
 
     def route(pool: list[Replica], t: float, rid: int) -> None:
-        router = routers[id(pool)]
-        r = router.pick([rep.outstanding for rep in pool]) if len(pool) > 1 else 0
-        pool[r].submit(t, rid)
+        pool[pick(pool)].submit(t, rid)
+
+    def pick(pool: list[Replica]) -> int:
+        """The replica a request goes to, counting each replica's KV transfers still to send or receive."""
+        if len(pool) == 1:
+            return 0
+        return routers[id(pool)].pick([rep.outstanding + moving.get(rep.index, 0) for rep in pool])
 
     def on_finish(t: float, rid: int) -> None:
         if closed:
@@ -117,26 +121,30 @@ def simulate(
 
     # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
     # one prompt's cache at a time (free: when each link is next idle); the decode replica is picked when its
-    # prompt is encoded, counting the transfers on their way to it (a fixed delay per transfer let seven prefill
-    # replicas send 140% of what their links carry, and the queue never showed)
+    # prompt is encoded. The routers count the transfers each replica has still to send or receive (`moving`): a
+    # fixed delay per transfer let seven prefill replicas send 140% of what their links carry unseen, and a router
+    # blind to the sends queued at a prefill replica gave the first of 15 a seventh of the prompts)
     send_free: dict[int, float] = {}
     recv_free: dict[int, float] = {}
-    incoming: dict[int, int] = {}
+    moving: dict[int, int] = {}
+    sender_of: dict[int, int] = {}
 
     def to_decode(t: float, rid: int) -> None:
         d = int(req.replica[rid])
-        incoming[d] -= 1
+        moving[d] -= 1
+        moving[sender_of.pop(rid)] -= 1
         pools[-1][d - pools[-1][0].index].submit(t, rid)
 
     def on_prefilled(t: float, rid: int) -> None:
         back_pool = pools[-1]
         sender = int(req.replica[rid])
-        loads = [rep.outstanding + incoming.get(rep.index, 0) for rep in back_pool]
-        d = back_pool[routers[id(back_pool)].pick(loads) if len(back_pool) > 1 else 0].index
+        d = back_pool[pick(back_pool)].index
         start = max(t, send_free.get(sender, 0.0), recv_free.get(d, 0.0))
         busy = deployment.transfer_s_per_token * req.input[rid]
         send_free[sender] = recv_free[d] = start + busy
-        incoming[d] = incoming.get(d, 0) + 1
+        moving[d] = moving.get(d, 0) + 1
+        moving[sender] = moving.get(sender, 0) + 1
+        sender_of[rid] = sender
         req.replica[rid] = d
         kernel.at(start + busy + deployment.transfer_latency_s, to_decode, rid)
 
