@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -203,3 +204,20 @@ def test_ctrl_c_during_a_store_write_is_the_runs_interrupt(
         run_sweep(spec, store, workers=1, batch_size=2)
     monkeypatch.setattr(Store, "__init__", opened)
     assert len(_points(store)) >= 2  # the first batch, and the interrupted one written again on the way out
+
+
+def test_a_serving_sweep_ranks_an_overloaded_point_last(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """Without an SLO, the point offered 60 req/s on one H100 reads cheaper per token than the one offered 2 (its
+    batch is full) while its queue grows for as long as it runs: it ranks after the point that carries its load."""
+    text = (
+        "name: serve\n"
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
+        "       output_tokens: 128, requests: 400, plan: {tp: 1, max_batch: 64}}\n"
+        "grid: {arrival_rate: [2, 60]}\n"
+    )
+    run_sweep(load_sweep(write_sweep(text)), tmp_path / "s.duckdb", workers=1)
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        ranked = store.ranked("serve", "cost", 10)
+    loads = [json.loads(r["other"])["load.utilisation"] for r in ranked]
+    assert loads[0] < 1.0 <= loads[1]
+    assert ranked[1]["cost_usd_per_mtok"] < ranked[0]["cost_usd_per_mtok"]

@@ -50,6 +50,10 @@ def _utc(seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None)
 
 
+#: Whether a serving point's load exceeds its capacity (`load.utilisation` >= 1, kept in the `other` JSON).
+OVERLOADED = "coalesce(TRY_CAST(json_extract_string(r.other, '$.\"load.utilisation\"') AS DOUBLE) >= 1, false)"
+
+
 class Store:
     """A DuckDB sweep store, opened for writing (one writer at a time) or read-only."""
 
@@ -172,14 +176,16 @@ class Store:
 
     def ranked(self, sweep: str, by: str = "time", limit: int = 10, what_if: str | None = None) -> list[dict[str, Any]]:
         """The ok points of a sweep, best first by 'time' or 'cost' (points without the figure last, and serving
-        points that miss their SLO after those that meet it)."""
+        points that miss their SLO, or are offered more than their capacity, after those that do not)."""
         metric = RANKS[self._kind(sweep)][by]
         where = "r.sweep = ?" + (" AND r.what_if = ?" if what_if is not None else "")
         params: list[Any] = [sweep, *([what_if] if what_if is not None else []), limit]
         return self.query(
             f"SELECT r.*, p.scenario, {metric} AS rank_value FROM results r JOIN points p USING (sweep, id) "
-            # a serving point that misses its SLO ranks after every one that meets it (or has none)
-            f"WHERE {where} ORDER BY coalesce(NOT r.slo_met, false), rank_value ASC NULLS LAST, r.id LIMIT ?",
+            # a serving point that misses its SLO ranks after every one that meets it (or has none), and one offered
+            # more than its capacity (its queue grows for as long as it runs) after every one that carries its load
+            f"WHERE {where} ORDER BY coalesce(NOT r.slo_met, false), {OVERLOADED}, rank_value ASC NULLS LAST, r.id "
+            "LIMIT ?",
             params,
         )
 
