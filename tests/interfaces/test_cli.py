@@ -301,3 +301,17 @@ def test_plan_lifecycle_json(capsys: pytest.CaptureFixture[str]) -> None:
     )
     assert data["kind"] == "plan-lifecycle"
     assert data["best"]["cost_usd"] == min(p["cost_usd"] for p in data["top"])
+
+
+def test_hetero_and_lifecycle_mark_estimated_prices(capsys: pytest.CaptureFixture[str]) -> None:
+    """§ marks a price that is a catalog estimate in plan hetero and plan lifecycle, as in plan train and serve."""
+    argv = ["plan", "hetero", "--model", "llama-3.1-70b", "--fleet", "trn4=36,gb300=36", "--hybrid",
+            "trn4-gb300-fusion-rack", "--tokens", "1T"]  # fmt: skip
+    assert run(argv) == 0
+    out = capsys.readouterr().out
+    assert "§" in out and "no rental offer in the catalog for trn4, gb300" in " ".join(out.split())
+    argv = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "1e11", "--train-chips", "256",
+            "--serve-rate", "10", "--hardware", "h100-sxm,mi355x"]  # fmt: skip
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "§" in out and "no rental offer in the catalog for mi355x" in out

@@ -238,3 +238,13 @@ def test_each_bucket_gets_the_shape_that_carries_it_cheapest(catalog: Catalog) -
         assert max(t.capacity[j] / t.price for t in types) > 0
     r = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, ["mi300x"], replay=False)
     assert r["cost_usd_per_hour"] < 200
+
+
+def test_lifecycle_marks_prices_that_are_estimates(catalog: Catalog) -> None:
+    """MI355X has no rental offer: its training and serving options say their price is a catalog estimate and the
+    report gives the derivation, where H100's are offers."""
+    r = plan_lifecycle(catalog, "llama-3.1-8b", 1e11, 10.0, 6.0, ["h100-sxm", "mi355x"], train_chips=256, slo=SLO)
+    for p in r["top"]:
+        for side in ("train", "serve"):
+            assert p[side]["price_estimated"] == (p[side]["hardware"] == "mi355x")
+    assert "mi355x" in r["price_estimates"] and "h100-sxm" not in r["price_estimates"]

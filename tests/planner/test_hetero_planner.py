@@ -39,3 +39,18 @@ def test_bad_fleet(spec: str, needle: str) -> None:
 def test_hybrid_domain_must_hold_both_types(catalog: Catalog) -> None:
     with pytest.raises(ChipwiseError, match="holds"):
         plan_hetero_training(catalog, "llama-3.1-8b", {"h100-sxm": 8, "gb300": 8}, hybrid="trn4-gb300-fusion-rack")
+
+
+def test_each_part_says_where_its_price_comes_from(catalog: Catalog) -> None:
+    """Each part's price carries its source: Trainium4 (announced) and the rack's GB300 have no rental offer, so
+    theirs are catalog estimates, and the mix's sources name both (the table marks them §)."""
+    r = plan_hetero_training(
+        catalog, "llama-3.1-70b", {"trn4": 36, "gb300": 36}, tokens=1e12, hybrid="trn4-gb300-fusion-rack"
+    )
+    assert set(r["mixed"]["price_sources"]) == {"trn4", "gb300"}
+    for part in r["alone"]:
+        assert part["price_source"]["status"] == "estimate" and part["price_source"]["derivation"]
+    mixed = plan_hetero_training(catalog, "llama-3.1-70b", {"gb200": 512, "a100-80gb": 512}, tokens=1e12)
+    sources = mixed["mixed"]["price_sources"]
+    # an A100 is rented on demand; a GB200 is sold as capacity blocks, its on-demand price derived from them
+    assert sources["a100-80gb"]["status"] != "estimate" and sources["gb200"]["status"] == "estimate"

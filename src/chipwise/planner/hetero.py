@@ -162,20 +162,26 @@ def plan_hetero_training(
 
 
 def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[str, Any]], parts: list[Part]) -> None:
-    """Fleet $/hour (on-demand) and $ per million tokens for the mix and for each part alone."""
+    """Fleet $/hour (on-demand) and $ per million tokens for the mix and for each part alone, with each part's
+    price source (`price_source`; the mix's `price_sources` by chip), whose status says whether it is a catalog
+    estimate."""
     rate: dict[str, float | None] = {}
+    sources: dict[str, dict[str, object] | None] = {}
     for p in parts:
         quote = price_per_chip_hour(catalog, p.system)
         rate[p.system.chip.id] = quote.usd_per_chip_hour * p.chips if quote else None
+        sources[p.system.chip.id] = quote.record() if quote else None
     for a in alone:
         r = rate.get(a["hardware"])
         a["usd_per_hour"] = r
         a["usd_per_million_tokens"] = r / 3600.0 / a["tokens_per_s"] * 1e6 if r else None
+        a["price_source"] = sources.get(a["hardware"])
     if mixed is not None:
         known = [v for v in rate.values() if v is not None]
         total = sum(known) if len(known) == len(rate) else None
         mixed["usd_per_hour"] = total
         mixed["usd_per_million_tokens"] = total / 3600.0 / mixed["tokens_per_s"] * 1e6 if total else None
+        mixed["price_sources"] = sources
 
 
 def _verdict(

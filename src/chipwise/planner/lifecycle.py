@@ -38,6 +38,7 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "vendor": r.get("vendor", ""),
                 "projected": r.get("projected", False),
                 "plan": r["plan"],
+                "price_estimated": (r.get("price_source") or {}).get("status") == "estimate",
                 "time_s": r.get("expected_time_to_train_s", r.get("time_to_train_s")),
                 "cost": r.get("expected_cost_usd", r.get("cost_usd")),
                 "energy": r.get("expected_energy_j", r.get("energy_j")),
@@ -63,6 +64,7 @@ def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -
                 "plan": r["plan"],
                 "chips": r["chips"],
                 "usd_per_hour": r["cost_usd_per_hour"],
+                "price_estimated": bool(r.get("price_estimated")),
                 "cost": r["cost_usd_per_hour"] * seconds / SECONDS_PER_HOUR,
                 "energy": joules,
                 "carbon": carbon_kg(joules, site),
@@ -158,6 +160,15 @@ def plan_lifecycle(
         "best_single_vendor": best_single,
         "saving_vs_single_vendor": saving,
         "top": pairs[:10],
+        # chip -> how a price that is a catalog estimate (no offer found) was derived, training's and serving's
+        "price_estimates": {
+            **{
+                r["hardware"]: (r.get("price_source") or {}).get("derivation", "")
+                for r in train["results"]
+                if (r.get("price_source") or {}).get("status") == "estimate"
+            },
+            **serve.get("price_estimates", {}),
+        },
         "projected": best["projected"],
         "seconds": time.perf_counter() - start,
     }

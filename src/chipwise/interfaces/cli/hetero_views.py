@@ -25,13 +25,18 @@ def print_hetero(r: dict[str, Any]) -> None:
     for col in ("option", "plan", "tokens/s", "time to train", "$/hour", "$/Mtok"):
         table.add_column(col, overflow="fold", justify="right" if col not in ("option", "plan") else "left")
 
+    estimated: list[str] = []
+
     def row(name: str, x: dict[str, Any], plan: str) -> None:
+        sources = x.get("price_sources") or {x.get("hardware"): x.get("price_source")}
+        guessed = [chip for chip, q in sources.items() if (q or {}).get("status") == "estimate"]
+        estimated.extend(guessed)
         table.add_row(
             name,
             plan,
             f"{x['tokens_per_s']:,.0f}",
             fmt.duration(x["time_to_train_s"]) if x.get("time_to_train_s") else "-",
-            fmt.usd(x["usd_per_hour"]) if x.get("usd_per_hour") else "-",
+            (fmt.usd(x["usd_per_hour"]) if x.get("usd_per_hour") else "-") + (" §" if guessed else ""),
             f"{x['usd_per_million_tokens']:.2f}" if x.get("usd_per_million_tokens") else "-",
         )
 
@@ -41,6 +46,8 @@ def print_hetero(r: dict[str, Any]) -> None:
     for a in r["alone"]:
         row(f"{a['hardware']} alone ({a['chips']})", a, fmt.plan(a["plan"]))
     console.print(table)
+    if estimated:
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
     if r["mixed"]:
         m = r["mixed"]
         stages = ", ".join(f"{k} {fmt.duration(v)}" for k, v in m["stage_time_s"].items())

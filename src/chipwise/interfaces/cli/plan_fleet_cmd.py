@@ -175,9 +175,9 @@ def print_lifecycle(r: dict[str, Any]) -> None:
             label,
             tr["hardware"],
             fmt.duration(tr["time_s"]),
-            fmt.usd(tr["cost"]),
+            fmt.usd(tr["cost"]) + (" §" if tr.get("price_estimated") else ""),
             f"{sv['hardware']} x{sv['chips']:g}",
-            fmt.usd(sv["usd_per_hour"]),
+            fmt.usd(sv["usd_per_hour"]) + (" §" if sv.get("price_estimated") else ""),
             fmt.usd(p["cost_usd"]),
             fmt.energy(p["energy_j"]),
             fmt.carbon(p["co2e_kg"]).removesuffix(" CO2e"),
@@ -199,6 +199,10 @@ def print_lifecycle(r: dict[str, Any]) -> None:
         f"; {'#' + str(rank) if rank else 'SV'} the best single-vendor one" if single is not None else ""
     )
     console.print(f"{marks}.")
+    listed = [*shown, *([single] if single is not None and rank is None else [])]
+    estimated = [p[k]["hardware"] for p in listed for k in ("train", "serve") if p[k].get("price_estimated")]
+    if estimated:
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates')}[/]")
     best = r["best"]
     if not best["cross_vendor"]:
         console.print(f"[bold]One vendor wins:[/] train and serve on {best['train']['vendor']}.")
