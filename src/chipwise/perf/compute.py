@@ -19,6 +19,8 @@ Element-wise work (norms, activations, residuals, optimizer updates) is memory-b
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -39,18 +41,47 @@ def gemm_compute_time(
     m = np.maximum(np.asarray(m, dtype=np.float64), 1.0)
     n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
     k = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
+    return rows_term(m, gemm_columns(n, k, dev, precision), waves)
+
+
+@dataclass(frozen=True)
+class GemmColumns:
+    """What gemm_compute_time prices from a GEMM's n and k alone (rows_term adds the rows): its output tiles along
+    n, the ramp k / (k + d_half) * n / (n + d_half), 2 k, and the rate."""
+
+    tiles_n: Array
+    ramp: Array
+    two_k: Array
+    peak: float
+    tile_m: float
+    tile_n: float
+    units: float
+
+
+def gemm_columns(n: Array | float, k: Array | float, dev: Device, precision: str) -> GemmColumns:
+    """gemm_compute_time's terms in n and k (each at least 1), to price at many row counts (rows_term)."""
     eff = dev.eff
-    peak = dev.peak_flops(precision) * eff.matmul_fraction(precision)
-    tm, tn = float(eff.tile_m), float(eff.tile_n)
-    tiles_m = np.ceil(m / tm)
-    tiles_n = np.ceil(n / tn)
-    padded = tiles_m * tm * tiles_n * tn  # flops / q_tile = 2 k x the padded output
+    tn = float(eff.tile_n)
+    return GemmColumns(
+        tiles_n=np.ceil(n / tn),
+        ramp=np.asarray(k / (k + D_HALF) * n / (n + D_HALF), dtype=np.float64),
+        two_k=2.0 * np.asarray(k, dtype=np.float64),
+        peak=dev.peak_flops(precision) * eff.matmul_fraction(precision),
+        tile_m=float(eff.tile_m),
+        tile_n=tn,
+        units=float(eff.compute_units),
+    )
+
+
+def rows_term(m: Array | float, g: GemmColumns, waves: bool = True) -> Array:
+    """gemm_compute_time of `m` rows (at least 1) by the columns `g`: flops / (P eta_mm q_tile q_wave ramp)."""
+    tiles_m = np.ceil(m / g.tile_m)
+    padded = tiles_m * g.tile_m * g.tiles_n * g.tile_n  # flops / q_tile = 2 k x the padded output
     if waves:
-        tiles = tiles_m * tiles_n
-        units = float(eff.compute_units)
-        padded = padded * (np.ceil(tiles / units) * units) / tiles  # / q_wave
-    ramp = k / (k + D_HALF) * n / (n + D_HALF) * m / (m + D_HALF)
-    return np.asarray(2.0 * k * padded / (peak * ramp), dtype=np.float64)
+        tiles = tiles_m * g.tiles_n
+        padded = padded * (np.ceil(tiles / g.units) * g.units) / tiles  # / q_wave
+    ramp = g.ramp * m / (m + D_HALF)
+    return np.asarray(g.two_k * padded / (g.peak * ramp), dtype=np.float64)
 
 
 def gemm_time(

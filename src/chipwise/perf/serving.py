@@ -24,13 +24,14 @@ custom all-reduce, NCCL LL) pay a fixed latency L instead of the ring's 2 (n - 1
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf import collectives as coll
-from chipwise.perf.compute import gemm_compute_time
+from chipwise.perf.compute import GemmColumns, gemm_columns, rows_term
 from chipwise.perf.device import Device, Topology
 
 Array = NDArray[np.float64]
@@ -48,6 +49,117 @@ FULL_ROWS = 4096.0
 MIN_COLS = 128.0
 
 
+@dataclass(frozen=True)
+class StreamedGemm:
+    """What streamed_gemm_time prices from a GEMM's shape alone (n, k, the chip, the precision), once for every row
+    count it is then timed at (`time`): a serving iteration's GEMMs have the replica's shapes, only their rows vary.
+    `stacked`: several GEMMs (streamed_gemms) along a leading axis, timed at the same rows in one pass."""
+
+    columns: GemmColumns  # the compute term's part in (max(n, FULL_ROWS), k)
+    base: Array  # the compute term at FULL_ROWS rows
+    used: Array  # narrow outputs: the large-shape rate per column, at least MIN_COLS
+    weight_bytes: Array  # bytes of the weight
+    width: Array  # k + n: activation elements per row read and written
+    dev: Device
+    compute_factor: float = 1.0
+    memory_factor: float = 1.0
+    stacked: bool = False
+    #: the stacked terms with the GEMMs' axis ahead of a given number of the rows' axes
+    aligned: dict[int, StreamedGemm] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def time(self, m: Array | float, count: Array | float = 1.0) -> Array:
+        """Time of `count` such GEMMs of `m` rows, run as one (grouped) kernel (streamed_gemm_time); stacked, one
+        row of times per GEMM."""
+        m_a = np.maximum(np.asarray(m, dtype=np.float64), 0.0)
+        g = self._align(max(m_a.ndim, np.ndim(count)) - (self.base.ndim - 1)) if self.stacked else self
+        # serving GEMMs with fewer output tiles than compute units use split-K / stream-K kernels: no last-wave loss;
+        # most have at most FULL_ROWS rows, priced at FULL_ROWS once (max(m, FULL_ROWS) = FULL_ROWS: the same bits)
+        big = (m_a > FULL_ROWS).any()
+        full = rows_term(np.maximum(m_a, FULL_ROWS), g.columns, waves=False) if big else g.base
+        t_compute = full * np.minimum(1.0, m_a / FULL_ROWS) * g.used
+        nbytes = g.weight_bytes + ACTIVATION_BYTES * m_a * g.width
+        t_memory = nbytes / (self.dev.hbm_bandwidth * self.dev.eff.memory)
+        # (a factor or count of exactly 1 is left out: dividing or multiplying by it changes no bit)
+        t = np.maximum(
+            t_compute if self.compute_factor == 1.0 else t_compute / self.compute_factor,
+            t_memory if self.memory_factor == 1.0 else t_memory / self.memory_factor,
+        )
+        if not (isinstance(count, float | int) and count == 1):
+            t = np.asarray(count, dtype=np.float64) * t
+        return np.asarray(t + self.dev.eff.kernel_overhead_s, dtype=np.float64)
+
+    def _align(self, lead: int) -> StreamedGemm:
+        """The stacked terms with `lead` unit axes after the GEMMs' axis (so that it leads the rows' axes)."""
+        if lead <= 0:
+            return self
+        got = self.aligned.get(lead)
+        if got is None:
+
+            def expand(x: Array) -> Array:
+                return x.reshape(x.shape[:1] + (1,) * lead + x.shape[1:])
+
+            c = self.columns
+            columns = replace(c, tiles_n=expand(c.tiles_n), ramp=expand(c.ramp), two_k=expand(c.two_k))
+            got = replace(
+                self,
+                columns=columns,
+                base=expand(self.base),
+                used=expand(self.used),
+                weight_bytes=expand(self.weight_bytes),
+                width=expand(self.width),
+                stacked=False,
+            )
+            self.aligned[lead] = got
+        return got
+
+
+def streamed_gemm(
+    n: Array | float,
+    k: Array | float,
+    dev: Device,
+    precision: str,
+    weight_bytes: float,
+    compute_factor: float = 1.0,
+    memory_factor: float = 1.0,
+    stacked: bool = False,
+) -> StreamedGemm:
+    """The shape's part of streamed_gemm_time, to time at many row counts."""
+    n_a = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
+    k_a = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
+    cols = np.maximum(n_a, FULL_ROWS)
+    columns = gemm_columns(cols, k_a, dev, precision)
+    return StreamedGemm(
+        columns=columns,
+        base=rows_term(FULL_ROWS, columns, waves=False),
+        used=np.maximum(n_a, MIN_COLS) / cols,
+        weight_bytes=np.asarray(weight_bytes * k_a * n_a, dtype=np.float64),
+        width=k_a + n_a,
+        dev=dev,
+        compute_factor=compute_factor,
+        memory_factor=memory_factor,
+        stacked=stacked,
+    )
+
+
+def streamed_gemms(
+    shapes: Sequence[tuple[Array | float, Array | float]],
+    dev: Device,
+    precision: str,
+    weight_bytes: float,
+    compute_factor: float = 1.0,
+    memory_factor: float = 1.0,
+) -> StreamedGemm:
+    """Several GEMMs of (n, k) `shapes`, at one precision and the same factors, stacked to be timed in one pass
+    (the same arithmetic as one at a time, element by element)."""
+    ns = np.broadcast_arrays(
+        *(np.asarray(n, dtype=np.float64) for n, _ in shapes), *(np.asarray(k, dtype=np.float64) for _, k in shapes)
+    )
+    g = len(shapes)
+    return streamed_gemm(
+        np.stack(ns[:g]), np.stack(ns[g:]), dev, precision, weight_bytes, compute_factor, memory_factor, stacked=True
+    )
+
+
 def streamed_gemm_time(
     m: Array | float,
     n: Array | float,
@@ -62,19 +174,7 @@ def streamed_gemm_time(
     """Time of `count` GEMMs (m x k) @ (k x n), weight stored at `weight_bytes` per element, run as one (grouped)
     kernel: count x max(t_compute / compute_factor, t_memory / memory_factor) + one kernel overhead. Factors < 1
     slow the matrix units and the weight streaming (grouped MoE GEMMs: routing, ragged and small groups)."""
-    m_a = np.maximum(np.asarray(m, dtype=np.float64), 0.0)
-    n_a = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
-    k_a = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
-    rows = np.maximum(m_a, FULL_ROWS)
-    cols = np.maximum(n_a, FULL_ROWS)
-    used = np.maximum(n_a, MIN_COLS) / cols  # narrow outputs: the large-shape rate per column, at least MIN_COLS
-    # serving GEMMs with fewer output tiles than compute units use split-K / stream-K kernels: no last-wave loss
-    full = gemm_compute_time(rows, cols, k_a, dev, precision, waves=False)
-    t_compute = full * np.minimum(1.0, m_a / FULL_ROWS) * used
-    nbytes = weight_bytes * k_a * n_a + ACTIVATION_BYTES * m_a * (k_a + n_a)
-    t_memory = nbytes / (dev.hbm_bandwidth * dev.eff.memory)
-    t = np.asarray(count, dtype=np.float64) * np.maximum(t_compute / compute_factor, t_memory / memory_factor)
-    return np.asarray(t + dev.eff.kernel_overhead_s, dtype=np.float64)
+    return streamed_gemm(n, k, dev, precision, weight_bytes, compute_factor, memory_factor).time(m, count)
 
 
 def attention_rate(dev: Device, precision: str = "bf16") -> float:
@@ -112,16 +212,66 @@ def _group_latency(size: IntArray, topo: Topology, latency: float, network_laten
     return np.asarray(np.where(n_out > 1, network_latency, latency), dtype=np.float64)
 
 
+@dataclass(frozen=True)
+class SmallAllReduce:
+    """A small all-reduce over groups of consecutive ranks, placed once (small_all_reduce), timed at any size."""
+
+    group: coll.Group  # placed on the topology with the per-step latencies set to zero
+    latency: Array
+    active: NDArray[np.bool_]
+
+    def time(self, nbytes: Array | float) -> Array:
+        bw = coll.all_reduce(nbytes, self.group)
+        return np.asarray(np.where(self.active, bw + self.latency, 0.0), dtype=np.float64)
+
+
+def small_all_reduce_over(
+    size: IntArray | int, topo: Topology, latency: float, network_latency: float
+) -> SmallAllReduce:
+    """small_all_reduce over `size` consecutive ranks, to time at many sizes."""
+    size_a = np.asarray(size, dtype=np.int64)
+    return SmallAllReduce(
+        coll.group(size_a, 1, _no_step_latency(topo)),
+        _group_latency(size_a, topo, latency, network_latency),
+        size_a > 1,
+    )
+
+
 def small_all_reduce(
     nbytes: Array | float, size: IntArray | int, topo: Topology, latency: float, network_latency: float
 ) -> Array:
     """All-reduce of `nbytes` per rank over `size` consecutive ranks: the bandwidth term of the hierarchical
     collective, plus `latency` inside one scale-up domain (one-shot kernels) or `network_latency` for a group that
     spans domains (multi-node tensor parallelism, where the engines fall back to NCCL's cross-node algorithms)."""
+    return small_all_reduce_over(size, topo, latency, network_latency).time(nbytes)
+
+
+@dataclass(frozen=True)
+class ExpertExchange:
+    """MoE dispatch and combine over groups of expert-parallel ranks, placed once (expert_exchange)."""
+
+    group: coll.Group
+    quiet: Topology  # the topology with the per-step latencies set to zero
+    top_k: int
+    latency: Array
+    active: NDArray[np.bool_]
+
+    def time(self, dispatch_bytes: Array | float, combine_bytes: Array | float) -> Array:
+        t = coll.moe_dispatch(dispatch_bytes, self.top_k, self.group, self.quiet) + coll.moe_dispatch(
+            combine_bytes, self.top_k, self.group, self.quiet
+        )
+        return np.asarray(np.where(self.active, t + 2.0 * self.latency, 0.0), dtype=np.float64)
+
+
+def expert_exchange_over(
+    top_k: int, size: IntArray | int, topo: Topology, latency: float, network_latency: float
+) -> ExpertExchange:
+    """expert_exchange over `size` expert-parallel ranks, to time at many sizes."""
     size_a = np.asarray(size, dtype=np.int64)
-    bw = coll.all_reduce(nbytes, size_a, 1, _no_step_latency(topo))
-    lat = _group_latency(size_a, topo, latency, network_latency)
-    return np.asarray(np.where(size_a > 1, bw + lat, 0.0), dtype=np.float64)
+    quiet = _no_step_latency(topo)
+    return ExpertExchange(
+        coll.group(size_a, 1, quiet), quiet, top_k, _group_latency(size_a, topo, latency, network_latency), size_a > 1
+    )
 
 
 def expert_exchange(
@@ -136,11 +286,7 @@ def expert_exchange(
     """MoE dispatch (`dispatch_bytes` of a rank's tokens) and combine (`combine_bytes`) over `size` expert-parallel
     ranks (perf.collectives.moe_dispatch each way), plus a latency each: `latency` inside a scale-up domain,
     `network_latency` when the group spans domains."""
-    size_a = np.asarray(size, dtype=np.int64)
-    quiet = _no_step_latency(topo)
-    t = coll.moe_dispatch(dispatch_bytes, top_k, size_a, quiet) + coll.moe_dispatch(combine_bytes, top_k, size_a, quiet)
-    lat = _group_latency(size_a, topo, latency, network_latency)
-    return np.asarray(np.where(size_a > 1, t + 2.0 * lat, 0.0), dtype=np.float64)
+    return expert_exchange_over(top_k, size, topo, latency, network_latency).time(dispatch_bytes, combine_bytes)
 
 
 def hand_off(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:

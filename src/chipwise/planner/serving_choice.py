@@ -167,20 +167,21 @@ def max_rate(
     n = len(est.cand)
 
     def trials(us: np.ndarray) -> None:
-        """Every candidate at each row of loads `us` (fractions of its capacity), in one vectorised call over the
-        tiled candidates; a load that meets the SLO above the best so far becomes the best."""
+        """Every candidate at each row of loads `us` (fractions of its capacity), in one vectorised call that
+        broadcasts the rows of loads over the candidates (what depends on a shape alone is priced once, not once a
+        row); a load that meets the SLO above the best so far becomes the best."""
         rows = us.shape[0]
-        tiled = est.take(np.tile(np.arange(n), rows))
-        op = at_rate(model, system, eng, tiled, weight, kv, inp, out, (us * cap).ravel(), drafting, fleet_rate)
-        ok = (tiled.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)).reshape(rows, n)
         rates = us * cap
+        op = at_rate(model, system, eng, est, weight, kv, inp, out, rates, drafting, fleet_rate)
+        tpot, ttft = np.broadcast_to(op.tpot, rates.shape), np.broadcast_to(op.ttft_p99, rates.shape)
+        ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(tpot)
         # the loads rise row by row: per candidate the last row that meets the SLO above the best so far
         take = ok & (rates > best)
         last = rows - 1 - np.argmax(take[::-1], axis=0)
         found, cols = take.any(axis=0), np.arange(n)
         best[:] = np.where(found, rates[last, cols], best)
-        tpot_at[:] = np.where(found, op.tpot.reshape(rows, n)[last, cols], tpot_at)
-        ttft_at[:] = np.where(found, op.ttft_p99.reshape(rows, n)[last, cols], ttft_at)
+        tpot_at[:] = np.where(found, tpot[last, cols], tpot_at)
+        ttft_at[:] = np.where(found, ttft[last, cols], ttft_at)
 
     if not targets:
         trials(np.full((1, n), DEFAULT_UTILISATION))

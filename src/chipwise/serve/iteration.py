@@ -35,7 +35,9 @@ min(1, window / typical context).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,19 +46,24 @@ from chipwise.hardware.objects import Chip
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.serving import (
+    ExpertExchange,
+    SmallAllReduce,
+    StreamedGemm,
     attention_rate,
     context_attention_time,
-    expert_exchange,
+    expert_exchange_over,
     hand_off,
-    small_all_reduce,
-    streamed_gemm_time,
+    small_all_reduce_over,
+    streamed_gemm,
+    streamed_gemms,
 )
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
-from chipwise.workload.model import LayerGroup, ModelSpec
+from chipwise.workload.model import LayerGroup, ModelSpec, MoE
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+T = TypeVar("T")
 
 ACT_BYTES = 2.0
 #: LM heads are kept in 16-bit by the quantisation recipes of TensorRT-LLM (ModelOpt) and vLLM.
@@ -96,6 +103,11 @@ class Shapes:
     pp: IntArray
     ep: IntArray
     adp: IntArray
+    #: what is priced from these shapes alone (token_costs' terms, the LM head), kept for the next iteration priced
+    #: on them: by the ids of what it was priced with, with those objects (_memoised)
+    memo: dict[tuple[object, ...], tuple[tuple[object, ...], object]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def of(cls, tp: object, pp: object = 1, ep: object = 1, adp: object = 0) -> Shapes:
@@ -107,6 +119,19 @@ class Shapes:
         )
 
 
+def _memoised(shapes: Shapes, objects: tuple[object, ...], build: Callable[[], T]) -> T:
+    """What `build` prices from `shapes` and `objects` (strings by value, the rest by identity), priced once per
+    shapes and objects: a search prices the iterations of one Shapes many times over. The memo holds the objects,
+    so an id in its keys is not reused by another object while the entry lives."""
+    key = (build.__qualname__, *(o if isinstance(o, str) else id(o) for o in objects))
+    held = shapes.memo.get(key)
+    if held is not None:
+        return cast(T, held[1])
+    value = build()
+    shapes.memo[key] = (objects, value)
+    return value
+
+
 def window_share(g: LayerGroup, typical_context: float) -> float:
     """Share of the context a layer group attends to: 1 for full attention, window / context when shorter."""
     if g.window <= 0 or typical_context <= 0:
@@ -114,30 +139,52 @@ def window_share(g: LayerGroup, typical_context: float) -> float:
     return float(min(1.0, g.window / typical_context))
 
 
-def _attention_gemms(
-    model: ModelSpec, dev: Device, prec: str, wb: float, tp: Array, adp: Array, tokens: Array
-) -> Array:
-    """Projections of one attention block for `tokens` tokens of the replica, on one rank."""
+@dataclass(frozen=True)
+class _AttentionGemms:
+    """The projections of one attention block on one rank, placed for the replica shapes (_attention_terms): the
+    query GEMMs, then the key-value ones, then the output one, stacked."""
+
+    split: NDArray[np.bool_]  # attention-DP: the tokens are split over the tp ranks
+    tp: Array
+    gemms: StreamedGemm
+    queries: int
+    keys_values: int
+
+    def time(self, tokens: Array) -> Array:
+        """Seconds of the projections for `tokens` tokens of the replica, on one rank."""
+        m = np.where(self.split, tokens / self.tp, tokens)  # attention DP splits the tokens over the ranks
+        each = self.gemms.time(m)
+        q = each[0]
+        for i in range(1, self.queries):
+            q = q + each[i]
+        proj = q
+        if self.keys_values:
+            kv = each[self.queries]
+            for i in range(self.queries + 1, self.queries + self.keys_values):
+                kv = kv + each[i]
+            proj = q + kv
+        return np.asarray(proj + each[-1], dtype=np.float64)
+
+
+def _attention_terms(model: ModelSpec, dev: Device, prec: str, wb: float, tp: Array, adp: Array) -> _AttentionGemms:
     att = model.attention
     h = float(model.hidden)
     tp_a = np.where(adp > 0, 1.0, tp)  # attention-DP replicates the attention weights
-    m = np.where(adp > 0, tokens / tp, tokens)  # ... and splits the tokens over the ranks
     heads = np.ceil(att.heads / tp_a)  # heads are padded when tp does not divide them (Neuron)
+    kv: list[tuple[Array | float, Array | float]] = []
     if att.kind == "mla":
         nope = att.head_dim - att.rope_dim
-        q = (
-            streamed_gemm_time(m, att.q_lora_rank, h, dev, prec, wb)
-            + streamed_gemm_time(m, heads * att.head_dim, att.q_lora_rank, dev, prec, wb)
+        q: list[tuple[Array | float, Array | float]] = (
+            [(att.q_lora_rank, h), (heads * att.head_dim, att.q_lora_rank)]
             if att.q_lora_rank
-            else streamed_gemm_time(m, heads * att.head_dim, h, dev, prec, wb)
+            else [(heads * att.head_dim, h)]
         )
-        kv = streamed_gemm_time(m, att.kv_lora_rank + att.rope_dim, h, dev, prec, wb)
-        kv = kv + streamed_gemm_time(m, heads * (nope + att.v_head_dim), att.kv_lora_rank, dev, prec, wb)
-        proj = q + kv
+        kv = [(att.kv_lora_rank + att.rope_dim, h), (heads * (nope + att.v_head_dim), att.kv_lora_rank)]
     else:
         kv_heads = np.ceil(att.kv_heads / tp_a)
-        proj = streamed_gemm_time(m, (heads + 2.0 * kv_heads) * att.head_dim, h, dev, prec, wb)
-    return np.asarray(proj + streamed_gemm_time(m, h, heads * att.v_head_dim, dev, prec, wb), dtype=np.float64)
+        q = [((heads + 2.0 * kv_heads) * att.head_dim, h)]
+    gemms = streamed_gemms([*q, *kv, (h, heads * att.v_head_dim)], dev, prec, wb)
+    return _AttentionGemms(adp > 0, tp, gemms, len(q), len(kv))
 
 
 #: NxD Inference's MoE dispatch (neuronx_distributed ExpertMLPsV2.forward, model_utils defaults): a step whose
@@ -174,23 +221,53 @@ def moe_dispatch(
     return np.asarray(loads, dtype=np.float64), np.asarray(np.where(t > 0, rows, 0.0), dtype=np.float64)
 
 
-def _mlp(
+@dataclass(frozen=True)
+class _MlpGemms:
+    """The dense MLP or the MoE block of one layer on one rank, placed for the replica shapes (_mlp_terms): the
+    dense MLP's, or the routed experts', up and down projections stacked, then the router and the shared experts'.
+    The experts read and the rows they multiply follow moe_dispatch (grouped GEMMs, or NxD's compiled dispatch when
+    `compiled`). The grouped expert GEMMs run at the family's moe_gemm fraction of the matrix rate and at `stream`
+    of the weight-streaming rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights
+    less efficiently). Dense layers, shared experts and routed experts each run at their own precision
+    (quant.layer_precisions)."""
+
+    gemms: StreamedGemm
+    moe: MoE | None = None
+    ep: Array | float = 1.0
+    compiled: bool = False
+    router: StreamedGemm | None = None
+    shared: StreamedGemm | None = None
+
+    def time(self, tokens: Array, decode_slots: float = 0.0) -> Array:
+        """Seconds of the block for `tokens` tokens, on one rank."""
+        if self.moe is None:
+            up, down = self.gemms.time(tokens)
+            return np.asarray(up + down, dtype=np.float64)
+        assert self.router is not None
+        hit, per_expert = moe_dispatch(
+            tokens, float(self.moe.experts), float(self.moe.top_k), self.compiled, decode_slots
+        )
+        local = hit / self.ep
+        up, down = self.gemms.time(per_expert, count=local)
+        experts = up + down
+        out = self.router.time(tokens) + experts
+        if self.shared is not None:
+            up, down = self.shared.time(tokens)
+            out = out + up
+            out = out + down
+        return np.asarray(out, dtype=np.float64)
+
+
+def _mlp_terms(
     model: ModelSpec,
     g: LayerGroup,
     dev: Device,
     weight_precision: str,
     tp: Array,
     ep: Array,
-    tokens: Array,
     compiled: bool = False,
     stream: float = 1.0,
-    decode_slots: float = 0.0,
-) -> Array:
-    """The dense MLP or the MoE block of one layer for `tokens` tokens, on one rank. The experts read and the rows
-    they multiply follow moe_dispatch (grouped GEMMs, or NxD's compiled dispatch when `compiled`). The grouped
-    expert GEMMs run at the family's moe_gemm fraction of the matrix rate and at `stream` of the weight-streaming
-    rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights less efficiently).
-    Dense layers, shared experts and routed experts each run at their own precision (quant.layer_precisions)."""
+) -> _MlpGemms:
     h = float(model.hidden)
     dense, routed = layer_precisions(weight_precision)
     prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
@@ -199,32 +276,24 @@ def _mlp(
         assert g.mlp is not None
         mult = 2.0 if g.mlp.gated else 1.0
         ffn = g.mlp.ffn / tp
-        return np.asarray(
-            streamed_gemm_time(tokens, mult * ffn, h, dev, prec, wb)
-            + streamed_gemm_time(tokens, h, ffn, dev, prec, wb),
-            dtype=np.float64,
-        )
+        return _MlpGemms(streamed_gemms([(mult * ffn, h), (h, ffn)], dev, prec, wb))
     moe = g.moe
     mult = 2.0 if moe.gated else 1.0
     moe_tp = tp / ep
-    e = float(moe.experts)
-    hit, per_expert = moe_dispatch(tokens, e, float(moe.top_k), compiled, decode_slots)
-    local = hit / ep
     f = moe.expert_ffn / moe_tp
     grouped = dev.eff.moe_gemm
-    experts = streamed_gemm_time(
-        per_expert, mult * f, h, dev, eprec, ewb, count=local, compute_factor=grouped, memory_factor=stream
-    )
-    experts = experts + streamed_gemm_time(
-        per_expert, h, f, dev, eprec, ewb, count=local, compute_factor=grouped, memory_factor=stream
-    )
-    router = streamed_gemm_time(tokens, e, h, dev, "bf16", 2.0)
-    out = router + experts
+    shared = None
     if moe.shared:
         fs = moe.shared * moe.shared_ffn / tp
-        out = out + streamed_gemm_time(tokens, mult * fs, h, dev, prec, wb)
-        out = out + streamed_gemm_time(tokens, h, fs, dev, prec, wb)
-    return np.asarray(out, dtype=np.float64)
+        shared = streamed_gemms([(mult * fs, h), (h, fs)], dev, prec, wb)
+    return _MlpGemms(
+        gemms=streamed_gemms([(mult * f, h), (h, f)], dev, eprec, ewb, compute_factor=grouped, memory_factor=stream),
+        moe=moe,
+        ep=ep,
+        compiled=compiled,
+        router=streamed_gemm(float(moe.experts), h, dev, "bf16", 2.0),
+        shared=shared,
+    )
 
 
 def _elementwise_bytes(model: ModelSpec, g: LayerGroup, tp: Array, ep: Array, adp: Array) -> Array:
@@ -249,15 +318,24 @@ def attention_projections(
 ) -> Array:
     """Seconds of the attention projections of an iteration of `tokens` tokens on one rank, over all L layers in
     pp micro-batches (the attention share of pp G(T / pp))."""
+    return _projections(model, dev, weight_precision, shapes)(tokens)
+
+
+def _projections(
+    model: ModelSpec, dev: Device, weight_precision: str, shapes: Shapes
+) -> Callable[[Array | float], Array]:
+    """attention_projections placed for the shapes once, as a function of the tokens."""
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     dense = layer_precisions(weight_precision)[0]
     prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
-    t = np.asarray(tokens, dtype=np.float64)
-    return np.asarray(
-        model.layers * _attention_gemms(model, dev, prec, wb, tp, shapes.adp.astype(np.float64), t / pp),
-        dtype=np.float64,
-    )
+    terms = _attention_terms(model, dev, prec, wb, tp, shapes.adp.astype(np.float64))
+
+    def seconds(tokens: Array | float) -> Array:
+        t = np.asarray(tokens, dtype=np.float64)
+        return np.asarray(model.layers * terms.time(t / pp), dtype=np.float64)
+
+    return seconds
 
 
 def rank_imbalance(
@@ -275,10 +353,82 @@ def rank_imbalance(
     if sel.any():
         part = Shapes(tp[sel], pp[sel], ep[sel], adp[sel])
         e_sel, t_sel = e[sel].astype(np.float64), t[sel]
-        out[sel] = attention_projections(model, dev, weight_precision, part, e_sel) - attention_projections(
-            model, dev, weight_precision, part, t_sel
-        )
+        projections = _projections(model, dev, weight_precision, part)
+        out[sel] = projections(e_sel) - projections(t_sel)
     return out
+
+
+@dataclass(frozen=True)
+class _GroupTerms:
+    """What token_costs prices from the replica shapes alone for one layer group."""
+
+    layers: Array  # layers of this group on one stage
+    mlp: _MlpGemms
+    all_reduces: Array  # layers x tensor-parallel all-reduces per layer
+    elementwise: Array  # bytes per token of the memory-bound work (_elementwise_bytes)
+    uses_ep: NDArray[np.bool_]
+    exchange: ExpertExchange | None
+
+
+@dataclass(frozen=True)
+class _StageTerms:
+    """What token_costs prices from the replica shapes alone (stage_terms), for every iteration priced on them."""
+
+    tp: Array
+    pp: Array
+    ep: Array
+    adp: Array
+    all_reduce: SmallAllReduce
+    attention: _AttentionGemms
+    groups: tuple[_GroupTerms, ...]
+    overhead: Array  # the fixed cost of the layers of one stage
+
+
+def stage_terms(
+    model: ModelSpec, dev: Device, topo: Topology, eng: EngineProfile, weight_precision: str, shapes: Shapes
+) -> _StageTerms:
+    """token_costs' terms that depend on the replica shapes alone, priced once per shapes, model, device, topology,
+    engine and precision (Shapes.memo)."""
+
+    def build() -> _StageTerms:
+        return _stage_terms(model, dev, topo, eng, weight_precision, shapes)
+
+    return _memoised(shapes, (model, dev, topo, eng, weight_precision), build)
+
+
+def _stage_terms(
+    model: ModelSpec, dev: Device, topo: Topology, eng: EngineProfile, weight_precision: str, shapes: Shapes
+) -> _StageTerms:
+    tp = shapes.tp.astype(np.float64)
+    ep = shapes.ep.astype(np.float64)
+    adp = shapes.adp.astype(np.float64)
+    pp = shapes.pp.astype(np.float64)
+    dense = layer_precisions(weight_precision)[0]
+    prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
+    groups = []
+    for g in model.groups:
+        k = g.count / pp  # layers of this group on one stage
+        mlp = _mlp_terms(model, g, dev, weight_precision, tp, ep, eng.moe_compiled, min(1.0, eng.moe_scale))
+        uses_ep = ep > 1
+        exchange = None
+        if g.moe is not None:
+            n_ar = np.where(adp > 0, 0.0, np.where(uses_ep, 1.0, 2.0))
+            exchange = expert_exchange_over(
+                g.moe.top_k, shapes.ep, topo, eng.collective_latency_s, eng.network_collective_latency_s
+            )
+        else:
+            n_ar = np.where(adp > 0, 1.0, 2.0)
+        groups.append(_GroupTerms(k, mlp, k * n_ar, _elementwise_bytes(model, g, tp, ep, adp), uses_ep, exchange))
+    return _StageTerms(
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        adp=adp,
+        all_reduce=small_all_reduce_over(shapes.tp, topo, eng.collective_latency_s, eng.network_collective_latency_s),
+        attention=_attention_terms(model, dev, prec, wb, tp, adp),
+        groups=tuple(groups),
+        overhead=model.layers / pp * eng.layer_overhead_s,
+    )
 
 
 def token_costs(
@@ -294,43 +444,31 @@ def token_costs(
     """G(T): token-proportional work of one pipeline stage for a micro-batch of `tokens` tokens, by component.
     `decode_slots`: the compiled batch of a static-shape engine (a step of at most that many tokens is a
     token-generation step, which matters to compiled MoE dispatch)."""
-    tp = shapes.tp.astype(np.float64)
-    ep = shapes.ep.astype(np.float64)
-    adp = shapes.adp.astype(np.float64)
-    pp = shapes.pp.astype(np.float64)
+    s = stage_terms(model, dev, topo, eng, weight_precision, shapes)
+    tp, pp = s.tp, s.pp
     t = np.asarray(tokens, dtype=np.float64)
-    dense = layer_precisions(weight_precision)[0]
-    prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
     h = float(model.hidden)
     out = {
-        k: np.zeros(np.broadcast(tp, ep, pp, adp, t).shape)
+        k: np.zeros(np.broadcast(tp, s.ep, pp, s.adp, t).shape)
         for k in ("gemm", "moe", "memory_bound", "tp_comm", "ep_comm")
     }
     act = t * h * ACT_BYTES
-    ar = small_all_reduce(act, shapes.tp, topo, eng.collective_latency_s, eng.network_collective_latency_s)
+    ar = s.all_reduce.time(act)
     # each rank dispatches its share of the tokens (fp8) and combines them back (bf16)
     share = t / tp * h
-    attn = _attention_gemms(model, dev, prec, wb, tp, adp, t)
-    for g in model.groups:
-        k = g.count / pp  # layers of this group on one stage
-        mlp = _mlp(model, g, dev, weight_precision, tp, ep, t, eng.moe_compiled, min(1.0, eng.moe_scale), decode_slots)
+    attn = s.attention.time(t)
+    for g, terms in zip(model.groups, s.groups, strict=True):
+        k = terms.layers
+        mlp = terms.mlp.time(t, decode_slots)
         out["gemm"] = out["gemm"] + k * (attn + (0.0 if g.moe is not None else mlp))
-        if g.moe is not None:
+        if terms.exchange is not None:
             out["moe"] = out["moe"] + k * mlp
-            uses_ep = ep > 1
-            n_ar = np.where(adp > 0, 0.0, np.where(uses_ep, 1.0, 2.0))
-            exchange = expert_exchange(
-                share, share * ACT_BYTES, g.moe.top_k, shapes.ep, topo, eng.collective_latency_s,
-                eng.network_collective_latency_s,
-            )  # fmt: skip
+            exchange = terms.exchange.time(share, share * ACT_BYTES)
             exposed = np.maximum(0.0, exchange - dev.eff.ep_overlap * mlp)  # hidden behind expert GEMMs
-            out["ep_comm"] = out["ep_comm"] + k * np.where(uses_ep, exposed, 0.0)
-        else:
-            n_ar = np.where(adp > 0, 1.0, 2.0)
-        out["tp_comm"] = out["tp_comm"] + k * n_ar * ar
-        out["memory_bound"] = out["memory_bound"] + k * memory_time(t * _elementwise_bytes(model, g, tp, ep, adp), dev)
-    layers = model.layers / pp
-    out["overhead"] = np.broadcast_to(layers * eng.layer_overhead_s, out["gemm"].shape).astype(np.float64)
+            out["ep_comm"] = out["ep_comm"] + k * np.where(terms.uses_ep, exposed, 0.0)
+        out["tp_comm"] = out["tp_comm"] + terms.all_reduces * ar
+        out["memory_bound"] = out["memory_bound"] + k * memory_time(t * terms.elementwise, dev)
+    out["overhead"] = np.broadcast_to(s.overhead, out["gemm"].shape).astype(np.float64)
     out["pp_comm"] = np.where(pp > 1, hand_off(act, shapes.tp, topo), 0.0) * np.ones_like(out["gemm"])
     return out
 
@@ -367,12 +505,12 @@ def eager_launches(model: ModelSpec, chip: Chip, weight_precision: str, shapes: 
 
 def lm_head_cost(model: ModelSpec, dev: Device, shapes: Shapes, seqs: Array | float) -> Array:
     """H(n): the LM head GEMM (16-bit weights, vocabulary split over tp) for n sampled sequences."""
-    tp = shapes.tp.astype(np.float64)
+
+    def build() -> StreamedGemm:
+        return streamed_gemm(model.vocab / shapes.tp.astype(np.float64), model.hidden, dev, "bf16", LM_HEAD_BYTES)
+
     n = np.asarray(seqs, dtype=np.float64)
-    return np.asarray(
-        np.where(n > 0, streamed_gemm_time(n, model.vocab / tp, model.hidden, dev, "bf16", LM_HEAD_BYTES), 0.0),
-        dtype=np.float64,
-    )
+    return np.asarray(np.where(n > 0, _memoised(shapes, (model, dev), build).time(n), 0.0), dtype=np.float64)
 
 
 def kv_bytes_per_token_layer(model: ModelSpec, kv_precision: str) -> float:

@@ -276,14 +276,23 @@ def _step_time(
     last = np.where(chunked, (group - (pieces - 1.0) * room) * prompts.padding, tokens)
     first = np.where(chunked, room * prompts.padding, tokens)
     base = fed if eng.mixed_batching else np.zeros_like(fed)
-    rows = np.stack(np.broadcast_arrays(fed, base + first, base + last))  # one pass: decode alone, with prompts
-    plain, full, rest = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+    # one pass: decode alone, with prompts (a last piece that is the whole group, as unchunked ones are, is priced once)
+    if chunked.any():
+        rows = np.stack(np.broadcast_arrays(fed, base + first, base + last))
+        plain, full, rest = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+    else:
+        rows = np.stack(np.broadcast_arrays(fed, base + first))
+        plain, full = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+        rest = full
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
     piece = np.minimum(inp, prompts.cap / schedulers(eng, shapes.tp, shapes.adp)) * prompts.padding
     sent = np.stack(np.broadcast_arrays(first, last))  # prompt tokens of a full iteration and of the last, at once
     heavy = ranks * np.maximum(sent / ranks, np.minimum(piece, sent))
-    lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
+    if chunked.any():
+        lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
+    else:
+        lost_full = lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent[0], base + heavy[0])
     full = np.maximum(full + lost_full + b * np.maximum(first, heavy[0]) * inp / 2.0, prompts.floor)
     rest = np.maximum(rest + lost_rest + b * np.maximum(last, heavy[1]) * inp / 2.0, prompts.floor)
     joined = np.where(chunked, ((pieces - 1.0) * full + rest) / pieces, full)
