@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from chipwise.serve.search import (
     MAX_UTILISATION,
     ROUTED_REQUESTS,
     Estimate,
+    Operating,
     at_rate,
     best_throughput_shape,
     closed_loop,
@@ -105,46 +107,55 @@ def test_a_routed_prompt_waits_for_one_prompt_at_most() -> None:
     assert alone[0] < 1e-6 and alone[1] == pytest.approx(kingman / 16)
 
 
+def _against_simulation(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    precision: str,
+    shape: tuple[int, int],
+    lengths: tuple[int, int],
+    share: float,
+    replicas: int = 1,
+    requests: int = 1500,
+) -> tuple[Operating, dict[str, Any], Operating]:
+    """One replica shape (TP, batch limit) at `share` of its capacity per replica: the estimate for `replicas` of
+    them behind a router (their whole load pooled), the simulation of that fleet under fixed lengths, and the
+    estimate of a lone replica at the same load."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.serving import LengthDist, Load, ServingJob
+
+    (tp, batch), (inp, out) = shape, lengths
+    eng = engine_profile(catalog, engine, system.chip.family)
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": tp, "pp": 1, "ep": 1, "max_batch": batch})
+    est = estimate(model, system, eng, cand, precision, precision, float(inp), float(out), eng.max_tokens)
+    lam = share * min(float(est.throughput[0]) / out, 1.0 / float(est.prefill_work_s[0]))
+    args = (model, system, eng, est, precision, precision, float(inp), float(out), np.asarray([lam]))
+    op = at_rate(*args, None, replicas * lam if replicas > 1 else 0.0)
+    plan = ReplicaPlan(tp=tp, max_batch=batch, weight_precision=precision, kv_precision=precision)
+    replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
+    load = Load("rate", rate=replicas * lam)
+    job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), load, requests=requests)
+    sim, _ = run_job(job, ServingSetup((Pool(replica, replicas),)), seed=0)
+    return op, sim, at_rate(*args)
+
+
 def test_a_fleets_prompt_queue_agrees_with_the_simulator(catalog: Catalog, hw: Hardware) -> None:
     """Llama-3.1-70B on four TP8 H200 replicas of 64 slots, 16K-token prompts at 30% of their capacity, behind a
     least-loaded router: the p99 TTFT estimate within 25% of the simulated one (the lone replica's queue read it
     62% high, and `plan serve` bought 1,440 chips for 128K-token prompts where 480 meet the SLO)."""
-    from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
-
     model = load_model(catalog, "llama-3.1-70b")
-    system = hw.system("h200")
-    eng = engine_profile(catalog, "trtllm", system.chip.family)
-    inp, out = 16384, 256
-    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 8, "pp": 1, "ep": 1, "max_batch": 64})
-    est = estimate(model, system, eng, cand, "fp8", "fp8", float(inp), float(out), eng.max_tokens)
-    cap = min(float(est.throughput[0]) / out, 1.0 / float(est.prefill_work_s[0]))
-    lam = 0.3 * cap
-    op = at_rate(model, system, eng, est, "fp8", "fp8", float(inp), float(out), np.asarray([lam]), None, 4 * lam)
-    plan = ReplicaPlan(tp=8, max_batch=64, weight_precision="fp8", kv_precision="fp8")
-    replica = setup_replica(catalog, model, system, "trtllm", plan, float(inp), float(out), inp + out)
-    job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=4 * lam), requests=800)
-    sim, _ = run_job(job, ServingSetup((Pool(replica, 4),)), seed=0)
+    op, sim, lone = _against_simulation(
+        catalog, model, hw.system("h200"), "trtllm", "fp8", (8, 64), (16384, 256), 0.3, replicas=4, requests=800
+    )
     assert op.ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.25)
-    lone = at_rate(model, system, eng, est, "fp8", "fp8", float(inp), float(out), np.asarray([lam]))
     assert lone.ttft_p99[0] > 1.4 * sim["ttft_s"]["p99"]
 
 
 def test_one_slot_decodes_without_its_own_prompt(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
     """A replica of one slot runs a request's prompt, then its tokens: its TPOT is the plain decode step, no share
     of a prompt in it (8K-token prompts for 100-token answers read 21% over the step the simulator decodes at)."""
-    from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
-
-    eng = engine_profile(catalog, "trtllm", h100.chip.family)
-    cand = enumerate_candidates(llama8b, topology_of(h100), None, {"tp": 1, "pp": 1, "ep": 1, "max_batch": 1})
-    est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", 8192.0, 100.0, eng.max_tokens)
-    lam = 0.2 * float(est.throughput[0]) / 100.0
-    op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", 8192.0, 100.0, np.asarray([lam]))
-    plan = ReplicaPlan(tp=1, max_batch=1, weight_precision="fp8", kv_precision="fp8")
-    replica = setup_replica(catalog, llama8b, h100, "trtllm", plan, 8192.0, 100.0, 8292)
-    job = ServingJob(llama8b, LengthDist.fixed(8192), LengthDist.fixed(100), Load("rate", rate=lam), requests=60)
-    sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+    op, sim, _ = _against_simulation(catalog, llama8b, h100, "trtllm", "fp8", (1, 1), (8192, 100), 0.2, requests=60)
     assert op.tpot[0] == pytest.approx(sim["tpot_s"]["p50"], rel=0.05)
 
 
@@ -153,20 +164,8 @@ def test_the_estimate_agrees_with_the_simulator(catalog: Catalog, hw: Hardware) 
     iterations that carry a whole prompt take ~150 ms against ~45 ms for decode alone, so the mean step is well
     above the step with the prompts spread evenly (the estimate was 36% under the simulated TPOT before it
     averaged the two kinds). TPOT within 5%, TTFT mean and p99 within 15%."""
-    from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
-
     model = load_model(catalog, "llama-3.1-70b")
-    system = hw.system("mi355x")
-    eng = engine_profile(catalog, "vllm", system.chip.family)
-    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 1, "pp": 1, "ep": 1, "max_batch": 128})
-    est = estimate(model, system, eng, cand, "bf16", "bf16", 1000.0, 200.0, eng.max_tokens)
-    lam = 0.6 * float(est.throughput[0]) / 200.0
-    op = at_rate(model, system, eng, est, "bf16", "bf16", 1000.0, 200.0, np.asarray([lam]))
-    plan = ReplicaPlan(tp=1, max_batch=128, weight_precision="bf16", kv_precision="bf16")
-    replica = setup_replica(catalog, model, system, "vllm", plan, 1000.0, 200.0, 1200)
-    job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=lam), requests=1500)
-    sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+    op, sim, _ = _against_simulation(catalog, model, hw.system("mi355x"), "vllm", "bf16", (1, 128), (1000, 200), 0.6)
     assert op.tpot[0] == pytest.approx(sim["tpot_s"]["p50"], rel=0.05)
     assert op.ttft[0] == pytest.approx(sim["ttft_s"]["mean"], rel=0.15)
     assert op.ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.15)

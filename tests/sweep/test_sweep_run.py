@@ -149,22 +149,26 @@ def test_export_parquet_and_csv_read_back(write_sweep: WriteSweep, tmp_path: Pat
         export_store(tmp_path / "missing.duckdb", parquet=out)
 
 
+def _serving_sweep_by_cost(write_sweep: WriteSweep, tmp_path: Path, slo: str = "") -> list[dict[str, Any]]:
+    """Llama-3.1-8B on one H100 offered 2 and 60 req/s (`slo`: a YAML entry with its comma), ranked by cost."""
+    text = (
+        "name: serve\n"
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
+        f"       output_tokens: 128, requests: 400, {slo}plan: {{tp: 1, max_batch: 64}}}}\n"
+        "grid: {arrival_rate: [2, 60]}\n"
+    )
+    run_sweep(load_sweep(write_sweep(text)), tmp_path / "s.duckdb", workers=1)
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        return store.ranked("serve", "cost", 10)
+
+
 def test_a_serving_sweep_ranks_missed_slos_last_and_keeps_its_economics(
     write_sweep: WriteSweep, tmp_path: Path
 ) -> None:
     """The cheapest serving point by $/M output tokens used to be an overloaded one that met no target; points
     that miss their SLO now rank after those that meet it, and each keeps its $/h, energy and carbon per million
     output tokens (they were NULL in the store)."""
-    text = (
-        "name: serve\n"
-        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
-        "       output_tokens: 128, requests: 400, slo: {ttft_p99_s: 1.0, tpot_p99_s: 0.03},\n"
-        "       plan: {tp: 1, max_batch: 64}}\n"
-        "grid: {arrival_rate: [2, 60]}\n"
-    )
-    run_sweep(load_sweep(write_sweep(text)), tmp_path / "s.duckdb", workers=1)
-    with Store(tmp_path / "s.duckdb", read_only=True) as store:
-        ranked = store.ranked("serve", "cost", 10)
+    ranked = _serving_sweep_by_cost(write_sweep, tmp_path, "slo: {ttft_p99_s: 1.0, tpot_p99_s: 0.03}, ")
     assert [r["slo_met"] for r in ranked] == [True, False]
     assert ranked[1]["cost_usd_per_mtok"] < ranked[0]["cost_usd_per_mtok"]  # cheaper per token, and missed
     for r in ranked:
@@ -209,15 +213,7 @@ def test_ctrl_c_during_a_store_write_is_the_runs_interrupt(
 def test_a_serving_sweep_ranks_an_overloaded_point_last(write_sweep: WriteSweep, tmp_path: Path) -> None:
     """Without an SLO, the point offered 60 req/s on one H100 reads cheaper per token than the one offered 2 (its
     batch is full) while its queue grows for as long as it runs: it ranks after the point that carries its load."""
-    text = (
-        "name: serve\n"
-        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
-        "       output_tokens: 128, requests: 400, plan: {tp: 1, max_batch: 64}}\n"
-        "grid: {arrival_rate: [2, 60]}\n"
-    )
-    run_sweep(load_sweep(write_sweep(text)), tmp_path / "s.duckdb", workers=1)
-    with Store(tmp_path / "s.duckdb", read_only=True) as store:
-        ranked = store.ranked("serve", "cost", 10)
+    ranked = _serving_sweep_by_cost(write_sweep, tmp_path)
     loads = [json.loads(r["other"])["load.utilisation"] for r in ranked]
     assert loads[0] < 1.0 <= loads[1]
     assert ranked[1]["cost_usd_per_mtok"] < ranked[0]["cost_usd_per_mtok"]
