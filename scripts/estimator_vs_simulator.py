@@ -4,6 +4,9 @@ Per replica: one replica per case, Poisson arrivals at 30%, 60% and 85% of the e
 requests of fixed lengths; TPOT (estimate / simulated p50, p99 / p99), TTFT (mean / mean, p99 / p99) and the share
 of the offered output tokens/s the simulation delivered.
 
+Fleets of one shape: 4 and 16 replicas behind a least-loaded router at the same loads per replica; the p99 TTFT
+estimate for the fleet (its prompt queue pooled over the replicas) against the simulated fleet's.
+
 Per fleet: `plan serve` picks the cheapest replica count from the estimate, then the simulator adds replicas until
 the SLO holds, or takes them away while it still holds; the ratio of the two chip counts is what the estimate
 missed (above 1: too few chips, below 1: too many).
@@ -12,6 +15,7 @@ Run: .venv/bin/python scripts/estimator_vs_simulator.py
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -122,6 +126,48 @@ def replicas(catalog: Catalog) -> None:
     )
 
 
+#: model, system, TP, batch limit, prompt tokens, output tokens: fleets of them behind a least-loaded router
+FLEET_CASES = [
+    ("llama-3.1-70b", "h200", 4, 8, 16384, 256),
+    ("llama-3.1-70b", "h200", 8, 64, 16384, 256),
+    ("llama-3.1-70b", "h100-sxm", 2, 64, 2000, 256),
+    ("llama-3.1-8b", "h100-sxm", 1, 256, 1000, 1000),
+    ("llama-3.1-70b", "trn2", 16, 8, 2000, 400),
+    ("llama-3.1-70b", "h200", 8, 4, 100000, 200),
+    ("llama-3.1-8b", "h100-sxm", 1, 32, 8000, 100),
+]
+FLEET_REPLICAS = (4, 16)
+
+
+def fleets(catalog: Catalog) -> None:
+    """Fleets of 4 and 16 replicas behind a least-loaded router at 30%, 60% and 85% of a replica's capacity each:
+    the p99 TTFT estimate (at_rate with the fleet's rate: the prompt queue pooled over the replicas) against the
+    simulated fleet's."""
+    print(f"{'case':48s} {'fleet':>5s} {'load':>4s}  {'TTFT p99 s est/sim':>19s}  error")
+    errors: dict[int, list[float]] = {n: [] for n in FLEET_REPLICAS}
+    for case in FLEET_CASES:
+        model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
+        inp, out = case[4], case[5]
+        cap = min(float(est.throughput[0]) / out, 1.0 / float(est.prefill_work_s[0]))
+        for n in FLEET_REPLICAS:
+            for load in LOADS:
+                rate = load * cap
+                op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]), None,
+                             n * rate)  # fmt: skip
+                job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=n * rate),
+                                 max(1500, 200 * n))  # fmt: skip
+                sim, _ = run_job(job, ServingSetup((Pool(replica, n),)), seed=0)
+                err = float(op.ttft_p99[0] / sim["ttft_s"]["p99"] - 1.0)
+                if math.isfinite(err):
+                    errors[n].append(err)
+                print(f"{label:48s} {n:5d} {load:4.2f}  {op.ttft_p99[0]:9.3f}/{sim['ttft_s']['p99']:<9.3f}  {err:+.0%}")
+                label = ""
+    for n, e in errors.items():
+        a = np.asarray(e)
+        print(f"{n} replicas: TTFT p99 estimate / simulation - 1 over {a.size} points: mean |.| "
+              f"{np.abs(a).mean():.1%}, mean {a.mean():+.1%}, range {a.min():+.0%} to {a.max():+.0%}")  # fmt: skip
+
+
 def closed_loops(catalog: Catalog) -> None:
     """The same replicas under closed loops of steady users (closed_loop against the simulation's steady state)."""
     print(f"{'case':48s} {'users':>5s}  {'TPOT ms est/sim':>15s}  {'TTFT ms est/sim':>15s} {'p99 est/sim':>13s}"
@@ -193,6 +239,8 @@ def main() -> None:
     replicas(catalog)
     print()
     closed_loops(catalog)
+    print()
+    fleets(catalog)
     print()
     start = time.perf_counter()
     print(f"{'model':14s} {'load':>10s} {'in/out':>11s} {'chip':10s} {'estimate':>9s} {'simulated':>10s} {'ratio':>6s}"
