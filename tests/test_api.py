@@ -48,6 +48,12 @@ def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
         ({"slo": "ttft_p99=2"}, "ttft_p99=2: no unit"),
         ({"rate": "five"}, "rate 'five' is not a positive number"),
         ({"rate": None, "concurrency": 2.5}, "concurrency 2.5 is not a whole number of users"),
+        # stop 25: an overflow, a MemoryError, a silent default, a split without a rate, a TypeError
+        ({"rate": 1e308}, "more than a fleet of a million chips serves"),
+        ({"requests": 10**12}, "is not a whole number from 1 to 1,000,000"),
+        ({"requests": 0}, "requests 0 is not a whole number"),
+        ({"rate": None, "concurrency": 16, "disaggregated": True}, "pool splits are sized by an arrival rate"),
+        ({"top": "five"}, "top 'five' is not a whole number of rows"),
     ],
 )
 def test_plan_serve_refuses_what_the_cli_refuses(kwargs: dict[str, object], says: str) -> None:
@@ -92,3 +98,22 @@ def test_validate_tells_training_from_serving(shared_data: Path, tmp_path: Path)
         cw.validate(bad)
     with pytest.raises(ChipwiseError, match="does not exist"):
         cw.validate(tmp_path / "missing.csv")
+
+
+def test_plan_serve_takes_what_the_cli_takes() -> None:
+    """Without `disaggregated` splits are tried, as on the command line (None had turned them off); `top` trims the
+    ranking; a TPOT of 1.5 s with its unit is read once; a chip and its own system are planned once."""
+    kw: dict[str, object] = {"rate": 5, "input_tokens": 512, "output_tokens": 128}
+    report = cw.plan_serve("llama-3.1-8b", hardware=["h100-sxm", "p5.48xlarge"], slo="tpot_p99=1.5s", top=3, **kw)
+    assert any(r["disaggregated"] for r in report["results"]) and len(report["results"]) <= 3
+    assert report["slo"] == {"tpot_p99": 1.5}
+    assert len({(r["system"], r["disaggregated"]) for r in report["results"]}) == len(report["results"])
+
+
+def test_predict_and_plan_fleet_refuse_what_makes_no_sense() -> None:
+    """An empty scenario or a folder (IsADirectoryError), a negative limit (read as a binding limit)."""
+    for source, says in (("", "the scenario is empty"), (".", "is a folder")):
+        with pytest.raises(ChipwiseError, match=says):
+            cw.predict(source)
+    with pytest.raises(ChipwiseError, match="limit h100-sxm=-3 is not a chip count"):
+        cw.plan_fleet("llama-3.1-8b", "examples/chat-mix.yaml", {"ttft_p99": 2.0}, ["h100-sxm"], {"h100-sxm": -3})

@@ -22,6 +22,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.economics.tco import owned_tco, tco_report
+from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.format import explain_plan_serve
@@ -30,12 +31,12 @@ from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
 from chipwise.planner.serving import plan_serve_inputs
-from chipwise.planner.serving_plan import plan_serving
+from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, load_scenario
-from chipwise.workload.serving import load_of
+from chipwise.workload.serving import is_count, load_of
 
 
 def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
@@ -89,6 +90,9 @@ def plan_serve(
     --slo takes it), simulated; options as `chipwise plan serve --help`."""
     cat = load_catalog(files, sets)
     load = load_of(rate, concurrency, offline, flag="")
+    disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
+    check_split_load(disaggregated, load, "disaggregated", "rate")
+    top = options.pop("top", None)
     ids, unrunnable = plan_serve_inputs(
         cat,
         model,
@@ -98,8 +102,14 @@ def plan_serve(
         options.get("engine"),
         options.get("region"),
     )
-    report = plan_serving(cat, model, ids, load, input_tokens, output_tokens, slo, **options)
+    report = plan_serving(
+        cat, model, ids, load, input_tokens, output_tokens, slo, disaggregated=disaggregated is not False, **options
+    )
     report["skipped"].extend(unrunnable)
+    if top is not None:
+        if not is_count(top):
+            raise ChipwiseError(f"top {top!r} is not a whole number of rows. Fix: give e.g. 20.")
+        report["results"] = report["results"][:top]
     return explain_plan_serve(report)  # as `chipwise plan serve --json` gives it
 
 

@@ -241,7 +241,7 @@ def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scena
 
 
 def test_unreadable_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert "Is a directory" in run_error(capsys, ["predict", str(tmp_path)])
+    assert "is a folder" in run_error(capsys, ["predict", str(tmp_path)])
     binary = tmp_path / "s.yaml"
     binary.write_bytes(bytes(range(128, 256)))
     assert "not UTF-8 text" in run_error(capsys, ["predict", str(binary)])

@@ -133,3 +133,10 @@ def test_the_answer_says_why_it_wins() -> None:
         "prefill) 12%, tensor-parallel all-reduce 9%. Next that passed: mi325x, 4 chips at $7.80/h"
     )
     assert fmt.plan_serve_why({**report, "best": {**best, "slo_met": False}}) == ""
+
+
+def test_a_count_of_chips_reads_as_english() -> None:
+    """'1 chips' and '1 chip ... carry the load' were printed."""
+    from chipwise.interfaces.format import chip_count
+
+    assert (chip_count(1), chip_count(8), chip_count(2.5)) == ("1 chip", "8 chips", "2.5 chips")

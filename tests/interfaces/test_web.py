@@ -153,6 +153,10 @@ def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-8b", "rate": 5, "hardware": "h1OO"}, "unknown chip or system"),
         ({"model": "llama-3.1-8b", "rate": 5, "colour": "red"}, "colour: unknown field"),
         ({"model": "llama-3.1-8b", "rate": 5, "speculative": "medusa:3"}, "unknown speculative method"),
+        # checked as the command line and the API check them, before the search (the page answered them)
+        ({"model": "llama-3.1-70b", "rate": 0.2, "input_tokens": 140000, "hardware": "h100-sxm"}, "context of 131,072"),
+        ({"model": "llama-3.1-8b", "rate": True}, "rate"),
+        ({"model": "llama-3.1-8b", "rate": 1e308}, "more than a fleet of a million chips serves"),
     ],
 )
 def test_bad_serve_plan_requests_are_400_with_one_line(server: ChipwiseServer, body: Any, says: str) -> None:
@@ -201,6 +205,25 @@ def test_plan_serve_takes_slo_times_with_units(server: ChipwiseServer) -> None:
     status, report = _post(server, "/api/plan/serve", body)
     assert status == 200, report
     assert report["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}
+
+
+def test_plan_serve_takes_a_tpot_of_a_second_with_its_unit(server: ChipwiseServer) -> None:
+    """'1500ms' is 1.5 s: read once, not refused as a bare 1.5 (the page's TPOT field is in ms)."""
+    body = {"model": "llama-3.1-8b", "rate": 5, "input_tokens": 512, "output_tokens": 64, "top": 1,
+            "hardware": "h100-sxm", "disaggregated": False, "slo": {"tpot_p99": "1500ms"}}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    assert report["slo"] == {"tpot_p99": 1.5}
+
+
+def test_plan_serve_names_the_chips_its_engine_does_not_run_on(server: ChipwiseServer) -> None:
+    """As the command line does: Neuron does not run on an H100, so it is not ranked, with the reason (the page
+    answered 'No option meets the SLO' to a request with no SLO)."""
+    body = {"model": "llama-3.1-70b", "rate": 5, "hardware": "h100-sxm", "engine": "neuron"}
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status in (200, 400), report
+    text = json.dumps(report)
+    assert "neuron" in text and "h100-sxm" in text and ("does not run" in text or "runs on" in text)
 
 
 def test_a_busy_port_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -212,6 +212,11 @@ def _option(row: Mapping[str, Any]) -> str:
     return f"{row['hardware'].replace('>', ' -> ')}, {plan}"
 
 
+def chip_count(chips: float) -> str:
+    """'1 chip', '8 chips', '2.5 chips'."""
+    return f"{chips:g} chip{'' if chips == 1 else 's'}"
+
+
 def estimate_note(chips: Sequence[str], key: str) -> str:
     """The footnote to the § mark: no offer for these chips, priced by a catalog estimate (`key` of --json)."""
     return (
@@ -235,7 +240,7 @@ def _fitted_alternative(report: Mapping[str, Any]) -> str:
     else:
         return ""
     cost = price(alt["cost_usd_per_mtok"])
-    return f"; cheapest on fitted figures ({how}): {_option(alt)}, {alt['chips']:g} chips, {cost} per M"
+    return f"; cheapest on fitted figures ({how}): {_option(alt)}, {chip_count(alt['chips'])}, {cost} per M"
 
 
 def plan_serve_why(report: Mapping[str, Any]) -> str:
@@ -256,8 +261,8 @@ def plan_serve_why(report: Mapping[str, Any]) -> str:
     tpot = (best.get("tpot_s") or {}).get("mean")
     step = f" ({latency(tpot)} a token)" if tpot is not None and math.isfinite(tpot) else ""
     text = (
-        f"Why {best['hardware'].replace('>', ' -> ')}: {chips:g} chip{'s' if chips != 1 else ''} at {hourly} "
-        f"carry the load; its steady decode iteration{step} goes to {shares}"
+        f"Why {best['hardware'].replace('>', ' -> ')}: {chip_count(chips)} at {hourly} "
+        f"{'carry' if chips != 1 else 'carries'} the load; its steady decode iteration{step} goes to {shares}"
     )
     cost_key = "cost_usd_per_hour" if report.get("load", {}).get("kind") == "rate" else "cost_usd_per_mtok"
     others = [
@@ -267,7 +272,7 @@ def plan_serve_why(report: Mapping[str, Any]) -> str:
         nxt = others[0]
         unit = "/h" if cost_key == "cost_usd_per_hour" else " per M output tokens"
         text += (
-            f". Next that passed: {nxt['hardware'].replace('>', ' -> ')}, {nxt['chips']:g} chips at "
+            f". Next that passed: {nxt['hardware'].replace('>', ' -> ')}, {chip_count(nxt['chips'])} at "
             f"{price(nxt[cost_key])}{unit}"
         )
     return text
@@ -289,8 +294,7 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     if not best:
         return "No option could be simulated: add hardware or lower the load", False
     what = _option(best)
-    chips = f"{best['chips']:g} chip{'s' if best['chips'] != 1 else ''}"
-    cost = f"{chips}, {price(best['cost_usd_per_mtok'])} per M output tokens"
+    cost = f"{chip_count(best['chips'])}, {price(best['cost_usd_per_mtok'])} per M output tokens"
     if best.get("engine_defaults"):  # no serving measurement of its family fitted: say so where the answer is
         cost += f"; {', '.join(best['engine_defaults'])} on engine defaults, not fitted"
     for chip, source in (best.get("engine_carried") or {}).items():

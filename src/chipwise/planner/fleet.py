@@ -396,6 +396,9 @@ def plan_fleet(
     hw = hardware(catalog)
     systems = [hw.system(h) for h in hardware_ids]
     limits = dict(limits or {})
+    for name, count in limits.items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ChipwiseError(f"limit {name}={count!r} is not a chip count >= 0. Fix: give e.g. {{'{name}': 64}}.")
     known = {s.chip.id for s in systems} | {s.id for s in systems}
     for name in limits:
         if name not in known:

@@ -58,15 +58,22 @@ def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
 SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
 
 
-def check_slo(slo: str | Mapping[str, Any] | None) -> dict[str, float]:
+class Targets(dict[str, float]):
+    """SLO targets in seconds that check_slo has read: passed on as they are (read again, a TPOT of 1.5 s given
+    with its unit met the bare-number check as a bare 1.5 and was refused)."""
+
+
+def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
     """The SLO in seconds, its keys and values checked (one line naming the problem and the fix otherwise): text
     with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds or to times with
     units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}). A bare TPOT of a second or more is a unit slip, refused as a
-    scenario refuses it."""
+    scenario refuses it. Targets already read pass through."""
+    if isinstance(slo, Targets):
+        return slo
     if slo is None:
-        return {}
+        return Targets()
     if isinstance(slo, str):
-        return parse_slo(slo)
+        return Targets(parse_slo(slo))
     if not isinstance(slo, Mapping):
         raise ChipwiseError(f"SLO {slo!r} is not a mapping. Fix: give e.g. {{'ttft_p99': 2.0, 'tpot_p99': 0.05}}.")
     out: dict[str, float] = {}
@@ -83,7 +90,7 @@ def check_slo(slo: str | Mapping[str, Any] | None) -> dict[str, float]:
             out[key] = slo_seconds(value)
         except ValueError as exc:
             raise ChipwiseError(f"SLO {key} = {exc}. Fix: give seconds (2.0) or a time with a unit ('2s').") from None
-    return out
+    return Targets(out)
 
 
 def parse_slo(text: str) -> dict[str, float]:

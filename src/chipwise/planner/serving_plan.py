@@ -58,7 +58,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import LengthDist, Load, ServingJob
+from chipwise.workload.serving import MAX_SIMULATED, LengthDist, Load, ServingJob, is_count
 
 VERIFY_REQUESTS = 1200
 #: a simulated check of an open loop issues requests over this many of its estimated request latencies (a closed
@@ -124,6 +124,11 @@ def plan_serving(
             f"as many as the run has: {', '.join(queued)} does not describe the deployment. Fix: give a TPOT target "
             "only, or an arrival rate or a number of users."
         )
+    if requests is not None and not (is_count(requests) and requests <= MAX_SIMULATED):
+        raise ChipwiseError(
+            f"requests {requests!r} is not a whole number from 1 to {MAX_SIMULATED:,} (the requests each check "
+            "simulates). Fix: give e.g. 5000."
+        )
     job = ServingJob(
         model=model,
         input=LengthDist.fixed(input_tokens),
@@ -142,9 +147,13 @@ def plan_serving(
     evaluated = 0
     steps = len(hardware_ids) + max(0, verify)
     tell = progress or (lambda what, done, total: None)
+    searched: set[str] = set()
     for i, hid in enumerate(hardware_ids):
         tell(f"searching {hid}", i, steps)
         system = hw.system(hid)
+        if system.id in searched:  # a chip and its own system named both: planned once
+            continue
+        searched.add(system.id)
         failures: list[str] = []
         for drafting in draftings:
             try:

@@ -141,10 +141,13 @@ INLINE = "inline scenario"
 def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
     """The raw mapping of a scenario file path or inline YAML/JSON text, and a name for error messages (the file's
     path, or INLINE)."""
+    if not source.strip():
+        raise ChipwiseError("the scenario is empty. Fix: give a scenario file's path or its YAML/JSON text.")
     path = Path(source)
-    looks_like_path = (
-        "\n" not in source and ":" not in source and (path.suffix in (".yaml", ".yml", ".json") or path.exists())
-    )
+    one_line = "\n" not in source and ":" not in source  # inline text has a colon, and may be too long for a path
+    if one_line and path.is_dir():
+        raise ChipwiseError(f"scenario '{source}' is a folder. Fix: give a scenario file in it.")
+    looks_like_path = one_line and (path.suffix in (".yaml", ".yml", ".json") or path.exists())
     if looks_like_path:
         if not path.exists():
             raise ChipwiseError(f"scenario file '{source}' does not exist. Fix: check the path.")

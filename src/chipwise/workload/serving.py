@@ -528,6 +528,11 @@ def is_count(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float) and value >= 1 and value == int(value)
 
 
+#: The most requests/s (or concurrent users) a load may name: a million chips at a thousand each, far past any
+#: fleet; 1e308 req/s overflowed the chip count into an internal error.
+MAX_LOAD = 1e9
+
+
 def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: str = "--") -> Load:
     """The one load a request names: an arrival rate, a number of concurrent users, or offline (`flag` prefixes
     the option names in the error, '--' on the command line)."""
@@ -540,10 +545,20 @@ def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: st
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not (math.isfinite(rate) and rate > 0):
             shown = f"{rate:g}" if isinstance(rate, int | float) else repr(rate)
             raise ChipwiseError(f"{flag}rate {shown} is not a positive number of requests/s. Fix: give e.g. 20.")
+        if rate > MAX_LOAD:
+            raise ChipwiseError(
+                f"{flag}rate {rate:g} requests/s is more than a fleet of a million chips serves (at most "
+                f"{MAX_LOAD:,.0f} are planned). Fix: give the load of one deployment."
+            )
         return Load("rate", rate=float(rate))
     if concurrency is not None:
         if not is_count(concurrency):
             raise ChipwiseError(f"{flag}concurrency {concurrency!r} is not a whole number of users. Fix: give e.g. 64.")
+        if concurrency > MAX_LOAD:
+            raise ChipwiseError(
+                f"{flag}concurrency {concurrency:,} users is more than a fleet of a million chips serves (at most "
+                f"{MAX_LOAD:,.0f} are planned). Fix: give the users of one deployment."
+            )
         return Load("closed", concurrency=int(concurrency))
     return Load("offline")
 

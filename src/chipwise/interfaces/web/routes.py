@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.schema import PRICING_MODES
@@ -22,7 +22,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
-from chipwise.planner.serving import predict_serving
+from chipwise.planner.serving import plan_serve_inputs, predict_serving
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
@@ -123,7 +123,7 @@ class PlanServeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
-    rate: float | None = None
+    rate: StrictInt | StrictFloat | None = None  # true is not 1 req/s
     concurrency: IntCount | None = None
     offline: bool = False
     input_tokens: IntCount = 1024
@@ -146,14 +146,18 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     load = load_of(req.rate, None if req.concurrency is None else int(req.concurrency), req.offline, flag="")
     check_split_load(req.disaggregated, load, "disaggregated", "rate")
     cat = settings.catalog()
+    ids, unrunnable = plan_serve_inputs(  # what the CLI and the API check before the search
+        cat, req.model, hardware_ids(cat, req.hardware), req.input_tokens, req.output_tokens, req.engine, req.region
+    )
     report = plan_serving(
         cat,
         req.model,
-        hardware_ids(cat, req.hardware),
+        ids,
         load,
         int(req.input_tokens),
         int(req.output_tokens),
-        req.slo,
+        # as given, units and all: the parsed seconds would meet the bare-number check again (a '1.5s' TPOT)
+        body.get("slo") if isinstance(body, dict) and body.get("slo") is not None else req.slo,
         precision=req.precision,
         kv_precision=req.kv_precision,
         engine=req.engine,
@@ -162,6 +166,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         disaggregated=req.disaggregated is not False,
         speculative=req.speculative,
     )
+    report["skipped"].extend(unrunnable)
     if req.top is not None:
         report["results"] = report["results"][: req.top]
     return fmt.explain_plan_serve(report)
