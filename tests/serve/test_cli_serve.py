@@ -916,3 +916,17 @@ def test_a_written_scenario_names_the_figures_it_was_checked_on(
     assert run(argv) == 0
     err = "".join(capsys.readouterr().err.split())  # a long path wraps anywhere
     assert f"chipwisepredict{f}--seth100-sxm.hbm_bandwidth=1.5e12" in err
+
+
+def test_replicas_that_fill_part_of_a_chip_are_offered_whole_chips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Five TP1 replicas on trn2 take 1.25 chips (a NeuronCore is a quarter chip): the fix offered was 'chips:
+    1.25', which a scenario then refuses (chips are whole); it is now the replicas that fill the chips stated."""
+    f = tmp_path / "serve.yaml"
+    f.write_text(
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: trn2\nchips: 2\ninput_tokens: 1024\noutput_tokens: 256\n"
+        "arrival_rate: 4\nrequests: 20\nplan: {tp: 1, replicas: 5}\n"
+    )
+    err = run_error(capsys, ["predict", str(f)])
+    assert "take 1.25 chips" in err and "Fix: set replicas: 8" in err and "chips: 1.25" not in err

@@ -345,11 +345,16 @@ def _check_chips(chips: int | None, replicas: int | None, plan: ReplicaPlan, sys
         return
     per, fits = plan.ranks / cores, chips * cores // plan.ranks
     shape = f"tp={plan.tp}" + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+    used = replicas * per
+    if used == int(used):
+        fix = f"set chips: {used:g}" + (f" or replicas: {fits}" if fits else "")
+    else:  # a count of chips is whole: five quarter-chip trn2 replicas were offered 'chips: 1.25', then refused it
+        whole = math.ceil(used)
+        fix = f"set replicas: {fits}" if fits else f"set chips: {whole} with replicas: {whole * cores // plan.ranks}"
     raise ChipwiseError(
         f"the plan's {replicas} replicas of {shape} ({_chips_text(per)} each on {system.chip.id}) take "
-        f"{_chips_text(replicas * per)}, but the scenario says chips: {chips}. Fix: set chips: {replicas * per:g}"
-        + (f" or replicas: {fits}" if fits else "")
-        + ", or leave replicas out to fill the chips."
+        f"{_chips_text(used)}, but the scenario says chips: {chips}. Fix: {fix}, or leave replicas out to fill the "
+        "chips."
     )
 
 
