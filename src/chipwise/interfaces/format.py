@@ -8,7 +8,7 @@ from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from chipwise.serve.iteration import COMPONENT_LABELS
-from chipwise.serve.plan import plan_label
+from chipwise.serve.plan import chip_count, plan_label
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int = 3) -> str:
@@ -210,11 +210,6 @@ def _option(row: Mapping[str, Any]) -> str:
     pools = {"": row["plan"]} if "tp" in row["plan"] else row["plan"]
     plan = " | ".join((f"{role[0].upper()}: " if len(pools) > 1 else "") + serving_plan(p) for role, p in pools.items())
     return f"{row['hardware'].replace('>', ' -> ')}, {plan}"
-
-
-def chip_count(chips: float) -> str:
-    """'1 chip', '8 chips', '2.5 chips'."""
-    return f"{chips:g} chip{'' if chips == 1 else 's'}"
 
 
 def estimate_note(chips: Sequence[str], key: str) -> str:

@@ -31,7 +31,7 @@ from chipwise.serve.engine import (
     token_budget,
 )
 from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown, prefill_pairs
-from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.quant import (
     KV_PRECISIONS,
     check_precision,
@@ -39,9 +39,7 @@ from chipwise.serve.quant import (
     default_kv_precision,
     matmul_precision,
 )
-from chipwise.serve.search import (
-    Estimate,
-)
+from chipwise.serve.search import Estimate, prompt_share
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
@@ -273,7 +271,7 @@ def _pool(
             raise ChipwiseError(
                 f"chips: {chips} is not a whole number of tp={plan.tp}"
                 + (f" x pp={plan.pp}" if plan.pp > 1 else "")
-                + f" replicas ({_chips_text(ranks / cores)} each on {system.chip.id}). Fix: give a multiple of "
+                + f" replicas ({chip_count(ranks / cores)} each on {system.chip.id}). Fix: give a multiple of "
                 f"{ranks / cores:g} chips, or change tp/pp."
             )
         replicas = int(replicas_given or (chips * cores // ranks if chips else 0))
@@ -332,10 +330,6 @@ def _check_balancing(stated: Mapping[str, int], engine: str, eng: EngineProfile)
         )
 
 
-def _chips_text(chips: float) -> str:
-    return f"{chips:g} chip{'' if chips == 1 else 's'}"
-
-
 def _check_chips(chips: int | None, replicas: int | None, plan: ReplicaPlan, system: System) -> None:
     """A scenario that states both its chips and its replicas must agree: replicas x chips per replica = chips."""
     if not (chips and replicas):
@@ -352,8 +346,8 @@ def _check_chips(chips: int | None, replicas: int | None, plan: ReplicaPlan, sys
         whole = math.ceil(used)
         fix = f"set replicas: {fits}" if fits else f"set chips: {whole} with replicas: {whole * cores // plan.ranks}"
     raise ChipwiseError(
-        f"the plan's {replicas} replicas of {shape} ({_chips_text(per)} each on {system.chip.id}) take "
-        f"{_chips_text(used)}, but the scenario says chips: {chips}. Fix: {fix}, or leave replicas out to fill the "
+        f"the plan's {replicas} replicas of {shape} ({chip_count(per)} each on {system.chip.id}) take "
+        f"{chip_count(used)}, but the scenario says chips: {chips}. Fix: {fix}, or leave replicas out to fill the "
         "chips."
     )
 
@@ -372,15 +366,15 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
         used = taken(n_pre, ps) + taken(n_dec, ds)
         if used != chips:
             raise ChipwiseError(
-                f"the plan's pools take {_chips_text(used)} ({n_pre} prefill and {n_dec} decode replicas), but the "
+                f"the plan's pools take {chip_count(used)} ({n_pre} prefill and {n_dec} decode replicas), but the "
                 f"scenario says chips: {chips}. Fix: set chips: {used}, or leave one pool's replicas out to fill "
                 "the chips."
             )
         return n_pre, n_dec
     if chips < least_pre + least_dec:
         raise InfeasibleError(
-            f"chips: {chips} cannot hold a prefill replica ({_chips_text(ps.chips)}) and a decode replica "
-            f"({_chips_text(ds.chips)}). Fix: set chips: {least_pre + least_dec} or more, or lower the pools' tp."
+            f"chips: {chips} cannot hold a prefill replica ({chip_count(ps.chips)}) and a decode replica "
+            f"({chip_count(ds.chips)}). Fix: set chips: {least_pre + least_dec} or more, or lower the pools' tp."
         )
     if pre_given:
         options = [taken(n_pre, ps)]
@@ -405,8 +399,8 @@ def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaS
     n_pre, n_dec, used = split(best)
     if used != chips:
         raise ChipwiseError(
-            f"chips: {chips} is not a whole number of prefill replicas ({_chips_text(ps.chips)} each) and decode "
-            f"replicas ({_chips_text(ds.chips)} each); the nearest split takes {_chips_text(used)} ({n_pre} prefill, "
+            f"chips: {chips} is not a whole number of prefill replicas ({chip_count(ps.chips)} each) and decode "
+            f"replicas ({chip_count(ds.chips)} each); the nearest split takes {chip_count(used)} ({n_pre} prefill, "
             f"{n_dec} decode). Fix: set chips: {used}, or change the pools' tp."
         )
     return n_pre, n_dec
@@ -548,20 +542,18 @@ def _breakdown(
     setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float, prompts: bool = True
 ) -> dict[str, float]:
     """Seconds of one mean steady iteration at `batch` sequences, by component: the decode iterations alone and
-    those a prompt joins (its chunk of the token budget), weighed as they come (a share 1 - e^-x of iterations, x
-    the prompt chunks that arrive per iteration), as the estimate does (serve.search._step_time; prompt tokens
-    spread evenly over every iteration made each of DeepSeek-R1's iterations load every expert, and its breakdown
-    summed to 39 ms where it decodes at 12 ms); with speculative decoding the verification step (k + 1 positions
-    per sequence) and its drafting passes. Without `prompts` (a split's decode pool) no prompt joins, and the
-    sequences still read their prompts' KV cache."""
+    those a prompt joins (its chunk of the token budget), weighed as they come (serve.search.prompt_share, as the
+    estimate does; prompt tokens spread evenly over every iteration made each of DeepSeek-R1's iterations load
+    every expert, and its breakdown summed to 39 ms where it decodes at 12 ms); with speculative decoding the
+    verification step (k + 1 positions per sequence) and its drafting passes. Without `prompts` (a split's decode
+    pool) no prompt joins, and the sequences still read their prompts' KV cache."""
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
     fed = b * (steps.draft_tokens + 1)  # verified positions
     started = b * steps.tau * inp / out if prompts else 0.0  # prompt tokens per iteration
     room = max(float(setup.token_budget) - fed, 1.0)
-    chunks = math.ceil(inp / room) if started > 0 else 0
-    joined = -math.expm1(-started / inp * chunks) if started > 0 else 0.0  # the share of iterations a prompt joins
+    joined = float(prompt_share(started, inp, room)) if started > 0 else 0.0  # the share of iterations prompts join
     chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
 
     def parts(prompt: float) -> dict[str, float]:
@@ -575,7 +567,8 @@ def _breakdown(
         )  # fmt: skip
         return {k: float(found[k]) for k in COMPONENTS}
 
-    plain, mixed = parts(0.0), parts(chunk) if joined > 0 else parts(0.0)
+    plain = parts(0.0)
+    mixed = parts(chunk) if joined > 0 else plain
     out_parts = {k: (1.0 - joined) * plain[k] + joined * mixed[k] for k in COMPONENTS}
     if steps.drafter is not None:
         context = b * (inp + out / 2.0)

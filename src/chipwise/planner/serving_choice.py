@@ -14,7 +14,7 @@ import numpy as np
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.serve.engine import ENGINES, EngineProfile, check_engine_model, default_engine
-from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.search import (
     MAX_UTILISATION,
     Estimate,
@@ -245,8 +245,7 @@ def choose(
             InfeasibleError(
                 f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
                 + (
-                    f" within {chips} chip{'s' if chips != 1 else ''}. Fix: use more chips, or quantise the weights or "
-                    "the KV cache."
+                    f" within {chip_count(chips)}. Fix: use more chips, or quantise the weights or the KV cache."
                     if chips
                     # a search sizes the replicas itself: its widest shapes did not hold the model
                     else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: quantise the weights or the KV "

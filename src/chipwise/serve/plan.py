@@ -62,6 +62,11 @@ class ReplicaPlan:
         )  # fmt: skip
 
 
+def chip_count(chips: float) -> str:
+    """'1 chip', '8 chips', '2.5 chips'."""
+    return f"{chips:g} chip{'' if chips == 1 else 's'}"
+
+
 def plan_label(
     tp: int,
     pp: int,

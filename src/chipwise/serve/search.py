@@ -211,6 +211,13 @@ def _stage_time(
     return np.asarray(pp * stage + (pp - 1.0) * g["pp_comm"], dtype=np.float64)
 
 
+def prompt_share(started: Array | float, group: Array | float, room: Array | float) -> Array:
+    """The share of iterations that prompts join when `started` prompt tokens start per iteration as a Poisson
+    stream of groups of `group` tokens, each group needing ceil(group / room) iterations (`room`: the prompt
+    tokens an iteration takes beside its decode tokens): p = 1 - e^-x, x = started / group ceil(group / room)."""
+    return np.asarray(-np.expm1(-started / group * np.ceil(group / room)), dtype=np.float64)
+
+
 def _step_time(
     model: ModelSpec,
     dev: Device,
@@ -267,7 +274,7 @@ def _step_time(
     # the share of iterations joined by prompts: a group of them needs ceil(group / room) iterations (the last one a
     # remainder) as they arrive; queued prompts (packed) fill the room
     pieces = np.ceil(group / room)
-    arriving = -np.expm1(-started / group * pieces)
+    arriving = prompt_share(started, group, room)
     share = np.minimum(started / room, 1.0) if packed else arriving
     iters = np.maximum(share, started / prompts.cap) if not eng.mixed_batching else share
     tokens = padded / np.maximum(iters, 1e-12)
@@ -416,8 +423,10 @@ class Operating:
 
 #: A least-loaded router steers a prompt away from a replica encoding one as long as the replicas hold few requests
 #: each (the one that took the last prompt counts one more); with many each, their counts hide it. The share of a
-#: lone replica's prompt queue a routed one keeps, 1 - exp(-L / ROUTED_REQUESTS) at L requests held per replica, is
-#: what a simulation of the router shows: about 0.2 at one held, 0.5 at two, 0.7 at four, all of it past eight.
+#: lone replica's prompt queue a routed one keeps, 1 - exp(-L / ROUTED_REQUESTS) at L requests held per replica
+#: (0.28 at one, 0.49 at two, 0.74 at four, 0.93 at eight), is what `scripts/router_share.py` measures of such a
+#: router over 4-64 replicas at 5-50% prefill load: 0.15-0.37 at one held, 0.41-1.0 at two, 0.53-1.4 at four,
+#: 0.58-1.3 at eight (fewer replicas keep less of it, the model's error on the safe side).
 ROUTED_REQUESTS = 3.0
 
 
@@ -438,9 +447,10 @@ def prompt_wait(
     them) or, as the requests held hide which one is, at a share of a lone replica's rate (ROUTED_REQUESTS); such a
     prompt seldom finds more than the one prompt ahead, so it waits for a residual of it, uniform over S: a tail of
     S (1 - 0.01 / P) at waiting probability P, stretched by the queue's load as the mean is. A fleet of few
-    replicas stacks prompts more often: the tail weighs the lone replica's by 1 / replicas. Against the simulator
-    (nine shapes, 1K-100K-token prompts, 4 and 16 replicas at 30-85% of capacity; the lone replica's tail alone
-    read TTFT p99 +63% on average, up to +386% on 100K prompts) the p99 TTFT reads +16% on average, |error| 24%."""
+    replicas stacks prompts more often: the tail weighs the lone replica's by 1 / replicas. Against the simulated
+    fleets of `scripts/estimator_vs_simulator.py` (seven shapes, 1K-100K-token prompts, 4 and 16 replicas at
+    30-85% of capacity) the p99 TTFT reads |error| 21% and 29% (mean +17% and +23%), where the lone replica's
+    queue read 58% and 85% (up to +386% on 100K-token prompts)."""
     n = np.maximum(replicas, 1.0)
     hidden = 1.0 - np.exp(-held / ROUTED_REQUESTS)
     waits = hidden * busy + (1.0 - hidden) * erlang_c(n, n * busy)  # = busy on one replica

@@ -48,9 +48,10 @@ BOUND_Z = 1.645
 
 def percentile_bounds(timing: dict[str, FloatArray]) -> dict[str, float]:
     """An upper 95% confidence bound of each latency's p90 and p99 ('ttft_p99': seconds), from the order
-    statistics: the sorted sample's value at rank n q + z sqrt(n q (1 - q)), where at most a share q of the
-    distribution lies below it with 95% confidence. 1,200 requests bound their p99 by their 7th largest; a p99
-    of long prompts' TTFT 11% under its target had a bound past it, and other seeds of the run missed it."""
+    statistics: the sorted sample's value at rank n q + z sqrt(n q (1 - q)) (the normal approximation of the
+    binomial count below the true quantile), at or above the true q-quantile with 95% confidence. 1,200 requests
+    bound their p99 by their 7th largest; a p99 of long prompts' TTFT 11% under its target had a bound past it,
+    and other seeds of the run missed it."""
     out = {}
     for metric in ("ttft", "tpot", "e2e"):
         v = np.sort(timing[metric][np.isfinite(timing[metric])])
