@@ -424,8 +424,10 @@ def _sized_split(
 def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> dict[str, Any]:
     """A split with as many replicas in each pool as its KV links need: lam x (one prompt's transfer time) over
     LINK_LOAD replicas at each end (the simulator queues each replica's transfers on its links), sized again once
-    if the pools then leave their scale-up domain for a slower network."""
-    for _ in range(2):
+    if the pools then leave their scale-up domain for a slower network. Its estimated TTFT gains a mean prompt's
+    transfer and a decode step: the client's first token comes from the decode pool."""
+    resized = 0
+    while True:
         pf, n_pre, dc, n_dec = row["_disagg"]
         try:
             transfer = _row_setup(catalog, model, job, row).transfer
@@ -435,10 +437,12 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
             return row
         need = math.ceil(_link_busy(job, transfer) / LINK_LOAD - 1e-9)
         sized = (whole_chips(max(n_pre, need), pf["chips"]), whole_chips(max(n_dec, need), dc["choice"].chips))
-        if sized == (n_pre, n_dec):
-            return row
+        if sized == (n_pre, n_dec) or resized == 2:
+            est = row["estimate"]
+            handover = transfer.latency_s + transfer.s_per_token * job.mean_input + est["tpot_s"]
+            return {**row, "estimate": {**est, "ttft_p99_s": est["ttft_p99_s"] + handover}}
         row = _sized_split(row, pf, sized[0], dc, sized[1], job.load.rate * job.mean_output)
-    return row
+        resized += 1
 
 
 def _link_busy(job: ServingJob, transfer: KVTransfer) -> float:
@@ -495,7 +499,8 @@ def _disaggregated_rows(
             out.append(_sized_split(row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
     out.sort(key=lambda r: r["cost_usd_per_hour"])
     # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
-    out = sorted((_link_sized(catalog, model, job, r) for r in out[:10]), key=lambda r: r["cost_usd_per_hour"])
+    sized = [_link_sized(catalog, model, job, r) for r in out[:10]]
+    out = sorted((r for r in sized if r["estimate"]["ttft_p99_s"] <= ttft_limit), key=lambda r: r["cost_usd_per_hour"])
     if not unpaired:
         return out[:5], []
     by_kv = {kv: ", ".join(c for c, k in unpaired.items() if k == kv) for kv in sorted(set(unpaired.values()))}
