@@ -209,6 +209,10 @@ chips:
             "chips:\n  h100-sxm:\n    hbm_capacity: {value: 3, unit: TB/s, status: estimate, derivation: x}",
             "bytes unit",
         ),
+        ("systems:\n  inf2.48xlarge:\n    rental: {chips: [6, 1], status: spec, source: [x]}", "ascending"),
+        ("systems:\n  inf2.48xlarge:\n    rental: {chips: [1, 24], status: spec, source: [x]}", "system's 12"),
+        ("systems:\n  inf2.48xlarge:\n    rental: {chips: [1], status: spec, source: []}", "needs a 'source'"),
+        ("systems:\n  inf2.48xlarge:\n    rental: {chips: [2], status: estimate}", "derivation"),
     ],
 )
 def test_bad_user_catalog_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:

@@ -248,3 +248,28 @@ def test_lifecycle_marks_prices_that_are_estimates(catalog: Catalog) -> None:
         for side in ("train", "serve"):
             assert p[side]["price_estimated"] == (p[side]["hardware"] == "mi355x")
     assert "mi355x" in r["price_estimates"] and "h100-sxm" not in r["price_estimates"]
+
+
+def test_an_instance_type_is_a_rentable_unit_that_runs_its_replicas(catalog: Catalog) -> None:
+    """An instance type is the smallest unit its provider rents that holds a replica, running as many as fit:
+    Llama-3.1-8B in fp8 on Inferentia2 (1-, 6- and 12-chip instances), Trainium2 (1- and 16-chip ones) and TPU v5e
+    (1-, 4-, 8-chip slices ...). A TP4 Inferentia2 replica takes 2 chips, so its type is an inf2.24xlarge running
+    three; a Trainium2 replica smaller than a chip had been a type of 0 chips, and a TP2 v5e one a 2-chip slice."""
+    from chipwise.economics.pricing import price_per_chip_hour
+    from chipwise.hardware import hardware
+    from chipwise.planner import fleet as fleet_mod
+    from chipwise.workload.presets import load_model
+
+    model = load_model(catalog, "llama-3.1-8b")
+    buckets = read_workload(str(EXAMPLE))
+    for chip in ("inf2", "trn2", "tpu-v5e"):
+        system = hardware(catalog).system(chip)
+        quote = price_per_chip_hour(catalog, system)
+        assert quote is not None
+        types = fleet_mod._types_for(catalog, model, system, buckets, SLO, "fp8")
+        assert types and any(t.replicas > 1 for t in types)
+        for t in types:
+            ranks = t.plan.tp * t.plan.pp / system.chip.cores_per_chip  # chips one replica takes
+            assert t.chips in system.rental_chips or t.chips % system.rental_chips[-1] == 0
+            assert t.replicas == max(1, int(t.chips / ranks + 1e-9)) and t.replicas * ranks <= t.chips + 1e-9
+            assert t.price == pytest.approx(t.chips * quote.usd_per_chip_hour)

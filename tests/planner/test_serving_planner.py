@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -335,19 +336,25 @@ def test_an_offline_search_meets_its_tpot_target(catalog: Catalog) -> None:
 def test_a_checked_split_can_shrink_either_pool_in_whole_chips() -> None:
     """The check takes replicas from a fleet that meets the SLO with room to spare: a split's decode pool first, then
     its prefill pool (a split used to be kept as estimated); replicas smaller than a chip leave whole chips, and
-    growth fills them."""
-    from types import SimpleNamespace
-
+    growth fills them; a fleet rented in slices is cut only to a rental that costs less, and grows into what it
+    rents."""
     from chipwise.planner.serving_plan import _grow, _shrinks
     from chipwise.serve.simulate import Pool, ServingSetup
 
-    gpu, core = SimpleNamespace(chips=1.0), SimpleNamespace(chips=0.25)
+    per_chip = SimpleNamespace(rental_chips=())
+    gpu, core = SimpleNamespace(chips=1.0, system=per_chip), SimpleNamespace(chips=0.25, system=per_chip)
     split = ServingSetup((Pool(gpu, 10, "prefill"), Pool(gpu, 5, "decode")))  # type: ignore[arg-type]
     assert [[p.replicas for p in s.pools] for s in _shrinks(split)] == [[10, 4], [8, 5]]
     trn = ServingSetup((Pool(core, 8),))  # type: ignore[arg-type]
     assert [[p.replicas for p in s.pools] for s in _shrinks(trn)] == [[4]]  # 7 cores would leave 1.75 chips
     assert [p.replicas for p in _grow(trn, {}, {}, False).pools] == [12]  # 10 cores would leave 2.5 chips
     assert _shrinks(ServingSetup((Pool(gpu, 1),))) == []  # type: ignore[arg-type]
+    # TP2 replicas on TPU v5e slices (1, 4, 8, 16 chips): four fill a 2x4 slice; three would still rent it, so the
+    # cut is to two in a 2x2 slice; five rent a 2x4 and a 2x2 slice, which run six
+    v5e = SimpleNamespace(chips=2.0, system=SimpleNamespace(rental_chips=(1, 4, 8, 16)))
+    sliced = ServingSetup((Pool(v5e, 4),))  # type: ignore[arg-type]
+    assert [[p.replicas for p in s.pools] for s in _shrinks(sliced)] == [[2]]
+    assert [p.replicas for p in _grow(sliced, {}, {}, False).pools] == [6]
     # a split grows the pool that missed: late first tokens the prefill pool, late later ones the decode pool
     slo = {"ttft_p99": 2.0, "tpot_p99": 0.05}
     late_first = {"ttft_s": {"p99": 3.0}, "tpot_s": {"p99": 0.04}}
@@ -480,10 +487,12 @@ def test_a_split_past_one_node_pays_the_network_power_of_its_handover(catalog: C
     scale-out network, whose per-chip power the split was not charged (its pools of 6 and 3 each fit a node)."""
     from chipwise.economics.power import power_model
     from chipwise.planner.serving_economics import economics
+    from chipwise.serve.simulate import Pool
 
     system = hardware(catalog).system("mi300x")
-    split = economics(catalog, [(system, 6), (system, 3)], 1000.0, 5000.0)
-    node = economics(catalog, [(system, 6)], 1000.0, 5000.0)
+    gpu = SimpleNamespace(system=system, chips=1.0)  # a one-GPU replica
+    split = economics(catalog, [Pool(gpu, 6), Pool(gpu, 3)], 1000.0, 5000.0)
+    node = economics(catalog, [Pool(gpu, 6)], 1000.0, 5000.0)
     with_net, without = power_model(catalog, system, scaleout=True), power_model(catalog, system, scaleout=False)
     assert with_net.busy_w > without.busy_w
     assert split["energy_j_per_hour"] == pytest.approx(
@@ -665,3 +674,31 @@ def test_a_stated_deployment_under_an_slo_it_narrowly_misses_runs_its_best_shape
         ' "output_tokens": 256, "arrival_rate": 4, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.06}}',
     )
     assert result["goodput"]["fraction"] > 0.9 and result["tpot_s"]["p99"] < 0.07
+
+
+def test_a_tpu_v5e_fleet_runs_and_pays_for_whole_slices(catalog: Catalog) -> None:
+    """Llama-3.1-8B at 3 req/s on TPU v5e, which Google rents in 1-, 4- and 8-chip slices (up to 256): a TP2 option
+    had won at 2 chips and $2.40/h, where the 2x2 slice it needs costs $4.80/h. The fleet now rents whole slices,
+    runs what they hold, and pays for them; a stated 2-chip deployment pays for its 4-chip slice too."""
+    from chipwise.economics.pricing import price_per_chip_hour
+    from chipwise.planner.serving import predict_serving
+    from chipwise.workload.scenario import load_scenario
+
+    system = hardware(catalog).system("tpu-v5e")
+    quote = price_per_chip_hour(catalog, system, "on-demand", None, None)
+    assert quote is not None
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["tpu-v5e"], Load("rate", rate=3.0), 1000, 200,
+        {"ttft_p99": 2.0, "tpot_p99": 0.05}, verify=0, disaggregated=False,
+    )  # fmt: skip
+    for row in report["results"]:
+        assert row["billed_chips"] in (1, 4, 8, 16) and row["chips"] == row["billed_chips"]  # filled
+        assert row["cost_usd_per_hour"] == pytest.approx(row["billed_chips"] * quote.usd_per_chip_hour)
+    assert report["results"][0]["cost_usd_per_hour"] >= 4 * quote.usd_per_chip_hour  # bf16 8B needs two 16 GB chips
+    scenario = load_scenario(
+        "{kind: serve, model: llama-3.1-8b, hardware: tpu-v5e, chips: 2, input_tokens: 1000, output_tokens: 200, "
+        "arrival_rate: 3, requests: 300}"
+    )
+    result = predict_serving(catalog, scenario)
+    assert result["chips"] == 2 and result["billed_chips"] == 4
+    assert result["cost_usd_per_hour"] == pytest.approx(4 * quote.usd_per_chip_hour)

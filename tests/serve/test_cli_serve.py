@@ -754,8 +754,9 @@ def test_plan_serve_explains_neuron_ranks_and_predict_cross_engine_splits(capsys
 
 
 def test_the_ranking_shows_the_count_its_check_settled_on(capsys: pytest.CaptureFixture[str]) -> None:
-    """Llama-3.1-70B at 5 req/s on Trainium2: the estimate's nine TP16 replicas (36 chips) meet the SLO with seven
-    in simulation; the ranking row said 36 chips beside a check of 28, and now says '36 -> 28'."""
+    """Llama-3.1-70B at 5 req/s on Trainium2: the estimate's fleet of three 16-chip instances meets the SLO on two in
+    simulation; the ranking row said the estimate's chips beside the check's (36 beside 28 before fleets rented
+    whole instances), and now says '48 -> 32'."""
     argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
             "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "trn2", "--no-disaggregated"]  # fmt: skip
     data = run_json(capsys, [*argv, "--json"])
@@ -764,6 +765,30 @@ def test_the_ranking_shows_the_count_its_check_settled_on(capsys: pytest.Capture
     assert run(argv) == 0
     out = capsys.readouterr().out
     assert f"{data['results'][0]['chips']} -> {checked['chips']}" in out and "a -> b chips" in out
+
+
+def test_a_fleet_rents_whole_slices_and_instances(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama-3.1-70B at 1 req/s on Inferentia2: a TP16 replica takes 8 chips, which only an inf2.48xlarge (12)
+    holds, so two rent 24 chips and pay for them; the table says '16 [24]' and the verdict '16 chips in 24 rented'
+    (it had priced 16 chips, two-thirds of the instances it needs)."""
+    from chipwise.catalog.loader import load_catalog
+    from chipwise.economics.pricing import price_per_chip_hour
+    from chipwise.hardware import hardware
+
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "1", "--input-tokens", "1000", "--output-tokens",
+            "200", "--slo", "ttft_p99=3s,tpot_p99=100ms", "--hardware", "inf2", "--no-disaggregated"]  # fmt: skip
+    data = run_json(capsys, [*argv, "--json"])
+    best = data["best"]
+    assert best["plan"]["both"]["tp"] == 16 and best["chips"] == 8 * best["plan"]["both"]["replicas"]
+    assert best["billed_chips"] == 12 * best["plan"]["both"]["replicas"]  # one inf2.48xlarge each
+    cat = load_catalog()
+    quote = price_per_chip_hour(cat, hardware(cat).system("inf2"), "on-demand", None, None)
+    assert quote is not None
+    assert best["cost_usd_per_hour"] == pytest.approx(best["billed_chips"] * quote.usd_per_chip_hour)
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{best['chips']} [{best['billed_chips']}]" in out and "n [m]: the fleet uses n chips and rents m" in out
+    assert f"{best['chips']} chips in {best['billed_chips']} rented" in out
 
 
 def test_a_closed_loop_of_fewer_requests_than_two_per_user_is_too_short(capsys: pytest.CaptureFixture[str]) -> None:

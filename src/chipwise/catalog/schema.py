@@ -187,6 +187,26 @@ class LinkEntry(_Strict):
         return self
 
 
+class RentalEntry(_Strict):
+    """The chip counts in which the system's provider rents it (instance sizes, slice shapes), ascending."""
+
+    chips: list[int]
+    status: Status
+    source: SourceList = Field(default_factory=list)
+    note: str = ""
+    derivation: str = ""
+
+    @model_validator(mode="after")
+    def _ladder(self) -> RentalEntry:
+        if not self.chips or any(c < 1 for c in self.chips) or self.chips != sorted(set(self.chips)):
+            raise ValueError("rental.chips lists the rentable chip counts, ascending, each at least 1")
+        if self.status in ("estimate", "projected") and not self.derivation.strip():
+            raise ValueError(f"rental units with status '{self.status}' need a 'derivation'")
+        if self.status not in ("estimate", "projected") and not self.source:
+            raise ValueError(f"rental units with status '{self.status}' needs a 'source'")
+        return self
+
+
 class SystemEntry(_Strict):
     """A server, instance, UltraServer, rack or pod slice: chips, scale-up domain, scale-out fabric, power."""
 
@@ -207,11 +227,15 @@ class SystemEntry(_Strict):
     source: SourceList = Field(default_factory=list)
     members: dict[str, int] = Field(default_factory=dict)
     links: list[LinkEntry] = Field(default_factory=list)
+    #: how its provider rents it (absent: billed per chip used)
+    rental: RentalEntry | None = None
 
     @model_validator(mode="after")
     def _units(self) -> SystemEntry:
         expect_quantity(self.power, "power", "power")
         expect_quantity(self.host_overhead, "ratio", "host_overhead")
+        if self.rental is not None and self.rental.chips[-1] > self.chips:
+            raise ValueError(f"rental unit of {self.rental.chips[-1]} chips is larger than the system's {self.chips}")
         if self.members and sum(self.members.values()) != self.chips:
             raise ValueError(f"members add up to {sum(self.members.values())} chips, not the system's {self.chips}")
         for link in self.links:

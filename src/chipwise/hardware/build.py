@@ -251,6 +251,10 @@ class Hardware:
                 sources=(),
                 derivation=f"not in the catalog: chips x TDP x {HOST_POWER_FACTOR} (host, network and fans)",
             )
+        if entry.rental is not None:
+            r = entry.rental
+            units = ", ".join(map(str, r.chips))
+            prov["rental"] = FigureRef(units, "chips", r.status, tuple(r.source), r.note, r.derivation)
         host_overhead = 1.0
         if entry.host_overhead is not None:
             host_overhead = float(entry.host_overhead.si)
@@ -271,6 +275,7 @@ class Hardware:
             members=dict(entry.members),
             links={frozenset(link.between): (link.bandwidth.si, link.latency.si) for link in entry.links},
             host_overhead=host_overhead,
+            rental_chips=tuple(entry.rental.chips) if entry.rental else (),
         )
 
 

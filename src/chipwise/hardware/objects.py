@@ -196,6 +196,8 @@ class System:
     links: Mapping[frozenset[str], tuple[float, float]] = field(default_factory=dict)
     #: host CPU time of framework work relative to an x86 DGX host (Grace hosts are slower per thread)
     host_overhead: float = 1.0
+    #: the chip counts its provider rents it in (instance sizes, slice shapes), ascending; empty: any count
+    rental_chips: tuple[int, ...] = ()
 
     @property
     def projected(self) -> bool:

@@ -212,6 +212,13 @@ def _option(row: Mapping[str, Any]) -> str:
     return f"{row['hardware'].replace('>', ' -> ')}, {plan}"
 
 
+#: The footnote to a chip count with its rented chips in brackets.
+RENTED_NOTE = (
+    "n [m]: the fleet uses n chips and rents m, its provider's units that hold them (a Cloud TPU slice, an EC2 "
+    "instance size; catalog show SYSTEM --sources); $/h and $/M pay for m"
+)
+
+
 def estimate_note(chips: Sequence[str], key: str) -> str:
     """The footnote to the § mark: no offer for these chips, priced by a catalog estimate (`key` of --json)."""
     return (
@@ -238,6 +245,12 @@ def _fitted_alternative(report: Mapping[str, Any]) -> str:
     return f"; cheapest on fitted figures ({how}): {_option(alt)}, {chip_count(alt['chips'])}, {cost} per M"
 
 
+def _chips_rented(row: Mapping[str, Any]) -> str:
+    """'16 chips', or '16 chips in 24 rented' where the provider's units hold more than the fleet uses."""
+    rented = row.get("billed_chips") or row["chips"]
+    return chip_count(row["chips"]) + (f" in {rented:g} rented" if rented > row["chips"] + 1e-9 else "")
+
+
 def plan_serve_why(report: Mapping[str, Any]) -> str:
     """Why the answer wins, from its simulated check: what its chips cost an hour, where its steady iteration goes
     (the three largest components), and the next option that also passed, with its cost ('' with no answer)."""
@@ -249,14 +262,15 @@ def plan_serve_why(report: Mapping[str, Any]) -> str:
     top = sorted(parts, key=lambda k: -parts[k])[:3]
     shares = ", ".join(f"{COMPONENT_LABELS.get(k, k)} {100 * parts[k] / total:.0f}%" for k in top if parts[k] > 0)
     chips = best["chips"]
+    rented = best.get("billed_chips") or chips
     hourly = f"{price(best['cost_usd_per_hour'])}/h"
-    if ">" not in best["hardware"] and chips:  # one chip kind: its hourly price
-        hourly += f" ({price(best['cost_usd_per_hour'] / chips)} per chip-hour"
+    if ">" not in best["hardware"] and rented:  # one chip kind: its hourly price
+        hourly += f" ({price(best['cost_usd_per_hour'] / rented)} per chip-hour"
         hourly += ", an estimate)" if best.get("price_estimated") else ")"
     tpot = (best.get("tpot_s") or {}).get("mean")
     step = f" ({latency(tpot)} a token)" if tpot is not None and math.isfinite(tpot) else ""
     text = (
-        f"Why {best['hardware'].replace('>', ' -> ')}: {chip_count(chips)} at {hourly} "
+        f"Why {best['hardware'].replace('>', ' -> ')}: {_chips_rented(best)} at {hourly} "
         f"{'carry' if chips != 1 else 'carries'} the load; its steady decode iteration{step} goes to {shares}"
     )
     cost_key = "cost_usd_per_hour" if report.get("load", {}).get("kind") == "rate" else "cost_usd_per_mtok"
@@ -289,7 +303,7 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     if not best:
         return "No option could be simulated: add hardware or lower the load", False
     what = _option(best)
-    cost = f"{chip_count(best['chips'])}, {price(best['cost_usd_per_mtok'])} per M output tokens"
+    cost = f"{_chips_rented(best)}, {price(best['cost_usd_per_mtok'])} per M output tokens"
     if best.get("engine_defaults"):  # no serving measurement of its family fitted: say so where the answer is
         cost += f"; {', '.join(best['engine_defaults'])} on engine defaults, not fitted"
     for chip, source in (best.get("engine_carried") or {}).items():

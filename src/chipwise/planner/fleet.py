@@ -31,6 +31,7 @@ import yaml
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.economics.pricing import price_per_chip_hour
+from chipwise.economics.rental import rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -161,9 +162,10 @@ class _Type:
     system: System
     engine: str
     plan: Any
-    chips: int
+    chips: int  # chips of one instance: the unit its provider rents that holds the replicas
     price: float
     capacity: np.ndarray  # per bucket, requests/s within the SLO
+    replicas: int = 1  # replicas one instance runs
 
 
 def _types_for(
@@ -196,8 +198,10 @@ def _types_for(
             return []
         rates.append(np.asarray(r, dtype=np.float64))
     assert est is not None
-    cap = np.stack(rates, axis=1)  # candidates x buckets
-    chips = np.asarray(est.chips, dtype=np.float64)
+    # an instance is the smallest unit its provider rents that holds a replica (a TPU v5e TP2 replica's 2x2 slice,
+    # whole chips without units), running as many replicas as fit: its chips, price and capacity are theirs
+    chips, per = rent(system.rental_chips, est.chips, 1)
+    cap = np.stack(rates, axis=1) * per[:, None]  # candidates x buckets
     price = chips * quote.usd_per_chip_hour
     demand = np.array([b.rate for b in buckets])
     weight_j = demand / max(demand.sum(), 1e-12)
@@ -224,10 +228,10 @@ def _types_for(
             weight_precision=weight,
             kv_precision=kv,
         )
-        name = f"{system.chip.id} {plan.label()}"
+        name = f"{system.chip.id} {plan.label()}" + (f" x{int(per[i])}" if per[i] > 1 else "")
         if any(t.name == name for t in out):
             continue  # candidates whose batch limits the KV cache caps to the same batch are one instance type
-        out.append(_Type(name, system, engine, plan, int(chips[i]), float(price[i]), cap[i]))
+        out.append(_Type(name, system, engine, plan, int(chips[i]), float(price[i]), cap[i], int(per[i])))
     return out
 
 
@@ -294,7 +298,7 @@ def _replay(
         requests=int(trace.input.size),
         trace=trace,
     )
-    summary, out = run_job(job, ServingSetup((Pool(setup, replayed),)), seed=seed, targets=dict(targets))
+    summary, out = run_job(job, ServingSetup((Pool(setup, replayed * t.replicas),)), seed=seed, targets=dict(targets))
     lat = per_request(out)
     per_bucket = {}
     for j, b in enumerate(buckets):
@@ -480,6 +484,7 @@ def plan_fleet(
             "hardware": t.system.chip.id,
             "projected": t.system.projected,
             "instances": n,
+            "replicas_per_instance": t.replicas,
             "chips": n * t.chips,
             "usd_per_hour": n * t.price,
             "utilisation": float(sol.utilisation[i]),
@@ -508,6 +513,7 @@ def plan_fleet(
                 "type": t.name,
                 "hardware": t.system.chip.id,
                 "chips": t.chips,
+                "replicas": t.replicas,
                 "usd_per_hour": t.price,
                 "capacity_requests_per_s": {b.name: float(c) for b, c in zip(buckets, t.capacity, strict=True)},
             }

@@ -14,10 +14,11 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.energy import check_region
 from chipwise.economics.pricing import check_mode
+from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
-from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, engine_for, whole_chips
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, engine_for
 from chipwise.planner.serving_economics import economics
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
@@ -446,8 +447,8 @@ def _deployment(
             even = replace(pre, steps=replace(pre.steps, ranks=1))
             pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(even, job.mean_input)["seconds"], 1e-9)
             n_pre = max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
-        n_pre = n_pre if pre_given else whole_chips(n_pre, pre.chips)
-        n_dec = n_dec if dec_given else whole_chips(n_dec, dec.chips)
+        n_pre = n_pre if pre_given else filled(pre.system.rental_chips, pre.chips, n_pre)
+        n_dec = n_dec if dec_given else filled(dec.system.rental_chips, dec.chips, n_dec)
         if sc.chips:
             n_pre, n_dec = _spread(sc.chips, (pre, n_pre, pre_given), (dec, n_dec, dec_given))
         transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec)
@@ -633,7 +634,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     first = setup.pools[0].setup
     econ = economics(
         catalog,
-        [(p.setup.system, p.chips) for p in setup.pools],
+        setup.pools,
         summary["output_tokens_per_s"],
         summary["throughput_tokens_per_s"],
         sc.pricing,

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from chipwise.economics.rental import billed_one, rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.serve.engine import ENGINES, EngineProfile, check_engine_model, default_engine
@@ -43,6 +44,7 @@ class Choice:
     throughput: float  # output tokens/s per replica at saturation (estimate)
     tpot: float
     ttft_p99: float
+    billed: float  # chips rented for the replicas: the system's rental units that host them (else as used)
 
 
 def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
@@ -276,9 +278,16 @@ def choose(
         fit_count = np.floor(chips / per_chip)
         need = np.where(need <= fit_count, fit_count, np.inf) if load.kind != "offline" else fit_count
         need = np.where(fit_count >= 1, need, np.inf)
-    # replicas smaller than a chip (a Trainium core or two) fill whole chips: the spare cores run more replicas
-    whole = np.ceil(need * per_chip - 1e-9)
-    need = np.where(np.isfinite(need) & (per_chip < 1.0), np.maximum(need, whole / per_chip), need)
+    # the replicas fill what they rent: replicas smaller than a chip (a Trainium core or two) whole chips, and a
+    # searched fleet its provider's units (a TPU v5e TP2 replica rents a 4-chip slice, which runs two)
+    rented, hosts = rent(() if chips else system.rental_chips, per_chip, need)
+    need = np.where(np.isfinite(need), np.maximum(need, hosts), need)
+    # the share of the fleet's capacity its load takes, where a provider's units leave some spare (else 0)
+    busy = np.zeros(len(cand))
+    if system.rental_chips and not chips and load.kind != "offline":
+        demand, supply = (load.concurrency, seats) if load.kind == "closed" else (lam, rate)
+        capacity = np.where(np.isfinite(need), need, 0.0) * supply
+        busy = np.where(capacity > 0, demand / np.maximum(capacity, 1e-12), 1.0)
     total_chips = need * per_chip
     if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
         # a given deployment that cannot carry the load (or meet the SLO): predict it anyway at its most
@@ -312,8 +321,15 @@ def choose(
         speed = np.where(np.isfinite(fast_tpot), fast_tpot, 1e3)
         speed = speed + 1e-3 * np.where(np.isfinite(fast_ttft), fast_ttft, 1e3)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one
-        # takes the fewest
-        used = chips - total_chips if chips else total_chips
+        # takes the fewest it rents and, of equal rentals, the one its load keeps least busy: the headroom a check
+        # can give back (Llama-3.1-70B at 5 req/s on trn2.48xlarge instances: TP16 replicas of 8 or 16 slots, and
+        # TP32 ones, all rent 48 chips; the 16-slot TP16 fleet has the most to spare, and its check settles on
+        # two instances, where the others stay at three)
+        used = (
+            chips - total_chips
+            if chips
+            else np.where(np.isfinite(total_chips), rented + 1e-3 * np.minimum(busy, 1.0), np.inf)
+        )
         score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
         if chips and np.isfinite(score).any():
             # a stated deployment's batch limit: of the limits as fast as the fastest where it runs (within
@@ -371,8 +387,9 @@ def choose(
             op = at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam)
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
+    billed = billed_one(system.rental_chips, float(per_chip[i]), max(1, replicas))
     return (
-        Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), tpot_i, ttft_i),
+        Choice(plan, max(1, replicas), float(per_chip[i]), float(est.throughput[i]), tpot_i, ttft_i, billed),
         est,
         rate,
     )
@@ -467,15 +484,6 @@ def _fitting(est: Estimate, search: Search) -> tuple[np.ndarray, np.ndarray, np.
     if fit.size:
         found[fit], tpot[fit], ttft[fit] = search(est.take(fit))
     return found, tpot, ttft
-
-
-def whole_chips(replicas: int, per_chip: float, down: bool = False) -> int:
-    """Replicas smaller than a chip (a Trainium core or two) fill whole chips: the spare cores run more replicas
-    (`down`: the replicas of the whole chips they leave instead, fewer)."""
-    if per_chip >= 1.0:
-        return replicas
-    chips = math.floor(replicas * per_chip + 1e-9) if down else math.ceil(replicas * per_chip - 1e-9)
-    return round(chips / per_chip)
 
 
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:

@@ -11,8 +11,10 @@ from chipwise.catalog.loader import Catalog
 from chipwise.economics.energy import carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_per_chip_hour
+from chipwise.economics.rental import billed_one
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware.objects import System
+from chipwise.serve.simulate import Pool
 
 
 def chip_hour_price(
@@ -33,18 +35,24 @@ def chip_hour_price(
     return quote.usd_per_chip_hour, {"system": system.id, **quote.record()}, quote
 
 
+def pool_billed(pool: Pool) -> float:
+    """Chips rented for a pool: its system's rental units that host its replicas (economics.rental)."""
+    return billed_one(pool.setup.system.rental_chips, pool.setup.chips, pool.replicas)
+
+
 def economics(
     catalog: Catalog,
-    pools: Sequence[tuple[System, float]],
+    pools: Sequence[Pool],
     output_tps: float,
     total_tps: float,
     pricing: str = "on-demand",
     region: str | None = None,
     provider: str | None = None,
 ) -> dict[str, Any]:
-    """Dollars, energy and carbon per hour and per million tokens of a deployment (pools of system x chips).
+    """Dollars, energy and carbon per hour and per million tokens of a deployment.
 
-    cost/h = sum over pools of chips x price per chip-hour (catalog rental price, or owned TCO);
+    cost/h = sum over pools of chips rented (pool_billed; owned: the chips used) x price per chip-hour (catalog
+    rental price, or owned TCO);
     $/Mtok = cost/h / (tokens/s x 3600) x 1e6, for output tokens and for all (input + output) tokens;
     energy/h = sum of chips x busy IT power per chip (economics.power) x 3600 s x PUE; CO2e = energy x grid.
     """
@@ -53,14 +61,18 @@ def economics(
     sources: list[dict[str, Any]] = []
     joules_h = 0.0
     co2_h = 0.0
-    total = sum(chips for _, chips in pools)
-    systems = {system.id for system, _ in pools}
-    for system, chips in pools:
+    total = sum(p.chips for p in pools)
+    systems = {p.setup.system.id for p in pools}
+    billed = 0.0
+    for pool in pools:
+        system, chips = pool.setup.system, pool.chips
+        rented = pool_billed(pool) if pricing != "owned" else chips  # an owned fleet buys chips, not rentals
+        billed += rented
         price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
         if math.isnan(price):
             priced = False
         else:
-            cost_h += price * chips
+            cost_h += price * rented
             if record is not None:
                 sources.append(record)
         site = site_for(
@@ -82,6 +94,7 @@ def economics(
     per_mtok_all = 1e6 / (total_tps * 3600.0) if total_tps > 0 else nan
     return {
         "pricing": pricing,
+        "billed_chips": billed,
         "cost_usd_per_hour": cost_h if priced else nan,
         "cost_usd_per_mtok": cost_h * per_mtok_out if priced else nan,
         "cost_usd_per_mtok_total": cost_h * per_mtok_all if priced else nan,

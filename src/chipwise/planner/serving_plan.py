@@ -16,6 +16,7 @@ import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import check_mode
+from chipwise.economics.rental import billed_one, filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -33,7 +34,7 @@ from chipwise.planner.serving import (
     transfer_dict,
     whole_count,
 )
-from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, engine_for, whole_chips
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, engine_for
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
@@ -151,6 +152,8 @@ def plan_serving(
     for i, hid in enumerate(hardware_ids):
         tell(f"searching {hid}", i, steps)
         system = hw.system(hid)
+        if pricing == "owned":  # an owned fleet buys chips: no provider's rental units
+            system = replace(system, rental_chips=())
         if system.id in searched:  # a chip and its own system named both: planned once
             continue
         searched.add(system.id)
@@ -176,7 +179,7 @@ def plan_serving(
                 price_notes[system.id] = (
                     f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
                 )
-            chips = choice.replicas * choice.chips
+            chips, billed = choice.replicas * choice.chips, choice.billed
             out_tps = choice.replicas * min(
                 choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
             )
@@ -194,8 +197,9 @@ def plan_serving(
                     "plan": _plan_brief(choice.plan, choice.replicas),
                     "disaggregated": False,
                     "chips": whole_count(chips),
-                    "cost_usd_per_hour": price * chips,
-                    "cost_usd_per_mtok": price * chips / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+                    "billed_chips": whole_count(billed),
+                    "cost_usd_per_hour": price * billed,
+                    "cost_usd_per_mtok": price * billed / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
                     "estimate": {
                         "tpot_s": choice.tpot,
                         # an offline request's first token waits for the batch ahead of it: the simulation's to say
@@ -224,7 +228,7 @@ def plan_serving(
                     )
             if disaggregated and load.kind == "rate":
                 args = (model, system, name, eng, job, weight, kv, targets, drafting, price)
-                decode_inputs.append((price * chips, args))
+                decode_inputs.append((price * billed, args))
         if len(failures) == len(draftings):
             skipped.append({"hardware": system.chip.id, "system": system.id, "reason": failures[0]})
     if disaggregated and load.kind == "rate" and prefill_options:
@@ -410,11 +414,16 @@ def _sized_split(
 ) -> dict[str, Any]:
     """`row` with its pools' replica counts, chips and prices."""
     choice: Choice = dc["choice"]
-    cost = n_pre * pf["chips"] * pf["price"] + n_dec * choice.chips * dc["price"]
+    billed = (
+        billed_one(pf["system"].rental_chips, pf["chips"], n_pre),
+        billed_one(dc["system"].rental_chips, choice.chips, n_dec),
+    )
+    cost = billed[0] * pf["price"] + billed[1] * dc["price"]
     return {
         **row,
         "plan": {"prefill": _plan_brief(pf["plan"], n_pre), "decode": _plan_brief(choice.plan, n_dec)},
         "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
+        "billed_chips": whole_count(sum(billed)),
         "cost_usd_per_hour": cost,
         "cost_usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
         "_disagg": (pf, n_pre, dc, n_dec),
@@ -436,7 +445,10 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
         if transfer is None:
             return row
         need = math.ceil(_link_busy(job, transfer) / LINK_LOAD - 1e-9)
-        sized = (whole_chips(max(n_pre, need), pf["chips"]), whole_chips(max(n_dec, need), dc["choice"].chips))
+        sized = (
+            filled(pf["system"].rental_chips, pf["chips"], max(n_pre, need)),
+            filled(dc["system"].rental_chips, dc["choice"].chips, max(n_dec, need)),
+        )
         if sized == (n_pre, n_dec) or resized == 2:
             est = row["estimate"]
             handover = transfer.latency_s + transfer.s_per_token * job.mean_input + est["tpot_s"]
@@ -469,7 +481,7 @@ def _disaggregated_rows(
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
             continue
         n_pre = max(1, math.ceil(lam * job.mean_input / (0.7 * pf["prompt_tps"])))
-        n_pre = whole_chips(n_pre, pf["chips"])
+        n_pre = filled(pf["system"].rental_chips, pf["chips"], n_pre)
         for dc in decodes:
             choice: Choice = dc["choice"]
             if not math.isfinite(dc["price"]):
@@ -582,7 +594,6 @@ def _verify(
                         break
                 else:
                     break
-        price_pools = [(p.setup.system, p.chips) for p in setup.pools]
         keeps_up = _keeps_up(job, summary)
         offered = offered_request_rate(job)
         served_out, served_all = summary["output_tokens_per_s"], summary["throughput_tokens_per_s"]
@@ -590,7 +601,7 @@ def _verify(
             # a fleet that keeps up serves its load: priced per token of it, not of its check's window (a short
             # window reads a few % either way, which reordered options of equal $/h)
             served_out, served_all = offered * job.mean_output, offered * (job.mean_output + job.mean_input)
-        econ = economics(catalog, price_pools, served_out, served_all, pricing, region)
+        econ = economics(catalog, setup.pools, served_out, served_all, pricing, region)
         breakdown = steady_breakdown(setup, model, job, summary)
         done.append(
             {
@@ -607,6 +618,7 @@ def _verify(
                 "engine_carried": row.get("engine_carried", {}),
                 "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
                 "chips": whole_count(setup.chips),
+                "billed_chips": whole_count(econ["billed_chips"]),
                 "slo_met": all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None,
                 "keeps_up": keeps_up,
                 "output_tokens_per_s": summary["output_tokens_per_s"],
@@ -810,12 +822,13 @@ def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[st
 
 
 def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
-    """The fleet with one pool cut by a fifth of its replicas (at least one, keeping whole chips), the last (decode)
-    pool first: one candidate per pool that has replicas to spare."""
+    """The fleet with one pool cut by a fifth of its replicas (at least one, to a rental that costs less, filled),
+    the last (decode) pool first: one candidate per pool that has replicas to spare."""
     out = []
     for i in reversed(range(len(setup.pools))):
         p = setup.pools[i]
-        n = whole_chips(p.replicas - max(1, p.replicas // 5), p.setup.chips, down=True)
+        cut = p.replicas - max(1, p.replicas // 5)
+        n = filled(p.setup.system.rental_chips, p.setup.chips, cut, cheaper_than=p.replicas)
         if 1 <= n < p.replicas:
             pools = list(setup.pools)
             pools[i] = Pool(p.setup, n, p.role)
@@ -824,12 +837,16 @@ def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
 
 
 def _grow(setup: ServingSetup, summary: Mapping[str, Any], targets: Mapping[str, float], kept_up: bool) -> ServingSetup:
-    """The pools that missed with a fifth more replicas (at least one, filling whole chips): of a split, the prefill
+    """The pools that missed with a fifth more replicas (at least one, filling what they rent): of a split, the prefill
     pool where only first tokens came late, the decode pool where only later ones did; otherwise every pool."""
     missed = {k.split("_")[0] for k, v in targets.items() if not stat_ok(summary, k, v)}
     roles = {"prefill": missed <= {"ttft"}, "decode": missed <= {"tpot"}}
     pools = tuple(
-        Pool(p.setup, whole_chips(p.replicas + max(1, math.ceil(0.2 * p.replicas)), p.setup.chips), p.role)
+        Pool(
+            p.setup,
+            filled(p.setup.system.rental_chips, p.setup.chips, p.replicas + max(1, math.ceil(0.2 * p.replicas))),
+            p.role,
+        )
         if not kept_up or not missed or roles.get(p.role, True)
         else p
         for p in setup.pools

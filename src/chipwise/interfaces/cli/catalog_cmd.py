@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.schema import Figure
+from chipwise.catalog.schema import Figure, RentalEntry
 from chipwise.catalog.units import quantity
 from chipwise.errors import UnknownNameError
 from chipwise.hardware import hardware
@@ -119,8 +119,21 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
         "host": entry.host,
         "note": entry.note,
         "figures": {k: figure_json(catalog, f) for k, f in _figures(entry).items()},
+        "rental": _rental(catalog, entry.rental),
         "prices": _prices(catalog, entry.chip, {sid}),
     }
+
+
+def _rental(catalog: Catalog, rental: RentalEntry | None) -> dict[str, Any] | None:
+    """The chip counts the system is rented in, with their provenance (None: billed per chip used)."""
+    if rental is None:
+        return None
+    out: dict[str, Any] = {"chips": rental.chips, "status": rental.status, "note": rental.note}
+    out["source"] = rental.source
+    out["source_text"] = [catalog.source_text(s) for s in rental.source]
+    if rental.derivation:
+        out["derivation"] = rental.derivation
+    return out
 
 
 #: The chip table's figure columns, each in one unit named in its header: header -> SI units per displayed unit
@@ -267,6 +280,13 @@ def show(
         row.append(fig.note)
         table.add_row(*row)
     console.print(table)
+    rental = data.get("rental")
+    if rental:
+        origin = rental.get("derivation") or "; ".join(rental["source_text"])
+        console.print(
+            f"rented in units of {', '.join(map(str, rental['chips']))} chips ({rental['status']}): {rental['note']}"
+            + (f" [{origin}]" if sources and origin else "")
+        )
     for p in data.get("prices", []):
         origin = p.get("derivation") or "; ".join(p.get("source_text", []))
         console.print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
@@ -45,6 +46,17 @@ def _chip_share(chips: float) -> str:
     if chips > 1:
         return f"{chips:g} chips"
     return {0.5: "half a chip", 0.25: "a quarter of a chip"}.get(chips, f"{chips:g} of a chip") + " (replicas share it)"
+
+
+def _settled(checked: dict[int, dict[str, Any]], rank: int, row: dict[str, Any]) -> bool:
+    """Whether the simulated check of the ranking's row `rank` settled on another chip count."""
+    return rank in checked and checked[rank]["chips"] != row["chips"]
+
+
+def _rented(row: dict[str, Any]) -> str:
+    """' [n]': the chips a row rents, where its provider's units hold more than it uses (else '')."""
+    billed = row.get("billed_chips")
+    return f" [{billed:g}]" if billed is not None and billed > row["chips"] + 1e-9 else ""
 
 
 def _ranks_per_chip(row: Mapping[str, Any]) -> int:
@@ -193,6 +205,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row(
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
+        + (f" for the {r['billed_chips']:g} chips rented (its units: catalog show {r['system']})" if _rented(r) else "")
         + (" (at the throughput of the batch filling: see 'run too short')" if short else "")
         + (
             f" [yellow](price of {', '.join(estimated)} a catalog estimate: --json price_sources)[/]"
@@ -281,7 +294,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     # a chip ranked in more than one system (--hardware p5.48xlarge,azure-nd-h100-v5) is named with its system
     rows = report["results"] + report["verified"]
     several = len({r.get("system") for r in rows}) > len({r["hardware"] for r in rows})
-    checked = {v["rank"]: v["chips"] for v in report["verified"] if "rank" in v}  # the counts the check settled on
+    checked = {v["rank"]: v for v in report["verified"] if "rank" in v}  # the counts the check settled on
     for i, r in enumerate(report["results"][:top], start=1):
         plan = r["plan"]
         hardware, plan_text = _pools(
@@ -299,7 +312,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             hardware,
             plan_text,
             [
-                f"{r['chips']:g}" + (f" -> {checked[i]:g}" if checked.get(i, r["chips"]) != r["chips"] else ""),
+                f"{r['chips']:g}"
+                + _rented(r)
+                + (f" -> {checked[i]['chips']:g}{_rented(checked[i])}" if _settled(checked, i, r) else ""),
                 _usd(r["cost_usd_per_hour"]) + (" §" if r.get("price_estimated") else ""),
                 _usd(r["cost_usd_per_mtok"]),
                 _ms(est["tpot_s"]),
@@ -313,7 +328,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             f"[dim]ranked by the steady-state estimate (est. TPOT: the mean step; est. TTFT: its p99); the "
             f"{_simulated_ranks(report)} simulated below[/]"
         )
-    if any(checked.get(i, r["chips"]) != r["chips"] for i, r in enumerate(report["results"][:top], start=1)):
+    if any(_settled(checked, i, r) for i, r in enumerate(report["results"][:top], start=1)):
         console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
     shown = report["results"][:top] + report["verified"]
     defaults = {c for r in shown for c in r.get("engine_defaults") or ()}
@@ -336,6 +351,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
     if estimated:
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates')}[/]")
+    if any(_rented(r) for r in shown):
+        console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
     neuron = {r["hardware"]: r for r in report["results"][:top] if _ranks_per_chip(r) > 1}
     if neuron:
         examples = []
@@ -371,7 +388,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 hardware,
                 plan,
                 [
-                    f"{v['chips']:g}",
+                    f"{v['chips']:g}" + _rented(v),
                     fmt.check_status(v),
                     f"{v['output_tokens_per_s_per_chip']:,.0f}",
                     _stats(v["ttft_s"], units["ttft_s"]),

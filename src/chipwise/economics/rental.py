@@ -1,0 +1,74 @@
+"""Rental units: the chip counts in which a provider rents a system (EC2 instance sizes, Cloud TPU slice shapes).
+
+A replica's chips share one scale-up domain, so they sit in one rented unit: a unit of u chips hosts
+floor(u / c) replicas of c chips, and a replica larger than the largest unit spans whole largest units. A fleet
+of n replicas is billed for the units that host them, taken greedily from the largest unit down (each unit as
+often as it fills, then the smallest unit that hosts what is left), which is the fewest chips for the slice and
+instance ladders of the catalog (1-4-8-16... TPU slices, 1-6-12-chip Inferentia2 instances). A system without
+rental units is billed for the whole chips its replicas use. The units rented may host more replicas than asked
+for (`rent`'s second array): a plan runs them, since they are paid for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+def rent(units: tuple[int, ...], replica_chips: ArrayLike, replicas: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """(chips billed, replicas the billed units host) for `replicas` replicas of `replica_chips` chips each (arrays
+    broadcast) on a system rented in `units` chips (ascending; empty: whole chips). Infinite replicas stay
+    infinite."""
+    c, n = np.broadcast_arrays(np.asarray(replica_chips, dtype=np.float64), np.asarray(replicas, dtype=np.float64))
+    finite = np.isfinite(n) & np.isfinite(c) & (c > 0)
+    left = np.where(finite, n, 0.0)
+    cc = np.where(finite, c, 1.0)
+    whole = np.ceil(left * cc - 1e-9)  # a quarter of a Trainium2 is not rented on its own
+    if not units:
+        billed, hosts = whole, np.floor(whole / cc + 1e-9)
+    else:
+        largest = float(units[-1])
+        spans = cc > largest + 1e-9  # larger than the largest unit: each replica spans whole largest units
+        billed = np.where(spans, left * np.ceil(cc / largest - 1e-9) * largest, 0.0)
+        hosts = np.where(spans, left, 0.0)
+        left = np.where(spans, 0.0, left)
+        for u in reversed(units):
+            per = np.floor(u / cc + 1e-9)
+            k = np.where(per >= 1, np.floor(left / np.maximum(per, 1.0) + 1e-9), 0.0)
+            billed, hosts, left = billed + k * u, hosts + k * per, left - k * per
+        # what is left: the smallest unit that hosts it
+        rest, rest_hosts = np.zeros(c.shape), np.zeros(c.shape)
+        for u in reversed(units):
+            per = np.floor(u / cc + 1e-9)
+            fits = (left > 0) & (per >= left)
+            rest, rest_hosts = np.where(fits, float(u), rest), np.where(fits, per, rest_hosts)
+        billed, hosts = billed + rest, hosts + rest_hosts
+    inf = np.full(c.shape, np.inf)
+    return np.where(finite, billed, inf), np.where(finite, hosts, inf)
+
+
+def billed_chips(units: tuple[int, ...], replica_chips: ArrayLike, replicas: ArrayLike) -> FloatArray:
+    """Chips billed for the replicas (rent's first array)."""
+    return rent(units, replica_chips, replicas)[0]
+
+
+def billed_one(units: tuple[int, ...], replica_chips: float, replicas: float) -> float:
+    """Chips billed for one pool."""
+    return float(billed_chips(units, replica_chips, replicas))
+
+
+def filled(units: tuple[int, ...], replica_chips: float, replicas: int, cheaper_than: int = 0) -> int:
+    """The replicas a pool of `replicas` runs in the units it rents: the most they host. With `cheaper_than`, a
+    pool cut from that many: the most replicas a rental cheaper than theirs hosts, `replicas` or fewer."""
+    n = max(1, replicas)
+    if cheaper_than:
+        ceiling = billed_one(units, replica_chips, cheaper_than)
+        while n > 1 and billed_one(units, replica_chips, n) >= ceiling:
+            n -= 1
+    return _hosted(units, replica_chips, n)
+
+
+def _hosted(units: tuple[int, ...], replica_chips: float, replicas: int) -> int:
+    return int(rent(units, replica_chips, max(1, replicas))[1])

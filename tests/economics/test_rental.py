@@ -1,0 +1,93 @@
+"""Rental units: a fleet rents whole instances or slices that host its replicas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chipwise.catalog import Catalog
+from chipwise.economics.rental import billed_chips, billed_one, filled
+from chipwise.hardware import hardware
+
+V5E = (1, 4, 8, 16, 32, 64, 128, 256)  # v5litepod-1 ... v5litepod-256
+INF2 = (1, 6, 12)  # inf2.xlarge / 8xlarge, 24xlarge, 48xlarge
+
+
+@pytest.mark.parametrize(
+    ("units", "chips", "replicas", "billed"),
+    [
+        (V5E, 2, 1, 4),  # a TP2 replica needs a 2x2 slice: there is no 2-chip v5e slice
+        (V5E, 2, 3, 8),  # three of them share a 2x4 slice
+        (V5E, 1, 3, 3),  # one-chip replicas rent one-chip slices
+        (V5E, 4, 5, 20),  # a 4x4 slice for four, a 2x2 for the fifth
+        (V5E, 2, 200, 400),  # 128 + 64 + 8 replicas in 256-, 128- and 16-chip slices
+        (INF2, 4, 1, 6),  # a TP8 Inferentia2 replica (8 NeuronCores, 4 chips) in an inf2.24xlarge
+        (INF2, 4, 4, 18),  # three in an inf2.48xlarge, the fourth in an inf2.24xlarge
+        (INF2, 8, 3, 36),  # TP16: one per inf2.48xlarge
+        (INF2, 16, 2, 48),  # larger than the largest instance: two inf2.48xlarge each
+        (INF2, 0.5, 3, 2),  # one-core replicas: two to a chip
+        ((4,), 8, 1, 8),  # a TPU v5p TP8 replica: two 4-chip hosts
+        ((), 2, 3, 6),  # no units: the chips used
+        ((), 0.25, 3, 1),  # ... in whole chips
+    ],
+)
+def test_a_fleet_rents_the_units_that_host_its_replicas(
+    units: tuple[int, ...], chips: float, replicas: int, billed: float
+) -> None:
+    assert billed_one(units, chips, replicas) == billed
+
+
+def test_billing_broadcasts_and_keeps_infeasible_fleets_infinite() -> None:
+    out = billed_chips(V5E, np.array([2.0, 4.0, 8.0]), np.array([1.0, 1.0, np.inf]))
+    assert out[:2].tolist() == [4.0, 4.0] and math.isinf(out[2])
+
+
+@given(
+    st.sampled_from([V5E, INF2, (4,), (1, 16)]),
+    st.sampled_from([0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0]),
+    st.integers(min_value=1, max_value=2000),
+)
+def test_billing_covers_the_fleet_and_never_shrinks_with_more_replicas(
+    units: tuple[int, ...], chips: float, replicas: int
+) -> None:
+    billed = billed_one(units, chips, replicas)
+    assert billed >= math.ceil(replicas * chips - 1e-9)
+    assert billed_one(units, chips, replicas + 1) >= billed
+    # never more than each replica in its own smallest hosting unit
+    own = min((u for u in units if u >= chips), default=math.ceil(chips / units[-1]) * units[-1])
+    assert billed <= replicas * own
+
+
+@pytest.mark.parametrize(
+    ("units", "chips", "replicas", "cheaper_than", "runs"),
+    [
+        (V5E, 2, 1, 0, 2),  # the 2x2 slice a TP2 replica rents runs two
+        (INF2, 4, 4, 0, 4),  # an inf2.48xlarge and an inf2.24xlarge: 3 + 1
+        ((), 0.5, 3, 0, 4),  # one-core replicas on a two-core chip fill whole chips
+        ((), 2, 3, 0, 3),
+        ((1, 16), 4, 10, 12, 8),  # twelve TP16 Trainium2 replicas in three instances, cut: two instances hold 8
+        ((1, 16), 4, 15, 20, 16),  # twenty in five instances, cut to fifteen: four instances hold 16
+        ((), 0.25, 8, 10, 8),  # a quarter-chip replica: ten on three chips, cut to eight on two
+        ((), 0.25, 10, 12, 8),  # twelve on three chips, cut to ten still needs three: eight on two
+    ],
+)
+def test_a_pool_runs_what_its_rental_hosts_and_a_cut_rents_less(
+    units: tuple[int, ...], chips: float, replicas: int, cheaper_than: int, runs: int
+) -> None:
+    assert filled(units, chips, replicas, cheaper_than) == runs
+    if cheaper_than:
+        assert billed_one(units, chips, runs) < billed_one(units, chips, cheaper_than)
+
+
+def test_the_catalog_rents_tpus_and_neuron_instances_in_their_units(catalog: Catalog) -> None:
+    hw = hardware(catalog)
+    assert hw.system("tpu-v5e").rental_chips == V5E
+    assert hw.system("inf2").rental_chips == INF2
+    assert hw.system("trn2").rental_chips == (1, 16)  # trn2.3xlarge, trn2.48xlarge
+    assert hw.system("tpu-v7").rental_chips == (4,)  # one 4-chip VM
+    assert hw.system("h100").rental_chips == ()  # GPUs: billed per GPU used
+    assert hw.system("inf2").provenance["rental"].status == "spec"
