@@ -333,7 +333,7 @@ def test_an_offline_search_meets_its_tpot_target(catalog: Catalog) -> None:
     assert bound["best"] is not None and bound["best"]["slo_met"]
 
 
-def test_a_checked_split_can_shrink_either_pool_in_whole_chips() -> None:
+def test_a_checked_split_can_shrink_either_pool_and_grows_the_pools_that_missed() -> None:
     """The check takes replicas from a fleet that meets the SLO with room to spare: a split's decode pool first, then
     its prefill pool (a split used to be kept as estimated); replicas smaller than a chip leave whole chips, and
     growth fills them; a fleet rented in slices is cut only to a rental that costs less, and grows into what it
@@ -355,12 +355,16 @@ def test_a_checked_split_can_shrink_either_pool_in_whole_chips() -> None:
     sliced = ServingSetup((Pool(v5e, 4),))  # type: ignore[arg-type]
     assert [[p.replicas for p in s.pools] for s in _shrinks(sliced)] == [[2]]
     assert [p.replicas for p in _grow(sliced, {}, {}, False).pools] == [6]
-    # a split grows the pool that missed: late first tokens the prefill pool, late later ones the decode pool
+    # a split grows the pools that missed: late first tokens both (a first token waits for the prefill pool, then
+    # for a link and a slot in the decode pool; growing the prefill pool alone took a split from 80 to 136 chips
+    # and still missed, where one more decode replica met it), late later ones the decode pool
     slo = {"ttft_p99": 2.0, "tpot_p99": 0.05}
     late_first = {"ttft_s": {"p99": 3.0}, "tpot_s": {"p99": 0.04}}
     late_tokens = {"ttft_s": {"p99": 1.0}, "tpot_s": {"p99": 0.06}}
-    assert [p.replicas for p in _grow(split, late_first, slo, True).pools] == [12, 5]
+    late_both = {"ttft_s": {"p99": 3.0}, "tpot_s": {"p99": 0.06}}
+    assert [p.replicas for p in _grow(split, late_first, slo, True).pools] == [12, 6]
     assert [p.replicas for p in _grow(split, late_tokens, slo, True).pools] == [10, 6]
+    assert [p.replicas for p in _grow(split, late_both, slo, True).pools] == [12, 6]  # it had grown neither
     assert [p.replicas for p in _grow(split, late_tokens, slo, False).pools] == [12, 6]  # fell behind: both
 
 
@@ -702,3 +706,22 @@ def test_a_tpu_v5e_fleet_runs_and_pays_for_whole_slices(catalog: Catalog) -> Non
     result = predict_serving(catalog, scenario)
     assert result["chips"] == 2 and result["billed_chips"] == 4
     assert result["cost_usd_per_hour"] == pytest.approx(4 * quote.usd_per_chip_hour)
+
+
+def test_a_splits_first_token_estimate_counts_the_decode_pools_wait(catalog: Catalog) -> None:
+    """Llama-3.1-70B, 32K-token prompts at 2 req/s under a 6 s TTFT: a TPU v6e decode pool sized without the TTFT
+    target waited 5 s at p99 for a batch slot, and splits estimated at 5.3-5.8 s simulated at 8.5-9.3 s. A decode
+    pool now has half the TTFT target (DECODE_TTFT_SHARE), a split's estimate adds its transfer, its wait for a link
+    and the decode pool's wait, and the splits that pass the target are named as dropped."""
+    from chipwise.planner.serving_choice import DECODE_TTFT_SHARE, decode_targets
+
+    slo = {"ttft_p99": 6.0, "tpot_p99": 0.05}
+    assert decode_targets(slo) == {"ttft_p99": 6.0 * DECODE_TTFT_SHARE, "tpot_p99": 0.05}
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["tpu-v6e", "mi300x", "h100"], Load("rate", rate=2.0), 32768, 256, slo, verify=1,
+    )  # fmt: skip
+    splits = [r for r in report["results"] if r["disaggregated"]]
+    assert splits and all(r["estimate"]["ttft_p99_s"] <= 6.0 for r in splits)
+    assert any("were dropped: their estimated TTFT p99 with the KV handover" in s["reason"] for s in report["skipped"])
+    best = report["verified"][0]
+    assert best["slo_met"] and best["ttft_s"]["p99"] <= 6.0

@@ -18,7 +18,7 @@ from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
-from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, engine_for
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, decode_targets, engine_for
 from chipwise.planner.serving_economics import economics
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
@@ -437,7 +437,7 @@ def _deployment(
         # a prefill replica is set up for the deployment's longest request (a compiled engine's sequence length)
         longest = job.max_input + job.max_output
         pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {}, longest=longest)
-        decoding = {k: v for k, v in targets.items() if not k.startswith("ttft")}
+        decoding = decode_targets(targets)
         dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True)
         pre_given = getattr(plan.prefill, "replicas", None) is not None
         dec_given = getattr(plan.decode, "replicas", None) is not None

@@ -47,6 +47,17 @@ class Choice:
     billed: float  # chips rented for the replicas: the system's rental units that host them (else as used)
 
 
+#: A split's decode pool may take this share of a TTFT target: a request's first token waits there for a batch
+#: slot once its KV cache has arrived (the prefill pool's share is held to the other half by _prefill_option).
+DECODE_TTFT_SHARE = 0.5
+
+
+def decode_targets(targets: Mapping[str, float]) -> dict[str, float]:
+    """The targets a split's decode pool is sized for: its TPOT and end-to-end ones, and its share of a TTFT one
+    (a decode pool sized without it had a p99 slot wait of 5 s under a 6 s TTFT target)."""
+    return {k: v * DECODE_TTFT_SHARE if k.startswith("ttft") else v for k, v in targets.items()}
+
+
 def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
     """The engine family that serves `model` on `system`: the one asked for, else the vendor's default."""
     name = engine or default_engine(system.chip.vendor)

@@ -34,7 +34,7 @@ from chipwise.planner.serving import (
     transfer_dict,
     whole_count,
 )
-from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, engine_for
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, decode_targets, engine_for
 from chipwise.planner.serving_economics import chip_hour_price, economics
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
@@ -50,10 +50,7 @@ from chipwise.serve.quant import (
     check_precision,
     check_weight_precision,
 )
-from chipwise.serve.search import (
-    Estimate,
-    pareto,
-)
+from chipwise.serve.search import Estimate, erlang_c, pareto
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
@@ -395,7 +392,7 @@ def _decode_option(
 ) -> list[dict[str, Any]]:
     """The decode pool this chip would run beside a prefill pool: the shape and count that carry the load within
     the TPOT and end-to-end targets when no prompt shares its iterations (none if none does)."""
-    decoding = {k: v for k, v in targets.items() if not k.startswith("ttft")}
+    decoding = decode_targets(targets)
     try:
         choice, _, _ = choose_any(model, system, eng, job, weight, kv, decoding, drafting, decode_only=True)
     except (InfeasibleError, ChipwiseError):
@@ -433,8 +430,8 @@ def _sized_split(
 def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> dict[str, Any]:
     """A split with as many replicas in each pool as its KV links need: lam x (one prompt's transfer time) over
     LINK_LOAD replicas at each end (the simulator queues each replica's transfers on its links), sized again once
-    if the pools then leave their scale-up domain for a slower network. Its estimated TTFT gains a mean prompt's
-    transfer and a decode step: the client's first token comes from the decode pool."""
+    if the pools then leave their scale-up domain for a slower network. Its estimated TTFT gains the handover: the
+    client's first token comes from the decode pool (_handover_p99)."""
     resized = 0
     while True:
         pf, n_pre, dc, n_dec = row["_disagg"]
@@ -451,10 +448,25 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
         )
         if sized == (n_pre, n_dec) or resized == 2:
             est = row["estimate"]
-            handover = transfer.latency_s + transfer.s_per_token * job.mean_input + est["tpot_s"]
+            handover = _handover_p99(job, transfer, min(n_pre, n_dec), dc["choice"].ttft_p99)
             return {**row, "estimate": {**est, "ttft_p99_s": est["ttft_p99_s"] + handover}}
         row = _sized_split(row, pf, sized[0], dc, sized[1], job.load.rate * job.mean_output)
         resized += 1
+
+
+def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait: float) -> float:
+    """A split's first token beyond its prefill, at the 99th percentile: a mean prompt's transfer S, its wait for a
+    link, and the decode pool's wait for a slot (`decode_wait`, its estimate's TTFT). The routers send each cache
+    to the least busy of `links` replicas at each end, so the link queue is an M/D/c one: Erlang C over c = links
+    at load lambda S, then an exponential tail at rate 2 (c - lambda S) / S (the M/M/c rate, halved for transfers
+    of one length; search._slot_wait's form)."""
+    service = transfer.latency_s + transfer.s_per_token * job.mean_input
+    offered = (offered_request_rate(job) or 0.0) * service
+    c = max(links, 1)
+    waits = float(erlang_c(np.asarray(float(c)), np.asarray(offered)))
+    rate = 2.0 * max(c - offered, 1e-12) / max(service, 1e-12)
+    queue = math.log(100.0 * waits) / rate if waits > 0.01 else 0.0
+    return service + queue + decode_wait
 
 
 def _link_busy(job: ServingJob, transfer: KVTransfer) -> float:
@@ -513,17 +525,31 @@ def _disaggregated_rows(
     # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
     sized = [_link_sized(catalog, model, job, r) for r in out[:10]]
     out = sorted((r for r in sized if r["estimate"]["ttft_p99_s"] <= ttft_limit), key=lambda r: r["cost_usd_per_hour"])
-    if not unpaired:
-        return out[:5], []
-    by_kv = {kv: ", ".join(c for c, k in unpaired.items() if k == kv) for kv in sorted(set(unpaired.values()))}
-    note = {
-        "hardware": "splits",
-        "system": "",
-        "reason": "a prefill pool of one chip and a decode pool of another whose engines cache KV in different "
-        f"precisions ({'; '.join(f'{chips}: {kv}' for kv, chips in by_kv.items())}) were not paired: the decode "
-        "pool reads the cache the prefill pool writes. Fix: give one precision (--kv-precision) to pair them",
-    }
-    return out[:5], [note]
+    notes: list[dict[str, str]] = []
+    late = [r for r in sized if r["estimate"]["ttft_p99_s"] > ttft_limit]
+    if late:
+        notes.append(
+            {
+                "hardware": "splits",
+                "system": "",
+                "reason": f"{len(late)} of the cheapest splits ({', '.join(r['hardware'] for r in late[:3])}"
+                f"{', ...' if len(late) > 3 else ''}) were dropped: their estimated TTFT p99 with the KV handover "
+                "(the transfer, its wait for a link, the decode pool's wait for a slot) passes the target",
+            }
+        )
+    if unpaired:
+        by_kv = {kv: ", ".join(c for c, k in unpaired.items() if k == kv) for kv in sorted(set(unpaired.values()))}
+        notes.append(
+            {
+                "hardware": "splits",
+                "system": "",
+                "reason": "a prefill pool of one chip and a decode pool of another whose engines cache KV in different "
+                f"precisions ({'; '.join(f'{chips}: {kv}' for kv, chips in by_kv.items())}) were not paired: the "
+                "decode pool reads the cache the prefill pool writes. Fix: give one precision (--kv-precision) to "
+                "pair them",
+            }
+        )
+    return out[:5], notes
 
 
 def _verify(
@@ -837,10 +863,11 @@ def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
 
 
 def _grow(setup: ServingSetup, summary: Mapping[str, Any], targets: Mapping[str, float], kept_up: bool) -> ServingSetup:
-    """The pools that missed with a fifth more replicas (at least one, filling what they rent): of a split, the prefill
-    pool where only first tokens came late, the decode pool where only later ones did; otherwise every pool."""
+    """The pools that missed with a fifth more replicas (at least one, filling what they rent): of a split, both
+    pools where first tokens came late (a first token waits for the prefill pool, then for a link and a slot in the
+    decode pool), the decode pool alone where only later ones did; otherwise every pool."""
     missed = {k.split("_")[0] for k, v in targets.items() if not stat_ok(summary, k, v)}
-    roles = {"prefill": missed <= {"ttft"}, "decode": missed <= {"tpot"}}
+    roles = {"prefill": bool(missed & {"ttft", "e2e"}), "decode": bool(missed)}
     pools = tuple(
         Pool(
             p.setup,

@@ -2,8 +2,8 @@
 prefill pool, their KV cache is sent to a decode pool, possibly of another chip, which generates the rest.
 
 KV transfer of a prompt of I tokens: every rank of the prefill replica that holds a share of the cache sends it in
-parallel; the decode replica starts once it has arrived, and streams the first token (which the prefill replica
-sampled) with its first step, as the engines' split front ends do, so TTFT counts the transfer:
+parallel; the decode replica takes the request once it has arrived and streams the first token (which the
+prefill replica sampled), as the engines' split front ends do, so TTFT counts the transfer:
     t = latency + I x kv_bytes_per_token / B,   B = min over the two ends of (ranks holding it x per-rank link)
 over the scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when
 the two chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and

@@ -10,9 +10,11 @@ be admitted cuts such a run short at the end of the iteration in progress. Each 
 heap by the iteration at which it finishes; the batch's context is S + g n it, with `it` the count of decode
 iterations and S the sum over decoding requests of (context at join - g it at join).
 
-A decode replica of a split streams each request's first token, which its prefill replica sampled, with the first
-decode iteration the request joins, as the engines' split routers return it (vLLM's proxy and SGLang's and
-TensorRT-LLM's disaggregated servers stream the decode side's answer): TTFT counts the KV transfer.
+A decode replica of a split streams each request's first token, which its prefill replica sampled, when it takes
+the request (its KV cache arrived and a batch slot is free), as the engines' split front ends return it: they
+stream the decode side's answer (vLLM's disaggregation proxy, SGLang's and TensorRT-LLM's disaggregated servers),
+and SGLang's decode side sends the prefill's token without a forward pass. TTFT counts the KV transfer and the
+waits for a link, a slot and the scheduler; the remaining tokens take a decode step each, as before.
 
 A scheduler that polls for new requests only every `recv_interval` decode iterations (SGLang's
 --scheduler-recv-interval: a decode iteration adds 1 to a counter, an iteration with prompts fills it, and the
@@ -78,7 +80,6 @@ class Replica:
         self.state: dict[int, int] = {}
         self.res: dict[int, int] = {}
         self.order: list[int] = []
-        self.streaming: list[int] = []  # decode role: joined, first token not yet streamed
         self.n_dec = 0
         self.S = 0.0
         self.it = 0
@@ -228,8 +229,8 @@ class Replica:
         self.g0[rid] = r.generated[rid]
         self.n_dec += 1
         self.state[rid] = DECODE
-        if self.role == "decode" and r.generated[rid] == 1:
-            self.streaming.append(rid)
+        if r.first[rid] != r.first[rid]:  # NaN: a split's first token, streamed as the decode replica takes it
+            r.first[rid] = self.kernel.now
         self._heap_seq += 1
         self.dtoken[rid] = self._heap_seq
         heapq.heappush(self.dheap, (self.it + math.ceil(remaining / self.g), self._heap_seq, rid))
@@ -237,8 +238,6 @@ class Replica:
     def _leave(self, rid: int) -> None:
         st = self.state.pop(rid, 0)
         if st == DECODE:
-            if rid in self.streaming:
-                self.streaming.remove(rid)
             self.n_dec -= 1
             self.S -= self.jterm.pop(rid)
             self.dtoken.pop(rid, None)
@@ -358,9 +357,6 @@ class Replica:
             k = min(k, self.pol.recv_interval - self.since_poll)
         base, a = self._decode_step(n, context, k)
         dt = k * base + a * (k * context + self.g * n * k * (k - 1) * 0.5)
-        for rid in self.streaming:  # a split's first token reaches the client with the decode pool's first step
-            self.req.first[rid] = t + base + a * context
-        self.streaming.clear()
         self.seg = (t, k, base, float(context), n)
         self.seg_a = a
         self._record(t, 0.5 * self.g * n * k)

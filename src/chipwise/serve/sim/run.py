@@ -133,6 +133,7 @@ def simulate(
         d = int(req.replica[rid])
         moving[d] -= 1
         moving[sender_of.pop(rid)] -= 1
+        req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes the request
         pools[-1][d - pools[-1][0].index].submit(t, rid)
 
     def on_prefilled(t: float, rid: int) -> None:
