@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chipwise.catalog import Catalog
-from chipwise.economics.rental import billed_chips, billed_one, filled
+from chipwise.economics.rental import billed_chips, billed_one, filled, rent, unit_for
 from chipwise.hardware import hardware
 
 V5E = (1, 4, 8, 16, 32, 64, 128, 256)  # v5litepod-1 ... v5litepod-256
@@ -39,6 +40,30 @@ def test_a_fleet_rents_the_units_that_host_its_replicas(
     units: tuple[int, ...], chips: float, replicas: int, billed: float
 ) -> None:
     assert billed_one(units, chips, replicas) == billed
+
+
+def _brute_force(units: tuple[int, ...], chips: float, replicas: int) -> tuple[int, int]:
+    """(fewest chips that host the replicas, most replicas those chips can host) over every mix of units."""
+    hosts = {u: int(u / chips + 1e-9) for u in units if u / chips >= 1 - 1e-9}
+    best: tuple[int, int] = (10**9, 0)
+    bound = replicas // min(hosts.values()) + 1
+    for counts in itertools.product(range(bound + 1), repeat=len(hosts)):
+        runs = sum(k * h for k, h in zip(counts, hosts.values(), strict=True))
+        cost = sum(k * u for k, u in zip(counts, hosts, strict=True))
+        if runs >= replicas and (cost, -runs) < (best[0], -best[1]):
+            best = (cost, runs)
+    return best
+
+
+@pytest.mark.parametrize(
+    ("units", "chips"), [(INF2, 4), (INF2, 2), (INF2, 8), (V5E[:4], 2), (V5E[:4], 4), ((1, 16), 4)]
+)
+def test_billing_is_the_brute_force_cheapest_and_runs_the_most(units: tuple[int, ...], chips: float) -> None:
+    """8 replicas of 4 Inferentia2 chips: three 12-chip instances run 9 for the 36 chips that two 12-chip and two
+    6-chip ones ran 8 on."""
+    for replicas in range(1, 13):
+        billed, runs = rent(units, chips, replicas)
+        assert (float(billed), float(runs)) == _brute_force(units, chips, replicas), replicas
 
 
 def test_billing_broadcasts_and_keeps_infeasible_fleets_infinite() -> None:
@@ -81,6 +106,22 @@ def test_a_pool_runs_what_its_rental_hosts_and_a_cut_rents_less(
     assert filled(units, chips, replicas, cheaper_than) == runs
     if cheaper_than:
         assert billed_one(units, chips, runs) < billed_one(units, chips, cheaper_than)
+
+
+@pytest.mark.parametrize(
+    ("units", "chips", "unit", "runs"),
+    [
+        (INF2, 4, 12, 3),  # an inf2.48xlarge runs three, where an inf2.24xlarge ran one for 6 chips
+        (INF2, 2, 6, 3),  # as few chips a replica in an inf2.24xlarge: the smaller
+        (INF2, 16, 24, 1),  # spans two inf2.48xlarge
+        (V5E, 3, 256, 85),  # 3.01 chips a replica in the 16x16 slice, where a 2x2 slice spends 4
+        ((), 0.25, 1, 4),  # whole chips
+    ],
+)
+def test_a_fleet_mix_offers_the_unit_with_the_fewest_chips_a_replica(
+    units: tuple[int, ...], chips: float, unit: int, runs: int
+) -> None:
+    assert [float(x) for x in unit_for(units, chips)] == [unit, runs]
 
 
 def test_the_catalog_rents_tpus_and_neuron_instances_in_their_units(catalog: Catalog) -> None:

@@ -2,11 +2,12 @@
 
 A replica's chips share one scale-up domain, so they sit in one rented unit: a unit of u chips hosts
 floor(u / c) replicas of c chips, and a replica larger than the largest unit spans whole largest units. A fleet
-of n replicas is billed for the units that host them, taken greedily from the largest unit down (each unit as
-often as it fills, then the smallest unit that hosts what is left), which is the fewest chips for the slice and
-instance ladders of the catalog (1-4-8-16... TPU slices, 1-6-12-chip Inferentia2 instances). A system without
-rental units is billed for the whole chips its replicas use. The units rented may host more replicas than asked
-for (`rent`'s second array): a plan runs them, since they are paid for.
+of n replicas is billed for the units that host them, from the largest unit down: at each size, either units of
+that size for all that is left, or as many as fill and on to the next size; the cheapest, and of equal ones the
+one that runs the most replicas. For the slice and instance ladders of the catalog (1-4-8-16... TPU slices,
+1-6-12-chip Inferentia2 instances) that is the fewest chips (checked against a brute force in the tests). A
+system without rental units is billed for the whole chips its replicas use. The units rented may host more
+replicas than asked for (`rent`'s second array): a plan runs them, since they are paid for.
 """
 
 from __future__ import annotations
@@ -34,19 +35,35 @@ def rent(units: tuple[int, ...], replica_chips: ArrayLike, replicas: ArrayLike) 
         billed = np.where(spans, left * np.ceil(cc / largest - 1e-9) * largest, 0.0)
         hosts = np.where(spans, left, 0.0)
         left = np.where(spans, 0.0, left)
+        # at each size from the largest down: cover what is left with units of this size, or fill as many as fill
+        # and go on; the cheapest of the covers, and of equal ones the one that runs the most replicas (8 replicas
+        # of 4 Inferentia2 chips: three 12-chip instances run 9, where two and two 6-chip ones run 8)
+        best, best_hosts = np.full(c.shape, np.inf), np.zeros(c.shape)
         for u in reversed(units):
             per = np.floor(u / cc + 1e-9)
-            k = np.where(per >= 1, np.floor(left / np.maximum(per, 1.0) + 1e-9), 0.0)
+            fits = per >= 1
+            cover = np.where(fits, np.ceil(left / np.maximum(per, 1.0) - 1e-9), 0.0)
+            cost, runs = billed + cover * u, hosts + cover * per
+            better = fits & ((cost < best - 1e-9) | ((np.abs(cost - best) <= 1e-9) & (runs > best_hosts)))
+            best, best_hosts = np.where(better, cost, best), np.where(better, runs, best_hosts)
+            k = np.where(fits, np.floor(left / np.maximum(per, 1.0) + 1e-9), 0.0)
             billed, hosts, left = billed + k * u, hosts + k * per, left - k * per
-        # what is left: the smallest unit that hosts it
-        rest, rest_hosts = np.zeros(c.shape), np.zeros(c.shape)
-        for u in reversed(units):
-            per = np.floor(u / cc + 1e-9)
-            fits = (left > 0) & (per >= left)
-            rest, rest_hosts = np.where(fits, float(u), rest), np.where(fits, per, rest_hosts)
-        billed, hosts = billed + rest, hosts + rest_hosts
+        billed, hosts = np.where(spans, billed, best), np.where(spans, hosts, best_hosts)
     inf = np.full(c.shape, np.inf)
     return np.where(finite, billed, inf), np.where(finite, hosts, inf)
+
+
+def unit_for(units: tuple[int, ...], replica_chips: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """(chips, replicas) of the unit that rents the fewest chips per replica of `replica_chips` (ties: the smaller
+    unit): an instance type of a fleet mix. An Inferentia2 replica of 4 chips: the 12-chip instance running three
+    (4 chips a replica), not the 6-chip one running one."""
+    c = np.asarray(replica_chips, dtype=np.float64)
+    chips, runs = rent(units, c, 1.0)  # the smallest unit that holds one
+    for u in units:
+        per = np.floor(u / np.maximum(c, 1e-12) + 1e-9)
+        better = (per >= 1) & (u * runs < chips * per - 1e-9)
+        chips, runs = np.where(better, float(u), chips), np.where(better, per, runs)
+    return chips, runs
 
 
 def billed_chips(units: tuple[int, ...], replica_chips: ArrayLike, replicas: ArrayLike) -> FloatArray:

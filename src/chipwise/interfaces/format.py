@@ -242,7 +242,7 @@ def _fitted_alternative(report: Mapping[str, Any]) -> str:
     else:
         return ""
     cost = price(alt["cost_usd_per_mtok"])
-    return f"; cheapest on fitted figures ({how}): {_option(alt)}, {chip_count(alt['chips'])}, {cost} per M"
+    return f"; cheapest on fitted figures ({how}): {_option(alt)}, {_chips_rented(alt)}, {cost} per M"
 
 
 def _chips_rented(row: Mapping[str, Any]) -> str:
@@ -281,7 +281,7 @@ def plan_serve_why(report: Mapping[str, Any]) -> str:
         nxt = others[0]
         unit = "/h" if cost_key == "cost_usd_per_hour" else " per M output tokens"
         text += (
-            f". Next that passed: {nxt['hardware'].replace('>', ' -> ')}, {chip_count(nxt['chips'])} at "
+            f". Next that passed: {nxt['hardware'].replace('>', ' -> ')}, {_chips_rented(nxt)} at "
             f"{price(nxt[cost_key])}{unit}"
         )
     return text

@@ -31,7 +31,7 @@ import yaml
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.economics.pricing import price_per_chip_hour
-from chipwise.economics.rental import rent
+from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -198,10 +198,13 @@ def _types_for(
             return []
         rates.append(np.asarray(r, dtype=np.float64))
     assert est is not None
-    # an instance is the smallest unit its provider rents that holds a replica (a TPU v5e TP2 replica's 2x2 slice,
-    # whole chips without units), running as many replicas as fit: its chips, price and capacity are theirs
-    chips, per = rent(system.rental_chips, est.chips, 1)
-    cap = np.stack(rates, axis=1) * per[:, None]  # candidates x buckets
+    # an instance is a unit its provider rents, running as many replicas as fit (whole chips without units): the
+    # one with the fewest chips a replica (an inf2.48xlarge for three 4-chip replicas), which ranks the shapes, and
+    # the smallest that holds one (an inf2.24xlarge), both offered where they differ
+    chips, per = unit_for(system.rental_chips, est.chips)
+    small, small_per = rent(system.rental_chips, est.chips, 1.0)
+    rate = np.stack(rates, axis=1)  # candidates x buckets, one replica's
+    cap = rate * per[:, None]
     price = chips * quote.usd_per_chip_hour
     demand = np.array([b.rate for b in buckets])
     weight_j = demand / max(demand.sum(), 1e-12)
@@ -228,10 +231,11 @@ def _types_for(
             weight_precision=weight,
             kv_precision=kv,
         )
-        name = f"{system.chip.id} {plan.label()}" + (f" x{int(per[i])}" if per[i] > 1 else "")
-        if any(t.name == name for t in out):
-            continue  # candidates whose batch limits the KV cache caps to the same batch are one instance type
-        out.append(_Type(name, system, engine, plan, int(chips[i]), float(price[i]), cap[i], int(per[i])))
+        for unit, runs in dict.fromkeys(((int(small[i]), int(small_per[i])), (int(chips[i]), int(per[i])))):
+            name = f"{system.chip.id} {plan.label()}" + (f" x{runs}" if runs > 1 else "")
+            if any(t.name == name for t in out):
+                continue  # candidates whose batch limits the KV cache caps to the same batch are one instance type
+            out.append(_Type(name, system, engine, plan, unit, unit * quote.usd_per_chip_hour, rate[i] * runs, runs))
     return out
 
 

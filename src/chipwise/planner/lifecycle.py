@@ -63,6 +63,7 @@ def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -
                 "projected": r.get("projected", False),
                 "plan": r["plan"],
                 "chips": r["chips"],
+                "billed_chips": r.get("billed_chips", r["chips"]),
                 "usd_per_hour": r["cost_usd_per_hour"],
                 "price_estimated": bool(r.get("price_estimated")),
                 "cost": r["cost_usd_per_hour"] * seconds / SECONDS_PER_HOUR,

@@ -19,7 +19,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
 from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, decode_targets, engine_for
-from chipwise.planner.serving_economics import economics
+from chipwise.planner.serving_economics import economics, priced_system
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
 from chipwise.serve.engine import (
@@ -227,7 +227,7 @@ def _pool(
     """One pool: the replica shape given or searched, and its replica count (`decode_only`: a disaggregated
     deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest request the
     replica is set up for, where not the job's: a prefill pool's are the deployment's, answers included)."""
-    system = hardware(catalog).system(hardware_name)
+    system = priced_system(hardware(catalog).system(hardware_name), sc.pricing)
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
@@ -695,6 +695,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
         "prefill_one_prompt": _prefill_alone(first, job.mean_input, job.prefix_hit_rate),
         **econ,
+        "billed_chips": whole_count(econ["billed_chips"]),
         "figures": _figures(first),
         "engine_defaults": sorted(
             {
@@ -779,8 +780,13 @@ def kv_path(
     catalog: Catalog, model: ModelSpec, pre: ReplicaSetup, n_pre: int, dec: ReplicaSetup, n_dec: int
 ) -> KVTransfer:
     """The KV path between the pools: one system's scale-up domain, a hybrid domain holding both chip types
-    (e.g. an NVLink Fusion rack), or the scale-out network."""
-    same = pre.system.id == dec.system.id and (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
+    (e.g. an NVLink Fusion rack), or the scale-out network. Pools of a system its provider rents in units (a TPU
+    slice, an EC2 instance size) rent their own units, which share no scale-up fabric: the network."""
+    same = (
+        pre.system.id == dec.system.id
+        and not pre.system.rental_chips
+        and (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
+    )
     hw = hardware(catalog)
     hybrids = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
     hybrid = hybrid_domain(hybrids, pre, pre.chips * n_pre, dec, dec.chips * n_dec)

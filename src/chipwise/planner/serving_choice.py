@@ -336,11 +336,14 @@ def choose(
         # can give back (Llama-3.1-70B at 5 req/s on trn2.48xlarge instances: TP16 replicas of 8 or 16 slots, and
         # TP32 ones, all rent 48 chips; the 16-slot TP16 fleet has the most to spare, and its check settles on
         # two instances, where the others stay at three)
-        used = (
-            chips - total_chips
-            if chips
-            else np.where(np.isfinite(total_chips), rented + 1e-3 * np.minimum(busy, 1.0), np.inf)
-        )
+        if chips:
+            # of the stated chips, the shape that leaves fewest idle, and rents no more than them where its
+            # provider rents units (4 trn2 chips as four TP4 replicas rent four trn2.3xlarge; as two TP8 replicas
+            # they rent a trn2.48xlarge of 16)
+            leased = rent(system.rental_chips, per_chip, need)[0]
+            used = chips - total_chips + np.maximum(np.where(np.isfinite(leased), leased, 0.0) - chips, 0.0)
+        else:
+            used = np.where(np.isfinite(total_chips), rented + 1e-3 * np.minimum(busy, 1.0), np.inf)
         score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
         if chips and np.isfinite(score).any():
             # a stated deployment's batch limit: of the limits as fast as the fastest where it runs (within

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -33,6 +34,11 @@ def chip_hour_price(
     if quote is None:
         return math.nan, None, None
     return quote.usd_per_chip_hour, {"system": system.id, **quote.record()}, quote
+
+
+def priced_system(system: System, pricing: str) -> System:
+    """The system as a fleet of it is priced: an owned fleet buys chips, not a provider's rental units."""
+    return replace(system, rental_chips=()) if pricing == "owned" and system.rental_chips else system
 
 
 def pool_billed(pool: Pool) -> float:

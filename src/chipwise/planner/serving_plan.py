@@ -35,7 +35,7 @@ from chipwise.planner.serving import (
     whole_count,
 )
 from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, decode_targets, engine_for
-from chipwise.planner.serving_economics import chip_hour_price, economics
+from chipwise.planner.serving_economics import chip_hour_price, economics, priced_system
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import (
@@ -148,9 +148,7 @@ def plan_serving(
     searched: set[str] = set()
     for i, hid in enumerate(hardware_ids):
         tell(f"searching {hid}", i, steps)
-        system = hw.system(hid)
-        if pricing == "owned":  # an owned fleet buys chips: no provider's rental units
-            system = replace(system, rental_chips=())
+        system = priced_system(hw.system(hid), pricing)
         if system.id in searched:  # a chip and its own system named both: planned once
             continue
         searched.add(system.id)

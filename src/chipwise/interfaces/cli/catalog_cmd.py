@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
@@ -284,8 +285,10 @@ def show(
     if rental:
         origin = rental.get("derivation") or "; ".join(rental["source_text"])
         console.print(
-            f"rented in units of {', '.join(map(str, rental['chips']))} chips ({rental['status']}): {rental['note']}"
-            + (f" [{origin}]" if sources and origin else "")
+            escape(
+                f"rented in units of {', '.join(map(str, rental['chips']))} chips ({rental['status']}): "
+                + "; ".join(t for t in (rental["note"], origin if sources else "") if t)
+            )
         )
     for p in data.get("prices", []):
         origin = p.get("derivation") or "; ".join(p.get("source_text", []))

@@ -7,6 +7,7 @@ import math
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
@@ -176,7 +177,8 @@ def print_lifecycle(r: dict[str, Any]) -> None:
             tr["hardware"],
             fmt.duration(tr["time_s"]),
             fmt.usd(tr["cost"]) + (" §" if tr.get("price_estimated") else ""),
-            f"{sv['hardware']} x{sv['chips']:g}",
+            f"{sv['hardware']} x{sv['chips']:g}"
+            + (f" [{sv['billed_chips']:g}]" if sv.get("billed_chips", sv["chips"]) > sv["chips"] else ""),
             fmt.usd(sv["usd_per_hour"]) + (" §" if sv.get("price_estimated") else ""),
             fmt.usd(p["cost_usd"]),
             fmt.energy(p["energy_j"]),
@@ -203,6 +205,8 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     estimated = [p[k]["hardware"] for p in listed for k in ("train", "serve") if p[k].get("price_estimated")]
     if estimated:
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates')}[/]")
+    if any(p["serve"].get("billed_chips", p["serve"]["chips"]) > p["serve"]["chips"] for p in listed):
+        console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
     best = r["best"]
     if not best["cross_vendor"]:
         console.print(f"[bold]One vendor wins:[/] train and serve on {best['train']['vendor']}.")

@@ -48,6 +48,11 @@ def _chip_share(chips: float) -> str:
     return {0.5: "half a chip", 0.25: "a quarter of a chip"}.get(chips, f"{chips:g} of a chip") + " (replicas share it)"
 
 
+def _systems(result: dict[str, Any]) -> list[str]:
+    """The systems a prediction's pools run on (one, or a split's two), as its price sources name them."""
+    return list(dict.fromkeys(str(q["system"]) for q in result.get("price_sources") or () if q.get("system")))
+
+
 def _settled(checked: dict[int, dict[str, Any]], rank: int, row: dict[str, Any]) -> bool:
     """Whether the simulated check of the ranking's row `rank` settled on another chip count."""
     return rank in checked and checked[rank]["chips"] != row["chips"]
@@ -205,7 +210,11 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row(
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
-        + (f" for the {r['billed_chips']:g} chips rented (its units: catalog show {r['system']})" if _rented(r) else "")
+        + (
+            f" for the {r['billed_chips']:g} chips rented (units: catalog show {' / '.join(_systems(r))})"
+            if _rented(r)
+            else ""
+        )
         + (" (at the throughput of the batch filling: see 'run too short')" if short else "")
         + (
             f" [yellow](price of {', '.join(estimated)} a catalog estimate: --json price_sources)[/]"
