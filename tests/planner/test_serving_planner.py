@@ -35,6 +35,9 @@ def _chips(catalog: Catalog, slo: dict[str, float]) -> float:
         ({"ttft_p95": 1.0}, "unknown SLO key"),
         ({"tpot_p99": -0.05}, "tpot_p99 = -0.05: an SLO must be positive"),
         ({"e2e_p50": 0}, "positive"),
+        # quoted text is a time with its unit, as on the command line (a quoted "2" was read as seconds)
+        ({"ttft_p99": "2"}, r"ttft_p99 = '2' has no unit. Fix: give seconds as a number \(2\) or .*'2s'"),
+        ({"tpot_p99": "50"}, r"tpot_p99 = '50' has no unit. Fix: give seconds as a number \(0.05\) or .*'50ms'"),
     ],
 )
 def test_bad_slo_is_one_clear_error(slo: dict[str, float], says: str) -> None:

@@ -78,9 +78,10 @@ class Targets(dict[str, float]):
 
 def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
     """The SLO in seconds, its keys and values checked (one line naming the problem and the fix otherwise): text
-    with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds or to times with
-    units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}). A bare TPOT of a second or more is a unit slip, refused as a
-    scenario refuses it. Targets already read pass through."""
+    with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds (numbers) or to
+    times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}; text without a unit, '2', is refused as on the command
+    line). A bare TPOT of a second or more is a unit slip, refused as a scenario refuses it. Targets already read
+    pass through."""
     if isinstance(slo, Targets):
         return slo
     if slo is None:
@@ -94,6 +95,13 @@ def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
         if key not in SLO_KEYS:
             raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
         bare = bare_seconds(value)
+        if bare is not None and isinstance(value, str):
+            # text is a time with its unit, as on the command line; a number is seconds
+            seconds = bare / 1000 if str(key).startswith("tpot") and bare >= 1 else bare  # '50' for a TPOT: ms
+            raise ChipwiseError(
+                f"SLO {key} = '{value}' has no unit. Fix: give seconds as a number ({seconds:g}) or a time with a "
+                f"unit ('{_slo_example(key, value).split('=', 1)[1]}')."
+            )
         if bare is not None and str(key).startswith("tpot") and bare >= 1:
             raise ChipwiseError(
                 f"SLO {key} = {bare:g} s per output token is not a plausible target. Fix: give {bare / 1000:g} "
