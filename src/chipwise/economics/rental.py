@@ -66,14 +66,9 @@ def unit_for(units: tuple[int, ...], replica_chips: ArrayLike) -> tuple[FloatArr
     return chips, runs
 
 
-def billed_chips(units: tuple[int, ...], replica_chips: ArrayLike, replicas: ArrayLike) -> FloatArray:
-    """Chips billed for the replicas (rent's first array)."""
-    return rent(units, replica_chips, replicas)[0]
-
-
 def billed_one(units: tuple[int, ...], replica_chips: float, replicas: float) -> float:
-    """Chips billed for one pool."""
-    return float(billed_chips(units, replica_chips, replicas))
+    """Chips billed for one pool (rent's first array)."""
+    return float(rent(units, replica_chips, replicas)[0])
 
 
 def filled(units: tuple[int, ...], replica_chips: float, replicas: int, cheaper_than: int = 0) -> int:
@@ -84,8 +79,4 @@ def filled(units: tuple[int, ...], replica_chips: float, replicas: int, cheaper_
         ceiling = billed_one(units, replica_chips, cheaper_than)
         while n > 1 and billed_one(units, replica_chips, n) >= ceiling:
             n -= 1
-    return _hosted(units, replica_chips, n)
-
-
-def _hosted(units: tuple[int, ...], replica_chips: float, replicas: int) -> int:
-    return int(rent(units, replica_chips, max(1, replicas))[1])
+    return int(rent(units, replica_chips, n)[1])

@@ -50,7 +50,7 @@ from chipwise.serve.quant import (
     check_precision,
     check_weight_precision,
 )
-from chipwise.serve.search import Estimate, erlang_c, pareto
+from chipwise.serve.search import Estimate, pareto, slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
@@ -455,16 +455,12 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
 def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait: float) -> float:
     """A split's first token beyond its prefill, at the 99th percentile: a mean prompt's transfer S, its wait for a
     link, and the decode pool's wait for a slot (`decode_wait`, its estimate's TTFT). The routers send each cache
-    to the least busy of `links` replicas at each end, so the link queue is an M/D/c one: Erlang C over c = links
-    at load lambda S, then an exponential tail at rate 2 (c - lambda S) / S (the M/M/c rate, halved for transfers
-    of one length; search._slot_wait's form)."""
+    to the least busy of `links` replicas at each end, so the link queue is an M/D/c one, priced as a batch slot's
+    wait is (search.slot_wait: Erlang C over c = links at load lambda S, then an exponential tail)."""
     service = transfer.latency_s + transfer.s_per_token * job.mean_input
     offered = (offered_request_rate(job) or 0.0) * service
-    c = max(links, 1)
-    waits = float(erlang_c(np.asarray(float(c)), np.asarray(offered)))
-    rate = 2.0 * max(c - offered, 1e-12) / max(service, 1e-12)
-    queue = math.log(100.0 * waits) / rate if waits > 0.01 else 0.0
-    return service + queue + decode_wait
+    queue = slot_wait(np.asarray(float(max(links, 1))), np.asarray(offered), np.asarray(service))[1]
+    return service + float(queue) + decode_wait
 
 
 def _link_busy(job: ServingJob, transfer: KVTransfer) -> float:

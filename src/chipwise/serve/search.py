@@ -473,7 +473,7 @@ def erlang_c(servers: Array, offered: Array) -> Array:
     return np.asarray(np.where(np.asarray(offered) > 0, np.clip(waits, 0.0, 1.0), 0.0), dtype=np.float64)
 
 
-def _slot_wait(slots: Array, offered: Array, hold: Array) -> tuple[Array, Array]:
+def slot_wait(slots: Array, offered: Array, hold: Array) -> tuple[Array, Array]:
     """Mean and 99th-percentile wait for a batch slot, `slots` of them each held `hold` seconds per request at
     `offered` load A: the M/M/c wait (Erlang C, then exponential at rate (c - A) / hold) scaled for a nearly fixed
     holding time (requests of one length) by Allen and Cunneen's (1 + c_s^2) / 2 = 1/2."""
@@ -567,7 +567,7 @@ def at_rate(
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
     prefill and the front end, plus three waits: for the iteration in flight (half a step on average, a whole one
     at the tail), for the prompts ahead of it (prompt_wait: an M/D/1 queue in the utilisation by the prompts' own
-    work), and for a free batch slot when all are taken (_slot_wait: Erlang C over the batch limit, each request
+    work), and for a free batch slot when all are taken (slot_wait: Erlang C over the batch limit, each request
     holding its slot for its prefill and its output tokens' steps); attention-DP balancing adds its gather
     (_balancing_wait). With `fleet_rate` (the whole load, requests/s) the fleet's fleet_rate / rate_per_replica
     replicas pool their slots and their prompt encoding: a least-loaded router sends a request to a replica with a
@@ -600,7 +600,7 @@ def at_rate(
     # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is all their wait
     holds = out > 1.0
     offered = np.minimum(lam * pooled * hold, MAX_UTILISATION * slots)
-    held, held99 = _slot_wait(slots, offered, hold) if holds else (np.zeros_like(hold), np.zeros_like(hold))
+    held, held99 = slot_wait(slots, offered, hold) if holds else (np.zeros_like(hold), np.zeros_like(hold))
     iteration = tpot * (drafting.spec.tokens_per_step if drafting else 1.0)  # a drafting step yields tau tokens
     wait = iteration / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues
     wait99 = iteration + queue99 + held99
