@@ -213,6 +213,8 @@ chips:
         ("systems:\n  inf2.48xlarge:\n    rental: {chips: [1, 24], status: spec, source: [x]}", "system's 12"),
         ("systems:\n  inf2.48xlarge:\n    rental: {chips: [1], status: spec, source: []}", "needs a 'source'"),
         ("systems:\n  inf2.48xlarge:\n    rental: {chips: [2], status: estimate}", "derivation"),
+        ("systems:\n  p5.48xlarge:\n    rental: {modes: {capacity-block: [8, 4]}}", "ascending"),
+        ("systems:\n  p5.48xlarge:\n    rental: {modes: {layaway: [8]}}", "layaway"),
     ],
 )
 def test_bad_user_catalog_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:

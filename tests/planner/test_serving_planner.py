@@ -767,3 +767,15 @@ def test_a_stated_deployment_rents_no_more_than_its_chips_and_an_owned_one_none(
         "decode: {tp: 2, replicas: 1}}}"
     )
     assert split["kv_transfer"]["fabric"] == "tpu-dcn" and split["billed_chips"] == 8
+
+
+def test_capacity_blocks_rent_whole_instances(catalog: Catalog) -> None:
+    """EC2 Capacity Blocks sell p5.48xlarge and trn2.48xlarge only, whole: Llama-3.1-8B at 3 req/s under
+    --pricing capacity-block rents and runs 8 H100s and 16 Trainium2 chips, where on demand one H100 and one
+    trn2.3xlarge chip are rented per chip."""
+    args = ("llama-3.1-8b", ["h100", "trn2"], Load("rate", rate=3.0), 1000, 200, {"ttft_p99": 2.0, "tpot_p99": 0.05})
+    blocks = plan_serving(catalog, *args, verify=0, disaggregated=False, pricing="capacity-block")
+    assert {r["hardware"]: r["billed_chips"] for r in blocks["results"]} == {"h100-sxm": 8, "trn2": 16}
+    assert all(r["chips"] == r["billed_chips"] for r in blocks["results"])  # the whole instance runs replicas
+    demand = plan_serving(catalog, *args, verify=0, disaggregated=False)
+    assert all(r["billed_chips"] < 8 for r in demand["results"])

@@ -187,10 +187,17 @@ class LinkEntry(_Strict):
         return self
 
 
-class RentalEntry(_Strict):
-    """The chip counts in which the system's provider rents it (instance sizes, slice shapes), ascending."""
+def _ladder_ok(chips: list[int]) -> bool:
+    return bool(chips) and all(c >= 1 for c in chips) and chips == sorted(set(chips))
 
-    chips: list[int]
+
+class RentalEntry(_Strict):
+    """The chip counts in which the system's provider rents it (instance sizes, slice shapes), ascending: in every
+    rental mode (`chips`; empty: any count), or in one mode (`modes`, e.g. EC2 Capacity Blocks, which sell whole
+    8-GPU or 16-chip instances)."""
+
+    chips: list[int] = Field(default_factory=list)
+    modes: dict[PricingMode, list[int]] = Field(default_factory=dict)
     status: Status
     source: SourceList = Field(default_factory=list)
     note: str = ""
@@ -198,13 +205,17 @@ class RentalEntry(_Strict):
 
     @model_validator(mode="after")
     def _ladder(self) -> RentalEntry:
-        if not self.chips or any(c < 1 for c in self.chips) or self.chips != sorted(set(self.chips)):
+        ladders = [self.chips] if self.chips or not self.modes else []
+        if not all(_ladder_ok(c) for c in [*ladders, *self.modes.values()]):
             raise ValueError("rental.chips lists the rentable chip counts, ascending, each at least 1")
         if self.status in ("estimate", "projected") and not self.derivation.strip():
             raise ValueError(f"rental units with status '{self.status}' need a 'derivation'")
         if self.status not in ("estimate", "projected") and not self.source:
             raise ValueError(f"rental units with status '{self.status}' needs a 'source'")
         return self
+
+    def largest(self) -> int:
+        return max(c[-1] for c in (self.chips, *self.modes.values()) if c)
 
 
 class SystemEntry(_Strict):
@@ -234,8 +245,8 @@ class SystemEntry(_Strict):
     def _units(self) -> SystemEntry:
         expect_quantity(self.power, "power", "power")
         expect_quantity(self.host_overhead, "ratio", "host_overhead")
-        if self.rental is not None and self.rental.chips[-1] > self.chips:
-            raise ValueError(f"rental unit of {self.rental.chips[-1]} chips is larger than the system's {self.chips}")
+        if self.rental is not None and self.rental.largest() > self.chips:
+            raise ValueError(f"rental unit of {self.rental.largest()} chips is larger than the system's {self.chips}")
         if self.members and sum(self.members.values()) != self.chips:
             raise ValueError(f"members add up to {sum(self.members.values())} chips, not the system's {self.chips}")
         for link in self.links:

@@ -253,8 +253,10 @@ class Hardware:
             )
         if entry.rental is not None:
             r = entry.rental
-            units = ", ".join(map(str, r.chips))
-            prov["rental"] = FigureRef(units, "chips", r.status, tuple(r.source), r.note, r.derivation)
+            ladders = ([", ".join(map(str, r.chips))] if r.chips else []) + [
+                f"{mode}: {', '.join(map(str, chips))}" for mode, chips in r.modes.items()
+            ]
+            prov["rental"] = FigureRef("; ".join(ladders), "chips", r.status, tuple(r.source), r.note, r.derivation)
         host_overhead = 1.0
         if entry.host_overhead is not None:
             host_overhead = float(entry.host_overhead.si)
@@ -276,6 +278,7 @@ class Hardware:
             links={frozenset(link.between): (link.bandwidth.si, link.latency.si) for link in entry.links},
             host_overhead=host_overhead,
             rental_chips=tuple(entry.rental.chips) if entry.rental else (),
+            rental_modes={m: tuple(c) for m, c in entry.rental.modes.items()} if entry.rental else {},
         )
 
 

@@ -198,6 +198,8 @@ class System:
     host_overhead: float = 1.0
     #: the chip counts its provider rents it in (instance sizes, slice shapes), ascending; empty: any count
     rental_chips: tuple[int, ...] = ()
+    #: ... in one rental mode, where they differ (EC2 Capacity Blocks sell whole instances)
+    rental_modes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def projected(self) -> bool:

@@ -37,8 +37,10 @@ def chip_hour_price(
 
 
 def priced_system(system: System, pricing: str) -> System:
-    """The system as a fleet of it is priced: an owned fleet buys chips, not a provider's rental units."""
-    return replace(system, rental_chips=()) if pricing == "owned" and system.rental_chips else system
+    """The system as a fleet of it is priced in `pricing`: its provider's rental units in that mode (EC2 Capacity
+    Blocks sell whole instances), and none for an owned fleet, which buys chips."""
+    units = () if pricing == "owned" else system.rental_modes.get(pricing, system.rental_chips)
+    return system if units == system.rental_chips else replace(system, rental_chips=units)
 
 
 def pool_billed(pool: Pool) -> float:

@@ -129,7 +129,7 @@ def _rental(catalog: Catalog, rental: RentalEntry | None) -> dict[str, Any] | No
     """The chip counts the system is rented in, with their provenance (None: billed per chip used)."""
     if rental is None:
         return None
-    out: dict[str, Any] = {"chips": rental.chips, "status": rental.status, "note": rental.note}
+    out: dict[str, Any] = {"chips": rental.chips, "modes": rental.modes, "status": rental.status, "note": rental.note}
     out["source"] = rental.source
     out["source_text"] = [catalog.source_text(s) for s in rental.source]
     if rental.derivation:
@@ -286,7 +286,10 @@ def show(
         origin = rental.get("derivation") or "; ".join(rental["source_text"])
         console.print(
             escape(
-                f"rented in units of {', '.join(map(str, rental['chips']))} chips ({rental['status']}): "
+                "rented in units of "
+                + (f"{', '.join(map(str, rental['chips']))} chips" if rental["chips"] else "any number of chips")
+                + "".join(f"; {mode}: {', '.join(map(str, c))} chips" for mode, c in rental["modes"].items())
+                + f" ({rental['status']}): "
                 + "; ".join(t for t in (rental["note"], origin if sources else "") if t)
             )
         )
