@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chipwise.catalog import Catalog
-from chipwise.economics.rental import billed_one, filled, rent, unit_for
+from chipwise.economics.rental import billed_one, filled, rent, split_rent, unit_for
 from chipwise.hardware import hardware
 
 V5E = (1, 4, 8, 16, 32, 64, 128, 256)  # v5litepod-1 ... v5litepod-256
@@ -122,6 +122,22 @@ def test_a_fleet_mix_offers_the_unit_with_the_fewest_chips_a_replica(
     units: tuple[int, ...], chips: float, unit: int, runs: int
 ) -> None:
     assert [float(x) for x in unit_for(units, chips)] == [unit, runs]
+
+
+@pytest.mark.parametrize(
+    ("units", "pre", "dec", "billed", "shared"),
+    [
+        (V5E, (2, 1), (2, 1), 4, True),  # two TP2 replicas in one 2x2 slice, not two
+        (V5E, (1, 2), (1, 3), 5, False),  # five one-chip slices cost less than a 2x4
+        (INF2, (2, 1), (2, 1), 6, True),  # two 2-chip replicas in one inf2.24xlarge, not one each
+        (INF2, (0.5, 2), (1, 3), 4, False),  # four inf2.xlarge cost less than an inf2.24xlarge
+        ((), (2, 2), (2, 1), 6, False),  # no units: the chips used
+    ],
+)
+def test_a_split_of_one_system_shares_a_unit_where_that_costs_no_more(
+    units: tuple[int, ...], pre: tuple[float, int], dec: tuple[float, int], billed: float, shared: bool
+) -> None:
+    assert split_rent(units, pre[0], pre[1], dec[0], dec[1]) == (billed, shared)
 
 
 def test_the_catalog_rents_tpus_and_neuron_instances_in_their_units(catalog: Catalog) -> None:

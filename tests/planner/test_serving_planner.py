@@ -743,8 +743,9 @@ def test_a_splits_first_token_estimate_counts_the_decode_pools_wait(catalog: Cat
 def test_a_stated_deployment_rents_no_more_than_its_chips_and_an_owned_one_none(catalog: Catalog) -> None:
     """Four Trainium2 chips stated: two TP8 replicas (2 chips each) rent a trn2.48xlarge of 16, four TP4 ones four
     trn2.3xlarge; the search took the first ($43.68/h) and now takes the second ($10.92/h). An owned fleet buys
-    chips, so a TP2 TPU v6e replica is not doubled to fill a 2x2 slice. A split on rented units hands its KV
-    caches over the network: separate slices or instances share no ICI or NeuronLink."""
+    chips, so a TP2 TPU v6e replica is not doubled to fill a 2x2 slice. A split of TP2 pools on TPU v5e shares one
+    2x2 slice and its ICI (two slices had cost 8 chips), where a split that rents less apart, a TP1 prefill and a
+    TP1 decode replica on one-chip slices, hands its caches over the network: separate slices share no ICI."""
     from chipwise.planner.serving import predict_serving
     from chipwise.workload.scenario import load_scenario
 
@@ -761,12 +762,16 @@ def test_a_stated_deployment_rents_no_more_than_its_chips_and_an_owned_one_none(
         " arrival_rate: 1, requests: 300, plan: {tp: 2}}"
     )
     assert owned["plan"]["replicas"] == 1 and owned["chips"] == 2 and owned["billed_chips"] == 2
-    split = predicted(
-        "{kind: serve, model: llama-3.1-8b, hardware: tpu-v5e, input_tokens: 1000, output_tokens: 200, "
-        "arrival_rate: 3, requests: 300, plan: {disaggregated: true, prefill: {tp: 2, replicas: 1}, "
-        "decode: {tp: 2, replicas: 1}}}"
-    )
-    assert split["kv_transfer"]["fabric"] == "tpu-dcn" and split["billed_chips"] == 8
+    def split(tp: int) -> dict[str, Any]:
+        return predicted(
+            "{kind: serve, model: llama-3.2-3b, hardware: tpu-v5e, input_tokens: 1000, output_tokens: 200, "
+            f"arrival_rate: 3, requests: 300, plan: {{disaggregated: true, prefill: {{tp: {tp}, replicas: 1}}, "
+            f"decode: {{tp: {tp}, replicas: 1}}}}}}"
+        )
+
+    shared, apart = split(2), split(1)
+    assert shared["kv_transfer"]["fabric"] == "tpu-ici-v5e" and shared["billed_chips"] == 4
+    assert apart["kv_transfer"]["fabric"] == "tpu-dcn" and apart["billed_chips"] == 2
 
 
 def test_capacity_blocks_rent_whole_instances(catalog: Catalog) -> None:

@@ -12,6 +12,8 @@ replicas than asked for (`rent`'s second array): a plan runs them, since they ar
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -80,3 +82,18 @@ def filled(units: tuple[int, ...], replica_chips: float, replicas: int, cheaper_
         while n > 1 and billed_one(units, replica_chips, n) >= ceiling:
             n -= 1
     return int(rent(units, replica_chips, n)[1])
+
+
+def split_rent(
+    units: tuple[int, ...], pre_chips: float, n_pre: int, dec_chips: float, n_dec: int
+) -> tuple[float, bool]:
+    """(chips billed, whether one unit holds both) for a prefill and a decode pool of one system: each pool in its
+    own units, or both in the smallest unit that holds them where that costs no more, their KV caches then moving
+    over its scale-up fabric (a TP2 prefill and a TP2 decode replica on TPU v5e share one 2x2 slice, where two
+    slices cost 8 chips and hand the caches over the data-centre network)."""
+    apart = billed_one(units, pre_chips, n_pre) + billed_one(units, dec_chips, n_dec)
+    need = math.ceil(pre_chips * n_pre + dec_chips * n_dec - 1e-9)
+    shared = next((u for u in units if u >= need), None)
+    if shared is not None and shared <= apart:
+        return float(shared), True
+    return apart, False

@@ -14,7 +14,7 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.energy import check_region
 from chipwise.economics.pricing import check_mode
-from chipwise.economics.rental import filled
+from chipwise.economics.rental import filled, split_rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
@@ -781,11 +781,13 @@ def kv_path(
 ) -> KVTransfer:
     """The KV path between the pools: one system's scale-up domain, a hybrid domain holding both chip types
     (e.g. an NVLink Fusion rack), or the scale-out network. Pools of a system its provider rents in units (a TPU
-    slice, an EC2 instance size) rent their own units, which share no scale-up fabric: the network."""
-    same = (
-        pre.system.id == dec.system.id
-        and not pre.system.rental_chips
-        and (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
+    slice, an EC2 instance size) share a scale-up fabric only where one unit holds both (rental.split_rent); in
+    units of their own, the network."""
+    units = pre.system.rental_chips
+    same = pre.system.id == dec.system.id and (
+        split_rent(units, pre.chips, n_pre, dec.chips, n_dec)[1]
+        if units
+        else (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
     )
     hw = hardware(catalog)
     hybrids = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)

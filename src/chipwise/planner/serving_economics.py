@@ -12,7 +12,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.economics.energy import carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_per_chip_hour
-from chipwise.economics.rental import billed_one
+from chipwise.economics.rental import billed_one, split_rent
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware.objects import System
 from chipwise.serve.simulate import Pool
@@ -71,11 +71,13 @@ def economics(
     co2_h = 0.0
     total = sum(p.chips for p in pools)
     systems = {p.setup.system.id for p in pools}
-    billed = 0.0
-    for pool in pools:
+    rents = [pool_billed(p) if pricing != "owned" else p.chips for p in pools]  # an owned fleet buys chips
+    if len(pools) == 2 and len(systems) == 1 and pricing != "owned":  # a split may share a unit of its system
+        (pre, dec), units = pools, pools[0].setup.system.rental_chips
+        rents = [split_rent(units, pre.setup.chips, pre.replicas, dec.setup.chips, dec.replicas)[0], 0.0]
+    billed = sum(rents)
+    for pool, rented in zip(pools, rents, strict=True):
         system, chips = pool.setup.system, pool.chips
-        rented = pool_billed(pool) if pricing != "owned" else chips  # an owned fleet buys chips, not rentals
-        billed += rented
         price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
         if math.isnan(price):
             priced = False

@@ -16,7 +16,7 @@ import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import check_mode
-from chipwise.economics.rental import billed_one, filled
+from chipwise.economics.rental import billed_one, filled, split_rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -409,10 +409,13 @@ def _sized_split(
 ) -> dict[str, Any]:
     """`row` with its pools' replica counts, chips and prices."""
     choice: Choice = dc["choice"]
-    billed = (
-        billed_one(pf["system"].rental_chips, pf["chips"], n_pre),
-        billed_one(dc["system"].rental_chips, choice.chips, n_dec),
-    )
+    if pf["system"].id == dc["system"].id:  # one system: both pools may share a unit of it
+        billed = (split_rent(pf["system"].rental_chips, pf["chips"], n_pre, choice.chips, n_dec)[0], 0.0)
+    else:
+        billed = (
+            billed_one(pf["system"].rental_chips, pf["chips"], n_pre),
+            billed_one(dc["system"].rental_chips, choice.chips, n_dec),
+        )
     cost = billed[0] * pf["price"] + billed[1] * dc["price"]
     return {
         **row,
