@@ -43,9 +43,14 @@ def priced_system(system: System, pricing: str) -> System:
     return system if units == system.rental_chips else replace(system, rental_chips=units)
 
 
-def pool_billed(pool: Pool) -> float:
-    """Chips rented for a pool: its system's rental units that host its replicas (economics.rental)."""
-    return billed_one(pool.setup.system.rental_chips, pool.setup.chips, pool.replicas)
+def rented_chips(pools: Sequence[tuple[System, float, int]]) -> list[float]:
+    """Chips rented for each pool of (system, chips a replica, replicas): its system's units that host its replicas
+    (economics.rental), or, for a split of one system, the one unit that holds both where that costs no more
+    (rental.split_rent; the first pool carries it)."""
+    if len(pools) == 2 and pools[0][0].id == pools[1][0].id:
+        (system, pre_chips, n_pre), (_, dec_chips, n_dec) = pools
+        return [split_rent(system.rental_chips, pre_chips, n_pre, dec_chips, n_dec)[0], 0.0]
+    return [billed_one(system.rental_chips, chips, n) for system, chips, n in pools]
 
 
 def economics(
@@ -59,7 +64,7 @@ def economics(
 ) -> dict[str, Any]:
     """Dollars, energy and carbon per hour and per million tokens of a deployment.
 
-    cost/h = sum over pools of chips rented (pool_billed; owned: the chips used) x price per chip-hour (catalog
+    cost/h = sum over pools of chips rented (rented_chips; owned: the chips used) x price per chip-hour (catalog
     rental price, or owned TCO);
     $/Mtok = cost/h / (tokens/s x 3600) x 1e6, for output tokens and for all (input + output) tokens;
     energy/h = sum of chips x busy IT power per chip (economics.power) x 3600 s x PUE; CO2e = energy x grid.
@@ -71,10 +76,10 @@ def economics(
     co2_h = 0.0
     total = sum(p.chips for p in pools)
     systems = {p.setup.system.id for p in pools}
-    rents = [pool_billed(p) if pricing != "owned" else p.chips for p in pools]  # an owned fleet buys chips
-    if len(pools) == 2 and len(systems) == 1 and pricing != "owned":  # a split may share a unit of its system
-        (pre, dec), units = pools, pools[0].setup.system.rental_chips
-        rents = [split_rent(units, pre.setup.chips, pre.replicas, dec.setup.chips, dec.replicas)[0], 0.0]
+    if pricing == "owned":  # an owned fleet buys chips
+        rents = [p.chips for p in pools]
+    else:
+        rents = rented_chips([(p.setup.system, p.setup.chips, p.replicas) for p in pools])
     billed = sum(rents)
     for pool, rented in zip(pools, rents, strict=True):
         system, chips = pool.setup.system, pool.chips

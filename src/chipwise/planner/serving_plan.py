@@ -16,7 +16,7 @@ import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import check_mode
-from chipwise.economics.rental import billed_one, filled, split_rent
+from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -35,7 +35,7 @@ from chipwise.planner.serving import (
     whole_count,
 )
 from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, decode_targets, engine_for
-from chipwise.planner.serving_economics import chip_hour_price, economics, priced_system
+from chipwise.planner.serving_economics import chip_hour_price, economics, priced_system, rented_chips
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import (
@@ -409,13 +409,7 @@ def _sized_split(
 ) -> dict[str, Any]:
     """`row` with its pools' replica counts, chips and prices."""
     choice: Choice = dc["choice"]
-    if pf["system"].id == dc["system"].id:  # one system: both pools may share a unit of it
-        billed = (split_rent(pf["system"].rental_chips, pf["chips"], n_pre, choice.chips, n_dec)[0], 0.0)
-    else:
-        billed = (
-            billed_one(pf["system"].rental_chips, pf["chips"], n_pre),
-            billed_one(dc["system"].rental_chips, choice.chips, n_dec),
-        )
+    billed = rented_chips([(pf["system"], pf["chips"], n_pre), (dc["system"], choice.chips, n_dec)])
     cost = billed[0] * pf["price"] + billed[1] * dc["price"]
     return {
         **row,
