@@ -762,6 +762,7 @@ def test_a_stated_deployment_rents_no_more_than_its_chips_and_an_owned_one_none(
         " arrival_rate: 1, requests: 300, plan: {tp: 2}}"
     )
     assert owned["plan"]["replicas"] == 1 and owned["chips"] == 2 and owned["billed_chips"] == 2
+
     def split(tp: int) -> dict[str, Any]:
         return predicted(
             "{kind: serve, model: llama-3.2-3b, hardware: tpu-v5e, input_tokens: 1000, output_tokens: 200, "

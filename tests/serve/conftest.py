@@ -18,6 +18,11 @@ def llama8b(catalog: Catalog) -> ModelSpec:
 
 
 @pytest.fixture(scope="session")
+def llama70b(catalog: Catalog) -> ModelSpec:
+    return load_model(catalog, "llama-3.1-70b")
+
+
+@pytest.fixture(scope="session")
 def h100_setup(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> ReplicaSetup:
     """Llama 3.1 8B in fp8 on one H100 with TensorRT-LLM defaults (reserve admission, mixed batching), its prompt
     iterations in piecewise CUDA graphs, so that an iteration's time is its device work and fixed costs (the eager

@@ -124,6 +124,15 @@ def test_rank_imbalance_is_the_lone_ranks_extra_projections(catalog: Catalog, hw
         moe, dev, "fp8", shapes, 500.0
     )
     assert extra[0] == pytest.approx(full[0]) and extra[0] > 0 and extra[1] == 0.0
+    # the projections are placed once per shapes (Shapes.memo), with the same bits as on a fresh Shapes, and
+    # broadcast over rows of tokens
+    rows = np.array([[500.0, 500.0], [1000.0, 4000.0]])
+    again = rank_imbalance(moe, dev, "fp8", shapes, rows, np.full((2, 2), 2000.0))
+    fresh = rank_imbalance(moe, dev, "fp8", Shapes.of([RANKS, RANKS], 1, RANKS, [1, 0]), rows, np.full((2, 2), 2000.0))
+    assert np.array_equal(again, fresh) and again[0, 0] == extra[0] and again[1, 0] > 0.0
+    assert again[:, 1].tolist() == [0.0, 0.0]  # no attention DP
+    assert again[1, 0] < again[0, 0]  # fewer extra tokens for the lone rank
+    assert len([k for k in shapes.memo if "rank_imbalance" in str(k[0])]) == 1
 
 
 def test_the_search_tries_balancing_on_and_off_where_the_engine_has_it(

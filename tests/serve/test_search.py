@@ -488,3 +488,57 @@ def test_a_replica_offered_nothing_shares_no_slots(catalog: Catalog) -> None:
             {"ttft_p99": 2.0, "tpot_p99": 0.05}, verify=0,
         )  # fmt: skip
     assert report["results"]
+
+
+def test_the_load_searches_price_an_estimate_on_one_device_and_shapes(
+    catalog: Catalog, h100: System, llama8b: ModelSpec
+) -> None:
+    """Every load search of one estimate on one system and engine reuses its device, topology and shapes, so what a
+    Shapes prices once (token_costs' terms) is priced once per estimate, not once per search; the answers are those
+    of a fresh estimate, to the bit."""
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(16, 64))
+    est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
+    first = est.on(h100, eng)
+    assert est.on(h100, eng) == first and first[2] is est.on(h100, eng)[2]
+    lam = 0.5 * est.throughput / OUT
+    a = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    terms = len(first[2].memo)
+    b = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    assert len(first[2].memo) == terms > 0  # nothing priced again
+    fresh = estimate(llama8b, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
+    c = at_rate(llama8b, h100, eng, fresh, "fp8", "fp8", INP, OUT, lam)
+    for x, y, z in ((a.tpot, b.tpot, c.tpot), (a.ttft_p99, b.ttft_p99, c.ttft_p99)):
+        assert np.array_equal(x, y) and np.array_equal(x, z)
+    assert est.take(np.array([0])).on(h100, eng)[2] is not first[2]  # a subset has shapes of its own
+
+
+@pytest.mark.parametrize("prompt", [1024, 20000])
+def test_a_lone_prompt_gains_nothing_from_pipeline_stages(
+    catalog: Catalog, hw: Hardware, llama70b: ModelSpec, prompt: int
+) -> None:
+    """A prompt's chunk is one micro-batch: it passes the pp stages in turn, so alone it takes the whole model's
+    time (plus the hand-offs), not 1/pp of it. It had read 68.9 / 39.1 / 24.3 ms at PP1 / PP2 / PP4 for Llama-3.1-70B
+    on MI300X, and `plan serve` chose PP4 to meet a 100 ms TTFT. The simulator (StepModel.prompt_alone) and the
+    estimate (search.estimate) agree. Each micro-batch is scheduled in a max_tokens budget of its own, so a full
+    pipeline of several requests' chunks still carries pp times one stage's work (MLPerf Llama-3.1-405B Offline on
+    B200 TP2 PP2 read -34% with the bound and one budget a round, -7.5% with a budget a micro-batch)."""
+    system = hw.system("mi300x")
+    eng = engine_profile(catalog, "vllm", system.chip.family)
+    chunk = 8192
+    alone, steps = {}, {}
+    for pp in (1, 2, 4):
+        plan = ReplicaPlan(tp=8, pp=pp, max_batch=32, max_tokens=chunk)
+        setup = setup_replica(catalog, llama70b, system, "vllm", plan, float(prompt), 256.0)
+        assert setup.token_budget == pp * chunk and setup.policy().rank_tokens == (chunk if pp > 1 else 0)
+        steps[pp] = setup.steps
+        alone[pp] = steps[pp].prompt_alone(prompt, chunk)
+        cand = enumerate_candidates(llama70b, topology_of(system), None, {"tp": 8, "pp": pp, "ep": 1, "max_batch": 32})
+        est = estimate(llama70b, system, eng, cand, "bf16", "bf16", float(prompt), 256.0, chunk)
+        assert float(est.prefill_s[0]) == pytest.approx(alone[pp], rel=1e-6)
+    assert alone[1] <= alone[2] <= alone[4] < 1.1 * alone[1]
+    # a round of pp chunks (one per micro-batch, each scheduled in a budget of its own) takes about one chunk's
+    # pass: the pipeline is full
+    full = steps[4].prompt_time(4 * 1024, 4, 0.0, 4 * 1024 * 1025 / 2, largest=1024, largest_pairs=1024 * 1025 / 2)
+    one = steps[4].prompt_time(1024, 1, 0.0, 1024 * 1025 / 2, largest=1024, largest_pairs=1024 * 1025 / 2)
+    assert full < 1.5 * one

@@ -519,6 +519,8 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict
     device = (
         steps.token_time(new) + steps.b * pairs + steps.imbalance(new, steps.ranks * new, pairs, steps.ranks * pairs)
     )
+    if steps.pp > 1:  # it passes the pipeline's stages in turn
+        device = max(device, steps.pass_time(new, pairs))
     largest = setup.policy().largest_bucket
     return {
         "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, largest, cached),

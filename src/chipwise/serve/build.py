@@ -10,7 +10,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, check_engine_model, engine_profile, schedulers, serving_device
+from chipwise.serve.engine import EngineProfile, budgets, check_engine_model, engine_profile, serving_device
 from chipwise.serve.iteration import Shapes
 from chipwise.serve.kvcache import ReplicaMemory, replica_memory
 from chipwise.serve.plan import ReplicaPlan, check_replica
@@ -77,9 +77,9 @@ class ReplicaSetup:
 
 
 def replica_token_budget(eng: EngineProfile, plan: ReplicaPlan) -> int:
-    """Tokens one iteration of a replica may carry: max_tokens for each of its schedulers (the attention-DP ranks of
-    an engine that gives each rank its own limits)."""
-    return plan.max_tokens * int(schedulers(eng, plan.tp, plan.attention_dp))
+    """Tokens one iteration of a replica may carry: max_tokens for each of its budgets (engine.budgets: the
+    attention-DP ranks of an engine that gives each rank its own limits, in each pipeline micro-batch)."""
+    return plan.max_tokens * int(budgets(eng, plan.tp, plan.attention_dp, plan.pp))
 
 
 def setup_replica(

@@ -317,10 +317,12 @@ def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1) -> i
     return max(1, min(eng.max_tokens, math.ceil(longest_prompt) * prompts))
 
 
-def schedulers(eng: EngineProfile, tp: Any, attention_dp: Any) -> Any:
-    """Schedulers that fill a replica's iteration, each with its own max_batch and max_tokens: the tp attention-DP
-    ranks where the engine gives each rank its own limits (eng.adp_budget_per_rank), else one. Broadcasts."""
-    return np.where((np.asarray(attention_dp) > 0) & eng.adp_budget_per_rank, tp, 1)
+def budgets(eng: EngineProfile, tp: Any, attention_dp: Any, pp: Any = 1) -> Any:
+    """Token budgets of max_tokens that fill one iteration of a replica (a round of its pipeline): the tp
+    attention-DP ranks' where the engine gives each rank its own limits (eng.adp_budget_per_rank), else one, in
+    each of the pp micro-batches, which the engines schedule as batches of their own (vLLM's batch queue of pp
+    in-flight batches, TensorRT-LLM's and SGLang's pipeline micro-batches). Broadcasts."""
+    return np.where((np.asarray(attention_dp) > 0) & eng.adp_budget_per_rank, tp, 1) * np.asarray(pp)
 
 
 def default_engine(vendor: str) -> str:

@@ -21,6 +21,8 @@ An iteration carries T tokens: one for each decoding sequence plus the prefill c
   c s + c (c + 1) / 2 pairs; b = score FLOPs per pair / (rate), over L/pp layers.
 With pipeline parallelism the batch is split into pp micro-batches that fill the pipeline, so each stage
 processes pp micro-batches of T/pp tokens per iteration (the weights of a stage are read once per micro-batch).
+A prompt's chunk is one micro-batch, which passes the stages in turn: an iteration carrying a chunk of c tokens
+takes at least pp G(c) and its hand-offs (serve.sim.steps.StepModel.pass_time).
 
 Attention variants: MHA/GQA cache 2 kv_heads head_dim elements per token and layer; a rank holds
 max(kv_heads / tp, 1) heads (a KV head is replicated when tp > kv_heads). MLA (DeepSeek-V2/V3) caches the
@@ -345,17 +347,17 @@ def rank_imbalance(
     projections of `even` tokens' even share (even / tp tokens: tp x one whole prompt when a prompt runs alone):
     each layer's expert exchange waits for that rank. G(T) prices an even split; this adds the difference.
     Zero without attention DP, whose ranks split every token's heads (priced only where it is not zero)."""
-    tp, pp, ep, adp, t, e = np.broadcast_arrays(
-        shapes.tp, shapes.pp, shapes.ep, shapes.adp, np.asarray(tokens, dtype=np.float64), np.asarray(even)
-    )
-    out = np.zeros(t.shape)
-    sel = (adp > 0) & (e > t)
-    if sel.any():
-        part = Shapes(tp[sel], pp[sel], ep[sel], adp[sel])
-        e_sel, t_sel = e[sel].astype(np.float64), t[sel]
-        projections = _projections(model, dev, weight_precision, part)
-        out[sel] = projections(e_sel) - projections(t_sel)
-    return out
+    t = np.asarray(tokens, dtype=np.float64)
+    e = np.asarray(even, dtype=np.float64)
+    sel = (shapes.adp > 0) & (e > t)
+    if not sel.any():
+        return np.zeros(np.broadcast(shapes.tp, t, e).shape)
+
+    def build() -> Callable[[Array | float], Array]:
+        return _projections(model, dev, weight_precision, shapes)
+
+    projections = _memoised(shapes, (model, dev, weight_precision), build)
+    return np.asarray(np.where(sel, projections(e) - projections(t), 0.0), dtype=np.float64)
 
 
 @dataclass(frozen=True)

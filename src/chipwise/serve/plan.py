@@ -17,7 +17,8 @@ class ReplicaPlan:
 
     max_tokens: tokens one iteration may carry (prefill chunks plus one per decoding sequence): the engine's
     max_num_tokens, which with attention DP is each rank's on engines that give every rank its own scheduler
-    (TensorRT-LLM, vLLM; engines.*.adp_budget_per_rank), the replica's on SGLang. max_batch is the replica's.
+    (TensorRT-LLM, vLLM; engines.*.adp_budget_per_rank), the replica's on SGLang, and with pipeline parallelism each
+    micro-batch's (engine.budgets). max_batch is the replica's.
     speculation: speculative decoding (serve.speculation), or None.
     recv_interval: decode iterations between the scheduler's polls for new requests (SGLang's
     --scheduler-recv-interval; 1 = every iteration, every engine's default).

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +32,7 @@ from scipy.special import gammaincinv, gammaln, pdtr
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, schedulers, serving_device, token_budget
+from chipwise.serve.engine import EngineProfile, budgets, serving_device, token_budget
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
@@ -176,6 +176,20 @@ class Estimate:
     chips: Array  # chips per replica
     prompts: PromptIterations
     prefill_work_s: Array  # what one more prompt adds to an iteration that encodes prompts (no launch floor)
+    #: the device, topology and shapes the load searches price these candidates on, by the ids of the system and
+    #: engine (with those objects, so the ids stay theirs): one Shapes keeps its priced terms over every search
+    priced: dict[tuple[int, int], tuple[System, EngineProfile, Device, Topology, Shapes]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def on(self, system: System, eng: EngineProfile) -> tuple[Device, Topology, Shapes]:
+        """The serving device, topology and shapes of these candidates on `system` under `eng`, made once."""
+        key = (id(system), id(eng))
+        held = self.priced.get(key)
+        if held is None:
+            held = (system, eng, serving_device(device_of(system), eng), topology_of(system), self.cand.shapes())
+            self.priced[key] = held
+        return held[2], held[3], held[4]
 
     def take(self, idx: IntArray) -> Estimate:
         """The estimates of the candidates at `idx`."""
@@ -209,6 +223,26 @@ def _stage_time(
     g = token_costs(model, dev, topo, eng, weight, shapes, tokens / pp)
     stage = sum(v for k, v in g.items() if k != "pp_comm")
     return np.asarray(pp * stage + (pp - 1.0) * g["pp_comm"], dtype=np.float64)
+
+
+def _passes(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight: str,
+    shapes: Shapes,
+    chunks: Array,
+    pairs: Array,
+    coef: Array,
+) -> Array | None:
+    """Prompt chunks of `chunks` tokens and `pairs` prefill pairs (`coef` seconds a pair, a stage's share) passing
+    the pipeline's stages in turn (StepModel.pass_time): what an iteration that carries one takes at least. None
+    where no shape has more than one stage (the bound is the iteration itself)."""
+    if not (shapes.pp > 1).any():
+        return None
+    pp = shapes.pp.astype(np.float64)
+    return np.asarray(_stage_time(model, dev, topo, eng, weight, shapes, pp * chunks) + pp * coef * pairs)
 
 
 def prompt_share(started: Array | float, group: Array | float, room: Array | float) -> Array:
@@ -283,25 +317,34 @@ def _step_time(
     last = np.where(chunked, (group - (pieces - 1.0) * room) * prompts.padding, tokens)
     first = np.where(chunked, room * prompts.padding, tokens)
     base = fed if eng.mixed_batching else np.zeros_like(fed)
-    # one pass: decode alone, with prompts (a last piece that is the whole group, as unchunked ones are, is priced once)
-    if chunked.any():
-        rows = np.stack(np.broadcast_arrays(fed, base + first, base + last))
-        plain, full, rest = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
-    else:
-        rows = np.stack(np.broadcast_arrays(fed, base + first))
-        plain, full = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
-        rest = full
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
-    piece = np.minimum(inp, prompts.cap / schedulers(eng, shapes.tp, shapes.adp)) * prompts.padding
+    piece = np.minimum(inp, prompts.cap / budgets(eng, shapes.tp, shapes.adp, shapes.pp)) * prompts.padding
     sent = np.stack(np.broadcast_arrays(first, last))  # prompt tokens of a full iteration and of the last, at once
     heavy = ranks * np.maximum(sent / ranks, np.minimum(piece, sent))
+    # one prompt's piece passes the pipeline's stages in turn, whatever else its iteration carries (StepModel.pass_time)
+    single = np.minimum(sent, piece)
+    piped = bool((shapes.pp > 1).any())
+    passes = [pp * single[0], pp * single[1]] if piped else []
+    # one pass: decode alone, with prompts (a last piece that is the whole group, as unchunked ones are, is priced
+    # once), and the pieces' passes through the stages
+    if chunked.any():
+        rows = np.stack(np.broadcast_arrays(fed, base + first, base + last, *passes))
+        plain, full, rest, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+    else:
+        rows = np.stack(np.broadcast_arrays(fed, base + first, *passes[:1]))
+        plain, full, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+        rest, passed = full, passed * 2
     if chunked.any():
         lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
     else:
         lost_full = lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent[0], base + heavy[0])
-    full = np.maximum(full + lost_full + b * np.maximum(first, heavy[0]) * inp / 2.0, prompts.floor)
-    rest = np.maximum(rest + lost_rest + b * np.maximum(last, heavy[1]) * inp / 2.0, prompts.floor)
+    full = full + lost_full + b * np.maximum(first, heavy[0]) * inp / 2.0
+    rest = rest + lost_rest + b * np.maximum(last, heavy[1]) * inp / 2.0
+    if piped:
+        full = np.maximum(full, passed[0] + pp * b * single[0] * inp / 2.0)
+        rest = np.maximum(rest, passed[1] + pp * b * single[1] * inp / 2.0)
+    full, rest = np.maximum(full, prompts.floor), np.maximum(rest, prompts.floor)
     joined = np.where(chunked, ((pieces - 1.0) * full + rest) / pieces, full)
     if eng.mixed_batching:
         t = decode + (1.0 - iters) * plain + iters * joined
@@ -354,7 +397,7 @@ def estimate(
     )
     per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
     b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
-    budget = max_tokens * schedulers(eng, cand.tp, cand.adp)  # each attention-DP rank's own, where the engine's are
+    budget = max_tokens * budgets(eng, cand.tp, cand.adp, cand.pp)  # each rank's and micro-batch's own (engine.budgets)
     # sequences a token budget keeps decoding beside their prompts' share; at least one: a prompt longer than the
     # budget (an 8K prompt for a 1-token answer) is encoded over several iterations, not refused
     steady = budget / (1.0 + (0.0 if decode_only else inp / out))
@@ -390,6 +433,11 @@ def estimate(
         # alone, one rank encodes it (attention DP): the others wait for its attention
         alone = piece + rank_imbalance(model, dev, weight_precision, shapes, np.full(b.shape, run), ranks * run)
         alone = alone + coef * (ranks - 1.0) * prefill_pairs(start, run)
+        # ... and it passes the pipeline's stages in turn
+        passed = _passes(
+            model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run), prefill_pairs(start, run), coef
+        )
+        alone = alone if passed is None else np.maximum(alone, passed)
         device = device + (np.maximum(alone, floor) if eng.eager_launch_s > 0 else alone)
     last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
     prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
@@ -516,9 +564,7 @@ def _stepper(
 ) -> Callable[..., Array]:
     """The steady step time of each candidate as a function of the sequences generating (_step_time): a
     compiled-shape engine's iterations run all its `slots`, any other engine's only those sequences."""
-    dev = serving_device(device_of(system), eng)
-    topo = topology_of(system)
-    shapes = est.cand.shapes()
+    dev, topo, shapes = est.on(system, eng)
 
     def step(active: Array, others: bool = False) -> Array:
         batch = slots if eng.static_batch else active

@@ -57,7 +57,7 @@ class SchedulerPolicy:
     recv_interval: int = 1  # decode iterations between the scheduler's polls for new requests (1 = every one)
     batch_wait_iters: int = 0  # how long batch waiting may hold prompts back, in iterations (0 = off)
     batch_wait_tokens: int = 0  # batch waiting releases prompts once an iteration would carry this many tokens
-    rank_tokens: int = 0  # an attention-DP rank's own token budget, where each has one (0: the replica's only)
+    rank_tokens: int = 0  # one budget of several (an attention-DP rank's, a pipeline micro-batch's; 0: the replica's)
 
     @property
     def hold_timeout(self) -> int:

@@ -307,10 +307,10 @@ class Replica:
             advancing = n > 0 and (mixed or sequential)
             budget = self.pol.max_tokens - (n if advancing else 0)
             pneed, pdone = self.pneed, self.pdone
-            # a prompt runs on one attention-DP rank, within that rank's budget beside its share of the decodes
-            cap = (
-                max(1, self.pol.rank_tokens - (-(-n // steps.ranks) if advancing else 0)) if self.pol.rank_tokens else 0
-            )
+            # a prompt's chunk runs in one budget (an attention-DP rank's, a pipeline micro-batch's) beside that
+            # budget's share of the decodes
+            held = self.pol.max_tokens // self.pol.rank_tokens if self.pol.rank_tokens else 1
+            cap = max(1, self.pol.rank_tokens - (-(-n // held) if advancing else 0)) if self.pol.rank_tokens else 0
             chunks = self.pol.chunks((pneed[rid] - pdone[rid] for rid in self.pref), budget, cap)
             if chunks:
                 static = self.pol.static_batch
@@ -333,7 +333,9 @@ class Replica:
                 ranks = steps.ranks if len(chunks) < steps.ranks else 0
                 even = ranks * top + (steps.decode_tokens(n) if fused else 0)
                 dt = (
-                    steps.prompt_time(tokens, seqs, context if fused else 0.0, pairs, even, ranks * top_pairs)
+                    steps.prompt_time(
+                        tokens, seqs, context if fused else 0.0, pairs, even, ranks * top_pairs, top, top_pairs
+                    )
                     + steps.prefill_fixed
                 )
                 dt += steps.draft_prefill(sum(chunks)) + (steps.draft_time(n, context) if fused else 0.0)

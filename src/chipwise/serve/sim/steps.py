@@ -12,6 +12,12 @@ waits for the heaviest rank (serve.iteration.rank_imbalance): an iteration whose
 E tokens (and Q prefill pairs) spread evenly would adds attn[E] - attn[T] + b (Q - P), attn[] being the attention
 projections' share of tokens[].
 
+With pipeline parallelism tokens[T] is a round of pp micro-batches filling the pipeline. A prompt's chunk is
+one micro-batch: it passes the pp stages in turn, at pass[c] = pp G(c) (+ hand-offs) = tokens[pp c] and pp b Q
+for its Q pairs, whatever else fills the pipeline, so an iteration that carries it takes at least that (a lone
+prompt gains no speed from the stages; vLLM, TensorRT-LLM and SGLang schedule a request's next chunk only after
+its last one has left the last stage).
+
 With speculative decoding (serve.speculation) a decode step of n sequences verifies n (k + 1) tokens (and
 samples as many positions) and runs the drafter k times over n tokens, each drafting pass attending over the
 drafter's own cache; the drafter also encodes every prompt. The step yields tau tokens per sequence.
@@ -66,6 +72,7 @@ class StepModel:
     ranks: int = 1  # attention-DP ranks, each encoding the prompts of its own requests (1: heads are split)
     attn: list[float] = field(default_factory=list)  # attention projections of tokens[] (attention DP only)
     attn_coarse: Array = field(default_factory=lambda: np.zeros(2))
+    pp: int = 1  # pipeline stages: a chunk passes them in turn (pass_time)
 
     def token_time(self, t: int) -> float:
         return _look_up(self.tokens, self.coarse, t)
@@ -85,13 +92,28 @@ class StepModel:
         """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
         return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + self.a * context + self.b * pairs
 
+    def pass_time(self, chunk: int, pairs: float) -> float:
+        """One prompt chunk of `chunk` tokens and `pairs` prefill pairs through every pipeline stage in turn."""
+        return self.token_time(self.pp * chunk) + self.pp * self.b * pairs
+
     def prompt_time(
-        self, tokens: int, seqs: int, context: float, pairs: float, even: int = 0, even_pairs: float = 0.0
+        self,
+        tokens: int,
+        seqs: int,
+        context: float,
+        pairs: float,
+        even: int = 0,
+        even_pairs: float = 0.0,
+        largest: int = 0,
+        largest_pairs: float = 0.0,
     ) -> float:
         """An iteration that carries prompt tokens: on an engine that runs it eagerly, the device work and the
         host's kernel launches overlap, so it takes the longer of the two. `even`, `even_pairs`: what the heaviest
-        attention-DP rank carries, as a whole replica's evenly spread tokens and pairs (imbalance)."""
+        attention-DP rank carries, as a whole replica's evenly spread tokens and pairs (imbalance). `largest`,
+        `largest_pairs`: its largest chunk, which with pipeline parallelism passes every stage in turn (pass_time)."""
         t = self.time(tokens, seqs, context, pairs) + self.imbalance(tokens, even, pairs, even_pairs)
+        if self.pp > 1 and largest > 0:
+            t = max(t, self.fixed + self.seq_time(seqs) + self.pass_time(largest, largest_pairs))
         return max(t, self.fixed + self.seq_time(seqs) + self.eager_floor) if self.eager_floor > 0 else t
 
     def prompt_alone(self, tokens: int, chunk: int, static: bool = False, largest: int = 0, cached: int = 0) -> float:
@@ -106,7 +128,8 @@ class StepModel:
             run = bucket(c, largest=largest) if static else c
             pairs = float(prefill_pairs(done, run))
             last = int(done + c >= tokens)
-            total += self.prompt_time(run, last, 0.0, pairs, self.ranks * run, self.ranks * pairs) + self.prefill_fixed
+            alone = self.prompt_time(run, last, 0.0, pairs, self.ranks * run, self.ranks * pairs, run, pairs)
+            total += alone + self.prefill_fixed
             done += c
         return total
 
@@ -214,4 +237,5 @@ def step_model(
         ranks=ranks,
         attn=attn[0],
         attn_coarse=attn[1],
+        pp=plan.pp,
     )
