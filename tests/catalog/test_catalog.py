@@ -10,6 +10,7 @@ from chipwise.catalog import Catalog, load_catalog
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.units import parse_quantity, to_si
 from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.hardware import hardware
 
 REQUIRED_CHIPS = [
     "trn1",
@@ -104,6 +105,18 @@ def test_flops_are_dense_not_sparse(catalog: Catalog) -> None:
     # H100 SXM dense FP8 is 1,979 TFLOP/s; the 3,958 figure is the 2:4 sparse one
     assert catalog.chips["h100-sxm"].flops["fp8"].si == pytest.approx(1978.9e12, rel=1e-3)
     assert catalog.chips["h100-sxm"].flops["bf16"].si == pytest.approx(989.4e12, rel=1e-3)
+
+
+def test_a_precision_the_chip_lacks_runs_at_the_next_wider_one(catalog: Catalog) -> None:
+    """FP8 weights on a chip without FP8 units run weight-only in bf16, not at the int8 rate (A100 priced an fp8
+    prefill of Llama-3.1-70B 30% faster than bf16); fp4 falls back through fp8, int4 through int8."""
+    hw = hardware(catalog)
+    a100, h100, v5e = hw.chip("a100-80gb"), hw.chip("h100-sxm"), hw.chip("tpu-v5e")
+    assert "int8" in a100.flops and "fp8" not in a100.flops
+    assert a100.native_precision("fp8") == "bf16" and a100.native_precision("fp4") == "bf16"
+    assert a100.native_precision("int4") == a100.native_precision("int8") == "int8"
+    assert v5e.native_precision("fp8") == "bf16" and h100.native_precision("fp8") == "fp8"
+    assert h100.native_precision("fp4") == "fp8"
 
 
 @pytest.mark.parametrize(

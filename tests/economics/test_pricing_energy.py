@@ -55,6 +55,26 @@ def test_missing_mode_is_derived_from_on_demand(catalog: Catalog, hw: Hardware) 
     assert "pricing_mode_ratio.reserved-3y" in r3.derivation
 
 
+def test_a_clouds_instance_takes_its_own_clouds_products_only(catalog: Catalog, hw: Hardware) -> None:
+    """Spot, reserved and capacity-block prices are a cloud's products for its instance types: an Azure or a
+    vendor's H100 system took AWS's p5 Capacity Block price per GPU (a rental AWS sells only as whole 8-GPU
+    instances, so naming another system got round the unit), and an AWS p5 took GCP's spot price. Without an
+    offer of their own they are priced from their on-demand rate by the mode's ratio, as an estimate."""
+    p5 = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "capacity-block")
+    assert p5 is not None and p5.provider == "aws" and p5.status != "estimate"
+    for sid in ("azure-nd-h100-v5", "dgx-h100"):
+        cb = price_per_chip_hour(catalog, hw.system(sid), "capacity-block")
+        od = price_per_chip_hour(catalog, hw.system(sid))
+        assert cb is not None and od is not None and cb.entry != "p5.48xlarge"
+        assert cb.derived_from_mode == "on-demand" and cb.status == "estimate"
+    spot = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "spot")
+    assert spot is not None and spot.provider == "aws" and spot.derived_from_mode == "on-demand"
+    gcp = price_per_chip_hour(catalog, hw.system("gcp-a3-highgpu-8g"), "spot")
+    assert gcp is not None and gcp.provider == "gcp" and not gcp.derived_from_mode
+    # on demand, a system without a rate of its own still borrows another instance type's for its chip
+    assert price_per_chip_hour(catalog, hw.system("dgx-h100")) is not None
+
+
 def test_managed_markup(catalog: Catalog, hw: Hardware) -> None:
     plain = price_per_chip_hour(catalog, hw.system("h100-sxm"))
     managed = price_per_chip_hour(catalog, hw.system("h100-sxm"), managed="sagemaker")

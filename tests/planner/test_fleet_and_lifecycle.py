@@ -273,3 +273,23 @@ def test_an_instance_type_is_a_rentable_unit_that_runs_its_replicas(catalog: Cat
             assert t.chips in system.rental_chips or t.chips % system.rental_chips[-1] == 0
             assert t.replicas == max(1, int(t.chips / ranks + 1e-9)) and t.replicas * ranks <= t.chips + 1e-9
             assert t.price == pytest.approx(t.chips * quote.usd_per_chip_hour)
+
+
+def test_a_workload_past_the_models_context_is_refused(catalog: Catalog, tmp_path: Path) -> None:
+    """plan fleet checked no length against the model: 500,000-token prompts for Llama-3.1-8B (131,072) were planned
+    on 288 MI300X with the SLO 'met', and a trace's 135,000-token request on 128 chips, where predict refuses both."""
+    from chipwise.workload.presets import load_model
+
+    model = load_model(catalog, "llama-3.1-8b")
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("buckets:\n  - {name: ok, input_tokens: 1000, output_tokens: 200, rate: 1}\n"
+                   "  - {name: long, input_tokens: 500000, output_tokens: 256, rate: 1}\n")  # fmt: skip
+    with pytest.raises(ChipwiseError, match=r"bucket 2: input 500,000 \+ output 256 tokens exceed llama-3.1-8b"):
+        read_workload(str(mix), model)
+    assert len(read_workload(str(mix))) == 2  # without a model, nothing to check against
+    trace = tmp_path / "trace.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n0,1000,100\n1,130000,5000\n2,500,50\n")
+    with pytest.raises(ChipwiseError, match=r"the longest request: input 130,000 \+ output 5,000"):
+        read_workload(str(trace), model)
+    with pytest.raises(ChipwiseError, match="context"):
+        plan_fleet(catalog, "llama-3.1-8b", str(mix), {"ttft_p99": 2000.0, "tpot_p99": 0.9}, ["h100-sxm"])

@@ -635,6 +635,9 @@ def test_a_checked_option_is_a_scenario_predict_runs_as_checked(catalog: Catalog
         assert again["chips"] == checked["chips"] and again["slo_met"] == checked["slo_met"]
         assert again["tpot_s"]["p99"] == pytest.approx(checked["tpot_s"]["p99"], rel=1e-9)
         assert again["ttft_s"]["p99"] == pytest.approx(checked["ttft_s"]["p99"], rel=1e-9)
+        # and its price per token: a deployment that keeps up is priced per token of its load in both (predict had
+        # priced what its run's window delivered, $1.73/M against the check's $1.69/M)
+        assert again["cost_usd_per_mtok"] == pytest.approx(checked["cost_usd_per_mtok"], rel=1e-12)
 
 
 def test_the_cheapest_fitted_option_is_simulated_beside_one_on_engine_defaults(catalog: Catalog) -> None:
@@ -650,6 +653,14 @@ def test_the_cheapest_fitted_option_is_simulated_beside_one_on_engine_defaults(c
     fitted = next(v for v in report["verified"] if not v["engine_defaults"])
     assert fitted["rank"] > 1 and report["results"][fitted["rank"] - 1]["hardware"] == fitted["hardware"]
     assert all(r["engine_defaults"] for r in report["results"][: fitted["rank"] - 1])  # the first fitted row
+    # with a fitted option among the checks already, no other is added: it was, and the header called a row
+    # "the cheapest on fitted figures" below a cheaper fitted one it had checked
+    three = plan_serving(
+        catalog, "qwen3-30b-a3b", ["h100-sxm", "mi300x", "tpu-v6e"], Load("rate", rate=15.0), 1024, 256,
+        {"ttft_p99": 2.0, "tpot_p99": 0.05}, verify=3,
+    )  # fmt: skip
+    assert [bool(r["engine_defaults"]) for r in three["results"][:3]] == [False, False, True]
+    assert [v["rank"] for v in three["verified"]] == [1, 2, 3]
 
 
 def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None:
@@ -834,3 +845,23 @@ def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog)
     # the estimate's three replicas stand: the check used to take one away, to the two that a longer run fails
     assert checked["plan"]["both"]["replicas"] == 3 and checked["chips"] == 12 and checked["slo_met"]
     assert checked["simulated"]["utilisation"] <= MAX_CHECK_LOAD
+
+
+def test_a_stated_batch_limit_stands_without_a_stated_shape(catalog: Catalog) -> None:
+    """`plan: {max_batch: 1000}` was run silently as the b681 the KV cache holds, where `plan: {tp: 1, max_batch:
+    1000}` was refused; both now keep the limit, and a reserving engine refuses it where its cache cannot hold it.
+    A limit no shape can hold says to lower it (it blamed the model alone)."""
+    from chipwise.api import predict
+
+    base = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, input_tokens: 512, output_tokens: 128, "
+        "arrival_rate: 5, requests: 300, "
+    )
+    for plan in ("{max_batch: 1000}", "{tp: 1, max_batch: 1000}"):
+        with pytest.raises(ChipwiseError, match="max_batch 1000 needs 640,000 tokens of KV cache"):
+            predict(base + f"plan: {plan}}}")
+    on_demand = predict(base + "engine: vllm, plan: {max_batch: 1000}}")  # admits on demand, preempts when full
+    assert on_demand["plan"]["max_batch"] == 1000
+    assert predict(base + "plan: {max_batch: 64}}")["plan"]["max_batch"] == 64
+    with pytest.raises(ChipwiseError, match=r"with max_batch 1,000,000 within 1 chip\. Fix: lower max_batch"):
+        predict(base + "plan: {max_batch: 1000000}}")

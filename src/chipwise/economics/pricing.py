@@ -102,9 +102,18 @@ def _rental_quote(
     catalog: Catalog, system: System, mode: str, region: str | None, provider: str | None, as_of: str | None
 ) -> PriceQuote | None:
     prefer = provider or system.provider
+    # a cloud's own instance type takes that cloud's spot, reserved and capacity-block products only (another
+    # cloud's are not offered on it); on-demand rates, and a vendor's reference system, borrow any provider's
+    sells = mode != "on-demand" and any(p.provider == system.provider for p in catalog.prices)
+    own = system.provider if sells else None
 
     def match(p: PriceEntry) -> bool:
-        return p.mode == mode and (provider is None or p.provider == provider) and (as_of is None or p.date <= as_of)
+        return (
+            p.mode == mode
+            and (provider is None or p.provider == provider)
+            and (provider is not None or own is None or p.provider == own)
+            and (as_of is None or p.date <= as_of)
+        )
 
     same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id}
 
@@ -116,7 +125,9 @@ def _rental_quote(
         ([p for p in catalog.prices if p.chip == system.chip.id and user(p)], "chip"),
         ([p for p in catalog.prices if p.system == system.id and match(p)], "system"),
         ([p for p in catalog.prices if p.chip == system.chip.id and match(p)], "chip"),
-        ([p for p in catalog.prices if p.system in same_chip_systems and match(p)], "system"),
+        # another instance type's rate for the same chip, on demand only: its spot, reserved and capacity-block
+        # products (AWS's whole-instance blocks) are that instance's
+        ([p for p in catalog.prices if p.system in same_chip_systems and match(p) and mode == "on-demand"], "system"),
     ]
     for candidates, basis in tiers:
         if not candidates:

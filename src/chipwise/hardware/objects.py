@@ -13,7 +13,7 @@ PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "fp4": ("fp4", "fp6", "fp8", "bf16", "fp16"),
         "int4": ("int4", "int8", "fp8", "bf16", "fp16"),
         "fp6": ("fp6", "fp8", "bf16", "fp16"),
-        "fp8": ("fp8", "int8", "bf16", "fp16"),
+        "fp8": ("fp8", "bf16", "fp16"),  # not int8: FP8 checkpoints run weight-only (bf16 math) without FP8 units
         "int8": ("int8", "fp8", "bf16", "fp16"),
         "bf16": ("bf16", "fp16"),
         "fp16": ("fp16", "bf16"),

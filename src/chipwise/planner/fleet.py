@@ -46,7 +46,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import parse_count
-from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace, read_trace
+from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace, check_context, read_trace
 
 SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
@@ -74,13 +74,17 @@ def _positive(value: Any, what: str, where: str) -> float:
     return float(v)
 
 
-def read_workload(path: str) -> list[Bucket]:
-    """Buckets from a YAML mix (`buckets: [{name, input_tokens, output_tokens, rate}]`) or a CSV/JSONL trace."""
+def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
+    """Buckets from a YAML mix (`buckets: [{name, input_tokens, output_tokens, rate}]`) or a CSV/JSONL trace; with
+    `model`, each bucket's request (a trace's longest) checked against its context, as predict and plan serve do."""
     p = Path(path)
     if not p.exists():
         raise ChipwiseError(f"workload file '{path}' does not exist. Fix: check the path.")
     if p.suffix.lower() in (".csv", ".jsonl", ".ndjson"):
-        return buckets_from_trace(read_trace(path))
+        trace = read_trace(path)
+        if model is not None:
+            check_context(model, LengthDist.fixed(1), LengthDist.fixed(1), trace)
+        return buckets_from_trace(trace)
     try:
         data = load_yaml(p.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -104,6 +108,11 @@ def read_workload(path: str) -> list[Bucket]:
         rate = _positive(b["rate"], "rate", where)
         if inp < 1 or out < 1:
             raise ChipwiseError(f"{where}: lengths must be at least one token. Fix: correct them.")
+        if model is not None:
+            try:
+                check_context(model, LengthDist.fixed(round(inp)), LengthDist.fixed(round(out)))
+            except ChipwiseError as exc:
+                raise ChipwiseError(f"{where}: {exc}") from None
         name = str(b.get("name", f"bucket{i + 1}"))
         if name in {x.name for x in buckets}:  # the report keys its routing and replay by name
             raise ChipwiseError(f"{where}: the name '{name}' is another bucket's. Fix: give each bucket its own name.")
@@ -400,7 +409,7 @@ def plan_fleet(
         raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
     slo = check_slo(slo)
     model = load_model(catalog, model_name)
-    buckets = read_workload(workload)
+    buckets = read_workload(workload, model)
     hw = hardware(catalog)
     systems = [hw.system(h) for h in hardware_ids]
     limits = dict(limits or {})

@@ -265,12 +265,17 @@ def choose(
         raise _searched(
             InfeasibleError(
                 f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
+                + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
                 + (
-                    f" within {chip_count(chips)}. Fix: use more chips, or quantise the weights or the KV cache."
+                    f" within {chip_count(chips)}. Fix: "
+                    + ("lower max_batch, " if "max_batch" in fixed else "")
+                    + "use more chips, or quantise the weights or the KV cache."
                     if chips
                     # a search sizes the replicas itself: its widest shapes did not hold the model
-                    else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: quantise the weights or the KV "
-                    "cache (--precision, --kv-precision), or use a chip with more memory."
+                    else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: "
+                    + ("lower max_batch, " if "max_batch" in fixed else "")
+                    + "quantise the weights or the KV cache (--precision, --kv-precision), or use a chip with more "
+                    "memory."
                 )
             ),
             len(cand),

@@ -26,8 +26,10 @@ from chipwise.planner.serving import (
     drafting_for,
     engine_carried,
     engine_fitted_on,
+    keeps_up,
     kv_path,
     precisions,
+    served_tokens,
     speculation_options,
     stat_ok,
     steady_breakdown,
@@ -161,6 +163,7 @@ def plan_serving(
     fronts: dict[str, list[dict[str, float | None]]] = {}
     price_notes: dict[str, str] = {}  # systems priced outside the region asked for
     estimated_prices: dict[str, str] = {}  # chips whose price is a catalog estimate, and its derivation
+    estimated_systems: set[str] = set()  # ... the systems so priced (a chip's other systems may have offers)
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
     evaluated = 0
@@ -191,6 +194,7 @@ def plan_serving(
             price, record, quote = chip_hour_price(catalog, system, pricing, region, None)
             if record is not None and record.get("status") == "estimate":
                 estimated_prices[system.chip.id] = str(record.get("derivation", ""))
+                estimated_systems.add(system.id)
             if quote is not None and not quote.region_matched:
                 price_notes[system.id] = (
                     f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
@@ -255,7 +259,8 @@ def plan_serving(
         rows.extend(split)
         skipped.extend(unpaired)
     for r in rows:  # the chips priced by a catalog estimate (no offer found), as the ranking marks them
-        r["price_estimated"] = [c for c in dict.fromkeys(r["hardware"].split(">")) if c in estimated_prices]
+        pools = zip(r["hardware"].split(">"), r["system"].split(">"), strict=True)
+        r["price_estimated"] = list(dict.fromkeys(c for c, sid in pools if sid in estimated_systems))
     rows.sort(
         key=lambda r: (
             not math.isfinite(r["cost_usd_per_hour"]),
@@ -263,10 +268,10 @@ def plan_serving(
         )
     )
     checks = rows[: max(0, verify)]
-    # a check on an engine's defaults (no serving run of its chip family fitted) is answered beside the cheapest
-    # option on fitted figures, simulated too: the estimate's alone had named one that misses its SLO
+    # checks all on an engine's defaults (no serving run of its chip family fitted) are answered beside the
+    # cheapest option on fitted figures, simulated too: the estimate's alone had named one that misses its SLO
     fitted = next((r for r in rows[len(checks) :] if not r.get("engine_defaults")), None)
-    if any(r.get("engine_defaults") for r in checks) and fitted is not None:
+    if checks and all(r.get("engine_defaults") for r in checks) and fitted is not None:
         fitted["_rank"] = rows.index(fitted) + 1
         checks.append(fitted)
         steps += 1
@@ -593,7 +598,7 @@ def _verify(
                 out[key] /= share
         out["simulated"] = {"requests": count, "fleet_share": share, "steady_state": bool(out["steady_state"])}
         out["simulated"]["confirming"] = seed > 0  # the longer run of a check that met a target narrowly
-        met = all(stat_ok(out, k, v) for k, v in targets.items()) and _keeps_up(job, out)
+        met = all(stat_ok(out, k, v) for k, v in targets.items()) and keeps_up(job, out)
         util = _utilisation(part, sim, seed) if met and targets else None
         if util is not None:  # what its load takes of what the fleet sustains (the slice's of the slice's)
             out["simulated"]["utilisation"] = util
@@ -625,7 +630,7 @@ def _verify(
             summary, met = simulated(setup, requests)
             if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
                 break
-            setup, grown = _rerouted(_grow(setup, summary, targets, _keeps_up(job, summary))), grown + 1
+            setup, grown = _rerouted(_grow(setup, summary, targets, keeps_up(job, summary))), grown + 1
         # fewer replicas only where something can fail: an open loop must keep up, a closed one meet its SLO (with
         # no SLO, fewer replicas would always 'pass' a fixed concurrency, its surplus users queueing for slots);
         # a grown split may give back what the pool that did not need it gained
@@ -635,19 +640,13 @@ def _verify(
                     if max(_prefill_load(job, smaller), _link_load(job, smaller)) > MAX_PREFILL_LOAD:
                         continue  # a queue a short check cannot see grow
                     trial, ok = simulated(smaller, requests)
-                    if ok and _keeps_up(job, trial, nominal=True):  # fewer chips only for the load asked for
+                    if ok and keeps_up(job, trial, nominal=True):  # fewer chips only for the load asked for
                         setup, summary = smaller, trial
                         break
                 else:
                     break
-        keeps_up = _keeps_up(job, summary)
-        offered = offered_request_rate(job)
-        served_out, served_all = summary["output_tokens_per_s"], summary["throughput_tokens_per_s"]
-        if offered is not None and keeps_up:
-            # a fleet that keeps up serves its load: priced per token of it, not of its check's window (a short
-            # window reads a few % either way, which reordered options of equal $/h)
-            served_out, served_all = offered * job.mean_output, offered * (job.mean_output + job.mean_input)
-        econ = economics(catalog, setup.pools, served_out, served_all, pricing, region)
+        kept_up = keeps_up(job, summary)
+        econ = economics(catalog, setup.pools, *served_tokens(job, summary), pricing, region)
         breakdown = steady_breakdown(setup, model, job, summary)
         done.append(
             {
@@ -672,7 +671,7 @@ def _verify(
                 )
                 if targets
                 else None,
-                "keeps_up": keeps_up,
+                "keeps_up": kept_up,
                 "output_tokens_per_s": summary["output_tokens_per_s"],
                 "output_tokens_per_s_per_chip": summary["output_tokens_per_s_per_chip"],
                 "ttft_s": summary["ttft_s"],
@@ -842,29 +841,6 @@ def _cost(row: Mapping[str, Any], load: Load) -> float:
     different throughputs (the cheapest fleet per hour would be the slowest)."""
     value = float(row["cost_usd_per_hour"] if load.kind == "rate" else row["cost_usd_per_mtok"])
     return value if math.isfinite(value) else math.inf
-
-
-#: A simulated check keeps up with its open-loop load when it delivers at least this share of the offered output
-#: tokens/s: the steady window of a short check reads a healthy deployment up to ~5% under the load it serves
-#: (Llama-3.1-8B on 14 TPU v6e at 50 req/s, SLO met: 95.4%), while one a fifth short of its replicas reads ~80%.
-KEEPS_UP = 0.9
-
-
-def _keeps_up(job: ServingJob, summary: Mapping[str, Any], nominal: bool = False) -> bool:
-    """Whether a simulated run delivered the output tokens/s its open-loop load offered (a saturated deployment's
-    queue, and TTFT, grow for as long as the run lasts); closed loops and offline runs always keep up. The load is
-    the one the run's arrivals brought, where it fell short of the rate asked for: 400 Poisson arrivals at 5 req/s
-    come 5% apart in rate, and such a run read 'overloaded' on a fleet at a fifth of its capacity and grew it to
-    four chips. `nominal`: against the rate asked for, whatever arrived (the test a smaller fleet must pass, so
-    that light arrivals do not shrink it)."""
-    offered = offered_request_rate(job)
-    if offered is None:
-        return True
-    share = float((summary.get("simulated") or {}).get("fleet_share", 1.0))
-    arrived = float((summary.get("little_law") or {}).get("arrival_rate_per_s", math.nan)) / share
-    light = not nominal and math.isfinite(arrived) and arrived > 0
-    rate = min(offered, arrived) if light else offered
-    return float(summary["output_tokens_per_s"]) >= KEEPS_UP * rate * job.mean_output
 
 
 def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> ServingSetup:
