@@ -865,3 +865,30 @@ def test_a_stated_batch_limit_stands_without_a_stated_shape(catalog: Catalog) ->
     assert predict(base + "plan: {max_batch: 64}}")["plan"]["max_batch"] == 64
     with pytest.raises(ChipwiseError, match=r"with max_batch 1,000,000 within 1 chip\. Fix: lower max_batch"):
         predict(base + "plan: {max_batch: 1000000}}")
+
+
+def test_a_hybrid_rack_is_searched_as_its_member_chips(catalog: Catalog) -> None:
+    """`--hardware trn4-gb300-fusion-rack` ran only Trainium4 options (the rack's first chip), with nothing said of
+    its GB300s: it is searched as both member chips, and split between them (the KV over the rack's fabric)."""
+    report = plan_serving(
+        catalog, "llama-3.1-70b", ["trn4-gb300-fusion-rack"], Load("rate", rate=10.0), 1024, 256,
+        {"ttft_p99": 2.0, "tpot_p99": 0.05}, verify=0,
+    )  # fmt: skip
+    assert report["search"]["hybrid_members"] == {"trn4-gb300-fusion-rack": ["trn4", "gb300"]}
+    ranked = {r["hardware"] for r in report["results"]}
+    assert {"trn4", "gb300"} <= ranked and ranked & {"trn4>gb300", "gb300>trn4"}
+
+
+def test_an_offline_tpot_target_takes_the_batch_between_the_grids_steps(catalog: Catalog) -> None:
+    """The batch grid doubles: offline under a 20 ms TPOT on MI300X it took TP2 b64 at $0.352 per M tokens, where a
+    stated TP1 b48 met the target at $0.297. The chosen shape's batch limits between grid steps are estimated too,
+    and the largest that meets the target is taken (the check confirms it)."""
+    from chipwise.serve.search import BATCHES
+
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["mi300x"], Load("offline"), 1024, 256, {"tpot_p99": 0.02}, disaggregated=False,
+        verify=1,
+    )  # fmt: skip
+    best = report["best"]
+    assert best["plan"]["both"]["max_batch"] not in BATCHES
+    assert best["slo_met"] and best["tpot_s"]["p99"] <= 0.02 and best["cost_usd_per_mtok"] < 0.297

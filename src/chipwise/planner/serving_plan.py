@@ -158,6 +158,11 @@ def plan_serving(
         requests=requests or VERIFY_REQUESTS,
     )
     hw = hardware(catalog)
+    # a hybrid scale-up system (the Trainium4 + GB300 NVLink Fusion rack) is searched as its member chips, each
+    # on its own, and split between them with the KV cache over its fabric (kv_path): named as one system, it had
+    # run only its first chip's options
+    racks = {hid: list(hw.system(hid).members) for hid in hardware_ids if hw.system(hid).hybrid}
+    hardware_ids = [c for hid in hardware_ids for c in racks.get(hid, [hid])]
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     fronts: dict[str, list[dict[str, float | None]]] = {}
@@ -304,7 +309,11 @@ def plan_serving(
         "verified": verified,
         "pareto": fronts,
         "skipped": skipped,
-        "search": {"evaluated": evaluated, "seconds": time.perf_counter() - start},
+        "search": {
+            "evaluated": evaluated,
+            "seconds": time.perf_counter() - start,
+            **({"hybrid_members": racks} if racks else {}),
+        },
     }
 
 
