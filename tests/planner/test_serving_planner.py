@@ -166,10 +166,10 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     )  # fmt: skip
     best = report["best"]
     assert best["keeps_up"] and best["slo_met"]
-    # the estimate's 17 replicas keep up, at about 97% of what they sustain: the check adds headroom
-    # (MAX_CHECK_LOAD), where it had doubled the fleet on a run too short to see it deliver
+    # the estimate's 17 replicas keep up near what they sustain: the check runs them longer (_settling) and adds
+    # what that run needs, where it had doubled the fleet on a run too short to see it deliver
     assert report["results"][0]["chips"] <= best["chips"] <= 1.3 * report["results"][0]["chips"]
-    assert best["simulated"]["utilisation"] <= 0.9
+    assert best["simulated"]["utilisation"] <= 0.95
 
 
 def test_a_fleet_too_large_to_simulate_whole_is_checked_by_a_slice(catalog: Catalog) -> None:
@@ -817,8 +817,7 @@ def test_capacity_blocks_rent_whole_instances(catalog: Catalog) -> None:
 def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog) -> None:
     """Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas runs at 95% of what they sustain: 1,200 requests read a
     p99 TTFT of 0.90 s against a 2 s target, 5,000-20,000 read 2.1-4.8 s. The check measures the fleet's capacity
-    (an offline run), fails it past MAX_CHECK_LOAD and runs loaded queues longer (_settling), so the answer has
-    headroom."""
+    (an offline run), fails it past MAX_CHECK_LOAD and runs loaded queues longer (_settling)."""
     from chipwise.planner.serving_plan import MAX_CHECK_LOAD, SETTLE_LOAD, _settling
 
     assert _settling(0.5) == _settling(SETTLE_LOAD) == 1.0
@@ -835,7 +834,7 @@ def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog)
         catalog, model, hardware(catalog).system("mi300x"), "vllm", ReplicaPlan(tp=4, max_batch=64), 1024.0, 256.0
     )
     job = ServingJob(model, LengthDist.fixed(1024), LengthDist.fixed(256), Load("rate", rate=10.0), 1200)
-    assert 0.9 < _utilisation(job, ServingSetup((Pool(tp4, 2),)), 0) < 1.0  # ~97% of an offline run's rate
+    assert MAX_CHECK_LOAD < _utilisation(job, ServingSetup((Pool(tp4, 2),)), 0) < 1.0  # ~97% of an offline run's
     assert 0.6 < _utilisation(job, ServingSetup((Pool(tp4, 3),)), 0) < 0.7
     report = plan_serving(
         catalog, "llama-3.1-70b", ["mi300x"], Load("rate", rate=10.0), 1024, 256, {"ttft_p99": 2.0, "tpot_p99": 0.05},

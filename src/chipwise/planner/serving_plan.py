@@ -52,7 +52,7 @@ from chipwise.serve.quant import (
     check_precision,
     check_weight_precision,
 )
-from chipwise.serve.search import Estimate, pareto, slot_wait
+from chipwise.serve.search import MAX_UTILISATION, Estimate, pareto, slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
@@ -75,11 +75,12 @@ SIZE_UP_TRIES = 3
 #: 49.2 ms against 50 ms where 5,000-20,000 requests read 52-55 ms (and five seeds of 1,200 read 47-61 ms).
 CONFIRM_MARGIN = 0.05
 CONFIRM_FACTOR = 4
-#: An open-loop check that meets its SLO passes only below this share of what the fleet sustains (measured:
-#: simulate.load_against_capacity), as a prefill pool keeps MAX_PREFILL_LOAD of headroom: near capacity a queue
-#: takes longer to settle than a check runs. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (94.9% of their
-#: 10.5 req/s) read a p99 TTFT of 0.90 s on 1,200 requests against a 2 s target, and 2.1-4.8 s on 5,000-20,000.
-MAX_CHECK_LOAD = 0.9
+#: An open-loop check that meets its SLO passes only below this share of what the fleet delivers with its batch
+#: always full (_utilisation), the load the estimate calls over capacity (search.MAX_UTILISATION): there a queue
+#: settles slower than any check runs. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (97% of their offline
+#: rate, 95% of the 10.5 req/s they sustain) read a p99 TTFT of 0.90 s on 1,200 requests against a 2 s target,
+#: and 2.1-4.8 s on 5,000-20,000. Below it, loaded queues run longer (SETTLE_LOAD).
+MAX_CHECK_LOAD = MAX_UTILISATION
 #: the fewest requests of the offline run that measures a checked fleet's capacity (_utilisation)
 CAPACITY_PROBE = 256
 #: the load up to which a check's requests reach its steady state; past it the check runs longer (_settling). At

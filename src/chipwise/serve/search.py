@@ -537,17 +537,28 @@ def _balancing_wait(
     """Mean and 99th-percentile wait of attention-DP context balancing: once every rank is busy, a prompt waits
     until each rank has one (the R - 1 others), for at most the engine's timeout in steps. On average it waits for
     half of them, (R - 1) / (2 rate); at the tail for all of them, the 99th percentile of R - 1 Poisson gaps (a
-    Gamma quantile), or (R - 1) / rate from a closed loop's users, out of step and evenly spaced."""
+    Gamma quantile), or (R - 1) / rate from a closed loop's users, out of step and evenly spaced. Under Poisson
+    arrivals the sequences generating are Poisson around their mean `batch`, so every rank is busy (at least R of
+    them) with probability P = P(N >= R): the mean wait is P times the busy one, and the p99 the busy waits'
+    1 - 0.01 / P quantile (none below P = 1%). Switched on at a mean batch of R, a DeepSeek-V3 replica of 8 ranks at
+    a mean of 7.5 read a p99 TTFT of 0.41 s where it runs at 2.9 s."""
     zero = np.zeros(np.broadcast(batch, rate).shape)
     if eng.adp_balance_timeout_iters <= 0:
         return zero, zero
     ranks = est.cand.tp.astype(np.float64)
     others = np.maximum(ranks - 1.0, 0.0)
-    on = (est.cand.adp > 0) & (est.cand.balance > 0) & (batch >= ranks) & (others > 0)
+    held = (est.cand.adp > 0) & (est.cand.balance > 0) & (others > 0)
     r = np.maximum(rate, 1e-12)
-    tail = gammaincinv(np.maximum(others, 1.0), 0.99) / r if poisson else others / r
     timeout = eng.adp_balance_timeout_iters * step
-    return np.where(on, np.minimum(others / (2.0 * r), timeout), 0.0), np.where(on, np.minimum(tail, timeout), 0.0)
+    if not poisson:
+        on = held & (batch >= ranks)
+        return np.where(on, np.minimum(others / (2.0 * r), timeout), 0.0), np.where(
+            on, np.minimum(others / r, timeout), 0.0
+        )
+    busy = np.where(held, 1.0 - pdtr(np.maximum(ranks - 1.0, 0.0), np.maximum(batch, 1e-12)), 0.0)
+    level = np.clip(1.0 - 0.01 / np.maximum(busy, 1e-12), 0.0, 0.99)
+    tail = np.where(busy > 0.01, gammaincinv(np.maximum(others, 1.0), level) / r, 0.0)
+    return busy * np.minimum(others / (2.0 * r), timeout), np.minimum(tail, timeout)
 
 
 def _stepper(
