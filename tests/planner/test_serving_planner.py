@@ -150,7 +150,7 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     a check of that length read a sixth of what the fleet delivers, called it overloaded and doubled it. The check
     now issues requests over three estimated request latencies (60 x 3 x (0.2 s + 1,024 x 40 ms) = 7,409 here),
     and the estimate's fleet keeps up as it is."""
-    from chipwise.planner.serving_plan import _verify_requests
+    from chipwise.planner.serving_plan import MAX_CHECK_LOAD, _verify_requests
     from chipwise.workload.presets import load_model
     from chipwise.workload.serving import LengthDist, ServingJob
 
@@ -169,7 +169,7 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     # the estimate's 17 replicas keep up near what they sustain: the check runs them longer (_settling) and adds
     # what that run needs, where it had doubled the fleet on a run too short to see it deliver
     assert report["results"][0]["chips"] <= best["chips"] <= 1.3 * report["results"][0]["chips"]
-    assert best["simulated"]["utilisation"] <= 0.95
+    assert best["simulated"]["utilisation"] <= MAX_CHECK_LOAD
 
 
 def test_a_fleet_too_large_to_simulate_whole_is_checked_by_a_slice(catalog: Catalog) -> None:
@@ -818,11 +818,11 @@ def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog)
     """Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas runs at 95% of what they sustain: 1,200 requests read a
     p99 TTFT of 0.90 s against a 2 s target, 5,000-20,000 read 2.1-4.8 s. The check measures the fleet's capacity
     (an offline run), fails it past MAX_CHECK_LOAD and runs loaded queues longer (_settling)."""
-    from chipwise.planner.serving_plan import MAX_CHECK_LOAD, SETTLE_LOAD, _settling
+    from chipwise.planner.serving_plan import MAX_CHECK_LOAD, MAX_SETTLING, SETTLE_LOAD, _settling
 
     assert _settling(0.5) == _settling(SETTLE_LOAD) == 1.0
     assert _settling(0.8) == pytest.approx(((1 - 0.7**0.5) / (1 - 0.8**0.5)) ** 2) and 2.0 < _settling(0.8) < 3.0
-    assert 5.0 < _settling(0.87) < 7.0 < _settling(0.9) < _settling(0.95)
+    assert 5.0 < _settling(0.87) < 7.0 < _settling(0.9) == _settling(0.95) == MAX_SETTLING == 8
     from chipwise.planner.serving_plan import _utilisation
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan

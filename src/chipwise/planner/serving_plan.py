@@ -52,7 +52,7 @@ from chipwise.serve.quant import (
     check_precision,
     check_weight_precision,
 )
-from chipwise.serve.search import MAX_UTILISATION, Estimate, pareto, slot_wait
+from chipwise.serve.search import Estimate, pareto, slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
@@ -76,11 +76,13 @@ SIZE_UP_TRIES = 3
 CONFIRM_MARGIN = 0.05
 CONFIRM_FACTOR = 4
 #: An open-loop check that meets its SLO passes only below this share of what the fleet delivers with its batch
-#: always full (_utilisation), the load the estimate calls over capacity (search.MAX_UTILISATION): there a queue
-#: settles slower than any check runs. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (97% of their offline
-#: rate, 95% of the 10.5 req/s they sustain) read a p99 TTFT of 0.90 s on 1,200 requests against a 2 s target,
-#: and 2.1-4.8 s on 5,000-20,000. Below it, loaded queues run longer (SETTLE_LOAD).
-MAX_CHECK_LOAD = MAX_UTILISATION
+#: always full (_utilisation), the headroom a prefill pool keeps (MAX_PREFILL_LOAD): near capacity a queue settles
+#: slower than a check runs, and a planned fleet meets its SLO with room for the load's swings. Llama-3.1-70B at
+#: 10 req/s on two TP4 MI300X replicas (97% of their offline rate, 95% of the 10.5 req/s they sustain) read a p99
+#: TTFT of 0.90 s on 1,200 requests against a 2 s target, and 2.1-4.8 s on 5,000-20,000. Below it, loaded queues
+#: run longer (SETTLE_LOAD), up to MAX_SETTLING times.
+MAX_CHECK_LOAD = 0.9
+MAX_SETTLING = 2 * CONFIRM_FACTOR
 #: the fewest requests of the offline run that measures a checked fleet's capacity (_utilisation)
 CAPACITY_PROBE = 256
 #: the load up to which a check's requests reach its steady state; past it the check runs longer (_settling). At
@@ -90,11 +92,12 @@ SETTLE_LOAD = 0.7
 
 
 def _settling(load: float) -> float:
-    """How many times longer a queue at `load` takes to settle than one at SETTLE_LOAD (at least 1): the ratio of
-    their relaxation times, (1 - sqrt(load))^-2 (Morse 1955, the M/M/1 queue)."""
+    """How many times longer a queue at `load` takes to settle than one at SETTLE_LOAD (at least 1, at most
+    MAX_SETTLING): the ratio of their relaxation times, (1 - sqrt(load))^-2 (Morse 1955, the M/M/1 queue)."""
     if load <= SETTLE_LOAD:
         return 1.0
-    return float(((1.0 - math.sqrt(SETTLE_LOAD)) / max(1.0 - math.sqrt(min(load, 0.999)), 1e-9)) ** 2)
+    ratio = ((1.0 - math.sqrt(SETTLE_LOAD)) / max(1.0 - math.sqrt(min(load, 0.999)), 1e-9)) ** 2
+    return float(min(ratio, MAX_SETTLING))
 
 
 #: decode pools are searched on the chips of this many of the cheapest colocated options
@@ -616,9 +619,12 @@ def _verify(
         if met and seed == 0 and count < limit:
             # a run that met a target narrowly runs again CONFIRM_FACTOR times longer; a loaded queue, whose
             # relaxation time grows as (1 - sqrt(load))^-2 (Morse 1955, M/M/1), _settling times longer
-            longer = max(CONFIRM_FACTOR if _marginal(out, targets) else 1.0, _settling(util or 0.0))
+            narrow = _marginal(out, targets)
+            longer = max(CONFIRM_FACTOR if narrow else 1.0, _settling(util or 0.0))
             if longer > 1.0:
-                return simulated(s, math.ceil(requests * longer), seed=1)
+                again, ok = simulated(s, math.ceil(requests * longer), seed=1)
+                again["simulated"]["rerun"] = "narrow" if narrow else "loaded"  # why it ran again
+                return again, ok
         return out, met
 
     def _rerouted(s: ServingSetup) -> ServingSetup:
