@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,55 @@ def test_predict_and_plan_fleet_refuse_what_makes_no_sense() -> None:
             cw.predict(source)
     with pytest.raises(ChipwiseError, match="limit h100-sxm=-3 is not a chip count"):
         cw.plan_fleet("llama-3.1-8b", "examples/chat-mix.yaml", {"ttft_p99": 2.0}, ["h100-sxm"], {"h100-sxm": -3})
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        # a TypeError, raw, for a wrong type or an unknown keyword
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, hardware=5), "hardware 5 is not chip or system ids. Fix:"),
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, foo=1), "unknown option 'foo'. Fix: use one of slo, precision"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, hardware=[5]), "hardware [5] is not chip or system ids"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, objectiv="cost"), "Did you mean 'objective'"),
+        (lambda: cw.tco("h100-sxm", colour="red"), "unknown option 'colour'"),
+        # 'no' was truthy: splits asked for without a rate
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, disaggregated="maybe"), "disaggregated 'maybe' is not true"),
+        (lambda: cw.plan_serve("llama-3.1-8b", offline="sometimes"), "offline 'sometimes' is not true or false"),
+        # the load limit plan serve has, and k past what any engine drafts (eagle:100000 priced 433 H100s)
+        (lambda: cw.plan_serve("llama-3.1-8b", concurrency=10**12), "users is more than a fleet of a million chips"),
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, speculative="eagle:100000"), "drafts 100,000 tokens a step"),
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, input_tokens=10**400), "a 401-digit number tokens is past"),
+        # a scenario's burstiness of infinity raised a ZeroDivisionError; a 5,000-digit number a ValueError
+        (lambda: cw.predict({**SCENARIO, "burstiness": float("inf")}), "burstiness: Input should be a finite number"),
+        (lambda: cw.predict({**SCENARIO, "chips": 10**5000}), "the scenario holds a value JSON cannot carry"),
+        (lambda: cw.predict({**SCENARIO, "provider": "nobody"}), "unknown provider 'nobody'"),
+    ],
+)
+def test_the_api_refuses_with_one_line(call: Callable[[], object], says: str) -> None:
+    with pytest.raises(ChipwiseError) as exc:
+        call()
+    assert says in str(exc.value) and "\n" not in str(exc.value)
+
+
+SCENARIO: dict[str, object] = {
+    "kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "input_tokens": 512,
+    "output_tokens": 128, "arrival_rate": 5, "requests": 200,
+}  # fmt: skip
+
+
+def test_the_api_reads_text_as_the_web_page_does() -> None:
+    """Users as text ('8'), which the page took and the API refused, and disaggregated 'no' (read as true) agree
+    with the page; an SLO's text needs its unit except under a scenario key ending in _s, read as seconds."""
+    report = cw.plan_serve(
+        "llama-3.1-8b",
+        concurrency="8",
+        disaggregated="no",
+        input_tokens=512,
+        output_tokens=64,
+        hardware="h100-sxm",
+        top=1,
+    )  # type: ignore[arg-type]
+    assert report["kind"] == "plan-serve" and not any(r["disaggregated"] for r in report["results"])
+    with pytest.raises(ChipwiseError, match=r"SLO ttft_p99 = '2' has no unit"):
+        cw.plan_serve("llama-3.1-8b", rate=5, slo={"ttft_p99": "2"}, hardware="h100-sxm")
+    assert cw.predict({**SCENARIO, "slo": {"ttft_p99_s": "2"}})["slo"] == {"ttft_p99": 2.0}

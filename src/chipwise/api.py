@@ -15,14 +15,17 @@ cw.validate("../shared/data/groundtruth_training.csv")
 
 from __future__ import annotations
 
+import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.economics.tco import owned_tco, tco_report
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.format import explain_plan_serve
@@ -44,13 +47,53 @@ def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catal
     return load_catalog(files, sets)
 
 
+def _check_options(options: Mapping[str, Any], takes: Callable[..., Any], *extra: str) -> None:
+    """One line for an option the function answering a call does not take (`extra`: those the API reads itself);
+    Python raised a TypeError naming an internal function."""
+    known = [n for n, p in inspect.signature(takes).parameters.items() if p.default is not p.empty]
+    known += [e for e in extra if e not in known]
+    for name in options:
+        if name not in known:
+            raise UnknownNameError("option", name, known, hint=f"use one of {', '.join(known)}")
+
+
+def _hardware(cat: Catalog, hardware: Any) -> list[str]:
+    """The ids `hardware` names: 'all', a comma-separated string or a sequence of ids (another type is one line,
+    not a TypeError)."""
+    ids = isinstance(hardware, str) or (isinstance(hardware, Sequence) and all(isinstance(h, str) for h in hardware))
+    if not ids:
+        raise ChipwiseError(
+            f"hardware {hardware!r} is not chip or system ids. Fix: give e.g. 'h100-sxm,trn2', ['h100-sxm', 'trn2'] "
+            "or 'all'."
+        )
+    return hardware_ids(cat, hardware)
+
+
+_FLAG = TypeAdapter(bool)
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A true/false option read as the web page reads it (True, False, 'yes', 'no', 1, 0), else one line: 'no'
+    was truthy, and asked for what it meant to refuse."""
+    try:
+        return _FLAG.validate_python(value)
+    except ValidationError:
+        raise ChipwiseError(f"{name} {value!r} is not true or false. Fix: give True or False.") from None
+
+
 def predict(
     scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
-    text = json.dumps(dict(scenario)) if isinstance(scenario, Mapping) else scenario
-    sc = load_scenario(text)
+    try:
+        text = json.dumps(dict(scenario)) if isinstance(scenario, Mapping) else scenario
+    except (TypeError, ValueError) as exc:  # a NumPy number, an integer of thousands of digits
+        raise ChipwiseError(
+            f"the scenario holds a value JSON cannot carry ({exc}). Fix: give numbers, text, true/false, lists and "
+            "mappings."
+        ) from None
     cat = load_catalog(files, sets)
+    sc = load_scenario(text, cat)
     if isinstance(sc, TrainScenario):
         return predict_training(cat, sc)
     from chipwise.planner.serving import predict_serving
@@ -68,8 +111,9 @@ def plan_train(
     **options: Any,
 ) -> dict[str, Any]:
     """Rank hardware for a training run (see `chipwise plan train --help` for the options)."""
+    _check_options(options, plan_training)
     cat = load_catalog(files, sets)
-    return plan_training(cat, model, chips, hardware_ids(cat, hardware), tokens=tokens, **options)
+    return plan_training(cat, model, chips, _hardware(cat, hardware), tokens=tokens, **options)
 
 
 def plan_serve(
@@ -88,15 +132,18 @@ def plan_serve(
     """The cheapest fleet per chip that serves a load (one of rate, concurrency, offline) within the SLO (keys like
     ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
     --slo takes it), simulated; options as `chipwise plan serve --help`."""
+    _check_options(options, plan_serving, "top")
     cat = load_catalog(files, sets)
-    load = load_of(rate, concurrency, offline, flag="")
+    load = load_of(rate, concurrency, _flag(offline, "offline"), flag="")
     disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
+    if disaggregated is not None:
+        disaggregated = _flag(disaggregated, "disaggregated")
     check_split_load(disaggregated, load, "disaggregated", "rate")
     top = options.pop("top", None)
     ids, unrunnable = plan_serve_inputs(
         cat,
         model,
-        hardware_ids(cat, hardware),
+        _hardware(cat, hardware),
         input_tokens,
         output_tokens,
         options.get("engine"),
@@ -123,6 +170,7 @@ def plan_hetero(
     **options: Any,
 ) -> dict[str, Any]:
     """Train on a mixed fleet ({chip: count}): pipelines with stages on two chip types against each part alone."""
+    _check_options(options, plan_hetero_training)
     return plan_hetero_training(load_catalog(files, sets), model, dict(fleet), tokens, hybrid=hybrid, **options)
 
 
@@ -138,8 +186,9 @@ def plan_fleet(
 ) -> dict[str, Any]:
     """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
     simulator."""
+    _check_options(options, planner_fleet)
     cat = load_catalog(files, sets)
-    return planner_fleet(cat, model, str(workload), slo, hardware_ids(cat, hardware), limits, **options)
+    return planner_fleet(cat, model, str(workload), slo, _hardware(cat, hardware), limits, **options)
 
 
 def plan_lifecycle(
@@ -153,8 +202,9 @@ def plan_lifecycle(
     **options: Any,
 ) -> dict[str, Any]:
     """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both."""
+    _check_options(options, planner_lifecycle)
     cat = load_catalog(files, sets)
-    return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, hardware_ids(cat, hardware), **options)
+    return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, _hardware(cat, hardware), **options)
 
 
 def tco(
@@ -167,6 +217,7 @@ def tco(
 ) -> dict[str, Any]:
     """The owned cost of one chip-hour of a chip or system, every term with its source, and the break-even
     utilisation against renting (as `chipwise tco --json`)."""
+    _check_options(options, owned_tco, "compare")
     cat = load_catalog(files, sets)
     compare = options.pop("compare", "on-demand")
     return tco_report(cat, owned_tco(cat, hw_view(cat).system(hardware), region, utilisation, **options), compare)

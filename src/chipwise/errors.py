@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import sys
 from collections.abc import Iterable
 
 
@@ -33,3 +34,12 @@ class InfeasibleError(ChipwiseError):
     searched: int = 0
     #: what the search estimated before it gave up (a serving search's per-shape estimates), if anything
     estimate: object | None = None
+
+
+def long_number(exc: Exception, where: str) -> ChipwiseError | None:
+    """The one line for text (`where`: what it is) holding an integer past Python's limit on digits, whose own
+    ValueError advises sys.set_int_max_str_digits; None for any other error."""
+    if "integer string conversion" not in str(exc):
+        return None
+    limit = sys.get_int_max_str_digits()
+    return ChipwiseError(f"{where} holds a number of more than {limit:,} digits. Fix: give a realistic value.")

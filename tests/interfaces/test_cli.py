@@ -315,3 +315,22 @@ def test_hetero_and_lifecycle_mark_estimated_prices(capsys: pytest.CaptureFixtur
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "§" in out and "no rental offer in the catalog for mi355x" in out
+
+
+def test_input_files_that_cannot_be_read_are_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A missing scenario without an extension read as inline text; a file not in UTF-8 was 'an input file'."""
+    missing = str(tmp_path / "sc" / "base_typo")
+    assert f"scenario file '{missing}' does not exist" in run_error(capsys, ["predict", missing])
+    trace = tmp_path / "t.csv"
+    trace.write_bytes("arrival_s,input_tokens,output_tokens\n0,10,5 caf\xe9\n".encode("latin-1"))
+    scenario = f"{{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, trace: {trace}}}"
+    assert f"trace '{trace}' is not UTF-8 text" in run_error(capsys, ["predict", scenario])
+    table = tmp_path / "gt.csv"
+    table.write_bytes("id,model,chip,ttft_ms\nX1,caf\xe9,h100-sxm,5\n".encode("latin-1"))
+    assert f"data file '{table}' is not UTF-8 text" in run_error(capsys, ["validate", "--data", str(table)])
+
+
+def test_plan_serve_refuses_a_draft_no_engine_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """--speculative eagle:100000 answered 433 H100s."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--hardware", "h100-sxm"]
+    assert "k from 1 to 16" in run_error(capsys, [*argv, "--speculative", "eagle:100000"])

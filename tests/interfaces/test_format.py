@@ -140,3 +140,15 @@ def test_a_count_of_chips_reads_as_english() -> None:
     from chipwise.interfaces.format import chip_count
 
     assert (chip_count(1), chip_count(8), chip_count(2.5)) == ("1 chip", "8 chips", "2.5 chips")
+
+
+def test_a_stated_acceptance_reads_in_the_plan() -> None:
+    """Options that differ only in a stated acceptance printed as two identical 'TP2 b16 +EAGLE k3 x1' rows."""
+    from chipwise.interfaces.format import serving_plan
+    from chipwise.serve.speculation import parse_speculation
+
+    plan = {"tp": 1, "pp": 1, "ep": 1, "attention_dp": False, "max_batch": 16, "replicas": 1}
+    stated, prior = parse_speculation("eagle:3@0.99"), parse_speculation("eagle:3")
+    assert stated is not None and prior is not None
+    assert serving_plan({**plan, "speculative": stated.label()}) == "TP1 b16 +EAGLE k3@0.99 x1"
+    assert serving_plan({**plan, "speculative": prior.label()}) == "TP1 b16 +EAGLE k3 x1"

@@ -281,3 +281,50 @@ def test_jsonable_turns_nan_and_numpy_into_plain_json() -> None:
     out = jsonable({"a": math.nan, "b": np.float64(2.5), "c": np.arange(2), "d": (np.bool_(True), math.inf)})
     assert out == {"a": None, "b": 2.5, "c": [0, 1], "d": [True, None]}
     json.dumps(out, allow_nan=False)
+
+
+SERVE = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "input_tokens": 512,
+         "output_tokens": 128, "arrival_rate": 5, "requests": 200}  # fmt: skip
+#: what a scenario with a trace leaves out (None: dropped from the request)
+NO_LENGTHS = {"input_tokens": None, "output_tokens": None, "arrival_rate": None, "requests": None}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "says"),
+    [
+        # the answers said whether a file on the server existed ('does not exist' or 'no output column')
+        ("/api/predict", {**SERVE, "trace": "/etc/passwd", **NO_LENGTHS}, "reads no files on the server"),
+        ("/api/predict", {**SERVE, "input_tokens": "/etc/passwd", "output_tokens": None}, "reads no files"),
+        ("/api/predict", {**SERVE, "model": "/etc/passwd"}, "unknown model '/etc/passwd'"),
+        ("/api/plan/serve", {"model": "/etc/passwd", "rate": 5}, "reads no files on the server"),
+        ("/api/plan/train", {"model": "/etc/hostname", "chips": 8}, "give a model preset (GET /api/models"),
+        # rate text read as a number, or said what it is not ('rate.int: Input should be a valid integer')
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": "abc"}, "rate 'abc' is not a positive number"),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "concurrency": "2.5"}, "concurrency 2.5 is not a whole"),
+        # text without a unit outside a scenario's _s keys, as the API and the command line refuse it
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": 5, "slo": {"ttft_p99": "2"}}, "'2' has no unit"),
+        ("/api/predict", {**SERVE, "burstiness": float("inf")}, "burstiness: Input should be a finite number"),
+        ("/api/predict", {**SERVE, "arrival_rate": 1e12}, "more than a fleet of a million chips serves"),
+    ],
+)
+def test_requests_the_page_must_not_answer(server: ChipwiseServer, path: str, body: Any, says: str) -> None:
+    status, answer = _post(server, path, {k: v for k, v in body.items() if v is not None})
+    assert status == 400
+    assert says in _one_line_error(answer)
+
+
+def test_a_number_too_long_to_read_is_400(server: ChipwiseServer) -> None:
+    """A 5,000-digit integer raised in the server thread: no answer came back at all."""
+    body = b'{"model": "llama-3.1-8b", "rate": 5, "input_tokens": 1' + b"0" * 5000 + b"}"
+    status, answer = _post(server, "/api/plan/serve", body)
+    assert status == 400 and "holds a number of more than 4,300 digits" in _one_line_error(answer)
+
+
+def test_rate_as_text_and_slo_seconds_under_s_keys(server: ChipwiseServer) -> None:
+    """'5' req/s is a rate; a scenario's ttft_p99_s: '2' is two seconds, as its key says."""
+    body = {"model": "llama-3.1-8b", "rate": "5", "input_tokens": 512, "output_tokens": 64, "top": 1,
+            "hardware": "h100-sxm", "disaggregated": False, "slo": {"ttft_p99": "2s"}}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200 and report["results"] and report["slo"] == {"ttft_p99": 2.0}
+    status, result = _post(server, "/api/predict", {**SERVE, "slo": {"ttft_p99_s": "2"}})
+    assert status == 200 and result["slo"] == {"ttft_p99": 2.0}

@@ -293,3 +293,8 @@ def test_a_workload_past_the_models_context_is_refused(catalog: Catalog, tmp_pat
         read_workload(str(trace), model)
     with pytest.raises(ChipwiseError, match="context"):
         plan_fleet(catalog, "llama-3.1-8b", str(mix), {"ttft_p99": 2000.0, "tpot_p99": 0.9}, ["h100-sxm"])
+    # and the load every serving command holds: a rate of 1e12 had answered 40 billion MI300X
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("buckets:\n  - {name: chat, input_tokens: 1000, output_tokens: 200, rate: 1e12}\n")
+    with pytest.raises(ChipwiseError, match=r"bucket 1: rate 1e\+12 requests/s is more than a fleet of a million"):
+        read_workload(str(huge))

@@ -191,11 +191,11 @@ def test_requests_longer_than_the_context_are_refused(tmp_path: Path, catalog: C
         with pytest.raises(ChipwiseError, match="Fix: shorten the prompt") as exc:
             serving_job(llama2, sc)
         assert needle in str(exc.value), lengths
-    # an unbounded distribution whose mean fits passes (its tail is clipped by nothing the model checks)
-    sc = load_scenario(
-        BASE + "input_tokens: {dist: lognormal, mean: 3000, std: 2000}\noutput_tokens: 10\noffline: true\n"
-    )
-    assert serving_job(llama2, sc).requests > 0
+    # an unbounded distribution whose mean fits but whose longest draws do not asks for a max within the context
+    unbounded = "input_tokens: {dist: lognormal, mean: 3000, std: 2000%s}\noutput_tokens: 10\noffline: true\n"
+    with pytest.raises(ChipwiseError, match=r"give input_tokens a max within the context \(at most 4,086\)"):
+        serving_job(llama2, load_scenario(BASE + unbounded % ""))
+    assert serving_job(llama2, load_scenario(BASE + unbounded % ", max: 4086")).requests > 0
     trace = tmp_path / "long.csv"
     trace.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n1,4000,100\n")
     with pytest.raises(ChipwiseError, match="longest request: input 4,000 \\+ output 100 tokens exceed"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -174,10 +175,18 @@ def load_share(load: Mapping[str, Any]) -> str:
     )
 
 
+def _speculative(label: str) -> str:
+    """'+EAGLE k3' from a Speculation.label(), with a stated acceptance ('+EAGLE k3@0.99'), so that options that
+    differ only in it read apart (a method's prior or a measured profile is the method's own)."""
+    head = "+" + label.split(",", maxsplit=1)[0].replace(" k=", " k")
+    stated = re.search(r"acceptance ([\d.]+) \(", label)
+    return head + (f"@{stated.group(1)}" if stated else "")
+
+
 def serving_plan(p: Mapping[str, Any]) -> str:
     """A serving pool's plan in one short string: 'TP4 EP4 ADP b256 +mtp k3 x2' (with a scheduler's polling interval or
     batch waiting where set: 'recv30', 'wait40@0.8'; serve.plan.plan_label)."""
-    speculative = "+" + str(p["speculative"]).split(",")[0].replace(" k=", " k") if p.get("speculative") else ""
+    speculative = _speculative(str(p["speculative"])) if p.get("speculative") else ""
     label = plan_label(
         p["tp"], p.get("pp", 1), p.get("ep", 1), bool(p.get("attention_dp")), p["max_batch"], speculative,
         p.get("recv_interval", 1), p.get("batch_wait_iters", 0), p.get("batch_wait_ratio", 0.0),

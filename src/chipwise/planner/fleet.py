@@ -46,7 +46,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import parse_count
-from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace, check_context, read_trace
+from chipwise.workload.serving import RATE, TOKENS, LengthDist, Load, ServingJob, Trace, check_context, read_trace
 
 SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
@@ -108,6 +108,10 @@ def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
         rate = _positive(b["rate"], "rate", where)
         if inp < 1 or out < 1:
             raise ChipwiseError(f"{where}: lengths must be at least one token. Fix: correct them.")
+        # the bounds every serving command holds (a rate of 1e12 had answered 40 billion MI300X)
+        for bound, key, value in ((TOKENS, "input_tokens", inp), (TOKENS, "output_tokens", out), (RATE, "rate", rate)):
+            if (problem := bound.problem(value)) is not None:
+                raise ChipwiseError(f"{where}: {key} {problem}. Fix: {bound.fix}.")
         if model is not None:
             try:
                 check_context(model, LengthDist.fixed(round(inp)), LengthDist.fixed(round(out)))

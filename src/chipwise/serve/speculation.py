@@ -39,6 +39,11 @@ ACCEPTANCE_PRIOR = {"eagle": 0.86}
 #: pull 48892, gsm8k at temperature 0): the share of steps that accept position i, unconditionally (acceptance
 #: length 4.50). Beyond 8 positions the last ratio carries on.
 MTP_POSITIONS = (0.7617, 0.6158, 0.5125, 0.4243, 0.3640, 0.3094, 0.2722, 0.2365)
+#: The most tokens drafted per step. Deployments draft a handful in a chain: the ground truth's rows 1 to 3
+#: (num_nextn_predict_layers 3, num_speculative_tokens=3), the EAGLE-3 tutorial above 3, the vLLM MTP profile 8. 16
+#: leaves room for longer chains, whose deeper positions are almost never accepted (the profile's 8th 24%, falling
+#: 13% a position); eagle:100000 was priced, at hundreds of chips.
+MAX_DRAFT_TOKENS = 16
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,11 @@ class Speculation:
         if self.draft_tokens < 1:
             raise ChipwiseError(
                 f"speculation needs at least 1 drafted token, got {self.draft_tokens}. Fix: give k >= 1."
+            )
+        if self.draft_tokens > MAX_DRAFT_TOKENS:
+            raise ChipwiseError(
+                f"speculation drafts {self.draft_tokens:,} tokens a step; engines draft a handful, and chipwise at "
+                f"most {MAX_DRAFT_TOKENS}. Fix: give k from 1 to {MAX_DRAFT_TOKENS} (e.g. eagle:3)."
             )
         if not 0.0 <= self.acceptance <= 1.0:
             raise ChipwiseError(

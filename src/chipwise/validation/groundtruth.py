@@ -12,9 +12,10 @@ Units: parameters as counts (the CSV gives billions), times in seconds, rates in
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal, TextIO, TypeVar
 
 from chipwise.errors import ChipwiseError
 from chipwise.validation.rows import KNOWN_CHIPS, InferenceRow, ModelDims, TrainingRow
@@ -25,23 +26,52 @@ _TRAIN_MARKERS: Final[frozenset[str]] = frozenset({"step_time_s", "tokens_per_s_
 _SERVE_MARKERS: Final[frozenset[str]] = frozenset({"output_tokens_per_s_per_chip", "ttft_ms", "tpot_ms"})
 
 
+#: The columns every row is read by: without one, each row was skipped as 'chip not in catalog: <empty>'
+REQUIRED_COLUMNS: Final[tuple[str, ...]] = ("id", "model", "chip")
+_EXAMPLE = "../shared/data/groundtruth_training.csv or groundtruth_inference.csv"
+
+
+@contextmanager
+def _opened(path: Path) -> Iterator[TextIO]:
+    """A ground-truth CSV open for reading (a spreadsheet's byte-order mark dropped), or one line naming the file
+    when it is not UTF-8 text."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            yield handle
+    except UnicodeDecodeError:
+        raise ChipwiseError(f"data file '{path}' is not UTF-8 text. Fix: save it as a UTF-8 CSV.") from None
+
+
 def _read_csv(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = csv.DictReader(handle)
-        return [{str(k): (v or "") for k, v in row.items() if k is not None} for row in rows]
+    """The rows of a ground-truth CSV; one line when it lacks a column every row needs or holds no rows."""
+    with _opened(path) as handle:
+        reader = csv.DictReader(handle)
+        rows = [{str(k): (v or "") for k, v in row.items() if k is not None} for row in reader]
+        header = list(reader.fieldnames or [])
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise ChipwiseError(
+            f"data file '{path}' has no {' or '.join(repr(c) for c in missing)} column. Fix: add "
+            f"{'it' if len(missing) == 1 else 'them'} (see the header of {_EXAMPLE})."
+        )
+    if not rows:
+        raise ChipwiseError(f"data file '{path}' has a header but no rows. Fix: add the runs to validate.")
+    return rows
 
 
 def detect_kind(path: Path) -> Literal["train", "serve"]:
     """'train' or 'serve' from the header columns of a ground-truth CSV."""
-    with path.open(newline="", encoding="utf-8") as handle:
+    with _opened(path) as handle:
         header = set(next(csv.reader(handle), []))
+    if not header:
+        raise ChipwiseError(f"data file '{path}' is empty. Fix: give a CSV with the header and rows of {_EXAMPLE}.")
     if header & _TRAIN_MARKERS:
         return "train"
     if header & _SERVE_MARKERS:
         return "serve"
     raise ChipwiseError(
         f"{path}: the header is neither a training nor a serving ground-truth table. "
-        "Fix: give a CSV with the columns of ../shared/data/groundtruth_training.csv or groundtruth_inference.csv."
+        f"Fix: give a CSV with the columns of {_EXAMPLE}."
     )
 
 

@@ -605,6 +605,8 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     inp, out = mean_length(gen, stated_in), mean_length(gen, stated_out)
     system = hardware(catalog).system(row.chip)
     engine = _engine(row)
+    if engine == "default" and (stated := row.raw.get("serving_engine", "").strip()):
+        notes.append(f"serving engine '{stated}' not recognised: priced with the default engine profile")
     if not has_engine_build(engine, model):
         engine = "trtllm"
         notes.append("TensorRT-LLM runs MLA models (DeepSeek-V3/R1) on its PyTorch back end only")

@@ -39,6 +39,7 @@ from chipwise.validation.rows import (
     InferenceRow,
     Measured,
 )
+from chipwise.workload.serving import CHIPS, MAX_TOKENS
 
 _STAT_PREFERENCE: Final[tuple[str, ...]] = ("p50", "mean", "value", "p90", "p99")
 
@@ -626,6 +627,56 @@ def _request_rate(raw: Mapping[str, str], scenario: str, load: _Load) -> float |
     return None
 
 
+#: What a cell that gives no figure may say; it reads as a blank one (the figure is not stated)
+UNSTATED: Final[frozenset[str]] = frozenset({"", "-", "\u2013", "\u2014", "n/a", "na", "none", "not stated", "?"})
+#: The largest measurement a row may state (SI), far past any published one: ten million output tokens/s per chip
+#: (the tables' most is 56,528) and a day for a first token or an output token (their most: 196 s)
+MAX_MEASURED: Final[dict[str, float]] = {"output_tokens_per_s_per_chip": 1e7, "ttft_s": 86_400.0, "tpot_s": 86_400.0}
+_MEASURED_CELLS: Final[tuple[str, ...]] = (
+    "output_tokens_per_s_per_chip",
+    "output_tokens_per_s_total",
+    "ttft_ms",
+    "tpot_ms",
+)
+
+
+def _stated(raw: Mapping[str, str], column: str) -> str | None:
+    """A cell's text, or None where it states nothing (UNSTATED)."""
+    text = raw.get(column, "").strip()
+    return None if text.lower() in UNSTATED else text
+
+
+def _measured_value(raw: Mapping[str, str], column: str) -> bool:
+    """Whether a stated measurement cell gives a positive figure (as inference_measured reads it)."""
+    text = raw.get(column, "")
+    if column in ("ttft_ms", "tpot_ms"):
+        return _pick_stat(parse_latency_ms(text, column[:4], _measurement_context(raw), [])) is not None
+    return parse_positive(text) is not None
+
+
+def cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: list[Measured]) -> str | None:
+    """Why a row's stated cells cannot be used: a chip count below one or past the largest fleet planned (a billion
+    chips ran for minutes), a length that is no token count, a measurement that is not a positive number or is past
+    any plausible one. Such a row is skipped with this reason, not predicted from nonsense or read as blank."""
+    if num_chips is not None and num_chips < 1:
+        return f"num_chips {num_chips} is not a chip count"
+    if num_chips is not None and (problem := CHIPS.problem(num_chips)) is not None:
+        return f"num_chips: {problem}"
+    for column in ("input_len", "output_len"):
+        text = _stated(raw, column)
+        length = parse_length(text) if text is not None else None
+        if text is not None and (length is None or not 0 < length <= MAX_TOKENS):
+            return f"{column} '{text}' is not a token count from 1 to {MAX_TOKENS:,}"
+    for column in _MEASURED_CELLS:
+        text = _stated(raw, column)
+        if text is not None and not _measured_value(raw, column):
+            return f"{column} '{text}' is not a positive measurement"
+    for m in measured:
+        if m.value > MAX_MEASURED[m.metric]:
+            return f"{m.metric} {m.value:g} is past any plausible measurement (at most {MAX_MEASURED[m.metric]:g})"
+    return None
+
+
 def _inference_skip_reason(
     raw: Mapping[str, str],
     chip: str,
@@ -638,6 +689,8 @@ def _inference_skip_reason(
         return SKIP_MIXED
     if chip not in known:
         return f"chip not in catalog: {chip or '<empty>'}"
+    if (problem := cell_problem(raw, num_chips, measured)) is not None:
+        return problem
     if num_chips is None:
         return SKIP_NO_CHIPS
     disaggregated = is_disaggregated(raw.get("serving_engine", ""), raw.get("parallelism", ""), raw.get("scenario", ""))

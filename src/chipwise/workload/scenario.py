@@ -15,8 +15,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_json, load_yaml
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError, long_number
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
@@ -148,10 +149,11 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
     if one_line and path.is_dir():
         raise ChipwiseError(f"scenario '{source}' is a folder. Fix: give a scenario file in it.")
     looks_like_path = one_line and (path.suffix in (".yaml", ".yml", ".json") or path.exists())
+    missing = f"scenario file '{source}' does not exist. Fix: check the path."
     if looks_like_path:
         if not path.exists():
-            raise ChipwiseError(f"scenario file '{source}' does not exist. Fix: check the path.")
-        text, where = path.read_text(encoding="utf-8"), str(path)
+            raise ChipwiseError(missing)
+        text, where = _file_text(path), str(path)
     else:
         text, where = source, INLINE
     try:
@@ -161,15 +163,38 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
         line = f" (line {mark.line + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "syntax error"
         raise ChipwiseError(f"{where} is not valid YAML or JSON{line}: {problem}. Fix: correct it.") from None
-    except ValueError as exc:  # a JSON object that repeats a key
+    except ValueError as exc:  # a JSON object that repeats a key, or a number too long to read
+        if (long := long_number(exc, where)) is not None:
+            raise long from None
         raise ChipwiseError(f"{where}: {exc}. Fix: give each key once.") from None
     if not isinstance(data, dict):
+        if where == INLINE and one_line and isinstance(data, str) and not any(c.isspace() for c in source.strip()):
+            raise ChipwiseError(missing)  # a word is a file's name, not a scenario: 'sc/base_typo'
         raise ChipwiseError(f"{where} must be a mapping with a 'kind' (train or serve). Fix: see DESIGN.md.")
     return data, where
 
 
-def load_scenario(source: str) -> Any:
-    """A validated TrainScenario or ServeScenario from a path or inline text."""
+def _file_text(path: Path) -> str:
+    """A scenario file's text, or one line naming the file when it is not UTF-8."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ChipwiseError(f"scenario file '{path}' is not UTF-8 text. Fix: save it as UTF-8 YAML or JSON.") from None
+
+
+def check_provider(catalog: Catalog, provider: str | None) -> None:
+    """A provider the catalog prices something for (None: each system's own), or one line naming those there are:
+    a mistyped one matched no price, and the cost came out as '-'."""
+    known = {p.provider for p in catalog.prices}
+    if provider is not None and provider not in known:
+        raise UnknownNameError(
+            "provider", provider, known, hint=f"use one of {', '.join(sorted(known))}, or drop provider"
+        )
+
+
+def load_scenario(source: str, catalog: Catalog | None = None) -> Any:
+    """A validated TrainScenario or ServeScenario from a path or inline text; with `catalog`, the names it must hold
+    (the provider) are checked too."""
     from chipwise.workload.serving import ServeScenario  # serving builds on this module's types
 
     data, where = read_scenario_text(source)
@@ -187,6 +212,8 @@ def load_scenario(source: str) -> Any:
         scenario = models[kind].model_validate(data)
     except ValidationError as exc:
         raise ChipwiseError(_fmt(exc, where, models[kind])) from None
+    if catalog is not None:
+        check_provider(catalog, getattr(scenario, "provider", None))
     if isinstance(scenario, ServeScenario) and where != INLINE:
         return scenario.relative_to(Path(where).parent)
     return scenario

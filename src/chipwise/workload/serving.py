@@ -2,10 +2,10 @@
 the ServingJob the serving model and simulator consume.
 
 Lengths are a fixed number, a distribution mapping ({dist: lognormal, mean: 512, std: 256, min: 1, max: 4096};
-dist is fixed, uniform, normal, lognormal or exponential), or a trace file (CSV or JSONL with an arrival time,
-input tokens and output tokens per request). The load is an open-loop arrival rate (Poisson, or bursty gamma
-arrivals with `burstiness` = coefficient of variation of the gaps), a closed loop of `concurrency` users, all
-requests at once (`offline: true`), or the trace's own arrival times. A trace given with an arrival_rate,
+dist is fixed, uniform, normal, lognormal or exponential), or a trace file (CSV, JSONL or a JSON array with an
+arrival time, input tokens and output tokens per request). The load is an open-loop arrival rate (Poisson, or
+bursty gamma arrivals with `burstiness` = coefficient of variation of the gaps), a closed loop of `concurrency`
+users, all requests at once (`offline: true`), or the trace's own arrival times. A trace given with an arrival_rate,
 concurrency or offline: true replays its requests' lengths under that load instead of at its own times.
 """
 
@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.model import ModelSpec
@@ -41,6 +41,68 @@ TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
 
 Fraction = Annotated[float, Field(ge=0.0, lt=1.0)]
 PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
+
+#: The most requests a scenario simulates (as `plan serve --requests`): a million take about a minute.
+MAX_SIMULATED = 1_000_000
+#: The most requests/s (or concurrent users) a load may name: a million chips at a thousand each, far past any
+#: fleet; 1e308 req/s overflowed the chip count into an internal error.
+MAX_LOAD = 1e9
+#: The most chips a serving deployment may have: the million-chip fleet MAX_LOAD is sized by, the largest DESIGN.md
+#: plans for ("from one chip to a million"); a billion ran the simulator for minutes and took gigabytes.
+MAX_CHIPS = 1_000_000
+#: The longest request length (tokens) read from a scenario or a trace: a billion, a hundred times the longest
+#: context any model states (10M); past it lengths would overflow the simulator's integers.
+MAX_TOKENS = 1_000_000_000
+
+
+def shown(value: float) -> str:
+    """A number as an error message shows it: 1,024, 1e+12, or 'a 401-digit number' (past a float's range)."""
+    if isinstance(value, int) and abs(value) < 10**15:
+        return f"{value:,}"
+    try:
+        return f"{float(value):g}"
+    except OverflowError:
+        return f"a {len(str(abs(int(value))))}-digit number"
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The largest count of one kind (chips, tokens, requests/s, users) a user may give, and why."""
+
+    limit: float
+    unit: str
+    beyond: str  # what a larger count would be
+    fix: str
+
+    def problem(self, value: float) -> str | None:
+        """What is wrong with `value` ('1e+12 requests/s is more than ...'), or None when it is within the bound."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{value:g} {self.unit} is not a finite number"
+        if value <= self.limit:
+            return None
+        return f"{shown(value)} {self.unit} is {self.beyond} (at most {self.limit:,.0f})"
+
+    def check(self, value: Any) -> Any:
+        """A pydantic after-validator: the value within the bound, or ValueError saying why and what to give."""
+        problem = self.problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem}: {self.fix}")
+        return value
+
+
+FLEET_LOAD = "more than a fleet of a million chips serves"
+CHIPS = Bound(MAX_CHIPS, "chips", "past the largest fleet planned", "give the chips of one deployment")
+TOKENS = Bound(MAX_TOKENS, "tokens", "past any model's context", "give a realistic length")
+RATE = Bound(MAX_LOAD, "requests/s", FLEET_LOAD, "give the load of one deployment")
+USERS = Bound(MAX_LOAD, "users", FLEET_LOAD, "give the users of one deployment")
+BATCH = Bound(MAX_LOAD, "requests", FLEET_LOAD, "give the batch of one replica")
+#: counts a scenario gives, within their bounds
+ChipCount = Annotated[IntCount, AfterValidator(CHIPS.check)]
+TokenCount = Annotated[IntCount, AfterValidator(TOKENS.check)]
+TokenFloat = Annotated[PositiveFloat, AfterValidator(TOKENS.check)]
+Rate = Annotated[PositiveFloat, AfterValidator(RATE.check)]
+UserCount = Annotated[IntCount, AfterValidator(USERS.check)]
+BatchCount = Annotated[IntCount, AfterValidator(BATCH.check)]
 
 #: Units a latency target may carry (any case: 2S and 50MS read as 2s and 50ms)
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
@@ -89,10 +151,11 @@ class LengthSpec(_Strict):
     """A request-length distribution (tokens)."""
 
     dist: Literal["fixed", "uniform", "normal", "lognormal", "exponential"] = "fixed"
-    mean: PositiveFloat | None = None
-    std: Annotated[float, Field(ge=0)] = 0.0
-    min: IntCount = 1
-    max: IntCount | None = None
+    mean: TokenFloat | None = None
+    #: a spread past any context (or an infinite one) drew nonsense lengths or overflowed the lognormal's shape
+    std: Annotated[float, Field(ge=0, allow_inf_nan=False), AfterValidator(TOKENS.check)] = 0.0
+    min: TokenCount = 1
+    max: TokenCount | None = None
 
     @model_validator(mode="after")
     def _bounds(self) -> LengthSpec:
@@ -126,7 +189,10 @@ class LengthSpec(_Strict):
 
 
 class SLO(_Strict):
-    """Latency targets in seconds, or text with a unit ('2s', '50ms'); any subset."""
+    """Latency targets in seconds, or text with a unit ('2s', '50ms'); any subset. The one rule for SLO values
+    everywhere: a number is seconds and text needs its unit, except under these keys, whose _s says seconds, so
+    that text without a unit ('2') reads as seconds here (in a scenario file, cw.predict and the web page's
+    /api/predict alike); plan serve, cw.plan_serve and /api/plan/serve refuse it (planner check_slo)."""
 
     ttft_p50_s: SLOTime | None = None
     ttft_p90_s: SLOTime | None = None
@@ -162,27 +228,27 @@ class PoolSpec(_Strict):
     """One pool of a disaggregated deployment (prefill or decode)."""
 
     hardware: str | None = None
-    replicas: IntCount | None = None
-    tp: IntCount | None = None
-    pp: IntCount | None = None
-    ep: IntCount | None = None
+    replicas: ChipCount | None = None
+    tp: ChipCount | None = None
+    pp: ChipCount | None = None
+    ep: ChipCount | None = None
     attention_dp: bool | None = None
-    max_batch: IntCount | None = None
-    max_tokens: IntCount | None = None
+    max_batch: BatchCount | None = None
+    max_tokens: TokenCount | None = None
 
 
 class ServePlan(_Strict):
     """A serving configuration; omitted knobs are searched (or take the engine's defaults)."""
 
-    tp: IntCount | None = None
-    pp: IntCount | None = None
-    ep: IntCount | None = None
+    tp: ChipCount | None = None
+    pp: ChipCount | None = None
+    ep: ChipCount | None = None
     attention_dp: bool | None = None
     #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance); searched when omitted
     adp_balance: bool | None = None
-    replicas: IntCount | None = None
-    max_batch: IntCount | None = None
-    max_tokens: IntCount | None = None
+    replicas: ChipCount | None = None
+    max_batch: BatchCount | None = None
+    max_tokens: TokenCount | None = None
     chunked_prefill: bool | None = None
     #: decode iterations between the scheduler's polls for new requests (SGLang --scheduler-recv-interval)
     recv_interval: IntCount | None = None
@@ -233,9 +299,6 @@ def _length_value(v: Any) -> Any:
 
 LengthField = int | LengthSpec | str
 
-#: The most requests a scenario simulates (as `plan serve --requests`): a million take about a minute.
-MAX_SIMULATED = 1_000_000
-
 
 class ServeScenario(_Strict):
     """A serving deployment under load: DESIGN.md's scenario contract (kind: serve)."""
@@ -243,7 +306,7 @@ class ServeScenario(_Strict):
     kind: Literal["serve"] = "serve"
     model: str
     hardware: str
-    chips: IntCount | None = None
+    chips: ChipCount | None = None
     #: weights: bf16, fp8, fp4, mxfp4, int4, or 'auto', the checkpoint's own (fp8 for DeepSeek-V3/R1, mxfp4 for
     #: gpt-oss, 16-bit for the rest)
     precision: str = "auto"
@@ -252,10 +315,11 @@ class ServeScenario(_Strict):
     input_tokens: Annotated[LengthField, BeforeValidator(_length_value)] = 1024
     output_tokens: Annotated[LengthField | None, BeforeValidator(_length_value)] = None
     trace: str | None = None
-    arrival_rate: PositiveFloat | None = None
-    concurrency: IntCount | None = None
+    arrival_rate: Rate | None = None
+    concurrency: UserCount | None = None
     offline: bool = False
-    burstiness: Annotated[float, Field(gt=0)] = 1.0
+    #: an infinite one divided by zero in the arrival process
+    burstiness: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 1.0
     requests: IntCount | None = None
     duration_s: Count | None = None
     slo: SLO | None = None
@@ -292,13 +356,17 @@ class ServeScenario(_Strict):
         planned = self.requests or (self.arrival_rate or 0.0) * (self.duration_s or 0.0)
         if planned > MAX_SIMULATED:
             raise ValueError(
-                f"{'requests' if self.requests else 'arrival_rate x duration_s'} asks for {planned:,.0f} requests; "
+                f"{'requests' if self.requests else 'arrival_rate x duration_s'} asks for {shown(planned)} requests; "
                 f"at most {MAX_SIMULATED:,} are simulated (a million takes about a minute): give fewer"
             )
-        if isinstance(self.input_tokens, int) and self.input_tokens <= 0:
-            raise ValueError(f"input_tokens must be positive, got {self.input_tokens}")
-        if isinstance(self.output_tokens, int) and self.output_tokens <= 0:
-            raise ValueError(f"output_tokens must be positive, got {self.output_tokens}")
+        for key in ("input_tokens", "output_tokens"):
+            length = getattr(self, key)
+            if isinstance(length, int) and length <= 0:
+                raise ValueError(f"{key} must be positive, got {length}")
+            if isinstance(length, int) and (problem := TOKENS.problem(length)) is not None:
+                raise ValueError(f"{key} {problem}: {TOKENS.fix}")
+        if self.trace is not None and not self.trace.strip():
+            raise ValueError("trace is empty: give a trace file's path (CSV or JSONL), or drop trace")
         if self.output_tokens is None and self.trace_path() is None:
             raise ValueError("give output_tokens (a number or a distribution)")
         if self.trace_path() is not None:
@@ -356,6 +424,7 @@ class LengthDist:
 
     @classmethod
     def fixed(cls, n: int) -> LengthDist:
+        _within(TOKENS, n, "a request length of")  # 10**400 tokens overflowed a float (plan serve, the API)
         return cls("fixed", float(n), 0.0, int(n), int(n))
 
     @classmethod
@@ -412,7 +481,8 @@ class LengthDist:
 @dataclass(frozen=True)
 class Trace:
     """Requests of a trace file: arrival times (s, from the first arrival), input and output tokens. An arrival
-    column named *_ms, or whose times exceed EPOCH_MS (epoch milliseconds), is read in milliseconds."""
+    column named *_ms is read in milliseconds, and epoch timestamps in finer units than seconds by their size
+    (EPOCH_SCALES)."""
 
     arrival: FloatArray
     input: IntArray
@@ -420,8 +490,10 @@ class Trace:
     path: str
 
 
-#: arrival times above this (the year 2001 in epoch milliseconds, 33,000 years in seconds) are epoch milliseconds
-EPOCH_MS = 1e12
+#: Epoch timestamps in finer units than seconds, told apart by their size: past the year 2001 in nanoseconds,
+#: microseconds or milliseconds (each past 33,000 years in the next coarser unit), with the units in a second.
+EPOCH_SCALES: tuple[tuple[float, float], ...] = ((1e18, 1e9), (1e15, 1e6), (1e12, 1e3))
+JSON_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
 
 
 def _column(header: list[str], role: str, path: str) -> str:
@@ -435,60 +507,98 @@ def _column(header: list[str], role: str, path: str) -> str:
     )
 
 
-def read_trace(path: str) -> Trace:
-    """Read a CSV or JSONL trace; a missing column or a bad value is a one-line error."""
+def _trace_text(path: str) -> str:
+    """The text of a trace file (a spreadsheet's byte-order mark dropped), or one line naming the file."""
     p = Path(path)
     if not p.exists():
         raise ChipwiseError(f"trace file '{path}' does not exist. Fix: check the path.")
+    if p.is_dir():
+        raise ChipwiseError(f"trace '{path}' is a folder. Fix: give a CSV or JSONL file.")
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV export opens with a byte-order mark
+        return p.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV export opens with a byte-order mark
+    except UnicodeDecodeError:
+        raise ChipwiseError(f"trace '{path}' is not UTF-8 text. Fix: save it as UTF-8 CSV or JSONL.") from None
     except OSError as exc:
         raise ChipwiseError(f"cannot read trace '{path}': {exc.strerror}. Fix: check the path.") from None
-    rows: list[dict[str, Any]]
-    if p.suffix.lower() in (".jsonl", ".json", ".ndjson"):
-        rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                raise ChipwiseError(f"trace '{path}' line {i} is not JSON. Fix: one JSON object per line.") from None
-            if not isinstance(obj, dict):
-                raise ChipwiseError(f"trace '{path}' line {i} is not a JSON object. Fix: one object per line.")
-            rows.append(obj)
+
+
+def _json_rows(text: str, path: str) -> tuple[list[Any], str]:
+    """The requests of a JSON trace: one object per line (JSONL), or one array of objects (a .json file), with
+    the word that numbers them."""
+    if text.lstrip().startswith("["):
+        try:
+            return list(json.loads(text)), "item"
+        except ValueError:
+            raise ChipwiseError(
+                f"trace '{path}' is not a valid JSON array. Fix: give one array of objects, or one object per line."
+            ) from None
+    rows: list[Any] = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            raise ChipwiseError(f"trace '{path}' line {i} is not JSON. Fix: one JSON object per line.") from None
+    return rows, "line"
+
+
+def _cell(raw: Any) -> str:
+    """A trace value as an error shows it (a 400-digit number is not printed whole)."""
+    text = shown(raw) if isinstance(raw, int) and not isinstance(raw, bool) else str(raw)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
+    """One number of a trace: an arrival time (finite, not negative) or a token count (1 to MAX_TOKENS)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise ChipwiseError(f"{where} has no {col}. Fix: give every request its {col}.")
+    try:
+        if isinstance(raw, bool):  # JSON true is not a count
+            raise TypeError
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise ChipwiseError(f"{where}: {col} '{_cell(raw)}' is not a number. Fix: correct that value.") from None
+    except OverflowError:  # a JSON integer past a float's range
+        v = math.inf
+    if role == "arrival" and not (math.isfinite(v) and v >= 0):
+        raise ChipwiseError(f"{where}: {col} {_cell(raw)} is out of range. Fix: correct that value.")
+    if role != "arrival" and not 1 <= v <= MAX_TOKENS:  # past any context: would overflow the simulator's integers
+        raise ChipwiseError(
+            f"{where}: {col} {_cell(raw)} is out of range (1 to {MAX_TOKENS:,} tokens). Fix: correct that value."
+        )
+    return v
+
+
+def _units_per_second(column: str, first: float) -> float:
+    """The unit of a trace's arrival times, as units in a second: milliseconds in a column named *_ms, else by the
+    first time's size (EPOCH_SCALES), else seconds."""
+    if column.strip().lower().endswith("_ms"):
+        return 1e3
+    return next((units for edge, units in EPOCH_SCALES if first > edge), 1.0)
+
+
+def read_trace(path: str) -> Trace:
+    """Read a CSV, JSONL or JSON-array trace; a missing column or a bad value is a one-line error."""
+    text = _trace_text(path)
+    if Path(path).suffix.lower() in JSON_SUFFIXES:
+        rows, word = _json_rows(text, path)
+        bad = next((i for i, row in enumerate(rows, start=1) if not isinstance(row, dict)), None)
+        if bad is not None:
+            raise ChipwiseError(f"trace '{path}' {word} {bad} is not a JSON object. Fix: one object per request.")
     else:
-        rows = list(csv.DictReader(text.splitlines()))
+        rows, word = list(csv.DictReader(text.splitlines())), "data row"
     if not rows:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
-    header = list(rows[0].keys())
-    cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
+    cols = {role: _column(list(rows[0].keys()), role, path) for role in TRACE_COLUMNS}
     values: dict[str, list[float]] = {role: [] for role in cols}
-    where = "line" if p.suffix.lower() in (".jsonl", ".json", ".ndjson") else "data row"
     for i, row in enumerate(rows, start=1):
         for role, col in cols.items():
-            raw = row.get(col)
-            if raw is None or (isinstance(raw, str) and not raw.strip()):
-                raise ChipwiseError(f"trace '{path}' {where} {i} has no {col}. Fix: give every request its {col}.")
-            try:
-                if isinstance(raw, bool):  # JSON true is not a count
-                    raise TypeError
-                v = float(raw)
-            except (TypeError, ValueError):
-                raise ChipwiseError(
-                    f"trace '{path}' {where} {i}: {col} '{raw}' is not a number. Fix: correct that value."
-                ) from None
-            # token counts past any model's context (1e9) would overflow the simulator's integers
-            if not math.isfinite(v) or v < 0 or (role != "arrival" and not 1 <= v <= 1e9):
-                raise ChipwiseError(
-                    f"trace '{path}' {where} {i}: {col} {raw} is out of range. Fix: correct that value."
-                )
-            values[role].append(v)
+            values[role].append(_trace_value(row.get(col), role, col, f"trace '{path}' {word} {i}"))
     arrival = np.asarray(values["arrival"], dtype=np.float64)
     order = np.argsort(arrival, kind="stable")
-    arrival = arrival[order] - arrival[order][0]  # times from the first arrival (epoch timestamps included)
-    if cols["arrival"].endswith("_ms") or values["arrival"][int(order[0])] > EPOCH_MS:
-        arrival = arrival / 1e3
+    first = float(arrival[order[0]])
+    arrival = (arrival[order] - first) / _units_per_second(cols["arrival"], first)  # from the first arrival
     return Trace(
         arrival=arrival,
         input=np.rint(np.asarray(values["input"])[order]).astype(np.int64),
@@ -523,42 +633,39 @@ class Load:
 
 
 def is_count(value: Any) -> bool:
-    """A whole number of at least 1 (users, tokens), as a Python caller might pass it: 64 or 64.0, not 2.5, True or
-    '64'."""
-    return not isinstance(value, bool) and isinstance(value, int | float) and value >= 1 and value == int(value)
+    """A whole number of at least 1 (users, tokens), as a Python caller might pass it: 64 or 64.0, not 2.5, True,
+    infinity or '64'."""
+    number = not isinstance(value, bool) and isinstance(value, int | float)
+    return number and 1 <= value < math.inf and value == int(value)
 
 
-#: The most requests/s (or concurrent users) a load may name: a million chips at a thousand each, far past any
-#: fleet; 1e308 req/s overflowed the chip count into an internal error.
-MAX_LOAD = 1e9
+def _within(bound: Bound, value: float, name: str) -> None:
+    """One line when an option's count is past its bound."""
+    problem = bound.problem(value)
+    if problem is not None:
+        raise ChipwiseError(f"{name} {problem}. Fix: {bound.fix}.")
 
 
 def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: str = "--") -> Load:
     """The one load a request names: an arrival rate, a number of concurrent users, or offline (`flag` prefixes
-    the option names in the error, '--' on the command line)."""
+    the option names in the error, '--' on the command line). A number may come as text ('20', '2k'), as a
+    scenario and the web page take it."""
     if [rate is not None, concurrency is not None, offline].count(True) != 1:
         raise ChipwiseError(
             f"give exactly one load: {flag}rate (requests/s), {flag}concurrency (users) or {flag}offline. "
             "Fix: pick one."
         )
+    rate, concurrency = parse_count(rate), parse_count(concurrency)
     if rate is not None:
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or not (math.isfinite(rate) and rate > 0):
-            shown = f"{rate:g}" if isinstance(rate, int | float) else repr(rate)
-            raise ChipwiseError(f"{flag}rate {shown} is not a positive number of requests/s. Fix: give e.g. 20.")
-        if rate > MAX_LOAD:
-            raise ChipwiseError(
-                f"{flag}rate {rate:g} requests/s is more than a fleet of a million chips serves (at most "
-                f"{MAX_LOAD:,.0f} are planned). Fix: give the load of one deployment."
-            )
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < math.inf:
+            given = repr(rate) if isinstance(rate, bool) or not isinstance(rate, int | float) else shown(rate)
+            raise ChipwiseError(f"{flag}rate {given} is not a positive number of requests/s. Fix: give e.g. 20.")
+        _within(RATE, rate, f"{flag}rate")
         return Load("rate", rate=float(rate))
     if concurrency is not None:
         if not is_count(concurrency):
             raise ChipwiseError(f"{flag}concurrency {concurrency!r} is not a whole number of users. Fix: give e.g. 64.")
-        if concurrency > MAX_LOAD:
-            raise ChipwiseError(
-                f"{flag}concurrency {concurrency:,} users is more than a fleet of a million chips serves (at most "
-                f"{MAX_LOAD:,.0f} are planned). Fix: give the users of one deployment."
-            )
+        _within(USERS, concurrency, f"{flag}concurrency")
         return Load("closed", concurrency=int(concurrency))
     return Load("offline")
 
@@ -602,7 +709,8 @@ class ServingJob:
 
 def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Trace | None = None) -> None:
     """One line when requests outgrow the model's context (where its config.json states one): a trace's longest
-    request, else the longest prompt and answer of bounded distributions, the means of unbounded ones."""
+    request, else the longest prompt and answer of bounded distributions, the means of unbounded ones, and then
+    the longest draws of unbounded ones (LengthDist.maximum), which the replicas are set up to hold."""
     limit = model.max_seq_len
     if limit <= 0:
         return
@@ -618,6 +726,25 @@ def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Tra
             f"{model.name}'s context of {limit:,} tokens. Fix: shorten the prompt or the answer, or pick a "
             "longer-context model."
         )
+    if trace is None:
+        _check_tails(model.name, limit, {"input_tokens": (inp, prompt), "output_tokens": (out, answer)})
+
+
+def _check_tails(model: str, limit: int, lengths: dict[str, tuple[LengthDist, int]]) -> None:
+    """One line when an unbounded distribution's longest draws, with the other length, outgrow the context (an
+    exponential of mean 100,000 tokens draws 700,000): its fix is a max within the context. `lengths` maps each
+    key to its distribution and the length the mean check read (its max, or its mean when unbounded)."""
+    (key_a, (a, read_a)), (key_b, (b, read_b)) = lengths.items()
+    pairs = ((key_a, a, limit - read_b), (key_b, b, limit - read_a))
+    unbounded = [(key, d, room) for key, d, room in pairs if d.high is None]
+    if a.maximum + b.maximum <= limit or not unbounded:
+        return
+    key, dist, room = max(unbounded, key=lambda item: item[1].maximum)
+    raise ChipwiseError(
+        f"{key}: the {dist.kind} length of mean {dist.mean:,.0f} has no max, and its longest draws (about "
+        f"{dist.maximum:,} tokens) outgrow {model}'s context of {limit:,} tokens. Fix: give {key} a max within the "
+        f"context (at most {room:,})."
+    )
 
 
 DEFAULT_REQUESTS = 2000
@@ -647,6 +774,11 @@ def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
         n = max(1, round(load.rate * float(sc.duration_s)))
     elif trace is not None:
         n = int(trace.input.size)
+        if n > MAX_SIMULATED:
+            raise ChipwiseError(
+                f"trace '{trace.path}' holds {n:,} requests; at most {MAX_SIMULATED:,} are simulated (a million "
+                f"takes about a minute). Fix: give requests: {MAX_SIMULATED} to replay its first ones, or split it."
+            )
     else:
         n = DEFAULT_REQUESTS
     check_context(model, inp, out, trace)

@@ -25,7 +25,7 @@ def predict(
 ) -> None:
     """Predict a training or serving scenario (DESIGN.md's scenario contract); a missing plan is searched."""
     cat = catalog_from(catalog_files, sets)
-    sc = load_scenario(scenario)
+    sc = load_scenario(scenario, cat)
     if isinstance(sc, TrainScenario):
         result = predict_training(cat, sc)
         if as_json:

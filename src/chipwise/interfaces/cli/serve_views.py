@@ -339,6 +339,11 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     if any(_settled(checked, i, r) for i, r in enumerate(report["results"][:top], start=1)):
         console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
+    for rack, members in (report.get("search") or {}).get("hybrid_members", {}).items():
+        console.print(
+            f"[dim]{rack} is searched as its member chips, {' and '.join(members)}; a split between them moves its "
+            "KV cache over the rack's fabric[/]"
+        )
     shown = report["results"][:top] + report["verified"]
     defaults = {c for r in shown for c in r.get("engine_defaults") or ()}
     if defaults:
@@ -431,12 +436,20 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 "before the first requests do); raise --requests[/]"
             )
         for v in report["verified"]:
-            if (v.get("simulated") or {}).get("confirming"):
-                console.print(
-                    f"[dim]{v['hardware'].replace('>', ' -> ')}: its check met a percentile target narrowly "
-                    f"(within {fmt.percent(CONFIRM_MARGIN)} of it, or of its sampling error) and ran again on "
-                    f"{v['simulated']['requests']:,} requests (another seed) to confirm it[/]"
-                )
+            sim = v.get("simulated") or {}
+            if not sim.get("confirming"):
+                continue
+            why = (
+                f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full, its queue settles "
+                "slowly: its check ran again"
+                if sim.get("rerun") == "loaded" and sim.get("utilisation") is not None
+                else f"its check met a percentile target narrowly (within {fmt.percent(CONFIRM_MARGIN)} of it, or of "
+                "its sampling error) and ran again"
+            )
+            console.print(
+                f"[dim]{v['hardware'].replace('>', ' -> ')}: {why} on {sim['requests']:,} requests (another seed) "
+                "to confirm it[/]"
+            )
         for v in report["verified"]:
             share = (v.get("simulated") or {}).get("fleet_share", 1.0)
             if share < 1.0:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.schema import PRICING_MODES
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
@@ -26,9 +26,9 @@ from chipwise.planner.serving import plan_serve_inputs, predict_serving
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
-from chipwise.workload.presets import preset_summaries
+from chipwise.workload.presets import preset_id, preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
-from chipwise.workload.serving import SLOTime, load_of
+from chipwise.workload.serving import ServeScenario, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 Request = TypeVar("Request", bound=BaseModel)
@@ -80,10 +80,25 @@ def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
         raise ChipwiseError(_one_line(exc, what)) from None
 
 
+#: what a request that names a file on the server is told: the page reads none (its answers said whether a path
+#: such as /etc/passwd existed)
+NO_FILES = "the web page reads no files on the server"
+
+
+def _preset(cat: Catalog, model: str) -> str:
+    """A model the web page serves: a preset name or alias, never a path to a config.json on the server."""
+    if preset_id(cat, model) is None:
+        raise UnknownNameError(
+            "model", model, cat.models, hint=f"give a model preset (GET /api/models lists them); {NO_FILES}"
+        )
+    return model
+
+
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
     req = _parse(PlanTrainRequest, body, "plan request", "{'model': ..., 'chips': ...}")
     cat = settings.catalog()
+    _preset(cat, req.model)
     report = plan_training(
         cat,
         req.model,
@@ -106,11 +121,18 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
 
 
 def predict(body: Any, settings: Settings) -> dict[str, Any]:
-    """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction."""
+    """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction. Its model is a preset and its
+    lengths are numbers or distributions: a trace file or a config.json would be read from the server."""
     if not isinstance(body, Mapping):
         raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (DESIGN.md's contract).")
-    scenario = load_scenario(json.dumps(dict(body)))
     cat = settings.catalog()
+    scenario = load_scenario(json.dumps(dict(body)), cat)
+    _preset(cat, scenario.model)
+    if isinstance(scenario, ServeScenario) and scenario.trace_path() is not None:
+        raise ChipwiseError(
+            f"a trace file ('{scenario.trace_path()}') is not read here: {NO_FILES}. Fix: give input_tokens and "
+            "output_tokens as numbers or distributions, or run 'chipwise predict' with the trace."
+        )
     if isinstance(scenario, TrainScenario):
         return predict_training(cat, scenario)
     return dict(predict_serving(cat, scenario))
@@ -123,12 +145,14 @@ class PlanServeRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     model: str
-    rate: StrictInt | StrictFloat | None = None  # true is not 1 req/s
-    concurrency: IntCount | None = None
+    # numbers, or text such as "5" or "2k": load_of reads and checks them as it does for the API (true is not 1)
+    rate: Any = None
+    concurrency: Any = None
     offline: bool = False
     input_tokens: IntCount = 1024
     output_tokens: IntCount = 256
-    slo: dict[str, SLOTime] = {}  # seconds, or text with a unit ('2s', '50ms'), as in a scenario
+    # seconds, or text with a unit ('2s', '50ms'): check_slo reads it as it does for the API and the command line
+    slo: dict[str, Any] | None = None
     hardware: list[str] | str = "all"
     precision: str = RELEASED
     kv_precision: str | None = None
@@ -143,11 +167,17 @@ class PlanServeRequest(BaseModel):
 def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
     req = _parse(PlanServeRequest, body, "serve plan request", "{'model': ..., 'rate': ...}")
-    load = load_of(req.rate, None if req.concurrency is None else int(req.concurrency), req.offline, flag="")
+    load = load_of(req.rate, req.concurrency, req.offline, flag="")
     check_split_load(req.disaggregated, load, "disaggregated", "rate")
     cat = settings.catalog()
     ids, unrunnable = plan_serve_inputs(  # what the CLI and the API check before the search
-        cat, req.model, hardware_ids(cat, req.hardware), req.input_tokens, req.output_tokens, req.engine, req.region
+        cat,
+        _preset(cat, req.model),
+        hardware_ids(cat, req.hardware),
+        req.input_tokens,
+        req.output_tokens,
+        req.engine,
+        req.region,
     )
     report = plan_serving(
         cat,
@@ -156,8 +186,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         load,
         int(req.input_tokens),
         int(req.output_tokens),
-        # as given, units and all: the parsed seconds would meet the bare-number check again (a '1.5s' TPOT)
-        body.get("slo") if isinstance(body, dict) and body.get("slo") is not None else req.slo,
+        req.slo,
         precision=req.precision,
         kv_precision=req.kv_precision,
         engine=req.engine,

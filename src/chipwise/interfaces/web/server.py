@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, long_number
 from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings, jsonable
 
 MAX_BODY_BYTES = 1 << 20
@@ -94,7 +94,9 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         try:
             return json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except ValueError as exc:  # bad syntax, not UTF-8, or a number of thousands of digits
+            if (long := long_number(exc, "the request body")) is not None:
+                raise long from None
             where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
             raise ChipwiseError(f"the request body is not valid JSON{where}. Fix: send a JSON object.") from None
 
