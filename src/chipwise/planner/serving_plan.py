@@ -76,18 +76,16 @@ SIZE_UP_TRIES = 3
 CONFIRM_MARGIN = 0.05
 CONFIRM_FACTOR = 4
 #: An open-loop check that meets its SLO passes only below this share of what the fleet delivers with its batch
-#: always full (_utilisation), the headroom a prefill pool keeps (MAX_PREFILL_LOAD): near capacity a queue settles
-#: slower than a check runs, and a planned fleet meets its SLO with room for the load's swings. Llama-3.1-70B at
-#: 10 req/s on two TP4 MI300X replicas (97% of their offline rate, 95% of the 10.5 req/s they sustain) read a p99
-#: TTFT of 0.90 s on 1,200 requests against a 2 s target, and 2.1-4.8 s on 5,000-20,000. Below it, loaded queues
-#: run longer (SETTLE_LOAD), up to MAX_SETTLING times.
-MAX_CHECK_LOAD = 0.9
-MAX_SETTLING = 2 * CONFIRM_FACTOR
+#: always full (_utilisation): near capacity a queue settles slower than a check runs, and a planned fleet meets its
+#: SLO with room for the load's swings. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (97% of their offline
+#: rate, 95% of the 10.5 req/s they sustain) read a p99 TTFT of 0.90 s on 1,200 requests against a 2 s target, and
+#: 2.1-4.8 s on 5,000-20,000; at 4 req/s on four TP16 trn2 replicas (87%), 2.04 s against 3 s, then 2.89 s on 5,000
+#: and 3.53 s on 20,000. Below it, loaded queues run longer (SETTLE_LOAD), at most as long as a narrow pass's.
+MAX_CHECK_LOAD = 0.85
+MAX_SETTLING = CONFIRM_FACTOR
 #: the fewest requests of the offline run that measures a checked fleet's capacity (_utilisation)
 CAPACITY_PROBE = 256
-#: the load up to which a check's requests reach its steady state; past it the check runs longer (_settling). At
-#: 87% of its capacity Llama-3.1-70B on four TP16 trn2 replicas at 4 req/s read a p99 TTFT of 2.04 s on 1,200
-#: requests, 2.89 s on 5,000 and 3.53 s on 20,000.
+#: the load up to which a check's requests reach its steady state; past it the check runs longer (_settling)
 SETTLE_LOAD = 0.7
 
 
@@ -600,8 +598,17 @@ def _verify(
     steady-state estimate can err either way."""
     done: list[dict[str, Any]] = []
 
+    limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
+    probed: dict[int, tuple[ServingSetup, float | None]] = {}
+
+    def load(s: ServingSetup, requests: int) -> float | None:
+        """The fleet's utilisation (_utilisation, on the slice a check of it runs), probed once per fleet."""
+        if id(s) not in probed:
+            part, share, n = _slice(job, s, requests, limit)
+            probed[id(s)] = (s, _utilisation(part, s if share == 1.0 else _replicas(s, n)) if targets else None)
+        return probed[id(s)][1]
+
     def simulated(s: ServingSetup, requests: int, seed: int = 0) -> tuple[dict[str, Any], bool]:
-        limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
         part, share, n = _slice(job, s, requests, limit)
         count = min(limit, math.ceil(requests * share))
         sim = s if share == 1.0 else _replicas(s, n)
@@ -612,7 +619,7 @@ def _verify(
         out["simulated"] = {"requests": count, "fleet_share": share, "steady_state": bool(out["steady_state"])}
         out["simulated"]["confirming"] = seed > 0  # the longer run of a check that met a target narrowly
         met = all(stat_ok(out, k, v) for k, v in targets.items()) and keeps_up(job, out)
-        util = _utilisation(part, sim, seed) if met and targets else None
+        util = load(s, requests) if met else None
         if util is not None:  # what its load takes of what the fleet sustains (the slice's of the slice's)
             out["simulated"]["utilisation"] = util
             met = util <= MAX_CHECK_LOAD
@@ -655,6 +662,8 @@ def _verify(
                 for smaller in map(_rerouted, _shrinks(setup)):  # a split's decode pool, else its prefill pool
                     if max(_prefill_load(job, smaller), _link_load(job, smaller)) > MAX_PREFILL_LOAD:
                         continue  # a queue a short check cannot see grow
+                    if (load(smaller, requests) or 0.0) > MAX_CHECK_LOAD:
+                        continue  # nor one near the fleet's capacity: no run needed to refuse it
                     trial, ok = simulated(smaller, requests)
                     if ok and keeps_up(job, trial, nominal=True):  # fewer chips only for the load asked for
                         setup, summary = smaller, trial
@@ -714,7 +723,7 @@ def _verify(
     return done
 
 
-def _utilisation(job: ServingJob, setup: ServingSetup, seed: int) -> float | None:
+def _utilisation(job: ServingJob, setup: ServingSetup) -> float | None:
     """An open loop's requests/s over what the deployment delivers with its batch always full (an offline run of
     two batches of requests: a little under what it sustains, simulate.capacity, at a fraction of the runs)."""
     offered = offered_request_rate(job)
@@ -722,7 +731,7 @@ def _utilisation(job: ServingJob, setup: ServingSetup, seed: int) -> float | Non
         return None
     slots = sum(p.setup.plan.max_batch * p.replicas for p in setup.pools)
     n = min(max(CAPACITY_PROBE, 2 * slots), VERIFY_MAX)
-    full, _ = run_job(replace(job, load=Load("offline"), requests=n, duration_s=None), setup, seed=seed)
+    full, _ = run_job(replace(job, load=Load("offline"), requests=n, duration_s=None), setup)
     delivered = float(full["output_tokens_per_s"]) / job.mean_output
     return offered / delivered if delivered > 0 else math.inf
 
