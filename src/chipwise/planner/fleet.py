@@ -110,8 +110,7 @@ def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
             raise ChipwiseError(f"{where}: lengths must be at least one token. Fix: correct them.")
         # the bounds every serving command holds (a rate of 1e12 had answered 40 billion MI300X)
         for bound, key, value in ((TOKENS, "input_tokens", inp), (TOKENS, "output_tokens", out), (RATE, "rate", rate)):
-            if (problem := bound.problem(value)) is not None:
-                raise ChipwiseError(f"{where}: {key} {problem}. Fix: {bound.fix}.")
+            bound.require(value, f"{where}: {key}")
         if model is not None:
             try:
                 check_context(model, LengthDist.fixed(round(inp)), LengthDist.fixed(round(out)))

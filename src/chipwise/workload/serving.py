@@ -82,6 +82,12 @@ class Bound:
             return None
         return f"{shown(value)} {self.unit} is {self.beyond} (at most {self.limit:,.0f})"
 
+    def require(self, value: float, name: str) -> None:
+        """One line when `name`'s count (an option, a bucket's key) is past the bound."""
+        problem = self.problem(value)
+        if problem is not None:
+            raise ChipwiseError(f"{name} {problem}. Fix: {self.fix}.")
+
     def check(self, value: Any) -> Any:
         """A pydantic after-validator: the value within the bound, or ValueError saying why and what to give."""
         problem = self.problem(value)
@@ -424,7 +430,7 @@ class LengthDist:
 
     @classmethod
     def fixed(cls, n: int) -> LengthDist:
-        _within(TOKENS, n, "a request length of")  # 10**400 tokens overflowed a float (plan serve, the API)
+        TOKENS.require(n, "a request length of")  # 10**400 tokens overflowed a float (plan serve, the API)
         return cls("fixed", float(n), 0.0, int(n), int(n))
 
     @classmethod
@@ -639,13 +645,6 @@ def is_count(value: Any) -> bool:
     return number and 1 <= value < math.inf and value == int(value)
 
 
-def _within(bound: Bound, value: float, name: str) -> None:
-    """One line when an option's count is past its bound."""
-    problem = bound.problem(value)
-    if problem is not None:
-        raise ChipwiseError(f"{name} {problem}. Fix: {bound.fix}.")
-
-
 def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: str = "--") -> Load:
     """The one load a request names: an arrival rate, a number of concurrent users, or offline (`flag` prefixes
     the option names in the error, '--' on the command line). A number may come as text ('20', '2k'), as a
@@ -660,12 +659,12 @@ def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: st
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < math.inf:
             given = repr(rate) if isinstance(rate, bool) or not isinstance(rate, int | float) else shown(rate)
             raise ChipwiseError(f"{flag}rate {given} is not a positive number of requests/s. Fix: give e.g. 20.")
-        _within(RATE, rate, f"{flag}rate")
+        RATE.require(rate, f"{flag}rate")
         return Load("rate", rate=float(rate))
     if concurrency is not None:
         if not is_count(concurrency):
             raise ChipwiseError(f"{flag}concurrency {concurrency!r} is not a whole number of users. Fix: give e.g. 64.")
-        _within(USERS, concurrency, f"{flag}concurrency")
+        USERS.require(concurrency, f"{flag}concurrency")
         return Load("closed", concurrency=int(concurrency))
     return Load("offline")
 
