@@ -1,0 +1,142 @@
+"""Write docs/research/heldout_inferencex_api.csv from the transcribed InferenceX app fixture.
+
+docs/research/inferencex_app_benchmarks.csv holds every record of the InferenceX app's API test fixture
+(github SemiAnalysisAI/InferenceX-app @3a600f1d packages/app/cypress/fixtures/api/benchmarks.json, 1,729 DeepSeek-R1
+records), transcribed field for field with the numbers as the JSON writes them. This script keeps the single-node
+records without speculative decoding on the engines chipwise profiles (SGLang, TensorRT-LLM), the newest of each
+configuration, and writes them as held-out serving rows (heldout_serving.md, "An eleventh held-out file").
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+RESEARCH = Path(__file__).resolve().parents[1] / "docs" / "research"
+SOURCE = RESEARCH / "inferencex_app_benchmarks.csv"
+OUT = RESEARCH / "heldout_inferencex_api.csv"
+FIXTURE = (
+    "github SemiAnalysisAI/InferenceX-app @3a600f1d9ce155536d52e2f58f744f27a301aac9 "
+    "packages/app/cypress/fixtures/api/benchmarks.json"
+)
+HARDWARE = {
+    "b200": ("NVIDIA B200", "b200"),
+    "b300": ("NVIDIA B300", "b300"),
+    "h200": ("NVIDIA H200", "h200"),
+    "h100": ("NVIDIA H100 SXM", "h100-sxm"),
+    "mi355x": ("AMD Instinct MI355X", "mi355x"),
+    "mi325x": ("AMD Instinct MI325X", "mi325x"),
+    "mi300x": ("AMD Instinct MI300X", "mi300x"),
+}
+ENGINES = {"sglang": "SGLang", "trt": "TensorRT-LLM"}
+TEMPLATE = RESEARCH / "heldout_inferencex.csv"  # the held-out files' columns
+
+
+def _config(r: dict[str, str]) -> tuple[str, ...]:
+    return tuple(r[k] for k in ("hardware", "framework", "precision", "decode_tp", "decode_ep", "decode_dp_attention",
+                                "isl", "osl", "conc"))  # fmt: skip
+
+
+def _order(r: dict[str, str]) -> tuple[object, ...]:
+    c = _config(r)
+    return (*c[:3], int(c[3]), c[5], *(int(x) for x in c[6:]))
+
+
+def newest_runs(records: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The newest single-node, non-speculative record of each configuration on a profiled engine."""
+    newest: dict[tuple[str, ...], dict[str, str]] = {}
+    for r in records:
+        if r["disagg"] != "false" or r["spec_method"] != "none" or r["framework"] not in ENGINES:
+            continue
+        key = _config(r)
+        if key not in newest or r["date"] > newest[key]["date"]:
+            newest[key] = r
+    return sorted(newest.values(), key=_order)
+
+
+def _ms(seconds: str) -> str:
+    return f"{float(seconds) * 1e3:.2f}"
+
+
+def row(i: int, r: dict[str, str]) -> dict[str, str]:
+    name, chip = HARDWARE[r["hardware"]]
+    chips = r["decode_tp"]  # the record's GPU counts read tp x ep on single-node runs (notes)
+    amd = r["hardware"].startswith("mi")
+    precision = {
+        "fp8": "FP8 weights (DeepSeek-R1-0528 FP8 checkpoint)",
+        "fp4": f"{'MXFP4' if amd else 'NVFP4'} weights ({'AMD' if amd else 'NVIDIA'} DeepSeek-R1-0528 FP4 checkpoint)",
+    }[r["precision"]]
+    plan = f"TP{r['decode_tp']} EP{r['decode_ep']}" + (" attention DP" if r["decode_dp_attention"] == "true" else "")
+    image = r["image"] or "image not stated in the record"
+    derived = ""
+    output = r["output_tput_per_gpu"]
+    if not output:
+        isl, osl = int(r["isl"]), int(r["osl"])
+        output = str(float(r["tput_per_gpu"]) * osl / (isl + osl))
+        derived = (
+            "output_tokens_per_s_per_chip = tput_per_gpu x OSL / (ISL + OSL) (the record gives only prompt and "
+            "output tokens/s per GPU together; both lengths are drawn at 0.8-1.0 of nominal)"
+        )
+    notes = (
+        f"InferenceX API benchmark record (model dsr1, spec_method none, disagg false, framework {r['framework']}, "
+        f"image as in serving_engine). Metrics as the record gives them, in seconds: mean_ttft {r['mean_ttft']}, "
+        f"median_ttft {r['median_ttft']}, p99_ttft {r['p99_ttft']}, mean_tpot {r['mean_tpot']}, median_tpot "
+        f"{r['median_tpot']}, p99_tpot {r['p99_tpot']}, mean_e2el {r['mean_e2el']}; tput_per_gpu {r['tput_per_gpu']} "
+        f"(prompt and output tokens), output_tput_per_gpu {r['output_tput_per_gpu'] or 'absent'}. The record's "
+        f"num_prefill_gpu and num_decode_gpu read {r['num_decode_gpu']}: on single-node runs the fixture gives the "
+        "product of the tensor- and expert-parallel sizes, while the runner holds one tensor-parallel group (its "
+        "per-GPU throughput agrees with the users, output length and end-to-end latency over that group), so "
+        "num_chips is the tensor-parallel size. Newest record of this configuration in the fixture; older ones "
+        "(earlier images) are left out."
+    )
+    return {
+        "id": f"F{i:03d}",
+        "source_family": "SemiAnalysis InferenceX (InferenceX-app API fixture)",
+        "model": "DeepSeek-R1-0528",
+        "arch": "MoE (256 routed experts + 1 shared, top-8; MLA)",
+        "params_total_B": "671",
+        "params_active_B": "37",
+        "hardware": f"{name} ({chips}x, InferenceX single-node runner)",
+        "chip": chip,
+        "num_chips": chips,
+        "precision": f"{precision}; InferenceX config dsr1-{r['precision']}-{r['hardware']}-{r['framework']}",
+        "serving_engine": f"{ENGINES[r['framework']]} ({image})",
+        "parallelism": plan,
+        "scenario": f"InferenceX single-node fixed-seq-len closed-loop sweep, {r['conc']} concurrent requests",
+        "latency_constraint": "none",
+        "batch_or_concurrency": f"concurrency={r['conc']}",
+        "input_len": r["isl"],
+        "output_len": r["osl"],
+        "output_tokens_per_s_total": "",
+        "output_tokens_per_s_per_chip": f"{float(output):.2f}",
+        "total_tokens_per_s": "",
+        "requests_per_s": "",
+        "ttft_ms": f"mean {_ms(r['mean_ttft'])}; p50 {_ms(r['median_ttft'])}; p99 {_ms(r['p99_ttft'])}",
+        "tpot_ms": f"mean {_ms(r['mean_tpot'])}; p50 {_ms(r['median_tpot'])}; p99 {_ms(r['p99_tpot'])}",
+        "e2e_latency_s": f"mean {float(r['mean_e2el']):.3f}",
+        "date_or_version": f"run {r['date']} ({image})",
+        "derived_fields": derived,
+        "reliability": (
+            "medium (a test fixture of the InferenceX app: a snapshot of rows of the InferenceX public benchmark "
+            "API; third-party CI runs, one run per point)"
+        ),
+        "source": f"{FIXTURE}; CI run {r['run_url']}",
+        "notes": notes,
+    }
+
+
+def main() -> None:
+    with SOURCE.open(newline="") as f:
+        records = list(csv.DictReader(f))
+    runs = newest_runs(records)
+    with OUT.open("w", newline="") as f:
+        with TEMPLATE.open(newline="") as t:
+            columns = next(csv.reader(t))
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(row(i, r) for i, r in enumerate(runs, start=1))
+    print(f"{len(runs)} rows of {len(records)} records -> {OUT.relative_to(RESEARCH.parents[1])}")
+
+
+if __name__ == "__main__":
+    main()
