@@ -50,3 +50,10 @@ def test_carried_engine_figures_name_the_fit_they_come_from(catalog: Catalog) ->
     assert engine_carried_from(catalog, "sglang", "hopper") == "trtllm on blackwell"
     assert engine_carried_from(catalog, "trtllm", "hopper") is None  # fitted to its own runs
     assert engine_carried_from(catalog, "vllm", "gaudi3") is None  # no figures at all: the defaults
+
+
+@pytest.mark.parametrize(("engine", "limit"), [("sglang", 4096), ("vllm", 1024), ("trtllm", 2048), ("default", 256)])
+def test_an_engines_default_batch_limit_is_its_own(catalog: Catalog, engine: str, limit: int) -> None:
+    """SGLang sizes its running batch from the KV cache, 2,048-4,096 requests (kv_cache_configurator
+    resolve_max_num_reqs), not vLLM's 256 that the default profile holds."""
+    assert engine_profile(catalog, engine, "hopper").max_batch == limit
