@@ -14,10 +14,18 @@ from scipy.special import pdtr
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.interfaces.cli.app import run
-from chipwise.perf.device import topology_of
+from chipwise.perf.device import device_of, topology_of
+from chipwise.perf.serving import small_all_reduce_over
 from chipwise.serve.build import ReplicaSetup, setup_replica
-from chipwise.serve.engine import engine_profile
-from chipwise.serve.iteration import attention_projections, prefill_pairs, rank_imbalance
+from chipwise.serve.engine import engine_profile, serving_device
+from chipwise.serve.iteration import (
+    ACT_BYTES,
+    Shapes,
+    attention_projections,
+    prefill_pairs,
+    rank_imbalance,
+    token_costs,
+)
 from chipwise.serve.plan import ReplicaPlan, plan_label
 from chipwise.serve.search import enumerate_candidates, estimate
 from chipwise.serve.sim.run import Deployment, simulate
@@ -315,3 +323,43 @@ def test_a_stated_deployment_takes_the_batch_its_kv_cache_holds(capsys: pytest.C
                             "--json"])  # fmt: skip
     assert on["plan"]["max_batch"] == off["plan"]["max_batch"] > 512
     assert on["load"]["capacity_requests_per_s"] > off["load"]["capacity_requests_per_s"]
+
+
+def test_sglang_ranks_share_one_budget_and_chunk_a_prompt_by_their_share(
+    catalog: Catalog, hw: Hardware, moe: ModelSpec
+) -> None:
+    """SGLang divides its chunked-prefill size by the attention-DP size (chunked_prefill_size // dp_size): a rank
+    encodes 1,024 tokens of its prompt an iteration of a 4,096-token budget over four ranks, in the simulator and in
+    the estimate alike; TensorRT-LLM's ranks each take a whole budget of their own."""
+    h100 = hw.system("h100-sxm")
+    sglang = replace(engine_profile(catalog, "sglang", "hopper"), eager_launch_s=0.0)
+    plan = ReplicaPlan(
+        tp=RANKS, ep=RANKS, attention_dp=True, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8"
+    )
+    s = setup_replica(catalog, moe, h100, "sglang", plan, float(PROMPT), float(OUT), profile=sglang)
+    assert (s.token_budget, s.prompt_chunk, s.policy().rank_tokens) == (4096, 1024, 1024)
+    assert _setup(catalog, hw, moe, True).prompt_chunk == 4096  # TensorRT-LLM: a rank's own budget
+    assert _setup(catalog, hw, moe, False).prompt_chunk == 4096  # no attention DP
+    alone = s.steps.prompt_alone(PROMPT, 1024)  # two chunks on its rank
+    assert alone > s.steps.prompt_alone(PROMPT, 4096)
+    # the simulated first token adds SGLang's front end (request_overhead) to the encoding
+    assert _together(s, 1)[0] == pytest.approx(alone + sglang.request_overhead_s, rel=1e-12)
+    cand = enumerate_candidates(moe, topology_of(h100), fixed={"tp": RANKS, "ep": RANKS}, batches=(64,))
+    est = estimate(moe, h100, sglang, cand, "fp8", "fp8", float(PROMPT), float(OUT), 4096)
+    assert est.prefill_s[int(np.flatnonzero(cand.adp == 1)[0])] == pytest.approx(alone, rel=1e-9)
+
+
+def test_attention_dp_beside_tensor_parallel_experts_gathers_the_tokens(
+    catalog: Catalog, hw: Hardware, moe: ModelSpec
+) -> None:
+    """Attention DP with experts sharded over every rank (ep 1: TensorRT-LLM's and SGLang's attention DP beside
+    tensor-parallel experts) all-gathers the ranks' tokens before each MoE block and reduce-scatters after it, an
+    all-reduce's volume a layer; with ep = tp the expert exchange carries them and no all-reduce is left."""
+    h100 = hw.system("h100-sxm")
+    eng = engine_profile(catalog, "trtllm", "hopper")
+    dev, topo = serving_device(device_of(h100), eng), topology_of(h100)
+    shapes = Shapes.of(np.array([RANKS, RANKS]), np.array([1, 1]), np.array([1, RANKS]), np.array([1, 1]))
+    comm = token_costs(moe, dev, topo, eng, "fp8", shapes, 2048.0)["tp_comm"]
+    ar = small_all_reduce_over(shapes.tp, topo, eng.collective_latency_s, eng.network_collective_latency_s)
+    assert comm[0] == pytest.approx(moe.layers * ar.time(2048.0 * moe.hidden * ACT_BYTES)[0], rel=1e-9)
+    assert comm[1] == 0.0

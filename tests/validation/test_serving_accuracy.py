@@ -666,3 +666,23 @@ def test_mlperf_mixtral_runs_on_an_engine_build_and_deepseek_on_the_pytorch_back
     )
     assert deepseek.setup.pools[0].setup.engine.engine == "trtllm"
     assert any("PyTorch back end only" in n for n in deepseek.notes)
+
+
+@pytest.mark.parametrize(
+    ("plan", "ep", "adp"),
+    [
+        ("TP8 + DP-attention (enable-dp-attention; MoE TP8)", 1, True),  # SGLang --enable-dp-attention alone
+        ("TP8 EP1 attention DP", 1, True),  # TensorRT-LLM enable_attention_dp beside tensor-parallel experts
+        ("TP8 EP8 attention DP", 8, True),
+        ("TP8", 1, False),
+    ],
+)
+def test_attention_dp_is_read_with_or_without_expert_parallelism(
+    catalog: Catalog, plan: str, ep: int, adp: bool
+) -> None:
+    """Attention DP pairs with experts over every rank (EP8) or with tensor-parallel experts (EP1); it had been
+    dropped unless ep = tp, pricing SGLang's DP-attention runs as plain TP8."""
+    shape = {"chip": "h100-sxm", "num_chips": "8", "parallelism": plan}
+    row = _row(**shape, model="Qwen3-235B-A22B", serving_engine="SGLang", precision="FP8")
+    p = prepare(catalog, row).setup.pools[0].setup.plan
+    assert (p.tp, p.ep, p.attention_dp) == (8, ep, adp)

@@ -515,7 +515,7 @@ def _prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict
     tokens = max(1, round(prompt))
     cached = min(math.floor(tokens * hit), tokens - 1)
     new = tokens - cached
-    chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
+    chunk = setup.prompt_chunk if setup.plan.chunked_prefill else tokens
     iterations = -(-new // max(1, chunk))
     pairs = float(prefill_pairs(cached, new))
     # with attention DP one rank encodes it: the others wait for its attention (StepModel.imbalance)

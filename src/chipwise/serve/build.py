@@ -10,7 +10,14 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, budgets, check_engine_model, engine_profile, serving_device
+from chipwise.serve.engine import (
+    EngineProfile,
+    budgets,
+    check_engine_model,
+    engine_profile,
+    prompt_chunk,
+    serving_device,
+)
 from chipwise.serve.iteration import Shapes
 from chipwise.serve.kvcache import ReplicaMemory, replica_memory
 from chipwise.serve.plan import ReplicaPlan, check_replica
@@ -50,9 +57,15 @@ class ReplicaSetup:
     def token_budget(self) -> int:
         return replica_token_budget(self.engine, self.plan)
 
+    @property
+    def prompt_chunk(self) -> int:
+        """Tokens of one prompt an iteration may encode (engine.prompt_chunk)."""
+        return int(prompt_chunk(self.engine, self.plan.max_tokens, self.plan.tp, self.plan.attention_dp))
+
     def policy(self) -> SchedulerPolicy:
         p = self.plan
         budget = self.token_budget
+        chunk = self.prompt_chunk
         return SchedulerPolicy(
             admission=self.engine.admission,
             block=self.engine.block_tokens,
@@ -69,7 +82,8 @@ class ReplicaSetup:
             recv_interval=p.recv_interval,
             batch_wait_iters=0 if p.attention_dp else p.batch_wait_iters,  # TensorRT-LLM: tensor parallelism only
             batch_wait_tokens=math.ceil(p.batch_wait_ratio * p.max_tokens),
-            rank_tokens=p.max_tokens if budget > p.max_tokens else 0,
+            # one budget of several: each rank's or micro-batch's own, or one rank's share of a shared one
+            rank_tokens=p.max_tokens if budget > p.max_tokens else (chunk if chunk < p.max_tokens else 0),
         )
 
     def pool(self, replicas: int, role: str = "both") -> PoolSim:

@@ -325,6 +325,16 @@ def budgets(eng: EngineProfile, tp: Any, attention_dp: Any, pp: Any = 1) -> Any:
     return np.where((np.asarray(attention_dp) > 0) & eng.adp_budget_per_rank, tp, 1) * np.asarray(pp)
 
 
+def prompt_chunk(eng: EngineProfile, max_tokens: Any, tp: Any, attention_dp: Any) -> Any:
+    """Tokens of one prompt an iteration may encode: the token budget, or with attention DP on an engine whose ranks
+    share one budget (not eng.adp_budget_per_rank), one rank's share of it: SGLang divides its chunked-prefill
+    size by the attention-DP size (server_args: chunked_prefill_size // dp_size), each rank encoding its own
+    prompts. Broadcasts."""
+    ranks = np.asarray(tp)
+    shared = (np.asarray(attention_dp) > 0) & (ranks > 1) & (not eng.adp_budget_per_rank)
+    return np.where(shared, np.maximum(np.asarray(max_tokens) // np.maximum(ranks, 1), 1), max_tokens)
+
+
 def default_engine(vendor: str) -> str:
     """The engine a chip vendor's parts are usually served with (TensorRT-LLM, vLLM on ROCm, Neuron)."""
     return DEFAULT_ENGINE_BY_VENDOR.get(vendor, "vllm")

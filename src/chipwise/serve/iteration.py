@@ -414,7 +414,10 @@ def _stage_terms(
         uses_ep = ep > 1
         exchange = None
         if g.moe is not None:
-            n_ar = np.where(adp > 0, 0.0, np.where(uses_ep, 1.0, 2.0))
+            # attention DP whose experts are sharded over more ranks than hold different experts (ep < tp: TensorRT-
+            # LLM's and SGLang's attention DP beside tensor-parallel experts) gathers every rank's tokens before
+            # the block and reduce-scatters after it, an all-reduce's volume; with ep = tp the exchange carries them
+            n_ar = np.where(adp > 0, np.where(ep < tp, 1.0, 0.0), np.where(uses_ep, 1.0, 2.0))
             exchange = expert_exchange_over(
                 g.moe.top_k, shapes.ep, topo, eng.collective_latency_s, eng.network_collective_latency_s
             )

@@ -32,7 +32,7 @@ from scipy.special import gammaincinv, gammaln, pdtr
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, budgets, serving_device, token_budget
+from chipwise.serve.engine import EngineProfile, budgets, prompt_chunk, serving_device, token_budget
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
@@ -319,7 +319,8 @@ def _step_time(
     base = fed if eng.mixed_batching else np.zeros_like(fed)
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
-    piece = np.minimum(inp, prompts.cap / budgets(eng, shapes.tp, shapes.adp, shapes.pp)) * prompts.padding
+    rank_cap = prompt_chunk(eng, prompts.cap / budgets(eng, shapes.tp, shapes.adp, shapes.pp), shapes.tp, shapes.adp)
+    piece = np.minimum(inp, rank_cap) * prompts.padding
     sent = np.stack(np.broadcast_arrays(first, last))  # prompt tokens of a full iteration and of the last, at once
     heavy = ranks * np.maximum(sent / ranks, np.minimum(piece, sent))
     # one prompt's piece passes the pipeline's stages in turn, whatever else its iteration carries (StepModel.pass_time)
@@ -405,10 +406,11 @@ def estimate(
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
     fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
     b = np.maximum(batch, 1.0)
-    chunk = float(min(max_tokens, inp)) if eng.chunked_prefill else float(inp)
-    padded = float(bucket(math.ceil(chunk), largest=math.ceil(inp + out))) if eng.static_batch else chunk
-    floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s
     ones = np.ones(b.shape)
+    # one prompt's chunk: the budget, or one attention-DP rank's share of a shared one (engine.prompt_chunk)
+    chunk = (np.minimum(prompt_chunk(eng, max_tokens, cand.tp, cand.adp), inp) if eng.chunked_prefill else inp) * ones
+    padded = _buckets(chunk, inp + out) if eng.static_batch else chunk
+    floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s
     # attention-DP context balancing holds prompts until every rank has one: they join iterations R at a time
     grouped = np.where((cand.adp > 0) & (cand.balance > 0) & (eng.adp_balance_timeout_iters > 0), cand.tp, 1)
     prompts = PromptIterations(
@@ -419,26 +421,26 @@ def estimate(
     )
     # a prompt longer than the budget runs in chunks, each attending to the chunks before it (a compiled-shape
     # engine pads each to its bucket): the simulator's lone-prompt time, StepModel.prompt_alone
-    chunks = math.ceil(inp / chunk)
+    chunks = np.ceil(inp / chunk)
     coef = pair_coefficient(model, dev, shapes, inp, kv_precision)
     ranks = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64)
     device = np.zeros(b.shape)
     work = np.zeros(b.shape)
-    for start in (k * chunk for k in range(chunks)):
-        run = min(chunk, inp - start)
-        run = float(bucket(math.ceil(run), largest=math.ceil(inp + out))) if eng.static_batch else run
-        piece = _stage_time(model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run))
-        piece = piece + coef * prefill_pairs(start, run)
-        work = work + piece  # queued prompts spread over the attention-DP ranks
+    for k in range(int(chunks.max())):
+        start = k * chunk
+        left = np.clip(inp - start, 0.0, chunk)  # this chunk's tokens (none once a shape's prompt is done)
+        run = _buckets(left, inp + out) if eng.static_batch else left
+        pairs = prefill_pairs(start, run)
+        piece = _stage_time(model, dev, topo, eng, weight_precision, shapes, run) + coef * pairs
         # alone, one rank encodes it (attention DP): the others wait for its attention
-        alone = piece + rank_imbalance(model, dev, weight_precision, shapes, np.full(b.shape, run), ranks * run)
-        alone = alone + coef * (ranks - 1.0) * prefill_pairs(start, run)
+        alone = piece + rank_imbalance(model, dev, weight_precision, shapes, run, ranks * run)
+        alone = alone + coef * (ranks - 1.0) * pairs
         # ... and it passes the pipeline's stages in turn
-        passed = _passes(
-            model, dev, topo, eng, weight_precision, shapes, np.full(b.shape, run), prefill_pairs(start, run), coef
-        )
+        passed = _passes(model, dev, topo, eng, weight_precision, shapes, run, pairs, coef)
         alone = alone if passed is None else np.maximum(alone, passed)
-        device = device + (np.maximum(alone, floor) if eng.eager_launch_s > 0 else alone)
+        alone = np.maximum(alone, floor) if eng.eager_launch_s > 0 else alone
+        work = work + np.where(left > 0, piece, 0.0)  # queued prompts spread over the attention-DP ranks
+        device = device + np.where(left > 0, alone, 0.0)
     last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
     prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
     if decode_only:
@@ -455,6 +457,14 @@ def estimate(
         prompts=prompts,
         prefill_work_s=np.asarray(prefill_s - device + work, dtype=np.float64),
     )
+
+
+def _buckets(tokens: Array, largest: float) -> Array:
+    """The buckets a compiled-shape engine pads each entry's tokens to (policies.bucket); none for none."""
+    top = math.ceil(largest)
+    values, where = np.unique(np.asarray(tokens, dtype=np.float64), return_inverse=True)
+    padded = np.asarray([float(bucket(math.ceil(t), largest=top)) if t > 0 else 0.0 for t in values])
+    return np.asarray(padded[where].reshape(np.shape(tokens)), dtype=np.float64)
 
 
 @dataclass(frozen=True)

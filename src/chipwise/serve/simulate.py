@@ -142,7 +142,7 @@ def mean_prompt_s(setup: ReplicaSetup, job: ServingJob) -> float:
     """Seconds a replica takes to encode one prompt of the job's mean length alone (its chunks, buckets and fixed
     costs as the simulator runs them)."""
     tokens = max(1, round(job.mean_input))
-    chunk = setup.plan.max_tokens if setup.plan.chunked_prefill else tokens
+    chunk = setup.prompt_chunk if setup.plan.chunked_prefill else tokens
     return float(setup.steps.prompt_alone(tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket))
 
 

@@ -645,7 +645,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         ep = tp
     if model.moe is not None and ep > 1 and model.moe.experts % ep:
         ep = 1
-    adp = (row.attention_dp or searched_adp) and model.moe is not None and ep == tp
+    adp = (row.attention_dp or searched_adp) and model.moe is not None and tp > 1
     max_batch = row.max_batch or (row.concurrency if row.scenario in ("closed_loop", "single") else None)
     if adp and row.max_batch and "gpu_batch_size" in row.raw.get("batch_or_concurrency", ""):
         max_batch = row.max_batch * tp  # a per-GPU batch: every attention-DP rank runs its own
@@ -727,7 +727,7 @@ def _disaggregated(
     tp, pp, ep, adp, count = prefill_pool
     ep = ep if model.moe is not None and ep <= tp and model.moe.experts % ep == 0 else 1
     d = decode.plan
-    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and ep == tp > 1, speculation=None)
+    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, speculation=None)
     plan = replace(plan, max_tokens=token_budget(eng, inp + 1, plan.max_batch))
     pre = setup_replica(catalog, model, system, engine, plan, inp, 1.0, longest_request=int(inp + 1), profile=eng)
     same = pre.chips * count + decode.chips * decode_replicas <= system.scaleup.size
