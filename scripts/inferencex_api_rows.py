@@ -1,10 +1,12 @@
-"""Write docs/research/heldout_inferencex_api.csv from the transcribed InferenceX app fixture.
+"""Write docs/research/heldout_inferencex_api.csv and heldout_inferencex_api_mtp.csv from the transcribed InferenceX
+app fixture.
 
 docs/research/inferencex_app_benchmarks.csv holds every record of the InferenceX app's API test fixture
 (github SemiAnalysisAI/InferenceX-app @3a600f1d packages/app/cypress/fixtures/api/benchmarks.json, 1,729 DeepSeek-R1
 records), transcribed field for field with the numbers as the JSON writes them. This script keeps the single-node
-records without speculative decoding on the engines chipwise profiles (SGLang, TensorRT-LLM), the newest of each
-configuration, and writes them as held-out serving rows (heldout_serving.md, "An eleventh held-out file").
+records on the engines chipwise profiles (SGLang, TensorRT-LLM), the newest of each configuration, and writes those
+without speculative decoding and those with MTP as held-out serving rows (heldout_serving.md, "An eleventh held-out
+file" and "A twelfth").
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 
 RESEARCH = Path(__file__).resolve().parents[1] / "docs" / "research"
 SOURCE = RESEARCH / "inferencex_app_benchmarks.csv"
-OUT = RESEARCH / "heldout_inferencex_api.csv"
+OUT = {"none": RESEARCH / "heldout_inferencex_api.csv", "mtp": RESEARCH / "heldout_inferencex_api_mtp.csv"}
 FIXTURE = (
     "github SemiAnalysisAI/InferenceX-app @3a600f1d9ce155536d52e2f58f744f27a301aac9 "
     "packages/app/cypress/fixtures/api/benchmarks.json"
@@ -42,11 +44,24 @@ def _order(r: dict[str, str]) -> tuple[object, ...]:
     return (*c[:3], int(c[3]), c[5], *(int(x) for x in c[6:]))
 
 
-def newest_runs(records: list[dict[str, str]]) -> list[dict[str, str]]:
-    """The newest single-node, non-speculative record of each configuration on a profiled engine."""
+#: Tokens InferenceX's single-node DeepSeek-R1 MTP scripts draft a step (github SemiAnalysisAI/InferenceX
+#: benchmarks/single_node/): TensorRT-LLM's num_nextn_predict_layers, 3, or 1 with attention DP
+#: (dsr1_fp8_b200_trt_mtp.sh @2f3a788f, dsr1_fp4_b200_trt_mtp.sh @34bc7c40, dsr1_fp8_h200_trt_mtp.sh @34bc7c40);
+#: SGLang runs the MTP module through its EAGLE path with two steps of top-1 (--speculative-num-steps 2,
+#: --speculative-eagle-topk 1, --speculative-num-draft-tokens 3: dsr1_fp8_b200_mtp.sh @285b6628, which
+#: dsr1_fp8_b300_mtp.sh @e471c3c3 reuses).
+def mtp_drafting(r: dict[str, str]) -> str:
+    """How the record's run drafts, in words validate reads (tokens drafted a step)."""
+    if r["framework"] == "trt":
+        return f"MTP, num_nextn_predict_layers {1 if r['decode_dp_attention'] == 'true' else 3}"
+    return "MTP through the EAGLE path, num_speculative_tokens 2 (two top-1 steps)"
+
+
+def newest_runs(records: list[dict[str, str]], spec: str = "none") -> list[dict[str, str]]:
+    """The newest single-node record of each configuration on a profiled engine, drafting as `spec` says."""
     newest: dict[tuple[str, ...], dict[str, str]] = {}
     for r in records:
-        if r["disagg"] != "false" or r["spec_method"] != "none" or r["framework"] not in ENGINES:
+        if r["disagg"] != "false" or r["spec_method"] != spec or r["framework"] not in ENGINES:
             continue
         key = _config(r)
         if key not in newest or r["date"] > newest[key]["date"]:
@@ -77,8 +92,12 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
             "output_tokens_per_s_per_chip = tput_per_gpu x OSL / (ISL + OSL) (the record gives only prompt and "
             "output tokens/s per GPU together; both lengths are drawn at 0.8-1.0 of nominal)"
         )
+    engine = f"{ENGINES[r['framework']]} ({image})"
+    spec = r["spec_method"]
+    if spec == "mtp":
+        engine = f"{engine}; {mtp_drafting(r)}"
     notes = (
-        f"InferenceX API benchmark record (model dsr1, spec_method none, disagg false, framework {r['framework']}, "
+        f"InferenceX API benchmark record (model dsr1, spec_method {spec}, disagg false, framework {r['framework']}, "
         f"image as in serving_engine). Metrics as the record gives them, in seconds: mean_ttft {r['mean_ttft']}, "
         f"median_ttft {r['median_ttft']}, p99_ttft {r['p99_ttft']}, mean_tpot {r['mean_tpot']}, median_tpot "
         f"{r['median_tpot']}, p99_tpot {r['p99_tpot']}, mean_e2el {r['mean_e2el']}; tput_per_gpu {r['tput_per_gpu']} "
@@ -88,9 +107,16 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
         "per-GPU throughput agrees with the users, output length and end-to-end latency over that group), so "
         "num_chips is the tensor-parallel size. Newest record of this configuration in the fixture; older ones "
         "(earlier images) are left out."
+        + (
+            " The drafting in serving_engine is the InferenceX MTP script's (scripts/inferencex_api_rows.py); its "
+            "client sends the random prompts through the chat template, whose acceptance InferenceX PR #649 finds "
+            "close to MT-Bench's. The record states no acceptance."
+            if spec == "mtp"
+            else ""
+        )
     )
     return {
-        "id": f"F{i:03d}",
+        "id": f"{'S' if spec == 'mtp' else 'F'}{i:03d}",
         "source_family": "SemiAnalysis InferenceX (InferenceX-app API fixture)",
         "model": "DeepSeek-R1-0528",
         "arch": "MoE (256 routed experts + 1 shared, top-8; MLA)",
@@ -100,7 +126,7 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
         "chip": chip,
         "num_chips": chips,
         "precision": f"{precision}; InferenceX config dsr1-{r['precision']}-{r['hardware']}-{r['framework']}",
-        "serving_engine": f"{ENGINES[r['framework']]} ({image})",
+        "serving_engine": engine,
         "parallelism": plan,
         "scenario": f"InferenceX single-node fixed-seq-len closed-loop sweep, {r['conc']} concurrent requests",
         "latency_constraint": "none",
@@ -128,14 +154,15 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
 def main() -> None:
     with SOURCE.open(newline="") as f:
         records = list(csv.DictReader(f))
-    runs = newest_runs(records)
-    with OUT.open("w", newline="") as f:
-        with TEMPLATE.open(newline="") as t:
-            columns = next(csv.reader(t))
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(row(i, r) for i, r in enumerate(runs, start=1))
-    print(f"{len(runs)} rows of {len(records)} records -> {OUT.relative_to(RESEARCH.parents[1])}")
+    with TEMPLATE.open(newline="") as t:
+        columns = next(csv.reader(t))
+    for spec, path in OUT.items():
+        runs = newest_runs(records, spec)
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(row(i, r) for i, r in enumerate(runs, start=1))
+        print(f"{len(runs)} rows of {len(records)} records -> {path.relative_to(RESEARCH.parents[1])}")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: overview; the engine TTFT file, measured 2026-11-30 at 16.6%, v0.8-v0.9's batch-1 first-token latencies; NIM's
 #: GenAI-Perf file at 41.6% on TTFT since it runs as Perf Analyzer's time windows; the InferenceX API file, measured
 #: 2026-12-01 at 27.1 / 20.7 / 32.1, whose four TP4 FP8 B200 rows need the same unstated memory share as above and
-#: whose B300 8K-prompt runs of 2026-04-17 read 1.5-4.5x slower than B200's of the same plan)
+#: whose B300 8K-prompt runs of 2026-04-17 read 1.5-4.5x slower than B200's of the same plan; its MTP rows, 52.4 /
+#: 23.4 / 40.9, 23.0 / 19.0 / 37.3 without those B300 runs)
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 18.0, "ttft_s": 33.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 23.0, "tpot_s": 21.0, "ttft_s": 45.0}),
@@ -43,6 +44,10 @@ FILES = {
     "heldout_trt_engine_dense.csv": ((184, 184), {"output_tokens_per_s_per_chip": 17.5}),
     "heldout_trt_engine_ttft.csv": ((42, 42), {"ttft_s": 20.0}),
     "heldout_inferencex_api.csv": ((365, 361), {"output_tokens_per_s_per_chip": 30.0, "tpot_s": 23.0, "ttft_s": 35.0}),
+    "heldout_inferencex_api_mtp.csv": (
+        (145, 145),
+        {"output_tokens_per_s_per_chip": 56.0, "tpot_s": 26.0, "ttft_s": 44.0},
+    ),
 }
 
 
