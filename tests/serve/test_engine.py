@@ -6,7 +6,13 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.serve.engine import check_engine_vendor, engine_profile, engine_runs_on, engine_vendors
+from chipwise.serve.engine import (
+    check_engine_vendor,
+    decode_graph_batch,
+    engine_profile,
+    engine_runs_on,
+    engine_vendors,
+)
 
 
 @pytest.mark.parametrize(
@@ -57,3 +63,16 @@ def test_an_engines_default_batch_limit_is_its_own(catalog: Catalog, engine: str
     """SGLang sizes its running batch from the KV cache, 2,048-4,096 requests (kv_cache_configurator
     resolve_max_num_reqs), not vLLM's 256 that the default profile holds."""
     assert engine_profile(catalog, engine, "hopper").max_batch == limit
+
+
+@pytest.mark.parametrize(
+    ("gib", "tp", "graphs"),
+    [(180, 1, 512), (141, 8, 512), (141, 2, 256), (80, 1, 256), (40, 8, 160), (40, 1, 32), (24, 4, 80), (16, 1, 8)],
+)
+def test_sglang_captures_decode_graphs_by_its_memory_tiers(catalog: Catalog, gib: int, tp: int, graphs: int) -> None:
+    """SGLang's default --cuda-graph-max-bs (server_args._handle_gpu_memory_settings): 512 from 160 GiB, 256 / 512
+    below it (tp < 4 / tp >= 4), 32 / 160 below 60 GiB, 24 / 80 below 35, 8 below 20. Engines without the figure
+    replay every batch (0)."""
+    sglang = engine_profile(catalog, "sglang", "hopper")
+    assert int(decode_graph_batch(sglang, gib * 2.0**30, tp)) == graphs
+    assert int(decode_graph_batch(engine_profile(catalog, "trtllm", "hopper"), gib * 2.0**30, tp)) == 0

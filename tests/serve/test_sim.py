@@ -11,13 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chipwise.serve.build import ReplicaSetup
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
+from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.metrics import percentile_bounds, summarise
 from chipwise.serve.sim.policies import bucket
 from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
 from chipwise.serve.sim.steps import step_model
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
 
 I, O = 512, 128  # noqa: E741 - prompt and output tokens, as in the docs
 
@@ -532,3 +536,20 @@ def test_percentile_bounds_by_hand() -> None:
     b = percentile_bounds(timing)
     assert b["ttft_p99"] == 1195.0 and b["ttft_p90"] == 1099.0 and b["tpot_p99"] == pytest.approx(1.195)
     assert np.isnan(percentile_bounds({"ttft": np.array([np.nan]), "tpot": v, "e2e": v})["ttft_p99"])
+
+
+def test_a_decode_batch_past_the_captured_graphs_launches_eagerly(catalog: Catalog, hw: Hardware) -> None:
+    """SGLang replays decode steps in CUDA graphs up to --cuda-graph-max-bs (512 on 8 H200 at TP8); a batch of 600
+    launches its kernels from the host, one by one, and a step takes at least their time, in the simulator and in
+    the estimate. A plan that captures larger batches (graph_batch) does not."""
+    model = load_model(catalog, "llama-3.1-70b")
+    h200 = hw.system("h200")
+    plan = ReplicaPlan(tp=8, max_batch=1024, max_tokens=8192, weight_precision="fp8", kv_precision="fp8")
+    eager = setup_replica(catalog, model, h200, "sglang", plan, 200.0, 200.0).steps
+    graphed = setup_replica(catalog, model, h200, "sglang", replace(plan, graph_batch=1024), 200.0, 200.0).steps
+    assert (eager.graph_batch, graphed.graph_batch) == (512, 1024) and eager.eager_floor > 0
+    context = 600 * 300.0
+    floor = eager.fixed + eager.seq_time(600) + eager.eager_floor
+    assert eager.eager_decode_floor(600, context) + eager.a_decode * context == pytest.approx(floor)
+    assert eager.eager_decode_floor(512, context) == graphed.eager_decode_floor(600, context) == 0.0
+    assert floor > eager.decode_base(600) + eager.a_decode * context  # the launches dominate the step

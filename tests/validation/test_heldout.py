@@ -20,9 +20,9 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: Gaudi file, 37.3 / 80.2 / 94.5, is Intel's static-batch tables and one MLPerf Server run with p99 latencies, whose
 #: unstated plan the search picks (TP2 x 4 since the estimate averages prompt and decode iterations; TP1 x 8 before,
 #: at 67.3% / 91.3% on its TPOT / TTFT); the
-#: GPUStack file, 172.7 / 61.7 / 52.0 since SGLang's default batch limit is its own 4,096 and its DP-attention rows
-#: run as attention DP beside tensor-parallel experts (146.3 / 59.2 / 59.6 at vLLM's 256, as plain TP8), DeepSeek-R1
-#: bursts on ShareGPT simulated at their mean lengths; the TensorRT
+#: GPUStack file, 127.4 / 55.6 / 52.0 since SGLang's default batch limit is its own 4,096, its decode batches past
+#: 512 launch eagerly and its DP-attention rows run as attention DP beside tensor-parallel experts (146.3 / 59.2 /
+#: 59.6 at vLLM's 256, as plain TP8), DeepSeek-R1 bursts on ShareGPT simulated at their mean lengths; the TensorRT
 #: engine Mixtral and dense files, measured 2026-11-30 at 11.1% and 14.6% on throughput, TensorRT-LLM v0.17's perf
 #: overview; the engine TTFT file, measured 2026-11-30 at 16.6%, v0.8-v0.9's batch-1 first-token latencies; NIM's
 #: GenAI-Perf file at 41.6% on TTFT since it runs as Perf Analyzer's time windows; the InferenceX API file, measured
@@ -38,7 +38,7 @@ FILES = {
     "heldout_gaudi.csv": ((34, 34), {"output_tokens_per_s_per_chip": 41.0, "tpot_s": 84.0, "ttft_s": 97.0}),
     "heldout_gpustack_deepseek.csv": (
         (13, 13),
-        {"output_tokens_per_s_per_chip": 180.0, "tpot_s": 66.0, "ttft_s": 66.0},
+        {"output_tokens_per_s_per_chip": 135.0, "tpot_s": 60.0, "ttft_s": 56.0},
     ),
     "heldout_trt_engine_mixtral.csv": ((135, 135), {"output_tokens_per_s_per_chip": 14.0}),
     "heldout_trt_engine_dense.csv": ((184, 184), {"output_tokens_per_s_per_chip": 17.5}),

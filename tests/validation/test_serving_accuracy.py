@@ -686,3 +686,18 @@ def test_attention_dp_is_read_with_or_without_expert_parallelism(
     row = _row(**shape, model="Qwen3-235B-A22B", serving_engine="SGLang", precision="FP8")
     p = prepare(catalog, row).setup.pools[0].setup.plan
     assert (p.tp, p.ep, p.attention_dp) == (8, ep, adp)
+
+
+def test_inferencex_scripts_capture_every_decode_batch(catalog: Catalog) -> None:
+    """InferenceX's SGLang scripts set --cuda-graph-max-bs to their --max-running-requests: its rows replay every
+    decode batch (graph_batch = the batch); a row without that knowledge takes SGLang's default (0 here: the
+    engine's memory tiers)."""
+    shape = {"chip": "h100-sxm", "num_chips": "8", "parallelism": "TP8", "batch_or_concurrency": "concurrency=600"}
+    shape["scenario"] = "closed-loop sweep, 600 concurrent requests"
+    common = {**shape, "model": "Qwen3-235B-A22B", "serving_engine": "SGLang", "precision": "FP8"}
+    inferencex = prepare(catalog, _row(**common, source_family="SemiAnalysis InferenceX")).setup.pools[0].setup
+    assert inferencex.plan.graph_batch == inferencex.plan.max_batch == 600
+    assert inferencex.steps.eager_decode_floor(600, 0.0) == 0.0
+    plain = prepare(catalog, _row(**common, source_family="a blog")).setup.pools[0].setup
+    assert plain.plan.graph_batch == 0 and plain.steps.graph_batch == 512
+    assert plain.steps.eager_decode_floor(600, 0.0) > 0.0

@@ -118,6 +118,8 @@ class EngineProfile:
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
     #: (serve.iteration.eager_launches); 0 where prefill is compiled or graphed, or not measured
     eager_launch_s: float = 0.0
+    #: largest decode batch the engine replays in a captured CUDA graph by default (0: every batch; decode_graph_batch)
+    graph_max_batch: int = 0
     #: time a request spends in the serving front end outside the engine loop (HTTP, tokenising, the hop to the
     #: engine process and back for its first token), on an x86 host: part of TTFT and end-to-end latency that
     #: occupies no accelerator
@@ -297,6 +299,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         moe_compiled=num("moe_compiled") > 0.5,
         prefill_overhead_s=num("prefill_overhead"),
         eager_launch_s=num("eager_launch"),
+        graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
@@ -333,6 +336,22 @@ def prompt_chunk(eng: EngineProfile, max_tokens: Any, tp: Any, attention_dp: Any
     ranks = np.asarray(tp)
     shared = (np.asarray(attention_dp) > 0) & (ranks > 1) & (not eng.adp_budget_per_rank)
     return np.where(shared, np.maximum(np.asarray(max_tokens) // np.maximum(ranks, 1), 1), max_tokens)
+
+
+def decode_graph_batch(eng: EngineProfile, memory_bytes: float, tp: Any) -> Any:
+    """Largest decode batch a replica replays in a captured CUDA graph (0: every batch): a larger one launches its
+    kernels eagerly, one by one, and takes at least their host time (as a prompt iteration does). SGLang sizes its
+    default by the GPU's memory and tensor parallelism (server_args._handle_gpu_memory_settings, github
+    sgl-project/sglang @bcfc2c54; arg_groups/memory_hook.py @a82da8da in 2026): 8 below 20 GiB, 24 (80 at tp >= 4)
+    below 35, 32 (160) below 60, 256 (512) below 160, and `graph_max_batch` (512) above. Broadcasts over tp."""
+    top = eng.graph_max_batch
+    ranks = np.asarray(tp)
+    if top <= 0 or eng.engine != "sglang":
+        return np.full(ranks.shape, top) if ranks.shape else top
+    gib, wide = memory_bytes / 2**30, ranks >= 4
+    tiers = ((20, 8, 8), (35, 24, 80), (60, 32, 160), (160, 256, top))
+    small, large = next(((a, b) for limit, a, b in tiers if gib < limit), (top, top))
+    return np.where(wide, large, small)
 
 
 def default_engine(vendor: str) -> str:

@@ -31,6 +31,8 @@ class ReplicaPlan:
     adp_balance: with attention_dp, the engine's context balancing is on (TensorRT-LLM's
     attention_dp_config.enable_balance; engines.*.adp_balance_timeout_iters): while every rank generates, a prompt
     waits until each rank has one. False turns it off; engines without it ignore it.
+    graph_batch: the largest decode batch replayed in a captured CUDA graph (SGLang's --cuda-graph-max-bs); a larger
+    one launches eagerly. 0: the engine's default (engine.decode_graph_batch).
     """
 
     tp: int = 1
@@ -48,6 +50,7 @@ class ReplicaPlan:
     batch_wait_ratio: float = 0.0
     piecewise_graphs: bool = False
     adp_balance: bool = True
+    graph_batch: int = 0
 
     @property
     def ranks(self) -> int:

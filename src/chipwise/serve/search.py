@@ -32,7 +32,14 @@ from scipy.special import gammaincinv, gammaln, pdtr
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.serve.engine import EngineProfile, budgets, prompt_chunk, serving_device, token_budget
+from chipwise.serve.engine import (
+    EngineProfile,
+    budgets,
+    decode_graph_batch,
+    prompt_chunk,
+    serving_device,
+    token_budget,
+)
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
@@ -336,6 +343,10 @@ def _step_time(
         rows = np.stack(np.broadcast_arrays(fed, base + first, *passes[:1]))
         plain, full, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
         rest, passed = full, passed * 2
+    # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor)
+    graph = decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
+    eager = (eng.eager_launch_s > 0) & (graph > 0) & (sequences > graph)
+    plain = np.where(eager, np.maximum(plain, prompts.floor - a * sequences * _decode_context(eng, inp, out)), plain)
     if chunked.any():
         lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
     else:

@@ -17,7 +17,11 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   only warm the server. Its SGLang launch scripts for Blackwell GPUs (B200, B300: dsr1_fp8/fp4, qwen3.5) make the
   scheduler poll for new requests every 10 decode iterations, and every 30 from 16 users on
   (``--scheduler-recv-interval``; 1 with attention DP; not modelled: dsr1_fp8's TP4 branch keeps 10, and the
-  qwen3.5 FP8/FP4 B200 scripts switch to 30 above 4 users); its H200 scripts leave SGLang's default of 1. Two of its
+  qwen3.5 FP8/FP4 B200 scripts switch to 30 above 4 users); its H200 scripts leave SGLang's default of 1. Its
+  SGLang scripts set ``--cuda-graph-max-bs`` to their ``--max-running-requests`` (benchmarks/single_node/
+  dsr1_fp8_b200.sh @16ffb658, dsr1_fp8_b200_mtp.sh @285b6628) and its TensorRT-LLM ones set cuda_graph_config
+  max_batch_size to the users or their per-rank share (dsr1_fp8_b200_trt_mtp.sh @2f3a788f), so every decode batch
+  replays a graph. Two of its
   TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``):
   DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
   at these lengths) and Llama 3.x 70B FP4 on B200 below TP8 (20 iterations, 0.9; 70b_fp4_b200_trt_docker.sh).
@@ -120,6 +124,10 @@ class Harness:
     #: the SGLang scheduler polling its launch scripts set on Blackwell GPUs: (interval, from this many users on,
     #: interval); None: the engine's default (every iteration)
     sglang_recv_interval: tuple[int, int, int] | None = None
+    #: its launch scripts capture decode CUDA graphs up to the batch they allow (SGLang's --cuda-graph-max-bs set to its
+    #: --max-running-requests, TensorRT-LLM's cuda_graph_config max_batch_size to the users), so no decode step runs
+    #: eagerly
+    graphs_cover_batch: bool = False
     #: TensorRT-LLM batch waiting its launch scripts set
     trtllm_batch_wait: tuple[BatchWait, ...] = ()
     #: TensorRT-LLM deployments its launch scripts run with piecewise CUDA graphs for prompt iterations
@@ -214,6 +222,7 @@ INFERENCEX = Harness(
     length_floor=0.8,
     basis="run",
     sglang_recv_interval=(10, 16, 30),
+    graphs_cover_batch=True,
     trtllm_batch_wait=(
         BatchWait(("deepseek-v3",), "b200", "fp8", (1024, 1024), 64, 8, 40, 0.8),
         BatchWait(("llama-3.1-70b", "llama-3.3-70b"), "b200", "fp4", (1024, 1024), 1, 4, 20, 0.9),

@@ -454,6 +454,8 @@ def _scheduler_settings(
             f"({scripts})"
         )
         plan = replace(plan, batch_wait_iters=wait.iters, batch_wait_ratio=wait.ratio)
+    if gen is not None and gen.graphs_cover_batch:
+        plan = replace(plan, graph_batch=plan.max_batch)  # every decode batch replays a captured graph
     if row.piecewise_graphs or (
         gen is not None and gen.piecewise_graphs(engine, model, row.chip, plan.weight_precision, lengths, users)
     ):

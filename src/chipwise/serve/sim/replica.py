@@ -374,7 +374,7 @@ class Replica:
             slots = self.pol.max_batch
             padded = bucket(int(context / n + 0.5 * self.g * k) + 1, largest=self.pol.largest_bucket)
             return steps.decode_base(slots) + steps.a_decode * slots * padded, 0.0
-        return steps.decode_base(n), steps.a_decode
+        return max(steps.decode_base(n), steps.eager_decode_floor(n, context)), steps.a_decode
 
     def _interrupt(self, t: float) -> None:
         """Cut the decode run in flight at the end of the iteration running at time t."""

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf.device import Device, Topology
-from chipwise.serve.engine import EngineProfile
+from chipwise.serve.engine import EngineProfile, decode_graph_batch
 from chipwise.serve.iteration import (
     Shapes,
     attention_projections,
@@ -73,6 +73,7 @@ class StepModel:
     attn: list[float] = field(default_factory=list)  # attention projections of tokens[] (attention DP only)
     attn_coarse: Array = field(default_factory=lambda: np.zeros(2))
     pp: int = 1  # pipeline stages: a chunk passes them in turn (pass_time)
+    graph_batch: int = 0  # largest decode batch replayed in a CUDA graph (0: every); larger ones launch eagerly
 
     def token_time(self, t: int) -> float:
         return _look_up(self.tokens, self.coarse, t)
@@ -158,6 +159,14 @@ class StepModel:
         m = self.decode_tokens(n)
         return self.fixed + self.token_time(m) + self.seq_time(m) + self.draft_time(n, 0.0)
 
+    def eager_decode_floor(self, n: int, context: float) -> float:
+        """The least a decode step of n sequences over `context` cached tokens takes without its context term: past
+        the largest batch the engine replays in a CUDA graph, its kernels' host launches (0 within it)."""
+        if self.eager_floor <= 0 or not 0 < self.graph_batch < n:
+            return 0.0
+        m = self.decode_tokens(n)
+        return self.fixed + self.seq_time(m) + self.eager_floor - self.a_decode * context
+
 
 def _look_up(exact: list[float], coarse: Array, t: int) -> float:
     """A table's value at `t` tokens: exact below its length, interpolated on the coarse grid above."""
@@ -238,4 +247,5 @@ def step_model(
         attn=attn[0],
         attn_coarse=attn[1],
         pp=plan.pp,
+        graph_batch=plan.graph_batch or int(decode_graph_batch(eng, dev.chip.hbm_capacity, plan.tp)),
     )
