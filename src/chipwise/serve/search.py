@@ -343,10 +343,11 @@ def _step_time(
         rows = np.stack(np.broadcast_arrays(fed, base + first, *passes[:1]))
         plain, full, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
         rest, passed = full, passed * 2
-    # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor)
-    graph = decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
-    eager = (eng.eager_launch_s > 0) & (graph > 0) & (sequences > graph)
-    plain = np.where(eager, np.maximum(plain, prompts.floor - a * sequences * _decode_context(eng, inp, out)), plain)
+    if eng.graph_max_batch > 0 and eng.eager_launch_s > 0:
+        # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor)
+        eager = sequences > decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
+        launches = prompts.floor - a * sequences * _decode_context(eng, inp, out)
+        plain = np.where(eager, np.maximum(plain, launches), plain)
     if chunked.any():
         lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
     else:
