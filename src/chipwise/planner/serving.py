@@ -312,7 +312,7 @@ def _pool(
     _check_chips(chips, replicas_given, plan, system)
     given = sc.plan
     if given is not None:
-        for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs"):
+        for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs", "graph_batch"):
             value = getattr(given, knob)
             if value is not None:
                 plan = replace(plan, **{knob: value})

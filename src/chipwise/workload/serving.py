@@ -263,6 +263,9 @@ class ServePlan(_Strict):
     batch_wait_ratio: float | None = Field(default=None, ge=0.0, le=1.0)
     #: prompt iterations replay piecewise CUDA graphs (no eager-launch floor)
     piecewise_graphs: bool | None = None
+    #: the largest decode batch replayed in a captured CUDA graph (SGLang --cuda-graph-max-bs); a larger one launches
+    #: eagerly (engine.decode_graph_batch: the engine's default when omitted)
+    graph_batch: BatchCount | None = None
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None
