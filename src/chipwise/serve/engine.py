@@ -345,13 +345,11 @@ def decode_graph_batch(eng: EngineProfile, memory_bytes: float, tp: Any) -> Any:
     sgl-project/sglang @bcfc2c54; arg_groups/memory_hook.py @a82da8da in 2026): 8 below 20 GiB, 24 (80 at tp >= 4)
     below 35, 32 (160) below 60, 256 (512) below 160, and `graph_max_batch` (512) above. Broadcasts over tp."""
     top = eng.graph_max_batch
-    ranks = np.asarray(tp)
-    if top <= 0 or eng.engine != "sglang":
-        return np.full(ranks.shape, top) if ranks.shape else top
-    gib, wide = memory_bytes / 2**30, ranks >= 4
-    tiers = ((20, 8, 8), (35, 24, 80), (60, 32, 160), (160, 256, top))
-    small, large = next(((a, b) for limit, a, b in tiers if gib < limit), (top, top))
-    return np.where(wide, large, small)
+    small = large = top
+    if top > 0 and eng.engine == "sglang":
+        tiers = ((20, 8, 8), (35, 24, 80), (60, 32, 160), (160, 256, top))
+        small, large = next(((a, b) for gib, a, b in tiers if memory_bytes < gib * 2**30), (top, top))
+    return np.where(np.asarray(tp) >= 4, large, small)
 
 
 def default_engine(vendor: str) -> str:
