@@ -369,12 +369,61 @@ def _ttft_of_late_arrivals(setup: ReplicaSetup, late: int, **policy: int) -> np.
     return np.asarray(r["first"][4:] - r["arrival"][4:])
 
 
-def test_attention_dp_balancing_holds_a_lone_prompt_until_its_timeout(h100_setup: ReplicaSetup) -> None:
-    """With every one of 4 ranks generating, one new prompt waits 20 decode iterations before it is scheduled."""
-    free = _ttft_of_late_arrivals(h100_setup, 1)[0]
-    held = _ttft_of_late_arrivals(h100_setup, 1, adp_ranks=4, adp_timeout_iters=20)[0]
-    step = h100_setup.steps.decode_base(4)
-    assert held - free == pytest.approx(20 * step, rel=0.25)
+def _first_tokens_of_late_arrivals(setup: ReplicaSetup, late: float, **policy: int) -> np.ndarray:
+    """Four long requests decode from t = 0; one more arrives at `late` s: every request's first-token time."""
+    pool = replace(setup.pool(1), policy=replace(setup.policy(), **policy))
+    outs = np.full(5, 4000, dtype=np.int64)
+    arr = np.array([0.0, 0.0, 0.0, 0.0, late])
+    r = simulate(Deployment((pool,)), np.full(5, I, dtype=np.int64), outs, np.zeros(5, dtype=np.int64), arr).requests
+    return np.asarray(r["first"])
+
+
+@pytest.mark.parametrize("late", [0.5, 0.7])
+def test_attention_dp_balancing_holds_a_lone_prompt_until_the_counters_next_timeout(
+    h100_setup: ReplicaSetup, late: float
+) -> None:
+    """Four prompts at t = 0 go one to each of 4 ranks (two encoded in decode iteration 0's place, two beside their
+    first decode step, iteration 0), then the ranks all generate from iteration 1 on, over S = 2 (I + 1) + 2 I + 4 i
+    cached tokens at iteration i. A fifth prompt arriving during iteration j joins iteration j + 1 without balancing;
+    with it, the balancing counter, which counts every iteration since it last let prompts in (at iteration 0),
+    holds it until it reaches a multiple of the 20-iteration timeout (TensorRT-LLM _balance_adp_requests): it joins
+    iteration 20 ceil((j + 1) / 20)."""
+    st_ = h100_setup.steps
+    free = _first_tokens_of_late_arrivals(h100_setup, late)
+    held = _first_tokens_of_late_arrivals(h100_setup, late, adp_ranks=4, adp_timeout_iters=20)
+    assert held[:4] == pytest.approx(free[:4], rel=1e-12)
+    base, a, context = st_.decode_base(4), st_.a, 2.0 * (I + 1) + 2.0 * I
+
+    def start(i: int) -> float:  # decode iteration i >= 1 starts when the last two prompts have their first token
+        m = np.arange(1, i)
+        return float(free[2]) + float(np.sum(base + a * (context + 4.0 * m)))
+
+    arriving = max(i for i in range(1, 400) if start(i) <= late)  # the decode iteration in flight at the arrival
+    joined = 20 * -(-(arriving + 1) // 20)
+    assert joined > arriving + 1  # the hold is real: the timeout is not the next iteration
+    mixed = float(free[4]) - start(arriving + 1)  # the iteration that carries the prompt beside the four decodes
+    assert float(held[4]) == pytest.approx(start(joined) + mixed, rel=1e-4)
+
+
+def test_attention_dp_places_a_request_on_the_least_loaded_rank(h100_setup: ReplicaSetup) -> None:
+    """TensorRT-LLM places a fetched request on a rank below the expected count (the ceiling of the requests over
+    the ranks, or the most any rank holds) with the fewest prompt tokens, then requests: in a saturated closed loop,
+    the rank whose request just finished."""
+    from chipwise.serve.sim.replica import Replica
+    from chipwise.serve.sim.requests import RequestTable
+
+    table = RequestTable(np.array([100, 300, 200, 50, 10]), np.ones(5, dtype=np.int64), np.zeros(5, dtype=np.int64))
+    pol = replace(h100_setup.policy(), adp_ranks=4, adp_timeout_iters=20, max_batch=8)
+    r = Replica(0, None, h100_setup.steps, pol, table, 10**6, "both", None)  # type: ignore[arg-type]
+    for rid in range(4):
+        r._enqueue(rid)
+    assert [r.rank_of[i] for i in range(4)] == [0, 1, 2, 3]  # an empty replica: the next rank each time
+    r.rank_load = [2, 2, 1, 2]  # rank 2's other request finished: the only rank below the expected 2
+    r._enqueue(4)
+    assert r.rank_of[4] == 2
+    r.rank_load, r.rank_tokens = [1, 1, 1, 1], [100, 300, 200, 50]
+    r._enqueue(4)
+    assert r.rank_of[4] == 3  # all at the expected count's ceiling: the fewest prompt tokens
 
 
 def test_attention_dp_balancing_releases_a_prompt_for_every_rank_at_once(h100_setup: ReplicaSetup) -> None:
@@ -506,7 +555,8 @@ def test_kv_occupancy_is_recorded_at_most_full() -> None:
 
     from chipwise.serve.sim.replica import Replica
 
-    r = Replica(0, None, SimpleNamespace(tau=1.0), SimpleNamespace(block=16), None, 1000, "both", None)  # type: ignore[arg-type]
+    policy = SimpleNamespace(block=16, adp_ranks=1, max_batch=1)
+    r = Replica(0, None, SimpleNamespace(tau=1.0), policy, None, 1000, "both", None)  # type: ignore[arg-type]
     r.S, r.n_dec = 990.0, 10  # 990 tokens held by 10 sequences, plus 10 half blocks of 8: 1,070 of 1,000
     r._record(0.0, growth=5.0)
     r.S, r.n_dec = 400.0, 2

@@ -53,7 +53,7 @@ class SchedulerPolicy:
     largest_bucket: int = 0  # a static engine's compiled sequence length, its last bucket (0: no cap)
     decode_first: bool = False  # an iteration with prompts runs the decode step first, then the prompts (two graphs)
     adp_ranks: int = 1  # attention-DP ranks whose prompts are balanced (1 = no balancing)
-    adp_timeout_iters: int = 0  # how long balancing may hold prompts back, in iterations
+    adp_timeout_iters: int = 0  # balancing releases held prompts every this many iterations at the latest
     recv_interval: int = 1  # decode iterations between the scheduler's polls for new requests (1 = every one)
     batch_wait_iters: int = 0  # how long batch waiting may hold prompts back, in iterations (0 = off)
     batch_wait_tokens: int = 0  # batch waiting releases prompts once an iteration would carry this many tokens
@@ -61,7 +61,8 @@ class SchedulerPolicy:
 
     @property
     def hold_timeout(self) -> int:
-        """Iterations a held prompt waits at most (attention-DP balancing, else batch waiting)."""
+        """Batch waiting: iterations a held prompt waits at most; attention-DP balancing: the period of the counter
+        that releases held prompts."""
         return self.adp_timeout_iters if self.adp_ranks > 1 else self.batch_wait_iters
 
     @property

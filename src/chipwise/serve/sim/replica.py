@@ -20,6 +20,14 @@ A scheduler that polls for new requests only every `recv_interval` decode iterat
 --scheduler-recv-interval: a decode iteration adds 1 to a counter, an iteration with prompts fills it, and the
 scheduler takes what arrived when the counter reaches the interval) keeps arrivals in an inbox until the next
 poll; an idle scheduler polls at once.
+
+Attention-DP context balancing (TensorRT-LLM's attention_dp_config.enable_balance, policy.adp_ranks > 1) places
+each request on a rank as the scheduler fetches it: among the ranks below the expected count (the ceiling of the
+requests over the ranks, or the most any rank holds) the one with the fewest prompt tokens, then requests. In a
+saturated closed loop that is the rank whose request just finished. New prompts wait until every rank has one and
+a free batch slot, or until some rank has nothing to generate; else a counter that counts every iteration releases
+them when it reaches the timeout and starts again, whether or not prompts were waiting (pyexecutor
+_balance_adp_requests), so a held prompt waits for the counter's next multiple of the timeout.
 """
 
 from __future__ import annotations
@@ -67,7 +75,7 @@ class Replica:
         self.inbox: deque[int] = deque()  # arrived, not yet taken by the scheduler (recv_interval > 1)
         self.since_poll = 0  # decode iterations since the scheduler last polled for new requests
         self.pref: list[int] = []
-        self.hold_since: int | None = None  # iteration at which balancing or batch waiting began holding prompts
+        self.hold_since: int | None = None  # iteration at which batch waiting began holding prompts
         self.pneed: dict[int, int] = {}
         self.pdone: dict[int, int] = {}
         self.phold: dict[int, int] = {}
@@ -99,6 +107,16 @@ class Replica:
         self.preemptions = 0
         self._heap_seq = 0
         self.half_block = policy.block // 2
+        # attention-DP balancing: each request's rank, and per rank the requests placed, their prompt tokens, those
+        # waiting for admission and those decoding; `clock`: the iteration after the balancing counter last restarted
+        self.ranks = policy.adp_ranks if role == "both" else 1
+        self.rank_of: dict[int, int] = {}
+        self.rank_load = [0] * self.ranks
+        self.rank_tokens = [0] * self.ranks
+        self.rank_wait = [0] * self.ranks
+        self.rank_dec = [0] * self.ranks
+        self.rank_slots = -(-policy.max_batch // self.ranks)
+        self.clock = 0
 
     # ---- bookkeeping -------------------------------------------------------------------------------------
     def used(self) -> float:
@@ -123,7 +141,7 @@ class Replica:
         self.outstanding += 1
         self.req.replica[rid] = self.index
         if not self.busy:
-            self.waiting.append(rid)
+            self._enqueue(rid)
             self.busy = True
             self.ver += 1
             self.kernel.at(t, self._step, self.ver)
@@ -132,11 +150,48 @@ class Replica:
             if self.seg is not None and len(self.inbox) == 1 and self._admissible(rid):
                 self._interrupt(t)  # at the next poll
         else:
-            self.waiting.append(rid)
+            self._enqueue(rid)
+            if self.seg is None or not self._admissible(rid):
+                return
+            if self.ranks > 1:
+                if self._balanced():
+                    self._interrupt(t)
+                elif len(self.waiting) == 1:
+                    self._interrupt(t, periodic=True)  # at the balancing counter's next timeout
+                return
             held = self.hold_since is not None and self.pol.batch_wait_iters > 0  # may now fill the batch
-            first = len(self.waiting) in (1, self.pol.adp_ranks)
-            if self.seg is not None and (held or first) and self._admissible(rid):
+            if held or len(self.waiting) == 1:
                 self._interrupt(t)
+
+    def _enqueue(self, rid: int) -> None:
+        """A request the scheduler has fetched joins the waiting queue (on a rank, with attention-DP balancing)."""
+        self.waiting.append(rid)
+        if self.ranks > 1:
+            load, tokens = self.rank_load, self.rank_tokens
+            below = max(-(-(sum(load) + 1) // self.ranks), *load)
+            rank = min((r for r in range(self.ranks) if load[r] < below), key=lambda r: (tokens[r], load[r], r))
+            self.rank_of[rid] = rank
+            load[rank] += 1
+            tokens[rank] += self.req.input[rid]
+            self.rank_wait[rank] += 1
+
+    def _unplace(self, rid: int) -> None:
+        """A request leaves the replica: its rank no longer holds it."""
+        if self.ranks > 1 and rid in self.rank_of:
+            rank = self.rank_of.pop(rid)
+            self.rank_load[rank] -= 1
+            self.rank_tokens[rank] -= self.req.input[rid]
+
+    def _balanced(self) -> bool:
+        """Attention-DP balancing lets prompts in at once: some rank has nothing to generate, or every rank has a
+        prompt waiting and a free batch slot."""
+        dec = self.rank_dec
+        return min(dec) == 0 or (min(self.rank_wait) > 0 and max(dec) < self.rank_slots)
+
+    def _to_timeout(self, it: int) -> int:
+        """Iterations from iteration `it` to the next at which the balancing counter reaches its timeout."""
+        timeout = self.pol.hold_timeout
+        return -(it - self.clock + 1) % timeout if timeout > 0 else 0
 
     def _admissible(self, rid: int) -> bool:
         if len(self.pref) + self.n_dec >= self.pol.max_batch:
@@ -150,18 +205,20 @@ class Replica:
     # ---- admission and preemption ------------------------------------------------------------------------
     def _holding(self) -> bool:
         """Whether new prompts are held back this iteration, while requests are generating:
-        - attention-DP balancing (TensorRT-LLM attention_dp_config.enable_balance): until there is one for each
-          attention-DP rank (a rank with nothing to generate takes its prompt at once);
+        - attention-DP balancing (TensorRT-LLM attention_dp_config.enable_balance): until every rank has one
+          (_balanced), or the balancing counter reaches its timeout (_to_timeout);
         - batch waiting (TensorRT-LLM batch_wait_timeout_iters / batch_wait_max_tokens_ratio, tensor parallelism
           only): until the iteration would carry batch_wait_tokens tokens, the prompt tokens the budget admits plus
           one per generating sequence;
-        either for at most hold_timeout iterations."""
+        batch waiting for at most hold_timeout iterations."""
         pol = self.pol
-        ranks = pol.adp_ranks
+        if self.ranks > 1:
+            if self._balanced() or self._to_timeout(self.it) == 0:
+                self.clock = self.it + 1
+                return False
+            return bool(self.waiting)
         if self.role == "decode" or not self.waiting:
             release = True
-        elif ranks > 1:
-            release = self.n_dec < ranks or len(self.waiting) >= ranks
         elif pol.batch_wait_iters > 0:
             need = pol.batch_wait_tokens - self.n_dec
             prompts = 0
@@ -193,7 +250,7 @@ class Replica:
             prompt = self._prompt(rid)
             need = pol.admission_tokens(prompt, r.input[rid] + r.output[rid])
             if need > self.cap:  # can never fit: report it as dropped
-                self.waiting.popleft()
+                self._dequeue()
                 self._drop(t, rid)
                 continue
             if reserve:
@@ -203,7 +260,7 @@ class Replica:
                 self.res[rid] = need
             elif self.used() + need + self.half_block > self.cap:
                 break
-            self.waiting.popleft()
+            self._dequeue()
             self.last_admit = t
             self.order.append(rid)
             if self.role == "decode":
@@ -218,6 +275,12 @@ class Replica:
             self.phold[rid] = hold
             self.p_tokens += hold
 
+    def _dequeue(self) -> None:
+        """The first waiting request leaves the queue (admitted, or dropped)."""
+        rid = self.waiting.popleft()
+        if self.ranks > 1:
+            self.rank_wait[self.rank_of[rid]] -= 1
+
     def _join(self, rid: int, context: int) -> None:
         """Start decoding: `context` tokens in KV, the next token to feed is the one just sampled."""
         r = self.req
@@ -228,6 +291,8 @@ class Replica:
         self.jit[rid] = self.it
         self.g0[rid] = r.generated[rid]
         self.n_dec += 1
+        if self.ranks > 1:
+            self.rank_dec[self.rank_of[rid]] += 1
         self.state[rid] = DECODE
         if r.first[rid] != r.first[rid]:  # NaN: a split's first token, streamed as the decode replica takes it
             r.first[rid] = self.kernel.now
@@ -239,6 +304,8 @@ class Replica:
         st = self.state.pop(rid, 0)
         if st == DECODE:
             self.n_dec -= 1
+            if self.ranks > 1:
+                self.rank_dec[self.rank_of[rid]] -= 1
             self.S -= self.jterm.pop(rid)
             self.dtoken.pop(rid, None)
             made = int(self.g * (self.it - self.jit.pop(rid)))
@@ -252,11 +319,13 @@ class Replica:
 
     def _finish(self, t: float, rid: int) -> None:
         self._leave(rid)
+        self._unplace(rid)
         self.req.finish[rid] = t
         self.outstanding -= 1
         self.on_finish(t, rid)
 
     def _drop(self, t: float, rid: int) -> None:
+        self._unplace(rid)
         self.req.dropped[rid] = True
         self.outstanding -= 1
         self.on_finish(t, rid)
@@ -280,6 +349,8 @@ class Replica:
             self.req.preempted[victim] += 1
             self.preemptions += 1
             self.waiting.appendleft(victim)
+            if self.ranks > 1:
+                self.rank_wait[self.rank_of[victim]] += 1
 
     # ---- iterations ---------------------------------------------------------------------------------------
     def _step(self, t: float, ver: int) -> None:
@@ -287,7 +358,8 @@ class Replica:
             return
         self.seg = None
         if self.inbox and (self.since_poll == 0 or not (self.pref or self.n_dec)):
-            self.waiting.extend(self.inbox)  # the scheduler polls
+            for rid in self.inbox:  # the scheduler polls
+                self._enqueue(rid)
             self.inbox.clear()
             self.since_poll = 0
         self._admit(t)
@@ -353,7 +425,9 @@ class Replica:
         k = max(1, heap[0][0] - self.it) if heap else 1
         if self.pol.preempts:
             k = max(1, min(k, int((self.cap - self.used()) // (self.g * n))))
-        if self.hold_since is not None:  # end the run when the held prompts time out
+        if self.ranks > 1 and self.waiting:  # end the run when the balancing counter releases the held prompts
+            k = max(1, min(k, self._to_timeout(self.it)))
+        elif self.hold_since is not None:  # end the run when the held prompts time out
             k = max(1, min(k, self.hold_since + self.pol.hold_timeout - self.it))
         if self.inbox:  # end the run at the next poll
             k = min(k, self.pol.recv_interval - self.since_poll)
@@ -376,8 +450,9 @@ class Replica:
             return steps.decode_base(slots) + steps.a_decode * slots * padded, 0.0
         return max(steps.decode_base(n), steps.eager_decode_floor(n, context)), steps.a_decode
 
-    def _interrupt(self, t: float) -> None:
-        """Cut the decode run in flight at the end of the iteration running at time t."""
+    def _interrupt(self, t: float, periodic: bool = False) -> None:
+        """Cut the decode run in flight at the end of the iteration running at time t (`periodic`: at the next
+        iteration at which the attention-DP balancing counter reaches its timeout)."""
         assert self.seg is not None
         t0, k, base, context, n = self.seg
         a = self.seg_a
@@ -387,6 +462,8 @@ class Replica:
         # iterations completed by tau: the largest j with j base + a (j C + n j (j - 1) / 2) <= tau
         j = int((-qb + math.sqrt(qb * qb + 4.0 * qa * tau)) / (2.0 * qa)) if qa > 0 else int(tau / max(qb, 1e-30))
         new_k = max(1, j + 1)
+        if periodic:
+            new_k += self._to_timeout(self.it + new_k)
         if self.pol.recv_interval > 1:  # the scheduler sees the arrival at its next poll
             new_k += -(self.since_poll + new_k) % self.pol.recv_interval
         new_k = min(k, new_k)
@@ -454,6 +531,7 @@ class Replica:
                 self.on_prefilled(t, rid)
             elif r.generated[rid] >= r.output[rid]:
                 self.reserved -= self.res.pop(rid, 0)
+                self._unplace(rid)
                 r.finish[rid] = t
                 self.outstanding -= 1
                 self.on_finish(t, rid)
