@@ -260,6 +260,27 @@ def test_mxfp4_quantises_the_routed_experts_only(catalog: Catalog, hw: Hardware)
     assert got < float(weights_per_rank(model, Shapes.of(1), "bf16")) / 3.0
 
 
+def test_experts_exchange_tokens_only_beside_attention_dp(h100, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
+    """With tensor-parallel attention every rank holds every token: expert parallelism changes which copies a rank's
+    experts take, and the block's output is still all-reduced, two all-reduces a layer as with tensor-parallel
+    experts and no all-to-all (TensorRT-LLM's DeepseekV3MoE enables its all-to-all only with attention DP). Beside
+    attention DP (DEP8) each rank dispatches its own tokens and combines them back instead of an all-reduce.
+    InferenceX's DeepSeek-R1 TP8 EP8 prompts run no faster than TP8 EP1 ones (8K tokens on 8 H200 under
+    TensorRT-LLM: TTFT 0.387 s against 0.374 s at 4 users)."""
+    dev, topo, eng = h100
+    deepseek = load_model(catalog, "deepseek-v3")
+    tokens = 8192.0
+    tp, ep, dep = (token_costs(deepseek, dev, topo, eng, "fp8", s, tokens) for s in (
+        Shapes.of(8, 1, 1), Shapes.of(8, 1, 8), Shapes.of(8, 1, 8, 1)))  # fmt: skip
+    assert float(ep["tp_comm"]) == pytest.approx(float(tp["tp_comm"]), rel=1e-12)
+    assert float(ep["ep_comm"]) == 0.0 and float(ep["memory_bound"]) < float(tp["memory_bound"])
+    assert float(dep["tp_comm"]) < float(tp["tp_comm"]) / 2  # the dense layers' attention all-reduces only
+    chip = dev.chip
+    # TP8 EP8 launches an all-reduce after each MoE block, DEP8 a dispatch and a combine (and no attention all-reduce)
+    assert float(eager_launches(deepseek, chip, "fp8", Shapes.of(8, 1, 8))) == 3 * (19 + 7) + 58 * (19 + 17)
+    assert float(eager_launches(deepseek, chip, "fp8", Shapes.of(8, 1, 8, 1))) == 3 * (18 + 7) + 58 * (18 + 18)
+
+
 def test_eager_prompt_iterations_take_their_launches_host_time(catalog: Catalog, hw: Hardware) -> None:
     """SGLang runs prompt iterations eagerly: one takes the longer of its device work and its kernels' host time
     (EAGER_LAUNCHES per layer, counted by hand here); decode steps (CUDA graphs) and compiled engines do not."""

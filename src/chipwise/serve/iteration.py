@@ -11,7 +11,8 @@ An iteration carries T tokens: one for each decoding sequence plus the prefill c
   weight-streamed GEMMs of the attention projections, the MLP or the MoE experts (perf.serving.streamed_gemm_time:
   the weights are read once per micro-batch, so decode at small T is bound by weight bytes / HBM bandwidth),
   norms and residuals (memory-bound), the tensor-parallel all-reduces (latency-bound one-shot kernels), the
-  expert-parallel dispatch and combine, and a fixed cost per layer. For a MoE layer the T k routed token copies
+  expert-parallel dispatch and combine (beside attention DP; with tensor-parallel attention the experts' output is
+  all-reduced instead), and a fixed cost per layer. For a MoE layer the T k routed token copies
   hit E (1 - (1 - k/E)^T) distinct experts on average, and only those experts' weights are read.
 - H(n): the LM head for the n sequences that sample a token this iteration.
 - a C: decode attention over the C tokens cached for the batch (KV-cache reads, PagedAttention); a is the
@@ -411,13 +412,17 @@ def _stage_terms(
     for g in model.groups:
         k = g.count / pp  # layers of this group on one stage
         mlp = _mlp_terms(model, g, dev, weight_precision, tp, ep, eng.moe_compiled, min(1.0, eng.moe_scale))
-        uses_ep = ep > 1
+        # experts exchange tokens only beside attention DP: with tensor-parallel attention every rank holds every
+        # token, runs the routed copies its experts take, and the block's output is all-reduced as with tensor-parallel
+        # experts (TensorRT-LLM's DeepseekV3MoE: no all-to-all without attention DP, one all-reduce after the block;
+        # SGLang's and vLLM's expert parallelism without DP attention alike)
+        uses_ep = (ep > 1) & (adp > 0)
         exchange = None
         if g.moe is not None:
             # attention DP whose experts are sharded over more ranks than hold different experts (ep < tp: TensorRT-
             # LLM's and SGLang's attention DP beside tensor-parallel experts) gathers every rank's tokens before
             # the block and reduce-scatters after it, an all-reduce's volume; with ep = tp the exchange carries them
-            n_ar = np.where(adp > 0, np.where(ep < tp, 1.0, 0.0), np.where(uses_ep, 1.0, 2.0))
+            n_ar = np.where(adp > 0, np.where(ep < tp, 1.0, 0.0), 2.0)
             exchange = expert_exchange_over(
                 g.moe.top_k, shapes.ep, topo, eng.collective_latency_s, eng.network_collective_latency_s
             )
@@ -502,7 +507,7 @@ def eager_launches(model: ModelSpec, chip: Chip, weight_precision: str, shapes: 
             mlp = EAGER_LAUNCHES["mlp"] + 2 * quantised[dense] + np.where(tp > 1, 1, 0)
         else:
             shared = (EAGER_LAUNCHES["shared"] + 2 * quantised[dense]) if g.moe.shared else 0
-            comm = np.where(ep > 1, 2, np.where(tp > 1, 1, 0))
+            comm = np.where((ep > 1) & (adp > 0), 2, np.where(tp > 1, 1, 0))
             mlp = EAGER_LAUNCHES["moe"] + 2 * quantised[routed] + shared + comm
         total = total + g.count * (attn + mlp)
     return np.asarray(total, dtype=np.float64)
