@@ -97,6 +97,30 @@ def test_a_verification_step_prices_k_plus_one_positions_and_k_drafts(
     assert s.tau == pytest.approx(2.952)
 
 
+def test_verifying_k_drafts_attends_with_k_plus_one_queries(catalog: Catalog, hw: Hardware) -> None:
+    """One read of a sequence's cache serves the k + 1 positions a verification step attends with; the score FLOPs
+    grow with them. DeepSeek-V3's latent attention on a rank that holds all 128 heads (attention DP) is compute-bound
+    (2 x 128 x 1,088 FLOPs per cached token against 576 bytes), so verifying 3 positions costs 3x a decode step's;
+    tensor-parallel at TP8 a rank holds 16 heads and reads the same latent, and Llama's GQA reads 8 KV heads for 64
+    query heads: both stay bound by the read."""
+    from chipwise.perf.device import device_of
+    from chipwise.serve.engine import engine_profile, serving_device
+    from chipwise.serve.iteration import Shapes, context_coefficient
+    from chipwise.workload.presets import load_model
+
+    system = hw.system("b200")
+    dev = serving_device(device_of(system), engine_profile(catalog, "trtllm", system.chip.family))
+    deepseek, llama = load_model(catalog, "deepseek-v3"), load_model(catalog, "llama-3.1-70b")
+
+    def ratio(model: ModelSpec, shapes: Shapes) -> float:
+        one, three = (float(context_coefficient(model, dev, shapes, "fp8", 2048.0, q)) for q in (1.0, 3.0))
+        return three / one
+
+    assert ratio(deepseek, Shapes.of(8, 1, 8, 1)) == pytest.approx(3.0, rel=1e-12)
+    assert ratio(deepseek, Shapes.of(8, 1, 8)) == pytest.approx(1.0, rel=1e-12)
+    assert ratio(llama, Shapes.of(8)) == pytest.approx(1.0, rel=1e-12)
+
+
 def _one_request(setup: ReplicaSetup) -> tuple[float, float]:
     ones = np.ones(1, dtype=np.int64)
     out = simulate(Deployment((setup.pool(1),)), ones * I, ones * O, ones * 0, np.zeros(1))

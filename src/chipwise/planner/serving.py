@@ -563,9 +563,8 @@ def _breakdown(
     chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
 
     def parts(prompt: float) -> dict[str, float]:
-        work = IterationInputs(
-            np.asarray(fed + prompt), np.asarray(fed), np.asarray(b * (inp + out / 2.0)), np.asarray(prompt * inp / 2.0)
-        )
+        context, pairs = np.asarray(b * (inp + out / 2.0)), np.asarray(prompt * inp / 2.0)
+        work = IterationInputs(np.asarray(fed + prompt), np.asarray(fed), context, pairs, steps.draft_tokens + 1.0)
         shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
         found = iteration_breakdown(
             model, setup.dev, setup.topo, setup.engine, p.weight_precision, p.kv_precision, shapes, work,

@@ -529,9 +529,13 @@ def kv_bytes_per_token_layer(model: ModelSpec, kv_precision: str) -> float:
 
 
 def context_coefficient(
-    model: ModelSpec, dev: Device, shapes: Shapes, kv_precision: str, typical_context: float
+    model: ModelSpec, dev: Device, shapes: Shapes, kv_precision: str, typical_context: float, queries: float = 1.0
 ) -> Array:
-    """a: seconds per iteration per cached token of the batch (decode attention over the L/pp layers of a stage)."""
+    """a: seconds per iteration per cached token of the batch (decode attention over the L/pp layers of a stage).
+    `queries`: positions each sequence attends with in one pass, k + 1 when a speculative step verifies k drafted
+    tokens: one read of the cache serves them all, while the score FLOPs grow with them (MLA's latent attention on
+    a rank that holds all its heads, under attention DP, does about 480 FLOPs a byte and is compute-bound at one
+    query already; GQA's stays bound by the cache read)."""
     att = model.attention
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
@@ -545,7 +549,7 @@ def context_coefficient(
         per_rank_bytes = heads_per_rank * (att.head_dim + att.v_head_dim) * kvb
         q_heads = np.where(adp > 0, att.heads / tp, np.ceil(att.heads / tp))
         flops = 2.0 * q_heads * (att.head_dim + att.v_head_dim)
-    per_layer = context_attention_time(1.0, flops, per_rank_bytes, dev, kv_precision)
+    per_layer = context_attention_time(1.0, queries * flops, per_rank_bytes, dev, kv_precision)
     share = sum(g.count * window_share(g, typical_context) for g in model.groups)
     return np.asarray(per_layer * share / pp, dtype=np.float64)
 
@@ -567,12 +571,14 @@ def pair_coefficient(
 
 @dataclass(frozen=True)
 class IterationInputs:
-    """What one iteration carries: T tokens, n sampled sequences, C cached tokens read, P prefill pairs."""
+    """What one iteration carries: T tokens, n sampled sequences, C cached tokens read, P prefill pairs, and the
+    positions each decoding sequence attends with (k + 1 in a speculative verification step)."""
 
     tokens: Array
     seqs: Array
     context: Array
     pairs: Array
+    queries: float = 1.0
 
 
 def iteration_breakdown(
@@ -593,7 +599,7 @@ def iteration_breakdown(
     out = {k: pp * v for k, v in g.items()}
     out["pp_comm"] = g["pp_comm"] * (pp - 1.0)
     out["lm_head"] = pp * lm_head_cost(model, dev, shapes, np.asarray(work.seqs) / pp)
-    a = context_coefficient(model, dev, shapes, kv_precision, typical_context)
+    a = context_coefficient(model, dev, shapes, kv_precision, typical_context, work.queries)
     b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
     out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
     out["overhead"] = out["overhead"] + eng.host_step_s + eng.host_sequence_s * np.asarray(work.seqs)

@@ -301,7 +301,7 @@ def _step_time(
     # prompt tokens that start per iteration
     sequences = batch if active is None else active
     started = (np.maximum(sequences - 1.0, 0.0) if others else sequences) * tau * inp / out * prompts.encoded
-    a = context_coefficient(model, dev, shapes, kv_precision, inp + out)
+    a = context_coefficient(model, dev, shapes, kv_precision, inp + out, k + 1.0)
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
     decode = (
         eng.host_step_s

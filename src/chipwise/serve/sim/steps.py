@@ -214,9 +214,10 @@ def step_model(
     if eng.host_sampling:
         # every sampled sequence's logits (the whole vocabulary) go to the host and are sampled there
         seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit * eng.host_factor
-    a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context))
-    b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
     spec = plan.speculation
+    queries = spec.draft_tokens + 1.0 if spec is not None and drafter is not None else 1.0  # a step verifies k + 1
+    a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context, queries))
+    b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
     draft = None
     if spec is not None and drafter is not None:
         bare = replace(plan, speculation=None, ep=plan.ep if drafter.moe is not None else 1)
