@@ -684,7 +684,8 @@ def test_predict_shows_the_attention_dp_balancing_hold(capsys: pytest.CaptureFix
     assert data["plan"]["adp_balance_iters"] == 60
     assert run(["predict", scenario]) == 0
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
-    assert "attention-DP balancing while every rank generates, a prompt waits until each of the 8 ranks" in out
+    assert "attention-DP balancing while every rank generates, prompts wait until each of the 8 ranks" in out
+    assert "has one, or a counter of iterations reaches 60" in out
     plain = run_json(capsys, ["predict", scenario.replace(", attention_dp: true", ""), "--json"])
     assert plain["plan"]["adp_balance_iters"] == 0
 

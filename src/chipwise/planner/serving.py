@@ -477,9 +477,9 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "pp": p.pp,
         "ep": p.ep,
         "attention_dp": p.attention_dp,
-        # attention-DP context balancing (TensorRT-LLM's enable_balance): while every rank generates, a prompt
-        # waits until each rank has one, for at most this many iterations (0: none; a disaggregated pool has none
-        # to hold: a prefill pool's ranks generate nothing, a decode pool's encode no prompt)
+        # attention-DP context balancing (TensorRT-LLM's enable_balance): while every rank generates, prompts wait
+        # until each rank has one, or a counter of iterations reaches this many (0: none; a disaggregated pool has
+        # none to hold: a prefill pool's ranks generate nothing, a decode pool's encode no prompt)
         "adp_balance": p.adp_balance if p.attention_dp else None,
         "adp_balance_iters": pol.hold_timeout if pol.adp_ranks > 1 and role == "both" else 0,
         "replicas": replicas,

@@ -102,7 +102,8 @@ class EngineProfile:
     #: context encoding (two compiled graphs one after the other: optimum-neuron's vLLM runner)
     decode_first: bool = False
     #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is
-    #: generating, new prompts wait until each attention-DP rank has one, for at most this many iterations (0 = off)
+    #: generating, new prompts wait until each attention-DP rank has one, or a counter of iterations (which restarts
+    #: at each release) reaches this many (0 = off)
     adp_balance_timeout_iters: int = 0
     #: with attention DP every rank schedules its own max_batch / max_tokens (TensorRT-LLM, vLLM); False where the
     #: limits are the replica's, shared by its ranks (SGLang)

@@ -178,8 +178,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     if balance:
         head.add_row(
             "attention-DP balancing",
-            f"while every rank generates, a prompt waits until each of the {max(p['tp'] for p in pools)} ranks has "
-            f"one, up to {balance} iterations (the engine's attention_dp_config)",
+            f"while every rank generates, prompts wait until each of the {max(p['tp'] for p in pools)} ranks has "
+            f"one, or a counter of iterations reaches {balance} (the engine's attention_dp_config)",
         )
     alone = r["prefill_one_prompt"]
     launches = alone["host_launches_s"]
