@@ -405,6 +405,40 @@ def test_attention_dp_balancing_holds_a_lone_prompt_until_the_counters_next_time
     assert float(held[4]) == pytest.approx(start(joined) + mixed, rel=1e-4)
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    ranks=st.sampled_from([2, 4, 8]),
+    timeout=st.integers(1, 60),
+    seed=st.integers(0, 10_000),
+    closed=st.booleans(),
+    preempting=st.booleans(),
+)
+def test_attention_dp_balancing_loses_no_request(
+    h100_setup: ReplicaSetup,
+    vllm_setup: ReplicaSetup,
+    ranks: int,
+    timeout: int,
+    seed: int,
+    closed: bool,
+    preempting: bool,
+) -> None:
+    """Conservation and causality under attention-DP balancing, open or closed loops, with a cache small enough to
+    preempt (on-demand admission) or not: every request finishes, and none before it arrives (the per-rank
+    bookkeeping follows requests through preemption and back)."""
+    rng = np.random.default_rng(seed)
+    n = 48
+    inp = rng.integers(16, 1024, n)
+    out = rng.integers(2, 200, n)
+    setup = vllm_setup if preempting else h100_setup
+    pool = replace(setup.pool(1), policy=replace(setup.policy(), adp_ranks=ranks, adp_timeout_iters=timeout))
+    if preempting:
+        pool = replace(pool, kv_tokens=4 * 1224)
+    arrivals = None if closed else np.cumsum(rng.exponential(0.05, n))
+    r = simulate(Deployment((pool,)), inp, out, np.zeros(n, np.int64), arrivals, 12 if closed else 0).requests
+    assert np.all(np.isfinite(r["finish"])) and not np.any(r["dropped"])
+    assert np.all(r["first"] >= r["arrival"]) and np.all(r["finish"] >= r["first"])
+
+
 def test_attention_dp_places_a_request_on_the_least_loaded_rank(h100_setup: ReplicaSetup) -> None:
     """TensorRT-LLM places a fetched request on a rank below the expected count (the ceiling of the requests over
     the ranks, or the most any rank holds) with the fewest prompt tokens, then requests: in a saturated closed loop,
