@@ -9,6 +9,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import (
     check_engine_vendor,
     decode_graph_batch,
+    default_max_tokens,
     engine_profile,
     engine_runs_on,
     engine_vendors,
@@ -76,3 +77,16 @@ def test_sglang_captures_decode_graphs_by_its_memory_tiers(catalog: Catalog, gib
     sglang = engine_profile(catalog, "sglang", "hopper")
     assert int(decode_graph_batch(sglang, gib * 2.0**30, tp)) == graphs
     assert int(decode_graph_batch(engine_profile(catalog, "trtllm", "hopper"), gib * 2.0**30, tp)) == 0
+
+
+@pytest.mark.parametrize(
+    ("gib", "tokens"), [(180, 16384), (160, 16384), (141, 8192), (80, 8192), (48, 4096), (24, 2048)]
+)
+def test_sglang_sizes_its_chunked_prefill_by_memory(catalog: Catalog, gib: int, tokens: int) -> None:
+    """SGLang's default --chunked-prefill-size (server_args._handle_gpu_memory_settings): 16,384 from 160 GiB (B200,
+    MI300X), 8,192 below, 4,096 below 60 GiB, 2,048 below 35. The engines that state one budget keep it, and an
+    unknown memory keeps the catalog's."""
+    sglang = engine_profile(catalog, "sglang", "blackwell")
+    assert default_max_tokens(sglang, gib * 2.0**30) == tokens
+    assert default_max_tokens(sglang) == sglang.max_tokens == 16384
+    assert default_max_tokens(engine_profile(catalog, "trtllm", "blackwell"), gib * 2.0**30) == 8192

@@ -15,6 +15,7 @@ from chipwise.validation.harness import (
     GENAI_PERF,
     GUIDELLM,
     INFERENCEX,
+    SGLANG_RANDOM_DEFAULT,
     harness_of,
     mean_length,
 )
@@ -60,6 +61,19 @@ def test_inferencex_lengths_are_uniform_below_the_stated_length() -> None:
     assert mean_length(AIPERF, 1024.0) == 1024.0  # a stated length is the length
     sample = dist.sample(20000, np.random.default_rng(0))
     assert sample.min() == 819 and sample.max() == 1024
+
+
+def test_sglangs_random_dataset_at_its_default_range_ratio_spreads_lengths_from_one() -> None:
+    """sglang.bench_serving --dataset-name random without --random-range-ratio draws lengths uniform in [1, L]
+    (the ratio defaults to 0); a row that says so states the mean it counted (500 of --random-input-len 1000), so L
+    is twice that. Without the note, a stated length is the length."""
+    scenario = "sglang.bench_serving random-dataset closed loop, max-concurrency 100, 500 prompts"
+    said = _row(scenario=scenario, notes="--random-range-ratio not set (SGLang default), so lengths are random")
+    assert harness_of(said) is SGLANG_RANDOM_DEFAULT
+    assert harness_of(_row(scenario=scenario)) is BENCH_SERVING
+    dist = SGLANG_RANDOM_DEFAULT.lengths(500.0)
+    assert (dist.kind, dist.low, dist.high) == ("uniform", 1, 1000)
+    assert mean_length(SGLANG_RANDOM_DEFAULT, 500.0) == pytest.approx(500.5)
 
 
 def test_an_inferencex_point_issues_ten_requests_per_user_and_times_the_whole_run(catalog: Catalog) -> None:

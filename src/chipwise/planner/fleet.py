@@ -238,7 +238,7 @@ def _types_for(
             attention_dp=bool(c.adp[i]),
             adp_balance=bool(c.balance[i]),
             max_batch=kv_limited_batch(est, i, context),
-            max_tokens=token_budget(eng, max(b.input_tokens for b in buckets)),
+            max_tokens=token_budget(eng, max(b.input_tokens for b in buckets), memory_bytes=system.chip.hbm_capacity),
             chunked_prefill=eng.chunked_prefill,
             weight_precision=weight,
             kv_precision=kv,

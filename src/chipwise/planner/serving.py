@@ -101,7 +101,7 @@ def choose_any(
     decode_only: bool = False,
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """`choose` over every replica shape, with the engine's token budget and chunking."""
-    budget = token_budget(eng, job.max_input)
+    budget = token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
     chunked = eng.chunked_prefill
     return choose(model, system, eng, job, weight, kv, targets, {}, None, budget, chunked, drafting, decode_only)
 
@@ -238,7 +238,9 @@ def _pool(
     fixed = dict(stated)
     if job.max_output <= 1 and "max_batch" not in fixed:
         fixed["max_batch"] = PREFILL_POOL_BATCH  # a prefill pool's, as plan serve sizes it
-    max_tokens = int(getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input))
+    max_tokens = int(
+        getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
+    )
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
     replicas_given = getattr(spec, "replicas", None)
     drafting = drafting_for(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none

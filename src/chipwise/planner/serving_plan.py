@@ -395,7 +395,7 @@ def _prefill_option(
         int(c.ep[i]),
         bool(c.adp[i]),
         max(1, min(PREFILL_POOL_BATCH, held)),
-        token_budget(eng, input_tokens),
+        token_budget(eng, input_tokens, memory_bytes=system.chip.hbm_capacity),
         eng.chunked_prefill,
         weight,
         kv,

@@ -311,14 +311,28 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
     )
 
 
-def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1) -> int:
-    """Tokens one iteration may carry: the engine's budget when it chunks prompts; otherwise whole prompts, since
-    an unchunked prompt runs in one iteration: `prefill_batch` of them, or when that is 0 (no limit) the `batch`
-    prompts a static batch encodes together (transformers-neuronx context-encodes its compiled batch at once)."""
+def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:
+    """The engine's token budget per iteration on a device of `memory_bytes` (0: unknown, the catalog's). SGLang
+    sizes its default chunked-prefill size by the GPU's memory (server_args._handle_gpu_memory_settings, github
+    sgl-project/sglang @bcfc2c54): 2,048 below 35 GiB, 4,096 below 60, 8,192 below 160, and `max_tokens` (16,384)
+    above."""
+    top = eng.max_tokens
+    if eng.engine != "sglang" or memory_bytes <= 0:
+        return top
+    tiers = ((35, 2048), (60, 4096), (160, 8192))
+    return next((min(top, tokens) for gib, tokens in tiers if memory_bytes < gib * 2**30), top)
+
+
+def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1, memory_bytes: float = 0.0) -> int:
+    """Tokens one iteration may carry: the engine's budget (default_max_tokens on a device of `memory_bytes`) when it
+    chunks prompts; otherwise whole prompts, since an unchunked prompt runs in one iteration: `prefill_batch` of
+    them, or when that is 0 (no limit) the `batch` prompts a static batch encodes together (transformers-neuronx
+    context-encodes its compiled batch at once)."""
+    budget = default_max_tokens(eng, memory_bytes)
     if eng.chunked_prefill:
-        return eng.max_tokens
+        return budget
     prompts = eng.prefill_batch if eng.prefill_batch > 0 else max(1, batch)
-    return max(1, min(eng.max_tokens, math.ceil(longest_prompt) * prompts))
+    return max(1, min(budget, math.ceil(longest_prompt) * prompts))
 
 
 def budgets(eng: EngineProfile, tp: Any, attention_dp: Any, pp: Any = 1) -> Any:

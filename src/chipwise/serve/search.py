@@ -780,7 +780,7 @@ def best_throughput_shape(
     topo = topology_of(system)
     limit = min(ranks, topo.domain_ranks)
     cand = enumerate_candidates(model, topo, limit, {"pp": 1, "max_batch": eng.max_batch})  # the engine's balancing
-    budget = token_budget(eng, typical_prompt)
+    budget = token_budget(eng, typical_prompt, memory_bytes=system.chip.hbm_capacity)
     est = estimate(model, system, eng, cand, weight_precision, kv_precision, typical_prompt, typical_output, budget)
     if not est.fits.any():
         raise InfeasibleError(

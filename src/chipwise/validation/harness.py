@@ -47,7 +47,8 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   sglang.bench_serving`), which InferenceX's script forks: ``--num-prompts`` requests (1000 unless set) queued at
   once behind the ``--max-concurrency`` semaphore, latencies over every request, throughput over the run's
   duration. Their random datasets' length ranges depend on the release and the flags, so a stated length is taken
-  as the length.
+  as the length, except where a row says SGLang's ran at its default range ratio (0): its lengths are then uniform
+  in [1, L], and the row states the mean it counted, about L / 2 (SGLANG_RANDOM_DEFAULT).
 A row that states its request count runs that count. Other rows keep the validation's defaults (all users start
 together; several batches' worth of requests).
 """
@@ -55,7 +56,7 @@ together; several batches' worth of requests).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -113,6 +114,8 @@ class Harness:
     requests_per_user: int = 0
     #: stated lengths are the top of a uniform range [floor x L, L] (1.0: a stated length is the length)
     length_floor: float = 1.0
+    #: the row states the mean of the range rather than its top (the tokens it counted over its requests)
+    stated_mean: bool = False
     #: 'run' = throughput over the whole benchmark (fill and drain included); 'steady' = over the steady window
     basis: str = "steady"
     #: latencies only of requests issued after every user's first request finished (a warm-up is discarded)
@@ -176,7 +179,7 @@ class Harness:
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
-        top = max(1, round(stated))
+        top = max(1, round(2.0 * stated / (1.0 + self.length_floor) if self.stated_mean else stated))
         low = max(1, int(top * self.length_floor))
         return LengthDist.fixed(top) if low >= top else LengthDist("uniform", (low + top) / 2.0, 0.0, low, top)
 
@@ -196,7 +199,9 @@ class Harness:
         """What the validation ran for a point of `users` concurrent users issuing `requests` requests (0: a
         duration-bound run), for the row's notes."""
         details = []
-        if self.length_floor < 1.0:
+        if self.stated_mean:
+            details.append("lengths uniform in [1, L], L twice the stated mean")
+        elif self.length_floor < 1.0:
             details.append(f"lengths uniform in [{self.length_floor:g} L, L]")
         if requests:
             details.append(f"{requests} requests, all queued at once")
@@ -240,6 +245,12 @@ GENAI_PERF = Harness("GenAI-Perf (Perf Analyzer time windows)", basis="run", win
 GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
 #: --num-prompts defaults to 1000 in both (vllm/benchmarks/serve.py, sglang/bench_serving.py)
 BENCH_SERVING = Harness("vLLM/SGLang bench_serving", basis="run", default_requests=1000)
+#: SGLang's bench_serving on its random dataset without --random-range-ratio: the ratio defaults to 0, so prompt
+#: and output lengths are uniform in [1, L] (sample_random_requests: randint(max(int(L x ratio), 1), L + 1)); the
+#: rows that say so state the mean length they counted (about L / 2)
+SGLANG_RANDOM_DEFAULT = replace(
+    BENCH_SERVING, name="SGLang bench_serving (random dataset, default range ratio)", length_floor=0.0, stated_mean=True
+)
 
 _MARKERS: tuple[tuple[tuple[str, ...], Harness], ...] = (
     (("inferencex", "inferencemax", "sa-bench", "semianalysis"), INFERENCEX),
@@ -254,6 +265,8 @@ def harness_of(row: InferenceRow) -> Harness | None:
     """The load generator a closed-loop row names in its scenario or source family (None: not one chipwise
     models, or not stated)."""
     text = " ".join(row.raw.get(k, "") for k in ("scenario", "source_family")).lower()
+    if "sglang.bench_serving" in text and "random-range-ratio not set" in row.raw.get("notes", "").lower():
+        return SGLANG_RANDOM_DEFAULT
     for markers, harness in _MARKERS:
         if any(m in text for m in markers):
             return harness

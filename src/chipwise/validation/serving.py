@@ -663,7 +663,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         ep=ep,
         attention_dp=adp,
         max_batch=max_batch,
-        max_tokens=token_budget(eng, inp + 1, max_batch),
+        max_tokens=token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity),
         chunked_prefill=eng.chunked_prefill,
         weight_precision=weight,
         kv_precision=kv,
@@ -730,7 +730,7 @@ def _disaggregated(
     ep = ep if model.moe is not None and ep <= tp and model.moe.experts % ep == 0 else 1
     d = decode.plan
     plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, speculation=None)
-    plan = replace(plan, max_tokens=token_budget(eng, inp + 1, plan.max_batch))
+    plan = replace(plan, max_tokens=token_budget(eng, inp + 1, plan.max_batch, system.chip.hbm_capacity))
     pre = setup_replica(catalog, model, system, engine, plan, inp, 1.0, longest_request=int(inp + 1), profile=eng)
     same = pre.chips * count + decode.chips * decode_replicas <= system.scaleup.size
     return ServingSetup(
