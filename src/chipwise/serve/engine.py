@@ -311,16 +311,26 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
     )
 
 
-def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:
-    """The engine's token budget per iteration on a device of `memory_bytes` (0: unknown, the catalog's). SGLang
-    sizes its default chunked-prefill size by the GPU's memory (server_args._handle_gpu_memory_settings, github
-    sgl-project/sglang @bcfc2c54): 2,048 below 35 GiB, 4,096 below 60, 8,192 below 160, and `max_tokens` (16,384)
-    above."""
-    top = eng.max_tokens
+#: SGLang's defaults by GPU memory (server_args._handle_gpu_memory_settings, github sgl-project/sglang @bcfc2c54;
+#: arg_groups/memory_hook.py @a82da8da in 2026): below each bound in GiB, its --chunked-prefill-size and its
+#: --cuda-graph-max-bs at tp < 4 and at tp >= 4; from 160 GiB on, the catalog's max_tokens (16,384) and
+#: graph_max_batch (512)
+SGLANG_MEMORY_TIERS = ((20, 2048, 8, 8), (35, 2048, 24, 80), (60, 4096, 32, 160), (160, 8192, 256, 512))
+
+
+def _sglang_tier(eng: EngineProfile, memory_bytes: float) -> tuple[int, int, int] | None:
+    """SGLang's (chunked-prefill size, graph capture at tp < 4, at tp >= 4) for a GPU of `memory_bytes` (None: not
+    SGLang, memory unknown, or the top tier, which the catalog's figures give)."""
     if eng.engine != "sglang" or memory_bytes <= 0:
-        return top
-    tiers = ((35, 2048), (60, 4096), (160, 8192))
-    return next((min(top, tokens) for gib, tokens in tiers if memory_bytes < gib * 2**30), top)
+        return None
+    return next(((t, small, large) for gib, t, small, large in SGLANG_MEMORY_TIERS if memory_bytes < gib * 2**30), None)
+
+
+def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:
+    """The engine's token budget per iteration on a device of `memory_bytes` (0: unknown, the catalog's): SGLang
+    sizes its default chunked-prefill size by the GPU's memory (SGLANG_MEMORY_TIERS)."""
+    tier = _sglang_tier(eng, memory_bytes)
+    return eng.max_tokens if tier is None else min(eng.max_tokens, tier[0])
 
 
 def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1, memory_bytes: float = 0.0) -> int:
@@ -356,14 +366,11 @@ def prompt_chunk(eng: EngineProfile, max_tokens: Any, tp: Any, attention_dp: Any
 def decode_graph_batch(eng: EngineProfile, memory_bytes: float, tp: Any) -> Any:
     """Largest decode batch a replica replays in a captured CUDA graph (0: every batch): a larger one launches its
     kernels eagerly, one by one, and takes at least their host time (as a prompt iteration does). SGLang sizes its
-    default by the GPU's memory and tensor parallelism (server_args._handle_gpu_memory_settings, github
-    sgl-project/sglang @bcfc2c54; arg_groups/memory_hook.py @a82da8da in 2026): 8 below 20 GiB, 24 (80 at tp >= 4)
-    below 35, 32 (160) below 60, 256 (512) below 160, and `graph_max_batch` (512) above. Broadcasts over tp."""
+    default by the GPU's memory and tensor parallelism (SGLANG_MEMORY_TIERS), `graph_max_batch` (512) from 160 GiB
+    on. Broadcasts over tp."""
     top = eng.graph_max_batch
-    small = large = top
-    if top > 0 and eng.engine == "sglang":
-        tiers = ((20, 8, 8), (35, 24, 80), (60, 32, 160), (160, 256, top))
-        small, large = next(((a, b) for gib, a, b in tiers if memory_bytes < gib * 2**30), (top, top))
+    tier = _sglang_tier(eng, memory_bytes) if top > 0 else None
+    small, large = (top, top) if tier is None else (min(top, tier[1]), min(top, tier[2]))
     return np.where(np.asarray(tp) >= 4, large, small)
 
 
