@@ -306,6 +306,54 @@ def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog:
 
 
 @pytest.mark.parametrize(
+    ("engine", "model", "image", "date", "factor"),
+    [
+        ("sglang", "deepseek-v3", "SGLang (lmsysorg/sglang:v0.5.10.post1-cu130)", "run 2026-04-17", 35921 / 7140),
+        ("sglang", "deepseek-v3", "SGLang (lmsysorg/sglang:v0.5.12-cu130)", "published 2026-05-14", 35921 / 7140),
+        ("sglang", "deepseek-v3", "SGLang (lmsysorg/sglang:v0.5.12-cu130)", "published 2026-05-17", 1.0),
+        ("sglang", "deepseek-v3", "SGLang (lmsysorg/sglang:v0.5.9-cu130)", "run 2026-03-25", 1.0),
+        ("sglang", "deepseek-v3", "SGLang (lmsysorg/sglang:v0.5.10.post1-cu130)", "", 1.0),
+        ("sglang", "qwen3-235b-a22b", "SGLang (lmsysorg/sglang:v0.5.10.post1-cu130)", "run 2026-04-17", 1.0),
+        ("trtllm", "deepseek-v3", "TensorRT-LLM 1.3.0rc10", "run 2026-04-17", 1.0),
+    ],
+)
+def test_inferencex_prompts_the_sglang_server_retokenised_between_transformers_5_and_the_client_fix(
+    engine: str, model: str, image: str, date: str, factor: float
+) -> None:
+    """InferenceX PR #937: DeepSeek's prompts read as about 5x their tokens by an SGLang server on transformers 5
+    (from v0.5.10); PR #1381 made the client's patch apply to Hub ids on 2026-05-15."""
+    assert INFERENCEX.served_prompt_factor(engine, model, image, date) == pytest.approx(factor)
+    assert AIPERF.served_prompt_factor(engine, model, image, date) == 1.0
+
+
+def test_an_inferencex_point_prefills_the_prompts_its_server_received(catalog: Catalog, tmp_path: Path) -> None:
+    row = {
+        "model": "DeepSeek-R1-0528",
+        "chip": "b300",
+        "num_chips": "8",
+        "precision": "FP8",
+        "serving_engine": "SGLang (lmsysorg/sglang:v0.5.10.post1-cu130)",
+        "parallelism": "TP8 EP1",
+        "scenario": "InferenceX single-node fixed-seq-len closed-loop sweep, 4 concurrent requests",
+        "batch_or_concurrency": "concurrency=4",
+        "input_len": "8192",
+        "output_len": "1024",
+        "ttft_ms": "2145",
+        "tpot_ms": "11.7",
+        "date_or_version": "run 2026-04-17 (lmsysorg/sglang:v0.5.10.post1-cu130)",
+    }
+    fixed = {**row, "id": "X2", "date_or_version": "run 2026-05-20"}
+    rows = read_inference(write_rows(tmp_path / "rows.csv", row, fixed), known_chips=frozenset({"b300"}))
+    retokenised, stated = (prepare(catalog, r) for r in rows)
+    assert stated.job.input.mean == pytest.approx(0.9 * 8192, abs=1.0)
+    assert retokenised.job.input.mean == pytest.approx(35921 / 7140 * 0.9 * 8192, rel=1e-3)
+    assert any("5.03 x the stated length" in n for n in retokenised.notes)
+    assert not any("stated length" in n for n in stated.notes)
+    slow, fast = ({r.metric: r.predicted for r in predict_case(c)} for c in (retokenised, stated))
+    assert slow["ttft_s"] > 3.0 * fast["ttft_s"]
+
+
+@pytest.mark.parametrize(
     ("text", "length"),
     [
         ("server max batch size=4, sequence_length=4096", 4096),

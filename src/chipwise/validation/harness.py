@@ -28,6 +28,14 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   One captures TensorRT-LLM's prompt iterations in piecewise CUDA graphs (torch_compile_config
   enable_piecewise_cuda_graph; otherwise they launch eagerly): dsr1_fp8_b200_trt.sh at 1k/1k for 64-255 users,
   1k/8k for 128-255 and 8k/1k from 64 (at 256 users and more it switches to DeepGEMM instead).
+  Its client made its random prompts with a tokenizer the SGLang server does not use, for DeepSeek-V3/R1 on SGLang
+  images from v0.5.10 (the first to require transformers 5) until 2026-05-15: transformers 5 loads DeepSeek's
+  tokenizer (declared LlamaTokenizerFast, shipped as a ByteLevel BPE) with a Metaspace pre-tokenizer and decoder,
+  which the server corrects at start-up and the client did not. The server re-tokenised each prompt's text into
+  about five times the tokens the client counted (InferenceX PR #937: a 7,140-token prompt read as 35,921). PR #937
+  patched the client only for a model given as a local directory; its scripts pass a Hub id, so the patch applied
+  from PR #1381 (merged 2026-05-15), after which InferenceX re-ran these configurations (PR #1502). The rows state
+  the client's lengths; the validation prefills what the server received.
 - AIPerf (NVIDIA NIM benchmarking docs from NIM 1.8 on) holds the concurrency and measures after its warm-up
   phase (``--warmup-request-count``), whose requests are discarded. Latencies are taken over requests issued
   after every user's first request has finished.
@@ -56,6 +64,7 @@ together; several batches' worth of requests).
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -106,6 +115,29 @@ class PiecewiseGraphs(ScriptRule):
 
 
 @dataclass(frozen=True)
+class TokenizerMismatch:
+    """A benchmark client that counts its prompts with a tokenizer the server does not use, so the server prefills
+    `factor` times the tokens the client states: for `engine` images from `from_version` on, serving `models`, in
+    runs before the client was fixed on `fixed_on` (an ISO date)."""
+
+    engine: str
+    models: tuple[str, ...]
+    from_version: tuple[int, int, int]
+    fixed_on: str
+    factor: float
+
+    def applies(self, engine: str, model: str, version: tuple[int, int, int] | None, run_date: str | None) -> bool:
+        return (
+            engine == self.engine
+            and model in self.models
+            and version is not None
+            and version >= self.from_version
+            and run_date is not None
+            and run_date < self.fixed_on
+        )
+
+
+@dataclass(frozen=True)
 class Harness:
     """How one load generator issues a closed-loop sweep point and which requests it measures."""
 
@@ -139,6 +171,8 @@ class Harness:
     #: within the measurement (None: a request count)
     window_s: float | None = None
     max_windows: int = 10
+    #: client/server tokenizer mismatches of its client: the server prefills more tokens than the row states
+    tokenizer_mismatch: tuple[TokenizerMismatch, ...] = ()
 
     def requests(self, users: int, stated: int | None) -> int:
         """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
@@ -176,6 +210,16 @@ class Harness:
         """Whether this generator's launch scripts capture the deployment's prompt iterations in CUDA graphs."""
         deployment = (model, chip, weight_precision, lengths, users)
         return engine == "trtllm" and any(r.covers(*deployment) for r in self.trtllm_piecewise)
+
+    def served_prompt_factor(self, engine: str, model: str, engine_text: str, date_text: str) -> float:
+        """How many times its stated prompt tokens the server prefilled in a run (1.0: as stated), from the engine
+        image the row names ('lmsysorg/sglang:v0.5.10.post1-cu130') and the run's date ('run 2026-04-17')."""
+        found = re.search(r"sglang[:\s]+v?(\d+)\.(\d+)\.(\d+)", engine_text, re.IGNORECASE)
+        version = (int(found.group(1)), int(found.group(2)), int(found.group(3))) if found else None
+        dated = re.search(r"\b(20\d\d-\d\d-\d\d)\b", date_text)
+        run_date = dated.group(1) if dated else None
+        hit = next((m for m in self.tokenizer_mismatch if m.applies(engine, model, version, run_date)), None)
+        return hit.factor if hit is not None else 1.0
 
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
@@ -237,6 +281,7 @@ INFERENCEX = Harness(
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (1024, 8192), 128, 255),
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (8192, 1024), 64, 0),
     ),
+    tokenizer_mismatch=(TokenizerMismatch("sglang", ("deepseek-v3",), (0, 5, 10), "2026-05-15", 35921 / 7140),),
 )
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
 AIPERF = Harness("AIPerf", requests_per_user=8, after_warmup=True)

@@ -604,9 +604,18 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     notes.append(model_note)
     stated_in, stated_out = _lengths(row, notes)
     gen = harness_of(row)
-    inp, out = mean_length(gen, stated_in), mean_length(gen, stated_out)
     system = hardware(catalog).system(row.chip)
     engine = _engine(row)
+    served_in = stated_in
+    image_and_date = (row.raw.get("serving_engine", ""), row.raw.get("date_or_version", ""))
+    factor = gen.served_prompt_factor(engine, model.name, *image_and_date) if gen is not None else 1.0
+    if gen is not None and factor != 1.0:
+        served_in = stated_in * factor
+        notes.append(
+            f"prompts as the server tokenised them: {factor:.2f} x the stated length ({gen.name}'s client tokenised "
+            "with transformers 5's reading of the model's tokenizer, which the server corrects)"
+        )
+    inp, out = mean_length(gen, served_in), mean_length(gen, stated_out)
     if engine == "default" and (stated := row.raw.get("serving_engine", "").strip()):
         notes.append(f"serving engine '{stated}' not recognised: priced with the default engine profile")
     if not has_engine_build(engine, model):
@@ -701,7 +710,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
             notes.append(gen.note(users, issued))
     job = ServingJob(
         model=model,
-        input=_job_lengths(gen, row.raw.get("input_len", ""), stated_in),
+        input=_job_lengths(gen, row.raw.get("input_len", ""), served_in),
         output=_job_lengths(gen, row.raw.get("output_len", ""), max(1.0, stated_out)),
         load=load,
         requests=n,
