@@ -281,21 +281,25 @@ def test_inferencex_trtllm_recipes_delay_batching_where_their_scripts_say() -> N
     assert AIPERF.batch_wait("trtllm", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 64, 8) is None
 
 
-def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog: Catalog, tmp_path) -> None:
+def _dsr1_point(users: int, **fields: str) -> dict[str, str]:
+    """An InferenceX sweep point of DeepSeek-R1 FP8 on 8 B200 at TP8 (1k/1k), with `fields` changed."""
     row = {
         "model": "DeepSeek-R1-0528",
         "chip": "b200",
         "num_chips": "8",
         "precision": "FP8",
-        "serving_engine": "TensorRT-LLM 1.3.0rc14 (PyTorch backend)",
         "parallelism": "TP8 EP1",
-        "scenario": "InferenceX benchmark_serving closed-loop sweep, 64 concurrent requests",
-        "batch_or_concurrency": "concurrency=64",
+        "scenario": f"InferenceX benchmark_serving closed-loop sweep, {users} concurrent requests",
+        "batch_or_concurrency": f"concurrency={users}",
         "input_len": "1024",
         "output_len": "1024",
-        "ttft_ms": "569",
-        "tpot_ms": "20",
     }
+    return {**row, **fields}
+
+
+def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog: Catalog, tmp_path) -> None:
+    trt = "TensorRT-LLM 1.3.0rc14 (PyTorch backend)"
+    row = _dsr1_point(64, serving_engine=trt, ttft_ms="569", tpot_ms="20")
     fewer = {**row, "id": "X2", "batch_or_concurrency": "concurrency=32"}
     rows = read_inference(write_rows(tmp_path / "rows.csv", row, fewer), known_chips=frozenset({"b200"}))
     held, free = (prepare(catalog, r) for r in rows)
@@ -327,21 +331,15 @@ def test_inferencex_prompts_the_sglang_server_retokenised_between_transformers_5
 
 
 def test_an_inferencex_point_prefills_the_prompts_its_server_received(catalog: Catalog, tmp_path: Path) -> None:
-    row = {
-        "model": "DeepSeek-R1-0528",
-        "chip": "b300",
-        "num_chips": "8",
-        "precision": "FP8",
-        "serving_engine": "SGLang (lmsysorg/sglang:v0.5.10.post1-cu130)",
-        "parallelism": "TP8 EP1",
-        "scenario": "InferenceX single-node fixed-seq-len closed-loop sweep, 4 concurrent requests",
-        "batch_or_concurrency": "concurrency=4",
-        "input_len": "8192",
-        "output_len": "1024",
-        "ttft_ms": "2145",
-        "tpot_ms": "11.7",
-        "date_or_version": "run 2026-04-17 (lmsysorg/sglang:v0.5.10.post1-cu130)",
-    }
+    row = _dsr1_point(
+        4,
+        chip="b300",
+        serving_engine="SGLang (lmsysorg/sglang:v0.5.10.post1-cu130)",
+        input_len="8192",
+        ttft_ms="2145",
+        tpot_ms="11.7",
+        date_or_version="run 2026-04-17 (lmsysorg/sglang:v0.5.10.post1-cu130)",
+    )
     fixed = {**row, "id": "X2", "date_or_version": "run 2026-05-20"}
     rows = read_inference(write_rows(tmp_path / "rows.csv", row, fixed), known_chips=frozenset({"b300"}))
     retokenised, stated = (prepare(catalog, r) for r in rows)
