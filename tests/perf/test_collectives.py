@@ -1,6 +1,8 @@
-"""Collectives by formula: ring all-reduce, hierarchical all-reduce, all-to-all, torus bandwidth."""
+"""Collectives by formula: ring all-reduce, hierarchical all-reduce, all-to-all, torus and full-mesh bandwidth."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -71,6 +73,41 @@ def test_torus_group_spanning_one_dimension_gets_part_of_the_links() -> None:
     three_dims = float(coll.all_reduce(1e9, 64, 1, torus)) - 126e-6
     assert one_dim == pytest.approx(2 * 3 / 4 * 1e9 / (600e9 / 3))
     assert three_dims == pytest.approx(2 * 63 / 64 * 1e9 / 600e9)
+
+
+#: an 8-GPU full mesh (MI300X's Infinity Fabric): 7 links of 64 GB/s per direction, 448 GB/s a GPU
+MESH = Topology(
+    domain_ranks=8,
+    up_kind="mesh",
+    up_dims=(8,),
+    up_bandwidth=448e9,
+    up_latency=1.5e-6,
+    up_efficiency=0.7,
+    out_bandwidth=50e9,
+    out_latency=10e-6,
+    out_efficiency=0.9,
+)
+
+
+@pytest.mark.parametrize("n", [2, 4, 8])
+def test_a_group_on_a_full_mesh_drives_only_the_links_to_its_members(n: int) -> None:
+    """n GPUs of an 8-GPU mesh join over n - 1 direct links each: 2 (n-1)/n S / ((n-1) 64 GB/s x 0.7)."""
+    s = 1e9
+    expected = 2 * (n - 1) / n * s / ((n - 1) * 64e9 * 0.7) + 2 * (n - 1) * 1.5e-6
+    assert float(coll.all_reduce(s, n, 1, MESH)) == pytest.approx(expected)
+    # on a switched fabric of the same per-GPU rate, every group size drives all of it
+    switched = replace(MESH, up_kind="switched")
+    assert float(coll.all_reduce(s, n, 1, switched)) == pytest.approx(
+        2 * (n - 1) / n * s / (448e9 * 0.7) + 2 * (n - 1) * 1.5e-6
+    )
+
+
+def test_mesh_point_to_point_and_set_to_set_transfers_use_the_direct_links() -> None:
+    """A pipeline hand-off between two GPUs runs on their one link; 4 GPUs sending to 4 others on 16 links."""
+    assert float(coll.p2p(64e9 * 0.7, 1, MESH)) == pytest.approx(1.0 + 1.5e-6)
+    assert coll.between(1, 1, MESH) == pytest.approx(64e9 * 0.7)
+    assert coll.between(4, 4, MESH) == pytest.approx(16 * 64e9 * 0.7)
+    assert coll.between(4, 4, SWITCHED) == pytest.approx(4 * 450e9 * 0.8)
 
 
 def test_moe_dispatch_deduplicates_per_domain() -> None:

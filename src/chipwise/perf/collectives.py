@@ -12,11 +12,15 @@ Costs for a buffer of S bytes per rank (ring algorithms; Thakur, Rabenseifner & 
     all-to-all      (n-1)/n * S / B + (n-1) alpha          (S = bytes a rank sends, itself included)
 Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. For large
 n_out the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees there.
-On a torus, a group spanning d of the D dimensions drives only d/D of the chip's links.
+On a torus, a group spanning d of the D dimensions drives only d/D of the chip's links. On a full mesh (direct
+links from each chip to each of the domain's N - 1 others, no switch: AMD's Infinity Fabric, Gaudi's RoCE ports)
+a group of m chips drives only the links to its own members, (m - 1) / (N - 1) of the chip's bandwidth: two
+MI300X share one 64 GB/s link of seven.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -45,8 +49,14 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     return n_in, size // n_in
 
 
-def _torus_fraction(n_in: IntArray, topo: Topology) -> Array:
+def _link_fraction(n_in: IntArray, topo: Topology) -> Array:
+    """Share of a rank's scale-up bandwidth a group of `n_in` members inside one domain drives: on a torus the
+    dimensions it spans; on a full mesh the links to its own member chips; on a switched fabric all of it."""
     dims = np.asarray(topo.up_dims, dtype=np.int64)
+    if topo.up_kind == "mesh" and dims.size == 1 and dims[0] > 1:
+        cores = max(topo.domain_ranks // int(dims[0]), 1)
+        chips = np.ceil(np.asarray(n_in, dtype=np.float64) / cores)
+        return np.asarray(np.clip(np.maximum(chips - 1.0, 1.0) / (dims[0] - 1), 0.0, 1.0), dtype=np.float64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
     bounds = np.cumprod(dims)
@@ -55,7 +65,7 @@ def _torus_fraction(n_in: IntArray, topo: Topology) -> Array:
 
 
 def _bw_in(n_in: IntArray, topo: Topology) -> Array:
-    return topo.up_bandwidth * topo.up_efficiency * _torus_fraction(n_in, topo)
+    return topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo)
 
 
 def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
@@ -167,9 +177,23 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
     stride = np.maximum(_as_int(stride), 1)
     s = np.asarray(nbytes, dtype=np.float64)
     inside = stride < topo.domain_ranks
-    t_up = s / (topo.up_bandwidth * topo.up_efficiency) + topo.up_latency
+    pair = _link_fraction(np.full(np.shape(stride), 2, dtype=np.int64), topo) if topo.up_kind == "mesh" else 1.0
+    t_up = s / (topo.up_bandwidth * topo.up_efficiency * pair) + topo.up_latency
     t_out = s / (topo.out_bandwidth * topo.out_efficiency) + topo.out_latency
     return np.asarray(np.where(inside, t_up, t_out), dtype=np.float64)
+
+
+def between(senders: int, receivers: int, topo: Topology) -> float:
+    """Scale-up bandwidth (bytes/s, achievable) from `senders` ranks to `receivers` other ranks of one domain, each
+    end sharing the data evenly: the smaller end's links on a switched fabric or a torus; on a full mesh the
+    direct links joining the two sets, senders x receivers links of a chip's N - 1."""
+    rate = topo.up_bandwidth * topo.up_efficiency
+    dims = topo.up_dims
+    if topo.up_kind == "mesh" and len(dims) == 1 and dims[0] > 1:
+        cores = max(topo.domain_ranks // dims[0], 1)  # a chip's links serve its ranks together
+        links = math.ceil(senders / cores) * math.ceil(receivers / cores) / (dims[0] - 1)
+        return rate * cores * min(links, min(senders, receivers) / cores)
+    return rate * min(senders, receivers)
 
 
 def moe_dispatch(token_bytes: Array | float, top_k: int, size: IntArray | int | Group, topo: Topology) -> Array:

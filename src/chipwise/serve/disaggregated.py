@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from chipwise.hardware.objects import System
+from chipwise.perf.collectives import between
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.quant import stored_bytes
 from chipwise.workload.model import ModelSpec
@@ -68,7 +69,7 @@ def kv_transfer(
         latency = link[1]
         fabric = f"{hybrid.scaleup.fabric.id} in {hybrid.id}"
     elif same_domain and prefill.system.id == decode.system.id:
-        total_bw = prefill.topo.up_bandwidth * prefill.topo.up_efficiency * min(sending, receiving)
+        total_bw = between(sending, receiving, prefill.topo)
         latency = prefill.topo.up_latency
         fabric = prefill.system.scaleup.fabric.id
     else:
