@@ -90,3 +90,19 @@ def test_sglang_sizes_its_chunked_prefill_by_memory(catalog: Catalog, gib: int, 
     assert default_max_tokens(sglang, gib * 2.0**30) == tokens
     assert default_max_tokens(sglang) == sglang.max_tokens == 16384
     assert default_max_tokens(engine_profile(catalog, "trtllm", "blackwell"), gib * 2.0**30) == 8192
+
+
+@pytest.mark.parametrize(
+    ("engine", "family", "fp8_kv"),
+    [("default", "gaudi2", True), ("default", "gaudi3", True), ("default", "hopper", False), ("vllm", "gaudi2", False)],
+)
+def test_gaudis_own_stack_keeps_an_fp8_deployments_kv_cache_in_fp8(
+    catalog: Catalog, engine: str, family: str, fp8_kv: bool
+) -> None:
+    """Intel Neural Compressor's FP8 quantises the KV cache with the weights (an empty allowlist quantises KVCache);
+    vLLM on Gaudi asks for it with --kv-cache-dtype fp8_inc, and elsewhere the default engine keeps 16 bits."""
+    from chipwise.serve.quant import default_kv_precision
+
+    profile = engine_profile(catalog, engine, family)
+    assert profile.quantised_kv is fp8_kv
+    assert default_kv_precision("fp8", profile.quantised_kv) == ("fp8" if fp8_kv else "bf16")
