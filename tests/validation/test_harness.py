@@ -456,3 +456,33 @@ def test_an_inferencex_tensorrt_llm_point_launches_its_prompts_eagerly_below_64_
         graphed.setup.pools[0].setup.plan.piecewise_graphs and graphed.setup.pools[0].setup.engine.eager_launch_s == 0
     )
     assert any("piecewise CUDA graphs" in n for n in graphed.notes)
+
+
+def test_one_static_batch_on_several_chips_is_one_model_instance(catalog: Catalog, tmp_path: Path) -> None:
+    """Intel's Gaudi tables give one static batch per HPU count and no plan: Llama-2-70B, batch 1750 on 2 Gaudi 3 is
+    one TP2 instance (the search took two TP1 replicas, each with the whole batch's KV cache). One card, a stated plan
+    and a group the heads do not divide keep their ways."""
+    row = {
+        "model": "Llama-2-70B",
+        "chip": "gaudi3",
+        "num_chips": "2",
+        "precision": "FP8",
+        "serving_engine": "Intel Gaudi SW 1.18.0",
+        "parallelism": "",
+        "scenario": "static batch, batch size 1750",
+        "batch_or_concurrency": "batch=1750",
+        "input_len": "128",
+        "output_len": "128",
+        "output_tokens_per_s_per_chip": "1108",
+    }
+    one_card = {**row, "id": "X2", "num_chips": "1"}
+    stated = {**row, "id": "X3", "parallelism": "TP1 x 2"}
+    three = {**row, "id": "X4", "num_chips": "3"}  # 64 heads do not split three ways
+    rows = read_inference(
+        write_rows(tmp_path / "rows.csv", row, one_card, stated, three), known_chips=frozenset({"gaudi3"})
+    )
+    cases = [prepare(catalog, r) for r in rows]
+    shapes = [(c.setup.pools[0].setup.plan.tp, c.setup.pools[0].replicas, c.plan_source) for c in cases]
+    assert shapes[0] == (2, 1, "inferred") and shapes[1] == (1, 1, "given") and shapes[2] == (1, 2, "given")
+    assert shapes[3][2] == "searched"
+    assert any("one static batch on 2 chips is one model instance" in n for n in cases[0].notes)

@@ -465,6 +465,14 @@ def _scheduler_settings(
     return plan
 
 
+def _one_static_batch(row: InferenceRow, ranks: int, model: ModelSpec) -> bool:
+    """A row that runs one static batch of a stated size on several chips without stating a plan (Intel's Gaudi
+    tables, a `run_generation --world_size N` run): the batch is one model instance's, split over every rank, where
+    the heads allow it."""
+    static = "static batch" in row.raw.get("scenario", "").lower() and (row.max_batch or row.concurrency)
+    return bool(static) and ranks > 1 and not model.attention.tp_problem(ranks)
+
+
 def _burst(row: InferenceRow) -> bool:
     """A run that released its stated number of requests together and timed them (a load generator's burst)."""
     return (
@@ -646,6 +654,11 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         tp, pp, ep = row.tp, row.pp, row.ep
         replicas = row.dp if row.dp > 1 else max(1, ranks // (tp * pp))
         plan_source = "given"
+    elif _one_static_batch(row, ranks, model):
+        tp, pp, ep, replicas, plan_source = ranks, 1, 1, 1, "inferred"
+        notes.append(
+            f"plan not stated; one static batch on {row.num_chips} chips is one model instance over all of them: TP{tp}"
+        )
     else:
         tp, ep, searched_adp = best_throughput_shape(model, system, eng, weight, kv, ranks, inp, out)
         pp, replicas = 1, max(1, ranks // tp)
