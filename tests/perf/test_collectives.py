@@ -76,17 +76,7 @@ def test_torus_group_spanning_one_dimension_gets_part_of_the_links() -> None:
 
 
 #: an 8-GPU full mesh (MI300X's Infinity Fabric): 7 links of 64 GB/s per direction, 448 GB/s a GPU
-MESH = Topology(
-    domain_ranks=8,
-    up_kind="mesh",
-    up_dims=(8,),
-    up_bandwidth=448e9,
-    up_latency=1.5e-6,
-    up_efficiency=0.7,
-    out_bandwidth=50e9,
-    out_latency=10e-6,
-    out_efficiency=0.9,
-)
+MESH = replace(SWITCHED, up_kind="mesh", up_bandwidth=448e9, up_latency=1.5e-6, up_efficiency=0.7)
 
 
 @pytest.mark.parametrize("n", [2, 4, 8])
