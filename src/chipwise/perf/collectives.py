@@ -56,6 +56,7 @@ def _link_fraction(n_in: IntArray, topo: Topology) -> Array:
     if topo.up_kind == "mesh" and dims.size == 1 and dims[0] > 1:
         cores = max(topo.domain_ranks // int(dims[0]), 1)
         chips = np.ceil(np.asarray(n_in, dtype=np.float64) / cores)
+        # a lone member sends nothing inside the domain; its one link keeps the rate finite
         return np.asarray(np.clip(np.maximum(chips - 1.0, 1.0) / (dims[0] - 1), 0.0, 1.0), dtype=np.float64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
