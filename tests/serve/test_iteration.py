@@ -182,6 +182,16 @@ def test_mla_prompts_attend_over_decompressed_heads_and_decode_reads_the_latent(
     assert rate == pytest.approx(81_920 * per_flop, rel=1e-9) and rate < absorbed * per_flop / 3
 
 
+def test_prompt_attention_runs_on_a_ranks_padded_heads(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-2-13B's 40 heads on 32 NeuronCores: each rank computes two heads (padded), as on 20 ranks, not 1.25;
+    on 40 ranks one. Decoding and the projections pad alike."""
+    model = load_model(catalog, "llama-2-13b")
+    dev = device_of(hw.system("trn1.32xlarge"))
+    b = {tp: float(pair_coefficient(model, dev, Shapes.of(tp), 4096.0, "bf16")) for tp in (20, 32, 40)}
+    assert model.attention.heads == 40
+    assert b[32] == pytest.approx(b[20], rel=1e-12) and b[40] == pytest.approx(b[20] / 2.0, rel=1e-12)
+
+
 def test_kv_capacity_by_hand(h100_setup, llama8b: ModelSpec) -> None:  # type: ignore[no-untyped-def]
     s = h100_setup
     mem = s.memory

@@ -560,13 +560,16 @@ def pair_coefficient(
     """b: seconds per (query, key) pair of prefill attention (flash attention, compute-bound), per iteration. MLA
     prompts run as ordinary attention over keys and values decompressed from the latent (head_dim for q.k,
     v_head_dim for p.v: 192 and 128 on DeepSeek-V3), as vLLM, SGLang and TensorRT-LLM encode them; decoding reads
-    the latent itself (context_coefficient)."""
+    the latent itself (context_coefficient). A rank computes its own heads, padded where tp does not divide them
+    (Neuron), as in the projections and in decoding."""
+    att = model.attention
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     rate = attention_rate(dev, kv_precision)
-    flops = float(model.attention.score_flops_per_position)
+    heads = np.where(shapes.adp > 0, att.heads / tp, np.ceil(att.heads / tp))
+    flops = 2.0 * heads * (att.head_dim + att.v_head_dim)
     share = sum(g.count * window_share(g, typical_prompt / 2.0) for g in model.groups)
-    return np.asarray(flops / tp / rate * share / pp, dtype=np.float64)
+    return np.asarray(flops / rate * share / pp, dtype=np.float64)
 
 
 @dataclass(frozen=True)
