@@ -49,15 +49,24 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     return n_in, size // n_in
 
 
+def _mesh(topo: Topology) -> tuple[int, int] | None:
+    """(chips, ranks per chip) of a full-mesh scale-up domain (None: switched, torus or PCIe)."""
+    dims = topo.up_dims
+    if topo.up_kind != "mesh" or len(dims) != 1 or dims[0] <= 1:
+        return None
+    return dims[0], max(topo.domain_ranks // dims[0], 1)
+
+
 def _link_fraction(n_in: IntArray, topo: Topology) -> Array:
     """Share of a rank's scale-up bandwidth a group of `n_in` members inside one domain drives: on a torus the
     dimensions it spans; on a full mesh the links to its own member chips; on a switched fabric all of it."""
-    dims = np.asarray(topo.up_dims, dtype=np.int64)
-    if topo.up_kind == "mesh" and dims.size == 1 and dims[0] > 1:
-        cores = max(topo.domain_ranks // int(dims[0]), 1)
+    mesh = _mesh(topo)
+    if mesh is not None:
+        size, cores = mesh
         chips = np.ceil(np.asarray(n_in, dtype=np.float64) / cores)
         # a lone member sends nothing inside the domain; its one link keeps the rate finite
-        return np.asarray(np.clip(np.maximum(chips - 1.0, 1.0) / (dims[0] - 1), 0.0, 1.0), dtype=np.float64)
+        return np.asarray(np.clip(np.maximum(chips - 1.0, 1.0) / (size - 1), 0.0, 1.0), dtype=np.float64)
+    dims = np.asarray(topo.up_dims, dtype=np.int64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
     bounds = np.cumprod(dims)
@@ -178,7 +187,8 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
     stride = np.maximum(_as_int(stride), 1)
     s = np.asarray(nbytes, dtype=np.float64)
     inside = stride < topo.domain_ranks
-    pair = _link_fraction(np.full(np.shape(stride), 2, dtype=np.int64), topo) if topo.up_kind == "mesh" else 1.0
+    mesh = _mesh(topo)
+    pair = 1.0 / (mesh[0] - 1) if mesh is not None else 1.0  # on a full mesh, the one link to that chip
     t_up = s / (topo.up_bandwidth * topo.up_efficiency * pair) + topo.up_latency
     t_out = s / (topo.out_bandwidth * topo.out_efficiency) + topo.out_latency
     return np.asarray(np.where(inside, t_up, t_out), dtype=np.float64)
@@ -189,10 +199,10 @@ def between(senders: int, receivers: int, topo: Topology) -> float:
     end sharing the data evenly: the smaller end's links on a switched fabric or a torus; on a full mesh the
     direct links joining the two sets, senders x receivers links of a chip's N - 1."""
     rate = topo.up_bandwidth * topo.up_efficiency
-    dims = topo.up_dims
-    if topo.up_kind == "mesh" and len(dims) == 1 and dims[0] > 1:
-        cores = max(topo.domain_ranks // dims[0], 1)  # a chip's links serve its ranks together
-        links = math.ceil(senders / cores) * math.ceil(receivers / cores) / (dims[0] - 1)
+    mesh = _mesh(topo)
+    if mesh is not None:
+        size, cores = mesh  # a chip's links serve its ranks together
+        links = math.ceil(senders / cores) * math.ceil(receivers / cores) / (size - 1)
         return rate * cores * min(links, min(senders, receivers) / cores)
     return rate * min(senders, receivers)
 

@@ -528,6 +528,12 @@ def kv_bytes_per_token_layer(model: ModelSpec, kv_precision: str) -> float:
     return model.attention.kv_elements_per_token * stored_bytes(kv_precision)
 
 
+def _rank_heads(heads: int, tp: Array, adp: IntArray) -> Array:
+    """Heads one rank attends with: under attention DP its share of all of them (it holds every head, for its own
+    requests); otherwise whole heads, padded where tp does not divide them (Neuron)."""
+    return np.asarray(np.where(adp > 0, heads / tp, np.ceil(heads / tp)), dtype=np.float64)
+
+
 def context_coefficient(
     model: ModelSpec, dev: Device, shapes: Shapes, kv_precision: str, typical_context: float, queries: float = 1.0
 ) -> Array:
@@ -545,10 +551,8 @@ def context_coefficient(
         per_rank_bytes = np.where(adp > 0, 1.0 / tp, 1.0) * (att.kv_lora_rank + att.rope_dim) * kvb
         flops = 2.0 * att.heads * (2.0 * att.kv_lora_rank + att.rope_dim) / tp
     else:
-        heads_per_rank = np.where(adp > 0, att.kv_heads / tp, np.ceil(att.kv_heads / tp))
-        per_rank_bytes = heads_per_rank * (att.head_dim + att.v_head_dim) * kvb
-        q_heads = np.where(adp > 0, att.heads / tp, np.ceil(att.heads / tp))
-        flops = 2.0 * q_heads * (att.head_dim + att.v_head_dim)
+        per_rank_bytes = _rank_heads(att.kv_heads, tp, adp) * (att.head_dim + att.v_head_dim) * kvb
+        flops = 2.0 * _rank_heads(att.heads, tp, adp) * (att.head_dim + att.v_head_dim)
     per_layer = context_attention_time(1.0, queries * flops, per_rank_bytes, dev, kv_precision)
     share = sum(g.count * window_share(g, typical_context) for g in model.groups)
     return np.asarray(per_layer * share / pp, dtype=np.float64)
@@ -566,8 +570,7 @@ def pair_coefficient(
     tp = shapes.tp.astype(np.float64)
     pp = shapes.pp.astype(np.float64)
     rate = attention_rate(dev, kv_precision)
-    heads = np.where(shapes.adp > 0, att.heads / tp, np.ceil(att.heads / tp))
-    flops = 2.0 * heads * (att.head_dim + att.v_head_dim)
+    flops = 2.0 * _rank_heads(att.heads, tp, shapes.adp) * (att.head_dim + att.v_head_dim)
     share = sum(g.count * window_share(g, typical_prompt / 2.0) for g in model.groups)
     return np.asarray(flops / rate * share / pp, dtype=np.float64)
 
