@@ -118,23 +118,22 @@ class PiecewiseGraphs(ScriptRule):
 class TokenizerMismatch:
     """A benchmark client that counts its prompts with a tokenizer the server does not use, so the server prefills
     `factor` times the tokens the client states: for `engine` images from `from_version` on, serving `models`, in
-    runs before the client was fixed on `fixed_on` (an ISO date)."""
+    runs before the client was fixed on `fixed_on` (an ISO date). `why` says what went wrong, for the row's note."""
 
     engine: str
     models: tuple[str, ...]
     from_version: tuple[int, int, int]
     fixed_on: str
     factor: float
+    why: str
 
-    def applies(self, engine: str, model: str, version: tuple[int, int, int] | None, run_date: str | None) -> bool:
-        return (
-            engine == self.engine
-            and model in self.models
-            and version is not None
-            and version >= self.from_version
-            and run_date is not None
-            and run_date < self.fixed_on
-        )
+    def applies(self, engine: str, model: str, engine_text: str, run_date: str | None) -> bool:
+        """Whether a run of `model` on `engine`, whose image the row names in `engine_text`
+        ('lmsysorg/sglang:v0.5.10.post1-cu130'), dated `run_date`, had this mismatch."""
+        if engine != self.engine or model not in self.models or run_date is None or run_date >= self.fixed_on:
+            return False
+        found = re.search(rf"{re.escape(self.engine)}[:\s]+v?(\d+)\.(\d+)\.(\d+)", engine_text, re.IGNORECASE)
+        return found is not None and tuple(int(g) for g in found.groups()) >= self.from_version
 
 
 @dataclass(frozen=True)
@@ -211,14 +210,18 @@ class Harness:
         deployment = (model, chip, weight_precision, lengths, users)
         return engine == "trtllm" and any(r.covers(*deployment) for r in self.trtllm_piecewise)
 
-    def served_prompt_factor(self, engine: str, model: str, engine_text: str, date_text: str) -> float:
-        """How many times its stated prompt tokens the server prefilled in a run (1.0: as stated), from the engine
-        image the row names ('lmsysorg/sglang:v0.5.10.post1-cu130') and the run's date ('run 2026-04-17')."""
-        found = re.search(r"sglang[:\s]+v?(\d+)\.(\d+)\.(\d+)", engine_text, re.IGNORECASE)
-        version = (int(found.group(1)), int(found.group(2)), int(found.group(3))) if found else None
+    def tokenizer_mismatch_of(
+        self, engine: str, model: str, engine_text: str, date_text: str
+    ) -> TokenizerMismatch | None:
+        """The client/server tokenizer mismatch a run had (None: none), from the engine image the row names and the
+        run's date ('run 2026-04-17')."""
         dated = re.search(r"\b(20\d\d-\d\d-\d\d)\b", date_text)
         run_date = dated.group(1) if dated else None
-        hit = next((m for m in self.tokenizer_mismatch if m.applies(engine, model, version, run_date)), None)
+        return next((m for m in self.tokenizer_mismatch if m.applies(engine, model, engine_text, run_date)), None)
+
+    def served_prompt_factor(self, engine: str, model: str, engine_text: str, date_text: str) -> float:
+        """How many times its stated prompt tokens the server prefilled in a run (1.0: as stated)."""
+        hit = self.tokenizer_mismatch_of(engine, model, engine_text, date_text)
         return hit.factor if hit is not None else 1.0
 
     def lengths(self, stated: float) -> LengthDist:
@@ -281,7 +284,16 @@ INFERENCEX = Harness(
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (1024, 8192), 128, 255),
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (8192, 1024), 64, 0),
     ),
-    tokenizer_mismatch=(TokenizerMismatch("sglang", ("deepseek-v3",), (0, 5, 10), "2026-05-15", 35921 / 7140),),
+    tokenizer_mismatch=(
+        TokenizerMismatch(
+            "sglang",
+            ("deepseek-v3",),
+            (0, 5, 10),
+            "2026-05-15",
+            35921 / 7140,
+            "the client tokenised with transformers 5's reading of the model's tokenizer, which the server corrects",
+        ),
+    ),
 )
 #: the NIM pages do not state their request counts: eight per user leaves several waves after the warm-up one
 AIPERF = Harness("AIPerf", requests_per_user=8, after_warmup=True)

@@ -616,12 +616,12 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     engine = _engine(row)
     served_in = stated_in
     image_and_date = (row.raw.get("serving_engine", ""), row.raw.get("date_or_version", ""))
-    factor = gen.served_prompt_factor(engine, model.name, *image_and_date) if gen is not None else 1.0
-    if gen is not None and factor != 1.0:
-        served_in = stated_in * factor
+    mismatch = gen.tokenizer_mismatch_of(engine, model.name, *image_and_date) if gen is not None else None
+    if gen is not None and mismatch is not None:
+        served_in = stated_in * mismatch.factor
         notes.append(
-            f"prompts as the server tokenised them: {factor:.2f} x the stated length ({gen.name}'s client tokenised "
-            "with transformers 5's reading of the model's tokenizer, which the server corrects)"
+            f"prompts as the server tokenised them: {mismatch.factor:.2f} x the stated length ({gen.name}: "
+            f"{mismatch.why})"
         )
     inp, out = mean_length(gen, served_in), mean_length(gen, stated_out)
     if engine == "default" and (stated := row.raw.get("serving_engine", "").strip()):
