@@ -10,11 +10,12 @@ estimate for the fleet (its prompt queue pooled over the replicas) against the s
 Per fleet: `plan serve` picks the cheapest replica count from the estimate, then the simulator adds replicas until
 the SLO holds, or takes them away while it still holds; the ratio of the two chip counts is what the estimate
 missed (above 1: too few chips, below 1: too many).
-Run: .venv/bin/python scripts/estimator_vs_simulator.py
+Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin]
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import time
 from typing import Any
@@ -33,6 +34,7 @@ from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import engine_profile
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.search import at_rate, closed_loop, enumerate_candidates, estimate
+from chipwise.serve.sim.policies import ROUTERS
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
 from chipwise.workload.serving import LengthDist, Load, ServingJob
@@ -126,7 +128,7 @@ def replicas(catalog: Catalog) -> None:
     )
 
 
-#: model, system, TP, batch limit, prompt tokens, output tokens: fleets of them behind a least-loaded router
+#: model, system, TP, batch limit, prompt tokens, output tokens: fleets of them behind a router
 FLEET_CASES = [
     ("llama-3.1-70b", "h200", 4, 8, 16384, 256),
     ("llama-3.1-70b", "h200", 8, 64, 16384, 256),
@@ -139,10 +141,10 @@ FLEET_CASES = [
 FLEET_REPLICAS = (4, 16)
 
 
-def fleets(catalog: Catalog) -> None:
-    """Fleets of 4 and 16 replicas behind a least-loaded router at 30%, 60% and 85% of a replica's capacity each:
-    the p99 TTFT estimate (at_rate with the fleet's rate: the prompt queue pooled over the replicas) against the
-    simulated fleet's."""
+def fleets(catalog: Catalog, router: str) -> None:
+    """Fleets of 4 and 16 replicas behind `router` at 30%, 60% and 85% of a replica's capacity each: the p99 TTFT
+    estimate (at_rate with the fleet's rate: the prompt queue pooled over the replicas) against the simulated
+    fleet's."""
     print(f"{'case':48s} {'fleet':>5s} {'load':>4s}  {'TTFT p99 s est/sim':>19s}  error")
     errors: dict[int, list[float]] = {n: [] for n in FLEET_REPLICAS}
     for case in FLEET_CASES:
@@ -153,10 +155,10 @@ def fleets(catalog: Catalog) -> None:
             for load in LOADS:
                 rate = load * cap
                 op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]), None,
-                             n * rate)  # fmt: skip
+                             n * rate, router)  # fmt: skip
                 job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=n * rate),
                                  max(1500, 200 * n))  # fmt: skip
-                sim, _ = run_job(job, ServingSetup((Pool(replica, n),)), seed=0)
+                sim, _ = run_job(job, ServingSetup((Pool(replica, n),), router), seed=0)
                 err = float(op.ttft_p99[0] / sim["ttft_s"]["p99"] - 1.0)
                 if math.isfinite(err):
                     errors[n].append(err)
@@ -200,7 +202,7 @@ def closed_loops(catalog: Catalog) -> None:
     )
 
 
-def random_cases(catalog: Catalog, count: int = 40, seed: int = 7) -> None:
+def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) -> None:
     """`plan serve` on random loads (7 models, 13 chips, open and closed loops, 256-16,000-token prompts, three SLO
     levels): the estimate's chip count against the simulated one, and whether the simulated option meets its SLO
     and keeps up with its load."""
@@ -219,7 +221,7 @@ def random_cases(catalog: Catalog, count: int = 40, seed: int = 7) -> None:
         load = Load("closed", concurrency=users) if closed else Load("rate", rate=rate)
         slo = {"ttft_p99": float(rng.choice([1.0, 3.0, 10.0])), "tpot_p99": float(rng.choice([0.03, 0.06, 0.12]))}
         try:
-            r = plan_serving(catalog, model, [chip], load, inp, out, slo, disaggregated=False, verify=1)
+            r = plan_serving(catalog, model, [chip], load, inp, out, slo, disaggregated=False, verify=1, router=router)
         except ChipwiseError:
             continue
         if not r["results"] or not r["verified"]:
@@ -235,12 +237,15 @@ def random_cases(catalog: Catalog, count: int = 40, seed: int = 7) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--router", default="least_loaded", choices=list(ROUTERS), help="the fleets' router")
+    router = parser.parse_args().router
     catalog = load_catalog()
     replicas(catalog)
     print()
     closed_loops(catalog)
     print()
-    fleets(catalog)
+    fleets(catalog, router)
     print()
     start = time.perf_counter()
     print(f"{'model':14s} {'load':>10s} {'in/out':>11s} {'chip':10s} {'estimate':>9s} {'simulated':>10s} {'ratio':>6s}"
@@ -250,6 +255,7 @@ def main() -> None:
             try:
                 r = plan_serving(
                     catalog, model, [chip], load, inp, out, slo, precision="fp8", disaggregated=False, verify=1,
+                    router=router,
                 )  # fmt: skip
             except ChipwiseError as exc:
                 print(f"{model:14s} {chip:10s} {exc}")
@@ -265,7 +271,7 @@ def main() -> None:
             )
     print(f"{time.perf_counter() - start:.1f} s")
     print()
-    random_cases(catalog)
+    random_cases(catalog, router)
 
 
 if __name__ == "__main__":

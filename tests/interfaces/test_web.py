@@ -139,6 +139,14 @@ def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:
     assert report["verified"][0]["plan"]["both"]["speculative"].startswith("EAGLE k=3")
 
 
+def test_plan_serve_takes_a_router(server: ChipwiseServer) -> None:
+    body = {"model": "llama-3.1-8b", "rate": 5, "input_tokens": 512, "output_tokens": 128, "top": 1,
+            "hardware": "h100-sxm", "precision": "fp8", "disaggregated": False, "router": "power_of_two"}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    assert report["router"] == "power_of_two"
+
+
 @pytest.mark.parametrize(
     ("body", "says"),
     [
@@ -153,6 +161,7 @@ def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-8b", "rate": 5, "hardware": "h1OO"}, "unknown chip or system"),
         ({"model": "llama-3.1-8b", "rate": 5, "colour": "red"}, "colour: unknown field"),
         ({"model": "llama-3.1-8b", "rate": 5, "speculative": "medusa:3"}, "unknown speculative method"),
+        ({"model": "llama-3.1-8b", "rate": 5, "router": "random"}, "router"),
         # checked as the command line and the API check them, before the search (the page answered them)
         ({"model": "llama-3.1-70b", "rate": 0.2, "input_tokens": 140000, "hardware": "h100-sxm"}, "context of 131,072"),
         ({"model": "llama-3.1-8b", "rate": True}, "rate"),

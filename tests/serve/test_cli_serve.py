@@ -243,6 +243,22 @@ def test_plan_serve_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert tputs == sorted(tputs)
 
 
+def test_plan_serve_sizes_the_fleet_for_its_router(capsys: pytest.CaptureFixture[str]) -> None:
+    """20 req/s of 8,000-token prompts for Llama 3.1 8B on H100s, a p99 first token within 300 ms (twice one
+    prompt's prefill): two random draws (power_of_two) stack prompts on a replica still encoding one, and need more
+    chips than a least-loaded router, which takes the replicas tied at the fewest requests in turn. The router is
+    reported, and written into the scenario when it is not the default."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "20", "--input-tokens", "8000"]
+    argv += ["--output-tokens", "200", "--slo", "ttft_p99=300ms,tpot_p99=50ms", "--hardware", "h100-sxm"]
+    argv += ["--precision", "fp8", "--no-disaggregated", "--json"]
+    least = run_json(capsys, argv)
+    drawn = run_json(capsys, [*argv, "--router", "power_of_two"])
+    assert least["router"] == "least_loaded" and "router" not in least["best"]["scenario"]["plan"]
+    assert drawn["router"] == "power_of_two" and drawn["best"]["scenario"]["plan"]["router"] == "power_of_two"
+    assert least["best"]["slo_met"] and drawn["best"]["slo_met"]
+    assert drawn["best"]["chips"] > least["best"]["chips"]
+
+
 def test_serving_weights_default_to_the_released_checkpoint(capsys: pytest.CaptureFixture[str]) -> None:
     """No --precision: DeepSeek-R1 is served as its fp8 checkpoint, gpt-oss as mxfp4, Llama in bf16; a stated
     precision (an engine's name for it too) wins."""
@@ -306,6 +322,7 @@ def test_slo_parsing() -> None:
         (["--offline", "--disaggregated"], "pool splits are sized by an arrival rate, and an offline run has none"),
         (["--concurrency", "8", "--disaggregated"], "and a closed loop has none. Fix: give --rate R"),
         (["--requests", "2000000"], "--requests': Input should be less than or equal to 1000000"),
+        (["--router", "random"], "unknown router 'random'. Fix: use one of round_robin, least_loaded, power_of_two"),
     ],
 )
 def test_plan_serve_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:

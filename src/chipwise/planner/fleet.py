@@ -505,8 +505,7 @@ def plan_fleet(
             "usd_per_hour": n * t.price,
             "utilisation": float(sol.utilisation[i]),
             "capacity_derate": _routed_mean(derate[i], sol.assignment[i]),
-            # a solver's -1e-12 is no traffic (it printed as -0.0)
-            "routed_requests_per_s": {b.name: max(0.0, float(sol.assignment[i, j])) for j, b in enumerate(buckets)},
+            "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
         }
         if replay:
             row["replay"] = replays[i]

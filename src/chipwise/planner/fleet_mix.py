@@ -139,7 +139,7 @@ def solve(p: FleetProblem) -> FleetSolution:
     x = np.round(res.x[:n_i]).astype(np.int64)
     y = np.zeros((n_i, n_j))
     for k, (i, j) in enumerate(pairs):
-        y[i, j] = res.x[n_i + k]
+        y[i, j] = max(0.0, res.x[n_i + k])  # a solver's -1e-12 is no traffic (it printed as -0.0)
     busy = np.array([sum(y[i, j] / p.capacity[i, j] for j in range(n_j) if usable[i, j]) for i in range(n_i)])
     util = np.where(x > 0, busy / np.maximum(x, 1), 0.0)
     return FleetSolution(x, y, float(np.dot(p.price_per_hour, x)), util)

@@ -433,7 +433,7 @@ def _deployment(
     catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
 ) -> tuple[ServingSetup, str]:
     plan = sc.plan
-    router = plan.router if plan else "least_loaded"
+    router = job.router
     if plan is not None and plan.disaggregated:
         pre_hw = (plan.prefill.hardware if plan.prefill else None) or sc.hardware
         dec_hw = (plan.decode.hardware if plan.decode else None) or sc.hardware

@@ -186,9 +186,11 @@ def max_rate(
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
     fleet_rate: float = 0.0,
+    router: str = "least_loaded",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the highest request rate one replica carries within the SLO (0 if none), and its TPOT and
-    p99 TTFT estimates there (`fleet_rate`: the whole load, whose replicas pool their batch slots: at_rate)."""
+    p99 TTFT estimates there (`fleet_rate`: the whole load, whose replicas behind `router` pool their batch slots:
+    at_rate)."""
     best = np.zeros(len(est.cand))
     tpot_at = np.full(len(est.cand), np.inf)
     ttft_at = np.full(len(est.cand), np.inf)
@@ -204,7 +206,7 @@ def max_rate(
         row); a load that meets the SLO above the best so far becomes the best."""
         rows = us.shape[0]
         rates = us * cap
-        op = at_rate(model, system, eng, est, weight, kv, inp, out, rates, drafting, fleet_rate)
+        op = at_rate(model, system, eng, est, weight, kv, inp, out, rates, drafting, fleet_rate, router)
         tpot, ttft = np.broadcast_to(op.tpot, rates.shape), np.broadcast_to(op.ttft_p99, rates.shape)
         ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(tpot)
         # the loads rise row by row: per candidate the last row that meets the SLO above the best so far
@@ -290,7 +292,7 @@ def choose(
         rate = np.zeros(len(cand))
     else:
         rate, tpot, ttft = _fitting(
-            est, lambda e: max_rate(model, system, eng, e, weight, kv, inp, out, targets, drafting, lam)
+            est, lambda e: max_rate(model, system, eng, e, weight, kv, inp, out, targets, drafting, lam, job.router)
         )
     per_chip = est.chips
     if load.kind in ("rate", "trace"):
@@ -337,7 +339,7 @@ def choose(
         fast_tpot, fast_ttft = tpot, ttft
         if load.kind in ("rate", "trace"):
             share = np.where(np.isfinite(need), lam / np.maximum(need, 1.0), 0.0)
-            op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting, lam)
+            op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting, lam, job.router)
             fast_tpot, fast_ttft = op.tpot, op.ttft_p99
             if targets and not chips:
                 # attention-DP balancing waits longer for one prompt per rank at a lighter load: a shape that meets
@@ -424,7 +426,7 @@ def choose(
             op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting)
         else:
             share_i = np.asarray([lam / max(1, replicas)])
-            op = at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam)
+            op = at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam, job.router)
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     billed = billed_one(system.rental_chips, float(per_chip[i]), max(1, replicas))

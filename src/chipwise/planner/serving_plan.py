@@ -54,6 +54,7 @@ from chipwise.serve.quant import (
 )
 from chipwise.serve.search import Estimate, pareto, slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
+from chipwise.serve.sim.policies import check_router
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
@@ -125,14 +126,17 @@ def plan_serving(
     verify: int = 3,
     speculative: str | None = None,
     progress: Progress | None = None,
+    router: str = "least_loaded",
 ) -> dict[str, Any]:
     """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO: per hour
     under an open-loop rate, per million output tokens under a fixed concurrency or offline (`speculative`:
     'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and 'none' separated
-    by commas, each priced as its own option). `progress(what, done, total)` hears of each chip searched and each
-    option simulated."""
+    by commas, each priced as its own option; `router`: how requests are spread over the replicas,
+    serve.sim.policies.ROUTERS). `progress(what, done, total)` hears of each chip searched and each option
+    simulated."""
     start = time.perf_counter()
     check_mode(pricing)
+    check_router(router)
     model = load_model(catalog, model_name)
     if engine:
         check_engine_model(engine, model)
@@ -159,6 +163,7 @@ def plan_serving(
         output=LengthDist.fixed(output_tokens),
         load=load,
         requests=requests or VERIFY_REQUESTS,
+        router=router,
     )
     hw = hardware(catalog)
     # a hybrid scale-up system (the Trainium4 + GB300 NVLink Fusion rack) is searched as its member chips, each
@@ -301,6 +306,7 @@ def plan_serving(
         "output_tokens": output_tokens,
         "precision": precision,
         "slo": targets,
+        "router": router,
         "pricing": pricing,
         "region": region,
         "price_notes": list(price_notes.values()),
@@ -803,6 +809,8 @@ def _scenario(
             | {k: getattr(p.setup.plan, k) for k in shape}
             for p in pools
         }
+    if job.router != "least_loaded":
+        sc["plan"]["router"] = job.router
     if plans[-1].speculation is not None:
         sc["speculative"] = plans[-1].speculation.text()
     if job.prefix_hit_rate:
@@ -878,12 +886,12 @@ def _row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[st
         )
         return ServingSetup(
             (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode")),
-            "least_loaded",
+            job.router,
             kv_path(catalog, model, pre, n_pre, dec, n_dec),
         )
     system, engine, choice = row["_choice"]
     setup = setup_replica(catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest)
-    return ServingSetup((Pool(setup, choice.replicas),))
+    return ServingSetup((Pool(setup, choice.replicas),), job.router)
 
 
 def _shrinks(setup: ServingSetup) -> list[ServingSetup]:

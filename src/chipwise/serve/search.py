@@ -491,20 +491,32 @@ class Operating:
     rho: Array
 
 
-#: A least-loaded router steers a prompt away from a replica encoding one as long as the replicas hold few requests
-#: each (the one that took the last prompt counts one more); with many each, their counts hide it. The share of a
-#: lone replica's prompt queue a routed one keeps, 1 - exp(-L / ROUTED_REQUESTS) at L requests held per replica
-#: (0.28 at one, 0.49 at two, 0.74 at four, 0.93 at eight), is what `scripts/router_share.py` measures of such a
-#: router over 4-64 replicas at 5-50% prefill load: 0.15-0.37 at one held, 0.41-1.0 at two, 0.53-1.4 at four,
-#: 0.58-1.3 at eight (fewer replicas keep less of it, the model's error on the safe side).
-ROUTED_REQUESTS = 3.0
+#: A router that draws replicas at random (power_of_two) cannot tell which one is encoding a prompt: a routed prompt
+#: finds its replica encoding at a share of a lone replica's rate, 1 - (1 - ROUTED_FLOOR) exp(-L / ROUTED_REQUESTS) at
+#: L requests held per replica (two draws of equal load take the first, so even lightly held replicas collide),
+#: fitted to what `scripts/router_share.py` measures of it over 4-64 replicas at 5-50% prefill load: 0.41-0.66 at
+#: L = 0.5, 0.58-0.73 at one, 0.72-0.87 at two, 0.82-0.92 at four, 0.89-0.98 at eight, 0.93-1.0 at sixteen.
+ROUTED_FLOOR = 0.42
+ROUTED_REQUESTS = 2.75
+
+
+def prompt_waits(router: str, replicas: Array, held: Array, busy: Array) -> Array:
+    """Probability that a routed prompt finds its replica encoding another, among `replicas` that each hold `held`
+    requests on average and encode prompts a share `busy` of the time (= busy on one replica). A least-loaded
+    router that takes tied replicas in turn, and a round robin, send two prompts to one replica only when every
+    replica is encoding one (Erlang C over them): the replica that took the last prompt is the last in turn among
+    those equally loaded. Two random draws (power_of_two) land on an encoding replica at a share of the lone
+    replica's rate (ROUTED_FLOOR, above)."""
+    n = np.maximum(replicas, 1.0)
+    hidden = 1.0 - (1.0 - ROUTED_FLOOR) * np.exp(-held / ROUTED_REQUESTS) if router == "power_of_two" else 0.0
+    return hidden * busy + (1.0 - hidden) * erlang_c(n, n * busy)  # = busy on one replica
 
 
 def prompt_wait(
-    replicas: Array, held: Array, busy: Array, service: Array, work: Array, loaded: Array
+    router: str, replicas: Array, held: Array, busy: Array, service: Array, work: Array, loaded: Array
 ) -> tuple[Array, Array]:
     """Mean and 99th-percentile wait behind the prompts being encoded, on one replica or on `replicas` of them
-    behind a least-loaded router, each holding `held` requests on average.
+    behind a `router`, each holding `held` requests on average.
 
     One replica: a prompt that arrives while prompts are being encoded (probability `busy`) waits for the rest of
     that iteration (on average half its `service` time S); the prompts queued ahead of it then go with it into the
@@ -513,22 +525,20 @@ def prompt_wait(
     and a single residual where a floor of kernel launches dominates. The tail is the floor's share of the
     iteration in flight, S - W, plus Kingman's heavy-traffic tail of the queue of work, busy exp(-2 (1 - loaded) t / W).
 
-    Routed: the router sends a prompt to an encoding replica only when every replica is encoding (Erlang C over
-    them) or, as the requests held hide which one is, at a share of a lone replica's rate (ROUTED_REQUESTS); such a
-    prompt seldom finds more than the one prompt ahead, so it waits for a residual of it, uniform over S: a tail of
-    S (1 - 0.01 / P) at waiting probability P, stretched by the queue's load as the mean is. A fleet of few
-    replicas stacks prompts more often: the tail weighs the lone replica's by 1 / replicas. Against the simulated
-    fleets of `scripts/estimator_vs_simulator.py` (seven shapes, 1K-100K-token prompts, 4 and 16 replicas at
-    30-85% of capacity) the p99 TTFT reads |error| 21% and 29% (mean +17% and +23%), where the lone replica's
-    queue read 58% and 85% (up to +386% on 100K-token prompts)."""
+    Routed: a prompt waits with probability P = prompt_waits(...) and then seldom finds more than the one prompt
+    ahead, so it waits for a residual of it, uniform over S: a tail of S (1 - 0.01 / P), stretched by the queue's
+    load as the mean is. A fleet of few replicas stacks prompts more often: the tail weighs the lone replica's by
+    1 / replicas^2. Against the simulated fleets of `scripts/estimator_vs_simulator.py` (seven shapes, 1K-100K-token
+    prompts, 4 and 16 replicas at 30-85% of capacity, least-loaded) the p99 TTFT reads |error| 23% and 22% (mean
+    +17% and +5%), where the lone replica's queue read 58% and 85% (up to +386% on 100K-token prompts)."""
     n = np.maximum(replicas, 1.0)
-    hidden = 1.0 - np.exp(-held / ROUTED_REQUESTS)
-    waits = hidden * busy + (1.0 - hidden) * erlang_c(n, n * busy)  # = busy on one replica
+    waits = prompt_waits(router, n, held, busy)
     mean = waits * service / (2.0 * (1.0 - loaded))
     floor = np.maximum(service - work, 0.0)
     kingman = floor + work / (2.0 * (1.0 - loaded)) * np.log(np.maximum(100.0 * busy, 1.0))
     residual = floor + work * np.maximum(1.0 - 0.01 / np.maximum(waits, 1e-12), 0.0) / (1.0 - loaded)
-    tail = np.where(busy > 0.01, kingman, 0.0) / n + np.where(waits > 0.01, residual, 0.0) * (1.0 - 1.0 / n)
+    lone = 1.0 / n**2
+    tail = np.where(busy > 0.01, kingman, 0.0) * lone + np.where(waits > 0.01, residual, 0.0) * (1.0 - lone)
     return mean, tail
 
 
@@ -645,6 +655,7 @@ def at_rate(
     rate_per_replica: Array,
     drafting: Drafting | None = None,
     fleet_rate: float = 0.0,
+    router: str = "least_loaded",
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
@@ -653,9 +664,11 @@ def at_rate(
     work), and for a free batch slot when all are taken (slot_wait: Erlang C over the batch limit, each request
     holding its slot for its prefill and its output tokens' steps); attention-DP balancing adds its gather
     (_balancing_wait). With `fleet_rate` (the whole load, requests/s) the fleet's fleet_rate / rate_per_replica
-    replicas pool their slots and their prompt encoding: a least-loaded router sends a request to a replica with a
-    free slot, and not encoding a prompt while one is free, so both waits are Erlang C over all of them (what lets
-    replicas of a few slots, Neuron's compiled batches, run loaded, and long prompts share the fleet's encoders)."""
+    replicas behind a `router` pool their slots and their prompt encoding: a least-loaded router sends a request to
+    a replica with a free slot, and not encoding a prompt while one is free, so both waits are Erlang C over all of
+    them (what lets replicas of a few slots, Neuron's compiled batches, run loaded, and long prompts share the
+    fleet's encoders); two random draws find an encoding replica more often (prompt_waits), and a free slot only
+    among the two."""
     lam = np.asarray(rate_per_replica, dtype=np.float64)
     need = lam * out  # output tokens/s
     rho = np.where(est.throughput > 0, need / np.maximum(est.throughput, 1e-12), np.inf)
@@ -674,15 +687,17 @@ def at_rate(
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot
     prompt_load = np.minimum(rho_p, MAX_UTILISATION)
-    # requests a replica holds, which hide from the router which replica encodes a prompt; a replica of one slot
-    # takes a second request only when every replica holds one, a wait for a slot (below), not behind a prompt
+    # requests a replica holds, among which random draws land on one encoding a prompt more often; a replica of one
+    # slot takes a second request only when every replica holds one, a wait for a slot (below), not behind a prompt
     held = np.where(top > 1.0, lam * hold, 0.0)
     replicas = np.asarray(pooled, dtype=np.float64)
-    queue, queue99 = prompt_wait(replicas, held, busy, est.prefill_s, est.prefill_work_s, prompt_load)
-    slots = top * pooled
+    queue, queue99 = prompt_wait(router, replicas, held, busy, est.prefill_s, est.prefill_work_s, prompt_load)
+    # a request finds a free slot among the replicas its router weighs: all of them, or the two it draws
+    drawn = np.minimum(pooled, 2.0) if router == "power_of_two" else pooled
+    slots = top * drawn
     # one-token answers (a prefill pool's) leave with their prompt: the prompt queue is all their wait
     holds = out > 1.0
-    offered = np.minimum(lam * pooled * hold, MAX_UTILISATION * slots)
+    offered = np.minimum(lam * drawn * hold, MAX_UTILISATION * slots)
     held, held99 = slot_wait(slots, offered, hold) if holds else (np.zeros_like(hold), np.zeros_like(hold))
     iteration = tpot * (drafting.spec.tokens_per_step if drafting else 1.0)  # a drafting step yields tau tokens
     wait = iteration / 2.0 + queue + held  # the iteration in flight when it arrives, then the queues

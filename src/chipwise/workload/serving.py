@@ -243,6 +243,10 @@ class PoolSpec(_Strict):
     max_tokens: TokenCount | None = None
 
 
+#: how a deployment spreads its requests over its replicas (serve.sim.policies.ROUTERS)
+RouterName = Literal["round_robin", "least_loaded", "power_of_two"]
+
+
 class ServePlan(_Strict):
     """A serving configuration; omitted knobs are searched (or take the engine's defaults)."""
 
@@ -269,7 +273,7 @@ class ServePlan(_Strict):
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None
-    router: Literal["round_robin", "least_loaded"] = "least_loaded"
+    router: RouterName = "least_loaded"
 
     @model_validator(mode="after")
     def _pools(self) -> ServePlan:
@@ -674,7 +678,8 @@ def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: st
 
 @dataclass(frozen=True)
 class ServingJob:
-    """What to serve: the model, request lengths, the load, how many requests, and the prefix-cache hit rate."""
+    """What to serve: the model, request lengths, the load, how many requests, the prefix-cache hit rate, and the
+    router that spreads the requests over the replicas (serve.sim.policies.ROUTERS)."""
 
     model: ModelSpec
     input: LengthDist
@@ -684,6 +689,7 @@ class ServingJob:
     duration_s: float | None = None
     prefix_hit_rate: float = 0.0
     trace: Trace | None = field(default=None, repr=False)
+    router: str = "least_loaded"
 
     @property
     def mean_input(self) -> float:
@@ -793,4 +799,5 @@ def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
         duration_s=float(sc.duration_s) if sc.duration_s is not None else None,
         prefix_hit_rate=float(sc.prefix_hit_rate),
         trace=trace,
+        router=sc.plan.router if sc.plan else "least_loaded",
     )

@@ -26,6 +26,7 @@ from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
+from chipwise.serve.sim.policies import check_router
 from chipwise.workload.serving import load_of
 
 
@@ -120,6 +121,15 @@ def serve(
             "several, and none, separated by commas are compared (e.g. none,mtp:1,mtp:3).",
         ),
     ] = None,
+    router: Annotated[
+        str,
+        typer.Option(
+            "--router",
+            help="How requests are spread over the replicas: least_loaded (fewest outstanding requests, ties in turn: "
+            "HAProxy leastconn, NGINX least_conn), power_of_two (the fewer of two drawn at random: Envoy, gRPC "
+            "least_request) or round_robin.",
+        ),
+    ] = "least_loaded",
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
     pareto: Annotated[
         bool, typer.Option("--pareto", help="Also print each chip's throughput-per-chip vs TPOT Pareto front.")
@@ -144,6 +154,7 @@ def serve(
     load = load_of(rate, concurrency, offline)
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
     targets = check_slo(slo)
+    check_router(router)
     cat = catalog_from(catalog_files, sets)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
         cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region
@@ -180,6 +191,7 @@ def serve(
             disaggregated=disaggregated is not False,
             speculative=speculative,
             progress=tell,
+            router=router,
         )
     report["skipped"].extend(unrunnable)
     fmt.explain_plan_serve(report)

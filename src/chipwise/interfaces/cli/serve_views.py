@@ -23,6 +23,10 @@ _ms = fmt.latency
 PERCENTILES = ("p50", "p90", "p99")
 
 
+#: how the check's footnote names each router (--router)
+ROUTER_NAMES = {"least_loaded": "least-loaded", "power_of_two": "power-of-two-choices", "round_robin": "round-robin"}
+
+
 def _stats(d: dict[str, float], unit: tuple[float, str] | None = None) -> str:
     return fmt.latencies([d.get(k) for k in PERCENTILES], unit, sep=" / " if unit is None else "/")
 
@@ -430,8 +434,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         if counts:
             span = f"{counts[0]:,}" + (f"-{counts[-1]:,}" if len(counts) > 1 else "")
             steady = all(v["simulated"].get("steady_state", True) for v in report["verified"] if v.get("simulated"))
+            behind = f", the replicas behind a {ROUTER_NAMES.get(report.get('router', ''), 'least-loaded')} router"
             console.print(
-                f"[dim]each check simulated {span} requests (enough for a steady state)[/]"
+                f"[dim]each check simulated {span} requests (enough for a steady state){behind} (--router)[/]"
                 if steady
                 else f"[yellow]each check simulated {span} requests: too few for a steady state (the arrivals end "
                 "before the first requests do); raise --requests[/]"
