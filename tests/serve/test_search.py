@@ -373,6 +373,38 @@ def test_a_closed_loop_estimate_agrees_with_the_steady_simulation(catalog: Catal
     assert crowded.ttft[0] > 10.0 * op.ttft[0] and crowded.tpot[0] > op.tpot[0]
 
 
+def test_closed_loop_users_behind_two_random_draws_meet_encoding_replicas(catalog: Catalog, hw: Hardware) -> None:
+    """32 users on eight H200 replicas of Llama-3.1-8B (vLLM, 16 slots), 16,000-token prompts and 200-token answers.
+    A least-loaded router sends a user's next request to the replica its last one left, which is not encoding a
+    prompt: the first token is the prompt's own prefill, as one replica alone reads it (simulated p99 0.80 s). Two
+    random draws send it to replicas that may be encoding (prompt_wait over the eight): simulated p99 3.0 s, the
+    estimate within 15% of it."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.serving import LengthDist, Load, ServingJob
+
+    model = load_model(catalog, "llama-3.1-8b")
+    system = hw.system("h200")
+    eng = engine_profile(catalog, "vllm", system.chip.family)
+    inp, out = 16000, 200
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 1, "pp": 1, "ep": 1, "max_batch": 16})
+    est = estimate(model, system, eng, cand, "bf16", "bf16", float(inp), float(out), eng.max_tokens)
+    replica = setup_replica(
+        catalog, model, system, "vllm", ReplicaPlan(tp=1, max_batch=16), float(inp), float(out), inp + out
+    )
+    job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("closed", concurrency=32), 2400)
+    args = (model, system, eng, est, "bf16", "bf16", float(inp), float(out), np.asarray([4.0]), None, 32.0)
+    alone = closed_loop(*args[:-2])
+    for router in ("least_loaded", "power_of_two"):
+        op = closed_loop(*args, router)
+        sim, _ = run_job(job, ServingSetup((Pool(replica, 8),), router), seed=0, steady_latencies=True)
+        if router == "least_loaded":
+            assert op.ttft_p99[0] == alone.ttft_p99[0]
+            assert sim["ttft_s"]["p99"] == pytest.approx(alone.ttft_p99[0], rel=0.05)
+        else:
+            assert sim["ttft_s"]["p99"] > 3.0 * alone.ttft_p99[0]
+            assert op.ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.15)
+
+
 def test_a_prompt_over_the_budget_runs_as_a_chunk_and_a_remainder(catalog: Catalog, hw: Hardware) -> None:
     """Llama-3.1-70B on one GB300 with 8,192-token prompts and an 8,192-token budget: a prompt joins a full chunk
     (~390 ms of work) and a remainder of a few tokens that still takes the Grace host's launch floor (~213 ms).

@@ -287,7 +287,10 @@ def choose(
     lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
     if job.load.kind == "closed":
         seats, tpot, ttft = _fitting(
-            est, lambda e: max_users(model, system, eng, e, weight, kv, inp, out, targets, drafting)
+            est,
+            lambda e: max_users(
+                model, system, eng, e, weight, kv, inp, out, targets, drafting, load.concurrency, job.router
+            ),
         )
         rate = np.zeros(len(cand))
     else:
@@ -423,7 +426,8 @@ def choose(
         one = est.take(np.asarray([i]))
         if load.kind == "closed":
             users = np.asarray([load.concurrency / max(1, replicas)])
-            op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting)
+            fleet = (load.concurrency, job.router)
+            op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting, *fleet)
         else:
             share_i = np.asarray([lam / max(1, replicas)])
             op = at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam, job.router)
@@ -514,13 +518,17 @@ def max_users(
     out: float,
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
+    fleet_users: float = 0.0,
+    router: str = "least_loaded",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the most closed-loop users one replica serves within the SLO (0 if not one; at most
-    USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there (closed_loop),
-    by an eight-way search. With no SLO, one per batch slot: users beyond would only queue."""
+    USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there (closed_loop,
+    `fleet_users` of them behind `router`), by an eight-way search. With no SLO, one per batch slot: users beyond
+    would only queue."""
     top = np.maximum(est.batch, 1.0)
+    fleet = (fleet_users, router)
     if not targets:
-        op = closed_loop(model, system, eng, est, weight, kv, inp, out, top, drafting)
+        op = closed_loop(model, system, eng, est, weight, kv, inp, out, top, drafting, *fleet)
         seated = np.where(est.fits & np.isfinite(op.tpot), top, 0.0)
         return seated, op.tpot, op.ttft_p99
     n = len(est.cand)
@@ -531,11 +539,11 @@ def max_users(
             break
         # USER_SPLITS - 1 user counts splitting (lo, hi) evenly, all in one vectorised call over the tiled candidates
         users = np.maximum(np.floor(lo + (hi - lo) * (np.arange(1, USER_SPLITS)[:, None] / USER_SPLITS)), 1.0)
-        op = closed_loop(model, system, eng, tiled, weight, kv, inp, out, users.ravel(), drafting)
+        op = closed_loop(model, system, eng, tiled, weight, kv, inp, out, users.ravel(), drafting, *fleet)
         ok = (tiled.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)).reshape(users.shape)
         lo = np.maximum(lo, np.where(ok, users, 0.0).max(axis=0))
         hi = np.minimum(hi, np.where(~ok & (users > lo), users, np.inf).min(axis=0))
-    op = closed_loop(model, system, eng, est, weight, kv, inp, out, np.maximum(lo, 1.0), drafting)
+    op = closed_loop(model, system, eng, est, weight, kv, inp, out, np.maximum(lo, 1.0), drafting, *fleet)
     found = lo >= 1
     return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
 

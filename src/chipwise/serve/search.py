@@ -729,14 +729,18 @@ def closed_loop(
     out: float,
     users: Array,
     drafting: Drafting | None = None,
+    fleet_users: float = 0.0,
+    router: str = "least_loaded",
 ) -> Operating:
     """Where each candidate runs with `users` closed-loop users per replica, out of step as a deployment's steady
     users are (serve.simulate.phase_ramp), each issuing its next request when its last one ends. The users hold
     the batch: the B = U O t / (F + O t) of them decoding (F: the first token's latency) set the step time t, so
     a loaded replica runs slower steps rather than queueing (its throughput B / t levels off where prompts make the
-    steps compute-bound). A prompt waits only for the iteration in flight (half a step on average, a whole one at
-    the tail; attention-DP balancing adds the gather of one prompt per rank). Users beyond the batch slots wait for
-    one: (U - slots) / rate before their first token."""
+    steps compute-bound). A prompt waits for the iteration in flight (half a step on average, a whole one at the
+    tail; attention-DP balancing adds the gather of one prompt per rank): a least-loaded router or a round robin
+    sends a user's next request to the replica its last one left, which is not encoding a prompt. Two random draws
+    (`router` power_of_two, over the fleet_users / users replicas) send it to one that may be: prompt_wait over
+    them. Users beyond the batch slots wait for one: (U - slots) / rate before their first token."""
     # the slots of the plan the search makes: its batch cap holds every request at its full context
     # (serving_choice.kv_limited_batch), fewer than an on-demand engine's saturation estimate seats at the mean one
     top = np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
@@ -753,6 +757,12 @@ def closed_loop(
     rate = seated / (first + iteration / 2.0 + out * t)
     gather, gather99 = _balancing_wait(eng, est, b, rate, iteration, poisson=False)
     wait, wait99 = iteration / 2.0 + gather, iteration + gather99
+    if router == "power_of_two" and fleet_users > 0:
+        replicas = np.maximum(fleet_users / np.maximum(u, 1.0), 1.0)
+        busy = np.minimum(rate * est.prefill_s, 1.0)
+        loaded = np.minimum(rate * est.prefill_work_s, MAX_UTILISATION)
+        queue, queue99 = prompt_wait(router, replicas, seated, busy, est.prefill_s, est.prefill_work_s, loaded)
+        wait, wait99 = wait + queue, wait99 + queue99
     queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
     fits = est.fits
     return Operating(
