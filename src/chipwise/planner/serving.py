@@ -702,6 +702,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         },
         "plan": plan_out,
         "plan_source": source,
+        "router": setup.router,
         "slo": targets,
         "slo_met": slo_met,
         **{

@@ -139,6 +139,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
+    if sum(p["replicas"] for p in ([plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan])) > 1:
+        head.add_row("router", f"{ROUTER_NAMES.get(r.get('router', ''), 'least-loaded')} (plan.router)")
     provenance = [f"{c}: defaults (no serving run of its family fitted)" for c in r.get("engine_defaults") or ()]
     provenance += [f"{c}: carried from {src}" for c, src in (r.get("engine_carried") or {}).items()]
     if provenance:
