@@ -4,12 +4,13 @@ Per replica: one replica per case, Poisson arrivals at 30%, 60% and 85% of the e
 requests of fixed lengths; TPOT (estimate / simulated p50, p99 / p99), TTFT (mean / mean, p99 / p99) and the share
 of the offered output tokens/s the simulation delivered.
 
-Fleets of one shape: 4 and 16 replicas behind a least-loaded router at the same loads per replica; the p99 TTFT
-estimate for the fleet (its prompt queue pooled over the replicas) against the simulated fleet's.
+Fleets of one shape: 4 and 16 replicas behind the router (--router, least-loaded by default) at the same loads per
+replica; the p99 TTFT estimate for the fleet (its prompt queue pooled over the replicas) against the simulated
+fleet's.
 
-Per fleet: `plan serve` picks the cheapest replica count from the estimate, then the simulator adds replicas until
-the SLO holds, or takes them away while it still holds; the ratio of the two chip counts is what the estimate
-missed (above 1: too few chips, below 1: too many).
+Per fleet (behind the same router): `plan serve` picks the cheapest replica count from the estimate, then the
+simulator adds replicas until the SLO holds, or takes them away while it still holds; the ratio of the two chip
+counts is what the estimate missed (above 1: too few chips, below 1: too many).
 Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin]
 """
 
