@@ -114,7 +114,7 @@ class LeastLoaded:
     `balance leastconn`: "round-robin is performed within groups of servers of the same load"; NGINX's
     `least_conn` likewise). Ties broken to the lowest index instead piled the next prompt onto the replica still
     encoding the last one: 200 replicas met a TTFT target that 300 missed (Llama 3.1 70B on trn2, 4,000-token
-    prompts; docs/serving.md section 3)."""
+    prompts; docs/serving.md section 5, stop 32)."""
 
     def __init__(self, replicas: int) -> None:
         self.replicas = replicas
