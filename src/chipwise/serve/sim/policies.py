@@ -122,11 +122,7 @@ class LeastLoaded:
 
     def pick(self, loads: Sequence[int]) -> int:
         n = len(loads)
-        best, low = self._next, loads[self._next]
-        for k in range(1, n):
-            i = (self._next + k) % n
-            if loads[i] < low:
-                best, low = i, loads[i]
+        best = min(range(self._next, self._next + n), key=lambda k: loads[k % n]) % n  # the first low in turn
         self._next = (best + 1) % n
         return best
 
