@@ -16,8 +16,11 @@ from chipwise.validation.harness import (
     GUIDELLM,
     INFERENCEX,
     SGLANG_RANDOM_DEFAULT,
+    SHAREGPT_MAX_TOTAL,
+    SHAREGPT_MIN_TOKENS,
     harness_of,
     mean_length,
+    sharegpt_replies,
 )
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import _run, generated_length, predict_case, prepare
@@ -217,6 +220,41 @@ def test_a_run_is_simulated_at_the_output_length_it_generated(catalog: Catalog) 
     # a stated length that is the length (ignore_eos benchmarks) is kept
     fixed = _row(output_len="1024", ttft_ms="200", tpot_ms="20", e2e_latency_s="10")
     assert generated_length(fixed) is None
+
+
+def test_sharegpt_replies_spread_as_the_benchmarks_sample_them() -> None:
+    """A lognormal with CV 0.93 keeps the stated mean, its median about 0.73 of it (the SGLang cookbook's one-user
+    run: 156 against 212.5 tokens), within the benchmarks' filter: 4 tokens at least, 2,048 with the prompt."""
+    lengths = sharegpt_replies(195.0, 215.0).sample(200_000, np.random.default_rng(0))
+    assert lengths.mean() == pytest.approx(195.0, rel=0.01)
+    assert np.median(lengths) / lengths.mean() == pytest.approx(0.73, abs=0.02)
+    assert lengths.min() >= SHAREGPT_MIN_TOKENS and lengths.max() <= SHAREGPT_MAX_TOTAL - 215
+    # near the room a long prompt leaves, the bounded lengths still keep the stated mean
+    near_cap = sharegpt_replies(600.0, 1000.0)
+    assert near_cap.high == SHAREGPT_MAX_TOTAL - 1000
+    assert near_cap.expected == pytest.approx(600.0, rel=0.01)
+
+
+def test_a_sharegpt_burst_drains_at_the_pace_of_its_longest_replies(catalog: Catalog) -> None:
+    """1,000 prompts released at once: with ShareGPT's replies the run lasts until its longest ones finish at a small
+    batch, so it delivers fewer tokens a second than the same burst at the mean length (GPUStack's gpt-oss-120b on
+    four H100s read +178% at the mean length, docs/research/heldout_gpustack_h100.csv W006)."""
+    burst = {
+        "model": "gpt-oss-120b",
+        "num_chips": "4",
+        "precision": "MXFP4 MoE weights",
+        "serving_engine": "vLLM v0.10.2",
+        "parallelism": "TP4",
+        "batch_or_concurrency": "burst=1000 prompts",
+        "input_len": "215",
+        "output_len": "196",
+    }
+    fixed = prepare(catalog, _row(**burst, scenario="vllm bench serve, random dataset, request rate inf"))
+    spread = prepare(catalog, _row(**burst, scenario="vllm bench serve, ShareGPT dataset, request rate inf"))
+    assert fixed.job.output.kind == "fixed" and spread.job.output.kind == "lognormal"
+    assert any("ShareGPT replies" in n for n in spread.notes)
+    rate = {c.job.output.kind: predict_case(c)[0].predicted for c in (fixed, spread)}
+    assert rate["lognormal"] < 0.6 * rate["fixed"]
 
 
 @pytest.mark.parametrize(

@@ -28,18 +28,22 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: GenAI-Perf file at 41.6% on TTFT since it runs as Perf Analyzer's time windows; the InferenceX API file, measured
 #: 2026-12-01 at 27.1 / 20.7 / 32.1, whose four TP4 FP8 B200 rows need the same unstated memory share as above and
 #: whose B300 8K-prompt runs of 2026-04-17 read 1.5-4.5x slower than B200's of the same plan; its MTP rows, 52.4 /
-#: 23.4 / 40.9, 23.0 / 19.0 / 37.3 without those B300 runs)
+#: 23.4 / 40.9, 23.0 / 19.0 / 37.3 without those B300 runs). Since stop 33 ShareGPT replies spread as a lognormal:
+#: the GPUStack DeepSeek file reads 95.9 / 56.9 / 52.8 and the dense sweeps 16.4 / 16.6 / 18.8 (Z002's SGLang
+#: decode at 100 users turns eager once prompts arrive at random); GPUStack's H100 file (2026-12-02, stop 33)
+#: 67.0 / 50.3 / 46.9, its bursts run on each engine's defaults, which its pages only partly state)
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 18.0, "ttft_s": 33.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 23.0, "tpot_s": 21.0, "ttft_s": 45.0}),
     "heldout_inferencex.csv": ((79, 77), {"output_tokens_per_s_per_chip": 18.0, "tpot_s": 18.0, "ttft_s": 35.0}),
-    "heldout_dense_sweeps.csv": ((25, 25), {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 17.0, "ttft_s": 19.0}),
+    "heldout_dense_sweeps.csv": ((25, 25), {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 19.0, "ttft_s": 21.0}),
     "heldout_amd.csv": ((29, 29), {"output_tokens_per_s_per_chip": 78.0, "tpot_s": 38.0, "ttft_s": 78.0}),
     "heldout_gaudi.csv": ((34, 34), {"output_tokens_per_s_per_chip": 41.0, "tpot_s": 84.0, "ttft_s": 97.0}),
     "heldout_gpustack_deepseek.csv": (
         (13, 13),
-        {"output_tokens_per_s_per_chip": 135.0, "tpot_s": 60.0, "ttft_s": 56.0},
+        {"output_tokens_per_s_per_chip": 100.0, "tpot_s": 60.0, "ttft_s": 56.0},
     ),
+    "heldout_gpustack_h100.csv": ((54, 53), {"output_tokens_per_s_per_chip": 72.0, "tpot_s": 55.0, "ttft_s": 51.0}),
     "heldout_trt_engine_mixtral.csv": ((135, 135), {"output_tokens_per_s_per_chip": 14.0}),
     "heldout_trt_engine_dense.csv": ((184, 184), {"output_tokens_per_s_per_chip": 17.5}),
     "heldout_trt_engine_ttft.csv": ((42, 42), {"ttft_s": 20.0}),

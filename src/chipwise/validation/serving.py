@@ -41,7 +41,14 @@ from chipwise.serve.speculation import Speculation, acceptance_for_length, with_
 from chipwise.validation.cells import parse_positive
 from chipwise.validation.consistency import self_check
 from chipwise.validation.groundtruth import read_inference
-from chipwise.validation.harness import Harness, harness_of, mean_length
+from chipwise.validation.harness import (
+    SHAREGPT_REPLY_CV,
+    Harness,
+    harness_of,
+    mean_length,
+    sharegpt,
+    sharegpt_replies,
+)
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.rows import SKIP_DISAGGREGATED, InferenceRow
 from chipwise.validation.serving_rows import (
@@ -721,10 +728,14 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
             after_warmup = gen.after_warmup and users > 1
         if gen.duration_s is None or users > 1:
             notes.append(gen.note(users, issued))
+    output = _job_lengths(gen, row.raw.get("output_len", ""), max(1.0, stated_out))
+    if sharegpt(row):
+        output = sharegpt_replies(max(1.0, stated_out), served_in)
+        notes.append(f"ShareGPT replies: lognormal lengths, mean {stated_out:.0f}, CV {SHAREGPT_REPLY_CV:g}")
     job = ServingJob(
         model=model,
         input=_job_lengths(gen, row.raw.get("input_len", ""), served_in),
-        output=_job_lengths(gen, row.raw.get("output_len", ""), max(1.0, stated_out)),
+        output=output,
         load=load,
         requests=n,
         duration_s=duration,
