@@ -359,8 +359,7 @@ def sharegpt_replies(mean: float, prompt: float) -> LengthDist:
     target = min(max(mean, float(SHAREGPT_MIN_TOKENS)), float(high))
     shape = target
     for _ in range(3):
-        dist = LengthDist("lognormal", shape, SHAREGPT_REPLY_CV * shape, SHAREGPT_MIN_TOKENS, high)
-        shape *= target / dist.expected
+        shape *= target / LengthDist("lognormal", shape, SHAREGPT_REPLY_CV * shape, SHAREGPT_MIN_TOKENS, high).expected
     return LengthDist("lognormal", shape, SHAREGPT_REPLY_CV * shape, SHAREGPT_MIN_TOKENS, high)
 
 

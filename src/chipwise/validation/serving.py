@@ -728,10 +728,11 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
             after_warmup = gen.after_warmup and users > 1
         if gen.duration_s is None or users > 1:
             notes.append(gen.note(users, issued))
-    output = _job_lengths(gen, row.raw.get("output_len", ""), max(1.0, stated_out))
     if sharegpt(row):
         output = sharegpt_replies(max(1.0, stated_out), served_in)
         notes.append(f"ShareGPT replies: lognormal lengths, mean {stated_out:.0f}, CV {SHAREGPT_REPLY_CV:g}")
+    else:
+        output = _job_lengths(gen, row.raw.get("output_len", ""), max(1.0, stated_out))
     job = ServingJob(
         model=model,
         input=_job_lengths(gen, row.raw.get("input_len", ""), served_in),
