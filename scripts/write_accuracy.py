@@ -163,6 +163,8 @@ HELDOUT = {
     "heldout_gaudi.csv": "Intel Gaudi 2 and 3 (Intel's tables, MLPerf v4.0)",
     "heldout_gpustack_deepseek.csv": "DeepSeek-R1 bursts and one sweep point on 8 H200 (vLLM, SGLang)",
     "heldout_gpustack_h100.csv": "gpt-oss, Qwen3-32B and Qwen3-235B bursts on 1-8 H100 (vLLM, SGLang, TensorRT-LLM)",
+    "heldout_vendor_tables.csv": "vendor blog tables: Llama 3.1 70B on MI300X and H100, gpt-oss on B200 and H100",
+    "heldout_bench_results.csv": "committed bench results: DeepSeek-R1 on H200, MI300X; Llama 3.x 70B on H200, H100",
     "heldout_trt_engine_mixtral.csv": "TensorRT-LLM v0.17 engine builds: Mixtral 8x7B, 8x22B on H100-A100",
     "heldout_trt_engine_dense.csv": "TensorRT-LLM v0.17 engine builds: Llama 3.1 8B-405B, Mistral 7B on H100-A100",
     "heldout_trt_engine_ttft.csv": "TensorRT-LLM v0.8-v0.9 engine builds: batch-1 first-token latency, H100-A100",

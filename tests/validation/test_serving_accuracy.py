@@ -573,6 +573,9 @@ def test_a_stated_closed_loop_wins_over_the_word_throughput(text: str, scenario:
         ),
         ("SGLang bench_serving, random 2000/100, burst: 500 requests", None, "offline"),
         ("Poisson arrivals, request rate 4 req/s", None, "rate"),
+        # a static batch of N prompts at once, however it is spelt, is not an offline queue of many
+        ("offline static-batch end-to-end latency, vLLM benchmark_latency", 16, "closed_loop"),
+        ("offline static batch latency", 1, "single"),
     ],
 )
 def test_an_unpaced_load_behind_a_concurrency_cap_is_a_closed_loop(text: str, users: int | None, scenario: str) -> None:

@@ -388,7 +388,7 @@ def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
         return "server"
     if "interactiv" in s:
         return "interactive"
-    if "static batch" in s:
+    if re.search(r"static[-_ ]batch", s):  # 'static batch', 'static-batch latency', 'static_batch'
         return "single" if concurrency == 1 else "closed_loop"
     unpaced = released_at_once(s)
     if concurrency is not None and unpaced:
