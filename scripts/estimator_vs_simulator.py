@@ -38,7 +38,7 @@ from chipwise.serve.search import at_rate, closed_loop, enumerate_candidates, es
 from chipwise.serve.sim.policies import ROUTERS
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
-from chipwise.workload.serving import LengthDist, Load, ServingJob
+from chipwise.workload.serving import DEFAULT_ROUTER, LengthDist, Load, ServingJob
 
 #: model, load (a rate in req/s, or closed-loop users), input and output tokens, SLO, chips to try
 CASES = [
@@ -239,7 +239,7 @@ def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--router", default="least_loaded", choices=list(ROUTERS), help="the fleets' router")
+    parser.add_argument("--router", default=DEFAULT_ROUTER, choices=list(ROUTERS), help="the fleets' router")
     router = parser.parse_args().router
     catalog = load_catalog()
     replicas(catalog)

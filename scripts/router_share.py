@@ -1,5 +1,5 @@
 """How often a routed prompt lands on a replica still encoding another, by router (the source of
-serve.search.routed_share).
+serve.search.ROUTED_FLOOR and ROUTED_REQUESTS).
 
 A fleet of n replicas behind one of the simulator's routers (serve/sim/policies: least_loaded takes the replicas
 tied at the fewest outstanding requests in turn, power_of_two draws two at random, round_robin goes in order). Each
@@ -19,7 +19,7 @@ import random
 import numpy as np
 
 from chipwise.serve.search import prompt_waits
-from chipwise.serve.sim.policies import make_router
+from chipwise.serve.sim.policies import ROUTERS, make_router
 
 REPLICAS = (4, 16, 64)
 BUSY = (0.05, 0.2, 0.5)
@@ -52,7 +52,7 @@ def waiting_share(router: str, n: int, busy: float, held: float, requests: int =
 def main() -> None:
     print("share of a lone replica's waits (P(wait) / busy) by requests held per replica L: simulated | estimate")
     header = " ".join(f"{'L=' + format(h, 'g'):>6s}" for h in HELD)
-    for router in ("least_loaded", "power_of_two", "round_robin"):
+    for router in ROUTERS:
         print(f"\n{router}\n{'replicas':>8s} {'busy':>5s} {header} | {header}")
         for n in REPLICAS:
             for busy in BUSY:

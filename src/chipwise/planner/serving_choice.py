@@ -28,7 +28,7 @@ from chipwise.serve.search import (
 )
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob, bare_seconds, slo_seconds
+from chipwise.workload.serving import DEFAULT_ROUTER, ServingJob, bare_seconds, slo_seconds
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -186,7 +186,7 @@ def max_rate(
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
     fleet_rate: float = 0.0,
-    router: str = "least_loaded",
+    router: str = DEFAULT_ROUTER,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the highest request rate one replica carries within the SLO (0 if none), and its TPOT and
     p99 TTFT estimates there (`fleet_rate`: the whole load, whose replicas behind `router` pool their batch slots:
@@ -519,7 +519,7 @@ def max_users(
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
     fleet_users: float = 0.0,
-    router: str = "least_loaded",
+    router: str = DEFAULT_ROUTER,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per candidate: the most closed-loop users one replica serves within the SLO (0 if not one; at most
     USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there (closed_loop,

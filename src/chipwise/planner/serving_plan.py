@@ -59,7 +59,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import MAX_SIMULATED, LengthDist, Load, ServingJob, is_count
+from chipwise.workload.serving import DEFAULT_ROUTER, MAX_SIMULATED, LengthDist, Load, ServingJob, is_count
 
 VERIFY_REQUESTS = 1200
 #: a simulated check of an open loop issues requests over this many of its estimated request latencies (a closed
@@ -126,7 +126,7 @@ def plan_serving(
     verify: int = 3,
     speculative: str | None = None,
     progress: Progress | None = None,
-    router: str = "least_loaded",
+    router: str = DEFAULT_ROUTER,
 ) -> dict[str, Any]:
     """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO: per hour
     under an open-loop rate, per million output tokens under a fixed concurrency or offline (`speculative`:
@@ -809,7 +809,7 @@ def _scenario(
             | {k: getattr(p.setup.plan, k) for k in shape}
             for p in pools
         }
-    if job.router != "least_loaded":
+    if job.router != DEFAULT_ROUTER:
         sc["plan"]["router"] = job.router
     if plans[-1].speculation is not None:
         sc["speculative"] = plans[-1].speculation.text()

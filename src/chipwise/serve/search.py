@@ -54,6 +54,7 @@ from chipwise.serve.kvcache import replica_memory
 from chipwise.serve.sim.policies import bucket
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import DEFAULT_ROUTER
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -655,7 +656,7 @@ def at_rate(
     rate_per_replica: Array,
     drafting: Drafting | None = None,
     fleet_rate: float = 0.0,
-    router: str = "least_loaded",
+    router: str = DEFAULT_ROUTER,
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
@@ -730,7 +731,7 @@ def closed_loop(
     users: Array,
     drafting: Drafting | None = None,
     fleet_users: float = 0.0,
-    router: str = "least_loaded",
+    router: str = DEFAULT_ROUTER,
 ) -> Operating:
     """Where each candidate runs with `users` closed-loop users per replica, out of step as a deployment's steady
     users are (serve.simulate.phase_ramp), each issuing its next request when its last one ends. The users hold

@@ -14,7 +14,7 @@ from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.sim.arrivals import arrival_times, offered_request_rate
 from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.run import Deployment, SimOutput, simulate
-from chipwise.workload.serving import Load, ServingJob
+from chipwise.workload.serving import DEFAULT_ROUTER, Load, ServingJob
 
 #: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'
 #: worth, so the batch refills several times inside the steady window).
@@ -49,7 +49,7 @@ class ServingSetup:
     """A deployment: one pool, or a prefill pool and a decode pool joined by a KV transfer."""
 
     pools: tuple[Pool, ...]
-    router: str = "least_loaded"
+    router: str = DEFAULT_ROUTER
     transfer: KVTransfer | None = None
 
     @property

@@ -245,6 +245,8 @@ class PoolSpec(_Strict):
 
 #: how a deployment spreads its requests over its replicas (serve.sim.policies.ROUTERS)
 RouterName = Literal["round_robin", "least_loaded", "power_of_two"]
+#: the router a deployment that names none runs behind
+DEFAULT_ROUTER: RouterName = "least_loaded"
 
 
 class ServePlan(_Strict):
@@ -273,7 +275,7 @@ class ServePlan(_Strict):
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None
-    router: RouterName = "least_loaded"
+    router: RouterName = DEFAULT_ROUTER
 
     @model_validator(mode="after")
     def _pools(self) -> ServePlan:
@@ -689,7 +691,7 @@ class ServingJob:
     duration_s: float | None = None
     prefix_hit_rate: float = 0.0
     trace: Trace | None = field(default=None, repr=False)
-    router: str = "least_loaded"
+    router: str = DEFAULT_ROUTER
 
     @property
     def mean_input(self) -> float:
@@ -799,5 +801,5 @@ def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
         duration_s=float(sc.duration_s) if sc.duration_s is not None else None,
         prefix_hit_rate=float(sc.prefix_hit_rate),
         trace=trace,
-        router=sc.plan.router if sc.plan else "least_loaded",
+        router=sc.plan.router if sc.plan else DEFAULT_ROUTER,
     )

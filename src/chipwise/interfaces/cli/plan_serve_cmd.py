@@ -27,7 +27,7 @@ from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.serve.sim.policies import check_router
-from chipwise.workload.serving import load_of
+from chipwise.workload.serving import DEFAULT_ROUTER, load_of
 
 
 def _scenario_path(path: Path | None) -> Path | None:
@@ -129,7 +129,7 @@ def serve(
             "HAProxy leastconn, NGINX least_conn), power_of_two (the fewer of two drawn at random: Envoy, gRPC "
             "least_request) or round_robin.",
         ),
-    ] = "least_loaded",
+    ] = DEFAULT_ROUTER,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
     pareto: Annotated[
         bool, typer.Option("--pareto", help="Also print each chip's throughput-per-chip vs TPOT Pareto front.")

@@ -15,7 +15,7 @@ from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.simulate import NEAR_CAPACITY
-from chipwise.workload.serving import ServeScenario
+from chipwise.workload.serving import DEFAULT_ROUTER, ServeScenario
 
 _ms = fmt.latency
 
@@ -25,6 +25,10 @@ PERCENTILES = ("p50", "p90", "p99")
 
 #: how the check's footnote names each router (--router)
 ROUTER_NAMES = {"least_loaded": "least-loaded", "power_of_two": "power-of-two-choices", "round_robin": "round-robin"}
+
+
+def _router_name(report: dict[str, Any]) -> str:
+    return ROUTER_NAMES[report.get("router", DEFAULT_ROUTER)]
 
 
 def _stats(d: dict[str, float], unit: tuple[float, str] | None = None) -> str:
@@ -140,7 +144,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
     if sum(p["replicas"] for p in ([plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan])) > 1:
-        head.add_row("router", f"{ROUTER_NAMES.get(r.get('router', ''), 'least-loaded')} (plan.router)")
+        head.add_row("router", f"{_router_name(r)} (plan.router)")
     provenance = [f"{c}: defaults (no serving run of its family fitted)" for c in r.get("engine_defaults") or ()]
     provenance += [f"{c}: carried from {src}" for c, src in (r.get("engine_carried") or {}).items()]
     if provenance:
@@ -436,7 +440,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         if counts:
             span = f"{counts[0]:,}" + (f"-{counts[-1]:,}" if len(counts) > 1 else "")
             steady = all(v["simulated"].get("steady_state", True) for v in report["verified"] if v.get("simulated"))
-            behind = f", the replicas behind a {ROUTER_NAMES.get(report.get('router', ''), 'least-loaded')} router"
+            behind = f", the replicas behind a {_router_name(report)} router"
             console.print(
                 f"[dim]each check simulated {span} requests (enough for a steady state){behind} (--router)[/]"
                 if steady

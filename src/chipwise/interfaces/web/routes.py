@@ -28,7 +28,7 @@ from chipwise.planner.training import OBJECTIVES, plan_training, predict_trainin
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.workload.presets import preset_id, preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
-from chipwise.workload.serving import RouterName, ServeScenario, load_of
+from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 Request = TypeVar("Request", bound=BaseModel)
@@ -161,7 +161,7 @@ class PlanServeRequest(BaseModel):
     region: str | None = None
     disaggregated: bool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
     speculative: str | None = None
-    router: RouterName = "least_loaded"
+    router: RouterName = DEFAULT_ROUTER
     top: IntCount | None = None
 
 

@@ -21,6 +21,7 @@ from chipwise.serve.sim.policies import SchedulerPolicy, make_router
 from chipwise.serve.sim.replica import Replica
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
+from chipwise.workload.serving import DEFAULT_ROUTER
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -43,7 +44,7 @@ class Deployment:
     (t = latency + prompt tokens x seconds per token, each replica's transfers in turn on its links)."""
 
     pools: tuple[PoolSim, ...]
-    router: str = "least_loaded"
+    router: str = DEFAULT_ROUTER
     transfer_latency_s: float = 0.0
     transfer_s_per_token: float = 0.0
     #: a request reaches the first pool's scheduler this long after it is sent (the serving front end)
