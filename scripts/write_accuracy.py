@@ -170,6 +170,7 @@ HELDOUT = {
     "heldout_trt_engine_ttft.csv": "TensorRT-LLM v0.8-v0.9 engine builds: batch-1 first-token latency, H100-A100",
     "heldout_inferencex_api.csv": "InferenceX API: DeepSeek-R1 sweeps on B200, B300, H200, MI300X-MI355X (SGLang, TRT)",
     "heldout_inferencex_api_mtp.csv": "InferenceX API: DeepSeek-R1 with MTP on B200, B300, H200 (SGLang, TensorRT-LLM)",
+    "heldout_inferencex_disagg.csv": "InferenceX API: DeepSeek-R1 disaggregated on GB200, GB300, B200-H100, MI355X",
 }
 
 

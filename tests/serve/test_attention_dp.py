@@ -22,10 +22,13 @@ from chipwise.serve.iteration import (
     ACT_BYTES,
     Shapes,
     attention_projections,
+    expert_slot_share,
+    host_sequence_time,
     prefill_pairs,
     rank_imbalance,
     token_costs,
 )
+from chipwise.serve.kvcache import weights_per_rank
 from chipwise.serve.plan import ReplicaPlan, plan_label
 from chipwise.serve.search import enumerate_candidates, estimate
 from chipwise.serve.sim.run import Deployment, simulate
@@ -395,3 +398,34 @@ def test_a_closed_loops_balancing_wait_agrees_with_the_simulation(catalog: Catal
     assert op.ttft[0] == pytest.approx(ttft[0]["mean"], rel=0.15)
     assert op.ttft_p99[0] == pytest.approx(ttft[0]["p99"], rel=0.2)
     assert ttft[0]["mean"] > 3.0 * ttft[1]["mean"] and op.ttft[0] > 3.0 * op.ttft[1]
+
+
+def test_sglangs_ranks_do_their_own_requests_host_work_and_tensorrt_llms_rank_zero_does_all(catalog: Catalog) -> None:
+    """SGLang runs one scheduler per attention-DP rank, each over its own requests, so 800 sequences on 8 ranks cost
+    the host work of 100 an iteration; TensorRT-LLM gathers every rank's responses to rank 0, which files all 800; one
+    sequence costs its own work wherever it runs; without attention DP one loop does them all."""
+    sglang = engine_profile(catalog, "sglang", "blackwell")
+    trtllm = engine_profile(catalog, "trtllm", "blackwell")
+    adp, plain = Shapes.of(8, 1, 8, 1), Shapes.of(8, 1, 8, 0)
+    assert float(host_sequence_time(sglang, adp, 800.0)) == pytest.approx(100 * sglang.host_sequence_s, rel=1e-12)
+    assert float(host_sequence_time(sglang, adp, 1.0)) == pytest.approx(sglang.host_sequence_s, rel=1e-12)
+    assert float(host_sequence_time(sglang, plain, 800.0)) == pytest.approx(800 * sglang.host_sequence_s, rel=1e-12)
+    assert float(host_sequence_time(trtllm, adp, 800.0)) == pytest.approx(800 * trtllm.host_sequence_s, rel=1e-12)
+
+
+def test_experts_on_ranks_that_do_not_divide_them_take_whole_slots(catalog: Catalog, hw: Hardware) -> None:
+    """DeepSeek-R1's 256 routed experts on 48 expert-parallel ranks (the GB200 recipes' DEP48) take 288 slots, 6 a
+    rank, copies of the busiest experts among them: a rank holds 6 / 5.33 of an even share of the expert weights,
+    and a plan of that shape is accepted. 32 ranks divide them evenly."""
+    model = load_model(catalog, "deepseek-v3")
+    moe = model.groups[-1].moe
+    assert moe is not None and moe.experts == 256
+    assert float(expert_slot_share(moe, 48.0)) == pytest.approx(288 / 256, rel=1e-12)
+    assert float(expert_slot_share(moe, 32.0)) == 1.0
+    even = float(weights_per_rank(model, Shapes.of(48, 1, 1, 1), "fp8"))  # experts split by tensor parallelism
+    slots = float(weights_per_rank(model, Shapes.of(48, 1, 48, 1), "fp8"))
+    routed = sum(g.count * g.moe.experts * g.moe.expert_params(model.hidden) for g in model.groups if g.moe)
+    assert slots - even == pytest.approx(routed * (288 / 256 - 1.0) / 48, rel=1e-9)  # fp8: a byte a parameter
+    plan = ReplicaPlan(tp=48, ep=48, attention_dp=True, max_batch=4096, weight_precision="fp8", kv_precision="fp8")
+    s = setup_replica(catalog, model, hw.system("gb200-nvl72"), "sglang", plan, 1024.0, 1024.0)
+    assert s.plan.ep == 48 and s.memory.weights == pytest.approx(slots, rel=1e-9)

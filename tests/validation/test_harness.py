@@ -524,3 +524,30 @@ def test_one_static_batch_on_several_chips_is_one_model_instance(catalog: Catalo
     assert shapes[0] == (2, 1, "inferred") and shapes[1] == (1, 1, "given") and shapes[2] == (1, 2, "given")
     assert shapes[3][2] == "searched"
     assert any("one static batch on 2 chips is one model instance" in n for n in cases[0].notes)
+
+
+def test_inferencex_dynamo_prefill_workers_run_their_recipes_budget_and_moris_keep_the_engines(
+    catalog: Catalog,
+) -> None:
+    """InferenceX's disaggregated runs launch from srt-slurm recipes whose prefill workers encode 16,384 tokens per
+    rank an iteration: SGLang's eight attention-DP ranks share a chunked-prefill size of 131,072 (a prompt chunk of
+    16,384 each), TensorRT-LLM's ranks take 16,384 each; MoRI's runs keep the engine's budget. Their GB200 decode
+    worker of 48 expert-parallel ranks keeps EP48 (whole expert slots, serve.iteration.expert_slot_share) and, its
+    per-sequence host work split over its 48 schedulers, steps through 4,096 sequences in under 30 ms (measured TPOT
+    23.5 ms; 49 ms with one loop over the batch and the experts tensor-parallel)."""
+    from chipwise.planner.serving import _breakdown
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "research" / "heldout_inferencex_disagg.csv"
+    rows = {r.id: r for r in read_inference(path, known_chips=frozenset(catalog.chips))}
+    sglang = prepare(catalog, rows["D159"])  # prefill TP8 EP8 attention DP x 3; decode TP48 EP48 attention DP
+    prefill, decode = (pool.setup for pool in sglang.setup.pools)
+    assert (prefill.plan.max_tokens, prefill.prompt_chunk) == (131072, 16384)
+    assert decode.plan.ep == 48 and decode.plan.attention_dp
+    assert any("16384 tokens per rank" in n for n in sglang.notes)
+    step = sum(_breakdown(decode, sglang.job.model, 4096.0, 1024.0, 1024.0, prompts=False).values())
+    assert step < 0.030
+    trtllm = prepare(catalog, rows["D166"])  # prefill TP4 EP4 attention DP x 1
+    assert trtllm.setup.pools[0].setup.plan.max_tokens == 16384
+    mori = prepare(catalog, rows["D386"])
+    assert not any("tokens per rank" in n for n in mori.notes)
+    assert mori.setup.pools[0].setup.plan.max_tokens != 16384 * 8

@@ -108,6 +108,9 @@ class EngineProfile:
     #: with attention DP every rank schedules its own max_batch / max_tokens (TensorRT-LLM, vLLM); False where the
     #: limits are the replica's, shared by its ranks (SGLang)
     adp_budget_per_rank: bool = True
+    #: with attention DP each rank's engine loop does the per-sequence host work of its own requests (SGLang, vLLM);
+    #: False where one rank does every rank's (TensorRT-LLM gathers the responses to rank 0)
+    adp_host_loops: bool = True
     #: host time per sequence an iteration samples (the engine loop's per-request work: appending the token, stop
     #: checks, detokenising and streaming it), on an x86 DGX-class host
     sequence_overhead_s: float = 0.0
@@ -306,6 +309,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         decode_first=num("decode_first") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
         adp_budget_per_rank=num("adp_budget_per_rank") > 0.5,
+        adp_host_loops=num("adp_host_loops") > 0.5,
         sequence_overhead_s=num("sequence_overhead"),
         provenance={k: ref(v) for k, v in figs.items()},
     )

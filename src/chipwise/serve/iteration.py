@@ -198,6 +198,15 @@ NXD_SELECTIVE_LOADING_THRESHOLD = 1.0
 NXD_BLOCK = 512.0
 
 
+def expert_slot_share(moe: MoE, ep: Array | float) -> Array:
+    """Expert slots over experts when `ep` ranks hold the routed experts (broadcasts): 1 where ep divides them.
+    Where it does not, the serving engines fill every rank with ceil(E / ep) slots, copies of the most used experts
+    among them (SGLang --ep-num-redundant-experts, TensorRT-LLM's MoE load balancer num_slots, vLLM
+    --num-redundant-experts): DeepSeek-R1's 256 experts on 48 ranks take 288 slots, 6 a rank."""
+    e = np.asarray(ep, dtype=np.float64)
+    return np.asarray(np.ceil(moe.experts / e) * e / moe.experts, dtype=np.float64)
+
+
 def moe_dispatch(
     tokens: Array, experts: float, top_k: float, compiled: bool, decode_slots: float
 ) -> tuple[Array, Array]:
@@ -250,8 +259,8 @@ class _MlpGemms:
         hit, per_expert = moe_dispatch(
             tokens, float(self.moe.experts), float(self.moe.top_k), self.compiled, decode_slots
         )
-        local = hit / self.ep
-        up, down = self.gemms.time(per_expert, count=local)
+        slots = expert_slot_share(self.moe, self.ep)  # copies of the experts hit share their rows
+        up, down = self.gemms.time(per_expert / slots, count=hit * slots / self.ep)
         experts = up + down
         out = self.router.time(tokens) + experts
         if self.shared is not None:
@@ -587,6 +596,16 @@ class IterationInputs:
     queries: float = 1.0
 
 
+def host_sequence_time(eng: EngineProfile, shapes: Shapes, seqs: Array | float) -> Array:
+    """Host time of an iteration's per-sequence work (engine.host_sequence_s) for `seqs` sampled sequences: under
+    attention DP, on an engine whose every rank's loop handles its own requests (eng.adp_host_loops: SGLang's
+    scheduler per attention-DP rank), tp loops side by side, the iteration waiting for the busiest (at least one
+    sequence's work where any runs); otherwise one loop handles the whole batch."""
+    n = np.asarray(seqs, dtype=np.float64)
+    loops = np.where((shapes.adp > 0) & eng.adp_host_loops, shapes.tp, 1).astype(np.float64)
+    return np.asarray(eng.host_sequence_s * np.maximum(n / loops, np.minimum(n, 1.0)), dtype=np.float64)
+
+
 def iteration_breakdown(
     model: ModelSpec,
     dev: Device,
@@ -608,7 +627,7 @@ def iteration_breakdown(
     a = context_coefficient(model, dev, shapes, kv_precision, typical_context, work.queries)
     b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
     out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
-    out["overhead"] = out["overhead"] + eng.host_step_s + eng.host_sequence_s * np.asarray(work.seqs)
+    out["overhead"] = out["overhead"] + eng.host_step_s + host_sequence_time(eng, shapes, work.seqs)
     return out
 
 

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 
 from chipwise.perf.device import Device
 from chipwise.serve.engine import EngineProfile
-from chipwise.serve.iteration import Shapes, kv_bytes_per_token_layer, window_share
+from chipwise.serve.iteration import Shapes, expert_slot_share, kv_bytes_per_token_layer, window_share
 from chipwise.serve.quant import layer_precisions, stored_bytes
 from chipwise.workload.model import ModelSpec
 
@@ -70,12 +70,13 @@ def weights_per_rank(model: ModelSpec, shapes: Shapes, weight_precision: str) ->
     body = np.zeros(np.broadcast(tp, pp, adp).shape)
     for g in model.groups:
         per_layer_attn = np.where(adp > 0, attn, attn / tp)
-        ffn = 0.0  # parameters, the routed experts scaled to the dense precision's bytes
+        ffn: Array | float = 0.0  # parameters, the routed experts (their slots) scaled to the dense precision's bytes
         if g.mlp is not None:
             ffn = float(g.mlp.params(h))
         if g.moe is not None:
             experts = g.moe.experts * g.moe.expert_params(h) * ewb / wb
-            ffn = float(experts + g.moe.shared_params(h) + g.moe.router_params(h))
+            slots = expert_slot_share(g.moe, shapes.ep.astype(np.float64))
+            ffn = experts * slots + float(g.moe.shared_params(h) + g.moe.router_params(h))
         body = body + g.count * (per_layer_attn + ffn / tp)
     ends = float(model.embedding_params + model.vocab * h) * EMBEDDING_BYTES / wb
     end_stage = np.where(pp > 1, float(max(model.embedding_params, model.vocab * h)) * EMBEDDING_BYTES / wb, ends)

@@ -44,6 +44,7 @@ from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
     eager_launches,
+    host_sequence_time,
     lm_head_cost,
     pair_coefficient,
     prefill_pairs,
@@ -306,7 +307,7 @@ def _step_time(
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
     decode = (
         eng.host_step_s
-        + eng.host_sequence_s * fed
+        + host_sequence_time(eng, shapes, fed)
         + pp * lm_head_cost(model, dev, shapes, fed / pp)
         + a * batch * _decode_context(eng, inp, out)
     )

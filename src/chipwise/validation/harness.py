@@ -57,6 +57,17 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   duration. Their random datasets' length ranges depend on the release and the flags, so a stated length is taken
   as the length, except where a row says SGLang's ran at its default range ratio (0): its lengths are then uniform
   in [1, L], and the row states the mean it counted, about L / 2 (SGLANG_RANDOM_DEFAULT).
+  Its disaggregated runs (Dynamo with SGLang or TensorRT-LLM) launch from NVIDIA's srt-slurm recipes, whose
+  prefill workers encode 16,384 tokens per rank an iteration where the engines' defaults would give less: SGLang's
+  ``chunked-prefill-size`` of 131,072 on a worker of eight attention-DP ranks (65,536 on four), which SGLang divides
+  by the DP size (server_args: chunked_prefill_size // dp_size), and TensorRT-LLM's context-worker
+  ``max_num_tokens`` of 16,384-16,896, per rank (github NVIDIA/srt-slurm recipes/gb200-fp8/1k1k/max-tpt.yaml
+  @07fbab13, recipes/gb200-fp8/8k1k/max_tpt.yaml @eb889c08; ishandhanani/srt-slurm
+  recipes/b200-fp8/8k1k/stp/max-tpt-dep8-1p1d.yaml @4aa224c2: "131072 # 8k x 16"). Their decode workers capture
+  graphs up to their batch per rank (``cuda-graph-max-bs`` 256-1,024) and hold DeepSeek-R1's 256 experts in
+  whole slots per rank (``ep-num-redundant-experts`` 32 on 48 ranks; serve.iteration.expert_slot_share). AMD's
+  MoRI runs take their own settings (benchmarks/multi_node/amd_utils/models.yaml), whose per-rank prefill budget is
+  an environment variable the records do not give; they keep the engine's budget.
 A row that states its request count runs that count. Other rows keep the validation's defaults (all users start
 together; several batches' worth of requests).
 """
@@ -172,6 +183,14 @@ class Harness:
     max_windows: int = 10
     #: client/server tokenizer mismatches of its client: the server prefills more tokens than the row states
     tokenizer_mismatch: tuple[TokenizerMismatch, ...] = ()
+    #: tokens each rank of a disaggregated deployment's prefill workers encodes an iteration in its recipes, by the
+    #: disaggregation framework the row's engine text names: (framework, tokens); others keep the engine's budget
+    prefill_rank_tokens: tuple[tuple[str, int], ...] = ()
+
+    def prefill_tokens(self, engine_text: str) -> int:
+        """Tokens a prefill rank encodes an iteration in this generator's recipes for the row's framework (0: the
+        engine's default budget)."""
+        return next((n for name, n in self.prefill_rank_tokens if name.lower() in engine_text.lower()), 0)
 
     def requests(self, users: int, stated: int | None) -> int:
         """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
@@ -284,6 +303,7 @@ INFERENCEX = Harness(
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (1024, 8192), 128, 255),
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (8192, 1024), 64, 0),
     ),
+    prefill_rank_tokens=(("Dynamo", 16384),),
     tokenizer_mismatch=(
         TokenizerMismatch(
             "sglang",

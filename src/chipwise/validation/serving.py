@@ -674,8 +674,6 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         notes.append(f"plan not stated; the most output tokens/s per chip: {shape} x {replicas} replicas")
     if model.moe is not None and ep > tp:
         ep = tp
-    if model.moe is not None and ep > 1 and model.moe.experts % ep:
-        ep = 1
     adp = (row.attention_dp or searched_adp) and model.moe is not None and tp > 1
     max_batch = row.max_batch or (row.concurrency if row.scenario in ("closed_loop", "single") else None)
     if adp and row.max_batch and "gpu_batch_size" in row.raw.get("batch_or_concurrency", ""):
@@ -743,7 +741,10 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     )
     pools = ServingSetup((Pool(setup, replicas),))
     if prefill_pool is not None:
-        pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp)
+        rank_tokens = gen.prefill_tokens(row.raw.get("serving_engine", "")) if gen is not None else 0
+        pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp, rank_tokens)
+        if gen is not None and rank_tokens:
+            notes.append(f"prefill workers encode {rank_tokens} tokens per rank an iteration ({gen.name}'s recipes)")
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
 
 
@@ -757,14 +758,20 @@ def _disaggregated(
     decode: ReplicaSetup,
     decode_replicas: int,
     inp: float,
+    rank_tokens: int = 0,
 ) -> ServingSetup:
     """A row's stated prefill pool beside its decode pool, the KV cache sent between them over the system's
-    scale-up fabric when both pools fit one domain, else over its scale-out network."""
+    scale-up fabric when both pools fit one domain, else over its scale-out network. `rank_tokens`: the tokens each
+    prefill rank encodes an iteration in the run's recipes (0: the engine's budget); an engine whose attention-DP
+    ranks share one budget (SGLang) is given theirs together."""
     tp, pp, ep, adp, count = prefill_pool
-    ep = ep if model.moe is not None and ep <= tp and model.moe.experts % ep == 0 else 1
+    ep = ep if model.moe is not None and ep <= tp else 1
     d = decode.plan
     plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, speculation=None)
-    plan = replace(plan, max_tokens=token_budget(eng, inp + 1, plan.max_batch, system.chip.hbm_capacity))
+    budget = token_budget(eng, inp + 1, plan.max_batch, system.chip.hbm_capacity)
+    if rank_tokens:
+        budget = rank_tokens * (tp if plan.attention_dp and not eng.adp_budget_per_rank else 1)
+    plan = replace(plan, max_tokens=budget)
     pre = setup_replica(catalog, model, system, engine, plan, inp, 1.0, longest_request=int(inp + 1), profile=eng)
     same = pre.chips * count + decode.chips * decode_replicas <= system.scaleup.size
     return ServingSetup(

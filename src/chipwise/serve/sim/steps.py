@@ -37,6 +37,7 @@ from chipwise.serve.iteration import (
     attention_projections,
     context_coefficient,
     eager_launches,
+    host_sequence_time,
     lm_head_cost,
     pair_coefficient,
     prefill_pairs,
@@ -210,7 +211,7 @@ def step_model(
     grid = np.arange(0, grid_top + COARSE_STEP, COARSE_STEP, dtype=np.float64)
     coarse = _token_table(model, dev, topo, eng, plan, grid)
     n = np.arange(plan.max_batch + 2, dtype=np.float64)
-    seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp)) + n * eng.host_sequence_s
+    seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp)) + host_sequence_time(eng, shapes, n)
     if eng.host_sampling:
         # every sampled sequence's logits (the whole vocabulary) go to the host and are sampled there
         seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit * eng.host_factor
