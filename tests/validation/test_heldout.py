@@ -61,8 +61,8 @@ FILES = {
 
 
 #: the disaggregated InferenceX file (stop 34), guarded on its points of at most 256 users: 310 of its 486 rows (the
-#: rest, up to 8,192 users each simulated over ten requests a user, take minutes); measured 2026-12-02 at 19.0 / 21.6 /
-#: 60.1 (the whole file 26.6 / 32.3 / 70.3; 26.8 / 44.8 / 105.0 before stop 34's three changes)
+#: rest, up to 8,192 users each simulated over ten requests a user, take minutes); measured 2026-12-02 at 18.4 / 21.7 /
+#: 60.0 (the whole file 25.4 / 33.2 / 70.1; 26.8 / 44.8 / 105.0 before stop 34's four changes)
 DISAGG_FILE, DISAGG_USERS = "heldout_inferencex_disagg.csv", 256
 DISAGG_GUARDS = {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 25.0, "ttft_s": 65.0}
 

@@ -550,6 +550,9 @@ def test_speculative_decoding_read_with_its_negations(text: str, drafts: bool) -
         ("sglang.bench_serving ShareGPT, closed loop, max 100 concurrent requests ('Throughput-Sensitive Benchmark')",
          "closed_loop"),
         ("InferenceX benchmark_serving closed-loop sweep, 8 concurrent requests", "closed_loop"),
+        # '1 concurrent request' names one user, not the last digit of 4,301 (nine disaggregated InferenceX points)
+        ("InferenceX disaggregated fixed-seq-len closed-loop sweep, 4301 concurrent requests", "closed_loop"),
+        ("one user: 1 concurrent request", "single"),
         ("offline max-throughput (all requests queued at once)", "offline"),
         ("trtllm-bench throughput", "offline"),
     ],

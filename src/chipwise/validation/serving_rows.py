@@ -398,7 +398,7 @@ def normalize_scenario(scenario_text: str, concurrency: int | None) -> str:
         return "offline"
     if re.search(r"asynchronous@|req/s|poisson|constant[- ]rate|request rate", s):
         return "rate"
-    if re.search(r"(?<!a)synchronous|single[- ]stream|single request|1 concurrent request|one request", s):
+    if re.search(r"(?<!a)synchronous|single[- ]stream|single request|(?<![\d.])1 concurrent request|one request", s):
         return "single"
     if "production" in s:
         return "server"
