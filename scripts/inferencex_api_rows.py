@@ -115,16 +115,14 @@ def _shape(r: dict[str, str], pool: str) -> str:
     return f"TP{r[pool + '_tp']} EP{r[pool + '_ep']}" + (" attention DP" if r[pool + "_dp_attention"] == "true" else "")
 
 
-def _disagg_fields(r: dict[str, str], image: str) -> dict[str, str]:
+def _disagg_fields(r: dict[str, str]) -> dict[str, str]:
     """The fields of a disaggregated record's row that differ from a single-node one's."""
-    engine, framework = DISAGG_ENGINES[r["framework"]]
     prefill, decode = int(r["num_prefill_gpu"]), int(r["num_decode_gpu"])
     output = float(r["output_tput_per_gpu"]) * decode / (prefill + decode)
     return {
         "hardware": f"{HARDWARE[r['hardware']][0]} ({prefill + decode}x: {prefill} prefill, {decode} decode; "
         "InferenceX disaggregated runners)",
         "num_chips": str(prefill + decode),
-        "serving_engine": f"{ENGINES[engine]} under {framework} ({image}), disaggregated prefill and decode",
         "parallelism": f"prefill: {_shape(r, 'prefill')} x {r['prefill_num_workers']}; "
         f"decode: {_shape(r, 'decode')} x {r['decode_num_workers']}",
         "scenario": f"InferenceX disaggregated fixed-seq-len closed-loop sweep, {r['conc']} concurrent requests",
@@ -146,7 +144,7 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
         "fp8": "FP8 weights (DeepSeek-R1-0528 FP8 checkpoint)",
         "fp4": f"{'MXFP4' if amd else 'NVFP4'} weights ({'AMD' if amd else 'NVIDIA'} DeepSeek-R1-0528 FP4 checkpoint)",
     }[r["precision"]]
-    plan = f"TP{r['decode_tp']} EP{r['decode_ep']}" + (" attention DP" if r["decode_dp_attention"] == "true" else "")
+    plan = _shape(r, "decode")
     image = r["image"] or "image not stated in the record"
     derived = ""
     output = r["output_tput_per_gpu"]
@@ -157,7 +155,9 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
             "output_tokens_per_s_per_chip = tput_per_gpu x OSL / (ISL + OSL) (the record gives only prompt and "
             "output tokens/s per GPU together; both lengths are drawn at 0.8-1.0 of nominal)"
         )
-    engine = f"{ENGINES[r['framework']]} ({image})" if not disagg else ""
+    key, framework = DISAGG_ENGINES.get(r["framework"], (r["framework"], ""))
+    under = f" under {framework}" if disagg else ""
+    engine = f"{ENGINES[key]}{under} ({image})" + (", disaggregated prefill and decode" if disagg else "")
     spec = r["spec_method"]
     if spec == "mtp":
         engine = f"{engine}; {mtp_drafting(r)}"
@@ -219,7 +219,7 @@ def row(i: int, r: dict[str, str]) -> dict[str, str]:
         "source": f"{FIXTURE}; CI run {r['run_url']}",
         "notes": notes,
     }
-    return fields | _disagg_fields(r, image) if disagg else fields
+    return fields | _disagg_fields(r) if disagg else fields
 
 
 def main() -> None:
