@@ -171,6 +171,7 @@ HELDOUT = {
     "heldout_inferencex_api.csv": "InferenceX API: DeepSeek-R1 sweeps on B200, B300, H200, MI300X-MI355X (SGLang, TRT)",
     "heldout_inferencex_api_mtp.csv": "InferenceX API: DeepSeek-R1 with MTP on B200, B300, H200 (SGLang, TensorRT-LLM)",
     "heldout_inferencex_disagg.csv": "InferenceX API: DeepSeek-R1 disaggregated on GB200, GB300, B200-H100, MI355X",
+    "heldout_aic_silicon.csv": "AIConfigurator silicon sample: Llama 3.1, Qwen3, gpt-oss sweeps on H100-GB200",
 }
 
 

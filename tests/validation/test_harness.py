@@ -551,3 +551,19 @@ def test_inferencex_dynamo_prefill_workers_run_their_recipes_budget_and_moris_ke
     mori = prepare(catalog, rows["D386"])
     assert not any("tokens per rank" in n for n in mori.notes)
     assert mori.setup.pools[0].setup.plan.max_tokens != 16384 * 8
+
+
+def test_inferencex_vllm_llama_70b_and_b200_gpt_oss_keep_their_kv_cache_in_fp8(catalog: Catalog) -> None:
+    """InferenceX's vLLM scripts for Llama 3.x 70B (H100, H200, B200) and gpt-oss on B200 set kv-cache-dtype fp8,
+    against vLLM's 16-bit default; its gpt-oss scripts for H100 and H200 do not. One H200 holding Llama-3.1-70B in
+    FP8 has room for 32 users' 1k/8k requests only with the fp8 cache: measured TTFT 0.47 s (AIConfigurator's silicon
+    sample, S390), 3.6 s predicted with a 16-bit cache that preempts."""
+    path = Path(__file__).resolve().parents[2] / "docs" / "research" / "heldout_aic_silicon.csv"
+    rows = {r.id: r for r in read_inference(path, known_chips=frozenset(catalog.chips))}
+    llama = prepare(catalog, rows["S390"])  # Llama-3.1-70B FP8, vLLM, one H200, 32 users, 1024/8192
+    assert llama.setup.pools[0].setup.plan.kv_precision == "fp8"
+    assert any("KV cache in fp8" in n for n in llama.notes)
+    ttft = next(r for r in predict_case(llama) if r.metric == "ttft_s")
+    assert ttft.measured == pytest.approx(0.474, abs=0.001) and ttft.predicted < 1.0
+    kv = {i: prepare(catalog, rows[i]).setup.pools[0].setup.plan.kv_precision for i in ("S1369", "S1425", "S1564")}
+    assert kv == {"S1369": "fp8", "S1425": "bf16", "S1564": "bf16"}  # gpt-oss on B200, H100, H200

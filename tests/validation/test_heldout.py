@@ -34,7 +34,9 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: decode at 100 users turns eager once prompts arrive at random); GPUStack's H100 file (2026-12-02, stop 33)
 #: 67.0 / 50.3 / 46.9, its bursts run on each engine's defaults, which its pages only partly state; the vendor
 #: tables (stop 33) 15.7% on throughput and 46.1% on SGLang's four one-user gpt-oss TPOTs; the committed benchmark
-#: results (stop 33) 108.4 / 51.4 / 77.1, of which dstack's DeepSeek-R1 runs on early-2025 engines read 2-3x fast)
+#: results (stop 33) 108.4 / 51.4 / 77.1, of which dstack's DeepSeek-R1 runs on early-2025 engines read 2-3x fast;
+#: AIConfigurator's silicon sample (stop 35) 36.1 / 49.9 on TPOT / TTFT: TensorRT-LLM's low-load decode of
+#: Llama 3.1 and gpt-oss reads 30-90% slow, and its gap-analysis sweeps' TTFTs carry a per-run cost)
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 18.0, "ttft_s": 33.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 23.0, "tpot_s": 21.0, "ttft_s": 45.0}),
@@ -57,6 +59,7 @@ FILES = {
         (145, 145),
         {"output_tokens_per_s_per_chip": 56.0, "tpot_s": 26.0, "ttft_s": 44.0},
     ),
+    "heldout_aic_silicon.csv": ((1578, 1578), {"tpot_s": 40.0, "ttft_s": 54.0}),
 }
 
 
@@ -164,3 +167,14 @@ def test_disaggregated_inferencex_points_stay_within_their_measured_errors(catal
     assert (len(rows), summary["rows_total"], summary["rows_predicted"]) == (486, 310, 310)
     for metric, bound in DISAGG_GUARDS.items():
         assert summary["by_metric"][metric]["mape_pct"] <= bound, metric
+
+
+def test_the_silicon_sample_file_is_what_its_script_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/research/heldout_aic_silicon.csv is scripts/aic_silicon_rows.py's output from the verbatim transcription
+    (one row per configuration, aggregated single-node deployments only)."""
+    monkeypatch.syspath_prepend(str(RESEARCH.parents[1] / "scripts"))
+    import aic_silicon_rows
+
+    monkeypatch.setattr(aic_silicon_rows, "OUT", tmp_path / "out.csv")
+    aic_silicon_rows.main()
+    assert (tmp_path / "out.csv").read_bytes() == (RESEARCH / "heldout_aic_silicon.csv").read_bytes()

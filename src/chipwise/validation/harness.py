@@ -126,6 +126,19 @@ class PiecewiseGraphs(ScriptRule):
 
 
 @dataclass(frozen=True)
+class Fp8KvCache:
+    """A recipe that keeps the KV cache in fp8 where the engine's default would not (vLLM's
+    --kv-cache-dtype fp8 beside a 16-bit default): for `models` on `chips`."""
+
+    engine: str
+    models: tuple[str, ...]
+    chips: tuple[str, ...]
+
+    def covers(self, engine: str, model: str, chip: str) -> bool:
+        return engine == self.engine and model in self.models and chip in self.chips
+
+
+@dataclass(frozen=True)
 class TokenizerMismatch:
     """A benchmark client that counts its prompts with a tokenizer the server does not use, so the server prefills
     `factor` times the tokens the client states: for `engine` images from `from_version` on, serving `models`, in
@@ -186,6 +199,12 @@ class Harness:
     #: tokens each rank of a disaggregated deployment's prefill workers encodes an iteration in its recipes, by the
     #: disaggregation framework the row's engine text names: (framework, tokens); others keep the engine's budget
     prefill_rank_tokens: tuple[tuple[str, int], ...] = ()
+    #: deployments whose launch scripts keep the KV cache in fp8
+    fp8_kv_cache: tuple[Fp8KvCache, ...] = ()
+
+    def fp8_kv(self, engine: str, model: str, chip: str) -> bool:
+        """Whether this generator's launch scripts keep the deployment's KV cache in fp8."""
+        return any(rule.covers(engine, model, chip) for rule in self.fp8_kv_cache)
 
     def prefill_tokens(self, engine_text: str) -> int:
         """Tokens a prefill rank encodes an iteration in this generator's recipes for the row's framework (0: the
@@ -304,6 +323,12 @@ INFERENCEX = Harness(
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (8192, 1024), 64, 0),
     ),
     prefill_rank_tokens=(("Dynamo", 16384),),
+    # `kv-cache-dtype: fp8` in the vLLM scripts' config.yaml: 70b_fp8_h100_slurm.sh, 70b_fp8_h200_slurm.sh,
+    # 70b_fp8_b200_docker.sh, 70b_fp4_b200_docker.sh, gptoss_fp4_b200.sh (not gptoss_fp4_h100.sh or _h200.sh)
+    fp8_kv_cache=(
+        Fp8KvCache("vllm", ("llama-3.1-70b", "llama-3.3-70b"), ("h100-sxm", "h200", "b200")),
+        Fp8KvCache("vllm", ("gpt-oss-120b",), ("b200",)),
+    ),
     tokenizer_mismatch=(
         TokenizerMismatch(
             "sglang",

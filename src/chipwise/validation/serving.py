@@ -656,6 +656,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.precision_text):
         kv = default_kv_precision(weight, eng.quantised_kv) if weight in QUANTISED else kv
+        if gen is not None and kv != "fp8" and gen.fp8_kv(engine, model.name, row.chip):
+            kv = "fp8"
+            notes.append(f"KV cache in fp8 ({gen.name}'s launch scripts set it)")
     searched_adp = False
     if row.plan_given:
         tp, pp, ep = row.tp, row.pp, row.ep
