@@ -67,11 +67,12 @@ def inferencex(r: dict[str, str]) -> bool:
     return r["silicon_data_source"].startswith(INFERENCEX_FILES)
 
 
-def shape(r: dict[str, str]) -> tuple[int, int, int, int] | None:
-    """(GPUs, tensor-parallel size, expert-parallel size, attention-DP size) of a single-node aggregated deployment,
-    None where the fields do not describe one: the file writes tp_size x attention_dp_size GPUs, whose MoE layers
-    split them moe_tp_size x moe_ep_size; some MoE rows' sizes do not multiply out (tp_size 16 or 64 on an 8-GPU
-    node, Qwen3-235B-A22B on one H200 with moe_tp_size 2)."""
+def shape(r: dict[str, str]) -> tuple[int, int, int] | None:
+    """(GPUs, expert-parallel size, attention-DP size) of a single-node aggregated deployment, whose GPUs form one
+    tensor-parallel group (attention DP splits it by requests); None where the fields do not describe one: the
+    file writes tp_size x attention_dp_size GPUs, whose MoE layers split them moe_tp_size x moe_ep_size; some MoE
+    rows' sizes do not multiply out (tp_size 16 or 64 on an 8-GPU node, Qwen3-235B-A22B on one H200 with moe_tp_size
+    2)."""
     tp, pp = int(r["tp_size"] or 0), int(r["pp_size"] or 1)
     dp = int(r["attention_dp_size"] or 1) or 1
     moe_tp, moe_ep = int(r["moe_tp_size"] or 0), int(r["moe_ep_size"] or 0)
@@ -83,7 +84,7 @@ def shape(r: dict[str, str]) -> tuple[int, int, int, int] | None:
         return None
     if dp > 1 and tp > 1:  # attention TP within DP ranks: not one of the layouts the rows' engines run here
         return None
-    return gpus, gpus, max(moe_ep, 1), dp
+    return gpus, max(moe_ep, 1), dp
 
 
 def precision(r: dict[str, str]) -> str:
@@ -143,9 +144,8 @@ def engine_text(r: dict[str, str]) -> str:
     return f"{name} {version}" + (f" ({image})" if image else "")
 
 
-def parallelism(r: dict[str, str]) -> str:
-    _, tp, ep, dp = shape(r) or (0, 0, 0, 0)
-    text = f"TP{tp}"
+def parallelism(gpus: int, ep: int, dp: int) -> str:
+    text = f"TP{gpus}"
     if ep > 1:
         text += f" EP{ep}"
     if dp > 1:
@@ -156,7 +156,9 @@ def parallelism(r: dict[str, str]) -> str:
 def to_row(n: int, r: dict[str, str], columns: list[str]) -> dict[str, str]:
     model, arch, total, active = MODELS[r["model_path"]]
     hardware, chip = SYSTEMS[r["system"]]
-    gpus = (shape(r) or (0,))[0]
+    layout = shape(r)
+    assert layout is not None  # kept() keeps only rows with one
+    gpus = layout[0]
     users = concurrency(r)
     fields = source_fields(r)
     if inferencex(r):
@@ -197,7 +199,7 @@ def to_row(n: int, r: dict[str, str], columns: list[str]) -> dict[str, str]:
         "num_chips": str(gpus),
         "precision": precision(r),
         "serving_engine": engine_text(r),
-        "parallelism": parallelism(r),
+        "parallelism": parallelism(*layout),
         "scenario": scenario,
         "latency_constraint": "none",
         "batch_or_concurrency": f"concurrency={users}",
