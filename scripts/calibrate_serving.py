@@ -1,6 +1,10 @@
 """Fit the serving factors of the catalog's engines section to published serving measurements, and write them back.
 
-    python scripts/calibrate_serving.py [--data CSV ...] [--dry-run] [--groups trtllm/hopper,...] [--no-holdout]
+    python scripts/calibrate_serving.py [--data CSV[::FILTER] ...] [--dry-run] [--groups trtllm/hopper,...]
+                                        [--no-holdout] [--params step_overhead,...]
+
+A FILTER keeps the rows of that file whose columns match every condition, `;`-separated: `column=value`,
+`column!=value` or `column~regex` (e.g. `heldout_inferencex_api.csv::input_len=1024;output_len=1024`).
 
 For each (engine family, chip family) with at least four predictable rows, these factors are fitted:
 
@@ -12,6 +16,8 @@ For each (engine family, chip family) with at least four predictable rows, these
                     separately compiled context-encoding graph)
     layer_overhead  fixed time per decoder layer per iteration (launches, syncs and small collectives not hidden)
     sequence_overhead host time per sequence an iteration samples (GPU engines: the engine loop's per-request work)
+    kernel_overhead fixed time per GEMM kernel of an iteration (GPU engines: the gap between graph-replayed kernels,
+                    which tells a DeepSeek-R1 layer, about ten GEMMs, from a Llama or gpt-oss one, four)
 
 The objective is robust least squares (scipy least_squares, loss="soft_l1", f_scale 0.25) on log(predicted /
 measured) over every measured metric of the group's rows (output tokens/s per chip, TTFT, TPOT), plus a prior
@@ -34,6 +40,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import re
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -67,6 +74,7 @@ BOUNDS = {
     "layer_overhead": (0.0, 2e-3),
     "prefill_overhead": (0.0, 0.2),
     "sequence_overhead": (0.0, 50e-6),
+    "kernel_overhead": (0.0, 20e-6),
 }
 #: Tighter limits on the fixed costs of GPU engines, whose schedulers overlap with the GPU (TensorRT-LLM's
 #: overlap scheduler, vLLM V1's async scheduling): a step costs at most a few ms of exposed CPU time.
@@ -75,19 +83,27 @@ NEURON_ENGINES = ("neuron", "vllm-neuron")
 #: How far a fixed cost may move from its prior before the pull costs as much as a 1-in-e error on one metric:
 #: GPU engines overlap scheduling with the GPU and capture graphs (ms per step, tens of us per layer); Neuron
 #: runtimes pay host round trips per step and NeuronLink collectives per layer (tens of ms, hundreds of us).
-OVERHEAD_SCALE = {"step_overhead": 5e-3, "layer_overhead": 100e-6, "prefill_overhead": 5e-3, "sequence_overhead": 10e-6}
+OVERHEAD_SCALE = {
+    "step_overhead": 5e-3,
+    "layer_overhead": 100e-6,
+    "prefill_overhead": 5e-3,
+    "sequence_overhead": 10e-6,
+    "kernel_overhead": 5e-6,
+}
 NEURON_OVERHEAD_SCALE = {"step_overhead": 20e-3, "layer_overhead": 500e-6, "prefill_overhead": 20e-3}
 UNITS = {
     "step_overhead": ("ms", 1e3),
     "layer_overhead": ("us", 1e6),
     "prefill_overhead": ("ms", 1e3),
     "sequence_overhead": ("us", 1e6),
+    "kernel_overhead": ("us", 1e6),
 }
 FIELDS = {
     "step_overhead": "step_overhead_s",
     "layer_overhead": "layer_overhead_s",
     "prefill_overhead": "prefill_overhead_s",
     "sequence_overhead": "sequence_overhead_s",
+    "kernel_overhead": "kernel_overhead_s",
 }
 MIN_ROWS = 4  # a group with fewer rows keeps its engine's defaults (no per-row fitting)
 MAX_NFEV = 60
@@ -144,8 +160,9 @@ def _params(cases: list[vs.Case]) -> list[str]:
     if any(c.job.model.is_moe for c in cases):
         names.append("moe_scale")
     if not any(c.group[0] in NEURON_ENGINES for c in cases):
-        # GPU engines batch hundreds to thousands of requests, so the per-request host work is its own term
-        names.append("sequence_overhead")
+        # GPU engines batch hundreds to thousands of requests, so the per-request host work is its own term, and
+        # replay graphs whose kernels each leave a gap
+        names.extend(["sequence_overhead", "kernel_overhead"])
     if any(c.group[0] in NEURON_ENGINES for c in cases) and any(
         m.metric == "ttft_s" for c in cases for m in c.row.measured
     ):
@@ -160,10 +177,29 @@ def _mape(errors: list[float]) -> float:
     return float(np.mean(np.abs(np.expm1(np.asarray(errors)))) * 100.0) if errors else math.nan
 
 
-def _cases(catalog: Catalog, data: Sequence[Path]) -> dict[tuple[str, str], list[vs.Case]]:
+def _kept(raw: dict[str, str], entry: str) -> bool:
+    """Whether a row's columns meet every condition of a `--data PATH::FILTER` entry (see the module docstring)."""
+    _, _, spec = entry.partition("::")
+    for cond in filter(None, spec.split(";")):
+        found = re.match(r"(\w+)(!=|=|~)(.*)", cond)
+        if found is None:
+            raise SystemExit(f"calibrate_serving.py: filter condition '{cond}' is not column=value, !=value or ~regex")
+        col, op, want = found.groups()
+        got = raw.get(col, "")
+        if (op == "=" and got != want) or (op == "!=" and got == want) or (op == "~" and not re.search(want, got)):
+            return False
+    return True
+
+
+def _cases(catalog: Catalog, data: Sequence[str]) -> dict[tuple[str, str], list[vs.Case]]:
     vs.MAX_REQUESTS = CALIBRATION_MAX_REQUESTS
     groups: dict[tuple[str, str], list[vs.Case]] = defaultdict(list)
-    rows = [row for path in data for row in read_inference(path, known_chips=frozenset(catalog.chips))]
+    rows = [
+        row
+        for entry in data
+        for row in read_inference(Path(entry.split("::")[0]), known_chips=frozenset(catalog.chips))
+        if _kept(row.raw, entry)
+    ]
     for row in rows:
         try:
             case = vs.prepare(catalog, row)
@@ -182,7 +218,7 @@ def _solve(
     hi = np.asarray([bounds[n][1] for n in names])
     x0 = np.clip(x0, lo + 1e-9, hi - 1e-9)
     fixed = ("step_overhead", "prefill_overhead")
-    per_unit = {"layer_overhead": 1e-4, "sequence_overhead": 1e-5}
+    per_unit = {"layer_overhead": 1e-4, "sequence_overhead": 1e-5, "kernel_overhead": 1e-5}
     scale = [1e-3 if n in fixed else per_unit.get(n, 0.3) for n in names]
     sol = least_squares(
         lambda x: _residuals(catalog, cases, base, names, x),
@@ -198,13 +234,15 @@ def _solve(
     return fitted
 
 
-def fit_group(data: Sequence[Path], group: tuple[str, str], holdout: bool) -> dict[str, object]:
+def fit_group(
+    data: Sequence[str], group: tuple[str, str], holdout: bool, only_params: Sequence[str] = ()
+) -> dict[str, object]:
     """Fit one (engine, chip family) group, and its leave-one-source-family-out check (run in a worker)."""
     catalog = load_catalog()
     cases = _cases(catalog, data)[group]
     engine, family = group
     base = engine_profile(catalog, engine, family)
-    names = _params(cases)
+    names = [n for n in _params(cases) if n in only_params] if only_params else _params(cases)
     start = time.perf_counter()
     before = _errors(catalog, cases, base)
     x = _solve(catalog, cases, base, names, engine, MAX_NFEV)
@@ -238,7 +276,12 @@ def fit_group(data: Sequence[Path], group: tuple[str, str], holdout: bool) -> di
 
 
 def fit(
-    catalog: Catalog, data: Sequence[Path], only: set[str] | None, workers: int, holdout: bool
+    catalog: Catalog,
+    data: Sequence[str],
+    only: set[str] | None,
+    workers: int,
+    holdout: bool,
+    only_params: Sequence[str] = (),
 ) -> dict[tuple[str, str], dict[str, object]]:
     groups = _cases(catalog, data)
     todo = [
@@ -249,7 +292,7 @@ def fit(
             print(f"{g[0]}/{g[1]:22s} {len(cases):3d} rows: not fitted (fewer than {MIN_ROWS} rows or not asked)")
     out: dict[tuple[str, str], dict[str, object]] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(fit_group, data, g, holdout): g for g in todo}
+        futures = {pool.submit(fit_group, data, g, holdout, only_params): g for g in todo}
         for fut in as_completed(futures):
             g = futures[fut]
             info = fut.result()
@@ -268,13 +311,21 @@ def fit(
     return out
 
 
-def _names(data: Sequence[Path]) -> str:
-    """The data files as a derivation names them: repository-relative, or the shared folder's file name."""
-    return " + ".join(str(p.resolve().relative_to(ROOT)) if p.resolve().is_relative_to(ROOT) else p.name for p in data)
+def _names(data: Sequence[str]) -> str:
+    """The data files as a derivation names them: repository-relative, or the shared folder's file name, with any
+    row filter."""
+
+    def name(entry: str) -> str:
+        path, sep, spec = entry.partition("::")
+        p = Path(path).resolve()
+        shown = str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else p.name
+        return f"{shown} rows {spec}" if sep else shown
+
+    return " + ".join(name(e) for e in data)
 
 
 def _figure(
-    name: str, value: float, info: dict[str, object], engine: str, family: str, data: Sequence[Path]
+    name: str, value: float, info: dict[str, object], engine: str, family: str, data: Sequence[str]
 ) -> dict[str, object]:
     unit, factor = UNITS.get(name, ("1", 1.0))
     today = dt.date.today().isoformat()
@@ -283,7 +334,7 @@ def _figure(
     check = (
         f"; leave-one-source-family-out MAPE {held:.1f}% over {info['heldout_metrics']} metrics"
         if not math.isnan(held)
-        else "; a single source family (no held-out check)"
+        else f"; no leave-one-source-family-out check ({'one source family' if info['families'] == 1 else 'not run'})"
     )
     return {
         "value": round(value * factor, 4),
@@ -302,18 +353,18 @@ def _figure(
 #: (leader engine, leader family, figures). A refit of the leader writes the values over.
 _FIXED = ("step_overhead", "layer_overhead")
 _FITTED = ("compute_scale", "memory_scale", "moe_scale", *_FIXED, "sequence_overhead")
+_TRT_FIXED = (*_FIXED, "sequence_overhead", "kernel_overhead")
 _NXD = ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead")
 SHARED_FIGURES: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
-    # SGLang replays CUDA graphs like TensorRT-LLM, and runs one user at Blackwell's fixed costs on Hopper too
-    **{
-        ("sglang", f): ("trtllm", "blackwell", _FIXED)
-        for f in ("ampere", "hopper", "blackwell", "blackwell-ultra", "blackwell-rtx")
-    },
     # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software; the fixed host and
     # launch costs of an A100 or an RTX PRO (unmeasured families) are those of the same engine loop on its neighbour
-    ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", (*_FIXED, "sequence_overhead")),
-    ("trtllm", "blackwell-rtx"): ("trtllm", "blackwell", (*_FIXED, "sequence_overhead")),
-    ("trtllm", "ampere"): ("trtllm", "hopper", (*_FIXED, "sequence_overhead")),
+    # (SGLang's GPU groups and TensorRT-LLM's engine builds keep figures of their own: engines.yaml says which)
+    ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", _TRT_FIXED),
+    ("trtllm", "blackwell-rtx"): ("trtllm", "blackwell", _TRT_FIXED),
+    ("trtllm", "ampere"): ("trtllm", "hopper", _TRT_FIXED),
+    ("trtllm-engine", "blackwell-ultra"): ("trtllm-engine", "blackwell", _TRT_FIXED),
+    ("trtllm-engine", "blackwell-rtx"): ("trtllm-engine", "blackwell", _TRT_FIXED),
+    ("trtllm-engine", "ampere"): ("trtllm-engine", "hopper", _TRT_FIXED),
     # MI355X runs MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's
     **dict.fromkeys((("vllm", "cdna4"), ("sglang", "cdna3"), ("sglang", "cdna4")), ("vllm", "cdna3", _FITTED)),
     # on Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too; Trn3 and the announced
@@ -330,7 +381,7 @@ def _carry(source: dict[str, Any], target: dict[str, Any], names: Sequence[str])
             target[name]["value"] = source[name]["value"]
 
 
-def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]) -> None:
+def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[str]) -> None:
     doc = yaml.safe_load(ENGINES_YAML.read_text(encoding="utf-8"))
     head = ENGINES_YAML.read_text(encoding="utf-8").split("\nengines:")[0]
     engines = doc["engines"]
@@ -350,18 +401,22 @@ def write(fitted: dict[tuple[str, str], dict[str, object]], data: Sequence[Path]
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument(
-        "--data", type=Path, action="append", help="ground-truth CSV (repeatable; default: the shared inference table)"
+        "--data",
+        action="append",
+        help="ground-truth CSV, optionally PATH::FILTER (repeatable; default: the shared inference table)",
     )
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--groups", default="", help="comma-separated engine/family groups to fit (default: all)")
     ap.add_argument("--workers", type=int, default=2, help="groups fitted in parallel")
     ap.add_argument("--no-holdout", action="store_true", help="skip the leave-one-source-family-out check")
+    ap.add_argument("--params", default="", help="comma-separated factors to fit (default: every one the group takes)")
     ap.add_argument("--objective", choices=("log", "ape"), default=OBJECTIVE, help="residual: log ratio or APE")
     args = ap.parse_args()
     globals()["OBJECTIVE"] = args.objective
     only = {g.strip() for g in args.groups.split(",") if g.strip()} or None
-    data = args.data or [DEFAULT_DATA]
-    fitted = fit(load_catalog(), data, only, args.workers, not args.no_holdout)
+    data = args.data or [str(DEFAULT_DATA)]
+    params = [p.strip() for p in args.params.split(",") if p.strip()]
+    fitted = fit(load_catalog(), data, only, args.workers, not args.no_holdout, params)
     if not args.dry_run and fitted:
         write(fitted, data)
         print(f"wrote {len(fitted)} groups to {ENGINES_YAML}")

@@ -616,6 +616,10 @@ def test_guidellm_rows(serve: dict[str, InferenceRow]) -> None:
         ("NVIDIA NIM for LLMs (meta-llama3-8b-instruct container, TensorRT-LLM backend)", "trtllm-engine"),
         ("TensorRT-LLM (TensorRT 10.2.0, CUDA 12.4)", "trtllm-engine"),
         ("Triton Inference Server, TensorRT-LLM backend", "trtllm-engine"),
+        ("TensorRT-LLM 0.16.0", "trtllm-engine"),
+        ("TRT-LLM v0.12", "trtllm-engine"),
+        ("TensorRT-LLM 0.17.post1.dev (PyTorch backend, trtllm-serve)", "trtllm"),
+        ("TensorRT-LLM 0.160", "trtllm"),
         ("TensorRT-LLM (trtllm-bench, PyTorch backend)", "trtllm"),
         ("NIM 1.5 (vLLM profile)", "vllm"),
         ("SGLang v0.5.7", "sglang"),
@@ -627,5 +631,6 @@ def test_guidellm_rows(serve: dict[str, InferenceRow]) -> None:
 )
 def test_engine_names(text: str, engine: str) -> None:
     """NIM's optimised profiles run TensorRT-LLM engine builds unless the row names another back end; TensorRT-LLM
-    is its PyTorch back end unless the row names an engine build (a TensorRT version, trtllm-build, Triton)."""
+    is its PyTorch back end unless the row names an engine build (a TensorRT version, trtllm-build, Triton) or a
+    release before 0.17, which had no PyTorch back end."""
     assert normalize_engine(text) == engine

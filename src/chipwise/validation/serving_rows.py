@@ -127,18 +127,21 @@ def parse_kv_precision(text: str, weight: str) -> str:
 #: TensorRT-LLM run from TensorRT engine builds, not its PyTorch back end: a stated TensorRT version (MLPerf's system
 #: descriptions: 'TensorRT-LLM (TensorRT 10.2.0, CUDA 12.4)'), trtllm-build, an engine build, Triton's back end
 _TRT_ENGINE_BUILD = r"tensorrt \d+\.\d|trtllm-build|engine build|tensorrt engine|triton"
+#: A TensorRT-LLM release before 0.17, which had no PyTorch back end (its preview came with 0.17; it became the
+#: default in 1.0): 'TensorRT-LLM 0.16.0', 'TRT-LLM v0.12'
+_TRT_ENGINE_ONLY_RELEASE = r"(?:tensorrt[-_ ]?llm|trt-?llm)[ _-]*v?0\.(?:[0-9]|1[0-6])(?:\.|\b)"
 
 
 def normalize_engine(text: str) -> str:
     """trtllm | trtllm-engine | vllm | sglang | neuron | fastertransformer | other (Neuron back ends win over vLLM;
     an NVIDIA NIM that names no other back end runs its optimised profiles on TensorRT-LLM engine builds; TensorRT-LLM
-    is its PyTorch back end unless the text names a TensorRT engine build)."""
+    is its PyTorch back end unless the text names a TensorRT engine build or a release older than that back end)."""
     lowered = text.lower()
     if re.search(r"neuron|\bnxd|\btnx\b", lowered):
         return "neuron"
     nim = bool(re.search(r"\bnim\b", lowered)) and "vllm" not in lowered and "sglang" not in lowered
     if nim or re.search(r"tensorrt[-_ ]?llm|trt-?llm", lowered):
-        built = nim or re.search(_TRT_ENGINE_BUILD, lowered)
+        built = nim or re.search(_TRT_ENGINE_BUILD, lowered) or re.search(_TRT_ENGINE_ONLY_RELEASE, lowered)
         return "trtllm-engine" if built and "pytorch" not in lowered else "trtllm"
     if "sglang" in lowered:
         return "sglang"
