@@ -725,3 +725,21 @@ def test_inferencex_scripts_capture_every_decode_batch(catalog: Catalog) -> None
     plain = prepare(catalog, _row(**common, source_family="a blog")).setup.pools[0].setup
     assert plain.plan.graph_batch == 0 and plain.steps.graph_batch == 512
     assert plain.steps.eager_decode_floor(600, 0.0) > 0.0
+
+
+def test_a_calibration_takes_part_of_a_file_and_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--data PATH::FILTER` keeps the rows whose columns meet every condition (=, != and ~regex), and a fitted
+    figure's derivation names the filter, so a fit can take part of a held-out file and leave the rest to check it."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "scripts"))
+    import calibrate_serving as cs
+
+    entry = "docs/research/heldout_aic_silicon.csv::source_family~InferenceX;output_len!=8192;input_len=1024"
+    row = {"source_family": "InferenceX sweeps", "output_len": "1024", "input_len": "1024"}
+    assert cs._kept(row, entry) and cs._kept(row, "x.csv")
+    assert not cs._kept({**row, "output_len": "8192"}, entry)
+    assert not cs._kept({**row, "source_family": "gap analysis"}, entry)
+    with pytest.raises(SystemExit, match="is not column=value"):
+        cs._kept(row, "x.csv::output_len>8192")
+    assert cs._names([entry]) == (
+        "docs/research/heldout_aic_silicon.csv rows source_family~InferenceX;output_len!=8192;input_len=1024"
+    )
