@@ -242,7 +242,7 @@ def fit_group(
     cases = _cases(catalog, data)[group]
     engine, family = group
     base = engine_profile(catalog, engine, family)
-    names = [n for n in _params(cases) if n in only_params] if only_params else _params(cases)
+    names = [n for n in _params(cases) if not only_params or n in only_params]
     start = time.perf_counter()
     before = _errors(catalog, cases, base)
     x = _solve(catalog, cases, base, names, engine, MAX_NFEV)
@@ -416,6 +416,8 @@ def main() -> None:
     only = {g.strip() for g in args.groups.split(",") if g.strip()} or None
     data = args.data or [str(DEFAULT_DATA)]
     params = [p.strip() for p in args.params.split(",") if p.strip()]
+    if unknown := sorted(set(params) - set(BOUNDS)):
+        ap.error(f"--params: {', '.join(unknown)} is not a fitted factor (one of {', '.join(BOUNDS)})")
     fitted = fit(load_catalog(), data, only, args.workers, not args.no_holdout, params)
     if not args.dry_run and fitted:
         write(fitted, data)
