@@ -450,7 +450,7 @@ def _deployment(
             # size the prefill pool for the prompt tokens/s, leaving the decode pool as chosen; queued prompts keep
             # every attention-DP rank encoding one (no rank waits for another)
             even = replace(pre, steps=replace(pre.steps, ranks=1))
-            pf_rate = max(1, round(job.mean_input)) / max(_prefill_alone(even, job.mean_input)["seconds"], 1e-9)
+            pf_rate = max(1, round(job.mean_input)) / max(prefill_alone(even, job.mean_input)["seconds"], 1e-9)
             n_pre = max(1, math.ceil(job.load.rate * job.mean_input / (0.7 * pf_rate)))
         n_pre = n_pre if pre_given else filled(pre.system.rental_chips, pre.chips, n_pre)
         n_dec = n_dec if dec_given else filled(dec.system.rental_chips, dec.chips, n_dec)
@@ -468,7 +468,7 @@ def whole_count(chips: float) -> float | int:
     return int(chips) if float(chips).is_integer() else chips
 
 
-def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
+def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     p, pol = setup.plan, setup.policy()
     return {
         "hardware": setup.system.chip.id,
@@ -509,7 +509,7 @@ def _plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     }
 
 
-def _prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[str, float]:
+def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[str, float]:
     """One mean prompt encoded alone on an idle replica, in the engine's chunks: its seconds, the device work, and
     the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly. A prefix-cache
     `hit` rate leaves that share of the prompt cached (floored, as the simulator does): attended to, not encoded."""
@@ -598,7 +598,7 @@ def engine_carried(catalog: Catalog, pools: Sequence[tuple[str, System]]) -> dic
     return out
 
 
-def _figures(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
+def figures_used(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
     chip = setup.system.chip
     prec = matmul_precision(setup.plan.weight_precision, chip)
     wanted: dict[str, FigureRef | None] = {
@@ -676,9 +676,9 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     breakdown = steady_breakdown(setup, model, job, summary)
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     plan_out: dict[str, Any] = (
-        {"disaggregated": True, **{p.role: _plan_dict(p.setup, p.replicas, p.role) for p in setup.pools}}
+        {"disaggregated": True, **{p.role: plan_dict(p.setup, p.replicas, p.role) for p in setup.pools}}
         if setup.disaggregated
-        else {"disaggregated": False, **_plan_dict(first, setup.pools[0].replicas, "both")}
+        else {"disaggregated": False, **plan_dict(first, setup.pools[0].replicas, "both")}
     )
     result: dict[str, Any] = {
         "kind": "serve",
@@ -726,10 +726,10 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         },
         "breakdown": breakdown,
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
-        "prefill_one_prompt": _prefill_alone(first, job.mean_input, job.prefix_hit_rate),
+        "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
         **econ,
         "billed_chips": whole_count(econ["billed_chips"]),
-        "figures": _figures(first),
+        "figures": figures_used(first),
         "engine_defaults": sorted(
             {
                 p.setup.system.chip.id

@@ -6,10 +6,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
+from chipwise.validation.groundtruth import detect_kind
 from chipwise.validation.report import mape_cell
 from chipwise.validation.run import validate_path
 
@@ -46,8 +51,20 @@ def validate(
     sets: SetFigures = None,
     as_json: JsonFlag = False,
     rows: Annotated[bool, typer.Option("--rows", help="Also print every row's prediction.")] = False,
+    explain: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--explain",
+            metavar="ID",
+            help="Explain one serving row instead of validating the file: how it was read, the deployment simulated, "
+            "where its time goes, its metrics (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Predict each published run in a CSV and report the errors by chip and by source family."""
+    if explain:
+        _explain(catalog_from(catalog_files, sets), data, explain, as_json)
+        return
     report: dict[str, Any] = validate_path(catalog_from(catalog_files, sets), data)
     kind = report["kind"]
     if as_json:
@@ -95,3 +112,71 @@ def validate(
             + "; ".join(f"{x['id']} ({x['reason']})" for x in report["skipped"][:8])
             + (" ..." if len(report["skipped"]) > 8 else "")
         )
+
+
+def _explain(catalog: Any, data: Path, ids: list[str], as_json: bool) -> None:
+    """`--explain`: each named row of a serving file, explained (validation.explain)."""
+    from chipwise.validation.explain import explain_serving
+
+    if not data.is_file():
+        raise ChipwiseError(f"data file '{data}' does not exist. Fix: give the path of a ground-truth CSV.")
+    if detect_kind(data) != "serve":
+        raise ChipwiseError(f"--explain reads serving rows; {data.name} holds training runs. Fix: drop --explain.")
+    found = explain_serving(catalog, data, ids)
+    if as_json:
+        print_json({"kind": "serve", "explain": found})
+        return
+    for e in found:
+        _print_explanation(e)
+
+
+def _print_explanation(e: dict[str, Any]) -> None:
+    if not e["predicted"]:
+        console.print(f"[bold]{e['id']}[/] ({e['chip']}, {e['source_family']}): not predicted: {e['reason']}")
+        return
+    pools = e["plan"]
+    plans = "; ".join(
+        (f"{p['role']}: " if len(pools) > 1 else "") + f"{p['hardware']} {fmt.serving_plan(p)}" for p in pools
+    )
+    head = Table(
+        title=f"{e['id']}: {e['model']} on {e['chips']:g} {e['chip']} ({e['engine']}), {e['source_family']}",
+        show_header=False,
+        title_justify="left",
+    )
+    head.add_column("figure", no_wrap=True, style="bold")
+    head.add_column("value")
+    head.add_row("read as", "\n".join(f"- {escape(n)}" for n in e["reading"]) or "-")
+    head.add_row("plan", f"{plans} ({e['plan_source']})")
+    head.add_row(
+        "precision / KV cache per replica",
+        "; ".join(
+            f"{p['weight_precision']} weights, {p['kv_precision']} KV: {p['kv_cache_tokens_per_replica']:,} tokens"
+            for p in pools
+        ),
+    )
+    load = e["load"]
+    head.add_row(
+        "load",
+        f"{load['label']}, {load['requests']:,} requests, {load['input_tokens_mean']:,.0f} in / "
+        f"{load['output_tokens_mean']:,.0f} out (means); throughput over "
+        + ("the whole run" if load["throughput_basis"] == "run" else "the steady state"),
+    )
+    head.add_row("one prompt's prefill, alone", fmt.latency(e["prefill_one_prompt"]["seconds"]))
+    parts = sorted(((k, v) for k, v in e["breakdown"].items() if v > 0), key=lambda kv: -kv[1])
+    head.add_row(
+        "steady iteration",
+        f"{fmt.latency(sum(v for _, v in parts))}: "
+        + ", ".join(f"{COMPONENT_LABELS[k]} {fmt.latency(v)}" for k, v in parts),
+    )
+    console.print(head)
+    table = Table(header_style="bold")
+    for col in ("metric", "measured", "predicted", "error %"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for m in e["metrics"]:
+        table.add_row(
+            METRIC_LABELS.get(m["metric"], m["metric"]),
+            f"{m['measured']:.4g}",
+            f"{m['predicted']:.4g}",
+            f"{m['error_pct']:+.1f}",
+        )
+    console.print(table)

@@ -790,8 +790,23 @@ _STAT_KEY = {"p50": "p50", "p90": "p90", "p99": "p99", "mean": "mean", "value": 
 EDGE = 0.95
 
 
+@dataclass(frozen=True)
+class Simulated:
+    """A case's simulation: the run's summary, the one its latencies are read from, and the notes on both."""
+
+    summary: dict[str, Any]
+    latencies: dict[str, Any]
+    notes: tuple[str, ...]
+    self_consistent: bool | None
+
+
 def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
-    """Simulate a case and compare each measured metric with its prediction.
+    """Simulate a case and compare each measured metric with its prediction."""
+    return compare(case, simulate_case(case, seed))
+
+
+def simulate_case(case: Case, seed: int = 0) -> Simulated:
+    """Simulate a case as its row was measured.
 
     A published open-loop run (MLPerf Server, a fixed request rate) was sustainable: the load generator's rate
     was at most the system's capacity. When the predicted capacity is below that rate, the simulated queue
@@ -819,14 +834,20 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
     check = self_check(row, load)
     if check is not None and not check.consistent:
         notes.append(check.note())
+    return Simulated(summary, latencies, tuple(notes), None if check is None else check.consistent)
+
+
+def compare(case: Case, sim: Simulated) -> list[RowResult]:
+    """Each metric the case's row measured, next to its prediction by the simulation."""
+    row = case.row
     results: list[RowResult] = []
     chips = row.num_chips or case.setup.chips
     for m in row.measured:
         if m.metric == "output_tokens_per_s_per_chip":
-            predicted = float(summary["output_tokens_per_s"]) / float(chips)
+            predicted = float(sim.summary["output_tokens_per_s"]) / float(chips)
         else:
             key = "ttft_s" if m.metric == "ttft_s" else "tpot_s"
-            predicted = float(latencies[key][_STAT_KEY.get(m.stat, "mean")])
+            predicted = float(sim.latencies[key][_STAT_KEY.get(m.stat, "mean")])
         if not math.isfinite(predicted) or predicted <= 0:
             continue
         results.append(
@@ -838,8 +859,8 @@ def predict_case(case: Case, seed: int = 0) -> list[RowResult]:
                 predicted=predicted,
                 plan_source=case.plan_source,
                 source_family=row.source_family,
-                notes="; ".join((*notes, row.notes)).strip("; "),
-                self_consistent=None if check is None else check.consistent,
+                notes="; ".join((*sim.notes, row.notes)).strip("; "),
+                self_consistent=sim.self_consistent,
                 engine=case.group[0],
             )
         )
@@ -923,7 +944,7 @@ def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
         try:
             rows = predict_row(catalog, row)
         except ChipwiseError as exc:
-            skipped.append((row.id, _one_line(str(exc))))
+            skipped.append((row.id, one_line(str(exc))))
             continue
         if not rows:
             skipped.append((row.id, "no metric could be predicted"))
@@ -932,5 +953,6 @@ def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
     return summarise("serve", results, skipped)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """A message on one line (runs of whitespace, newlines included, become one space)."""
     return re.sub(r"\s+", " ", text).strip()

@@ -1,0 +1,67 @@
+"""`chipwise validate --explain ID`: how one serving row was read, the deployment simulated for it, where its
+predicted time goes, and each metric it measured next to the prediction, so that a row's error can be traced to
+an assumption, a catalog figure or the model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.planner.serving import figures_used, plan_dict, prefill_alone, steady_breakdown, whole_count
+from chipwise.validation.groundtruth import read_inference
+from chipwise.validation.serving import compare, one_line, prepare, simulate_case
+
+
+def explain_serving(catalog: Catalog, path: Path, ids: Sequence[str]) -> list[dict[str, Any]]:
+    """One explanation per id, in the order given; a row that cannot be predicted says why."""
+    rows = {
+        r.id: r
+        for r in read_inference(path, known_chips=frozenset(catalog.chips), aliases=hardware(catalog).chip_aliases())
+    }
+    missing = [i for i in ids if i not in rows]
+    if missing:
+        raise ChipwiseError(
+            f"no row {', '.join(repr(i) for i in missing)} in {path.name}. Fix: give ids from its 'id' column."
+        )
+    return [_explain(catalog, rows[i]) for i in dict.fromkeys(ids)]
+
+
+def _explain(catalog: Catalog, row: Any) -> dict[str, Any]:
+    head = {"id": row.id, "chip": row.chip, "source_family": row.source_family}
+    try:
+        case = prepare(catalog, row)
+    except ChipwiseError as exc:
+        return {**head, "predicted": False, "reason": one_line(str(exc))}
+    sim = simulate_case(case)
+    job, setup = case.job, case.setup
+    first = setup.pools[0].setup
+    breakdown = steady_breakdown(setup, job.model, job, sim.summary)
+    return {
+        **head,
+        "predicted": True,
+        "model": job.model.display,
+        "engine": case.group[0],
+        "chips": whole_count(row.num_chips or setup.chips),
+        "reading": list(sim.notes),
+        "plan_source": case.plan_source,
+        "plan": [plan_dict(p.setup, p.replicas, p.role) for p in setup.pools],
+        "load": {
+            "label": job.load.label(),
+            "requests": job.requests,
+            "throughput_basis": case.basis,
+            "input_tokens_mean": job.mean_input,
+            "output_tokens_mean": job.mean_output,
+        },
+        "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
+        "breakdown": breakdown,
+        "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
+        "metrics": [
+            {"metric": r.metric, "measured": r.measured, "predicted": r.predicted, "error_pct": r.error_pct}
+            for r in compare(case, sim)
+        ],
+        "figures": figures_used(first),
+    }

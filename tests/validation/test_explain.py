@@ -1,0 +1,78 @@
+"""`chipwise validate --explain`: one serving row's reading, deployment, time breakdown and metrics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.validation.explain import explain_serving
+from chipwise.validation.serving import validate_serving
+from cli_run import run_error, run_json
+from inference_rows import write_rows
+
+#: Llama-3.1-8B on one H100 at 8 users, with measured latencies
+CLOSED = {
+    "id": "X2", "scenario": "online", "batch_or_concurrency": "concurrency=8", "ttft_ms": "60", "tpot_ms": "9",
+}  # fmt: skip
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Path:
+    return write_rows(tmp_path / "rows.csv", {}, CLOSED, {"id": "X3", "model": "NoSuchModel-7B"})
+
+
+def test_explain_predicts_what_validate_predicts(catalog: Catalog, table: Path) -> None:
+    explained = explain_serving(catalog, table, ["X2", "X1"])
+    assert [e["id"] for e in explained] == ["X2", "X1"]  # in the order asked
+    x2 = explained[0]
+    validated = {(r["id"], r["metric"]): r["predicted"] for r in validate_serving(catalog, table)["rows"]}
+    assert {m["metric"] for m in x2["metrics"]} == {"output_tokens_per_s_per_chip", "ttft_s", "tpot_s"}
+    for m in x2["metrics"]:
+        assert m["predicted"] == pytest.approx(validated[("X2", m["metric"])], rel=1e-12)
+        assert m["error_pct"] == pytest.approx(100 * (m["predicted"] - m["measured"]) / m["measured"])
+    assert x2["plan"][0]["tp"] == 1 and x2["plan"][0]["max_batch"] == 8
+    assert x2["load"]["label"] == "8 concurrent users"
+    assert "preset llama-3.1-8b" in x2["reading"]
+
+
+def test_explain_breaks_the_steady_iteration_down(catalog: Catalog, table: Path) -> None:
+    (x2,) = explain_serving(catalog, table, ["X2"])
+    parts = x2["breakdown"]
+    assert all(v >= 0 for v in parts.values()) and sum(parts.values()) > 0
+    assert parts[x2["dominated_by"]] == max(parts.values())
+    # an 8B model at 8 users decodes from its weights: a few ms an iteration, under the measured TPOT's 9 ms x 2
+    assert 1e-3 < sum(parts.values()) < 18e-3
+    alone = x2["prefill_one_prompt"]
+    assert 0 < alone["device_s"] <= alone["seconds"]
+    assert any(name.startswith("h100-sxm.hbm_bandwidth") for name in x2["figures"])
+
+
+def test_explain_says_why_a_row_is_not_predicted(catalog: Catalog, table: Path) -> None:
+    (x3,) = explain_serving(catalog, table, ["X3"])
+    assert x3["predicted"] is False and "NoSuchModel-7B" in x3["reason"] and "\n" not in x3["reason"]
+
+
+def test_explain_refuses_an_unknown_id(catalog: Catalog, table: Path) -> None:
+    with pytest.raises(ChipwiseError, match=r"no row 'X9', 'X8' in rows.csv\. Fix: give ids from its 'id' column"):
+        explain_serving(catalog, table, ["X1", "X9", "X8"])
+
+
+def test_cli_explain_json_and_errors(capsys: pytest.CaptureFixture[str], table: Path, shared_data: Path) -> None:
+    out = run_json(capsys, ["validate", "--data", str(table), "--explain", "X1", "--json"])
+    assert out["kind"] == "serve" and [e["id"] for e in out["explain"]] == ["X1"]
+    assert out["explain"][0]["metrics"][0]["metric"] == "output_tokens_per_s_per_chip"
+    assert "no row 'NOPE'" in run_error(capsys, ["validate", "--data", str(table), "--explain", "NOPE"])
+    training = str(shared_data / "groundtruth_training.csv")
+    assert "--explain reads serving rows" in run_error(capsys, ["validate", "--data", training, "--explain", "T001"])
+
+
+def test_cli_explain_prints_the_row(capsys: pytest.CaptureFixture[str], table: Path) -> None:
+    from chipwise.interfaces.cli.app import run
+
+    assert run(["validate", "--data", str(table), "--explain", "X2"]) == 0
+    text = capsys.readouterr().out
+    for part in ("X2: llama-3.1-8b on 1 h100-sxm (trtllm)", "read as", "steady iteration", "TTFT", "TPOT"):
+        assert part in text
