@@ -304,8 +304,8 @@ def test_a_validation_case_runs_the_polling_its_row_or_its_recipes_set(catalog: 
 
 
 def test_inferencex_trtllm_recipes_delay_batching_where_their_scripts_say() -> None:
-    """dsr1_fp8_b200_trt.sh: 1k/1k from 64 users, 40 iterations, 0.8; 70b_fp4_b200_trt_docker.sh: 1k/1k below TP8,
-    20 iterations, 0.9; nothing elsewhere."""
+    """dsr1_fp8_b200_trt.sh: 1k/1k from 64 users, 40 iterations, 0.8; the Llama 3.x 70B scripts (70b_fp4_b200_trt,
+    70b_fp8_b200_trt, 70b_fp8_h200_trt): 1k/1k below TP8, 20 iterations, 0.9; nothing elsewhere."""
     wait = INFERENCEX.batch_wait
     rule = wait("trtllm", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 64, 8)
     assert rule is not None and (rule.iters, rule.ratio) == (40, 0.8)
@@ -316,6 +316,11 @@ def test_inferencex_trtllm_recipes_delay_batching_where_their_scripts_say() -> N
     llama = wait("trtllm", "llama-3.3-70b", "b200", "fp4", (1024.0, 1024.0), 4, 2)
     assert llama is not None and (llama.iters, llama.ratio) == (20, 0.9)
     assert wait("trtllm", "llama-3.3-70b", "b200", "fp4", (1024.0, 1024.0), 4, 8) is None
+    for chip in ("h200", "b200"):
+        fp8 = wait("trtllm", "llama-3.1-70b", chip, "fp8", (1024.0, 1024.0), 4, 4)
+        assert fp8 is not None and (fp8.iters, fp8.ratio) == (20, 0.9)
+        assert wait("trtllm", "llama-3.1-70b", chip, "fp8", (1024.0, 8192.0), 4, 4) is None
+    assert wait("trtllm", "llama-3.1-70b", "h100-sxm", "fp8", (1024.0, 1024.0), 4, 4) is None
     assert AIPERF.batch_wait("trtllm", "deepseek-v3", "b200", "fp8", (1024.0, 1024.0), 64, 8) is None
 
 

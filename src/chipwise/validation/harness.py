@@ -21,10 +21,11 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   SGLang scripts set ``--cuda-graph-max-bs`` to their ``--max-running-requests`` (benchmarks/single_node/
   dsr1_fp8_b200.sh @16ffb658, dsr1_fp8_b200_mtp.sh @285b6628) and its TensorRT-LLM ones set cuda_graph_config
   max_batch_size to the users or their per-rank share (dsr1_fp8_b200_trt_mtp.sh @2f3a788f), so every decode batch
-  replays a graph. Two of its
-  TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``):
+  replays a graph. Its
+  TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``) for
   DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
-  at these lengths) and Llama 3.x 70B FP4 on B200 below TP8 (20 iterations, 0.9; 70b_fp4_b200_trt_docker.sh).
+  at these lengths) and for Llama 3.x 70B below TP8 (20 iterations, 0.9): FP4 on B200 (70b_fp4_b200_trt_docker.sh),
+  FP8 on B200 and H200 (70b_fp8_b200_trt_slurm.sh, 70b_fp8_h200_trt_slurm.sh @a267b4bd).
   One captures TensorRT-LLM's prompt iterations in piecewise CUDA graphs (torch_compile_config
   enable_piecewise_cuda_graph; otherwise they launch eagerly): dsr1_fp8_b200_trt.sh at 1k/1k for 64-255 users,
   1k/8k for 128-255 and 8k/1k from 64 (at 256 users and more it switches to DeepGEMM instead).
@@ -316,6 +317,8 @@ INFERENCEX = Harness(
     trtllm_batch_wait=(
         BatchWait(("deepseek-v3",), "b200", "fp8", (1024, 1024), 64, 8, 40, 0.8),
         BatchWait(("llama-3.1-70b", "llama-3.3-70b"), "b200", "fp4", (1024, 1024), 1, 4, 20, 0.9),
+        BatchWait(("llama-3.1-70b", "llama-3.3-70b"), "b200", "fp8", (1024, 1024), 1, 4, 20, 0.9),
+        BatchWait(("llama-3.1-70b", "llama-3.3-70b"), "h200", "fp8", (1024, 1024), 1, 4, 20, 0.9),
     ),
     trtllm_piecewise=(
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (1024, 1024), 64, 255),
