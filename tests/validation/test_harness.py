@@ -35,6 +35,29 @@ from inference_rows import write_rows
 from .test_serving_accuracy import _row
 
 
+def test_inferencex_llama_70b_fp8_trtllm_points_below_tp8_wait_for_a_batch(catalog: Catalog, tmp_path) -> None:
+    """70b_fp8_h200_trt_slurm.sh holds prompts at 1k/1k below TP8; at TP8, or at 1k/8k, it does not."""
+    row = {
+        "model": "Llama-3.1-70B-Instruct",
+        "chip": "h200",
+        "num_chips": "2",
+        "precision": "FP8",
+        "parallelism": "TP2",
+        "serving_engine": "TensorRT-LLM 1.1.0rc1",
+        "scenario": "InferenceX benchmark_serving closed-loop sweep, 4 concurrent requests",
+        "batch_or_concurrency": "concurrency=4",
+        "input_len": "1024",
+        "output_len": "1024",
+        "ttft_ms": "300",
+        "tpot_ms": "18",
+    }
+    tp8 = {**row, "id": "X2", "num_chips": "8", "parallelism": "TP8"}
+    long_out = {**row, "id": "X3", "output_len": "8192"}
+    rows = read_inference(write_rows(tmp_path / "rows.csv", row, tp8, long_out), known_chips=frozenset({"h200"}))
+    plans = [prepare(catalog, r).setup.pools[0].setup.plan for r in rows]
+    assert [(p.batch_wait_iters, p.batch_wait_ratio) for p in plans] == [(20, 0.9), (0, 0.0), (0, 0.0)]
+
+
 @pytest.mark.parametrize(
     ("scenario", "source_family", "expect"),
     [
