@@ -12,7 +12,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import MAX_LOAD, MAX_SIMULATED, load_of, read_trace, serving_job
+from chipwise.workload.serving import MAX_LOAD, MAX_SIMULATED, Load, load_of, read_trace, serving_job
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"
 LOAD = "input_tokens: 512\noutput_tokens: 128\narrival_rate: 5\n"
@@ -185,3 +185,10 @@ def test_a_trace_longer_than_the_simulated_limit_is_refused(tmp_path: Path, cata
     with pytest.raises(ChipwiseError, match=r"holds 1,000,001 requests; at most 1,000,000 are simulated"):
         serving_job(llama, load_scenario(BASE + f"trace: {path}\n"))
     assert serving_job(llama, load_scenario(BASE + f"trace: {path}\nrequests: 100\n")).requests == 100
+
+
+def test_a_load_names_itself_in_words() -> None:
+    assert Load("closed", concurrency=1).label() == "1 concurrent user"
+    assert Load("closed", concurrency=8).label() == "8 concurrent users"
+    assert Load("rate", rate=2.5).label() == "2.5 req/s"
+    assert Load("offline").label() == "offline (all requests at once)"

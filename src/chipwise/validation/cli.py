@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
@@ -114,7 +115,7 @@ def validate(
         )
 
 
-def _explain(catalog: Any, data: Path, ids: list[str], as_json: bool) -> None:
+def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> None:
     """`--explain`: each named row of a serving file, explained (validation.explain)."""
     from chipwise.validation.explain import explain_serving
 

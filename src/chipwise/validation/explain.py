@@ -13,6 +13,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.planner.serving import figures_used, plan_dict, prefill_alone, steady_breakdown, whole_count
 from chipwise.validation.groundtruth import read_inference
+from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import compare, one_line, prepare, simulate_case
 
 
@@ -30,7 +31,7 @@ def explain_serving(catalog: Catalog, path: Path, ids: Sequence[str]) -> list[di
     return [_explain(catalog, rows[i]) for i in dict.fromkeys(ids)]
 
 
-def _explain(catalog: Catalog, row: Any) -> dict[str, Any]:
+def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
     head = {"id": row.id, "chip": row.chip, "source_family": row.source_family}
     try:
         case = prepare(catalog, row)
@@ -46,7 +47,7 @@ def _explain(catalog: Catalog, row: Any) -> dict[str, Any]:
         "model": job.model.display,
         "engine": case.group[0],
         "chips": whole_count(row.num_chips or setup.chips),
-        "reading": list(sim.notes),
+        "reading": [*sim.notes, *(n for n in row.notes.split("; ") if n)],
         "plan_source": case.plan_source,
         "plan": [plan_dict(p.setup, p.replicas, p.role) for p in setup.pools],
         "load": {

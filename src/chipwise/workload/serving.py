@@ -643,7 +643,7 @@ class Load:
         if self.kind == "rate":
             return f"{self.rate:g} req/s" + (f" (burstiness {self.burstiness:g})" if self.burstiness != 1.0 else "")
         if self.kind == "closed":
-            return f"{self.concurrency} concurrent users"
+            return f"{self.concurrency} concurrent user" + ("s" if self.concurrency != 1 else "")
         return "offline (all requests at once)" if self.kind == "offline" else "trace arrivals"
 
 
