@@ -12,12 +12,19 @@ from rich.table import Table
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    console,
+    figure_table,
+    print_json,
+)
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
-from chipwise.validation.groundtruth import detect_kind
 from chipwise.validation.report import mape_cell
-from chipwise.validation.run import validate_path
+from chipwise.validation.run import data_kind, validate_path
 
 
 def _table(title: str, groups: dict[str, dict[str, float]]) -> Table:
@@ -119,9 +126,7 @@ def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> Non
     """`--explain`: each named row of a serving file, explained (validation.explain)."""
     from chipwise.validation.explain import explain_serving
 
-    if not data.is_file():
-        raise ChipwiseError(f"data file '{data}' does not exist. Fix: give the path of a ground-truth CSV.")
-    if detect_kind(data) != "serve":
+    if data_kind(data) != "serve":
         raise ChipwiseError(f"--explain reads serving rows; {data.name} holds training runs. Fix: drop --explain.")
     found = explain_serving(catalog, data, ids)
     if as_json:
@@ -139,13 +144,10 @@ def _print_explanation(e: dict[str, Any]) -> None:
     plans = "; ".join(
         (f"{p['role']}: " if len(pools) > 1 else "") + f"{p['hardware']} {fmt.serving_plan(p)}" for p in pools
     )
-    head = Table(
-        title=f"{e['id']}: {e['model']} on {e['chips']:g} {e['chip']} ({e['engine']}), {e['source_family']}",
-        show_header=False,
+    head = figure_table(
+        f"{e['id']}: {e['model']} on {e['chips']:g} {e['chip']} ({e['engine']}), {e['source_family']}",
         title_justify="left",
     )
-    head.add_column("figure", no_wrap=True, style="bold")
-    head.add_column("value")
     head.add_row("read as", "\n".join(f"- {escape(n)}" for n in e["reading"]) or "-")
     head.add_row("plan", f"{plans} ({e['plan_source']})")
     head.add_row(

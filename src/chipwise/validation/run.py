@@ -40,8 +40,13 @@ def validate_file(catalog: Catalog, path: Path, kind: str) -> dict[str, Any]:
     return validate_serving(catalog, path)
 
 
-def validate_path(catalog: Catalog, path: Path) -> dict[str, Any]:
-    """Validate a ground-truth CSV, training or serving as its header says."""
+def data_kind(path: Path) -> str:
+    """'train' or 'serve', as a ground-truth CSV's header says (one line naming a missing file)."""
     if not path.is_file():
         raise ChipwiseError(f"data file '{path}' does not exist. Fix: give the path of a ground-truth CSV.")
-    return validate_file(catalog, path, detect_kind(path))
+    return detect_kind(path)
+
+
+def validate_path(catalog: Catalog, path: Path) -> dict[str, Any]:
+    """Validate a ground-truth CSV, training or serving as its header says."""
+    return validate_file(catalog, path, data_kind(path))

@@ -105,6 +105,15 @@ def projected_banner(names: Sequence[str]) -> None:
         )
 
 
+def figure_table(title: str, **options: Any) -> Table:
+    """A two-column 'figure / value' table without a header: one prediction's or row's figures, a name in bold
+    beside each value (`options` go to rich's Table)."""
+    table = Table(title=title, show_header=False, **options)
+    table.add_column("figure", no_wrap=True, style="bold")
+    table.add_column("value")
+    return table
+
+
 def compact_table(title: str) -> Table:
     """A listing narrow enough for an 80-column terminal: no vertical rules (a blank between columns), the title
     printed above it at the terminal's width rather than the table's; headers may take two lines."""

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import compact_table, console, print_json, projected_banner
+from chipwise.interfaces.cli.common import compact_table, console, figure_table, print_json, projected_banner
 from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
@@ -124,13 +124,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     engine = r["engine"]
     if plan.get("disaggregated") and plan["prefill"].get("engine") != plan["decode"].get("engine"):
         engine = f"{plan['prefill']['engine']} prefill, {plan['decode']['engine']} decode"
-    head = Table(
-        title=f"{r['model']} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
-        f"{r['kv_precision']} KV cache - {r['load']['label']}",
-        show_header=False,
+    head = figure_table(
+        f"{r['model']} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
+        f"{r['kv_precision']} KV cache - {r['load']['label']}"
     )
-    head.add_column("figure", no_wrap=True, style="bold")
-    head.add_column("value")
     if plan.get("disaggregated"):
         for role in ("prefill", "decode"):
             p = plan[role]

@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import compact_table, console, projected_banner
+from chipwise.interfaces.cli.common import compact_table, console, figure_table, projected_banner
 from chipwise.train.explain import BREAKDOWN_LABELS
 
 
@@ -114,13 +114,7 @@ def print_ranking(report: dict[str, Any]) -> None:
 def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     """One training prediction with its breakdown and the figures it rests on."""
     projected_banner([r["hardware"]] if r.get("projected") else [])
-    head = Table(
-        title=f"{r['model']} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}",
-        show_header=False,
-        header_style="bold",
-    )
-    head.add_column("figure", no_wrap=True, style="bold")
-    head.add_column("value")
+    head = figure_table(f"{r['model']} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
     head.add_row("step time", fmt.duration(r["step_time_s"]))
     head.add_row("throughput", f"{r['tokens_per_s']:,.0f} tokens/s ({r['tokens_per_s_per_chip']:,.0f} per chip)")
