@@ -7,7 +7,7 @@ docs/img/pareto.png     cost against time to train, Llama-3.1-70B on 4,096 chips
 docs/img/breakdown.png  where the step time and the memory go for the fastest fleet of that ranking
 docs/img/serve-plan.png each chip's serving throughput-TPOT front and the simulated cheapest fleets, Llama-3.1-70B
                         fp8 at 20 req/s, 1,024 in / 256 out (as `chipwise plan serve ... --plot`)
-docs/img/serve-prediction.png  one serving deployment's latencies, KV-cache use and iteration breakdown
+docs/img/serve-prediction.png  one serving deployment's latencies, KV-cache use, and where an iteration and a prompt go
                         (as `chipwise predict examples/serve-llama70b-h200.yaml --plot`)
 """
 

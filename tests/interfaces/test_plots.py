@@ -186,6 +186,7 @@ def _serve_prediction() -> dict[str, Any]:
             "mean": 0.3, "peak": 0.5, "series_replica0": {"t_s": [0, 1, 2], "utilisation": [0, 0.5, 0.2]},
         },
         "breakdown": {"gemm": 0.02, "attention": 0.01, "tp_comm": 0.0, "overhead": 0.005},
+        "prefill_breakdown": {"gemm": 0.3, "attention": 0.05, "tp_comm": 0.04, "waits": 0.0},
     }  # fmt: skip
 
 
@@ -195,11 +196,14 @@ def test_serving_prediction_plot(tmp_path: Path) -> None:
     for text in ("time to first token", "SLO ttft_p99 2.00 s", "SLO tpot_p99 50.0 ms", "KV cache, replica 0",
                  "weight GEMMs (attention and MLP)", "80.0% of the 25 req/s", "Goodput: 97.0%"):  # fmt: skip
         assert text in svg, text
-    assert "tensor-parallel all-reduce" not in svg  # zero components are left out
+    assert "prefill, alone: 390.0 ms" in svg
+    assert "tensor-parallel all-reduce" in svg  # the prefill's
+    assert "waits" not in svg  # zero components are left out
     html = plots.prediction_serving(_serve_prediction(), tmp_path / "p.html").read_text()
     assert "attention (KV-cache reads, prefill)" in html
     # a result without the simulated run's series or an SLO still draws what it has
-    bare = {k: v for k, v in _serve_prediction().items() if k not in ("kv_cache_utilisation", "slo", "ttft_s")}
+    drop = ("kv_cache_utilisation", "slo", "ttft_s", "prefill_breakdown")
+    bare = {k: v for k, v in _serve_prediction().items() if k not in drop}
     assert plots.prediction_serving(bare, tmp_path / "b.png").read_bytes().startswith(PNG_MAGIC)
     with pytest.raises(ChipwiseError, match="no iteration breakdown"):
         plots.prediction_serving({**bare, "breakdown": {}}, tmp_path / "x.png")

@@ -112,6 +112,10 @@ def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
     assert answer["requests"]["finished"] == 200
     assert answer["ttft_s"]["p99"] >= answer["ttft_s"]["p50"] > 0 and answer["cost_usd_per_mtok"] > 0
     assert 0 < answer["load"]["utilisation"] < 1 < answer["load"]["capacity_requests_per_s"]
+    # the page shows where a steady iteration and one prompt's prefill go
+    prefill = answer["prefill_breakdown"]
+    assert sum(prefill.values()) == pytest.approx(answer["prefill_one_prompt"]["seconds"], rel=1e-3)
+    assert b"one prompt's prefill, alone" in _get(server, "/")[2]
 
 
 def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:

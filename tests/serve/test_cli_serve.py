@@ -155,7 +155,7 @@ def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     f.write_text(SCENARIO)
     assert run(["predict", str(f)]) == 0
     out = capsys.readouterr().out
-    assert "TTFT p50 / p90 / p99" in out and "Where a steady iteration goes" in out
+    assert "TTFT p50 / p90 / p99" in out and "Where the time goes" in out and "prompt prefill" in out
     assert "offered load" in out and "deployment sustains" in out
 
 

@@ -51,6 +51,14 @@ def test_explain_breaks_the_steady_iteration_down(catalog: Catalog, table: Path)
     assert parts["tp_comm"] == parts["ep_comm"] == 0.0
     alone = x2["prefill_one_prompt"]
     assert 0 < alone["device_s"] <= alone["seconds"]
+    # the prompt's own breakdown adds up to its seconds: its GEMMs the largest part of the device's work on one GPU,
+    # and TensorRT-LLM's PyTorch back end, which launches a prompt's kernels eagerly, waits on the host beyond it
+    prefill = x2["prefill_breakdown"]
+    assert sum(prefill.values()) == pytest.approx(alone["seconds"], rel=1e-3)
+    device = {k: v for k, v in prefill.items() if k != "host_launches"}
+    assert max(device, key=lambda k: device[k]) == "gemm" and prefill["tp_comm"] == 0.0
+    assert prefill["host_launches"] == pytest.approx(alone["seconds"] - sum(device.values()))
+    assert alone["host_launches_s"] > alone["device_s"]
     assert any(name.startswith("h100-sxm.hbm_bandwidth") for name in x2["figures"])
 
 
@@ -78,5 +86,5 @@ def test_cli_explain_prints_the_row(capsys: pytest.CaptureFixture[str], table: P
 
     assert run(["validate", "--data", str(table), "--explain", "X2"]) == 0
     text = capsys.readouterr().out
-    for part in ("X2: llama-3.1-8b on 1 h100-sxm (trtllm)", "read as", "steady iteration", "TTFT", "TPOT"):
+    for part in ("X2: llama-3.1-8b on 1 h100-sxm (trtllm)", "read as", "steady iteration", "prefill, alone", "TTFT"):
         assert part in text

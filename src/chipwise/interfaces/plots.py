@@ -461,10 +461,13 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
 
 def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
     """One serving prediction: its TTFT and TPOT percentiles against the SLO, the KV-cache utilisation over the
-    simulated run (replica 0), and where a steady iteration's time goes."""
+    simulated run (replica 0), and where a steady iteration's and one prompt's prefill's time goes."""
     check_path(path)
+    steady = _iteration_panel(result)
+    if steady is None:
+        raise ChipwiseError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
     panels = [p for p in (_latency_panel(result, "ttft"), _latency_panel(result, "tpot"), _kv_panel(result)) if p]
-    panels.append(_iteration_panel(result))
+    panels += [steady, *filter(None, [_iteration_panel(result, "prefill_breakdown")])]
     load = result.get("load") or {}
     notes = [f"Load: {load.get('label', '?')}"]
     if "utilisation" in load:
@@ -515,14 +518,18 @@ def _kv_panel(r: Mapping[str, Any]) -> Panel | None:
     return Panel(title, "simulated time (s)", "% of the KV cache in use", [curve])
 
 
-def _iteration_panel(r: Mapping[str, Any]) -> Panel:
-    parts = {k: _float(v) for k, v in (r.get("breakdown") or {}).items() if _float(v) > 0}
+def _iteration_panel(r: Mapping[str, Any], key: str = "breakdown") -> Panel | None:
+    """Where a steady iteration's (`breakdown`) or one prompt's prefill's (`prefill_breakdown`) time goes."""
+    parts = {k: _float(v) for k, v in (r.get(key) or {}).items() if _float(v) > 0}
     if not parts:
-        raise ChipwiseError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
+        return None
     total = sum(parts.values())
+    what, unit = (
+        ("a steady iteration", "iteration") if key == "breakdown" else ("one prompt's prefill, alone", "prompt")
+    )
     return Panel(
-        title=f"a steady iteration: {fmt.duration(total)}",
-        x_label="ms per iteration",
+        title=f"{what}: {fmt.duration(total)}",
+        x_label=f"ms per {unit}",
         bars=_time_shares(parts, COMPONENT_LABELS, total, 1e3, PALETTE[1]),
     )
 

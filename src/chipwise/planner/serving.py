@@ -31,7 +31,15 @@ from chipwise.serve.engine import (
     engine_vendors,
     token_budget,
 )
-from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown, prefill_pairs
+from chipwise.serve.iteration import (
+    COMPONENTS,
+    IterationInputs,
+    Shapes,
+    iteration_breakdown,
+    lm_head_cost,
+    prefill_pairs,
+    token_costs,
+)
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -42,6 +50,7 @@ from chipwise.serve.quant import (
 )
 from chipwise.serve.search import Estimate, prompt_share
 from chipwise.serve.sim.arrivals import offered_request_rate
+from chipwise.serve.sim.steps import prompt_chunks
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
@@ -509,16 +518,23 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     }
 
 
+def _prompt_runs(setup: ReplicaSetup, prompt: float, hit: float) -> tuple[int, int, int, list[tuple[int, int, float]]]:
+    """(tokens, cached, chunk, iterations) of one mean prompt encoded alone (serve.sim.steps.prompt_chunks); a
+    prefix-cache `hit` rate leaves that share of it cached (floored, as the simulator does)."""
+    tokens = max(1, round(prompt))
+    cached = min(math.floor(tokens * hit), tokens - 1)
+    chunk = setup.prompt_chunk if setup.plan.chunked_prefill else tokens
+    largest = setup.policy().largest_bucket
+    return tokens, cached, chunk, prompt_chunks(tokens, chunk, setup.engine.static_batch, largest, cached)
+
+
 def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[str, float]:
     """One mean prompt encoded alone on an idle replica, in the engine's chunks: its seconds, the device work, and
     the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly. A prefix-cache
-    `hit` rate leaves that share of the prompt cached (floored, as the simulator does): attended to, not encoded."""
+    `hit` rate leaves that share of the prompt cached: attended to, not encoded."""
     steps = setup.steps
-    tokens = max(1, round(prompt))
-    cached = min(math.floor(tokens * hit), tokens - 1)
+    tokens, cached, chunk, runs = _prompt_runs(setup, prompt, hit)
     new = tokens - cached
-    chunk = setup.prompt_chunk if setup.plan.chunked_prefill else tokens
-    iterations = -(-new // max(1, chunk))
     pairs = float(prefill_pairs(cached, new))
     # with attention DP one rank encodes it: the others wait for its attention (StepModel.imbalance)
     device = (
@@ -530,8 +546,38 @@ def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[
     return {
         "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, largest, cached),
         "device_s": device,
-        "host_launches_s": steps.eager_floor * iterations,
+        "host_launches_s": steps.eager_floor * len(runs),
     }
+
+
+def prefill_breakdown(setup: ReplicaSetup, model: ModelSpec, prompt: float, hit: float = 0.0) -> dict[str, float]:
+    """Where prefill_alone's seconds go, by component (serve.iteration.COMPONENT_LABELS), priced as the step
+    tables price each of the prompt's iterations (a static engine's padded bucket included): the token-proportional
+    work of every layer (serve.iteration.token_costs), its prefill attention pairs, the LM head of the last chunk,
+    and the engine's fixed costs of each iteration under `overhead`. What the prompt waits beyond its own work is
+    `waits` (a pipeline's stages in turn, the other attention-DP ranks) and `host_launches` (an engine that runs
+    prompts eagerly, its kernels launched from the host for longer than the device works)."""
+    steps, p = setup.steps, setup.plan
+    tokens, cached, chunk, runs = _prompt_runs(setup, prompt, hit)
+    run = np.array([r for r, _, _ in runs], dtype=np.float64)
+    last = np.array([s for _, s, _ in runs], dtype=np.float64)
+    shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
+    pp = float(p.pp)
+    costs = token_costs(
+        model, setup.dev, setup.topo, setup.engine, p.weight_precision, shapes, run / pp, float(p.max_batch)
+    )
+    found = {k: float((pp - 1.0 if k == "pp_comm" else pp) * v.sum()) for k, v in costs.items()}
+    found["attention"] = steps.b * sum(q for _, _, q in runs)
+    found["lm_head"] = float((pp * lm_head_cost(model, setup.dev, shapes, last / pp)).sum())
+    host_seqs = sum(steps.seq_time(int(s)) for s in last) - found["lm_head"]  # per sampled sequence, on the host
+    found["overhead"] += len(runs) * (steps.fixed + steps.prefill_fixed) + host_seqs
+    out = {k: found.get(k, 0.0) for k in COMPONENTS}
+    args = (tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket, cached)
+    device, total = replace(steps, eager_floor=0.0).prompt_alone(*args), steps.prompt_alone(*args)
+    for key, extra in (("waits", device - sum(out.values())), ("host_launches", total - device)):
+        if extra > 0.005 * total:
+            out[key] = extra
+    return out
 
 
 def steady_breakdown(
@@ -727,6 +773,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         "breakdown": breakdown,
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
         "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
+        "prefill_breakdown": prefill_breakdown(first, model, job.mean_input, job.prefix_hit_rate),
         **econ,
         "billed_chips": whole_count(econ["billed_chips"]),
         "figures": figures_used(first),

@@ -95,6 +95,8 @@ COMPONENT_LABELS: dict[str, str] = {
     "lm_head": "LM head",
     "overhead": "engine overhead (per step, per layer)",
     "drafting": "speculative drafting passes",
+    "waits": "waits (pipeline stages in turn, attention-DP ranks)",
+    "host_launches": "host kernel launches (beyond the device work)",
 }
 
 

@@ -164,13 +164,11 @@ def _print_explanation(e: dict[str, Any]) -> None:
         f"{load['output_tokens_mean']:,.0f} out (means); throughput over "
         + ("the whole run" if load["throughput_basis"] == "run" else "the steady state"),
     )
-    head.add_row("one prompt's prefill, alone", fmt.latency(e["prefill_one_prompt"]["seconds"]))
-    parts = sorted(((k, v) for k, v in e["breakdown"].items() if v > 0), key=lambda kv: -kv[1])
     head.add_row(
-        "steady iteration",
-        f"{fmt.latency(sum(v for _, v in parts))}: "
-        + ", ".join(f"{COMPONENT_LABELS[k]} {fmt.latency(v)}" for k, v in parts),
+        "one prompt's prefill, alone",
+        _by_component(e["prefill_one_prompt"]["seconds"], e["prefill_breakdown"]),
     )
+    head.add_row("steady iteration", _by_component(sum(e["breakdown"].values()), e["breakdown"]))
     console.print(head)
     table = Table(header_style="bold")
     for col in ("metric", "measured", "predicted", "error %"):
@@ -183,3 +181,9 @@ def _print_explanation(e: dict[str, Any]) -> None:
             f"{m['error_pct']:+.1f}",
         )
     console.print(table)
+
+
+def _by_component(total: float, parts: dict[str, float]) -> str:
+    """'total: component time, ...', the largest first."""
+    shown = sorted(((k, v) for k, v in parts.items() if v > 0), key=lambda kv: -kv[1])
+    return f"{fmt.latency(total)}: " + ", ".join(f"{COMPONENT_LABELS[k]} {fmt.latency(v)}" for k, v in shown)

@@ -11,7 +11,14 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
-from chipwise.planner.serving import figures_used, plan_dict, prefill_alone, steady_breakdown, whole_count
+from chipwise.planner.serving import (
+    figures_used,
+    plan_dict,
+    prefill_alone,
+    prefill_breakdown,
+    steady_breakdown,
+    whole_count,
+)
 from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import compare, one_line, prepare, simulate_case
@@ -58,6 +65,7 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
             "output_tokens_mean": job.mean_output,
         },
         "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
+        "prefill_breakdown": prefill_breakdown(first, job.model, job.mean_input, job.prefix_hit_rate),
         "breakdown": breakdown,
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
         "metrics": [

@@ -234,16 +234,24 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}",
     )
     console.print(head)
+    steady, prefill = r["breakdown"], r["prefill_breakdown"]
+    first = max(prefill, key=lambda k: prefill[k])
     bd = Table(
-        title=f"Where a steady iteration goes (dominated by {COMPONENT_LABELS[r['dominated_by']]})", header_style="bold"
+        title=f"Where the time goes: a steady iteration (dominated by {COMPONENT_LABELS[r['dominated_by']]}) and "
+        f"one prompt's prefill alone ({COMPONENT_LABELS[first]})",
+        header_style="bold",
     )
     bd.add_column("component")
-    bd.add_column("time", justify="right")
-    total = sum(r["breakdown"].values()) or 1.0
-    bd.add_column("share", justify="right")
-    for k, v in sorted(r["breakdown"].items(), key=lambda kv: -kv[1]):
-        if v > 0:
-            bd.add_row(COMPONENT_LABELS[k], _ms(v), fmt.percent(v / total))
+    for col in ("steady iteration", "share", "prompt prefill", "share"):
+        bd.add_column(col, justify="right")
+    totals = (sum(steady.values()) or 1.0, sum(prefill.values()) or 1.0)
+    keys = [k for k in COMPONENT_LABELS if steady.get(k, 0.0) > 0 or prefill.get(k, 0.0) > 0]
+    for k in sorted(keys, key=lambda k: (-steady.get(k, 0.0), -prefill.get(k, 0.0))):
+        cells = [
+            (_ms(v), fmt.percent(v / t)) if (v := parts.get(k, 0.0)) > 0 else ("-", "-")
+            for parts, t in zip((steady, prefill), totals, strict=True)
+        ]
+        bd.add_row(COMPONENT_LABELS[k], *cells[0], *cells[1])
     console.print(bd)
     if sources:
         ft = Table(title="Figures used", header_style="bold")

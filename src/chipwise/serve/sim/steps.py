@@ -124,15 +124,10 @@ class StepModel:
         `static` (compiled-shape) engine runs each chunk padded to its bucket (at most `largest`, the compiled
         sequence length), as the simulator does. The first `cached` tokens are a prefix-cache hit: attended to,
         not encoded. With attention DP one rank encodes it while the others wait."""
-        total, done = 0.0, min(max(0, cached), tokens - 1)
-        while done < tokens:
-            c = min(max(1, chunk), tokens - done)
-            run = bucket(c, largest=largest) if static else c
-            pairs = float(prefill_pairs(done, run))
-            last = int(done + c >= tokens)
+        total = 0.0
+        for run, last, pairs in prompt_chunks(tokens, chunk, static, largest, cached):
             alone = self.prompt_time(run, last, 0.0, pairs, self.ranks * run, self.ranks * pairs, run, pairs)
             total += alone + self.prefill_fixed
-            done += c
         return total
 
     def decode_tokens(self, n: int) -> int:
@@ -177,6 +172,23 @@ def _look_up(exact: list[float], coarse: Array, t: int) -> float:
     i = min(int(x), coarse.size - 2)
     f = x - i
     return float(coarse[i] * (1.0 - f) + coarse[i + 1] * f)
+
+
+def prompt_chunks(
+    tokens: int, chunk: int, static: bool = False, largest: int = 0, cached: int = 0
+) -> list[tuple[int, int, float]]:
+    """The iterations that encode one prompt of `tokens` tokens alone (StepModel.prompt_alone): for each, the tokens
+    it runs (a `static` engine's chunk padded to its bucket, at most the compiled `largest`), whether it samples
+    (the last), and its prefill pairs (attending to the chunks before it; the first `cached` tokens are a
+    prefix-cache hit)."""
+    out = []
+    done = min(max(0, cached), tokens - 1)
+    while done < tokens:
+        c = min(max(1, chunk), tokens - done)
+        run = bucket(c, largest=largest) if static else c
+        out.append((run, int(done + c >= tokens), float(prefill_pairs(done, run))))
+        done += c
+    return out
 
 
 def _token_table(
