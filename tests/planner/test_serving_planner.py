@@ -897,3 +897,46 @@ def test_an_offline_tpot_target_takes_the_batch_between_the_grids_steps(catalog:
     best = report["best"]
     assert best["plan"]["both"]["max_batch"] not in BATCHES
     assert best["slo_met"] and best["tpot_s"]["p99"] <= 0.02 and best["cost_usd_per_mtok"] < 0.2976
+
+
+def test_a_compiled_engine_breakdown_runs_every_slot(catalog: Catalog) -> None:
+    """Neuron's token-generation graph runs all its compiled slots whoever is live: Qwen3-30B-A3B on 4 Inferentia2
+    (TP8, 32 slots) serving one user decodes 32 tokens a step, which route to nearly all of its 128 experts
+    (32 x 8 routed copies), every one loaded. The mean iteration's parts add up to that step plus the prompt's
+    iteration spread over the 250 it joins one of; priced at the one live sequence, they had read 30 ms of a
+    111 ms step."""
+    from chipwise.planner.serving import predict_serving
+    from chipwise.workload.scenario import load_scenario
+
+    scenario = load_scenario(
+        '{"kind": "serve", "model": "qwen3-30b-a3b", "hardware": "inf2", "chips": 4, "engine": "vllm-neuron",'
+        ' "input_tokens": 1500, "output_tokens": 250, "concurrency": 1, "requests": 4,'
+        ' "plan": {"tp": 8, "max_batch": 32}}'
+    )
+    result = predict_serving(catalog, scenario)
+    spread = result["tpot_s"]["mean"] + result["ttft_s"]["mean"] / 250
+    assert sum(result["breakdown"].values()) == pytest.approx(spread, rel=0.1)
+    assert result["dominated_by"] == "moe"
+
+
+def test_host_sampling_is_its_own_component(catalog: Catalog) -> None:
+    """An engine that samples on the host copies every sampled slot's logits there: 32 slots x 128,256 logits of
+    Llama 3.1 at Neuron's 5.77 ns a logit (engines.neuron.host_sampling_per_logit) = 23.7 ms a step, as the step
+    tables price it; none on an engine that samples on the device."""
+    from dataclasses import replace
+
+    from chipwise.perf.device import device_of
+    from chipwise.serve.iteration import IterationInputs, Shapes, iteration_breakdown
+
+    model = load_model(catalog, "llama-3.1-8b")
+    system = hardware(catalog).system("inf2")
+    eng = engine_profile(catalog, "neuron", system.chip.family)
+    work = IterationInputs(np.asarray(32.0), np.asarray(32.0), np.asarray(32 * 1750.0), np.asarray(0.0))
+
+    def sampling(host: bool) -> float:
+        profile = replace(eng, host_sampling=host)
+        args = (model, device_of(system), topology_of(system), profile, "bf16", "bf16", Shapes.of(8), work)
+        return float(iteration_breakdown(*args, 1750.0, 1500.0, 32.0)["host_sampling"])
+
+    assert sampling(True) == pytest.approx(32 * 128256 * 5.77e-9 * eng.host_factor, rel=1e-6)
+    assert 0.02 < sampling(True) < 0.03 and sampling(False) == 0.0

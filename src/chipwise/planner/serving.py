@@ -31,15 +31,7 @@ from chipwise.serve.engine import (
     engine_vendors,
     token_budget,
 )
-from chipwise.serve.iteration import (
-    COMPONENTS,
-    IterationInputs,
-    Shapes,
-    iteration_breakdown,
-    lm_head_cost,
-    prefill_pairs,
-    token_costs,
-)
+from chipwise.serve.iteration import COMPONENTS, Array, IterationInputs, Shapes, iteration_breakdown, prefill_pairs
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -50,6 +42,7 @@ from chipwise.serve.quant import (
 )
 from chipwise.serve.search import Estimate, prompt_share
 from chipwise.serve.sim.arrivals import offered_request_rate
+from chipwise.serve.sim.policies import bucket
 from chipwise.serve.sim.steps import prompt_chunks
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
@@ -552,26 +545,17 @@ def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[
 
 def prefill_breakdown(setup: ReplicaSetup, model: ModelSpec, prompt: float, hit: float = 0.0) -> dict[str, float]:
     """Where prefill_alone's seconds go, by component (serve.iteration.COMPONENT_LABELS), priced as the step
-    tables price each of the prompt's iterations (a static engine's padded bucket included): the token-proportional
-    work of every layer (serve.iteration.token_costs), its prefill attention pairs, the LM head of the last chunk,
-    and the engine's fixed costs of each iteration under `overhead`. What the prompt waits beyond its own work is
+    tables price each of the prompt's iterations (a static engine's padded bucket included: _iteration_parts): the
+    token-proportional work of every layer, its prefill attention pairs, the last chunk's LM head and sampling, and
+    the engine's fixed costs of each iteration under `overhead`. What the prompt waits beyond its own work is
     `waits` (a pipeline's stages in turn, the other attention-DP ranks) and `host_launches` (an engine that runs
     prompts eagerly, its kernels launched from the host for longer than the device works)."""
-    steps, p = setup.steps, setup.plan
+    steps = setup.steps
     tokens, cached, chunk, runs = _prompt_runs(setup, prompt, hit)
-    run = np.array([r for r, _, _ in runs], dtype=np.float64)
-    last = np.array([s for _, s, _ in runs], dtype=np.float64)
-    shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
-    pp = float(p.pp)
-    costs = token_costs(
-        model, setup.dev, setup.topo, setup.engine, p.weight_precision, shapes, run / pp, float(p.max_batch)
-    )
-    found = {k: float((pp - 1.0 if k == "pp_comm" else pp) * v.sum()) for k, v in costs.items()}
-    found["attention"] = steps.b * sum(q for _, _, q in runs)
-    found["lm_head"] = float((pp * lm_head_cost(model, setup.dev, shapes, last / pp)).sum())
-    host_seqs = sum(steps.seq_time(int(s)) for s in last) - found["lm_head"]  # per sampled sequence, on the host
-    found["overhead"] += len(runs) * (steps.fixed + steps.prefill_fixed) + host_seqs
-    out = {k: found.get(k, 0.0) for k in COMPONENTS}
+    run, last, pairs = (np.array(column, dtype=np.float64) for column in zip(*runs, strict=True))
+    work = IterationInputs(run, last, np.zeros_like(run), pairs)
+    out = {k: float(v.sum()) for k, v in _iteration_parts(setup, model, work).items()}
+    out["overhead"] += len(runs) * steps.prefill_fixed
     args = (tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket, cached)
     device, total = replace(steps, eager_floor=0.0).prompt_alone(*args), steps.prompt_alone(*args)
     for key, extra in (("waits", device - sum(out.values())), ("host_launches", total - device)):
@@ -604,29 +588,40 @@ def _breakdown(
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
-    fed = b * (steps.draft_tokens + 1)  # verified positions
+    # a static engine's token-generation graph runs every compiled slot over the bucket of the batch's mean context
+    static = setup.engine.static_batch
+    slots = float(p.max_batch) if static else b
+    mean_context = inp + out / 2.0
+    per_slot = bucket(int(mean_context) + 1, largest=setup.policy().largest_bucket) if static else mean_context
+    fed = slots * (steps.draft_tokens + 1)  # verified positions
     started = b * steps.tau * inp / out if prompts else 0.0  # prompt tokens per iteration
     room = max(float(setup.token_budget) - fed, 1.0)
     joined = float(prompt_share(started, inp, room)) if started > 0 else 0.0  # the share of iterations prompts join
     chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
 
     def parts(prompt: float) -> dict[str, float]:
-        context, pairs = np.asarray(b * (inp + out / 2.0)), np.asarray(prompt * inp / 2.0)
+        context, pairs = np.asarray(slots * per_slot), np.asarray(prompt * inp / 2.0)
         work = IterationInputs(np.asarray(fed + prompt), np.asarray(fed), context, pairs, steps.draft_tokens + 1.0)
-        shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
-        found = iteration_breakdown(
-            model, setup.dev, setup.topo, setup.engine, p.weight_precision, p.kv_precision, shapes, work,
-            setup.typical_context, setup.typical_prompt,
-        )  # fmt: skip
-        return {k: float(found[k]) for k in COMPONENTS}
+        return {k: float(v) for k, v in _iteration_parts(setup, model, work).items()}
 
     plain = parts(0.0)
     mixed = parts(chunk) if joined > 0 else plain
     out_parts = {k: (1.0 - joined) * plain[k] + joined * mixed[k] for k in COMPONENTS}
     if steps.drafter is not None:
-        context = b * (inp + out / 2.0)
-        out_parts["drafting"] = steps.draft_time(round(b), context) + steps.draft_prefill(round(started))
+        out_parts["drafting"] = steps.draft_time(round(b), b * mean_context) + steps.draft_prefill(round(started))
     return out_parts
+
+
+def _iteration_parts(setup: ReplicaSetup, model: ModelSpec, work: IterationInputs) -> dict[str, Array]:
+    """serve.iteration.iteration_breakdown of the replica's iterations carrying `work`, as its step tables price
+    them (a static engine's compiled slots given: serve.sim.steps._token_table)."""
+    p = setup.plan
+    shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
+    found = iteration_breakdown(
+        model, setup.dev, setup.topo, setup.engine, p.weight_precision, p.kv_precision, shapes, work,
+        setup.typical_context, setup.typical_prompt, float(p.max_batch),
+    )  # fmt: skip
+    return {k: found[k] for k in COMPONENTS}
 
 
 def engine_fitted_on(catalog: Catalog, engine: str, system: System) -> bool:

@@ -81,6 +81,7 @@ COMPONENTS: tuple[str, ...] = (
     "ep_comm",
     "pp_comm",
     "lm_head",
+    "host_sampling",
     "overhead",
 )
 #: How each component of an iteration (plus the drafting passes of speculative decoding) is shown to users.
@@ -93,6 +94,7 @@ COMPONENT_LABELS: dict[str, str] = {
     "ep_comm": "expert-parallel all-to-all",
     "pp_comm": "pipeline hand-offs",
     "lm_head": "LM head",
+    "host_sampling": "sampling on the host (every sampled slot's logits)",
     "overhead": "engine overhead (per step, per layer)",
     "drafting": "speculative drafting passes",
     "waits": "waits (pipeline stages in turn, attention-DP ranks)",
@@ -619,18 +621,30 @@ def iteration_breakdown(
     work: IterationInputs,
     typical_context: float,
     typical_prompt: float,
+    decode_slots: float = 0.0,
 ) -> dict[str, Array]:
-    """Every component of t (seconds), broadcast over shapes and iteration contents."""
+    """Every component of t (seconds), broadcast over shapes and iteration contents. `decode_slots`: the compiled
+    batch of a static-shape engine (token_costs)."""
     pp = shapes.pp.astype(np.float64)
-    g = token_costs(model, dev, topo, eng, weight_precision, shapes, np.asarray(work.tokens) / pp)
+    g = token_costs(model, dev, topo, eng, weight_precision, shapes, np.asarray(work.tokens) / pp, decode_slots)
     out = {k: pp * v for k, v in g.items()}
     out["pp_comm"] = g["pp_comm"] * (pp - 1.0)
     out["lm_head"] = pp * lm_head_cost(model, dev, shapes, np.asarray(work.seqs) / pp)
     a = context_coefficient(model, dev, shapes, kv_precision, typical_context, work.queries)
     b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
     out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
+    out["host_sampling"] = host_sampling_time(model, eng, work.seqs) * np.ones_like(out["lm_head"])
     out["overhead"] = out["overhead"] + eng.host_step_s + host_sequence_time(eng, shapes, work.seqs)
     return out
+
+
+def host_sampling_time(model: ModelSpec, eng: EngineProfile, seqs: Array | float) -> Array:
+    """Host time of sampling `seqs` sequences on an engine that samples on the host (engine.host_sampling): every
+    sampled sequence's logits, the whole vocabulary, copied to the host and sampled there; 0 otherwise."""
+    n = np.asarray(seqs, dtype=np.float64)
+    if not eng.host_sampling:
+        return np.zeros_like(n)
+    return np.asarray(n * float(model.vocab) * eng.host_sampling_s_per_logit * eng.host_factor, dtype=np.float64)
 
 
 def iteration_time(

@@ -37,6 +37,7 @@ from chipwise.serve.iteration import (
     attention_projections,
     context_coefficient,
     eager_launches,
+    host_sampling_time,
     host_sequence_time,
     lm_head_cost,
     pair_coefficient,
@@ -223,10 +224,11 @@ def step_model(
     grid = np.arange(0, grid_top + COARSE_STEP, COARSE_STEP, dtype=np.float64)
     coarse = _token_table(model, dev, topo, eng, plan, grid)
     n = np.arange(plan.max_batch + 2, dtype=np.float64)
-    seqs = float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp)) + host_sequence_time(eng, shapes, n)
-    if eng.host_sampling:
-        # every sampled sequence's logits (the whole vocabulary) go to the host and are sampled there
-        seqs = seqs + n * float(model.vocab) * eng.host_sampling_s_per_logit * eng.host_factor
+    seqs = (
+        float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp))
+        + host_sequence_time(eng, shapes, n)
+        + host_sampling_time(model, eng, n)
+    )
     spec = plan.speculation
     queries = spec.draft_tokens + 1.0 if spec is not None and drafter is not None else 1.0  # a step verifies k + 1
     a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context, queries))
