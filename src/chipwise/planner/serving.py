@@ -583,8 +583,9 @@ def _breakdown(
     those a prompt joins (its chunk of the token budget), weighed as they come (serve.search.prompt_share, as the
     estimate does; prompt tokens spread evenly over every iteration made each of DeepSeek-R1's iterations load
     every expert, and its breakdown summed to 39 ms where it decodes at 12 ms); with speculative decoding the
-    verification step (k + 1 positions per sequence) and its drafting passes. Without `prompts` (a split's decode
-    pool) no prompt joins, and the sequences still read their prompts' KV cache."""
+    verification step (k + 1 positions per sequence) and its drafting passes; past the engine's CUDA-graph batch the
+    host's kernel launches beyond the device work (`host_launches`). Without `prompts` (a split's decode pool) no
+    prompt joins, and the sequences still read their prompts' KV cache."""
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
@@ -607,6 +608,15 @@ def _breakdown(
     plain = parts(0.0)
     mixed = parts(chunk) if joined > 0 else plain
     out_parts = {k: (1.0 - joined) * plain[k] + joined * mixed[k] for k in COMPONENTS}
+    # an iteration that carries a prompt, or a decode batch past the largest the engine replays in a CUDA graph,
+    # launches its kernels from the host one by one and takes at least their host time (StepModel.prompt_time,
+    # eager_decode_floor)
+    n = round(b)
+    decode_launches = steps.eager_decode_floor(n, b * mean_context) - steps.decode_base(n) if not static else 0.0
+    prompt_launches = steps.fixed + steps.seq_time(round(fed)) + steps.eager_floor - sum(mixed.values())
+    launches = (1.0 - joined) * max(0.0, decode_launches) + joined * max(0.0, prompt_launches)
+    if launches > 0:
+        out_parts["host_launches"] = launches
     if steps.drafter is not None:
         out_parts["drafting"] = steps.draft_time(round(b), b * mean_context) + steps.draft_prefill(round(started))
     return out_parts
