@@ -637,3 +637,17 @@ def test_a_decode_batch_past_the_captured_graphs_launches_eagerly(catalog: Catal
     assert eager.eager_decode_floor(600, context) + eager.a_decode * context == pytest.approx(floor)
     assert eager.eager_decode_floor(512, context) == graphed.eager_decode_floor(600, context) == 0.0
     assert floor > eager.decode_base(600) + eager.a_decode * context  # the launches dominate the step
+
+
+def test_a_token_count_past_a_small_budget_is_priced_not_halved(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    """A static engine pads a 9-token prompt to its 128-token bucket, past a 10-token budget (batch 1): the table
+    prices 128 tokens as the iteration model does (a weight read and then some), where interpolating the coarse
+    grid from its 0 at 0 tokens gave half of 256 tokens' time (OPT-30B on 4 inf2: 38.1 ms, where 128 tokens take
+    49.6)."""
+    s = h100_setup
+    plan = replace(s.plan, max_batch=1, max_tokens=10)
+    small = step_model(llama8b, s.dev, s.topo, s.engine, plan, s.typical_context, s.typical_prompt, 10)
+    full = step_model(llama8b, s.dev, s.topo, s.engine, plan, s.typical_context, s.typical_prompt, 4096)
+    for t in (11, 128, 200, 256):
+        assert small.token_time(t) == pytest.approx(full.token_time(t), rel=1e-12)
+    assert small.token_time(128) > 0.6 * small.token_time(256)  # the weights are read once, whatever the tokens

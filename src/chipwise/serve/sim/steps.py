@@ -217,7 +217,9 @@ def step_model(
     """Tables for a replica whose iterations carry at most `max_tokens` tokens (longer prompts interpolated);
     `drafter` is the model of the plan's speculative drafting passes."""
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
-    exact = min(max(max_tokens, plan.max_batch), EXACT_TOKENS)
+    # the exact table covers at least the first coarse step: interpolating from the grid's 0 at 0 tokens halved a
+    # 128-token prompt bucket's weight read (a static engine pads short prompts past a small token budget)
+    exact = min(max(max_tokens, plan.max_batch, COARSE_STEP), EXACT_TOKENS)
     counts = np.arange(exact + 1, dtype=np.float64)
     tokens = _token_table(model, dev, topo, eng, plan, counts)
     grid_top = max(max_tokens, plan.max_batch, exact) * 4 + 2 * COARSE_STEP
