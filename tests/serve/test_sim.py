@@ -651,3 +651,26 @@ def test_a_token_count_past_a_small_budget_is_priced_not_halved(h100_setup: Repl
     for t in (11, 128, 200, 256):
         assert small.token_time(t) == pytest.approx(full.token_time(t), rel=1e-12)
     assert small.token_time(128) > 0.6 * small.token_time(256)  # the weights are read once, whatever the tokens
+
+
+def test_the_run_counts_its_iterations(
+    h100_setup: ReplicaSetup, vllm_setup: ReplicaSetup, catalog: Catalog, hw: Hardware, llama8b: ModelSpec
+) -> None:
+    """One request: one iteration encodes its 512-token prompt and samples its first token, then O - 1 = 127
+    decode-only iterations; on Neuron (compiled for 4,096-token sequences) a 300-token prompt runs its 512-token
+    bucket."""
+    for basis in ("run", "steady"):
+        ran = summarise(_run(h100_setup, [0.0]), chips=1, basis=basis)["iterations"]["both"]
+        assert ran == pytest.approx({"prompt": 1.0, "prompt_tokens": float(I), "decode": float(O - 1)})
+    plan = ReplicaPlan(tp=8, max_batch=4)
+    inf2 = setup_replica(catalog, llama8b, hw.system("inf2"), "neuron", plan, 300.0, 64.0, 4096)
+    ran = summarise(_run(inf2, [0.0], inp=300, out=64), chips=4, basis="run")["iterations"]["both"]
+    assert ran == pytest.approx({"prompt": 1.0, "prompt_tokens": 512.0, "decode": 63.0})
+    # two replicas of a steady open loop: per replica, iterations with prompts carry the prompts that arrived
+    rng = np.random.default_rng(3)
+    arrivals = np.cumsum(rng.exponential(1 / 6.0, size=1200)).tolist()
+    s = summarise(_run(vllm_setup, arrivals, replicas=2), chips=2)
+    ran = s["iterations"]["both"]
+    lo, hi = s["window_s"]
+    assert ran["prompt_tokens"] == pytest.approx(6.0 * (hi - lo) * I / 2, rel=0.1)
+    assert 0 < ran["prompt"] < ran["decode"]

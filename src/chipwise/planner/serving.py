@@ -573,19 +573,31 @@ def steady_breakdown(
     decode = setup.pools[-1]
     batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, decode.replicas)
     b = batch if math.isfinite(batch) else 1.0
-    return _breakdown(decode.setup, model, b, job.mean_input, job.mean_output, prompts=len(setup.pools) == 1)
+    # the simulated share of iterations that carried prompts, and the prompt tokens each ran
+    ran = (summary.get("iterations") or {}).get(decode.role)
+    mix = None
+    if ran and ran["prompt"] + ran["decode"] > 0:
+        mix = (ran["prompt"] / (ran["prompt"] + ran["decode"]), ran["prompt_tokens"] / max(ran["prompt"], 1e-9))
+    return _breakdown(decode.setup, model, b, job.mean_input, job.mean_output, len(setup.pools) == 1, mix)
 
 
 def _breakdown(
-    setup: ReplicaSetup, model: ModelSpec, batch: float, inp: float, out: float, prompts: bool = True
+    setup: ReplicaSetup,
+    model: ModelSpec,
+    batch: float,
+    inp: float,
+    out: float,
+    prompts: bool = True,
+    mix: tuple[float, float] | None = None,
 ) -> dict[str, float]:
     """Seconds of one mean steady iteration at `batch` sequences, by component: the decode iterations alone and
-    those a prompt joins (its chunk of the token budget), weighed as they come (serve.search.prompt_share, as the
-    estimate does; prompt tokens spread evenly over every iteration made each of DeepSeek-R1's iterations load
-    every expert, and its breakdown summed to 39 ms where it decodes at 12 ms); with speculative decoding the
-    verification step (k + 1 positions per sequence) and its drafting passes; past the engine's CUDA-graph batch the
-    host's kernel launches beyond the device work (`host_launches`). Without `prompts` (a split's decode pool) no
-    prompt joins, and the sequences still read their prompts' KV cache."""
+    those a prompt joins (its chunk of the token budget), weighed as they come: as simulated (`mix`: the share of
+    iterations that carried prompts and the prompt tokens each ran), or else as the estimate has it
+    (serve.search.prompt_share; prompt tokens spread evenly over every iteration made each of DeepSeek-R1's
+    iterations load every expert, and its breakdown summed to 39 ms where it decodes at 12 ms); with speculative
+    decoding the verification step (k + 1 positions per sequence) and its drafting passes; past the engine's
+    CUDA-graph batch the host's kernel launches beyond the device work (`host_launches`). Without `prompts` (a
+    split's decode pool) no prompt joins, and the sequences still read their prompts' KV cache."""
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
@@ -597,8 +609,11 @@ def _breakdown(
     fed = slots * (steps.draft_tokens + 1)  # verified positions
     started = b * steps.tau * inp / out if prompts else 0.0  # prompt tokens per iteration
     room = max(float(setup.token_budget) - fed, 1.0)
-    joined = float(prompt_share(started, inp, room)) if started > 0 else 0.0  # the share of iterations prompts join
-    chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
+    if mix is not None:  # as simulated
+        joined, chunk = mix if prompts else (0.0, 0.0)
+    else:
+        joined = float(prompt_share(started, inp, room)) if started > 0 else 0.0  # the share of iterations prompts join
+        chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
 
     def parts(prompt: float) -> dict[str, float]:
         context, pairs = np.asarray(slots * per_slot), np.asarray(prompt * inp / 2.0)

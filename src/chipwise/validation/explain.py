@@ -47,7 +47,8 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
     sim = simulate_case(case)
     job, setup = case.job, case.setup
     first = setup.pools[0].setup
-    breakdown = steady_breakdown(setup, job.model, job, sim.summary)
+    # the iterations of the run its latencies are read from (a run at the measured occupancy, where one was made)
+    breakdown = steady_breakdown(setup, job.model, job, sim.latencies)
     return {
         **head,
         "predicted": True,

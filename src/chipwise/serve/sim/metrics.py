@@ -120,6 +120,27 @@ def tokens_in_window(out: SimOutput, lo: float, hi: float) -> tuple[float, float
     return made, float(r["input"][ok][(first >= lo) & (first <= hi)].sum())
 
 
+def iterations_in_window(out: SimOutput, lo: float, hi: float) -> dict[str, dict[str, float]]:
+    """Per pool role ('both', 'prefill', 'decode'), per replica: the iterations completed within [lo, hi] that
+    carried prompt chunks, the prompt tokens they ran (a static engine's padded buckets), and the decode-only ones."""
+    sums: dict[str, list[float]] = {}
+    count: dict[str, int] = {}
+    for rep in out.replicas:
+        log = rep["iterations"]  # rows of (time, prompt iterations, prompt tokens, decode iterations) completed
+        role = str(rep["role"])
+        count[role] = count.get(role, 0) + 1
+        if log.size:
+            t = log[:, 0]
+            done = [
+                float(np.interp(hi, t, log[:, j], left=0.0) - np.interp(lo, t, log[:, j], left=0.0)) for j in (1, 2, 3)
+            ]
+            sums[role] = [a + b for a, b in zip(sums.get(role, [0.0] * 3), done, strict=True)]
+    return {
+        role: {k: x / count[role] for k, x in zip(("prompt", "prompt_tokens", "decode"), s, strict=True)}
+        for role, s in sums.items()
+    }
+
+
 def kv_utilisation(out: SimOutput) -> dict[str, Any]:
     """Time-weighted mean and peak KV-cache occupancy over replicas, and a down-sampled series."""
     means, peaks = [], []
@@ -213,6 +234,7 @@ def summarise(
             "output_tokens_per_s": output_tps * good_share,
         },
         "kv_cache_utilisation": kv_utilisation(out),
+        "iterations": iterations_in_window(out, lo, hi),
         "requests": {
             "total": int(r["arrival"].size),
             "issued": int(issued.sum()),

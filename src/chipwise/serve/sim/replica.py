@@ -104,6 +104,12 @@ class Replica:
         self.util_v: list[float] = []
         self.emitted = 0.0  # output tokens generated so far (decode iterations and first tokens)
         self.emit_v: list[float] = []  # `emitted` at each util_t
+        # iterations that carried prompt chunks, the prompt tokens they ran (padded to a static engine's buckets),
+        # and the decode-only iterations, completed so far; logged (time, the three) as each iteration or run ends
+        self.prompt_iters = 0
+        self.prompt_run = 0
+        self.decode_iters = 0
+        self.iter_log: list[tuple[float, int, int, int]] = []
         self.preemptions = 0
         self._heap_seq = 0
         self.half_block = policy.block // 2
@@ -491,6 +497,8 @@ class Replica:
         self.seg = None
         self.busy_time += t - t0
         self.it += k
+        self.decode_iters += k
+        self.iter_log.append((t, self.prompt_iters, self.prompt_run, self.decode_iters))
         self.emitted += self.g * n * k
         self.since_poll = (self.since_poll + k) % self.pol.recv_interval
         self._complete_decodes(t)
@@ -502,6 +510,10 @@ class Replica:
             return
         self.busy_time += dt
         self.since_poll = 0  # an iteration with prompts is followed by a poll
+        self.prompt_iters += 1
+        largest = self.pol.largest_bucket
+        self.prompt_run += sum(bucket(c, largest=largest) for c in chunks) if self.pol.static_batch else sum(chunks)
+        self.iter_log.append((t, self.prompt_iters, self.prompt_run, self.decode_iters))
         if advancing:
             self.it += 1
             self.emitted += self.g * self.n_dec
