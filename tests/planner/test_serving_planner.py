@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from types import SimpleNamespace
 from typing import Any
@@ -899,23 +900,31 @@ def test_an_offline_tpot_target_takes_the_batch_between_the_grids_steps(catalog:
     assert best["slo_met"] and best["tpot_s"]["p99"] <= 0.02 and best["cost_usd_per_mtok"] < 0.2976
 
 
+def _predict(catalog: Catalog, **scenario: Any) -> dict[str, Any]:
+    """`chipwise predict` on a serve scenario given as keyword fields."""
+    from chipwise.planner.serving import predict_serving
+    from chipwise.workload.scenario import load_scenario
+
+    return predict_serving(catalog, load_scenario(json.dumps({"kind": "serve", **scenario})))
+
+
+def _step_and_prompt(result: dict[str, Any], output_tokens: int) -> float:
+    """The mean step a steady iteration should add up to: the simulated TPOT plus the prompt's iteration spread
+    over the tokens of its answer."""
+    return float(result["tpot_s"]["mean"] + result["ttft_s"]["mean"] / output_tokens)
+
+
 def test_a_compiled_engine_breakdown_runs_every_slot(catalog: Catalog) -> None:
     """Neuron's token-generation graph runs all its compiled slots whoever is live: Qwen3-30B-A3B on 4 Inferentia2
     (TP8, 32 slots) serving one user decodes 32 tokens a step, which route to nearly all of its 128 experts
     (32 x 8 routed copies), every one loaded. The mean iteration's parts add up to that step plus the prompt's
     iteration spread over the 250 it joins one of; priced at the one live sequence, they had read 30 ms of a
     111 ms step."""
-    from chipwise.planner.serving import predict_serving
-    from chipwise.workload.scenario import load_scenario
-
-    scenario = load_scenario(
-        '{"kind": "serve", "model": "qwen3-30b-a3b", "hardware": "inf2", "chips": 4, "engine": "vllm-neuron",'
-        ' "input_tokens": 1500, "output_tokens": 250, "concurrency": 1, "requests": 4,'
-        ' "plan": {"tp": 8, "max_batch": 32}}'
-    )
-    result = predict_serving(catalog, scenario)
-    spread = result["tpot_s"]["mean"] + result["ttft_s"]["mean"] / 250
-    assert sum(result["breakdown"].values()) == pytest.approx(spread, rel=0.1)
+    result = _predict(
+        catalog, model="qwen3-30b-a3b", hardware="inf2", chips=4, engine="vllm-neuron", input_tokens=1500,
+        output_tokens=250, concurrency=1, requests=4, plan={"tp": 8, "max_batch": 32},
+    )  # fmt: skip
+    assert sum(result["breakdown"].values()) == pytest.approx(_step_and_prompt(result, 250), rel=0.1)
     assert result["dominated_by"] == "moe"
 
 
@@ -947,20 +956,17 @@ def test_a_steady_iteration_shows_the_host_launches_it_waits_for(catalog: Catalo
     every prompt's iteration, kernel by kernel from the host (22 ms for Llama-3.1-8B's): at 300 users of 128 / 1,024
     tokens the step waits on the host, and the breakdown says so and adds up to the step (17.5 ms of parts for a
     34 ms step without it); at 200 users only the prompts' iterations wait."""
-    from chipwise.planner.serving import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
     def run(users: int) -> dict[str, Any]:
-        scenario = load_scenario(
-            '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "engine": "sglang",'
-            f' "precision": "fp8", "input_tokens": 128, "output_tokens": 1024, "concurrency": {users},'
-            f' "requests": {3 * users}, "plan": {{"tp": 1, "max_batch": 512}}}}'
-        )
-        return predict_serving(catalog, scenario)
+        return _predict(
+            catalog, model="llama-3.1-8b", hardware="h100-sxm", chips=1, engine="sglang", precision="fp8",
+            input_tokens=128, output_tokens=1024, concurrency=users, requests=3 * users,
+            plan={"tp": 1, "max_batch": 512},
+        )  # fmt: skip
 
     few, many = run(200), run(300)
     for r in (few, many):
-        assert sum(r["breakdown"].values()) == pytest.approx(r["tpot_s"]["mean"] + r["ttft_s"]["mean"] / 1024, rel=0.05)
+        assert sum(r["breakdown"].values()) == pytest.approx(_step_and_prompt(r, 1024), rel=0.05)
     assert 0 < few["breakdown"]["host_launches"] < 0.3 * sum(few["breakdown"].values())
     assert many["dominated_by"] == "host_launches"
 
@@ -971,15 +977,10 @@ def test_the_breakdown_weighs_prompt_iterations_as_simulated(catalog: Catalog) -
     iterations. The breakdown weighs its iterations as the run had them (summary 'iterations'), and adds up to the
     step: spreading the prompts as the estimate does had read 37 ms of parts, 17 of them launches, for a 24 ms
     step."""
-    from chipwise.planner.serving import predict_serving
-    from chipwise.workload.scenario import load_scenario
-
-    scenario = load_scenario(
-        '{"kind": "serve", "model": "deepseek-r1", "hardware": "gb200", "chips": 8, "engine": "trtllm",'
-        ' "precision": "fp4", "input_tokens": 3744, "output_tokens": 3744, "arrival_rate": 2, "requests": 1500,'
-        ' "plan": {"tp": 8, "ep": 8, "attention_dp": true, "max_batch": 512}}'
-    )
-    result = predict_serving(catalog, scenario)
-    spread = result["tpot_s"]["mean"] + result["ttft_s"]["mean"] / 3744
-    assert sum(result["breakdown"].values()) == pytest.approx(spread, rel=0.05)
+    result = _predict(
+        catalog, model="deepseek-r1", hardware="gb200", chips=8, engine="trtllm", precision="fp4",
+        input_tokens=3744, output_tokens=3744, arrival_rate=2, requests=1500,
+        plan={"tp": 8, "ep": 8, "attention_dp": True, "max_batch": 512},
+    )  # fmt: skip
+    assert sum(result["breakdown"].values()) == pytest.approx(_step_and_prompt(result, 3744), rel=0.05)
     assert result["dominated_by"] == "moe"
