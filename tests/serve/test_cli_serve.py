@@ -85,6 +85,11 @@ def test_predict_with_speculative_decoding(tmp_path: Path, capsys: pytest.Captur
     assert fast["plan"]["speculative"].startswith("EAGLE k=3, acceptance 0.80")
     assert fast["tpot_s"]["p50"] < base["tpot_s"]["p50"] / 1.5
     assert "drafting" not in base["breakdown"] and fast["breakdown"]["drafting"] > 0
+    # the drafter encodes each prompt too, and the lone prompt's time and its parts count its pass
+    drafted = fast["prefill_breakdown"]
+    assert drafted["drafting"] > 0 and "drafting" not in base["prefill_breakdown"]
+    assert sum(drafted.values()) == pytest.approx(fast["prefill_one_prompt"]["seconds"], rel=1e-3)
+    assert fast["prefill_one_prompt"]["seconds"] > base["prefill_one_prompt"]["seconds"]
 
 
 def test_predict_with_a_scheduler_that_polls_every_30_decode_iterations(

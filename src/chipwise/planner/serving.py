@@ -511,7 +511,9 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     }
 
 
-def _prompt_runs(setup: ReplicaSetup, prompt: float, hit: float) -> tuple[int, int, int, list[tuple[int, int, float]]]:
+def _prompt_runs(
+    setup: ReplicaSetup, prompt: float, hit: float
+) -> tuple[int, int, int, list[tuple[int, int, int, float]]]:
     """(tokens, cached, chunk, iterations) of one mean prompt encoded alone (serve.sim.steps.prompt_chunks); a
     prefix-cache `hit` rate leaves that share of it cached (floored, as the simulator does)."""
     tokens = max(1, round(prompt))
@@ -552,10 +554,12 @@ def prefill_breakdown(setup: ReplicaSetup, model: ModelSpec, prompt: float, hit:
     prompts eagerly, its kernels launched from the host for longer than the device works)."""
     steps = setup.steps
     tokens, cached, chunk, runs = _prompt_runs(setup, prompt, hit)
-    run, last, pairs = (np.array(column, dtype=np.float64) for column in zip(*runs, strict=True))
+    encoded, run, last, pairs = (np.array(column, dtype=np.float64) for column in zip(*runs, strict=True))
     work = IterationInputs(run, last, np.zeros_like(run), pairs)
     out = {k: float(v.sum()) for k, v in _iteration_parts(setup, model, work).items()}
     out["overhead"] += len(runs) * steps.prefill_fixed
+    if steps.drafter is not None:  # the drafter encodes the prompt too
+        out["drafting"] = sum(steps.draft_prefill(int(c)) for c in encoded)
     args = (tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket, cached)
     device, total = replace(steps, eager_floor=0.0).prompt_alone(*args), steps.prompt_alone(*args)
     for key, extra in (("waits", device - sum(out.values())), ("host_launches", total - device)):

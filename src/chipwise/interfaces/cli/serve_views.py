@@ -236,9 +236,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     console.print(head)
     steady, prefill = r["breakdown"], r["prefill_breakdown"]
     first = max(prefill, key=lambda k: prefill[k])
+    yields = " (a speculative verification step: several tokens a sequence)" if spec else ""
     bd = Table(
-        title=f"Where the time goes: a steady iteration (dominated by {COMPONENT_LABELS[r['dominated_by']]}) and "
-        f"one prompt's prefill alone ({COMPONENT_LABELS[first]})",
+        title=f"Where the time goes: a steady iteration{yields}, mostly {COMPONENT_LABELS[r['dominated_by']]}; "
+        f"one prompt's prefill alone, mostly {COMPONENT_LABELS[first]}",
         header_style="bold",
     )
     bd.add_column("component")

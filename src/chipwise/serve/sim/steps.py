@@ -124,11 +124,12 @@ class StepModel:
         attending to the chunks before it and paying the prompt iterations' fixed cost; only the last samples. A
         `static` (compiled-shape) engine runs each chunk padded to its bucket (at most `largest`, the compiled
         sequence length), as the simulator does. The first `cached` tokens are a prefix-cache hit: attended to,
-        not encoded. With attention DP one rank encodes it while the others wait."""
+        not encoded. With attention DP one rank encodes it while the others wait. With speculative decoding the
+        drafter encodes each chunk too."""
         total = 0.0
-        for run, last, pairs in prompt_chunks(tokens, chunk, static, largest, cached):
+        for c, run, last, pairs in prompt_chunks(tokens, chunk, static, largest, cached):
             alone = self.prompt_time(run, last, 0.0, pairs, self.ranks * run, self.ranks * pairs, run, pairs)
-            total += alone + self.prefill_fixed
+            total += alone + self.prefill_fixed + self.draft_prefill(c)
         return total
 
     def decode_tokens(self, n: int) -> int:
@@ -177,17 +178,17 @@ def _look_up(exact: list[float], coarse: Array, t: int) -> float:
 
 def prompt_chunks(
     tokens: int, chunk: int, static: bool = False, largest: int = 0, cached: int = 0
-) -> list[tuple[int, int, float]]:
-    """The iterations that encode one prompt of `tokens` tokens alone (StepModel.prompt_alone): for each, the tokens
-    it runs (a `static` engine's chunk padded to its bucket, at most the compiled `largest`), whether it samples
-    (the last), and its prefill pairs (attending to the chunks before it; the first `cached` tokens are a
-    prefix-cache hit)."""
+) -> list[tuple[int, int, int, float]]:
+    """The iterations that encode one prompt of `tokens` tokens alone (StepModel.prompt_alone): for each, the
+    prompt's tokens it encodes, the tokens it runs (a `static` engine's chunk padded to its bucket, at most the
+    compiled `largest`), whether it samples (the last), and its prefill pairs (attending to the chunks before it;
+    the first `cached` tokens are a prefix-cache hit)."""
     out = []
     done = min(max(0, cached), tokens - 1)
     while done < tokens:
         c = min(max(1, chunk), tokens - done)
         run = bucket(c, largest=largest) if static else c
-        out.append((run, int(done + c >= tokens), float(prefill_pairs(done, run))))
+        out.append((c, run, int(done + c >= tokens), float(prefill_pairs(done, run))))
         done += c
     return out
 
