@@ -116,6 +116,7 @@ def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
     prefill = answer["prefill_breakdown"]
     assert sum(prefill.values()) == pytest.approx(answer["prefill_one_prompt"]["seconds"], rel=1e-3)
     assert b"one prompt's prefill, alone" in _get(server, "/")[2]
+    assert 0 <= answer["ttft_wait_s"]["p50"] <= answer["ttft_s"]["p50"]
 
 
 def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:

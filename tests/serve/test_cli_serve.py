@@ -161,6 +161,7 @@ def test_predict_serving_table(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert run(["predict", str(f)]) == 0
     out = capsys.readouterr().out
     assert "TTFT p50 / p90 / p99" in out and "Where the time goes" in out and "prompt prefill" in out
+    assert "TTFT's wait to start" in out
     assert "offered load" in out and "deployment sustains" in out
 
 

@@ -674,3 +674,21 @@ def test_the_run_counts_its_iterations(
     lo, hi = s["window_s"]
     assert ran["prompt_tokens"] == pytest.approx(6.0 * (hi - lo) * I / 2, rel=0.1)
     assert 0 < ran["prompt"] < ran["decode"]
+
+
+def test_ttft_splits_into_the_wait_to_start_and_the_prompts_iterations(h100_setup: ReplicaSetup) -> None:
+    """Two prompts at t = 0 on an engine that encodes one per iteration: A starts at once, B waits for A's
+    iteration (P); TTFT = wait + its own iteration. A lone request waits for nothing."""
+    st_ = h100_setup.steps
+    prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
+    pol = replace(h100_setup.policy(), mixed_batching=False, prefill_batch=1)
+    pool = replace(h100_setup.pool(1), policy=pol)
+    ones = np.ones(2, dtype=np.int64)
+    out = simulate(Deployment((pool,)), ones * I, ones * O, ones * 0, np.zeros(2))
+    r = out.requests
+    assert r["started"].tolist() == pytest.approx([0.0, prefill], rel=1e-12)
+    s = summarise(out, chips=1, basis="run")
+    assert s["ttft_wait_s"]["mean"] == pytest.approx(prefill / 2, rel=1e-12)
+    assert s["ttft_wait_s"]["mean"] < s["ttft_s"]["mean"]
+    alone = summarise(_run(h100_setup, [0.0]), chips=1, basis="run")
+    assert alone["ttft_wait_s"]["mean"] == 0.0 and alone["ttft_s"]["mean"] > 0

@@ -59,6 +59,9 @@ def test_explain_breaks_the_steady_iteration_down(catalog: Catalog, table: Path)
     assert max(device, key=lambda k: device[k]) == "gemm" and prefill["tp_comm"] == 0.0
     assert prefill["host_launches"] == pytest.approx(alone["seconds"] - sum(device.values()))
     assert alone["host_launches_s"] > alone["device_s"]
+    # of the predicted TTFT, the wait before the prompt's first iteration
+    ttft = next(m["predicted"] for m in x2["metrics"] if m["metric"] == "ttft_s")
+    assert 0 <= x2["ttft_wait_s"]["mean"] < ttft
     assert any(name.startswith("h100-sxm.hbm_bandwidth") for name in x2["figures"])
 
 

@@ -785,6 +785,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
                 "throughput_tokens_per_s_per_chip",
                 "requests_per_s",
                 "ttft_s",
+                "ttft_wait_s",
                 "tpot_s",
                 "e2e_s",
                 "goodput",

@@ -168,6 +168,11 @@ def _print_explanation(e: dict[str, Any]) -> None:
         "one prompt's prefill, alone",
         _by_component(e["prefill_one_prompt"]["seconds"], e["prefill_breakdown"]),
     )
+    wait = e["ttft_wait_s"]
+    head.add_row(
+        "TTFT's wait to start",
+        f"mean {fmt.latency(wait['mean'])}, p50 {fmt.latency(wait['p50'])} (arrival to the prompt's first iteration)",
+    )
     head.add_row("steady iteration", _by_component(sum(e["breakdown"].values()), e["breakdown"]))
     console.print(head)
     table = Table(header_style="bold")

@@ -65,6 +65,7 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
             "input_tokens_mean": job.mean_input,
             "output_tokens_mean": job.mean_output,
         },
+        "ttft_wait_s": sim.latencies["ttft_wait_s"],
         "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
         "prefill_breakdown": prefill_breakdown(first, job.model, job.mean_input, job.prefix_hit_rate),
         "breakdown": breakdown,

@@ -924,6 +924,7 @@ def _windowed(job: ServingJob, setup: ServingSetup, seed: int, gen: Harness) -> 
     return {
         **summary,
         "ttft_s": stats(kept["ttft"]),
+        "ttft_wait_s": stats(kept["wait"]),
         "tpot_s": stats(kept["tpot"]),
         "e2e_s": stats(kept["e2e"]),
         "output_tokens_per_s": tokens / span if span > 0 else summary["output_tokens_per_s"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -107,13 +108,14 @@ def _pools(
     )
 
 
-def _load_text(load: dict[str, Any]) -> str:
+def _load_text(load: dict[str, Any], waiting: float) -> str:
+    """The load against capacity; near capacity, the share of the mean TTFT spent waiting to start (`waiting`)."""
     util = load["utilisation"]
     text = fmt.load_share(load)
     if util >= 1.0:
         return text + ": over capacity, the queue and TTFT grow for as long as the run lasts"
-    if util >= NEAR_CAPACITY:
-        return text + ": near capacity, queueing dominates TTFT"
+    if util >= NEAR_CAPACITY and math.isfinite(waiting):
+        return text + f": near capacity, {fmt.percent(waiting)} of the mean TTFT is the wait to start"
     return text
 
 
@@ -155,7 +157,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
     )
     if "utilisation" in r["load"]:
-        head.add_row("offered load", _load_text(r["load"]))
+        waiting = r["ttft_wait_s"]["mean"] / r["ttft_s"]["mean"] if r["ttft_s"]["mean"] > 0 else math.nan
+        head.add_row("offered load", _load_text(r["load"], waiting))
     short = r.get("short_run")
     if short:
         head.add_row(
@@ -180,6 +183,9 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             f"{measured:,} of {total:,} requests, in steady state (the users' start and the last {users:,} left out)",
         )
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
+    head.add_row(
+        "TTFT's wait to start p50 / p90 / p99", f"{_stats(r['ttft_wait_s'])} (to the prompt's first iteration)"
+    )
     pools = [plan[role] for role in ("prefill", "decode")] if plan.get("disaggregated") else [plan]
     balance = max((int(p.get("adp_balance_iters", 0)) for p in pools), default=0)
     if balance:

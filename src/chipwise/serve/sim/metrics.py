@@ -68,7 +68,8 @@ def per_request(out: SimOutput) -> dict[str, FloatArray]:
     ttft = np.where(served, r["first"] - r["arrival"], np.nan)
     tpot = np.where(served & (r["output"] > 1), (r["finish"] - r["first"]) / np.maximum(r["output"] - 1, 1), np.nan)
     e2e = np.where(served, r["finish"] - r["arrival"], np.nan)
-    return {"ttft": ttft, "tpot": tpot, "e2e": e2e, "served": served.astype(np.float64)}
+    wait = np.where(served, r["started"] - r["arrival"], np.nan)  # TTFT's part before its prompt's first iteration
+    return {"ttft": ttft, "tpot": tpot, "e2e": e2e, "wait": wait, "served": served.astype(np.float64)}
 
 
 def window(out: SimOutput, basis: str = "steady", ramp_s: float = 0.0) -> tuple[float, float]:
@@ -224,6 +225,7 @@ def summarise(
         "throughput_tokens_per_s_per_chip": (out_tok + in_tok) / width / chips,
         "requests_per_s": float(done_in.sum()) / width,
         "ttft_s": stats(timing["ttft"]),
+        "ttft_wait_s": stats(timing["wait"]),
         "tpot_s": stats(timing["tpot"]),
         "e2e_s": stats(timing["e2e"]),
         "percentile_bounds": percentile_bounds(timing),

@@ -397,7 +397,10 @@ class Replica:
                 pairs = 0.0
                 completing = 0
                 top, top_pairs = 0, 0.0  # the largest chunk
+                started = self.req.started
                 for rid, chunk in zip(self.pref, chunks, strict=False):
+                    if started[rid] != started[rid] and chunk > 0:  # NaN: its prompt's first iteration starts now
+                        started[rid] = t
                     s = pdone[rid]
                     c = bucket(chunk, largest=self.pol.largest_bucket) if static else chunk
                     tokens += c

@@ -12,8 +12,9 @@ NAN = math.nan
 
 
 class RequestTable:
-    """Per request: input/output tokens, prefix-cached tokens, arrival, first-token and finish times (s),
-    the replica that served it, how often it was preempted, whether it was dropped."""
+    """Per request: input/output tokens, prefix-cached tokens, arrival, start (the first iteration that encodes its
+    prompt), first-token and finish times (s), the replica that served it, how often it was preempted, whether it
+    was dropped."""
 
     __slots__ = (
         "arrival",
@@ -27,6 +28,7 @@ class RequestTable:
         "output",
         "preempted",
         "replica",
+        "started",
     )
 
     def __init__(self, inputs: NDArray[np.int64], outputs: NDArray[np.int64], cached: NDArray[np.int64]) -> None:
@@ -36,6 +38,7 @@ class RequestTable:
         self.output: list[int] = outputs.tolist()
         self.cached: list[int] = cached.tolist()
         self.arrival: list[float] = [NAN] * n
+        self.started: list[float] = [NAN] * n
         self.first: list[float] = [NAN] * n
         self.finish: list[float] = [NAN] * n
         self.replica: list[int] = [-1] * n
@@ -46,6 +49,7 @@ class RequestTable:
     def arrays(self) -> dict[str, NDArray[np.float64]]:
         return {
             "arrival": np.asarray(self.arrival, dtype=np.float64),
+            "started": np.asarray(self.started, dtype=np.float64),
             "first": np.asarray(self.first, dtype=np.float64),
             "finish": np.asarray(self.finish, dtype=np.float64),
             "input": np.asarray(self.input, dtype=np.float64),
