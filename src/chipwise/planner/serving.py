@@ -628,14 +628,17 @@ def _breakdown(
     mixed = parts(chunk) if joined > 0 else plain
     out_parts = {k: (1.0 - joined) * plain[k] + joined * mixed[k] for k in COMPONENTS}
     # an iteration that carries a prompt, or a decode batch past the largest the engine replays in a CUDA graph,
-    # launches its kernels from the host one by one and takes at least their host time (StepModel.prompt_time,
-    # eager_decode_floor)
+    # launches its kernels from the host one by one and takes at least their host time; a prompt's chunk passes a
+    # pipeline's stages in turn (StepModel.prompt_time, eager_decode_floor)
     n = round(b)
     decode_launches = steps.eager_decode_floor(n, b * mean_context) - steps.decode_base(n) if not static else 0.0
-    prompt_launches = steps.fixed + steps.seq_time(round(fed)) + steps.eager_floor - sum(mixed.values())
-    launches = (1.0 - joined) * max(0.0, decode_launches) + joined * max(0.0, prompt_launches)
-    if launches > 0:
-        out_parts["host_launches"] = launches
+    base = steps.fixed + steps.seq_time(round(fed)) - sum(mixed.values())
+    prompt_launches = base + steps.eager_floor
+    stages = base + steps.pass_time(round(chunk), chunk * inp / 2.0) if steps.pp > 1 and joined > 0 else 0.0
+    launches = (1.0 - joined) * max(0.0, decode_launches) + joined * max(0.0, prompt_launches - max(0.0, stages))
+    for key, extra in (("host_launches", launches), ("waits", joined * max(0.0, stages))):
+        if extra > 0:
+            out_parts[key] = extra
     if steps.drafter is not None:
         out_parts["drafting"] = steps.draft_time(round(b), b * mean_context) + steps.draft_prefill(round(started))
     return out_parts
