@@ -60,6 +60,22 @@ def test_plan_serve_verdict_names_the_answer_or_what_to_relax() -> None:
     assert unmet == ("No option meets the SLO at this load on the hardware searched (each chip's reason below)", False)
 
 
+def test_a_missed_ttft_says_whether_its_time_was_the_wait_or_the_prompts() -> None:
+    """The closest option missed its TTFT target: mostly waiting to start says more replicas help; mostly its
+    prompts' own iterations says a faster prefill does; a TPOT miss alone says neither."""
+    report: dict[str, Any] = _report(False, True)
+    report["slo"] = {"ttft_p99": 1.0, "tpot_p99": 0.05}
+    report["best"]["ttft_s"] = {"mean": 0.9, "p99": 1.6}
+    report["best"]["ttft_wait_s"] = {"mean": 0.6}
+    text = fmt.plan_serve_verdict(report)[0]
+    assert text.endswith("its TTFT is mostly the wait to start (66.7% of the mean): more replicas help")
+    report["best"]["ttft_wait_s"] = {"mean": 0.09}
+    text = fmt.plan_serve_verdict(report)[0]
+    assert "mostly its prompts' own iterations (the wait to start 10.0% of the mean): a faster prefill helps" in text
+    report["best"]["ttft_s"] = {"mean": 0.5, "p99": 0.9}
+    assert "TTFT is" not in fmt.plan_serve_verdict(report)[0]
+
+
 def test_a_closed_loop_verdict_says_when_its_users_queue_for_a_first_token() -> None:
     """gpt-oss-120b for 64 users under a TPOT target alone: one MI300X replica of 16 slots meets it while 48 users
     queue for a slot (simulated TTFT p50 14.5 s): the verdict says so, and a TTFT target silences it."""

@@ -133,6 +133,7 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
     assert report["verdict"].startswith("Cheapest that meets the SLO in simulation: " + best["hardware"])
     assert report["why"].startswith(f"Why {best['hardware'].replace('>', ' -> ')}: ")  # and why it wins
     assert best["dominated_by"] in best["breakdown"]
+    assert 0 <= best["ttft_wait_s"]["mean"] < best["ttft_s"]["mean"]  # what a missed TTFT's advice reads
 
 
 def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:

@@ -333,6 +333,24 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
         return f"{lead} in simulation: {what} ({cost})", True
     return (
         f"No simulated option meets the SLO; the closest is {what} ({cost}, {check_status(best)}): relax the SLO, "
-        "lower the load or add hardware",
+        "lower the load or add hardware" + _ttft_miss(best, report.get("slo") or {}),
         False,
+    )
+
+
+def _ttft_miss(best: Mapping[str, Any], slo: Mapping[str, float]) -> str:
+    """Where a missed TTFT target's time went: waiting to start (more replicas help) or the prompts' own
+    iterations (a faster prefill helps), from the mean wait's share of the mean TTFT ('' when no TTFT target was
+    missed or the check has no wait)."""
+    ttft, wait = best.get("ttft_s") or {}, best.get("ttft_wait_s") or {}
+    missed = [k for k, v in slo.items() if k.startswith("ttft_") and ttft.get(k.split("_")[1], 0.0) > v]
+    mean, waited = ttft.get("mean"), wait.get("mean")
+    if not missed or not mean or waited is None or not math.isfinite(waited):
+        return ""
+    share = waited / mean
+    if share >= 0.5:
+        return f"; its TTFT is mostly the wait to start ({percent(share)} of the mean): more replicas help"
+    return (
+        f"; its TTFT is mostly its prompts' own iterations (the wait to start {percent(share)} of the mean): a faster "
+        "prefill helps (more tensor parallelism, a prefill pool, a faster chip)"
     )

@@ -705,6 +705,7 @@ def _verify(
                 "output_tokens_per_s": summary["output_tokens_per_s"],
                 "output_tokens_per_s_per_chip": summary["output_tokens_per_s_per_chip"],
                 "ttft_s": summary["ttft_s"],
+                "ttft_wait_s": summary["ttft_wait_s"],
                 "tpot_s": summary["tpot_s"],
                 **{
                     k: econ[k]
