@@ -511,16 +511,14 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
     }
 
 
-def _prompt_runs(
-    setup: ReplicaSetup, prompt: float, hit: float
-) -> tuple[int, int, int, list[tuple[int, int, int, float]]]:
-    """(tokens, cached, chunk, iterations) of one mean prompt encoded alone (serve.sim.steps.prompt_chunks); a
-    prefix-cache `hit` rate leaves that share of it cached (floored, as the simulator does)."""
+def _prompt_args(setup: ReplicaSetup, prompt: float, hit: float) -> tuple[int, int, bool, int, int]:
+    """(tokens, chunk, static, largest bucket, cached) of one mean prompt encoded alone, as StepModel.prompt_alone
+    and serve.sim.steps.prompt_chunks take them; a prefix-cache `hit` rate leaves that share of it cached (floored,
+    as the simulator does)."""
     tokens = max(1, round(prompt))
     cached = min(math.floor(tokens * hit), tokens - 1)
     chunk = setup.prompt_chunk if setup.plan.chunked_prefill else tokens
-    largest = setup.policy().largest_bucket
-    return tokens, cached, chunk, prompt_chunks(tokens, chunk, setup.engine.static_batch, largest, cached)
+    return tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket, cached
 
 
 def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[str, float]:
@@ -528,7 +526,8 @@ def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[
     the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly. A prefix-cache
     `hit` rate leaves that share of the prompt cached: attended to, not encoded."""
     steps = setup.steps
-    tokens, cached, chunk, runs = _prompt_runs(setup, prompt, hit)
+    args = _prompt_args(setup, prompt, hit)
+    tokens, cached = args[0], args[-1]
     new = tokens - cached
     pairs = float(prefill_pairs(cached, new))
     # with attention DP one rank encodes it: the others wait for its attention (StepModel.imbalance)
@@ -537,11 +536,10 @@ def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[
     )
     if steps.pp > 1:  # it passes the pipeline's stages in turn
         device = max(device, steps.pass_time(new, pairs))
-    largest = setup.policy().largest_bucket
     return {
-        "seconds": steps.prompt_alone(tokens, chunk, setup.engine.static_batch, largest, cached),
+        "seconds": steps.prompt_alone(*args),
         "device_s": device,
-        "host_launches_s": steps.eager_floor * len(runs),
+        "host_launches_s": steps.eager_floor * len(prompt_chunks(*args)),
     }
 
 
@@ -553,14 +551,14 @@ def prefill_breakdown(setup: ReplicaSetup, model: ModelSpec, prompt: float, hit:
     `waits` (a pipeline's stages in turn, the other attention-DP ranks) and `host_launches` (an engine that runs
     prompts eagerly, its kernels launched from the host for longer than the device works)."""
     steps = setup.steps
-    tokens, cached, chunk, runs = _prompt_runs(setup, prompt, hit)
+    args = _prompt_args(setup, prompt, hit)
+    runs = prompt_chunks(*args)
     encoded, run, last, pairs = (np.array(column, dtype=np.float64) for column in zip(*runs, strict=True))
     work = IterationInputs(run, last, np.zeros_like(run), pairs)
     out = {k: float(v.sum()) for k, v in _iteration_parts(setup, model, work).items()}
     out["overhead"] += len(runs) * steps.prefill_fixed
     if steps.drafter is not None:  # the drafter encodes the prompt too
         out["drafting"] = sum(steps.draft_prefill(int(c)) for c in encoded)
-    args = (tokens, chunk, setup.engine.static_batch, setup.policy().largest_bucket, cached)
     device, total = replace(steps, eager_floor=0.0).prompt_alone(*args), steps.prompt_alone(*args)
     for key, extra in (("waits", device - sum(out.values())), ("host_launches", total - device)):
         if extra > 0.005 * total:
