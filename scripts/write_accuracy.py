@@ -116,6 +116,13 @@ def _section(title: str, report: dict[str, Any]) -> list[str]:
     out += [
         "### Largest errors",
         "",
+        "Each row adds |error| / n points to its metric's MAPE; the fewest rows that carry half of it "
+        "(`summary.concentration` in `chipwise validate --json`):",
+        "",
+        "| metric | n | MAPE % | rows carrying half |",
+        "|---|---:|---:|---:|",
+        *(f"| {m} | {c['n']} | {c['mape_pct']:.1f} | {c['rows_for_half']} |" for m, c in s["concentration"].items()),
+        "",
         "| row | chip | metric | measured | predicted | error % | notes |",
         "|---|---|---|---:|---:|---:|---|",
     ]

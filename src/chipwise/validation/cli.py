@@ -23,7 +23,7 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
-from chipwise.validation.report import mape_cell
+from chipwise.validation.report import TOP_ROWS, mape_cell
 from chipwise.validation.run import data_kind, validate_path
 
 
@@ -50,6 +50,20 @@ def _engine_table(by_engine: dict[str, dict[str, dict[str, float]]], metrics: li
         table.add_column(METRIC_LABELS.get(m, m), justify="right")
     for engine, groups in by_engine.items():
         table.add_row(engine, *(mape_cell(groups, m) for m in metrics))
+    return table
+
+
+def _concentration_table(kind: str, by_metric: dict[str, dict[str, Any]]) -> Table:
+    """Per metric: how few rows carry half of its MAPE, and the rows that add the most to it."""
+    table = Table(title="Where the error is", header_style="bold")
+    for col in ("", "MAPE %", "rows carrying half", f"largest (error %, points of the MAPE), top {TOP_ROWS}"):
+        table.add_column(col, justify="right" if col in ("MAPE %", "rows carrying half") else "left")
+    for metric, c in by_metric.items():
+        largest = ", ".join(f"{r['id']} {r['chip']} {r['error_pct']:+.0f}% ({r['points']:.1f})" for r in c["largest"])
+        half = f"{c['rows_for_half']} of {c['n']}"
+        table.add_row(METRIC_LABELS.get(metric, metric), f"{c['mape_pct']:.1f}", half, largest)
+    if kind == "serve":
+        table.caption = "chipwise validate --data FILE --explain ID: how a row was read and where its time goes"
     return table
 
 
@@ -94,6 +108,7 @@ def validate(
             f"above): {', '.join(ids)}"
         )
         console.print(_table("By metric, without those rows", s["by_metric_self_consistent"]))
+    console.print(_concentration_table(kind, s["concentration"]))
     if s.get("by_engine"):
         console.print(_engine_table(s["by_engine"], list(s["by_metric"])))
     console.print(_table("By chip", s["by_chip"]))

@@ -72,6 +72,37 @@ def mape_cell(groups: Mapping[str, Mapping[str, float]], metric: str) -> str:
     return f"{st['mape_pct']:.1f} ({int(st['n'])})" if st else "-"
 
 
+#: rows `concentration` lists per metric, largest error first
+TOP_ROWS = 5
+
+
+def concentration(rows: Sequence[RowResult]) -> dict[str, dict[str, Any]]:
+    """Per metric, where its MAPE comes from: each row adds |error| / n points to it; the fewest rows whose points
+    reach half of the MAPE (`rows_for_half`), and the TOP_ROWS rows that add the most, largest first."""
+    by_metric: dict[str, list[RowResult]] = defaultdict(list)
+    for r in rows:
+        by_metric[r.metric].append(r)
+    out: dict[str, dict[str, Any]] = {}
+    for metric, group in sorted(by_metric.items()):
+        ranked = sorted(group, key=lambda r: -abs(r.error_pct))
+        points = [abs(r.error_pct) / len(group) for r in ranked]
+        half = 0.5 * sum(points)
+        carried, rows_for_half = 0.0, 0
+        while rows_for_half < len(points) and carried < half:
+            carried += points[rows_for_half]
+            rows_for_half += 1
+        out[metric] = {
+            "n": len(group),
+            "mape_pct": sum(points),
+            "rows_for_half": rows_for_half,
+            "largest": [
+                {"id": r.id, "chip": r.chip, "error_pct": r.error_pct, "points": p}
+                for r, p in zip(ranked[:TOP_ROWS], points, strict=False)
+            ],
+        }
+    return out
+
+
 def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str, str]]) -> dict[str, Any]:
     """The JSON object `chipwise validate --json` prints."""
     overall = error_stats([r.error_pct for r in rows])
@@ -84,6 +115,7 @@ def summarise(kind: str, rows: Sequence[RowResult], skipped: Sequence[tuple[str,
         "by_chip": _group(rows, "chip"),
         "by_source_family": _group(rows, "source_family"),
         "by_metric": _group(rows, "metric"),
+        "concentration": concentration(rows),
     }
     engines = sorted({r.engine for r in rows if r.engine})
     if engines:
