@@ -566,6 +566,22 @@ def prefill_breakdown(setup: ReplicaSetup, model: ModelSpec, prompt: float, hit:
     return out
 
 
+def where_time_goes(
+    setup: ServingSetup, model: ModelSpec, job: ServingJob, summary: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A simulated deployment's time by component, as `chipwise predict` and `validate --explain` report it: the
+    steady iteration of the run `summary` describes (steady_breakdown) and its largest part, and one mean prompt
+    encoded alone (prefill_alone, prefill_breakdown)."""
+    first = setup.pools[0].setup
+    breakdown = steady_breakdown(setup, model, job, summary)
+    return {
+        "breakdown": breakdown,
+        "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
+        "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
+        "prefill_breakdown": prefill_breakdown(first, model, job.mean_input, job.prefix_hit_rate),
+    }
+
+
 def steady_breakdown(
     setup: ServingSetup, model: ModelSpec, job: ServingJob, summary: Mapping[str, Any]
 ) -> dict[str, float]:
@@ -744,7 +760,6 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     summary, _ = run_job(job, setup, seed=sc.seed, targets=targets, steady_latencies=True)
     first = setup.pools[0].setup
     econ = economics(catalog, setup.pools, *served_tokens(job, summary), sc.pricing, sc.region, sc.provider)
-    breakdown = steady_breakdown(setup, model, job, summary)
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     plan_out: dict[str, Any] = (
         {"disaggregated": True, **{p.role: plan_dict(p.setup, p.replicas, p.role) for p in setup.pools}}
@@ -796,10 +811,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
                 "little_law",
             )
         },
-        "breakdown": breakdown,
-        "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
-        "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
-        "prefill_breakdown": prefill_breakdown(first, model, job.mean_input, job.prefix_hit_rate),
+        **where_time_goes(setup, model, job, summary),
         **econ,
         "billed_chips": whole_count(econ["billed_chips"]),
         "figures": figures_used(first),

@@ -11,14 +11,7 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
-from chipwise.planner.serving import (
-    figures_used,
-    plan_dict,
-    prefill_alone,
-    prefill_breakdown,
-    steady_breakdown,
-    whole_count,
-)
+from chipwise.planner.serving import figures_used, plan_dict, where_time_goes, whole_count
 from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import compare, one_line, prepare, simulate_case
@@ -46,9 +39,6 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
         return {**head, "predicted": False, "reason": one_line(str(exc))}
     sim = simulate_case(case)
     job, setup = case.job, case.setup
-    first = setup.pools[0].setup
-    # the iterations of the run its latencies are read from (a run at the measured occupancy, where one was made)
-    breakdown = steady_breakdown(setup, job.model, job, sim.latencies)
     return {
         **head,
         "predicted": True,
@@ -66,13 +56,11 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
             "output_tokens_mean": job.mean_output,
         },
         "ttft_wait_s": sim.latencies["ttft_wait_s"],
-        "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
-        "prefill_breakdown": prefill_breakdown(first, job.model, job.mean_input, job.prefix_hit_rate),
-        "breakdown": breakdown,
-        "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
+        # the iterations of the run its latencies are read from (a run at the measured occupancy, where one was made)
+        **where_time_goes(setup, job.model, job, sim.latencies),
         "metrics": [
             {"metric": r.metric, "measured": r.measured, "predicted": r.predicted, "error_pct": r.error_pct}
             for r in compare(case, sim)
         ],
-        "figures": figures_used(first),
+        "figures": figures_used(setup.pools[0].setup),
     }

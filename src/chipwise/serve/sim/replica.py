@@ -397,6 +397,7 @@ class Replica:
                 pairs = 0.0
                 completing = 0
                 top, top_pairs = 0, 0.0  # the largest chunk
+                ran = 0  # prompt tokens run (a static engine's buckets)
                 started = self.req.started
                 for rid, chunk in zip(self.pref, chunks, strict=False):
                     if started[rid] != started[rid] and chunk > 0:  # NaN: its prompt's first iteration starts now
@@ -404,6 +405,7 @@ class Replica:
                     s = pdone[rid]
                     c = bucket(chunk, largest=self.pol.largest_bucket) if static else chunk
                     tokens += c
+                    ran += c
                     q = c * s + c * (c + 1) * 0.5
                     pairs += q
                     top, top_pairs = max(top, c), max(top_pairs, q)
@@ -425,7 +427,7 @@ class Replica:
                     base, a = self._decode_step(n, context, 1)
                     dt += base + a * context
                 self._record(t)
-                self.kernel.at(t + dt, self._end_iteration, (ver, chunks, advancing, dt))
+                self.kernel.at(t + dt, self._end_iteration, (ver, chunks, advancing, dt, ran))
                 return
         # a run of decode iterations until the next completion (or until the KV cache fills)
         heap = self.dheap
@@ -507,15 +509,14 @@ class Replica:
         self._complete_decodes(t)
         self._step(t, ver)
 
-    def _end_iteration(self, t: float, payload: tuple[int, list[int], bool, float]) -> None:
-        ver, chunks, advancing, dt = payload
+    def _end_iteration(self, t: float, payload: tuple[int, list[int], bool, float, int]) -> None:
+        ver, chunks, advancing, dt, ran = payload
         if ver != self.ver:
             return
         self.busy_time += dt
         self.since_poll = 0  # an iteration with prompts is followed by a poll
         self.prompt_iters += 1
-        largest = self.pol.largest_bucket
-        self.prompt_run += sum(bucket(c, largest=largest) for c in chunks) if self.pol.static_batch else sum(chunks)
+        self.prompt_run += ran
         self.iter_log.append((t, self.prompt_iters, self.prompt_run, self.decode_iters))
         if advancing:
             self.it += 1
