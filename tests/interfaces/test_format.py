@@ -158,6 +158,24 @@ def test_a_count_of_chips_reads_as_english() -> None:
     assert (chip_count(1), chip_count(8), chip_count(2.5)) == ("1 chip", "8 chips", "2.5 chips")
 
 
+def test_a_large_fleet_is_counted_in_full() -> None:
+    """A fleet sized for 1e9 requests/s printed as '4.57918e+08 chips at $3,150,476,995.84/h'."""
+    from chipwise.interfaces.format import chip_count
+
+    assert chip_count(457_918_000) == "457,918,000 chips"
+    best = {
+        "hardware": "h100-sxm",
+        "chips": 1024.0,
+        "billed_chips": 1032.0,
+        "cost_usd_per_hour": 3250.8,
+        "slo_met": True,
+        "keeps_up": True,
+        "breakdown": {"gemm": 0.02, "attention": 0.0069},
+    }
+    why = fmt.plan_serve_why({"best": best, "verified": [best], "load": {"kind": "rate"}})
+    assert why.startswith("Why h100-sxm: 1,024 chips in 1,032 rented at $3,250.80/h")
+
+
 def test_a_stated_acceptance_reads_in_the_plan() -> None:
     """Options that differ only in a stated acceptance printed as two identical 'TP2 b16 +EAGLE k3 x1' rows."""
     from chipwise.interfaces.format import serving_plan

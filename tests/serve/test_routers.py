@@ -7,6 +7,8 @@ from typing import get_args
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
@@ -14,7 +16,7 @@ from chipwise.hardware import Hardware
 from chipwise.serve.build import setup_replica
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.metrics import summarise
-from chipwise.serve.sim.policies import ROUTERS, LeastLoaded, PowerOfTwo, RoundRobin, check_router
+from chipwise.serve.sim.policies import ROUTERS, LeastLoaded, LoadBoard, PowerOfTwo, RoundRobin, check_router
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import RouterName
@@ -24,30 +26,55 @@ def test_least_loaded_takes_tied_replicas_in_turn() -> None:
     """HAProxy's leastconn: the fewest outstanding requests, and among those tied the next after the last pick (a
     lowest-index tie-break sent the fourth request back to replica 0 while it may still be encoding the first)."""
     router = LeastLoaded(4)
-    loads = [0, 0, 0, 0]
+    board = LoadBoard([0, 0, 0, 0])
     picks = []
     for _ in range(6):
-        r = router.pick(loads)
+        r = router.pick(board)
         picks.append(r)
-        loads[r] += 1
+        board.add(r, +1)
     assert picks == [0, 1, 2, 3, 0, 1]
-    assert router.pick([3, 1, 2, 1]) == 3  # tied at 1: the next after replica 1, the last pick
-    assert router.pick([3, 1, 2, 0]) == 3  # a unique minimum wins wherever the turn is
+    assert router.pick(LoadBoard([3, 1, 2, 1])) == 3  # tied at 1: the next after replica 1, the last pick
+    assert router.pick(LoadBoard([3, 1, 2, 0])) == 3  # a unique minimum wins wherever the turn is
 
 
 def test_round_robin_ignores_the_loads() -> None:
     router = RoundRobin(3)
-    assert [router.pick([9, 0, 0]) for _ in range(4)] == [0, 1, 2, 0]
+    assert [router.pick(LoadBoard([9, 0, 0])) for _ in range(4)] == [0, 1, 2, 0]
 
 
 def test_power_of_two_takes_the_less_loaded_of_two_draws() -> None:
     """Two draws with replacement: the one idle replica of four is taken when either draw lands on it,
     1 - (3/4)^2 = 7/16 of the time; a seeded stream repeats."""
     router = PowerOfTwo(4)
-    picks = [router.pick([5, 0, 5, 5]) for _ in range(8000)]
+    board = LoadBoard([5, 0, 5, 5])
+    picks = [router.pick(board) for _ in range(8000)]
     assert np.mean(np.asarray(picks) == 1) == pytest.approx(7 / 16, abs=0.02)
     again = PowerOfTwo(4)
-    assert [again.pick([5, 0, 5, 5]) for _ in range(8000)] == picks
+    assert [again.pick(board) for _ in range(8000)] == picks
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 6), min_size=1, max_size=12),
+    st.lists(st.tuples(st.integers(0, 11), st.sampled_from([-1, 1])), max_size=60),
+    st.integers(0, 11),
+)
+def test_the_board_picks_as_a_scan_of_every_replica_would(
+    loads: list[int], moves: list[tuple[int, int]], start: int
+) -> None:
+    """The board's least-loaded lookup equals the scan it replaces: the first replica, in turn from `start`, among
+    those with the fewest outstanding, after any sequence of arrivals and departures."""
+    n = len(loads)
+    board = LoadBoard(loads)
+    for k, delta in moves:
+        i = k % n
+        if loads[i] + delta >= 0:
+            loads[i] += delta
+            board.add(i, delta)
+    start %= n
+    scan = min(range(start, start + n), key=lambda k: loads[k % n]) % n
+    assert board.first_least_from(start) == scan
+    assert board.load == loads
 
 
 def test_an_unknown_router_is_one_line() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from chipwise.serve.iteration import COMPONENT_LABELS
-from chipwise.serve.plan import chip_count, plan_label
+from chipwise.serve.plan import chip_count, count_text, plan_label
 
 
 def _scaled(value: float, steps: list[tuple[float, str]], digits: int = 3) -> str:
@@ -257,7 +257,7 @@ def _fitted_alternative(report: Mapping[str, Any]) -> str:
 def _chips_rented(row: Mapping[str, Any]) -> str:
     """'16 chips', or '16 chips in 24 rented' where the provider's units hold more than the fleet uses."""
     rented = row.get("billed_chips") or row["chips"]
-    return chip_count(row["chips"]) + (f" in {rented:g} rented" if rented > row["chips"] + 1e-9 else "")
+    return chip_count(row["chips"]) + (f" in {count_text(rented)} rented" if rented > row["chips"] + 1e-9 else "")
 
 
 def plan_serve_why(report: Mapping[str, Any]) -> str:

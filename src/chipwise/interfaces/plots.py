@@ -36,6 +36,7 @@ from chipwise.interfaces.chart import (
     write_chart,
 )
 from chipwise.serve.iteration import COMPONENT_LABELS
+from chipwise.serve.plan import chip_count
 from chipwise.train.explain import BREAKDOWN_LABELS
 
 Coordinate = Callable[[Mapping[str, Any], Mapping[str, Any]], float]  # (point, its fleet row) -> value
@@ -426,7 +427,7 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
         proj = bool(v.get("projected")) or name in projected
         met = {True: "SLO met", False: "SLO missed"}.get(v.get("slo_met"), "no SLO")
         chips = _float(v.get("chips"))
-        label = f"{name}: {chips:g} chip{'' if chips == 1 else 's'}, {met}"
+        label = f"{name}: {chip_count(chips)}, {met}"
         series.append(
             Series(
                 "",

@@ -66,9 +66,14 @@ class ReplicaPlan:
         )  # fmt: skip
 
 
+def count_text(count: float) -> str:
+    """'8', '2.5', '458,000,000': a whole count written out in full (never 4.58e+08), a fraction as it is."""
+    return f"{int(count):,}" if float(count).is_integer() else f"{count:g}"
+
+
 def chip_count(chips: float) -> str:
-    """'1 chip', '8 chips', '2.5 chips'."""
-    return f"{chips:g} chip{'' if chips == 1 else 's'}"
+    """'1 chip', '8 chips', '2.5 chips', '1,024 chips'."""
+    return f"{count_text(chips)} chip{'' if chips == 1 else 's'}"
 
 
 def plan_label(

@@ -15,6 +15,7 @@ from chipwise.interfaces.cli.common import compact_table, console, figure_table,
 from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
+from chipwise.serve.plan import chip_count
 from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import DEFAULT_ROUTER, ServeScenario
 
@@ -53,7 +54,7 @@ def _chip_share(chips: float) -> str:
     if chips == 1:
         return "one chip"
     if chips > 1:
-        return f"{chips:g} chips"
+        return chip_count(chips)
     return {0.5: "half a chip", 0.25: "a quarter of a chip"}.get(chips, f"{chips:g} of a chip") + " (replicas share it)"
 
 
@@ -224,7 +225,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
         + (
-            f" for the {r['billed_chips']:g} chips rented (units: catalog show {' / '.join(_systems(r))})"
+            f" for the {chip_count(r['billed_chips'])} rented (units: catalog show {' / '.join(_systems(r))})"
             if _rented(r)
             else ""
         )

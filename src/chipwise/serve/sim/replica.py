@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable
 
 from chipwise.serve.sim.kernel import Kernel
-from chipwise.serve.sim.policies import SchedulerPolicy, blocks_tokens, bucket
+from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, blocks_tokens, bucket
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
 
@@ -94,6 +94,8 @@ class Replica:
         self.g = steps.tau  # tokens a decode iteration adds per sequence
         self.reserved = 0
         self.outstanding = 0
+        self.board: LoadBoard | None = None  # the router's view of this replica's pool (run.simulate; None: alone)
+        self.slot = 0  # and its place there
         self.busy = False
         self.ver = 0
         self.seg: tuple[float, int, float, float, int] | None = None
@@ -125,6 +127,12 @@ class Replica:
         self.clock = 0
 
     # ---- bookkeeping -------------------------------------------------------------------------------------
+    def _count(self, delta: int) -> None:
+        """A request arrives (+1) or leaves (-1): the replica's outstanding count, and its router's board."""
+        self.outstanding += delta
+        if self.board is not None:
+            self.board.add(self.slot, delta)
+
     def used(self) -> float:
         """KV tokens held now (decoding contexts, prompts being prefilled, half a block of rounding each)."""
         return self.S + self.g * self.n_dec * self.it + self.p_tokens + (self.n_dec + len(self.pref)) * self.half_block
@@ -144,7 +152,7 @@ class Replica:
     # ---- entry -------------------------------------------------------------------------------------------
     def submit(self, t: float, rid: int) -> None:
         """A request arrives (or, for a decode replica, its KV cache arrives)."""
-        self.outstanding += 1
+        self._count(+1)
         self.req.replica[rid] = self.index
         if not self.busy:
             self._enqueue(rid)
@@ -327,13 +335,13 @@ class Replica:
         self._leave(rid)
         self._unplace(rid)
         self.req.finish[rid] = t
-        self.outstanding -= 1
+        self._count(-1)
         self.on_finish(t, rid)
 
     def _drop(self, t: float, rid: int) -> None:
         self._unplace(rid)
         self.req.dropped[rid] = True
-        self.outstanding -= 1
+        self._count(-1)
         self.on_finish(t, rid)
 
     def _make_room(self, t: float) -> None:
@@ -543,13 +551,13 @@ class Replica:
             self.emitted += 1.0
             if self.role == "prefill" and self.on_prefilled is not None:
                 self.reserved -= self.res.pop(rid, 0)
-                self.outstanding -= 1
+                self._count(-1)
                 self.on_prefilled(t, rid)
             elif r.generated[rid] >= r.output[rid]:
                 self.reserved -= self.res.pop(rid, 0)
                 self._unplace(rid)
                 r.finish[rid] = t
-                self.outstanding -= 1
+                self._count(-1)
                 self.on_finish(t, rid)
             else:
                 self._join(rid, prompt)

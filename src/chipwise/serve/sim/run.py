@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from chipwise.errors import ChipwiseError
 from chipwise.serve.sim.kernel import Kernel
-from chipwise.serve.sim.policies import SchedulerPolicy, make_router
+from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, make_router
 from chipwise.serve.sim.replica import Replica
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
@@ -111,10 +111,18 @@ def simulate(
         pool[pick(pool)].submit(t, rid)
 
     def pick(pool: list[Replica]) -> int:
-        """The replica a request goes to, counting each replica's KV transfers still to send or receive."""
+        """The replica a request goes to (its board counts each replica's KV transfers still to send or receive)."""
         if len(pool) == 1:
             return 0
-        return routers[id(pool)].pick([rep.outstanding + moving.get(rep.index, 0) for rep in pool])
+        board = pool[0].board
+        assert board is not None  # a pool of several replicas has one
+        return routers[id(pool)].pick(board)
+
+    def moving(index: int, delta: int) -> None:
+        """A KV transfer to or from replica `index` is queued (+1) or done (-1): its router counts it as load."""
+        rep = by_index[index]
+        if rep.board is not None:
+            rep.board.add(rep.slot, delta)
 
     def on_finish(t: float, rid: int) -> None:
         if closed:
@@ -127,13 +135,12 @@ def simulate(
     # blind to the sends queued at a prefill replica gave the first of 15 a seventh of the prompts)
     send_free: dict[int, float] = {}
     recv_free: dict[int, float] = {}
-    moving: dict[int, int] = {}
     sender_of: dict[int, int] = {}
 
     def to_decode(t: float, rid: int) -> None:
         d = int(req.replica[rid])
-        moving[d] -= 1
-        moving[sender_of.pop(rid)] -= 1
+        moving(d, -1)
+        moving(sender_of.pop(rid), -1)
         req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes the request
         pools[-1][d - pools[-1][0].index].submit(t, rid)
 
@@ -144,8 +151,8 @@ def simulate(
         start = max(t, send_free.get(sender, 0.0), recv_free.get(d, 0.0))
         busy = deployment.transfer_s_per_token * req.input[rid]
         send_free[sender] = recv_free[d] = start + busy
-        moving[d] = moving.get(d, 0) + 1
-        moving[sender] = moving.get(sender, 0) + 1
+        moving(d, +1)
+        moving(sender, +1)
         sender_of[rid] = sender
         req.replica[rid] = d
         kernel.at(start + busy + deployment.transfer_latency_s, to_decode, rid)
@@ -166,8 +173,13 @@ def simulate(
             )
             for i in range(p.replicas)
         ]
+        if len(reps) > 1:
+            board = LoadBoard([0] * len(reps))
+            for slot, rep in enumerate(reps):
+                rep.board, rep.slot = board, slot
         pools.append(reps)
     routers = {id(p): make_router(deployment.router, len(p)) for p in pools}
+    by_index = {rep.index: rep for pool in pools for rep in pool}
     del front, back
 
     if closed:
