@@ -19,7 +19,7 @@ import random
 import numpy as np
 
 from chipwise.serve.search import prompt_waits
-from chipwise.serve.sim.policies import ROUTERS, make_router
+from chipwise.serve.sim.policies import ROUTERS, LoadBoard, make_router
 
 REPLICAS = (4, 16, 64)
 BUSY = (0.05, 0.2, 0.5)
@@ -32,19 +32,19 @@ def waiting_share(router: str, n: int, busy: float, held: float, requests: int =
     pick = make_router(router, n).pick
     lam = busy  # per replica, S = 1 s
     hold = held / lam - 1.0  # D: what a request holds after its prompt
-    outstanding = [0] * n
+    outstanding = LoadBoard([0] * n)
     encoder_free = [0.0] * n
     done: list[tuple[float, int]] = []
     t, waited = 0.0, 0
     for i in range(requests):
         t += rng.expovariate(lam * n)
         while done and done[0][0] <= t:
-            outstanding[heapq.heappop(done)[1]] -= 1
+            outstanding.add(heapq.heappop(done)[1], -1)
         r = pick(outstanding)
         start = max(t, encoder_free[r])
         waited += start > t and i >= requests // 10
         encoder_free[r] = start + 1.0
-        outstanding[r] += 1
+        outstanding.add(r, +1)
         heapq.heappush(done, (start + 1.0 + hold, r))
     return waited / (requests - requests // 10)
 
