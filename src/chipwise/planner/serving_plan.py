@@ -87,8 +87,8 @@ MAX_SETTLING = CONFIRM_FACTOR
 #: the fewest requests of the offline run that measures a checked fleet's capacity (_utilisation)
 CAPACITY_PROBE = 256
 #: that run's requests on a fleet of one pool stop here: it runs as many of the fleet's identical replicas as take
-#: them two batches each, and the fleet delivers what they do times its replicas over theirs (a 1,000-replica
-#: fleet had 20,000 requests simulated to learn what any 16 of its replicas show)
+#: them two batches each, and the fleet delivers what they do times its replicas over theirs (a slice of 128
+#: replicas of 64 slots had 16,384 requests simulated to learn what 32 of them show)
 CAPACITY_PROBE_MAX = 4096
 #: the load up to which a check's requests are taken to reach its steady state; past it the check runs longer
 #: (_settling). A chosen threshold, not fitted: the loaded checks measured above ran at 87-97%
