@@ -817,6 +817,31 @@ def test_capacity_blocks_rent_whole_instances(catalog: Catalog) -> None:
     assert all(r["billed_chips"] < 8 for r in demand["results"])
 
 
+def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan serve's simulated checks run side by side in fresh processes where they are long (workers > 1 and
+    PARALLEL_CHECK_REQUESTS requests or more): every check is seeded, so the verified options, their order and each
+    figure are those of the checks run one after another; only the search's time and process count differ. With
+    one worker, or checks too short to pay for a process, they run here."""
+    from chipwise.planner import serving_plan
+
+    def plan(workers: int) -> dict[str, Any]:
+        return plan_serving(
+            catalog, "llama-3.1-8b", ["h100-sxm", "mi300x", "h200"], Load("rate", rate=40.0), 512, 128,
+            {"ttft_p99": 1.0, "tpot_p99": 0.05}, disaggregated=False, workers=workers,
+        )  # fmt: skip
+
+    alone = plan(4)  # short checks: in this process whatever the workers
+    assert alone["search"]["check_processes"] == 1
+    monkeypatch.setattr(serving_plan, "PARALLEL_CHECK_REQUESTS", 0)
+    apart = plan(2)
+    assert apart["search"]["check_processes"] == 2
+    assert plan(1)["search"]["check_processes"] == 1
+    assert len(alone["verified"]) == 3
+    assert apart["verified"] == alone["verified"] and apart["results"] == alone["results"]
+    with pytest.raises(ChipwiseError, match=r"workers 0 is not a whole number of processes\. Fix: give e\.g\. 4"):
+        plan(0)
+
+
 def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog) -> None:
     """Llama-3.1-70B at 13.3 req/s on two TP4 H200 replicas (vLLM) runs at 98% of what they sustain: at 14.2 req/s,
     before vLLM's fixed costs were fitted on Hopper (stop 36), 1,200 requests read a p99 TTFT of 0.64 s against a

@@ -6,8 +6,10 @@ and sized up until the simulation meets the SLO."""
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -70,6 +72,10 @@ VERIFY_MAX = 20000
 #: the fewest replicas a check of a fleet too large for VERIFY_MAX requests simulates
 SLICE_MIN = 4
 SIZE_UP_TRIES = 3
+#: the simulated checks of one `plan serve` run side by side in worker processes where together they would
+#: simulate this many requests or more (a worker's start, about 0.7 s, is then a few % of the work): at 10,000
+#: req/s each check simulates up to VERIFY_MAX requests, and some run again
+PARALLEL_CHECK_REQUESTS = 40_000
 #: A check that meets a percentile target within this share of it, or whose upper confidence bound of that
 #: percentile passes the target, runs again on CONFIRM_FACTOR times the requests (another seed) and stands on that:
 #: 1,200 requests hold a dozen past their p99, and Llama-3.1-70B on four H100s at 5 req/s read a p99 TPOT of
@@ -131,16 +137,23 @@ def plan_serving(
     speculative: str | None = None,
     progress: Progress | None = None,
     router: str = DEFAULT_ROUTER,
+    workers: int = 1,
 ) -> dict[str, Any]:
     """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO: per hour
     under an open-loop rate, per million output tokens under a fixed concurrency or offline (`speculative`:
     'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and 'none' separated
     by commas, each priced as its own option; `router`: how requests are spread over the replicas,
     serve.sim.policies.ROUTERS). `progress(what, done, total)` hears of each chip searched and each option
-    simulated."""
+    simulated. `workers` > 1 lets the simulated checks run side by side in that many fresh processes where they are
+    long (_verify); a caller that allows it runs from a script whose top level is guarded (`if __name__ ==
+    "__main__"`), as the `chipwise` command is."""
     start = time.perf_counter()
     check_mode(pricing)
     check_router(router)
+    if not is_count(workers):
+        raise ChipwiseError(
+            f"workers {workers!r} is not a whole number of processes. Fix: give e.g. 4, or 1 to run the checks here."
+        )
     model = load_model(catalog, model_name)
     if engine:
         check_engine_model(engine, model)
@@ -290,8 +303,8 @@ def plan_serving(
         fitted["_rank"] = rows.index(fitted) + 1
         checks.append(fitted)
         steps += 1
-    verified = _verify(
-        catalog, model, model_name, job, targets, checks, pricing, region, tell, len(hardware_ids), steps
+    verified, check_processes = _verify(
+        catalog, model, model_name, job, targets, checks, pricing, region, tell, len(hardware_ids), steps, workers
     )
     tell("done", steps, steps)
     for r in rows:
@@ -323,6 +336,7 @@ def plan_serving(
         "search": {
             "evaluated": evaluated,
             "seconds": time.perf_counter() - start,
+            "check_processes": check_processes,  # 1: the simulated checks ran in this process
             **({"hybrid_members": racks} if racks else {}),
         },
     }
@@ -601,13 +615,58 @@ def _verify(
     tell: Progress = lambda what, done, total: None,
     done_before: int = 0,
     steps: int = 0,
-) -> list[dict[str, Any]]:
-    """Simulate the cheapest options: add replicas (up to a few times) until the simulation meets the SLO and keeps
-    up with an open-loop load, or take replicas away (up to a few times) while it still does, since the
-    steady-state estimate can err either way."""
-    done: list[dict[str, Any]] = []
-
+    workers: int = 1,
+) -> tuple[list[dict[str, Any]], int]:
+    """The cheapest options simulated (_check), one after another, or side by side on up to `workers` processes
+    where their runs add up to PARALLEL_CHECK_REQUESTS requests or more (each check is seeded, so it reads the
+    same either way), and the processes they ran on."""
     limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
+    work = sum(min(limit, _verify_requests(job, row)) for row in rows)
+    workers = max(1, min(int(workers), len(rows))) if work >= PARALLEL_CHECK_REQUESTS else 1
+    common = (catalog, model, model_name, job, targets)
+    done: list[dict[str, Any]] = []
+    if workers > 1:
+        tell(f"simulating {len(rows)} options on {workers} processes", done_before, steps)
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads carried over
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = [pool.submit(_check, *common, row, rank, pricing, region) for rank, row in enumerate(rows, 1)]
+            for finished, future in enumerate(as_completed(futures), start=1):
+                checked = future.result()
+                if checked is not None:
+                    done.append(checked)
+                    tell(f"simulated {checked['hardware'].replace('>', ' -> ')}", done_before + finished, steps)
+    else:
+        for rank, row in enumerate(rows, start=1):
+            tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
+            checked = _check(*common, row, rank, pricing, region)
+            if checked is not None:
+                done.append(checked)
+    done.sort(
+        key=lambda r: (
+            not r["keeps_up"],
+            not r["slo_met"] if r["slo_met"] is not None else False,
+            _cost(r, job.load),
+            r["rank"],
+        )
+    )
+    return done, workers
+
+
+def _check(
+    catalog: Catalog,
+    model: ModelSpec,
+    model_name: str,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    row: dict[str, Any],
+    rank: int,
+    pricing: str,
+    region: str | None,
+) -> dict[str, Any] | None:
+    """Simulate one option: add replicas (up to a few times) until the simulation meets the SLO and keeps up with
+    an open-loop load, or take replicas away (up to a few times) while it still does, since the steady-state
+    estimate can err either way (None where the option cannot be built)."""
+    limit = max(VERIFY_MAX, job.requests)
     probed: dict[int, tuple[ServingSetup, float | None]] = {}
 
     def load(s: ServingSetup, requests: int) -> float | None:
@@ -650,87 +709,75 @@ def _verify(
         pre, dec = s.pools
         return replace(s, transfer=kv_path(catalog, model, pre.setup, pre.replicas, dec.setup, dec.replicas))
 
-    for rank, row in enumerate(rows, start=1):
-        tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
-        try:
-            setup = _row_setup(catalog, model, job, row)
-        except (InfeasibleError, ChipwiseError):
-            continue
-        requests = _verify_requests(job, row)
-        grown = 0
-        while True:
-            summary, met = simulated(setup, requests)
-            if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
-                break
-            setup, grown = _rerouted(_grow(setup, summary, targets, keeps_up(job, summary))), grown + 1
-        # fewer replicas only where something can fail: an open loop must keep up, a closed one meet its SLO (with
-        # no SLO, fewer replicas would always 'pass' a fixed concurrency, its surplus users queueing for slots);
-        # a grown split may give back what the pool that did not need it gained
-        if met and (job.load.kind == "rate" or (targets and job.load.kind == "closed")):
-            for _ in range(SIZE_UP_TRIES):
-                for smaller in map(_rerouted, _shrinks(setup)):  # a split's decode pool, else its prefill pool
-                    if max(_prefill_load(job, smaller), _link_load(job, smaller)) > MAX_PREFILL_LOAD:
-                        continue  # a queue a short check cannot see grow
-                    if (load(smaller, requests) or 0.0) > MAX_CHECK_LOAD:
-                        continue  # nor one near the fleet's capacity: no run needed to refuse it
-                    trial, ok = simulated(smaller, requests)
-                    if ok and keeps_up(job, trial, nominal=True):  # fewer chips only for the load asked for
-                        setup, summary = smaller, trial
-                        break
-                else:
+    try:
+        setup = _row_setup(catalog, model, job, row)
+    except (InfeasibleError, ChipwiseError):
+        return None
+    requests = _verify_requests(job, row)
+    grown = 0
+    while True:
+        summary, met = simulated(setup, requests)
+        if met or job.load.kind == "offline" or grown == SIZE_UP_TRIES:
+            break
+        setup, grown = _rerouted(_grow(setup, summary, targets, keeps_up(job, summary))), grown + 1
+    # fewer replicas only where something can fail: an open loop must keep up, a closed one meet its SLO (with
+    # no SLO, fewer replicas would always 'pass' a fixed concurrency, its surplus users queueing for slots);
+    # a grown split may give back what the pool that did not need it gained
+    if met and (job.load.kind == "rate" or (targets and job.load.kind == "closed")):
+        for _ in range(SIZE_UP_TRIES):
+            for smaller in map(_rerouted, _shrinks(setup)):  # a split's decode pool, else its prefill pool
+                if max(_prefill_load(job, smaller), _link_load(job, smaller)) > MAX_PREFILL_LOAD:
+                    continue  # a queue a short check cannot see grow
+                if (load(smaller, requests) or 0.0) > MAX_CHECK_LOAD:
+                    continue  # nor one near the fleet's capacity: no run needed to refuse it
+                trial, ok = simulated(smaller, requests)
+                if ok and keeps_up(job, trial, nominal=True):  # fewer chips only for the load asked for
+                    setup, summary = smaller, trial
                     break
-        kept_up = keeps_up(job, summary)
-        econ = economics(catalog, setup.pools, *served_tokens(job, summary), pricing, region)
-        breakdown = steady_breakdown(setup, model, job, summary)
-        done.append(
-            {
-                # the ranking row it checks (results[rank - 1]), whose count it may have changed
-                "rank": row.get("_rank", rank),
-                "hardware": row["hardware"],
-                "system": row["system"],
-                "engine": row["engine"],
-                "projected": row.get("projected", False),
-                "projected_chips": row.get("projected_chips", []),
-                "price_estimated": row.get("price_estimated", []),
-                "disaggregated": row["disaggregated"],
-                "engine_defaults": row.get("engine_defaults", []),
-                "engine_carried": row.get("engine_carried", {}),
-                "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
-                "chips": whole_count(setup.chips),
-                "billed_chips": whole_count(econ["billed_chips"]),
-                # met, and not so near the fleet's capacity that a longer run would miss it
-                "slo_met": (
-                    all(stat_ok(summary, k, v) for k, v in targets.items())
-                    and summary["simulated"].get("utilisation", 0.0) <= MAX_CHECK_LOAD
-                )
-                if targets
-                else None,
-                "keeps_up": kept_up,
-                "output_tokens_per_s": summary["output_tokens_per_s"],
-                "output_tokens_per_s_per_chip": summary["output_tokens_per_s_per_chip"],
-                "ttft_s": summary["ttft_s"],
-                "ttft_wait_s": summary["ttft_wait_s"],
-                "tpot_s": summary["tpot_s"],
-                **{
-                    k: econ[k]
-                    for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
-                },
-                "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
-                "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
-                "breakdown": breakdown,
-                "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
-                "simulated": summary["simulated"],
-                "scenario": _scenario(model_name, job, targets, setup, summary["simulated"], pricing, region),
-            }
+            else:
+                break
+    kept_up = keeps_up(job, summary)
+    econ = economics(catalog, setup.pools, *served_tokens(job, summary), pricing, region)
+    breakdown = steady_breakdown(setup, model, job, summary)
+    return {
+        # the ranking row it checks (results[rank - 1]), whose count it may have changed
+        "rank": row.get("_rank", rank),
+        "hardware": row["hardware"],
+        "system": row["system"],
+        "engine": row["engine"],
+        "projected": row.get("projected", False),
+        "projected_chips": row.get("projected_chips", []),
+        "price_estimated": row.get("price_estimated", []),
+        "disaggregated": row["disaggregated"],
+        "engine_defaults": row.get("engine_defaults", []),
+        "engine_carried": row.get("engine_carried", {}),
+        "plan": {p.role: _plan_brief(p.setup.plan, p.replicas) for p in setup.pools},
+        "chips": whole_count(setup.chips),
+        "billed_chips": whole_count(econ["billed_chips"]),
+        # met, and not so near the fleet's capacity that a longer run would miss it
+        "slo_met": (
+            all(stat_ok(summary, k, v) for k, v in targets.items())
+            and summary["simulated"].get("utilisation", 0.0) <= MAX_CHECK_LOAD
         )
-    done.sort(
-        key=lambda r: (
-            not r["keeps_up"],
-            not r["slo_met"] if r["slo_met"] is not None else False,
-            _cost(r, job.load),
-        )
-    )
-    return done
+        if targets
+        else None,
+        "keeps_up": kept_up,
+        "output_tokens_per_s": summary["output_tokens_per_s"],
+        "output_tokens_per_s_per_chip": summary["output_tokens_per_s_per_chip"],
+        "ttft_s": summary["ttft_s"],
+        "ttft_wait_s": summary["ttft_wait_s"],
+        "tpot_s": summary["tpot_s"],
+        **{
+            k: econ[k]
+            for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
+        },
+        "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
+        "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
+        "breakdown": breakdown,
+        "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
+        "simulated": summary["simulated"],
+        "scenario": _scenario(model_name, job, targets, setup, summary["simulated"], pricing, region),
+    }
 
 
 def _utilisation(job: ServingJob, setup: ServingSetup) -> float | None:

@@ -27,6 +27,7 @@ from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.serve.sim.policies import check_router
+from chipwise.sweep.backends import cpu_count
 from chipwise.workload.serving import DEFAULT_ROUTER, load_of
 
 
@@ -130,6 +131,15 @@ def serve(
             "least_request) or round_robin.",
         ),
     ] = DEFAULT_ROUTER,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes for the simulated checks of the cheapest options (default: one per CPU, used where the "
+            "checks are long, e.g. fleets for thousands of requests/s; 1: in this process). The answer is the same.",
+        ),
+    ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
     pareto: Annotated[
         bool, typer.Option("--pareto", help="Also print each chip's throughput-per-chip vs TPOT Pareto front.")
@@ -192,6 +202,7 @@ def serve(
             speculative=speculative,
             progress=tell,
             router=router,
+            workers=workers or cpu_count(),
         )
     report["skipped"].extend(unrunnable)
     fmt.explain_plan_serve(report)

@@ -488,7 +488,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     if report.get("why"):
         console.print(report["why"])
     s = report["search"]
-    console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s", style="dim")
+    on = f" (the checks on {s['check_processes']} processes)" if s.get("check_processes", 1) > 1 else ""
+    console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s{on}", style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
