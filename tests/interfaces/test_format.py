@@ -163,6 +163,9 @@ def test_a_large_fleet_is_counted_in_full() -> None:
     from chipwise.interfaces.format import chip_count
 
     assert chip_count(457_918_000) == "457,918,000 chips"
+    assert fmt.serving_fleet({"chips": 1_000_000.0, "hardware": "h100-sxm"}) == "1,000,000 x h100-sxm"
+    load = {"utilisation": 0.279, "capacity_requests_per_s": 35_795.2}
+    assert fmt.load_share(load) == "27.9% of the 35,795 req/s the deployment sustains"
     best = {
         "hardware": "h100-sxm",
         "chips": 1024.0,

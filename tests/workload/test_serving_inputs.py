@@ -190,5 +190,8 @@ def test_a_trace_longer_than_the_simulated_limit_is_refused(tmp_path: Path, cata
 def test_a_load_names_itself_in_words() -> None:
     assert Load("closed", concurrency=1).label() == "1 concurrent user"
     assert Load("closed", concurrency=8).label() == "8 concurrent users"
+    # large loads read in full, never in exponent form
+    assert Load("rate", rate=1e6).label() == "1,000,000 req/s" and Load("rate", rate=0.5).label() == "0.5 req/s"
+    assert Load("closed", concurrency=10_000).label() == "10,000 concurrent users"
     assert Load("rate", rate=2.5).label() == "2.5 req/s"
     assert Load("offline").label() == "offline (all requests at once)"

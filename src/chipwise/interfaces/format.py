@@ -162,17 +162,16 @@ def serving_fleet(r: Mapping[str, Any]) -> str:
     pools = r.get("plan") or {}
     if pools.get("disaggregated"):
         return " + ".join(
-            f"{pools[role]['chips']:g} x {pools[role]['hardware']} ({role})" for role in ("prefill", "decode")
+            f"{count_text(pools[role]['chips'])} x {pools[role]['hardware']} ({role})" for role in ("prefill", "decode")
         )
-    return f"{r.get('chips', 0):g} x {r.get('hardware', '?')}"
+    return f"{count_text(r.get('chips', 0))} x {r.get('hardware', '?')}"
 
 
 def load_share(load: Mapping[str, Any]) -> str:
     """An open-loop load against the deployment's capacity: '72.0% of the 20 req/s the deployment sustains'."""
-    return (
-        f"{percent(float(load['utilisation']))} of the {float(load['capacity_requests_per_s']):,.3g} req/s the "
-        "deployment sustains"
-    )
+    capacity = float(load["capacity_requests_per_s"])
+    rate = f"{capacity:,.0f}" if capacity >= 1000 else f"{capacity:.3g}"  # 35,795, not 3.58e+04
+    return f"{percent(float(load['utilisation']))} of the {rate} req/s the deployment sustains"
 
 
 def _speculative(label: str) -> str:

@@ -641,9 +641,10 @@ class Load:
 
     def label(self) -> str:
         if self.kind == "rate":
-            return f"{self.rate:g} req/s" + (f" (burstiness {self.burstiness:g})" if self.burstiness != 1.0 else "")
+            rate = f"{self.rate:,.10g} req/s"  # 10,000 req/s, 0.5 req/s; never 1e+06
+            return rate + (f" (burstiness {self.burstiness:g})" if self.burstiness != 1.0 else "")
         if self.kind == "closed":
-            return f"{self.concurrency} concurrent user" + ("s" if self.concurrency != 1 else "")
+            return f"{self.concurrency:,} concurrent user" + ("s" if self.concurrency != 1 else "")
         return "offline (all requests at once)" if self.kind == "offline" else "trace arrivals"
 
 
