@@ -26,6 +26,7 @@ from chipwise.planner.serving import plan_serve_inputs, predict_serving
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
+from chipwise.sweep.backends import cpu_count
 from chipwise.workload.presets import preset_id, preset_summaries
 from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
 from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
@@ -196,6 +197,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         disaggregated=req.disaggregated is not False,
         speculative=req.speculative,
         router=req.router,
+        workers=cpu_count(),  # long checks side by side, as on the CLI (the server's main is the chipwise command)
     )
     report["skipped"].extend(unrunnable)
     if req.top is not None:
