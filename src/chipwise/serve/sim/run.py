@@ -213,7 +213,7 @@ def simulate(
             "util_t": np.asarray(rep.util_t),
             "util_v": np.asarray(rep.util_v),
             "emit_v": np.asarray(rep.emit_v),
-            "iterations": np.asarray(rep.iter_log, dtype=np.float64).reshape(-1, 4),
+            "iterations": np.frombuffer(rep.iter_log, dtype=np.float64).reshape(-1, 4),
         }
         for pool in pools
         for rep in pool
