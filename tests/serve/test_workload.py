@@ -55,6 +55,7 @@ def test_design_contract_scenario_parses() -> None:
         ("input_tokens: lots\noutput_tokens: 8\narrival_rate: 2\n", "input_tokens 'lots' is not a token count"),
         ("output_tokens: 8\narrival_rate: 2\nrequests: 1e12\n", "at most 1,000,000 are simulated"),
         ("output_tokens: 8\narrival_rate: 2\nduration_s: 1e12\n", "arrival_rate x duration_s asks for"),
+        ("output_tokens: 8\nconcurrency: 8\nprompt_pool: -100\n", "prompt_pool"),
     ],
 )
 def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:

@@ -784,6 +784,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
             "input_tokens_mean": job.mean_input,
             "output_tokens_mean": job.mean_output,
             "prefix_hit_rate": job.prefix_hit_rate,
+            "prompt_pool": job.prompt_pool or None,
             **(load_against_capacity(job, setup, seed=sc.seed) or {}),
         },
         "plan": plan_out,

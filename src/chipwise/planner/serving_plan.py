@@ -873,6 +873,8 @@ def _scenario(
         sc["speculative"] = plans[-1].speculation.text()
     if job.prefix_hit_rate:
         sc["prefix_hit_rate"] = job.prefix_hit_rate
+    if job.prompt_pool:
+        sc["prompt_pool"] = job.prompt_pool
     sc["pricing"] = pricing
     if region:
         sc["region"] = region

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.disaggregated import KVTransfer
@@ -26,6 +27,8 @@ SATURATED = 0.95
 #: An open-loop load at or above this share of the capacity is reported as near capacity: queueing then
 #: dominates TTFT, and past 1 the queue (and TTFT) grows for as long as the run lasts.
 NEAR_CAPACITY = 0.9
+
+IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -101,7 +104,7 @@ def run_job(
     rng = np.random.default_rng(seed)
     n = int(requests or job.requests)
     inputs, outputs = job.lengths(n, rng)
-    cached = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
+    cached = cached_tokens(job, setup, inputs, outputs, rng)
     arrivals = arrival_times(job, n, rng)
     stop = job.duration_s if job.duration_s is not None and job.load.kind == "closed" else math.inf
     users = job.load.concurrency
@@ -121,6 +124,35 @@ def run_job(
     chips = max(setup.chips, 1e-9)
     window = steady_window(out, users, start=ramp, after_warmup=False) if steady else None
     return summarise(out, chips=chips, targets=targets, basis=basis, latency_window=window, ramp_s=ramp), out
+
+
+def cached_tokens(
+    job: ServingJob, setup: ServingSetup, inputs: IntArray, outputs: IntArray, rng: np.random.Generator
+) -> IntArray:
+    """Prompt tokens of each request served from the prefix cache: the job's shared-prefix share of every prompt
+    and, where the load cycles through `job.prompt_pool` distinct prompts, the whole of a repeated one.
+
+    A pool of N prompts is drawn a cycle at a time (each once per cycle, in any order), so the first N requests
+    are new and every later one repeats a prompt. A repeat hits when the replica it lands on still caches that
+    prompt: it went there before (with R replicas each earlier use did with probability 1/R), and the replica's
+    free KV blocks hold the pool (a cache evicts least recently used blocks, and between two uses of a prompt the
+    other N - 1 requests each fill in + out tokens; when the KV cache left over by the requests in flight holds
+    fewer, that share of the repeats hits)."""
+    cached: IntArray = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
+    pool = job.prompt_pool
+    if pool <= 0 or inputs.size <= pool:
+        return cached
+    front = setup.pools[0]
+    replicas = max(1, front.replicas)
+    rep = front.setup
+    in_flight = min(rep.plan.max_batch, math.ceil(job.load.concurrency / replicas)) if job.load.kind == "closed" else 0
+    per_request = float(np.mean(inputs) + np.mean(outputs))
+    spare = max(0.0, rep.kv_tokens - in_flight * per_request)
+    held = min(1.0, spare / (pool * per_request))
+    cycle = np.arange(inputs.size) // pool
+    went_there = 1.0 - (1.0 - 1.0 / replicas) ** cycle
+    hit = rng.random(inputs.size) < held * went_there
+    return np.asarray(np.where(hit, inputs, cached), dtype=np.int64)
 
 
 def phase_ramp(setup: ServingSetup, job: ServingJob) -> float:

@@ -36,7 +36,7 @@ from chipwise.serve.search import best_throughput_shape
 from chipwise.serve.sim.metrics import per_request, stats
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
-from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, run_job, steady_window
+from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, cached_tokens, run_job, steady_window
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
 from chipwise.validation.cells import parse_positive
 from chipwise.validation.consistency import self_check
@@ -900,7 +900,7 @@ def _run(
     rng = np.random.default_rng(seed)
     n = job.requests
     inputs, outputs = job.lengths(n, rng)
-    cached = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
+    cached = cached_tokens(job, setup, inputs, outputs, rng)
     users = job.load.concurrency
     out = simulate(setup.deployment(), inputs, outputs, cached, None, concurrency=users, ramp_s=ramp_s)
     window = steady_window(out, users, start=ramp_s, after_warmup=after_warmup)

@@ -343,6 +343,9 @@ class ServeScenario(_Strict):
     #: '@ACCEPTANCE' (serve.speculation; MTP and EAGLE default to their sourced priors)
     speculative: str | None = None
     prefix_hit_rate: Fraction = 0.0
+    #: distinct prompts the load cycles through, each repeat served from the prefix cache (a benchmark's dataset
+    #: size: AIPerf holds 100 synthetic prompts unless given --num-dataset-entries); 0: every prompt is new
+    prompt_pool: Annotated[int, Field(ge=0)] = 0
     pricing: str = "on-demand"
     region: str | None = None
     provider: str | None = None
@@ -693,6 +696,10 @@ class ServingJob:
     prefix_hit_rate: float = 0.0
     trace: Trace | None = field(default=None, repr=False)
     router: str = DEFAULT_ROUTER
+    #: distinct prompts the load generator cycles through (0: every prompt is new). A load generator that draws its
+    #: requests from a fixed set (AIPerf's synthetic dataset holds 100 entries unless given --num-dataset-entries)
+    #: repeats each prompt once a cycle, and an engine that keeps a prefix cache serves the repeat from it
+    prompt_pool: int = 0
 
     @property
     def mean_input(self) -> float:
@@ -803,4 +810,5 @@ def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
         prefix_hit_rate=float(sc.prefix_hit_rate),
         trace=trace,
         router=sc.plan.router if sc.plan else DEFAULT_ROUTER,
+        prompt_pool=sc.prompt_pool,
     )

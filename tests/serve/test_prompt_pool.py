@@ -1,0 +1,83 @@
+"""A load that cycles through a fixed set of prompts: repeats are served from the prefix cache."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.simulate import Pool, ServingSetup, cached_tokens, run_job
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.scenario import load_scenario
+from chipwise.workload.serving import LengthDist, Load, ServeScenario, ServingJob, serving_job
+
+I, O = 512, 128  # noqa: E741 - prompt and output tokens
+
+
+def _job(model: ModelSpec, pool: int, users: int = 4, n: int = 40, hit_rate: float = 0.0) -> ServingJob:
+    lengths = (LengthDist.fixed(I), LengthDist.fixed(O))
+    return ServingJob(model, *lengths, Load("closed", concurrency=users), n, prefix_hit_rate=hit_rate, prompt_pool=pool)
+
+
+def _cached(job: ServingJob, setup: ReplicaSetup, replicas: int = 1) -> np.ndarray:
+    ones = np.ones(job.requests, dtype=np.int64)
+    return cached_tokens(job, ServingSetup((Pool(setup, replicas),)), ones * I, ones * O, np.random.default_rng(0))
+
+
+def test_the_first_cycle_is_new_and_every_repeat_is_a_whole_prompt_hit(
+    h100_setup: ReplicaSetup, llama8b: ModelSpec
+) -> None:
+    """10 prompts, 40 requests, one replica whose KV cache holds them all: requests 0-9 encode their prompts,
+    30 repeats come from the cache (the simulator still encodes one token of each)."""
+    cached = _cached(_job(llama8b, pool=10), h100_setup)
+    assert cached[:10].tolist() == [0] * 10
+    assert cached[10:].tolist() == [I] * 30
+
+
+def test_without_a_pool_only_the_shared_prefix_share_hits(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    cached = _cached(_job(llama8b, pool=0, hit_rate=0.5), h100_setup)
+    assert cached.tolist() == [I // 2] * 40
+    # a pool no longer than the run repeats nothing
+    assert _cached(_job(llama8b, pool=40), h100_setup).tolist() == [0] * 40
+
+
+def test_behind_two_replicas_a_repeat_hits_where_its_prompt_went_before(
+    h100_setup: ReplicaSetup, llama8b: ModelSpec
+) -> None:
+    """Each earlier use went to the same replica with probability 1/2: a repeat in cycle k hits with 1 - 2^-k."""
+    pool = 400
+    cached = _cached(_job(llama8b, pool=pool, n=6 * pool), h100_setup, replicas=2)
+    share = [(cached[k * pool : (k + 1) * pool] == I).mean() for k in range(6)]
+    assert share[0] == 0.0
+    for k in range(1, 6):
+        assert share[k] == pytest.approx(1.0 - 0.5**k, abs=0.06)
+
+
+def test_a_pool_the_kv_cache_cannot_hold_hits_in_proportion(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    """4 users hold 4 x 640 tokens; the rest of the KV cache holds `spare / 640` of the pool's prompts and
+    answers, and that share of the repeats hits."""
+    spare = h100_setup.kv_tokens - 4 * (I + O)
+    pool = round(spare / (0.3 * (I + O)))
+    cached = _cached(_job(llama8b, pool=pool, n=3 * pool), h100_setup)
+    held = spare / (pool * (I + O))
+    assert held == pytest.approx(0.3, abs=0.01)
+    assert (cached[pool:] == I).mean() == pytest.approx(held, abs=0.02)
+
+
+def test_repeated_prompts_shorten_the_first_token_and_raise_throughput(
+    h100_setup: ReplicaSetup, llama8b: ModelSpec
+) -> None:
+    setup = ServingSetup((Pool(h100_setup, 1),))
+    new, _ = run_job(_job(llama8b, pool=0, users=32, n=1600), setup)
+    repeated, _ = run_job(_job(llama8b, pool=100, users=32, n=1600), setup)
+    assert repeated["ttft_s"]["mean"] < 0.5 * new["ttft_s"]["mean"]
+    assert repeated["output_tokens_per_s"] > new["output_tokens_per_s"]
+
+
+def test_a_scenario_states_its_prompt_pool(llama8b: ModelSpec) -> None:
+    sc = load_scenario(
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\ninput_tokens: 512\noutput_tokens: 128\n"
+        "concurrency: 8\nprompt_pool: 100\n"
+    )
+    assert isinstance(sc, ServeScenario) and sc.prompt_pool == 100
+    assert serving_job(llama8b, sc).prompt_pool == 100
