@@ -1005,3 +1005,18 @@ def test_replicas_that_fill_part_of_a_chip_are_offered_whole_chips(
     )
     err = run_error(capsys, ["predict", str(f)])
     assert "take 1.25 chips" in err and "Fix: set replicas: 8" in err and "chips: 1.25" not in err
+
+
+def test_predict_says_its_load_repeats_a_pool_of_prompts(capsys: pytest.CaptureFixture[str]) -> None:
+    """`prompt_pool: 100` (a benchmark on AIPerf's default dataset): the JSON echoes it, the table says repeats come
+    from the prefix cache, and the first tokens come sooner than with every prompt new."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, engine: vllm, input_tokens: 2000, "
+        "output_tokens: 100, concurrency: 32, requests: 1600, plan: {tp: 1}POOL}"
+    )
+    pooled = run_json(capsys, ["predict", scenario.replace("POOL", ", prompt_pool: 100"), "--json"])
+    new = run_json(capsys, ["predict", scenario.replace("POOL", ""), "--json"])
+    assert pooled["load"]["prompt_pool"] == 100 and new["load"]["prompt_pool"] is None
+    assert pooled["ttft_s"]["mean"] < 0.7 * new["ttft_s"]["mean"]
+    assert run(["predict", scenario.replace("POOL", ", prompt_pool: 100")]) == 0
+    assert "served from the prefix cache" in " ".join(capsys.readouterr().out.split())

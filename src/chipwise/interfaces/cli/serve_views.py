@@ -201,6 +201,12 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f", kernels launched from the host {_ms(launches)} (prompts run eagerly)" if launches > 0 else ""
     )
     head.add_row("one prompt's prefill, alone", f"{_ms(alone['seconds'])} ({detail})")
+    if r["load"].get("prompt_pool"):
+        head.add_row(
+            "repeated prompts",
+            f"{r['load']['prompt_pool']:,} distinct prompts, cycled: a repeat is served from the prefix cache (one "
+            "token encoded) where its replica still holds it",
+        )
     head.add_row("TPOT p50 / p90 / p99", _stats(r["tpot_s"]))
     head.add_row("end-to-end p50 / p90 / p99", _stats(r["e2e_s"]))
     if r["slo"]:
