@@ -81,3 +81,14 @@ def test_a_scenario_states_its_prompt_pool(llama8b: ModelSpec) -> None:
     )
     assert isinstance(sc, ServeScenario) and sc.prompt_pool == 100
     assert serving_job(llama8b, sc).prompt_pool == 100
+
+
+def test_an_open_load_leaves_the_cache_what_a_full_batch_does_not_hold(
+    h100_setup: ReplicaSetup, llama8b: ModelSpec
+) -> None:
+    """Offline, every batch slot is busy: the pool shares what the max batch's requests leave of the KV cache."""
+    spare = h100_setup.kv_tokens - h100_setup.plan.max_batch * (I + O)
+    pool = round(spare / (0.5 * (I + O)))
+    lengths = (LengthDist.fixed(I), LengthDist.fixed(O))
+    job = ServingJob(llama8b, *lengths, Load("offline"), 3 * pool, prompt_pool=pool)
+    assert (_cached(job, h100_setup)[pool:] == I).mean() == pytest.approx(spare / (pool * (I + O)), abs=0.02)

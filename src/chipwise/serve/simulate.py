@@ -8,13 +8,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.sim.arrivals import arrival_times, offered_request_rate
 from chipwise.serve.sim.metrics import summarise
-from chipwise.serve.sim.run import Deployment, SimOutput, simulate
+from chipwise.serve.sim.run import Deployment, IntArray, SimOutput, simulate
 from chipwise.workload.serving import DEFAULT_ROUTER, Load, ServingJob
 
 #: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'
@@ -27,8 +26,6 @@ SATURATED = 0.95
 #: An open-loop load at or above this share of the capacity is reported as near capacity: queueing then
 #: dominates TTFT, and past 1 the queue (and TTFT) grows for as long as the run lasts.
 NEAR_CAPACITY = 0.9
-
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -136,8 +133,8 @@ def cached_tokens(
     are new and every later one repeats a prompt. A repeat hits when the replica it lands on still caches that
     prompt: it went there before (with R replicas each earlier use did with probability 1/R), and the replica's
     free KV blocks hold the pool (a cache evicts least recently used blocks, and between two uses of a prompt the
-    other N - 1 requests each fill in + out tokens; when the KV cache left over by the requests in flight holds
-    fewer, that share of the repeats hits)."""
+    other N - 1 requests each fill in + out tokens; when the KV cache left over by the requests in flight, a
+    closed loop's users or else a full batch, holds fewer, that share of the repeats hits)."""
     cached: IntArray = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
     pool = job.prompt_pool
     if pool <= 0 or inputs.size <= pool:
@@ -145,7 +142,9 @@ def cached_tokens(
     front = setup.pools[0]
     replicas = max(1, front.replicas)
     rep = front.setup
-    in_flight = min(rep.plan.max_batch, math.ceil(job.load.concurrency / replicas)) if job.load.kind == "closed" else 0
+    in_flight = rep.plan.max_batch
+    if job.load.kind == "closed":
+        in_flight = min(in_flight, math.ceil(job.load.concurrency / replicas))
     per_request = float(np.mean(inputs) + np.mean(outputs))
     spare = max(0.0, rep.kv_tokens - in_flight * per_request)
     held = min(1.0, spare / (pool * per_request))
