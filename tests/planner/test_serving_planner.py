@@ -980,9 +980,10 @@ def test_a_compiled_engine_breakdown_runs_every_slot(catalog: Catalog) -> None:
 
 
 def test_host_sampling_is_its_own_component(catalog: Catalog) -> None:
-    """An engine that samples on the host copies every sampled slot's logits there: 32 slots x 128,256 logits of
-    Llama 3.1 at Neuron's 5.77 ns a logit (engines.neuron.host_sampling_per_logit) = 23.7 ms a step, as the step
-    tables price it; none on an engine that samples on the device."""
+    """An engine that samples on the host copies every returned slot's logits there and samples the live ones: 32
+    slots x 128,256 logits of Llama 3.1 at Neuron's 5.26 ns a logit copied (engines.neuron.host_logits_per_logit)
+    and one live sequence's at 16.4 ns sampled = 23.7 ms a step, the one-user cost measured; 24 live of the 32 take
+    32 x 0.675 + 24 x 2.11 = 72 ms; none on an engine that samples on the device."""
     from dataclasses import replace
 
     from chipwise.perf.device import device_of
@@ -991,15 +992,19 @@ def test_host_sampling_is_its_own_component(catalog: Catalog) -> None:
     model = load_model(catalog, "llama-3.1-8b")
     system = hardware(catalog).system("inf2")
     eng = engine_profile(catalog, "neuron", system.chip.family)
-    work = IterationInputs(np.asarray(32.0), np.asarray(32.0), np.asarray(32 * 1750.0), np.asarray(0.0))
 
-    def sampling(host: bool) -> float:
+    def sampling(host: bool, live: float) -> float:
+        work = IterationInputs(np.asarray(32.0), np.asarray(32.0), np.asarray(32 * 1750.0), np.asarray(0.0),
+                               live=np.asarray(live))  # fmt: skip
         profile = replace(eng, host_sampling=host)
         args = (model, device_of(system), topology_of(system), profile, "bf16", "bf16", Shapes.of(8), work)
         return float(iteration_breakdown(*args, 1750.0, 1500.0, 32.0)["host_sampling"])
 
-    assert sampling(True) == pytest.approx(32 * 128256 * 5.77e-9 * eng.host_factor, rel=1e-6)
-    assert 0.02 < sampling(True) < 0.03 and sampling(False) == 0.0
+    per_row = 128256 * eng.host_factor
+    assert sampling(True, 1.0) == pytest.approx(per_row * (32 * 5.26e-9 + 16.4e-9), rel=1e-6)
+    assert sampling(True, 1.0) == pytest.approx(0.0237, abs=2e-4)
+    assert sampling(True, 24.0) == pytest.approx(per_row * (32 * 5.26e-9 + 24 * 16.4e-9), rel=1e-6)
+    assert sampling(False, 24.0) == 0.0
 
 
 def test_a_steady_iteration_shows_the_host_launches_it_waits_for(catalog: Catalog) -> None:

@@ -635,7 +635,10 @@ def _breakdown(
 
     def parts(prompt: float) -> dict[str, float]:
         context, pairs = np.asarray(slots * per_slot), np.asarray(prompt * inp / 2.0)
-        work = IterationInputs(np.asarray(fed + prompt), np.asarray(fed), context, pairs, steps.draft_tokens + 1.0)
+        live = np.asarray(b * (steps.draft_tokens + 1)) if static else None  # the slots' live sequences
+        work = IterationInputs(
+            np.asarray(fed + prompt), np.asarray(fed), context, pairs, steps.draft_tokens + 1.0, live
+        )
         return {k: float(v) for k, v in _iteration_parts(setup, model, work).items()}
 
     plain = parts(0.0)

@@ -93,10 +93,12 @@ class EngineProfile:
     #: fixed time of an iteration that encodes prompts, on top of step_overhead (a separately compiled
     #: context-encoding graph on Neuron); 0 where a prefill iteration is an ordinary iteration
     prefill_overhead_s: float = 0.0
-    #: host time per logit when tokens are sampled on the host instead of on the device (device-to-host copy of
-    #: the logits and the CPU sampler), charged only where a deployment samples on the host
+    #: where a deployment samples on the host instead of on the device: host time per logit of each row the graph
+    #: returns (the device-to-host copy; a compiled graph returns every slot's), and of each row the CPU sampler
+    #: samples (the live sequences' only)
+    host_logits_s_per_logit: float = 0.0
     host_sampling_s_per_logit: float = 0.0
-    #: the deployment samples on the host (the logits of every sampled slot go to the CPU each iteration)
+    #: the deployment samples on the host (the logits of every returned slot go to the CPU each iteration)
     host_sampling: bool = False
     #: an iteration that encodes prompts first runs the token-generation step of the decoding sequences, then the
     #: context encoding (two compiled graphs one after the other: optimum-neuron's vLLM runner)
@@ -305,6 +307,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         eager_launch_s=num("eager_launch"),
         graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),
+        host_logits_s_per_logit=num("host_logits_per_logit"),
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),

@@ -94,7 +94,7 @@ COMPONENT_LABELS: dict[str, str] = {
     "ep_comm": "expert-parallel all-to-all",
     "pp_comm": "pipeline hand-offs",
     "lm_head": "LM head",
-    "host_sampling": "sampling on the host (every sampled slot's logits)",
+    "host_sampling": "sampling on the host (every returned slot's logits copied, the live ones sampled)",
     "overhead": "engine overhead (per step, per layer)",
     "drafting": "speculative drafting passes",
     "waits": "waits (pipeline stages in turn, attention-DP ranks)",
@@ -590,14 +590,16 @@ def pair_coefficient(
 
 @dataclass(frozen=True)
 class IterationInputs:
-    """What one iteration carries: T tokens, n sampled sequences, C cached tokens read, P prefill pairs, and the
-    positions each decoding sequence attends with (k + 1 in a speculative verification step)."""
+    """What one iteration carries: T tokens, n sampled sequences, C cached tokens read, P prefill pairs, the
+    positions each decoding sequence attends with (k + 1 in a speculative verification step), and the live
+    sequences among the n where a compiled graph runs every slot (`live`; None: all n)."""
 
     tokens: Array
     seqs: Array
     context: Array
     pairs: Array
     queries: float = 1.0
+    live: Array | None = None
 
 
 def host_sequence_time(eng: EngineProfile, shapes: Shapes, seqs: Array | float) -> Array:
@@ -633,18 +635,24 @@ def iteration_breakdown(
     a = context_coefficient(model, dev, shapes, kv_precision, typical_context, work.queries)
     b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
     out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
-    out["host_sampling"] = host_sampling_time(model, eng, work.seqs) * np.ones_like(out["lm_head"])
+    sampled = work.seqs if work.live is None else work.live
+    out["host_sampling"] = host_sampling_time(model, eng, sampled, work.seqs) * np.ones_like(out["lm_head"])
     out["overhead"] = out["overhead"] + eng.host_step_s + host_sequence_time(eng, shapes, work.seqs)
     return out
 
 
-def host_sampling_time(model: ModelSpec, eng: EngineProfile, seqs: Array | float) -> Array:
-    """Host time of sampling `seqs` sequences on an engine that samples on the host (engine.host_sampling): every
-    sampled sequence's logits, the whole vocabulary, copied to the host and sampled there; 0 otherwise."""
+def host_sampling_time(
+    model: ModelSpec, eng: EngineProfile, seqs: Array | float, returned: Array | float | None = None
+) -> Array:
+    """Host time of sampling `seqs` sequences on an engine that samples on the host (engine.host_sampling): the
+    logits of the `returned` rows the graph gives back (`seqs` unless a compiled graph returns every slot's) copied
+    to the host, and the CPU sampler's pass over the sampled rows, each a whole vocabulary; 0 otherwise."""
     n = np.asarray(seqs, dtype=np.float64)
     if not eng.host_sampling:
         return np.zeros_like(n)
-    return np.asarray(n * float(model.vocab) * eng.host_sampling_s_per_logit * eng.host_factor, dtype=np.float64)
+    rows = n if returned is None else np.asarray(returned, dtype=np.float64)
+    per_logit = rows * eng.host_logits_s_per_logit + n * eng.host_sampling_s_per_logit
+    return np.asarray(per_logit * float(model.vocab) * eng.host_factor, dtype=np.float64)
 
 
 def iteration_time(

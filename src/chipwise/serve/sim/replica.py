@@ -465,10 +465,12 @@ class Replica:
         steps = self.steps
         if self.pol.static_batch:
             # a compiled token-generation graph runs every slot and attends over the bucket of the sequence
-            # length (the power of two at or above the batch's context, taken mid-run), live or not
+            # length (the power of two at or above the batch's context, taken mid-run), live or not; a host
+            # sampler samples the live ones only
             slots = self.pol.max_batch
             padded = bucket(int(context / n + 0.5 * self.g * k) + 1, largest=self.pol.largest_bucket)
-            return steps.decode_base(slots) + steps.a_decode * slots * padded, 0.0
+            idle = steps.host_sample * (slots - n)
+            return steps.decode_base(slots) - idle + steps.a_decode * slots * padded, 0.0
         return max(steps.decode_base(n), steps.eager_decode_floor(n, context)), steps.a_decode
 
     def _interrupt(self, t: float, periodic: bool = False) -> None:

@@ -76,6 +76,7 @@ class StepModel:
     attn_coarse: Array = field(default_factory=lambda: np.zeros(2))
     pp: int = 1  # pipeline stages: a chunk passes them in turn (pass_time)
     graph_batch: int = 0  # largest decode batch replayed in a CUDA graph (0: every); larger ones launch eagerly
+    host_sample: float = 0.0  # host time of sampling one returned row on the CPU (seqs[] charges every row returned)
 
     def token_time(self, t: int) -> float:
         return _look_up(self.tokens, self.coarse, t)
@@ -267,4 +268,5 @@ def step_model(
         attn_coarse=attn[1],
         pp=plan.pp,
         graph_batch=plan.graph_batch or int(decode_graph_batch(eng, dev.chip.hbm_capacity, plan.tp)),
+        host_sample=float(host_sampling_time(model, eng, 1.0, 0.0)),
     )
