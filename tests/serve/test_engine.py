@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chipwise.catalog import Catalog
@@ -13,6 +15,7 @@ from chipwise.serve.engine import (
     engine_profile,
     engine_runs_on,
     engine_vendors,
+    token_budget,
 )
 
 
@@ -106,3 +109,16 @@ def test_gaudis_own_stack_keeps_an_fp8_deployments_kv_cache_in_fp8(
     profile = engine_profile(catalog, engine, family)
     assert profile.quantised_kv is fp8_kv
     assert default_kv_precision("fp8", profile.quantised_kv) == ("fp8" if fp8_kv else "bf16")
+
+
+def test_a_budget_that_covers_the_sequence_takes_two_long_prompts(catalog: Catalog) -> None:
+    """optimum-neuron's vLLM raises vLLM's 2,048-token budget to the model length: on a 4,096-token model a step
+    takes two ~1,500-token prompts; a prompt longer than 2,048 tokens still fits; elsewhere the budget is as given."""
+    eng = engine_profile(catalog, "vllm-neuron", "trainium1")
+    assert eng.prefill_batch == 1 and eng.context_batch == 1 and not eng.budget_covers_sequence
+    assert token_budget(eng, 1501, 32) == 1501  # one prompt a step
+    optimum = replace(eng, prefill_batch=0, max_tokens=2048, budget_covers_sequence=True)
+    assert token_budget(optimum, 1501, 32, sequence=4096) == 4096
+    assert token_budget(optimum, 3001, 32, sequence=4096) == 4096  # one 3,001-token prompt: over vLLM's 2,048
+    assert token_budget(optimum, 1501, 1, sequence=4096) == 1501  # a batch of one takes one prompt
+    assert token_budget(replace(optimum, budget_covers_sequence=False), 1501, 32, sequence=4096) == 2048

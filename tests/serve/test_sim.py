@@ -346,6 +346,23 @@ def test_decode_first_runs_the_token_generation_step_before_the_prompt(h100_setu
         assert (float(r["finish"][1]) > float(r["finish"][0])) == first
 
 
+def test_a_context_graph_of_one_sequence_encodes_a_steps_prompts_in_turn(h100_setup: ReplicaSetup) -> None:
+    """Two prompts at t = 0 that one step takes together. An engine that runs an iteration's prompt tokens in one
+    pass prices 2I tokens at once (a small model's weights read once); a context graph compiled for one sequence
+    (NxD continuous batching, context_batch 1) runs two passes of I, one after the other, each with its fixed
+    cost, and both first tokens come when the step ends."""
+    st_ = h100_setup.steps
+    pol = replace(h100_setup.policy(), mixed_batching=False, prefill_batch=0, max_tokens=2 * I)
+    one = st_.prompt_time(I, 1, 0.0, float(prefill_pairs(0, I)), 0, 0.0, I, float(prefill_pairs(0, I)))
+    together = st_.prompt_time(2 * I, 2, 0.0, 2 * float(prefill_pairs(0, I)), 0, 0.0, I, float(prefill_pairs(0, I)))
+    ones = np.ones(2, dtype=np.int64)
+    for batch, expected in ((0, together), (1, 2 * one)):
+        pool = replace(h100_setup.pool(1), policy=replace(pol, context_batch=batch))
+        r = simulate(Deployment((pool,)), ones * I, ones * O, ones * 0, np.zeros(2)).requests
+        assert float(r["first"][0]) == float(r["first"][1]) == pytest.approx(expected + st_.prefill_fixed * (batch + 1))
+    assert 2 * one > together  # the weights are read once a pass
+
+
 def test_host_sampling_charges_every_sampled_slots_logits(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
     """CPU sampling: each returned row's whole-vocabulary logits go to the host (5.26 ns a logit) and the CPU
     sampler passes over each sampled one (16.4 ns a logit). A 32-sequence step of Llama 3.1 8B (vocabulary

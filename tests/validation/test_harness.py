@@ -595,3 +595,40 @@ def test_inferencex_vllm_llama_70b_and_b200_gpt_oss_keep_their_kv_cache_in_fp8(c
     assert ttft.measured == pytest.approx(0.474, abs=0.001) and ttft.predicted < 1.0
     kv = {i: prepare(catalog, rows[i]).setup.pools[0].setup.plan.kv_precision for i in ("S1369", "S1425", "S1564")}
     assert kv == {"S1369": "fp8", "S1425": "bf16", "S1564": "bf16"}  # gpt-oss on B200, H100, H200
+
+
+def test_guidellm_keeps_one_user_back_and_issues_for_its_window(catalog: Catalog, tmp_path: Path) -> None:
+    """guidellm 0.1.0 keeps users - 1 requests in flight (31 of 32 in optimum-neuron's reports) and issues its
+    throughput requests for about 42 s, then lets them finish: latencies over all of them, throughput over the
+    whole span. optimum-neuron's vLLM takes the prompts that fit max(2,048, the model length) a step. With more
+    users than one replica seats (the server's queue, the client's 60 s timeout) the run keeps the occupancy it
+    held."""
+    row = {
+        "source_family": "optimum-neuron vLLM benchmark (Hugging Face)",
+        "model": "Llama-3.1-8B-Instruct",
+        "chip": "inf2",
+        "num_chips": "4",
+        "precision": "BF16",
+        "serving_engine": "vLLM + optimum-neuron (optimum-cli neuron serve)",
+        "parallelism": "TP=8 DP=1",
+        "scenario": "guidellm throughput (saturating, max concurrency)",
+        "batch_or_concurrency": "max concurrent users=32",
+        "input_len": "~1500 (emulated, var 150)",
+        "output_len": "~250 (emulated, var 20)",
+        "ttft_ms": "2138",
+        "tpot_ms": "59.09",
+        "e2e_latency_s": "14.76",
+        "requests_per_s": "2.002",
+        "notes": "server max batch size=32, sequence_length=4096",
+    }
+    more = {**row, "id": "X2", "batch_or_concurrency": "max concurrency=128 users"}
+    rows = read_inference(write_rows(tmp_path / "rows.csv", row, more), known_chips=frozenset({"inf2"}))
+    fits, over = (prepare(catalog, r) for r in rows)
+    assert GUIDELLM.held_back == 1 and GUIDELLM.duration_s == pytest.approx(42.4)
+    assert fits.job.load.concurrency == 31 and fits.job.duration_s == pytest.approx(42.4) and fits.basis == "run"
+    assert any("the client keeps 31 requests in flight" in n for n in fits.notes)
+    assert fits.setup.pools[0].setup.plan.max_tokens == 4096
+    assert any("optimum-neuron's vLLM" in n for n in fits.notes)
+    # Little's law on the row: 2.002 req/s x (2.138 s + 249 x 59.09 ms) = 33.7 requests held
+    assert over.job.load.concurrency == 34
+    assert not any("the client keeps" in n for n in over.notes)

@@ -77,6 +77,7 @@ class ReplicaSetup:
             static_batch=self.engine.static_batch,
             largest_bucket=self.max_sequence if self.engine.static_batch else 0,
             decode_first=self.engine.decode_first,
+            context_batch=self.engine.context_batch,
             adp_ranks=p.tp if p.attention_dp and p.adp_balance and self.engine.adp_balance_timeout_iters > 0 else 1,
             adp_timeout_iters=self.engine.adp_balance_timeout_iters,
             recv_interval=p.recv_interval,

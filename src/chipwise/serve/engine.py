@@ -103,6 +103,12 @@ class EngineProfile:
     #: an iteration that encodes prompts first runs the token-generation step of the decoding sequences, then the
     #: context encoding (two compiled graphs one after the other: optimum-neuron's vLLM runner)
     decode_first: bool = False
+    #: prompts one context-encoding pass takes; an iteration that carries more runs them in turn (1: NxD continuous
+    #: batching's context graph of one sequence; 0: all of an iteration's prompt tokens in one pass)
+    context_batch: int = 0
+    #: the deployment raises the token budget to the longest sequence it serves (optimum-neuron's vLLM platform sets
+    #: max_num_batched_tokens to at least max_model_len; set by validation.serving for its rows)
+    budget_covers_sequence: bool = False
     #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is
     #: generating, new prompts wait until each attention-DP rank has one, or a counter of iterations (which restarts
     #: at each release) reaches this many (0 = off)
@@ -310,6 +316,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         host_logits_s_per_logit=num("host_logits_per_logit"),
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
+        context_batch=max(0, round(num("context_batch"))),
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
         adp_budget_per_rank=num("adp_budget_per_rank") > 0.5,
         adp_host_loops=num("adp_host_loops") > 0.5,
@@ -340,12 +347,17 @@ def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:
     return eng.max_tokens if tier is None else min(eng.max_tokens, tier[0])
 
 
-def token_budget(eng: EngineProfile, longest_prompt: float, batch: int = 1, memory_bytes: float = 0.0) -> int:
-    """Tokens one iteration may carry: the engine's budget (default_max_tokens on a device of `memory_bytes`) when it
-    chunks prompts; otherwise whole prompts, since an unchunked prompt runs in one iteration: `prefill_batch` of
-    them, or when that is 0 (no limit) the `batch` prompts a static batch encodes together (transformers-neuronx
-    context-encodes its compiled batch at once)."""
+def token_budget(
+    eng: EngineProfile, longest_prompt: float, batch: int = 1, memory_bytes: float = 0.0, sequence: float = 0.0
+) -> int:
+    """Tokens one iteration may carry: the engine's budget (default_max_tokens on a device of `memory_bytes`, raised
+    to the deployment's longest `sequence` on an engine whose budget covers it) when it chunks prompts; otherwise
+    whole prompts, since an unchunked prompt runs in one iteration: `prefill_batch` of them, or when that is 0 (no
+    limit) the `batch` prompts a static batch encodes together (transformers-neuronx context-encodes its compiled
+    batch at once) as far as the budget goes."""
     budget = default_max_tokens(eng, memory_bytes)
+    if eng.budget_covers_sequence:
+        budget = max(budget, math.ceil(max(sequence, longest_prompt)))
     if eng.chunked_prefill:
         return budget
     prompts = eng.prefill_batch if eng.prefill_batch > 0 else max(1, batch)

@@ -427,9 +427,11 @@ def estimate(
     floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s
     # attention-DP context balancing holds prompts until every rank has one: they join iterations R at a time
     grouped = np.where((cand.adp > 0) & (cand.balance > 0) & (eng.adp_balance_timeout_iters > 0), cand.tp, 1)
-    prompts = PromptIterations(
-        inp * padded / chunk * grouped, budget * ones, padded / chunk * ones, floor * ones, 0.0 if decode_only else 1.0
-    )
+    unit = inp * padded / chunk * grouped
+    # an engine that encodes one prompt a pass (context_batch 1) prices each pass as one prompt, however many a step
+    # takes in turn
+    cap = np.minimum(budget, inp) * ones if eng.context_batch == 1 else budget * ones
+    prompts = PromptIterations(unit, cap, padded / chunk * ones, floor * ones, 0.0 if decode_only else 1.0)
     step = _step_time(
         model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, prompts, drafting, packed=True
     )

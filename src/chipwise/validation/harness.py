@@ -50,8 +50,15 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   throughput as their output tokens over the span from the first request's start to the last response
   (perf_analyzer ``inference_profiler.cc`` ValidLatencyMeasurement, ``perf_analyzer.cc`` GenerateProfileExport;
   genai-perf ``llm_profile_data_parser.py``).
-- guidellm (the v0.1 CLI the optimum-neuron sweeps use) starts every user of its throughput mode at once and
-  issues requests for --max-seconds (default 120 s, github neuralmagic/guidellm src/guidellm/main.py).
+- guidellm (0.1.0, which optimum-neuron's benchmark/vllm scripts pin) starts every user of its throughput mode at
+  once and keeps users - 1 requests in flight: its scheduler waits while index + 1 - completed >= max_concurrency
+  (scheduler/base.py, _run_async; GUIDELLM__MAX_CONCURRENCY is the script's users). Latencies are over every
+  request that finished, the first burst included, and throughput over the benchmark's whole span. Its reports
+  record a 120 s max_duration, but the four read (optimum-neuron benchmark/vllm/results: std-8b-ods-true,
+  hybrid-ods-8b, chunked-8b-v2, std-8b-v2, Llama 3.1 8B on inf2, 2026-03-03) issued throughput requests for 43.7,
+  46.4, 39.7 and 39.7 s, then let those in flight finish (100, 110, 55 and 55 requests over 50-65 s; 31 in flight
+  at most for 32 users, none errored); the window is taken as their mean, 42.4 s (why guidellm stopped issuing
+  there was not found in its source).
 - vLLM's and SGLang's serving benchmarks (`vllm bench serve`, benchmarks/benchmark_serving.py, `python -m
   sglang.bench_serving`), which InferenceX's script forks: ``--num-prompts`` requests (1000 unless set) queued at
   once behind the ``--max-concurrency`` semaphore, latencies over every request, throughput over the run's
@@ -178,6 +185,8 @@ class Harness:
     after_warmup: bool = False
     #: the generator issues requests for this long (s) instead of a request count
     duration_s: float | None = None
+    #: requests fewer than its stated users the generator keeps in flight (guidellm 0.1.0: users - 1)
+    held_back: int = 0
     #: requests the generator issues when the row states no count and no per-user rule applies (0: none)
     default_requests: int = 0
     #: the SGLang scheduler polling its launch scripts set on Blackwell GPUs: (interval, from this many users on,
@@ -292,7 +301,7 @@ class Harness:
         if requests:
             details.append(f"{requests} requests, all queued at once")
         if self.duration_s is not None:
-            details.append(f"users start together, requests issued for {self.duration_s:.0f} s")
+            details.append(f"users start together, requests issued for {self.duration_s:g} s and all finished")
         if self.after_warmup:
             details.append("latencies after the warm-up (every user's first request)")
         if self.window_s is not None:
@@ -347,7 +356,7 @@ INFERENCEX = Harness(
 AIPERF = Harness("AIPerf", requests_per_user=8, after_warmup=True)
 #: the default --measurement-interval of 10,000 ms, slept as 12 s
 GENAI_PERF = Harness("GenAI-Perf (Perf Analyzer time windows)", basis="run", window_s=12.0)
-GUIDELLM = Harness("guidellm throughput mode", duration_s=120.0)
+GUIDELLM = Harness("guidellm throughput mode", basis="run", duration_s=42.4, held_back=1)
 #: --num-prompts defaults to 1000 in both (vllm/benchmarks/serve.py, sglang/bench_serving.py)
 BENCH_SERVING = Harness("vLLM/SGLang bench_serving", basis="run", default_requests=1000)
 #: SGLang's bench_serving on its random dataset without --random-range-ratio: the ratio defaults to 0, so prompt

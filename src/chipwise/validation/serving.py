@@ -283,6 +283,22 @@ def host_sampling(row: InferenceRow) -> bool:
     return "cpu sampling" in text and "hybrid" not in text
 
 
+#: vLLM V1's max_num_batched_tokens with chunked prefill on by default, which optimum-neuron's platform raises to the
+#: model length (optimum/neuron/vllm/ARCHITECTURE_VLLM_SERVING.md, section 4 "Platform-level fixes")
+VLLM_V1_BUDGET = 2048
+
+
+def optimum_neuron_scheduler(row: InferenceRow, engine: str) -> bool:
+    """The row's vLLM runs optimum-neuron's platform and runner: its token budget is max(2,048, the model length)
+    (optimum/neuron/vllm/platform.py: max_num_batched_tokens = max(vLLM's, max_model_len), so that a prompt longer than
+    2,048 tokens is not stuck) and a step takes every prompt vLLM's scheduler hands it within that budget
+    (runner.py, execute_model and _prepare_prompt), encoded one after another (engines.vllm-neuron.context_batch).
+    Its reports show it: guidellm's 31 simultaneous ~1,500-token prompts to Llama 3.1 8B on inf2 (4,096-token model)
+    got their first tokens in pairs 0.62 s apart (benchmark/vllm/results/std-8b-ods-true, 2026-03-03)."""
+    text = " ".join(row.raw.get(k, "") for k in ("serving_engine", "source_family")).lower()
+    return engine == "vllm-neuron" and "optimum-neuron" in text
+
+
 def _precision(p: str) -> str:
     return p if p in WEIGHT_PRECISIONS else "bf16"
 
@@ -525,6 +541,18 @@ def _load(row: InferenceRow, max_batch: int, notes: list[str]) -> Load:
     return Load("offline")
 
 
+def _client_users(row: InferenceRow, gen: Harness | None, replicas: int, max_batch: int) -> int:
+    """The requests a closed-loop row's load generator kept in flight, where it holds back some of its stated users
+    (guidellm: users - 1) and one replica seats them all; 0 otherwise. Where more users than seats were stated, the
+    server's queue and the client's request timeout shaped the run (guidellm's scripts set 60 s), and several
+    replicas behind optimum-neuron's proxy share one host (its README: 'DP replicas share host CPU and memory
+    bandwidth'), which the simulator does not model: those rows are run at the occupancy they held instead."""
+    if gen is None or not gen.held_back or row.scenario != "closed_loop" or not row.concurrency or replicas != 1:
+        return 0
+    users = row.concurrency - gen.held_back
+    return users if 1 <= users <= max_batch else 0
+
+
 #: Latency statistics that estimate a mean well enough for Little's law.
 _CENTRAL = ("mean", "p50", "value")
 
@@ -640,6 +668,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if host_sampling(row):
         eng = replace(eng, host_sampling=True)
         notes.append("tokens sampled on the host (CPU sampling): the logits of every compiled slot go to the CPU")
+    if optimum_neuron_scheduler(row, engine):
+        eng = replace(eng, prefill_batch=0, max_tokens=VLLM_V1_BUDGET, budget_covers_sequence=True)
+        notes.append("optimum-neuron's vLLM: a step takes the prompts that fit max(2,048, the model length) tokens")
     if eng.request_overhead_s > 0 and row.source_family.lower().startswith("mlperf"):
         # MLPerf's LoadGen drives the engine in process: no HTTP server or tokenising front end between them
         eng = replace(eng, request_overhead_s=0.0)
@@ -693,7 +724,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         ep=ep,
         attention_dp=adp,
         max_batch=max_batch,
-        max_tokens=token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity),
+        max_tokens=token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity, row.compiled_length or inp + out),
         chunked_prefill=eng.chunked_prefill,
         weight_precision=weight,
         kv_precision=kv,
@@ -708,7 +739,13 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     block = eng.block_tokens
     need = inp + (out if eng.admission == "reserve" else 0.5 * out)
     fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))
-    load, latency_load, ramp = _equal_occupancy(row, _load(row, max_batch * replicas, notes), fits * replicas, notes)
+    clients = _client_users(row, gen, replicas, max_batch)
+    if clients and gen is not None:
+        load, latency_load, ramp = Load("closed", concurrency=clients), None, 0.0
+        notes.append(f"{row.concurrency} users: the client keeps {clients} requests in flight ({gen.name})")
+    else:
+        given = _load(row, max_batch * replicas, notes)
+        load, latency_load, ramp = _equal_occupancy(row, given, fits * replicas, notes)
     per_replica = max(1, min(max_batch, int(setup.kv_tokens // max(1.0, inp + out))))
     n, basis = _requests(load, per_replica * replicas, row.num_requests, out)
     if _burst(row) and row.num_requests is not None:  # every request of the burst, however many batches it takes

@@ -56,6 +56,7 @@ class SchedulerPolicy:
     static_batch: bool = False  # iterations padded to max_batch slots and power-of-two prompt buckets
     largest_bucket: int = 0  # a static engine's compiled sequence length, its last bucket (0: no cap)
     decode_first: bool = False  # an iteration with prompts runs the decode step first, then the prompts (two graphs)
+    context_batch: int = 0  # prompts one context-encoding pass takes (1: one pass per prompt, in turn; 0: any)
     adp_ranks: int = 1  # attention-DP ranks whose prompts are balanced (1 = no balancing)
     adp_timeout_iters: int = 0  # balancing releases held prompts every this many iterations at the latest
     recv_interval: int = 1  # decode iterations between the scheduler's polls for new requests (1 = every one)

@@ -408,6 +408,7 @@ class Replica:
                 completing = 0
                 top, top_pairs = 0, 0.0  # the largest chunk
                 ran = 0  # prompt tokens run (a static engine's buckets)
+                passes = []  # each chunk's (tokens run, prefill pairs, whether it samples)
                 started = self.req.started
                 for rid, chunk in zip(self.pref, chunks, strict=False):
                     if started[rid] != started[rid] and chunk > 0:  # NaN: its prompt's first iteration starts now
@@ -419,18 +420,25 @@ class Replica:
                     q = c * s + c * (c + 1) * 0.5
                     pairs += q
                     top, top_pairs = max(top, c), max(top_pairs, q)
-                    if s + chunk >= pneed[rid]:
-                        completing += 1
-                seqs = (steps.decode_tokens(n) if fused else 0) + completing
-                # fewer prompts than attention-DP ranks: the others wait for the rank with the largest
-                ranks = steps.ranks if len(chunks) < steps.ranks else 0
-                even = ranks * top + (steps.decode_tokens(n) if fused else 0)
-                dt = (
-                    steps.prompt_time(
-                        tokens, seqs, context if fused else 0.0, pairs, even, ranks * top_pairs, top, top_pairs
+                    done = int(s + chunk >= pneed[rid])
+                    completing += done
+                    passes.append((c, q, done))
+                if self.pol.context_batch == 1 and not fused:
+                    # one context-encoding pass per prompt, in turn (a compiled context graph of one sequence)
+                    lone = steps.ranks if steps.ranks > 1 else 0
+                    dt = sum(steps.prompt_time(c, d, 0.0, q, lone * c, lone * q, c, q) for c, q, d in passes)
+                    dt += len(passes) * steps.prefill_fixed
+                else:
+                    seqs = (steps.decode_tokens(n) if fused else 0) + completing
+                    # fewer prompts than attention-DP ranks: the others wait for the rank with the largest
+                    ranks = steps.ranks if len(chunks) < steps.ranks else 0
+                    even = ranks * top + (steps.decode_tokens(n) if fused else 0)
+                    dt = (
+                        steps.prompt_time(
+                            tokens, seqs, context if fused else 0.0, pairs, even, ranks * top_pairs, top, top_pairs
+                        )
+                        + steps.prefill_fixed
                     )
-                    + steps.prefill_fixed
-                )
                 dt += steps.draft_prefill(sum(chunks)) + (steps.draft_time(n, context) if fused else 0.0)
                 if sequential:
                     # the token-generation graph runs first, then the context encoding (separate graphs)
