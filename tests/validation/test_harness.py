@@ -23,7 +23,7 @@ from chipwise.validation.harness import (
     sharegpt_replies,
 )
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving import _run, generated_length, predict_case, prepare
+from chipwise.validation.serving import _run, generated_length, predict_case, prepare, simulate_case
 from chipwise.validation.serving_rows import (
     parse_compiled_length,
     parse_recv_interval,
@@ -632,3 +632,5 @@ def test_guidellm_keeps_one_user_back_and_issues_for_its_window(catalog: Catalog
     # Little's law on the row: 2.002 req/s x (2.138 s + 249 x 59.09 ms) = 33.7 requests held
     assert over.job.load.concurrency == 34
     assert not any("the client keeps" in n for n in over.notes)
+    # it stops issuing and drains, so its 31 users do not bound its throughput: no self-consistency verdict
+    assert simulate_case(fits).self_consistent is None
