@@ -33,8 +33,8 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.9%, TPOT 18.5% (met), TTFT
-#: 41.0%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
+#: The issue's throughput and TTFT bounds are not met yet (measured: throughput 23.5%, TPOT 16.0% (met), TTFT
+#: 30.7%): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
 #: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf Mixtral rows, whose 427-token mean prompts
 #: the model's MoE prefill encodes too slowly (docs/serving.md, section 7). These tests turn XPASS when the bounds
@@ -59,10 +59,10 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 26.0  # measured 23.9
-    assert by["tpot_s"]["mape_pct"] <= 19.5  # measured 18.5
-    assert by["ttft_s"]["mape_pct"] <= 42.5  # measured 41.0
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.4
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 25.0  # measured 23.5
+    assert by["tpot_s"]["mape_pct"] <= 17.5  # measured 16.0
+    assert by["ttft_s"]["mape_pct"] <= 32.5  # measured 30.7
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.5  # measured 9.9
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:
