@@ -408,7 +408,9 @@ class Replica:
                 completing = 0
                 top, top_pairs = 0, 0.0  # the largest chunk
                 ran = 0  # prompt tokens run (a static engine's buckets)
-                passes = []  # each chunk's (tokens run, prefill pairs, whether it samples)
+                # a compiled context graph of one sequence encodes each prompt in a pass of its own, in turn
+                each = self.pol.context_batch == 1 and not fused
+                passes = []  # with `each`: every chunk's (tokens run, prefill pairs, whether it samples)
                 started = self.req.started
                 for rid, chunk in zip(self.pref, chunks, strict=False):
                     if started[rid] != started[rid] and chunk > 0:  # NaN: its prompt's first iteration starts now
@@ -422,9 +424,9 @@ class Replica:
                     top, top_pairs = max(top, c), max(top_pairs, q)
                     done = int(s + chunk >= pneed[rid])
                     completing += done
-                    passes.append((c, q, done))
-                if self.pol.context_batch == 1 and not fused:
-                    # one context-encoding pass per prompt, in turn (a compiled context graph of one sequence)
+                    if each:
+                        passes.append((c, q, done))
+                if each:
                     lone = steps.ranks if steps.ranks > 1 else 0
                     dt = sum(steps.prompt_time(c, d, 0.0, q, lone * c, lone * q, c, q) for c, q, d in passes)
                     dt += len(passes) * steps.prefill_fixed

@@ -76,7 +76,7 @@ class StepModel:
     attn_coarse: Array = field(default_factory=lambda: np.zeros(2))
     pp: int = 1  # pipeline stages: a chunk passes them in turn (pass_time)
     graph_batch: int = 0  # largest decode batch replayed in a CUDA graph (0: every); larger ones launch eagerly
-    host_sample: float = 0.0  # host time of sampling one returned row on the CPU (seqs[] charges every row returned)
+    host_sample: float = 0.0  # the CPU sampler's time for one row; seqs[] charges it for every row a graph returns
 
     def token_time(self, t: int) -> float:
         return _look_up(self.tokens, self.coarse, t)
