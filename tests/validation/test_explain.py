@@ -91,3 +91,21 @@ def test_cli_explain_prints_the_row(capsys: pytest.CaptureFixture[str], table: P
     text = capsys.readouterr().out
     for part in ("X2: llama-3.1-8b on 1 h100-sxm (trtllm)", "read as", "steady iteration", "prefill, alone", "TTFT"):
         assert part in text
+
+
+def test_a_load_that_issues_for_a_window_counts_the_requests_it_issued(catalog: Catalog, tmp_path: Path) -> None:
+    """guidellm's throughput mode issues for 42.4 s: the explanation gives the requests issued in that window (31 at
+    once, then one as each finishes: about a hundred for Llama 3.1 8B on one inf2 replica), not the cap."""
+    row = {
+        "id": "G1", "source_family": "optimum-neuron vLLM benchmark (Hugging Face)", "model": "Llama-3.1-8B-Instruct",
+        "chip": "inf2", "num_chips": "4", "precision": "BF16", "parallelism": "TP=8 DP=1",
+        "serving_engine": "vLLM + optimum-neuron (optimum-cli neuron serve)",
+        "scenario": "guidellm throughput (saturating, max concurrency)",
+        "batch_or_concurrency": "max concurrent users=32",
+        "input_len": "1500", "output_len": "215", "ttft_ms": "2138", "tpot_ms": "59.09",
+        "notes": "server max batch size=32, sequence_length=4096",
+    }  # fmt: skip
+    (g1,) = explain_serving(catalog, write_rows(tmp_path / "g.csv", row), ["G1"])
+    load = g1["load"]
+    assert load["issued_for_s"] == pytest.approx(42.4) and load["throughput_basis"] == "run"
+    assert 31 < load["requests"] < 200

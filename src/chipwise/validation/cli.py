@@ -175,7 +175,9 @@ def _print_explanation(e: dict[str, Any]) -> None:
     load = e["load"]
     head.add_row(
         "load",
-        f"{load['label']}, {load['requests']:,} requests, {load['input_tokens_mean']:,.0f} in / "
+        f"{load['label']}, {load['requests']:,} requests"
+        + (f" issued over {load['issued_for_s']:g} s" if load.get("issued_for_s") else "")
+        + f", {load['input_tokens_mean']:,.0f} in / "
         f"{load['output_tokens_mean']:,.0f} out (means); throughput over "
         + ("the whole run" if load["throughput_basis"] == "run" else "the steady state"),
     )

@@ -50,7 +50,9 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
         "plan": [plan_dict(p.setup, p.replicas, p.role) for p in setup.pools],
         "load": {
             "label": job.load.label(),
-            "requests": job.requests,
+            # a load generator that issues for a window: the requests it got to issue, not the simulation's cap
+            "requests": job.requests if job.duration_s is None else sim.summary["requests"]["issued"],
+            "issued_for_s": job.duration_s,
             "throughput_basis": case.basis,
             "input_tokens_mean": job.mean_input,
             "output_tokens_mean": job.mean_output,
