@@ -633,9 +633,10 @@ def _breakdown(
         joined = float(prompt_share(started, inp, room)) if started > 0 else 0.0  # the share of iterations prompts join
         chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
 
+    live = np.asarray(b * (steps.draft_tokens + 1)) if static else None  # the compiled slots' live sequences
+
     def parts(prompt: float) -> dict[str, float]:
         context, pairs = np.asarray(slots * per_slot), np.asarray(prompt * inp / 2.0)
-        live = np.asarray(b * (steps.draft_tokens + 1)) if static else None  # the slots' live sequences
         work = IterationInputs(
             np.asarray(fed + prompt), np.asarray(fed), context, pairs, steps.draft_tokens + 1.0, live
         )
