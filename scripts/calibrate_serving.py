@@ -70,6 +70,7 @@ BOUNDS = {
     "compute_scale": (0.1, 2.5),
     "memory_scale": (0.3, 1.15),
     "moe_scale": (0.1, 3.0),
+    "moe_block_scale": (0.1, 3.0),
     "step_overhead": (0.0, 0.08),
     "layer_overhead": (0.0, 2e-3),
     "prefill_overhead": (0.0, 0.2),
@@ -79,7 +80,7 @@ BOUNDS = {
 #: Tighter limits on the fixed costs of GPU engines, whose schedulers overlap with the GPU (TensorRT-LLM's
 #: overlap scheduler, vLLM V1's async scheduling): a step costs at most a few ms of exposed CPU time.
 GPU_OVERHEAD_BOUNDS = {"step_overhead": (0.0, 0.005), "layer_overhead": (0.0, 1e-4), "prefill_overhead": (0.0, 0.005)}
-NEURON_ENGINES = ("neuron", "vllm-neuron")
+NEURON_ENGINES = ("neuron", "vllm-neuron", "optimum-neuron")
 #: How far a fixed cost may move from its prior before the pull costs as much as a 1-in-e error on one metric:
 #: GPU engines overlap scheduling with the GPU and capture graphs (ms per step, tens of us per layer); Neuron
 #: runtimes pay host round trips per step and NeuronLink collectives per layer (tens of ms, hundreds of us).
@@ -168,6 +169,9 @@ def _params(cases: list[vs.Case]) -> list[str]:
     ):
         # Neuron encodes prompts in a separately compiled graph whose fixed cost TTFTs (and only they) show
         names.append("prefill_overhead")
+        if "moe_scale" in names:
+            # ... and runs their experts blockwise, a kernel of its own beside token generation's expert matmuls
+            names.append("moe_block_scale")
     if sum(len(c.row.measured) for c in cases) < 8:
         names = ["compute_scale", "step_overhead"]
     return names

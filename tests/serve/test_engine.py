@@ -32,6 +32,8 @@ from chipwise.serve.engine import (
         ("neuron", "nvidia", False),
         ("vllm-neuron", "aws", True),  # from its base, neuron
         ("vllm-neuron", "nvidia", False),
+        ("optimum-neuron", "aws", True),  # from neuron, its base's base
+        ("optimum-neuron", "amd", False),
         ("default", "aws", True),  # names no vendors
         ("trtllm", "other", True),  # a hypothetical chip's vendor, which no engine lists
     ],
@@ -56,10 +58,45 @@ def test_carried_engine_figures_name_the_fit_they_come_from(catalog: Catalog) ->
     from chipwise.serve.engine import engine_carried_from
 
     assert engine_carried_from(catalog, "vllm-neuron", "trainium3") == "vllm-neuron on trainium2"
+    assert engine_carried_from(catalog, "optimum-neuron", "trainium3") == "vllm-neuron on trainium2"  # inherited
     assert engine_carried_from(catalog, "trtllm", "blackwell-ultra") == "trtllm on blackwell"
     assert engine_carried_from(catalog, "sglang", "hopper") == "trtllm on blackwell"
     assert engine_carried_from(catalog, "trtllm", "hopper") is None  # fitted to its own runs
     assert engine_carried_from(catalog, "vllm", "gaudi3") is None  # no figures at all: the defaults
+
+
+def test_an_engine_inherits_along_its_chain_of_bases(catalog: Catalog) -> None:
+    """optimum-neuron builds on vllm-neuron, which builds on neuron: each figure comes from the nearest level that
+    states it (the engine's own chip-family fit, then its base's, then the base's base), so on Trainium 1 and
+    Inferentia 2, where its runs are the vllm-neuron fit, it is that profile, and on Trainium 2 its own fit replaces
+    the factors and keeps the runtime's compiled shapes and vLLM-on-Neuron's scheduling (its own token budget aside)."""
+    vllm_t1, own_t1 = (
+        engine_profile(catalog, "vllm-neuron", "trainium1"),
+        engine_profile(catalog, "optimum-neuron", "trainium1"),
+    )
+    budget = {"prefill_batch": 0, "max_tokens": 2048, "budget_covers_sequence": True}
+    assert replace(own_t1, provenance={}) == replace(vllm_t1, engine="optimum-neuron", provenance={}, **budget)
+    own, vllm = (
+        engine_profile(catalog, "optimum-neuron", "trainium2"),
+        engine_profile(catalog, "vllm-neuron", "trainium2"),
+    )
+    assert own.compute_scale != vllm.compute_scale and own.moe_block_scale < 1.0 == vllm.moe_block_scale
+    assert own.static_batch and own.moe_compiled  # neuron's
+    assert own.decode_first and own.context_batch == 1  # vllm-neuron's
+
+
+def test_a_cycle_of_bases_ends(catalog: Catalog) -> None:
+    """Two engines naming each other as base resolve each once instead of looping."""
+    from chipwise.catalog.schema import Figure
+
+    def base(name: str) -> Figure:
+        return Figure(value=name, unit="", status="estimate", derivation="a test engine")
+
+    looped = replace(catalog, engines={**catalog.engines, "a": {"base": base("b")}, "b": {"base": base("a")}})
+    assert (
+        engine_profile(looped, "a", "hopper").step_overhead_s
+        == engine_profile(catalog, "default", "hopper").step_overhead_s
+    )
 
 
 @pytest.mark.parametrize(("engine", "limit"), [("sglang", 4096), ("vllm", 1024), ("trtllm", 2048), ("default", 256)])
@@ -117,7 +154,9 @@ def test_a_budget_that_covers_the_sequence_takes_two_long_prompts(catalog: Catal
     eng = engine_profile(catalog, "vllm-neuron", "trainium1")
     assert eng.prefill_batch == 1 and eng.context_batch == 1 and not eng.budget_covers_sequence
     assert token_budget(eng, 1501, 32) == 1501  # one prompt a step
-    optimum = replace(eng, prefill_batch=0, max_tokens=2048, budget_covers_sequence=True)
+    optimum = engine_profile(catalog, "optimum-neuron", "trainium1")
+    assert (optimum.prefill_batch, optimum.max_tokens, optimum.budget_covers_sequence) == (0, 2048, True)
+    assert optimum.context_batch == 1  # vllm-neuron's: encoded one after another
     assert token_budget(optimum, 1501, 32, sequence=4096) == 4096
     assert token_budget(optimum, 3001, 32, sequence=4096) == 4096  # one 3,001-token prompt: over vLLM's 2,048
     assert token_budget(optimum, 1501, 1, sequence=4096) == 1501  # a batch of one takes one prompt

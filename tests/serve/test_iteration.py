@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -334,3 +336,26 @@ def test_an_eager_prompt_iteration_is_never_faster_than_its_parts(
     floor = steps.fixed + steps.seq_time(seqs) + steps.eager_floor
     got = steps.prompt_time(tokens, seqs, context, pairs)
     assert got >= t and got >= floor and got in (t, floor)
+
+
+def test_blockwise_factor_prices_only_a_compiled_context_encodings_experts(catalog: Catalog, hw: Hardware) -> None:
+    """NxD runs a context encoding's experts in its blockwise kernel and token generation's in other matmuls: the
+    engine's moe_block_scale divides the first only. Its experts' time goes as 1 / factor (fixed launch costs aside:
+    at 1/2 it doubles, at 1/4 it quadruples, so the second step adds three times the first), and a token-generation
+    step of the compiled slots costs the same whatever the factor (Qwen3-30B-A3B, TP4 on Trn2)."""
+    system = hw.system("trn2")
+    model = load_model(catalog, "qwen3-30b-a3b")
+    base = engine_profile(catalog, "neuron", system.chip.family)
+    assert base.moe_compiled and base.moe_block_scale == 1.0
+    dev, topo = serving_device(device_of(system), base), topology_of(system)
+
+    def moe(factor: float, tokens: float, slots: float = 8.0) -> float:
+        eng = replace(base, moe_block_scale=factor)
+        costs = token_costs(model, dev, topo, eng, "bf16", Shapes.of(4), np.asarray(tokens), decode_slots=slots)
+        return float(costs["moe"])
+
+    prompt = 1500.0  # 12,000 routed copies: blockwise
+    half, quarter = moe(0.5, prompt) - moe(1.0, prompt), moe(0.25, prompt) - moe(1.0, prompt)
+    assert half > 0.0 and quarter == pytest.approx(3.0 * half, rel=1e-9)
+    assert moe(0.25, 8.0) == moe(1.0, 8.0)  # 8 slots' 64 copies: selective loading
+    assert moe(0.25, 128.0, 128.0) == moe(1.0, 128.0, 128.0)  # 128 slots' 1,024 copies: all experts, not blockwise

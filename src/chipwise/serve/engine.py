@@ -1,8 +1,8 @@
 """Serving-engine profiles: the catalog's `engines` figures for one engine family on one chip family.
 
-Resolution: engines.default, then the engine's base family (a text figure `base`, e.g. vllm-neuron on neuron),
-then engines.<engine>, then engines.<base>.chips.<chip family> and engines.<engine>.chips.<chip family>, figure by
-figure.
+Resolution: engines.default, then the engine's base families (a text figure `base`, followed up the chain:
+optimum-neuron on vllm-neuron on neuron), the farthest first, then engines.<engine>, then each of their
+chips.<chip family> in the same order, figure by figure.
 The profile also builds the serving view of a rank (`serving_device`): the chip family's efficiencies (fitted on
 training, efficiency.yaml) scaled by the engine's compute and memory factors, with the engine's kernel overhead.
 """
@@ -32,6 +32,7 @@ ENGINES: tuple[str, ...] = (
     "sglang",
     "neuron",
     "vllm-neuron",
+    "optimum-neuron",
     "fastertransformer",
     "default",
 )
@@ -93,6 +94,9 @@ class EngineProfile:
     #: fixed time of an iteration that encodes prompts, on top of step_overhead (a separately compiled
     #: context-encoding graph on Neuron); 0 where a prefill iteration is an ordinary iteration
     prefill_overhead_s: float = 0.0
+    #: multiplies moe_scale for a compiled context encoding's blockwise expert pass (NxD's blockwise matmul kernel,
+    #: beside token generation's all-experts and selective-loading matmuls); 1 where it runs as they do
+    moe_block_scale: float = 1.0
     #: where a deployment samples on the host instead of on the device: host time per logit of each row the graph
     #: returns (the device-to-host copy; a compiled graph returns every slot's), and of each row the CPU sampler
     #: samples (the live sequences' only)
@@ -106,8 +110,8 @@ class EngineProfile:
     #: prompts one context-encoding pass takes; an iteration that carries more runs them in turn (1: NxD continuous
     #: batching's context graph of one sequence; 0: all of an iteration's prompt tokens in one pass)
     context_batch: int = 0
-    #: the deployment raises the token budget to the longest sequence it serves (optimum-neuron's vLLM platform sets
-    #: max_num_batched_tokens to at least max_model_len; set by validation.serving for its rows)
+    #: the engine raises the token budget to the longest sequence it serves (optimum-neuron's vLLM platform sets
+    #: max_num_batched_tokens to at least max_model_len)
     budget_covers_sequence: bool = False
     #: attention-DP context balancing (TensorRT-LLM attention_dp_config.enable_balance): while every rank is
     #: generating, new prompts wait until each attention-DP rank has one, or a counter of iterations (which restarts
@@ -171,13 +175,20 @@ class EngineProfile:
         return self.prefill_overhead_s * self.host_factor
 
 
-def _nodes(catalog: Catalog, engine: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The engine's own catalog node and its base family's (empty when it has none)."""
+def _lineage(catalog: Catalog, engine: str) -> tuple[Mapping[str, Any], ...]:
+    """The engine's catalog node after its base families' (a text figure `base`, followed up the chain: optimum-
+    neuron builds on vllm-neuron, which builds on neuron), the farthest first; empty nodes are left out."""
     tree = catalog.engines
-    own = tree.get(engine, {})
-    base_fig = own.get("base")
-    base = str(base_fig.value) if isinstance(base_fig, Figure) else ""
-    return own, tree.get(base, {}) if base and base != engine else {}
+    chain: list[Mapping[str, Any]] = []
+    name = engine
+    while name:
+        node = tree.get(name, {})
+        if not node or any(node is seen for seen in chain):
+            break
+        chain.append(node)
+        base_fig = node.get("base")
+        name = str(base_fig.value) if isinstance(base_fig, Figure) else ""
+    return tuple(reversed(chain))
 
 
 def _chips(node: Mapping[str, Any], chip_family: str) -> Mapping[str, Any] | None:
@@ -187,9 +198,9 @@ def _chips(node: Mapping[str, Any], chip_family: str) -> Mapping[str, Any] | Non
 
 
 def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
-    own, parent = _nodes(catalog, engine)
+    lineage = _lineage(catalog, engine)
     merged: dict[str, Any] = {}
-    levels = (catalog.engines.get("default", {}), parent, own, _chips(parent, chip_family), _chips(own, chip_family))
+    levels = (catalog.engines.get("default", {}), *lineage, *(_chips(node, chip_family) for node in lineage))
     for level in (lv or {} for lv in levels):
         for key, value in level.items():
             if isinstance(value, Figure) and key != "base":
@@ -232,7 +243,7 @@ def check_engine_vendor(catalog: Catalog, engine: str, vendor: str, chip: str) -
 def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
     """Whether the catalog holds figures of `engine` on `chip_family` (fitted to serving measurements of the family,
     or carried from a sibling's fit), rather than the engine's defaults alone."""
-    return any(_chips(node, chip_family) is not None for node in _nodes(catalog, engine))
+    return any(_chips(node, chip_family) is not None for node in _lineage(catalog, engine))
 
 
 #: A carried figure's derivation opens with the fit it is taken from: 'taken from the ... fit on FAMILY
@@ -244,8 +255,7 @@ def engine_carried_from(catalog: Catalog, engine: str, chip_family: str) -> str 
     """'ENGINE on FAMILY': the serving fit every figure of `engine` on `chip_family` is taken from, where no serving
     run of that engine on the family was fitted (Trainium3 and 4 run vLLM-on-Neuron's Trainium2 fit, Blackwell
     Ultra TensorRT-LLM's Blackwell one); None where the family has figures of its own, or none (engine_fitted)."""
-    own, parent = _nodes(catalog, engine)
-    figures = {**(_chips(parent, chip_family) or {}), **(_chips(own, chip_family) or {})}
+    figures = {k: v for node in _lineage(catalog, engine) for k, v in (_chips(node, chip_family) or {}).items()}
     leaders = {
         f"{m.group(1)} on {m.group(2)}" if (m := _CARRIED.match(f.derivation)) else None
         for f in figures.values()
@@ -310,6 +320,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         static_batch=num("static_batch") > 0.5,
         moe_compiled=num("moe_compiled") > 0.5,
         prefill_overhead_s=num("prefill_overhead"),
+        moe_block_scale=num("moe_block_scale"),
         eager_launch_s=num("eager_launch"),
         graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),
@@ -317,6 +328,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         host_sampling_s_per_logit=num("host_sampling_per_logit"),
         decode_first=num("decode_first") > 0.5,
         context_batch=max(0, round(num("context_batch"))),
+        budget_covers_sequence=num("budget_covers_sequence") > 0.5,
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
         adp_budget_per_rank=num("adp_budget_per_rank") > 0.5,
         adp_host_loops=num("adp_host_loops") > 0.5,

@@ -230,11 +230,20 @@ def moe_dispatch(
         return np.asarray(hit, dtype=np.float64), np.asarray(rows, dtype=np.float64)
     copies = t * top_k
     selective = copies < NXD_SELECTIVE_LOADING_THRESHOLD * experts
-    decoding = (t <= decode_slots) | (copies < NXD_BLOCK)
+    blockwise = nxd_blockwise(t, experts, top_k, decode_slots)
     blocks = np.minimum(np.ceil(np.maximum(copies - (experts - 1.0), 0.0) / NXD_BLOCK) + experts - 1.0, copies)
-    loads = np.where(t > 0, np.where(selective, copies, np.where(decoding, experts, blocks)), 0.0)
-    rows = np.where(selective, 1.0, np.where(decoding, t, NXD_BLOCK))
+    loads = np.where(t > 0, np.where(selective, copies, np.where(blockwise, blocks, experts)), 0.0)
+    rows = np.where(selective, 1.0, np.where(blockwise, NXD_BLOCK, t))
     return np.asarray(loads, dtype=np.float64), np.asarray(np.where(t > 0, rows, 0.0), dtype=np.float64)
+
+
+def nxd_blockwise(tokens: Array, experts: float, top_k: float, decode_slots: float) -> Array:
+    """Where NxD's compiled dispatch runs a MoE layer of `tokens` tokens blockwise (moe_dispatch: a context encoding,
+    more tokens than the compiled decode slots, of at least BLOCK routed copies that reach past selective loading)."""
+    t = np.asarray(tokens, dtype=np.float64)
+    copies = t * top_k
+    blockwise = (copies >= NXD_SELECTIVE_LOADING_THRESHOLD * experts) & (t > decode_slots) & (copies >= NXD_BLOCK)
+    return np.asarray(blockwise, dtype=bool)
 
 
 @dataclass(frozen=True)
@@ -253,6 +262,8 @@ class _MlpGemms:
     compiled: bool = False
     router: StreamedGemm | None = None
     shared: StreamedGemm | None = None
+    #: the routed experts' GEMMs as a compiled context encoding's blockwise kernel runs them (None: as `gemms`)
+    blockwise: StreamedGemm | None = None
 
     def time(self, tokens: Array, decode_slots: float = 0.0) -> Array:
         """Seconds of the block for `tokens` tokens, on one rank."""
@@ -266,6 +277,10 @@ class _MlpGemms:
         slots = expert_slot_share(self.moe, self.ep)  # copies of the experts hit share their rows
         up, down = self.gemms.time(per_expert / slots, count=hit * slots / self.ep)
         experts = up + down
+        if self.blockwise is not None:
+            b_up, b_down = self.blockwise.time(per_expert / slots, count=hit * slots / self.ep)
+            block = nxd_blockwise(tokens, float(self.moe.experts), float(self.moe.top_k), decode_slots)
+            experts = np.where(block, b_up + b_down, experts)
         out = self.router.time(tokens) + experts
         if self.shared is not None:
             up, down = self.shared.time(tokens)
@@ -283,6 +298,7 @@ def _mlp_terms(
     ep: Array,
     compiled: bool = False,
     stream: float = 1.0,
+    block_scale: float = 1.0,
 ) -> _MlpGemms:
     h = float(model.hidden)
     dense, routed = layer_precisions(weight_precision)
@@ -302,13 +318,20 @@ def _mlp_terms(
     if moe.shared:
         fs = moe.shared * moe.shared_ffn / tp
         shared = streamed_gemms([(mult * fs, h), (h, fs)], dev, prec, wb)
+    experts: list[tuple[Array | float, Array | float]] = [(mult * f, h), (h, f)]
+    blockwise = None
+    if compiled and block_scale != 1.0:
+        blockwise = streamed_gemms(
+            experts, dev, eprec, ewb, min(1.0, grouped * block_scale), min(1.0, stream * block_scale)
+        )
     return _MlpGemms(
-        gemms=streamed_gemms([(mult * f, h), (h, f)], dev, eprec, ewb, compute_factor=grouped, memory_factor=stream),
+        gemms=streamed_gemms(experts, dev, eprec, ewb, compute_factor=grouped, memory_factor=stream),
         moe=moe,
         ep=ep,
         compiled=compiled,
         router=streamed_gemm(float(moe.experts), h, dev, "bf16", 2.0),
         shared=shared,
+        blockwise=blockwise,
     )
 
 
@@ -424,7 +447,9 @@ def _stage_terms(
     groups = []
     for g in model.groups:
         k = g.count / pp  # layers of this group on one stage
-        mlp = _mlp_terms(model, g, dev, weight_precision, tp, ep, eng.moe_compiled, min(1.0, eng.moe_scale))
+        mlp = _mlp_terms(
+            model, g, dev, weight_precision, tp, ep, eng.moe_compiled, min(1.0, eng.moe_scale), eng.moe_block_scale
+        )
         # experts exchange tokens only beside attention DP: with tensor-parallel attention every rank holds every
         # token, runs the routed copies its experts take, and the block's output is all-reduced as with tensor-parallel
         # experts (TensorRT-LLM's DeepseekV3MoE: no all-to-all without attention DP, one all-reduce after the block;

@@ -269,10 +269,12 @@ class Case:
 
 
 def _engine(row: InferenceRow) -> str:
-    """The engine family: vLLM serving on a Neuron back end (optimum-neuron, the vllm-neuron plugin) is
-    'vllm-neuron', native Neuron runtimes (transformers-neuronx, NxD Inference) are 'neuron'."""
+    """The engine family: vLLM serving on a Neuron back end is 'optimum-neuron' where optimum-neuron served it (its
+    own NxD model code and vLLM platform) and 'vllm-neuron' otherwise (the vllm-neuron plugin over NxD Inference);
+    native Neuron runtimes (transformers-neuronx, NxD Inference) are 'neuron'."""
     if row.engine == "neuron" and "vllm" in row.raw.get("serving_engine", "").lower():
-        return "vllm-neuron"
+        text = " ".join(row.raw.get(k, "") for k in ("serving_engine", "source_family")).lower()
+        return "optimum-neuron" if "optimum-neuron" in text else "vllm-neuron"
     return row.engine if row.engine in ENGINES else "default"
 
 
@@ -281,22 +283,6 @@ def host_sampling(row: InferenceRow) -> bool:
     is on-device sampling; 'hybrid' samples only the first token, from the prefill graph, on the CPU)."""
     text = f"{row.raw.get('notes', '')} {row.raw.get('serving_engine', '')}".lower()
     return "cpu sampling" in text and "hybrid" not in text
-
-
-#: vLLM V1's max_num_batched_tokens with chunked prefill on by default, which optimum-neuron's platform raises to the
-#: model length (optimum/neuron/vllm/ARCHITECTURE_VLLM_SERVING.md, section 4 "Platform-level fixes")
-VLLM_V1_BUDGET = 2048
-
-
-def optimum_neuron_scheduler(row: InferenceRow, engine: str) -> bool:
-    """The row's vLLM runs optimum-neuron's platform and runner: its token budget is max(2,048, the model length)
-    (optimum/neuron/vllm/platform.py: max_num_batched_tokens = max(vLLM's, max_model_len), so that a prompt longer than
-    2,048 tokens is not stuck) and a step takes every prompt vLLM's scheduler hands it within that budget
-    (runner.py, execute_model and _prepare_prompt), encoded one after another (engines.vllm-neuron.context_batch).
-    Its reports show it: guidellm's 31 simultaneous ~1,500-token prompts to Llama 3.1 8B on inf2 (4,096-token model)
-    got their first tokens in pairs 0.62 s apart (benchmark/vllm/results/std-8b-ods-true, 2026-03-03)."""
-    text = " ".join(row.raw.get(k, "") for k in ("serving_engine", "source_family")).lower()
-    return engine == "vllm-neuron" and "optimum-neuron" in text
 
 
 def _precision(p: str) -> str:
@@ -668,9 +654,10 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if host_sampling(row):
         eng = replace(eng, host_sampling=True)
         notes.append("tokens sampled on the host (CPU sampling): the logits of every compiled slot go to the CPU")
-    if optimum_neuron_scheduler(row, engine):
-        eng = replace(eng, prefill_batch=0, max_tokens=VLLM_V1_BUDGET, budget_covers_sequence=True)
-        notes.append("optimum-neuron's vLLM: a step takes the prompts that fit max(2,048, the model length) tokens")
+    if eng.budget_covers_sequence:
+        notes.append(
+            f"{engine}'s vLLM: a step takes the prompts that fit max({eng.max_tokens:,}, the model length) tokens"
+        )
     if eng.request_overhead_s > 0 and row.source_family.lower().startswith("mlperf"):
         # MLPerf's LoadGen drives the engine in process: no HTTP server or tokenising front end between them
         eng = replace(eng, request_overhead_s=0.0)

@@ -89,8 +89,8 @@ def serve(
         str | None,
         typer.Option(
             "--engine",
-            help="trtllm (PyTorch back end), trtllm-engine (TensorRT engine builds), vllm, sglang, neuron, vllm-neuron "
-            "(default per vendor).",
+            help="trtllm (PyTorch back end), trtllm-engine (TensorRT engine builds), vllm, sglang, neuron, "
+            "vllm-neuron, optimum-neuron (default per vendor).",
         ),
     ] = None,
     pricing: Annotated[
