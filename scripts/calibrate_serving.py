@@ -1,7 +1,8 @@
 """Fit the serving factors of the catalog's engines section to published serving measurements, and write them back.
 
     python scripts/calibrate_serving.py [--data CSV[::FILTER] ...] [--dry-run] [--groups trtllm/hopper,...]
-                                        [--no-holdout] [--params step_overhead,...]
+                                        [--no-holdout] [--holdout-by source_family|model] [--objective log|ape]
+                                        [--params step_overhead,...]
 
 A FILTER keeps the rows of that file whose columns match every condition, `;`-separated: `column=value`,
 `column!=value` or `column~regex` (e.g. `heldout_inferencex_api.csv::input_len=1024;output_len=1024`).
@@ -11,6 +12,8 @@ For each (engine family, chip family) with at least four predictable rows, these
     compute_scale   multiplies the family's matmul and attention fractions (prefill, large decode batches)
     memory_scale    multiplies the family's HBM fraction (weight and KV-cache streaming)
     moe_scale       multiplies the family's grouped-expert-GEMM fraction (groups with MoE rows only)
+    moe_block_scale multiplies moe_scale for a compiled context encoding's blockwise expert pass (Neuron groups with
+                    MoE and TTFT rows: NxD's blockwise kernel, beside token generation's expert matmuls)
     step_overhead   fixed time per iteration (scheduling, sampling, launch)
     prefill_overhead fixed time of an iteration that encodes prompts (Neuron groups with TTFT rows only: the
                     separately compiled context-encoding graph)
@@ -30,6 +33,7 @@ wants. Nothing is fitted per row or per source.
 Out-of-sample check (leave one source family out): for each group and each source family in it, the factors are
 refitted without that family's rows and that family's rows are predicted with them; the pooled held-out MAPE is
 reported next to the in-sample MAPE, so a factor that only fits one publication shows up as a large gap.
+`--holdout-by model` leaves out one model at a time instead (a group of one source family).
 
 The fitted values, the row counts, the in-sample and held-out errors and the date are written into
 src/chipwise/catalog/data/engines.yaml (engines.<engine>.chips.<family>) as derivations.
@@ -120,6 +124,14 @@ def _apply(profile: EngineProfile, names: list[str], x: np.ndarray) -> EnginePro
 #: MAPE averages: an over-prediction costs more than an under-prediction of the same ratio).
 OBJECTIVE = "log"
 OBJECTIVE_TEXT = {"log": "log errors", "ape": "relative errors (predicted / measured - 1)"}
+#: What the out-of-sample check leaves out, one at a time: each source family (the default), or each model (a group
+#: of one source family can still show whether its factors carry from some models to another).
+HOLDOUT_BY = "source_family"
+HOLDOUT_TEXT = {"source_family": "source-family", "model": "model"}
+
+
+def _holdout_key(case: vs.Case) -> str:
+    return case.row.source_family if HOLDOUT_BY == "source_family" else case.row.raw.get("model", "")
 
 
 def _residual(log_ratio: float) -> float:
@@ -241,7 +253,7 @@ def _solve(
 def fit_group(
     data: Sequence[str], group: tuple[str, str], holdout: bool, only_params: Sequence[str] = ()
 ) -> dict[str, object]:
-    """Fit one (engine, chip family) group, and its leave-one-source-family-out check (run in a worker)."""
+    """Fit one (engine, chip family) group, and its leave-one-out check (HOLDOUT_BY; run in a worker)."""
     catalog = load_catalog()
     cases = _cases(catalog, data)[group]
     engine, family = group
@@ -255,11 +267,11 @@ def fit_group(
     inside: list[float] = []
     families: dict[str, list[vs.Case]] = defaultdict(list)
     for c in cases:
-        families[c.row.source_family].append(c)
+        families[_holdout_key(c)].append(c)
     if holdout and len(families) > 1:
         fitted = _apply(base, names, x)
         for fam, out in families.items():
-            rest = [c for c in cases if c.row.source_family != fam]
+            rest = [c for c in cases if _holdout_key(c) != fam]
             if len(rest) < MIN_ROWS:
                 continue
             xf = _solve(catalog, rest, base, names, engine, HOLDOUT_NFEV)
@@ -269,7 +281,8 @@ def fit_group(
         "values": dict(zip(names, (float(v) for v in x), strict=True)),
         "rows": len(cases),
         "metrics": len(before),
-        "families": len(families),
+        "families": len({c.row.source_family for c in cases}),
+        "held_out_groups": len(families),
         "mape_before": _mape(before),
         "mape_after": _mape(after),
         "mape_heldout": _mape(held),
@@ -335,10 +348,12 @@ def _figure(
     today = dt.date.today().isoformat()
     held = info["mape_heldout"]
     assert isinstance(held, float)
+    what = HOLDOUT_TEXT[HOLDOUT_BY]
+    single = info.get("held_out_groups", info["families"]) == 1
     check = (
-        f"; leave-one-source-family-out MAPE {held:.1f}% over {info['heldout_metrics']} metrics"
+        f"; leave-one-{what}-out MAPE {held:.1f}% over {info['heldout_metrics']} metrics"
         if not math.isnan(held)
-        else f"; no leave-one-source-family-out check ({'one source family' if info['families'] == 1 else 'not run'})"
+        else f"; no leave-one-{what}-out check ({'one ' + what.replace('-', ' ') if single else 'not run'})"
     )
     return {
         "value": round(value * factor, 4),
@@ -412,11 +427,15 @@ def main() -> None:
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--groups", default="", help="comma-separated engine/family groups to fit (default: all)")
     ap.add_argument("--workers", type=int, default=2, help="groups fitted in parallel")
-    ap.add_argument("--no-holdout", action="store_true", help="skip the leave-one-source-family-out check")
+    ap.add_argument("--no-holdout", action="store_true", help="skip the leave-one-out check")
     ap.add_argument("--params", default="", help="comma-separated factors to fit (default: every one the group takes)")
     ap.add_argument("--objective", choices=("log", "ape"), default=OBJECTIVE, help="residual: log ratio or APE")
+    ap.add_argument(
+        "--holdout-by", choices=tuple(HOLDOUT_TEXT), default=HOLDOUT_BY, help="what the out-of-sample check leaves out"
+    )
     args = ap.parse_args()
     globals()["OBJECTIVE"] = args.objective
+    globals()["HOLDOUT_BY"] = args.holdout_by
     only = {g.strip() for g in args.groups.split(",") if g.strip()} or None
     data = args.data or [str(DEFAULT_DATA)]
     params = [p.strip() for p in args.params.split(",") if p.strip()]

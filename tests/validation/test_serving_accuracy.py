@@ -34,7 +34,7 @@ def report(catalog: Catalog, shared_data: Path) -> dict:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput bound is not met yet (measured: throughput 22.7%; TPOT 14.7% and TTFT 28.3% are within
+#: The issue's throughput bound is not met yet (measured: throughput 22.7%; TPOT 14.8% and TTFT 28.1% are within
 #: theirs): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
 #: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf Mixtral rows, whose 427-token mean prompts
@@ -59,9 +59,9 @@ def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
     assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 24.0  # measured 22.7
-    assert by["tpot_s"]["mape_pct"] <= 16.5  # measured 14.7
-    assert by["ttft_s"]["mape_pct"] <= 29.5  # measured 28.3
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.0  # measured 9.5
+    assert by["tpot_s"]["mape_pct"] <= 16.5  # measured 14.8
+    assert by["ttft_s"]["mape_pct"] <= 29.5  # measured 28.1
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.0  # measured 9.7
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:
@@ -789,3 +789,24 @@ def test_neuron_moe_groups_fit_the_blockwise_pass_of_their_own(monkeypatch: pyte
     assert {"moe_scale", "prefill_overhead", "moe_block_scale"} <= set(cs._params(cases("optimum-neuron", True)))
     assert "moe_block_scale" not in cs._params(cases("optimum-neuron", False))
     assert "moe_block_scale" not in cs._params(cases("trtllm", True))
+
+
+def test_a_calibration_can_leave_out_one_model_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--holdout-by model` checks a group of one source family by refitting without each model in turn, and the
+    derivation names the check it ran."""
+    from types import SimpleNamespace
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "scripts"))
+    import calibrate_serving as cs
+
+    case = SimpleNamespace(row=SimpleNamespace(source_family="optimum-neuron benchmark", raw={"model": "Qwen3-32B"}))
+    assert cs._holdout_key(case) == "optimum-neuron benchmark"
+    monkeypatch.setattr(cs, "HOLDOUT_BY", "model")
+    assert cs._holdout_key(case) == "Qwen3-32B"
+    info: dict[str, object] = {"rows": 10, "metrics": 30, "families": 1, "held_out_groups": 6, "mape_before": 36.9,
+                               "mape_after": 14.6, "mape_heldout": 22.0, "heldout_metrics": 30}  # fmt: skip
+    text = str(cs._figure("moe_scale", 0.5, info, "optimum-neuron", "trainium2", ["x.csv"])["derivation"])
+    assert text.endswith("leave-one-model-out MAPE 22.0% over 30 metrics")
+    alone = str(cs._figure("moe_scale", 0.5, {**info, "mape_heldout": float("nan"), "held_out_groups": 1}, "e", "f",
+                           ["x.csv"])["derivation"])  # fmt: skip
+    assert alone.endswith("no leave-one-model-out check (one model)")
