@@ -253,7 +253,8 @@ class _MlpGemms:
     The experts read and the rows they multiply follow moe_dispatch (grouped GEMMs, or NxD's compiled dispatch when
     `compiled`). The grouped expert GEMMs run at the family's moe_gemm fraction of the matrix rate and at `stream`
     of the weight-streaming rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights
-    less efficiently). Dense layers, shared experts and routed experts each run at their own precision
+    less efficiently); a compiled context encoding's blockwise pass at the engine's moe_block_scale times both
+    (`blockwise`). Dense layers, shared experts and routed experts each run at their own precision
     (quant.layer_precisions)."""
 
     gemms: StreamedGemm
