@@ -265,13 +265,13 @@ def fit_group(
     after = _errors(catalog, cases, _apply(base, names, x))
     held: list[float] = []
     inside: list[float] = []
-    families: dict[str, list[vs.Case]] = defaultdict(list)
+    left_out: dict[str, list[vs.Case]] = defaultdict(list)  # the groups the check leaves out in turn
     for c in cases:
-        families[_holdout_key(c)].append(c)
-    if holdout and len(families) > 1:
+        left_out[_holdout_key(c)].append(c)
+    if holdout and len(left_out) > 1:
         fitted = _apply(base, names, x)
-        for fam, out in families.items():
-            rest = [c for c in cases if _holdout_key(c) != fam]
+        for key, out in left_out.items():
+            rest = [c for c in cases if _holdout_key(c) != key]
             if len(rest) < MIN_ROWS:
                 continue
             xf = _solve(catalog, rest, base, names, engine, HOLDOUT_NFEV)
@@ -282,7 +282,7 @@ def fit_group(
         "rows": len(cases),
         "metrics": len(before),
         "families": len({c.row.source_family for c in cases}),
-        "held_out_groups": len(families),
+        "held_out_groups": len(left_out),
         "mape_before": _mape(before),
         "mape_after": _mape(after),
         "mape_heldout": _mape(held),

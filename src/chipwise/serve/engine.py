@@ -177,7 +177,8 @@ class EngineProfile:
 
 def _lineage(catalog: Catalog, engine: str) -> tuple[Mapping[str, Any], ...]:
     """The engine's catalog node after its base families' (a text figure `base`, followed up the chain: optimum-
-    neuron builds on vllm-neuron, which builds on neuron), the farthest first; empty nodes are left out."""
+    neuron builds on vllm-neuron, which builds on neuron), the farthest first; the chain ends at a name the catalog
+    lacks or at a node already in it."""
     tree = catalog.engines
     chain: list[Mapping[str, Any]] = []
     name = engine
