@@ -32,6 +32,32 @@ def test_on_host_is_idempotent_and_scales_only_host_costs(catalog: Catalog) -> N
     assert grace.on_host(1.0).host_step_s == pytest.approx(eng.step_overhead_s)
 
 
+def test_only_the_host_share_of_an_eager_launch_takes_the_grace_factor(catalog: Catalog, hw: Hardware) -> None:
+    """69 us a kernel on x86; on Grace its host share (0.36) takes 2.75 times as long and the rest as long:
+    69 (1 + 0.36 x 1.75) = 112.5 us, where the whole launch scaled would be 190 us."""
+    eng = engine_profile(catalog, "sglang", "blackwell")
+    assert eng.eager_launch_s == pytest.approx(69e-6) and eng.eager_host_share == pytest.approx(0.36)
+    assert eng.on_host(1.0).host_eager_launch_s == pytest.approx(69e-6)
+    grace = eng.on_host(hw.system("gb200-nvl72").host_overhead)
+    assert grace.host_eager_launch_s == pytest.approx(69e-6 * (1.0 + 0.36 * (37.08 / 13.48 - 1.0)), rel=1e-3)
+    assert grace.host_eager_launch_s == pytest.approx(112.5e-6, rel=2e-3)
+    assert "eager_host_share" in eng.provenance
+
+
+def test_a_grace_hosts_prompt_floor_is_the_launches_at_its_share(
+    catalog: Catalog, hw: Hardware, llama8b: ModelSpec
+) -> None:
+    """The floor under an eager prompt iteration (StepModel.eager_floor): the model's launches at the host's time
+    per launch; Llama 3.1 8B in fp8 at TP1 launches 448 kernels (14 a layer: 320 in bf16, and each layer's four
+    GEMMs quantise their activations)."""
+    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+    x86 = setup_replica(catalog, llama8b, hw.system("p6-b200.48xlarge"), "sglang", plan, 512.0, 128.0)
+    grace = setup_replica(catalog, llama8b, hw.system("gb200-nvl72"), "sglang", plan, 512.0, 128.0)
+    ratio = 1.0 + 0.36 * (hw.system("gb200-nvl72").host_overhead - 1.0)
+    assert x86.steps.eager_floor == pytest.approx(448 * 69e-6, rel=1e-9)
+    assert grace.steps.eager_floor == pytest.approx(ratio * x86.steps.eager_floor, rel=1e-9)
+
+
 def test_the_same_gpu_behind_a_grace_host_pays_its_host_work_again(
     catalog: Catalog, hw: Hardware, llama8b: ModelSpec
 ) -> None:

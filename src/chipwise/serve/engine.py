@@ -127,13 +127,15 @@ class EngineProfile:
     #: checks, detokenising and streaming it), on an x86 DGX-class host
     sequence_overhead_s: float = 0.0
     #: the deployment's host CPU time relative to an x86 DGX host (System.host_overhead); multiplies the host-side
-    #: costs: per-sequence, prefill-graph, host-sampling, eager-launch and per-request front-end overheads (not the
-    #: fixed per-step cost: see host_step_s)
+    #: costs: per-sequence, prefill-graph, host-sampling and per-request front-end overheads, and the host share of
+    #: the eager launches (eager_host_share); not the fixed per-step cost (see host_step_s)
     host_factor: float = 1.0
     #: host time per kernel an iteration launches eagerly (no CUDA graph): iterations that carry prompt tokens on
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
     #: (serve.iteration.eager_launches); 0 where prefill is compiled or graphed, or not measured
     eager_launch_s: float = 0.0
+    #: the share of eager_launch_s that scales with the host's CPU (host_factor); the rest takes as long on any host
+    eager_host_share: float = 1.0
     #: largest decode batch the engine replays in a captured CUDA graph by default (0: every batch; decode_graph_batch)
     graph_max_batch: int = 0
     #: time a request spends in the serving front end outside the engine loop (HTTP, tokenising, the hop to the
@@ -166,8 +168,9 @@ class EngineProfile:
 
     @property
     def host_eager_launch_s(self) -> float:
-        """Host time per eagerly launched kernel on this profile's host."""
-        return self.eager_launch_s * self.host_factor
+        """Time per eagerly launched kernel on this profile's host: its host share (eager_host_share) takes
+        host_factor times as long, the rest as long as on an x86 host."""
+        return self.eager_launch_s * (1.0 + self.eager_host_share * (self.host_factor - 1.0))
 
     @property
     def host_prefill_s(self) -> float:
@@ -323,6 +326,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         prefill_overhead_s=num("prefill_overhead"),
         moe_block_scale=num("moe_block_scale"),
         eager_launch_s=num("eager_launch"),
+        eager_host_share=num("eager_host_share"),
         graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),
         host_logits_s_per_logit=num("host_logits_per_logit"),
