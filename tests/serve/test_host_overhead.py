@@ -85,3 +85,14 @@ def test_the_estimator_prices_the_host_as_the_simulator_does(
     on_grace = estimate(llama8b, hw.system("gb200-nvl72"), eng, cand, "fp8", "fp8", 512.0, 128.0, 4096)
     on_x86 = estimate(llama8b, hw.system("p6-b200.48xlarge"), eng, cand, "fp8", "fp8", 512.0, 128.0, 4096)
     assert float(on_grace.step[0]) > float(on_x86.step[0])
+
+
+def test_a_plan_on_grace_cites_the_launch_share_it_used(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    from chipwise.planner.serving import figures_used
+
+    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+    grace = setup_replica(catalog, llama8b, hw.system("gb200-nvl72"), "sglang", plan, 512.0, 128.0)
+    x86 = setup_replica(catalog, llama8b, hw.system("p6-b200.48xlarge"), "sglang", plan, 512.0, 128.0)
+    assert figures_used(grace)["engines.sglang.eager_host_share"]["value"] == pytest.approx(0.36)
+    assert "engines.sglang.eager_launch" in figures_used(x86)
+    assert "engines.sglang.eager_host_share" not in figures_used(x86)

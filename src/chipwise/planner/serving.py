@@ -702,6 +702,8 @@ def figures_used(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
     keys = ["step_overhead", "layer_overhead", "compute_scale", "memory_scale", "memory_fraction", "admission"]
     if setup.engine.eager_launch_s > 0:
         keys.append("eager_launch")
+        if setup.engine.host_factor != 1.0:
+            keys.append("eager_host_share")
     if max(setup.plan.tp, setup.plan.ep) > setup.topo.domain_ranks:
         keys.append("network_collective_latency")
     for key in keys:
