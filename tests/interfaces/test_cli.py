@@ -46,6 +46,38 @@ def test_catalog_show_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
     assert "price: on-demand neocloud us $2.27/chip-hour (2026-09, estimate): ESTIMATE" in capsys.readouterr().out
 
 
+def test_catalog_engine_shows_each_figure_and_where_it_comes_from(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """optimum-neuron on Trn2 takes its fit's factors, its own budget, vllm-neuron's decode-first steps, neuron's
+    compiled shapes and the defaults' memory policy: each figure names the level it comes from."""
+    data = run_json(capsys, ["catalog", "engine", "optimum-neuron", "--chip", "trn2", "--json"])
+    assert data["chip_family"] == "trainium2" and data["fitted"] and data["carried_from"] is None
+    figs = data["figures"]
+    assert figs["moe_block_scale"]["level"] == "optimum-neuron on trainium2" and figs["moe_block_scale"]["derivation"]
+    assert (figs["max_tokens"]["value"], figs["max_tokens"]["level"]) == (2048, "optimum-neuron")
+    assert figs["decode_first"]["level"] == "vllm-neuron" and figs["static_batch"]["level"] == "neuron"
+    assert (figs["memory_fraction"]["value"], figs["memory_fraction"]["level"]) == (0.9, "default")
+    assert "base" not in figs
+    # a family named directly, and a family whose figures are carried from another's fit
+    trn3 = run_json(capsys, ["catalog", "engine", "vllm-neuron", "--chip", "trainium3", "--json"])
+    assert trn3["carried_from"] == "vllm-neuron on trainium2"
+    # the eager launches' share, with its derivation; the table prints it too
+    grace = run_json(capsys, ["catalog", "engine", "sglang", "--chip", "gb200", "--json"])["figures"]
+    assert grace["eager_host_share"]["value"] == 0.36 and "Fitted (stop 45)" in grace["eager_host_share"]["derivation"]
+    monkeypatch.setenv("COLUMNS", "240")  # wide enough that no figure's name folds
+    assert run(["catalog", "engine", "sglang", "--chip", "gb200", "--sources"]) == 0
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in capsys.readouterr().out.splitlines()
+            if line.count("│") >= 5 and line.split("│")[1].strip()}  # fmt: skip
+    assert rows["eager_host_share"] == "0.36" and rows["eager_launch"] == "69.0 us"
+
+
+def test_catalog_engine_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "unknown serving engine 'nope'" in run_error(capsys, ["catalog", "engine", "nope"])
+    assert "neuron does not run on hopper chips" in run_error(capsys, ["catalog", "engine", "neuron", "--chip", "h100"])
+    assert "unknown chip or system 'zzz'" in run_error(capsys, ["catalog", "engine", "vllm", "--chip", "zzz"])
+
+
 def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The training ranking prints in two tables that fit an 80-column terminal (time and money, then the plans),
     every figure whole, the options in the JSON's order in both."""

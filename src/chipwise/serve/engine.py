@@ -45,11 +45,16 @@ def has_engine_build(engine: str, model: ModelSpec) -> bool:
     return not (engine == "trtllm-engine" and model.attention.kind == "mla")
 
 
+def check_engine_model_name(engine: str) -> None:
+    """Raise a one-line error for an engine family chipwise does not know."""
+    if engine not in ENGINES:
+        raise UnknownNameError("serving engine", engine, ENGINES, hint=f"use one of {', '.join(ENGINES)}")
+
+
 def check_engine_model(engine: str, model: ModelSpec) -> None:
     """Raise a one-line error for an engine family the catalog does not know, or one that cannot run `model`
     (has_engine_build)."""
-    if engine not in ENGINES:
-        raise UnknownNameError("serving engine", engine, ENGINES, hint=f"use one of {', '.join(ENGINES)}")
+    check_engine_model_name(engine)
     if not has_engine_build(engine, model):
         raise ChipwiseError(
             f"TensorRT-LLM has no TensorRT engine build of {model.name} (MLA models run on its PyTorch back end only). "
@@ -178,21 +183,26 @@ class EngineProfile:
         return self.prefill_overhead_s * self.host_factor
 
 
-def _lineage(catalog: Catalog, engine: str) -> tuple[Mapping[str, Any], ...]:
+def _named_lineage(catalog: Catalog, engine: str) -> tuple[tuple[str, Mapping[str, Any]], ...]:
     """The engine's catalog node after its base families' (a text figure `base`, followed up the chain: optimum-
-    neuron builds on vllm-neuron, which builds on neuron), the farthest first; the chain ends at a name the catalog
-    lacks or at a node already in it."""
+    neuron builds on vllm-neuron, which builds on neuron), the farthest first, each with its name; the chain ends at
+    a name the catalog lacks or at a node already in it."""
     tree = catalog.engines
-    chain: list[Mapping[str, Any]] = []
+    chain: list[tuple[str, Mapping[str, Any]]] = []
     name = engine
     while name:
         node = tree.get(name, {})
-        if not node or any(node is seen for seen in chain):
+        if not node or any(node is seen for _, seen in chain):
             break
-        chain.append(node)
+        chain.append((name, node))
         base_fig = node.get("base")
         name = str(base_fig.value) if isinstance(base_fig, Figure) else ""
     return tuple(reversed(chain))
+
+
+def _lineage(catalog: Catalog, engine: str) -> tuple[Mapping[str, Any], ...]:
+    """The nodes of _named_lineage."""
+    return tuple(node for _, node in _named_lineage(catalog, engine))
 
 
 def _chips(node: Mapping[str, Any], chip_family: str) -> Mapping[str, Any] | None:
@@ -201,15 +211,26 @@ def _chips(node: Mapping[str, Any], chip_family: str) -> Mapping[str, Any] | Non
     return found if isinstance(found, Mapping) else None
 
 
-def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
-    lineage = _lineage(catalog, engine)
-    merged: dict[str, Any] = {}
-    levels = (catalog.engines.get("default", {}), *lineage, *(_chips(node, chip_family) for node in lineage))
-    for level in (lv or {} for lv in levels):
-        for key, value in level.items():
+def engine_figures(catalog: Catalog, engine: str, chip_family: str) -> dict[str, tuple[Figure, str]]:
+    """Every figure of `engine` on `chip_family` with the catalog level that gives it: 'default', an engine family
+    (the engine's or a base's), or 'ENGINE on FAMILY' (a fit); each level overrides the ones before it (module
+    docstring of engines.yaml: default, the bases, the engine, then the family's figures in the same order)."""
+    lineage = _named_lineage(catalog, engine)
+    levels = (
+        ("default", catalog.engines.get("default", {})),
+        *lineage,
+        *((f"{name} on {chip_family}", _chips(node, chip_family)) for name, node in lineage),
+    )
+    merged: dict[str, tuple[Figure, str]] = {}
+    for label, level in levels:
+        for key, value in (level or {}).items():
             if isinstance(value, Figure) and key != "base":
-                merged[key] = value
+                merged[key] = (value, label)
     return merged
+
+
+def _merged(catalog: Catalog, engine: str, chip_family: str) -> dict[str, Any]:
+    return {key: fig for key, (fig, _) in engine_figures(catalog, engine, chip_family).items()}
 
 
 def _vendors(fig: Any) -> tuple[str, ...]:

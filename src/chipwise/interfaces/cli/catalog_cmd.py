@@ -23,8 +23,19 @@ from chipwise.interfaces.cli.common import (
     console,
     print_json,
 )
+from chipwise.serve.engine import (
+    ENGINES,
+    check_engine_model_name,
+    engine_carried_from,
+    engine_figures,
+    engine_fitted,
+    engine_profile,
+)
 
-app = typer.Typer(help="List and inspect the hardware catalog (chips, systems, fabrics, prices).", no_args_is_help=True)
+app = typer.Typer(
+    help="List and inspect the hardware catalog (chips, systems, fabrics, prices) and the serving engines' figures.",
+    no_args_is_help=True,
+)
 
 SourcesFlag = Annotated[bool, typer.Option("--sources", help="Show each figure's status and source.")]
 
@@ -299,3 +310,63 @@ def show(
             f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']} "
             f"({p.get('date', '')}, {p['status']})" + (f": {origin}" if sources and origin else "")
         )
+
+
+def _chip_family(cat: Catalog, chip: str) -> str:
+    """A chip family named directly, or the family of a chip id or alias."""
+    key = chip.strip().lower()
+    if any(c.family == key for c in cat.chips.values()):
+        return key
+    return hardware(cat).chip(chip).family
+
+
+@app.command("engine")
+def engine(
+    name: Annotated[str, typer.Argument(help=f"A serving engine family: {', '.join(ENGINES)}.", metavar="ENGINE")],
+    chip: Annotated[
+        str | None,
+        typer.Option("--chip", help="A chip id, alias or chip family: the figures the engine takes on it."),
+    ] = None,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+    sources: SourcesFlag = False,
+) -> None:
+    """Show every figure a serving engine is priced with (on a chip family with --chip), the catalog level each
+    comes from (the defaults, an engine family, or a fit on the family), and with --sources its derivation."""
+    cat = catalog_from(catalog_files, sets)
+    check_engine_model_name(name)
+    family = _chip_family(cat, chip) if chip else ""
+    if family:
+        engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
+    figs = engine_figures(cat, name, family)
+    fitted = bool(family) and engine_fitted(cat, name, family)
+    carried = engine_carried_from(cat, name, family) if fitted else None
+    if not family:
+        state = "no chip family given: the engine's own figures over the defaults (--chip for a family's fit)"
+    elif not fitted:
+        state = f"no serving run of {name} on {family} was fitted: its figures are the engine's own"
+    elif carried:
+        state = f"no serving run of {name} on {family} was fitted: its figures are carried from {carried}"
+    else:
+        state = f"fitted to serving runs of {name} on {family}"
+    if as_json:
+        print_json(
+            {
+                "engine": name,
+                "chip_family": family or None,
+                "fitted": fitted,
+                "carried_from": carried,
+                "figures": {k: {**figure_json(cat, f), "level": level} for k, (f, level) in figs.items()},
+            }
+        )
+        return
+    table = Table(title=f"{name}" + (f" on {family}" if family else "") + f" - {state}", header_style="bold")
+    for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
+        table.add_column(col, overflow="fold")
+    for key, (fig, level) in figs.items():
+        row = [key, _with_unit(fig.value, fig.unit), fig.status, level]
+        if sources:
+            row.append(fig.derivation if fig.derivation else "; ".join(cat.source_text(x) for x in fig.source))
+        table.add_row(*row)
+    console.print(table)
