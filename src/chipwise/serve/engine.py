@@ -45,7 +45,7 @@ def has_engine_build(engine: str, model: ModelSpec) -> bool:
     return not (engine == "trtllm-engine" and model.attention.kind == "mla")
 
 
-def check_engine_model_name(engine: str) -> None:
+def check_engine_name(engine: str) -> None:
     """Raise a one-line error for an engine family chipwise does not know."""
     if engine not in ENGINES:
         raise UnknownNameError("serving engine", engine, ENGINES, hint=f"use one of {', '.join(ENGINES)}")
@@ -54,7 +54,7 @@ def check_engine_model_name(engine: str) -> None:
 def check_engine_model(engine: str, model: ModelSpec) -> None:
     """Raise a one-line error for an engine family the catalog does not know, or one that cannot run `model`
     (has_engine_build)."""
-    check_engine_model_name(engine)
+    check_engine_name(engine)
     if not has_engine_build(engine, model):
         raise ChipwiseError(
             f"TensorRT-LLM has no TensorRT engine build of {model.name} (MLA models run on its PyTorch back end only). "

@@ -25,7 +25,7 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.serve.engine import (
     ENGINES,
-    check_engine_model_name,
+    check_engine_name,
     engine_carried_from,
     engine_figures,
     engine_fitted,
@@ -335,7 +335,7 @@ def engine(
     """Show every figure a serving engine is priced with (on a chip family with --chip), the catalog level each
     comes from (the defaults, an engine family, or a fit on the family), and with --sources its derivation."""
     cat = catalog_from(catalog_files, sets)
-    check_engine_model_name(name)
+    check_engine_name(name)
     family = _chip_family(cat, chip) if chip else ""
     if family:
         engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
