@@ -232,6 +232,11 @@ def _print_sources(cat: Catalog, entries: list[tuple[str, dict[str, Figure]]]) -
     console.print(table)
 
 
+def _origin(cat: Catalog, fig: Figure) -> str:
+    """A figure's derivation, or else its sources' text: the table's 'source / derivation' cell."""
+    return fig.derivation if fig.derivation else "; ".join(cat.source_text(s) for s in fig.source)
+
+
 def _with_unit(value: object, unit: str) -> str:
     """A figure and its unit; a ratio (unit '1') bare: an efficiency of 0.8, not '0.8 1'."""
     return str(value) if unit in ("1", "") else f"{value} {unit}"
@@ -288,7 +293,7 @@ def show(
             value = int(value)  # a launch year of 2025, not 2025.0; 144 GiB, not 144.0
         row = [name, _with_unit(value, fig.unit), fig.status]
         if sources:
-            row.append(fig.derivation if fig.derivation else "; ".join(cat.source_text(s) for s in fig.source))
+            row.append(_origin(cat, fig))
         row.append(fig.note)
         table.add_row(*row)
     console.print(table)
@@ -367,6 +372,6 @@ def engine(
     for key, (fig, level) in figs.items():
         row = [key, _with_unit(fig.value, fig.unit), fig.status, level]
         if sources:
-            row.append(fig.derivation if fig.derivation else "; ".join(cat.source_text(x) for x in fig.source))
+            row.append(_origin(cat, fig))
         table.add_row(*row)
     console.print(table)
