@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
+from chipwise.catalog.track_record import ANY, chips_label, vendor_scope
+from chipwise.catalog.track_record import METRICS as RECORD_METRICS
 from chipwise.validation.consistency import NOTE_LEAD, SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.report import error_stats, mape_cell
 from chipwise.validation.run import validate_file
@@ -22,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 OUT = ROOT / "docs" / "accuracy.md"
 CV = ROOT / "docs" / "cross-validation.json"
+TRACK = ROOT / "src" / "chipwise" / "catalog" / "data" / "track_record.json"
 
 
 def _table(groups: dict[str, dict[str, float]], first: str) -> list[str]:
@@ -158,7 +166,7 @@ def _targets(train: dict[str, Any], serve: dict[str, Any]) -> list[str]:
     return [*out, ""]
 
 
-METRICS = ("output_tokens_per_s_per_chip", "tpot_s", "ttft_s")
+METRICS = RECORD_METRICS["serve"]
 
 #: The held-out serving files in docs/research (provenance and findings in heldout_serving.md), with what they hold.
 HELDOUT = {
@@ -182,8 +190,9 @@ HELDOUT = {
 }
 
 
-def _heldout(cat: Any) -> list[str]:
-    """The held-out files' errors (nothing is fitted to them but 40 rows of the first in the TensorRT-LLM fits)."""
+def _heldout(cat: Any) -> tuple[list[str], dict[str, dict[str, Any]]]:
+    """The held-out files' errors (nothing is fitted to them but 40 rows of the first in the TensorRT-LLM fits), and
+    each file's report."""
     out = [
         "## Held-out serving files (docs/research)",
         "",
@@ -195,8 +204,9 @@ def _heldout(cat: Any) -> list[str]:
         "|---|---|---:|---:|---:|---:|",
     ]
     pooled: dict[str, dict[str, list[float]]] = {}
+    reports: dict[str, dict[str, Any]] = {}
     for name, what in HELDOUT.items():
-        report = validate_file(cat, ROOT / "docs" / "research" / name, "serve")
+        report = reports[name] = validate_file(cat, ROOT / "docs" / "research" / name, "serve")
         s = report["summary"]
         cells = [
             f"{s['by_metric'][m]['mape_pct']:.1f}% ({s['by_metric'][m]['n']})" if m in s["by_metric"] else "-"
@@ -206,13 +216,126 @@ def _heldout(cat: Any) -> list[str]:
         for r in report["rows"]:
             pooled.setdefault(r["engine"], {}).setdefault(r["metric"], []).append(r["error_pct"])
     by_engine = {e: {m: error_stats(v) for m, v in groups.items()} for e, groups in sorted(pooled.items())}
-    return [
+    lines = [
         *out,
         "",
         f"All {len(HELDOUT)} files pooled, by the engine family each row was priced with (MAPE %, n):",
         "",
         *_engine_table(by_engine, list(METRICS)),
     ]
+    return lines, reports
+
+
+#: a track-record scope is kept only with at least this many measured metrics
+MIN_RUNS = 10
+#: metric names as the track record keeps them
+RECORD_LABELS = {"output_tokens_per_s_per_chip": "output tok/s per chip", "tpot_s": "TPOT", "ttft_s": "TTFT"}
+
+
+def _errors(cat: Any, report: dict[str, Any], held_out: bool) -> Iterator[tuple[str, str, str, str, float, bool]]:
+    """(metric, engine, chip family, chip vendor, error %, held out) of each predicted metric; a training step time
+    is read as its throughput (error of measured / predicted time)."""
+    for r in report["rows"]:
+        metric, error = r["metric"], r["error_pct"]
+        if metric == "step_time_s":
+            metric, error = "tokens_per_s_per_chip", 100.0 * (r["measured"] / r["predicted"] - 1.0)
+        chip = cat.chips[r["chip"]]
+        yield metric, r.get("engine") or ANY, chip.family, chip.vendor, error, held_out
+
+
+def _record_groups(errors: Iterable[tuple[str, str, str, str, float, bool]]) -> dict[str, list[dict[str, Any]]]:
+    """Per metric, the error statistics of every scope of MIN_RUNS or more: an engine on a chip family or on any
+    chip, any engine on a family, on a vendor's chips or on any chip."""
+    buckets: dict[tuple[str, str, str], list[tuple[float, bool]]] = defaultdict(list)
+    for metric, engine, family, vendor, error, held_out in errors:
+        scopes = {(engine, family), (engine, ANY), (ANY, family), (ANY, vendor_scope(vendor)), (ANY, ANY)}
+        for e, f in scopes:
+            buckets[(metric, e, f)].append((error, held_out))
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (metric, engine, family), v in sorted(buckets.items()):
+        if len(v) < MIN_RUNS:
+            continue
+        ape = [abs(e) for e, _ in v]
+        out.setdefault(metric, []).append(
+            {
+                "engine": engine,
+                "family": family,
+                "n": len(v),
+                "held_out": sum(h for _, h in v),
+                "median_ape_pct": round(statistics.median(ape), 2),
+                "p80_ape_pct": round(float(np.percentile(ape, 80)), 2),
+                "median_error_pct": round(statistics.median(e for e, _ in v), 2),
+            }
+        )
+    return out
+
+
+def _guard(report: dict[str, Any], kind: str, file: str, key: Any) -> list[dict[str, Any]]:
+    """The first predicted metric of the first row of each `key(row)` group: tests re-predict them to tell a
+    record that no longer matches the model."""
+    seen: dict[str, dict[str, Any]] = {}
+    for r in report["rows"]:
+        entry = {"kind": kind, "file": file, "id": r["id"], "metric": r["metric"], "predicted": r["predicted"]}
+        seen.setdefault(key(r), entry)
+    return list(seen.values())
+
+
+def _track_record(
+    cat: Any, train: dict[str, Any], serve: dict[str, Any], heldout: dict[str, dict[str, Any]]
+) -> list[str]:
+    """Write the track record predictions quote (TRACK) and return its serving table for this document."""
+    serve_errors = [e for name, rep in [("", serve), *heldout.items()] for e in _errors(cat, rep, bool(name))]
+    record = {
+        "about": "How far chipwise's predictions have been from published measurements, per metric, by the serving "
+        "engine and chip family each run was priced with (error = 100 (predicted - measured) / measured; half of a "
+        "scope's runs within median_ape_pct, four in five within p80_ape_pct). Read by chipwise.catalog.track_record.",
+        "generated": dt.date.today().isoformat(),
+        "command": "python scripts/write_accuracy.py (make accuracy)",
+        "files": {
+            "serve": ["../shared/data/groundtruth_inference.csv", *(f"docs/research/{n}" for n in heldout)],
+            "train": ["../shared/data/groundtruth_training.csv"],
+        },
+        "min_runs": MIN_RUNS,
+        "serve": _record_groups(serve_errors),
+        "train": _record_groups(_errors(cat, train, False)),
+        "guard": [
+            *_guard(serve, "serve", "groundtruth_inference.csv", lambda r: r["engine"]),
+            *_guard(train, "train", "groundtruth_training.csv", lambda r: cat.chips[r["chip"]].family),
+        ],
+    }
+    TRACK.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    lines = [
+        "## Track record quoted with predictions",
+        "",
+        f"`chipwise predict` and `chipwise plan serve` quote, beside a prediction, how far the model has been from "
+        f"the published runs of its serving engine on its chip family: the shared table and the {len(heldout)} "
+        f"held-out files pooled (`{TRACK.relative_to(ROOT)}`, written with this document). Half of a scope's "
+        "measured metrics were predicted within the first figure, four in five within the second (scopes of at "
+        f"least {MIN_RUNS} metrics; `*` is any):",
+        "",
+        "| engine | chip family | " + " | ".join(f"{RECORD_LABELS[m]} (n)" for m in METRICS) + " |",
+        "|---|---|" + "---:|" * len(METRICS),
+    ]
+    cells: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for metric, groups in record["serve"].items():
+        for g in groups:
+            cells[(g["engine"], g["family"])][metric] = (
+                f"{g['median_ape_pct']:.0f} / {g['p80_ape_pct']:.0f}% ({g['n']})"
+            )
+    for (engine, family), row in sorted(cells.items()):
+        lines.append(f"| {engine} | {chips_label(family)} | " + " | ".join(row.get(m, "-") for m in METRICS) + " |")
+    train_groups = record["train"].get("tokens_per_s_per_chip", [])
+    lines += [
+        "",
+        "Training throughput (step times read as throughput), by chip family: "
+        + "; ".join(
+            f"{chips_label(g['family'])} {g['median_ape_pct']:.0f} / {g['p80_ape_pct']:.0f}% ({g['n']})"
+            for g in train_groups
+        )
+        + ".",
+        "",
+    ]
+    return lines
 
 
 def main() -> None:
@@ -266,8 +389,9 @@ def main() -> None:
         "The serving factors (per engine family and chip family, `engines.yaml`), how they were fitted and where the "
         "remaining error comes from are in `docs/serving.md` (section 7).",
         "",
-        *_heldout(cat),
     ]
+    heldout_lines, heldout = _heldout(cat)
+    lines += [*heldout_lines, "", *_track_record(cat, train, serve, heldout)]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}: training MAPE {train['summary']['mape_pct']:.1f}%")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -280,10 +281,19 @@ def test_unreadable_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_example_scenarios_predict(capsys: pytest.CaptureFixture[str]) -> None:
-    for name in ("train-llama70b-trn2.yaml", "serve-llama70b-h200.yaml"):
+    """Each example predicts, with the track record of its scope: Trn2 has too few published training runs of its
+    own, so the AWS chips' are quoted; TensorRT-LLM on Hopper has its own serving runs."""
+    scopes = {"train-llama70b-trn2.yaml": {"aws chips"}, "serve-llama70b-h200.yaml": {"trtllm on hopper"}}
+    for name, scope in scopes.items():
         assert run(["predict", f"examples/{name}", "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["plan"]
+        assert {r["scope"] for r in out["track_record"].values()} == scope
+        assert all(r["n"] >= 10 and r["median_ape_pct"] <= r["p80_ape_pct"] for r in out["track_record"].values())
+    assert run(["predict", "examples/serve-llama70b-h200.yaml"]) == 0
+    text = capsys.readouterr().out
+    assert "Track record: chipwise against published runs like this one" in text
+    assert re.search(r"TPOT\s+\S\s+[\d,]+ \(trtllm on hopper\)", text)
 
 
 def test_config_json_missing_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

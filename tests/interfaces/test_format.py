@@ -189,3 +189,16 @@ def test_a_stated_acceptance_reads_in_the_plan() -> None:
     assert stated is not None and prior is not None
     assert serving_plan({**plan, "speculative": stated.label()}) == "TP1 b16 +EAGLE k3@0.99 x1"
     assert serving_plan({**plan, "speculative": prior.label()}) == "TP1 b16 +EAGLE k3 x1"
+
+
+def test_track_record_text_quotes_each_metric_with_its_scope() -> None:
+    record = {
+        "ttft_s": {"median_ape_pct": 24.4, "n": 236, "scope": "sglang on blackwell"},
+        "tpot_s": {"median_ape_pct": 12.6, "n": 1233, "scope": "vllm on hopper"},
+    }
+    text = fmt.track_record_text(record)
+    assert text.startswith("Track record: half of the published runs like it read ")
+    assert "TTFT within 24% (236 runs, sglang on blackwell); TPOT within 13% (1,233 runs, vllm on hopper)" in text
+    assert fmt.track_record_text({}) == ""
+    report = fmt.explain_plan_serve({**_report(True, True), "results": [{}]})
+    assert report["track_record_text"] == ""  # an option without a record quotes none

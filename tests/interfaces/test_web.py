@@ -117,6 +117,9 @@ def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
     assert sum(prefill.values()) == pytest.approx(answer["prefill_one_prompt"]["seconds"], rel=1e-3)
     assert b"one prompt's prefill, alone" in _get(server, "/")[2]
     assert 0 <= answer["ttft_wait_s"]["p50"] <= answer["ttft_s"]["p50"]
+    # and how far the model has been from published runs like it
+    assert b"track record (published runs)" in _get(server, "/")[2]
+    assert answer["track_record"]["tpot_s"]["scope"] == "trtllm on hopper"
 
 
 def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
@@ -134,6 +137,7 @@ def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:
     assert report["why"].startswith(f"Why {best['hardware'].replace('>', ' -> ')}: ")  # and why it wins
     assert best["dominated_by"] in best["breakdown"]
     assert 0 <= best["ttft_wait_s"]["mean"] < best["ttft_s"]["mean"]  # what a missed TTFT's advice reads
+    assert report["track_record_text"].startswith("Track record: half of the published runs like it read ")
 
 
 def test_plan_serve_takes_speculative_decoding(server: ChipwiseServer) -> None:
@@ -264,6 +268,17 @@ def test_page_script_parses(tmp_path: Path) -> None:
     script = html[html.index("<script>") + len("<script>") : html.index("</script>")]
     (tmp_path / "page.js").write_text(script)
     subprocess.run(["node", "--check", str(tmp_path / "page.js")], check=True, capture_output=True, timeout=30)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_quotes_a_track_record_as_the_cli_does() -> None:
+    html = page().decode()
+    start = html.index("const RECORD_LABELS")
+    source = html[start : html.index("\n}\n", html.index("function trackText")) + 3]
+    record = {"tpot_s": {"median_ape_pct": 12.4, "p80_ape_pct": 35.2, "n": 1711, "scope": "any engine on hopper"}}
+    script = source + f"console.log(trackText({json.dumps(record)}));"
+    out = subprocess.run(["node", "-e", script], check=True, capture_output=True, text=True, timeout=30).stdout
+    assert out.strip() == "TPOT: half within 12%, 4 in 5 within 35% (1,711 runs, any engine on hopper)"
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

@@ -259,6 +259,27 @@ def _chips_rented(row: Mapping[str, Any]) -> str:
     return chip_count(row["chips"]) + (f" in {count_text(rented)} rented" if rented > row["chips"] + 1e-9 else "")
 
 
+#: how a prediction names each metric of its track record (catalog.track_record)
+RECORD_LABELS = {
+    "output_tokens_per_s_per_chip": "output tok/s per chip",
+    "tokens_per_s_per_chip": "tokens/s per chip",
+    "tpot_s": "TPOT",
+    "ttft_s": "TTFT",
+}
+
+
+def track_record_text(record: Mapping[str, Any]) -> str:
+    """How close the model has come on published runs like this one, a clause per metric: half of them within
+    +-x%, with how many runs of which scope ('' without a record)."""
+    if not record:
+        return ""
+    parts = [
+        f"{RECORD_LABELS[m]} within {r['median_ape_pct']:.0f}% ({count_text(r['n'])} runs, {r['scope']})"
+        for m, r in record.items()
+    ]
+    return "Track record: half of the published runs like it read " + "; ".join(parts) + " (docs/accuracy.md)"
+
+
 def plan_serve_why(report: Mapping[str, Any]) -> str:
     """Why the answer wins, from its simulated check: what its chips cost an hour, where its steady iteration goes
     (the three largest components), and the next option that also passed, with its cost ('' with no answer)."""
@@ -299,6 +320,7 @@ def explain_plan_serve(report: dict[str, Any]) -> dict[str, Any]:
     """The report with its verdict and why the answer wins, as every interface gives them."""
     report["verdict"] = plan_serve_verdict(report)[0]
     report["why"] = plan_serve_why(report)
+    report["track_record_text"] = track_record_text((report.get("best") or {}).get("track_record") or {})
     return report
 
 

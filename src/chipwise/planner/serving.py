@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_region
 from chipwise.economics.pricing import check_mode
 from chipwise.economics.rental import filled, split_rent
@@ -756,6 +757,20 @@ def served_tokens(job: ServingJob, summary: Mapping[str, Any]) -> tuple[float, f
     return float(summary["output_tokens_per_s"]), float(summary["throughput_tokens_per_s"])
 
 
+def serving_track_record(pools: Sequence[Pool]) -> dict[str, Any]:
+    """How far the model has been from published runs like this deployment (catalog.track_record), per metric:
+    TTFT by the engine and chip family of the pool that encodes the prompts, TPOT and throughput by the decoding
+    pool's."""
+    roles = {p.role: p.setup for p in pools}
+    prefill, decode = roles.get("prefill", pools[0].setup), roles.get("decode", pools[0].setup)
+    return track_record(
+        "serve",
+        (decode.system.chip.family, decode.system.chip.vendor),
+        decode.engine.engine,
+        metrics={"ttft_s": ((prefill.system.chip.family, prefill.system.chip.vendor), prefill.engine.engine)},
+    )
+
+
 def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     """DESIGN.md's `chipwise predict` for a serve scenario: a missing plan is searched, then simulated."""
     check_mode(sc.pricing)
@@ -830,6 +845,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
             }
         ),
         "engine_carried": engine_carried(catalog, [(p.setup.engine.engine, p.setup.system) for p in setup.pools]),
+        "track_record": serving_track_record(setup.pools),
         "simulation": {
             "wall_s": summary["simulation_wall_s"],
             "makespan_s": summary["makespan_s"],

@@ -32,6 +32,7 @@ from chipwise.planner.serving import (
     kv_path,
     precisions,
     served_tokens,
+    serving_track_record,
     speculation_options,
     stat_ok,
     steady_breakdown,
@@ -775,6 +776,7 @@ def _check(
         "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
         "breakdown": breakdown,
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
+        "track_record": serving_track_record(setup.pools),
         "simulated": summary["simulated"],
         "scenario": _scenario(model_name, job, targets, setup, summary["simulated"], pricing, region),
     }

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_pue, check_region, site_for
 from chipwise.economics.power import PowerModel, check_fraction, power_model
 from chipwise.economics.pricing import check_mode, price_per_chip_hour
@@ -191,6 +192,7 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
     result["plan_source"] = "given" if sc.plan and len(sc.plan) >= 4 else ("partial" if sc.plan else "searched")
+    result["track_record"] = track_record("train", (system.chip.family, system.chip.vendor))
     return attach_economics(
         result, catalog, system, sc.chips, sc.pricing, sc.region, sc.provider, model=model, utilisation=sc.utilisation
     )

@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.interfaces.format import RECORD_LABELS
+from chipwise.serve.plan import count_text
 
 console = Console(soft_wrap=False)
 err_console = Console(stderr=True)
@@ -112,6 +114,27 @@ def figure_table(title: str, **options: Any) -> Table:
     table.add_column("figure", no_wrap=True, style="bold")
     table.add_column("value")
     return table
+
+
+def print_track_record(record: Mapping[str, Any]) -> None:
+    """A prediction's track record (catalog.track_record): how far the model has been from published runs like it,
+    per metric; nothing without one."""
+    if not record:
+        return
+    table = Table(title="Track record: chipwise against published runs like this one (docs/accuracy.md)")
+    table.add_column("metric")
+    table.add_column("runs compared")
+    for name in ("half within", "4 in 5 within", "median error"):
+        table.add_column(name, justify="right")
+    for metric, r in record.items():
+        table.add_row(
+            RECORD_LABELS[metric],
+            f"{count_text(r['n'])} ({r['scope']})",
+            f"{r['median_ape_pct']:.0f}%",
+            f"{r['p80_ape_pct']:.0f}%",
+            f"{r['median_error_pct']:+.0f}%",
+        )
+    console.print(table)
 
 
 def compact_table(title: str) -> Table:

@@ -11,7 +11,14 @@ from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import compact_table, console, figure_table, print_json, projected_banner
+from chipwise.interfaces.cli.common import (
+    compact_table,
+    console,
+    figure_table,
+    print_json,
+    print_track_record,
+    projected_banner,
+)
 from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
@@ -267,6 +274,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         ]
         bd.add_row(COMPONENT_LABELS[k], *cells[0], *cells[1])
     console.print(bd)
+    print_track_record(r.get("track_record") or {})
     if sources:
         ft = Table(title="Figures used", header_style="bold")
         for c in ("figure", "value", "status", "source / derivation"):
@@ -493,6 +501,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
     if report.get("why"):
         console.print(report["why"])
+    if report.get("track_record_text"):
+        console.print(report["track_record_text"], style="dim")
     s = report["search"]
     on = f" (the checks on {s['check_processes']} processes)" if s.get("check_processes", 1) > 1 else ""
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s{on}", style="dim")

@@ -8,7 +8,13 @@ from typing import Any
 from rich.table import Table
 
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import compact_table, console, figure_table, projected_banner
+from chipwise.interfaces.cli.common import (
+    compact_table,
+    console,
+    figure_table,
+    print_track_record,
+    projected_banner,
+)
 from chipwise.train.explain import BREAKDOWN_LABELS
 
 
@@ -175,6 +181,7 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         if v > 0:
             bd.add_row(BREAKDOWN_LABELS[k], f"{v:.3f}", fmt.percent(r["breakdown_fraction"][k]))
     console.print(bd)
+    print_track_record(r.get("track_record") or {})
     if sources:
         ft = Table(title="Figures used", header_style="bold")
         for c in ("figure", "value", "status", "source / derivation"):

@@ -1,0 +1,119 @@
+"""How far chipwise's predictions have been from published measurements, per metric, by the serving engine and the
+chip family a run was priced with: the record `scripts/write_accuracy.py` writes to data/track_record.json from
+`chipwise validate` on the published runs (../shared/data and the held-out files in docs/research), which a
+prediction quotes beside its figures.
+
+A record answers "how close has chipwise come on runs like mine": half of the published runs of its scope were
+predicted within `median_ape_pct`, four in five within `p80_ape_pct`, and the median signed error says which way
+the model leans there. The narrowest scope with at least `min_runs` measurements is quoted: the engine on the chip
+family, then any engine on the family (the chip's figures are the family's), then the engine on any chip, then any
+engine on the vendor's chips, then every run of the kind.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+#: a scope's engine or chip family that stands for all of them
+ANY = "*"
+#: a scope's chips that are all of one vendor's: VENDOR + "nvidia"
+VENDOR = "vendor:"
+RECORD_FILE = "track_record.json"
+#: the metrics a record is kept for, per kind of run (a training step time is read as its throughput)
+METRICS = {
+    "serve": ("output_tokens_per_s_per_chip", "tpot_s", "ttft_s"),
+    "train": ("tokens_per_s_per_chip",),
+}
+
+
+#: a chip's (family, vendor)
+Scope = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Record:
+    """One metric's errors over the published runs of one scope (error = 100 (predicted - measured) / measured)."""
+
+    kind: str
+    metric: str
+    engine: str
+    family: str
+    n: int
+    held_out: int
+    median_ape_pct: float
+    p80_ape_pct: float
+    median_error_pct: float
+
+    @property
+    def scope(self) -> str:
+        """'vllm on hopper', 'vllm, any chip', 'any engine on hopper', 'any engine on amd chips', 'all serving
+        runs'; training has no engine: 'hopper', 'aws chips', 'all training runs'."""
+        chips = chips_label(self.family)
+        if self.family == ANY and self.engine == ANY:
+            return "all serving runs" if self.kind == "serve" else "all training runs"
+        if self.kind == "train":
+            return chips
+        engine = (
+            "any engine"
+            if self.engine == ANY
+            else f"the {self.engine} profile"
+            if self.engine == "default"
+            else self.engine
+        )
+        return f"{engine}, any chip" if self.family == ANY else f"{engine} on {chips}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "scope": self.scope}
+
+
+@functools.cache
+def _load() -> dict[str, Any]:
+    path = resources.files("chipwise.catalog") / "data" / RECORD_FILE
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def record_file() -> dict[str, Any]:
+    """The whole record as written (generation date, files, minimum runs, groups, staleness guard rows)."""
+    return _load()
+
+
+def chips_label(family: str) -> str:
+    """A scope's chips as outputs name them: a family ('hopper'), a vendor's ('amd chips'), or '*'."""
+    return f"{family.removeprefix(VENDOR)} chips" if family.startswith(VENDOR) else family
+
+
+def vendor_scope(vendor: str) -> str:
+    """The chip scope of all of a vendor's chips."""
+    return VENDOR + vendor
+
+
+def lookup(kind: str, metric: str, family: str, vendor: str, engine: str = ANY) -> Record | None:
+    """The narrowest scope's record for `metric` of a `kind` run on a chip `family` of `vendor` (and serving
+    `engine`); None where the record holds nothing for the metric."""
+    groups = {(g["engine"], g["family"]): g for g in _load().get(kind, {}).get(metric, [])}
+    scopes = [(engine, family), (ANY, family), *([(engine, ANY)] if engine != ANY else []), (ANY, vendor_scope(vendor))]
+    for key in [*dict.fromkeys(scopes), (ANY, ANY)]:
+        g = groups.get(key)
+        if g is not None:
+            return Record(kind=kind, metric=metric, **g)
+    return None
+
+
+def track_record(
+    kind: str, chip: Scope, engine: str = ANY, metrics: dict[str, tuple[Scope, str]] | None = None
+) -> dict[str, Any]:
+    """{metric: record JSON} for every metric of `kind` on a chip (its family and vendor); `metrics` may give a
+    metric its own (chip, engine), as a disaggregated deployment's TTFT is its prefill pool's and its TPOT its
+    decode pool's."""
+    out: dict[str, Any] = {}
+    for metric in METRICS[kind]:
+        (family, vendor), eng = (metrics or {}).get(metric, (chip, engine))
+        rec = lookup(kind, metric, family, vendor, eng)
+        if rec is not None:
+            out[metric] = rec.as_json()
+    return out
