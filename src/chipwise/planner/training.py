@@ -269,6 +269,7 @@ def plan_training(
         for rank, i in enumerate(search.top(top_plans)):
             row = plan_result(search, i)
             row["plan_rank"] = rank + 1
+            row["track_record"] = track_record("train", (system.chip.family, system.chip.vendor))
             attach_economics(
                 row,
                 catalog,

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import Figure, RentalEntry
+from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import quantity
 from chipwise.errors import UnknownNameError
 from chipwise.hardware import hardware
@@ -22,6 +23,7 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     print_json,
+    print_track_record,
 )
 from chipwise.serve.engine import (
     ENGINES,
@@ -338,7 +340,9 @@ def engine(
     sources: SourcesFlag = False,
 ) -> None:
     """Show every figure a serving engine is priced with (on a chip family with --chip), the catalog level each
-    comes from (the defaults, an engine family, or a fit on the family), and with --sources its derivation."""
+    comes from (the defaults, an engine family, or a fit on the family), and with --sources its derivation; with
+    --chip, how far its predictions have been from the published runs of the engine on the family (the track
+    record)."""
     cat = catalog_from(catalog_files, sets)
     check_engine_name(name)
     family = _chip_family(cat, chip) if chip else ""
@@ -355,6 +359,8 @@ def engine(
         state = f"no serving run of {name} on {family} was fitted: its figures are carried from {carried}"
     else:
         state = f"fitted to serving runs of {name} on {family}"
+    vendor = next((c.vendor for c in cat.chips.values() if c.family == family), "")
+    record = track_record("serve", (family, vendor), name) if family else {}
     if as_json:
         print_json(
             {
@@ -363,6 +369,7 @@ def engine(
                 "fitted": fitted,
                 "carried_from": carried,
                 "figures": {k: {**figure_json(cat, f), "level": level} for k, (f, level) in figs.items()},
+                "track_record": record,
             }
         )
         return
@@ -375,3 +382,4 @@ def engine(
             row.append(_origin(cat, fig))
         table.add_row(*row)
     console.print(table)
+    print_track_record(record)

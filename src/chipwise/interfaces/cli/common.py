@@ -117,22 +117,29 @@ def figure_table(title: str, **options: Any) -> Table:
 
 
 def print_track_record(record: Mapping[str, Any]) -> None:
-    """A prediction's track record (catalog.track_record): how far the model has been from published runs like it,
-    per metric; nothing without one."""
+    """A prediction's track record (catalog.track_record): how far the model has been from the published runs of
+    its scope, per metric; the scope in the title where every metric shares one; nothing without a record."""
     if not record:
         return
-    table = Table(title="Track record: chipwise against published runs like this one (docs/accuracy.md)")
+    scopes = {r["scope"] for r in record.values()}
+    shared = scopes.pop() if len(scopes) == 1 else None
+    table = Table(
+        title=f"Track record: chipwise against published runs ({shared or 'the narrowest scope with ten'}; "
+        "docs/accuracy.md)"
+    )
     table.add_column("metric")
-    table.add_column("runs compared")
-    for name in ("half within", "4 in 5 within", "median error"):
+    for name in ("runs", "half within", "4 in 5 within", "median error"):
         table.add_column(name, justify="right")
+    if shared is None:
+        table.add_column("scope")
     for metric, r in record.items():
         table.add_row(
             RECORD_LABELS[metric],
-            f"{count_text(r['n'])} ({r['scope']})",
+            count_text(r["n"]),
             f"{r['median_ape_pct']:.0f}%",
             f"{r['p80_ape_pct']:.0f}%",
             f"{r['median_error_pct']:+.0f}%",
+            *([] if shared else [r["scope"]]),
         )
     console.print(table)
 

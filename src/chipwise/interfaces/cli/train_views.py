@@ -112,9 +112,28 @@ def print_ranking(report: dict[str, Any]) -> None:
         estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
         if estimated:
             console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
+        _track_records(report["results"])
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def _track_records(rows: list[dict[str, Any]]) -> None:
+    """The ranked rows' track records (catalog.track_record), a line per scope: how far the model's tokens/s per
+    chip has been from the published training runs of each row's chip family."""
+    scopes = {rec["scope"]: rec for r in rows for rec in (r.get("track_record") or {}).values()}
+    if not scopes:
+        return
+    table = compact_table("Track record: tokens/s per chip against published training runs (docs/accuracy.md)")
+    table.add_column("chips")
+    for name in ("runs", "half within", "4 in 5 within", "median error"):
+        table.add_column(name, justify="right")
+    for scope, rec in scopes.items():
+        table.add_row(
+            scope, f"{rec['n']:,}", f"{rec['median_ape_pct']:.0f}%", f"{rec['p80_ape_pct']:.0f}%",
+            f"{rec['median_error_pct']:+.0f}%",
+        )  # fmt: skip
+    console.print(table)
 
 
 def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
