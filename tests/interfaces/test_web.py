@@ -95,6 +95,12 @@ def test_plan_train_ranks_a_small_case(server: ChipwiseServer) -> None:
     assert all(r["time_to_train_s"] > 0 and 0 < r["mfu"] < 1 and r["breakdown"] for r in rows)
     assert report["pareto"] and set(report["pareto"]) <= set(range(len(rows)))
     assert 0 in report["pareto"]  # the cheapest is always on the cost-time front
+    # a row's breakdown card quotes its chip family's published training runs
+    assert {r["hardware"]: r["track_record"]["tokens_per_s_per_chip"]["scope"] for r in rows} == {
+        "h100-sxm": "hopper",
+        "trn2": "aws chips",
+    }
+    assert b'id="bd-track"' in _get(server, "/")[2]
 
 
 def test_predict_a_training_scenario(server: ChipwiseServer) -> None:
