@@ -73,8 +73,14 @@ def test_scope_names() -> None:
 def test_a_split_quotes_each_metric_by_its_own_pool() -> None:
     out = track_record("serve", ("hopper", "nvidia"), "vllm", metrics={"ttft_s": (("blackwell", "nvidia"), "sglang")})
     assert set(out) == set(METRICS["serve"])
-    assert out["ttft_s"]["scope"] == "sglang on blackwell"
-    assert out["tpot_s"]["scope"] == "vllm on hopper"
+    assert out["ttft_s"]["scope"] == out["ttft_s"]["asked"] == "sglang on blackwell"
+    assert out["tpot_s"]["scope"] == out["tpot_s"]["asked"] == "vllm on hopper"
+
+
+def test_a_family_without_published_runs_says_which_scope_stands_in() -> None:
+    """Trainium3 (announced) has no published serving run: the AWS chips' record stands in, and says it does."""
+    out = track_record("serve", ("trainium3", "aws"), "vllm-neuron")
+    assert {(r["scope"], r["asked"]) for r in out.values()} == {("any engine on aws chips", "vllm-neuron on trainium3")}
 
 
 def test_the_record_was_written_by_the_current_model(catalog: Catalog, shared_data: Path) -> None:

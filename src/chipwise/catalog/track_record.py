@@ -109,11 +109,13 @@ def track_record(
 ) -> dict[str, Any]:
     """{metric: record JSON} for every metric of `kind` on a chip (its family and vendor); `metrics` may give a
     metric its own (chip, engine), as a disaggregated deployment's TTFT is its prefill pool's and its TPOT its
-    decode pool's."""
+    decode pool's. Each record names the scope it was `asked` for, which a wider one stands in for where the
+    published runs of the asked one are too few (a new or projected chip family, an engine seldom measured)."""
     out: dict[str, Any] = {}
     for metric in METRICS[kind]:
         (family, vendor), eng = (metrics or {}).get(metric, (chip, engine))
         rec = lookup(kind, metric, family, vendor, eng)
         if rec is not None:
-            out[metric] = rec.as_json()
+            asked = Record(kind, metric, eng if kind == "serve" else ANY, family, 0, 0, 0.0, 0.0, 0.0).scope
+            out[metric] = {**rec.as_json(), "asked": asked}
     return out

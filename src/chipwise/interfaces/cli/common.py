@@ -123,8 +123,10 @@ def print_track_record(record: Mapping[str, Any]) -> None:
         return
     scopes = {r["scope"] for r in record.values()}
     shared = scopes.pop() if len(scopes) == 1 else None
+    asked = {r.get("asked", r["scope"]) for r in record.values()}
+    fewer = f"; fewer than ten of {next(iter(asked))}" if shared and len(asked) == 1 and asked != {shared} else ""
     table = Table(
-        title=f"Track record: chipwise against published runs ({shared or 'the narrowest scope with ten'}; "
+        title=f"Track record: chipwise against published runs ({shared or 'the narrowest scope with ten'}{fewer}; "
         "docs/accuracy.md)"
     )
     table.add_column("metric")
