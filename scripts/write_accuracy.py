@@ -21,6 +21,7 @@ from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import ANY, chips_label, vendor_scope
 from chipwise.catalog.track_record import METRICS as RECORD_METRICS
+from chipwise.interfaces.format import RECORD_LABELS
 from chipwise.validation.consistency import NOTE_LEAD, SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.report import error_stats, mape_cell
 from chipwise.validation.run import validate_file
@@ -228,8 +229,6 @@ def _heldout(cat: Any) -> tuple[list[str], dict[str, dict[str, Any]]]:
 
 #: a track-record scope is kept only with at least this many measured metrics
 MIN_RUNS = 10
-#: metric names as the track record keeps them
-RECORD_LABELS = {"output_tokens_per_s_per_chip": "output tok/s per chip", "tpot_s": "TPOT", "ttft_s": "TTFT"}
 
 
 def _errors(cat: Any, report: dict[str, Any], held_out: bool) -> Iterator[tuple[str, str, str, str, float, bool]]:
@@ -307,11 +306,11 @@ def _track_record(
     lines = [
         "## Track record quoted with predictions",
         "",
-        f"`chipwise predict` and `chipwise plan serve` quote, beside a prediction, how far the model has been from "
-        f"the published runs of its serving engine on its chip family: the shared table and the {len(heldout)} "
-        f"held-out files pooled (`{TRACK.relative_to(ROOT)}`, written with this document). Half of a scope's "
-        "measured metrics were predicted within the first figure, four in five within the second (scopes of at "
-        f"least {MIN_RUNS} metrics; `*` is any):",
+        "`chipwise predict`, `plan serve`, `plan train` and `catalog engine ENGINE --chip ID` quote how far the "
+        "model has been from the published runs of a serving engine on a chip family: the shared table and the "
+        f"{len(heldout)} held-out files pooled (`{TRACK.relative_to(ROOT)}`, written with this document). Half of "
+        "a scope's measured metrics were predicted within the first figure, four in five within the second (scopes "
+        f"of at least {MIN_RUNS} metrics; `*` is any):",
         "",
         "| engine | chip family | " + " | ".join(f"{RECORD_LABELS[m]} (n)" for m in METRICS) + " |",
         "|---|---|" + "---:|" * len(METRICS),

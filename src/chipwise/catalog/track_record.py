@@ -50,21 +50,7 @@ class Record:
 
     @property
     def scope(self) -> str:
-        """'vllm on hopper', 'vllm, any chip', 'any engine on hopper', 'any engine on amd chips', 'all serving
-        runs'; training has no engine: 'hopper', 'aws chips', 'all training runs'."""
-        chips = chips_label(self.family)
-        if self.family == ANY and self.engine == ANY:
-            return "all serving runs" if self.kind == "serve" else "all training runs"
-        if self.kind == "train":
-            return chips
-        engine = (
-            "any engine"
-            if self.engine == ANY
-            else f"the {self.engine} profile"
-            if self.engine == "default"
-            else self.engine
-        )
-        return f"{engine}, any chip" if self.family == ANY else f"{engine} on {chips}"
+        return scope_label(self.kind, self.engine, self.family)
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "scope": self.scope}
@@ -80,6 +66,18 @@ def _load() -> dict[str, Any]:
 def record_file() -> dict[str, Any]:
     """The whole record as written (generation date, files, minimum runs, groups, staleness guard rows)."""
     return _load()
+
+
+def scope_label(kind: str, engine: str, family: str) -> str:
+    """'vllm on hopper', 'vllm, any chip', 'any engine on hopper', 'any engine on amd chips', 'all serving runs';
+    training has no engine: 'hopper', 'aws chips', 'all training runs'."""
+    if family == ANY and engine == ANY:
+        return "all serving runs" if kind == "serve" else "all training runs"
+    chips = chips_label(family)
+    if kind == "train":
+        return chips
+    name = "any engine" if engine == ANY else f"the {engine} profile" if engine == "default" else engine
+    return f"{name}, any chip" if family == ANY else f"{name} on {chips}"
 
 
 def chips_label(family: str) -> str:
@@ -116,6 +114,5 @@ def track_record(
         (family, vendor), eng = (metrics or {}).get(metric, (chip, engine))
         rec = lookup(kind, metric, family, vendor, eng)
         if rec is not None:
-            asked = Record(kind, metric, eng if kind == "serve" else ANY, family, 0, 0, 0.0, 0.0, 0.0).scope
-            out[metric] = {**rec.as_json(), "asked": asked}
+            out[metric] = {**rec.as_json(), "asked": scope_label(kind, eng if kind == "serve" else ANY, family)}
     return out
