@@ -384,3 +384,24 @@ def test_plan_serve_refuses_a_draft_no_engine_runs(capsys: pytest.CaptureFixture
     """--speculative eagle:100000 answered 433 H100s."""
     argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--hardware", "h100-sxm"]
     assert "k from 1 to 16" in run_error(capsys, [*argv, "--speculative", "eagle:100000"])
+
+
+def test_a_split_quotes_each_metric_by_its_own_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """B200 prefill beside H200 decode: TTFT quotes TensorRT-LLM's published runs on Blackwell, TPOT and throughput
+    those on Hopper, and the table names each row's scope."""
+    sc = tmp_path / "split.yaml"
+    sc.write_text(
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: h200\nchips: 3\nprecision: fp8\ninput_tokens: 2048\n"
+        "output_tokens: 128\narrival_rate: 2\nrequests: 200\n"
+        "plan: {disaggregated: true, prefill: {hardware: b200, tp: 1}, decode: {hardware: h200, tp: 2}}\n"
+    )
+    data = run_json(capsys, ["predict", str(sc), "--json"])
+    scopes = {m: r["scope"] for m, r in data["track_record"].items()}
+    assert scopes == {
+        "output_tokens_per_s_per_chip": "trtllm on hopper",
+        "tpot_s": "trtllm on hopper",
+        "ttft_s": "trtllm on blackwell",
+    }
+    assert run(["predict", str(sc)]) == 0
+    text = capsys.readouterr().out
+    assert "Track record: chipwise against published runs like it" in text and "trtllm on blackwell" in text

@@ -125,10 +125,10 @@ def print_track_record(record: Mapping[str, Any]) -> None:
     shared = scopes.pop() if len(scopes) == 1 else None
     asked = {r.get("asked", r["scope"]) for r in record.values()}
     fewer = f"; fewer than ten of {next(iter(asked))}" if shared and len(asked) == 1 and asked != {shared} else ""
-    table = Table(
-        title=f"Track record: chipwise against published runs ({shared or 'the narrowest scope with ten'}{fewer}; "
-        "docs/accuracy.md)"
+    runs = (
+        f"published runs ({shared}{fewer}; docs/accuracy.md)" if shared else "published runs like it (docs/accuracy.md)"
     )
+    table = Table(title=f"Track record: chipwise against {runs}")
     table.add_column("metric")
     for name in ("runs", "half within", "4 in 5 within", "median error"):
         table.add_column(name, justify="right")
