@@ -386,7 +386,9 @@ def test_plan_serve_refuses_a_draft_no_engine_runs(capsys: pytest.CaptureFixture
     assert "k from 1 to 16" in run_error(capsys, [*argv, "--speculative", "eagle:100000"])
 
 
-def test_a_split_quotes_each_metric_by_its_own_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_split_quotes_each_metric_by_its_own_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """B200 prefill beside H200 decode: TTFT quotes TensorRT-LLM's published runs on Blackwell, TPOT and throughput
     those on Hopper, and the table names each row's scope."""
     sc = tmp_path / "split.yaml"
@@ -402,6 +404,7 @@ def test_a_split_quotes_each_metric_by_its_own_pool(tmp_path: Path, capsys: pyte
         "tpot_s": "trtllm on hopper",
         "ttft_s": "trtllm on blackwell",
     }
+    monkeypatch.setenv("COLUMNS", "240")  # wide enough that no title or scope folds
     assert run(["predict", str(sc)]) == 0
     text = capsys.readouterr().out
     assert "Track record: chipwise against published runs like it" in text and "trtllm on blackwell" in text
