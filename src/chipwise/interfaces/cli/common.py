@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.catalog.track_record import record_file
 from chipwise.interfaces.format import RECORD_LABELS
 from chipwise.serve.plan import count_text
 
@@ -116,6 +117,20 @@ def figure_table(title: str, **options: Any) -> Table:
     return table
 
 
+#: the columns of a track record's figures (track_record_cells)
+TRACK_COLUMNS = ("runs", "half within", "4 in 5 within", "median error")
+
+
+def track_record_cells(r: Mapping[str, Any]) -> list[str]:
+    """One scope's figures as a track-record table prints them (TRACK_COLUMNS)."""
+    return [
+        count_text(r["n"]),
+        f"{r['median_ape_pct']:.0f}%",
+        f"{r['p80_ape_pct']:.0f}%",
+        f"{r['median_error_pct']:+.0f}%",
+    ]
+
+
 def print_track_record(record: Mapping[str, Any]) -> None:
     """A prediction's track record (catalog.track_record): how far the model has been from the published runs of
     its scope, per metric; the scope in the title where every metric shares one; nothing without a record."""
@@ -124,25 +139,20 @@ def print_track_record(record: Mapping[str, Any]) -> None:
     scopes = {r["scope"] for r in record.values()}
     shared = scopes.pop() if len(scopes) == 1 else None
     asked = {r.get("asked", r["scope"]) for r in record.values()}
-    fewer = f"; fewer than ten of {next(iter(asked))}" if shared and len(asked) == 1 and asked != {shared} else ""
+    fewer = ""
+    if shared and len(asked) == 1 and asked != {shared}:
+        fewer = f"; fewer than {record_file()['min_runs']} of {next(iter(asked))}"
     runs = (
         f"published runs ({shared}{fewer}; docs/accuracy.md)" if shared else "published runs like it (docs/accuracy.md)"
     )
     table = Table(title=f"Track record: chipwise against {runs}")
     table.add_column("metric")
-    for name in ("runs", "half within", "4 in 5 within", "median error"):
+    for name in TRACK_COLUMNS:
         table.add_column(name, justify="right")
     if shared is None:
         table.add_column("scope")
     for metric, r in record.items():
-        table.add_row(
-            RECORD_LABELS[metric],
-            count_text(r["n"]),
-            f"{r['median_ape_pct']:.0f}%",
-            f"{r['p80_ape_pct']:.0f}%",
-            f"{r['median_error_pct']:+.0f}%",
-            *([] if shared else [r["scope"]]),
-        )
+        table.add_row(RECORD_LABELS[metric], *track_record_cells(r), *([] if shared else [r["scope"]]))
     console.print(table)
 
 

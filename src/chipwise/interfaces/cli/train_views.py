@@ -9,11 +9,13 @@ from rich.table import Table
 
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
+    TRACK_COLUMNS,
     compact_table,
     console,
     figure_table,
     print_track_record,
     projected_banner,
+    track_record_cells,
 )
 from chipwise.train.explain import BREAKDOWN_LABELS
 
@@ -126,13 +128,10 @@ def _track_records(rows: list[dict[str, Any]]) -> None:
         return
     table = compact_table("Track record: tokens/s per chip against published training runs (docs/accuracy.md)")
     table.add_column("chips")
-    for name in ("runs", "half within", "4 in 5 within", "median error"):
+    for name in TRACK_COLUMNS:
         table.add_column(name, justify="right")
     for scope, rec in scopes.items():
-        table.add_row(
-            scope, f"{rec['n']:,}", f"{rec['median_ape_pct']:.0f}%", f"{rec['p80_ape_pct']:.0f}%",
-            f"{rec['median_error_pct']:+.0f}%",
-        )  # fmt: skip
+        table.add_row(scope, *track_record_cells(rec))
     console.print(table)
 
 
