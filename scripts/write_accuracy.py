@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +269,7 @@ def _record_groups(errors: Iterable[tuple[str, str, str, str, float, bool]]) -> 
     return out
 
 
-def _guard(report: dict[str, Any], kind: str, file: str, key: Any) -> list[dict[str, Any]]:
+def _guard(report: dict[str, Any], kind: str, file: str, key: Callable[[dict[str, Any]], str]) -> list[dict[str, Any]]:
     """The first predicted metric of the first row of each `key(row)` group: tests re-predict them to tell a
     record that no longer matches the model."""
     seen: dict[str, dict[str, Any]] = {}

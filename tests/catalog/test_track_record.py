@@ -9,10 +9,8 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.catalog.track_record import ANY, METRICS, Record, lookup, record_file, track_record, vendor_scope
-from chipwise.hardware import hardware
-from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.run import validate_file
-from chipwise.validation.serving import predict_row
+from chipwise.validation.serving import catalog_rows, predict_row
 
 STALE = "the track record no longer matches the model: regenerate it with `make accuracy` (scripts/write_accuracy.py)"
 
@@ -89,11 +87,7 @@ def test_the_record_was_written_by_the_current_model(catalog: Catalog, shared_da
     guards = record_file()["guard"]
     assert {g["kind"] for g in guards} == {"serve", "train"}
     serve_ids = {g["id"] for g in guards if g["kind"] == "serve"}
-    rows = read_inference(
-        shared_data / "groundtruth_inference.csv",
-        known_chips=frozenset(catalog.chips),
-        aliases=hardware(catalog).chip_aliases(),
-    )
+    rows = catalog_rows(catalog, shared_data / "groundtruth_inference.csv")
     now = {(r.id, r.metric): r.predicted for row in rows if row.id in serve_ids for r in predict_row(catalog, row)}
     train = validate_file(catalog, shared_data / "groundtruth_training.csv", "train")
     now.update({(r["id"], r["metric"]): r["predicted"] for r in train["rows"]})

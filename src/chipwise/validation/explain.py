@@ -10,19 +10,14 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.hardware import hardware
 from chipwise.planner.serving import figures_used, plan_dict, where_time_goes, whole_count
-from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving import compare, one_line, prepare, simulate_case
+from chipwise.validation.serving import catalog_rows, compare, one_line, prepare, simulate_case
 
 
 def explain_serving(catalog: Catalog, path: Path, ids: Sequence[str]) -> list[dict[str, Any]]:
     """One explanation per id, in the order given; a row that cannot be predicted says why."""
-    rows = {
-        r.id: r
-        for r in read_inference(path, known_chips=frozenset(catalog.chips), aliases=hardware(catalog).chip_aliases())
-    }
+    rows = {r.id: r for r in catalog_rows(catalog, path)}
     missing = [i for i in ids if i not in rows]
     if missing:
         raise ChipwiseError(

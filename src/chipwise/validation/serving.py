@@ -963,12 +963,16 @@ def predict_row(catalog: Catalog, row: InferenceRow) -> list[RowResult]:
     return predict_case(prepare(catalog, row))
 
 
+def catalog_rows(catalog: Catalog, path: Path) -> list[InferenceRow]:
+    """A serving ground-truth CSV's rows, their chips read against the catalog's chips and aliases."""
+    return read_inference(path, known_chips=frozenset(catalog.chips), aliases=hardware(catalog).chip_aliases())
+
+
 def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
     """`chipwise validate` on a serving ground-truth CSV: one entry per measured metric of each row."""
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
-    known = frozenset(catalog.chips)
-    for row in read_inference(path, known_chips=known, aliases=hardware(catalog).chip_aliases()):
+    for row in catalog_rows(catalog, path):
         try:
             rows = predict_row(catalog, row)
         except ChipwiseError as exc:

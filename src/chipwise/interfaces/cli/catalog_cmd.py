@@ -319,12 +319,12 @@ def show(
         )
 
 
-def _chip_family(cat: Catalog, chip: str) -> str:
-    """A chip family named directly, or the family of a chip id or alias."""
+def _chip_family(cat: Catalog, chip: str) -> tuple[str, str]:
+    """(family, vendor) of a chip family named directly, or of a chip id or alias."""
     key = chip.strip().lower()
-    if any(c.family == key for c in cat.chips.values()):
-        return key
-    return hardware(cat).chip(chip).family
+    named = next((c for c in cat.chips.values() if c.family == key), None)
+    found = named or hardware(cat).chip(chip)
+    return found.family, found.vendor
 
 
 @app.command("engine")
@@ -345,7 +345,7 @@ def engine(
     record)."""
     cat = catalog_from(catalog_files, sets)
     check_engine_name(name)
-    family = _chip_family(cat, chip) if chip else ""
+    family, vendor = _chip_family(cat, chip) if chip else ("", "")
     if family:
         engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
     figs = engine_figures(cat, name, family)
@@ -359,7 +359,6 @@ def engine(
         state = f"no serving run of {name} on {family} was fitted: its figures are carried from {carried}"
     else:
         state = f"fitted to serving runs of {name} on {family}"
-    vendor = next((c.vendor for c in cat.chips.values() if c.family == family), "")
     record = track_record("serve", (family, vendor), name) if family else {}
     if as_json:
         print_json(
