@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
+from chipwise.perf.compute import gemm_compute_time
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import context_attention_time, small_all_reduce, streamed_gemm_time
 from chipwise.serve.build import setup_replica
@@ -46,9 +48,14 @@ def test_weight_streaming_gemm_is_bytes_over_bandwidth(h100) -> None:  # type: i
     dev, _, _ = h100
     # one token through a 4096 x 4096 fp8 weight: the weight read dominates
     nbytes = 1.0 * 4096 * 4096 + 2.0 * 1 * (4096 + 4096)
-    expected = nbytes / (dev.hbm_bandwidth * dev.eff.memory) + dev.eff.kernel_overhead_s
+    t_memory = nbytes / (dev.hbm_bandwidth * dev.eff.memory)
+    # the compute term of one row: a 4,096-row GEMM's at the large-shape rate, over 4,096
+    t_compute = float(gemm_compute_time(4096, 4096, 4096, dev, "fp8", waves=False)) / 4096
+    assert t_compute < 0.01 * t_memory
+    expected = math.hypot(t_compute, t_memory) + dev.eff.kernel_overhead_s
     got = float(streamed_gemm_time(1, 4096, 4096, dev, "fp8", 1.0))
     assert got == pytest.approx(expected, rel=1e-9)
+    assert got == pytest.approx(t_memory + dev.eff.kernel_overhead_s, rel=1e-4)  # the larger term, far from the ridge
 
 
 def test_large_gemm_is_compute_bound_and_grouped_kernels_pay_one_launch(h100) -> None:  # type: ignore[no-untyped-def]

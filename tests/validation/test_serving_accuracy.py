@@ -58,10 +58,10 @@ def test_ttft_within_30_percent(report: dict) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 24.0  # measured 22.6
-    assert by["tpot_s"]["mape_pct"] <= 16.5  # measured 15.1
-    assert by["ttft_s"]["mape_pct"] <= 29.5  # measured 28.2
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 11.0  # measured 9.6
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 23.0  # measured 21.7 (22.6 before stop 47's roofline norm)
+    assert by["tpot_s"]["mape_pct"] <= 16.5  # measured 15.8
+    assert by["ttft_s"]["mape_pct"] <= 29.5  # measured 29.0
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 10.0  # measured 8.4
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict) -> None:

@@ -2,10 +2,11 @@
 multiplied, KV-cache reads of decode attention, and latency-bound small collectives. Every function broadcasts.
 
 Weight-streamed GEMM of (m x k) activations by a (k x n) weight stored at w bytes per element (fp4, int4, fp8):
-    t = max(t_compute, (w k n + a (m k + m n)) / (BW eta_mem)) + t_kernel
-where t_compute is `gemm_compute_time`'s compute term (tile, wave and ramp losses; Williams et al. 2009 roofline) and
-a = 2 bytes per activation element. Serving GEMMs are often too small to give every compute unit an output
-tile; engines then split K (split-K, stream-K), so no wave-quantisation loss is charged. Below FULL_ROWS rows
+    t = roofline(t_compute, (w k n + a (m k + m n)) / (BW eta_mem)) + t_kernel
+where roofline is perf.compute's (the Euclidean norm of the two terms), t_compute `gemm_compute_time`'s compute term
+(tile, wave and ramp losses; Williams et al. 2009 roofline) and a = 2 bytes per activation element. Serving GEMMs
+are often too small to give every compute unit an output tile; engines then split K (split-K, stream-K), so no
+wave-quantisation loss is charged. Below FULL_ROWS rows
 (and columns) decode and chunked-prefill kernels (64-row tiles, swap-AB, split-K GEMV) do work in proportion to m
 (and n, down to one 128-column tile) at the large-shape rate instead of padding to a whole training tile and
 running a part-empty pipeline:
@@ -31,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf import collectives as coll
-from chipwise.perf.compute import GemmColumns, gemm_columns, rows_term
+from chipwise.perf.compute import GemmColumns, gemm_columns, roofline, rows_term
 from chipwise.perf.device import Device, Topology
 
 Array = NDArray[np.float64]
@@ -80,7 +81,7 @@ class StreamedGemm:
         nbytes = g.weight_bytes + ACTIVATION_BYTES * m_a * g.width
         t_memory = nbytes / (self.dev.hbm_bandwidth * self.dev.eff.memory)
         # (a factor or count of exactly 1 is left out: dividing or multiplying by it changes no bit)
-        t = np.maximum(
+        t = roofline(
             t_compute if self.compute_factor == 1.0 else t_compute / self.compute_factor,
             t_memory if self.memory_factor == 1.0 else t_memory / self.memory_factor,
         )
@@ -172,7 +173,7 @@ def streamed_gemm_time(
     memory_factor: float = 1.0,
 ) -> Array:
     """Time of `count` GEMMs (m x k) @ (k x n), weight stored at `weight_bytes` per element, run as one (grouped)
-    kernel: count x max(t_compute / compute_factor, t_memory / memory_factor) + one kernel overhead. Factors < 1
+    kernel: count x roofline(t_compute / compute_factor, t_memory / memory_factor) + one kernel overhead. Factors < 1
     slow the matrix units and the weight streaming (grouped MoE GEMMs: routing, ragged and small groups)."""
     return streamed_gemm(n, k, dev, precision, weight_bytes, compute_factor, memory_factor).time(m, count)
 

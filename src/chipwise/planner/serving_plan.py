@@ -972,15 +972,18 @@ def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
 
 
 def _grow(setup: ServingSetup, summary: Mapping[str, Any], targets: Mapping[str, float], kept_up: bool) -> ServingSetup:
-    """The pools that missed with a fifth more replicas (at least one, filling what they rent): of a split, both
-    pools where first tokens came late (a first token waits for the prefill pool, then for a link and a slot in the
-    decode pool), the decode pool alone where only later ones did; otherwise every pool."""
+    """The pools that missed with a fifth more replicas (at least one, filling what they rent), or as many more as
+    bring the load the check measured down to MAX_CHECK_LOAD of what the fleet sustains where that is more: of a
+    split, both pools where first tokens came late (a first token waits for the prefill pool, then for a link and a
+    slot in the decode pool), the decode pool alone where only later ones did; otherwise every pool."""
     missed = {k.split("_")[0] for k, v in targets.items() if not stat_ok(summary, k, v)}
     roles = {"prefill": bool(missed & {"ttft", "e2e"}), "decode": bool(missed)}
+    util = summary.get("simulated", {}).get("utilisation") or 0.0
+    more = max(0.2, util / MAX_CHECK_LOAD - 1.0) if math.isfinite(util) else 0.2
     pools = tuple(
         Pool(
             p.setup,
-            filled(p.setup.system.rental_chips, p.setup.chips, p.replicas + max(1, math.ceil(0.2 * p.replicas))),
+            filled(p.setup.system.rental_chips, p.setup.chips, p.replicas + max(1, math.ceil(more * p.replicas))),
             p.role,
         )
         if not kept_up or not missed or roles.get(p.role, True)
