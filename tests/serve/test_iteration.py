@@ -14,7 +14,7 @@ from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.perf.compute import gemm_compute_time
 from chipwise.perf.device import device_of, topology_of
-from chipwise.perf.serving import context_attention_time, small_all_reduce, streamed_gemm_time
+from chipwise.perf.serving import attention_rate, context_attention_time, small_all_reduce, streamed_gemm_time
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import engine_profile, serving_device
 from chipwise.serve.iteration import (
@@ -73,7 +73,10 @@ def test_decode_attention_is_linear_in_context(h100) -> None:  # type: ignore[no
     dev, _, _ = h100
     one = float(context_attention_time(1000.0, 4096.0, 4096.0, dev))
     assert float(context_attention_time(3000.0, 4096.0, 4096.0, dev)) == pytest.approx(3 * one)
-    assert one == pytest.approx(1000.0 * 4096.0 / (dev.hbm_bandwidth * dev.eff.memory))
+    # a FLOP a byte: the read, with the score FLOPs joined by the roofline's norm
+    t_memory, t_compute = 4096.0 / (dev.hbm_bandwidth * dev.eff.memory), 4096.0 / attention_rate(dev, "bf16")
+    assert one == pytest.approx(1000.0 * math.hypot(t_compute, t_memory), rel=1e-12)
+    assert one == pytest.approx(1000.0 * t_memory, rel=1e-3)
 
 
 def test_small_all_reduce_pays_one_latency(h100) -> None:  # type: ignore[no-untyped-def]

@@ -12,12 +12,13 @@ makes narrow GEMMs slower than large square ones (d_half = 128: a 128-wide dimen
 (Tile and wave quantisation: NVIDIA's "Matrix Multiplication Background" guide.)
 
 Flash attention (Dao et al. 2022) computes softmax(QK^T)V tile by tile without writing the score matrix, so it
-is compute-bound at flops / (P * eta_mm * eta_attn) with IO of Q, K, V and O only.
+is compute-bound at flops / (P * eta_mm * eta_attn) with IO of Q, K, V and O only (the two joined by `roofline`).
 
 Element-wise work (norms, activations, residuals, optimizer updates) is memory-bound: bytes / (BW * eta_mem).
 
-A GEMM near the ridge point, where its compute and memory terms are alike, reaches neither roof: its tiles wait on
-HBM while the matrix units drain, so the two terms are joined by their Euclidean norm instead of the max():
+A GEMM (or an attention kernel) near the ridge point, where its compute and memory terms are alike, reaches
+neither roof: its tiles wait on HBM while the matrix units drain, so the two terms are joined by their Euclidean
+norm instead of the max():
     roofline(t_compute, t_memory) = sqrt(t_compute^2 + t_memory^2)
 which is the larger term far from the ridge and sqrt(2) x it on the ridge (the comment above `roofline` gives why).
 """
@@ -127,7 +128,7 @@ def attention_time(
     prec = "bf16" if precision in ("fp8", "fp4", "int8", "fp6") else precision
     eff = dev.eff
     rate = dev.peak_flops(prec) * eff.matmul_fraction(prec) * eff.attention
-    t = np.maximum(np.asarray(flops) / rate, np.asarray(io_bytes) / (dev.hbm_bandwidth * eff.memory))
+    t = roofline(np.asarray(flops) / rate, np.asarray(io_bytes) / (dev.hbm_bandwidth * eff.memory))
     return np.asarray(count * (t + eff.kernel_overhead_s), dtype=np.float64)
 
 

@@ -15,7 +15,7 @@ At decode batch sizes m is small and the weight read dominates.
 
 Decode attention over C cached tokens (PagedAttention, Kwon et al. 2023; FlashDecoding): it reads each token's
 K and V (or MLA latent) once and does f FLOPs per token, so
-    t = C max(f / (P eta_mm eta_attn), b / (BW eta_mem))
+    t = C roofline(f / (P eta_mm eta_attn), b / (BW eta_mem))
 which is linear in the context summed over the batch.
 
 A small all-reduce (one decode step's activations, tens of KB) is latency-bound: one-shot kernels (TensorRT-LLM
@@ -192,10 +192,12 @@ def context_attention_time(
     dev: Device,
     precision: str = "bf16",
 ) -> Array:
-    """Decode attention over `context_tokens` cached tokens: the larger of the score/value FLOPs at the fused
-    attention rate (attention_rate) and the KV bytes at the achievable HBM rate."""
+    """Decode attention over `context_tokens` cached tokens: the roofline (perf.compute.roofline) of the score/value
+    FLOPs at the fused attention rate (attention_rate) and the KV bytes at the achievable HBM rate. MLA's latent, read
+    by all of a rank's heads, puts it near the ridge under attention DP (FlashMLA's README: up to 3,000 GB/s
+    memory-bound and 660 TFLOP/s compute-bound on H800, two regimes of the one kernel)."""
     rate = attention_rate(dev, precision)
-    per_token = np.maximum(
+    per_token = roofline(
         np.asarray(flops_per_token, dtype=np.float64) / rate,
         np.asarray(bytes_per_token, dtype=np.float64) / (dev.hbm_bandwidth * dev.eff.memory),
     )
