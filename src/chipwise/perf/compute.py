@@ -41,13 +41,15 @@ D_HALF = 128.0
 
 # Why the roofline's two terms are joined by their Euclidean norm (`roofline`) rather than max(): of the p-norms
 # p = 1.5, 2, 3 and max() (p = infinity), p = 2 gives the smallest summed error over the shared serving table and the
-# 17 held-out serving files (287,854 / 287,654 / 288,376 / 290,552 summed absolute % errors), where the GEMMs of
-# decode batches of a few hundred rows sit near the ridge. DeepGEMM's FP8 table on H800 (github deepseek-ai/DeepGEMM
-# README, first release) measures its one shape on the ridge (M 4,096, N 32,768, K 512) at 233 us where the larger
-# term is 111 us. An estimate: one figure for every chip.
+# 17 held-out serving files (287,854 / 287,654 / 288,376 / 290,552 summed absolute % errors, the norm in GEMMs
+# only; 286,820 with attention's terms joined the same way), where the GEMMs of decode batches of a few hundred rows
+# sit near the ridge. DeepGEMM's FP8 table on H800 (github deepseek-ai/DeepGEMM README, first release) measures its
+# one shape on the ridge (M 4,096, N 32,768, K 512) at 233 us where the larger term is 111 us. An estimate: one
+# figure for every chip (docs/research/heldout_serving.md, "Stop 47").
 def roofline(t_compute: Array | float, t_memory: Array | float) -> Array:
-    """A GEMM's time from its compute and memory terms: their Euclidean norm, the larger term away from the ridge
-    point and sqrt(2) x it on the ridge, where neither the matrix units nor HBM run at their roof."""
+    """A kernel's time (a GEMM, attention) from its compute and memory terms: their Euclidean norm, the larger term
+    away from the ridge point and sqrt(2) x it on the ridge, where neither the matrix units nor HBM run at their
+    roof."""
     return np.asarray(np.hypot(t_compute, t_memory), dtype=np.float64)
 
 
