@@ -90,10 +90,16 @@ def vendor_scope(vendor: str) -> str:
     return VENDOR + vendor
 
 
+@functools.cache
+def _groups(kind: str, metric: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """The record's scopes of one metric, by (engine, chip family)."""
+    return {(g["engine"], g["family"]): g for g in _load().get(kind, {}).get(metric, [])}
+
+
 def lookup(kind: str, metric: str, family: str, vendor: str, engine: str = ANY) -> Record | None:
     """The narrowest scope's record for `metric` of a `kind` run on a chip `family` of `vendor` (and serving
     `engine`); None where the record holds nothing for the metric."""
-    groups = {(g["engine"], g["family"]): g for g in _load().get(kind, {}).get(metric, [])}
+    groups = _groups(kind, metric)
     scopes = [(engine, family), (ANY, family), *([(engine, ANY)] if engine != ANY else []), (ANY, vendor_scope(vendor))]
     for key in [*dict.fromkeys(scopes), (ANY, ANY)]:
         g = groups.get(key)

@@ -266,10 +266,11 @@ def plan_training(
             continue
         evaluated += search.evaluated
         feasible += search.feasible
+        record = track_record("train", (system.chip.family, system.chip.vendor))  # the chip's, for each of its rows
         for rank, i in enumerate(search.top(top_plans)):
             row = plan_result(search, i)
             row["plan_rank"] = rank + 1
-            row["track_record"] = track_record("train", (system.chip.family, system.chip.vendor))
+            row["track_record"] = record
             attach_economics(
                 row,
                 catalog,
