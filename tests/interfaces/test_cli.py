@@ -75,7 +75,7 @@ def test_catalog_engine_shows_each_figure_and_where_it_comes_from(
             if line.count("│") >= 5 and line.split("│")[1].strip()}  # fmt: skip
     assert rows["eager_host_share"] == "0.36" and rows["eager_launch"] == "69.0 us"
     assert "Track record: chipwise against published runs (sglang on blackwell" in out
-    assert rows["TPOT"] == "233"
+    assert rows["TPOT"] == "239"
 
 
 def test_catalog_engine_errors(capsys: pytest.CaptureFixture[str]) -> None:

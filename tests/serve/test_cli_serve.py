@@ -1021,3 +1021,25 @@ def test_predict_says_its_load_repeats_a_pool_of_prompts(capsys: pytest.CaptureF
     assert run(["predict", scenario.replace("POOL", ", prompt_pool: 100")]) == 0
     table = " ".join(capsys.readouterr().out.split())
     assert "repeated" in table and "distinct" in table  # the row, however the table wraps it
+
+
+def test_predict_with_a_stated_memory_share(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang's default --mem-fraction-static for Qwen3-32B on one H100 at 16 users is 0.841 (a 12,960 MiB reserve):
+    its 61 GiB of weights leave the users of 1k/128 too little cache, and they queue for it; plan.memory_fraction
+    0.88 holds them all (f x (M - reserve) - weights, serve.kvcache). A share above 1 is refused."""
+    closed = (
+        "kind: serve\nmodel: qwen3-32b\nhardware: h100-sxm\nchips: 1\nengine: sglang\ninput_tokens: 1024\n"
+        "output_tokens: 128\nconcurrency: 16\nrequests: 160\n"
+    )
+    default, stated = _predict_pair(
+        tmp_path,
+        capsys,
+        closed + "plan: {tp: 1, max_batch: 16}\n",
+        closed + "plan: {tp: 1, max_batch: 16, memory_fraction: 0.88}\n",
+    )
+    tokens = (default["plan"]["kv_cache_tokens_per_replica"], stated["plan"]["kv_cache_tokens_per_replica"])
+    assert tokens[0] < 16 * 1152 <= tokens[1]
+    assert stated["ttft_s"]["mean"] < 0.5 * default["ttft_s"]["mean"]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(closed + "plan: {tp: 1, memory_fraction: 1.5}\n")
+    assert "plan.memory_fraction" in run_error(capsys, ["predict", str(bad)])

@@ -16,7 +16,7 @@ from chipwise.perf.compute import gemm_compute_time
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import attention_rate, context_attention_time, small_all_reduce, streamed_gemm_time
 from chipwise.serve.build import setup_replica
-from chipwise.serve.engine import engine_profile, serving_device
+from chipwise.serve.engine import engine_profile, serving_device, sglang_static_fraction
 from chipwise.serve.iteration import (
     IterationInputs,
     Shapes,
@@ -369,3 +369,42 @@ def test_blockwise_factor_prices_only_a_compiled_context_encodings_experts(catal
     assert half > 0.0 and quarter == pytest.approx(3.0 * half, rel=1e-9)
     assert moe(0.25, 8.0) == moe(1.0, 8.0)  # 8 slots' 64 copies: selective loading
     assert moe(0.25, 128.0, 128.0) == moe(1.0, 128.0, 128.0)  # 128 slots' 1,024 copies: all experts, not blockwise
+
+
+def test_sglang_default_memory_fraction_follows_its_reserve_heuristic() -> None:
+    """SGLang's --mem-fraction-static when unset: 1 - reserved / memory (MiB), by hand."""
+    h100, b200 = 81559 * 2**20, 183359 * 2**20
+    # H100, TP1: 512 + 1.5 x 8,192 + 2 x 256 + 1/8 x 1,024 = 13,440 MiB
+    assert float(sglang_static_fraction(h100, 8192, 256, 1, 1, False)) == round((81559 - 13440) / 81559, 3) == 0.835
+    # B200, TP8: 512 + 1.5 x 16,384 + 2 x 512 + 1,024 = 27,136 MiB
+    assert float(sglang_static_fraction(b200, 16384, 512, 8, 1, False)) == round((183359 - 27136) / 183359, 3)
+    # a small reserve is raised to 10 GiB on a GPU above 60 GiB; a drafter adds 2 GiB
+    assert float(sglang_static_fraction(h100, 2048, 8, 1, 1, False)) == round((81559 - 10240) / 81559, 3)
+    assert float(sglang_static_fraction(h100, 2048, 8, 1, 1, True)) == round((81559 - 12288) / 81559, 3)
+    # attention DP over 8 ranks with a 512-graph batch: 512 x 8 x 4.5 MiB more (vectorised over the ranks)
+    got = sglang_static_fraction(b200, 16384, 512, np.asarray([8, 8]), np.asarray([1, 8]), False)
+    assert float(got[1]) == round((183359 - 27136 - 512 * 8 * 4.5) / 183359, 3) and float(got[1]) < float(got[0])
+
+
+def test_sglang_kv_pool_is_its_static_share_of_free_memory_less_the_weights(catalog: Catalog, hw: Hardware) -> None:
+    """SGLang (profile_max_num_token): kv = f x (memory free at start-up) - weights; its activations live in the
+    1 - f left out, so a larger prefill budget does not shrink the pool. vLLM's pool holds them."""
+    system = hw.system("b200")
+    model = load_model(catalog, "llama-3.1-70b")
+    sglang = replace(engine_profile(catalog, "sglang", system.chip.family), memory_fraction=0.85)
+    dev = serving_device(device_of(system), sglang)
+    shapes = Shapes.of(4)
+    mem = replica_memory(model, dev, sglang, shapes, "fp8", "fp8", 16384, 256, 2048.0)
+    expected = 0.85 * (dev.hbm_capacity - dev.eff.reserved_memory_bytes) - float(mem.weights)
+    assert float(mem.kv_memory) == pytest.approx(expected, rel=1e-12)
+    bigger = replica_memory(model, dev, sglang, shapes, "fp8", "fp8", 131072, 256, 2048.0)
+    assert float(bigger.kv_memory) == pytest.approx(float(mem.kv_memory), rel=1e-12)
+    vllm = engine_profile(catalog, "vllm", system.chip.family)
+    small, large = (replica_memory(model, dev, vllm, shapes, "fp8", "fp8", t, 256, 2048.0) for t in (16384, 131072))
+    assert float(large.kv_memory) < float(small.kv_memory)
+    # unset (0), the fraction is SGLang's default for the deployment, its CUDA graphs captured up to its batch of 256
+    default = replica_memory(model, dev, replace(sglang, memory_fraction=0.0), shapes, "fp8", "fp8", 16384, 256, 2048.0)
+    fraction = sglang_static_fraction(dev.hbm_capacity, 16384, 256, 4, 1, False)
+    assert float(default.kv_memory) == pytest.approx(
+        float(fraction) * (dev.hbm_capacity - dev.eff.reserved_memory_bytes) - float(default.weights), rel=1e-12
+    )

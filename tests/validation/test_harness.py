@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
 from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.harness import (
     AIPERF,
@@ -634,3 +635,67 @@ def test_guidellm_keeps_one_user_back_and_issues_for_its_window(catalog: Catalog
     assert not any("the client keeps" in n for n in over.notes)
     # it stops issuing and drains, so its 31 users do not bound its throughput: no self-consistency verdict
     assert simulate_case(fits).self_consistent is None
+
+
+@pytest.mark.parametrize(
+    ("chip", "weight", "tp", "lengths", "users", "speculative", "settings"),
+    [
+        ("b200", "fp8", 8, (1024, 1024), 64, False, (0.82, 32768, 128)),
+        ("b200", "fp8", 4, (8192, 1024), 4, False, (0.95, 8192, 32)),
+        ("b200", "fp8", 8, (8192, 1024), 64, True, (0.82, 16384, 512)),
+        ("b200", "fp4", 4, (1024, 1024), 4, False, (0.85, 16384, 256)),
+        ("h200", "fp8", 8, (1024, 1024), 4, False, (0.82, 32768, 512)),
+        ("h200", "fp8", 8, (8192, 1024), 4, False, (0.82, 32768, 256)),
+        ("mi300x", "fp8", 8, (1024, 1024), 4, False, (0.8, 131072, 0)),
+        ("mi355x", "fp4", 8, (8192, 1024), 64, False, (0.8, 32768, 0)),
+        ("mi355x", "fp4", 8, (8192, 1024), 32, False, (0.8, 196608, 0)),
+    ],
+)
+def test_inferencex_sglang_scripts_set_the_memory_share_prefill_chunk_and_running_cap(
+    chip: str,
+    weight: str,
+    tp: int,
+    lengths: tuple[float, float],
+    users: int,
+    speculative: bool,
+    settings: tuple[float, int, int],
+) -> None:
+    """dsr1_fp8_b200.sh's TP4 branch (0.95, 8,192, 32) against its TP8 one; its MTP script; H200's cap by lengths;
+    the MI355X FP4 script's smaller chunk at 8k/1k above 32 users."""
+    rule = INFERENCEX.sglang_launch_of("sglang", "deepseek-v3", chip, weight, tp, lengths, users, speculative)
+    assert rule is not None and (rule.memory_fraction, rule.prefill_tokens, rule.max_running) == settings
+    assert INFERENCEX.sglang_launch_of("vllm", "deepseek-v3", chip, weight, tp, lengths, users, speculative) is None
+    assert AIPERF.sglang_launch_of("sglang", "deepseek-v3", chip, weight, tp, lengths, users, speculative) is None
+
+
+def test_an_inferencex_deepseek_point_on_four_b200_fits_as_its_script_launched_it(
+    catalog: Catalog, tmp_path: Path
+) -> None:
+    """DeepSeek-R1 FP8 on four B200 leaves no KV cache at SGLang's default share; the script's 0.95 and fp8 KV
+    hold 32 requests of 8k/1k. Without the script, the run's having fitted raises the share to 0.95."""
+    row = _dsr1_point(
+        32,
+        num_chips="4",
+        parallelism="TP4 EP1",
+        input_len="8192",
+        ttft_ms="827",
+        tpot_ms="35",
+        serving_engine="SGLang (lmsysorg/sglang:v0.5.9-cu130)",
+    )
+    other = {**row, "id": "X2", "scenario": "closed-loop sweep, 32 concurrent requests"}
+    rows = read_inference(write_rows(tmp_path / "rows.csv", row, other), known_chips=frozenset({"b200"}))
+    scripted, unscripted = (prepare(catalog, r) for r in rows)
+    setup = scripted.setup.pools[0].setup
+    assert (setup.plan.max_batch, setup.plan.max_tokens, setup.plan.kv_precision) == (32, 8192, "fp8")
+    assert setup.kv_tokens >= 32 * (0.9 * 8192 + 1024)
+    assert any("--mem-fraction-static 0.95" in n for n in scripted.notes)
+    assert unscripted.setup.pools[0].setup.engine.memory_fraction == 0.95
+    assert any("the run fitted" in n for n in unscripted.notes)
+
+
+def test_a_measured_run_whose_weights_cannot_fit_stays_an_error(catalog: Catalog, tmp_path: Path) -> None:
+    """The raised KV share is for a cache that holds too little; weights larger than the memory are not a setting."""
+    row = _dsr1_point(4, num_chips="2", parallelism="TP2", serving_engine="SGLang", ttft_ms="500", tpot_ms="20")
+    (bad,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({"b200"}))
+    with pytest.raises(ChipwiseError, match="does not fit"):
+        prepare(catalog, bad)

@@ -41,11 +41,14 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: 23.2 / 49.3 once vLLM's fixed costs were fitted on Hopper and Blackwell (stop 36), which moved the dense sweeps'
 #: TPOT 15.1% -> 19.2% (their vLLM rows, 3-5% on the engine defaults, 9-14%); and since stop 47 joins a GEMM's
 #: compute and memory terms by their Euclidean norm, the dense sweeps' TTFT 19.6% -> 23.5% (vLLM's 207-token Llama 3.1
-#: 70B FP8 prompts on one H200 sit on the ridge: +12% -> +25% at the median))
+#: 70B FP8 prompts on one H200 sit on the ridge: +12% -> +25% at the median); since stop 48 SGLang's KV pool follows
+#: its mem_fraction_static, InferenceX's DeepSeek-R1 SGLang points run with their scripts' memory share, chunk, cap
+#: and fp8 cache, and a run whose cache would hold no request takes a 0.95 share: the first file's and the API file's
+#: TP4 FP8 B200 points and GPUStack's 32K-token Qwen3-32B request on one H100 are predicted)
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 21.0, "ttft_s": 33.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 23.0, "tpot_s": 21.0, "ttft_s": 45.0}),
-    "heldout_inferencex.csv": ((79, 77), {"output_tokens_per_s_per_chip": 18.0, "tpot_s": 18.0, "ttft_s": 35.0}),
+    "heldout_inferencex.csv": ((79, 79), {"output_tokens_per_s_per_chip": 18.0, "tpot_s": 18.0, "ttft_s": 35.0}),
     "heldout_dense_sweeps.csv": ((25, 25), {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 22.0, "ttft_s": 26.0}),
     "heldout_amd.csv": ((29, 29), {"output_tokens_per_s_per_chip": 78.0, "tpot_s": 38.0, "ttft_s": 78.0}),
     "heldout_gaudi.csv": ((34, 34), {"output_tokens_per_s_per_chip": 41.0, "tpot_s": 84.0, "ttft_s": 97.0}),
@@ -53,13 +56,13 @@ FILES = {
         (13, 13),
         {"output_tokens_per_s_per_chip": 100.0, "tpot_s": 60.0, "ttft_s": 56.0},
     ),
-    "heldout_gpustack_h100.csv": ((54, 53), {"output_tokens_per_s_per_chip": 72.0, "tpot_s": 55.0, "ttft_s": 51.0}),
+    "heldout_gpustack_h100.csv": ((54, 54), {"output_tokens_per_s_per_chip": 72.0, "tpot_s": 55.0, "ttft_s": 51.0}),
     "heldout_vendor_tables.csv": ((72, 72), {"output_tokens_per_s_per_chip": 19.0, "tpot_s": 50.0}),
     "heldout_bench_results.csv": ((72, 72), {"output_tokens_per_s_per_chip": 115.0, "tpot_s": 56.0, "ttft_s": 82.0}),
     "heldout_trt_engine_mixtral.csv": ((135, 135), {"output_tokens_per_s_per_chip": 14.0}),
     "heldout_trt_engine_dense.csv": ((184, 184), {"output_tokens_per_s_per_chip": 17.5}),
     "heldout_trt_engine_ttft.csv": ((42, 42), {"ttft_s": 20.0}),
-    "heldout_inferencex_api.csv": ((365, 361), {"output_tokens_per_s_per_chip": 30.0, "tpot_s": 23.0, "ttft_s": 35.0}),
+    "heldout_inferencex_api.csv": ((365, 365), {"output_tokens_per_s_per_chip": 30.0, "tpot_s": 23.0, "ttft_s": 35.0}),
     "heldout_inferencex_api_mtp.csv": (
         (145, 145),
         {"output_tokens_per_s_per_chip": 56.0, "tpot_s": 26.0, "ttft_s": 44.0},

@@ -235,6 +235,8 @@ def _pool(
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
+    if sc.plan is not None and sc.plan.memory_fraction is not None:
+        eng = replace(eng, memory_fraction=sc.plan.memory_fraction)  # the search sizes KV caches at the stated share
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)
@@ -317,7 +319,8 @@ def _pool(
     _check_chips(chips, replicas_given, plan, system)
     given = sc.plan
     if given is not None:
-        for knob in ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs", "graph_batch"):
+        knobs = ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs", "graph_batch")
+        for knob in (*knobs, "memory_fraction"):
             value = getattr(given, knob)
             if value is not None:
                 plan = replace(plan, **{knob: value})

@@ -115,6 +115,8 @@ def setup_replica(
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
     if plan.piecewise_graphs:
         eng = replace(eng, eager_launch_s=0.0)  # prompt iterations replay captured graphs
+    if plan.memory_fraction > 0:
+        eng = replace(eng, memory_fraction=plan.memory_fraction)  # the deployment's own KV-cache share
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:
@@ -150,7 +152,8 @@ def setup_replica(
     if float(mem.kv_tokens) < need:
         raise InfeasibleError(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "
-            f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, or quantise the KV cache."
+            f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, quantise the KV cache, or raise the "
+            "engine's memory share (plan.memory_fraction)."
         )
     steps = step_model(
         model, dev, topo, eng, plan, typical_context, typical_prompt, replica_token_budget(eng, plan), draft

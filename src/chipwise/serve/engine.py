@@ -319,8 +319,10 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
             f"engine '{engine}': admission '{admission}' is not one of {', '.join(ADMISSIONS)}. Fix: correct it."
         )
     basis = text("memory_basis")
-    if basis not in ("free", "total"):
-        raise ChipwiseError(f"engine '{engine}': memory_basis '{basis}' is not 'free' or 'total'. Fix: correct it.")
+    if basis not in MEMORY_BASES:
+        raise ChipwiseError(
+            f"engine '{engine}': memory_basis '{basis}' is not one of {', '.join(MEMORY_BASES)}. Fix: correct it."
+        )
     return EngineProfile(
         engine=engine,
         chip_family=chip_family,
@@ -367,6 +369,11 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
 #: arg_groups/memory_hook.py @a82da8da in 2026): below each bound in GiB, its --chunked-prefill-size and its
 #: --cuda-graph-max-bs at tp < 4 and at tp >= 4; from 160 GiB on, the catalog's max_tokens (16,384) and
 #: graph_max_batch (512)
+#: how an engine sizes its KV cache: a fraction of the memory left after weights and buffers ('free', TensorRT-LLM's
+#: free_gpu_memory_fraction), of all memory with weights and buffers inside it ('total', vLLM's
+#: gpu_memory_utilization), or of the memory free at start-up, weights inside it and buffers outside ('static',
+#: SGLang's mem_fraction_static; 0 = SGLang's default, sglang_static_fraction)
+MEMORY_BASES = ("free", "total", "static")
 SGLANG_MEMORY_TIERS = ((20, 2048, 8, 8), (35, 2048, 24, 80), (60, 4096, 32, 160), (160, 8192, 256, 512))
 
 
@@ -376,6 +383,29 @@ def _sglang_tier(eng: EngineProfile, memory_bytes: float) -> tuple[int, int, int
     if eng.engine != "sglang" or memory_bytes <= 0:
         return None
     return next(((t, small, large) for gib, t, small, large in SGLANG_MEMORY_TIERS if memory_bytes < gib * 2**30), None)
+
+
+def sglang_static_fraction(
+    memory_bytes: float, chunk: Any, graph_batch: Any, ranks: Any, adp_ranks: Any, drafted: bool
+) -> Any:
+    """SGLang's default --mem-fraction-static, the share of a GPU of `memory_bytes` its weights and KV cache take
+    (the rest holds activations and CUDA graphs): 1 - reserved / memory, reserved (MiB) = 512 + 1.5 x max(chunk,
+    2048) + 2 x graph batch + tp x pp / 8 x 1024, with attention DP over `adp_ranks` ranks 3 x graph batch x ranks
+    more (4.5 x from a graph batch above 300), at least 10 GiB on a GPU above 60 GiB, and 2 GiB more for an EAGLE
+    or MTP drafter (github sgl-project/sglang python/sglang/srt/server_args.py _handle_gpu_memory_settings, PR
+    #10975). `chunk` is the default chunked-prefill size: a launch that raises it sets the fraction too (a
+    131,072-token chunk would reserve 192 GiB), and where it is not known the default deployment's share is taken.
+    Broadcasts."""
+    mib = memory_bytes / 2**20
+    graphs = np.asarray(graph_batch, dtype=np.float64)
+    adp = np.asarray(adp_ranks, dtype=np.float64)
+    reserved = 512.0 + 1.5 * np.maximum(np.asarray(chunk, dtype=np.float64), 2048.0) + 2.0 * graphs
+    reserved = reserved + np.asarray(ranks, dtype=np.float64) / 8.0 * 1024.0
+    reserved = reserved + np.where(adp > 1, graphs * adp * np.where(graphs > 300, 4.5, 3.0), 0.0)
+    if mib > 60 * 1024:
+        reserved = np.maximum(reserved, 10 * 1024.0)
+    reserved = reserved + (2048.0 if drafted else 0.0)
+    return np.round((mib - reserved) / mib, 3)
 
 
 def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:

@@ -9,10 +9,13 @@ Per rank (the most loaded one):
     activations = T_max (6 h + 3 f_local) 2 B + n_max vocab / tp 4 B   [working buffers of the largest
                   iteration and its fp32 logits];
     reserved    = the chip family's runtime reserve (efficiency.yaml `reserved_memory`).
-The engine gives the KV cache either a fraction of what is left ('free' basis, TensorRT-LLM's
-free_gpu_memory_fraction) or a fraction of all memory minus the rest ('total' basis, vLLM's
-gpu_memory_utilization):
+The engine gives the KV cache a fraction of what is left ('free' basis, TensorRT-LLM's
+free_gpu_memory_fraction), a fraction of all memory minus the rest ('total' basis, vLLM's
+gpu_memory_utilization), or what its weights leave of a fraction of the memory free at start-up, its buffers living
+outside that fraction ('static' basis, SGLang's mem_fraction_static: model_runner_kv_cache_mixin.py
+profile_max_num_token, available after loading - free before x (1 - f)):
     free:  kv = f (M - weights - activations - reserved)        total:  kv = f M - weights - activations - reserved
+    static: kv = f (M - reserved) - weights
 One token of context costs, on a rank, kv_bytes_per_token_layer x (the stage's layers, windowed layers counted
 at min(1, window / context)) divided by how the replica splits it: over min(tp, kv_heads) ranks for MHA/GQA
 (a KV head is replicated beyond that), not at all for MLA's shared latent, over tp ranks under attention-DP.
@@ -27,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf.device import Device
-from chipwise.serve.engine import EngineProfile
+from chipwise.serve.engine import EngineProfile, decode_graph_batch, default_max_tokens, sglang_static_fraction
 from chipwise.serve.iteration import Shapes, expert_slot_share, kv_bytes_per_token_layer, window_share
 from chipwise.serve.quant import layer_precisions, stored_bytes
 from chipwise.workload.model import ModelSpec
@@ -137,6 +140,14 @@ def replica_memory(
     reserved = np.full(np.shape(weights), dev.eff.reserved_memory_bytes / dev.cores_per_chip)
     if eng.memory_basis == "free":
         kv_mem = eng.memory_fraction * (cap - weights - acts - reserved)
+    elif eng.memory_basis == "static":
+        ranks = np.where(shapes.adp > 0, shapes.tp, 1)
+        # CUDA graphs captured up to the batch a rank runs, as a launch that caps its batch caps them
+        graphs = np.minimum(decode_graph_batch(eng, cap, shapes.tp), np.ceil(np.asarray(max_batch) / ranks))
+        fraction = eng.memory_fraction or sglang_static_fraction(
+            cap, default_max_tokens(eng, cap), graphs, shapes.tp * shapes.pp, ranks, drafter is not None
+        )
+        kv_mem = fraction * (cap - reserved) - weights
     else:
         kv_mem = eng.memory_fraction * cap - weights - acts - reserved
     kv_mem = np.maximum(kv_mem, 0.0)

@@ -33,6 +33,9 @@ class ReplicaPlan:
     waits until each rank has one. False turns it off; engines without it ignore it.
     graph_batch: the largest decode batch replayed in a captured CUDA graph (SGLang's --cuda-graph-max-bs); a larger
     one launches eagerly. 0: the engine's default (engine.decode_graph_batch).
+    memory_fraction: the engine's share of memory for its KV cache (vLLM --gpu-memory-utilization, SGLang
+    --mem-fraction-static, TensorRT-LLM free_gpu_memory_fraction; each on its engine's memory_basis, serve.kvcache).
+    0: the engine's default.
     """
 
     tp: int = 1
@@ -51,6 +54,7 @@ class ReplicaPlan:
     piecewise_graphs: bool = False
     adp_balance: bool = True
     graph_batch: int = 0
+    memory_fraction: float = 0.0
 
     @property
     def ranks(self) -> int:
@@ -126,6 +130,10 @@ def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:
         raise ChipwiseError(
             f"plan.batch_wait_iters {plan.batch_wait_iters} / batch_wait_ratio {plan.batch_wait_ratio} out of range. "
             "Fix: give iterations >= 0 and a ratio of max_tokens in [0, 1]."
+        )
+    if not 0.0 <= plan.memory_fraction <= 1.0:
+        raise ChipwiseError(
+            f"plan.memory_fraction {plan.memory_fraction:g} is not a share of memory. Fix: give a value in (0, 1]."
         )
     if plan.max_tokens < 1:
         raise ChipwiseError(f"plan.max_tokens must be at least 1, got {plan.max_tokens}. Fix: give a positive integer.")

@@ -147,6 +147,47 @@ class Fp8KvCache:
 
 
 @dataclass(frozen=True)
+class SglangLaunch:
+    """A recipe's SGLang memory and batch settings for DeepSeek-style deployments of `models` on `chip` at
+    `weight_precision` and a tensor-parallel size in `tps` (at `lengths` (ISL, OSL) and from `min_users` users where
+    set): the share of memory for weights and KV cache (--mem-fraction-static), the prompt tokens an iteration takes
+    (--chunked-prefill-size) and the requests that run at once (--max-running-requests; 0: SGLang's default)."""
+
+    models: tuple[str, ...]
+    chip: str
+    weight_precision: str
+    tps: tuple[int, ...]
+    memory_fraction: float
+    prefill_tokens: int
+    max_running: int = 0
+    lengths: tuple[int, int] | None = None
+    min_users: int = 0
+    #: a recipe with speculative decoding (an MTP script), which only such runs use
+    speculative: bool = False
+
+    def covers(
+        self,
+        engine: str,
+        model: str,
+        chip: str,
+        weight_precision: str,
+        tp: int,
+        lengths: tuple[float, float],
+        users: int,
+        speculative: bool,
+    ) -> bool:
+        return (
+            engine == "sglang"
+            and speculative == self.speculative
+            and model in self.models
+            and (chip, weight_precision) == (self.chip, self.weight_precision)
+            and tp in self.tps
+            and (self.lengths is None or (round(lengths[0]), round(lengths[1])) == self.lengths)
+            and users >= self.min_users
+        )
+
+
+@dataclass(frozen=True)
 class TokenizerMismatch:
     """A benchmark client that counts its prompts with a tokenizer the server does not use, so the server prefills
     `factor` times the tokens the client states: for `engine` images from `from_version` on, serving `models`, in
@@ -211,10 +252,28 @@ class Harness:
     prefill_rank_tokens: tuple[tuple[str, int], ...] = ()
     #: deployments whose launch scripts keep the KV cache in fp8
     fp8_kv_cache: tuple[Fp8KvCache, ...] = ()
+    #: SGLang deployments whose launch scripts set the KV cache's memory share, the prefill chunk and the running cap
+    sglang_launch: tuple[SglangLaunch, ...] = ()
 
     def fp8_kv(self, engine: str, model: str, chip: str) -> bool:
         """Whether this generator's launch scripts keep the deployment's KV cache in fp8."""
         return any(rule.covers(engine, model, chip) for rule in self.fp8_kv_cache)
+
+    def sglang_launch_of(
+        self,
+        engine: str,
+        model: str,
+        chip: str,
+        weight_precision: str,
+        tp: int,
+        lengths: tuple[float, float],
+        users: int,
+        speculative: bool,
+    ) -> SglangLaunch | None:
+        """The SGLang memory and batch settings this generator's launch scripts give a deployment (None: the
+        engine's defaults); the first rule that covers it."""
+        deployment = (engine, model, chip, weight_precision, tp, lengths, users, speculative)
+        return next((r for r in self.sglang_launch if r.covers(*deployment)), None)
 
     def prefill_tokens(self, engine_text: str) -> int:
         """Tokens a prefill rank encodes an iteration in this generator's recipes for the row's framework (0: the
@@ -340,6 +399,33 @@ INFERENCEX = Harness(
     fp8_kv_cache=(
         Fp8KvCache("vllm", ("llama-3.1-70b", "llama-3.3-70b"), ("h100-sxm", "h200", "b200")),
         Fp8KvCache("vllm", ("gpt-oss-120b",), ("b200",)),
+        # `--kv-cache-dtype fp8_e4m3` in every single-node DeepSeek-R1 SGLang script but dsr1_fp8_h200.sh, the
+        # MTP ones (dsr1_fp8_b200_mtp.sh) included
+        Fp8KvCache("sglang", ("deepseek-v3",), ("b200", "b300", "mi300x", "mi325x", "mi355x")),
+    ),
+    # the single-node DeepSeek-R1 SGLang scripts (benchmarks/single_node, each read at two commits with the same
+    # flags): dsr1_fp8_b200.sh @16ffb658 and dsr1_fp8_b300.sh @56324839 (TP8: 0.82, 32,768 tokens, 128 requests;
+    # TP4: 0.95, 8,192, 32), dsr1_fp4_b200.sh @285b6628 and dsr1_fp4_b300.sh @56324839 (0.85, 16,384, 256),
+    # dsr1_fp8_h200.sh @161e7f65 (0.82, 32,768; 512 requests at 1k/1k, else 256), dsr1_fp8_mi300x.sh and
+    # dsr1_fp8_mi325x.sh @285b6628 (0.8, 131,072), dsr1_fp8_mi355x.sh @285b6628 (0.8, 196,608) and
+    # dsr1_fp4_mi355x.sh @1d3f38da (0.8, 196,608; 32,768 at 8k/1k above 32 users); with MTP, dsr1_fp8_b200_mtp.sh
+    # @285b6628 (TP8 only: 0.82, 16,384, 512), which dsr1_fp8_b300_mtp.sh is taken to copy as the B300 scripts do
+    sglang_launch=(
+        SglangLaunch(("deepseek-v3",), "b200", "fp8", (8,), 0.82, 16384, 512, speculative=True),
+        SglangLaunch(("deepseek-v3",), "b300", "fp8", (8,), 0.82, 16384, 512, speculative=True),
+        SglangLaunch(("deepseek-v3",), "b200", "fp8", (8,), 0.82, 32768, 128),
+        SglangLaunch(("deepseek-v3",), "b200", "fp8", (4,), 0.95, 8192, 32),
+        SglangLaunch(("deepseek-v3",), "b300", "fp8", (8,), 0.82, 32768, 128),
+        SglangLaunch(("deepseek-v3",), "b300", "fp8", (4,), 0.95, 8192, 32),
+        SglangLaunch(("deepseek-v3",), "b200", "fp4", (4, 8), 0.85, 16384, 256),
+        SglangLaunch(("deepseek-v3",), "b300", "fp4", (4, 8), 0.85, 16384, 256),
+        SglangLaunch(("deepseek-v3",), "h200", "fp8", (8,), 0.82, 32768, 512, lengths=(1024, 1024)),
+        SglangLaunch(("deepseek-v3",), "h200", "fp8", (8,), 0.82, 32768, 256),
+        SglangLaunch(("deepseek-v3",), "mi300x", "fp8", (8,), 0.8, 131072),
+        SglangLaunch(("deepseek-v3",), "mi325x", "fp8", (8,), 0.8, 131072),
+        SglangLaunch(("deepseek-v3",), "mi355x", "fp8", (4, 8), 0.8, 196608),
+        SglangLaunch(("deepseek-v3",), "mi355x", "fp4", (4, 8), 0.8, 32768, lengths=(8192, 1024), min_users=33),
+        SglangLaunch(("deepseek-v3",), "mi355x", "fp4", (4, 8), 0.8, 196608),
     ),
     tokenizer_mismatch=(
         TokenizerMismatch(

@@ -25,8 +25,9 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, has_engine_build, token_budget
@@ -98,6 +99,11 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
         "checkpoint after a context extension: huggingface deepseek-ai/DeepSeek-V3.1-Base README)",
     ),
 }
+#: The KV cache's share of memory taken for a published run whose engine default leaves less than one request (the
+#: run fitted, so its operator raised it): 0.95 (status: estimate), the share InferenceX's launch script gives
+#: SGLang for DeepSeek-R1 FP8 on four B200 (benchmarks/single_node/dsr1_fp8_b200.sh @16ffb658, TP4 branch:
+#: --mem-fraction-static 0.95), the highest in the recipes read.
+MEASURED_RUN_MEMORY_FRACTION = 0.95
 #: Models whose config differs from a preset's in a few fields: (preset, config.json changes, source).
 CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
     "mistral-7b-instruct-v0.2": (
@@ -671,12 +677,14 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if weight == "fp4" and model.name in MXFP4_CHECKPOINTS:
         weight = "mxfp4"
         notes.append(f"{model.name} 4-bit weights read as its published MXFP4 checkpoint (experts only)")
+    # the generator's single-node launch scripts (its disaggregated runs follow recipes of their own)
+    scripts = gen if prefill_pool is None else None
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.precision_text):
         kv = default_kv_precision(weight, eng.quantised_kv) if weight in QUANTISED else kv
-        if gen is not None and kv != "fp8" and gen.fp8_kv(engine, model.name, row.chip):
+        if scripts is not None and kv != "fp8" and scripts.fp8_kv(engine, model.name, row.chip):
             kv = "fp8"
-            notes.append(f"KV cache in fp8 ({gen.name}'s launch scripts set it)")
+            notes.append(f"KV cache in fp8 ({scripts.name}'s launch scripts set it)")
     searched_adp = False
     if row.plan_given:
         tp, pp, ep = row.tp, row.pp, row.ep
@@ -705,13 +713,30 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     max_batch = int(max_batch or eng.max_batch)
     if row.concurrency and row.scenario == "closed_loop" and row.max_batch is None:
         max_batch = max(1, min(max_batch, math.ceil(row.concurrency / replicas)))
+    max_tokens = token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity, row.compiled_length or inp + out)
+    launch = None
+    if scripts is not None:
+        in_out, users = (stated_in, stated_out), row.concurrency or 1
+        launch = scripts.sglang_launch_of(
+            engine, model.name, row.chip, weight, tp, in_out, users, speculation is not None
+        )
+    if scripts is not None and launch is not None:
+        eng = replace(eng, memory_fraction=launch.memory_fraction)
+        max_tokens = launch.prefill_tokens
+        max_batch = min(max_batch, launch.max_running or max_batch)
+        notes.append(
+            f"SGLang launched with --mem-fraction-static {launch.memory_fraction:g}, --chunked-prefill-size "
+            f"{launch.prefill_tokens:,}"
+            + (f", --max-running-requests {launch.max_running}" if launch.max_running else "")
+            + f" ({scripts.name}'s launch scripts)"
+        )
     plan = ReplicaPlan(
         tp=tp,
         pp=pp,
         ep=ep,
         attention_dp=adp,
         max_batch=max_batch,
-        max_tokens=token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity, row.compiled_length or inp + out),
+        max_tokens=max_tokens,
         chunked_prefill=eng.chunked_prefill,
         weight_precision=weight,
         kv_precision=kv,
@@ -720,7 +745,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     plan = _scheduler_settings(plan, row, gen, engine, system.chip.family, model.name, (stated_in, stated_out), notes)
     if speculation is not None:
         notes.append(f"speculative decoding: {speculation.label()}")
-    setup = setup_replica(catalog, model, system, engine, plan, inp, out, longest_request=int(inp + out), profile=eng)
+    setup, eng = _measured_fit(catalog, model, system, engine, plan, (inp, out), eng, notes)
     if eng.static_batch and row.compiled_length is not None:
         setup = replace(setup, max_sequence=max(setup.max_sequence, row.compiled_length))
     block = eng.block_tokens
@@ -773,6 +798,41 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         if gen is not None and rank_tokens:
             notes.append(f"prefill workers encode {rank_tokens} tokens per rank an iteration ({gen.name}'s recipes)")
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
+
+
+def _measured_fit(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    plan: ReplicaPlan,
+    lengths: tuple[float, float],
+    eng: EngineProfile,
+    notes: list[str],
+) -> tuple[ReplicaSetup, EngineProfile]:
+    """The replica as the run deployed it. A published run proves that its model and one request fitted: where the
+    engine's default share of memory for the KV cache leaves room for less than one request, the run's operator
+    raised it, and the replica takes MEASURED_RUN_MEMORY_FRACTION instead (weights that do not fit stay an error)."""
+    inp, out = lengths
+
+    def build(profile: EngineProfile) -> ReplicaSetup:
+        return setup_replica(catalog, model, system, engine, plan, inp, out, int(inp + out), profile)
+
+    try:
+        return build(eng), eng
+    except InfeasibleError as first:
+        if eng.memory_fraction >= MEASURED_RUN_MEMORY_FRACTION:
+            raise
+        raised = replace(eng, memory_fraction=MEASURED_RUN_MEMORY_FRACTION)
+        try:
+            setup = build(raised)
+        except InfeasibleError:
+            raise first from None
+    notes.append(
+        f"{engine}'s default KV-cache share ({eng.memory_fraction:g} of memory) holds less than one request here; "
+        f"the run fitted, so its share is taken at {MEASURED_RUN_MEMORY_FRACTION:g}"
+    )
+    return setup, raised
 
 
 def _disaggregated(

@@ -272,6 +272,9 @@ class ServePlan(_Strict):
     #: the largest decode batch replayed in a captured CUDA graph (SGLang --cuda-graph-max-bs); a larger one launches
     #: eagerly (engine.decode_graph_batch: the engine's default when omitted)
     graph_batch: BatchCount | None = None
+    #: the engine's share of memory for its KV cache (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static,
+    #: TensorRT-LLM free_gpu_memory_fraction): the engine's default when omitted
+    memory_fraction: float | None = Field(default=None, gt=0.0, le=1.0)
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None
