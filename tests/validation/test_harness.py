@@ -19,6 +19,7 @@ from chipwise.validation.harness import (
     SGLANG_RANDOM_DEFAULT,
     SHAREGPT_MAX_TOTAL,
     SHAREGPT_MIN_TOKENS,
+    SglangRun,
     harness_of,
     mean_length,
     sharegpt_replies,
@@ -662,10 +663,12 @@ def test_inferencex_sglang_scripts_set_the_memory_share_prefill_chunk_and_runnin
 ) -> None:
     """dsr1_fp8_b200.sh's TP4 branch (0.95, 8,192, 32) against its TP8 one; its MTP script; H200's cap by lengths;
     the MI355X FP4 script's smaller chunk at 8k/1k above 32 users."""
-    rule = INFERENCEX.sglang_launch_of("sglang", "deepseek-v3", chip, weight, tp, lengths, users, speculative)
+    run = SglangRun("sglang", "deepseek-v3", chip, weight, tp, lengths, users, speculative)
+    rule = INFERENCEX.sglang_launch_of(run)
     assert rule is not None and (rule.memory_fraction, rule.prefill_tokens, rule.max_running) == settings
-    assert INFERENCEX.sglang_launch_of("vllm", "deepseek-v3", chip, weight, tp, lengths, users, speculative) is None
-    assert AIPERF.sglang_launch_of("sglang", "deepseek-v3", chip, weight, tp, lengths, users, speculative) is None
+    assert INFERENCEX.sglang_launch_of(run._replace(engine="vllm")) is None
+    assert INFERENCEX.sglang_launch_of(run._replace(speculative=not speculative)) != rule
+    assert AIPERF.sglang_launch_of(run) is None
 
 
 def test_an_inferencex_deepseek_point_on_four_b200_fits_as_its_script_launched_it(

@@ -85,6 +85,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -146,6 +147,19 @@ class Fp8KvCache:
         return engine == self.engine and model in self.models and chip in self.chips
 
 
+class SglangRun(NamedTuple):
+    """A single-node run as a launch script's branches tell it apart."""
+
+    engine: str
+    model: str
+    chip: str
+    weight_precision: str
+    tp: int
+    lengths: tuple[float, float]  # (ISL, OSL) as stated
+    users: int
+    speculative: bool
+
+
 @dataclass(frozen=True)
 class SglangLaunch:
     """A recipe's SGLang memory and batch settings for DeepSeek-style deployments of `models` on `chip` at
@@ -165,25 +179,15 @@ class SglangLaunch:
     #: a recipe with speculative decoding (an MTP script), which only such runs use
     speculative: bool = False
 
-    def covers(
-        self,
-        engine: str,
-        model: str,
-        chip: str,
-        weight_precision: str,
-        tp: int,
-        lengths: tuple[float, float],
-        users: int,
-        speculative: bool,
-    ) -> bool:
+    def covers(self, run: SglangRun) -> bool:
         return (
-            engine == "sglang"
-            and speculative == self.speculative
-            and model in self.models
-            and (chip, weight_precision) == (self.chip, self.weight_precision)
-            and tp in self.tps
-            and (self.lengths is None or (round(lengths[0]), round(lengths[1])) == self.lengths)
-            and users >= self.min_users
+            run.engine == "sglang"
+            and run.speculative == self.speculative
+            and run.model in self.models
+            and (run.chip, run.weight_precision) == (self.chip, self.weight_precision)
+            and run.tp in self.tps
+            and (self.lengths is None or (round(run.lengths[0]), round(run.lengths[1])) == self.lengths)
+            and run.users >= self.min_users
         )
 
 
@@ -259,21 +263,10 @@ class Harness:
         """Whether this generator's launch scripts keep the deployment's KV cache in fp8."""
         return any(rule.covers(engine, model, chip) for rule in self.fp8_kv_cache)
 
-    def sglang_launch_of(
-        self,
-        engine: str,
-        model: str,
-        chip: str,
-        weight_precision: str,
-        tp: int,
-        lengths: tuple[float, float],
-        users: int,
-        speculative: bool,
-    ) -> SglangLaunch | None:
-        """The SGLang memory and batch settings this generator's launch scripts give a deployment (None: the
-        engine's defaults); the first rule that covers it."""
-        deployment = (engine, model, chip, weight_precision, tp, lengths, users, speculative)
-        return next((r for r in self.sglang_launch if r.covers(*deployment)), None)
+    def sglang_launch_of(self, run: SglangRun) -> SglangLaunch | None:
+        """The SGLang memory and batch settings this generator's launch scripts give a run (None: the engine's
+        defaults); the first rule that covers it."""
+        return next((r for r in self.sglang_launch if r.covers(run)), None)
 
     def prefill_tokens(self, engine_text: str) -> int:
         """Tokens a prefill rank encodes an iteration in this generator's recipes for the row's framework (0: the

@@ -45,6 +45,7 @@ from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.harness import (
     SHAREGPT_REPLY_CV,
     Harness,
+    SglangRun,
     harness_of,
     mean_length,
     sharegpt,
@@ -714,22 +715,19 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if row.concurrency and row.scenario == "closed_loop" and row.max_batch is None:
         max_batch = max(1, min(max_batch, math.ceil(row.concurrency / replicas)))
     max_tokens = token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity, row.compiled_length or inp + out)
-    launch = None
     if scripts is not None:
-        in_out, users = (stated_in, stated_out), row.concurrency or 1
-        launch = scripts.sglang_launch_of(
-            engine, model.name, row.chip, weight, tp, in_out, users, speculation is not None
-        )
-    if scripts is not None and launch is not None:
-        eng = replace(eng, memory_fraction=launch.memory_fraction)
-        max_tokens = launch.prefill_tokens
-        max_batch = min(max_batch, launch.max_running or max_batch)
-        notes.append(
-            f"SGLang launched with --mem-fraction-static {launch.memory_fraction:g}, --chunked-prefill-size "
-            f"{launch.prefill_tokens:,}"
-            + (f", --max-running-requests {launch.max_running}" if launch.max_running else "")
-            + f" ({scripts.name}'s launch scripts)"
-        )
+        lengths, users, drafts = (stated_in, stated_out), row.concurrency or 1, speculation is not None
+        launch = scripts.sglang_launch_of(SglangRun(engine, model.name, row.chip, weight, tp, lengths, users, drafts))
+        if launch is not None:
+            eng = replace(eng, memory_fraction=launch.memory_fraction)
+            max_tokens = launch.prefill_tokens
+            max_batch = min(max_batch, launch.max_running or max_batch)
+            notes.append(
+                f"SGLang launched with --mem-fraction-static {launch.memory_fraction:g}, --chunked-prefill-size "
+                f"{launch.prefill_tokens:,}"
+                + (f", --max-running-requests {launch.max_running}" if launch.max_running else "")
+                + f" ({scripts.name}'s launch scripts)"
+            )
     plan = ReplicaPlan(
         tp=tp,
         pp=pp,
@@ -828,9 +826,10 @@ def _measured_fit(
             setup = build(raised)
         except InfeasibleError:
             raise first from None
+    share = f" ({eng.memory_fraction:g} of memory)" if eng.memory_fraction else ""
     notes.append(
-        f"{engine}'s default KV-cache share ({eng.memory_fraction:g} of memory) holds less than one request here; "
-        f"the run fitted, so its share is taken at {MEASURED_RUN_MEMORY_FRACTION:g}"
+        f"{engine}'s KV-cache share{share} holds less than one request here; the run fitted, so its share "
+        f"is taken at {MEASURED_RUN_MEMORY_FRACTION:g}"
     )
     return setup, raised
 
