@@ -34,6 +34,16 @@ PRESETS = [
     "qwen3-coder-480b-a35b",
     "llama-3.2-1b",
     "llama-3.2-3b",
+    "qwen2.5-7b",
+    "qwen2.5-14b",
+    "qwen2.5-32b",
+    "qwen2.5-72b",
+    "qwen3-0.6b",
+    "qwen3-1.7b",
+    "mistral-7b-v0.3",
+    "mistral-small-24b",
+    "kimi-k2",
+    "phi-4",
 ]
 
 
@@ -59,6 +69,17 @@ def test_every_preset_loads(catalog: Catalog, name: str) -> None:
         ("qwen3-14b", 14.8e9, 14.8e9, 0.01, 0.01),
         ("qwen3-4b", 4.0e9, 4.0e9, 0.01, 0.01),
         ("qwen3-coder-480b-a35b", 480e9, 35e9, 0.01, 0.02),
+        # the model cards' figures (Qwen2.5-32B's card says 32.5B where its config counts 32.76B)
+        ("qwen2.5-7b", 7.61e9, None, 0.01, None),
+        ("qwen2.5-14b", 14.7e9, None, 0.01, None),
+        ("qwen2.5-32b", 32.5e9, None, 0.01, None),
+        ("qwen2.5-72b", 72.7e9, None, 0.01, None),
+        ("qwen3-0.6b", 0.6e9, None, 0.01, None),
+        ("qwen3-1.7b", 1.7e9, None, 0.02, None),
+        ("mistral-7b-v0.3", 7.3e9, None, 0.01, None),
+        ("mistral-small-24b", 24e9, None, 0.02, None),
+        ("kimi-k2", 1.0e12, 32e9, 0.03, 0.03),
+        ("phi-4", 14e9, None, 0.05, None),  # the card says 14B; its config counts 14.66B
     ],
 )
 def test_published_parameter_counts(

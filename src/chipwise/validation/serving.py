@@ -94,6 +94,16 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
         "DeepSeek-R1-Distill-Llama-8B is Llama-3.1-8B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, "
         "distilled models table: base model Llama-3.1-8B)",
     ),
+    "deepseek-r1-distill-qwen-32b": (
+        "qwen2.5-32b",
+        "DeepSeek-R1-Distill-Qwen-32B is Qwen2.5-32B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, distilled "
+        "models table: base model Qwen2.5-32B; the preset is the Instruct config, whose context is 32k)",
+    ),
+    "deepseek-r1-distill-qwen-14b": (
+        "qwen2.5-14b",
+        "DeepSeek-R1-Distill-Qwen-14B is Qwen2.5-14B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, distilled "
+        "models table: base model Qwen2.5-14B; the preset is the Instruct config, whose context is 32k)",
+    ),
     "deepseek-v3.1": (
         "deepseek-v3",
         "DeepSeek-V3.1 has DeepSeek-V3's architecture (671B total, 37B active; post-trained from the V3 base "

@@ -605,6 +605,7 @@ _BUILDERS: dict[str, Callable[[_Cfg, str], ModelSpec]] = {
     "qwen2_moe": _llama_like,
     "qwen3_moe": _llama_like,
     "deepseek_v3": _deepseek,
+    "kimi_k2": _deepseek,  # Kimi K2's config.json names DeepseekV3ForCausalLM under its own model_type
     "deepseek_v2": _deepseek,
     "gpt_oss": _gpt_oss,
     "llama4": _llama4,
