@@ -319,8 +319,15 @@ def _pool(
     _check_chips(chips, replicas_given, plan, system)
     given = sc.plan
     if given is not None:
-        knobs = ("recv_interval", "batch_wait_iters", "batch_wait_ratio", "piecewise_graphs", "graph_batch")
-        for knob in (*knobs, "memory_fraction"):
+        knobs = (
+            "recv_interval",
+            "batch_wait_iters",
+            "batch_wait_ratio",
+            "piecewise_graphs",
+            "graph_batch",
+            "memory_fraction",
+        )
+        for knob in knobs:
             value = getattr(given, knob)
             if value is not None:
                 plan = replace(plan, **{knob: value})

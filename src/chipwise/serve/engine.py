@@ -365,15 +365,16 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
     )
 
 
-#: SGLang's defaults by GPU memory (server_args._handle_gpu_memory_settings, github sgl-project/sglang @bcfc2c54;
-#: arg_groups/memory_hook.py @a82da8da in 2026): below each bound in GiB, its --chunked-prefill-size and its
-#: --cuda-graph-max-bs at tp < 4 and at tp >= 4; from 160 GiB on, the catalog's max_tokens (16,384) and
-#: graph_max_batch (512)
 #: how an engine sizes its KV cache: a fraction of the memory left after weights and buffers ('free', TensorRT-LLM's
 #: free_gpu_memory_fraction), of all memory with weights and buffers inside it ('total', vLLM's
 #: gpu_memory_utilization), or of the memory free at start-up, weights inside it and buffers outside ('static',
 #: SGLang's mem_fraction_static; 0 = SGLang's default, sglang_static_fraction)
 MEMORY_BASES = ("free", "total", "static")
+
+#: SGLang's defaults by GPU memory (server_args._handle_gpu_memory_settings, github sgl-project/sglang @bcfc2c54;
+#: arg_groups/memory_hook.py @a82da8da in 2026): below each bound in GiB, its --chunked-prefill-size and its
+#: --cuda-graph-max-bs at tp < 4 and at tp >= 4; from 160 GiB on, the catalog's max_tokens (16,384) and
+#: graph_max_batch (512)
 SGLANG_MEMORY_TIERS = ((20, 2048, 8, 8), (35, 2048, 24, 80), (60, 4096, 32, 160), (160, 8192, 256, 512))
 
 
