@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.engine import engine_profile
 from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.metrics import percentile_bounds, summarise
@@ -732,3 +733,45 @@ def test_ttft_splits_into_the_wait_to_start_and_the_prompts_iterations(h100_setu
     assert s["ttft_wait_s"]["mean"] < s["ttft_s"]["mean"]
     alone = summarise(_run(h100_setup, [0.0]), chips=1, basis="run")
     assert alone["ttft_wait_s"]["mean"] == 0.0 and alone["ttft_s"]["mean"] > 0
+
+
+def test_an_unmixed_engine_runs_a_prompt_while_its_decodes_wait(h100_setup: ReplicaSetup) -> None:
+    """Without mixed batching (SGLang's default), an arriving prompt runs in an iteration of its own, holding no
+    decode token, after the decode iteration in flight."""
+    unmixed = replace(h100_setup, engine=replace(h100_setup.engine, mixed_batching=False))
+    st_ = h100_setup.steps
+    pairs = float(prefill_pairs(0, I))
+    t_prefill = st_.time(I, 1, 0.0, pairs)
+    base, a = st_.decode_base(1), st_.a
+    t_arrive = t_prefill + 2.5 * (base + a * (I + 1))
+    r = _run(unmixed, [0.0, t_arrive]).requests
+    done3 = t_prefill + 3 * base + a * (3 * (I + 1) + 3)
+    assert r["first"][1] - r["arrival"][1] == pytest.approx(done3 + t_prefill - t_arrive, rel=1e-9)
+
+
+def test_on_demand_admission_leaves_the_decodes_next_tokens_room(vllm_setup: ReplicaSetup) -> None:
+    """A prompt is admitted only where the running batch's next decode step still fits beside it (vLLM schedules
+    its running requests' next tokens before new ones): without mixed batching a prompt admitted into the last
+    free blocks would be preempted by that step, re-admitted and prefilled again (139 preemptions of 48 requests
+    here when admission looked at the prompt alone, 32 now)."""
+    unmixed = replace(vllm_setup, engine=replace(vllm_setup.engine, mixed_batching=False))
+    n, out_tokens = 48, 4 * O
+    pool = replace(unmixed.pool(1), kv_tokens=10 * (I + out_tokens))
+    inputs, outputs = np.full(n, I), np.full(n, out_tokens)
+    out = simulate(Deployment((pool,)), inputs, outputs, np.zeros(n, dtype=np.int64), np.zeros(n))
+    s = summarise(out, chips=1)
+    assert s["requests"]["finished"] == n
+    assert 0 < s["requests"]["preemptions"] <= n
+    assert s["kv_cache_utilisation"]["peak"] <= 1.0 + 1e-9
+
+
+def test_sglang_runs_prompts_unmixed_by_default(catalog: Catalog) -> None:
+    """SGLang mixes prompt chunks into decode iterations only with --enable-mixed-chunk; vLLM V1 and TensorRT-LLM
+    always do."""
+    sglang = engine_profile(catalog, "sglang", "hopper")
+    assert not sglang.mixed_batching and not sglang.mixes(False)
+    assert engine_profile(catalog, "vllm", "hopper").mixed_batching
+    assert engine_profile(catalog, "trtllm", "blackwell").mixed_batching
+    # under attention DP each SGLang rank schedules its own requests: one rank's prompts ride the pass in which the
+    # other ranks decode
+    assert sglang.mixes(True) and list(sglang.mixes(np.array([0, 1]))) == [False, True]

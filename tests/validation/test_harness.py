@@ -702,3 +702,28 @@ def test_a_measured_run_whose_weights_cannot_fit_stays_an_error(catalog: Catalog
     (bad,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({"b200"}))
     with pytest.raises(ChipwiseError, match="does not fit"):
         prepare(catalog, bad)
+
+
+@pytest.mark.parametrize(("version", "mixed"), [("0.5.6.post2", True), ("0.5.1.post1", False), ("0.5.8.post1", False)])
+def test_aiconfigurator_sglang_deployments_mix_prompts_from_its_0_5_6_template(
+    catalog: Catalog, tmp_path: Path, version: str, mixed: bool
+) -> None:
+    """AIConfigurator's generator asks every aggregated SGLang worker for --enable-mixed-chunk, but only its 0.5.6
+    template passes it (the others test a misspelt key): SGLang's default, unmixed, elsewhere."""
+    row = {
+        "source_family": "AIConfigurator gap-analysis sweeps (silicon sample)",
+        "model": "Llama-3.1-8B-Instruct",
+        "chip": "h200",
+        "serving_engine": f"SGLang {version}",
+        "scenario": "closed-loop sweep, 8 concurrent requests (load generator not stated in the record)",
+        "batch_or_concurrency": "concurrency=8",
+        "input_len": "1000",
+        "output_len": "100",
+        "output_tokens_per_s_per_chip": "",
+        "ttft_ms": "mean 50",
+        "tpot_ms": "mean 8",
+    }
+    (parsed,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({"h200"}))
+    case = prepare(catalog, parsed)
+    assert case.setup.pools[0].setup.engine.mixed_batching is mixed
+    assert any("--enable-mixed-chunk" in n for n in case.notes) is mixed

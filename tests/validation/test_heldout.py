@@ -44,13 +44,15 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: 70B FP8 prompts on one H200 sit on the ridge: +12% -> +25% at the median); since stop 48 SGLang's KV pool follows
 #: its mem_fraction_static, InferenceX's DeepSeek-R1 SGLang points run with their scripts' memory share, chunk, cap
 #: and fp8 cache, and a run whose cache would hold no request takes a 0.95 share: the first file's and the API file's
-#: TP4 FP8 B200 points and GPUStack's 32K-token Qwen3-32B request on one H100 are predicted)
+#: TP4 FP8 B200 points and GPUStack's 32K-token Qwen3-32B request on one H100 are predicted; since stop 49 SGLang
+#: runs its prompts unmixed unless launched with --enable-mixed-chunk: the silicon sample 21.8 / 46.0, its SGLang
+#: 0.5.1 and 0.5.8 Qwen3-32B points on H100 TPOT 43.7% -> 17.9% and TTFT 57.4% -> 16.4%, and AMD's TTFT 65.4% -> 57.6%)
 FILES = {
     "heldout_serving.csv": ((138, 138), {"output_tokens_per_s_per_chip": 26.0, "tpot_s": 21.0, "ttft_s": 33.0}),
     "heldout_nim_genaiperf.csv": ((240, 240), {"output_tokens_per_s_per_chip": 23.0, "tpot_s": 21.0, "ttft_s": 45.0}),
     "heldout_inferencex.csv": ((79, 79), {"output_tokens_per_s_per_chip": 18.0, "tpot_s": 18.0, "ttft_s": 35.0}),
     "heldout_dense_sweeps.csv": ((25, 25), {"output_tokens_per_s_per_chip": 22.0, "tpot_s": 22.0, "ttft_s": 26.0}),
-    "heldout_amd.csv": ((29, 29), {"output_tokens_per_s_per_chip": 78.0, "tpot_s": 38.0, "ttft_s": 78.0}),
+    "heldout_amd.csv": ((29, 29), {"output_tokens_per_s_per_chip": 78.0, "tpot_s": 38.0, "ttft_s": 66.0}),
     "heldout_gaudi.csv": ((34, 34), {"output_tokens_per_s_per_chip": 41.0, "tpot_s": 84.0, "ttft_s": 97.0}),
     "heldout_gpustack_deepseek.csv": (
         (13, 13),
@@ -67,7 +69,7 @@ FILES = {
         (145, 145),
         {"output_tokens_per_s_per_chip": 56.0, "tpot_s": 26.0, "ttft_s": 44.0},
     ),
-    "heldout_aic_silicon.csv": ((1578, 1578), {"tpot_s": 25.0, "ttft_s": 51.0}),
+    "heldout_aic_silicon.csv": ((1578, 1578), {"tpot_s": 24.0, "ttft_s": 49.0}),
 }
 
 

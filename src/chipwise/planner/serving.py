@@ -237,6 +237,8 @@ def _pool(
     eng = engine_profile(catalog, engine, system.chip.family)
     if sc.plan is not None and sc.plan.memory_fraction is not None:
         eng = replace(eng, memory_fraction=sc.plan.memory_fraction)  # the search sizes KV caches at the stated share
+    if sc.plan is not None and sc.plan.mixed_batching is not None:
+        eng = replace(eng, mixed_batching=sc.plan.mixed_batching)  # and schedules prompts as stated
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)
@@ -326,6 +328,7 @@ def _pool(
             "piecewise_graphs",
             "graph_batch",
             "memory_fraction",
+            "mixed_batching",
         )
         for knob in knobs:
             value = getattr(given, knob)
@@ -626,7 +629,9 @@ def _breakdown(
     iterations load every expert, and its breakdown summed to 39 ms where it decodes at 12 ms); with speculative
     decoding the verification step (k + 1 positions per sequence) and its drafting passes; past the engine's
     CUDA-graph batch the host's kernel launches beyond the device work (`host_launches`). Without `prompts` (a
-    split's decode pool) no prompt joins, and the sequences still read their prompts' KV cache."""
+    split's decode pool) no prompt joins, and the sequences still read their prompts' KV cache. An engine that does
+    not mix prompts into decode iterations runs them alone while the decodes wait, so each decode step carries its
+    share of those iterations (prompt iterations per decode iteration)."""
     p = setup.plan
     b = max(1.0, batch)
     steps = setup.steps
@@ -637,35 +642,41 @@ def _breakdown(
     per_slot = bucket(int(mean_context) + 1, largest=setup.policy().largest_bucket) if static else mean_context
     fed = slots * (steps.draft_tokens + 1)  # verified positions
     started = b * steps.tau * inp / out if prompts else 0.0  # prompt tokens per iteration
-    room = max(float(setup.token_budget) - fed, 1.0)
+    # an engine that does not mix prompts into decode iterations (SGLang's default) runs them alone, with the whole
+    # budget, while the decodes wait: each decode step then carries its share of the prompt iterations between steps
+    decoding = bool(setup.engine.mixes(p.attention_dp))
+    fed_with = fed if decoding else 0.0  # the decode positions an iteration carrying prompts also runs
+    room = max(float(setup.token_budget) - fed_with, 1.0)
     if mix is not None:  # as simulated
         joined, chunk = mix if prompts else (0.0, 0.0)
     else:
         joined = float(prompt_share(started, inp, room)) if started > 0 else 0.0  # the share of iterations prompts join
         chunk = started / joined if joined > 0 else 0.0  # prompt tokens such an iteration carries
+    # the weights of a decode-only iteration and of one carrying prompts in a mean decode step
+    w_plain, w_mixed = (1.0 - joined, joined) if decoding else (1.0, joined / max(1.0 - joined, 1e-9))
 
     live = np.asarray(b * (steps.draft_tokens + 1)) if static else None  # the compiled slots' live sequences
 
-    def parts(prompt: float) -> dict[str, float]:
-        context, pairs = np.asarray(slots * per_slot), np.asarray(prompt * inp / 2.0)
+    def parts(prompt: float, decodes: float) -> dict[str, float]:
+        context, pairs = np.asarray(slots * per_slot if decodes else 0.0), np.asarray(prompt * inp / 2.0)
         work = IterationInputs(
-            np.asarray(fed + prompt), np.asarray(fed), context, pairs, steps.draft_tokens + 1.0, live
+            np.asarray(decodes + prompt), np.asarray(decodes), context, pairs, steps.draft_tokens + 1.0, live
         )
         return {k: float(v) for k, v in _iteration_parts(setup, model, work).items()}
 
-    plain = parts(0.0)
-    mixed = parts(chunk) if joined > 0 else plain
-    out_parts = {k: (1.0 - joined) * plain[k] + joined * mixed[k] for k in COMPONENTS}
+    plain = parts(0.0, fed)
+    mixed = parts(chunk, fed_with) if joined > 0 else plain
+    out_parts = {k: w_plain * plain[k] + w_mixed * mixed[k] for k in COMPONENTS}
     # an iteration that carries a prompt, or a decode batch past the largest the engine replays in a CUDA graph,
     # launches its kernels from the host one by one and takes at least their host time; a prompt's chunk passes a
     # pipeline's stages in turn (StepModel.prompt_time, eager_decode_floor)
     n = round(b)
     decode_launches = steps.eager_decode_floor(n, b * mean_context) - steps.decode_base(n) if not static else 0.0
-    base = steps.fixed + steps.seq_time(round(fed)) - sum(mixed.values())
+    base = steps.fixed + steps.seq_time(round(fed_with)) - sum(mixed.values())
     prompt_launches = base + steps.eager_floor
     stages = base + steps.pass_time(round(chunk), chunk * inp / 2.0) if steps.pp > 1 and joined > 0 else 0.0
-    launches = (1.0 - joined) * max(0.0, decode_launches) + joined * max(0.0, prompt_launches - max(0.0, stages))
-    for key, extra in (("host_launches", launches), ("waits", joined * max(0.0, stages))):
+    launches = w_plain * max(0.0, decode_launches) + w_mixed * max(0.0, prompt_launches - max(0.0, stages))
+    for key, extra in (("host_launches", launches), ("waits", w_mixed * max(0.0, stages))):
         if extra > 0:
             out_parts[key] = extra
     if steps.drafter is not None:

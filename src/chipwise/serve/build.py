@@ -66,13 +66,14 @@ class ReplicaSetup:
         p = self.plan
         budget = self.token_budget
         chunk = self.prompt_chunk
+        mixed = bool(self.engine.mixes(p.attention_dp))
         return SchedulerPolicy(
             admission=self.engine.admission,
             block=self.engine.block_tokens,
-            max_batch=min(p.max_batch, budget) if self.engine.mixed_batching else p.max_batch,
+            max_batch=min(p.max_batch, budget) if mixed else p.max_batch,
             max_tokens=budget,
             chunked_prefill=p.chunked_prefill,
-            mixed_batching=self.engine.mixed_batching,
+            mixed_batching=mixed,
             prefill_batch=self.engine.prefill_batch,
             static_batch=self.engine.static_batch,
             largest_bucket=self.max_sequence if self.engine.static_batch else 0,
@@ -117,6 +118,8 @@ def setup_replica(
         eng = replace(eng, eager_launch_s=0.0)  # prompt iterations replay captured graphs
     if plan.memory_fraction > 0:
         eng = replace(eng, memory_fraction=plan.memory_fraction)  # the deployment's own KV-cache share
+    if plan.mixed_batching is not None:
+        eng = replace(eng, mixed_batching=plan.mixed_batching)  # the deployment's own scheduling
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:

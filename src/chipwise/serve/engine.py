@@ -148,6 +148,14 @@ class EngineProfile:
     #: occupies no accelerator
     request_overhead_s: float = 0.0
 
+    def mixes(self, adp: Any) -> Any:
+        """Whether an iteration that carries prompts also advances the decodes, for attention-DP flags `adp`
+        (broadcasts): the engine mixes them (mixed_batching), or its attention-DP ranks each schedule their own
+        requests (adp_host_loops: SGLang's scheduler per rank), so one rank's prompts ride the pass in which the
+        others decode."""
+        adp_ranks = np.asarray(adp) > 0
+        return np.asarray(self.mixed_batching | (adp_ranks & self.adp_host_loops), dtype=bool)
+
     def on_host(self, factor: float) -> EngineProfile:
         """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""
         return self if factor == self.host_factor else replace(self, host_factor=factor)

@@ -36,6 +36,8 @@ class ReplicaPlan:
     memory_fraction: the engine's share of memory for its KV cache (vLLM --gpu-memory-utilization, SGLang
     --mem-fraction-static, TensorRT-LLM free_gpu_memory_fraction; each on its engine's memory_basis, serve.kvcache).
     0: the engine's default.
+    mixed_batching: prompt chunks ride in decode iterations (SGLang's --enable-mixed-chunk) or, False, run in
+    iterations of their own while the decodes wait. None: the engine's default (engines.*.mixed_batching).
     """
 
     tp: int = 1
@@ -55,6 +57,7 @@ class ReplicaPlan:
     adp_balance: bool = True
     graph_batch: int = 0
     memory_fraction: float = 0.0
+    mixed_batching: bool | None = None
 
     @property
     def ranks(self) -> int:

@@ -312,20 +312,21 @@ def _step_time(
         + a * batch * _decode_context(eng, inp, out)
     )
     padded = started * prompts.padding  # what the iterations run (a compiled-shape engine pads to buckets)
-    room = np.maximum(prompts.cap - fed, 1.0) if eng.mixed_batching else prompts.cap  # prompt tokens per iteration
+    mixing = eng.mixes(shapes.adp)  # iterations that carry prompts advance the decodes too
+    room = np.where(mixing, np.maximum(prompts.cap - fed, 1.0), prompts.cap)  # prompt tokens per iteration
     group = prompts.unit / prompts.padding  # the prompt tokens that arrive together, which the budget counts
     # the share of iterations joined by prompts: a group of them needs ceil(group / room) iterations (the last one a
     # remainder) as they arrive; queued prompts (packed) fill the room
     pieces = np.ceil(group / room)
     arriving = prompt_share(started, group, room)
     share = np.minimum(started / room, 1.0) if packed else arriving
-    iters = np.maximum(share, started / prompts.cap) if not eng.mixed_batching else share
+    iters = np.where(mixing, share, np.maximum(share, started / prompts.cap))
     tokens = padded / np.maximum(iters, 1e-12)
     # a group longer than the room runs as full chunks and a remainder, each at least the launch floor: their mean
     chunked = (pieces > 1) & (not packed)
     last = np.where(chunked, (group - (pieces - 1.0) * room) * prompts.padding, tokens)
     first = np.where(chunked, room * prompts.padding, tokens)
-    base = fed if eng.mixed_batching else np.zeros_like(fed)
+    base = np.where(mixing, fed, 0.0)
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
     rank_cap = prompt_chunk(eng, prompts.cap / budgets(eng, shapes.tp, shapes.adp, shapes.pp), shapes.tp, shapes.adp)
@@ -361,10 +362,9 @@ def _step_time(
         rest = np.maximum(rest, passed[1] + pp * b * single[1] * inp / 2.0)
     full, rest = np.maximum(full, prompts.floor), np.maximum(rest, prompts.floor)
     joined = np.where(chunked, ((pieces - 1.0) * full + rest) / pieces, full)
-    if eng.mixed_batching:
-        t = decode + (1.0 - iters) * plain + iters * joined
-    else:
-        t = decode + plain + iters * (eng.host_step_s + joined)
+    t = np.where(
+        mixing, decode + (1.0 - iters) * plain + iters * joined, decode + plain + iters * (eng.host_step_s + joined)
+    )
     t = t + iters * eng.host_prefill_s
     if drafting is not None:
         d = drafting.model
@@ -416,7 +416,7 @@ def estimate(
     # sequences a token budget keeps decoding beside their prompts' share; at least one: a prompt longer than the
     # budget (an 8K prompt for a 1-token answer) is encoded over several iterations, not refused
     steady = budget / (1.0 + (0.0 if decode_only else inp / out))
-    b_budget = np.maximum(np.floor(steady), 1.0) if eng.mixed_batching else np.inf
+    b_budget = np.where(eng.mixes(cand.adp), np.maximum(np.floor(steady), 1.0), np.inf)
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
     fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
     b = np.maximum(batch, 1.0)

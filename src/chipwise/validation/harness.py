@@ -454,6 +454,27 @@ _MARKERS: tuple[tuple[tuple[str, ...], Harness], ...] = (
 )
 
 
+#: SGLang deployments launched with --enable-mixed-chunk (SGLang's default runs prompts in iterations of their own,
+#: catalog engines.sglang.mixed_batching): (a marker of the row's source family, the SGLang versions whose launches
+#: pass it). AIConfigurator's generator asks for it in every aggregated worker (generator/rule_plugin/sglang.rule:
+#: `agg enable_mixed_chunk = true`, which config/backend_config_mapping.yaml maps to `enable-mixed-chunk`), and its
+#: SGLang 0.5.6.post2 template passes it (backend_templates/sglang/cli_args.0.5.6.post2.j2 @ff1a4aa6); its 0.5.1.post1
+#: template and its generic one test a key the mapping never sets, `enable-mix-chunk` (cli_args.0.5.1.post1.j2 and
+#: cli_args.j2 @5dc6d4f9), so those deployments, the silicon sample's SGLang 0.5.1.post1 and 0.5.8.post1 points, ran
+#: unmixed. The gap-analysis points are read as the generator's own deployments (docs/research/heldout_serving.md,
+#: stop 41).
+SGLANG_MIXED_CHUNK: tuple[tuple[str, tuple[str, ...]], ...] = (("aiconfigurator gap-analysis", ("0.5.6",)),)
+
+
+def sglang_mixed_chunk(row: InferenceRow) -> bool:
+    """Whether the row's SGLang deployment was launched with --enable-mixed-chunk (SGLANG_MIXED_CHUNK)."""
+    source, engine = row.source_family.lower(), row.raw.get("serving_engine", "").lower()
+    return any(
+        marker in source and any(f"sglang {version}" in engine for version in versions)
+        for marker, versions in SGLANG_MIXED_CHUNK
+    )
+
+
 def harness_of(row: InferenceRow) -> Harness | None:
     """The load generator a closed-loop row names in its scenario or source family (None: not one chipwise
     models, or not stated)."""

@@ -48,6 +48,7 @@ from chipwise.validation.harness import (
     SglangRun,
     harness_of,
     mean_length,
+    sglang_mixed_chunk,
     sharegpt,
     sharegpt_replies,
 )
@@ -668,6 +669,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         engine = "trtllm"
         notes.append("TensorRT-LLM runs MLA models (DeepSeek-V3/R1) on its PyTorch back end only")
     eng = engine_profile(catalog, engine, system.chip.family)
+    if engine == "sglang" and not eng.mixed_batching and sglang_mixed_chunk(row):
+        eng = replace(eng, mixed_batching=True)
+        notes.append("SGLang launched with --enable-mixed-chunk: prompt chunks ride in decode iterations (harness)")
     if host_sampling(row):
         eng = replace(eng, host_sampling=True)
         notes.append("tokens sampled on the host (CPU sampling): the logits of every compiled slot go to the CPU")

@@ -275,6 +275,9 @@ class ServePlan(_Strict):
     #: the engine's share of memory for its KV cache (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static,
     #: TensorRT-LLM free_gpu_memory_fraction): the engine's default when omitted
     memory_fraction: float | None = Field(default=None, gt=0.0, le=1.0)
+    #: prompt chunks ride in decode iterations (SGLang --enable-mixed-chunk; vLLM V1 and TensorRT-LLM always mix
+    #: them); false runs prompts in iterations of their own while the decodes wait: the engine's default when omitted
+    mixed_batching: bool | None = None
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None

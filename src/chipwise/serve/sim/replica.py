@@ -216,7 +216,7 @@ class Replica:
         need = self.pol.admission_tokens(self._prompt(rid), r.input[rid] + r.output[rid])
         if self.pol.admission == "reserve":
             return self.reserved + need <= self.cap
-        return self.used() + need + self.half_block <= self.cap
+        return self.used() + need + self.half_block + self.g * self.n_dec <= self.cap
 
     # ---- admission and preemption ------------------------------------------------------------------------
     def _holding(self) -> bool:
@@ -274,7 +274,7 @@ class Replica:
                     break
                 self.reserved += need
                 self.res[rid] = need
-            elif self.used() + need + self.half_block > self.cap:
+            elif self.used() + need + self.half_block + self.g * self.n_dec > self.cap:
                 break
             self._dequeue()
             self.last_admit = t
