@@ -216,6 +216,8 @@ class Replica:
         need = self.pol.admission_tokens(self._prompt(rid), r.input[rid] + r.output[rid])
         if self.pol.admission == "reserve":
             return self.reserved + need <= self.cap
+        # on demand, beside the running batch's next decode step (vLLM schedules its running requests first): a
+        # prompt taken into the last free blocks would be preempted by that step and encoded again
         return self.used() + need + self.half_block + self.g * self.n_dec <= self.cap
 
     # ---- admission and preemption ------------------------------------------------------------------------
