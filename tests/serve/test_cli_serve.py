@@ -1059,5 +1059,9 @@ def test_predict_with_prompts_mixed_into_decode_iterations(tmp_path: Path, capsy
         closed + "plan: {tp: 1, max_batch: 32}\n",
         closed + "plan: {tp: 1, max_batch: 32, mixed_batching: true}\n",
     )
+    assert (default["plan"]["mixed_batching"], mixed["plan"]["mixed_batching"]) == (False, True)
     assert default["tpot_s"]["mean"] > 1.03 * mixed["tpot_s"]["mean"]  # 19.3 ms against 18.3
     assert default["ttft_s"]["mean"] < 0.97 * mixed["ttft_s"]["mean"]  # 62.6 ms against 66.6
+    assert run(["predict", str(tmp_path / "base.yaml")]) == 0
+    text = " ".join(capsys.readouterr().out.replace("│", " ").split())  # cells wrapped at any console width
+    assert "in iterations of their own, the decodes waiting" in text

@@ -504,6 +504,7 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "max_batch": p.max_batch,
         "max_tokens": p.max_tokens,
         "chunked_prefill": p.chunked_prefill,
+        "mixed_batching": pol.mixed_batching,
         "recv_interval": p.recv_interval,
         "batch_wait_iters": p.batch_wait_iters,
         "batch_wait_ratio": p.batch_wait_ratio,

@@ -150,6 +150,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
+        if plan.get("mixed_batching") is False:
+            head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
     if sum(p["replicas"] for p in ([plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan])) > 1:
         head.add_row("router", f"{_router_name(r)} (plan.router)")
     provenance = [f"{c}: defaults (no serving run of its family fitted)" for c in r.get("engine_defaults") or ()]
