@@ -1023,14 +1023,19 @@ def test_predict_says_its_load_repeats_a_pool_of_prompts(capsys: pytest.CaptureF
     assert "repeated" in table and "distinct" in table  # the row, however the table wraps it
 
 
+def _sglang_users(model: str, inp: int, out: int, users: int) -> str:
+    """A closed loop of `users` users of `model` on one H100 under SGLang, ten requests each (no plan)."""
+    return (
+        f"kind: serve\nmodel: {model}\nhardware: h100-sxm\nchips: 1\nengine: sglang\ninput_tokens: {inp}\n"
+        f"output_tokens: {out}\nconcurrency: {users}\nrequests: {10 * users}\n"
+    )
+
+
 def test_predict_with_a_stated_memory_share(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SGLang's default --mem-fraction-static for Qwen3-32B on one H100 at 16 users is 0.841 (a 12,960 MiB reserve):
     its 61 GiB of weights leave the users of 1k/128 too little cache, and they queue for it; plan.memory_fraction
     0.88 holds them all (f x (M - reserve) - weights, serve.kvcache). A share above 1 is refused."""
-    closed = (
-        "kind: serve\nmodel: qwen3-32b\nhardware: h100-sxm\nchips: 1\nengine: sglang\ninput_tokens: 1024\n"
-        "output_tokens: 128\nconcurrency: 16\nrequests: 160\n"
-    )
+    closed = _sglang_users("qwen3-32b", 1024, 128, 16)
     default, stated = _predict_pair(
         tmp_path,
         capsys,
@@ -1049,10 +1054,7 @@ def test_predict_with_prompts_mixed_into_decode_iterations(tmp_path: Path, capsy
     """SGLang runs a prompt in an iteration of its own while the decodes wait unless launched with
     --enable-mixed-chunk (plan.mixed_batching): at 32 users of 2k/256 tokens the unmixed decodes stall behind every
     arriving prompt, so their TPOT is longer, and the prompts, run alone, finish sooner."""
-    closed = (
-        "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\nengine: sglang\ninput_tokens: 2048\n"
-        "output_tokens: 256\nconcurrency: 32\nrequests: 320\n"
-    )
+    closed = _sglang_users("llama-3.1-8b", 2048, 256, 32)
     default, mixed = _predict_pair(
         tmp_path,
         capsys,

@@ -235,10 +235,9 @@ def _pool(
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
-    if sc.plan is not None and sc.plan.memory_fraction is not None:
-        eng = replace(eng, memory_fraction=sc.plan.memory_fraction)  # the search sizes KV caches at the stated share
-    if sc.plan is not None and sc.plan.mixed_batching is not None:
-        eng = replace(eng, mixed_batching=sc.plan.mixed_batching)  # and schedules prompts as stated
+    if sc.plan is not None:  # the search sizes KV caches at the stated share and schedules prompts as stated
+        stated_engine = {k: v for k in ("memory_fraction", "mixed_batching") if (v := getattr(sc.plan, k)) is not None}
+        eng = replace(eng, **stated_engine)
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)

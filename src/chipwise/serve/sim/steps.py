@@ -65,7 +65,6 @@ class StepModel:
     a: float
     b: float
     coarse: Array  # tokens[] on the coarse grid beyond the exact table
-    mixed_batching: bool
     prefill_fixed: float = 0.0  # added to an iteration that encodes prompts (engines.*.prefill_overhead)
     eager_floor: float = 0.0  # host time of an eagerly run iteration's launches (engines.*.eager_launch)
     draft_tokens: int = 0  # k: tokens drafted per sequence and step (0 = no speculative decoding)
@@ -257,7 +256,6 @@ def step_model(
         a=a,
         b=b,
         coarse=coarse,
-        mixed_batching=eng.mixed_batching,
         prefill_fixed=eng.host_prefill_s,
         eager_floor=float(eager_launches(model, dev.chip, plan.weight_precision, shapes)) * eng.host_eager_launch_s,
         draft_tokens=spec.draft_tokens if draft is not None and spec is not None else 0,
