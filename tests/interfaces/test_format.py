@@ -56,8 +56,10 @@ def test_plan_serve_verdict_names_the_answer_or_what_to_relax() -> None:
     assert not found and "(3 chips, $0.0654 per M output tokens, NOT met, overloaded): relax the SLO" in text
     nothing = "No option could be simulated: add hardware or lower the load"
     assert fmt.plan_serve_verdict({"best": None, "results": [{}]}) == (nothing, False)
-    unmet = fmt.plan_serve_verdict({"best": None, "results": []})
+    unmet = fmt.plan_serve_verdict({"best": None, "results": [], "slo": {"ttft_p99": 2.0}})
     assert unmet == ("No option meets the SLO at this load on the hardware searched (each chip's reason below)", False)
+    unserved = fmt.plan_serve_verdict({"best": None, "results": []})  # no SLO given: nothing fits or keeps up
+    assert unserved == ("No option serves this load on the hardware searched (each chip's reason below)", False)
 
 
 def test_a_missed_ttft_says_whether_its_time_was_the_wait_or_the_prompts() -> None:

@@ -1067,3 +1067,25 @@ def test_predict_with_prompts_mixed_into_decode_iterations(tmp_path: Path, capsy
     assert run(["predict", str(tmp_path / "base.yaml")]) == 0
     text = " ".join(capsys.readouterr().out.replace("│", " ").split())  # cells wrapped at any console width
     assert "in iterations of their own, the decodes waiting" in text
+
+
+def test_predict_behind_dynamos_front_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's own OpenAI server takes each request for engines.vllm.request_overhead (30 ms) before the engine sees
+    it; behind Dynamo's front end (plan.front_end: dynamo) that time is not in the path. One user: the first token
+    comes exactly that much sooner and the decode steps are the same. Any other front end is refused."""
+    one_user = (
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\nengine: vllm\ninput_tokens: 1024\n"
+        "output_tokens: 128\nconcurrency: 1\nrequests: 20\n"
+    )
+    own, dynamo = _predict_pair(
+        tmp_path, capsys, one_user + "plan: {tp: 1}\n", one_user + "plan: {tp: 1, front_end: dynamo}\n"
+    )
+    assert (own["plan"]["front_end"], dynamo["plan"]["front_end"]) == ("engine", "dynamo")
+    assert own["ttft_s"]["mean"] - dynamo["ttft_s"]["mean"] == pytest.approx(0.030, abs=1e-6)
+    assert own["tpot_s"]["mean"] == pytest.approx(dynamo["tpot_s"]["mean"], rel=1e-9)
+    assert run(["predict", str(tmp_path / "changed.yaml")]) == 0
+    text = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "Dynamo's: the engine's own HTTP server is not in the path" in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(one_user + "plan: {tp: 1, front_end: nginx}\n")
+    assert "plan.front_end" in run_error(capsys, ["predict", str(bad)])

@@ -727,3 +727,38 @@ def test_aiconfigurator_sglang_deployments_mix_prompts_from_its_0_5_6_template(
     case = prepare(catalog, parsed)
     assert case.setup.pools[0].setup.engine.mixed_batching is mixed
     assert any("--enable-mixed-chunk" in n for n in case.notes) is mixed
+
+
+@pytest.mark.parametrize(
+    ("source", "engine", "front_end_s"),
+    [
+        ("AIConfigurator gap-analysis sweeps (silicon sample)", "vLLM 0.12.0", 0.0),
+        ("InferenceX sweeps in AIConfigurator's silicon sample", "vLLM 0.18.0 (vllm/vllm-openai:v0.18.0)", 0.030),
+        ("a lab's own sweep", "vLLM under Dynamo (nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1)", 0.0),
+    ],
+)
+def test_vllm_behind_dynamos_front_end_has_no_server_time_of_its_own(
+    catalog: Catalog, tmp_path: Path, source: str, engine: str, front_end_s: float
+) -> None:
+    """AIConfigurator's generator deploys its vLLM workers as `python3 -m dynamo.vllm` behind `dynamo.frontend`, which
+    tokenises and hands them token ids: vLLM's own OpenAI server (engines.vllm.request_overhead, 30 ms) is not in the
+    path of its gap-analysis points, nor of a row whose engine text names Dynamo. InferenceX runs vLLM's server."""
+    row = {
+        "source_family": source,
+        "model": "Qwen3-32B",
+        "chip": "h100-sxm",
+        "num_chips": "8",
+        "serving_engine": engine,
+        "parallelism": "TP8",
+        "scenario": "closed-loop sweep, 8 concurrent requests (load generator not stated in the record)",
+        "batch_or_concurrency": "concurrency=8",
+        "input_len": "1024",
+        "output_len": "1024",
+        "output_tokens_per_s_per_chip": "",
+        "ttft_ms": "mean 92",
+        "tpot_ms": "mean 8",
+    }
+    (parsed,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({"h100-sxm"}))
+    case = prepare(catalog, parsed)
+    assert case.setup.pools[0].setup.engine.host_request_s == pytest.approx(front_end_s)
+    assert any("behind Dynamo's front end" in n for n in case.notes) is (front_end_s == 0.0)

@@ -329,7 +329,8 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     keeps up and meets the SLO, or the closest and what to relax."""
     best = report.get("best")
     if not best and not report.get("results"):
-        return "No option meets the SLO at this load on the hardware searched (each chip's reason below)", False
+        goal = "meets the SLO at this load" if report.get("slo") else "serves this load"
+        return f"No option {goal} on the hardware searched (each chip's reason below)", False
     if not best:
         return "No option could be simulated: add hardware or lower the load", False
     what = _option(best)

@@ -237,6 +237,8 @@ def _pool(
     eng = engine_profile(catalog, engine, system.chip.family)
     if sc.plan is not None:  # the search sizes KV caches at the stated share and schedules prompts as stated
         stated_engine = {k: v for k in ("memory_fraction", "mixed_batching") if (v := getattr(sc.plan, k)) is not None}
+        if sc.plan.front_end == "dynamo":
+            stated_engine["request_overhead_s"] = 0.0
         eng = replace(eng, **stated_engine)
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
@@ -328,6 +330,7 @@ def _pool(
             "graph_batch",
             "memory_fraction",
             "mixed_batching",
+            "front_end",
         )
         for knob in knobs:
             value = getattr(given, knob)
@@ -504,6 +507,7 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "max_tokens": p.max_tokens,
         "chunked_prefill": p.chunked_prefill,
         "mixed_batching": pol.mixed_batching,
+        "front_end": p.front_end,
         "recv_interval": p.recv_interval,
         "batch_wait_iters": p.batch_wait_iters,
         "batch_wait_ratio": p.batch_wait_ratio,

@@ -120,6 +120,8 @@ def setup_replica(
         eng = replace(eng, memory_fraction=plan.memory_fraction)  # the deployment's own KV-cache share
     if plan.mixed_batching is not None:
         eng = replace(eng, mixed_batching=plan.mixed_batching)  # the deployment's own scheduling
+    if plan.front_end == "dynamo":
+        eng = replace(eng, request_overhead_s=0.0)  # Dynamo's front end takes the requests, not the engine's server
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:

@@ -38,6 +38,8 @@ class ReplicaPlan:
     0: the engine's default.
     mixed_batching: prompt chunks ride in decode iterations (SGLang's --enable-mixed-chunk) or, False, run in
     iterations of their own while the decodes wait. None: the engine's default (engines.*.mixed_batching).
+    front_end: 'engine', the engine's own HTTP server takes the requests (engines.*.request_overhead a request), or
+    'dynamo', Dynamo's front end does and hands the engine token ids (no engine front-end time).
     """
 
     tp: int = 1
@@ -58,6 +60,7 @@ class ReplicaPlan:
     graph_batch: int = 0
     memory_fraction: float = 0.0
     mixed_batching: bool | None = None
+    front_end: str = "engine"
 
     @property
     def ranks(self) -> int:

@@ -475,6 +475,21 @@ def sglang_mixed_chunk(row: InferenceRow) -> bool:
     )
 
 
+#: Sources whose deployments sit behind NVIDIA Dynamo's front end (`python3 -m dynamo.frontend`: its HTTP server
+#: tokenises and detokenises in its own process and hands the workers token ids) though their engine text does not
+#: name Dynamo: AIConfigurator's gap-analysis points, read as its generator's own deployments (stop 41), which run
+#: every aggregated vLLM worker as `python3 -m dynamo.vllm` beside `dynamo.frontend`
+#: (generator/config/backend_templates/vllm/run.sh.j2 and k8s_deploy.yaml.j2 @1089dfa8).
+DYNAMO_FRONT_END_SOURCES: tuple[str, ...] = ("aiconfigurator gap-analysis",)
+
+
+def behind_dynamo(row: InferenceRow) -> bool:
+    """Whether the row's engine served behind Dynamo's front end: its engine text names Dynamo, or its source
+    deploys that way (DYNAMO_FRONT_END_SOURCES)."""
+    source, engine = row.source_family.lower(), row.raw.get("serving_engine", "").lower()
+    return "dynamo" in engine or any(marker in source for marker in DYNAMO_FRONT_END_SOURCES)
+
+
 def harness_of(row: InferenceRow) -> Harness | None:
     """The load generator a closed-loop row names in its scenario or source family (None: not one chipwise
     models, or not stated)."""

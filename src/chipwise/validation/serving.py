@@ -46,6 +46,7 @@ from chipwise.validation.harness import (
     SHAREGPT_REPLY_CV,
     Harness,
     SglangRun,
+    behind_dynamo,
     harness_of,
     mean_length,
     sglang_mixed_chunk,
@@ -682,6 +683,10 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if eng.request_overhead_s > 0 and row.source_family.lower().startswith("mlperf"):
         # MLPerf's LoadGen drives the engine in process: no HTTP server or tokenising front end between them
         eng = replace(eng, request_overhead_s=0.0)
+    elif eng.request_overhead_s > 0 and behind_dynamo(row):
+        # the engine's own OpenAI server is not in the path: Dynamo's front end is, priced as for every engine (0)
+        eng = replace(eng, request_overhead_s=0.0)
+        notes.append(f"behind Dynamo's front end: {engine}'s own HTTP server and tokeniser are not in the path")
     cores = system.chip.cores_per_chip
     prefill_pool = row.prefill_pool
     ranks = row.num_chips * cores - (prefill_pool[0] * prefill_pool[1] * prefill_pool[4] if prefill_pool else 0)

@@ -245,6 +245,8 @@ class PoolSpec(_Strict):
 
 #: how a deployment spreads its requests over its replicas (serve.sim.policies.ROUTERS)
 RouterName = Literal["round_robin", "least_loaded", "power_of_two"]
+#: what takes a request's HTTP call and tokenises it: the engine's own OpenAI server, or NVIDIA Dynamo's front end
+FrontEnd = Literal["engine", "dynamo"]
 #: the router a deployment that names none runs behind
 DEFAULT_ROUTER: RouterName = "least_loaded"
 
@@ -278,6 +280,10 @@ class ServePlan(_Strict):
     #: prompt chunks ride in decode iterations (SGLang --enable-mixed-chunk; vLLM V1 and TensorRT-LLM always mix
     #: them); false runs prompts in iterations of their own while the decodes wait: the engine's default when omitted
     mixed_batching: bool | None = None
+    #: what serves the requests' HTTP calls: the engine's own server (its front-end time per request,
+    #: engines.*.request_overhead) or Dynamo's front end (`dynamo.frontend` beside `dynamo.<engine>` workers, which
+    #: take token ids), priced at 0 for every engine: the engine's default ('engine') when omitted
+    front_end: FrontEnd | None = None
     disaggregated: bool = False
     prefill: PoolSpec | None = None
     decode: PoolSpec | None = None

@@ -152,7 +152,10 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
         if plan.get("mixed_batching") is False:
             head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
-    if sum(p["replicas"] for p in ([plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan])) > 1:
+    pools = [plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan]
+    if any(p.get("front_end") == "dynamo" for p in pools):
+        head.add_row("front end", "Dynamo's: the engine's own HTTP server is not in the path (plan.front_end)")
+    if sum(p["replicas"] for p in pools) > 1:
         head.add_row("router", f"{_router_name(r)} (plan.router)")
     provenance = [f"{c}: defaults (no serving run of its family fitted)" for c in r.get("engine_defaults") or ()]
     provenance += [f"{c}: carried from {src}" for c, src in (r.get("engine_carried") or {}).items()]
