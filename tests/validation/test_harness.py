@@ -25,7 +25,7 @@ from chipwise.validation.harness import (
     sharegpt_replies,
 )
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving import _run, generated_length, predict_case, prepare, simulate_case
+from chipwise.validation.serving import Case, _run, generated_length, predict_case, prepare, simulate_case
 from chipwise.validation.serving_rows import (
     parse_compiled_length,
     parse_recv_interval,
@@ -704,27 +704,33 @@ def test_a_measured_run_whose_weights_cannot_fit_stays_an_error(catalog: Catalog
         prepare(catalog, bad)
 
 
+def _eight_users_case(catalog: Catalog, tmp_path: Path, source: str, engine: str, **fields: str) -> Case:
+    """The validation's case for a sweep point of 8 closed-loop users that measured a TTFT and a TPOT (`fields`:
+    the model, chip, lengths and layout)."""
+    row = {
+        "source_family": source,
+        "serving_engine": engine,
+        "scenario": "closed-loop sweep, 8 concurrent requests (load generator not stated in the record)",
+        "batch_or_concurrency": "concurrency=8",
+        "output_tokens_per_s_per_chip": "",
+        "ttft_ms": "mean 50",
+        "tpot_ms": "mean 8",
+        **fields,
+    }
+    (parsed,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({fields["chip"]}))
+    return prepare(catalog, parsed)
+
+
 @pytest.mark.parametrize(("version", "mixed"), [("0.5.6.post2", True), ("0.5.1.post1", False), ("0.5.8.post1", False)])
 def test_aiconfigurator_sglang_deployments_mix_prompts_from_its_0_5_6_template(
     catalog: Catalog, tmp_path: Path, version: str, mixed: bool
 ) -> None:
     """AIConfigurator's generator asks every aggregated SGLang worker for --enable-mixed-chunk, but only its 0.5.6
     template passes it (the others test a misspelt key): SGLang's default, unmixed, elsewhere."""
-    row = {
-        "source_family": "AIConfigurator gap-analysis sweeps (silicon sample)",
-        "model": "Llama-3.1-8B-Instruct",
-        "chip": "h200",
-        "serving_engine": f"SGLang {version}",
-        "scenario": "closed-loop sweep, 8 concurrent requests (load generator not stated in the record)",
-        "batch_or_concurrency": "concurrency=8",
-        "input_len": "1000",
-        "output_len": "100",
-        "output_tokens_per_s_per_chip": "",
-        "ttft_ms": "mean 50",
-        "tpot_ms": "mean 8",
-    }
-    (parsed,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({"h200"}))
-    case = prepare(catalog, parsed)
+    case = _eight_users_case(
+        catalog, tmp_path, "AIConfigurator gap-analysis sweeps (silicon sample)", f"SGLang {version}",
+        model="Llama-3.1-8B-Instruct", chip="h200", input_len="1000", output_len="100",
+    )  # fmt: skip
     assert case.setup.pools[0].setup.engine.mixed_batching is mixed
     assert any("--enable-mixed-chunk" in n for n in case.notes) is mixed
 
@@ -743,22 +749,9 @@ def test_vllm_behind_dynamos_front_end_has_no_server_time_of_its_own(
     """AIConfigurator's generator deploys its vLLM workers as `python3 -m dynamo.vllm` behind `dynamo.frontend`, which
     tokenises and hands them token ids: vLLM's own OpenAI server (engines.vllm.request_overhead, 30 ms) is not in the
     path of its gap-analysis points, nor of a row whose engine text names Dynamo. InferenceX runs vLLM's server."""
-    row = {
-        "source_family": source,
-        "model": "Qwen3-32B",
-        "chip": "h100-sxm",
-        "num_chips": "8",
-        "serving_engine": engine,
-        "parallelism": "TP8",
-        "scenario": "closed-loop sweep, 8 concurrent requests (load generator not stated in the record)",
-        "batch_or_concurrency": "concurrency=8",
-        "input_len": "1024",
-        "output_len": "1024",
-        "output_tokens_per_s_per_chip": "",
-        "ttft_ms": "mean 92",
-        "tpot_ms": "mean 8",
-    }
-    (parsed,) = read_inference(write_rows(tmp_path / "rows.csv", row), known_chips=frozenset({"h100-sxm"}))
-    case = prepare(catalog, parsed)
+    case = _eight_users_case(
+        catalog, tmp_path, source, engine, model="Qwen3-32B", chip="h100-sxm", num_chips="8", parallelism="TP8",
+        input_len="1024", output_len="1024",
+    )  # fmt: skip
     assert case.setup.pools[0].setup.engine.host_request_s == pytest.approx(front_end_s)
     assert any("behind Dynamo's front end" in n for n in case.notes) is (front_end_s == 0.0)
