@@ -235,11 +235,8 @@ def _pool(
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
-    if sc.plan is not None:  # the search sizes KV caches at the stated share and schedules prompts as stated
-        stated_engine = {k: v for k in ("memory_fraction", "mixed_batching") if (v := getattr(sc.plan, k)) is not None}
-        if sc.plan.front_end == "dynamo":
-            stated_engine["request_overhead_s"] = 0.0
-        eng = replace(eng, **stated_engine)
+    if sc.plan is not None:  # the search sizes KV caches, schedules prompts and takes requests as stated
+        eng = eng.as_deployed(sc.plan.memory_fraction or 0.0, sc.plan.mixed_batching, sc.plan.front_end or "engine")
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)

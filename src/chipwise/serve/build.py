@@ -116,12 +116,7 @@ def setup_replica(
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
     if plan.piecewise_graphs:
         eng = replace(eng, eager_launch_s=0.0)  # prompt iterations replay captured graphs
-    if plan.memory_fraction > 0:
-        eng = replace(eng, memory_fraction=plan.memory_fraction)  # the deployment's own KV-cache share
-    if plan.mixed_batching is not None:
-        eng = replace(eng, mixed_batching=plan.mixed_batching)  # the deployment's own scheduling
-    if plan.front_end == "dynamo":
-        eng = replace(eng, request_overhead_s=0.0)  # Dynamo's front end takes the requests, not the engine's server
+    eng = eng.as_deployed(plan.memory_fraction, plan.mixed_batching, plan.front_end)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:

@@ -24,6 +24,7 @@ from chipwise.hardware.build import ref
 from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import FrontEnd
 
 ENGINES: tuple[str, ...] = (
     "trtllm",
@@ -155,6 +156,21 @@ class EngineProfile:
         others decode."""
         adp_ranks = np.asarray(adp) > 0
         return np.asarray(self.mixed_batching | (adp_ranks & self.adp_host_loops), dtype=bool)
+
+    def as_deployed(
+        self, memory_fraction: float = 0.0, mixed_batching: bool | None = None, front_end: FrontEnd = "engine"
+    ) -> EngineProfile:
+        """This profile as a deployment states its settings: its KV-cache share (0: the engine's default), whether it
+        mixes prompts into decode iterations (None: the engine's default), and what takes its requests ('dynamo':
+        Dynamo's front end, which hands the engine token ids, so the engine's own server time is not in the path)."""
+        eng = self
+        if memory_fraction > 0:
+            eng = replace(eng, memory_fraction=memory_fraction)
+        if mixed_batching is not None:
+            eng = replace(eng, mixed_batching=mixed_batching)
+        if front_end == "dynamo":
+            eng = replace(eng, request_overhead_s=0.0)
+        return eng
 
     def on_host(self, factor: float) -> EngineProfile:
         """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""

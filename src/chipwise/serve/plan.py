@@ -8,6 +8,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.serve.quant import check_weight_precision
 from chipwise.serve.speculation import Speculation
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import FrontEnd
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class ReplicaPlan:
     graph_batch: int = 0
     memory_fraction: float = 0.0
     mixed_batching: bool | None = None
-    front_end: str = "engine"
+    front_end: FrontEnd = "engine"
 
     @property
     def ranks(self) -> int:

@@ -684,8 +684,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         # MLPerf's LoadGen drives the engine in process: no HTTP server or tokenising front end between them
         eng = replace(eng, request_overhead_s=0.0)
     elif eng.request_overhead_s > 0 and behind_dynamo(row):
-        # the engine's own OpenAI server is not in the path: Dynamo's front end is, priced as for every engine (0)
-        eng = replace(eng, request_overhead_s=0.0)
+        eng = eng.as_deployed(front_end="dynamo")
         notes.append(f"behind Dynamo's front end: {engine}'s own HTTP server and tokeniser are not in the path")
     cores = system.chip.cores_per_chip
     prefill_pool = row.prefill_pool
