@@ -671,7 +671,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         notes.append("TensorRT-LLM runs MLA models (DeepSeek-V3/R1) on its PyTorch back end only")
     eng = engine_profile(catalog, engine, system.chip.family)
     if engine == "sglang" and not eng.mixed_batching and sglang_mixed_chunk(row):
-        eng = replace(eng, mixed_batching=True)
+        eng = eng.as_deployed(mixed_batching=True)
         notes.append("SGLang launched with --enable-mixed-chunk: prompt chunks ride in decode iterations (harness)")
     if host_sampling(row):
         eng = replace(eng, host_sampling=True)
