@@ -328,6 +328,16 @@ def test_plan_lifecycle_fits_80_columns(capsys: pytest.CaptureFixture[str], monk
     assert any(line.startswith("#1 is the best pair") for line in lines)
 
 
+def test_plan_lifecycle_counts_a_large_load_in_full(capsys: pytest.CaptureFixture[str]) -> None:
+    """2e6 requests/s was printed as '2e+06 req/s'; the fleet's chips are counted in full too."""
+    argv = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "1T", "--serve-rate", "2e6",
+            "--hardware", "h100-sxm"]  # fmt: skip
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())  # as one line, however wide the terminal
+    assert "serve 2,000,000 req/s for 12 months" in out and "e+" not in out
+    assert re.search(r"h100-sxm x\d{1,3}(,\d{3})+", out)
+
+
 def test_plan_lifecycle_json(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(
         capsys,

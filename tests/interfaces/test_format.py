@@ -166,6 +166,10 @@ def test_a_large_fleet_is_counted_in_full() -> None:
 
     assert chip_count(457_918_000) == "457,918,000 chips"
     assert fmt.serving_fleet({"chips": 1_000_000.0, "hardware": "h100-sxm"}) == "1,000,000 x h100-sxm"
+    # the plan columns printed 'TP1 b342 x70531808' and '7.05318e+07', the simulated slice '0.0%'
+    plan = {"tp": 1, "max_batch": 342, "replicas": 70_531_808}
+    assert fmt.serving_plan(plan) == "TP1 b342 x70,531,808"
+    assert (fmt.share(0.25), fmt.share(1.1e-6), fmt.share(1.0)) == ("25.0%", "0.00011%", "100.0%")
     load = {"utilisation": 0.279, "capacity_requests_per_s": 35_795.2}
     assert fmt.load_share(load) == "27.9% of the 35,795 req/s the deployment sustains"
     best = {

@@ -546,6 +546,24 @@ def test_a_replica_offered_nothing_shares_no_slots(catalog: Catalog) -> None:
     assert report["results"]
 
 
+def test_a_fleet_of_a_billion_requests_a_second_pools_without_overflow(
+    catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate
+) -> None:
+    """`plan serve --rate 1e9` printed an overflow warning: the pooled replica count divided the fleet rate by a
+    1e-300 floor for shapes offered nothing (1e9 / 1e-300 > 1.8e308). A shape offered nothing pools with none, and
+    one offered a share pools with fleet / share replicas."""
+    import warnings
+
+    eng = engine_profile(catalog, "trtllm", h100.chip.family)
+    lam = np.where(np.arange(est.throughput.size) == 0, 0.0, 0.5 * est.throughput / OUT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        op = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam, None, 1e9)
+        alone = at_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, lam)
+    assert np.all(np.isfinite(op.ttft))
+    assert np.all(op.ttft[1:] <= alone.ttft[1:])  # pooling a fleet's slots and encoders never waits longer
+
+
 def test_the_load_searches_price_an_estimate_on_one_device_and_shapes(
     catalog: Catalog, h100: System, llama8b: ModelSpec
 ) -> None:

@@ -135,6 +135,13 @@ def percent(value: float) -> str:
     return "-" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
 
 
+def share(value: float) -> str:
+    """A part of a whole that stays readable when small: '25.0%', '0.04%', '0.0001%' (never '0.0%' for a part)."""
+    if value <= 0 or value >= 0.001:
+        return percent(value)
+    return f"{100 * value:.2g}%"
+
+
 def carbon(kg: float) -> str:
     return _scaled(kg / 1000.0, [(1e3, "kt"), (1.0, "t"), (1e-3, "kg")]) + " CO2e" if kg else "0 t CO2e"
 
@@ -191,7 +198,7 @@ def serving_plan(p: Mapping[str, Any]) -> str:
         p.get("recv_interval", 1), p.get("batch_wait_iters", 0), p.get("batch_wait_ratio", 0.0),
         bool(p.get("piecewise_graphs")), bool(p.get("adp_balance", True)),
     )  # fmt: skip
-    return f"{label} x{p['replicas']}"
+    return f"{label} x{count_text(p['replicas'])}"
 
 
 def check_status(v: Mapping[str, Any]) -> str:

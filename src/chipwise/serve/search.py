@@ -684,9 +684,11 @@ def at_rate(
     # its mean, so the slowest 1% of requests decode in a batch about 2.33 standard deviations larger
     b99 = np.minimum(b + BATCH_Z99 * np.sqrt(b), top)
     tpot99 = step(b99, others=True)
-    # replicas sharing the load; a replica offered nothing shares it with none (fleet_rate / 1e-300 read some 1e305
-    # slots, and Erlang C overflowed on the way to its zero wait)
-    pooled = np.where(lam > 0, np.maximum(fleet_rate / np.maximum(lam, 1e-300), 1.0), 1.0) if fleet_rate > 0 else 1.0
+    # replicas sharing the load; a replica offered nothing shares it with none (dividing by a floor instead read
+    # some 1e305 slots, Erlang C overflowed on the way to its zero wait, and a fleet rate of 1e9/s overflowed)
+    pooled = (
+        np.maximum(np.divide(fleet_rate, lam, out=np.ones_like(lam), where=lam > 0), 1.0) if fleet_rate > 0 else 1.0
+    )
     rho_p = lam * est.prefill_work_s  # the prompts' own work: what a queue of them takes
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot

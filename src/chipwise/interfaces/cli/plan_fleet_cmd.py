@@ -24,6 +24,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
 )
 from chipwise.planner.serving_choice import check_slo
+from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
 from chipwise.workload.scenario import parse_count
 
@@ -165,7 +166,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     t, s = r["training"], r["serving"]
     table = compact_table(
         f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {t['chips']} chips, then serve "
-        f"{s['rate_per_s']:g} req/s for {s['months']:g} months (ranked by {r['objective']})"
+        f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']})"
     )
     for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):
         table.add_column(col, justify="left" if col in ("#", "train on", "serve on") else "right", no_wrap=True)
@@ -177,8 +178,8 @@ def print_lifecycle(r: dict[str, Any]) -> None:
             tr["hardware"],
             fmt.duration(tr["time_s"]),
             fmt.usd(tr["cost"]) + (" §" if tr.get("price_estimated") else ""),
-            f"{sv['hardware']} x{sv['chips']:g}"
-            + (f" [{sv['billed_chips']:g}]" if sv.get("billed_chips", sv["chips"]) > sv["chips"] else ""),
+            f"{sv['hardware']} x{count_text(sv['chips'])}"
+            + (f" [{count_text(sv['billed_chips'])}]" if sv.get("billed_chips", sv["chips"]) > sv["chips"] else ""),
             fmt.usd(sv["usd_per_hour"]) + (" §" if sv.get("price_estimated") else ""),
             fmt.usd(p["cost_usd"]),
             fmt.energy(p["energy_j"]),

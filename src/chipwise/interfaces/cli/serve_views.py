@@ -22,7 +22,7 @@ from chipwise.interfaces.cli.common import (
 from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
-from chipwise.serve.plan import chip_count
+from chipwise.serve.plan import chip_count, count_text
 from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import DEFAULT_ROUTER, ServeScenario
 
@@ -78,7 +78,7 @@ def _settled(checked: dict[int, dict[str, Any]], rank: int, row: dict[str, Any])
 def _rented(row: dict[str, Any]) -> str:
     """' [n]': the chips a row rents, where its provider's units hold more than it uses (else '')."""
     billed = row.get("billed_chips")
-    return f" [{billed:g}]" if billed is not None and billed > row["chips"] + 1e-9 else ""
+    return f" [{count_text(billed)}]" if billed is not None and billed > row["chips"] + 1e-9 else ""
 
 
 def _ranks_per_chip(row: Mapping[str, Any]) -> int:
@@ -363,9 +363,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             hardware,
             plan_text,
             [
-                f"{r['chips']:g}"
+                count_text(r["chips"])
                 + _rented(r)
-                + (f" -> {checked[i]['chips']:g}{_rented(checked[i])}" if _settled(checked, i, r) else ""),
+                + (f" -> {count_text(checked[i]['chips'])}{_rented(checked[i])}" if _settled(checked, i, r) else ""),
                 _usd(r["cost_usd_per_hour"]) + (" §" if r.get("price_estimated") else ""),
                 _usd(r["cost_usd_per_mtok"]),
                 _ms(est["tpot_s"]),
@@ -445,7 +445,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 hardware,
                 plan,
                 [
-                    f"{v['chips']:g}" + _rented(v),
+                    count_text(v["chips"]) + _rented(v),
                     fmt.check_status(v),
                     f"{v['output_tokens_per_s_per_chip']:,.0f}",
                     _stats(v["ttft_s"], units["ttft_s"]),
@@ -498,7 +498,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             share = (v.get("simulated") or {}).get("fleet_share", 1.0)
             if share < 1.0:
                 console.print(
-                    f"[dim]{v['hardware'].replace('>', ' -> ')}: a {fmt.percent(share)} slice of the fleet simulated "
+                    f"[dim]{v['hardware'].replace('>', ' -> ')}: a {fmt.share(share)} slice of the fleet simulated "
                     "under its share of the load (the whole fleet would need more requests)[/]"
                 )
     text, answered = fmt.plan_serve_verdict(report)
