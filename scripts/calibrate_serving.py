@@ -250,6 +250,13 @@ def _solve(
     return fitted
 
 
+def free_params(group: tuple[str, str], names: Sequence[str], only_params: Sequence[str] = ()) -> list[str]:
+    """The factors a group's fit moves: those asked for, less the figures it carries from another group's fit
+    (SHARED_FIGURES: TensorRT-LLM on Hopper fits its efficiencies, its fixed costs are Blackwell's)."""
+    carried = SHARED_FIGURES[group][2] if group in SHARED_FIGURES else ()
+    return [n for n in names if n not in carried and (not only_params or n in only_params)]
+
+
 def fit_group(
     data: Sequence[str], group: tuple[str, str], holdout: bool, only_params: Sequence[str] = ()
 ) -> dict[str, object]:
@@ -258,7 +265,7 @@ def fit_group(
     cases = _cases(catalog, data)[group]
     engine, family = group
     base = engine_profile(catalog, engine, family)
-    names = [n for n in _params(cases) if not only_params or n in only_params]
+    names = free_params(group, _params(cases), only_params)
     start = time.perf_counter()
     before = _errors(catalog, cases, base)
     x = _solve(catalog, cases, base, names, engine, MAX_NFEV)
@@ -376,11 +383,13 @@ _TRT_FIXED = (*_FIXED, "sequence_overhead", "kernel_overhead")
 _NXD = ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead")
 SHARED_FIGURES: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
     # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software; the fixed host and
-    # launch costs of an A100 or an RTX PRO (unmeasured families) are those of the same engine loop on its neighbour
+    # launch costs of an A100 or an RTX PRO (unmeasured families) are those of the same engine loop on its neighbour,
+    # and Hopper's too: its runs, mostly of 70-405B models, cannot tell a cost per step from one per layer
     # (SGLang's GPU groups and TensorRT-LLM's engine builds keep figures of their own: engines.yaml says which)
     ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", _TRT_FIXED),
     ("trtllm", "blackwell-rtx"): ("trtllm", "blackwell", _TRT_FIXED),
-    ("trtllm", "ampere"): ("trtllm", "hopper", _TRT_FIXED),
+    ("trtllm", "hopper"): ("trtllm", "blackwell", _TRT_FIXED),
+    ("trtllm", "ampere"): ("trtllm", "blackwell", _TRT_FIXED),
     ("trtllm-engine", "blackwell-ultra"): ("trtllm-engine", "blackwell", _TRT_FIXED),
     ("trtllm-engine", "blackwell-rtx"): ("trtllm-engine", "blackwell", _TRT_FIXED),
     ("trtllm-engine", "ampere"): ("trtllm-engine", "hopper", _TRT_FIXED),

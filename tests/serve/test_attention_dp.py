@@ -79,8 +79,10 @@ def test_a_lone_prompt_is_encoded_by_one_rank(catalog: Catalog, hw: Hardware, mo
     assert gemms > 0 and st.imbalance(PROMPT, RANKS * PROMPT, pairs, RANKS * pairs) == pytest.approx(
         gemms + st.b * (RANKS - 1) * pairs, rel=1e-12
     )
-    # the lone rank's attention projections: R times the tokens of the even split's (compute-bound at 2,000)
-    assert st.attn[RANKS * PROMPT] == pytest.approx(RANKS * st.attn[PROMPT], rel=0.2)
+    # the lone rank's attention projections: R times the tokens of the even split's (compute-bound at 2,000: linear
+    # in the tokens past the fixed cost of their kernels)
+    per_prompt = st.attn[2 * PROMPT] - st.attn[PROMPT]
+    assert gemms == pytest.approx((RANKS - 1) * per_prompt, rel=0.2)
     # heads split over the ranks (no attention DP) have no imbalance: every rank works on every token
     plain = _setup(catalog, hw, moe, False).steps
     assert plain.ranks == 1 and plain.imbalance(PROMPT, RANKS * PROMPT, pairs, RANKS * pairs) == 0.0

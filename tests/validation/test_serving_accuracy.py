@@ -242,9 +242,10 @@ def test_blackwell_ultra_takes_the_blackwell_fixed_costs(catalog: Catalog, engin
     assert (ultra.compute_scale, ultra.memory_scale, ultra.moe_scale) == (1.0, 1.0, 1.0)
 
 
-def test_a_blackwell_refit_carries_to_blackwell_ultra_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """scripts/calibrate_serving.py writes a TensorRT-LLM Blackwell fit's fixed costs to Blackwell Ultra and RTX PRO,
-    leaves the scale factors where they were, and leaves SGLang's and the engine builds' own figures alone."""
+def test_a_blackwell_refit_carries_to_its_followers_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """scripts/calibrate_serving.py writes a TensorRT-LLM Blackwell fit's fixed costs to Blackwell Ultra, RTX PRO,
+    Hopper and Ampere, leaves their scale factors where they were, and leaves SGLang's and the engine builds' own
+    figures alone."""
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "scripts"))
     import calibrate_serving as cs
 
@@ -257,15 +258,35 @@ def test_a_blackwell_refit_carries_to_blackwell_ultra_only(monkeypatch: pytest.M
                                "mape_after": 19.0, "mape_heldout": 21.0, "heldout_metrics": 12}  # fmt: skip
     cs.write({("trtllm", "blackwell"): info}, [str(cs.DEFAULT_DATA)])
     doc = yaml.safe_load(engines.read_text(encoding="utf-8"))["engines"]
-    for family in ("blackwell-ultra", "blackwell-rtx"):
+    for family in ("blackwell-ultra", "blackwell-rtx", "hopper", "ampere"):
         node = doc["trtllm"]["chips"][family]
         values = (node["step_overhead"]["value"], node["layer_overhead"]["value"], node["kernel_overhead"]["value"])
         assert values == (2.0, 40.0, 2.0), family
-        assert "compute_scale" not in node, family
+        assert node.get("compute_scale") == before["trtllm"]["chips"][family].get("compute_scale"), family
     assert doc["trtllm"]["chips"]["blackwell"]["compute_scale"]["value"] == 0.9
+    # a Hopper refit moves its efficiencies only: its fixed costs are Blackwell's to fit
+    names = ["compute_scale", "memory_scale", "step_overhead", "layer_overhead", "kernel_overhead"]
+    assert cs.free_params(("trtllm", "hopper"), names) == ["compute_scale", "memory_scale"]
+    assert cs.free_params(("trtllm", "blackwell"), names, ["step_overhead"]) == ["step_overhead"]
     for engine in ("sglang", "trtllm-engine"):
         for family, node in before[engine]["chips"].items():
             assert doc[engine]["chips"][family] == node, (engine, family)
+
+
+@pytest.mark.parametrize("family", ["hopper", "ampere"])
+def test_hopper_takes_the_blackwell_fixed_costs_and_keeps_its_efficiencies(catalog: Catalog, family: str) -> None:
+    """Hopper's own refit of TensorRT-LLM's fixed costs put 2.80 ms on every step and nothing on a layer, which its
+    runs (mostly 70-405B models) could not tell apart, and which is more than a whole step of Llama-3.1-8B measured at
+    TP8 on H100 (2.73 ms at 8 users of 1,024 / 512 tokens, AIConfigurator's gap-analysis sweep): the fixed costs of
+    the same engine loop and kernels are Blackwell's fit, the efficiencies Hopper's own."""
+    torch, blackwell = engine_profile(catalog, "trtllm", family), engine_profile(catalog, "trtllm", "blackwell")
+    for name in ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s", "kernel_overhead_s"):
+        assert getattr(torch, name) == pytest.approx(getattr(blackwell, name), rel=1e-9), name
+    hopper = engine_profile(catalog, "trtllm", "hopper")
+    assert (hopper.compute_scale, hopper.memory_scale) == pytest.approx((0.8696, 1.1323))
+    # one Llama-3.1-8B step's fixed costs (32 layers of four GEMMs, 8 sequences) stay well inside the measured step
+    fixed = hopper.step_overhead_s + 32 * (hopper.layer_overhead_s + 4 * hopper.kernel_overhead_s)
+    assert fixed + 8 * hopper.sequence_overhead_s < 0.5 * 2.73e-3
 
 
 @pytest.mark.parametrize("family", ["hopper", "blackwell", "blackwell-ultra", "ampere", "blackwell-rtx"])
