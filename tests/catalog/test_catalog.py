@@ -163,6 +163,10 @@ def test_set_with_unit_and_price() -> None:
     ("assignment", "needle"),
     [
         ("trn3.hbm_bandwidth=-1", "negative"),
+        # a chip of no bandwidth, memory or compute runs nothing (a plan search divided by it and found no option)
+        ("trn3.hbm_bandwidth=0", r"'hbm_bandwidth' is 0: a bandwidth of 0 runs nothing; give a positive number"),
+        ("h100-sxm.hbm_capacity=0TB", "a capacity of 0 runs nothing"),
+        ("trn2.flops.bf16=0", "a compute rate of 0 runs nothing"),
         ("trn3.hbm_bandwidth=fast", "not a number"),
         ("trn9.hbm_bandwidth=1", "unknown catalog id"),
         ("trn3.hbm_speed=1", "unknown figure"),
@@ -212,6 +216,11 @@ chips:
         ("gadgets: {}", "unknown section"),
         ("chips:\n  h100-sxm:\n    hbm_capacity: {value: -3, unit: GB, status: spec, source: [x]}", "negative"),
         ("chips:\n  h100-sxm:\n    hbm_capacity: {value: lots, unit: GB, status: spec, source: [x]}", "not a number"),
+        # a zero bandwidth was taken, and plan serve answered that no replica shape met the SLO
+        (
+            "chips:\n  h100-sxm:\n    hbm_bandwidth: {value: 0, unit: TB/s, status: estimate, derivation: x}",
+            "bad.yaml: chips.h100-sxm: 'hbm_bandwidth' is 0: a bandwidth of 0 runs nothing",
+        ),
         (
             "chips:\n  h100-sxm:\n    hbm_capacity: {value: 3, unit: furlongs, status: spec, source: [x]}",
             "unknown unit",

@@ -69,6 +69,7 @@ def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:
     [
         ("slo: {ttft_p99: 2s}\n", "slo.ttft_p99: unknown key. Fix: use 'ttft_p99_s'"),
         ("arival_rate: 3\n", "arival_rate: unknown key. Fix: use 'arrival_rate'"),
+        ("rate: 3\n", "rate: unknown key. Fix: use 'arrival_rate'"),  # plan serve's --rate (difflib said 'trace')
         ("plan: {max_bacth: 4}\n", "plan.max_bacth: unknown key. Fix: use 'max_batch'"),
         ("colour: red\n", "colour: unknown key. Fix: use one of the serve keys: kind, model, hardware, chips"),
         # pydantic's union branch ('input_tokens.int') is not a key of the scenario

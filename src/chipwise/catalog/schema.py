@@ -93,10 +93,19 @@ class Figure(_Strict):
         return str(self.value)
 
 
-def expect_quantity(fig: Figure | None, wanted: str, field: str) -> None:
-    """Raise if a figure's unit does not measure what the field needs (a GB figure for a bandwidth, say)."""
+#: quantities a hardware figure cannot be zero in: a chip or link of no rate or no memory runs nothing
+RATES_AND_CAPACITIES = {"bandwidth": "bandwidth", "bytes": "capacity", "flops": "compute rate"}
+
+
+def expect_quantity(fig: Figure | None, wanted: str, field: str, positive: bool = False) -> None:
+    """Raise if a figure's unit does not measure what the field needs (a GB figure for a bandwidth, say), or, with
+    `positive`, if it is zero (every transfer or operation on it would take forever)."""
     if fig is not None and quantity(fig.unit) != wanted:
         raise ValueError(f"'{field}' needs a {wanted} unit, got '{fig.unit}'")
+    if positive and fig is not None and fig.value == 0:
+        raise ValueError(
+            f"'{field}' is 0: a {RATES_AND_CAPACITIES.get(wanted, wanted)} of 0 runs nothing; give a positive number"
+        )
 
 
 class ChipEntry(_Strict):
@@ -126,15 +135,15 @@ class ChipEntry(_Strict):
     @model_validator(mode="after")
     def _units(self) -> ChipEntry:
         for prec, fig in self.flops.items():
-            expect_quantity(fig, "flops", f"flops.{prec}")
+            expect_quantity(fig, "flops", f"flops.{prec}", positive=True)
         if "bf16" not in self.flops and "fp16" not in self.flops:
             raise ValueError("flops needs at least a bf16 (or fp16) figure")
-        expect_quantity(self.hbm_capacity, "bytes", "hbm_capacity")
-        expect_quantity(self.hbm_bandwidth, "bandwidth", "hbm_bandwidth")
+        expect_quantity(self.hbm_capacity, "bytes", "hbm_capacity", positive=True)
+        expect_quantity(self.hbm_bandwidth, "bandwidth", "hbm_bandwidth", positive=True)
         expect_quantity(self.sram, "bytes", "sram")
         expect_quantity(self.tdp, "power", "tdp")
-        expect_quantity(self.scaleup_bandwidth, "bandwidth", "scaleup_bandwidth")
-        expect_quantity(self.scaleout_bandwidth, "bandwidth", "scaleout_bandwidth")
+        expect_quantity(self.scaleup_bandwidth, "bandwidth", "scaleup_bandwidth", positive=True)
+        expect_quantity(self.scaleout_bandwidth, "bandwidth", "scaleout_bandwidth", positive=True)
         expect_quantity(self.unit_price, "money", "unit_price")
         return self
 
@@ -168,7 +177,7 @@ class ScaleOutEntry(_Strict):
 
     @model_validator(mode="after")
     def _units(self) -> ScaleOutEntry:
-        expect_quantity(self.bandwidth, "bandwidth", "scaleout.bandwidth")
+        expect_quantity(self.bandwidth, "bandwidth", "scaleout.bandwidth", positive=True)
         return self
 
 
@@ -182,7 +191,7 @@ class LinkEntry(_Strict):
 
     @model_validator(mode="after")
     def _units(self) -> LinkEntry:
-        expect_quantity(self.bandwidth, "bandwidth", "links.bandwidth")
+        expect_quantity(self.bandwidth, "bandwidth", "links.bandwidth", positive=True)
         expect_quantity(self.latency, "time", "links.latency")
         return self
 

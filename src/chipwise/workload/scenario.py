@@ -107,6 +107,10 @@ _TYPE_FIX = {
 }
 
 
+#: scenario keys that `plan serve` names otherwise: '--rate 20' is 'arrival_rate: 20' (difflib offered 'trace')
+CLI_NAMES = {"rate": "arrival_rate"}
+
+
 def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
     err = exc.errors()[0]
     keys = [str(p) for p in err["loc"] if isinstance(p, int) or not _BRANCH.match(str(p))]
@@ -118,7 +122,8 @@ def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
         holder = _model_at(model, keys[:-1])
         if holder is not None:
             known = list(holder.model_fields)
-            near = difflib.get_close_matches(keys[-1], known, n=1, cutoff=0.6)
+            flag = CLI_NAMES.get(keys[-1])  # the command line's name for the key, which difflib reads as another
+            near = [flag] if flag in known else difflib.get_close_matches(keys[-1], known, n=1, cutoff=0.6)
             scope = ".".join(keys[:-1]) or model.model_fields["kind"].default
             fix = f"use '{near[0]}'" if near else f"use one of the {scope} keys: {', '.join(known)}"
     return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (the scenario contract is in DESIGN.md)."
