@@ -161,3 +161,18 @@ def test_a_budget_that_covers_the_sequence_takes_two_long_prompts(catalog: Catal
     assert token_budget(optimum, 3001, 32, sequence=4096) == 4096  # one 3,001-token prompt: over vLLM's 2,048
     assert token_budget(optimum, 1501, 1, sequence=4096) == 1501  # a batch of one takes one prompt
     assert token_budget(replace(optimum, budget_covers_sequence=False), 1501, 32, sequence=4096) == 2048
+
+
+def test_an_engine_what_if_holds_on_every_chip_family() -> None:
+    """`--set trtllm.step_overhead=50ms` changed nothing on Hopper or Blackwell, whose fitted figures
+    (engines.trtllm.chips.F) shadowed it: an engine's figure set on the command line holds on every family of that
+    engine, and a family's own (trtllm.chips.hopper.step_overhead) on that family alone."""
+    from chipwise.catalog import load_catalog
+
+    everywhere = load_catalog(sets=["trtllm.step_overhead=50ms"])
+    for family in ("hopper", "blackwell", "ampere"):
+        assert engine_profile(everywhere, "trtllm", family).step_overhead_s == pytest.approx(0.05), family
+    assert engine_profile(everywhere, "trtllm-engine", "hopper").step_overhead_s < 0.01  # another engine's own
+    one = load_catalog(sets=["trtllm.chips.hopper.step_overhead=50ms"])
+    assert engine_profile(one, "trtllm", "hopper").step_overhead_s == pytest.approx(0.05)
+    assert engine_profile(one, "trtllm", "blackwell").step_overhead_s < 0.01

@@ -394,4 +394,10 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         if current
         else "what-if override",
     }
+    if section == "engines" and len(path) == 1:
+        # an engine's figure holds on every chip family: the families that fit their own (engines.E.chips.F) would
+        # otherwise keep theirs, and the what-if change nothing there
+        for family in (entry.get("chips") or {}).values():
+            if isinstance(family, dict) and leaf in family:
+                family[leaf] = node[leaf]
     origins[f"{section}.{key}"] = origins.get(f"{section}.{key}", "--set")
