@@ -208,3 +208,17 @@ def test_track_record_text_quotes_each_metric_with_its_scope() -> None:
     assert fmt.track_record_text({}) == ""
     report = fmt.explain_plan_serve({**_report(True, True), "results": [{}]})
     assert report["track_record_text"] == ""  # an option without a record quotes none
+
+
+def test_absurd_magnitudes_read_in_powers_of_ten() -> None:
+    """1e30 training tokens printed '1,000,000,000,000,000,000 T tokens', '499429707884454336.00 y' and
+    '41,203,163,769,425,568 GWh': past a million of the largest unit a figure reads in powers of ten."""
+    year = 365.25 * 86400
+    assert (fmt.duration(5 * year), fmt.duration(4991 * year), fmt.duration(4.99e9 * year)) == (
+        "5.00 y",
+        "4,991 y",
+        "4.99e+09 y",
+    )
+    assert (fmt.usd(4.2e9), fmt.usd(2.5e12), fmt.usd(3e16)) == ("$4.20B", "$2.50T", "$3.00e+16")
+    assert (fmt.count(1e30), fmt.count(1.5e13)) == ("1e+30", "15.0 T")
+    assert fmt.energy(9e21) == "2.5e+09 GWh" and fmt.energy(1.8e10) == "5.00 MWh"

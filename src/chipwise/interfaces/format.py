@@ -18,7 +18,8 @@ def _scaled(value: float, steps: list[tuple[float, str]], digits: int = 3) -> st
     a = abs(value)
     for factor, suffix in steps:
         if a >= factor:
-            return f"{_sig(value / factor, digits)} {suffix}".strip()
+            scaled = value / factor  # past a million of the largest unit, in powers of ten (1.2e+16 GWh)
+            return f"{_sig(scaled, digits) if abs(scaled) < 1e6 else f'{scaled:.3g}'} {suffix}".strip()
     factor, suffix = steps[-1]
     return f"{_sig(value / factor, digits)} {suffix}".strip()
 
@@ -41,6 +42,8 @@ def flops(value: float) -> str:
 
 
 def count(value: float) -> str:
+    if value is not None and abs(value) >= 1e15:
+        return f"{value:.3g}"  # past a thousand T: 1e+18, not 1,000,000 T
     return _scaled(value, [(1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"), (1.0, "")])
 
 
@@ -69,7 +72,8 @@ def duration(seconds: float) -> str:
     if seconds is None or math.isnan(seconds) or math.isinf(seconds):
         return "-"
     if seconds >= 365.25 * SECONDS_PER_DAY:
-        return f"{seconds / (365.25 * SECONDS_PER_DAY):.2f} y"
+        years = seconds / (365.25 * SECONDS_PER_DAY)
+        return f"{years:.2f} y" if years < 1e3 else f"{years:,.0f} y" if years < 1e6 else f"{years:.2e} y"
     if seconds >= 2 * SECONDS_PER_DAY:
         return f"{seconds / SECONDS_PER_DAY:.1f} d"
     if seconds >= 2 * SECONDS_PER_HOUR:
@@ -113,6 +117,10 @@ def usd(value: float) -> str:
     if value is None or math.isnan(value):
         return "-"
     a = abs(value)
+    if a >= 1e15:
+        return f"${value:.2e}"
+    if a >= 1e12:
+        return f"${value / 1e12:,.2f}T"
     if a >= 1e9:
         return f"${value / 1e9:,.2f}B"
     if a >= 1e6:
