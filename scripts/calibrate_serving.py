@@ -309,11 +309,18 @@ def fit(
 ) -> dict[tuple[str, str], dict[str, object]]:
     groups = _cases(catalog, data)
     todo = [
-        g for g, cases in sorted(groups.items()) if len(cases) >= MIN_ROWS and (not only or f"{g[0]}/{g[1]}" in only)
+        g
+        for g, cases in sorted(groups.items())
+        if len(cases) >= MIN_ROWS
+        and (not only or f"{g[0]}/{g[1]}" in only)
+        and free_params(g, _params(cases), only_params)  # a follower asked only its leader's figures has none
     ]
     for g, cases in sorted(groups.items()):
         if g not in todo:
-            print(f"{g[0]}/{g[1]:22s} {len(cases):3d} rows: not fitted (fewer than {MIN_ROWS} rows or not asked)")
+            print(
+                f"{g[0]}/{g[1]:22s} {len(cases):3d} rows: not fitted (fewer than {MIN_ROWS} rows, not asked, or "
+                "every factor asked is carried from another group's fit)"
+            )
     out: dict[tuple[str, str], dict[str, object]] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(fit_group, data, g, holdout, only_params): g for g in todo}
