@@ -62,3 +62,16 @@ def test_a_decode_gemm_on_the_ridge_pays_the_norm(hw: Hardware) -> None:
     # at 300 rows the terms are within 1% of each other
     ridge = float(streamed_gemm_time(300.0, n, k, dev, "fp8", 1.0)) - dev.eff.kernel_overhead_s
     assert ridge / max(terms(300.0)) == pytest.approx(math.sqrt(2), abs=0.01)
+
+
+def test_a_precision_the_chip_lacks_runs_at_its_fallback_rate_and_efficiency(hw: Hardware) -> None:
+    """fp4 on an H100 (no FP4 units) runs as fp8: the same peak and the same Hopper fp8 efficiency, not the default
+    family's fp4 fraction (0.4) on the fp8 peak, which made fp4 training slower than fp8."""
+    dev = device_of(hw.system("h100-sxm"))
+    assert "fp4" not in dev.chip.flops
+    fp4 = float(gemm_compute_time(4096, 8192, 8192, dev, "fp4"))
+    assert fp4 == float(gemm_compute_time(4096, 8192, 8192, dev, "fp8"))
+    b200 = device_of(hw.system("b200"))
+    assert float(gemm_compute_time(4096, 8192, 8192, b200, "fp4")) < float(
+        gemm_compute_time(4096, 8192, 8192, b200, "fp8")
+    )

@@ -82,11 +82,12 @@ def gemm_columns(n: Array | float, k: Array | float, dev: Device, precision: str
     """gemm_compute_time's terms in n and k (each at least 1), to price at many row counts (rows_term)."""
     eff = dev.eff
     tn = float(eff.tile_n)
+    native = dev.chip.native_precision(precision)  # fp4 on a Hopper runs, and is efficient, as fp8
     return GemmColumns(
         tiles_n=np.ceil(n / tn),
         ramp=np.asarray(k / (k + D_HALF) * n / (n + D_HALF), dtype=np.float64),
         two_k=2.0 * np.asarray(k, dtype=np.float64),
-        peak=dev.peak_flops(precision) * eff.matmul_fraction(precision),
+        peak=dev.peak_flops(native) * eff.matmul_fraction(native),
         tile_m=float(eff.tile_m),
         tile_n=tn,
         units=float(eff.compute_units),

@@ -69,6 +69,10 @@ VERIFY_REQUESTS = 1200
 #: loop's users each STEADY_WAVES requests, an offline run STEADY_WAVES batches), up to VERIFY_MAX requests (or
 #: the user's --requests, if more)
 STEADY_LATENCIES = 3.0
+#: the fewest requests a check of an open loop issues: a Poisson count of 100 arrivals is within 10% of its rate at
+#: one standard deviation, the tolerance a check that keeps up is given (serving.KEEPS_UP); 31 requests at 5 req/s
+#: (a user's --requests 10 raised to three request latencies) read a one-chip fleet as overloaded and grew it to four
+OPEN_LOOP_MIN_REQUESTS = 100
 VERIFY_MAX = 20000
 #: the fewest replicas a check of a fleet too large for VERIFY_MAX requests simulates
 SLICE_MIN = 4
@@ -902,7 +906,7 @@ def _verify_requests(job: ServingJob, row: Mapping[str, Any]) -> int:
     latency = float(est.get("ttft_p99_s") or 0.0) + job.mean_output * float(est.get("tpot_s", 0.0))
     if rate is None or not math.isfinite(latency):
         return base
-    return int(max(base, math.ceil(rate * STEADY_LATENCIES * latency)))
+    return int(max(base, OPEN_LOOP_MIN_REQUESTS, math.ceil(rate * STEADY_LATENCIES * latency)))
 
 
 def _slice(
