@@ -62,12 +62,15 @@ def _ideal_and_expected(
 
     T_wall = T_ideal / goodput. Of T_wall, the downtime D = (failures + planned stops) x their restart time is
     spent at idle power and the rest (training, lost work, checkpoint writes) at the busy load; spares
-    (spare_fraction x chips) are paid for and idle for the whole T_wall.
+    (spare_fraction x chips) are paid for and idle for the whole T_wall, as are the chips a plan leaves out
+    (result['chips_used'] < chips: the global batch divides no wider data parallelism).
     """
     g = rel.goodput
     wall = seconds / g if g > 0 else math.inf
     busy_w, idle_w = power.busy_w, power.idle_w
-    ideal_j = busy_w * chips * seconds * pue
+    used = min(chips, int(result.get("chips_used") or chips))
+    left_out_w = idle_w * (chips - used)
+    ideal_j = (busy_w * used + left_out_w) * seconds * pue
     ideal_cost = usd_per_chip_hour * chips * seconds / 3600.0
     if math.isinf(wall):
         exp_j = exp_cost = math.inf
@@ -78,7 +81,7 @@ def _ideal_and_expected(
         )
         down = min(restarts, wall - seconds)
         spares = rel.spare_fraction * chips
-        exp_j = pue * (chips * (busy_w * (wall - down) + idle_w * down) + spares * idle_w * wall)
+        exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + (spares * idle_w + left_out_w) * wall)
         exp_cost = usd_per_chip_hour * (chips + spares) * wall / 3600.0
     tokens = result.get("tokens") or result["tokens_per_s"] * seconds
     flops = result["model_flops_per_token"] * tokens
@@ -98,7 +101,7 @@ def _ideal_and_expected(
         "flop_per_joule": flops / ideal_j,
         "expected_tokens_per_joule": tokens / exp_j if exp_j > 0 else math.nan,
         "power_w_per_chip": busy_w,
-        "facility_power_w": busy_w * chips * pue,
+        "facility_power_w": (busy_w * used + left_out_w) * pue,
     }
 
 

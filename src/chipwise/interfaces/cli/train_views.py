@@ -111,6 +111,7 @@ def print_ranking(report: dict[str, Any]) -> None:
             style="dim",
         )
         _scale_note(report["results"])
+        _left_out_note(report["results"])
         estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
         if estimated:
             console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
@@ -118,6 +119,19 @@ def print_ranking(report: dict[str, Any]) -> None:
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def _left_out_note(rows: list[dict[str, Any]]) -> None:
+    """Rows whose plan runs on fewer chips than the fleet (data parallelism must divide the global batch, and a
+    plan on fewer chips can be the fastest): the rest are paid for and draw idle power."""
+    for i, r in enumerate(rows, start=1):
+        used = r.get("chips_used")
+        if used is not None and used < r["chips"]:
+            console.print(
+                f"[dim]{i} {r['hardware']}: the plan runs on {used:,} of the {r['chips']:,} chips (its data "
+                f"parallelism divides the {r['global_batch']:,}-sequence batch); the other {r['chips'] - used:,} are "
+                "paid for and idle in cost, MFU and energy[/]"
+            )
 
 
 def _track_records(rows: list[dict[str, Any]]) -> None:
