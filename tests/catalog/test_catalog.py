@@ -253,3 +253,17 @@ def test_unknown_chip_suggests_a_close_name(catalog: Catalog) -> None:
     with pytest.raises(UnknownNameError) as info:
         hardware(catalog).system("h100-sxn")
     assert "h100-sxm" in str(info.value)
+
+
+def test_a_tdp_what_if_moves_the_power_per_chip_and_keeps_the_host_share() -> None:
+    """--set h100-sxm.tdp=350W: the chip draws 350 W less at full load and its host share stays the DGX's 575 W
+    (10.2 kW / 8 - 700 W). The host share had been the system's power less the new TDP, so the chip's power per
+    chip stayed 1,120 W however low the cap."""
+    from chipwise.economics.power import power_model
+
+    base = power_model(load_catalog(), hardware(load_catalog()).system("p5.48xlarge"), scaleout=False)
+    capped_cat = load_catalog(sets=["h100-sxm.tdp=350W"])
+    capped = power_model(capped_cat, hardware(capped_cat).system("p5.48xlarge"), scaleout=False)
+    assert capped.host_w == base.host_w == pytest.approx(575.0)
+    assert base.rated_w - capped.rated_w == pytest.approx(350.0)
+    assert base.busy_w - capped.busy_w == pytest.approx(350.0 * base.busy.value)

@@ -124,3 +124,16 @@ def test_a_larger_fleet_is_never_slower_than_half_of_it_and_its_idle_chips_are_s
     assert 0 < idle_w < power  # the left-out chips at idle, not busy, power
     assert large["energy_j"] == pytest.approx(large["facility_power_w"] * large["time_to_train_s"])
     assert large["cost_usd"] == pytest.approx(large["price_usd_per_chip_hour"] * 1000 * large["time_to_train_s"] / 3600)
+
+
+def test_a_price_set_on_the_command_line_changes_the_price_only() -> None:
+    """--set h100-sxm.price=2.0 (the guide's negotiated price): the quote's provider 'user' had been read as an
+    operator without a PUE, so the job moved to a colocation site (PUE 1.15 -> 1.42, another grid, +23% energy)."""
+    from chipwise.catalog import load_catalog
+
+    base, negotiated = (
+        _predict(load_catalog(sets=sets), chips=1024, model="llama-3.1-70b") for sets in ((), ["h100-sxm.price=2.0"])
+    )
+    assert negotiated["price_usd_per_chip_hour"] == 2.0 != base["price_usd_per_chip_hour"]
+    for key in ("pue", "region", "grid_kg_co2e_per_kwh", "energy_j", "co2e_kg"):
+        assert negotiated[key] == base[key], key

@@ -329,6 +329,23 @@ def _resolve_target(raw: Mapping[str, Any], lhs: str) -> tuple[str, str, list[st
     return section, key, rest.split(".")
 
 
+def _follow_tdp(raw: dict[str, Any], chip: str, delta_w: float, assignment: str) -> None:
+    """A chip's TDP what-if moves the rated power of the systems built of it by as much a chip: a system's power
+    less its chips' TDP is its host, network and fans (economics.power), which a capped chip does not change (a
+    350 W H100 had kept its 1,120 W a chip, the host share growing by the watts taken off the GPU)."""
+    for system in (raw.get("systems") or {}).values():
+        power = system.get("power") if isinstance(system, dict) else None
+        if system.get("chip") != chip or not _is_figure(power):
+            continue
+        watts = to_si(float(power["value"]), str(power["unit"])) + delta_w * float(system.get("chips", 1))
+        system["power"] = {
+            **power,
+            "value": max(watts, 0.0),
+            "unit": "W",
+            "derivation": f"{power.get('derivation', '')}; {chip} TDP moved by --set {assignment}".lstrip("; "),
+        }
+
+
 def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> None:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog."""
     if "=" not in assignment:
@@ -394,6 +411,8 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         if current
         else "what-if override",
     }
+    if section == "chips" and path == ["tdp"] and current is not None:
+        _follow_tdp(raw, key, value - to_si(float(current["value"]), str(current["unit"])), assignment)
     if section == "engines" and len(path) == 1:
         # an engine's figure holds on every chip family: the families that fit their own (engines.E.chips.F) would
         # otherwise keep theirs, and the what-if change nothing there

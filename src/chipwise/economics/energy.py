@@ -15,6 +15,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, node, override, term
+from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 
@@ -87,12 +88,14 @@ def site_for(
 ) -> EnergySite:
     """PUE, grid intensity and electricity price for the chips' operator and a region.
 
-    The operator is the renting provider (`operator`, e.g. the price quote's) or the system's provider; an
-    owned fleet, or one rented from a provider the catalog has no PUE for, runs in a colocation facility.
+    The operator is the renting provider (`operator`, e.g. the price quote's; not a user's --set price) or the
+    system's provider; an owned fleet, or one rented from a provider the catalog has no PUE for, runs in a
+    colocation facility.
     Without a region: `hint_region` when the catalog knows it (the price quote's region), else the cloud's
     default region, else `country-usa`. `pue` (a number) overrides the catalog; `pue_key` names an operator.
     """
-    op = None if owned else (operator or system.provider)
+    # a price set on the command line (provider 'user') changes what the chips cost, not who runs them or where
+    op = None if owned else (operator if operator not in (None, USER_PROVIDER) else system.provider)
     cloud = op in DEFAULT_REGION
     grids = node(catalog, "datacenter", "grid_intensity") or {}
     if region is None and hint_region in grids:
