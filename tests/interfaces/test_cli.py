@@ -216,7 +216,10 @@ def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]
         (["model", "show", "lama-3.1-70b"], "Did you mean"),
         (["catalog", "show", "h100-sxn"], "Did you mean"),
         (["plan", "train", "--model", "llama-3.1-8b", "--hardware", "h1OO"], "unknown chip or system"),
-        (["plan", "train", "--model", "llama-3.1-8b", "--tokens", "-5"], "not a positive number"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--tokens", "-5"], "not a positive finite number"),
+        # 1e400 overflows to inf ('$inf' costs, exit 0); a mistyped provider matched no price (every cost '-')
+        (["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1e400"], "not a positive finite number"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--provider", "ibm"], "unknown provider 'ibm'"),
         (["plan", "train", "--model", "llama-3.1-8b", "--chips", "abc"], "chips"),
         (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "cheap"], "unknown pricing mode"),
         (["plan", "train", "--model", "llama-3.1-8b", "--recovery", "foo"], "unknown recovery"),
@@ -271,6 +274,20 @@ def test_malformed_yaml_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[st
         ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: -4\n", "chips"),
         ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ncolour: red\n", "unknown key"),
         ("kind: bake\n", "kind"),
+        # true and false are not numbers (pydantic read them as 1): 'chips: true' ran one chip
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: true\n", "chips: true is not a number"),
+        (
+            "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\noutput_tokens: 64\nconcurrency: yes\n",
+            "concurrency: true is not a number",
+        ),
+        (
+            "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\noutput_tokens: 64\narrival_rate: 2\n"
+            "plan: {tp: true}\n",
+            "plan: tp: true is not a number",
+        ),
+        # an infinite or undefined count: '$inf' costs, or 'should be greater than 0' for .nan
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ntokens: .inf\n", "finite number"),
+        ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ntokens: .nan\n", "finite number"),
     ],
 )
 def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, needle: str) -> None:

@@ -113,9 +113,7 @@ def test_a_larger_fleet_is_never_slower_than_half_of_it_and_its_idle_chips_are_s
     """Llama-3.1-70B on 1,000 H100: plans had to use three quarters of the ranks, and the 512-sequence batch let no
     such plan run well (TP4 PP25 DP2 CP4 on 800 chips, 27.6 days, against 22.7 on 512 chips). A plan may now leave
     up to half of the fleet out; the chips it leaves out are paid for and draw idle power."""
-    runs = {
-        n: plan_training(catalog, "llama-3.1-70b", n, ["h100-sxm"], tokens=1e12)["results"][0] for n in (512, 1000)
-    }
+    runs = {n: plan_training(catalog, "llama-3.1-70b", n, ["h100-sxm"], tokens=1e12)["results"][0] for n in (512, 1000)}
     small, large = runs[512], runs[1000]
     assert large["time_to_train_s"] <= small["time_to_train_s"]
     assert large["chips"] == 1000 and 500 <= large["chips_used"] < 1000

@@ -335,7 +335,7 @@ def _follow_tdp(raw: dict[str, Any], chip: str, delta_w: float, assignment: str)
     350 W H100 had kept its 1,120 W a chip, the host share growing by the watts taken off the GPU)."""
     for system in (raw.get("systems") or {}).values():
         power = system.get("power") if isinstance(system, dict) else None
-        if system.get("chip") != chip or not _is_figure(power):
+        if not isinstance(power, dict) or system.get("chip") != chip or not _is_figure(power):
             continue
         watts = to_si(float(power["value"]), str(power["unit"])) + delta_w * float(system.get("chips", 1))
         system["power"] = {

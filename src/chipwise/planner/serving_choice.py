@@ -356,7 +356,9 @@ def choose(
             # three users in four for a slot decodes each step faster, at a third of the throughput: Llama-3.1-8B,
             # 16 users on one H100 under a 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
             share = np.where(np.isfinite(need), load.concurrency / np.maximum(need, 1.0), 1.0)
-            op = closed_loop(model, system, eng, est, weight, kv, inp, out, share, drafting, load.concurrency, job.router)
+            op = closed_loop(
+                model, system, eng, est, weight, kv, inp, out, share, drafting, load.concurrency, job.router
+            )
             latency = op.ttft_p99 + max(out - 1.0, 0.0) * op.tpot
             speed = np.where(np.isfinite(latency), latency, 1e6)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one

@@ -22,7 +22,7 @@ from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import TrainScenario
+from chipwise.workload.scenario import TrainScenario, check_provider
 from chipwise.workload.training import TrainingJob, default_global_batch_tokens
 
 OBJECTIVES: tuple[str, ...] = ("time", "cost", "energy", "carbon")
@@ -253,6 +253,7 @@ def plan_training(
         check_pue(pue)
     if region is not None:
         check_region(catalog, region)  # validate once, before the long work
+    check_provider(catalog, provider)  # a mistyped one matched no price: every cost '-', exit 0
     start = time.perf_counter()
     model = load_model(catalog, model_name)
     hw = hardware(catalog)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_json, load_yaml
@@ -25,6 +27,8 @@ _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$"
 
 def parse_count(value: Any) -> Any:
     """'15T' -> 1.5e13, '4M' -> 4e6, '15e12' -> 1.5e13; numbers pass through; anything else is left to pydantic."""
+    if isinstance(value, float) and math.isnan(value):  # else read as 'should be greater than 0'
+        raise PydanticCustomError("finite_number", "Input should be a finite number")
     if isinstance(value, str):
         m = _NUMBER.match(value)
         if m:
@@ -32,15 +36,28 @@ def parse_count(value: Any) -> Any:
     return value
 
 
-Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0)]
+Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
 IntCount = Annotated[int, BeforeValidator(parse_count), Field(gt=0)]
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+        """true and false are not numbers: pydantic reads them as 1 and 0, so 'concurrency: yes' ran one user."""
+        if isinstance(data, dict):
+            for key, value in data.items():
+                field = cls.model_fields.get(key) if isinstance(key, str) else None
+                if isinstance(value, bool) and field is not None and bool not in _flatten(field.annotation):
+                    raise PydanticCustomError(
+                        "bool_for_number", "{key}: {value} is not a number", {"key": key, "value": str(value).lower()}
+                    )
+        return data
 
-class TrainScenario(_Strict):
+
+class TrainScenario(StrictModel):
     """A training run: DESIGN.md's scenario contract (kind: train)."""
 
     kind: Literal["train"] = "train"
@@ -98,6 +115,7 @@ _TYPE_FIX = {
     "float_type": "give a number",
     "bool_parsing": "give true or false",
     "bool_type": "give true or false",
+    "bool_for_number": "give a number",
     "greater_than": "give a positive number",
     "greater_than_equal": "give a number at least the bound",
     "less_than_equal": "give a number at most the bound",

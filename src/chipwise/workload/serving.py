@@ -22,11 +22,11 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.scenario import Count, IntCount, parse_count
+from chipwise.workload.scenario import Count, IntCount, StrictModel, parse_count
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -149,11 +149,7 @@ def bare_seconds(value: Any) -> float | None:
     return float(m.group(1)) if m is not None and not m.group(2) else None
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LengthSpec(_Strict):
+class LengthSpec(StrictModel):
     """A request-length distribution (tokens)."""
 
     dist: Literal["fixed", "uniform", "normal", "lognormal", "exponential"] = "fixed"
@@ -194,7 +190,7 @@ class LengthSpec(_Strict):
         }[self.dist]
 
 
-class SLO(_Strict):
+class SLO(StrictModel):
     """Latency targets in seconds, or text with a unit ('2s', '50ms'); any subset. The one rule for SLO values
     everywhere: a number is seconds and text needs its unit, except under these keys, whose _s says seconds, so
     that text without a unit ('2') reads as seconds here (in a scenario file, cw.predict and the web page's
@@ -230,7 +226,7 @@ class SLO(_Strict):
         return {k.removesuffix("_s"): float(v) for k, v in self.model_dump().items() if v is not None}
 
 
-class PoolSpec(_Strict):
+class PoolSpec(StrictModel):
     """One pool of a disaggregated deployment (prefill or decode)."""
 
     hardware: str | None = None
@@ -251,7 +247,7 @@ FrontEnd = Literal["engine", "dynamo"]
 DEFAULT_ROUTER: RouterName = "least_loaded"
 
 
-class ServePlan(_Strict):
+class ServePlan(StrictModel):
     """A serving configuration; omitted knobs are searched (or take the engine's defaults)."""
 
     tp: ChipCount | None = None
@@ -327,7 +323,7 @@ def _length_value(v: Any) -> Any:
 LengthField = int | LengthSpec | str
 
 
-class ServeScenario(_Strict):
+class ServeScenario(StrictModel):
     """A serving deployment under load: DESIGN.md's scenario contract (kind: serve)."""
 
     kind: Literal["serve"] = "serve"

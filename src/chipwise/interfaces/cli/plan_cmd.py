@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -33,8 +34,8 @@ def _count(value: str | None, name: str) -> float | None:
     if value is None:
         return None
     parsed = parse_count(value)
-    if not isinstance(parsed, float | int) or parsed <= 0:
-        raise ChipwiseError(f"{name} '{value}' is not a positive number. Fix: give e.g. 15e12 or 15T.")
+    if not isinstance(parsed, float | int) or not parsed > 0 or not math.isfinite(parsed):
+        raise ChipwiseError(f"{name} '{value}' is not a positive finite number. Fix: give e.g. 15e12 or 15T.")
     return float(parsed)
 
 
