@@ -140,6 +140,17 @@ def test_predict_and_plan_fleet_refuse_what_makes_no_sense() -> None:
         (lambda: cw.predict({**SCENARIO, "burstiness": float("inf")}), "burstiness: Input should be a finite number"),
         (lambda: cw.predict({**SCENARIO, "chips": 10**5000}), "the scenario holds a value JSON cannot carry"),
         (lambda: cw.predict({**SCENARIO, "provider": "nobody"}), "unknown provider 'nobody'"),
+        # raw AttributeErrors, TypeErrors and ValueErrors, or an empty answer for 0 or -5 chips, 'inf' costs
+        (lambda: cw.predict(None), "scenario None is not a path, YAML/JSON text or a mapping"),
+        (lambda: cw.plan_train("llama-3.1-8b", 0, hardware="h100-sxm"), "chips 0 is not a positive finite whole"),
+        (lambda: cw.plan_train("llama-3.1-8b", 1.5, hardware="h100-sxm"), "chips 1.5 is not a positive finite whole"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, tokens=float("inf")), "tokens inf is not a positive finite"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, seq_len=0), "seq_len 0 is not a positive finite whole number"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, utilisation="high"), "utilisation 'high' is not a number"),
+        (lambda: cw.plan_hetero("llama-3.1-70b", ["trn4", "gb300"]), "is not a mapping of chips to counts"),
+        (lambda: cw.plan_hetero("llama-3.1-70b", {"trn4": -36, "gb300": 36}), "fleet['trn4'] -36 is not a positive"),
+        (lambda: cw.tco(None), "hardware None is not a name"),
+        (lambda: cw.model("deepseek-v3", seq_len=-4), "seq_len -4 is not a positive finite whole number"),
     ],
 )
 def test_the_api_refuses_with_one_line(call: Callable[[], object], says: str) -> None:
@@ -152,6 +163,20 @@ SCENARIO: dict[str, object] = {
     "kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "input_tokens": 512,
     "output_tokens": 128, "arrival_rate": 5, "requests": 200,
 }  # fmt: skip
+
+
+def test_the_api_reads_counts_as_scenarios_do_and_one_file_or_override_alone() -> None:
+    """'15T' tokens and '64' chips as a scenario reads them (a TypeError had come from the planner), a NumPy count
+    as its number, and sets='ID.FIELD=VALUE' as one override (it was read letter by letter)."""
+    import numpy as np
+
+    text = cw.plan_train("llama-3.1-8b", "64", hardware="h100-sxm", tokens="15T", sets="h100-sxm.tdp=500W")
+    assert text["chips"] == 64 and text["tokens"] == 15e12
+    assert (
+        text["results"][0]["power_w_per_chip"]
+        < cw.plan_train("llama-3.1-8b", 64, hardware="h100-sxm")["results"][0]["power_w_per_chip"]
+    )
+    assert cw.predict({**SCENARIO, "chips": np.int64(1)})["chips"] == 1
 
 
 def test_the_api_reads_text_as_the_web_page_does() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import TrainScenario, load_scenario
+from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
 from chipwise.workload.serving import is_count, load_of
 
 
@@ -70,6 +71,49 @@ def _hardware(cat: Catalog, hardware: Any) -> list[str]:
 
 
 _FLAG = TypeAdapter(bool)
+_WHOLE, _AMOUNT = TypeAdapter(IntCount), TypeAdapter(Count)
+
+
+def _plain(value: Any) -> Any:
+    """A NumPy scalar (np.int64(1024) chips) as the Python number it holds, for the scenario's JSON."""
+    if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _count(value: Any, name: str, whole: bool = False) -> Any:
+    """A positive count as a scenario reads one (64, 15e12, '15T', '4M'; a whole number where `whole`), None kept,
+    else one line: Python raised a TypeError or ValueError deep in the planner, or a 0 or a negative count gave an
+    empty answer."""
+    if value is None:
+        return None
+    ok = isinstance(value, int | float | str) and not isinstance(value, bool)
+    try:
+        if ok:
+            return (_WHOLE if whole else _AMOUNT).validate_python(value)
+    except ValidationError:
+        pass
+    kind, example = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
+    raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
+
+
+def _number(value: Any, name: str) -> Any:
+    """A finite number (a fraction or a PUE, checked for its range by the planner), None kept, else one line."""
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)):
+        return value
+    raise ChipwiseError(f"{name} {value!r} is not a number. Fix: give e.g. 0.8.")
+
+
+def _name(value: Any, what: str) -> str:
+    """A model, chip or system name, else one line (None had raised an AttributeError)."""
+    if isinstance(value, str) and value:
+        return value
+    raise ChipwiseError(f"{what} {value!r} is not a name. Fix: give e.g. 'llama-3.1-70b' or 'h100-sxm'.")
+
+
+#: plan_train's options that are counts (whole or not) and numbers
+_TRAIN_COUNTS = {"seq_len": True, "global_batch_tokens": False, "top_plans": True}
+_TRAIN_NUMBERS = ("utilisation", "pue")
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -85,8 +129,15 @@ def predict(
     scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
+    if isinstance(scenario, Path):
+        scenario = str(scenario)
+    if not isinstance(scenario, str | Mapping):
+        raise ChipwiseError(
+            f"scenario {scenario!r} is not a path, YAML/JSON text or a mapping. Fix: give e.g. {{'kind': 'train', "
+            "'model': 'llama-3.1-70b', 'hardware': 'h100-sxm', 'chips': 1024}."
+        )
     try:
-        text = json.dumps(dict(scenario)) if isinstance(scenario, Mapping) else scenario
+        text = json.dumps(dict(scenario), default=_plain) if isinstance(scenario, Mapping) else scenario
     except (TypeError, ValueError) as exc:  # a NumPy number, an integer of thousands of digits
         raise ChipwiseError(
             f"the scenario holds a value JSON cannot carry ({exc}). Fix: give numbers, text, true/false, lists and "
@@ -112,8 +163,21 @@ def plan_train(
 ) -> dict[str, Any]:
     """Rank hardware for a training run (see `chipwise plan train --help` for the options)."""
     _check_options(options, plan_training)
+    for key, whole in _TRAIN_COUNTS.items():
+        if key in options:
+            options[key] = _count(options[key], key, whole)
+    for key in _TRAIN_NUMBERS:
+        if key in options:
+            options[key] = _number(options[key], key)
     cat = load_catalog(files, sets)
-    return plan_training(cat, model, chips, _hardware(cat, hardware), tokens=tokens, **options)
+    return plan_training(
+        cat,
+        _name(model, "model"),
+        _count(chips, "chips", whole=True),
+        _hardware(cat, hardware),
+        tokens=_count(tokens, "tokens"),
+        **options,
+    )
 
 
 def plan_serve(
@@ -171,7 +235,11 @@ def plan_hetero(
 ) -> dict[str, Any]:
     """Train on a mixed fleet ({chip: count}): pipelines with stages on two chip types against each part alone."""
     _check_options(options, plan_hetero_training)
-    return plan_hetero_training(load_catalog(files, sets), model, dict(fleet), tokens, hybrid=hybrid, **options)
+    if not isinstance(fleet, Mapping):
+        raise ChipwiseError(f"fleet {fleet!r} is not a mapping of chips to counts. Fix: give e.g. {{'trn4': 36}}.")
+    counts = {_name(chip, "chip"): _count(n, f"fleet['{chip}']", whole=True) for chip, n in fleet.items()}
+    cat = load_catalog(files, sets)
+    return plan_hetero_training(cat, _name(model, "model"), counts, _count(tokens, "tokens"), hybrid=hybrid, **options)
 
 
 def plan_fleet(
@@ -220,7 +288,8 @@ def tco(
     _check_options(options, owned_tco, "compare")
     cat = load_catalog(files, sets)
     compare = options.pop("compare", "on-demand")
-    return tco_report(cat, owned_tco(cat, hw_view(cat).system(hardware), region, utilisation, **options), compare)
+    system = hw_view(cat).system(_name(hardware, "hardware"))
+    return tco_report(cat, owned_tco(cat, system, region, _number(utilisation, "utilisation"), **options), compare)
 
 
 def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
@@ -236,4 +305,4 @@ def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[
 
 def model(name: str, seq_len: int = 4096, files: Sequence[str | Path] = ()) -> dict[str, Any]:
     """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`)."""
-    return load_model(load_catalog(files), name).summary(seq_len)
+    return load_model(load_catalog(files), _name(name, "model")).summary(_count(seq_len, "seq_len", whole=True))

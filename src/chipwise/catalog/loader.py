@@ -282,7 +282,10 @@ def _builtin_catalog() -> Catalog:
 
 
 def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
-    """The built-in catalog, with users' YAML files merged over it (in order) and `--set` overrides applied."""
+    """The built-in catalog, with users' YAML files merged over it (in order) and `--set` overrides applied. One file
+    or one override may be given alone (a string was read letter by letter: "--set 'h' has no '='")."""
+    files = (files,) if isinstance(files, str | Path) else files
+    sets = (sets,) if isinstance(sets, str) else sets
     if not files and not sets:
         return _builtin_catalog()
     raw = copy.deepcopy(_builtin_raw())
