@@ -140,7 +140,10 @@ def price(value: float | None) -> str:
 
 
 def percent(value: float) -> str:
-    return "-" if value is None or math.isnan(value) else f"{100 * value:.1f}%"
+    """'72.0%'; past ten times the whole, whole percents with separators ('23,008%', not '23008.0%')."""
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{100 * value:,.0f}%" if abs(value) >= 10 else f"{100 * value:.1f}%"
 
 
 def share(value: float) -> str:

@@ -121,7 +121,10 @@ def _load_text(load: dict[str, Any], waiting: float) -> str:
     util = load["utilisation"]
     text = fmt.load_share(load)
     if util >= 1.0:
-        return text + ": over capacity, the queue and TTFT grow for as long as the run lasts"
+        return text + (
+            ": over capacity, the queue and TTFT grow for as long as the run lasts; throughput is what the deployment "
+            "delivers saturated, over the whole run"
+        )
     if util >= NEAR_CAPACITY and math.isfinite(waiting):
         return text + f": near capacity, {fmt.percent(waiting)} of the mean TTFT is the wait to start"
     return text
