@@ -1114,3 +1114,14 @@ def test_predict_behind_dynamos_front_end(tmp_path: Path, capsys: pytest.Capture
     bad = tmp_path / "bad.yaml"
     bad.write_text(one_user + "plan: {tp: 1, front_end: nginx}\n")
     assert "plan.front_end" in run_error(capsys, ["predict", str(bad)])
+
+
+def test_an_end_to_end_target_is_shown_where_it_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
+    """--slo e2e_p99=2s was checked against each simulated option, whose table and JSON showed TTFT and TPOT only:
+    the winner's end-to-end p99 now reads beside them, within the target it met."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "10", "--hardware", "h100-sxm", "--slo", "e2e_p99=2s"]
+    data = run_json(capsys, [*argv, "--json"])
+    best = data["verified"][0]
+    assert best["slo_met"] and best["e2e_s"]["p50"] <= best["e2e_s"]["p99"] <= 2.0
+    assert run(argv) == 0
+    assert "E2E (s)" in capsys.readouterr().out

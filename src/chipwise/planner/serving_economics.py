@@ -113,6 +113,9 @@ def economics(
         "cost_usd_per_hour": cost_h if priced else nan,
         "cost_usd_per_mtok": cost_h * per_mtok_out if priced else nan,
         "cost_usd_per_mtok_total": cost_h * per_mtok_all if priced else nan,
+        #: the output tokens/s the per-token figures divide by (planner.serving.served_tokens: the offered load
+        #: where the run keeps up with it, else what the run delivered)
+        "priced_output_tokens_per_s": output_tps,
         "price_sources": sources,
         "energy_j_per_hour": joules_h,
         "energy_j_per_mtok": joules_h * per_mtok_out,

@@ -772,6 +772,7 @@ def _check(
         "ttft_s": summary["ttft_s"],
         "ttft_wait_s": summary["ttft_wait_s"],
         "tpot_s": summary["tpot_s"],
+        "e2e_s": summary["e2e_s"],
         **{
             k: econ[k]
             for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
