@@ -13,11 +13,12 @@ from chipwise.interfaces.cli.app import run
 _register()
 
 
-def run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
-    """Run `chipwise ARGV`, expect exit code 0 and return the JSON it printed."""
+def run_json(capsys: pytest.CaptureFixture[str], argv: list[str], exit_code: int = 0) -> dict[str, Any]:
+    """Run `chipwise ARGV`, expect `exit_code` (0; a search that ranks no option exits 1) and return the JSON it
+    printed."""
     code = run(argv)
     captured = capsys.readouterr()
-    assert code == 0, captured.err
+    assert code == exit_code, captured.err
     data: dict[str, Any] = json.loads(captured.out)
     return data
 

@@ -435,3 +435,12 @@ def test_a_split_quotes_each_metric_by_its_own_pool(
     assert run(["predict", str(sc)]) == 0
     text = capsys.readouterr().out
     assert "Track record: chipwise against published runs like it" in text and "trtllm on blackwell" in text
+
+
+def test_a_search_that_ranks_nothing_exits_1_after_its_reasons(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3-0.6B's 4M-token batch on one TPU v5e fits no plan: the reason is printed and the exit code is 1, not 0
+    (a script read an empty ranking as an answer); with a second chip that fits, the answer exits 0."""
+    argv = ["plan", "train", "--model", "qwen3-0.6b", "--tokens", "1e9", "--chips", "1", "--hardware", "tpu-v5e"]
+    assert run(argv) == 1
+    assert "does not fit on 1 x tpu-v5e" in capsys.readouterr().out
+    assert run([*argv[:-1], "tpu-v5e,h100-sxm"]) == 0

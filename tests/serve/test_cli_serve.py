@@ -470,10 +470,10 @@ def test_the_pareto_front_stands_when_no_option_meets_the_slo(capsys: pytest.Cap
     and each chip's reason says what its fastest shapes reach, and its front is still there to show what it can."""
     argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
             "200", "--slo", "tpot_p99=1ms", "--hardware", "h100-sxm,mi300x", "--no-disaggregated"]  # fmt: skip
-    data = run_json(capsys, [*argv, "--json"])
+    data = run_json(capsys, [*argv, "--json"], exit_code=1)
     assert not data["results"] and set(data["pareto"]) == {"h100-sxm", "mi300x"}
     assert all(front for front in data["pareto"].values())
-    assert run([*argv, "--pareto"]) == 0
+    assert run([*argv, "--pareto"]) == 1
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("h100-sxm "))
     assert row.split()[-1] != "-"
 
@@ -678,12 +678,13 @@ def test_a_repeated_hardware_id_is_ranked_once() -> None:
 
 
 def test_plot_of_a_search_with_no_ranked_option_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """--plot after a search where no option meets the SLO: the answer stands (exit 0) and the plot step says why it
-    drew nothing (it ended in an error naming an unrelated fix)."""
+    """--plot after a search where no option meets the SLO: the answer stands (each chip's reason, exit 1: no option,
+    which a script can tell from an answer) and the plot step says why it drew nothing (it ended in an error naming
+    an unrelated fix)."""
     png = tmp_path / "none.png"
     argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "1", "--slo", "tpot_p99=10us", "--hardware",
             "h100-sxm", "--no-disaggregated", "--plot", str(png)]  # fmt: skip
-    assert run(argv) == 0
+    assert run(argv) == 1
     assert "nothing drawn" in capsys.readouterr().err and not png.exists()
 
 

@@ -24,6 +24,9 @@ from chipwise.serve.plan import count_text
 
 console = Console(soft_wrap=False)
 err_console = Console(stderr=True)
+#: the exit code of a plan search that ranks no option (nothing fits, runs or meets the SLO; each chip's reason is
+#: printed): not the 2 of bad input, and not the 0 of an answer
+NO_OPTION_EXIT = 1
 
 #: columns of output written to a file or a pipe (not a terminal) when $COLUMNS is unset: Rich would take 80 there
 #: and cut figures and help text short

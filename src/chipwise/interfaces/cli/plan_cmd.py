@@ -11,6 +11,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
+    NO_OPTION_EXIT,
     CatalogFiles,
     JsonFlag,
     SetFigures,
@@ -104,6 +105,8 @@ def train(
     else:
         print_ranking(report)
     write_plot(report, plot)
+    if not report["results"]:
+        raise typer.Exit(code=NO_OPTION_EXIT)  # each chip's reason is printed; a script sees that none fits
 
 
 @app.command("hetero")

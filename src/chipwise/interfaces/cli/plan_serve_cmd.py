@@ -14,6 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
+    NO_OPTION_EXIT,
     CatalogFiles,
     JsonFlag,
     SetFigures,
@@ -213,3 +214,5 @@ def serve(
         print_plan_serve(report, top, fronts=pareto)
     write_plot(report, plot)
     write_scenario(report, scenario, catalog_files, sets)
+    if not report["results"]:
+        raise typer.Exit(code=NO_OPTION_EXIT)  # each chip's reason is printed; a script sees that none serves
