@@ -125,3 +125,18 @@ def test_energy_and_carbon_formulas(catalog: Catalog, hw: Hardware) -> None:
     assert carbon_kg(e, site) == pytest.approx(e / 3.6e6 * 0.379)
     arr = energy_j(np.array([p.idle_w, p.busy_w]), np.array([8, 16]), 10.0, 1.2)
     assert arr.shape == (2,) and arr[1] > arr[0]
+
+
+def test_a_three_year_commitment_costs_no_more_than_a_listed_one_year_one(catalog: Catalog, hw: Hardware) -> None:
+    """trn1.32xlarge lists a reserved rate ($0.512 a chip-hour, filed as 1-year) and no 3-year one, which on-demand x
+    0.45 priced at $0.605: more for the longer term. The 3-year price is the 1-year one where that is lower."""
+    system = hw.system("trn1.32xlarge")
+    one = price_per_chip_hour(catalog, system, "reserved-1y")
+    three = price_per_chip_hour(catalog, system, "reserved-3y")
+    assert one is not None and three is not None and not one.derived_from_mode
+    assert three.usd_per_chip_hour == one.usd_per_chip_hour and three.derived_from_mode == "reserved-1y"
+    assert three.status == "estimate" and "costs no more" in three.derivation
+    for chip in ("h100-sxm", "b200", "trn2"):  # where the ratio prices it lower, it stands
+        s = hw.system(chip)
+        r1, r3 = price_per_chip_hour(catalog, s, "reserved-1y"), price_per_chip_hour(catalog, s, "reserved-3y")
+        assert r1 is not None and r3 is not None and r3.usd_per_chip_hour <= r1.usd_per_chip_hour

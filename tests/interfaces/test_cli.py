@@ -444,3 +444,29 @@ def test_a_search_that_ranks_nothing_exits_1_after_its_reasons(capsys: pytest.Ca
     assert run(argv) == 1
     assert "does not fit on 1 x tpu-v5e" in capsys.readouterr().out
     assert run([*argv[:-1], "tpu-v5e,h100-sxm"]) == 0
+
+
+def test_a_run_without_tokens_labels_its_figures_per_hour(capsys: pytest.CaptureFixture[str]) -> None:
+    """No --tokens: cost, energy and CO2e are of one hour (JSON economics_basis), which the tables printed as bare
+    '$7,200' and '1.33 MWh', read as the run's totals."""
+    argv = ["plan", "train", "--model", "llama-3.1-70b", "--chips", "1024", "--hardware", "h100-sxm"]
+    assert run(argv) == 0
+    hourly = capsys.readouterr().out
+    assert run([*argv, "--tokens", "1T"]) == 0
+    assert "/hour" in hourly and "/hour" not in capsys.readouterr().out
+
+
+def test_a_training_prediction_names_where_its_price_is_listed_and_marks_an_estimate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """region: eu-north-1 lists no H100 price: the row read 'price (on-demand, eu-north-1) $6.880', the us-east-1
+    rate under the asked region's name; and Trn2's estimated price went unmarked where plan train marks it."""
+    sc = tmp_path / "eu.yaml"
+    sc.write_text(
+        "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 1024\ntokens: 1e12\nregion: eu-north-1\n"
+    )
+    assert run(["predict", str(sc)]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "price (on-demand, us-east-1, none listed in eu-north-1)" in out
+    assert run(["predict", "examples/train-llama70b-trn2.yaml"]) == 0
+    assert "§ (a catalog estimate" in capsys.readouterr().out

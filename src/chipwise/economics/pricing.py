@@ -150,6 +150,10 @@ def _rental_quote(
     return None
 
 
+#: a commitment and the shorter one it never costs more than
+LONGER_TERM = {"reserved-3y": "reserved-1y"}
+
+
 def price_per_chip_hour(
     catalog: Catalog,
     system: System,
@@ -181,6 +185,22 @@ def price_per_chip_hour(
                 derivation=(
                     f"no {mode} price in the catalog: on-demand {base.usd_per_chip_hour:.4g} USD/chip-h x "
                     f"datacenter.pricing_mode_ratio.{mode} {r.value:g} ({r.derivation.split('.')[0]})"
+                ),
+            )
+    if quote is not None and quote.derived_from_mode and mode in LONGER_TERM:
+        # a longer commitment costs no more than a shorter one: a derived 3-year rate above a listed 1-year one
+        # (trn1: on-demand x 0.45 = $0.605 a chip-hour against the Neuron table's reserved $0.512) takes that
+        shorter = _rental_quote(catalog, system, LONGER_TERM[mode], region, provider, as_of)
+        if shorter is not None and shorter.usd_per_chip_hour < quote.usd_per_chip_hour:
+            quote = replace(
+                shorter,
+                mode=mode,
+                status="estimate",
+                derived_from_mode=LONGER_TERM[mode],
+                derivation=(
+                    f"no {mode} price in the catalog: the {LONGER_TERM[mode]} price {shorter.usd_per_chip_hour:.4g} "
+                    f"USD/chip-h, below on-demand x the {mode} ratio ({quote.usd_per_chip_hour:.4g}); a longer "
+                    "commitment costs no more"
                 ),
             )
     mk = markup_term(catalog, managed)

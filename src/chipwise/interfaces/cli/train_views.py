@@ -42,8 +42,11 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
     """The ranking in two tables narrow enough for an 80-column terminal: time and money first, then each plan
     with its step, memory, goodput, energy and carbon (same order, same numbers)."""
     table = compact_table(_title(report))
-    _columns(table, ("#", "hardware", "time to\ntrain", "expected", "MFU", "tok/s\n/chip", "cost", "$/Mtok"))
     results = report["results"]
+    # without --tokens the run has no length: cost, energy and carbon are of one hour (they read as totals)
+    hourly = any(r.get("economics_basis") == "one hour" for r in results)
+    per = "\n/hour" if hourly else ""
+    _columns(table, ("#", "hardware", "time to\ntrain", "expected", "MFU", "tok/s\n/chip", f"cost{per}", "$/Mtok"))
     for i, r in enumerate(results, start=1):
         table.add_row(
             str(i),
@@ -58,7 +61,7 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
     console.print(table)
     console.print()
     plans = compact_table("Their plans")
-    _columns(plans, ("#", "hardware", "plan", "step", "mem\n/chip", "goodput", "energy", "CO2e"))
+    _columns(plans, ("#", "hardware", "plan", "step", "mem\n/chip", "goodput", f"energy{per}", f"CO2e{per}"))
     for i, r in enumerate(results, start=1):
         plans.add_row(
             str(i),
@@ -182,7 +185,19 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         else:
             head.add_row("checkpoint size / write / interval", f"{size} / {fmt.duration(rel['checkpoint_interval_s'])}")
     price = r.get("price_usd_per_chip_hour")
-    head.add_row(f"price ({r['pricing']}, {r['region']})", f"${price:,.3f} per chip-hour" if price is not None else "-")
+    quote = r.get("price_source") or {}
+    # the region a price was listed in, where the one asked for lists none (eu-north-1 read the us-east-1 rate
+    # under its own name); a catalog estimate marked as plan train marks it
+    where = (
+        r["region"]
+        if not quote.get("region_note")
+        else f"{quote.get('region') or 'another region'}, none listed in {r['region']}"
+    )
+    head.add_row(
+        f"price ({r['pricing']}, {where})",
+        (f"${price:,.3f} per chip-hour" if price is not None else "-")
+        + (" § (a catalog estimate: --sources or --json price_source)" if _estimated_price(r) else ""),
+    )
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
         f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}",
