@@ -471,3 +471,15 @@ def test_a_training_prediction_names_where_its_price_is_listed_and_marks_an_esti
     assert re.search(r"price \(on-demand, us-east-1, none .*listed .*in .*eu-north-1\)", out), out
     assert run(["predict", "examples/train-llama70b-trn2.yaml"]) == 0
     assert "§ (a catalog estimate" in " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
+def test_a_hybrid_rack_is_two_chip_types_in_the_list_and_for_a_training_search(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The Trainium4 + GB300 NVLink Fusion rack listed as 'trn4, 72 chips', and plan train ran it as 72 Trainium4:
+    the list names both types, and a training search of one chip type points to plan hetero."""
+    assert run(["catalog", "list"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("trn4-gb300-fusion-rack"))
+    assert line.split()[2] == "trn4+gb300"
+    argv = ["plan", "train", "--model", "llama-3.1-70b", "--chips", "72", "--hardware", "trn4-gb300-fusion-rack"]
+    assert "plan hetero --fleet trn4=36,gb300=36 --hybrid trn4-gb300-fusion-rack" in run_error(capsys, argv)

@@ -187,7 +187,7 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     """DESIGN.md's `chipwise predict` for a training scenario (a missing or partial plan is searched)."""
     check_mode(sc.pricing)
     model = load_model(catalog, sc.model)
-    system = hardware(catalog).system(sc.hardware)
+    system = _one_chip_type(hardware(catalog).system(sc.hardware))
     job = make_job(
         model, sc.seq_len, sc.global_batch_tokens, sc.global_batch, sc.precision, sc.tokens, sc.lora, sc.chips
     )
@@ -213,6 +213,20 @@ def rank_value(row: dict[str, Any], objective: str) -> float:
         raw = row.get(key)
         v = float(raw) / tokens if raw is not None else math.inf
     return v if not math.isnan(v) else math.inf
+
+
+def _one_chip_type(system: System) -> System:
+    """The system, or one line where it is a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion
+    rack), which a training search of one chip type had run as 72 Trainium4: its stages across both types are
+    plan hetero's."""
+    if system.hybrid:
+        counts = ",".join(f"{chip}={n}" for chip, n in system.members.items())
+        raise ChipwiseError(
+            f"{system.id} holds {' and '.join(f'{n} {chip}' for chip, n in system.members.items())}, two chip types. "
+            f"Fix: train across both with 'chipwise plan hetero --fleet {counts} --hybrid {system.id}', or name one "
+            f"of {', '.join(system.members)}."
+        )
+    return system
 
 
 def plan_training(
@@ -257,7 +271,7 @@ def plan_training(
     start = time.perf_counter()
     model = load_model(catalog, model_name)
     hw = hardware(catalog)
-    systems = [hw.system(h) for h in hardware_ids]
+    systems = [_one_chip_type(hw.system(h)) for h in hardware_ids]
     rows: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     evaluated = feasible = 0

@@ -212,7 +212,8 @@ def list_(
         dims = "x".join(str(d) for d in s.scaleup.dims)
         up = f"torus {dims}" if s.scaleup.kind == "torus" and dims else f"{s.scaleup.kind} {s.scaleup.size}"
         ident = sid if s.status == "spec" else f"{sid} [yellow]*[/]"
-        systems.add_row(ident, s.chip, str(s.chips), up, s.scaleout.fabric, _in_unit(s.power, 1e3))
+        chip = "+".join(s.members) if s.members else s.chip  # a hybrid rack holds two chip types
+        systems.add_row(ident, chip, str(s.chips), up, s.scaleout.fabric, _in_unit(s.power, 1e3))
     console.print(systems)
     if sources:
         _print_sources(cat, [(cid, _figures(c)) for cid, c in cat.chips.items()])
