@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,28 @@ def test_config_missing_field_is_one_clear_error(tmp_path: Path) -> None:
     sizes = {"hidden_size": 0, "num_attention_heads": 32, "num_hidden_layers": 32, "intermediate_size": 14336}
     path.write_text(json.dumps({**sizes, "vocab_size": 128256}))
     with pytest.raises(ChipwiseError, match=r"'hidden_size' must be positive, got 0\. Fix: correct it\."):
+        load_model(load_catalog(), str(path))
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"num_attention_heads": 32, "num_key_value_heads": 3}, "32 attention heads over 3 key-value heads"),
+        ({"num_attention_heads": 3, "num_key_value_heads": 3}, "hidden size 64 is not a whole number of 3 heads"),
+        ({"num_attention_heads": 8, "num_key_value_heads": 0}, "8 attention heads over 0 key-value heads"),
+    ],
+)
+def test_a_config_whose_heads_do_not_divide_is_one_clear_error(
+    tmp_path: Path, fields: dict[str, int], problem: str
+) -> None:
+    """32 query heads over 3 KV heads, or a hidden size of 64 over 3 heads, is no model: both were accepted (the
+    KV cache priced at 3 heads, a head of 21 dimensions)."""
+    from chipwise.catalog import load_catalog
+
+    path = tmp_path / "config.json"
+    base = {"model_type": "llama", "hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 2}
+    path.write_text(json.dumps({**base, "vocab_size": 1000, **fields}))
+    with pytest.raises(ChipwiseError, match=re.escape(problem)):
         load_model(load_catalog(), str(path))
 
 

@@ -354,6 +354,18 @@ def _group_layers(
 def _standard_attention(c: _Cfg, hidden: int, bias: bool = False) -> Attention:
     heads = c.int("num_attention_heads", "n_head", "n_heads")
     kv = int(c.opt("num_key_value_heads", heads))
+    if heads < 1 or kv < 1 or heads % kv:
+        # grouped-query attention shares each KV head among heads / kv query heads: 32 heads over 3 KV heads is
+        # no model (it was accepted, and its KV cache priced at 3 heads)
+        raise ChipwiseError(
+            f"{c.where}: {heads} attention heads over {kv} key-value heads: the KV heads must divide the heads. "
+            "Fix: correct num_attention_heads or num_key_value_heads."
+        )
+    if "head_dim" not in c.cfg and hidden % heads:
+        raise ChipwiseError(
+            f"{c.where}: hidden size {hidden} is not a whole number of {heads} heads and no head_dim is given. "
+            "Fix: correct hidden_size or num_attention_heads, or give head_dim."
+        )
     head_dim = int(c.opt("head_dim", hidden // heads))
     kind = "mha" if kv == heads else ("mqa" if kv == 1 else "gqa")
     return Attention(kind=kind, heads=heads, kv_heads=kv, head_dim=head_dim, v_head_dim=head_dim, bias=bias)
