@@ -63,3 +63,15 @@ def test_claim7_compares_simulated_serving(report: dict[str, Any]) -> None:
     assert check["verdict"] == ("does not hold on this workload" if cheaper else "holds")
     ratio = n["trn2"]["ttft_p50_s"] / n["h100-sxm"]["ttft_p50_s"]
     assert f"trn2 {ratio:.2f}x TTFT" in check["why"] and "estimates" in check["why"]
+
+
+def test_claim3_reads_once_and_names_a_price_set_on_the_command_line(report: dict[str, Any]) -> None:
+    """The check read 'saving vs vs h100-sxm', and with --set trn3.price=1.0 still called Trn3's price the
+    catalog's estimate scaled from Trn2."""
+    from chipwise.catalog import load_catalog
+
+    assert "vs vs" not in _check(report, "3a")["computed"]
+    assert "a chipwise estimate" in _check(report, "3a")["why"]
+    negotiated = _check(check_claims(load_catalog(sets=["trn3.price=1.0"])), "3a")
+    assert "set on the command line ($1.000 a chip-hour)" in negotiated["why"]
+    assert "estimate" not in negotiated["why"]

@@ -41,6 +41,11 @@ def flops(value: float) -> str:
     return _scaled(value, [(1e18, "EFLOP/s"), (1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1.0, "FLOP/s")])
 
 
+def flop(value: float) -> str:
+    """An amount of work: '140 GFLOP' for a 70B model's token, '1.10 MFLOP' for a toy's (not '0.00 GFLOP')."""
+    return _scaled(value, [(1e12, "TFLOP"), (1e9, "GFLOP"), (1e6, "MFLOP"), (1e3, "kFLOP"), (1.0, "FLOP")])
+
+
 def count(value: float) -> str:
     if value is not None and abs(value) >= 1e15:
         return f"{value:.3g}"  # past a thousand T: 1e+18, not 1,000,000 T

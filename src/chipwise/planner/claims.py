@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import latest_quotes
+from chipwise.economics.pricing import USER_PROVIDER, latest_quotes
 from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -355,6 +355,19 @@ def _million_chips(runs: _Runs) -> Check:
 GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
 
 
+def _trn3_price_note(quote: Any, price: Any) -> str:
+    """Where Trn3's price came from: the catalog's estimate (no price published: Trn2's capacity-block price
+    scaled by FP8 peak), or a price the user set (--set trn3.price=..., which the note had still called the
+    estimate)."""
+    if isinstance(quote, dict) and quote.get("provider") == USER_PROVIDER:
+        return f"Trn3's price is the one set on the command line (${price:,.3f} a chip-hour)"
+    status = quote.get("status", "?") if isinstance(quote, dict) else "?"
+    return (
+        f"Trn3's price is a chipwise estimate [{status}]: no Trn3 price has been published (Trn2's capacity-block "
+        "price scaled by FP8 peak)"
+    )
+
+
 def _claim3(runs: _Runs) -> Claim:
     model, chips, tokens = "llama-3.1-405b", 16384, 15e12
     key = "expected_cost_usd"
@@ -372,9 +385,8 @@ def _claim3(runs: _Runs) -> Claim:
     best = rows.get(best_gpu, math.nan)
     owned = _owned_saving(runs, model, chips, tokens)
     quote = t.get("price_source") if isinstance(t, dict) else None
-    price_status = quote.get("status", "?") if isinstance(quote, dict) else "?"
     computed = (
-        f"expected on-demand cost, Trn3 ${t[key] / 1e6:,.0f}M ({t['precision']}); saving vs " + "; ".join(detail)
+        f"expected on-demand cost, Trn3 ${t[key] / 1e6:,.0f}M ({t['precision']}); saving " + "; ".join(detail)
         if isinstance(t, dict)
         else f"no Trn3 plan: {t}"
     )
@@ -390,8 +402,8 @@ def _claim3(runs: _Runs) -> Claim:
                 "up to 50% lower training cost than GPU systems (>100B parameters)",
                 computed,
                 HOLDS if best >= 0.495 else NOT_ON_WORKLOAD,
-                f"largest saving vs {best_gpu} ({_pct(best)}); Trn3's price is a chipwise estimate [{price_status}]: "
-                "no Trn3 price has been published (Trn2's capacity-block price scaled by FP8 peak)",
+                f"largest saving vs {best_gpu} ({_pct(best)}); "
+                + _trn3_price_note(quote, t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None),
                 {"saving_vs": rows},
             ),
             owned,

@@ -64,7 +64,12 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
             raise ChipwiseError(
                 f"'{path}' must hold a JSON object (a Hugging Face config.json). Fix: give such a file."
             )
-        return from_hf_config(cfg, name=path.parent.name or path.stem, where=str(path), source=str(path))
+        return from_hf_config(
+            cfg,
+            name=(path.parent.name or path.stem) if path.name == "config.json" else path.stem,
+            where=str(path),
+            source=str(path),
+        )
     raise UnknownNameError(
         "model",
         name,

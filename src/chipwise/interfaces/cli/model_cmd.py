@@ -89,9 +89,9 @@ def show(
             "experts (routed / per token / shared)",
             f"{spec.moe.experts} / {spec.moe.top_k} / {spec.moe.shared} in {spec.moe_layers} layers",
         )
-    table.add_row(f"forward FLOPs per token @ {seq_len}", f"{data['flops_per_token_fwd'] / 1e9:,.2f} GFLOP")
-    table.add_row("  of which matmuls", f"{data['flops_per_token_fwd_matmul'] / 1e9:,.2f} GFLOP")
-    table.add_row("  of which attention (causal)", f"{data['flops_per_token_fwd_attention'] / 1e9:,.2f} GFLOP")
+    table.add_row(f"forward FLOPs per token @ {seq_len}", fmt.flop(data["flops_per_token_fwd"]))
+    table.add_row("  of which matmuls", fmt.flop(data["flops_per_token_fwd_matmul"]))
+    table.add_row("  of which attention (causal)", fmt.flop(data["flops_per_token_fwd_attention"]))
     table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))
     table.add_row("weights as released (serving's default)", spec.released_precision)
     table.add_row("KV cache per token (bf16)", f"{data['kv_bytes_per_token'] / 1024:,.1f} KiB")

@@ -76,18 +76,28 @@ def tco(
         print_tco(report)
 
 
+def _hourly(value: float, places: int) -> str:
+    """A chip-hour's dollars to `places` decimals ('$2.345'); past a thousand, whole dollars with separators
+    ('$1,590,400,001', not '$1590400001.491'), and past a trillion as format.usd writes it."""
+    if abs(value) >= 1e12:
+        return fmt.usd(value)
+    return f"${value:,.0f}" if abs(value) >= 1000 else f"${value:.{places}f}"
+
+
 def print_tco(r: dict[str, Any]) -> None:
     total = r["usd_per_chip_hour"]
     t = Table(
         title=f"Owned {r['hardware']} ({r['system']}), {r['facility']}, {r['region']}, "
-        f"utilisation {fmt.percent(r['utilisation'])}: ${total:.3f} per chip-hour used",
+        f"utilisation {fmt.percent(r['utilisation'])}: {_hourly(total, 3)} per chip-hour used",
         header_style="bold",
     )
     for c in ("term", "$/chip-hour", "share", "formula"):
         t.add_column(c, justify="right" if c in ("$/chip-hour", "share") else "left", overflow="fold")
     for name, v in r["terms_usd_per_chip_hour"].items():
-        t.add_row(name, f"{v:.4f}", fmt.percent(v / total), r["formulas"].get(name, ""))
-    t.add_row("[bold]total[/]", f"[bold]{total:.4f}[/]", "100.0%", r["formulas"]["usd_per_chip_hour"])
+        t.add_row(name, _hourly(v, 4).lstrip("$"), fmt.share(v / total), r["formulas"].get(name, ""))
+    t.add_row(
+        "[bold]total[/]", f"[bold]{_hourly(total, 4).lstrip('$')}[/]", "100.0%", r["formulas"]["usd_per_chip_hour"]
+    )
     console.print(t)
     capex = r["capex_usd_per_chip_by_part"]
     console.print(

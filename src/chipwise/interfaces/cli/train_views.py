@@ -22,7 +22,7 @@ from chipwise.train.explain import BREAKDOWN_LABELS
 
 def _title(report: dict[str, Any]) -> str:
     return (
-        f"{report['model']} on {report['chips']:,} chips, {report['precision']}"
+        f"{report['model']} on {report['chips']:,} chip{'s' if report['chips'] != 1 else ''}, {report['precision']}"
         + (f", {fmt.count(report['tokens'])} tokens" if report.get("tokens") else "")
         + f" - ranked by {report['objective']} ({report['pricing']} prices)"
     )
@@ -94,7 +94,8 @@ def _goodput(g: float | None) -> str:
 
 
 def _per_mtok(v: float) -> str:
-    return f"{v:.2f}" if math.isfinite(v) else "-"
+    """Dollars per million tokens: cents from a dollar up, three significant figures below ('0.00' for a toy)."""
+    return fmt.price(v).removeprefix("$") if math.isfinite(v) else "-"
 
 
 def print_ranking(report: dict[str, Any]) -> None:
