@@ -250,6 +250,22 @@ def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]
             "--serve-rate",
         ),
         (["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "-1", "--serve-rate", "3"], "train-tokens"),
+        # infinite months priced every pair at inf and read 'Cross-vendor wins: - less cost'
+        (
+            [
+                "plan",
+                "lifecycle",
+                "--model",
+                "llama-3.1-8b",
+                "--train-tokens",
+                "1T",
+                "--serve-rate",
+                "3",
+                "--serve-months",
+                "inf",
+            ],
+            "--serve-months must be positive and finite",
+        ),  # fmt: skip
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:

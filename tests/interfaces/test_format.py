@@ -221,4 +221,6 @@ def test_absurd_magnitudes_read_in_powers_of_ten() -> None:
     )
     assert (fmt.usd(4.2e9), fmt.usd(2.5e12), fmt.usd(3e16)) == ("$4.20B", "$2.50T", "$3.00e+16")
     assert (fmt.count(1e30), fmt.count(1.5e13)) == ("1e+30", "15.0 T")
-    assert fmt.energy(9e21) == "2.5e+09 GWh" and fmt.energy(1.8e10) == "5.00 MWh"
+    assert fmt.energy(9e24) == "2.5e+09 TWh" and fmt.energy(1.8e10) == "5.00 MWh"
+    # a year of a billion requests/s: TWh and Mt, not '685,789 GWh' beside '1.27e+06 GWh', or '246,896 kt'
+    assert (fmt.energy(685_789e6 * 3.6e6), fmt.carbon(246_896e6)) == ("686 TWh", "247 Mt CO2e")

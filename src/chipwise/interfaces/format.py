@@ -70,7 +70,7 @@ def power(value: float) -> str:
 
 def energy(value_j: float) -> str:
     kwh = value_j / 3.6e6
-    return _scaled(kwh, [(1e6, "GWh"), (1e3, "MWh"), (1.0, "kWh"), (1e-3, "Wh")])
+    return _scaled(kwh, [(1e9, "TWh"), (1e6, "GWh"), (1e3, "MWh"), (1.0, "kWh"), (1e-3, "Wh")])
 
 
 def duration(seconds: float) -> str:
@@ -159,7 +159,7 @@ def share(value: float) -> str:
 
 
 def carbon(kg: float) -> str:
-    return _scaled(kg / 1000.0, [(1e3, "kt"), (1.0, "t"), (1e-3, "kg")]) + " CO2e" if kg else "0 t CO2e"
+    return _scaled(kg / 1000.0, [(1e6, "Mt"), (1e3, "kt"), (1.0, "t"), (1e-3, "kg")]) + " CO2e" if kg else "0 t CO2e"
 
 
 def plan(p: dict[str, object]) -> str:

@@ -96,8 +96,8 @@ def plan_lifecycle(
         ("--serve-months", serve_months),
         ("--train-tokens", train_tokens),
     ):
-        if not value > 0:
-            raise ChipwiseError(f"{name} must be positive, got {value:g}. Fix: give a positive number.")
+        if not value > 0 or not math.isfinite(value):  # inf months priced every pair at inf: '- less cost'
+            raise ChipwiseError(f"{name} must be positive and finite, got {value:g}. Fix: give a positive number.")
     start = time.perf_counter()
     hw = hardware(catalog)
     vendor = {hw.system(h).chip.id: hw.system(h).chip.vendor for h in hardware_ids}
