@@ -265,7 +265,7 @@ def test_plan_train_json_carries_search_stats(capsys: pytest.CaptureFixture[str]
                 "inf",
             ],
             "--serve-months must be positive and finite",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
