@@ -301,6 +301,16 @@ def test_malformed_yaml_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "plan: {tp: true}\n",
             "plan: tp: true is not a number",
         ),
+        # a batch of less than one sequence became one sequence; a sequence past the model's context was priced
+        (
+            "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\nseq_len: 8192\n"
+            "global_batch_tokens: 100\n",
+            "less than one 8,192-token sequence",
+        ),
+        (
+            "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\nseq_len: 1000000\n",
+            "longer than llama-3.1-70b's context of 131,072 tokens",
+        ),
         # an infinite or undefined count: '$inf' costs, or 'should be greater than 0' for .nan
         ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ntokens: .inf\n", "finite number"),
         ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ntokens: .nan\n", "finite number"),

@@ -39,6 +39,13 @@ def make_job(
     chips: int = 0,
 ) -> TrainingJob:
     seq = int(seq_len or min(model.max_seq_len or 4096, 8192))
+    if model.max_seq_len and seq > model.max_seq_len:
+        # a model trains on sequences up to its context (its position encoding's reach): 1,000,000 tokens on
+        # Llama-3.1-70B's 131,072 had been priced
+        raise ChipwiseError(
+            f"seq_len {seq:,} is longer than {model.name}'s context of {model.max_seq_len:,} tokens. Fix: give at "
+            f"most {model.max_seq_len:,}, or a model with a longer context."
+        )
     if global_batch is not None:
         return TrainingJob(model, seq, int(global_batch), precision, tokens, lora)
     if global_batch_tokens:

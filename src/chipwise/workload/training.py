@@ -63,6 +63,12 @@ class TrainingJob:
             raise ChipwiseError(
                 f"global batch tokens must be positive, got {global_batch_tokens:g}. Fix: give a positive batch."
             )
+        if global_batch_tokens < seq_len:
+            # the batch is whole sequences: 100 tokens had silently become one sequence of 8,192
+            raise ChipwiseError(
+                f"global batch of {global_batch_tokens:,.0f} tokens is less than one {seq_len:,}-token sequence. Fix: "
+                f"give at least {seq_len:,} tokens, or a shorter seq_len."
+            )
         batch = max(1, round(global_batch_tokens / seq_len))
         return cls(model=model, seq_len=seq_len, global_batch=batch, precision=precision, tokens=tokens, lora=lora)
 
