@@ -104,3 +104,17 @@ def test_tco_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], ar
     assert run(argv) == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_break_even_against_a_mode_the_catalog_lists_no_price_in_is_derived(catalog: Catalog, hw: Hardware) -> None:
+    """--compare reserved-3y on an H100: no such price is listed, and the break-even table was left empty with no
+    word. It takes the price plan train uses (on-demand x the mode's ratio), marked an estimate with its derivation."""
+    from chipwise.economics.pricing import price_per_chip_hour
+    from chipwise.economics.tco import break_even, owned_tco
+
+    system = hw.system("h100-sxm")
+    rows = break_even(catalog, owned_tco(catalog, system), "reserved-3y")
+    quote = price_per_chip_hour(catalog, system, "reserved-3y")
+    assert quote is not None and len(rows) == 1
+    assert rows[0]["usd_per_chip_hour"] == quote.usd_per_chip_hour and rows[0]["status"] == "estimate"
+    assert "pricing_mode_ratio.reserved-3y" in rows[0]["derivation"] and rows[0]["break_even_utilisation"] is not None

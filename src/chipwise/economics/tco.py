@@ -31,7 +31,7 @@ from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, check_fraction, power_model
-from chipwise.economics.pricing import MODES, check_mode, latest_quotes
+from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_per_chip_hour
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 
@@ -327,7 +327,14 @@ def tco_from_inputs(inp: TcoInputs) -> Tco:
 
 
 def break_even(catalog: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
-    """Each catalog rental price of the chip in `mode` and the utilisation above which owning is cheaper."""
+    """Each catalog rental price of the chip in `mode` and the utilisation above which owning is cheaper; where the
+    catalog lists none in that mode, the price plan train derives for the system (on-demand x the mode's ratio, an
+    estimate), as the table had been left empty with no word."""
+    quotes = [(p, r, v, s, "") for p, r, v, s in latest_quotes(catalog, tco.inputs.system.chip.id, mode)]
+    if not quotes:
+        q = price_per_chip_hour(catalog, tco.inputs.system, mode)
+        if q is not None:
+            quotes = [(q.provider, q.region, q.usd_per_chip_hour, q.status, q.derivation)]
     return [
         {
             "provider": provider,
@@ -335,9 +342,10 @@ def break_even(catalog: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
             "mode": mode,
             "usd_per_chip_hour": price,
             "status": status,
+            **({"derivation": derivation} if derivation else {}),
             "break_even_utilisation": tco.break_even_utilisation(price),
         }
-        for provider, region, price, status in latest_quotes(catalog, tco.inputs.system.chip.id, mode)
+        for provider, region, price, status, derivation in quotes
     ]
 
 
