@@ -80,3 +80,26 @@ def test_ray_missing_is_a_one_line_error(
     err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
     assert "needs Ray, which is not installed" in err and "pip install 'ray>=2.9'" in err
     assert not store.exists()
+
+
+def test_show_fits_100_columns_with_the_figures_plan_train_gives(
+    tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trn-vs-gpu example shown at 100 columns: the cost column read '$39.…', names 'what…', and a plan took
+    six lines; the figures were the ideal ones where plan train ranks and shows the expected. Now every figure is
+    whole, the model is named once, and the cost is plan train's expected cost."""
+    from chipwise.catalog import load_catalog
+    from chipwise.planner.training import plan_training
+
+    store = tmp_path / "f.duckdb"
+    assert run(["sweep", "examples/trn-vs-gpu.yaml", "--store", str(store), "--workers", "1", "--json"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "100")
+    assert run(["sweep", "show", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 100
+    assert "best point per what-if, by time and by cost (llama-3.1-70b)" in out
+    best = run_json(capsys, ["sweep", "show", str(store), "--json"])["sweeps"][0]["best"]
+    fastest = next(b for b in best if b["what_if"] == "baseline" and b["best_by"] == "time")
+    plan = plan_training(load_catalog(), "llama-3.1-70b", fastest["chips"], [fastest["hardware"]], tokens=15e12)
+    assert fastest["expected_cost_usd"] == pytest.approx(plan["results"][0]["expected_cost_usd"], rel=1e-9)

@@ -39,9 +39,13 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS results (sweep VARCHAR, id VARCHAR, what_if VARCHAR, PRIMARY KEY (sweep, id))",
 )
 
-#: How each kind ranks "fastest" and "cheapest" (SQL over the results table; lower is better).
+#: How each kind ranks "fastest" and "cheapest" (SQL over the results table; lower is better): training on the
+#: expected (goodput-adjusted) figures, as plan train ranks and shows them
 RANKS: dict[str, dict[str, str]] = {
-    "train": {"time": "coalesce(time_to_train_s, 1.0 / tokens_per_s)", "cost": "usd_per_million_tokens"},
+    "train": {
+        "time": "coalesce(expected_time_to_train_s, time_to_train_s, 1.0 / tokens_per_s)",
+        "cost": "coalesce(expected_usd_per_million_tokens, usd_per_million_tokens)",
+    },
     "serve": {"time": "ttft_p99_s", "cost": "cost_usd_per_mtok"},
 }
 

@@ -27,7 +27,7 @@ from typer.core import TyperGroup
 
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import JsonFlag, console, err_console, print_json
+from chipwise.interfaces.cli.common import JsonFlag, compact_table, console, err_console, print_json
 from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
 
 LOCAL_RAY = "local"  # what a bare --ray means: start a local Ray (or join RAY_ADDRESS)
@@ -254,46 +254,57 @@ def _num(value: Any, render: Any) -> str:
 
 
 def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: tuple[str, ...] = ()) -> Table:
+    """Points in a table narrow enough for a 100-column terminal: figures whole, a model named once in the title
+    where every row has it, training figures the expected (goodput-adjusted) ones plan train ranks by."""
     serve = any(r.get("kind") == "serve" for r in rows)
-    table = Table(title=title, title_justify="left")
+    models = {str(r.get("model") or "-") for r in rows}
+    one_model = len(models) == 1
+    table = compact_table(title + (f" ({models.pop()})" if one_model else ""))
+
+    def column(header: str, figure: bool = False) -> None:
+        table.add_column(header, justify="right" if figure else "left", no_wrap=figure, overflow="fold")
+
     for name in lead:
-        table.add_column(name)
-    table.add_column("what-if")
-    table.add_column("hardware")
-    table.add_column("model")
-    table.add_column("chips", justify="right")
+        column(name.replace(" ", "\n"))
+    column("what-if")
+    column("hardware")
+    if not one_model:
+        column("model")
+    column("chips", figure=True)
     with_point = any(_point_label(r, axes) for r in rows)
     if with_point:
-        table.add_column("point")
-    table.add_column("plan")
+        column("point")
+    column("plan")
     metrics: list[tuple[str, str, Any]] = (
         [
-            ("output tok/s", "output_tokens_per_s", lambda v: f"{v:,.0f}"),
-            ("TTFT p99", "ttft_p99_s", fmt.duration),
-            ("TPOT p99", "tpot_p99_s", fmt.duration),
+            ("output\ntok/s", "output_tokens_per_s", lambda v: f"{v:,.0f}"),
+            ("TTFT\np99", "ttft_p99_s", fmt.duration),
+            ("TPOT\np99", "tpot_p99_s", fmt.duration),
             ("SLO", "slo_met", lambda v: "met" if v else "missed"),
-            ("$/M out", "cost_usd_per_mtok", lambda v: f"{v:.3f}"),
+            ("$/M\nout", "cost_usd_per_mtok", lambda v: f"{v:.3f}"),
         ]
         if serve
         else [
-            ("time to train", "time_to_train_s", fmt.duration),
-            ("tok/s/chip", "tokens_per_s_per_chip", lambda v: f"{v:,.0f}"),
+            ("time to\ntrain", "expected_time_to_train_s", fmt.duration),
+            ("tok/s\n/chip", "tokens_per_s_per_chip", lambda v: f"{v:,.0f}"),
             ("MFU", "mfu", fmt.percent),
-            ("cost", "cost_usd", fmt.usd),
-            ("$/Mtok", "usd_per_million_tokens", lambda v: f"{v:.2f}"),
-            ("CO2e", "co2e_kg", fmt.carbon),
+            ("cost", "expected_cost_usd", fmt.usd),
+            ("$/Mtok", "expected_usd_per_million_tokens", lambda v: fmt.price(v).removeprefix("$")),
+            ("CO2e", "expected_co2e_kg", lambda v: fmt.carbon(v).replace(" CO2e", "")),
         ]
     )
     for header, _, _ in metrics:
-        table.add_column(header, justify="right")
+        column(header, figure=True)
     for r in rows:
         cells = [str(r.get(name.replace(" ", "_"), "")) for name in lead]
         hw = str(r.get("hardware") or "-") + (" (proj.)" if r.get("projected") else "")
-        cells += [str(r["what_if"]), hw, str(r.get("model") or "-"), _num(r.get("chips"), lambda v: f"{v:,}")]
+        cells += [str(r["what_if"]), hw] + ([] if one_model else [str(r.get("model") or "-")])
+        cells.append(_num(r.get("chips"), lambda v: f"{v:,}"))
         if with_point:
             cells.append(_point_label(r, axes))
         cells.append(_plan_text(r.get("plan")))
-        cells += [_num(r.get(key), render) for _, key, render in metrics]
+        # a store written before the expected figures were kept has the ideal ones only
+        cells += [_num(r.get(key, r.get(key.removeprefix("expected_"))), render) for _, key, render in metrics]
         table.add_row(*cells)
     return table
 
