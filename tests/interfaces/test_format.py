@@ -224,3 +224,9 @@ def test_absurd_magnitudes_read_in_powers_of_ten() -> None:
     assert fmt.energy(9e24) == "2.5e+09 TWh" and fmt.energy(1.8e10) == "5.00 MWh"
     # a year of a billion requests/s: TWh and Mt, not '685,789 GWh' beside '1.27e+06 GWh', or '246,896 kt'
     assert (fmt.energy(685_789e6 * 3.6e6), fmt.carbon(246_896e6)) == ("686 TWh", "247 Mt CO2e")
+
+
+def test_a_ratio_figure_reads_bare() -> None:
+    """--sources printed engines.vllm.memory_fraction as '0.9 1': a ratio's unit '1' is left off."""
+    assert fmt.figure_value({"value": 0.9, "unit": "1"}) == "0.9"
+    assert fmt.figure_value({"value": 5.3, "unit": "TB/s"}) == "5.3 TB/s"

@@ -399,3 +399,10 @@ def _ttft_miss(best: Mapping[str, Any], slo: Mapping[str, float]) -> str:
         f"; its TTFT is mostly its prompts' own iterations (the wait to start {percent(share)} of the mean): a faster "
         "prefill helps (more tensor parallelism, a prefill pool, a faster chip)"
     )
+
+
+def figure_value(f: Mapping[str, Any]) -> str:
+    """A catalog figure's value with its unit, a ratio's bare ('0.9', not '0.9 1')."""
+    unit = str(f.get("unit") or "")
+    return f"{f['value']}" if unit in ("", "1") else f"{f['value']} {unit}"
+

@@ -298,7 +298,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         for c in ("figure", "value", "status", "source / derivation"):
             ft.add_column(c, overflow="fold")
         for name, f in r["figures"].items():
-            ft.add_row(name, f"{f['value']} {f['unit']}", f["status"], f.get("derivation") or "; ".join(f["source"]))
+            ft.add_row(name, fmt.figure_value(f), f["status"], f.get("derivation") or "; ".join(f["source"]))
         console.print(ft)
     console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
 

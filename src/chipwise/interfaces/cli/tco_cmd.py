@@ -112,7 +112,7 @@ def print_tco(r: dict[str, Any]) -> None:
         src.add_column(c, overflow="fold")
     for name, f in r["inputs"].items():
         text = f.get("derivation") or "; ".join(f["source"]) or ""
-        src.add_row(name, f"{f['value']} {f['unit']}", f["status"], escape(text))
+        src.add_row(name, fmt.figure_value(f), f["status"], escape(text))
     console.print(src)
     if r["break_even"]:
         be = Table(title="Owning vs renting: break-even utilisation", header_style="bold")

@@ -235,11 +235,11 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         for c in ("figure", "value", "status", "source / derivation"):
             ft.add_column(c, overflow="fold")
         for name, f in r["figures"].items():
-            ft.add_row(name, f"{f['value']} {f['unit']}", f["status"], f.get("derivation") or "; ".join(f["source"]))
+            ft.add_row(name, fmt.figure_value(f), f["status"], f.get("derivation") or "; ".join(f["source"]))
         for name, f in (r.get("economics_figures") or {}).items():
             ft.add_row(
                 name,
-                f"{f['value']} {f['unit']}",
+                fmt.figure_value(f),
                 f["status"],
                 f.get("derivation") or "; ".join(f["source"]) or f.get("note", ""),
             )
