@@ -1126,3 +1126,13 @@ def test_an_end_to_end_target_is_shown_where_it_is_checked(capsys: pytest.Captur
     assert best["slo_met"] and best["e2e_s"]["p50"] <= best["e2e_s"]["p99"] <= 2.0
     assert run(argv) == 0
     assert "E2E (s)" in capsys.readouterr().out
+
+
+def test_a_stated_memory_share_too_small_is_named_in_the_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    """plan.memory_fraction 0.05 leaves an H100 no room for Llama-3.1-8B: the fix named more chips and quantisation
+    only, not the figure the scenario set."""
+    scenario = (
+        '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "engine": "vllm", '
+        '"arrival_rate": 5, "output_tokens": 128, "plan": {"memory_fraction": 0.05}}'
+    )
+    assert "Fix: raise plan.memory_fraction (now 0.05)" in run_error(capsys, ["predict", scenario])

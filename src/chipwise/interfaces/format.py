@@ -405,4 +405,3 @@ def figure_value(f: Mapping[str, Any]) -> str:
     """A catalog figure's value with its unit, a ratio's bare ('0.9', not '0.9 1')."""
     unit = str(f.get("unit") or "")
     return f"{f['value']}" if unit in ("", "1") else f"{f['value']} {unit}"
-

@@ -308,9 +308,16 @@ def _pool(
             plan, replicas = replace(plan, max_batch=choice.plan.max_batch), replicas or choice.replicas
         source = "given" if "max_batch" in stated else "partial"
     else:
-        choice, _, _ = choose(
-            model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting, decode_only
-        )
+        try:
+            choice, _, _ = choose(
+                model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting, decode_only
+            )
+        except InfeasibleError as exc:
+            fraction = sc.plan.memory_fraction if sc.plan is not None else None
+            if fraction and "fits no replica shape" in str(exc):
+                # a stated memory share is the first thing to raise: the fix named chips and quantisation only
+                exc.args = (str(exc).replace("Fix: ", f"Fix: raise plan.memory_fraction (now {fraction:g}), ", 1),)
+            raise
         # a stated batch limit stands, as with a stated shape: the search no longer lowers it silently to what
         # the KV cache holds (_setup says when a reserving engine's cache cannot hold it)
         plan = replace(choice.plan, max_batch=stated["max_batch"]) if "max_batch" in stated else choice.plan
