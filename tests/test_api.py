@@ -48,7 +48,8 @@ def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
         ({"slo": {"ttft_p99": "2 parsecs"}}, "SLO ttft_p99 = 2 parsecs"),
         ({"slo": "ttft_p99=2"}, "ttft_p99=2: no unit"),
         ({"rate": "five"}, "rate 'five' is not a positive number"),
-        ({"rate": None, "concurrency": 2.5}, "concurrency 2.5 is not a whole number of users"),
+        ({"rate": None, "concurrency": 2.5}, "concurrency 2.5 is not a positive whole number of users"),
+        ({"rate": None, "concurrency": -3}, "concurrency -3 is not a positive whole number of users"),
         # stop 25: an overflow, a MemoryError, a silent default, a split without a rate, a TypeError
         ({"rate": 1e308}, "more than a fleet of a million chips serves"),
         ({"requests": 10**12}, "is not a whole number from 1 to 1,000,000"),

@@ -343,6 +343,8 @@ def test_slo_parsing() -> None:
         (["--slo", "tpot_p99=50"], "no unit. Fix: write e.g. tpot_p99=50ms."),
         (["--slo", "ttft_p99=-2s"], "SLO ttft_p99=-2s: an SLO must be positive"),
         (["--slo", "ttft_p99=2min"], "unit 'min' unknown; use s, ms or us"),
+        # its number kept with another unit read as a fix of 5 ms for 5 minutes
+        (["--slo", "tpot_p99=5min"], "unit 'min' unknown; use s, ms or us. Fix: write e.g. tpot_p99=50ms."),
         (["--slo", "ttft_p99=2s,ttft_p99=1s"], "SLO key 'ttft_p99' is given twice"),
         (["--slo", "ttft_p42=2s"], "unknown SLO key"),
         (["--region", "mars"], "unknown region 'mars'"),

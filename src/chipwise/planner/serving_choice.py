@@ -143,10 +143,10 @@ def _slo_example(key: str, value: str) -> str:
     """The item with a unit that fits its key: milliseconds for a token's time, seconds for a first token or an
     answer (the user's number where it is a positive one)."""
     unit, number = ("ms", "50") if key.startswith("tpot") else ("s", "2")
-    given = re.match(r"\d*\.?\d+", value)
-    if given and float(given.group()) > 0:
-        number = given.group()
-    return f"{key}={number}{unit}"
+    given = re.fullmatch(r"\s*(\d*\.?\d+)\s*", value)  # a bare number: its unit was missing
+    if given and float(given.group(1)) > 0:
+        number = given.group(1)
+    return f"{key}={number}{unit}"  # a number with another unit ('5min') keeps the example's (not '5ms')
 
 
 #: The batch limit of a disaggregated prefill pool's replicas: a prefill replica encodes the prompts queued for it

@@ -684,7 +684,9 @@ def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: st
         return Load("rate", rate=float(rate))
     if concurrency is not None:
         if not is_count(concurrency):
-            raise ChipwiseError(f"{flag}concurrency {concurrency!r} is not a whole number of users. Fix: give e.g. 64.")
+            raise ChipwiseError(
+                f"{flag}concurrency {concurrency!r} is not a positive whole number of users. Fix: give e.g. 64."
+            )
         USERS.require(concurrency, f"{flag}concurrency")
         return Load("closed", concurrency=int(concurrency))
     return Load("offline")
