@@ -195,8 +195,9 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
                 else f"{r['requests']['finished']:,} requests for {short['users']:,} users: each user's first, all "
                 "started together, is most of the run; "
                 if "users" in short
-                else f"arrivals span {short['arrival_span_s']:.3g} s, less than two request latencies "
-                f"({short['request_latency_s']:.3g} s each): throughput and latencies are of the batch filling; "
+                else f"arrivals span {fmt.duration(short['arrival_span_s'])}, less than two request latencies "
+                f"({fmt.duration(short['request_latency_s'])} each): throughput and latencies are of the batch "
+                "filling; "
             )
             + f"run at least {short['requests_for_steady_state']:,} requests",
         )
