@@ -156,6 +156,15 @@ def test_trace_csv_and_jsonl(tmp_path: Path, catalog: Catalog) -> None:
     assert times is not None and times.tolist()[:3] == [0.0, 0.5, 1.5] and times[3] > times[2]
 
 
+def test_a_trace_separated_by_semicolons_or_tabs_reads_as_with_commas(tmp_path: Path) -> None:
+    """A spreadsheet's CSV export in a locale whose decimal mark is a comma separates by ';' (or a tab): read as one
+    column, it failed with 'no arrival column'."""
+    for sep in (";", "\t"):
+        f = tmp_path / "t.csv"
+        f.write_text(sep.join(("arrival_s", "input_tokens", "output_tokens")) + "\n" + f"0.5{sep}100{sep}10\n")
+        assert read_trace(str(f)).input.tolist() == [100]
+
+
 def test_trace_with_a_missing_column(tmp_path: Path, catalog: Catalog) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("arrival_s,input_tokens\n0,100\n")

@@ -604,6 +604,12 @@ def _units_per_second(column: str, first: float) -> float:
     return next((units for edge, units in EPOCH_SCALES if first > edge), 1.0)
 
 
+def _delimiter(header: str) -> str:
+    """A CSV trace's separator, from its header: a comma, or the semicolon or tab of a spreadsheet's export in a
+    locale whose decimal mark is a comma (such a file read as one column: 'no arrival column')."""
+    return max((",", ";", "\t"), key=header.count) if header else ","
+
+
 def read_trace(path: str) -> Trace:
     """Read a CSV, JSONL or JSON-array trace; a missing column or a bad value is a one-line error."""
     text = _trace_text(path)
@@ -613,7 +619,8 @@ def read_trace(path: str) -> Trace:
         if bad is not None:
             raise ChipwiseError(f"trace '{path}' {word} {bad} is not a JSON object. Fix: one object per request.")
     else:
-        rows, word = list(csv.DictReader(text.splitlines())), "data row"
+        lines = text.splitlines()
+        rows, word = list(csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))), "data row"
     if not rows:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
     cols = {role: _column(list(rows[0].keys()), role, path) for role in TRACE_COLUMNS}
