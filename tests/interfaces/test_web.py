@@ -336,7 +336,7 @@ NO_LENGTHS = {"input_tokens": None, "output_tokens": None, "arrival_rate": None,
         ("/api/plan/train", {"model": "/etc/hostname", "chips": 8}, "give a model preset (GET /api/models"),
         # rate text read as a number, or said what it is not ('rate.int: Input should be a valid integer')
         ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": "abc"}, "rate 'abc' is not a positive number"),
-        ("/api/plan/serve", {"model": "llama-3.1-8b", "concurrency": "2.5"}, "concurrency 2.5 is not a whole"),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "concurrency": "2.5"}, "concurrency 2.5 is not a positive whole"),
         # text without a unit outside a scenario's _s keys, as the API and the command line refuse it
         ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": 5, "slo": {"ttft_p99": "2"}}, "'2' has no unit"),
         ("/api/predict", {**SERVE, "burstiness": float("inf")}, "burstiness: Input should be a finite number"),

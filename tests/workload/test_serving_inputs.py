@@ -87,7 +87,7 @@ def test_one_load_limit_for_every_command() -> None:
         load_of(None, 10**12, False, flag="")
     with pytest.raises(ChipwiseError, match=r"rate True is not a positive number"):
         load_of(True, None, False, flag="")  # type: ignore[arg-type]
-    with pytest.raises(ChipwiseError, match=r"concurrency inf is not a whole number"):
+    with pytest.raises(ChipwiseError, match=r"concurrency inf is not a positive whole number"):
         load_of(None, float("inf"), False, flag="")  # type: ignore[arg-type]
     assert load_of("5", None, False).rate == 5.0  # type: ignore[arg-type]
     assert load_of(None, "8", False).concurrency == 8  # type: ignore[arg-type]
