@@ -230,6 +230,10 @@ def max_rate(
     return best, tpot_at, ttft_at
 
 
+#: Added to a closed-loop shape's speed (seconds of TPOT) where its replicas leave users waiting for a batch slot:
+#: it ranks after every shape of as many chips that seats them all, and before none of fewer chips
+QUEUED_USERS_RANK = 10.0
+
 #: A replica's closed-loop users are searched up to this many times its batch slots (the rest wait for a slot), to
 #: one user: each round splits the interval left into USER_SPLITS (three bits of a bisection at once), for at
 #: most USER_ROUNDS rounds (each leaves an eighth of the interval, plus the one user of the rounding down).
@@ -351,16 +355,13 @@ def choose(
         speed = np.where(np.isfinite(fast_tpot), fast_tpot, 1e3)
         speed = speed + 1e-3 * np.where(np.isfinite(fast_ttft), fast_ttft, 1e3)
         if load.kind == "closed":
-            # a closed loop's tokens/s is its users' output over a request's whole latency: of shapes of as many
-            # chips, the one whose request ends soonest at its share of the users (a small batch cap that queues
-            # three users in four for a slot decodes each step faster, at a third of the throughput: Llama-3.1-8B,
-            # 16 users on one H100 under a 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
-            share = np.where(np.isfinite(need), load.concurrency / np.maximum(need, 1.0), 1.0)
-            op = closed_loop(
-                model, system, eng, est, weight, kv, inp, out, share, drafting, load.concurrency, job.router
-            )
-            latency = op.ttft_p99 + max(out - 1.0, 0.0) * op.tpot
-            speed = np.where(np.isfinite(latency), latency, 1e6)
+            # a closed loop's users all want a batch slot: of shapes of as many chips, one whose replicas seat
+            # every user comes before one that queues some (a small batch cap that queues three users in four
+            # decodes each step faster, at a third of the throughput: Llama-3.1-8B, 16 users on one H100 under a
+            # 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
+            slots = np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
+            queues = ~(np.where(np.isfinite(need), need, 0.0) * slots >= load.concurrency)
+            speed = speed + np.where(queues, QUEUED_USERS_RANK, 0.0)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one
         # takes the fewest it rents and, of equal rentals, the one its load keeps least busy: the headroom a check
         # can give back (Llama-3.1-70B at 5 req/s on trn2.48xlarge instances: TP16 replicas of 8 or 16 slots, and

@@ -94,8 +94,10 @@ def _goodput(g: float | None) -> str:
 
 
 def _per_mtok(v: float) -> str:
-    """Dollars per million tokens: cents from a dollar up, three significant figures below ('0.00' for a toy)."""
-    return fmt.price(v).removeprefix("$") if math.isfinite(v) else "-"
+    """Dollars per million tokens: cents from a dime up, three significant figures below ('0.00' for a toy)."""
+    if not math.isfinite(v):
+        return "-"
+    return f"{v:,.2f}" if abs(v) >= 0.1 else f"{v:.3g}"
 
 
 def print_ranking(report: dict[str, Any]) -> None:
@@ -197,7 +199,7 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row(
         f"price ({r['pricing']}, {where})",
         (f"${price:,.3f} per chip-hour" if price is not None else "-")
-        + (" § (a catalog estimate: --sources or --json price_source)" if _estimated_price(r) else ""),
+        + (" § (a catalog estimate: --sources)" if _estimated_price(r) else ""),
     )
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
