@@ -186,3 +186,16 @@ def test_enumeration_respects_divisibility(catalog: Catalog) -> None:
     assert np.all((used <= 64) & (used >= MIN_RANK_USE * 64)) and np.any(used == 64)
     assert np.all(8 % plans.ep == 0)
     assert np.all(256 % (plans.dp * plans.mb) == 0)
+
+
+def test_divisors_of_a_huge_batch_come_at_once() -> None:
+    """divisors() tried every number up to n: a 1e15-token global batch (1.2e11 sequences) hung plan train and the
+    web server's worker."""
+    import time
+
+    from chipwise.train.plans import divisors
+
+    assert divisors(12) == [1, 2, 3, 4, 6, 12] and divisors(49) == [1, 7, 49] and divisors(1) == [1]
+    start = time.perf_counter()
+    assert divisors(2**40)[-1] == 2**40 and len(divisors(2**40)) == 41
+    assert time.perf_counter() - start < 5.0
