@@ -39,7 +39,7 @@ from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
+from chipwise.workload.scenario import TrainScenario, load_scenario, read_count
 from chipwise.workload.serving import is_count, load_of
 
 
@@ -71,7 +71,6 @@ def _hardware(cat: Catalog, hardware: Any) -> list[str]:
 
 
 _FLAG = TypeAdapter(bool)
-_WHOLE, _AMOUNT = TypeAdapter(IntCount), TypeAdapter(Count)
 
 
 def _plain(value: Any) -> Any:
@@ -79,22 +78,6 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "dtype") and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
         return value.item()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def _count(value: Any, name: str, whole: bool = False) -> Any:
-    """A positive count as a scenario reads one (64, 15e12, '15T', '4M'; a whole number where `whole`), None kept,
-    else one line: Python raised a TypeError or ValueError deep in the planner, or a 0 or a negative count gave an
-    empty answer."""
-    if value is None:
-        return None
-    ok = isinstance(value, int | float | str) and not isinstance(value, bool)
-    try:
-        if ok:
-            return (_WHOLE if whole else _AMOUNT).validate_python(value)
-    except ValidationError:
-        pass
-    kind, example = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
-    raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
 
 
 def _number(value: Any, name: str) -> Any:
@@ -165,7 +148,7 @@ def plan_train(
     _check_options(options, plan_training)
     for key, whole in _TRAIN_COUNTS.items():
         if key in options:
-            options[key] = _count(options[key], key, whole)
+            options[key] = read_count(options[key], key, whole)
     for key in _TRAIN_NUMBERS:
         if key in options:
             options[key] = _number(options[key], key)
@@ -173,9 +156,9 @@ def plan_train(
     return plan_training(
         cat,
         _name(model, "model"),
-        _count(chips, "chips", whole=True),
+        read_count(chips, "chips", whole=True),
         _hardware(cat, hardware),
-        tokens=_count(tokens, "tokens"),
+        tokens=read_count(tokens, "tokens"),
         **options,
     )
 
@@ -237,9 +220,11 @@ def plan_hetero(
     _check_options(options, plan_hetero_training)
     if not isinstance(fleet, Mapping):
         raise ChipwiseError(f"fleet {fleet!r} is not a mapping of chips to counts. Fix: give e.g. {{'trn4': 36}}.")
-    counts = {_name(chip, "chip"): _count(n, f"fleet['{chip}']", whole=True) for chip, n in fleet.items()}
+    counts = {_name(chip, "chip"): read_count(n, f"fleet['{chip}']", whole=True) for chip, n in fleet.items()}
     cat = load_catalog(files, sets)
-    return plan_hetero_training(cat, _name(model, "model"), counts, _count(tokens, "tokens"), hybrid=hybrid, **options)
+    return plan_hetero_training(
+        cat, _name(model, "model"), counts, read_count(tokens, "tokens"), hybrid=hybrid, **options
+    )
 
 
 def plan_fleet(
@@ -305,4 +290,4 @@ def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[
 
 def model(name: str, seq_len: int = 4096, files: Sequence[str | Path] = ()) -> dict[str, Any]:
     """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`)."""
-    return load_model(load_catalog(files), _name(name, "model")).summary(_count(seq_len, "seq_len", whole=True))
+    return load_model(load_catalog(files), _name(name, "model")).summary(read_count(seq_len, "seq_len", whole=True))

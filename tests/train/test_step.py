@@ -190,12 +190,8 @@ def test_enumeration_respects_divisibility(catalog: Catalog) -> None:
 
 def test_divisors_of_a_huge_batch_come_at_once() -> None:
     """divisors() tried every number up to n: a 1e15-token global batch (1.2e11 sequences) hung plan train and the
-    web server's worker."""
-    import time
-
+    web server's worker; 2**40's forty-one divisors (a trillion trials before) come in a million."""
     from chipwise.train.plans import divisors
 
     assert divisors(12) == [1, 2, 3, 4, 6, 12] and divisors(49) == [1, 7, 49] and divisors(1) == [1]
-    start = time.perf_counter()
-    assert divisors(2**40)[-1] == 2**40 and len(divisors(2**40)) == 41
-    assert time.perf_counter() - start < 5.0
+    assert divisors(2**40) == [2**i for i in range(41)]

@@ -144,6 +144,14 @@ def price(value: float | None) -> str:
     return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.3g}"
 
 
+def per_mtok(value: float) -> str:
+    """Dollars per million tokens, bare: cents from a dime up ('2.61'), three significant figures below ('0.000357'
+    for a toy, not '0.00')."""
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:,.2f}" if abs(value) >= 0.1 else f"{value:.3g}"
+
+
 def percent(value: float) -> str:
     """'72.0%'; past ten times the whole, whole percents with separators ('23,008%', not '23008.0%')."""
     if value is None or math.isnan(value):

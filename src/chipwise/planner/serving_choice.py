@@ -22,6 +22,7 @@ from chipwise.serve.search import (
     Estimate,
     Operating,
     at_rate,
+    batch_slots,
     closed_loop,
     enumerate_candidates,
     estimate,
@@ -359,8 +360,7 @@ def choose(
             # every user comes before one that queues some (a small batch cap that queues three users in four
             # decodes each step faster, at a third of the throughput: Llama-3.1-8B, 16 users on one H100 under a
             # 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
-            slots = np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
-            queues = ~(np.where(np.isfinite(need), need, 0.0) * slots >= load.concurrency)
+            queues = ~(np.where(np.isfinite(need), need, 0.0) * batch_slots(est, inp, out) >= load.concurrency)
             speed = speed + np.where(queues, QUEUED_USERS_RANK, 0.0)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one
         # takes the fewest it rents and, of equal rentals, the one its load keeps least busy: the headroom a check

@@ -724,6 +724,13 @@ def at_rate(
     )
 
 
+def batch_slots(est: Estimate, inp: float, out: float) -> Array:
+    """Per candidate, the batch slots of the plan the search makes: its batch cap holds every request at its full
+    context (serving_choice.kv_limited_batch), fewer than an on-demand engine's saturation estimate seats at the
+    mean one."""
+    return np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
+
+
 def closed_loop(
     model: ModelSpec,
     system: System,
@@ -747,9 +754,7 @@ def closed_loop(
     sends a user's next request to the replica its last one left, which is not encoding a prompt. Two random draws
     (`router` power_of_two, over the fleet_users / users replicas) send it to one that may be: prompt_wait over
     them. Users beyond the batch slots wait for one: (U - slots) / rate before their first token."""
-    # the slots of the plan the search makes: its batch cap holds every request at its full context
-    # (serving_choice.kv_limited_batch), fewer than an on-demand engine's saturation estimate seats at the mean one
-    top = np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
+    top = batch_slots(est, inp, out)
     u = np.asarray(users, dtype=np.float64)
     seated = np.clip(u, 1.0, top)
     first = est.prefill_s + eng.host_request_s

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog
@@ -38,6 +38,21 @@ def parse_count(value: Any) -> Any:
 
 Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
 IntCount = Annotated[int, BeforeValidator(parse_count), Field(gt=0)]
+_WHOLE, _AMOUNT = TypeAdapter(IntCount), TypeAdapter(Count)
+
+
+def read_count(value: Any, name: str, whole: bool = False) -> Any:
+    """A positive finite count given outside a scenario (a command-line option, an API argument) as a scenario
+    reads one: 64, 15e12, '15T', '4M' (a whole number where `whole`); None kept; anything else one line."""
+    if value is None:
+        return None
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            return (_WHOLE if whole else _AMOUNT).validate_python(value)
+        except ValidationError:
+            pass
+    kind, example = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
+    raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
 
 
 class StrictModel(BaseModel):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
 import typer
 
-from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
@@ -21,7 +19,7 @@ from chipwise.interfaces.cli.common import (
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
 from chipwise.planner.training import plan_training
-from chipwise.workload.scenario import parse_count
+from chipwise.workload.scenario import read_count
 
 app = typer.Typer(help="Search plans and rank fleets for a training run or a serving load.", no_args_is_help=True)
 
@@ -29,15 +27,6 @@ HardwareOpt = Annotated[
     str,
     typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip in the catalog."),
 ]
-
-
-def _count(value: str | None, name: str) -> float | None:
-    if value is None:
-        return None
-    parsed = parse_count(value)
-    if not isinstance(parsed, float | int) or not parsed > 0 or not math.isfinite(parsed):
-        raise ChipwiseError(f"{name} '{value}' is not a positive finite number. Fix: give e.g. 15e12 or 15T.")
-    return float(parsed)
 
 
 @app.command("train")
@@ -86,9 +75,9 @@ def train(
         model,
         chips,
         hardware_ids(cat, hardware),
-        tokens=_count(tokens, "--tokens"),
+        tokens=read_count(tokens, "--tokens"),
         seq_len=seq_len,
-        global_batch_tokens=_count(global_batch_tokens, "--global-batch-tokens"),
+        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens"),
         precision=precision,
         objective=objective,
         pricing=pricing,
@@ -136,9 +125,9 @@ def hetero(
         cat,
         model,
         parse_fleet(fleet),
-        tokens=_count(tokens, "--tokens"),
+        tokens=read_count(tokens, "--tokens"),
         seq_len=seq_len,
-        global_batch_tokens=_count(global_batch_tokens, "--global-batch-tokens"),
+        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens"),
         precision=precision,
         hybrid=hybrid,
     )

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -26,7 +25,7 @@ from chipwise.interfaces.cli.common import (
 from chipwise.planner.serving_choice import check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
-from chipwise.workload.scenario import parse_count
+from chipwise.workload.scenario import read_count
 
 HardwareOpt = Annotated[
     str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
@@ -135,9 +134,7 @@ def lifecycle(
     """Train on one fleet, serve on another: the best (train, serve) pair and the best single-vendor plan."""
     from chipwise.planner.lifecycle import plan_lifecycle
 
-    tokens = parse_count(train_tokens)
-    if not isinstance(tokens, int | float) or tokens <= 0:
-        raise ChipwiseError(f"--train-tokens '{train_tokens}' is not a positive number. Fix: give e.g. 15e12 or 15T.")
+    tokens = read_count(train_tokens, "--train-tokens")
     cat = catalog_from(catalog_files, sets)
     with err_console.status("ranking training fleets and serving fleets..."):
         report = plan_lifecycle(

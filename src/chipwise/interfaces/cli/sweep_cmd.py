@@ -289,7 +289,7 @@ def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: t
             ("tok/s\n/chip", "tokens_per_s_per_chip", lambda v: f"{v:,.0f}"),
             ("MFU", "mfu", fmt.percent),
             ("cost", "expected_cost_usd", fmt.usd),
-            ("$/Mtok", "expected_usd_per_million_tokens", lambda v: fmt.price(v).removeprefix("$")),
+            ("$/Mtok", "expected_usd_per_million_tokens", fmt.per_mtok),
             ("CO2e", "expected_co2e_kg", lambda v: fmt.carbon(v).replace(" CO2e", "")),
         ]
     )

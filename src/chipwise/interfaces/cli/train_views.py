@@ -56,7 +56,7 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
             fmt.percent(r["mfu"]),
             f"{r['tokens_per_s_per_chip']:,.0f}",
             fmt.usd(_expected(r, "cost_usd")) + (" §" if _estimated_price(r) else ""),
-            _per_mtok(_expected(r, "usd_per_million_tokens")),
+            fmt.per_mtok(_expected(r, "usd_per_million_tokens")),
         )
     console.print(table)
     console.print()
@@ -91,13 +91,6 @@ def _goodput(g: float | None) -> str:
     if g is None:
         return "-"
     return "<0.1%" if g < 1e-3 else fmt.percent(g)
-
-
-def _per_mtok(v: float) -> str:
-    """Dollars per million tokens: cents from a dime up, three significant figures below ('0.00' for a toy)."""
-    if not math.isfinite(v):
-        return "-"
-    return f"{v:,.2f}" if abs(v) >= 0.1 else f"{v:.3g}"
 
 
 def print_ranking(report: dict[str, Any]) -> None:
@@ -218,7 +211,7 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         head.add_row(
             "efficiency",
             f"{r['tokens_per_joule']:.3g} tokens/J, {r['flop_per_joule'] / 1e9:,.0f} GFLOP/J, "
-            f"{_per_mtok(r['usd_per_million_tokens'])} $/Mtok",
+            f"{fmt.per_mtok(r['usd_per_million_tokens'])} $/Mtok",
         )
     console.print(head)
     bd = Table(
