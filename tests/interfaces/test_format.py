@@ -230,3 +230,8 @@ def test_a_ratio_figure_reads_bare() -> None:
     """--sources printed engines.vllm.memory_fraction as '0.9 1': a ratio's unit '1' is left off."""
     assert fmt.figure_value({"value": 0.9, "unit": "1"}) == "0.9"
     assert fmt.figure_value({"value": 5.3, "unit": "TB/s"}) == "5.3 TB/s"
+
+
+def test_per_mtok_keeps_three_figures_past_a_billion() -> None:
+    assert fmt.per_mtok(2.0777e29) == "2.08e+29"
+    assert fmt.per_mtok(1234.5) == "1,234.50" and fmt.per_mtok(0.000357) == "0.000357"

@@ -135,3 +135,46 @@ def test_a_price_set_on_the_command_line_changes_the_price_only() -> None:
     assert negotiated["price_usd_per_chip_hour"] == 2.0 != base["price_usd_per_chip_hour"]
     for key in ("pue", "region", "grid_kg_co2e_per_kwh", "energy_j", "co2e_kg"):
         assert negotiated[key] == base[key], key
+
+
+def test_a_run_shorter_than_one_batch_takes_one_whole_step(catalog: Catalog) -> None:
+    """1,000 tokens on a 524,288-token batch is one optimizer step: it had read 2.1 ms, a 0.002 share of the
+    2.2 s step."""
+    batch = {"seq_len": 8192, "global_batch_tokens": 524_288.0}
+    row = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1000, **batch)["results"][0]
+    assert row["steps"] == 1
+    assert row["time_to_train_s"] == pytest.approx(row["step_time_s"])
+    exact = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=3 * 524_288, **batch)["results"][0]
+    assert exact["global_batch_tokens"] == 524_288 and exact["steps"] == 3  # an exact multiple adds no step
+
+
+def test_a_fleet_failures_overwhelm_says_where_half_the_run_trains(catalog: Catalog) -> None:
+    """At 10^8 H100 a failure comes every 1.8 s: the row carries the largest fleet that keeps half its time for
+    training at the plan's step time, and that count is the boundary (one more chip falls below half)."""
+    from chipwise.hardware import hardware
+    from chipwise.reliability import assess_run
+    from chipwise.reliability.goodput import reliability_inputs
+
+    row = plan_training(catalog, "llama-3.1-70b", 100_000_000, ["h100-sxm"], tokens=15e12)["results"][0]
+    assert row["goodput"] < 1e-3
+    n = row["half_goodput_chips"]
+    inputs = reliability_inputs(catalog, hardware(catalog).system("h100-sxm"))
+    rec = row["reliability"]["recovery"]
+    params = 70.55e9
+    assert assess_run(inputs, n, params, row["step_time_s"], rec).goodput >= 0.5 - 1e-3
+    assert assess_run(inputs, n + 1, params, row["step_time_s"], "best").goodput < 0.5 + 1e-3
+    assert 1e5 < n < 1e7
+    ok = plan_training(catalog, "llama-3.1-70b", 1024, ["h100-sxm"], tokens=15e12)["results"][0]
+    assert "half_goodput_chips" not in ok  # only where failures dominate
+
+
+def test_plan_train_says_never_where_failures_leave_no_progress(capsys: pytest.CaptureFixture[str]) -> None:
+    """The expected column had read '5.07e+23 y' and $/Mtok thirty digits; now 'never', three figures and where
+    half the run would train."""
+    from chipwise.interfaces.cli.app import run
+
+    assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "100000000", "--hardware", "h100-sxm",
+                "--tokens", "15e12"]) == 0  # fmt: skip
+    out = " ".join(capsys.readouterr().out.split())
+    assert " 4.0 min never " in out and " 2.09e+29" in out and "e+23 y" not in out
+    assert "half the run goes to training on at most" in out

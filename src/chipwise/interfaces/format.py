@@ -146,9 +146,11 @@ def price(value: float | None) -> str:
 
 def per_mtok(value: float) -> str:
     """Dollars per million tokens, bare: cents from a dime up ('2.61'), three significant figures below ('0.000357'
-    for a toy, not '0.00')."""
+    for a toy, not '0.00') and from a billion up."""
     if value is None or not math.isfinite(value):
         return "-"
+    if abs(value) >= 1e9:  # a run failures never let finish: '2.08e+29', not thirty digits
+        return f"{value:.3g}"
     return f"{value:,.2f}" if abs(value) >= 0.1 else f"{value:.3g}"
 
 

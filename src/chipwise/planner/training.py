@@ -17,7 +17,13 @@ from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.reliability.goodput import RECOVERIES, RunReliability, assess_run, reliability_inputs
+from chipwise.reliability.goodput import (
+    RECOVERIES,
+    RunReliability,
+    assess_run,
+    largest_fleet_for_goodput,
+    reliability_inputs,
+)
 from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
@@ -53,6 +59,9 @@ def make_job(
     # default: a power-of-two number of sequences, so that data parallelism divides it on power-of-two fleets
     seqs = 2 ** max(0, math.ceil(math.log2(default_global_batch_tokens(model, chips) / seq)))
     return TrainingJob(model, seq, seqs, precision, tokens, lora)
+
+
+HALF_GOODPUT = 0.5  # below it, failures take more of the run than training does: plan train says where they would not
 
 
 def _ideal_and_expected(
@@ -160,7 +169,8 @@ def attach_economics(
     else:
         price = math.nan
     params = (model or load_model(catalog, result["model"])).params_total
-    rel = assess_run(reliability_inputs(catalog, system), chips, params, result["step_time_s"], recovery)
+    rel_inputs = reliability_inputs(catalog, system)
+    rel = assess_run(rel_inputs, chips, params, result["step_time_s"], recovery)
     figures = {t.key: t.record() for t in (*site.terms(), *power.terms())}
     rel_record = rel.record()
     figures.update(rel_record.pop("figures"))
@@ -180,6 +190,10 @@ def attach_economics(
         "reliability": rel_record,
         "economics_figures": figures,
     }
+    if rel.goodput < HALF_GOODPUT:  # failures dominate: where would they not?
+        out["half_goodput_chips"] = largest_fleet_for_goodput(
+            rel_inputs, chips, params, result["step_time_s"], HALF_GOODPUT, recovery
+        )
     if owned and tco is None:
         out["price_note"] = f"no unit price for {system.chip.id} in the catalog: owned cost unknown"
     if seconds is not None:

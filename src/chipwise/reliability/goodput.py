@@ -205,3 +205,22 @@ def assess_run(
         spare_fraction=inputs.spare_fraction.value,
         inputs=inputs,
     )
+
+
+def largest_fleet_for_goodput(
+    inputs: ReliabilityInputs, chips: int, params: float, step_time_s: float, target: float, recovery: str = "best"
+) -> int:
+    """The most chips, at most `chips`, at which a run at this step time keeps `target` goodput (1 when even one
+    chip does not). Goodput falls as chips (and so failures) grow; bisection on the count, about 60 assessments.
+    The step time is held: a smaller fleet's own plan may step slower, so this is where failures stop dominating,
+    not a plan."""
+    lo, hi = 1, chips
+    if assess_run(inputs, hi, params, step_time_s, recovery).goodput >= target:
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if assess_run(inputs, mid, params, step_time_s, recovery).goodput >= target:
+            lo = mid
+        else:
+            hi = mid
+    return lo

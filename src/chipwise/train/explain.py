@@ -93,8 +93,7 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "projected": projected,
         "figures": figures_used(system, job.precision),
     }
-    if job.tokens is not None:
-        steps = job.tokens / job.global_batch_tokens
+    if (steps := job.steps) is not None:
         out["tokens"] = job.tokens
         out["steps"] = steps
         out["time_to_train_s"] = steps * step

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from chipwise.errors import ChipwiseError
@@ -46,8 +47,13 @@ class TrainingJob:
         return self.global_batch * self.seq_len
 
     @property
-    def steps(self) -> float | None:
-        return None if self.tokens is None else self.tokens / self.global_batch_tokens
+    def steps(self) -> int | None:
+        """Optimizer steps to see `tokens`: whole steps, at least one (1,000 tokens on a 524,288-token batch is
+        one step, not 0.002 of one). The ratio is rounded down within a part in 10^9 first, so that float noise
+        in an exact multiple does not add a step."""
+        if self.tokens is None:
+            return None
+        return max(1, math.ceil(self.tokens / self.global_batch_tokens * (1 - 1e-9)))
 
     @classmethod
     def from_tokens(

@@ -52,7 +52,7 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
             str(i),
             _hardware(r),
             fmt.duration(r["time_to_train_s"]) if r.get("time_to_train_s") else "-",
-            fmt.duration(r["expected_time_to_train_s"]) if r.get("expected_time_to_train_s") else "-",
+            _expected_time(r),
             fmt.percent(r["mfu"]),
             f"{r['tokens_per_s_per_chip']:,.0f}",
             fmt.usd(_expected(r, "cost_usd")) + (" §" if _estimated_price(r) else ""),
@@ -85,6 +85,15 @@ def _expected(r: dict[str, Any], key: str) -> float:
     """The expected (goodput-adjusted) figure when there is one, else the ideal one."""
     v = r.get(f"expected_{key}")
     return float(v) if v is not None else float(r.get(key, math.nan))
+
+
+def _expected_time(r: dict[str, Any]) -> str:
+    """'never' where failures leave under 0.1% goodput: 5e23 years reads as a figure, not as a run that never
+    ends."""
+    if (r.get("goodput") or 0.0) < 1e-3 and r.get("reliability"):
+        return "never"
+    v = r.get("expected_time_to_train_s")
+    return fmt.duration(v) if v else "-"
 
 
 def _goodput(g: float | None) -> str:
@@ -250,5 +259,10 @@ def _scale_note(rows: list[dict[str, Any]]) -> None:
     console.print(
         f"[yellow]at {worst['chips']:,} chips a failure every {fmt.duration(rel['mtbf_s'])} "
         f"({rel['failures_per_day']:,.0f} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "
-        f"checkpoint-restart and {_goodput(rel['goodput_in_memory'])} with in-memory recovery[/]"
+        f"checkpoint-restart and {_goodput(rel['goodput_in_memory'])} with in-memory recovery"
+        + (
+            f"; at its step time, half the run goes to training on at most {worst['half_goodput_chips']:,} chips[/]"
+            if worst.get("half_goodput_chips")
+            else "[/]"
+        )
     )
