@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import re
 import shutil
 import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +20,7 @@ import pytest
 from chipwise.__main__ import _register
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.app import run
-from chipwise.interfaces.web.server import ChipwiseServer, make_server, page, serve_in_thread
+from chipwise.interfaces.web.server import MAX_BODY_BYTES, ChipwiseServer, Handler, make_server, page, serve_in_thread
 
 _register()
 
@@ -182,6 +184,12 @@ def test_plan_serve_takes_a_router(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-70b", "rate": 0.2, "input_tokens": 140000, "hardware": "h100-sxm"}, "context of 131,072"),
         ({"model": "llama-3.1-8b", "rate": True}, "rate"),
         ({"model": "llama-3.1-8b", "rate": 1e308}, "more than a fleet of a million chips serves"),
+        # flags are JSON booleans and true is not a number (a wrong chip after them: read first, they were taken)
+        ({"model": "llama-3.1-8b", "offline": "yes", "hardware": "h1OO"}, "offline: Input should be a valid boolean"),
+        ({"model": "llama-3.1-8b", "offline": 1, "hardware": "h1OO"}, "Fix: give true or false"),
+        ({"model": "llama-3.1-8b", "rate": 5, "disaggregated": "no", "hardware": "h1OO"}, "disaggregated: Input"),
+        ({"model": "llama-3.1-8b", "rate": 5, "input_tokens": True, "hardware": "h1OO"}, "input_tokens: true is not"),
+        ({"model": "llama-3.1-8b", "rate": 5, "top": True, "hardware": "h1OO"}, "top: true is not a number"),
     ],
 )
 def test_bad_serve_plan_requests_are_400_with_one_line(server: ChipwiseServer, body: Any, says: str) -> None:
@@ -202,6 +210,9 @@ def test_bad_serve_plan_requests_are_400_with_one_line(server: ChipwiseServer, b
         ({"model": "llama-3.1-8b", "chips": 64, "hardware": ["h100-sxm"], "objective": "speed"}, "objective"),
         ([1, 2], "must be a JSON object"),
         (b"{not json", "not valid JSON"),
+        # true was read as 1 chip (a wrong chip after it: read first, it was taken)
+        ({"model": "llama-3.1-8b", "chips": True, "hardware": "h1OO"}, "chips: true is not a number. Fix: give a"),
+        ({"model": "llama-3.1-8b", "chips": 8, "tokens": False, "hardware": "h1OO"}, "tokens: false is not a number"),
     ],
 )
 def test_bad_plan_requests_are_400_with_one_line(server: ChipwiseServer, body: Any, says: str) -> None:
@@ -364,3 +375,111 @@ def test_rate_as_text_and_slo_seconds_under_s_keys(server: ChipwiseServer) -> No
     assert status == 200 and report["results"] and report["slo"] == {"ttft_p99": 2.0}
     status, result = _post(server, "/api/predict", {**SERVE, "slo": {"ttft_p99_s": "2"}})
     assert status == 200 and result["slo"] == {"ttft_p99": 2.0}
+
+
+def _request(srv: ChipwiseServer, method: str, path: str, body: bytes | None = None) -> tuple[int, Any, bytes]:
+    """(status, headers, body) of one request in any method."""
+    host, port = srv.server_address[:2]
+    conn = http.client.HTTPConnection(str(host), port, timeout=30)
+    try:
+        conn.request(method, path, body=body)
+        res = conn.getresponse()
+        return res.status, res.headers, res.read()
+    finally:
+        conn.close()
+
+
+def _raw_exchange(srv: ChipwiseServer, data: bytes, timeout: float = 30) -> bytes:
+    """What the server answers to `data` sent as it is, read until it closes the connection."""
+    host, port = srv.server_address[:2]
+    with socket.create_connection((str(host), port), timeout=timeout) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(1 << 16):
+            answer += chunk
+    return answer
+
+
+def _answers(raw: bytes) -> list[tuple[int, Any]]:
+    """The (status, JSON body) of each HTTP answer in `raw`."""
+    out = []
+    for part in re.split(rb"(?=HTTP/1\.1 \d{3} )", raw)[1:]:
+        head, _, body = part.partition(b"\r\n\r\n")
+        out.append((int(head.split()[1]), json.loads(body) if body else None))
+    return out
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000],
+    ids=["lists", "objects"],
+)
+def test_a_deeply_nested_body_is_400_and_the_server_keeps_serving(server: ChipwiseServer, body: bytes) -> None:
+    """The JSON parser's RecursionError was not a ValueError: the connection dropped with no answer."""
+    status, answer = _post(server, "/api/plan/train", body)
+    assert status == 400 and "nested too deeply" in _one_line_error(answer)
+    assert _get(server, "/api/models")[0] == 200
+
+
+def test_a_body_that_stops_arriving_is_dropped(server: ChipwiseServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Content-Length larger than the body sent held its handler forever: no read timeout on the socket."""
+    monkeypatch.setattr(Handler, "timeout", 0.5)
+    start = time.monotonic()
+    head = b"POST /api/plan/train HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
+    answers = _answers(_raw_exchange(server, head + b'{"model":', timeout=10))
+    assert time.monotonic() - start < 5
+    assert len(answers) == 1 and answers[0][0] == 408
+    assert "stopped arriving" in _one_line_error(answers[0][1])
+    assert _get(server, "/api/models")[0] == 200
+
+
+def test_a_body_too_large_gets_one_413_and_no_traceback(
+    server: ChipwiseServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its unread bytes were read as the next request: a second answer (414) after the refusal."""
+    body = b"x" * (MAX_BODY_BYTES + 5000)
+    head = f"POST /api/plan/train HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+    answers = _answers(_raw_exchange(server, head + body))
+    assert len(answers) == 1 and answers[0][0] == 413
+    assert "over 1,048,576 bytes" in _one_line_error(answers[0][1])
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_body_answered_unread_is_not_read_as_the_next_request(server: ChipwiseServer) -> None:
+    """A POST to a wrong path, then a GET on the same connection: the first body was read as the GET's line."""
+    first = b'POST /api/nothing HTTP/1.1\r\nHost: x\r\nContent-Length: 7\r\n\r\n{"a":1}'
+    second = b"GET /api/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    answers = _answers(_raw_exchange(server, first + second))
+    assert [status for status, _ in answers] == [404, 200]
+
+
+def test_head_is_get_without_the_body(server: ChipwiseServer) -> None:
+    for path in ("/", "/api/models"):
+        status, headers, body = _request(server, "HEAD", path)
+        assert status == 200 and body == b""
+        assert int(headers["Content-Length"]) == len(_get(server, path)[2])
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/api/predict", "POST"),
+        ("DELETE", "/api/plan/serve", "POST"),
+        ("PATCH", "/api/plan/train", "POST"),
+        ("GET", "/api/plan/serve", "POST"),
+        ("PUT", "/", "GET, HEAD"),
+        ("DELETE", "/api/catalog", "GET, HEAD"),
+        ("POST", "/api/models", "GET, HEAD"),
+    ],
+)
+def test_other_methods_are_405_in_json_with_allow(server: ChipwiseServer, method: str, path: str, allow: str) -> None:
+    """They answered the standard library's 501 HTML page."""
+    status, headers, body = _request(server, method, path, b"{}" if method != "GET" else None)
+    assert status == 405 and headers["Allow"] == allow and headers["Content-Type"] == "application/json"
+    assert _one_line_error(json.loads(body))
+
+
+def test_an_unknown_method_is_answered_in_json(server: ChipwiseServer) -> None:
+    status, headers, body = _request(server, "BREW", "/")
+    assert status == 501 and headers["Content-Type"] == "application/json"
+    assert "'BREW'" in _one_line_error(json.loads(body))

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, StrictBool, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.schema import PRICING_MODES
@@ -28,7 +28,7 @@ from chipwise.planner.training import OBJECTIVES, plan_training, predict_trainin
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.presets import preset_id, preset_summaries
-from chipwise.workload.scenario import Count, IntCount, TrainScenario, load_scenario
+from chipwise.workload.scenario import Count, IntCount, StrictModel, TrainScenario, load_scenario
 from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
@@ -46,10 +46,8 @@ class Settings:
         return load_catalog(self.files, self.sets)
 
 
-class PlanTrainRequest(BaseModel):
-    """POST /api/plan/train: the options of `chipwise plan train`."""
-
-    model_config = ConfigDict(extra="forbid")
+class PlanTrainRequest(StrictModel):
+    """POST /api/plan/train: the options of `chipwise plan train` (unknown fields refused, true is not a number)."""
 
     model: str
     chips: IntCount
@@ -64,11 +62,16 @@ class PlanTrainRequest(BaseModel):
     top: IntCount | None = None
 
 
+#: the fix for a value of the wrong JSON type (StrictModel's `bool_for_number`: true where a number is expected)
+_TYPE_FIX = {"bool_type": "give true or false", "bool_for_number": "give a number"}
+
+
 def _one_line(exc: ValidationError, what: str) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"])
     msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
-    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: correct the request (see docs/web.md)."
+    fix = _TYPE_FIX.get(err["type"], "correct the request")
+    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (see docs/web.md)."
 
 
 def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
@@ -139,17 +142,15 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     return dict(predict_serving(cat, scenario))
 
 
-class PlanServeRequest(BaseModel):
+class PlanServeRequest(StrictModel):
     """POST /api/plan/serve: the options of `chipwise plan serve` (the SLO in seconds or with a unit, e.g.
-    {"ttft_p99": 2.0, "tpot_p99": "50ms"})."""
-
-    model_config = ConfigDict(extra="forbid")
+    {"ttft_p99": 2.0, "tpot_p99": "50ms"}); its flags are JSON booleans ("yes" and 1 are not true)."""
 
     model: str
     # numbers, or text such as "5" or "2k": load_of reads and checks them as it does for the API (true is not 1)
     rate: Any = None
     concurrency: Any = None
-    offline: bool = False
+    offline: StrictBool = False
     input_tokens: IntCount = 1024
     output_tokens: IntCount = 256
     # seconds, or text with a unit ('2s', '50ms'): check_slo reads it as it does for the API and the command line
@@ -160,7 +161,7 @@ class PlanServeRequest(BaseModel):
     engine: str | None = None
     pricing: str = "on-demand"
     region: str | None = None
-    disaggregated: bool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
+    disaggregated: StrictBool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
     speculative: str | None = None
     router: RouterName = DEFAULT_ROUTER
     top: IntCount | None = None

@@ -8,13 +8,16 @@
     POST /api/plan/serve   {model, rate | concurrency | offline, input_tokens, output_tokens, slo, hardware,
                             precision, speculative, ...} -> the cheapest fleets, simulated
 
-Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"}.
+HEAD answers as GET without the body. Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"};
+a body too large 413, one that stops arriving 408, another method 405 (with an Allow header): JSON all the same.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable, Sequence
+from email.message import Message
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
@@ -25,6 +28,45 @@ from chipwise.errors import ChipwiseError, long_number
 from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings, jsonable
 
 MAX_BODY_BYTES = 1 << 20
+#: seconds a request's socket may wait for its next bytes (or for the client to take the answer) before the server
+#: drops it: a body shorter than its Content-Length held a thread forever
+READ_TIMEOUT_S = 30.0
+#: the most bytes of a body answered unread (too large, a wrong path) that are read and dropped: left unread they
+#: were read as the next request, and a socket closed on them resets the connection before the client reads the answer
+MAX_SKIPPED_BYTES = 16 * MAX_BODY_BYTES
+_SKIP_CHUNK = 1 << 16
+PAGES = ("/", "/index.html")
+#: what a request in another method, or a line the standard library cannot read, is told
+METHODS_FIX = "GET the page or /api/catalog and /api/models, POST a JSON body to the other /api/... (see docs/web.md)"
+TOO_DEEP = "the request body is nested too deeply to read. Fix: send a JSON object a few levels deep (see docs/web.md)."
+
+
+class RequestError(ChipwiseError):
+    """A request refused with an HTTP status other than 400 Bad Request (a body too large, or that stalls)."""
+
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def allowed_methods(path: str) -> str | None:
+    """The methods `path` answers, as an Allow header lists them; None for no such path."""
+    if path in PAGES or path in GET_ROUTES:
+        return "GET, HEAD"
+    if path in POST_ROUTES:
+        return "POST"
+    return None
+
+
+def declared_length(headers: Message) -> int | None:
+    """The body length a request's headers announce (0 for none); None where it cannot be known (chunked, or a
+    Content-Length that is not a number)."""
+    if headers.get("Transfer-Encoding") is not None:
+        return None
+    try:
+        return int(headers.get("Content-Length") or 0)
+    except ValueError:
+        return None
 
 
 def page() -> bytes:
@@ -56,55 +98,120 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "chipwise"
     protocol_version = "HTTP/1.1"
     quiet: ClassVar[bool] = True
+    timeout = READ_TIMEOUT_S  # StreamRequestHandler.setup sets it on the socket
+    #: the request announced a body that nothing has read yet (read or dropped before the answer)
+    body_unread = False
+
+    def parse_request(self) -> bool:
+        self.body_unread = False
+        if not super().parse_request():
+            return False
+        self.body_unread = declared_length(self.headers) != 0
+        return True
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
-        if path in ("/", "/index.html"):
+        if path in PAGES:
             self._send(HTTPStatus.OK, self.server.page, "text/html; charset=utf-8")
         elif path in GET_ROUTES:
             self._answer(lambda: GET_ROUTES[path](self.server.settings))
-        elif path in POST_ROUTES:
-            self._error(
-                HTTPStatus.METHOD_NOT_ALLOWED, f"'{path}' answers POST. Fix: POST a JSON body to it (see docs/web.md)."
-            )
         else:
-            self._error(HTTPStatus.NOT_FOUND, f"no page '{path}'. Fix: open / or use the /api/... endpoints.")
+            self._refuse_method(path)
+
+    def do_HEAD(self) -> None:
+        """As GET: `_send` leaves the body out."""
+        self.do_GET()
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
         if path not in POST_ROUTES:
-            self._error(HTTPStatus.NOT_FOUND, f"no endpoint 'POST {path}'. Fix: use {' or '.join(POST_ROUTES)}.")
+            self._refuse_method(path)
             return
         try:
             body = self._json_body()
         except ChipwiseError as exc:
-            self._error(HTTPStatus.BAD_REQUEST, str(exc))
+            self._error(exc.status if isinstance(exc, RequestError) else HTTPStatus.BAD_REQUEST, str(exc))
             return
         self._answer(lambda: POST_ROUTES[path](body, self.server.settings))
 
+    def do_PUT(self) -> None:
+        self._refuse_method(urlsplit(self.path).path)
+
+    def do_DELETE(self) -> None:
+        self._refuse_method(urlsplit(self.path).path)
+
+    def do_PATCH(self) -> None:
+        self._refuse_method(urlsplit(self.path).path)
+
+    def _refuse_method(self, path: str) -> None:
+        """405 with the methods `path` answers, or 404 for a path that answers none."""
+        allowed = allowed_methods(path)
+        if allowed is None and self.command == "POST":
+            self._error(HTTPStatus.NOT_FOUND, f"no endpoint 'POST {path}'. Fix: use {' or '.join(POST_ROUTES)}.")
+        elif allowed is None:
+            self._error(HTTPStatus.NOT_FOUND, f"no page '{path}'. Fix: open / or use the /api/... endpoints.")
+        elif allowed == "POST":
+            self._error(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                f"'{path}' answers POST. Fix: POST a JSON body to it (see docs/web.md).",
+                allow=allowed,
+            )
+        else:
+            self._error(
+                HTTPStatus.METHOD_NOT_ALLOWED, f"'{path}' answers GET, not {self.command}. Fix: GET it.", allow=allowed
+            )
+
     def _json_body(self) -> Any:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise ChipwiseError("Content-Length is not a number. Fix: send a JSON body with its length.") from None
+        length = declared_length(self.headers)
+        if length is None:
+            raise ChipwiseError("the request body has no Content-Length. Fix: send a JSON body with its length.")
         if length <= 0:
             raise ChipwiseError("the request has no body. Fix: send a JSON object.")
         if length > MAX_BODY_BYTES:
-            raise ChipwiseError(f"the request body is over {MAX_BODY_BYTES:,} bytes. Fix: send a smaller JSON object.")
-        raw = self.rfile.read(length)
+            self.close_connection = True
+            raise RequestError(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"the request body is over {MAX_BODY_BYTES:,} bytes. Fix: send a smaller JSON object.",
+            )
+        raw = self._read_body(length)
         try:
             return json.loads(raw)
+        except RecursionError:  # '[' * 100000: the parser's recursion dropped the connection without an answer
+            raise ChipwiseError(TOO_DEEP) from None
         except ValueError as exc:  # bad syntax, not UTF-8, or a number of thousands of digits
             if (long := long_number(exc, "the request body")) is not None:
                 raise long from None
             where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
             raise ChipwiseError(f"the request body is not valid JSON{where}. Fix: send a JSON object.") from None
 
-    def _answer(self, compute: Any) -> None:
+    def _read_body(self, length: int) -> bytes:
+        """The body's `length` bytes; a body that stops short (it stalls past the timeout, or the client stops
+        sending) ends the connection, its bytes out of step with the requests."""
+        self.body_unread = False
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            raise RequestError(
+                HTTPStatus.REQUEST_TIMEOUT,
+                f"the request body stopped arriving for {self.timeout:g} s before its {length:,} bytes. "
+                "Fix: send the whole body its Content-Length announces.",
+            ) from None
+        if len(raw) < length:
+            self.close_connection = True
+            raise ChipwiseError(
+                f"the request body ended after {len(raw):,} of its {length:,} bytes. "
+                "Fix: send the whole body its Content-Length announces."
+            )
+        return raw
+
+    def _answer(self, compute: Callable[[], Any]) -> None:
         try:
             result = compute()
         except ChipwiseError as exc:
             self._error(HTTPStatus.BAD_REQUEST, str(exc))
+        except RecursionError:  # a body that parsed, nested too deeply for what reads it next
+            self._error(HTTPStatus.BAD_REQUEST, TOO_DEEP)
         except Exception as exc:  # a bug, not bad input: still one line, and the server keeps serving
             self._error(
                 HTTPStatus.INTERNAL_SERVER_ERROR,
@@ -114,21 +221,60 @@ class Handler(BaseHTTPRequestHandler):
         else:
             self._json(HTTPStatus.OK, result)
 
-    def _error(self, status: HTTPStatus, message: str) -> None:
-        self._json(status, {"error": " ".join(message.split())})
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's own refusals (an unknown method, a request line or headers it cannot read) in
+        JSON as the rest, not its HTML page; the connection ends, as it ends it."""
+        self.log_error("code %d, message %s", code, message)
+        self.close_connection = True
+        status = HTTPStatus(code)
+        self._error(status, f"{message or status.phrase}. Fix: {METHODS_FIX}.")
 
-    def _json(self, status: HTTPStatus, obj: Any) -> None:
+    def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
+        headers = [("Allow", allow)] if allow is not None else []
+        self._json(status, {"error": " ".join(message.split())}, headers)
+
+    def _json(self, status: HTTPStatus, obj: Any, headers: Sequence[tuple[str, str]] = ()) -> None:
         body = json.dumps(jsonable(obj), allow_nan=False).encode()
-        self._send(status, body, "application/json")
+        self._send(status, body, "application/json", headers)
 
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+    def _send(
+        self, status: HTTPStatus, body: bytes, content_type: str, headers: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        self._skip_unread_body()
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in headers:
+            self.send_header(name, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _skip_unread_body(self) -> None:
+        """Read and drop a body the answer did not read, so that its bytes are not read as the next request and the
+        client, still sending, gets the answer; a body that cannot be skipped (no length, over MAX_SKIPPED_BYTES,
+        stalled or cut short) ends the connection."""
+        if not self.body_unread:
+            return
+        self.body_unread = False
+        left = declared_length(self.headers)
+        if left is None or left > MAX_SKIPPED_BYTES:
+            self.close_connection = True
+            return
+        try:
+            while left > 0:
+                chunk = self.rfile.read(min(left, _SKIP_CHUNK))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except OSError:  # TimeoutError included
+            pass
+        if left > 0:
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         if not self.quiet:
