@@ -301,6 +301,13 @@ def test_malformed_yaml_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "plan: {tp: true}\n",
             "plan: tp: true is not a number",
         ),
+        # a flag is true or false ('lora: "yes"' and 'offline: 1' read as true), and a name is not a flag
+        ("kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 8\nlora: 'yes'\n", "lora: 'yes' is not true"),
+        (
+            "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\noutput_tokens: 64\noffline: 1\n",
+            "offline: 1 is not true or false",
+        ),
+        ("kind: train\nmodel: llama-3.1-8b\nhardware: true\nchips: 8\n", "hardware: true is not text"),
         # a batch of less than one sequence became one sequence; a sequence past the model's context was priced
         (
             "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\nseq_len: 8192\n"

@@ -61,13 +61,25 @@ class StrictModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_booleans_for_numbers(cls, data: Any) -> Any:
-        """true and false are not numbers: pydantic reads them as 1 and 0, so 'concurrency: yes' ran one user."""
+        """true and false are not numbers: pydantic reads them as 1 and 0, so 'concurrency: yes' ran one user; and
+        a flag is true or false, not "yes" or 1, which pydantic also reads as true."""
         if isinstance(data, dict):
             for key, value in data.items():
                 field = cls.model_fields.get(key) if isinstance(key, str) else None
-                if isinstance(value, bool) and field is not None and bool not in _flatten(field.annotation):
+                if field is None:
+                    continue
+                types = _flatten(field.annotation)
+                if isinstance(value, bool) and bool not in types:
+                    if int not in types and float not in types:  # 'hardware: true' is not a number either
+                        raise PydanticCustomError(
+                            "string_type", "{key}: {value} is not text", {"key": key, "value": str(value).lower()}
+                        )
                     raise PydanticCustomError(
                         "bool_for_number", "{key}: {value} is not a number", {"key": key, "value": str(value).lower()}
+                    )
+                if bool in types and value is not None and not isinstance(value, bool):
+                    raise PydanticCustomError(
+                        "bool_type", "{key}: {value} is not true or false", {"key": key, "value": repr(value)}
                     )
         return data
 
@@ -131,6 +143,7 @@ _TYPE_FIX = {
     "bool_parsing": "give true or false",
     "bool_type": "give true or false",
     "bool_for_number": "give a number",
+    "string_type": "give text, such as a name in quotes",
     "greater_than": "give a positive number",
     "greater_than_equal": "give a number at least the bound",
     "less_than_equal": "give a number at most the bound",
