@@ -308,3 +308,47 @@ def test_a_workload_past_the_models_context_is_refused(catalog: Catalog, tmp_pat
     huge.write_text("buckets:\n  - {name: chat, input_tokens: 1000, output_tokens: 200, rate: 1e12}\n")
     with pytest.raises(ChipwiseError, match=r"bucket 1: rate 1e\+12 requests/s is more than a fleet of a million"):
         read_workload(str(huge))
+
+
+@pytest.mark.parametrize("rate", [".nan", ".inf", "-.inf", "-3", "'nan'"])
+def test_a_bucket_rate_that_is_not_a_finite_number_is_one_line(tmp_path: Path, rate: str) -> None:
+    """rate: .nan reached pydantic's own error (an internal error); each names the bucket, its key and the fix."""
+    mix = tmp_path / "mix.yaml"
+    mix.write_text(f"buckets:\n  - {{name: chat, input_tokens: 512, output_tokens: 256, rate: {rate}}}\n")
+    with pytest.raises(ChipwiseError, match=r"bucket 1: rate \S+ is not a non-negative number\. Fix: give the bucket"):
+        read_workload(str(mix))
+
+
+def test_a_tiny_rate_is_served_and_priced(catalog: Catalog, tmp_path: Path) -> None:
+    """A bucket at 1e-5 req/s bought an empty fleet at $0.00/hour: any load gets an instance, priced."""
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("buckets:\n  - {name: chat, input_tokens: 512, output_tokens: 256, rate: 1e-5}\n"
+                   "  - {name: idle, input_tokens: 4096, output_tokens: 256, rate: 0}\n")  # fmt: skip
+    r = plan_fleet(catalog, "llama-3.1-8b", str(mix), SLO, ["h100-sxm"])
+    assert sum(f["instances"] for f in r["fleet"]) == 1 and r["cost_usd_per_hour"] > 0
+    assert sum(f["routed_requests_per_s"]["chat"] for f in r["fleet"]) == pytest.approx(1e-5)
+    assert r["slo_met_in_replay"] is True
+
+
+def test_a_lifecycle_says_which_side_fails_and_why(catalog: Catalog) -> None:
+    """'no priced fleet can both train and serve' hid the cause: an SLO no chip meets, a model that fits no
+    training fleet, a prompt past the model's context."""
+    with pytest.raises(InfeasibleError, match=r"^the serving side fails: .*no replica shape on h100-sxm meets the SLO"):
+        plan_lifecycle(catalog, "llama-3.1-8b", 1e12, 5.0, 12.0, ["h100-sxm"], slo={"ttft_p99": 1e-3})
+    with pytest.raises(InfeasibleError, match=r"^the training side fails: .*does not fit on 1 x h100-sxm.* Fix: "):
+        plan_lifecycle(catalog, "llama-3.1-405b", 1e12, 5.0, 12.0, ["h100-sxm"], train_chips=1)
+    with pytest.raises(ChipwiseError, match=r"^the serving side fails: input 200,000 \+ output 256 tokens exceed"):
+        plan_lifecycle(catalog, "llama-3.1-8b", 1e12, 5.0, 12.0, ["h100-sxm"], input_tokens=200_000)
+
+
+@pytest.mark.parametrize(
+    ("rate", "months", "needle"),
+    [
+        (2e9, 12.0, r"--serve-rate 2e\+09 requests/s is more than a fleet of a million chips serves"),
+        (5.0, 1e30, r"--serve-months 1e\+30 is more than 600 \(50 years"),
+    ],
+)
+def test_a_lifecycle_past_its_bounds_is_refused(catalog: Catalog, rate: float, months: float, needle: str) -> None:
+    """--serve-rate 2e9 and --serve-months 1e30 were priced ($5e+33); the rate's bound is plan serve's own."""
+    with pytest.raises(ChipwiseError, match=needle):
+        plan_lifecycle(catalog, "llama-3.1-8b", 1e12, rate, months, ["h100-sxm"])

@@ -149,3 +149,21 @@ def test_a_large_mix_is_solved_to_within_a_tenth_of_a_percent_in_time() -> None:
     assert sol.cost_per_hour == pytest.approx(16_642.06, rel=2e-3)
     assert sol.assignment.sum(axis=0) == pytest.approx(problem.demand)  # every bucket's rate carried
     assert sol.capacity_used() if hasattr(sol, "capacity_used") else True
+
+
+def test_a_tiny_load_buys_an_instance() -> None:
+    """1e-5 req/s where an instance carries 100 needs 1e-7 of it, within HiGHS's tolerance: it was bought no
+    instance ($0.00/hour); any load buys capacity, routed at its own rate."""
+    p = FleetProblem(["a", "b"], ["x", "y"], np.array([3.0, 2.0]), np.array([[100.0, 0.0], [100.0, 5.0]]),
+                     np.array([1e-5, 0.0]), np.full(2, np.inf))  # fmt: skip
+    sol = solve(p)
+    assert sol.counts.tolist() == [0, 1] and sol.cost_per_hour == pytest.approx(2.0)
+    assert sol.assignment.sum(axis=0) == pytest.approx([1e-5, 0.0], rel=1e-9, abs=1e-15)
+    assert sol.assignment[1, 0] == pytest.approx(1e-5, rel=1e-9)  # on the instance bought
+
+
+def test_a_rate_that_is_not_finite_is_rejected() -> None:
+    """NaN passed 'demand < 0' (it compares false both ways)."""
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ChipwiseError, match="bucket 'x' has a request rate that is not finite"):
+            FleetProblem(["a"], ["x"], np.array([1.0]), np.array([[1.0]]), np.array([bad]), np.array([1.0]))

@@ -54,3 +54,12 @@ def test_each_part_says_where_its_price_comes_from(catalog: Catalog) -> None:
     sources = mixed["mixed"]["price_sources"]
     # an A100 is rented on demand; a GB200 is sold as capacity blocks, its on-demand price derived from them
     assert sources["a100-80gb"]["status"] != "estimate" and sources["gb200"]["status"] == "estimate"
+
+
+def test_a_system_that_is_not_hybrid_is_named_as_such(catalog: Catalog) -> None:
+    """--hybrid p5.48xlarge (one chip type) read 'holds , not h100-sxm, trn2': its empty list of members."""
+    with pytest.raises(ChipwiseError) as err:
+        plan_hetero_training(catalog, "llama-3.1-8b", {"h100-sxm": 8, "trn2": 16}, hybrid="p5.48xlarge")
+    message = str(err.value)
+    assert message.startswith("'p5.48xlarge' is not a hybrid system: it holds one chip type, h100-sxm")
+    assert "trn4-gb300-fusion-rack" in message and "Fix: " in message and "holds ," not in message

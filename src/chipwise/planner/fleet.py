@@ -70,10 +70,21 @@ class Bucket:
     rate: float  # requests/s
 
 
-def _positive(value: Any, what: str, where: str) -> float:
-    v = parse_count(value)
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0 or not math.isfinite(v):
-        raise ChipwiseError(f"{where}: {what} {value!r} is not a non-negative number. Fix: correct it.")
+#: what each number of a bucket holds, as the one line that refuses a value says to give it
+BUCKET_FIXES = {
+    "input_tokens": "give the prompt's length in tokens, e.g. 512",
+    "output_tokens": "give the answer's length in tokens, e.g. 256",
+    "rate": "give the bucket's requests/s as a finite number >= 0, e.g. 8 (0 for a bucket with no load)",
+}
+
+
+def _non_negative(value: Any, key: str, where: str) -> float:
+    """A bucket's number (a count such as '2k' read as a scenario reads one), finite and >= 0; else one line naming
+    the bucket, the key and the fix (YAML's .nan had reached pydantic's own error, an internal error)."""
+    v = value if isinstance(value, float) and not math.isfinite(value) else parse_count(value)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
+        shown = f"{value:g}" if isinstance(value, float) else repr(value)
+        raise ChipwiseError(f"{where}: {key} {shown} is not a non-negative number. Fix: {BUCKET_FIXES[key]}.")
     return float(v)
 
 
@@ -104,11 +115,7 @@ def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
         for key in ("input_tokens", "output_tokens", "rate"):
             if key not in b:
                 raise ChipwiseError(f"{where}: '{key}' is missing. Fix: add it.")
-        inp, out = (
-            _positive(b["input_tokens"], "input_tokens", where),
-            _positive(b["output_tokens"], "output_tokens", where),
-        )
-        rate = _positive(b["rate"], "rate", where)
+        inp, out, rate = (_non_negative(b[key], key, where) for key in ("input_tokens", "output_tokens", "rate"))
         if inp < 1 or out < 1:
             raise ChipwiseError(f"{where}: lengths must be at least one token. Fix: correct them.")
         # the bounds every serving command holds (a rate of 1e12 had answered 40 billion MI300X)

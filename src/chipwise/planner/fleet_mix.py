@@ -33,6 +33,10 @@ Array = NDArray[np.float64]
 
 #: HiGHS's stopping rule for the instance mix: a relative optimality gap and a time limit (s)
 MILP_OPTIONS = {"mip_rel_gap": 1e-3, "time_limit": 60.0}
+#: the least share of an instance a bucket with any load is planned to take: HiGHS holds a constraint to within
+#: 1e-6, so a bucket needing less of an instance than that (1e-5 req/s where one carries 100) was bought none and
+#: priced $0.00/hour; it is planned at this share of the instance that carries it best, and routed at its own rate
+MIN_INSTANCE_SHARE = 1e-3
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class FleetProblem:
         if np.any(self.demand < 0):
             bad = self.buckets[int(np.argmin(self.demand))]
             raise ChipwiseError(f"bucket '{bad}' has a negative request rate. Fix: give rates >= 0.")
+        if not np.all(np.isfinite(self.demand)):  # NaN compares false both ways: it had passed the check above
+            bad = self.buckets[int(np.argmin(np.isfinite(self.demand)))]
+            raise ChipwiseError(f"bucket '{bad}' has a request rate that is not finite. Fix: give finite rates >= 0.")
 
 
 @dataclass(frozen=True)
@@ -87,11 +94,27 @@ def _quiet_stdout() -> Iterator[None]:
         os.close(saved)
 
 
+def planned_demand(p: FleetProblem) -> Array:
+    """Each bucket's rate as the MILP plans it: a load below MIN_INSTANCE_SHARE of the instance that carries it best
+    raised to that share, so that any load buys capacity; no load stays none."""
+    floor = MIN_INSTANCE_SHARE * p.capacity.max(axis=0, initial=0.0)
+    return np.where(p.demand > 0, np.maximum(p.demand, floor), 0.0)
+
+
+def _routed_on_bought(x: NDArray[np.int64], y: Array, demand: Array) -> Array:
+    """The routing at each bucket's own rate, on the instances bought only: the MILP's planned rates scaled back,
+    and the sliver its tolerance let ride on an instance type it bought none of moved to those it bought."""
+    y = np.where(x[:, None] > 0, y, 0.0)
+    total = y.sum(axis=0)
+    return np.where(total > 0, y * (demand / np.where(total > 0, total, 1.0)), 0.0)
+
+
 def solve(p: FleetProblem) -> FleetSolution:
     """The cheapest fleet (exact MILP). Raises InfeasibleError naming the binding constraint."""
     _check_servable(p)
     n_i, n_j = p.capacity.shape
     usable = p.capacity > 0
+    demand = planned_demand(p)
     # variables: x_i (n_i), then y_ij for usable pairs
     pairs = np.argwhere(usable)
     n_y = len(pairs)
@@ -103,8 +126,8 @@ def solve(p: FleetProblem) -> FleetSolution:
             if jj == j:
                 row[n_i + k] = 1.0
         rows.append(row)
-        lo.append(p.demand[j])
-        hi.append(p.demand[j])
+        lo.append(demand[j])
+        hi.append(demand[j])
     for i in range(n_i):  # capacity rows: sum_j y_ij / c_ij - x_i <= 0
         row = np.zeros(n_i + n_y)
         row[i] = -1.0
@@ -140,6 +163,8 @@ def solve(p: FleetProblem) -> FleetSolution:
     y = np.zeros((n_i, n_j))
     for k, (i, j) in enumerate(pairs):
         y[i, j] = max(0.0, res.x[n_i + k])  # a solver's -1e-12 is no traffic (it printed as -0.0)
+    raised = demand > p.demand  # the buckets planned above their rate; the others' routing is the solver's own
+    y[:, raised] = _routed_on_bought(x, y[:, raised], p.demand[raised])
     busy = np.array([sum(y[i, j] / p.capacity[i, j] for j in range(n_j) if usable[i, j]) for i in range(n_i)])
     util = np.where(x > 0, busy / np.maximum(x, 1), 0.0)
     return FleetSolution(x, y, float(np.dot(p.price_per_hour, x)), util)

@@ -11,7 +11,7 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import price_per_chip_hour
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.hardware import hardware
+from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.training import make_job
 from chipwise.train.explain import plan_result
@@ -41,11 +41,26 @@ def parse_fleet(spec: str) -> dict[str, int]:
     return fleet
 
 
+def _hybrid_domain(hw: Hardware, name: str, fleet: dict[str, int]) -> System:
+    """The hybrid system `--hybrid` names; one line where it holds one chip type (a p5.48xlarge), listing the
+    hybrid systems the catalog holds ('holds , not h100-sxm, trn2' had read its empty list of members)."""
+    domain = hw.system(name)
+    if domain.hybrid:
+        return domain
+    hybrids = [sid for sid in hw.system_ids if hw.system(sid).hybrid]
+    known = f"the catalog's hybrid systems: {', '.join(hybrids)}" if hybrids else "the catalog holds none"
+    fix = "name one that holds both types" if hybrids else "add one in a --catalog file"
+    raise ChipwiseError(
+        f"'{name}' is not a hybrid system: it holds one chip type, {domain.chip.id} ({known}). Fix: {fix}, "
+        f"or drop --hybrid to join {' and '.join(fleet)} over the scale-out network."
+    )
+
+
 def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], tuple[float, float], str]:
     hw = hardware(catalog)
     names = list(fleet)
     if hybrid:
-        domain = hw.system(hybrid)
+        domain = _hybrid_domain(hw, hybrid, fleet)
         missing = [n for n in names if hw.chip(n).id not in domain.members]
         if missing:
             raise ChipwiseError(

@@ -24,9 +24,18 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training
-from chipwise.workload.serving import Load
+from chipwise.serve.plan import chip_count
+from chipwise.workload.presets import load_model
+from chipwise.workload.serving import LengthDist, Load, check_context, load_of
 
 OBJECTIVES = ("cost", "energy", "carbon")
+#: The longest service priced (months): 50 years, past any model's service life; 1e30 months had priced the serving
+#: side at $5e+33 without a word. The serving rate's bound is plan serve's own (workload.serving.RATE).
+MAX_SERVE_MONTHS = 600
+#: the chips' reasons a side with no priced fleet names before counting the others
+REASONS_SHOWN = 3
+#: the reason of a chip that runs a side but has no price to rank it by
+UNPRICED = "{chip} has no on-demand price in the catalog. Fix: add one in a --catalog file"
 
 
 def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -74,6 +83,68 @@ def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -
     return out
 
 
+def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -> Load:
+    """The serving load; one line for a count that is not positive and finite, or past its bound: the serving
+    rate plan serve's own (a million chips' load), the months MAX_SERVE_MONTHS."""
+    for name, value in (
+        ("--serve-rate", serve_rate),
+        ("--serve-months", serve_months),
+        ("--train-tokens", train_tokens),
+    ):
+        if not value > 0 or not math.isfinite(value):  # inf months priced every pair at inf: '- less cost'
+            raise ChipwiseError(f"{name} must be positive and finite, got {value:g}. Fix: give a positive number.")
+    load = load_of(serve_rate, None, False, "--serve-")
+    if serve_months > MAX_SERVE_MONTHS:
+        raise ChipwiseError(
+            f"--serve-months {serve_months:g} is more than {MAX_SERVE_MONTHS} (50 years, past any model's service "
+            "life). Fix: give the months the model will serve, e.g. 12."
+        )
+    return load
+
+
+def _problem_and_fix(reason: str) -> tuple[str, str]:
+    """A planner's one line split into its problem and its fix ('' where it gives none)."""
+    problem, _, fix = reason.partition(" Fix: ")
+    return problem.rstrip("."), fix.rstrip(".")
+
+
+def _why_none(report: Mapping[str, Any], priced: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    """Why a side (a training or serving search) has no priced option: each chip's reason (the search's own line,
+    less its fix; 'no price' for a chip that runs it but has none), up to REASONS_SHOWN of them, and the first fix."""
+    found = {o["hardware"] for o in priced}
+    lines = {s["hardware"]: s["reason"] for s in report["skipped"]}
+    for r in report["results"]:
+        if r["hardware"] not in found:
+            lines.setdefault(r["hardware"], UNPRICED.format(chip=r["hardware"]))
+    split = [(chip, *_problem_and_fix(reason)) for chip, reason in lines.items()]
+    problems = [p if chip in p else f"{chip}: {p}" for chip, p, _ in split]
+    shown = "; ".join(problems[:REASONS_SHOWN])
+    if len(problems) > REASONS_SHOWN:
+        shown += f"; and {len(problems) - REASONS_SHOWN} more chips"
+    fix = next((f for _, _, f in split if f), "add hardware")
+    return shown or "no hardware was searched", fix
+
+
+def _no_pair(
+    train: Mapping[str, Any],
+    serve: Mapping[str, Any],
+    t_opts: Sequence[Mapping[str, Any]],
+    s_opts: Sequence[Mapping[str, Any]],
+) -> InfeasibleError:
+    """The one line for a lifecycle with no priced (train, serve) pair: which side has no option, and why."""
+    train_why, train_fix = _why_none(train, t_opts)
+    serve_why, serve_fix = _why_none(serve, s_opts)
+    training = f"no priced fleet can train {train['model']} on {chip_count(train['chips'])} ({train_why})"
+    serving = f"no priced fleet can serve {serve['model']} at {serve['load']['label']} ({serve_why})"
+    if not t_opts and not s_opts:
+        return InfeasibleError(
+            f"both sides fail: {training}, and {serving}. Fix: training: {train_fix}; serving: {serve_fix}."
+        )
+    if not t_opts:
+        return InfeasibleError(f"the training side fails: {training}. Fix: {train_fix}.")
+    return InfeasibleError(f"the serving side fails: {serving}. Fix: {serve_fix}.")
+
+
 def plan_lifecycle(
     catalog: Catalog,
     model_name: str,
@@ -91,13 +162,12 @@ def plan_lifecycle(
 ) -> dict[str, Any]:
     if objective not in OBJECTIVES:
         raise ChipwiseError(f"unknown objective '{objective}'. Fix: use one of {', '.join(OBJECTIVES)}.")
-    for name, value in (
-        ("--serve-rate", serve_rate),
-        ("--serve-months", serve_months),
-        ("--train-tokens", train_tokens),
-    ):
-        if not value > 0 or not math.isfinite(value):  # inf months priced every pair at inf: '- less cost'
-            raise ChipwiseError(f"{name} must be positive and finite, got {value:g}. Fix: give a positive number.")
+    load = _checked_load(serve_rate, serve_months, train_tokens)
+    model = load_model(catalog, model_name)
+    try:  # the prompt and answer within the model's context, as plan serve checks them, before the long work
+        check_context(model, LengthDist.fixed(input_tokens), LengthDist.fixed(output_tokens))
+    except ChipwiseError as exc:
+        raise ChipwiseError(f"the serving side fails: {exc}") from None
     start = time.perf_counter()
     hw = hardware(catalog)
     vendor = {hw.system(h).chip.id: hw.system(h).chip.vendor for h in hardware_ids}
@@ -109,7 +179,7 @@ def plan_lifecycle(
         catalog,
         model_name,
         hardware_ids,
-        Load("rate", rate=serve_rate),
+        load,
         input_tokens,
         output_tokens,
         slo=slo or {},
@@ -123,7 +193,7 @@ def plan_lifecycle(
     for o in s_opts:
         o["vendor"] = vendor.get(o["hardware"], "")
     if not t_opts or not s_opts:
-        raise InfeasibleError("no priced fleet can both train and serve this model. Fix: add hardware or chips.")
+        raise _no_pair(train, serve, t_opts, s_opts)
     key = objective
 
     def pair(t: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:

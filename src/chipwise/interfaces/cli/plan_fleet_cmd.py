@@ -68,10 +68,18 @@ def fleet(
         print_fleet(report)
 
 
+def request_rate(per_s: float) -> str:
+    """Requests/s as plan fleet's table shows them: '30', '2,400', '0.931', '1e-05': a rate a trace gives (its
+    count over its span) to three figures, not six (0.931177/s)."""
+    if float(per_s).is_integer():
+        return count_text(per_s)
+    return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"
+
+
 def print_fleet(r: dict[str, Any]) -> None:
     projected_banner([f["hardware"] for f in r["fleet"] if f["projected"]])
     buckets = ", ".join(
-        f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {b['rate']:g}/s" for b in r["buckets"]
+        f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {request_rate(b['rate'])}/s" for b in r["buckets"]
     )
     slo = ", ".join(f"{k} {fmt.latency(v)}" for k, v in r["slo"].items())
     table = compact_table(f"{r['model']}: cheapest fleet for {buckets} within {slo}")
@@ -80,7 +88,7 @@ def print_fleet(r: dict[str, Any]) -> None:
         wraps = col in ("instance type", "routed\nreq/s")
         table.add_column(col, justify="left" if wraps or col == "replay\nSLO" else "right", no_wrap=not wraps)
     for f in r["fleet"]:
-        routed = ", ".join(f"{k} {v:.1f}" for k, v in f["routed_requests_per_s"].items() if v > 0)
+        routed = ", ".join(f"{k} {request_rate(v)}" for k, v in f["routed_requests_per_s"].items() if v > 0)
         rp = f.get("replay")
         verdict, ttft, tpot = "-", math.nan, math.nan
         if rp:
