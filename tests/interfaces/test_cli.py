@@ -516,3 +516,56 @@ def test_a_hybrid_rack_is_two_chip_types_in_the_list_and_for_a_training_search(
     assert line.split()[2] == "trn4+gb300"
     argv = ["plan", "train", "--model", "llama-3.1-70b", "--chips", "72", "--hardware", "trn4-gb300-fusion-rack"]
     assert "plan hetero --fleet trn4=36,gb300=36 --hybrid trn4-gb300-fusion-rack" in run_error(capsys, argv)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (
+            ["plan", "hetero", "--model", "llama-3.1-8b", "--fleet", "h100-sxm=8,trn2=16", "--hybrid", "p5.48xlarge"],
+            "'p5.48xlarge' is not a hybrid system",
+        ),
+        (
+            [
+                "plan",
+                "lifecycle",
+                "--model",
+                "llama-3.1-8b",
+                "--train-tokens",
+                "1T",
+                "--serve-rate",
+                "5",
+                "--serve-months",
+                "1e30",
+            ],
+            "--serve-months 1e+30 is more than 600",
+        ),
+        (
+            ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "1T", "--serve-rate", "2e9"],
+            "--serve-rate 2e+09 requests/s is more than",
+        ),
+    ],
+)
+def test_hybrid_and_lifecycle_bounds_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
+    assert needle in run_error(capsys, argv)
+
+
+def test_plan_fleet_refuses_a_nan_rate_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rate: .nan ended in 'internal error: PydanticCustomError' (exit 1)."""
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("buckets:\n  - {name: chat, input_tokens: 512, output_tokens: 256, rate: .nan}\n")
+    argv = ["plan", "fleet", "--model", "llama-3.1-8b", "--workload", str(mix), "--slo", "ttft_p99=2s"]
+    assert "bucket 1: rate nan is not a non-negative number. Fix: " in run_error(capsys, argv)
+
+
+def test_plan_fleet_shows_a_traces_rates_to_three_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A trace's bucket rates (its counts over its span) were printed to six figures, '0.931177/s'."""
+    trace = tmp_path / "t.csv"
+    trace.write_text("arrival_s,input_tokens,output_tokens\n" + "".join(f"{i * 1.07},500,100\n" for i in range(60)))
+    argv = ["plan", "fleet", "--model", "llama-3.1-8b", "--workload", str(trace), "--slo", "ttft_p99=2s",
+            "--hardware", "h100-sxm", "--no-replay"]  # fmt: skip
+    assert run(argv) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "in1-out1 500/100 tok at 0.95/s" in out and "0.95042" not in out

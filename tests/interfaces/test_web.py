@@ -185,9 +185,12 @@ def test_plan_serve_takes_a_router(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-8b", "rate": True}, "rate"),
         ({"model": "llama-3.1-8b", "rate": 1e308}, "more than a fleet of a million chips serves"),
         # flags are JSON booleans and true is not a number (a wrong chip after them: read first, they were taken)
-        ({"model": "llama-3.1-8b", "offline": "yes", "hardware": "h1OO"}, "offline: Input should be a valid boolean"),
+        ({"model": "llama-3.1-8b", "offline": "yes", "hardware": "h1OO"}, "offline: 'yes' is not true or false"),
         ({"model": "llama-3.1-8b", "offline": 1, "hardware": "h1OO"}, "Fix: give true or false"),
-        ({"model": "llama-3.1-8b", "rate": 5, "disaggregated": "no", "hardware": "h1OO"}, "disaggregated: Input"),
+        (
+            {"model": "llama-3.1-8b", "rate": 5, "disaggregated": "no", "hardware": "h1OO"},
+            "disaggregated: 'no' is not true",
+        ),
         ({"model": "llama-3.1-8b", "rate": 5, "input_tokens": True, "hardware": "h1OO"}, "input_tokens: true is not"),
         ({"model": "llama-3.1-8b", "rate": 5, "top": True, "hardware": "h1OO"}, "top: true is not a number"),
     ],

@@ -415,3 +415,45 @@ def figure_value(f: Mapping[str, Any]) -> str:
     """A catalog figure's value with its unit, a ratio's bare ('0.9', not '0.9 1')."""
     unit = str(f.get("unit") or "")
     return f"{f['value']}" if unit in ("", "1") else f"{f['value']} {unit}"
+
+
+def bytes_binary(value: float) -> str:
+    """A size in powers of 1,024, scaled to its unit: '128 KiB' of KV cache a token, '3.81 GiB', '1.50 TiB'."""
+    units = [(2.0**50, "PiB"), (2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B")]
+    return _scaled(value, units)
+
+
+#: counts past a thousand T, named (a thousand T is a quadrillion): '8.19 quintillion', not '8.19e+18'
+_LARGE_COUNTS = [(1e30, "nonillion"), (1e27, "octillion"), (1e24, "septillion"), (1e21, "sextillion"),
+                 (1e18, "quintillion"), (1e15, "quadrillion")]  # fmt: skip
+
+
+def parameters(value: float) -> str:
+    """A parameter count: '70.6 B', '1.03 T'; past a thousand T in words ('8.19 quintillion'), never a bare
+    '8.19e+18' that reads as no unit."""
+    if value is not None and math.isfinite(value) and abs(value) >= 1e15:
+        return _scaled(value, _LARGE_COUNTS)
+    return count(value)
+
+
+def yes_no(value: object) -> str:
+    """A flag as a table shows it: 'yes' or 'no' (a catalog's 1.0 and 0.0 included)."""
+    return "yes" if value not in (False, 0, 0.0, "false", "no", "") else "no"
+
+
+#: where a long identifier may break across lines: after its separators ('Qwen2.5-14B-' / 'Instruct')
+_BREAKS = re.compile(r"(?<=[-/_,])")
+
+
+def break_at_separators(text: str, width: int) -> str:
+    """`text` in lines of at most `width` characters, broken only after a separator ('-', '/', '_', ','), never
+    inside a word or a number: 'Mistral-7B-Instruct-v0.3' at 12 is 'Mistral-7B-', 'Instruct-' and 'v0.3'. A piece
+    longer than `width` keeps its own line whole (the table folds it where it must)."""
+    if width <= 0 or len(text) <= width:
+        return text
+    lines = [""]
+    for piece in _BREAKS.split(text):
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)

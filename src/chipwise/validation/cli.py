@@ -198,11 +198,20 @@ def _print_explanation(e: dict[str, Any]) -> None:
     for m in e["metrics"]:
         table.add_row(
             METRIC_LABELS.get(m["metric"], m["metric"]),
-            f"{m['measured']:.4g}",
-            f"{m['predicted']:.4g}",
+            *_metric_values(m["metric"], m["measured"], m["predicted"]),
             f"{m['error_pct']:+.1f}",
         )
     console.print(table)
+
+
+def _metric_values(metric: str, measured: float, predicted: float) -> tuple[str, str]:
+    """A metric's measured and predicted values as an explanation prints them: latencies (a metric in seconds,
+    '_s') in one unit named with each ('26.7 ms' beside '31.2 ms'), a rate bare (its label names its unit)."""
+    if not metric.endswith("_s"):
+        return f"{measured:.4g}", f"{predicted:.4g}"
+    unit = fmt.latency_unit([measured, predicted])
+    shown = (f"{fmt.latencies([v], unit)} {unit[1]}" for v in (measured, predicted))
+    return next(shown), next(shown)
 
 
 def _by_component(total: float, parts: dict[str, float]) -> str:

@@ -11,6 +11,7 @@ Counting conventions (stated in every output that uses them):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -269,6 +270,15 @@ class ModelSpec:
         per = self.attention.kv_elements_per_token * bytes_per_element
         return float(sum(g.count * per * (min(context, g.window) if g.window else context) for g in self.groups))
 
+    def check_seq_len(self, seq_len: int, what: str = "seq_len") -> None:
+        """One line where `seq_len` outruns the model's context (where its config.json states one), as a training
+        plan refuses it; `what` names the setting ('--seq-len')."""
+        if self.max_seq_len and seq_len > self.max_seq_len:
+            raise ChipwiseError(
+                f"{what} {seq_len:,} is longer than {self.name}'s context of {self.max_seq_len:,} tokens. Fix: give "
+                f"at most {self.max_seq_len:,}, or a model with a longer context."
+            )
+
     def summary(self, seq_len: int) -> dict[str, Any]:
         """The figures `chipwise model show` prints."""
         return {
@@ -308,6 +318,11 @@ class ModelSpec:
 # ---- construction from a Hugging Face config.json ---------------------------------------------------------
 
 
+#: the most decoder layers a config.json may give: far past any published model's (under 200), well short of
+#: a count whose layer-by-layer reading would not end
+MAX_LAYERS = 10_000
+
+
 class _Cfg:
     """Reads keys of a config.json, turning a missing key into one clear error line."""
 
@@ -324,9 +339,19 @@ class _Cfg:
             f"Fix: add '{keys[0]}' to the config.json."
         )
 
+    def layers(self, *keys: str) -> int:
+        """The number of decoder layers, at most MAX_LAYERS (a config is read layer by layer: 10**12 of them hung)."""
+        value = self.int(*keys)
+        if value > MAX_LAYERS:
+            raise ChipwiseError(
+                f"{self.where}: '{keys[0]}' is {value:,}, past the {MAX_LAYERS:,} layers chipwise reads (the largest "
+                "published models have under 200). Fix: give the model's real layer count."
+            )
+        return value
+
     def int(self, *keys: str) -> int:
         value = self.req(*keys)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
             raise ChipwiseError(
                 f"{self.where}: '{keys[0]}' must be a non-negative integer, got {value!r}. Fix: correct it."
             )
@@ -373,7 +398,7 @@ def _standard_attention(c: _Cfg, hidden: int, bias: bool = False) -> Attention:
 
 def _llama_like(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
-    layers = c.int("num_hidden_layers")
+    layers = c.layers("num_hidden_layers")
     qkv_bias = bool(c.opt("attention_bias", False)) or c.opt("model_type", "") == "qwen2"
     att = _standard_attention(c, hidden, bias=qkv_bias)
     mt = str(c.opt("model_type", "llama"))
@@ -423,7 +448,7 @@ def _llama_like(c: _Cfg, name: str) -> ModelSpec:
 
 def _deepseek(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
-    layers = c.int("num_hidden_layers")
+    layers = c.layers("num_hidden_layers")
     heads = c.int("num_attention_heads")
     nope, rope = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim")
     att = Attention(
@@ -468,7 +493,7 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
 
 def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
-    layers = c.int("num_hidden_layers")
+    layers = c.layers("num_hidden_layers")
     att = Attention(
         kind="gqa",
         heads=c.int("num_attention_heads"),
@@ -507,7 +532,7 @@ def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
 def _llama4(c: _Cfg, name: str) -> ModelSpec:
     t = _Cfg(c.cfg.get("text_config", c.cfg), c.where)
     hidden = t.int("hidden_size")
-    layers = t.int("num_hidden_layers")
+    layers = t.layers("num_hidden_layers")
     att = _standard_attention(t, hidden)
     moe = MoE(
         t.int("num_local_experts"),
@@ -558,7 +583,7 @@ def _gpt2(c: _Cfg, name: str) -> ModelSpec:
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
-        groups=(LayerGroup(count=c.int("n_layer", "num_hidden_layers"), mlp=MLP(ffn, gated=False, bias=True)),),
+        groups=(LayerGroup(count=c.layers("n_layer", "num_hidden_layers"), mlp=MLP(ffn, gated=False, bias=True)),),
         tied_embeddings=bool(c.opt("tie_word_embeddings", True)),
         position_embeddings=int(c.opt("n_positions", 0)),
         norm_params_per_layer=4 * hidden,
@@ -576,7 +601,7 @@ def _mpt(c: _Cfg, name: str) -> ModelSpec:
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
-        groups=(LayerGroup(count=c.int("n_layers"), mlp=MLP(ffn, gated=False)),),
+        groups=(LayerGroup(count=c.layers("n_layers"), mlp=MLP(ffn, gated=False)),),
         tied_embeddings=True,
         norm_params_per_layer=2 * hidden,
         max_seq_len=int(c.opt("max_seq_len", 0)),
@@ -600,7 +625,7 @@ def _opt(c: _Cfg, name: str) -> ModelSpec:
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
-        groups=(LayerGroup(count=c.int("num_hidden_layers"), mlp=MLP(c.int("ffn_dim"), gated=False, bias=True)),),
+        groups=(LayerGroup(count=c.layers("num_hidden_layers"), mlp=MLP(c.int("ffn_dim"), gated=False, bias=True)),),
         tied_embeddings=bool(c.opt("tie_word_embeddings", True)),
         position_embeddings=int(c.opt("max_position_embeddings", 2048)) + 2,
         norm_params_per_layer=4 * hidden,

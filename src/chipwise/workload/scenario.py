@@ -157,22 +157,55 @@ _TYPE_FIX = {
 CLI_NAMES = {"rate": "arrival_rate"}
 
 
+def _location(err: Any) -> list[str]:
+    """The keys of an error's location, without the branches pydantic adds."""
+    return [str(p) for p in err["loc"] if isinstance(p, int) or not _BRANCH.match(str(p))]
+
+
+def _unknown(err: Any) -> tuple[list[str], list[str]]:
+    """(where, keys) of an unknown-key error: pydantic's names one key, at the end of its location; a value that
+    validates its own mapping (serving._length_value) names its keys in the error's context."""
+    loc = _location(err)
+    named = (err.get("ctx") or {}).get("keys")
+    return (loc, [str(k) for k in named]) if named else (loc[:-1], loc[-1:])
+
+
 def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
-    err = exc.errors()[0]
-    keys = [str(p) for p in err["loc"] if isinstance(p, int) or not _BRANCH.match(str(p))]
-    loc = ".".join(keys)
+    # an unknown key first: a typo is the cause of what follows from it ('hardwar' left hardware missing)
+    errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+    err = errors[0]
+    loc = ".".join(_location(err))
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = _TYPE_FIX.get(err["type"], "correct it")
-    if err["type"] == "extra_forbidden" and keys:
-        msg = "unknown key"
-        holder = _model_at(model, keys[:-1])
+    if err["type"] == "extra_forbidden" and _location(err):
+        parent, _ = _unknown(err)
+        unknown: list[str] = []  # every unknown key beside it, named at once, not one per run
+        for other in errors:
+            at, keys = _unknown(other)
+            if other["type"] == "extra_forbidden" and at == parent:
+                unknown += [k for k in keys if k not in unknown]
+        loc = ", ".join(".".join([*parent, k]) for k in unknown)
+        msg = "unknown key" + ("s" if len(unknown) > 1 else "")
+        holder = _model_at(model, parent)
         if holder is not None:
-            known = list(holder.model_fields)
-            flag = CLI_NAMES.get(keys[-1])  # the command line's name for the key, which difflib reads as another
-            near = [flag] if flag in known else difflib.get_close_matches(keys[-1], known, n=1, cutoff=0.6)
-            scope = ".".join(keys[:-1]) or model.model_fields["kind"].default
-            fix = f"use '{near[0]}'" if near else f"use one of the {scope} keys: {', '.join(known)}"
+            scope = ".".join(parent) or model.model_fields["kind"].default
+            fix = unknown_keys_fix(unknown, list(holder.model_fields), f"the {scope} keys")
     return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (the scenario contract is in DESIGN.md)."
+
+
+def unknown_keys_fix(unknown: list[str], known: list[str], scope: str) -> str:
+    """The fix for keys a mapping does not take: the key each was likely meant to be ('use 'tokens''; for several,
+    "use 'tokens' for 'tokenz'"), else every key `scope` ('the train keys') allows."""
+    near = {}
+    for key in unknown:
+        flag = CLI_NAMES.get(key)  # the command line's name for the key, which difflib reads as another
+        close = [flag] if flag in known else difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+        if not close:
+            return f"use one of {scope}: {', '.join(known)}"
+        near[key] = close[0]
+    if len(near) == 1:
+        return f"use '{next(iter(near.values()))}'"
+    return "use " + ", ".join(f"'{meant}' for '{key}'" for key, meant in near.items())
 
 
 def _parse(text: str) -> Any:

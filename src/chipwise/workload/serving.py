@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.model import ModelSpec
@@ -306,6 +307,9 @@ def _length_value(v: Any) -> Any:
         try:
             return LengthSpec.model_validate(v)
         except ValidationError as exc:
+            unknown = [str(e["loc"][-1]) for e in exc.errors() if e["type"] == "extra_forbidden"]
+            if unknown:  # named, with the keys a distribution takes, as the scenario's own unknown keys are
+                raise PydanticCustomError("extra_forbidden", "unknown key", {"keys": unknown}) from None
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
             raise ValueError(

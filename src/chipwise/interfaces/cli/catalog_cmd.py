@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Annotated, Any
 
 import typer
@@ -27,6 +28,7 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.serve.engine import (
     ENGINES,
+    EngineProfile,
     check_engine_name,
     engine_carried_from,
     engine_figures,
@@ -231,7 +233,7 @@ def _print_sources(cat: Catalog, entries: list[tuple[str, dict[str, Figure]]]) -
                 else "; ".join(cat.source_text(s) for s in fig.source)
             )
             status = fig.status if fig.status in ("spec", "measured") else f"[yellow]{fig.status}[/]"
-            table.add_row(ident, name, _with_unit(fig.value, fig.unit), status, origin)
+            table.add_row(ident, name, _figure_text(name, fig), status, origin)
     console.print(table)
 
 
@@ -243,6 +245,30 @@ def _origin(cat: Catalog, fig: Figure) -> str:
 def _with_unit(value: object, unit: str) -> str:
     """A figure and its unit; a ratio (unit '1') bare: an efficiency of 0.8, not '0.8 1'."""
     return str(value) if unit in ("1", "") else f"{value} {unit}"
+
+
+def _figure_text(name: str, fig: Figure) -> str:
+    """A figure as a table shows it: a whole number without its '.0' (144 GiB, not 144.0), and a calendar year
+    bare (launch_year 2024, not '2024 year'; a duration in years keeps its unit)."""
+    value = fig.value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value) if name.endswith("_year") else _with_unit(value, fig.unit)
+
+
+#: the type of each engine figure, from the profile it builds (EngineProfile's fields; a time's carries '_s')
+_ENGINE_TYPES = {f.name.removesuffix("_s"): str(f.type) for f in fields(EngineProfile)}
+
+
+def _engine_text(key: str, fig: Figure) -> str:
+    """An engine figure as a table shows it: a flag as yes or no (chunked_prefill, not 1.0), a count whole
+    (block_tokens 16, not 16.0), the rest as the catalog states it (69.0 us)."""
+    kind = _ENGINE_TYPES.get(key)
+    if kind == "bool" and not isinstance(fig.value, str):
+        return fmt.yes_no(fig.value)
+    if kind == "int" and isinstance(fig.value, float) and fig.value.is_integer():
+        return _with_unit(int(fig.value), fig.unit)
+    return _with_unit(fig.value, fig.unit)
 
 
 @app.command("show")
@@ -284,21 +310,14 @@ def show(
     if as_json:
         print_json(data)
         return
-    title = f"{data['id']} - {data['name']}"
-    if data.get("projected"):
-        title += "  [yellow](PROJECTED: announced, not shipping)[/]"
-    table = Table(title=title, header_style="bold")
+    table = Table(title=_show_title(data), header_style="bold")
     for col in ("figure", "value", "status") + (("source / derivation", "note") if sources else ("note",)):
         table.add_column(col, overflow="fold")
+    rows = _system_rows(data) if data["kind"] == "system" else []
     for name, fig in figs.items():
-        value = fig.value
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)  # a launch year of 2025, not 2025.0; 144 GiB, not 144.0
-        row = [name, _with_unit(value, fig.unit), fig.status]
-        if sources:
-            row.append(_origin(cat, fig))
-        row.append(fig.note)
-        table.add_row(*row)
+        rows.append((name, _figure_text(name, fig), fig.status, _origin(cat, fig), fig.note))
+    for name, value, status, origin, note in rows:
+        table.add_row(name, value, status, *((origin,) if sources else ()), note)
     console.print(table)
     rental = data.get("rental")
     if rental:
@@ -318,6 +337,42 @@ def show(
             f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']} "
             f"({p.get('date', '')}, {p['status']})" + (f": {origin}" if sources and origin else "")
         )
+
+
+def _show_title(data: dict[str, Any]) -> str:
+    """'ID - name', with the projected banner where the entry is projected, its PROJECTED once: a name that says
+    it already ('... (PROJECTED hybrid)') is followed by what it means only."""
+    title = f"{data['id']} - {data['name']}"
+    if data.get("projected"):
+        said = "projected" in str(data["name"]).lower()
+        title += f"  [yellow]({'' if said else 'PROJECTED: '}announced, not shipping)[/]"
+    return title
+
+
+def _system_rows(data: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
+    """A system's make-up as rows of its figure table (figure, value, status, origin, note), as its --json gives
+    it: its chips (a hybrid's members, each type and count), scale-up domain and scale-out fabric."""
+    members = data["members"] or {data["chip"]: data["chips"]}
+    chips = " + ".join(f"{count} x {chip}" for chip, count in members.items())
+    if len(members) > 1:
+        chips = f"{data['chips']}: {chips}"
+    up = data["scaleup"]
+    shape = f"{up['kind']} {'x'.join(map(str, up['dims']))}" if up["dims"] else up["kind"]
+    status = str(data["status"])
+    out = str(data["scaleout_fabric"])
+    rows = [
+        ("chips", chips, status, "", "members of a hybrid system" if len(members) > 1 else ""),
+        ("scale-up", f"{shape} domain of {up['size']} chips over {up['fabric']}", status, "", _see(up["fabric"])),
+        ("scale-out", out, status, "", _see(out)),
+    ]
+    if data.get("host"):
+        rows.append(("host", str(data["host"]), status, "", ""))
+    return rows
+
+
+def _see(fabric: str) -> str:
+    """Where a fabric's own figures are shown."""
+    return f"'chipwise catalog show {fabric}' for its figures" if fabric else ""
 
 
 def _chip_family(cat: Catalog, chip: str) -> tuple[str, str]:
@@ -377,7 +432,7 @@ def engine(
     for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
         table.add_column(col, overflow="fold")
     for key, (fig, level) in figs.items():
-        row = [key, _with_unit(fig.value, fig.unit), fig.status, level]
+        row = [key, _engine_text(key, fig), fig.status, level]
         if sources:
             row.append(_origin(cat, fig))
         table.add_row(*row)

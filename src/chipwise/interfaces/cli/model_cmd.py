@@ -33,24 +33,53 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
     if as_json:
         print_json({"models": rows})
         return
-    table = compact_table("Model presets (Hugging Face config.json form; 'chipwise model show ID' for one)")
-    for col in ("id", "name", "arch", "attn", "total", "active", "layers", "alias"):
-        numeric = col in ("total", "active", "layers")
-        wraps = col in ("name", "alias")
-        table.add_column(col, justify="right" if numeric else "left", no_wrap=not wraps, overflow="fold")
-    for r in rows:
-        alias = min((a for a in r["aliases"] if a.lower() != r["id"].lower()), key=len, default="")
-        table.add_row(
+    cells = [
+        [
             r["id"],
             r["name"],
             r["architecture"],
             r["attention"],
-            fmt.count(r["params_total"]),
-            fmt.count(r["params_active"]),
+            fmt.parameters(r["params_total"]),
+            fmt.parameters(r["params_active"]),
             str(r["layers"]),
-            alias,
+            min((a for a in r["aliases"] if a.lower() != r["id"].lower()), key=len, default=""),
+        ]
+        for r in rows
+    ]
+    alias_width = _alias_width(cells)
+    table = compact_table("Model presets (Hugging Face config.json form; 'chipwise model show ID' for one)")
+    for col in PRESET_COLUMNS:
+        numeric = col in ("total", "active", "layers")
+        table.add_column(
+            col,
+            justify="right" if numeric else "left",
+            no_wrap=col != "name",
+            overflow="fold",
+            width=alias_width if col == "alias" else None,
         )
+    for row in cells:
+        table.add_row(*row[:-1], fmt.break_at_separators(row[-1], alias_width))
     console.print(table)
+
+
+#: the model list's columns: the name wraps at its spaces, the alias (last) at its separators, the rest never
+PRESET_COLUMNS = ("id", "name", "arch", "attn", "total", "active", "layers", "alias")
+
+
+def _alias_width(cells: list[list[str]]) -> int:
+    """The alias column's width: its widest alias where the row fits the console, else what the other columns
+    leave (the name at its longest word), the aliases then broken after a separator, never inside a word."""
+    name = PRESET_COLUMNS.index("name")
+    widths = [
+        max(len(col), *(max(map(len, row[i].split() if i == name else [row[i]])) for row in cells))
+        for i, col in enumerate(PRESET_COLUMNS)
+    ]
+    others = sum(widths[:-1]) + len(PRESET_COLUMNS) - 1  # one blank between columns
+    return max(widths[-1] if others + widths[-1] <= console.width else console.width - others, len("alias"))
+
+
+#: the sequence length `model show` prices FLOPs per token at, unless the model's context is shorter
+DEFAULT_SEQ_LEN = 4096
 
 
 @app.command("show")
@@ -59,7 +88,16 @@ def show(
         str,
         typer.Argument(help="A preset name or alias, or a path to a Hugging Face config.json.", metavar="NAME_OR_PATH"),
     ],
-    seq_len: Annotated[int, typer.Option("--seq-len", min=1, help="Sequence length for FLOPs per token.")] = 4096,
+    seq_len: Annotated[
+        int | None,
+        typer.Option(
+            "--seq-len",
+            min=1,
+            help=f"Sequence length for FLOPs per token, within the model's context (default: {DEFAULT_SEQ_LEN}, or "
+            "the context where shorter).",
+            show_default=False,
+        ),
+    ] = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -67,6 +105,9 @@ def show(
     """Show a model's parameters, FLOPs per token (matmuls and attention apart) and KV-cache bytes per token."""
     cat = catalog_from(catalog_files, sets)
     spec = load_model(cat, name)
+    if seq_len is None:
+        seq_len = min(DEFAULT_SEQ_LEN, spec.max_seq_len or DEFAULT_SEQ_LEN)
+    spec.check_seq_len(seq_len, "--seq-len")
     data = spec.summary(seq_len)
     if as_json:
         print_json(data)
@@ -78,8 +119,8 @@ def show(
     )
     table.add_column("figure")
     table.add_column("value", justify="right")
-    table.add_row("parameters (total)", fmt.count(spec.params_total))
-    table.add_row("parameters (active per token)", fmt.count(spec.params_active))
+    table.add_row("parameters (total)", fmt.parameters(spec.params_total))
+    table.add_row("parameters (active per token)", fmt.parameters(spec.params_active))
     table.add_row(
         "layers / hidden / heads / kv heads",
         f"{spec.layers} / {spec.hidden} / {spec.attention.heads} / {spec.attention.kv_heads}",
@@ -89,12 +130,12 @@ def show(
             "experts (routed / per token / shared)",
             f"{spec.moe.experts} / {spec.moe.top_k} / {spec.moe.shared} in {spec.moe_layers} layers",
         )
-    table.add_row(f"forward FLOPs per token @ {seq_len}", fmt.flop(data["flops_per_token_fwd"]))
+    table.add_row(f"forward FLOPs per token @ {seq_len:,}", fmt.flop(data["flops_per_token_fwd"]))
     table.add_row("  of which matmuls", fmt.flop(data["flops_per_token_fwd_matmul"]))
     table.add_row("  of which attention (causal)", fmt.flop(data["flops_per_token_fwd_attention"]))
     table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))
     table.add_row("weights as released (serving's default)", spec.released_precision)
-    table.add_row("KV cache per token (bf16)", f"{data['kv_bytes_per_token'] / 1024:,.1f} KiB")
+    table.add_row("KV cache per token (bf16)", fmt.bytes_binary(data["kv_bytes_per_token"]))
     context = data["context_tokens"]
     table.add_row("context length", f"{context:,} tokens" if context else "not stated in the config.json")
     console.print(table)
