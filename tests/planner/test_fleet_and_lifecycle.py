@@ -40,7 +40,10 @@ def test_trace_splits_into_length_buckets_with_rates(tmp_path: Path) -> None:
         ("buckets: []", "non-empty 'buckets'"),
         ("buckets: [{input_tokens: 10, output_tokens: 5}]", "'rate' is missing"),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: -1}]", "not a non-negative number"),
-        ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, colour: red}]", "use the keys"),
+        (
+            "buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, colour: red}]",
+            "colour: unknown key. Fix: use one of a bucket's keys: name, input_tokens",
+        ),
         ("buckets: [", "not valid YAML"),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, rate: 2}]", "found duplicate key 'rate'"),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 0}]", "every bucket's rate is 0, nothing to serve"),

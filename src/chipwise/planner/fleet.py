@@ -45,9 +45,10 @@ from chipwise.serve.sim.metrics import per_request
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import parse_count
+from chipwise.workload.scenario import parse_count, unknown_keys_fix
 from chipwise.workload.serving import RATE, TOKENS, LengthDist, Load, ServingJob, Trace, check_context, read_trace
 
+BUCKET_KEYS = ("name", "input_tokens", "output_tokens", "rate")  # a workload bucket's keys
 SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
 REPLAY_LATENCIES = 3.0
@@ -110,8 +111,11 @@ def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
     buckets: list[Bucket] = []
     for i, b in enumerate(items):
         where = f"{path}: bucket {i + 1}"
-        if not isinstance(b, dict) or set(b) - {"name", "input_tokens", "output_tokens", "rate"}:
-            raise ChipwiseError(f"{where}: use the keys name, input_tokens, output_tokens, rate. Fix: correct it.")
+        if not isinstance(b, dict):
+            raise ChipwiseError(f"{where}: is not a mapping. Fix: give it the keys {', '.join(BUCKET_KEYS)}.")
+        if unknown := [str(k) for k in b if k not in BUCKET_KEYS]:
+            fix = unknown_keys_fix(unknown, list(BUCKET_KEYS), "a bucket's keys")
+            raise ChipwiseError(f"{where}: {', '.join(unknown)}: unknown key{'s' * (len(unknown) > 1)}. Fix: {fix}.")
         for key in ("input_tokens", "output_tokens", "rate"):
             if key not in b:
                 raise ChipwiseError(f"{where}: '{key}' is missing. Fix: add it.")
