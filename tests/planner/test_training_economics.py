@@ -4,6 +4,7 @@ ranking follows the objective; the million-chip plan answers quickly."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -178,3 +179,25 @@ def test_plan_train_says_never_where_failures_leave_no_progress(capsys: pytest.C
     out = " ".join(capsys.readouterr().out.split())
     assert " 4.0 min never " in out and " 2.09e+29" in out and "e+23 y" not in out
     assert "half the run goes to training on at most" in out
+
+
+def test_predict_says_which_chips_idle_and_what_precision_the_chip_computes_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """predict printed fp4 on an H100 (it runs as fp8, no faster) and MFU over 1,000 chips with 24 idle, without a
+    word of either; plan train's table marks the fallback too."""
+    from chipwise.interfaces.cli.app import run
+
+    sc = tmp_path / "tr.yaml"
+    sc.write_text(
+        "kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 1000\ntokens: 1e12\nprecision: fp4\n"
+        "global_batch_tokens: 4e6\n"
+    )
+    assert run(["predict", str(sc)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "976 of 1,000 (its data parallelism divides the 488-sequence batch); the other 24 are paid for" in out
+    assert "fp8: h100-sxm has no fp4 units, so this run is no faster than at fp8" in out
+    argv = ["plan", "train", "--model", "llama-3.1-8b", "--chips", "64", "--hardware", "h100-sxm,b200"]
+    assert run([*argv, "--precision", "fp4", "--tokens", "1e12"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "h100-sxm: computes in fp8: h100-sxm has no fp4 units" in out and "b200: computes" not in out

@@ -120,6 +120,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         )
         _scale_note(report["results"])
         _left_out_note(report["results"])
+        _precision_notes(report["results"])
         estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
         if estimated:
             console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
@@ -142,6 +143,21 @@ def _left_out_note(rows: list[dict[str, Any]]) -> None:
             )
 
 
+def _precision_note(r: dict[str, Any]) -> str | None:
+    """Where the chip has no units for the precision asked for, what it runs at instead ('fp4' on an H100 runs as
+    fp8: no faster than fp8, which the table's 'fp4' did not say)."""
+    ran = r.get("compute_precision")
+    if ran is None or ran == r["precision"]:
+        return None
+    return f"{ran}: {r['hardware']} has no {r['precision']} units, so this run is no faster than at {ran}"
+
+
+def _precision_notes(rows: list[dict[str, Any]]) -> None:
+    for i, r in enumerate(rows, start=1):
+        if (note := _precision_note(r)) is not None:
+            console.print(f"[dim]{i} {r['hardware']}: computes in {note}[/]")
+
+
 def _track_records(rows: list[dict[str, Any]]) -> None:
     """The ranked rows' track records (catalog.track_record), a line per scope: how far the model's tokens/s per
     chip has been from the published training runs of each row's chip family."""
@@ -162,6 +178,14 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     projected_banner([r["hardware"]] if r.get("projected") else [])
     head = figure_table(f"{r['model']} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
+    if (used := r.get("chips_used")) is not None and used < r["chips"]:
+        head.add_row(
+            "chips the plan runs on",
+            f"{used:,} of {r['chips']:,} (its data parallelism divides the {r['global_batch']:,}-sequence batch); "
+            f"the other {r['chips'] - used:,} are paid for and idle in cost, MFU and energy",
+        )
+    if (note := _precision_note(r)) is not None:
+        head.add_row("compute precision", note)
     head.add_row("step time", fmt.duration(r["step_time_s"]))
     head.add_row("throughput", f"{r['tokens_per_s']:,.0f} tokens/s ({r['tokens_per_s_per_chip']:,.0f} per chip)")
     head.add_row("model TFLOP/s per chip", f"{r['tflops_per_chip']:,.0f}")
