@@ -569,3 +569,17 @@ def test_plan_fleet_shows_a_traces_rates_to_three_figures(tmp_path: Path, capsys
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "in1-out1 500/100 tok at 0.95/s" in out and "0.95042" not in out
+
+
+@pytest.mark.parametrize("chips", ["1e5", "100k", "100000"])
+def test_plan_train_reads_chips_as_a_count(capsys: pytest.CaptureFixture[str], chips: str) -> None:
+    """--chips 1e5 was 'Invalid value for --chips' while --tokens took 15e12."""
+    out = run_json(capsys, ["plan", "train", "--model", "llama-3.1-8b", "--chips", chips, "--hardware", "h100-sxm",
+                            "--json"])  # fmt: skip
+    assert out["chips"] == 100_000
+
+
+@pytest.mark.parametrize("chips", ["1.5", "0", "-3", "many"])
+def test_plan_train_refuses_chips_that_are_not_a_whole_count(capsys: pytest.CaptureFixture[str], chips: str) -> None:
+    argv = ["plan", "train", "--model", "llama-3.1-8b", "--chips", chips, "--hardware", "h100-sxm"]
+    assert f"--chips '{chips}' is not a positive finite whole number" in run_error(capsys, argv)

@@ -169,10 +169,14 @@ def test_a_fleet_failures_overwhelm_says_where_half_the_run_trains(catalog: Cata
     assert "half_goodput_chips" not in ok  # only where failures dominate
 
 
-def test_plan_train_says_never_where_failures_leave_no_progress(capsys: pytest.CaptureFixture[str]) -> None:
+def test_plan_train_says_never_where_failures_leave_no_progress(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The expected column had read '5.07e+23 y' and $/Mtok thirty digits; now 'never', three figures and where
     half the run would train."""
     from chipwise.interfaces.cli.app import run
+
+    monkeypatch.setenv("COLUMNS", "400")  # no cell folds
 
     assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "100000000", "--hardware", "h100-sxm",
                 "--tokens", "15e12"]) == 0  # fmt: skip
@@ -182,11 +186,13 @@ def test_plan_train_says_never_where_failures_leave_no_progress(capsys: pytest.C
 
 
 def test_predict_says_which_chips_idle_and_what_precision_the_chip_computes_in(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """predict printed fp4 on an H100 (it runs as fp8, no faster) and MFU over 1,000 chips with 24 idle, without a
     word of either; plan train's table marks the fallback too."""
     from chipwise.interfaces.cli.app import run
+
+    monkeypatch.setenv("COLUMNS", "400")  # no cell folds
 
     sc = tmp_path / "tr.yaml"
     sc.write_text(

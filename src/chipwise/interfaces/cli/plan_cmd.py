@@ -33,7 +33,7 @@ HardwareOpt = Annotated[
 def train(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
     tokens: Annotated[str | None, typer.Option("--tokens", help="Tokens to train on (15e12 or 15T).")] = None,
-    chips: Annotated[int, typer.Option("--chips", min=1, help="Chips in the fleet.")] = 4096,
+    chips: Annotated[str, typer.Option("--chips", help="Chips in the fleet (4096, 1e5 or 100k).")] = "4096",
     hardware: HardwareOpt = "all",
     seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
     global_batch_tokens: Annotated[
@@ -73,7 +73,7 @@ def train(
     report = plan_training(
         cat,
         model,
-        chips,
+        read_count(chips, "--chips", whole=True),
         hardware_ids(cat, hardware),
         tokens=read_count(tokens, "--tokens"),
         seq_len=seq_len,
