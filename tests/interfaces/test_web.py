@@ -128,6 +128,10 @@ def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
     # and how far the model has been from published runs like it
     assert b"track record (published runs)" in _get(server, "/")[2]
     assert answer["track_record"]["tpot_s"]["scope"] == "trtllm on hopper"
+    # the page draws the KV series the answer carries (it read 'series_replica0' after the key became 'series')
+    series = answer["kv_cache_utilisation"]["series"]
+    assert len(series["t_s"]) > 1 and {"role", "replica", "mean", "peak"} <= set(series)
+    assert b"r.kv_cache_utilisation?.series;" in _get(server, "/")[2]
 
 
 def test_plan_serve_finds_and_simulates_a_fleet(server: ChipwiseServer) -> None:

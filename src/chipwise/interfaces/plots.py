@@ -461,8 +461,9 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
 
 
 def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
-    """One serving prediction: its TTFT and TPOT percentiles against the SLO, the KV-cache utilisation over the
-    simulated run (replica 0), and where a steady iteration's and one prompt's prefill's time goes."""
+    """One serving prediction: its TTFT and TPOT percentiles against the SLO, one replica's KV-cache utilisation
+    over the simulated run (a split's decode replica), and where a steady iteration's and one prompt's prefill's
+    time goes."""
     check_path(path)
     steady = _iteration_panel(result)
     if steady is None:
@@ -478,9 +479,15 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
         notes.append(f"Goodput: {fmt.percent(_float(goodput))} of requests within every SLO target (dashed lines).")
     if result.get("projected"):
         notes.append(PROJECTED_NOTE)
-    hw = f"{fmt.serving_fleet(result)} ({result.get('engine', '?')})"
+    hw = f"{fmt.serving_fleet(result)} ({_engines(result)})"
     title = f"{result.get('model', '?')} on {hw}, {result.get('precision', '')} weights"
     return write_chart(Chart(title, panels, "\n".join(notes), 4.0 * len(panels) + 1.0, 4.5), path)
+
+
+def _engines(result: Mapping[str, Any]) -> str:
+    """A prediction's engine: 'trtllm', or a split's 'neuron prefill, trtllm decode' where its pools' differ."""
+    engines = str(result.get("engine", "?")).split(">")
+    return engines[0] if len(set(engines)) == 1 else f"{engines[0]} prefill, {engines[1]} decode"
 
 
 _LATENCY_TITLES = {"ttft": "time to first token", "tpot": "time per output token"}
@@ -508,13 +515,22 @@ def _latency_panel(r: Mapping[str, Any], metric: str) -> Panel | None:
 
 
 def _kv_panel(r: Mapping[str, Any]) -> Panel | None:
+    """One replica's KV cache over the simulated run (a split's decode replica, where the cache limits it), titled
+    with that replica's own mean and peak; a result saved before the series named its replica, replica 0 with the
+    mean and peak over all replicas."""
     kv = r.get("kv_cache_utilisation") or {}
-    series = kv.get("series_replica0") or {}
+    series = kv.get("series") or kv.get("series_replica0") or {}
     t, u = list(series.get("t_s") or []), list(series.get("utilisation") or [])
     if len(t) < 2:
         return None
-    mean, peak = fmt.percent(_float(kv.get("mean"))), fmt.percent(_float(kv.get("peak")))
-    title = f"KV cache, replica 0 (mean {mean}, peak {peak})"
+    if "series" in kv:
+        role = str(series.get("role", "both"))
+        replica = f"{role} replica" if role != "both" else "replica"
+        mean, peak = fmt.percent(_float(series.get("mean"))), fmt.percent(_float(series.get("peak")))
+        title = f"KV cache, {replica} {series.get('replica', 0)} (mean {mean}, peak {peak})"
+    else:
+        mean, peak = fmt.percent(_float(kv.get("mean"))), fmt.percent(_float(kv.get("peak")))
+        title = f"KV cache, replica 0 (mean {mean}, peak {peak} over all replicas)"
     curve = Series("", t, [100.0 * v for v in u], style="line", color=PALETTE[2])
     return Panel(title, "simulated time (s)", "% of the KV cache in use", [curve])
 

@@ -5,7 +5,7 @@ dominated an iteration, the figures used, and the dollars, energy and carbon (se
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -49,7 +49,15 @@ from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, r
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import LengthDist, ServeScenario, ServingJob, check_context, is_count, serving_job
+from chipwise.workload.serving import (
+    LengthDist,
+    ServeScenario,
+    ServingJob,
+    check_context,
+    is_count,
+    serving_job,
+    speculation_asked,
+)
 
 #: An open loop is steady when its arrivals span at least two request latencies (its throughput window starts one
 #: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
@@ -148,7 +156,7 @@ def speculation_options(speculative: str | None) -> list[str | None]:
     if not speculative:
         return [None]
     parts = [p.strip() for p in speculative.split(",") if p.strip()]
-    return [None if p.lower() in ("none", "off") else p for p in parts] or [None]
+    return [speculation_asked(p) for p in parts] or [None]
 
 
 def engine_hardware(
@@ -204,7 +212,8 @@ def plan_serve_inputs(
 
 
 def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:
-    """The speculative decoding a scenario or `--speculative` asks for, with its drafter's model."""
+    """The speculative decoding a scenario or `--speculative` asks for, with its drafter's model ('none': None)."""
+    speculative = speculation_asked(speculative)
     if not speculative:
         return None
     spec = parse_speculation(speculative)
@@ -227,10 +236,12 @@ def _pool(
     targets: Mapping[str, float],
     decode_only: bool = False,
     longest: int | None = None,
-) -> tuple[ReplicaSetup, int, str]:
-    """One pool: the replica shape given or searched, and its replica count (`decode_only`: a disaggregated
-    deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest request the
-    replica is set up for, where not the job's: a prefill pool's are the deployment's, answers included)."""
+) -> tuple[ReplicaSetup, int, str, str]:
+    """One pool: the replica shape given or searched, its replica count, where the shape came from, and why a
+    searched one leaves some of the stated `chips` idle (Choice.idle_reason; '' where none are). `decode_only`: a
+    disaggregated deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest
+    request the replica is set up for, where not the job's: a prefill pool's are the deployment's, answers
+    included."""
     system = priced_system(hardware(catalog).system(hardware_name), sc.pricing)
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
@@ -248,6 +259,7 @@ def _pool(
     )
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
     replicas_given = getattr(spec, "replicas", None)
+    idle = ""
     drafting = drafting_for(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none
     if "tp" in fixed:
         # a given shape: pipeline and expert parallelism default to none, as the plan's label shows them
@@ -323,6 +335,7 @@ def _pool(
         plan = replace(choice.plan, max_batch=stated["max_batch"]) if "max_batch" in stated else choice.plan
         replicas = int(replicas_given or choice.replicas)
         source = "searched" if not stated else "partial"
+        idle = "" if replicas_given else choice.idle_reason
     _check_chips(chips, replicas_given, plan, system)
     given = sc.plan
     if given is not None:
@@ -341,7 +354,7 @@ def _pool(
             if value is not None:
                 plan = replace(plan, **{knob: value})
     setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in stated, longest)
-    return setup, replicas, source
+    return setup, replicas, source, idle
 
 
 def _check_balancing(stated: Mapping[str, int], engine: str, eng: EngineProfile) -> None:
@@ -453,7 +466,9 @@ def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips
 
 def _deployment(
     catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
-) -> tuple[ServingSetup, str]:
+) -> tuple[ServingSetup, str, str]:
+    """The deployment, where its plan came from ('given', 'partial', 'searched') and why a searched one leaves
+    some of the scenario's chips idle ('' where it fills them: a split's pools share them out, _spread)."""
     plan = sc.plan
     router = job.router
     if plan is not None and plan.disaggregated:
@@ -463,9 +478,9 @@ def _deployment(
         sc = _handed_over_kv(catalog, model, sc, (pre_hw, dec_hw))
         # a prefill replica is set up for the deployment's longest request (a compiled engine's sequence length)
         longest = job.max_input + job.max_output
-        pre, n_pre, s1 = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {}, longest=longest)
+        pre, n_pre, s1, _ = _pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {}, longest=longest)
         decoding = decode_targets(targets)
-        dec, n_dec, s2 = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True)
+        dec, n_dec, s2, _ = _pool(catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True)
         pre_given = getattr(plan.prefill, "replicas", None) is not None
         dec_given = getattr(plan.decode, "replicas", None) is not None
         if job.load.kind == "rate" and not pre_given:
@@ -480,9 +495,9 @@ def _deployment(
             n_pre, n_dec = _spread(sc.chips, (pre, n_pre, pre_given), (dec, n_dec, dec_given))
         transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec)
         pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
-        return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial"
-    setup, replicas, source = _pool(catalog, model, sc, job, sc.hardware, plan, sc.chips, targets)
-    return ServingSetup((Pool(setup, replicas),), router), source
+        return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial", ""
+    setup, replicas, source, idle = _pool(catalog, model, sc, job, sc.hardware, plan, sc.chips, targets)
+    return ServingSetup((Pool(setup, replicas),), router), source, idle
 
 
 def whole_count(chips: float) -> float | int:
@@ -719,6 +734,25 @@ def engine_carried(catalog: Catalog, pools: Sequence[tuple[str, System]]) -> dic
     return out
 
 
+def pool_names(setup: ServingSetup, name: Callable[[ReplicaSetup], str]) -> str:
+    """One name of each pool of a deployment, joined as plan serve joins a split's ('h100-sxm>b200': prefill, then
+    decode); a deployment of one pool, its own name."""
+    return ">".join(name(p.setup) for p in setup.pools)
+
+
+def pool_figures(pools: Sequence[Pool]) -> dict[str, dict[str, Any]]:
+    """The figures every pool of a deployment used (figures_used), merged: a chip's and a chip family's figures are
+    named by them already; an engine figure that differs between the pools (an engine fitted per chip family) is
+    named with the family of each ('engines.trtllm.step_overhead (hopper)')."""
+    found = [(p.setup.system.chip.family, figures_used(p.setup)) for p in pools]
+    out: dict[str, dict[str, Any]] = {}
+    for family, figures in found:
+        for name, figure in figures.items():
+            differs = any(name in other and other[name] != figure for _, other in found)
+            out[f"{name} ({family})" if differs else name] = figure
+    return out
+
+
 def figures_used(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
     chip = setup.system.chip
     prec = matmul_precision(setup.plan.weight_precision, chip)
@@ -806,7 +840,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     model = load_model(catalog, sc.model)
     job = serving_job(model, sc)
     targets = sc.slo.targets() if sc.slo else {}
-    setup, source = _deployment(catalog, model, sc, job, targets)
+    setup, source, idle = _deployment(catalog, model, sc, job, targets)
     against = load_against_capacity(job, setup, seed=sc.seed) or {}
     # over capacity an open loop has no steady state to wait for: the queue grows while arrivals come, so its
     # throughput is the deployment's saturated rate over the whole run (a steady window read the batch filling,
@@ -826,13 +860,15 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     result: dict[str, Any] = {
         "kind": "serve",
         "model": model.display,
-        "hardware": first.system.chip.id,
-        "system": first.system.id,
-        "engine": first.engine.engine,
+        # a split named as plan serve names one: its prefill then its decode pool's ('h100-sxm>b200')
+        "hardware": pool_names(setup, lambda s: s.system.chip.id),
+        "system": pool_names(setup, lambda s: s.system.id),
+        "engine": pool_names(setup, lambda s: s.engine.engine),
         "chips": whole_count(setup.chips),
         "precision": first.plan.weight_precision,
         "kv_precision": first.plan.kv_precision,
         "projected": any(p.setup.system.projected for p in setup.pools),
+        "projected_chips": sorted({p.setup.system.chip.id for p in setup.pools if p.setup.system.projected}),
         "load": {
             "kind": job.load.kind,
             "label": job.load.label(),
@@ -872,7 +908,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         **where_time_goes(setup, model, job, summary),
         **econ,
         "billed_chips": whole_count(econ["billed_chips"]),
-        "figures": figures_used(first),
+        "figures": pool_figures(setup.pools),
         "engine_defaults": sorted(
             {
                 p.setup.system.chip.id
@@ -905,6 +941,8 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         # fewer requests than two per user: each user's first request, all started together, is the run
         result["short_run"] = {"users": users, "requests_for_steady_state": STEADY_WAVES * users}
         result["steady_state"] = False
+    if idle and sc.chips:
+        result["stated_chips"] = {"stated": sc.chips, "used": result["chips"], "reason": idle}
     caveat = _slo_caveat(result)
     if caveat:
         result["slo_caveat"] = caveat

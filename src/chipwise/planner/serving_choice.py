@@ -47,6 +47,8 @@ class Choice:
     tpot: float
     ttft_p99: float
     billed: float  # chips rented for the replicas: the system's rental units that host them (else as used)
+    #: why the replicas leave some of the stated chips idle ('' where they fill them, or none were stated)
+    idle_reason: str = ""
 
 
 #: A split's decode pool may take this share of a TTFT target: a request's first token waits there for a batch
@@ -335,7 +337,8 @@ def choose(
             if carries.any():
                 need = np.where(carries, need, np.inf)
                 total_chips = need * per_chip
-    if load.kind == "offline" or (chips and not np.isfinite(total_chips).any()):
+    per_chip_output = load.kind == "offline" or bool(chips and not np.isfinite(total_chips).any())
+    if per_chip_output:
         score = -est.throughput / per_chip
         score = np.where(est.fits & np.isfinite(need), score, np.inf)
         if load.kind == "offline":  # every slot busy: a token comes each saturated step, which a TPOT target bounds
@@ -446,11 +449,66 @@ def choose(
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     billed = billed_one(system.rental_chips, float(per_chip[i]), max(1, replicas))
+    idle = ""
+    if chips:  # why the replicas leave some of the stated chips idle, where they do
+        idle = _idle_reason(system, chips, cand, per_chip, need, score, per_chip_output, i, bool(targets))
     return (
-        Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed),
+        Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed, idle),
         est,
         rate,
     )
+
+
+def _shape(cand: Candidates, j: int) -> str:
+    """A candidate's parallel shape without its batch limit: 'TP2', 'TP4 PP2', 'TP8 EP8 ADP'."""
+    parts = [f"TP{int(cand.tp[j])}"]
+    parts += [f"{name}{int(n)}" for name, n in (("PP", cand.pp[j]), ("EP", cand.ep[j])) if n > 1]
+    return " ".join(parts + (["ADP"] if cand.adp[j] else []))
+
+
+def _units_text(units: tuple[int, ...], upto: float) -> str:
+    """The rental units a provider offers, up to the first that holds `upto` chips: '1, 4 or 8'."""
+    shown = [u for u in units if u < upto] + [u for u in units if u >= upto][:1]
+    return ", ".join(str(u) for u in shown[:-1]) + (" or " if len(shown) > 1 else "") + str(shown[-1])
+
+
+def _idle_reason(
+    system: System,
+    chips: int,
+    cand: Candidates,
+    per_chip: np.ndarray,
+    need: np.ndarray,
+    score: np.ndarray,
+    per_chip_output: bool,
+    i: int,
+    slo: bool,
+) -> str:
+    """Why the chosen replicas (candidate `i`, `need` of them) leave some of the `chips` stated idle, or '' where
+    they fill them: the shape that would fill them carries less output per chip (where that ranks the shapes:
+    `per_chip_output`), or rents more than them from a provider that rents units (a TPU v5e's TP2 x3 rents two
+    4-chip slices), or no shape that fits and carries the load fills them."""
+    total = need * per_chip
+    if total[i] >= chips - 1e-9:
+        return ""
+    fillers = np.isfinite(score) & np.isfinite(total) & (np.abs(total - chips) < 1e-9)
+    if not fillers.any():
+        within = " within the SLO" if slo else ""
+        return (
+            f"no replica shape that fits and carries the load{within} fills all {chips} "
+            f"({_shape(cand, i)} takes {chip_count(float(per_chip[i]))} a replica)"
+        )
+    j = int(np.argmin(np.where(fillers, score, np.inf)))
+    fill = f"{_shape(cand, j)} x{int(need[j])}"
+    if per_chip_output:
+        return f"{_shape(cand, i)} carries the most output per chip; {fill} would fill them with less"
+    leased = float(rent(system.rental_chips, per_chip[j], need[j])[0])
+    if system.rental_chips and leased > chips + 1e-9:
+        units = _units_text(system.rental_chips, leased)
+        return (
+            f"{fill} would fill them but rents {chip_count(leased)} ({system.chip.id} is rented in units of {units} "
+            "chips, each replica within one)"
+        )
+    return f"{fill} would fill them, and ranks after {_shape(cand, i)}"
 
 
 def _finer_batch(

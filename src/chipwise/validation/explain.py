@@ -10,7 +10,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import figures_used, plan_dict, where_time_goes, whole_count
+from chipwise.planner.serving import plan_dict, pool_figures, where_time_goes, whole_count
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import catalog_rows, compare, one_line, prepare, simulate_case
 
@@ -59,5 +59,5 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
             {"metric": r.metric, "measured": r.measured, "predicted": r.predicted, "error_pct": r.error_pct}
             for r in compare(case, sim)
         ],
-        "figures": figures_used(setup.pools[0].setup),
+        "figures": pool_figures(setup.pools),
     }

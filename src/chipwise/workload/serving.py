@@ -97,6 +97,17 @@ class Bound:
         return value
 
 
+#: the words that ask for no speculative decoding, in a scenario and in `plan serve --speculative none,mtp:3`
+NO_SPECULATION = ("none", "off")
+
+
+def speculation_asked(value: Any) -> Any:
+    """A speculative-decoding setting as given, or None where it asks for none ('none', 'off' or nothing)."""
+    if isinstance(value, str) and value.strip().lower() in ("", *NO_SPECULATION):
+        return None
+    return value
+
+
 FLEET_LOAD = "more than a fleet of a million chips serves"
 CHIPS = Bound(MAX_CHIPS, "chips", "past the largest fleet planned", "give the chips of one deployment")
 TOKENS = Bound(MAX_TOKENS, "tokens", "past any model's context", "give a realistic length")
@@ -352,8 +363,8 @@ class ServeScenario(StrictModel):
     slo: SLO | None = None
     plan: ServePlan | None = None
     #: speculative decoding of the decoding replicas: 'mtp:K', 'eagle:K' or 'draft:MODEL:K', optionally
-    #: '@ACCEPTANCE' (serve.speculation; MTP and EAGLE default to their sourced priors)
-    speculative: str | None = None
+    #: '@ACCEPTANCE' (serve.speculation; MTP and EAGLE default to their sourced priors); 'none': no drafting
+    speculative: Annotated[str | None, BeforeValidator(speculation_asked)] = None
     prefix_hit_rate: Fraction = 0.0
     #: distinct prompts the load cycles through, each repeat served from the prefix cache (a benchmark's dataset
     #: size: AIPerf holds 100 synthetic prompts unless given --num-dataset-entries); 0: every prompt is new

@@ -139,13 +139,42 @@ def _load_text(load: dict[str, Any], waiting: float) -> str:
     return text
 
 
+def _stated_chips_text(stated: Mapping[str, Any]) -> str:
+    """Where a searched plan leaves some of the scenario's chips idle: how many it uses, and why."""
+    return (
+        f"[yellow]the searched plan uses {count_text(stated['used'])} of the {count_text(stated['stated'])} stated: "
+        f"{escape(str(stated['reason']))}[/]"
+    )
+
+
+#: what a split's pool holds in its KV cache, beside its utilisation
+_KV_HELD = {"decode": "", "prefill": " (a prompt's cache, until it is handed over)"}
+
+
+def _kv_rows(kv: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """KV-cache utilisation rows: one for a deployment of one pool; one per pool of a split, its decode pool first
+    (where the KV cache limits it), each over its own replicas."""
+    pools = kv.get("pools") or {}
+    if "mean" in kv or len(pools) <= 1:
+        whole = kv if "mean" in kv else next(iter(pools.values()), {"mean": 0.0, "peak": 0.0})
+        return [("KV-cache utilisation (mean / peak)", f"{fmt.percent(whole['mean'])} / {fmt.percent(whole['peak'])}")]
+    return [
+        (
+            f"KV-cache utilisation, {role} pool (mean / peak)",
+            f"{fmt.percent(u['mean'])} / {fmt.percent(u['peak'])}{_KV_HELD.get(role, '')}",
+        )
+        for role, u in pools.items()
+    ]
+
+
 def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     """One serving prediction: deployment, throughput, latency percentiles, cost, and where a step goes."""
-    projected_banner([r["hardware"]] if r.get("projected") else [])
+    projected_banner(r.get("projected_chips") or ([r["hardware"]] if r.get("projected") else []))
     plan = r["plan"]
     engine = r["engine"]
-    if plan.get("disaggregated") and plan["prefill"].get("engine") != plan["decode"].get("engine"):
-        engine = f"{plan['prefill']['engine']} prefill, {plan['decode']['engine']} decode"
+    if plan.get("disaggregated"):
+        pre, dec = plan["prefill"]["engine"], plan["decode"]["engine"]
+        engine = pre if pre == dec else f"{pre} prefill, {dec} decode"
     head = figure_table(
         f"{r['model']} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
         f"{r['kv_precision']} KV cache - {r['load']['label']}"
@@ -161,6 +190,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
                          + _handover(engines))  # fmt: skip
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
+        if "stated_chips" in r:
+            head.add_row("chips", _stated_chips_text(r["stated_chips"]))
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
         if plan.get("mixed_batching") is False:
             head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
@@ -240,8 +271,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             met = f"[yellow]{met} in this run only: {r['slo_caveat']}[/yellow]"
         head.add_row("SLO", f"{', '.join(f'{k} <= {_ms(v)}' for k, v in r['slo'].items())}: {met}")
         head.add_row("goodput", f"{100 * r['goodput']['fraction']:.1f}% of requests within the SLO")
-    kv = r["kv_cache_utilisation"]
-    head.add_row("KV-cache utilisation (mean / peak)", f"{fmt.percent(kv['mean'])} / {fmt.percent(kv['peak'])}")
+    for label, text in _kv_rows(r["kv_cache_utilisation"]):
+        head.add_row(label, text)
     reqs = r["requests"]
     head.add_row(
         "requests finished / dropped / preemptions",
@@ -276,6 +307,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     steady, prefill = r["breakdown"], r["prefill_breakdown"]
     first = max(prefill, key=lambda k: prefill[k])
     yields = " (a speculative verification step: several tokens a sequence)" if spec else ""
+    if "decode" not in plan:  # one pool: its steps carry the prompts too, so a step is not one token's wait (TPOT)
+        yields += " (a decode step with its share of the prompts run beside or between the steps)"
     bd = Table(
         title=f"Where the time goes: a steady iteration{yields}, mostly {COMPONENT_LABELS[r['dominated_by']]}; "
         f"one prompt's prefill alone, mostly {COMPONENT_LABELS[first]}",
