@@ -19,6 +19,7 @@ network. Each part reduces its own gradients over its dp replicas.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -136,12 +137,17 @@ def _plans_for(hp: HeteroPlans, tp: IntArray, pp: IntArray) -> PlanArrays:
     )  # fmt: skip
 
 
+def _static_bytes(params: Any, job: TrainingJob, plans: PlanArrays) -> Array:
+    """Bytes a rank holds for `params` split over its tp ranks, with ZeRO-1 over dp: weights at the training
+    precision, fp32 gradients, and Adam's fp32 master copy and two moments sharded over dp."""
+    weight = 1.0 if job.precision in ("fp8", "int8", "fp4") else 2.0
+    return np.asarray(params / plans.tp.astype(np.float64) * (weight + 4.0 + 12.0 / plans.dp), dtype=np.float64)
+
+
 def _per_layer_memory(model: ModelSpec, job: TrainingJob, plans: PlanArrays) -> tuple[Array, Array]:
     """(static bytes per layer per rank with ZeRO-1 over dp, activation bytes per layer per micro-batch)."""
     per_layer_params = (model.params_total - model.embedding_params - model.lm_head_params) / model.layers
-    tp = plans.tp.astype(np.float64)
-    weight = 1.0 if job.precision in ("fp8", "int8", "fp4") else 2.0
-    static = per_layer_params / tp * (weight + 4.0 + 12.0 / plans.dp)
+    static = _static_bytes(per_layer_params, job, plans)
     tokens = plans.mb.astype(np.float64) * job.seq_len
     acts = np.zeros(len(plans))
     for g in model.groups:
@@ -178,9 +184,10 @@ def hetero_step(
     static_b, act_b = _per_layer_memory(model, job, pb)
     per_layer_a = static_a + act_a * np.minimum(m, stages)
     per_layer_b = static_b + act_b * np.minimum(m, ppb)
-    reserve_a = dev_a.eff.reserved_memory_bytes / dev_a.cores_per_chip
+    # the first part holds the input embedding, the last the LM head and the logits, each vocab-parallel over tp
+    reserve_a = dev_a.eff.reserved_memory_bytes / dev_a.cores_per_chip + _static_bytes(model.embedding_params, job, pa)
     reserve_b = dev_b.eff.reserved_memory_bytes / dev_b.cores_per_chip
-    logits = hp.mb * job.seq_len * model.vocab / hp.tp_b * 6.0 + model.lm_head_params / hp.tp_b * 18.0
+    logits = hp.mb * job.seq_len * model.vocab / hp.tp_b * 6.0 + _static_bytes(model.lm_head_params, job, pb)
     cap_a = np.floor((dev_a.hbm_capacity - reserve_a) / per_layer_a) * ppa
     cap_b = np.floor((dev_b.hbm_capacity - reserve_b - logits) / per_layer_b) * ppb
     # balance the layers between the parts, then clip to the memory and one-layer-per-stage bounds
@@ -203,17 +210,17 @@ def hetero_step(
     hand_off = 2.0 * (tokens * model.hidden * act_bytes(job.precision) / link_bandwidth + link_latency)
     t_mb = np.maximum(s_a, s_b)
     # data parallelism within each part, on its own stage parameters
-    dense_a = (model.dense_params - model.embedding_params - model.lm_head_params) / L * np.ceil(la / ppa) / hp.tp_a
-    dense_b = (
-        (model.dense_params - model.embedding_params - model.lm_head_params) / L * np.ceil((L - la) / ppb)
-        + model.lm_head_params
-    ) / hp.tp_b
-    zeros = np.zeros(len(hp))
+    per_layer = (model.dense_params - model.embedding_params - model.lm_head_params) / L
     layers_a = np.maximum(np.ceil(la / ppa), 1.0)
+    layers_b = np.maximum(np.ceil((L - la) / ppb), 1.0)
+    dense_a = (per_layer * layers_a + model.embedding_params) / hp.tp_a
+    dense_b = (per_layer * layers_b + model.lm_head_params) / hp.tp_b
+    zeros = np.zeros(len(hp))
+    # each part's gradient traffic hides behind its own stage's compute, all of its layers (part B's had one layer's)
     dp_a, opt_a = dp_time(dense_a, zeros, pa, a.topo, dev_a, m, cost_a.fwd * layers_a, cost_a.bwd * layers_a, t_mb,
                           int(L), trainable=not job.lora)  # fmt: skip
-    dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd, cost_b.bwd, t_mb, int(L),
-                          trainable=not job.lora)  # fmt: skip
+    dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd * layers_b, cost_b.bwd * layers_b, t_mb,
+                          int(L), trainable=not job.lora)  # fmt: skip
     step = (
         (m + stages - 1.0) * t_mb
         + m * hand_off
