@@ -207,3 +207,14 @@ def test_predict_says_which_chips_idle_and_what_precision_the_chip_computes_in(
     assert run([*argv, "--precision", "fp4", "--tokens", "1e12"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "h100-sxm: computes in fp8: h100-sxm has no fp4 units" in out and "b200: computes" not in out
+
+
+def test_zero3_with_tensor_parallelism_filling_the_domain_is_not_degenerate_hybrid_sharding(catalog: Catalog) -> None:
+    """TP8 on an 8-GPU node left hybrid sharding one rank to shard over in the node: 'ZeRO-3' ran as DDP with fp32
+    state at 138 GiB a GPU, more than ZeRO-1's 68. It is plain FSDP now, and ZeRO-3 never holds more than ZeRO-1."""
+    plan = {"tp": 8, "dp": 8, "pp": 1, "cp": 1, "recompute": "full", "microbatch": 1}
+    base = {"model": "llama-3.1-70b", "hardware": "b200", "chips": 64, "tokens": 1e12, "global_batch_tokens": 4e6}
+    z3 = predict_training(catalog, TrainScenario.model_validate({**base, "plan": {**plan, "zero": 3}}))
+    z1 = predict_training(catalog, TrainScenario.model_validate({**base, "plan": {**plan, "zero": 1}}))
+    assert z3["plan"]["hsdp"] is False
+    assert z3["memory_per_chip_gib"] < z1["memory_per_chip_gib"]

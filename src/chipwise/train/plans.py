@@ -323,7 +323,11 @@ def enumerate_plans(
         return PlanArrays(**{k: np.zeros(0, dtype=np.int64) for k in PLAN_COLUMNS})
     g = _cross(g, _grid(zero=choice("zero", [0, 1, 2, 3]), recompute=rec_opts, hsdp=hsdp_opts))
     ok = ~((g["zero"] == 3) & (g["pp"] > 1))  # FSDP with pipelining re-gathers weights every micro-batch
-    ok &= ~((g["hsdp"] > 0) & ((g["zero"] < 3) | (g["tp"] * g["cp"] * g["dp"] <= domain_ranks)))
+    # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and at least two data-parallel
+    # ranks within one to shard over (with TP filling the domain it shards over one rank: DDP with fp32 state,
+    # labelled ZeRO-3 while holding more memory than ZeRO-1)
+    hybrid_ok = (g["zero"] == 3) & (g["tp"] * g["cp"] * g["dp"] > domain_ranks) & (domain_ranks // g["tp"] >= 2)
+    ok &= (g["hsdp"] == 0) | hybrid_ok
     g = {k: v[ok] for k, v in g.items()}
     sp_wanted = bool(fixed.get("sp", True))
     g["sp"] = ((g["tp"] > 1) & sp_wanted).astype(np.int64)
