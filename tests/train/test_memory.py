@@ -108,3 +108,18 @@ def test_memory_is_vectorised(catalog: Catalog, hw: Hardware) -> None:
     m = memory_per_rank(spec, job, device_of(system), topology_of(system), from_dicts(rows))
     assert m.total.shape == (4,)
     assert np.all(np.diff(m.weights) < 0)  # more tensor parallelism, fewer weights per rank
+
+
+def test_kv_heads_replicate_past_their_count(catalog: Catalog) -> None:
+    """Llama-3.1-70B has 8 KV heads: at TP16 a rank still holds one whole head (two ranks share it), not half of one.
+    Without sequence parallelism a layer stores 4h + K + X/tp per token, K the rank's KV heads and X all that TP
+    splits; TP8 and TP16 give X/16 as their difference, and K one head, as at TP8."""
+    from chipwise.train.memory import layer_activation_elems
+
+    model = load_model(catalog, "llama-3.1-70b")
+    att = model.attention
+    assert att.kv_heads == 8
+    none, _, _ = layer_activation_elems(model, model.groups[0], from_dicts([{"tp": t, "sp": False} for t in (8, 16)]))
+    x_over_16 = float(none[0] - none[1])
+    k = float(none[1]) - 4.0 * model.hidden - x_over_16
+    assert k == pytest.approx(att.head_dim + att.v_head_dim)  # one K and one V head on each rank

@@ -83,14 +83,13 @@ def layer_activation_elems(model: ModelSpec, g: LayerGroup, plans: PlanArrays) -
     tp = plans.tp.astype(np.float64)
     seq_shard = np.where(plans.sp > 0, tp, 1.0)
     q = att.heads * att.head_dim
-    kv = (
-        att.kv_heads * (att.head_dim + att.v_head_dim)
-        if att.kind != "mla"
-        else att.heads * (att.head_dim + att.v_head_dim)
-    )
     o = att.heads * att.v_head_dim
+    if att.kind != "mla":  # a rank holds at least one KV head: past kv_heads ranks, heads are replicated
+        kv = att.kv_heads / np.minimum(tp, att.kv_heads) * (att.head_dim + att.v_head_dim)
+    else:
+        kv = att.heads * (att.head_dim + att.v_head_dim) / tp
     hsized = 4.0 * h / seq_shard  # two norm inputs and two block inputs
-    attn = (q + kv + o) / tp
+    attn = (q + o) / tp + kv
     if g.moe is not None:
         moe = g.moe
         mult = 3.0 if moe.gated else 2.0

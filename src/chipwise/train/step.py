@@ -115,6 +115,7 @@ class _Layer:
         seq_shard = np.where(plans.sp > 0, tp, 1.0)
         tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp  # T: tokens of a micro-batch on a rank
         self.tokens = tokens
+        kv_rank = att.kv_heads / np.minimum(tp, att.kv_heads)  # KV heads on a rank: past kv_heads ranks, replicated
         # --- attention projections
         if att.kind == "mla":
             nope = att.head_dim - att.rope_dim
@@ -130,17 +131,17 @@ class _Layer:
             proj = q_path + kv_path
             kv_bytes_tok = att.heads * (att.head_dim + att.v_head_dim) * ab / tp
         else:
-            qkv_n = (att.heads + 2 * att.kv_heads) * att.head_dim
-            proj = gemm_time(tokens, qkv_n / tp, h, dev, prec)
-            kv_bytes_tok = att.kv_heads * (att.head_dim + att.v_head_dim) * ab / np.minimum(tp, att.kv_heads)
+            qkv_n = att.heads * att.head_dim / tp + 2 * kv_rank * att.head_dim
+            proj = gemm_time(tokens, qkv_n, h, dev, prec)
+            kv_bytes_tok = kv_rank * (att.head_dim + att.v_head_dim) * ab
         proj = proj + gemm_time(tokens, h, att.heads * att.v_head_dim / tp, dev, prec)
         # --- attention core (flash)
         ctx = model.mean_context(job.seq_len, g.window)
         attn_flops = tokens * att.score_flops_per_position * ctx / tp
-        attn_io = tokens * (2 * att.heads * att.head_dim + 2 * att.kv_heads * att.head_dim) * ab / tp
+        attn_io = tokens * (2 * att.heads * att.head_dim / tp + 2 * kv_rank * att.head_dim) * ab
         self.attn_fwd = attention_time(attn_flops, attn_io, dev, prec)
         # --- MLP or MoE
-        elem = 10.0 * h / seq_shard + 2.0 * (att.heads + att.kv_heads) * att.head_dim / tp  # norms, residuals, RoPE
+        elem = 10.0 * h / seq_shard + 2.0 * (att.heads / tp + kv_rank) * att.head_dim  # norms, residuals, RoPE
         self.ep_tokens = np.zeros(len(plans))
         self.top_k = 1
         if g.moe is not None:
