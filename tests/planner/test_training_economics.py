@@ -218,3 +218,20 @@ def test_zero3_with_tensor_parallelism_filling_the_domain_is_not_degenerate_hybr
     z1 = predict_training(catalog, TrainScenario.model_validate({**base, "plan": {**plan, "zero": 1}}))
     assert z3["plan"]["hsdp"] is False
     assert z3["memory_per_chip_gib"] < z1["memory_per_chip_gib"]
+
+
+def test_a_default_batch_past_the_largest_published_one_is_marked(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 100,000 chips the default batch is 134M tokens, 8x Llama 3 405B's 16M, and the time to train said nothing of
+    what a batch past the critical size costs in tokens; a given batch, or one within 16M, carries no note."""
+    from chipwise.interfaces.cli.app import run
+
+    monkeypatch.setenv("COLUMNS", "400")
+    argv = ["plan", "train", "--model", "llama-3.1-405b", "--hardware", "h100-sxm", "--tokens", "15.6e12"]
+    assert run([*argv, "--chips", "100000"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the default batch grows with the fleet (1,024 tokens a chip): 134 M tokens here, past the 16.8 M" in out
+    for extra in (["--chips", "16384"], ["--chips", "100000", "--global-batch-tokens", "134e6"]):
+        assert run([*argv, *extra]) == 0
+        assert "default batch" not in capsys.readouterr().out

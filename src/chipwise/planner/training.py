@@ -337,6 +337,7 @@ def plan_training(
         "pricing": pricing,
         "region": region,
         "recovery": recovery,
+        "batch": "given" if global_batch_tokens else "default",
         "results": rows,
         "skipped": skipped,
         "search": {"evaluated": evaluated, "feasible": feasible, "seconds": time.perf_counter() - start},

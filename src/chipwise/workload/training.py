@@ -79,6 +79,12 @@ class TrainingJob:
         return cls(model=model, seq_len=seq_len, global_batch=batch, precision=precision, tokens=tokens, lora=lora)
 
 
+#: The largest batch of a published frontier pre-training run: Llama 3 405B's final 16M tokens (Llama 3 Herd of
+#: Models, 2024, section 3.4.1). Past it a default batch is marked: beyond the critical batch size a run needs more
+#: tokens for the same loss, which a time to train for a fixed token count leaves out.
+LARGEST_PUBLISHED_BATCH_TOKENS = 16 * 2**20
+
+
 def default_global_batch_tokens(model: ModelSpec, chips: int = 0) -> int:
     """A conventional batch when none is given: 1M tokens for models under 10B parameters, 4M above (GPT-3:
     3.2M; Llama 3: 4M rising to 16M), and at least 1,024 tokens per chip on large fleets (Llama 3 405B trained

@@ -18,6 +18,7 @@ from chipwise.interfaces.cli.common import (
     track_record_cells,
 )
 from chipwise.train.explain import BREAKDOWN_LABELS
+from chipwise.workload.training import LARGEST_PUBLISHED_BATCH_TOKENS
 
 
 def _title(report: dict[str, Any]) -> str:
@@ -121,6 +122,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _scale_note(report["results"])
         _left_out_note(report["results"])
         _precision_notes(report["results"])
+        _batch_note(report)
         estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
         if estimated:
             console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
@@ -141,6 +143,20 @@ def _left_out_note(rows: list[dict[str, Any]]) -> None:
                 f"parallelism divides the {r['global_batch']:,}-sequence batch); the other {r['chips'] - used:,} are "
                 "paid for and idle in cost, MFU and energy[/]"
             )
+
+
+def _batch_note(report: dict[str, Any]) -> None:
+    """A default batch past the largest published one (it grows with the fleet so that data parallelism can use it):
+    past the critical batch size a run needs more tokens for the same loss, which the time shown leaves out."""
+    batch = max((r["global_batch_tokens"] for r in report["results"]), default=0)
+    if report.get("batch") != "default" or batch <= LARGEST_PUBLISHED_BATCH_TOKENS:
+        return
+    console.print(
+        f"[yellow]the default batch grows with the fleet (1,024 tokens a chip): {fmt.count(batch)} tokens here, past "
+        f"the {fmt.count(LARGEST_PUBLISHED_BATCH_TOKENS)} Llama 3 405B trained with; past the critical batch size a "
+        "run needs more tokens for the same loss, which this time to train leaves out. Fix: give "
+        "--global-batch-tokens.[/]"
+    )
 
 
 def _precision_note(r: dict[str, Any]) -> str | None:
