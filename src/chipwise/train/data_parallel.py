@@ -68,10 +68,14 @@ def dp_time(
     rs = coll.reduce_scatter(g_dense, dense_group) + coll.reduce_scatter(g_expert, expert_group)
     ag = coll.all_gather(t * dense * 2.0, dense_group) + coll.all_gather(t * expert * 2.0, expert_group)
     ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
+    # ZeRO-0 all-reduces and ZeRO-1 (Megatron's distributed optimizer) reduce-scatters the accumulated gradients once
+    # a step, behind the last micro-batch's backward; ZeRO-2 keeps only its shard of the gradients, so it reduces
+    # them every micro-batch (DeepSpeed's stage 2), each behind that micro-batch's backward
+    z2_rs = m * np.maximum(0.0, rs - ov * bwd_mb)
     z012 = np.where(
         plans.zero == 0,
         np.maximum(0.0, ar - ov * bwd_mb),
-        np.maximum(0.0, rs - ov * bwd_mb) + np.maximum(0.0, ag - ov * fwd_mb),
+        np.where(plans.zero == 2, z2_rs, np.maximum(0.0, rs - ov * bwd_mb)) + np.maximum(0.0, ag - ov * fwd_mb),
     )
     # FSDP within the sharding group, every micro-batch; hybrid FSDP adds a per-step all-reduce across replicas
     hybrid = bool(np.any(plans.hsdp))
