@@ -9,7 +9,9 @@ from chipwise.hardware import Hardware
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import hybrid_domain, kv_transfer
 from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.sim.run import transfer_seconds
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
 
 FUSION = "trn4-gb300-fusion-rack"
 
@@ -71,3 +73,19 @@ def test_each_end_sends_over_the_links_of_its_own_ranks(catalog: Catalog, hw: Ha
     core, gpu = (s.topo.out_bandwidth * s.topo.out_efficiency for s in (trn, h100))
     assert core < gpu and t.bandwidth == pytest.approx(min(8 * core, 4 * gpu))
     assert t.bandwidth == pytest.approx(2 * 4 * core)
+
+
+def test_sliding_window_layers_send_their_window_only(catalog: Catalog, hw: Hardware) -> None:
+    """gpt-oss-120b: 18 of its 36 layers attend to the last 128 tokens and keep only those, so an 8,192-token
+    prompt sends 18 x 8,192 + 18 x 128 token-layers of cache, 50.8% of what full layers would (it sent all 36 x
+    8,192); a prompt within the window sends every layer's."""
+    model = load_model(catalog, "gpt-oss-120b")
+    windowed = [g for g in model.groups if g.window]
+    assert sum(g.count for g in windowed) == 18 and {g.window for g in windowed} == {128}
+    setup = _setup(catalog, hw, model, "h200", "vllm")
+    t = kv_transfer(model, setup, setup, False)
+    assert t.seconds(8192) == pytest.approx(model.kv_bytes(8192, 1.0) / t.bandwidth, rel=1e-12)
+    assert t.seconds(8192) == pytest.approx(t.s_per_token * (18 * 8192 + 18 * 128) / 36, rel=1e-12)
+    assert t.seconds(100) == pytest.approx(t.s_per_token * 100, rel=1e-12)
+    # the simulator's links take as long
+    assert float(transfer_seconds(t.s_per_token, t.windows, 8192)) == pytest.approx(t.seconds(8192), rel=1e-12)

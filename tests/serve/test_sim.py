@@ -199,22 +199,25 @@ def test_more_replicas_behind_the_router_share_the_load(h100_setup: ReplicaSetup
     assert abs(int(served[0]) - int(served[1])) < 0.2 * len(arrivals)
 
 
-def test_disaggregated_prefill_and_decode_pools(h100_setup: ReplicaSetup) -> None:
+@pytest.mark.parametrize("windowed", [False, True])
+def test_disaggregated_prefill_and_decode_pools(h100_setup: ReplicaSetup, windowed: bool) -> None:
     """Decode starts after the KV transfer, in the decode pool, which streams the client's first token as it takes
     the request (the engines' split front ends stream the decode side's answer), so TTFT counts the transfer; the
-    other O - 1 tokens take a decode step each."""
+    other O - 1 tokens take a decode step each. With half the layers windowed at 100 tokens, those send their
+    window only."""
     st_ = h100_setup.steps
     transfer_latency, per_token = 1e-3, 2e-6
     deployment = Deployment(
         (h100_setup.pool(1, "prefill"), h100_setup.pool(1, "decode")),
         transfer_latency_s=transfer_latency,
         transfer_s_per_token=per_token,
+        transfer_windows=((0.5, 100.0),) if windowed else (),
     )
     ones = np.ones(1, dtype=np.int64)
     out = simulate(deployment, ones * I, ones * O, ones * 0, np.zeros(1))
     r = out.requests
     prefill = st_.time(I, 1, 0.0, float(prefill_pairs(0, I)))
-    arrived = prefill + transfer_latency + per_token * I
+    arrived = prefill + transfer_latency + per_token * ((I + 100) / 2 if windowed else I)
     assert r["first"][0] == pytest.approx(arrived, rel=1e-12)
     k = O - 1
     decode = k * st_.decode_base(1) + st_.a * (k * (I + 1) + k * (k - 1) / 2)

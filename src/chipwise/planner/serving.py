@@ -977,7 +977,7 @@ def transfer_dict(t: KVTransfer, job: ServingJob) -> dict[str, Any]:
         "bytes_per_token": t.bytes_per_token,
         "bandwidth_bytes_per_s": t.bandwidth,
         "latency_s": t.latency_s,
-        "seconds_for_mean_prompt": t.latency_s + t.s_per_token * job.mean_input,
+        "seconds_for_mean_prompt": t.latency_s + t.seconds(job.mean_input),
     }
 
 

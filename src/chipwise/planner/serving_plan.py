@@ -519,7 +519,7 @@ def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait
     link, and the decode pool's wait for a slot (`decode_wait`, its estimate's TTFT). The routers send each cache
     to the least busy of `links` replicas at each end, so the link queue is an M/D/c one, priced as a batch slot's
     wait is (search.slot_wait: Erlang C over c = links at load lambda S, then an exponential tail)."""
-    service = transfer.latency_s + transfer.s_per_token * job.mean_input
+    service = transfer.latency_s + transfer.seconds(job.mean_input)
     offered = (offered_request_rate(job) or 0.0) * service
     queue = slot_wait(np.asarray(float(max(links, 1))), np.asarray(offered), np.asarray(service))[1]
     return service + float(queue) + decode_wait
@@ -527,7 +527,7 @@ def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait
 
 def _link_busy(job: ServingJob, transfer: KVTransfer) -> float:
     """Seconds per second the load's KV transfers keep a link busy, all of them on one replica's links."""
-    return (offered_request_rate(job) or 0.0) * transfer.s_per_token * job.mean_input
+    return (offered_request_rate(job) or 0.0) * transfer.seconds(job.mean_input)
 
 
 def _disaggregated_rows(

@@ -4,10 +4,11 @@ prefill pool, their KV cache is sent to a decode pool, possibly of another chip,
 KV transfer of a prompt of I tokens: every rank of the prefill replica that holds a share of the cache sends it in
 parallel; the decode replica takes the request once it has arrived and streams the first token (which the
 prefill replica sampled), as the engines' split front ends do, so TTFT counts the transfer:
-    t = latency + I x kv_bytes_per_token / B,   B = min over the two ends of (ranks holding it x per-rank link)
-over the scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when
-the two chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and
-both pools fit in it; else over the scale-out network (the slower side's NIC share per rank, at the fabric's
+    t = latency + kv_bytes(I) / B,   B = min over the two ends of (ranks holding it x per-rank link)
+where a sliding-window layer holds, and sends, its last window of the prompt only (ModelSpec.kv_bytes); over the
+scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when the two
+chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and both
+pools fit in it; else over the scale-out network (the slower side's NIC share per rank, at the fabric's
 achievable fraction).
 """
 
@@ -20,6 +21,7 @@ from chipwise.hardware.objects import System
 from chipwise.perf.collectives import between
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.quant import stored_bytes
+from chipwise.serve.sim.run import transfer_seconds
 from chipwise.workload.model import ModelSpec
 
 
@@ -31,6 +33,12 @@ class KVTransfer:
     bandwidth: float
     fabric: str
     projected: bool = False  # over a projected (announced, not shipping) hybrid domain
+    #: windowed layer groups' (share of a token's bytes, window): a sliding-window layer sends its window only
+    windows: tuple[tuple[float, float], ...] = ()
+
+    def seconds(self, tokens: float) -> float:
+        """Seconds on the links for one prompt of `tokens` tokens, without the latency."""
+        return float(transfer_seconds(self.s_per_token, self.windows, tokens))
 
 
 def hybrid_domain(
@@ -85,4 +93,5 @@ def kv_transfer(
         fabric = ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
     total_bw = max(total_bw, 1.0)
     projected = link is not None and hybrid is not None and hybrid.projected
-    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected)
+    windows = tuple((g.count / model.layers, float(g.window)) for g in model.groups if g.window > 0)
+    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected, windows)

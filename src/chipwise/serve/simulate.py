@@ -67,6 +67,7 @@ class ServingSetup:
             router=self.router,
             transfer_latency_s=t.latency_s if t else 0.0,
             transfer_s_per_token=t.s_per_token if t else 0.0,
+            transfer_windows=t.windows if t else (),
             front_latency_s=self.pools[0].setup.engine.host_request_s,
         )
 

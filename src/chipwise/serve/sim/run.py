@@ -41,18 +41,28 @@ class PoolSim:
 @dataclass(frozen=True)
 class Deployment:
     """What is simulated: pools, the router, and for disaggregation the KV transfer between pools
-    (t = latency + prompt tokens x seconds per token, each replica's transfers in turn on its links)."""
+    (t = latency + transfer_seconds(prompt tokens), each replica's transfers in turn on its links)."""
 
     pools: tuple[PoolSim, ...]
     router: str = DEFAULT_ROUTER
     transfer_latency_s: float = 0.0
     transfer_s_per_token: float = 0.0
+    #: windowed layer groups' (share of a token's transfer, window in tokens): they send their last window only
+    transfer_windows: tuple[tuple[float, float], ...] = ()
     #: a request reaches the first pool's scheduler this long after it is sent (the serving front end)
     front_latency_s: float = 0.0
 
     @property
     def disaggregated(self) -> bool:
         return len(self.pools) == 2
+
+
+def transfer_seconds(s_per_token: float, windows: tuple[tuple[float, float], ...], tokens: Any) -> Any:
+    """Seconds a prompt of `tokens` tokens' KV cache takes on the links (broadcasts): every token's at
+    `s_per_token`, less what windowed layer groups (`windows`: share of a token's bytes, window) do not keep."""
+    t = np.asarray(tokens, dtype=np.float64)
+    kept = t - sum(share * np.maximum(t - window, 0.0) for share, window in windows)
+    return s_per_token * kept
 
 
 @dataclass
@@ -149,7 +159,7 @@ def simulate(
         sender = int(req.replica[rid])
         d = back_pool[pick(back_pool)].index
         start = max(t, send_free.get(sender, 0.0), recv_free.get(d, 0.0))
-        busy = deployment.transfer_s_per_token * req.input[rid]
+        busy = float(transfer_seconds(deployment.transfer_s_per_token, deployment.transfer_windows, req.input[rid]))
         send_free[sender] = recv_free[d] = start + busy
         moving(d, +1)
         moving(sender, +1)
