@@ -20,6 +20,7 @@ from chipwise.serve.engine import engine_profile, serving_device, sglang_static_
 from chipwise.serve.iteration import (
     IterationInputs,
     Shapes,
+    busiest_rank_experts,
     context_coefficient,
     eager_launches,
     iteration_breakdown,
@@ -143,6 +144,38 @@ def test_tensor_parallel_experts_permute_every_routed_copy(h100, catalog: Catalo
     ep1, ep2 = (token_costs(model, dev, topo, eng, "fp8", Shapes.of(2, 1, ep), tokens)["memory_bound"] for ep in (1, 2))
     extra = tokens * model.layers * 4 * 2 * 4096 * 2.0 * (1 - 1 / 2)
     assert float(ep1 - ep2) == pytest.approx(extra / (dev.hbm_bandwidth * dev.eff.memory), rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "ep", "simulated"),
+    # the mean of 3,000 random routings of DeepSeek-R1's 8 copies a token over 256 experts (max of the ranks' counts)
+    [(1, 8, 2.55), (4, 8, 6.55), (16, 8, 16.75), (1, 4, 3.52), (64, 16, 15.83)],
+)
+def test_the_busiest_expert_rank_reads_what_random_routing_gives(tokens: int, ep: int, simulated: float) -> None:
+    """A step waits for its busiest expert rank: the expected largest count of distinct experts hit on one of `ep`
+    ranks, within 6% of a Monte Carlo of uniform top-8 routing (2.4 experts at one token on EP8, where the average
+    is 1; the same rank reads 6.5 at four tokens)."""
+    hit = 256 * (1 - (1 - 8 / 256) ** tokens)
+    got = float(busiest_rank_experts(np.asarray(hit), 256.0, np.asarray(1.0), float(ep)))
+    assert got == pytest.approx(simulated, rel=0.06)
+    assert hit / ep < got <= 256 / ep
+
+
+def test_one_expert_rank_or_every_expert_hit_reads_the_average() -> None:
+    hit = np.asarray([8.0, 100.0, 256.0])
+    assert busiest_rank_experts(hit, 256.0, np.ones(3), 1.0) == pytest.approx(hit, rel=1e-12)
+    assert float(busiest_rank_experts(np.asarray(256.0), 256.0, np.asarray(1.0), 8.0)) == pytest.approx(32.0)
+
+
+def test_expert_parallel_decode_at_batch_one_reads_its_busiest_rank(h100, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
+    """DeepSeek-R1 at one token a step: TP8 with EP1 slices each of the 8 experts hit over the 8 ranks (one expert's
+    weights a rank); EP8 puts whole experts on ranks, and the step waits for the rank that holds the most of the 8,
+    2.4 on average, so the routed experts' read takes 2.4x TP8's and the block, with its router and shared expert
+    slices, 1.9x (it was priced at the average rank's one expert, as fast as TP8)."""
+    dev, topo, eng = h100
+    model = load_model(catalog, "deepseek-r1")
+    tp8, ep8 = (token_costs(model, dev, topo, eng, "fp8", Shapes.of(8, 1, ep), 1.0)["moe"] for ep in (1, 8))
+    assert 1.7 < float(ep8 / tp8) < 2.4
 
 
 @settings(max_examples=25, deadline=None)

@@ -678,9 +678,9 @@ def test_a_decode_batch_past_the_captured_graphs_launches_eagerly(catalog: Catal
     assert (eager.graph_batch, graphed.graph_batch) == (512, 1024) and eager.eager_floor > 0
     context = 600 * 300.0
     floor = eager.fixed + eager.seq_time(600) + eager.eager_floor
-    assert eager.eager_decode_floor(600, context) + eager.a_decode * context == pytest.approx(floor)
+    assert eager.eager_decode_floor(600, context) + eager.a_decode(600) * context == pytest.approx(floor)
     assert eager.eager_decode_floor(512, context) == graphed.eager_decode_floor(600, context) == 0.0
-    assert floor > eager.decode_base(600) + eager.a_decode * context  # the launches dominate the step
+    assert floor > eager.decode_base(600) + eager.a_decode(600) * context  # the launches dominate the step
 
 
 def test_a_token_count_past_a_small_budget_is_priced_not_halved(h100_setup: ReplicaSetup, llama8b: ModelSpec) -> None:

@@ -94,7 +94,7 @@ def test_a_verification_step_prices_k_plus_one_positions_and_k_drafts(
     # one read of the cache serves the 4 positions: GQA's verification stays bound by it, its 4 queries' score
     # FLOPs adding under 3% through the roofline's norm
     assert plain.a < s.a <= 1.03 * plain.a
-    assert s.a_decode == pytest.approx(s.a + 3 * d.a, rel=1e-12)
+    assert s.a_decode(1) == pytest.approx(s.a + 3 * d.a, rel=1e-12)
     # the drafter is one decoder layer of the target: a pass costs a fraction of a target step
     assert d.token_time(n) < plain.token_time(n) / 8
     assert s.tau == pytest.approx(2.952)
@@ -149,7 +149,7 @@ def test_single_request_by_hand(spec_setup: ReplicaSetup) -> None:
     pairs = I * (I + 1) / 2
     assert ttft == pytest.approx(s.time(I, 1, 0.0, pairs) + s.draft_prefill(I), rel=1e-12)
     k = math.ceil((O - 1) / s.tau)
-    total = k * s.decode_base(1) + s.a_decode * (k * (I + 1) + s.tau * k * (k - 1) / 2)
+    total = k * s.decode_base(1) + s.a_decode(1) * (k * (I + 1) + s.tau * k * (k - 1) / 2)
     assert tpot == pytest.approx(total / (O - 1), rel=1e-12)
 
 
@@ -259,6 +259,25 @@ def test_a_draft_model_is_smaller_than_its_target_reads_its_tokens_and_takes_mem
     assert drafted.memory.kv_tokens < alone.memory.kv_tokens
     with pytest.raises(InfeasibleError, match=r"with its drafter \(llama-3.1-8b\) does not fit"):
         setup_replica(catalog, target, h100, "trtllm", replace(plan, tp=1, speculation=spec), 1000.0, 200.0)
+
+
+def test_a_draft_models_kv_cache_shares_the_blocks(catalog: Catalog, hw: Hardware) -> None:
+    """Llama 3.2 1B drafting for Llama 3.1 8B on one H100 caches 16 layers x 8 KV heads x 64 x 2 x 2 B = 32 KiB a
+    token beside the target's 128 KiB: the KV memory left after both models' weights holds 160 KiB a token (it held
+    the target's 128 KiB alone, a quarter more tokens than fit)."""
+    from chipwise.serve.build import setup_replica
+    from chipwise.serve.plan import ReplicaPlan
+    from chipwise.workload.presets import load_model
+
+    target = load_model(catalog, "llama-3.1-8b")
+    plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=4096, weight_precision="bf16", kv_precision="bf16")
+    spec = parse_speculation("draft:llama-3.2-1b:3@0.8")
+    drafted = setup_replica(
+        catalog, target, hw.system("h100-sxm"), "vllm", replace(plan, speculation=spec), 512.0, 128.0
+    )
+    assert float(drafted.memory.kv_bytes_per_token) == 128 * 1024 + 32 * 1024
+    kv = float(drafted.memory.kv_memory)
+    assert float(drafted.memory.kv_tokens) == pytest.approx(kv / (160 * 1024), abs=drafted.memory.block_tokens)
 
 
 def test_a_speculation_writes_the_text_it_is_read_from() -> None:

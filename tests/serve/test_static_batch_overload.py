@@ -54,7 +54,9 @@ def _step(setup: ReplicaSetup, live: int, context: int) -> float:
     pol = setup.policy()
     padded = bucket(context, largest=pol.largest_bucket)
     return (
-        st.decode_base(pol.max_batch) - st.host_sample * (pol.max_batch - live) + st.a_decode * pol.max_batch * padded
+        st.decode_base(pol.max_batch)
+        - st.host_sample * (pol.max_batch - live)
+        + st.a_decode(pol.max_batch) * pol.max_batch * padded
     )
 
 

@@ -13,7 +13,8 @@ An iteration carries T tokens: one for each decoding sequence plus the prefill c
   norms and residuals (memory-bound), the tensor-parallel all-reduces (latency-bound one-shot kernels), the
   expert-parallel dispatch and combine (beside attention DP; with tensor-parallel attention the experts' output is
   all-reduced instead), and a fixed cost per layer. For a MoE layer the T k routed token copies
-  hit E (1 - (1 - k/E)^T) distinct experts on average, and only those experts' weights are read.
+  hit E (1 - (1 - k/E)^T) distinct experts on average, and only those experts' weights are read; with expert
+  parallelism the step waits for the rank that holds the most of them (busiest_rank_experts).
 - H(n): the LM head for the n sequences that sample a token this iteration.
 - a C: decode attention over the C tokens cached for the batch (KV-cache reads, PagedAttention); a is the
   larger of the KV bytes over the HBM rate and the score FLOPs over the attention rate, per cached token, over
@@ -22,6 +23,8 @@ An iteration carries T tokens: one for each decoding sequence plus the prefill c
   c s + c (c + 1) / 2 pairs; b = score FLOPs per pair / (rate), over L/pp layers.
 With pipeline parallelism the batch is split into pp micro-batches that fill the pipeline, so each stage
 processes pp micro-batches of T/pp tokens per iteration (the weights of a stage are read once per micro-batch).
+A batch of n < pp sequences runs n micro-batches, each passing every stage in turn: its decode attention costs
+a C pp / n and its LM head n H(1) (micro_batches), so a lone sequence gains no speed from the stages.
 A prompt's chunk is one micro-batch, which passes the stages in turn: an iteration carrying a chunk of c tokens
 takes at least pp G(c) and its hand-offs (serve.sim.steps.StepModel.pass_time).
 
@@ -44,6 +47,7 @@ from typing import TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import ndtri
 
 from chipwise.hardware.objects import Chip
 from chipwise.perf.compute import memory_time
@@ -211,6 +215,20 @@ def expert_slot_share(moe: MoE, ep: Array | float) -> Array:
     return np.asarray(np.ceil(moe.experts / e) * e / moe.experts, dtype=np.float64)
 
 
+def busiest_rank_experts(hit: Array, experts: float, slots: Array, ep: Array | float) -> Array:
+    """Distinct experts the busiest of `ep` ranks reads when the routed copies hit `hit` of the `experts`
+    (broadcasts): each rank holds experts x slots / ep expert slots, each hit with probability hit / experts, and
+    a step waits for its slowest rank at the expert exchange. A rank's count is binomial; the expected largest of
+    ep such counts is taken as mean + z sd, with z Blom's expected largest of ep standard normals,
+    Phi^-1((ep - 0.375) / (ep + 0.25)), at most the slots it holds. One rank reads the average (z = 0); at
+    DeepSeek-R1's 8 copies a token over EP8, 2.4 experts where the average is 1."""
+    e = np.asarray(ep, dtype=np.float64)
+    n = experts * np.asarray(slots, dtype=np.float64) / e
+    p = np.clip(np.asarray(hit, dtype=np.float64) / experts, 0.0, 1.0)
+    z = ndtri((e - 0.375) / (e + 0.25))
+    return np.asarray(np.minimum(n, n * p + z * np.sqrt(n * p * (1.0 - p))), dtype=np.float64)
+
+
 def moe_dispatch(
     tokens: Array, experts: float, top_k: float, compiled: bool, decode_slots: float
 ) -> tuple[Array, Array]:
@@ -276,7 +294,9 @@ class _MlpGemms:
             tokens, float(self.moe.experts), float(self.moe.top_k), self.compiled, decode_slots
         )
         slots = expert_slot_share(self.moe, self.ep)  # copies of the experts hit share their rows
-        up, down = self.gemms.time(per_expert / slots, count=hit * slots / self.ep)
+        e = self.moe.experts
+        busiest = hit * slots / self.ep if self.compiled else busiest_rank_experts(hit, e, slots, self.ep)
+        up, down = self.gemms.time(per_expert / slots, count=busiest)
         experts = up + down
         if self.blockwise is not None:
             b_up, b_down = self.blockwise.time(per_expert / slots, count=hit * slots / self.ep)
@@ -562,6 +582,27 @@ def lm_head_cost(model: ModelSpec, dev: Device, shapes: Shapes, seqs: Array | fl
     return np.asarray(np.where(n > 0, _memoised(shapes, (model, dev), build).time(n), 0.0), dtype=np.float64)
 
 
+def micro_batches(pp: Array | float, seqs: Array | float) -> Array:
+    """Micro-batches a pipelined iteration of `seqs` sequences runs (broadcasts): one a stage where it has as many
+    sequences (the pipeline fills), else one a sequence, at least one. A batch too small to fill the pipeline
+    passes its stages in turn: each micro-batch reads every stage's cache and samples once (a lone sequence gains
+    no speed from the stages)."""
+    return np.asarray(np.minimum(pp, np.maximum(seqs, 1.0)), dtype=np.float64)
+
+
+def stage_share(pp: Array | float, seqs: Array | float) -> Array:
+    """What the decode attention of `seqs` sequences costs over the filled pipeline's (context_coefficient prices
+    pp micro-batches, each stage reading its own layers' cache at once): pp / micro_batches."""
+    return np.asarray(np.asarray(pp, dtype=np.float64) / micro_batches(pp, seqs), dtype=np.float64)
+
+
+def lm_heads(model: ModelSpec, dev: Device, shapes: Shapes, rows: Array | float, seqs: Array | float) -> Array:
+    """The LM head of an iteration that samples `rows` rows of `seqs` sequences: once a micro-batch, on the last
+    stage (pp H(n / pp) where the pipeline fills; a lone sequence's once, where it was charged pp times)."""
+    m = micro_batches(shapes.pp.astype(np.float64), seqs)
+    return np.asarray(m * lm_head_cost(model, dev, shapes, np.asarray(rows, dtype=np.float64) / m), dtype=np.float64)
+
+
 def kv_bytes_per_token_layer(model: ModelSpec, kv_precision: str) -> float:
     """Bytes one token occupies in one layer's KV cache (MLA: the latent and the rope key)."""
     return model.attention.kv_elements_per_token * stored_bytes(kv_precision)
@@ -657,10 +698,11 @@ def iteration_breakdown(
     g = token_costs(model, dev, topo, eng, weight_precision, shapes, np.asarray(work.tokens) / pp, decode_slots)
     out = {k: pp * v for k, v in g.items()}
     out["pp_comm"] = g["pp_comm"] * (pp - 1.0)
-    out["lm_head"] = pp * lm_head_cost(model, dev, shapes, np.asarray(work.seqs) / pp)
+    sequences = np.asarray(work.seqs) / work.queries  # a verification step samples k + 1 rows a sequence
+    out["lm_head"] = lm_heads(model, dev, shapes, work.seqs, sequences)
     a = context_coefficient(model, dev, shapes, kv_precision, typical_context, work.queries)
     b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
-    out["attention"] = a * np.asarray(work.context) + b * np.asarray(work.pairs)
+    out["attention"] = a * stage_share(pp, sequences) * np.asarray(work.context) + b * np.asarray(work.pairs)
     sampled = work.seqs if work.live is None else work.live
     out["host_sampling"] = host_sampling_time(model, eng, sampled, work.seqs) * np.ones_like(out["lm_head"])
     out["overhead"] = out["overhead"] + eng.host_step_s + host_sequence_time(eng, shapes, work.seqs)

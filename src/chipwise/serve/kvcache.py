@@ -131,7 +131,8 @@ def replica_memory(
     drafter: ModelSpec | None = None,
 ) -> ReplicaMemory:
     """Memory per rank and KV-cache capacity of the replica (in tokens of context, whole blocks); a speculative
-    `drafter` (a draft model, or the EAGLE / MTP head's decoder layer) keeps its weights on the same ranks."""
+    `drafter` (a draft model, or the EAGLE / MTP head's decoder layer) keeps its weights and its own KV cache on
+    the same ranks (a 1B draft model of Llama 3.1 8B adds 32 KiB to the target's 128 KiB a token)."""
     cap = float(dev.hbm_capacity)
     weights = weights_per_rank(model, shapes, weight_precision)
     if drafter is not None:
@@ -152,6 +153,8 @@ def replica_memory(
         kv_mem = eng.memory_fraction * cap - weights - acts - reserved
     kv_mem = np.maximum(kv_mem, 0.0)
     per_token = kv_bytes_per_token_rank(model, shapes, kv_precision, typical_context)
+    if drafter is not None:  # the drafter caches every token it drafts over, in the same blocks
+        per_token = per_token + kv_bytes_per_token_rank(drafter, shapes, kv_precision, typical_context)
     blocks = np.floor(kv_mem / (per_token * eng.block_tokens))
     return ReplicaMemory(
         capacity=np.full(np.shape(weights), cap),

@@ -45,10 +45,11 @@ from chipwise.serve.iteration import (
     context_coefficient,
     eager_launches,
     host_sequence_time,
-    lm_head_cost,
+    lm_heads,
     pair_coefficient,
     prefill_pairs,
     rank_imbalance,
+    stage_share,
     token_costs,
 )
 from chipwise.serve.kvcache import replica_memory
@@ -308,8 +309,8 @@ def _step_time(
     decode = (
         eng.host_step_s
         + host_sequence_time(eng, shapes, fed)
-        + pp * lm_head_cost(model, dev, shapes, fed / pp)
-        + a * batch * _decode_context(eng, inp, out)
+        + lm_heads(model, dev, shapes, fed, batch)
+        + a * stage_share(pp, batch) * batch * _decode_context(eng, inp, out)
     )
     padded = started * prompts.padding  # what the iterations run (a compiled-shape engine pads to buckets)
     mixing = eng.mixes(shapes.adp)  # iterations that carry prompts advance the decodes too
@@ -371,8 +372,8 @@ def _step_time(
         ad = context_coefficient(d, dev, shapes, kv_precision, inp + out)
         t = t + k * (
             _stage_time(d, dev, topo, eng, weight_precision, shapes, batch)
-            + pp * lm_head_cost(d, dev, shapes, batch / pp)
-            + ad * batch * _decode_context(eng, inp, out)
+            + lm_heads(d, dev, shapes, batch, batch)
+            + ad * stage_share(pp, batch) * batch * _decode_context(eng, inp, out)
         )
         t = t + _stage_time(d, dev, topo, eng, weight_precision, shapes, started)
     return np.asarray(t / tau, dtype=np.float64)
@@ -457,7 +458,7 @@ def estimate(
         alone = np.maximum(alone, floor) if eng.eager_launch_s > 0 else alone
         work = work + np.where(left > 0, piece, 0.0)  # queued prompts spread over the attention-DP ranks
         device = device + np.where(left > 0, alone, 0.0)
-    last = eng.host_sequence_s + shapes.pp * lm_head_cost(model, dev, shapes, 1.0 / shapes.pp)  # samples once
+    last = eng.host_sequence_s + lm_heads(model, dev, shapes, 1.0, 1.0)  # samples once
     prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
     if decode_only:
         prefill_s, device, work = np.zeros(b.shape), np.zeros(b.shape), np.zeros(b.shape)

@@ -482,8 +482,8 @@ class Replica:
             slots = self.pol.max_batch
             padded = bucket(int(context / n + 0.5 * self.g * k) + 1, largest=self.pol.largest_bucket)
             idle = steps.host_sample * (slots - n)
-            return steps.decode_base(slots) - idle + steps.a_decode * slots * padded, 0.0
-        return max(steps.decode_base(n), steps.eager_decode_floor(n, context)), steps.a_decode
+            return steps.decode_base(slots) - idle + steps.a_decode(slots) * slots * padded, 0.0
+        return max(steps.decode_base(n), steps.eager_decode_floor(n, context)), steps.a_decode(n)
 
     def _interrupt(self, t: float, periodic: bool = False) -> None:
         """Cut the decode run in flight at the end of the iteration running at time t (`periodic`: at the next

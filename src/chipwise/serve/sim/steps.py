@@ -3,16 +3,19 @@ simulator prices an iteration with two table look-ups and two multiply-adds:
 
     t(T, n, C, P) = fixed + tokens[T] + seqs[n] + a C + b P
 
-tokens[T] = pp G(T/pp) (+ hand-offs) for every token count up to the iteration's budget; seqs[n] = pp H(n/pp);
-a and b are the decode-attention and prefill-attention coefficients. Counts beyond the tables (a whole long
-prompt in one iteration) are priced on a coarse grid and interpolated linearly.
+tokens[T] = pp G(T/pp) (+ hand-offs) for every token count up to the iteration's budget; seqs[n] = the LM head
+of n rows (pp H(n/pp) once the pipeline fills) and the host's work on them (a verification step's k + 1 rows of
+each sequence); a and b are the decode-attention and prefill-attention coefficients. Counts beyond the tables (a
+whole long prompt in one iteration) are priced on a coarse grid and interpolated linearly.
 
 With attention data parallelism a prompt is encoded by the one rank that holds its request, and every layer
 waits for the heaviest rank (serve.iteration.rank_imbalance): an iteration whose heaviest rank carries as much as
 E tokens (and Q prefill pairs) spread evenly would adds attn[E] - attn[T] + b (Q - P), attn[] being the attention
 projections' share of tokens[].
 
-With pipeline parallelism tokens[T] is a round of pp micro-batches filling the pipeline. A prompt's chunk is
+With pipeline parallelism tokens[T] is a round of pp micro-batches filling the pipeline; a batch of fewer
+sequences than stages runs one micro-batch a sequence, each reading every stage's cache (a pp / n per cached
+token, serve.iteration.micro_batches). A prompt's chunk is
 one micro-batch: it passes the pp stages in turn, at pass[c] = pp G(c) (+ hand-offs) = tokens[pp c] and pp b Q
 for its Q pairs, whatever else fills the pipeline, so an iteration that carries it takes at least that (a lone
 prompt gains no speed from the stages; vLLM, TensorRT-LLM and SGLang schedule a request's next chunk only after
@@ -39,7 +42,7 @@ from chipwise.serve.iteration import (
     eager_launches,
     host_sampling_time,
     host_sequence_time,
-    lm_head_cost,
+    lm_heads,
     pair_coefficient,
     prefill_pairs,
     token_costs,
@@ -89,11 +92,23 @@ class StepModel:
         return gemms + self.b * max(even_pairs - pairs, 0.0)
 
     def seq_time(self, n: int) -> float:
+        """The LM head and host work of n sampled rows."""
         return self.seqs[n] if n < len(self.seqs) else self.seqs[-1] * n / max(1, len(self.seqs) - 1)
+
+    def context_rate(self, n: int) -> float:
+        """Seconds per cached token of an iteration of n sequences: a, or a pp / n where they cannot fill the
+        pipeline's stages."""
+        return self.a * self.pp / min(self.pp, max(n, 1)) if self.pp > 1 else self.a
 
     def time(self, tokens: int, seqs: int, context: float, pairs: float) -> float:
         """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
-        return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + self.a * context + self.b * pairs
+        return (
+            self.fixed
+            + self.token_time(tokens)
+            + self.seq_time(seqs)
+            + self.context_rate(seqs) * context
+            + self.b * pairs
+        )
 
     def pass_time(self, chunk: int, pairs: float) -> float:
         """One prompt chunk of `chunk` tokens and `pairs` prefill pairs through every pipeline stage in turn."""
@@ -141,16 +156,17 @@ class StepModel:
         d = self.drafter
         if d is None or n <= 0:
             return 0.0
-        return self.draft_tokens * (d.token_time(n) + d.seq_time(n) + d.a * context)
+        return self.draft_tokens * (d.token_time(n) + d.seq_time(n) + d.context_rate(n) * context)
 
     def draft_prefill(self, tokens: int) -> float:
         """The drafter's pass over `tokens` prompt tokens."""
         return self.drafter.token_time(tokens) if self.drafter is not None and tokens > 0 else 0.0
 
-    @property
-    def a_decode(self) -> float:
-        """Seconds per cached token of a decode step: the target's verification and the k drafting passes."""
-        return self.a + (self.draft_tokens * self.drafter.a if self.drafter is not None else 0.0)
+    def a_decode(self, n: int) -> float:
+        """Seconds per cached token of a decode step of n sequences: the target's verification and the k drafting
+        passes."""
+        draft = self.draft_tokens * self.drafter.context_rate(n) if self.drafter is not None else 0.0
+        return self.context_rate(n) + draft
 
     def decode_base(self, n: int) -> float:
         """The context-independent part of a decode step of n sequences."""
@@ -162,8 +178,7 @@ class StepModel:
         the largest batch the engine replays in a CUDA graph, its kernels' host launches (0 within it)."""
         if self.eager_floor <= 0 or not 0 < self.graph_batch < n:
             return 0.0
-        m = self.decode_tokens(n)
-        return self.fixed + self.seq_time(m) + self.eager_floor - self.a_decode * context
+        return self.fixed + self.seq_time(self.decode_tokens(n)) + self.eager_floor - self.a_decode(n) * context
 
 
 def _look_up(exact: list[float], coarse: Array, t: int) -> float:
@@ -227,11 +242,7 @@ def step_model(
     grid = np.arange(0, grid_top + COARSE_STEP, COARSE_STEP, dtype=np.float64)
     coarse = _token_table(model, dev, topo, eng, plan, grid)
     n = np.arange(plan.max_batch + 2, dtype=np.float64)
-    seqs = (
-        float(plan.pp) * lm_head_cost(model, dev, shapes, n / float(plan.pp))
-        + host_sequence_time(eng, shapes, n)
-        + host_sampling_time(model, eng, n)
-    )
+    seqs = lm_heads(model, dev, shapes, n, n) + host_sequence_time(eng, shapes, n) + host_sampling_time(model, eng, n)
     spec = plan.speculation
     queries = spec.draft_tokens + 1.0 if spec is not None and drafter is not None else 1.0  # a step verifies k + 1
     a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context, queries))
