@@ -571,7 +571,8 @@ def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) ->
     """DeepSeek-R1 on eight H200s, one user of 8K-token prompts: the mean iteration's parts add up to the step the
     run decodes at plus the prompt's iteration spread over the 256 it joins one of (its TTFT / 256), and no more
     (prompt tokens spread evenly over every iteration made each load every expert: 39 ms of parts, 29 of them 'MoE
-    experts', where it decodes at 12 ms; now 8.2 ms of parts, 3.0 of them the experts)."""
+    experts', where it decodes at 12 ms; now 10.2 ms of parts, 5.0 of them the experts: EP8's busiest rank reads
+    2.4 of the 8 experts a token hits)."""
     from chipwise.planner.serving import predict_serving
     from chipwise.workload.scenario import load_scenario
 
@@ -582,7 +583,7 @@ def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) ->
     result = predict_serving(catalog, scenario)
     spread = result["tpot_s"]["mean"] + result["ttft_s"]["mean"] / 256
     assert sum(result["breakdown"].values()) == pytest.approx(spread, rel=0.05)
-    assert result["breakdown"]["moe"] < 0.45 * spread
+    assert result["breakdown"]["moe"] < 0.55 * spread
 
 
 def test_a_split_decode_pool_breakdown_carries_no_prompt(catalog: Catalog) -> None:
@@ -1097,3 +1098,22 @@ def test_a_pipeline_breakdown_counts_the_prompts_pass_through_its_stages(catalog
     assert sum(result["breakdown"].values()) == pytest.approx(_step_and_prompt(result, 256), rel=0.05)
     assert result["breakdown"]["waits"] > 0.1 * sum(result["breakdown"].values())
     assert result["prefill_breakdown"]["waits"] > 0 and result["breakdown"]["pp_comm"] > 0
+
+
+def test_a_looser_slo_never_plans_a_dearer_fleet(catalog: Catalog) -> None:
+    """Llama 3.1 70B at 10 req/s on H100 or H200: under a 3 s / 60 ms SLO the plan is 5 H200 (TP1 x5, $4.29 per M
+    output tokens). Under a looser 10 s / 100 ms one the estimate's H200 shape, TP2 x2 on 4 chips, grew to x3 in its
+    check and the answer was 6 H100 at $4.48, dearer than the tighter SLO's; a check that grows its option now also
+    simulates the chip's other tensor-parallel sizes that undercut the checks that passed (TP1 x4 on 4 H200 meets it,
+    $3.43)."""
+
+    def best(slo: str) -> dict[str, Any]:
+        report = plan_serving(
+            catalog, "llama-3.1-70b", ["h100-sxm", "h200"], Load("rate", rate=10.0), 2048, 256, slo, precision="fp8"
+        )
+        assert report["best"]["slo_met"] and report["best"]["keeps_up"]
+        return dict(report["best"])
+
+    tight, loose = best("ttft_p99=3s,tpot_p99=60ms"), best("ttft_p99=10s,tpot_p99=100ms")
+    assert loose["cost_usd_per_mtok"] <= tight["cost_usd_per_mtok"]
+    assert loose["hardware"] == "h200" and loose["chips"] == 4 and loose["plan"]["both"]["tp"] == 1

@@ -110,11 +110,15 @@ def choose_any(
     targets: Mapping[str, float],
     drafting: Drafting | None = None,
     decode_only: bool = False,
+    fixed: Mapping[str, int] | None = None,
 ) -> tuple[Choice, Estimate, np.ndarray]:
-    """`choose` over every replica shape, with the engine's token budget and chunking."""
+    """`choose` over every replica shape (those with the `fixed` settings), with the engine's token budget and
+    chunking."""
     budget = token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
     chunked = eng.chunked_prefill
-    return choose(model, system, eng, job, weight, kv, targets, {}, None, budget, chunked, drafting, decode_only)
+    return choose(
+        model, system, eng, job, weight, kv, targets, fixed or {}, None, budget, chunked, drafting, decode_only
+    )
 
 
 def _setup(
