@@ -8,7 +8,7 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.economics.energy import carbon_kg, energy_j, site_for
 from chipwise.economics.power import power_model
-from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_per_chip_hour
+from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_gap, price_per_chip_hour
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import Hardware
 
@@ -59,14 +59,17 @@ def test_a_clouds_instance_takes_its_own_clouds_products_only(catalog: Catalog, 
     """Spot, reserved and capacity-block prices are a cloud's products for its instance types: an Azure or a
     vendor's H100 system took AWS's p5 Capacity Block price per GPU (a rental AWS sells only as whole 8-GPU
     instances, so naming another system got round the unit), and an AWS p5 took GCP's spot price. Without an
-    offer of their own they are priced from their on-demand rate by the mode's ratio, as an estimate."""
+    offer of their own they are priced from their on-demand rate by the mode's ratio, as an estimate, where their
+    provider sells that product at all: an EC2 Capacity Block is AWS's, so Azure's H100 has none (it had been
+    given 0.82 x Azure's on-demand rate)."""
     p5 = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "capacity-block")
     assert p5 is not None and p5.provider == "aws" and p5.status != "estimate"
     for sid in ("azure-nd-h100-v5", "dgx-h100"):
-        cb = price_per_chip_hour(catalog, hw.system(sid), "capacity-block")
-        od = price_per_chip_hour(catalog, hw.system(sid))
-        assert cb is not None and od is not None and cb.entry != "p5.48xlarge"
-        assert cb.derived_from_mode == "on-demand" and cb.status == "estimate"
+        assert price_per_chip_hour(catalog, hw.system(sid), "capacity-block") is None
+        assert "sold by aws only" in price_gap(catalog, hw.system(sid), "capacity-block")
+        r1 = price_per_chip_hour(catalog, hw.system(sid), "reserved-1y")
+        assert r1 is not None and r1.provider == "azure" and r1.derived_from_mode == "on-demand"
+        assert r1.status == "estimate"
     spot = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "spot")
     assert spot is not None and spot.provider == "aws" and spot.derived_from_mode == "on-demand"
     gcp = price_per_chip_hour(catalog, hw.system("gcp-a3-highgpu-8g"), "spot")
@@ -140,3 +143,132 @@ def test_a_three_year_commitment_costs_no_more_than_a_listed_one_year_one(catalo
         s = hw.system(chip)
         r1, r3 = price_per_chip_hour(catalog, s, "reserved-1y"), price_per_chip_hour(catalog, s, "reserved-3y")
         assert r1 is not None and r3 is not None and r3.usd_per_chip_hour <= r1.usd_per_chip_hour
+
+
+def test_every_electricity_region_has_a_grid_intensity(catalog: Catalog, hw: Hardware) -> None:
+    """A region with an electricity price but no grid intensity (us-va, us-tx, eu-average and 23 more) was refused
+    by --region while the missing-price error suggested it. Each now places a fleet: Virginia in SERC (CCF factor
+    0.000379069 t/kWh = 379 g/kWh), Texas in TRE (373), the EU average 510 g (1990) x (1 - 0.58) = 214 g."""
+    from chipwise.catalog.terms import node
+    from chipwise.economics.energy import check_region, known_regions
+
+    prices = node(catalog, "datacenter", "electricity_usd_per_kwh")
+    grids = node(catalog, "datacenter", "grid_intensity")
+    assert sorted(set(prices) - set(grids)) == []
+    assert all(check_region(catalog, r) == r for r in prices)
+    assert set(known_regions(catalog)) == set(grids)
+    system = hw.system("h100-sxm")
+    for region, g_per_kwh, usd_per_kwh in (("us-va", 379, 0.0892), ("us-tx", 373, 0.0660), ("eu-average", 214, 0.205)):
+        site = site_for(catalog, system, region, owned=True)
+        assert site.kg_co2e_per_j * 3.6e9 == pytest.approx(g_per_kwh)
+        assert site.electricity is not None and site.electricity.value * 3.6e6 == pytest.approx(usd_per_kwh)
+
+
+def test_the_missing_price_error_names_only_regions_it_accepts(catalog: Catalog, hw: Hardware) -> None:
+    """eu-west-2 has a grid intensity but no electricity price: the fix lists regions that have both (it listed
+    us-average and us-az, which --region refused)."""
+    from chipwise.catalog.terms import node
+    from chipwise.economics.energy import check_region, require_electricity
+
+    site = site_for(catalog, hw.system("h100-sxm"), "eu-west-2", owned=True)
+    with pytest.raises(ChipwiseError) as err:
+        require_electricity(catalog, site)
+    listed = str(err.value).split("(", 1)[1].split(")", 1)[0].replace(", ...", "").split(", ")
+    prices = node(catalog, "datacenter", "electricity_usd_per_kwh")
+    assert len(listed) == 8 and all(check_region(catalog, r) == r and r in prices for r in listed)
+
+
+def test_an_instance_is_priced_at_its_own_clouds_rate_for_its_chip_first(catalog: Catalog, hw: Hardware) -> None:
+    """p5e.48xlarge (AWS, H200) has no on-demand SKU. It took RunPod's per-GPU $4.59 (and a colocation site, PUE
+    1.42) before AWS's own p5en rate for the same H200: 63.296 / 8 = $7.912 a GPU-hour. Its reserved-1y is derived
+    from that AWS rate, 7.912 x 0.70 = $5.538 (it was RunPod's 4.59 x 0.70 = 3.213), and AWS's Capacity Block,
+    47.76 / 8 = $5.97, is now below on-demand."""
+    p5e = hw.system("p5e.48xlarge")
+    od = price_per_chip_hour(catalog, p5e)
+    assert od is not None and od.provider == "aws" and od.entry == "p5en.48xlarge"
+    assert od.usd_per_chip_hour == pytest.approx(63.296 / 8)
+    r1 = price_per_chip_hour(catalog, p5e, "reserved-1y")
+    assert r1 is not None and r1.provider == "aws" and r1.derived_from_mode == "on-demand" and r1.status == "estimate"
+    assert r1.usd_per_chip_hour == pytest.approx(63.296 / 8 * 0.70)
+    cb = price_per_chip_hour(catalog, p5e, "capacity-block")
+    assert cb is not None and cb.usd_per_chip_hour == pytest.approx(47.76 / 8)
+    assert cb.usd_per_chip_hour < od.usd_per_chip_hour
+    site = site_for(catalog, p5e, operator=od.provider, hint_region=od.region)
+    assert site.pue.value == pytest.approx(1.15)  # AWS's, not colocation's 1.42
+
+
+def test_a_commitment_is_not_derived_from_another_providers_rate() -> None:
+    """A cloud instance whose only on-demand price is another provider's gets no derived reserved price: a p5e
+    with AWS's H200 prices removed (a user catalog) falls back to RunPod's on-demand rate, but no reserved-1y."""
+    from chipwise.catalog.loader import load_catalog
+    from chipwise.hardware import hardware
+
+    cat = load_catalog()
+    kept = [p for p in cat.prices if not (p.provider == "aws" and (p.chip == "h200" or p.system.startswith("p5e")))]
+    cat = type(cat)(**{**cat.__dict__, "prices": kept})
+    p5e = hardware(cat).system("p5e.48xlarge")
+    od = price_per_chip_hour(cat, p5e)
+    assert od is not None and od.provider != "aws"
+    assert price_per_chip_hour(cat, p5e, "reserved-1y") is None
+    assert "not derived from another provider" in price_gap(cat, p5e, "reserved-1y")
+
+
+def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(catalog: Catalog, hw: Hardware) -> None:
+    """p5's ~$52/h 1-year reservation (2025) was quoted against the $98.32 on-demand rate, cut to $55.04 since; it
+    stood only 5.5% below today's on-demand, and owning an H100 broke even at 23.8% use. Carried to today's rate:
+    52 x 55.04 / 98.32 = 29.11 $/h = 3.6387 a GPU-hour (an estimate). Break-even against it, with the owned H100's
+    fixed 1.49087 $/h (depreciation 0.95368 + operations 0.19074 + colocation 0.34645) and energy idle 0.029408 /
+    busy 0.137092 $/h (240.25 W / 1,120 W x 1.42 x $0.0862/kWh): (1.49087 + 0.029408) / (3.63865 - 0.137092 +
+    0.029408) = 0.4305."""
+    from chipwise.economics.pricing import latest_quotes
+    from chipwise.economics.tco import owned_tco, tco_report
+
+    q = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "reserved-1y")
+    assert q is not None and q.status == "estimate" and not q.derived_from_mode
+    assert q.usd_per_chip_hour == pytest.approx(52 * 55.04 / 98.32 / 8)
+    assert "52 x 55.04 / 98.32" in q.derivation
+    [(provider, region, per_chip, status)] = latest_quotes(catalog, "h100-sxm", "reserved-1y")
+    assert (provider, region, status) == ("aws", "us-east-1", "estimate")
+    assert per_chip == pytest.approx(52 * 55.04 / 98.32 / 8)
+    report = tco_report(catalog, owned_tco(catalog, hw.system("h100-sxm")), "reserved-1y")
+    assert report["break_even"][0]["break_even_utilisation"] == pytest.approx(0.4305, abs=2e-4)
+    # an on-demand price that never moved leaves its commitment as listed (trn1: 21.50 since launch)
+    trn1 = price_per_chip_hour(catalog, hw.system("trn1.32xlarge"), "reserved-1y")
+    assert trn1 is not None and trn1.usd_per_chip_hour == pytest.approx(8.197 / 16)
+
+
+def test_a_managed_service_and_a_capacity_block_price_only_their_providers(catalog: Catalog, hw: Hardware) -> None:
+    """SageMaker (AWS) marked up DigitalOcean's MI300X to 2.59 x 1.15 = $2.98 and Google's TPU v5p to 4.20 x 1.15 =
+    $4.83; a Capacity Block (EC2's) was derived for DigitalOcean at 2.59 x 0.82. None of those is sold: no price, and
+    the reason. An AWS H100 keeps the markup: 55.04 / 8 x 1.15 = $7.912."""
+    for sid in ("mi300x-8x", "tpu-v5p-pod"):
+        system = hw.system(sid)
+        assert price_per_chip_hour(catalog, system, managed="sagemaker") is None
+        assert "sagemaker runs on aws" in price_gap(catalog, system, managed="sagemaker")
+        assert price_per_chip_hour(catalog, system, "capacity-block") is None
+    p5 = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), managed="sagemaker")
+    assert p5 is not None and p5.usd_per_chip_hour == pytest.approx(55.04 / 8 * 1.15)
+    with pytest.raises(ChipwiseError, match="sagemaker runs on aws instances only"):
+        price_per_chip_hour(catalog, hw.system("h100-sxm"), managed="sagemaker", provider="gcp")
+
+
+def test_nothing_priced_under_a_managed_service_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan train --managed sagemaker` on chips AWS does not rent: one line and exit 2, not a table of '-'."""
+    from chipwise.interfaces.cli.app import run
+
+    argv = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1T", "--chips", "64", "--hardware"]
+    assert run([*argv, "mi300x,tpu-v5p", "--managed", "sagemaker"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "sagemaker runs on aws instances" in err[0] and "Fix:" in err[0]
+
+
+def test_the_scale_out_network_scales_with_the_systems_bandwidth(catalog: Catalog, hw: Hardware) -> None:
+    """The 100 W per chip of scale-out switches and optics is sized for one 400G port a GPU: a TPU v5p pod's
+    50 Gb/s a chip draws 100 x 50 / 400 = 12.5 W, trn2's 200 Gb/s 50 W, a p5's 400 Gb/s the full 100 W."""
+    from chipwise.economics.power import scaleout_share
+
+    for sid, gbps, net_w in (("tpu-v5p-pod", 50, 12.5), ("trn2.48xlarge", 200, 50.0), ("p5.48xlarge", 400, 100.0)):
+        system = hw.system(sid)
+        assert scaleout_share(catalog, system).value == pytest.approx(gbps / 400)
+        assert power_model(catalog, system).network_w == pytest.approx(net_w)
+        assert power_model(catalog, system, scaleout=False).network_w == 0.0

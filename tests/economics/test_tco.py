@@ -118,3 +118,22 @@ def test_break_even_against_a_mode_the_catalog_lists_no_price_in_is_derived(cata
     assert quote is not None and len(rows) == 1
     assert rows[0]["usd_per_chip_hour"] == quote.usd_per_chip_hour and rows[0]["status"] == "estimate"
     assert "pricing_mode_ratio.reserved-3y" in rows[0]["derivation"] and rows[0]["break_even_utilisation"] is not None
+
+
+def test_the_scale_out_fabric_is_charged_by_the_systems_bandwidth(catalog: Catalog, hw: Hardware) -> None:
+    """The $6,600 a chip of scale-out fabric is a 400G-port-a-GPU InfiniBand fat tree; a TPU v5p pod has 50 Gb/s of
+    scale-out a chip and paid the whole of it (28% of its capex). By bandwidth: 6,600 x 50 / 400 = $825.
+
+    capex = 9,000 chip + 4,000 server + 0 scale-up (torus links on the boards) + 825 fabric + 3,700 storage
+          = 17,525 (it was 23,300)
+    power = tpu-v5p-pod host share + 100 W x 50 / 400 = 12.5 W of network a chip
+    A given fabric cost is taken as it is (no scaling): --scaleout-network 1000 stays $1,000."""
+    t = owned_tco(catalog, hw.system("tpu-v5p"))
+    parts = t.record()["capex_usd_per_chip_by_part"]
+    assert parts["scaleout_network"] == pytest.approx(825.0)
+    assert t.capex_usd == pytest.approx(9000 + 4000 + 0 + 825 + 3700)
+    assert t.inputs.power.network_w == pytest.approx(12.5)
+    trn2 = owned_tco(catalog, hw.system("trn2"))
+    assert trn2.record()["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(3300.0)
+    given = owned_tco(catalog, hw.system("tpu-v5p"), overrides={"scaleout_network_usd_per_chip": 1000})
+    assert given.record()["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(1000.0)

@@ -355,3 +355,38 @@ def test_a_lifecycle_past_its_bounds_is_refused(catalog: Catalog, rate: float, m
     """--serve-rate 2e9 and --serve-months 1e30 were priced ($5e+33); the rate's bound is plan serve's own."""
     with pytest.raises(ChipwiseError, match=needle):
         plan_lifecycle(catalog, "llama-3.1-8b", 1e12, rate, months, ["h100-sxm"])
+
+
+def test_lifecycle_serving_energy_is_the_serving_predictions(catalog: Catalog) -> None:
+    """The serving side's power and grid are plan serve's and predict's for the same deployment. They had put the
+    scale-out network on one H100 and priced trn2's site at AWS's default region:
+
+    H100 (one p5, AWS, PUE 1.15): 0.8 x (700 + 575) W x 1.15 = 1,173 W a chip (lifecycle said 1,288 W with the
+        100 W network), at us-east-1's 379 g/kWh;
+    trn2 (priced in us-east-2, within one trn2.48xlarge): 0.8 x (500 + 150) W x 1.15 = 598 W a chip (3 chips: 1,794 W;
+        lifecycle said 2,139 W) at us-east-2's 411 g/kWh (it said 379)."""
+    from chipwise.api import predict
+
+    r = plan_lifecycle(catalog, "llama-3.1-8b", 1e12, 10.0, 1.0, ["trn2", "h100-sxm"], train_chips=64, slo=SLO)
+    serve = {p["serve"]["hardware"]: p["serve"] for p in r["top"]}
+    hours = 365.25 / 12 * 24
+    # predict on a fixed deployment of each (energy an hour is chips x the same per-chip power; the plan serve picks
+    # may differ in size)
+    for chip, chips, tp, batch, watts_per_chip, g_per_kwh in (
+        ("h100-sxm", 1, 1, 64, 0.8 * 1275 * 1.15, 379),
+        ("trn2", 3, 2, 32, 0.8 * 650 * 1.15, 411),
+    ):
+        s = serve[chip]
+        assert s["energy"] / (hours * 3600) == pytest.approx(watts_per_chip * s["chips"])
+        assert s["carbon"] / (s["energy"] / 3.6e6) * 1e3 == pytest.approx(g_per_kwh, abs=0.5)
+        p = predict(
+            {
+                "kind": "serve", "model": "llama-3.1-8b", "hardware": chip, "chips": chips, "input_tokens": 1024,
+                "output_tokens": 256, "arrival_rate": 10, "requests": 200,
+                "plan": {"tp": tp, "pp": 1, "ep": 1, "max_batch": batch, "disaggregated": False},
+            }
+        )  # fmt: skip
+        assert p["energy_j_per_hour"] / 3600 == pytest.approx(watts_per_chip * chips)
+        assert s["energy_j_per_hour"] / s["chips"] == pytest.approx(p["energy_j_per_hour"] / chips)
+        co2_h = p["co2e_kg_per_mtok"] * p["cost_usd_per_hour"] / p["cost_usd_per_mtok"]
+        assert s["co2e_kg_per_hour"] / s["energy_j_per_hour"] == pytest.approx(co2_h / p["energy_j_per_hour"])

@@ -49,21 +49,24 @@ class EnergySite:
 
 
 def known_regions(catalog: Catalog) -> list[str]:
-    grids = node(catalog, "datacenter", "grid_intensity") or {}
-    prices = node(catalog, "datacenter", "electricity_usd_per_kwh") or {}
-    return sorted(set(grids) | set(prices))
+    """The regions check_region accepts: those with a grid intensity (a price alone does not place a fleet)."""
+    return sorted(node(catalog, "datacenter", "grid_intensity") or {})
+
+
+#: the kinds of region a --region names, with an example of each (the hint names only those the catalog holds)
+REGION_EXAMPLES = (("a cloud region", "us-east-1"), ("a US state", "us-va"), ("a country", "country-usa"))
 
 
 def check_region(catalog: Catalog, region: str) -> str:
     """A region the catalog has a grid intensity for, or a one-line error with close matches."""
     grids = node(catalog, "datacenter", "grid_intensity") or {}
     if region not in grids:
+        kinds = ", ".join(f"{kind} ({ex})" for kind, ex in REGION_EXAMPLES if ex in grids)
         raise UnknownNameError(
             "region",
             region,
             grids,
-            hint="use a cloud region (us-east-1, us-central1, eastus, ...), a US state (us-va) or a country "
-            "(country-usa) from the catalog's datacenter.grid_intensity",
+            hint=f"use {kinds or 'a region'} from the catalog's datacenter.grid_intensity",
         )
     return region
 
@@ -123,9 +126,10 @@ def require_electricity(catalog: Catalog, site: EnergySite) -> Term:
     """The site's electricity price, or a one-line error naming the regions that have one."""
     if site.electricity is None:
         prices = node(catalog, "datacenter", "electricity_usd_per_kwh") or {}
+        usable = [r for r in known_regions(catalog) if r in prices]  # a region --region accepts, and priced
         raise ChipwiseError(
             f"the catalog has no electricity price for region '{site.region}'. Fix: use a region with one "
-            f"({', '.join(sorted(prices)[:8])}, ...) or "
+            f"({', '.join(usable[:8])}{', ...' if len(usable) > 8 else ''}) or "
             f"--set datacenter.electricity_usd_per_kwh.{site.region}=0.1USD/kWh."
         )
     return site.electricity

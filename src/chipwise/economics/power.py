@@ -7,8 +7,9 @@
   NICs, switches, fans, PSU losses; a DGX H100 is rated 10.2 kW for 8 x 700 W GPUs, so 575 W per GPU).
 - load: `datacenter.opex.utilisation_power_fraction` (~0.8 of rated power during LLM training; Newkirk et al.
   2025 measured 76% of the 10.2 kW rating on H100 nodes) when busy, `idle_power_fraction` when idle.
-- P_net: `datacenter.opex.network_power_w_per_chip`, the scale-out fabric's switches and optics per chip; only
-  when the fleet spans more than one system.
+- P_net: `datacenter.opex.network_power_w_per_chip`, the scale-out fabric's switches and optics per chip, sized for
+  one 400G port a chip, x the system's scale-out Gb/s per chip / 400 (`scaleout_share`: a TPU v5p pod's 50 Gb/s a
+  chip draws 1/8 of it); only when the fleet spans more than one system.
 
 Facility power multiplies IT power by the PUE (cooling and power distribution), see economics.energy.
 """
@@ -63,6 +64,21 @@ def check_fraction(value: float, name: str) -> float:
     return value
 
 
+def scaleout_share(catalog: Catalog, system: System) -> Term:
+    """The system's scale-out bandwidth per chip over the one the catalog's per-chip network cost and power are sized
+    for (`datacenter.capex.scaleout_reference_bandwidth_per_chip`, one 400G port a GPU): the share of that fabric's
+    ports, links and optics a chip of this system needs (an estimate, linear in ports)."""
+    ref = term(catalog, "datacenter", "capex", "scaleout_reference_bandwidth_per_chip")
+    bw = system.scaleout_bandwidth_per_chip
+    return derived(
+        bw / ref.value if ref.value > 0 else 1.0,
+        f"{system.id}.scaleout_share",
+        "1",
+        f"{system.id} scale-out {bw * 8 / 1e9:,.4g} Gb/s per chip / {ref.shown:g} Gb/s per chip, the fabric the "
+        f"network cost and power figures are sized for ({ref.key}, {ref.status})",
+    )
+
+
 def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_load: float | None = None) -> PowerModel:
     """The power model of one chip of `system`; `scaleout` adds the fabric's per-chip power."""
     tdp = system.chip.tdp
@@ -73,7 +89,18 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         else override(check_fraction(busy_load, "power load"), "datacenter.opex.utilisation_power_fraction", "1")
     )
     idle = term(catalog, "datacenter", "opex", "idle_power_fraction")
-    net = term(catalog, "datacenter", "opex", "network_power_w_per_chip")
+    fig = term(catalog, "datacenter", "opex", "network_power_w_per_chip")
+    share = scaleout_share(catalog, system) if scaleout else None
+    net = (
+        derived(
+            fig.value * share.value,
+            fig.key,
+            "W",
+            f"{fig.shown:g} W per 400G-port chip ({fig.status}) x {share.value:.4g} ({share.derivation})",
+        )
+        if share is not None
+        else fig
+    )
     power_ref = system.provenance.get("power")
     host = derived(
         host_w,

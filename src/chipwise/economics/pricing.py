@@ -93,9 +93,62 @@ def markup_term(catalog: Catalog, managed: str | None) -> Term | None:
 USER_PROVIDER = "user"
 
 
+#: the provider each managed service runs on: its markup applies to that provider's instances only (SageMaker does
+#: not rent DigitalOcean's MI300X nor Google's TPUs)
+MANAGED_PROVIDER: dict[str, str] = {"sagemaker": "aws"}
+#: the providers that sell a rental product at all, where not every cloud does: an EC2 Capacity Block is AWS's, and
+#: no ratio makes one out of another provider's on-demand rate
+MODE_SELLERS: dict[str, tuple[str, ...]] = {"capacity-block": ("aws",)}
+
+
 def _rank(p: PriceEntry, provider: str, region: str | None) -> tuple[int, int, str, int, float]:
     in_region = int(region is not None and p.region == region)
     return (int(p.provider == provider), in_region, p.date, int(p.status == "spec"), -p.value)
+
+
+def _sells(catalog: Catalog, provider: str | None) -> bool:
+    """Whether the catalog lists any price of `provider` (a cloud that rents, not a vendor's reference system)."""
+    return provider is not None and any(p.provider == provider for p in catalog.prices)
+
+
+def _in_force(date: str, at: str) -> bool:
+    """Whether a price dated `date` was listed by `at`, to the precision of the coarser ('2025-05' by '2025': yes)."""
+    n = min(len(date), len(at))
+    return date[:n] <= at[:n]
+
+
+def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[float, str] | None:
+    """A commitment or spot price listed against an on-demand price the same entry has since changed: the factor
+    (newest on-demand / on-demand in force at its date) that carries it to today's rate, and the derivation; None
+    when the on-demand price has not moved since (or the catalog has no on-demand price of it then).
+
+    The p5.48xlarge 1-year reservation (~52 USD/h, 2025) was quoted against the 98.32 on-demand rate; AWS cut that
+    to 55.04 in June 2025, so 52 x 55.04 / 98.32 = 29.11 USD/h, the same 47% off the new rate."""
+    same = [
+        p
+        for p in catalog.prices
+        if p.mode == "on-demand"
+        and p.system == best.system
+        and p.chip == best.chip
+        and p.provider == best.provider
+        and p.region == best.region
+        and (as_of is None or p.date <= as_of)
+    ]
+    if not same:
+        return None
+    newest = max(same, key=lambda p: p.date)
+    then = [p for p in same if _in_force(p.date, best.date)]
+    if not then:
+        return None
+    old = max(then, key=lambda p: p.date)
+    if old.date >= newest.date or old.value == newest.value or old.value <= 0:
+        return None
+    factor = newest.value / old.value
+    return factor, (
+        f"the catalog's {best.mode} price {best.value:g} USD/h ({best.date}) was listed against on-demand "
+        f"{old.value:g} ({old.date}); on-demand is now {newest.value:g} ({newest.date}): {best.value:g} x "
+        f"{newest.value:g} / {old.value:g} = {best.value * factor:.4g} USD/h (the same discount off today's rate)"
+    )
 
 
 def _rental_quote(
@@ -104,7 +157,7 @@ def _rental_quote(
     prefer = provider or system.provider
     # a cloud's own instance type takes that cloud's spot, reserved and capacity-block products only (another
     # cloud's are not offered on it); on-demand rates, and a vendor's reference system, borrow any provider's
-    sells = mode != "on-demand" and any(p.provider == system.provider for p in catalog.prices)
+    sells = mode != "on-demand" and _sells(catalog, system.provider)
     own = system.provider if sells else None
 
     def match(p: PriceEntry) -> bool:
@@ -120,31 +173,42 @@ def _rental_quote(
     def user(p: PriceEntry) -> bool:  # a price set on the command line (--set ID.price=...) is the user's own
         return p.provider == USER_PROVIDER and p.mode == mode and (as_of is None or p.date <= as_of)
 
+    per_chip = [p for p in catalog.prices if p.chip == system.chip.id and match(p)]
+    # another instance type's rate for the same chip, on demand only: its spot, reserved and capacity-block
+    # products (AWS's whole-instance blocks) are that instance's
+    siblings = [p for p in catalog.prices if p.system in same_chip_systems and match(p) and mode == "on-demand"]
     tiers: list[tuple[list[PriceEntry], str]] = [
         ([p for p in catalog.prices if p.system == system.id and user(p)], "system"),
         ([p for p in catalog.prices if p.chip == system.chip.id and user(p)], "chip"),
         ([p for p in catalog.prices if p.system == system.id and match(p)], "system"),
-        ([p for p in catalog.prices if p.chip == system.chip.id and match(p)], "chip"),
-        # another instance type's rate for the same chip, on demand only: its spot, reserved and capacity-block
-        # products (AWS's whole-instance blocks) are that instance's
-        ([p for p in catalog.prices if p.system in same_chip_systems and match(p) and mode == "on-demand"], "system"),
+        # the seller's own price for the same chip before any other provider's: p5e.48xlarge (no on-demand SKU)
+        # rents at AWS's p5en rate for the same H200, not at RunPod's per-GPU rate in a colocation facility
+        ([p for p in per_chip if p.provider == prefer], "chip"),
+        ([p for p in siblings if p.provider == prefer], "system"),
+        (per_chip, "chip"),
+        (siblings, "system"),
     ]
     for candidates, basis in tiers:
         if not candidates:
             continue
         best = max(candidates, key=lambda p: _rank(p, prefer, region))
-        per_chip = best.value if best.chip else best.value / catalog.systems[best.system].chips
+        value, status, derivation = best.value, best.status, best.derivation
+        moved = None if mode == "on-demand" or best.provider == USER_PROVIDER else _rescaled(catalog, best, as_of)
+        if moved is not None:
+            value, status = value * moved[0], "estimate"
+            derivation = moved[1] + (f"; the entry: {best.derivation}" if best.derivation else "")
+        per_chip_value = value if best.chip else value / catalog.systems[best.system].chips
         return PriceQuote(
-            usd_per_chip_hour=per_chip,
+            usd_per_chip_hour=per_chip_value,
             mode=mode,
             provider=best.provider,
             region=best.region,
             date=best.date,
-            status=best.status,
+            status=status,
             basis=basis,
             entry=best.system or best.chip,
             source=tuple(best.source),
-            derivation=best.derivation,
+            derivation=derivation,
             region_matched=region is None or best.region == region or best.provider == USER_PROVIDER,
         )
     return None
@@ -152,6 +216,56 @@ def _rental_quote(
 
 #: a commitment and the shorter one it never costs more than
 LONGER_TERM = {"reserved-3y": "reserved-1y"}
+
+
+def _seller(catalog: Catalog, system: System, provider: str | None) -> str | None:
+    """Whose products a system's commitment and spot prices must be: the provider asked for, else the system's own
+    cloud where the catalog prices it; None for a vendor's reference system (any provider's rate stands in)."""
+    if provider is not None:
+        return provider
+    return system.provider if _sells(catalog, system.provider) else None
+
+
+def _managed_provider(managed: str | None, provider: str | None) -> str | None:
+    """The provider a managed service pins the lookup to (SageMaker: aws), or a one-line error for another."""
+    pinned = MANAGED_PROVIDER.get(managed or "")
+    if pinned is not None and provider is not None and provider != pinned:
+        raise ChipwiseError(
+            f"{managed} runs on {pinned} instances only, not {provider}'s. Fix: drop --managed, or use --provider "
+            f"{pinned}."
+        )
+    return pinned or provider
+
+
+def price_gap(
+    catalog: Catalog,
+    system: System,
+    mode: str = "on-demand",
+    provider: str | None = None,
+    managed: str | None = None,
+    as_of: str | None = None,
+) -> str:
+    """Why price_per_chip_hour has no price for a system (one clause, for a '-' in a table's note)."""
+    pinned = MANAGED_PROVIDER.get(managed or "")
+    lookup = pinned or provider
+    chip = system.chip.id
+    if pinned is not None and _rental_quote(catalog, system, "on-demand", None, lookup, as_of) is None:
+        return f"{managed} runs on {pinned} instances and the catalog has no {pinned} price for {chip}"
+    sellers = MODE_SELLERS.get(mode)
+    base = _rental_quote(catalog, system, "on-demand", None, lookup, as_of)
+    if base is None:
+        return f"the catalog has no {mode} or on-demand price for {chip}"
+    if sellers is not None and base.provider not in sellers:
+        return (
+            f"{mode} is sold by {', '.join(sellers)} only, and the catalog has no {', '.join(sellers)} price for {chip}"
+        )
+    seller = _seller(catalog, system, lookup)
+    if seller is not None and base.provider != seller:
+        return (
+            f"the catalog has no {seller} {mode} or on-demand price for {system.id}; a {mode} price is not derived "
+            f"from another provider's ({base.provider}) on-demand rate"
+        )
+    return f"the catalog has no {mode} price for {system.id}"
 
 
 def price_per_chip_hour(
@@ -163,18 +277,33 @@ def price_per_chip_hour(
     managed: str | None = None,
     as_of: str | None = None,
 ) -> PriceQuote | None:
-    """The best matching rental price per chip-hour for a system, or None when the catalog has none.
+    """The best matching rental price per chip-hour for a system, or None when the catalog has none (price_gap
+    says why).
 
-    `as_of` ('2025-06') ignores prices dated after it. For mode 'owned' this returns None: use economics.tco.
+    A managed service looks only at its provider's prices (MANAGED_PROVIDER); a commitment or spot price missing
+    from the catalog is derived only from the on-demand rate of the provider that sells the system (the system's own
+    cloud, or `provider`), and only for a provider that sells that product (MODE_SELLERS). `as_of` ('2025-06')
+    ignores prices dated after it. For mode 'owned' this returns None: use economics.tco.
     """
     check_mode(mode)
     if mode == "owned":
         return None
+    mk = markup_term(catalog, managed)
+    provider = _managed_provider(managed, provider)
     quote = _rental_quote(catalog, system, mode, region, provider, as_of)
+    sellers = MODE_SELLERS.get(mode)
+    if quote is not None and sellers is not None and quote.provider not in (*sellers, USER_PROVIDER):
+        quote = None  # another provider's price filed under a product only these sell
     if quote is None and mode != "on-demand":
         base = _rental_quote(catalog, system, "on-demand", region, provider, as_of)
         ratio = node(catalog, "datacenter", "pricing_mode_ratio", mode)
-        if base is not None and ratio is not None:
+        seller = _seller(catalog, system, provider)
+        if (
+            base is not None
+            and ratio is not None
+            and (sellers is None or base.provider in sellers)
+            and (seller is None or base.provider in (seller, USER_PROVIDER))
+        ):
             r = term(catalog, "datacenter", "pricing_mode_ratio", mode)
             quote = replace(
                 base,
@@ -203,7 +332,6 @@ def price_per_chip_hour(
                     "commitment costs no more"
                 ),
             )
-    mk = markup_term(catalog, managed)
     if quote is not None and mk is not None:
         quote = replace(
             quote,
@@ -217,7 +345,8 @@ def price_per_chip_hour(
 
 def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> list[tuple[str, str, float, str]]:
     """Every provider's and region's newest catalog price of one chip in one mode, cheapest first:
-    (provider, region, USD per chip-hour, status)."""
+    (provider, region, USD per chip-hour, status); a commitment price listed against an on-demand rate that has since
+    moved is carried to today's (_rescaled, an estimate)."""
     newest: dict[tuple[str, str], tuple[str, tuple[str, str, float, str]]] = {}
     for p in catalog.prices:
         if p.mode != mode:
@@ -225,8 +354,10 @@ def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> li
         target = p.chip or catalog.systems[p.system].chip
         if target != chip_id:
             continue
-        per_chip = p.value if p.chip else p.value / catalog.systems[p.system].chips
+        moved = None if mode == "on-demand" else _rescaled(catalog, p, None)  # listed against an older rate
+        value, status = (p.value * moved[0], "estimate") if moved else (p.value, p.status)
+        per_chip = value if p.chip else value / catalog.systems[p.system].chips
         key = (p.provider, p.region)
         if key not in newest or p.date > newest[key][0]:
-            newest[key] = (p.date, (p.provider, p.region, per_chip, p.status))
+            newest[key] = (p.date, (p.provider, p.region, per_chip, status))
     return sorted((v for _, v in newest.values()), key=lambda q: q[2])

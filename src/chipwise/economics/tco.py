@@ -30,7 +30,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
-from chipwise.economics.power import PowerModel, check_fraction, power_model
+from chipwise.economics.power import PowerModel, check_fraction, power_model, scaleout_share
 from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_per_chip_hour
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
@@ -192,6 +192,22 @@ def _scaleup_capex(catalog: Catalog, system: System, overrides: Mapping[str, flo
     )
 
 
+def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, float]) -> Term:
+    """The scale-out network's capex per chip: the catalog's 400G-port-a-chip fat-tree figure x the system's
+    scale-out share (power.scaleout_share: a TPU v5p pod's 50 Gb/s a chip buys 1/8 of its ports and optics); a
+    figure given for this fleet is taken as it is."""
+    if "scaleout_network_usd_per_chip" in overrides:
+        return _input(catalog, "scaleout_network_usd_per_chip", overrides)
+    t = term(catalog, "datacenter", "capex", "scaleout_network_usd_per_chip")
+    share = scaleout_share(catalog, system)
+    return derived(
+        t.value * share.value,
+        t.key,
+        "USD",
+        f"${t.value:,.0f} per 400G-port chip ({t.status}) x {share.value:.4g} ({share.derivation})",
+    )
+
+
 def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
     chip = system.chip
     if "chip_price_usd" in overrides:
@@ -246,7 +262,7 @@ def tco_inputs(
         "chip": _chip_price(system, ov),
         "server": _input(catalog, "server_usd_per_chip", ov),
         "scaleup_network": _scaleup_capex(catalog, system, ov),
-        "scaleout_network": _input(catalog, "scaleout_network_usd_per_chip", ov),
+        "scaleout_network": _scaleout_capex(catalog, system, ov),
         "storage": _input(catalog, "storage_usd_per_chip", ov),
     }
     if facility == "colocation":

@@ -158,6 +158,17 @@ def _saving(v: float) -> str:
 
 
 # ----------------------------------------------------------------------------------------------------- claim 1
+def _tdp_for(tdp_w: float, ratio: float, target: float) -> float:
+    """The Trn3 TDP at which tokens per joule, Trn3 over Trn2, reach `target`, on the same run: one UltraServer, no
+    scale-out network, each chip's busy or idle IT power (TDP + host) x load with the host a fixed share of the TDP
+    (x1.3), so tokens/J scale as 1 / TDP - the 16 of 144 chips the plan leaves idle included, which
+    Trn2 TDP x per-chip speed ratio / target left out (586 W gave 1.548x, not 1.4x):
+
+        TDP = TDP_now x ratio_now / target        (1,000 W x 0.907 / 1.4 = 648 W)
+    """
+    return tdp_w * ratio / target if math.isfinite(ratio) else math.nan
+
+
 def _claim1(runs: _Runs) -> Claim:
     trn3, trn2 = runs.system("trn3-ultraserver"), runs.system("trn2-ultraserver")
     n3, n2 = trn3.chips, trn2.chips
@@ -231,7 +242,8 @@ def _claim1(runs: _Runs) -> Claim:
             f"Llama-3.1-70B FP8 training tokens per joule, Trn3 / Trn2 UltraServer: {_x(eff)} on chipwise's power "
             "estimates",
             UNCHECKABLE,
-            power_note + f"; with them Trn3 would need <= {trn2.chip.tdp * per_chip / 1.4:,.0f} W per chip for 1.4x",
+            power_note + f"; with them Trn3 would need <= {_tdp_for(trn3.chip.tdp, eff, 1.4):,.0f} W per chip for 1.4x "
+            "(host and switches scaled with it)",
             {"tokens_per_joule_ratio": eff},
         )
     )
@@ -239,7 +251,8 @@ def _claim1(runs: _Runs) -> Claim:
         Check(
             "1e",
             "4x energy efficiency (AWS blog via AIwire)",
-            f"same computation: {_x(eff)}; 4x would need Trn3 at <= {trn2.chip.tdp * per_chip / 4:,.0f} W per chip",
+            f"same computation: {_x(eff)}; 4x would need Trn3 at <= {_tdp_for(trn3.chip.tdp, eff, 4.0):,.0f} W "
+            "per chip",
             UNCHECKABLE,
             power_note + "; 4x per joule is implausible unless the power per chip barely grew",
             {"tokens_per_joule_ratio": eff},

@@ -2,8 +2,8 @@
 and the best (train on X, serve on Y) pair against the best single-vendor choice, in cost, energy and carbon.
 
     total(X, Y) = expected training cost on X  +  serving $/hour on Y x hours of service
-    energy and carbon likewise (training: the prediction's expected figures; serving: chips x busy IT power x
-    PUE x hours, times the grid intensity of the serving region)
+    energy and carbon likewise (training: the prediction's expected figures; serving: the energy and CO2e an hour
+    of plan serve's economics - chips x busy IT power x PUE at the site of the serving price, x its grid - x hours)
 
 The two terms are independent, so the best pair joins the best training fleet to the best serving fleet; the best
 single-vendor plan is the best pair whose two chips share a vendor.
@@ -18,10 +18,10 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
-from chipwise.economics.energy import carbon_kg, energy_j, site_for
-from chipwise.economics.power import power_model
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
+from chipwise.planner.serving_economics import chip_hour_price, energy_per_hour, priced_system
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training
 from chipwise.serve.plan import chip_count
@@ -57,15 +57,26 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [o for o in out if o["cost"] is not None and math.isfinite(o["cost"])]
 
 
+def serving_energy_per_hour(
+    catalog: Catalog, system: System, chips: float, pricing: str = "on-demand"
+) -> tuple[float, float]:
+    """(facility joules, kg CO2e) an hour of one pool of `chips` chips of `system` serving, as plan serve and predict
+    price a one-pool deployment (serving_economics.energy_per_hour): the scale-out network only past one system, the
+    PUE and grid of the site the system's rental quote names (3 trn2 chips at us-east-2's 411 g/kWh, where trn2 is
+    priced), not the system's default site."""
+    quote = chip_hour_price(catalog, system, pricing, None, None)[2]
+    return energy_per_hour(catalog, system, chips, pricing, quote, scaleout=chips > system.chips)
+
+
 def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -> list[dict[str, Any]]:
     hw = hardware(catalog)
     out = []
     for r in report["results"]:
         if r.get("disaggregated") or not math.isfinite(r.get("cost_usd_per_hour", math.inf)):
             continue
-        system = hw.system(r["system"])
-        site = site_for(catalog, system)
-        joules = energy_j(power_model(catalog, system).busy_w, r["chips"], seconds, site.pue.value)
+        system = priced_system(hw.system(r["system"]), report.get("pricing", "on-demand"))
+        joules_h, co2_h = serving_energy_per_hour(catalog, system, r["chips"], report.get("pricing", "on-demand"))
+        hours = seconds / SECONDS_PER_HOUR
         out.append(
             {
                 "hardware": r["hardware"],
@@ -75,9 +86,11 @@ def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -
                 "billed_chips": r.get("billed_chips", r["chips"]),
                 "usd_per_hour": r["cost_usd_per_hour"],
                 "price_estimated": bool(r.get("price_estimated")),
-                "cost": r["cost_usd_per_hour"] * seconds / SECONDS_PER_HOUR,
-                "energy": joules,
-                "carbon": carbon_kg(joules, site),
+                "cost": r["cost_usd_per_hour"] * hours,
+                "energy_j_per_hour": joules_h,
+                "co2e_kg_per_hour": co2_h,
+                "energy": joules_h * hours,
+                "carbon": co2_h * hours,
             }
         )
     return out

@@ -53,6 +53,30 @@ def rented_chips(pools: Sequence[tuple[System, float, int]]) -> list[float]:
     return [billed_one(system.rental_chips, chips, n) for system, chips, n in pools]
 
 
+def energy_per_hour(
+    catalog: Catalog,
+    system: System,
+    chips: float,
+    pricing: str,
+    quote: PriceQuote | None,
+    region: str | None = None,
+    scaleout: bool = False,
+) -> tuple[float, float]:
+    """(facility joules, kg CO2e) an hour of `chips` busy chips of `system`: busy IT power per chip (with the
+    scale-out network's where `scaleout`) x PUE, at the site of the operator and region its price `quote` names
+    (an owned fleet: the owner's site), x that site's grid."""
+    site = site_for(
+        catalog,
+        system,
+        region,
+        owned=pricing == "owned",
+        operator=quote.provider if quote else None,
+        hint_region=quote.region if quote else None,
+    )
+    e = float(energy_j(power_model(catalog, system, scaleout=scaleout).busy_w, chips, 3600.0, site.pue.value))
+    return e, float(carbon_kg(e, site))
+
+
 def economics(
     catalog: Catalog,
     pools: Sequence[Pool],
@@ -90,20 +114,13 @@ def economics(
             cost_h += price * rented
             if record is not None:
                 sources.append(record)
-        site = site_for(
-            catalog,
-            system,
-            region,
-            owned=pricing == "owned",
-            operator=quote.provider if quote else None,
-            hint_region=quote.region if quote else None,
-        )
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
         # systems hand their KV caches over the scale-out network
-        power = power_model(catalog, system, scaleout=total > system.chips or len(systems) > 1)
-        e = float(energy_j(power.busy_w, chips, 3600.0, site.pue.value))
+        e, co2 = energy_per_hour(
+            catalog, system, chips, pricing, quote, region, total > system.chips or len(systems) > 1
+        )
         joules_h += e
-        co2_h += float(carbon_kg(e, site))
+        co2_h += co2
     nan = float("nan")
     per_mtok_out = 1e6 / (output_tps * 3600.0) if output_tps > 0 else nan
     per_mtok_all = 1e6 / (total_tps * 3600.0) if total_tps > 0 else nan

@@ -12,7 +12,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_pue, check_region, site_for
 from chipwise.economics.power import PowerModel, check_fraction, power_model
-from chipwise.economics.pricing import check_mode, price_per_chip_hour
+from chipwise.economics.pricing import MODE_SELLERS, check_mode, price_gap, price_per_chip_hour
 from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -196,6 +196,8 @@ def attach_economics(
         )
     if owned and tco is None:
         out["price_note"] = f"no unit price for {system.chip.id} in the catalog: owned cost unknown"
+    elif not owned and quote is None:  # a '-' in the table says why: SageMaker on a TPU, a Capacity Block off AWS
+        out["price_note"] = price_gap(catalog, system, pricing, provider, managed, as_of)
     if seconds is not None:
         out["expected_time_to_train_s"] = out.pop("expected_time_s")
     else:
@@ -327,6 +329,12 @@ def plan_training(
             )
             rows.append(row)
     rows.sort(key=lambda r: rank_value(r, objective))
+    if (managed or pricing in MODE_SELLERS) and rows and all(r["price_usd_per_chip_hour"] is None for r in rows):
+        raise ChipwiseError(
+            f"nothing can be priced with {'--managed ' + managed if managed else '--pricing ' + pricing}: "
+            f"{rows[0]['price_note']}. Fix: choose hardware its provider rents, or drop "
+            f"{'--managed' if managed else '--pricing ' + pricing}."
+        )
     return {
         "kind": "plan-train",
         "model": model.display,

@@ -122,6 +122,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _scale_note(report["results"])
         _left_out_note(report["results"])
         _precision_notes(report["results"])
+        _price_notes(report["results"])
         _batch_note(report)
         estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
         if estimated:
@@ -130,6 +131,16 @@ def print_ranking(report: dict[str, Any]) -> None:
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def _price_notes(rows: list[dict[str, Any]]) -> None:
+    """Why a row's price is '-' (SageMaker on a TPU, a Capacity Block off AWS), once a chip."""
+    said: set[str] = set()
+    for r in rows:
+        note = r.get("price_note")
+        if note and r["hardware"] not in said:
+            said.add(r["hardware"])
+            console.print(f"[dim]no price: {r['hardware']}: {note}[/]")
 
 
 def _left_out_note(rows: list[dict[str, Any]]) -> None:
