@@ -90,6 +90,17 @@ def test_the_readmes_fleet_meets_its_slo_in_replay(catalog: Catalog) -> None:
     assert sum(f["chips"] for f in r["fleet"] if f["hardware"] == "mi300x") <= 16
 
 
+def test_a_mixed_fleet_is_never_dearer_than_one_chip_type_alone(catalog: Catalog) -> None:
+    """The same workload with no limit: the derate-and-re-solve path over the four types ended at $144/hour (nine
+    H200 and five MI300X instances) where MI300X alone carries it, replayed within the SLO, at $124/hour. Each chip
+    type is settled alone too, and the cheapest fleet that meets the SLO is the answer."""
+    hw = ["h100-sxm", "h200", "mi300x", "trn2"]
+    mixed = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw)
+    alone = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, ["mi300x"])
+    assert mixed["slo_met_in_replay"] is True and alone["slo_met_in_replay"] is True
+    assert mixed["cost_usd_per_hour"] <= alone["cost_usd_per_hour"] + 1e-9
+
+
 def test_fleet_without_replay_is_the_milp_optimum(catalog: Catalog) -> None:
     r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["h100-sxm", "mi300x"], replay=False)
     assert r["cost_usd_per_hour"] == pytest.approx(r["steady_state_cost_usd_per_hour"])
@@ -167,7 +178,8 @@ def test_the_fleet_reported_is_the_fleet_replayed(catalog: Catalog, monkeypatch:
     for f in r["fleet"]:
         share = np.array([f["routed_requests_per_s"][b.name] for b in buckets])
         i = names.index(f["type"])
-        again = fleet_mod._replay(catalog, model, types[i], f["instances"], share, buckets, SLO, seed=i)
+        seed = fleet_mod.replay_seed(types[i])
+        again = fleet_mod._replay(catalog, model, types[i], f["instances"], share, buckets, SLO, seed=seed)
         assert f["replay"]["buckets"] == again["buckets"], f["type"]
     if not r["slo_met_in_replay"]:
         assert r["note"] and "still misses the SLO" in r["note"]
@@ -199,7 +211,11 @@ def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
     and the replay gets no worse."""
     from chipwise.planner import fleet as fleet_mod
 
+    def no_single_types(*_: object) -> None:
+        raise InfeasibleError("the mixed search alone")
+
     monkeypatch.setattr(fleet_mod, "CALIBRATION_ROUNDS", 0)
+    monkeypatch.setattr(fleet_mod, "_settle_alone", no_single_types)  # the topping-up of one search is tested
     tight = {"ttft_p99": 1.5, "tpot_p99": 0.05}
     args = (catalog, "llama-3.1-70b", str(EXAMPLE), tight, ["h100-sxm", "mi300x"], {"mi300x": 16})
     monkeypatch.setattr(fleet_mod, "TOP_UP_ROUNDS", 0)

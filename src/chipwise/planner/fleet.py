@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -355,6 +356,11 @@ def _replay(
     }
 
 
+def replay_seed(t: _Type) -> int:
+    """The seed of an instance type's replay: a checksum of its name."""
+    return zlib.crc32(t.name.encode()) & 0x7FFFFFFF
+
+
 def _replay_fleet(
     catalog: Catalog,
     model: ModelSpec,
@@ -363,9 +369,10 @@ def _replay_fleet(
     buckets: Sequence[Bucket],
     slo: Mapping[str, float],
 ) -> dict[int, dict[str, Any]]:
-    """Each instance type the solution runs, simulated with the traffic routed to it."""
+    """Each instance type the solution runs, simulated with the traffic routed to it (seeded by its name, so a type
+    replays alike in any search that offers it)."""
     return {
-        i: _replay(catalog, model, types[i], int(n), sol.assignment[i], buckets, slo, seed=i)
+        i: _replay(catalog, model, types[i], int(n), sol.assignment[i], buckets, slo, seed=replay_seed(types[i]))
         for i, n in enumerate(sol.counts)
         if n > 0
     }
@@ -396,7 +403,8 @@ def _top_up(
             if used + types[i].chips > (problem.group_limits or {}).get(chip, math.inf):
                 continue
             counts[i] += 1
-            replays[i] = _replay(catalog, model, types[i], int(counts[i]), sol.assignment[i], buckets, slo, seed=i)
+            seed = replay_seed(types[i])
+            replays[i] = _replay(catalog, model, types[i], int(counts[i]), sol.assignment[i], buckets, slo, seed=seed)
     if np.array_equal(counts, sol.counts):
         return sol, replays
     busy = sol.utilisation * np.maximum(sol.counts, 1)
@@ -408,6 +416,123 @@ def _routed_mean(values: np.ndarray, routed: np.ndarray) -> float:
     """The mean of a type's per-bucket values weighted by the requests routed to each bucket."""
     total = float(routed.sum())
     return float(np.dot(values, routed) / total) if total > 0 else float(values.mean())
+
+
+@dataclass
+class _Settled:
+    """A fleet the derate-and-re-solve rounds settled on, with its replays."""
+
+    sol: FleetSolution
+    replays: dict[int, dict[str, Any]]
+    derate: np.ndarray
+    note: str | None
+    steady_cost: float
+
+    @property
+    def met(self) -> bool:
+        return self.note is None and all(r["slo_met"] for r in self.replays.values())
+
+    def better_than(self, other: _Settled) -> bool:
+        """Meets the SLO where the other does not, or as well and for less."""
+        if self.met != other.met:
+            return self.met
+        return self.sol.cost_per_hour < other.sol.cost_per_hour - 1e-9
+
+
+def _settle(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: list[_Type],
+    problem: FleetProblem,
+    buckets: list[Bucket],
+    slo: Mapping[str, float],
+    replay: bool,
+) -> _Settled:
+    """Solve the programme, replay the fleet in the simulator, derate the (type, bucket) pairs that miss and
+    re-solve (CALIBRATION_ROUNDS), give capacity back while the replay holds (TIGHTEN_ROUNDS), and top up the types
+    that still miss (_top_up)."""
+    # The MILP packs instances to their steady-state capacity; queueing at that load can break the tail targets.
+    # So: replay each chosen type in the simulator, derate the capacity of those that miss the SLO, and re-solve.
+    derate = np.ones_like(problem.capacity)  # per (type, bucket): the share of its capacity the simulator allows
+    sol = solve(problem)
+    steady_cost = sol.cost_per_hour
+    replays: dict[int, dict[str, Any]] = {}
+    replayed: FleetSolution | None = None  # the solution `replays` simulate
+    note = None
+    met = not replay
+    for _ in range(CALIBRATION_ROUNDS if replay else 0):
+        replays, replayed = _replay_fleet(catalog, model, types, sol, buckets, slo), sol
+        failing = [i for i, r in replays.items() if not r["slo_met"]]
+        if not failing:
+            met = True
+            break
+        for i in failing:  # tail latency grows faster than linearly in load: step by the square of the miss
+            for j, b in enumerate(buckets):
+                stats = replays[i]["buckets"].get(b.name)
+                if stats is None or stats["slo_met"]:
+                    continue
+                miss = max(stats.get(f"{k}_s", math.inf) / v for k, v in slo.items())
+                derate[i, j] *= min(0.9, max(0.5, miss**-2))
+        derate[derate < MIN_DERATE] = 0.0  # the simulator disagrees too much with this estimate: drop the pair
+        try:
+            sol = solve(replace(problem, capacity=problem.capacity * derate))
+        except InfeasibleError as exc:
+            note = f"the simulator needs more capacity than the limits allow ({exc}); showing the last fleet"
+            break
+    for _ in range(TIGHTEN_ROUNDS if met and replay else 0):
+        # the derating steps overshoot: give every pair back some capacity while the replay still holds the SLO
+        trial = np.where(derate > 0, np.minimum(1.0, derate * TIGHTEN_STEP), 0.0)
+        try:
+            cheaper = solve(replace(problem, capacity=problem.capacity * trial))
+        except InfeasibleError:
+            break
+        if cheaper.cost_per_hour >= sol.cost_per_hour - 1e-9:
+            break
+        trial_replays = _replay_fleet(catalog, model, types, cheaper, buckets, slo)
+        if not all(r["slo_met"] for r in trial_replays.values()):
+            break
+        derate, sol, replays, replayed = trial, cheaper, trial_replays, cheaper
+    if replay and replayed is not sol:
+        # the rounds ran out right after a re-solve: report the fleet that was chosen, simulated as it is
+        replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
+    if replay and note is None:
+        sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
+    return _Settled(sol, replays, derate, note, steady_cost)
+
+
+def _settle_alone(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: list[_Type],
+    problem: FleetProblem,
+    buckets: list[Bucket],
+    slo: Mapping[str, float],
+    own: list[int],
+) -> _Settled:
+    """_settle on the instance types `own` (one chip type's) alone, its fleet given back in the indices of all."""
+    sub = FleetProblem(
+        types=[problem.types[i] for i in own],
+        buckets=problem.buckets,
+        price_per_hour=problem.price_per_hour[own],
+        capacity=problem.capacity[own],
+        demand=problem.demand,
+        limits=problem.limits[own],
+        chips=None if problem.chips is None else problem.chips[own],
+        groups=None if problem.groups is None else [problem.groups[i] for i in own],
+        group_limits=problem.group_limits,
+    )
+    got = _settle(catalog, model, [types[i] for i in own], sub, buckets, slo, True)
+    counts = np.zeros(len(types), dtype=np.int64)
+    counts[own] = got.sol.counts
+    assignment = np.zeros_like(problem.capacity)
+    assignment[own] = got.sol.assignment
+    utilisation = np.zeros(len(types))
+    utilisation[own] = got.sol.utilisation
+    derate = np.ones_like(problem.capacity)
+    derate[own] = got.derate
+    sol = FleetSolution(counts, assignment, got.sol.cost_per_hour, utilisation)
+    replays = {own[k]: r for k, r in got.replays.items()}
+    return _Settled(sol, replays, derate, got.note, got.steady_cost)
 
 
 def plan_fleet(
@@ -458,52 +583,23 @@ def plan_fleet(
         groups=[t.system.chip.id for t in types],
         group_limits={t.system.chip.id: lim for t, lim in zip(types, chip_limit, strict=True) if math.isfinite(lim)},
     )
-    # The MILP packs instances to their steady-state capacity; queueing at that load can break the tail targets.
-    # So: replay each chosen type in the simulator, derate the capacity of those that miss the SLO, and re-solve.
-    derate = np.ones_like(cap)  # per (type, bucket): the share of its steady-state capacity the simulator allows
-    sol = solve(problem)
-    steady_cost = sol.cost_per_hour
-    replays: dict[int, dict[str, Any]] = {}
-    replayed: FleetSolution | None = None  # the solution `replays` simulate
-    note = None
-    met = not replay
-    for _ in range(CALIBRATION_ROUNDS if replay else 0):
-        replays, replayed = _replay_fleet(catalog, model, types, sol, buckets, slo), sol
-        failing = [i for i, r in replays.items() if not r["slo_met"]]
-        if not failing:
-            met = True
-            break
-        for i in failing:  # tail latency grows faster than linearly in load: step by the square of the miss
-            for j, b in enumerate(buckets):
-                stats = replays[i]["buckets"].get(b.name)
-                if stats is None or stats["slo_met"]:
-                    continue
-                miss = max(stats.get(f"{k}_s", math.inf) / v for k, v in slo.items())
-                derate[i, j] *= min(0.9, max(0.5, miss**-2))
-        derate[derate < MIN_DERATE] = 0.0  # the simulator disagrees too much with this estimate: drop the pair
-        try:
-            sol = solve(replace(problem, capacity=cap * derate))
-        except InfeasibleError as exc:
-            note = f"the simulator needs more capacity than the limits allow ({exc}); showing the last fleet"
-            break
-    for _ in range(TIGHTEN_ROUNDS if met and replay else 0):
-        # the derating steps overshoot: give every pair back some capacity while the replay still holds the SLO
-        trial = np.where(derate > 0, np.minimum(1.0, derate * TIGHTEN_STEP), 0.0)
-        try:
-            cheaper = solve(replace(problem, capacity=cap * trial))
-        except InfeasibleError:
-            break
-        if cheaper.cost_per_hour >= sol.cost_per_hour - 1e-9:
-            break
-        trial_replays = _replay_fleet(catalog, model, types, cheaper, buckets, slo)
-        if not all(r["slo_met"] for r in trial_replays.values()):
-            break
-        derate, sol, replays, replayed = trial, cheaper, trial_replays, cheaper
-    if replay and replayed is not sol:
-        # the rounds ran out right after a re-solve: report the fleet that was chosen, simulated as it is
-        replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
-    if replay and note is None:
-        sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
+    settled = _settle(catalog, model, types, problem, buckets, slo, replay)
+    if replay:
+        # the derate-and-re-solve path can end on a mixed fleet dearer than one chip type alone would be (MI300X
+        # alone carried this mix at $124/hour where the four types' search ended at $144): each type is settled
+        # alone too, and the cheapest fleet that meets the SLO in its replay is the answer
+        for chip in dict.fromkeys(t.system.chip.id for t in types):
+            own = [i for i, t in enumerate(types) if t.system.chip.id == chip]
+            if len(own) == len(types):
+                continue
+            try:
+                trial = _settle_alone(catalog, model, types, problem, buckets, slo, own)
+            except InfeasibleError:
+                continue  # the chip's limit cannot carry the whole mix, or it cannot serve a bucket
+            if trial.better_than(settled):
+                settled = trial
+    sol, replays, derate, note = settled.sol, settled.replays, settled.derate, settled.note
+    steady_cost = settled.steady_cost
     chosen = []
     for i, t in enumerate(types):
         n = int(sol.counts[i])
