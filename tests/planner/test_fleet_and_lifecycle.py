@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -211,11 +212,15 @@ def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
     and the replay gets no worse."""
     from chipwise.planner import fleet as fleet_mod
 
-    def no_single_types(*_: object) -> None:
-        raise InfeasibleError("the mixed search alone")
+    settle = fleet_mod._settle
+
+    def mixed_only(*args: Any) -> Any:  # the topping-up of the search over both types is tested
+        if len(args) > 7:
+            raise InfeasibleError("one chip type alone is not settled here")
+        return settle(*args)
 
     monkeypatch.setattr(fleet_mod, "CALIBRATION_ROUNDS", 0)
-    monkeypatch.setattr(fleet_mod, "_settle_alone", no_single_types)  # the topping-up of one search is tested
+    monkeypatch.setattr(fleet_mod, "_settle", mixed_only)
     tight = {"ttft_p99": 1.5, "tpot_p99": 0.05}
     args = (catalog, "llama-3.1-70b", str(EXAMPLE), tight, ["h100-sxm", "mi300x"], {"mi300x": 16})
     monkeypatch.setattr(fleet_mod, "TOP_UP_ROUNDS", 0)

@@ -447,10 +447,33 @@ def _settle(
     buckets: list[Bucket],
     slo: Mapping[str, float],
     replay: bool,
+    own: list[int] | None = None,
 ) -> _Settled:
     """Solve the programme, replay the fleet in the simulator, derate the (type, bucket) pairs that miss and
     re-solve (CALIBRATION_ROUNDS), give capacity back while the replay holds (TIGHTEN_ROUNDS), and top up the types
-    that still miss (_top_up)."""
+    that still miss (_top_up). `own`: on those instance types alone (one chip type's), the fleet given back in the
+    indices of all."""
+    if own is not None:
+        sub = FleetProblem(
+            types=[problem.types[i] for i in own],
+            buckets=problem.buckets,
+            price_per_hour=problem.price_per_hour[own],
+            capacity=problem.capacity[own],
+            demand=problem.demand,
+            limits=problem.limits[own],
+            chips=None if problem.chips is None else problem.chips[own],
+            groups=None if problem.groups is None else [problem.groups[i] for i in own],
+            group_limits=problem.group_limits,
+        )
+        got = _settle(catalog, model, [types[i] for i in own], sub, buckets, slo, replay)
+        counts = np.zeros(len(types), dtype=np.int64)
+        counts[own] = got.sol.counts
+        assignment, derate = np.zeros_like(problem.capacity), np.ones_like(problem.capacity)
+        assignment[own], derate[own] = got.sol.assignment, got.derate
+        utilisation = np.zeros(len(types))
+        utilisation[own] = got.sol.utilisation
+        mapped = FleetSolution(counts, assignment, got.sol.cost_per_hour, utilisation)
+        return _Settled(mapped, {own[k]: r for k, r in got.replays.items()}, derate, got.note, got.steady_cost)
     # The MILP packs instances to their steady-state capacity; queueing at that load can break the tail targets.
     # So: replay each chosen type in the simulator, derate the capacity of those that miss the SLO, and re-solve.
     derate = np.ones_like(problem.capacity)  # per (type, bucket): the share of its capacity the simulator allows
@@ -498,41 +521,6 @@ def _settle(
     if replay and note is None:
         sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
     return _Settled(sol, replays, derate, note, steady_cost)
-
-
-def _settle_alone(
-    catalog: Catalog,
-    model: ModelSpec,
-    types: list[_Type],
-    problem: FleetProblem,
-    buckets: list[Bucket],
-    slo: Mapping[str, float],
-    own: list[int],
-) -> _Settled:
-    """_settle on the instance types `own` (one chip type's) alone, its fleet given back in the indices of all."""
-    sub = FleetProblem(
-        types=[problem.types[i] for i in own],
-        buckets=problem.buckets,
-        price_per_hour=problem.price_per_hour[own],
-        capacity=problem.capacity[own],
-        demand=problem.demand,
-        limits=problem.limits[own],
-        chips=None if problem.chips is None else problem.chips[own],
-        groups=None if problem.groups is None else [problem.groups[i] for i in own],
-        group_limits=problem.group_limits,
-    )
-    got = _settle(catalog, model, [types[i] for i in own], sub, buckets, slo, True)
-    counts = np.zeros(len(types), dtype=np.int64)
-    counts[own] = got.sol.counts
-    assignment = np.zeros_like(problem.capacity)
-    assignment[own] = got.sol.assignment
-    utilisation = np.zeros(len(types))
-    utilisation[own] = got.sol.utilisation
-    derate = np.ones_like(problem.capacity)
-    derate[own] = got.derate
-    sol = FleetSolution(counts, assignment, got.sol.cost_per_hour, utilisation)
-    replays = {own[k]: r for k, r in got.replays.items()}
-    return _Settled(sol, replays, derate, got.note, got.steady_cost)
 
 
 def plan_fleet(
@@ -593,7 +581,7 @@ def plan_fleet(
             if len(own) == len(types):
                 continue
             try:
-                trial = _settle_alone(catalog, model, types, problem, buckets, slo, own)
+                trial = _settle(catalog, model, types, problem, buckets, slo, replay, own)
             except InfeasibleError:
                 continue  # the chip's limit cannot carry the whole mix, or it cannot serve a bucket
             if trial.better_than(settled):
