@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from chipwise.catalog import Catalog
 from chipwise.perf import collectives as coll
 from chipwise.perf.device import Topology
 
@@ -73,6 +74,21 @@ def test_torus_group_spanning_one_dimension_gets_part_of_the_links() -> None:
     three_dims = float(coll.all_reduce(1e9, 64, 1, torus)) - 126e-6
     assert one_dim == pytest.approx(2 * 3 / 4 * 1e9 / (600e9 / 3))
     assert three_dims == pytest.approx(2 * 63 / 64 * 1e9 / 600e9)
+
+
+def test_a_torus_joins_chips_not_ranks(catalog: Catalog) -> None:
+    """A trn2.48xlarge is a 4 x 4 torus of chips of four ranks each: 8 ranks are 2 chips of one row, one dimension
+    of links, not two (TP8 had been priced at the whole chip's links, and a 2-chip all-reduce faster than a 1-chip
+    one); 32 ranks (8 chips, two rows) span both."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    topo = topology_of(hardware(catalog).system("trn2"))
+    assert topo.up_dims == (4, 4) and topo.domain_ranks == 64
+    fractions = coll._link_fraction(np.array([2, 4, 8, 16, 32, 64]), topo)
+    assert fractions.tolist() == [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
+    one_chip, two_chips = (float(coll.all_reduce(64e6, n, 1, topo)) for n in (4, 8))
+    assert two_chips > one_chip
 
 
 #: an 8-GPU full mesh (MI300X's Infinity Fabric): 7 links of 64 GB/s per direction, 448 GB/s a GPU

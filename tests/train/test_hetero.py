@@ -79,3 +79,14 @@ def test_each_part_hides_its_gradients_behind_its_whole_stage(
     per_layer = (model.dense_params - model.embedding_params - model.lm_head_params) / model.layers
     assert dense_a == pytest.approx((per_layer * la + model.embedding_params) / 8)
     assert dense_b == pytest.approx((per_layer * layers_b + model.lm_head_params) / 8)
+
+
+def test_the_hand_off_runs_over_the_narrower_ends_chips(catalog: Catalog, hw: Hardware) -> None:
+    """Each tensor-parallel rank at the boundary sends its share of the activation over its own chip's link: a GB200
+    TP4 stage (4 chips) handing to a Trainium1 TP16 stage (8 chips, two cores each) drives 4 links side by side (one
+    chip's link had carried it all, 4x as long)."""
+    model = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(model, 4096, 64, "bf16")
+    a, b = Part(hw.system("gb200"), 64), Part(hw.system("trn1"), 128)
+    res = hetero_step(model, job, a, b, _one(4, 1, 16, 1, 4), 5e9, 20e-6)
+    assert float(res.hand_off[0]) == pytest.approx(2 * (4096 * model.hidden * 2 / (4 * 5e9) + 20e-6))

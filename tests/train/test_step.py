@@ -195,3 +195,26 @@ def test_divisors_of_a_huge_batch_come_at_once() -> None:
 
     assert divisors(12) == [1, 2, 3, 4, 6, 12] and divisors(49) == [1, 7, 49] and divisors(1) == [1]
     assert divisors(2**40) == [2**i for i in range(41)]
+
+
+@pytest.mark.parametrize("chip", ["a100-80gb", "tpu-v5p", "trn1"])
+def test_fp8_without_faster_fp8_units_trains_as_bf16(catalog: Catalog, hw: Hardware, chip: str) -> None:
+    """An A100 has no FP8 units; TPU v5p and Trainium1 list FP8 at their BF16 rate (no FP8 speed-up). An fp8 run
+    computes in bf16 there, so it trains and fits exactly as bf16 does: TPU v5p had read 18% slower (an unfitted fp8
+    efficiency, and quantisation kernels), and an A100 plan printed as fitting in 74 GiB needed 82 GiB (1-byte
+    working weights the chip cannot multiply)."""
+    plan = [{"tp": 8, "pp": 4, "dp": 2, "microbatch": 1, "zero": 1, "recompute": "selective"}]
+    fp8 = _run(catalog, hw, plan, 64, model="llama-3.1-70b", chip=chip, gbs=64, seq=4096, precision="fp8")
+    bf16 = _run(catalog, hw, plan, 64, model="llama-3.1-70b", chip=chip, gbs=64, seq=4096, precision="bf16")
+    assert hw.system(chip).chip.native_precision("fp8") == "bf16"
+    assert float(fp8.step_time[0]) == pytest.approx(float(bf16.step_time[0]), rel=1e-12)
+    assert float(fp8.memory.total[0]) == pytest.approx(float(bf16.memory.total[0]), rel=1e-12)
+
+
+def test_a_narrow_format_computes_in_its_own_units_only_where_they_are_faster(hw: Hardware) -> None:
+    """Trainium3 lists MXFP4 at its FP8 rate: fp4 computes as fp8. An H100's INT8 runs at its FP8 rate but is its
+    own format (only a wider format takes over); a B200's FP4 is twice its FP8."""
+    assert hw.system("trn3").chip.native_precision("fp4") == "fp8"
+    assert hw.system("h100-sxm").chip.native_precision("int8") == "int8"
+    assert hw.system("b200").chip.native_precision("fp4") == "fp4"
+    assert hw.system("h100-sxm").chip.native_precision("fp8") == "fp8"

@@ -131,9 +131,15 @@ class Chip:
     provenance: Mapping[str, FigureRef]
 
     def native_precision(self, precision: str) -> str:
-        """The precision the chip actually computes `precision` in (fp4 on a Hopper runs as fp8)."""
-        for p in PRECISION_FALLBACK.get(precision, (precision,)):
-            if p in self.flops:
+        """The precision the chip actually computes `precision` in (fp4 on a Hopper runs as fp8). A narrow format
+        listed at no more than the rate of a wider one it falls back to has no units of its own, and computes in
+        the wider one (TPU v5p and Trainium1 list FP8 at their BF16 rate: an FP8 run is priced as BF16, not at an
+        unfitted FP8 efficiency 18% slower)."""
+        chain = [p for p in PRECISION_FALLBACK.get(precision, (precision,)) if p in self.flops]
+        for i, p in enumerate(chain):
+            # only a wider format takes over (an H100's INT8 is not its FP8, at the same rate)
+            wider = [self.flops[q] for q in chain[i + 1 :] if PRECISION_BYTES.get(q, 2.0) > PRECISION_BYTES.get(p, 2.0)]
+            if not wider or self.flops[p] > max(wider):
                 return p
         return "bf16" if "bf16" in self.flops else next(iter(self.flops))
 

@@ -69,8 +69,11 @@ def _link_fraction(n_in: IntArray, topo: Topology) -> Array:
     dims = np.asarray(topo.up_dims, dtype=np.int64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
-    bounds = np.cumprod(dims)
-    spanned = np.searchsorted(bounds, n_in, side="left") + 1
+    # the torus joins chips: a group of n_in ranks of `cores` a chip spans the dimensions its chips fill (8 Trainium2
+    # ranks are 2 chips of one row, not two dimensions of chips)
+    cores = max(1, topo.domain_ranks // int(np.prod(dims)))
+    chips = np.ceil(np.asarray(n_in, dtype=np.float64) / cores)
+    spanned = np.searchsorted(np.cumprod(dims), chips, side="left") + 1
     return np.asarray(np.minimum(spanned, dims.size) / dims.size, dtype=np.float64)
 
 

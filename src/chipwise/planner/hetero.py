@@ -121,7 +121,11 @@ def _mixed(
         "hand_off_s": hand,
         "bottleneck": bottleneck,
         "link_share": hand / (hand + max(s_a, s_b)),
-        "memory_gib": {names[0]: float(res.memory_a[i]) / 2**30, names[1]: float(res.memory_b[i]) / 2**30},
+        # per chip, as plan train gives it (a rank is one of a Trainium chip's cores)
+        "memory_per_chip_gib": {
+            names[0]: float(res.memory_a[i]) * first.dev.cores_per_chip / 2**30,
+            names[1]: float(res.memory_b[i]) * last.dev.cores_per_chip / 2**30,
+        },
         "evaluated": len(hp),
     }
 

@@ -177,7 +177,9 @@ class _Layer:
             ffn_in = ffn / tp
             self.mlp_tp_collectives = np.full(len(plans), 2.0)
         self.matmul_fwd = proj + mlp
-        if prec in ("fp8", "fp4", "int8"):
+        # a chip without units for the format computes in a wider one (an A100's fp8 run is bf16): nothing to quantise
+        narrow = dev.chip.native_precision(prec) in ("fp8", "fp4", "int8")
+        if narrow:
             # quantising each GEMM input (read bf16, write 8-bit: 1.5 element-equivalents) and the amax pass
             gemm_inputs = 2.0 * h + att.heads * att.v_head_dim / tp + ffn_in
             elem = elem + 1.5 * gemm_inputs
@@ -188,7 +190,7 @@ class _Layer:
         self.tp_fwd = (2.0 + self.mlp_tp_collectives) / 2.0 * ar  # attention (1) + MLP (1) all-reduce equivalents
         # with expert tensor parallelism 1 the EP group is ep consecutive ranks (Megatron's expert layout);
         # tokens are dispatched in the GEMM precision (fp8 in fp8 training) and combined back in bf16
-        dispatch_bytes = 1.0 if prec in ("fp8", "fp4", "int8") else ab
+        dispatch_bytes = 1.0 if narrow else ab
         self.ep_fwd = coll.moe_dispatch(self.ep_tokens * h * (dispatch_bytes + ab), self.top_k, groups.ep, topo)
         kv_chunk = tokens * kv_bytes_tok
         self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo), 0.0)
