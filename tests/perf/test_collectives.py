@@ -79,7 +79,7 @@ def test_torus_group_spanning_one_dimension_gets_part_of_the_links() -> None:
 def test_a_torus_joins_chips_not_ranks(catalog: Catalog) -> None:
     """A trn2.48xlarge is a 4 x 4 torus of chips of four ranks each: 8 ranks are 2 chips of one row, one dimension
     of links, not two (TP8 had been priced at the whole chip's links, and a 2-chip all-reduce faster than a 1-chip
-    one); 32 ranks (8 chips, two rows) span both."""
+    one); 32 ranks (8 chips, two rows) span both, and so do 8 ranks 4 apart."""
     from chipwise.hardware import hardware
     from chipwise.perf.device import topology_of
 
@@ -87,6 +87,8 @@ def test_a_torus_joins_chips_not_ranks(catalog: Catalog) -> None:
     assert topo.up_dims == (4, 4) and topo.domain_ranks == 64
     fractions = coll._link_fraction(np.array([2, 4, 8, 16, 32, 64]), topo)
     assert fractions.tolist() == [0.5, 0.5, 0.5, 0.5, 1.0, 1.0]
+    # eight ranks four apart (a context-parallel ring beside TP4) are eight chips, two rows
+    assert coll._link_fraction(np.array([2, 4, 8]), topo, 4).tolist() == [0.5, 0.5, 1.0]
     one_chip, two_chips = (float(coll.all_reduce(64e6, n, 1, topo)) for n in (4, 8))
     assert two_chips > one_chip
 

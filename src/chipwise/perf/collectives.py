@@ -57,28 +57,34 @@ def _mesh(topo: Topology) -> tuple[int, int] | None:
     return dims[0], max(topo.domain_ranks // dims[0], 1)
 
 
-def _link_fraction(n_in: IntArray, topo: Topology) -> Array:
-    """Share of a rank's scale-up bandwidth a group of `n_in` members inside one domain drives: on a torus the
-    dimensions it spans; on a full mesh the links to its own member chips; on a switched fabric all of it."""
+def _member_chips(n_in: IntArray, stride: IntArray | int, cores: int) -> Array:
+    """Chips that `n_in` ranks `stride` apart sit on, `cores` ranks a chip: 8 consecutive Trainium2 ranks are 2
+    chips, 8 ranks 4 apart are 8."""
+    n = np.maximum(np.asarray(n_in, dtype=np.float64), 1.0)
+    return np.asarray(np.floor((n - 1.0) * np.asarray(stride, dtype=np.float64) / cores) + 1.0, dtype=np.float64)
+
+
+def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
+    """Share of a rank's scale-up bandwidth a group of `n_in` members `stride` ranks apart inside one domain
+    drives: on a torus the dimensions its chips span (the torus joins chips, not ranks: TP8 on Trainium2 is 2
+    chips of one row, one dimension of links); on a full mesh the links to its own member chips; on a switched
+    fabric all of it."""
     mesh = _mesh(topo)
     if mesh is not None:
         size, cores = mesh
-        chips = np.ceil(np.asarray(n_in, dtype=np.float64) / cores)
+        chips = _member_chips(n_in, stride, cores)
         # a lone member sends nothing inside the domain; its one link keeps the rate finite
         return np.asarray(np.clip(np.maximum(chips - 1.0, 1.0) / (size - 1), 0.0, 1.0), dtype=np.float64)
     dims = np.asarray(topo.up_dims, dtype=np.int64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
-    # the torus joins chips: a group of n_in ranks of `cores` a chip spans the dimensions its chips fill (8 Trainium2
-    # ranks are 2 chips of one row, not two dimensions of chips)
-    cores = max(1, topo.domain_ranks // int(np.prod(dims)))
-    chips = np.ceil(np.asarray(n_in, dtype=np.float64) / cores)
+    chips = _member_chips(n_in, stride, max(1, topo.domain_ranks // int(np.prod(dims))))
     spanned = np.searchsorted(np.cumprod(dims), chips, side="left") + 1
     return np.asarray(np.minimum(spanned, dims.size) / dims.size, dtype=np.float64)
 
 
-def _bw_in(n_in: IntArray, topo: Topology) -> Array:
-    return topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo)
+def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
+    return topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo, stride)
 
 
 def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
@@ -130,7 +136,7 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
         return Group(size, one, one, zero + topo.up_bandwidth, zero + topo.out_bandwidth, zero, zero, zero, zero)
     n_in, n_out = split_group(size, stride, topo)
-    bw_in, bw_out = _bw_in(n_in, topo), _bw_out(size, stride, topo)
+    bw_in, bw_out = _bw_in(n_in, topo, stride), _bw_out(size, stride, topo)
     active = size > 1
     nin, nout, n = n_in.astype(np.float64), n_out.astype(np.float64), np.maximum(size, 1).astype(np.float64)
     slope_rs = (nin - 1.0) / nin / bw_in + (nout - 1.0) / nout / (nin * bw_out)
