@@ -135,7 +135,8 @@ def cached_tokens(
     prompt: it went there before (with R replicas each earlier use did with probability 1/R), and the replica's
     free KV blocks hold the pool (a cache evicts least recently used blocks, and between two uses of a prompt the
     other N - 1 requests each fill in + out tokens; when the KV cache left over by the requests in flight, a
-    closed loop's users or else a full batch, holds fewer, that share of the repeats hits)."""
+    closed loop's users, an open loop's rate times a request's latency, or an offline run's full batch, holds
+    fewer, that share of the repeats hits)."""
     cached: IntArray = np.floor(inputs * job.prefix_hit_rate).astype(np.int64)
     pool = job.prompt_pool
     if pool <= 0 or inputs.size <= pool:
@@ -144,8 +145,17 @@ def cached_tokens(
     replicas = max(1, front.replicas)
     rep = front.setup
     in_flight = rep.plan.max_batch
+    rate = offered_request_rate(job)
     if job.load.kind == "closed":
         in_flight = min(in_flight, math.ceil(job.load.concurrency / replicas))
+    elif rate is not None and job.load.kind != "offline":
+        # an open loop holds its replica's share of the rate for a request's latency (Little's law), at most the
+        # batch cap: priced at a full batch's step, an upper bound (5 req/s of 4,096-token prompts on two H100s hold
+        # 4 each, where the cap of 102 had left the pool a fifth of what it fits)
+        b = rep.plan.max_batch
+        step = rep.steps.decode_base(b) + rep.steps.a_decode(b) * b * (job.mean_input + job.mean_output / 2.0)
+        latency = mean_prompt_s(rep, job) + job.mean_output / rep.steps.tau * step
+        in_flight = min(in_flight, math.ceil(rate / replicas * latency))
     per_request = float(np.mean(inputs) + np.mean(outputs))
     spare = max(0.0, rep.kv_tokens - in_flight * per_request)
     held = min(1.0, spare / (pool * per_request))

@@ -68,7 +68,10 @@ def serve(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
     rate: Annotated[float | None, typer.Option("--rate", help="Arrival rate, requests/s (Poisson).")] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", help="Concurrent users (closed loop).")] = None,
-    offline: Annotated[bool, typer.Option("--offline", help="All requests at once (maximum throughput).")] = False,
+    offline: Annotated[
+        bool,
+        typer.Option("--offline", help="All requests at once, timed to the last one's end."),
+    ] = False,
     input_tokens: Annotated[int, typer.Option("--input-tokens", help="Prompt tokens per request.")] = 1024,
     output_tokens: Annotated[int, typer.Option("--output-tokens", help="Generated tokens per request.")] = 256,
     slo: Annotated[
