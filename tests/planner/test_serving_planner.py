@@ -757,14 +757,16 @@ def test_a_stated_trainium_deployment_gains_capacity_with_chips(catalog: Catalog
 
 def test_a_stated_deployment_under_an_slo_it_narrowly_misses_runs_its_best_shape(catalog: Catalog) -> None:
     """16 trn2 at 4 req/s under TPOT p99 60 ms, which the estimate finds out of reach: the shapes that carry the
-    load are ranked as without the SLO (TP16 b32: 98% of requests within it), not by throughput per chip (TP8
-    b128 x8 had been taken: TPOT p99 100 ms, no request within the SLO)."""
+    load are ranked as without the SLO (the fastest where they run, a small batch), not by throughput per chip (TP8
+    b128 x8 had been taken: TPOT p99 100 ms, no request within the SLO). Since the torus correction (stop 54: a
+    TP16 group is 4 Trainium2 chips of one row) no shape meets 60 ms in the estimate or mostly in simulation (TP16
+    b32 72 ms); the one taken stays within a fifth of the target."""
     result = _stated(
         catalog,
         '{"kind": "serve", "model": "llama-3.1-70b", "hardware": "trn2", "chips": 16, "input_tokens": 1024,'
         ' "output_tokens": 256, "arrival_rate": 4, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.06}}',
     )
-    assert result["goodput"]["fraction"] > 0.9 and result["tpot_s"]["p99"] < 0.07
+    assert result["plan"]["max_batch"] <= 32 and result["tpot_s"]["p99"] < 0.075
 
 
 def test_a_tpu_v5e_fleet_runs_and_pays_for_whole_slices(catalog: Catalog) -> None:
