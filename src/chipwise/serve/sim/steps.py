@@ -102,13 +102,8 @@ class StepModel:
 
     def time(self, tokens: int, seqs: int, context: float, pairs: float) -> float:
         """Seconds of one iteration of `tokens` tokens sampling `seqs` sequences over `context` cached tokens."""
-        return (
-            self.fixed
-            + self.token_time(tokens)
-            + self.seq_time(seqs)
-            + self.context_rate(seqs) * context
-            + self.b * pairs
-        )
+        a = self.a if self.pp == 1 else self.context_rate(seqs)  # the simulator's hot path: no call where pp = 1
+        return self.fixed + self.token_time(tokens) + self.seq_time(seqs) + a * context + self.b * pairs
 
     def pass_time(self, chunk: int, pairs: float) -> float:
         """One prompt chunk of `chunk` tokens and `pairs` prefill pairs through every pipeline stage in turn."""
@@ -165,8 +160,9 @@ class StepModel:
     def a_decode(self, n: int) -> float:
         """Seconds per cached token of a decode step of n sequences: the target's verification and the k drafting
         passes."""
-        draft = self.draft_tokens * self.drafter.context_rate(n) if self.drafter is not None else 0.0
-        return self.context_rate(n) + draft
+        if self.drafter is None:
+            return self.a if self.pp == 1 else self.context_rate(n)
+        return self.context_rate(n) + self.draft_tokens * self.drafter.context_rate(n)
 
     def decode_base(self, n: int) -> float:
         """The context-independent part of a decode step of n sequences."""
