@@ -218,3 +218,16 @@ def test_a_narrow_format_computes_in_its_own_units_only_where_they_are_faster(hw
     assert hw.system("h100-sxm").chip.native_precision("int8") == "int8"
     assert hw.system("b200").chip.native_precision("fp4") == "fp4"
     assert hw.system("h100-sxm").chip.native_precision("fp8") == "fp8"
+
+
+def test_a_context_parallel_ring_past_the_node_waits_for_the_network(catalog: Catalog, hw: Hardware) -> None:
+    """Llama 3.1 8B at 8K tokens on H100s, TP4 x CP8: the ring's eight members, four ranks apart, span 32 GPUs, four
+    8-GPU nodes, so each step waits for hops over the network; it had been priced at NVLink speed (its stride, 4,
+    is inside a node). TP4 x CP2 stays within a node."""
+    plans = [
+        {"tp": 4, "cp": 8, "dp": 2, "pp": 1, "microbatch": 1, "zero": 1, "recompute": "none"},
+        {"tp": 4, "cp": 2, "dp": 8, "pp": 1, "microbatch": 1, "zero": 1, "recompute": "none"},
+    ]
+    r = _run(catalog, hw, plans, 64, model="llama-3.1-8b", gbs=64, seq=8192, precision="bf16")
+    wide, narrow = (float(v) for v in r.breakdown["cp_comm"])
+    assert wide > 0.3 and narrow < 0.05

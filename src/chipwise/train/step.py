@@ -193,7 +193,11 @@ class _Layer:
         dispatch_bytes = 1.0 if narrow else ab
         self.ep_fwd = coll.moe_dispatch(self.ep_tokens * h * (dispatch_bytes + ab), self.top_k, groups.ep, topo)
         kv_chunk = tokens * kv_bytes_tok
-        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo), 0.0)
+        # the ring's members sit tp ranks apart; one that spans past the scale-up domain (TP4 x CP8 on 8-GPU nodes)
+        # waits at each step for its hops over the network, not the fabric's
+        span = plans.tp * plans.cp
+        ring = np.where(span > topo.domain_ranks, span, plans.tp)
+        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, ring, topo), 0.0)
 
     def expand(self, inverse: NDArray[np.int64]) -> None:
         """Broadcast costs priced per distinct (tp, cp, mb, ep, sp) back to every plan."""
