@@ -37,6 +37,7 @@ from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import plan_training, predict_training
+from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, load_scenario, read_count
@@ -240,6 +241,7 @@ def plan_fleet(
     """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
     simulator."""
     _check_options(options, planner_fleet)
+    options.setdefault("precision", RELEASED)  # the checkpoint's own, as `chipwise plan fleet` takes it
     cat = load_catalog(files, sets)
     return planner_fleet(cat, model, str(workload), slo, _hardware(cat, hardware), limits, **options)
 
@@ -256,6 +258,7 @@ def plan_lifecycle(
 ) -> dict[str, Any]:
     """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both."""
     _check_options(options, planner_lifecycle)
+    options.setdefault("serve_precision", RELEASED)  # as `chipwise plan lifecycle` takes it
     cat = load_catalog(files, sets)
     return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, _hardware(cat, hardware), **options)
 

@@ -83,6 +83,7 @@ def test_models_and_catalog(server: ChipwiseServer) -> None:
     assert chips["trn4"]["projected"] and not chips["h100-sxm"]["projected"]
     assert chips["h100-sxm"]["flops_bf16"] > 5e14  # SI: FLOP/s
     assert "bf16" in cat["precisions"] and "cost" in cat["objectives"] and "on-demand" in cat["pricing_modes"]
+    assert "owned" in cat["pricing_modes"]  # the page offers TCO pricing, as plan train does
     assert cat["serving_precisions"][0] == "auto" and "mxfp4" in cat["serving_precisions"]
 
 

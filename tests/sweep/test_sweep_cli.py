@@ -103,3 +103,19 @@ def test_show_fits_100_columns_with_the_figures_plan_train_gives(
     fastest = next(b for b in best if b["what_if"] == "baseline" and b["best_by"] == "time")
     plan = plan_training(load_catalog(), "llama-3.1-70b", fastest["chips"], [fastest["hardware"]], tokens=15e12)
     assert fastest["expected_cost_usd"] == pytest.approx(plan["results"][0]["expected_cost_usd"], rel=1e-9)
+
+
+def test_show_marks_an_hour_of_training_where_a_sweep_gives_no_tokens(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without tokens a training point prices one hour, as plan train labels its columns 'cost /hour': sweep show
+    had printed '$32.68' and '15.7 kg' under plain 'cost' and 'CO2e', beside whole runs' totals in a store that
+    holds both."""
+    sweep = write_sweep(edits=[(", tokens: 1e11", ""), ("chips: [8, 16, 32]", "chips: [8]")])
+    store = tmp_path / "h.duckdb"
+    assert run(["sweep", str(sweep), "--store", str(store), "--workers", "1", "--json"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "160")
+    assert run(["sweep", "show", str(store), "--by", "cost"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "h100-sxm" in line]
+    assert rows and all("/h" in line for line in rows)

@@ -619,6 +619,7 @@ def plan_fleet(
     return {
         "kind": "plan-fleet",
         "model": model.display,
+        "precision": precision,
         "slo": dict(slo),
         "buckets": [b.__dict__ for b in buckets],
         "instance_types": [

@@ -253,6 +253,10 @@ def _num(value: Any, render: Any) -> str:
     return "-" if value is None else str(render(value))
 
 
+#: training figures priced for one hour where a sweep gives no tokens (planner.training's economics_basis)
+HOURLY_KEYS = ("expected_cost_usd", "expected_co2e_kg")
+
+
 def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: tuple[str, ...] = ()) -> Table:
     """Points in a table narrow enough for a 100-column terminal: figures whole, a model named once in the title
     where every row has it, training figures the expected (goodput-adjusted) ones plan train ranks by."""
@@ -303,8 +307,12 @@ def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: t
         if with_point:
             cells.append(_point_label(r, axes))
         cells.append(_plan_text(r.get("plan")))
-        # a store written before the expected figures were kept has the ideal ones only
-        cells += [_num(r.get(key, r.get(key.removeprefix("expected_"))), render) for _, key, render in metrics]
+        # a store written before the expected figures were kept has the ideal ones only; a training point without
+        # tokens priced an hour of training, and says so beside the whole runs' totals
+        hourly = r.get("economics_basis") == "one hour"
+        for _, key, render in metrics:
+            cell = _num(r.get(key, r.get(key.removeprefix("expected_"))), render)
+            cells.append(cell + "/h" if hourly and key in HOURLY_KEYS and cell != "-" else cell)
         table.add_row(*cells)
     return table
 

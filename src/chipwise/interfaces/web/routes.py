@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel, StrictBool, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.catalog.schema import PRICING_MODES
+from chipwise.economics.pricing import MODES
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
@@ -247,7 +247,7 @@ def catalog_summary(settings: Settings) -> dict[str, Any]:
         "precisions": list(TRAINING_PRECISIONS),
         "serving_precisions": [RELEASED, *WEIGHT_PRECISIONS],
         "objectives": list(OBJECTIVES),
-        "pricing_modes": list(PRICING_MODES),
+        "pricing_modes": list(MODES),  # the rental modes and an owned fleet's TCO, as plan train takes them
     }
 
 
