@@ -79,6 +79,18 @@ def scaleout_share(catalog: Catalog, system: System) -> Term:
     )
 
 
+def per_scaleout_port(catalog: Catalog, system: System, figure: Term, unit: str, shown: str) -> Term:
+    """A per-chip scale-out network figure sized for one 400G port a chip (`shown`: its value as written), scaled to
+    the system's ports (scaleout_share)."""
+    share = scaleout_share(catalog, system)
+    return derived(
+        figure.value * share.value,
+        figure.key,
+        unit,
+        f"{shown} per 400G-port chip ({figure.status}) x {share.value:.4g} ({share.derivation})",
+    )
+
+
 def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_load: float | None = None) -> PowerModel:
     """The power model of one chip of `system`; `scaleout` adds the fabric's per-chip power."""
     tdp = system.chip.tdp
@@ -90,17 +102,7 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
     )
     idle = term(catalog, "datacenter", "opex", "idle_power_fraction")
     fig = term(catalog, "datacenter", "opex", "network_power_w_per_chip")
-    share = scaleout_share(catalog, system) if scaleout else None
-    net = (
-        derived(
-            fig.value * share.value,
-            fig.key,
-            "W",
-            f"{fig.shown:g} W per 400G-port chip ({fig.status}) x {share.value:.4g} ({share.derivation})",
-        )
-        if share is not None
-        else fig
-    )
+    net = per_scaleout_port(catalog, system, fig, "W", f"{fig.shown:g} W") if scaleout else fig
     power_ref = system.provenance.get("power")
     host = derived(
         host_w,

@@ -249,10 +249,10 @@ def price_gap(
     pinned = MANAGED_PROVIDER.get(managed or "")
     lookup = pinned or provider
     chip = system.chip.id
-    if pinned is not None and _rental_quote(catalog, system, "on-demand", None, lookup, as_of) is None:
-        return f"{managed} runs on {pinned} instances and the catalog has no {pinned} price for {chip}"
     sellers = MODE_SELLERS.get(mode)
     base = _rental_quote(catalog, system, "on-demand", None, lookup, as_of)
+    if base is None and pinned is not None:
+        return f"{managed} runs on {pinned} instances and the catalog has no {pinned} price for {chip}"
     if base is None:
         return f"the catalog has no {mode} or on-demand price for {chip}"
     if sellers is not None and base.provider not in sellers:

@@ -30,7 +30,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
-from chipwise.economics.power import PowerModel, check_fraction, power_model, scaleout_share
+from chipwise.economics.power import PowerModel, check_fraction, per_scaleout_port, power_model
 from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_per_chip_hour
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
@@ -199,13 +199,7 @@ def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, fl
     if "scaleout_network_usd_per_chip" in overrides:
         return _input(catalog, "scaleout_network_usd_per_chip", overrides)
     t = term(catalog, "datacenter", "capex", "scaleout_network_usd_per_chip")
-    share = scaleout_share(catalog, system)
-    return derived(
-        t.value * share.value,
-        t.key,
-        "USD",
-        f"${t.value:,.0f} per 400G-port chip ({t.status}) x {share.value:.4g} ({share.derivation})",
-    )
+    return per_scaleout_port(catalog, system, t, "USD", f"${t.value:,.0f}")
 
 
 def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:

@@ -70,13 +70,14 @@ def serving_energy_per_hour(
 
 def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -> list[dict[str, Any]]:
     hw = hardware(catalog)
+    pricing = report.get("pricing", "on-demand")
+    hours = seconds / SECONDS_PER_HOUR
     out = []
     for r in report["results"]:
         if r.get("disaggregated") or not math.isfinite(r.get("cost_usd_per_hour", math.inf)):
             continue
-        system = priced_system(hw.system(r["system"]), report.get("pricing", "on-demand"))
-        joules_h, co2_h = serving_energy_per_hour(catalog, system, r["chips"], report.get("pricing", "on-demand"))
-        hours = seconds / SECONDS_PER_HOUR
+        system = priced_system(hw.system(r["system"]), pricing)
+        joules_h, co2_h = serving_energy_per_hour(catalog, system, r["chips"], pricing)
         out.append(
             {
                 "hardware": r["hardware"],

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.units import SECONDS_PER_HOUR
 from chipwise.economics.energy import carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_per_chip_hour
@@ -73,7 +74,7 @@ def energy_per_hour(
         operator=quote.provider if quote else None,
         hint_region=quote.region if quote else None,
     )
-    e = float(energy_j(power_model(catalog, system, scaleout=scaleout).busy_w, chips, 3600.0, site.pue.value))
+    e = float(energy_j(power_model(catalog, system, scaleout=scaleout).busy_w, chips, SECONDS_PER_HOUR, site.pue.value))
     return e, float(carbon_kg(e, site))
 
 

@@ -233,7 +233,7 @@ def plan_serving(
                     f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
                 )
             row = _colocated_row(catalog, system, name, choice, price, load, output_tokens)
-            row["_search"] = (eng, weight, kv, drafting, price, tuple(sorted({int(t) for t in est.cand.tp})))
+            row["_search"] = (eng, weight, kv, drafting, price, tuple(np.unique(est.cand.tp).tolist()))
             rows.append(row)
             if system.chip.id not in fronts:  # the front and the prefill pools do not depend on how decoding drafts
                 fronts[system.chip.id] = _front(est)
