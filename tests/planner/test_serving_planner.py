@@ -882,7 +882,7 @@ def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypa
     apart = plan(2)
     assert apart["search"]["check_processes"] == 2
     assert plan(1)["search"]["check_processes"] == 1
-    assert len(alone["verified"]) == 4  # three, and a second look at a chip whose check grew (SECOND_LOOKS)
+    assert len(alone["verified"]) == 5  # three, and two second looks at the chips whose checks grew (SECOND_LOOKS)
     assert apart["verified"] == alone["verified"] and apart["results"] == alone["results"]
     with pytest.raises(ChipwiseError, match=r"workers 0 is not a whole number of processes\. Fix: give e\.g\. 4"):
         plan(0)
@@ -1122,3 +1122,16 @@ def test_a_looser_slo_never_plans_a_dearer_fleet(catalog: Catalog) -> None:
     tight, loose = best("ttft_p99=3s,tpot_p99=60ms"), best("ttft_p99=10s,tpot_p99=100ms")
     assert loose["cost_usd_per_mtok"] <= tight["cost_usd_per_mtok"]
     assert loose["hardware"] == "h200" and loose["chips"] == 4 and loose["plan"]["both"]["tp"] == 1
+
+
+def test_a_grown_check_looks_at_its_shape_with_the_next_batch_limit(catalog: Catalog) -> None:
+    """Llama 3.1 8B at 15 req/s on one H200 under a 1 s / 80 ms SLO: the estimate's TP1 b64 x1 runs at 92% of its
+    capacity in its check, which grows it to two chips ($1.14 per M output tokens). TP1 b128 on the one chip meets the
+    SLO at 81% of its capacity ($0.57): the second looks take the shape's next batch limit too."""
+    report = plan_serving(
+        catalog, "llama-3.1-8b", ["h200"], Load("rate", rate=15.0), 1024, 256, "ttft_p99=1s,tpot_p99=80ms"
+    )
+    best = report["best"]
+    assert best["slo_met"] and best["keeps_up"]
+    assert best["chips"] == 1 and best["plan"]["both"]["max_batch"] == 128
+    assert best["cost_usd_per_mtok"] == pytest.approx(0.572, rel=0.02)

@@ -89,3 +89,25 @@ def test_sliding_window_layers_send_their_window_only(catalog: Catalog, hw: Hard
     assert t.seconds(100) == pytest.approx(t.s_per_token * 100, rel=1e-12)
     # the simulator's links take as long
     assert float(transfer_seconds(t.s_per_token, t.windows, 8192)) == pytest.approx(t.seconds(8192), rel=1e-12)
+
+
+def test_a_copied_kv_cache_moves_whole_to_each_rank(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    """Every tensor-parallel rank of a DeepSeek-R1 replica keeps the whole MLA latent, so each of a TP8 pool's ranks
+    receives all of a prompt's cache over its own link: the transfer runs at one rank's rate, not eight's (it had
+    divided the copy over the ranks as if they split it, 8x fast). Llama 3.1 8B's 8 KV heads split over TP8 but
+    not over TP16, whose extra ranks hold copies: TP16 moves the cache no faster than TP8."""
+
+    def replica(model: ModelSpec, chip: str, tp: int, engine: str = "trtllm") -> ReplicaSetup:
+        plan = ReplicaPlan(tp=tp, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
+        return setup_replica(catalog, model, hw.system(chip), engine, plan, 8192.0, 128.0)
+
+    r1 = load_model(catalog, "deepseek-r1")
+    h200, b200 = replica(r1, "h200", 8), replica(r1, "b200", 8)
+    t = kv_transfer(r1, h200, b200, False)
+    one_rank = min(s.topo.out_bandwidth * s.topo.out_efficiency for s in (h200, b200))
+    assert t.bandwidth == pytest.approx(one_rank)
+    assert t.bytes_per_token == pytest.approx(61 * (512 + 64) * 1)  # the fp8 latent and its rope key, 61 layers
+    eight, sixteen = (replica(llama8b, "trn2", tp, "neuron") for tp in (8, 16))
+    assert kv_transfer(llama8b, sixteen, sixteen, False).bandwidth == pytest.approx(
+        kv_transfer(llama8b, eight, eight, False).bandwidth
+    )

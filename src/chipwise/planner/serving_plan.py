@@ -55,7 +55,7 @@ from chipwise.serve.quant import (
     check_precision,
     check_weight_precision,
 )
-from chipwise.serve.search import Estimate, pareto, slot_wait
+from chipwise.serve.search import BATCHES, Estimate, pareto, slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.sim.policies import check_router
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
@@ -670,7 +670,9 @@ def _check_order(checked: Mapping[str, Any], load: Load) -> tuple[bool, bool, fl
 #: shape) looks again at the chip's other tensor-parallel sizes: the cheapest of them by the estimate, up to this
 #: many, are simulated too where their estimate undercuts every checked fleet that met the SLO. Llama 3.1 70B at 10
 #: req/s on H200 under a 10 s / 100 ms SLO: TP2 x2 (4 chips) grew to x3 in its check and an H100 fleet won at $4.48
-#: per M tokens, where TP1 x5 H200 met a tighter SLO at $4.29.
+#: per M tokens, where TP1 x5 H200 met a tighter SLO at $4.29. Its own shape with the next batch limit is looked at
+#: too: Llama 3.1 8B at 15 req/s on H200, TP1 b64 x1 ran at 92% of its capacity in its check and grew to x2 ($1.14
+#: per M tokens), where TP1 b128 x1 meets the SLO at 81% ($0.57).
 SECOND_LOOKS = 2
 
 
@@ -685,8 +687,8 @@ def _second_looks(
     pricing: str,
     region: str | None,
 ) -> list[dict[str, Any]]:
-    """The checks, with those of the other shapes (SECOND_LOOKS) of the chips whose check grew: their rows join
-    the ranking (re-ranked, the checks' ranks following their rows)."""
+    """The checks, with those of the other shapes (SECOND_LOOKS: other TP sizes, or the next batch limit) of the
+    chips whose check grew: their rows join the ranking (re-ranked, the checks' ranks following their rows)."""
     bar = min((_cost(v, job.load) for v in verified if v["keeps_up"] and v["slo_met"]), default=math.inf)
     looks: list[dict[str, Any]] = []
     for v in verified:
@@ -695,11 +697,12 @@ def _second_looks(
             continue
         system, name, choice = row["_choice"]
         eng, weight, kv, drafting, price, tps = row["_search"]
-        for tp in tps:
-            if tp == choice.plan.tp:
-                continue
+        shapes: list[dict[str, int]] = [{"tp": tp} for tp in tps if tp != choice.plan.tp]
+        wider = [b for b in BATCHES if b > choice.plan.max_batch][:1]
+        shapes += [{"tp": choice.plan.tp, "max_batch": b} for b in wider]  # its own shape, the next batch limit
+        for shape in shapes:
             try:
-                alt = choose_any(model, system, eng, job, weight, kv, targets, drafting, fixed={"tp": tp})[0]
+                alt = choose_any(model, system, eng, job, weight, kv, targets, drafting, fixed=shape)[0]
             except (InfeasibleError, ChipwiseError):
                 continue
             look = _colocated_row(catalog, system, name, alt, price, job.load, int(job.mean_output))

@@ -54,19 +54,24 @@ def hybrid_domain(
     return None
 
 
-def _holders(setup: ReplicaSetup) -> int:
-    """Ranks of a replica that hold a share of one request's KV cache."""
-    return setup.plan.pp if setup.plan.attention_dp else setup.plan.ranks
+def _holders(model: ModelSpec, setup: ReplicaSetup) -> int:
+    """Ranks of a replica that hold a distinct share of one request's KV cache, each moving it over its own links:
+    a stage's tensor-parallel ranks split its heads over min(tp, kv_heads) ranks (a KV head is copied beyond that,
+    and each copy moves whole), MLA's shared latent not at all (every rank receives the whole of it), and under
+    attention DP only the request's own rank of each stage holds it."""
+    plan = setup.plan
+    if plan.attention_dp or model.attention.kind == "mla":
+        return plan.pp
+    return plan.pp * min(plan.tp, model.attention.kv_heads)
 
 
 def kv_transfer(
     model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, same_domain: bool, hybrid: System | None = None
 ) -> KVTransfer:
     """Cost of moving one prompt's KV cache from a prefill replica to a decode replica, over the links of the ranks
-    that hold it at both ends: every rank of a replica (its heads', or its stage's layers' share), but under
-    attention DP only the request's own rank of each pipeline stage."""
+    that hold distinct shares of it at both ends (_holders)."""
     per_token = model.kv_bytes_per_token(stored_bytes(prefill.plan.kv_precision))
-    sending, receiving = _holders(prefill), _holders(decode)
+    sending, receiving = _holders(model, prefill), _holders(model, decode)
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:
         # the link's figure is a chip's, per direction: a replica on part of a chip (two of a Trainium4's
