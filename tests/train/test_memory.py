@@ -34,12 +34,13 @@ def _mem(
 
 def test_gpt3_full_recompute_activations_korthikanti(catalog: Catalog, hw: Hardware) -> None:
     """GPT-3 175B, TP8 (with SP) PP8, b=1, s=2048, full recompute: the first stage keeps each layer's input for
-    p micro-batches of L/p layers, 2 s b h L / t bytes = 2 x 2048 x 12288 x 96 / 8 = 603,979,776 bytes, plus the
-    full activations of the one layer being recomputed, 16 s b h / t elements x 2 bytes (no dropout masks)."""
+    p micro-batches of L/p layers, 2 s b h L / t bytes = 2 x 2048 x 12288 x 96 / 8 = 603,979,776 bytes, plus what
+    recompute rebuilds for the layer in backward: its 16 s b h / t elements (no dropout masks) less the input
+    s b h / t already kept, x 2 bytes."""
     m = _mem(catalog, hw, {"tp": 8, "pp": 8, "dp": 16, "microbatch": 1, "recompute": "full", "zero": 1})
     s, h, layers, t = 2048, 12288, 96, 8
     kept = 2 * s * h * layers / t
-    transient = 16 * s * h / t * 2
+    transient = (16 - 1) * s * h / t * 2
     assert float(m.activations[0]) == pytest.approx(kept + transient, rel=1e-9)
 
 
@@ -123,3 +124,45 @@ def test_kv_heads_replicate_past_their_count(catalog: Catalog) -> None:
     x_over_16 = float(none[0] - none[1])
     k = float(none[1]) - 4.0 * model.hidden - x_over_16
     assert k == pytest.approx(att.head_dim + att.v_head_dim)  # one K and one V head on each rank
+
+
+def test_recompute_adds_only_the_rebuilt_part_of_one_layer(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.2-1B (h 2048, 32 heads of 64, 8 KV heads, SwiGLU ffn 8192), 64 H100s, TP1 PP8 DP8 mb2 at 8K tokens:
+    a layer stores 4h + (q + o) + kv + 3 ffn = 8192 + 4096 + 1024 + 24576 = 37,888 elements a token with no
+    recompute, 25,600 selectively (less the ffn activation and two norm outputs). The first stage holds 2 layers
+    of 4 micro-batches of 16,384 tokens. During a layer's backward recompute adds back only what it dropped,
+    12,288 elements a token, not the whole 37,888: selective had totalled 24.90 GiB against 24.50 with none."""
+    plan = {"tp": 1, "pp": 8, "dp": 8, "microbatch": 2, "zero": 0}
+    tokens_bytes = 2 * 8192 * 2.0
+    mems = [
+        _mem(catalog, hw, {**plan, "recompute": r}, model="llama-3.2-1b", gbs=64, seq=8192, chip="h100-sxm")
+        for r in ("none", "selective", "full")
+    ]
+    none, selective, full = (float(m.activations[0]) for m in mems)
+    assert none == pytest.approx(2 * 4 * 37888 * tokens_bytes, rel=1e-12)
+    assert selective == pytest.approx((2 * 4 * 25600 + (37888 - 25600)) * tokens_bytes, rel=1e-12)
+    assert full == pytest.approx((2 * 4 * 2048 + (37888 - 2048)) * tokens_bytes, rel=1e-12)
+    totals = [float(m.total[0]) / 2**30 for m in mems]
+    assert totals == pytest.approx([24.497, 24.122, 23.403], abs=1e-3)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    plan=plans,
+    pp=st.sampled_from([1, 2, 4, 8, 16]),
+    vpp=st.sampled_from([1, 2]),
+    zero=st.sampled_from([0, 1, 3]),
+    model=st.sampled_from(["llama-3.2-1b", "llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "qwen3-0.6b"]),
+    seq=st.sampled_from([2048, 8192]),
+)
+def test_recompute_never_raises_memory(
+    catalog: Catalog, hw: Hardware, plan: dict[str, object], pp: int, vpp: int, zero: int, model: str, seq: int
+) -> None:
+    """Recomputing more never needs more memory in total: none >= selective >= full for any plan, pipelines whose
+    last stage is dominated by the logits included (the recomputed layer had been counted twice there)."""
+    base = {**plan, "pp": pp, "vpp": vpp if pp > 1 else 1, "zero": zero}
+    totals = [
+        float(_mem(catalog, hw, {**base, "recompute": r}, model=model, gbs=256, seq=seq, chip="h100-sxm").total[0])
+        for r in ("none", "selective", "full")
+    ]
+    assert totals[0] >= totals[1] >= totals[2]

@@ -231,3 +231,80 @@ def test_a_context_parallel_ring_past_the_node_waits_for_the_network(catalog: Ca
     r = _run(catalog, hw, plans, 64, model="llama-3.1-8b", gbs=64, seq=8192, precision="bf16")
     wide, narrow = (float(v) for v in r.breakdown["cp_comm"])
     assert wide > 0.3 and narrow < 0.05
+
+
+def test_a_partial_plan_with_an_ep_that_splits_experts_is_the_full_plans_error(catalog: Catalog, hw: Hardware) -> None:
+    """Mixtral 8x7B has 8 experts: {ep: 16} on 64 H100s had been completed to TP1 DP64 EP16 and priced with half an
+    expert a rank (16.66 s), where the same plan given in full was rejected. Both now give one error."""
+    from chipwise.train.plans import check_partial_plan
+
+    spec = load_model(catalog, "mixtral-8x7b")
+    job = TrainingJob(spec, 4096, 256, "bf16")
+    message = "invalid plan: ep=16 must divide the 8 experts. Fix: choose an ep that divides them."
+    with pytest.raises(ChipwiseError) as full:
+        check_plan({"tp": 1, "pp": 1, "dp": 64, "ep": 16}, spec, job, 64)
+    with pytest.raises(ChipwiseError) as partial:
+        check_partial_plan({"ep": 16}, spec, job, 64)
+    assert str(full.value) == str(partial.value) == message
+    with pytest.raises(ChipwiseError, match="must divide the 8 experts"):
+        search_plans(spec, job, hw.system("h100-sxm"), 64, fixed={"ep": 16})
+    assert len(enumerate_plans(spec, job, 64, 8, fixed={"ep": 16})) == 0
+    assert set(enumerate_plans(spec, job, 64, 8, fixed={"ep": 8}).ep.tolist()) == {8}
+
+
+def test_selective_recompute_reruns_no_attention(catalog: Catalog, hw: Hardware) -> None:
+    """Meta's Llama 3.1 405B 128K-context plan (16,384 H100s, TP8 CP16 PP16 DP8 vpp8): selective recompute keeps
+    Q, K, V and the attention output, so its attention time is that of no recompute, 10.49 s a step (it had been
+    charged a second attention forward, 13.49 s, for no memory saved). Only the dropped norms and MLP activation
+    are rerun: element-wise time grows by one forward's worth, 1/3 of no recompute's (forward + 2 x backward).
+    Full recompute reruns the attention forward too: 4.5/3.5 of it."""
+    base = {"tp": 8, "pp": 16, "dp": 8, "cp": 16, "vpp": 8, "microbatch": 1, "zero": 1}
+    plans = [{**base, "recompute": r} for r in ("none", "selective", "full")]
+    r = _run(catalog, hw, plans, 16384, model="llama-3.1-405b", gbs=128, seq=131072, precision="bf16")
+    none, selective, full = (float(v) for v in r.breakdown["attention"])
+    assert none == pytest.approx(10.49, abs=0.01)
+    assert selective == pytest.approx(none, rel=1e-12)
+    assert full == pytest.approx(none * 4.5 / 3.5, rel=1e-12)
+    elem_none, elem_sel, _ = (float(v) for v in r.breakdown["memory_bound"])
+    head = elem_none - 3.0 * (elem_sel - elem_none)  # the LM head's element-wise work is not recomputed
+    assert 0.0 < head < elem_none and elem_sel - elem_none == pytest.approx(0.0363, abs=5e-4)
+    assert float(r.step_time[1]) - float(r.step_time[0]) < 0.05  # 18.01 s against 21.40 s before
+
+
+def test_fsdp_with_pipelining_is_planned_and_gathers_once_a_step(catalog: Catalog, hw: Hardware) -> None:
+    """torchtitan's Llama 3.1 405B 3D run: 512 H100 (96 GB), FSDP8 x TP8 x PP8, fp8, 8K tokens, 256 sequences.
+    FSDP with PP had been filtered out of the search ("no valid parallel plan"). As torchtitan runs it (no reshard
+    after forward under PP, gradients synced on the last micro-batch), a stage gathers its weights once a step and
+    keeps them, with unsharded fp32 gradients: p local parameters cost 1 (fp8 gather) + 4 bytes each on top of
+    the sharded 16/8, and the data-parallel traffic is ZeRO-1's, not 32 micro-batches' re-gathers."""
+    from chipwise.train.memory import local_params
+
+    spec = load_model(catalog, "llama-3.1-405b")
+    job = TrainingJob(spec, 8192, 256, "fp8")
+    fixed = {"tp": 8, "pp": 8, "dp": 8, "zero": 3}
+    check_plan(fixed, spec, job, 512)
+    found = enumerate_plans(spec, job, 512, 8, fixed=fixed)
+    assert len(found) > 0 and set(found.zero.tolist()) == {3} and set(found.pp.tolist()) == {8}
+    plans = [{**fixed, "zero": z, "recompute": "full", "microbatch": 1} for z in (3, 1)]
+    r = _run(catalog, hw, plans, 512, model="llama-3.1-405b", chip="h100-96gb", gbs=256, seq=8192, precision="fp8")
+    p = float(local_params(spec, from_dicts(plans[:1]))[0][0])
+    assert p == pytest.approx(6.638e9, rel=1e-3)  # 16 of 126 layers and the 2.1e9 embedding, over TP8
+    assert float(r.memory.weights[0]) == pytest.approx(4.0 * p / 8 + 1.0 * p, rel=1e-12)
+    assert float(r.memory.gradients[0]) == pytest.approx(4.0 * p / 8 + 4.0 * p, rel=1e-12)
+    assert float(r.memory.total[0]) / 2**30 == pytest.approx(51.74, abs=0.01)
+    assert float(r.breakdown["dp_comm"][0]) == pytest.approx(float(r.breakdown["dp_comm"][1]), rel=0.05)
+    assert float(r.tokens_per_s[0]) / 512 == pytest.approx(164.1, abs=0.1)
+
+
+def test_a_fleet_finds_the_plans_of_a_smaller_one_it_holds(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B, 512 sequences of 8K on H100s: 896 chips run TP2 PP7 DP16 CP4 at 633,761 tokens/s. 1,000 chips
+    hold that plan (104 idle, within MIN_RANK_USE) but pp=7 divides neither 1,000 nor 80 layers and was not tried:
+    the search found TP2 PP5 DP16 CP4 on 640 chips, 513,480 tokens/s."""
+    spec = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(spec, 8192, 512, "bf16")
+    best = {}
+    for chips in (896, 1000):
+        search = search_plans(spec, job, hw.system("h100-sxm"), chips)
+        best[chips] = float(search.result.tokens_per_s[search.best])
+    assert best[896] == pytest.approx(633_760.6, rel=1e-6)
+    assert best[1000] == pytest.approx(best[896], rel=1e-9)

@@ -302,7 +302,9 @@ def test_missing_seq_len_is_noted(train: dict[str, TrainingRow]) -> None:
 
 
 def test_torchtitan_3d_and_context_parallel(train: dict[str, TrainingRow]) -> None:
-    assert train["T170"].plan == {"tp": 8, "pp": 8, "dp": 8, "zero": 3, "recompute": "full"}
+    # 'PP schedule Interleaved 1F1B': torchtitan's looped schedule, two model chunks a rank; a plain '1F1B', one
+    assert train["T170"].plan == {"tp": 8, "pp": 8, "dp": 8, "vpp": 2, "zero": 3, "recompute": "full"}
+    assert train["T172"].plan["vpp"] == 1 and "schedule 1F1B: vpp=1" in train["T172"].notes
     assert train["T165"].plan == {"dp": 2, "cp": 4, "zero": 3, "recompute": "full"}
     assert train["T181"].plan["recompute"] == "selective"  # 'per-op SAC'
 

@@ -39,3 +39,16 @@ def test_json_shape(report: dict) -> None:
     assert {"id", "chip", "metric", "measured", "predicted", "error_pct", "plan_source"} <= set(row)
     assert {"n", "mape_pct", "median_ape_pct", "by_chip", "by_source_family"} <= set(report["summary"])
     assert row["error_pct"] == pytest.approx(100 * (row["predicted"] - row["measured"]) / row["measured"])
+
+
+def test_a_torchtitan_pipeline_splits_its_local_batch_into_single_sequences(report: dict) -> None:
+    """torchtitan's Llama 3.1 405B on 512 H100 (TP8 x PP8 x FSDP8, 'local batch size 32'): the stated batch is a
+    data-parallel rank's, which the pipeline schedule runs as 32 micro-batches of one sequence. Read as one
+    32-sequence micro-batch, the bubble took most of the step (-79%); FSDP with pipelining had left the row
+    unpredicted. Its 64K and 128K runs name a plain 1F1B schedule (one model chunk a stage): -2% and -11%."""
+    rows = {r["id"]: r for r in report["rows"]}
+    assert {"T170", "T172", "T173"} <= set(rows)
+    assert "local batch, which its pipeline schedule splits into micro-batches of 1 sequence" in rows["T170"]["notes"]
+    assert "global batch assumed 32 sequences (the local batch" in rows["T172"]["notes"]
+    assert abs(rows["T172"]["error_pct"]) < 15.0 and abs(rows["T173"]["error_pct"]) < 15.0
+    assert abs(rows["T170"]["error_pct"]) < 50.0

@@ -7,6 +7,12 @@ of the first one (Rajbhandari et al. 2020). FSDP (ZeRO-3) all-gathers every laye
 and again for the backward, and reduce-scatters its gradients, for every micro-batch, overlapped with all
 compute (Zhao et al. 2023). Hybrid FSDP shards within the scale-up domain and all-reduces the sharded gradients
 across the replicas once per step.
+
+FSDP with pipeline parallelism follows torchtitan's default (reshard_after_forward off when pp > 1, and the
+pipeline schedule syncing gradients on the last micro-batch's backward only): each stage gathers its weights
+once per step, behind the first micro-batch's forward, keeps them and accumulates unsharded gradients across
+the micro-batches, and reduce-scatters them once, behind the last backward. Re-gathering every micro-batch
+(reshard_after_forward on) would cost m times the traffic for less memory; it is not modelled.
 """
 
 from __future__ import annotations
@@ -88,7 +94,10 @@ def dp_time(
         grads = t * (dense + expert) * GRAD_BYTES / sh.zero_dense
         cross = coll.all_reduce(grads, replicas, plans.tp * sh.zero_dense, topo)
     fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
-    z3 = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers + np.maximum(0.0, cross - ov * bwd_mb)
+    per_mb = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers
+    # with pipelining: one gather and one reduce-scatter a step, as ZeRO-1 (torchtitan's FSDP + PP, above)
+    per_step = np.maximum(0.0, fsdp_rs - ov * bwd_mb) + np.maximum(0.0, fsdp_ag - ov * fwd_mb)
+    z3 = np.where(plans.pp > 1, per_step, per_mb) + np.maximum(0.0, cross - ov * bwd_mb)
     exposed = np.where(plans.zero >= 3, z3, z012)
     opt_dense = np.where(plans.zero >= 1, sh.zero_dense, 1)
     opt_expert = np.where(plans.zero >= 1, sh.zero_expert, 1)

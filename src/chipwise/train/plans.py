@@ -168,10 +168,28 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
             f"the plan's fixed degrees multiply to {given}, which does not divide the {ranks} ranks. "
             "Fix: choose degrees that divide the rank count (chips x cores per chip)."
         )
+    if "microbatch" in plan or "mb" in plan:
+        mb = p["microbatch"]
+        if job.global_batch % mb:  # a micro-batch past the batch had left no data-parallel degree: an IndexError
+            raise ChipwiseError(
+                f"plan.microbatch {mb:,} does not divide the global batch of {job.global_batch:,} sequences. "
+                "Fix: give a micro-batch that divides the batch (e.g. 1), or a larger batch."
+            )
     if "tp" in plan and (reason := model.attention.tp_problem(p["tp"])):
         raise ChipwiseError(f"invalid plan: {reason}.")
     if "ep" in plan and p["ep"] > 1 and model.moe is None:
         raise ChipwiseError(f"invalid plan: ep={p['ep']} on a dense model. Fix: set ep to 1.")
+    if "ep" in plan and (reason := _ep_experts_problem(p["ep"], model)):
+        # the search took a fixed ep as given: ep=16 over Mixtral's 8 experts priced half an expert a rank
+        raise ChipwiseError(f"invalid plan: {reason}.")
+
+
+def _ep_experts_problem(ep: int, model: ModelSpec) -> str:
+    """Why ep cannot split the model's routed experts ('' when it can): each EP rank holds whole experts."""
+    moe = model.moe
+    if moe is None or moe.experts % ep == 0:
+        return ""
+    return f"ep={ep} must divide the {moe.experts} experts. Fix: choose an ep that divides them"
 
 
 def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> str:
@@ -187,10 +205,10 @@ def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> 
     moe = model.moe
     if ep > 1 and moe is None:
         return f"ep={ep} on a dense model. Fix: set ep to 1"
-    if moe is not None and (moe.experts % ep or (tp * dp * cp) % ep):
-        return (
-            f"ep={ep} must divide the {moe.experts} experts and tp x dp x cp = {tp * dp * cp}. Fix: choose such an ep"
-        )
+    if reason := _ep_experts_problem(ep, model):
+        return reason
+    if moe is not None and (tp * dp * cp) % ep:
+        return f"ep={ep} must divide tp x dp x cp = {tp * dp * cp}. Fix: choose such an ep"
     if job.global_batch % (dp * mb):
         return (
             f"global batch {job.global_batch} sequences is not a multiple of dp x microbatch = {dp * mb}. "
@@ -230,6 +248,10 @@ def _pow2_upto(n: int) -> list[int]:
 MIN_RANK_USE = 0.5
 
 
+#: Pipeline depths up to this are all searched; deeper ones only as powers of two or divisors of the ranks or layers.
+PP_EVERY_UPTO = 8
+
+
 def _cross(a: dict[str, IntArray], b: dict[str, IntArray]) -> dict[str, IntArray]:
     """Cartesian product of two column sets."""
     na, nb = len(next(iter(a.values()))), len(next(iter(b.values())))
@@ -244,7 +266,9 @@ def _grid(**axes: list[int]) -> dict[str, IntArray]:
 
 
 def _largest_divisor_at_most(n: int, limits: IntArray) -> IntArray:
-    """For each limit, the largest divisor of n that is <= limit (0 when none)."""
+    """For each limit, the largest divisor of n that is <= limit (0 when none, as for every limit where n < 1)."""
+    if n < 1:
+        return np.zeros_like(limits)
     divs = np.asarray(divisors(n), dtype=np.int64)
     idx = np.searchsorted(divs, limits, side="right") - 1
     return np.where(idx >= 0, divs[np.maximum(idx, 0)], 0)
@@ -259,13 +283,14 @@ def enumerate_plans(
 ) -> PlanArrays:
     """Every valid plan for the model, job and rank count (knobs in `fixed` held at the given value), vectorised.
 
-    tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (powers of two and divisors
-    of the ranks or of the layers); vpp over values keeping at least one layer per virtual stage; cp over powers
-    of two with >= 512 tokens per rank; ep over divisors of the experts; micro-batch over powers of two; zero over
-    0-3; recompute over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on
-    whenever tp > 1 (it only saves memory and time). dp is the largest data-parallel degree that fits the ranks
-    and divides the batch, so an awkward chip count (a million chips, say) leaves a few ranks idle as spares
-    rather than having no plan; plans idling more than a quarter of the ranks are dropped.
+    tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (every depth up to
+    PP_EVERY_UPTO, beyond it powers of two and divisors of the ranks or of the layers); vpp over values keeping at
+    least one layer per virtual stage; cp over powers of two with >= 512 tokens per rank; ep over divisors of the
+    experts; micro-batch over powers of two; zero over 0-3 (FSDP with pp > 1 only when zero is fixed); recompute
+    over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on whenever tp > 1 (it
+    only saves memory and time). dp is the largest data-parallel degree that fits the ranks and divides the batch,
+    so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than having no plan;
+    plans idling more than half of the ranks (MIN_RANK_USE) are dropped.
     """
     fixed = {k: v for k, v in (fixed or {}).items() if v is not None}
     att = model.attention
@@ -278,7 +303,13 @@ def enumerate_plans(
     tp_opts = [t for t in divisors(att.heads) if t <= max(domain_ranks, 1)]
     tp_opts = [t for t in tp_opts if att.kind == "mla" or att.kv_heads % t == 0 or t % att.kv_heads == 0]
     pows = set(_pow2_upto(layers))
-    pp_opts = sorted(p for p in range(1, min(layers, 256) + 1) if p in pows or ranks % p == 0 or layers % p == 0)
+    # every depth up to PP_EVERY_UPTO: with idle ranks allowed a depth need not divide the ranks (1,000 H100s had
+    # not tried pp=7 and ran Llama-3.1-70B 19% slower than 896 did)
+    pp_opts = sorted(
+        p
+        for p in range(1, min(layers, 256) + 1)
+        if p <= PP_EVERY_UPTO or p in pows or ranks % p == 0 or layers % p == 0
+    )
     cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if job.seq_len % c == 0 and job.seq_len // c >= 512] or [1]
     ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
     mb_opts = [b for b in _pow2_upto(min(job.global_batch, 16)) if job.global_batch % b == 0]
@@ -317,12 +348,17 @@ def enumerate_plans(
     if not len(g["dp"]):
         return PlanArrays(**{k: np.zeros(0, dtype=np.int64) for k in PLAN_COLUMNS})
     g = _cross(g, _grid(ep=choice("ep", ep_opts)))
-    ok = (g["tp"] * g["dp"] * g["cp"]) % g["ep"] == 0
+    # a fixed ep bypasses ep_opts: it too must split the experts whole (check_partial_plan says so first)
+    ok = ((g["tp"] * g["dp"] * g["cp"]) % g["ep"] == 0) & ((moe.experts if moe else 1) % g["ep"] == 0)
     g = {k: v[ok] for k, v in g.items()}
     if not len(g["dp"]):
         return PlanArrays(**{k: np.zeros(0, dtype=np.int64) for k in PLAN_COLUMNS})
     g = _cross(g, _grid(zero=choice("zero", [0, 1, 2, 3]), recompute=rec_opts, hsdp=hsdp_opts))
-    ok = ~((g["zero"] == 3) & (g["pp"] > 1))  # FSDP with pipelining re-gathers weights every micro-batch
+    # FSDP with pipelining is priced as torchtitan runs it (data_parallel.py): ZeRO-1's traffic with the stage's
+    # weights and gradients held unsharded, never faster nor smaller than ZeRO-1, so only a plan that asks for it
+    # prices it (torchtitan's 405B FSDP8 x TP8 x PP8 run had found no plan; searching it by default cost 50% more
+    # plans for none chosen)
+    ok = ("zero" in fixed) | (g["zero"] < 3) | (g["pp"] == 1)
     # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and at least two data-parallel
     # ranks within one to shard over (with TP filling the domain it shards over one rank: DDP with fp32 state,
     # labelled ZeRO-3 while holding more memory than ZeRO-1)

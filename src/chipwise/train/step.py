@@ -11,7 +11,9 @@ For one micro-batch on one pipeline stage (the critical stage, which also runs t
 with m = global_batch / (dp micro_batch) micro-batches (Narayanan et al. 2021: 1F1B bubble (pp-1)/(vpp m) of
 the ideal time). Backward GEMMs cost twice the forward (data and weight gradients); flash-attention backward
 2.5 times its forward (FlashAttention-2, Dao 2023: 5 matmuls against 2). Selective recompute reruns the
-attention core and the element-wise work; full recompute reruns the whole forward.
+element-wise work (the norms, the MLP activation, MoE token permutation), which is what it drops from memory
+(memory.py); flash attention keeps no s^2 tensor to drop and its backward already rebuilds the scores, so the
+attention core is not rerun. Full recompute reruns the whole forward.
 
 Communication per layer and micro-batch (bf16 activations of T tokens x h):
 - TP: two all-reduces forward and two backward (or the equal-volume all-gather/reduce-scatter pairs of sequence
@@ -230,7 +232,11 @@ def stage_costs(
     eff = dev.eff
     bwd_gemm = 1.0 if job.lora else 2.0
     re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
-    re_attn = np.where(plans.recompute >= 1, 1.0, 0.0)
+    # selective recompute keeps Q, K, V and the attention output (memory.py), so it reruns no attention: charging
+    # a second attention forward had priced Meta's 405B 128K plan 13.49 s of attention against 10.49 s without
+    # recompute, for no memory saved
+    re_attn = re_matmul
+    re_elem = np.where(plans.recompute >= 1, 1.0, 0.0)
     per_mb = {k: np.zeros(n) for k in ("compute", "attention", "memory_bound", "tp_comm", "cp_comm", "ep_comm")}
     fwd_mb = np.zeros(n)
     bwd_mb = np.zeros(n)
@@ -248,7 +254,7 @@ def stage_costs(
         k = g.count / model.layers * layers_on_stage  # layers of this group on the stage
         compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
         attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)
-        elementwise = lay.elem_fwd * (1.0 + 2.0 + re_attn)
+        elementwise = lay.elem_fwd * (1.0 + 2.0 + re_elem)
         busy = compute + attention + elementwise
         per_mb["compute"] += k * compute
         per_mb["attention"] += k * attention

@@ -3,6 +3,7 @@ the search completes the plan and the predicted metric is compared with the meas
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,6 +72,16 @@ def _model_for(catalog: Catalog, row: TrainingRow) -> tuple[ModelSpec, str]:
     raise ChipwiseError(f"model '{dims.name}' has no preset and the row gives no dimensions")
 
 
+#: torchtitan's pipeline micro-batch, in sequences: `parallelism.pipeline_parallel_microbatch_size`, default 1
+#: (torchtitan config/job_config.py); its `local_batch_size` is what one data-parallel rank takes a step
+TORCHTITAN_PP_MICROBATCH = 1
+
+
+def _pipelined_torchtitan(row: TrainingRow, plan: Mapping[str, Any]) -> bool:
+    """A torchtitan run with pipeline stages, whose stated batch is a rank's local batch, not a micro-batch."""
+    return "torchtitan" in row.raw.get("source_family", "").lower() and int(plan.get("pp", 1)) > 1
+
+
 def default_seq_len(model: ModelSpec) -> int:
     """The sequence length assumed when a row does not state one: the model's context, capped at 8192."""
     return min(model.max_seq_len or 2048, 8192)
@@ -106,7 +117,15 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
     if not row.seq_len:
         notes.append(f"seq_len assumed {seq}")
     plan = {k: v for k, v in row.plan.items() if k in PLAN_KNOBS}
-    if row.micro_batch:
+    local = 0  # a torchtitan pipeline's local batch: micro-batches of one sequence (below)
+    if row.micro_batch and _pipelined_torchtitan(row, plan):
+        local = row.micro_batch
+        plan["microbatch"] = TORCHTITAN_PP_MICROBATCH
+        notes.append(
+            f"torchtitan's batch {local} is a data-parallel rank's local batch, which its pipeline schedule splits "
+            f"into micro-batches of {TORCHTITAN_PP_MICROBATCH} sequence (pipeline_parallel_microbatch_size)"
+        )
+    elif row.micro_batch:
         plan["microbatch"] = row.micro_batch
     ranks = row.num_chips * cores
     if not row.plan_counts_cores and cores > 1 and "dp" in plan:
@@ -118,8 +137,12 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
         gbs = int(float(seqs))
     else:
         inner = int(plan.get("tp", 1)) * int(plan.get("pp", 1)) * int(plan.get("cp", 1))
-        gbs = int(plan.get("dp", ranks // inner)) * int(plan.get("microbatch", 1))
-        notes.append(f"global batch assumed {gbs} sequences (one micro-batch per data-parallel rank)")
+        gbs = int(plan.get("dp", ranks // inner)) * (local or int(plan.get("microbatch", 1)))
+        notes.append(
+            f"global batch assumed {gbs} sequences ("
+            + ("the local batch" if local else "one micro-batch")
+            + " per data-parallel rank)"
+        )
     precision = row.precision
     if precision == "fp32" and "matmult" in row.raw.get("precision", "").lower():
         precision = "tf32"  # fp32 training whose matmuls the compiler casts to a 16-bit rate (Neuron auto-cast)

@@ -33,6 +33,7 @@ from chipwise.validation.rows import (
     Measured,
     ModelDims,
     TrainingRow,
+    unknown_chip,
 )
 
 # A model TFLOP/s figure is turned into tokens/s only while attention is a small part of FLOPs/token,
@@ -164,6 +165,10 @@ def parse_zero_stage(sharding: str) -> int | None:
     return None
 
 
+#: Model chunks a rank holds under torchtitan's looped (interleaved) schedules when split points are not given:
+#: 2 (torchtitan's pipeline split, `stages_per_rank` of a looped schedule, Dec 2024)
+TORCHTITAN_STAGES_PER_RANK: Final = 2
+
 _PLAN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("CP", "cp"), ("EP", "ep"), ("VP", "vpp"),
 )  # fmt: skip
@@ -184,6 +189,16 @@ def _training_plan_keys(raw: Mapping[str, str], notes: list[str]) -> dict[str, i
         notes.append(f"tp={tp} from ici_tp setting")
     if "pp" not in plan and re.search(r"\bno PP\b", sharding, re.IGNORECASE):
         plan["pp"] = 1
+    if "vpp" not in plan and re.search(r"(?<!interleaved )\b1F1B\b", text, re.IGNORECASE):
+        plan["vpp"] = 1  # a plain one-forward-one-backward schedule: one model chunk a stage
+        notes.append("schedule 1F1B: vpp=1")
+    elif (
+        "vpp" not in plan
+        and "torchtitan" in raw.get("source_family", "").lower()
+        and re.search(r"\binterleaved 1F1B\b", text, re.IGNORECASE)
+    ):
+        plan["vpp"] = TORCHTITAN_STAGES_PER_RANK
+        notes.append(f"torchtitan's interleaved 1F1B: {TORCHTITAN_STAGES_PER_RANK} stages a rank")
     zero = parse_zero_stage(sharding)
     if zero is not None:
         plan["zero"] = zero
@@ -291,7 +306,7 @@ def _training_skip_reason(
         family = "model card" if "model card" in raw.get("source_family", "").lower() else "paper"
         return f"aggregate GPU-hours figure ({family})"
     if chip not in known:
-        return f"chip not in catalog: {chip or '<empty>'}"
+        return unknown_chip(chip, known)
     if num_chips is None:
         return SKIP_NO_CHIPS
     if measured is not None:
