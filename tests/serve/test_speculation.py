@@ -75,6 +75,15 @@ def test_bad_speculation_gets_one_line(text: str, fix: str) -> None:
     assert "Fix:" in str(err.value) and "\n" not in str(err.value)
 
 
+def test_an_unknown_draft_model_is_named_before_its_acceptance(catalog: Catalog) -> None:
+    """draft:nomodel:3 had been told to state its acceptance, and only with one said the model was unknown."""
+    for text in ("draft:nomodel:3", "draft:nomodel:3@0.7", "draft:lama-3.2-1b:3"):
+        with pytest.raises(ChipwiseError, match=r"unknown model '(nomodel|lama-3\.2-1b)'\..* Fix:"):
+            parse_speculation(text, catalog)
+    with pytest.raises(ChipwiseError, match="no acceptance prior"):  # a known one still needs its acceptance
+        parse_speculation("draft:llama-3.2-1b:4", catalog)
+
+
 @pytest.fixture(scope="module")
 def spec_setup(catalog: Catalog, hw: Hardware, llama8b: ModelSpec, h100_setup: ReplicaSetup) -> ReplicaSetup:
     """The conftest's Llama 3.1 8B replica on one H100, with a 3-token EAGLE drafter accepted 80% of the time."""
@@ -129,7 +138,7 @@ def test_verifying_k_drafts_attends_with_k_plus_one_queries(catalog: Catalog, hw
     for shapes, read in ((Shapes.of(8, 1, 8, 1), latent / 8), (Shapes.of(8, 1, 8), latent)):
         c, m = flops / rate, read / bw
         assert ratio(deepseek, shapes) == pytest.approx(math.hypot(3 * c, m) / math.hypot(c, m), rel=1e-12)
-    assert 2.8 < ratio(deepseek, Shapes.of(8, 1, 8, 1)) < 3.0
+    assert 2.7 < ratio(deepseek, Shapes.of(8, 1, 8, 1)) < 3.0
     assert 1.2 < ratio(deepseek, Shapes.of(8, 1, 8)) < 1.5
     assert 1.0 < ratio(llama, Shapes.of(8)) < 1.05
 

@@ -178,11 +178,20 @@ def streamed_gemm_time(
     return streamed_gemm(n, k, dev, precision, weight_bytes, compute_factor, memory_factor).time(m, count)
 
 
+#: The least share of the GEMM rate a serving engine's fused attention runs at: the catalog's prior for the figure
+#: (efficiency.yaml default.attention; docs/research/efficiency-evidence.md s.3: FlashAttention-3's forward pass
+#: 0.75 of H100 peak, FlashAttention-2's 0.35-0.55). Serving runs attention forward only, where a family's fitted
+#: `attention` prices training's forward and backward passes together (Hopper's fit, 0.30, put a 127K-token prompt
+#: of Llama 3.1 8B on an H100 at 29.6 s, where its FLOPs take about 10 s at FlashAttention-3's forward rate).
+SERVING_ATTENTION_FLOOR = 0.6
+
+
 def attention_rate(dev: Device, precision: str = "bf16") -> float:
     """FLOP/s of fused attention: the matmul rate at `precision` (the chip's native fallback) x the attention
-    fraction. With an fp8 KV cache the attention kernels multiply in fp8 (TensorRT-LLM XQA, FlashMLA FP8)."""
+    fraction, no less than SERVING_ATTENTION_FLOOR. With an fp8 KV cache the attention kernels multiply in fp8
+    (TensorRT-LLM XQA, FlashMLA FP8)."""
     prec = dev.chip.native_precision(precision)
-    return dev.peak_flops(prec) * dev.eff.matmul_fraction(prec) * dev.eff.attention
+    return dev.peak_flops(prec) * dev.eff.matmul_fraction(prec) * max(dev.eff.attention, SERVING_ATTENTION_FLOOR)
 
 
 def context_attention_time(
