@@ -41,7 +41,7 @@ from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, load_scenario, read_count
-from chipwise.workload.serving import is_count, load_of
+from chipwise.workload.serving import is_count, load_of, name_value
 
 
 def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
@@ -181,6 +181,8 @@ def plan_serve(
     ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
     --slo takes it), simulated; options as `chipwise plan serve --help`."""
     _check_options(options, plan_serving, "top")
+    if "engine" in options:
+        options["engine"] = name_value(options["engine"])  # any case, as on the command line
     cat = load_catalog(files, sets)
     load = load_of(rate, concurrency, _flag(offline, "offline"), flag="")
     disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class ChipwiseError(Exception):
@@ -43,3 +44,18 @@ def long_number(exc: Exception, where: str) -> ChipwiseError | None:
         return None
     limit = sys.get_int_max_str_digits()
     return ChipwiseError(f"{where} holds a number of more than {limit:,} digits. Fix: give a realistic value.")
+
+
+def user_file(path: str | Path, what: str, fix: str, folder_fix: str = "") -> Path:
+    """`path` where it names a file, else one line: an empty path, a folder, or nothing there, each named as such
+    (a folder had read as 'does not exist', an empty --workload as "cannot read '.'"). `what` names the file
+    ('sweep file'), `fix` what to give where there is none ('check the path'), `folder_fix` what to give for a
+    folder (default: a `what` in it)."""
+    if not str(path).strip():
+        raise ChipwiseError(f"the {what}'s path is empty. Fix: {fix}.")
+    p = Path(path)
+    if p.is_dir():
+        raise ChipwiseError(f"{what} '{path}' is a folder. Fix: {folder_fix or f'name a {what} in it'}.")
+    if not p.exists():
+        raise ChipwiseError(f"{what} '{path}' does not exist. Fix: {fix}.")
+    return p

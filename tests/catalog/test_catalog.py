@@ -171,6 +171,13 @@ def test_set_with_unit_and_price() -> None:
         ("trn9.hbm_bandwidth=1", "unknown catalog id"),
         ("trn3.hbm_speed=1", "unknown figure"),
         ("trn3.hbm_bandwidth", "has no '='"),
+        # NaN had ranked a chip at 'nan tok/s' (exit 0); inf had been told to write 'infTB/s'
+        (
+            "h100-sxm.flops.bf16=nan",
+            r"--set h100-sxm.flops.bf16: value nan is not a finite number\. Fix: give a finite",
+        ),
+        ("h100-sxm.hbm_bandwidth=inf", r"--set h100-sxm.hbm_bandwidth: value inf is not a finite number\. Fix:"),
+        ("h100-sxm.price=inf", "value inf is not a finite number"),
         # a bare number is SI: 6.7 B/s for a 4.9 TB/s bandwidth is a missing unit, not a what-if
         ("trn3.hbm_bandwidth=6.7", r"a bare number is in B/s, 1.4e-12 x the catalog's 4.9 TB/s. Fix: give its unit"),
     ],
@@ -237,6 +244,37 @@ chips:
         ("systems:\n  inf2.48xlarge:\n    rental: {chips: [2], status: estimate}", "derivation"),
         ("systems:\n  p5.48xlarge:\n    rental: {modes: {capacity-block: [8, 4]}}", "ascending"),
         ("systems:\n  p5.48xlarge:\n    rental: {modes: {layaway: [8]}}", "layaway"),
+        # YAML's .nan and .inf were taken: 'nan TB/s' in the tables, 'nan tok/s' in a ranking (exit 0)
+        (
+            "chips:\n  h100-sxm:\n    hbm_bandwidth: {value: .nan, unit: TB/s, status: estimate, derivation: x}",
+            r"bad.yaml: chips.h100-sxm.hbm_bandwidth: value nan is not a finite number\. Fix: correct that figure",
+        ),
+        (
+            "chips:\n  h100-sxm:\n    flops: {bf16: {value: .inf, unit: TFLOP/s, status: estimate, derivation: x}}",
+            "chips.h100-sxm.flops.bf16: value inf is not a finite number",
+        ),
+        (
+            "prices:\n  - {system: p5.48xlarge, provider: aws, mode: on-demand, value: .inf, status: estimate, "
+            "derivation: x}",
+            "price for p5.48xlarge.value: Input should be a finite number",
+        ),
+        # a misspelt family took the default efficiency: a Hopper at 54% MFU where 'hopper' gives 39%
+        (
+            "chips:\n  h100-sxm:\n    family: hoper",
+            r"bad.yaml: chips.h100-sxm: family 'hoper' is not in the catalog's efficiency section\. Did you mean "
+            r"'hopper'.*\? Fix: use one of ampere, .*hopper.*, or add 'hoper' to efficiency",
+        ),
+        # an unknown fabric or default system had no fix
+        (
+            "systems:\n  p5.48xlarge:\n    scaleout: {fabric: efa-v9}",
+            r"systems.p5.48xlarge: fabric 'efa-v9' is not in the catalog's fabrics section\. Did you mean 'efa-v.'.*"
+            r"\? Fix: use .*, or add 'efa-v9' to fabrics",
+        ),
+        (
+            "chips:\n  h100-sxm:\n    default_system: p5.48xlarg",
+            r"chips.h100-sxm: default_system 'p5.48xlarg' is not in the catalog's systems section\. Did you mean "
+            r"'p5.48xlarge'.*\? Fix: use an id of the catalog's systems, or add 'p5.48xlarg' to systems",
+        ),
     ],
 )
 def test_bad_user_catalog_is_one_clear_error(tmp_path: Path, text: str, needle: str) -> None:

@@ -282,6 +282,36 @@ LIFECYCLE_8B = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens"
             [*LIFECYCLE_8B, "--serve-rate", "2e9"],
             "--serve-rate 2e+09 requests/s is more than",
         ),
+        # NaN had reached pydantic's own error: 'internal error: PydanticCustomError', exit 1
+        (
+            ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--rate", "nan"],
+            "--rate nan is not a positive number of requests/s. Fix: give e.g. 20.",
+        ),
+        # 1e12 chips had been planned as DP137438953472 at $inf an hour (a million plans: test_training_economics)
+        (
+            ["plan", "train", "--model", "llama-3.1-8b", "--chips", "1e12", "--hardware", "h100-sxm"],
+            "a fleet of 1,000,000,000,000 chips is past the largest fleet planned (at most 1,000,000). Fix:",
+        ),
+        # a NaN figure ranked a chip at 'nan tok/s', exit 0
+        (
+            ["plan", "train", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--set", "h100-sxm.flops.bf16=nan"],
+            "--set h100-sxm.flops.bf16: value nan is not a finite number. Fix: give a finite number.",
+        ),
+        (
+            ["plan", "train", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--pue", "inf"],
+            "PUE inf is not a finite number. Fix: give a PUE >= 1",
+        ),
+        # 1e400 seconds read as infinity, refused as 'must be positive'
+        (
+            ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--slo", "ttft_p99=1e400s"],
+            "SLO ttft_p99=1e400s: not a finite time. Fix:",
+        ),
+        (["catalog", "engine", "vllx"], "unknown serving engine 'vllx'. Did you mean 'vllm'?"),
+        # an empty --workload had read as "cannot read '.': Is a directory"
+        (
+            ["plan", "fleet", "--model", "llama-3.1-8b", "--workload", "", "--slo", "ttft_p99=2s"],
+            "the workload file's path is empty. Fix: give a YAML bucket mix or a CSV/JSONL trace",
+        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
@@ -337,6 +367,17 @@ def test_malformed_yaml_catalog(tmp_path: Path, capsys: pytest.CaptureFixture[st
         # an infinite or undefined count: '$inf' costs, or 'should be greater than 0' for .nan
         ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ntokens: .inf\n", "finite number"),
         ("kind: train\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 64\ntokens: .nan\n", "finite number"),
+        # a micro-batch past the 128-sequence batch was an IndexError (exit 1)
+        (
+            "kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 8\ntokens: 1e9\nplan: {microbatch: 129}\n",
+            r"plan.microbatch 129 does not divide the global batch of 128 sequences\. Fix:",
+        ),
+        # an unknown draft model had been told to state its acceptance
+        (
+            "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\noutput_tokens: 64\narrival_rate: 2\n"
+            "speculative: 'draft:nomodel:3'\n",
+            r"unknown model 'nomodel'\.",
+        ),
     ],
 )
 def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scenario: str, needle: str) -> None:
@@ -349,6 +390,15 @@ def test_bad_scenarios(tmp_path: Path, capsys: pytest.CaptureFixture[str], scena
 
 def test_unreadable_files_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "is a folder" in run_error(capsys, ["predict", str(tmp_path)])
+    # a folder had been 'does not exist' everywhere else
+    assert f"model config '{tmp_path}' is a folder with no config.json in it. Fix:" in run_error(
+        capsys, ["model", "show", str(tmp_path)]
+    )
+    assert f"catalog file '{tmp_path}' is a folder. Fix: name a catalog file in it." in run_error(
+        capsys, ["catalog", "list", "--catalog", str(tmp_path)]
+    )
+    argv = ["plan", "fleet", "--model", "llama-3.1-8b", "--workload", str(tmp_path), "--slo", "ttft_p99=2s"]
+    assert f"workload file '{tmp_path}' is a folder. Fix: name a workload file in it." in run_error(capsys, argv)
     binary = tmp_path / "s.yaml"
     binary.write_bytes(bytes(range(128, 256)))
     assert "not UTF-8 text" in run_error(capsys, ["predict", str(binary)])
@@ -559,6 +609,18 @@ def test_plan_train_reads_chips_as_a_count(capsys: pytest.CaptureFixture[str], c
     out = run_json(capsys, ["plan", "train", "--model", "llama-3.1-8b", "--chips", chips, "--hardware", "h100-sxm",
                             "--json"])  # fmt: skip
     assert out["chips"] == 100_000
+
+
+def test_precisions_and_engines_read_in_any_case(capsys: pytest.CaptureFixture[str]) -> None:
+    """plan serve took --precision FP8 where plan train refused it; catalog engine refused VLLM while chip ids are
+    read in any case."""
+    argv = ["plan", "train", "--model", "llama-3.1-8b", "--chips", "64", "--hardware", "h100-sxm", "--precision",
+            "FP8", "--json"]  # fmt: skip
+    assert run_json(capsys, argv)["precision"] == "fp8"
+    assert run(["catalog", "engine", "VLLM", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["engine"] == "vllm"
+    err = run_error(capsys, ["plan", "train", "--model", "llama-3.1-8b", "--precision", "fp6"])
+    assert "unknown precision 'fp6'. Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4." in err
 
 
 @pytest.mark.parametrize("chips", ["1.5", "0", "-3", "many"])

@@ -46,6 +46,11 @@ def test_trace_splits_into_length_buckets_with_rates(tmp_path: Path) -> None:
             "colour: unknown key. Fix: use one of a bucket's keys: name, input_tokens",
         ),
         ("buckets: [", "not valid YAML"),
+        # a key beside the buckets had been dropped without a word: the SLO in the file was never met
+        (
+            "buckets: [{input_tokens: 10, output_tokens: 5, rate: 1}]\nslo: {ttft_p99_s: 0.001}",
+            r"w.yaml: slo: unknown key\. Fix: use one of a workload file's keys: buckets\.",
+        ),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 1, rate: 2}]", "found duplicate key 'rate'"),
         ("buckets: [{input_tokens: 10, output_tokens: 5, rate: 0}]", "every bucket's rate is 0, nothing to serve"),
         (

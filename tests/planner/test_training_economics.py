@@ -90,7 +90,12 @@ def test_region_applies_to_every_fleet(catalog: Catalog) -> None:
         ({"region": "us-eest-1"}, "Did you mean"),
         ({"pricing": "cheap"}, "unknown pricing mode"),
         ({"utilisation": -0.2}, "utilisation"),
-        ({"pue": 0.8}, "PUE"),
+        ({"pue": 0.8}, "PUE 0.8 is below 1"),
+        # an infinite PUE gave 'inf TWh' (exit 0); NaN was refused as 'below 1'
+        ({"pue": math.inf}, r"PUE inf is not a finite number\. Fix: give a PUE >= 1"),
+        ({"pue": math.nan}, r"PUE nan is not a finite number\. Fix: give a PUE >= 1"),
+        # 'FP8' is fp8 (plan serve took it); the error lists what a training job takes
+        ({"precision": "fp6"}, r"unknown precision 'fp6'\. Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4\."),
         ({"recovery": "pray"}, "unknown recovery"),
         ({"objective": "speed"}, "unknown objective"),
     ],
@@ -98,6 +103,12 @@ def test_region_applies_to_every_fleet(catalog: Catalog) -> None:
 def test_bad_economics_options(catalog: Catalog, kwargs: dict, needle: str) -> None:
     with pytest.raises(ChipwiseError, match=needle):
         plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e11, **kwargs)
+
+
+def test_a_precision_reads_in_any_case(catalog: Catalog) -> None:
+    """--precision FP8 was 'unknown precision' on plan train while plan serve read it as fp8."""
+    report = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e11, precision="FP8")
+    assert report["precision"] == "fp8" and report["results"][0]["precision"] == "fp8"
 
 
 def test_million_chip_trn3_plan(catalog: Catalog) -> None:
@@ -108,6 +119,13 @@ def test_million_chip_trn3_plan(catalog: Catalog) -> None:
     assert r["failures_per_day"] > 400  # ~530 a day: a job-wide interruption every ~3 minutes
     assert r["expected_time_to_train_s"] > r["time_to_train_s"]
     assert r["energy_j"] > 0 and r["expected_cost_usd"] > r["cost_usd"] > 0
+
+
+@pytest.mark.parametrize("chips", [1_000_001, 1e12])
+def test_a_fleet_past_a_million_chips_is_one_line(catalog: Catalog, chips: float) -> None:
+    """1e12 chips had been planned as DP137438953472 at $inf an hour; a million still plans (above)."""
+    with pytest.raises(ChipwiseError, match=r"chips is past the largest fleet planned \(at most 1,000,000\)\. Fix:"):
+        plan_training(catalog, "llama-3.1-8b", int(chips), ["h100-sxm"], tokens=1e12)
 
 
 def test_a_larger_fleet_is_never_slower_than_half_of_it_and_its_idle_chips_are_said(catalog: Catalog) -> None:
@@ -150,21 +168,24 @@ def test_a_run_shorter_than_one_batch_takes_one_whole_step(catalog: Catalog) -> 
 
 
 def test_a_fleet_failures_overwhelm_says_where_half_the_run_trains(catalog: Catalog) -> None:
-    """At 10^8 H100 a failure comes every 1.8 s: the row carries the largest fleet that keeps half its time for
-    training at the plan's step time, and that count is the boundary (one more chip falls below half)."""
+    """At 10^6 H100 failing 80 times as often as the catalog's a failure comes every 3.6 s: the row carries the
+    largest fleet that keeps half its time for training at the plan's step time, and that count is the boundary
+    (one more chip falls below half)."""
+    from chipwise.catalog import load_catalog
     from chipwise.hardware import hardware
     from chipwise.reliability import assess_run
     from chipwise.reliability.goodput import reliability_inputs
 
-    row = plan_training(catalog, "llama-3.1-70b", 100_000_000, ["h100-sxm"], tokens=15e12)["results"][0]
+    failing = load_catalog(sets=["reliability.failures.gpu_failure_rate_per_chip_hour=1e-3"])
+    row = plan_training(failing, "llama-3.1-70b", 1_000_000, ["h100-sxm"], tokens=15e12)["results"][0]
     assert row["goodput"] < 1e-3
     n = row["half_goodput_chips"]
-    inputs = reliability_inputs(catalog, hardware(catalog).system("h100-sxm"))
+    inputs = reliability_inputs(failing, hardware(failing).system("h100-sxm"))
     rec = row["reliability"]["recovery"]
     params = 70.55e9
     assert assess_run(inputs, n, params, row["step_time_s"], rec).goodput >= 0.5 - 1e-3
     assert assess_run(inputs, n + 1, params, row["step_time_s"], "best").goodput < 0.5 + 1e-3
-    assert 1e5 < n < 1e7
+    assert 1e4 < n < 1e5
     ok = plan_training(catalog, "llama-3.1-70b", 1024, ["h100-sxm"], tokens=15e12)["results"][0]
     assert "half_goodput_chips" not in ok  # only where failures dominate
 
@@ -178,10 +199,12 @@ def test_plan_train_says_never_where_failures_leave_no_progress(
 
     monkeypatch.setenv("COLUMNS", "400")  # no cell folds
 
-    assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "100000000", "--hardware", "h100-sxm",
-                "--tokens", "15e12"]) == 0  # fmt: skip
+    # a million chips (the most a training run may have) failing 80 times as often as the catalog's GPUs
+    failing = "reliability.failures.gpu_failure_rate_per_chip_hour=1e-3"
+    assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "1e6", "--hardware", "h100-sxm",
+                "--tokens", "15e12", "--set", failing]) == 0  # fmt: skip
     out = " ".join(capsys.readouterr().out.split())
-    assert " 4.0 min never " in out and " 2.09e+29" in out and "e+23 y" not in out
+    assert " 8.4 h never " in out and "$3.08e+22 2.05e+15" in out and "e+23 y" not in out
     assert "half the run goes to training on at most" in out
 
 

@@ -54,6 +54,8 @@ def test_resume_through_the_cli(write_sweep: WriteSweep, tmp_path: Path, capsys:
         ({"edits": [("  model: [llama-3.1-8b, qwen3-8b]\n  chips: [8, 16, 32]\n", "  {}\n")]}, "grid is empty"),
         ({"text": "name: x\nbase: {model: [\n"}, "not valid YAML"),
         ({"edits": [("h100-sxm.hbm_bandwidth", "h900.hbm_bandwidth")]}, "unknown catalog id 'h900'"),
+        # docs/sweep.md: checked before the store is opened (it had stored each point as failed, exit 0)
+        ({"edits": [("chips: [8, 16, 32]", "plan.tq: [4]")]}, "unknown plan key 'tq'"),
     ],
 )
 def test_bad_sweep_files_exit_2_and_store_nothing(
@@ -70,6 +72,25 @@ def test_bad_stores_and_options_exit_2(write_sweep: WriteSweep, tmp_path: Path, 
     assert "--parquet" in run_error(capsys, ["sweep", "export", str(tmp_path / "none.duckdb")])
     assert "does not exist" in run_error(capsys, ["sweep", str(tmp_path / "missing.yaml")])
     assert "--workers" in run_error(capsys, ["sweep", str(write_sweep()), "--workers", "0"])
+
+
+def test_a_folder_or_a_file_that_is_no_store_is_named(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
+    """A folder read as 'does not exist'; a missing folder or a YAML file given as the store printed DuckDB's own
+    error and 'Fix: wait for the sweep writing it to finish'."""
+    sweep = str(write_sweep())
+    assert f"sweep file '{tmp_path}' is a folder. Fix: name a sweep file in it." in run_error(
+        capsys, ["sweep", "run", str(tmp_path)]
+    )
+    assert f"store '{tmp_path}' is a folder. Fix: name a store in it." in run_error(
+        capsys, ["sweep", "show", str(tmp_path)]
+    )
+    missing = tmp_path / "nope" / "s.duckdb"
+    err = run_error(capsys, ["sweep", "run", sweep, "--store", str(missing)])
+    assert f"folder '{missing.parent}' for the store does not exist. Fix: create it, or give another --store." in err
+    err = run_error(capsys, ["sweep", "show", sweep])
+    assert f"'{sweep}' is not a DuckDB store. Fix: give the --store file a sweep wrote." in err
+    err = run_error(capsys, ["sweep", "run", sweep, "--store", sweep])
+    assert "is not a DuckDB store" in err and "wait" not in err
 
 
 def test_ray_missing_is_a_one_line_error(

@@ -92,7 +92,11 @@ def test_catalog_file_contents_are_part_of_the_id(write_sweep: WriteSweep, tmp_p
         ({"text": "base: {model: llama-3.1-8b}\ngrid: {}\n"}, "grid is empty"),
         ({"edits": [("chips: [8, 16, 32]", "chips: []")]}, "grid axis 'chips' is empty"),
         ({"edits": [("chips: [8, 16, 32]", "chips: 8")]}, "grid axis 'chips' must be a list"),
-        ({"edits": [("chips: [8, 16, 32]", "chipz: [8]")]}, "'chipz' is not a scenario key. Did you mean 'chips'?"),
+        # the hint had ended 'Did you mean 'chips'?. Fix:'
+        (
+            {"edits": [("chips: [8, 16, 32]", "chipz: [8]")]},
+            "grid axis 'chipz' is not a scenario key (did you mean 'chips'?). Fix: use a scenario key (docs/guide.md)",
+        ),
         ({"edits": [("chips: [8, 16, 32]", "kind: [train]")]}, "axis 'kind' cannot vary"),
         ({"append": "zip: {seq_len: [1, 2], tokens: [1]}\n"}, "zip axes must have equal lengths"),
         ({"append": "zip: {chips: [1, 2]}\n"}, "axes 'chips' and 'chips' set the same field"),
@@ -120,6 +124,13 @@ def test_bad_sweep_files_are_one_line_errors(write_sweep: WriteSweep, how: dict[
         (("model: [llama-3.1-8b, qwen3-8b]", "model: [llama-3.1-8b, lama-3]"), "model 'lama-3'"),
         (("hardware: h100-sxm", "hardware: h100-sx"), "hardware 'h100-sx'"),
         (("chips: 8, precision", "chipz: 8, precision"), "base is not a valid scenario: chipz: unknown key"),
+        # a plan knob is checked as predict checks it: 'plan.tq' had run and stored every point as failed
+        (
+            ("chips: [8, 16, 32]", "plan.tq: [4]"),
+            "the point model=llama-3.1-8b, plan.tq=4 is not a valid scenario: unknown plan key 'tq'. Fix: use tp, pp",
+        ),
+        (("chips: 8, precision", "chips: 8, plan: {tpp: 2}, precision"), "base is not a valid scenario: unknown plan"),
+        (("chips: [8, 16, 32]", "plan.zero: [1, 5]"), "plan.zero=5 is not a valid scenario: plan.zero must be 0, 1"),
     ],
 )
 def test_catalog_and_scenario_checks_fail_before_running(

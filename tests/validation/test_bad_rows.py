@@ -92,3 +92,19 @@ def test_a_billion_chips_is_skipped_at_once(catalog: Catalog, tmp_path: Path) ->
         {"id": "X1", "reason": "num_chips: 1,000,000,000 chips is past the largest fleet planned (at most 1,000,000)"}
     ]
     assert {r["id"] for r in report["rows"]} == {"X2"}
+
+
+def test_a_file_with_no_row_to_predict_is_one_line_naming_why(catalog: Catalog, tmp_path: Path) -> None:
+    """It had printed 'MAPE nan%' and three empty tables, exit 0; the unknown chip now gets a 'did you mean'."""
+    table = write_rows(tmp_path / "chip.csv", {"chip": "h100-sxz"})
+    with pytest.raises(ChipwiseError) as info:
+        validate_path(catalog, table)
+    assert str(info.value) == (
+        f"no row of '{table}' could be predicted: X1 (chip not in catalog: h100-sxz; did you mean h100-sxm?). "
+        "Fix: correct those rows, or add their chips and models to the catalog (--catalog)."
+    )
+
+
+def test_a_folder_given_as_the_data_is_named(catalog: Catalog, tmp_path: Path) -> None:
+    with pytest.raises(ChipwiseError, match=rf"data file '{tmp_path}' is a folder\. Fix: name a data file in it\."):
+        validate_path(catalog, tmp_path)

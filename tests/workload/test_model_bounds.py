@@ -71,3 +71,26 @@ def test_a_sequence_past_the_context_is_refused() -> None:
     spec.check_seq_len(8192)
     with pytest.raises(ChipwiseError, match=r"--seq-len 8,193 is longer than small's context of 8,192 tokens"):
         spec.check_seq_len(8193, "--seq-len")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        # 8192.5 had been read as 8192 without a word
+        ("hidden_size", 8192.5, r"'hidden_size' must be a non-negative integer, got 8192\.5\. Fix: correct it\."),
+        ("vocab_size", 1000.25, "'vocab_size' must be a non-negative integer, got 1000.25"),
+        # 1e30 had printed nonillions of parameters
+        ("hidden_size", 1e30, r"'hidden_size' is 1e\+30, past the 10,000,000 chipwise reads .* Fix: give the model's"),
+        ("vocab_size", 10**8, "'vocab_size' is 100,000,000, past the 10,000,000"),
+    ],
+)
+def test_a_size_that_is_not_whole_or_past_any_model_is_refused(key: str, value: float, needle: str) -> None:
+    with pytest.raises(ChipwiseError, match=needle):
+        from_hf_config({**LLAMA, "num_hidden_layers": 2, key: value}, "odd")
+
+
+def test_a_whole_float_and_the_size_bound_are_read() -> None:
+    from chipwise.workload.model import MAX_SIZE
+
+    assert from_hf_config({**LLAMA, "num_hidden_layers": 2, "hidden_size": 256.0}, "ok").hidden == 256
+    assert from_hf_config({**LLAMA, "num_hidden_layers": 2, "vocab_size": MAX_SIZE}, "ok").vocab == MAX_SIZE

@@ -89,6 +89,11 @@ def test_one_load_limit_for_every_command() -> None:
         load_of(True, None, False, flag="")  # type: ignore[arg-type]
     with pytest.raises(ChipwiseError, match=r"concurrency inf is not a positive whole number"):
         load_of(None, float("inf"), False, flag="")  # type: ignore[arg-type]
+    # NaN had raised pydantic's own error outside a model: an internal error, exit 1
+    with pytest.raises(ChipwiseError, match=r"--rate nan is not a positive number of requests/s\. Fix: give e\.g\. 20"):
+        load_of(float("nan"), None, False)
+    with pytest.raises(ChipwiseError, match=r"concurrency nan is not a positive whole number"):
+        load_of(None, float("nan"), False, flag="")  # type: ignore[arg-type]
     assert load_of("5", None, False).rate == 5.0  # type: ignore[arg-type]
     assert load_of(None, "8", False).concurrency == 8  # type: ignore[arg-type]
     assert load_of(MAX_LOAD, None, False).rate == MAX_LOAD

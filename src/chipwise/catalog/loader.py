@@ -10,11 +10,12 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 from pydantic import ValidationError
@@ -30,7 +31,7 @@ from chipwise.catalog.schema import (
 )
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.catalog.units import SI_UNIT, parse_quantity, quantity, to_si
-from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.errors import ChipwiseError, UnknownNameError, user_file
 
 SECTIONS: tuple[str, ...] = (
     "sources",
@@ -45,6 +46,8 @@ SECTIONS: tuple[str, ...] = (
     "models",
 )
 BUILTIN = "built-in catalog"
+#: the most ids an error about an unknown one lists in full (more: it names the section to look in)
+MAX_LISTED = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,7 +86,7 @@ def _data_dir() -> Path:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = user_file(path, "catalog file", "check the path").read_text(encoding="utf-8")
     except OSError as exc:
         raise ChipwiseError(f"cannot read catalog file '{path}': {exc.strerror}. Fix: check the path.") from None
     try:
@@ -230,15 +233,17 @@ def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str
             )
         for member in system.members:
             if member not in chips:
-                raise ChipwiseError(f"{where('systems', sid)}: member chip '{member}' is not in the catalog.")
+                _unknown(where("systems", sid), "member chip", member, chips, "chips")
         for fab in (system.scaleout.fabric, system.scaleup.fabric):
             if fab and fabrics and fab not in fabrics:
-                raise ChipwiseError(f"{where('systems', sid)}: fabric '{fab}' is not in the catalog's fabrics.")
+                _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
+    families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
-            raise ChipwiseError(
-                f"{where('chips', cid)}: default_system '{chip.default_system}' is not in the catalog's systems."
-            )
+            _unknown(where("chips", cid), "default_system", chip.default_system, systems, "systems")
+        if families and chip.family not in families:
+            # a chip of no efficiency family took the default's fractions: 'hoper' had priced a Hopper at 54% MFU
+            _unknown(where("chips", cid), "family", chip.family, families, "efficiency")
     for price in prices:
         if price.system and price.system not in systems:
             raise ChipwiseError(f"price entry names unknown system '{price.system}'. Fix: correct the system id.")
@@ -258,6 +263,19 @@ def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str
         sources=sources,
         origins=dict(origins),
         overrides=overrides,
+    )
+
+
+def _unknown(where: str, field: str, name: str, known: Iterable[str], section: str) -> NoReturn:
+    """One line for an entry's field naming an id its catalog section does not hold: the ids it was likely meant
+    to be, and the fix (one of the section's ids, listed where they are few, or an entry added to the section)."""
+    ids = sorted(set(known))
+    close = UnknownNameError(field, name, ids).suggestions
+    suggestion = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    use = f"use one of {', '.join(ids)}" if len(ids) <= MAX_LISTED else f"use an id of the catalog's {section}"
+    raise ChipwiseError(
+        f"{where}: {field} '{name}' is not in the catalog's {section} section.{suggestion} Fix: {use}, or add "
+        f"'{name}' to {section} (docs/catalog-format.md)."
     )
 
 
@@ -358,6 +376,8 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
     lhs, rhs = (s.strip() for s in assignment.split("=", 1))
     section, key, path = _resolve_target(raw, lhs)
     value, unit = parse_quantity(rhs)
+    if not math.isfinite(value):  # 'nan' and 'inf' read as floats; NaN had ranked a chip at 'nan tok/s'
+        raise ChipwiseError(f"--set {lhs}: value {rhs} is not a finite number. Fix: give a finite number.")
     if value < 0:
         raise ChipwiseError(f"--set {lhs}: value {rhs} is negative. Fix: give a non-negative number.")
     entry = raw[section][key] if section in ("chips", "systems", "fabrics", "efficiency", "engines") else raw[section]

@@ -5,6 +5,7 @@ The schema is strict (unknown keys are errors) so that a typo in a user's catalo
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -73,6 +74,8 @@ class Figure(_Strict):
         if self.unit not in ("",) and quantity(self.unit) != "text":
             if isinstance(self.value, str):
                 raise ValueError(f"value '{self.value}' is not a number (unit {self.unit})")
+            if not math.isfinite(self.value):  # YAML's .nan and .inf: NaN had ranked a chip at 'nan tok/s'
+                raise ValueError(f"value {self.value} is not a finite number")
             if self.value < 0:
                 raise ValueError(f"value {self.value} is negative")
         if self.status in ("estimate", "projected") and not self.derivation.strip():
@@ -273,7 +276,7 @@ class PriceEntry(_Strict):
     provider: str
     region: str = ""
     mode: PricingMode
-    value: float = Field(ge=0)
+    value: float = Field(ge=0, allow_inf_nan=False)
     unit: Literal["USD/h"] = "USD/h"
     date: str = ""
     status: Status

@@ -10,6 +10,7 @@ fleet's electricity price from `datacenter.grid_intensity.<region>` and `datacen
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,6 +73,9 @@ def check_region(catalog: Catalog, region: str) -> str:
 
 
 def check_pue(pue: float) -> float:
+    """A PUE of at least 1 and finite, or one line (an infinite one had given 'inf TWh', NaN 'below 1')."""
+    if not math.isfinite(pue):
+        raise ChipwiseError(f"PUE {pue:g} is not a finite number. Fix: give a PUE >= 1, e.g. 1.2.")
     if not pue >= 1.0:
         raise ChipwiseError(
             f"PUE {pue:g} is below 1 (facility energy cannot be less than IT energy). Fix: give a PUE >= 1, e.g. 1.2."

@@ -22,6 +22,7 @@ Uptime/Equinix); power per economics.power. Cost of capital, taxes and residual 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -170,9 +171,7 @@ def _provenance(ref: Any) -> dict[str, Any]:
 def _input(catalog: Catalog, name: str, overrides: Mapping[str, float], region: str | None = None) -> Term:
     path, unit, factor = OVERRIDES[name]
     if name in overrides:
-        value = float(overrides[name])
-        if value < 0:
-            raise ChipwiseError(f"{name} {value:g} is negative. Fix: give a non-negative number.")
+        value = _amount(overrides[name], name)
         return override(value * factor, "datacenter." + ".".join(path + ((region,) if region else ())), unit, value)
     return term(catalog, "datacenter", *path, *((region,) if region else ()))
 
@@ -224,9 +223,18 @@ def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
 
 
 def _input_value(value: float, key: str) -> Term:
+    return override(_amount(value, key), key, "USD")
+
+
+def _amount(value: float, name: str) -> float:
+    """A figure given for this fleet (a price, a share, an electricity tariff), finite and >= 0; else one line
+    (NaN and infinity had priced a chip-hour at $nan, and every break-even at 'never')."""
+    value = float(value)
+    if not math.isfinite(value):
+        raise ChipwiseError(f"{name} {value:g} is not a finite number. Fix: give a finite non-negative number.")
     if value < 0:
-        raise ChipwiseError(f"{key} {value:g} is negative. Fix: give a non-negative number.")
-    return override(float(value), key, "USD")
+        raise ChipwiseError(f"{name} {value:g} is negative. Fix: give a non-negative number.")
+    return value
 
 
 def tco_inputs(

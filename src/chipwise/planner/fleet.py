@@ -23,7 +23,6 @@ import time
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,7 +32,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.economics.pricing import price_per_chip_hour
 from chipwise.economics.rental import rent, unit_for
-from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.errors import ChipwiseError, InfeasibleError, user_file
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve
@@ -46,7 +45,7 @@ from chipwise.serve.sim.metrics import per_request
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import parse_count, unknown_keys_fix
+from chipwise.workload.scenario import count_value, unknown_keys_fix
 from chipwise.workload.serving import RATE, TOKENS, LengthDist, Load, ServingJob, Trace, check_context, read_trace
 
 BUCKET_KEYS = ("name", "input_tokens", "output_tokens", "rate")  # a workload bucket's keys
@@ -83,7 +82,7 @@ BUCKET_FIXES = {
 def _non_negative(value: Any, key: str, where: str) -> float:
     """A bucket's number (a count such as '2k' read as a scenario reads one), finite and >= 0; else one line naming
     the bucket, the key and the fix (YAML's .nan had reached pydantic's own error, an internal error)."""
-    v = value if isinstance(value, float) and not math.isfinite(value) else parse_count(value)
+    v = count_value(value)
     if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
         shown = f"{value:g}" if isinstance(value, float) else repr(value)
         raise ChipwiseError(f"{where}: {key} {shown} is not a non-negative number. Fix: {BUCKET_FIXES[key]}.")
@@ -93,9 +92,7 @@ def _non_negative(value: Any, key: str, where: str) -> float:
 def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
     """Buckets from a YAML mix (`buckets: [{name, input_tokens, output_tokens, rate}]`) or a CSV/JSONL trace; with
     `model`, each bucket's request (a trace's longest) checked against its context, as predict and plan serve do."""
-    p = Path(path)
-    if not p.exists():
-        raise ChipwiseError(f"workload file '{path}' does not exist. Fix: check the path.")
+    p = user_file(path, "workload file", "give a YAML bucket mix or a CSV/JSONL trace (docs/hybrid.md)")
     if p.suffix.lower() in (".csv", ".jsonl", ".ndjson"):
         trace = read_trace(path)
         if model is not None:
@@ -106,6 +103,10 @@ def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or "syntax error"
         raise ChipwiseError(f"workload file '{path}' is not valid YAML: {problem}. Fix: correct it.") from None
+    if isinstance(data, dict) and (unknown := [str(k) for k in data if k != "buckets"]):
+        # a key beside the buckets (an 'slo:' meant for --slo) had been dropped without a word
+        fix = unknown_keys_fix(unknown, ["buckets"], "a workload file's keys")
+        raise ChipwiseError(f"{path}: {', '.join(unknown)}: unknown key{'s' * (len(unknown) > 1)}. Fix: {fix}.")
     items = data.get("buckets") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
         raise ChipwiseError(f"workload file '{path}' needs a non-empty 'buckets' list. Fix: see docs/hybrid.md.")

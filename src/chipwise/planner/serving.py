@@ -220,7 +220,7 @@ def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) ->
     speculative = speculation_asked(speculative)
     if not speculative:
         return None
-    spec = parse_speculation(speculative)
+    spec = parse_speculation(speculative, catalog)
     if spec.method == "mtp" and not model.mtp_layers:
         raise ChipwiseError(
             f"{model.name} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "

@@ -64,7 +64,7 @@ def decode_targets(targets: Mapping[str, float]) -> dict[str, float]:
 
 def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
     """The engine family that serves `model` on `system`: the one asked for, else the vendor's default."""
-    name = engine or default_engine(system.chip.vendor)
+    name = (engine or default_engine(system.chip.vendor)).strip().lower()  # 'VLLM' is vllm
     if name not in ENGINES:
         raise ChipwiseError(f"unknown serving engine '{name}'. Fix: use one of {', '.join(ENGINES)}.")
     check_engine_model(name, model)

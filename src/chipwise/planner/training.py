@@ -29,9 +29,13 @@ from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, check_provider
-from chipwise.workload.training import TrainingJob, default_global_batch_tokens
+from chipwise.workload.serving import MAX_CHIPS, Bound
+from chipwise.workload.training import TrainingJob, default_global_batch_tokens, training_precision
 
 OBJECTIVES: tuple[str, ...] = ("time", "cost", "energy", "carbon")
+#: the chips of one training run: a million at most, as a serving deployment's ("from one chip to a million");
+#: 1e12 had been planned as DP137438953472 at $inf an hour
+FLEET = Bound(MAX_CHIPS, "chips", "past the largest fleet planned", "give the chips of one training run")
 
 
 def make_job(
@@ -44,6 +48,8 @@ def make_job(
     lora: bool = False,
     chips: int = 0,
 ) -> TrainingJob:
+    if chips:
+        FLEET.require(chips, "a fleet of")
     seq = int(seq_len or min(model.max_seq_len or 4096, 8192))
     if model.max_seq_len and seq > model.max_seq_len:
         # a model trains on sequences up to its context (its position encoding's reach): 1,000,000 tokens on
@@ -282,6 +288,7 @@ def plan_training(
     if objective not in OBJECTIVES:
         raise ChipwiseError(f"unknown objective '{objective}'. Fix: use one of {', '.join(OBJECTIVES)}.")
     check_mode(pricing)
+    precision = training_precision(precision)  # 'FP8' as fp8, once, before the long work
     if recovery not in RECOVERIES:
         raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
     if utilisation is not None:

@@ -46,10 +46,13 @@ def has_engine_build(engine: str, model: ModelSpec) -> bool:
     return not (engine == "trtllm-engine" and model.attention.kind == "mla")
 
 
-def check_engine_name(engine: str) -> None:
-    """Raise a one-line error for an engine family chipwise does not know."""
-    if engine not in ENGINES:
+def check_engine_name(engine: str) -> str:
+    """The engine family named, in lower case ('VLLM' is vllm, as chip ids are read in any case); a one-line error
+    for one chipwise does not know."""
+    name = engine.strip().lower()
+    if name not in ENGINES:
         raise UnknownNameError("serving engine", engine, ENGINES, hint=f"use one of {', '.join(ENGINES)}")
+    return name
 
 
 def check_engine_model(engine: str, model: ModelSpec) -> None:

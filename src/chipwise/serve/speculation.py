@@ -138,8 +138,9 @@ def with_prior(method: str, k: int, draft_model: str = "") -> Speculation:
     return Speculation(method, k, prior, draft_model, acceptance_source="prior")
 
 
-def parse_speculation(text: str) -> Speculation:
-    """'mtp:3', 'eagle:3@0.8', 'draft:llama-3.2-1b:7@0.75' (method, [draft model,] drafted tokens, [acceptance])."""
+def parse_speculation(text: str, catalog: Catalog | None = None) -> Speculation:
+    """'mtp:3', 'eagle:3@0.8', 'draft:llama-3.2-1b:7@0.75' (method, [draft model,] drafted tokens, [acceptance]);
+    with a `catalog`, a draft model is looked up first (an unknown one had been told to state its acceptance)."""
     body, _, acc = text.strip().partition("@")
     parts = [p.strip() for p in body.split(":")]
     method = parts[0].lower()
@@ -154,6 +155,8 @@ def parse_speculation(text: str) -> Speculation:
             model, k = "", int(parts[1])
         else:
             raise ValueError
+        if model and catalog is not None:
+            load_model(catalog, model)  # its own one line: the presets it was likely meant to be
         if acc:
             return Speculation(method, k, float(acc), model)
     except ValueError:

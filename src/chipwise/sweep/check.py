@@ -18,6 +18,7 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.sweep.spec import SweepSpec, scenario_of
+from chipwise.train.plans import normalise
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario
 
@@ -66,7 +67,7 @@ def check_scenarios(spec: SweepSpec) -> None:
         return
     for axes in _probes(spec):
         try:
-            cls.model_validate(scenario_of(spec.base, axes))
+            scenario = cls.model_validate(scenario_of(spec.base, axes))
         except ValidationError as exc:
             errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")  # a typo before its effects
             err = errors[0]
@@ -77,8 +78,23 @@ def check_scenarios(spec: SweepSpec) -> None:
             where = f"the point {_describe(axes)}" if varied or not head else "base"
             raise ChipwiseError(
                 f"{spec.source}: {where} is not a valid scenario: {loc + ': ' if loc else ''}{msg}. "
-                f"Fix: correct it in {'grid or zip' if varied else 'base'} (DESIGN.md's scenario contract)."
+                f"Fix: correct it in {'grid or zip' if varied else 'base'} (scenario keys: docs/guide.md)."
             ) from None
+        _check_plan_keys(spec, axes, scenario)
+
+
+def _check_plan_keys(spec: SweepSpec, axes: dict[str, Any], scenario: BaseModel) -> None:
+    """A training scenario's plan knobs are a free mapping to the scenario's model, checked by the search: an
+    unknown one ('plan.tq') had run every point and stored each as failed, where predict refuses it at once."""
+    plan = getattr(scenario, "plan", None) if isinstance(scenario, TrainScenario) else None
+    if not plan:
+        return
+    try:
+        normalise(plan)
+    except ChipwiseError as exc:
+        varied = [k for k in axes if k.split(".", 1)[0] == "plan"]
+        where = f"the point {_describe(axes)}" if varied else "base"
+        raise ChipwiseError(f"{spec.source}: {where} is not a valid scenario: {exc}") from None
 
 
 def _values(spec: SweepSpec, key: str) -> list[str]:

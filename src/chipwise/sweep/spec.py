@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, user_file
 from chipwise.workload.scenario import TrainScenario, parse_count
 from chipwise.workload.serving import path_from
 
@@ -143,8 +143,7 @@ def _fail(where: str, problem: str, fix: str) -> ChipwiseError:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise ChipwiseError(f"sweep file '{path}' does not exist. Fix: check the path.")
+    user_file(path, "sweep file", "check the path")
     try:
         data = load_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -185,11 +184,11 @@ def _axes(where: str, section: str, body: Any, fields: set[str] | None) -> dict[
             raise _fail(where, f"{section} axis 'kind' cannot vary", "run one sweep per kind (train or serve)")
         if fields is not None and head not in fields:
             close = difflib.get_close_matches(head, sorted(fields), n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise _fail(
                 where,
-                f"{section} axis '{key}' is not a scenario key.{hint}",
-                "use a scenario key (DESIGN.md's scenario contract), dotted for nested ones like plan.tp",
+                f"{section} axis '{key}' is not a scenario key{hint}",
+                "use a scenario key (docs/guide.md), dotted for nested ones like plan.tp",
             )
         if not isinstance(values, list):
             raise _fail(where, f"{section} axis '{key}' must be a list of values", f"write {key}: [value, ...]")

@@ -25,7 +25,7 @@ from typing import Any
 import duckdb
 
 from chipwise import __version__
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, user_file
 from chipwise.sweep.columns import COLUMNS
 from chipwise.sweep.spec import Point, SweepSpec
 from chipwise.sweep.worker import Record
@@ -58,13 +58,41 @@ def _utc(seconds: float) -> dt.datetime:
 OVERLOADED = "coalesce(TRY_CAST(json_extract_string(r.other, '$.\"load.utilisation\"') AS DOUBLE) >= 1, false)"
 
 
+#: what a DuckDB database file holds at bytes 8-11 (its header's magic)
+DUCKDB_MAGIC = b"DUCK"
+
+
+def _is_duckdb(path: Path) -> bool:
+    """Whether a file is a DuckDB database, as its header says (an empty file is a new store)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(12)
+    except OSError:
+        return True  # DuckDB's own error names why it cannot be read
+    return not head or head[8:12] == DUCKDB_MAGIC
+
+
 class Store:
     """A DuckDB sweep store, opened for writing (one writer at a time) or read-only."""
 
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
         self.path = Path(path)
-        if read_only and not self.path.is_file():
-            raise ChipwiseError(f"store '{self.path}' does not exist. Fix: give the --store file a sweep wrote.")
+        if read_only:
+            user_file(self.path, "store", "give the --store file a sweep wrote")
+        elif self.path.is_dir():
+            raise ChipwiseError(
+                f"store '{self.path}' is a folder. Fix: give a file in it, e.g. {self.path / 'sweeps.duckdb'}."
+            )
+        elif not self.path.parent.is_dir():
+            raise ChipwiseError(
+                f"folder '{self.path.parent}' for the store does not exist. Fix: create it, or give another --store."
+            )
+        if self.path.is_file() and not _is_duckdb(self.path):
+            # DuckDB's own error had been told to wait for the sweep writing it to finish
+            raise ChipwiseError(
+                f"'{self.path}' is not a DuckDB store. Fix: give the --store file a sweep wrote"
+                + (", or a new file's name." if not read_only else ".")
+            )
         try:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as exc:

@@ -3,6 +3,8 @@ row cannot be predicted (``skip_reason``)."""
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -25,6 +27,13 @@ SKIP_NO_CHIPS: Final[str] = "no chip count"
 SKIP_MIXED: Final[str] = "mixed hardware"
 SKIP_NO_METRIC: Final[str] = "no measured metric"
 SKIP_DISAGGREGATED: Final[str] = "prefill/decode disaggregated serving whose pools the row does not state"
+
+
+def unknown_chip(chip: str, known: Iterable[str]) -> str:
+    """The skip reason of a row whose chip the catalog does not hold, with the id it was likely meant to be
+    ('chip not in catalog: h100-sxz; did you mean h100-sxm?')."""
+    close = difflib.get_close_matches(chip.lower(), sorted(known), n=1, cutoff=0.6) if chip else []
+    return f"chip not in catalog: {chip or '<empty>'}" + (f"; did you mean {close[0]}?" if close else "")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, user_file
 from chipwise.hardware import hardware
 from chipwise.validation.groundtruth import detect_kind, read_training
 from chipwise.validation.report import RowResult, summarise
@@ -42,11 +42,23 @@ def validate_file(catalog: Catalog, path: Path, kind: str) -> dict[str, Any]:
 
 def data_kind(path: Path) -> str:
     """'train' or 'serve', as a ground-truth CSV's header says (one line naming a missing file)."""
-    if not path.is_file():
-        raise ChipwiseError(f"data file '{path}' does not exist. Fix: give the path of a ground-truth CSV.")
-    return detect_kind(path)
+    return detect_kind(user_file(path, "data file", "give the path of a ground-truth CSV"))
+
+
+#: the skipped rows a 'no row could be predicted' error names (the rest counted)
+NAMED_SKIPS = 3
 
 
 def validate_path(catalog: Catalog, path: Path) -> dict[str, Any]:
-    """Validate a ground-truth CSV, training or serving as its header says."""
-    return validate_file(catalog, path, data_kind(path))
+    """Validate a ground-truth CSV, training or serving as its header says; one line naming why where no row could
+    be predicted (it had reported 'MAPE nan%' and empty tables, exit 0)."""
+    report = validate_file(catalog, path, data_kind(path))
+    if report["summary"]["rows_predicted"] == 0:
+        skipped = report["skipped"]
+        named = "; ".join(f"{x['id']} ({str(x['reason']).split(' Fix:')[0]})" for x in skipped[:NAMED_SKIPS])
+        more = f" and {len(skipped) - NAMED_SKIPS} more" if len(skipped) > NAMED_SKIPS else ""
+        raise ChipwiseError(
+            f"no row of '{path}' could be predicted: {named}{more}. Fix: correct those rows, or add their chips "
+            "and models to the catalog (--catalog)."
+        )
+    return report

@@ -38,6 +38,7 @@ from chipwise.validation.rows import (
     SKIP_NO_METRIC,
     InferenceRow,
     Measured,
+    unknown_chip,
 )
 from chipwise.workload.serving import CHIPS, MAX_TOKENS
 
@@ -691,7 +692,7 @@ def _inference_skip_reason(
     if chip == "mixed" or "heterogeneous" in raw.get("notes", "").lower():
         return SKIP_MIXED
     if chip not in known:
-        return f"chip not in catalog: {chip or '<empty>'}"
+        return unknown_chip(chip, known)
     if (problem := cell_problem(raw, num_chips, measured)) is not None:
         return problem
     if num_chips is None:

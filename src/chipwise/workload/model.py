@@ -321,6 +321,9 @@ class ModelSpec:
 #: the most decoder layers a config.json may give: far past any published model's (under 200), well short of
 #: a count whose layer-by-layer reading would not end
 MAX_LAYERS = 10_000
+#: the largest size or count (hidden size, vocabulary, experts, heads) a config.json may give: far past any
+#: published model's (a vocabulary of 262,144 is among the largest)
+MAX_SIZE = 10_000_000
 
 
 class _Cfg:
@@ -341,7 +344,7 @@ class _Cfg:
 
     def layers(self, *keys: str) -> int:
         """The number of decoder layers, at most MAX_LAYERS (a config is read layer by layer: 10**12 of them hung)."""
-        value = self.int(*keys)
+        value = self._whole(*keys)
         if value > MAX_LAYERS:
             raise ChipwiseError(
                 f"{self.where}: '{keys[0]}' is {value:,}, past the {MAX_LAYERS:,} layers chipwise reads (the largest "
@@ -349,13 +352,26 @@ class _Cfg:
             )
         return value
 
-    def int(self, *keys: str) -> int:
+    def _whole(self, *keys: str) -> int:
+        """A whole number >= 0 (8192.5 had been read as 8192 without a word)."""
         value = self.req(*keys)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        number = not isinstance(value, bool) and isinstance(value, int | float)
+        if not number or not 0 <= value < math.inf or value != int(value):
             raise ChipwiseError(
                 f"{self.where}: '{keys[0]}' must be a non-negative integer, got {value!r}. Fix: correct it."
             )
         return int(value)
+
+    def int(self, *keys: str) -> int:
+        """A size or count, at most MAX_SIZE (a hidden size of 1e30 had printed nonillions of parameters)."""
+        value = self._whole(*keys)
+        if value > MAX_SIZE:
+            shown = f"{value:,}" if value < 10**15 else f"{float(value):g}"
+            raise ChipwiseError(
+                f"{self.where}: '{keys[0]}' is {shown}, past the {MAX_SIZE:,} chipwise reads (no published model "
+                "has a size or count past 300,000). Fix: give the model's real value."
+            )
+        return value
 
     def opt(self, key: str, default: Any) -> Any:
         value = self.cfg.get(key)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.errors import ChipwiseError, UnknownNameError, user_file
 from chipwise.workload.model import ModelSpec, from_hf_config
 
 
@@ -47,11 +47,13 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
     path = Path(name)
     if path.suffix == ".json" or path.exists() or "/" in name:
         if path.is_dir():
+            if not (path / "config.json").is_file():  # a Hugging Face checkpoint's folder holds its config.json
+                raise ChipwiseError(
+                    f"model config '{name}' is a folder with no config.json in it. Fix: give a preset name or a "
+                    "path to a config.json."
+                )
             path = path / "config.json"
-        if not path.exists():
-            raise ChipwiseError(
-                f"model config '{name}' does not exist. Fix: give a preset name or a path to a config.json."
-            )
+        user_file(path, "model config", "give a preset name or a path to a config.json")
         try:
             cfg = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:

@@ -25,15 +25,23 @@ _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e1
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
 
 
-def parse_count(value: Any) -> Any:
-    """'15T' -> 1.5e13, '4M' -> 4e6, '15e12' -> 1.5e13; numbers pass through; anything else is left to pydantic."""
-    if isinstance(value, float) and math.isnan(value):  # else read as 'should be greater than 0'
-        raise PydanticCustomError("finite_number", "Input should be a finite number")
+def count_value(value: Any) -> Any:
+    """'15T' -> 1.5e13, '4M' -> 4e6, '15e12' -> 1.5e13; numbers and anything else pass through as they are (for a
+    caller that checks the value itself: NaN included)."""
     if isinstance(value, str):
         m = _NUMBER.match(value)
         if m:
             return float(m.group(1)) * _SUFFIX.get(m.group(2), 1.0)
     return value
+
+
+def parse_count(value: Any) -> Any:
+    """A pydantic before-validator: count_value, with NaN refused as not finite (else read as 'should be greater
+    than 0'). Outside a model's validation call count_value: this error is pydantic's, and had reached the
+    command line as an internal error (plan serve --rate nan)."""
+    if isinstance(value, float) and math.isnan(value):
+        raise PydanticCustomError("finite_number", "Input should be a finite number")
+    return count_value(value)
 
 
 Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
@@ -190,7 +198,7 @@ def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
         if holder is not None:
             scope = ".".join(parent) or model.model_fields["kind"].default
             fix = unknown_keys_fix(unknown, list(holder.model_fields), f"the {scope} keys")
-    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (the scenario contract is in DESIGN.md)."
+    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (scenario keys: docs/guide.md)."
 
 
 def unknown_keys_fix(unknown: list[str], known: list[str], scope: str) -> str:
@@ -254,7 +262,7 @@ def read_scenario_text(source: str) -> tuple[dict[str, Any], str]:
     if not isinstance(data, dict):
         if where == INLINE and one_line and isinstance(data, str) and not any(c.isspace() for c in source.strip()):
             raise ChipwiseError(missing)  # a word is a file's name, not a scenario: 'sc/base_typo'
-        raise ChipwiseError(f"{where} must be a mapping with a 'kind' (train or serve). Fix: see DESIGN.md.")
+        raise ChipwiseError(f"{where} must be a mapping with a 'kind' (train or serve). Fix: see docs/guide.md.")
     return data, where
 
 

@@ -25,9 +25,9 @@ from numpy.typing import NDArray
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, user_file
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.scenario import Count, IntCount, StrictModel, parse_count
+from chipwise.workload.scenario import Count, IntCount, StrictModel, count_value, parse_count
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -145,7 +145,9 @@ def slo_seconds(value: Any, unit_required: bool = False) -> float:
     scale = TIME_UNITS.get(unit.lower())
     if scale is None:
         raise ValueError(f"{text}: unit '{unit}' unknown; use s, ms or us")
-    if not (math.isfinite(number) and number > 0):
+    if not math.isfinite(number):  # 1e400 reads as infinity: it had been told to be positive
+        raise ValueError(f"{text}: not a finite time")
+    if not number > 0:
         raise ValueError(f"{text}: an SLO must be positive")
     return number * scale
 
@@ -311,6 +313,11 @@ class ServePlan(StrictModel):
         return self
 
 
+def name_value(v: Any) -> Any:
+    """A name that reads the same in any case (an engine family), in lower case; anything else as it is."""
+    return v.strip().lower() if isinstance(v, str) else v
+
+
 def _length_value(v: Any) -> Any:
     """Counts with suffixes ('2k') become numbers; a string that is not a count stays a trace path; a mapping
     is a distribution (validated here so that its own error is the one reported)."""
@@ -349,7 +356,8 @@ class ServeScenario(StrictModel):
     #: gpt-oss, 16-bit for the rest)
     precision: str = "auto"
     kv_precision: str | None = None
-    engine: str | None = None
+    #: an engine family in any case ('VLLM' is vllm, as a chip id is read)
+    engine: Annotated[str | None, BeforeValidator(name_value)] = None
     input_tokens: Annotated[LengthField, BeforeValidator(_length_value)] = 1024
     output_tokens: Annotated[LengthField | None, BeforeValidator(_length_value)] = None
     trace: str | None = None
@@ -550,11 +558,7 @@ def _column(header: list[str], role: str, path: str) -> str:
 
 def _trace_text(path: str) -> str:
     """The text of a trace file (a spreadsheet's byte-order mark dropped), or one line naming the file."""
-    p = Path(path)
-    if not p.exists():
-        raise ChipwiseError(f"trace file '{path}' does not exist. Fix: check the path.")
-    if p.is_dir():
-        raise ChipwiseError(f"trace '{path}' is a folder. Fix: give a CSV or JSONL file.")
+    p = user_file(path, "trace file", "check the path", folder_fix="give a CSV or JSONL file")
     try:
         return p.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV export opens with a byte-order mark
     except UnicodeDecodeError:
@@ -697,7 +701,7 @@ def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: st
             f"give exactly one load: {flag}rate (requests/s), {flag}concurrency (users) or {flag}offline. "
             "Fix: pick one."
         )
-    rate, concurrency = parse_count(rate), parse_count(concurrency)
+    rate, concurrency = count_value(rate), count_value(concurrency)
     if rate is not None:
         if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0 < rate < math.inf:
             given = repr(rate) if isinstance(rate, bool) or not isinstance(rate, int | float) else shown(rate)

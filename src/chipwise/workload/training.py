@@ -12,6 +12,15 @@ PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "f
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
 
 
+def training_precision(text: str) -> str:
+    """A training precision as PRECISIONS names it, in any case ('FP8' is fp8, as plan serve reads it); else one
+    line naming those there are."""
+    precision = str(text).strip().lower()
+    if precision not in PRECISIONS:
+        raise ChipwiseError(f"unknown precision '{text}'. Fix: use one of {', '.join(PRECISIONS)}.")
+    return precision
+
+
 @dataclass(frozen=True)
 class TrainingJob:
     """One pre-training (or fine-tuning) run.
@@ -35,8 +44,7 @@ class TrainingJob:
             raise ChipwiseError(
                 f"global batch must be at least one sequence, got {self.global_batch}. Fix: raise the batch."
             )
-        if self.precision not in PRECISIONS:
-            raise ChipwiseError(f"unknown precision '{self.precision}'. Fix: use one of {', '.join(PRECISIONS)}.")
+        object.__setattr__(self, "precision", training_precision(self.precision))
         if self.tokens is not None and self.tokens <= 0:
             raise ChipwiseError(
                 f"tokens must be positive, got {self.tokens:g}. Fix: give the number of tokens to train on."

@@ -400,7 +400,7 @@ def engine(
     --chip, how far its predictions have been from the published runs of the engine on the family (the track
     record)."""
     cat = catalog_from(catalog_files, sets)
-    check_engine_name(name)
+    name = check_engine_name(name)
     family, vendor = _chip_family(cat, chip) if chip else ("", "")
     if family:
         engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips

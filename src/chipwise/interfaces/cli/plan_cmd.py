@@ -20,9 +20,12 @@ from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
 from chipwise.planner.training import plan_training
 from chipwise.workload.scenario import read_count
+from chipwise.workload.training import PRECISIONS
 
 app = typer.Typer(help="Search plans and rank fleets for a training run or a serving load.", no_args_is_help=True)
 
+#: the training precisions a job may name (the one list TrainingJob accepts; its error lists the same)
+PRECISION_HELP = f"Number format of the matrix maths: {', '.join(PRECISIONS)}."
 HardwareOpt = Annotated[
     str,
     typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip in the catalog."),
@@ -39,7 +42,7 @@ def train(
     global_batch_tokens: Annotated[
         str | None, typer.Option("--global-batch-tokens", help="Tokens per optimizer step (e.g. 4M).")
     ] = None,
-    precision: Annotated[str, typer.Option("--precision", help="bf16, fp8 or fp4.")] = "bf16",
+    precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
     objective: Annotated[str, typer.Option("--objective", help="Rank by time, cost, energy or carbon.")] = "time",
     pricing: Annotated[
@@ -111,7 +114,7 @@ def hetero(
     global_batch_tokens: Annotated[
         str | None, typer.Option("--global-batch-tokens", help="Tokens per optimizer step (e.g. 4M).")
     ] = None,
-    precision: Annotated[str, typer.Option("--precision", help="bf16, fp8 or fp4.")] = "bf16",
+    precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,

@@ -29,7 +29,7 @@ from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.serve.sim.policies import check_router
 from chipwise.sweep.backends import cpu_count
-from chipwise.workload.serving import DEFAULT_ROUTER, load_of
+from chipwise.workload.serving import DEFAULT_ROUTER, load_of, name_value
 
 
 def _scenario_path(path: Path | None) -> Path | None:
@@ -95,6 +95,7 @@ def serve(
             "--engine",
             help="trtllm (PyTorch back end), trtllm-engine (TensorRT engine builds), vllm, sglang, neuron, "
             "vllm-neuron, optimum-neuron (default per vendor).",
+            callback=name_value,  # any case, as a scenario's engine
         ),
     ] = None,
     pricing: Annotated[

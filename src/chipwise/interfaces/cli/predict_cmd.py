@@ -23,7 +23,7 @@ def predict(
     ] = False,
     plot: PlotFile = None,
 ) -> None:
-    """Predict a training or serving scenario (DESIGN.md's scenario contract); a missing plan is searched."""
+    """Predict a training or serving scenario (the scenario keys are in docs/guide.md); a missing plan is searched."""
     cat = catalog_from(catalog_files, sets)
     sc = load_scenario(scenario, cat)
     if isinstance(sc, TrainScenario):

@@ -128,7 +128,7 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction. Its model is a preset and its
     lengths are numbers or distributions: a trace file or a config.json would be read from the server."""
     if not isinstance(body, Mapping):
-        raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (DESIGN.md's contract).")
+        raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (docs/guide.md).")
     cat = settings.catalog()
     scenario = load_scenario(json.dumps(dict(body)), cat)
     _preset(cat, scenario.model)
