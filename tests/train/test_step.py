@@ -13,7 +13,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
-from chipwise.train.plans import MIN_RANK_USE, check_plan, enumerate_plans, from_dicts
+from chipwise.train.plans import MIN_RANK_USE, check_partial_plan, check_plan, enumerate_plans, from_dicts
 from chipwise.train.search import search_plans
 from chipwise.train.step import train_step
 from chipwise.workload import load_model
@@ -236,7 +236,6 @@ def test_a_context_parallel_ring_past_the_node_waits_for_the_network(catalog: Ca
 def test_a_partial_plan_with_an_ep_that_splits_experts_is_the_full_plans_error(catalog: Catalog, hw: Hardware) -> None:
     """Mixtral 8x7B has 8 experts: {ep: 16} on 64 H100s had been completed to TP1 DP64 EP16 and priced with half an
     expert a rank (16.66 s), where the same plan given in full was rejected. Both now give one error."""
-    from chipwise.train.plans import check_partial_plan
 
     spec = load_model(catalog, "mixtral-8x7b")
     job = TrainingJob(spec, 4096, 256, "bf16")
@@ -308,3 +307,9 @@ def test_a_fleet_finds_the_plans_of_a_smaller_one_it_holds(catalog: Catalog, hw:
         best[chips] = float(search.result.tokens_per_s[search.best])
     assert best[896] == pytest.approx(633_760.6, rel=1e-6)
     assert best[1000] == pytest.approx(best[896], rel=1e-9)
+    # and a user may fix that depth: the rest of the plan leaves the same ranks idle (it had been refused, 'does not
+    # divide the 1000 ranks', though the search chose that plan itself); more stages than ranks stay refused
+    fixed = search_plans(spec, job, hw.system("h100-sxm"), 1000, fixed={"pp": 7})
+    assert float(fixed.result.tokens_per_s[fixed.best]) == pytest.approx(best[896], rel=1e-9)
+    with pytest.raises(ChipwiseError, match=r"multiply to 1,?200, more than the 1000 ranks"):
+        check_partial_plan({"pp": 8, "tp": 150}, spec, job, 1000)
