@@ -14,7 +14,7 @@ import numpy as np
 from chipwise.economics.rental import billed_one, rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
-from chipwise.serve.engine import ENGINES, EngineProfile, check_engine_model, default_engine
+from chipwise.serve.engine import EngineProfile, check_engine_model, check_engine_name, default_engine
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.search import (
     MAX_UTILISATION,
@@ -64,9 +64,7 @@ def decode_targets(targets: Mapping[str, float]) -> dict[str, float]:
 
 def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
     """The engine family that serves `model` on `system`: the one asked for, else the vendor's default."""
-    name = (engine or default_engine(system.chip.vendor)).strip().lower()  # 'VLLM' is vllm
-    if name not in ENGINES:
-        raise ChipwiseError(f"unknown serving engine '{name}'. Fix: use one of {', '.join(ENGINES)}.")
+    name = check_engine_name(engine or default_engine(system.chip.vendor))  # 'VLLM' is vllm
     check_engine_model(name, model)
     return name
 

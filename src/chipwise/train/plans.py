@@ -165,7 +165,7 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
         given *= int(p[key]) if key in plan else 1
     if given > ranks:
         # a product that does not divide the ranks leaves some idle, as the search's own plans may (MIN_RANK_USE):
-        # pp=7 on 1,000 H100 runs on 994 (it had been refused, though the search chose that plan itself)
+        # pp=7 on 1,000 H100 runs Llama 3.1 70B on 896 (it had been refused, though the search chose that plan)
         raise ChipwiseError(
             f"the plan's fixed degrees multiply to {given}, more than the {ranks} ranks. "
             "Fix: choose degrees whose product is at most the rank count (chips x cores per chip)."

@@ -3,7 +3,6 @@ the search completes the plan and the predicted metric is compared with the meas
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,6 +15,7 @@ from chipwise.perf.device import device_of, topology_of
 from chipwise.train.plans import PlanArrays, check_plan, enumerate_plans, normalise
 from chipwise.train.step import train_step
 from chipwise.validation.rows import TrainingRow
+from chipwise.validation.training_rows import torchtitan_run
 from chipwise.workload.model import ModelSpec, from_dims
 from chipwise.workload.presets import load_model, preset_id
 from chipwise.workload.training import TrainingJob
@@ -72,14 +72,10 @@ def _model_for(catalog: Catalog, row: TrainingRow) -> tuple[ModelSpec, str]:
     raise ChipwiseError(f"model '{dims.name}' has no preset and the row gives no dimensions")
 
 
-#: torchtitan's pipeline micro-batch, in sequences: `parallelism.pipeline_parallel_microbatch_size`, default 1
-#: (torchtitan config/job_config.py); its `local_batch_size` is what one data-parallel rank takes a step
+#: torchtitan's pipeline micro-batch, in sequences: `pipeline_parallel_microbatch_size`, "default 1 ... the total
+#: number of microbatches by dividing local_batch_size with" it (torchtitan's job config); `local_batch_size` is
+#: what one data-parallel rank takes a step
 TORCHTITAN_PP_MICROBATCH = 1
-
-
-def _pipelined_torchtitan(row: TrainingRow, plan: Mapping[str, Any]) -> bool:
-    """A torchtitan run with pipeline stages, whose stated batch is a rank's local batch, not a micro-batch."""
-    return "torchtitan" in row.raw.get("source_family", "").lower() and int(plan.get("pp", 1)) > 1
 
 
 def default_seq_len(model: ModelSpec) -> int:
@@ -118,7 +114,7 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
         notes.append(f"seq_len assumed {seq}")
     plan = {k: v for k, v in row.plan.items() if k in PLAN_KNOBS}
     local = 0  # a torchtitan pipeline's local batch: micro-batches of one sequence (below)
-    if row.micro_batch and _pipelined_torchtitan(row, plan):
+    if row.micro_batch and torchtitan_run(row.raw) and int(plan.get("pp", 1)) > 1:
         local = row.micro_batch
         plan["microbatch"] = TORCHTITAN_PP_MICROBATCH
         notes.append(

@@ -165,9 +165,15 @@ def parse_zero_stage(sharding: str) -> int | None:
     return None
 
 
-#: Model chunks a rank holds under torchtitan's looped (interleaved) schedules when split points are not given:
-#: 2 (torchtitan's pipeline split, `stages_per_rank` of a looped schedule, Dec 2024)
+#: Model chunks a rank holds under torchtitan's looped (interleaved) schedules when no split is given: 2
+#: (torchtitan's `generate_split_points`: "num_stages_per_rank = 2 ... the default if no pipeline split is specified")
 TORCHTITAN_STAGES_PER_RANK: Final = 2
+
+
+def torchtitan_run(raw: Mapping[str, str]) -> bool:
+    """Whether a row reports a torchtitan run, whose batch and schedule read as torchtitan's settings."""
+    return "torchtitan" in raw.get("source_family", "").lower()
+
 
 _PLAN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("CP", "cp"), ("EP", "ep"), ("VP", "vpp"),
@@ -192,11 +198,7 @@ def _training_plan_keys(raw: Mapping[str, str], notes: list[str]) -> dict[str, i
     if "vpp" not in plan and re.search(r"(?<!interleaved )\b1F1B\b", text, re.IGNORECASE):
         plan["vpp"] = 1  # a plain one-forward-one-backward schedule: one model chunk a stage
         notes.append("schedule 1F1B: vpp=1")
-    elif (
-        "vpp" not in plan
-        and "torchtitan" in raw.get("source_family", "").lower()
-        and re.search(r"\binterleaved 1F1B\b", text, re.IGNORECASE)
-    ):
+    elif "vpp" not in plan and torchtitan_run(raw) and re.search(r"\binterleaved 1F1B\b", text, re.IGNORECASE):
         plan["vpp"] = TORCHTITAN_STAGES_PER_RANK
         notes.append(f"torchtitan's interleaved 1F1B: {TORCHTITAN_STAGES_PER_RANK} stages a rank")
     zero = parse_zero_stage(sharding)
