@@ -63,3 +63,48 @@ def test_a_system_that_is_not_hybrid_is_named_as_such(catalog: Catalog) -> None:
     message = str(err.value)
     assert message.startswith("'p5.48xlarge' is not a hybrid system: it holds one chip type, h100-sxm")
     assert "trn4-gb300-fusion-rack" in message and "Fix: " in message and "holds ," not in message
+
+
+@pytest.mark.parametrize(
+    ("fleet", "needle"),
+    [
+        ({"gb300": 8, "GB300": 8}, "both gb300"),  # two spellings of one chip (it crashed in the verdict)
+        ({"h100-sxm": 64, "p5.48xlarge": 64}, "both h100-sxm"),  # a chip and its system
+        ({"trn4": 36}, "exactly two"),  # the Python API passes dictionaries, not the CLI's text
+        ({"trn4": 36, "gb300": 36, "b200": 8}, "exactly two"),  # a third type had been dropped in silence
+        ({"trn4": 36, "gb300": 0}, "positive whole"),
+    ],
+)
+def test_a_mixed_fleet_is_two_different_chip_types(catalog: Catalog, fleet: dict[str, int], needle: str) -> None:
+    with pytest.raises(ChipwiseError, match=needle):
+        plan_hetero_training(catalog, "llama-3.1-8b", fleet, tokens=1e12)
+
+
+def test_the_verdict_names_the_part_that_adds_little(catalog: Catalog) -> None:
+    """Four GB300s beside 128 Trainium2: trn2 alone is the fastest part, and the reason had said 'gb300 alone can use
+    plans a two-part pipeline cannot ... and trn2 adds little compute per chip' (the part compared by layer time per
+    fleet chip, not per stage chip). The GB300s' share of the mix's compute, by hand: a layer takes 30.4 ms on a
+    TP8 trn2 stage (2 chips) and 8.6 ms on one GB300, so 4 / 8.6 against 128 / (2 x 30.4): about 18%."""
+    r = plan_hetero_training(catalog, "llama-3.1-8b", {"gb300": 4, "trn2": 128}, tokens=1e12)
+    assert r["fastest_part"]["hardware"] == "trn2" and r["verdict"].startswith("fastest part alone (trn2)")
+    t = r["mixed"]["layer_time_s"]
+    chips = {s["hardware"]: s["tp"] / (4 if s["hardware"] == "trn2" else 1) for s in r["mixed"]["plan"]["stages"]}
+    power = {n: c / (t[n] * chips[n]) for n, c in (("gb300", 4), ("trn2", 128))}
+    share = power["gb300"] / sum(power.values())
+    assert 0.1 < share < 0.3
+    assert "trn2 alone can use plans" in r["reason"] and f"the gb300 chips would add {100 * share:.0f}%" in r["reason"]
+
+
+def test_the_hand_off_over_the_network_runs_at_the_end_that_carries_less(catalog: Catalog) -> None:
+    """256 GB200 beside 512 Trainium1 over the network: the reported link gives each type's NIC share, and the
+    hand-off of the best plan runs at the smaller of the two boundary stages' totals."""
+    r = plan_hetero_training(catalog, "llama-3.1-70b", {"gb200": 256, "trn1": 512}, tokens=1e12)
+    per_chip = r["link"]["bandwidth_per_chip_Bps"]
+    assert set(per_chip) == {"gb200", "trn1"} and per_chip["gb200"] > per_chip["trn1"]
+    stages = {s["hardware"]: s["tp"] / (2 if s["hardware"] == "trn1" else 1) for s in r["mixed"]["plan"]["stages"]}
+    bandwidth = min(stages[n] * per_chip[n] for n in per_chip)
+    tokens = r["mixed"]["plan"]["microbatch"] * r["seq_len"]
+    expected = 2 * (tokens * 8192 * 2 / bandwidth + r["link"]["latency_s"])
+    assert r["mixed"]["hand_off_s"] == pytest.approx(expected)
+    # by hand: TP16 trn1 (8 chips x 5 GB/s) against TP4 GB200 (4 x 47 GB/s): 2 x (134.2 MB / 40 GB/s + 10 us)
+    assert bandwidth == pytest.approx(40e9) and expected == pytest.approx(6.73e-3, rel=1e-3)

@@ -21,7 +21,7 @@ def test_layer_split_balances_stage_times(catalog: Catalog, hw: Hardware) -> Non
     model = load_model(catalog, "llama-3.1-70b")
     job = TrainingJob(model, 4096, 64, "bf16")
     fast, slow = Part(hw.system("gb200"), 64), Part(hw.system("a100-80gb"), 64)
-    res = hetero_step(model, job, slow, fast, _one(8, 1, 8, 1, 8), 50e9, 10e-6)
+    res = hetero_step(model, job, slow, fast, _one(8, 1, 8, 1, 8), (50e9, 50e9), 10e-6)
     la = int(res.layers_a[0])
     # the slow part gets few layers; the two stage times come out close (within one layer of the slower part)
     assert 0 < la < model.layers // 2
@@ -33,10 +33,11 @@ def test_slower_link_makes_the_step_longer(catalog: Catalog, hw: Hardware) -> No
     job = TrainingJob(model, 4096, 64, "bf16")
     a, b = Part(hw.system("h100-sxm"), 32), Part(hw.system("trn2"), 32)
     hp = _one(4, 1, 4, 1, 8)
-    fast = hetero_step(model, job, a, b, hp, 400e9, 1e-6)
-    slow = hetero_step(model, job, a, b, hp, 5e9, 20e-6)
+    fast = hetero_step(model, job, a, b, hp, (400e9, 400e9), 1e-6)
+    slow = hetero_step(model, job, a, b, hp, (5e9, 5e9), 20e-6)
     assert float(slow.step_time[0]) > float(fast.step_time[0])
     tokens = 4096
+    # TP4 on trn2 is one chip (four logical cores a chip), the narrower end against the H100 stage's four
     expected = 2 * (tokens * model.hidden * 2 / 5e9 + 20e-6)
     assert float(slow.hand_off[0]) == pytest.approx(expected)
 
@@ -71,7 +72,7 @@ def test_each_part_hides_its_gradients_behind_its_whole_stage(
     model = load_model(catalog, "llama-3.1-8b")
     job = TrainingJob(model, 4096, 64, "bf16")
     part = Part(hw.system("h100-sxm"), 16)
-    res = hetero_step(model, job, part, part, _one(8, 1, 8, 1, 2), 400e9, 1e-6)
+    res = hetero_step(model, job, part, part, _one(8, 1, 8, 1, 2), (400e9, 400e9), 1e-6)
     la = int(res.layers_a[0])
     (dense_a, fwd_a), (dense_b, fwd_b) = seen
     layers_b = model.layers - la
@@ -81,12 +82,15 @@ def test_each_part_hides_its_gradients_behind_its_whole_stage(
     assert dense_b == pytest.approx((per_layer * layers_b + model.lm_head_params) / 8)
 
 
-def test_the_hand_off_runs_over_the_narrower_ends_chips(catalog: Catalog, hw: Hardware) -> None:
-    """Each tensor-parallel rank at the boundary sends its share of the activation over its own chip's link: a GB200
-    TP4 stage (4 chips) handing to a Trainium1 TP16 stage (8 chips, two cores each) drives 4 links side by side (one
-    chip's link had carried it all, 4x as long)."""
+def test_the_hand_off_runs_at_the_end_that_carries_less(catalog: Catalog, hw: Hardware) -> None:
+    """Each tensor-parallel rank at the boundary sends its share of the activation over its own chip's links: a GB200
+    TP4 stage (4 chips at 47 GB/s, 188 GB/s) handing to a Trainium1 TP16 stage (8 chips, two cores each, at 5 GB/s:
+    40 GB/s) runs at 40 GB/s. The narrower end's chip count at the slower chip's rate had given 20 GB/s."""
     model = load_model(catalog, "llama-3.1-70b")
     job = TrainingJob(model, 4096, 64, "bf16")
     a, b = Part(hw.system("gb200"), 64), Part(hw.system("trn1"), 128)
-    res = hetero_step(model, job, a, b, _one(4, 1, 16, 1, 4), 5e9, 20e-6)
-    assert float(res.hand_off[0]) == pytest.approx(2 * (4096 * model.hidden * 2 / (4 * 5e9) + 20e-6))
+    res = hetero_step(model, job, a, b, _one(4, 1, 16, 1, 4), (47e9, 5e9), 20e-6)
+    assert float(res.hand_off[0]) == pytest.approx(2 * (4096 * model.hidden * 2 / 40e9 + 20e-6))
+    # a TP4 Trainium1 stage is two chips: 10 GB/s, now the narrower end
+    res = hetero_step(model, job, a, b, _one(4, 1, 4, 1, 4), (47e9, 5e9), 20e-6)
+    assert float(res.hand_off[0]) == pytest.approx(2 * (4096 * model.hidden * 2 / 10e9 + 20e-6))

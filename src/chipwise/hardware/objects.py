@@ -219,3 +219,18 @@ class System:
     def link(self, a: str, b: str) -> tuple[float, float] | None:
         """(bandwidth per chip per direction, latency) between member types a and b, when the system joins them."""
         return self.links.get(frozenset((a, b)))
+
+    def cross_bandwidth(self, a: str, chips_a: float, b: str, chips_b: float) -> float:
+        """Bytes/s per direction that `chips_a` chips of member type a move to `chips_b` of type b (fractions of a
+        chip: a replica on some of its cores, over that share of its links). Through the domain's switches every
+        chip sends or receives over its own port (port_bandwidth), so the smaller end's total sets the rate."""
+        return min(chips_a * self.port_bandwidth(a, b), chips_b * self.port_bandwidth(b, a))
+
+    def port_bandwidth(self, chip: str, other: str) -> float:
+        """Bytes/s per direction one chip of member type `chip` sends or receives towards type `other`, at the
+        fabric's achievable fraction: its type's link to its own kind (the pair link, the slower of the two ports,
+        would price a Trainium4 at a GB300's port); the pair link where the catalog gives no own link."""
+        own = self.link(chip, chip) or self.link(chip, other)
+        if own is None:
+            raise ValueError(f"{self.id} joins no {chip} to {other}")
+        return own[0] * self.scaleup.fabric.bus_efficiency

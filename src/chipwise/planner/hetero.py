@@ -4,7 +4,7 @@ using only its fastest part (or each part alone), and why, from the per-stage br
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,6 +22,14 @@ from chipwise.workload.presets import load_model
 from chipwise.workload.training import TrainingJob
 
 
+class Link(NamedTuple):
+    """What joins the two parts: each chip type's achievable bytes/s per chip per direction towards the other (its
+    own port on a hybrid fabric, its NIC share over the network), and the latency of one hand-off."""
+
+    per_chip: dict[str, float]
+    latency_s: float
+
+
 def parse_fleet(spec: str) -> dict[str, int]:
     """'trn4=512,gb300=512' -> {'trn4': 512, 'gb300': 512}."""
     fleet: dict[str, int] = {}
@@ -36,9 +44,13 @@ def parse_fleet(spec: str) -> dict[str, int]:
         if n <= 0:
             raise ChipwiseError(f"fleet entry '{item}' has a non-positive count. Fix: give a positive chip count.")
         fleet[name.strip()] = n
+    _two_types(fleet)
+    return fleet
+
+
+def _two_types(fleet: dict[str, int]) -> None:
     if len(fleet) != 2:
         raise ChipwiseError(f"a mixed fleet needs exactly two chip types, got {len(fleet)}. Fix: --fleet A=N,B=M.")
-    return fleet
 
 
 def _hybrid_domain(hw: Hardware, name: str, fleet: dict[str, int]) -> System:
@@ -56,9 +68,19 @@ def _hybrid_domain(hw: Hardware, name: str, fleet: dict[str, int]) -> System:
     )
 
 
-def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], tuple[float, float], str]:
+def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], Link, str]:
+    _two_types(fleet)
+    for name, n in fleet.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise ChipwiseError(f"fleet entry {name}={n!r} is not a positive whole chip count. Fix: give e.g. 512.")
     hw = hardware(catalog)
     names = list(fleet)
+    chip_ids = [hw.system(n).chip.id for n in names]
+    if chip_ids[0] == chip_ids[1]:
+        raise ChipwiseError(
+            f"'{names[0]}' and '{names[1]}' are both {chip_ids[0]}: a mixed fleet needs two different chip types. "
+            f"Fix: plan one type with 'chipwise plan train --hardware {chip_ids[0]}'."
+        )
     if hybrid:
         domain = _hybrid_domain(hw, hybrid, fleet)
         missing = [n for n in names if hw.chip(n).id not in domain.members]
@@ -72,11 +94,13 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
         if link is None:
             raise ChipwiseError(f"hybrid system '{domain.id}' gives no link between {ids[0]} and {ids[1]}.")
         systems = [hw.member_system(domain, i) for i in ids]
-        return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], link, f"{domain.id} scale-up fabric"
+        ports = {ids[0]: domain.port_bandwidth(ids[0], ids[1]), ids[1]: domain.port_bandwidth(ids[1], ids[0])}
+        parts = [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)]
+        return parts, Link(ports, link[1]), f"{domain.id} scale-up fabric"
     systems = [hw.system(n) for n in names]
-    bw = min(s.scaleout_bandwidth_per_chip * s.scaleout_fabric.bus_efficiency for s in systems)
+    nics = {s.chip.id: s.scaleout_bandwidth_per_chip * s.scaleout_fabric.bus_efficiency for s in systems}
     lat = max(s.scaleout_fabric.latency_s for s in systems)
-    return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], (bw, lat), "scale-out network"
+    return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], Link(nics, lat), "scale-out network"
 
 
 def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | None:
@@ -97,13 +121,12 @@ def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> d
     }
 
 
-def _mixed(
-    model: ModelSpec, job: TrainingJob, first: Part, last: Part, link: tuple[float, float]
-) -> dict[str, Any] | None:
+def _mixed(model: ModelSpec, job: TrainingJob, first: Part, last: Part, link: Link) -> dict[str, Any] | None:
     hp = enumerate_hetero(model, job, first, last)
     if len(hp) == 0:
         return None
-    res = hetero_step(model, job, first, last, hp, link[0], link[1])
+    rates = (link.per_chip[first.system.chip.id], link.per_chip[last.system.chip.id])
+    res = hetero_step(model, job, first, last, hp, rates, link.latency_s)
     if not res.feasible.any():
         return None
     i = int(np.argmin(res.step_time))
@@ -161,7 +184,7 @@ def plan_hetero_training(
         "kind": "plan-hetero",
         "model": model.display,
         "fleet": fleet,
-        "link": {"between": link_name, "bandwidth_Bps": link[0], "latency_s": link[1]},
+        "link": {"between": link_name, "bandwidth_per_chip_Bps": link.per_chip, "latency_s": link.latency_s},
         "global_batch": job.global_batch,
         "seq_len": job.seq_len,
         "mixed": best_mixed,
@@ -212,12 +235,17 @@ def _verdict(
         return "mix needed", "the model fits only when both parts hold stages"
     gain = mixed["tokens_per_s"] / fastest["tokens_per_s"] - 1.0
     (na, ta), (nb, tb) = mixed["layer_time_s"].items()
-    slow, fast = (na, nb) if ta / max(parts[0].chips, 1) > tb / max(parts[1].chips, 1) else (nb, na)
-    chips = {p.system.chip.id: p.system.chip.cores_per_chip for p in parts}
+    cores = {p.system.chip.id: p.system.chip.cores_per_chip for p in parts}
     st = mixed["plan"]["stages"]
+    stage_chips = {na: st[0]["tp"] / cores[na], nb: st[1]["tp"] / cores[nb]}
+    # each part's compute: its chips over the chip-seconds a layer takes on it (a layer's time x its stage's chips)
+    power = {p.system.chip.id: p.chips / (mixed["layer_time_s"][p.system.chip.id] * stage_chips[p.system.chip.id])
+             for p in parts}  # fmt: skip
+    other = next(n for n in power if n != fastest["hardware"])
+    share = power[other] / sum(power.values())
     speed = (
-        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{st[0]['tp']} = {st[0]['tp'] / chips[na]:g} chips) and "
-        f"{tb * 1e3:.1f} ms on {nb} (TP{st[1]['tp']} = {st[1]['tp'] / chips[nb]:g} chips) per micro-batch, so the "
+        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{st[0]['tp']} = {stage_chips[na]:g} chips) and "
+        f"{tb * 1e3:.1f} ms on {nb} (TP{st[1]['tp']} = {stage_chips[nb]:g} chips) per micro-batch, so the "
         f"split is {st[0]['layers']}/{st[1]['layers']} layers"
     )
     link = f"the hand-off over the {link_name} costs {100 * mixed['link_share']:.2g}% of a micro-batch"
@@ -232,12 +260,12 @@ def _verdict(
     if gain > 0.02:
         return (
             f"mixed fleet beats its fastest part alone ({fastest['hardware']}) by {100 * gain:.0f}% in throughput",
-            f"{speed}; {link}; the {slow} chips add compute instead of idling{cost}",
+            f"{speed}; {link}; the {other} chips add {100 * share:.0f}% of the mix's compute instead of idling{cost}",
         )
     cause = (
         f"{link}, which eats the gain"
         if mixed["link_share"] > 0.1
-        else f"{fast} alone can use plans a two-part pipeline cannot (FSDP, context parallelism) and {slow} adds "
-        "little compute per chip"
+        else f"{fastest['hardware']} alone can use plans a two-part pipeline cannot (FSDP, context parallelism), "
+        f"and the {other} chips would add {100 * share:.0f}% of the mix's compute"
     )
     return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {cause}{cost}"

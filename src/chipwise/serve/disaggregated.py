@@ -8,8 +8,8 @@ prefill replica sampled), as the engines' split front ends do, so TTFT counts th
 where a sliding-window layer holds, and sends, its last window of the prompt only (ModelSpec.kv_bytes); over the
 scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when the two
 chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and both
-pools fit in it; else over the scale-out network (the slower side's NIC share per rank, at the fabric's
-achievable fraction).
+pools fit in it, each end's chips over their own ports (System.cross_bandwidth); else over the scale-out network
+(the slower side's NIC share per rank, at the fabric's achievable fraction).
 """
 
 from __future__ import annotations
@@ -74,11 +74,11 @@ def kv_transfer(
     sending, receiving = _holders(model, prefill), _holders(model, decode)
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:
-        # the link's figure is a chip's, per direction: a replica on part of a chip (two of a Trainium4's
-        # NeuronCores) sends over that part of its links
-        bw = link[0] * min(prefill.topo.up_efficiency, decode.topo.up_efficiency)
+        # each end's chips over their own ports, a replica on part of a chip (two of a Trainium4's NeuronCores)
+        # over that part of its links: the end that carries less sets the rate
+        a, b = prefill.system.chip.id, decode.system.chip.id
         chips = (sending / prefill.system.chip.cores_per_chip, receiving / decode.system.chip.cores_per_chip)
-        total_bw = bw * min(chips)
+        total_bw = hybrid.cross_bandwidth(a, chips[0], b, chips[1])
         latency = link[1]
         fabric = f"{hybrid.scaleup.fabric.id} in {hybrid.id}"
     elif same_domain and prefill.system.id == decode.system.id:

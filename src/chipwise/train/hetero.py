@@ -13,7 +13,9 @@ times s_a = ceil(L_a/pp_a) tau_a and s_b = ceil(L_b/pp_b) tau_b + h_b, 1F1B runs
 
 The hand-off of a micro-batch's activations (T x h, forward and its gradient backward) crosses the link joining
 the parts: the hybrid scale-up fabric when one domain holds both types (NVLink Fusion), else the scale-out
-network. Each part reduces its own gradients over its dp replicas.
+network. Its boundary stages' chips each move their share over their own links, so it runs at
+min(tp_a/c_a B_a, tp_b/c_b B_b) (c: cores per chip, B: a chip's achievable link rate). Each part reduces its own
+gradients over its dp replicas.
 """
 
 from __future__ import annotations
@@ -162,10 +164,11 @@ def hetero_step(
     a: Part,
     b: Part,
     hp: HeteroPlans,
-    link_bandwidth: float,
+    link_bandwidth: tuple[float, float],
     link_latency: float,
 ) -> HeteroResult:
-    """Price heterogeneous plans (part A holds the first stages, part B the last ones and the LM head)."""
+    """Price heterogeneous plans (part A holds the first stages, part B the last ones and the LM head);
+    `link_bandwidth` is each part's achievable bytes/s per chip per direction towards the other."""
     pa, pb = _plans_for(hp, hp.tp_a, hp.pp_a), _plans_for(hp, hp.tp_b, hp.pp_b)
     dev_a, dev_b = a.dev, b.dev
     one = np.ones(len(hp))
@@ -207,12 +210,14 @@ def hetero_step(
     s_a = np.ceil(la / ppa) * tau_a
     s_b = np.ceil((L - la) / ppb) * tau_b + h_b
     tokens = hp.mb * job.seq_len
-    # each tensor-parallel rank at the boundary sends its share of the micro-batch's activation over its own chip's
-    # link (Megatron's scatter-gather hand-off), so the narrower end's chips carry it side by side: a trn1 TP16
-    # stage is 8 chips, eight links (one chip's had carried it all, 54 ms where 6.7 ms is right)
-    ends = np.minimum(hp.tp_a / dev_a.cores_per_chip, hp.tp_b / dev_b.cores_per_chip)
-    links = np.maximum(ends, 1.0)
-    hand_off = 2.0 * (tokens * model.hidden * act_bytes(job.precision) / (link_bandwidth * links) + link_latency)
+    # each tensor-parallel rank at the boundary sends or receives its share of the micro-batch's activation over its
+    # own chip's links (Megatron's scatter-gather hand-off; a rank on one of a Trainium chip's cores over that share),
+    # so the end whose chips together carry less sets the rate: 8 trn1 chips at 5 GB/s (40 GB/s) handing to 4 GB200s
+    # at 47 GB/s (188 GB/s) run at 40 GB/s (the narrower end's chip count at the slower chip's rate had given 20)
+    bandwidth = np.minimum(
+        hp.tp_a / dev_a.cores_per_chip * link_bandwidth[0], hp.tp_b / dev_b.cores_per_chip * link_bandwidth[1]
+    )
+    hand_off = 2.0 * (tokens * model.hidden * act_bytes(job.precision) / bandwidth + link_latency)
     t_mb = np.maximum(s_a, s_b)
     # data parallelism within each part, on its own stage parameters
     per_layer = (model.dense_params - model.embedding_params - model.lm_head_params) / L
