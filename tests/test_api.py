@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -199,3 +202,106 @@ def test_the_api_reads_text_as_the_web_page_does() -> None:
     with pytest.raises(ChipwiseError, match=r"SLO ttft_p99 = '2' has no unit"):
         cw.plan_serve("llama-3.1-8b", rate=5, slo={"ttft_p99": "2"}, hardware="h100-sxm")
     assert cw.predict({**SCENARIO, "slo": {"ttft_p99_s": "2"}})["slo"] == {"ttft_p99": 2.0}
+
+
+def _non_finite(obj: object, where: str = "") -> list[str]:
+    """Where a result holds a float that JSON cannot carry (NaN, infinity)."""
+    if isinstance(obj, dict):
+        return [w for k, v in obj.items() for w in _non_finite(v, f"{where}.{k}")]
+    if isinstance(obj, list | tuple):
+        return [w for i, v in enumerate(obj) for w in _non_finite(v, f"{where}[{i}]")]
+    return [where] if isinstance(obj, float) and not math.isfinite(obj) else []
+
+
+def test_results_hold_none_where_the_cli_json_has_null() -> None:
+    """A chip with no owned price had cost_usd NaN, an offline load an arrival rate NaN; --json prints null."""
+    owned = cw.predict({"kind": "train", "model": "llama-3.1-8b", "hardware": "tpu-v4", "chips": 64,
+                        "pricing": "owned"})  # fmt: skip
+    assert owned["cost_usd"] is None and not _non_finite(owned)
+    ranking = cw.plan_train("llama-3.1-8b", 64, "tpu-v4,h100-sxm", pricing="owned")
+    assert {r["hardware"]: r["cost_usd"] for r in ranking["results"]}["tpu-v4"] is None
+    assert not _non_finite(ranking)
+    offline = cw.predict({**SCENARIO, "arrival_rate": None, "offline": True, "requests": 100})
+    assert offline["little_law"]["arrival_rate_per_s"] is None and not _non_finite(offline)
+    json.dumps([owned, ranking, offline], allow_nan=False)
+
+
+def test_model_takes_sets_as_every_function_does() -> None:
+    """`sets` raised a TypeError, though the module promises it everywhere."""
+    assert cw.model("llama-3.1-8b", sets=["h100-sxm.tdp=500W"]) == cw.model("llama-3.1-8b")
+
+
+def test_plan_train_takes_top_as_the_cli_does() -> None:
+    """`top` (plan train --top, the web page's top) was an unknown option: 'Did you mean top_plans?'."""
+    both = cw.plan_train("llama-3.1-8b", 64, ["h100-sxm", "trn2"])
+    first = cw.plan_train("llama-3.1-8b", 64, ["h100-sxm", "trn2"], top=1)
+    assert len(both["results"]) == 2 and first["results"] == both["results"][:1]
+    with pytest.raises(ChipwiseError, match="top 0 is not a whole number of rows"):
+        cw.plan_train("llama-3.1-8b", 64, ["h100-sxm"], top=0)
+
+
+def test_the_api_reads_counts_and_limits_as_text_as_the_cli_does() -> None:
+    """plan_lifecycle's '1e11' tokens and '5' requests/s raised TypeErrors (plan_train took '15T'); plan_fleet's
+    limits as --limits text raised a ValueError."""
+    life = cw.plan_lifecycle("llama-3.1-8b", train_tokens="1e11", serve_rate="5", hardware=["h100-sxm"],
+                             train_chips="64")  # fmt: skip
+    assert life["best"]["train"]["hardware"] == "h100-sxm"
+    fleet = cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", "ttft_p99=2s,tpot_p99=50ms",
+                          hardware="h100-sxm,mi300x", limits="h100-sxm=0")  # fmt: skip
+    assert {f["hardware"] for f in fleet["fleet"]} == {"mi300x"}
+
+
+@pytest.mark.parametrize(
+    ("call", "says"),
+    [
+        # raw TypeErrors and AttributeErrors
+        (lambda: cw.plan_lifecycle("llama-3.1-8b", train_tokens=None, serve_rate=5), "train_tokens is None. Fix:"),
+        (lambda: cw.plan_serve(None, rate=5), "model None is not a name. Fix:"),
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, engine=5), "engine 5 is not text. Fix: give e.g. 'vllm'"),
+        (lambda: cw.plan_train("llama-3.1-8b", None, "h100-sxm"), "chips is None. Fix: give a positive whole number"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, "h100-sxm", region=5), "region 5 is not text. Fix:"),
+        (lambda: cw.tco("h100-sxm", region=5), "region 5 is not text. Fix:"),
+        (lambda: cw.plan_hetero("llama-3.1-8b", "h100-sxm=8,a100-80gb=8", hybrid=5), "hybrid 5 is not text"),
+        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", "ttft_p99=2s", limits=5),
+         "limits 5 is not a mapping of chips to counts. Fix: give e.g. {'h100-sxm': 64} or 'h100-sxm=64'"),
+        (lambda: cw.plan_fleet("llama-3.1-8b", None, "ttft_p99=2s"), "workload None is not a path"),
+        (lambda: cw.validate(None), "path None is not a path"),
+        # errors that named command-line flags name the keyword arguments
+        (lambda: cw.plan_lifecycle("llama-3.1-8b", 1e11, serve_rate=0), "serve_rate 0 is not a positive number"),
+        (lambda: cw.plan_lifecycle("llama-3.1-8b", 1e11, 5, serve_months=1e6), "serve_months 1e+06 is more than"),
+        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", None),
+         "plan_fleet needs an SLO. Fix: give slo={'ttft_p99': 2.0, 'tpot_p99': 0.05}"),
+        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", "ttft_p99=2s", "h100-sxm", "trn2=4"),
+         "limits names 'trn2', which is not among the hardware considered"),
+    ],
+)  # fmt: skip
+def test_the_api_refuses_wrong_types_in_one_line_naming_its_arguments(call: Callable[[], object], says: str) -> None:
+    with pytest.raises(ChipwiseError) as exc:
+        call()
+    message = str(exc.value)
+    assert says in message and "\n" not in message and "--" not in message, message
+
+
+def test_command_line_flags_are_named_as_keyword_arguments() -> None:
+    """A flag the function takes as a keyword is renamed; another flag and a command to run stay as they are."""
+    from chipwise.api import _keyword_names
+
+    message = (
+        "--serve-rate must be positive. Fix: add a price in a --catalog file, or run 'chipwise plan --serve-rate 5'."
+    )
+    assert _keyword_names(message, {"serve_rate"}) == (
+        "serve_rate must be positive. Fix: add a price in a --catalog file, or run 'chipwise plan --serve-rate 5'."
+    )
+
+
+def test_plan_lifecycle_takes_the_commands_targets_when_none_are_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chipwise plan lifecycle` defaults --slo to ttft_p99=2s,tpot_p99=50ms; the API had planned with no SLO."""
+    seen: dict[str, Any] = {}
+
+    def planner(*args: Any, **options: Any) -> dict[str, Any]:
+        seen.update(options)
+        return {}
+
+    monkeypatch.setattr(cw, "planner_lifecycle", planner)
+    cw.plan_lifecycle("llama-3.1-8b", "1T", 5, 12, hardware=["h100-sxm"])
+    assert seen["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}

@@ -1,5 +1,7 @@
 """The Python API: the same answers as the CLI, as plain dictionaries (SI units: seconds, bytes, FLOP/s, joules,
-US dollars). Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs).
+US dollars), JSON-ready as `--json` prints them: NaN and infinities are None, NumPy numbers plain ones, tuples lists.
+Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs). Bad input is
+a ChipwiseError of one line that names the keyword argument and the fix.
 
 import chipwise.api as cw
 cw.predict({"kind": "train", "model": "llama-3.1-70b", "hardware": "h100-sxm", "chips": 1024, "tokens": 15e12})
@@ -15,12 +17,15 @@ cw.validate("../shared/data/groundtruth_training.csv")
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
+import re
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -29,24 +34,68 @@ from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
-from chipwise.interfaces.format import explain_plan_serve
+from chipwise.interfaces.format import explain_plan_serve, jsonable
 from chipwise.planner.claims import check_claims
+from chipwise.planner.fleet import parse_limits
 from chipwise.planner.fleet import plan_fleet as planner_fleet
-from chipwise.planner.hetero import plan_hetero_training
+from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
 from chipwise.planner.serving import plan_serve_inputs
+from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, load_scenario, read_count
-from chipwise.workload.serving import is_count, load_of, name_value
+from chipwise.workload.serving import load_of, name_value
 
 
 def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
     """The built-in catalog with users' YAML files and `ID.FIELD=VALUE` overrides applied."""
     return load_catalog(files, sets)
+
+
+Params = ParamSpec("Params")
+#: a command-line flag in a message (`--serve-rate`), and a command to run quoted in one ('chipwise plan hetero ...')
+_CLI_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
+_CLI_COMMAND = re.compile(r"('chipwise [^']*')")
+
+
+def _keyword_names(message: str, keywords: set[str]) -> str:
+    """`message` with the command-line flags it names as the keyword arguments they are here ('--serve-rate' ->
+    'serve_rate'); a flag with no such keyword, and a quoted command to run, stay as they are."""
+
+    def keyword(match: re.Match[str]) -> str:
+        name = match.group(1).replace("-", "_")
+        return name if name in keywords else match.group(0)
+
+    parts = _CLI_COMMAND.split(message)
+    return "".join(part if _CLI_COMMAND.fullmatch(part) else _CLI_FLAG.sub(keyword, part) for part in parts)
+
+
+def _answers(
+    *takes: Callable[..., Any],
+) -> Callable[[Callable[Params, dict[str, Any]]], Callable[Params, dict[str, Any]]]:
+    """A public function's answer as the CLI's --json gives it (NaN and infinities None: format.jsonable, as the
+    web page answers), and its errors naming its keyword arguments, and those of the functions it `takes` options
+    for, where the planners name command-line flags."""
+
+    def wrap(function: Callable[Params, dict[str, Any]]) -> Callable[Params, dict[str, Any]]:
+        keywords = {name for f in (function, *takes) for name in inspect.signature(f).parameters}
+
+        @functools.wraps(function)
+        def answer(*args: Params.args, **kwargs: Params.kwargs) -> dict[str, Any]:
+            try:
+                result: dict[str, Any] = jsonable(function(*args, **kwargs))
+            except ChipwiseError as exc:
+                exc.args = (_keyword_names(str(exc), keywords), *exc.args[1:])
+                raise
+            return result
+
+        return answer
+
+    return wrap
 
 
 def _check_options(options: Mapping[str, Any], takes: Callable[..., Any], *extra: str) -> None:
@@ -95,6 +144,91 @@ def _name(value: Any, what: str) -> str:
     raise ChipwiseError(f"{what} {value!r} is not a name. Fix: give e.g. 'llama-3.1-70b' or 'h100-sxm'.")
 
 
+def _required(value: Any, name: str, whole: bool = False) -> Any:
+    """A positive finite count that must be given (read_count keeps None, which the planners multiplied)."""
+    if value is None:
+        example = "64" if whole else "15e12 or '15T'"
+        raise ChipwiseError(f"{name} is None. Fix: give a positive {'whole ' if whole else ''}number, e.g. {example}.")
+    return read_count(value, name, whole)
+
+
+def _path(value: Any, what: str, example: str) -> str:
+    """A file's path as text, else one line (Path(None) raised a TypeError)."""
+    if isinstance(value, str | Path):
+        return str(value)
+    raise ChipwiseError(f"{what} {value!r} is not a path. Fix: give the file's path, e.g. '{example}'.")
+
+
+def _top(value: Any) -> int | None:
+    """The rows of a ranking to keep (`--top`), None for all."""
+    if value is None:
+        return None
+    try:
+        top: int = read_count(value, "top", whole=True)
+    except ChipwiseError:
+        raise ChipwiseError(f"top {value!r} is not a whole number of rows. Fix: give e.g. 20.") from None
+    return top
+
+
+def _first(report: dict[str, Any], top: int | None) -> dict[str, Any]:
+    """The report with its first `top` results (all for None), as --top shows them."""
+    if top is not None:
+        report["results"] = report["results"][:top]
+    return report
+
+
+#: what a text option looks like, for the one line that refuses another type
+_TEXT_EXAMPLES = {
+    "region": "'us-east-1'",
+    "engine": "'vllm'",
+    "provider": "'aws'",
+    "managed": "'sagemaker'",
+    "objective": "'cost'",
+    "pricing": "'on-demand'",
+    "speculative": "'eagle:3'",
+    "router": "'least_loaded'",
+    "recovery": "'best'",
+    "facility": "'colocation'",
+    "hybrid": "'trn4-gb300-fusion-rack'",
+}
+
+
+@functools.cache
+def _option_types(takes: Callable[..., Any]) -> dict[str, tuple[Any, ...]]:
+    """The types each option of `takes` is annotated with ('str | None' -> (str, NoneType))."""
+    hints = typing.get_type_hints(takes)
+    return {name: typing.get_args(hint) or (hint,) for name, hint in hints.items() if name != "return"}
+
+
+def _text(value: Any, name: str, optional: bool = True) -> None:
+    """One line for a text option of another type (region=5 raised an AttributeError, engine=5 too)."""
+    if isinstance(value, str) or (value is None and optional):
+        return
+    example = _TEXT_EXAMPLES.get(name, "'bf16'" if "precision" in name else "a name")
+    raise ChipwiseError(f"{name} {value!r} is not text. Fix: give e.g. {example}.")
+
+
+def _read_options(
+    options: dict[str, Any],
+    takes: Callable[..., Any],
+    counts: Mapping[str, bool] = {},
+    numbers: Sequence[str] = (),
+) -> None:
+    """Each option read as the planner `takes` it, in place: `counts` (whole or not) and `numbers` as the API reads
+    them, text options text, flags true or false; another type is one line."""
+    types = _option_types(takes)
+    for name, value in options.items():
+        kinds = set(types.get(name, ()))
+        if name in counts:
+            options[name] = read_count(value, name, counts[name])
+        elif name in numbers:
+            options[name] = _number(value, name)
+        elif kinds and kinds <= {str, type(None)}:
+            _text(value, name, optional=type(None) in kinds)
+        elif kinds == {bool}:
+            options[name] = _flag(value, name)
+
+
 #: plan_train's options that are counts (whole or not) and numbers
 _TRAIN_COUNTS = {"seq_len": True, "global_batch_tokens": False, "top_plans": True}
 _TRAIN_NUMBERS = ("utilisation", "pue")
@@ -109,6 +243,7 @@ def _flag(value: Any, name: str) -> bool:
         raise ChipwiseError(f"{name} {value!r} is not true or false. Fix: give True or False.") from None
 
 
+@_answers()
 def predict(
     scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -133,9 +268,10 @@ def predict(
         return predict_training(cat, sc)
     from chipwise.planner.serving import predict_serving
 
-    return predict_serving(cat, sc)
+    return dict(predict_serving(cat, sc))
 
 
+@_answers(plan_training)
 def plan_train(
     model: str,
     chips: int,
@@ -145,25 +281,24 @@ def plan_train(
     sets: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
-    """Rank hardware for a training run (see `chipwise plan train --help` for the options)."""
-    _check_options(options, plan_training)
-    for key, whole in _TRAIN_COUNTS.items():
-        if key in options:
-            options[key] = read_count(options[key], key, whole)
-    for key in _TRAIN_NUMBERS:
-        if key in options:
-            options[key] = _number(options[key], key)
+    """Rank hardware for a training run (see `chipwise plan train --help` for the options; `top` keeps the first
+    rows of the ranking, as --top does, all of them when left out)."""
+    _check_options(options, plan_training, "top")
+    top = _top(options.pop("top", None))
+    _read_options(options, plan_training, _TRAIN_COUNTS, _TRAIN_NUMBERS)
     cat = load_catalog(files, sets)
-    return plan_training(
+    report = plan_training(
         cat,
         _name(model, "model"),
-        read_count(chips, "chips", whole=True),
+        _required(chips, "chips", whole=True),
         _hardware(cat, hardware),
         tokens=read_count(tokens, "tokens"),
         **options,
     )
+    return _first(report, top)
 
 
+@_answers(plan_serving)
 def plan_serve(
     model: str,
     rate: float | None = None,
@@ -181,15 +316,17 @@ def plan_serve(
     ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
     --slo takes it), simulated; options as `chipwise plan serve --help`."""
     _check_options(options, plan_serving, "top")
-    if "engine" in options:
+    top = _top(options.pop("top", None))
+    disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
+    _read_options(options, plan_serving)
+    if options.get("engine") is not None:
         options["engine"] = name_value(options["engine"])  # any case, as on the command line
+    model = _name(model, "model")
     cat = load_catalog(files, sets)
     load = load_of(rate, concurrency, _flag(offline, "offline"), flag="")
-    disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
     if disaggregated is not None:
         disaggregated = _flag(disaggregated, "disaggregated")
     check_split_load(disaggregated, load, "disaggregated", "rate")
-    top = options.pop("top", None)
     ids, unrunnable = plan_serve_inputs(
         cat,
         model,
@@ -203,24 +340,26 @@ def plan_serve(
         cat, model, ids, load, input_tokens, output_tokens, slo, disaggregated=disaggregated is not False, **options
     )
     report["skipped"].extend(unrunnable)
-    if top is not None:
-        if not is_count(top):
-            raise ChipwiseError(f"top {top!r} is not a whole number of rows. Fix: give e.g. 20.")
-        report["results"] = report["results"][:top]
-    return explain_plan_serve(report)  # as `chipwise plan serve --json` gives it
+    return explain_plan_serve(_first(report, top))  # as `chipwise plan serve --json` gives it
 
 
+@_answers(plan_hetero_training)
 def plan_hetero(
     model: str,
-    fleet: Mapping[str, int],
+    fleet: Mapping[str, int] | str,
     tokens: float | None = None,
     hybrid: str | None = None,
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
-    """Train on a mixed fleet ({chip: count}): pipelines with stages on two chip types against each part alone."""
+    """Train on a mixed fleet ({chip: count}, or text as --fleet takes it: 'trn4=36,gb300=36'): pipelines with
+    stages on two chip types against each part alone."""
     _check_options(options, plan_hetero_training)
+    _read_options(options, plan_hetero_training, {"seq_len": True, "global_batch_tokens": False})
+    _text(hybrid, "hybrid")
+    if isinstance(fleet, str):
+        fleet = parse_fleet(fleet)
     if not isinstance(fleet, Mapping):
         raise ChipwiseError(f"fleet {fleet!r} is not a mapping of chips to counts. Fix: give e.g. {{'trn4': 36}}.")
     counts = {_name(chip, "chip"): read_count(n, f"fleet['{chip}']", whole=True) for chip, n in fleet.items()}
@@ -230,24 +369,52 @@ def plan_hetero(
     )
 
 
+def _limits(limits: Any) -> Mapping[str, int] | None:
+    """Chips available per type: a mapping, or text as --limits takes it ('h100-sxm=64,trn2=128')."""
+    if limits is None or isinstance(limits, Mapping):
+        return limits
+    if isinstance(limits, str):
+        return parse_limits(limits)
+    raise ChipwiseError(
+        f"limits {limits!r} is not a mapping of chips to counts. Fix: give e.g. {{'h100-sxm': 64}} or 'h100-sxm=64'."
+    )
+
+
+@_answers(planner_fleet)
 def plan_fleet(
     model: str,
     workload: str | Path,
-    slo: Mapping[str, float],
+    slo: str | Mapping[str, float | str],
     hardware: Sequence[str] | str = "all",
-    limits: Mapping[str, int] | None = None,
+    limits: Mapping[str, int] | str | None = None,
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
     """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
-    simulator."""
+    simulator; `limits`: chips available per type, {'h100-sxm': 64} or text as --limits takes it."""
     _check_options(options, planner_fleet)
+    _read_options(options, planner_fleet)
     options.setdefault("precision", RELEASED)  # the checkpoint's own, as `chipwise plan fleet` takes it
+    if not slo:
+        raise ChipwiseError(
+            "plan_fleet needs an SLO. Fix: give slo={'ttft_p99': 2.0, 'tpot_p99': 0.05} or 'ttft_p99=2s,tpot_p99=50ms'."
+        )
+    targets = check_slo(slo)
     cat = load_catalog(files, sets)
-    return planner_fleet(cat, model, str(workload), slo, _hardware(cat, hardware), limits, **options)
+    ids = _hardware(cat, hardware)
+    return planner_fleet(
+        cat,
+        _name(model, "model"),
+        _path(workload, "workload", "examples/chat-mix.yaml"),
+        targets,
+        ids,
+        _limits(limits),
+        **options,
+    )
 
 
+@_answers(planner_lifecycle)
 def plan_lifecycle(
     model: str,
     train_tokens: float,
@@ -258,13 +425,23 @@ def plan_lifecycle(
     sets: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
-    """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both."""
+    """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both.
+    Counts may be text as on the command line ('15T' tokens)."""
     _check_options(options, planner_lifecycle)
+    _read_options(options, planner_lifecycle, {"train_chips": True, "input_tokens": True, "output_tokens": True})
     options.setdefault("serve_precision", RELEASED)  # as `chipwise plan lifecycle` takes it
+    # text as --slo takes it, or times with units, as plan_serve; the command's targets where none are given
+    options["slo"] = check_slo(LIFECYCLE_SLO if options.get("slo") is None else options["slo"])
+    tokens = float(_required(train_tokens, "train_tokens"))
+    if serve_rate is None:
+        raise ChipwiseError("serve_rate is None. Fix: give the serving load in requests/s, e.g. 100.")
+    rate = load_of(serve_rate, None, False, flag="serve_").rate  # '5' as plan serve reads a rate
+    months = float(_required(serve_months, "serve_months"))
     cat = load_catalog(files, sets)
-    return planner_lifecycle(cat, model, train_tokens, serve_rate, serve_months, _hardware(cat, hardware), **options)
+    return planner_lifecycle(cat, _name(model, "model"), tokens, rate, months, _hardware(cat, hardware), **options)
 
 
+@_answers(owned_tco)
 def tco(
     hardware: str,
     region: str | None = None,
@@ -276,23 +453,30 @@ def tco(
     """The owned cost of one chip-hour of a chip or system, every term with its source, and the break-even
     utilisation against renting (as `chipwise tco --json`)."""
     _check_options(options, owned_tco, "compare")
-    cat = load_catalog(files, sets)
     compare = options.pop("compare", "on-demand")
+    _read_options(options, owned_tco, numbers=("pue",))
+    _text(region, "region")
+    cat = load_catalog(files, sets)
     system = hw_view(cat).system(_name(hardware, "hardware"))
     return tco_report(cat, owned_tco(cat, system, region, _number(utilisation, "utilisation"), **options), compare)
 
 
+@_answers()
 def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`)."""
     return check_claims(load_catalog(files, sets))
 
 
+@_answers()
 def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """Predict every row of a ground-truth CSV (training or serving, told apart by its columns) and report the
     errors (as `chipwise validate --json`)."""
-    return validate_path(load_catalog(files, sets), Path(path))
+    return validate_path(load_catalog(files, sets), Path(_path(path, "path", "groundtruth_training.csv")))
 
 
-def model(name: str, seq_len: int = 4096, files: Sequence[str | Path] = ()) -> dict[str, Any]:
-    """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`)."""
-    return load_model(load_catalog(files), _name(name, "model")).summary(read_count(seq_len, "seq_len", whole=True))
+@_answers()
+def model(name: str, seq_len: int = 4096, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+    """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`); `sets` as for
+    every function (a model preset is not a catalog figure, so it changes nothing here)."""
+    spec = load_model(load_catalog(files, sets), _name(name, "model"))
+    return spec.summary(read_count(seq_len, "seq_len", whole=True))

@@ -331,7 +331,7 @@ def test_jsonable_turns_nan_and_numpy_into_plain_json() -> None:
 
     import numpy as np
 
-    from chipwise.interfaces.web.routes import jsonable
+    from chipwise.interfaces.format import jsonable
 
     out = jsonable({"a": math.nan, "b": np.float64(2.5), "c": np.arange(2), "d": (np.bool_(True), math.inf)})
     assert out == {"a": None, "b": 2.5, "c": [0, 1], "d": [True, None]}
@@ -491,3 +491,86 @@ def test_an_unknown_method_is_answered_in_json(server: ChipwiseServer) -> None:
     status, headers, body = _request(server, "BREW", "/")
     assert status == 501 and headers["Content-Type"] == "application/json"
     assert "'BREW'" in _one_line_error(json.loads(body))
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/plan/serve", {"model": "llama-3.1-70b", "rate": 1, "speculative": "draft:{}:3@0.7"}),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": 1, "speculative": "none,mtp:1,draft:{}:3@0.7"}),
+        ("/api/predict", {**SERVE, "speculative": "draft:{}:3@0.7"}),
+    ],
+)  # fmt: skip
+def test_a_draft_model_is_a_preset_not_a_file_on_the_server(server: ChipwiseServer, path: str, body: Any) -> None:
+    """The draft model was loaded as a config.json: '/etc/shadow' is not valid JSON, a missing path 'does not
+    exist', so a request told which server files exist. It is refused as a model that is no preset is."""
+    answers = []
+    for draft in ("/etc/passwd", "/no/such/file.json"):
+        sent = {k: v.format(draft) if k == "speculative" else v for k, v in body.items()}
+        status, answer = _post(server, path, sent)
+        assert status == 400
+        answers.append(_one_line_error(answer).replace(draft, "PATH"))
+    assert answers[0] == answers[1]
+    assert "unknown model 'PATH'" in answers[0] and "reads no files on the server" in answers[0]
+
+
+def test_a_draft_model_preset_is_still_taken(server: ChipwiseServer) -> None:
+    status, answer = _post(server, "/api/predict", {**SERVE, "speculative": "draft:llama-3.2-1b:4@0.7"})
+    assert status == 200, answer
+    assert answer["plan"]["speculative"].startswith("draft llama-3.2-1b k=4")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "key"),
+    [
+        ("/api/predict", b'{"kind": "train", "model": "llama-2-7b", "model": "llama-3.1-8b", "hardware": "h100-sxm", '
+         b'"chips": 8}', "model"),
+        ("/api/plan/train", b'{"model": "llama-3.1-8b", "chips": 64, "chips": 8, "hardware": "h100-sxm"}', "chips"),
+        ("/api/plan/serve", b'{"model": "llama-3.1-8b", "rate": 5, "slo": {"ttft_p99": 2, "ttft_p99": "1s"}}',
+         "ttft_p99"),
+    ],
+)  # fmt: skip
+def test_a_key_given_twice_is_400(server: ChipwiseServer, path: str, body: bytes, key: str) -> None:
+    """The last one was taken silently, where the command line refuses a scenario that repeats a key."""
+    status, answer = _post(server, path, body)
+    assert status == 400
+    assert f"gives the key '{key}' twice. Fix: give each key once" in _one_line_error(answer)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("OPTIONS", "/api/catalog", "GET, HEAD"), ("OPTIONS", "/api/plan/train", "POST"), ("TRACE", "/", "GET, HEAD")],
+)
+def test_options_and_trace_are_405_with_allow(server: ChipwiseServer, method: str, path: str, allow: str) -> None:
+    """They answered 501 without an Allow header, where docs/web.md promises 405 with one."""
+    status, headers, body = _request(server, method, path)
+    assert status == 405 and headers["Allow"] == allow and headers["Content-Type"] == "application/json"
+    assert _one_line_error(json.loads(body))
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "says"),
+    [
+        ("/api/plan/train", {"model": "llama-3.1-8b", "chips": 0},
+         "chips: Input should be greater than 0. Fix: give a whole number above 0, e.g. 64"),
+        ("/api/plan/train", {"model": "llama-3.1-8b", "chips": 1.5}, "Fix: give a whole number above 0"),
+        ("/api/plan/train", {"model": "llama-3.1-8b", "chips": 8, "tokens": "lots"}, "Fix: give a number above 0"),
+        ("/api/plan/train", {"model": "llama-3.1-8b", "chips": 8, "tokenz": "1T"},
+         "tokenz: unknown field. Fix: rename it 'tokens'"),
+        ("/api/plan/train", {"model": "llama-3.1-8b", "chips": 8, "hardware": ["h100-sxm", 5]},
+         "hardware[1]: Input should be a valid string. Fix: give a list of chip or system ids"),
+        ("/api/plan/train", {"chips": 8}, "model: Field required. Fix: give a model preset's name"),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": True},
+         "rate: true is not a number. Fix: give requests/s as a number above 0, e.g. 5, or numeric text"),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "concurrency": False}, "concurrency: false is not a number"),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": 5, "slo": [2]}, 'Fix: give an object such as {"ttft'),
+        ("/api/plan/serve", {"model": "llama-3.1-8b", "rate": 5, "region": 5}, "region: Input should be a valid "
+         "string. Fix: give text"),
+    ],
+)  # fmt: skip
+def test_refused_fields_name_a_concrete_fix(server: ChipwiseServer, path: str, body: Any, says: str) -> None:
+    """They ended 'Fix: correct the request', and true for a rate was 'not text' though a number is asked for."""
+    status, answer = _post(server, path, body)
+    assert status == 400
+    message = _one_line_error(answer)
+    assert says in message and "correct the request" not in message and "list[str]" not in message, message

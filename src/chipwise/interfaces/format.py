@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from chipwise.serve.iteration import COMPONENT_LABELS
@@ -457,3 +460,24 @@ def break_at_separators(text: str, width: int) -> str:
             lines.append("")
         lines[-1] += piece
     return "\n".join(lines)
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON values, as --json, the web page and the Python API give them: NaN and infinities become null,
+    NumPy scalars and arrays numbers and lists, tuples lists, paths text."""
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating | float):
+        value = float(obj)
+        return value if math.isfinite(value) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj

@@ -78,6 +78,10 @@ class Targets(dict[str, float]):
     with its unit met the bare-number check as a bare 1.5 and was refused)."""
 
 
+#: a lifecycle plan's serving targets where none are given (`plan lifecycle --slo`, the Python API's `slo`)
+LIFECYCLE_SLO = "ttft_p99=2s,tpot_p99=50ms"
+
+
 def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
     """The SLO in seconds, its keys and values checked (one line naming the problem and the fix otherwise): text
     with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds (numbers) or to

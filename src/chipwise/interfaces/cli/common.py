@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import sys
@@ -11,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
 from rich import box
 from rich.console import Console
@@ -19,7 +17,7 @@ from rich.table import Table
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.track_record import record_file
-from chipwise.interfaces.format import RECORD_LABELS
+from chipwise.interfaces.format import RECORD_LABELS, jsonable
 from chipwise.serve.plan import count_text
 
 console = Console(soft_wrap=False)
@@ -79,27 +77,8 @@ def catalog_from(files: Sequence[Path] | None, sets: Sequence[str] | None) -> Ca
     return load_catalog(list(files or ()), list(sets or ()))
 
 
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating | float):
-        value = float(obj)
-        return None if math.isnan(value) or math.isinf(value) else value
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(_jsonable(obj), indent=2) + "\n")
+    sys.stdout.write(json.dumps(jsonable(obj), indent=2) + "\n")
 
 
 def projected_banner(names: Sequence[str]) -> None:

@@ -22,7 +22,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     projected_banner,
 )
-from chipwise.planner.serving_choice import check_slo
+from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
 from chipwise.workload.scenario import read_count
@@ -127,7 +127,7 @@ def lifecycle(
     serve_months: Annotated[float, typer.Option("--serve-months", help="Months of serving.")] = 12.0,
     input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Prompt tokens per request.")] = 1024,
     output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Generated tokens per request.")] = 256,
-    slo: SloOpt = "ttft_p99=2s,tpot_p99=50ms",
+    slo: SloOpt = LIFECYCLE_SLO,
     hardware: HardwareOpt = "all",
     train_chips: Annotated[int, typer.Option("--train-chips", min=1, help="Chips in the training fleet.")] = 4096,
     train_precision: Annotated[str, typer.Option("--train-precision", help="bf16, fp8 or fp4.")] = "bf16",

@@ -6,15 +6,15 @@ or raises `ChipwiseError` with one line naming the problem and the fix.
 
 from __future__ import annotations
 
+import difflib
 import json
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-from pydantic import BaseModel, StrictBool, ValidationError
+from pydantic import BaseModel, StrictBool, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.economics.pricing import MODES
@@ -22,10 +22,11 @@ from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
-from chipwise.planner.serving import plan_serve_inputs, predict_serving
+from chipwise.planner.serving import plan_serve_inputs, predict_serving, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
+from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.presets import preset_id, preset_summaries
 from chipwise.workload.scenario import Count, IntCount, StrictModel, TrainScenario, load_scenario
@@ -62,16 +63,49 @@ class PlanTrainRequest(StrictModel):
     top: IntCount | None = None
 
 
-#: the fix for a value of the wrong JSON type (StrictModel's `bool_for_number`: true where a number is expected)
-_TYPE_FIX = {"bool_type": "give true or false", "bool_for_number": "give a number"}
+#: the fix for each field of a request, named where its value is refused (StrictModel's `bool_for_number`: true
+#: where a number is expected)
+_FIELD_FIX = {
+    "model": "give a model preset's name, e.g. 'llama-3.1-8b' (GET /api/models lists them)",
+    "chips": "give a whole number above 0, e.g. 64",
+    "hardware": "give a list of chip or system ids, a comma-separated string or 'all'",
+    "tokens": "give a number above 0, e.g. 15e12, or text such as '15T'",
+    "seq_len": "give a whole number above 0, e.g. 8192",
+    "global_batch_tokens": "give a number above 0, e.g. 4e6, or text such as '4M'",
+    "top": "give a whole number of rows above 0, e.g. 10",
+    "rate": "give requests/s as a number above 0, e.g. 5, or numeric text such as '5' or '2k'",
+    "concurrency": "give a whole number of users above 0, e.g. 64, or numeric text such as '64'",
+    "input_tokens": "give a whole number above 0, e.g. 1024",
+    "output_tokens": "give a whole number above 0, e.g. 256",
+    "slo": 'give an object such as {"ttft_p99": 2.0, "tpot_p99": "50ms"}',
+    "offline": "give true or false",
+    "disaggregated": "give true or false, or leave it out",
+    "router": "use least_loaded, power_of_two or round_robin",
+}
+#: the fix for an error of a kind that says it whatever the field
+_TYPE_FIX = {"bool_type": "give true or false", "bool_for_number": "give a number", "string_type": "give text"}
 
 
-def _one_line(exc: ValidationError, what: str) -> str:
+def _fix(model: type[BaseModel], field: str, kind: str) -> str:
+    """What to do about a refused `field` of `model`: a typo's likely meaning, the field's own fix, or its kind's."""
+    if kind == "extra_forbidden":
+        close = difflib.get_close_matches(field, model.model_fields, n=1)
+        if close:
+            return f"rename it '{close[0]}' if that is what you meant, or remove it"
+        return f"remove it; the fields are {', '.join(model.model_fields)}"
+    return _FIELD_FIX.get(field) or _TYPE_FIX.get(kind) or "give a value of the kind the endpoint's table names"
+
+
+def _one_line(exc: ValidationError, what: str, model: type[BaseModel]) -> str:
+    """The first validation error as one line: the field (and item index), the problem, and a fix for that field."""
     err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err["loc"])
+    parts = err["loc"]
+    # StrictModel's check of every field names the field in its context (true for a number), not in its location
+    field = str(parts[0]) if parts else str(err.get("ctx", {}).get("key", ""))
+    # pydantic names a union's member after the field ('hardware.list[str].0'): the field and its item are enough
+    loc = f"{parts[0]}" + "".join(f"[{p}]" for p in parts[1:] if isinstance(p, int)) if parts else ""
     msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
-    fix = _TYPE_FIX.get(err["type"], "correct the request")
-    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (see docs/web.md)."
+    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: {_fix(model, field, err['type'])} (see docs/web.md)."
 
 
 def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
@@ -81,7 +115,7 @@ def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        raise ChipwiseError(_one_line(exc, what)) from None
+        raise ChipwiseError(_one_line(exc, what, model)) from None
 
 
 #: what a request that names a file on the server is told: the page reads none (its answers said whether a path
@@ -96,6 +130,16 @@ def _preset(cat: Catalog, model: str) -> str:
             "model", model, cat.models, hint=f"give a model preset (GET /api/models lists them); {NO_FILES}"
         )
     return model
+
+
+def _draft_presets(cat: Catalog, options: Iterable[str | None]) -> None:
+    """Each draft model that speculative-decoding `options` name is a preset: 'draft:/etc/shadow:3@0.7' had been
+    loaded as a config.json on the server. The text is read without the catalog, which would load the model."""
+    for option in options:
+        if option:  # None: no speculation ('none' and 'off' are read as None before)
+            spec = parse_speculation(option)
+            if spec.draft_model:
+                _preset(cat, spec.draft_model)
 
 
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
@@ -132,6 +176,8 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     cat = settings.catalog()
     scenario = load_scenario(json.dumps(dict(body)), cat)
     _preset(cat, scenario.model)
+    if isinstance(scenario, ServeScenario):
+        _draft_presets(cat, [scenario.speculative])
     if isinstance(scenario, ServeScenario) and scenario.trace_path() is not None:
         raise ChipwiseError(
             f"a trace file ('{scenario.trace_path()}') is not read here: {NO_FILES}. Fix: give input_tokens and "
@@ -166,6 +212,18 @@ class PlanServeRequest(StrictModel):
     router: RouterName = DEFAULT_ROUTER
     top: IntCount | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _load_is_a_number(cls, data: Any) -> Any:
+        """true is not a rate or a number of users (StrictModel had said 'is not text' of these untyped fields)."""
+        if isinstance(data, Mapping):
+            for key in ("rate", "concurrency"):
+                value = data.get(key)
+                if isinstance(value, bool):
+                    said = {"key": key, "value": str(value).lower()}
+                    raise PydanticCustomError("bool_for_number", "{key}: {value} is not a number", said)
+        return data
+
 
 def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
@@ -182,6 +240,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         req.engine,
         req.region,
     )
+    _draft_presets(cat, speculation_options(req.speculative))
     report = plan_serving(
         cat,
         req.model,
@@ -265,23 +324,3 @@ POST_ROUTES: dict[str, Callable[[Any, Settings], dict[str, Any]]] = {
     "/api/plan/train": plan_train,
     "/api/plan/serve": plan_serve,
 }
-
-
-def jsonable(obj: Any) -> Any:
-    """Plain JSON values: NaN and infinities become null, NumPy scalars and arrays become numbers and lists."""
-    if isinstance(obj, Mapping):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return jsonable(obj.tolist())
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating | float):
-        value = float(obj)
-        return value if math.isfinite(value) else None
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj

@@ -25,7 +25,8 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from chipwise.errors import ChipwiseError, long_number
-from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings, jsonable
+from chipwise.interfaces.format import jsonable
+from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings
 
 MAX_BODY_BYTES = 1 << 20
 #: seconds a request's socket may wait for its next bytes (or for the client to take the answer) before the server
@@ -39,6 +40,17 @@ PAGES = ("/", "/index.html")
 #: what a request in another method, or a line the standard library cannot read, is told
 METHODS_FIX = "GET the page or /api/catalog and /api/models, POST a JSON body to the other /api/... (see docs/web.md)"
 TOO_DEEP = "the request body is nested too deeply to read. Fix: send a JSON object a few levels deep (see docs/web.md)."
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object of the request body, refusing a key given twice (json keeps the last one silently, so
+    {"model": "a", "model": "b"} planned b, where the command line refuses such a scenario)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ChipwiseError(f"the request body gives the key '{key}' twice. Fix: give each key once.")
+        out[key] = value
+    return out
 
 
 class RequestError(ChipwiseError):
@@ -143,6 +155,13 @@ class Handler(BaseHTTPRequestHandler):
     def do_PATCH(self) -> None:
         self._refuse_method(urlsplit(self.path).path)
 
+    def do_OPTIONS(self) -> None:
+        """405 with the Allow header, as for any method a path does not answer (the standard library said 501)."""
+        self._refuse_method(urlsplit(self.path).path)
+
+    def do_TRACE(self) -> None:
+        self._refuse_method(urlsplit(self.path).path)
+
     def _refuse_method(self, path: str) -> None:
         """405 with the methods `path` answers, or 404 for a path that answers none."""
         allowed = allowed_methods(path)
@@ -175,7 +194,7 @@ class Handler(BaseHTTPRequestHandler):
             )
         raw = self._read_body(length)
         try:
-            return json.loads(raw)
+            return json.loads(raw, object_pairs_hook=_no_repeated_keys)
         except RecursionError:  # '[' * 100000: the parser's recursion dropped the connection without an answer
             raise ChipwiseError(TOO_DEEP) from None
         except ValueError as exc:  # bad syntax, not UTF-8, or a number of thousands of digits
