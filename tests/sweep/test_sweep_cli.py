@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
 import sys
+import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -99,8 +102,74 @@ def test_ray_missing_is_a_one_line_error(
     monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed: `import ray` fails
     store = tmp_path / "s.duckdb"
     err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
-    assert "needs Ray, which is not installed" in err and "pip install 'ray>=2.9'" in err
+    assert "needs Ray, which is not installed" in err and "pip install 'chipwise[ray]'" in err
     assert not store.exists()
+
+
+class _FakeRay(types.ModuleType):
+    """A `ray` module that never starts: init raises what it is given (or fails the test where it must not run)."""
+
+    def __init__(self, init_error: Exception | None = None) -> None:
+        super().__init__("ray")
+        self.init_error, self.inits = init_error, 0
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, *args: Any, **kwargs: Any) -> None:
+        self.inits += 1
+        raise self.init_error or AssertionError("ray.init must not be called")
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_an_unreachable_ray_address_is_one_line_in_seconds(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RAY_ADDRESS=127.0.0.1:1 had hung for minutes in Ray's retries, printing a warning every few seconds; the
+    address is tried first (a few seconds at most), and the error names it and where it came from."""
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setitem(sys.modules, "grpc", types.ModuleType("grpc"))  # as if ray[client] were installed
+    port, store = _closed_port(), tmp_path / "s.duckdb"
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")
+    started = time.perf_counter()
+    err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
+    assert f"cannot start or reach Ray at 127.0.0.1:{port} (RAY_ADDRESS): nothing accepts connections" in err
+    assert "Fix: correct RAY_ADDRESS (or unset it for a local Ray)" in err
+    monkeypatch.delenv("RAY_ADDRESS")
+    err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray", f"ray://127.0.0.1:{port}"])
+    assert f"cannot start or reach Ray at ray://127.0.0.1:{port}: nothing accepts" in err and "check the address" in err
+    assert time.perf_counter() - started < 30 and fake.inits == 0 and not store.exists()
+
+
+def test_ray_client_missing_names_the_package(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--ray ray://HOST:PORT needs ray[client]; Ray's error had been read as a bad address ('Fix: check the address
+    ... and that the cluster is up')."""
+    monkeypatch.setitem(sys.modules, "ray", _FakeRay())
+    monkeypatch.setitem(sys.modules, "grpc", None)  # Ray Client's dependency not installed
+    argv = ["sweep", str(write_sweep()), "--store", str(tmp_path / "s.duckdb"), "--ray", "ray://head:10001"]
+    err = run_error(capsys, argv)
+    assert "ray://head:10001 goes through Ray Client, which needs the package ray[client]" in err
+    assert "Fix: pip install 'chipwise[ray]' (or 'ray[client]>=2.9')." in err and "check the address" not in err
+    # where Ray itself says so (a Ray that checks more than its grpc dependency), the fix names the package too
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        address = f"ray://127.0.0.1:{listening.getsockname()[1]}"
+        message = "Ray Client requires pip package `ray[client]`. If you installed the minimal Ray, reinstall."
+        monkeypatch.setitem(sys.modules, "ray", _FakeRay(ValueError(message)))
+        monkeypatch.setitem(sys.modules, "grpc", types.ModuleType("grpc"))
+        err = run_error(capsys, [*argv[:-1], address])
+    assert "needs the package ray[client]" in err and "pip install 'chipwise[ray]'" in err
+    assert "check the address" not in err
 
 
 def test_show_fits_100_columns_with_the_figures_plan_train_gives(
@@ -140,3 +209,27 @@ def test_show_marks_an_hour_of_training_where_a_sweep_gives_no_tokens(
     assert run(["sweep", "show", str(store), "--by", "cost"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if "h100-sxm" in line]
     assert rows and all("/h" in line for line in rows)
+
+
+ONE_POINT = """\
+name: one
+base: {kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, precision: bf16, tokens: 1e11, seq_len: 2048}
+grid: {chips: [8, 8.0, '8']}
+what_if:
+  cheap: ["h100-sxm.price=0.5"]
+"""
+
+
+def test_the_run_says_what_it_dropped_and_one_point_is_singular(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'ran 1 of 1 points' and '1 points stored ... of 3' for chips: [8, 8.0, '8']; an edited sweep resumed said
+    nothing of the points it no longer has."""
+    store = str(tmp_path / "s.duckdb")
+    assert run(["sweep", str(write_sweep(ONE_POINT)), "--store", store]) == 0
+    assert "one: ran 1 of 1 point (0 already stored, 1 ok, 0 errors)" in capsys.readouterr().out
+    assert run(["sweep", "show", store]) == 0
+    assert "one: 1 point stored (1 ok, 0 errors) of 1 in" in capsys.readouterr().out
+    edited = write_sweep(ONE_POINT, edits=[("price=0.5", "price=5")])
+    assert run(["sweep", str(edited), "--store", store, "--resume"]) == 0
+    assert "; dropped 1 point no longer in the sweep; store:" in capsys.readouterr().out

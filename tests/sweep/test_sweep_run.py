@@ -217,3 +217,72 @@ def test_a_serving_sweep_ranks_an_overloaded_point_last(write_sweep: WriteSweep,
     loads = [json.loads(r["other"])["load.utilisation"] for r in ranked]
     assert loads[0] < 1.0 <= loads[1]
     assert ranked[1]["cost_usd_per_mtok"] < ranked[0]["cost_usd_per_mtok"]
+
+
+EDITED = """\
+name: edit
+base: {kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, precision: bf16, tokens: 1e11, seq_len: 2048}
+grid: {chips: [8, 16]}
+what_if:
+  cheap: ["h100-sxm.price=0.5"]
+"""
+
+
+def _prices(store: Path) -> list[float]:
+    with duckdb.connect(str(store), read_only=True) as con:
+        rows = con.execute("SELECT price_usd_per_chip_hour FROM results WHERE sweep = 'edit' ORDER BY chips")
+        return [r[0] for r in rows.fetchall()]
+
+
+def test_editing_a_sweep_and_resuming_drops_the_points_it_no_longer_has(
+    write_sweep: WriteSweep, tmp_path: Path
+) -> None:
+    """A what-if's figure (price 0.5 -> 5) or a grid value edited, then --resume: the points the sweep no longer
+    has had stayed in the store ('4 points stored of 2'), the old price-0.5 point ranked best by cost and export
+    wrote all four under one what-if name. They are dropped as the sweep is registered again."""
+    store = tmp_path / "e.duckdb"
+    first = run_sweep(load_sweep(write_sweep(EDITED)), store, workers=1)
+    assert (first.ran, first.dropped) == (2, 0)
+    cheap = _prices(store)
+    spec = load_sweep(write_sweep(EDITED, edits=[("price=0.5", "price=5")]))
+    again = run_sweep(spec, store, workers=1, resume=True)
+    assert (again.points, again.skipped, again.ran, again.dropped) == (2, 0, 2, 2)
+    dear = _prices(store)
+    assert len(dear) == 2 and all(d > c for d, c in zip(dear, cheap, strict=True))
+    with Store(store, read_only=True) as db:
+        counts = db.counts("edit")
+        assert (counts["points"], counts["declared_points"]) == (2, 2)
+        best = db.best_per_what_if("edit")
+        assert {r["id"] for r in best} <= {p.id for p in spec.points()}
+        assert {r["id"] for r in db.ranked("edit", "cost", 10)} == {p.id for p in spec.points()}
+    assert export_store(store, parquet=tmp_path / "e.parquet") == 2
+    # a grid value edited: the point it made goes, the one still in the grid is kept
+    spec = load_sweep(write_sweep(EDITED, edits=[("price=0.5", "price=5"), ("[8, 16]", "[8, 32]")]))
+    third = run_sweep(spec, store, workers=1, resume=True)
+    assert (third.points, third.skipped, third.ran, third.dropped) == (2, 1, 1, 1)
+    assert [p[0] for p in _points(store, "edit")] == sorted(p.id for p in spec.points())
+    assert len(_results(store, "edit")) == 2
+
+
+def test_a_value_listed_twice_is_one_declared_point(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """chips: [8, 8.0, '8'] runs one point; the store declared 3 ('1 points stored ... of 3')."""
+    spec = load_sweep(write_sweep(edits=[("chips: [8, 16, 32]", "chips: [8, 8.0, '8']")]))
+    stats = run_sweep(spec, tmp_path / "s.duckdb", workers=1)
+    assert (stats.points, stats.ran) == (4, 4)  # 2 models x 1 chip count x 2 what-ifs
+    with Store(tmp_path / "s.duckdb", read_only=True) as db:
+        counts = db.counts("small")
+    assert (counts["points"], counts["declared_points"]) == (4, 4)
+
+
+def test_resume_keeps_when_the_sweep_was_created(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """--resume had overwritten sweeps.created_at with its own start."""
+    store = tmp_path / "s.duckdb"
+
+    def created() -> Any:
+        with duckdb.connect(str(store), read_only=True) as con:
+            return con.execute("SELECT created_at FROM sweeps WHERE name = 'errs'").fetchall()[0][0]
+
+    run_sweep(load_sweep(write_sweep(base="errors")), store, workers=1)
+    when = created()
+    run_sweep(load_sweep(write_sweep(base="errors")), store, workers=1, resume=True)
+    assert created() == when

@@ -165,3 +165,47 @@ def test_a_trace_in_a_sweep_is_read_from_the_sweep_files_folder(tmp_path: Path) 
         "grid: {prefix_hit_rate: [0, 0.5]}\n"
     )
     assert load_sweep(sweep).base["trace"] == str(tmp_path / "bursty.csv")
+
+
+SERVE = (
+    "name: serve\n"
+    "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
+    "       output_tokens: 128, arrival_rate: 2, requests: 50}\n"
+    "grid: {chips: [1, 2]}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "edit", "needle"),
+    [
+        # a bad precision had run every point and stored each as failed (exit 0), where predict exits 2
+        (None, ("precision: bf16", "precision: bf-16"), "base is not a valid scenario: unknown precision 'bf-16'"),
+        (None, ("chips: [8, 16, 32]", "precision: [bf16, bf17]"), "precision=bf17 is not a valid scenario"),
+        (None, ("precision: bf16", "precision: bf16, pricing: spto"), "unknown pricing mode 'spto'"),
+        (None, ("chips: [8, 16, 32]", "region: [us-east-1, mars-1]"), "region 'mars-1'"),
+        (None, ("precision: bf16", "precision: bf16, provider: awz"), "provider 'awz'"),
+        (SERVE, ("precision: fp8", "precision: fp9"), "base is not a valid scenario: unknown weight precision 'fp9'"),
+        (SERVE, ("grid: {chips: [1, 2]}", "grid: {kv_precision: [fp8, fp7]}"), "unknown KV-cache precision 'fp7'"),
+        (SERVE, ("grid: {chips: [1, 2]}", "grid: {engine: [vllm, vllmx]}"), "engine=vllmx is not a valid scenario"),
+        (SERVE, ("grid: {chips: [1, 2]}", "grid: {speculative: [mtp:2, foo:2]}"), "unknown speculative method 'foo'"),
+        (SERVE, ("precision: fp8", "precision: fp8, pricing: spto"), "unknown pricing mode 'spto'"),
+        (SERVE, ("model: llama-3.1-8b", "model: lama-3"), "model 'lama-3'"),
+        (SERVE, ("precision: fp8", "precision: fp8, region: mars-1"), "region 'mars-1'"),
+    ],
+)
+def test_what_predict_refuses_by_name_fails_before_running(
+    write_sweep: WriteSweep, text: str | None, edit: tuple[str, str], needle: str
+) -> None:
+    """Each scenario field predict checks before it runs (precision, pricing, region, provider; a serving model,
+    engine, KV-cache precision, speculative decoding) is checked for every axis value before the store is opened."""
+    with pytest.raises(ChipwiseError) as info:
+        check_sweep(load_sweep(write_sweep(text, edits=[edit])))
+    message = str(info.value)
+    assert needle in message and "Fix:" in message and "\n" not in message
+
+
+def test_the_names_predict_accepts_pass_the_checks(write_sweep: WriteSweep) -> None:
+    """Case and aliases as predict reads them: FP8 is fp8, VLLM is vllm, bfloat16 is bf16; 'none' drafts nothing."""
+    check_sweep(load_sweep(write_sweep(edits=[("chips: [8, 16, 32]", "precision: [FP8, bf16]")])))
+    serve = SERVE.replace("grid: {chips: [1, 2]}", "grid: {engine: [VLLM, sglang], speculative: [none, mtp:2]}")
+    check_sweep(load_sweep(write_sweep(serve.replace("precision: fp8", "precision: bfloat16, region: us-east-1"))))

@@ -6,9 +6,11 @@ completion order. A bounded number of tasks is in flight, so a sweep of millions
 
 from __future__ import annotations
 
+import importlib
 import math
 import multiprocessing
 import os
+import socket
 import time
 from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -92,33 +94,106 @@ def process_pool(points: Iterable[Point], total: int, workers: int) -> Generator
         pool.shutdown(wait=False, cancel_futures=True)
 
 
+#: what installs Ray as the sweep runs it (with its client, for ray://HOST:PORT addresses)
+RAY_INSTALL = "pip install 'chipwise[ray]' (or 'ray[client]>=2.9')"
+
+#: seconds to wait for a Ray address to accept a connection: Ray itself retries an address nothing answers at for
+#: minutes, printing a warning every few seconds
+RAY_CONNECT_TIMEOUT_S = 5.0
+
+#: the port a ray:// address without one means (Ray Client's)
+RAY_CLIENT_PORT = 10001
+
+
 def import_ray() -> Any:
     """The ray module, or a one-line error saying how to install it."""
     try:
         import ray
     except ImportError:
         raise ChipwiseError(
-            "--ray needs Ray, which is not installed. Fix: install chipwise's ray extra (pip install 'ray>=2.9'), "
-            "or run without --ray (a local process pool)."
+            f"--ray needs Ray, which is not installed. Fix: {RAY_INSTALL}, or run without --ray (a local process pool)."
         ) from None
     return ray
 
 
+def ray_target(address: str | None) -> tuple[str, str, int] | None:
+    """(the address as Ray will read it, host, port) for an address that names a host and port: `address`, or
+    RAY_ADDRESS where the address is None or 'auto' (as ray.init reads it); None where Ray finds or starts the
+    cluster itself (no address, or 'auto' without RAY_ADDRESS) or the address names no port (Ray's own error)."""
+    env = os.environ.get("RAY_ADDRESS", "").strip()
+    given = env if env and address in (None, "auto") else address
+    if not given or given == "auto":
+        return None
+    scheme, sep, rest = given.partition("://")
+    if not sep:
+        scheme, rest = "", given
+    rest = rest.split("/", 1)[0]
+    host, colon, port = rest.rpartition(":")
+    if not colon and scheme == "ray":
+        host, port = rest, str(RAY_CLIENT_PORT)
+    if not port.isdigit() or not host.strip("[]"):
+        return None
+    return given, host.strip("[]"), int(port)
+
+
+def _check_reachable(shown: str, host: str, port: int, from_env: bool) -> None:
+    """A one-line error, within RAY_CONNECT_TIMEOUT_S, where nothing accepts a connection at host:port."""
+    try:
+        socket.create_connection((host, port), timeout=RAY_CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        fix = "correct RAY_ADDRESS (or unset it for a local Ray)" if from_env else "check the address"
+        raise ChipwiseError(
+            f"cannot start or reach Ray at {shown}: nothing accepts connections at {host}:{port} ({why}, "
+            f"waited at most {RAY_CONNECT_TIMEOUT_S:g} s). Fix: {fix} (auto, or ray://HOST:10001) and that the "
+            "cluster is up."
+        ) from None
+
+
+def _has_ray_client() -> bool:
+    """Whether Ray Client's dependency is installed (grpcio, what the ray[client] extra adds and what Ray checks)."""
+    try:
+        importlib.import_module("grpc")
+    except ImportError:
+        return False
+    return True
+
+
+def _client_missing(shown: str) -> ChipwiseError:
+    return ChipwiseError(
+        f"joining Ray at {shown} goes through Ray Client, which needs the package ray[client] (not installed). "
+        f"Fix: {RAY_INSTALL}."
+    )
+
+
 def start_ray(address: str | None) -> bool:
     """Start or join Ray: address None starts a local Ray (or joins RAY_ADDRESS); 'auto' or 'ray://HOST:PORT' joins
-    a cluster. True when this call initialised Ray (so the caller shuts it down)."""
+    a cluster. True when this call initialised Ray (so the caller shuts it down).
+
+    An address is checked first (Ray Client installed for ray://, something accepting connections at its host and
+    port within RAY_CONNECT_TIMEOUT_S), so a wrong one is one line in seconds, not minutes of Ray's retries."""
     ray = import_ray()
     if ray.is_initialized():
         return False
+    target = ray_target(address)
+    if target is not None:
+        from_env = target[0] != address
+        shown = f"{target[0]} (RAY_ADDRESS)" if from_env else target[0]
+        if target[0].startswith("ray://") and not _has_ray_client():
+            raise _client_missing(shown)
+        _check_reachable(shown, target[1], target[2], from_env)
     try:
         if address is None:
             ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         else:
             ray.init(address=address, logging_level="ERROR")
     except Exception as exc:
+        where = address or os.environ.get("RAY_ADDRESS") or "a local instance"
+        if "ray[client]" in str(exc):  # Ray's own check, where ours above did not catch it
+            raise _client_missing(where) from None
         first = " ".join(str(exc).split()).split(". ")[0].rstrip(".")
         raise ChipwiseError(
-            f"cannot start or reach Ray at {address or 'a local instance'} ({type(exc).__name__}: {first}). "
+            f"cannot start or reach Ray at {where} ({type(exc).__name__}: {first}). "
             "Fix: check the address (auto, or ray://HOST:10001) and that the cluster is up."
         ) from None
     return True

@@ -2,25 +2,30 @@
 
 Every what-if's catalog is loaded (so an override naming an unknown chip or figure is reported), every axis value is
 validated as part of a scenario (one axis varied at a time from the first point: the sum of the axis lengths, not
-their product), and every hardware and model name must exist in at least one what-if's catalog. What is left
-(a plan that does not fit, a name that exists only in some what-ifs) is a per-point error, stored with the point.
+their product) with the checks predict makes before it runs (plan keys, precision, pricing mode; a serving
+engine, KV-cache precision and speculative decoding), and every model, region and provider name (and a training
+sweep's hardware) must exist in at least one what-if's catalog. What is left (a plan that does not fit, a name that
+exists only in some what-ifs) is a per-point error, stored with the point.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.economics.energy import check_region
+from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.sweep.spec import SweepSpec, scenario_of
 from chipwise.train.plans import normalise
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import TrainScenario
+from chipwise.workload.scenario import TrainScenario, check_provider
+from chipwise.workload.training import training_precision
 
 
 def load_variant_catalogs(spec: SweepSpec) -> dict[str, Catalog]:
@@ -81,6 +86,41 @@ def check_scenarios(spec: SweepSpec) -> None:
                 f"Fix: correct it in {'grid or zip' if varied else 'base'} (scenario keys: docs/guide.md)."
             ) from None
         _check_plan_keys(spec, axes, scenario)
+        _check_fields(spec, axes, scenario)
+
+
+def _field_checks(kind: str) -> list[tuple[str, Callable[[Any], Any]]]:
+    """The scenario fields a prediction reads by name before it runs (precision, pricing, a serving engine ...),
+    each with the check predict applies to it: free text to the scenario's own validation, so a typo ('bf-16') had
+    run every point and stored each as failed, where predict refuses it at once. Names a catalog holds (hardware,
+    model, region, provider) are check_names'."""
+    if kind == "train":
+        return [("precision", training_precision), ("pricing", check_mode)]
+    try:
+        from chipwise.serve.engine import check_engine_name
+        from chipwise.serve.quant import KV_PRECISIONS, RELEASED, WEIGHT_PRECISIONS, check_precision
+        from chipwise.serve.speculation import parse_speculation
+    except ImportError:  # serving is not in this install: each serve point records that as its error
+        return [("pricing", check_mode)]
+    return [
+        ("precision", lambda p: check_precision(p, (*WEIGHT_PRECISIONS, RELEASED), "weight")),
+        ("kv_precision", lambda p: check_precision(p, KV_PRECISIONS, "KV-cache")),
+        ("engine", check_engine_name),
+        ("speculative", parse_speculation),
+        ("pricing", check_mode),
+    ]
+
+
+def _check_fields(spec: SweepSpec, axes: dict[str, Any], scenario: BaseModel) -> None:
+    for key, check in _field_checks(spec.kind):
+        value = getattr(scenario, key, None)
+        if value is None:
+            continue
+        try:
+            check(value)
+        except ChipwiseError as exc:
+            where = f"the point {_describe(axes)}" if key in axes else "base"
+            raise ChipwiseError(f"{spec.source}: {where} is not a valid scenario: {exc}") from None
 
 
 def _check_plan_keys(spec: SweepSpec, axes: dict[str, Any], scenario: BaseModel) -> None:
@@ -106,10 +146,15 @@ def _values(spec: SweepSpec, key: str) -> list[str]:
 
 
 def check_names(spec: SweepSpec, catalogs: dict[str, Catalog]) -> None:
-    """Each hardware and model name of a training sweep exists in at least one what-if's catalog."""
-    if spec.kind != "train":
-        return  # serving's hardware field may name fleets and mixes: its own validation reports them per point
-    checks = (("hardware", lambda cat, name: hardware(cat).system(name)), ("model", load_model))
+    """Each model, region and provider name (and a training sweep's hardware) exists in at least one what-if's
+    catalog."""
+    checks: list[tuple[str, Callable[[Catalog, str], Any]]] = [
+        ("model", load_model),
+        ("region", check_region),
+        ("provider", check_provider),
+    ]
+    if spec.kind == "train":  # serving's hardware field may name fleets and mixes: its own validation, per point
+        checks.insert(0, ("hardware", lambda cat, name: hardware(cat).system(name)))
     for key, resolve in checks:
         for name in _values(spec, key):
             first_error: ChipwiseError | None = None

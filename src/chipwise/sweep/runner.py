@@ -3,7 +3,8 @@
 Bad input (the sweep file, its catalogs, an existing sweep of the same name without --resume) fails before the
 store is written. Finished points are written in batches (every `batch_size` points or `flush_s` seconds), and
 whatever finished is written when the run stops for any reason, so an interrupted sweep loses nothing it computed
-and a crash loses at most one batch; `--resume` then runs only the points not stored ok.
+and a crash loses at most one batch; `--resume` then runs only the points not stored ok, after dropping the stored
+points that the sweep file (edited since) no longer has.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class RunStats:
     ok: int
     errors: int
     seconds: float
+    dropped: int = 0  # points stored before that the sweep (its file edited since) no longer has: deleted
 
     @property
     def points_per_s(self) -> float:
@@ -104,11 +106,11 @@ def _run(
                 f"store '{store_path}' already holds sweep '{spec.name}'. Fix: add --resume to run only the points "
                 "not stored ok, or give another --store or sweep name."
             )
+        ids = {p.id for p in spec.points()}
+        dropped = store.register(spec, ids)  # first: points the edited sweep no longer has are dropped
         done = store.done_ids(spec.name) if resume else set()
         retry = store.stored_ids(spec.name) - done if resume else set()
-        ids = {p.id for p in spec.points()}
         points, total = len(ids), len(ids - done)
-        store.register(spec)
         if ray:
             backend, stream = "ray", backends.ray_cluster(_todo(spec, done), total, catalogs)
         elif n_workers > 1 and total > (1 if workers is not None else SMALL_SWEEP):
@@ -117,7 +119,7 @@ def _run(
         else:
             n_workers = 1
             backend, stream = "in-process", backends.in_process(_todo(spec, done), catalogs)
-        stats = RunStats(spec.name, str(store_path), backend, n_workers, points, points - total, 0, 0, 0, 0.0)
+        stats = RunStats(spec.name, str(store_path), backend, n_workers, points, points - total, 0, 0, 0, 0.0, dropped)
         start = last_flush = time.perf_counter()
         batch: list[tuple[Point, Record]] = []
         if progress:

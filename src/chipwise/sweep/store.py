@@ -1,13 +1,15 @@
 """The sweep store: one DuckDB file holding any number of sweeps.
 
 Tables (timestamps are UTC; units SI unless a column name says otherwise):
-- `sweeps`: name, source file, the sweep file's content as JSON, points in the sweep, created_at, chipwise version.
+- `sweeps`: name, source file, the sweep file's content as JSON, distinct points in the sweep, created_at (when the
+  sweep was first registered), chipwise version (of the last run).
 - `points`: (sweep, id) key, what_if, scenario (JSON), status ('ok' or 'error'), error (one line), started_at,
   finished_at, elapsed_s.
 - `results`: (sweep, id) key, what_if, then the flattened prediction (columns.COLUMNS) of every ok point.
 
 Records are written in batches, each in one transaction, so a crash loses at most the batch in flight; a point
-written again (a resumed error) replaces its old rows.
+written again (a resumed error) replaces its old rows. Registering a sweep again (--resume, maybe after its file was
+edited) drops the stored points its file no longer has.
 """
 
 from __future__ import annotations
@@ -127,11 +129,36 @@ class Store:
         rows = self.con.execute("SELECT DISTINCT sweep FROM points ORDER BY sweep").fetchall()
         return [str(r[0]) for r in rows]
 
-    def register(self, spec: SweepSpec) -> None:
-        self.con.execute(
-            "INSERT OR REPLACE INTO sweeps VALUES (?, ?, ?, ?, ?, ?)",
-            [spec.name, spec.source, json.dumps(spec.raw, default=str), len(spec), _utc(time.time()), __version__],
-        )
+    def register(self, spec: SweepSpec, ids: AbstractSet[str] | None = None) -> int:
+        """Record a sweep as its file now reads, and drop the points it no longer has; return how many were dropped.
+
+        `ids` are the sweep's distinct point ids (computed from `spec` when not given): `points` counts them (a
+        value listed twice is one point), and a stored point whose id is not among them (an axis value or what-if
+        edited away since it ran) is deleted with its result in the same transaction, so what the store shows,
+        ranks and exports is the sweep as it now reads. A sweep registered before keeps its `created_at`.
+        """
+        ids = {p.id for p in spec.points()} if ids is None else ids
+        stale = sorted(self.stored_ids(spec.name) - ids)
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            if stale:
+                for table in ("results", "points"):
+                    self.con.execute(
+                        f"DELETE FROM {table} WHERE sweep = ? AND id IN (SELECT unnest(?::VARCHAR[]))",
+                        [spec.name, stale],
+                    )
+            self.con.execute(
+                "INSERT INTO sweeps VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET source = "
+                "excluded.source, spec = excluded.spec, points = excluded.points, chipwise = excluded.chipwise",
+                [spec.name, spec.source, json.dumps(spec.raw, default=str), len(ids), _utc(time.time()), __version__],
+            )
+            self.con.execute("COMMIT")
+        except BaseException as exc:
+            self.con.execute("ROLLBACK")
+            if isinstance(exc, duckdb.InterruptException):  # Ctrl+C during the write: the run's own interrupt
+                raise KeyboardInterrupt from None
+            raise
+        return len(stale)
 
     def done_ids(self, sweep: str) -> set[str]:
         """Points of a sweep already stored ok (what --resume skips)."""

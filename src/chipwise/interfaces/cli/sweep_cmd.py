@@ -180,7 +180,7 @@ def show(
         console.print(f"{store} holds no sweeps yet.")
     for s in out:
         console.print(
-            f"[bold]{s['sweep']}[/]: {s['points']:,} points stored ({s['ok']:,} ok, {s['errors']:,} errors) "
+            f"[bold]{s['sweep']}[/]: {_count(s['points'])} stored ({s['ok']:,} ok, {s['errors']:,} errors) "
             f"of {s['declared_points'] or '?'} in {s['source']}; {fmt.duration(s['cpu_s'] or 0.0)} of compute"
         )
         if s["best"]:
@@ -321,17 +321,23 @@ def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str]) -> Tabl
     return _rows_table(f"{sweep}: best point per what-if, by time and by cost", rows, axes, lead=("best by",))
 
 
+def _count(n: int, noun: str = "point") -> str:
+    """'1 point', '16 points'."""
+    return f"{n:,} {noun}{'s' if n != 1 else ''}"
+
+
 def _print_stats(stats: RunStats) -> None:
     where = {"in-process": "in this process", "processes": f"on {stats.workers} processes", "ray": "on Ray"}
+    dropped = f"; dropped {_count(stats.dropped)} no longer in the sweep" if stats.dropped else ""
     console.print(
-        f"{stats.sweep}: ran {stats.ran:,} of {stats.points:,} points ({stats.skipped:,} already stored, "
+        f"{stats.sweep}: ran {stats.ran:,} of {_count(stats.points)} ({stats.skipped:,} already stored, "
         f"{stats.ok:,} ok, {stats.errors:,} errors) in {fmt.duration(stats.seconds)} = "
-        f"{stats.points_per_s:,.1f} points/s {where[stats.backend]}; store: {stats.store}"
+        f"{stats.points_per_s:,.1f} points/s {where[stats.backend]}{dropped}; store: {stats.store}"
     )
 
 
 def _print_errors(errors: list[dict[str, Any]]) -> None:
     for e in errors:
         n = int(e["points"])
-        label = f"{n:,} point{'s' if n != 1 else ''} failed:"
+        label = f"{_count(n)} failed:"
         console.print(f"[yellow]{label}[/] {e['error']}", highlight=False, soft_wrap=True)
