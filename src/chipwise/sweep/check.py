@@ -96,12 +96,10 @@ def _field_checks(kind: str) -> list[tuple[str, Callable[[Any], Any]]]:
     model, region, provider) are check_names'."""
     if kind == "train":
         return [("precision", training_precision), ("pricing", check_mode)]
-    try:
-        from chipwise.serve.engine import check_engine_name
-        from chipwise.serve.quant import KV_PRECISIONS, RELEASED, WEIGHT_PRECISIONS, check_precision
-        from chipwise.serve.speculation import parse_speculation
-    except ImportError:  # serving is not in this install: each serve point records that as its error
-        return [("pricing", check_mode)]
+    from chipwise.serve.engine import check_engine_name  # serving's modules only for a serving sweep
+    from chipwise.serve.quant import KV_PRECISIONS, RELEASED, WEIGHT_PRECISIONS, check_precision
+    from chipwise.serve.speculation import parse_speculation
+
     return [
         ("precision", lambda p: check_precision(p, (*WEIGHT_PRECISIONS, RELEASED), "weight")),
         ("kv_precision", lambda p: check_precision(p, KV_PRECISIONS, "KV-cache")),
