@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -627,8 +628,8 @@ def test_an_offline_run_is_measured_whole(h100_setup: ReplicaSetup) -> None:
 
 
 def test_kv_occupancy_is_recorded_at_most_full() -> None:
-    """The occupancy a replica records adds averages (half a block of rounding per sequence, half of what a decode
-    run adds) to the tokens it holds; at a full cache that read 100.8%. A full cache reads 100%."""
+    """The occupancy a replica records adds an average (half a block of rounding per sequence) to the tokens it
+    holds; at a full cache that read 100.8%. A full cache reads 100%, where it starts and where a run ends."""
     from types import SimpleNamespace
 
     from chipwise.serve.sim.replica import Replica
@@ -639,7 +640,8 @@ def test_kv_occupancy_is_recorded_at_most_full() -> None:
     r._record(0.0, growth=5.0)
     r.S, r.n_dec = 400.0, 2
     r._record(1.0)
-    assert r.util_v == [1.0, pytest.approx((400 + 2 * 8) / 1000)]
+    start, end = r.occupancy()
+    assert start.tolist() == [1.0, pytest.approx((400 + 2 * 8) / 1000)] and end.tolist() == [1.0, start[1]]
 
 
 def test_request_rates_and_goodput_are_counted_over_the_throughput_window(h100_setup: ReplicaSetup) -> None:
@@ -793,3 +795,130 @@ def test_bursty_arrivals_offer_the_rate_asked_for(seed: int, burstiness: float) 
     gaps = np.diff(t)
     assert 1999 / t[-1] == pytest.approx(12.0, rel=1e-9)
     assert gaps.std() / gaps.mean() > 0.7 * burstiness
+
+
+def _kv(out: SimOutput) -> dict[str, Any]:
+    kv: dict[str, Any] = summarise(out, chips=1)["kv_cache_utilisation"]
+    return kv
+
+
+def test_the_kv_peak_is_a_decode_runs_last_step_not_its_midpoint(vllm_setup: ReplicaSetup) -> None:
+    """A decode run was recorded once, at its midpoint: one user's 20,000-token answers read a peak of 41.6% of a
+    26,480-token cache, and the series stayed flat, where each answer's last step holds 21,000 tokens (79.3%).
+    The run is recorded from its first step's occupancy to its last's: the peak is that, the mean still the
+    midpoint's, and the series drawn climbs to it."""
+    half = vllm_setup.policy().block // 2  # the half block of rounding a sequence holds on average
+    cap = 26_480
+    out = _run(vllm_setup, None, n=3, inp=1000, out=20_000, kv_tokens=cap, concurrency=1)
+    kv = _kv(out)
+    assert kv["peak"] == pytest.approx((1000 + 20_000 + half) / cap, rel=1e-9)  # 79.3%
+    assert kv["mean"] == pytest.approx((1000 + 1 + 21_000 + 2 * half) / 2 / cap, rel=0.01)  # 41.6%, as before
+    series = kv["series"]
+    assert max(series["utilisation"]) == series["peak"] == kv["peak"]
+    assert min(series["utilisation"][1:]) < 0.05  # each answer starts from its prompt
+    # 12 answers of 2,048 tokens at once fill 99.0% of the cache at their last steps (the midpoint read 52.6%): two
+    # of them, encoded an iteration ahead, finish a token before the other ten reach their last
+    batch = _run(vllm_setup, [0.0] * 12, inp=128, out=2048, kv_tokens=26_464)
+    assert int(batch.requests["preempted"].sum()) == 0
+    assert _kv(batch)["peak"] == pytest.approx(12 * (128 + 2048 + half) / 26_464, abs=12 / 26_464)
+
+
+def test_a_decode_run_cut_short_ends_its_kv_record_where_it_was_cut(vllm_setup: ReplicaSetup) -> None:
+    """A run cut by an arrival ends at the iteration in flight: its record ends at the cache held then, not at
+    where the whole run would have grown to (which overstated the mean, and drew a spike the cache never held)."""
+    out = _run(vllm_setup, [0.0, 1.0], inp=1000, out=20_000, kv_tokens=100_000)
+    rep = out.replicas[0]
+    t, v, e = rep["util_t"], rep["util_v"], rep["util_e"]
+    cut = int(np.searchsorted(t, 1.0)) - 1  # the run in flight when the second request arrived
+    assert e[cut] > v[cut] and e[cut] <= v[cut + 1]  # grown to what the next record holds (plus its prompt)
+    assert e[cut] < 0.05
+
+
+def test_a_long_runs_kv_series_reaches_its_peak(h100_setup: ReplicaSetup) -> None:
+    """Down-sampled to UTIL_POINTS points, the series keeps each stretch's lowest start and highest end, so that
+    the curve reaches the peak its title gives (every 50th record missed it)."""
+    from chipwise.serve.sim.metrics import UTIL_POINTS
+
+    rng = np.random.default_rng(5)
+    kv = _kv(_run(h100_setup, np.cumsum(rng.exponential(1 / 30.0, size=1500)).tolist()))
+    series = kv["series"]
+    assert len(series["t_s"]) <= UTIL_POINTS and series["t_s"] == sorted(series["t_s"])
+    assert max(series["utilisation"]) == series["peak"] == kv["peak"]
+
+
+def test_a_ramped_closed_loop_is_measured_after_its_ramp(h100_setup: ReplicaSetup) -> None:
+    """The window started after the users' ramp only when the ramp was under half of it: 40 requests of 8 users
+    ramped over 4 s read 1,115 output tok/s over a window whose first 4 s were the ramp, where the steady state
+    delivers 1,873. Measured from the ramp's end it is within a few % of a long run's; a run whose last admission
+    comes before the ramp ends is measured with it, and is not steady."""
+
+    def ramped(n: int) -> dict[str, Any]:
+        ones = np.ones(n, dtype=np.int64)
+        out = simulate(Deployment((h100_setup.pool(1),)), ones * I, ones * O, ones * 0, None, concurrency=8, ramp_s=4.0)
+        summary: dict[str, Any] = summarise(out, chips=1, ramp_s=4.0)
+        return summary
+
+    short, long = ramped(40), ramped(400)
+    assert short["window_s"][0] == long["window_s"][0] == 4.0 and short["steady_state"] and long["steady_state"]
+    assert short["output_tokens_per_s"] == pytest.approx(long["output_tokens_per_s"], rel=0.05)
+    within = ramped(8)
+    assert within["window_s"][0] == 0.0 and within["steady_state"] is False
+
+
+def test_goodput_counts_the_requests_its_rate_does(h100_setup: ReplicaSetup) -> None:
+    """The goodput fraction counted every request, the fill's too, and its rate only those that finished in the
+    throughput window: 10.2% of 24.6 req/s where 2.23 req/s met the SLO. Both count the window's requests now,
+    so the rate is the fraction of the requests' rate, and goodput's tokens the same share of the output's."""
+    rng = np.random.default_rng(7)
+    out = _run(h100_setup, np.cumsum(rng.exponential(1 / 40.0, size=3000)).tolist())
+    r = out.requests
+    ttft = np.sort(r["first"] - r["arrival"])
+    s = summarise(out, chips=1, targets={"ttft_p99": float(ttft[len(ttft) // 2])})  # about half meet it
+    good = s["goodput"]
+    assert 0.3 < good["fraction"] < 0.7
+    assert good["requests_per_s"] == pytest.approx(good["fraction"] * s["requests_per_s"], rel=1e-12)
+    lo, hi = s["window_s"]
+    done = (r["finish"] >= lo) & (r["finish"] <= hi)
+    assert good["output_tokens_per_s"] <= s["output_tokens_per_s"] and int(done.sum()) < 3000
+
+
+def _shared_prefix_run(setup: ReplicaSetup, cached: int, kv_tokens: int, n: int = 12) -> SimOutput:
+    ones = np.ones(n, dtype=np.int64)
+    pool = replace(setup.pool(1), kv_tokens=kv_tokens)
+    return simulate(Deployment((pool,)), ones * 4000, ones * 200, ones * cached, np.zeros(n))
+
+
+@pytest.mark.parametrize("engine", ["vllm", "trtllm"])
+def test_a_shared_prefix_is_held_once_per_replica(
+    vllm_setup: ReplicaSetup, h100_setup: ReplicaSetup, engine: str
+) -> None:
+    """A prefix-cache hit saved the prefill but held the whole prompt per request: twelve requests of 4,000-token
+    prompts that share 3,000 (a system prompt, prefix_hit_rate 0.75) and 200-token answers took 4,200 tokens each
+    of a 20,000-token cache, so the last waited for the first to finish. Engines keep one reference-counted copy
+    of shared prefix blocks: each holds its 1,000 own prompt tokens and its answer, the replica the 3,000 once, and
+    all twelve are admitted before any finishes (on-demand and reserve admission alike). The cache empties when
+    they are done."""
+    setup = vllm_setup if engine == "vllm" else h100_setup
+    block = setup.policy().block
+    out = _shared_prefix_run(setup, 3000, 20_000)
+    assert out.last_admit < np.min(out.requests["finish"]) and int(out.requests["preempted"].sum()) == 0
+    prefix = -(-3000 // block) * block
+    held = (prefix + 12 * (1000 + 200 + block // 2)) / 20_000
+    assert _kv(out)["peak"] == pytest.approx(held, abs=24 / 20_000)  # encoded over 3 iterations: 2 tokens apart
+    assert out.replicas[0]["util_v"][-1] == 0.0
+    # a whole prompt served from the cache (a prompt pool's repeat) is that prompt's own: held whole, as is a prompt
+    # with no hit
+    for cached in (4000, 0):
+        alone = _shared_prefix_run(setup, cached, 20_000)
+        assert alone.last_admit > np.min(alone.requests["finish"])
+
+
+def test_a_split_decode_replica_holds_each_prompts_cache_whole(h100_setup: ReplicaSetup) -> None:
+    """A decode replica receives a prompt's cache whole and keeps it so: only a replica that encodes prompts
+    shares their prefix."""
+    ones = np.ones(6, dtype=np.int64)
+    pools = (h100_setup.pool(1, "prefill"), replace(h100_setup.pool(1, "decode"), kv_tokens=60_000))
+    out = simulate(Deployment(pools), ones * 4000, ones * 200, ones * 3000, np.zeros(6))
+    decode = next(rep for rep in out.replicas if rep["role"] == "decode")
+    assert max(decode["util_v"]) * 60_000 >= 4000 + 200  # at least one request held whole
+    assert np.all(np.isfinite(out.requests["finish"]))

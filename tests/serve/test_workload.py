@@ -140,7 +140,7 @@ def test_poisson_and_bursty_gaps() -> None:
 
 def test_trace_csv_and_jsonl(tmp_path: Path, catalog: Catalog) -> None:
     csv = tmp_path / "t.csv"
-    csv.write_text("arrival_s,input_tokens,output_tokens\n0.5,100,10\n0.0,200,20\n1.5,300,30\n")
+    csv.write_text("arrival_s,input_tokens,output_tokens\n0.0,200,20\n0.5,100,10\n1.5,300,30\n")
     tr = read_trace(str(csv))
     assert tr.arrival.tolist() == [0.0, 0.5, 1.5] and tr.input.tolist() == [200, 100, 300]
     jl = tmp_path / "t.jsonl"
@@ -307,3 +307,47 @@ def test_a_serving_scenario_without_its_kind_says_so() -> None:
         ChipwiseError, match=r"kind is missing, and arrival_rate, output_tokens are serving keys\. Fix: "
     ):
         load_scenario("model: llama-3.1-8b\nhardware: h100-sxm\noutput_tokens: 10\narrival_rate: 2\n")
+
+
+def test_a_trace_out_of_time_order_is_refused_naming_the_row(tmp_path: Path) -> None:
+    """Rows out of time order (most likely a mis-joined file) were sorted without a word; the first that arrives
+    before the one above it is named, with the fix. Rows at one instant are in order."""
+    unsorted = tmp_path / "u.csv"
+    unsorted.write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n5,20,5\n2,30,5\n")
+    with pytest.raises(ChipwiseError) as exc:
+        read_trace(str(unsorted))
+    message = str(exc.value)
+    assert f"trace '{unsorted}' data row 3 arrives at arrival_s 2, before data row 2 (5)" in message
+    assert message.endswith("Fix: sort the trace by its arrival time.") and "\n" not in message
+    lines = tmp_path / "u.jsonl"
+    lines.write_text('{"arrival_s": 3, "input_tokens": 1, "output_tokens": 2}\n{"arrival_s": 1, "input_tokens": 1, '
+                     '"output_tokens": 2}\n')  # fmt: skip
+    with pytest.raises(ChipwiseError, match=r"u\.jsonl' line 2 arrives at arrival_s 1, before line 1 \(3\)"):
+        read_trace(str(lines))
+    burst = tmp_path / "b.csv"
+    burst.write_text("arrival_s,input_tokens,output_tokens\n1,10,5\n1,20,5\n4,30,5\n")
+    assert read_trace(str(burst)).arrival.tolist() == [0.0, 0.0, 3.0]
+
+
+def test_a_trace_row_with_more_cells_than_its_header_is_refused(tmp_path: Path) -> None:
+    """A value with a thousands separator ('1,024') splits in two and shifts the rest: it was read as input 1 and
+    output 24 without a word. Blank cells past the header (a trailing separator) are let be."""
+    shifted = tmp_path / "s.csv"
+    shifted.write_text("arrival_s,input_tokens,output_tokens\n0,10,5\n1,1,024,256\n")
+    with pytest.raises(ChipwiseError) as exc:
+        read_trace(str(shifted))
+    message = str(exc.value)
+    assert f"trace '{shifted}' data row 2 has 4 cells where the header names 3. Fix: " in message
+    assert "\n" not in message
+    trailing = tmp_path / "t.csv"
+    trailing.write_text("arrival_s,input_tokens,output_tokens\n0,10,5,\n1,20,6,\n")
+    assert read_trace(str(trailing)).output.tolist() == [5, 6]
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf", "-0.1", "1", "1.5"])
+def test_a_prefix_hit_rate_outside_zero_to_one_says_what_it_must_be(value: str) -> None:
+    """NaN read 'Input should be less than 1'; every value outside [0, 1) says it must be a finite number in it."""
+    with pytest.raises(ChipwiseError) as exc:
+        load_scenario(BASE + f"input_tokens: 100\noutput_tokens: 10\narrival_rate: 2\nprefix_hit_rate: {value}\n")
+    assert "prefix_hit_rate: must be a finite number in [0, 1), not " in str(exc.value)
+    assert load_scenario(BASE + "input_tokens: 100\noutput_tokens: 10\narrival_rate: 2\nprefix_hit_rate: 0.5\n")

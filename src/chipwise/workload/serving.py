@@ -40,7 +40,16 @@ TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
     "output": ("output_tokens", "output_len", "completion_tokens", "output_length"),
 }
 
-Fraction = Annotated[float, Field(ge=0.0, lt=1.0)]
+
+def _share(value: float) -> float:
+    """A share from 0 up to (not including) 1; NaN, an infinity or a value outside it says so (NaN read 'Input should
+    be less than 1')."""
+    if not (math.isfinite(value) and 0.0 <= value < 1.0):
+        raise ValueError(f"must be a finite number in [0, 1), not {value:g} (a share, such as 0.5)")
+    return value
+
+
+Fraction = Annotated[float, AfterValidator(_share)]
 PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
 
 #: The most requests a scenario simulates (as `plan serve --requests`): a million take about a minute.
@@ -629,8 +638,36 @@ def _delimiter(header: str) -> str:
     return max((",", ";", "\t"), key=header.count) if header else ","
 
 
+def _extra_cells(rows: list[dict[Any, Any]], path: str, header: int) -> None:
+    """One line for a CSV row with more cells than the header (csv.DictReader keeps them under the key None): a
+    value with a thousands separator ('1,024') splits in two and shifts the rest (input 1, output 24). Blank cells
+    past the header (a trailing separator) are let be."""
+    for i, row in enumerate(rows, start=1):
+        extra = row.get(None)
+        if extra and any(str(cell).strip() for cell in extra):
+            cells = header + len(extra)
+            raise ChipwiseError(
+                f"trace '{path}' data row {i} has {cells} cells where the header names {header}. Fix: give every "
+                "row the header's cells, with no thousands separators or unquoted commas in its values."
+            )
+
+
+def _in_time_order(arrival: list[float], col: str, path: str, word: str) -> None:
+    """One line naming the first request that arrives before the one above it: rows out of time order are most
+    likely a mis-joined file (until 2026-12 they were sorted without a word)."""
+    times = np.asarray(arrival, dtype=np.float64)
+    back = np.flatnonzero(times[1:] < times[:-1])
+    if back.size:
+        i = int(back[0]) + 2  # the later row, counted from 1
+        raise ChipwiseError(
+            f"trace '{path}' {word} {i} arrives at {col} {times[i - 1]:g}, before {word} {i - 1} ({times[i - 2]:g}): "
+            "its rows are not in time order. Fix: sort the trace by its arrival time."
+        )
+
+
 def read_trace(path: str) -> Trace:
-    """Read a CSV, JSONL or JSON-array trace; a missing column or a bad value is a one-line error."""
+    """Read a CSV, JSONL or JSON-array trace; a missing column, a bad value, a row with more cells than the header or
+    rows out of time order are a one-line error."""
     text = _trace_text(path)
     if Path(path).suffix.lower() in JSON_SUFFIXES:
         rows, word = _json_rows(text, path)
@@ -639,7 +676,9 @@ def read_trace(path: str) -> Trace:
             raise ChipwiseError(f"trace '{path}' {word} {bad} is not a JSON object. Fix: one object per request.")
     else:
         lines = text.splitlines()
-        rows, word = list(csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))), "data row"
+        reader = csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))
+        rows, word = list(reader), "data row"
+        _extra_cells(rows, path, len(reader.fieldnames or []))
     if not rows:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
     cols = {role: _column(list(rows[0].keys()), role, path) for role in TRACE_COLUMNS}
@@ -647,14 +686,14 @@ def read_trace(path: str) -> Trace:
     for i, row in enumerate(rows, start=1):
         for role, col in cols.items():
             values[role].append(_trace_value(row.get(col), role, col, f"trace '{path}' {word} {i}"))
+    _in_time_order(values["arrival"], cols["arrival"], path, word)
     arrival = np.asarray(values["arrival"], dtype=np.float64)
-    order = np.argsort(arrival, kind="stable")
-    first = float(arrival[order[0]])
-    arrival = (arrival[order] - first) / _units_per_second(cols["arrival"], first)  # from the first arrival
+    first = float(arrival[0])
+    arrival = (arrival - first) / _units_per_second(cols["arrival"], first)  # from the first arrival
     return Trace(
         arrival=arrival,
-        input=np.rint(np.asarray(values["input"])[order]).astype(np.int64),
-        output=np.rint(np.asarray(values["output"])[order]).astype(np.int64),
+        input=np.rint(np.asarray(values["input"])).astype(np.int64),
+        output=np.rint(np.asarray(values["output"])).astype(np.int64),
         path=path,
     )
 

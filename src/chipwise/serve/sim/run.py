@@ -213,21 +213,7 @@ def simulate(
             f"the simulation stopped with requests still queued on replica {stuck[0]}. "
             "Fix: report this scenario (it should not happen)."
         )
-    replicas = [
-        {
-            "index": rep.index,
-            "role": rep.role,
-            "busy_s": rep.busy_time,
-            "kv_tokens": rep.cap,
-            "preemptions": rep.preemptions,
-            "util_t": np.asarray(rep.util_t),
-            "util_v": np.asarray(rep.util_v),
-            "emit_v": np.asarray(rep.emit_v),
-            "iterations": np.frombuffer(rep.iter_log, dtype=np.float64).reshape(-1, 4),
-        }
-        for pool in pools
-        for rep in pool
-    ]
+    replicas = [_replica_output(rep) for pool in pools for rep in pool]
     last_admit = max((rep.last_admit for pool in pools for rep in pool), default=0.0)
     return SimOutput(
         requests=req.arrays(),
@@ -238,3 +224,21 @@ def simulate(
         closed_loop=closed,
         roles=[p.role for p in deployment.pools],
     )
+
+
+def _replica_output(rep: Replica) -> dict[str, Any]:
+    """What a replica measured: its KV occupancy over time (the share of the cache held at each record, `util_v`,
+    and at the end of its growth, `util_e`: a decode run's last step), its output tokens and iterations."""
+    util_v, util_e = rep.occupancy()
+    return {
+        "index": rep.index,
+        "role": rep.role,
+        "busy_s": rep.busy_time,
+        "kv_tokens": rep.cap,
+        "preemptions": rep.preemptions,
+        "util_t": np.asarray(rep.util_t),
+        "util_v": util_v,
+        "util_e": util_e,
+        "emit_v": np.asarray(rep.emit_v),
+        "iterations": np.frombuffer(rep.iter_log, dtype=np.float64).reshape(-1, 4),
+    }
