@@ -223,8 +223,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
                 f"{r['requests']['finished']:,} requests for {short['batch_slots']:,} batch slots: one batch, in "
                 "which no request waits for a slot or joins a running batch; "
                 if "batch_slots" in short
-                else f"{r['requests']['finished']:,} requests for {short['users']:,} users: each user's first, all "
-                "started together, is most of the run; "
+                else f"{r['requests']['finished']:,} requests for {short['users']:,} users: the users' start, all "
+                "together, and the final drain are a large part of the run; "
                 if "users" in short
                 else f"arrivals span {fmt.duration(short['arrival_span_s'])}, less than two request latencies "
                 f"({fmt.duration(short['request_latency_s'])} each): throughput and latencies are of the batch "
@@ -291,7 +291,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             if _rented(r)
             else ""
         )
-        + (" (at the throughput of the batch filling: see 'run too short')" if short else "")
+        + (" (at the throughput of a run too short for a steady state: see 'run too short')" if short else "")
         + _priced_note(r, short)
         + (
             f" [yellow](price of {', '.join(estimated)} a catalog estimate: --json price_sources)[/]"
