@@ -879,7 +879,8 @@ def test_a_closed_loop_of_fewer_requests_than_two_per_user_is_too_short(capsys: 
     data = run_json(capsys, ["predict", scenario, "--json"])
     assert data["short_run"] == {"users": 64, "requests_for_steady_state": 256} and data["steady_state"] is False
     assert run(["predict", scenario]) == 0
-    assert "100 requests for 64 users: each user's first" in " ".join(capsys.readouterr().out.replace("│", " ").split())
+    said = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "100 requests for 64 users: the users' start, all together, and the final drain" in said
 
 
 def test_a_split_caches_its_handed_over_kv_in_one_precision(capsys: pytest.CaptureFixture[str]) -> None:

@@ -291,7 +291,12 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             if _rented(r)
             else ""
         )
-        + (" (at the throughput of a run too short for a steady state: see 'run too short')" if short else "")
+        + (
+            f" (at the throughput of {'the batch filling' if short and 'arrival_span_s' in short else 'a short run'}: "
+            "see 'run too short')"
+            if short
+            else ""
+        )
         + _priced_note(r, short)
         + (
             f" [yellow](price of {', '.join(estimated)} a catalog estimate: --json price_sources)[/]"
