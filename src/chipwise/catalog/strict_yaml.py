@@ -44,15 +44,24 @@ def load_yaml(text: str, fast: bool = False) -> Any:
     return yaml.load(text, Loader=_FastNoRepeats if fast else _NoRepeats)
 
 
+class RepeatedKeyError(ValueError):
+    """A JSON object gives a key twice (json keeps the last one silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"found duplicate key '{key}'")
+        self.key = key
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise ValueError(f"found duplicate key '{key}'")
+            raise RepeatedKeyError(key)
         out[key] = value
     return out
 
 
-def load_json(text: str) -> Any:
-    """The JSON document in `text`; ValueError on a repeated key (json.JSONDecodeError on bad syntax)."""
+def load_json(text: str | bytes) -> Any:
+    """The JSON document in `text`; RepeatedKeyError (a ValueError) on a repeated key (json.JSONDecodeError on bad
+    syntax)."""
     return json.loads(text, object_pairs_hook=_pairs)

@@ -18,8 +18,9 @@ import datetime as dt
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -139,8 +140,7 @@ class Store:
         """
         ids = {p.id for p in spec.points()} if ids is None else ids
         stale = sorted(self.stored_ids(spec.name) - ids)
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction():
             if stale:
                 for table in ("results", "points"):
                     self.con.execute(
@@ -152,13 +152,20 @@ class Store:
                 "excluded.source, spec = excluded.spec, points = excluded.points, chipwise = excluded.chipwise",
                 [spec.name, spec.source, json.dumps(spec.raw, default=str), len(ids), _utc(time.time()), __version__],
             )
+        return len(stale)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One transaction, rolled back on any error; Ctrl+C inside a write is the run's own interrupt."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
             self.con.execute("COMMIT")
         except BaseException as exc:
             self.con.execute("ROLLBACK")
-            if isinstance(exc, duckdb.InterruptException):  # Ctrl+C during the write: the run's own interrupt
+            if isinstance(exc, duckdb.InterruptException):
                 raise KeyboardInterrupt from None
             raise
-        return len(stale)
 
     def done_ids(self, sweep: str) -> set[str]:
         """Points of a sweep already stored ok (what --resume skips)."""
@@ -195,20 +202,13 @@ class Store:
         names = ", ".join(f'"{c.name}"' for c in COLUMNS)
         marks = ", ".join("?" for _ in range(3 + len(COLUMNS)))
         holes = ", ".join("?" for _ in ids)
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with self._transaction():
             if ids:
                 self.con.execute(f"DELETE FROM results WHERE sweep = ? AND id IN ({holes})", [sweep, *ids])
                 self.con.execute(f"DELETE FROM points WHERE sweep = ? AND id IN ({holes})", [sweep, *ids])
             self.con.executemany("INSERT INTO points VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", points)
             if results:
                 self.con.executemany(f"INSERT INTO results (sweep, id, what_if, {names}) VALUES ({marks})", results)
-            self.con.execute("COMMIT")
-        except BaseException as exc:
-            self.con.execute("ROLLBACK")
-            if isinstance(exc, duckdb.InterruptException):  # Ctrl+C during a write: the run's own interrupt
-                raise KeyboardInterrupt from None
-            raise
 
     # -- reading --------------------------------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:

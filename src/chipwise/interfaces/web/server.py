@@ -24,6 +24,7 @@ from importlib import resources
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from chipwise.catalog.strict_yaml import RepeatedKeyError, load_json
 from chipwise.errors import ChipwiseError, long_number
 from chipwise.interfaces.format import jsonable
 from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings
@@ -40,17 +41,6 @@ PAGES = ("/", "/index.html")
 #: what a request in another method, or a line the standard library cannot read, is told
 METHODS_FIX = "GET the page or /api/catalog and /api/models, POST a JSON body to the other /api/... (see docs/web.md)"
 TOO_DEEP = "the request body is nested too deeply to read. Fix: send a JSON object a few levels deep (see docs/web.md)."
-
-
-def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object of the request body, refusing a key given twice (json keeps the last one silently, so
-    {"model": "a", "model": "b"} planned b, where the command line refuses such a scenario)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ChipwiseError(f"the request body gives the key '{key}' twice. Fix: give each key once.")
-        out[key] = value
-    return out
 
 
 class RequestError(ChipwiseError):
@@ -194,7 +184,9 @@ class Handler(BaseHTTPRequestHandler):
             )
         raw = self._read_body(length)
         try:
-            return json.loads(raw, object_pairs_hook=_no_repeated_keys)
+            return load_json(raw)  # a key given twice refused (json keeps the last silently), as the CLI refuses it
+        except RepeatedKeyError as exc:
+            raise ChipwiseError(f"the request body gives the key '{exc.key}' twice. Fix: give each key once.") from None
         except RecursionError:  # '[' * 100000: the parser's recursion dropped the connection without an answer
             raise ChipwiseError(TOO_DEEP) from None
         except ValueError as exc:  # bad syntax, not UTF-8, or a number of thousands of digits
