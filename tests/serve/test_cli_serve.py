@@ -1158,3 +1158,21 @@ def test_a_closed_loop_short_of_the_advised_waves_is_flagged(capsys: pytest.Capt
     if requests > 128:  # ramped users (serve.simulate.run_job), measured after the ramp
         assert data["simulation"]["window_s"][0] > 0.0
         assert data["output_tokens_per_s"] == pytest.approx(steady["output_tokens_per_s"], rel=0.05)
+
+
+def test_a_searched_batch_cap_holds_a_shared_prefix_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """16K-token prompts of which 90% are a shared prefix-cache hit, 256 users on one H100: the simulator holds the
+    prefix once a replica, but the searched batch cap was sized for whole prompts (476,608 KV tokens / 16,640 = 28).
+    By hand with sharing: (476,608 - 14,746) / (1,638 + 256) = 243 sequences, so the grid's 128 fits."""
+    scenario = tmp_path / "prefix.yaml"
+    scenario.write_text(
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\nprecision: fp8\nengine: vllm\n"
+        "input_tokens: 16384\noutput_tokens: 256\nconcurrency: 256\nrequests: 600\nplan: {tp: 1}\n"
+    )
+    alone = run_json(capsys, ["predict", str(scenario), "--json"])
+    scenario.write_text(scenario.read_text() + "prefix_hit_rate: 0.9\n")
+    shared = run_json(capsys, ["predict", str(scenario), "--json"])
+    kv = shared["plan"]["kv_cache_tokens_per_replica"]
+    assert alone["plan"]["max_batch"] == kv // (16384 + 256) == 28
+    assert shared["plan"]["max_batch"] == 128 <= (kv - 0.9 * 16384) // (0.1 * 16384 + 256)
+    assert shared["output_tokens_per_s"] > alone["output_tokens_per_s"]

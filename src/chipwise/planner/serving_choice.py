@@ -272,7 +272,9 @@ def choose(
     balancing = eng.adp_balance_timeout_iters > 0 and not decode_only  # a decode pool encodes no prompt to hold
     cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed), balancing=balancing)
     inp, out = job.mean_input, job.mean_output
-    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, decode_only)
+    # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
+    shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
+    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, decode_only, shared)
     if not est.fits.any():
         raise _searched(
             InfeasibleError(
@@ -537,7 +539,7 @@ def _finer_batch(
         return np.full(n, int(x[i]), dtype=np.int64)
 
     variants = Candidates(same(c.tp), same(c.pp), same(c.ep), same(c.adp), finer, same(c.balance))
-    fine = estimate(model, system, eng, variants, weight, kv, inp, out, max_tokens, drafting)
+    fine = estimate(model, system, eng, variants, weight, kv, inp, out, max_tokens, drafting, shared=est.shared)
     ok = fine.fits & (fine.step <= tpot_limit) & (fine.throughput > est.throughput[i])
     return (fine, int(np.argmax(np.where(ok, fine.throughput, -np.inf)))) if ok.any() else None
 
@@ -638,9 +640,12 @@ def _fitting(est: Estimate, search: Search) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
-    """The candidate's batch cap, lowered to the requests its KV cache holds at full context: a larger cap only
-    makes an engine admit requests it must then preempt (and recompute), as operators set max_num_seqs."""
-    return int(max(1, min(int(est.cand.max_batch[i]), math.floor(est.kv_tokens[i] / max(context, 1.0)))))
+    """The candidate's batch cap, lowered to the requests its KV cache holds at full context (a shared prefix held
+    once, Estimate.shared): a larger cap only makes an engine admit requests it must then preempt (and recompute), as
+    operators set max_num_seqs."""
+    copies = (int(est.cand.tp[i]) if est.cand.adp[i] > 0 else 1) * est.shared
+    held = math.floor(max(est.kv_tokens[i] - copies, 0.0) / max(context - est.shared, 1.0))
+    return int(max(1, min(int(est.cand.max_batch[i]), held)))
 
 
 def _trace_rate(job: ServingJob) -> float:

@@ -186,6 +186,7 @@ class Estimate:
     chips: Array  # chips per replica
     prompts: PromptIterations
     prefill_work_s: Array  # what one more prompt adds to an iteration that encodes prompts (no launch floor)
+    shared: float = 0.0  # prompt tokens every request shares (a prefix-cache hit), held once a replica
     #: the device, topology and shapes the load searches price these candidates on, by the ids of the system and
     #: engine (with those objects, so the ids stay theirs): one Shapes keeps its priced terms over every search
     priced: dict[tuple[int, int], tuple[System, EngineProfile, Device, Topology, Shapes]] = field(
@@ -214,6 +215,7 @@ class Estimate:
             self.chips[idx],
             self.prompts.take(idx),
             self.prefill_work_s[idx],
+            self.shared,
         )
 
 
@@ -391,8 +393,11 @@ def estimate(
     max_tokens: int,
     drafting: Drafting | None = None,
     decode_only: bool = False,
+    shared: float = 0.0,
 ) -> Estimate:
-    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). `decode_only`: as a
+    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). `shared`: prompt tokens
+    every request shares with the others (a prefix-cache hit short of the whole prompt), which a replica holds once
+    (once per attention-DP rank), as the simulator does. `decode_only`: as a
     disaggregated decode pool's replica, which receives its requests' KV caches and encodes no prompt (its TTFT
     share is only the waits for a step and a slot)."""
     eng = eng.on_host(system.host_overhead)
@@ -411,8 +416,11 @@ def estimate(
         inp + out,
         drafting.model if drafting else None,
     )
-    per_request = inp + out if eng.admission == "reserve" else inp + out / 2.0
-    b_kv = np.floor(mem.kv_tokens / max(per_request, 1.0))
+    shared = 0.0 if decode_only else min(shared, inp)  # a decode pool receives each prompt's cache whole
+    own = inp - shared
+    per_request = own + out if eng.admission == "reserve" else own + out / 2.0
+    copies = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64) * shared
+    b_kv = np.floor(np.maximum(mem.kv_tokens - copies, 0.0) / max(per_request, 1.0))
     budget = max_tokens * budgets(eng, cand.tp, cand.adp, cand.pp)  # each rank's and micro-batch's own (engine.budgets)
     # sequences a token budget keeps decoding beside their prompts' share; at least one: a prompt longer than the
     # budget (an 8K prompt for a 1-token answer) is encoded over several iterations, not refused
@@ -473,6 +481,7 @@ def estimate(
         chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
         prompts=prompts,
         prefill_work_s=np.asarray(prefill_s - device + work, dtype=np.float64),
+        shared=shared,
     )
 
 
