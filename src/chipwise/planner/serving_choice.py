@@ -643,8 +643,7 @@ def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
     """The candidate's batch cap, lowered to the requests its KV cache holds at full context (a shared prefix held
     once, Estimate.shared): a larger cap only makes an engine admit requests it must then preempt (and recompute), as
     operators set max_num_seqs."""
-    copies = (int(est.cand.tp[i]) if est.cand.adp[i] > 0 else 1) * est.shared
-    held = math.floor(max(est.kv_tokens[i] - copies, 0.0) / max(context - est.shared, 1.0))
+    held = math.floor(max(est.kv_tokens[i] - est.prefix_held(i), 0.0) / max(context - est.shared, 1.0))
     return int(max(1, min(int(est.cand.max_batch[i]), held)))
 
 

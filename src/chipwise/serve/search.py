@@ -187,6 +187,10 @@ class Estimate:
     prompts: PromptIterations
     prefill_work_s: Array  # what one more prompt adds to an iteration that encodes prompts (no launch floor)
     shared: float = 0.0  # prompt tokens every request shares (a prefix-cache hit), held once a replica
+
+    def prefix_held(self, i: int) -> float:
+        """KV tokens candidate `i` holds for the shared prefix: one copy per attention-DP rank (each its own cache)."""
+        return (int(self.cand.tp[i]) if self.cand.adp[i] > 0 else 1) * self.shared
     #: the device, topology and shapes the load searches price these candidates on, by the ids of the system and
     #: engine (with those objects, so the ids stay theirs): one Shapes keeps its priced terms over every search
     priced: dict[tuple[int, int], tuple[System, EngineProfile, Device, Topology, Shapes]] = field(
@@ -419,8 +423,8 @@ def estimate(
     shared = 0.0 if decode_only else min(shared, inp)  # a decode pool receives each prompt's cache whole
     own = inp - shared
     per_request = own + out if eng.admission == "reserve" else own + out / 2.0
-    copies = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64) * shared
-    b_kv = np.floor(np.maximum(mem.kv_tokens - copies, 0.0) / max(per_request, 1.0))
+    ranks = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64)  # attention-DP ranks, each its own KV cache
+    b_kv = np.floor(np.maximum(mem.kv_tokens - ranks * shared, 0.0) / max(per_request, 1.0))
     budget = max_tokens * budgets(eng, cand.tp, cand.adp, cand.pp)  # each rank's and micro-batch's own (engine.budgets)
     # sequences a token budget keeps decoding beside their prompts' share; at least one: a prompt longer than the
     # budget (an 8K prompt for a 1-token answer) is encoded over several iterations, not refused
@@ -448,7 +452,6 @@ def estimate(
     # engine pads each to its bucket): the simulator's lone-prompt time, StepModel.prompt_alone
     chunks = np.ceil(inp / chunk)
     coef = pair_coefficient(model, dev, shapes, inp, kv_precision)
-    ranks = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64)
     device = np.zeros(b.shape)
     work = np.zeros(b.shape)
     for k in range(int(chunks.max())):

@@ -294,16 +294,24 @@ class Replica:
     def _admissible(self, rid: int) -> bool:
         if len(self.pref) + self.n_dec >= self.pol.max_batch:
             return False
+        _, need, grow = self._need(rid)
+        return self._fits(need, grow)
+
+    def _need(self, rid: int) -> tuple[int, int, int]:
+        """(its shared prefix's tokens, the KV tokens a request takes itself, what the replica's shared prefix grows
+        by when it joins)."""
         r = self.req
         share = self._shared(rid)
         need = self.pol.admission_tokens(self._prompt(rid) - share, r.input[rid] + r.output[rid] - share)
-        if share:
-            need += self._prefix_growth(share)
+        return share, need, self._prefix_growth(share) if share else 0
+
+    def _fits(self, need: int, grow: int) -> bool:
+        """Whether a request taking `need` KV tokens (its shared prefix growing by `grow`) is admitted now."""
         if self.pol.admission == "reserve":
-            return self.reserved + self.prefix + need <= self.cap
+            return self.reserved + self.prefix + need + grow <= self.cap
         # on demand, beside the running batch's next decode step (vLLM schedules its running requests first): a
         # prompt taken into the last free blocks would be preempted by that step and encoded again
-        return self.used() + need + self.half_block + self.g * self.n_dec <= self.cap
+        return self.used() + need + grow + self.half_block + self.g * self.n_dec <= self.cap
 
     # ---- admission and preemption ------------------------------------------------------------------------
     def _holding(self) -> bool:
@@ -351,25 +359,17 @@ class Replica:
         while self.waiting and len(self.pref) + self.n_dec < pol.max_batch:
             rid = self.waiting[0]
             prompt = self._prompt(rid)
-            share = self._shared(rid)  # a shared prefix's tokens, held once by the replica
-            need = pol.admission_tokens(prompt - share, r.input[rid] + r.output[rid] - share)
-            if share:
-                grow = self._prefix_growth(share)
-                alone = need + blocks_tokens(share, pol.block) * self.ranks
-            else:
-                grow = 0
-                alone = need
+            share, need, grow = self._need(rid)  # a shared prefix's tokens are held once by the replica
+            alone = need + blocks_tokens(share, pol.block) * self.ranks if share else need
             if alone > self.cap:
                 self._dequeue()  # can never fit: report it as dropped
                 self._drop(t, rid)
                 continue
+            if not self._fits(need, grow):
+                break
             if reserve:
-                if self.reserved + self.prefix + need + grow > self.cap:
-                    break
                 self.reserved += need
                 self.res[rid] = need
-            elif self.used() + need + grow + self.half_block + self.g * self.n_dec > self.cap:
-                break
             if share:
                 self._hold_prefix(rid, share)
             self._dequeue()
