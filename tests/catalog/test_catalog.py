@@ -199,13 +199,24 @@ chips:
     name: My Chip
     vendor: other
     family: hopper
-    default_system: p5.48xlarge
+    default_system: my-box
     flops: {bf16: {value: 500, unit: TFLOP/s, status: estimate, derivation: a guess}}
     hbm_capacity: {value: 64, unit: GB, status: estimate, derivation: a guess}
     hbm_bandwidth: {value: 2, unit: TB/s, status: estimate, derivation: a guess}
     tdp: {value: 500, unit: W, status: estimate, derivation: a guess}
     scaleup_bandwidth: {value: 200, unit: GB/s, status: estimate, derivation: a guess}
     scaleout_bandwidth: {value: 25, unit: GB/s, status: estimate, derivation: a guess}
+systems:
+  my-box:
+    name: My box
+    kind: server
+    provider: oem
+    chip: my-chip
+    chips: 8
+    scaleup: {kind: switched, size: 8, fabric: nvlink4}
+    scaleout:
+      fabric: efa-v2
+      bandwidth: {value: 1600, unit: Gb/s, status: estimate, derivation: a guess}
 """
     )
     c = load_catalog(files=[extra])

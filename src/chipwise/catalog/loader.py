@@ -8,9 +8,11 @@ and the field.
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -20,6 +22,7 @@ from typing import Any, NoReturn
 import yaml
 from pydantic import ValidationError
 
+from chipwise.catalog.fields import Fields, fields_of, figure_paths, item_name, mode_order_problem, range_problem
 from chipwise.catalog.schema import (
     PRICING_MODES,
     ChipEntry,
@@ -30,7 +33,7 @@ from chipwise.catalog.schema import (
     SystemEntry,
 )
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.catalog.units import SI_UNIT, parse_quantity, quantity, to_si
+from chipwise.catalog.units import SI_UNIT, UNITS, parse_quantity, quantity, to_si, units_of
 from chipwise.errors import ChipwiseError, UnknownNameError, user_file
 
 SECTIONS: tuple[str, ...] = (
@@ -237,10 +240,22 @@ def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str
         for fab in (system.scaleout.fabric, system.scaleup.fabric):
             if fab and fabrics and fab not in fabrics:
                 _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
+    _check_trees(raw, trees, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
             _unknown(where("chips", cid), "default_system", chip.default_system, systems, "systems")
+        home = systems.get(chip.default_system)
+        if home is not None and home.chip != cid:
+            # naming the chip builds its default system: one of another chip had run 'mychip' as 8 x h100-sxm
+            own = sorted(sid for sid, s in systems.items() if s.chip == cid)
+            hybrid = " (a hybrid's member types other than its `chip` run on their own systems)" if home.members else ""
+            fix = f"use one of {', '.join(own)}" if own else f"add a system with `chip: {cid}` and name it"
+            raise ChipwiseError(
+                f"{where('chips', cid)}: default_system '{chip.default_system}' is a system of {home.chip}, not of "
+                f"{cid}{hybrid}: naming {cid} would run {home.chips} x {home.chip}. Fix: {fix} "
+                "(docs/catalog-format.md)."
+            )
         if families and chip.family not in families:
             # a chip of no efficiency family took the default's fractions: 'hoper' had priced a Hopper at 54% MFU
             _unknown(where("chips", cid), "family", chip.family, families, "efficiency")
@@ -277,6 +292,59 @@ def _unknown(where: str, field: str, name: str, known: Iterable[str], section: s
         f"{where}: {field} '{name}' is not in the catalog's {section} section.{suggestion} Fix: {use}, or add "
         f"'{name}' to {section} (docs/catalog-format.md)."
     )
+
+
+def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """The efficiency, engines and datacenter sections hold only the fields the model reads (an unknown one was
+    silently ignored), each in its range (a fraction of peak above 1, a PUE below 1 were taken as given); a
+    3-year commitment's price ratio is at most a 1-year one's."""
+
+    def origin(section: str, first: str) -> str:
+        return origins.get(f"{section}.{first}", BUILTIN)
+
+    for section in ("efficiency", "engines", "datacenter"):
+        body = raw.get(section) or {}
+        entries = [(str(k), v) for k, v in body.items()] if section != "datacenter" else [("", body)]
+        for key, entry in entries:
+            fields = fields_of(raw, _builtin_raw(), section, key)
+            for path in figure_paths(entry):
+                full = f"{key}.{path}" if key else path
+                if fields.takes(path):
+                    continue
+                parent = path.rpartition(".")[0]
+                near = [k for k in fields.known if k.rpartition(".")[0] == parent] or list(fields.known)
+                close = difflib.get_close_matches(path, near, n=3, cutoff=0.6)
+                did = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                raise ChipwiseError(
+                    f"{origin(section, full.split('.')[0])}: {section}.{full}: unknown field '{path}'.{did} Fix: use "
+                    f"a field the model reads (docs/catalog-format.md), or drop it."
+                )
+    for section in ("efficiency", "engines", "datacenter"):
+        for path, fig in _tree_figures(trees.get(section) or {}):
+            if isinstance(fig.value, str):
+                continue
+            problem = range_problem(section, path, fig.si)
+            if problem:
+                raise ChipwiseError(
+                    f"{origin(section, path.split('.')[0])}: {problem}. Fix: give a value in that range."
+                )
+    ratios = (trees.get("datacenter") or {}).get("pricing_mode_ratio") or {}
+    problem = mode_order_problem({m: f.si for m, f in ratios.items() if isinstance(f, Figure)})
+    if problem:
+        raise ChipwiseError(
+            f"{origin('datacenter', 'pricing_mode_ratio')}: {problem}. Fix: give reserved-3y at most reserved-1y."
+        )
+
+
+def _tree_figures(node: Any, prefix: str = "") -> list[tuple[str, Figure]]:
+    """Every validated figure of a tree by dotted path."""
+    if isinstance(node, Figure):
+        return [(prefix, node)]
+    if isinstance(node, dict):
+        return [x for k, v in node.items() for x in _tree_figures(v, f"{prefix}.{k}" if prefix else str(k))]
+    if isinstance(node, list):
+        return [x for i, v in enumerate(node) for x in _tree_figures(v, f"{prefix}.{i}" if prefix else str(i))]
+    return []
 
 
 def _validate_tree(node: Any, path: str, origins: dict[str, str]) -> Any:
@@ -316,38 +384,134 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
     return _validate(raw, origins, tuple(sets))
 
 
-def _namespaces(raw: Mapping[str, Any]) -> dict[str, str]:
-    """Every id that `--set` can address, mapped to its section."""
-    ids: dict[str, str] = {}
-    for section in ("chips", "systems", "fabrics", "efficiency", "engines"):
-        for key in raw.get(section) or {}:
-            ids.setdefault(str(key), section)
-    for section in ("datacenter", "reliability"):
-        ids[section] = section
-    return ids
+#: the sections whose entries `--set` reaches by id (ID.FIELD), in the order a qualified name may name them
+#: (SECTION.ID.FIELD); datacenter and reliability are reached by their own name (datacenter.pue.aws)
+ENTRY_SECTIONS: tuple[str, ...] = ("chips", "systems", "fabrics", "efficiency", "engines")
+TREE_SECTIONS: tuple[str, ...] = ("datacenter", "reliability")
+#: what an entry of each section is called in a message
+ENTRY_KIND = {
+    "chips": "chip",
+    "systems": "system",
+    "fabrics": "fabric",
+    "efficiency": "efficiency family",
+    "engines": "engine",
+    "datacenter": "datacenter section",
+    "reliability": "reliability section",
+}
 
 
-def _resolve_target(raw: Mapping[str, Any], lhs: str) -> tuple[str, str, list[str]]:
-    ids = _namespaces(raw)
-    aliases = {
-        alias: (section, key)
-        for section in ("chips", "systems")
-        for key, body in (raw.get(section) or {}).items()
-        for alias in (body.get("aliases") or [])
-    }
-    best: tuple[str, str] | None = None
-    for ident in sorted(list(ids) + list(aliases), key=len, reverse=True):
-        if lhs.startswith(ident + "."):
-            best = (ids[ident], ident) if ident in ids else aliases[ident]
-            rest = lhs[len(ident) + 1 :]
-            break
-    if best is None:
-        head = lhs.split(".", maxsplit=1)[0]
+@dataclass(frozen=True)
+class _Target:
+    """Where an `--set` lands: `section`, entry `key` ('' for datacenter and reliability), field `path`, and the
+    name the user gave the entry (`ident`: an id or an alias)."""
+
+    section: str
+    key: str
+    path: str
+    ident: str
+
+    @property
+    def entry(self) -> str:
+        return f"{ENTRY_KIND[self.section]} '{self.key}'" if self.key else f"the {self.section} section"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.section}.{self.key}.{self.path}" if self.key else f"{self.section}.{self.path}"
+
+
+def _names(raw: Mapping[str, Any], section: str) -> dict[str, str]:
+    """Every name of `section`'s entries (ids; a chip's and a system's aliases too) -> its id."""
+    names: dict[str, str] = {}
+    for key, body in (raw.get(section) or {}).items():
+        names.setdefault(str(key), str(key))
+        if section in ("chips", "systems") and isinstance(body, dict):
+            for alias in body.get("aliases") or []:
+                names.setdefault(str(alias), str(key))
+    return names
+
+
+def _candidates(raw: Mapping[str, Any], lhs: str, sections: Sequence[str]) -> list[_Target]:
+    """Every reading of `lhs` as NAME.FIELD with NAME an entry of one of `sections`, longest name first."""
+    out: list[_Target] = []
+    for section in sections:
+        if section in TREE_SECTIONS:
+            if lhs.startswith(section + "."):
+                out.append(_Target(section, "", lhs[len(section) + 1 :], section))
+            continue
+        for name, key in _names(raw, section).items():
+            if lhs.startswith(name + ".") and len(lhs) > len(name) + 1:
+                out.append(_Target(section, key, lhs[len(name) + 1 :], name))
+    return sorted(out, key=lambda t: len(t.ident), reverse=True)
+
+
+def _fields(raw: Mapping[str, Any], target: _Target) -> Fields:
+    return fields_of(raw, _builtin_raw(), target.section, target.key)
+
+
+def _resolve_target(raw: Mapping[str, Any], lhs: str) -> _Target:
+    """The entry and field `--set LHS=...` names. A name may be an entry of several sections (trainium2 is a chip's
+    alias and an efficiency family; tpu-v5e a chip and a family): the field decides (a chip figure goes to the chip,
+    an efficiency figure to the family); a field both take is refused, naming the qualified forms
+    (chips.ID.FIELD, efficiency.ID.FIELD, ...) that say which is meant."""
+    head = lhs.split(".", maxsplit=1)[0]
+    if head in ENTRY_SECTIONS:
+        cands = _candidates(raw, lhs[len(head) + 1 :], (head,))
+        if not cands:
+            raise UnknownNameError(
+                ENTRY_KIND[head],
+                lhs[len(head) + 1 :].split(".", maxsplit=1)[0],
+                _names(raw, head),
+                hint=f"write --set {head}.ID.FIELD=VALUE with an id of the catalog's {head}",
+            )
+    else:
+        cands = _candidates(raw, lhs, (*ENTRY_SECTIONS, *TREE_SECTIONS))
+    if not cands:
+        ids = {n for section in ENTRY_SECTIONS for n in _names(raw, section)} | set(TREE_SECTIONS)
         raise UnknownNameError(
-            "catalog id", head, ids, hint="write --set ID.FIELD=VALUE with a chip, system or fabric id"
+            "catalog id",
+            head,
+            ids,
+            hint="write --set ID.FIELD=VALUE with a chip, system, fabric, efficiency family or engine id, or "
+            "datacenter.FIELD",
         )
-    section, key = best
-    return section, key, rest.split(".")
+    fits = [t for t in cands if _fields(raw, t).takes(t.path)]
+    entries = {(t.section, t.key) for t in fits}
+    if len(entries) > 1:
+        both = " and ".join(f"of {t.entry}" for t in fits)
+        forms = " or ".join(f"--set {t.qualified}=..." for t in fits)
+        raise ChipwiseError(f"--set {lhs}: '{lhs}' names a figure {both}. Fix: say which: {forms}.")
+    if fits:
+        return fits[0]
+    _no_such_figure(raw, lhs, cands)
+
+
+def _no_such_figure(raw: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) -> NoReturn:
+    """One line for a field no entry `lhs` can name has: the figures it was likely meant to be, and where to see
+    them."""
+    entries = list({(t.section, t.key): t for t in cands}.values())
+    several = len(entries) > 1
+    offers: dict[str, str] = {}
+    for t in entries:
+        known = [p for p in _fields(raw, t).known if not p.startswith("chips.")] or list(_fields(raw, t).known)
+        for close in difflib.get_close_matches(t.path, known, n=3, cutoff=0.6):
+            offers.setdefault(f"{t.section}.{t.key}.{close}" if several else f"{t.ident}.{close}", "")
+    did = f" Did you mean {', '.join(repr(o) for o in list(offers)[:3])}?" if offers else ""
+    where = " or ".join(f"{t.key} ({ENTRY_KIND[t.section]})" if t.key else t.section for t in entries)
+    shown = next((t for t in entries if t.section in ("chips", "systems", "fabrics")), None)
+    if shown is not None:
+        see = f"'chipwise catalog show {shown.key}' lists its figures"
+    elif entries[0].section == "engines":
+        see = f"'chipwise catalog engine {entries[0].key}' lists its figures"
+    else:
+        paths = list(_fields(raw, entries[0]).known)
+        if entries[0].section in TREE_SECTIONS:  # their groups: pue.*, capex.*, ...
+            names = sorted({p.split(".")[0] + (".*" if "." in p else "") for p in paths})
+        else:
+            names = sorted({re.sub(r"^matmul\..*", "matmul.PRECISION", p) for p in paths})
+        see = f"one of {', '.join(names)}" if len(names) <= MAX_LISTED * 2 else "docs/catalog-format.md names them"
+    raise ChipwiseError(
+        f"--set {lhs}: unknown figure of {where}: '{entries[0].path}'.{did} Fix: name a figure it has ({see})."
+    )
 
 
 def _follow_tdp(raw: dict[str, Any], chip: str, delta_w: float, assignment: str) -> None:
@@ -367,6 +531,50 @@ def _follow_tdp(raw: dict[str, Any], chip: str, delta_w: float, assignment: str)
         }
 
 
+def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:
+    """The node `parts` lead to in a raw entry: mappings by key, lists by index or by a link's pair of chip types
+    (tiers.0, links.trn4-gb300); with `create`, a missing mapping on the way is added (a new key of an open map)."""
+    node = entry
+    for part in parts:
+        if isinstance(node, dict):
+            if part not in node and create:
+                node[part] = {}
+            node = node.get(part)
+        elif isinstance(node, list):
+            node = next((v for i, v in enumerate(node) if item_name(v, i) == part), None)
+        else:
+            return None
+    return node
+
+
+def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any], leaf: str) -> str:
+    """The unit a `--set` value is stored in: the one given, which must measure what the field does, or for a bare
+    number SI (refused where it is over 100x off the catalog's figure: surely a missing unit), or, for a calendar
+    year (launch_year), the year as is."""
+    ref_unit = str(ref.get("unit", ""))
+    wanted = quantity(ref_unit) if ref_unit in UNITS else "ratio"
+    if unit:
+        if quantity(unit) != wanted:
+            raise ChipwiseError(
+                f"--set {lhs}={rhs}: {leaf} is a {wanted}, not a {quantity(unit)} ('{unit}'). Fix: give it in one of "
+                f"{', '.join(units_of(wanted))}."
+            )
+        return unit
+    if leaf.endswith("_year") and ref_unit == "year":
+        return "year"  # a calendar year (2030), not a duration in seconds
+    si_unit = SI_UNIT.get(wanted, "")
+    was = to_si(float(ref["value"]), ref_unit) if not isinstance(ref.get("value"), str) else 0.0
+    if ref_unit != "1" and was > 0 and value > 0 and not 1e-2 <= value / was <= 1e2:
+        # a bare number is in SI units: 6.7 for a bandwidth of 4.8 TB/s is 6.7 B/s, 1.2 for a 1000 W TDP 1.2 W;
+        # the fix names the unit that puts the number nearest the catalog's (1.2 -> 1.2kW)
+        meant = min(units_of(wanted), key=lambda u: abs(math.log(to_si(value, u) / was)), default=ref_unit)
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: a bare number is in {si_unit}, {value / was:.2g} x the catalog's "
+            f"{ref['value']} {ref_unit}. Fix: give its unit, e.g. {lhs}={rhs}{meant}."
+        )
+    return si_unit
+
+
 def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> None:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog."""
     if "=" not in assignment:
@@ -374,18 +582,27 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
             f"--set '{assignment}' has no '='. Fix: write --set ID.FIELD=VALUE, e.g. trn3.hbm_bandwidth=6e12."
         )
     lhs, rhs = (s.strip() for s in assignment.split("=", 1))
-    section, key, path = _resolve_target(raw, lhs)
-    value, unit = parse_quantity(rhs)
+    target = _resolve_target(raw, lhs)
+    section, key, path = target.section, target.key, target.path.split(".")
+    fields = _fields(raw, target)
+    ref = fields.reference(target.path)
+    try:
+        value, unit = parse_quantity(rhs)
+    except ChipwiseError as exc:
+        wanted = quantity(str(ref["unit"])) if ref is not None and ref.get("unit") in UNITS else ""
+        accepted = f" Fix: give {path[-1]} in one of {', '.join(units_of(wanted))}." if units_of(wanted) else ""
+        message = str(exc) if not accepted or "unit" not in str(exc) else str(exc).split(" Fix:")[0] + accepted
+        raise ChipwiseError(f"--set {lhs}: {message}") from None
     if not math.isfinite(value):  # 'nan' and 'inf' read as floats; NaN had ranked a chip at 'nan tok/s'
         raise ChipwiseError(f"--set {lhs}: value {rhs} is not a finite number. Fix: give a finite number.")
     if value < 0:
         raise ChipwiseError(f"--set {lhs}: value {rhs} is negative. Fix: give a non-negative number.")
-    entry = raw[section][key] if section in ("chips", "systems", "fabrics", "efficiency", "engines") else raw[section]
-    if path and path[0] == "price" and section in ("chips", "systems"):
+    entry = raw[section][key] if key else raw.setdefault(section, {})
+    if path[0] == "price" and section in ("chips", "systems"):
         mode = path[1] if len(path) > 1 else "on-demand"
-        if mode not in PRICING_MODES:
+        if mode not in PRICING_MODES or len(path) > 2:
             raise ChipwiseError(
-                f"--set {lhs}: unknown pricing mode '{mode}'. Fix: use one of {', '.join(PRICING_MODES)}."
+                f"--set {lhs}: unknown pricing mode '{'.'.join(path[1:])}'. Fix: use one of {', '.join(PRICING_MODES)}."
             )
         if unit not in ("", "USD/h"):
             raise ChipwiseError(f"--set {lhs}: a price is in USD/h. Fix: give the hourly price, e.g. {lhs}=2.5.")
@@ -403,29 +620,25 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         )
         origins["prices.0"] = "--set"
         return
-    node: Any = entry
-    for part in path[:-1]:
-        if not isinstance(node, dict):
-            break
-        node = node.setdefault(part, {})
-    leaf = path[-1] if path else ""
-    current = node.get(leaf) if isinstance(node, dict) else None
-    if not isinstance(node, dict) or not leaf or (current is not None and not _is_figure(current)):
-        raise ChipwiseError(f"--set {lhs}: '{'.'.join(path)}' is not a figure of {key}. Fix: name a numeric field.")
-    if current is None and section in ("chips", "systems"):
-        known = [k for k, v in node.items() if _is_figure(v)]
-        raise UnknownNameError(f"figure of {key}", ".".join(path), known, hint="name a figure that the entry has")
-    if not unit:
-        wanted = quantity(current["unit"]) if current is not None else "ratio"
-        unit = SI_UNIT.get(wanted, "")
-        was = to_si(float(current["value"]), str(current["unit"])) if current is not None else 0.0
-        if current is not None and unit and was > 0 and value > 0 and not 1e-3 <= value / was <= 1e3:
-            # a bare number is in SI units: 6.7 for a bandwidth of 4.8 TB/s is 6.7 B/s, surely a missing unit
-            raise ChipwiseError(
-                f"--set {lhs}={rhs}: a bare number is in {unit}, {value / was:.2g} x the catalog's "
-                f"{current['value']} {current['unit']}. Fix: give its unit, e.g. {lhs}={rhs}{current['unit']}."
-            )
-    node[leaf] = {
+    assert ref is not None  # _resolve_target returns a field the entry takes
+    if isinstance(ref.get("value"), str) or ref.get("unit") == "":
+        raise ChipwiseError(
+            f"--set {lhs}: '{target.path}' is a text figure ({ref.get('value')}); --set gives numbers. Fix: change it "
+            "in a --catalog file (docs/catalog-format.md)."
+        )
+    unit = _unit_for(lhs, rhs, value, unit, ref, path[-1])
+    where = target.path if section in TREE_SECTIONS else f"{key}.{target.path}"
+    problem = range_problem(section, where, to_si(value, unit))
+    if problem:
+        raise ChipwiseError(f"--set {lhs}={rhs}: {problem}. Fix: give a value in that range.")
+    node = _node_at(entry, path[:-1], create=True)
+    if not isinstance(node, dict):
+        raise ChipwiseError(
+            f"--set {lhs}: '{target.path}' is not a figure of {target.entry}. Fix: name a numeric field."
+        )
+    current = node.get(path[-1])
+    current = current if _is_figure(current) else None
+    node[path[-1]] = {
         "value": value,
         "unit": unit,
         "status": "estimate",
@@ -435,11 +648,12 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         else "what-if override",
     }
     if section == "chips" and path == ["tdp"] and current is not None:
-        _follow_tdp(raw, key, value - to_si(float(current["value"]), str(current["unit"])), assignment)
+        _follow_tdp(raw, key, to_si(value, unit) - to_si(float(current["value"]), str(current["unit"])), assignment)
     if section == "engines" and len(path) == 1:
         # an engine's figure holds on every chip family: the families that fit their own (engines.E.chips.F) would
         # otherwise keep theirs, and the what-if change nothing there
         for family in (entry.get("chips") or {}).values():
-            if isinstance(family, dict) and leaf in family:
-                family[leaf] = node[leaf]
-    origins[f"{section}.{key}"] = origins.get(f"{section}.{key}", "--set")
+            if isinstance(family, dict) and path[0] in family:
+                family[path[0]] = node[path[0]]
+    top = f"{section}.{key}" if key else f"{section}.{path[0]}"
+    origins[top] = origins.get(top, "--set")

@@ -5,6 +5,7 @@ Inside chipwise every quantity is SI: FLOP/s, bytes, bytes/s, W, s, USD, USD/s, 
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from chipwise.errors import ChipwiseError
@@ -116,20 +117,75 @@ def from_si(value: float, unit: str) -> float:
     return float(value) / UNITS[unit][1]
 
 
-def parse_quantity(text: str) -> tuple[float, str]:
-    """Parse '6TB/s', '6 TB/s', '6e12' or '2s' into (value, unit); unit '' when none is given."""
-    s = text.strip()
-    for unit in sorted((u for u in UNITS if u), key=len, reverse=True):
-        if s.endswith(unit):
-            number = s[: -len(unit)].strip()
-            if number:
-                try:
-                    return float(number), unit
-                except ValueError:
-                    continue
-    try:
-        return float(s), ""
-    except ValueError:
+#: other spellings of a unit that --set accepts (vendors write TFLOPS and TOPS; networks Gbps), to their unit
+UNIT_SPELLINGS: Final[dict[str, str]] = {
+    "FLOPS": "FLOP/s",
+    "GFLOPS": "GFLOP/s",
+    "TFLOPS": "TFLOP/s",
+    "PFLOPS": "PFLOP/s",
+    "TOPS": "TOP/s",
+    "Gbps": "Gb/s",
+    "Tbps": "Tb/s",
+    "GBps": "GB/s",
+    "TBps": "TB/s",
+}
+
+#: letters whose case carries meaning in a unit (B byte, b bit; M mega, m milli): never read the other way
+_CASE_MATTERS = frozenset("bBmM")
+
+#: a number at the start of a quantity: decimal or exponent notation, or Python's inf and nan (refused later as not
+#: finite, with their own message); what follows it is the unit
+_NUMBER = re.compile(r"\s*([+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan))", re.IGNORECASE)
+
+
+def units_of(qty: str) -> list[str]:
+    """The units that measure `qty` ('power': W, kW, MW)."""
+    return [u for u, (q, _) in UNITS.items() if q == qty and u]
+
+
+def resolve_unit(text: str) -> str:
+    """The catalog unit `text` names: itself, a vendor's spelling of it (TFLOPS, Gbps) or another case of the one
+    unit it can be (w, tflop/s, KW), where no letter whose case means something (B byte / b bit, M mega / m milli)
+    differs. Raises ChipwiseError naming the accepted units otherwise ('tb/s' is TB/s or Tb/s: refused)."""
+    t = text.strip()
+    if t in UNITS:
+        return t
+    if t in UNIT_SPELLINGS:
+        return UNIT_SPELLINGS[t]
+    spellings = {**{u: u for u in UNITS if u}, **UNIT_SPELLINGS}
+    matches = {spelling: unit for spelling, unit in spellings.items() if spelling.lower() == t.lower()}
+    units = sorted(set(matches.values()))
+    if len(units) > 1:
+        raise ChipwiseError(f"unit '{t}' is ambiguous: {' or '.join(units)}. Fix: write the one meant as shown.")
+    if units:
+        spelling = next(iter(matches))
+        if all(a == b or a not in _CASE_MATTERS for a, b in zip(t, spelling, strict=True)):
+            return units[0]
         raise ChipwiseError(
-            f"'{text}' is not a number. Fix: give a number, optionally with a unit (6e12, 6TB/s)."
-        ) from None
+            f"unit '{t}' is not '{spelling}' (the case of B/b and M/m changes the unit). Fix: write '{spelling}' "
+            "if that is meant."
+        )
+    known = ", ".join(u for u in UNITS if u)
+    raise ChipwiseError(f"unknown unit '{t}'. Fix: use one of {known} (TFLOPS, TOPS and Gbps are read too).")
+
+
+def parse_quantity(text: str) -> tuple[float, str]:
+    """Parse '6TB/s', '6 TB/s', '6e12', '900 TFLOPS' or '2s' into (value, unit); unit '' when none is given.
+
+    The number is read first, as long as it runs, and the rest is the unit: a unit never takes a number's digits
+    (the ratio unit '1' had read '1.1' as 1.0 and '6e11' as 60)."""
+    s = text.strip()
+    m = _NUMBER.match(s)
+    if m is None:
+        raise ChipwiseError(f"'{text}' is not a number. Fix: give a number, optionally with a unit (6e12, 6TB/s).")
+    rest = s[m.end() :].strip()
+    if rest[:1] in (",", "_") and rest[1:2].isdigit():
+        plain = s.replace(",", "").replace("_", "")
+        raise ChipwiseError(f"'{text}' has a digit separator. Fix: write the number without separators ({plain}).")
+    value = float(m.group(1))
+    if not rest:
+        return value, ""
+    try:
+        return value, resolve_unit(rest)
+    except ChipwiseError as exc:
+        raise ChipwiseError(f"'{text}': {exc}") from None

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.schema import Figure, RentalEntry
+from chipwise.catalog.schema import Figure, PriceEntry, RentalEntry
 from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import quantity
 from chipwise.errors import UnknownNameError
@@ -57,7 +57,13 @@ def figure_json(catalog: Catalog, fig: Figure) -> dict[str, Any]:
         if getattr(fig, key):
             out[key] = getattr(fig, key)
     if fig.alternatives:
-        out["alternatives"] = [a.model_dump(exclude_defaults=True) for a in fig.alternatives]
+        # each with its sources' text, as the figure's own (a bare key such as KLOCK_H100 said nothing)
+        out["alternatives"] = [
+            {**a.model_dump(exclude_defaults=True), **({"source": [catalog.source_text(s) for s in a.source]})}
+            if a.source
+            else a.model_dump(exclude_defaults=True)
+            for a in fig.alternatives
+        ]
     return out
 
 
@@ -107,8 +113,24 @@ def _prices(catalog: Catalog, chip: str, systems: set[str]) -> list[dict[str, An
             row = p.model_dump(exclude_defaults=True)
             row["basis"] = "system-hour" if p.system else "chip-hour"
             row["source_text"] = [catalog.source_text(s) for s in p.source]
+            newer = _superseded_by(catalog, p)
+            if newer is not None:
+                row["superseded_by"] = {"value": newer.value, "date": newer.date}
             out.append(row)
     return out
+
+
+def _superseded_by(catalog: Catalog, price: PriceEntry) -> PriceEntry | None:
+    """The newest later price of the same system or chip, provider, region and mode, which replaces `price` (the
+    p5.48xlarge's 98.32 USD/h of 2025-05 by AWS's cut to 55.04); None where none is later."""
+    later = [
+        p
+        for p in catalog.prices
+        if (p.system, p.chip, p.provider, p.region, p.mode)
+        == (price.system, price.chip, price.provider, price.region, price.mode)
+        and p.date > price.date
+    ]
+    return max(later, key=lambda p: p.date) if later else None
 
 
 def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
@@ -332,11 +354,21 @@ def show(
             )
         )
     for p in data.get("prices", []):
-        origin = p.get("derivation") or "; ".join(p.get("source_text", []))
-        console.print(
-            f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']} "
-            f"({p.get('date', '')}, {p['status']})" + (f": {origin}" if sources and origin else "")
-        )
+        console.print(escape(_price_line(p, sources)))
+
+
+def _price_line(p: dict[str, Any], sources: bool) -> str:
+    """One price of `catalog show`: its mode, provider and region, the value per system-hour of the system it is
+    for (a chip's systems differ: trn1.32xlarge and trn1n.32xlarge) or per chip-hour, its date and status, and
+    whether a later price of the same offer replaces it."""
+    origin = p.get("derivation") or "; ".join(p.get("source_text", []))
+    of = f" of {p['system']}" if p.get("system") else ""
+    newer = p.get("superseded_by")
+    replaced = f"; superseded by ${newer['value']} of {newer['date']}" if newer else ""
+    return (
+        f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']}{of} "
+        f"({p.get('date', '')}, {p['status']}{replaced})" + (f": {origin}" if sources and origin else "")
+    )
 
 
 def _show_title(data: dict[str, Any]) -> str:

@@ -1,0 +1,286 @@
+"""`--set` overrides and catalog files: values read whole, the entry a name means, fields and ranges checked, units
+read as vendors write them; a chip's default system holds that chip; the figures the reviewer found mis-stated."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chipwise.catalog import Catalog, load_catalog
+from chipwise.catalog.units import parse_quantity
+from chipwise.errors import ChipwiseError
+
+
+def _error(sets: list[str] | None = None, files: list[Path] | None = None) -> str:
+    with pytest.raises(ChipwiseError) as info:
+        load_catalog(files=files or [], sets=sets or [])
+    message = str(info.value)
+    assert "\n" not in message and "Fix:" in message, message
+    return message
+
+
+# ---------------------------------------------------------------- 1: a value ending in '1' kept its last digit
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_reads_back_whole(x: float) -> None:
+    """The ratio unit '1' was matched as a suffix before the plain number: '0.1' read (0.0, '1'), '6e11' 60."""
+    assert parse_quantity(repr(x)) == (x, "")
+
+
+@pytest.mark.parametrize(("text", "value"), [("0.1", 0.1), ("1.1", 1.1), ("1001", 1001.0), ("6e11", 6e11)])
+def test_numbers_ending_in_one(text: str, value: float) -> None:
+    assert parse_quantity(text) == (value, "")
+
+
+def test_set_pue_reads_its_last_digit() -> None:
+    c = load_catalog(sets=["datacenter.pue.aws=1.1"])
+    assert c.datacenter["pue"]["aws"].si == pytest.approx(1.1)
+
+
+# ---------------------------------------------------------------- 2: default_system of another chip
+
+
+def _user_chip(tmp_path: Path, default_system: str) -> Path:
+    f = tmp_path / "mine.yaml"
+    f.write_text(
+        f"""
+chips:
+  mychip:
+    name: My chip
+    vendor: other
+    family: hopper
+    default_system: {default_system}
+    flops: {{bf16: {{value: 100, unit: TFLOP/s, status: estimate, derivation: x}}}}
+    hbm_capacity: {{value: 10, unit: GB, status: estimate, derivation: x}}
+    hbm_bandwidth: {{value: 1, unit: TB/s, status: estimate, derivation: x}}
+    tdp: {{value: 100, unit: W, status: estimate, derivation: x}}
+    scaleup_bandwidth: {{value: 10, unit: GB/s, status: estimate, derivation: x}}
+    scaleout_bandwidth: {{value: 10, unit: GB/s, status: estimate, derivation: x}}
+"""
+    )
+    return f
+
+
+def test_a_chip_whose_default_system_holds_another_chip_is_refused(tmp_path: Path) -> None:
+    """mychip with default_system p5.48xlarge had run as '8 x h100-sxm'."""
+    message = _error(files=[_user_chip(tmp_path, "p5.48xlarge")])
+    assert "chips.mychip: default_system 'p5.48xlarge' is a system of h100-sxm, not of mychip" in message
+    assert "add a system with `chip: mychip`" in message
+    # a hybrid rack is a system of its `chip` only: its other member type cannot take it as its default
+    hybrid = _error(files=[_user_chip(tmp_path, "trn4-gb300-fusion-rack")])
+    assert "is a system of trn4, not of mychip (a hybrid's member types" in hybrid
+
+
+def test_every_builtin_chip_defaults_to_a_system_of_its_own(catalog: Catalog) -> None:
+    for cid, chip in catalog.chips.items():
+        assert catalog.systems[chip.default_system].chip == cid
+
+
+# ---------------------------------------------------------------- 3: a name that is a chip's alias and a family
+
+
+@pytest.mark.parametrize(
+    ("assignment", "chip", "field", "si"),
+    [
+        ("trainium3.tdp=1200W", "trn3", "tdp", 1200.0),
+        ("trainium2.flops.bf16=900TFLOP/s", "trn2", "flops.bf16", 900e12),
+        ("trainium1.tdp=300W", "trn1", "tdp", 300.0),
+        ("blackwell-ultra.tdp=1300W", "b300", "tdp", 1300.0),
+        ("chips.trainium3.tdp=1.1kW", "trn3", "tdp", 1100.0),
+    ],
+)
+def test_a_chip_figure_through_an_alias_that_is_a_family_goes_to_the_chip(
+    assignment: str, chip: str, field: str, si: float
+) -> None:
+    c = load_catalog(sets=[assignment])
+    entry = c.chips[chip]
+    fig = entry.flops["bf16"] if field == "flops.bf16" else getattr(entry, field)
+    assert fig.si == pytest.approx(si)
+
+
+@pytest.mark.parametrize("assignment", ["tpu-v5e.memory=0.7", "efficiency.tpu-v5e.memory=0.7"])
+def test_a_family_named_like_a_chip_is_reachable(assignment: str) -> None:
+    """'tpu-v5e.memory' had been an unknown figure of the chip."""
+    c = load_catalog(sets=[assignment])
+    assert c.efficiency["tpu-v5e"]["memory"].si == pytest.approx(0.7)
+
+
+def test_a_field_of_both_entries_is_refused_naming_the_qualified_forms() -> None:
+    message = _error(["default.step_overhead=1ms"])
+    assert "efficiency family 'default' and of engine 'default'" in message
+    assert "efficiency.default.step_overhead=" in message and "engines.default.step_overhead=" in message
+    c = load_catalog(sets=["engines.default.step_overhead=2ms"])
+    assert c.engines["default"]["step_overhead"].si == pytest.approx(2e-3)
+    assert c.efficiency["default"]["step_overhead"].si == 0.0
+
+
+# ---------------------------------------------------------------- 4: unknown fields, out-of-range values
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needle"),
+    [
+        ("hopper.nonsense=5", "unknown figure of hopper (efficiency family): 'nonsense'"),
+        ("trainium2.memry=0.1", "Did you mean 'efficiency.trainium2.memory'?"),
+        ("vllm.step_overhed=2ms", "Did you mean 'vllm.step_overhead'"),
+        ("datacenter.pue.colocation=0.5", "0.5 is not in [1, inf) (a PUE"),
+        ("trainium2.matmul.bf16=5", "5 is not in (0, 1]"),
+        ("trainium2.matmul.bf16=0", "0 is not in (0, 1]"),
+        ("datacenter.opex.idle_power_fraction=1.5", "1.5 is not in [0, 1]"),
+        ("datacenter.pricing_mode_ratio.spot=1.2", "1.2 is not in (0, 1]"),
+        ("datacenter.pricing_mode_ratio.reserved-3y=0.8", "reserved-3y = 0.8 is above reserved-1y's 0.7"),
+        ("vllm.chunked_prefill=0.5", "not 0 or 1"),
+        ("reliability.nonsense=1", "unknown figure of reliability"),
+    ],
+)
+def test_tree_overrides_are_checked(assignment: str, needle: str) -> None:
+    assert needle in _error([assignment])
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("efficiency:\n  hopper:\n    nonsense: {value: 5, unit: '1', status: estimate, derivation: x}", "nonsense"),
+        ("efficiency:\n  hopper:\n    memry: {value: 0.5, unit: '1', status: estimate, derivation: x}", "'memory'"),
+        ("engines:\n  vllm:\n    step_overhed: {value: 2, unit: ms, status: estimate, derivation: x}", "step_overhead"),
+        (
+            "efficiency:\n  hopper:\n    matmul:\n"
+            "      bf16: {value: 1.13, unit: '1', status: estimate, derivation: x}",
+            "1.13 is not in (0, 1]",
+        ),
+        ("datacenter:\n  pue:\n    colocation: {value: 0.5, unit: '1', status: estimate, derivation: x}", "PUE"),
+        ("datacenter:\n  capex:\n    gold: {value: 5, unit: USD, status: estimate, derivation: x}", "'capex.gold'"),
+    ],
+)
+def test_catalog_files_are_checked_alike(tmp_path: Path, body: str, needle: str) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(body)
+    message = _error(files=[f])
+    assert needle in message and str(f) in message
+
+
+def test_a_new_region_or_operator_key_is_taken(tmp_path: Path) -> None:
+    c = load_catalog(sets=["datacenter.pue.mycloud=1.3", "datacenter.electricity_usd_per_kwh.my-dc=0.1USD/kWh"])
+    assert c.datacenter["pue"]["mycloud"].si == pytest.approx(1.3)
+    # a bare number is SI (USD/J): 0.1 is off the siblings by millions, surely a missing unit
+    assert "USD/kWh" in _error(["datacenter.electricity_usd_per_kwh.my-dc=0.1"])
+
+
+# ---------------------------------------------------------------- 6: units as written, bare numbers
+
+
+@pytest.mark.parametrize(
+    ("rhs", "si"),
+    [("900TFLOPS", 900e12), ("0.9 PFLOPS", 900e12), ("900 tflop/s", 900e12), ("900 TFLOP/s", 900e12)],
+)
+def test_vendor_spellings_of_compute_units(rhs: str, si: float) -> None:
+    c = load_catalog(sets=[f"trn3.flops.bf16={rhs}"])
+    assert c.chips["trn3"].flops["bf16"].si == pytest.approx(si)
+
+
+def test_a_lower_case_watt_is_read() -> None:
+    assert load_catalog(sets=["trn3.tdp=1200 w"]).chips["trn3"].tdp.si == 1200.0
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needle"),
+    [
+        ("trn3.tdp=1,200W", "without separators (1200W)"),
+        ("trn3.tdp=1200 watts", "unknown unit 'watts'. Fix: give tdp in one of W, kW, MW"),
+        ("trn3.tdp=5ms", "tdp is a power, not a time"),
+        ("trn3.hbm_bandwidth=6 tb/s", "ambiguous: TB/s or Tb/s"),
+        ("trn3.tdp=1 mw", "case of B/b and M/m"),
+        # a bare number is SI: 1.2 for a 1000 W TDP is 1.2 W, surely 1.2 kW meant
+        (
+            "trn3.tdp=1.2",
+            "a bare number is in W, 0.0012 x the catalog's 1000 W. Fix: give its unit, e.g. trn3.tdp=1.2kW",
+        ),
+        ("trn3.process=3", "text figure"),
+    ],
+)
+def test_unit_errors_say_what_is_wrong(assignment: str, needle: str) -> None:
+    assert needle in _error([assignment])
+
+
+def test_a_launch_year_is_kept_as_a_year() -> None:
+    """'trn3.launch_year=2030' had been read as 2030 s ('a bare number is in s')."""
+    fig = load_catalog(sets=["trn3.launch_year=2030"]).chips["trn3"].launch_year
+    assert fig is not None and (fig.value, fig.unit) == (2030.0, "year")
+
+
+def test_a_tdp_in_kw_moves_the_systems_power_by_the_watts() -> None:
+    """A TDP given in kW moved the system by (0.8 - 1000) W a chip: the SI value is what moves it."""
+    base, capped = load_catalog(), load_catalog(sets=["trn3.tdp=0.8kW"])
+    before, after = base.systems["trn3-ultraserver"], capped.systems["trn3-ultraserver"]
+    assert before.power is not None and after.power is not None
+    assert after.power.si == pytest.approx(before.power.si - 200.0 * before.chips)
+
+
+# ---------------------------------------------------------------- 7: fabric tiers and unknown fabric fields
+
+
+def test_a_fabric_tier_figure_can_be_set() -> None:
+    tier = load_catalog(sets=["efa-v4.tiers.0.latency=1us"]).fabrics["efa-v4"].tiers[0]
+    assert tier.latency is not None and tier.latency.si == pytest.approx(1e-6)
+
+
+def test_a_hybrid_link_can_be_set() -> None:
+    c = load_catalog(sets=["fusion-rack.links.trn4-gb300.bandwidth=1TB/s"])
+    link = next(lk for lk in c.systems["trn4-gb300-fusion-rack"].links if lk.between == ["trn4", "gb300"])
+    assert link.bandwidth.si == pytest.approx(1e12)
+
+
+def test_an_unknown_fabric_field_says_what_was_meant() -> None:
+    message = _error(["efa-v4.latencyy=3us"])
+    assert "Extra inputs" not in message and "Did you mean 'efa-v4.latency'" in message
+
+
+# ---------------------------------------------------------------- 5, 8: figures as their sources give them
+
+
+def test_h100_96gb_carried_over_figures_are_estimates(catalog: Catalog) -> None:
+    chip = catalog.chips["h100-96gb"]
+    carried = [*chip.flops.values(), chip.scaleup_bandwidth, chip.sram]
+    assert all(f is not None and f.status == "estimate" and "carried over" in f.derivation for f in carried)
+
+
+def test_tpu7x_figures_from_googles_table(catalog: Catalog) -> None:
+    """docs.cloud.google.com/tpu/docs/tpu7x: HBM 7380 GB/s, ICI 1200 GB/s bidirectional, DCN 100 Gb/s a chip."""
+    chip = catalog.chips["tpu-v7"]
+    assert chip.hbm_bandwidth.si == pytest.approx(7.38e12)
+    assert chip.scaleup_bandwidth.si == pytest.approx(600e9)
+    assert chip.scaleout_bandwidth.si == pytest.approx(12.5e9)
+    for fig in (chip.hbm_bandwidth, chip.scaleup_bandwidth, chip.scaleout_bandwidth):
+        assert fig.status == "spec" and "TPU_7X" in fig.source
+    pod = catalog.systems["tpu-v7-pod"].scaleout.bandwidth
+    assert pod.status == "spec" and math.isclose(pod.si / 9216, 12.5e9)
+
+
+# ---------------------------------------------------------------- 10: catalog show names the system, marks old prices
+
+
+def test_show_names_each_prices_system_and_marks_superseded_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_run import run
+
+    assert run(["catalog", "show", "trn1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # as one line: the console wraps at its width
+    assert "$21.5/system-hour of trn1.32xlarge" in out and "$24.78/system-hour of trn1n.32xlarge" in out
+    assert run(["catalog", "show", "h100"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "$98.32/system-hour of p5.48xlarge (2025-05, spec; superseded by $55.04 of 2026-07)" in out
+
+
+def test_show_json_resolves_the_alternatives_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    from cli_run import run_json
+
+    data = run_json(capsys, ["catalog", "show", "h100", "--json"])
+    sources = [s for f in data["figures"].values() for a in f.get("alternatives", []) for s in a.get("source", [])]
+    assert sources and not [s for s in sources if re.fullmatch(r"[A-Z0-9_]+", s)]
+    old = next(p for p in data["prices"] if p["value"] == 98.32)
+    assert old["superseded_by"] == {"value": 55.04, "date": "2026-07"}
