@@ -35,6 +35,16 @@ def parse_number(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
+#: What a cell that gives no figure may say; it reads as a blank one (the figure is not stated)
+UNSTATED: Final[frozenset[str]] = frozenset({"", "-", "\u2013", "\u2014", "n/a", "na", "none", "not stated", "?"})
+
+
+def stated_cell(raw: Mapping[str, str], column: str) -> str | None:
+    """A cell's text, or None where it states nothing (UNSTATED)."""
+    text = raw.get(column, "").strip()
+    return None if text.lower() in UNSTATED else text
+
+
 def parse_int(text: str | None) -> int | None:
     """Integer cell ('512', '1,024', '16 (nodes)'); ``None`` when absent or not a whole number."""
     value = parse_number(text)

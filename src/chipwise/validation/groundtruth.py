@@ -12,7 +12,7 @@ Units: parameters as counts (the CSV gives billions), times in seconds, rates in
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, Literal, TextIO, TypeVar
@@ -42,11 +42,25 @@ def _opened(path: Path) -> Iterator[TextIO]:
         raise ChipwiseError(f"data file '{path}' is not UTF-8 text. Fix: save it as a UTF-8 CSV.") from None
 
 
+def _unreadable(path: Path, line: int, exc: csv.Error) -> ChipwiseError:
+    """One line naming the file and line a CSV reader stopped at (a cell over the csv module's size limit, a stray
+    NUL byte), in place of an internal error."""
+    why, fix = str(exc), "correct that row"
+    if "field larger than field limit" in why:
+        why = f"a cell is longer than {csv.field_size_limit():,} characters"
+        fix = "shorten that cell, or close the quote it opens (an unclosed quote runs on to the end of the file)"
+    return ChipwiseError(f"data file '{path}', line {line}: cannot be read as CSV ({why}). Fix: {fix}.")
+
+
 def _read_csv(path: Path) -> list[dict[str, str]]:
-    """The rows of a ground-truth CSV; one line when it lacks a column every row needs or holds no rows."""
+    """The rows of a ground-truth CSV; one line when it lacks a column every row needs, holds no rows or cannot be
+    read as CSV."""
     with _opened(path) as handle:
         reader = csv.DictReader(handle)
-        rows = [{str(k): (v or "") for k, v in row.items() if k is not None} for row in reader]
+        try:
+            rows = [{str(k): (v or "") for k, v in row.items() if k is not None} for row in reader]
+        except csv.Error as exc:  # the DictReader's own line_num is the last row it returned
+            raise _unreadable(path, reader.reader.line_num, exc) from None
         header = list(reader.fieldnames or [])
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
@@ -62,17 +76,44 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 def detect_kind(path: Path) -> Literal["train", "serve"]:
     """'train' or 'serve' from the header columns of a ground-truth CSV."""
     with _opened(path) as handle:
-        header = set(next(csv.reader(handle), []))
+        reader = csv.reader(handle)
+        try:
+            header = set(next(reader, []))
+        except csv.Error as exc:
+            raise _unreadable(path, reader.line_num, exc) from None
     if not header:
         raise ChipwiseError(f"data file '{path}' is empty. Fix: give a CSV with the header and rows of {_EXAMPLE}.")
-    if header & _TRAIN_MARKERS:
+    train, serve = sorted(header & _TRAIN_MARKERS), sorted(header & _SERVE_MARKERS)
+    if train and serve:
+        raise ChipwiseError(
+            f"data file '{path}' has both training columns ({', '.join(train)}) and serving columns "
+            f"({', '.join(serve)}), so which table it is cannot be told. Fix: keep one kind's columns (see the "
+            f"header of {_EXAMPLE})."
+        )
+    if train:
         return "train"
-    if header & _SERVE_MARKERS:
+    if serve:
         return "serve"
     raise ChipwiseError(
         f"{path}: the header is neither a training nor a serving ground-truth table. "
         f"Fix: give a CSV with the columns of {_EXAMPLE}."
     )
+
+
+def require_unique_ids(path: Path, ids: Sequence[str]) -> None:
+    """One line naming the first blank or repeated id of a table: the validation counts and reports rows by id, so
+    two rows under one id were counted as one ('1 of 1 rows predicted' for a row given twice)."""
+    fix = "Fix: give every row an id of its own (ids must be unique and non-empty)."
+    seen: dict[str, int] = {}
+    for number, row_id in enumerate(ids, start=1):
+        if not row_id.strip():
+            raise ChipwiseError(f"data file '{path}': row {number} under the header has no id. {fix}")
+        if row_id in seen:
+            raise ChipwiseError(
+                f"data file '{path}': rows {seen[row_id]} and {number} under the header have the same id '{row_id}'. "
+                f"{fix}"
+            )
+        seen[row_id] = number
 
 
 _Row = TypeVar("_Row")

@@ -8,7 +8,7 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, user_file
 from chipwise.hardware import hardware
-from chipwise.validation.groundtruth import detect_kind, read_training
+from chipwise.validation.groundtruth import detect_kind, read_training, require_unique_ids
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.training import predict_row
 
@@ -17,7 +17,9 @@ def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
     known = frozenset(catalog.chips)
-    for row in read_training(path, known_chips=known, aliases=hardware(catalog).chip_aliases()):
+    rows = read_training(path, known_chips=known, aliases=hardware(catalog).chip_aliases())
+    require_unique_ids(path, [r.id for r in rows])
+    for row in rows:
         if row.skip_reason:
             skipped.append((row.id, row.skip_reason))
             continue

@@ -41,7 +41,7 @@ from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, cached_tokens
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
 from chipwise.validation.cells import parse_positive
 from chipwise.validation.consistency import self_check
-from chipwise.validation.groundtruth import read_inference
+from chipwise.validation.groundtruth import read_inference, require_unique_ids
 from chipwise.validation.harness import (
     SHAREGPT_REPLY_CV,
     Harness,
@@ -708,6 +708,11 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if row.plan_given:
         tp, pp, ep = row.tp, row.pp, row.ep
         replicas = row.dp if row.dp > 1 else max(1, ranks // (tp * pp))
+        if row.dp > 1 and cores > 1 and not row.plan_counts_cores:
+            replicas = row.dp * cores  # replicas counted in chips: each chip holds `cores` ranks (as in training)
+            notes.append(f"plan counted in chips: {row.dp} replicas x {cores} NeuronCores a chip = {replicas} replicas")
+        if tp * pp * replicas != ranks:
+            raise ChipwiseError(_plan_chips_mismatch(row, tp * pp, replicas, ranks, cores))
         plan_source = "given"
     elif _one_static_batch(row, ranks, model):
         tp, pp, ep, replicas, plan_source = ranks, 1, 1, 1, "inferred"
@@ -814,6 +819,26 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         if gen is not None and rank_tokens:
             notes.append(f"prefill workers encode {rank_tokens} tokens per rank an iteration ({gen.name}'s recipes)")
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
+
+
+def _plan_chips_mismatch(row: InferenceRow, shard: int, replicas: int, ranks: int, cores: int) -> str:
+    """Why a stated plan cannot be priced on the row's chips: it needs more or fewer than the row counts, and its
+    throughput per chip would be a simulation on other chips divided by the row's count ('TP16 needs 16 chips; the
+    row has 8 chips'). A disaggregated row's decode pool has the chips its prefill pool leaves."""
+    unit = "chips" if cores == 1 else "NeuronCores"
+    shape = f"TP{row.tp}" + (f" PP{row.pp}" if row.pp > 1 else "")
+    if row.dp > 1:
+        need = f"{shape} x {replicas} needs {shard * replicas} {unit}"
+    elif shard > ranks:
+        need = f"{shape} needs {shard} {unit}"
+    else:
+        need = f"{shape} needs a multiple of {shard} {unit}"
+    has = f"{row.num_chips} chips" + ("" if cores == 1 else f" ({ranks} NeuronCores, {cores} a chip)")
+    if row.prefill_pool is None:
+        return f"{need}; the row has {has}"
+    tp, pp, _, _, count = row.prefill_pool
+    prefill = tp * pp * count
+    return f"decode pool {need}; the row's {ranks + prefill} {unit} leave {ranks} after its prefill pool's {prefill}"
 
 
 def _measured_fit(
@@ -1041,8 +1066,11 @@ def predict_row(catalog: Catalog, row: InferenceRow) -> list[RowResult]:
 
 
 def catalog_rows(catalog: Catalog, path: Path) -> list[InferenceRow]:
-    """A serving ground-truth CSV's rows, their chips read against the catalog's chips and aliases."""
-    return read_inference(path, known_chips=frozenset(catalog.chips), aliases=hardware(catalog).chip_aliases())
+    """A serving ground-truth CSV's rows, their chips read against the catalog's chips and aliases; one line where
+    two rows share an id or one has none (their results are reported by id)."""
+    rows = read_inference(path, known_chips=frozenset(catalog.chips), aliases=hardware(catalog).chip_aliases())
+    require_unique_ids(path, [r.id for r in rows])
+    return rows
 
 
 def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:

@@ -3,6 +3,7 @@ measured throughput, TTFT and TPOT statistics, read from the text of the cells a
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from chipwise.validation.cells import (
     parse_stat_values,
     precision_tokens,
     reconcile_plan_with_chips,
+    stated_cell,
     strip_parentheses,
     token_after,
 )
@@ -234,8 +236,9 @@ class _ServingPlan:
 
 #: Other spellings of a serving plan, rewritten into 'TPn EPn DPn x n' terms before it is read: TensorRT-LLM's and
 #: InferenceX's DEPn (attention data-parallel + expert-parallel over n GPUs) and TEPn (tensor + expert parallel),
-#: 'n x TPm', launcher flags ('--tp-size 8', 'tensor_parallel_size=8') and spelled-out names.
+#: 'n x TPm', 'TPmxn', launcher flags ('--tp-size 8', 'tensor_parallel_size=8') and spelled-out names.
 _PLAN_SPELLINGS: Final[tuple[tuple[str, str], ...]] = (
+    (r"(?<![A-Za-z])((?:DEP|TEP|ADP|TP|PP|EP|DP)\s*\d+)\s*x(?=\s*\d)", r"\1 x "),  # replicas glued on: 'TP2x4'
     (r"\bDEP\s*(\d+)", r"TP\1 EP\1 attention DP"),
     (r"\bTEP\s*(\d+)", r"TP\1 EP\1"),
     (r"\bADP\s*(\d+)", r"DP\1 attention DP"),
@@ -480,6 +483,29 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
     return values
 
 
+#: a statistic's label in a latency cell, and what must follow it: an optional metric name, ':' or '=', a number
+_STAT_LABEL: Final = r"\b(?:p50|p90|p99|median|mean|avg|average)\b"
+_STAT_FIGURE: Final = re.compile(rf"{_STAT_LABEL}(?:\s+(?:ttft|tpot|itl|e2el?|latency))?\s*[:=]?\s*~?({NUM})", re.I)
+
+
+def latency_cell_problem(text: str, metric: str) -> str | None:
+    """What is wrong with a stated ttft_ms/tpot_ms cell whose figures parse_latency_ms would read only in part: a
+    statistic without a number ('p99 579.3; mean abc' had been compared at its p99 without a word) or one that is
+    no positive time. Labels in parentheses are comments ('median 13.6 (median ITL)'); a TPOT given as a per-user
+    speed ('avg output speed 20-22 tok/s per user') is read whole."""
+    if metric == "tpot" and re.search(r"tok(?:ens)?/s", text, re.IGNORECASE) and "derived" not in text:
+        return None
+    bare = strip_parentheses(text)
+    for label in re.finditer(_STAT_LABEL, bare, re.IGNORECASE):
+        figure = _STAT_FIGURE.match(bare, label.start())
+        if figure is None:
+            return f"its {label.group(0)} has no number"
+        value = float(figure.group(1).replace(",", ""))
+        if not 0 < value < math.inf:
+            return f"its {label.group(0)} {figure.group(1)} is not a positive, finite time"
+    return None
+
+
 def _pick_stat(values: Mapping[str, float]) -> tuple[str, float] | None:
     for stat in _STAT_PREFERENCE:
         if values.get(stat, 0.0) > 0:
@@ -631,8 +657,6 @@ def _request_rate(raw: Mapping[str, str], scenario: str, load: _Load) -> float |
     return None
 
 
-#: What a cell that gives no figure may say; it reads as a blank one (the figure is not stated)
-UNSTATED: Final[frozenset[str]] = frozenset({"", "-", "\u2013", "\u2014", "n/a", "na", "none", "not stated", "?"})
 #: The largest measurement a row may state (SI), far past any published one: ten million output tokens/s per chip
 #: (the tables' most is 56,528) and a day for a first token or an output token (their most: 196 s)
 MAX_MEASURED: Final[dict[str, float]] = {"output_tokens_per_s_per_chip": 1e7, "ttft_s": 86_400.0, "tpot_s": 86_400.0}
@@ -642,12 +666,6 @@ _MEASURED_CELLS: Final[tuple[str, ...]] = (
     "ttft_ms",
     "tpot_ms",
 )
-
-
-def _stated(raw: Mapping[str, str], column: str) -> str | None:
-    """A cell's text, or None where it states nothing (UNSTATED)."""
-    text = raw.get(column, "").strip()
-    return None if text.lower() in UNSTATED else text
 
 
 def _measured_value(raw: Mapping[str, str], column: str) -> bool:
@@ -667,14 +685,20 @@ def cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: list[M
     if num_chips is not None and (problem := CHIPS.problem(num_chips)) is not None:
         return f"num_chips: {problem}"
     for column in ("input_len", "output_len"):
-        text = _stated(raw, column)
+        text = stated_cell(raw, column)
         length = parse_length(text) if text is not None else None
         if text is not None and (length is None or not 0 < length <= MAX_TOKENS):
             return f"{column} '{text}' is not a token count from 1 to {MAX_TOKENS:,}"
+    chips_text = stated_cell(raw, "num_chips")
+    if chips_text is not None and _chip_count_cell(chips_text) is None:
+        return f"num_chips '{chips_text}' is not a whole number of chips"
     for column in _MEASURED_CELLS:
-        text = _stated(raw, column)
+        text = stated_cell(raw, column)
         if text is not None and not _measured_value(raw, column):
             return f"{column} '{text}' is not a positive measurement"
+        why = latency_cell_problem(text, column[:4]) if text is not None and column in ("ttft_ms", "tpot_ms") else None
+        if why is not None:
+            return f"{column} '{text}': {why}"
     for m in measured:
         if m.value > MAX_MEASURED[m.metric]:
             return f"{m.metric} {m.value:g} is past any plausible measurement (at most {MAX_MEASURED[m.metric]:g})"
@@ -720,8 +744,8 @@ def _chip_count(
     """The row's chip count, or when the column is empty the one its hardware text or GPU plan states (with a
     disaggregated row's prefill pool, `prefill_chips`)."""
     stated = _chip_count_cell(raw.get("num_chips", ""))
-    if stated is not None:
-        return stated
+    if stated is not None or stated_cell(raw, "num_chips") is not None:
+        return stated  # a cell that states no chip count is the row's problem (cell_problem), not a blank one
     hardware_text = raw.get("hardware", "")
     for pattern in _HARDWARE_COUNTS:
         found = lookup_int(pattern, hardware_text)

@@ -191,5 +191,5 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
         plan_source="given" if set(plan) >= {"tp", "pp", "dp"} else ("partial" if plan else "searched"),
         plan=case.plans.plan(best),
         source_family=row.source_family,
-        notes="; ".join(notes),
+        notes="; ".join((*notes, row.notes)).strip("; "),  # the row's own reading notes after the prediction's
     )

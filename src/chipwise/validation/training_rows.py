@@ -24,6 +24,7 @@ from chipwise.validation.cells import (
     parse_positive,
     precision_tokens,
     reconcile_plan_with_chips,
+    stated_cell,
 )
 from chipwise.validation.rows import (
     SKIP_MFU_ONLY,
@@ -35,6 +36,7 @@ from chipwise.validation.rows import (
     TrainingRow,
     unknown_chip,
 )
+from chipwise.workload.serving import CHIPS
 
 # A model TFLOP/s figure is turned into tokens/s only while attention is a small part of FLOPs/token,
 # because sources count attention FLOPs differently (causal or not).
@@ -301,6 +303,40 @@ def training_measured(
     return None
 
 
+#: The measurement cells of a training row: each, where stated, must be a positive figure
+_MEASURED_CELLS: Final[tuple[str, ...]] = (
+    "tokens_per_s_per_chip",
+    "tokens_per_s_total",
+    "step_time_s",
+    "tflops_per_chip",
+)
+#: The largest measurement a row may state (SI), far past any published one: ten million tokens/s per chip (the
+#: table's most is 70,315) and a day a step (its longest: 145 s)
+MAX_TRAINING_MEASURED: Final[dict[str, float]] = {"tokens_per_s_per_chip": 1e7, "step_time_s": 86_400.0}
+
+
+def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: Measured | None) -> str | None:
+    """Why a training row's stated cells cannot be used, as serving's cell_problem says it: a chip count that is no
+    whole number from one to the largest fleet planned, a measurement that is not a positive number (it had been
+    read as blank: skipped as 'MFU only', or replaced by tokens_per_s_total / num_chips without a word), or one past
+    any plausible figure."""
+    chips_text = stated_cell(raw, "num_chips")
+    if chips_text is not None and num_chips is None:
+        return f"num_chips '{chips_text}' is not a whole number of chips"
+    if num_chips is not None and num_chips < 1:
+        return f"num_chips {num_chips} is not a chip count"
+    if num_chips is not None and (problem := CHIPS.problem(num_chips)) is not None:
+        return f"num_chips: {problem}"
+    for column in _MEASURED_CELLS:
+        text = stated_cell(raw, column)
+        if text is not None and parse_positive(text) is None:
+            return f"{column} '{text}' is not a positive measurement"
+    if measured is not None and measured.value > MAX_TRAINING_MEASURED[measured.metric]:
+        most = MAX_TRAINING_MEASURED[measured.metric]
+        return f"{measured.metric} {measured.value:g} is past any plausible measurement (at most {most:g})"
+    return None
+
+
 def _training_skip_reason(
     raw: Mapping[str, str], chip: str, num_chips: int | None, measured: Measured | None, known: frozenset[str]
 ) -> str | None:
@@ -309,6 +345,8 @@ def _training_skip_reason(
         return f"aggregate GPU-hours figure ({family})"
     if chip not in known:
         return unknown_chip(chip, known)
+    if (problem := training_cell_problem(raw, num_chips, measured)) is not None:
+        return problem
     if num_chips is None:
         return SKIP_NO_CHIPS
     if measured is not None:
