@@ -99,43 +99,102 @@ def from_dicts(plans: Iterable[Mapping[str, Any]]) -> PlanArrays:
     )
 
 
-def _int(plan: Mapping[str, Any], key: str, default: int) -> int:
-    value = plan.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+#: other names a plan may give a knob by (Megatron's and the DESIGN.md contract's): mb is microbatch, vp vpp and
+#: sequence_parallel sp. They had been accepted and then ignored by the search ({tp: 8, pp: 4, mb: 1} ran mb2).
+ALIASES: dict[str, str] = {"mb": "microbatch", "vp": "vpp", "sequence_parallel": "sp"}
+_FLAGS: tuple[str, ...] = ("sp", "hsdp")
+
+
+def _whole(key: str, value: Any) -> int:
+    """A plan degree as an int, or one line: a whole, finite number at least 1 (zero: at least 0)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float | np.integer | np.floating)
+        or not math.isfinite(value)  # .nan and .inf had reached int(): ValueError, OverflowError
+        or int(value) != value
+    ):
         raise ChipwiseError(f"plan.{key} must be a whole number, got {value!r}. Fix: give an integer.")
-    if value < (0 if key == "zero" else 1):
-        raise ChipwiseError(f"plan.{key} must be at least {0 if key == 'zero' else 1}, got {value}. Fix: correct it.")
+    low = 0 if key == "zero" else 1
+    if value < low:
+        raise ChipwiseError(f"plan.{key} must be at least {low}, got {value}. Fix: correct it.")
     return int(value)
+
+
+def _flag(key: str, value: Any) -> bool:
+    """A plan flag: true or false (or 0 or 1, as normalise and PlanArrays hold it), not text: 'no' had read as
+    true."""
+    if isinstance(value, bool | np.bool_) or (isinstance(value, int | np.integer) and value in (0, 1)):
+        return bool(value)
+    raise ChipwiseError(f"plan.{key}: {value!r} is not true or false. Fix: give true or false.")
+
+
+def given_knobs(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The knobs a (partial) plan gives, by their PLAN_KEYS names (ALIASES resolved), each value checked: degrees
+    as ints, recompute as one of RECOMPUTE_MODES, sp and hsdp as bools. None is a knob not given. One line names
+    an unknown key, a knob given twice (mb and microbatch) or a bad value."""
+    unknown = sorted(str(k) for k in set(plan) - set(PLAN_KEYS) - set(ALIASES))
+    if unknown:
+        raise ChipwiseError(f"unknown plan key '{unknown[0]}'. Fix: use {', '.join(PLAN_KEYS)}.")
+    given: dict[str, Any] = {}
+    named: dict[str, str] = {}
+    for key, value in plan.items():
+        if value is None:
+            continue
+        name = ALIASES.get(key, key)
+        if name in given:
+            raise ChipwiseError(f"plan gives {name} twice, as {named[name]} and {key}. Fix: keep one of them.")
+        named[name] = key
+        if name == "recompute":
+            mode = str(value).lower()
+            if mode not in RECOMPUTE_MODES:
+                raise ChipwiseError(f"unknown recompute mode '{mode}'. Fix: use one of {', '.join(RECOMPUTE_MODES)}.")
+            given[name] = mode
+        elif name in _FLAGS:
+            given[name] = _flag(key, value)
+        else:
+            given[name] = _whole(key, value)
+    if given.get("zero", 0) > 3:
+        raise ChipwiseError(f"plan.zero must be 0, 1, 2 or 3, got {given['zero']}. Fix: correct it.")
+    return given
 
 
 def normalise(plan: Mapping[str, Any]) -> dict[str, Any]:
     """A complete plan mapping with defaults for the knobs not given (and unknown knobs rejected)."""
-    unknown = set(plan) - set(PLAN_KEYS) - {"vp", "mb", "sequence_parallel"}
-    if unknown:
-        raise ChipwiseError(f"unknown plan key '{sorted(unknown)[0]}'. Fix: use {', '.join(PLAN_KEYS)}.")
-    recompute = str(plan.get("recompute", "selective")).lower()
-    if recompute not in RECOMPUTE_MODES:
-        raise ChipwiseError(f"unknown recompute mode '{recompute}'. Fix: use one of {', '.join(RECOMPUTE_MODES)}.")
-    zero = _int(plan, "zero", 1)
-    if zero > 3:
-        raise ChipwiseError(f"plan.zero must be 0, 1, 2 or 3, got {zero}. Fix: correct it.")
-    tp = _int(plan, "tp", 1)
-    sp_value = plan.get("sp", plan.get("sequence_parallel", tp > 1))
+    g = given_knobs(plan)
+    tp, zero = g.get("tp", 1), g.get("zero", 1)
     return {
         "tp": tp,
-        "pp": _int(plan, "pp", 1),
-        "dp": _int(plan, "dp", 1),
-        "cp": _int(plan, "cp", 1),
-        "ep": _int(plan, "ep", 1),
-        "vpp": _int(plan, "vpp", _int(plan, "vp", 1)),
-        "microbatch": _int(plan, "microbatch", _int(plan, "mb", 1)),
+        "pp": g.get("pp", 1),
+        "dp": g.get("dp", 1),
+        "cp": g.get("cp", 1),
+        "ep": g.get("ep", 1),
+        "vpp": g.get("vpp", 1),
+        "microbatch": g.get("microbatch", 1),
         "zero": zero,
-        "recompute": recompute,
-        "sp": int(bool(sp_value) and tp > 1),
-        "hsdp": int(bool(plan.get("hsdp", False)) and zero == 3),
+        "recompute": g.get("recompute", "selective"),
+        "sp": int(g.get("sp", True) and tp > 1),
+        "hsdp": int(g.get("hsdp", False) and zero == 3),
     }
+
+
+def left_to_search(plan: Mapping[str, Any], model: ModelSpec) -> list[str]:
+    """The knobs a plan leaves for the search to choose (none: the plan is complete, 'given').
+
+    Always tp, pp, dp, microbatch, zero and recompute; cp unless tp, pp and dp are all given (their product is then
+    the rank count, cp 1); vpp unless pp is 1; ep on a mixture of experts; hsdp with zero 3. sp is no choice of the
+    search's (on wherever tp > 1 unless the plan turns it off)."""
+    g = given_knobs(plan)
+    left = [k for k in ("tp", "pp", "dp") if k not in g]
+    if "cp" not in g and left:
+        left.append("cp")
+    if "ep" not in g and model.moe is not None:
+        left.append("ep")
+    if "vpp" not in g and g.get("pp") != 1:
+        left.append("vpp")
+    left += [k for k in ("microbatch", "zero", "recompute") if k not in g]
+    if "hsdp" not in g and g.get("zero") == 3:
+        left.append("hsdp")
+    return left
 
 
 def check_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
@@ -153,16 +212,17 @@ def check_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, rank
 
 
 def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
-    """Reject what is already wrong in a partial plan (the search completes the rest)."""
-    if not plan:
+    """Reject what is already wrong in a partial plan (the search completes the rest), in the words check_plan
+    would use for the complete plan."""
+    g = given_knobs(plan)  # unknown keys, bad recompute, zero or flag values
+    if not g:
         return
-    p = normalise(plan)  # unknown keys, bad recompute or zero values
-    if {"tp", "pp", "dp"} <= set(plan):
-        check_plan({**plan, "cp": plan.get("cp", 1)}, model, job, ranks)
+    if {"tp", "pp", "dp"} <= set(g):
+        check_plan({**g, "cp": g.get("cp", 1)}, model, job, ranks)
         return
     given = 1
     for key in ("tp", "pp", "dp", "cp"):
-        given *= int(p[key]) if key in plan else 1
+        given *= g.get(key, 1)
     if given > ranks:
         # a product that does not divide the ranks leaves some idle, as the search's own plans may (MIN_RANK_USE):
         # pp=7 on 1,000 H100 runs Llama 3.1 70B on 896 (it had been refused, though the search chose that plan)
@@ -170,20 +230,42 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
             f"the plan's fixed degrees multiply to {given}, more than the {ranks} ranks. "
             "Fix: choose degrees whose product is at most the rank count (chips x cores per chip)."
         )
-    if "microbatch" in plan or "mb" in plan:
-        mb = p["microbatch"]
+    if "microbatch" in g:
+        mb = g["microbatch"]
         if job.global_batch % mb:  # a micro-batch past the batch had left no data-parallel degree: an IndexError
             raise ChipwiseError(
                 f"plan.microbatch {mb:,} does not divide the global batch of {job.global_batch:,} sequences. "
                 "Fix: give a micro-batch that divides the batch (e.g. 1), or a larger batch."
             )
-    if "tp" in plan and (reason := model.attention.tp_problem(p["tp"])):
+    if "tp" in g and (reason := model.attention.tp_problem(g["tp"])):
         raise ChipwiseError(f"invalid plan: {reason}.")
-    if "ep" in plan and p["ep"] > 1 and model.moe is None:
-        raise ChipwiseError(f"invalid plan: ep={p['ep']} on a dense model. Fix: set ep to 1.")
-    if "ep" in plan and (reason := _ep_experts_problem(p["ep"], model)):
+    # a cp not dividing the sequence had been priced in a partial plan ({cp: 3} at 8,192 tokens) and refused in a
+    # complete one
+    if "cp" in g and (reason := _cp_problem(g["cp"], job)):
+        raise ChipwiseError(f"invalid plan: {reason}.")
+    if "pp" in g and (reason := _pipeline_problem(g["pp"], g.get("vpp", 1), model)):
+        raise ChipwiseError(f"invalid plan: {reason}.")
+    if "ep" in g and g["ep"] > 1 and model.moe is None:
+        raise ChipwiseError(f"invalid plan: ep={g['ep']} on a dense model. Fix: set ep to 1.")
+    if "ep" in g and (reason := _ep_experts_problem(g["ep"], model)):
         # the search took a fixed ep as given: ep=16 over Mixtral's 8 experts priced half an expert a rank
         raise ChipwiseError(f"invalid plan: {reason}.")
+
+
+def _cp_problem(cp: int, job: TrainingJob) -> str:
+    """Why context parallelism of degree cp cannot split the job's sequences ('' when it can)."""
+    if job.seq_len % cp:
+        return f"cp={cp} does not divide seq_len {job.seq_len}. Fix: use a cp dividing the sequence length"
+    return ""
+
+
+def _pipeline_problem(pp: int, vpp: int, model: ModelSpec) -> str:
+    """Why pp stages of vpp virtual stages each cannot hold the model's layers ('' when they can)."""
+    if pp * vpp > model.layers + 2:
+        return f"pp x vpp = {pp * vpp} exceeds the {model.layers} layers. Fix: use fewer pipeline stages"
+    if vpp > 1 and pp == 1:
+        return "vpp > 1 needs pipeline parallelism (pp > 1). Fix: set vpp to 1 or pp above 1"
+    return ""
 
 
 def _ep_experts_problem(ep: int, model: ModelSpec) -> str:
@@ -198,12 +280,10 @@ def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> 
     tp, pp, cp, ep, vpp, dp, mb = p["tp"], p["pp"], p["cp"], p["ep"], p["vpp"], p["dp"], p["microbatch"]
     if reason := model.attention.tp_problem(tp):
         return reason
-    if pp * vpp > model.layers + 2:
-        return f"pp x vpp = {pp * vpp} exceeds the {model.layers} layers. Fix: use fewer pipeline stages"
-    if vpp > 1 and pp == 1:
-        return "vpp > 1 needs pipeline parallelism (pp > 1). Fix: set vpp to 1 or pp above 1"
-    if job.seq_len % cp:
-        return f"cp={cp} does not divide seq_len {job.seq_len}. Fix: use a cp dividing the sequence length"
+    if reason := _pipeline_problem(pp, vpp, model):
+        return reason
+    if reason := _cp_problem(cp, job):
+        return reason
     moe = model.moe
     if ep > 1 and moe is None:
         return f"ep={ep} on a dense model. Fix: set ep to 1"
@@ -250,8 +330,27 @@ def _pow2_upto(n: int) -> list[int]:
 MIN_RANK_USE = 0.5
 
 
-#: Pipeline depths up to this are all searched; deeper ones only as powers of two or divisors of the ranks or layers.
+#: Pipeline depths up to this are all searched; deeper ones as balanced depths (balanced_depths), powers of two and
+#: divisors of the ranks or layers.
 PP_EVERY_UPTO = 8
+
+#: interleaving degrees (virtual stages per rank) the search tries
+VPP_OPTIONS: tuple[int, ...] = (1, 2, 3, 4, 6, 8)
+
+
+def balanced_depths(layers: int, vpps: Iterable[int] = VPP_OPTIONS) -> set[int]:
+    """Every pipeline depth that is the fewest stages holding at most c layers a virtual stage, for some c and
+    interleaving degree v: ceil(ceil(layers / v) / c). A deeper pipeline with as many layers on its critical stage
+    adds bubble, hand-offs, micro-batches in flight and ranks and saves nothing, so these are the depths worth
+    pricing; none depends on the rank count, so a fleet's search holds every depth a smaller fleet's did.
+
+    About 2 sqrt(layers) of them: Llama-3.1-405B's 126 layers give 1-14, 16, 18, 21, 26, 32, 42, 63 and 126. Searching
+    only divisors of the ranks had left out pp=11 at 1,448 H100 (TP4 PP21, 4% slower than 1,408 chips' TP4 PP11)."""
+    out: set[int] = set()
+    for v in vpps:
+        per_v = -(-layers // v)
+        out |= {-(-per_v // c) for c in range(1, per_v + 1)}
+    return out
 
 
 def _cross(a: dict[str, IntArray], b: dict[str, IntArray]) -> dict[str, IntArray]:
@@ -286,15 +385,17 @@ def enumerate_plans(
     """Every valid plan for the model, job and rank count (knobs in `fixed` held at the given value), vectorised.
 
     tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (every depth up to
-    PP_EVERY_UPTO, beyond it powers of two and divisors of the ranks or of the layers); vpp over values keeping at
-    least one layer per virtual stage; cp over powers of two with >= 512 tokens per rank; ep over divisors of the
-    experts; micro-batch over powers of two; zero over 0-3 (FSDP with pp > 1 only when zero is fixed); recompute
-    over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on whenever tp > 1 (it
-    only saves memory and time). dp is the largest data-parallel degree that fits the ranks and divides the batch,
-    so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than having no plan;
-    plans idling more than half of the ranks (MIN_RANK_USE) are dropped.
+    PP_EVERY_UPTO, beyond it balanced depths, powers of two and divisors of the ranks or of the layers); vpp over
+    values keeping at least one layer per virtual stage; cp over powers of two with >= 512 tokens per rank; ep over
+    divisors of the experts; micro-batch over powers of two; zero over 0-3 (FSDP with pp > 1 only when zero is
+    fixed); recompute over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on
+    whenever tp > 1 (it only saves memory and time). dp is the largest data-parallel degree that fits the ranks and
+    divides the batch, so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than
+    having no plan; plans idling more than half of the ranks (MIN_RANK_USE) are dropped.
     """
-    fixed = {k: v for k, v in (fixed or {}).items() if v is not None}
+    # by their PLAN_KEYS names, values checked: mb, vp and sequence_parallel had been ignored here, and a recompute
+    # of 'Full' had failed in RECOMPUTE_MODES.index
+    fixed = given_knobs(fixed or {})
     att = model.attention
     moe = model.moe
     layers = model.layers
@@ -305,24 +406,25 @@ def enumerate_plans(
     tp_opts = [t for t in divisors(att.heads) if t <= max(domain_ranks, 1)]
     tp_opts = [t for t in tp_opts if att.kind == "mla" or att.kv_heads % t == 0 or t % att.kv_heads == 0]
     pows = set(_pow2_upto(layers))
-    # every depth up to PP_EVERY_UPTO: with idle ranks allowed a depth need not divide the ranks (1,000 H100s had
-    # not tried pp=7 and ran Llama-3.1-70B 19% slower than 896 did)
+    balanced = balanced_depths(layers)
+    # every depth up to PP_EVERY_UPTO and every balanced one: with idle ranks allowed a depth need not divide the
+    # ranks (1,000 H100s had not tried pp=7 and ran Llama-3.1-70B 19% slower than 896 did)
     pp_opts = sorted(
         p
         for p in range(1, min(layers, 256) + 1)
-        if p <= PP_EVERY_UPTO or p in pows or ranks % p == 0 or layers % p == 0
+        if p <= PP_EVERY_UPTO or p in balanced or p in pows or ranks % p == 0 or layers % p == 0
     )
     cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if job.seq_len % c == 0 and job.seq_len // c >= 512] or [1]
     ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
     mb_opts = [b for b in _pow2_upto(min(job.global_batch, 16)) if job.global_batch % b == 0]
-    rec_opts = [RECOMPUTE_MODES.index(str(fixed["recompute"]))] if "recompute" in fixed else [0, 1, 2]
-    hsdp_opts = [int(bool(fixed["hsdp"]))] if "hsdp" in fixed else [0, 1]
+    rec_opts = [RECOMPUTE_MODES.index(fixed["recompute"])] if "recompute" in fixed else [0, 1, 2]
+    hsdp_opts = [int(fixed["hsdp"])] if "hsdp" in fixed else [0, 1]
 
     g = _grid(
         tp=choice("tp", tp_opts),
         pp=choice("pp", pp_opts),
         cp=choice("cp", cp_opts),
-        vpp=choice("vpp", [1, 2, 3, 4, 6, 8]),
+        vpp=choice("vpp", list(VPP_OPTIONS)),
         mb=choice("microbatch", mb_opts),
     )
     inner = g["tp"] * g["pp"] * g["cp"]
@@ -367,6 +469,6 @@ def enumerate_plans(
     hybrid_ok = (g["zero"] == 3) & (g["tp"] * g["cp"] * g["dp"] > domain_ranks) & (domain_ranks // g["tp"] >= 2)
     ok &= (g["hsdp"] == 0) | hybrid_ok
     g = {k: v[ok] for k, v in g.items()}
-    sp_wanted = bool(fixed.get("sp", True))
+    sp_wanted = fixed.get("sp", True)
     g["sp"] = ((g["tp"] > 1) & sp_wanted).astype(np.int64)
     return PlanArrays(**{k: np.ascontiguousarray(g[k], dtype=np.int64) for k in PLAN_COLUMNS})

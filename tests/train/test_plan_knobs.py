@@ -1,0 +1,125 @@
+"""A plan's knobs as the search reads them: other names (mb, vp, sequence_parallel) held as the knobs they name,
+text refused for flags, values that are not whole finite numbers refused in one line, and a partial plan refused in
+the words its complete form would be."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
+from chipwise.train.plans import check_partial_plan, enumerate_plans, given_knobs, left_to_search, normalise
+from chipwise.train.search import search_plans
+from chipwise.workload import load_model
+from chipwise.workload.training import TrainingJob
+
+
+def _search(catalog: Catalog, model: str, chips: int, plan: dict[str, Any], batch: int = 128) -> Any:
+    from chipwise.hardware import hardware
+
+    spec = load_model(catalog, model)
+    job = TrainingJob(spec, 8192, batch)
+    return search_plans(spec, job, hardware(catalog).system("h100-sxm"), chips, fixed=plan)
+
+
+@pytest.mark.parametrize(
+    ("alias", "knob", "value"),
+    [("mb", "mb", 1), ("vp", "vpp", 1), ("mb", "mb", 4), ("vp", "vpp", 2)],
+)
+def test_other_names_hold_their_knob(catalog: Catalog, alias: str, knob: str, value: int) -> None:
+    """{tp: 8, pp: 4, mb: 1, vp: 1} on 64 H100 had run TP8 PP4v4 mb2: the search read only microbatch and vpp."""
+    search = _search(catalog, "llama-3.1-70b", 64, {"tp": 8, "pp": 4, alias: value})
+    assert set(getattr(search.result.plans, knob).tolist()) == {value}
+
+
+def test_sequence_parallel_false_turns_sp_off(catalog: Catalog) -> None:
+    search = _search(catalog, "llama-3.1-70b", 64, {"tp": 8, "sequence_parallel": False})
+    assert not search.result.plans.sp.any()
+    assert search.result.plans.plan(search.best)["sp"] is False
+
+
+def test_a_knob_given_twice_is_refused() -> None:
+    with pytest.raises(ChipwiseError, match=r"plan gives microbatch twice, as microbatch and mb\. Fix: keep one"):
+        given_knobs({"microbatch": 2, "mb": 1})
+
+
+@pytest.mark.parametrize("mode", ["Full", "FULL", "Selective", "none"])
+def test_recompute_in_any_case(catalog: Catalog, mode: str) -> None:
+    """{recompute: Full} had failed in RECOMPUTE_MODES.index (ValueError) though normalise lower-cased it."""
+    search = _search(catalog, "llama-3.1-8b", 8, {"recompute": mode})
+    assert {search.result.plans.plan(i)["recompute"] for i in range(len(search.result.plans))} == {mode.lower()}
+
+
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        ({"tp": math.nan}, r"^plan\.tp must be a whole number, got nan\. Fix: give an integer\.$"),
+        ({"pp": math.inf}, r"^plan\.pp must be a whole number, got inf\. Fix: give an integer\.$"),
+        ({"mb": -math.inf}, r"^plan\.mb must be a whole number, got -inf\."),
+        ({"zero": 1.5}, r"^plan\.zero must be a whole number, got 1\.5\."),
+        ({"sp": "no", "tp": 2}, r"^plan\.sp: 'no' is not true or false\. Fix: give true or false\.$"),
+        ({"hsdp": "false", "zero": 3}, r"^plan\.hsdp: 'false' is not true or false\."),
+        ({"sequence_parallel": "yes"}, r"^plan\.sequence_parallel: 'yes' is not true or false\."),
+        ({"sp": 2}, r"^plan\.sp: 2 is not true or false\."),
+        ({"hsdp": 0.0}, r"^plan\.hsdp: 0\.0 is not true or false\."),
+    ],
+)
+def test_bad_values_are_one_line(catalog: Catalog, plan: dict[str, Any], message: str) -> None:
+    """NaN and infinity had reached int() (ValueError, OverflowError); text flags had read as true (bool('no'))."""
+    with pytest.raises(ChipwiseError, match=message):
+        _search(catalog, "llama-3.1-8b", 8, plan)
+    with pytest.raises(ChipwiseError, match=message):
+        normalise(plan)
+
+
+def test_flags_read_as_given(catalog: Catalog) -> None:
+    assert normalise({"tp": 4, "sp": False})["sp"] == 0
+    assert normalise(normalise({"tp": 4, "zero": 3, "hsdp": True})) == normalise({"tp": 4, "zero": 3, "hsdp": 1})
+    assert normalise({"zero": 3, "hsdp": True})["hsdp"] == 1
+    search = _search(catalog, "llama-3.1-70b", 64, {"zero": 3, "hsdp": False})
+    assert not search.result.plans.hsdp.any()
+
+
+def test_enumerate_reads_the_names_validation_passes(catalog: Catalog) -> None:
+    """enumerate_plans takes fixed knobs from callers other than the search (validation): the same reading."""
+    spec = load_model(catalog, "llama-3.1-8b")
+    job = TrainingJob(spec, 8192, 64)
+    plans = enumerate_plans(spec, job, 8, 8, {"tp": 2, "mb": 2, "recompute": "Full", "sequence_parallel": False})
+    assert set(plans.mb.tolist()) == {2} and set(plans.recompute.tolist()) == {2} and not plans.sp.any()
+
+
+@pytest.mark.parametrize(
+    ("plan", "ranks"),
+    [({"cp": 3}, 6), ({"cp": 3, "tp": 1, "pp": 1, "dp": 2}, 6)],
+)
+def test_a_cp_not_dividing_the_sequence_is_refused_partial_or_complete(
+    catalog: Catalog, plan: dict[str, Any], ranks: int
+) -> None:
+    """{cp: 3} on 6 H100 at 8,192 tokens had been priced while the complete plan was refused."""
+    spec = load_model(catalog, "llama-3.1-8b")
+    job = TrainingJob(spec, 8192, 128)
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: cp=3 does not divide seq_len 8192\. Fix: use a cp"):
+        check_partial_plan(plan, spec, job, ranks)
+
+
+def test_a_partial_pipeline_is_refused_as_a_complete_one(catalog: Catalog) -> None:
+    spec = load_model(catalog, "llama-3.1-8b")
+    job = TrainingJob(spec, 8192, 128)
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: vpp > 1 needs pipeline parallelism"):
+        check_partial_plan({"pp": 1, "vpp": 2}, spec, job, 64)
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: pp x vpp = 40 exceeds the 32 layers"):
+        check_partial_plan({"pp": 20, "vp": 2}, spec, job, 64)
+
+
+def test_what_a_plan_leaves_to_the_search(catalog: Catalog) -> None:
+    dense, moe = load_model(catalog, "llama-3.1-70b"), load_model(catalog, "mixtral-8x7b")
+    # four keys had read as 'given': {tp, pp, mb, vp} leaves dp, cp, zero and recompute
+    assert left_to_search({"tp": 8, "pp": 4, "mb": 1, "vp": 1}, dense) == ["dp", "cp", "zero", "recompute"]
+    complete = {"tp": 8, "pp": 4, "dp": 2, "vpp": 1, "microbatch": 1, "zero": 1, "recompute": "selective"}
+    assert left_to_search(complete, dense) == []  # cp: tp x pp x dp is the rank count
+    assert left_to_search({**complete, "pp": 1, "dp": 8, "vpp": None}, dense) == []  # one stage: vpp 1
+    assert left_to_search(complete, moe) == ["ep"]
+    assert left_to_search({**complete, "zero": 3}, dense) == ["hsdp"]
