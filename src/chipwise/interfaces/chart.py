@@ -7,9 +7,11 @@ path's suffix. Both plotting libraries are imported only when a file is written,
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,13 +62,14 @@ FRONT = "#1f77b4"
 DOMINATED = "#9a9a9a"
 PROJECTED = "#e07b00"
 
-Style = Literal["point", "hollow", "line", "curve"]
+Style = Literal["point", "hollow", "ring", "line", "curve"]
 
 
 @dataclass(frozen=True)
 class Series:
-    """Points of one kind. `point`: filled markers; `hollow`: open diamonds (projected products); `line`: a line
-    without markers (a Pareto front); `curve`: a line with markers (a throughput-latency curve)."""
+    """Points of one kind. `point`: filled markers; `hollow`: open diamonds (projected products); `ring`: open
+    circles (a figure with a caveat: a price that is an estimate); `line`: a line without markers (a Pareto front);
+    `curve`: a line with markers (a throughput-latency curve)."""
 
     name: str
     x: Sequence[float]
@@ -155,14 +158,16 @@ def _write_matplotlib(chart: Chart, path: Path) -> None:
     axes = fig.subplots(1, n, squeeze=False)[0]
     for ax, panel in zip(axes, chart.panels, strict=True):
         _mpl_panel(ax, panel)
-    fig.draw_without_rendering()  # settle the layout, so that point labels can be placed apart from each other
-    for ax, panel in zip(axes, chart.panels, strict=True):
-        _place_labels(ax, panel.series)
     fig.suptitle(chart.title, fontsize=11)
     if chart.footnote:
         width = int(chart.width_in * 18)  # characters of 7 pt text across the figure
         lines = (textwrap.fill(line, width) for line in chart.footnote.splitlines())
         fig.supxlabel("\n".join(lines), fontsize=7, color="#555555")
+    # settle the layout, title and footnote included, so that point labels are placed where the axes will be (the
+    # footnote added after them had moved the axes up, and labels placed inside were drawn over the x-axis)
+    fig.draw_without_rendering()
+    for ax, panel in zip(axes, chart.panels, strict=True):
+        _place_labels(ax, panel.series)
     from matplotlib import rc_context
 
     with rc_context({"svg.fonttype": "none"}):  # SVG text stays text: searchable, smaller
@@ -202,9 +207,17 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
                 markerfacecolor="none" if s.open_markers else s.color,
                 label=s.name,
             )
-        elif s.style == "hollow":
+        elif s.style in ("hollow", "ring"):
+            marker = "D" if s.style == "hollow" else "o"
             ax.scatter(
-                s.x, s.y, s=s.size**2, marker="D", facecolors="none", edgecolors=s.color, linewidths=1.5, label=s.name
+                s.x,
+                s.y,
+                s=s.size**2,
+                marker=marker,
+                facecolors="none",
+                edgecolors=s.color,
+                linewidths=1.5,
+                label=s.name,
             )
         else:
             ax.scatter(s.x, s.y, s=s.size**2, color=s.color, label=s.name, zorder=3)
@@ -223,56 +236,210 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
 
 
 LABEL_PT = 7.0  # font size of point labels
-_CANDIDATES = (  # label offsets from the point (points) and alignment, in order of preference
-    (4, 3, "left"),
-    (4, -10, "left"),
-    (-4, 3, "right"),
-    (-4, -10, "right"),
-    (4, 11, "left"),
-    (4, -18, "left"),
-    (-4, 11, "right"),
-    (-4, -18, "right"),
-    (4, 19, "left"),
-    (4, -26, "left"),
-    (-4, 19, "right"),
-    (-4, -26, "right"),
+LABEL_GAP = 1.5  # points between a marker's edge and its label
+#: where a label goes around its point, in order of preference: (side, vertical) with side -1 left, 0 centred above
+#: or below, +1 right, and vertical the label's middle as a share of its height above the point's centre
+_BESIDE = ((1, 0.0), (-1, 0.0), (1, 0.6), (1, -0.6), (-1, 0.6), (-1, -0.6), (0, 1.0), (0, -1.0))
+#: farther places, joined to the point by a leader line: (distance from the marker's edge in points, angle in degrees)
+_LEADER = tuple(
+    (r, a) for r in (14.0, 26.0, 40.0, 60.0, 85.0) for a in (30, -30, 150, -150, 60, -60, 120, -120, 0, 180)
 )
+#: a place off a leader line is taken over one beside the point only where that one reads worse (Place.penalty)
+LEADER_PENALTY = 3.0
+
+Box = tuple[float, float, float, float]
 
 
-def _place_labels(ax: Any, series: Sequence[Series]) -> None:
-    """Label each point where its text overlaps no other label and no other point (greedy, first fit)."""
-    px_per_pt = ax.figure.dpi / 72.0
-    items = [(x, y, t) for s in series for x, y, t in zip(s.x, s.y, s.labels, strict=False) if t]
-    anchors = [tuple(ax.transData.transform((x, y))) for x, y, _ in items]
-    marked = [(x, y) for s in series if s.style != "line" for x, y in zip(s.x, s.y, strict=True)]
-    dots = [tuple(ax.transData.transform(xy)) for xy in marked]
-    taken: list[tuple[float, float, float, float]] = []
-    frame = ax.get_window_extent()  # a label inside the axes is not clipped at the figure's edge
-    for (x, y, text), (px, py) in sorted(zip(items, anchors, strict=True), key=lambda it: -it[1][1]):
-        width, height = (len(text) * 0.55 * LABEL_PT + 2) * px_per_pt, (LABEL_PT + 1) * px_per_pt
-        fits: list[tuple[bool, bool, tuple[int, int, str]]] = []
-        for dx, dy, ha in _CANDIDATES:
-            x0 = px + dx * px_per_pt - (width if ha == "right" else 0.0)
-            box = (x0, py + dy * px_per_pt, x0 + width, py + dy * px_per_pt + height)
-            inside = box[0] >= frame.x0 and box[2] <= frame.x1 and box[1] >= frame.y0 and box[3] <= frame.y1
-            clear = inside and not any(_overlap(box, t) for t in taken)
-            free = not any(_overlap(box, (qx - 3, qy - 3, qx + 3, qy + 3)) for qx, qy in dots if (qx, qy) != (px, py))
-            fits.append((clear, free, (dx, dy, ha)))
-        # first a place clear of the other labels and points, then one clear of the labels (over a curve's dots
-        # rather than over another label), else the first
-        dx, dy, ha = next((c for ok, free, c in fits if ok and free), next((c for ok, _, c in fits if ok), fits[0][2]))
-        x0 = px + dx * px_per_pt - (width if ha == "right" else 0.0)
-        taken.append((x0, py + dy * px_per_pt, x0 + width, py + dy * px_per_pt + height))
-        ax.annotate(
+def _place_labels(ax: Any, series: Sequence[Series]) -> list[str]:
+    """Label each point beside itself (greedy, top to bottom): inside the axes, clear of the legend, of the other
+    labels and of the other labelled points, and nearer to its own point than to any other labelled one. Of those
+    places, the one that reads best (clear of other markers, lines and curves: _Place.penalty); farther off with a
+    leader line where every place beside it reads worse; or not at all where none is clear (its legend entry or
+    colour still names it). Returns the labels left out."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    px = ax.figure.dpi / 72.0  # pixels per point
+    frame = ax.get_window_extent()
+    inner = (frame.x0 + 1, frame.y0 + 1, frame.x1 - 1, frame.y1 - 1)
+    blocked: list[Box] = []
+    legend = ax.get_legend()
+    if legend is not None:
+        lb = legend.get_window_extent()
+        if _overlap((lb.x0, lb.y0, lb.x1, lb.y1), inner):
+            blocked.append((lb.x0 - 2, lb.y0 - 2, lb.x1 + 2, lb.y1 + 2))
+            # 'best' is worked out again at every draw, and labels are among what it avoids: keep it where it is
+            legend.set_loc(tuple(ax.transAxes.inverted().transform((lb.x0, lb.y0))))
+    items = [
+        (x, y, t, s.size / 2 if s.style != "curve" else s.size / 4 + 0.5)
+        for s in series
+        for x, y, t in zip(s.x, s.y, s.labels, strict=False)
+        if t and math.isfinite(x) and math.isfinite(y)
+    ]
+    anchors = [tuple(ax.transData.transform((x, y))) for x, y, _, _ in items]
+    marks = [
+        (*ax.transData.transform((x, y)), (s.size / 4 + 0.5 if s.style == "curve" else s.size / 2) * px)
+        for s in series
+        if s.style != "line"
+        for x, y in zip(s.x, s.y, strict=True)
+        if math.isfinite(x) and math.isfinite(y)
+    ]
+    labelled = [(qx, qy, r * px) for (qx, qy), (_, _, _, r) in zip(anchors, items, strict=True)]
+    lines = [  # the segments of lines and curves, which a label is better not drawn across
+        (*a, *b)
+        for s in series
+        if s.style in ("line", "curve")
+        for a, b in pairwise(tuple(ax.transData.transform(xy)) for xy in zip(s.x, s.y, strict=True))
+    ]
+    prop = FontProperties(size=LABEL_PT)
+    taken: list[Box] = []
+    leaders: list[tuple[float, float, float, float]] = []
+    left_out: list[str] = []
+    order = sorted(range(len(items)), key=lambda k: (-anchors[k][1], anchors[k][0]))
+    for k in order:
+        x, y, text, radius = items[k]
+        pxx, pyy = anchors[k]
+        w_pt, h_pt, _ = text_to_path.get_text_width_height_descent(text, prop, ismath=False)
+        width, height = (w_pt + 1.0) * px, (max(h_pt, LABEL_PT) + 2.0) * px
+        reach = (radius + LABEL_GAP) * px
+        own = (pxx, pyy)
+        # the other labelled points, but those whose marker overlaps this one's (no place tells them apart)
+        others = [
+            q for j, q in enumerate(labelled) if j != k and math.hypot(q[0] - pxx, q[1] - pyy) >= q[2] + radius * px
+        ]
+        hidden = radius * px  # markers under this one's (a curve's dot at the point) are not read apart from it
+        around = [m for m in marks if math.hypot(m[0] - pxx, m[1] - pyy) > hidden]
+        place = _Place(inner, [*blocked, *taken], leaders, others, around, lines)
+        beside = [(_beside_box(pxx, pyy, side, v, width, height, reach), False) for side, v in _BESIDE]
+        far = [(_leader_box(pxx, pyy, r * px + reach, angle, width, height), r) for r, angle in _LEADER]
+        far = [  # a leader line crosses no other label, and passes no other labelled point
+            (b, r)
+            for b, r in far
+            if not any(_crosses(_segment(pxx, pyy, b), t) for t in taken)
+            and not any(_crosses(_segment(pxx, pyy, b), (qx - q, qy - q, qx + q, qy + q)) for qx, qy, q in others)
+        ]
+        scored = [  # a leader line costs LEADER_PENALTY, and a little more the longer it is
+            (place.penalty(box, own) + (LEADER_PENALTY + reach_pt / 100 if reach_pt else 0.0), n, box, bool(reach_pt))
+            for n, (box, reach_pt) in enumerate([(b, 0.0) for b, _ in beside] + far)
+            if place.clear(box) and (reach_pt or place.nearest(box, own))
+        ]
+        if not scored:
+            left_out.append(text)
+            continue
+        _, _, chosen, leader = min(scored)
+        taken.append(chosen)
+        # the text's lower-left corner, as an offset in points from the point
+        dx, dy = (chosen[0] - pxx) / px + 0.5, (chosen[1] - pyy) / px + 1.0
+        extra: dict[str, Any] = {}
+        if leader:
+            leaders.append(_segment(pxx, pyy, chosen))
+            extra["arrowprops"] = {"arrowstyle": "-", "color": "#888888", "linewidth": 0.6, "shrinkA": 1.0,
+                                   "shrinkB": radius + 0.5}  # fmt: skip
+        note = ax.annotate(
             text,
             (x, y),
             xytext=(dx, dy),
             textcoords="offset points",
-            ha=ha,
+            ha="left",
+            va="bottom",
             fontsize=LABEL_PT,
             color="#333333",
             annotation_clip=True,
+            **extra,
         )
+        note.set_in_layout(False)  # placed in the settled layout: it must not move the axes
+    return left_out
+
+
+@dataclass(frozen=True)
+class _Place:
+    """What a label's box must keep clear of: the axes' inner frame, boxes (the legend, placed labels), leader
+    lines and the other labelled points' markers; and, where it can, every other marker (x, y, radius in px) and
+    the segments of lines and curves."""
+
+    inner: Box
+    boxes: Sequence[Box]
+    leaders: Sequence[tuple[float, float, float, float]]
+    labelled: Sequence[tuple[float, float, float]]
+    marks: Sequence[tuple[float, float, float]]
+    lines: Sequence[tuple[float, float, float, float]]
+
+    def clear(self, box: Box) -> bool:
+        f = self.inner
+        return (
+            f[0] <= box[0] and box[2] <= f[2] and f[1] <= box[1] and box[3] <= f[3]
+            and not any(_overlap(box, b) for b in self.boxes)
+            and not any(_overlap(box, (x - r, y - r, x + r, y + r)) for x, y, r in self.labelled)
+            and not any(_crosses(seg, box) for seg in self.leaders)
+        )  # fmt: skip
+
+    def penalty(self, box: Box, own: tuple[float, float]) -> float:
+        """How badly a clear place reads: over another marker, its first letter nearer to another marker than to
+        its own point (read as that one's label), across lines and curves."""
+        over = any(_overlap(box, (x - r, y - r, x + r, y + r)) for x, y, r in self.marks)
+        # a label is read from its first letter: "h200: 1 chip" ending at its point and beginning at a B200 dot
+        # had read as B200's
+        start = (box[0], (box[1] + box[3]) / 2)
+        mine = math.hypot(start[0] - own[0], start[1] - own[1])
+        nearer = any(math.hypot(start[0] - x, start[1] - y) - r < mine for x, y, r in self.marks)
+        crossed = sum(_crosses(seg, box) for seg in self.lines)
+        return 5.0 * over + 5.0 * nearer + min(crossed, 3)
+
+    def nearest(self, box: Box, own: tuple[float, float]) -> bool:
+        """Read with its own point: nearer to it than to any other labelled point's marker."""
+        mine = _distance(box, *own)
+        return all(_distance(box, x, y) - r > mine for x, y, r in self.labelled)
+
+
+def _beside_box(px: float, py: float, side: int, v: float, width: float, height: float, reach: float) -> Box:
+    """A label's box beside a point: to its right (side 1), left (-1) or centred above or below (0)."""
+    if side == 0:
+        y0 = py + reach if v > 0 else py - reach - height
+        return (px - width / 2, y0, px + width / 2, y0 + height)
+    x0 = px + reach if side > 0 else px - reach - width
+    mid = py + v * height
+    return (x0, mid - height / 2, x0 + width, mid + height / 2)
+
+
+def _leader_box(px: float, py: float, dist: float, angle: float, width: float, height: float) -> Box:
+    """A label's box `dist` pixels from a point in the direction `angle`, its near corner or edge towards it."""
+    cx, cy = px + dist * math.cos(math.radians(angle)), py + dist * math.sin(math.radians(angle))
+    dxs = math.cos(math.radians(angle))
+    x0 = cx if dxs > 0.3 else cx - width if dxs < -0.3 else cx - width / 2
+    dys = math.sin(math.radians(angle))
+    y0 = cy if dys > 0.3 else cy - height if dys < -0.3 else cy - height / 2
+    return (x0, y0, x0 + width, y0 + height)
+
+
+def _segment(px: float, py: float, box: Box) -> tuple[float, float, float, float]:
+    """The leader line from a point to the nearest point of its label's box."""
+    return (px, py, min(max(px, box[0]), box[2]), min(max(py, box[1]), box[3]))
+
+
+def _crosses(seg: tuple[float, float, float, float], box: Box) -> bool:
+    """Whether a line segment passes through a box's interior (Liang-Barsky clipping)."""
+    x0, y0, x1, y1 = seg
+    dx, dy = x1 - x0, y1 - y0
+    lo, hi = 0.0, 1.0
+    for p, q in ((-dx, x0 - box[0]), (dx, box[2] - x0), (-dy, y0 - box[1]), (dy, box[3] - y0)):
+        if p == 0:
+            if q <= 0:
+                return False  # parallel to this edge and outside it
+            continue
+        t = q / p
+        if p < 0:
+            lo = max(lo, t)
+        else:
+            hi = min(hi, t)
+        if lo >= hi:
+            return False
+    return True
+
+
+def _distance(box: Box, x: float, y: float) -> float:
+    dx = max(box[0] - x, 0.0, x - box[2])
+    dy = max(box[1] - y, 0.0, y - box[3])
+    return math.hypot(dx, dy)
 
 
 def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
@@ -367,6 +534,8 @@ def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
             marker.update(symbol=CURVE_LOOKS[s.look][3], size=s.size)
         if s.style == "hollow" or s.open_markers:
             marker.update(symbol="diamond-open", line={"width": 2, "color": s.color})
+        elif s.style == "ring":
+            marker.update(symbol="circle-open", line={"width": 2, "color": s.color})
         mode = "lines+markers" if s.style == "curve" else "markers"
         if s.labels:
             mode += "+text"

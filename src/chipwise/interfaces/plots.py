@@ -30,6 +30,7 @@ from chipwise.interfaces.chart import (
     Chart,
     Panel,
     Series,
+    Style,
     check_path,
     curve_style,
     log_scale_suits,
@@ -42,6 +43,7 @@ from chipwise.train.explain import BREAKDOWN_LABELS
 Coordinate = Callable[[Mapping[str, Any], Mapping[str, Any]], float]  # (point, its fleet row) -> value
 PER_TOKENS = 1e12  # without a token count, a ranking is drawn per trillion tokens
 PROJECTED_NOTE = "Projected (open diamonds): announced, not shipping; figures projected or estimated."
+ESTIMATE_MARK = " §"  # a price that is a catalog estimate, marked as the ranking table marks it
 
 
 def pareto_front(xs: Sequence[float], ys: Sequence[float]) -> list[int]:
@@ -74,6 +76,13 @@ class TrainPoint:
     musd: float
     projected: bool
     hover: str
+    estimated: bool = False  # priced by a catalog estimate (no rental offer), as the table's § says
+
+
+def estimated_price(r: Mapping[str, Any]) -> bool:
+    """Whether a ranking row is priced by a catalog estimate (no offer found for its chip or system): the test the
+    ranking table makes for its § mark."""
+    return bool((r.get("price_source") or {}).get("status") == "estimate")
 
 
 def expected(r: Mapping[str, Any], key: str) -> float:
@@ -109,19 +118,17 @@ def training_points(report: Mapping[str, Any]) -> tuple[list[TrainPoint], list[s
             missing.append(name)
             continue
         projected = bool(r.get("projected"))
+        estimated = estimated_price(r)
         hover = "<br>".join(
             [
                 f"<b>{name}</b>" + (" (projected)" if projected else "") + f" - {r.get('system', '')}",
                 f"plan {fmt.plan(r['plan'])}" if "plan" in r else "",
-                f"time {fmt.duration(seconds)}, cost {fmt.usd(usd)}",
+                f"time {fmt.duration(seconds)}, cost {fmt.usd(usd)}" + (" (price estimated)" if estimated else ""),
                 f"MFU {fmt.percent(r['mfu'])}" if "mfu" in r else "",
             ]
         )
-        points.append(
-            TrainPoint(
-                i, name + (" (projected)" if projected else ""), seconds / SECONDS_PER_DAY, usd / 1e6, projected, hover
-            )
-        )
+        label = name + (" (projected)" if projected else "") + (ESTIMATE_MARK if estimated else "")
+        points.append(TrainPoint(i, label, seconds / SECONDS_PER_DAY, usd / 1e6, projected, hover, estimated))
     return points, missing
 
 
@@ -129,7 +136,9 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
     """Cost ($M) against time to train (days) of every (hardware, plan) in a `plan_train` report.
 
     The Pareto front (nothing else is both faster and cheaper) is drawn as a line through filled blue points;
-    dominated fleets are grey; projected products are open orange diamonds labelled "projected".
+    dominated fleets are grey; projected products are open orange diamonds labelled "projected"; a fleet priced
+    by a catalog estimate (no rental offer, § in the ranking table) is an open circle labelled §, with the table's
+    footnote.
     """
     check_path(path)
     points, missing = training_points(report)
@@ -143,11 +152,14 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
     series = [
         Series("Pareto front", [p.days for p in front_pts], [p.musd for p in front_pts], style="line", color=FRONT)
     ]
-    groups = (
-        ("on the front", [p for k, p in enumerate(points) if k in on_front and not p.projected], "point", FRONT),
-        ("dominated", [p for k, p in enumerate(points) if k not in on_front and not p.projected], "point", DOMINATED),
+    shipping = [(k in on_front, p) for k, p in enumerate(points) if not p.projected]
+    groups: list[tuple[str, list[TrainPoint], Style, str]] = [
+        ("on the front", [p for front, p in shipping if front and not p.estimated], "point", FRONT),
+        ("on the front, price estimated §", [p for front, p in shipping if front and p.estimated], "ring", FRONT),
+        ("dominated", [p for front, p in shipping if not front and not p.estimated], "point", DOMINATED),
+        ("dominated, price estimated §", [p for front, p in shipping if not front and p.estimated], "ring", DOMINATED),
         ("projected", [p for p in points if p.projected], "hollow", PROJECTED),
-    )
+    ]
     for name, pts, style, color in groups:
         if pts:
             series.append(
@@ -155,11 +167,11 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
                     name,
                     [p.days for p in pts],
                     [p.musd for p in pts],
-                    style="hollow" if style == "hollow" else "point",
+                    style=style,
                     color=color,
                     labels=[p.label for p in pts],
                     hover=[p.hover for p in pts],
-                    size=8 if name == "on the front" else 6,
+                    size=8 if name.startswith("on the front") else 6,
                 )
             )
     per = "" if report.get("tokens") else f" per {fmt.count(PER_TOKENS)} tokens"
@@ -178,6 +190,9 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
         notes.append("Expected = goodput-adjusted (failures, restarts, spare chips).")
     if any(p.projected for p in points):
         notes.append(PROJECTED_NOTE)
+    estimated = [str(report["results"][p.index].get("hardware", p.label)) for p in points if p.estimated]
+    if estimated:  # the ranking table's footnote to its § mark
+        notes.append(f"{fmt.estimate_note(estimated, 'price_source')}; drawn as open circles.")
     if missing:
         notes.append(f"Not plotted (no price or no finite figure): {', '.join(missing)}.")
     skipped = [str(s.get("hardware")) for s in report.get("skipped", [])]
@@ -401,8 +416,12 @@ def serving_cost_latency(report: Mapping[str, Any], path: str | Path, percentile
 def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
     """Output tokens/s per chip against time per output token for a `plan_serving` report: each chip's
     throughput-latency front at saturation (the estimate) as a curve, and the simulated check of the cheapest
-    options as points (p50 TPOT), labelled with their plan. Projected chips are open diamonds."""
+    options as points, labelled with their plan, at the percentile of TPOT the SLO names (its tpot_p99 target is
+    drawn as a line: a point at p50 beside it had sat left of the line while missing it at p99; p50 without a TPOT
+    target). Projected chips are open diamonds."""
     check_path(path)
+    target = next(((k, v) for k, v in (report.get("slo") or {}).items() if k.startswith("tpot")), None)
+    percentile = target[0].split("_", 1)[1] if target else "p50"
     fronts = report.get("pareto") or {}
     projected = {str(r.get("hardware")) for r in report.get("results", []) if r.get("projected")}
     series: list[Series] = []
@@ -419,11 +438,15 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
             label = chip + (" (projected)" if chip in projected else "")
             xs, ys = [x for x, _ in pts], [y for _, y in pts]
             series.append(Series(label, xs, ys, style="curve", open_markers=chip in projected, **style))
+    elsewhere: list[str] = []  # points whose result has no figure at that percentile, drawn at what it has
     for v in report.get("verified", []):
-        x, y = latency(v.get("tpot_s")) * 1e3, _float(v.get("output_tokens_per_s_per_chip"))
+        tpot = v.get("tpot_s")
+        x, y = latency(tpot, percentile) * 1e3, _float(v.get("output_tokens_per_s_per_chip"))
         if not (math.isfinite(x) and math.isfinite(y)):
             continue
         name = str(v.get("hardware"))
+        if not (isinstance(tpot, Mapping) and percentile in tpot):
+            elsewhere.append(name)
         proj = bool(v.get("projected")) or name in projected
         met = {True: "SLO met", False: "SLO missed"}.get(v.get("slo_met"), "no SLO")
         chips = _float(v.get("chips"))
@@ -436,24 +459,27 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
                 style="hollow" if proj else "point",
                 color=colors.get(name.rsplit(">", maxsplit=1)[-1], PROJECTED if proj else FRONT),
                 labels=[label],
-                hover=[f"<b>{label}</b><br>{_serve_plan(v)}"],
+                hover=[f"<b>{label}</b><br>TPOT {percentile} {fmt.latency(x / 1e3)}<br>{_serve_plan(v)}"],
                 size=9,
             )
         )
     _need(series, "a throughput-latency front")
-    target = next(((k, v) for k, v in (report.get("slo") or {}).items() if k.startswith("tpot")), None)
     panel = Panel(
         "",
-        "time per output token (ms, log scale)",
+        f"time per output token (ms, log scale): points at {percentile}, curves the estimate",
         "output tokens/s per chip",
         series,
         x_log=True,  # the fronts span 5 ms to seconds; the SLO's region is their first tens of ms
         ref_line=(f"SLO {target[0]} {target[1] * 1e3:g} ms", target[1] * 1e3) if target else None,
     )
+    which = f"TPOT {percentile}, the SLO's percentile" if target else f"TPOT {percentile}"
     notes = [
         "Curves: each chip's best output tokens/s per chip at a given TPOT (steady-state estimate, saturated);"
-        " points: the simulated check of the cheapest fleets (p50 TPOT)."
+        f" points: the simulated check of the cheapest fleets ({which})."
     ]
+    if elsewhere:
+        shown = ", ".join(dict.fromkeys(elsewhere))
+        notes.append(f"No TPOT {percentile} in the result of {shown}: drawn at the figure it has.")
     if projected:
         notes.append(PROJECTED_NOTE)
     title = _serving_title(report, "throughput vs time per output token")

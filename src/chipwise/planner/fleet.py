@@ -11,6 +11,11 @@
    below 30% is dropped. Once the replay holds, capacity is given back in 15% steps while a cheaper fleet still
    holds the SLO in replay (up to three rounds). If the rounds run out first, a type whose replay still misses gets
    one more instance for the same traffic, up to three times, within the limits.
+   Derating only adds capacity, and the programme often has several fleets at the same cost (near-twin shapes of
+   one chip), so where the fleet settled on costs more than the steady-state optimum (or still misses), the
+   steady-state programme's next-cheapest fleets are replayed too, in cost order (each one that misses barred by a
+   no-good cut, the fewest instance types first among equal costs, at most five): the first that meets the SLO and
+   costs less replaces it.
 5. The fleet reported is the one chosen, replayed as it is (one that still misses says so). The report gives, per
    type, the share of its steady-state capacity the simulator allowed (weighted by the traffic routed to it) and,
    per bucket, the replayed latencies.
@@ -35,7 +40,7 @@ from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError, user_file
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve
+from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve, solve_excluding
 from chipwise.planner.serving import choose_any, precisions
 from chipwise.planner.serving_choice import check_slo, kv_limited_batch
 from chipwise.serve.build import setup_replica
@@ -60,6 +65,10 @@ CALIBRATION_ROUNDS = 16
 TIGHTEN_ROUNDS = 3  # then give capacity back while the replay still meets the SLO
 TIGHTEN_STEP = 1.15
 TOP_UP_ROUNDS = 3  # then one more instance at a time for the types whose replay still misses
+#: then the steady-state programme's next-cheapest fleets replayed, at most this many: MI300X alone had five
+#: single-chip instances at $12.95/hour on offer in 56 ways, the first it replayed missed and derating ended at
+#: $15.54, where a search over MI300X and B200 found five of one shape meeting the SLO at $12.95
+ALTERNATIVES = 5
 MIN_DERATE = 0.3
 
 
@@ -440,6 +449,44 @@ class _Settled:
         return self.sol.cost_per_hour < other.sol.cost_per_hour - 1e-9
 
 
+def _cheaper_alternative(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: Sequence[_Type],
+    problem: FleetProblem,
+    buckets: Sequence[Bucket],
+    slo: Mapping[str, float],
+    settled: _Settled,
+    failed: Sequence[np.ndarray],
+    beat: float = math.inf,
+) -> _Settled | None:
+    """The steady-state programme's next-cheapest fleets, none of the instance counts whose replay missed, replayed
+    in cost order (ALTERNATIVES at most): the first that meets the SLO for less than the fleet settled on (for no
+    more, where that one misses) and less than `beat`, or None."""
+    cost = settled.sol.cost_per_hour
+    cap = cost * (1 - 1e-9) - 1e-6 if settled.met else cost * (1 + 1e-9) + 1e-6
+    cap = min(cap, beat * (1 - 1e-9) - 1e-6)
+    if cap < settled.steady_cost * (1 - 1e-9) - 1e-6:
+        return None  # nothing is cheaper than the steady-state optimum
+    excluded = [np.asarray(c) for c in failed]
+    for _ in range(ALTERNATIVES):
+        try:
+            alt = solve_excluding(problem, excluded, cap)
+        except InfeasibleError:
+            return None
+        replays: dict[int, dict[str, Any]] = {}
+        for i in np.flatnonzero(alt.counts):  # each type as _replay_fleet replays it, up to the first that misses
+            t = types[int(i)]
+            replays[int(i)] = _replay(catalog, model, t, int(alt.counts[i]), alt.assignment[i], buckets, slo,
+                                      seed=replay_seed(t))  # fmt: skip
+            if not replays[int(i)]["slo_met"]:
+                break
+        else:
+            return _Settled(alt, replays, np.ones_like(problem.capacity), None, settled.steady_cost)
+        excluded.append(alt.counts)
+    return None
+
+
 def _settle(
     catalog: Catalog,
     model: ModelSpec,
@@ -449,11 +496,16 @@ def _settle(
     slo: Mapping[str, float],
     replay: bool,
     own: list[int] | None = None,
+    *,
+    beat: float = math.inf,
 ) -> _Settled:
     """Solve the programme, replay the fleet in the simulator, derate the (type, bucket) pairs that miss and
-    re-solve (CALIBRATION_ROUNDS), give capacity back while the replay holds (TIGHTEN_ROUNDS), and top up the types
-    that still miss (_top_up). `own`: on those instance types alone (one chip type's), the fleet given back in the
-    indices of all."""
+    re-solve (CALIBRATION_ROUNDS), give capacity back while the replay holds (TIGHTEN_ROUNDS), top up the types
+    that still miss (_top_up), and where that fleet costs more than the steady-state optimum or still misses,
+    replay the programme's next-cheapest fleets (_cheaper_alternative). `own`: on those instance types alone (one
+    chip type's), the fleet given back in the indices of all. `beat`: the cost of a fleet already found that meets
+    the SLO; where the steady-state optimum (found to within the MILP's gap) is no cheaper, the search here is not
+    run, and the steady-state fleet is given back unreplayed, as one that does not meet the SLO."""
     if own is not None:
         sub = FleetProblem(
             types=[problem.types[i] for i in own],
@@ -466,7 +518,7 @@ def _settle(
             groups=None if problem.groups is None else [problem.groups[i] for i in own],
             group_limits=problem.group_limits,
         )
-        got = _settle(catalog, model, [types[i] for i in own], sub, buckets, slo, replay)
+        got = _settle(catalog, model, [types[i] for i in own], sub, buckets, slo, replay, beat=beat)
         counts = np.zeros(len(types), dtype=np.int64)
         counts[own] = got.sol.counts
         assignment, derate = np.zeros_like(problem.capacity), np.ones_like(problem.capacity)
@@ -480,16 +532,20 @@ def _settle(
     derate = np.ones_like(problem.capacity)  # per (type, bucket): the share of its capacity the simulator allows
     sol = solve(problem)
     steady_cost = sol.cost_per_hour
+    if replay and steady_cost >= beat - 1e-9:
+        return _Settled(sol, {}, derate, "no cheaper than a fleet already found", steady_cost)
     replays: dict[int, dict[str, Any]] = {}
     replayed: FleetSolution | None = None  # the solution `replays` simulate
     note = None
     met = not replay
+    failed: list[np.ndarray] = []  # the instance counts whose replay missed
     for _ in range(CALIBRATION_ROUNDS if replay else 0):
         replays, replayed = _replay_fleet(catalog, model, types, sol, buckets, slo), sol
         failing = [i for i, r in replays.items() if not r["slo_met"]]
         if not failing:
             met = True
             break
+        failed.append(sol.counts)
         for i in failing:  # tail latency grows faster than linearly in load: step by the square of the miss
             for j, b in enumerate(buckets):
                 stats = replays[i]["buckets"].get(b.name)
@@ -514,6 +570,7 @@ def _settle(
             break
         trial_replays = _replay_fleet(catalog, model, types, cheaper, buckets, slo)
         if not all(r["slo_met"] for r in trial_replays.values()):
+            failed.append(cheaper.counts)
             break
         derate, sol, replays, replayed = trial, cheaper, trial_replays, cheaper
     if replay and replayed is not sol:
@@ -521,7 +578,13 @@ def _settle(
         replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
     if replay and note is None:
         sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
-    return _Settled(sol, replays, derate, note, steady_cost)
+    settled = _Settled(sol, replays, derate, note, steady_cost)
+    if replay and (not settled.met or sol.cost_per_hour > steady_cost + 1e-9):
+        # derating and topping up only add capacity: a fleet as cheap as the first one, or cheaper than this one,
+        # that the derating never reached may meet the SLO
+        alt = _cheaper_alternative(catalog, model, types, problem, buckets, slo, settled, failed, beat)
+        settled = alt or settled
+    return settled
 
 
 def plan_fleet(
@@ -582,7 +645,8 @@ def plan_fleet(
             if len(own) == len(types):
                 continue
             try:
-                trial = _settle(catalog, model, types, problem, buckets, slo, replay, own)
+                beat = settled.sol.cost_per_hour if settled.met else math.inf
+                trial = _settle(catalog, model, types, problem, buckets, slo, replay, own, beat=beat)
             except InfeasibleError:
                 continue  # the chip's limit cannot carry the whole mix, or it cannot serve a bucket
             if trial.better_than(settled):
