@@ -56,20 +56,25 @@ def test_missing_mode_is_derived_from_on_demand(catalog: Catalog, hw: Hardware) 
 
 
 def test_a_clouds_instance_takes_its_own_clouds_products_only(catalog: Catalog, hw: Hardware) -> None:
-    """Spot, reserved and capacity-block prices are a cloud's products for its instance types: an Azure or a
-    vendor's H100 system took AWS's p5 Capacity Block price per GPU (a rental AWS sells only as whole 8-GPU
-    instances, so naming another system got round the unit), and an AWS p5 took GCP's spot price. Without an
-    offer of their own they are priced from their on-demand rate by the mode's ratio, as an estimate, where their
-    provider sells that product at all: an EC2 Capacity Block is AWS's, so Azure's H100 has none (it had been
-    given 0.82 x Azure's on-demand rate)."""
+    """Spot, reserved and capacity-block prices are a cloud's products for its instance types: an Azure H100 system
+    took AWS's p5 Capacity Block price per GPU, and an AWS p5 took GCP's spot price. Without an offer of their own
+    they are priced from their on-demand rate by the mode's ratio, as an estimate, where their provider sells that
+    product at all: an EC2 Capacity Block is AWS's, so Azure's H100 has none (it had been given 0.82 x Azure's
+    on-demand rate). A vendor's reference system (dgx-h100) is no cloud's instance: it is priced as its chip's
+    default system, p5.48xlarge, in every mode (economics.pricing._stand_in)."""
     p5 = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "capacity-block")
     assert p5 is not None and p5.provider == "aws" and p5.status != "estimate"
-    for sid in ("azure-nd-h100-v5", "dgx-h100"):
-        assert price_per_chip_hour(catalog, hw.system(sid), "capacity-block") is None
-        assert "sold by aws only" in price_gap(catalog, hw.system(sid), "capacity-block")
-        r1 = price_per_chip_hour(catalog, hw.system(sid), "reserved-1y")
-        assert r1 is not None and r1.provider == "azure" and r1.derived_from_mode == "on-demand"
-        assert r1.status == "estimate"
+    azure = hw.system("azure-nd-h100-v5")
+    assert price_per_chip_hour(catalog, azure, "capacity-block") is None
+    assert "sold by aws only" in price_gap(catalog, azure, "capacity-block")
+    r1 = price_per_chip_hour(catalog, azure, "reserved-1y")
+    assert r1 is not None and r1.provider == "azure" and r1.derived_from_mode == "on-demand"
+    assert r1.status == "estimate"
+    for mode in ("capacity-block", "reserved-1y", "spot"):
+        dgx = price_per_chip_hour(catalog, hw.system("dgx-h100"), mode)
+        own = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), mode)
+        assert dgx is not None and own is not None and dgx.priced_as == "p5.48xlarge", mode
+        assert (dgx.provider, dgx.usd_per_chip_hour) == (own.provider, own.usd_per_chip_hour), mode
     spot = price_per_chip_hour(catalog, hw.system("p5.48xlarge"), "spot")
     assert spot is not None and spot.provider == "aws" and spot.derived_from_mode == "on-demand"
     gcp = price_per_chip_hour(catalog, hw.system("gcp-a3-highgpu-8g"), "spot")
@@ -96,8 +101,8 @@ def test_as_of_date_and_region_preference(catalog: Catalog, hw: Hardware) -> Non
 
 def test_latest_quotes_are_newest_per_provider(catalog: Catalog) -> None:
     quotes = latest_quotes(catalog, "h100-sxm")
-    aws = [q for q in quotes if q[0] == "aws"]
-    assert len(aws) == 1 and aws[0][2] == pytest.approx(6.88)
+    aws = [q for q in quotes if q.provider == "aws"]
+    assert len(aws) == 1 and aws[0].usd_per_chip_hour == pytest.approx(6.88)
     assert [q[2] for q in quotes] == sorted(q[2] for q in quotes)
 
 
@@ -217,9 +222,9 @@ def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(
     """p5's ~$52/h 1-year reservation (2025) was quoted against the $98.32 on-demand rate, cut to $55.04 since; it
     stood only 5.5% below today's on-demand, and owning an H100 broke even at 23.8% use. Carried to today's rate:
     52 x 55.04 / 98.32 = 29.11 $/h = 3.6387 a GPU-hour (an estimate). Break-even against it, with the owned H100's
-    fixed 1.49087 $/h (depreciation 0.95368 + operations 0.19074 + colocation 0.34645) and energy idle 0.029408 /
-    busy 0.137092 $/h (240.25 W / 1,120 W x 1.42 x $0.0862/kWh): (1.49087 + 0.029408) / (3.63865 - 0.137092 +
-    0.029408) = 0.4305."""
+    fixed 1.49087 $/h (depreciation 0.95368 + operations 0.19074 + colocation 0.34645) and energy idle 0.039261 /
+    busy 0.137092 $/h (idle 700 x 0.11 + 575 x 0.25 host + 100 network = 320.75 W; busy 1,120 W; x 1.42 x
+    $0.0862/kWh): (1.49087 + 0.039261) / (3.63865 - 0.137092 + 0.039261) = 0.4321."""
     from chipwise.economics.pricing import latest_quotes
     from chipwise.economics.tco import owned_tco, tco_report
 
@@ -227,11 +232,13 @@ def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(
     assert q is not None and q.status == "estimate" and not q.derived_from_mode
     assert q.usd_per_chip_hour == pytest.approx(52 * 55.04 / 98.32 / 8)
     assert "52 x 55.04 / 98.32" in q.derivation
-    [(provider, region, per_chip, status)] = latest_quotes(catalog, "h100-sxm", "reserved-1y")
-    assert (provider, region, status) == ("aws", "us-east-1", "estimate")
-    assert per_chip == pytest.approx(52 * 55.04 / 98.32 / 8)
+    [listed] = latest_quotes(catalog, "h100-sxm", "reserved-1y")
+    assert (listed.provider, listed.region, listed.status) == ("aws", "us-east-1", "estimate")
+    assert listed.usd_per_chip_hour == pytest.approx(52 * 55.04 / 98.32 / 8)
+    assert "52 x 55.04 / 98.32" in listed.derivation  # how it was carried, not a bare $3.64 'estimate'
     report = tco_report(catalog, owned_tco(catalog, hw.system("h100-sxm")), "reserved-1y")
-    assert report["break_even"][0]["break_even_utilisation"] == pytest.approx(0.4305, abs=2e-4)
+    assert report["break_even"][0]["break_even_utilisation"] == pytest.approx(0.4321, abs=2e-4)
+    assert "52 x 55.04 / 98.32" in report["break_even"][0]["derivation"]
     # an on-demand price that never moved leaves its commitment as listed (trn1: 21.50 since launch)
     trn1 = price_per_chip_hour(catalog, hw.system("trn1.32xlarge"), "reserved-1y")
     assert trn1 is not None and trn1.usd_per_chip_hour == pytest.approx(8.197 / 16)

@@ -276,3 +276,29 @@ def test_zero2_reduces_its_gradient_shard_every_micro_batch(catalog: Catalog) ->
     assert many[2]["breakdown"]["dp_comm"] > many[1]["breakdown"]["dp_comm"]
     one = {z: run(z, 8 * 8192) for z in (1, 2)}  # one micro-batch a step
     assert one[2]["step_time_s"] == pytest.approx(one[1]["step_time_s"])
+
+
+def test_an_owned_price_is_marked_an_estimate_and_its_inputs_are_listed(
+    catalog: Catalog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An owned Trainium2 fleet's $/chip-hour rests on an equivalent-cost chip price and estimated datacenter
+    figures: it printed with no § and `economics_figures` (and --sources) left its inputs out."""
+    from chipwise.interfaces.cli.train_views import print_prediction
+
+    r = _predict(catalog, model="llama-3.1-70b", hardware="trn2", chips=1024, tokens=1e12, pricing="owned")
+    assert r["price_source"]["status"] == "estimate"
+    assert "trn2.unit_price" in r["price_source"]["tco"]["estimated_inputs"]
+    opex = "datacenter.opex.operations_fraction_of_capex_per_year"
+    for key in ("trn2.unit_price", "datacenter.depreciation_years", opex):
+        assert r["economics_figures"][key]["status"] == "estimate", key
+    print_prediction(r)
+    assert "§ (a catalog estimate" in capsys.readouterr().out
+
+
+def test_a_missing_price_says_why_in_the_table(catalog: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
+    """Trainium1 has no unit price: the owned price row read '-' with the reason only in --json."""
+    from chipwise.interfaces.cli.train_views import print_prediction
+
+    r = _predict(catalog, model="llama-3.1-70b", hardware="trn1", chips=1024, tokens=1e12, pricing="owned")
+    print_prediction(r)
+    assert "(no price: no unit price for trn1 in the catalog" in " ".join(capsys.readouterr().out.split())

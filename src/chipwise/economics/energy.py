@@ -11,7 +11,7 @@ fleet's electricity price from `datacenter.grid_intensity.<region>` and `datacen
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -26,6 +26,18 @@ DEFAULT_REGION = {"aws": "us-east-1", "gcp": "us-central1", "google": "us-centra
 OWNED_REGION = "country-usa"
 OWNED_PUE_KEY = "colocation"
 JOULES_PER_KWH = 3.6e6
+
+#: Regions the catalog's prices are quoted in that are not grid regions, and the grid region each lies in (a price
+#: quoted there runs, and --region names, that grid): an AWS Local Zone, a neocloud's country-wide list price, another
+#: cloud's region name. None: a price region that names no place (one worldwide list price), which --region refuses.
+PRICE_REGIONS: dict[str, tuple[str | None, str]] = {
+    "us-east-1-dfw": ("us-tx", "AWS's Dallas Local Zone (the P6e-GB200 UltraServers' location), in Texas"),
+    "us": ("country-usa", "a provider's one price across its US data centres"),
+    "us-ashburn-1": ("us-va", "Oracle Cloud's Ashburn, Virginia region"),
+    "us-central2": ("us-ok", "Google Cloud's TPU region in Mayes County, Oklahoma"),
+    "ap-southeast-4": ("country-australia", "AWS's Melbourne region (Australia's grid average)"),
+    "global": (None, "a provider's one worldwide list price"),
+}
 
 
 @dataclass(frozen=True)
@@ -58,9 +70,29 @@ def known_regions(catalog: Catalog) -> list[str]:
 REGION_EXAMPLES = (("a cloud region", "us-east-1"), ("a US state", "us-va"), ("a country", "country-usa"))
 
 
-def check_region(catalog: Catalog, region: str) -> str:
-    """A region the catalog has a grid intensity for, or a one-line error with close matches."""
+def grid_region(catalog: Catalog, region: str | None) -> str | None:
+    """The grid region a price region lies in (PRICE_REGIONS), the region itself where the catalog has its grid, else
+    None."""
     grids = node(catalog, "datacenter", "grid_intensity") or {}
+    if region in grids:
+        return region
+    mapped = PRICE_REGIONS.get(region or "", (None, ""))[0]
+    return mapped if mapped in grids else None
+
+
+def check_region(catalog: Catalog, region: str) -> str:
+    """The grid region of a region the catalog has a grid intensity for, or of a price region that lies in one
+    (PRICE_REGIONS: us-east-1-dfw is Texas, us-tx); a one-line error with close matches otherwise, and for a price
+    region that names no place ('global')."""
+    grids = node(catalog, "datacenter", "grid_intensity") or {}
+    mapped = grid_region(catalog, region)
+    if mapped is not None:
+        return mapped
+    if region in PRICE_REGIONS:
+        raise ChipwiseError(
+            f"region '{region}' is {PRICE_REGIONS[region][1]}, not a place chips run in. Fix: give where they run, "
+            "e.g. --region country-usa or us-east-1."
+        )
     if region not in grids:
         kinds = ", ".join(f"{kind} ({ex})" for kind, ex in REGION_EXAMPLES if ex in grids)
         raise UnknownNameError(
@@ -98,17 +130,21 @@ def site_for(
     The operator is the renting provider (`operator`, e.g. the price quote's; not a user's --set price) or the
     system's provider; an owned fleet, or one rented from a provider the catalog has no PUE for, runs in a
     colocation facility.
-    Without a region: `hint_region` when the catalog knows it (the price quote's region), else the cloud's
-    default region, else `country-usa`. `pue` (a number) overrides the catalog; `pue_key` names an operator.
+    Without a region: `hint_region` when the catalog knows its grid (the price quote's region, or the grid region it
+    lies in: PRICE_REGIONS), else the cloud's default region, else `country-usa`. `pue` (a number) overrides the
+    catalog; `pue_key` names an operator.
     """
     # a price set on the command line (provider 'user') changes what the chips cost, not who runs them or where
     op = None if owned else (operator if operator not in (None, USER_PROVIDER) else system.provider)
     cloud = op in DEFAULT_REGION
-    grids = node(catalog, "datacenter", "grid_intensity") or {}
-    if region is None and hint_region in grids:
+    asked = region
+    if region is None and grid_region(catalog, hint_region) is not None:
         region = hint_region
     reg = check_region(catalog, region or DEFAULT_REGION.get(op or "", OWNED_REGION))
     grid = term(catalog, "datacenter", "grid_intensity", reg)
+    if region is not None and region != reg:  # a price region placed in its grid region: say where and why
+        where = f"{region} is {PRICE_REGIONS[region][1]}: {reg}'s grid"
+        grid = replace(grid, extra={"located": where if asked else f"the price's region {where}"})
     if pue is not None:
         pue_term = override(check_pue(pue), "datacenter.pue", "1")
     else:

@@ -1,12 +1,17 @@
 """Power drawn per chip: a load-dependent fraction of the accelerator's TDP plus its share of host and network.
 
-    P_it(load) = (TDP + P_host) x load + P_net
+    P_it(busy)  = (TDP + P_host) x busy + P_net
+    P_it(idle)  = TDP x idle + P_host x host idle + P_net
 
 - TDP: the chip's board power (catalog `chips.*.tdp`).
 - P_host: the chip's share of the rest of its system at full load, system power / chips - TDP (CPUs, DRAM,
   NICs, switches, fans, PSU losses; a DGX H100 is rated 10.2 kW for 8 x 700 W GPUs, so 575 W per GPU).
-- load: `datacenter.opex.utilisation_power_fraction` (~0.8 of rated power during LLM training; Newkirk et al.
-  2025 measured 76% of the 10.2 kW rating on H100 nodes) when busy, `idle_power_fraction` when idle.
+- busy: `datacenter.opex.utilisation_power_fraction` (~0.8 of rated power during LLM training; Newkirk et al.
+  2025 measured 76% of the 10.2 kW rating on H100 nodes, host included).
+- idle: `datacenter.opex.idle_power_fraction` (0.11, measured on an idle H200) for the accelerator; the host's own
+  idle share `datacenter.opex.host_idle_power_fraction` (0.25, an estimate: CPUs, memory, NICs and fans do not idle
+  down as far as a GPU, and no host was measured).
+- a serving fleet busy a share b of the hour draws P_it(busy) b + P_it(idle) (1 - b) (mixed).
 - P_net: `datacenter.opex.network_power_w_per_chip`, the scale-out fabric's switches and optics per chip, sized for
   one 400G port a chip, x the system's scale-out Gb/s per chip / 400 (`scaleout_share`: a TPU v5p pod's 50 Gb/s a
   chip draws 1/8 of it); only when the fleet spans more than one system.
@@ -32,12 +37,13 @@ class PowerModel:
     host_w: float
     network_w: float
     busy: Term
-    idle: Term
+    idle: Term  # the accelerator's idle share of its TDP
+    host_idle: Term  # the host's idle share of its full-load draw
     network: Term
     host: Term
 
     def it_power(self, load: float) -> float:
-        """IT power per chip at a load fraction of rated power, watts."""
+        """IT power per chip at a load fraction of rated power (accelerator and host alike), watts."""
         return (self.tdp_w + self.host_w) * load + self.network_w
 
     @property
@@ -46,7 +52,13 @@ class PowerModel:
 
     @property
     def idle_w(self) -> float:
-        return self.it_power(self.idle.value)
+        """Idle IT power per chip: the accelerator at its measured idle fraction, the host at its own."""
+        return self.tdp_w * self.idle.value + self.host_w * self.host_idle.value + self.network_w
+
+    def mixed_w(self, busy_share: float) -> float:
+        """Mean IT power per chip of a fleet busy `busy_share` of the time (in [0, 1]) and idle otherwise, watts."""
+        b = min(max(busy_share, 0.0), 1.0)
+        return self.busy_w * b + self.idle_w * (1.0 - b)
 
     @property
     def rated_w(self) -> float:
@@ -54,7 +66,7 @@ class PowerModel:
         return self.tdp_w + self.host_w + self.network_w
 
     def terms(self) -> list[Term]:
-        return [self.busy, self.idle, self.host, self.network]
+        return [self.busy, self.idle, self.host_idle, self.host, self.network]
 
 
 def check_fraction(value: float, name: str) -> float:
@@ -101,6 +113,7 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         else override(check_fraction(busy_load, "power load"), "datacenter.opex.utilisation_power_fraction", "1")
     )
     idle = term(catalog, "datacenter", "opex", "idle_power_fraction")
+    host_idle = term(catalog, "datacenter", "opex", "host_idle_power_fraction")
     fig = term(catalog, "datacenter", "opex", "network_power_w_per_chip")
     net = per_scaleout_port(catalog, system, fig, "W", f"{fig.shown:g} W") if scaleout else fig
     power_ref = system.provenance.get("power")
@@ -119,4 +132,5 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         idle=idle,
         network=net if scaleout else derived(0.0, net.key, "W", "a single system: no scale-out fabric"),
         host=host,
+        host_idle=host_idle,
     )

@@ -1,10 +1,17 @@
 """Cloud prices per chip-hour from the catalog: by pricing mode, provider, region and date.
 
 A price set on the command line (`--set ID.price=...`, provider 'user') wins over every catalog price of that
-system or chip. Then a system's own price (per system-hour, divided by its chips) is preferred; otherwise a
-per-chip price for the same chip, then a price for another system with the same chip. Among candidates the
-asked-for provider (or the system's own) wins, then the asked-for region, then the newest date (on or before
-`as_of`), then a published price over an estimate, then the lower price.
+system or chip; where the user set the on-demand price and not another mode's, that mode follows it (the catalog's
+price in the mode x the user's on-demand price / the catalog's, or the user's price x the mode's ratio: an estimate
+that says so). A vendor's reference system (a provider the catalog has no price of: dgx-h100) is priced as its
+chip's default system where a cloud rents that (p5.48xlarge, in every mode), so it costs what its chip costs.
+
+Otherwise a system's own price (per system-hour, divided by its chips) is preferred; then the seller's per-chip price
+for the same chip, or (on demand, or for a vendor's reference system in any mode) the seller's price for another
+system with the same chip; then any provider's. Among candidates the asked-for provider (or the system's own; for a
+vendor's reference system DEFAULT_PROVIDER) wins, then the asked-for region, then the newest date (on or before
+`as_of`), then a published price over an estimate, then the lower price; where none is the preferred provider's,
+each provider's current price and of those the middle one (_pick).
 
 When the catalog has no price at all for a commitment or spot mode, the on-demand quote is scaled by the
 catalog's `datacenter.pricing_mode_ratio` for that mode and the quote says so (`derived`). A managed-service
@@ -15,6 +22,7 @@ The `owned` mode is not a rental price: economics.tco prices it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import PRICING_MODES, PriceEntry
@@ -43,6 +51,7 @@ class PriceQuote:
     derived_from_mode: str = ""  # the mode whose price was scaled by pricing_mode_ratio, if any
     markup: float = 1.0
     region_matched: bool = True
+    priced_as: str = ""  # the system a vendor's reference system is priced as (its chip's default system), if any
 
     @property
     def usd_per_chip_second(self) -> float:
@@ -65,6 +74,8 @@ class PriceQuote:
             out["derived_from"] = self.derived_from_mode
         if self.markup != 1.0:
             out["markup"] = self.markup
+        if self.priced_as:
+            out["priced_as"] = self.priced_as
         if not self.region_matched:
             out["region_note"] = "no price in the region asked for; the nearest listed price is used"
         return out
@@ -101,9 +112,45 @@ MANAGED_PROVIDER: dict[str, str] = {"sagemaker": "aws"}
 MODE_SELLERS: dict[str, tuple[str, ...]] = {"capacity-block": ("aws",)}
 
 
-def _rank(p: PriceEntry, provider: str, region: str | None) -> tuple[int, int, str, int, float]:
+def _per_chip(catalog: Catalog, p: PriceEntry) -> float:
+    """A catalog price per chip-hour (a system's per system-hour price over its chips)."""
+    return p.value if p.chip else p.value / catalog.systems[p.system].chips
+
+
+def _rank(
+    catalog: Catalog, p: PriceEntry, provider: str | None, region: str | None
+) -> tuple[int, int, str, int, float]:
+    """Preferred provider, asked-for region, newest, published, then the lower price per chip-hour (the UltraServer's
+    $761.90 an hour for 72 GB200 is the same per chip as the 36-chip one's $380.95, not dearer)."""
     in_region = int(region is not None and p.region == region)
-    return (int(p.provider == provider), in_region, p.date, int(p.status == "spec"), -p.value)
+    mine = int(provider is not None and p.provider == provider)
+    return (mine, in_region, p.date, int(p.status == "spec"), -round(_per_chip(catalog, p), 9))
+
+
+def _pick(catalog: Catalog, candidates: list[PriceEntry], prefer: str | None, region: str | None) -> PriceEntry:
+    """The candidate a lookup takes: the preferred provider's (then the asked-for region, the newest date, a
+    published price over an estimate, the lower price). Where none is the preferred provider's: each provider's
+    current price (the asked-for region's where there is one, then the newest, published, lower), and of those the
+    middle one (the lower of the two middle ones), so that neither the cheapest specialist's nor the dearest
+    hyperscaler's rate stands for the chip, and the date a provider last moved its price does not pick the provider
+    (the newest-dated had priced an H100 at Azure's $12.29 where AWS's is $6.88 and Lambda's $3.99)."""
+    if prefer is not None and any(p.provider == prefer for p in candidates):
+        return max(candidates, key=lambda p: _rank(catalog, p, prefer, region))
+    if region is not None and any(p.region == region for p in candidates):
+        candidates = [p for p in candidates if p.region == region]
+    current: dict[str, PriceEntry] = {}
+    for p in candidates:
+        held = current.get(p.provider)
+        if held is None or _rank(catalog, p, None, region) > _rank(catalog, held, None, region):
+            current[p.provider] = p
+    ordered = sorted(current.values(), key=lambda p: (_per_chip(catalog, p), p.provider))
+    return ordered[(len(ordered) - 1) // 2]
+
+
+#: the cloud whose price stands for a vendor's reference system (gb200-nvl72, mi300x-8x) where the catalog has one
+#: and no system of a cloud is the chip's default: the catalog's default systems are AWS instance types wherever AWS
+#: rents the chip, so a vendor's rack is priced as the chip is by default
+DEFAULT_PROVIDER = "aws"
 
 
 def _sells(catalog: Catalog, provider: str | None) -> bool:
@@ -151,35 +198,93 @@ def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[fl
     )
 
 
+def _stand_in(catalog: Catalog, system: System, provider: str | None) -> System:
+    """The system whose prices a system is rented at: itself, or for a vendor's reference system (a provider with no
+    price in the catalog: dgx-h100, hgx-h800) with no provider asked for, its chip's default system where a cloud
+    rents that (dgx-h100 as p5.48xlarge, in every mode), so that it costs what its chip costs by default. Where the
+    chip's default system is the vendor's own (gb200-nvl72, mi300x-8x) it stays itself: DEFAULT_PROVIDER's price of
+    the chip is preferred, else the middle provider's (_pick)."""
+    if provider is not None or _sells(catalog, system.provider):
+        return system
+    chip = catalog.chips.get(system.chip.id)
+    default = getattr(chip, "default_system", "") if chip is not None else ""
+    entry = catalog.systems.get(default) if default and default != system.id else None
+    if entry is None or entry.chip != system.chip.id or not _sells(catalog, entry.provider):
+        return system
+    return replace(system, id=default, provider=entry.provider)
+
+
+def _quote_of(
+    catalog: Catalog, best: PriceEntry, mode: str, basis: str, region: str | None, as_of: str | None
+) -> PriceQuote:
+    """The quote of one catalog price: per chip-hour, a commitment carried to today's on-demand rate (_rescaled)."""
+    value, status, derivation = best.value, best.status, best.derivation
+    moved = None if mode == "on-demand" or best.provider == USER_PROVIDER else _rescaled(catalog, best, as_of)
+    if moved is not None:
+        value, status = value * moved[0], "estimate"
+        derivation = moved[1] + (f"; the entry: {best.derivation}" if best.derivation else "")
+    return PriceQuote(
+        usd_per_chip_hour=value if best.chip else value / catalog.systems[best.system].chips,
+        mode=mode,
+        provider=best.provider,
+        region=best.region,
+        date=best.date,
+        status=status,
+        basis=basis,
+        entry=best.system or best.chip,
+        source=tuple(best.source),
+        derivation=derivation,
+        region_matched=region is None or best.region == region or best.provider == USER_PROVIDER,
+    )
+
+
+def _user_quote(catalog: Catalog, system: System, mode: str, as_of: str | None, also: str = "") -> PriceQuote | None:
+    """A price set on the command line (--set ID.price[.MODE]=...) for the system (or `also`, the system it is
+    priced as) or its chip in `mode`: it wins over every catalog price of them."""
+
+    def user(p: PriceEntry) -> bool:
+        return p.provider == USER_PROVIDER and p.mode == mode and (as_of is None or p.date <= as_of)
+
+    ids = {system.id, also} - {""}
+    own = [p for p in catalog.prices if user(p) and p.system in ids]
+    per_chip = [p for p in catalog.prices if user(p) and p.chip == system.chip.id]
+    for found, basis in ((own, "system"), (per_chip, "chip")):
+        if found:
+            best = max(found, key=lambda p: _rank(catalog, p, USER_PROVIDER, None))
+            return _quote_of(catalog, best, mode, basis, None, as_of)
+    return None
+
+
 def _rental_quote(
     catalog: Catalog, system: System, mode: str, region: str | None, provider: str | None, as_of: str | None
 ) -> PriceQuote | None:
-    prefer = provider or system.provider
+    """The catalog's own price of `system` in `mode` (prices set on the command line aside: _user_quote): the
+    system's, else the seller's per-chip price for its chip or another of its instance types', else any provider's
+    (see the module docstring). `system` is the one it is priced as (_stand_in)."""
+    vendor = provider is None and not _sells(catalog, system.provider)  # a vendor's reference system, itself priced
+    prefer = provider or (DEFAULT_PROVIDER if vendor else system.provider)
     # a cloud's own instance type takes that cloud's spot, reserved and capacity-block products only (another
     # cloud's are not offered on it); on-demand rates, and a vendor's reference system, borrow any provider's
-    sells = mode != "on-demand" and _sells(catalog, system.provider)
+    sells = mode != "on-demand" and not vendor and provider is None
     own = system.provider if sells else None
 
     def match(p: PriceEntry) -> bool:
         return (
-            p.mode == mode
+            p.provider != USER_PROVIDER
+            and p.mode == mode
             and (provider is None or p.provider == provider)
-            and (provider is not None or own is None or p.provider == own)
+            and (own is None or p.provider == own)
             and (as_of is None or p.date <= as_of)
         )
 
-    same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id}
-
-    def user(p: PriceEntry) -> bool:  # a price set on the command line (--set ID.price=...) is the user's own
-        return p.provider == USER_PROVIDER and p.mode == mode and (as_of is None or p.date <= as_of)
-
+    same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id and sid != system.id}
     per_chip = [p for p in catalog.prices if p.chip == system.chip.id and match(p)]
-    # another instance type's rate for the same chip, on demand only: its spot, reserved and capacity-block
-    # products (AWS's whole-instance blocks) are that instance's
-    siblings = [p for p in catalog.prices if p.system in same_chip_systems and match(p) and mode == "on-demand"]
+    # another instance type's rate for the same chip: on demand (its spot, reserved and capacity-block products, AWS's
+    # whole-instance blocks, are that instance's), or any mode for a vendor's reference system, which is not an
+    # instance of a cloud (gb200-nvl72 at the p6e-gb200 UltraServer's capacity-block price, not 0.82 x on-demand)
+    borrow = mode == "on-demand" or vendor
+    siblings = [p for p in catalog.prices if p.system in same_chip_systems and match(p) and borrow]
     tiers: list[tuple[list[PriceEntry], str]] = [
-        ([p for p in catalog.prices if p.system == system.id and user(p)], "system"),
-        ([p for p in catalog.prices if p.chip == system.chip.id and user(p)], "chip"),
         ([p for p in catalog.prices if p.system == system.id and match(p)], "system"),
         # the seller's own price for the same chip before any other provider's: p5e.48xlarge (no on-demand SKU)
         # rents at AWS's p5en rate for the same H200, not at RunPod's per-GPU rate in a colocation facility
@@ -189,28 +294,8 @@ def _rental_quote(
         (siblings, "system"),
     ]
     for candidates, basis in tiers:
-        if not candidates:
-            continue
-        best = max(candidates, key=lambda p: _rank(p, prefer, region))
-        value, status, derivation = best.value, best.status, best.derivation
-        moved = None if mode == "on-demand" or best.provider == USER_PROVIDER else _rescaled(catalog, best, as_of)
-        if moved is not None:
-            value, status = value * moved[0], "estimate"
-            derivation = moved[1] + (f"; the entry: {best.derivation}" if best.derivation else "")
-        per_chip_value = value if best.chip else value / catalog.systems[best.system].chips
-        return PriceQuote(
-            usd_per_chip_hour=per_chip_value,
-            mode=mode,
-            provider=best.provider,
-            region=best.region,
-            date=best.date,
-            status=status,
-            basis=basis,
-            entry=best.system or best.chip,
-            source=tuple(best.source),
-            derivation=derivation,
-            region_matched=region is None or best.region == region or best.provider == USER_PROVIDER,
-        )
+        if candidates:
+            return _quote_of(catalog, _pick(catalog, candidates, prefer, region), mode, basis, region, as_of)
     return None
 
 
@@ -237,62 +322,14 @@ def _managed_provider(managed: str | None, provider: str | None) -> str | None:
     return pinned or provider
 
 
-def price_gap(
-    catalog: Catalog,
-    system: System,
-    mode: str = "on-demand",
-    provider: str | None = None,
-    managed: str | None = None,
-    as_of: str | None = None,
-) -> str:
-    """Why price_per_chip_hour has no price for a system (one clause, for a '-' in a table's note)."""
-    pinned = MANAGED_PROVIDER.get(managed or "")
-    lookup = pinned or provider
-    chip = system.chip.id
-    sellers = MODE_SELLERS.get(mode)
-    base = _rental_quote(catalog, system, "on-demand", None, lookup, as_of)
-    if base is None and pinned is not None:
-        return f"{managed} runs on {pinned} instances and the catalog has no {pinned} price for {chip}"
-    if base is None:
-        return f"the catalog has no {mode} or on-demand price for {chip}"
-    if sellers is not None and base.provider not in sellers:
-        return (
-            f"{mode} is sold by {', '.join(sellers)} only, and the catalog has no {', '.join(sellers)} price for {chip}"
-        )
-    seller = _seller(catalog, system, lookup)
-    if seller is not None and base.provider != seller:
-        return (
-            f"the catalog has no {seller} {mode} or on-demand price for {system.id}; a {mode} price is not derived "
-            f"from another provider's ({base.provider}) on-demand rate"
-        )
-    return f"the catalog has no {mode} price for {system.id}"
-
-
-def price_per_chip_hour(
-    catalog: Catalog,
-    system: System,
-    mode: str = "on-demand",
-    region: str | None = None,
-    provider: str | None = None,
-    managed: str | None = None,
-    as_of: str | None = None,
+def _catalog_quote(
+    catalog: Catalog, system: System, mode: str, region: str | None, provider: str | None, as_of: str | None
 ) -> PriceQuote | None:
-    """The best matching rental price per chip-hour for a system, or None when the catalog has none (price_gap
-    says why).
-
-    A managed service looks only at its provider's prices (MANAGED_PROVIDER); a commitment or spot price missing
-    from the catalog is derived only from the on-demand rate of the provider that sells the system (the system's own
-    cloud, or `provider`), and only for a provider that sells that product (MODE_SELLERS). `as_of` ('2025-06')
-    ignores prices dated after it. For mode 'owned' this returns None: use economics.tco.
-    """
-    check_mode(mode)
-    if mode == "owned":
-        return None
-    mk = markup_term(catalog, managed)
-    provider = _managed_provider(managed, provider)
+    """The catalog's price of `system` (the one it is priced as) in `mode`: its own listed price, else the on-demand
+    rate scaled by the mode's ratio (an estimate) where the seller sells that product, else None."""
     quote = _rental_quote(catalog, system, mode, region, provider, as_of)
     sellers = MODE_SELLERS.get(mode)
-    if quote is not None and sellers is not None and quote.provider not in (*sellers, USER_PROVIDER):
+    if quote is not None and sellers is not None and quote.provider not in sellers:
         quote = None  # another provider's price filed under a product only these sell
     if quote is None and mode != "on-demand":
         base = _rental_quote(catalog, system, "on-demand", region, provider, as_of)
@@ -302,20 +339,9 @@ def price_per_chip_hour(
             base is not None
             and ratio is not None
             and (sellers is None or base.provider in sellers)
-            and (seller is None or base.provider in (seller, USER_PROVIDER))
+            and (seller is None or base.provider == seller)
         ):
-            r = term(catalog, "datacenter", "pricing_mode_ratio", mode)
-            quote = replace(
-                base,
-                usd_per_chip_hour=base.usd_per_chip_hour * r.value,
-                mode=mode,
-                status="estimate",
-                derived_from_mode="on-demand",
-                derivation=(
-                    f"no {mode} price in the catalog: on-demand {base.usd_per_chip_hour:.4g} USD/chip-h x "
-                    f"datacenter.pricing_mode_ratio.{mode} {r.value:g} ({r.derivation.split('.')[0]})"
-                ),
-            )
+            quote = _by_mode_ratio(catalog, base, mode, f"no {mode} price in the catalog: on-demand")
     if quote is not None and quote.derived_from_mode and mode in LONGER_TERM:
         # a longer commitment costs no more than a shorter one: a derived 3-year rate above a listed 1-year one
         # (trn1: on-demand x 0.45 = $0.605 a chip-hour against the Neuron table's reserved $0.512) takes that
@@ -332,6 +358,145 @@ def price_per_chip_hour(
                     "commitment costs no more"
                 ),
             )
+    return quote
+
+
+def _follow_user(
+    catalog: Catalog,
+    system: System,
+    mode: str,
+    region: str | None,
+    provider: str | None,
+    as_of: str | None,
+    user: PriceQuote,
+    quote: PriceQuote | None,
+) -> PriceQuote | None:
+    """A commitment or spot price where the user set the on-demand price (--set ID.price=...) and not this mode's:
+    the catalog's price in this mode scaled by the user's on-demand price over the catalog's on-demand price of the
+    same provider (the same discount off the user's rate), else the user's price x the mode's ratio. A reserved or
+    capacity-block price above the user's own on-demand price (AWS's $3.64 and $5.19 beside a negotiated $2.00) had
+    been kept; spot alone had followed it."""
+    if quote is not None:
+        od = _rental_quote(catalog, system, "on-demand", region, quote.provider, as_of)
+        if od is not None and od.usd_per_chip_hour > 0:
+            share = quote.usd_per_chip_hour / od.usd_per_chip_hour
+            return replace(
+                quote,
+                usd_per_chip_hour=user.usd_per_chip_hour * share,
+                provider=USER_PROVIDER,
+                region="",
+                status="estimate",
+                derived_from_mode="on-demand",
+                region_matched=True,
+                derivation=(
+                    f"follows the on-demand price set on the command line: {user.usd_per_chip_hour:.4g} USD/chip-h x "
+                    f"the catalog's {mode} / on-demand ratio for {quote.entry} ({quote.provider}: "
+                    f"{quote.usd_per_chip_hour:.4g} / {od.usd_per_chip_hour:.4g} = {share:.4g})"
+                ),
+            )
+    sellers = MODE_SELLERS.get(mode)
+    seller = quote.provider if quote is not None else _seller(catalog, system, provider)
+    if node(catalog, "datacenter", "pricing_mode_ratio", mode) is None or (
+        sellers is not None and seller not in sellers
+    ):
+        return quote
+    return _by_mode_ratio(catalog, user, mode, "follows the on-demand price set on the command line:")
+
+
+def _by_mode_ratio(catalog: Catalog, base: PriceQuote, mode: str, basis: str) -> PriceQuote:
+    """An on-demand quote carried to `mode` by the catalog's ratio of that mode's prices to on-demand ones (an
+    estimate whose derivation starts with `basis`)."""
+    r = term(catalog, "datacenter", "pricing_mode_ratio", mode)
+    return replace(
+        base,
+        usd_per_chip_hour=base.usd_per_chip_hour * r.value,
+        mode=mode,
+        status="estimate",
+        derived_from_mode="on-demand",
+        derivation=(
+            f"{basis} {base.usd_per_chip_hour:.4g} USD/chip-h x datacenter.pricing_mode_ratio.{mode} {r.value:g} "
+            f"({r.derivation.split('.')[0]})"
+        ),
+    )
+
+
+def price_gap(
+    catalog: Catalog,
+    system: System,
+    mode: str = "on-demand",
+    provider: str | None = None,
+    managed: str | None = None,
+    as_of: str | None = None,
+) -> str:
+    """Why price_per_chip_hour has no price for a system (one clause, for a '-' in a table's note)."""
+    pinned = MANAGED_PROVIDER.get(managed or "")
+    lookup = pinned or provider
+    chip = system.chip.id
+    sellers = MODE_SELLERS.get(mode)
+    if mode == "owned":
+        return f"no unit price for {chip} in the catalog: owned cost unknown (give one: --set {chip}.unit_price=USD)"
+    if sellers is not None and lookup is not None and lookup not in sellers:
+        return f"{mode} is sold by {', '.join(sellers)} only, not by {lookup}"
+    priced = _stand_in(catalog, system, lookup)
+    base = _rental_quote(catalog, priced, "on-demand", None, lookup, as_of)
+    if base is None and pinned is not None:
+        return f"{managed} runs on {pinned} instances and the catalog has no {pinned} price for {chip}"
+    if base is None:
+        return f"the catalog has no {lookup + ' ' if lookup else ''}{mode} or on-demand price for {chip}"
+    if sellers is not None and base.provider not in sellers:
+        return (
+            f"{mode} is sold by {', '.join(sellers)} only, and the catalog has no {', '.join(sellers)} price for {chip}"
+        )
+    seller = _seller(catalog, priced, lookup)
+    if seller is not None and base.provider != seller:
+        return (
+            f"the catalog has no {seller} {mode} or on-demand price for {priced.id}; a {mode} price is not derived "
+            f"from another provider's ({base.provider}) on-demand rate"
+        )
+    return f"the catalog has no {mode} price for {priced.id}"
+
+
+def price_per_chip_hour(
+    catalog: Catalog,
+    system: System,
+    mode: str = "on-demand",
+    region: str | None = None,
+    provider: str | None = None,
+    managed: str | None = None,
+    as_of: str | None = None,
+) -> PriceQuote | None:
+    """The best matching rental price per chip-hour for a system, or None when the catalog has none (price_gap
+    says why).
+
+    A price set on the command line wins; a vendor's reference system is priced as its chip's default system
+    (_stand_in); a managed service looks only at its provider's prices (MANAGED_PROVIDER); a commitment or spot price
+    missing from the catalog is derived only from the on-demand rate of the provider that sells the system (the
+    system's own cloud, or `provider`), and only for a provider that sells that product (MODE_SELLERS); where the user
+    set the on-demand price, the other modes follow it (_follow_user). `as_of` ('2025-06') ignores prices dated after
+    it. For mode 'owned' this returns None: use economics.tco.
+    """
+    check_mode(mode)
+    if mode == "owned":
+        return None
+    mk = markup_term(catalog, managed)
+    provider = _managed_provider(managed, provider)
+    priced = _stand_in(catalog, system, provider)
+    also = priced.id if priced is not system else ""
+    quote = _user_quote(catalog, system, mode, as_of, also)
+    if quote is None:
+        quote = _catalog_quote(catalog, priced, mode, region, provider, as_of)
+        user_od = None if mode == "on-demand" else _user_quote(catalog, system, "on-demand", as_of, also)
+        if user_od is not None:
+            quote = _follow_user(catalog, priced, mode, region, provider, as_of, user_od, quote)
+        if quote is not None and also and quote.provider != USER_PROVIDER:
+            quote = replace(
+                quote,
+                priced_as=also,
+                derivation=(
+                    f"{system.id} ({system.provider}'s reference system, no price of its own) is priced as "
+                    f"{system.chip.id}'s default system, {also}" + (f"; {quote.derivation}" if quote.derivation else "")
+                ),
+            )
     if quote is not None and mk is not None:
         quote = replace(
             quote,
@@ -343,21 +508,37 @@ def price_per_chip_hour(
     return quote
 
 
-def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> list[tuple[str, str, float, str]]:
-    """Every provider's and region's newest catalog price of one chip in one mode, cheapest first:
-    (provider, region, USD per chip-hour, status); a commitment price listed against an on-demand rate that has since
-    moved is carried to today's (_rescaled, an estimate)."""
-    newest: dict[tuple[str, str], tuple[str, tuple[str, str, float, str]]] = {}
+class ListedPrice(NamedTuple):
+    """One catalog price of a chip as `latest_quotes` lists it."""
+
+    provider: str
+    region: str
+    usd_per_chip_hour: float
+    status: str
+    entry: str  # the system or chip the catalog's price is for
+    derivation: str = ""  # how a commitment was carried to today's on-demand rate (_rescaled), or the entry's own
+    date: str = ""
+
+
+def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> list[ListedPrice]:
+    """Every provider's newest catalog price of one chip in one mode, per region and per system or chip it is for
+    (p5e.48xlarge's and p5en.48xlarge's H200 capacity blocks both; keyed by provider and region, p5en's had stood for
+    p5e's), cheapest first; a per-chip price older than a system's price of the same provider and region is left out
+    (superseded). A commitment price listed against an on-demand rate that has since moved is carried to today's
+    (_rescaled, an estimate) and says how."""
+    newest: dict[tuple[str, str, str], PriceEntry] = {}
     for p in catalog.prices:
-        if p.mode != mode:
+        if p.mode != mode or (p.chip or catalog.systems[p.system].chip) != chip_id:
             continue
-        target = p.chip or catalog.systems[p.system].chip
-        if target != chip_id:
+        key = (p.provider, p.region, p.system or p.chip)
+        if key not in newest or p.date > newest[key].date:
+            newest[key] = p
+    rows = []
+    for (provider, region, _), p in newest.items():
+        if p.chip and any(
+            q.system and (q.provider, q.region) == (provider, region) and q.date > p.date for q in newest.values()
+        ):
             continue
-        moved = None if mode == "on-demand" else _rescaled(catalog, p, None)  # listed against an older rate
-        value, status = (p.value * moved[0], "estimate") if moved else (p.value, p.status)
-        per_chip = value if p.chip else value / catalog.systems[p.system].chips
-        key = (p.provider, p.region)
-        if key not in newest or p.date > newest[key][0]:
-            newest[key] = (p.date, (p.provider, p.region, per_chip, status))
-    return sorted((v for _, v in newest.values()), key=lambda q: q[2])
+        q = _quote_of(catalog, p, mode, "system" if p.system else "chip", None, None)
+        rows.append(ListedPrice(provider, region, q.usd_per_chip_hour, q.status, q.entry, q.derivation, p.date))
+    return sorted(rows, key=lambda q: (q.usd_per_chip_hour, q.provider, q.entry))

@@ -32,7 +32,7 @@ from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, check_fraction, per_scaleout_port, power_model
-from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_per_chip_hour
+from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_gap, price_per_chip_hour
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 
@@ -112,6 +112,39 @@ class Tco:
         out["energy"] = (self.energy_idle_usd_per_s * (1 - u) + self.energy_busy_usd_per_s * u) * h
         return out
 
+    def terms(self) -> list[Term]:
+        """Every input the owned cost rests on, as catalog terms (capex parts, life, operations, space, site, power,
+        utilisation): what `economics_figures` and `--sources` list for an owned fleet."""
+        inp = self.inputs
+        return [
+            *inp.capex.values(),
+            inp.life,
+            inp.operations,
+            inp.space,
+            *([inp.facility_life] if inp.facility_life is not None else []),
+            inp.site.pue,
+            inp.site.grid,
+            inp.electricity,
+            inp.utilisation,
+            *inp.power.terms(),
+        ]
+
+    def figures(self) -> dict[str, dict[str, Any]]:
+        """The owned cost's inputs keyed as `economics_figures` keys them (catalog key -> record)."""
+        return {t.key: t.record() for t in self.terms()}
+
+    @property
+    def estimated(self) -> list[str]:
+        """The inputs of the owned cost that are estimates or projections (the chip's unit price, most of the
+        datacenter figures): a dollar figure built on them is itself an estimate."""
+        return [t.key for t in self.terms() if t.status in ("estimate", "projected")]
+
+    @property
+    def status(self) -> str:
+        """'estimate' where any input is one (the owned cost is then an estimate: the H100's $27,500 is an analyst
+        figure, Trainium's an equivalent-cost one), else 'spec'."""
+        return "estimate" if self.estimated else "spec"
+
     def record(self) -> dict[str, Any]:
         """The JSON form: the total, every term with its formula, and every input with its source."""
         inp = self.inputs
@@ -137,6 +170,11 @@ class Tco:
         return {
             "hardware": inp.system.chip.id,
             "system": inp.system.id,
+            # announced, not shipping (Trainium4): every output that uses it says so (a banner on the terminal)
+            "projected": inp.system.projected,
+            # an owned cost built on estimated inputs is an estimate (which inputs: estimated_inputs)
+            "status": self.status,
+            "estimated_inputs": self.estimated,
             "region": inp.site.region,
             "facility": inp.facility,
             "utilisation": inp.utilisation.value,
@@ -157,6 +195,31 @@ class Tco:
             },
             "inputs": inputs,
         }
+
+    def price_source(self) -> dict[str, Any]:
+        """The price provenance of an owned fleet, shaped as a rental quote's (`price_source`): its basis, its status
+        (an estimate where any input is one: the § mark) and the cost's record."""
+        return {"basis": "owned", "status": self.status, "tco": self.record()}
+
+
+def _one_chip_type(system: System) -> System:
+    """The system, or one line where it is a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion
+    rack): its TCO had been priced as if all its chips were the first type's (72 Trainium4)."""
+    if system.hybrid:
+        parts = " and ".join(f"{n} {chip}" for chip, n in system.members.items())
+        raise ChipwiseError(
+            f"{system.id} holds {parts}, two chip types; chipwise tco prices one chip type. Fix: price each on its "
+            f"own ({', '.join(f'chipwise tco {chip}' for chip in system.members)})."
+        )
+    return system
+
+
+def owned_gap(system: System) -> str | None:
+    """Why a system has no owned-fleet cost (no unit price for its chip in the catalog), or None when it has one."""
+    chip = system.chip.id
+    if system.chip.unit_price is not None:
+        return None
+    return f"no unit price for {chip} in the catalog: owned cost unknown (give one: --set {chip}.unit_price=USD)"
 
 
 def _provenance(ref: Any) -> dict[str, Any]:
@@ -207,8 +270,10 @@ def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
         return _input_value(overrides["chip_price_usd"], f"{chip.id}.unit_price")
     ref = chip.provenance.get("unit_price")
     if chip.unit_price is None:
+        projected = " (PROJECTED: announced, not shipping, no price published)" if system.projected else ""
         raise ChipwiseError(
-            f"the catalog has no unit price for {chip.id}. Fix: give one (chipwise tco {chip.id} --chip-price USD)."
+            f"the catalog has no unit price for {chip.id}{projected}. Fix: give one (chipwise tco {chip.id} "
+            "--chip-price USD)."
         )
     return Term(
         value=chip.unit_price,
@@ -253,6 +318,18 @@ def tco_inputs(
         raise ChipwiseError(f"unknown TCO input '{unknown[0]}'. Fix: use one of {', '.join(OVERRIDES)}.")
     if facility not in FACILITIES:
         raise ChipwiseError(f"unknown facility '{facility}'. Fix: use one of {', '.join(FACILITIES)}.")
+    _one_chip_type(system)
+    if facility == "owned" and "colocation_usd_per_kw_month" in ov:
+        raise ChipwiseError(
+            "a colocation price was given for an owned facility, which pays no colocation (it builds the datacenter: "
+            "datacenter.capex.facility_usd_per_kw). Fix: drop --colocation, or use --facility colocation."
+        )
+    if "operations_fraction" in ov and _amount(ov["operations_fraction"], "operations_fraction") > 1.0:
+        raise ChipwiseError(
+            f"operations fraction {ov['operations_fraction']:g} is {100 * ov['operations_fraction']:,.0f}% of capex "
+            "a year, more than the fleet costs to buy each year: not a plausible staff, support and spares budget. "
+            "Fix: give a fraction of capex per year in [0, 1], e.g. 0.04."
+        )
     check_fraction(utilisation, "utilisation")
     site = site_for(catalog, system, region, pue=pue, owned=True)
     electricity = (
@@ -345,25 +422,46 @@ def tco_from_inputs(inp: TcoInputs) -> Tco:
 
 
 def break_even(catalog: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
-    """Each catalog rental price of the chip in `mode` and the utilisation above which owning is cheaper; where the
-    catalog lists none in that mode, the price plan train derives for the system (on-demand x the mode's ratio, an
-    estimate), as the table had been left empty with no word."""
-    quotes = [(p, r, v, s, "") for p, r, v, s in latest_quotes(catalog, tco.inputs.system.chip.id, mode)]
-    if not quotes:
-        q = price_per_chip_hour(catalog, tco.inputs.system, mode)
-        if q is not None:
-            quotes = [(q.provider, q.region, q.usd_per_chip_hour, q.status, q.derivation)]
+    """The system's own rental price in `mode` (the one `predict` and `plan train` use for it: price_per_chip_hour,
+    first) and each other catalog price of the chip in that mode (each provider's newest, per region and system:
+    latest_quotes), with the utilisation above which owning is cheaper; a price carried or derived from another says
+    how (`derivation`)."""
+    system = tco.inputs.system
+    rows: list[dict[str, Any]] = []
+    own = price_per_chip_hour(catalog, system, mode)
+    if own is not None:
+        rows.append(
+            {
+                "provider": own.provider,
+                "region": own.region,
+                "entry": own.entry,
+                "usd_per_chip_hour": own.usd_per_chip_hour,
+                "status": own.status,
+                "derivation": own.derivation,
+                "this_system": True,
+            }
+        )
+    for q in latest_quotes(catalog, system.chip.id, mode):
+        if own is not None and (q.provider, q.region, q.entry) == (own.provider, own.region, own.entry):
+            continue  # the system's own price, listed first
+        rows.append(
+            {
+                "provider": q.provider,
+                "region": q.region,
+                "entry": q.entry,
+                "usd_per_chip_hour": q.usd_per_chip_hour,
+                "status": q.status,
+                "derivation": q.derivation,
+                "this_system": False,
+            }
+        )
     return [
         {
-            "provider": provider,
-            "region": region,
+            **{k: v for k, v in row.items() if k != "derivation" or v},
             "mode": mode,
-            "usd_per_chip_hour": price,
-            "status": status,
-            **({"derivation": derivation} if derivation else {}),
-            "break_even_utilisation": tco.break_even_utilisation(price),
+            "break_even_utilisation": tco.break_even_utilisation(row["usd_per_chip_hour"]),
         }
-        for provider, region, price, status, derivation in quotes
+        for row in rows
     ]
 
 
@@ -375,5 +473,8 @@ def tco_report(catalog: Catalog, tco: Tco, compare: str = "on-demand") -> dict[s
         raise ChipwiseError(f"compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")
     report = tco.record()
     report["kind"] = "tco"
+    report["compare"] = compare
     report["break_even"] = break_even(catalog, tco, compare)
+    if not report["break_even"]:  # an empty table had said nothing: why there is no price to compare with
+        report["break_even_note"] = price_gap(catalog, tco.inputs.system, compare)
     return report

@@ -263,12 +263,13 @@ RENTED_NOTE = (
 )
 
 
-def estimate_note(chips: Sequence[str], key: str) -> str:
-    """The footnote to the § mark: no offer for these chips, priced by a catalog estimate (`key` of --json)."""
-    return (
-        f"§ no rental offer in the catalog for {', '.join(dict.fromkeys(chips))}: priced by an estimate (--json: "
-        f"{key} gives its derivation)"
-    )
+def estimate_note(chips: Sequence[str], key: str, pricing: str = "") -> str:
+    """The footnote to the § mark: no offer for these chips, priced by a catalog estimate (`key` of --json); for
+    an owned fleet, a cost built on estimated inputs (a chip price or datacenter figures no source publishes)."""
+    names = ", ".join(dict.fromkeys(chips))
+    if pricing == "owned":
+        return f"§ the owned cost of {names} rests on estimated inputs ('chipwise tco CHIP' lists each with its source)"
+    return f"§ no rental offer in the catalog for {names}: priced by an estimate (--json: {key} gives its derivation)"
 
 
 def _fitted_alternative(report: Mapping[str, Any]) -> str:

@@ -3,12 +3,15 @@
 Each claim is split into checks. A check states what was claimed, what chipwise computes for it (on a named
 workload where the claim is about speed, cost or energy), and a verdict:
 
-- holds: chipwise's numbers support it (inputs that are estimates are named in `why`);
+- holds: chipwise's numbers support it, on published figures (or figures given on the command line);
 - holds only at peak specs: the spec-sheet ratio supports it, the workload does not;
 - does not hold on this workload: the workload does not support it (nor, for speed claims, the spec);
 - does not hold: a claim about a spec or a price that chipwise's sourced figure does not support (no workload in it);
-- cannot be checked: an input chipwise needs is not published (why is said), with the numbers chipwise gets from
-  its estimates where it has them.
+- rests on estimates: the verdict turns on a figure that is not published and that chipwise estimated (a Trainium
+  price or unit price, Trainium power); `why` names it, says which way chipwise's estimates lean and, where it can,
+  the value of it that would decide the claim. Such a check is not called holding or failing on an estimate;
+- cannot be checked: nothing chipwise has can test it (the figures are the claim itself, as Trainium4's are, or no
+  run of the kind has been published), with the numbers chipwise gets where it has them.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import USER_PROVIDER, latest_quotes
+from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, latest_quotes, price_per_chip_hour
 from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -36,8 +39,9 @@ HOLDS = "holds"
 PEAK_ONLY = "holds only at peak specs"
 NOT_ON_WORKLOAD = "does not hold on this workload"
 NOT_SO = "does not hold"  # a spec or price claim: no workload in it
+ESTIMATED = "rests on estimates"  # turns on an unpublished figure chipwise estimated: which way it leans is in `why`
 UNCHECKABLE = "cannot be checked"
-VERDICTS: tuple[str, ...] = (HOLDS, PEAK_ONLY, NOT_ON_WORKLOAD, NOT_SO, UNCHECKABLE)
+VERDICTS: tuple[str, ...] = (HOLDS, PEAK_ONLY, NOT_ON_WORKLOAD, NOT_SO, ESTIMATED, UNCHECKABLE)
 
 #: Where the claims were made. Keys of the catalog's sources are expanded to their citation.
 LAUNCH_COVERAGE = "re:Invent 2025 launch coverage as collected in chipwise issue 5 (original article not located)"
@@ -157,6 +161,39 @@ def _saving(v: float) -> str:
     return f"saves {_pct(v)}" if v >= 0 else f"costs {_pct(-v)} more"
 
 
+def _leans(holds: bool) -> str:
+    """Which way a verdict that rests on estimates leans."""
+    return "on chipwise's estimates it would hold" if holds else "on chipwise's estimates it would not hold"
+
+
+def _estimated(record: Any) -> bool:
+    """Whether a price (a quote's record) is an estimate of chipwise's or the catalog's: not published, and not set on
+    the command line (a price the user gives is taken as given)."""
+    if not isinstance(record, dict):
+        return True
+    return record.get("provider") != USER_PROVIDER and record.get("status") in ("estimate", "projected")
+
+
+def _figure_estimated(ref: Any) -> bool:
+    """Whether a catalog figure (a provenance record) is an estimate or projection and not set on the command line."""
+    if ref is None:
+        return True
+    return ref.status in ("estimate", "projected") and not ref.derivation.startswith("set on the command line")
+
+
+def _price(runs: _Runs, system: str, mode: str) -> PriceQuote | None:
+    """The price per chip-hour a run of `system` in `mode` is charged (the figure the ratios and the texts share)."""
+    return price_per_chip_hour(runs.catalog, runs.system(system), mode)
+
+
+def _price_text(q: PriceQuote | None) -> str:
+    """'$2.24 [spec]', '$2.73 [estimate]', '$4.80 [set on the command line]', or '-'."""
+    if q is None:
+        return "-"
+    status = "set on the command line" if q.provider == USER_PROVIDER else q.status
+    return f"${q.usd_per_chip_hour:.2f} [{status}]"
+
+
 # ----------------------------------------------------------------------------------------------------- claim 1
 def _tdp_for(tdp_w: float, ratio: float, target: float) -> float:
     """The Trn3 TDP at which tokens per joule, Trn3 over Trn2, reach `target`, on the same run: one UltraServer, no
@@ -230,6 +267,7 @@ def _claim1(runs: _Runs) -> Claim:
     )
     p3 = trn3.chip.provenance.get("tdp")
     p2 = trn2.chip.provenance.get("tdp")
+    power_estimated = _figure_estimated(p2) or _figure_estimated(p3)
     power_note = (
         f"neither chip's power is published: chipwise uses estimates ({trn2.chip.tdp:.0f} W Trn2 "
         f"[{p2.status if p2 else 'estimate'}], {trn3.chip.tdp:.0f} W Trn3 [{p3.status if p3 else 'estimate'}], "
@@ -241,8 +279,10 @@ def _claim1(runs: _Runs) -> Claim:
             "40% better energy efficiency",
             f"Llama-3.1-70B FP8 training tokens per joule, Trn3 / Trn2 UltraServer: {_x(eff)} on chipwise's power "
             "estimates",
-            UNCHECKABLE,
-            power_note + f"; with them Trn3 would need <= {_tdp_for(trn3.chip.tdp, eff, 1.4):,.0f} W per chip for 1.4x "
+            ESTIMATED if power_estimated else (HOLDS if eff >= 1.4 else NOT_ON_WORKLOAD),
+            f"{_leans(eff >= 1.4)} ({_x(eff)}); "
+            + power_note
+            + f"; with them Trn3 would need <= {_tdp_for(trn3.chip.tdp, eff, 1.4):,.0f} W per chip for 1.4x "
             "(host and switches scaled with it)",
             {"tokens_per_joule_ratio": eff},
         )
@@ -253,8 +293,10 @@ def _claim1(runs: _Runs) -> Claim:
             "4x energy efficiency (AWS blog via AIwire)",
             f"same computation: {_x(eff)}; 4x would need Trn3 at <= {_tdp_for(trn3.chip.tdp, eff, 4.0):,.0f} W "
             "per chip",
-            UNCHECKABLE,
-            power_note + "; 4x per joule is implausible unless the power per chip barely grew",
+            ESTIMATED if power_estimated else (HOLDS if eff >= 4.0 else NOT_ON_WORKLOAD),
+            f"{_leans(eff >= 4.0)} ({_x(eff)}); "
+            + power_note
+            + "; 4x per joule is implausible unless the power per chip barely grew",
             {"tokens_per_joule_ratio": eff},
         )
     )
@@ -386,6 +428,7 @@ def _claim3(runs: _Runs) -> Claim:
     key = "expected_cost_usd"
     t = runs.best(model, "trn3-ultraserver", chips, tokens, "on-demand", key)
     rows: dict[str, float] = {}
+    quotes: dict[str, Any] = {}
     detail = []
     if isinstance(t, dict):
         for g in GPUS_VS_TRN3:
@@ -393,15 +436,26 @@ def _claim3(runs: _Runs) -> Claim:
             if isinstance(r, dict):
                 saving = 1 - t[key] / r[key]
                 rows[g] = saving
+                quotes[g] = r.get("price_source")
                 detail.append(f"vs {g} ${r[key] / 1e6:,.0f}M ({r['precision']}) {_saving(saving)}")
     best_gpu = max(rows, key=lambda g: rows[g]) if rows else ""
     best = rows.get(best_gpu, math.nan)
     owned = _owned_saving(runs, model, chips, tokens)
     quote = t.get("price_source") if isinstance(t, dict) else None
+    price = t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None
     computed = (
         f"expected on-demand cost, Trn3 ${t[key] / 1e6:,.0f}M ({t['precision']}); saving " + "; ".join(detail)
         if isinstance(t, dict)
         else f"no Trn3 plan: {t}"
+    )
+    holds = best >= 0.495
+    # the saving turns on Trn3's price (and the GPU's where that is an estimate too): cost scales with the price,
+    # so the Trn3 price that gives 50% against the best GPU is today's x (1 - 0.5) / (1 - saving)
+    estimated = _estimated(quote) or _estimated(quotes.get(best_gpu))
+    needed = (
+        f"; 50% against {best_gpu} needs Trn3 at <= ${price * 0.5 / (1 - best):,.2f} a chip-hour"
+        if isinstance(price, int | float) and math.isfinite(best) and best < 1
+        else ""
     )
     return Claim(
         3,
@@ -414,9 +468,10 @@ def _claim3(runs: _Runs) -> Claim:
                 "3a",
                 "up to 50% lower training cost than GPU systems (>100B parameters)",
                 computed,
-                HOLDS if best >= 0.495 else NOT_ON_WORKLOAD,
-                f"largest saving vs {best_gpu} ({_pct(best)}); "
-                + _trn3_price_note(quote, t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None),
+                ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD),
+                (f"{_leans(holds)}: " if estimated else "")
+                + f"largest saving vs {best_gpu} ({_pct(best)}){needed}; "
+                + _trn3_price_note(quote, price),
                 {"saving_vs": rows},
             ),
             owned,
@@ -434,12 +489,16 @@ def _owned_saving(runs: _Runs, model: str, chips: int, tokens: float) -> Check:
             rows[g] = 1 - t[key] / r[key]
     text = "; ".join(f"{_saving(v)} vs {g}" for g, v in rows.items())
     best = max(rows.values()) if rows else math.nan
+    holds = best >= 0.495
+    estimated = _figure_estimated(runs.system("trn3-ultraserver").chip.provenance.get("unit_price"))
     return Check(
         "3b",
         "the same, on an owned fleet (AWS's own cost basis)",
         f"owned-fleet TCO (5-year life, colocation, US power), expected cost: Trn3 {text}",
-        HOLDS if best >= 0.495 else NOT_ON_WORKLOAD,
-        "Trainium is not sold: its unit price is a sell-side equivalent-cost estimate ($10-15k)",
+        ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD),
+        (f"{_leans(holds)} (largest saving {_pct(best)}): " if estimated else "")
+        + "Trainium is not sold: its unit price is a sell-side equivalent-cost estimate ($10-15k), and Trainium's "
+        "power is estimated",
         {"saving_vs": rows},
     )
 
@@ -476,8 +535,8 @@ def _claim4(runs: _Runs) -> Claim:
 
 
 # ----------------------------------------------------------------------------------------------------- claim 5
-def _latest_quotes(runs: _Runs, chip: str, mode: str = "on-demand") -> list[tuple[str, str, float, str]]:
-    return latest_quotes(runs.catalog, chip, mode)
+def _latest_quotes(runs: _Runs, chip: str, mode: str = "on-demand") -> list[Any]:
+    return list(latest_quotes(runs.catalog, chip, mode))
 
 
 def _claim5(runs: _Runs) -> Claim:
@@ -487,22 +546,40 @@ def _claim5(runs: _Runs) -> Claim:
     achieved = r["tflops_per_chip"] * 1e12 if isinstance(r, dict) else math.nan
     price = h100.chip.unit_price or math.nan
     price_ref = h100.chip.provenance.get("unit_price")
-    quotes = _latest_quotes(runs, "h100-sxm")
+    quotes = [q for q in _latest_quotes(runs, "h100-sxm") if q.provider != USER_PROVIDER]
     inside = [q for q in quotes if 2.10 <= q[2] <= 5.00]
-    trn2_cb = _latest_quotes(runs, "trn2", "capacity-block")
-    trn2_od = _latest_quotes(runs, "trn2", "on-demand")
-    h100_cb = [q for q in _latest_quotes(runs, "h100-sxm", "capacity-block") if q[0] == "aws"]
-    h100_aws = [q for q in quotes if q[0] == "aws"]
-    trn2_price = trn2_cb[0][2] if trn2_cb else math.nan
-    ratio_cb = trn2_price / h100_cb[0][2] if h100_cb else math.nan
-    ratio_od = trn2_od[0][2] / h100_aws[0][2] if trn2_od and h100_aws else math.nan
-    w_t = runs.best("llama-3.1-70b", "trn2", 1024, 15e12, "on-demand", "expected_usd_per_million_tokens")
-    w_h = runs.best("llama-3.1-70b", "h100-sxm", 1024, 15e12, "on-demand", "expected_usd_per_million_tokens")
-    work_ratio = (
-        w_t["expected_usd_per_million_tokens"] / w_h["expected_usd_per_million_tokens"]
-        if isinstance(w_t, dict) and isinstance(w_h, dict)
-        else math.nan
+    # the prices the runs below are charged (price_per_chip_hour: a price set on the command line, and the modes that
+    # follow it, included), so that the texts and the ratios are the same figures
+    trn2_cb, trn2_od = _price(runs, "trn2", "capacity-block"), _price(runs, "trn2", "on-demand")
+    h100_cb, h100_od = _price(runs, "h100-sxm", "capacity-block"), _price(runs, "h100-sxm", "on-demand")
+
+    def ratio(a: PriceQuote | None, b: PriceQuote | None) -> float:
+        return a.usd_per_chip_hour / b.usd_per_chip_hour if a and b and b.usd_per_chip_hour > 0 else math.nan
+
+    ratio_cb, ratio_od = ratio(trn2_cb, h100_cb), ratio(trn2_od, h100_od)
+    trn2_price = trn2_cb.usd_per_chip_hour if trn2_cb else math.nan
+    key = "expected_usd_per_million_tokens"
+
+    def per_token(mode: str) -> float:
+        w_t = runs.best("llama-3.1-70b", "trn2", 1024, 15e12, mode, key)
+        w_h = runs.best("llama-3.1-70b", "h100-sxm", 1024, 15e12, mode, key)
+        return w_t[key] / w_h[key] if isinstance(w_t, dict) and isinstance(w_h, dict) else math.nan
+
+    # AWS sells both as capacity blocks, at published prices: the like-for-like comparison; trn2 has no on-demand SKU
+    # (its on-demand rate is the catalog's estimate), so the on-demand ratio is shown beside it, not decided on
+    work_ratio, work_od = per_token("capacity-block"), per_token("on-demand")
+    cb_estimated = _estimated(trn2_cb.record() if trn2_cb else None) or _estimated(
+        h100_cb.record() if h100_cb else None
     )
+    half = 0.4 <= work_ratio <= 0.6
+    # on the price list about half, per token trained not: as a spec-sheet ratio that the workload does not bear out
+    verdict_5e = HOLDS if half else (PEAK_ONLY if 0.4 <= ratio_cb <= 0.6 else NOT_ON_WORKLOAD)
+    slower = ": Trn2 trains slower per chip" if work_ratio > ratio_cb else ""
+    # a Trainium2 price near $4.80: a published or given price decides, an estimate only leans
+    near = [(label, q) for label, q in (("capacity block", trn2_cb), ("on-demand", trn2_od)) if q is not None]
+    in_range = [(label, q) for label, q in near if 4.3 <= q.usd_per_chip_hour <= 5.3]
+    decided = [(label, q) for label, q in in_range if not _estimated(q.record())]
+    verdict_5d = HOLDS if decided else (ESTIMATED if in_range else NOT_SO)
     return Claim(
         5,
         "An H100 offers 4 PFLOP/s of FP8, costs $25,000-40,000 and rents for $2.10-5.00 per GPU-hour; a "
@@ -541,21 +618,42 @@ def _claim5(runs: _Runs) -> Claim:
             Check(
                 "5d",
                 "a Trainium2 rents for about $4.80/hour",
-                f"per Trainium2 chip-hour: capacity block ${trn2_price:.2f} (trn2.48xlarge "
-                f"${trn2_price * 16:.2f} per instance-hour); on-demand estimate "
-                + (f"${trn2_od[0][2]:.2f}" if trn2_od else "-"),
-                NOT_SO if not 4.3 <= trn2_price <= 5.3 else HOLDS,
-                "no published Trainium2 price near $4.80 per chip-hour; trn2 has no on-demand SKU",
-                {"trn2_capacity_block_per_chip": trn2_price},
+                f"per Trainium2 chip-hour: capacity block {_price_text(trn2_cb)} (trn2.48xlarge "
+                f"${trn2_price * 16:.2f} per instance-hour); on-demand {_price_text(trn2_od)}",
+                verdict_5d,
+                (
+                    f"{' and '.join(f'the {label} price' for label, _ in decided)} is near $4.80"
+                    if decided
+                    else f"{_leans(True)}: only the {in_range[0][0]} price, an estimate, is near $4.80"
+                    if in_range
+                    else "no Trainium2 price near $4.80 per chip-hour"
+                )
+                + "; trn2 has no on-demand SKU (its on-demand rate is the catalog's estimate unless set)",
+                {
+                    "trn2_capacity_block_per_chip": trn2_price,
+                    "trn2_on_demand_per_chip": trn2_od.usd_per_chip_hour if trn2_od else math.nan,
+                },
             ),
             Check(
                 "5e",
                 "Trainium2 costs about half an H100",
-                f"AWS price per chip-hour Trn2 / H100: capacity blocks {_x(ratio_cb)}, on-demand {_x(ratio_od)}; "
-                f"per million tokens trained (Llama-3.1-70B, 1,024 chips): {_x(work_ratio)}",
-                HOLDS if 0.4 <= work_ratio <= 0.6 else NOT_ON_WORKLOAD,
-                "half holds on price and on cost per token; Trn2 on-demand is a chipwise estimate",
-                {"price_ratio_cb": ratio_cb, "price_ratio_od": ratio_od, "per_token_ratio": work_ratio},
+                f"AWS price per chip-hour Trn2 / H100: capacity blocks {_price_text(trn2_cb)} / "
+                f"{_price_text(h100_cb)} = {_x(ratio_cb)}, on-demand {_price_text(trn2_od)} / {_price_text(h100_od)} "
+                f"= {_x(ratio_od)}; per million tokens trained (Llama-3.1-70B, 1,024 chips): {_x(work_ratio)} at "
+                f"capacity-block prices, {_x(work_od)} on demand",
+                ESTIMATED if cb_estimated else verdict_5e,
+                (f"{_leans(half)}; " if cb_estimated else "")
+                + f"decided at capacity-block prices, which AWS publishes for both: {_x(ratio_cb)} the price a "
+                f"chip-hour, {_x(work_ratio)} the cost per token trained"
+                + (" (about half: 0.4-0.6x)" if half else f", not about half (0.4-0.6x){slower}")
+                + "; the on-demand ratio rests on Trn2's on-demand rate"
+                + (" set on the command line" if trn2_od and trn2_od.provider == USER_PROVIDER else ", an estimate"),
+                {
+                    "price_ratio_cb": ratio_cb,
+                    "price_ratio_od": ratio_od,
+                    "per_token_ratio": work_ratio,
+                    "per_token_ratio_on_demand": work_od,
+                },
             ),
         ],
     )
@@ -574,6 +672,11 @@ def _claim6(runs: _Runs) -> Claim:
         per_tok[k] = float(r[key]) if isinstance(r, dict) else math.nan
     h = per_tok["h100-sxm (dgx-h100)"]
     lower = [k for k in ("trn2", "trn3") if per_tok[k] < h]
+    estimated = [
+        k for k in ("trn2", "trn3") if _figure_estimated(parts[k].chip.provenance.get("unit_price"))
+    ]  # Trainium is not sold: a unit price is an equivalent-cost estimate unless given
+    below = ", ".join(lower) or "neither"
+    lean = f"{_leans(bool(lower))} ({below} below the H100 per Mtok); " if estimated else ""
     return Claim(
         6,
         "For 8-GPU H100 systems, Trainium's price-performance lowers TCO including power, cooling and networking.",
@@ -587,8 +690,9 @@ def _claim6(runs: _Runs) -> Claim:
                 + ", ".join(f"{k} ${v:.2f}" for k, v in tco.items())
                 + "; owned $/Mtok trained: "
                 + ", ".join(f"{k} {v:.3f}" for k, v in per_tok.items()),
-                HOLDS if len(lower) == 2 else (NOT_ON_WORKLOAD if not lower else HOLDS),
-                "Trainium is not sold: its capex is an equivalent-cost estimate, and its power (TDP, host share) "
+                ESTIMATED if estimated else (HOLDS if lower else NOT_ON_WORKLOAD),
+                lean
+                + "Trainium is not sold: its capex is an equivalent-cost estimate, and its power (TDP, host share) "
                 "is estimated; TCO includes depreciation, operations, colocation (power and cooling capacity), "
                 "scale-out network and storage capex, and energy x PUE",
                 {"usd_per_chip_hour": tco, "usd_per_mtok": per_tok},
@@ -598,7 +702,7 @@ def _claim6(runs: _Runs) -> Claim:
 
 
 # ----------------------------------------------------------------------------------------------------- claim 7
-COST_TIE = 0.10  # $/Mtok ratios this close to 1 are a tie: Trainium's on-demand prices are estimates
+COST_TIE = 0.10  # $/Mtok ratios this close to 1 are a tie: the model's throughput and some prices are estimates
 SERVE_SCENARIO = (
     "kind: serve\nmodel: llama-3.1-70b\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 1024\n"
     "output_tokens: 256\nconcurrency: 32\nrequests: 256\n"
@@ -636,25 +740,53 @@ def _claim7(runs: _Runs) -> Claim:
 
     keys = {"ttft": "ttft_s", "tpot": "tpot_s", "usd": "cost_usd_per_mtok"}
     base = {m: fig(results["h100-sxm"], k) for m, k in keys.items()}
-    parts, ratios, lags, ties = [], [], [], []
+    parts, ratios, ties, prices = [], [], [], []
+    lags: dict[str, bool] = {}
+    at_published: dict[str, bool] = {}  # the lag with an estimated on-demand price replaced by a published one
     numbers: dict[str, Any] = {}
+
+    def lagging(x: dict[str, float]) -> bool:  # slower on both latencies, and not clearly cheaper (COST_TIE)
+        return x["ttft"] > 1.0 and x["tpot"] > 1.0 and x["usd"] > 1.0 - COST_TIE
+
     for hw_id, r in results.items():
         v = {m: fig(r, k) for m, k in keys.items()}
         numbers[hw_id] = {"ttft_p50_s": v["ttft"], "tpot_p50_s": v["tpot"], "usd_per_mtok": v["usd"]}
         parts.append(f"{hw_id}: TTFT {v['ttft'] * 1e3:,.0f} ms, TPOT {v['tpot'] * 1e3:,.1f} ms, ${v['usd']:.2f}/Mtok")
-        if hw_id != "h100-sxm":
-            x = {m: v[m] / base[m] for m in keys}
-            ratios.append(f"{hw_id} {_x(x['ttft'])} TTFT, {_x(x['tpot'])} TPOT, {_x(x['usd'])} $/Mtok")
-            # slower on both latencies, and not clearly cheaper: within COST_TIE of the H100 is a tie on $/Mtok
-            lags.append(x["ttft"] > 1.0 and x["tpot"] > 1.0 and x["usd"] > 1.0 - COST_TIE)
-            if abs(x["usd"] - 1.0) <= COST_TIE:
-                ties.append(hw_id)
-    verdict = HOLDS if lags and all(lags) else NOT_ON_WORKLOAD
+        source = (r.get("price_sources") or [None])[0]
+        entry = source.get("entry", hw_id) if isinstance(source, dict) else hw_id
+        if _estimated(source):
+            prices.append(f"{hw_id}'s on-demand price ({entry}) is an estimate")
+        elif isinstance(source, dict) and source.get("provider") == USER_PROVIDER:
+            prices.append(f"{hw_id}'s is set on the command line")
+        else:
+            prices.append(f"{hw_id}'s is {entry}'s list price")
+        if hw_id == "h100-sxm":
+            continue
+        x = {m: v[m] / base[m] for m in keys}
+        ratios.append(f"{hw_id} {_x(x['ttft'])} TTFT, {_x(x['tpot'])} TPOT, {_x(x['usd'])} $/Mtok")
+        lags[hw_id] = lagging(x)
+        if abs(x["usd"] - 1.0) <= COST_TIE:
+            ties.append(hw_id)
+        od = r.get("cost_usd_per_hour")
+        cb = _price(runs, hw_id, "capacity-block")
+        if _estimated(source) and cb is not None and not _estimated(cb.record()) and isinstance(od, int | float):
+            # its published capacity-block rate in place of the estimated on-demand one: $/Mtok scales with the price
+            quote = _price(runs, hw_id, "on-demand")
+            scale = cb.usd_per_chip_hour / quote.usd_per_chip_hour if quote and quote.usd_per_chip_hour > 0 else 1.0
+            at_published[hw_id] = lagging({**x, "usd": x["usd"] * scale})
+            prices[-1] += (
+                f"; at its published capacity-block rate (${cb.usd_per_chip_hour:.3f} a chip-hour) it is "
+                f"{_x(x['usd'] * scale)} the H100's $/Mtok"
+            )
+    verdict = HOLDS if lags and all(lags.values()) else NOT_ON_WORKLOAD
+    other = HOLDS if lags and all({**lags, **at_published}.values()) else NOT_ON_WORKLOAD
+    if other != verdict:  # an estimated price decides it
+        verdict = ESTIMATED
     tie = f"; {', '.join(ties)} within {COST_TIE:.0%} of the H100 per Mtok, a tie on cost-effectiveness" if ties else ""
     why = (
         f"p50 latencies from the serving simulator, on-demand $/Mtok; against the H100: {'; '.join(ratios)}{tie}. "
-        "The Trainium on-demand prices are chipwise estimates (no on-demand SKU), so the $/Mtok gap is as "
-        "uncertain as they are" + ("; not run: " + "; ".join(f"{k}: {v}" for k, v in errors.items()) if errors else "")
+        f"Prices: {'; '.join(prices)}"
+        + ("; not run: " + "; ".join(f"{k}: {v}" for k, v in errors.items()) if errors else "")
     )
     return Claim(
         7,

@@ -20,7 +20,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import FigureRef, System
 from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, choose, decode_targets, engine_for
-from chipwise.planner.serving_economics import economics, priced_system
+from chipwise.planner.serving_economics import busy_shares, economics, priced_system
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
 from chipwise.serve.engine import (
@@ -850,11 +850,19 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     # throughput is the deployment's saturated rate over the whole run (a steady window read the batch filling,
     # 7,228 output tok/s on one H100 that sustains 5,568, and advised runs that could never settle)
     over = against.get("utilisation", 0.0) >= 1.0
-    summary, _ = run_job(
+    summary, sim = run_job(
         job, setup, seed=sc.seed, targets=targets, steady_latencies=True, basis="run" if over else "steady"
     )
     first = setup.pools[0].setup
-    econ = economics(catalog, setup.pools, *served_tokens(job, summary), sc.pricing, sc.region, sc.provider)
+    econ = economics(
+        catalog,
+        setup.pools,
+        *served_tokens(job, summary),
+        sc.pricing,
+        sc.region,
+        sc.provider,
+        busy=busy_shares(sim),
+    )
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     plan_out: dict[str, Any] = (
         {"disaggregated": True, **{p.role: plan_dict(p.setup, p.replicas, p.role) for p in setup.pools}}

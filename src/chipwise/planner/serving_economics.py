@@ -1,5 +1,5 @@
 """The economics of a serving deployment: on-demand or owned-fleet dollars, energy and carbon per million
-tokens."""
+tokens, the site they are reckoned at (PUE, region, grid), and why a deployment has no price where it has none."""
 
 from __future__ import annotations
 
@@ -10,31 +10,40 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR
-from chipwise.economics.energy import carbon_kg, check_region, energy_j, site_for
+from chipwise.economics.energy import EnergySite, carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
-from chipwise.economics.pricing import PriceQuote, price_per_chip_hour
+from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import billed_one, split_rent
-from chipwise.economics.tco import owned_tco
+from chipwise.economics.tco import owned_gap, owned_tco
 from chipwise.hardware.objects import System
+from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool
 
 
 def chip_hour_price(
     catalog: Catalog, system: System, pricing: str, region: str | None, provider: str | None
 ) -> tuple[float, dict[str, Any] | None, PriceQuote | None]:
-    """USD per chip-hour (NaN when the catalog has none), its provenance, and the rental quote if any; a region the
-    catalog does not know is a one-line error."""
+    """USD per chip-hour (NaN when the catalog has none: price_note says why), its provenance, and the rental quote
+    if any; a region the catalog does not know is a one-line error."""
     if region is not None:
         check_region(catalog, region)
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None
         tco = owned_tco(catalog, system, region, 1.0, None)
-        return tco.usd_per_chip_hour, {"basis": "owned", "tco": tco.record()}, None
+        return tco.usd_per_chip_hour, {"system": system.id, **tco.price_source()}, None
     quote = price_per_chip_hour(catalog, system, pricing, region, provider)
     if quote is None:
         return math.nan, None, None
     return quote.usd_per_chip_hour, {"system": system.id, **quote.record()}, quote
+
+
+def price_note(catalog: Catalog, system: System, pricing: str, provider: str | None = None) -> str:
+    """Why chip_hour_price has no price for `system` (one clause, for a '-' in a table): no unit price for an owned
+    fleet, else economics.pricing.price_gap (a Capacity Block off AWS, no price of that provider, ...)."""
+    if pricing == "owned":
+        return owned_gap(system) or f"no owned cost for {system.chip.id}"
+    return price_gap(catalog, system, pricing, provider)
 
 
 def priced_system(system: System, pricing: str) -> System:
@@ -54,6 +63,33 @@ def rented_chips(pools: Sequence[tuple[System, float, int]]) -> list[float]:
     return [billed_one(system.rental_chips, chips, n) for system, chips, n in pools]
 
 
+def busy_shares(out: SimOutput) -> list[float]:
+    """Per pool of a simulated run (in the deployment's order: out.roles), the share of the run its replicas spent
+    running iterations: the mean over its replicas of busy seconds / the run's makespan, in [0, 1]. A replica
+    between iterations waits for requests, at idle power (energy_per_hour)."""
+    span = max(float(out.end), 1e-12)
+    shares = []
+    for role in out.roles or ["both"]:
+        busy = [float(r["busy_s"]) for r in out.replicas if r.get("role", "both") == role]
+        shares.append(min(1.0, max(0.0, sum(busy) / len(busy) / span)) if busy else 1.0)
+    return shares
+
+
+def serving_site(
+    catalog: Catalog, system: System, pricing: str, quote: PriceQuote | None, region: str | None = None
+) -> EnergySite:
+    """Where a pool's chips run: the operator and region its price `quote` names (an owned fleet: the owner's
+    site; a price region with no grid of its own: the grid region it lies in, energy.PRICE_REGIONS)."""
+    return site_for(
+        catalog,
+        system,
+        region,
+        owned=pricing == "owned",
+        operator=quote.provider if quote else None,
+        hint_region=quote.region if quote else None,
+    )
+
+
 def energy_per_hour(
     catalog: Catalog,
     system: System,
@@ -62,19 +98,15 @@ def energy_per_hour(
     quote: PriceQuote | None,
     region: str | None = None,
     scaleout: bool = False,
+    busy: float = 1.0,
 ) -> tuple[float, float]:
-    """(facility joules, kg CO2e) an hour of `chips` busy chips of `system`: busy IT power per chip (with the
-    scale-out network's where `scaleout`) x PUE, at the site of the operator and region its price `quote` names
-    (an owned fleet: the owner's site), x that site's grid."""
-    site = site_for(
-        catalog,
-        system,
-        region,
-        owned=pricing == "owned",
-        operator=quote.provider if quote else None,
-        hint_region=quote.region if quote else None,
-    )
-    e = float(energy_j(power_model(catalog, system, scaleout=scaleout).busy_w, chips, SECONDS_PER_HOUR, site.pue.value))
+    """(facility joules, kg CO2e) an hour of `chips` chips of `system` busy a share `busy` of it: IT power per chip
+    (economics.power: busy power, with the scale-out network's where `scaleout`, mixed with idle power by the busy
+    share) x PUE, at the site of the operator and region its price `quote` names (serving_site), x that site's
+    grid."""
+    site = serving_site(catalog, system, pricing, quote, region)
+    power = power_model(catalog, system, scaleout=scaleout)
+    e = float(energy_j(power.mixed_w(busy), chips, SECONDS_PER_HOUR, site.pue.value))
     return e, float(carbon_kg(e, site))
 
 
@@ -86,46 +118,65 @@ def economics(
     pricing: str = "on-demand",
     region: str | None = None,
     provider: str | None = None,
+    busy: Sequence[float] | None = None,
 ) -> dict[str, Any]:
-    """Dollars, energy and carbon per hour and per million tokens of a deployment.
+    """Dollars, energy and carbon per hour and per million tokens of a deployment, and the site figures they rest on.
 
     cost/h = sum over pools of chips rented (rented_chips; owned: the chips used) x price per chip-hour (catalog
     rental price, or owned TCO);
     $/Mtok = cost/h / (tokens/s x 3600) x 1e6, for output tokens and for all (input + output) tokens;
-    energy/h = sum of chips x busy IT power per chip (economics.power) x 3600 s x PUE; CO2e = energy x grid.
+    energy/h = sum over pools of chips x [P_it(busy) b + P_it(idle) (1 - b)] (economics.power) x 3600 s x PUE, with
+    b the pool's busy share (`busy`, per pool: busy_shares of its simulated run; not given, busy all hour);
+    CO2e = energy x grid. Where a pool has no price, `price_note` says why.
     """
     cost_h = 0.0
     priced = True
     sources: list[dict[str, Any]] = []
+    notes: list[str] = []
     joules_h = 0.0
+    it_joules_h = 0.0
     co2_h = 0.0
     total = sum(p.chips for p in pools)
     systems = {p.setup.system.id for p in pools}
+    shares = list(busy) if busy is not None else [1.0] * len(pools)
     if pricing == "owned":  # an owned fleet buys chips
         rents = [p.chips for p in pools]
     else:
         rents = rented_chips([(p.setup.system, p.setup.chips, p.replicas) for p in pools])
     billed = sum(rents)
-    for pool, rented in zip(pools, rents, strict=True):
+    figures: dict[str, Any] = {}
+    regions: list[str] = []
+    for pool, rented, share in zip(pools, rents, shares, strict=True):
         system, chips = pool.setup.system, pool.chips
         price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
         if math.isnan(price):
             priced = False
+            note = f"{system.id}: {price_note(catalog, system, pricing, provider)}"
+            if note not in notes:
+                notes.append(note)
         else:
             cost_h += price * rented
             if record is not None:
                 sources.append(record)
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
         # systems hand their KV caches over the scale-out network
-        e, co2 = energy_per_hour(
-            catalog, system, chips, pricing, quote, region, total > system.chips or len(systems) > 1
-        )
-        joules_h += e
-        co2_h += co2
+        scaleout = total > system.chips or len(systems) > 1
+        site = serving_site(catalog, system, pricing, quote, region)
+        power = power_model(catalog, system, scaleout=scaleout)
+        it_j = float(energy_j(power.mixed_w(share), chips, SECONDS_PER_HOUR, 1.0))
+        joules_h += it_j * site.pue.value
+        it_joules_h += it_j
+        co2_h += float(carbon_kg(it_j * site.pue.value, site))
+        figures.update({t.key: t.record() for t in (*site.terms(), *power.terms())})
+        if pricing == "owned" and record is not None:  # the owned cost's inputs, each with its status and source
+            figures.update(owned_tco(catalog, system, region, 1.0, None).figures())
+        if site.region not in regions:
+            regions.append(site.region)
     nan = float("nan")
     per_mtok_out = 1e6 / (output_tps * 3600.0) if output_tps > 0 else nan
     per_mtok_all = 1e6 / (total_tps * 3600.0) if total_tps > 0 else nan
-    return {
+    weights = [p.chips for p in pools]
+    out: dict[str, Any] = {
         "pricing": pricing,
         "billed_chips": billed,
         "cost_usd_per_hour": cost_h if priced else nan,
@@ -138,4 +189,18 @@ def economics(
         "energy_j_per_hour": joules_h,
         "energy_j_per_mtok": joules_h * per_mtok_out,
         "co2e_kg_per_mtok": co2_h * per_mtok_out,
+        # the site the energy and carbon are reckoned at (a split on two providers: facility / IT energy and
+        # kg CO2e / facility kWh over both, its regions joined 'a>b' as its hardware is)
+        "region": ">".join(regions),
+        "pue": joules_h / it_joules_h if it_joules_h > 0 else nan,
+        "grid_kg_co2e_per_kwh": co2_h / joules_h * 3.6e6 if joules_h > 0 else nan,
+        # the share of the hour the chips run iterations (busy power) rather than wait for requests (idle power)
+        "busy_share": sum(s * w for s, w in zip(shares, weights, strict=True)) / sum(weights) if total > 0 else nan,
+        "busy_share_basis": "simulated: replicas' busy time / the run's makespan"
+        if busy is not None
+        else "not measured: busy all hour",
+        "economics_figures": figures,
     }
+    if notes:
+        out["price_note"] = "; ".join(notes)
+    return out

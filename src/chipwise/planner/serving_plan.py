@@ -40,7 +40,14 @@ from chipwise.planner.serving import (
     whole_count,
 )
 from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, check_slo, decode_targets, engine_for
-from chipwise.planner.serving_economics import chip_hour_price, economics, priced_system, rented_chips
+from chipwise.planner.serving_economics import (
+    busy_shares,
+    chip_hour_price,
+    economics,
+    price_note,
+    priced_system,
+    rented_chips,
+)
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import (
@@ -197,6 +204,7 @@ def plan_serving(
     skipped: list[dict[str, str]] = []
     fronts: dict[str, list[dict[str, float | None]]] = {}
     price_notes: dict[str, str] = {}  # systems priced outside the region asked for
+    unpriced: dict[str, str] = {}  # systems with no price, and why
     estimated: dict[str, tuple[str, str]] = {}  # systems priced by a catalog estimate: (chip, derivation)
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
@@ -226,6 +234,8 @@ def plan_serving(
                 continue
             evaluated += len(est.cand)
             price, record, quote = chip_hour_price(catalog, system, pricing, region, None)
+            if record is None:
+                unpriced[system.id] = f"{system.chip.id}: {price_note(catalog, system, pricing)}"
             if record is not None and record.get("status") == "estimate":
                 estimated[system.id] = (system.chip.id, str(record.get("derivation", "")))
             if quote is not None and not quote.region_matched:
@@ -302,6 +312,7 @@ def plan_serving(
         "pricing": pricing,
         "region": region,
         "price_notes": list(price_notes.values()),
+        "unpriced": unpriced,
         "price_estimates": dict(estimated.values()),  # by chip, as the footnote names them
         "best": verified[0] if verified else None,
         "results": rows,
@@ -750,7 +761,8 @@ def _check(
         part, share, n = _slice(job, s, requests, limit)
         count = min(limit, math.ceil(requests * share))
         sim = s if share == 1.0 else _replicas(s, n)
-        out, _ = run_job(part, sim, seed=seed, targets=dict(targets), requests=count, steady_latencies=True)
+        out, sim_out = run_job(part, sim, seed=seed, targets=dict(targets), requests=count, steady_latencies=True)
+        out["busy_shares"] = busy_shares(sim_out)
         if share < 1.0:  # the fleet delivers what its slice does, once per slice
             for key in ("output_tokens_per_s", "throughput_tokens_per_s", "input_tokens_per_s"):
                 out[key] /= share
@@ -807,7 +819,9 @@ def _check(
             else:
                 break
     kept_up = keeps_up(job, summary)
-    econ = economics(catalog, setup.pools, *served_tokens(job, summary), pricing, region)
+    econ = economics(
+        catalog, setup.pools, *served_tokens(job, summary), pricing, region, busy=summary.get("busy_shares")
+    )
     breakdown = steady_breakdown(setup, model, job, summary)
     return {
         # the ranking row it checks (results[rank - 1]), whose count it may have changed
@@ -842,6 +856,7 @@ def _check(
             k: econ[k]
             for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
         },
+        "price_note": econ.get("price_note"),
         "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
         "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
         "breakdown": breakdown,

@@ -4,6 +4,7 @@ carbon, and rank the fleets by the objective asked for."""
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,8 @@ from chipwise.reliability.goodput import (
     reliability_inputs,
 )
 from chipwise.train.explain import plan_result, search_summary
+from chipwise.train.lora import lora_adapter_params
+from chipwise.train.plans import given_knobs, left_to_search
 from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -62,9 +65,17 @@ def make_job(
         return TrainingJob(model, seq, int(global_batch), precision, tokens, lora)
     if global_batch_tokens:
         return TrainingJob.from_tokens(model, seq, global_batch_tokens, precision, tokens, lora)
-    # default: a power-of-two number of sequences, so that data parallelism divides it on power-of-two fleets
-    seqs = 2 ** max(0, math.ceil(math.log2(default_global_batch_tokens(model, chips) / seq)))
-    return TrainingJob(model, seq, seqs, precision, tokens, lora)
+    return TrainingJob(model, seq, default_global_batch(model, seq, chips), precision, tokens, lora)
+
+
+def default_global_batch(model: ModelSpec, seq_len: int, chips: int = 0) -> int:
+    """The default batch in sequences: the power of two nearest (on a log scale) the documented tokens
+    (default_global_batch_tokens) over the sequence length, so that data parallelism divides it on power-of-two
+    fleets. Exactly those tokens at a power-of-two sequence length, within a factor sqrt(2) of them at any other:
+    rounding up had doubled them (8,000-token sequences took 1,024 of them, 8,192,000 tokens where 4,194,304 are
+    documented)."""
+    wanted = default_global_batch_tokens(model, chips) / seq_len
+    return int(2 ** max(0, round(math.log2(wanted))))
 
 
 HALF_GOODPUT = 0.5  # below it, failures take more of the run than training does: plan train says where they would not
@@ -142,13 +153,15 @@ def attach_economics(
     managed: str | None = None,
     recovery: str = "best",
     as_of: str | None = None,
+    lora: bool = False,
 ) -> dict[str, Any]:
     """Add price, cost, energy, carbon and goodput of the run (or of one hour when no token count is given).
 
     Ideal figures assume no failures (`time_to_train_s`, `cost_usd`, `energy_j`, `co2e_kg`); expected ones
     (`expected_*`) divide time by the reliability layer's goodput and add spare capacity; `recovery` is
     'checkpoint', 'in-memory' or 'best' (the one with the higher goodput, reported). `pricing='owned'`
-    prices chips by economics.tco at `utilisation` (default 1.0); other modes use catalog rental prices.
+    prices chips by economics.tco at `utilisation` (default 1.0); other modes use catalog rental prices. A `lora`
+    run checkpoints its adapters and their optimizer state only (train.lora), not the frozen base.
     """
     check_mode(pricing)
     owned = pricing == "owned"
@@ -174,16 +187,21 @@ def attach_economics(
         price = quote.usd_per_chip_hour
     else:
         price = math.nan
-    params = (model or load_model(catalog, result["model"])).params_total
+    spec = model or load_model(catalog, result["model"])
+    # what a checkpoint saves: the model and its optimizer state, or a LoRA run's adapters and theirs (the frozen
+    # base is on storage already; a 70B LoRA checkpoint had been sized as 988 GB of full training state)
+    params = lora_adapter_params(spec) if lora else spec.params_total
     rel_inputs = reliability_inputs(catalog, system)
     rel = assess_run(rel_inputs, chips, params, result["step_time_s"], recovery)
     figures = {t.key: t.record() for t in (*site.terms(), *power.terms())}
+    if tco is not None:  # an owned price's inputs (chip price, capex, life, operations, space) are sourced too
+        figures.update(tco.figures())
     rel_record = rel.record()
     figures.update(rel_record.pop("figures"))
     out: dict[str, Any] = {
         "pricing": pricing,
         "price_usd_per_chip_hour": None if math.isnan(price) else price,
-        "price_source": quote.record() if quote else ({"basis": "owned", "tco": tco.record()} if tco else None),
+        "price_source": quote.record() if quote else (tco.price_source() if tco else None),
         "pue": site.pue.value,
         "region": site.region,
         "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * 3.6e6,
@@ -215,6 +233,7 @@ def attach_economics(
 def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     """DESIGN.md's `chipwise predict` for a training scenario (a missing or partial plan is searched)."""
     check_mode(sc.pricing)
+    check_utilisation(sc.utilisation, sc.pricing, "utilisation", "pricing: owned")
     model = load_model(catalog, sc.model)
     system = _one_chip_type(hardware(catalog).system(sc.hardware))
     job = make_job(
@@ -223,11 +242,53 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     search = search_plans(model, job, system, sc.chips, fixed=sc.plan or {})
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
-    result["plan_source"] = "given" if sc.plan and len(sc.plan) >= 4 else ("partial" if sc.plan else "searched")
+    result["plan_source"] = plan_source(sc.plan or {}, model)
     result["track_record"] = track_record("train", (system.chip.family, system.chip.vendor))
     return attach_economics(
-        result, catalog, system, sc.chips, sc.pricing, sc.region, sc.provider, model=model, utilisation=sc.utilisation
+        result,
+        catalog,
+        system,
+        sc.chips,
+        sc.pricing,
+        sc.region,
+        sc.provider,
+        model=model,
+        utilisation=sc.utilisation,
+        lora=sc.lora,
     )
+
+
+def plan_source(plan: dict[str, Any], model: ModelSpec) -> str:
+    """'given' where the plan names every knob the search would choose (train.plans.left_to_search), 'partial'
+    where the search completed it, 'searched' without one: four keys had read as given ({tp, pp, mb, vp} left dp,
+    cp, zero and recompute to the search)."""
+    if not given_knobs(plan):
+        return "searched"
+    return "partial" if left_to_search(plan, model) else "given"
+
+
+def check_utilisation(utilisation: float | None, pricing: str, name: str, owned: str) -> None:
+    """One line where a utilisation is given for rented chips: it prices owned ones only (economics.tco) and had
+    been dropped in silence, as other settings that would be ignored are refused."""
+    if utilisation is not None and pricing != "owned":
+        raise ChipwiseError(
+            f"{name} {utilisation:g} prices owned chips (their cost per hour of paid work), but pricing is "
+            f"{pricing}: rented chips are paid by the hour used. Fix: add {owned}, or drop {name}."
+        )
+
+
+#: an as_of date as the catalog's prices are dated: a year, a month or a day
+_AS_OF = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
+
+
+def check_as_of(as_of: Any) -> str | None:
+    """An as_of date (prices dated after it are ignored) as the catalog dates them, YYYY, YYYY-MM or YYYY-MM-DD,
+    or one line: 'garbage' had passed, after every date as text, and ignored nothing."""
+    if as_of is None:
+        return None
+    if not isinstance(as_of, str) or not _AS_OF.match(as_of.strip()):
+        raise ChipwiseError(f"as_of {as_of!r} is not a date. Fix: give YYYY-MM (e.g. '2025-06'), YYYY or YYYY-MM-DD.")
+    return as_of.strip()
 
 
 def rank_value(row: dict[str, Any], objective: str) -> float:
@@ -293,6 +354,8 @@ def plan_training(
         raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
     if utilisation is not None:
         check_fraction(utilisation, "utilisation")
+    check_utilisation(utilisation, pricing, "--utilisation", "--pricing owned")
+    as_of = check_as_of(as_of)
     if pue is not None:
         check_pue(pue)
     if region is not None:

@@ -191,6 +191,7 @@ class Estimate:
     def prefix_held(self, i: int) -> float:
         """KV tokens candidate `i` holds for the shared prefix: one copy per attention-DP rank (each its own cache)."""
         return (int(self.cand.tp[i]) if self.cand.adp[i] > 0 else 1) * self.shared
+
     #: the device, topology and shapes the load searches price these candidates on, by the ids of the system and
     #: engine (with those objects, so the ids stay theirs): one Shapes keeps its priced terms over every search
     priced: dict[tuple[int, int], tuple[System, EngineProfile, Device, Topology, Shapes]] = field(

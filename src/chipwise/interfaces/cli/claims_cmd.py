@@ -15,6 +15,7 @@ VERDICT_STYLE = {
     "holds only at peak specs": "yellow",
     "does not hold on this workload": "red",
     "does not hold": "red",
+    "rests on estimates": "cyan",
     "cannot be checked": "dim",
 }
 

@@ -167,6 +167,18 @@ def _kv_rows(kv: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _site_text(r: Mapping[str, Any]) -> str:
+    """' (region, PUE 1.15, busy 12% of the hour)': the site the energy is reckoned at and the share of the hour the
+    chips run iterations at busy power, the rest at idle power (serving_economics)."""
+    if "pue" not in r:
+        return ""
+    parts = [str(r["region"]), f"PUE {r['pue']:.2f}", f"{r['grid_kg_co2e_per_kwh'] * 1e3:,.0f} g CO2e/kWh"]
+    share = r.get("busy_share")
+    if isinstance(share, int | float) and math.isfinite(share) and share < 1.0 - 1e-9:
+        parts.append(f"busy {fmt.percent(share)} of the hour, idle power otherwise")
+    return f" [dim]({', '.join(parts)})[/]"
+
+
 def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     """One serving prediction: deployment, throughput, latency percentiles, cost, and where a step goes."""
     projected_banner(r.get("projected_chips") or ([r["hardware"]] if r.get("projected") else []))
@@ -283,6 +295,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     where = f", {', '.join(regions)}" if regions else ""
     elsewhere = any(q.get("region_note") for q in quotes)  # no price in the region asked for: the nearest one's
     estimated = sorted({str(q.get("entry") or q.get("system")) for q in quotes if q.get("status") == "estimate"})
+    owned = sorted({str(q.get("system")) for q in quotes if (q.get("tco") or {}).get("status") == "estimate"})
     head.add_row(
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
@@ -302,11 +315,18 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             f" [yellow](price of {', '.join(estimated)} a catalog estimate: --json price_sources)[/]"
             if estimated
             else ""
-        ),
+        )
+        + (
+            f" [yellow](owned cost of {', '.join(owned)} built on estimates: --json price_sources, "
+            "tco.estimated_inputs)[/]"
+            if owned
+            else ""
+        )
+        + (f" [yellow](no price: {escape(r['price_note'])})[/]" if r.get("price_note") else ""),
     )
     head.add_row(
         "energy / carbon per M output tokens",
-        f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}",
+        f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}" + _site_text(r),
     )
     console.print(head)
     steady, prefill = r["breakdown"], r["prefill_breakdown"]
@@ -336,8 +356,12 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         ft = Table(title="Figures used", header_style="bold")
         for c in ("figure", "value", "status", "source / derivation"):
             ft.add_column(c, overflow="fold")
-        for name, f in r["figures"].items():
-            ft.add_row(name, fmt.figure_value(f), f["status"], f.get("derivation") or "; ".join(f["source"]))
+        # the engine's and chip's figures, then the site's and the power model's (PUE, grid, load fractions)
+        for name, f in {**r["figures"], **(r.get("economics_figures") or {})}.items():
+            text = f.get("derivation") or "; ".join(f["source"])
+            if f.get("located"):
+                text += f" ({f['located']})"
+            ft.add_row(name, fmt.figure_value(f), f["status"], escape(text))
         console.print(ft)
     console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
 
@@ -379,6 +403,18 @@ def _simulated_ranks(report: Mapping[str, Any]) -> str:
     if extra:
         text += " and " + ", ".join(f"#{r}" for r in extra) + " (the cheapest on fitted figures)"
     return text + (" are" if len(ranks) != 1 else " is")
+
+
+def _unpriced(report: Mapping[str, Any], top: int) -> list[str]:
+    """Why rows shown with '-' for $/h have no price: each row's or check's `price_note` (serving_economics), and
+    the report's `unpriced` notes by system; a row without either is named with no reason."""
+    notes: dict[str, str] = dict(report.get("unpriced") or {})
+    for r in [*report["results"][:top], *report["verified"]]:
+        cost = r.get("cost_usd_per_hour")
+        if isinstance(cost, int | float) and math.isnan(cost):
+            key = str(r.get("system") or r["hardware"])
+            notes.setdefault(key, str(r.get("price_note") or f"{r['hardware']}: no {report['pricing']} price"))
+    return list(dict.fromkeys(notes.values()))
 
 
 def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False) -> None:
@@ -459,7 +495,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         )
     estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
     if estimated:
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates')}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', report.get('pricing', ''))}[/]")
     if any(_rented(r) for r in shown):
         console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
     neuron = {r["hardware"]: r for r in report["results"][:top] if _ranks_per_chip(r) > 1}
@@ -472,6 +508,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         console.print(f"[dim]a rank on Trainium and Inferentia is a NeuronCore: {'; '.join(examples)}[/]")
     if report.get("price_notes"):
         console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
+    unpriced = _unpriced(report, top)
+    if unpriced:
+        console.print(f"[yellow]no price ('-'): {escape('; '.join(unpriced))}[/]")
     if report["load"]["kind"] == "offline" and report["results"]:
         console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
     if report["verified"]:

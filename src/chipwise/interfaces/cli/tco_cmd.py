@@ -12,7 +12,15 @@ from rich.table import Table
 from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.hardware import hardware
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    console,
+    print_json,
+    projected_banner,
+)
 
 Money = Annotated[float | None, typer.Option(show_default=False)]
 
@@ -84,7 +92,14 @@ def _hourly(value: float, places: int) -> str:
     return f"${value:,.0f}" if abs(value) >= 1000 else f"${value:.{places}f}"
 
 
+def _share(value: float, total: float) -> str:
+    """A term's share of the total; '-' where the total is zero (every input given as 0 had raised
+    ZeroDivisionError)."""
+    return fmt.share(value / total) if total > 0 else "-"
+
+
 def print_tco(r: dict[str, Any]) -> None:
+    projected_banner([r["hardware"]] if r.get("projected") else [])
     total = r["usd_per_chip_hour"]
     t = Table(
         title=f"Owned {r['hardware']} ({r['system']}), {r['facility']}, {r['region']}, "
@@ -94,9 +109,12 @@ def print_tco(r: dict[str, Any]) -> None:
     for c in ("term", "$/chip-hour", "share", "formula"):
         t.add_column(c, justify="right" if c in ("$/chip-hour", "share") else "left", overflow="fold")
     for name, v in r["terms_usd_per_chip_hour"].items():
-        t.add_row(name, _hourly(v, 4).lstrip("$"), fmt.share(v / total), r["formulas"].get(name, ""))
+        t.add_row(name, _hourly(v, 4).lstrip("$"), _share(v, total), r["formulas"].get(name, ""))
     t.add_row(
-        "[bold]total[/]", f"[bold]{_hourly(total, 4).lstrip('$')}[/]", "100.0%", r["formulas"]["usd_per_chip_hour"]
+        "[bold]total[/]",
+        f"[bold]{_hourly(total, 4).lstrip('$')}[/]",
+        "100.0%" if total > 0 else "-",
+        r["formulas"]["usd_per_chip_hour"],
     )
     console.print(t)
     capex = r["capex_usd_per_chip_by_part"]
@@ -115,17 +133,32 @@ def print_tco(r: dict[str, Any]) -> None:
         src.add_row(name, fmt.figure_value(f), f["status"], escape(text))
     console.print(src)
     if r["break_even"]:
-        be = Table(title="Owning vs renting: break-even utilisation", header_style="bold")
-        for c in ("provider", "region", "mode", "$/chip-hour", "status", "own when utilisation >"):
+        be = Table(
+            title="Owning vs renting: break-even utilisation",
+            caption=f"* {r['system']}'s own price, the one predict and plan train use for it",
+            caption_justify="left",
+            header_style="bold",
+        )
+        for c in ("provider", "region", "price of", "mode", "$/chip-hour", "status", "own when utilisation >"):
             be.add_column(c, justify="right" if c in ("$/chip-hour", "own when utilisation >") else "left")
+        notes = []
         for q in r["break_even"]:
             u = q["break_even_utilisation"]
+            mark = ""
+            if q.get("derivation"):
+                notes.append(q["derivation"])
+                mark = f" [{len(notes)}]"
             be.add_row(
                 q["provider"],
                 q["region"],
+                q.get("entry", "") + (" *" if q.get("this_system") else ""),
                 q["mode"],
                 f"{q['usd_per_chip_hour']:.2f}",
-                q["status"],
+                q["status"] + escape(mark),
                 fmt.percent(u) if u is not None else "never",
             )
         console.print(be)
+        for i, note in enumerate(notes, start=1):
+            console.print(escape(f"[{i}] {note}"), style="dim", highlight=False)
+    elif r.get("break_even_note"):
+        console.print(f"[yellow]no break-even against {r['compare']} prices: {escape(r['break_even_note'])}[/]")

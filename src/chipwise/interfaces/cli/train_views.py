@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from chipwise.interfaces import format as fmt
@@ -35,8 +36,20 @@ def _columns(table: Table, headers: tuple[str, ...]) -> None:
         table.add_column(c, justify="left" if c in ("hardware", "plan") else "right", no_wrap=not wraps)
 
 
-def _hardware(r: dict[str, Any]) -> str:
-    return str(r["hardware"]) + (" [yellow]*[/]" if r.get("projected") else "")
+def _names(rows: list[dict[str, Any]]) -> list[str]:
+    """Each row's hardware as the ranking names it: the chip, with its system where another row runs the same
+    chip on another system (h100-sxm,azure-nd-h100-v5,gcp-a3-megagpu-8g,dgx-h100 had read as four h100-sxm rows
+    at four costs)."""
+    systems: dict[str, set[str]] = {}
+    for r in rows:
+        systems.setdefault(str(r["hardware"]), set()).add(str(r.get("system") or r["hardware"]))
+    return [
+        f"{r['hardware']} ({r['system']})" if len(systems[str(r["hardware"])]) > 1 else str(r["hardware"]) for r in rows
+    ]
+
+
+def _hardware(name: str, r: dict[str, Any]) -> str:
+    return name + (" [yellow]*[/]" if r.get("projected") else "")
 
 
 def print_ranking_tables(report: dict[str, Any]) -> None:
@@ -44,14 +57,15 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
     with its step, memory, goodput, energy and carbon (same order, same numbers)."""
     table = compact_table(_title(report))
     results = report["results"]
+    names = _names(results)
     # without --tokens the run has no length: cost, energy and carbon are of one hour (they read as totals)
     hourly = any(r.get("economics_basis") == "one hour" for r in results)
     per = "\n/hour" if hourly else ""
     _columns(table, ("#", "hardware", "time to\ntrain", "expected", "MFU", "tok/s\n/chip", f"cost{per}", "$/Mtok"))
-    for i, r in enumerate(results, start=1):
+    for i, (name, r) in enumerate(zip(names, results, strict=True), start=1):
         table.add_row(
             str(i),
-            _hardware(r),
+            _hardware(name, r),
             fmt.duration(r["time_to_train_s"]) if r.get("time_to_train_s") else "-",
             _expected_time(r),
             fmt.percent(r["mfu"]),
@@ -63,10 +77,10 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
     console.print()
     plans = compact_table("Their plans")
     _columns(plans, ("#", "hardware", "plan", "step", "mem\n/chip", "goodput", f"energy{per}", f"CO2e{per}"))
-    for i, r in enumerate(results, start=1):
+    for i, (name, r) in enumerate(zip(names, results, strict=True), start=1):
         plans.add_row(
             str(i),
-            _hardware(r),
+            _hardware(name, r),
             fmt.plan(r["plan"]),
             fmt.duration(r["step_time_s"]),
             f"{r['memory_per_chip_gib']:.0f} GiB",
@@ -119,38 +133,39 @@ def print_ranking(report: dict[str, Any]) -> None:
             "chips paid for; cost, $/Mtok, energy and CO2e are expected figures (--json has the ideal ones too)",
             style="dim",
         )
+        names = _names(report["results"])
         _scale_note(report["results"])
-        _left_out_note(report["results"])
-        _precision_notes(report["results"])
-        _price_notes(report["results"])
+        _left_out_note(report["results"], names)
+        _precision_notes(report["results"], names)
+        _price_notes(report["results"], names)
         _batch_note(report)
-        estimated = [r["hardware"] for r in report["results"] if _estimated_price(r)]
+        estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
         if estimated:
-            console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
+            console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', report.get('pricing', ''))}[/]")
         _track_records(report["results"])
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
 
 
-def _price_notes(rows: list[dict[str, Any]]) -> None:
-    """Why a row's price is '-' (SageMaker on a TPU, a Capacity Block off AWS), once a chip."""
+def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
+    """Why a row's price is '-' (SageMaker on a TPU, a Capacity Block off AWS), once a chip (or system)."""
     said: set[str] = set()
-    for r in rows:
+    for name, r in zip(names, rows, strict=True):
         note = r.get("price_note")
-        if note and r["hardware"] not in said:
-            said.add(r["hardware"])
-            console.print(f"[dim]no price: {r['hardware']}: {note}[/]")
+        if note and name not in said:
+            said.add(name)
+            console.print(f"[dim]no price: {name}: {note}[/]")
 
 
-def _left_out_note(rows: list[dict[str, Any]]) -> None:
+def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
     """Rows whose plan runs on fewer chips than the fleet (data parallelism must divide the global batch, and a
     plan on fewer chips can be the fastest): the rest are paid for and draw idle power."""
-    for i, r in enumerate(rows, start=1):
+    for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
         used = r.get("chips_used")
         if used is not None and used < r["chips"]:
             console.print(
-                f"[dim]{i} {r['hardware']}: the plan runs on {used:,} of the {r['chips']:,} chips (its data "
+                f"[dim]{i} {name}: the plan runs on {used:,} of the {r['chips']:,} chips (its data "
                 f"parallelism divides the {r['global_batch']:,}-sequence batch); the other {r['chips'] - used:,} are "
                 "paid for and idle in cost, MFU and energy[/]"
             )
@@ -179,10 +194,10 @@ def _precision_note(r: dict[str, Any]) -> str | None:
     return f"{ran}: {r['hardware']} has no {r['precision']} units, so this run is no faster than at {ran}"
 
 
-def _precision_notes(rows: list[dict[str, Any]]) -> None:
-    for i, r in enumerate(rows, start=1):
+def _precision_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
+    for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
         if (note := _precision_note(r)) is not None:
-            console.print(f"[dim]{i} {r['hardware']}: computes in {note}[/]")
+            console.print(f"[dim]{i} {name}: computes in {note}[/]")
 
 
 def _track_records(rows: list[dict[str, Any]]) -> None:
@@ -252,7 +267,8 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row(
         f"price ({r['pricing']}, {where})",
         (f"${price:,.3f} per chip-hour" if price is not None else "-")
-        + (" § (a catalog estimate: --sources)" if _estimated_price(r) else ""),
+        + (" § (a catalog estimate: --sources)" if _estimated_price(r) else "")
+        + (f" [yellow](no price: {escape(r['price_note'])})[/]" if price is None and r.get("price_note") else ""),
     )
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
