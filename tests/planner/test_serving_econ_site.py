@@ -112,3 +112,11 @@ def test_plan_serve_says_why_a_fleet_has_no_owned_price(catalog: Catalog) -> Non
         catalog, "llama-3.1-8b", ["h100-sxm", "tpu-v5e"], Load("rate", rate=2.0), 512, 64, pricing="owned", verify=0
     )
     assert "no unit price for tpu-v5e" in " ".join(report["unpriced"].values())
+
+
+def test_a_provider_with_owned_pricing_is_refused(catalog: Catalog) -> None:
+    """An owned serving fleet rents from no one: a provider with it had been dropped in silence."""
+    from chipwise.errors import ChipwiseError
+
+    with pytest.raises(ChipwiseError, match="provider lambda chooses whom chips are rented from"):
+        _predict(catalog, "h100-sxm", 1, "pricing: owned\nprovider: lambda\n")

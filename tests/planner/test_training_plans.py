@@ -116,3 +116,16 @@ def test_as_of_is_a_date(catalog: Catalog, as_of: Any) -> None:
 def test_as_of_takes_a_year_month_or_day(catalog: Catalog, as_of: str) -> None:
     report = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], as_of=as_of)
     assert report["results"]
+
+
+def test_a_rental_setting_with_owned_pricing_is_refused(catalog: Catalog) -> None:
+    """A provider or a managed service with owned pricing had been dropped in silence (an owned fleet rents from no
+    one), as a utilisation with rented chips had."""
+    sc = TrainScenario.model_validate(
+        {"model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 8, "pricing": "owned", "provider": "lambda"}
+    )
+    with pytest.raises(ChipwiseError, match="provider lambda chooses whom chips are rented from"):
+        predict_training(catalog, sc)
+    for kw in ({"managed": "sagemaker"}, {"provider": "aws"}):
+        with pytest.raises(ChipwiseError, match="an owned fleet is bought, not rented"):
+            plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e12, pricing="owned", **kw)

@@ -21,6 +21,7 @@ The `owned` mode is not a rental price: economics.tco prices it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -86,6 +87,17 @@ def check_mode(mode: str) -> str:
     if mode not in MODES:
         raise ChipwiseError(f"unknown pricing mode '{mode}'. Fix: use one of {', '.join(MODES)}.")
     return mode
+
+
+def check_rental_options(pricing: str, given: Mapping[str, str | None]) -> None:
+    """One line where a rental setting (a provider, a managed service: `given`, by the name the user wrote) comes
+    with owned pricing, which buys the chips and rents from no one: they had been dropped in silence."""
+    for name, value in given.items():
+        if value is not None and pricing == "owned":
+            raise ChipwiseError(
+                f"{name} {value} chooses whom chips are rented from, but pricing is owned: an owned fleet is "
+                f"bought, not rented. Fix: drop {name}, or give a rental pricing mode."
+            )
 
 
 def markup_term(catalog: Catalog, managed: str | None) -> Term | None:

@@ -14,7 +14,7 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_region
-from chipwise.economics.pricing import check_mode
+from chipwise.economics.pricing import check_mode, check_rental_options
 from chipwise.economics.rental import filled, split_rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -841,6 +841,7 @@ def serving_track_record(pools: Sequence[Pool]) -> dict[str, Any]:
 def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     """DESIGN.md's `chipwise predict` for a serve scenario: a missing plan is searched, then simulated."""
     check_mode(sc.pricing)
+    check_rental_options(sc.pricing, {"provider": sc.provider})
     model = load_model(catalog, sc.model)
     job = serving_job(model, sc)
     targets = sc.slo.targets() if sc.slo else {}

@@ -13,7 +13,13 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_pue, check_region, site_for
 from chipwise.economics.power import PowerModel, check_fraction, power_model
-from chipwise.economics.pricing import MODE_SELLERS, check_mode, price_gap, price_per_chip_hour
+from chipwise.economics.pricing import (
+    MODE_SELLERS,
+    check_mode,
+    check_rental_options,
+    price_gap,
+    price_per_chip_hour,
+)
 from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -234,6 +240,7 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     """DESIGN.md's `chipwise predict` for a training scenario (a missing or partial plan is searched)."""
     check_mode(sc.pricing)
     check_utilisation(sc.utilisation, sc.pricing, "utilisation", "pricing: owned")
+    check_rental_options(sc.pricing, {"provider": sc.provider})
     model = load_model(catalog, sc.model)
     system = _one_chip_type(hardware(catalog).system(sc.hardware))
     job = make_job(
@@ -355,6 +362,7 @@ def plan_training(
     if utilisation is not None:
         check_fraction(utilisation, "utilisation")
     check_utilisation(utilisation, pricing, "--utilisation", "--pricing owned")
+    check_rental_options(pricing, {"--provider": provider, "--managed": managed})
     as_of = check_as_of(as_of)
     if pue is not None:
         check_pue(pue)
