@@ -230,13 +230,13 @@ def _quote_of(
     catalog: Catalog, best: PriceEntry, mode: str, basis: str, region: str | None, as_of: str | None
 ) -> PriceQuote:
     """The quote of one catalog price: per chip-hour, a commitment carried to today's on-demand rate (_rescaled)."""
-    value, status, derivation = best.value, best.status, best.derivation
+    value, status, derivation = _per_chip(catalog, best), best.status, best.derivation
     moved = None if mode == "on-demand" or best.provider == USER_PROVIDER else _rescaled(catalog, best, as_of)
     if moved is not None:
         value, status = value * moved[0], "estimate"
         derivation = moved[1] + (f"; the entry: {best.derivation}" if best.derivation else "")
     return PriceQuote(
-        usd_per_chip_hour=value if best.chip else value / catalog.systems[best.system].chips,
+        usd_per_chip_hour=value,
         mode=mode,
         provider=best.provider,
         region=best.region,

@@ -59,9 +59,8 @@ def figure_json(catalog: Catalog, fig: Figure) -> dict[str, Any]:
     if fig.alternatives:
         # each with its sources' text, as the figure's own (a bare key such as KLOCK_H100 said nothing)
         out["alternatives"] = [
-            {**a.model_dump(exclude_defaults=True), **({"source": [catalog.source_text(s) for s in a.source]})}
-            if a.source
-            else a.model_dump(exclude_defaults=True)
+            a.model_dump(exclude_defaults=True)
+            | ({"source": [catalog.source_text(s) for s in a.source]} if a.source else {})
             for a in fig.alternatives
         ]
     return out
