@@ -9,6 +9,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, user_file
 from chipwise.hardware import hardware
 from chipwise.validation.groundtruth import detect_kind, read_training, require_unique_ids
+from chipwise.validation.kernels import is_kernel_file, validate_kernels
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.training import predict_row
 
@@ -37,14 +38,18 @@ def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
 def validate_file(catalog: Catalog, path: Path, kind: str) -> dict[str, Any]:
     if kind == "train":
         return validate_training(catalog, path)
+    if kind == "kernels":
+        return validate_kernels(catalog, path)
     from chipwise.validation.serving import validate_serving
 
     return validate_serving(catalog, path)
 
 
 def data_kind(path: Path) -> str:
-    """'train' or 'serve', as a ground-truth CSV's header says (one line naming a missing file)."""
-    return detect_kind(user_file(path, "data file", "give the path of a ground-truth CSV"))
+    """'train' or 'serve', as a ground-truth CSV's header says; 'kernels' for a kernel measurement's JSON
+    (validation.kernels); one line naming a missing file."""
+    found = user_file(path, "data file", "give the path of a ground-truth CSV")
+    return "kernels" if is_kernel_file(found) else detect_kind(found)
 
 
 #: the skipped rows a 'no row could be predicted' error names (the rest counted)
