@@ -46,7 +46,7 @@ from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
-from chipwise.workload.presets import load_model
+from chipwise.workload.presets import load_model, model_summary, preset_summaries
 from chipwise.workload.scenario import TrainScenario, load_scenario, read_count
 from chipwise.workload.serving import load_of, name_value
 
@@ -475,8 +475,18 @@ def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[
 
 
 @_answers()
-def model(name: str, seq_len: int = 4096, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
-    """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`); `sets` as for
-    every function (a model preset is not a catalog figure, so it changes nothing here)."""
+def model(
+    name: str, seq_len: int | None = None, files: Sequence[str | Path] = (), sets: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`): `seq_len` None
+    prices FLOPs at 4,096 tokens or the model's context where shorter, and one past the context is refused; `sets`
+    as for every function (a model preset is not a catalog figure, so it changes nothing here)."""
     spec = load_model(load_catalog(files, sets), _name(name, "model"))
-    return spec.summary(read_count(seq_len, "seq_len", whole=True))
+    return model_summary(spec, read_count(seq_len, "seq_len", whole=True), "seq_len")
+
+
+@_answers()
+def models(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+    """The model presets, each with its id, name, architecture, parameters, layers, aliases and source (as
+    `chipwise model list --json`)."""
+    return {"models": preset_summaries(load_catalog(files, sets))}

@@ -59,3 +59,16 @@ def user_file(path: str | Path, what: str, fix: str, folder_fix: str = "") -> Pa
     if not p.exists():
         raise ChipwiseError(f"{what} '{path}' does not exist. Fix: {fix}.")
     return p
+
+
+def read_text(path: str | Path, what: str, fix: str = "save it as UTF-8 text", encoding: str = "utf-8") -> str:
+    """The text of file `path`, or one line naming it (`what`: 'catalog file') where it is not UTF-8 text (`fix`:
+    what to do then) or cannot be read (a binary file had read "cannot read an input file: not UTF-8 text", with no
+    name). `encoding` 'utf-8-sig' drops a spreadsheet's byte-order mark."""
+    try:
+        return Path(path).read_text(encoding=encoding)
+    except UnicodeDecodeError:
+        raise ChipwiseError(f"{what} '{path}' is not UTF-8 text. Fix: {fix}.") from None
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise ChipwiseError(f"cannot read {what} '{path}': {why}. Fix: check the path and its permissions.") from None

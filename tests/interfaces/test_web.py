@@ -326,6 +326,104 @@ def test_page_writes_serving_plans_as_the_cli_does() -> None:
     ]
 
 
+#: a DOM just large enough for the page's drawing code, run under node after the page's script: elements made on
+#: first lookup by id, text through textContent, the form's fields from FORM, the ticked chips from CHECKED, and fetch
+#: sent to the test's server at BASE
+PAGE_DOM = r"""
+class El {
+  constructor(tag) { this.tag = tag; this.children = []; this.attrs = {}; this.text = ""; this.hidden = false;
+                     this.disabled = false; this.className = ""; this.dataset = {}; this.classList = { toggle() {} }; }
+  setAttribute(k, v) { this.attrs[k] = v; }
+  addEventListener() {}
+  append(...c) { this.children.push(...c); }
+  replaceChildren(...c) { this.children = [...c]; }
+  set textContent(t) { this.text = String(t); this.children = []; }
+  get textContent() { return this.text + this.children.map((c) => (c instanceof El ? c.textContent : c)).join(""); }
+}
+const byId = {};
+globalThis.Node = El;
+globalThis.document = {
+  getElementById: (id) => byId[id] || (byId[id] = new El("div")),
+  createElement: (tag) => new El(tag), createElementNS: (ns, tag) => new El(tag),
+  querySelectorAll: (sel) => (sel === "#hw-list input:checked" ? CHECKED.map((value) => ({ value })) : []),
+};
+globalThis.FormData = class { get(k) { return k in FORM ? FORM[k] : null; } };
+const realFetch = globalThis.fetch;
+globalThis.fetch = (path, opts) => realFetch(BASE + path.replace(/^\//, ""), opts);
+// what was drawn, by element id: hidden, its text, its children's texts and a table's rows of cells
+const text = (c) => (c instanceof El ? c.textContent : String(c));
+const drawn = () => Object.fromEntries(Object.entries(byId).map(([id, e]) => [id, {
+  hidden: e.hidden, text: e.textContent, items: e.children.map(text),
+  rows: e.children.flatMap((c) => c.children || []).filter((r) => r.tag === "tr").map((r) => r.children.map(text)),
+}]));
+"""
+
+
+def _drive_page(srv: ChipwiseServer, tmp_path: Path, call: str, form: dict[str, str], chips: list[str]) -> Any:
+    """What the page's `call` (runTrain or runServe) draws from the server's real answer to `form`."""
+    html = page().decode()
+    script = html[html.index("<script>") + len("<script>") : html.index("</script>")]
+    setup = f"const BASE = {json.dumps(srv.url)}, CHECKED = {json.dumps(chips)}, FORM = {json.dumps(form)};\n"
+    run_it = f"{call}({{ preventDefault() {{}} }}).then(() => console.log(JSON.stringify(drawn())));\n"
+    (tmp_path / "drive.js").write_text(script + PAGE_DOM + setup + run_it)
+    out = subprocess.run(["node", str(tmp_path / "drive.js")], check=True, capture_output=True, text=True, timeout=120)
+    return json.loads(out.stdout)
+
+
+TRAIN_FORM = {"model": "llama-3.1-8b", "chips": "64", "precision": "bf16", "objective": "time", "pricing": "on-demand"}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_lists_why_no_hardware_could_train(server: ChipwiseServer, tmp_path: Path) -> None:
+    """With no result the page's error names each chip and its reason (it had said 'see the reasons below' and shown
+    none below), as the serving plan's does."""
+    form = {**TRAIN_FORM, "model": "llama-3.1-405b", "chips": "1", "tokens": "1T"}
+    page_view = _drive_page(server, tmp_path, "runTrain", form, ["h100-sxm", "h200"])
+    body = {**form, "chips": 1, "hardware": ["h100-sxm", "h200"]}
+    status, report = _post(server, "/api/plan/train", body)
+    assert status == 200 and not report["results"], report
+    error = page_view["t-error"]
+    assert not error["hidden"] and page_view["t-results"]["hidden"]
+    assert error["text"].splitlines() == [
+        "no hardware could run this job. Fix: add chips or choose others.",
+        *[f"{sk['hardware']}: {sk['reason']}" for sk in report["skipped"]],
+    ]
+    assert {sk["hardware"] for sk in report["skipped"]} == {"h100-sxm", "h200"}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize(("tokens", "per"), [("", " /hour"), ("1T", "")])
+def test_page_heads_one_hours_figures_per_hour(server: ChipwiseServer, tmp_path: Path, tokens: str, per: str) -> None:
+    """Without tokens the answer's cost, energy and CO2e are of one hour (economics_basis): the table heads them
+    /hour, as plan train does; they had read as the whole run's."""
+    page_view = _drive_page(server, tmp_path, "runTrain", {**TRAIN_FORM, "tokens": tokens}, ["h100-sxm"])
+    assert page_view["t-error"]["hidden"], page_view["t-error"]
+    head = page_view["rank"]["rows"][0]
+    summed = [c for c in head if c.split(" /")[0] in ("cost", "energy", "CO2e")]
+    assert summed == [f"cost{per}", f"energy{per}", f"CO2e{per}"]
+    hourly = [n for n in page_view["t-notes"]["items"] if "one hour" in n]
+    assert len(hourly) == (1 if per else 0)
+
+
+SERVE_FORM = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": "1", "precision": "fp8",
+              "input_tokens": "512", "output_tokens": "128", "arrival_rate": "5", "requests": "200",
+              "ttft_p99_s": "", "tpot_p99_s": ""}  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.parametrize("slo", [{}, {"ttft_p99_s": "2", "tpot_p99_s": "0.05"}])
+def test_page_shows_slo_met_only_for_an_slo(server: ChipwiseServer, tmp_path: Path, slo: dict[str, str]) -> None:
+    """With no SLO the answer's slo_met is null and the page shows no SLO row, as predict prints none (it had said
+    'null, 100.0% of requests within it')."""
+    page_view = _drive_page(server, tmp_path, "runServe", {**SERVE_FORM, **slo}, [])
+    assert page_view["s-error"]["hidden"], page_view["s-error"]
+    kv = page_view["s-kv"]["items"]
+    shown = dict(zip(kv[::2], kv[1::2], strict=True))
+    assert "plan" in shown and "time per output token" in shown
+    assert ("SLO met" in shown) == bool(slo)
+    assert not slo or shown["SLO met"].startswith(("true, ", "false, "))
+
+
 def test_jsonable_turns_nan_and_numpy_into_plain_json() -> None:
     import math
 

@@ -224,7 +224,8 @@ def test_predict_says_which_chips_idle_and_what_precision_the_chip_computes_in(
     )
     assert run(["predict", str(sc)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "976 of 1,000 (its data parallelism divides the 488-sequence batch); the other 24 are paid for" in out
+    # 4e6 tokens: 512 sequences of 8,192 (train.batch), so DP16 x TP2 x PP7 x CP4 runs on 896 chips
+    assert "896 of 1,000 (its data parallelism divides the 512-sequence batch); the other 104 are paid for" in out
     assert "fp8: h100-sxm has no fp4 units, so this run is no faster than at fp8" in out
     argv = ["plan", "train", "--model", "llama-3.1-8b", "--chips", "64", "--hardware", "h100-sxm,b200"]
     assert run([*argv, "--precision", "fp4", "--tokens", "1e12"]) == 0

@@ -131,6 +131,12 @@ def test_bad_sweep_files_are_one_line_errors(write_sweep: WriteSweep, how: dict[
         ),
         (("chips: 8, precision", "chips: 8, plan: {tpp: 2}, precision"), "base is not a valid scenario: unknown plan"),
         (("chips: [8, 16, 32]", "plan.zero: [1, 5]"), "plan.zero=5 is not a valid scenario: plan.zero must be 0, 1"),
+        # true for a number names its key in the error's context, not its location: it had been blamed on base
+        (("chips: [8, 16, 32]", "chips: [8, true]"), "chips: true is not a number. Fix: correct it in grid or zip"),
+        (
+            ("seq_len: 2048", "seq_len: true"),
+            "base is not a valid scenario: seq_len: true is not a number. Fix: correct it in base",
+        ),
     ],
 )
 def test_catalog_and_scenario_checks_fail_before_running(
@@ -209,3 +215,13 @@ def test_the_names_predict_accepts_pass_the_checks(write_sweep: WriteSweep) -> N
     check_sweep(load_sweep(write_sweep(edits=[("chips: [8, 16, 32]", "precision: [FP8, bf16]")])))
     serve = SERVE.replace("grid: {chips: [1, 2]}", "grid: {engine: [VLLM, sglang], speculative: [none, mtp:2]}")
     check_sweep(load_sweep(write_sweep(serve.replace("precision: fp8", "precision: bfloat16, region: us-east-1"))))
+
+
+def test_true_in_a_zip_is_blamed_on_the_zip(write_sweep: WriteSweep) -> None:
+    """A zip row's true for a number names the point and sends the fix to grid or zip, as its null or 1.5 does."""
+    path = write_sweep(append="zip: {seq_len: [2048, true], tokens: [1e11, 2e11]}\n")
+    with pytest.raises(ChipwiseError) as info:
+        check_sweep(load_sweep(path))
+    message = str(info.value)
+    assert "the point model=llama-3.1-8b, chips=8, seq_len=True, tokens=2e11 is not a valid scenario" in message
+    assert message.endswith("Fix: correct it in grid or zip (scenario keys: docs/guide.md).")

@@ -5,8 +5,8 @@ trees of figures whose fields are those the model reads: an efficiency family ta
 family, an engine those of the `default` engine (and per chip family under `chips`), the datacenter section those
 of the built-in one, plus new keys in the maps keyed by a region, an operator or a service (a region's electricity
 price, an operator's PUE). A field outside them was silently ignored ('hopper.nonsense=5', 'vllm.step_overhed=2ms'),
-a fraction above 1 priced a chip at 113% MFU, and a PUE below 1 made energy from nothing: both are refused here,
-for `--set` and catalog files alike.
+a fraction above 1 priced a chip at 113% MFU, a PUE below 1 made energy from nothing, and a chip's TDP of 0 left its
+energy host-only: all are refused here, for `--set` and catalog files alike (a chip's and a system's power too).
 """
 
 from __future__ import annotations
@@ -69,9 +69,15 @@ class Range:
 _FRACTION = Range(0.0, 1.0, lo_open=True, what="an achievable fraction of peak: above 0, at most 1")
 _SHARE = Range(0.0, 1.0, what="a share: 0 to 1")
 _COUNT = Range(1.0, what="a count of at least 1")
+#: a power a chip, a system or a network draws: a TDP of 0 had left energy host-only, as a bandwidth of 0 is refused
+_POWER = Range(0.0, lo_open=True, what="a power drawn: above 0")
+#: an idle share of 0 is a what-if (perfect power gating), kept; a network of 0 W too (no scale-out network)
+_IDLE = Range(0.0, 1.0, what="a share of rated power drawn idle: 0 to 1")
 
 #: section -> (pattern of the dotted path inside the section, its range); the first pattern that matches applies
 RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
+    "chips": (("*.tdp", _POWER),),
+    "systems": (("*.power", _POWER),),
     "efficiency": (
         ("*.matmul.*", _FRACTION),
         ("*.memory", _FRACTION),
@@ -94,13 +100,15 @@ RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
         ("*.max_tokens", _COUNT),
     ),
     "datacenter": (
-        ("pue.*", Range(1.0, what="a PUE: facility energy over IT energy, at least 1")),
+        ("pue.*", Range(1.0, 3.0, what="a PUE: facility energy over IT energy, 1 to 3")),
         (
             "pricing_mode_ratio.*",
             Range(0.0, 1.0, lo_open=True, what="a price as a fraction of on-demand: above 0, at most 1"),
         ),
         ("google_cfe_fraction.*", _SHARE),
-        ("opex.idle_power_fraction", Range(0.0, 1.0, what="a share of rated power drawn idle: 0 to 1")),
+        ("opex.idle_power_fraction", _IDLE),
+        ("opex.host_idle_power_fraction", _IDLE),
+        ("opex.network_power_w_per_chip", Range(0.0, what="a power drawn: 0 or more")),
         (
             "opex.utilisation_power_fraction",
             Range(0.0, 1.0, lo_open=True, what="a share of rated power drawn busy: above 0, at most 1"),

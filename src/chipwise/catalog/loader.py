@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from chipwise.catalog.fields import Fields, fields_of, figure_paths, item_name, mode_order_problem, range_problem
 from chipwise.catalog.schema import (
@@ -34,7 +34,7 @@ from chipwise.catalog.schema import (
 )
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.catalog.units import SI_UNIT, UNITS, parse_quantity, quantity, to_si, units_of
-from chipwise.errors import ChipwiseError, UnknownNameError, user_file
+from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
 
 SECTIONS: tuple[str, ...] = (
     "sources",
@@ -88,10 +88,7 @@ def _data_dir() -> Path:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = user_file(path, "catalog file", "check the path").read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ChipwiseError(f"cannot read catalog file '{path}': {exc.strerror}. Fix: check the path.") from None
+    text = read_text(user_file(path, "catalog file", "check the path"), "catalog file", "save it as UTF-8 YAML")
     try:
         data = load_yaml(text, fast=True)
     except yaml.YAMLError as exc:
@@ -117,10 +114,9 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 
 
 def _read_json(path: Path) -> dict[str, Any]:
+    text = read_text(path, "model config", "save it as UTF-8 JSON (a Hugging Face config.json)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ChipwiseError(f"cannot read '{path}': {exc.strerror}. Fix: check the path.") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ChipwiseError(
             f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON syntax."
@@ -174,7 +170,7 @@ def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[s
                 origins[f"prices.{start + i}"] = origin
             continue
         if not isinstance(body, dict):
-            raise ChipwiseError(f"{origin}: section '{section}' must be a mapping of ids to entries.")
+            raise ChipwiseError(_section_shape(origin, section, body))
         target = merged.setdefault(section, {})
         for raw_key, value in body.items():
             key = str(raw_key)
@@ -183,6 +179,41 @@ def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[s
             else:
                 target[key] = copy.deepcopy(value)
             origins[f"{section}.{key}"] = origin
+
+
+#: what each mapping section maps, and an example of its form, for the message about a section of another shape
+_SECTION_SHAPES: dict[str, tuple[str, str]] = {
+    "sources": ("source keys to citations", "sources: {KEY: 'citation'}"),
+    "datacenter": ("fields", "datacenter: {pue: {aws: {...}}}"),
+    "reliability": ("fields", "reliability: {FIELD: {...}}"),
+}
+
+
+def _section_shape(origin: str, section: str, body: Any) -> str:
+    """The one line for a section that is not a mapping (a list of entries with an `id:` each, say): its form, with
+    the first listed entry's id in the example where it has one."""
+    first = body[0] if isinstance(body, list) and body else None
+    ident = first.get("id") if isinstance(first, dict) else None
+    what, example = _SECTION_SHAPES.get(section, ("ids to entries", f"{section}: {{{ident or 'ID'}: {{...}}}}"))
+    keyed = isinstance(body, list) and section not in _SECTION_SHAPES
+    listed = ", each entry under its id, not a list item" if keyed else ""
+    return (
+        f"{origin}: section '{section}' must be a mapping of {what}, not {_kind_of(body)}. Fix: write "
+        f"{example}{listed} (docs/catalog-format.md)."
+    )
+
+
+def _kind_of(node: Any) -> str:
+    """What a YAML node is, in a message: a list, a number, text, ..."""
+    if node is None:
+        return "empty"
+    if isinstance(node, list):
+        return "a list"
+    if isinstance(node, bool):
+        return "true/false"
+    if isinstance(node, int | float):
+        return "a number"
+    return "text" if isinstance(node, str) else type(node).__name__
 
 
 def _fmt_validation(exc: ValidationError, where: str) -> str:
@@ -241,6 +272,7 @@ def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str
             if fab and fabrics and fab not in fabrics:
                 _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
     _check_trees(raw, trees, origins)
+    _check_entry_ranges({"chips": chips, "systems": systems}, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
@@ -336,10 +368,26 @@ def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapp
         )
 
 
+def _check_entry_ranges(sections: Mapping[str, Mapping[str, Any]], origins: Mapping[str, str]) -> None:
+    """The chips' and systems' figures that have a range (fields.RANGES: a power above 0) are in it, in a catalog
+    file as with `--set` (a TDP of 0 had been taken, and energy priced host-only)."""
+    for section, entries in sections.items():
+        for key, entry in entries.items():
+            for path, fig in _tree_figures(entry):
+                if isinstance(fig.value, str):
+                    continue
+                problem = range_problem(section, f"{key}.{path}", fig.si)
+                if problem:
+                    origin = origins.get(f"{section}.{key}", BUILTIN)
+                    raise ChipwiseError(f"{origin}: {problem}. Fix: give a value in that range.")
+
+
 def _tree_figures(node: Any, prefix: str = "") -> list[tuple[str, Figure]]:
-    """Every validated figure of a tree by dotted path."""
+    """Every validated figure of a tree (or of a validated entry: a chip, a system) by dotted path."""
     if isinstance(node, Figure):
         return [(prefix, node)]
+    if isinstance(node, BaseModel):
+        node = {name: getattr(node, name) for name in type(node).model_fields}
     if isinstance(node, dict):
         return [x for k, v in node.items() for x in _tree_figures(v, f"{prefix}.{k}" if prefix else str(k))]
     if isinstance(node, list):
@@ -379,9 +427,27 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
     for f in files:
         path = Path(f)
         _merge_file(raw, _read_yaml(path), origins, str(path))
+    given: dict[str, str] = {}
     for assignment in sets:
-        apply_set(raw, assignment, origins)
+        _once(given, apply_set(raw, assignment, origins), assignment)
     return _validate(raw, origins, tuple(sets))
+
+
+def _once(given: dict[str, str], figure: str, assignment: str) -> None:
+    """Record that `--set ASSIGNMENT` set `figure` (its qualified name); one line where an earlier `--set` set it
+    to another value (the last had won without a word). The same value twice changes nothing, and is taken."""
+    earlier = given.setdefault(figure, assignment)
+    first, second = (_rhs(a) for a in (earlier, assignment))
+    if first != second:
+        raise ChipwiseError(
+            f"--set gives {figure} twice: '{earlier}' and '{assignment}'. Fix: give one --set for it, with the value "
+            "meant."
+        )
+
+
+def _rhs(assignment: str) -> str:
+    """The value of an `ID.FIELD=VALUE` override, as written less its spaces."""
+    return "".join(assignment.split("=", 1)[1].split())
 
 
 #: the sections whose entries `--set` reaches by id (ID.FIELD), in the order a qualified name may name them
@@ -575,8 +641,9 @@ def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any
     return si_unit
 
 
-def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> None:
-    """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog."""
+def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> str:
+    """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog; return the
+    qualified name of the figure it set (chips.trn3.tdp; a price's with its mode: chips.h100-sxm.price.on-demand)."""
     if "=" not in assignment:
         raise ChipwiseError(
             f"--set '{assignment}' has no '='. Fix: write --set ID.FIELD=VALUE, e.g. trn3.hbm_bandwidth=6e12."
@@ -619,7 +686,7 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
             },
         )
         origins["prices.0"] = "--set"
-        return
+        return f"{section}.{key}.price.{mode}"
     assert ref is not None  # _resolve_target returns a field the entry takes
     if isinstance(ref.get("value"), str) or ref.get("unit") == "":
         raise ChipwiseError(
@@ -657,3 +724,4 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
                 family[path[0]] = node[path[0]]
     top = f"{section}.{key}" if key else f"{section}.{path[0]}"
     origins[top] = origins.get(top, "--set")
+    return target.qualified

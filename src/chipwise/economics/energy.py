@@ -104,13 +104,24 @@ def check_region(catalog: Catalog, region: str) -> str:
     return region
 
 
+#: The highest PUE accepted: 3, past the 2.5 the Uptime Institute put the industry's average at before its 2011
+#: survey (1.8 then, 1.56 in 2024: the catalog's datacenter.pue.industry). A PUE of 1e6 had priced a chip-hour at
+#: $96,545.
+MAX_PUE = 3.0
+
+
 def check_pue(pue: float) -> float:
-    """A PUE of at least 1 and finite, or one line (an infinite one had given 'inf TWh', NaN 'below 1')."""
+    """A PUE from 1 to MAX_PUE and finite, or one line (an infinite one had given 'inf TWh', NaN 'below 1', 1e9
+    4,619 TWh an hour)."""
+    fix = f"Fix: give a PUE >= 1 and at most {MAX_PUE:g}, e.g. 1.2."
     if not math.isfinite(pue):
-        raise ChipwiseError(f"PUE {pue:g} is not a finite number. Fix: give a PUE >= 1, e.g. 1.2.")
+        raise ChipwiseError(f"PUE {pue:g} is not a finite number. {fix}")
     if not pue >= 1.0:
+        raise ChipwiseError(f"PUE {pue:g} is below 1 (facility energy cannot be less than IT energy). {fix}")
+    if pue > MAX_PUE:
         raise ChipwiseError(
-            f"PUE {pue:g} is below 1 (facility energy cannot be less than IT energy). Fix: give a PUE >= 1, e.g. 1.2."
+            f"PUE {pue:g} is more than {MAX_PUE:g}, past any surveyed datacenter (the Uptime Institute once put the "
+            f"industry average at 2.5; 1.56 in 2024). {fix}"
         )
     return pue
 

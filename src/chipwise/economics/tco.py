@@ -53,6 +53,48 @@ OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {
 
 
 @dataclass(frozen=True)
+class Plausible:
+    """The range a figure given for a fleet may take (in its override's unit), and why: past it the figure is a slip,
+    not a fleet (--depreciation-years 1e-9 had priced a chip-hour at $4.8 billion, --electricity 1e9 at $1.6
+    billion)."""
+
+    low: float
+    high: float
+    what: str  # 'depreciation life'
+    unit: str  # 'years'
+    why: str
+    example: str
+
+    def require(self, value: float) -> None:
+        if not self.low <= value <= self.high:
+            raise ChipwiseError(
+                f"{self.what} {value:g} {self.unit} is outside {self.low:g} to {self.high:g} {self.unit} ({self.why}). "
+                f"Fix: give one in [{self.low:g}, {self.high:g}], e.g. {self.example}."
+            )
+
+
+PLAUSIBLE: Mapping[str, Plausible] = {
+    "depreciation_years": Plausible(
+        0.5,
+        30.0,
+        "depreciation life",
+        "years",
+        "hyperscalers write accelerator servers off over 5-6 years; under half a year or over 30 is a slip",
+        "5",
+    ),
+    "electricity_usd_per_kwh": Plausible(
+        0.0,
+        5.0,
+        "electricity price",
+        "USD/kWh",
+        "$5/kWh is ERCOT's wholesale offer cap, the most Texas's grid pays in any hour; industrial tariffs run "
+        "$0.05-0.30",
+        "0.09",
+    ),
+}
+
+
+@dataclass(frozen=True)
 class TcoInputs:
     """Everything the owned-fleet cost rests on, each with its provenance."""
 
@@ -330,6 +372,9 @@ def tco_inputs(
             "a year, more than the fleet costs to buy each year: not a plausible staff, support and spares budget. "
             "Fix: give a fraction of capex per year in [0, 1], e.g. 0.04."
         )
+    for name, bound in PLAUSIBLE.items():
+        if name in ov:
+            bound.require(_amount(ov[name], name))
     check_fraction(utilisation, "utilisation")
     site = site_for(catalog, system, region, pue=pue, owned=True)
     electricity = (

@@ -40,7 +40,7 @@ from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError, user_file
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, solve, solve_excluding
+from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, in_group, solve, solve_excluding
 from chipwise.planner.serving import choose_any, precisions
 from chipwise.planner.serving_choice import check_slo, kv_limited_batch
 from chipwise.serve.build import setup_replica
@@ -70,6 +70,9 @@ TOP_UP_ROUNDS = 3  # then one more instance at a time for the types whose replay
 #: $15.54, where a search over MI300X and B200 found five of one shape meeting the SLO at $12.95
 ALTERNATIVES = 5
 MIN_DERATE = 0.3
+#: what a replay measures per bucket, every latency an SLO may target (serving_choice.SLO_KEYS): '<metric>_<p>_s'
+REPLAY_METRICS = ("ttft", "tpot", "e2e")
+REPLAY_PERCENTILES = ("p50", "p90", "p99")
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,33 @@ def _types_for(
     return out
 
 
+def _named_by_system(types: list[_Type]) -> list[_Type]:
+    """The instance types, each named by its chip, and by its system too where several systems of that chip are
+    offered ('h100-sxm (p5.48xlarge) TP1 b229'): a p5 and an Azure H100 type had read alike, told apart by price."""
+    systems: dict[str, set[str]] = {}
+    for t in types:
+        systems.setdefault(t.system.chip.id, set()).add(t.system.id)
+    return [
+        replace(t, name=t.name.replace(t.system.chip.id, f"{t.system.chip.id} ({t.system.id})", 1))
+        if len(systems[t.system.chip.id]) > 1
+        else t
+        for t in types
+    ]
+
+
+def _one_chip_type(system: System) -> System:
+    """The system, or one line where it is a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion
+    rack), which an instance type of one chip had priced as its first member alone (as plan train refuses it)."""
+    if system.hybrid:
+        members = " and ".join(f"{n} {chip}" for chip, n in system.members.items())
+        raise ChipwiseError(
+            f"{system.id} holds {members}, two chip types; an instance type of plan fleet runs one. Fix: name one of "
+            f"{', '.join(system.members)} in --hardware, or price prefill/decode splits across both with "
+            f"'chipwise plan serve --hardware {system.id}'."
+        )
+    return system
+
+
 def _replay(
     catalog: Catalog,
     model: ModelSpec,
@@ -293,9 +323,7 @@ def _replay(
     # is longer (a replay shorter than its requests reads the fill, not the steady state), at most REPLAY_MAX: a
     # fleet whose span would need more is replayed by as many of its instances as that span's requests can keep
     # busy (706 H100s at 20,000 req/s were replayed for one second, their batches still filling)
-    latency = max(
-        (targets.get("ttft_p99", 0.0) + b.output_tokens * targets.get("tpot_p99", 0.0) for b in buckets), default=0.0
-    )
+    latency = max((request_latency(targets, b.output_tokens) for b in buckets), default=0.0)
     total = float(share.sum())
     wanted = max(REPLAY_REQUESTS / total, REPLAY_LATENCIES * latency)
     replayed = count if total * wanted <= REPLAY_MAX else max(1, int(REPLAY_MAX / (total / count * wanted)))
@@ -346,16 +374,14 @@ def _replay(
         sel = label == j
         if not sel.any():
             continue
-        ttft, tpot = lat["ttft"][sel], lat["tpot"][sel]
-        stats = {
-            "ttft_p99_s": float(np.nanpercentile(ttft, 99)) if np.isfinite(ttft).any() else math.inf,
-            "tpot_p99_s": float(np.nanpercentile(tpot, 99)) if np.isfinite(tpot).any() else math.inf,
-        }
-        stats["ttft_p50_s"] = float(np.nanpercentile(ttft, 50)) if np.isfinite(ttft).any() else math.inf
-        stats["tpot_p50_s"] = float(np.nanpercentile(tpot, 50)) if np.isfinite(tpot).any() else math.inf
-        stats["slo_met"] = all(stats.get(f"{k}_s", math.inf) <= v for k, v in targets.items())
+        stats: dict[str, Any] = {
+            f"{metric}_{p}_s": _percentile(lat[metric][sel], float(p[1:]))
+            for metric in REPLAY_METRICS
+            for p in REPLAY_PERCENTILES
+        }  # every target check_slo takes (a p90 or an end-to-end one had been read as inf: always missed)
+        stats["slo_met"] = all(stats[f"{k}_s"] <= v for k, v in targets.items())
         per_bucket[b.name] = stats
-    ratios = [s.get(f"{k}_s", math.inf) / v for s in per_bucket.values() for k, v in targets.items()]
+    ratios = [s[f"{k}_s"] / v for s in per_bucket.values() for k, v in targets.items()]
     return {
         "output_tokens_per_s": summary["output_tokens_per_s"] * count / replayed,
         "replayed_instances": replayed,
@@ -364,6 +390,22 @@ def _replay(
         "buckets": per_bucket,
         "slo_met": all(s["slo_met"] for s in per_bucket.values()),
     }
+
+
+def _percentile(values: np.ndarray, q: float) -> float:
+    """The q-th percentile of a bucket's served requests (inf where none was served)."""
+    return float(np.nanpercentile(values, q)) if np.isfinite(values).any() else math.inf
+
+
+def request_latency(targets: Mapping[str, float], output_tokens: int) -> float:
+    """A request's latency at the SLO (s): its end-to-end target where one is given, else its TTFT target and its
+    output tokens at its TPOT target (the laxest percentile of each; 0 for a kind not targeted), the longer of the
+    two where both are given."""
+
+    def most(kind: str) -> float:
+        return max((v for k, v in targets.items() if k.startswith(f"{kind}_")), default=0.0)
+
+    return max(most("e2e"), most("ttft") + output_tokens * most("tpot"))
 
 
 def replay_seed(t: _Type) -> int:
@@ -408,9 +450,7 @@ def _top_up(
         if not missing:
             break
         for i in missing:
-            chip = types[i].system.chip.id
-            used = sum(counts[k] * t.chips for k, t in enumerate(types) if t.system.chip.id == chip)
-            if used + types[i].chips > (problem.group_limits or {}).get(chip, math.inf):
+            if not _room_for(problem, counts, i):
                 continue
             counts[i] += 1
             seed = replay_seed(types[i])
@@ -420,6 +460,35 @@ def _top_up(
     busy = sol.utilisation * np.maximum(sol.counts, 1)
     util = np.where(counts > 0, busy / np.maximum(counts, 1), 0.0)
     return FleetSolution(counts, sol.assignment, float(np.dot(problem.price_per_hour, counts)), util), replays
+
+
+def _derated_away(problem: FleetProblem, derate: np.ndarray, buckets: Sequence[Bucket], exc: InfeasibleError) -> str:
+    """Why the derated programme has no fleet: a bucket whose every carrier missed the SLO in its replays until it
+    was dropped (no limits involved: the note had blamed them without any), or the availability limits."""
+    lost = [
+        b.name for j, b in enumerate(buckets) if b.rate > 0 and not (problem.capacity[:, j] * derate[:, j] > 0).any()
+    ]
+    if lost:
+        return (
+            f"every instance type that could carry {', '.join(repr(n) for n in lost)} missed the SLO in its replays "
+            f"until derated below {MIN_DERATE:.0%} of its steady-state capacity, so no fleet of these types was "
+            "found that meets it; showing the last fleet. Fix: relax the SLO or add hardware"
+        )
+    return f"the simulator needs more capacity than the limits allow ({exc}); showing the last fleet"
+
+
+def _room_for(problem: FleetProblem, counts: np.ndarray, i: int) -> bool:
+    """Whether one more instance of type i stays within every chip limit it counts against (its chip's, its
+    system's)."""
+    if problem.groups is None or problem.chips is None:
+        return True
+    for g, limit in (problem.group_limits or {}).items():
+        if not in_group(problem.groups[i], g):
+            continue
+        used = sum(counts[k] * problem.chips[k] for k, gk in enumerate(problem.groups) if in_group(gk, g))
+        if used + problem.chips[i] > limit:
+            return False
+    return True
 
 
 def _routed_mean(values: np.ndarray, routed: np.ndarray) -> float:
@@ -551,13 +620,13 @@ def _settle(
                 stats = replays[i]["buckets"].get(b.name)
                 if stats is None or stats["slo_met"]:
                     continue
-                miss = max(stats.get(f"{k}_s", math.inf) / v for k, v in slo.items())
+                miss = max(stats[f"{k}_s"] / v for k, v in slo.items())
                 derate[i, j] *= min(0.9, max(0.5, miss**-2))
         derate[derate < MIN_DERATE] = 0.0  # the simulator disagrees too much with this estimate: drop the pair
         try:
             sol = solve(replace(problem, capacity=problem.capacity * derate))
         except InfeasibleError as exc:
-            note = f"the simulator needs more capacity than the limits allow ({exc}); showing the last fleet"
+            note = _derated_away(problem, derate, buckets, exc)
             break
     for _ in range(TIGHTEN_ROUNDS if met and replay else 0):
         # the derating steps overshoot: give every pair back some capacity while the replay still holds the SLO
@@ -605,7 +674,7 @@ def plan_fleet(
     model = load_model(catalog, model_name)
     buckets = read_workload(workload, model)
     hw = hardware(catalog)
-    systems = [hw.system(h) for h in hardware_ids]
+    systems = list({s.id: s for s in (_one_chip_type(hw.system(h)) for h in hardware_ids)}.values())
     limits = dict(limits or {})
     for name, count in limits.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -615,15 +684,18 @@ def plan_fleet(
         if name not in known:
             raise ChipwiseError(
                 f"--limits names '{name}', which is not among the hardware considered ({', '.join(sorted(known))}). "
-                "Fix: limit a chip that is in --hardware."
+                "Fix: limit a chip or a system that is in --hardware."
             )
     types: list[_Type] = []
     for s in systems:
         types.extend(_types_for(catalog, model, s, buckets, slo, precision))
     if not types:
         raise InfeasibleError("no hardware can serve this workload within the SLO. Fix: relax the SLO or add hardware.")
+    types = _named_by_system(types)
     cap = np.stack([t.capacity for t in types])
-    chip_limit = np.array([float(limits.get(t.system.chip.id, limits.get(t.system.id, math.inf))) for t in types])
+    # a chip's limit counts every system of that chip, a system's only that system (p5.48xlarge=3 had capped the
+    # Azure H100s as well): each type counts against each limit that names its chip or its system
+    groups = [tuple(dict.fromkeys(g for g in (t.system.chip.id, t.system.id) if g in limits)) for t in types]
     problem = FleetProblem(
         types=[t.name for t in types],
         buckets=[b.name for b in buckets],
@@ -632,8 +704,8 @@ def plan_fleet(
         demand=np.array([b.rate for b in buckets]),
         limits=np.full(len(types), np.inf),
         chips=np.array([t.chips for t in types], dtype=np.float64),
-        groups=[t.system.chip.id for t in types],
-        group_limits={t.system.chip.id: lim for t, lim in zip(types, chip_limit, strict=True) if math.isfinite(lim)},
+        groups=groups,
+        group_limits={name: float(count) for name, count in limits.items()},
     )
     settled = _settle(catalog, model, types, problem, buckets, slo, replay)
     if replay:
@@ -661,6 +733,7 @@ def plan_fleet(
         row: dict[str, Any] = {
             "type": t.name,
             "hardware": t.system.chip.id,
+            "system": t.system.id,
             "projected": t.system.projected,
             "instances": n,
             "replicas_per_instance": t.replicas,
@@ -691,6 +764,7 @@ def plan_fleet(
             {
                 "type": t.name,
                 "hardware": t.system.chip.id,
+                "system": t.system.id,
                 "chips": t.chips,
                 "replicas": t.replicas,
                 "usd_per_hour": t.price,

@@ -9,7 +9,8 @@ an instance (time-sharing, as in Melange, Griggs et al. 2024):
     subject to sum_i y_ij = lambda_j                 (all demand served)
                sum_j y_ij / c_ij <= x_i              (instance capacity)
                0 <= x_i <= limit_i, x_i integer      (availability of each type)
-               sum_{i of chip g} chips_i x_i <= limit_g (availability of each chip type)
+               sum_{i in group g} chips_i x_i <= limit_g (availability of each chip type or system: a type can be
+                                                       in several groups, its chip's and its system's)
                y_ij >= 0, and y_ij = 0 where c_ij = 0
 
 solved as a mixed-integer linear program with SciPy's HiGHS.
@@ -50,8 +51,9 @@ class FleetProblem:
     demand: Array  # (J,) requests/s
     limits: Array  # (I,) maximum instances (inf = unlimited)
     chips: Array | None = None  # (I,) chips per instance, for group limits
-    groups: Sequence[str] | None = None  # (I,) the chip type each instance type uses
-    group_limits: Mapping[str, float] | None = None  # chips available per chip type
+    #: (I,) the group, or the groups, each instance type's chips count against (its chip type, its system)
+    groups: Sequence[str | Sequence[str]] | None = None
+    group_limits: Mapping[str, float] | None = None  # chips available per group
 
     def __post_init__(self) -> None:
         i, j = len(self.types), len(self.buckets)
@@ -71,6 +73,11 @@ class FleetSolution:
     assignment: Array  # (I, J) requests/s of bucket j on type i
     cost_per_hour: float
     utilisation: Array  # (I,) busy share of the chosen instances
+
+
+def in_group(groups: str | Sequence[str], g: str) -> bool:
+    """Whether an instance type whose group entry is `groups` (one name, or several) counts against group `g`."""
+    return groups == g if isinstance(groups, str) else g in groups
 
 
 def _check_servable(p: FleetProblem) -> None:
@@ -143,7 +150,7 @@ def _program(p: FleetProblem) -> tuple[Array, list[Array], list[float], list[flo
         assert p.chips is not None and p.groups is not None
         row = np.zeros(n_i + n_y)
         for i, gi in enumerate(p.groups):
-            if gi == g:
+            if in_group(gi, g):
                 row[i] = p.chips[i]
         rows.append(row)
         lo.append(-np.inf)
@@ -321,7 +328,7 @@ def _binding(p: FleetProblem) -> str:
             if n > lim]  # fmt: skip
     if p.group_limits and p.chips is not None and p.groups is not None:
         for g, cap in p.group_limits.items():
-            used = sum(p.chips[i] * sol.counts[i] for i, gi in enumerate(p.groups) if gi == g)
+            used = sum(p.chips[i] * sol.counts[i] for i, gi in enumerate(p.groups) if in_group(gi, g))
             if used > cap:
                 over.append(f"{g} chips (needs {used:g}, limit {cap:g})")
     need = ", ".join(over) if over else "the availability limits together"

@@ -3,6 +3,7 @@ using only its fastest part (or each part alone), and why, from the per-stage br
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, NamedTuple
 
@@ -68,13 +69,49 @@ def _hybrid_domain(hw: Hardware, name: str, fleet: dict[str, int]) -> System:
     )
 
 
-def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], Link, str]:
+def _one_chip_type(hw: Hardware, name: str) -> None:
+    """One line where a fleet part names a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion rack),
+    which had run as its first member alone; plan train refuses it likewise."""
+    system = hw.system(name)
+    if system.hybrid:
+        members = " and ".join(f"{n} {chip}" for chip, n in system.members.items())
+        counts = ",".join(f"{chip}={n}" for chip, n in system.members.items())
+        raise ChipwiseError(
+            f"{system.id} holds {members}, two chip types: a part of --fleet is one chip type. Fix: give its chip "
+            f"types as the two parts, --fleet {counts} --hybrid {system.id}."
+        )
+
+
+def _racks(domain: System, fleet: dict[str, int], ids: list[str]) -> int:
+    """How many of the hybrid domain's racks the fleet fills: one where no part exceeds the rack's count of its chip
+    type (part of a rack), N where each part is N racks' count of it; one line otherwise (a hand-off between racks
+    would leave the rack's fabric)."""
+    members = {chip: int(n) for chip, n in domain.members.items()}
+    counts = dict(zip(ids, fleet.values(), strict=True))
+    racks = max(math.ceil(n / members[chip]) for chip, n in counts.items())
+    if racks == 1 or all(n == racks * members[chip] for chip, n in counts.items()):
+        return racks
+    rack = " and ".join(f"{n} {chip}" for chip, n in members.items())
+    whole = ",".join(f"{chip}={racks * members[chip]}" for chip in counts)
+    one = ",".join(f"{chip}={members[chip]}" for chip in counts)
+    raise ChipwiseError(
+        f"--fleet {','.join(f'{c}={n}' for c, n in counts.items())} is not a whole number of {domain.id} racks (each "
+        f"holds {rack}), so some pipeline boundary would leave the rack's fabric. Fix: give whole racks (--fleet "
+        f"{whole}), at most one rack ({one}), or drop --hybrid to join the types over the scale-out network."
+    )
+
+
+def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], Link, str, int]:
+    """The fleet's two parts, what joins them, its name, and the hybrid racks the fleet fills (0 over the
+    network)."""
     _two_types(fleet)
     for name, n in fleet.items():
         if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
             raise ChipwiseError(f"fleet entry {name}={n!r} is not a positive whole chip count. Fix: give e.g. 512.")
     hw = hardware(catalog)
     names = list(fleet)
+    for name in names:
+        _one_chip_type(hw, name)
     chip_ids = [hw.system(n).chip.id for n in names]
     if chip_ids[0] == chip_ids[1]:
         raise ChipwiseError(
@@ -93,14 +130,15 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
         link = domain.link(ids[0], ids[1])
         if link is None:
             raise ChipwiseError(f"hybrid system '{domain.id}' gives no link between {ids[0]} and {ids[1]}.")
+        racks = _racks(domain, fleet, ids)
         systems = [hw.member_system(domain, i) for i in ids]
         ports = {ids[0]: domain.port_bandwidth(ids[0], ids[1]), ids[1]: domain.port_bandwidth(ids[1], ids[0])}
         parts = [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)]
-        return parts, Link(ports, link[1]), f"{domain.id} scale-up fabric"
+        return parts, Link(ports, link[1]), f"{domain.id} scale-up fabric", racks
     systems = [hw.system(n) for n in names]
     nics = {s.chip.id: s.scaleout_bandwidth_per_chip * s.scaleout_fabric.bus_efficiency for s in systems}
     lat = max(s.scaleout_fabric.latency_s for s in systems)
-    return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], Link(nics, lat), "scale-out network"
+    return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], Link(nics, lat), "scale-out network", 0
 
 
 def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | None:
@@ -121,8 +159,14 @@ def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> d
     }
 
 
-def _mixed(model: ModelSpec, job: TrainingJob, first: Part, last: Part, link: Link) -> dict[str, Any] | None:
+def _mixed(
+    model: ModelSpec, job: TrainingJob, first: Part, last: Part, link: Link, racks: int = 1
+) -> dict[str, Any] | None:
+    """The fastest pipeline with its first stages on `first` and its last on `last`; over `racks` hybrid racks,
+    those whose data parallelism puts as many whole pipelines in each rack (each boundary inside a rack)."""
     hp = enumerate_hetero(model, job, first, last)
+    if racks > 1:
+        hp = hp.take(np.flatnonzero(hp.dp % racks == 0))
     if len(hp) == 0:
         return None
     rates = (link.per_chip[first.system.chip.id], link.per_chip[last.system.chip.id])
@@ -166,27 +210,32 @@ def plan_hetero_training(
     """Best mixed pipeline (both stage orders) against each part alone; with the verdict and its reason."""
     start = time.perf_counter()
     model = load_model(catalog, model_name)
-    parts, link, link_name = _parts(catalog, fleet, hybrid)
+    parts, link, link_name, racks = _parts(catalog, fleet, hybrid)
     total = sum(fleet.values())
     job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens, chips=total)
-    mixed = [
-        m for m in (_mixed(model, job, parts[0], parts[1], link), _mixed(model, job, parts[1], parts[0], link)) if m
-    ]
+    orders = ((parts[0], parts[1]), (parts[1], parts[0]))
+    mixed = [m for m in (_mixed(model, job, a, b, link, racks) for a, b in orders) if m]
     alone = [a for a in (_single(model, job, p.system, p.chips) for p in parts) if a]
     if not mixed and not alone:
         raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
     fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
     _add_costs(catalog, best_mixed, alone, parts)
-    verdict, reason = _verdict(best_mixed, fastest, parts, link_name)
+    verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch)
     steps = job.steps
     out: dict[str, Any] = {
         "kind": "plan-hetero",
         "model": model.display,
         "fleet": fleet,
         "link": {"between": link_name, "bandwidth_per_chip_Bps": link.per_chip, "latency_s": link.latency_s},
+        # the hybrid racks the fleet fills (0: over the network) and where the mix's pipelines sit in them
+        "racks": racks,
+        "placement": f"{racks} racks, each pipeline boundary inside a rack" if racks > 1 else None,
+        # the batch the plans run (sequences; tokens a step), and the tokens asked for where given (train.batch)
         "global_batch": job.global_batch,
         "seq_len": job.seq_len,
+        "global_batch_tokens": job.global_batch_tokens,
+        "global_batch_tokens_asked": global_batch_tokens,
         "mixed": best_mixed,
         "alone": alone,
         "fastest_part": fastest,
@@ -227,10 +276,24 @@ def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[
 
 
 def _verdict(
-    mixed: dict[str, Any] | None, fastest: dict[str, Any] | None, parts: list[Part], link_name: str
+    mixed: dict[str, Any] | None,
+    fastest: dict[str, Any] | None,
+    parts: list[Part],
+    link_name: str,
+    racks: int = 1,
+    batch: int = 0,
 ) -> tuple[str, str]:
     if mixed is None:
-        return "mix not feasible", "no pipeline split fits both parts' memory; the parts can only train separately"
+        where = (
+            f" with whole pipelines in each of the {racks} racks (data parallelism a multiple of {racks} that "
+            f"divides the {batch:,}-sequence batch)"
+            if racks > 1
+            else ""
+        )
+        return (
+            "mix not feasible",
+            f"no pipeline split fits both parts' memory{where}; the parts can only train separately",
+        )
     if fastest is None:
         return "mix needed", "the model fits only when both parts hold stages"
     gain = mixed["tokens_per_s"] / fastest["tokens_per_s"] - 1.0

@@ -5,15 +5,23 @@ and the best (train on X, serve on Y) pair against the best single-vendor choice
     energy and carbon likewise (training: the prediction's expected figures; serving: the energy and CO2e an hour
     of plan serve's economics - chips x busy IT power x PUE at the site of the serving price, x its grid - x hours)
 
+The serving fleets are plan serve's answers (its planner call: the steady-state ranking with prefill/decode splits,
+the cheapest options simulated and resized until they meet the SLO) for all the hardware and for each vendor's own,
+so that the best single-vendor pair serves on a fleet plan serve checked too; only options whose simulated check
+kept up and met the SLO are priced (the steady-state estimate alone had priced fleets the check rejects: 84 TPU v6e
+for Llama 3.1 70B at 100 req/s, where the check needs 104).
+
 The two terms are independent, so the best pair joins the best training fleet to the best serving fleet; the best
-single-vendor plan is the best pair whose two chips share a vendor.
+single-vendor plan is the best pair whose chips all share a vendor.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -44,6 +52,7 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(
             {
                 "hardware": r["hardware"],
+                "system": r.get("system", r["hardware"]),
                 "vendor": r.get("vendor", ""),
                 "projected": r.get("projected", False),
                 "plan": r["plan"],
@@ -64,37 +73,141 @@ def serving_energy_per_hour(
     price a one-pool deployment (serving_economics.energy_per_hour): the scale-out network only past one system, the
     PUE and grid of the site the system's rental quote names (3 trn2 chips at us-east-2's 411 g/kWh, where trn2 is
     priced), not the system's default site."""
-    quote = chip_hour_price(catalog, system, pricing, None, None)[2]
-    return energy_per_hour(catalog, system, chips, pricing, quote, scaleout=chips > system.chips)
+    return _pools_energy_per_hour(catalog, [(system, chips)], pricing)
 
 
-def _serving_options(catalog: Catalog, report: dict[str, Any], seconds: float) -> list[dict[str, Any]]:
+def _pools_energy_per_hour(
+    catalog: Catalog, pools: Sequence[tuple[System, float]], pricing: str = "on-demand"
+) -> tuple[float, float]:
+    """(facility joules, kg CO2e) an hour of a deployment's pools of (system, chips), each busy all hour, at the
+    site of its own rental quote; the scale-out network where the deployment passes one system or spans two, as
+    plan serve's economics reckon it."""
+    total = sum(chips for _, chips in pools)
+    span = len({system.id for system, _ in pools}) > 1
+    joules, co2 = 0.0, 0.0
+    for system, chips in pools:
+        quote = chip_hour_price(catalog, system, pricing, None, None)[2]
+        e, c = energy_per_hour(catalog, system, chips, pricing, quote, scaleout=span or total > system.chips)
+        joules, co2 = joules + e, co2 + c
+    return joules, co2
+
+
+def _pool_chips(system: System, plan: Mapping[str, Any]) -> float:
+    """The chips a pool of a checked option takes: its replicas' ranks over the chip's cores, a replica on part of a
+    chip still taking whole chips (serve.simulate.Pool.chips)."""
+    per = plan["tp"] * plan["pp"] / system.chip.cores_per_chip
+    chips = per * plan["replicas"]
+    return float(math.ceil(chips - 1e-9)) if per < 1.0 else chips
+
+
+def _price_is_estimate(catalog: Catalog, system: System, pricing: str) -> bool:
+    """Whether the system's chip-hour price is a catalog estimate (no offer found)."""
+    record = chip_hour_price(catalog, system, pricing, None, None)[1]
+    return record is not None and record.get("status") == "estimate"
+
+
+def _passed(checked: Mapping[str, Any]) -> bool:
+    """Whether plan serve's simulated check of an option kept up with the load and met the SLO."""
+    return bool(checked["keeps_up"]) and checked["slo_met"] is not False
+
+
+def _serving_options(catalog: Catalog, reports: Sequence[dict[str, Any]], seconds: float) -> list[dict[str, Any]]:
+    """The options plan serve's simulated checks passed, in any of its reports: the cheapest for each deployment
+    (a system, or a split's two), priced for the serving period."""
     hw = hardware(catalog)
-    pricing = report.get("pricing", "on-demand")
     hours = seconds / SECONDS_PER_HOUR
-    out = []
-    for r in report["results"]:
-        if r.get("disaggregated") or not math.isfinite(r.get("cost_usd_per_hour", math.inf)):
-            continue
-        system = priced_system(hw.system(r["system"]), pricing)
-        joules_h, co2_h = serving_energy_per_hour(catalog, system, r["chips"], pricing)
-        out.append(
-            {
-                "hardware": r["hardware"],
-                "projected": r.get("projected", False),
-                "plan": r["plan"],
-                "chips": r["chips"],
-                "billed_chips": r.get("billed_chips", r["chips"]),
-                "usd_per_hour": r["cost_usd_per_hour"],
-                "price_estimated": bool(r.get("price_estimated")),
-                "cost": r["cost_usd_per_hour"] * hours,
+    best: dict[str, dict[str, Any]] = {}
+    for report in reports:
+        pricing = report.get("pricing", "on-demand")
+        for v in report["verified"]:
+            if not _passed(v) or not math.isfinite(v.get("cost_usd_per_hour", math.inf)):
+                continue
+            if v["system"] in best and best[v["system"]]["usd_per_hour"] <= v["cost_usd_per_hour"]:
+                continue
+            systems = [priced_system(hw.system(sid), pricing) for sid in v["system"].split(">")]
+            # each pool's price is a catalog estimate or an offer, read here: a row plan serve's second look added
+            # does not carry it
+            guessed = [s.chip.id for s in systems if _price_is_estimate(catalog, s, pricing)]
+            pools = [(sys_, _pool_chips(sys_, plan)) for sys_, plan in zip(systems, v["plan"].values(), strict=True)]
+            joules_h, co2_h = _pools_energy_per_hour(catalog, pools, pricing)
+            best[v["system"]] = {
+                "hardware": v["hardware"],
+                "system": v["system"],
+                "vendors": list(dict.fromkeys(s.chip.vendor for s in systems)),
+                "projected": v.get("projected", False),
+                "disaggregated": bool(v.get("disaggregated")),
+                "plan": v["plan"],
+                "chips": v["chips"],
+                "billed_chips": v.get("billed_chips", v["chips"]),
+                "usd_per_hour": v["cost_usd_per_hour"],
+                "price_estimated": bool(guessed),
+                "price_estimated_chips": list(dict.fromkeys(guessed)),
+                "simulated": {"ttft_s": v.get("ttft_s"), "tpot_s": v.get("tpot_s"), "slo_met": v["slo_met"]},
+                "cost": v["cost_usd_per_hour"] * hours,
                 "energy_j_per_hour": joules_h,
                 "co2e_kg_per_hour": co2_h,
                 "energy": joules_h * hours,
                 "carbon": co2_h * hours,
             }
-        )
-    return out
+    return list(best.values())
+
+
+def _serve(
+    catalog: Catalog,
+    model_name: str,
+    load: Load,
+    input_tokens: int,
+    output_tokens: int,
+    slo: Mapping[str, float],
+    precision: str,
+    ids: Sequence[str],
+    workers: int,
+) -> dict[str, Any]:
+    """plan serve's answer for the load on the hardware `ids`."""
+    return plan_serving(
+        catalog, model_name, ids, load, input_tokens, output_tokens, slo=slo, precision=precision, workers=workers
+    )
+
+
+def _serve_reports(
+    catalog: Catalog,
+    model_name: str,
+    hardware_ids: Sequence[str],
+    load: Load,
+    input_tokens: int,
+    output_tokens: int,
+    slo: Mapping[str, float],
+    precision: str,
+    workers: int,
+) -> list[tuple[list[str], dict[str, Any]]]:
+    """plan serve's answers for the load, each with the hardware it searched: all of it, then each vendor's own (the
+    best single-vendor pair's serving fleet), except the vendor whose fleet answered for all of it. With `workers`
+    > 1 the searches run side by side in fresh processes (each of its checks then here), every vendor's searched:
+    the answers are the same as one after another."""
+    hw = hardware(catalog)
+    by_vendor: dict[str, list[str]] = {}
+    for h in hardware_ids:
+        by_vendor.setdefault(hw.system(h).chip.vendor, []).append(h)
+    common = (catalog, model_name, load, input_tokens, output_tokens, slo, precision)
+    vendors = list(by_vendor) if len(by_vendor) > 1 else []
+    if workers > 1 and vendors:
+        runs = [list(hardware_ids), *(by_vendor[v] for v in vendors)]
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads carried over
+        with ProcessPoolExecutor(max_workers=min(workers, len(runs)), mp_context=context) as pool:
+            answers = list(pool.map(_serve, *zip(*((*common, ids, 1) for ids in runs), strict=True)))
+        found = dict(zip([None, *vendors], answers, strict=True))
+    else:
+        found = {None: _serve(*common, hardware_ids, workers)}
+    reports = [(list(hardware_ids), found[None])]
+    answer = reports[0][1]["best"]
+    answered = (
+        {hw.system(sid).chip.vendor for sid in answer["system"].split(">")} if answer and _passed(answer) else set()
+    )
+    for vendor in vendors:
+        if answered != {vendor}:
+            got = found.get(vendor)
+            reports.append((by_vendor[vendor], got if got is not None else _serve(*common, by_vendor[vendor], workers)))
+    return reports
 
 
 def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -> Load:
@@ -139,6 +252,25 @@ def _why_none(report: Mapping[str, Any], priced: Sequence[Mapping[str, Any]]) ->
     return shown or "no hardware was searched", fix
 
 
+def _why_unserved(serve: Mapping[str, Any]) -> tuple[str, str]:
+    """Why plan serve gave no option to price: each chip's reason where none ranked, else its simulated checks,
+    none of which met the SLO (the closest named)."""
+    closest = serve.get("best")
+    if not serve["results"] or closest is None or _passed(closest):  # none ranked, or none priced
+        return _why_none(serve, [])
+    missed = []
+    for key, limit in (serve.get("slo") or {}).items():
+        metric, _, stat = key.partition("_")
+        if (closest.get(f"{metric}_s") or {}).get(stat, 0.0) > limit:
+            missed.append(key)
+    what = f", missing {', '.join(missed)}" if missed else ("" if closest["keeps_up"] else ", falling behind the load")
+    return (
+        f"none of the options plan serve simulated meets the SLO (the closest, {closest['hardware']} on "
+        f"{chip_count(closest['chips'])}{what})",
+        "relax the SLO, lower the load or add hardware",
+    )
+
+
 def _no_pair(
     train: Mapping[str, Any],
     serve: Mapping[str, Any],
@@ -147,7 +279,7 @@ def _no_pair(
 ) -> InfeasibleError:
     """The one line for a lifecycle with no priced (train, serve) pair: which side has no option, and why."""
     train_why, train_fix = _why_none(train, t_opts)
-    serve_why, serve_fix = _why_none(serve, s_opts)
+    serve_why, serve_fix = _why_unserved(serve) if not s_opts else ("", "")
     training = f"no priced fleet can train {train['model']} on {chip_count(train['chips'])} ({train_why})"
     serving = f"no priced fleet can serve {serve['model']} at {serve['load']['label']} ({serve_why})"
     if not t_opts and not s_opts:
@@ -173,7 +305,10 @@ def plan_lifecycle(
     train_precision: str = "bf16",
     serve_precision: str = "fp8",
     objective: str = "cost",
+    workers: int = 1,
 ) -> dict[str, Any]:
+    """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
+    simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving)."""
     if objective not in OBJECTIVES:
         raise ChipwiseError(f"unknown objective '{objective}'. Fix: use one of {', '.join(OBJECTIVES)}.")
     load = _checked_load(serve_rate, serve_months, train_tokens)
@@ -189,23 +324,16 @@ def plan_lifecycle(
         catalog, model_name, train_chips, hardware_ids, tokens=train_tokens, precision=train_precision, objective="cost"
     )
     seconds = serve_months * SECONDS_PER_MONTH
-    serve = plan_serving(
-        catalog,
-        model_name,
-        hardware_ids,
-        load,
-        input_tokens,
-        output_tokens,
-        slo=slo or {},
-        precision=serve_precision,
-        disaggregated=False,
-        verify=0,
+    searches = _serve_reports(
+        catalog, model_name, hardware_ids, load, input_tokens, output_tokens, slo or {}, serve_precision, workers
     )
-    t_opts, s_opts = _training_options(train), _serving_options(catalog, serve, seconds)
+    reports = [report for _, report in searches]
+    serve = reports[0]
+    t_opts, s_opts = _training_options(train), _serving_options(catalog, reports, seconds)
     for o in t_opts:
         o["vendor"] = vendor.get(o["hardware"], "")
     for o in s_opts:
-        o["vendor"] = vendor.get(o["hardware"], "")
+        o["vendor"] = ">".join(o["vendors"])
     if not t_opts or not s_opts:
         raise _no_pair(train, serve, t_opts, s_opts)
     key = objective
@@ -217,7 +345,7 @@ def plan_lifecycle(
             "cost_usd": t["cost"] + s["cost"],
             "energy_j": t["energy"] + s["energy"],
             "co2e_kg": t["carbon"] + s["carbon"],
-            "cross_vendor": t["vendor"] != s["vendor"],
+            "cross_vendor": set(s["vendors"]) != {t["vendor"]},
             "projected": bool(t["projected"] or s["projected"]),
         }
 
@@ -252,8 +380,12 @@ def plan_lifecycle(
                 for r in train["results"]
                 if (r.get("price_source") or {}).get("status") == "estimate"
             },
-            **serve.get("price_estimates", {}),
+            **{chip: how for report in reports for chip, how in report.get("price_estimates", {}).items()},
         },
+        # plan serve's answer for all the hardware (its simulated check's cheapest that met the SLO), and the
+        # searches whose checked options were priced: all the hardware, then each vendor's own
+        "serve_answer": serve["best"]["system"] if serve["best"] and _passed(serve["best"]) else None,
+        "serve_searches": [{"hardware": ids, "checked": len(report["verified"])} for ids, report in searches],
         "projected": best["projected"],
         "seconds": time.perf_counter() - start,
     }

@@ -156,11 +156,17 @@ def _setup(
 
 
 def speculation_options(speculative: str | None) -> list[str | None]:
-    """`plan serve --speculative` as the options to compare: 'none,mtp:1,mtp:3' -> [None, 'mtp:1', 'mtp:3']."""
-    if not speculative:
+    """`plan serve --speculative` as the options to compare: 'none,mtp:1,mtp:3' -> [None, 'mtp:1', 'mtp:3']; None
+    (no option given): [None]. Text that names none ('', ',') is one line: it had run without drafting."""
+    if speculative is None:
         return [None]
     parts = [p.strip() for p in speculative.split(",") if p.strip()]
-    return [speculation_asked(p) for p in parts] or [None]
+    if not parts:
+        raise ChipwiseError(
+            f"--speculative '{speculative}' names no option. Fix: give e.g. mtp:3, or none,mtp:1,mtp:3 to compare "
+            "(none: no drafting), or leave --speculative out."
+        )
+    return [speculation_asked(p) for p in parts]
 
 
 def engine_hardware(

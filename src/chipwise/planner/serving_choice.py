@@ -122,7 +122,13 @@ def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
 
 def parse_slo(text: str) -> dict[str, float]:
     """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
-    any case), each key at most once."""
+    any case), each key at most once. Text that names no target ('', ',') is one line: it had meant no SLO to plan
+    serve, dropped plan lifecycle's default, and was refused by plan fleet."""
+    if not text.replace(",", "").strip():
+        raise ChipwiseError(
+            f"--slo '{text}' names no latency target. Fix: give e.g. --slo {LIFECYCLE_SLO}, or leave --slo out "
+            "(plan serve then plans with no SLO, plan lifecycle with its default)."
+        )
     out: dict[str, float] = {}
     for item in text.split(","):
         if not item.strip():

@@ -717,6 +717,7 @@ def _second_looks(
             except (InfeasibleError, ChipwiseError):
                 continue
             look = _colocated_row(catalog, system, name, alt, price, job.load, int(job.mean_output))
+            look["price_estimated"] = row.get("price_estimated", [])  # its chip's price, as its row's (§)
             if _cost(look, job.load) < bar:
                 looks.append(look)
     if not looks:

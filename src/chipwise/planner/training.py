@@ -7,6 +7,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -31,6 +32,7 @@ from chipwise.reliability.goodput import (
     largest_fleet_for_goodput,
     reliability_inputs,
 )
+from chipwise.train.batch import divisible_batch
 from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.lora import lora_adapter_params
 from chipwise.train.plans import given_knobs, left_to_search
@@ -68,10 +70,14 @@ def make_job(
             f"most {model.max_seq_len:,}, or a model with a longer context."
         )
     if global_batch is not None:
-        return TrainingJob(model, seq, int(global_batch), precision, tokens, lora)
-    if global_batch_tokens:
-        return TrainingJob.from_tokens(model, seq, global_batch_tokens, precision, tokens, lora)
-    return TrainingJob(model, seq, default_global_batch(model, seq, chips), precision, tokens, lora)
+        job = TrainingJob(model, seq, int(global_batch), precision, tokens, lora)
+    elif global_batch_tokens:
+        job = TrainingJob.from_tokens(model, seq, global_batch_tokens, precision, tokens, lora)  # its checks
+        # a batch data parallelism divides: '8M' was 977 sequences of 8,192 tokens, a prime (train.batch)
+        job = replace(job, global_batch=divisible_batch(global_batch_tokens, seq))
+    else:
+        job = TrainingJob(model, seq, default_global_batch(model, seq, chips), precision, tokens, lora)
+    return job
 
 
 def default_global_batch(model: ModelSpec, seq_len: int, chips: int = 0) -> int:
@@ -122,7 +128,9 @@ def _ideal_and_expected(
         spares = rel.spare_fraction * chips
         exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + (spares * idle_w + left_out_w) * wall)
         exp_cost = usd_per_chip_hour * (chips + spares) * wall / 3600.0
-    tokens = result.get("tokens") or result["tokens_per_s"] * seconds
+    # the tokens the run trains: whole steps, at least its tokens (1,000 tokens take one step of a million, whose
+    # cost over the 1,000 had read $268 per million tokens where the steady rate is $0.26)
+    tokens = max(result.get("tokens") or 0.0, result["tokens_per_s"] * seconds)
     flops = result["model_flops_per_token"] * tokens
     return {
         "energy_j": ideal_j,
@@ -382,6 +390,7 @@ def plan_training(
             search = search_plans(model, job, system, chips)
         except InfeasibleError as exc:
             skipped.append({"hardware": system.chip.id, "system": system.id, "reason": str(exc)})
+            evaluated += exc.searched  # plans priced that fit no device (the footer had read 'searched 0 plans')
             continue
         evaluated += search.evaluated
         feasible += search.feasible

@@ -78,7 +78,7 @@ def check_scenarios(spec: SweepSpec) -> None:
             err = errors[0]
             loc = ".".join(str(p) for p in err["loc"])
             msg = "unknown key" if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
-            head = str(err["loc"][0]) if err["loc"] else ""
+            head = _field(err)
             varied = [k for k in axes if k.split(".", 1)[0] == head]
             where = f"the point {_describe(axes)}" if varied or not head else "base"
             raise ChipwiseError(
@@ -87,6 +87,12 @@ def check_scenarios(spec: SweepSpec) -> None:
             ) from None
         _check_plan_keys(spec, axes, scenario)
         _check_fields(spec, axes, scenario)
+
+
+def _field(err: Any) -> str:
+    """The top-level scenario key an error is about: StrictModel's check of every field (true for a number) names
+    it in the error's context, not its location (a grid's 'chips: [64, true]' had been blamed on base)."""
+    return str(err["loc"][0]) if err["loc"] else str(err.get("ctx", {}).get("key", ""))
 
 
 def _field_checks(kind: str) -> list[tuple[str, Callable[[Any], Any]]]:

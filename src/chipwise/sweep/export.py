@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 
 from chipwise.errors import ChipwiseError
-from chipwise.sweep.store import Store
+from chipwise.sweep.store import Store, check_suffix
 
 #: One row per point: the point's status and timing, then its flattened prediction (NULL for points that failed).
 _SELECT = (
@@ -29,6 +29,9 @@ def export_store(
     """Write the store's points (of one sweep, or all) to Parquet and/or CSV; return the number of rows."""
     if parquet is None and csv is None:
         raise ChipwiseError("nothing to export to. Fix: give --parquet FILE and/or --csv FILE.")
+    for target, suffix, holds in ((parquet, ".parquet", "Parquet"), (csv, ".csv", "CSV")):
+        if target is not None:
+            check_suffix(Path(target), suffix, f"{holds} file", f"{holds} rows")
     with Store(store_path, read_only=True) as store:
         if sweep is not None and not store.has_sweep(sweep):
             known = ", ".join(store.sweeps()) or "none"

@@ -75,6 +75,22 @@ def _is_duckdb(path: Path) -> bool:
     return not head or head[8:12] == DUCKDB_MAGIC
 
 
+#: the name a store is written under (docs/sweep.md: fleet.duckdb)
+STORE_SUFFIX = ".duckdb"
+
+
+def check_suffix(path: Path, suffix: str, what: str, holds: str) -> None:
+    """One line where a file about to be written (`what`: 'store', holding `holds`) is not named with `suffix` (a
+    '--store ok.csv' had written a DuckDB database under a CSV's name, a '--parquet x.txt' Parquet under a text
+    file's)."""
+    if not path.name.lower().endswith(suffix):
+        meant = path.with_name(f"{path.stem}{suffix}")
+        raise ChipwiseError(
+            f"{what} '{path}' does not end in {suffix}, yet would hold {holds}. Fix: give a name ending in {suffix}, "
+            f"e.g. {meant}."
+        )
+
+
 class Store:
     """A DuckDB sweep store, opened for writing (one writer at a time) or read-only."""
 
@@ -96,6 +112,8 @@ class Store:
                 f"'{self.path}' is not a DuckDB store. Fix: give the --store file a sweep wrote"
                 + (", or a new file's name." if not read_only else ".")
             )
+        if not read_only:
+            check_suffix(self.path, STORE_SUFFIX, "store", "a DuckDB database")
         try:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as exc:

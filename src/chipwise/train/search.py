@@ -68,11 +68,13 @@ def search_plans(
     feasible = np.flatnonzero(result.feasible)
     if feasible.size == 0:
         need = float(result.memory.total.min())
-        raise InfeasibleError(
+        exc = InfeasibleError(
             f"{model.name} does not fit on {chips} x {system.chip.id}: the leanest of {len(plans)} plans needs "
             f"{need / 2**30:.1f} GiB per device, the device has {dev.hbm_capacity / 2**30:.1f} GiB. "
             "Fix: use more chips, a chip with more memory, or a smaller batch or sequence."
         )
+        exc.searched = len(plans)  # priced, none fitting: the search's footer counts them
+        raise exc
     order = feasible[np.argsort(result.step_time[feasible], kind="stable")]
     return PlanSearch(
         system=system,

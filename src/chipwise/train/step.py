@@ -138,7 +138,7 @@ class _Layer:
             kv_bytes_tok = kv_rank * (att.head_dim + att.v_head_dim) * ab
         proj = proj + gemm_time(tokens, h, att.heads * att.v_head_dim / tp, dev, prec)
         # --- attention core (flash)
-        ctx = model.mean_context(job.seq_len, g.window)
+        ctx = model.mean_context(job.seq_len, g.window, g.chunked)
         attn_flops = tokens * att.score_flops_per_position * ctx / tp
         attn_io = tokens * (2 * att.heads * att.head_dim / tp + 2 * kv_rank * att.head_dim) * ab
         self.attn_fwd = attention_time(attn_flops, attn_io, dev, prec)

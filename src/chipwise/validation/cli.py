@@ -68,7 +68,14 @@ def _concentration_table(kind: str, by_metric: dict[str, dict[str, Any]]) -> Tab
 
 
 def validate(
-    data: Annotated[Path, typer.Option("--data", help="A ground-truth CSV (training or inference columns).")],
+    data: Annotated[
+        Path,
+        typer.Option(
+            "--data",
+            help="A ground-truth CSV (training or inference columns), or the JSON of kernels timed by "
+            "scripts/measure_serving_gpu.py.",
+        ),
+    ],
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -83,7 +90,8 @@ def validate(
         ),
     ] = None,
 ) -> None:
-    """Predict each published run in a CSV and report the errors by chip and by source family."""
+    """Predict each published run in a CSV (or each kernel timed on a GPU) and report the errors by chip and by
+    source family."""
     if explain:
         _explain(catalog_from(catalog_files, sets), data, explain, as_json)
         return

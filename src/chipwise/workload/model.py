@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chipwise.errors import ChipwiseError
@@ -83,11 +83,13 @@ class Attention:
 
 @dataclass(frozen=True)
 class MLP:
-    """A dense feed-forward block: gated (SwiGLU, 3 matrices) or plain (GeLU, 2 matrices)."""
+    """A dense feed-forward block: gated (SwiGLU or GeGLU, 3 matrices) or plain (GeLU, 2 matrices); `act` is the
+    gate's activation ('silu' or 'gelu'), which names the block and costs nothing."""
 
     ffn: int
     gated: bool = True
     bias: bool = False
+    act: str = "silu"
 
     def params(self, hidden: int) -> int:
         mats = 3 if self.gated else 2
@@ -120,12 +122,17 @@ class MoE:
 
 @dataclass(frozen=True)
 class LayerGroup:
-    """`count` identical decoder layers: a dense MLP or an MoE block, full or windowed attention."""
+    """`count` identical decoder layers: a dense MLP or an MoE block; full, sliding-window or chunked attention.
+
+    `window` bounds the keys a layer keeps (its KV cache holds at most `window` tokens of a sequence): a sliding
+    window of the last `window` positions, or, `chunked`, the query's own chunk of `window` positions (Llama 4's
+    attention_chunk_size), which a query sees on average (window + 1) / 2 of."""
 
     count: int
     mlp: MLP | None = None
     moe: MoE | None = None
     window: int = 0  # sliding-window / chunk size; 0 = full attention
+    chunked: bool = False  # the window is a chunk (attention within the query's own chunk), not a sliding window
 
 
 @dataclass(frozen=True)
@@ -180,9 +187,11 @@ class ModelSpec:
 
     @property
     def mlp_kind(self) -> str:
+        """'swiglu' or 'geglu' (gated, 3 matrices) or 'gelu' (plain, 2 matrices), as the first layer has it."""
         g = self.groups[0]
         gated = g.mlp.gated if g.mlp is not None else (g.moe.gated if g.moe is not None else True)
-        return "swiglu" if gated else "gelu"
+        act = g.mlp.act if g.mlp is not None else "silu"
+        return ("geglu" if act == "gelu" else "swiglu") if gated else "gelu"
 
     # ---- parameters ------------------------------------------------------------------------------------
     @property
@@ -235,9 +244,23 @@ class ModelSpec:
     def matmul_flops_per_token_fwd(self) -> float:
         return 2.0 * self.matmul_params_active
 
-    def mean_context(self, seq_len: float, window: int) -> float:
-        """Mean number of key positions a query attends to in causal attention over seq_len tokens."""
+    def mean_context(self, seq_len: float, window: int, chunked: bool | None = None) -> float:
+        """Mean number of key positions a query attends to in causal attention over seq_len tokens: all earlier
+        ones, the last `window` (a sliding window) or, `chunked`, those of its own chunk of `window` positions.
+        `chunked` None: as this model's layers of that window have it (a caller that passes a group's window alone
+        prices Llama 4's chunks as chunks)."""
         s = float(seq_len)
+        if chunked is None:
+            chunked = any(g.chunked and g.window == window for g in self.groups)
+        if chunked and 0 < window < s:
+            # chunks of w: the query at offset j (1..w) of its chunk sees j keys causally (w without a mask); the
+            # last chunk holds the remaining r positions. Full chunks average (w + 1) / 2, not w.
+            w = float(window)
+            full = math.floor(s / w)
+            r = s - full * w
+            if not self.causal:
+                return (full * w * w + r * r) / s
+            return (full * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0) / s
         if not self.causal:
             return min(s, float(window)) if window > 0 else s
         if window <= 0 or window >= s:
@@ -248,7 +271,7 @@ class ModelSpec:
     def attention_flops_per_token_fwd(self, seq_len: float) -> float:
         """Causal attention (QK^T and AV) FLOPs per token, averaged over a sequence of seq_len tokens."""
         per_pos = self.attention.score_flops_per_position
-        return float(sum(g.count * per_pos * self.mean_context(seq_len, g.window) for g in self.groups))
+        return float(sum(g.count * per_pos * self.mean_context(seq_len, g.window, g.chunked) for g in self.groups))
 
     def flops_per_token_fwd(self, seq_len: float) -> float:
         return self.matmul_flops_per_token_fwd() + self.attention_flops_per_token_fwd(seq_len)
@@ -266,7 +289,8 @@ class ModelSpec:
         return self.layers * self.attention.kv_elements_per_token * bytes_per_element
 
     def kv_bytes(self, context: float, bytes_per_element: float = 2.0) -> float:
-        """KV-cache bytes of one sequence of `context` tokens: windowed layers keep only their window."""
+        """KV-cache bytes of one sequence of `context` tokens: windowed layers keep only their window (chunked ones
+        at most a chunk, their bound)."""
         per = self.attention.kv_elements_per_token * bytes_per_element
         return float(sum(g.count * per * (min(context, g.window) if g.window else context) for g in self.groups))
 
@@ -327,7 +351,7 @@ MAX_SIZE = 10_000_000
 
 
 class _Cfg:
-    """Reads keys of a config.json, turning a missing key into one clear error line."""
+    """Reads keys of a config.json, turning a missing or malformed key into one clear error line."""
 
     def __init__(self, cfg: Mapping[str, Any], where: str) -> None:
         self.cfg = cfg
@@ -354,47 +378,137 @@ class _Cfg:
 
     def _whole(self, *keys: str) -> int:
         """A whole number >= 0 (8192.5 had been read as 8192 without a word)."""
-        value = self.req(*keys)
+        return self._checked(keys[0], self.req(*keys))
+
+    def _checked(self, key: str, value: Any, low: int = 0, bound: int | None = None) -> int:
+        """`value`, of `key`, as a whole number of at least `low` and at most `bound` (where one is given), else one
+        line ('4k', 8.5, a list or -1 had met a bare int(): an internal error, a truncation, a model of no size)."""
         number = not isinstance(value, bool) and isinstance(value, int | float)
-        if not number or not 0 <= value < math.inf or value != int(value):
+        if not number or not low <= value < math.inf or value != int(value):
+            kind = "non-negative" if low <= 0 else "positive"
+            raise ChipwiseError(f"{self.where}: '{key}' must be a {kind} integer, got {value!r}. Fix: correct it.")
+        if bound is not None and value > bound:
+            shown = f"{value:,}" if value < 10**15 else f"{float(value):g}"
             raise ChipwiseError(
-                f"{self.where}: '{keys[0]}' must be a non-negative integer, got {value!r}. Fix: correct it."
+                f"{self.where}: '{key}' is {shown}, past the {bound:,} chipwise reads (no published model has a size "
+                "or count past 300,000). Fix: give the model's real value."
             )
         return int(value)
 
-    def int(self, *keys: str) -> int:
-        """A size or count, at most MAX_SIZE (a hidden size of 1e30 had printed nonillions of parameters)."""
-        value = self._whole(*keys)
-        if value > MAX_SIZE:
-            shown = f"{value:,}" if value < 10**15 else f"{float(value):g}"
-            raise ChipwiseError(
-                f"{self.where}: '{keys[0]}' is {shown}, past the {MAX_SIZE:,} chipwise reads (no published model "
-                "has a size or count past 300,000). Fix: give the model's real value."
-            )
-        return value
+    def pos(self, *keys: str) -> int:
+        """A size or count of at least 1 (an intermediate_size of 0 had left a model with no MLP)."""
+        return self._checked(keys[0], self.req(*keys), 1, MAX_SIZE)
 
     def opt(self, key: str, default: Any) -> Any:
         value = self.cfg.get(key)
         return default if value is None else value
 
+    def opt_int(self, key: str, default: int, low: int = 0, bound: int | None = MAX_SIZE) -> int:
+        """An optional whole number (`default` where missing or null), checked as a required one is."""
+        value = self.cfg.get(key)
+        return default if value is None else self._checked(key, value, low, bound)
 
-def _gated(act: str) -> bool:
-    return str(act).lower() in ("silu", "swiglu", "swish", "gelu_pytorch_tanh_gated", "geglu")
+    def opt_bool(self, key: str, default: bool) -> bool:
+        """An optional JSON true or false (the string "false" had read as true)."""
+        value = self.cfg.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ChipwiseError(
+                f"{self.where}: '{key}' must be true or false, got {value!r}. Fix: give a JSON true or false."
+            )
+        return value
+
+    def context(self, key: str) -> int:
+        """The context length the config states (0 where it states none); -1 had passed as a context of -1."""
+        return self.opt_int(key, 0, low=1, bound=None)
+
+    def window(self, key: str, default: int | None = None) -> int:
+        """A sliding-window or chunk size: 0 (none) where null, or missing with no `default`; else positive."""
+        value = self.cfg.get(key, default)
+        return 0 if value is None else self._checked(key, value, low=1)
+
+    def top_k(self, experts: int, experts_key: str, *keys: str) -> int:
+        """The experts each token is routed to: 1 to `experts` (16 of 8 had made active exceed total parameters)."""
+        k = self.pos(*keys)
+        if k > experts:
+            raise ChipwiseError(
+                f"{self.where}: '{keys[0]}' is {k}, more than the {experts} experts of '{experts_key}'. Fix: give at "
+                f"most {experts}."
+            )
+        return k
+
+    def indices(self, key: str) -> set[int] | None:
+        """An optional list of layer indices (None where the config gives none)."""
+        value = self.cfg.get(key)
+        if value is None:
+            return None
+        whole = isinstance(value, list) and all(
+            not isinstance(i, bool) and isinstance(i, int | float) and 0 <= i < math.inf and i == int(i) for i in value
+        )
+        if not whole:
+            raise ChipwiseError(
+                f"{self.where}: '{key}' must be a list of layer indices (whole numbers from 0), got {value!r}. "
+                "Fix: correct it."
+            )
+        return {int(i) for i in value}
+
+    def flags(self, key: str) -> list[bool] | None:
+        """An optional list of per-layer 0/1 (or true/false) flags (None where the config gives none)."""
+        value = self.cfg.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(v in (0, 1) for v in value):
+            raise ChipwiseError(
+                f"{self.where}: '{key}' must be a list of 0 and 1, one per layer, got {value!r}. Fix: correct it."
+            )
+        return [bool(v) for v in value]
+
+    def layer_types(self, layers: int, kinds: tuple[str, ...]) -> list[str] | None:
+        """config.json's layer_types, one of `kinds` per layer (None where the config gives none)."""
+        value = self.cfg.get("layer_types")
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            problem = f"must be a list, got {value!r}"
+        elif len(value) != layers:
+            problem = f"lists {len(value)} layers where the model has {layers}"
+        else:
+            odd = next((v for v in value if v not in kinds), None)
+            if odd is None:
+                return value
+            problem = f"holds {odd!r}, which chipwise does not read"
+        raise ChipwiseError(
+            f"{self.where}: 'layer_types' {problem}. Fix: give one of {', '.join(kinds)} for each of the {layers} "
+            "layers, or leave layer_types out."
+        )
+
+    # last: the annotations above read the builtin int
+    def int(self, *keys: str) -> int:
+        """A size or count, at most MAX_SIZE (a hidden size of 1e30 had printed nonillions of parameters)."""
+        return self._checked(keys[0], self.req(*keys), 0, MAX_SIZE)
 
 
-def _group_layers(
-    n_layers: int, describe: Callable[[int], tuple[MLP | None, MoE | None, int]]
-) -> tuple[LayerGroup, ...]:
-    counts: dict[tuple[MLP | None, MoE | None, int], int] = {}
+#: config.json layer_types' names for a layer's attention
+SLIDING, FULL, CHUNKED = "sliding_attention", "full_attention", "chunked_attention"
+
+
+def _group_layers(n_layers: int, describe: Callable[[int], LayerGroup]) -> tuple[LayerGroup, ...]:
+    """The layers `describe` gives one by one (each a LayerGroup of count 1), identical ones counted together."""
+    counts: dict[LayerGroup, int] = {}
     for i in range(n_layers):
         key = describe(i)
         counts[key] = counts.get(key, 0) + 1
-    return tuple(LayerGroup(count=c, mlp=k[0], moe=k[1], window=k[2]) for k, c in counts.items())
+    return tuple(replace(k, count=c) for k, c in counts.items())
 
 
-def _standard_attention(c: _Cfg, hidden: int, bias: bool = False) -> Attention:
+def _standard_attention(
+    c: _Cfg, hidden: int, bias: bool = False, out_bias: bool = False, head_dim: int | None = None
+) -> Attention:
+    """Multi-head, grouped-query or multi-query attention; `head_dim` is the default where the config gives none
+    (else hidden / heads)."""
     heads = c.int("num_attention_heads", "n_head", "n_heads")
-    kv = int(c.opt("num_key_value_heads", heads))
+    kv = c.opt_int("num_key_value_heads", heads)
     if heads < 1 or kv < 1 or heads % kv:
         # grouped-query attention shares each KV head among heads / kv query heads: 32 heads over 3 KV heads is
         # no model (it was accepted, and its KV cache priced at 3 heads)
@@ -402,53 +516,81 @@ def _standard_attention(c: _Cfg, hidden: int, bias: bool = False) -> Attention:
             f"{c.where}: {heads} attention heads over {kv} key-value heads: the KV heads must divide the heads. "
             "Fix: correct num_attention_heads or num_key_value_heads."
         )
-    if "head_dim" not in c.cfg and hidden % heads:
+    if c.cfg.get("head_dim") is None and head_dim is None and hidden % heads:
         raise ChipwiseError(
             f"{c.where}: hidden size {hidden} is not a whole number of {heads} heads and no head_dim is given. "
             "Fix: correct hidden_size or num_attention_heads, or give head_dim."
         )
-    head_dim = int(c.opt("head_dim", hidden // heads))
+    dim = c.opt_int("head_dim", hidden // heads if head_dim is None else head_dim, low=1)
     kind = "mha" if kv == heads else ("mqa" if kv == 1 else "gqa")
-    return Attention(kind=kind, heads=heads, kv_heads=kv, head_dim=head_dim, v_head_dim=head_dim, bias=bias)
+    return Attention(kind=kind, heads=heads, kv_heads=kv, head_dim=dim, v_head_dim=dim, bias=bias, out_bias=out_bias)
+
+
+#: llama-like model types whose sliding_window, where set, windows every layer (Hugging Face's Mistral, Mixtral
+#: and Phi-3 attention)
+_WINDOW_EVERY_LAYER = ("mistral", "mixtral", "phi3")
+#: Qwen model types: windowed only with use_sliding_window, and then in the layers past max_window_layers
+_QWEN = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+
+
+def _llama_windows(c: _Cfg, model_type: str, layers: int) -> list[int]:
+    """Each layer's sliding window (0: full attention) as Hugging Face reads the config. Mistral, Mixtral and
+    Phi-3 window every layer where sliding_window is set (null: none). Qwen2/Qwen3, dense and MoE, window only
+    with use_sliding_window true: the layers layer_types calls sliding_attention, or else layers max_window_layers
+    onwards (the first max_window_layers keep full attention). Llama has no window."""
+    if model_type in _WINDOW_EVERY_LAYER:
+        return [c.window("sliding_window")] * layers
+    if model_type not in _QWEN or not c.opt_bool("use_sliding_window", False):
+        return [0] * layers
+    window = c.window("sliding_window", 4096)  # Qwen2Config's default where the key is missing
+    types = c.layer_types(layers, (SLIDING, FULL))
+    if types is None:
+        first = c.opt_int("max_window_layers", 28, bound=None)  # Qwen2Config's default
+        types = [SLIDING if i >= first else FULL for i in range(layers)]
+    return [window if t == SLIDING else 0 for t in types]
 
 
 def _llama_like(c: _Cfg, name: str) -> ModelSpec:
+    """Llama and the decoders built like it (Mistral, Mixtral, Qwen2/Qwen3 dense and MoE, Phi-3). Their MLPs and
+    experts are gated (gate, up and down projections) whatever hidden_act says: it only picks the gate's activation
+    (a Llama of hidden_act gelu had been read as a plain 2-matrix MLP, 21% of its parameters short)."""
     hidden = c.int("hidden_size")
     layers = c.layers("num_hidden_layers")
-    qkv_bias = bool(c.opt("attention_bias", False)) or c.opt("model_type", "") == "qwen2"
-    att = _standard_attention(c, hidden, bias=qkv_bias)
     mt = str(c.opt("model_type", "llama"))
-    gated = _gated(c.opt("hidden_act", "silu"))
+    bias = c.opt_bool("attention_bias", False)
+    # Qwen2 biases its query, key and value projections, never the output; Llama and Qwen3 bias all four or none
+    att = _standard_attention(c, hidden, bias=bias or mt == "qwen2", out_bias=bias and mt != "qwen2")
+    act = "gelu" if str(c.opt("hidden_act", "silu")).lower().startswith("gelu") else "silu"
     moe: MoE | None = None
-    dense = MLP(c.int("intermediate_size"), gated) if "intermediate_size" in c.cfg else None
+    mlp_bias = c.opt_bool("mlp_bias", False)
+    dense = MLP(c.pos("intermediate_size"), True, mlp_bias, act) if "intermediate_size" in c.cfg else None
     sparse_step = 1
     mlp_only: set[int] = set()
     if mt == "mixtral" or "num_local_experts" in c.cfg:
-        moe = MoE(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"), gated=gated)
+        experts = c.pos("num_local_experts")
+        moe = MoE(experts, c.top_k(experts, "num_local_experts", "num_experts_per_tok"), c.pos("intermediate_size"))
     elif mt in ("qwen2_moe", "qwen3_moe") or "num_experts" in c.cfg:
-        shared_ffn = int(c.opt("shared_expert_intermediate_size", 0))
+        experts = c.pos("num_experts")
+        shared_ffn = c.opt_int("shared_expert_intermediate_size", 0)
         moe = MoE(
-            c.int("num_experts"),
-            c.int("num_experts_per_tok"),
-            c.int("moe_intermediate_size"),
+            experts,
+            c.top_k(experts, "num_experts", "num_experts_per_tok"),
+            c.pos("moe_intermediate_size"),
             shared=1 if shared_ffn else 0,
             shared_ffn=shared_ffn,
-            gated=gated,
         )
-        sparse_step = int(c.opt("decoder_sparse_step", 1)) or 1
-        mlp_only = set(c.opt("mlp_only_layers", []))
-    window = int(c.opt("sliding_window", 0) or 0) if c.opt("use_sliding_window", mt == "mistral") else 0
-    max_window_layers = int(c.opt("max_window_layers", layers))
+        sparse_step = c.opt_int("decoder_sparse_step", 1) or 1
+        mlp_only = c.indices("mlp_only_layers") or set()
+    windows = _llama_windows(c, mt, layers)
 
-    def describe(i: int) -> tuple[MLP | None, MoE | None, int]:
-        w = window if window and i < max_window_layers else 0
+    def describe(i: int) -> LayerGroup:
         if moe is not None and i not in mlp_only and (i + 1) % sparse_step == 0:
-            return None, moe, w
+            return LayerGroup(1, moe=moe, window=windows[i])
         if dense is None:
             raise ChipwiseError(
                 f"{c.where}: dense layer {i} needs 'intermediate_size'. Fix: add it to the config.json."
             )
-        return dense, None, w
+        return LayerGroup(1, mlp=dense, window=windows[i])
 
     return ModelSpec(
         name=name,
@@ -456,9 +598,34 @@ def _llama_like(c: _Cfg, name: str) -> ModelSpec:
         vocab=c.int("vocab_size"),
         attention=att,
         groups=_group_layers(layers, describe),
-        tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
+        tied_embeddings=c.opt_bool("tie_word_embeddings", False),
         norm_params_per_layer=2 * hidden + (2 * att.head_dim if mt.startswith("qwen3") else 0),
-        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+        max_seq_len=c.context("max_position_embeddings"),
+    )
+
+
+def _gemma2(c: _Cfg, name: str) -> ModelSpec:
+    """Gemma 2: GeGLU MLPs (gated, gelu_pytorch_tanh), tied embeddings, head_dim 256, four RMSNorms a layer (before
+    and after attention and the MLP), and a sliding window (4,096) in every other layer from the first
+    (layer_types where the config gives them). Gemma-2-9B counts 9,241,705,984 parameters. Its attention and
+    final-logit soft-capping cost next to nothing and are not priced."""
+    hidden = c.int("hidden_size")
+    layers = c.layers("num_hidden_layers")
+    bias = c.opt_bool("attention_bias", False)
+    att = _standard_attention(c, hidden, bias=bias, out_bias=bias, head_dim=256)
+    mlp = MLP(c.pos("intermediate_size"), gated=True, act="gelu")
+    window = c.window("sliding_window", 4096)  # Gemma2Config's default where the key is missing
+    types = c.layer_types(layers, (SLIDING, FULL))
+    sliding = [t == SLIDING for t in types] if types is not None else [i % 2 == 0 for i in range(layers)]
+    return ModelSpec(
+        name=name,
+        hidden=hidden,
+        vocab=c.int("vocab_size"),
+        attention=att,
+        groups=_group_layers(layers, lambda i: LayerGroup(1, mlp=mlp, window=window if sliding[i] else 0)),
+        tied_embeddings=c.opt_bool("tie_word_embeddings", True),
+        norm_params_per_layer=4 * hidden,
+        max_seq_len=c.context("max_position_embeddings"),
     )
 
 
@@ -473,32 +640,34 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
         kv_heads=heads,
         head_dim=nope + rope,
         v_head_dim=c.int("v_head_dim"),
-        q_lora_rank=int(c.opt("q_lora_rank", 0) or 0),
+        q_lora_rank=c.opt_int("q_lora_rank", 0),
         kv_lora_rank=c.int("kv_lora_rank"),
         rope_dim=rope,
     )
+    experts = c.pos("n_routed_experts")
     moe = MoE(
-        c.int("n_routed_experts"),
-        c.int("num_experts_per_tok"),
-        c.int("moe_intermediate_size"),
-        shared=int(c.opt("n_shared_experts", 0) or 0),
-        shared_ffn=c.int("moe_intermediate_size"),
+        experts,
+        c.top_k(experts, "n_routed_experts", "num_experts_per_tok"),
+        c.pos("moe_intermediate_size"),
+        shared=c.opt_int("n_shared_experts", 0),
+        shared_ffn=c.pos("moe_intermediate_size"),
     )
-    dense = MLP(c.int("intermediate_size"))
-    first_dense = int(c.opt("first_k_dense_replace", 0))
-    freq = int(c.opt("moe_layer_freq", 1)) or 1
+    dense = MLP(c.pos("intermediate_size"))
+    first_dense = c.opt_int("first_k_dense_replace", 0, bound=None)
+    freq = c.opt_int("moe_layer_freq", 1) or 1
     spec = ModelSpec(
         name=name,
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
         groups=_group_layers(
-            layers, lambda i: (None, moe, 0) if i >= first_dense and i % freq == 0 else (dense, None, 0)
+            layers,
+            lambda i: LayerGroup(1, moe=moe) if i >= first_dense and i % freq == 0 else LayerGroup(1, mlp=dense),
         ),
-        tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
+        tied_embeddings=c.opt_bool("tie_word_embeddings", False),
         norm_params_per_layer=2 * hidden,
-        max_seq_len=int(c.opt("max_position_embeddings", 0)),
-        mtp_layers=int(c.opt("num_nextn_predict_layers", 0) or 0),
+        max_seq_len=c.context("max_position_embeddings"),
+        mtp_layers=c.opt_int("num_nextn_predict_layers", 0),
     )
     mtp = spec.mtp_layers
     if mtp:
@@ -510,28 +679,30 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
 def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
     layers = c.layers("num_hidden_layers")
+    head_dim = c.opt_int("head_dim", 64, low=1)
     att = Attention(
         kind="gqa",
         heads=c.int("num_attention_heads"),
         kv_heads=c.int("num_key_value_heads"),
-        head_dim=int(c.opt("head_dim", 64)),
-        v_head_dim=int(c.opt("head_dim", 64)),
+        head_dim=head_dim,
+        v_head_dim=head_dim,
         bias=True,
         out_bias=True,
     )
+    experts = c.pos("num_local_experts")
     moe = MoE(
-        c.int("num_local_experts"),
-        c.int("num_experts_per_tok", "experts_per_token"),
-        c.int("intermediate_size"),
+        experts,
+        c.top_k(experts, "num_local_experts", "num_experts_per_tok", "experts_per_token"),
+        c.pos("intermediate_size"),
         gated=True,
         bias=True,
     )
-    window = int(c.opt("sliding_window", 0) or 0)
-    types = list(c.opt("layer_types", []))
+    window = c.window("sliding_window")
+    types = c.layer_types(layers, (SLIDING, FULL))
 
-    def describe(i: int) -> tuple[MLP | None, MoE | None, int]:
-        sliding = types[i] == "sliding_attention" if i < len(types) else i % 2 == 0
-        return None, moe, window if sliding else 0
+    def describe(i: int) -> LayerGroup:
+        sliding = types[i] == SLIDING if types is not None else i % 2 == 0
+        return LayerGroup(1, moe=moe, window=window if sliding else 0)
 
     return ModelSpec(
         name=name,
@@ -539,35 +710,51 @@ def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
         vocab=c.int("vocab_size"),
         attention=att,
         groups=_group_layers(layers, describe),
-        tied_embeddings=bool(c.opt("tie_word_embeddings", False)),
+        tied_embeddings=c.opt_bool("tie_word_embeddings", False),
         norm_params_per_layer=2 * hidden + att.heads,  # two RMSNorms and the attention sinks
-        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+        max_seq_len=c.context("max_position_embeddings"),
     )
 
 
 def _llama4(c: _Cfg, name: str) -> ModelSpec:
-    t = _Cfg(c.cfg.get("text_config", c.cfg), c.where)
+    """Llama 4: its RoPE layers attend within chunks of attention_chunk_size (a query sees its own chunk only, not
+    a sliding window), the NoPE layers (every fourth by default) over the whole context."""
+    text = c.cfg.get("text_config", c.cfg)
+    if not isinstance(text, Mapping):
+        raise ChipwiseError(
+            f"{c.where}: 'text_config' must be an object (the language model's config), got {text!r}. Fix: correct it."
+        )
+    t = _Cfg(text, c.where)
     hidden = t.int("hidden_size")
     layers = t.layers("num_hidden_layers")
     att = _standard_attention(t, hidden)
+    experts = t.pos("num_local_experts")
     moe = MoE(
-        t.int("num_local_experts"),
-        t.int("num_experts_per_tok"),
-        t.int("intermediate_size"),
+        experts,
+        t.top_k(experts, "num_local_experts", "num_experts_per_tok"),
+        t.pos("intermediate_size"),
         shared=1,
-        shared_ffn=t.int("intermediate_size"),
+        shared_ffn=t.pos("intermediate_size"),
     )
-    dense = MLP(t.int("intermediate_size_mlp"))
-    step = int(t.opt("interleave_moe_layer_step", 1)) or 1
-    moe_layers = t.opt("moe_layers", None)
-    chunk = int(t.opt("attention_chunk_size", 0) or 0)
-    no_rope = t.opt("no_rope_layers", None)
+    dense = MLP(t.pos("intermediate_size_mlp"))
+    step = t.opt_int("interleave_moe_layer_step", 1) or 1
+    moe_layers = t.indices("moe_layers")
+    chunk = t.window("attention_chunk_size")
+    types = t.layer_types(layers, (CHUNKED, FULL))
+    no_rope = t.flags("no_rope_layers")
+    interval = t.opt_int("no_rope_layer_interval", 4, low=1)
 
-    def describe(i: int) -> tuple[MLP | None, MoE | None, int]:
+    def describe(i: int) -> LayerGroup:
         is_moe = i in moe_layers if moe_layers is not None else (i + 1) % step == 0
         # no_rope_layers: 1 = RoPE layer with chunked attention, 0 = global NoPE layer (every 4th by default)
-        chunked = bool(no_rope[i]) if no_rope is not None and i < len(no_rope) else (i + 1) % 4 != 0
-        return (None, moe, chunk if chunked else 0) if is_moe else (dense, None, chunk if chunked else 0)
+        if types is not None:
+            chunked = types[i] == CHUNKED
+        else:
+            chunked = no_rope[i] if no_rope and i < len(no_rope) else (i + 1) % interval != 0
+        w = chunk if chunked else 0
+        return (
+            LayerGroup(1, moe=moe, window=w, chunked=w > 0) if is_moe else LayerGroup(1, dense, window=w, chunked=w > 0)
+        )
 
     return ModelSpec(
         name=name,
@@ -575,9 +762,9 @@ def _llama4(c: _Cfg, name: str) -> ModelSpec:
         vocab=t.int("vocab_size"),
         attention=att,
         groups=_group_layers(layers, describe),
-        tied_embeddings=bool(t.opt("tie_word_embeddings", False)),
+        tied_embeddings=t.opt_bool("tie_word_embeddings", False),
         norm_params_per_layer=2 * hidden,
-        max_seq_len=int(t.opt("max_position_embeddings", 0)),
+        max_seq_len=t.context("max_position_embeddings"),
     )
 
 
@@ -593,17 +780,17 @@ def _gpt2(c: _Cfg, name: str) -> ModelSpec:
         bias=True,
         out_bias=True,
     )
-    ffn = int(c.opt("n_inner", 4 * hidden) or 4 * hidden)
+    ffn = c.opt_int("n_inner", 4 * hidden, low=1)
     return ModelSpec(
         name=name,
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
         groups=(LayerGroup(count=c.layers("n_layer", "num_hidden_layers"), mlp=MLP(ffn, gated=False, bias=True)),),
-        tied_embeddings=bool(c.opt("tie_word_embeddings", True)),
-        position_embeddings=int(c.opt("n_positions", 0)),
+        tied_embeddings=c.opt_bool("tie_word_embeddings", True),
+        position_embeddings=c.context("n_positions"),
         norm_params_per_layer=4 * hidden,
-        max_seq_len=int(c.opt("n_positions", 0)),
+        max_seq_len=c.context("n_positions"),
     )
 
 
@@ -611,16 +798,18 @@ def _mpt(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("d_model")
     heads = c.int("n_heads")
     att = Attention(kind="mha", heads=heads, kv_heads=heads, head_dim=hidden // heads, v_head_dim=hidden // heads)
-    ffn = int(float(c.opt("expansion_ratio", 4)) * hidden)
+    ratio = c.opt("expansion_ratio", 4)
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio * hidden < math.inf:
+        raise ChipwiseError(f"{c.where}: 'expansion_ratio' must be a positive number, got {ratio!r}. Fix: correct it.")
     return ModelSpec(
         name=name,
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
-        groups=(LayerGroup(count=c.layers("n_layers"), mlp=MLP(ffn, gated=False)),),
+        groups=(LayerGroup(count=c.layers("n_layers"), mlp=MLP(max(1, int(float(ratio) * hidden)), gated=False)),),
         tied_embeddings=True,
         norm_params_per_layer=2 * hidden,
-        max_seq_len=int(c.opt("max_seq_len", 0)),
+        max_seq_len=c.context("max_seq_len"),
     )
 
 
@@ -636,16 +825,17 @@ def _opt(c: _Cfg, name: str) -> ModelSpec:
         bias=True,
         out_bias=True,
     )
+    context = c.context("max_position_embeddings")
     return ModelSpec(
         name=name,
         hidden=hidden,
         vocab=c.int("vocab_size"),
         attention=att,
-        groups=(LayerGroup(count=c.layers("num_hidden_layers"), mlp=MLP(c.int("ffn_dim"), gated=False, bias=True)),),
-        tied_embeddings=bool(c.opt("tie_word_embeddings", True)),
-        position_embeddings=int(c.opt("max_position_embeddings", 2048)) + 2,
+        groups=(LayerGroup(count=c.layers("num_hidden_layers"), mlp=MLP(c.pos("ffn_dim"), gated=False, bias=True)),),
+        tied_embeddings=c.opt_bool("tie_word_embeddings", True),
+        position_embeddings=(context or 2048) + 2,
         norm_params_per_layer=4 * hidden,
-        max_seq_len=int(c.opt("max_position_embeddings", 0)),
+        max_seq_len=context,
     )
 
 
@@ -657,6 +847,8 @@ _BUILDERS: dict[str, Callable[[_Cfg, str], ModelSpec]] = {
     "qwen3": _llama_like,
     "qwen2_moe": _llama_like,
     "qwen3_moe": _llama_like,
+    "phi3": _llama_like,  # Phi-3 and Phi-4: Llama's shapes, with fused qkv and gate-up projections
+    "gemma2": _gemma2,
     "deepseek_v3": _deepseek,
     "kimi_k2": _deepseek,  # Kimi K2's config.json names DeepseekV3ForCausalLM under its own model_type
     "deepseek_v2": _deepseek,
@@ -670,37 +862,44 @@ _BUILDERS: dict[str, Callable[[_Cfg, str], ModelSpec]] = {
 
 
 def _with_notes(spec: ModelSpec, *notes: str) -> ModelSpec:
-    from dataclasses import replace
-
     return replace(spec, notes=(*spec.notes, *notes))
 
 
+#: what a config.json without a model_type needs to be read as a Llama-type decoder
+_LLAMA_KEYS = {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}
+
+
 def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json", source: str = "") -> ModelSpec:
-    """Build a ModelSpec from a Hugging Face config.json mapping."""
+    """Build a ModelSpec from a Hugging Face config.json mapping. A model_type chipwise does not read is one line
+    (Gemma had been read as a Llama: 7.08 B parameters for 9.24 B); a config with none is read as a Llama, noted."""
     c = _Cfg(cfg, where)
     model_type = str(c.opt("model_type", "")).lower()
     if not model_type and "text_config" in cfg:
         model_type = "llama4"
     builder = _BUILDERS.get(model_type)
+    notes: tuple[str, ...] = ()
     if builder is None:
-        if {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"} <= set(cfg):
-            builder = _llama_like
-        else:
-            supported = ", ".join(sorted(_BUILDERS))
+        supported = ", ".join(sorted(_BUILDERS))
+        if model_type:
             raise ChipwiseError(
-                f"{where}: model_type '{model_type or '(missing)'}' is not supported. "
-                f"Fix: use a config of type {supported}, or one with hidden_size, num_hidden_layers, "
-                "num_attention_heads and intermediate_size."
+                f"{where}: model_type '{model_type}' is not supported (chipwise reads {supported}). Fix: give the "
+                "config.json of a model of one of those types."
             )
+        if not set(cfg) >= _LLAMA_KEYS:
+            raise ChipwiseError(
+                f"{where}: model_type '(missing)' is not supported. Fix: use a config of type {supported}, or one "
+                "with hidden_size, num_hidden_layers, num_attention_heads and intermediate_size."
+            )
+        builder = _llama_like
+        notes = ("the config.json names no model_type: read as a Llama (gated MLP, full attention)",)
     spec = builder(c, name)
     sizes = {"hidden_size": spec.hidden, "vocab_size": spec.vocab, "num_attention_heads": spec.attention.heads}
     sizes["num_hidden_layers"] = sum(g.count for g in spec.groups)
     for key, value in sizes.items():  # a zero size left a model of no parameters to divide by
         if value <= 0:
             raise ChipwiseError(f"{where}: '{key}' must be positive, got {value}. Fix: correct it.")
-    from dataclasses import replace
-
-    mtp = spec.mtp_layers or int(c.opt("num_nextn_predict_layers", 0) or 0)  # MTP modules of any architecture
+    mtp = spec.mtp_layers or c.opt_int("num_nextn_predict_layers", 0)  # MTP modules of any architecture
+    spec = _with_notes(spec, *notes) if notes else spec
     return replace(spec, source=source or where, released_precision=released_precision(cfg), mtp_layers=mtp)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.errors import ChipwiseError, UnknownNameError, user_file
+from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
 from chipwise.workload.model import ModelSpec, from_hf_config
 
 
@@ -40,6 +40,8 @@ def _preset(catalog: Catalog, pid: str) -> ModelSpec:
 
 def load_model(catalog: Catalog, name: str) -> ModelSpec:
     """A ModelSpec from a preset name or alias, or from a config.json path (no network)."""
+    if not name.strip():  # Path('') is the current folder: an empty name had read ./config.json
+        raise ChipwiseError("the model name is empty. Fix: give a preset name (chipwise model list) or a config.json.")
     pid = preset_id(catalog, name)
     if pid is not None:
         asked = _norm(name)
@@ -55,13 +57,11 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
             path = path / "config.json"
         user_file(path, "model config", "give a preset name or a path to a config.json")
         try:
-            cfg = json.loads(path.read_text(encoding="utf-8"))
+            cfg = json.loads(read_text(path, "model config", "save it as UTF-8 JSON"))
         except json.JSONDecodeError as exc:
             raise ChipwiseError(
                 f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON."
             ) from None
-        except OSError as exc:
-            raise ChipwiseError(f"cannot read '{path}': {exc.strerror}. Fix: check the path.") from None
         if not isinstance(cfg, dict):
             raise ChipwiseError(
                 f"'{path}' must hold a JSON object (a Hugging Face config.json). Fix: give such a file."
@@ -78,6 +78,20 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         catalog.models,
         hint="run 'chipwise model list', or give a path to a Hugging Face config.json",
     )
+
+
+#: the sequence length `model show` prices FLOPs per token at, unless the model's context is shorter
+DEFAULT_SEQ_LEN = 4096
+
+
+def model_summary(spec: ModelSpec, seq_len: int | None = None, what: str = "seq_len") -> dict[str, Any]:
+    """The figures `chipwise model show` prints and `chipwise.api.model` returns: FLOPs per token priced at
+    `seq_len` (None: DEFAULT_SEQ_LEN, or the model's context where shorter), refused past the model's context
+    (`what` names the setting in that line)."""
+    if seq_len is None:
+        seq_len = min(DEFAULT_SEQ_LEN, spec.max_seq_len or DEFAULT_SEQ_LEN)
+    spec.check_seq_len(seq_len, what)
+    return spec.summary(seq_len)
 
 
 def preset_summaries(catalog: Catalog) -> list[dict[str, Any]]:

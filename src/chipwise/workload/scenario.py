@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog
@@ -48,6 +57,35 @@ Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan
 IntCount = Annotated[int, BeforeValidator(parse_count), Field(gt=0)]
 _WHOLE, _AMOUNT = TypeAdapter(IntCount), TypeAdapter(Count)
 
+#: The most tokens a training run may train on: 1e18, what a million chips (the largest fleet planned) would train
+#: in a year at some 30,000 tokens/s each, and over 20,000 times the largest published pretraining corpora (Qwen3's
+#: 36T tokens); 1e40 had priced a run at $2.55e+33 over 2.3e+25 years.
+MAX_TRAIN_TOKENS = 1e18
+#: the names read_count reads the tokens a run trains on under (plan train/hetero --tokens, plan lifecycle
+#: --train-tokens, and the API's tokens and train_tokens)
+TRAIN_TOKEN_NAMES = ("--tokens", "--train-tokens", "tokens", "train_tokens")
+
+
+def training_tokens_problem(value: float) -> str | None:
+    """Why `value` tokens to train on is past MAX_TRAIN_TOKENS, or None when it is not."""
+    if value <= MAX_TRAIN_TOKENS:
+        return None
+    return (
+        f"{value:g} tokens is more than a million chips train on in a year (at most {MAX_TRAIN_TOKENS:g}; the "
+        "largest published runs train on tens of trillions)"
+    )
+
+
+def _train_tokens(value: float) -> float:
+    """A pydantic after-validator: the tokens a run trains on, within MAX_TRAIN_TOKENS."""
+    problem = training_tokens_problem(value)
+    if problem is not None:
+        raise ValueError(f"{problem}: give the tokens of one run, e.g. 15T")
+    return value
+
+
+TrainTokens = Annotated[Count, AfterValidator(_train_tokens)]
+
 
 def read_count(value: Any, name: str, whole: bool = False) -> Any:
     """A positive finite count given outside a scenario (a command-line option, an API argument) as a scenario
@@ -56,11 +94,21 @@ def read_count(value: Any, name: str, whole: bool = False) -> Any:
         return None
     if isinstance(value, int | float | str) and not isinstance(value, bool):
         try:
-            return (_WHOLE if whole else _AMOUNT).validate_python(value)
+            count = (_WHOLE if whole else _AMOUNT).validate_python(value)
         except ValidationError:
             pass
+        else:
+            return _within(count, name)
     kind, example = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
     raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
+
+
+def _within(count: Any, name: str) -> Any:
+    """The count read under `name`, or one line where it is tokens to train on past MAX_TRAIN_TOKENS."""
+    problem = training_tokens_problem(count) if name in TRAIN_TOKEN_NAMES else None
+    if problem is not None:
+        raise ChipwiseError(f"{name} {problem}. Fix: give the tokens of one training run, e.g. 15T.")
+    return count
 
 
 class StrictModel(BaseModel):
@@ -103,12 +151,12 @@ class TrainScenario(StrictModel):
     seq_len: IntCount | None = None
     global_batch_tokens: Count | None = None
     global_batch: IntCount | None = None
-    tokens: Count | None = None
+    tokens: TrainTokens | None = None
     plan: dict[str, Any] | None = None
     pricing: str = "on-demand"
     region: str | None = None
     provider: str | None = None
-    utilisation: Annotated[float, Field(gt=0, le=1)] | None = None
+    utilisation: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] | None = None
     lora: bool = False
 
     @model_validator(mode="after")

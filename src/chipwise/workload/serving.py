@@ -287,7 +287,7 @@ class ServePlan(StrictModel):
     recv_interval: IntCount | None = None
     #: batch waiting (TensorRT-LLM batch_wait_timeout_iters, batch_wait_max_tokens_ratio)
     batch_wait_iters: int | None = Field(default=None, ge=0)
-    batch_wait_ratio: float | None = Field(default=None, ge=0.0, le=1.0)
+    batch_wait_ratio: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
     #: prompt iterations replay piecewise CUDA graphs (no eager-launch floor)
     piecewise_graphs: bool | None = None
     #: the largest decode batch replayed in a captured CUDA graph (SGLang --cuda-graph-max-bs); a larger one launches
@@ -295,7 +295,7 @@ class ServePlan(StrictModel):
     graph_batch: BatchCount | None = None
     #: the engine's share of memory for its KV cache (vLLM --gpu-memory-utilization, SGLang --mem-fraction-static,
     #: TensorRT-LLM free_gpu_memory_fraction): the engine's default when omitted
-    memory_fraction: float | None = Field(default=None, gt=0.0, le=1.0)
+    memory_fraction: float | None = Field(default=None, gt=0.0, le=1.0, allow_inf_nan=False)
     #: prompt chunks ride in decode iterations (SGLang --enable-mixed-chunk; vLLM V1 and TensorRT-LLM always mix
     #: them); false runs prompts in iterations of their own while the decodes wait: the engine's default when omitted
     mixed_batching: bool | None = None
@@ -620,6 +620,11 @@ def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
     if role != "arrival" and not 1 <= v <= MAX_TOKENS:  # past any context: would overflow the simulator's integers
         raise ChipwiseError(
             f"{where}: {col} {_cell(raw)} is out of range (1 to {MAX_TOKENS:,} tokens). Fix: correct that value."
+        )
+    if role != "arrival" and not v.is_integer():  # 512.5 tokens had been rounded without a word
+        raise ChipwiseError(
+            f"{where}: {col} {_cell(raw)} is not a whole number of tokens. Fix: give a whole number, e.g. "
+            f"{math.floor(v):,}."
         )
     return v
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from typing import Annotated
@@ -69,7 +70,7 @@ def run(argv: list[str] | None = None) -> int:
         err_console.print("interrupted")
         return 130
     except (OSError, UnicodeDecodeError) as exc:  # a file named on the command line that cannot be read as text
-        filename = getattr(exc, "filename", None)
+        filename = _unread_file(exc)
         name = f"'{filename}'" if filename else "an input file"
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
         err_console.print(
@@ -93,6 +94,27 @@ def run(argv: list[str] | None = None) -> int:
         )
         return 1
     return rv if isinstance(rv, int) else 0
+
+
+def _unread_file(exc: OSError | UnicodeDecodeError) -> str | None:
+    """The file an error reading one names: an OSError's own filename, or, for a UnicodeDecodeError (which names
+    none: a binary model config had read "cannot read an input file"), the file open in the frame that was reading
+    it, the innermost below the codec's (pathlib's read_text holds it, as does a `with open(...) as f` whose f.read()
+    failed, or json.load's fp); None where that frame holds no file (bytes decoded in memory)."""
+    filename = getattr(exc, "filename", None)
+    if filename:
+        return str(filename)
+    reading = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if "codecs" not in tb.tb_frame.f_code.co_filename:
+            reading = tb.tb_frame
+        tb = tb.tb_next
+    for value in reading.f_locals.values() if reading is not None else ():
+        name = getattr(value, "name", None) if isinstance(value, io.TextIOBase) else None
+        if isinstance(name, str):
+            return name
+    return None
 
 
 def _is_usage_error(exc: Exception) -> bool:

@@ -13,7 +13,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import Figure, PriceEntry, RentalEntry
 from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import quantity
-from chipwise.errors import UnknownNameError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -407,8 +407,14 @@ def _see(fabric: str) -> str:
 
 
 def _chip_family(cat: Catalog, chip: str) -> tuple[str, str]:
-    """(family, vendor) of a chip family named directly, or of a chip id or alias."""
+    """(family, vendor) of a chip family named directly, or of a chip id or alias; one line for an empty --chip (''
+    had read as no --chip, and shown the engine's figures on no family)."""
     key = chip.strip().lower()
+    if not key:
+        raise ChipwiseError(
+            "--chip is empty. Fix: give a chip id, alias or chip family ('chipwise catalog list' lists them), or leave "
+            "--chip out for the engine's own figures."
+        )
     named = next((c for c in cat.chips.values() if c.family == key), None)
     found = named or hardware(cat).chip(chip)
     return found.family, found.vendor
@@ -432,7 +438,7 @@ def engine(
     record)."""
     cat = catalog_from(catalog_files, sets)
     name = check_engine_name(name)
-    family, vendor = _chip_family(cat, chip) if chip else ("", "")
+    family, vendor = _chip_family(cat, chip) if chip is not None else ("", "")
     if family:
         engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
     figs = engine_figures(cat, name, family)

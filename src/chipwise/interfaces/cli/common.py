@@ -71,6 +71,21 @@ SetFigures = Annotated[
     ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
+SloTargets = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--slo",
+        help="Latency targets with units, e.g. ttft_p99=2s,tpot_p99=50ms (repeatable: --slo ttft_p99=2s --slo "
+        "tpot_p99=50ms).",
+        show_default=False,
+    ),
+]
+
+
+def slo_text(given: Sequence[str] | None, default: str | None = None) -> str | None:
+    """The --slo options as one target list: repeated ones joined (a second --slo had replaced the first), none
+    given the default."""
+    return ",".join(given) if given else default
 
 
 def catalog_from(files: Sequence[Path] | None, sets: Sequence[str] | None) -> Catalog:

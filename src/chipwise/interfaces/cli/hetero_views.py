@@ -46,6 +46,14 @@ def print_hetero(r: dict[str, Any]) -> None:
     for a in r["alone"]:
         row(f"{a['hardware']} alone ({a['chips']})", a, fmt.plan(a["plan"]))
     console.print(table)
+    if r.get("placement") and r["mixed"]:
+        console.print(f"mixed pipeline over {r['placement']}")
+    asked = r.get("global_batch_tokens_asked")
+    given = f" ({asked:,.0f} asked for, as whole sequences that data parallelism divides)" if asked else ""
+    console.print(
+        f"global batch: {r['global_batch']:,} sequences of {r['seq_len']:,} tokens, "
+        f"{r['global_batch_tokens']:,} tokens a step{given}"
+    )
     if estimated:
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
     if r["mixed"]:

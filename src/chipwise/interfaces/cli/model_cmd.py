@@ -18,7 +18,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
 )
 from chipwise.workload import load_model
-from chipwise.workload.presets import preset_summaries
+from chipwise.workload.presets import DEFAULT_SEQ_LEN, model_summary, preset_summaries
 
 app = typer.Typer(
     help="List model presets and show a model's parameters, FLOPs and KV-cache size.", no_args_is_help=True
@@ -78,10 +78,6 @@ def _alias_width(cells: list[list[str]]) -> int:
     return max(widths[-1] if others + widths[-1] <= console.width else console.width - others, len("alias"))
 
 
-#: the sequence length `model show` prices FLOPs per token at, unless the model's context is shorter
-DEFAULT_SEQ_LEN = 4096
-
-
 @app.command("show")
 def show(
     name: Annotated[
@@ -105,10 +101,8 @@ def show(
     """Show a model's parameters, FLOPs per token (matmuls and attention apart) and KV-cache bytes per token."""
     cat = catalog_from(catalog_files, sets)
     spec = load_model(cat, name)
-    if seq_len is None:
-        seq_len = min(DEFAULT_SEQ_LEN, spec.max_seq_len or DEFAULT_SEQ_LEN)
-    spec.check_seq_len(seq_len, "--seq-len")
-    data = spec.summary(seq_len)
+    data = model_summary(spec, seq_len, "--seq-len")
+    seq_len = data["seq_len"]
     if as_json:
         print_json(data)
         return

@@ -14,6 +14,7 @@ from chipwise.interfaces.cli.common import (
     JsonFlag,
     SetFigures,
     catalog_from,
+    console,
     print_json,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
@@ -26,6 +27,11 @@ app = typer.Typer(help="Search plans and rank fleets for a training run or a ser
 
 #: the training precisions a job may name (the one list TrainingJob accepts; its error lists the same)
 PRECISION_HELP = f"Number format of the matrix maths: {', '.join(PRECISIONS)}."
+BATCH_TOKENS_HELP = (
+    "Tokens per optimizer step (e.g. 4M), taken as the batch of whole sequences within 5% of it that data "
+    "parallelism divides best (4M of 8K sequences: 512 of them, 4,194,304 tokens; an exact number of sequences is "
+    "kept); the batch used is shown."
+)
 HardwareOpt = Annotated[
     str,
     typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip in the catalog."),
@@ -39,9 +45,7 @@ def train(
     chips: Annotated[str, typer.Option("--chips", help="Chips in the fleet (4096, 1e5 or 100k).")] = "4096",
     hardware: HardwareOpt = "all",
     seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
-    global_batch_tokens: Annotated[
-        str | None, typer.Option("--global-batch-tokens", help="Tokens per optimizer step (e.g. 4M).")
-    ] = None,
+    global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
     objective: Annotated[str, typer.Option("--objective", help="Rank by time, cost, energy or carbon.")] = "time",
@@ -96,6 +100,12 @@ def train(
         print_json(report)
     else:
         print_ranking(report)
+        if global_batch_tokens and report["results"]:  # the batch the tokens asked for became (train.batch)
+            r = report["results"][0]
+            console.print(
+                f"[dim]global batch: {r['global_batch']:,} sequences of {r['seq_len']:,} tokens, "
+                f"{r['global_batch_tokens']:,} tokens a step (--global-batch-tokens {global_batch_tokens})[/]"
+            )
     write_plot(report, plot)
     if not report["results"]:
         raise typer.Exit(code=NO_OPTION_EXIT)  # each chip's reason is printed; a script sees that none fits
@@ -111,9 +121,7 @@ def hetero(
         typer.Option("--hybrid", help="A hybrid scale-up system holding both types (e.g. trn4-gb300-fusion-rack)."),
     ] = None,
     seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
-    global_batch_tokens: Annotated[
-        str | None, typer.Option("--global-batch-tokens", help="Tokens per optimizer step (e.g. 4M).")
-    ] = None,
+    global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,

@@ -18,9 +18,11 @@ from chipwise.interfaces.cli.common import (
     CatalogFiles,
     JsonFlag,
     SetFigures,
+    SloTargets,
     catalog_from,
     err_console,
     print_json,
+    slo_text,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
@@ -74,9 +76,7 @@ def serve(
     ] = False,
     input_tokens: Annotated[int, typer.Option("--input-tokens", help="Prompt tokens per request.")] = 1024,
     output_tokens: Annotated[int, typer.Option("--output-tokens", help="Generated tokens per request.")] = 256,
-    slo: Annotated[
-        str | None, typer.Option("--slo", help="Latency targets with units, e.g. ttft_p99=2s,tpot_p99=50ms.")
-    ] = None,
+    slo: SloTargets = None,
     hardware: Annotated[
         str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
     ] = "all",
@@ -168,7 +168,7 @@ def serve(
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     load = load_of(rate, concurrency, offline)
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
-    targets = check_slo(slo)
+    targets = check_slo(slo_text(slo))
     check_router(router)
     cat = catalog_from(catalog_files, sets)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work

@@ -118,7 +118,8 @@ def _goodput(g: float | None) -> str:
 
 
 def print_ranking(report: dict[str, Any]) -> None:
-    print_ranking_tables(report)
+    if report["results"]:  # no result: the reasons below, not two empty tables
+        print_ranking_tables(report)
     s = report["search"]
     console.print(
         f"searched {s['evaluated']:,} plans ({s['feasible']:,} fit in memory) in {s['seconds']:.2f} s", style="dim"
