@@ -30,3 +30,15 @@ def run_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     assert code == 2, err
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
     return err
+
+
+def scenario_error(text: str) -> str:
+    """The one line load_scenario refuses a scenario's YAML `text` with (a ChipwiseError naming its fix)."""
+    from chipwise.errors import ChipwiseError
+    from chipwise.workload.scenario import load_scenario
+
+    with pytest.raises(ChipwiseError) as exc:
+        load_scenario(text)
+    message = str(exc.value)
+    assert "\n" not in message and "Fix:" in message, message
+    return message

@@ -17,7 +17,7 @@ RACK = "trn4-gb300-fusion-rack"
 def test_a_hybrid_rack_as_a_fleet_part_is_refused(catalog: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
     """--fleet trn4-gb300-fusion-rack=36,h100-sxm=8 had run the rack as 36 Trainium4; plan train refuses it."""
     with pytest.raises(ChipwiseError, match=rf"holds 36 trn4 and 36 gb300, two chip types.*--fleet trn4=36,gb300=36 "
-                                            rf"--hybrid {RACK}\.$"):  # fmt: skip
+                                            rf"--hybrid {RACK} \(or name one of trn4, gb300\)\.$"):  # fmt: skip
         plan_hetero_training(catalog, "llama-3.1-8b", {RACK: 36, "h100-sxm": 8}, tokens=1e12)
     err = run_error(capsys, ["plan", "hetero", "--model", "llama-3.1-8b", "--fleet", f"{RACK}=36,h100-sxm=8"])
     assert f"--hybrid {RACK}" in err

@@ -441,3 +441,18 @@ def test_sglang_kv_pool_is_its_static_share_of_free_memory_less_the_weights(cata
     assert float(default.kv_memory) == pytest.approx(
         float(fraction) * (dev.hbm_capacity - dev.eff.reserved_memory_bytes) - float(default.weights), rel=1e-12
     )
+
+
+def test_a_chunked_layer_attends_to_half_a_chunk_past_its_first(catalog: Catalog) -> None:
+    """Llama 4 Scout's chunked layers (8,192-token chunks, 36 of 48): past the first chunk a decoding query reads
+    its own chunk's earlier keys, (8,192 + 1) / 2 on average, while the layer keeps a whole chunk of cache; within
+    the first chunk both are the context. They had been priced as windows of 8,192 (twice the reads)."""
+    from chipwise.serve.iteration import attended_share, window_share
+
+    scout = load_model(catalog, "llama-4-scout")
+    chunked = next(g for g in scout.groups if g.chunked)
+    assert attended_share(chunked, 32768.0) == pytest.approx(4096.5 / 32768.0)
+    assert window_share(chunked, 32768.0) == pytest.approx(8192.0 / 32768.0)  # KV kept: one chunk
+    assert attended_share(chunked, 4096.0) == window_share(chunked, 4096.0) == 1.0
+    full = next(g for g in scout.groups if not g.chunked)
+    assert attended_share(full, 32768.0) == 1.0

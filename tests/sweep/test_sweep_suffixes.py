@@ -64,6 +64,15 @@ def test_a_store_already_written_under_another_name_is_still_read(store: Path, c
     assert export_store(renamed, parquet=renamed.with_name("old.parquet")) == 1
 
 
+def test_a_store_already_written_under_another_name_resumes(
+    store: Path, write_sweep: WriteSweep, capsys: Capture
+) -> None:
+    """The suffix is a new store's: a sweep written before the check had been refused its --resume."""
+    renamed = store.rename(store.with_name("old.db"))
+    out = run_json(capsys, ["sweep", "run", str(write_sweep(ONE_POINT)), "--store", str(renamed), "--resume", "--json"])
+    assert out["run"]["ran"] == 0 and renamed.is_file()
+
+
 @pytest.mark.parametrize(
     ("option", "name", "holds", "suffix"),
     [

@@ -102,10 +102,18 @@ def test_validate_reads_a_kernel_measurement(capsys: pytest.CaptureFixture[str])
     ("data", "names"),
     [
         ("{", "cannot be read"),
-        ('{"device": "NVIDIA H200"}', "has none of the sections"),
-        ('{"device": "Acme X1", "gemm": []}', "'Acme X1' matches no catalog chip"),
+        ('{"device": "NVIDIA H200"}', "has no measurements in any of the sections"),
+        ('{"chip": "h200", "gemm": []}', "has no measurements in any of the sections"),
+        ('{"chip": "h200", "gemm": [1]}', "'gemm' is not a list of objects"),
+        ('{"chip": "h200", "gemm": [{"m": 1, "n": 8, "k": 8, "seconds": 1e-6, "precision": "int3"}]}', "'int3'"),
+        ('{"chip": "h200", "gemm": [{"m": 1, "n": 8, "k": 8, "seconds": 1e-6}], "step_model": [1]}', "'step_model'"),
+        (
+            '{"chip": "h200", "decode_attention": [{"layout": "x", "batch": 1, "context": 8, "seconds": "1"}]}',
+            "decode_attention row 1: 'seconds' is '1'",
+        ),
+        ('{"device": "Acme X1", "gemm": [{"m": 1, "n": 8, "k": 8, "seconds": 1e-6}]}', "'Acme X1' matches no catalog"),
         ('{"chip": "h200", "gemm": [{"m": -1, "n": 8, "k": 8, "seconds": 1e-6}]}', "'m' is -1, not a positive"),
-        ('{"chip": "h999", "gemm": []}', "h999"),
+        ('{"chip": "h999", "gemm": [{"m": 1, "n": 8, "k": 8, "seconds": 1e-6}]}', "h999"),
     ],
 )
 def test_a_bad_kernel_measurement_is_one_line(
@@ -114,3 +122,31 @@ def test_a_bad_kernel_measurement_is_one_line(
     path = tmp_path / "k.json"
     path.write_text(data, encoding="utf-8")
     assert names in run_error(capsys, ["validate", "--data", str(path)])
+
+
+def test_explain_names_a_kernel_file_as_such(capsys: pytest.CaptureFixture[str]) -> None:
+    line = run_error(capsys, ["validate", "--data", str(measured_path()), "--explain", "x"])
+    assert "holds kernel measurements" in line
+
+
+def test_each_kind_of_measurement_is_priced_by_hand(catalog: Catalog, report: dict[str, Any]) -> None:
+    """The per-token figures behind three rows, by hand: a 70B TP8 rank's decode attention reads K and V of one KV
+    head (2 x 128 x 2 B = 512 B) and does q.k and p.v for its 8 query heads (2 x 8 x 2 x 128 = 4,096 FLOPs) per
+    cached token; a causal prefill of L tokens does 4 x 32 heads x 128 x L (L + 1) / 2 FLOPs; an fp8 weight is one
+    byte an element."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.compute import roofline
+    from chipwise.perf.device import device_of
+    from chipwise.perf.serving import attention_rate
+    from chipwise.serve.engine import engine_profile, serving_device
+
+    system = hardware(catalog).system("h200")
+    dev = serving_device(device_of(system), engine_profile(catalog, "vllm", system.chip.family))
+    bw, rate = dev.hbm_bandwidth * dev.eff.memory, attention_rate(dev, "bf16")
+    rows = _by_id(report)
+    attention = rows["decode attention llama-3.1-70b tp8 B=256 L=2048"]
+    assert attention["predicted"] == pytest.approx(256 * 2048 * float(roofline(4096 / rate, 512 / bw)), rel=1e-9)
+    prefill = rows["prefill attention L=8192"]
+    assert prefill["predicted"] == pytest.approx(4 * 32 * 128 * 8192 * 8193 / 2 / rate, rel=1e-9)
+    gemm = rows["gemm llama-3.1-8b o fp8 m=1"]
+    assert gemm["predicted"] == pytest.approx(4096 * 4096 * 1.0 / bw + dev.eff.kernel_overhead_s, rel=0.01)

@@ -13,17 +13,10 @@ from chipwise.errors import ChipwiseError
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serving import MAX_LOAD, MAX_SIMULATED, Load, load_of, read_trace, serving_job
+from cli_run import scenario_error
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"
 LOAD = "input_tokens: 512\noutput_tokens: 128\narrival_rate: 5\n"
-
-
-def _refused(text: str) -> str:
-    with pytest.raises(ChipwiseError) as exc:
-        load_scenario(text)
-    message = str(exc.value)
-    assert "\n" not in message and "Fix:" in message, message
-    return message
 
 
 @pytest.mark.parametrize(
@@ -39,7 +32,7 @@ def _refused(text: str) -> str:
     ],
 )
 def test_absurd_length_distributions_are_refused(lengths: str, says: str) -> None:
-    message = _refused(BASE + f"input_tokens: {lengths}\noutput_tokens: 128\narrival_rate: 5\n")
+    message = scenario_error(BASE + f"input_tokens: {lengths}\noutput_tokens: 128\narrival_rate: 5\n")
     assert says in message
 
 
@@ -63,7 +56,7 @@ def test_absurd_length_distributions_are_refused(lengths: str, says: str) -> Non
     ],
 )
 def test_counts_past_their_bounds_are_one_line(extra: str, says: str) -> None:
-    assert says in _refused(BASE.replace("chips: 1\n", "") + extra)
+    assert says in scenario_error(BASE.replace("chips: 1\n", "") + extra)
 
 
 def test_a_number_too_long_to_read_says_so(tmp_path: Path) -> None:
@@ -74,7 +67,7 @@ def test_a_number_too_long_to_read_says_so(tmp_path: Path) -> None:
     ):
         path = tmp_path / name
         path.write_text(text)
-        message = _refused(str(path))
+        message = scenario_error(str(path))
         assert "holds a number of more than 4,300 digits. Fix: give a realistic value." in message
         assert "each key" not in message
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from chipwise.errors import ChipwiseError
+
 #: The order in which a precision falls back when a chip lacks it natively (fp4 runs as fp8, fp8 as bf16, ...).
 PRECISION_FALLBACK: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -215,6 +217,19 @@ class System:
     def hybrid(self) -> bool:
         """Several chip types on one scale-up fabric (e.g. Trainium4 beside NVIDIA GPUs over NVLink Fusion)."""
         return len(self.members) > 1
+
+    def one_chip_type(self, what: str, fix: str) -> System:
+        """This system, or one line where it is a hybrid domain of two chip types (the Trainium4 + GB300 NVLink
+        Fusion rack), which a search of one chip type had run as its first member alone: `what` says what takes one
+        chip type, `fix` how to use both (`{fleet}` in it is the members as --fleet takes them)."""
+        if not self.hybrid:
+            return self
+        members = " and ".join(f"{n} {chip}" for chip, n in self.members.items())
+        fleet = ",".join(f"{chip}={n}" for chip, n in self.members.items())
+        raise ChipwiseError(
+            f"{self.id} holds {members}, two chip types{what}. Fix: {fix.format(fleet=fleet, id=self.id)} (or name "
+            f"one of {', '.join(self.members)})."
+        )
 
     def link(self, a: str, b: str) -> tuple[float, float] | None:
         """(bandwidth per chip per direction, latency) between member types a and b, when the system joins them."""

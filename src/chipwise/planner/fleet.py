@@ -293,19 +293,6 @@ def _named_by_system(types: list[_Type]) -> list[_Type]:
     ]
 
 
-def _one_chip_type(system: System) -> System:
-    """The system, or one line where it is a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion
-    rack), which an instance type of one chip had priced as its first member alone (as plan train refuses it)."""
-    if system.hybrid:
-        members = " and ".join(f"{n} {chip}" for chip, n in system.members.items())
-        raise ChipwiseError(
-            f"{system.id} holds {members}, two chip types; an instance type of plan fleet runs one. Fix: name one of "
-            f"{', '.join(system.members)} in --hardware, or price prefill/decode splits across both with "
-            f"'chipwise plan serve --hardware {system.id}'."
-        )
-    return system
-
-
 def _replay(
     catalog: Catalog,
     model: ModelSpec,
@@ -674,7 +661,12 @@ def plan_fleet(
     model = load_model(catalog, model_name)
     buckets = read_workload(workload, model)
     hw = hardware(catalog)
-    systems = list({s.id: s for s in (_one_chip_type(hw.system(h)) for h in hardware_ids)}.values())
+    split = "price prefill/decode splits across both with 'chipwise plan serve --hardware {id}'"
+    systems = list(
+        {
+            s.id: s for s in (hw.system(h).one_chip_type("; an instance type runs one", split) for h in hardware_ids)
+        }.values()
+    )
     limits = dict(limits or {})
     for name, count in limits.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:

@@ -69,19 +69,6 @@ def _hybrid_domain(hw: Hardware, name: str, fleet: dict[str, int]) -> System:
     )
 
 
-def _one_chip_type(hw: Hardware, name: str) -> None:
-    """One line where a fleet part names a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion rack),
-    which had run as its first member alone; plan train refuses it likewise."""
-    system = hw.system(name)
-    if system.hybrid:
-        members = " and ".join(f"{n} {chip}" for chip, n in system.members.items())
-        counts = ",".join(f"{chip}={n}" for chip, n in system.members.items())
-        raise ChipwiseError(
-            f"{system.id} holds {members}, two chip types: a part of --fleet is one chip type. Fix: give its chip "
-            f"types as the two parts, --fleet {counts} --hybrid {system.id}."
-        )
-
-
 def _racks(domain: System, fleet: dict[str, int], ids: list[str]) -> int:
     """How many of the hybrid domain's racks the fleet fills: one where no part exceeds the rack's count of its chip
     type (part of a rack), N where each part is N racks' count of it; one line otherwise (a hand-off between racks
@@ -110,8 +97,11 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
             raise ChipwiseError(f"fleet entry {name}={n!r} is not a positive whole chip count. Fix: give e.g. 512.")
     hw = hardware(catalog)
     names = list(fleet)
-    for name in names:
-        _one_chip_type(hw, name)
+    for name in names:  # a two-type rack had run as its first member alone
+        hw.system(name).one_chip_type(
+            ": a part of --fleet is one chip type",
+            "give its chip types as the two parts, --fleet {fleet} --hybrid {id}",
+        )
     chip_ids = [hw.system(n).chip.id for n in names]
     if chip_ids[0] == chip_ids[1]:
         raise ChipwiseError(

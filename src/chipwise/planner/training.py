@@ -321,17 +321,9 @@ def rank_value(row: dict[str, Any], objective: str) -> float:
 
 
 def _one_chip_type(system: System) -> System:
-    """The system, or one line where it is a hybrid domain of two chip types (the Trainium4 + GB300 NVLink Fusion
-    rack), which a training search of one chip type had run as 72 Trainium4: its stages across both types are
-    plan hetero's."""
-    if system.hybrid:
-        counts = ",".join(f"{chip}={n}" for chip, n in system.members.items())
-        raise ChipwiseError(
-            f"{system.id} holds {' and '.join(f'{n} {chip}' for chip, n in system.members.items())}, two chip types. "
-            f"Fix: train across both with 'chipwise plan hetero --fleet {counts} --hybrid {system.id}', or name one "
-            f"of {', '.join(system.members)}."
-        )
-    return system
+    """The system, or one line where it holds two chip types: a training search runs one chip type (it had run the
+    Trainium4 + GB300 rack as 72 Trainium4); stages across both are plan hetero's."""
+    return system.one_chip_type("", "train across both with 'chipwise plan hetero --fleet {fleet} --hybrid {id}'")
 
 
 def plan_training(

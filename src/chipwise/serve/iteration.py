@@ -144,10 +144,20 @@ def _memoised(shapes: Shapes, objects: tuple[object, ...], build: Callable[[], T
 
 
 def window_share(g: LayerGroup, typical_context: float) -> float:
-    """Share of the context a layer group attends to: 1 for full attention, window / context when shorter."""
+    """Share of the context a layer group keeps (its KV cache): 1 for full attention, window / context when shorter
+    (a chunked layer keeps at most one chunk, as a window of the chunk's size)."""
     if g.window <= 0 or typical_context <= 0:
         return 1.0
     return float(min(1.0, g.window / typical_context))
+
+
+def attended_share(g: LayerGroup, typical_context: float) -> float:
+    """Share of the context a layer group's queries attend to: window_share, except that past its first chunk a
+    chunked layer's query sees only its own chunk's earlier keys, (chunk + 1) / 2 on average (Llama 4's
+    attention_chunk_size), not a window of the chunk's size (its decode reads had been priced up to twice over)."""
+    if g.chunked and 0 < g.window < typical_context:
+        return float((g.window + 1.0) / 2.0 / typical_context)
+    return window_share(g, typical_context)
 
 
 @dataclass(frozen=True)
@@ -634,7 +644,7 @@ def context_coefficient(
         per_rank_bytes = _rank_heads(att.kv_heads, tp, adp) * (att.head_dim + att.v_head_dim) * kvb
         flops = 2.0 * _rank_heads(att.heads, tp, adp) * (att.head_dim + att.v_head_dim)
     per_layer = context_attention_time(1.0, queries * flops, per_rank_bytes, dev, kv_precision)
-    share = sum(g.count * window_share(g, typical_context) for g in model.groups)
+    share = sum(g.count * attended_share(g, typical_context) for g in model.groups)
     return np.asarray(per_layer * share / pp, dtype=np.float64)
 
 
@@ -651,7 +661,7 @@ def pair_coefficient(
     pp = shapes.pp.astype(np.float64)
     rate = attention_rate(dev, kv_precision)
     flops = 2.0 * _rank_heads(att.heads, tp, shapes.adp) * (att.head_dim + att.v_head_dim)
-    share = sum(g.count * window_share(g, typical_prompt / 2.0) for g in model.groups)
+    share = sum(g.count * attended_share(g, typical_prompt / 2.0) for g in model.groups)
     return np.asarray(flops / rate * share / pp, dtype=np.float64)
 
 

@@ -112,7 +112,7 @@ class Store:
                 f"'{self.path}' is not a DuckDB store. Fix: give the --store file a sweep wrote"
                 + (", or a new file's name." if not read_only else ".")
             )
-        if not read_only:
+        if not read_only and not self.path.is_file():  # a new store; one a sweep wrote under another name resumes
             check_suffix(self.path, STORE_SUFFIX, "store", "a DuckDB database")
         try:
             self.con = duckdb.connect(str(self.path), read_only=read_only)

@@ -149,8 +149,10 @@ def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> Non
     """`--explain`: each named row of a serving file, explained (validation.explain)."""
     from chipwise.validation.explain import explain_serving
 
-    if data_kind(data) != "serve":
-        raise ChipwiseError(f"--explain reads serving rows; {data.name} holds training runs. Fix: drop --explain.")
+    kind = data_kind(data)
+    if kind != "serve":
+        holds = "kernel measurements" if kind == "kernels" else "training runs"
+        raise ChipwiseError(f"--explain reads serving rows; {data.name} holds {holds}. Fix: drop --explain.")
     found = explain_serving(catalog, data, ids)
     if as_json:
         print_json({"kind": "serve", "explain": found})

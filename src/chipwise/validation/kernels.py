@@ -1,14 +1,17 @@
 """chipwise's device model against kernels timed on a real GPU (scripts/measure_serving_gpu.py's JSON).
 
 Each measured kernel or step is priced with the same functions a serving prediction uses, on the chip the file
-names, with the figures of ENGINE on the chip's family (its fitted efficiencies and fixed per-kernel and per-layer
-costs) and none of the engine's host time (the per-iteration scheduler, the per-request loop, host sampling: the
-script runs no engine, only its kernels, each step one CUDA graph):
+names, with the figures of ENGINE on the chip's family (its fitted efficiencies, and its per-kernel and per-layer
+costs where the iteration model charges them) and none of the engine's host time (the per-iteration scheduler, the
+per-request loop, host sampling: the script runs no engine, only its kernels, each step one CUDA graph):
 
-- `gemm`: perf.serving.streamed_gemm_time of the (m x k) @ (k x n) product, the weight stored at its precision;
+- `gemm`: perf.serving.streamed_gemm_time of the (m x k) @ (k x n) product, the weight stored at its precision
+  (the roofline plus one kernel's fixed cost);
 - `decode_attention`: perf.serving.context_attention_time over the B x L cached tokens of one layer; the faster of
-  the script's one flash-attention call and its flash-decoding split (the kernel choice an engine makes);
-- `prefill_attention`: the causal FLOPs at perf.serving.attention_rate;
+  the script's one flash-attention call and its flash-decoding split (the kernel choice an engine makes). As the
+  iteration prices it: the cache read (or the score FLOPs) alone, the launches being in the per-layer overhead, so
+  a row whose read takes a few microseconds is launch-bound and under-predicted;
+- `prefill_attention`: the causal FLOPs at perf.serving.attention_rate (likewise without a launch);
 - `decode_step`, `prefill_step`: serve.iteration.iteration_breakdown of the step on the preset whose shapes the
   script's decoder has (Llama-3.1-8B), every device term summed.
 
@@ -48,6 +51,9 @@ STEP_MODEL = "llama-3.1-8b"
 MEASURED_FILE = "h200_serving_kernels.json"
 SECTIONS = ("gemm", "decode_attention", "prefill_attention", "decode_step", "prefill_step")
 _FIX = "give a file written by scripts/measure_serving_gpu.py"
+#: the precisions the script measures, the only ones priced
+PRECISIONS = ("bf16", "fp8")
+_LISTS = (*SECTIONS, "split_decode_attention")
 
 
 def measured_path() -> Path:
@@ -65,8 +71,23 @@ def _read(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ChipwiseError(f"kernel measurement '{path}' cannot be read ({exc}). Fix: {_FIX}.") from None
-    if not isinstance(data, dict) or not any(isinstance(data.get(s), list) for s in SECTIONS):
-        raise ChipwiseError(f"kernel measurement '{path}' has none of the sections {', '.join(SECTIONS)}. Fix: {_FIX}.")
+    if not isinstance(data, dict) or not any(data.get(s) for s in SECTIONS):
+        raise ChipwiseError(
+            f"kernel measurement '{path}' has no measurements in any of the sections {', '.join(SECTIONS)}. "
+            f"Fix: {_FIX}."
+        )
+    for section in _LISTS:  # a row that is not an object had been an internal error
+        rows = data.get(section) or []
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ChipwiseError(f"kernel measurement '{path}': '{section}' is not a list of objects. Fix: {_FIX}.")
+        for i, r in enumerate(rows):
+            if "precision" in r and r["precision"] not in PRECISIONS:  # another had been priced as bf16
+                raise ChipwiseError(
+                    f"kernel measurement '{path}': {section} row {i + 1} has precision {r['precision']!r}, not one "
+                    f"of {', '.join(PRECISIONS)}. Fix: {_FIX}."
+                )
+    if not isinstance(data.get("step_model") or {}, dict):
+        raise ChipwiseError(f"kernel measurement '{path}': 'step_model' is not an object. Fix: {_FIX}.")
     return data
 
 
@@ -140,9 +161,10 @@ def _rows(catalog: Catalog, data: dict[str, Any], path: Path) -> Iterator[RowRes
         yield row("gemm", label, _number(g, "seconds", where), t, engine_note)
     best: dict[tuple[Any, ...], dict[str, Any]] = {}
     for section in ("decode_attention", "split_decode_attention"):
-        for a in data.get(section) or []:
+        for i, a in enumerate(data.get(section) or []):
+            seconds = _number(a, "seconds", f"{section} row {i + 1}")
             key = (a.get("layout"), a.get("batch"), a.get("context"))
-            if key not in best or a.get("seconds", np.inf) < best[key].get("seconds", np.inf):
+            if key not in best or seconds < best[key]["seconds"]:
                 best[key] = a
     for (layout, _, _), a in best.items():
         where = f"decode attention {layout}"
@@ -152,7 +174,8 @@ def _rows(catalog: Catalog, data: dict[str, Any], path: Path) -> Iterator[RowRes
         per_token_bytes = 2.0 * kvh * d * 2.0  # K and V, bf16
         per_token_flops = 2.0 * kvh * group * 2.0 * d  # q.k and p.v of every query head
         t = float(context_attention_time(b * ctx, per_token_flops, per_token_bytes, dev))
-        split = f", {a['splits']} KV splits" if a.get("splits", 1) > 1 else ""
+        splits = _number(a, "splits", where) if "splits" in a else 1.0
+        split = f", {splits:.0f} KV splits" if splits > 1 else ""
         label = f"decode attention {layout} B={b:.0f} L={ctx:.0f}"
         yield row("decode_attention", label, _number(a, "seconds", where), t, engine_note + split)
     rate = attention_rate(dev, "bf16")

@@ -247,7 +247,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
         console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
     console.print(
         "[dim]serve: plan serve's fleets that met the SLO in its simulated check (for all the hardware, and for "
-        "each vendor's own)[/]"
+        "the vendors none of whose fleets passed there, their own)[/]"
     )
     best = r["best"]
     if not best["cross_vendor"]:
