@@ -528,9 +528,9 @@ class Decoder:
         return torch.argmax(last @ self.lm_head, dim=-1)
 
 
-DECODE_STEPS = [(1, 1024), (1, 8192), (1, 32768), (8, 2048), (32, 2048), (64, 2048), (128, 2048), (256, 2048),
-                (64, 8192), (128, 4096)]  # fmt: skip
-FP8_DECODE_STEPS = [(1, 1024), (32, 2048), (128, 2048), (256, 2048)]
+DECODE_STEPS = [(1, 1024), (1, 8192), (1, 32768), (1, 131072), (8, 2048), (8, 8192), (32, 2048), (64, 2048),
+                (128, 2048), (256, 2048), (64, 8192), (128, 4096)]  # fmt: skip
+FP8_DECODE_STEPS = [(1, 1024), (1, 8192), (32, 2048), (128, 2048), (256, 2048)]
 #: --small-steps: the steps whose caches flash-decoding splits (few sequences), and no prefill or power
 SMALL_DECODE_STEPS = [(1, 1024), (1, 8192), (1, 32768), (1, 131072), (8, 2048), (8, 8192)]
 SMALL_FP8_DECODE_STEPS = [(1, 1024), (1, 8192)]

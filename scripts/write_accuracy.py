@@ -377,20 +377,20 @@ def _kernels(cat: Any) -> list[str]:
         "What the kernels show, and was left as it is: a GEMM of a few rows takes 5-8 us more than its weight "
         "read at 0.87 of 4.8 TB/s (a small weight never reaches full bandwidth), which the model charges per layer "
         "(`layer_overhead`, fitted) rather than per kernel, so single GEMMs of a few rows are under-predicted "
-        "(-30 to -50%) while whole steps are not; bf16 GEMMs of 512-4,096 rows ran at 670-750 TFLOP/s (0.68-0.76 "
-        "of peak, above the fitted 0.63) and fp8 ones at 1,200-1,380 (0.61-0.70, below the fitted 0.81), so bf16 "
-        "prefill is over-predicted and fp8 prefill under-predicted by 10-20%; causal prefill attention reached 600 "
+        "(-30 to -50%) while whole steps are not; bf16 GEMMs of 512-4,096 rows ran at 660-790 TFLOP/s (0.67-0.80 "
+        "of peak, above the fitted 0.63) and fp8 ones at 1,180-1,410 (0.60-0.71, below the fitted 0.81), so bf16 "
+        "prefill is over-predicted and fp8 prefill under-predicted by 10-20%; causal prefill attention reached 590-610 "
         "TFLOP/s from 8K tokens (the serving rate is 0.38 of peak, 377 TFLOP/s: +55-62% there) and 150 TFLOP/s at "
         "512 tokens (-60%), so the attention of long prompts is over-priced. Decode attention is priced as the "
         "iteration prices it, the cache read alone (its launches are in the per-layer overhead): rows with work "
         "for the whole machine (32 or more sequences of 8 KV heads, 128 or more of one) came within 6%, while rows "
         "of few sequences are launch-bound (10-17 us where the read takes under a microsecond) or read their cache "
         "at 0.05-2.6 TB/s through flash-decoding's splits, -30 to -99%, most of that section's MAPE (decode of one "
-        "sequence over 131,072 tokens -16% as a whole step). The family factors are fitted to published "
+        "sequence over 131,072 tokens -17% as a whole step). The family factors are fitted to published "
         "end-to-end runs (`scripts/calibrate.py`); these kernel figures are a check on them, not an input.",
         "",
-        "Power in the same run (nvidia-smi, 700 W limit): decode steps back to back drew 693 W (SM clock 1,609 "
-        "MHz), prefill steps 690 W, the idle GPU 126 W: without an engine's host gaps a decoding H200 draws its "
+        "Power in the same run (nvidia-smi, 700 W limit): decode steps back to back drew 693 W (SM clock 1,658 "
+        "MHz), prefill steps 692 W, the idle GPU 122 W: without an engine's host gaps a decoding H200 draws its "
         "limit (`datacenter.yaml` records it beside the 0.8 serving uses).",
         "",
     ]
