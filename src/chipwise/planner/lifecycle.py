@@ -99,12 +99,6 @@ def _pool_chips(system: System, plan: Mapping[str, Any]) -> float:
     return float(math.ceil(chips - 1e-9)) if per < 1.0 else chips
 
 
-def _price_is_estimate(catalog: Catalog, system: System, pricing: str) -> bool:
-    """Whether the system's chip-hour price is a catalog estimate (no offer found)."""
-    record = chip_hour_price(catalog, system, pricing, None, None)[1]
-    return record is not None and record.get("status") == "estimate"
-
-
 def _passed(checked: Mapping[str, Any]) -> bool:
     """Whether plan serve's simulated check of an option kept up with the load and met the SLO."""
     return bool(checked["keeps_up"]) and checked["slo_met"] is not False
@@ -124,9 +118,7 @@ def _serving_options(catalog: Catalog, reports: Sequence[dict[str, Any]], second
             if v["system"] in best and best[v["system"]]["usd_per_hour"] <= v["cost_usd_per_hour"]:
                 continue
             systems = [priced_system(hw.system(sid), pricing) for sid in v["system"].split(">")]
-            # each pool's price is a catalog estimate or an offer, read here: a row plan serve's second look added
-            # does not carry it
-            guessed = [s.chip.id for s in systems if _price_is_estimate(catalog, s, pricing)]
+            guessed = v["price_estimated"]  # the pools' chips priced by a catalog estimate, as plan serve marks them
             pools = [(sys_, _pool_chips(sys_, plan)) for sys_, plan in zip(systems, v["plan"].values(), strict=True)]
             joules_h, co2_h = _pools_energy_per_hour(catalog, pools, pricing)
             best[v["system"]] = {
