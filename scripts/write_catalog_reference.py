@@ -57,6 +57,8 @@ def main() -> None:
     ]
     for sid, s in cat.systems.items():
         dims = "x".join(str(d) for d in s.scaleup.dims)
+        if s.scaleup.dim_bandwidth:
+            dims += "; " + " / ".join(_cell(f, 1e9) for f in s.scaleup.dim_bandwidth) + " GB/s"
         members = ", ".join(f"{n} {k}" for k, n in s.members.items())
         lines.append(
             f"| {sid} | {s.name} | {members or s.chip} | {s.chips} | {s.scaleup.kind} {s.scaleup.size}"

@@ -121,7 +121,15 @@ def test_a_precision_the_chip_lacks_runs_at_the_next_wider_one(catalog: Catalog)
 
 @pytest.mark.parametrize(
     ("chip", "mib"),
-    [("h100-sxm", 81559), ("h200", 143771), ("b200", 183359), ("gb200", 189471), ("a100-80gb", 81920)],
+    # gb300 had 288 GB, a third-party page's figure marked spec, beside its own nvidia-smi total
+    [
+        ("h100-sxm", 81559),
+        ("h200", 143771),
+        ("b200", 183359),
+        ("gb200", 189471),
+        ("gb300", 284208),
+        ("a100-80gb", 81920),
+    ],
 )
 def test_gpu_memory_is_what_the_device_reports(catalog: Catalog, chip: str, mib: int) -> None:
     """HBM comes in binary-sized stacks: an "80 GB" H100 reports 81,559 MiB (79.6 GiB), not 80e9 bytes (74.5 GiB);
@@ -280,6 +288,11 @@ systems:
             "systems:\n  p5.48xlarge:\n    scaleout: {fabric: efa-v9}",
             r"systems.p5.48xlarge: fabric 'efa-v9' is not in the catalog's fabrics section\. Did you mean 'efa-v.'.*"
             r"\? Fix: use .*, or add 'efa-v9' to fabrics",
+        ),
+        (  # one per-dimension bandwidth for a three-dimensional torus
+            "systems:\n  trn2-ultraserver:\n    scaleup:\n      dim_bandwidth: [{value: 1, unit: GB/s, status: spec, "
+            "source: [x]}]",
+            r"dim_bandwidth gives 1 figures; it needs a torus and one per dimension of dims \[4, 4, 4\]",
         ),
         (
             "chips:\n  h100-sxm:\n    default_system: p5.48xlarg",

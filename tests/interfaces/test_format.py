@@ -235,3 +235,22 @@ def test_a_ratio_figure_reads_bare() -> None:
 def test_per_mtok_keeps_three_figures_past_a_billion() -> None:
     assert fmt.per_mtok(2.0777e29) == "2.08e+29"
     assert fmt.per_mtok(1234.5) == "1,234.50" and fmt.per_mtok(0.000357) == "0.000357"
+
+
+@pytest.mark.parametrize(
+    ("pricing", "note"),
+    [
+        ("spot", "§ h100-sxm, trn1: priced by an estimate, not a published spot price of the system's provider"),
+        (
+            "on-demand",
+            "§ h100-sxm, trn1: priced by an estimate, not a published on-demand price of the system's provider",
+        ),
+        ("", "§ h100-sxm, trn1: priced by an estimate, not a published rental price of the system's provider"),
+    ],
+)
+def test_the_estimate_footnote_says_what_the_estimate_stands_in_for(pricing: str, note: str) -> None:
+    """It had said 'no rental offer in the catalog for h100-sxm' under spot pricing, though the catalog lists GCP's
+    H100 spot price: AWS's p5 takes its own provider's spot price only, here on-demand x the spot ratio."""
+    assert fmt.estimate_note(["h100-sxm", "trn1", "h100-sxm"], "price_estimates", pricing) == (
+        f"{note} (--json: price_estimates gives its derivation)"
+    )

@@ -93,6 +93,24 @@ def test_a_torus_joins_chips_not_ranks(catalog: Catalog) -> None:
     assert two_chips > one_chip
 
 
+def test_a_strided_torus_group_drives_only_the_dimensions_its_members_differ_in(catalog: Catalog) -> None:
+    """Data parallelism over the four instances of a Trn2 UltraServer (4 x 4 x 4 chips of four ranks; TP64 inside
+    each instance, so members 64 ranks = 16 chips apart) runs on the inter-instance ring alone: one dimension of
+    three, not all three (it had been priced at the chip's whole 640 GB/s). Members 16 ranks (4 chips) apart are one
+    column: the second dimension only. On a 16 x 16 x 24 TPU v5p pod, 16 chips 16 apart are one column too."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    ultra = topology_of(hardware(catalog).system("trn2-ultraserver"))
+    assert ultra.up_dims == (4, 4, 4) and ultra.domain_ranks == 256
+    third = 1.0 / 3.0
+    strided = coll._link_fraction(np.array([4, 4, 2, 16, 64]), ultra, np.array([64, 16, 128, 16, 1]))
+    assert strided.tolist() == pytest.approx([128 / 640, 256 / 640, 128 / 640, 384 / 640, 512 / 640])
+    pod = topology_of(hardware(catalog).system("tpu-v5p-pod"))
+    assert coll._link_fraction(np.array([16]), pod, 16).tolist() == pytest.approx([third])
+    assert coll._link_fraction(np.array([32]), pod, 16).tolist() == pytest.approx([2 * third])  # 2 x 16 chips
+
+
 #: an 8-GPU full mesh (MI300X's Infinity Fabric): 7 links of 64 GB/s per direction, 448 GB/s a GPU
 MESH = replace(SWITCHED, up_kind="mesh", up_bandwidth=448e9, up_latency=1.5e-6, up_efficiency=0.7)
 
@@ -131,3 +149,26 @@ def test_collectives_broadcast_over_arrays() -> None:
     out = coll.all_reduce(1e9, sizes, 1, SWITCHED)
     assert out.shape == (4,)
     assert out[0] == 0.0 and np.all(np.diff(out) > 0)
+
+
+def test_a_trn2_ultraserver_torus_has_its_own_bandwidth_per_dimension(catalog: Catalog) -> None:
+    """trn2-arch: 1,024 GB/s/device inside an instance, 256 between the four (both halved, per direction): x and y
+    256 GB/s each, the inter-instance ring 128. A 16-chip TP group inside one instance gets the same 512 GB/s as on
+    a trn2.48xlarge (it had 427: the chip's mean 640 split over three dimensions), data parallelism across the four
+    instances 128 (it had the chip's whole 640)."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    hw = hardware(catalog)
+    ultra, trn2 = (topology_of(hw.system(s)) for s in ("trn2-ultraserver", "trn2.48xlarge"))
+    assert ultra.up_dim_bandwidth == (64e9, 64e9, 32e9) and ultra.up_bandwidth == 160e9  # per rank, 4 a chip
+
+    def per_chip(size: int, stride: int, topo: Topology) -> float:
+        return float(coll.group(size, stride, topo).bw_in) * 4 / topo.up_efficiency
+
+    assert per_chip(64, 1, ultra) == pytest.approx(512e9) == per_chip(64, 1, trn2)
+    assert per_chip(16, 1, ultra) == pytest.approx(256e9)
+    assert per_chip(4, 64, ultra) == pytest.approx(128e9)
+    assert per_chip(256, 1, ultra) == pytest.approx(640e9)
+    # TPU ICI links are alike in every dimension: an even split, as before
+    assert topology_of(hw.system("tpu-v5p-pod")).up_dim_bandwidth == ()

@@ -296,9 +296,10 @@ def test_lifecycle_marks_prices_that_are_estimates(catalog: Catalog) -> None:
 
 def test_an_instance_type_is_a_rentable_unit_that_runs_its_replicas(catalog: Catalog) -> None:
     """An instance type is the smallest unit its provider rents that holds a replica, running as many as fit:
-    Llama-3.1-8B in fp8 on Inferentia2 (1-, 6- and 12-chip instances), Trainium2 (1- and 16-chip ones) and TPU v5e
-    (1-, 4-, 8-chip slices ...). A TP4 Inferentia2 replica takes 2 chips, so its type is an inf2.24xlarge running
-    three; a Trainium2 replica smaller than a chip had been a type of 0 chips, and a TP2 v5e one a 2-chip slice."""
+    Llama-3.1-8B in int8 (TPU v5e has no FP8) on Inferentia2 (1-, 6- and 12-chip instances), Trainium2 (1- and
+    16-chip ones) and TPU v5e (1-, 4-, 8-chip slices ...). A TP4 Inferentia2 replica takes 2 chips, so its type is
+    an inf2.24xlarge running three; a Trainium2 replica smaller than a chip had been a type of 0 chips, and a TP2
+    v5e one a 2-chip slice."""
     from chipwise.economics.pricing import price_per_chip_hour
     from chipwise.hardware import hardware
     from chipwise.planner import fleet as fleet_mod
@@ -310,7 +311,7 @@ def test_an_instance_type_is_a_rentable_unit_that_runs_its_replicas(catalog: Cat
         system = hardware(catalog).system(chip)
         quote = price_per_chip_hour(catalog, system)
         assert quote is not None
-        types = fleet_mod._types_for(catalog, model, system, buckets, SLO, "fp8")
+        types = fleet_mod._types_for(catalog, model, system, buckets, SLO, "int8")
         assert types and any(t.replicas > 1 for t in types)
         for t in types:
             ranks = t.plan.tp * t.plan.pp / system.chip.cores_per_chip  # chips one replica takes
@@ -426,3 +427,14 @@ def test_lifecycle_serving_energy_is_the_serving_predictions(catalog: Catalog) -
         assert p["energy_j_per_hour"] / 3600 == pytest.approx(power.mixed_w(p["busy_share"]) * p["pue"] * chips)
         co2_h = p["co2e_kg_per_mtok"] * p["cost_usd_per_hour"] / p["cost_usd_per_mtok"]
         assert s["co2e_kg_per_hour"] / s["energy_j_per_hour"] == pytest.approx(co2_h / p["energy_j_per_hour"])
+
+
+def test_a_fleet_of_chips_whose_engine_cannot_run_the_precision_says_why() -> None:
+    """fp8 on an A100 under TensorRT-LLM is refused (no FP8 units, no bf16 kernels for it): a fleet of A100s alone
+    has no type, and the error names the reason rather than blaming the SLO alone."""
+    import chipwise.api as cw
+    from chipwise.errors import InfeasibleError
+
+    with pytest.raises(InfeasibleError, match=r"trtllm cannot run fp8 weights .* on a100") as err:
+        cw.plan_fleet("llama-3.1-8b", str(EXAMPLE), "ttft_p99=2s,tpot_p99=50ms", hardware="a100", precision="fp8")
+    assert "change the precision" in str(err.value)

@@ -689,6 +689,28 @@ def test_a_checked_option_is_a_scenario_predict_runs_as_checked(catalog: Catalog
         assert again["cost_usd_per_mtok"] == pytest.approx(checked["cost_usd_per_mtok"], rel=1e-12)
 
 
+def test_an_attention_dp_winner_on_vllm_is_a_scenario_predict_takes(catalog: Catalog) -> None:
+    """Qwen3-30B-A3B at 20 req/s on MI300X answers a vLLM attention-DP replica; its scenario carries no
+    adp_balance (TensorRT-LLM's knob, which predict refuses for vLLM: the written file had failed with exit 2) and
+    predicting it gives the check's latencies."""
+    import json
+
+    from chipwise.planner.serving import predict_serving
+    from chipwise.workload.scenario import load_scenario
+
+    report = plan_serving(
+        catalog, "qwen3-30b-a3b", ["mi300x"], Load("rate", rate=20.0), 2048, 512, {"ttft_p99": 1.0, "tpot_p99": 0.03},
+        disaggregated=False, verify=1,
+    )  # fmt: skip
+    checked = report["verified"][0]
+    scenario = checked["scenario"]
+    assert checked["engine"] == "vllm" and scenario["plan"]["attention_dp"] is True
+    assert "adp_balance" not in scenario["plan"]
+    again = predict_serving(catalog, load_scenario(json.dumps(scenario)))
+    assert again["ttft_s"]["p99"] == pytest.approx(checked["ttft_s"]["p99"], rel=1e-9)
+    assert again["tpot_s"]["p99"] == pytest.approx(checked["tpot_s"]["p99"], rel=1e-9)
+
+
 def test_the_cheapest_fitted_option_is_simulated_beside_one_on_engine_defaults(catalog: Catalog) -> None:
     """Llama-3.1-8B at 4 req/s over trn2, inf2 and TPU v5e: the cheapest option runs on TPU engine defaults, and the
     cheapest on fitted figures is checked in simulation too (the verdict had named an inf2 -> trn2 split from the

@@ -123,3 +123,16 @@ def test_what_a_plan_leaves_to_the_search(catalog: Catalog) -> None:
     assert left_to_search({**complete, "pp": 1, "dp": 8, "vpp": None}, dense) == []  # one stage: vpp 1
     assert left_to_search(complete, moe) == ["ep"]
     assert left_to_search({**complete, "zero": 3}, dense) == ["hsdp"]
+
+
+@pytest.mark.parametrize("plan", [{"zero": 1, "hsdp": True}, {"tp": 8, "pp": 1, "dp": 128, "zero": 2, "hsdp": True}])
+def test_hsdp_below_zero_3_is_refused_by_name(catalog: Catalog, plan: dict[str, Any]) -> None:
+    """{zero: 1, hsdp: true} had found 'no valid parallel plan ... with {'zero': 1, 'hsdp': True}', pointing at the
+    chip count and the batch; hybrid sharding is a ZeRO-3 layout."""
+    with pytest.raises(ChipwiseError) as exc:
+        _search(catalog, "llama-3.1-70b", 1024, plan)
+    assert str(exc.value) == (
+        "invalid plan: hsdp needs zero 3 (hybrid FSDP shards ZeRO-3's state within the scale-up domain), got "
+        f"zero {plan['zero']}. Fix: set zero to 3 or hsdp to false."
+    )
+    assert _search(catalog, "llama-3.1-8b", 64, {"hsdp": True}).result.plans.zero.min() == 3  # zero left open

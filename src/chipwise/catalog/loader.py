@@ -164,8 +164,11 @@ def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[s
                 raise ChipwiseError(
                     f"{origin}: 'prices' must be a list of price entries. Fix: see docs/catalog-format.md."
                 )
-            start = len(merged.setdefault("prices", []))
-            merged["prices"].extend(copy.deepcopy(body))
+            prices = merged.setdefault("prices", [])
+            if origin != BUILTIN:
+                _drop_overridden(prices, origins, body)
+            start = len(prices)
+            prices.extend(copy.deepcopy(body))
             for i in range(len(body)):
                 origins[f"prices.{start + i}"] = origin
             continue
@@ -179,6 +182,40 @@ def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[s
             else:
                 target[key] = copy.deepcopy(value)
             origins[f"{section}.{key}"] = origin
+
+
+#: what makes two prices the same offer: a user file's price replaces the built-in ones of its offer
+PRICE_KEY: tuple[str, ...] = ("system", "chip", "provider", "region", "mode")
+
+
+def _price_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(entry.get(f) or "") for f in PRICE_KEY)
+
+
+def _price_date(entry: Mapping[str, Any]) -> str:
+    return "" if entry.get("date") is None else str(entry["date"])
+
+
+def _drop_overridden(prices: list[Any], origins: dict[str, str], body: Sequence[Any]) -> None:
+    """Take out the built-in prices a user file's prices (`body`) override: those of the same offer (PRICE_KEY) not
+    older than the file's oldest price of it (all of them where that has no date). The newest price wins
+    (economics.pricing), so a negotiated rate dated before the catalog's list price, or undated, had lost to it in
+    silence. The older ones stay as its history: a commitment listed against an earlier on-demand rate is carried to
+    the user's (pricing._rescaled). Built-in entries are those without an origin (user files' are `prices.INDEX`)."""
+    since: dict[tuple[str, ...], str] = {}
+    for entry in body:
+        if isinstance(entry, dict):
+            key = _price_key(entry)
+            since[key] = min(since.get(key, _price_date(entry)), _price_date(entry))
+    kept = []
+    for i, entry in enumerate(prices):
+        origin = origins.pop(f"prices.{i}", None)
+        key = _price_key(entry) if isinstance(entry, dict) else ()
+        if origin is None and key in since and _price_date(entry) >= since[key]:
+            continue
+        kept.append((entry, origin))
+    prices[:] = [entry for entry, _ in kept]
+    origins.update({f"prices.{i}": origin for i, (_, origin) in enumerate(kept) if origin is not None})
 
 
 #: what each mapping section maps, and an example of its form, for the message about a section of another shape
@@ -273,6 +310,7 @@ def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str
                 _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
     _check_trees(raw, trees, origins)
     _check_entry_ranges({"chips": chips, "systems": systems}, origins)
+    _check_names({"chips": chips, "systems": systems}, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
@@ -380,6 +418,36 @@ def _check_entry_ranges(sections: Mapping[str, Mapping[str, Any]], origins: Mapp
                 if problem:
                     origin = origins.get(f"{section}.{key}", BUILTIN)
                     raise ChipwiseError(f"{origin}: {problem}. Fix: give a value in that range.")
+
+
+def _check_names(sections: Mapping[str, Mapping[str, ChipEntry | SystemEntry]], origins: Mapping[str, str]) -> None:
+    """Every chip and system id and alias names one entry (hardware.Hardware looks them up in one space, in any
+    case): a user file's alias that was another entry's name had been taken in silence, either dead (the first
+    claim won) or taking that name over ('p5' as a new chip's alias had run a p5 scenario on that chip). A file
+    that re-declares an entry under its own id overrides it (one entry, one claim). The built-in entries claim
+    their names first, so the line blames the user file's entry."""
+    entries = [(section, key, entry) for section, body in sections.items() for key, entry in body.items()]
+    entries.sort(key=lambda e: origins.get(f"{e[0]}.{e[1]}", BUILTIN) != BUILTIN)  # stable: built-in first
+    owner: dict[str, tuple[str, str]] = {}
+    for section, key, entry in entries:
+        for name in (key, *entry.aliases):
+            held = owner.setdefault(name.lower(), (section, key))
+            if held == (section, key):
+                continue
+            other_section, other = held
+            what = "id" if name == key else "alias"
+            theirs = "id" if name.lower() == other.lower() else "alias"
+            fix = (
+                f"give {ENTRY_KIND[section]} '{key}' another id"
+                if what == "id"
+                else f"drop '{name}' from {key}'s aliases or rename it"
+            )
+            raise ChipwiseError(
+                f"{origins.get(f'{section}.{key}', BUILTIN)}: {section}.{key}: {what} '{name}' is already the "
+                f"{theirs} of {ENTRY_KIND[other_section]} '{other}' "
+                f"({origins.get(f'{other_section}.{other}', BUILTIN)}). Fix: {fix}; to change {other} itself, give "
+                f"its figures under {other_section}.{other} (docs/catalog-format.md)."
+            )
 
 
 def _tree_figures(node: Any, prefix: str = "") -> list[tuple[str, Figure]]:
@@ -673,8 +741,8 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
             )
         if unit not in ("", "USD/h"):
             raise ChipwiseError(f"--set {lhs}: a price is in USD/h. Fix: give the hourly price, e.g. {lhs}=2.5.")
-        raw.setdefault("prices", []).insert(
-            0,
+        prices = raw.setdefault("prices", [])
+        prices.append(
             {
                 ("chip" if section == "chips" else "system"): key,
                 "provider": "user",  # economics.pricing.USER_PROVIDER: wins over the catalog's prices
@@ -685,7 +753,7 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
                 "region": "",
             },
         )
-        origins["prices.0"] = "--set"
+        origins[f"prices.{len(prices) - 1}"] = "--set"  # appended: the files' prices keep their indices
         return f"{section}.{key}.price.{mode}"
     assert ref is not None  # _resolve_target returns a field the entry takes
     if isinstance(ref.get("value"), str) or ref.get("unit") == "":

@@ -157,6 +157,10 @@ class ScaleUpEntry(_Strict):
     dims: list[int] = Field(default_factory=list)
     fabric: str = ""
     bandwidth: Figure | None = None
+    #: torus only: per chip per direction along each of `dims`, where the dimensions' links differ (a Trn2
+    #: UltraServer's inter-instance ring is slower than its in-instance links); the total is their sum unless
+    #: `bandwidth` is given too (then they give its split); absent: the total split evenly
+    dim_bandwidth: list[Figure] = Field(default_factory=list)
     latency: Figure | None = None
     note: str = ""
 
@@ -170,6 +174,14 @@ class ScaleUpEntry(_Strict):
                 prod *= d
             if prod != self.size:
                 raise ValueError(f"torus dims {self.dims} multiply to {prod}, not the domain size {self.size}")
+        if self.dim_bandwidth:
+            if self.kind != "torus" or len(self.dim_bandwidth) != len(self.dims):
+                raise ValueError(
+                    f"dim_bandwidth gives {len(self.dim_bandwidth)} figures; it needs a torus and one per dimension of "
+                    f"dims {self.dims}"
+                )
+            for fig in self.dim_bandwidth:
+                expect_quantity(fig, "bandwidth", "scaleup.dim_bandwidth", positive=True)
         return self
 
 

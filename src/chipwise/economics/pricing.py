@@ -432,6 +432,11 @@ def _by_mode_ratio(catalog: Catalog, base: PriceQuote, mode: str, basis: str) ->
     )
 
 
+def no_unit_price(chip: str) -> str:
+    """Why an owned fleet of `chip` has no cost, with the fix (one clause, for a '-' in a table's note)."""
+    return f"no unit price for {chip} in the catalog: owned cost unknown (give one: --set {chip}.unit_price=USD)"
+
+
 def price_gap(
     catalog: Catalog,
     system: System,
@@ -445,8 +450,11 @@ def price_gap(
     lookup = pinned or provider
     chip = system.chip.id
     sellers = MODE_SELLERS.get(mode)
+    # the prices a quote in `mode` may come from: the mode's own, or the on-demand rate it is derived from (once, on
+    # demand: it had read 'no lambda on-demand or on-demand price')
+    wanted = mode if mode == "on-demand" else f"{mode} or on-demand"
     if mode == "owned":
-        return f"no unit price for {chip} in the catalog: owned cost unknown (give one: --set {chip}.unit_price=USD)"
+        return no_unit_price(chip)
     if sellers is not None and lookup is not None and lookup not in sellers:
         return f"{mode} is sold by {', '.join(sellers)} only, not by {lookup}"
     priced = _stand_in(catalog, system, lookup)
@@ -454,7 +462,7 @@ def price_gap(
     if base is None and pinned is not None:
         return f"{managed} runs on {pinned} instances and the catalog has no {pinned} price for {chip}"
     if base is None:
-        return f"the catalog has no {lookup + ' ' if lookup else ''}{mode} or on-demand price for {chip}"
+        return f"the catalog has no {lookup + ' ' if lookup else ''}{wanted} price for {chip}"
     if sellers is not None and base.provider not in sellers:
         return (
             f"{mode} is sold by {', '.join(sellers)} only, and the catalog has no {', '.join(sellers)} price for {chip}"
@@ -462,7 +470,7 @@ def price_gap(
     seller = _seller(catalog, priced, lookup)
     if seller is not None and base.provider != seller:
         return (
-            f"the catalog has no {seller} {mode} or on-demand price for {priced.id}; a {mode} price is not derived "
+            f"the catalog has no {seller} {wanted} price for {priced.id}; a {mode} price is not derived "
             f"from another provider's ({base.provider}) on-demand rate"
         )
     return f"the catalog has no {mode} price for {priced.id}"

@@ -32,7 +32,14 @@ from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, check_fraction, per_scaleout_port, power_model
-from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_gap, price_per_chip_hour
+from chipwise.economics.pricing import (
+    MODES,
+    check_mode,
+    latest_quotes,
+    no_unit_price,
+    price_gap,
+    price_per_chip_hour,
+)
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 
@@ -261,7 +268,7 @@ def owned_gap(system: System) -> str | None:
     chip = system.chip.id
     if system.chip.unit_price is not None:
         return None
-    return f"no unit price for {chip} in the catalog: owned cost unknown (give one: --set {chip}.unit_price=USD)"
+    return no_unit_price(chip)
 
 
 def _provenance(ref: Any) -> dict[str, Any]:

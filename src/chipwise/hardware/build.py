@@ -230,13 +230,17 @@ class Hardware:
         fabric_id = up.fabric or entry.scaleout.fabric
         up_fabric = self.fabric(fabric_id)
         bandwidth = chip.scaleup_bandwidth
-        if up.bandwidth is not None:
+        dim_bandwidth = tuple(fig.si for fig in up.dim_bandwidth)
+        if up.bandwidth is not None:  # with dim_bandwidth too, those give only its split (a --set what-if)
             bandwidth = up.bandwidth.si
             prov["scaleup.bandwidth"] = ref(up.bandwidth)
+        elif dim_bandwidth:
+            bandwidth = sum(dim_bandwidth)
+            prov["scaleup.bandwidth"] = _dims_total(up.dim_bandwidth)
         if up.latency is not None:
             up_fabric = _with_latency(up_fabric, up.latency.si)
             prov["scaleup.latency"] = ref(up.latency)
-        domain = ScaleUpDomain(kind=up.kind, size=up.size, dims=tuple(up.dims), bandwidth=bandwidth, fabric=up_fabric)
+        domain = ScaleUpDomain(up.kind, up.size, tuple(up.dims), bandwidth, up_fabric, dim_bandwidth)
         out_fabric = self.fabric(entry.scaleout.fabric)
         prov["scaleout.bandwidth"] = ref(entry.scaleout.bandwidth)
         if entry.power is not None:
@@ -284,6 +288,14 @@ class Hardware:
 
 #: Host share of a server's power when a system has no power figure: DGX H100 draws 10.2 kW for 8 x 700 W GPUs.
 HOST_POWER_FACTOR = 10.2e3 / (8 * 700.0)
+
+
+def _dims_total(figs: list[Figure]) -> FigureRef:
+    """A torus's scale-up bandwidth per chip as the sum of its per-dimension figures, with their sources."""
+    sources = tuple(dict.fromkeys(s for fig in figs for s in fig.source))
+    parts = " + ".join(f"{fig.si / 1e9:g}" for fig in figs)
+    total = sum(fig.si for fig in figs) / 1e9
+    return FigureRef(total, "GB/s", "estimate", sources, derivation=f"sum of scaleup.dim_bandwidth: {parts} GB/s")
 
 
 def _with_latency(fabric: Fabric, latency: float) -> Fabric:

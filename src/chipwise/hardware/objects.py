@@ -182,6 +182,9 @@ class ScaleUpDomain:
     dims: tuple[int, ...]
     bandwidth: float
     fabric: Fabric
+    #: a torus's bandwidth along each of dims where they differ, as the catalog gives them (their proportions split
+    #: `bandwidth`); empty: an even split
+    dim_bandwidth: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)

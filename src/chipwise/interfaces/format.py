@@ -264,12 +264,18 @@ RENTED_NOTE = (
 
 
 def estimate_note(chips: Sequence[str], key: str, pricing: str = "") -> str:
-    """The footnote to the § mark: no offer for these chips, priced by a catalog estimate (`key` of --json); for
-    an owned fleet, a cost built on estimated inputs (a chip price or datacenter figures no source publishes)."""
+    """The footnote to the § mark: these chips' price is an estimate (`key` of --json says how) standing in for a
+    published price of their system's provider in the mode (`pricing`, '' for any rental mode): a catalog estimate
+    (Trn2 has no on-demand SKU), on-demand x the mode's ratio (the catalog lists GCP's H100 spot price, not AWS's
+    for p5: it had read 'no rental offer in the catalog'), a commitment carried to today's rate, a `--set` price.
+    For an owned fleet, a cost built on estimated inputs (a chip price or datacenter figures no source publishes)."""
     names = ", ".join(dict.fromkeys(chips))
     if pricing == "owned":
         return f"§ the owned cost of {names} rests on estimated inputs ('chipwise tco CHIP' lists each with its source)"
-    return f"§ no rental offer in the catalog for {names}: priced by an estimate (--json: {key} gives its derivation)"
+    return (
+        f"§ {names}: priced by an estimate, not a published {pricing or 'rental'} price of the system's provider "
+        f"(--json: {key} gives its derivation)"
+    )
 
 
 def _fitted_alternative(report: Mapping[str, Any]) -> str:

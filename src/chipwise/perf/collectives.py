@@ -12,10 +12,12 @@ Costs for a buffer of S bytes per rank (ring algorithms; Thakur, Rabenseifner & 
     all-to-all      (n-1)/n * S / B + (n-1) alpha          (S = bytes a rank sends, itself included)
 Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. For large
 n_out the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees there.
-On a torus, a group spanning d of the D dimensions drives only d/D of the chip's links. On a full mesh (direct
-links from each chip to each of the domain's N - 1 others, no switch: AMD's Infinity Fabric, Gaudi's RoCE ports)
-a group of m chips drives only the links to its own members, (m - 1) / (N - 1) of the chip's bandwidth: two
-MI300X share one 64 GB/s link of seven.
+On a torus, a group spanning d of the D dimensions (from the lowest its members differ in to the highest) drives
+only d/D of the chip's links, or those dimensions' own bandwidths where the catalog gives them (a Trn2
+UltraServer's inter-instance ring is a quarter of its in-instance links). On a full mesh (direct links from each
+chip to each of the domain's N - 1 others, no switch: AMD's Infinity Fabric, Gaudi's RoCE ports) a group of m chips
+drives only the links to its own members, (m - 1) / (N - 1) of the chip's bandwidth: two MI300X share one 64 GB/s
+link of seven.
 """
 
 from __future__ import annotations
@@ -78,9 +80,18 @@ def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -
     dims = np.asarray(topo.up_dims, dtype=np.int64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
-    chips = _member_chips(n_in, stride, max(1, topo.domain_ranks // int(np.prod(dims))))
-    spanned = np.searchsorted(np.cumprod(dims), chips, side="left") + 1
-    return np.asarray(np.minimum(spanned, dims.size) / dims.size, dtype=np.float64)
+    cores = max(1, topo.domain_ranks // int(np.prod(dims)))
+    chips = _member_chips(n_in, stride, cores)
+    top = np.minimum(np.searchsorted(np.cumprod(dims), chips, side="left"), dims.size - 1)
+    # members a whole number of lower-dimension blocks apart use none of those dimensions' links: data parallelism
+    # across the four instances of a Trn2 UltraServer (stride 16 chips) rides the inter-instance ring alone
+    block = cores * np.cumprod(dims)[:-1]  # ranks in one block of dimensions 0..k, k < D - 1
+    low = np.sum(np.remainder(np.asarray(stride, dtype=np.int64)[..., None], block) == 0, axis=-1)
+    # each dimension's share of the chip's links: its own bandwidth where the catalog gives one, else an even split
+    share = np.asarray(topo.up_dim_bandwidth, dtype=np.float64) if topo.up_dim_bandwidth else np.ones(dims.size)
+    cum = np.concatenate(([0.0], np.cumsum(share / share.sum())))
+    spanned = cum[np.maximum(top, low) + 1] - cum[low]
+    return np.asarray(spanned * np.ones(np.shape(n_in)), dtype=np.float64)
 
 
 def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:

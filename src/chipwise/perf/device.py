@@ -52,6 +52,8 @@ class Topology:
     out_latency: float
     out_efficiency: float
     out_tiers: tuple[tuple[int, float], ...] = ()
+    #: torus: bandwidth along each of up_dims, whose proportions split up_bandwidth (empty: an even split)
+    up_dim_bandwidth: tuple[float, ...] = ()
 
 
 def device_of(system: System) -> Device:
@@ -119,6 +121,7 @@ def topology_of(system: System) -> Topology:
         out_latency=out.latency_s,
         out_efficiency=out.bus_efficiency,
         out_tiers=_crossing_thresholds(out.tiers, system.chips, cores),
+        up_dim_bandwidth=tuple(b / cores for b in up.dim_bandwidth),
     )
 
 

@@ -148,7 +148,7 @@ def _finite(v: Any) -> bool:
 
 
 def _x(v: float) -> str:
-    return f"{v:.2f}x"
+    return f"{v:.2f}x" if math.isfinite(v) else "-"
 
 
 def _pct(v: float) -> str:
@@ -206,9 +206,32 @@ def _tdp_for(tdp_w: float, ratio: float, target: float) -> float:
     return tdp_w * ratio / target if math.isfinite(ratio) else math.nan
 
 
+def _per_working_chip(a: dict[str, Any] | str, b: dict[str, Any] | str) -> float:
+    """Tokens/s per chip the plan keeps busy, `a` over `b` (a plan can leave some of the fleet's chips idle: its data
+    parallelism must divide the batch)."""
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return math.nan
+    return float((a["tokens_per_s"] / a["chips_used"]) / (b["tokens_per_s"] / b["chips_used"]))
+
+
+def _busy(runs: list[tuple[str, dict[str, Any] | str]]) -> str:
+    """'the plans keep 128 of 144 Trn3 chips busy (...)' for the runs whose plan leaves chips idle, or ''."""
+    idle = [(n, r) for n, r in runs if isinstance(r, dict) and r["chips_used"] < r["chips"]]
+    if not idle:
+        return ""
+    kept = ", ".join(f"{r['chips_used']:,} of {r['chips']:,} {n}" for n, r in idle)
+    batch = idle[0][1]["global_batch"]
+    return (
+        f"the plans keep {kept} chips busy (data parallelism divides the {batch:,}-sequence batch; the rest are "
+        "paid for and idle)"
+    )
+
+
 def _claim1(runs: _Runs) -> Claim:
     trn3, trn2 = runs.system("trn3-ultraserver"), runs.system("trn2-ultraserver")
     n3, n2 = trn3.chips, trn2.chips
+    chip_fp8 = trn3.chip.flops["fp8"] / trn2.chip.flops["fp8"]
+    chip_bf16 = trn3.chip.flops["bf16"] / trn2.chip.flops["bf16"]
     peak3 = n3 * trn3.chip.flops["fp8"]
     peak2 = n2 * trn2.chip.flops["fp8"]
     peak_ratio = peak3 / peak2
@@ -224,7 +247,13 @@ def _claim1(runs: _Runs) -> Claim:
         eff = r3["tokens_per_joule"] / r2["tokens_per_joule"]
     else:
         speed = per_chip = eff = math.nan
-    bf_speed = b3["tokens_per_s"] / b2["tokens_per_s"] if isinstance(b3, dict) and isinstance(b2, dict) else math.nan
+    if isinstance(b3, dict) and isinstance(b2, dict):
+        bf_speed = b3["tokens_per_s"] / b2["tokens_per_s"]
+        bf_per_chip = b3["tokens_per_s_per_chip"] / b2["tokens_per_s_per_chip"]
+    else:
+        bf_speed = bf_per_chip = math.nan
+    working, bf_working = _per_working_chip(r3, r2), _per_working_chip(b3, b2)
+    busy = _busy([("Trn3", r3), ("Trn2", r2)])
     checks.append(
         Check(
             "1a",
@@ -233,8 +262,10 @@ def _claim1(runs: _Runs) -> Claim:
             f"{n2} x {trn2.chip.flops['fp8'] / 1e15:.3f} PF = {peak2 / 1e15:.1f} PF: {_x(peak_ratio)}; "
             f"Llama-3.1-70B FP8 training throughput, one UltraServer each: {_x(speed)} (BF16: {_x(bf_speed)})",
             HOLDS if peak_ratio >= 4.35 and speed >= 4.0 else (PEAK_ONLY if peak_ratio >= 4.35 else NOT_ON_WORKLOAD),
-            "the 4.4x is the FP8 peak ratio (2,517 vs 1,299 TFLOP/s dense per chip, 144 vs 64 chips); BF16 peak "
-            f"per UltraServer is only {n3 * trn3.chip.flops['bf16'] / (n2 * trn2.chip.flops['bf16']):.2f}x",
+            f"the FP8 peak ratio is {_x(peak_ratio)} ({trn3.chip.flops['fp8'] / 1e12:,.0f} vs "
+            f"{trn2.chip.flops['fp8'] / 1e12:,.0f} TFLOP/s dense per chip, {n3} vs {n2} chips)"
+            + (", the 4.4x claimed" if peak_ratio >= 4.35 else ", short of the 4.4x claimed")
+            + f"; BF16 peak per UltraServer is {_x(n3 * trn3.chip.flops['bf16'] / (n2 * trn2.chip.flops['bf16']))}",
             {"peak_fp8_ratio": peak_ratio, "fp8_throughput_ratio": speed, "bf16_throughput_ratio": bf_speed},
         )
     )
@@ -243,9 +274,12 @@ def _claim1(runs: _Runs) -> Claim:
             "1b",
             "more than 4x faster than a Trn2 UltraServer",
             f"Llama-3.1-70B FP8 training on one UltraServer each: {_x(speed)} the tokens/s",
-            HOLDS if speed > 4.0 else PEAK_ONLY,
-            f"faster per UltraServer mostly because it holds 2.25x the chips; per chip the FP8 ratio is {_x(per_chip)}",
-            {"throughput_ratio": speed, "per_chip_ratio": per_chip},
+            # a speed claim the workload does not bear out holds only at peak specs where the peak ratio bears it out
+            HOLDS if speed > 4.0 else (PEAK_ONLY if peak_ratio > 4.0 else NOT_ON_WORKLOAD),
+            f"{_x(speed)} = {_x(n3 / n2)} the chips ({n3} vs {n2}) x {_x(per_chip)} the tokens/s per chip"
+            + (f"; {busy}: {_x(working)} per working chip" if busy else "")
+            + f"; the FP8 peak ratio is {_x(peak_ratio)}",
+            {"throughput_ratio": speed, "per_chip_ratio": per_chip, "per_working_chip_ratio": working},
         )
     )
     cap = n3 * trn3.chip.hbm_capacity / (n2 * trn2.chip.hbm_capacity)
@@ -304,15 +338,15 @@ def _claim1(runs: _Runs) -> Claim:
         Check(
             "1f",
             "40% higher performance (other coverage)",
-            f"per chip, Llama-3.1-70B training: FP8 {_x(per_chip)}, BF16 "
-            + (
-                _x(b3["tokens_per_s_per_chip"] / b2["tokens_per_s_per_chip"])
-                if isinstance(b3, dict) and isinstance(b2, dict)
-                else "-"
-            ),
+            f"per chip of each UltraServer, Llama-3.1-70B training: FP8 {_x(per_chip)}, BF16 {_x(bf_per_chip)}; "
+            f"per working chip: FP8 {_x(working)}, BF16 {_x(bf_working)}",
             HOLDS if per_chip >= 1.4 else NOT_ON_WORKLOAD,
-            "per-chip peak FP8 is 1.94x and BF16 1.01x: the gain comes with FP8",
-            {"per_chip_fp8_ratio": per_chip},
+            "decided per chip of each UltraServer, the workload's fleet (a chip the plan leaves idle is paid for all "
+            "the same)"
+            + (f"; {busy}" if busy else "")
+            + f"; per-chip peak FP8 is {_x(chip_fp8)} and BF16 {_x(chip_bf16)}"
+            + (": the gain comes with FP8" if chip_fp8 > chip_bf16 else ""),
+            {"per_chip_fp8_ratio": per_chip, "per_working_chip_fp8_ratio": working},
         )
     )
     return Claim(
@@ -372,6 +406,16 @@ def _claim2(runs: _Runs) -> Claim:
     )
 
 
+def _parallelism(plan: dict[str, Any], system: System) -> str:
+    """'TP8 x PP14 x DP2048 x CP16 (4 ranks a chip)': every dimension the plan uses, so that the product
+    is the ranks it runs on."""
+    dims = " x ".join(
+        f"{k.upper()}{plan[k]}" for k in ("tp", "pp", "dp", "cp", "ep") if k in ("tp", "dp") or plan[k] != 1
+    )
+    cores = system.chip.cores_per_chip
+    return dims + (f" ({cores} ranks a chip)" if cores > 1 else "")
+
+
 def _million_chips(runs: _Runs) -> Check:
     chips = 1_000_000
     system = runs.system("trn3-ultraserver")
@@ -388,9 +432,11 @@ def _million_chips(runs: _Runs) -> Check:
             time_to_train_s=r["time_to_train_s"],
         )
         run = (
-            f"Llama-3.1-405B FP8 on 15T tokens: plan {r['plan']['tp']}-way TP x {r['plan']['dp']} DP, ideal "
-            f"{r['time_to_train_s'] / 3600:,.1f} h; goodput {_pct(rel['goodput_checkpoint'])} with "
-            f"checkpoint-restart, {_pct(rel['goodput_in_memory'])} with in-memory recovery"
+            f"Llama-3.1-405B FP8 on 15T tokens: plan {_parallelism(r['plan'], system)} on {r['chips_used']:,} of "
+            f"the {chips:,} chips, a {r['global_batch_tokens'] / 1e9:,.2f}B-token batch ({r['global_batch']:,} "
+            f"sequences) a step, ideal {r['time_to_train_s'] / 3600:,.1f} h; goodput "
+            f"{_pct(rel['goodput_checkpoint'])} with checkpoint-restart, {_pct(rel['goodput_in_memory'])} with "
+            "in-memory recovery"
         )
     else:
         run = f"no plan for Llama-3.1-405B at this size ({r.split('. Fix')[0]})"
@@ -408,19 +454,24 @@ def _million_chips(runs: _Runs) -> Check:
 
 # ----------------------------------------------------------------------------------------------------- claim 3
 GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
+#: the claim 5c checks: "an H100 rents for $2.10-5.00 per GPU-hour"
+H100_RENT_USD_PER_HOUR = (2.10, 5.00)
 
 
-def _trn3_price_note(quote: Any, price: Any) -> str:
-    """Where Trn3's price came from: the catalog's estimate (no price published: Trn2's capacity-block price
-    scaled by FP8 peak), or a price the user set (--set trn3.price=..., which the note had still called the
-    estimate)."""
-    if isinstance(quote, dict) and quote.get("provider") == USER_PROVIDER:
+def _price_origin(catalog: Catalog, quote: Any, price: Any) -> str:
+    """Where Trn3's price came from, from the quote's own provenance: set on the command line, an estimate with the
+    catalog's derivation, or a listed price with its source (a user's file can give one)."""
+    if not isinstance(quote, dict):
+        return "Trn3 has no price"
+    if quote.get("provider") == USER_PROVIDER:
         return f"Trn3's price is the one set on the command line (${price:,.3f} a chip-hour)"
-    status = quote.get("status", "?") if isinstance(quote, dict) else "?"
-    return (
-        f"Trn3's price is a chipwise estimate [{status}]: no Trn3 price has been published (Trn2's capacity-block "
-        "price scaled by FP8 peak)"
-    )
+    head = f"Trn3's price (${price:,.2f} a chip-hour) is"
+    if _estimated(quote):
+        derivation = str(quote.get("derivation") or "no derivation given").rstrip(".")
+        return f"{head} a chipwise estimate [{quote.get('status')}]: {derivation}"
+    cited = "; ".join(catalog.source_text(k) for k in quote.get("source", [])) or "no source given"
+    listed = f"{quote.get('provider')} {quote.get('region')}'s of {quote.get('date')}"
+    return f"{head} {listed} [{quote.get('status')}] ({cited})"
 
 
 def _claim3(runs: _Runs) -> Claim:
@@ -471,7 +522,7 @@ def _claim3(runs: _Runs) -> Claim:
                 ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD),
                 (f"{_leans(holds)}: " if estimated else "")
                 + f"largest saving vs {best_gpu} ({_pct(best)}){needed}; "
-                + _trn3_price_note(quote, price),
+                + _price_origin(runs.catalog, quote, price),
                 {"saving_vs": rows},
             ),
             owned,
@@ -490,15 +541,28 @@ def _owned_saving(runs: _Runs, model: str, chips: int, tokens: float) -> Check:
     text = "; ".join(f"{_saving(v)} vs {g}" for g, v in rows.items())
     best = max(rows.values()) if rows else math.nan
     holds = best >= 0.495
-    estimated = _figure_estimated(runs.system("trn3-ultraserver").chip.provenance.get("unit_price"))
+    chip = runs.system("trn3-ultraserver").chip
+    ref = chip.provenance.get("unit_price")
+    estimated = _figure_estimated(ref)
+    if ref is None or chip.unit_price is None:
+        origin = "Trn3 has no unit price"
+    else:
+        head = f"Trn3's unit price (${chip.unit_price:,.0f}) is"
+        if ref.derivation.startswith("set on the command line"):
+            origin = f"{head} the one set on the command line"
+        elif estimated:
+            origin = f"{head} a chipwise estimate [{ref.status}]: {ref.derivation.rstrip('.')}"
+        else:
+            origin = f"{head} [{ref.status}] ({'; '.join(runs.catalog.source_text(k) for k in ref.sources)})"
+    power = "; Trn3's power is estimated" if _figure_estimated(chip.provenance.get("tdp")) else ""
     return Check(
         "3b",
         "the same, on an owned fleet (AWS's own cost basis)",
         f"owned-fleet TCO (5-year life, colocation, US power), expected cost: Trn3 {text}",
         ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD),
-        (f"{_leans(holds)} (largest saving {_pct(best)}): " if estimated else "")
-        + "Trainium is not sold: its unit price is a sell-side equivalent-cost estimate ($10-15k), and Trainium's "
-        "power is estimated",
+        (f"{_leans(holds)} (largest saving {_pct(best)}): " if estimated else f"largest saving {_pct(best)}; ")
+        + origin
+        + power,
         {"saving_vs": rows},
     )
 
@@ -547,7 +611,8 @@ def _claim5(runs: _Runs) -> Claim:
     price = h100.chip.unit_price or math.nan
     price_ref = h100.chip.provenance.get("unit_price")
     quotes = [q for q in _latest_quotes(runs, "h100-sxm") if q.provider != USER_PROVIDER]
-    inside = [q for q in quotes if 2.10 <= q[2] <= 5.00]
+    low, high = H100_RENT_USD_PER_HOUR
+    inside = [q for q in quotes if low <= q[2] <= high]
     # the prices the runs below are charged (price_per_chip_hour: a price set on the command line, and the modes that
     # follow it, included), so that the texts and the ratios are the same figures
     trn2_cb, trn2_od = _price(runs, "trn2", "capacity-block"), _price(runs, "trn2", "on-demand")
@@ -592,8 +657,9 @@ def _claim5(runs: _Runs) -> Claim:
                 "H100: 4 PFLOP/s FP8",
                 f"dense FP8 {dense / 1e15:.2f} PF; with 2:4 sparsity {2 * dense / 1e15:.2f} PF; achieved on "
                 f"Llama-3.1-405B FP8 training {achieved / 1e15:.2f} PF",
-                PEAK_ONLY,
-                "4 PF is the 2:4-sparse peak, twice the dense 1.98 PF that dense LLM training can use",
+                HOLDS if dense >= 3.95e15 else (PEAK_ONLY if 2 * dense >= 3.95e15 else NOT_SO),
+                f"the 2:4-sparse peak is {2 * dense / 1e15:.2f} PF, twice the dense {dense / 1e15:.2f} PF that dense "
+                "LLM training can use",
                 {"dense": dense, "sparse": 2 * dense, "achieved": achieved},
             ),
             Check(
@@ -612,7 +678,16 @@ def _claim5(runs: _Runs) -> Claim:
                 + ", ".join(f"{q[0]} ${q[2]:.2f}" for q in quotes)
                 + f"; {len(inside)} of {len(quotes)} inside the range",
                 HOLDS if inside else NOT_SO,
-                "specialist clouds list $3.20-3.99 (inside); hyperscaler on-demand prices are $6.88-12.29 (above)",
+                "; ".join(
+                    f"{', '.join(q[0] for q in qs)} list ${min(q[2] for q in qs):.2f}-{max(q[2] for q in qs):.2f} "
+                    f"({where})"
+                    for where, qs in (
+                        ("below", [q for q in quotes if q[2] < low]),
+                        ("inside", inside),
+                        ("above", [q for q in quotes if q[2] > high]),
+                    )
+                    if qs
+                ),
                 {"quotes": [q[2] for q in quotes], "inside": len(inside)},
             ),
             Check(

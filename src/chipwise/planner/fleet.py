@@ -679,10 +679,18 @@ def plan_fleet(
                 "Fix: limit a chip or a system that is in --hardware."
             )
     types: list[_Type] = []
+    refused: list[str] = []  # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM)
     for s in systems:
-        types.extend(_types_for(catalog, model, s, buckets, slo, precision))
+        try:
+            types.extend(_types_for(catalog, model, s, buckets, slo, precision))
+        except ChipwiseError as exc:
+            refused.append(str(exc).split(" Fix:")[0])
     if not types:
-        raise InfeasibleError("no hardware can serve this workload within the SLO. Fix: relax the SLO or add hardware.")
+        why = f" ({'; '.join(refused)})" if refused else ""
+        raise InfeasibleError(
+            f"no hardware can serve this workload within the SLO{why}. Fix: relax the SLO, change the precision or "
+            "add hardware."
+        )
     types = _named_by_system(types)
     cap = np.stack([t.capacity for t in types])
     # a chip's limit counts every system of that chip, a system's only that system (p5.48xlarge=3 had capped the

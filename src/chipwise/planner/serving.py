@@ -39,11 +39,13 @@ from chipwise.serve.quant import (
     check_precision,
     check_weight_precision,
     default_kv_precision,
+    float8_fallback,
     matmul_precision,
 )
 from chipwise.serve.search import Estimate, prompt_share
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.sim.policies import bucket
+from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.sim.steps import prompt_chunks
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
@@ -86,7 +88,9 @@ def precisions(
     precision: str, kv_precision: str | None, eng: EngineProfile, model: ModelSpec, system: System
 ) -> tuple[str, str]:
     """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights). An
-    fp4 KV cache needs a chip that multiplies in FP4 (NVFP4 KV on Blackwell): no engine reads one on another."""
+    fp4 KV cache needs a chip that multiplies in FP4 (NVFP4 KV on Blackwell): no engine reads one on another; fp8
+    and fp4 formats on a chip without FP8 units run only where the engine has a fallback (quant.float8_fallback,
+    whose note predict_serving shows)."""
     weight = check_weight_precision(precision, model)
     kv = (
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
@@ -97,6 +101,7 @@ def precisions(
         raise ChipwiseError(
             f"an fp4 KV cache needs FP4 attention kernels, and {system.chip.id} has no FP4. Fix: use an fp8 KV cache."
         )
+    float8_fallback(eng.engine, system.chip, weight, kv)
     return weight, kv
 
 
@@ -944,13 +949,16 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         },
     }
     issued = summary["requests"]["issued"]
-    if not summary["steady_state"] and job.load.rate and not over:
-        # an open loop whose arrivals end before the first requests do: its figures are of the fill
+    offered = offered_request_rate(job)
+    if not summary["steady_state"] and offered is not None and not over:
+        # an open loop (a rate, or a trace's own times) whose arrivals end before the first requests do: its figures
+        # are of the fill (a 30-request trace read 11% above the load it offered, a two-row one 0 req/s, unflagged);
+        # more requests of a trace replay it again, a span later (serve.sim.arrivals.arrival_times)
         fill = summary["e2e_s"]["p50"]
         result["short_run"] = {
             "arrival_span_s": summary["arrival_span_s"],
             "request_latency_s": fill,
-            "requests_for_steady_state": max(issued + 1, math.ceil(STEADY_FILLS * fill * job.load.rate)),
+            "requests_for_steady_state": max(issued + 1, math.ceil(STEADY_FILLS * fill * offered)),
         }
     elif job.load.kind == "offline" and issued < 2 * (slots := batch_slots(setup)):
         # an offline run of one batch: no request waits for a slot or joins a running batch
@@ -965,6 +973,12 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         wanted = STEADY_WAVES * users
         result["short_run"] = {"users": users, "requests_for_steady_state": wanted if issued < wanted else 2 * issued}
         result["steady_state"] = False
+    fallbacks = (float8_fallback(p.setup.engine.engine, p.setup.system.chip, p.setup.plan.weight_precision,
+                                 p.setup.plan.kv_precision) for p in setup.pools)  # fmt: skip
+    if notes := list(dict.fromkeys(n for n in fallbacks if n)):  # one note per pool that falls back
+        result["precision_note"] = "; ".join(notes)
+    if (lost := dropped(summary, sim, setup)) is not None:
+        result["dropped"] = lost
     if idle and sc.chips:
         result["stated_chips"] = {"stated": sc.chips, "used": result["chips"], "reason": idle}
     caveat = _slo_caveat(result)
@@ -973,6 +987,33 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     if setup.transfer is not None:
         result["kv_transfer"] = transfer_dict(setup.transfer, job)
     return result
+
+
+def dropped(summary: Mapping[str, Any], sim: SimOutput, setup: ServingSetup) -> dict[str, Any] | None:
+    """The requests a run dropped and why (None where it dropped none). The simulated engine drops a request that
+    alone outgrows a replica's KV cache (serve.sim.replica), as an engine refuses one its cache cannot hold; the
+    lengths the replicas are sized for (LengthDist.maximum, a trace's longest) fit it, so what remains is a request
+    the steps' growth carries past it (a decode step's speculative positions). A run that finished none has no
+    figures to give: one line."""
+    count = int(summary["requests"]["dropped"])
+    if count == 0:
+        return None
+    r = sim.requests
+    lost = np.flatnonzero(r["dropped"] > 0)
+    longest = int(lost[np.argmax(r["input"][lost] + r["output"][lost])])
+    kv = min(p.setup.kv_tokens for p in setup.pools)
+    inp, out = int(r["input"][longest]), int(r["output"][longest])
+    reason = (
+        f"{count:,} of {int(summary['requests']['issued']):,} requests outgrew a replica's KV cache of {kv:,} tokens "
+        f"alone (the longest: {inp:,} input + {out:,} output tokens, with the positions each decode step adds) and "
+        "were dropped unserved"
+    )
+    if int(summary["requests"]["finished"]) == 0:
+        raise InfeasibleError(
+            f"no request finished: {reason}. Fix: raise plan.memory_fraction or tp, quantise the KV cache, or "
+            "shorten the requests."
+        )
+    return {"requests": count, "kv_cache_tokens": kv, "longest": {"input": inp, "output": out}, "reason": reason}
 
 
 def batch_slots(setup: ServingSetup) -> int:
@@ -988,6 +1029,8 @@ def _slo_caveat(result: Mapping[str, Any]) -> str | None:
         return None
     if "short_run" in result:
         return "the run is too short to judge (its figures are of the batch filling)"
+    if "dropped" in result and result["slo_met"]:
+        return f"{result['dropped']['requests']:,} requests were dropped unserved (see dropped)"
     util = result["load"].get("utilisation")
     if util is not None and util >= 1.0 and result["slo_met"]:
         return f"at {100 * util:.0f}% of capacity the queue grows for as long as the load lasts: a longer run misses it"

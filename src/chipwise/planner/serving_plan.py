@@ -870,8 +870,11 @@ def _check(
 
 def _utilisation(job: ServingJob, setup: ServingSetup) -> float | None:
     """An open loop's requests/s over what the deployment delivers with its batch always full (an offline run of
-    two batches of requests: a little under what it sustains, simulate.capacity, at a fraction of the runs; on a
-    large fleet of one pool, of CAPACITY_PROBE_MAX requests over some of its replicas)."""
+    two batches of requests, at a fraction of simulate.capacity's runs; on a large fleet of one pool, of
+    CAPACITY_PROBE_MAX requests over some of its replicas). Its fill and drain read the capacity under what
+    simulate.capacity (predict's 'sustains') measures: 6-15% under on the README example's 13 probed fleets, the
+    most for splits (its answer, 10 MI300X, at 84.8% here and 72.8% there); MAX_CHECK_LOAD was chosen on this
+    probe, so its headroom is the larger for splits."""
     offered = offered_request_rate(job)
     if offered is None:
         return None
@@ -947,8 +950,8 @@ def _scenario(
     if len(pools) == 1:
         plan = plans[0]
         sc["plan"] = {k: getattr(plan, k) for k in shape} | {"replicas": pools[0].replicas}
-        if plan.attention_dp:
-            sc["plan"]["adp_balance"] = plan.adp_balance
+        if plan.attention_dp and pools[0].setup.engine.adp_balance_timeout_iters > 0:
+            sc["plan"]["adp_balance"] = plan.adp_balance  # a knob only engines that balance take (predict refuses it)
     else:
         sc["plan"] = {"disaggregated": True} | {
             p.role: {"hardware": p.setup.system.id, "replicas": p.replicas}

@@ -232,9 +232,7 @@ def attach_economics(
         out["half_goodput_chips"] = largest_fleet_for_goodput(
             rel_inputs, chips, params, result["step_time_s"], HALF_GOODPUT, recovery
         )
-    if owned and tco is None:
-        out["price_note"] = f"no unit price for {system.chip.id} in the catalog: owned cost unknown"
-    elif not owned and quote is None:  # a '-' in the table says why: SageMaker on a TPU, a Capacity Block off AWS
+    if tco is None and quote is None:  # a '-' in the table says why: SageMaker on a TPU, no unit price to own
         out["price_note"] = price_gap(catalog, system, pricing, provider, managed, as_of)
     if seconds is not None:
         out["expected_time_to_train_s"] = out.pop("expected_time_s")

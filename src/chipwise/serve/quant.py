@@ -95,6 +95,54 @@ def layer_precisions(weight_precision: str) -> tuple[str, str]:
     return ("bf16", "mxfp4") if weight_precision == "mxfp4" else (weight_precision, weight_precision)
 
 
+#: The float weight formats each engine runs on a chip without FP8 matrix units, by chip vendor: weight-only (W8A16,
+#: W4A16: dequantised in the kernel, multiplied in 16-bit, as matmul_precision prices them). vLLM: "Turing/Ampere GPUs
+#: are supported for W8A16 (weight-only FP8) utilizing Marlin kernels" (docs.vllm.ai features/quantization/fp8), and
+#: its hardware table lists Marlin (GPTQ/AWQ/FP8/FP4) on Ampere (features/quantization); SGLang turns its FP8 Marlin
+#: kernels on by itself on SM80-SM88 (sglang python/sglang/srt/layers/quantization/fp8_utils.py
+#: can_auto_enable_marlin_fp8). TensorRT-LLM lists no FP8 or FP4 on Ampere (its support matrix: FP32, FP16, BF16,
+#: INT8, INT4; FP8 from Ada, SM89), and no other engine's fallback is sourced: there the float formats need FP8 units,
+#: as an fp4 KV cache needs FP4 ones (planner.serving.precisions).
+WEIGHT_ONLY_FLOATS: dict[str, dict[str, tuple[str, ...]]] = {
+    "vllm": {"nvidia": ("fp8", "fp4")},
+    "sglang": {"nvidia": ("fp8",)},
+}
+#: The same for an fp8 KV cache, kept as storage and read back to 16-bit for attention (as
+#: perf.serving.attention_rate prices it): vLLM's "is quantized but upconverted to fp16 for computation" on an A100
+#: (vllm issue #3965; PR #24577 measures one on A100).
+FP8_KV_STORED: dict[str, tuple[str, ...]] = {"vllm": ("nvidia",)}
+
+
+def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision: str) -> str | None:
+    """On a chip without FP8 units: how `engine` runs fp8 or fp4 weights and an fp8 KV cache there (a note, as
+    training says when it computes in the nearest precision the chip has), or one line where it has no sourced
+    fallback (WEIGHT_ONLY_FLOATS, FP8_KV_STORED). None on a chip with FP8 units, or for 16-bit and integer formats."""
+    weights, kv8 = weight_precision in ("fp8", "fp4"), kv_precision == "fp8"
+    if "fp8" in chip.flops or not (weights or kv8):
+        return None
+    bad_weights = weights and weight_precision not in WEIGHT_ONLY_FLOATS.get(engine, {}).get(chip.vendor, ())
+    bad_kv = kv8 and chip.vendor not in FP8_KV_STORED.get(engine, ())
+    if bad_weights or bad_kv:
+        asked = " and ".join([f"{weight_precision} weights"] * bad_weights + ["an fp8 KV cache"] * bad_kv)
+        fixes = ["serve " + " and ".join(["bf16 weights"] * bad_weights + ["a bf16 KV cache"] * bad_kv)]
+        runs = [
+            e
+            for e, vendors in WEIGHT_ONLY_FLOATS.items()
+            if e != engine
+            and (not weights or weight_precision in vendors.get(chip.vendor, ()))
+            and (not kv8 or chip.vendor in FP8_KV_STORED.get(e, ()))
+        ]
+        if runs:
+            fixes.append(f"serve with {runs[0]}, which runs them in bf16 there")
+        raise ChipwiseError(
+            f"{engine} cannot run {asked} on {chip.id}: the chip has no FP8 units, and the engine has no known kernels "
+            f"that run them in bf16. Fix: {', or '.join(fixes)}, or pick a chip with FP8 units."
+        )
+    notes = [f"{weight_precision} weights run weight-only (dequantised in the kernel, the matmuls in bf16)"] * weights
+    notes += ["the fp8 KV cache is stored in fp8 and read back to bf16 for attention"] * kv8
+    return f"{chip.id} has no FP8 units, so {engine} computes in bf16: " + "; ".join(notes)
+
+
 def default_kv_precision(weight_precision: str, quantised_kv: bool = True) -> str:
     """KV cache precision when none is given: fp8 for fp8/fp4 checkpoints on engines that quantise the KV cache
     with the weights (catalog engines.<engine>.quantised_kv), else 16-bit."""

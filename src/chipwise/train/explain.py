@@ -3,9 +3,14 @@ catalog figures were used with their status."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from chipwise.hardware.objects import FigureRef, System
+from chipwise.perf.device import device_of, topology_of
+from chipwise.train.memory import memory_per_rank
 from chipwise.train.search import PlanSearch
 from chipwise.train.step import BREAKDOWN_KEYS, StepResult
 
@@ -68,6 +73,7 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "system": system.id,
         "chips": chips,
         "chips_used": int(res.plans.tp[i] * res.plans.pp[i] * res.plans.dp[i] * res.plans.cp[i]) // cores,
+        "cores_per_chip": cores,  # a rank is a core: tp x pp x dp x cp = chips_used x cores_per_chip
         "precision": job.precision,
         "compute_precision": system.chip.native_precision(job.precision),
         "seq_len": job.seq_len,
@@ -97,12 +103,41 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         out["tokens"] = job.tokens
         out["steps"] = steps
         out["time_to_train_s"] = steps * step
+    if note := fsdp_pipeline_note(search, i):
+        out["memory_note"] = note
     if projected:
         out["projection_note"] = (
             f"{system.chip.id} / {system.id} is announced, not shipping: its figures are projected from announced "
             "ratios or estimated"
         )
     return out
+
+
+def fsdp_pipeline_note(search: PlanSearch, i: int) -> str:
+    """Where plan i runs ZeRO-3 with a pipeline and ZeRO-1 or 2 would hold less, the figures ('' otherwise).
+
+    FSDP under pipelining is priced as torchtitan runs it (memory.py): each stage keeps its gathered weights and
+    unsharded gradients through the step, more than ZeRO-1/2 hold at the same traffic. A user who asked for zero 3
+    to save memory is told what the other stages would hold."""
+    plans = search.result.plans.take(np.array([i]))
+    if int(plans.zero[0]) < 3 or int(plans.pp[0]) == 1:
+        return ""
+    system, job = search.system, search.job
+    dev, topo = device_of(system), topology_of(system)
+    per_chip = system.chip.cores_per_chip / 2**30
+    own = float(search.result.memory.total[i]) * per_chip
+    # the same plan at ZeRO-1 and 2 (sharding over the whole data-parallel group: hsdp applies to ZeRO-3 only)
+    stages = np.array([1, 2], dtype=np.int64)
+    pair = replace(plans.take(np.zeros(2, dtype=np.int64)), zero=stages, hsdp=np.zeros(2, dtype=np.int64))
+    other = memory_per_rank(job.model, job, dev, topo, pair).total * per_chip
+    leaner = [f"zero {z} ({gib:.1f})" for z, gib in zip(stages, other, strict=True) if gib < own]
+    if not leaner:
+        return ""
+    return (
+        f"zero 3 with pp > 1 holds {own:.1f} GiB per chip, more than {' or '.join(leaner)} would: with a pipeline, "
+        "FSDP keeps each stage's gathered weights and unsharded gradients through the step (torchtitan's FSDP + PP; "
+        "resharding after forward is not modelled)"
+    )
 
 
 def search_summary(search: PlanSearch) -> dict[str, Any]:

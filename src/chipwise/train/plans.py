@@ -217,6 +217,12 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
     g = given_knobs(plan)  # unknown keys, bad recompute, zero or flag values
     if not g:
         return
+    if g.get("hsdp") and g.get("zero", 3) != 3:
+        # normalise drops hsdp below zero 3, and the search then found no plan: a generic error with a dict in it
+        raise ChipwiseError(
+            f"invalid plan: hsdp needs zero 3 (hybrid FSDP shards ZeRO-3's state within the scale-up domain), got "
+            f"zero {g['zero']}. Fix: set zero to 3 or hsdp to false."
+        )
     if {"tp", "pp", "dp"} <= set(g):
         check_plan({**g, "cp": g.get("cp", 1)}, model, job, ranks)
         return

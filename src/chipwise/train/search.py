@@ -13,7 +13,7 @@ from numpy.typing import NDArray
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans
+from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans, given_knobs
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -68,10 +68,10 @@ def search_plans(
     feasible = np.flatnonzero(result.feasible)
     if feasible.size == 0:
         need = float(result.memory.total.min())
+        leanest = "the plan needs" if len(plans) == 1 else f"the leanest of the {len(plans):,} plans priced needs"
         exc = InfeasibleError(
-            f"{model.name} does not fit on {chips} x {system.chip.id}: the leanest of {len(plans)} plans needs "
-            f"{need / 2**30:.1f} GiB per device, the device has {dev.hbm_capacity / 2**30:.1f} GiB. "
-            "Fix: use more chips, a chip with more memory, or a smaller batch or sequence."
+            f"{model.name} does not fit on {chips} x {system.chip.id}: {leanest} {need / 2**30:.1f} GiB per "
+            f"device, the device has {dev.hbm_capacity / 2**30:.1f} GiB. Fix: {memory_fix(fixed, model, ranks)}."
         )
         exc.searched = len(plans)  # priced, none fitting: the search's footer counts them
         raise exc
@@ -85,6 +85,40 @@ def search_plans(
         evaluated=len(plans),
         seconds=time.perf_counter() - start,
     )
+
+
+def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
+    """What frees memory when no plan fits: the search already tried every value of the knobs left to it, so the
+    levers are the knobs the plan fixes (more chips or a smaller batch cannot help a plan that fixes tp, pp and dp:
+    their product must equal the ranks, and at pp 1 a rank's activations do not depend on the batch)."""
+    g = given_knobs(fixed)
+    if not g:
+        return "use more chips, a chip with more memory, or a smaller batch or sequence"
+    pipelined = g.get("pp", 1) > 1
+    # ZeRO-3 shards the most at pp 1; with a pipeline it keeps the stage's weights and gradients whole (memory.py),
+    # and ZeRO-2 is the leanest
+    leanest_zero = 2 if pipelined else 3
+    levers = [f"zero {leanest_zero}"] if "zero" in g and g["zero"] != leanest_zero else []
+    if g.get("recompute") in ("none", "selective"):
+        levers.append("recompute full")
+    if g.get("sp") is False and g.get("tp") != 1:
+        levers.append("sp true")
+    if g.get("hsdp"):
+        levers.append("hsdp false")
+    if g.get("microbatch", 1) > 1:
+        levers.append("microbatch 1")
+    degrees = [k for k in ("tp", "pp", "cp", "ep") if k in g and (k != "ep" or model.moe is not None)]
+    complete = {"tp", "pp", "dp"} <= set(g)
+    rule = "must equal" if complete else "may not exceed"
+    if degrees:
+        levers.append(
+            f"a larger {', '.join(degrees[:-1])}{' or ' if len(degrees) > 1 else ''}{degrees[-1]}"
+            + (f" with a smaller dp (tp x pp x dp x cp {rule} the {ranks:,} ranks)" if "dp" in g else "")
+        )
+    others = ("" if complete else "more chips, ") + "a chip with more memory or a shorter sequence"
+    if not levers:
+        return f"use {others}"
+    return f"free memory with the knobs the plan fixes: {', '.join(levers)}; or use {others}"
 
 
 def plan_of(search: PlanSearch, i: int) -> PlanArrays:

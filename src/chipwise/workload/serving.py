@@ -472,7 +472,7 @@ EXPECTED_SAMPLES = 200_000
 @dataclass(frozen=True)
 class LengthDist:
     """Tokens per request: fixed, uniform[low, high], normal, lognormal (mean, std) or exponential (mean),
-    clipped to [low, high]."""
+    clipped to [low, high], an unbounded one's draws at `maximum`."""
 
     kind: str
     mean: float
@@ -516,12 +516,14 @@ class LengthDist:
             x = rng.lognormal(math.log(self.mean) - sigma2 / 2.0, math.sqrt(sigma2), size=n)
         else:
             x = rng.exponential(self.mean, size=n)
-        hi = self.high if self.high is not None else np.iinfo(np.int64).max
-        return np.clip(np.rint(x), max(1, self.low), hi).astype(np.int64)
+        return np.clip(np.rint(x), max(1, self.low), self.maximum).astype(np.int64)
 
     @property
     def maximum(self) -> int:
-        """The longest length the distribution yields (a high quantile when unbounded)."""
+        """The longest length the distribution yields: its max, or when unbounded a high quantile at which `sample`
+        truncates the tail. The context checks (check_context) and the replicas' sizing take this length, so a draw
+        past it (a lognormal of mean 20,000 and std 25,000 drew 244,552 tokens against a 131,072-token context,
+        simulated, or dropped unexplained by a cache too small for it) is never produced."""
         if self.high is not None:
             return int(self.high)
         if self.kind == "fixed":
@@ -808,7 +810,8 @@ class ServingJob:
 def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Trace | None = None) -> None:
     """One line when requests outgrow the model's context (where its config.json states one): a trace's longest
     request, else the longest prompt and answer of bounded distributions, the means of unbounded ones, and then
-    the longest draws of unbounded ones (LengthDist.maximum), which the replicas are set up to hold."""
+    the longest draws of unbounded ones (LengthDist.maximum, where their draws stop), which the replicas are set up
+    to hold."""
     limit = model.max_seq_len
     if limit <= 0:
         return

@@ -366,7 +366,8 @@ def _price_line(p: dict[str, Any], sources: bool) -> str:
     replaced = f"; superseded by ${newer['value']} of {newer['date']}" if newer else ""
     return (
         f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']}{of} "
-        f"({p.get('date', '')}, {p['status']}{replaced})" + (f": {origin}" if sources and origin else "")
+        f"({', '.join(x for x in (p.get('date'), p['status']) if x)}{replaced})"
+        + (f": {origin}" if sources and origin else "")
     )
 
 
@@ -452,12 +453,14 @@ def engine(
         state = f"no serving run of {name} on {family} was fitted: its figures are carried from {carried}"
     else:
         state = f"fitted to serving runs of {name} on {family}"
+    projected = [cid for cid, c in cat.chips.items() if c.family == family and c.status in ("projected", "announced")]
     record = track_record("serve", (family, vendor), name) if family else {}
     if as_json:
         print_json(
             {
                 "engine": name,
                 "chip_family": family or None,
+                "projected_chips": projected,
                 "fitted": fitted,
                 "carried_from": carried,
                 "figures": {k: {**figure_json(cat, f), "level": level} for k, (f, level) in figs.items()},
@@ -465,11 +468,18 @@ def engine(
             }
         )
         return
-    table = Table(title=f"{name}" + (f" on {family}" if family else "") + f" - {state}", header_style="bold")
+    mark = f" [yellow](PROJECTED: {', '.join(projected)}, announced, not shipping)[/]" if projected else ""
+    table = Table(title=f"{name}" + (f" on {family}" if family else "") + f"{mark} - {state}", header_style="bold")
     for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
         table.add_column(col, overflow="fold")
     for key, (fig, level) in figs.items():
-        row = [key, _engine_text(key, fig), fig.status, level]
+        # a carried family's figures sit under the family in the catalog but are the fit they were carried from
+        row = [
+            key,
+            _engine_text(key, fig),
+            fig.status,
+            carried if carried and level.endswith(f" on {family}") else level,
+        ]
         if sources:
             row.append(_origin(cat, fig))
         table.add_row(*row)

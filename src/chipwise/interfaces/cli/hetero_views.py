@@ -55,7 +55,7 @@ def print_hetero(r: dict[str, Any]) -> None:
         f"{r['global_batch_tokens']:,} tokens a step{given}"
     )
     if estimated:
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source')}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
     if r["mixed"]:
         m = r["mixed"]
         stages = ", ".join(f"{k} {fmt.duration(v)}" for k, v in m["stage_time_s"].items())

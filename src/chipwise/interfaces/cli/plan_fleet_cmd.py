@@ -242,7 +242,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
         for chip in p[k].get("price_estimated_chips") or [p[k]["hardware"]]
     ]
     if estimated:
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates')}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', 'on-demand')}[/]")
     if any(p["serve"].get("billed_chips", p["serve"]["chips"]) > p["serve"]["chips"] for p in listed):
         console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
     console.print(

@@ -71,8 +71,17 @@ def _systems(result: dict[str, Any]) -> list[str]:
 
 
 def _settled(checked: dict[int, dict[str, Any]], rank: int, row: dict[str, Any]) -> bool:
-    """Whether the simulated check of the ranking's row `rank` settled on another chip count."""
-    return rank in checked and checked[rank]["chips"] != row["chips"]
+    """Whether the simulated check of the ranking's row `rank` settled on another fleet: another chip count, or the
+    same count made up otherwise (a split's pools resized: 7 + 1 -> 6 + 2 chips had kept its row's estimated price
+    unmarked)."""
+    return rank in checked and (
+        checked[rank]["chips"] != row["chips"] or _replica_counts(checked[rank]["plan"]) != _replica_counts(row["plan"])
+    )
+
+
+def _replica_counts(plan: Mapping[str, Any]) -> list[int]:
+    """A plan's replicas, pool by pool (a colocated row's plan is its one pool's)."""
+    return [plan["replicas"]] if "replicas" in plan else [p["replicas"] for p in plan.values()]
 
 
 def _rented(row: dict[str, Any]) -> str:
@@ -207,6 +216,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
         if plan.get("mixed_batching") is False:
             head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
+    if r.get("precision_note"):
+        head.add_row("precision", f"[yellow]{escape(r['precision_note'])}[/yellow]")
     pools = [plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan]
     if any(p.get("front_end") == "dynamo" for p in pools):
         head.add_row("front end", "Dynamo's: the engine's own HTTP server is not in the path (plan.front_end)")
@@ -290,6 +301,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         "requests finished / dropped / preemptions",
         f"{reqs['finished']:,} / {reqs['dropped']:,} / {reqs['preemptions']:,}",
     )
+    if r.get("dropped"):
+        head.add_row("[yellow]dropped[/yellow]", f"[yellow]{escape(r['dropped']['reason'])}[/yellow]")
     quotes = r.get("price_sources") or []
     regions = sorted({str(q["region"]) for q in quotes if q.get("region")})
     where = f", {', '.join(regions)}" if regions else ""
@@ -468,7 +481,10 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             f"{_simulated_ranks(report)} simulated below[/]"
         )
     if any(_settled(checked, i, r) for i, r in enumerate(report["results"][:top], start=1)):
-        console.print("[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below)[/]")
+        console.print(
+            "[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below; a -> a: "
+            "its pools resized)[/]"
+        )
     for rack, members in (report.get("search") or {}).get("hybrid_members", {}).items():
         console.print(
             f"[dim]{rack} is searched as its member chips, {' and '.join(members)}; a split between them moves its "
@@ -577,8 +593,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             if not sim.get("confirming"):
                 continue
             why = (
-                f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full, its queue settles "
-                "slowly: its check ran again"
+                f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full (two batches run "
+                "offline, a capacity below the one predict reports), its queue settles slowly: its check ran again"
                 if sim.get("rerun") == "loaded" and sim.get("utilisation") is not None
                 else f"its check met a percentile target narrowly (within {fmt.percent(CONFIRM_MARGIN)} of it, or of "
                 "its sampling error) and ran again"

@@ -8,6 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     TRACK_COLUMNS,
@@ -91,9 +92,21 @@ def print_ranking_tables(report: dict[str, Any]) -> None:
     console.print(plans)
 
 
+def _user_price(r: dict[str, Any]) -> bool:
+    """Whether the row's price was set on the command line (--set ID.price=...): status estimate, no catalog's."""
+    return (r.get("price_source") or {}).get("provider") == USER_PROVIDER
+
+
 def _estimated_price(r: dict[str, Any]) -> bool:
-    """Whether the row is priced by a catalog estimate (no offer found for its chip or system)."""
-    return bool((r.get("price_source") or {}).get("status") == "estimate")
+    """Whether the row is priced by a catalog estimate (no offer found for its chip or system); a price set on the
+    command line is the user's, not the catalog's (it had read '§ a catalog estimate')."""
+    return bool((r.get("price_source") or {}).get("status") == "estimate") and not _user_price(r)
+
+
+def _estimate_pointer(r: dict[str, Any]) -> str:
+    """Where an estimated price's derivation is shown: an owned cost's estimated inputs are --sources rows
+    (economics_figures); a rental estimate's derivation is in --json's price_source only."""
+    return "--sources lists its inputs" if r.get("pricing") == "owned" else "--json price_source gives its derivation"
 
 
 def _expected(r: dict[str, Any], key: str) -> float:
@@ -138,6 +151,8 @@ def print_ranking(report: dict[str, Any]) -> None:
         _scale_note(report["results"])
         _left_out_note(report["results"], names)
         _precision_notes(report["results"], names)
+        _cores_notes(report["results"], names)
+        _user_price_notes(report["results"], names)
         _price_notes(report["results"], names)
         _batch_note(report)
         estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
@@ -157,6 +172,15 @@ def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
         if note and name not in said:
             said.add(name)
             console.print(f"[dim]no price: {name}: {note}[/]")
+
+
+def _user_price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
+    """A row priced by --set: its cost is the user's figure, not an offer or estimate of the catalog's."""
+    said: set[str] = set()
+    for name, r in zip(names, rows, strict=True):
+        if _user_price(r) and name not in said:
+            said.add(name)
+            console.print(f"[dim]{name}: price {escape(r['price_source']['derivation'])}[/]")
 
 
 def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
@@ -195,6 +219,31 @@ def _precision_note(r: dict[str, Any]) -> str | None:
     return f"{ran}: {r['hardware']} has no {r['precision']} units, so this run is no faster than at {ran}"
 
 
+def _cores_note(r: dict[str, Any]) -> str | None:
+    """On a chip of several cores (Trainium's NeuronCores) a rank is a core, so the plan's degrees multiply to
+    chips x cores: 'TP4 DP512 CP2' on 1,024 Trainium2 had read as twice the chips."""
+    cores = int(r.get("cores_per_chip") or 1)
+    if cores == 1:
+        return None
+    p = r["plan"]
+    ranks = p["tp"] * p["pp"] * p["dp"] * p["cp"]
+    return (
+        f"a rank is a core ({cores} NeuronCores a chip): tp x pp x dp x cp = {ranks:,} ranks on {ranks // cores:,} "
+        "chips"
+    )
+
+
+def _cores_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
+    """One line per note, naming the chips it holds for."""
+    chips: dict[str, list[str]] = {}
+    for name, r in zip(names, rows, strict=True):
+        if (note := _cores_note(r)) is not None and name not in chips.setdefault(note, []):
+            chips[note].append(name)
+    for note, named in chips.items():
+        if named:
+            console.print(f"[dim]{', '.join(named)}: {note}[/]")
+
+
 def _precision_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
     for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
         if (note := _precision_note(r)) is not None:
@@ -221,6 +270,8 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     projected_banner([r["hardware"]] if r.get("projected") else [])
     head = figure_table(f"{r['model']} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
+    if (cores := _cores_note(r)) is not None:
+        head.add_row("ranks", cores)
     if (used := r.get("chips_used")) is not None and used < r["chips"]:
         head.add_row(
             "chips the plan runs on",
@@ -234,6 +285,8 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row("model TFLOP/s per chip", f"{r['tflops_per_chip']:,.0f}")
     head.add_row("MFU / HFU", f"{fmt.percent(r['mfu'])} / {fmt.percent(r['hfu'])}")
     head.add_row("memory per chip", f"{r['memory_per_chip_gib']:.1f} of {r['memory_capacity_gib']:.0f} GiB")
+    if r.get("memory_note"):
+        head.add_row("memory note", f"[yellow]{escape(r['memory_note'])}[/]")
     if r.get("time_to_train_s") is not None:
         head.add_row(
             "time to train (ideal / expected)",
@@ -259,16 +312,19 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     price = r.get("price_usd_per_chip_hour")
     quote = r.get("price_source") or {}
     # the region a price was listed in, where the one asked for lists none (eu-north-1 read the us-east-1 rate
-    # under its own name); a catalog estimate marked as plan train marks it
+    # under its own name); a price set on the command line has no region
     where = (
-        r["region"]
+        ""
+        if _user_price(r)
+        else f", {r['region']}"
         if not quote.get("region_note")
-        else f"{quote.get('region') or 'another region'}, none listed in {r['region']}"
+        else f", {quote.get('region') or 'another region'}, none listed in {r['region']}"
     )
     head.add_row(
-        f"price ({r['pricing']}, {where})",
+        f"price ({r['pricing']}{where})",
         (f"${price:,.3f} per chip-hour" if price is not None else "-")
-        + (" § (a catalog estimate: --sources)" if _estimated_price(r) else "")
+        + (f" ({escape(quote['derivation'])})" if _user_price(r) else "")
+        + (f" § (a catalog estimate: {_estimate_pointer(r)})" if _estimated_price(r) else "")
         + (f" [yellow](no price: {escape(r['price_note'])})[/]" if price is None and r.get("price_note") else ""),
     )
     head.add_row(

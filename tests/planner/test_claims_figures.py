@@ -1,0 +1,102 @@
+"""`chipwise claims` on other figures (--set, a --catalog file): every number in a text comes from the figures in
+use, the verdicts follow docs/claims.md's definitions, and the plan and chips a run uses are stated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chipwise.catalog import Catalog, load_catalog
+from chipwise.planner.claims import check_claims
+
+
+def _check(report: dict[str, Any], cid: str) -> dict[str, Any]:
+    return next(k for c in report["claims"] for k in c["checks"] if k["id"] == cid)
+
+
+@pytest.fixture(scope="module")
+def report(catalog: Catalog) -> dict[str, Any]:
+    return check_claims(catalog)
+
+
+@pytest.fixture(scope="module")
+def slower() -> dict[str, Any]:
+    """Trn3 at 2,000 TFLOP/s FP8: the UltraServer's FP8 peak is 3.46x Trn2's, below 4x."""
+    return check_claims(load_catalog(sets=["trn3.flops.fp8=2000TFLOP/s"]))
+
+
+def test_claim1_texts_follow_a_set_fp8_peak(slower: dict[str, Any]) -> None:
+    """1a and 1f kept '2,517 vs 1,299' and '1.94x' and 1b held 'at peak specs' with a 3.46x peak ratio."""
+    a, b, f = _check(slower, "1a"), _check(slower, "1b"), _check(slower, "1f")
+    assert "the FP8 peak ratio is 3.46x (2,000 vs 1,299 TFLOP/s dense per chip, 144 vs 64 chips), short of" in a["why"]
+    assert "2,517" not in a["why"]
+    assert b["verdict"] == "does not hold on this workload"  # neither the workload nor the spec bears 4x out
+    assert "per-chip peak FP8 is 1.54x and BF16 1.01x" in f["why"] and "1.94x" not in f["why"]
+
+
+def test_claim1b_holds_at_peak_only_where_the_peak_ratio_does(report: dict[str, Any]) -> None:
+    b = _check(report, "1b")
+    assert b["numbers"]["throughput_ratio"] < 4 < _check(report, "1a")["numbers"]["peak_fp8_ratio"]
+    assert b["verdict"] == "holds only at peak specs"
+
+
+def test_claim1_per_chip_ratios_state_the_chips_the_plans_use(report: dict[str, Any]) -> None:
+    """1b/1f divided by the 144 chips of the Trn3 UltraServer without saying the plan keeps 128 busy: per working
+    chip the FP8 ratio is 3.70 x 64 / 128 = 1.85x, not 1.64x."""
+    b, f = _check(report, "1b"), _check(report, "1f")
+    speed = b["numbers"]["throughput_ratio"]
+    assert b["numbers"]["per_chip_ratio"] == pytest.approx(speed * 64 / 144)
+    assert b["numbers"]["per_working_chip_ratio"] == pytest.approx(speed * 64 / 128)
+    assert "the plans keep 128 of 144 Trn3 chips busy" in b["why"]
+    assert f"{speed * 64 / 128:.2f}x per working chip" in b["why"]
+    assert f"per working chip: FP8 {speed * 64 / 128:.2f}x" in f["computed"] and speed * 64 / 128 > 1.8
+    assert f["why"].startswith("decided per chip of each UltraServer")
+
+
+def test_claim2d_prints_the_whole_plan_and_the_chips_it_uses(report: dict[str, Any]) -> None:
+    """2d read 'plan 8-way TP x 2048 DP', 4,096 chips' worth, for a TP8 x PP14 x DP2048 x CP16 plan on 917,504."""
+    text = _check(report, "2d")["computed"]
+    assert "plan TP8 x PP14 x DP2048 x CP16 (4 ranks a chip) on 917,504 of the 1,000,000 chips" in text
+    assert "a 1.07B-token batch (131,072 sequences) a step" in text
+    assert 8 * 14 * 2048 * 16 // 4 == 917_504
+
+
+def test_claim3a_names_the_derivation_of_the_price_it_uses(report: dict[str, Any]) -> None:
+    """3a said Trn3's price was Trn2's capacity-block price scaled by FP8 peak; it is Trn2's on-demand estimate
+    ($2.73) scaled so: the text is now the price's own derivation."""
+    why = _check(report, "3a")["why"]
+    assert "Trn3's price ($5.28 a chip-hour) is a chipwise estimate [estimate]: " in why
+    assert "trn2 estimate 2.73 x (2517/1299 dense FP8 per chip) = 5.28" in why
+    assert "capacity-block" not in why
+
+
+def test_claim3a_takes_a_price_from_a_users_file_as_published(tmp_path: Path) -> None:
+    """A user's file giving a Trn3 list price read 'a chipwise estimate [spec]: no Trn3 price has been published'."""
+    path = tmp_path / "trn3price.yaml"
+    path.write_text(
+        "prices:\n  - {chip: trn3, provider: aws, region: us-east-2, mode: on-demand, value: 4.0, unit: USD/h, "
+        'date: 2026-12, status: spec, source: ["AWS price list, my copy"]}\n',
+        encoding="utf-8",
+    )
+    a = _check(check_claims(load_catalog(files=[path])), "3a")
+    assert "Trn3's price ($4.00 a chip-hour) is aws us-east-2's of 2026-12 [spec] (AWS price list, my copy)" in a["why"]
+    assert "estimate" not in a["why"] and a["verdict"] == "holds"
+
+
+def test_claim3b_and_5_texts_come_from_the_figures_in_use() -> None:
+    """3b's '$10-15k', 5a's 'dense 1.98 PF' and 5c's '$3.20-3.99 ... $6.88-12.29' were literals."""
+    report = check_claims(load_catalog(sets=["trn3.unit_price=20000", "h100-sxm.flops.fp8=4000TFLOP/s"]))
+    b = _check(report, "3b")
+    assert "Trn3's unit price ($20,000) is the one set on the command line" in b["why"] and "$10-15k" not in b["why"]
+    a = _check(report, "5a")
+    assert a["verdict"] == "holds" and "twice the dense 4.00 PF" in a["why"]
+
+
+def test_claim5c_ranges_are_the_quotes(report: dict[str, Any]) -> None:
+    c = _check(report, "5c")
+    assert (
+        c["why"]
+        == "hyperstack, lambda list $3.20-3.99 (inside); coreweave, aws, oci, gcp, azure list $6.16-12.29 (above)"
+    )

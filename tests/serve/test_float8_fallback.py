@@ -1,0 +1,75 @@
+"""fp8 weights and an fp8 KV cache on a chip without FP8 units (A100): priced as the engine runs them where it has
+a sourced fallback (vLLM's weight-only FP8 Marlin), and said so; refused in one line where it has none (TensorRT-LLM
+lists no FP8 on Ampere), as an fp4 KV cache on an H100 is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import chipwise.api as cw
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import Hardware
+from chipwise.serve.quant import float8_fallback
+
+A100_FP8 = {
+    "kind": "serve",
+    "model": "llama-3.1-8b",
+    "hardware": "a100",
+    "chips": 1,
+    "precision": "fp8",
+    "input_tokens": 1024,
+    "output_tokens": 256,
+    "concurrency": 1,
+    "requests": 20,
+    "plan": {"tp": 1},
+}
+
+
+def test_tensorrt_llm_cannot_run_fp8_on_an_a100() -> None:
+    """The default engine (TensorRT-LLM) at fp8 on an A100 had been priced silently."""
+    with pytest.raises(ChipwiseError) as err:
+        cw.predict(A100_FP8)
+    assert str(err.value) == (
+        "trtllm cannot run fp8 weights and an fp8 KV cache on a100-80gb: the chip has no FP8 units, and the engine has "
+        "no known kernels that run them in bf16. Fix: serve bf16 weights and a bf16 KV cache, or serve with vllm, "
+        "which runs them in bf16 there, or pick a chip with FP8 units."
+    )
+
+
+def test_vllm_runs_fp8_weight_only_on_an_a100_and_says_so() -> None:
+    result: dict[str, Any] = cw.predict({**A100_FP8, "engine": "vllm", "kv_precision": "fp8"})
+    assert (result["precision"], result["kv_precision"]) == ("fp8", "fp8")
+    assert result["precision_note"] == (
+        "a100-80gb has no FP8 units, so vllm computes in bf16: fp8 weights run weight-only (dequantised in the kernel, "
+        "the matmuls in bf16); the fp8 KV cache is stored in fp8 and read back to bf16 for attention"
+    )
+    assert "a100-80gb.flops.bf16" in result["figures"]  # priced at the bf16 matmul rate
+
+
+def test_the_fallback_by_engine_and_format(hw: Hardware) -> None:
+    a100, h100 = hw.system("a100").chip, hw.system("h100-sxm").chip
+    assert float8_fallback("trtllm", h100, "fp8", "fp8") is None  # FP8 units
+    assert float8_fallback("trtllm", a100, "bf16", "bf16") is None
+    assert float8_fallback("trtllm", a100, "int4", "int8") is None  # integer formats are not FP8's
+    assert float8_fallback("sglang", a100, "fp8", "bf16") == (
+        "a100-80gb has no FP8 units, so sglang computes in bf16: fp8 weights run weight-only (dequantised in the "
+        "kernel, the matmuls in bf16)"
+    )
+    assert float8_fallback("vllm", a100, "fp4", "bf16") == (
+        "a100-80gb has no FP8 units, so vllm computes in bf16: fp4 weights run weight-only (dequantised in the "
+        "kernel, the matmuls in bf16)"
+    )
+    with pytest.raises(ChipwiseError) as err:
+        float8_fallback("sglang", a100, "fp8", "fp8")  # its fp8 KV cache without FP8 units is not sourced
+    assert str(err.value).startswith(
+        "sglang cannot run an fp8 KV cache on a100-80gb: the chip has no FP8 units, and the engine has no known "
+        "kernels that run them in bf16. Fix: serve a bf16 KV cache, or serve with vllm"
+    )
+    with pytest.raises(ChipwiseError, match=r"^trtllm cannot run fp4 weights on a100-80gb"):
+        float8_fallback("trtllm", a100, "fp4", "bf16")
+    with pytest.raises(
+        ChipwiseError, match=r"^vllm cannot run fp8 weights on tpu-v5e.*Fix: serve bf16 weights, or pick"
+    ):
+        float8_fallback("vllm", hw.system("tpu-v5e").chip, "fp8", "bf16")  # no TPU fallback sourced
