@@ -273,8 +273,8 @@ systems:
             "chips.h100-sxm.flops.bf16: value inf is not a finite number",
         ),
         (
-            "prices:\n  - {system: p5.48xlarge, provider: aws, mode: on-demand, value: .inf, status: estimate, "
-            "derivation: x}",
+            "prices:\n  - {system: p5.48xlarge, provider: aws, mode: on-demand, value: .inf, date: '2026-01', "
+            "status: estimate, derivation: x}",
             "price for p5.48xlarge.value: Input should be a finite number",
         ),
         # a misspelt family took the default efficiency: a Hopper at 54% MFU where 'hopper' gives 39%

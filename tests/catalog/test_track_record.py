@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.catalog.track_record import ANY, METRICS, Record, lookup, record_file, track_record, vendor_scope
+from chipwise.catalog.track_record import (
+    ANY,
+    METRICS,
+    Record,
+    chips_label,
+    lookup,
+    record_file,
+    track_record,
+    vendor_scope,
+)
 from chipwise.validation.run import validate_file
 from chipwise.validation.serving import catalog_rows, predict_row
 
@@ -93,3 +102,16 @@ def test_the_record_was_written_by_the_current_model(catalog: Catalog, shared_da
     now.update({(r["id"], r["metric"]): r["predicted"] for r in train["rows"]})
     for g in guards:
         assert now[(g["id"], g["metric"])] == pytest.approx(g["predicted"], rel=1e-6), f"{g['id']}: {STALE}"
+
+
+def test_a_family_named_as_one_of_its_chips_lists_them() -> None:
+    """trn1 and inf2 share the trainium1 family (NeuronCore-v2), whose name is trn1's alias: its scopes, mostly inf2
+    runs, had read as trn1's alone ('neuron on trainium1'). A family that names none of its chips keeps its name."""
+    assert chips_label("trainium1") == "trainium1 (trn1, inf2)"
+    assert (chips_label("hopper"), chips_label("trainium2"), chips_label(vendor_scope("aws"))) == (
+        "hopper",
+        "trainium2",
+        "aws chips",
+    )
+    out = track_record("serve", ("trainium1", "aws"), "neuron")
+    assert out["output_tokens_per_s_per_chip"]["scope"] == "neuron on trainium1 (trn1, inf2)"

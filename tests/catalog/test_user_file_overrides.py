@@ -1,5 +1,5 @@
-"""A `--catalog` file overrides the built-in catalog: its price of an offer wins whatever the dates, and a name it
-gives (an id, an alias) that is another entry's is refused."""
+"""A `--catalog` file overrides the built-in catalog: its price of an offer wins whatever the dates (a dated one; in
+every region where it names none), and a name it gives (an id, an alias) that is another entry's is refused."""
 
 from __future__ import annotations
 
@@ -13,28 +13,73 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.interfaces.cli.catalog_cmd import system_json
 
-P5 = "system: p5.48xlarge, provider: aws, region: us-east-1, mode: on-demand, unit: USD/h, status: spec"
+P5 = "system: p5.48xlarge, provider: aws, mode: on-demand, unit: USD/h, status: spec"
+US_EAST_1 = "region: us-east-1, "
+#: the 1-year reservation ($52 an hour, 2025) carried to an on-demand rate of $40 an hour, from the $98.32 of its day,
+#: per chip-hour: what `--set p5.48xlarge.price=40` gives
+RESERVED_AT_40 = 52 * 40 / 98.32 / 8
 
 
-def _prices(tmp_path: Path, *entries: str) -> Path:
+def _prices(tmp_path: Path, *entries: str, region: str = US_EAST_1) -> Path:
     """A catalog file of p5.48xlarge's AWS on-demand prices: `entries` are 'value: V, date: D' (or no date)."""
     f = tmp_path / "myprice.yaml"
-    f.write_text("prices:\n" + "".join(f"  - {{{P5}, {e}, source: ['my negotiated quote']}}\n" for e in entries))
+    f.write_text(
+        "prices:\n" + "".join(f"  - {{{P5}, {region}{e}, source: ['my negotiated quote']}}\n" for e in entries)
+    )
     return f
 
 
-def _p5_on_demand(files: list[Path], mode: str = "on-demand") -> float:
+def _p5_on_demand(
+    files: list[Path], mode: str = "on-demand", region: str | None = None, as_of: str | None = None
+) -> float:
     catalog = load_catalog(files=files)
-    quote = price_per_chip_hour(catalog, hardware(catalog).system("p5.48xlarge"), mode)
-    assert quote is not None
+    quote = price_per_chip_hour(catalog, hardware(catalog).system("p5.48xlarge"), mode, region, as_of=as_of)
+    assert quote is not None and quote.region_matched
     return quote.usd_per_chip_hour
 
 
-@pytest.mark.parametrize("date", ["date: '2026-01', ", "date: '2026-07', ", "date: '2026-09', ", ""])
+@pytest.mark.parametrize("date", ["2024", "2026-01", "2026-07", "2026-09"])
 def test_a_files_price_wins_over_the_builtin_one_of_its_offer(tmp_path: Path, date: str) -> None:
-    """The built-in $55.04 (2026-07) had beaten a file's $40 dated before it, on its date, or undated (the newest
-    price won): predict kept $6.880 a chip-hour with no word."""
-    assert _p5_on_demand([_prices(tmp_path, f"{date}value: 40.0")]) == 5.0
+    """The built-in $55.04 (2026-07) had beaten a file's $40 dated before it or on its date (the newest price won):
+    predict kept $6.880 a chip-hour with no word."""
+    assert _p5_on_demand([_prices(tmp_path, f"date: '{date}', value: 40.0")]) == 5.0
+
+
+def test_an_undated_file_price_is_refused(tmp_path: Path) -> None:
+    """An undated price had wiped its offer's history: the reservation listed against it stayed at $52 / 8 = $6.50
+    a chip-hour, above the user's own $5.00 on demand."""
+    f = _prices(tmp_path, "date: '2026-01', value: 48.0", "value: 40.0")
+    with pytest.raises(ChipwiseError) as info:
+        load_catalog(files=[f])
+    assert str(info.value) == (
+        f"{f}: price for p5.48xlarge (aws on-demand) has no date. Fix: give the date of the quote (date: '2026-01'): "
+        "a file's price replaces the catalog's prices of its offer from that date on, and the older ones stay its "
+        "history."
+    )
+
+
+@pytest.mark.parametrize("region", ["", US_EAST_1])
+def test_a_files_price_without_a_region_holds_in_every_region(tmp_path: Path, region: str) -> None:
+    """A price with no region (the schema's default) had been another offer than the catalog's us-east-1 one and lost
+    to it on date ($6.88 used, the file's $40 listed beside it); it replaces the provider's price in every region,
+    also where a region is asked for, and carries the reservation."""
+    f = _prices(tmp_path, "date: '2026-01', value: 40.0", region=region)
+    assert _p5_on_demand([f]) == _p5_on_demand([f], region="us-east-1") == 5.0
+    assert _p5_on_demand([f], "reserved-1y", "us-east-1") == pytest.approx(RESERVED_AT_40)
+
+
+def test_a_regionless_file_price_wins_over_a_catalog_estimate(tmp_path: Path) -> None:
+    """A Trn3 quote without a region had lost to the catalog's us-east-2 estimate ($5.28, 2026-08): an AWS quote
+    losing to a chipwise guess, in silence."""
+    f = tmp_path / "trn3.yaml"
+    f.write_text(
+        "prices:\n  - {chip: trn3, provider: aws, mode: on-demand, value: 4.0, unit: USD/h, date: '2026-01', "
+        "status: spec, source: ['my AWS quote']}\n"
+    )
+    catalog = load_catalog(files=[f])
+    quote = price_per_chip_hour(catalog, hardware(catalog).system("trn3"), region="us-east-2")
+    assert quote is not None
+    assert (quote.usd_per_chip_hour, quote.status, quote.region, quote.region_matched) == (4.0, "spec", "", True)
 
 
 def test_catalog_show_lists_the_files_price_as_current(tmp_path: Path) -> None:
@@ -55,12 +100,25 @@ def test_the_newest_of_a_files_prices_wins(tmp_path: Path) -> None:
     assert _p5_on_demand([_prices(tmp_path, "date: '2026-03', value: 48.0", "date: '2026-01', value: 40.0")]) == 6.0
 
 
-def test_a_commitment_is_carried_to_the_files_on_demand_rate(tmp_path: Path) -> None:
-    """The 1-year reservation ($52, 2025) was listed against the $98.32 on-demand rate, which the built-in history
-    keeps: it is carried to the file's $40 as it was to AWS's $55.04 (52 x 55.04 / 98.32 / 8 = $3.639)."""
+@pytest.mark.parametrize("date", ["2024", "2025", "2025-03", "2025-12-15", "2026-01", "2026-09"])
+def test_a_commitment_is_carried_to_the_files_on_demand_rate(tmp_path: Path, date: str) -> None:
+    """The 1-year reservation ($52, 2025) was listed against the built-in $98.32 on-demand rate: it is carried to the
+    file's $40 of any date as to AWS's $55.04 (52 x 55.04 / 98.32 / 8 = $3.639) and as to a --set $40 ($2.644). A
+    file's $40 of 2025-12-15 had been read as the rate of the reservation's '2025', one of 2025 or before had taken
+    the $98.32 out of the history: $6.50, above the $5.00 on demand."""
     assert _p5_on_demand([], "reserved-1y") == pytest.approx(52 * 55.04 / 98.32 / 8)
-    carried = _p5_on_demand([_prices(tmp_path, "date: '2026-01', value: 40.0")], "reserved-1y")
-    assert carried == pytest.approx(52 * 40 / 98.32 / 8)
+    catalog = load_catalog(sets=["p5.48xlarge.price=40"])
+    by_set = price_per_chip_hour(catalog, hardware(catalog).system("p5.48xlarge"), "reserved-1y")
+    assert by_set is not None and by_set.usd_per_chip_hour == pytest.approx(RESERVED_AT_40)
+    carried = _p5_on_demand([_prices(tmp_path, f"date: '{date}', value: 40.0")], "reserved-1y")
+    assert carried == pytest.approx(RESERVED_AT_40)
+
+
+def test_the_builtin_prices_before_a_files_stay_its_history(tmp_path: Path) -> None:
+    """A price asked for as of a date before the file's is the catalog's of then ($98.32 / 8 = $12.29)."""
+    f = _prices(tmp_path, "date: '2026-01', value: 40.0")
+    assert _p5_on_demand([f], as_of="2025-06") == pytest.approx(98.32 / 8)
+    assert _p5_on_demand([f], as_of="2026-02") == 5.0
 
 
 def test_a_bad_file_price_beside_a_set_price_names_its_file(tmp_path: Path) -> None:
@@ -155,3 +213,15 @@ def test_an_entry_redeclared_under_its_own_id_overrides_it(tmp_path: Path) -> No
     chip = hardware(catalog).chip("my-h100")
     assert (chip.id, chip.tdp) == ("h100-sxm", 600.0)
     assert hardware(catalog).system("p5").id == "p5.48xlarge"
+
+
+def test_a_files_commitment_is_not_carried_by_the_builtin_on_demand_history(tmp_path: Path) -> None:
+    """A file's reservation quote ($30, 2026-01) had been read as listed against the built-in $98.32 and cut to
+    30 x 55.04 / 98.32 / 8 = $2.10; it is the user's quote of its day, with no on-demand price of the file beside it:
+    $30 / 8."""
+    f = tmp_path / "reserved.yaml"
+    f.write_text(
+        "prices:\n  - {system: p5.48xlarge, provider: aws, region: us-east-1, mode: reserved-1y, value: 30, "
+        "date: '2026-01', status: spec, source: ['my reservation quote']}\n"
+    )
+    assert _p5_on_demand([f], "reserved-1y") == 30 / 8

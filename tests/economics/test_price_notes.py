@@ -43,3 +43,25 @@ def test_training_names_the_missing_on_demand_price_once() -> None:
     report = cw.plan_train("llama-3.1-70b", chips=1024, tokens=1e12, hardware="tpu-v5p", provider="lambda")
     (row,) = report["results"]
     assert row["price_note"] == "the catalog has no lambda on-demand price for tpu-v5p"
+
+
+def test_a_mode_ratio_derivation_is_quoted_whole() -> None:
+    """A spot price derived by the catalog's ratio quotes the ratio's whole derivation: a cut at its first '.' had
+    read 'GCP a3-highgpu H100 6' for 6.571 and dropped the note that spot preemptions are not modelled."""
+    import chipwise.api as cw
+
+    out = cw.tco("h100-sxm", compare="spot")
+    text = str(out)
+    assert "GCP a3-highgpu H100 6.571 / 10.9791 = 0.598" in text
+    assert "chipwise does not model preemptions" in text
+
+
+def test_the_advised_unit_price_can_be_set_on_a_chip_without_one() -> None:
+    """The owned-cost advice '(give one: --set tpu-v5e.unit_price=USD)' had been refused ('unknown figure'): a chip
+    without a unit price takes one, and the owned run is priced."""
+    bare = cw.plan_train("llama-3.1-8b", chips=64, tokens=1e12, hardware="tpu-v5e", pricing="owned")
+    assert "--set tpu-v5e.unit_price=USD" in bare["results"][0]["price_note"]
+    priced = cw.plan_train(
+        "llama-3.1-8b", chips=64, tokens=1e12, hardware="tpu-v5e", pricing="owned", sets=["tpu-v5e.unit_price=5000"]
+    )
+    assert priced["results"][0]["cost_usd"] > 0 and "price_note" not in priced["results"][0]

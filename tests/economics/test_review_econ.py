@@ -107,7 +107,9 @@ def test_tco_refuses_nonsense_combinations(capsys: pytest.CaptureFixture[str]) -
     assert "--facility colocation" in run_error(
         capsys, ["tco", "h100-sxm", "--facility", "owned", "--colocation", "500"]
     )
-    assert "500% of capex a year" in run_error(capsys, ["tco", "h100-sxm", "--operations", "5"])
+    assert "operations fraction 5 is outside 0 to 1 (of capex a year" in run_error(
+        capsys, ["tco", "h100-sxm", "--operations", "5"]
+    )
     assert run_json(capsys, ["tco", "h100-sxm", "--operations", "0.06", "--json"])["usd_per_chip_hour"] > 0
 
 

@@ -227,7 +227,7 @@ LIFECYCLE_8B = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens"
         (["plan", "train", "--model", "llama-3.1-8b", "--chips", "abc"], "chips"),
         (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "cheap"], "unknown pricing mode"),
         (["plan", "train", "--model", "llama-3.1-8b", "--recovery", "foo"], "unknown recovery"),
-        (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "owned", "--utilisation", "1.5"], "not in (0, 1]"),
+        (["plan", "train", "--model", "llama-3.1-8b", "--pricing", "owned", "--utilisation", "1.5"], "0.01 to 1"),
         (["catalog", "list", "--set", "trn3.hbm_bandwidth=-6e12"], "negative"),
         (["catalog", "list", "--set", "trn3.hbm_bandwidth=abc"], "not a number"),
         (

@@ -199,8 +199,8 @@ def test_a_stated_acceptance_reads_in_the_plan() -> None:
 
 def test_track_record_text_quotes_each_metric_with_its_scope() -> None:
     record = {
-        "ttft_s": {"median_ape_pct": 24.4, "n": 236, "scope": "sglang on blackwell"},
-        "tpot_s": {"median_ape_pct": 12.6, "n": 1233, "scope": "vllm on hopper"},
+        "ttft_s": {"median_ape_pct": 24.4, "median_error_pct": -9.9, "n": 236, "scope": "sglang on blackwell"},
+        "tpot_s": {"median_ape_pct": 12.6, "median_error_pct": 3.1, "n": 1233, "scope": "vllm on hopper"},
     }
     text = fmt.track_record_text(record)
     assert text.startswith("Track record: half of the published runs like it read ")
@@ -208,6 +208,26 @@ def test_track_record_text_quotes_each_metric_with_its_scope() -> None:
     assert fmt.track_record_text({}) == ""
     report = fmt.explain_plan_serve({**_report(True, True), "results": [{}]})
     assert report["track_record_text"] == ""  # an option without a record quotes none
+
+
+def test_track_record_text_says_which_way_a_one_sided_record_leans() -> None:
+    """vllm on cdna3's TTFT is predicted low in most runs (median signed error -84%): the one line had read 'within
+    84%', as if the misses went both ways. A median of LEAN_PCT or more is quoted with its side, a smaller one not."""
+    from chipwise.catalog.track_record import track_record
+
+    record = track_record("serve", ("cdna3", "amd"), "vllm")
+    assert {m: r["median_error_pct"] for m, r in record.items()} == {
+        "output_tokens_per_s_per_chip": pytest.approx(-2.79, abs=0.01),
+        "tpot_s": pytest.approx(-29.92, abs=0.01),
+        "ttft_s": pytest.approx(-83.75, abs=0.01),
+    }
+    assert fmt.track_record_text(record) == (
+        "Track record: half of the published runs like it read output tok/s per chip within 15% (88 runs, vllm on "
+        "cdna3); TPOT within 33% (25 runs, vllm on cdna3; median -30%: predicted low); TTFT within 84% (21 runs, vllm "
+        "on cdna3; median -84%: predicted low) (docs/accuracy.md)"
+    )
+    high = {"tpot_s": {"median_ape_pct": 20.0, "median_error_pct": 10.0, "n": 12, "scope": "any engine on x"}}
+    assert "TPOT within 20% (12 runs, any engine on x; median +10%: predicted high)" in fmt.track_record_text(high)
 
 
 def test_absurd_magnitudes_read_in_powers_of_ten() -> None:

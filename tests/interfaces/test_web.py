@@ -19,7 +19,9 @@ import pytest
 
 from chipwise.__main__ import _register
 from chipwise.errors import ChipwiseError
+from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.cli.common import track_record_cells
 from chipwise.interfaces.web.server import MAX_BODY_BYTES, ChipwiseServer, Handler, make_server, page, serve_in_thread
 
 _register()
@@ -297,13 +299,20 @@ def test_page_script_parses(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_page_quotes_a_track_record_as_the_cli_does() -> None:
+    """With the median signed error, as the CLI's table gives it (the page had left out which way the model leans)."""
     html = page().decode()
     start = html.index("const RECORD_LABELS")
     source = html[start : html.index("\n}\n", html.index("function trackText")) + 3]
-    record = {"tpot_s": {"median_ape_pct": 12.4, "p80_ape_pct": 35.2, "n": 1711, "scope": "any engine on hopper"}}
+    tpot = {"median_ape_pct": 12.4, "p80_ape_pct": 35.2, "median_error_pct": -1.2, "n": 1711}
+    ttft = {"median_ape_pct": 30.1, "p80_ape_pct": 80.4, "median_error_pct": 16.4, "n": 439}
+    record = {"tpot_s": {**tpot, "scope": "any engine on hopper"}, "ttft_s": {**ttft, "scope": "vllm on hopper"}}
     script = source + f"console.log(trackText({json.dumps(record)}));"
     out = subprocess.run(["node", "-e", script], check=True, capture_output=True, text=True, timeout=30).stdout
-    assert out.strip() == "TPOT: half within 12%, 4 in 5 within 35% (1,711 runs, any engine on hopper)"
+    assert out.strip() == (
+        "TPOT: half within 12%, 4 in 5 within 35%, median error -1% (1,711 runs, any engine on hopper); "
+        "TTFT: half within 30%, 4 in 5 within 80%, median error +16% (439 runs, vllm on hopper)"
+    )
+    assert [c for r in record.values() for c in track_record_cells(r)][3::4] == ["-1%", "+16%"]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -350,10 +359,12 @@ globalThis.document = {
 globalThis.FormData = class { get(k) { return k in FORM ? FORM[k] : null; } };
 const realFetch = globalThis.fetch;
 globalThis.fetch = (path, opts) => realFetch(BASE + path.replace(/^\//, ""), opts);
-// what was drawn, by element id: hidden, its text, its children's texts and a table's rows of cells
+// what was drawn, by element id: hidden, its text, its children's texts, a table's rows of cells and the texts drawn
+// as warnings
 const text = (c) => (c instanceof El ? c.textContent : String(c));
+const warned = (e) => (e instanceof El ? (e.className === "warn" ? [e.textContent] : e.children.flatMap(warned)) : []);
 const drawn = () => Object.fromEntries(Object.entries(byId).map(([id, e]) => [id, {
-  hidden: e.hidden, text: e.textContent, items: e.children.map(text),
+  hidden: e.hidden, text: e.textContent, items: e.children.map(text), warn: warned(e),
   rows: e.children.flatMap((c) => c.children || []).filter((r) => r.tag === "tr").map((r) => r.children.map(text)),
 }]));
 """
@@ -361,10 +372,20 @@ const drawn = () => Object.fromEntries(Object.entries(byId).map(([id, e]) => [id
 
 def _drive_page(srv: ChipwiseServer, tmp_path: Path, call: str, form: dict[str, str], chips: list[str]) -> Any:
     """What the page's `call` (runTrain or runServe) draws from the server's real answer to `form`."""
+    return _run_page(srv, tmp_path, f"{call}({{ preventDefault() {{}} }})", form, chips)
+
+
+def _draw(srv: ChipwiseServer, tmp_path: Path, draw: str, answer: Any) -> Any:
+    """What the page's `draw` (drawServe, drawServePlan) draws from `answer`, an endpoint's JSON."""
+    return _run_page(srv, tmp_path, f"{draw}({json.dumps(answer)})", {}, [])
+
+
+def _run_page(srv: ChipwiseServer, tmp_path: Path, js: str, form: dict[str, str], chips: list[str]) -> Any:
+    """What the page draws once the expression `js` (a promise or not) has run, after the page's own start."""
     html = page().decode()
     script = html[html.index("<script>") + len("<script>") : html.index("</script>")]
     setup = f"const BASE = {json.dumps(srv.url)}, CHECKED = {json.dumps(chips)}, FORM = {json.dumps(form)};\n"
-    run_it = f"{call}({{ preventDefault() {{}} }}).then(() => console.log(JSON.stringify(drawn())));\n"
+    run_it = f"Promise.resolve({js}).then(() => console.log(JSON.stringify(drawn())));\n"
     (tmp_path / "drive.js").write_text(script + PAGE_DOM + setup + run_it)
     out = subprocess.run(["node", str(tmp_path / "drive.js")], check=True, capture_output=True, text=True, timeout=120)
     return json.loads(out.stdout)
@@ -422,6 +443,98 @@ def test_page_shows_slo_met_only_for_an_slo(server: ChipwiseServer, tmp_path: Pa
     assert "plan" in shown and "time per output token" in shown
     assert ("SLO met" in shown) == bool(slo)
     assert not slo or shown["SLO met"].startswith(("true, ", "false, "))
+
+
+def _replicas(plan: dict[str, Any]) -> list[int]:
+    return [plan["replicas"]] if "replicas" in plan else [p["replicas"] for p in plan.values()]
+
+
+def _rented(row: dict[str, Any]) -> str:
+    billed = row.get("billed_chips")
+    return f" [{billed}]" if billed is not None and billed > row["chips"] else ""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_marks_a_check_that_resized_its_pools(server: ChipwiseServer, tmp_path: Path) -> None:
+    """README's plan: row 3's check keeps 8 chips but resizes its pools (7 + 1 -> 6 + 2). The CLI marks it '8 -> 8'
+    (serve_views._settled); the page had marked a row only where the count changed, and footnoted trn2's estimated
+    price though no row shown is trn2's."""
+    body = {"model": "llama-3.1-70b", "rate": 20, "input_tokens": 1024, "output_tokens": 256,
+            "slo": {"ttft_p99": 2.0, "tpot_p99": "50ms"}, "hardware": "h100-sxm,h200,b200,mi300x,trn2",
+            "precision": "fp8", "kv_precision": "fp8", "top": 5}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    checks = {v["rank"]: v for v in report["verified"]}
+    resized = [
+        i for i, x in enumerate(report["results"], start=1)
+        if i in checks and checks[i]["chips"] == x["chips"] and _replicas(checks[i]["plan"]) != _replicas(x["plan"])
+    ]  # fmt: skip
+    assert resized, "the case under test: a check that kept its row's chip count and resized its pools"
+    page_view = _draw(server, tmp_path, "drawServePlan", report)
+    cells = [row[3] for row in page_view["ps-table"]["rows"][1:]]
+    for i in resized:  # the check's own count and rented chips after the arrow
+        row, check = report["results"][i - 1], checks[i]
+        assert cells[i - 1] == f"{row['chips']}{_rented(row)} -> {check['chips']}{_rented(check)}", cells
+    notes = page_view["ps-notes"]["items"]
+    assert (
+        "a -> b chips: the estimate's count, and the one its simulated check settled on (a -> a: its pools resized)."
+        in notes
+    )
+    assert "trn2" in report["price_estimates"] and not any(n.startswith("§") for n in notes)
+    assert report["track_record_text"] and report["track_record_text"] in notes
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_words_an_estimated_price_as_the_cli_does(server: ChipwiseServer, tmp_path: Path) -> None:
+    """Trn2 has no on-demand SKU: its price is an estimate. The page's § footnote had read 'priced by a catalog
+    estimate (no offer found)', which the CLI's estimate_note no longer says (a mode's price derived from another's
+    is not 'no offer')."""
+    body = {"model": "llama-3.1-8b", "rate": 5, "input_tokens": 512, "output_tokens": 128,
+            "slo": {"ttft_p99": 2.0, "tpot_p99": "50ms"}, "hardware": "trn2,h100-sxm", "top": 2}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    assert any(x.get("price_estimated") == ["trn2"] for x in report["results"]), report["results"]
+    notes = _draw(server, tmp_path, "drawServePlan", report)["ps-notes"]["items"]
+    cli = fmt.estimate_note(["trn2"], "price_estimates", "on-demand")
+    assert cli.startswith("§ trn2: priced by an estimate, not a published on-demand price of the system's provider")
+    assert [n for n in notes if n.startswith("§")] == [
+        cli.split(" (--json")[0] + " (price_estimates in /api/plan/serve's answer gives its derivation)."
+    ]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_warns_where_predict_does(server: ChipwiseServer, tmp_path: Path) -> None:
+    """fp8 weights on an A100 under vLLM run weight-only (precision_note), and a run that dropped requests says so
+    (dropped) and that its SLO holds in that run only (slo_caveat): predict prints each in yellow; the page had shown
+    none. The drop is added to a real answer, as serving.dropped writes it: which lengths a simulation drops is the
+    planner tests' subject."""
+    from chipwise.planner.serving import _slo_caveat
+
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "a100-80gb", "engine": "vllm", "chips": 1,
+                "precision": "fp8", "input_tokens": 512, "output_tokens": 128, "arrival_rate": 2, "requests": 200,
+                "slo": {"ttft_p99_s": 10, "tpot_p99_s": 0.2}}  # fmt: skip
+    status, answer = _post(server, "/api/predict", scenario)
+    assert status == 200 and answer["slo_met"], answer
+    assert answer["precision_note"] == (
+        "a100-80gb has no FP8 units, so vllm computes in bf16: fp8 weights run weight-only (dequantised in the "
+        "kernel, the matmuls in bf16)"
+    )
+    reason = "3 of 200 requests outgrew a replica's KV cache ... and were dropped unserved"
+    answer["dropped"] = {
+        "requests": 3,
+        "kv_cache_tokens": 9000,
+        "longest": {"input": 512, "output": 128},
+        "reason": reason,
+    }
+    answer["slo_caveat"] = _slo_caveat(answer)
+    page_view = _draw(server, tmp_path, "drawServe", answer)
+    kv = page_view["s-kv"]["items"]
+    shown = dict(zip(kv[::2], kv[1::2], strict=True))
+    met = f"true, {100 * answer['goodput']['fraction']:.1f}% of requests within it"
+    assert shown["precision"] == answer["precision_note"]
+    assert shown["dropped"] == reason
+    assert shown["SLO met"] == f"{met}, in this run only: 3 requests were dropped unserved (see dropped)"
+    assert page_view["s-kv"]["warn"] == [shown["precision"], reason, shown["SLO met"]]
 
 
 def test_jsonable_turns_nan_and_numpy_into_plain_json() -> None:

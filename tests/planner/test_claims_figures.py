@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chipwise.catalog import Catalog, load_catalog
-from chipwise.planner.claims import check_claims
+from chipwise.planner.claims import _price_origin, check_claims
 
 
 def _check(report: dict[str, Any], cid: str) -> dict[str, Any]:
@@ -83,6 +83,16 @@ def test_claim3a_takes_a_price_from_a_users_file_as_published(tmp_path: Path) ->
     a = _check(check_claims(load_catalog(files=[path])), "3a")
     assert "Trn3's price ($4.00 a chip-hour) is aws us-east-2's of 2026-12 [spec] (AWS price list, my copy)" in a["why"]
     assert "estimate" not in a["why"] and a["verdict"] == "holds"
+
+
+@pytest.mark.parametrize(
+    ("region", "date", "listed"),
+    [("us-east-2", "", "aws us-east-2's"), ("", "2026-12", "aws's of 2026-12"), ("", "", "aws's")],
+)
+def test_claim3a_names_only_the_parts_a_listed_price_has(catalog: Catalog, region: str, date: str, listed: str) -> None:
+    """A listed price without a date read "aws us-east-2's of  [spec]", one without a region too "aws 's of"."""
+    quote = {"provider": "aws", "region": region, "date": date, "status": "spec", "source": ["my AWS quote"]}
+    assert _price_origin(catalog, quote, 4.0) == f"Trn3's price ($4.00 a chip-hour) is {listed} [spec] (my AWS quote)"
 
 
 def test_claim3b_and_5_texts_come_from_the_figures_in_use() -> None:

@@ -429,12 +429,50 @@ def test_lifecycle_serving_energy_is_the_serving_predictions(catalog: Catalog) -
         assert s["co2e_kg_per_hour"] / s["energy_j_per_hour"] == pytest.approx(co2_h / p["energy_j_per_hour"])
 
 
-def test_a_fleet_of_chips_whose_engine_cannot_run_the_precision_says_why() -> None:
-    """fp8 on an A100 under TensorRT-LLM is refused (no FP8 units, no bf16 kernels for it): a fleet of A100s alone
-    has no type, and the error names the reason rather than blaming the SLO alone."""
-    import chipwise.api as cw
-    from chipwise.errors import InfeasibleError
+A100_FP8 = (
+    "trtllm cannot run fp8 weights and an fp8 KV cache on {}: the chip has no FP8 units, and the engine has no known "
+    "kernels that run them in bf16"
+)
 
-    with pytest.raises(InfeasibleError, match=r"trtllm cannot run fp8 weights .* on a100") as err:
-        cw.plan_fleet("llama-3.1-8b", str(EXAMPLE), "ttft_p99=2s,tpot_p99=50ms", hardware="a100", precision="fp8")
-    assert "change the precision" in str(err.value)
+
+def test_a_fleet_of_chips_whose_engine_cannot_run_the_precision_says_why(catalog: Catalog) -> None:
+    """fp8 on an A100 under TensorRT-LLM is refused (no FP8 units, no bf16 kernels for it): a fleet of A100s alone
+    has no type, and the error blames the precision, each reason once (it had read 'no hardware can serve this
+    workload within the SLO (...bf16.; ...)' with a stray '.)')."""
+    with pytest.raises(InfeasibleError) as err:
+        plan_fleet(
+            catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["a100-80gb", "a100-40gb", "p4de.24xlarge"], replay=False
+        )
+    assert str(err.value) == (
+        f"none of the hardware asked for can serve fp8: {A100_FP8.format('a100-80gb')}; "
+        f"{A100_FP8.format('a100-40gb')}. Fix: pass --precision bf16, or add a chip with FP8 units to --hardware."
+    )
+
+
+def test_a_fleet_names_the_systems_it_leaves_out_for_the_precision(catalog: Catalog) -> None:
+    """An A100 beside an H100 at fp8 had dropped out of the answer without a word (plan serve lists it as 'not
+    ranked')."""
+    r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["a100-80gb", "h100"], replay=False)
+    assert {f["hardware"] for f in r["fleet"]} == {"h100-sxm"}
+    assert r["skipped"] == [
+        {"hardware": "a100-80gb", "system": "p4de.24xlarge", "reason": A100_FP8.format("a100-80gb")}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("precision", "message"),
+    [
+        ("fp9", "unknown weight precision 'fp9'. Fix: use one of bf16, fp16, fp8, int8, fp4, mxfp4, int4, auto."),
+        (
+            "mxfp4",
+            "mxfp4 quantises the MoE experts only (the gpt-oss checkpoint format) and llama-3.1-8b has none. Fix: use "
+            "fp4 for 4-bit weights throughout, or bf16/fp8.",
+        ),
+    ],
+)
+def test_a_fleets_bad_precision_is_its_own_one_line_error(catalog: Catalog, precision: str, message: str) -> None:
+    """An input error had been caught per system and come back as a multi-KB 'no hardware can serve ... within the
+    SLO' line repeating it once a system, its fix lost."""
+    with pytest.raises(ChipwiseError) as err:
+        plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["h100", "a100-80gb"], precision=precision)
+    assert str(err.value) == message

@@ -1,5 +1,6 @@
-"""What the out-of-memory error tells a plan that fixes knobs: the fixed knobs that would free memory, not 'more
-chips' (the rank product must hold) or 'a smaller batch' (at pp 1 a rank's activations do not depend on it)."""
+"""What the out-of-memory error tells a plan that fixes knobs: the fixed knobs that would free memory, more chips
+with a larger dp (the rank product must hold), not 'a smaller batch' (at pp 1 a rank's activations do not depend on
+it); and, when the fleet cannot hold the model's states however they are split, more chips first."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from chipwise.workload import load_model
 from chipwise.workload.training import TrainingJob
 
 
-def _error(catalog: Catalog, chips: int, plan: dict[str, Any] | None) -> str:
-    spec = load_model(catalog, "llama-3.1-70b")
+def _error(catalog: Catalog, chips: int, plan: dict[str, Any] | None, model: str = "llama-3.1-70b") -> str:
+    spec = load_model(catalog, model)
     job = TrainingJob(spec, 8192, 512)
     with pytest.raises(InfeasibleError) as exc:
         search_plans(spec, job, hardware(catalog).system("h100-sxm"), chips, fixed=plan)
@@ -30,8 +31,8 @@ def test_a_given_plan_names_the_knobs_it_fixes(catalog: Catalog) -> None:
     assert _error(catalog, 64, plan) == (
         "llama-3.1-70b does not fit on 64 x h100-sxm: the plan needs 1360.1 GiB per device, the device has 79.6 GiB. "
         "Fix: free memory with the knobs the plan fixes: zero 3, recompute full, a larger tp, pp or cp with a "
-        "smaller dp (tp x pp x dp x cp must equal the 64 ranks); or use a chip with more memory or a shorter "
-        "sequence."
+        "smaller dp (tp x pp x dp x cp must equal the 64 ranks); or use more chips (with a larger dp), a chip with "
+        "more memory or a shorter sequence."
     )
 
 
@@ -54,7 +55,42 @@ def test_with_a_pipeline_zero_2_is_the_lean_stage(catalog: Catalog) -> None:
 
 
 def test_a_search_with_nothing_fixed_keeps_the_general_fix(catalog: Catalog) -> None:
-    assert _error(catalog, 1, None).endswith(
-        "plans priced needs 1076.5 GiB per device, the device has 79.6 GiB. Fix: use more chips, a chip with more "
+    """70B's states (16 B a parameter at the leanest) fit 15 H100 spread evenly; no plan of the search does."""
+    assert _error(catalog, 15, None).endswith(
+        "plans priced needs 105.1 GiB per device, the device has 79.6 GiB. Fix: use more chips, a chip with more "
         "memory, or a smaller batch or sequence."
+    )
+
+
+def test_at_dp_1_neither_zero_nor_a_smaller_dp_is_offered(catalog: Catalog) -> None:
+    """ZeRO shards over dp: at dp 1 it has nothing to shard, and there is no smaller dp to trade for a larger tp."""
+    plan = {"tp": 8, "pp": 2, "dp": 1, "zero": 1, "recompute": "none", "microbatch": 1}
+    assert _error(catalog, 16, plan).endswith(
+        "needs 98.9 GiB per device, the device has 79.6 GiB. Fix: free memory with the knobs the plan fixes: recompute "
+        "full; or use more chips (with a larger dp), a chip with more memory or a shorter sequence."
+    )
+
+
+FLEET_TOO_SMALL = (
+    "the device has 79.6 GiB. Fix: use more chips (at least 81, before activations) or a chip with more memory: the "
+    "weights, gradients and optimizer state alone need 757.5 GiB per device spread evenly over all 8 ranks."
+)
+
+
+@pytest.mark.parametrize(
+    ("plan", "need"),
+    [
+        ({"tp": 1, "pp": 1, "dp": 8, "zero": 3, "recompute": "full"}, "the leanest of the 5 plans priced needs 813.1"),
+        ({"tp": 8, "pp": 1, "dp": 1, "zero": 3}, "the leanest of the 15 plans priced needs 766.6"),
+        ({"tp": 8, "pp": 1, "dp": 1, "zero": 1}, "the leanest of the 15 plans priced needs 859.6"),
+        (None, "the leanest of the 3,570 plans priced needs 766.6"),
+    ],
+)
+def test_a_fleet_that_cannot_hold_the_model_asks_for_more_chips_first(
+    catalog: Catalog, plan: dict[str, Any] | None, need: str
+) -> None:
+    """The reviewer's 405B on 8 H100 (oom5, oom6, oom1): ~6,000 GiB of weights, gradients and Adam state against
+    the fleet's 637. It had offered a re-split of the 8 ranks, zero 3 or 'a smaller dp' at dp 1, and no more chips."""
+    assert _error(catalog, 8, plan, "llama-3.1-405b") == (
+        f"llama-3.1-405b does not fit on 8 x h100-sxm: {need} GiB per device, {FLEET_TOO_SMALL}"
     )

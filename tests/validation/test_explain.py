@@ -109,3 +109,22 @@ def test_a_load_that_issues_for_a_window_counts_the_requests_it_issued(catalog: 
     load = g1["load"]
     assert load["issued_for_s"] == pytest.approx(42.4) and load["throughput_basis"] == "run"
     assert 31 < load["requests"] < 200
+
+
+def test_each_metric_names_the_statistic_compared(
+    capsys: pytest.CaptureFixture[str], catalog: Catalog, tmp_path: Path
+) -> None:
+    """A cell 'p99 461.3; mean 275.9' (MLPerf's I002) is compared at its mean, a 'p50' one at the median: the JSON
+    rows and the explanation say which, so that a mean is not read as a median or a p99."""
+    row = {**CLOSED, "ttft_ms": "p99 461.3; mean 275.9", "tpot_ms": "p50 9"}
+    table = write_rows(tmp_path / "stats.csv", row)
+    stats = {r["metric"]: r["stat"] for r in validate_serving(catalog, table)["rows"]}
+    assert stats == {"output_tokens_per_s_per_chip": "value", "ttft_s": "mean", "tpot_s": "p50"}
+    (x2,) = explain_serving(catalog, table, ["X2"])
+    assert {m["metric"]: m["stat"] for m in x2["metrics"]} == stats
+    from chipwise.interfaces.cli.app import run
+
+    assert run(["validate", "--data", str(table), "--explain", "X2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert any("TTFT" in line and " mean " in line and "276 ms" in line for line in lines)
+    assert any("TPOT" in line and " p50 " in line for line in lines)

@@ -111,6 +111,12 @@ def test_replicas_glued_to_the_plan_are_read(text: str) -> None:
         # compared at its p99 without a word
         ({"ttft_ms": "p99 579.3; mean abc"}, "ttft_ms 'p99 579.3; mean abc': its mean has no number"),
         ({"tpot_ms": "p50 20; p99 -3"}, "tpot_ms 'p50 20; p99 -3': its p99 -3 is not a positive, finite time"),
+        # a tail below the median: one figure is mistyped, and it had been compared at the p50 without a word
+        ({"ttft_ms": "p99 10; p50 50"}, "ttft_ms 'p99 10; p50 50': its p99 10 is below its p50 50"),
+        (
+            {"tpot_ms": "median 13; p90 20; p99 15"},
+            "tpot_ms 'median 13; p90 20; p99 15': its p99 15 is below its p90 20",
+        ),
     ],
 )
 def test_a_serving_cell_that_is_no_figure_skips_its_row(cells: dict[str, str], reason: str) -> None:
@@ -125,6 +131,7 @@ def test_a_serving_cell_that_is_no_figure_skips_its_row(cells: dict[str, str], r
         {"tpot_ms": "median 13.64 (median ITL; file has no TPOT)"},
         {"tpot_ms": "avg output speed 20-22 tok/s per user"},
         {"ttft_ms": "45.3 (p50)", "tpot_ms": "p99 TPOT 33; mean 20"},
+        {"ttft_ms": "p50 20; mean 35; p99 30", "tpot_ms": "p50 20; p99 20"},  # a few long tails lift a mean past p99
     ],
 )
 def test_cells_the_tables_write_still_read(cells: dict[str, str]) -> None:

@@ -36,7 +36,9 @@ def test_rows_are_skipped_only_for_stated_reasons(report: dict) -> None:
 
 def test_json_shape(report: dict) -> None:
     row = report["rows"][0]
-    assert {"id", "chip", "metric", "measured", "predicted", "error_pct", "plan_source"} <= set(row)
+    assert {"id", "chip", "metric", "measured", "predicted", "error_pct", "stat", "plan_source"} <= set(row)
+    stats = {r["id"]: r["stat"] for r in report["rows"]}
+    assert (stats["T001"], stats["T346"]) == ("value", "p50")  # MLPerf's result is the median of its runs
     assert {"n", "mape_pct", "median_ape_pct", "by_chip", "by_source_family"} <= set(report["summary"])
     assert row["error_pct"] == pytest.approx(100 * (row["predicted"] - row["measured"]) / row["measured"])
 

@@ -195,13 +195,27 @@ def _top_figures(node: Any) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in (node or {}).items() if is_figure(v)} if isinstance(node, dict) else {}
 
 
+#: chip figures a --set may add to a chip that has none
+OPTIONAL_CHIP_FIGURES: tuple[str, ...] = ("unit_price",)
+
+
 def fields_of(raw: Mapping[str, Any], builtin: Mapping[str, Any], section: str, key: str) -> Fields:
     """The figures entry `key` of `section` takes (key '' for datacenter and reliability). `raw` is the catalog
     being built, `builtin` the built-in one, whose default efficiency family, default engine and datacenter section
     name the fields those sections have."""
     sec = raw.get(section) or {}
     if section in ("chips", "systems", "fabrics"):
-        return Fields(known=figure_paths(sec.get(key) or {}), prices=section in ("chips", "systems"))
+        figures = figure_paths(sec.get(key) or {})
+        if section == "chips":
+            # a figure some chips lack that a what-if may give (an owned TPU v5e fleet needs a unit price: the
+            # '(give one: --set tpu-v5e.unit_price=USD)' advice had been refused), its unit from a chip that has it
+            for path in OPTIONAL_CHIP_FIGURES:
+                sibling = next(
+                    (c[path] for c in map(figure_paths, (builtin.get("chips") or {}).values()) if path in c), None
+                )
+                if path not in figures and sibling is not None:
+                    figures[path] = sibling
+        return Fields(known=figures, prices=section in ("chips", "systems"))
     if section == "efficiency":
         base = {**figure_paths((builtin.get("efficiency") or {}).get("default") or {})}
         base.update(figure_paths(sec.get("default") or {}))

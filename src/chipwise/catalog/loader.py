@@ -69,6 +69,14 @@ class Catalog:
     sources: dict[str, str]
     origins: dict[str, str] = field(default_factory=dict)
     overrides: tuple[str, ...] = ()
+    #: built-in prices a --catalog file's prices replaced (_replace_prices): out of every lookup, kept as the history
+    #: a built-in commitment was listed against (economics.pricing._rescaled)
+    replaced: tuple[PriceEntry, ...] = ()
+
+    def price_origin(self, entry: PriceEntry) -> str:
+        """Where a price comes from: a --catalog file's path, '--set', or the built-in catalog (a replaced one too)."""
+        i = next((i for i, p in enumerate(self.prices) if p is entry), None)
+        return BUILTIN if i is None else self.origins.get(f"prices.{i}", BUILTIN)
 
     def source_text(self, key: str) -> str:
         """A source key's citation, or the key itself when it is already a citation."""
@@ -136,10 +144,10 @@ def _builtin_raw() -> dict[str, Any]:
     data_dir = _data_dir()
     merged: dict[str, Any] = {}
     for name in sorted(p.name for p in data_dir.glob("*.yaml")):
-        _merge_file(merged, _read_yaml(data_dir / name), origins={}, origin=BUILTIN)
+        _merge_file(merged, _read_yaml(data_dir / name), origins={}, origin=BUILTIN, replaced=[])
     index = data_dir / "models" / "index.yaml"
     if index.exists():
-        _merge_file(merged, _read_yaml(index), origins={}, origin=BUILTIN)
+        _merge_file(merged, _read_yaml(index), origins={}, origin=BUILTIN, replaced=[])
     return merged
 
 
@@ -155,7 +163,9 @@ def _deep_merge(base: dict[str, Any], new: Mapping[str, Any]) -> None:
             base[key] = copy.deepcopy(value)
 
 
-def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[str, str], origin: str) -> None:
+def _merge_file(
+    merged: dict[str, Any], data: Mapping[str, Any], origins: dict[str, str], origin: str, replaced: list[Any]
+) -> None:
     for section, body in data.items():
         if section == "meta":
             continue
@@ -166,7 +176,7 @@ def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[s
                 )
             prices = merged.setdefault("prices", [])
             if origin != BUILTIN:
-                _drop_overridden(prices, origins, body)
+                _replace_prices(prices, origins, body, origin, replaced)
             start = len(prices)
             prices.extend(copy.deepcopy(body))
             for i in range(len(body)):
@@ -184,38 +194,56 @@ def _merge_file(merged: dict[str, Any], data: Mapping[str, Any], origins: dict[s
             origins[f"{section}.{key}"] = origin
 
 
-#: what makes two prices the same offer: a user file's price replaces the built-in ones of its offer
-PRICE_KEY: tuple[str, ...] = ("system", "chip", "provider", "region", "mode")
+#: what makes two prices the same offer, besides the region: a user file's price replaces the built-in ones of its
+#: offer in its region, or in every region of its provider where it names none
+OFFER_KEY: tuple[str, ...] = ("system", "chip", "provider", "mode")
 
 
-def _price_key(entry: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(str(entry.get(f) or "") for f in PRICE_KEY)
+def _offer(entry: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(entry.get(f) or "") for f in OFFER_KEY)
 
 
 def _price_date(entry: Mapping[str, Any]) -> str:
     return "" if entry.get("date") is None else str(entry["date"])
 
 
-def _drop_overridden(prices: list[Any], origins: dict[str, str], body: Sequence[Any]) -> None:
-    """Take out the built-in prices a user file's prices (`body`) override: those of the same offer (PRICE_KEY) not
-    older than the file's oldest price of it (all of them where that has no date). The newest price wins
-    (economics.pricing), so a negotiated rate dated before the catalog's list price, or undated, had lost to it in
-    silence. The older ones stay as its history: a commitment listed against an earlier on-demand rate is carried to
-    the user's (pricing._rescaled). Built-in entries are those without an origin (user files' are `prices.INDEX`)."""
-    since: dict[tuple[str, ...], str] = {}
+def _replace_prices(
+    prices: list[Any], origins: dict[str, str], body: Sequence[Any], origin: str, replaced: list[Any]
+) -> None:
+    """Move to `replaced` the built-in prices a user file's prices (`body`) replace: those of the same offer
+    (OFFER_KEY, in the file price's region, or in any region where it names none) dated on or after the file's
+    oldest price of it. The newest price wins (economics.pricing), so a negotiated rate dated before the catalog's
+    list price had lost to it in silence, and one without a region to the catalog's regional price; the older
+    built-in prices stay as its history (what an `as_of` date before the file's reads). A file's price needs a date,
+    which places it in that history (an undated one had wiped it). A built-in commitment is carried from the
+    built-in on-demand rate of its day, replaced or not, to the one in use (pricing._rescaled). Built-in entries are
+    those without an origin (user files' are `prices.INDEX`)."""
+    since: dict[tuple[tuple[str, ...], str], str] = {}
     for entry in body:
-        if isinstance(entry, dict):
-            key = _price_key(entry)
-            since[key] = min(since.get(key, _price_date(entry)), _price_date(entry))
+        if not isinstance(entry, dict):
+            continue  # validation names it
+        date = _price_date(entry)
+        if not date:
+            label = entry.get("system") or entry.get("chip") or "?"
+            raise ChipwiseError(
+                f"{origin}: price for {label} ({entry.get('provider')} {entry.get('mode')}) has no date. Fix: give "
+                "the date of the quote (date: '2026-01'): a file's price replaces the catalog's prices of its offer "
+                "from that date on, and the older ones stay its history."
+            )
+        key = (_offer(entry), str(entry.get("region") or ""))
+        since[key] = min(since.get(key, date), date)
     kept = []
     for i, entry in enumerate(prices):
-        origin = origins.pop(f"prices.{i}", None)
-        key = _price_key(entry) if isinstance(entry, dict) else ()
-        if origin is None and key in since and _price_date(entry) >= since[key]:
-            continue
-        kept.append((entry, origin))
+        was = origins.pop(f"prices.{i}", None)
+        if was is None and isinstance(entry, dict):
+            offer = _offer(entry)
+            dates = [since[k] for k in ((offer, str(entry.get("region") or "")), (offer, "")) if k in since]
+            if dates and _price_date(entry) >= min(dates):
+                replaced.append(entry)
+                continue
+        kept.append((entry, was))
     prices[:] = [entry for entry, _ in kept]
-    origins.update({f"prices.{i}": origin for i, (_, origin) in enumerate(kept) if origin is not None})
+    origins.update({f"prices.{i}": was for i, (_, was) in enumerate(kept) if was is not None})
 
 
 #: what each mapping section maps, and an example of its form, for the message about a section of another shape
@@ -261,7 +289,9 @@ def _fmt_validation(exc: ValidationError, where: str) -> str:
     return f"{where}{field_txt}: {msg}. Fix: correct that figure (format: docs/catalog-format.md)."
 
 
-def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str, ...]) -> Catalog:
+def _validate(
+    raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str, ...], replaced: Sequence[Any] = ()
+) -> Catalog:
     def where(section: str, key: str) -> str:
         origin = origins.get(f"{section}.{key}", BUILTIN)
         return f"{origin}: {section}.{key}"
@@ -348,6 +378,7 @@ def _validate(raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str
         sources=sources,
         origins=dict(origins),
         overrides=overrides,
+        replaced=tuple(PriceEntry.model_validate(p) for p in replaced),
     )
 
 
@@ -492,13 +523,14 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
         return _builtin_catalog()
     raw = copy.deepcopy(_builtin_raw())
     origins: dict[str, str] = {}
+    replaced: list[Any] = []
     for f in files:
         path = Path(f)
-        _merge_file(raw, _read_yaml(path), origins, str(path))
+        _merge_file(raw, _read_yaml(path), origins, str(path), replaced)
     given: dict[str, str] = {}
     for assignment in sets:
         _once(given, apply_set(raw, assignment, origins), assignment)
-    return _validate(raw, origins, tuple(sets))
+    return _validate(raw, origins, tuple(sets), replaced)
 
 
 def _once(given: dict[str, str], figure: str, assignment: str) -> None:
@@ -627,6 +659,9 @@ def _no_such_figure(raw: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) 
     offers: dict[str, str] = {}
     for t in entries:
         known = [p for p in _fields(raw, t).known if not p.startswith("chips.")] or list(_fields(raw, t).known)
+        # not a figure that is itself a list item (scaleup.dim_bandwidth.2): apply_set sets figures in mappings only
+        entry = (raw.get(t.section) or {}).get(t.key) if t.key else raw.get(t.section)
+        known = [p for p in known if not isinstance(_node_at(entry, p.split(".")[:-1], create=False), list)]
         for close in difflib.get_close_matches(t.path, known, n=3, cutoff=0.6):
             offers.setdefault(f"{t.section}.{t.key}.{close}" if several else f"{t.ident}.{close}", "")
     did = f" Did you mean {', '.join(repr(o) for o in list(offers)[:3])}?" if offers else ""

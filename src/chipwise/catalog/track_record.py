@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
+from chipwise.catalog.loader import load_catalog
+
 #: a scope's engine or chip family that stands for all of them
 ANY = "*"
 #: a scope's chips that are all of one vendor's: VENDOR + "nvidia"
@@ -81,8 +83,25 @@ def scope_label(kind: str, engine: str, family: str) -> str:
 
 
 def chips_label(family: str) -> str:
-    """A scope's chips as outputs name them: a family ('hopper'), a vendor's ('amd chips'), or '*'."""
-    return f"{family.removeprefix(VENDOR)} chips" if family.startswith(VENDOR) else family
+    """A scope's chips as outputs name them: a family ('hopper'), a vendor's ('amd chips'), or '*'. A family that
+    bears one of its chips' names but holds others too lists them ('trainium1 (trn1, inf2)'): the bare name read as
+    that one chip (trn1's alias 'trainium1') while most of the family's runs were inf2's."""
+    if family.startswith(VENDOR):
+        return f"{family.removeprefix(VENDOR)} chips"
+    chips = _family_chips().get(family, {})
+    if len(chips) > 1 and any(family.lower() in names for names in chips.values()):
+        return f"{family} ({', '.join(chips)})"
+    return family
+
+
+@functools.cache
+def _family_chips() -> dict[str, dict[str, frozenset[str]]]:
+    """{family: {chip id: the chip's id and aliases, lower case}} of the built-in catalog, whose families the record
+    was written with."""
+    out: dict[str, dict[str, frozenset[str]]] = {}
+    for cid, chip in load_catalog().chips.items():
+        out.setdefault(chip.family, {})[cid] = frozenset(n.lower() for n in (cid, *chip.aliases))
+    return out
 
 
 def vendor_scope(vendor: str) -> str:

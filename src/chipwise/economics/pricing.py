@@ -129,12 +129,18 @@ def _per_chip(catalog: Catalog, p: PriceEntry) -> float:
     return p.value if p.chip else p.value / catalog.systems[p.system].chips
 
 
+def _in_region(p: PriceEntry, region: str | None) -> bool:
+    """Whether a price holds in the region asked for: listed there, or listed for no region (a user's file may give
+    one: it holds in every region of its provider, as it replaces the catalog's prices there, catalog.loader)."""
+    return region is not None and p.region in (region, "")
+
+
 def _rank(
     catalog: Catalog, p: PriceEntry, provider: str | None, region: str | None
 ) -> tuple[int, int, str, int, float]:
     """Preferred provider, asked-for region, newest, published, then the lower price per chip-hour (the UltraServer's
     $761.90 an hour for 72 GB200 is the same per chip as the 36-chip one's $380.95, not dearer)."""
-    in_region = int(region is not None and p.region == region)
+    in_region = int(_in_region(p, region))
     mine = int(provider is not None and p.provider == provider)
     return (mine, in_region, p.date, int(p.status == "spec"), -round(_per_chip(catalog, p), 9))
 
@@ -148,8 +154,8 @@ def _pick(catalog: Catalog, candidates: list[PriceEntry], prefer: str | None, re
     (the newest-dated had priced an H100 at Azure's $12.29 where AWS's is $6.88 and Lambda's $3.99)."""
     if prefer is not None and any(p.provider == prefer for p in candidates):
         return max(candidates, key=lambda p: _rank(catalog, p, prefer, region))
-    if region is not None and any(p.region == region for p in candidates):
-        candidates = [p for p in candidates if p.region == region]
+    if any(_in_region(p, region) for p in candidates):
+        candidates = [p for p in candidates if _in_region(p, region)]
     current: dict[str, PriceEntry] = {}
     for p in candidates:
         held = current.get(p.provider)
@@ -182,25 +188,34 @@ def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[fl
     when the on-demand price has not moved since (or the catalog has no on-demand price of it then).
 
     The p5.48xlarge 1-year reservation (~52 USD/h, 2025) was quoted against the 98.32 on-demand rate; AWS cut that
-    to 55.04 in June 2025, so 52 x 55.04 / 98.32 = 29.11 USD/h, the same 47% off the new rate."""
-    same = [
-        p
-        for p in catalog.prices
-        if p.mode == "on-demand"
-        and p.system == best.system
-        and p.chip == best.chip
-        and p.provider == best.provider
-        and p.region == best.region
-        and (as_of is None or p.date <= as_of)
-    ]
-    if not same:
+    to 55.04 in June 2025, so 52 x 55.04 / 98.32 = 29.11 USD/h, the same 47% off the new rate.
+
+    The rate of its day is read from the commitment's own source: a built-in one's from the built-in prices (those a
+    --catalog file replaced too), never from a file's, so a file's on-demand price of any date carries it as --set's
+    does (52 x 40 / 98.32 for a file's 40; one dated 2025-12-15 had been taken as the rate of the reservation's
+    '2025', and an undated one had wiped the history, leaving the reservation above the user's on-demand rate)."""
+
+    def offer(p: PriceEntry) -> bool:
+        return (
+            p.mode == "on-demand"
+            and (p.system, p.chip, p.provider) == (best.system, best.chip, best.provider)
+            and (as_of is None or p.date <= as_of)
+        )
+
+    now = [p for p in catalog.prices if offer(p) and p.region in (best.region, "")]
+    if not now:
         return None
-    newest = max(same, key=lambda p: p.date)
-    then = [p for p in same if _in_force(p.date, best.date)]
+    newest = max(now, key=lambda p: p.date)
+    origin = catalog.price_origin(best)
+    then = [
+        p
+        for p in (*catalog.prices, *catalog.replaced)
+        if offer(p) and p.region == best.region and _in_force(p.date, best.date) and catalog.price_origin(p) == origin
+    ]
     if not then:
         return None
     old = max(then, key=lambda p: p.date)
-    if old.date >= newest.date or old.value == newest.value or old.value <= 0:
+    if old is newest or old.value == newest.value or old.value <= 0:
         return None
     factor = newest.value / old.value
     return factor, (
@@ -246,7 +261,7 @@ def _quote_of(
         entry=best.system or best.chip,
         source=tuple(best.source),
         derivation=derivation,
-        region_matched=region is None or best.region == region or best.provider == USER_PROVIDER,
+        region_matched=region is None or _in_region(best, region) or best.provider == USER_PROVIDER,
     )
 
 
@@ -427,7 +442,7 @@ def _by_mode_ratio(catalog: Catalog, base: PriceQuote, mode: str, basis: str) ->
         derived_from_mode="on-demand",
         derivation=(
             f"{basis} {base.usd_per_chip_hour:.4g} USD/chip-h x datacenter.pricing_mode_ratio.{mode} {r.value:g} "
-            f"({r.derivation.split('.')[0]})"
+            f"({r.derivation.rstrip('.')})"  # whole: a cut at the first '.' had read "H100 6" for 6.571
         ),
     )
 

@@ -31,7 +31,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
-from chipwise.economics.power import PowerModel, check_fraction, per_scaleout_port, power_model
+from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
 from chipwise.economics.pricing import (
     MODES,
     check_mode,
@@ -61,26 +61,63 @@ OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {
 
 @dataclass(frozen=True)
 class Plausible:
-    """The range a figure given for a fleet may take (in its override's unit), and why: past it the figure is a slip,
-    not a fleet (--depreciation-years 1e-9 had priced a chip-hour at $4.8 billion, --electricity 1e9 at $1.6
-    billion)."""
+    """The range a figure of a fleet may take (in its override's unit), and why: past it the figure is a slip, not a
+    fleet (--depreciation-years 1e-9 had priced a chip-hour at $4.8 billion, --electricity 1e9 at $1.6 billion). It
+    holds however the figure is given: a tco option, the API, or `--set` / a catalog file (through which plan train,
+    predict and plan serve take them: an operations fraction of 5 had priced a $62k run at $958k)."""
 
     low: float
     high: float
     what: str  # 'depreciation life'
-    unit: str  # 'years'
+    unit: str  # 'years'; '' for a fraction
     why: str
     example: str
 
-    def require(self, value: float) -> None:
-        if not self.low <= value <= self.high:
-            raise ChipwiseError(
-                f"{self.what} {value:g} {self.unit} is outside {self.low:g} to {self.high:g} {self.unit} ({self.why}). "
-                f"Fix: give one in [{self.low:g}, {self.high:g}], e.g. {self.example}."
-            )
+    def require(self, value: float, figure: Term | None = None) -> float:
+        """`value` where it is in range, else one line; `figure`: the catalog figure it was read from (a `--set` or a
+        catalog file's), which the line names with the --set that fixes it."""
+        if self.low <= value <= self.high:
+            return value
+        unit = f" {self.unit}" if self.unit else ""
+        origin, fix = "", self.example
+        if figure is not None:
+            origin = f"; {figure.key}: {figure.derivation or 'a catalog file figure'}"
+            suffix = "" if figure.unit in ("", "1") else figure.unit
+            fix = f"--set {figure.key}={self.example}{suffix}"
+        raise ChipwiseError(
+            f"{self.what} {value:g}{unit} is outside {self.low:.15g} to {self.high:.15g}{unit} ({self.why}){origin}. "
+            f"Fix: give one in [{self.low:.15g}, {self.high:.15g}], e.g. {fix}."
+        )
+
+
+def _capex_part(what: str, example: str) -> Plausible:
+    """A per-chip capex part's range: the catalog's are $0-10,000 a chip; $100,000 is twice an H100's all-in cost."""
+    return Plausible(
+        0.0,
+        1e5,
+        what,
+        "USD",
+        "the catalog's per-chip parts are $0-10,000: server $4,000, an NVL72 rack's network at most $8,900, a 400G "
+        "fabric at most $10,000, storage $3,700; an H100 with its share of everything costs ~$50,000 all in, per "
+        "AMCOMPUTE; past $100,000 a chip is a server's or a cluster's price given per chip",
+        example,
+    )
 
 
 PLAUSIBLE: Mapping[str, Plausible] = {
+    "chip_price_usd": Plausible(
+        0.0,
+        1e6,
+        "chip price",
+        "USD",
+        "the dearest chip the catalog prices is the GH200 at $40,000; past $1M, 25x that, is a server's or a "
+        "cluster's price given per chip",
+        "30000",
+    ),
+    "server_usd_per_chip": _capex_part("server capex per chip", "4000"),
+    "scaleup_network_usd_per_chip": _capex_part("scale-up network capex per chip", "4400"),
+    "scaleout_network_usd_per_chip": _capex_part("scale-out network capex per chip", "6600"),
+    "storage_usd_per_chip": _capex_part("storage capex per chip", "3700"),
     "depreciation_years": Plausible(
         0.5,
         30.0,
@@ -88,6 +125,24 @@ PLAUSIBLE: Mapping[str, Plausible] = {
         "years",
         "hyperscalers write accelerator servers off over 5-6 years; under half a year or over 30 is a slip",
         "5",
+    ),
+    "operations_fraction": Plausible(
+        0.0,
+        1.0,
+        "operations fraction",
+        "",
+        "of capex a year: above 1 is more than the fleet costs to buy each year, not a plausible staff, support and "
+        "spares budget",
+        "0.04",
+    ),
+    "colocation_usd_per_kw_month": Plausible(
+        0.0,
+        2000.0,
+        "colocation price",
+        "USD/kW-month",
+        "CBRE's average asking rates are $184-217 per kW-month, North America H2 2024 and 2025 and global Q1 2025; "
+        "past $2,000, 10x any market's average, is a per-MW or per-year figure",
+        "184",
     ),
     "electricity_usd_per_kwh": Plausible(
         0.0,
@@ -98,7 +153,21 @@ PLAUSIBLE: Mapping[str, Plausible] = {
         "$0.05-0.30",
         "0.09",
     ),
+    "utilisation": Plausible(
+        0.01,
+        1.0,
+        "utilisation",
+        "",
+        "the share of calendar hours the chips do paid work: under 1%, 88 hours a year, a used hour costs over 100x "
+        "its full-use cost, and 1e-9 had priced one at $1.5 billion",
+        "0.5",
+    ),
 }
+
+
+def check_utilisation_share(utilisation: float) -> float:
+    """An owned fleet's utilisation in [0.01, 1], or one line (PLAUSIBLE['utilisation'])."""
+    return PLAUSIBLE["utilisation"].require(float(utilisation))
 
 
 @dataclass(frozen=True)
@@ -283,15 +352,26 @@ def _provenance(ref: Any) -> dict[str, Any]:
 def _input(catalog: Catalog, name: str, overrides: Mapping[str, float], region: str | None = None) -> Term:
     path, unit, factor = OVERRIDES[name]
     if name in overrides:
-        value = _amount(overrides[name], name)
+        value = PLAUSIBLE[name].require(_amount(overrides[name], name))
         return override(value * factor, "datacenter." + ".".join(path + ((region,) if region else ())), unit, value)
-    return term(catalog, "datacenter", *path, *((region,) if region else ()))
+    return _figure(catalog, name, region)
+
+
+def _figure(catalog: Catalog, name: str, region: str | None = None) -> Term:
+    """The catalog's figure for the input `name`, which `--set` and catalog files change too."""
+    return _plausible(name, term(catalog, "datacenter", *OVERRIDES[name][0], *((region,) if region else ())))
+
+
+def _plausible(name: str, figure: Term) -> Term:
+    """A catalog figure in PLAUSIBLE's range for `name` (an option's is checked as given: _input, _chip_price)."""
+    PLAUSIBLE[name].require(figure.value / OVERRIDES[name][2], figure)
+    return figure
 
 
 def _scaleup_capex(catalog: Catalog, system: System, overrides: Mapping[str, float]) -> Term:
     if "scaleup_network_usd_per_chip" in overrides:
         return _input(catalog, "scaleup_network_usd_per_chip", overrides)
-    t = term(catalog, "datacenter", "capex", "scaleup_network_usd_per_chip")
+    t = _figure(catalog, "scaleup_network_usd_per_chip")
     if system.scaleup.kind == "switched" and system.scaleup.size > 8:
         return t
     return derived(
@@ -309,14 +389,15 @@ def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, fl
     figure given for this fleet is taken as it is."""
     if "scaleout_network_usd_per_chip" in overrides:
         return _input(catalog, "scaleout_network_usd_per_chip", overrides)
-    t = term(catalog, "datacenter", "capex", "scaleout_network_usd_per_chip")
+    t = _figure(catalog, "scaleout_network_usd_per_chip")
     return per_scaleout_port(catalog, system, t, "USD", f"${t.value:,.0f}")
 
 
 def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
     chip = system.chip
     if "chip_price_usd" in overrides:
-        return _input_value(overrides["chip_price_usd"], f"{chip.id}.unit_price")
+        key = f"{chip.id}.unit_price"
+        return override(PLAUSIBLE["chip_price_usd"].require(_amount(overrides["chip_price_usd"], key)), key, "USD")
     ref = chip.provenance.get("unit_price")
     if chip.unit_price is None:
         projected = " (PROJECTED: announced, not shipping, no price published)" if system.projected else ""
@@ -324,7 +405,7 @@ def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
             f"the catalog has no unit price for {chip.id}{projected}. Fix: give one (chipwise tco {chip.id} "
             "--chip-price USD)."
         )
-    return Term(
+    price = Term(
         value=chip.unit_price,
         key=f"{chip.id}.unit_price",
         unit="USD",
@@ -334,10 +415,7 @@ def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
         derivation=ref.derivation if ref else "",
         note=ref.note if ref else "",
     )
-
-
-def _input_value(value: float, key: str) -> Term:
-    return override(_amount(value, key), key, "USD")
+    return _plausible("chip_price_usd", price)
 
 
 def _amount(value: float, name: str) -> float:
@@ -373,21 +451,12 @@ def tco_inputs(
             "a colocation price was given for an owned facility, which pays no colocation (it builds the datacenter: "
             "datacenter.capex.facility_usd_per_kw). Fix: drop --colocation, or use --facility colocation."
         )
-    if "operations_fraction" in ov and _amount(ov["operations_fraction"], "operations_fraction") > 1.0:
-        raise ChipwiseError(
-            f"operations fraction {ov['operations_fraction']:g} is {100 * ov['operations_fraction']:,.0f}% of capex "
-            "a year, more than the fleet costs to buy each year: not a plausible staff, support and spares budget. "
-            "Fix: give a fraction of capex per year in [0, 1], e.g. 0.04."
-        )
-    for name, bound in PLAUSIBLE.items():
-        if name in ov:
-            bound.require(_amount(ov[name], name))
-    check_fraction(utilisation, "utilisation")
+    check_utilisation_share(utilisation)
     site = site_for(catalog, system, region, pue=pue, owned=True)
     electricity = (
         _input(catalog, "electricity_usd_per_kwh", ov, site.region)
         if "electricity_usd_per_kwh" in ov
-        else require_electricity(catalog, site)
+        else _plausible("electricity_usd_per_kwh", require_electricity(catalog, site))
     )
     capex = {
         "chip": _chip_price(system, ov),

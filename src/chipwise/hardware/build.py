@@ -229,14 +229,18 @@ class Hardware:
         up = entry.scaleup
         fabric_id = up.fabric or entry.scaleout.fabric
         up_fabric = self.fabric(fabric_id)
+        # the total is the system's figure, else the chip's; dim_bandwidth gives only its split, so a what-if on the
+        # total (--set trn2.scaleup_bandwidth=...) moves every dimension in proportion
         bandwidth = chip.scaleup_bandwidth
-        dim_bandwidth = tuple(fig.si for fig in up.dim_bandwidth)
-        if up.bandwidth is not None:  # with dim_bandwidth too, those give only its split (a --set what-if)
+        total_ref = chip.provenance["scaleup_bandwidth"]
+        if up.bandwidth is not None:
             bandwidth = up.bandwidth.si
-            prov["scaleup.bandwidth"] = ref(up.bandwidth)
-        elif dim_bandwidth:
-            bandwidth = sum(dim_bandwidth)
-            prov["scaleup.bandwidth"] = _dims_total(up.dim_bandwidth)
+            total_ref = prov["scaleup.bandwidth"] = ref(up.bandwidth)
+        dim_bandwidth: tuple[float, ...] = ()
+        if up.dim_bandwidth:
+            scale = bandwidth / sum(fig.si for fig in up.dim_bandwidth)
+            dim_bandwidth = tuple(fig.si * scale for fig in up.dim_bandwidth)
+            prov["scaleup.bandwidth"] = _split(total_ref, sid, up.dim_bandwidth)
         if up.latency is not None:
             up_fabric = _with_latency(up_fabric, up.latency.si)
             prov["scaleup.latency"] = ref(up.latency)
@@ -290,12 +294,13 @@ class Hardware:
 HOST_POWER_FACTOR = 10.2e3 / (8 * 700.0)
 
 
-def _dims_total(figs: list[Figure]) -> FigureRef:
-    """A torus's scale-up bandwidth per chip as the sum of its per-dimension figures, with their sources."""
-    sources = tuple(dict.fromkeys(s for fig in figs for s in fig.source))
-    parts = " + ".join(f"{fig.si / 1e9:g}" for fig in figs)
-    total = sum(fig.si for fig in figs) / 1e9
-    return FigureRef(total, "GB/s", "estimate", sources, derivation=f"sum of scaleup.dim_bandwidth: {parts} GB/s")
+def _split(total: FigureRef, sid: str, figs: list[Figure]) -> FigureRef:
+    """A torus's scale-up bandwidth per chip (`total`) with where its split over the dimensions comes from."""
+    sources = tuple(dict.fromkeys((*total.sources, *(s for fig in figs for s in fig.source))))
+    parts = " : ".join(f"{fig.si / 1e9:g}" for fig in figs)
+    split = f"split over the torus dimensions in the proportions of {sid}.scaleup.dim_bandwidth ({parts} GB/s)"
+    said = total.derivation or total.note or "; ".join(total.sources)
+    return FigureRef(total.value, total.unit, total.status, sources, total.note, f"{split}; the total: {said}")
 
 
 def _with_latency(fabric: Fabric, latency: float) -> Fabric:

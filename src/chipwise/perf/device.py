@@ -52,7 +52,7 @@ class Topology:
     out_latency: float
     out_efficiency: float
     out_tiers: tuple[tuple[int, float], ...] = ()
-    #: torus: bandwidth along each of up_dims, whose proportions split up_bandwidth (empty: an even split)
+    #: torus: bandwidth along each of up_dims, summing to up_bandwidth (empty: an even split)
     up_dim_bandwidth: tuple[float, ...] = ()
 
 

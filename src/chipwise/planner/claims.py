@@ -470,8 +470,10 @@ def _price_origin(catalog: Catalog, quote: Any, price: Any) -> str:
         derivation = str(quote.get("derivation") or "no derivation given").rstrip(".")
         return f"{head} a chipwise estimate [{quote.get('status')}]: {derivation}"
     cited = "; ".join(catalog.source_text(k) for k in quote.get("source", [])) or "no source given"
-    listed = f"{quote.get('provider')} {quote.get('region')}'s of {quote.get('date')}"
-    return f"{head} {listed} [{quote.get('status')}] ({cited})"
+    # a listed price names its seller, region and date where it has them (a user's file may give neither of the last)
+    seller = " ".join(str(quote[k]) for k in ("provider", "region") if quote.get(k))
+    dated = f" of {quote['date']}" if quote.get("date") else ""
+    return f"{head} {seller}'s{dated} [{quote.get('status')}] ({cited})"
 
 
 def _claim3(runs: _Runs) -> Claim:

@@ -46,6 +46,7 @@ from chipwise.planner.serving_choice import check_slo, kv_limited_batch
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.quant import PrecisionUnsupportedError
 from chipwise.serve.sim.metrics import per_request
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.model import ModelSpec
@@ -679,14 +680,23 @@ def plan_fleet(
                 "Fix: limit a chip or a system that is in --hardware."
             )
     types: list[_Type] = []
-    refused: list[str] = []  # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM)
+    # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM) are left out and named, as
+    # plan serve's 'not ranked'; any other error (an unknown precision, mxfp4 on a dense model) is the input's and
+    # stops the command with its own fix
+    skipped: list[dict[str, str]] = []
     for s in systems:
         try:
             types.extend(_types_for(catalog, model, s, buckets, slo, precision))
-        except ChipwiseError as exc:
-            refused.append(str(exc).split(" Fix:")[0])
+        except PrecisionUnsupportedError as exc:
+            skipped.append({"hardware": s.chip.id, "system": s.id, "reason": exc.reason})
+    reasons = "; ".join(dict.fromkeys(sk["reason"] for sk in skipped))
+    if not types and len(skipped) == len(systems):
+        raise InfeasibleError(
+            f"none of the hardware asked for can serve {precision}: {reasons}. Fix: pass --precision bf16, or add a "
+            "chip with FP8 units to --hardware."
+        )
     if not types:
-        why = f" ({'; '.join(refused)})" if refused else ""
+        why = f" ({reasons})" if reasons else ""
         raise InfeasibleError(
             f"no hardware can serve this workload within the SLO{why}. Fix: relax the SLO, change the precision or "
             "add hardware."
@@ -773,6 +783,7 @@ def plan_fleet(
             for t in types
         ],
         "fleet": chosen,
+        "skipped": skipped,
         "cost_usd_per_hour": sum(r["usd_per_hour"] for r in chosen),
         "steady_state_cost_usd_per_hour": steady_cost,
         "slo_met_in_replay": all_met,

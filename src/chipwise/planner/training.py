@@ -13,7 +13,7 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_pue, check_region, site_for
-from chipwise.economics.power import PowerModel, check_fraction, power_model
+from chipwise.economics.power import PowerModel, power_model
 from chipwise.economics.pricing import (
     MODE_SELLERS,
     check_mode,
@@ -21,7 +21,7 @@ from chipwise.economics.pricing import (
     price_gap,
     price_per_chip_hour,
 )
-from chipwise.economics.tco import owned_tco
+from chipwise.economics.tco import check_utilisation_share, owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -108,12 +108,12 @@ def _ideal_and_expected(
     T_wall = T_ideal / goodput. Of T_wall, the downtime D = (failures + planned stops) x their restart time is
     spent at idle power and the rest (training, lost work, checkpoint writes) at the busy load; spares
     (spare_fraction x chips) are paid for and idle for the whole T_wall, as are the chips a plan leaves out
-    (result['chips_used'] < chips: the global batch divides no wider data parallelism).
+    (rel.chips, the chips the job runs on, < chips: the global batch divides no wider data parallelism).
     """
     g = rel.goodput
     wall = seconds / g if g > 0 else math.inf
     busy_w, idle_w = power.busy_w, power.idle_w
-    used = min(chips, int(result.get("chips_used") or chips))
+    used = rel.chips
     left_out_w = idle_w * (chips - used)
     ideal_j = (busy_w * used + left_out_w) * seconds * pue
     ideal_cost = usd_per_chip_hour * chips * seconds / 3600.0
@@ -189,7 +189,9 @@ def attach_economics(
         region,
         pue=pue,
         owned=owned,
-        operator=quote.provider if quote else None,
+        # no price in the mode: the provider asked for still runs the chips (a '-' reserved-1y price from runpod had
+        # put them in AWS's us-east-1, the system's own site)
+        operator=quote.provider if quote else provider,
         hint_region=quote.region if quote else None,
     )
     power = power_model(catalog, system, scaleout=chips > system.chips)
@@ -206,7 +208,10 @@ def attach_economics(
     # base is on storage already; a 70B LoRA checkpoint had been sized as 988 GB of full training state)
     params = lora_adapter_params(spec) if lora else spec.params_total
     rel_inputs = reliability_inputs(catalog, system)
-    rel = assess_run(rel_inputs, chips, params, result["step_time_s"], recovery)
+    # failures stop the job on the chips it runs on: a plan's left-out chips are idle, paid for in the costs (it had
+    # counted all 1,000,000 trn3 of a plan on 917,504: 533 failures a day where the job sees 489)
+    used = min(chips, int(result.get("chips_used") or chips))
+    rel = assess_run(rel_inputs, used, params, result["step_time_s"], recovery)
     figures = {t.key: t.record() for t in (*site.terms(), *power.terms())}
     if tco is not None:  # an owned price's inputs (chip price, capex, life, operations, space) are sourced too
         figures.update(tco.figures())
@@ -230,7 +235,7 @@ def attach_economics(
     }
     if rel.goodput < HALF_GOODPUT:  # failures dominate: where would they not?
         out["half_goodput_chips"] = largest_fleet_for_goodput(
-            rel_inputs, chips, params, result["step_time_s"], HALF_GOODPUT, recovery
+            rel_inputs, used, params, result["step_time_s"], HALF_GOODPUT, recovery
         )
     if tco is None and quote is None:  # a '-' in the table says why: SageMaker on a TPU, no unit price to own
         out["price_note"] = price_gap(catalog, system, pricing, provider, managed, as_of)
@@ -358,7 +363,7 @@ def plan_training(
     if recovery not in RECOVERIES:
         raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
     if utilisation is not None:
-        check_fraction(utilisation, "utilisation")
+        check_utilisation_share(utilisation)
     check_utilisation(utilisation, pricing, "--utilisation", "--pricing owned")
     check_rental_options(pricing, {"--provider": provider, "--managed": managed})
     as_of = check_as_of(as_of)

@@ -32,7 +32,7 @@ from chipwise.catalog.units import SECONDS_PER_DAY
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, storage_bandwidth, transfer_time
-from chipwise.reliability.rates import FailureRates, chips_per_host, failure_rates, interruption_rate
+from chipwise.reliability.rates import FailureRates, chips_per_host, failure_rates, hosts_of, interruption_rate
 
 RECOVERIES: tuple[str, ...] = ("checkpoint", "in-memory", "best")
 
@@ -98,12 +98,15 @@ def reliability_inputs(
         if detection_s < 0:
             raise ChipwiseError(f"detection time {detection_s:g} s is negative. Fix: give seconds >= 0.")
         detection = override(detection_s, det.key, "s")
-    if spare_fraction is None:
-        spares = term(catalog, "reliability", "spares", "spare_fraction")
-    else:
-        if not 0 <= spare_fraction < 1:
-            raise ChipwiseError(f"spare fraction {spare_fraction:g} is not in [0, 1). Fix: give e.g. 0.02.")
-        spares = override(spare_fraction, "reliability.spares.spare_fraction", "1")
+    spares = (
+        term(catalog, "reliability", "spares", "spare_fraction")
+        if spare_fraction is None
+        else override(spare_fraction, "reliability.spares.spare_fraction", "1")
+    )
+    if not 0 <= spares.value < 1:  # given here, or by --set or a catalog file (5 had paid for a 500% spare fleet)
+        how = "" if spare_fraction is not None else f" ({spares.key}: {spares.derivation or 'a catalog file figure'})"
+        fix = "0.02" if spare_fraction is not None else f"--set {spares.key}=0.02"
+        raise ChipwiseError(f"spare fraction {spares.value:g}{how} is not in [0, 1). Fix: give e.g. {fix}.")
     return ReliabilityInputs(
         rates=failure_rates(catalog),
         chips_per_host=chips_per_host(catalog, system),
@@ -172,7 +175,7 @@ def assess_run(
     """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`."""
     if recovery not in RECOVERIES:
         raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
-    hosts = max(1.0, chips / inputs.chips_per_host.value)
+    hosts = float(hosts_of(chips, inputs.chips_per_host.value))
     lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value))
     mtbf = 1.0 / lam
     planned = inputs.rates.planned.value

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, term
 from chipwise.catalog.units import SECONDS_PER_HOUR
@@ -90,10 +92,15 @@ def chips_per_host(catalog: Catalog, system: System) -> Term:
     )
 
 
+def hosts_of(chips: Any, chips_per_host: float) -> Any:
+    """The whole hosts a job on `chips` runs on (NumPy arrays broadcast): 2 GPUs of an 8-GPU instance die with its
+    host, 12 span two; a fractional count had charged them a quarter and one and a half hosts' failures."""
+    return np.ceil(np.asarray(chips, dtype=float) / chips_per_host)
+
+
 def interruption_rate(rates: FailureRates, chips: Any, chips_per_host: float) -> Any:
     """Unexpected interruptions per second of a job on `chips` (NumPy arrays broadcast)."""
-    hosts = chips / chips_per_host
-    return chips * rates.per_chip_s + hosts * rates.host.value
+    return chips * rates.per_chip_s + hosts_of(chips, chips_per_host) * rates.host.value
 
 
 def expected_interruptions(rates: FailureRates, chips: Any, chips_per_host: float, seconds: Any) -> Any:

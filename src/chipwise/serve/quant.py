@@ -113,6 +113,16 @@ WEIGHT_ONLY_FLOATS: dict[str, dict[str, tuple[str, ...]]] = {
 FP8_KV_STORED: dict[str, tuple[str, ...]] = {"vllm": ("nvidia",)}
 
 
+class PrecisionUnsupportedError(ChipwiseError):
+    """An engine that cannot run a precision on one chip (float8_fallback): a refusal of that chip, not of the input,
+    so that a search over many (plan serve, plan fleet) skips the chip and says why. `reason` is the line without
+    its fix."""
+
+    def __init__(self, reason: str, fix: str) -> None:
+        super().__init__(f"{reason}. Fix: {fix}.")
+        self.reason = reason
+
+
 def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision: str) -> str | None:
     """On a chip without FP8 units: how `engine` runs fp8 or fp4 weights and an fp8 KV cache there (a note, as
     training says when it computes in the nearest precision the chip has), or one line where it has no sourced
@@ -134,9 +144,10 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
         ]
         if runs:
             fixes.append(f"serve with {runs[0]}, which runs them in bf16 there")
-        raise ChipwiseError(
+        raise PrecisionUnsupportedError(
             f"{engine} cannot run {asked} on {chip.id}: the chip has no FP8 units, and the engine has no known kernels "
-            f"that run them in bf16. Fix: {', or '.join(fixes)}, or pick a chip with FP8 units."
+            "that run them in bf16",
+            f"{', or '.join(fixes)}, or pick a chip with FP8 units",
         )
     notes = [f"{weight_precision} weights run weight-only (dequantised in the kernel, the matmuls in bf16)"] * weights
     notes += ["the fp8 KV cache is stored in fp8 and read back to bf16 for attention"] * kv8

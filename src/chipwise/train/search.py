@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from numpy.typing import NDArray
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans, given_knobs
+from chipwise.train.memory import memory_per_rank
+from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans, from_dicts, given_knobs
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -69,9 +71,10 @@ def search_plans(
     if feasible.size == 0:
         need = float(result.memory.total.min())
         leanest = "the plan needs" if len(plans) == 1 else f"the leanest of the {len(plans):,} plans priced needs"
+        fix = fleet_fix(model, job, dev, topo, chips) or memory_fix(fixed, model, ranks)
         exc = InfeasibleError(
             f"{model.name} does not fit on {chips} x {system.chip.id}: {leanest} {need / 2**30:.1f} GiB per "
-            f"device, the device has {dev.hbm_capacity / 2**30:.1f} GiB. Fix: {memory_fix(fixed, model, ranks)}."
+            f"device, the device has {dev.hbm_capacity / 2**30:.1f} GiB. Fix: {fix}."
         )
         exc.searched = len(plans)  # priced, none fitting: the search's footer counts them
         raise exc
@@ -87,18 +90,41 @@ def search_plans(
     )
 
 
+def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, chips: int) -> str | None:
+    """More chips, when the fleet cannot hold the model at all: its weights, gradients and optimizer state spread
+    evenly over every rank (ZeRO-3 over all of them, the leanest split there is), with the runtime's reserve, still
+    exceed a device, so no plan, batch or sequence fits; None when they do not."""
+    ranks = chips * dev.cores_per_chip
+    # tp over every rank shards each parameter's states as finely as ZeRO-3 over all of them would, and the layers
+    # ZeRO-3 gathers are slices too: the per-rank floor of the states
+    lean = from_dicts([{"tp": ranks, "pp": 1, "dp": 1, "zero": 3, "recompute": "full"}])
+    mem = memory_per_rank(model, job, dev, topo, lean)
+    states = float((mem.weights + mem.gradients + mem.optimizer)[0])
+    room = dev.hbm_capacity - float(mem.reserved[0])
+    if states <= room:
+        return None
+    least = math.ceil(ranks * states / max(room, 1.0) / dev.cores_per_chip)
+    spread = f" spread evenly over all {ranks:,} ranks" if ranks > 1 else ""
+    return (
+        f"use more chips (at least {least:,}, before activations) or a chip with more memory: the weights, gradients "
+        f"and optimizer state alone need {states / 2**30:.1f} GiB per device{spread}"
+    )
+
+
 def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
     """What frees memory when no plan fits: the search already tried every value of the knobs left to it, so the
-    levers are the knobs the plan fixes (more chips or a smaller batch cannot help a plan that fixes tp, pp and dp:
-    their product must equal the ranks, and at pp 1 a rank's activations do not depend on the batch)."""
+    levers are the knobs the plan fixes, or more chips (a plan that fixes tp, pp and dp then needs a larger dp: their
+    product must equal the ranks; a smaller batch cannot help it, at pp 1 a rank's activations do not depend on
+    it). ZeRO shards over dp x cp, and a smaller dp needs one above 1: at dp 1 neither is a lever."""
     g = given_knobs(fixed)
     if not g:
         return "use more chips, a chip with more memory, or a smaller batch or sequence"
     pipelined = g.get("pp", 1) > 1
+    sharded = "dp" not in g or g["dp"] * g.get("cp", 1) > 1
     # ZeRO-3 shards the most at pp 1; with a pipeline it keeps the stage's weights and gradients whole (memory.py),
     # and ZeRO-2 is the leanest
     leanest_zero = 2 if pipelined else 3
-    levers = [f"zero {leanest_zero}"] if "zero" in g and g["zero"] != leanest_zero else []
+    levers = [f"zero {leanest_zero}"] if "zero" in g and g["zero"] != leanest_zero and sharded else []
     if g.get("recompute") in ("none", "selective"):
         levers.append("recompute full")
     if g.get("sp") is False and g.get("tp") != 1:
@@ -110,12 +136,14 @@ def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
     degrees = [k for k in ("tp", "pp", "cp", "ep") if k in g and (k != "ep" or model.moe is not None)]
     complete = {"tp", "pp", "dp"} <= set(g)
     rule = "must equal" if complete else "may not exceed"
-    if degrees:
+    if degrees and g.get("dp") != 1:
         levers.append(
             f"a larger {', '.join(degrees[:-1])}{' or ' if len(degrees) > 1 else ''}{degrees[-1]}"
             + (f" with a smaller dp (tp x pp x dp x cp {rule} the {ranks:,} ranks)" if "dp" in g else "")
         )
-    others = ("" if complete else "more chips, ") + "a chip with more memory or a shorter sequence"
+    others = (
+        "more chips (with a larger dp), " if complete else "more chips, "
+    ) + "a chip with more memory or a shorter sequence"
     if not levers:
         return f"use {others}"
     return f"free memory with the knobs the plan fixes: {', '.join(levers)}; or use {others}"

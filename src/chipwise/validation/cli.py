@@ -203,11 +203,12 @@ def _print_explanation(e: dict[str, Any]) -> None:
     head.add_row("steady iteration", _by_component(sum(e["breakdown"].values()), e["breakdown"]))
     console.print(head)
     table = Table(header_style="bold")
-    for col in ("metric", "measured", "predicted", "error %"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
+    for col in ("metric", "stat", "measured", "predicted", "error %"):
+        table.add_column(col, justify="left" if col in ("metric", "stat") else "right")
     for m in e["metrics"]:
         table.add_row(
             METRIC_LABELS.get(m["metric"], m["metric"]),
+            m["stat"],
             *_metric_values(m["metric"], m["measured"], m["predicted"]),
             f"{m['error_pct']:+.1f}",
         )

@@ -56,7 +56,13 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
         # the iterations of the run its latencies are read from (a run at the measured occupancy, where one was made)
         **where_time_goes(setup, job.model, job, sim.latencies),
         "metrics": [
-            {"metric": r.metric, "measured": r.measured, "predicted": r.predicted, "error_pct": r.error_pct}
+            {
+                "metric": r.metric,
+                "stat": r.stat,
+                "measured": r.measured,
+                "predicted": r.predicted,
+                "error_pct": r.error_pct,
+            }
             for r in compare(case, sim)
         ],
         "figures": pool_figures(setup.pools),

@@ -26,6 +26,9 @@ class RowResult:
     self_consistent: bool | None = None
     #: serving rows: the engine family the row was priced with (serve.engine.ENGINES); "" for training rows
     engine: str = ""
+    #: the statistic the source reports and the prediction is read at (p50, mean, p90, p99; 'value': one figure
+    #: that names none, a latency compared with the predicted mean): rows.Measured.stat
+    stat: str = "value"
 
     @property
     def error_pct(self) -> float:
@@ -40,6 +43,7 @@ class RowResult:
             "measured": self.measured,
             "predicted": self.predicted,
             "error_pct": self.error_pct,
+            "stat": self.stat,
             "plan_source": self.plan_source,
             "source_family": self.source_family,
             "notes": self.notes,

@@ -30,7 +30,9 @@ def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
             skipped.append((row.id, str(exc)))
             continue
         results.append(
-            RowResult(p.id, p.chip, p.metric, p.measured, p.predicted, p.plan_source, p.source_family, p.notes)
+            RowResult(
+                p.id, p.chip, p.metric, p.measured, p.predicted, p.plan_source, p.source_family, p.notes, stat=p.stat
+            )
         )
     return summarise("train", results, skipped)
 

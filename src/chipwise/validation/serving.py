@@ -53,6 +53,7 @@ from chipwise.validation.harness import (
     sharegpt,
     sharegpt_replies,
 )
+from chipwise.validation.models import model_for, preset_of
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.rows import SKIP_DISAGGREGATED, InferenceRow
 from chipwise.validation.serving_rows import (
@@ -62,104 +63,20 @@ from chipwise.validation.serving_rows import (
     parse_speculation_text,
     released_at_once,
 )
-from chipwise.workload.model import ModelSpec, from_hf_config
-from chipwise.workload.presets import load_model, preset_id
+from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import LengthDist, Load, ServingJob
 
 SKIP_SPECULATIVE = "speculative decoding"
 SKIP_NO_LENGTHS = "input and output lengths not stated"
 
-#: OPT shapes (Zhang et al. 2022, "OPT: Open Pre-trained Transformer Language Models", Table 1; vocabulary 50272,
-#: 2048 learned positions, as in the Hugging Face facebook/opt-* configs).
-OPT_SHAPES: Mapping[str, tuple[int, int, int, int]] = {
-    "opt-13b": (40, 5120, 40, 20480),
-    "opt-30b": (48, 7168, 56, 28672),
-    "opt-66b": (64, 9216, 72, 36864),
-}
-#: Models served in the data whose architecture equals a preset's (what differs does not change the cost).
-ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
-    "codellama-13b": ("llama-2-13b", "CodeLlama-13B has Llama 2 13B's shape (vocabulary 32016 vs 32000)"),
-    "llama-3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
-    "llama3-70b": ("llama-3.1-70b", "Llama 3 70B has Llama 3.1 70B's shape (8k context)"),
-    "llama-3.1-nemotron-70b": (
-        "llama-3.1-70b",
-        "Llama-3.1-Nemotron-70B-Instruct is Llama 3.1 70B fine-tuned (RLHF) without a change of shape (huggingface "
-        "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF model card: network architecture Llama 3.1)",
-    ),
-    "deepseek-r1-distill-llama-70b": (
-        "llama-3.3-70b",
-        "DeepSeek-R1-Distill-Llama-70B is Llama-3.3-70B-Instruct fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 "
-        "README, distilled models table: base model Llama-3.3-70B-Instruct)",
-    ),
-    "deepseek-r1-distill-llama-8b": (
-        "llama-3.1-8b",
-        "DeepSeek-R1-Distill-Llama-8B is Llama-3.1-8B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, "
-        "distilled models table: base model Llama-3.1-8B)",
-    ),
-    "deepseek-r1-distill-qwen-32b": (
-        "qwen2.5-32b",
-        "DeepSeek-R1-Distill-Qwen-32B is Qwen2.5-32B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, distilled "
-        "models table: base model Qwen2.5-32B; the preset is the Instruct config, whose context is 32k)",
-    ),
-    "deepseek-r1-distill-qwen-14b": (
-        "qwen2.5-14b",
-        "DeepSeek-R1-Distill-Qwen-14B is Qwen2.5-14B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, distilled "
-        "models table: base model Qwen2.5-14B; the preset is the Instruct config, whose context is 32k)",
-    ),
-    "deepseek-v3.1": (
-        "deepseek-v3",
-        "DeepSeek-V3.1 has DeepSeek-V3's architecture (671B total, 37B active; post-trained from the V3 base "
-        "checkpoint after a context extension: huggingface deepseek-ai/DeepSeek-V3.1-Base README)",
-    ),
-}
 #: The KV cache's share of memory taken for a published run whose engine default leaves less than one request (the
 #: run fitted, so its operator raised it): 0.95 (status: estimate), the share InferenceX's launch script gives
 #: SGLang for DeepSeek-R1 FP8 on four B200 (benchmarks/single_node/dsr1_fp8_b200.sh @16ffb658, TP4 branch:
 #: --mem-fraction-static 0.95), the highest in the recipes read.
 MEASURED_RUN_MEMORY_FRACTION = 0.95
-#: Models whose config differs from a preset's in a few fields: (preset, config.json changes, source).
-CONFIG_VARIANTS: Mapping[str, tuple[str, Mapping[str, Any], str]] = {
-    "mistral-7b-instruct-v0.2": (
-        "mistral-7b",
-        {"sliding_window": None, "rope_theta": 1e6},
-        "Mistral 7B v0.1 preset without its 4,096-token sliding window and with rope_theta 1e6, as in the "
-        "huggingface mistralai/Mistral-7B-Instruct-v0.2 config.json (full attention over a 32k context)",
-    ),
-}
 #: Models whose only published 4-bit checkpoint is MXFP4 experts with 16-bit attention (serve.quant, mxfp4): a
 #: row that says FP4 or MXFP4 for them ran that checkpoint (huggingface openai/gpt-oss-120b and -20b).
 MXFP4_CHECKPOINTS: frozenset[str] = frozenset({"gpt-oss-120b", "gpt-oss-20b"})
-#: Name endings that do not change a model's shape: release tags, chat/instruct tuning, and the quantised
-#: checkpoints of the same weights (the row's precision column says how they are stored).
-_SUFFIXES = (
-    "-instruct-2507",
-    "-thinking-2507",
-    "-instruct",
-    "-thinking",
-    "-base",
-    "-2507",
-    "-hf",
-    "-chat",
-    "-0324",
-    "-0528",
-    "-terminus",
-    "-v2",
-    "-kv",
-    "-fp8-dynamic",
-    "-fp8-block",
-    "-fp8",
-    "-nvfp4",
-    "-mxfp4",
-    "-fp4",
-    "-bf16",
-    "-awq",
-    "-gptq",
-    "-int4",
-    "-int8",
-    "-w4a16",
-    "-w8a8",
-)
-
 #: Requests simulated per row, by load (enough for a steady window, few enough to validate quickly).
 MAX_REQUESTS = 30000
 MIN_REQUESTS = 240
@@ -167,25 +84,6 @@ MIN_REQUESTS = 240
 #: take 110,000 requests); its first batch, which starts with every prompt at once, must turn over before the
 #: steady window (serve.sim.metrics.window) and there must be batches after it.
 MAX_OFFLINE_REQUESTS = 150000
-
-
-def _candidates(name: str) -> list[str]:
-    base = name.strip()
-    bare = base.split(" (")[0].strip()
-    out = [base, bare, base.split("/")[0].strip(), bare.split("/")[-1].strip()]
-    out += [c.replace(" ", "-") for c in out]
-    more: list[str] = []
-    for c in out:
-        low = c.lower()
-        changed = True
-        while changed:
-            changed = False
-            for suf in _SUFFIXES:
-                if low.endswith(suf):
-                    low = low[: -len(suf)]
-                    more.append(low)
-                    changed = True
-    return list(dict.fromkeys(out + more))
 
 
 def row_speculation(catalog: Catalog, row: InferenceRow) -> Speculation:
@@ -200,46 +98,13 @@ def row_speculation(catalog: Catalog, row: InferenceRow) -> Speculation:
         raise ChipwiseError(f"{SKIP_SPECULATIVE}: tokens drafted per step not stated")
     k = said.draft_tokens
     if said.acceptance_length is not None:
-        draft_model = _preset_of(catalog, said.draft_model) if said.method == "draft" else ""
+        draft_model = preset_of(catalog, said.draft_model) if said.method == "draft" else ""
         if said.method == "draft" and not draft_model:
             raise ChipwiseError(f"{SKIP_SPECULATIVE}: draft model '{said.draft_model}' has no preset")
         return Speculation(said.method, k, acceptance_for_length(said.acceptance_length, k), draft_model)
     if said.method == "draft":
         raise ChipwiseError(f"{SKIP_SPECULATIVE}: a draft model's acceptance is not stated (no prior)")
     return with_prior(said.method, k)
-
-
-def _preset_of(catalog: Catalog, name: str) -> str:
-    return next((pid for cand in _candidates(name) if (pid := preset_id(catalog, cand)) is not None), "")
-
-
-def model_for(catalog: Catalog, name: str) -> tuple[ModelSpec, str]:
-    """The ModelSpec of a row's model name: a preset, an architecture-equivalent preset, or a published shape."""
-    for cand in _candidates(name):
-        pid = preset_id(catalog, cand)
-        if pid is not None:
-            return load_model(catalog, pid), f"preset {pid}"
-        key = cand.lower()
-        if key in CONFIG_VARIANTS:
-            pid, changes, why = CONFIG_VARIANTS[key]
-            cfg = {**catalog.model_config(pid), **changes}
-            return from_hf_config(cfg, key, source=why), why
-        if key in ARCH_EQUIVALENT:
-            pid, why = ARCH_EQUIVALENT[key]
-            return load_model(catalog, pid), why
-        if key in OPT_SHAPES:
-            layers, hidden, heads, ffn = OPT_SHAPES[key]
-            cfg = {
-                "model_type": "opt",
-                "num_hidden_layers": layers,
-                "hidden_size": hidden,
-                "num_attention_heads": heads,
-                "ffn_dim": ffn,
-                "vocab_size": 50272,
-                "max_position_embeddings": 2048,
-            }
-            return from_hf_config(cfg, key, source="OPT paper Table 1"), f"{key} shape from the OPT paper"
-    raise ChipwiseError(f"model '{name}' has no preset and no published shape in chipwise")
 
 
 @dataclass(frozen=True)
@@ -991,6 +856,7 @@ def compare(case: Case, sim: Simulated) -> list[RowResult]:
                 notes="; ".join((*sim.notes, row.notes)).strip("; "),
                 self_consistent=sim.self_consistent,
                 engine=case.group[0],
+                stat=m.stat,
             )
         )
     return results

@@ -3,6 +3,7 @@ measured throughput, TTFT and TPOT statistics, read from the text of the cells a
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -483,6 +484,8 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
     return values
 
 
+#: the percentiles a latency cell may state, lowest first: each is at least the one before it
+_PERCENTILES: Final[tuple[str, ...]] = ("p50", "p90", "p99")
 #: a statistic's label in a latency cell, and what must follow it: an optional metric name, ':' or '=', a number
 _STAT_LABEL: Final = r"\b(?:p50|p90|p99|median|mean|avg|average)\b"
 _STAT_FIGURE: Final = re.compile(rf"{_STAT_LABEL}(?:\s+(?:ttft|tpot|itl|e2el?|latency))?\s*[:=]?\s*~?({NUM})", re.I)
@@ -491,8 +494,9 @@ _STAT_FIGURE: Final = re.compile(rf"{_STAT_LABEL}(?:\s+(?:ttft|tpot|itl|e2el?|la
 def latency_cell_problem(text: str, metric: str) -> str | None:
     """What is wrong with a stated ttft_ms/tpot_ms cell whose figures parse_latency_ms would read only in part: a
     statistic without a number ('p99 579.3; mean abc' had been compared at its p99 without a word) or one that is
-    no positive time. Labels in parentheses are comments ('median 13.6 (median ITL)'); a TPOT given as a per-user
-    speed ('avg output speed 20-22 tok/s per user') is read whole."""
+    no positive time, or percentiles out of order ('p99 10; p50 50': a tail below the median, one of them
+    mistyped, had been compared at the p50 without a word). Labels in parentheses are comments ('median 13.6
+    (median ITL)'); a TPOT given as a per-user speed ('avg output speed 20-22 tok/s per user') is read whole."""
     if metric == "tpot" and re.search(r"tok(?:ens)?/s", text, re.IGNORECASE) and "derived" not in text:
         return None
     bare = strip_parentheses(text)
@@ -503,6 +507,11 @@ def latency_cell_problem(text: str, metric: str) -> str | None:
         value = float(figure.group(1).replace(",", ""))
         if not 0 < value < math.inf:
             return f"its {label.group(0)} {figure.group(1)} is not a positive, finite time"
+    stated = parse_stat_values(text)  # the figures parse_latency_ms reads
+    percentiles = [(p, stated[p]) for p in _PERCENTILES if p in stated]
+    for (low, below), (high, above) in itertools.pairwise(percentiles):
+        if above < below:
+            return f"its {high} {above:g} is below its {low} {below:g}"
     return None
 
 

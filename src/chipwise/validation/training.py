@@ -14,10 +14,10 @@ from chipwise.hardware import Efficiency, System, hardware
 from chipwise.perf.device import device_of, topology_of
 from chipwise.train.plans import PlanArrays, check_plan, enumerate_plans, normalise
 from chipwise.train.step import train_step
+from chipwise.validation.models import known_model
 from chipwise.validation.rows import TrainingRow
 from chipwise.validation.training_rows import torchtitan_run
 from chipwise.workload.model import ModelSpec, from_dims
-from chipwise.workload.presets import load_model, preset_id
 from chipwise.workload.training import TrainingJob
 
 PLAN_KNOBS: tuple[str, ...] = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "recompute", "sp")
@@ -34,6 +34,7 @@ class Prediction:
     plan: dict[str, Any]
     source_family: str
     notes: str
+    stat: str  # the statistic of the measured figure (rows.Measured.stat)
 
     @property
     def error_pct(self) -> float:
@@ -42,14 +43,12 @@ class Prediction:
 
 def _model_for(catalog: Catalog, row: TrainingRow) -> tuple[ModelSpec, str]:
     dims = row.model
-    pid = preset_id(catalog, dims.name)
-    if pid is None and dims.name:
-        pid = preset_id(catalog, dims.name.split(" (")[0].replace(" ", "-"))
-    if pid is not None:
-        spec = load_model(catalog, pid)
+    known = known_model(catalog, dims.name)  # as serving reads the name, so a model has one shape and context
+    if known is not None:
+        spec, source = known
         agrees = (dims.layers in (None, spec.layers)) and (dims.hidden in (None, spec.hidden))
         if agrees or spec.is_moe:
-            return spec, f"preset {pid}"
+            return spec, source
     if dims.layers and dims.hidden and dims.heads:
         if dims.arch == "moe" and not dims.experts:
             raise ChipwiseError(f"MoE model '{dims.name}' without a preset or expert counts")
@@ -192,4 +191,5 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
         plan=case.plans.plan(best),
         source_family=row.source_family,
         notes="; ".join((*notes, row.notes)).strip("; "),  # the row's own reading notes after the prediction's
+        stat=row.measured.stat,
     )

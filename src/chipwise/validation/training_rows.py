@@ -238,28 +238,30 @@ def _seq_per_s_from_notes(notes_text: str) -> float | None:
     return lookup_float(rf"performance\s*=\s*({NUM})\s*seq(?:uences)?\s*/\s*s", notes_text)
 
 
+def _tflops_conversion(raw: Mapping[str, str], dims: ModelDims, seq_len: int | None) -> float | str:
+    """The FLOPs per token that turn a row's model TFLOP/s per chip into tokens/s per chip, or why they cannot."""
+    if re.search(r"\bup to\b", raw.get("notes", ""), re.IGNORECASE):
+        return "only an 'up to' (peak, not sustained) figure"
+    if seq_len is None:
+        return "seq_len unknown"
+    flops = training_flops_per_token(dims, seq_len)
+    if flops is None:
+        return "model dims incomplete"
+    per_token, attention_share = flops
+    if attention_share > _MAX_ATTENTION_SHARE_FOR_TFLOPS:
+        return f"attention is {attention_share:.0%} of FLOPs/token, so the FLOP convention matters too much to convert"
+    return per_token
+
+
 def _measured_from_tflops(
     raw: Mapping[str, str], dims: ModelDims, seq_len: int | None, notes: list[str]
 ) -> Measured | None:
     tflops = parse_positive(raw.get("tflops_per_chip"))
     if tflops is None:
         return None
-    if re.search(r"\bup to\b", raw.get("notes", ""), re.IGNORECASE):
-        notes.append("only an 'up to' (peak, not sustained) model TFLOP/s per chip given; not converted")
-        return None
-    if seq_len is None:
-        notes.append("only model TFLOP/s per chip given and seq_len unknown; not converted")
-        return None
-    flops = training_flops_per_token(dims, seq_len)
-    if flops is None:
-        notes.append("only model TFLOP/s per chip given and model dims incomplete; not converted")
-        return None
-    per_token, attention_share = flops
-    if attention_share > _MAX_ATTENTION_SHARE_FOR_TFLOPS:
-        notes.append(
-            f"only model TFLOP/s per chip given; attention is {attention_share:.0%} of FLOPs/token, "
-            "so the FLOP convention matters too much to convert"
-        )
+    per_token = _tflops_conversion(raw, dims, seq_len)
+    if isinstance(per_token, str):
+        notes.append(f"only model TFLOP/s per chip given, not converted: {per_token}")
         return None
     notes.append(
         f"tokens/s per chip derived from {tflops:g} model TFLOP/s per chip with "
@@ -337,8 +339,19 @@ def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measure
     return None
 
 
+#: A FLOP rate written in a row's notes ('502 petaFLOP/s aggregate'): a skipped MFU-only row that has one says so
+_FLOP_RATE_IN_NOTES: Final[re.Pattern[str]] = re.compile(
+    rf"(?:{NUM})\s*(?:peta|tera|exa|[PTE])FLOP/?s\b(?:\s+aggregate)?", re.IGNORECASE
+)
+
+
 def _training_skip_reason(
-    raw: Mapping[str, str], chip: str, num_chips: int | None, measured: Measured | None, known: frozenset[str]
+    raw: Mapping[str, str],
+    chip: str,
+    num_chips: int | None,
+    measured: Measured | None,
+    known: frozenset[str],
+    tflops_conversion: float | str,  # _tflops_conversion: FLOPs per token, or why a TFLOP/s figure has none
 ) -> str | None:
     if measured is None and parse_number(raw.get("gpu_hours")) is not None:
         family = "model card" if "model card" in raw.get("source_family", "").lower() else "paper"
@@ -355,8 +368,12 @@ def _training_skip_reason(
     if re.search(r"tokens/s\s*=\s*[\d.]", notes_text) and re.search(r"per-gpu|total|unit", notes_text):
         return SKIP_UNIT_AMBIGUOUS
     if parse_number(raw.get("tflops_per_chip")) is not None:
-        return f"{SKIP_NO_THROUGHPUT} (model TFLOP/s only)"
+        return f"{SKIP_NO_THROUGHPUT} (model TFLOP/s only" + (
+            f": {tflops_conversion})" if isinstance(tflops_conversion, str) else ")"
+        )
     if parse_number(raw.get("mfu_pct")) is not None or parse_number(raw.get("hfu_pct")) is not None:
+        if (rate := _FLOP_RATE_IN_NOTES.search(raw.get("notes", ""))) is not None:
+            return f"MFU only (a FLOP rate, '{rate[0]}', is stated in the notes only, not as tflops_per_chip)"
         return SKIP_MFU_ONLY
     return SKIP_NO_THROUGHPUT
 
@@ -398,7 +415,9 @@ def parse_training_row(
         plan=plan,
         plan_counts_cores=counts_cores,
         measured=measured,
-        skip_reason=_training_skip_reason(raw, chip, num_chips, measured, known_chips),
+        skip_reason=_training_skip_reason(
+            raw, chip, num_chips, measured, known_chips, _tflops_conversion(raw, dims, seq_len)
+        ),
         lora=bool(re.search(r"\blora\b", lora_text, re.IGNORECASE)),
         notes=notes_text(notes),
         raw=raw,

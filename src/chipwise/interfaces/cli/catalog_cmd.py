@@ -364,8 +364,9 @@ def _price_line(p: dict[str, Any], sources: bool) -> str:
     of = f" of {p['system']}" if p.get("system") else ""
     newer = p.get("superseded_by")
     replaced = f"; superseded by ${newer['value']} of {newer['date']}" if newer else ""
+    offer = " ".join(x for x in (p["mode"], p.get("provider"), p.get("region")) if x)
     return (
-        f"price: {p['mode']} {p.get('provider', '')} {p.get('region', '')} ${p['value']}/{p['basis']}{of} "
+        f"price: {offer} ${p['value']}/{p['basis']}{of} "
         f"({', '.join(x for x in (p.get('date'), p['status']) if x)}{replaced})"
         + (f": {origin}" if sources and origin else "")
     )

@@ -124,7 +124,7 @@ def track_record_cells(r: Mapping[str, Any]) -> list[str]:
         count_text(r["n"]),
         f"{r['median_ape_pct']:.0f}%",
         f"{r['p80_ape_pct']:.0f}%",
-        f"{r['median_error_pct']:+.0f}%",
+        f"{round(r['median_error_pct']):+d}%",  # an int: a median of -0.4% prints +0%, not -0%
     ]
 
 

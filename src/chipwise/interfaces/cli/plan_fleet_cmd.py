@@ -115,6 +115,8 @@ def print_fleet(r: dict[str, Any]) -> None:
             *(fmt.latency(v) for v in worst),
         )
     console.print(table)
+    for sk in r.get("skipped", []):
+        console.print(f"[dim]not considered: {sk['hardware']}: {escape(sk['reason'])}[/]")
     console.print(
         f"[bold]{fmt.usd(r['cost_usd_per_hour'])}/hour[/] (steady-state MILP before the simulator check: "
         f"{fmt.usd(r['steady_state_cost_usd_per_hour'])}/hour); solved in {r['seconds']:.1f} s."

@@ -381,7 +381,9 @@ def _scale_note(rows: list[dict[str, Any]]) -> None:
     if not rel or (worst.get("goodput") or 0.0) >= 0.5:
         return
     console.print(
-        f"[yellow]at {worst['chips']:,} chips a failure every {fmt.duration(rel['mtbf_s'])} "
+        f"[yellow]on the {rel['chips']:,} chips it runs"
+        + (f" (of {worst['chips']:,})" if rel["chips"] < worst["chips"] else "")
+        + f" a failure every {fmt.duration(rel['mtbf_s'])} "
         f"({rel['failures_per_day']:,.0f} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "
         f"checkpoint-restart and {_goodput(rel['goodput_in_memory'])} with in-memory recovery"
         + (

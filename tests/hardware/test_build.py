@@ -1,0 +1,37 @@
+"""Building systems from the catalog: a torus's per-dimension bandwidths split the scale-up total, which stays the
+chip's (or the system's) figure, so a what-if on that figure reaches every dimension."""
+
+from __future__ import annotations
+
+import chipwise.api as cw
+from chipwise.hardware import hardware
+from chipwise.perf.device import topology_of
+
+#: the reviewer's us.yaml: the Trn2 UltraServer, whose three torus dimensions carry 256, 256 and 128 GB/s
+ULTRA = {"kind": "train", "model": "llama-3.1-70b", "hardware": "trn2-ultraserver", "chips": 64, "tokens": 1e11,
+         "plan": {"tp": 64, "pp": 1, "dp": 4}}  # fmt: skip
+DOUBLED = ["trn2.scaleup_bandwidth=1280GB/s"]
+
+
+def test_a_set_of_the_chip_scaleup_bandwidth_scales_each_torus_dimension() -> None:
+    """dim_bandwidth once took over the total: the chip's figure, set to 1,280 GB/s, changed nothing."""
+    system = hardware(cw.catalog(sets=DOUBLED)).system("trn2-ultraserver")
+    assert system.scaleup.bandwidth == 1280e9
+    assert system.scaleup.dim_bandwidth == (512e9, 512e9, 256e9)
+    assert topology_of(system).up_dim_bandwidth == (128e9, 128e9, 64e9)  # per rank, 4 a chip
+
+
+def test_a_set_of_the_chip_scaleup_bandwidth_moves_an_ultraserver_prediction() -> None:
+    """240.547 s either way before; the built-in figures (256 + 256 + 128 = 640 GB/s, the chip's) do not move."""
+    base, doubled = cw.predict(ULTRA), cw.predict(ULTRA, sets=DOUBLED)
+    assert round(base["step_time_s"], 3) == 240.547
+    assert round(doubled["step_time_s"], 3) == 187.699
+
+
+def test_sources_give_the_total_and_where_its_split_comes_from() -> None:
+    figure = cw.predict(ULTRA, sets=DOUBLED)["figures"]["trn2.scaleup_bandwidth"]
+    assert figure["value"] == 1280.0 and figure["status"] == "estimate"
+    assert figure["derivation"] == (
+        "split over the torus dimensions in the proportions of trn2-ultraserver.scaleup.dim_bandwidth "
+        "(256 : 256 : 128 GB/s); the total: set on the command line: --set trn2.scaleup_bandwidth=1280GB/s"
+    )

@@ -1,0 +1,39 @@
+"""A training run's failures are those of the chips it runs on: the 1M-trn3 plan runs on 917,504 chips and had been
+charged the failures of all 1,000,000 (533 a day where the job sees 489); the idle ones stay paid for and spares stay
+a share of the fleet. A fleet with no price in its mode runs at the provider asked for, not at the system's."""
+
+from __future__ import annotations
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.planner.training import plan_training
+from chipwise.reliability.goodput import reliability_inputs
+from chipwise.reliability.rates import interruption_rate
+
+
+def test_the_million_chip_plan_fails_on_the_chips_it_uses(catalog: Catalog, hw: Hardware) -> None:
+    (r,) = plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)["results"]
+    used = r["chips_used"]
+    assert used == 917_504 and r["reliability"]["chips"] == used and r["reliability"]["hosts"] == used / 4
+    inputs = reliability_inputs(catalog, hw.system("trn3-ultraserver"))
+    per_day = float(interruption_rate(inputs.rates, used, inputs.chips_per_host.value)) * 86400
+    assert r["failures_per_day"] == pytest.approx(per_day) == pytest.approx(489.29, abs=0.01)  # was 533.28
+    assert r["goodput"] == pytest.approx(0.4891, abs=1e-4)  # in-memory; 0.4587 on all 1M chips
+    assert r["expected_time_to_train_s"] / 86400 == pytest.approx(4.00, abs=0.005)  # was 4.26 days
+    assert r["expected_cost_usd"] == pytest.approx(516.9e6, rel=1e-3)  # was $551M
+    # the spares are 2% of the chips given, paid for with the idle ones for the whole expected time
+    price = r["price_usd_per_chip_hour"]
+    assert r["expected_cost_usd"] == pytest.approx(price * 1_000_000 * 1.02 * r["expected_time_to_train_s"] / 3600)
+    assert r["half_goodput_chips"] < used
+
+
+def test_an_unpriced_fleet_runs_at_the_provider_asked_for(catalog: Catalog) -> None:
+    """RunPod sells no reserved-1y H100: the '-' row's energy had been reckoned at AWS's site (PUE 1.15, us-east-1),
+    the system's, where a priced RunPod fleet runs in colocation (PUE 1.42, country-usa)."""
+    (r,) = plan_training(
+        catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e11, pricing="reserved-1y", provider="runpod"
+    )["results"]
+    assert r["price_usd_per_chip_hour"] is None and "runpod" in r["price_note"]
+    assert (r["pue"], r["region"]) == (1.42, "country-usa")
