@@ -68,6 +68,14 @@ def test_a_files_price_without_a_region_holds_in_every_region(tmp_path: Path, re
     assert _p5_on_demand([f], "reserved-1y", "us-east-1") == pytest.approx(RESERVED_AT_40)
 
 
+def test_a_regionless_file_price_is_the_only_current_offer_of_its_provider(tmp_path: Path) -> None:
+    """tco's price list (latest_quotes) had kept AWS's older us-east-1 list price beside a file's regionless one,
+    a rate no lookup uses listed as current."""
+    f = _prices(tmp_path, "date: '2026-08', value: 40.0", region="")
+    aws = [q for q in latest_quotes(load_catalog(files=[f]), "h100-sxm") if q.provider == "aws"]
+    assert [(q.region, q.usd_per_chip_hour) for q in aws] == [("", 5.0)]
+
+
 def test_a_regionless_file_price_wins_over_a_catalog_estimate(tmp_path: Path) -> None:
     """A Trn3 quote without a region had lost to the catalog's us-east-2 estimate ($5.28, 2026-08): an AWS quote
     losing to a chipwise guess, in silence."""

@@ -5,6 +5,8 @@ been priced there, and a 500% spare fleet paid for). Utilisation, colocation and
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chipwise.catalog import Catalog
@@ -51,9 +53,8 @@ PLAN = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1e10", "--chips
         (["tco", "h100-sxm", "--set", "h100-sxm.unit_price=1e9USD"], "chip price 1e+09 USD is outside 0 to 1000000"),
         (
             [*PLAN, "--set", "reliability.spares.spare_fraction=5"],
-            "error: spare fraction 5 (reliability.spares.spare_fraction: set on the command line: "
-            "--set reliability.spares.spare_fraction=5) is not in [0, 1). "
-            "Fix: give e.g. --set reliability.spares.spare_fraction=0.02.",
+            "error: spare fraction 5 is not in [0, 1); reliability.spares.spare_fraction: set on the command line: "
+            "--set reliability.spares.spare_fraction=5. Fix: give e.g. --set reliability.spares.spare_fraction=0.02.",
         ),
         (["tco", "h100-sxm", "--operations", "5"], "operations fraction 5 is outside 0 to 1"),
         (["tco", "h100-sxm", "--utilisation", "1e-9"], "utilisation 1e-09 is outside 0.01 to 1"),
@@ -94,3 +95,21 @@ def test_every_tco_input_has_a_bound_that_holds_the_catalogs_figures(catalog: Ca
             values = [float(f.value) for f in (fig.values() if isinstance(fig, dict) else [fig])]
         bound = PLAUSIBLE[name]
         assert values and all(bound.low <= v <= bound.high for v in values), name
+
+
+def test_a_catalog_files_implausible_figure_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file's out-of-range figure had been 'a catalog file figure' (or its own derivation) with a --set for fix;
+    the line names the file to correct. At a bound's edge the value is not rounded onto it ('0.01 is outside 0.01')."""
+    f = tmp_path / "dc.yaml"
+    f.write_text(
+        "datacenter:\n  opex:\n    operations_fraction_of_capex_per_year: {value: 5, unit: '1', status: measured, "
+        "source: [mine]}\nsources: {mine: 'my books'}\n"
+    )
+    out = run_error(capsys, ["tco", "h100-sxm", "--catalog", str(f)])
+    assert (
+        f"datacenter.opex.operations_fraction_of_capex_per_year in {f}. Fix: give one in [0, 1], e.g. 0.04 in {f}."
+        in out
+    )
+    assert "utilisation 0.009999999 is outside 0.01 to 1" in run_error(
+        capsys, ["tco", "h100-sxm", "--utilisation", "0.009999999"]
+    )

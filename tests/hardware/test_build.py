@@ -1,7 +1,10 @@
-"""Building systems from the catalog: a torus's per-dimension bandwidths split the scale-up total, which stays the
-chip's (or the system's) figure, so a what-if on that figure reaches every dimension."""
+"""Building systems from the catalog: a torus's per-dimension bandwidths are its dimensions' own figures, their sum
+the total; a total the system gives, or a what-if on the chip's, splits in their proportions, so it reaches every
+dimension."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import chipwise.api as cw
 from chipwise.hardware import hardware
@@ -35,3 +38,15 @@ def test_sources_give_the_total_and_where_its_split_comes_from() -> None:
         "split over the torus dimensions in the proportions of trn2-ultraserver.scaleup.dim_bandwidth "
         "(256 : 256 : 128 GB/s); the total: set on the command line: --set trn2.scaleup_bandwidth=1280GB/s"
     )
+
+
+def test_a_files_dimension_figures_are_taken_as_given(tmp_path: Path) -> None:
+    """A file doubling the UltraServer's inter-instance ring (256/256/256 GB/s) had been scaled to the chip's 640 GB/s
+    total, 213 GB/s a dimension: the x and y links fell. The figures stand, and their sum is the total."""
+    path = tmp_path / "ring.yaml"
+    fig = "{value: 256, unit: GB/s, status: spec, source: [NRN_TRN2_ARCH]}"
+    path.write_text(f"systems:\n  trn2-ultraserver:\n    scaleup:\n      dim_bandwidth: [{fig}, {fig}, {fig}]\n")
+    system = hardware(cw.catalog(files=[path])).system("trn2-ultraserver")
+    assert system.scaleup.dim_bandwidth == (256e9, 256e9, 256e9) and system.scaleup.bandwidth == 768e9
+    total = system.provenance["scaleup.bandwidth"]
+    assert total.derivation == "sum of scaleup.dim_bandwidth: 256 + 256 + 256 GB/s" and total.status == "spec"

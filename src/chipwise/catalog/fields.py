@@ -214,7 +214,7 @@ def fields_of(raw: Mapping[str, Any], builtin: Mapping[str, Any], section: str, 
                     (c[path] for c in map(figure_paths, (builtin.get("chips") or {}).values()) if path in c), None
                 )
                 if path not in figures and sibling is not None:
-                    figures[path] = sibling
+                    figures[path] = {**sibling, "value": 0}  # its unit only: no value of this chip to compare with
         return Fields(known=figures, prices=section in ("chips", "systems"))
     if section == "efficiency":
         base = {**figure_paths((builtin.get("efficiency") or {}).get("default") or {})}

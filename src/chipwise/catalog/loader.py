@@ -744,6 +744,10 @@ def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any
     return si_unit
 
 
+#: how a figure given by --set says where it came from (its derivation starts so)
+SET_ON_COMMAND_LINE = "set on the command line"
+
+
 def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> str:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog; return the
     qualified name of the figure it set (chips.trn3.tdp; a price's with its mode: chips.h100-sxm.price.on-demand)."""
@@ -784,7 +788,7 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
                 "mode": mode,
                 "value": value,
                 "status": "estimate",
-                "derivation": f"set on the command line: --set {assignment}",
+                "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
                 "region": "",
             },
         )
@@ -812,7 +816,7 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         "value": value,
         "unit": unit,
         "status": "estimate",
-        "derivation": f"set on the command line: --set {assignment}",
+        "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
         "note": f"what-if override; catalog value was {current['value']} {current['unit']}"
         if current
         else "what-if override",

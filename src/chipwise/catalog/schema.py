@@ -158,9 +158,9 @@ class ScaleUpEntry(_Strict):
     fabric: str = ""
     bandwidth: Figure | None = None
     #: torus only: per chip per direction along each of `dims`, where the dimensions' links differ (a Trn2
-    #: UltraServer's inter-instance ring is slower than its in-instance links). They give only the split: the
-    #: total stays `bandwidth`, else the chip's scaleup_bandwidth (a --set of it moves every dimension in
-    #: proportion), so they should sum to it; absent: the total split evenly
+    #: UltraServer's inter-instance ring is slower than its in-instance links). The total is their sum, unless
+    #: `bandwidth` is given or a --set changes the chip's scaleup_bandwidth: then they split it in their
+    #: proportions; absent: the total split evenly
     dim_bandwidth: list[Figure] = Field(default_factory=list)
     latency: Figure | None = None
     note: str = ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chipwise.catalog.loader import Catalog
+from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog
 from chipwise.catalog.schema import Figure
 from chipwise.errors import ChipwiseError
 
@@ -74,9 +74,23 @@ def figure(catalog: Catalog, section: str, *path: str) -> Figure:
 
 
 def term(catalog: Catalog, section: str, *path: str) -> Term:
-    """A catalog figure as a Term (SI value plus provenance)."""
+    """A catalog figure as a Term (SI value plus provenance, and the file or --set it came from where not the
+    built-in catalog: extra['origin'])."""
     fig = figure(catalog, section, *path)
-    return from_figure(fig, ".".join((section, *path)))
+    t = from_figure(fig, ".".join((section, *path)))
+    origin = catalog.origins.get(f"{section}.{path[0]}") if path else None
+    return replace(t, extra={"origin": origin}) if origin else t
+
+
+def fix_at_origin(t: Term, example: str) -> tuple[str, str]:
+    """(where an out-of-range figure came from, the example its fix gives): '0.04 in my.yaml', the file to correct,
+    or the --set to give (the bounds messages had called a file's figure 'a catalog file figure', or quoted its
+    derivation, and offered a --set)."""
+    suffix = "" if t.unit in ("", "1") else t.unit
+    origin = str(t.extra.get("origin") or "")
+    if origin and origin != "--set" and not t.derivation.startswith(SET_ON_COMMAND_LINE):
+        return f"; {t.key} in {origin}", f"{example}{suffix} in {origin}"
+    return f"; {t.key}: {t.derivation or SET_ON_COMMAND_LINE}", f"--set {t.key}={example}{suffix}"
 
 
 def from_figure(fig: Figure, key: str) -> Term:

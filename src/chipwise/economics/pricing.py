@@ -569,10 +569,14 @@ def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> li
         if key not in newest or p.date > newest[key].date:
             newest[key] = p
     rows = []
-    for (provider, region, _), p in newest.items():
+    for (provider, region, entry), p in newest.items():
         if p.chip and any(
             q.system and (q.provider, q.region) == (provider, region) and q.date > p.date for q in newest.values()
         ):
+            continue
+        # a price without a region covers its provider's offer everywhere: older regional ones are history (a
+        # file's regionless p5 price had left AWS's us-east-1 list price beside it as a current offer)
+        if region and (cover := newest.get((provider, "", entry))) is not None and cover.date >= p.date:
             continue
         q = _quote_of(catalog, p, mode, "system" if p.system else "chip", None, None)
         rows.append(ListedPrice(provider, region, q.usd_per_chip_hour, q.status, q.entry, q.derivation, p.date))

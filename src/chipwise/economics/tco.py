@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.terms import Term, derived, override, term
+from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
@@ -75,18 +75,16 @@ class Plausible:
 
     def require(self, value: float, figure: Term | None = None) -> float:
         """`value` where it is in range, else one line; `figure`: the catalog figure it was read from (a `--set` or a
-        catalog file's), which the line names with the --set that fixes it."""
+        catalog file's), which the line names with the --set or the file that fixes it."""
         if self.low <= value <= self.high:
             return value
         unit = f" {self.unit}" if self.unit else ""
-        origin, fix = "", self.example
-        if figure is not None:
-            origin = f"; {figure.key}: {figure.derivation or 'a catalog file figure'}"
-            suffix = "" if figure.unit in ("", "1") else figure.unit
-            fix = f"--set {figure.key}={self.example}{suffix}"
+        origin, fix = ("", self.example) if figure is None else fix_at_origin(figure, self.example)
+        low, high = f"{self.low:.15g}", f"{self.high:.15g}"
+        shown = f"{value:g}" if f"{value:g}" not in (low, high) else f"{value:.15g}"  # not '0.01 is outside 0.01'
         raise ChipwiseError(
-            f"{self.what} {value:g}{unit} is outside {self.low:.15g} to {self.high:.15g}{unit} ({self.why}){origin}. "
-            f"Fix: give one in [{self.low:.15g}, {self.high:.15g}], e.g. {fix}."
+            f"{self.what} {shown}{unit} is outside {low} to {high}{unit} ({self.why}){origin}. "
+            f"Fix: give one in [{low}, {high}], e.g. {fix}."
         )
 
 

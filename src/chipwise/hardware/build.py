@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chipwise.catalog.loader import Catalog
+from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, SystemEntry
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import Chip, Efficiency, Fabric, FigureRef, ScaleUpDomain, System
@@ -229,8 +229,9 @@ class Hardware:
         up = entry.scaleup
         fabric_id = up.fabric or entry.scaleout.fabric
         up_fabric = self.fabric(fabric_id)
-        # the total is the system's figure, else the chip's; dim_bandwidth gives only its split, so a what-if on the
-        # total (--set trn2.scaleup_bandwidth=...) moves every dimension in proportion
+        # dim_bandwidth: each torus dimension's own figure, the total their sum; a total the system gives, or a
+        # what-if on the chip's (--set trn2.scaleup_bandwidth=...), splits in their proportions instead (scaling
+        # them to the chip's catalog figure had turned a file's 256/256/256 into 213 GB/s each)
         bandwidth = chip.scaleup_bandwidth
         total_ref = chip.provenance["scaleup_bandwidth"]
         if up.bandwidth is not None:
@@ -238,9 +239,12 @@ class Hardware:
             total_ref = prov["scaleup.bandwidth"] = ref(up.bandwidth)
         dim_bandwidth: tuple[float, ...] = ()
         if up.dim_bandwidth:
-            scale = bandwidth / sum(fig.si for fig in up.dim_bandwidth)
-            dim_bandwidth = tuple(fig.si * scale for fig in up.dim_bandwidth)
-            prov["scaleup.bandwidth"] = _split(total_ref, sid, up.dim_bandwidth)
+            given = sum(fig.si for fig in up.dim_bandwidth)
+            if up.bandwidth is None and not total_ref.derivation.startswith(SET_ON_COMMAND_LINE):
+                bandwidth, prov["scaleup.bandwidth"] = given, _dims_total(up.dim_bandwidth)
+            else:
+                prov["scaleup.bandwidth"] = _split(total_ref, sid, up.dim_bandwidth)
+            dim_bandwidth = tuple(fig.si * bandwidth / given for fig in up.dim_bandwidth)
         if up.latency is not None:
             up_fabric = _with_latency(up_fabric, up.latency.si)
             prov["scaleup.latency"] = ref(up.latency)
@@ -301,6 +305,16 @@ def _split(total: FigureRef, sid: str, figs: list[Figure]) -> FigureRef:
     split = f"split over the torus dimensions in the proportions of {sid}.scaleup.dim_bandwidth ({parts} GB/s)"
     said = total.derivation or total.note or "; ".join(total.sources)
     return FigureRef(total.value, total.unit, total.status, sources, total.note, f"{split}; the total: {said}")
+
+
+def _dims_total(figs: Sequence[Figure]) -> FigureRef:
+    """A torus's scale-up bandwidth per chip as the sum of its dimensions' figures."""
+    sources = tuple(dict.fromkeys(s for fig in figs for s in fig.source))
+    parts = " + ".join(f"{fig.si / 1e9:g}" for fig in figs)
+    total = sum(fig.si for fig in figs) / 1e9
+    statuses = {fig.status for fig in figs}
+    status = statuses.pop() if len(statuses) == 1 else "estimate"
+    return FigureRef(total, "GB/s", status, sources, derivation=f"sum of scaleup.dim_bandwidth: {parts} GB/s")
 
 
 def _with_latency(fabric: Fabric, latency: float) -> Fabric:

@@ -182,8 +182,8 @@ class ScaleUpDomain:
     dims: tuple[int, ...]
     bandwidth: float
     fabric: Fabric
-    #: a torus's bandwidth along each of dims where they differ: `bandwidth` split in the proportions the catalog's
-    #: dim_bandwidth gives (they sum to it, so a what-if on the total moves each); empty: an even split
+    #: a torus's bandwidth along each of dims where they differ (they sum to `bandwidth`; build.py: the catalog's
+    #: dim_bandwidth, or a given or --set total split in its proportions); empty: an even split
     dim_bandwidth: tuple[float, ...] = ()
 
 

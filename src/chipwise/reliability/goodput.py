@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.terms import Term, derived, override, term
+from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
 from chipwise.catalog.units import SECONDS_PER_DAY
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
@@ -104,9 +104,8 @@ def reliability_inputs(
         else override(spare_fraction, "reliability.spares.spare_fraction", "1")
     )
     if not 0 <= spares.value < 1:  # given here, or by --set or a catalog file (5 had paid for a 500% spare fleet)
-        how = "" if spare_fraction is not None else f" ({spares.key}: {spares.derivation or 'a catalog file figure'})"
-        fix = "0.02" if spare_fraction is not None else f"--set {spares.key}=0.02"
-        raise ChipwiseError(f"spare fraction {spares.value:g}{how} is not in [0, 1). Fix: give e.g. {fix}.")
+        how, fix = ("", "0.02") if spare_fraction is not None else fix_at_origin(spares, "0.02")
+        raise ChipwiseError(f"spare fraction {spares.value:g} is not in [0, 1){how}. Fix: give e.g. {fix}.")
     return ReliabilityInputs(
         rates=failure_rates(catalog),
         chips_per_host=chips_per_host(catalog, system),

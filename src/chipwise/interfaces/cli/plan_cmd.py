@@ -64,7 +64,7 @@ def train(
     ] = None,
     utilisation: Annotated[
         float | None,
-        typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, (0, 1]."),
+        typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, 0.01 to 1."),
     ] = None,
     pue: Annotated[float | None, typer.Option("--pue", help="Power usage effectiveness of the site (>= 1).")] = None,
     recovery: Annotated[

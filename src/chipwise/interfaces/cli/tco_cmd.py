@@ -31,7 +31,7 @@ def tco(
         str | None, typer.Option("--region", help="Where the fleet runs (electricity and grid); default country-usa.")
     ] = None,
     utilisation: Annotated[
-        float, typer.Option("--utilisation", help="Share of calendar hours the chips do paid work, in (0, 1].")
+        float, typer.Option("--utilisation", help="Share of calendar hours the chips do paid work, 0.01 to 1.")
     ] = 1.0,
     pue: Annotated[float | None, typer.Option("--pue", help="Override the PUE (>= 1); default colocation.")] = None,
     facility: Annotated[
