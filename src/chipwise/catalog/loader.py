@@ -748,6 +748,11 @@ def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any
 SET_ON_COMMAND_LINE = "set on the command line"
 
 
+def set_on_command_line(derivation: str) -> bool:
+    """Whether a figure with this derivation was given by --set."""
+    return derivation.startswith(SET_ON_COMMAND_LINE)
+
+
 def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> str:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog; return the
     qualified name of the figure it set (chips.trn3.tdp; a price's with its mode: chips.h100-sxm.price.on-demand)."""

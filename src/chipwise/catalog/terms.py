@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog
+from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, set_on_command_line
 from chipwise.catalog.schema import Figure
 from chipwise.errors import ChipwiseError
 
@@ -88,7 +88,7 @@ def fix_at_origin(t: Term, example: str) -> tuple[str, str]:
     derivation, and offered a --set)."""
     suffix = "" if t.unit in ("", "1") else t.unit
     origin = str(t.extra.get("origin") or "")
-    if origin and origin != "--set" and not t.derivation.startswith(SET_ON_COMMAND_LINE):
+    if origin and origin != "--set" and not set_on_command_line(t.derivation):
         return f"; {t.key} in {origin}", f"{example}{suffix} in {origin}"
     return f"; {t.key}: {t.derivation or SET_ON_COMMAND_LINE}", f"--set {t.key}={example}{suffix}"
 

@@ -559,8 +559,9 @@ def latest_quotes(catalog: Catalog, chip_id: str, mode: str = "on-demand") -> li
     """Every provider's newest catalog price of one chip in one mode, per region and per system or chip it is for
     (p5e.48xlarge's and p5en.48xlarge's H200 capacity blocks both; keyed by provider and region, p5en's had stood for
     p5e's), cheapest first; a per-chip price older than a system's price of the same provider and region is left out
-    (superseded). A commitment price listed against an on-demand rate that has since moved is carried to today's
-    (_rescaled, an estimate) and says how."""
+    (superseded), and so is a regional price that a regionless one of its provider, as new or newer, covers (a
+    --catalog file's regionless price is that provider's offer everywhere). A commitment price listed against an
+    on-demand rate that has since moved is carried to today's (_rescaled, an estimate) and says how."""
     newest: dict[tuple[str, str, str], PriceEntry] = {}
     for p in catalog.prices:
         if p.mode != mode or (p.chip or catalog.systems[p.system].chip) != chip_id:

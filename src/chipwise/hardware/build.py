@@ -6,7 +6,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog
+from chipwise.catalog.loader import Catalog, set_on_command_line
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, SystemEntry
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import Chip, Efficiency, Fabric, FigureRef, ScaleUpDomain, System
@@ -240,7 +240,7 @@ class Hardware:
         dim_bandwidth: tuple[float, ...] = ()
         if up.dim_bandwidth:
             given = sum(fig.si for fig in up.dim_bandwidth)
-            if up.bandwidth is None and not total_ref.derivation.startswith(SET_ON_COMMAND_LINE):
+            if up.bandwidth is None and not set_on_command_line(total_ref.derivation):
                 bandwidth, prov["scaleup.bandwidth"] = given, _dims_total(up.dim_bandwidth)
             else:
                 prov["scaleup.bandwidth"] = _split(total_ref, sid, up.dim_bandwidth)

@@ -312,7 +312,8 @@ RECORD_LABELS = {
 
 
 #: the median signed error (%) from which the one-line track record says which way a metric's runs lean: a spread
-#: alone reads as symmetric ('TTFT within 84%' of vllm on cdna3, whose median is -84%: predicted low in most)
+#: alone reads as symmetric ('TTFT within 84%' of vllm on cdna3, whose median is -84%: predicted low in most); 10%:
+#: above the training record's median |error| (7%), below which a lean is within the model's usual spread
 LEAN_PCT = 10.0
 
 

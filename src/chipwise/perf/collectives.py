@@ -14,10 +14,10 @@ Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in +
 n_out the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees there.
 On a torus, a group spanning d of the D dimensions (from the lowest its members differ in to the highest) drives
 only d/D of the chip's links, or those dimensions' own bandwidths where the catalog gives them (a Trn2
-UltraServer's inter-instance ring is a quarter of its in-instance links). On a full mesh (direct links from each
-chip to each of the domain's N - 1 others, no switch: AMD's Infinity Fabric, Gaudi's RoCE ports) a group of m chips
-drives only the links to its own members, (m - 1) / (N - 1) of the chip's bandwidth: two MI300X share one 64 GB/s
-link of seven.
+UltraServer's inter-instance ring carries 128 GB/s against 256 on each in-instance dimension). On a full mesh
+(direct links from each chip to each of the domain's N - 1 others, no switch: AMD's Infinity Fabric, Gaudi's RoCE
+ports) a group of m chips drives only the links to its own members, (m - 1) / (N - 1) of the chip's bandwidth: two
+MI300X share one 64 GB/s link of seven.
 """
 
 from __future__ import annotations

@@ -225,12 +225,9 @@ def _cores_note(r: dict[str, Any]) -> str | None:
     cores = int(r.get("cores_per_chip") or 1)
     if cores == 1:
         return None
-    p = r["plan"]
-    ranks = p["tp"] * p["pp"] * p["dp"] * p["cp"]
-    return (
-        f"a rank is a core ({cores} NeuronCores a chip): tp x pp x dp x cp = {ranks:,} ranks on {ranks // cores:,} "
-        "chips"
-    )
+    used = int(r["chips_used"])
+    ranks = f"tp x pp x dp x cp = {used * cores:,} ranks on {used:,} chips"
+    return f"a rank is a core ({cores} NeuronCores a chip): {ranks}"
 
 
 def _cores_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
@@ -240,8 +237,7 @@ def _cores_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
         if (note := _cores_note(r)) is not None and name not in chips.setdefault(note, []):
             chips[note].append(name)
     for note, named in chips.items():
-        if named:
-            console.print(f"[dim]{', '.join(named)}: {note}[/]")
+        console.print(f"[dim]{', '.join(named)}: {note}[/]")
 
 
 def _precision_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
