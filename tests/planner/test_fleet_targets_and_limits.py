@@ -4,6 +4,7 @@ where several of one chip are offered, and refuses a hybrid rack of two chip typ
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -123,3 +124,27 @@ def test_a_hybrid_rack_is_refused_as_plan_train_refuses_it(
     err = run_error(capsys, ["plan", "fleet", "--model", "llama-3.1-8b", "--workload", str(EXAMPLE), "--slo",
                              "ttft_p99=2s", "--hardware", "trn4-gb300-fusion-rack", "--no-replay"])  # fmt: skip
     assert "two chip types" in err
+
+
+def test_a_bucket_whose_request_was_dropped_misses_its_slo(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request dropped unserved has NaN latencies, which the replay's percentiles skip: its bucket read 'met'.
+    The replay counts the bucket's dropped requests and a bucket with any misses its SLO."""
+    from chipwise.planner import fleet as fleet_mod
+
+    real = fleet_mod.per_request
+
+    def one_dropped(out: Any) -> dict[str, np.ndarray]:
+        lat = real(out)
+        lat["served"] = lat["served"].copy()
+        lat["served"][0] = 0.0
+        for key in ("ttft", "tpot", "e2e"):
+            lat[key] = lat[key].copy()
+            lat[key][0] = np.nan
+        return lat
+
+    monkeypatch.setattr(fleet_mod, "per_request", one_dropped)
+    r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), P99, ["h100-sxm"])
+    buckets = [s for f in r["fleet"] for s in f["replay"]["buckets"].values()]
+    assert sum(s["dropped"] for s in buckets) >= 1
+    assert all(not s["slo_met"] for s in buckets if s["dropped"])
+    assert r["slo_met_in_replay"] is False

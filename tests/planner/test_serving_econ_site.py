@@ -120,3 +120,17 @@ def test_a_provider_with_owned_pricing_is_refused(catalog: Catalog) -> None:
 
     with pytest.raises(ChipwiseError, match="provider lambda chooses whom chips are rented from"):
         _predict(catalog, "h100-sxm", 1, "pricing: owned\nprovider: lambda\n")
+
+
+def test_an_unpriced_fleet_runs_at_the_site_of_the_provider_asked_for() -> None:
+    """Capacity blocks from Lambda have no price in the catalog: the fleet is unpriced, and its energy had been
+    reckoned at the system's own provider's site (AWS, PUE 1.15) instead of the colocation facility a provider
+    without a PUE of its own runs in (1.42), as training reckons it."""
+    import chipwise.api as cw
+
+    scenario = {
+        "kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 8, "input_tokens": 1024,
+        "output_tokens": 256, "arrival_rate": 0.2, "requests": 200, "pricing": "capacity-block", "provider": "lambda",
+    }  # fmt: skip
+    assert cw.predict(scenario)["pue"] == 1.42
+    assert cw.predict({**scenario, "pricing": "on-demand", "provider": "aws"})["pue"] == 1.15

@@ -112,10 +112,10 @@ def test_replicas_glued_to_the_plan_are_read(text: str) -> None:
         ({"ttft_ms": "p99 579.3; mean abc"}, "ttft_ms 'p99 579.3; mean abc': its mean has no number"),
         ({"tpot_ms": "p50 20; p99 -3"}, "tpot_ms 'p50 20; p99 -3': its p99 -3 is not a positive, finite time"),
         # a tail below the median: one figure is mistyped, and it had been compared at the p50 without a word
-        ({"ttft_ms": "p99 10; p50 50"}, "ttft_ms 'p99 10; p50 50': its p99 10 is below its p50 50"),
+        ({"ttft_ms": "p99 10; p50 50"}, "ttft_ms 'p99 10; p50 50': its p99 (10 ms) is below its p50 (50 ms)"),
         (
             {"tpot_ms": "median 13; p90 20; p99 15"},
-            "tpot_ms 'median 13; p90 20; p99 15': its p99 15 is below its p90 20",
+            "tpot_ms 'median 13; p90 20; p99 15': its p99 (15 ms) is below its p90 (20 ms)",
         ),
     ],
 )
@@ -132,6 +132,7 @@ def test_a_serving_cell_that_is_no_figure_skips_its_row(cells: dict[str, str], r
         {"tpot_ms": "avg output speed 20-22 tok/s per user"},
         {"ttft_ms": "45.3 (p50)", "tpot_ms": "p99 TPOT 33; mean 20"},
         {"ttft_ms": "p50 20; mean 35; p99 30", "tpot_ms": "p50 20; p99 20"},  # a few long tails lift a mean past p99
+        {"ttft_ms": "p99: 1.2 s; p50: 300 ms"},  # each figure in its own unit (the seconds had read as ms)
     ],
 )
 def test_cells_the_tables_write_still_read(cells: dict[str, str]) -> None:
@@ -220,3 +221,12 @@ def test_a_header_of_both_kinds_is_refused(tmp_path: Path) -> None:
     both.write_text("id,model,chip,num_chips,tokens_per_s_per_chip,output_tokens_per_s_per_chip\nX,m,h100-sxm,8,1,1\n")
     with pytest.raises(ChipwiseError, match=r"has both training columns \(tokens_per_s_per_chip\) and serving"):
         detect_kind(both)
+
+
+def test_a_latency_cell_mixing_units_reads_each_in_its_own() -> None:
+    """'p99: 1.2 s; p50: 300 ms' had read 1.2 ms for the p99 (the cell writes ms elsewhere)."""
+    from chipwise.validation.serving_rows import parse_latency_ms
+
+    notes: list[str] = []
+    assert parse_latency_ms("p99: 1.2 s; p50: 300 ms", "ttft", "", notes) == {"p99": 1200.0, "p50": 300.0}
+    assert notes == ["ttft p99 given in s (p99: 1.2 s; p50: 300 ms)"]

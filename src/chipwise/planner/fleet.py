@@ -367,7 +367,9 @@ def _replay(
             for metric in REPLAY_METRICS
             for p in REPLAY_PERCENTILES
         }  # every target check_slo takes (a p90 or an end-to-end one had been read as inf: always missed)
-        stats["slo_met"] = all(stats[f"{k}_s"] <= v for k, v in targets.items())
+        # a request dropped unserved misses every target (its latencies are NaN, which the percentiles skip)
+        stats["dropped"] = int((lat["served"][sel] == 0).sum())
+        stats["slo_met"] = stats["dropped"] == 0 and all(stats[f"{k}_s"] <= v for k, v in targets.items())
         per_bucket[b.name] = stats
     ratios = [s[f"{k}_s"] / v for s in per_bucket.values() for k, v in targets.items()]
     return {

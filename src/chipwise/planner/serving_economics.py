@@ -76,7 +76,12 @@ def busy_shares(out: SimOutput) -> list[float]:
 
 
 def serving_site(
-    catalog: Catalog, system: System, pricing: str, quote: PriceQuote | None, region: str | None = None
+    catalog: Catalog,
+    system: System,
+    pricing: str,
+    quote: PriceQuote | None,
+    region: str | None = None,
+    provider: str | None = None,
 ) -> EnergySite:
     """Where a pool's chips run: the operator and region its price `quote` names (an owned fleet: the owner's
     site; a price region with no grid of its own: the grid region it lies in, energy.PRICE_REGIONS)."""
@@ -85,7 +90,8 @@ def serving_site(
         system,
         region,
         owned=pricing == "owned",
-        operator=quote.provider if quote else None,
+        # unpriced: the provider asked for (--provider lambda with no Lambda price had put the chips at AWS's site)
+        operator=quote.provider if quote else provider,
         hint_region=quote.region if quote else None,
     )
 
@@ -161,7 +167,7 @@ def economics(
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
         # systems hand their KV caches over the scale-out network
         scaleout = total > system.chips or len(systems) > 1
-        site = serving_site(catalog, system, pricing, quote, region)
+        site = serving_site(catalog, system, pricing, quote, region, provider)
         power = power_model(catalog, system, scaleout=scaleout)
         it_j = float(energy_j(power.mixed_w(share), chips, SECONDS_PER_HOUR, 1.0))
         joules_h += it_j * site.pue.value

@@ -53,7 +53,7 @@ def parse_int(text: str | None) -> int | None:
     return round(value)
 
 
-_STAT_ALIASES: Final[dict[str, str]] = {
+STAT_ALIASES: Final[dict[str, str]] = {
     "p50": "p50", "median": "p50", "p90": "p90", "p99": "p99",
     "mean": "mean", "avg": "mean", "average": "mean",
 }  # fmt: skip
@@ -76,9 +76,9 @@ def parse_stat_values(text: str | None) -> dict[str, float]:
         return {}
     found: dict[str, float] = {}
     for label, number in _STAT_VALUE_RE.findall(text):
-        found.setdefault(_STAT_ALIASES[label.lower()], float(number.replace(",", "")))
+        found.setdefault(STAT_ALIASES[label.lower()], float(number.replace(",", "")))
     for number, label in _VALUE_STAT_RE.findall(text):
-        found.setdefault(_STAT_ALIASES[label.lower()], float(number.replace(",", "")))
+        found.setdefault(STAT_ALIASES[label.lower()], float(number.replace(",", "")))
     if found:
         return found
     value = parse_number(text)

@@ -13,6 +13,7 @@ from typing import Final
 from chipwise.validation.cells import (
     NUM,
     PRECISION_TOKEN,
+    STAT_ALIASES,
     billions,
     canonical_chip,
     close_to,
@@ -474,6 +475,12 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
     if re.search(rf"(?:{NUM})\s*(?:s|sec|seconds)\b", text) and not re.search(r"ms\b|tok", text, re.IGNORECASE):
         values = {stat: 1000.0 * v for stat, v in values.items()}  # a value written in seconds in a ms column
         notes.append(f"{metric} given in seconds ({text.strip()})")
+    else:  # a cell that mixes units ('p99: 1.2 s; p50: 300 ms') had read its seconds as milliseconds
+        for label, unit in _STAT_IN_SECONDS.findall(text):
+            stat = STAT_ALIASES.get(label.lower())
+            if stat in values:
+                values[stat] *= 1000.0
+                notes.append(f"{metric} {stat} given in {unit} ({text.strip()})")
     if "prefill" in text.lower():
         notes.append("prefill latency used as TTFT")
     if set(values) == {"value"}:
@@ -484,6 +491,10 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
     return values
 
 
+#: a labelled statistic whose figure is written in seconds ('p99: 1.2 s'), in a cell that also writes milliseconds
+_STAT_IN_SECONDS: Final = re.compile(
+    rf"\b(p50|p90|p99|median|mean|avg|average)\b\s*[:=]?\s*~?(?:{NUM})\s*(s|sec|seconds)\b(?!/)", re.I
+)
 #: the percentiles a latency cell may state, lowest first: each is at least the one before it
 _PERCENTILES: Final[tuple[str, ...]] = ("p50", "p90", "p99")
 #: a statistic's label in a latency cell, and what must follow it: an optional metric name, ':' or '=', a number
@@ -507,11 +518,11 @@ def latency_cell_problem(text: str, metric: str) -> str | None:
         value = float(figure.group(1).replace(",", ""))
         if not 0 < value < math.inf:
             return f"its {label.group(0)} {figure.group(1)} is not a positive, finite time"
-    stated = parse_stat_values(text)  # the figures parse_latency_ms reads
+    stated = parse_latency_ms(text, metric, "", [])  # the figures it reads, in ms (each in its own unit)
     percentiles = [(p, stated[p]) for p in _PERCENTILES if p in stated]
     for (low, below), (high, above) in itertools.pairwise(percentiles):
         if above < below:
-            return f"its {high} {above:g} is below its {low} {below:g}"
+            return f"its {high} ({above:g} ms) is below its {low} ({below:g} ms)"
     return None
 
 
