@@ -288,12 +288,12 @@ def test_show_json_resolves_the_alternatives_sources(capsys: pytest.CaptureFixtu
 
 
 def test_the_suggestions_for_an_unknown_figure_are_ones_set_takes() -> None:
-    """'trn2-ultraserver.scaleup.bandwidth' had been offered 'scaleup.dim_bandwidth.2' and '.1', list items that --set
-    then refused ('is not a figure of system'); a figure inside a list item (a fabric tier's latency) is still
-    offered."""
-    assert _error(["trn2-ultraserver.scaleup.bandwidth=1280GB/s"]) == (
-        "--set trn2-ultraserver.scaleup.bandwidth: unknown figure of trn2-ultraserver (system): 'scaleup.bandwidth'. "
-        "Did you mean 'trn2-ultraserver.scaleout.bandwidth'? Fix: name a figure it has ('chipwise catalog show "
-        "trn2-ultraserver' lists its figures)."
+    """A misspelt 'trn2-ultraserver.scaleup.bandwidth' had been offered 'scaleup.dim_bandwidth.2' and '.1', list items
+    that --set then refused ('is not a figure of system'); a figure inside a list item (a fabric tier's latency) is
+    still offered."""
+    assert _error(["trn2-ultraserver.scaleup.bandwith=1280GB/s"]) == (
+        "--set trn2-ultraserver.scaleup.bandwith: unknown figure of trn2-ultraserver (system): 'scaleup.bandwith'. "
+        "Did you mean 'trn2-ultraserver.scaleup.bandwidth', 'trn2-ultraserver.scaleout.bandwidth'? Fix: name a figure "
+        "it has ('chipwise catalog show trn2-ultraserver' lists its figures)."
     )
     assert "Did you mean 'efa-v3.tiers.0.latency'," in _error(["efa-v3.tiers.0.latncy=1us"])

@@ -50,3 +50,11 @@ def test_a_files_dimension_figures_are_taken_as_given(tmp_path: Path) -> None:
     assert system.scaleup.dim_bandwidth == (256e9, 256e9, 256e9) and system.scaleup.bandwidth == 768e9
     total = system.provenance["scaleup.bandwidth"]
     assert total.derivation == "sum of scaleup.dim_bandwidth: 256 + 256 + 256 GB/s" and total.status == "spec"
+
+
+def test_a_systems_scaleup_total_can_be_set_where_it_gives_none() -> None:
+    """`--set trn2-ultraserver.scaleup.bandwidth` had been an unknown figure (the system gives per-dimension figures
+    and no total): it is the system's total, split in the dimensions' proportions, as the chip's is."""
+    system = hardware(cw.catalog(sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])).system("trn2-ultraserver")
+    assert system.scaleup.bandwidth == 1280e9 and system.scaleup.dim_bandwidth == (512e9, 512e9, 256e9)
+    assert round(cw.predict(ULTRA, sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])["step_time_s"], 3) == 187.699

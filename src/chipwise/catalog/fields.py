@@ -195,8 +195,8 @@ def _top_figures(node: Any) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in (node or {}).items() if is_figure(v)} if isinstance(node, dict) else {}
 
 
-#: chip figures a --set may add to a chip that has none
-OPTIONAL_CHIP_FIGURES: tuple[str, ...] = ("unit_price",)
+#: figures a --set may add to a chip or system that has none
+OPTIONAL_FIGURES: Mapping[str, tuple[str, ...]] = {"chips": ("unit_price",), "systems": ("scaleup.bandwidth",)}
 
 
 def fields_of(raw: Mapping[str, Any], builtin: Mapping[str, Any], section: str, key: str) -> Fields:
@@ -206,15 +206,15 @@ def fields_of(raw: Mapping[str, Any], builtin: Mapping[str, Any], section: str, 
     sec = raw.get(section) or {}
     if section in ("chips", "systems", "fabrics"):
         figures = figure_paths(sec.get(key) or {})
-        if section == "chips":
-            # a figure some chips lack that a what-if may give (an owned TPU v5e fleet needs a unit price: the
-            # '(give one: --set tpu-v5e.unit_price=USD)' advice had been refused), its unit from a chip that has it
-            for path in OPTIONAL_CHIP_FIGURES:
-                sibling = next(
-                    (c[path] for c in map(figure_paths, (builtin.get("chips") or {}).values()) if path in c), None
-                )
-                if path not in figures and sibling is not None:
-                    figures[path] = {**sibling, "value": 0}  # its unit only: no value of this chip to compare with
+        # a figure some entries lack that a what-if may give (an owned TPU v5e fleet needs a unit price: the
+        # '(give one: --set tpu-v5e.unit_price=USD)' advice had been refused; a Trn2 UltraServer's scale-up total),
+        # its unit from an entry that has it
+        for path in OPTIONAL_FIGURES.get(section, ()):
+            sibling = next(
+                (c[path] for c in map(figure_paths, (builtin.get(section) or {}).values()) if path in c), None
+            )
+            if path not in figures and sibling is not None:
+                figures[path] = {**sibling, "value": 0}  # its unit only: no value of this entry to compare with
         return Fields(known=figures, prices=section in ("chips", "systems"))
     if section == "efficiency":
         base = {**figure_paths((builtin.get("efficiency") or {}).get("default") or {})}
