@@ -17,6 +17,7 @@ workload where the claim is about speed, cost or energy), and a verdict:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -467,15 +468,35 @@ def _price_origin(catalog: Catalog, quote: Any, price: Any) -> str:
         return "Trn3 has no price"
     if quote.get("provider") == USER_PROVIDER:
         return f"Trn3's price is the one set on the command line (${price:,.3f} a chip-hour)"
-    head = f"Trn3's price (${price:,.2f} a chip-hour) is"
-    if _estimated(quote):
-        derivation = str(quote.get("derivation") or "no derivation given").rstrip(".")
-        return f"{head} a chipwise estimate [{quote.get('status')}]: {derivation}"
-    cited = "; ".join(catalog.source_text(k) for k in quote.get("source", [])) or "no source given"
     # a listed price names its seller, region and date where it has them (a user's file may give neither of the last)
     seller = " ".join(str(quote[k]) for k in ("provider", "region") if quote.get(k))
     dated = f" of {quote['date']}" if quote.get("date") else ""
-    return f"{head} {seller}'s{dated} [{quote.get('status')}] ({cited})"
+    return _cited(
+        catalog,
+        f"Trn3's price (${price:,.2f} a chip-hour) is",
+        _estimated(quote),
+        str(quote.get("status")),
+        str(quote.get("derivation") or ""),
+        quote.get("source", []),
+        f"{seller}'s{dated} ",
+    )
+
+
+def _cited(
+    catalog: Catalog,
+    head: str,
+    estimated: bool,
+    status: str,
+    derivation: str,
+    sources: Sequence[str],
+    listed: str = "",
+) -> str:
+    """'HEAD a chipwise estimate [status]: its derivation' or 'HEAD LISTED[status] (its sources)': where a price the
+    claims rest on comes from (3a's rental price, 3b's unit price)."""
+    if estimated:
+        return f"{head} a chipwise estimate [{status}]: {(derivation or 'no derivation given').rstrip('.')}"
+    cited = "; ".join(catalog.source_text(k) for k in sources) or "no source given"
+    return f"{head} {listed}[{status}] ({cited})"
 
 
 def _claim3(runs: _Runs) -> Claim:
@@ -552,12 +573,11 @@ def _owned_saving(runs: _Runs, model: str, chips: int, tokens: float) -> Check:
         origin = "Trn3 has no unit price"
     else:
         head = f"Trn3's unit price (${chip.unit_price:,.0f}) is"
-        if set_on_command_line(ref.derivation):
-            origin = f"{head} the one set on the command line"
-        elif estimated:
-            origin = f"{head} a chipwise estimate [{ref.status}]: {ref.derivation.rstrip('.')}"
-        else:
-            origin = f"{head} [{ref.status}] ({'; '.join(runs.catalog.source_text(k) for k in ref.sources)})"
+        origin = (
+            f"{head} the one set on the command line"
+            if set_on_command_line(ref.derivation)
+            else _cited(runs.catalog, head, estimated, ref.status, ref.derivation, ref.sources)
+        )
     power = "; Trn3's power is estimated" if _figure_estimated(chip.provenance.get("tdp")) else ""
     return Check(
         "3b",

@@ -101,7 +101,7 @@ def precisions(
         raise ChipwiseError(
             f"an fp4 KV cache needs FP4 attention kernels, and {system.chip.id} has no FP4. Fix: use an fp8 KV cache."
         )
-    float8_fallback(eng.engine, system.chip, weight, kv)
+    float8_fallback(eng.engine, system.chip, weight, kv)  # refuses what the engine cannot run (predict notes the rest)
     return weight, kv
 
 
