@@ -222,7 +222,7 @@ def test_plan_train_marks_prices_that_are_estimates(tmp_path: Path) -> None:
     filled = {label for s in panel.series if s.style == "point" for label in s.labels}
     assert filled == {"gb200", "h100-sxm"}
     svg = plots.plot(report, tmp_path / "t.svg").read_text()
-    assert "§ gaudi3, trn2: priced by an estimate, not a published rental price" in svg
+    assert "§ gaudi3, trn2: priced by an estimate, not a published on-demand price" in svg  # the table's words
     html = plots.plot(report, tmp_path / "t.html").read_text()
     assert "circle-open" in html and "price estimated" in html
 

@@ -611,8 +611,10 @@ def _request(srv: ChipwiseServer, method: str, path: str, body: bytes | None = N
 def _raw_exchange(srv: ChipwiseServer, data: bytes, timeout: float = 30) -> bytes:
     """What the server answers to `data` sent as it is, read until it closes the connection."""
     host, port = srv.server_address[:2]
+    # this server's own address and a JSON body, which the server asks of a request from a page (test_web_refusals)
+    ours = f"Host: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n".encode()
     with socket.create_connection((str(host), port), timeout=timeout) as sock:
-        sock.sendall(data)
+        sock.sendall(data.replace(b"Host: x\r\n", ours))
         answer = b""
         while chunk := sock.recv(1 << 16):
             answer += chunk
@@ -785,3 +787,72 @@ def test_refused_fields_name_a_concrete_fix(server: ChipwiseServer, path: str, b
     assert status == 400
     message = _one_line_error(answer)
     assert says in message and "correct the request" not in message and "list[str]" not in message, message
+
+
+FORMATTED: list[tuple[str, str, Any]] = [
+    ("usd", "usd", 3799), ("usd", "usd", 1.2e13), ("usd", "usd", 1.2e16), ("usd", "usd", 12.5),
+    ("price", "price", 0.000357), ("price", "price", 2.164), ("perMtok", "per_mtok", 0.0038),
+    ("perMtok", "per_mtok", 0.16), ("perMtok", "per_mtok", 2.08e29), ("latency", "latency", 0.1641),
+    ("latency", "latency", 0.00745), ("latency", "latency", 0.00085), ("latencies", "latencies", [0.118, 0.318, 1.37]),
+    ("percent", "percent", 230.08), ("count", "count", 1e18), ("count", "count", 15e12),
+    ("duration", "duration", 3.15576e13), ("energy", "energy", 1.5264e17),
+]  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_formats_figures_as_the_cli_does() -> None:
+    """The page's fmt mirrors chipwise.interfaces.format: $/Mtok had read 0.00 for the CLI's 0.0038, $3799 for
+    $3,799, $12000.00B for $12.00T, $0.000 for $0.000357 and 164.1 ms for 164 ms."""
+    html = page().decode()
+    script = html[html.index("<script>") + len("<script>") : html.index("</script>")]
+    source = script[script.index("const isNum") : script.index("  plan(p) {")] + "};\nconst DAY = 86400;\n"
+    calls = "".join(f"console.log(fmt.{js}({json.dumps(v)}));" for js, _, v in FORMATTED)
+    out = subprocess.run(["node", "-e", source + calls], check=True, capture_output=True, text=True, timeout=30).stdout
+    assert out.splitlines() == [getattr(fmt, py)(v) for _, py, v in FORMATTED]
+    assert out.splitlines()[:5] == ["$3,799", "$12.00T", "$1.20e+16", "$12.50", "$0.000357"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_marks_estimated_prices_and_neuroncore_ranks(server: ChipwiseServer, tmp_path: Path) -> None:
+    """Spot prices are all estimates: the Training tab marks them § with the CLI's footnote and an open ring on the
+    scatter, and says that a trn2 rank is a NeuronCore (TP1 DP128 CP2 on 64 chips had read as twice the chips)."""
+    form = {**TRAIN_FORM, "tokens": "1T", "pricing": "spot"}
+    view = _drive_page(server, tmp_path, "runTrain", form, ["gaudi3", "trn2"])
+    assert view["t-error"]["hidden"], view["t-error"]
+    rows = view["rank"]["rows"]
+    cost, per_mtok = rows[0].index("cost"), rows[0].index("$/Mtok")
+    status, report = _post(server, "/api/plan/train", {**form, "chips": 64, "hardware": ["gaudi3", "trn2"]})
+    assert status == 200
+    for row, r in zip(rows[1:], report["results"], strict=True):
+        assert r["price_source"]["status"] == "estimate"
+        assert row[cost] == fmt.usd(r["expected_cost_usd"]) + " §"
+        assert row[per_mtok] == fmt.per_mtok(r["expected_usd_per_million_tokens"])
+    notes = view["t-notes"]["items"]
+    names = ", ".join(r["hardware"] for r in report["results"])
+    assert (
+        f"§ {names}: priced by an estimate, not a published spot price of the system's provider (price_source in "
+        "/api/plan/train's answer gives its derivation)." in notes
+    )
+    trn2 = next(r for r in report["results"] if r["hardware"] == "trn2")
+    ranks = trn2["chips_used"] * 4
+    assert f"trn2: a rank is a core (4 NeuronCores a chip): tp x pp x dp x cp = {ranks} ranks on 64 chips" in notes
+    # a point's text: its label, then its hover title's first line ('trn2 § - trn2.48xlarge ...')
+    marked = sorted(t.split(" - ")[0] for t in view["scatter"]["items"] if " § - " in t)
+    assert marked == ["gaudi3 §gaudi3 §", "trn2 §trn2 §"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_says_a_serving_rank_on_trainium_is_a_neuroncore(server: ChipwiseServer, tmp_path: Path) -> None:
+    """As plan serve prints it: 'a rank on Trainium and Inferentia is a NeuronCore: trn2 has 4 per chip, ...'."""
+    body = {"model": "llama-3.1-8b", "rate": 5, "input_tokens": 512, "output_tokens": 128, "hardware": "trn2",
+            "disaggregated": False, "top": 1}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200, report
+    x = report["results"][0]
+    per = round(x["plan"]["tp"] * x["plan"].get("pp", 1) * x["plan"]["replicas"] / x["chips"])
+    assert per > 1, "the case under test: NeuronCore ranks"
+    notes = _draw(server, tmp_path, "drawServePlan", report)["ps-notes"]["items"]
+    said = [n for n in notes if n.startswith("a rank on Trainium and Inferentia is a NeuronCore: ")]
+    assert len(said) == 1 and said[0].startswith(
+        f"a rank on Trainium and Inferentia is a NeuronCore: trn2 has {per} per chip"
+    )

@@ -6,6 +6,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli.app import run
 from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 
 
@@ -108,3 +109,58 @@ def test_the_hand_off_over_the_network_runs_at_the_end_that_carries_less(catalog
     assert r["mixed"]["hand_off_s"] == pytest.approx(expected)
     # by hand: TP16 trn1 (8 chips x 5 GB/s) against TP4 GB200 (4 x 47 GB/s): 2 x (134.2 MB / 40 GB/s + 10 us)
     assert bandwidth == pytest.approx(40e9) and expected == pytest.approx(6.73e-3, rel=1e-3)
+
+
+def test_a_small_gain_of_the_mix_reads_as_a_tie_with_its_sign(catalog: Catalog) -> None:
+    """128 B200 beside 32 MI355X (70B): the mix runs 466,498 tokens/s against 463,286 for b200 alone, +0.7%. The
+    verdict had said 'fastest part alone (b200) is better by -1%'; within 2% it is a tie, with the signed gain."""
+    r = plan_hetero_training(catalog, "llama-3.1-70b", {"b200": 128, "mi355x": 32}, tokens=1e12)
+    gain = r["mixed"]["tokens_per_s"] / r["fastest_part"]["tokens_per_s"] - 1.0
+    assert gain == pytest.approx(0.0069, abs=5e-4)
+    assert r["verdict"] == "mix within 2% of b200 alone (+0.7% in throughput)"
+    assert "better by" not in r["verdict"]
+
+
+def test_chips_no_provider_rents_together_are_refused(catalog: Catalog) -> None:
+    """A TPU v5p pod (GCP) beside p5.48xlarge (AWS) had been joined by a 25 us network into a '32% faster' fleet:
+    no provider rents both and a TPU cannot be bought, so one line names both providers and GCP's H100 systems."""
+    with pytest.raises(ChipwiseError) as err:
+        plan_hetero_training(catalog, "llama-3.1-70b", {"tpu-v5p": 256, "h100-sxm": 256}, tokens=1e12)
+    assert str(err.value) == (
+        "no provider rents both (tpu-v5p-pod from gcp and p5.48xlarge from aws), and only one can be bought: no "
+        "network joins them. Fix: name systems one provider rents (gcp-a3-highgpu-8g for p5.48xlarge, "
+        "gcp-a3-megagpu-8g for p5.48xlarge)."
+    )
+    # the fix runs; and two chips that can both be bought (B200, MI355X) may share one owned network
+    assert plan_hetero_training(catalog, "llama-3.1-70b", {"tpu-v5p": 256, "gcp-a3-megagpu-8g": 256}, tokens=1e12)
+
+
+def test_no_mix_names_its_cause_not_always_memory(catalog: Catalog) -> None:
+    """Two H100s beside 2,048 Trainium2 (8B fits either): no candidate keeps half of each part busy, which the
+    verdict had blamed on memory."""
+    r = plan_hetero_training(catalog, "llama-3.1-8b", {"h100-sxm": 2, "trn2": 2048}, tokens=1e12)
+    assert r["mixed"] is None and r["verdict"] == "mix not feasible"
+    assert r["reason"] == (
+        "no split with one data parallelism keeps half of each part's chips busy (2 h100-sxm against 2048 trn2): "
+        "the parts are too unequal, one would sit mostly idle; the parts can only train separately. Fix: bring the "
+        "two counts closer, or train on the larger part alone"
+    )
+    assert "memory" not in r["reason"]
+
+
+def test_the_precision_is_stated_and_a_part_without_its_units_computes_wider(
+    catalog: Catalog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Trainium1 beside A100 at fp8: neither has fp8 units, so both compute (and keep their weights) in bf16; the
+    report had given bf16 numbers under --precision fp8 without a word, and had counted 1-byte weights."""
+    fp8 = plan_hetero_training(catalog, "llama-3.1-70b", {"trn1": 64, "a100-80gb": 64}, tokens=1e12, precision="fp8")
+    bf16 = plan_hetero_training(catalog, "llama-3.1-70b", {"trn1": 64, "a100-80gb": 64}, tokens=1e12)
+    assert fp8["precision"] == "fp8" and fp8["compute_precision"] == {"trn1": "bf16", "a100-80gb": "bf16"}
+    assert [a["compute_precision"] for a in fp8["alone"]] == ["bf16", "bf16"]
+    assert fp8["mixed"]["memory_per_chip_gib"] == bf16["mixed"]["memory_per_chip_gib"]
+    assert fp8["mixed"]["tokens_per_s"] == pytest.approx(35_473, rel=1e-3)
+    assert run(["plan", "hetero", "--model", "llama-3.1-70b", "--fleet", "trn1=64,a100-80gb=64", "--tokens", "1T",
+                "--precision", "fp8"]) == 0  # fmt: skip
+    out = " ".join(capsys.readouterr().out.split())
+    assert "in fp8 (hand-off" in out
+    assert "a100-80gb: computes in bf16: a100-80gb has no fp8 units, so this run is no faster than at bf16" in out

@@ -606,16 +606,17 @@ def test_a_split_decode_pool_breakdown_carries_no_prompt(catalog: Catalog) -> No
 
 
 def test_a_split_has_the_replicas_its_kv_links_need(catalog: Catalog) -> None:
-    """TPU v6e prefill replicas send a mean 8K-token prompt's cache (1 GiB) to MI300X decode replicas over the
-    data-centre network, a v6e chip's 100 Gb/s: at 20 req/s each pool has replicas enough to keep their links
-    within LINK_LOAD (seven prefill replicas had been priced as meeting a 3 s TTFT with their links at 140%)."""
+    """TPU v6e prefill replicas send a mean 8K-token prompt's cache (1 GiB) to H100 decode replicas (GCP's A3, in
+    the TPUs' cloud) over the data-centre network, a v6e chip's 100 Gb/s: at 20 req/s each pool has replicas
+    enough to keep their links within LINK_LOAD (seven prefill replicas had been priced as meeting a 3 s TTFT with
+    their links at 140%)."""
     from chipwise.planner.serving_plan import LINK_LOAD
 
     report = plan_serving(
-        catalog, "llama-3.1-8b", ["tpu-v6e", "mi300x"], Load("rate", rate=20.0), 8192, 256,
+        catalog, "llama-3.1-8b", ["tpu-v6e", "gcp-a3-highgpu-8g"], Load("rate", rate=20.0), 8192, 256,
         {"ttft_p99": 3.0, "tpot_p99": 0.04}, verify=0,
     )  # fmt: skip
-    split = next(r for r in report["results"] if r["hardware"] == "tpu-v6e>mi300x")
+    split = next(r for r in report["results"] if r["hardware"] == "tpu-v6e>h100-sxm")
     # no faster than the v6e chip's 12.5 GB/s a direction: 8,192 x 128 KiB in 86 ms or more
     transfer = 8192 * 131072 / 12.5e9
     assert split["plan"]["prefill"]["replicas"] >= 20 * transfer / LINK_LOAD

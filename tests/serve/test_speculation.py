@@ -67,6 +67,8 @@ def test_parse_speculation(text: str, method: str, k: int, acceptance: float, so
         ("mtp:3@1.5", "not a probability"),
         ("draft:llama-3.2-1b:4", "no acceptance prior"),
         ("eagle:three", "cannot read speculation"),
+        ("eagle:3@", "cannot read speculation 'eagle:3@'"),
+        ("eagle:3@ ", "cannot read speculation"),
     ],
 )
 def test_bad_speculation_gets_one_line(text: str, fix: str) -> None:
@@ -295,3 +297,38 @@ def test_a_speculation_writes_the_text_it_is_read_from() -> None:
         spec = parse_speculation(text)
         assert spec.text() == text
         assert parse_speculation(spec.text()) == spec
+
+
+def test_a_draft_model_costs_less_a_token_than_an_moe_target(catalog: Catalog) -> None:
+    """Qwen3 8B (8.19 B parameters, all active) drafting for Qwen3 30B-A3B (3.35 B active a token) would cost 2.4
+    target tokens a drafted token: refused, though its 8.19 B total is below the target's 30.5 B."""
+    from chipwise.serve.speculation import drafter
+    from chipwise.workload.presets import load_model
+
+    moe = load_model(catalog, "qwen3-30b-a3b")
+    with pytest.raises(ChipwiseError) as err:
+        drafter(catalog, moe, parse_speculation("draft:qwen3-8b:3@0.8"))
+    assert str(err.value) == (
+        "draft model qwen3-8b is not smaller than qwen3-30b-a3b (8.19 B against 3.35 B parameters active a token): "
+        "drafting would cost more than it saves. Fix: use a smaller model of the target's family."
+    )
+    dense = load_model(catalog, "llama-3.1-8b")
+    assert drafter(catalog, dense, parse_speculation("draft:llama-3.2-1b:3@0.8")).name == "llama-3.2-1b"
+
+
+def test_an_eagle_or_mtp_head_shares_its_targets_embedding_and_lm_head(catalog: Catalog) -> None:
+    """The head's weights are its decoder layer and two norms: Llama 3.1 8B's last layer is 218,112,000 parameters
+    (attention 41.9 M, MLP 176.2 M, norms 8,192) plus enorm and hnorm (8,192), 0.436 GB in bf16 on one rank; its
+    vocabulary stays, which the drafting pass's LM head multiplies by."""
+    from chipwise.serve.iteration import Shapes
+    from chipwise.serve.kvcache import weights_per_rank
+    from chipwise.serve.speculation import DraftHead, drafter
+    from chipwise.workload.presets import load_model
+
+    target = load_model(catalog, "llama-3.1-8b")
+    head = drafter(catalog, target, parse_speculation("eagle:3"))
+    assert isinstance(head, DraftHead) and (head.vocab, head.hidden, head.layers) == (128_256, 4096, 1)
+    layer = 5 * 4096 * 4096 // 2 + 3 * 4096 * 14336 + 2 * 4096  # q, o and GQA k, v (8 of 32 heads); MLP; norms
+    assert float(weights_per_rank(head, Shapes.of(1, 1, 1, 0), "bf16")) == pytest.approx(2.0 * (layer + 8192))
+    mtp = drafter(catalog, load_model(catalog, "deepseek-v3"), parse_speculation("mtp:1"))
+    assert (mtp.embedding_params, mtp.lm_head_params) == (0, 0)

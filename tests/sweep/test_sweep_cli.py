@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import socket
 import sys
+import threading
 import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +123,72 @@ class _FakeRay(types.ModuleType):
         raise self.init_error or AssertionError("ray.init must not be called")
 
 
+#: what a gRPC server (Ray's GCS, Ray Client) sends first: an empty HTTP/2 SETTINGS frame
+GRPC_HELLO = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+@contextmanager
+def _answering(reply: bytes) -> Iterator[int]:
+    """A local port whose server sends `reply` to each connection, then closes it."""
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = listening.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.sendall(reply)
+
+        threading.Thread(target=serve, daemon=True).start()
+        yield int(listening.getsockname()[1])
+
+
+def test_an_http_port_given_as_a_ray_address_is_one_line_at_once(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An HTTP server (the dashboard's port 8265, which RAY_ADDRESS often holds for the Jobs CLI) accepts the
+    connection: ray.init had retried it for minutes, printing Ray's warnings."""
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    store = tmp_path / "s.duckdb"
+    with _answering(b"HTTP/1.0 400 Bad request\r\n\r\n") as port:
+        started = time.perf_counter()
+        err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray", f"127.0.0.1:{port}"])
+    assert (
+        f"cannot start or reach Ray at 127.0.0.1:{port}: something at 127.0.0.1:{port} accepts connections but does "
+        "not speak Ray's protocol (gRPC; it answered b'HTTP/1.0': an HTTP port such as the dashboard's 8265?)" in err
+    )
+    assert time.perf_counter() - started < 5 and fake.inits == 0 and not store.exists()
+
+
+class _HangingRay(_FakeRay):
+    """A ray whose init never returns (a gRPC server that is not Ray's: Ray retries it for minutes)."""
+
+    def init(self, *args: Any, **kwargs: Any) -> None:
+        self.inits += 1
+        time.sleep(60)
+
+
+def test_joining_ray_has_a_deadline(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chipwise.sweep import backends
+
+    fake = _HangingRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(backends, "RAY_INIT_TIMEOUT_S", 0.5)
+    store = tmp_path / "s.duckdb"
+    with _answering(GRPC_HELLO) as port:
+        started = time.perf_counter()
+        err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray", f"127.0.0.1:{port}"])
+    assert f"cannot start or reach Ray at 127.0.0.1:{port} (TimeoutError: joining did not finish within 0.5 s)" in err
+    assert time.perf_counter() - started < 5 and fake.inits == 1 and not store.exists()
+
+
 def _closed_port() -> int:
     """A local port nothing listens on (bound, then closed)."""
     with socket.socket() as s:
@@ -160,10 +228,8 @@ def test_ray_client_missing_names_the_package(
     assert "ray://head:10001 goes through Ray Client, which needs the package ray[client]" in err
     assert "Fix: pip install 'chipwise[ray]' (or 'ray[client]>=2.9')." in err and "check the address" not in err
     # where Ray itself says so (a Ray that checks more than its grpc dependency), the fix names the package too
-    with socket.socket() as listening:
-        listening.bind(("127.0.0.1", 0))
-        listening.listen()
-        address = f"ray://127.0.0.1:{listening.getsockname()[1]}"
+    with _answering(GRPC_HELLO) as port:
+        address = f"ray://127.0.0.1:{port}"
         message = "Ray Client requires pip package `ray[client]`. If you installed the minimal Ray, reinstall."
         monkeypatch.setitem(sys.modules, "ray", _FakeRay(ValueError(message)))
         monkeypatch.setitem(sys.modules, "grpc", types.ModuleType("grpc"))
@@ -233,3 +299,85 @@ def test_the_run_says_what_it_dropped_and_one_point_is_singular(
     edited = write_sweep(ONE_POINT, edits=[("price=0.5", "price=5")])
     assert run(["sweep", str(edited), "--store", store, "--resume"]) == 0
     assert "; dropped 1 point no longer in the sweep; store:" in capsys.readouterr().out
+
+
+def test_an_estimated_price_is_marked_in_tables_the_store_and_exports(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture
+) -> None:
+    """predict marks trn2's price (a catalog estimate: no on-demand SKU) with §; the sweep's table, store and exports
+    had shown it as a listed price."""
+    sweep = write_sweep(edits=[("chips: [8, 16, 32]", "hardware: [trn2, h100-sxm]"), ("what_if:", "x:")])
+    sweep.write_text(sweep.read_text().split("x:")[0])  # no what-ifs: baseline only
+    store = tmp_path / "s.duckdb"
+    assert run(["sweep", str(sweep), "--store", str(store), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if " trn2 " in line]
+    assert rows and all(line.count(" §") == 2 for line in rows)  # the cost and the $/Mtok cells
+    assert all("§" not in line for line in out.splitlines() if " h100-sxm " in line)
+    assert "§ trn2: priced by a catalog estimate, not a published price" in out
+    export = tmp_path / "s.csv"
+    assert run(["sweep", "export", str(store), "--csv", str(export)]) == 0
+    with duckdb.connect() as con:
+        sql = f"SELECT DISTINCT hardware, price_status FROM read_csv_auto('{export}') ORDER BY 1"
+        got = con.execute(sql).fetchall()
+    assert got == [("h100-sxm", "spec"), ("trn2", "estimate")]
+
+
+def test_show_marks_an_overloaded_serving_point(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
+    """A point offered more than its capacity ranks last (Store.ranked); the table had shown no reason, so a cheaper
+    point that met its SLO read as mis-sorted."""
+    text = (
+        "name: serve\n"
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
+        "       output_tokens: 128, requests: 400, plan: {tp: 1, max_batch: 64}}\n"
+        "grid: {arrival_rate: [2, 60]}\n"
+    )
+    store = tmp_path / "s.duckdb"
+    assert run(["sweep", str(write_sweep(text)), "--store", str(store), "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert run(["sweep", "show", str(store), "--by", "cost"]) == 0
+    out = capsys.readouterr().out
+    top = out.split("top 2 by cost")[1]
+    rows = [line for line in top.splitlines() if line.startswith("baseline")]  # a narrow terminal wraps the point
+    assert len(rows) == 2 and " - " in rows[0] and " * " in rows[1]  # 2 req/s first; 60 overloaded, no SLO: '*'
+    assert top.index("=2") < top.index("=60")
+    assert "* offered more requests than it serves (load.utilisation >= 1" in " ".join(out.split())
+
+
+def test_a_serving_sweeps_hardware_typo_fails_before_running(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture
+) -> None:
+    """A training sweep's typo exits 2 at once; a serving one's had run every point and exited 0."""
+    text = (
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024,\n"
+        "       output_tokens: 128, arrival_rate: 2, requests: 50}\n"
+        "grid: {hardware: [h200, h20O]}\n"
+    )
+    store = tmp_path / "s.duckdb"
+    err = run_error(capsys, ["sweep", str(write_sweep(text)), "--store", str(store)])
+    assert "hardware 'h20O': unknown chip or system 'h20O'" in err and "'h200'" in err and not store.exists()
+
+
+def test_the_short_form_takes_options_first_and_names_a_store(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture
+) -> None:
+    """'sweep --store x.duckdb f.yaml' had failed with 'No such option: --store'; 'sweep x.duckdb' (meant as show)
+    with a UTF-8 decoding error."""
+    store = tmp_path / "x.duckdb"
+    out = run_json(capsys, ["sweep", "--store", str(store), "--workers", "1", str(write_sweep()), "--json"])
+    assert out["run"]["ok"] == 12 and store.is_file()
+    err = run_error(capsys, ["sweep", str(store)])
+    assert err == (
+        f"error: '{store}' is a sweep store, not a sweep file. Fix: chipwise sweep show {store} to see it, or give the "
+        "sweep YAML file to run."
+    )
+
+
+def test_the_run_says_how_many_points_first_and_takes_a_name(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture
+) -> None:
+    store, sweep = tmp_path / "s.duckdb", str(write_sweep())
+    assert run(["sweep", sweep, "--store", str(store), "--workers", "1", "--name", "other"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith("other: 12 points listed in the sweep file\n")
+    assert "other: ran 12 of 12 points" in captured.out

@@ -50,3 +50,15 @@ def test_a_serving_loads_share_of_capacity_is_kept() -> None:
     row = _row({"kind": "serve", "load": {"kind": "rate", "utilisation": 1.95, "capacity_requests_per_s": 2.05}})
     other = json.loads(str(row["other"]))
     assert other["load.utilisation"] == 1.95 and other["load.capacity_requests_per_s"] == 2.05
+
+
+def test_a_prices_status_is_kept() -> None:
+    """price_source was dropped whole: a catalog estimate (trn2's $2.73) read as a listed price in every table and
+    export. Serving lists one price source per pool; a --set price is the user's."""
+    estimate = {"provider": "aws", "status": "estimate"}
+    assert _row({"kind": "train", "price_source": estimate})["price_status"] == "estimate"
+    assert _row({"kind": "train", "price_source": {"provider": "user", "status": "estimate"}})["price_status"] == "user"
+    pools = [{"provider": "aws", "status": "spec"}, estimate]
+    assert _row({"kind": "serve", "price_sources": pools})["price_status"] == "estimate"
+    assert _row({"kind": "serve", "price_sources": pools[:1]})["price_status"] == "spec"
+    assert _row({"kind": "train"})["price_status"] is None and _row({"kind": "train"})["other"] is None

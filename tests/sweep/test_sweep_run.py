@@ -286,3 +286,73 @@ def test_resume_keeps_when_the_sweep_was_created(write_sweep: WriteSweep, tmp_pa
     when = created()
     run_sweep(load_sweep(write_sweep(base="errors")), store, workers=1, resume=True)
     assert created() == when
+
+
+def test_a_sweep_of_the_same_name_from_another_file_is_refused(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """Two grid.yaml in different folders share the name 'grid': the second, run with --resume, had deleted every
+    point of the first as 'no longer in the sweep'."""
+    store = tmp_path / "same.duckdb"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    a = write_sweep(name="a/grid.yaml", edits=[("name: small\n", "")])
+    b = write_sweep(name="b/grid.yaml", edits=[("name: small\n", ""), ("hardware: h100-sxm", "hardware: b200")])
+    run_sweep(load_sweep(a), store, workers=1)
+    for resume in (False, True):
+        with pytest.raises(ChipwiseError) as exc:
+            run_sweep(load_sweep(b), store, workers=1, resume=resume)
+        assert str(exc.value) == (
+            f"store '{store}' holds a sweep 'grid' from another file, {a}, not {b}. Fix: give this sweep another "
+            "name (--name, or name: in its file), or another --store."
+        )
+    assert len(_points(store, "grid")) == 12  # a's points all kept
+
+
+def test_a_sweep_over_the_point_limit_is_refused_before_anything_runs(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """A 10M-point grid (one axis too many) had run silently for minutes before its first progress."""
+    spec, store = load_sweep(write_sweep()), tmp_path / "s.duckdb"
+    with pytest.raises(ChipwiseError) as exc:
+        run_sweep(spec, store, workers=1, max_points=10)
+    assert str(exc.value) == (
+        f"{spec.source}: the sweep lists 12 points, more than 10 (at some 25 ms a point, 0 CPU-hours). Fix: narrow "
+        "its axes, or run it anyway with --yes (max_points=None from Python)."
+    )
+    assert not store.exists()
+    calls: list[tuple[int, int, int]] = []
+    run_sweep(spec, store, workers=1, max_points=None, progress=lambda *a: calls.append(a))
+    assert calls[:2] == [(0, 12, 0), (0, 12, 0)] and calls[-1] == (12, 12, 0)
+
+
+def test_run_sweep_inside_a_spawned_worker_says_to_guard_the_script(
+    write_sweep: WriteSweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A script without `if __name__ == "__main__":` is re-run by each spawned worker as it imports it; each of
+    those runs had failed on the locked store, reported as 'a sweep worker process died'."""
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "parent_process", object)
+    with pytest.raises(ChipwiseError) as exc:
+        run_sweep(load_sweep(write_sweep()), tmp_path / "s.duckdb", workers=1)
+    assert str(exc.value) == (
+        "run_sweep was called again inside a sweep worker process, which re-ran the script that started the sweep "
+        'as it imported it. Fix: put the script\'s calls under if __name__ == "__main__": (docs/sweep.md).'
+    )
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_the_docs_python_example_runs_as_a_script(tmp_path: Path) -> None:
+    """docs/sweep.md's Python example, saved as a script with a pool of workers, runs (it had failed in every worker
+    without the __main__ guard)."""
+    import re
+    import subprocess
+    import sys
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "sweep.md").read_text(encoding="utf-8")
+    code = re.search(r"## Python\n\n```python\n(.*?)```", doc, re.S)
+    assert code is not None
+    example = Path(__file__).resolve().parents[2] / "examples" / "trn-vs-gpu.yaml"
+    script = code.group(1).replace('"trn-vs-gpu.yaml"', repr(str(example))).replace("workers=8", "workers=2")
+    (tmp_path / "docpy.py").write_text(script, encoding="utf-8")
+    argv = [sys.executable, "docpy.py"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "fleet.parquet").is_file()

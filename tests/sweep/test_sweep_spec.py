@@ -166,11 +166,80 @@ def test_example_sweep_is_valid() -> None:
 def test_a_trace_in_a_sweep_is_read_from_the_sweep_files_folder(tmp_path: Path) -> None:
     """As a scenario file's trace is: run from another folder, every point failed with 'does not exist'."""
     sweep = tmp_path / "s.yaml"
+    (tmp_path / "bursty.csv").write_text(TRACE)
     sweep.write_text(
         "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, trace: bursty.csv}\n"
         "grid: {prefix_hit_rate: [0, 0.5]}\n"
     )
     assert load_sweep(sweep).base["trace"] == str(tmp_path / "bursty.csv")
+
+
+TRACE = "arrival_s,input_tokens,output_tokens\n0,512,64\n0.5,1024,32\n"
+TRACES = "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1}\n"
+
+
+def _trace_sweep(folder: Path, body: str) -> Path:
+    (folder / "tr").mkdir(exist_ok=True)
+    for i in (1, 2):
+        (folder / "tr" / f"t{i}.csv").write_text(TRACE * i)
+    path = folder / "tr" / "s.yaml"
+    path.write_text(TRACES + body)
+    return path
+
+
+def test_zip_traces_are_read_from_the_sweep_files_folder(tmp_path: Path) -> None:
+    """grid and base traces were; a zip's were left relative to the current directory (every point failed)."""
+    spec = load_sweep(_trace_sweep(tmp_path, "zip: {trace: [t1.csv, t2.csv], chips: [1, 2]}\n"))
+    assert [p.scenario["trace"] for p in spec.points()] == [str(tmp_path / "tr" / f"t{i}.csv") for i in (1, 2)]
+
+
+def test_ids_do_not_depend_on_how_the_sweep_path_was_typed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'tr/s.yaml', 's.yaml' from tr/ and the absolute path had stored three scenarios (and ids) for each point, so
+    every --resume dropped and reran them all."""
+    path = _trace_sweep(tmp_path, "grid: {trace: [t1.csv, t2.csv]}\n")
+    monkeypatch.chdir(tmp_path)
+    typed = _ids(Path("tr/s.yaml"))
+    monkeypatch.chdir(tmp_path / "tr")
+    assert _ids(Path("s.yaml")) == typed == _ids(path) and len(set(typed)) == 2
+
+
+def test_a_traces_contents_are_part_of_the_id(tmp_path: Path) -> None:
+    """As catalog files' are: an edited trace had kept its old results through --resume."""
+    path = _trace_sweep(tmp_path, "grid: {trace: [t1.csv, t2.csv]}\n")
+    before = _ids(path)
+    (tmp_path / "tr" / "t2.csv").write_text(TRACE + "1.0,256,16\n")
+    after = _ids(path)
+    assert after[0] == before[0] and after[1] != before[1]
+
+
+def test_a_missing_trace_fails_before_running(tmp_path: Path) -> None:
+    """Predict refuses it (exit 2); a sweep had stored it as each point's error and exited 0."""
+    path = _trace_sweep(tmp_path, "grid: {trace: [t1.csv, t3.csv]}\n")
+    with pytest.raises(ChipwiseError) as exc:
+        load_sweep(path)
+    assert str(exc.value) == (
+        f"{path}: trace file '{tmp_path / 'tr' / 't3.csv'}' does not exist. Fix: check the path (a relative one is "
+        "from the sweep file's folder)."
+    )
+
+
+def test_a_model_config_is_read_from_the_sweep_files_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a scenario file's is (model_from); its contents are part of the id, its path is not."""
+    (tmp_path / "cfg").mkdir()
+    config = Path(__file__).resolve().parents[2] / "src" / "chipwise" / "catalog" / "data" / "models"
+    text = next(config.rglob("config.json"), None)
+    body = text.read_text() if text else '{"model_type": "llama"}'
+    (tmp_path / "cfg" / "config.json").write_text(body)
+    sweep = tmp_path / "cfg" / "s.yaml"
+    sweep.write_text(
+        "base: {kind: train, model: config.json, hardware: h100-sxm, chips: 8, seq_len: 2048}\ngrid: {chips: [8]}\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    spec = load_sweep(Path("cfg/s.yaml"))
+    assert spec.base["model"] == str(tmp_path / "cfg" / "config.json")
+    first = _ids(Path("cfg/s.yaml"))
+    (tmp_path / "cfg" / "config.json").write_text(body + "\n ")
+    assert _ids(sweep) != first
 
 
 SERVE = (

@@ -152,14 +152,6 @@ def test_released_weights_come_from_the_configs_quantization(catalog: Catalog, n
     assert load_model(catalog, name).released_precision == released
 
 
-def test_an_unknown_checkpoint_quantisation_reads_as_16_bit() -> None:
-    from chipwise.workload.model import released_precision
-
-    assert released_precision({"quantization_config": {"quant_method": "awq", "bits": 4}}) == "bf16"
-    assert released_precision({"quantization_config": {"quant_method": "FP8"}}) == "fp8"
-    assert released_precision({}) == "bf16"
-
-
 def test_config_missing_field_is_one_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "llama", "hidden_size": 64}))

@@ -193,3 +193,55 @@ def test_llama4_layer_types_and_no_rope_layers_place_the_chunks(catalog: Catalog
     assert sum(g.count for g in spec.groups if g.chunked) == 24
     spec = from_hf_config({**cfg, "text_config": {**text, "no_rope_layers": [1] * 47 + [0]}}, "scout")
     assert sum(g.count for g in spec.groups if g.chunked) == 47
+
+
+@pytest.mark.parametrize(
+    ("rope", "context"),
+    [
+        ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}, 131_072),
+        ({"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096}, 163_840),
+        ({"type": "linear", "factor": 2.0}, 81_920),
+        ({"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}, 40_960),
+        ({"rope_type": "longrope", "factor": 4.0}, 40_960),
+    ],
+)
+def test_rope_scaling_sets_the_context_as_vllm_derives_max_model_len(
+    catalog: Catalog, rope: dict[str, object], context: int
+) -> None:
+    """Qwen's model cards add yarn x4 over 32,768 for 131,072 tokens; the context had stayed at 40,960."""
+    cfg = {**catalog.model_config("qwen3-8b"), "rope_scaling": rope}
+    assert cfg["max_position_embeddings"] == 40_960
+    assert from_hf_config(cfg, "q").max_seq_len == context
+
+
+def test_a_malformed_rope_scaling_is_one_line(catalog: Catalog) -> None:
+    cfg = {**catalog.model_config("qwen3-8b"), "rope_scaling": {"rope_type": "yarn", "factor": "4"}}
+    with pytest.raises(ChipwiseError) as exc:
+        from_hf_config(cfg, "q", where="q.json")
+    assert str(exc.value) == "q.json: rope_scaling 'factor' must be a positive number, got '4'. Fix: correct it."
+
+
+def test_the_presets_contexts_stay_their_configs_own(catalog: Catalog) -> None:
+    """Every preset's yarn scaling multiplies out to its own max_position_embeddings (DeepSeek-V3 4,096 x 40)."""
+    for pid in ("deepseek-v3", "kimi-k2", "gpt-oss-120b", "gpt-oss-20b", "llama-3.1-8b"):
+        cfg = catalog.model_config(pid)
+        assert load_model(catalog, pid).max_seq_len == cfg.get("text_config", cfg)["max_position_embeddings"]
+
+
+OPT_350M = {
+    "model_type": "opt", "hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "ffn_dim": 4096,
+    "vocab_size": 50272, "max_position_embeddings": 2048, "word_embed_proj_dim": 512, "do_layer_norm_before": False,
+}  # fmt: skip
+
+
+def test_opt_350m_embeds_at_word_embed_proj_dim() -> None:
+    """HF facebook/opt-350m: embeddings and tied LM head 50,272 x 512, project_in/out 512 <-> 1,024: 331,196,416
+    parameters, plus the 1,024 of the final norm chipwise counts (OPT-350m, post-norm, has none); 355,888,128 had
+    counted the embeddings at 1,024."""
+    spec = from_hf_config(OPT_350M, "opt-350m")
+    assert spec.params_total == 331_196_416 + 1024
+    assert spec.projection_params == 2 * 512 * 1024
+    # matmuls: every decoder linear, both projections, and the LM head at 512 wide
+    assert spec.matmul_flops_per_token_fwd() == 2 * (331_196_416 - 50272 * 512 - 2050 * 1024 - 24 * 4096 + 50272 * 512)
+    same = from_hf_config({**OPT_350M, "word_embed_proj_dim": 1024}, "opt")
+    assert (same.projection_params, same.embedding_params) == (0, 50272 * 1024 + 2050 * 1024)

@@ -106,8 +106,11 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         raise ChipwiseError(
             f"catalog file '{path}' is not valid YAML{where}: {problem}. Fix: correct the YAML syntax there."
         ) from None
-    if data is None:
-        return {}
+    if data is None:  # empty, or comments only: a truncated or unsaved override had silently changed nothing
+        raise ChipwiseError(
+            f"catalog file '{path}' is empty. Fix: give it sections ({', '.join(SECTIONS)}); see "
+            "docs/catalog-format.md."
+        )
     if not isinstance(data, dict):
         raise ChipwiseError(
             f"catalog file '{path}' must be a mapping with sections ({', '.join(SECTIONS)}). "

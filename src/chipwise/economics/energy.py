@@ -151,7 +151,8 @@ def site_for(
     asked = region
     if region is None and grid_region(catalog, hint_region) is not None:
         region = hint_region
-    reg = check_region(catalog, region or DEFAULT_REGION.get(op or "", OWNED_REGION))
+    # "" is a region asked for, refused by name as elsewhere (it had been looked up in PRICE_REGIONS: a KeyError)
+    reg = check_region(catalog, region if region is not None else DEFAULT_REGION.get(op or "", OWNED_REGION))
     grid = term(catalog, "datacenter", "grid_intensity", reg)
     if region is not None and region != reg:  # a price region placed in its grid region: say where and why
         where = f"{region} is {PRICE_REGIONS[region][1]}: {reg}'s grid"

@@ -350,7 +350,7 @@ def _provenance(ref: Any) -> dict[str, Any]:
 def _input(catalog: Catalog, name: str, overrides: Mapping[str, float], region: str | None = None) -> Term:
     path, unit, factor = OVERRIDES[name]
     if name in overrides:
-        value = PLAUSIBLE[name].require(_amount(overrides[name], name))
+        value = PLAUSIBLE[name].require(_amount(overrides[name], PLAUSIBLE[name].what))
         return override(value * factor, "datacenter." + ".".join(path + ((region,) if region else ())), unit, value)
     return _figure(catalog, name, region)
 
@@ -394,8 +394,8 @@ def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, fl
 def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
     chip = system.chip
     if "chip_price_usd" in overrides:
-        key = f"{chip.id}.unit_price"
-        return override(PLAUSIBLE["chip_price_usd"].require(_amount(overrides["chip_price_usd"], key)), key, "USD")
+        key, bound = f"{chip.id}.unit_price", PLAUSIBLE["chip_price_usd"]
+        return override(bound.require(_amount(overrides["chip_price_usd"], f"{chip.id} {bound.what}")), key, "USD")
     ref = chip.provenance.get("unit_price")
     if chip.unit_price is None:
         projected = " (PROJECTED: announced, not shipping, no price published)" if system.projected else ""
@@ -418,7 +418,8 @@ def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
 
 def _amount(value: float, name: str) -> float:
     """A figure given for this fleet (a price, a share, an electricity tariff), finite and >= 0; else one line
-    (NaN and infinity had priced a chip-hour at $nan, and every break-even at 'never')."""
+    naming it as its bound does, not by its key (NaN and infinity had priced a chip-hour at $nan, and every
+    break-even at 'never')."""
     value = float(value)
     if not math.isfinite(value):
         raise ChipwiseError(f"{name} {value:g} is not a finite number. Fix: give a finite non-negative number.")

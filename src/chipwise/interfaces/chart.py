@@ -116,13 +116,15 @@ class Chart:
 
 
 def check_path(path: str | Path) -> Path:
-    """The path to write, checked before any work: a known suffix and an existing folder."""
+    """The path to write, checked before any work: a known suffix, an existing folder, and not itself a folder."""
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
         shown = p.suffix or "no suffix"
         raise ChipwiseError(f"cannot write a plot to '{p}' ({shown}). Fix: use .png, .svg or .html.")
     if not p.parent.exists():
         raise ChipwiseError(f"folder '{p.parent}' for the plot does not exist. Fix: create it or choose another path.")
+    if p.is_dir():  # refused before the work, not after a long search
+        raise ChipwiseError(f"cannot write '{p}': it is a folder. Fix: name a file, e.g. '{p / ('plot' + p.suffix)}'.")
     return p
 
 

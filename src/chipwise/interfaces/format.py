@@ -141,9 +141,12 @@ def usd(value: float) -> str:
 
 
 def price(value: float | None) -> str:
-    """A small price with its cents, or three significant figures below a dollar: '$2.16', '$0.0654'."""
+    """A small price with its cents, or three significant figures below a dollar: '$2.16', '$0.0654'; from a
+    million as `usd` writes it ('$6.88M', not '$6,880,000.00': a million-chip fleet's hour)."""
     if value is None or not math.isfinite(value):
         return "-"
+    if abs(value) >= 1e6:
+        return usd(value)
     return f"${value:,.2f}" if abs(value) >= 1 else f"${value:.3g}"
 
 

@@ -192,7 +192,9 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
         notes.append(PROJECTED_NOTE)
     estimated = [str(report["results"][p.index].get("hardware", p.label)) for p in points if p.estimated]
     if estimated:  # the ranking table's footnote to its § mark
-        notes.append(f"{fmt.estimate_note(estimated, 'price_source')}; drawn as open circles.")
+        notes.append(
+            f"{fmt.estimate_note(estimated, 'price_source', report.get('pricing', ''))}; drawn as open circles."
+        )
     if missing:
         notes.append(f"Not plotted (no price or no finite figure): {', '.join(missing)}.")
     skipped = [str(s.get("hardware")) for s in report.get("skipped", [])]
@@ -581,10 +583,16 @@ def _serving_note(report: Mapping[str, Any]) -> str:
     return PROJECTED_NOTE if any(r.get("projected") for r in serving_rows(report)) else ""
 
 
+#: the result kinds `plot` draws, as the error for any other kind names them
+PLOTTED_KINDS = "predict (train or serve), plan_train and plan_serve results"
+
+
 def plot(data: Mapping[str, Any], path: str | Path) -> Path:
-    """The default figure for any chipwise result: a ranking's Pareto plot, a training prediction's breakdown, a
-    serving prediction's latencies, KV-cache use and iteration breakdown, or serving results' throughput against
-    latency."""
+    """The default figure of a predict, plan_train or plan_serve result: a ranking's Pareto plot, a training
+    prediction's breakdown, a serving prediction's latencies, KV-cache use and iteration breakdown; and serving
+    results without a kind (e.g. several predictions side by side) as throughput against latency. Any other kind
+    (tco, claims, plan_hetero, plan_fleet, plan_lifecycle, model) is refused naming what is drawn: a tco result has
+    a `hardware` key, and had been taken for a serving result missing its latencies."""
     kind = str(data.get("kind", ""))
     if kind == "plan-train":
         return pareto_training(data, path)
@@ -594,6 +602,7 @@ def plot(data: Mapping[str, Any], path: str | Path) -> Path:
         return pareto_serving_plan(data, path)
     if kind == "serve" and data.get("breakdown"):
         return prediction_serving(data, path)
-    if kind == "serve" or serving_rows(data):
+    if kind == "serve" or (not kind and serving_rows(data)):
         return serving_throughput_latency(data, path)
-    raise ChipwiseError(f"no plot for a result of kind '{kind}'. Fix: plot a training or serving result.")
+    what = f"a result of kind '{kind}'" if kind else "a result with no kind"
+    raise ChipwiseError(f"no plot for {what}: plot draws {PLOTTED_KINDS}. Fix: plot one of those.")

@@ -11,6 +11,7 @@ import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import price_per_chip_hour
+from chipwise.economics.providers import network_gap
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
@@ -21,6 +22,10 @@ from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.training import TrainingJob
+
+#: a throughput difference between the mix and its fastest part alone within which neither is named the winner
+#: (smaller than the model's own error; 'alone is better by -1%' had read a 0.7% gain of the mix as a loss)
+TIE = 0.02
 
 
 class Link(NamedTuple):
@@ -126,6 +131,9 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
         parts = [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)]
         return parts, Link(ports, link[1]), f"{domain.id} scale-up fabric", racks
     systems = [hw.system(n) for n in names]
+    gap = network_gap(catalog, systems[0], systems[1])
+    if gap:
+        raise ChipwiseError(gap)
     nics = {s.chip.id: s.scaleout_bandwidth_per_chip * s.scaleout_fabric.bus_efficiency for s in systems}
     lat = max(s.scaleout_fabric.latency_s for s in systems)
     return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], Link(nics, lat), "scale-out network", 0
@@ -146,23 +154,32 @@ def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> d
         "plan": r["plan"],
         "dominated_by": r["dominated_by"],
         "projected": r["projected"],
+        "precision": r["precision"],
+        "compute_precision": r["compute_precision"],
     }
+
+
+#: why no mixed pipeline came out, in the order a search reaches them (the verdict names the furthest reached)
+NO_SPLIT, NO_RACK_SPLIT, NO_FIT = "unequal", "racks", "memory"
 
 
 def _mixed(
     model: ModelSpec, job: TrainingJob, first: Part, last: Part, link: Link, racks: int = 1
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | str:
     """The fastest pipeline with its first stages on `first` and its last on `last`; over `racks` hybrid racks,
-    those whose data parallelism puts as many whole pipelines in each rack (each boundary inside a rack)."""
+    those whose data parallelism puts as many whole pipelines in each rack (each boundary inside a rack). Where
+    there is none, why: no candidate (NO_SPLIT), none over the racks (NO_RACK_SPLIT), none fits memory (NO_FIT)."""
     hp = enumerate_hetero(model, job, first, last)
+    if len(hp) == 0:
+        return NO_SPLIT
     if racks > 1:
         hp = hp.take(np.flatnonzero(hp.dp % racks == 0))
-    if len(hp) == 0:
-        return None
+        if len(hp) == 0:
+            return NO_RACK_SPLIT
     rates = (link.per_chip[first.system.chip.id], link.per_chip[last.system.chip.id])
     res = hetero_step(model, job, first, last, hp, rates, link.latency_s)
     if not res.feasible.any():
-        return None
+        return NO_FIT
     i = int(np.argmin(res.step_time))
     la = int(res.layers_a[i])
     names = (first.system.chip.id, last.system.chip.id)
@@ -204,19 +221,25 @@ def plan_hetero_training(
     total = sum(fleet.values())
     job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens, chips=total)
     orders = ((parts[0], parts[1]), (parts[1], parts[0]))
-    mixed = [m for m in (_mixed(model, job, a, b, link, racks) for a, b in orders) if m]
+    found = [_mixed(model, job, a, b, link, racks) for a, b in orders]
+    mixed = [m for m in found if isinstance(m, dict)]
+    causes = [c for c in found if isinstance(c, str)]
     alone = [a for a in (_single(model, job, p.system, p.chips) for p in parts) if a]
     if not mixed and not alone:
         raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
     fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
     _add_costs(catalog, best_mixed, alone, parts)
-    verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch)
+    cause = max(causes, key=(NO_SPLIT, NO_RACK_SPLIT, NO_FIT).index, default=NO_FIT)
+    verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch, cause)
     steps = job.steps
     out: dict[str, Any] = {
         "kind": "plan-hetero",
         "model": model.display,
         "fleet": fleet,
+        # the precision asked for, and the one each part computes in (a chip without its units: a wider one)
+        "precision": job.precision,
+        "compute_precision": {p.system.chip.id: p.system.chip.native_precision(job.precision) for p in parts},
         "link": {"between": link_name, "bandwidth_per_chip_Bps": link.per_chip, "latency_s": link.latency_s},
         # the hybrid racks the fleet fills (0: over the network) and where the mix's pipelines sit in them
         "racks": racks,
@@ -265,6 +288,25 @@ def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[
         mixed["price_sources"] = sources
 
 
+def _no_mix(cause: str, parts: list[Part], racks: int, batch: int) -> tuple[str, str]:
+    """Why no mixed pipeline exists, with the fix: the parts too unequal for one shared data parallelism to keep
+    half of each busy, no data parallelism that puts whole pipelines in each rack and divides the batch, or memory."""
+    if cause == NO_SPLIT:
+        counts = " against ".join(f"{p.chips} {p.system.chip.id}" for p in parts)
+        return (
+            f"no split with one data parallelism keeps half of each part's chips busy ({counts}): the parts are too "
+            "unequal, one would sit mostly idle",
+            "bring the two counts closer, or train on the larger part alone",
+        )
+    if cause == NO_RACK_SPLIT:
+        return (
+            f"no data parallelism that is a multiple of {racks} (whole pipelines in each rack) divides the "
+            f"{batch:,}-sequence batch",
+            f"give a batch that a multiple of {racks} divides (--global-batch-tokens)",
+        )
+    return "no pipeline split fits both parts' memory", "add chips, or a part with more memory per chip"
+
+
 def _verdict(
     mixed: dict[str, Any] | None,
     fastest: dict[str, Any] | None,
@@ -272,18 +314,11 @@ def _verdict(
     link_name: str,
     racks: int = 1,
     batch: int = 0,
+    cause: str = NO_FIT,
 ) -> tuple[str, str]:
     if mixed is None:
-        where = (
-            f" with whole pipelines in each of the {racks} racks (data parallelism a multiple of {racks} that "
-            f"divides the {batch:,}-sequence batch)"
-            if racks > 1
-            else ""
-        )
-        return (
-            "mix not feasible",
-            f"no pipeline split fits both parts' memory{where}; the parts can only train separately",
-        )
+        why, fix = _no_mix(cause, parts, racks, batch)
+        return "mix not feasible", f"{why}; the parts can only train separately. Fix: {fix}"
     if fastest is None:
         return "mix needed", "the model fits only when both parts hold stages"
     gain = mixed["tokens_per_s"] / fastest["tokens_per_s"] - 1.0
@@ -310,7 +345,7 @@ def _verdict(
             f"${fastest['usd_per_million_tokens']:.2f}/M for {fastest['hardware']} alone "
             f"({'cheaper' if cheaper else 'dearer'})"
         )
-    if gain > 0.02:
+    if gain > TIE:
         return (
             f"mixed fleet beats its fastest part alone ({fastest['hardware']}) by {100 * gain:.0f}% in throughput",
             f"{speed}; {link}; the {other} chips add {100 * share:.0f}% of the mix's compute instead of idling{cost}",
@@ -321,4 +356,7 @@ def _verdict(
         else f"{fastest['hardware']} alone can use plans a two-part pipeline cannot (FSDP, context parallelism), "
         f"and the {other} chips would add {100 * share:.0f}% of the mix's compute"
     )
+    if gain >= -TIE:  # a gain of either sign within the band: a tie, with its signed figure
+        tie = f"mix within {100 * TIE:.0f}% of {fastest['hardware']} alone ({100 * gain:+.1f}% in throughput)"
+        return tie, f"{speed}; {cause}{cost}"
     return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {cause}{cost}"

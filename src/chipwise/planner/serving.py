@@ -15,6 +15,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
 from chipwise.economics.energy import check_region
 from chipwise.economics.pricing import check_mode, check_rental_options
+from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled, split_rent
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -52,6 +53,7 @@ from chipwise.serve.speculation import Drafting, drafter, parse_speculation
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import (
+    MAX_CHIPS,
     LengthDist,
     ServeScenario,
     ServingJob,
@@ -60,6 +62,18 @@ from chipwise.workload.serving import (
     serving_job,
     speculation_asked,
 )
+
+
+def fleet_problem(chips: float, what: str) -> str | None:
+    """Why a serving fleet sized for the load is refused, or None: past MAX_CHIPS, the largest fleet planned, the
+    bound training's fleets keep (1e9 req/s had sized 67 million H100s, priced to the cent)."""
+    if chips <= MAX_CHIPS:
+        return None
+    return (
+        f"{what} takes {math.ceil(chips):,} chips, past the largest fleet planned (at most {MAX_CHIPS:,}). "
+        "Fix: give the load of one deployment (a lower rate or fewer users)"
+    )
+
 
 #: An open loop is steady when its arrivals span at least two request latencies (its throughput window starts one
 #: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
@@ -718,7 +732,11 @@ def _breakdown(
         if extra > 0:
             out_parts[key] = extra
     if steps.drafter is not None:
-        out_parts["drafting"] = steps.draft_time(round(b), b * mean_context) + steps.draft_prefill(round(started))
+        # the drafter's pass over a prompt's chunk rides the iterations that carry one, weighted as theirs (the
+        # simulator's Replica._step); unweighted, every step had carried a whole draft prefill
+        out_parts["drafting"] = steps.draft_time(round(b), b * mean_context) + w_mixed * steps.draft_prefill(
+            round(chunk)
+        )
     return out_parts
 
 
@@ -857,6 +875,8 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     job = serving_job(model, sc)
     targets = sc.slo.targets() if sc.slo else {}
     setup, source, idle = _deployment(catalog, model, sc, job, targets)
+    if (too_many := fleet_problem(setup.chips, f"serving {job.load.label()} on {sc.hardware}")) is not None:
+        raise ChipwiseError(f"{too_many}.")
     against = load_against_capacity(job, setup, seed=sc.seed) or {}
     # over capacity an open loop has no steady state to wait for: the queue grows while arrivals come, so its
     # throughput is the deployment's saturated rate over the whole run (a steady window read the batch filling,
@@ -1062,7 +1082,8 @@ def kv_path(
     catalog: Catalog, model: ModelSpec, pre: ReplicaSetup, n_pre: int, dec: ReplicaSetup, n_dec: int
 ) -> KVTransfer:
     """The KV path between the pools: one system's scale-up domain, a hybrid domain holding both chip types
-    (e.g. an NVLink Fusion rack), or the scale-out network. Pools of a system its provider rents in units (a TPU
+    (e.g. an NVLink Fusion rack), or the scale-out network (refused where no provider rents both systems and they
+    cannot both be bought: providers.network_gap). Pools of a system its provider rents in units (a TPU
     slice, an EC2 instance size) share a scale-up fabric only where one unit holds both (rental.split_rent); in
     units of their own, the network."""
     units = pre.system.rental_chips
@@ -1074,4 +1095,7 @@ def kv_path(
     hw = hardware(catalog)
     hybrids = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
     hybrid = hybrid_domain(hybrids, pre, pre.chips * n_pre, dec, dec.chips * n_dec)
+    gap = None if same or hybrid else network_gap(catalog, pre.system, dec.system)
+    if gap:  # a TPU prefill pool beside an EC2 decode pool: the cache would cross clouds
+        raise ChipwiseError(gap)
     return kv_transfer(model, pre, dec, same, hybrid)

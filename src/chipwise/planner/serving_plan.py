@@ -18,6 +18,7 @@ import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import check_mode
+from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -28,6 +29,7 @@ from chipwise.planner.serving import (
     drafting_for,
     engine_carried,
     engine_fitted_on,
+    fleet_problem,
     keeps_up,
     kv_path,
     precisions,
@@ -274,6 +276,17 @@ def plan_serving(
         split, unpaired = _disaggregated_rows(catalog, model, job, targets, prefill_options, decode_options)
         rows.extend(split)
         skipped.extend(unpaired)
+    # a fleet past the largest planned is not ranked, with its reason, as a chip that cannot run the load; a load
+    # that no chip serves within it is refused as input (1e9 req/s had sized 67 million H100s)
+    too_big = [r for r in rows if fleet_problem(r["chips"], "") is not None]
+    if too_big and len(too_big) == len(rows):
+        least = min(too_big, key=lambda r: r["chips"])
+        where = f"serving {load.label()} on {least['hardware']}"
+        raise ChipwiseError(f"{fleet_problem(least['chips'], where)}.")
+    for r in too_big:
+        rows.remove(r)
+        reason = f"{fleet_problem(r['chips'], 'serving the load')}."
+        skipped.append({"hardware": r["hardware"], "system": r["system"], "reason": reason})
     for r in rows:  # the chips priced by a catalog estimate (no offer found), as the ranking marks them
         pools = zip(r["hardware"].split(">"), r["system"].split(">"), strict=True)
         r["price_estimated"] = list(dict.fromkeys(c for c, sid in pools if sid in estimated))
@@ -525,6 +538,7 @@ def _disaggregated_rows(
     lam = job.load.rate
     out: list[dict[str, Any]] = []
     unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
+    apart: dict[str, str] = {}  # pairs no network joins (providers.network_gap), each with its fix
     ttft_limit = targets.get("ttft_p99", math.inf)
     for pf in prefills:
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
@@ -534,6 +548,10 @@ def _disaggregated_rows(
         for dc in decodes:
             choice: Choice = dc["choice"]
             if not math.isfinite(dc["price"]):
+                continue
+            gap = network_gap(catalog, pf["system"], dc["system"])
+            if gap:  # the KV cache would cross providers
+                apart[f"{pf['system'].chip.id}>{dc['system'].chip.id}"] = gap.partition(" Fix: ")[2]
                 continue
             kv_pre, kv_dec = pf["plan"].kv_precision, choice.plan.kv_precision
             if kv_pre != kv_dec:  # the handed-over cache has one format (planner.serving._handed_over_kv)
@@ -584,6 +602,18 @@ def _disaggregated_rows(
                 f"precisions ({'; '.join(f'{chips}: {kv}' for kv, chips in by_kv.items())}) were not paired: the "
                 "decode pool reads the cache the prefill pool writes. Fix: give one precision (--kv-precision) to "
                 "pair them",
+            }
+        )
+    if apart:
+        pairs = sorted(apart)
+        notes.append(
+            {
+                "hardware": "splits",
+                "system": "",
+                "reason": f"{len(pairs)} prefill>decode {'pair' if len(pairs) == 1 else 'pairs'} ("
+                f"{', '.join(pairs[:3])}{', ...' if len(pairs) > 3 else ''}) {'was' if len(pairs) == 1 else 'were'}"
+                " not paired: no provider rents both and they cannot "
+                f"both be bought, so no network carries their KV cache. Fix ({pairs[0]}): {apart[pairs[0]]}",
             }
         )
     return out[:5], notes

@@ -586,7 +586,7 @@ def lm_head_cost(model: ModelSpec, dev: Device, shapes: Shapes, seqs: Array | fl
     """H(n): the LM head GEMM (16-bit weights, vocabulary split over tp) for n sampled sequences."""
 
     def build() -> StreamedGemm:
-        return streamed_gemm(model.vocab / shapes.tp.astype(np.float64), model.hidden, dev, "bf16", LM_HEAD_BYTES)
+        return streamed_gemm(model.vocab / shapes.tp.astype(np.float64), model.embed_width, dev, "bf16", LM_HEAD_BYTES)
 
     n = np.asarray(seqs, dtype=np.float64)
     return np.asarray(np.where(n > 0, _memoised(shapes, (model, dev), build).time(n), 0.0), dtype=np.float64)

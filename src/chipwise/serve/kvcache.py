@@ -81,8 +81,10 @@ def weights_per_rank(model: ModelSpec, shapes: Shapes, weight_precision: str) ->
             slots = expert_slot_share(g.moe, shapes.ep.astype(np.float64))
             ffn = experts * slots + float(g.moe.shared_params(h) + g.moe.router_params(h))
         body = body + g.count * (per_layer_attn + ffn / tp)
-    ends = float(model.embedding_params + model.vocab * h) * EMBEDDING_BYTES / wb
-    end_stage = np.where(pp > 1, float(max(model.embedding_params, model.vocab * h)) * EMBEDDING_BYTES / wb, ends)
+    # tied embeddings are one matrix (lm_head_params 0); under pp the last stage holds its own copy of it as the
+    # LM head (the max), as vLLM does; an EAGLE / MTP head shares both with its target (speculation.DraftHead)
+    ends = float(model.embedding_params + model.lm_head_params) * EMBEDDING_BYTES / wb
+    end_stage = np.where(pp > 1, float(max(model.embedding_params, model.lm_head_params)) * EMBEDDING_BYTES / wb, ends)
     return np.asarray((body / pp + end_stage / tp) * wb, dtype=np.float64)
 
 

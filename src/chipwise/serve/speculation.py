@@ -22,6 +22,7 @@ that uses a prior says so.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
@@ -141,7 +142,7 @@ def with_prior(method: str, k: int, draft_model: str = "") -> Speculation:
 def parse_speculation(text: str, catalog: Catalog | None = None) -> Speculation:
     """'mtp:3', 'eagle:3@0.8', 'draft:llama-3.2-1b:7@0.75' (method, [draft model,] drafted tokens, [acceptance]);
     with a `catalog`, a draft model is looked up first (an unknown one had been told to state its acceptance)."""
-    body, _, acc = text.strip().partition("@")
+    body, sep, acc = text.strip().partition("@")
     parts = [p.strip() for p in body.split(":")]
     method = parts[0].lower()
     if method not in METHODS:
@@ -157,6 +158,8 @@ def parse_speculation(text: str, catalog: Catalog | None = None) -> Speculation:
             raise ValueError
         if model and catalog is not None:
             load_model(catalog, model)  # its own one line: the presets it was likely meant to be
+        if sep and not acc.strip():
+            raise ValueError  # 'eagle:3@': the acceptance was lost, not left to the prior
         if acc:
             return Speculation(method, k, float(acc), model)
     except ValueError:
@@ -167,10 +170,30 @@ def parse_speculation(text: str, catalog: Catalog | None = None) -> Speculation:
     return with_prior(method, k, model)
 
 
+@dataclass(frozen=True)
+class DraftHead(ModelSpec):
+    """An EAGLE or MTP head: one decoder layer at the target's shape that reads the target's embedding and samples
+    with its LM head, which the serving engines share rather than load again (vLLM load_eagle_model in
+    v1/worker/gpu/spec_decode/eagle/utils.py; DeepSeek-V3's MTP module is "a shared embedding layer, a shared output
+    head, a Transformer block and a projection matrix M in R^(d x 2d)" over two RMSNorms, arXiv:2412.19437 section
+    2.2). Its own weights are the layer and those two norms; a drafting pass still multiplies by the LM head
+    (iteration.lm_heads prices it from vocab and hidden). The d x 2d projection (EAGLE's fc) is left out, in memory as
+    in time: 0.10 B of DeepSeek-V3's 11.5 B MTP parameters, 0.03 B beside Llama 3.1 8B's 0.22 B layer."""
+
+    @property
+    def embedding_params(self) -> int:
+        return 0
+
+    @property
+    def lm_head_params(self) -> int:
+        return 0
+
+
 def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec:
-    """The model a drafting pass runs: one decoder layer of the target (mtp, eagle) or the draft model, which must
-    be smaller than its target and read its tokens (a vocabulary within 0.5% of the target's: padded embeddings of
-    one tokenizer, Qwen2.5's 151,936 and 152,064)."""
+    """The model a drafting pass runs: the target's head (mtp, eagle; DraftHead) or the draft model, which must
+    cost less a token than its target (active parameters: an MoE target touches a fraction of its own) and read its
+    tokens (a vocabulary within 0.5% of the target's: padded embeddings of one tokenizer, Qwen2.5's 151,936 and
+    152,064)."""
     if spec.method == "draft":
         draft = load_model(catalog, spec.draft_model)
         if abs(draft.vocab - target.vocab) > 0.005 * target.vocab:
@@ -179,14 +202,21 @@ def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec
                 f"{target.vocab:,}: a draft model proposes the target's tokens. Fix: use a draft of the target's "
                 "family."
             )
-        if draft.params_total >= target.params_total:
+        if draft.params_active >= target.params_active:
             raise ChipwiseError(
-                f"draft model {draft.name} is not smaller than {target.name}: drafting would cost more than it saves. "
-                "Fix: use a smaller model of the target's family."
+                f"draft model {draft.name} is not smaller than {target.name} ({draft.params_active / 1e9:.2f} B "
+                f"against {target.params_active / 1e9:.2f} B parameters active a token): drafting would cost more "
+                "than it saves. Fix: use a smaller model of the target's family."
             )
         return draft
     last = target.groups[-1]
-    return replace(target, name=f"{target.name} {spec.method} head", groups=(replace(last, count=1),))
+    fields = {f.name: getattr(target, f.name) for f in dataclass_fields(ModelSpec)}
+    fields.update(
+        name=f"{target.name} {spec.method} head",
+        groups=(replace(last, count=1),),
+        norm_params_per_layer=target.norm_params_per_layer + 2 * target.hidden,  # its enorm and hnorm
+    )
+    return DraftHead(**fields)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import math
 import multiprocessing
 import os
 import socket
+import threading
 import time
 from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -101,6 +102,10 @@ RAY_INSTALL = "pip install 'chipwise[ray]' (or 'ray[client]>=2.9')"
 #: minutes, printing a warning every few seconds
 RAY_CONNECT_TIMEOUT_S = 5.0
 
+#: seconds to wait for ray.init to join a cluster at an address that accepts connections: something other than Ray
+#: listening there (a dashboard's HTTP port, a proxy) had left Ray retrying for minutes
+RAY_INIT_TIMEOUT_S = 10.0
+
 #: the port a ray:// address without one means (Ray Client's)
 RAY_CLIENT_PORT = 10001
 
@@ -136,18 +141,40 @@ def ray_target(address: str | None) -> tuple[str, str, int] | None:
     return given, host.strip("[]"), int(port)
 
 
+#: what an HTTP/2 client sends first (RFC 9113 3.4: the preface, then an empty SETTINGS frame); Ray's GCS and Ray
+#: Client speak gRPC, so their first reply is a SETTINGS frame (type 4, the fourth byte of its header)
+H2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+H2_SETTINGS = 4
+
+
 def _check_reachable(shown: str, host: str, port: int, from_env: bool) -> None:
-    """A one-line error, within RAY_CONNECT_TIMEOUT_S, where nothing accepts a connection at host:port."""
+    """A one-line error, within RAY_CONNECT_TIMEOUT_S, where nothing accepts a connection at host:port, or what does
+    does not answer as gRPC (Ray's protocol): a dashboard or Jobs port (8265, what RAY_ADDRESS often holds for the
+    Jobs CLI) had left ray.init retrying for minutes, printing a warning every few seconds."""
+    fix = "correct RAY_ADDRESS (or unset it for a local Ray)" if from_env else "check the address"
+    fix += " (auto, or ray://HOST:10001) and that the cluster is up"
     try:
-        socket.create_connection((host, port), timeout=RAY_CONNECT_TIMEOUT_S).close()
+        conn = socket.create_connection((host, port), timeout=RAY_CONNECT_TIMEOUT_S)
     except OSError as exc:
         why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
-        fix = "correct RAY_ADDRESS (or unset it for a local Ray)" if from_env else "check the address"
         raise ChipwiseError(
             f"cannot start or reach Ray at {shown}: nothing accepts connections at {host}:{port} ({why}, "
-            f"waited at most {RAY_CONNECT_TIMEOUT_S:g} s). Fix: {fix} (auto, or ray://HOST:10001) and that the "
-            "cluster is up."
+            f"waited at most {RAY_CONNECT_TIMEOUT_S:g} s). Fix: {fix}."
         ) from None
+    with conn:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return  # a TLS handshake comes first: ray.init's own deadline covers it
+        try:
+            conn.sendall(H2_HELLO)
+            head = conn.recv(9)
+        except OSError:  # closed on us, or no answer within the timeout
+            head = b""
+    if len(head) < 4 or head[3] != H2_SETTINGS:
+        said = f"it answered {head[:8]!r}" if head else "it did not answer"
+        raise ChipwiseError(
+            f"cannot start or reach Ray at {shown}: something at {host}:{port} accepts connections but does not speak "
+            f"Ray's protocol (gRPC; {said}: an HTTP port such as the dashboard's 8265?). Fix: {fix}."
+        )
 
 
 def _has_ray_client() -> bool:
@@ -170,8 +197,9 @@ def start_ray(address: str | None) -> bool:
     """Start or join Ray: address None starts a local Ray (or joins RAY_ADDRESS); 'auto' or 'ray://HOST:PORT' joins
     a cluster. True when this call initialised Ray (so the caller shuts it down).
 
-    An address is checked first (Ray Client installed for ray://, something accepting connections at its host and
-    port within RAY_CONNECT_TIMEOUT_S), so a wrong one is one line in seconds, not minutes of Ray's retries."""
+    An address is checked first (Ray Client installed for ray://, something answering as gRPC at its host and port
+    within RAY_CONNECT_TIMEOUT_S), and joining it is given RAY_INIT_TIMEOUT_S, so a wrong one is one line in
+    seconds, not minutes of Ray's retries."""
     ray = import_ray()
     if ray.is_initialized():
         return False
@@ -183,10 +211,7 @@ def start_ray(address: str | None) -> bool:
             raise _client_missing(shown)
         _check_reachable(shown, target[1], target[2], from_env)
     try:
-        if address is None:
-            ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-        else:
-            ray.init(address=address, logging_level="ERROR")
+        _init(ray, address, RAY_INIT_TIMEOUT_S if target is not None else None)
     except Exception as exc:
         where = address or os.environ.get("RAY_ADDRESS") or "a local instance"
         if "ray[client]" in str(exc):  # Ray's own check, where ours above did not catch it
@@ -197,6 +222,33 @@ def start_ray(address: str | None) -> bool:
             "Fix: check the address (auto, or ray://HOST:10001) and that the cluster is up."
         ) from None
     return True
+
+
+def _init(ray: Any, address: str | None, deadline_s: float | None) -> None:
+    """ray.init, within `deadline_s` (None: as long as it takes, for a local Ray it starts itself): a gRPC server
+    that is not Ray's passes _check_reachable, and ray.init would retry it for minutes."""
+    outcome: list[BaseException | None] = []
+
+    def init() -> None:
+        try:
+            if address is None:
+                ray.init(include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            else:
+                ray.init(address=address, logging_level="ERROR")
+            outcome.append(None)
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    if deadline_s is None:
+        init()
+    else:  # a thread left retrying is a daemon: it does not hold the process at exit
+        worker = threading.Thread(target=init, name="ray-init", daemon=True)
+        worker.start()
+        worker.join(deadline_s)
+    if not outcome:
+        raise TimeoutError(f"joining did not finish within {deadline_s:g} s")
+    if outcome[0] is not None:
+        raise outcome[0]
 
 
 def stop_ray() -> None:

@@ -3,14 +3,15 @@
 Every what-if's catalog is loaded (so an override naming an unknown chip or figure is reported), every axis value is
 validated as part of a scenario (one axis varied at a time from the first point: the sum of the axis lengths, not
 their product) with the checks predict makes before it runs (plan keys, precision, pricing mode; a serving
-engine, KV-cache precision and speculative decoding), and every model, region and provider name (and a training
-sweep's hardware) must exist in at least one what-if's catalog. What is left (a plan that does not fit, a name that
-exists only in some what-ifs) is a per-point error, stored with the point.
+engine, KV-cache precision and speculative decoding), and every model, region, provider and hardware name (a
+serving sweep's where it is one plain name) must exist in at least one what-if's catalog. What is left (a plan
+that does not fit, a name that exists only in some what-ifs) is a per-point error, stored with the point.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -149,18 +150,25 @@ def _values(spec: SweepSpec, key: str) -> list[str]:
     return list(dict.fromkeys(v for v in found if isinstance(v, str)))
 
 
+def _plain(name: str) -> bool:
+    """Whether a hardware value is one chip or system name (no fleet or mix syntax such as 'trn4=512,gb300=512')."""
+    return re.fullmatch(r"[\w.\-]+", name) is not None
+
+
 def check_names(spec: SweepSpec, catalogs: dict[str, Catalog]) -> None:
-    """Each model, region and provider name (and a training sweep's hardware) exists in at least one what-if's
-    catalog."""
+    """Each model, region and provider name, and each hardware name, exists in at least one what-if's catalog (a
+    serving sweep's plain hardware names: a value with fleet or mix syntax is the serving scenario's own check, per
+    point; a typo in a plain one had run the whole sweep, stored as failed)."""
     checks: list[tuple[str, Callable[[Catalog, str], Any]]] = [
+        ("hardware", lambda cat, name: hardware(cat).system(name)),
         ("model", load_model),
         ("region", check_region),
         ("provider", check_provider),
     ]
-    if spec.kind == "train":  # serving's hardware field may name fleets and mixes: its own validation, per point
-        checks.insert(0, ("hardware", lambda cat, name: hardware(cat).system(name)))
     for key, resolve in checks:
         for name in _values(spec, key):
+            if key == "hardware" and spec.kind != "train" and not _plain(name):
+                continue
             first_error: ChipwiseError | None = None
             for cat in catalogs.values():
                 try:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chipwise.economics.pricing import USER_PROVIDER
+
 
 @dataclass(frozen=True)
 class Column:
@@ -97,6 +99,7 @@ COLUMNS: tuple[Column, ...] = (
     _c("pricing", "VARCHAR"),
     _c("region", "VARCHAR"),
     _c("price_usd_per_chip_hour"),
+    _c("price_status", "VARCHAR", "_price_status"),  # 'estimate' where a price is no published one (tables: §)
     _c("cost_usd"),
     _c("usd_per_million_tokens"),
     _c("economics_basis", "VARCHAR"),
@@ -110,7 +113,7 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 #: Keys never copied to `other`: bulky provenance (`chipwise predict --sources` shows it) or derivable.
-_SKIP = frozenset({"figures", "price_source", "breakdown_fraction", "memory_breakdown_gib", "search"})
+_SKIP = frozenset({"figures", "price_source", "price_sources", "breakdown_fraction", "memory_breakdown_gib", "search"})
 _TOP = frozenset(c.path[0] for c in COLUMNS)
 
 
@@ -155,6 +158,19 @@ def _cast(value: Any, sql: str) -> Any:
     return str(value)
 
 
+def price_status(result: Mapping[str, Any]) -> str | None:
+    """The status of the prices a point is costed at (training's price_source, each serving pool's
+    price_sources): 'estimate' where any is a catalog estimate, as predict marks it with §; 'user' for a price set
+    with --set (which the catalog records as an estimate, but is the user's own figure)."""
+    sources = [result.get("price_source"), *(result.get("price_sources") or ())]
+    found = [
+        "user" if s.get("provider") == USER_PROVIDER else str(s.get("status"))
+        for s in sources
+        if isinstance(s, Mapping) and s.get("status") is not None
+    ]
+    return "estimate" if "estimate" in found else (found[0] if found else None)
+
+
 def flatten(result: Mapping[str, Any]) -> tuple[Any, ...]:
     """One row of the results table (in COLUMNS order) from a prediction dictionary."""
     scalar = (str, int, float, bool)
@@ -164,5 +180,5 @@ def flatten(result: Mapping[str, Any]) -> tuple[Any, ...]:
     load = result.get("load")
     if isinstance(load, Mapping):  # a serving load's share of what the deployment sustains, among its scalars
         other.update({f"load.{k}": v for k, v in load.items() if isinstance(v, scalar)})
-    full = {**result, "_other": other or None}
+    full = {**result, "_other": other or None, "_price_status": price_status(result)}
     return tuple(_cast(_get(full, c.path), c.sql) for c in COLUMNS)

@@ -9,6 +9,7 @@ points that the sweep file (edited since) no longer has.
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -27,7 +28,13 @@ from chipwise.sweep.worker import Record
 #: seconds: each process imports chipwise and parses the catalog) costs more than it saves.
 SMALL_SWEEP = 64
 
-#: progress(done, total, errors): called after each finished task.
+#: The most points a sweep runs unless told to (`max_points`, `--yes`): a million points take some seven CPU-hours
+#: at 25 ms each, and listing them (for their ids) a minute and a few hundred MB before the first one runs; one axis
+#: too many (1,000 x 100 x 100) had run silently for minutes before the first progress.
+MAX_POINTS = 1_000_000
+
+#: progress(done, total, errors): called once with done 0 and the points the sweep file lists (before duplicates are
+#: removed) as soon as the run is cleared to start, again with done 0 and the points to run, then after each task.
 Progress = Callable[[int, int, int], None]
 
 
@@ -53,14 +60,13 @@ class RunStats:
         return {**asdict(self), "points_per_s": self.points_per_s}
 
 
-def _todo(spec: SweepSpec, done: set[str]) -> Iterator[Point]:
-    """The sweep's points not stored ok, each distinct point once."""
-    seen: set[str] = set()
+def _todo(spec: SweepSpec, todo: set[str]) -> Iterator[Point]:
+    """The sweep's points whose ids are in `todo` (those not stored ok), each distinct point once: an id leaves the
+    set as its point is yielded, so the set shrinks as the run goes."""
     for p in spec.points():
-        if p.id in done or p.id in seen:
-            continue
-        seen.add(p.id)
-        yield p
+        if p.id in todo:
+            todo.discard(p.id)
+            yield p
 
 
 def run_sweep(
@@ -73,13 +79,28 @@ def run_sweep(
     progress: Progress | None = None,
     batch_size: int = 64,
     flush_s: float = 2.0,
+    max_points: int | None = MAX_POINTS,
 ) -> RunStats:
     """Run every point of `spec` not yet stored ok (with `resume`) into the DuckDB store at `store_path`.
 
     workers: processes for a local pool (None: one per CPU, but this process for small sweeps; 1: this process).
     ray: run on Ray instead (ray_address None starts a local Ray; 'auto' or 'ray://HOST:PORT' joins a cluster).
+    max_points: refuse a sweep listing more points than this (None: any number).
     """
+    if multiprocessing.parent_process() is not None:
+        # a script without a __main__ guard: each spawned pool worker re-runs it on import, and each of those runs
+        # had failed on the store the first holds open, reported as "a sweep worker process died"
+        raise ChipwiseError(
+            "run_sweep was called again inside a sweep worker process, which re-ran the script that started the "
+            'sweep as it imported it. Fix: put the script\'s calls under if __name__ == "__main__": (docs/sweep.md).'
+        )
     catalogs = check_sweep(spec)  # bad input fails here, before the store is touched
+    if max_points is not None and len(spec) > max_points:
+        raise ChipwiseError(
+            f"{spec.source}: the sweep lists {len(spec):,} points, more than {max_points:,} (at some 25 ms a point, "
+            f"{len(spec) * 0.025 / 3600:,.0f} CPU-hours). Fix: narrow its axes, or run it anyway with --yes "
+            "(max_points=None from Python)."
+        )
     ray_started = backends.start_ray(ray_address) if ray else False
     try:
         return _run(spec, store_path, catalogs, workers, ray, resume, progress, batch_size, flush_s)
@@ -101,24 +122,34 @@ def _run(
 ) -> RunStats:
     n_workers = max(1, workers if workers is not None else backends.cpu_count())
     with Store(store_path) as store:
+        stored = store.source(spec.name)
+        if stored is not None and stored != spec.source:  # --resume would drop its points as edited away
+            raise ChipwiseError(
+                f"store '{store_path}' holds a sweep '{spec.name}' from another file, {stored}, not {spec.source}. "
+                "Fix: give this sweep another name (--name, or name: in its file), or another --store."
+            )
         if store.has_sweep(spec.name) and not resume:
             raise ChipwiseError(
                 f"store '{store_path}' already holds sweep '{spec.name}'. Fix: add --resume to run only the points "
                 "not stored ok, or give another --store or sweep name."
             )
+        if progress:
+            progress(0, len(spec), 0)  # before listing the points, which takes a while for a large sweep
         ids = {p.id for p in spec.points()}
         dropped = store.register(spec, ids)  # first: points the edited sweep no longer has are dropped
         done = store.done_ids(spec.name) if resume else set()
         retry = store.stored_ids(spec.name) - done if resume else set()
-        points, total = len(ids), len(ids - done)
+        todo = ids - done
+        points, total = len(ids), len(todo)
+        del ids
         if ray:
-            backend, stream = "ray", backends.ray_cluster(_todo(spec, done), total, catalogs)
+            backend, stream = "ray", backends.ray_cluster(_todo(spec, todo), total, catalogs)
         elif n_workers > 1 and total > (1 if workers is not None else SMALL_SWEEP):
             n_workers = min(n_workers, total)
-            backend, stream = "processes", backends.process_pool(_todo(spec, done), total, n_workers)
+            backend, stream = "processes", backends.process_pool(_todo(spec, todo), total, n_workers)
         else:
             n_workers = 1
-            backend, stream = "in-process", backends.in_process(_todo(spec, done), catalogs)
+            backend, stream = "in-process", backends.in_process(_todo(spec, todo), catalogs)
         stats = RunStats(spec.name, str(store_path), backend, n_workers, points, points - total, 0, 0, 0, 0.0, dropped)
         start = last_flush = time.perf_counter()
         batch: list[tuple[Point, Record]] = []

@@ -23,7 +23,7 @@ import yaml
 
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError, user_file
-from chipwise.workload.scenario import TrainScenario, parse_count
+from chipwise.workload.scenario import TrainScenario, model_from, parse_count
 from chipwise.workload.serving import path_from
 
 KEYS: tuple[str, ...] = ("name", "base", "grid", "zip", "what_if", "catalog")
@@ -62,6 +62,7 @@ class SweepSpec:
     zips: tuple[dict[str, list[Any]], ...]
     variants: tuple[Variant, ...]
     raw: dict[str, Any] = field(repr=False)
+    files: dict[str, str] = field(default_factory=dict, repr=False)  # a scenario's file path -> its contents' hash
 
     def __len__(self) -> int:
         n = len(self.variants)
@@ -90,7 +91,7 @@ class SweepSpec:
         for variant in self.variants:
             for axes in self.combos():
                 scenario = scenario_of(self.base, axes)
-                yield Point(point_id(scenario, variant), variant, scenario, axes)
+                yield Point(point_id(scenario, variant, self.files), variant, scenario, axes)
 
 
 def scenario_of(base: Mapping[str, Any], axes: Mapping[str, Any]) -> dict[str, Any]:
@@ -126,16 +127,47 @@ def canonical(value: Any) -> Any:
     return value
 
 
-def point_id(scenario: Mapping[str, Any], variant: Variant) -> str:
-    """16 hex digits of SHA-256 over the canonical scenario and the what-if variant."""
-    text = json.dumps({"scenario": canonical(scenario), "what_if": variant.digest}, sort_keys=True, default=str)
+def point_id(scenario: Mapping[str, Any], variant: Variant, files: Mapping[str, str] | None = None) -> str:
+    """16 hex digits of SHA-256 over the canonical scenario and the what-if variant; a file the scenario names
+    (`files`: path -> contents' hash) counts by its contents, not by where it lies."""
+    named = {k: f"file:{files[v]}" for k, v in scenario.items() if files and isinstance(v, str) and v in files}
+    text = json.dumps(
+        {"scenario": canonical({**scenario, **named}), "what_if": variant.digest}, sort_keys=True, default=str
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _from(folder: Path, trace: Any) -> Any:
-    """A trace path taken from the sweep file's folder, as a scenario file's is from its own (other values as they
-    are)."""
-    return path_from(folder, trace) if isinstance(trace, str) else trace
+def _is_trace(key: str, value: Any) -> bool:
+    """Whether a scenario value names a trace file: `trace`, or an `input_tokens` string that is not a count."""
+    if not isinstance(value, str) or not value.strip():  # an empty one is the scenario's own error
+        return False
+    return key == "trace" or (key == "input_tokens" and not isinstance(parse_count(value), float))
+
+
+def _from(folder: Path, key: str, value: Any) -> Any:
+    """A trace or model config path taken from the sweep file's folder, as a scenario file's are from its own
+    (other values as they are)."""
+    if _is_trace(key, value):
+        return path_from(folder, value)
+    return model_from(folder, value) if key == "model" and isinstance(value, str) else value
+
+
+def _scenario_files(where: str, values: dict[str, list[Any]]) -> dict[str, str]:
+    """The contents' hash of each trace and model config file the sweep names (a trace that is missing is one
+    line now, as predict refuses it, not an error stored with every point that reads it)."""
+    out: dict[str, str] = {}
+    for key, vs in values.items():
+        for v in vs:
+            if _is_trace(key, v) and not Path(v).is_file():
+                raise _fail(
+                    where,
+                    f"trace file '{v}' does not exist",
+                    "check the path (a relative one is from the sweep file's folder)",
+                )
+            local = key == "model" and isinstance(v, str) and (Path(v).is_file() or (Path(v) / "config.json").is_file())
+            if local or _is_trace(key, v):
+                out[v] = _file_digest(Path(v) / "config.json" if Path(v).is_dir() else Path(v))
+    return out
 
 
 def _fail(where: str, problem: str, fix: str) -> ChipwiseError:
@@ -294,14 +326,20 @@ def load_sweep(path: str | Path) -> SweepSpec:
     if not grid and not zips:
         raise _fail(where, "grid is empty", "give at least one axis, e.g. grid: {chips: [1024, 4096]}")
     _check_overlaps(where, [*grid, *(k for g in zips for k in g)])
-    variants = _variants(where, path.parent, data.get("what_if"), data.get("catalog"))
+    folder = path.resolve().parent  # not the path as typed ('tr/gt.yaml', 'gt.yaml'): one point, one scenario
+    base = {str(k): _from(folder, str(k), v) for k, v in base.items()}
+    grid = {k: [_from(folder, k, v) for v in vs] for k, vs in grid.items()}
+    zips = tuple({k: [_from(folder, k, v) for v in vs] for k, vs in g.items()} for g in zips)
+    named = [{k: [v] for k, v in base.items()}, grid, *zips]
+    files = {p: h for values in named for p, h in _scenario_files(where, values).items()}
     return SweepSpec(
         name=str(name).strip(),
         source=str(path.resolve()),
         kind=str(kind),
-        base={str(k): _from(path.parent, v) if k == "trace" else v for k, v in base.items()},
-        grid={k: [_from(path.parent, v) for v in vs] if k == "trace" else vs for k, vs in grid.items()},
+        base=base,
+        grid=grid,
         zips=zips,
-        variants=variants,
+        variants=_variants(where, folder, data.get("what_if"), data.get("catalog")),
         raw=data,
+        files=files,
     )

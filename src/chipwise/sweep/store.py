@@ -75,6 +75,11 @@ def _is_duckdb(path: Path) -> bool:
     return not head or head[8:12] == DUCKDB_MAGIC
 
 
+def is_store(path: Path) -> bool:
+    """Whether `path` is a DuckDB file (a store given where a sweep file belongs)."""
+    return path.is_file() and path.stat().st_size > 0 and _is_duckdb(path)
+
+
 #: the name a store is written under (docs/sweep.md: fleet.duckdb)
 STORE_SUFFIX = ".duckdb"
 
@@ -143,6 +148,11 @@ class Store:
     # -- sweeps ---------------------------------------------------------------------------------------------------
     def has_sweep(self, name: str) -> bool:
         return bool(self.con.execute("SELECT 1 FROM points WHERE sweep = ? LIMIT 1", [name]).fetchall())
+
+    def source(self, name: str) -> str | None:
+        """The sweep file a stored sweep was registered from (None where the store has no such sweep)."""
+        rows = self.con.execute("SELECT source FROM sweeps WHERE name = ?", [name]).fetchall()
+        return str(rows[0][0]) if rows and rows[0][0] is not None else None
 
     def sweeps(self) -> list[str]:
         rows = self.con.execute("SELECT DISTINCT sweep FROM points ORDER BY sweep").fetchall()

@@ -139,17 +139,18 @@ def _plans_for(hp: HeteroPlans, tp: IntArray, pp: IntArray) -> PlanArrays:
     )  # fmt: skip
 
 
-def _static_bytes(params: Any, job: TrainingJob, plans: PlanArrays) -> Array:
-    """Bytes a rank holds for `params` split over its tp ranks, with ZeRO-1 over dp: weights at the training
-    precision, fp32 gradients, and Adam's fp32 master copy and two moments sharded over dp."""
-    weight = 1.0 if job.precision in ("fp8", "int8", "fp4") else 2.0
+def _static_bytes(params: Any, job: TrainingJob, plans: PlanArrays, dev: Device) -> Array:
+    """Bytes a rank holds for `params` split over its tp ranks, with ZeRO-1 over dp: weights at the precision the
+    chip computes in (an A100 asked for fp8 keeps bf16 weights, as plan train's memory has it), fp32 gradients, and
+    Adam's fp32 master copy and two moments sharded over dp."""
+    weight = 1.0 if dev.chip.native_precision(job.precision) in ("fp8", "int8", "fp4") else 2.0
     return np.asarray(params / plans.tp.astype(np.float64) * (weight + 4.0 + 12.0 / plans.dp), dtype=np.float64)
 
 
-def _per_layer_memory(model: ModelSpec, job: TrainingJob, plans: PlanArrays) -> tuple[Array, Array]:
+def _per_layer_memory(model: ModelSpec, job: TrainingJob, plans: PlanArrays, dev: Device) -> tuple[Array, Array]:
     """(static bytes per layer per rank with ZeRO-1 over dp, activation bytes per layer per micro-batch)."""
     per_layer_params = (model.params_total - model.embedding_params - model.lm_head_params) / model.layers
-    static = _static_bytes(per_layer_params, job, plans)
+    static = _static_bytes(per_layer_params, job, plans, dev)
     tokens = plans.mb.astype(np.float64) * job.seq_len
     acts = np.zeros(len(plans))
     for g in model.groups:
@@ -183,14 +184,15 @@ def hetero_step(
     m = job.global_batch / (hp.dp * hp.mb).astype(np.float64)
     stages = ppa + ppb
     # memory: the first part holds min(m, P) micro-batches in flight, the last part min(m, pp_b)
-    static_a, act_a = _per_layer_memory(model, job, pa)
-    static_b, act_b = _per_layer_memory(model, job, pb)
+    static_a, act_a = _per_layer_memory(model, job, pa, dev_a)
+    static_b, act_b = _per_layer_memory(model, job, pb, dev_b)
     per_layer_a = static_a + act_a * np.minimum(m, stages)
     per_layer_b = static_b + act_b * np.minimum(m, ppb)
     # the first part holds the input embedding, the last the LM head and the logits, each vocab-parallel over tp
-    reserve_a = dev_a.eff.reserved_memory_bytes / dev_a.cores_per_chip + _static_bytes(model.embedding_params, job, pa)
+    embedding = _static_bytes(model.embedding_params, job, pa, dev_a)
+    reserve_a = dev_a.eff.reserved_memory_bytes / dev_a.cores_per_chip + embedding
     reserve_b = dev_b.eff.reserved_memory_bytes / dev_b.cores_per_chip
-    logits = hp.mb * job.seq_len * model.vocab / hp.tp_b * 6.0 + _static_bytes(model.lm_head_params, job, pb)
+    logits = hp.mb * job.seq_len * model.vocab / hp.tp_b * 6.0 + _static_bytes(model.lm_head_params, job, pb, dev_b)
     cap_a = np.floor((dev_a.hbm_capacity - reserve_a) / per_layer_a) * ppa
     cap_b = np.floor((dev_b.hbm_capacity - reserve_b - logits) / per_layer_b) * ppb
     # balance the layers between the parts, then clip to the memory and one-layer-per-stage bounds

@@ -317,9 +317,20 @@ def stage_layers(layers: int, pp: IntArray, vpp: IntArray) -> NDArray[np.float64
 
 
 def divisors(n: int) -> list[int]:
-    """The divisors of n, ascending, in O(sqrt n) (a 1e15-token batch's count had hung the search)."""
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return small + [n // d for d in reversed(small) if d * d != n]
+    """The divisors of n, ascending, from its prime factors: trial division stops at the square root of what is
+    left, so a batch of many small factors (2^k sequences) takes a few steps, not sqrt(n) (a 1e15-token batch's
+    count had hung the search; TrainingJob bounds the batch, so a prime one takes at most some 1e5)."""
+    divs, rest, p = [1], n, 2
+    while p * p <= rest:
+        k = 0
+        while rest % p == 0:
+            rest //= p
+            k += 1
+        divs += [d * p**e for e in range(1, k + 1) for d in divs]
+        p += 1 if p == 2 else 2
+    if rest > 1:
+        divs += [d * rest for d in divs]
+    return sorted(divs)
 
 
 def _pow2_upto(n: int) -> list[int]:

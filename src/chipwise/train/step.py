@@ -267,7 +267,7 @@ def stage_costs(
     # LM head and loss on the last stage (the embedding lookup on the first stage costs nothing comparable)
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
     tp = plans.tp.astype(np.float64)
-    per_mb["compute"] += head * gemm_time(tokens, model.vocab / tp, model.hidden, dev, "bf16") * (1.0 + bwd_gemm)
+    per_mb["compute"] += head * gemm_time(tokens, model.vocab / tp, model.embed_width, dev, "bf16") * (1.0 + bwd_gemm)
     per_mb["memory_bound"] += head * memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
     return StageCosts(per_mb, fwd_mb, bwd_mb)
 

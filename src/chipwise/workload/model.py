@@ -151,13 +151,31 @@ class ModelSpec:
     source: str = ""
     causal: bool = True  # decoder (causal) attention; False for encoders such as BERT
     notes: tuple[str, ...] = field(default_factory=tuple)
-    #: the weights as the checkpoint ships them (config.json quantization_config): what serving defaults to
-    released_precision: str = "bf16"
+    #: the weights as the checkpoint ships them (config.json quantization_config): what serving defaults to; ''
+    #: where chipwise cannot map the config's quant_method (then released_precision is one line, asked for only)
+    released_format: str = "bf16"
+    #: the config.json's quantization_config quant_method ('' where it has none)
+    quant_method: str = ""
     #: multi-token-prediction modules the checkpoint ships (config.json num_nextn_predict_layers, DeepSeek-V3):
     #: what MTP speculative decoding drafts with
     mtp_layers: int = 0
     #: the alias a preset was asked for by, where it is not the preset's id (deepseek-r1 for deepseek-v3)
     alias: str = ""
+    #: the word embeddings' (and tied LM head's) width where it is not `hidden` (OPT's word_embed_proj_dim, 512 in
+    #: OPT-350m), with a projection in and one out between it and hidden; 0 = hidden
+    embed_dim: int = 0
+
+    @property
+    def released_precision(self) -> str:
+        """The checkpoint's own weight precision (serving's `auto`). An unmapped quantisation is one line here, not
+        at loading, so a plan given its precision (--precision, a scenario's precision:) still runs."""
+        if not self.released_format:
+            raise ChipwiseError(
+                f"{self.source}: quantization_config quant_method '{self.quant_method or '(missing)'}' is not one "
+                "chipwise maps to a weight precision. Fix: pass --precision (a scenario's precision:), e.g. int4, "
+                "fp8 or bf16."
+            )
+        return self.released_format
 
     @property
     def display(self) -> str:
@@ -195,12 +213,22 @@ class ModelSpec:
 
     # ---- parameters ------------------------------------------------------------------------------------
     @property
+    def embed_width(self) -> int:
+        """The word embeddings' and LM head's width: `hidden` unless the config projects them (embed_dim)."""
+        return self.embed_dim or self.hidden
+
+    @property
     def embedding_params(self) -> int:
-        return self.vocab * self.hidden + self.position_embeddings * self.hidden
+        return self.vocab * self.embed_width + self.position_embeddings * self.hidden
 
     @property
     def lm_head_params(self) -> int:
-        return 0 if self.tied_embeddings else self.vocab * self.hidden
+        return 0 if self.tied_embeddings else self.vocab * self.embed_width
+
+    @property
+    def projection_params(self) -> int:
+        """OPT's project_in and project_out (no bias) between the embedding width and hidden, where they differ."""
+        return 2 * self.embed_width * self.hidden if self.embed_width != self.hidden else 0
 
     def _layer_params(self, g: LayerGroup, active: bool) -> int:
         p = self.attention.params(self.hidden) + self.norm_params_per_layer
@@ -215,13 +243,13 @@ class ModelSpec:
     @property
     def params_total(self) -> int:
         layers = sum(g.count * self._layer_params(g, active=False) for g in self.groups)
-        return self.embedding_params + self.lm_head_params + layers + self.hidden
+        return self.embedding_params + self.lm_head_params + self.projection_params + layers + self.hidden
 
     @property
     def params_active(self) -> int:
         """Parameters a token touches: all but the routed experts it is not sent to."""
         layers = sum(g.count * self._layer_params(g, active=True) for g in self.groups)
-        return self.embedding_params + self.lm_head_params + layers + self.hidden
+        return self.embedding_params + self.lm_head_params + self.projection_params + layers + self.hidden
 
     @property
     def expert_params(self) -> int:
@@ -239,7 +267,8 @@ class ModelSpec:
         """Weights each token is multiplied by (forward): decoder linears incl. router, and the LM head."""
         norms = self.layers * self.norm_params_per_layer + self.hidden
         # the LM head multiplies every token whether or not its weights are tied to the embedding
-        return self.params_active - self.embedding_params - self.lm_head_params - norms + self.vocab * self.hidden
+        head = self.vocab * self.embed_width
+        return self.params_active - self.embedding_params - self.lm_head_params - norms + head
 
     def matmul_flops_per_token_fwd(self) -> float:
         return 2.0 * self.matmul_params_active
@@ -303,10 +332,30 @@ class ModelSpec:
                 f"at most {self.max_seq_len:,}, or a model with a longer context."
             )
 
+    @property
+    def windows(self) -> list[dict[str, Any]]:
+        """The windowed layers, one record per (window, kind): {'layers', 'window', 'kind': 'sliding'|'chunked'}."""
+        counts: dict[tuple[int, bool], int] = {}
+        for g in self.groups:
+            if g.window:
+                counts[(g.window, g.chunked)] = counts.get((g.window, g.chunked), 0) + g.count
+        return [
+            {"layers": n, "window": w, "kind": "chunked" if chunked else "sliding"}
+            for (w, chunked), n in sorted(counts.items())
+        ]
+
     def summary(self, seq_len: int) -> dict[str, Any]:
-        """The figures `chipwise model show` prints."""
+        """The figures `chipwise model show` prints. KV bytes per token hold while a context is within every window;
+        windowed layers keep at most their window, so a windowed model's KV at its full context is given apart (per
+        token times the context had overstated gpt-oss-120b's 2x, Mistral-7B's 8x)."""
+        windows = self.windows
+        convention = "2 FLOPs per multiply-add; causal attention, mean context (seq_len+1)/2"
+        if windows:
+            convention += " in full-attention layers; sliding-window layers attend to at most their window, chunked "
+            convention += "ones within the query's own chunk"
         return {
             "name": self.name,
+            "alias": self.alias or None,
             "source": self.source,
             "architecture": "moe" if self.is_moe else "dense",
             "attention": self.attention.kind,
@@ -324,15 +373,21 @@ class ModelSpec:
             "moe_layers": self.moe_layers,
             "params_total": self.params_total,
             "params_active": self.params_active,
+            "params_active_convention": "incl. the input embedding (model cards often count it without)",
+            "params_active_without_embedding": self.params_active - self.embedding_params,
             "seq_len": seq_len,
             "flops_per_token_fwd": self.flops_per_token_fwd(seq_len),
             "flops_per_token_fwd_matmul": self.matmul_flops_per_token_fwd(),
             "flops_per_token_fwd_attention": self.attention_flops_per_token_fwd(seq_len),
-            "flops_convention": "2 FLOPs per multiply-add; causal attention, mean context (seq_len+1)/2",
+            "flops_convention": convention,
             "weight_bytes_bf16": self.weight_bytes(2.0),
-            "released_precision": self.released_precision,
+            "released_precision": self.released_format or None,
+            "quant_method": self.quant_method or None,
             "kv_bytes_per_token": self.kv_bytes_per_token(2.0),
             "kv_bytes_per_token_precision": "bf16",
+            "kv_bytes_per_token_convention": "every layer's K and V, for a context within every attention window",
+            "attention_windows": windows,
+            "kv_bytes_at_context": self.kv_bytes(self.max_seq_len, 2.0) if self.max_seq_len else None,
             "context_tokens": self.max_seq_len or None,
             "mtp_layers": self.mtp_layers,
             "notes": list(self.notes),
@@ -420,8 +475,29 @@ class _Cfg:
         return value
 
     def context(self, key: str) -> int:
-        """The context length the config states (0 where it states none); -1 had passed as a context of -1."""
-        return self.opt_int(key, 0, low=1, bound=None)
+        """The context length the config states (0 where it states none; -1 had passed as a context of -1), scaled
+        by its rope_scaling as vLLM derives max_model_len (vllm/config.py `_get_and_verify_max_len`): a type other
+        than su, longrope and llama3 multiplies it by `factor`, and yarn starts from original_max_position_embeddings
+        (Qwen's model cards add yarn x4 over 32,768 for 131,072 tokens; DeepSeek-V3's 4,096 x 40 is its own 163,840)."""
+        stated = self.opt_int(key, 0, low=1, bound=None)
+        rope = self.cfg.get("rope_scaling")
+        if rope is None or not stated:
+            return stated
+        if not isinstance(rope, Mapping):
+            raise ChipwiseError(f"{self.where}: 'rope_scaling' must be an object, got {rope!r}. Fix: correct it.")
+        kind = str(rope.get("rope_type", rope.get("type", "default"))).lower()
+        if kind in ("su", "longrope", "llama3"):
+            return stated
+        scaled = _Cfg(rope, f"{self.where} rope_scaling")
+        factor = scaled.opt("factor", 1.0)
+        if isinstance(factor, bool) or not isinstance(factor, int | float) or not 0 < factor < math.inf:
+            raise ChipwiseError(
+                f"{self.where}: rope_scaling 'factor' must be a positive number, got {factor!r}. Fix: correct it."
+            )
+        base = (
+            scaled.opt_int("original_max_position_embeddings", stated, low=1, bound=None) if kind == "yarn" else stated
+        )
+        return int(base * factor)
 
     def window(self, key: str, default: int | None = None) -> int:
         """A sliding-window or chunk size: 0 (none) where null, or missing with no `default`; else positive."""
@@ -836,6 +912,7 @@ def _opt(c: _Cfg, name: str) -> ModelSpec:
         position_embeddings=(context or 2048) + 2,
         norm_params_per_layer=4 * hidden,
         max_seq_len=context,
+        embed_dim=c.opt_int("word_embed_proj_dim", hidden, low=1),
     )
 
 
@@ -900,19 +977,60 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
             raise ChipwiseError(f"{where}: '{key}' must be positive, got {value}. Fix: correct it.")
     mtp = spec.mtp_layers or c.opt_int("num_nextn_predict_layers", 0)  # MTP modules of any architecture
     spec = _with_notes(spec, *notes) if notes else spec
-    return replace(spec, source=source or where, released_precision=released_precision(cfg), mtp_layers=mtp)
+    return replace(
+        spec,
+        source=source or where,
+        released_format=released_precision(cfg),
+        quant_method=quant_method(cfg),
+        mtp_layers=mtp,
+    )
 
 
-#: config.json quantization_config quant_method -> the weight precision chipwise prices it as
+#: config.json quantization_config quant_method -> the weight precision chipwise prices it as, for the formats
+#: whose method alone names it
 RELEASED_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4"}
+#: (type, bits) of a quantised weight -> chipwise's precision: AWQ/GPTQ/compressed-tensors integer weights are
+#: weight-only int4/int8; compressed-tensors float 8 is FP8 (E4M3) and float 4 NVFP4 (E2M1, group 16)
+_WEIGHT_FORMATS = {("int", 4): "int4", ("int", 8): "int8", ("float", 8): "fp8", ("float", 4): "fp4"}
+#: NVIDIA ModelOpt quant_algo -> chipwise's precision
+_MODELOPT_ALGOS = {"fp8": "fp8", "fp8_pb_wo": "fp8", "nvfp4": "fp4"}
 
 
 def released_precision(cfg: Mapping[str, Any]) -> str:
-    """The weights a config.json's checkpoint ships: its quantization_config's format where chipwise knows it
-    (DeepSeek-V3/R1 fp8 blocks, gpt-oss mxfp4 experts), else 16-bit."""
+    """The weights a config.json's checkpoint ships: its quantization_config's format (DeepSeek-V3/R1 fp8 blocks,
+    gpt-oss mxfp4 experts, AWQ/GPTQ int4, compressed-tensors, ModelOpt, bitsandbytes), 16-bit where it has none,
+    '' where chipwise cannot map it (read as bf16, a 4-bit AWQ 70B had been sized at 141 GB)."""
     quant = cfg.get("quantization_config")
-    method = str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
-    return RELEASED_FORMATS.get(method, "bf16")
+    if quant is None:
+        return "bf16"
+    method = quant_method(cfg)
+    return RELEASED_FORMATS.get(method) or (_quantised(method, quant) if isinstance(quant, Mapping) else None) or ""
+
+
+def quant_method(cfg: Mapping[str, Any]) -> str:
+    """config.json's quantization_config quant_method, lower case ('' where it has none)."""
+    quant = cfg.get("quantization_config")
+    return str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
+
+
+def _quantised(method: str, quant: Mapping[str, Any]) -> str | None:
+    """chipwise's precision of a quantization_config whose method needs its other keys read (None: unknown)."""
+    if method in ("awq", "gptq"):
+        return _WEIGHT_FORMATS.get(("int", quant.get("bits")))  # type: ignore[arg-type]
+    if method == "compressed-tensors":
+        groups = quant.get("config_groups")
+        weights = (
+            [g.get("weights") for g in groups.values() if isinstance(g, Mapping)] if isinstance(groups, Mapping) else []
+        )
+        kinds = {(w.get("type"), w.get("num_bits")) for w in weights if isinstance(w, Mapping)}
+        return _WEIGHT_FORMATS.get(kinds.pop()) if len(kinds) == 1 else None  # type: ignore[arg-type]
+    if method == "modelopt":
+        nested = quant.get("quantization")
+        algo = quant.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, Mapping) else None)
+        return _MODELOPT_ALGOS.get(str(algo).lower())
+    if method == "bitsandbytes":  # NF4/FP4 blocks of 64 or int8 rows, dequantised in the kernel: weight-only
+        return "int4" if quant.get("load_in_4bit") is True else ("int8" if quant.get("load_in_8bit") is True else None)
+    return None
 
 
 def from_dims(

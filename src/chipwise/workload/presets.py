@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.strict_yaml import RepeatedKeyError, load_json
 from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
 from chipwise.workload.model import ModelSpec, from_hf_config
 
@@ -39,44 +40,59 @@ def _preset(catalog: Catalog, pid: str) -> ModelSpec:
 
 
 def load_model(catalog: Catalog, name: str) -> ModelSpec:
-    """A ModelSpec from a preset name or alias, or from a config.json path (no network)."""
+    """A ModelSpec from a config.json path (or checkpoint folder) that exists, else a preset name or alias, a Hub
+    id's name after its org ('mistralai/Mixtral-8x7B-Instruct-v0.1') included (no network). An existing config wins:
+    a local checkpoint at its Hub id's path had been shadowed by the built-in preset."""
     if not name.strip():  # Path('') is the current folder: an empty name had read ./config.json
         raise ChipwiseError("the model name is empty. Fix: give a preset name (chipwise model list) or a config.json.")
-    pid = preset_id(catalog, name)
+    path = Path(name)
+    if path.is_file() or (path / "config.json").is_file():
+        return _from_path(path, name)
+    pid = preset_id(catalog, name) or ("/" in name and preset_id(catalog, name.rsplit("/", 1)[1])) or None
     if pid is not None:
         asked = _norm(name)
         return _preset(catalog, pid) if asked == pid else replace(_preset(catalog, pid), alias=asked)
-    path = Path(name)
-    if path.suffix == ".json" or path.exists() or "/" in name:
-        if path.is_dir():
-            if not (path / "config.json").is_file():  # a Hugging Face checkpoint's folder holds its config.json
-                raise ChipwiseError(
-                    f"model config '{name}' is a folder with no config.json in it. Fix: give a preset name or a "
-                    "path to a config.json."
-                )
-            path = path / "config.json"
-        user_file(path, "model config", "give a preset name or a path to a config.json")
-        try:
-            cfg = json.loads(read_text(path, "model config", "save it as UTF-8 JSON"))
-        except json.JSONDecodeError as exc:
-            raise ChipwiseError(
-                f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON."
-            ) from None
-        if not isinstance(cfg, dict):
-            raise ChipwiseError(
-                f"'{path}' must hold a JSON object (a Hugging Face config.json). Fix: give such a file."
-            )
-        return from_hf_config(
-            cfg,
-            name=(path.parent.name or path.stem) if path.name == "config.json" else path.stem,
-            where=str(path),
-            source=str(path),
+    if path.exists():  # a folder with no config.json: its own line
+        return _from_path(path, name)
+    if path.suffix == ".json":
+        raise ChipwiseError(
+            f"model config '{name}' does not exist (looked in {Path.cwd()}). Fix: give a preset name or a path to "
+            "a config.json."
         )
     raise UnknownNameError(
         "model",
-        name,
+        name.rsplit("/", 1)[-1] if "/" in name else name,
         catalog.models,
-        hint="run 'chipwise model list', or give a path to a Hugging Face config.json",
+        hint="run 'chipwise model list', or give a path to a Hugging Face config.json"
+        + (f" (no file '{name}' in {Path.cwd()})" if "/" in name else ""),
+    )
+
+
+def _from_path(path: Path, name: str) -> ModelSpec:
+    """A ModelSpec from an existing config.json, or a checkpoint folder holding one."""
+    if path.is_dir():
+        if not (path / "config.json").is_file():  # a Hugging Face checkpoint's folder holds its config.json
+            raise ChipwiseError(
+                f"model config '{name}' is a folder with no config.json in it. Fix: give a preset name or a "
+                "path to a config.json."
+            )
+        path = path / "config.json"
+    user_file(path, "model config", "give a preset name or a path to a config.json")
+    try:
+        cfg = load_json(read_text(path, "model config", "save it as UTF-8 JSON"))
+    except json.JSONDecodeError as exc:
+        raise ChipwiseError(
+            f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON."
+        ) from None
+    except RepeatedKeyError as exc:  # json keeps the last value silently: 64 layers had read as a 15 B model
+        raise ChipwiseError(f"'{path}' gives the key '{exc.key}' twice. Fix: give each key once.") from None
+    if not isinstance(cfg, dict):
+        raise ChipwiseError(f"'{path}' must hold a JSON object (a Hugging Face config.json). Fix: give such a file.")
+    return from_hf_config(
+        cfg,
+        name=(path.parent.name or path.stem) if path.name == "config.json" else path.stem,
+        where=str(path),
+        source=str(path),
     )
 
 

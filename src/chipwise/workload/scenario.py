@@ -354,6 +354,24 @@ def load_scenario(source: str, catalog: Catalog | None = None) -> Any:
         raise ChipwiseError(_fmt(exc, where, models[kind])) from None
     if catalog is not None:
         check_provider(catalog, getattr(scenario, "provider", None))
-    if isinstance(scenario, ServeScenario) and where != INLINE:
-        return scenario.relative_to(Path(where).parent)
-    return scenario
+    if where == INLINE:
+        return scenario
+    folder = Path(where).parent
+    scenario = scenario.model_copy(update={"model": model_from(folder, str(data["model"]))})  # validated: a str
+    return scenario.relative_to(folder) if isinstance(scenario, ServeScenario) else scenario
+
+
+def model_from(folder: Path, model: str) -> str:
+    """A scenario's model: a config.json (or checkpoint folder) taken from `folder`, the scenario file's, as its
+    trace is, where one is there; else the name as given (a preset, or a path from the current directory, which
+    scenarios had been read from alone: the same file had worked or not by where chipwise ran). A .json found in
+    neither is one line naming both places."""
+    there = folder / model  # an absolute `model` stays itself
+    if there.is_file() or (there / "config.json").is_file():
+        return str(there)
+    if Path(model).suffix == ".json" and not Path(model).exists():
+        raise ChipwiseError(
+            f"model config '{model}' does not exist (looked in {folder.resolve()} and {Path.cwd()}). Fix: give a "
+            "preset name or a path to a config.json (a relative one from the scenario's folder)."
+        )
+    return model

@@ -7,6 +7,24 @@ from dataclasses import dataclass
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import Bound
+
+#: The largest batch of a published frontier pre-training run: Llama 3 405B's final 16M tokens (Llama 3 Herd of
+#: Models, 2024, section 3.4.1). Past it a default batch is marked: beyond the critical batch size a run needs more
+#: tokens for the same loss, which a time to train for a fixed token count leaves out.
+LARGEST_PUBLISHED_BATCH_TOKENS = 16 * 2**20
+#: The largest batch a job may have: a thousand times that (some 16.8B tokens a step, 16,000 tokens on each of a
+#: million chips, the largest fleet planned). 1e308 tokens had hung the plan search in finding its divisors.
+MAX_BATCH_TOKENS = 1000 * LARGEST_PUBLISHED_BATCH_TOKENS
+
+
+BATCH = Bound(
+    MAX_BATCH_TOKENS,
+    "tokens",
+    "past a thousand times the largest published batch (Llama 3 405B's 16M tokens)",
+    "give a batch of at most that many tokens, e.g. 4M",
+)
+
 
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
 RECOMPUTE_MODES: tuple[str, ...] = ("none", "selective", "full")
@@ -44,6 +62,7 @@ class TrainingJob:
             raise ChipwiseError(
                 f"global batch must be at least one sequence, got {self.global_batch}. Fix: raise the batch."
             )
+        BATCH.require(self.global_batch * self.seq_len, "a global batch of")
         object.__setattr__(self, "precision", training_precision(self.precision))
         if self.tokens is not None and self.tokens <= 0:
             raise ChipwiseError(
@@ -77,6 +96,7 @@ class TrainingJob:
             raise ChipwiseError(
                 f"global batch tokens must be positive, got {global_batch_tokens:g}. Fix: give a positive batch."
             )
+        BATCH.require(global_batch_tokens, "a global batch of")  # before rounding: round(inf) raised OverflowError
         if global_batch_tokens < seq_len:
             # the batch is whole sequences: 100 tokens had silently become one sequence of 8,192
             raise ChipwiseError(
@@ -85,12 +105,6 @@ class TrainingJob:
             )
         batch = max(1, round(global_batch_tokens / seq_len))
         return cls(model=model, seq_len=seq_len, global_batch=batch, precision=precision, tokens=tokens, lora=lora)
-
-
-#: The largest batch of a published frontier pre-training run: Llama 3 405B's final 16M tokens (Llama 3 Herd of
-#: Models, 2024, section 3.4.1). Past it a default batch is marked: beyond the critical batch size a run needs more
-#: tokens for the same loss, which a time to train for a fixed token count leaves out.
-LARGEST_PUBLISHED_BATCH_TOKENS = 16 * 2**20
 
 
 def default_global_batch_tokens(model: ModelSpec, chips: int = 0) -> int:

@@ -22,7 +22,7 @@ from chipwise.interfaces.cli import (
     tco_cmd,
     web_cmd,
 )
-from chipwise.interfaces.cli.common import err_console, fit_width
+from chipwise.interfaces.cli.common import PIPE_CLOSED_EXIT, close_stdout, err_console, fit_width
 
 app = typer.Typer(
     name="chipwise",
@@ -69,6 +69,9 @@ def run(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("interrupted")
         return 130
+    except BrokenPipeError:  # stdout's reader stopped (`| head`): quietly, not 1 (nothing ranked) nor 'cannot read'
+        close_stdout()
+        return PIPE_CLOSED_EXIT
     except (OSError, UnicodeDecodeError) as exc:  # a file named on the command line that cannot be read as text
         filename = _unread_file(exc)
         name = f"'{filename}'" if filename else "an input file"

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog, load_catalog
@@ -20,7 +21,27 @@ from chipwise.catalog.track_record import record_file
 from chipwise.interfaces.format import RECORD_LABELS, jsonable
 from chipwise.serve.plan import count_text
 
-console = Console(soft_wrap=False)
+#: the exit code when the reader of stdout stops early (`| head`): 128 + SIGPIPE, as a shell reports a piped
+#: command it ended; not the 1 of a search that ranked nothing
+PIPE_CLOSED_EXIT = 141
+
+
+def close_stdout() -> None:
+    """Send what is left of stdout to /dev/null: its reader stopped (`| head`), and the flush at exit would raise
+    again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Rich's own exits with 1, silently: the code of a search that ranked nothing. Raised on instead, for
+        `app.run` to end with PIPE_CLOSED_EXIT, as a print of --json's does."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _Console(soft_wrap=False)
 err_console = Console(stderr=True)
 #: the exit code of a plan search that ranks no option (nothing fits, runs or meets the SLO; each chip's reason is
 #: printed): not the 2 of bad input, and not the 0 of an answer
@@ -158,3 +179,15 @@ def compact_table(title: str) -> Table:
     printed above it at the terminal's width rather than the table's; headers may take two lines."""
     console.print(f"[bold]{title}[/]")
     return Table(header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False, padding=0, show_edge=False)
+
+
+def print_model_notes(cat: Catalog, model: str) -> None:
+    """What reading a config.json on disk took that it did not say (e.g. no model_type: read as a Llama), for every
+    command that takes a model, as `model show` prints it: on stderr, so that `--json` stays clean and a script
+    still sees it. A preset's notes are the catalog's own (index.yaml), not the user's to act on."""
+    from chipwise.workload.presets import load_model
+
+    if not Path(model).exists():  # a preset: an existing path wins over one (presets.load_model)
+        return
+    for note in load_model(cat, model).notes:
+        err_console.print(f"note: {escape(model)}: {escape(note)}", highlight=False, soft_wrap=True)

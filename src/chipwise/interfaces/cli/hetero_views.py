@@ -8,6 +8,7 @@ from rich.table import Table
 
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, projected_banner
+from chipwise.interfaces.cli.train_views import _precision_note
 
 
 def _stages(plan: dict[str, Any]) -> str:
@@ -19,7 +20,7 @@ def print_hetero(r: dict[str, Any]) -> None:
         projected_banner(r["projected_items"])
     table = Table(
         title=f"{r['model']} on a mixed fleet {', '.join(f'{n} x {k}' for k, n in r['fleet'].items())} "
-        f"(hand-off over the {r['link']['between']})",
+        f"in {r['precision']} (hand-off over the {r['link']['between']})",
         header_style="bold",
     )
     for col in ("option", "plan", "tokens/s", "time to train", "$/hour", "$/Mtok"):
@@ -54,6 +55,9 @@ def print_hetero(r: dict[str, Any]) -> None:
         f"global batch: {r['global_batch']:,} sequences of {r['seq_len']:,} tokens, "
         f"{r['global_batch_tokens']:,} tokens a step{given}"
     )
+    for chip, ran in r["compute_precision"].items():  # as plan train says it, for each part and the mix
+        if note := _precision_note({"hardware": chip, "precision": r["precision"], "compute_precision": ran}):
+            console.print(f"[dim]{chip}: computes in {note}[/]")
     if estimated:
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
     if r["mixed"]:

@@ -114,7 +114,9 @@ def show(
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row("parameters (total)", fmt.parameters(spec.params_total))
-    table.add_row("parameters (active per token)", fmt.parameters(spec.params_active))
+    table.add_row("parameters (active per token, incl. input embedding)", fmt.parameters(spec.params_active))
+    if spec.is_moe:  # model cards count active parameters without the input embedding (gpt-oss-120b: 5.1 B)
+        table.add_row("  without the input embedding", fmt.parameters(data["params_active_without_embedding"]))
     table.add_row(
         "layers / hidden / heads / kv heads",
         f"{spec.layers} / {spec.hidden} / {spec.attention.heads} / {spec.attention.kv_heads}",
@@ -128,9 +130,21 @@ def show(
     table.add_row("  of which matmuls", fmt.flop(data["flops_per_token_fwd_matmul"]))
     table.add_row("  of which attention (causal)", fmt.flop(data["flops_per_token_fwd_attention"]))
     table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))
-    table.add_row("weights as released (serving's default)", spec.released_precision)
-    table.add_row("KV cache per token (bf16)", fmt.bytes_binary(data["kv_bytes_per_token"]))
+    released = spec.released_format or f"unknown ({spec.quant_method or 'no quant_method'}): give --precision"
+    table.add_row("weights as released (serving's default)", released)
+    windows = data["attention_windows"]
     context = data["context_tokens"]
+    if windows:
+        layout = ", ".join(f"{w['layers']} of {spec.layers} layers {w['kind']} {w['window']:,}" for w in windows)
+        table.add_row("attention windows", layout)
+        smallest = min(w["window"] for w in windows)
+        table.add_row(f"KV cache per token up to {smallest:,} (bf16)", fmt.bytes_binary(data["kv_bytes_per_token"]))
+        if context:
+            table.add_row(
+                f"KV cache of one {context:,}-token context (bf16)", fmt.bytes_binary(data["kv_bytes_at_context"])
+            )
+    else:
+        table.add_row("KV cache per token (bf16)", fmt.bytes_binary(data["kv_bytes_per_token"]))
     table.add_row("context length", f"{context:,} tokens" if context else "not stated in the config.json")
     console.print(table)
     for note in spec.notes:

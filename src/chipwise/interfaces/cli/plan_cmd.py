@@ -16,6 +16,7 @@ from chipwise.interfaces.cli.common import (
     catalog_from,
     console,
     print_json,
+    print_model_notes,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
@@ -77,6 +78,7 @@ def train(
 ) -> None:
     """Rank hardware for a training run: time to train, plan, MFU, memory, cost, energy and carbon."""
     cat = catalog_from(catalog_files, sets)
+    print_model_notes(cat, model)
     report = plan_training(
         cat,
         model,
@@ -96,6 +98,7 @@ def train(
         recovery=recovery,
     )
     report["results"] = report["results"][:top]
+    write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
     if as_json:
         print_json(report)
     else:
@@ -106,7 +109,6 @@ def train(
                 f"[dim]global batch: {r['global_batch']:,} sequences of {r['seq_len']:,} tokens, "
                 f"{r['global_batch_tokens']:,} tokens a step (--global-batch-tokens {global_batch_tokens})[/]"
             )
-    write_plot(report, plot)
     if not report["results"]:
         raise typer.Exit(code=NO_OPTION_EXIT)  # each chip's reason is printed; a script sees that none fits
 

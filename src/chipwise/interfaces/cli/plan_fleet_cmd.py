@@ -96,6 +96,7 @@ def print_fleet(r: dict[str, Any]) -> None:
                 *(key.replace("_", "\n").upper().replace("\nP", "\np") for key in targeted)):  # fmt: skip
         wraps = col in ("instance type", "routed\nreq/s")
         table.add_column(col, justify="left" if wraps or col == "replay\nSLO" else "right", no_wrap=not wraps)
+    replayed = any(f.get("replay") for f in r["fleet"])  # --no-replay: no simulator ran, nothing it let carry
     for f in r["fleet"]:
         routed = ", ".join(f"{k} {request_rate(v)}" for k, v in f["routed_requests_per_s"].items() if v > 0)
         rp = f.get("replay")
@@ -109,7 +110,7 @@ def print_fleet(r: dict[str, Any]) -> None:
             str(f["chips"]),
             fmt.usd(f["usd_per_hour"]),
             fmt.percent(f["utilisation"]),
-            fmt.percent(f["capacity_derate"]),
+            fmt.percent(f["capacity_derate"]) if replayed else "-",
             routed,
             verdict,
             *(fmt.latency(v) for v in worst),
@@ -117,14 +118,21 @@ def print_fleet(r: dict[str, Any]) -> None:
     console.print(table)
     for sk in r.get("skipped", []):
         console.print(f"[dim]not considered: {sk['hardware']}: {escape(sk['reason'])}[/]")
-    console.print(
-        f"[bold]{fmt.usd(r['cost_usd_per_hour'])}/hour[/] (steady-state MILP before the simulator check: "
-        f"{fmt.usd(r['steady_state_cost_usd_per_hour'])}/hour); solved in {r['seconds']:.1f} s."
-    )
-    console.print(
-        "'cap. used' is the share of the steady-state capacity estimate the simulator let each type carry; "
-        "'busy' is how full the MILP packs it."
-    )
+    if replayed:
+        console.print(
+            f"[bold]{fmt.usd(r['cost_usd_per_hour'])}/hour[/] (steady-state MILP before the simulator check: "
+            f"{fmt.usd(r['steady_state_cost_usd_per_hour'])}/hour); solved in {r['seconds']:.1f} s."
+        )
+        console.print(
+            "'cap. used' is the share of the steady-state capacity estimate the simulator let each type carry; "
+            "'busy' is how full the MILP packs it."
+        )
+    else:
+        console.print(
+            f"[bold]{fmt.usd(r['cost_usd_per_hour'])}/hour[/] (steady-state MILP, unchecked by the simulator: "
+            f"--no-replay); solved in {r['seconds']:.1f} s."
+        )
+        console.print("'busy' is how full the MILP packs each type; rerun without --no-replay to check the SLO.")
     if r.get("slo_met_in_replay") is False:  # the fleet shown is the closest found, not an answer
         console.print(f"[bold yellow]No fleet found meets the SLO in its replay:[/] [yellow]{r['note']}[/]")
     elif r.get("note"):

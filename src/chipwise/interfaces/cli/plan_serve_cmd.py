@@ -11,6 +11,7 @@ import typer
 import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -22,6 +23,7 @@ from chipwise.interfaces.cli.common import (
     catalog_from,
     err_console,
     print_json,
+    print_model_notes,
     slo_text,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
@@ -29,19 +31,22 @@ from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
+from chipwise.serve.engine import ENGINES
 from chipwise.serve.sim.policies import check_router
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.serving import DEFAULT_ROUTER, load_of, name_value
 
 
 def _scenario_path(path: Path | None) -> Path | None:
-    """Checked as the command line is read: a .yaml, .yml or .json file in a folder that exists."""
+    """Checked as the command line is read: a .yaml, .yml or .json file (not a folder) in a folder that exists."""
     if path is None:
         return None
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
         raise typer.BadParameter(f"{path} is not a scenario file: name it .yaml, .yml or .json")
     if not path.parent.is_dir():
         raise typer.BadParameter(f"folder {path.parent} does not exist: create it, or write the scenario elsewhere")
+    if path.is_dir():
+        raise ChipwiseError(f"cannot write '{path}': it is a folder. Fix: name a file, e.g. '{path / 'plan.yaml'}'.")
     return path
 
 
@@ -59,7 +64,13 @@ def write_scenario(
         return
     scenario = passed[0]["scenario"]
     json_file = path.suffix.lower() == ".json"
-    path.write_text(json.dumps(scenario, indent=2) if json_file else yaml.safe_dump(scenario, sort_keys=False))
+    text = json.dumps(scenario, indent=2) if json_file else yaml.safe_dump(scenario, sort_keys=False)
+    try:
+        path.write_text(text)
+    except OSError as exc:  # an output: not the generic 'cannot read' of an input file
+        raise ChipwiseError(
+            f"cannot write the scenario to '{path}': {exc.strerror or exc}. Fix: check the path and permissions."
+        ) from None
     figures = [f"--catalog {shlex.quote(str(c.resolve()))}" for c in catalogs or ()]
     figures += [f"--set {shlex.quote(x)}" for x in sets or ()]
     command = " ".join(["chipwise predict", shlex.quote(str(path)), *figures])
@@ -93,8 +104,9 @@ def serve(
         str | None,
         typer.Option(
             "--engine",
-            help="trtllm (PyTorch back end), trtllm-engine (TensorRT engine builds), vllm, sglang, neuron, "
-            "vllm-neuron, optimum-neuron (default per vendor).",
+            # every engine check_engine_name accepts (a hand list here had left out fastertransformer)
+            help=f"{', '.join(ENGINES)} (default per vendor; trtllm is TensorRT-LLM's PyTorch back end, "
+            "trtllm-engine its TensorRT engine builds).",
             callback=name_value,  # any case, as a scenario's engine
         ),
     ] = None,
@@ -171,6 +183,7 @@ def serve(
     targets = check_slo(slo_text(slo))
     check_router(router)
     cat = catalog_from(catalog_files, sets)
+    print_model_notes(cat, model)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
         cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region
     )
@@ -211,12 +224,12 @@ def serve(
         )
     report["skipped"].extend(unrunnable)
     fmt.explain_plan_serve(report)
+    write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
     if as_json:
         report["results"] = report["results"][:top]
         print_json(report)
     else:
         print_plan_serve(report, top, fronts=pareto)
-    write_plot(report, plot)
     write_scenario(report, scenario, catalog_files, sets)
     if not report["results"]:
         raise typer.Exit(code=NO_OPTION_EXIT)  # each chip's reason is printed; a script sees that none serves

@@ -37,8 +37,9 @@ def write_plot(result: Mapping[str, Any], path: Path | None) -> None:
         return
     from chipwise.interfaces import plots
 
-    if result.get("results") == [] and "pareto" in result:
-        # plan serve with no ranked option: its answer (each chip's reason) is printed; there is no front to draw
+    if result.get("results") == []:
+        # a plan search that ranked no option: its answer (each chip's reason) is printed and the command exits 1;
+        # there is nothing to draw
         err_console.print(f"plot: nothing drawn to {path}: no option was ranked", highlight=False, soft_wrap=True)
         return
     written = plots.plot(result, path)

@@ -6,7 +6,14 @@ from typing import Annotated
 
 import typer
 
-from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, print_json
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    print_json,
+    print_model_notes,
+)
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_prediction
 from chipwise.planner.training import predict_training
@@ -26,13 +33,14 @@ def predict(
     """Predict a training or serving scenario (the scenario keys are in docs/guide.md); a missing plan is searched."""
     cat = catalog_from(catalog_files, sets)
     sc = load_scenario(scenario, cat)
+    print_model_notes(cat, sc.model)
     if isinstance(sc, TrainScenario):
         result = predict_training(cat, sc)
+        write_plot(result, plot)  # before the output: a reader that stops early (`| head`) had left no plot
         if as_json:
             print_json(result)
         else:
             print_prediction(result, sources)
-        write_plot(result, plot)
         return
     if plot is not None:
         from chipwise.interfaces.chart import check_path

@@ -6,11 +6,13 @@ address (`--ray` alone starts a local Ray or joins RAY_ADDRESS).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Group
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,7 +23,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
@@ -29,6 +30,8 @@ from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import JsonFlag, compact_table, console, err_console, print_json
 from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
+from chipwise.sweep.runner import MAX_POINTS
+from chipwise.sweep.store import is_store
 
 LOCAL_RAY = "local"  # what a bare --ray means: start a local Ray (or join RAY_ADDRESS)
 _SUBCOMMANDS = ("run", "show", "export")
@@ -39,7 +42,7 @@ class _SweepGroup(TyperGroup):
     """`sweep FILE` runs FILE; a bare `--ray` (no address after it) means a local Ray."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and not args[0].startswith("-"):
+        if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:  # options first too
             args = ["run", *args]
         fixed: list[str] = []
         for i, arg in enumerate(args):
@@ -80,7 +83,12 @@ def _progress_bar(label: str) -> tuple[Progress, Any]:
     )
     task = bar.add_task(label, total=None, errors="")
 
+    told: list[bool] = []
+
     def update(done: int, total: int, errors: int) -> None:
+        if not told:  # the first call, before the points are listed: a large sweep says its size at once
+            told.append(True)
+            err_console.print(f"{label}: {_count(total)} listed in the sweep file")
         bar.update(task, completed=done, total=total, errors=f"{errors:,} errors" if errors else "")
 
     return bar, update
@@ -110,10 +118,23 @@ def run(
         ),
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip the points already stored ok; run the rest.")] = False,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Store the sweep under this name (default: the file's name: key).")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help=f"Run a sweep of over {MAX_POINTS:,} points.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
     """Run a sweep: every point of the grid under every what-if, stored as it finishes."""
+    if is_store(sweep_file):
+        raise ChipwiseError(
+            f"'{sweep_file}' is a sweep store, not a sweep file. Fix: chipwise sweep show {sweep_file} to see it, "
+            "or give the sweep YAML file to run."
+        )
     spec = load_sweep(sweep_file)
+    if name is not None:
+        if not name.strip():
+            raise ChipwiseError("--name is empty. Fix: give the sweep a name, e.g. --name trn-vs-gpu.")
+        spec = dataclasses.replace(spec, name=name.strip())
     bar, update = _progress_bar(spec.name)
     try:
         with bar:
@@ -125,6 +146,7 @@ def run(
                 ray_address=None if ray in (None, LOCAL_RAY) else ray,
                 resume=resume,
                 progress=update,
+                max_points=None if yes else MAX_POINTS,
             )
     except KeyboardInterrupt:
         err_console.print(f"the points finished so far are stored in {store}; rerun with --resume to finish.")
@@ -257,7 +279,7 @@ def _num(value: Any, render: Any) -> str:
 HOURLY_KEYS = ("expected_cost_usd", "expected_co2e_kg")
 
 
-def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: tuple[str, ...] = ()) -> Table:
+def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: tuple[str, ...] = ()) -> Group:
     """Points in a table narrow enough for a 100-column terminal: figures whole, a model named once in the title
     where every row has it, training figures the expected (goodput-adjusted) ones plan train ranks by."""
     serve = any(r.get("kind") == "serve" for r in rows)
@@ -312,12 +334,43 @@ def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: t
         hourly = r.get("economics_basis") == "one hour"
         for _, key, render in metrics:
             cell = _num(r.get(key, r.get(key.removeprefix("expected_"))), render)
-            cells.append(cell + "/h" if hourly and key in HOURLY_KEYS and cell != "-" else cell)
+            cell = cell + "/h" if hourly and key in HOURLY_KEYS and cell != "-" else cell
+            if key == "slo_met" and _overloaded(r):
+                cell = cell.removesuffix("-") + "*"  # no SLO: '*' alone
+            if cell != "-" and key in COST_KEYS and r.get("price_status") == "estimate":
+                cell += " §"
+            cells.append(cell)
         table.add_row(*cells)
-    return table
+    notes = []
+    if any(_overloaded(r) for r in rows):
+        notes.append(OVERLOAD_NOTE)
+    estimated = [str(r.get("hardware")) for r in rows if r.get("price_status") == "estimate"]
+    if estimated:
+        notes.append(
+            f"§ {', '.join(dict.fromkeys(estimated))}: priced by a catalog estimate, not a published price "
+            "(chipwise predict --json: price_source gives its derivation)"
+        )
+    return Group(table, *(Text(n) for n in notes))  # footnotes at the terminal's width, unpadded
 
 
-def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str]) -> Table:
+#: the cost cells a catalog's estimated price marks with §, as predict marks them
+COST_KEYS = ("expected_cost_usd", "expected_usd_per_million_tokens", "cost_usd_per_mtok")
+
+#: the footnote to a serving point's SLO cell marked * (ranked after every point that carries its load)
+OVERLOAD_NOTE = (
+    "* offered more requests than it serves (load.utilisation >= 1: its queue grows as long as it runs), so it "
+    "ranks after the points that carry their load"
+)
+
+
+def _overloaded(row: dict[str, Any]) -> bool:
+    """Whether a serving point is offered more load than its capacity (what Store.ranked sorts last)."""
+    other = json.loads(row["other"]) if isinstance(row.get("other"), str) else row.get("other") or {}
+    utilisation = other.get("load.utilisation")
+    return isinstance(utilisation, int | float) and utilisation >= 1
+
+
+def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str]) -> Group:
     return _rows_table(f"{sweep}: best point per what-if, by time and by cost", rows, axes, lead=("best by",))
 
 

@@ -140,7 +140,10 @@ def print_tco(r: dict[str, Any]) -> None:
             header_style="bold",
         )
         for c in ("provider", "region", "price of", "mode", "$/chip-hour", "status", "own when utilisation >"):
-            be.add_column(c, justify="right" if c in ("$/chip-hour", "own when utilisation >") else "left")
+            # folded, not cut: at 80 columns the providers, regions and headers had read 'hyperst…', 'us-east…'
+            be.add_column(
+                c, justify="right" if c in ("$/chip-hour", "own when utilisation >") else "left", overflow="fold"
+            )
         notes = []
         for q in r["break_even"]:
             u = q["break_even_utilisation"]

@@ -337,10 +337,13 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         f"({r['grid_kg_co2e_per_kwh'] * 1000:.0f} g/kWh)",
     )
     if r.get("tokens_per_joule") is not None:
+        # labelled as the cost row is: plan train and sweep rank by the expected $/Mtok, and an unlabelled ideal
+        # figure here had read as a second price for the same plan
         head.add_row(
-            "efficiency",
-            f"{r['tokens_per_joule']:.3g} tokens/J, {r['flop_per_joule'] / 1e9:,.0f} GFLOP/J, "
-            f"{fmt.per_mtok(r['usd_per_million_tokens'])} $/Mtok",
+            "efficiency, ideal / expected",
+            f"{r['tokens_per_joule']:.3g} / {_expected(r, 'tokens_per_joule'):.3g} tokens/J, "
+            f"{fmt.per_mtok(r['usd_per_million_tokens'])} / {fmt.per_mtok(_expected(r, 'usd_per_million_tokens'))}"
+            f" $/Mtok; {r['flop_per_joule'] / 1e9:,.0f} GFLOP/J ideal",
         )
     console.print(head)
     bd = Table(

@@ -86,8 +86,14 @@ _FIELD_FIX = {
 _TYPE_FIX = {"bool_type": "give true or false", "bool_for_number": "give a number", "string_type": "give text"}
 
 
-def _fix(model: type[BaseModel], field: str, kind: str) -> str:
-    """What to do about a refused `field` of `model`: a typo's likely meaning, the field's own fix, or its kind's."""
+def _fix(model: type[BaseModel], field: str, kind: str, given: Iterable[str] = ()) -> str:
+    """What to do about a refused `field` of `model`: a typo's likely meaning (of a key `given`, for a field
+    missing: 'chip' for 'chips'), the field's own fix, or its kind's."""
+    if kind == "missing":
+        unknown = [str(key) for key in given if key not in model.model_fields]
+        close = difflib.get_close_matches(field, unknown, n=1)
+        if close:
+            return f"rename '{close[0]}' to '{field}' if that is what you meant"
     if kind == "extra_forbidden":
         close = difflib.get_close_matches(field, model.model_fields, n=1)
         if close:
@@ -96,7 +102,7 @@ def _fix(model: type[BaseModel], field: str, kind: str) -> str:
     return _FIELD_FIX.get(field) or _TYPE_FIX.get(kind) or "give a value of the kind the endpoint's table names"
 
 
-def _one_line(exc: ValidationError, what: str, model: type[BaseModel]) -> str:
+def _one_line(exc: ValidationError, what: str, model: type[BaseModel], given: Iterable[str] = ()) -> str:
     """The first validation error as one line: the field (and item index), the problem, and a fix for that field."""
     err = exc.errors()[0]
     parts = err["loc"]
@@ -105,7 +111,8 @@ def _one_line(exc: ValidationError, what: str, model: type[BaseModel]) -> str:
     # pydantic names a union's member after the field ('hardware.list[str].0'): the field and its item are enough
     loc = f"{parts[0]}" + "".join(f"[{p}]" for p in parts[1:] if isinstance(p, int)) if parts else ""
     msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
-    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: {_fix(model, field, err['type'])} (see docs/web.md)."
+    fix = _fix(model, field, err["type"], given)
+    return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (see docs/web.md)."
 
 
 def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
@@ -115,7 +122,7 @@ def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
     try:
         return model.model_validate(body)
     except ValidationError as exc:
-        raise ChipwiseError(_one_line(exc, what, model)) from None
+        raise ChipwiseError(_one_line(exc, what, model, body)) from None
 
 
 #: what a request that names a file on the server is told: the page reads none (its answers said whether a path

@@ -10,6 +10,10 @@
 
 HEAD answers as GET without the body. Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"};
 a body too large 413, one that stops arriving 408, another method 405 (with an Allow header): JSON all the same.
+
+Other web sites are refused: a POST whose body is not `application/json` 415 (a `text/plain` or form POST is one a
+page on any site may send without asking), and a request whose Host is not the server's address, or whose Origin is
+another site's, 403 (a name that an attacker's DNS points at 127.0.0.1 would let their page read the answers).
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ _SKIP_CHUNK = 1 << 16
 PAGES = ("/", "/index.html")
 #: what a request in another method, or a line the standard library cannot read, is told
 METHODS_FIX = "GET the page or /api/catalog and /api/models, POST a JSON body to the other /api/... (see docs/web.md)"
+#: the names a browser on this machine reaches a loopback server by; a server bound to every interface (--host
+#: 0.0.0.0) is reached by names this one cannot know, and checks the Origin only
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 TOO_DEEP = "the request body is nested too deeply to read. Fix: send a JSON object a few levels deep (see docs/web.md)."
 
 
@@ -90,7 +98,7 @@ class ChipwiseServer(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.server_address[:2]
         shown = host if isinstance(host, str) else host.decode()
-        if shown in ("0.0.0.0", "::", ""):
+        if shown in WILDCARD_HOSTS:
             shown = "127.0.0.1"
         return f"http://{shown}:{port}/"
 
@@ -109,7 +117,43 @@ class Handler(BaseHTTPRequestHandler):
         if not super().parse_request():
             return False
         self.body_unread = declared_length(self.headers) != 0
+        foreign = self._foreign_site()
+        if foreign is not None:
+            self._error(HTTPStatus.FORBIDDEN, foreign)
+            return False
         return True
+
+    def handle(self) -> None:
+        """A client that leaves mid-answer (a reloaded page, a closed tab) ends its connection quietly: the
+        standard library printed a traceback for each."""
+        try:
+            super().handle()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _foreign_site(self) -> str | None:
+        """Why a request from another site is refused (its Host is not this server's address, or its Origin is
+        another site than its Host), or None."""
+        host = (self.headers.get("Host") or "").lower()
+        bound, port = self.server.server_address[:2]
+        bound = bound if isinstance(bound, str) else bound.decode()
+        try:
+            named = urlsplit(f"//{host}")
+            ours = named.hostname in (*LOOPBACK_NAMES, bound.lower()) and (named.port or 80) == port
+        except ValueError:  # a port that is not a number
+            ours = False
+        if host and bound not in WILDCARD_HOSTS and not ours:
+            return (
+                f"the request's Host '{host}' is not this server's address. Fix: open {self.server.url} (or "
+                f"localhost:{port}) itself."
+            )
+        origin = self.headers.get("Origin")
+        if origin is not None and urlsplit(origin.lower()).netloc != host:
+            return (
+                f"a request from the page of another site ('{origin}') is refused. Fix: use the page at "
+                f"{self.server.url}, or send no Origin header from a script."
+            )
+        return None
 
     def do_GET(self) -> None:
         path = urlsplit(self.path).path
@@ -128,6 +172,14 @@ class Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         if path not in POST_ROUTES:
             self._refuse_method(path)
+            return
+        if self.headers.get_content_type() != "application/json":
+            given = self.headers.get("Content-Type") or "none"
+            self._error(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                f"the request body's Content-Type is {given}, not application/json. Fix: send the header "
+                "'Content-Type: application/json' (curl: -H 'Content-Type: application/json').",
+            )
             return
         try:
             body = self._json_body()

@@ -28,10 +28,12 @@ def open_loop_times(load: Load, n: int, rng: np.random.Generator) -> FloatArray:
     else:
         shape = 1.0 / load.burstiness**2
         gaps = rng.gamma(shape, mean_gap / shape, size=n)
-        if n > 1:
+        drawn = gaps[1:].sum()
+        if drawn > 0:
             # a bursty sample's mean gap converges slowly (cv / sqrt(n): 9% on 2,000 requests at burstiness 4, whose
-            # runs offered 11.1-15.5 req/s for 12 asked): scaled to the rate asked for, the bursts keep their shape
-            gaps[1:] *= (n - 1) * mean_gap / gaps[1:].sum()
+            # runs offered 11.1-15.5 req/s for 12 asked): scaled to the rate asked for, the bursts keep their shape.
+            # Gaps that all underflow to 0 (burstiness 100, a few requests) stay one burst: 0/0 had made them NaN
+            gaps[1:] *= (n - 1) * mean_gap / drawn
     times = np.cumsum(gaps)
     return np.asarray(times - times[0], dtype=np.float64)
 

@@ -1,0 +1,89 @@
+"""How a model name resolves: an existing config wins over a preset alias, a Hub id tries its name after the org,
+and a name that is neither gets the presets it was likely meant to be; a scenario's relative config.json is taken
+from its own folder, as its trace is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.workload import load_model
+from chipwise.workload.scenario import load_scenario
+
+
+def test_a_local_checkpoint_at_a_hub_ids_path_wins_over_the_preset(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qwen/Qwen3-8B had read the built-in preset (36 layers) rather than the user's own config (40 layers)."""
+    folder = tmp_path / "Qwen" / "Qwen3-8B"
+    folder.mkdir(parents=True)
+    cfg = {**catalog.model_config("qwen3-8b"), "num_hidden_layers": 40}
+    (folder / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.chdir(tmp_path)
+    spec = load_model(catalog, "Qwen/Qwen3-8B")
+    assert (spec.layers, spec.source, spec.alias) == (40, "Qwen/Qwen3-8B/config.json", "")
+    (tmp_path / "gpt3").mkdir()  # a folder with no config.json does not hide a preset
+    assert load_model(catalog, "gpt3").name == "gpt3-175b"
+
+
+@pytest.mark.parametrize(
+    ("name", "pid"),
+    [
+        ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
+        ("meta-llama/Llama-3.1-405B-Instruct", "llama-3.1-405b"),
+        ("deepseek-ai/DeepSeek-R1", "deepseek-v3"),
+    ],
+)
+def test_a_hub_id_tries_its_name_after_the_org(catalog: Catalog, name: str, pid: str) -> None:
+    spec = load_model(catalog, name)
+    assert (spec.name, spec.alias) == (pid, name.lower())
+
+
+def test_a_missing_hub_path_gets_the_presets_it_was_likely_meant_to_be(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UnknownNameError) as exc:
+        load_model(catalog, "Qwen/Qwen3-8B-Base")
+    assert str(exc.value) == (
+        "unknown model 'Qwen3-8B-Base'. Did you mean 'qwen3-8b', 'qwen3-30b-a3b', 'qwen3-4b'? Fix: run 'chipwise "
+        f"model list', or give a path to a Hugging Face config.json (no file 'Qwen/Qwen3-8B-Base' in {tmp_path})."
+    )
+    with pytest.raises(ChipwiseError) as missing:
+        load_model(catalog, "mine.json")
+    assert str(missing.value) == (
+        f"model config 'mine.json' does not exist (looked in {tmp_path}). Fix: give a preset name or a path to a "
+        "config.json."
+    )
+
+
+@pytest.mark.parametrize("alias", ["Llama-4-Maverick-17B-128E-Instruct-FP8", "Qwen3-30B-A3B-Instruct-2507"])
+def test_no_alias_names_a_checkpoint_other_than_its_presets(catalog: Catalog, alias: str) -> None:
+    """The FP8 Maverick (fbgemm_fp8) had been priced as the bf16 one, the 2507 Qwen3-30B (262,144 tokens) with the
+    April release's 40,960-token context."""
+    with pytest.raises(UnknownNameError):
+        load_model(catalog, alias)
+
+
+def test_a_scenarios_relative_config_is_taken_from_its_folder(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    (folder / "mymodel.json").write_text(json.dumps(catalog.model_config("llama-3.2-1b")))
+    (folder / "run.yaml").write_text("model: mymodel.json\nhardware: h100-sxm\nchips: 8\ntokens: 1e9\n")
+    (folder / "other.yaml").write_text("model: nothere.json\nhardware: h100-sxm\nchips: 8\ntokens: 1e9\n")
+    (folder / "preset.yaml").write_text("model: llama-3.2-1b\nhardware: h100-sxm\nchips: 8\ntokens: 1e9\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_scenario(str(folder / "run.yaml")).model == str(folder / "mymodel.json")
+    assert load_scenario(str(folder / "preset.yaml")).model == "llama-3.2-1b"
+    with pytest.raises(ChipwiseError) as exc:
+        load_scenario(str(folder / "other.yaml"))
+    assert str(exc.value) == (
+        f"model config 'nothere.json' does not exist (looked in {folder} and {tmp_path}). Fix: give a preset name "
+        "or a path to a config.json (a relative one from the scenario's folder)."
+    )
