@@ -1,11 +1,12 @@
-"""Which systems can share one datacenter network: some provider rents both, or both chips can be bought."""
+"""Which systems can share one datacenter network: some provider rents both, or both chips can be bought (one
+operator can rack them together, whichever providers' prices they are read at)."""
 
 from __future__ import annotations
 
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.economics.providers import network_gap
+from chipwise.economics.providers import network_gap, one_operator_note
 from chipwise.hardware import Hardware
 
 
@@ -14,7 +15,9 @@ from chipwise.hardware import Hardware
     [
         ("trn2.48xlarge", "p5.48xlarge"),  # AWS rents both
         ("tpu-v6e-256", "gcp-a3-highgpu-8g"),  # GCP rents both
-        ("p5en.48xlarge", "mi300x-8x"),  # both chips are sold: H200s by the clouds that rent them, MI300X by AMD
+        # both chips can be bought (H200: more than one cloud rents it; MI300X: AMD's server), so one operator can
+        # rack them together; the pair is priced at AWS's p5en rental, and says so (one_operator_note)
+        ("p5en.48xlarge", "mi300x-8x"),
         ("dgx-b200", "mi355x-8x"),  # two vendors' servers
     ],
 )
@@ -33,3 +36,10 @@ def test_a_tpu_pod_beside_an_ec2_instance_shares_none(catalog: Catalog, hw: Hard
         "gcp-a3-megagpu-8g for p5.48xlarge)."
     )
     assert "neither can be bought" in str(network_gap(catalog, hw.system("tpu-v6e-256"), hw.system("trn2.48xlarge")))
+
+
+def test_a_pair_priced_at_two_providers_says_one_operator_is_assumed() -> None:
+    assert one_operator_note(["digitalocean", "aws", "aws"], "pools") == (
+        " (pools priced at aws and digitalocean: one operator running both is assumed)"
+    )
+    assert one_operator_note(["aws", "aws"], "parts") == ""

@@ -87,3 +87,33 @@ def test_plan_serve_engine_help_lists_every_engine(
     assert run(["plan", "serve", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert ", ".join(ENGINES) in out and "fastertransformer" in out
+
+
+def test_model_notes_reach_plan_hetero_plan_fleet_and_sweep(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """plan hetero, plan fleet and sweep had printed no note for a config with no model_type."""
+    cfg = _no_model_type(tmp_path)
+    sweep = tmp_path / "nomt-sweep.yaml"
+    base = f"{{kind: train, model: {cfg.name}, hardware: h100-sxm, chips: 8, tokens: 1e9}}"
+    sweep.write_text(f"name: nomt\nbase: {base}\ngrid: {{chips: [8, 16]}}\n")
+    workload = Path(__file__).parents[2] / "examples" / "chat-mix.yaml"
+    commands = [
+        ["plan", "hetero", "--model", str(cfg), "--fleet", "h100-sxm=64,b200=64", "--tokens", "1T"],
+        [
+            "plan",
+            "fleet",
+            "--model",
+            str(cfg),
+            "--workload",
+            str(workload),
+            "--hardware",
+            "h100-sxm",
+            "--no-replay",
+            "--slo",
+            "ttft_p99=2s,tpot_p99=100ms",
+        ],
+        ["sweep", str(sweep), "--store", str(tmp_path / "nomt.duckdb")],
+    ]
+    for argv in commands:
+        assert run(argv) == 0, argv
+        err = " ".join(capsys.readouterr().err.split())
+        assert NO_MT.format(cfg=cfg) in err, argv

@@ -172,3 +172,64 @@ def test_a_trn2_ultraserver_torus_has_its_own_bandwidth_per_dimension(catalog: C
     assert per_chip(256, 1, ultra) == pytest.approx(640e9)
     # TPU ICI links are alike in every dimension: an even split, as before
     assert topology_of(hw.system("tpu-v5p-pod")).up_dim_bandwidth == ()
+
+
+def test_a_group_of_whole_non_power_of_two_domains_fills_each(catalog: Catalog) -> None:
+    """An NVL72 holds 72 GPUs: 144 consecutive ranks are two whole racks, 216 three, and a TP8 model's 18 data-parallel
+    replicas (stride 8) are 9 a rack in two racks. They had been split by the largest power of two not above the
+    members a rack holds, 64 or 8: (16, 9), (8, 27) and (2, 9). Power-of-two domains split as before."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    hw = hardware(catalog)
+    nvl72, nvl36 = (topology_of(hw.system(s)) for s in ("gb200-nvl72", "p6e-gb200-ultraserver-36"))
+
+    def split(size: list[int], stride: list[int], topo: Topology) -> list[tuple[int, int]]:
+        n_in, n_out = coll.split_group(np.array(size), np.array(stride), topo)
+        return list(zip(n_in.tolist(), n_out.tolist(), strict=True))
+
+    assert split([144, 216, 18, 27, 72, 16, 128], [1, 1, 8, 8, 1, 8, 1], nvl72) == [
+        (72, 2), (72, 3), (9, 2), (9, 3), (72, 1), (8, 2), (64, 2)
+    ]  # fmt: skip
+    assert split([72, 18], [1, 4], nvl36) == [(36, 2), (9, 2)]
+    assert split([64, 12, 4, 16, 2], [1, 1, 1, 2, 16], SWITCHED) == [(8, 8), (4, 3), (4, 1), (4, 4), (1, 2)]
+    # FSDP all-gather of a Llama-3.1-70B TP8 shard over 18 replicas: 8/9 S / B_in + 1/2 S / (9 B_out), 0.0438 s
+    s = 70.55e9 / 8 * 2
+    b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
+    expected = 8 / 9 * s / b_in + 1 / 2 * s / (9 * b_out) + 8 * 1e-6 + 1 * 5e-6
+    assert float(coll.all_gather(s, 18, 8, nvl72)) == pytest.approx(expected)
+    assert expected == pytest.approx(0.0438, abs=5e-5)
+
+
+@pytest.mark.parametrize(
+    ("system", "stride"),
+    [
+        ("trn2-ultraserver", 64),
+        ("trn2-ultraserver", 4),
+        ("trn2.48xlarge", 4),
+        ("tpu-v5p-pod", 1),
+        ("mi300x-8x", 1),
+        ("p5.48xlarge", 1),
+        ("p5.48xlarge", 8),
+    ],
+)
+def test_a_send_between_two_ranks_is_their_two_member_all_gather(catalog: Catalog, system: str, stride: int) -> None:
+    """Each of two ranks sending S to the other is an all-gather of 2S over the pair, on every fabric: on a torus the
+    send drives only the dimensions between them (it had the chip's every link, 2 to 5 times too fast)."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    topo = topology_of(hardware(catalog).system(system))
+    assert float(coll.p2p(1e9, stride, topo)) == pytest.approx(float(coll.all_gather(2e9, 2, stride, topo)))
+
+
+def test_a_send_across_trn2_ultraserver_instances_rides_the_inter_instance_ring(catalog: Catalog) -> None:
+    """1 GB to the rank 64 away (the next instance): the z ring's 128 GB/s of the chip's 640, a fifth of the 160 GB/s
+    per rank; 0.0078 s before, at all of it."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    topo = topology_of(hardware(catalog).system("trn2-ultraserver"))
+    expected = 1e9 / (160e9 * topo.up_efficiency / 5) + topo.up_latency
+    assert float(coll.p2p(1e9, 64, topo)) == pytest.approx(expected)
+    assert expected == pytest.approx(0.0391, abs=1e-4)

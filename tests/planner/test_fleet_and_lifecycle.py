@@ -58,6 +58,9 @@ def test_trace_splits_into_length_buckets_with_rates(tmp_path: Path) -> None:
             "output_tokens: 5, rate: 2}]",
             "bucket 2: the name 'a' is another bucket's",
         ),
+        # 512.5 had been rounded in silence (a trace's 512.7 is refused), a list read as the name "['x']"
+        ("buckets: [{input_tokens: 512.5, output_tokens: 5, rate: 1}]", "input_tokens 512.5 is not a whole number"),
+        ("buckets: [{name: [x], input_tokens: 10, output_tokens: 5, rate: 1}]", r"name \['x'\] is not a name"),
     ],
 )
 def test_bad_workload_files(tmp_path: Path, text: str, needle: str) -> None:
@@ -462,7 +465,10 @@ def test_a_fleet_names_the_systems_it_leaves_out_for_the_precision(catalog: Cata
 @pytest.mark.parametrize(
     ("precision", "message"),
     [
-        ("fp9", "unknown weight precision 'fp9'. Fix: use one of bf16, fp16, fp8, int8, fp4, mxfp4, int4, auto."),
+        (
+            "fp9",
+            "unknown weight precision 'fp9'. Fix: use one of bf16, fp16, fp8, int8, w8a16, fp4, mxfp4, int4, auto.",
+        ),
         (
             "mxfp4",
             "mxfp4 quantises the MoE experts only (the gpt-oss checkpoint format) and llama-3.1-8b has none. Fix: use "
@@ -476,3 +482,15 @@ def test_a_fleets_bad_precision_is_its_own_one_line_error(catalog: Catalog, prec
     with pytest.raises(ChipwiseError) as err:
         plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["h100", "a100-80gb"], precision=precision)
     assert str(err.value) == message
+
+
+def test_the_steady_state_cost_is_the_programs_over_all_the_types_asked_for(catalog: Catalog) -> None:
+    """The footer's 'steady-state MILP before the simulator check' is the program's optimum over the hardware asked
+    for, what --no-replay answers; it had shown the winning single-type search's ($138 where the program's was
+    $113 on the README's example), as if the check had cost nothing. Llama 3.1 70B over four chips: MI300X alone
+    wins at $114/hour, and the program's own optimum, an H200 and MI300X mix that misses in replay, is $112.65."""
+    hw = ["h100-sxm", "h200", "mi300x", "trn2"]
+    checked = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw)
+    unchecked = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw, replay=False)
+    assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(unchecked["cost_usd_per_hour"])
+    assert checked["cost_usd_per_hour"] >= checked["steady_state_cost_usd_per_hour"] - 1e-9

@@ -356,3 +356,23 @@ def test_the_docs_python_example_runs_as_a_script(tmp_path: Path) -> None:
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "fleet.parquet").is_file()
+
+
+def test_a_moved_sweep_file_resumes_its_stored_sweep(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """A sweep file moved (a repository moved or cloned) had been refused as 'another file', both fixes offered
+    throwing every stored point away: where the recorded file is gone, or reads the same, it resumes there."""
+    store = tmp_path / "moved.duckdb"
+    first = write_sweep()
+    run_sweep(load_sweep(first), store, workers=1)
+    (tmp_path / "moved").mkdir()
+    moved = first.rename(tmp_path / "moved" / first.name)
+    stats = run_sweep(load_sweep(moved), store, workers=1, resume=True)
+    assert (stats.points, stats.skipped, stats.ran) == (12, 12, 0)
+    with Store(store) as s:
+        assert s.source("small") == str(moved)
+    copy = tmp_path / "copy.yaml"  # the recorded file still there and the same: resumes too
+    copy.write_text(moved.read_text())
+    assert run_sweep(load_sweep(copy), store, workers=1, resume=True).skipped == 12
+    copy.write_text(copy.read_text().replace("chips: [8, 16, 32]", "chips: [8, 16]"))  # recorded file differs: refused
+    with pytest.raises(ChipwiseError, match=f"from another file, {copy}, not {moved}"):
+        run_sweep(load_sweep(moved), store, workers=1, resume=True)

@@ -185,3 +185,15 @@ def test_recompute_never_raises_memory(
         for r in ("none", "selective", "full")
     ]
     assert totals[0] >= totals[1] >= totals[2]
+
+
+def test_tensor_split_experts_keep_the_optimizer_state_of_expert_parallel_ones(catalog: Catalog, hw: Hardware) -> None:
+    """Mixtral-8x7B on 128 H100s, TP8 DP16, ZeRO-1: with EP1 the experts are tensor-split over TP8, with EP8 each
+    rank holds one whole expert; both keep 45.1e9/8 expert parameters replicated 16 times, so both hold
+    12 x (dense/16 + 5.64e9/16) bytes of optimizer state, 4.08 GiB. EP1 had split the expert state 128 ways (0.63)."""
+    spec = load_model(catalog, "mixtral-8x7b")
+    plans = [{"tp": 8, "pp": 1, "dp": 16, "ep": ep, "microbatch": 1, "zero": 1, "recompute": "full"} for ep in (1, 8)]
+    ep1, ep8 = (_mem(catalog, hw, p, "mixtral-8x7b", 256, 4096, chip="p5.48xlarge") for p in plans)
+    expected = 12 * (spec.dense_params / 8 / 16 + spec.expert_params / 8 / 16)  # one stage: all of it over TP8
+    assert float(ep1.optimizer[0]) == pytest.approx(expected) == float(ep8.optimizer[0])
+    assert expected / 2**30 == pytest.approx(4.08, abs=0.005)

@@ -313,3 +313,27 @@ def test_a_fleet_finds_the_plans_of_a_smaller_one_it_holds(catalog: Catalog, hw:
     assert float(fixed.result.tokens_per_s[fixed.best]) == pytest.approx(best[896], rel=1e-9)
     with pytest.raises(ChipwiseError, match=r"multiply to 1,?200, more than the 1000 ranks"):
         check_partial_plan({"pp": 8, "tp": 150}, spec, job, 1000)
+
+
+@pytest.mark.parametrize("zero", [1, 3])
+def test_whole_nvl72_racks_train_about_as_fast_per_chip_as_128_gpus(catalog: Catalog, hw: Hardware, zero: int) -> None:
+    """Llama-3.1-70B TP8 on GB200 NVL72, one 2048-token sequence per TP group: 144 and 216 GPUs are two and three
+    whole racks. Their data-parallel groups (18 and 27 ranks, 8 apart: 9 a rack) had been split as if spread over 9
+    and 27 racks, and ran at a third or less of the per-GPU rate of 128 GPUs (ZeRO-3: 0.62 and 1.17 s a step against
+    0.22)."""
+    rates = [
+        float(
+            _run(
+                catalog,
+                hw,
+                [{"tp": 8, "pp": 1, "dp": c // 8, "microbatch": 1, "zero": zero, "recompute": "full"}],
+                c,
+                model="llama-3.1-70b",
+                chip="gb200-nvl72",
+                gbs=c // 8,
+                precision="bf16",
+            ).tokens_per_s_per_chip[0]
+        )
+        for c in (128, 144, 216)
+    ]
+    assert max(rates) / min(rates) < 2.0

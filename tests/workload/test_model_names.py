@@ -87,3 +87,41 @@ def test_a_scenarios_relative_config_is_taken_from_its_folder(
         f"model config 'nothere.json' does not exist (looked in {folder} and {tmp_path}). Fix: give a preset name "
         "or a path to a config.json (a relative one from the scenario's folder)."
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        ("/nonexistent/dir/llama-3.1-8b", ""),
+        ("ckpts/mine/llama-3.1-8b", " (looked in {cwd})"),
+        ("./llama-3.1-8b", " (looked in {cwd})"),
+        ("../llama-3.1-8b", " (looked in {cwd})"),
+        ("meta-llama/llama-3.1-8b.json", " (looked in {cwd})"),
+    ],
+)
+def test_a_missing_path_is_not_read_as_the_preset_its_folder_is_named_for(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, where: str
+) -> None:
+    """A misspelled checkpoint folder '/mnt/ckpts/llama-3.1-8b' had been priced as the stock preset: only a bare
+    Hub id 'org/name' tries its name after the org."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ChipwiseError) as exc:
+        load_model(catalog, name)
+    assert str(exc.value) == (
+        f"model config '{name}' does not exist{where.format(cwd=tmp_path)}. Fix: give a preset name or a path to a "
+        "config.json."
+    )
+    assert load_model(catalog, "meta-llama/llama-3.1-8b").name == "llama-3.1-8b"  # a bare Hub id still resolves
+
+
+def test_a_scenarios_missing_checkpoint_folder_names_both_places(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "run.yaml").write_text("model: ../ckpts/llama-3.1-8b\nhardware: h100-sxm\nchips: 8\ntokens: 1e9\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ChipwiseError) as exc:
+        load_scenario(str(tmp_path / "run.yaml"))
+    assert str(exc.value) == (
+        f"model config '../ckpts/llama-3.1-8b' does not exist (looked in {tmp_path} and {tmp_path}). Fix: give a "
+        "preset name or a path to a config.json (a relative one from the scenario's folder)."
+    )

@@ -3,6 +3,8 @@ datacenter network (a mixed pipeline's hand-off, a prefill/decode split's KV cac
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from chipwise.catalog.loader import Catalog
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -40,3 +42,12 @@ def network_gap(catalog: Catalog, a: System, b: System) -> str | None:
     rent = " and ".join(f"{s.id} from {', '.join(sorted(w)) or 'no provider'}" for s, w in ((a, where_a), (b, where_b)))
     bought = "neither" if not (own_a or own_b) else "only one"
     return f"no provider rents both ({rent}), and {bought} can be bought: no network joins them. Fix: {fix}."
+
+
+def one_operator_note(providers: Iterable[str], what: str) -> str:
+    """' (pools priced at aws and digitalocean: one operator running both is assumed)', where the joined `what`
+    ('pools', 'parts') are priced at more than one provider; else ''. network_gap joins two systems that can be
+    racked together (one provider rents both, or both chips can be bought), so a pair priced at two providers'
+    rentals stands for one operator's own deployment, its prices those rentals'."""
+    named = sorted(set(providers))
+    return f" ({what} priced at {' and '.join(named)}: one operator running both is assumed)" if len(named) > 1 else ""

@@ -43,10 +43,12 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     """(n_in, n_out): members of one group inside a scale-up domain, and the number of domains it spans."""
     size = _as_int(size)
     stride = np.maximum(_as_int(stride), 1)
-    cap = np.maximum(topo.domain_ranks // stride, 1)
-    # the largest power of two not above cap (frexp gives floor(log2) exactly), then the part of the group in it
+    cap = np.maximum(topo.domain_ranks // stride, 1)  # members one domain holds
+    # the group splits evenly into equal parts of at most cap members: a group of whole domains fills each (NVL72,
+    # 144 ranks: 72 x 2; TP8 DP18: 9 x 2); else its power-of-two part in the largest power of two not above cap
+    # (frexp gives floor(log2) exactly): DP16 at stride 8 on NVL72 is 8 x 2. The larger part means fewer domains.
     cap_p2 = np.left_shift(1, np.frexp(cap.astype(np.float64))[1].astype(np.int64) - 1)
-    n_in = np.where(cap >= size, size, np.gcd(size, cap_p2))
+    n_in = np.where(cap >= size, size, np.maximum(np.gcd(size, cap), np.gcd(size, cap_p2)))
     n_in = np.maximum(n_in, 1)
     return n_in, size // n_in
 
@@ -207,9 +209,9 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
     stride = np.maximum(_as_int(stride), 1)
     s = np.asarray(nbytes, dtype=np.float64)
     inside = stride < topo.domain_ranks
-    mesh = _mesh(topo)
-    pair = 1.0 / (mesh[0] - 1) if mesh is not None else 1.0  # on a full mesh, the one link to that chip
-    t_up = s / (topo.up_bandwidth * topo.up_efficiency * pair) + topo.up_latency
+    # the links a two-member group at that stride drives: on a full mesh the one link to that chip, on a torus the
+    # dimensions between the two (a Trn2 UltraServer's inter-instance ring), on a switched fabric all of them
+    t_up = s / _bw_in(np.full(np.shape(stride), 2), topo, stride) + topo.up_latency
     t_out = s / (topo.out_bandwidth * topo.out_efficiency) + topo.out_latency
     return np.asarray(np.where(inside, t_up, t_out), dtype=np.float64)
 

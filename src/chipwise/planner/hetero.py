@@ -286,6 +286,8 @@ def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[
         mixed["usd_per_hour"] = total
         mixed["usd_per_million_tokens"] = total / 3600.0 / mixed["tokens_per_s"] * 1e6 if total else None
         mixed["price_sources"] = sources
+        # the parts priced at two providers' rentals: one operator running both is assumed (network_gap)
+        mixed["providers"] = sorted({str(q["provider"]) for q in sources.values() if q and q.get("provider")})
 
 
 def _no_mix(cause: str, parts: list[Part], racks: int, batch: int) -> tuple[str, str]:

@@ -6,11 +6,12 @@ Bytes per stored element, scales included:
         (NVIDIA, "Introducing NVFP4", 2025);
     mxfp4 (OCP microscaling, gpt-oss's MoE experts): 4-bit E2M1 values with one 8-bit scale per 32 elements
         -> (32 x 4 + 8) / 32 / 8 = 0.53125 B;
-    int4 (AWQ/GPTQ, group 128 with an fp16 scale) -> (128 x 4 + 16) / 128 / 8 = 0.516 B.
-Weight-only formats (int4, int8 on chips without int8 matmuls in the engine) dequantise in the kernel and
-multiply in bf16; fp8 and fp4 (NVFP4, whose activations are quantised too) run natively where the chip has them
-and fall back to the next wider precision the chip has (fp4 weights on Hopper run as fp8 matmuls with 4-bit
-weights streamed from memory).
+    int4 (AWQ/GPTQ, group 128 with an fp16 scale) -> (128 x 4 + 16) / 128 / 8 = 0.516 B;
+    w8a16 (AWQ/GPTQ 8-bit, bitsandbytes LLM.int8 weights) 1, its scales left out as int8's are.
+Weight-only formats (int4, w8a16, int8 on chips without int8 matmuls in the engine) dequantise in the kernel and
+multiply in bf16 (int8 is W8A8: activations quantised too, the int8 rate where the chip has it); fp8 and fp4
+(NVFP4, whose activations are quantised too) run natively where the chip has them and fall back to the next
+wider precision the chip has (fp4 weights on Hopper run as fp8 matmuls with 4-bit weights streamed from memory).
 mxfp4 is the gpt-oss checkpoint format: MXFP4 MoE experts, everything else (attention, router, shared layers) in
 bf16 (config.json quantization_config: mxfp4, modules_to_not_convert self_attn, router, embed_tokens, lm_head).
 Its activations stay wider than the weights: the engines multiply MXFP8 activations by MXFP4 experts where the
@@ -25,7 +26,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import Chip
 from chipwise.workload.model import ModelSpec
 
-WEIGHT_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4", "mxfp4", "int4")
+WEIGHT_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "w8a16", "fp4", "mxfp4", "int4")
 KV_PRECISIONS: tuple[str, ...] = ("bf16", "fp16", "fp8", "int8", "fp4")
 
 #: Weight formats whose checkpoints may carry an fp8 KV cache (default_kv_precision).
@@ -37,6 +38,7 @@ STORED_BYTES: dict[str, float] = {
     "fp16": 2.0,
     "fp8": 1.0,
     "int8": 1.0,
+    "w8a16": 1.0,
     "fp4": 0.5625,
     "mxfp4": 0.53125,
     "int4": 0.516,
@@ -82,7 +84,7 @@ def matmul_precision(weight_precision: str, chip: Chip) -> str:
     """The precision a chip runs the matmuls of `weight_precision` weights in."""
     if weight_precision in ("int4", "int8") and weight_precision not in chip.flops:
         return chip.native_precision("bf16")
-    if weight_precision == "int4":
+    if weight_precision in ("int4", "w8a16"):  # weight-only: 16-bit activations (an 8-bit GPTQ had run at int8's rate)
         return chip.native_precision("bf16")
     if weight_precision == "mxfp4":
         return chip.native_precision("fp8" if "fp4" in chip.flops else "bf16")

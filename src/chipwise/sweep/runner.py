@@ -109,6 +109,20 @@ def run_sweep(
             backends.stop_ray()
 
 
+def _moved(store: Store, spec: SweepSpec, stored: str) -> bool:
+    """Whether the sweep stored from file `stored` is `spec`'s own, its file since moved (a repository moved or
+    cloned): that file is gone or reads the same as this one, and every stored point is one of this sweep's (the
+    ids do not depend on the path). Such a sweep resumes, its recorded source now this file."""
+    old = Path(stored)
+    if old.exists():
+        try:
+            if old.read_bytes() != Path(spec.source).read_bytes():
+                return False
+        except OSError:  # unreadable: not shown to be the same file
+            return False
+    return store.stored_ids(spec.name) <= {p.id for p in spec.points()}
+
+
 def _run(
     spec: SweepSpec,
     store_path: str | Path,
@@ -123,7 +137,8 @@ def _run(
     n_workers = max(1, workers if workers is not None else backends.cpu_count())
     with Store(store_path) as store:
         stored = store.source(spec.name)
-        if stored is not None and stored != spec.source:  # --resume would drop its points as edited away
+        # another file's sweep: --resume would drop its points as edited away; a moved one is re-homed (register)
+        if stored is not None and stored != spec.source and not _moved(store, spec, stored):
             raise ChipwiseError(
                 f"store '{store_path}' holds a sweep '{spec.name}' from another file, {stored}, not {spec.source}. "
                 "Fix: give this sweep another name (--name, or name: in its file), or another --store."

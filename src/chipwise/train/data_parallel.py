@@ -37,18 +37,27 @@ class Shards:
     """Group sizes of the data-parallel collectives for each plan."""
 
     dense: NDArray[np.int64]  # ranks sharing (and sharding) the dense parameters: dp x cp
-    expert: NDArray[np.int64]  # ranks sharing the routed-expert parameters: tp x dp x cp / ep
+    expert: NDArray[np.int64]  # ranks sharing the routed-expert parameters: tp x dp x cp / (ep x expert tp)
+    expert_stride: NDArray[np.int64]  # ranks between two of them: ep x expert tp
     zero_dense: NDArray[np.int64]  # ranks the ZeRO state of dense parameters is split over
     zero_expert: NDArray[np.int64]
 
 
+def expert_tp(plans: PlanArrays) -> NDArray[np.int64]:
+    """Expert tensor parallelism: experts are tensor-split like the dense MLP unless expert parallelism is on."""
+    return np.where(plans.ep > 1, 1, plans.tp)
+
+
 def shards(plans: PlanArrays, topo: Topology) -> Shards:
     dense = plans.dp * plans.cp
-    expert = np.maximum(plans.tp * dense // plans.ep, 1)
+    # Megatron's expert data parallelism, world / (pp x ep x etp): an expert shard is replicated over the ranks of a
+    # stage that hold neither another expert (ep) nor another slice of it (etp); those ranks sit ep x etp apart
+    expert_stride = plans.ep * expert_tp(plans)
+    expert = np.maximum(plans.tp * dense // expert_stride, 1)
     in_domain, _ = coll.split_group(dense, plans.tp, topo)
     zero_dense = np.where(plans.hsdp > 0, in_domain, dense)
     zero_expert = np.maximum(np.where(plans.hsdp > 0, np.minimum(expert, in_domain), expert), 1)
-    return Shards(dense, expert, zero_dense, zero_expert)
+    return Shards(dense, expert, expert_stride, zero_dense, zero_expert)
 
 
 def dp_time(
@@ -70,7 +79,7 @@ def dp_time(
     t = 1.0 if trainable else 0.0
     g_dense, g_expert = t * dense * GRAD_BYTES, t * expert * GRAD_BYTES
     dense_group = coll.group(sh.dense, plans.tp, topo)
-    expert_group = coll.group(sh.expert, plans.ep, topo)
+    expert_group = coll.group(sh.expert, sh.expert_stride, topo)
     rs = coll.reduce_scatter(g_dense, dense_group) + coll.reduce_scatter(g_expert, expert_group)
     ag = coll.all_gather(t * dense * 2.0, dense_group) + coll.all_gather(t * expert * 2.0, expert_group)
     ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf.device import Device, Topology
-from chipwise.train.data_parallel import shards
+from chipwise.train.data_parallel import expert_tp, shards
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -59,11 +59,6 @@ class MemoryBreakdown:
             self.weights + self.gradients + self.optimizer + self.activations + self.logits + self.reserved,
             dtype=np.float64,
         )
-
-
-def expert_tp(plans: PlanArrays) -> NDArray[np.int64]:
-    """Expert tensor parallelism: experts are tensor-split like the dense MLP unless expert parallelism is on."""
-    return np.where(plans.ep > 1, 1, plans.tp)
 
 
 def local_params(model: ModelSpec, plans: PlanArrays) -> tuple[Array, Array]:

@@ -39,8 +39,8 @@ from chipwise.perf import collectives as coll
 from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
-from chipwise.train.data_parallel import dp_time
-from chipwise.train.memory import MemoryBreakdown, act_bytes, expert_tp, local_params, memory_per_rank
+from chipwise.train.data_parallel import dp_time, expert_tp
+from chipwise.train.memory import MemoryBreakdown, act_bytes, local_params, memory_per_rank
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob

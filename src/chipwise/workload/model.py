@@ -989,8 +989,8 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
 #: config.json quantization_config quant_method -> the weight precision chipwise prices it as, for the formats
 #: whose method alone names it
 RELEASED_FORMATS = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4"}
-#: (type, bits) of a quantised weight -> chipwise's precision: AWQ/GPTQ/compressed-tensors integer weights are
-#: weight-only int4/int8; compressed-tensors float 8 is FP8 (E4M3) and float 4 NVFP4 (E2M1, group 16)
+#: (type, bits) of a compressed-tensors weight -> chipwise's precision: int4 is weight-only (W4A16), int8 W8A8 (its
+#: activations int8 too; w8a16 where no group quantises them), float 8 FP8 (E4M3) and float 4 NVFP4 (E2M1, group 16)
 _WEIGHT_FORMATS = {("int", 4): "int4", ("int", 8): "int8", ("float", 8): "fp8", ("float", 4): "fp4"}
 #: NVIDIA ModelOpt quant_algo -> chipwise's precision
 _MODELOPT_ALGOS = {"fp8": "fp8", "fp8_pb_wo": "fp8", "nvfp4": "fp4"}
@@ -1015,21 +1015,23 @@ def quant_method(cfg: Mapping[str, Any]) -> str:
 
 def _quantised(method: str, quant: Mapping[str, Any]) -> str | None:
     """chipwise's precision of a quantization_config whose method needs its other keys read (None: unknown)."""
-    if method in ("awq", "gptq"):
-        return _WEIGHT_FORMATS.get(("int", quant.get("bits")))  # type: ignore[arg-type]
+    if method in ("awq", "gptq"):  # weight-only (W4A16, W8A16): the activations stay 16-bit
+        return {4: "int4", 8: "w8a16"}.get(quant.get("bits"))  # type: ignore[arg-type]
     if method == "compressed-tensors":
         groups = quant.get("config_groups")
         weights = (
             [g.get("weights") for g in groups.values() if isinstance(g, Mapping)] if isinstance(groups, Mapping) else []
         )
         kinds = {(w.get("type"), w.get("num_bits")) for w in weights if isinstance(w, Mapping)}
-        return _WEIGHT_FORMATS.get(kinds.pop()) if len(kinds) == 1 else None  # type: ignore[arg-type]
+        found = _WEIGHT_FORMATS.get(kinds.pop()) if len(kinds) == 1 else None  # type: ignore[arg-type]
+        acts = [g.get("input_activations") for g in groups.values() if isinstance(g, Mapping)]  # type: ignore[union-attr]
+        return "w8a16" if found == "int8" and not any(acts) else found
     if method == "modelopt":
         nested = quant.get("quantization")
         algo = quant.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, Mapping) else None)
         return _MODELOPT_ALGOS.get(str(algo).lower())
     if method == "bitsandbytes":  # NF4/FP4 blocks of 64 or int8 rows, dequantised in the kernel: weight-only
-        return "int4" if quant.get("load_in_4bit") is True else ("int8" if quant.get("load_in_8bit") is True else None)
+        return "int4" if quant.get("load_in_4bit") is True else ("w8a16" if quant.get("load_in_8bit") is True else None)
     return None
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,32 +42,70 @@ def _preset(catalog: Catalog, pid: str) -> ModelSpec:
     )
 
 
+def is_hub_id(name: str) -> bool:
+    """Whether `name` reads as a bare Hugging Face Hub id 'org/name': one slash, not absolute, not from ./ or ../,
+    not a .json. Any other name with a slash is a path only: '/mnt/ckpts/llama-3.1-8b' misspelled had been priced
+    as the stock preset."""
+    org, slash, rest = name.strip().partition("/")
+    return bool(slash and org and rest) and "/" not in rest and org not in (".", "..") and not rest.endswith(".json")
+
+
+def preset_of(catalog: Catalog, name: str) -> str | None:
+    """The preset id `name` refers to: a preset id or alias, or a bare Hub id whose name after the org is one
+    ('mistralai/Mixtral-8x7B-Instruct-v0.1', no network); else None. The one rule the CLI and the web page share."""
+    return preset_id(catalog, name) or (preset_id(catalog, name.split("/")[1]) if is_hub_id(name) else None)
+
+
+def names_a_file(name: str) -> bool:
+    """Whether `name` can only be a path to a config.json (or checkpoint folder), never a preset: a .json, or a
+    name with a slash that is not a bare Hub id."""
+    return Path(name).suffix == ".json" or ("/" in name and not is_hub_id(name))
+
+
+#: False while a web request runs (no_files): a model name is then a preset, never a file on the server
+_FILES: ContextVar[bool] = ContextVar("chipwise_model_files", default=True)
+
+
+@contextmanager
+def no_files() -> Iterator[None]:
+    """Model names resolve to presets alone within this block, on this thread (the web page's requests: a
+    preset-named folder in the server's folder had won over the preset there). The planners take names, and load
+    them (a draft model's too) deep inside."""
+    token = _FILES.set(False)
+    try:
+        yield
+    finally:
+        _FILES.reset(token)
+
+
 def load_model(catalog: Catalog, name: str) -> ModelSpec:
-    """A ModelSpec from a config.json path (or checkpoint folder) that exists, else a preset name or alias, a Hub
-    id's name after its org ('mistralai/Mixtral-8x7B-Instruct-v0.1') included (no network). An existing config wins:
-    a local checkpoint at its Hub id's path had been shadowed by the built-in preset."""
+    """A ModelSpec from a config.json path (or checkpoint folder) that exists, else a preset name or alias, a bare
+    Hub id's name after its org included (preset_of). An existing config wins: a local checkpoint at its Hub id's
+    path had been shadowed by the built-in preset. Within no_files, no file is read."""
     if not name.strip():  # Path('') is the current folder: an empty name had read ./config.json
         raise ChipwiseError("the model name is empty. Fix: give a preset name (chipwise model list) or a config.json.")
     path = Path(name)
-    if path.is_file() or (path / "config.json").is_file():
+    files = _FILES.get()
+    if files and (path.is_file() or (path / "config.json").is_file()):
         return _from_path(path, name)
-    pid = preset_id(catalog, name) or ("/" in name and preset_id(catalog, name.rsplit("/", 1)[1])) or None
+    pid = preset_of(catalog, name)
     if pid is not None:
         asked = _norm(name)
         return _preset(catalog, pid) if asked == pid else replace(_preset(catalog, pid), alias=asked)
-    if path.exists():  # a folder with no config.json: its own line
+    if files and path.exists():  # a folder with no config.json: its own line
         return _from_path(path, name)
-    if path.suffix == ".json":
+    if files and names_a_file(name):
+        where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"
         raise ChipwiseError(
-            f"model config '{name}' does not exist (looked in {Path.cwd()}). Fix: give a preset name or a path to "
-            "a config.json."
+            f"model config '{name}' does not exist{where}. Fix: give a preset name or a path to a config.json."
         )
+    hub = is_hub_id(name)
     raise UnknownNameError(
         "model",
-        name.rsplit("/", 1)[-1] if "/" in name else name,
+        name.split("/")[1] if hub else name,
         catalog.models,
         hint="run 'chipwise model list', or give a path to a Hugging Face config.json"
-        + (f" (no file '{name}' in {Path.cwd()})" if "/" in name else ""),
+        + (f" (no file '{name}' in {Path.cwd()})" if hub and files else ""),
     )
 
 

@@ -29,6 +29,7 @@ from pydantic_core import PydanticCustomError
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError, UnknownNameError, long_number
+from chipwise.workload.presets import names_a_file
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
@@ -364,12 +365,12 @@ def load_scenario(source: str, catalog: Catalog | None = None) -> Any:
 def model_from(folder: Path, model: str) -> str:
     """A scenario's model: a config.json (or checkpoint folder) taken from `folder`, the scenario file's, as its
     trace is, where one is there; else the name as given (a preset, or a path from the current directory, which
-    scenarios had been read from alone: the same file had worked or not by where chipwise ran). A .json found in
-    neither is one line naming both places."""
+    scenarios had been read from alone: the same file had worked or not by where chipwise ran). A path (a .json, or
+    a slash that is no bare Hub id: presets.names_a_file) found in neither is one line naming both places."""
     there = folder / model  # an absolute `model` stays itself
     if there.is_file() or (there / "config.json").is_file():
         return str(there)
-    if Path(model).suffix == ".json" and not Path(model).exists():
+    if names_a_file(model) and not Path(model).exists():
         raise ChipwiseError(
             f"model config '{model}' does not exist (looked in {folder.resolve()} and {Path.cwd()}). Fix: give a "
             "preset name or a path to a config.json (a relative one from the scenario's folder)."

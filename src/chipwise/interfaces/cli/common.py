@@ -20,10 +20,18 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.track_record import record_file
 from chipwise.interfaces.format import RECORD_LABELS, jsonable
 from chipwise.serve.plan import count_text
+from chipwise.serve.quant import WEIGHT_PRECISIONS
 
 #: the exit code when the reader of stdout stops early (`| head`): 128 + SIGPIPE, as a shell reports a piped
 #: command it ended; not the 1 of a search that ranked nothing
 PIPE_CLOSED_EXIT = 141
+
+
+#: the serving commands' --precision help: every weight format the option takes (int8 is W8A8; w8a16 and int4 are
+#: weight-only, bf16 matmuls)
+WEIGHTS_HELP = (
+    f"Weights: {', '.join(WEIGHT_PRECISIONS)} (int8 W8A8; w8a16, int4 weight-only), or auto: the checkpoint's own"
+)
 
 
 def close_stdout() -> None:

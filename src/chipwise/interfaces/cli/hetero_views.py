@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
+from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, projected_banner
 from chipwise.interfaces.cli.train_views import _precision_note
@@ -63,5 +64,8 @@ def print_hetero(r: dict[str, Any]) -> None:
     if r["mixed"]:
         m = r["mixed"]
         stages = ", ".join(f"{k} {fmt.duration(v)}" for k, v in m["stage_time_s"].items())
-        console.print(f"stage time per micro-batch: {stages}; hand-off {fmt.duration(m['hand_off_s'])}")
+        console.print(
+            f"stage time per micro-batch: {stages}; hand-off {fmt.duration(m['hand_off_s'])}"
+            + one_operator_note(m.get("providers") or (), "parts")
+        )
     console.print(f"[bold]{r['verdict']}[/]: {r['reason']}")

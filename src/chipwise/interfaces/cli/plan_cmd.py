@@ -134,6 +134,7 @@ def hetero(
     from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 
     cat = catalog_from(catalog_files, sets)
+    print_model_notes(cat, model)
     report = plan_hetero_training(
         cat,
         model,

@@ -12,6 +12,7 @@ from rich.markup import escape
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
+    WEIGHTS_HELP,
     CatalogFiles,
     JsonFlag,
     SetFigures,
@@ -21,6 +22,7 @@ from chipwise.interfaces.cli.common import (
     console,
     err_console,
     print_json,
+    print_model_notes,
     projected_banner,
     slo_text,
 )
@@ -50,9 +52,7 @@ def fleet(
             "a system id (p5.48xlarge=16) that system only.",
         ),
     ] = None,
-    precision: Annotated[
-        str, typer.Option("--precision", help="Weights: bf16, fp8, fp4, mxfp4, int4, or auto: the checkpoint's own.")
-    ] = RELEASED,
+    precision: Annotated[str, typer.Option("--precision", help=f"{WEIGHTS_HELP}.")] = RELEASED,
     replay: Annotated[
         bool, typer.Option("--replay/--no-replay", help="Check (and correct) the fleet in the simulator.")
     ] = True,
@@ -65,6 +65,7 @@ def fleet(
 
     targets = check_slo(slo_text(slo))
     cat = catalog_from(catalog_files, sets)
+    print_model_notes(cat, model)
     with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
         report = plan_fleet(
             cat, model, workload, targets, hardware_ids(cat, hardware), parse_limits(limits), precision, replay
@@ -157,9 +158,7 @@ def lifecycle(
     hardware: HardwareOpt = "all",
     train_chips: Annotated[int, typer.Option("--train-chips", min=1, help="Chips in the training fleet.")] = 4096,
     train_precision: Annotated[str, typer.Option("--train-precision", help="bf16, fp8 or fp4.")] = "bf16",
-    serve_precision: Annotated[
-        str, typer.Option("--serve-precision", help="bf16, fp8, fp4, mxfp4, int4, or auto: the checkpoint's own.")
-    ] = RELEASED,
+    serve_precision: Annotated[str, typer.Option("--serve-precision", help=f"{WEIGHTS_HELP}.")] = RELEASED,
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,

@@ -16,6 +16,7 @@ from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     NO_OPTION_EXIT,
+    WEIGHTS_HELP,
     CatalogFiles,
     JsonFlag,
     SetFigures,
@@ -95,8 +96,7 @@ def serve(
         str,
         typer.Option(
             "--precision",
-            help="Weights: bf16, fp8, fp4, mxfp4, int4, or auto: the checkpoint's own (fp8 for DeepSeek-V3/R1, "
-            "mxfp4 for gpt-oss, bf16 for the rest).",
+            help=f"{WEIGHTS_HELP} (its config.json's quantization_config: fp8 for DeepSeek-V3/R1, mxfp4 for gpt-oss).",
         ),
     ] = "auto",
     kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp8, fp4.")] = None,

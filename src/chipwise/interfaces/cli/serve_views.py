@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from chipwise.catalog.loader import Catalog
+from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     compact_table,
@@ -207,8 +208,9 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         if "kv_transfer" in r:
             k = r["kv_transfer"]
             engines = f"{plan['prefill']['engine']}>{plan['decode']['engine']}"
+            priced = (q["provider"] for q in r.get("price_sources") or () if q.get("provider"))
             head.add_row("KV transfer per mean prompt", f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
-                         + _handover(engines))  # fmt: skip
+                         + _handover(engines) + one_operator_note(priced, "pools"))  # fmt: skip
     else:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         if "stated_chips" in r:
@@ -571,11 +573,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                     f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
                     + (" [yellow](projected)[/]" if k.get("projected") else "")
                     + _handover(str(v.get("engine", "")))
-                    + (
-                        f" (pools priced at {' and '.join(v['providers'])}: one operator running both is assumed)"
-                        if len(v.get("providers") or ()) > 1
-                        else ""
-                    )
+                    + one_operator_note(v.get("providers") or (), "pools")
                 )
         counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
         if counts:

@@ -26,9 +26,17 @@ from rich.progress import (
 from rich.text import Text
 from typer.core import TyperGroup
 
+from chipwise.catalog.loader import load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import JsonFlag, compact_table, console, err_console, print_json
+from chipwise.interfaces.cli.common import (
+    JsonFlag,
+    compact_table,
+    console,
+    err_console,
+    print_json,
+    print_model_notes,
+)
 from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
 from chipwise.sweep.runner import MAX_POINTS
 from chipwise.sweep.store import is_store
@@ -135,6 +143,9 @@ def run(
         if not name.strip():
             raise ChipwiseError("--name is empty. Fix: give the sweep a name, e.g. --name trn-vs-gpu.")
         spec = dataclasses.replace(spec, name=name.strip())
+    models = [spec.base.get("model"), *spec.grid.get("model", ()), *(m for z in spec.zips for m in z.get("model", ()))]
+    for model in dict.fromkeys(m for m in models if isinstance(m, str) and Path(m).exists()):  # configs, once each
+        print_model_notes(load_catalog(), model)  # a config.json's notes do not depend on the what-if's catalog
     bar, update = _progress_bar(spec.name)
     try:
         with bar:

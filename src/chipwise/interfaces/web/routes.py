@@ -7,11 +7,12 @@ or raises `ChipwiseError` with one line naming the problem and the fix.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, StrictBool, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
@@ -28,12 +29,13 @@ from chipwise.planner.training import OBJECTIVES, plan_training, predict_trainin
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
-from chipwise.workload.presets import preset_id, preset_summaries
+from chipwise.workload.presets import no_files, preset_of, preset_summaries
 from chipwise.workload.scenario import Count, IntCount, StrictModel, TrainScenario, load_scenario
 from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 Request = TypeVar("Request", bound=BaseModel)
+Args = ParamSpec("Args")
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,9 @@ NO_FILES = "the web page reads no files on the server"
 
 
 def _preset(cat: Catalog, model: str) -> str:
-    """A model the web page serves: a preset name or alias, never a path to a config.json on the server."""
-    if preset_id(cat, model) is None:
+    """A model the web page serves: a preset name or alias, or a Hub id naming one, as on the command line
+    (presets.preset_of), never a path to a config.json on the server."""
+    if preset_of(cat, model) is None:
         raise UnknownNameError(
             "model", model, cat.models, hint=f"give a model preset (GET /api/models lists them); {NO_FILES}"
         )
@@ -322,12 +325,24 @@ def models(settings: Settings) -> dict[str, Any]:
     return {"models": preset_summaries(settings.catalog())}
 
 
+def _reads_no_files(route: Callable[Args, dict[str, Any]]) -> Callable[Args, dict[str, Any]]:
+    """`route` with every model name read as a preset (presets.no_files): the planners load the names they are
+    given, and an existing path wins there, so a './llama-3.1-8b/config.json' in the server's folder had been read."""
+
+    @functools.wraps(route)
+    def answer(*args: Args.args, **kwargs: Args.kwargs) -> dict[str, Any]:
+        with no_files():
+            return route(*args, **kwargs)
+
+    return answer
+
+
 GET_ROUTES: dict[str, Callable[[Settings], dict[str, Any]]] = {
-    "/api/catalog": catalog_summary,
-    "/api/models": models,
+    "/api/catalog": _reads_no_files(catalog_summary),
+    "/api/models": _reads_no_files(models),
 }
 POST_ROUTES: dict[str, Callable[[Any, Settings], dict[str, Any]]] = {
-    "/api/predict": predict,
-    "/api/plan/train": plan_train,
-    "/api/plan/serve": plan_serve,
+    "/api/predict": _reads_no_files(predict),
+    "/api/plan/train": _reads_no_files(plan_train),
+    "/api/plan/serve": _reads_no_files(plan_serve),
 }
