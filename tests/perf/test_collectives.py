@@ -177,7 +177,9 @@ def test_a_trn2_ultraserver_torus_has_its_own_bandwidth_per_dimension(catalog: C
 def test_a_group_of_whole_non_power_of_two_domains_fills_each(catalog: Catalog) -> None:
     """An NVL72 holds 72 GPUs: 144 consecutive ranks are two whole racks, 216 three, and a TP8 model's 18 data-parallel
     replicas (stride 8) are 9 a rack in two racks. They had been split by the largest power of two not above the
-    members a rack holds, 64 or 8: (16, 9), (8, 27) and (2, 9). Power-of-two domains split as before."""
+    members a rack holds, 64 or 8: (16, 9), (8, 27) and (2, 9). A group that fills its last domain in part spans
+    ceil(size / cap) domains as that many equal parts: 12 at stride 8 (9 + 3) is 6 x 2, not 4 x 3 (three racks
+    for a 96-rank job); 12 on 8-GPU servers (8 + 4) is 6 x 2. Power-of-two groups split as before."""
     from chipwise.hardware import hardware
     from chipwise.perf.device import topology_of
 
@@ -188,11 +190,11 @@ def test_a_group_of_whole_non_power_of_two_domains_fills_each(catalog: Catalog) 
         n_in, n_out = coll.split_group(np.array(size), np.array(stride), topo)
         return list(zip(n_in.tolist(), n_out.tolist(), strict=True))
 
-    assert split([144, 216, 18, 27, 72, 16, 128], [1, 1, 8, 8, 1, 8, 1], nvl72) == [
-        (72, 2), (72, 3), (9, 2), (9, 3), (72, 1), (8, 2), (64, 2)
+    assert split([144, 216, 18, 27, 72, 16, 128, 12], [1, 1, 8, 8, 1, 8, 1, 8], nvl72) == [
+        (72, 2), (72, 3), (9, 2), (9, 3), (72, 1), (8, 2), (64, 2), (6, 2)
     ]  # fmt: skip
-    assert split([72, 18], [1, 4], nvl36) == [(36, 2), (9, 2)]
-    assert split([64, 12, 4, 16, 2], [1, 1, 1, 2, 16], SWITCHED) == [(8, 8), (4, 3), (4, 1), (4, 4), (1, 2)]
+    assert split([72, 18, 12], [1, 4, 4], nvl36) == [(36, 2), (9, 2), (6, 2)]
+    assert split([64, 12, 4, 16, 2], [1, 1, 1, 2, 16], SWITCHED) == [(8, 8), (6, 2), (4, 1), (4, 4), (1, 2)]
     # FSDP all-gather of a Llama-3.1-70B TP8 shard over 18 replicas: 8/9 S / B_in + 1/2 S / (9 B_out), 0.0438 s
     s = 70.55e9 / 8 * 2
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94

@@ -97,6 +97,10 @@ def test_a_scenarios_relative_config_is_taken_from_its_folder(
         ("./llama-3.1-8b", " (looked in {cwd})"),
         ("../llama-3.1-8b", " (looked in {cwd})"),
         ("meta-llama/llama-3.1-8b.json", " (looked in {cwd})"),
+        # no Hub org is '.hidden' or '-' (a Hub id's parts start with a letter or digit), nor a .JSON file
+        (".hidden/llama-3.1-8b", " (looked in {cwd})"),
+        ("-/llama-3.1-8b", " (looked in {cwd})"),
+        ("org/config.JSON", " (looked in {cwd})"),
     ],
 )
 def test_a_missing_path_is_not_read_as_the_preset_its_folder_is_named_for(
@@ -125,3 +129,17 @@ def test_a_scenarios_missing_checkpoint_folder_names_both_places(
         f"model config '../ckpts/llama-3.1-8b' does not exist (looked in {tmp_path} and {tmp_path}). Fix: give a "
         "preset name or a path to a config.json (a relative one from the scenario's folder)."
     )
+
+
+def test_a_home_relative_path_is_expanded_not_read_as_a_hub_id(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'~/llama-3.1-8b' in a YAML file (no shell expands it) had been priced as the stock preset: '~' is no Hub org.
+    It is the user's folder: a config there is read, and a missing one is refused."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(ChipwiseError, match="does not exist"):
+        load_model(catalog, "~/llama-3.1-8b")
+    (tmp_path / "llama-3.1-8b").mkdir()
+    config = {**catalog.model_config("llama-3.1-8b"), "num_hidden_layers": 2}
+    (tmp_path / "llama-3.1-8b" / "config.json").write_text(json.dumps(config))
+    assert load_model(catalog, "~/llama-3.1-8b").layers == 2

@@ -39,17 +39,30 @@ def _as_int(x: IntArray | int) -> IntArray:
     return np.asarray(x, dtype=np.int64)
 
 
+def _largest_divisor_at_most(n: int, cap: int) -> int:
+    """The largest divisor of n not above cap (n itself where cap >= n)."""
+    if cap >= n:
+        return n
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
+    return max(d for q in small for d in (q, n // q) if d <= cap)
+
+
 def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> tuple[IntArray, IntArray]:
-    """(n_in, n_out): members of one group inside a scale-up domain, and the number of domains it spans."""
+    """(n_in, n_out): members of one group inside a scale-up domain, and the number of domains it spans: equal
+    parts, each the largest divisor of the group's size that a domain holds (cap members at this stride). Two whole
+    NVL72 racks (144 ranks) are 72 x 2, TP8 DP18 9 x 2, DP12 at stride 8 (9 + 3 members) 6 x 2, DP16 8 x 2; a
+    power-of-two part had read 16 x 9, 2 x 9 and 4 x 3 (three racks for a 96-rank job). Its parts divide the group,
+    as an HSDP shard group must (data_parallel.shards). Worked out once per distinct (size, cap)."""
     size = _as_int(size)
     stride = np.maximum(_as_int(stride), 1)
     cap = np.maximum(topo.domain_ranks // stride, 1)  # members one domain holds
-    # the group splits evenly into equal parts of at most cap members: a group of whole domains fills each (NVL72,
-    # 144 ranks: 72 x 2; TP8 DP18: 9 x 2); else its power-of-two part in the largest power of two not above cap
-    # (frexp gives floor(log2) exactly): DP16 at stride 8 on NVL72 is 8 x 2. The larger part means fewer domains.
-    cap_p2 = np.left_shift(1, np.frexp(cap.astype(np.float64))[1].astype(np.int64) - 1)
-    n_in = np.where(cap >= size, size, np.maximum(np.gcd(size, cap), np.gcd(size, cap_p2)))
-    n_in = np.maximum(n_in, 1)
+    size, cap = np.broadcast_arrays(size, cap)
+    flat_size, flat_cap = size.ravel(), cap.ravel()
+    inverse, first = factorize(flat_size, flat_cap)
+    parts = np.array(
+        [_largest_divisor_at_most(max(int(flat_size[i]), 1), int(flat_cap[i])) for i in first], dtype=np.int64
+    )
+    n_in = parts[inverse].reshape(size.shape)
     return n_in, size // n_in
 
 

@@ -70,7 +70,7 @@ from chipwise.serve.sim.policies import check_router
 from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.presets import load_model
+from chipwise.workload.presets import allow_files, files_allowed, load_model
 from chipwise.workload.serving import DEFAULT_ROUTER, MAX_SIMULATED, LengthDist, Load, ServingJob, is_count
 
 VERIFY_REQUESTS = 1200
@@ -678,7 +678,10 @@ def _verify(
     if workers > 1:
         tell(f"simulating {len(rows)} options on {workers} processes", done_before, steps)
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads carried over
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        # each worker reads model names as this process does (files_allowed: the web page's no_files)
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=allow_files, initargs=(files_allowed(),)
+        ) as pool:
             futures = [pool.submit(_check, *common, row, rank, pricing, region) for rank, row in enumerate(rows, 1)]
             for finished, future in enumerate(as_completed(futures), start=1):
                 checked = future.result()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -42,12 +43,15 @@ def _preset(catalog: Catalog, pid: str) -> ModelSpec:
     )
 
 
+#: a Hugging Face Hub repo id: an org and a name of letters, digits, '_', '.' and '-', neither starting with '.' or
+#: '-' (the Hub's own rule); '~/x', '.hidden/x' and '-/x' can only be paths
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+
+
 def is_hub_id(name: str) -> bool:
-    """Whether `name` reads as a bare Hugging Face Hub id 'org/name': one slash, not absolute, not from ./ or ../,
-    not a .json. Any other name with a slash is a path only: '/mnt/ckpts/llama-3.1-8b' misspelled had been priced
-    as the stock preset."""
-    org, slash, rest = name.strip().partition("/")
-    return bool(slash and org and rest) and "/" not in rest and org not in (".", "..") and not rest.endswith(".json")
+    """Whether `name` reads as a bare Hugging Face Hub id 'org/name' (HUB_ID), not a .json. Any other name with a
+    slash is a path only: '/mnt/ckpts/llama-3.1-8b' misspelled had been priced as the stock preset."""
+    return HUB_ID.fullmatch(name.strip()) is not None and not name.strip().lower().endswith(".json")
 
 
 def preset_of(catalog: Catalog, name: str) -> str | None:
@@ -59,7 +63,7 @@ def preset_of(catalog: Catalog, name: str) -> str | None:
 def names_a_file(name: str) -> bool:
     """Whether `name` can only be a path to a config.json (or checkpoint folder), never a preset: a .json, or a
     name with a slash that is not a bare Hub id."""
-    return Path(name).suffix == ".json" or ("/" in name and not is_hub_id(name))
+    return Path(name).suffix.lower() == ".json" or ("/" in name and not is_hub_id(name))
 
 
 #: False while a web request runs (no_files): a model name is then a preset, never a file on the server
@@ -78,13 +82,25 @@ def no_files() -> Iterator[None]:
         _FILES.reset(token)
 
 
+def files_allowed() -> bool:
+    """Whether model names may read files here (False within no_files)."""
+    return _FILES.get()
+
+
+def allow_files(allowed: bool) -> None:
+    """Set whether model names may read files, for the rest of this thread: a worker process's initializer carries
+    its caller's no_files (a ContextVar does not reach a spawned process, whose draft model had been read from a
+    preset-named folder in the web server's folder)."""
+    _FILES.set(allowed)
+
+
 def load_model(catalog: Catalog, name: str) -> ModelSpec:
     """A ModelSpec from a config.json path (or checkpoint folder) that exists, else a preset name or alias, a bare
     Hub id's name after its org included (preset_of). An existing config wins: a local checkpoint at its Hub id's
     path had been shadowed by the built-in preset. Within no_files, no file is read."""
     if not name.strip():  # Path('') is the current folder: an empty name had read ./config.json
         raise ChipwiseError("the model name is empty. Fix: give a preset name (chipwise model list) or a config.json.")
-    path = Path(name)
+    path = Path(name).expanduser()  # '~/ckpts/x' in a YAML file, where no shell expands it
     files = _FILES.get()
     if files and (path.is_file() or (path / "config.json").is_file()):
         return _from_path(path, name)
