@@ -493,4 +493,5 @@ def test_the_steady_state_cost_is_the_programs_over_all_the_types_asked_for(cata
     checked = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw)
     unchecked = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw, replay=False)
     assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(unchecked["cost_usd_per_hour"])
+    assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(112.648, abs=0.01)  # fleet_mix.solve by hand
     assert checked["cost_usd_per_hour"] >= checked["steady_state_cost_usd_per_hour"] - 1e-9

@@ -61,7 +61,12 @@ def test_a_checkpoints_quantisation_maps_to_its_precision(quant: dict[str, Any],
 
 @pytest.mark.parametrize(
     "quant",
-    [{"quant_method": "awq", "bits": 3}, {"quant_method": "hqq"}, {"quant_method": "modelopt", "quant_algo": "W4A8"}],
+    [
+        {"quant_method": "awq", "bits": 3},
+        {"quant_method": "hqq"},
+        {"quant_method": "modelopt", "quant_algo": "W4A8"},
+        {"quant_method": "compressed-tensors"},  # no config_groups: an AttributeError had been a traceback
+    ],
 )
 def test_an_unmapped_quantisation_is_one_line_where_auto_needs_it(quant: dict[str, Any]) -> None:
     """A 4-bit AWQ 70B had been sized as bf16 (141 GB, TP2 on H100); an unmapped format is asked for, not guessed,

@@ -171,7 +171,7 @@ def _pick(catalog: Catalog, candidates: list[PriceEntry], prefer: str | None, re
 DEFAULT_PROVIDER = "aws"
 
 
-def _sells(catalog: Catalog, provider: str | None) -> bool:
+def rents_out(catalog: Catalog, provider: str | None) -> bool:
     """Whether the catalog lists any price of `provider` (a cloud that rents, not a vendor's reference system)."""
     return provider is not None and any(p.provider == provider for p in catalog.prices)
 
@@ -231,12 +231,12 @@ def _stand_in(catalog: Catalog, system: System, provider: str | None) -> System:
     rents that (dgx-h100 as p5.48xlarge, in every mode), so that it costs what its chip costs by default. Where the
     chip's default system is the vendor's own (gb200-nvl72, mi300x-8x) it stays itself: DEFAULT_PROVIDER's price of
     the chip is preferred, else the middle provider's (_pick)."""
-    if provider is not None or _sells(catalog, system.provider):
+    if provider is not None or rents_out(catalog, system.provider):
         return system
     chip = catalog.chips.get(system.chip.id)
     default = getattr(chip, "default_system", "") if chip is not None else ""
     entry = catalog.systems.get(default) if default and default != system.id else None
-    if entry is None or entry.chip != system.chip.id or not _sells(catalog, entry.provider):
+    if entry is None or entry.chip != system.chip.id or not rents_out(catalog, entry.provider):
         return system
     return replace(system, id=default, provider=entry.provider)
 
@@ -288,7 +288,7 @@ def _rental_quote(
     """The catalog's own price of `system` in `mode` (prices set on the command line aside: _user_quote): the
     system's, else the seller's per-chip price for its chip or another of its instance types', else any provider's
     (see the module docstring). `system` is the one it is priced as (_stand_in)."""
-    vendor = provider is None and not _sells(catalog, system.provider)  # a vendor's reference system, itself priced
+    vendor = provider is None and not rents_out(catalog, system.provider)  # a vendor's reference system, itself priced
     prefer = provider or (DEFAULT_PROVIDER if vendor else system.provider)
     # a cloud's own instance type takes that cloud's spot, reserved and capacity-block products only (another
     # cloud's are not offered on it); on-demand rates, and a vendor's reference system, borrow any provider's
@@ -335,7 +335,7 @@ def _seller(catalog: Catalog, system: System, provider: str | None) -> str | Non
     cloud where the catalog prices it; None for a vendor's reference system (any provider's rate stands in)."""
     if provider is not None:
         return provider
-    return system.provider if _sells(catalog, system.provider) else None
+    return system.provider if rents_out(catalog, system.provider) else None
 
 
 def _managed_provider(managed: str | None, provider: str | None) -> str | None:

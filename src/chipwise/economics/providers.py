@@ -6,37 +6,37 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from chipwise.catalog.loader import Catalog
+from chipwise.economics.pricing import rents_out
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 
 
-def _offered(catalog: Catalog, system: System) -> tuple[set[str], bool]:
+def _offered(catalog: Catalog, system: System, systems: list[System]) -> tuple[set[str], bool]:
     """Who rents `system` (its provider, where that is a cloud the catalog prices; a vendor's reference system: the
     clouds that rent its chip), and whether its chip can be bought: the catalog holds a vendor's server of it, or
     more than one cloud rents it (they bought it: an H200, which no vendor server here holds); a chip only its own
-    cloud rents (Trainium, TPU) cannot be."""
-    clouds = {p.provider for p in catalog.prices}
-    hw = hardware(catalog)
-    same_chip = [hw.system(sid) for sid in hw.system_ids if hw.system(sid).chip.id == system.chip.id]
+    cloud rents (Trainium, TPU) cannot be. `systems`: the catalog's, built once."""
+    same_chip = [s for s in systems if s.chip.id == system.chip.id]
     ids = {s.id for s in same_chip}
     renting = {p.provider for p in catalog.prices if p.chip == system.chip.id or p.system in ids}
-    where = {system.provider} if system.provider in clouds else renting
-    return where, len(renting) > 1 or any(s.provider not in clouds and not s.hybrid for s in same_chip)
+    where = {system.provider} if rents_out(catalog, system.provider) else renting
+    return where, len(renting) > 1 or any(not rents_out(catalog, s.provider) and not s.hybrid for s in same_chip)
 
 
 def network_gap(catalog: Catalog, a: System, b: System) -> str | None:
     """Why two systems cannot share one datacenter network (no provider in the catalog rents both, and they cannot
     both be bought and racked together: a TPU pod beside an EC2 instance), with the fix; None where they can."""
-    (where_a, own_a), (where_b, own_b) = _offered(catalog, a), _offered(catalog, b)
+    hw = hardware(catalog)
+    systems = [hw.system(sid) for sid in hw.system_ids]
+    (where_a, own_a), (where_b, own_b) = _offered(catalog, a, systems), _offered(catalog, b, systems)
     if where_a & where_b or (own_a and own_b):
         return None
-    hw = hardware(catalog)
     # each chip's systems that a provider of the other part rents (gcp-a3-megagpu-8g beside a TPU pod)
     swaps = [
-        f"{sid} for {x.id}"
+        f"{s.id} for {x.id}"
         for x, theirs in ((a, where_b), (b, where_a))
-        for sid in hw.system_ids
-        if hw.system(sid).chip.id == x.chip.id and hw.system(sid).provider in theirs
+        for s in systems
+        if s.chip.id == x.chip.id and s.provider in theirs
     ]
     fix = f"name systems one provider rents ({', '.join(swaps)})" if swaps else "pick two chips one provider rents"
     rent = " and ".join(f"{s.id} from {', '.join(sorted(w)) or 'no provider'}" for s, w in ((a, where_a), (b, where_b)))

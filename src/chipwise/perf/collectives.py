@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.perf.device import Topology
-from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
+from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize, largest_divisor_at_most
 
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -37,14 +37,6 @@ IntArray = NDArray[np.int64]
 
 def _as_int(x: IntArray | int) -> IntArray:
     return np.asarray(x, dtype=np.int64)
-
-
-def _largest_divisor_at_most(n: int, cap: int) -> int:
-    """The largest divisor of n not above cap (n itself where cap >= n)."""
-    if cap >= n:
-        return n
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return max(d for q in small for d in (q, n // q) if d <= cap)
 
 
 def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> tuple[IntArray, IntArray]:
@@ -60,7 +52,7 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     flat_size, flat_cap = size.ravel(), cap.ravel()
     inverse, first = factorize(flat_size, flat_cap)
     parts = np.array(
-        [_largest_divisor_at_most(max(int(flat_size[i]), 1), int(flat_cap[i])) for i in first], dtype=np.int64
+        [largest_divisor_at_most(max(int(flat_size[i]), 1), flat_cap[i : i + 1])[0] for i in first], dtype=np.int64
     )
     n_in = parts[inverse].reshape(size.shape)
     return n_in, size // n_in

@@ -34,3 +34,29 @@ def factorize(*cols: IntArray) -> tuple[IntArray, IntArray]:
     first = np.full(count, -1, dtype=np.int64)
     first[inverse[::-1]] = np.arange(inverse.size - 1, -1, -1, dtype=np.int64)  # the first row of each combination
     return inverse, first
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of n, ascending, from its prime factors: trial division stops at the square root of what is
+    left, so a batch of many small factors (2^k sequences) takes a few steps, not sqrt(n) (a 1e15-token batch's
+    count had hung the search; TrainingJob bounds the batch, so a prime one takes at most some 1e5)."""
+    divs, rest, p = [1], n, 2
+    while p * p <= rest:
+        k = 0
+        while rest % p == 0:
+            rest //= p
+            k += 1
+        divs += [d * p**e for e in range(1, k + 1) for d in divs]
+        p += 1 if p == 2 else 2
+    if rest > 1:
+        divs += [d * rest for d in divs]
+    return sorted(divs)
+
+
+def largest_divisor_at_most(n: int, limits: IntArray) -> IntArray:
+    """For each limit, the largest divisor of n that is <= limit (0 when none, as for every limit where n < 1)."""
+    if n < 1:
+        return np.zeros_like(limits)
+    divs = np.asarray(divisors(n), dtype=np.int64)
+    idx = np.searchsorted(divs, limits, side="right") - 1
+    return np.where(idx >= 0, divs[np.maximum(idx, 0)], 0)

@@ -352,7 +352,7 @@ def _verdict(
             f"mixed fleet beats its fastest part alone ({fastest['hardware']}) by {100 * gain:.0f}% in throughput",
             f"{speed}; {link}; the {other} chips add {100 * share:.0f}% of the mix's compute instead of idling{cost}",
         )
-    cause = (
+    why = (
         f"{link}, which eats the gain"
         if mixed["link_share"] > 0.1
         else f"{fastest['hardware']} alone can use plans a two-part pipeline cannot (FSDP, context parallelism), "
@@ -360,5 +360,5 @@ def _verdict(
     )
     if gain >= -TIE:  # a gain of either sign within the band: a tie, with its signed figure
         tie = f"mix within {100 * TIE:.0f}% of {fastest['hardware']} alone ({100 * gain:+.1f}% in throughput)"
-        return tie, f"{speed}; {cause}{cost}"
-    return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {cause}{cost}"
+        return tie, f"{speed}; {why}{cost}"
+    return f"fastest part alone ({fastest['hardware']}) is better by {100 * -gain:.0f}%", f"{speed}; {why}{cost}"

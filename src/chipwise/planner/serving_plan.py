@@ -71,7 +71,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s, run_job
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import allow_files, files_allowed, load_model
-from chipwise.workload.serving import DEFAULT_ROUTER, MAX_SIMULATED, LengthDist, Load, ServingJob, is_count
+from chipwise.workload.serving import DEFAULT_ROUTER, MAX_CHIPS, MAX_SIMULATED, LengthDist, Load, ServingJob, is_count
 
 VERIFY_REQUESTS = 1200
 #: a simulated check of an open loop issues requests over this many of its estimated request latencies (a closed
@@ -278,7 +278,7 @@ def plan_serving(
         skipped.extend(unpaired)
     # a fleet past the largest planned is not ranked, with its reason, as a chip that cannot run the load; a load
     # that no chip serves within it is refused as input (1e9 req/s had sized 67 million H100s)
-    too_big = [r for r in rows if fleet_problem(r["chips"], "") is not None]
+    too_big = [r for r in rows if r["chips"] > MAX_CHIPS]
     if too_big and len(too_big) == len(rows):
         least = min(too_big, key=lambda r: r["chips"])
         where = f"serving {load.label()} on {least['hardware']}"

@@ -177,8 +177,8 @@ class DraftHead(ModelSpec):
     v1/worker/gpu/spec_decode/eagle/utils.py; DeepSeek-V3's MTP module is "a shared embedding layer, a shared output
     head, a Transformer block and a projection matrix M in R^(d x 2d)" over two RMSNorms, arXiv:2412.19437 section
     2.2). Its own weights are the layer and those two norms; a drafting pass still multiplies by the LM head
-    (iteration.lm_heads prices it from vocab and hidden). The d x 2d projection (EAGLE's fc) is left out, in memory as
-    in time: 0.10 B of DeepSeek-V3's 11.5 B MTP parameters, 0.03 B beside Llama 3.1 8B's 0.22 B layer."""
+    (iteration.lm_head_cost prices it from vocab and embed_width). The d x 2d projection (EAGLE's fc) is left out,
+    in memory as in time: 0.10 B of DeepSeek-V3's 11.5 B MTP parameters, 0.03 B beside Llama 3.1 8B's 0.22 B layer."""
 
     @property
     def embedding_params(self) -> int:

@@ -142,7 +142,8 @@ def _check_plan_keys(spec: SweepSpec, axes: dict[str, Any], scenario: BaseModel)
         raise ChipwiseError(f"{spec.source}: {where} is not a valid scenario: {exc}") from None
 
 
-def _values(spec: SweepSpec, key: str) -> list[str]:
+def text_values(spec: SweepSpec, key: str) -> list[str]:
+    """The text values `key` takes in the sweep (base, grid, zips), each once."""
     found: list[Any] = [spec.base.get(key)]
     found += spec.grid.get(key, [])
     for group in spec.zips:
@@ -166,7 +167,7 @@ def check_names(spec: SweepSpec, catalogs: dict[str, Catalog]) -> None:
         ("provider", check_provider),
     ]
     for key, resolve in checks:
-        for name in _values(spec, key):
+        for name in text_values(spec, key):
             if key == "hardware" and spec.kind != "train" and not _plain(name):
                 continue
             first_error: ChipwiseError | None = None

@@ -28,8 +28,11 @@ from chipwise.sweep.worker import Record
 #: seconds: each process imports chipwise and parses the catalog) costs more than it saves.
 SMALL_SWEEP = 64
 
+#: one point's CPU time, about (benchmarks/sweep_speed.py; docs/sweep.md)
+POINT_S = 0.025
+
 #: The most points a sweep runs unless told to (`max_points`, `--yes`): a million points take some seven CPU-hours
-#: at 25 ms each, and listing them (for their ids) a minute and a few hundred MB before the first one runs; one axis
+#: at POINT_S each, and listing them (for their ids) a minute and a few hundred MB before the first one runs; one axis
 #: too many (1,000 x 100 x 100) had run silently for minutes before the first progress.
 MAX_POINTS = 1_000_000
 
@@ -97,9 +100,9 @@ def run_sweep(
     catalogs = check_sweep(spec)  # bad input fails here, before the store is touched
     if max_points is not None and len(spec) > max_points:
         raise ChipwiseError(
-            f"{spec.source}: the sweep lists {len(spec):,} points, more than {max_points:,} (at some 25 ms a point, "
-            f"{len(spec) * 0.025 / 3600:,.0f} CPU-hours). Fix: narrow its axes, or run it anyway with --yes "
-            "(max_points=None from Python)."
+            f"{spec.source}: the sweep lists {len(spec):,} points, more than {max_points:,} (at some "
+            f"{POINT_S * 1e3:g} ms a point, {len(spec) * POINT_S / 3600:,.0f} CPU-hours). Fix: narrow its axes, or run "
+            "it anyway with --yes (max_points=None from Python)."
         )
     ray_started = backends.start_ray(ray_address) if ray else False
     try:

@@ -23,6 +23,7 @@ import yaml
 
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError, user_file
+from chipwise.workload.presets import config_file
 from chipwise.workload.scenario import TrainScenario, model_from, parse_count
 from chipwise.workload.serving import path_from
 
@@ -158,15 +159,16 @@ def _scenario_files(where: str, values: dict[str, list[Any]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, vs in values.items():
         for v in vs:
-            if _is_trace(key, v) and not Path(v).is_file():
-                raise _fail(
-                    where,
-                    f"trace file '{v}' does not exist",
-                    "check the path (a relative one is from the sweep file's folder)",
-                )
-            local = key == "model" and isinstance(v, str) and (Path(v).is_file() or (Path(v) / "config.json").is_file())
-            if local or _is_trace(key, v):
-                out[v] = _file_digest(Path(v) / "config.json" if Path(v).is_dir() else Path(v))
+            if _is_trace(key, v):
+                if not Path(v).is_file():
+                    raise _fail(
+                        where,
+                        f"trace file '{v}' does not exist",
+                        "check the path (a relative one is from the sweep file's folder)",
+                    )
+                out[v] = _file_digest(Path(v))
+            elif key == "model" and isinstance(v, str) and (config := config_file(Path(v))) is not None:
+                out[v] = _file_digest(config)
     return out
 
 

@@ -28,9 +28,10 @@ from numpy.typing import NDArray
 
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
+from chipwise.perf.vector import divisors
 from chipwise.train.data_parallel import dp_time
-from chipwise.train.memory import act_bytes, layer_activation_elems
-from chipwise.train.plans import PlanArrays, divisors
+from chipwise.train.memory import act_bytes, layer_activation_elems, working_weight_bytes
+from chipwise.train.plans import PlanArrays
 from chipwise.train.step import stage_costs
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -143,7 +144,7 @@ def _static_bytes(params: Any, job: TrainingJob, plans: PlanArrays, dev: Device)
     """Bytes a rank holds for `params` split over its tp ranks, with ZeRO-1 over dp: weights at the precision the
     chip computes in (an A100 asked for fp8 keeps bf16 weights, as plan train's memory has it), fp32 gradients, and
     Adam's fp32 master copy and two moments sharded over dp."""
-    weight = 1.0 if dev.chip.native_precision(job.precision) in ("fp8", "int8", "fp4") else 2.0
+    weight = working_weight_bytes(dev, job.precision)
     return np.asarray(params / plans.tp.astype(np.float64) * (weight + 4.0 + 12.0 / plans.dp), dtype=np.float64)
 
 

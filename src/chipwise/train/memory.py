@@ -105,6 +105,13 @@ def layer_activation_elems(model: ModelSpec, g: LayerGroup, plans: PlanArrays) -
     return np.asarray(none), np.asarray(selective), np.asarray(full)
 
 
+def working_weight_bytes(dev: Device, precision: str) -> float:
+    """Bytes of a working weight: 8-bit (and 4-bit) training keeps them in fp8 and gathers them in fp8 (Megatron's
+    fp8-param-gather, torchtitan's float8 all-gather); the fp32 master copy lives in the optimizer state. A chip
+    without units for the format computes, and keeps its working weights, in a wider one (an A100: bf16)."""
+    return 1.0 if dev.chip.native_precision(precision) in ("fp8", "int8", "fp4") else 2.0
+
+
 def memory_per_rank(
     model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays
 ) -> MemoryBreakdown:
@@ -113,10 +120,7 @@ def memory_per_rank(
     z = plans.zero
     shard_dense = np.where(z >= 1, sh.zero_dense, 1).astype(np.float64)
     shard_expert = np.where(z >= 1, sh.zero_expert, 1).astype(np.float64)
-    # 8-bit (and 4-bit) training keeps the working weights in fp8 and gathers them in fp8 (Megatron's
-    # fp8-param-gather, torchtitan's float8 all-gather); the fp32 master copy lives in the optimizer state. A chip
-    # without units for the format computes, and keeps its working weights, in a wider one (an A100: bf16).
-    weight_bytes = 1.0 if dev.chip.native_precision(job.precision) in ("fp8", "int8", "fp4") else 2.0
+    weight_bytes = working_weight_bytes(dev, job.precision)
 
     def states(p: Array, s: Array) -> tuple[Array, Array, Array]:
         if job.lora:  # frozen base weights, stored at the training precision; no gradients or optimizer state

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.errors import ChipwiseError
+from chipwise.perf.vector import divisors, largest_divisor_at_most
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import RECOMPUTE_MODES, TrainingJob
 
@@ -316,23 +317,6 @@ def stage_layers(layers: int, pp: IntArray, vpp: IntArray) -> NDArray[np.float64
     return np.asarray(np.ceil(layers / (pp * vpp)) * vpp, dtype=np.float64)
 
 
-def divisors(n: int) -> list[int]:
-    """The divisors of n, ascending, from its prime factors: trial division stops at the square root of what is
-    left, so a batch of many small factors (2^k sequences) takes a few steps, not sqrt(n) (a 1e15-token batch's
-    count had hung the search; TrainingJob bounds the batch, so a prime one takes at most some 1e5)."""
-    divs, rest, p = [1], n, 2
-    while p * p <= rest:
-        k = 0
-        while rest % p == 0:
-            rest //= p
-            k += 1
-        divs += [d * p**e for e in range(1, k + 1) for d in divs]
-        p += 1 if p == 2 else 2
-    if rest > 1:
-        divs += [d * rest for d in divs]
-    return sorted(divs)
-
-
 def _pow2_upto(n: int) -> list[int]:
     out, v = [], 1
     while v <= n:
@@ -381,15 +365,6 @@ def _cross(a: dict[str, IntArray], b: dict[str, IntArray]) -> dict[str, IntArray
 def _grid(**axes: list[int]) -> dict[str, IntArray]:
     mesh = np.meshgrid(*[np.asarray(v, dtype=np.int64) for v in axes.values()], indexing="ij")
     return {k: m.ravel() for k, m in zip(axes, mesh, strict=True)}
-
-
-def _largest_divisor_at_most(n: int, limits: IntArray) -> IntArray:
-    """For each limit, the largest divisor of n that is <= limit (0 when none, as for every limit where n < 1)."""
-    if n < 1:
-        return np.zeros_like(limits)
-    divs = np.asarray(divisors(n), dtype=np.int64)
-    idx = np.searchsorted(divs, limits, side="right") - 1
-    return np.where(idx >= 0, divs[np.maximum(idx, 0)], 0)
 
 
 def enumerate_plans(
@@ -454,7 +429,7 @@ def enumerate_plans(
         dp = np.zeros_like(inner)
         for mb in np.unique(g["mb"]):
             sel = g["mb"] == mb
-            dp[sel] = _largest_divisor_at_most(job.global_batch // int(mb), ranks // inner[sel])
+            dp[sel] = largest_divisor_at_most(job.global_batch // int(mb), ranks // inner[sel])
     used = dp * inner
     ok = (
         (dp > 0)

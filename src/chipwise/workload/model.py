@@ -1018,14 +1018,11 @@ def _quantised(method: str, quant: Mapping[str, Any]) -> str | None:
     if method in ("awq", "gptq"):  # weight-only (W4A16, W8A16): the activations stay 16-bit
         return {4: "int4", 8: "w8a16"}.get(quant.get("bits"))  # type: ignore[arg-type]
     if method == "compressed-tensors":
-        groups = quant.get("config_groups")
-        weights = (
-            [g.get("weights") for g in groups.values() if isinstance(g, Mapping)] if isinstance(groups, Mapping) else []
-        )
-        kinds = {(w.get("type"), w.get("num_bits")) for w in weights if isinstance(w, Mapping)}
+        raw = quant.get("config_groups")
+        groups = [g for g in raw.values() if isinstance(g, Mapping)] if isinstance(raw, Mapping) else []
+        kinds = {(w.get("type"), w.get("num_bits")) for g in groups if isinstance(w := g.get("weights"), Mapping)}
         found = _WEIGHT_FORMATS.get(kinds.pop()) if len(kinds) == 1 else None  # type: ignore[arg-type]
-        acts = [g.get("input_activations") for g in groups.values() if isinstance(g, Mapping)]  # type: ignore[union-attr]
-        return "w8a16" if found == "int8" and not any(acts) else found
+        return "w8a16" if found == "int8" and not any(g.get("input_activations") for g in groups) else found
     if method == "modelopt":
         nested = quant.get("quantization")
         algo = quant.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, Mapping) else None)

@@ -94,6 +94,14 @@ def allow_files(allowed: bool) -> None:
     _FILES.set(allowed)
 
 
+def config_file(path: Path) -> Path | None:
+    """The config.json `path` names: the file itself, or a checkpoint folder's config.json; None where neither is
+    there."""
+    if path.is_file():
+        return path
+    return path / "config.json" if (path / "config.json").is_file() else None
+
+
 def load_model(catalog: Catalog, name: str) -> ModelSpec:
     """A ModelSpec from a config.json path (or checkpoint folder) that exists, else a preset name or alias, a bare
     Hub id's name after its org included (preset_of). An existing config wins: a local checkpoint at its Hub id's
@@ -102,7 +110,7 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         raise ChipwiseError("the model name is empty. Fix: give a preset name (chipwise model list) or a config.json.")
     path = Path(name).expanduser()  # '~/ckpts/x' in a YAML file, where no shell expands it
     files = _FILES.get()
-    if files and (path.is_file() or (path / "config.json").is_file()):
+    if files and config_file(path) is not None:
         return _from_path(path, name)
     pid = preset_of(catalog, name)
     if pid is not None:

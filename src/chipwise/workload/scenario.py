@@ -29,7 +29,7 @@ from pydantic_core import PydanticCustomError
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError, UnknownNameError, long_number
-from chipwise.workload.presets import names_a_file
+from chipwise.workload.presets import config_file, names_a_file
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
@@ -368,7 +368,7 @@ def model_from(folder: Path, model: str) -> str:
     scenarios had been read from alone: the same file had worked or not by where chipwise ran). A path (a .json, or
     a slash that is no bare Hub id: presets.names_a_file) found in neither is one line naming both places."""
     there = folder / model  # an absolute `model` stays itself
-    if there.is_file() or (there / "config.json").is_file():
+    if config_file(there) is not None:
         return str(there)
     if names_a_file(model) and not Path(model).exists():
         raise ChipwiseError(

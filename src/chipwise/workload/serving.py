@@ -114,7 +114,7 @@ BURSTINESS = Bound(
     MAX_BURSTINESS,
     "(the gaps' coefficient of variation)",
     "past where the gamma gaps between arrivals underflow to 0, all requests in a burst or two",
-    "give at most 100 (1 is Poisson; offline: true sends every request at once)",
+    f"give at most {MAX_BURSTINESS:g} (1 is Poisson; offline: true sends every request at once)",
 )
 
 #: the words that ask for no speculative decoding, in a scenario and in `plan serve --speculative none,mtp:3`
@@ -374,8 +374,7 @@ class ServeScenario(StrictModel):
     model: str
     hardware: str
     chips: ChipCount | None = None
-    #: weights: bf16, fp8, fp4, mxfp4, int4, or 'auto', the checkpoint's own (fp8 for DeepSeek-V3/R1, mxfp4 for
-    #: gpt-oss, 16-bit for the rest)
+    #: weights: one of serve.quant.WEIGHT_PRECISIONS, or 'auto', the checkpoint's own (its quantization_config)
     precision: str = "auto"
     kv_precision: str | None = None
     #: an engine family in any case ('VLLM' is vllm, as a chip id is read)

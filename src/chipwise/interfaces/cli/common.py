@@ -193,9 +193,9 @@ def print_model_notes(cat: Catalog, model: str) -> None:
     """What reading a config.json on disk took that it did not say (e.g. no model_type: read as a Llama), for every
     command that takes a model, as `model show` prints it: on stderr, so that `--json` stays clean and a script
     still sees it. A preset's notes are the catalog's own (index.yaml), not the user's to act on."""
-    from chipwise.workload.presets import load_model
+    from chipwise.workload.presets import config_file, load_model
 
-    if not Path(model).exists():  # a preset: an existing path wins over one (presets.load_model)
+    if config_file(Path(model).expanduser()) is None:  # a preset: a config on disk wins over one (load_model)
         return
     for note in load_model(cat, model).notes:
         err_console.print(f"note: {escape(model)}: {escape(note)}", highlight=False, soft_wrap=True)

@@ -169,6 +169,7 @@ def lifecycle(
 
     tokens = read_count(train_tokens, "--train-tokens")
     cat = catalog_from(catalog_files, sets)
+    print_model_notes(cat, model)
     with err_console.status("ranking training fleets and serving fleets..."):
         report = plan_lifecycle(
             cat,

@@ -38,6 +38,7 @@ from chipwise.interfaces.cli.common import (
     print_model_notes,
 )
 from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
+from chipwise.sweep.check import text_values
 from chipwise.sweep.runner import MAX_POINTS
 from chipwise.sweep.store import is_store
 
@@ -143,9 +144,8 @@ def run(
         if not name.strip():
             raise ChipwiseError("--name is empty. Fix: give the sweep a name, e.g. --name trn-vs-gpu.")
         spec = dataclasses.replace(spec, name=name.strip())
-    models = [spec.base.get("model"), *spec.grid.get("model", ()), *(m for z in spec.zips for m in z.get("model", ()))]
-    for model in dict.fromkeys(m for m in models if isinstance(m, str) and Path(m).exists()):  # configs, once each
-        print_model_notes(load_catalog(), model)  # a config.json's notes do not depend on the what-if's catalog
+    for model in text_values(spec, "model"):  # each once; a config.json's notes do not depend on the what-if's catalog
+        print_model_notes(load_catalog(), model)
     bar, update = _progress_bar(spec.name)
     try:
         with bar:
