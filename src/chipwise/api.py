@@ -144,12 +144,13 @@ def _name(value: Any, what: str) -> str:
     raise ChipwiseError(f"{what} {value!r} is not a name. Fix: give e.g. 'llama-3.1-70b' or 'h100-sxm'.")
 
 
-def _required(value: Any, name: str, whole: bool = False) -> Any:
-    """A positive finite count that must be given (read_count keeps None, which the planners multiplied)."""
+def _required(value: Any, name: str, whole: bool = False, example: str = "") -> Any:
+    """A positive finite count that must be given (read_count keeps None, which the planners multiplied); the fix
+    gives `example` where the count is no chip or token count (months)."""
     if value is None:
-        example = "64" if whole else "15e12 or '15T'"
+        example = example or ("64" if whole else "15e12 or '15T'")
         raise ChipwiseError(f"{name} is None. Fix: give a positive {'whole ' if whole else ''}number, e.g. {example}.")
-    return read_count(value, name, whole)
+    return read_count(value, name, whole, example)
 
 
 def _path(value: Any, what: str, example: str) -> str:
@@ -436,7 +437,7 @@ def plan_lifecycle(
     if serve_rate is None:
         raise ChipwiseError("serve_rate is None. Fix: give the serving load in requests/s, e.g. 100.")
     rate = load_of(serve_rate, None, False, flag="serve_").rate  # '5' as plan serve reads a rate
-    months = float(_required(serve_months, "serve_months"))
+    months = float(_required(serve_months, "serve_months", example="12"))
     cat = load_catalog(files, sets)
     return planner_lifecycle(cat, _name(model, "model"), tokens, rate, months, _hardware(cat, hardware), **options)
 
@@ -458,6 +459,11 @@ def tco(
     _text(region, "region")
     cat = load_catalog(files, sets)
     system = hw_view(cat).system(_name(hardware, "hardware"))
+    # None is no utilisation: _number keeps it for the planners (whose None is 'not given'), owned_tco takes a share
+    if utilisation is None:
+        raise ChipwiseError(
+            "utilisation None is not a number. Fix: give the share of hours used, e.g. 0.8 (1.0 the default)."
+        )
     return tco_report(cat, owned_tco(cat, system, region, _number(utilisation, "utilisation"), **options), compare)
 
 

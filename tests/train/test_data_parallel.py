@@ -25,7 +25,18 @@ def test_tensor_split_experts_are_shared_by_the_data_parallel_ranks_tp_apart(hw:
     assert sh.expert_stride.tolist() == [8, 8]
     e, zero = 5.64e9, np.zeros(1)
     exposed, _ = dp_time(
-        zero, np.array([e]), plans.take(np.array([0])), topo, device_of(system), np.ones(1), zero, zero, zero, 32, True
+        zero,
+        np.array([e]),
+        plans.take(np.array([0])),
+        topo,
+        device_of(system),
+        np.ones(1),
+        zero,
+        zero,
+        zero,
+        32,
+        True,
+        2.0,
     )
     b_out, alpha = topo.out_bandwidth * topo.out_efficiency, topo.out_latency
     expected = 2 * (15 / 16 * 2 * e / b_out + 8 * alpha) + 2 * 8 * alpha

@@ -31,7 +31,7 @@ def test_a_given_plan_names_the_knobs_it_fixes(catalog: Catalog) -> None:
     assert _error(catalog, 64, plan) == (
         "llama-3.1-70b does not fit on 64 x h100-sxm: the plan needs 1360.1 GiB per device, the device has 79.6 GiB. "
         "Fix: free memory with the knobs the plan fixes: zero 3, recompute full, a larger tp, pp or cp with a "
-        "smaller dp (tp x pp x dp x cp must equal the 64 ranks); or use more chips (with a larger dp), a chip with "
+        "smaller dp (tp x pp x dp x cp may not exceed the 64 ranks); or use more chips (with a larger dp), a chip with "
         "more memory or a shorter sequence."
     )
 
@@ -83,7 +83,7 @@ FLEET_TOO_SMALL = (
         ({"tp": 1, "pp": 1, "dp": 8, "zero": 3, "recompute": "full"}, "the leanest of the 5 plans priced needs 813.1"),
         ({"tp": 8, "pp": 1, "dp": 1, "zero": 3}, "the leanest of the 15 plans priced needs 766.6"),
         ({"tp": 8, "pp": 1, "dp": 1, "zero": 1}, "the leanest of the 15 plans priced needs 859.6"),
-        (None, "the leanest of the 3,570 plans priced needs 766.6"),
+        (None, "the leanest of the 4,965 plans priced needs 766.6"),
     ],
 )
 def test_a_fleet_that_cannot_hold_the_model_asks_for_more_chips_first(

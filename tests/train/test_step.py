@@ -13,7 +13,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
-from chipwise.train.plans import MIN_RANK_USE, check_partial_plan, check_plan, enumerate_plans, from_dicts
+from chipwise.train.plans import MIN_RANK_USE, batch_bound, check_partial_plan, check_plan, enumerate_plans, from_dicts
 from chipwise.train.search import search_plans
 from chipwise.train.step import train_step
 from chipwise.workload import load_model
@@ -183,7 +183,8 @@ def test_enumeration_respects_divisibility(catalog: Catalog) -> None:
     plans = enumerate_plans(spec, job, 64, 8)
     assert len(plans) > 100
     used = plans.tp * plans.pp * plans.dp * plans.cp
-    assert np.all((used <= 64) & (used >= MIN_RANK_USE * 64)) and np.any(used == 64)
+    bound = batch_bound(plans.dp, plans.mb, plans.pp, plans.vpp, 256)
+    assert np.all((used <= 64) & ((used >= MIN_RANK_USE * 64) | bound)) and np.any(used == 64)
     assert np.all(8 % plans.ep == 0)
     assert np.all(256 % (plans.dp * plans.mb) == 0)
 
@@ -292,7 +293,8 @@ def test_fsdp_with_pipelining_is_planned_and_gathers_once_a_step(catalog: Catalo
     assert float(r.memory.gradients[0]) == pytest.approx(4.0 * p / 8 + 4.0 * p, rel=1e-12)
     assert float(r.memory.total[0]) / 2**30 == pytest.approx(51.74, abs=0.01)
     assert float(r.breakdown["dp_comm"][0]) == pytest.approx(float(r.breakdown["dp_comm"][1]), rel=0.05)
-    assert float(r.tokens_per_s[0]) / 512 == pytest.approx(164.1, abs=0.1)
+    # fp8 working weights are gathered in fp8 (164.1 while the gather was priced at 2 bytes)
+    assert float(r.tokens_per_s[0]) / 512 == pytest.approx(165.1, abs=0.1)
 
 
 def test_a_fleet_finds_the_plans_of_a_smaller_one_it_holds(catalog: Catalog, hw: Hardware) -> None:

@@ -109,6 +109,7 @@ RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
         ("opex.idle_power_fraction", _IDLE),
         ("opex.host_idle_power_fraction", _IDLE),
         ("opex.network_power_w_per_chip", Range(0.0, what="a power drawn: 0 or more")),
+        ("capex.scaleout_reference_bandwidth_per_chip", Range(0.0, lo_open=True, what="a bandwidth: above 0")),
         (
             "opex.utilisation_power_fraction",
             Range(0.0, 1.0, lo_open=True, what="a share of rated power drawn busy: above 0, at most 1"),

@@ -686,18 +686,26 @@ def _no_such_figure(raw: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) 
     )
 
 
+def tdp_moved_power(system_w: float, chips: float, delta_w: float) -> float:
+    """A system's rated power once its chips' TDP moves by `delta_w` each: it moves by as much a chip, for a
+    system's power less its chips' TDP is its host, network and fans (economics.power), which a capped chip does not
+    change (a 350 W H100 had kept its 1,120 W a chip, the host share growing by the watts taken off the GPU). The
+    rule `--set CHIP.tdp` applies (_follow_tdp), and the one `chipwise claims` solves for a TDP with."""
+    return max(system_w + delta_w * chips, 0.0)
+
+
 def _follow_tdp(raw: dict[str, Any], chip: str, delta_w: float, assignment: str) -> None:
-    """A chip's TDP what-if moves the rated power of the systems built of it by as much a chip: a system's power
-    less its chips' TDP is its host, network and fans (economics.power), which a capped chip does not change (a
-    350 W H100 had kept its 1,120 W a chip, the host share growing by the watts taken off the GPU)."""
+    """A chip's TDP what-if moves the rated power of the systems built of it (tdp_moved_power)."""
     for system in (raw.get("systems") or {}).values():
         power = system.get("power") if isinstance(system, dict) else None
         if not isinstance(power, dict) or system.get("chip") != chip or not _is_figure(power):
             continue
-        watts = to_si(float(power["value"]), str(power["unit"])) + delta_w * float(system.get("chips", 1))
+        watts = tdp_moved_power(
+            to_si(float(power["value"]), str(power["unit"])), float(system.get("chips", 1)), delta_w
+        )
         system["power"] = {
             **power,
-            "value": max(watts, 0.0),
+            "value": watts,
             "unit": "W",
             "derivation": f"{power.get('derivation', '')}; {chip} TDP moved by --set {assignment}".lstrip("; "),
         }

@@ -83,7 +83,7 @@ def scaleout_share(catalog: Catalog, system: System) -> Term:
     ref = term(catalog, "datacenter", "capex", "scaleout_reference_bandwidth_per_chip")
     bw = system.scaleout_bandwidth_per_chip
     return derived(
-        bw / ref.value if ref.value > 0 else 1.0,
+        bw / ref.value,  # above 0: catalog.fields refuses a --set or a file's 0
         f"{system.id}.scaleout_share",
         "1",
         f"{system.id} scale-out {bw * 8 / 1e9:,.4g} Gb/s per chip / {ref.shown:g} Gb/s per chip, the fabric the "

@@ -9,9 +9,10 @@ chip's default system where a cloud rents that (p5.48xlarge, in every mode), so 
 Otherwise a system's own price (per system-hour, divided by its chips) is preferred; then the seller's per-chip price
 for the same chip, or (on demand, or for a vendor's reference system in any mode) the seller's price for another
 system with the same chip; then any provider's. Among candidates the asked-for provider (or the system's own; for a
-vendor's reference system DEFAULT_PROVIDER) wins, then the asked-for region, then the newest date (on or before
-`as_of`), then a published price over an estimate, then the lower price; where none is the preferred provider's,
-each provider's current price and of those the middle one (_pick).
+vendor's reference system DEFAULT_PROVIDER) wins, then the asked-for region, then the newest date (listed by
+`as_of`, to the precision of the coarser: a price of '2025-05' by '2025', _in_force), then a published price over
+an estimate, then the lower price; where none is the preferred provider's, each provider's current price and of
+those the middle one (_pick).
 
 When the catalog has no price at all for a commitment or spot mode, the on-demand quote is scaled by the
 catalog's `datacenter.pricing_mode_ratio` for that mode and the quote says so (`derived`). A managed-service
@@ -199,7 +200,7 @@ def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[fl
         return (
             p.mode == "on-demand"
             and (p.system, p.chip, p.provider) == (best.system, best.chip, best.provider)
-            and (as_of is None or p.date <= as_of)
+            and (as_of is None or _in_force(p.date, as_of))
         )
 
     now = [p for p in catalog.prices if offer(p) and p.region in (best.region, "")]
@@ -270,7 +271,7 @@ def _user_quote(catalog: Catalog, system: System, mode: str, as_of: str | None, 
     priced as) or its chip in `mode`: it wins over every catalog price of them."""
 
     def user(p: PriceEntry) -> bool:
-        return p.provider == USER_PROVIDER and p.mode == mode and (as_of is None or p.date <= as_of)
+        return p.provider == USER_PROVIDER and p.mode == mode and (as_of is None or _in_force(p.date, as_of))
 
     ids = {system.id, also} - {""}
     own = [p for p in catalog.prices if user(p) and p.system in ids]
@@ -301,7 +302,7 @@ def _rental_quote(
             and p.mode == mode
             and (provider is None or p.provider == provider)
             and (own is None or p.provider == own)
-            and (as_of is None or p.date <= as_of)
+            and (as_of is None or _in_force(p.date, as_of))
         )
 
     same_chip_systems = {sid for sid, s in catalog.systems.items() if s.chip == system.chip.id and sid != system.id}
@@ -479,6 +480,8 @@ def price_gap(
     if base is None:
         return f"the catalog has no {lookup + ' ' if lookup else ''}{wanted} price for {chip}"
     if sellers is not None and base.provider not in sellers:
+        if rents_out(catalog, priced.provider):  # a cloud's own instance: another cloud's product is not sold on it
+            return f"{mode} is sold by {', '.join(sellers)} only, not by {priced.provider}, which rents {priced.id}"
         return (
             f"{mode} is sold by {', '.join(sellers)} only, and the catalog has no {', '.join(sellers)} price for {chip}"
         )
@@ -508,7 +511,7 @@ def price_per_chip_hour(
     missing from the catalog is derived only from the on-demand rate of the provider that sells the system (the
     system's own cloud, or `provider`), and only for a provider that sells that product (MODE_SELLERS); where the user
     set the on-demand price, the other modes follow it (_follow_user). `as_of` ('2025-06') ignores prices dated after
-    it. For mode 'owned' this returns None: use economics.tco.
+    it ('2025' keeps those of 2025-05: _in_force). For mode 'owned' this returns None: use economics.tco.
     """
     check_mode(mode)
     if mode == "owned":

@@ -211,6 +211,15 @@ class Tco:
     def usd_per_chip_hour(self) -> float:
         return float(self.usd_per_used_chip_hour())
 
+    def usd_per_hour(self, chips: float, facility_j_per_hour: float) -> float:
+        """Owned cost of an hour of `chips` chips that draw `facility_j_per_hour` of facility energy in it: their fixed
+        terms, and that energy at the site's $/kWh. A serving pool busy part of the hour passes its own mixed energy
+        (planner.serving_economics), so that its cost and its energy figure rest on one power model; at the full-use
+        busy energy it is chips x usd_per_used_chip_hour(1)."""
+        return (
+            chips * self.fixed_total_usd_per_s * SECONDS_PER_HOUR + facility_j_per_hour * self.inputs.electricity.value
+        )
+
     def break_even_utilisation(self, rental_usd_per_chip_hour: float) -> float | None:
         """The utilisation above which owning costs less per used chip-hour than renting; None if never."""
         r = rental_usd_per_chip_hour / SECONDS_PER_HOUR
@@ -595,6 +604,8 @@ def tco_report(catalog: Catalog, tco: Tco, compare: str = "on-demand") -> dict[s
     report["kind"] = "tco"
     report["compare"] = compare
     report["break_even"] = break_even(catalog, tco, compare)
-    if not report["break_even"]:  # an empty table had said nothing: why there is no price to compare with
+    # why the system has no price of its own in the mode (predict and plan train leave it '-'): an empty table had
+    # said nothing, and a table of other systems' prices had promised its own, starred, under them
+    if not any(row["this_system"] for row in report["break_even"]):
         report["break_even_note"] = price_gap(catalog, tco.inputs.system, compare)
     return report

@@ -187,7 +187,10 @@ def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -
         ("--train-tokens", train_tokens),
     ):
         if not value > 0 or not math.isfinite(value):  # inf months priced every pair at inf: '- less cost'
-            raise ChipwiseError(f"{name} must be positive and finite, got {value:g}. Fix: give a positive number.")
+            example = ", e.g. 12" if name == "--serve-months" else ""  # a number of months, not of tokens
+            raise ChipwiseError(
+                f"{name} must be positive and finite, got {value:g}. Fix: give a positive number{example}."
+            )
     load = load_of(serve_rate, None, False, "--serve-")
     if serve_months > MAX_SERVE_MONTHS:
         raise ChipwiseError(

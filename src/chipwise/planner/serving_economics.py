@@ -128,8 +128,9 @@ def economics(
 ) -> dict[str, Any]:
     """Dollars, energy and carbon per hour and per million tokens of a deployment, and the site figures they rest on.
 
-    cost/h = sum over pools of chips rented (rented_chips; owned: the chips used) x price per chip-hour (catalog
-    rental price, or owned TCO);
+    cost/h = sum over pools of chips rented (rented_chips) x catalog rental price per chip-hour; owned: the chips
+    used x the TCO's fixed terms per chip-hour + the pool's own facility energy below x $/kWh (economics.tco: its
+    energy term at the pool's busy share and network, not busy all hour with a scale-out fabric);
     $/Mtok = cost/h / (tokens/s x 3600) x 1e6, for output tokens and for all (input + output) tokens;
     energy/h = sum over pools of chips x [P_it(busy) b + P_it(idle) (1 - b)] (economics.power) x 3600 s x PUE, with
     b the pool's busy share (`busy`, per pool: busy_shares of its simulated run; not given, busy all hour);
@@ -160,10 +161,8 @@ def economics(
             note = f"{system.id}: {price_note(catalog, system, pricing, provider)}"
             if note not in notes:
                 notes.append(note)
-        else:
-            cost_h += price * rented
-            if record is not None:
-                sources.append(record)
+        elif record is not None:
+            sources.append(record)
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
         # systems hand their KV caches over the scale-out network
         scaleout = total > system.chips or len(systems) > 1
@@ -174,8 +173,14 @@ def economics(
         it_joules_h += it_j
         co2_h += float(carbon_kg(it_j * site.pue.value, site))
         figures.update({t.key: t.record() for t in (*site.terms(), *power.terms())})
-        if pricing == "owned" and record is not None:  # the owned cost's inputs, each with its status and source
-            figures.update(owned_tco(catalog, system, region, 1.0, None).figures())
+        if pricing == "owned" and record is not None:
+            # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
+            # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
+            tco = owned_tco(catalog, system, region, 1.0, None)
+            cost_h += tco.usd_per_hour(rented, it_j * site.pue.value)
+            figures.update(tco.figures())  # the owned cost's inputs, each with its status and source
+        elif not math.isnan(price):
+            cost_h += price * rented
         if site.region not in regions:
             regions.append(site.region)
     nan = float("nan")

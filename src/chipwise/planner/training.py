@@ -21,10 +21,12 @@ from chipwise.economics.pricing import (
     price_gap,
     price_per_chip_hour,
 )
+from chipwise.economics.rental import billed_one
 from chipwise.economics.tco import check_utilisation_share, owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
+from chipwise.planner.serving_economics import priced_system
 from chipwise.reliability.goodput import (
     RECOVERIES,
     RunReliability,
@@ -102,6 +104,7 @@ def _ideal_and_expected(
     pue: float,
     kg_per_j: float,
     rel: RunReliability,
+    billed: float | None = None,
 ) -> dict[str, Any]:
     """Ideal (failure-free) and expected (goodput-adjusted, with spares) time, cost, energy and carbon.
 
@@ -109,6 +112,8 @@ def _ideal_and_expected(
     spent at idle power and the rest (training, lost work, checkpoint writes) at the busy load; spares
     (spare_fraction x chips) are paid for and idle for the whole T_wall, as are the chips a plan leaves out
     (rel.chips, the chips the job runs on, < chips: the global batch divides no wider data parallelism).
+    Cost is for the `billed` chips (default: `chips`), the whole rental units that hold them; the chips those
+    units hold past the job's stand in for its spares, which are paid for only past them.
     """
     g = rel.goodput
     wall = seconds / g if g > 0 else math.inf
@@ -116,7 +121,8 @@ def _ideal_and_expected(
     used = rel.chips
     left_out_w = idle_w * (chips - used)
     ideal_j = (busy_w * used + left_out_w) * seconds * pue
-    ideal_cost = usd_per_chip_hour * chips * seconds / 3600.0
+    paid = chips if billed is None else billed
+    ideal_cost = usd_per_chip_hour * paid * seconds / 3600.0
     if math.isinf(wall):
         exp_j = exp_cost = math.inf
         down = math.inf
@@ -127,7 +133,7 @@ def _ideal_and_expected(
         down = min(restarts, wall - seconds)
         spares = rel.spare_fraction * chips
         exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + (spares * idle_w + left_out_w) * wall)
-        exp_cost = usd_per_chip_hour * (chips + spares) * wall / 3600.0
+        exp_cost = usd_per_chip_hour * max(paid, chips + spares) * wall / 3600.0
     # the tokens the run trains: whole steps, at least its tokens (1,000 tokens take one step of a million, whose
     # cost over the 1,000 had read $268 per million tokens where the steady rate is $0.26)
     tokens = max(result.get("tokens") or 0.0, result["tokens_per_s"] * seconds)
@@ -195,6 +201,10 @@ def attach_economics(
         hint_region=quote.region if quote else None,
     )
     power = power_model(catalog, system, scaleout=chips > system.chips)
+    # rented chips are billed in the provider's units in the mode, as plan serve bills them (economics.rental): 12
+    # H100s in Capacity Blocks rent two whole p5 instances, 16 GPUs (billed as 12, 25% under what AWS charges); an
+    # owned fleet buys the chips it uses
+    billed = billed_one(priced_system(system, pricing).rental_chips, 1.0, chips)
     seconds = result.get("time_to_train_s")
     basis_s = seconds if seconds is not None else 3600.0
     if tco is not None:
@@ -225,7 +235,8 @@ def attach_economics(
         "region": site.region,
         "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * 3.6e6,
         "economics_basis": "whole run" if seconds is not None else "one hour",
-        **_ideal_and_expected(result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel),
+        "billed_chips": billed,
+        **_ideal_and_expected(result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed),
         "goodput": rel.goodput,
         "failures_per_day": rel.failures_per_day,
         "mtbf_s": rel.mtbf_s,

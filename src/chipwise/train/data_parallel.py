@@ -72,8 +72,12 @@ def dp_time(
     t_mb: Array,
     layers: int,
     trainable: bool,
+    weight_bytes: float,
 ) -> tuple[Array, Array]:
-    """(exposed data-parallel communication, optimizer update time) per step, in seconds."""
+    """(exposed data-parallel communication, optimizer update time) per step, in seconds. weight_bytes is a working
+    weight's size (memory.working_weight_bytes): ZeRO-1/2's and FSDP's parameter all-gathers move the working
+    weights, in fp8 for 8-bit training (Megatron's fp8-param-gather, torchtitan's float8 all-gather), as memory.py
+    holds them; they had moved two bytes a weight. Both at one size keeps FSDP with pipelining at ZeRO-1's traffic."""
     sh = shards(plans, topo)
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
@@ -81,7 +85,8 @@ def dp_time(
     dense_group = coll.group(sh.dense, plans.tp, topo)
     expert_group = coll.group(sh.expert, sh.expert_stride, topo)
     rs = coll.reduce_scatter(g_dense, dense_group) + coll.reduce_scatter(g_expert, expert_group)
-    ag = coll.all_gather(t * dense * 2.0, dense_group) + coll.all_gather(t * expert * 2.0, expert_group)
+    wb = t * weight_bytes
+    ag = coll.all_gather(dense * wb, dense_group) + coll.all_gather(expert * wb, expert_group)
     ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
     # ZeRO-0 all-reduces and ZeRO-1 (Megatron's distributed optimizer) reduce-scatters the accumulated gradients once
     # a step, behind the last micro-batch's backward; ZeRO-2 keeps only its shard of the gradients, so it reduces
@@ -95,7 +100,7 @@ def dp_time(
     # FSDP within the sharding group, every micro-batch; hybrid FSDP adds a per-step all-reduce across replicas
     hybrid = bool(np.any(plans.hsdp))
     zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
-    fsdp_ag = coll.all_gather((dense + expert) * 2.0, zero_group)
+    fsdp_ag = coll.all_gather((dense + expert) * weight_bytes, zero_group)
     fsdp_rs = coll.reduce_scatter(t * (dense + expert) * GRAD_BYTES, zero_group)
     cross = np.zeros_like(fsdp_ag)
     if hybrid:

@@ -65,6 +65,7 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
     step = float(res.step_time[i])
     mem = res.memory
     cores = system.chip.cores_per_chip
+    ranks_used = int(res.plans.tp[i] * res.plans.pp[i] * res.plans.dp[i] * res.plans.cp[i])
     projected = system.projected
     out: dict[str, Any] = {
         "kind": "train",
@@ -72,8 +73,10 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "hardware": system.chip.id,
         "system": system.id,
         "chips": chips,
-        "chips_used": int(res.plans.tp[i] * res.plans.pp[i] * res.plans.dp[i] * res.plans.cp[i]) // cores,
-        "cores_per_chip": cores,  # a rank is a core: tp x pp x dp x cp = chips_used x cores_per_chip
+        # a chip any of whose cores hold a rank is busy (it draws power and can fail): 49 ranks on 4-core Trn2 use 13
+        # chips, not the 12 rounding down had counted
+        "chips_used": -(-ranks_used // cores),
+        "cores_per_chip": cores,  # a rank is a core: tp x pp x dp x cp ranks on chips_used chips
         "precision": job.precision,
         "compute_precision": system.chip.native_precision(job.precision),
         "seq_len": job.seq_len,

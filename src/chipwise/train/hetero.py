@@ -230,10 +230,11 @@ def hetero_step(
     dense_b = (per_layer * layers_b + model.lm_head_params) / hp.tp_b
     zeros = np.zeros(len(hp))
     # each part's gradient traffic hides behind its own stage's compute, all of its layers (part B's had one layer's)
+    wb_a, wb_b = working_weight_bytes(dev_a, job.precision), working_weight_bytes(dev_b, job.precision)
     dp_a, opt_a = dp_time(dense_a, zeros, pa, a.topo, dev_a, m, cost_a.fwd * layers_a, cost_a.bwd * layers_a, t_mb,
-                          int(L), trainable=not job.lora)  # fmt: skip
+                          int(L), trainable=not job.lora, weight_bytes=wb_a)  # fmt: skip
     dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd * layers_b, cost_b.bwd * layers_b, t_mb,
-                          int(L), trainable=not job.lora)  # fmt: skip
+                          int(L), trainable=not job.lora, weight_bytes=wb_b)  # fmt: skip
     step = (
         (m + stages - 1.0) * t_mb
         + m * hand_off

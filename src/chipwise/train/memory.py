@@ -5,7 +5,7 @@ momentum and variance (12 B) (Rajbhandari et al. 2020, ZeRO). ZeRO stage z shard
     z=0: nothing          -> 2 + 4 + 12
     z=1: optimizer        -> 2 + 4 + 12/s
     z=2: + gradients      -> 2 + (4 + 12)/s
-    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered in bf16;
+    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered (2 B);
          with pipelining (torchtitan's FSDP + PP, data_parallel.py) the stage's gathered weights and unsharded
          fp32 gradients stay for the whole step -> 2 + 4 + (4 + 4 + 8)/s
 FP8 and FP4 training keep 1-byte working weights instead of 2 (fp8 parameter gather), the master in fp32.
@@ -136,12 +136,13 @@ def memory_per_rank(
     we, ge, oe = states(expert, shard_expert)
     weights, grads, opt = wd + we, gd + ge, od + oe
     layers = float(model.layers)
-    # FSDP holds the gathered bf16 weights of the running and the prefetched layer; with pipelining it keeps the
-    # stage's gathered weights and accumulates its unsharded gradients across the step's micro-batches (torchtitan
-    # does not reshard after forward under PP and reduces gradients on the last micro-batch only)
+    # FSDP holds the gathered working weights (fp8 in 8-bit training: they had been counted in bf16) of the running
+    # and the prefetched layer; with pipelining it keeps the stage's gathered weights and accumulates its unsharded
+    # gradients across the step's micro-batches (torchtitan does not reshard after forward under PP and reduces
+    # gradients on the last micro-batch only)
     fsdp_pp = (z >= 3) & (plans.pp > 1)
     weights = weights + np.where(fsdp_pp, weight_bytes * (dense + expert), 0.0)
-    weights = weights + np.where((z >= 3) & ~fsdp_pp, 2.0 * 2.0 * (dense + expert) / layers, 0.0)
+    weights = weights + np.where((z >= 3) & ~fsdp_pp, 2.0 * weight_bytes * (dense + expert) / layers, 0.0)
     grads = grads + np.where(fsdp_pp & (not job.lora), 4.0 * (dense + expert), 0.0)
 
     ab = act_bytes(job.precision)

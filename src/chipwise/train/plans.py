@@ -181,9 +181,9 @@ def normalise(plan: Mapping[str, Any]) -> dict[str, Any]:
 def left_to_search(plan: Mapping[str, Any], model: ModelSpec) -> list[str]:
     """The knobs a plan leaves for the search to choose (none: the plan is complete, 'given').
 
-    Always tp, pp, dp, microbatch, zero and recompute; cp unless tp, pp and dp are all given (their product is then
-    the rank count, cp 1); vpp unless pp is 1; ep on a mixture of experts; hsdp with zero 3. sp is no choice of the
-    search's (on wherever tp > 1 unless the plan turns it off)."""
+    Always tp, pp, dp, microbatch, zero and recompute; cp unless tp, pp and dp are all given (cp is then 1); vpp
+    unless pp is 1; ep on a mixture of experts; hsdp with zero 3. sp is no choice of the search's (on wherever
+    tp > 1 unless the plan turns it off)."""
     g = given_knobs(plan)
     left = [k for k in ("tp", "pp", "dp") if k not in g]
     if "cp" not in g and left:
@@ -201,13 +201,9 @@ def left_to_search(plan: Mapping[str, Any], model: ModelSpec) -> list[str]:
 def check_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
     """Raise a one-line error naming what makes a complete plan invalid for this model, job and rank count."""
     p = normalise(plan)
-    product = p["tp"] * p["pp"] * p["dp"] * p["cp"]
-    if product != ranks:
-        raise ChipwiseError(
-            f"plan tp x pp x dp x cp = {p['tp']} x {p['pp']} x {p['dp']} x {p['cp']} = {product}, but the job has "
-            f"{ranks} ranks. Fix: make the product equal the rank count (chips x cores per chip)."
-        )
-    reason = invalid_reason(p, model, job)
+    # a plan the search returns may leave ranks idle (1,000 H100 run Llama-3.1-70B's TP2 PP7 DP16 CP4 on 896 of
+    # them): given back, it had been refused for a product short of the rank count
+    reason = invalid_reason(p, model, job) or rank_use_problem(p, job.global_batch, ranks)
     if reason:
         raise ChipwiseError(f"invalid plan: {reason}.")
 
@@ -231,7 +227,7 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
     for key in ("tp", "pp", "dp", "cp"):
         given *= g.get(key, 1)
     if given > ranks:
-        # a product that does not divide the ranks leaves some idle, as the search's own plans may (MIN_RANK_USE):
+        # a product that does not divide the ranks leaves some idle, as the search's own plans may (rank_use_problem):
         # pp=7 on 1,000 H100 runs Llama 3.1 70B on 896 (it had been refused, though the search chose that plan)
         raise ChipwiseError(
             f"the plan's fixed degrees multiply to {given}, more than the {ranks} ranks. "
@@ -325,9 +321,10 @@ def _pow2_upto(n: int) -> list[int]:
     return out
 
 
-#: Plans that leave more than this share of the ranks idle are not priced. Half, so that a fleet's search holds
-#: every plan of a power-of-two subset of it: at three quarters, 1,000 H100 found only plans that the 512-sequence
-#: batch ran badly (27.6 days for Llama-3.1-70B, where 512 chips took 22.7).
+#: Plans that leave more than this share of the ranks idle are not priced, unless the batch leaves them no more
+#: data parallelism to use (batch_bound). Half, so that a fleet's search holds every plan of a power-of-two subset of
+#: it: at three quarters, 1,000 H100 found only plans that the 512-sequence batch ran badly (27.6 days for
+#: Llama-3.1-70B, where 512 chips took 22.7).
 MIN_RANK_USE = 0.5
 
 
@@ -335,8 +332,52 @@ MIN_RANK_USE = 0.5
 #: divisors of the ranks or layers.
 PP_EVERY_UPTO = 8
 
-#: interleaving degrees (virtual stages per rank) the search tries
+#: interleaving degrees (virtual stages per rank) the search tries at every depth, besides those that split the
+#: stage's layers evenly (vpp_options)
 VPP_OPTIONS: tuple[int, ...] = (1, 2, 3, 4, 6, 8)
+
+
+def vpp_options(layers: int, pp: int) -> list[int]:
+    """The interleaving degrees the search tries at pipeline depth pp: VPP_OPTIONS and every divisor of the stage's
+    ceil(layers / pp) layers, the degrees that add no layer to the critical stage (ceil(layers / (pp v)) v stays
+    ceil(layers / pp)) while cutting the bubble (pp - 1) / v and the in-flight activations 1 + (pp - 1) / (pp v).
+    Only VPP_OPTIONS had been tried: Llama-3.1-70B's 80 layers at pp 4 balance at 5, 10 and 20, and the search
+    took v4 at 0.998 s a step on 4,096 MI355X where v10 ran 0.951 s in less memory. At most layers + 2 virtual
+    stages in all (the embedding and the loss may take one each), none at pp 1."""
+    if pp == 1:
+        return [1]
+    return sorted({v for v in (*VPP_OPTIONS, *divisors(-(-layers // pp))) if pp * v <= layers + 2})
+
+
+def batch_bound(dp: IntArray, mb: IntArray, pp: IntArray, vpp: IntArray, batch: int) -> NDArray[np.bool_]:
+    """Whether each plan's dp is all the batch allows at its micro-batch (interleaved, with micro-batches a multiple
+    of pp): the ranks it leaves idle have no sequences to take. Such plans are kept whatever share of the fleet they
+    idle (MIN_RANK_USE), so that a larger fleet holds the plans a smaller one did: a 1-sequence batch of
+    Llama-3.1-8B had found no plan on 544 H100, and run 8% slower on 512 (TP8 PP32) than on 32 (TP8 PP4)."""
+    per_dp = np.where((vpp > 1) & (pp > 1), mb * pp, mb)
+    return np.asarray(dp * per_dp == batch)
+
+
+def rank_use_problem(plan: Mapping[str, Any], batch: int, ranks: int) -> str:
+    """Why a complete plan cannot run on `ranks` ranks ('' when it can): its degrees may not multiply to more, and
+    may leave idle more than MIN_RANK_USE of them only where the batch gives no more data parallelism to use, the
+    rule the search keeps its own plans to (so a plan it returns can be given back)."""
+    tp, pp, dp, cp = plan["tp"], plan["pp"], plan["dp"], plan["cp"]
+    product = tp * pp * dp * cp
+    degrees = f"tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product:,}"
+    if product > ranks:
+        return (
+            f"{degrees}, more than the job's {ranks:,} ranks. "
+            "Fix: make the product at most the rank count (chips x cores per chip)"
+        )
+    one = np.ones(1, dtype=np.int64)
+    bound = bool(batch_bound(dp * one, plan["microbatch"] * one, pp * one, plan["vpp"] * one, batch)[0])
+    if product < MIN_RANK_USE * ranks and not bound:
+        return (
+            f"{degrees} leaves {ranks - product:,} of the job's {ranks:,} ranks idle, more than half, while "
+            "the batch has sequences for a larger dp. Fix: raise dp (or tp, pp, cp), or use fewer chips"
+        )
+    return ""
 
 
 def balanced_depths(layers: int, vpps: Iterable[int] = VPP_OPTIONS) -> set[int]:
@@ -378,12 +419,14 @@ def enumerate_plans(
 
     tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (every depth up to
     PP_EVERY_UPTO, beyond it balanced depths, powers of two and divisors of the ranks or of the layers); vpp over
-    values keeping at least one layer per virtual stage; cp over powers of two with >= 512 tokens per rank; ep over
-    divisors of the experts; micro-batch over powers of two; zero over 0-3 (FSDP with pp > 1 only when zero is
-    fixed); recompute over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on
-    whenever tp > 1 (it only saves memory and time). dp is the largest data-parallel degree that fits the ranks and
-    divides the batch, so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than
-    having no plan; plans idling more than half of the ranks (MIN_RANK_USE) are dropped.
+    VPP_OPTIONS and the degrees that split a stage's layers evenly (vpp_options); cp over powers of two with >= 512
+    tokens per rank; ep over divisors of the experts; micro-batch over powers of two; zero over 0-3 (FSDP with
+    pp > 1 only when zero is fixed); recompute over none/selective/full; hybrid sharding for FSDP across domains;
+    sequence parallelism on whenever tp > 1 (it only saves memory and time). dp is the largest data-parallel degree
+    that fits the ranks and divides the batch (into a multiple of pp micro-batches where the pipeline interleaves),
+    so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than having no plan;
+    plans idling more than half of the ranks (MIN_RANK_USE) are dropped unless the batch has no sequences for the
+    idle ones (batch_bound).
     """
     # by their PLAN_KEYS names, values checked: mb, vp and sequence_parallel had been ignored here, and a recompute
     # of 'Full' had failed in RECOMPUTE_MODES.index
@@ -412,30 +455,34 @@ def enumerate_plans(
     rec_opts = [RECOMPUTE_MODES.index(fixed["recompute"])] if "recompute" in fixed else [0, 1, 2]
     hsdp_opts = [int(fixed["hsdp"])] if "hsdp" in fixed else [0, 1]
 
-    g = _grid(
-        tp=choice("tp", tp_opts),
-        pp=choice("pp", pp_opts),
-        cp=choice("cp", cp_opts),
-        vpp=choice("vpp", list(VPP_OPTIONS)),
-        mb=choice("microbatch", mb_opts),
-    )
+    # (pp, vpp) pairs: the interleaving degrees worth trying depend on the depth (vpp_options)
+    depths = choice("pp", pp_opts)
+    stages = [(p, v) for p in depths for v in ([int(fixed["vpp"])] if "vpp" in fixed else vpp_options(layers, p))]
+    pairs = {k: np.array(col, dtype=np.int64) for k, col in zip(("pp", "vpp"), zip(*stages, strict=True), strict=True)}
+    g = _cross(pairs, _grid(tp=choice("tp", tp_opts), cp=choice("cp", cp_opts), mb=choice("microbatch", mb_opts)))
     inner = g["tp"] * g["pp"] * g["cp"]
     ok = (g["pp"] * g["vpp"] <= layers + 2) & ((g["vpp"] == 1) | (g["pp"] > 1)) & (inner <= ranks)
     g = {k: v[ok] for k, v in g.items()}
     inner = inner[ok]
+    batch = job.global_batch
     if "dp" in fixed:
         dp = np.full(inner.shape, int(fixed["dp"]), dtype=np.int64)
     else:
+        # the largest dp that fits the ranks and splits the batch into whole micro-batches, a multiple of pp of them
+        # where the pipeline interleaves: the largest dp alone had left m % pp and dropped the interleaved plan a
+        # smaller fleet ran (TP8 PP4v8 DP4 CP4 of a 16-sequence batch: 1,024 H100 took CP8 instead, slower than 512)
+        per_dp = np.where(g["vpp"] > 1, g["mb"] * g["pp"], g["mb"])
         dp = np.zeros_like(inner)
-        for mb in np.unique(g["mb"]):
-            sel = g["mb"] == mb
-            dp[sel] = largest_divisor_at_most(job.global_batch // int(mb), ranks // inner[sel])
+        for n in np.unique(per_dp):
+            sel = per_dp == n
+            if batch % int(n) == 0:
+                dp[sel] = largest_divisor_at_most(batch // int(n), ranks // inner[sel])
     used = dp * inner
     ok = (
         (dp > 0)
         & (used <= ranks)
-        & (used >= MIN_RANK_USE * ranks)
-        & (job.global_batch % np.maximum(dp * g["mb"], 1) == 0)
+        & ((used >= MIN_RANK_USE * ranks) | batch_bound(dp, g["mb"], g["pp"], g["vpp"], batch))
+        & (batch % np.maximum(dp * g["mb"], 1) == 0)
     )
     m = job.global_batch // np.maximum(dp * g["mb"], 1)
     ok &= (g["vpp"] == 1) | (m % g["pp"] == 0)

@@ -103,7 +103,14 @@ def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, c
     room = dev.hbm_capacity - float(mem.reserved[0])
     if states <= room:
         return None
-    least = math.ceil(ranks * states / max(room, 1.0) / dev.cores_per_chip)
+    reserve = float(mem.reserved[0])
+    if room <= 0.0:
+        # more chips shrink the states, never the reserve: dividing by no room had asked for 1.6 trillion Trn3
+        return (
+            f"use a chip with more memory: the runtime's reserve alone takes {reserve / 2**30:.2f} GiB of the "
+            f"device's {dev.hbm_capacity / 2**30:.2f} GiB, so no chip count fits"
+        )
+    least = math.ceil(ranks * states / room / dev.cores_per_chip)
     spread = f" spread evenly over all {ranks:,} ranks" if ranks > 1 else ""
     return (
         f"use more chips (at least {least:,}, before activations) or a chip with more memory: the weights, gradients "
@@ -114,7 +121,7 @@ def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, c
 def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
     """What frees memory when no plan fits: the search already tried every value of the knobs left to it, so the
     levers are the knobs the plan fixes, or more chips (a plan that fixes tp, pp and dp then needs a larger dp: their
-    product must equal the ranks; a smaller batch cannot help it, at pp 1 a rank's activations do not depend on
+    product may not exceed the ranks; a smaller batch cannot help it, at pp 1 a rank's activations do not depend on
     it). ZeRO shards over dp x cp, and a smaller dp needs one above 1: at dp 1 neither is a lever."""
     g = given_knobs(fixed)
     if not g:
@@ -135,11 +142,10 @@ def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
         levers.append("microbatch 1")
     degrees = [k for k in ("tp", "pp", "cp", "ep") if k in g and (k != "ep" or model.moe is not None)]
     complete = {"tp", "pp", "dp"} <= set(g)
-    rule = "must equal" if complete else "may not exceed"
     if degrees and g.get("dp") != 1:
         levers.append(
             f"a larger {', '.join(degrees[:-1])}{' or ' if len(degrees) > 1 else ''}{degrees[-1]}"
-            + (f" with a smaller dp (tp x pp x dp x cp {rule} the {ranks:,} ranks)" if "dp" in g else "")
+            + (f" with a smaller dp (tp x pp x dp x cp may not exceed the {ranks:,} ranks)" if "dp" in g else "")
         )
     others = (
         "more chips (with a larger dp), " if complete else "more chips, "

@@ -40,7 +40,7 @@ from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.data_parallel import dp_time, expert_tp
-from chipwise.train.memory import MemoryBreakdown, act_bytes, local_params, memory_per_rank
+from chipwise.train.memory import MemoryBreakdown, act_bytes, local_params, memory_per_rank, working_weight_bytes
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -300,7 +300,18 @@ def train_step(
     bubble = (pp - 1.0) / vpp * t_mb
     dense, expert = local_params(model, plans)
     dp_comm, optimizer = dp_time(
-        dense, expert, plans, topo, dev, m, fwd_mb, bwd_mb, t_mb, model.layers, trainable=not job.lora
+        dense,
+        expert,
+        plans,
+        topo,
+        dev,
+        m,
+        fwd_mb,
+        bwd_mb,
+        t_mb,
+        model.layers,
+        trainable=not job.lora,
+        weight_bytes=working_weight_bytes(dev, prec),
     )
     step = m * t_mb + bubble + dp_comm + optimizer + eff.step_overhead_s
     mem = memory_per_rank(model, job, dev, topo, plans)

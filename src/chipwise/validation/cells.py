@@ -158,6 +158,17 @@ def precision_tokens(text: str) -> list[str]:
     return [_PRECISION_OF_TOKEN[t] for t in found if t not in skip]
 
 
+def precision_problem(raw: Mapping[str, str]) -> str | None:
+    """Why a row's precision cell cannot be read: it states something that names no precision chipwise knows ('FP3').
+    Such a row is skipped, not priced as bf16 with a note that the precision was not stated; a blank cell, or one
+    that says it is not stated or 'mixed' (training's fp16 reading), is the rows' own assumption to make."""
+    text = stated_cell(raw, "precision")
+    if text is None or precision_tokens(text) or re.search(r"mixed|not stated", text, re.IGNORECASE):
+        return None
+    known = ", ".join(dict.fromkeys(_PRECISION_OF_TOKEN.values()))
+    return f"precision '{text}' not recognised. Fix: name one of {known} (e.g. 'BF16' or 'FP8 weights')."
+
+
 def token_after(pattern: str, text: str) -> str | None:
     """Normalized precision captured by ``pattern`` (which must contain one precision-token group)."""
     token = lookup(pattern, text.lower(), 0)

@@ -92,6 +92,9 @@ def validate(
 ) -> None:
     """Predict each published run in a CSV (or each kernel timed on a GPU) and report the errors by chip and by
     source family."""
+    if explain and rows:
+        # --explain prints the named rows instead of validating the file: --rows had been dropped in silence
+        raise ChipwiseError("--rows lists a validation's rows; --explain prints only the named ones. Fix: drop one.")
     if explain:
         _explain(catalog_from(catalog_files, sets), data, explain, as_json)
         return
@@ -163,14 +166,16 @@ def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> Non
 
 def _print_explanation(e: dict[str, Any]) -> None:
     if not e["predicted"]:
-        console.print(f"[bold]{e['id']}[/] ({e['chip']}, {e['source_family']}): not predicted: {e['reason']}")
+        where = ", ".join(x for x in (e["chip"], e["source_family"]) if x)  # no '(h100-sxm, )' without a family
+        console.print(f"[bold]{e['id']}[/] ({where}): not predicted: {e['reason']}")
         return
     pools = e["plan"]
     plans = "; ".join(
         (f"{p['role']}: " if len(pools) > 1 else "") + f"{p['hardware']} {fmt.serving_plan(p)}" for p in pools
     )
     head = figure_table(
-        f"{e['id']}: {e['model']} on {e['chips']:g} {e['chip']} ({e['engine']}), {e['source_family']}",
+        f"{e['id']}: {e['model']} on {e['chips']:g} {e['chip']} ({e['engine']})"
+        + (f", {e['source_family']}" if e["source_family"] else ""),
         title_justify="left",
     )
     head.add_row("read as", "\n".join(f"- {escape(n)}" for n in e["reading"]) or "-")

@@ -30,7 +30,14 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
-from chipwise.serve.engine import ENGINES, EngineProfile, engine_profile, has_engine_build, token_budget
+from chipwise.serve.engine import (
+    ENGINES,
+    EngineProfile,
+    default_engine,
+    engine_profile,
+    has_engine_build,
+    token_budget,
+)
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precision
 from chipwise.serve.search import best_throughput_shape
@@ -39,7 +46,7 @@ from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, cached_tokens, run_job, steady_window
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
-from chipwise.validation.cells import parse_positive
+from chipwise.validation.cells import parse_positive, stated_cell
 from chipwise.validation.consistency import self_check
 from chipwise.validation.groundtruth import read_inference, require_unique_ids
 from chipwise.validation.harness import (
@@ -152,14 +159,19 @@ class Case:
         return replace(self, setup=replace(self.setup, pools=tuple(rebuilt(p) for p in self.setup.pools)))
 
 
-def _engine(row: InferenceRow) -> str:
+def _engine(row: InferenceRow, vendor: str) -> str:
     """The engine family: vLLM serving on a Neuron back end is 'optimum-neuron' where optimum-neuron served it (its
     own NxD model code and vLLM platform) and 'vllm-neuron' otherwise (the vllm-neuron plugin over NxD Inference);
-    native Neuron runtimes (transformers-neuronx, NxD Inference) are 'neuron'."""
+    native Neuron runtimes (transformers-neuronx, NxD Inference) are 'neuron'. A row naming no engine is served as
+    predict serves a scenario naming none, with the chip vendor's engine (the unfitted 'default' profile had priced
+    it 2-3.5x off predict's answer, in silence); one naming an engine chipwise does not know keeps the 'default'
+    profile, with a note (the vendor's would move the published Gaudi rows, whose engines are Intel's own)."""
     if row.engine == "neuron" and "vllm" in row.raw.get("serving_engine", "").lower():
         text = " ".join(row.raw.get(k, "") for k in ("serving_engine", "source_family")).lower()
         return "optimum-neuron" if "optimum-neuron" in text else "vllm-neuron"
-    return row.engine if row.engine in ENGINES else "default"
+    if row.engine in ENGINES:
+        return row.engine
+    return "default" if stated_cell(row.raw, "serving_engine") else default_engine(vendor)
 
 
 def host_sampling(row: InferenceRow) -> bool:
@@ -516,9 +528,14 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     model, model_note = model_for(catalog, row.model_name)
     notes.append(model_note)
     stated_in, stated_out = _lengths(row, notes)
+    past = past_context(model, stated_in, stated_out)
+    if past:
+        # predict refuses such a request; a published run that served it (Neuron's Llama 2 13B compiled at 16,384
+        # tokens over a 4,096 context) is priced as it ran, and says so
+        notes.append(f"{past}; priced anyway, as the run was published")
     gen = harness_of(row)
     system = hardware(catalog).system(row.chip)
-    engine = _engine(row)
+    engine = _engine(row, system.chip.vendor)
     served_in = stated_in
     image_and_date = (row.raw.get("serving_engine", ""), row.raw.get("date_or_version", ""))
     mismatch = gen.tokenizer_mismatch_of(engine, model.name, *image_and_date) if gen is not None else None
@@ -529,8 +546,10 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
             f"{mismatch.why})"
         )
     inp, out = mean_length(gen, served_in), mean_length(gen, stated_out)
-    if engine == "default" and (stated := row.raw.get("serving_engine", "").strip()):
+    if row.engine not in ENGINES and (stated := stated_cell(row.raw, "serving_engine")):
         notes.append(f"serving engine '{stated}' not recognised: priced with the default engine profile")
+    elif row.engine not in ENGINES:
+        notes.append(f"engine not stated; priced as {engine}, the engine predict takes for {system.chip.vendor} chips")
     if not has_engine_build(engine, model):
         engine = "trtllm"
         notes.append("TensorRT-LLM runs MLA models (DeepSeek-V3/R1) on its PyTorch back end only")
@@ -631,7 +650,16 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     plan = _scheduler_settings(plan, row, gen, engine, system.chip.family, model.name, (stated_in, stated_out), notes)
     if speculation is not None:
         notes.append(f"speculative decoding: {speculation.label()}")
-    setup, eng = _measured_fit(catalog, model, system, engine, plan, (inp, out), eng, notes)
+    try:
+        setup, eng = _measured_fit(catalog, model, system, engine, plan, (inp, out), eng, notes)
+    except InfeasibleError as exc:
+        if not past:
+            raise
+        # the context is the reason to give: the KV cache's own fix (raise tp) had priced a prompt 7.6x past it
+        raise InfeasibleError(
+            f"{past}, and {str(exc).split('. Fix:')[0]}. Fix: shorten the prompt or the answer, or pick a "
+            "longer-context model."
+        ) from None
     if eng.static_batch and row.compiled_length is not None:
         setup = replace(setup, max_sequence=max(setup.max_sequence, row.compiled_length))
     block = eng.block_tokens
@@ -686,6 +714,15 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
 
 
+def past_context(model: ModelSpec, prompt: float, answer: float) -> str:
+    """'input P + output A tokens exceed M's context of N tokens' where a row's request outgrows the context its
+    model's config states ('' where it fits, or no context is stated), in the words predict refuses it with."""
+    limit = model.max_seq_len
+    if limit <= 0 or prompt + answer <= limit:
+        return ""
+    return f"input {prompt:,.0f} + output {answer:,.0f} tokens exceed {model.name}'s context of {limit:,} tokens"
+
+
 def _plan_chips_mismatch(row: InferenceRow, shard: int, replicas: int, ranks: int, cores: int) -> str:
     """Why a stated plan cannot be priced on the row's chips: it needs more or fewer than the row counts, and its
     throughput per chip would be a simulation on other chips divided by the row's count ('TP16 needs 16 chips; the
@@ -698,7 +735,9 @@ def _plan_chips_mismatch(row: InferenceRow, shard: int, replicas: int, ranks: in
         need = f"{shape} needs {shard} {unit}"
     else:
         need = f"{shape} needs a multiple of {shard} {unit}"
-    has = f"{row.num_chips} chips" + ("" if cores == 1 else f" ({ranks} NeuronCores, {cores} a chip)")
+    has = f"{row.num_chips} chip{'' if row.num_chips == 1 else 's'}" + (
+        "" if cores == 1 else f" ({ranks} NeuronCores, {cores} a chip)"
+    )
     if row.prefill_pool is None:
         return f"{need}; the row has {has}"
     tp, pp, _, _, count = row.prefill_pool

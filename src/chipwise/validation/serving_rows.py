@@ -29,6 +29,7 @@ from chipwise.validation.cells import (
     parse_positive,
     parse_range_midpoint,
     parse_stat_values,
+    precision_problem,
     precision_tokens,
     reconcile_plan_with_chips,
     stated_cell,
@@ -719,6 +720,8 @@ def cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: list[M
         why = latency_cell_problem(text, column[:4]) if text is not None and column in ("ttft_ms", "tpot_ms") else None
         if why is not None:
             return f"{column} '{text}': {why}"
+    if (problem := precision_problem(raw)) is not None:
+        return problem  # 'FP3' had been noted 'weight precision not stated' and priced as bf16
     for m in measured:
         if m.value > MAX_MEASURED[m.metric]:
             return f"{m.metric} {m.value:g} is past any plausible measurement (at most {MAX_MEASURED[m.metric]:g})"

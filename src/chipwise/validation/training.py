@@ -12,7 +12,8 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Efficiency, System, hardware
 from chipwise.perf.device import device_of, topology_of
-from chipwise.train.plans import PlanArrays, check_plan, enumerate_plans, normalise
+from chipwise.planner.training import plan_source
+from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans
 from chipwise.train.step import train_step
 from chipwise.validation.models import known_model
 from chipwise.validation.rows import TrainingRow
@@ -30,7 +31,7 @@ class Prediction:
     metric: str
     measured: float
     predicted: float
-    plan_source: str  # 'given' | 'partial' | 'searched'
+    plan_source: str  # 'given' | 'partial' | 'searched', as predict says (planner.training.plan_source)
     plan: dict[str, Any]
     source_family: str
     notes: str
@@ -143,8 +144,8 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
         precision = "tf32"  # fp32 training whose matmuls the compiler casts to a 16-bit rate (Neuron auto-cast)
         notes.append("fp32 with matmul auto-cast priced as tf32")
     job = TrainingJob(model=model, seq_len=seq, global_batch=gbs, precision=precision, lora=row.lora)
-    if set(plan) >= {"tp", "pp", "dp"}:
-        check_plan({**normalise({}), "cp": plan.get("cp", 1), **plan}, model, job, ranks)
+    # the check predict's search makes: a partial plan too (tp=7 over 64 heads had been priced on 896 of 1,024 chips)
+    check_partial_plan(plan, model, job, ranks)
     dev_ranks = device_of(system), topology_of(system)
     plans = enumerate_plans(model, job, ranks, dev_ranks[1].domain_ranks, plan)
     if len(plans) == 0:
@@ -187,7 +188,9 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
         metric=row.measured.metric,
         measured=row.measured.value,
         predicted=predicted,
-        plan_source="given" if set(plan) >= {"tp", "pp", "dp"} else ("partial" if plan else "searched"),
+        # predict's words: 'given' only where the row names every knob the search would choose; a row giving tp, pp
+        # and dp alone had read 'given' here and 'partial' in predict for the same plan
+        plan_source=plan_source(plan, case.model),
         plan=case.plans.plan(best),
         source_family=row.source_family,
         notes="; ".join((*notes, row.notes)).strip("; "),  # the row's own reading notes after the prediction's

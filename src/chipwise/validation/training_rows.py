@@ -22,6 +22,7 @@ from chipwise.validation.cells import (
     parse_moe_shape,
     parse_number,
     parse_positive,
+    precision_problem,
     precision_tokens,
     reconcile_plan_with_chips,
     stated_cell,
@@ -320,8 +321,8 @@ MAX_TRAINING_MEASURED: Final[dict[str, float]] = {"tokens_per_s_per_chip": 1e7, 
 def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: Measured | None) -> str | None:
     """Why a training row's stated cells cannot be used, as serving's cell_problem says it: a chip count that is no
     whole number from one to the largest fleet planned, a measurement that is not a positive number (it had been
-    read as blank: skipped as 'MFU only', or replaced by tokens_per_s_total / num_chips without a word), or one past
-    any plausible figure."""
+    read as blank: skipped as 'MFU only', or replaced by tokens_per_s_total / num_chips without a word), a precision
+    not recognised, or a measurement past any plausible figure."""
     chips_text = stated_cell(raw, "num_chips")
     if chips_text is not None and num_chips is None:
         return f"num_chips '{chips_text}' is not a whole number of chips"
@@ -333,6 +334,8 @@ def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measure
         text = stated_cell(raw, column)
         if text is not None and parse_positive(text) is None:
             return f"{column} '{text}' is not a positive measurement"
+    if (problem := precision_problem(raw)) is not None:
+        return problem  # 'FP3' had been noted 'not stated' and priced as bf16
     if measured is not None and measured.value > MAX_TRAINING_MEASURED[measured.metric]:
         most = MAX_TRAINING_MEASURED[measured.metric]
         return f"{measured.metric} {measured.value:g} is past any plausible measurement (at most {most:g})"

@@ -88,9 +88,10 @@ def _train_tokens(value: float) -> float:
 TrainTokens = Annotated[Count, AfterValidator(_train_tokens)]
 
 
-def read_count(value: Any, name: str, whole: bool = False) -> Any:
+def read_count(value: Any, name: str, whole: bool = False, example: str = "") -> Any:
     """A positive finite count given outside a scenario (a command-line option, an API argument) as a scenario
-    reads one: 64, 15e12, '15T', '4M' (a whole number where `whole`); None kept; anything else one line."""
+    reads one: 64, 15e12, '15T', '4M' (a whole number where `whole`); None kept; anything else one line, whose fix
+    gives `example` (default a chip or token count: months of service had been told 'e.g. 15e12 or '15T'')."""
     if value is None:
         return None
     if isinstance(value, int | float | str) and not isinstance(value, bool):
@@ -100,7 +101,8 @@ def read_count(value: Any, name: str, whole: bool = False) -> Any:
             pass
         else:
             return _within(count, name)
-    kind, example = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
+    kind, default = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
+    example = example or default
     raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
 
 

@@ -133,9 +133,15 @@ def print_tco(r: dict[str, Any]) -> None:
         src.add_row(name, fmt.figure_value(f), f["status"], escape(text))
     console.print(src)
     if r["break_even"]:
+        own = any(q.get("this_system") for q in r["break_even"])
         be = Table(
             title="Owning vs renting: break-even utilisation",
-            caption=f"* {r['system']}'s own price, the one predict and plan train use for it",
+            caption=f"* {r['system']}'s own price, the one predict and plan train use for it"
+            if own
+            else escape(
+                f"{r['system']} has no {r['compare']} price ({r['break_even_note']}): predict and plan train "
+                "leave it '-'; the prices above are other systems' of its chip"
+            ),
             caption_justify="left",
             header_style="bold",
         )

@@ -225,8 +225,9 @@ def _cores_note(r: dict[str, Any]) -> str | None:
     cores = int(r.get("cores_per_chip") or 1)
     if cores == 1:
         return None
-    used = int(r["chips_used"])
-    ranks = f"tp x pp x dp x cp = {used * cores:,} ranks on {used:,} chips"
+    used, plan = int(r["chips_used"]), r["plan"]
+    # the plan's own product: used x cores had read 48 ranks on 12 chips for TP1 PP7 DP7's 49 on 13
+    ranks = f"tp x pp x dp x cp = {plan['tp'] * plan['pp'] * plan['dp'] * plan['cp']:,} ranks on {used:,} chips"
     return f"a rank is a core ({cores} NeuronCores a chip): {ranks}"
 
 

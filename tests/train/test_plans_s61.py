@@ -1,0 +1,157 @@
+"""Review s61 (training plans): balanced interleaving degrees, plans that leave ranks the batch cannot use idle,
+such plans given back, the chips a plan on multi-core chips occupies, fp8 FSDP gathers and a reserve past the
+device's memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from chipwise import api
+from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware import Hardware
+from chipwise.interfaces.cli.train_views import _cores_note
+from chipwise.perf.device import device_of, topology_of
+from chipwise.train.data_parallel import dp_time
+from chipwise.train.memory import local_params, memory_per_rank
+from chipwise.train.plans import check_plan, from_dicts, vpp_options
+from chipwise.train.search import search_plans
+from chipwise.workload import load_model
+from chipwise.workload.training import TrainingJob
+
+
+def test_interleaving_degrees_include_those_that_balance_the_stage() -> None:
+    """80 layers at pp 4 are 20 a stage: v 5, 10 and 20 keep 20 layers on the critical stage (80 / (4 v) whole) and
+    had not been tried; 126 at pp 8 are 16 a stage (v 16: one layer a virtual stage). pp x v stays within layers + 2."""
+    assert vpp_options(80, 4) == [1, 2, 3, 4, 5, 6, 8, 10, 20]
+    assert 16 in vpp_options(126, 8) and vpp_options(126, 63) == [1, 2]
+    assert vpp_options(80, 1) == [1]
+
+
+def test_the_search_takes_the_balanced_interleaving(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-405B, 2,048 sequences of 8K on 16,384 H100: the search chose TP4 PP8v8 DP256 CP2 at 6.595 s a step
+    (126 layers: ceil(126/64) x 8 = 16 on the critical stage, bubble 7/8 t_mb); v16 has the same 16 layers, a bubble
+    of 7/16 t_mb and fewer activations in flight: 6.399 s, 74.1 GiB a chip against 76.4."""
+    spec = load_model(catalog, "llama-3.1-405b")
+    job = TrainingJob(spec, 8192, 2048, "bf16")
+    search = search_plans(spec, job, hw.system("h100-sxm"), 16384)
+    plan = search.result.plans.plan(search.best)
+    assert (plan["tp"], plan["pp"], plan["vpp"], plan["dp"], plan["cp"]) == (4, 8, 16, 256, 2)
+    assert float(search.result.step_time[search.best]) == pytest.approx(6.3992, abs=1e-4)
+
+
+@pytest.mark.parametrize("chips", [32, 128, 512, 544])
+def test_a_one_sequence_batch_runs_as_fast_on_more_chips(catalog: Catalog, hw: Hardware, chips: int) -> None:
+    """Llama-3.1-8B, one 512-token sequence: 32 H100 run TP8 PP4 at 0.1748 s. Larger fleets had to use half their
+    chips, so deeper pipelines (PP8 0.1759 s at 128, PP32 0.1889 s at 512) and none at all on 544; the batch has no
+    sequence for the idle chips, so the 32-chip plan is kept on each."""
+    spec = load_model(catalog, "llama-3.1-8b")
+    search = search_plans(spec, TrainingJob(spec, 512, 1, "bf16"), hw.system("h100-sxm"), chips)
+    plan = search.result.plans.plan(search.best)
+    assert (plan["tp"], plan["pp"], plan["dp"]) == (8, 4, 1)
+    assert float(search.result.step_time[search.best]) == pytest.approx(0.1748, abs=1e-4)
+
+
+def test_an_interleaved_plan_keeps_its_dp_on_a_larger_fleet(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-8B, 16 sequences of 4K: 512 H100 run TP8 PP4v8 DP4 CP4 (16 / 4 = 4 micro-batches, a multiple of
+    pp) at 0.2062 s. On 1,024 dp was the largest that fits, 8, whose 2 micro-batches cannot interleave over 4 stages:
+    the plan was dropped and CP8 took 0.2089 s."""
+    spec = load_model(catalog, "llama-3.1-8b")
+    job = TrainingJob(spec, 4096, 16, "bf16")
+    times = {}
+    for chips in (512, 1024):
+        search = search_plans(spec, job, hw.system("h100-sxm"), chips)
+        times[chips] = float(search.result.step_time[search.best])
+        plan = search.result.plans.plan(search.best)
+        assert (plan["tp"], plan["pp"], plan["vpp"], plan["dp"], plan["cp"]) == (8, 4, 8, 4, 4)
+    assert times[512] == pytest.approx(0.2062, abs=1e-4) and times[1024] == times[512]
+
+
+def test_a_plan_the_search_returns_is_accepted_back(catalog: Catalog) -> None:
+    """1,000 H100 run Llama-3.1-70B's 512 sequences as TP2 PP7 DP16 CP4 on 896 ranks: given back it had been refused
+    (the product must equal 1,000), and DeepSeek-V3's TP1 DP1920 EP16 on 2,048 H800 could not be given at all (no dp
+    divides 15,360 sequences into 2,048)."""
+    spec = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(spec, 8192, 512, "bf16")
+    check_plan({"tp": 2, "pp": 7, "dp": 16, "cp": 4}, spec, job, 1000)
+    ds = load_model(catalog, "deepseek-v3")
+    check_plan({"tp": 1, "pp": 1, "dp": 1920, "ep": 16, "zero": 3}, ds, TrainingJob(ds, 4096, 15360, "fp8"), 2048)
+    with pytest.raises(ChipwiseError, match=r"= 448 leaves 552 of the job's 1,000 ranks idle, more than half"):
+        check_plan({"tp": 2, "pp": 7, "dp": 8, "cp": 4}, spec, job, 1000)
+    with pytest.raises(ChipwiseError, match=r"= 1,792, more than the job's 1,000 ranks\. Fix"):
+        check_plan({"tp": 2, "pp": 7, "dp": 32, "cp": 4}, spec, job, 1000)
+    # a batch with no sequence for a larger dp may leave most ranks idle: 1 x 1 x 7 x 1 on 64 ranks, 7 sequences
+    check_plan({"tp": 1, "pp": 1, "dp": 7}, spec, TrainingJob(spec, 8192, 7, "bf16"), 64)
+
+
+def test_a_partly_used_chip_counts_as_used() -> None:
+    """TP1 PP7 DP7 on 4-core Trn2 is 49 ranks: 12 whole chips and a 13th with one busy core. chips_used had read 12,
+    and the table '48 ranks on 12 chips'."""
+    r = api.predict(
+        {
+            "kind": "train",
+            "model": "llama-3.2-1b",
+            "hardware": "trn2",
+            "chips": 16,
+            "global_batch": 7,
+            "tokens": 1e9,
+            "seq_len": 4096,
+            "plan": {"tp": 1, "pp": 7, "cp": 1},
+        }
+    )
+    assert (r["plan"]["dp"], r["chips_used"]) == (7, 13)
+    assert _cores_note(r) == "a rank is a core (4 NeuronCores a chip): tp x pp x dp x cp = 49 ranks on 13 chips"
+
+
+def test_fp8_fsdp_gathers_its_layers_in_fp8(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B TP1 DP512 CP2 FSDP on 1,024 H100: ZeRO-3 holds two gathered layers, 2 x p / 80 working weights
+    of the 70.6B parameters p: 3.28 GiB in bf16, 1.64 in fp8 (fp8 had held them in bf16 too)."""
+    spec = load_model(catalog, "llama-3.1-70b")
+    system = hw.system("h100-sxm")
+    dev, topo = device_of(system), topology_of(system)
+    plans = from_dicts([{"tp": 1, "pp": 1, "dp": 512, "cp": 2, "zero": 3}])
+    p = float(local_params(spec, plans)[0][0])
+    weights = {
+        prec: float(memory_per_rank(spec, TrainingJob(spec, 8192, 512, prec), dev, topo, plans).weights[0])
+        for prec in ("bf16", "fp8")
+    }
+    assert weights["bf16"] == pytest.approx(4.0 * p / 1024 + 2 * 2.0 * p / 80, rel=1e-12)
+    assert weights["fp8"] == pytest.approx(4.0 * p / 1024 + 2 * 1.0 * p / 80, rel=1e-12)
+    assert (weights["bf16"] - weights["fp8"]) / 2**30 == pytest.approx(1.643, abs=1e-3)
+
+
+@pytest.mark.parametrize("zero", [1, 3])
+def test_fp8_parameter_gathers_move_one_byte_a_weight(hw: Hardware, zero: int) -> None:
+    """E parameters over a 16-rank data-parallel group all network (TP8 DP16 on 8-GPU servers), nothing hidden:
+    ZeRO-1 all-gathers the updated weights once (15/16 x E x bytes / B_out), FSDP every layer twice a micro-batch and
+    once more for the last (2 + 1/L of that, L = 32). In fp8 one byte a weight, as memory.py holds them (had: two)."""
+    system = hw.system("p5.48xlarge")
+    topo = topology_of(system)
+    plans = from_dicts([{"tp": 8, "pp": 1, "dp": 16, "zero": zero, "recompute": "full"}])
+    e, none = 5.64e9, np.zeros(1)
+    dev, one = device_of(system), np.ones(1)
+    exposed = {wb: float(dp_time(np.array([e]), none, plans, topo, dev, one, none, none, none, 32, True, wb)[0][0])
+               for wb in (1.0, 2.0)}  # fmt: skip
+    gathers = 1.0 if zero == 1 else 2.0 + 1.0 / 32
+    saved = gathers * 15 / 16 * e / (topo.out_bandwidth * topo.out_efficiency)
+    assert exposed[2.0] - exposed[1.0] == pytest.approx(saved, rel=1e-9, abs=1e-12)
+
+
+def test_a_reserve_past_the_device_asks_for_a_larger_memory_not_more_chips() -> None:
+    """A 1 GiB Trn3 (0.25 GiB a core) under the runtime's 0.5 GiB reserve per core: more chips shrink the states, never
+    the reserve. It had asked for 'at least 1,626,634,613,842' chips."""
+    scenario = {
+        "kind": "train",
+        "model": "llama-3.1-405b",
+        "hardware": "trn3",
+        "chips": 16384,
+        "tokens": 1e12,
+        "precision": "fp8",
+    }
+    with pytest.raises(InfeasibleError) as exc:
+        api.predict(scenario, sets=["trn3.hbm_capacity=1GiB"])
+    assert str(exc.value).endswith(
+        "Fix: use a chip with more memory: the runtime's reserve alone takes 0.50 GiB of the device's 0.25 GiB, so no "
+        "chip count fits."
+    )
