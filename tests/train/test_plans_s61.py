@@ -15,7 +15,7 @@ from chipwise.interfaces.cli.train_views import _cores_note
 from chipwise.perf.device import device_of, topology_of
 from chipwise.train.data_parallel import dp_time
 from chipwise.train.memory import local_params, memory_per_rank
-from chipwise.train.plans import check_plan, from_dicts, vpp_options
+from chipwise.train.plans import check_partial_plan, check_plan, enumerate_plans, from_dicts, vpp_options
 from chipwise.train.search import search_plans
 from chipwise.workload import load_model
 from chipwise.workload.training import TrainingJob
@@ -155,3 +155,47 @@ def test_a_reserve_past_the_device_asks_for_a_larger_memory_not_more_chips() -> 
         "Fix: use a chip with more memory: the runtime's reserve alone takes 0.50 GiB of the device's 0.25 GiB, so no "
         "chip count fits."
     )
+
+
+def _eight_b_on_512(plan: dict[str, object]) -> dict[str, object]:
+    """Llama-3.1-8B, 4 sequences of 4K on 512 H100 (the review's job)."""
+    scenario = {"kind": "train", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 512, "global_batch": 4}
+    return api.predict({**scenario, "tokens": 1e9, "seq_len": 4096, "plan": plan})
+
+
+def test_a_plan_giving_tp_pp_and_dp_runs_at_cp_1(catalog: Catalog) -> None:
+    """tp, pp and dp given leave cp at 1 (left_to_search, docs/guide.md), the plan check_partial_plan checks. The
+    search had still tried every cp: TP8 PP4 DP4 on 512 H100 was priced as CP4 on all 512 chips and labelled
+    'given'. At cp 1 it runs on 8 x 4 x 4 = 128 chips, the same plan and step as when cp 1 is written out."""
+    knobs = {"tp": 8, "pp": 4, "dp": 4, "microbatch": 1, "zero": 1, "recompute": "selective", "vpp": 1}
+    r = _eight_b_on_512(knobs)
+    plan = r["plan"]
+    assert isinstance(plan, dict) and plan["cp"] == 1
+    assert (r["chips_used"], r["plan_source"]) == (128, "given")
+    assert r["step_time_s"] == _eight_b_on_512({**knobs, "cp": 1})["step_time_s"]
+    spec = load_model(catalog, "llama-3.1-8b")
+    plans = enumerate_plans(spec, TrainingJob(spec, 4096, 4, "bf16"), 512, 8, {"tp": 8, "pp": 4, "dp": 4})
+    assert len(plans) and set(plans.cp.tolist()) == {1}
+
+
+def test_a_partial_plan_is_judged_at_the_micro_batch_and_interleaving_left_open(catalog: Catalog) -> None:
+    """TP8 PP4 DP1 CP1 of a 4-sequence batch uses 32 of 512 ranks. It had been refused for idling ranks the batch
+    could use, judged at micro-batch 1 and v 1, though the search was free to pick mb 4 (1 x 4 = 4 sequences) or an
+    interleaved pipeline (1 x 1 x 4 = 4): each given was accepted. It now runs PP4v8 mb1, as the search completes it;
+    written out complete at mb 1 and v 1 it is still refused, and so is a 256-sequence batch, which no open knob
+    (mb at most 16, 16 x 4 = 64 interleaved) leaves without sequences for a larger dp."""
+    r = _eight_b_on_512({"tp": 8, "pp": 4, "dp": 1, "cp": 1})
+    plan = r["plan"]
+    assert isinstance(plan, dict) and (plan["dp"], plan["vpp"], plan["microbatch"]) == (1, 8, 1)
+    assert (r["chips_used"], r["plan_source"]) == (32, "partial")
+    spec = load_model(catalog, "llama-3.1-8b")
+    idle = r"= 32 leaves 480 of the job's 512 ranks idle, more than half"
+    with pytest.raises(ChipwiseError, match=idle):
+        _eight_b_on_512({"tp": 8, "pp": 4, "dp": 1, "cp": 1, "microbatch": 1, "vpp": 1})
+    with pytest.raises(ChipwiseError, match=idle):
+        check_partial_plan({"tp": 8, "pp": 4, "dp": 1}, spec, TrainingJob(spec, 4096, 256, "bf16"), 512)
+    # only an open interleaving bounds a 64-sequence batch (mb 16 x pp 4, past the largest mb 16); with vpp given
+    # as 1 nothing does
+    check_partial_plan({"tp": 8, "pp": 4, "dp": 1}, spec, TrainingJob(spec, 4096, 64, "bf16"), 512)
+    with pytest.raises(ChipwiseError, match=idle):
+        check_partial_plan({"tp": 8, "pp": 4, "dp": 1, "vpp": 1}, spec, TrainingJob(spec, 4096, 64, "bf16"), 512)

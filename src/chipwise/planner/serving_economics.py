@@ -161,8 +161,6 @@ def economics(
             note = f"{system.id}: {price_note(catalog, system, pricing, provider)}"
             if note not in notes:
                 notes.append(note)
-        elif record is not None:
-            sources.append(record)
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
         # systems hand their KV caches over the scale-out network
         scaleout = total > system.chips or len(systems) > 1
@@ -177,10 +175,26 @@ def economics(
             # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
             # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
             tco = owned_tco(catalog, system, region, 1.0, None)
-            cost_h += tco.usd_per_hour(rented, it_j * site.pue.value)
+            terms = tco.charged_per_chip_hour(rented, it_j * site.pue.value)
+            charged = rented * sum(terms.values())
+            cost_h += charged
             figures.update(tco.figures())  # the owned cost's inputs, each with its status and source
+            # what the pool is charged, beside the TCO record at full use (busy all hour): a reader of price_sources
+            # had seen only that record's $1.628 and $0.137 of energy a chip-hour where $1.587 and $0.096 were charged
+            record = {
+                **record,
+                "usd_per_hour": charged,
+                "usd_per_chip_hour": charged / rented if rented > 0 else math.nan,
+                "terms_usd_per_chip_hour": terms,
+                "busy_share": share,
+                "charged_basis": "the TCO's fixed terms per chip-hour and the pool's own facility energy (busy "
+                "for busy_share of the hour, idle the rest) at the site's $/kWh; tco: the owned cost at full use, "
+                "busy all hour",
+            }
         elif not math.isnan(price):
             cost_h += price * rented
+        if record is not None and not math.isnan(price):
+            sources.append(record)
         if site.region not in regions:
             regions.append(site.region)
     nan = float("nan")

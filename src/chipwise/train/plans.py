@@ -13,7 +13,7 @@ hsdp whether ZeRO-3 shards only within the scale-up domain and replicates across
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -221,7 +221,14 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
             f"zero {g['zero']}. Fix: set zero to 3 or hsdp to false."
         )
     if {"tp", "pp", "dp"} <= set(g):
-        check_plan({**g, "cp": g.get("cp", 1)}, model, job, ranks)
+        p = normalise({**g, "cp": g.get("cp", 1)})
+        # the micro-batch and interleaving the search still chooses: the plan idles ranks the batch could use only if
+        # it does at each of them (TP8 PP4 DP1 of a 4-sequence batch on 512 H100 had been refused, judged at mb 1 and
+        # v 1, while mb 4 or v 2 leaves the batch no sequence for a larger dp, and either knob given was accepted)
+        mbs = [] if "microbatch" in g else microbatch_options(job.global_batch)
+        vpps = [] if "vpp" in g else vpp_options(model.layers, p["pp"])
+        if reason := invalid_reason(p, model, job) or rank_use_problem(p, job.global_batch, ranks, mbs, vpps):
+            raise ChipwiseError(f"invalid plan: {reason}.")
         return
     given = 1
     for key in ("tp", "pp", "dp", "cp"):
@@ -358,10 +365,14 @@ def batch_bound(dp: IntArray, mb: IntArray, pp: IntArray, vpp: IntArray, batch: 
     return np.asarray(dp * per_dp == batch)
 
 
-def rank_use_problem(plan: Mapping[str, Any], batch: int, ranks: int) -> str:
-    """Why a complete plan cannot run on `ranks` ranks ('' when it can): its degrees may not multiply to more, and
-    may leave idle more than MIN_RANK_USE of them only where the batch gives no more data parallelism to use, the
-    rule the search keeps its own plans to (so a plan it returns can be given back)."""
+def rank_use_problem(
+    plan: Mapping[str, Any], batch: int, ranks: int, microbatches: Sequence[int] = (), vpps: Sequence[int] = ()
+) -> str:
+    """Why a plan cannot run on `ranks` ranks ('' when it can): its degrees may not multiply to more, and may leave
+    idle more than MIN_RANK_USE of them only where the batch gives no more data parallelism to use, the rule the
+    search keeps its own plans to (so a plan it returns can be given back). The batch bound is judged at the plan's
+    micro-batch and vpp, or at each of `microbatches` and `vpps` where the search still chooses them (enough that
+    one leaves the batch no sequence for the idle ranks)."""
     tp, pp, dp, cp = plan["tp"], plan["pp"], plan["dp"], plan["cp"]
     product = tp * pp * dp * cp
     degrees = f"tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product:,}"
@@ -370,14 +381,20 @@ def rank_use_problem(plan: Mapping[str, Any], batch: int, ranks: int) -> str:
             f"{degrees}, more than the job's {ranks:,} ranks. "
             "Fix: make the product at most the rank count (chips x cores per chip)"
         )
-    one = np.ones(1, dtype=np.int64)
-    bound = bool(batch_bound(dp * one, plan["microbatch"] * one, pp * one, plan["vpp"] * one, batch)[0])
+    mb, vpp = (a.ravel() for a in np.meshgrid(microbatches or [plan["microbatch"]], vpps or [plan["vpp"]]))
+    one = np.ones_like(mb)
+    bound = bool(batch_bound(dp * one, mb, pp * one, vpp, batch).any())
     if product < MIN_RANK_USE * ranks and not bound:
         return (
             f"{degrees} leaves {ranks - product:,} of the job's {ranks:,} ranks idle, more than half, while "
             "the batch has sequences for a larger dp. Fix: raise dp (or tp, pp, cp), or use fewer chips"
         )
     return ""
+
+
+def microbatch_options(batch: int) -> list[int]:
+    """The micro-batch sizes the search tries: powers of two up to 16 that divide the batch."""
+    return [b for b in _pow2_upto(min(batch, 16)) if batch % b == 0]
 
 
 def balanced_depths(layers: int, vpps: Iterable[int] = VPP_OPTIONS) -> set[int]:
@@ -431,6 +448,10 @@ def enumerate_plans(
     # by their PLAN_KEYS names, values checked: mb, vp and sequence_parallel had been ignored here, and a recompute
     # of 'Full' had failed in RECOMPUTE_MODES.index
     fixed = given_knobs(fixed or {})
+    if {"tp", "pp", "dp"} <= fixed.keys():
+        # cp is then 1 (left_to_search, the guide), as check_partial_plan checked it: cp had still been searched, and
+        # TP8 PP4 DP4 on 512 H100 priced as CP4 on all 512 chips, labelled 'given'
+        fixed.setdefault("cp", 1)
     att = model.attention
     moe = model.moe
     layers = model.layers
@@ -451,7 +472,7 @@ def enumerate_plans(
     )
     cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if job.seq_len % c == 0 and job.seq_len // c >= 512] or [1]
     ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
-    mb_opts = [b for b in _pow2_upto(min(job.global_batch, 16)) if job.global_batch % b == 0]
+    mb_opts = microbatch_options(job.global_batch)
     rec_opts = [RECOMPUTE_MODES.index(fixed["recompute"])] if "recompute" in fixed else [0, 1, 2]
     hsdp_opts = [int(fixed["hsdp"])] if "hsdp" in fixed else [0, 1]
 

@@ -150,6 +150,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         names = _names(report["results"])
         _scale_note(report["results"])
         _left_out_note(report["results"], names)
+        _billed_notes(report["results"], names)
         _precision_notes(report["results"], names)
         _cores_notes(report["results"], names)
         _user_price_notes(report["results"], names)
@@ -193,6 +194,26 @@ def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
                 f"[dim]{i} {name}: the plan runs on {used:,} of the {r['chips']:,} chips (its data "
                 f"parallelism divides the {r['global_batch']:,}-sequence batch); the other {r['chips'] - used:,} are "
                 "paid for and idle in cost, MFU and energy[/]"
+            )
+
+
+def _billed(r: dict[str, Any]) -> str | None:
+    """'billed for 16 chips (whole p5.48xlarge units)' where the provider's units in the pricing mode hold more chips
+    than the fleet (planner.training bills 12 H100s in Capacity Blocks as two p5 instances), else None: the cost is
+    of the chips billed, and 12 x the price per chip-hour x the time had not reached it."""
+    billed = r.get("billed_chips")
+    if billed is None or billed <= r["chips"] + 1e-9:
+        return None
+    return f"billed for {billed:,.0f} chips (whole {r['system']} units)"
+
+
+def _billed_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
+    """Rows billed for more chips than the fleet's, a line each below the tables (the cost column stays narrow)."""
+    for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
+        if (billed := _billed(r)) is not None:
+            console.print(
+                f"[dim]{i} {name}: {billed} in {r['pricing']} pricing, {r['billed_chips'] - r['chips']:,.0f} more "
+                "than it runs on: cost and $/Mtok count them[/]"
             )
 
 
@@ -326,7 +347,8 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     )
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
-        f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}",
+        f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}"
+        + (f", {billed}" if (billed := _billed(r)) is not None else ""),
     )
     head.add_row(
         "energy, ideal / expected",
