@@ -43,3 +43,13 @@ def test_the_reviewers_519_w_reads_below_the_target() -> None:
     above = _checks("518W")
     assert above["1d"].numbers["tokens_per_joule_ratio"] == pytest.approx(1.4003, abs=1e-4)
     assert above["1d"].why.startswith("on chipwise's estimates it would hold (1.40x)")
+
+
+def test_a_system_power_its_chips_take_whole_is_no_internal_error() -> None:
+    """--set trn3-ultraserver.power=144kW: 144 chips at their 1,000 W TDP take it all, so a 0 W chip leaves 0 W and
+    the ratio at 0 W had divided by it (ZeroDivisionError); any ratio is reachable then, and the threshold is
+    priced."""
+    catalog = load_catalog(sets=["trn3-ultraserver.power=144kW"])
+    d = next(c for c in _claim1(_Runs(catalog)).checks if c.id == "1d")
+    assert d.numbers["ratio_at_0_w"] == float("inf")
+    assert 0 < d.numbers["trn3_tdp_for_target_w"] < 1000

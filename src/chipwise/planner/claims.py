@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chipwise.catalog.loader import Catalog, set_on_command_line, tdp_moved_power
+from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, set_on_command_line, tdp_moved_power
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, latest_quotes, price_per_chip_hour
 from chipwise.economics.tco import owned_tco
@@ -206,7 +206,7 @@ def _price_text(q: PriceQuote | None) -> str:
     """'$2.24 [spec]', '$2.73 [estimate]', '$4.80 [set on the command line]', or '-'."""
     if q is None:
         return "-"
-    status = "set on the command line" if q.provider == USER_PROVIDER else q.status
+    status = SET_ON_COMMAND_LINE if q.provider == USER_PROVIDER else q.status
     return f"${q.usd_per_chip_hour:.2f} [{status}]"
 
 
@@ -226,7 +226,7 @@ def _label(ref: Any, default: str = "estimate") -> str:
     figure's it replaced)."""
     if ref is None:
         return default
-    return "set on the command line" if set_on_command_line(ref.derivation) else str(ref.status)
+    return SET_ON_COMMAND_LINE if set_on_command_line(ref.derivation) else str(ref.status)
 
 
 def _it_power_w(runs: _Runs, system: System, run: dict[str, Any], tdp_w: float) -> float:
@@ -260,14 +260,17 @@ def _tdp_for(runs: _Runs, system: System, run: dict[str, Any], ratio: float, tar
     """
     tdp = system.chip.tdp
     now, floor = _it_power_w(runs, system, run, tdp), _it_power_w(runs, system, run, 0.0)
-    return tdp * (now * ratio / target - floor) / (now - floor), ratio * now / floor
+    # a system power that the chips' TDPs alone take leaves 0 W at a 0 W chip: any ratio then
+    at_zero = ratio * now / floor if floor > 0 else math.inf
+    return tdp * (now * ratio / target - floor) / (now - floor), at_zero
 
 
-def _tdp_text(runs: _Runs, system: System, run: dict[str, Any] | str, ratio: float, target: float) -> str:
-    """'Trn3 would need <= 538 W per chip for 1.4x ...', or why no TDP would do."""
-    if not (isinstance(run, dict) and math.isfinite(ratio)):
+def _tdp_text(runs: _Runs, system: System, found: tuple[float, float] | None, target: float) -> str:
+    """'Trn3 would need <= 538 W per chip for 1.4x ...', or why no TDP would do (`found`: _tdp_for's answer, None
+    where there is no run to ask)."""
+    if found is None:
         return ""
-    watts, at_zero = _tdp_for(runs, system, run, ratio, target)
+    watts, at_zero = found
     host = power_model(runs.catalog, system, scaleout=False).host_w
     if watts <= 0:
         return (
@@ -423,15 +426,16 @@ def _claim1(runs: _Runs) -> Claim:
 
     def efficiency(check: str, claim: str, target: float, computed: str, tail: str = "") -> Check:
         """`computed`: the text the ratio follows (shown)."""
-        threshold = _tdp_text(runs, trn3, r3, eff, target)
+        found = _tdp_for(runs, trn3, r3, eff, target) if isinstance(r3, dict) and math.isfinite(eff) else None
+        threshold = _tdp_text(runs, trn3, found, target)
         verdict = (
             UNCHECKABLE if missing else ESTIMATED if power_estimated else HOLDS if eff >= target else NOT_ON_WORKLOAD
         )
         computed += shown
         lean = f"{_leans(eff >= target)} ({shown}); " if verdict == ESTIMATED else ""
         numbers: dict[str, Any] = {"tokens_per_joule_ratio": eff}
-        if isinstance(r3, dict) and math.isfinite(eff):
-            watts, numbers["ratio_at_0_w"] = _tdp_for(runs, trn3, r3, eff, target)
+        if found is not None:
+            watts, numbers["ratio_at_0_w"] = found
             numbers["trn3_tdp_for_target_w"] = watts if watts > 0 else math.nan  # none reaches the target
         return Check(
             check,
@@ -1048,7 +1052,7 @@ def _claim7(runs: _Runs) -> Claim:
         try:
             results[hw_id] = predict_serving(runs.catalog, load_scenario(SERVE_SCENARIO.format(hw=hw_id, chips=chips)))
         except ChipwiseError as exc:
-            errors[hw_id] = str(exc).split(". Fix")[0]
+            errors[hw_id] = _plan_reason(str(exc))
     if "h100-sxm" not in results or not (set(results) - {"h100-sxm"}):
         why = "; ".join(f"{k}: {v}" for k, v in errors.items()) or "no result"
         return Claim(
@@ -1133,7 +1137,7 @@ def _require_gpu_prices(runs: _Runs) -> None:
     for gpu, mode in GPU_PRICES_COMPARED:
         quote = _price(runs, gpu, mode)
         if quote is not None and not quote.usd_per_chip_hour > 0:
-            given = "set on the command line" if quote.provider == USER_PROVIDER else f"from {quote.provider}'s price"
+            given = SET_ON_COMMAND_LINE if quote.provider == USER_PROVIDER else f"from {quote.provider}'s price"
             raise ChipwiseError(
                 f"{gpu}'s {mode} price is ${quote.usd_per_chip_hour:g} a chip-hour ({given}): the claims set "
                 f"Trainium's costs against it, and a saving against a free chip means nothing. Fix: give {gpu} a "

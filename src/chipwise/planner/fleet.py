@@ -49,7 +49,7 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, in_group, solve, solve_excluding
 from chipwise.planner.serving import choose_any, precisions
-from chipwise.planner.serving_choice import check_slo, kv_limited_batch
+from chipwise.planner.serving_choice import check_slo, kv_limited_batch, saturated_rate
 from chipwise.planner.serving_plan import CONFIRM_FACTOR, MAX_CHECK_LOAD, _settling
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
@@ -67,8 +67,9 @@ SHAPES_PER_CHIP = 3
 REPLAY_REQUESTS = 1500
 REPLAY_LATENCIES = 3.0
 #: each bucket a type carries is replayed for at least this many of its requests, so that its p99 rests on its ten
-#: slowest: on 1,500 requests in all, six H100 pairs carrying RAG and summaries (340 of them) met a 2 s TTFT p99 on
-#: one seed (1.74 s) and missed it on the next, where every run of 6,000-60,000 read 2.07-2.26 s
+#: slowest: on 1,500 requests in all, six H100 pairs carrying RAG and summaries (340 of them) met the SLO on one
+#: seed (the summaries' TTFT p99 1.74 s against 2 s) and missed it on the next, where every run of 6,000-60,000
+#: read that p99 at 2.07-2.26 s
 REPLAY_TAIL = 1000
 #: of the buckets that carry at least this share of a type's requests (a type carrying 0.01 req/s of summaries
 #: beside 24 of chat had replayed 20,000 requests to see 1,000 summaries)
@@ -86,8 +87,8 @@ TOP_UP_ROUNDS = 3  # then one more instance at a time for the types whose replay
 #: $15.54, where a search over MI300X and B200 found five of one shape meeting the SLO at $12.95
 ALTERNATIVES = 5
 MIN_DERATE = 0.3
-#: instance types of one system whose capacities differ by less than this are one type (_undominated): a tenth of
-#: the estimate's own spread against the simulator
+#: instance types of one system whose capacities differ by less than this are one type (_undominated): a chosen
+#: margin, a tenth of the 6-15% by which the simulator's capacity reads under the estimate's (plan serve's probe)
 TWIN_TOLERANCE = 0.01
 #: the seed offset of the answer's confirming replays (_confirmed), apart from the search's (0) and their
 #: confirmations' (1)
@@ -268,7 +269,7 @@ def _types_for(
         except (InfeasibleError, ChipwiseError):
             return []
         rates.append(np.asarray(r, dtype=np.float64))
-        saturations.append(np.minimum(est.throughput / b.output_tokens, 1.0 / np.maximum(est.prefill_work_s, 1e-12)))
+        saturations.append(saturated_rate(est, b.output_tokens))
     assert est is not None
     # an instance is a unit its provider rents, running as many replicas as fit (whole chips without units): the
     # one with the fewest chips a replica (an inf2.48xlarge for three 4-chip replicas), which ranks the shapes, and

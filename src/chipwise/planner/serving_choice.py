@@ -185,6 +185,13 @@ def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarr
     return ok
 
 
+def saturated_rate(est: Estimate, out: float) -> np.ndarray:
+    """Per candidate, the requests/s one replica carries with every batch slot busy: its output tokens/s at
+    saturation over the tokens a request produces, and at most one prompt's own work per request (what bounds a
+    prefill pool, whose requests produce one token each)."""
+    return np.minimum(est.throughput / out, 1.0 / np.maximum(est.prefill_work_s, 1e-12))
+
+
 def max_rate(
     model: ModelSpec,
     system: System,
@@ -205,9 +212,7 @@ def max_rate(
     best = np.zeros(len(est.cand))
     tpot_at = np.full(len(est.cand), np.inf)
     ttft_at = np.full(len(est.cand), np.inf)
-    # requests/s a replica can carry: its output tokens/s at saturation, and at most one prompt's own work per
-    # request (what bounds a prefill pool, whose requests produce one token each)
-    cap = np.minimum(est.throughput / out, 1.0 / np.maximum(est.prefill_work_s, 1e-12))
+    cap = saturated_rate(est, out)
 
     n = len(est.cand)
 

@@ -5,7 +5,7 @@ momentum and variance (12 B) (Rajbhandari et al. 2020, ZeRO). ZeRO stage z shard
     z=0: nothing          -> 2 + 4 + 12
     z=1: optimizer        -> 2 + 4 + 12/s
     z=2: + gradients      -> 2 + (4 + 12)/s
-    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered (2 B);
+    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered (2 B, fp8 1);
          with pipelining (torchtitan's FSDP + PP, data_parallel.py) the stage's gathered weights and unsharded
          fp32 gradients stay for the whole step -> 2 + 4 + (4 + 4 + 8)/s
 FP8 and FP4 training keep 1-byte working weights instead of 2 (fp8 parameter gather), the master in fp32.

@@ -100,10 +100,10 @@ def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, c
     lean = from_dicts([{"tp": ranks, "pp": 1, "dp": 1, "zero": 3, "recompute": "full"}])
     mem = memory_per_rank(model, job, dev, topo, lean)
     states = float((mem.weights + mem.gradients + mem.optimizer)[0])
-    room = dev.hbm_capacity - float(mem.reserved[0])
+    reserve = float(mem.reserved[0])
+    room = dev.hbm_capacity - reserve
     if states <= room:
         return None
-    reserve = float(mem.reserved[0])
     if room <= 0.0:
         # more chips shrink the states, never the reserve: dividing by no room had asked for 1.6 trillion Trn3
         return (

@@ -71,7 +71,7 @@ from chipwise.validation.serving_rows import (
     released_at_once,
 )
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import LengthDist, Load, ServingJob
+from chipwise.workload.serving import LengthDist, Load, ServingJob, context_overflow
 
 SKIP_SPECULATIVE = "speculative decoding"
 SKIP_NO_LENGTHS = "input and output lengths not stated"
@@ -528,7 +528,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     model, model_note = model_for(catalog, row.model_name)
     notes.append(model_note)
     stated_in, stated_out = _lengths(row, notes)
-    past = past_context(model, stated_in, stated_out)
+    past = context_overflow(model, stated_in, stated_out)
     if past:
         # predict refuses such a request; a published run that served it (Neuron's Llama 2 13B compiled at 16,384
         # tokens over a 4,096 context) is priced as it ran, and says so
@@ -712,15 +712,6 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         if gen is not None and rank_tokens:
             notes.append(f"prefill workers encode {rank_tokens} tokens per rank an iteration ({gen.name}'s recipes)")
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
-
-
-def past_context(model: ModelSpec, prompt: float, answer: float) -> str:
-    """'input P + output A tokens exceed M's context of N tokens' where a row's request outgrows the context its
-    model's config states ('' where it fits, or no context is stated), in the words predict refuses it with."""
-    limit = model.max_seq_len
-    if limit <= 0 or prompt + answer <= limit:
-        return ""
-    return f"input {prompt:,.0f} + output {answer:,.0f} tokens exceed {model.name}'s context of {limit:,} tokens"
 
 
 def _plan_chips_mismatch(row: InferenceRow, shard: int, replicas: int, ranks: int, cores: int) -> str:

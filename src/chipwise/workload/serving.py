@@ -819,6 +819,15 @@ class ServingJob:
         return self.input.sample(n, rng), self.output.sample(n, rng)
 
 
+def context_overflow(model: ModelSpec, prompt: float, answer: float) -> str:
+    """'input P + output A tokens exceed M's context of N tokens' where a request outgrows the context its model's
+    config states ('' where it fits, or no context is stated)."""
+    limit = model.max_seq_len
+    if limit <= 0 or prompt + answer <= limit:
+        return ""
+    return f"input {prompt:,.0f} + output {answer:,.0f} tokens exceed {model.name}'s context of {limit:,} tokens"
+
+
 def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Trace | None = None) -> None:
     """One line when requests outgrow the model's context (where its config.json states one): a trace's longest
     request, else the longest prompt and answer of bounded distributions, the means of unbounded ones, and then
@@ -832,11 +841,10 @@ def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Tra
         prompt, answer = int(trace.input[i]), int(trace.output[i])
     else:
         prompt, answer = (round(d.high if d.high is not None else d.mean) for d in (inp, out))
-    if prompt + answer > limit:
+    if over := context_overflow(model, prompt, answer):
         fixed = trace is None and inp.kind == out.kind == "fixed"
         raise ChipwiseError(
-            f"{'' if fixed else 'the longest request: '}input {prompt:,} + output {answer:,} tokens exceed "
-            f"{model.name}'s context of {limit:,} tokens. Fix: shorten the prompt or the answer, or pick a "
+            f"{'' if fixed else 'the longest request: '}{over}. Fix: shorten the prompt or the answer, or pick a "
             "longer-context model."
         )
     if trace is None:
