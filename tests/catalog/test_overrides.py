@@ -209,10 +209,10 @@ def test_unit_errors_say_what_is_wrong(assignment: str, needle: str) -> None:
     assert needle in _error([assignment])
 
 
-def test_a_launch_year_is_kept_as_a_year() -> None:
-    """'trn3.launch_year=2030' had been read as 2030 s ('a bare number is in s')."""
-    fig = load_catalog(sets=["trn3.launch_year=2030"]).chips["trn3"].launch_year
-    assert fig is not None and (fig.value, fig.unit) == (2030.0, "year")
+def test_a_launch_year_is_refused_as_display_only() -> None:
+    """'trn3.launch_year=2030' had been read as 2030 s ('a bare number is in s'), then taken as a year that no
+    prediction reads: it is refused (a file may record it)."""
+    assert "launch_year is only shown" in _error(["trn3.launch_year=2030"])
 
 
 def test_a_tdp_in_kw_moves_the_systems_power_by_the_watts() -> None:

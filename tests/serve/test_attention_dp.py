@@ -297,12 +297,19 @@ def test_balancing_where_it_does_not_apply_is_one_line(
 
 
 def test_the_kv_error_names_attention_dp_for_an_mla_model(capsys: pytest.CaptureFixture[str]) -> None:
+    """A compiled batch (Neuron) must fit its KV cache; TensorRT-LLM's max_batch is a cap the cache may hold the
+    batch under (2026-12: the same refusal had stopped DeepSeek-R1 at b256 on 8 H200, which runs)."""
     scenario = (
-        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 8000, output_tokens: 500, "
-        "arrival_rate: 1, plan: {tp: 8, ep: 8, max_batch: 256}}"
+        "{kind: serve, model: deepseek-r1, hardware: trn2, chips: 16, input_tokens: 8000, output_tokens: 500, "
+        "arrival_rate: 1, plan: {tp: 64, max_batch: 64}}"
     )
     assert run(["predict", scenario]) == 2
     assert "use attention_dp: true (each rank then caches only its own requests)" in capsys.readouterr().err
+    capped = (
+        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 8000, output_tokens: 500, "
+        "arrival_rate: 1, requests: 200, plan: {tp: 8, ep: 8, max_batch: 256}}"
+    )
+    assert run(["predict", capped]) == 0
 
 
 def test_a_ranked_shape_meets_the_slo_at_its_own_share_of_the_load(capsys: pytest.CaptureFixture[str]) -> None:

@@ -418,10 +418,11 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
             "input_tokens: 512\noutput_tokens: 64\noffline: true\nplan: {tp: 1}\n",
             "does not fit",
         ),
+        # a compiled batch (Neuron) holds every slot's KV; elsewhere max_batch is a cap the cache may hold it under
         "batch cannot fit": (
-            "kind: serve\nmodel: llama-3.1-70b\nhardware: h100-sxm\nchips: 2\nprecision: fp8\n"
-            "input_tokens: 8192\noutput_tokens: 1024\noffline: true\nplan: {tp: 2, max_batch: 4096}\n",
-            "max_batch",
+            "kind: serve\nmodel: llama-3.1-8b\nhardware: trn2\nchips: 1\ninput_tokens: 2048\noutput_tokens: 64\n"
+            "concurrency: 16\nrequests: 100\nplan: {tp: 1, max_batch: 4096}\n",
+            "max_batch 4096 needs",
         ),
         "bad speculation": (SCENARIO + "speculative: medusa:3\n", "unknown speculative method"),
         "zero recv interval": (SCENARIO + "plan: {tp: 1, recv_interval: 0}\n", "recv_interval"),

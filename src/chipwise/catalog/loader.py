@@ -33,7 +33,7 @@ from chipwise.catalog.schema import (
     SystemEntry,
 )
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.catalog.units import SI_UNIT, UNITS, parse_quantity, quantity, to_si, units_of
+from chipwise.catalog.units import SI_UNIT, UNITS, from_si, parse_quantity, quantity, to_si, units_of
 from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
 
 SECTIONS: tuple[str, ...] = (
@@ -312,6 +312,9 @@ def _validate(
                 raise ChipwiseError(_fmt_validation(exc, where(section, key))) from None
         return out
 
+    # names first: a partial override under another case's id (H100-SXM:) is no override of h100-sxm but a new
+    # entry, and had been told 'family: Field required' for it, not that the id is taken
+    _check_names({section: raw.get(section) or {} for section in ("chips", "systems")}, origins)
     chips: dict[str, ChipEntry] = build("chips", ChipEntry)
     systems: dict[str, SystemEntry] = build("systems", SystemEntry)
     fabrics: dict[str, FabricEntry] = build("fabrics", FabricEntry)
@@ -343,7 +346,6 @@ def _validate(
                 _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
     _check_trees(raw, trees, origins)
     _check_entry_ranges({"chips": chips, "systems": systems}, origins)
-    _check_names({"chips": chips, "systems": systems}, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
@@ -454,17 +456,20 @@ def _check_entry_ranges(sections: Mapping[str, Mapping[str, Any]], origins: Mapp
                     raise ChipwiseError(f"{origin}: {problem}. Fix: give a value in that range.")
 
 
-def _check_names(sections: Mapping[str, Mapping[str, ChipEntry | SystemEntry]], origins: Mapping[str, str]) -> None:
+def _check_names(sections: Mapping[str, Mapping[str, Any]], origins: Mapping[str, str]) -> None:
     """Every chip and system id and alias names one entry (hardware.Hardware looks them up in one space, in any
     case): a user file's alias that was another entry's name had been taken in silence, either dead (the first
     claim won) or taking that name over ('p5' as a new chip's alias had run a p5 scenario on that chip). A file
     that re-declares an entry under its own id overrides it (one entry, one claim). The built-in entries claim
-    their names first, so the line blames the user file's entry."""
-    entries = [(section, key, entry) for section, body in sections.items() for key, entry in body.items()]
+    their names first, so the line blames the user file's entry. Run on the raw entries, before their schema (an
+    alias list that is no list of names is the schema's to refuse)."""
+    entries = [(section, str(key), entry) for section, body in sections.items() for key, entry in body.items()]
     entries.sort(key=lambda e: origins.get(f"{e[0]}.{e[1]}", BUILTIN) != BUILTIN)  # stable: built-in first
     owner: dict[str, tuple[str, str]] = {}
     for section, key, entry in entries:
-        for name in (key, *entry.aliases):
+        aliases = entry.get("aliases") if isinstance(entry, dict) else None
+        aliases = [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+        for name in (key, *aliases):
             held = owner.setdefault(name.lower(), (section, key))
             if held == (section, key):
                 continue
@@ -531,26 +536,40 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
         path = Path(f)
         _merge_file(raw, _read_yaml(path), origins, str(path), replaced)
     given: dict[str, str] = {}
+    chips_before = {
+        (str(key), name): to_si(float(fig["value"]), str(fig["unit"]))
+        for key, body in (raw.get("chips") or {}).items()
+        if isinstance(body, dict)
+        for name in FOLLOWED
+        if isinstance(fig := body.get(name), dict) and _is_figure(fig) and not isinstance(fig["value"], str)
+    }
     for assignment in sets:
         _once(given, apply_set(raw, assignment, origins), assignment)
+    # after every --set, so that a system figure a --set gives wins over a chip's whatever the flags' order
+    for figure, assignment in given.items():
+        section, key, name = [*figure.split(".", 2), "", ""][:3]
+        if section == "chips" and (key, name) in chips_before:
+            _follow_chip(raw, key, name, chips_before[key, name], assignment, given)
     return _validate(raw, origins, tuple(sets), replaced)
 
 
 def _once(given: dict[str, str], figure: str, assignment: str) -> None:
     """Record that `--set ASSIGNMENT` set `figure` (its qualified name); one line where an earlier `--set` set it
-    to another value (the last had won without a word). The same value twice changes nothing, and is taken."""
+    to another value (the last had won without a word). The same value twice (1200W and 1.2kW) changes nothing,
+    and is taken."""
     earlier = given.setdefault(figure, assignment)
     first, second = (_rhs(a) for a in (earlier, assignment))
-    if first != second:
+    if not math.isclose(first, second, rel_tol=1e-9):
         raise ChipwiseError(
             f"--set gives {figure} twice: '{earlier}' and '{assignment}'. Fix: give one --set for it, with the value "
             "meant."
         )
 
 
-def _rhs(assignment: str) -> str:
-    """The value of an `ID.FIELD=VALUE` override, as written less its spaces."""
-    return "".join(assignment.split("=", 1)[1].split())
+def _rhs(assignment: str) -> float:
+    """The value of an `ID.FIELD=VALUE` override in SI (apply_set has read it: a bare number is SI already)."""
+    value, unit = parse_quantity(assignment.split("=", 1)[1].strip())
+    return to_si(value, unit) if unit else value
 
 
 #: the sections whose entries `--set` reaches by id (ID.FIELD), in the order a qualified name may name them
@@ -623,6 +642,7 @@ def _resolve_target(raw: Mapping[str, Any], lhs: str) -> _Target:
     an efficiency figure to the family); a field both take is refused, naming the qualified forms
     (chips.ID.FIELD, efficiency.ID.FIELD, ...) that say which is meant."""
     head = lhs.split(".", maxsplit=1)[0]
+    _no_field(raw, lhs)
     if head in ENTRY_SECTIONS:
         cands = _candidates(raw, lhs[len(head) + 1 :], (head,))
         if not cands:
@@ -652,6 +672,32 @@ def _resolve_target(raw: Mapping[str, Any], lhs: str) -> _Target:
     if fits:
         return fits[0]
     _no_such_figure(raw, lhs, cands)
+
+
+def _no_field(raw: Mapping[str, Any], lhs: str) -> None:
+    """One line for an `--set` naming an entry but no figure of it (h100-sxm=5, chips.h100-sxm.=5): it had been
+    called an unknown id, offering that very id."""
+    name = lhs.removesuffix(".")
+    head, _, rest = name.partition(".")
+    qualified = head in ENTRY_SECTIONS and bool(rest)
+    sections = (head,) if qualified else (*ENTRY_SECTIONS, *TREE_SECTIONS)
+    name = rest if qualified else name
+    for section in sections:
+        key = section if section in TREE_SECTIONS and name == section else _names(raw, section).get(name)
+        if key is None or (section in TREE_SECTIONS and name != section):
+            continue
+        entry = f"the {section} section" if section in TREE_SECTIONS else f"{ENTRY_KIND[section]} '{key}'"
+        field = "PATH" if section in TREE_SECTIONS else "FIELD"
+        if section in ("chips", "systems", "fabrics"):
+            see = f" ('chipwise catalog show {key}' lists its figures)"
+        elif section == "engines":
+            see = f" ('chipwise catalog engine {key}' lists its figures)"
+        else:
+            see = " (docs/catalog-format.md names them)"
+        raise ChipwiseError(
+            f"--set {lhs}: names {entry} but no figure of it. Fix: write --set {lhs.removesuffix('.')}.{field}=VALUE"
+            f"{see}."
+        )
 
 
 def _no_such_figure(raw: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) -> NoReturn:
@@ -690,25 +736,63 @@ def tdp_moved_power(system_w: float, chips: float, delta_w: float) -> float:
     """A system's rated power once its chips' TDP moves by `delta_w` each: it moves by as much a chip, for a
     system's power less its chips' TDP is its host, network and fans (economics.power), which a capped chip does not
     change (a 350 W H100 had kept its 1,120 W a chip, the host share growing by the watts taken off the GPU). The
-    rule `--set CHIP.tdp` applies (_follow_tdp), and the one `chipwise claims` solves for a TDP with."""
+    rule `--set CHIP.tdp` applies (_follow_chip), and the one `chipwise claims` solves for a TDP with."""
     return max(system_w + delta_w * chips, 0.0)
 
 
-def _follow_tdp(raw: dict[str, Any], chip: str, delta_w: float, assignment: str) -> None:
-    """A chip's TDP what-if moves the rated power of the systems built of it (tdp_moved_power)."""
-    for system in (raw.get("systems") or {}).values():
-        power = system.get("power") if isinstance(system, dict) else None
-        if not isinstance(power, dict) or system.get("chip") != chip or not _is_figure(power):
+#: the chip figures whose --set moves figures of the systems built of the chip: a system's rated power (by the
+#: TDP's change a chip, tdp_moved_power), its scale-out bandwidth (the model reads only the system's: the chip's is
+#: its share, shown in `catalog list`) and the scale-up bandwidth it gives itself (the model reads it over the
+#: chip's: --set trn2.scaleup_bandwidth had left trn2.48xlarge at its 512 GB/s)
+FOLLOWED: dict[str, str] = {
+    "tdp": "TDP",
+    "scaleup_bandwidth": "scale-up bandwidth",
+    "scaleout_bandwidth": "scale-out bandwidth",
+}
+
+
+def _follow_chip(
+    raw: dict[str, Any], chip: str, name: str, was: float, assignment: str, given: Mapping[str, str]
+) -> None:
+    """A chip figure's what-if (`--set ASSIGNMENT`, from `was` in SI) moves the matching figures of each system of
+    that chip, but those a --set gives itself (the user's value stands, whatever the flags' order). A per-chip
+    figure (a scale-up bandwidth, a hybrid's link between two of the chip) and a system's scale-out bandwidth move
+    in proportion (trn1n's twice the chip's share stays twice); a power, and a hybrid rack's scale-out bandwidth,
+    by the chip's change times its chips of this type (the rest is host, fans, the other members' NICs)."""
+    fig = raw["chips"][chip][name]
+    now = to_si(float(fig["value"]), str(fig["unit"]))
+    if was <= 0 or now == was:
+        return
+    for sid, system in (raw.get("systems") or {}).items():
+        if not isinstance(system, dict):
             continue
-        watts = tdp_moved_power(
-            to_si(float(power["value"]), str(power["unit"])), float(system.get("chips", 1)), delta_w
-        )
-        system["power"] = {
-            **power,
-            "value": watts,
-            "unit": "W",
-            "derivation": f"{power.get('derivation', '')}; {chip} TDP moved by --set {assignment}".lstrip("; "),
-        }
+        members = system.get("members") or {}
+        count = members.get(chip, 0) if members else system.get("chips", 1) if system.get("chip") == chip else 0
+        if not count:
+            continue
+        paths = {
+            "tdp": ["power"],
+            "scaleout_bandwidth": ["scaleout.bandwidth"],
+            "scaleup_bandwidth": [f"links.{chip}-{chip}.bandwidth"] if members else ["scaleup.bandwidth"],
+        }[name]
+        for path in paths:
+            parts = path.split(".")
+            node = _node_at(system, parts[:-1], create=False)
+            old_fig = node.get(parts[-1]) if isinstance(node, dict) else None
+            if not isinstance(old_fig, dict) or not _is_figure(old_fig) or isinstance(old_fig["value"], str):
+                continue
+            if f"systems.{sid}.{path}" in given:
+                continue
+            old = to_si(float(old_fig["value"]), str(old_fig["unit"]))
+            additive = name == "tdp" or (members and name == "scaleout_bandwidth")
+            new = tdp_moved_power(old, float(count), now - was) if additive else old * now / was
+            moved = f"{chip} {FOLLOWED[name]} moved by --set {assignment}"
+            node[parts[-1]] = {
+                **old_fig,
+                "value": from_si(new, str(old_fig["unit"])),
+                "derivation": f"{old_fig.get('derivation', '')}; {moved}".lstrip("; "),
+                "note": f"what-if: follows --set {assignment}; catalog value was {old_fig['value']} {old_fig['unit']}",
+            }
 
 
 def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:
@@ -729,8 +813,8 @@ def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:
 
 def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any], leaf: str) -> str:
     """The unit a `--set` value is stored in: the one given, which must measure what the field does, or for a bare
-    number SI (refused where it is over 100x off the catalog's figure: surely a missing unit), or, for a calendar
-    year (launch_year), the year as is."""
+    number SI (refused where it is over 100x off the catalog's figure: surely a missing unit); a chip's
+    launch_year, a calendar year, is not reached (DISPLAY_ONLY)."""
     ref_unit = str(ref.get("unit", ""))
     wanted = quantity(ref_unit) if ref_unit in UNITS else "ratio"
     if unit:
@@ -740,8 +824,6 @@ def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any
                 f"{', '.join(units_of(wanted))}."
             )
         return unit
-    if leaf.endswith("_year") and ref_unit == "year":
-        return "year"  # a calendar year (2030), not a duration in seconds
     si_unit = SI_UNIT.get(wanted, "")
     was = to_si(float(ref["value"]), ref_unit) if not isinstance(ref.get("value"), str) else 0.0
     if ref_unit != "1" and was > 0 and value > 0 and not 1e-2 <= value / was <= 1e2:
@@ -764,6 +846,14 @@ def set_on_command_line(derivation: str) -> bool:
     return derivation.startswith(SET_ON_COMMAND_LINE)
 
 
+#: chip figures only shown, which a --set is refused for (a what-if no prediction reads had been taken in silence,
+#: its output the same to the byte), with what to do instead
+DISPLAY_ONLY: dict[str, str] = {
+    "sram": "drop it, or record the figure in a --catalog file (docs/catalog-format.md).",
+    "launch_year": "drop it, or record the year in a --catalog file (docs/catalog-format.md).",
+}
+
+
 def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> str:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog; return the
     qualified name of the figure it set (chips.trn3.tdp; a price's with its mode: chips.h100-sxm.price.on-demand)."""
@@ -774,6 +864,11 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
     lhs, rhs = (s.strip() for s in assignment.split("=", 1))
     target = _resolve_target(raw, lhs)
     section, key, path = target.section, target.key, target.path.split(".")
+    if section == "chips" and target.path in DISPLAY_ONLY:
+        raise ChipwiseError(
+            f"--set {lhs}: {key}'s {target.path} is only shown (catalog show, catalog list); no prediction reads it "
+            f"(the run would come out the same). Fix: {DISPLAY_ONLY[target.path]}"
+        )
     fields = _fields(raw, target)
     ref = fields.reference(target.path)
     try:
@@ -828,17 +923,16 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         )
     current = node.get(path[-1])
     current = current if _is_figure(current) else None
+    note = "what-if override" + (f"; catalog value was {current['value']} {current['unit']}" if current else "")
+    if current is not None and set_on_command_line(str(current.get("derivation", ""))):
+        note = str(current.get("note", note))  # the same value again (_once): the catalog's value is the first's
     node[path[-1]] = {
         "value": value,
         "unit": unit,
         "status": "estimate",
         "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
-        "note": f"what-if override; catalog value was {current['value']} {current['unit']}"
-        if current
-        else "what-if override",
+        "note": note,
     }
-    if section == "chips" and path == ["tdp"] and current is not None:
-        _follow_tdp(raw, key, to_si(value, unit) - to_si(float(current["value"]), str(current["unit"])), assignment)
     if section == "engines" and len(path) == 1:
         # an engine's figure holds on every chip family: the families that fit their own (engines.E.chips.F) would
         # otherwise keep theirs, and the what-if change nothing there

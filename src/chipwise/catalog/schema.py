@@ -272,6 +272,14 @@ class SystemEntry(_Strict):
         expect_quantity(self.host_overhead, "ratio", "host_overhead")
         if self.rental is not None and self.rental.largest() > self.chips:
             raise ValueError(f"rental unit of {self.rental.largest()} chips is larger than the system's {self.chips}")
+        if self.scaleup.size > self.chips:
+            # a group of ranks within scaleup.size runs on the scale-up links: a 16-chip domain on an 8-chip
+            # server had run TP16 across two servers at NVLink speed
+            raise ValueError(
+                f"scaleup.size {self.scaleup.size} is larger than the system's {self.chips} chips; a scale-up domain "
+                "lies within one system (make the system the whole domain, chips: "
+                f"{self.scaleup.size}, or give a size of at most {self.chips})"
+            )
         if self.members and sum(self.members.values()) != self.chips:
             raise ValueError(f"members add up to {sum(self.members.values())} chips, not the system's {self.chips}")
         for link in self.links:

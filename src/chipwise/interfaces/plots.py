@@ -281,14 +281,25 @@ def _float(value: Any) -> float:
         return math.nan
 
 
+#: the figures of a latency, in the order one is read where the percentile asked for is absent
+LATENCY_FIGURES = ("p50", "p90", "p99", "mean")
+
+
 def latency(value: Any, percentile: str = "p50") -> float:
     """A latency given as seconds or as {p50, p90, p99}: the percentile asked for, else the nearest one present."""
+    return latency_at(value, percentile)[0]
+
+
+def latency_at(value: Any, percentile: str = "p50") -> tuple[float, str]:
+    """`latency` and which figure it read: the percentile asked for or the one it fell back to ('mean' for a
+    `plan serve` row's TPOT), '' for plain seconds, which name none. An axis is labelled with it: a plan's mean TPOT
+    and p99 TTFT had been drawn under the 'p50' asked for."""
     if isinstance(value, Mapping):
-        for key in (percentile, "p50", "p90", "p99", "mean"):
+        for key in (percentile, *LATENCY_FIGURES):
             if key in value:
-                return _float(value[key])
-        return math.nan
-    return _float(value)
+                return _float(value[key]), key
+        return math.nan, ""
+    return _float(value), ""
 
 
 def _per_chip_throughput(point: Mapping[str, Any], row: Mapping[str, Any]) -> float:
@@ -309,36 +320,50 @@ def serving_rows(report: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _as_prediction(row: Mapping[str, Any], fronts: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A `plan serve` row in a prediction's keys: its figures are the search's estimate (mean TPOT, p99 TTFT) and
-    its curve the chip's front from the report's `pareto` (a split deployment has none)."""
+    """A `plan serve` row in a prediction's keys: its figures are the search's estimate, a mean TPOT and a p99 TTFT
+    (keyed so, for the axes to name them), and its curve the chip's front from the report's `pareto` (a split
+    deployment has none)."""
     est = row.get("estimate")
     if not isinstance(est, Mapping) or "tpot_s" in row:
         return row
     front = None if row.get("disaggregated") else fronts.get(str(row.get("hardware")))
     return {
         **row,
-        "tpot_s": est.get("tpot_s"),
+        "tpot_s": {"mean": est.get("tpot_s")},
         "ttft_s": {"p99": est.get("ttft_p99_s")},
         "output_tokens_per_s": est.get("output_tokens_per_s"),
         "pareto": front or [],
     }
 
 
-def _serving_series(report: Mapping[str, Any], x_of: Coordinate, y_of: Coordinate) -> list[Series]:
-    """For each fleet: its curve from the `pareto` list (if any) and its chosen point, skipping what is absent."""
+def _serving_series(
+    report: Mapping[str, Any], metric: str, scale: float, percentile: str, y_of: Coordinate
+) -> tuple[list[Series], str]:
+    """For each fleet: its curve from the `pareto` list (if any) and its chosen point, skipping what is absent, with
+    the latency `metric` (x `scale`) at `percentile` on x; and the axis's name for the figures drawn ('p50', 'mean',
+    'p99 / p50' where some points lack the percentile asked for, '' for plain seconds)."""
     series: list[Series] = []
+    drawn: set[str] = set()  # the figures read
+
+    def point(p: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[float, float]:
+        x, stat = latency_at(p.get(metric), percentile)
+        y = y_of(p, row)
+        if stat and math.isfinite(x) and math.isfinite(y):
+            drawn.add(stat)
+        return x * scale, y
+
     for i, row in enumerate(serving_rows(report)):
         name = str(row.get("hardware", row.get("system", f"#{i + 1}")))
         projected = bool(row.get("projected"))
         label = name + (" (projected)" if projected else "")
         style = curve_style(i)
         color = style["color"]
-        curve = [(x_of(p, row), y_of(p, row)) for p in row.get("pareto") or [] if isinstance(p, Mapping)]
+        curve = [point(p, row) for p in row.get("pareto") or [] if isinstance(p, Mapping)]
         curve = sorted((x, y) for x, y in curve if math.isfinite(x) and math.isfinite(y))
         if curve:
             xs, ys = [x for x, _ in curve], [y for _, y in curve]
             series.append(Series(label, xs, ys, style="curve", open_markers=projected, **style))
-        x, y = x_of(row, row), y_of(row, row)
+        x, y = point(row, row)
         if math.isfinite(x) and math.isfinite(y):
             series.append(
                 Series(
@@ -352,7 +377,12 @@ def _serving_series(report: Mapping[str, Any], x_of: Coordinate, y_of: Coordinat
                     size=9,
                 )
             )
-    return series
+    return series, " / ".join(k for k in dict.fromkeys((percentile, *LATENCY_FIGURES)) if k in drawn)
+
+
+def _latency_label(what: str, stat: str, unit: str) -> str:
+    """'time per output token, p50 (ms)': the axis of a latency, with the figures `_serving_series` drew."""
+    return f"{what}{', ' + stat if stat else ''} ({unit})"
 
 
 def _serve_plan(row: Mapping[str, Any]) -> str:
@@ -377,24 +407,15 @@ def _need(series: list[Series], what: str) -> None:
 def serving_throughput_latency(report: Mapping[str, Any], path: str | Path, percentile: str = "p50") -> Path:
     """Output tokens/s per chip against time per output token (and against time to first token when present)."""
     check_path(path)
-
-    def tput(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
-        return _per_chip_throughput(p, row)
-
-    def tpot_ms(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
-        return latency(p.get("tpot_s"), percentile) * 1e3
-
-    def ttft(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
-        return latency(p.get("ttft_s"), percentile)
-
-    tpot_series = _serving_series(report, tpot_ms, tput)
-    ttft_series = _serving_series(report, ttft, tput)
+    tpot_series, tpot_stat = _serving_series(report, "tpot_s", 1e3, percentile, _per_chip_throughput)
+    ttft_series, ttft_stat = _serving_series(report, "ttft_s", 1.0, percentile, _per_chip_throughput)
     _need(tpot_series or ttft_series, "latency and output tokens/s per chip")
     panels = []
+    tput = "output tokens/s per chip"
     if tpot_series:
-        panels.append(Panel("", f"time per output token, {percentile} (ms)", "output tokens/s per chip", tpot_series))
+        panels.append(Panel("", _latency_label("time per output token", tpot_stat, "ms"), tput, tpot_series))
     if ttft_series:
-        panels.append(Panel("", f"time to first token, {percentile} (s)", "output tokens/s per chip", ttft_series))
+        panels.append(Panel("", _latency_label("time to first token", ttft_stat, "s"), tput, ttft_series))
     title = _serving_title(report, "throughput vs latency")
     return write_chart(Chart(title, panels, _serving_note(report), 6.0 * len(panels) + 1, 5.0), path)
 
@@ -406,13 +427,12 @@ def serving_cost_latency(report: Mapping[str, Any], path: str | Path, percentile
     def cost(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
         return _float(p.get("cost_usd_per_mtok"))
 
-    def tpot_ms(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
-        return latency(p.get("tpot_s"), percentile) * 1e3
-
-    series = _serving_series(report, tpot_ms, cost)
+    series, stat = _serving_series(report, "tpot_s", 1e3, percentile, cost)
     _need(series, "tpot_s and cost_usd_per_mtok")
-    panel = Panel("", f"time per output token, {percentile} (ms)", "$ per million tokens", series)
-    return write_chart(Chart(_serving_title(report, "$/Mtok vs TPOT"), [panel], _serving_note(report), 8, 5.5), path)
+    x_label = _latency_label("time per output token", stat, "ms")
+    panel = Panel("", x_label, "$ per million output tokens", series)  # cost_usd_per_mtok: per output token
+    title = _serving_title(report, "$ per million output tokens vs TPOT")
+    return write_chart(Chart(title, [panel], _serving_note(report), 8, 5.5), path)
 
 
 def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
@@ -579,8 +599,18 @@ def _iteration_panel(r: Mapping[str, Any], key: str = "breakdown") -> Panel | No
     )
 
 
+#: what a `plan serve` report's points and curves are where a serving figure draws it (its axes name the figures)
+PLAN_ESTIMATE_NOTE = (
+    "Points: each option's steady-state estimate from the search (TPOT the mean step, TTFT p99); curves: each chip's"
+    " estimated front. 'chipwise plan serve --plot' draws the simulated check."
+)
+
+
 def _serving_note(report: Mapping[str, Any]) -> str:
-    return PROJECTED_NOTE if any(r.get("projected") for r in serving_rows(report)) else ""
+    notes = [PLAN_ESTIMATE_NOTE] if report.get("kind") == "plan-serve" else []
+    if any(r.get("projected") for r in serving_rows(report)):
+        notes.append(PROJECTED_NOTE)
+    return "\n".join(notes)
 
 
 #: the result kinds `plot` draws, as the error for any other kind names them

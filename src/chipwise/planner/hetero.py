@@ -5,17 +5,25 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.terms import derived
+from chipwise.economics.energy import site_for
+from chipwise.economics.power import power_model
 from chipwise.economics.pricing import price_per_chip_hour
 from chipwise.economics.providers import network_gap
+from chipwise.economics.rental import billed_one
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.training import make_job
+from chipwise.planner.serving_economics import priced_system
+from chipwise.planner.training import _ideal_and_expected, attach_economics, make_job
+from chipwise.reliability.goodput import assess_run, reliability_inputs
+from chipwise.reliability.rates import hosts_of
 from chipwise.train.explain import plan_result
 from chipwise.train.hetero import Part, enumerate_hetero, hetero_step
 from chipwise.train.search import search_plans
@@ -49,7 +57,13 @@ def parse_fleet(spec: str) -> dict[str, int]:
             ) from None
         if n <= 0:
             raise ChipwiseError(f"fleet entry '{item}' has a non-positive count. Fix: give a positive chip count.")
-        fleet[name.strip()] = n
+        name = name.strip()
+        if name in fleet:  # the later count had replaced the earlier one without a word
+            raise ChipwiseError(
+                f"fleet entry '{name}' is given twice ({fleet[name]} and {n}). Fix: give each chip type once, with "
+                "its whole count."
+            )
+        fleet[name] = n
     _two_types(fleet)
     return fleet
 
@@ -139,23 +153,59 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
     return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], Link(nics, lat), "scale-out network", 0
 
 
-def _single(model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | None:
+#: the economics a row carries, as plan train gives them: ideal (no failures) and expected (goodput-adjusted, with
+#: spares) cost, energy and carbon, of the run (or of one hour without --tokens; `economics_basis` says which)
+ECONOMICS = (
+    "economics_basis",
+    "cost_usd",
+    "expected_cost_usd",
+    "usd_per_million_tokens",
+    "expected_usd_per_million_tokens",
+    "energy_j",
+    "expected_energy_j",
+    "co2e_kg",
+    "expected_co2e_kg",
+    "tokens_per_joule",
+    "expected_tokens_per_joule",
+    "facility_power_w",
+    "goodput",
+    "failures_per_day",
+    "expected_downtime_s",
+    "expected_time_to_train_s",
+    "expected_time_per_hour_of_training_s",
+)
+#: the figures of a part's share of a run that add up over the parts (the rest are ratios of them, or shared)
+_ADDITIVE = (
+    "cost_usd",
+    "expected_cost_usd",
+    "usd_per_million_tokens",
+    "expected_usd_per_million_tokens",
+    "energy_j",
+    "expected_energy_j",
+    "co2e_kg",
+    "expected_co2e_kg",
+    "facility_power_w",
+)
+
+
+def _single(catalog: Catalog, model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | None:
     try:
         search = search_plans(model, job, system, chips)
     except InfeasibleError:
         return None
     r = plan_result(search, search.best)
+    # priced as plan train prices it (its default on-demand, best-recovery basis): the same plan had read $0.84/M
+    # here and $0.86/M there, the ideal cost against the expected one with failure downtime
+    attach_economics(r, catalog, system, chips, model=model)
+    keep = ("step_time_s", "tokens_per_s", "plan", "dominated_by", "projected", "precision", "compute_precision")
     return {
         "hardware": system.chip.id,
         "system": system.id,
         "chips": chips,
-        "step_time_s": r["step_time_s"],
-        "tokens_per_s": r["tokens_per_s"],
-        "plan": r["plan"],
-        "dominated_by": r["dominated_by"],
-        "projected": r["projected"],
-        "precision": r["precision"],
-        "compute_precision": r["compute_precision"],
+        **{k: r[k] for k in keep},
+        **({"time_to_train_s": r["time_to_train_s"]} if "time_to_train_s" in r else {}),
+        **{k: r[k] for k in ECONOMICS if k in r},
+        "spare_fraction": r["reliability"]["spare_fraction"],
     }
 
 
@@ -185,16 +235,31 @@ def _mixed(
     names = (first.system.chip.id, last.system.chip.id)
     s_a, s_b, hand = float(res.stage_a[i]), float(res.stage_b[i]), float(res.hand_off[i])
     bottleneck = names[0] if s_a >= s_b else names[1]
+    step = float(res.step_time[i])
+    # 1F1B over P stages and m micro-batches: (m + P - 1) slots of the slowest stage, P - 1 of them the bubble, and m
+    # hand-offs (hetero_step)
+    m = job.global_batch // int(hp.dp[i] * hp.mb[i])
+    stages = int(hp.pp_a[i] + hp.pp_b[i])
     return {
         "order": list(names),
         "plan": hp.plan(i, la, model.layers - la, names),
-        "step_time_s": float(res.step_time[i]),
+        "step_time_s": step,
         "tokens_per_s": float(res.tokens_per_s[i]),
         "stage_time_s": {names[0]: s_a, names[1]: s_b},
         "layer_time_s": {names[0]: float(res.layer_a[i]), names[1]: float(res.layer_b[i])},
         "hand_off_s": hand,
         "bottleneck": bottleneck,
         "link_share": hand / (hand + max(s_a, s_b)),
+        "microbatches": m,
+        "stages": stages,
+        # the step's share idle in the pipeline bubble, (P - 1) slowest-stage slots, and spent in the m hand-offs
+        "bubble_share": (stages - 1) * max(s_a, s_b) / step,
+        "hand_off_share": m * hand / step,
+        # the chips each part's stages run on (ranks over cores a chip); the rest of the part idles
+        "chips_used": {
+            names[0]: -(-int(hp.tp_a[i] * hp.pp_a[i] * hp.dp[i]) // first.dev.cores_per_chip),
+            names[1]: -(-int(hp.tp_b[i] * hp.pp_b[i] * hp.dp[i]) // last.dev.cores_per_chip),
+        },
         # per chip, as plan train gives it (a rank is one of a Trainium chip's cores)
         "memory_per_chip_gib": {
             names[0]: float(res.memory_a[i]) * first.dev.cores_per_chip / 2**30,
@@ -224,15 +289,19 @@ def plan_hetero_training(
     found = [_mixed(model, job, a, b, link, racks) for a, b in orders]
     mixed = [m for m in found if isinstance(m, dict)]
     causes = [c for c in found if isinstance(c, str)]
-    alone = [a for a in (_single(model, job, p.system, p.chips) for p in parts) if a]
+    alone = [a for a in (_single(catalog, model, job, p.system, p.chips) for p in parts) if a]
     if not mixed and not alone:
         raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
     fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
+    steps = job.steps
+    if best_mixed is not None and steps is not None:
+        best_mixed["time_to_train_s"] = best_mixed["step_time_s"] * steps
     _add_costs(catalog, best_mixed, alone, parts)
+    if best_mixed is not None:
+        _mixed_economics(catalog, model, job, best_mixed, parts)
     cause = max(causes, key=(NO_SPLIT, NO_RACK_SPLIT, NO_FIT).index, default=NO_FIT)
     verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch, cause)
-    steps = job.steps
     out: dict[str, Any] = {
         "kind": "plan-hetero",
         "model": model.display,
@@ -258,10 +327,6 @@ def plan_hetero_training(
         "projected_items": sorted({(hybrid or p.system.chip.id) for p in parts if p.system.projected}),
         "seconds": time.perf_counter() - start,
     }
-    if steps is not None:
-        for r in [best_mixed, *alone]:
-            if r:
-                r["time_to_train_s"] = r["step_time_s"] * steps
     return out
 
 
@@ -275,19 +340,81 @@ def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[
         quote = price_per_chip_hour(catalog, p.system)
         rate[p.system.chip.id] = quote.usd_per_chip_hour * p.chips if quote else None
         sources[p.system.chip.id] = quote.record() if quote else None
-    for a in alone:
-        r = rate.get(a["hardware"])
-        a["usd_per_hour"] = r
-        a["usd_per_million_tokens"] = r / 3600.0 / a["tokens_per_s"] * 1e6 if r else None
+    for a in alone:  # its $/Mtok, ideal and expected, are plan train's (_single)
+        a["usd_per_hour"] = rate.get(a["hardware"])
         a["price_source"] = sources.get(a["hardware"])
     if mixed is not None:
         known = [v for v in rate.values() if v is not None]
-        total = sum(known) if len(known) == len(rate) else None
-        mixed["usd_per_hour"] = total
-        mixed["usd_per_million_tokens"] = total / 3600.0 / mixed["tokens_per_s"] * 1e6 if total else None
+        mixed["usd_per_hour"] = sum(known) if len(known) == len(rate) else None
         mixed["price_sources"] = sources
         # the parts priced at two providers' rentals: one operator running both is assumed (network_gap)
         mixed["providers"] = sorted({str(q["provider"]) for q in sources.values() if q and q.get("provider")})
+
+
+def _mixed_economics(
+    catalog: Catalog, model: ModelSpec, job: TrainingJob, mixed: dict[str, Any], parts: list[Part]
+) -> None:
+    """The mix's cost, energy and carbon on plan train's basis (attach_economics, on-demand, best recovery): each
+    part priced, powered and sited as that part alone would be, and both under one run's reliability. The pipeline
+    is one synchronous job, so a failure on either part stops both: its interruption rate is the sum over both parts'
+    chips and hosts, and the downtime it brings idles every chip of the fleet."""
+    used = mixed["chips_used"]
+    inputs = {p.system.chip.id: reliability_inputs(catalog, p.system) for p in parts}
+    hosts = sum(int(hosts_of(used[chip], i.chips_per_host.value)) for chip, i in inputs.items())
+    total = sum(used.values())
+    # assess_run counts hosts as ceil(chips / chips-per-host): one figure that gives exactly the parts' own hosts
+    # together (ceil(H - 1/2) = H); every other reliability input is the catalog's, the same for both parts
+    per_host = derived(
+        total / (hosts - 0.5), "hetero.chips_per_host", "1", f"{total} chips on the parts' {hosts} hosts together"
+    )
+    joint = replace(next(iter(inputs.values())), chips_per_host=per_host)
+    rel = assess_run(joint, total, model.params_total, mixed["step_time_s"], "best")
+    seconds = mixed.get("time_to_train_s")
+    run = {
+        "tokens": job.tokens,
+        "tokens_per_s": mixed["tokens_per_s"],
+        "model_flops_per_token": model.training_flops_per_token(job.seq_len),
+    }
+    sums = dict.fromkeys(_ADDITIVE, 0.0)
+    for p in parts:
+        chip = p.system.chip.id
+        quote = price_per_chip_hour(catalog, p.system)
+        site = site_for(
+            catalog, p.system, operator=quote.provider if quote else None, hint_region=quote.region if quote else None
+        )
+        power = power_model(catalog, p.system, scaleout=p.chips > p.system.chips)
+        billed = billed_one(priced_system(p.system, "on-demand").rental_chips, 1.0, p.chips)
+        price = quote.usd_per_chip_hour if quote else math.nan
+        share = _ideal_and_expected(
+            run,
+            p.chips,
+            seconds if seconds is not None else 3600.0,
+            price,
+            power,
+            site.pue.value,
+            site.kg_co2e_per_j,
+            replace(rel, chips=used[chip]),
+            billed,
+        )
+        for k in _ADDITIVE:
+            sums[k] += share[k]
+        wall, down = share["expected_time_s"], share["expected_downtime_s"]  # the same for both parts
+    # the run's tokens, as _ideal_and_expected counts them (whole steps, at least those asked for), over both parts'
+    # joules
+    tokens = max(job.tokens or 0.0, mixed["tokens_per_s"] * (seconds if seconds is not None else 3600.0))
+    mixed.update({k: (None if math.isnan(v) else v) for k, v in sums.items()})
+    mixed.update(
+        {
+            "economics_basis": "whole run" if seconds is not None else "one hour",
+            "tokens_per_joule": tokens / sums["energy_j"],
+            "expected_tokens_per_joule": tokens / sums["expected_energy_j"],
+            "goodput": rel.goodput,
+            "failures_per_day": rel.failures_per_day,
+            "spare_fraction": rel.spare_fraction,
+            "expected_downtime_s": down,
+            "expected_time_to_train_s" if seconds is not None else "expected_time_per_hour_of_training_s": wall,
+        }
+    )
 
 
 def _no_mix(cause: str, parts: list[Part], racks: int, batch: int) -> tuple[str, str]:
@@ -307,6 +434,26 @@ def _no_mix(cause: str, parts: list[Part], racks: int, batch: int) -> tuple[str,
             f"give a batch that a multiple of {racks} divides (--global-batch-tokens)",
         )
     return "no pipeline split fits both parts' memory", "add chips, or a part with more memory per chip"
+
+
+def _mix_costs(mixed: dict[str, Any], fastest: dict[str, Any]) -> str:
+    """What the mix pays that its fastest part alone does not, from both plans: its pipeline bubble and hand-offs
+    as shares of its step, and the single-type options the fastest part's plan uses (FSDP, context parallelism)
+    that a two-part pipeline (ZeRO-1, CP1) does not. A fixed 'FSDP, context parallelism' had been blamed for an H100
+    plan at ZeRO-2 and CP1, where the bubble took 17% of the mix's step."""
+    m, p = mixed["microbatches"], mixed["stages"]
+    text = (
+        f"the mix's pipeline bubble ({p - 1} of {m + p - 1} micro-batch slots: {m} micro-batches over {p} stages) "
+        f"idles {100 * mixed['bubble_share']:.0f}% of its step and its hand-offs take "
+        f"{100 * mixed['hand_off_share']:.0f}%"
+    )
+    plan = fastest["plan"]
+    sharded = "HSDP" if plan.get("hsdp") else "FSDP"  # as fmt.plan names ZeRO-3
+    options = ((sharded, int(str(plan.get("zero", 0))) == 3), ("context parallelism", int(str(plan.get("cp", 1))) > 1))
+    uses = [name for name, on in options if on]
+    if uses:
+        text += f"; {fastest['hardware']} alone uses {' and '.join(uses)}, which a two-part pipeline does not"
+    return text
 
 
 def _verdict(
@@ -340,24 +487,18 @@ def _verdict(
     )
     link = f"the hand-off over the {link_name} costs {100 * mixed['link_share']:.2g}% of a micro-batch"
     cost = ""
-    if mixed.get("usd_per_million_tokens") and fastest.get("usd_per_million_tokens"):
-        cheaper = mixed["usd_per_million_tokens"] < fastest["usd_per_million_tokens"]
+    mine, theirs = mixed.get("expected_usd_per_million_tokens"), fastest.get("expected_usd_per_million_tokens")
+    if mine and theirs and math.isfinite(mine) and math.isfinite(theirs):  # the table's (expected) figures
         cost = (
-            f"; per token the mix costs ${mixed['usd_per_million_tokens']:.2f}/M against "
-            f"${fastest['usd_per_million_tokens']:.2f}/M for {fastest['hardware']} alone "
-            f"({'cheaper' if cheaper else 'dearer'})"
+            f"; per token the mix costs ${mine:.2f}/M against ${theirs:.2f}/M for {fastest['hardware']} alone "
+            f"({'cheaper' if mine < theirs else 'dearer'})"
         )
     if gain > TIE:
         return (
             f"mixed fleet beats its fastest part alone ({fastest['hardware']}) by {100 * gain:.0f}% in throughput",
             f"{speed}; {link}; the {other} chips add {100 * share:.0f}% of the mix's compute instead of idling{cost}",
         )
-    why = (
-        f"{link}, which eats the gain"
-        if mixed["link_share"] > 0.1
-        else f"{fastest['hardware']} alone can use plans a two-part pipeline cannot (FSDP, context parallelism), "
-        f"and the {other} chips would add {100 * share:.0f}% of the mix's compute"
-    )
+    why = f"{_mix_costs(mixed, fastest)}; the {other} chips would add {100 * share:.0f}% of the mix's compute"
     if gain >= -TIE:  # a gain of either sign within the band: a tie, with its signed figure
         tie = f"mix within {100 * TIE:.0f}% of {fastest['hardware']} alone ({100 * gain:+.1f}% in throughput)"
         return tie, f"{speed}; {why}{cost}"

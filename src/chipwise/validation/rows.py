@@ -11,7 +11,7 @@ from typing import Final
 KNOWN_CHIPS: Final[frozenset[str]] = frozenset(
     {
         "trn1", "inf2", "trn2", "trn3", "trn4",
-        "a100-40gb", "a100-80gb", "h100-sxm", "h100-96gb", "h800", "h200", "gh200",
+        "a100-40gb", "a100-80gb", "h100-sxm", "h100-96gb", "h800", "h200", "gh200", "gh200-96gb",
         "b200", "b300", "gb200", "gb300", "rtx-pro-6000d",
         "mi300x", "mi325x", "mi355x",
         "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "tpu-v7",

@@ -44,14 +44,17 @@ app = typer.Typer(
 SourcesFlag = Annotated[bool, typer.Option("--sources", help="Show each figure's status and source.")]
 
 
-def figure_json(catalog: Catalog, fig: Figure) -> dict[str, Any]:
+def figure_json(catalog: Catalog, fig: Figure, name: str = "") -> dict[str, Any]:
+    """A figure as JSON: value, unit, status, sources and its SI value, but for a calendar year (launch_year 2022:
+    a date, not a duration of 2022 years, whose 'si' had been 6.4e10 seconds) and text."""
     out: dict[str, Any] = {
         "value": fig.value,
         "unit": fig.unit,
         "status": fig.status,
         "source": [catalog.source_text(s) for s in fig.source],
     }
-    if quantity(fig.unit) != "text" and not isinstance(fig.value, str):
+    calendar_year = name.endswith("_year") and fig.unit == "year"
+    if quantity(fig.unit) != "text" and not isinstance(fig.value, str) and not calendar_year:
         out["si"] = fig.si
     for key in ("note", "derivation"):
         if getattr(fig, key):
@@ -98,7 +101,7 @@ def chip_json(catalog: Catalog, cid: str) -> dict[str, Any]:
         "cores_per_chip": entry.cores_per_chip,
         "memory_type": entry.memory_type,
         "note": entry.note,
-        "figures": {k: figure_json(catalog, f) for k, f in _figures(entry).items()},
+        "figures": {k: figure_json(catalog, f, k) for k, f in _figures(entry).items()},
         "prices": _prices(catalog, cid, {s for s, e in catalog.systems.items() if e.chip == cid}),
     }
 
@@ -155,7 +158,7 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
         "members": entry.members,
         "host": entry.host,
         "note": entry.note,
-        "figures": {k: figure_json(catalog, f) for k, f in _figures(entry).items()},
+        "figures": {k: figure_json(catalog, f, k) for k, f in _figures(entry).items()},
         "rental": _rental(catalog, entry.rental),
         "prices": _prices(catalog, entry.chip, {sid}),
     }
@@ -310,7 +313,7 @@ def show(
             "id": key,
             "kind": "fabric",
             "name": fab.name,
-            "figures": {k: figure_json(cat, f) for k, f in _figures(fab).items()},
+            "figures": {k: figure_json(cat, f, k) for k, f in _figures(fab).items()},
         }
         figs = _figures(fab)
     else:
@@ -464,7 +467,7 @@ def engine(
                 "projected_chips": projected,
                 "fitted": fitted,
                 "carried_from": carried,
-                "figures": {k: {**figure_json(cat, f), "level": level} for k, (f, level) in figs.items()},
+                "figures": {k: {**figure_json(cat, f, k), "level": level} for k, (f, level) in figs.items()},
                 "track_record": record,
             }
         )

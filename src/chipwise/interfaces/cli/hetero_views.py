@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rich.table import Table
@@ -16,6 +17,12 @@ def _stages(plan: dict[str, Any]) -> str:
     return " -> ".join(f"{s['hardware']} TP{s['tp']} PP{s['pp']} ({s['layers']} layers)" for s in plan["stages"])
 
 
+def _figure(x: dict[str, Any], key: str) -> float | None:
+    """The expected (goodput-adjusted) figure, as plan train's table shows it; None where it is unknown (no price)."""
+    v = x.get(f"expected_{key}")
+    return float(v) if v is not None and math.isfinite(v) else None
+
+
 def print_hetero(r: dict[str, Any]) -> None:
     if r["projected"]:
         projected_banner(r["projected_items"])
@@ -24,8 +31,15 @@ def print_hetero(r: dict[str, Any]) -> None:
         f"in {r['precision']} (hand-off over the {r['link']['between']})",
         header_style="bold",
     )
+    rows = [x for x in (r["mixed"], *r["alone"]) if x]
+    # without --tokens the run has no length: energy and carbon are of one hour, as plan train says
+    per = "/hour" if any(x.get("economics_basis") == "one hour" for x in rows) else ""
     for col in ("option", "plan", "tokens/s", "time to train", "$/hour", "$/Mtok"):
         table.add_column(col, overflow="fold", justify="right" if col not in ("option", "plan") else "left")
+    # energy and carbon in a second table, as plan train gives them: eight columns had folded the plans at 80
+    power = Table(title="Their energy and carbon", header_style="bold")
+    for col in ("option", "goodput", f"energy{per}", f"CO2e{per}"):
+        power.add_column(col, justify="left" if col == "option" else "right")
 
     estimated: list[str] = []
 
@@ -33,13 +47,20 @@ def print_hetero(r: dict[str, Any]) -> None:
         sources = x.get("price_sources") or {x.get("hardware"): x.get("price_source")}
         guessed = [chip for chip, q in sources.items() if (q or {}).get("status") == "estimate"]
         estimated.extend(guessed)
+        usd, joules, kg = (_figure(x, k) for k in ("usd_per_million_tokens", "energy_j", "co2e_kg"))
+        power.add_row(
+            name,
+            fmt.percent(x["goodput"]) if x.get("goodput") is not None else "-",
+            fmt.energy(joules) if joules is not None else "-",
+            fmt.carbon(kg).replace(" CO2e", "") if kg is not None else "-",
+        )
         table.add_row(
             name,
             plan,
             f"{x['tokens_per_s']:,.0f}",
             fmt.duration(x["time_to_train_s"]) if x.get("time_to_train_s") else "-",
             (fmt.usd(x["usd_per_hour"]) if x.get("usd_per_hour") else "-") + (" §" if guessed else ""),
-            f"{x['usd_per_million_tokens']:.2f}" if x.get("usd_per_million_tokens") else "-",
+            f"{usd:.2f}" if usd else "-",
         )
 
     if r["mixed"]:
@@ -48,6 +69,13 @@ def print_hetero(r: dict[str, Any]) -> None:
     for a in r["alone"]:
         row(f"{a['hardware']} alone ({a['chips']})", a, fmt.plan(a["plan"]))
     console.print(table)
+    console.print(power)
+    if rows and "goodput" in rows[0]:
+        console.print(
+            "[dim]$/Mtok, energy and CO2e are expected figures, as plan train's: goodput-adjusted for failures (the "
+            f"mix's over both parts' chips) with {rows[0]['spare_fraction']:.0%} spare chips paid for (--json has "
+            "the ideal ones too)[/]"
+        )
     if r.get("placement") and r["mixed"]:
         console.print(f"mixed pipeline over {r['placement']}")
     asked = r.get("global_batch_tokens_asked")

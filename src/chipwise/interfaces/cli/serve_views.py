@@ -128,11 +128,13 @@ def _pools(
 
 def _priced_note(r: dict[str, Any], short: Any) -> str:
     """Where the per-token figures divide by the load the run kept up with rather than the throughput printed
-    above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s)."""
+    above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s).
+    Never beside a load over capacity, which is priced on what it delivers (serving.keeps_up)."""
     priced, shown = r.get("priced_output_tokens_per_s"), r["output_tokens_per_s"]
-    if short or not priced or not shown or abs(priced / shown - 1.0) <= 0.01:
+    over = float((r.get("load") or {}).get("utilisation") or 0.0) >= 1.0
+    if short or over or not priced or not shown or abs(priced / shown - 1.0) <= 0.01:
         return ""
-    return f" (per the load's {priced:,.0f} output tok/s, which the run keeps up with)"
+    return f" (per the load's {fmt.significant(priced)} output tok/s, which the run keeps up with)"  # not 0 at 0.001
 
 
 def _load_text(load: dict[str, Any], waiting: float) -> str:

@@ -315,8 +315,8 @@ def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: t
     metrics: list[tuple[str, str, Any]] = (
         [
             ("output\ntok/s", "output_tokens_per_s", lambda v: f"{v:,.0f}"),
-            ("TTFT\np99", "ttft_p99_s", fmt.duration),
-            ("TPOT\np99", "tpot_p99_s", fmt.duration),
+            ("TTFT\np99", "ttft_p99_s", fmt.latency),  # as predict writes them: 176 ms, not 176.5 ms
+            ("TPOT\np99", "tpot_p99_s", fmt.latency),
             ("SLO", "slo_met", lambda v: "met" if v else "missed"),
             ("$/M\nout", "cost_usd_per_mtok", lambda v: f"{v:.3f}"),
         ]
