@@ -7,20 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from catalog_errors import catalog_error
 from chipwise.catalog import load_catalog
 from chipwise.errors import ChipwiseError, read_text
 from cli_run import run_error
 
 #: bytes that are no UTF-8 text (a stray 0xff, a lone continuation byte)
 BINARY = b"\xff\xfe\x00chips\x80\x81\n"
-
-
-def _error(sets: list[str] | None = None, files: list[Path] | None = None) -> str:
-    with pytest.raises(ChipwiseError) as info:
-        load_catalog(files=files or [], sets=sets or [])
-    message = str(info.value)
-    assert "\n" not in message and "Fix:" in message, message
-    return message
 
 
 def _binary(tmp_path: Path, name: str) -> Path:
@@ -35,7 +28,7 @@ def _binary(tmp_path: Path, name: str) -> Path:
 def test_a_binary_catalog_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--catalog binary.yaml had read "cannot read an input file: not UTF-8 text"."""
     path = _binary(tmp_path, "binary.yaml")
-    assert _error(files=[path]) == f"catalog file '{path}' is not UTF-8 text. Fix: save it as UTF-8 YAML."
+    assert catalog_error(files=[path]) == f"catalog file '{path}' is not UTF-8 text. Fix: save it as UTF-8 YAML."
     assert f"'{path}'" in run_error(capsys, ["catalog", "list", "--catalog", str(path)])
 
 
@@ -108,7 +101,7 @@ def test_a_section_of_the_wrong_shape_says_how_to_write_it(tmp_path: Path, text:
     """`chips: [- id: my-chip]` had read "section 'chips' must be a mapping of ids to entries." with no fix."""
     path = tmp_path / "cat_bad.yaml"
     path.write_text(text)
-    message = _error(files=[path])
+    message = catalog_error(files=[path])
     assert message.startswith(f"{path}: ") and needle in message, message
 
 
@@ -126,7 +119,7 @@ def test_a_section_of_the_wrong_shape_says_how_to_write_it(tmp_path: Path, text:
 )
 def test_a_power_of_zero_is_refused(assignment: str, needle: str) -> None:
     """--set h100-sxm.tdp=0 had been taken, and energy priced host-only; a zero bandwidth was already refused."""
-    message = _error([assignment])
+    message = catalog_error([assignment])
     assert message.startswith(f"--set {assignment}: ") and needle in message, message
 
 
@@ -159,9 +152,9 @@ def test_a_catalog_file_with_a_power_of_zero_is_refused(tmp_path: Path) -> None:
     except ChipwiseError as exc:
         pytest.skip(f"the user chip is not of the form this test assumed: {exc}")
     path.write_text(chip.replace("TDP", "0").replace("POWER", "6"))
-    assert f"{path}: chips.my-chip.tdp = 0 is not in (0, inf)" in _error(files=[path])
+    assert f"{path}: chips.my-chip.tdp = 0 is not in (0, inf)" in catalog_error(files=[path])
     path.write_text(chip.replace("TDP", "500").replace("POWER", "0"))
-    assert f"{path}: systems.my-box.power = 0 is not in (0, inf)" in _error(files=[path])
+    assert f"{path}: systems.my-box.power = 0 is not in (0, inf)" in catalog_error(files=[path])
 
 
 # ---------------------------------------------------------------- 15b: an empty --chip is refused
@@ -189,7 +182,7 @@ def test_an_empty_chip_is_refused(chip: str, capsys: pytest.CaptureFixture[str])
 )
 def test_a_figure_set_twice_is_refused(first: str, second: str, figure: str) -> None:
     """--set X=a --set X=b had kept b without a word."""
-    message = _error([first, second])
+    message = catalog_error([first, second])
     assert message == (
         f"--set gives {figure} twice: '{first}' and '{second}'. Fix: give one --set for it, with the value meant."
     )

@@ -11,18 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from catalog_errors import catalog_error
 from chipwise.catalog import Catalog, load_catalog
 from chipwise.catalog.units import parse_quantity
-from chipwise.errors import ChipwiseError
-
-
-def _error(sets: list[str] | None = None, files: list[Path] | None = None) -> str:
-    with pytest.raises(ChipwiseError) as info:
-        load_catalog(files=files or [], sets=sets or [])
-    message = str(info.value)
-    assert "\n" not in message and "Fix:" in message, message
-    return message
-
 
 # ---------------------------------------------------------------- 1: a value ending in '1' kept its last digit
 
@@ -69,11 +60,11 @@ chips:
 
 def test_a_chip_whose_default_system_holds_another_chip_is_refused(tmp_path: Path) -> None:
     """mychip with default_system p5.48xlarge had run as '8 x h100-sxm'."""
-    message = _error(files=[_user_chip(tmp_path, "p5.48xlarge")])
+    message = catalog_error(files=[_user_chip(tmp_path, "p5.48xlarge")])
     assert "chips.mychip: default_system 'p5.48xlarge' is a system of h100-sxm, not of mychip" in message
     assert "add a system with `chip: mychip`" in message
     # a hybrid rack is a system of its `chip` only: its other member type cannot take it as its default
-    hybrid = _error(files=[_user_chip(tmp_path, "trn4-gb300-fusion-rack")])
+    hybrid = catalog_error(files=[_user_chip(tmp_path, "trn4-gb300-fusion-rack")])
     assert "is a system of trn4, not of mychip (a hybrid's member types" in hybrid
 
 
@@ -112,7 +103,7 @@ def test_a_family_named_like_a_chip_is_reachable(assignment: str) -> None:
 
 
 def test_a_field_of_both_entries_is_refused_naming_the_qualified_forms() -> None:
-    message = _error(["default.step_overhead=1ms"])
+    message = catalog_error(["default.step_overhead=1ms"])
     assert "efficiency family 'default' and of engine 'default'" in message
     assert "efficiency.default.step_overhead=" in message and "engines.default.step_overhead=" in message
     c = load_catalog(sets=["engines.default.step_overhead=2ms"])
@@ -141,7 +132,7 @@ def test_a_field_of_both_entries_is_refused_naming_the_qualified_forms() -> None
     ],
 )
 def test_tree_overrides_are_checked(assignment: str, needle: str) -> None:
-    assert needle in _error([assignment])
+    assert needle in catalog_error([assignment])
 
 
 @pytest.mark.parametrize(
@@ -162,7 +153,7 @@ def test_tree_overrides_are_checked(assignment: str, needle: str) -> None:
 def test_catalog_files_are_checked_alike(tmp_path: Path, body: str, needle: str) -> None:
     f = tmp_path / "bad.yaml"
     f.write_text(body)
-    message = _error(files=[f])
+    message = catalog_error(files=[f])
     assert needle in message and str(f) in message
 
 
@@ -170,7 +161,7 @@ def test_a_new_region_or_operator_key_is_taken(tmp_path: Path) -> None:
     c = load_catalog(sets=["datacenter.pue.mycloud=1.3", "datacenter.electricity_usd_per_kwh.my-dc=0.1USD/kWh"])
     assert c.datacenter["pue"]["mycloud"].si == pytest.approx(1.3)
     # a bare number is SI (USD/J): 0.1 is off the siblings by millions, surely a missing unit
-    assert "USD/kWh" in _error(["datacenter.electricity_usd_per_kwh.my-dc=0.1"])
+    assert "USD/kWh" in catalog_error(["datacenter.electricity_usd_per_kwh.my-dc=0.1"])
 
 
 # ---------------------------------------------------------------- 6: units as written, bare numbers
@@ -206,13 +197,13 @@ def test_a_lower_case_watt_is_read() -> None:
     ],
 )
 def test_unit_errors_say_what_is_wrong(assignment: str, needle: str) -> None:
-    assert needle in _error([assignment])
+    assert needle in catalog_error([assignment])
 
 
 def test_a_launch_year_is_refused_as_display_only() -> None:
     """'trn3.launch_year=2030' had been read as 2030 s ('a bare number is in s'), then taken as a year that no
     prediction reads: it is refused (a file may record it)."""
-    assert "launch_year is only shown" in _error(["trn3.launch_year=2030"])
+    assert "launch_year is only shown" in catalog_error(["trn3.launch_year=2030"])
 
 
 def test_a_tdp_in_kw_moves_the_systems_power_by_the_watts() -> None:
@@ -238,7 +229,7 @@ def test_a_hybrid_link_can_be_set() -> None:
 
 
 def test_an_unknown_fabric_field_says_what_was_meant() -> None:
-    message = _error(["efa-v4.latencyy=3us"])
+    message = catalog_error(["efa-v4.latencyy=3us"])
     assert "Extra inputs" not in message and "Did you mean 'efa-v4.latency'" in message
 
 
@@ -291,9 +282,9 @@ def test_the_suggestions_for_an_unknown_figure_are_ones_set_takes() -> None:
     """A misspelt 'trn2-ultraserver.scaleup.bandwidth' had been offered 'scaleup.dim_bandwidth.2' and '.1', list items
     that --set then refused ('is not a figure of system'); a figure inside a list item (a fabric tier's latency) is
     still offered."""
-    assert _error(["trn2-ultraserver.scaleup.bandwith=1280GB/s"]) == (
+    assert catalog_error(["trn2-ultraserver.scaleup.bandwith=1280GB/s"]) == (
         "--set trn2-ultraserver.scaleup.bandwith: unknown figure of trn2-ultraserver (system): 'scaleup.bandwith'. "
         "Did you mean 'trn2-ultraserver.scaleup.bandwidth', 'trn2-ultraserver.scaleout.bandwidth'? Fix: name a figure "
         "it has ('chipwise catalog show trn2-ultraserver' lists its figures)."
     )
-    assert "Did you mean 'efa-v3.tiers.0.latency'," in _error(["efa-v3.tiers.0.latncy=1us"])
+    assert "Did you mean 'efa-v3.tiers.0.latency'," in catalog_error(["efa-v3.tiers.0.latncy=1us"])

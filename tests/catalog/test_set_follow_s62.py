@@ -9,24 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from catalog_errors import catalog_error
 from chipwise.catalog import load_catalog
-from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
-
-
-def _error(sets: list[str] | None = None, files: list[Path] | None = None) -> str:
-    with pytest.raises(ChipwiseError) as info:
-        load_catalog(files=files or [], sets=sets or [])
-    message = str(info.value)
-    assert "\n" not in message and "Fix:" in message, message
-    return message
 
 
 @pytest.mark.parametrize("assignment", ["h100-sxm.sram=1MB", "trn3.launch_year=2030", "chips.h100-sxm.sram=1MB"])
 def test_a_display_only_chip_figure_is_refused(assignment: str) -> None:
     """sram and launch_year are only shown: --set of them had been taken, its prediction the same to the byte."""
     field = assignment.split("=", maxsplit=1)[0].rsplit(".", 1)[1]
-    assert f"{field} is only shown" in _error([assignment])
+    assert f"{field} is only shown" in catalog_error([assignment])
 
 
 def test_a_chips_scaleout_bandwidth_scales_its_systems() -> None:
@@ -99,7 +91,7 @@ def test_the_same_value_in_two_units_is_one_value() -> None:
     cat = load_catalog(sets=["trn3.tdp=1200W", "trainium3.tdp=1.2kW", "trn3.tdp=1200 w", "trn3.tdp=1200"])
     assert cat.chips["trn3"].tdp.si == 1200.0
     assert cat.chips["trn3"].tdp.note == "what-if override; catalog value was 1000 W"
-    assert "twice" in _error(["trn3.tdp=1200W", "trn3.tdp=1.1kW"])
+    assert "twice" in catalog_error(["trn3.tdp=1200W", "trn3.tdp=1.1kW"])
 
 
 @pytest.mark.parametrize(
@@ -117,21 +109,21 @@ def test_the_same_value_in_two_units_is_one_value() -> None:
 )  # fmt: skip
 def test_an_id_without_a_figure_is_named_as_such(assignment: str, said: str) -> None:
     """'h100-sxm=5' had been 'unknown catalog id 'h100-sxm'. Did you mean 'h100-sxm'?'."""
-    assert _error([assignment]) == said
+    assert catalog_error([assignment]) == said
 
 
 def test_a_scaleup_domain_larger_than_its_system_is_refused(tmp_path: Path) -> None:
     """A 16-chip domain on an 8-chip server had loaded, and run TP16 across two servers at NVLink speed."""
     f = tmp_path / "big.yaml"
     f.write_text("systems:\n  p5.48xlarge:\n    scaleup: {kind: switched, size: 16}\n")
-    assert "scaleup.size 16 is larger than the system's 8 chips" in _error(files=[f])
+    assert "scaleup.size 16 is larger than the system's 8 chips" in catalog_error(files=[f])
 
 
 def test_a_partial_override_under_an_upper_case_id_is_told_the_id_is_taken(tmp_path: Path) -> None:
     """It had been told 'chips.H100-SXM.family: Field required'."""
     f = tmp_path / "dup.yaml"
     f.write_text("chips:\n  H100-SXM: {name: dup, vendor: nvidia}\n")
-    assert "id 'H100-SXM' is already the id of chip 'h100-sxm'" in _error(files=[f])
+    assert "id 'H100-SXM' is already the id of chip 'h100-sxm'" in catalog_error(files=[f])
 
 
 def test_a_chips_scaleup_bandwidth_moves_a_tp16_step_on_its_default_system() -> None:

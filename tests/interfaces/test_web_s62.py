@@ -14,30 +14,13 @@ import pytest
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.web.routes import POST_ROUTES, Settings
 from chipwise.interfaces.web.server import page
+from interfaces.test_web import PAGE_DOM
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
-#: a DOM just large enough for drawServe: elements made on first lookup by id, text through textContent; fetch
-#: never answers, so the page's own start waits and draws nothing
-DOM = r"""
-class El {
-  constructor(tag) { this.tag = tag; this.children = []; this.attrs = {}; this.text = ""; this.hidden = false;
-                     this.className = ""; this.dataset = {}; this.classList = { toggle() {} }; }
-  setAttribute(k, v) { this.attrs[k] = v; }
-  addEventListener() {}
-  append(...c) { this.children.push(...c); }
-  replaceChildren(...c) { this.children = [...c]; }
-  set textContent(t) { this.text = String(t); this.children = []; }
-  get textContent() { return this.text + this.children.map((c) => (c instanceof El ? c.textContent : c)).join(""); }
-}
-const byId = {};
-globalThis.Node = El;
-globalThis.document = {
-  getElementById: (id) => byId[id] || (byId[id] = new El("div")),
-  createElement: (tag) => new El(tag), createElementNS: (ns, tag) => new El(tag), querySelectorAll: () => [],
-};
-globalThis.fetch = () => new Promise(() => {});
-"""
+#: test_web's page DOM, with no ticked chips or form fields and a fetch that never answers, so the page's own start
+#: waits and draws nothing
+DOM = "const CHECKED = [], FORM = {};\n" + PAGE_DOM + "globalThis.fetch = () => new Promise(() => {});\n"
 
 
 def _script() -> str:

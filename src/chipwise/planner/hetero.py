@@ -11,17 +11,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.terms import derived
-from chipwise.economics.energy import site_for
-from chipwise.economics.power import power_model
-from chipwise.economics.pricing import price_per_chip_hour
 from chipwise.economics.providers import network_gap
-from chipwise.economics.rental import billed_one
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.serving_economics import priced_system
-from chipwise.planner.training import _ideal_and_expected, attach_economics, make_job
+from chipwise.planner.training import SystemEconomics, _ideal_and_expected, attach_economics, make_job, system_economics
 from chipwise.reliability.goodput import assess_run, reliability_inputs
 from chipwise.reliability.rates import hosts_of
 from chipwise.train.explain import plan_result
@@ -153,27 +147,6 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
     return [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)], Link(nics, lat), "scale-out network", 0
 
 
-#: the economics a row carries, as plan train gives them: ideal (no failures) and expected (goodput-adjusted, with
-#: spares) cost, energy and carbon, of the run (or of one hour without --tokens; `economics_basis` says which)
-ECONOMICS = (
-    "economics_basis",
-    "cost_usd",
-    "expected_cost_usd",
-    "usd_per_million_tokens",
-    "expected_usd_per_million_tokens",
-    "energy_j",
-    "expected_energy_j",
-    "co2e_kg",
-    "expected_co2e_kg",
-    "tokens_per_joule",
-    "expected_tokens_per_joule",
-    "facility_power_w",
-    "goodput",
-    "failures_per_day",
-    "expected_downtime_s",
-    "expected_time_to_train_s",
-    "expected_time_per_hour_of_training_s",
-)
 #: the figures of a part's share of a run that add up over the parts (the rest are ratios of them, or shared)
 _ADDITIVE = (
     "cost_usd",
@@ -185,6 +158,19 @@ _ADDITIVE = (
     "co2e_kg",
     "expected_co2e_kg",
     "facility_power_w",
+)
+#: the economics a row carries, as plan train gives them: ideal (no failures) and expected (goodput-adjusted, with
+#: spares) cost, energy and carbon, of the run (or of one hour without --tokens; `economics_basis` says which)
+ECONOMICS = (
+    "economics_basis",
+    *_ADDITIVE,
+    "tokens_per_joule",
+    "expected_tokens_per_joule",
+    "goodput",
+    "failures_per_day",
+    "expected_downtime_s",
+    "expected_time_to_train_s",
+    "expected_time_per_hour_of_training_s",
 )
 
 
@@ -297,9 +283,11 @@ def plan_hetero_training(
     steps = job.steps
     if best_mixed is not None and steps is not None:
         best_mixed["time_to_train_s"] = best_mixed["step_time_s"] * steps
-    _add_costs(catalog, best_mixed, alone, parts)
+    # each part priced, sited and powered once, on plan train's on-demand basis, for the mix's $/hour and economics
+    priced = {p.system.chip.id: system_economics(catalog, p.system, p.chips) for p in parts}
+    _add_costs(priced, best_mixed, alone, parts)
     if best_mixed is not None:
-        _mixed_economics(catalog, model, job, best_mixed, parts)
+        _mixed_economics(catalog, priced, model, job, best_mixed, parts)
     cause = max(causes, key=(NO_SPLIT, NO_RACK_SPLIT, NO_FIT).index, default=NO_FIT)
     verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch, cause)
     out: dict[str, Any] = {
@@ -330,14 +318,16 @@ def plan_hetero_training(
     return out
 
 
-def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[str, Any]], parts: list[Part]) -> None:
+def _add_costs(
+    priced: dict[str, SystemEconomics], mixed: dict[str, Any] | None, alone: list[dict[str, Any]], parts: list[Part]
+) -> None:
     """Fleet $/hour (on-demand) and $ per million tokens for the mix and for each part alone, with each part's
     price source (`price_source`; the mix's `price_sources` by chip), whose status says whether it is a catalog
     estimate."""
     rate: dict[str, float | None] = {}
     sources: dict[str, dict[str, object] | None] = {}
     for p in parts:
-        quote = price_per_chip_hour(catalog, p.system)
+        quote = priced[p.system.chip.id].quote
         rate[p.system.chip.id] = quote.usd_per_chip_hour * p.chips if quote else None
         sources[p.system.chip.id] = quote.record() if quote else None
     for a in alone:  # its $/Mtok, ideal and expected, are plan train's (_single)
@@ -352,7 +342,12 @@ def _add_costs(catalog: Catalog, mixed: dict[str, Any] | None, alone: list[dict[
 
 
 def _mixed_economics(
-    catalog: Catalog, model: ModelSpec, job: TrainingJob, mixed: dict[str, Any], parts: list[Part]
+    catalog: Catalog,
+    priced: dict[str, SystemEconomics],
+    model: ModelSpec,
+    job: TrainingJob,
+    mixed: dict[str, Any],
+    parts: list[Part],
 ) -> None:
     """The mix's cost, energy and carbon on plan train's basis (attach_economics, on-demand, best recovery): each
     part priced, powered and sited as that part alone would be, and both under one run's reliability. The pipeline
@@ -360,15 +355,10 @@ def _mixed_economics(
     chips and hosts, and the downtime it brings idles every chip of the fleet."""
     used = mixed["chips_used"]
     inputs = {p.system.chip.id: reliability_inputs(catalog, p.system) for p in parts}
-    hosts = sum(int(hosts_of(used[chip], i.chips_per_host.value)) for chip, i in inputs.items())
-    total = sum(used.values())
-    # assess_run counts hosts as ceil(chips / chips-per-host): one figure that gives exactly the parts' own hosts
-    # together (ceil(H - 1/2) = H); every other reliability input is the catalog's, the same for both parts
-    per_host = derived(
-        total / (hosts - 0.5), "hetero.chips_per_host", "1", f"{total} chips on the parts' {hosts} hosts together"
-    )
-    joint = replace(next(iter(inputs.values())), chips_per_host=per_host)
-    rel = assess_run(joint, total, model.params_total, mixed["step_time_s"], "best")
+    # each part's whole hosts, together; every other reliability input is the catalog's, the same for both parts
+    hosts = sum(float(hosts_of(used[chip], i.chips_per_host.value)) for chip, i in inputs.items())
+    first = next(iter(inputs.values()))
+    rel = assess_run(first, sum(used.values()), model.params_total, mixed["step_time_s"], "best", hosts=hosts)
     seconds = mixed.get("time_to_train_s")
     run = {
         "tokens": job.tokens,
@@ -378,23 +368,17 @@ def _mixed_economics(
     sums = dict.fromkeys(_ADDITIVE, 0.0)
     for p in parts:
         chip = p.system.chip.id
-        quote = price_per_chip_hour(catalog, p.system)
-        site = site_for(
-            catalog, p.system, operator=quote.provider if quote else None, hint_region=quote.region if quote else None
-        )
-        power = power_model(catalog, p.system, scaleout=p.chips > p.system.chips)
-        billed = billed_one(priced_system(p.system, "on-demand").rental_chips, 1.0, p.chips)
-        price = quote.usd_per_chip_hour if quote else math.nan
+        e = priced[chip]
         share = _ideal_and_expected(
             run,
             p.chips,
             seconds if seconds is not None else 3600.0,
-            price,
-            power,
-            site.pue.value,
-            site.kg_co2e_per_j,
+            e.price,
+            e.power,
+            e.site.pue.value,
+            e.site.kg_co2e_per_j,
             replace(rel, chips=used[chip]),
-            billed,
+            e.billed,
         )
         for k in _ADDITIVE:
             sums[k] += share[k]

@@ -105,8 +105,9 @@ CONFIRM_FACTOR = 4
 #: and 3.53 s on 20,000. Below it, loaded queues run longer (SETTLE_LOAD), at most as long as a narrow pass's.
 MAX_CHECK_LOAD = 0.85
 #: without an SLO, a passing check whose window delivered less than this share of its load's tokens is measured
-#: against what its fleet sustains (a healthy deployment's short window reads up to ~5% under its load; one past its
-#: capacity cannot deliver all of it)
+#: against what its fleet sustains: a healthy deployment's short window reads up to ~5% under its load, and so does
+#: a fleet a few % past its capacity (8 H200s at 101% read 89%); a window reading 97% or more leaves a fleet at most
+#: about 3% past what it sustains, which no run of the check's length tells apart
 CAPACITY_DOUBT = 0.97
 MAX_SETTLING = CONFIRM_FACTOR
 #: the fewest requests of the offline run that measures a checked fleet's capacity (_utilisation)

@@ -8,21 +8,22 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
-from chipwise.economics.energy import check_pue, check_region, site_for
+from chipwise.economics.energy import EnergySite, check_pue, check_region, site_for
 from chipwise.economics.power import PowerModel, power_model
 from chipwise.economics.pricing import (
     MODE_SELLERS,
+    PriceQuote,
     check_mode,
     check_rental_options,
     price_gap,
     price_per_chip_hour,
 )
 from chipwise.economics.rental import billed_one
-from chipwise.economics.tco import check_utilisation_share, owned_tco
+from chipwise.economics.tco import Tco, check_utilisation_share, owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -158,6 +159,64 @@ def _ideal_and_expected(
     }
 
 
+class SystemEconomics(NamedTuple):
+    """How `chips` of one system are priced, sited and powered: the rental quote or the owned cost (None where the
+    mode has none), the site, the power model, the chips billed, and the price per chip-hour (nan: none)."""
+
+    quote: PriceQuote | None
+    tco: Tco | None
+    site: EnergySite
+    power: PowerModel
+    billed: float
+    price: float
+
+
+def system_economics(
+    catalog: Catalog,
+    system: System,
+    chips: int,
+    pricing: str = "on-demand",
+    region: str | None = None,
+    provider: str | None = None,
+    *,
+    utilisation: float | None = None,
+    pue: float | None = None,
+    managed: str | None = None,
+    as_of: str | None = None,
+) -> SystemEconomics:
+    """The price, site, power and billing of `chips` of `system`, as attach_economics uses them (and a mixed
+    fleet's parts, each as it would be alone)."""
+    check_mode(pricing)
+    owned = pricing == "owned"
+    quote = None if owned else price_per_chip_hour(catalog, system, pricing, region, provider, managed, as_of)
+    tco = None
+    if owned and (system.chip.unit_price is not None):
+        tco = owned_tco(catalog, system, region, utilisation if utilisation is not None else 1.0, pue)
+    site = site_for(
+        catalog,
+        system,
+        region,
+        pue=pue,
+        owned=owned,
+        # no price in the mode: the provider asked for still runs the chips (a '-' reserved-1y price from runpod had
+        # put them in AWS's us-east-1, the system's own site)
+        operator=quote.provider if quote else provider,
+        hint_region=quote.region if quote else None,
+    )
+    power = power_model(catalog, system, scaleout=chips > system.chips)
+    # rented chips are billed in the provider's units in the mode, as plan serve bills them (economics.rental): 12
+    # H100s in Capacity Blocks rent two whole p5 instances, 16 GPUs (billed as 12, 25% under what AWS charges); an
+    # owned fleet buys the chips it uses
+    billed = billed_one(priced_system(system, pricing).rental_chips, 1.0, chips)
+    if tco is not None:
+        price = tco.usd_per_chip_hour
+    elif quote is not None:
+        price = quote.usd_per_chip_hour
+    else:
+        price = math.nan
+    return SystemEconomics(quote, tco, site, power, billed, price)
+
+
 def attach_economics(
     result: dict[str, Any],
     catalog: Catalog,
@@ -183,36 +242,20 @@ def attach_economics(
     prices chips by economics.tco at `utilisation` (default 1.0); other modes use catalog rental prices. A `lora`
     run checkpoints its adapters and their optimizer state only (train.lora), not the frozen base.
     """
-    check_mode(pricing)
-    owned = pricing == "owned"
-    quote = None if owned else price_per_chip_hour(catalog, system, pricing, region, provider, managed, as_of)
-    tco = None
-    if owned and (system.chip.unit_price is not None):
-        tco = owned_tco(catalog, system, region, utilisation if utilisation is not None else 1.0, pue)
-    site = site_for(
+    quote, tco, site, power, billed, price = system_economics(
         catalog,
         system,
+        chips,
+        pricing,
         region,
+        provider,
+        utilisation=utilisation,
         pue=pue,
-        owned=owned,
-        # no price in the mode: the provider asked for still runs the chips (a '-' reserved-1y price from runpod had
-        # put them in AWS's us-east-1, the system's own site)
-        operator=quote.provider if quote else provider,
-        hint_region=quote.region if quote else None,
+        managed=managed,
+        as_of=as_of,
     )
-    power = power_model(catalog, system, scaleout=chips > system.chips)
-    # rented chips are billed in the provider's units in the mode, as plan serve bills them (economics.rental): 12
-    # H100s in Capacity Blocks rent two whole p5 instances, 16 GPUs (billed as 12, 25% under what AWS charges); an
-    # owned fleet buys the chips it uses
-    billed = billed_one(priced_system(system, pricing).rental_chips, 1.0, chips)
     seconds = result.get("time_to_train_s")
     basis_s = seconds if seconds is not None else 3600.0
-    if tco is not None:
-        price = tco.usd_per_chip_hour
-    elif quote is not None:
-        price = quote.usd_per_chip_hour
-    else:
-        price = math.nan
     spec = model or load_model(catalog, result["model"])
     # what a checkpoint saves: the model and its optimizer state, or a LoRA run's adapters and theirs (the frozen
     # base is on storage already; a 70B LoRA checkpoint had been sized as 988 GB of full training state)

@@ -169,13 +169,21 @@ class RunReliability:
 
 
 def assess_run(
-    inputs: ReliabilityInputs, chips: int, params: float, step_time_s: float, recovery: str = "checkpoint"
+    inputs: ReliabilityInputs,
+    chips: int,
+    params: float,
+    step_time_s: float,
+    recovery: str = "checkpoint",
+    hosts: float | None = None,
 ) -> RunReliability:
-    """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`."""
+    """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`, over `hosts`
+    where the caller knows them (a mixed fleet's parts' hosts together; default the whole hosts `chips` fill at
+    the inputs' chips per host)."""
     if recovery not in RECOVERIES:
         raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
-    hosts = float(hosts_of(chips, inputs.chips_per_host.value))
-    lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value))
+    if hosts is None:
+        hosts = float(hosts_of(chips, inputs.chips_per_host.value))
+    lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts))
     mtbf = 1.0 / lam
     planned = inputs.rates.planned.value
     size = float(checkpoint_bytes(params, inputs.bytes_per_param.value))

@@ -98,9 +98,12 @@ def hosts_of(chips: Any, chips_per_host: float) -> Any:
     return np.ceil(np.asarray(chips, dtype=float) / chips_per_host)
 
 
-def interruption_rate(rates: FailureRates, chips: Any, chips_per_host: float) -> Any:
-    """Unexpected interruptions per second of a job on `chips` (NumPy arrays broadcast)."""
-    return chips * rates.per_chip_s + hosts_of(chips, chips_per_host) * rates.host.value
+def interruption_rate(rates: FailureRates, chips: Any, chips_per_host: float, hosts: Any = None) -> Any:
+    """Unexpected interruptions per second of a job on `chips` (NumPy arrays broadcast), over `hosts` where the
+    caller knows them (a job across two systems' hosts), else the whole hosts `chips` fill."""
+    if hosts is None:
+        hosts = hosts_of(chips, chips_per_host)
+    return chips * rates.per_chip_s + hosts * rates.host.value
 
 
 def expected_interruptions(rates: FailureRates, chips: Any, chips_per_host: float, seconds: Any) -> Any:

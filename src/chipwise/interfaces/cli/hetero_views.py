@@ -10,7 +10,7 @@ from rich.table import Table
 from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, projected_banner
-from chipwise.interfaces.cli.train_views import _precision_note
+from chipwise.interfaces.cli.train_views import _goodput, _precision_note
 
 
 def _stages(plan: dict[str, Any]) -> str:
@@ -50,7 +50,7 @@ def print_hetero(r: dict[str, Any]) -> None:
         usd, joules, kg = (_figure(x, k) for k in ("usd_per_million_tokens", "energy_j", "co2e_kg"))
         power.add_row(
             name,
-            fmt.percent(x["goodput"]) if x.get("goodput") is not None else "-",
+            _goodput(x.get("goodput")),
             fmt.energy(joules) if joules is not None else "-",
             fmt.carbon(kg).replace(" CO2e", "") if kg is not None else "-",
         )
@@ -60,7 +60,7 @@ def print_hetero(r: dict[str, Any]) -> None:
             f"{x['tokens_per_s']:,.0f}",
             fmt.duration(x["time_to_train_s"]) if x.get("time_to_train_s") else "-",
             (fmt.usd(x["usd_per_hour"]) if x.get("usd_per_hour") else "-") + (" §" if guessed else ""),
-            f"{usd:.2f}" if usd else "-",
+            fmt.per_mtok(usd) if usd is not None else "-",
         )
 
     if r["mixed"]:
