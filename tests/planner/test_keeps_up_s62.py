@@ -12,7 +12,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import InfeasibleError
-from chipwise.interfaces.cli.serve_views import _priced_note
+from chipwise.interfaces.cli.serve_views import _kv_bound, _priced_note
 from chipwise.planner import serving_plan
 from chipwise.planner.serving import keeps_up, predict_serving, served_tokens
 from chipwise.workload.presets import load_model
@@ -121,3 +121,12 @@ def test_a_compiled_neuron_batch_past_the_kv_cache_is_still_refused(catalog: Cat
                 catalog,
             ),
         )
+
+
+def test_the_kv_row_says_when_the_cache_bounds_a_given_batch() -> None:
+    """DeepSeek-R1's 8,500-token requests on 8 H200 at a given b256: 1,575,680 tokens hold 185 of them."""
+    load = {"input_tokens_mean": 8000.0, "output_tokens_mean": 500.0}
+    row = {"plan": {"kv_cache_tokens_per_replica": 1_575_680, "max_batch": 256}, "load": load}
+    assert _kv_bound(row) == " (about 185 mean requests of b256: the cache, not max_batch, bounds the batch)"
+    assert _kv_bound({**row, "plan": {**row["plan"], "max_batch": 185}}) == ""
+    assert _kv_bound({**row, "plan": {**row["plan"], "attention_dp": True}}) == ""

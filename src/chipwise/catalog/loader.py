@@ -532,25 +532,48 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
     raw = copy.deepcopy(_builtin_raw())
     origins: dict[str, str] = {}
     replaced: list[Any] = []
+    # the system figures a file gives (a new system's, all of them): a chip figure a file changes moves the rest
+    filed: dict[str, str] = {}
     for f in files:
         path = Path(f)
-        _merge_file(raw, _read_yaml(path), origins, str(path), replaced)
+        data = _read_yaml(path)
+        _merge_file(raw, data, origins, str(path), replaced)
+        if isinstance(systems := data.get("systems"), dict):
+            filed.update(
+                {f"systems.{sid}.{fig}": str(path) for sid, body in systems.items() for fig in figure_paths(body)}
+            )
     given: dict[str, str] = {}
-    chips_before = {
-        (str(key), name): to_si(float(fig["value"]), str(fig["unit"]))
+    builtin, chips_before = _followed(_builtin_raw()), _followed(raw)
+    for assignment in sets:
+        _once(given, apply_set(raw, assignment, origins), assignment)
+    # after every --set, so that a system figure a --set gives wins over a chip's whatever the flags' order; a
+    # file's change first (from the built-in figure to the file's), then the --set's (from the file's on), as a
+    # --set of the file's figure would
+    for (chip, name), was in builtin.items():
+        if chips_before.get((chip, name), was) != was:
+            by = f"{origins[f'chips.{chip}']}'s {chip}.{name}"
+            _follow_chip(raw, chip, name, was, chips_before[chip, name], by, {**filed, **given})
+    for figure, assignment in given.items():
+        section, key, name = [*figure.split(".", 2), "", ""][:3]
+        if section == "chips" and (key, name) in chips_before:
+            now = _si(raw["chips"][key][name])
+            _follow_chip(raw, key, name, chips_before[key, name], now, f"--set {assignment}", given)
+    return _validate(raw, origins, tuple(sets), replaced)
+
+
+def _followed(raw: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+    """Each chip's FOLLOWED figures in SI, by (chip, figure)."""
+    return {
+        (str(key), name): _si(fig)
         for key, body in (raw.get("chips") or {}).items()
         if isinstance(body, dict)
         for name in FOLLOWED
         if isinstance(fig := body.get(name), dict) and _is_figure(fig) and not isinstance(fig["value"], str)
     }
-    for assignment in sets:
-        _once(given, apply_set(raw, assignment, origins), assignment)
-    # after every --set, so that a system figure a --set gives wins over a chip's whatever the flags' order
-    for figure, assignment in given.items():
-        section, key, name = [*figure.split(".", 2), "", ""][:3]
-        if section == "chips" and (key, name) in chips_before:
-            _follow_chip(raw, key, name, chips_before[key, name], assignment, given)
-    return _validate(raw, origins, tuple(sets), replaced)
+
+
+def _si(fig: Mapping[str, Any]) -> float:
+    return to_si(float(fig["value"]), str(fig["unit"]))
 
 
 def _once(given: dict[str, str], figure: str, assignment: str) -> None:
@@ -752,15 +775,14 @@ FOLLOWED: dict[str, str] = {
 
 
 def _follow_chip(
-    raw: dict[str, Any], chip: str, name: str, was: float, assignment: str, given: Mapping[str, str]
+    raw: dict[str, Any], chip: str, name: str, was: float, now: float, by: str, given: Mapping[str, str]
 ) -> None:
-    """A chip figure's what-if (`--set ASSIGNMENT`, from `was` in SI) moves the matching figures of each system of
-    that chip, but those a --set gives itself (the user's value stands, whatever the flags' order). A per-chip
+    """A chip figure's what-if (from `was` to `now` in SI, made `by` a --set or a --catalog file) moves the
+    matching figures of each system of that chip, but those `given` names (a system figure a --set or a file gives:
+    the user's value stands, whatever the flags' order; a file's new system's). A per-chip
     figure (a scale-up bandwidth, a hybrid's link between two of the chip) and a system's scale-out bandwidth move
     in proportion (trn1n's twice the chip's share stays twice); a power, and a hybrid rack's scale-out bandwidth,
     by the chip's change times its chips of this type (the rest is host, fans, the other members' NICs)."""
-    fig = raw["chips"][chip][name]
-    now = to_si(float(fig["value"]), str(fig["unit"]))
     if was <= 0 or now == was:
         return
     for sid, system in (raw.get("systems") or {}).items():
@@ -783,15 +805,15 @@ def _follow_chip(
                 continue
             if f"systems.{sid}.{path}" in given:
                 continue
-            old = to_si(float(old_fig["value"]), str(old_fig["unit"]))
+            old = _si(old_fig)
             additive = name == "tdp" or (members and name == "scaleout_bandwidth")
             new = tdp_moved_power(old, float(count), now - was) if additive else old * now / was
-            moved = f"{chip} {FOLLOWED[name]} moved by --set {assignment}"
+            moved = f"{chip} {FOLLOWED[name]} moved by {by}"
             node[parts[-1]] = {
                 **old_fig,
                 "value": from_si(new, str(old_fig["unit"])),
                 "derivation": f"{old_fig.get('derivation', '')}; {moved}".lstrip("; "),
-                "note": f"what-if: follows --set {assignment}; catalog value was {old_fig['value']} {old_fig['unit']}",
+                "note": f"what-if: follows {by}; catalog value was {old_fig['value']} {old_fig['unit']}",
             }
 
 

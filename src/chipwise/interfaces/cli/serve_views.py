@@ -126,6 +126,19 @@ def _pools(
     )
 
 
+def _kv_bound(r: dict[str, Any]) -> str:
+    """Where the KV cache holds fewer mean requests than the plan's batch limit, say so: the cache, not max_batch,
+    then bounds the batch (a given TensorRT-LLM b256 of DeepSeek-R1's 8,500-token requests on 8 H200 holds 185)."""
+    plan, load = r["plan"], r.get("load") or {}
+    mean = float(load.get("input_tokens_mean") or 0.0) + float(load.get("output_tokens_mean") or 0.0)
+    if plan.get("attention_dp") or mean <= 0:
+        return ""  # under attention DP each rank caches its own requests: the per-replica figure is not the bound
+    held = int(plan["kv_cache_tokens_per_replica"] // mean)
+    if held >= plan["max_batch"]:
+        return ""
+    return f" (about {held:,} mean requests of b{plan['max_batch']}: the cache, not max_batch, bounds the batch)"
+
+
 def _priced_note(r: dict[str, Any], short: Any) -> str:
     """Where the per-token figures divide by the load the run kept up with rather than the throughput printed
     above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s).
@@ -217,7 +230,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         head.add_row("plan", f"{_plan_text(plan)}  ({r['plan_source']})")
         if "stated_chips" in r:
             head.add_row("chips", _stated_chips_text(r["stated_chips"]))
-        head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens")
+        head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens" + _kv_bound(r))
         if plan.get("mixed_batching") is False:
             head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
     if r.get("precision_note"):
