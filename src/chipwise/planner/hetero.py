@@ -222,10 +222,6 @@ def _mixed(
     s_a, s_b, hand = float(res.stage_a[i]), float(res.stage_b[i]), float(res.hand_off[i])
     bottleneck = names[0] if s_a >= s_b else names[1]
     step = float(res.step_time[i])
-    # 1F1B over P stages and m micro-batches: (m + P - 1) slots of the slowest stage, P - 1 of them the bubble, and m
-    # hand-offs (hetero_step)
-    m = job.global_batch // int(hp.dp[i] * hp.mb[i])
-    stages = int(hp.pp_a[i] + hp.pp_b[i])
     return {
         "order": list(names),
         "plan": hp.plan(i, la, model.layers - la, names),
@@ -236,11 +232,11 @@ def _mixed(
         "hand_off_s": hand,
         "bottleneck": bottleneck,
         "link_share": hand / (hand + max(s_a, s_b)),
-        "microbatches": m,
-        "stages": stages,
+        "microbatches": int(res.microbatches[i]),
+        "stages": int(hp.pp_a[i] + hp.pp_b[i]),
         # the step's share idle in the pipeline bubble, (P - 1) slowest-stage slots, and spent in the m hand-offs
-        "bubble_share": (stages - 1) * max(s_a, s_b) / step,
-        "hand_off_share": m * hand / step,
+        "bubble_share": float(res.bubble[i]) / step,
+        "hand_off_share": float(res.hand_offs[i]) / step,
         # the chips each part's stages run on (ranks over cores a chip); the rest of the part idles
         "chips_used": {
             names[0]: -(-int(hp.tp_a[i] * hp.pp_a[i] * hp.dp[i]) // first.dev.cores_per_chip),

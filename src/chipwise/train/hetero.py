@@ -105,6 +105,9 @@ class HeteroResult:
     memory_b: Array
     layer_a: Array  # one layer's forward + backward per micro-batch on each part
     layer_b: Array
+    microbatches: Array  # m, per plan
+    bubble: Array  # the step's (P - 1) slowest-stage slots idle in the 1F1B bubble (s)
+    hand_offs: Array  # the step's m hand-offs between the parts (s)
 
 
 def enumerate_hetero(model: ModelSpec, job: TrainingJob, a: Part, b: Part) -> HeteroPlans:
@@ -235,9 +238,10 @@ def hetero_step(
                           int(L), trainable=not job.lora, weight_bytes=wb_a)  # fmt: skip
     dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd * layers_b, cost_b.bwd * layers_b, t_mb,
                           int(L), trainable=not job.lora, weight_bytes=wb_b)  # fmt: skip
+    bubble, hand_offs = (stages - 1.0) * t_mb, m * hand_off
     step = (
         (m + stages - 1.0) * t_mb
-        + m * hand_off
+        + hand_offs
         + np.maximum(dp_a + opt_a, dp_b + opt_b)
         + max(dev_a.eff.step_overhead_s, dev_b.eff.step_overhead_s)
     )
@@ -259,4 +263,7 @@ def hetero_step(
         memory_b=mem_b,
         layer_a=np.asarray(tau_a, dtype=np.float64),
         layer_b=np.asarray(tau_b, dtype=np.float64),
+        microbatches=m,
+        bubble=bubble,
+        hand_offs=np.asarray(hand_offs, dtype=np.float64),
     )
