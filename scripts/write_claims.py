@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from write_accuracy import between  # scripts/, beside this one
+
 from chipwise.catalog import load_catalog
 from chipwise.planner.claims import check_claims
 
@@ -52,11 +54,8 @@ def main() -> None:
     report = check_claims(load_catalog())
     head = DOC.read_text(encoding="utf-8").split(MARKER)[0]
     DOC.write_text(head + render(report), encoding="utf-8")
-    text = README.read_text(encoding="utf-8")
-    before, rest = text.split(README_START)
-    after = rest.split(README_END)[1]
     table = "\n".join(summary(report))
-    README.write_text(f"{before}{README_START}\n{table}\n{README_END}{after}", encoding="utf-8")
+    README.write_text(between(README.read_text(encoding="utf-8"), README_START, README_END, f"\n{table}\n"), "utf-8")
     print(f"wrote {DOC} and the verdict table in {README}")
 
 

@@ -34,7 +34,7 @@ from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
-from chipwise.interfaces.format import explain_plan_serve, jsonable
+from chipwise.interfaces.format import explain_plan_serve, first_rows, jsonable
 from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import parse_limits
 from chipwise.planner.fleet import plan_fleet as planner_fleet
@@ -171,13 +171,6 @@ def _top(value: Any) -> int | None:
     return top
 
 
-def _first(report: dict[str, Any], top: int | None) -> dict[str, Any]:
-    """The report with its first `top` results (all for None), as --top shows them."""
-    if top is not None:
-        report["results"] = report["results"][:top]
-    return report
-
-
 #: what a text option looks like, for the one line that refuses another type
 _TEXT_EXAMPLES = {
     "region": "'us-east-1'",
@@ -296,7 +289,7 @@ def plan_train(
         tokens=read_count(tokens, "tokens"),
         **options,
     )
-    return _first(report, top)
+    return first_rows(report, top)
 
 
 @_answers(plan_serving)
@@ -341,7 +334,7 @@ def plan_serve(
         cat, model, ids, load, input_tokens, output_tokens, slo, disaggregated=disaggregated is not False, **options
     )
     report["skipped"].extend(unrunnable)
-    return explain_plan_serve(_first(report, top))  # as `chipwise plan serve --json` gives it
+    return explain_plan_serve(first_rows(report, top))  # as `chipwise plan serve --json` gives it
 
 
 @_answers(plan_hetero_training)

@@ -81,8 +81,8 @@ def test_model_show_refuses_a_sequence_past_the_context(capsys: pytest.CaptureFi
 def test_model_list_breaks_an_alias_only_after_a_separator(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On an 80-column terminal the aliases that do not fit break after a '-' or '/' ('Qwen2.5-14B-' then
-    'Instruct'), never inside a word ('Qwen2.5-14B-I' then 'nstruct'); on a wide one they keep one line."""
+    """On an 80-column terminal the aliases that do not fit break after a '-' or '/' ('Qwen/Qwen2.5-' then
+    '14B-Instruct'), never inside a word ('Qwen/Qwen2.5-14B-I' then 'nstruct'); on a wide one they keep one line."""
     monkeypatch.setenv("COLUMNS", "80")
     assert run(["model", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -98,10 +98,10 @@ def test_model_list_breaks_an_alias_only_after_a_separator(
     assert any(len(pieces) > 1 for pieces in aliases)  # some do break at 80 columns
     for pieces in aliases:
         assert all(p[-1] in "-/_," for p in pieces[:-1]), pieces
-    assert ["Qwen2.5-14B-", "Instruct"] in aliases
+    assert ["Qwen/Qwen2.5-", "14B-Instruct"] in aliases
     monkeypatch.setenv("COLUMNS", "200")
     assert run(["model", "list"]) == 0
-    assert any(line.rstrip().endswith(" Qwen2.5-14B-Instruct") for line in capsys.readouterr().out.splitlines())
+    assert any(line.rstrip().endswith(" Qwen/Qwen2.5-14B-Instruct") for line in capsys.readouterr().out.splitlines())
 
 
 def test_catalog_show_system_names_its_chips_and_fabrics(

@@ -15,7 +15,7 @@ SCENARIO = (
 
 
 def test_predict_names_the_chips_billed(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """$247 = 16 x $5.191 x 2.97 h, where 12 chips give $185: the cost row says 16 are billed."""
+    """$248 = 16 x $5.191 x 2.99 h, where 12 chips give $186: the cost row says 16 are billed."""
     monkeypatch.setenv("COLUMNS", "400")  # one line, however wide the terminal the tests run in
     r = run_json(capsys, ["predict", "--json", SCENARIO])
     assert r["billed_chips"] == 16 and r["chips"] == 12
@@ -23,7 +23,7 @@ def test_predict_names_the_chips_billed(capsys: pytest.CaptureFixture[str], monk
     assert run(["predict", SCENARIO]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if "cost, ideal / expected" in line)
-    assert "$247 / $247, billed for 16 chips (whole p5.48xlarge units)" in row
+    assert "$248 / $248, billed for 16 chips (whole p5.48xlarge units)" in row
 
 
 def test_plan_train_notes_each_row_billed_for_more(

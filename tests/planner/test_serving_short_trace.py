@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import chipwise.api as cw
 
 
@@ -35,9 +37,13 @@ def test_a_trace_shorter_than_its_fill_is_flagged_with_its_slo(tmp_path: Path) -
 
 
 def test_a_two_row_trace_is_flagged_rather_than_read_as_zero_requests_per_second(tmp_path: Path) -> None:
-    """Two requests 0.2 s apart read 0 input tok/s and 0 req/s over a 0.1 s window, with no word."""
+    """Two requests 0.2 s apart read 0 input tok/s and 0 req/s over a 0.1 s window, with no word. Flagged; and since
+    stop 63 a window that holds no finished request runs on to the run's end (serve.sim.metrics.window): the two
+    requests over the 6.4 s from the fill's end to the last finish."""
     result = _predict(_trace(tmp_path / "two.csv", 0.2, 2))
-    assert result["requests_per_s"] == 0.0
+    start, end = result["simulation"]["window_s"]
+    assert start == 0.1 and end == result["simulation"]["makespan_s"]
+    assert result["requests_per_s"] == pytest.approx(2 / (end - start))  # 0.31
     assert result["short_run"]["arrival_span_s"] == 0.2
     # at the trace's 5 req/s (two over 0.2 s and a mean gap), three latencies of 6.30 s
     assert result["short_run"]["requests_for_steady_state"] == 95

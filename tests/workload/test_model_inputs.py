@@ -97,7 +97,7 @@ BAD = [
     (LLAMA, "max_position_embeddings", 4096.7, "'max_position_embeddings' must be a positive integer, got 4096.7"),
     (LLAMA, "num_key_value_heads", 1.5, "'num_key_value_heads' must be a non-negative integer, got 1.5"),
     (LLAMA, "num_key_value_heads", -2, "'num_key_value_heads' must be a non-negative integer, got -2"),
-    (LLAMA, "num_attention_heads", 8.5, "'num_attention_heads' must be a non-negative integer, got 8.5"),
+    (LLAMA, "num_attention_heads", 8.5, "'num_attention_heads' must be a positive integer, got 8.5"),
     (LLAMA, "tie_word_embeddings", "false", "'tie_word_embeddings' must be true or false, got 'false'"),
     (LLAMA, "attention_bias", "false", "'attention_bias' must be true or false, got 'false'"),
     (LLAMA, "mlp_bias", 1, "'mlp_bias' must be true or false, got 1"),

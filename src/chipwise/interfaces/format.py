@@ -372,6 +372,16 @@ def plan_serve_why(report: Mapping[str, Any]) -> str:
     return text
 
 
+def first_rows(report: dict[str, Any], top: int | None) -> dict[str, Any]:
+    """The report with its first `top` results (all for None), as --top shows them, and as many more as its
+    simulated checks refer to: a check's `rank` (and the best one's) indexes `results` (results[rank - 1]), and a
+    check of the fifth row kept none to join under --top 2."""
+    if top is not None:
+        ranks = [int(v["rank"]) for v in report.get("verified") or () if v.get("rank")]
+        report["results"] = report["results"][: max([top, *ranks])]
+    return report
+
+
 def explain_plan_serve(report: dict[str, Any]) -> dict[str, Any]:
     """The report with its verdict and why the answer wins, as every interface gives them."""
     report["verdict"] = plan_serve_verdict(report)[0]

@@ -301,6 +301,7 @@ def expert_exchange(
     return expert_exchange_over(top_k, size, topo, latency, network_latency).time(dispatch_bytes, combine_bytes)
 
 
-def hand_off(nbytes: Array | float, stride: IntArray | int, topo: Topology) -> Array:
-    """A pipeline hand-off of `nbytes` to the next stage `stride` ranks away (perf.collectives.p2p)."""
-    return coll.p2p(nbytes, stride, topo)
+def hand_off(nbytes: Array | float, stride: IntArray | int, topo: Topology, stages: IntArray | int = 2) -> Array:
+    """A pipeline hand-off of `nbytes` to the next of `stages` stages `stride` ranks apart (perf.collectives.
+    pipeline_send): TP4 PP4 on 8-GPU nodes crosses the network from its second stage to its third."""
+    return coll.pipeline_send(nbytes, stride, topo, stages)

@@ -359,7 +359,7 @@ def _mixed_economics(
     run = {
         "tokens": job.tokens,
         "tokens_per_s": mixed["tokens_per_s"],
-        "model_flops_per_token": model.training_flops_per_token(job.seq_len),
+        "model_flops_per_token": model.training_flops_per_token(job.seq_len, job.lora),
     }
     sums = dict.fromkeys(_ADDITIVE, 0.0)
     for p in parts:

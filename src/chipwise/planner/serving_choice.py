@@ -82,18 +82,19 @@ class Targets(dict[str, float]):
 LIFECYCLE_SLO = "ttft_p99=2s,tpot_p99=50ms"
 
 
-def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
+def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Targets:
     """The SLO in seconds, its keys and values checked (one line naming the problem and the fix otherwise): text
     with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds (numbers) or to
     times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}; text without a unit, '2', is refused as on the command
     line). A bare TPOT of a second or more is a unit slip, refused as a scenario refuses it. Targets already read
-    pass through."""
+    pass through. `required`: the command needs targets (plan fleet), so text naming none is not told to leave
+    --slo out."""
     if isinstance(slo, Targets):
         return slo
     if slo is None:
         return Targets()
     if isinstance(slo, str):
-        return Targets(parse_slo(slo))
+        return Targets(parse_slo(slo, required))
     if not isinstance(slo, Mapping):
         raise ChipwiseError(f"SLO {slo!r} is not a mapping. Fix: give e.g. {{'ttft_p99': 2.0, 'tpot_p99': 0.05}}.")
     out: dict[str, float] = {}
@@ -120,15 +121,18 @@ def check_slo(slo: str | Mapping[str, Any] | None) -> Targets:
     return Targets(out)
 
 
-def parse_slo(text: str) -> dict[str, float]:
+def parse_slo(text: str, required: bool = False) -> dict[str, float]:
     """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
     any case), each key at most once. Text that names no target ('', ',') is one line: it had meant no SLO to plan
-    serve, dropped plan lifecycle's default, and was refused by plan fleet."""
+    serve, dropped plan lifecycle's default, and was refused by plan fleet. Where targets are `required` (plan
+    fleet's --slo), the fix offers no leaving --slo out, which that command refuses."""
     if not text.replace(",", "").strip():
-        raise ChipwiseError(
-            f"--slo '{text}' names no latency target. Fix: give e.g. --slo {LIFECYCLE_SLO}, or leave --slo out "
-            "(plan serve then plans with no SLO, plan lifecycle with its default)."
+        leave_out = (
+            ""
+            if required
+            else ", or leave --slo out (plan serve then plans with no SLO, plan lifecycle with its default)"
         )
+        raise ChipwiseError(f"--slo '{text}' names no latency target. Fix: give e.g. --slo {LIFECYCLE_SLO}{leave_out}.")
     out: dict[str, float] = {}
     for item in text.split(","):
         if not item.strip():

@@ -41,10 +41,15 @@ from chipwise.train.lora import lora_adapter_params
 from chipwise.train.plans import given_knobs, left_to_search
 from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.presets import load_model
+from chipwise.workload.presets import DEFAULT_SEQ_LEN, load_model
 from chipwise.workload.scenario import TrainScenario, check_provider
 from chipwise.workload.serving import MAX_CHIPS, Bound
-from chipwise.workload.training import TrainingJob, default_global_batch_tokens, training_precision
+from chipwise.workload.training import (
+    DEFAULT_TRAIN_SEQ_LEN,
+    TrainingJob,
+    default_global_batch_tokens,
+    training_precision,
+)
 
 OBJECTIVES: tuple[str, ...] = ("time", "cost", "energy", "carbon")
 #: the chips of one training run: a million at most, as a serving deployment's ("from one chip to a million");
@@ -64,7 +69,7 @@ def make_job(
 ) -> TrainingJob:
     if chips:
         FLEET.require(chips, "a fleet of")
-    seq = int(seq_len or min(model.max_seq_len or 4096, 8192))
+    seq = int(seq_len or min(model.max_seq_len or DEFAULT_SEQ_LEN, DEFAULT_TRAIN_SEQ_LEN))
     if model.max_seq_len and seq > model.max_seq_len:
         # a model trains on sequences up to its context (its position encoding's reach): 1,000,000 tokens on
         # Llama-3.1-70B's 131,072 had been priced

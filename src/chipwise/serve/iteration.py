@@ -548,7 +548,7 @@ def token_costs(
         out["tp_comm"] = out["tp_comm"] + terms.all_reduces * ar
         out["memory_bound"] = out["memory_bound"] + k * memory_time(t * terms.elementwise, dev)
     out["overhead"] = np.broadcast_to(s.overhead, out["gemm"].shape).astype(np.float64)
-    out["pp_comm"] = np.where(pp > 1, hand_off(act, shapes.tp, topo), 0.0) * np.ones_like(out["gemm"])
+    out["pp_comm"] = np.where(pp > 1, hand_off(act, shapes.tp, topo, shapes.pp), 0.0) * np.ones_like(out["gemm"])
     return out
 
 

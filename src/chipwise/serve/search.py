@@ -46,6 +46,7 @@ from chipwise.serve.iteration import (
     eager_launches,
     host_sequence_time,
     lm_heads,
+    micro_batches,
     pair_coefficient,
     prefill_pairs,
     rank_imbalance,
@@ -166,10 +167,13 @@ class PromptIterations:
     cap: Array  # most prompt tokens one iteration takes (the token budget)
     padding: Array  # tokens run per prompt token (a compiled-shape engine pads each prompt to its bucket)
     floor: Array  # least time of an iteration that carries prompt tokens on an eager engine (its launches)
+    max_tokens: float  # the engine's token budget, each of a pipeline's micro-batches its own (engine.budgets)
     encoded: float = 1.0  # the share of each prompt the replica encodes: none in a disaggregated decode pool
 
     def take(self, idx: IntArray) -> PromptIterations:
-        return PromptIterations(self.unit[idx], self.cap[idx], self.padding[idx], self.floor[idx], self.encoded)
+        return PromptIterations(
+            self.unit[idx], self.cap[idx], self.padding[idx], self.floor[idx], self.max_tokens, self.encoded
+        )
 
 
 @dataclass(frozen=True)
@@ -233,11 +237,19 @@ def _decode_context(eng: EngineProfile, inp: float, out: float) -> float:
 
 
 def _stage_time(
-    model: ModelSpec, dev: Device, topo: Topology, eng: EngineProfile, weight: str, shapes: Shapes, tokens: Array
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight: str,
+    shapes: Shapes,
+    tokens: Array,
+    micro: Array | None = None,
 ) -> Array:
-    """pp stages of token-proportional work for `tokens` tokens, with the pipeline hand-offs."""
+    """pp stages of token-proportional work for `tokens` tokens in `micro` micro-batches (pp: a filled pipeline),
+    with the pipeline hand-offs: each micro-batch passes every stage, so the iteration takes pp G(tokens / micro)."""
     pp = shapes.pp.astype(np.float64)
-    g = token_costs(model, dev, topo, eng, weight, shapes, tokens / pp)
+    g = token_costs(model, dev, topo, eng, weight, shapes, tokens / (pp if micro is None else micro))
     stage = sum(v for k, v in g.items() if k != "pp_comm")
     return np.asarray(pp * stage + (pp - 1.0) * g["pp_comm"], dtype=np.float64)
 
@@ -260,6 +272,14 @@ def _passes(
         return None
     pp = shapes.pp.astype(np.float64)
     return np.asarray(_stage_time(model, dev, topo, eng, weight, shapes, pp * chunks) + pp * coef * pairs)
+
+
+def _runs(rows: Array, micro: Array, iterations: int) -> Array:
+    """The micro-batches of each of `rows`: `micro` for the first `iterations` (whole iterations), one for the rest
+    (a prompt's piece passing the stages alone)."""
+    runs = np.ones(rows.shape)
+    runs[:iterations] = micro
+    return runs
 
 
 def prompt_share(started: Array | float, group: Array | float, room: Array | float) -> Array:
@@ -320,15 +340,20 @@ def _step_time(
         + a * stage_share(pp, batch) * batch * _decode_context(eng, inp, out)
     )
     padded = started * prompts.padding  # what the iterations run (a compiled-shape engine pads to buckets)
+    # the micro-batches an iteration runs: pp where the batch fills the pipeline, else one a sequence, each passing
+    # every stage in turn (a lone sequence decodes no faster on two stages, and waits for the hand-off between them)
+    micro = micro_batches(pp, batch)
+    per_micro = prompts.max_tokens * budgets(eng, shapes.tp, shapes.adp)
+    cap = np.minimum(prompts.cap, micro * per_micro)  # each micro-batch with its own token budget
     mixing = eng.mixes(shapes.adp)  # iterations that carry prompts advance the decodes too
-    room = np.where(mixing, np.maximum(prompts.cap - fed, 1.0), prompts.cap)  # prompt tokens per iteration
+    room = np.where(mixing, np.maximum(cap - fed, 1.0), cap)  # prompt tokens per iteration
     group = prompts.unit / prompts.padding  # the prompt tokens that arrive together, which the budget counts
     # the share of iterations joined by prompts: a group of them needs ceil(group / room) iterations (the last one a
     # remainder) as they arrive; queued prompts (packed) fill the room
     pieces = np.ceil(group / room)
     arriving = prompt_share(started, group, room)
     share = np.minimum(started / room, 1.0) if packed else arriving
-    iters = np.where(mixing, share, np.maximum(share, started / prompts.cap))
+    iters = np.where(mixing, share, np.maximum(share, started / cap))
     tokens = padded / np.maximum(iters, 1e-12)
     # a group longer than the room runs as full chunks and a remainder, each at least the launch floor: their mean
     chunked = (pieces > 1) & (not packed)
@@ -337,22 +362,24 @@ def _step_time(
     base = np.where(mixing, fed, 0.0)
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)
-    rank_cap = prompt_chunk(eng, prompts.cap / budgets(eng, shapes.tp, shapes.adp, shapes.pp), shapes.tp, shapes.adp)
+    rank_cap = prompt_chunk(eng, prompts.max_tokens, shapes.tp, shapes.adp)
     piece = np.minimum(inp, rank_cap) * prompts.padding
     sent = np.stack(np.broadcast_arrays(first, last))  # prompt tokens of a full iteration and of the last, at once
     heavy = ranks * np.maximum(sent / ranks, np.minimum(piece, sent))
     # one prompt's piece passes the pipeline's stages in turn, whatever else its iteration carries (StepModel.pass_time)
     single = np.minimum(sent, piece)
     piped = bool((shapes.pp > 1).any())
-    passes = [pp * single[0], pp * single[1]] if piped else []
+    passes = [single[0], single[1]] if piped else []
     # one pass: decode alone, with prompts (a last piece that is the whole group, as unchunked ones are, is priced
-    # once), and the pieces' passes through the stages
+    # once), in the iteration's micro-batches, and the pieces' passes through the stages, one micro-batch each
     if chunked.any():
         rows = np.stack(np.broadcast_arrays(fed, base + first, base + last, *passes))
-        plain, full, rest, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+        plain, full, rest, *passed = _stage_time(
+            model, dev, topo, eng, weight_precision, shapes, rows, _runs(rows, micro, 3)
+        )
     else:
         rows = np.stack(np.broadcast_arrays(fed, base + first, *passes[:1]))
-        plain, full, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows)
+        plain, full, *passed = _stage_time(model, dev, topo, eng, weight_precision, shapes, rows, _runs(rows, micro, 2))
         rest, passed = full, passed * 2
     if eng.graph_max_batch > 0 and eng.eager_launch_s > 0:
         # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor)
@@ -363,8 +390,10 @@ def _step_time(
         lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
     else:
         lost_full = lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent[0], base + heavy[0])
-    full = full + lost_full + b * np.maximum(first, heavy[0]) * inp / 2.0
-    rest = rest + lost_rest + b * np.maximum(last, heavy[1]) * inp / 2.0
+    # b prices a stage's layers with the pipeline's micro-batches attending at once: pp / micro times it where fewer run
+    spread = stage_share(pp, batch)
+    full = full + lost_full + spread * b * np.maximum(first, heavy[0]) * inp / 2.0
+    rest = rest + lost_rest + spread * b * np.maximum(last, heavy[1]) * inp / 2.0
     if piped:
         full = np.maximum(full, passed[0] + pp * b * single[0] * inp / 2.0)
         rest = np.maximum(rest, passed[1] + pp * b * single[1] * inp / 2.0)
@@ -378,11 +407,11 @@ def _step_time(
         d = drafting.model
         ad = context_coefficient(d, dev, shapes, kv_precision, inp + out)
         t = t + k * (
-            _stage_time(d, dev, topo, eng, weight_precision, shapes, batch)
+            _stage_time(d, dev, topo, eng, weight_precision, shapes, batch, micro)
             + lm_heads(d, dev, shapes, batch, batch)
             + ad * stage_share(pp, batch) * batch * _decode_context(eng, inp, out)
         )
-        t = t + _stage_time(d, dev, topo, eng, weight_precision, shapes, started)
+        t = t + _stage_time(d, dev, topo, eng, weight_precision, shapes, started, micro)
     return np.asarray(t / tau, dtype=np.float64)
 
 
@@ -445,7 +474,7 @@ def estimate(
     # an engine that encodes one prompt a pass (context_batch 1) prices each pass as one prompt, however many a step
     # takes in turn
     cap = np.minimum(budget, inp) * ones if eng.context_batch == 1 else budget * ones
-    prompts = PromptIterations(unit, cap, padded / chunk * ones, floor * ones, 0.0 if decode_only else 1.0)
+    prompts = PromptIterations(unit, cap, padded / chunk * ones, floor * ones, max_tokens, 0.0 if decode_only else 1.0)
     step = _step_time(
         model, dev, topo, eng, weight_precision, kv_precision, shapes, b, inp, out, prompts, drafting, packed=True
     )

@@ -17,6 +17,7 @@ the micro-batches, and reduce-scatters them once, behind the last backward. Re-g
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +29,7 @@ from chipwise.perf.device import Device, Topology
 from chipwise.train.plans import PlanArrays
 
 Array = NDArray[np.float64]
+Collective = Callable[[Array, coll.Group], Array]
 GRAD_BYTES = 2.0  # gradients are reduced in bf16 (Megatron default, FSDP2 mixed precision)
 OPTIMIZER_BYTES_PER_PARAM = 30.0  # Adam: read grad (4), read/write master, m, v (24), write bf16 weight (2)
 
@@ -97,16 +99,29 @@ def dp_time(
         np.maximum(0.0, ar - ov * bwd_mb),
         np.where(plans.zero == 2, z2_rs, np.maximum(0.0, rs - ov * bwd_mb)) + np.maximum(0.0, ag - ov * fwd_mb),
     )
-    # FSDP within the sharding group, every micro-batch; hybrid FSDP adds a per-step all-reduce across replicas
+    # FSDP within the sharding groups, every micro-batch; hybrid FSDP adds a per-step all-reduce across replicas.
+    # The routed experts are sharded over their own group, as memory.py holds them and ZeRO-1/2 reduce them: with
+    # EP8 on 8-GPU nodes it is one rank a node, so their gathers cross the network (on the dense group, 8 of a
+    # node, they had priced ZeRO-3 below ZeRO-1)
     hybrid = bool(np.any(plans.hsdp))
     zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
-    fsdp_ag = coll.all_gather((dense + expert) * weight_bytes, zero_group)
-    fsdp_rs = coll.reduce_scatter(t * (dense + expert) * GRAD_BYTES, zero_group)
+    zero_expert_group = coll.group(sh.zero_expert, sh.expert_stride, topo) if hybrid else expert_group
+    has_experts = expert > 0  # a dense model launches no expert collective
+
+    def fsdp(op: Collective, per_param: float) -> Array:
+        on_experts = np.where(has_experts, op(expert * per_param, zero_expert_group), 0.0)
+        return np.asarray(op(dense * per_param, zero_group) + on_experts, dtype=np.float64)
+
+    fsdp_ag = fsdp(coll.all_gather, weight_bytes)
+    fsdp_rs = fsdp(coll.reduce_scatter, t * GRAD_BYTES)
     cross = np.zeros_like(fsdp_ag)
     if hybrid:
         replicas = np.maximum(sh.dense // sh.zero_dense, 1)
-        grads = t * (dense + expert) * GRAD_BYTES / sh.zero_dense
-        cross = coll.all_reduce(grads, replicas, plans.tp * sh.zero_dense, topo)
+        cross = coll.all_reduce(t * dense * GRAD_BYTES / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+        expert_replicas = np.maximum(sh.expert // sh.zero_expert, 1)
+        expert_grads = t * expert * GRAD_BYTES / sh.zero_expert
+        on_experts = coll.all_reduce(expert_grads, expert_replicas, sh.expert_stride * sh.zero_expert, topo)
+        cross = cross + np.where(has_experts, on_experts, 0.0)
     fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
     per_mb = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers
     # with pipelining: one gather and one reduce-scatter a step, as ZeRO-1 (torchtitan's FSDP + PP, above)

@@ -208,9 +208,11 @@ def check_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, rank
         raise ChipwiseError(f"invalid plan: {reason}.")
 
 
-def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
+def check_partial_plan(
+    plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int, domain_ranks: int | None = None
+) -> None:
     """Reject what is already wrong in a partial plan (the search completes the rest), in the words check_plan
-    would use for the complete plan."""
+    would use for the complete plan. `domain_ranks`, the ranks of one scale-up domain, lets it judge hsdp."""
     g = given_knobs(plan)  # unknown keys, bad recompute, zero or flag values
     if not g:
         return
@@ -220,6 +222,8 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
             f"invalid plan: hsdp needs zero 3 (hybrid FSDP shards ZeRO-3's state within the scale-up domain), got "
             f"zero {g['zero']}. Fix: set zero to 3 or hsdp to false."
         )
+    if g.get("hsdp") and domain_ranks is not None and (reason := _hsdp_problem(g, ranks, domain_ranks)):
+        raise ChipwiseError(f"invalid plan: {reason}.")
     if {"tp", "pp", "dp"} <= set(g):
         p = normalise({**g, "cp": g.get("cp", 1)})
         # the micro-batch and interleaving the search still chooses: the plan idles ranks the batch could use only if
@@ -260,6 +264,32 @@ def check_partial_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJ
     if "ep" in g and (reason := _ep_experts_problem(g["ep"], model)):
         # the search took a fixed ep as given: ep=16 over Mixtral's 8 experts priced half an expert a rank
         raise ChipwiseError(f"invalid plan: {reason}.")
+
+
+def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int) -> str:
+    """Why hybrid FSDP cannot apply to a plan with these knobs given ('' when it can), as enumerate_plans keeps it:
+    it shards within a scale-up domain and replicates across domains, so it needs tp x cp x dp ranks beyond one
+    domain and two data-parallel ranks at least inside one (the search had dropped every plan silently, leaving a
+    generic 'no valid parallel plan')."""
+    tp = g.get("tp", 1)
+    if domain_ranks < 2:
+        return "hsdp shards within a scale-up domain, and this system's holds one rank. Fix: set hsdp to false"
+    if domain_ranks // tp < 2:
+        return (
+            f"hsdp shards within a scale-up domain of {domain_ranks:,} ranks, which tp {tp} fills, leaving no "
+            f"second data-parallel rank in it to shard over. Fix: set hsdp to false, or use a tp of at most "
+            f"{domain_ranks // 2:,}"
+        )
+    spread = ranks // g.get("pp", 1)  # the most a stage's tp x cp x dp can take
+    if {"tp", "dp"} <= set(g) and ("cp" in g or "pp" in g):  # tp, pp and dp given leave cp at 1 (left_to_search)
+        spread = tp * g["dp"] * g.get("cp", 1)
+    if spread <= domain_ranks:
+        more = "a larger dp" if "dp" in g else "more chips"
+        return (
+            f"hsdp replicates FSDP across scale-up domains of {domain_ranks:,} ranks, and this plan's tp x cp x dp "
+            f"is at most {spread:,}, within one (there it is plain zero 3). Fix: set hsdp to false, or use {more}"
+        )
+    return ""
 
 
 def _cp_problem(cp: int, job: TrainingJob) -> str:

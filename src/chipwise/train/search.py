@@ -58,7 +58,7 @@ def search_plans(
     topo: Topology = topology_of(system)
     ranks = chips * dev.cores_per_chip
     fixed = {k: v for k, v in (fixed or {}).items() if v is not None}
-    check_partial_plan(fixed, model, job, ranks)
+    check_partial_plan(fixed, model, job, ranks, topo.domain_ranks)
     plans = enumerate_plans(model, job, ranks, topo.domain_ranks, fixed)
     if len(plans) == 0:
         raise InfeasibleError(
@@ -140,19 +140,32 @@ def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
         levers.append("hsdp false")
     if g.get("microbatch", 1) > 1:
         levers.append("microbatch 1")
-    degrees = [k for k in ("tp", "pp", "cp", "ep") if k in g and (k != "ep" or model.moe is not None)]
+    degrees = [k for k in ("tp", "pp", "cp") if k in g]
     complete = {"tp", "pp", "dp"} <= set(g)
     if degrees and g.get("dp") != 1:
         levers.append(
             f"a larger {', '.join(degrees[:-1])}{' or ' if len(degrees) > 1 else ''}{degrees[-1]}"
             + (f" with a smaller dp (tp x pp x dp x cp may not exceed the {ranks:,} ranks)" if "dp" in g else "")
         )
+    if "ep" in g and model.moe is not None and (ep_lever := _larger_ep(g, model.moe.experts)):
+        levers.append(ep_lever)  # ep splits the experts over ranks the other degrees lay out already
     others = (
         "more chips (with a larger dp), " if complete else "more chips, "
     ) + "a chip with more memory or a shorter sequence"
     if not levers:
         return f"use {others}"
     return f"free memory with the knobs the plan fixes: {', '.join(levers)}; or use {others}"
+
+
+def _larger_ep(g: Mapping[str, Any], experts: int) -> str:
+    """The expert-parallel lever: an ep is no rank of its own (it splits the experts over the tp x dp x cp ranks of
+    a stage), so it needs no smaller dp; it must divide the experts, and that product where the plan fixes it. ''
+    when no larger ep does."""
+    span = g["tp"] * g["dp"] * g.get("cp", 1) if {"tp", "dp"} <= set(g) else None
+    if not any(experts % e == 0 and (span is None or span % e == 0) for e in range(g["ep"] + 1, experts + 1)):
+        return ""
+    bound = f"up to tp x dp x cp = {span:,} and " if span is not None else ""
+    return f"a larger ep ({bound}dividing the {experts:,} experts)"
 
 
 def plan_of(search: PlanSearch, i: int) -> PlanArrays:

@@ -20,7 +20,10 @@ Communication per layer and micro-batch (bf16 activations of T tokens x h):
   parallelism), exposed except for the family's `tp_overlap` fraction;
 - CP (ring attention): cp - 1 exchanges of the local K and V, hidden behind attention compute when it is longer;
 - EP: all-to-all dispatch and combine, forward and backward, of T x top_k token copies, exposed;
-- PP: a send of the stage's output forward and of its gradient backward, per micro-batch and virtual stage;
+- PP: a send of the stage's output forward and of its gradient backward, per micro-batch and virtual stage,
+  exposed; an interleaved schedule (vpp > 1) overlaps them with the 1F1B phase's independent compute and exposes
+  them only in the fill and flush (the bubble), as Megatron-Core's overlap_p2p_comm does (NeMo's communication
+  overlap guide: "supports PP communication overlap only with virtual pipelining");
 - DP: gradient reduce-scatter (all-reduce for ZeRO-0) and parameter all-gather once per step, overlapped with
   the last micro-batch's backward and the first one's forward up to `dp_overlap`; FSDP (ZeRO-3) gathers and
   scatters every layer for every micro-batch, overlapped with all compute up to `dp_overlap`.
@@ -197,9 +200,7 @@ class _Layer:
         kv_chunk = tokens * kv_bytes_tok
         # the ring's members sit tp ranks apart; one that spans past the scale-up domain (TP4 x CP8 on 8-GPU nodes)
         # waits at each step for its hops over the network, not the fabric's
-        span = plans.tp * plans.cp
-        ring = np.where(span > topo.domain_ranks, span, plans.tp)
-        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, ring, topo), 0.0)
+        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo, plans.cp), 0.0)
 
     def expand(self, inverse: NDArray[np.int64]) -> None:
         """Broadcast costs priced per distinct (tp, cp, mb, ep, sp) back to every plan."""
@@ -292,12 +293,16 @@ def train_step(
     # pipeline hand-offs: forward activation and backward gradient, per virtual stage
     seq_shard = np.where(plans.sp > 0, tp, 1.0)
     hand_off = tokens * model.hidden * act_bytes(prec) / seq_shard
+    # stages sit tp x cp x dp ranks apart; the stage at a domain's edge, its hand-offs half on the network, paces them
     stride_pp = plans.tp * plans.cp * plans.dp
-    pp_comm = np.where(plans.pp > 1, 2.0 * vpp * coll.p2p(hand_off, stride_pp, topo), 0.0)
+    pp_comm = np.where(plans.pp > 1, 2.0 * vpp * coll.pipeline_send(hand_off, stride_pp, topo, plans.pp), 0.0)
     overhead_mb = eff.layer_overhead_s * on_stage + eff.microbatch_overhead_s
 
     t_mb = sum(per_mb.values()) + pp_comm + overhead_mb
     bubble = (pp - 1.0) / vpp * t_mb
+    # the interleaved schedule hides its hand-offs behind the 1F1B phase's independent compute (Megatron-Core's
+    # overlap_p2p_comm, which NeMo and Megatron-Bridge set with virtual pipelining); fill and flush expose them
+    pp_hidden = np.where(vpp > 1.0, np.minimum(pp_comm, fwd_mb + bwd_mb), 0.0)
     dense, expert = local_params(model, plans)
     dp_comm, optimizer = dp_time(
         dense,
@@ -313,19 +318,19 @@ def train_step(
         trainable=not job.lora,
         weight_bytes=working_weight_bytes(dev, prec),
     )
-    step = m * t_mb + bubble + dp_comm + optimizer + eff.step_overhead_s
+    step = m * (t_mb - pp_hidden) + bubble + dp_comm + optimizer + eff.step_overhead_s
     mem = memory_per_rank(model, job, dev, topo, plans)
     feasible = mem.total <= dev.hbm_capacity
 
     tps = float(job.global_batch * job.seq_len) / step
-    mflops = model.training_flops_per_token(job.seq_len) * (2.0 / 3.0 if job.lora else 1.0)
+    mflops = model.training_flops_per_token(job.seq_len, job.lora)
     peak = dev.chip.peak_flops(prec)
     mfu = tps * mflops / (chips * peak)
     hw_flops = mflops + re_matmul * model.flops_per_token_fwd(job.seq_len)
     hfu = tps * hw_flops / (chips * peak)
 
     breakdown = {key: m * v for key, v in per_mb.items()}
-    breakdown["pp_comm"] = m * pp_comm
+    breakdown["pp_comm"] = m * (pp_comm - pp_hidden)
     breakdown["overhead"] = m * overhead_mb + eff.step_overhead_s
     breakdown["bubble"] = bubble
     breakdown["dp_comm"] = dp_comm

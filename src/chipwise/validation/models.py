@@ -40,12 +40,12 @@ ARCH_EQUIVALENT: Mapping[str, tuple[str, str]] = {
     "deepseek-r1-distill-qwen-32b": (
         "qwen2.5-32b",
         "DeepSeek-R1-Distill-Qwen-32B is Qwen2.5-32B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, distilled "
-        "models table: base model Qwen2.5-32B; the preset is the Instruct config, whose context is 32k)",
+        "models table: base model Qwen2.5-32B, the preset's config)",
     ),
     "deepseek-r1-distill-qwen-14b": (
         "qwen2.5-14b",
         "DeepSeek-R1-Distill-Qwen-14B is Qwen2.5-14B fine-tuned on DeepSeek-R1 samples (DeepSeek-R1 README, distilled "
-        "models table: base model Qwen2.5-14B; the preset is the Instruct config, whose context is 32k)",
+        "models table: base model Qwen2.5-14B, the preset's config)",
     ),
     "deepseek-v3.1": (
         "deepseek-v3",

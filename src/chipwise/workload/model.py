@@ -305,8 +305,11 @@ class ModelSpec:
     def flops_per_token_fwd(self, seq_len: float) -> float:
         return self.matmul_flops_per_token_fwd() + self.attention_flops_per_token_fwd(seq_len)
 
-    def training_flops_per_token(self, seq_len: float) -> float:
-        """Model FLOPs per trained token: 3 x forward (backward is twice the forward), no recompute."""
+    def training_flops_per_token(self, seq_len: float, lora: bool = False) -> float:
+        """Model FLOPs per trained token: 3 x forward (backward is twice the forward), no recompute. LoRA computes no
+        weight gradients: its matmuls' backward halves, attention's (dQ, dK, dV, which have no weights) stays whole."""
+        if lora:
+            return 2.0 * self.matmul_flops_per_token_fwd() + 3.0 * self.attention_flops_per_token_fwd(seq_len)
         return 3.0 * self.flops_per_token_fwd(seq_len)
 
     # ---- bytes -----------------------------------------------------------------------------------------
@@ -578,28 +581,47 @@ def _group_layers(n_layers: int, describe: Callable[[int], LayerGroup]) -> tuple
     return tuple(replace(k, count=c) for k, c in counts.items())
 
 
+def _heads(c: _Cfg, hidden: int, *keys: str, head_dim: int | None = None, reads_head_dim: bool = True) -> int:
+    """The attention heads under `keys`, at least one (GPT-2, MPT and OPT configs of 0 heads had divided by zero).
+    Without a head width (`head_dim`, the model's default, or the config's head_dim where the model reads one:
+    `reads_head_dim`) each head is hidden / heads wide, so the heads must split the hidden size: GPT-2 small over 5
+    heads had been priced with heads of 153 (124.33 M parameters), a model Hugging Face refuses to build."""
+    heads = c.pos(*keys)
+    given = head_dim is not None or (reads_head_dim and c.cfg.get("head_dim") is not None)
+    if not given and hidden % heads:
+        raise ChipwiseError(
+            f"{c.where}: hidden size {hidden} is not a whole number of {heads} heads"
+            + (" and no head_dim is given" if reads_head_dim else "")
+            + f". Fix: correct the hidden size or '{keys[0]}'"
+            + (", or give head_dim." if reads_head_dim else ".")
+        )
+    return heads
+
+
 def _standard_attention(
     c: _Cfg, hidden: int, bias: bool = False, out_bias: bool = False, head_dim: int | None = None
 ) -> Attention:
     """Multi-head, grouped-query or multi-query attention; `head_dim` is the default where the config gives none
     (else hidden / heads)."""
-    heads = c.int("num_attention_heads", "n_head", "n_heads")
+    heads = _heads(c, hidden, "num_attention_heads", "n_head", "n_heads", head_dim=head_dim)
     kv = c.opt_int("num_key_value_heads", heads)
-    if heads < 1 or kv < 1 or heads % kv:
+    if kv < 1 or heads % kv:
         # grouped-query attention shares each KV head among heads / kv query heads: 32 heads over 3 KV heads is
         # no model (it was accepted, and its KV cache priced at 3 heads)
         raise ChipwiseError(
             f"{c.where}: {heads} attention heads over {kv} key-value heads: the KV heads must divide the heads. "
             "Fix: correct num_attention_heads or num_key_value_heads."
         )
-    if c.cfg.get("head_dim") is None and head_dim is None and hidden % heads:
-        raise ChipwiseError(
-            f"{c.where}: hidden size {hidden} is not a whole number of {heads} heads and no head_dim is given. "
-            "Fix: correct hidden_size or num_attention_heads, or give head_dim."
-        )
     dim = c.opt_int("head_dim", hidden // heads if head_dim is None else head_dim, low=1)
     kind = "mha" if kv == heads else ("mqa" if kv == 1 else "gqa")
     return Attention(kind=kind, heads=heads, kv_heads=kv, head_dim=dim, v_head_dim=dim, bias=bias, out_bias=out_bias)
+
+
+def _mha(c: _Cfg, hidden: int, *keys: str, bias: bool = True) -> Attention:
+    """Multi-head attention of heads hidden / heads wide (GPT-2, MPT and OPT read no head_dim nor KV heads)."""
+    heads = _heads(c, hidden, *keys, reads_head_dim=False)
+    dim = hidden // heads
+    return Attention(kind="mha", heads=heads, kv_heads=heads, head_dim=dim, v_head_dim=dim, bias=bias, out_bias=bias)
 
 
 #: llama-like model types whose sliding_window, where set, windows every layer (Hugging Face's Mistral, Mixtral
@@ -755,16 +777,10 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
 def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
     layers = c.layers("num_hidden_layers")
-    head_dim = c.opt_int("head_dim", 64, low=1)
-    att = Attention(
-        kind="gqa",
-        heads=c.int("num_attention_heads"),
-        kv_heads=c.int("num_key_value_heads"),
-        head_dim=head_dim,
-        v_head_dim=head_dim,
-        bias=True,
-        out_bias=True,
-    )
+    # the heads and KV heads under the Llama path's check: 0 KV heads had priced a KV cache of 0 B (and a NaN), 7
+    # over 64 heads 7 heads' cache; num_key_value_heads is required, Hugging Face's default being 8, not the heads
+    c.req("num_key_value_heads")
+    att = _standard_attention(c, hidden, bias=True, out_bias=True, head_dim=64)
     experts = c.pos("num_local_experts")
     moe = MoE(
         experts,
@@ -846,16 +862,7 @@ def _llama4(c: _Cfg, name: str) -> ModelSpec:
 
 def _gpt2(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("n_embd", "hidden_size")
-    heads = c.int("n_head", "num_attention_heads")
-    att = Attention(
-        kind="mha",
-        heads=heads,
-        kv_heads=heads,
-        head_dim=hidden // heads,
-        v_head_dim=hidden // heads,
-        bias=True,
-        out_bias=True,
-    )
+    att = _mha(c, hidden, "n_head", "num_attention_heads")
     ffn = c.opt_int("n_inner", 4 * hidden, low=1)
     return ModelSpec(
         name=name,
@@ -872,8 +879,7 @@ def _gpt2(c: _Cfg, name: str) -> ModelSpec:
 
 def _mpt(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("d_model")
-    heads = c.int("n_heads")
-    att = Attention(kind="mha", heads=heads, kv_heads=heads, head_dim=hidden // heads, v_head_dim=hidden // heads)
+    att = _mha(c, hidden, "n_heads", bias=False)
     ratio = c.opt("expansion_ratio", 4)
     if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio * hidden < math.inf:
         raise ChipwiseError(f"{c.where}: 'expansion_ratio' must be a positive number, got {ratio!r}. Fix: correct it.")
@@ -891,16 +897,7 @@ def _mpt(c: _Cfg, name: str) -> ModelSpec:
 
 def _opt(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
-    heads = c.int("num_attention_heads")
-    att = Attention(
-        kind="mha",
-        heads=heads,
-        kv_heads=heads,
-        head_dim=hidden // heads,
-        v_head_dim=hidden // heads,
-        bias=True,
-        out_bias=True,
-    )
+    att = _mha(c, hidden, "num_attention_heads")
     context = c.context("max_position_embeddings")
     return ModelSpec(
         name=name,

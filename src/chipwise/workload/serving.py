@@ -207,12 +207,16 @@ class LengthSpec(StrictModel):
                 raise ValueError("a uniform length needs min and max")
         elif self.mean is None:
             raise ValueError(f"a {self.dist} length needs a mean")
+        if self.dist == "fixed" and self.mean is not None and self.mean != int(self.mean):
+            # every request is `mean` tokens long: 1.5 had been reported as the mean and simulated as 2 tokens
+            raise ValueError(f"a fixed length is a whole number of tokens, got mean {self.mean:g}; give a whole number")
         if self.max is not None and self.max < self.min:
             raise ValueError(f"length max {self.max} is below min {self.min}")
         if self.mean is not None and not self.min <= self.mean <= (self.max or math.inf):
+            bounds = f"outside min {self.min} .. max {self.max}" if self.max is not None else f"below min {self.min}"
             raise ValueError(
-                f"length mean {self.mean:g} lies outside min {self.min} .. max {self.max}: clipping every length "
-                "to the bounds would make a different mean; give a mean within them"
+                f"length mean {self.mean:g} lies {bounds}: clipping every length to the bounds would make a different "
+                "mean; give a mean within them"
             )
         return self
 

@@ -13,6 +13,10 @@ from chipwise.workload.serving import Bound
 #: Models, 2024, section 3.4.1). Past it a default batch is marked: beyond the critical batch size a run needs more
 #: tokens for the same loss, which a time to train for a fixed token count leaves out.
 LARGEST_PUBLISHED_BATCH_TOKENS = 16 * 2**20
+
+#: Sequence length of a training run that gives none: Llama 3's pre-training length (Llama 3 Herd of Models, section
+#: 3.4.1: 8K tokens before the long-context stage), or the model's context where shorter
+DEFAULT_TRAIN_SEQ_LEN = 8192
 #: The largest batch a job may have: a thousand times that (some 16.8B tokens a step, 16,000 tokens on each of a
 #: million chips, the largest fleet planned). 1e308 tokens had hung the plan search in finding its divisors.
 MAX_BATCH_TOKENS = 1000 * LARGEST_PUBLISHED_BATCH_TOKENS

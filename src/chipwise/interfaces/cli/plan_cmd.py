@@ -21,13 +21,19 @@ from chipwise.interfaces.cli.common import (
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
 from chipwise.planner.training import plan_training
+from chipwise.workload.presets import DEFAULT_SEQ_LEN
 from chipwise.workload.scenario import read_count
-from chipwise.workload.training import PRECISIONS
+from chipwise.workload.training import DEFAULT_TRAIN_SEQ_LEN, PRECISIONS
 
 app = typer.Typer(help="Search plans and rank fleets for a training run or a serving load.", no_args_is_help=True)
 
 #: the training precisions a job may name (the one list TrainingJob accepts; its error lists the same)
 PRECISION_HELP = f"Number format of the matrix maths: {', '.join(PRECISIONS)}."
+#: planner.training.make_job's default: longer than model show's 4,096, so FLOPs per token differ between the two
+SEQ_LEN_HELP = (
+    f"Sequence length (default: {DEFAULT_TRAIN_SEQ_LEN}, or the model's context where that is shorter; "
+    f"{DEFAULT_SEQ_LEN} where the model states none)."
+)
 BATCH_TOKENS_HELP = (
     "Tokens per optimizer step (e.g. 4M), taken as the batch of whole sequences within 5% of it that data "
     "parallelism divides best (4M of 8K sequences: 512 of them, 4,194,304 tokens; an exact number of sequences is "
@@ -45,7 +51,7 @@ def train(
     tokens: Annotated[str | None, typer.Option("--tokens", help="Tokens to train on (15e12 or 15T).")] = None,
     chips: Annotated[str, typer.Option("--chips", help="Chips in the fleet (4096, 1e5 or 100k).")] = "4096",
     hardware: HardwareOpt = "all",
-    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help=SEQ_LEN_HELP)] = None,
     global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
@@ -122,7 +128,7 @@ def hetero(
         str | None,
         typer.Option("--hybrid", help="A hybrid scale-up system holding both types (e.g. trn4-gb300-fusion-rack)."),
     ] = None,
-    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help="Sequence length.")] = None,
+    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help=SEQ_LEN_HELP)] = None,
     global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     catalog_files: CatalogFiles = None,

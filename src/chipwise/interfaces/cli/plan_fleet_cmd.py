@@ -31,6 +31,7 @@ from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.scenario import read_count
+from chipwise.workload.training import PRECISIONS
 
 HardwareOpt = Annotated[
     str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
@@ -63,7 +64,7 @@ def fleet(
     """The cheapest mix of instance types (MILP) that serves a multi-bucket workload within its SLO."""
     from chipwise.planner.fleet import parse_limits, plan_fleet
 
-    targets = check_slo(slo_text(slo))
+    targets = check_slo(slo_text(slo), required=True)  # --slo is required here: no 'leave it out' in its fix
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
@@ -156,8 +157,17 @@ def lifecycle(
         ),
     ] = None,
     hardware: HardwareOpt = "all",
-    train_chips: Annotated[int, typer.Option("--train-chips", min=1, help="Chips in the training fleet.")] = 4096,
-    train_precision: Annotated[str, typer.Option("--train-precision", help="bf16, fp8 or fp4.")] = "bf16",
+    train_chips: Annotated[
+        str,
+        typer.Option("--train-chips", help="Chips in the training fleet (4096, 1e5 or 100k, as plan train's --chips)."),
+    ] = "4096",
+    train_precision: Annotated[
+        str,
+        typer.Option(
+            "--train-precision",
+            help=f"Number format of the training's matrix maths: {', '.join(PRECISIONS)} (plan train's --precision).",
+        ),
+    ] = "bf16",
     serve_precision: Annotated[str, typer.Option("--serve-precision", help=f"{WEIGHTS_HELP}.")] = RELEASED,
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
     catalog_files: CatalogFiles = None,
@@ -178,7 +188,7 @@ def lifecycle(
             serve_rate,
             serve_months,
             hardware_ids(cat, hardware),
-            train_chips,
+            read_count(train_chips, "--train-chips", whole=True),
             input_tokens,
             output_tokens,
             check_slo(slo_text(slo, LIFECYCLE_SLO)),
@@ -207,7 +217,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     projected_banner([p[k]["hardware"] for p in r["top"][:1] for k in ("train", "serve") if p[k]["projected"]])
     t, s = r["training"], r["serving"]
     table = compact_table(
-        f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {t['chips']} chips, then serve "
+        f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
         f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']})"
     )
     for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):

@@ -226,8 +226,7 @@ def serve(
     fmt.explain_plan_serve(report)
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
     if as_json:
-        report["results"] = report["results"][:top]
-        print_json(report)
+        print_json(fmt.first_rows(report, top))
     else:
         print_plan_serve(report, top, fronts=pareto)
     write_scenario(report, scenario, catalog_files, sets)

@@ -1,0 +1,83 @@
+"""The README's held-out passage, written by scripts/write_accuracy.py from the reports its held-out table is
+written from (review s63 K, F1: the README's figures had drifted from docs/accuracy.md's table)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("write_accuracy", ROOT / "scripts" / "write_accuracy.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("write_accuracy", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+wa = _script()
+TPUT, TPOT, TTFT = "output_tokens_per_s_per_chip", "tpot_s", "ttft_s"
+
+
+def _report(rows: int, **by: tuple[float, int]) -> dict[str, Any]:
+    metrics = {m: {"mape_pct": mape, "n": n} for m, (mape, n) in by.items()}
+    return {"summary": {"rows_total": rows, "rows_predicted": rows, "by_metric": metrics}}
+
+
+def _reports() -> dict[str, dict[str, Any]]:
+    """Made-up reports for the 17 files: every file 10 rows at 10% on each metric, but for the ones checked."""
+    out = {name: _report(10, **{TPUT: (10.0, 10), TPOT: (10.0, 10), TTFT: (10.0, 10)}) for name in wa.HELDOUT}
+    out["heldout_inferencex_api.csv"] = _report(300, **{TPUT: (20.0, 300), TPOT: (10.0, 300), TTFT: (30.0, 300)})
+    out["heldout_inferencex_api_mtp.csv"] = _report(100, **{TPUT: (40.0, 100), TPOT: (50.0, 50), TTFT: (30.0, 100)})
+    out["heldout_nim_genaiperf.csv"] = _report(10, **{TPUT: (18.84, 10), TPOT: (12.0, 10), TTFT: (40.66, 10)})
+    out["heldout_dense_sweeps.csv"] = _report(10, **{TPUT: (11.66, 10), TPOT: (21.3, 8), TTFT: (23.2, 8)})
+    out["heldout_trt_engine_ttft.csv"] = _report(42, **{TTFT: (13.04, 42)})
+    out["heldout_aic_silicon.csv"] = _report(1578, **{TPOT: (22.2, 1578), TTFT: (35.8, 1578)})
+    return out
+
+
+def test_pooled_figures_weigh_each_file_by_its_rows_with_the_metric() -> None:
+    """The README had quoted the two InferenceX API files together as a figure neither the table nor a pooling of
+    it gives. By hand: throughput (300 x 20 + 100 x 40) / 400 = 25.0; TPOT (300 x 10 + 50 x 50) / 350 = 15.71;
+    TTFT 30.0. A mean of the two files' MAPEs would read 30.0 / 30.0 / 30.0."""
+    text = wa.readme_heldout(_reports())
+    assert "400 DeepSeek-R1 sweep points of the InferenceX API" in text
+    assert "(25.0% / 15.7% / 30.0% on throughput / TPOT / TTFT, and 40.0% on throughput for its 100 MTP points)" in text
+
+
+def test_counts_spans_and_single_files_come_from_the_reports() -> None:
+    text = wa.readme_heldout(_reports())
+    # 13 files of 10 rows, 300 + 100, 42 and 1,578: 130 + 400 + 42 + 1,578 = 2,150
+    assert text.startswith("Another 17 files hold 2,150 published serving points")
+    # the four sweep files: throughput 10.0 (two files), 18.84 and 11.66; TPOT 10, 12, 21.3; TTFT 10, 40.66, 23.2
+    assert "40 points of concurrency sweeps in 4 files" in text
+    assert "(throughput 10.0-18.8%, TPOT 10.0-21.3%, TTFT 10.0-40.7% per file)" in text
+    assert "1,578 TTFT and TPOT sweep points" in text and "(TPOT 22.2%, TTFT 35.8%)" in text
+    assert "batch-1 first-token latencies (13.0%)" in text
+
+
+def test_the_passage_is_written_between_the_markers_only() -> None:
+    text = f"- **Right**: a\n  engine. {wa.README_START}\n  old passage{wa.README_END}\n  The device model\n"
+    new = wa.between(text, wa.README_START, wa.README_END, wa.readme_passage("new " * 40))
+    before, rest = new.split(wa.README_START)
+    assert before == "- **Right**: a\n  engine. " and rest.endswith(f"new{wa.README_END}\n  The device model\n")
+    lines = rest.split(wa.README_END)[0].splitlines()[1:]
+    # wrapped under the bullet: no line starts a new block (an HTML comment at a line's start would split it)
+    assert all(line.startswith("  new") and len(line) <= 120 for line in lines)
+    with pytest.raises(SystemExit, match=r"README\.md needs one"):
+        wa.between("no markers", wa.README_START, wa.README_END, "x")
+
+
+def test_the_readme_holds_the_markers_once_in_order() -> None:
+    """write_accuracy.py writes between them; README.md's own passage was typed to accuracy.md's table."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count(wa.README_START) == 1 and text.count(wa.README_END) == 1
+    assert text.index(wa.README_START) < text.index(wa.README_END)
