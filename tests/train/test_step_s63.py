@@ -73,6 +73,22 @@ def test_fsdp_gathers_the_experts_over_the_expert_group_by_hand(catalog: Catalog
         assert exposed(3) == pytest.approx(3 * ag + ag / 32 + cross, rel=1e-9)
 
 
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_a_dense_model_launches_no_expert_collective(catalog: Catalog, hw: Hardware, zero: int) -> None:
+    """Llama-3.1-8B on 8 H100s, DP8: its data-parallel traffic is its dense parameters' alone, by hand (one node:
+    7/8 of the bytes over NVLink, 7 latencies a collective). An empty expert collective had added its latency to
+    every stage (77 us a step on 64 ranks)."""
+    system = hw.system("p5.48xlarge")
+    topo, dev = topology_of(system), device_of(system)
+    d = float(load_model(catalog, "llama-3.1-8b").dense_params)
+    one = 7 / 8 * 2 * d / (450e9 * 0.82) + 7 * 1e-6  # a reduce-scatter or all-gather of 2-byte values
+    plans = from_dicts([{"tp": 1, "pp": 1, "dp": 8, "microbatch": 1, "zero": zero, "recompute": "none"}])
+    z = np.zeros(1)
+    t, _ = dp_time(np.array([d]), z, plans, topo, dev, np.ones(1), z, z, z, 32, True, 2.0)
+    expected = {0: 2 * one, 1: 2 * one, 2: 2 * one, 3: 3 * one + one / 32}[zero]
+    assert float(t[0]) == pytest.approx(expected, rel=1e-9)
+
+
 def test_zero3_with_experts_is_not_priced_below_zero1(catalog: Catalog, hw: Hardware) -> None:
     """The review's plan (seq 2048, 2,048 sequences, m = 16): 16 x 3 x 0.281 s of gathers and scatters against
     16 x 0.555 s of compute exposes about 4.64 s, a 13.7 s step; it had read 0.0024 s and 9.02 s, below ZeRO-1's

@@ -83,12 +83,19 @@ def dp_time(
     sh = shards(plans, topo)
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
-    g_dense, g_expert = t * dense * GRAD_BYTES, t * expert * GRAD_BYTES
+    # a dense model launches no expert collective (an empty one would cost its latency), nor are its groups placed
+    has_experts = expert > 0
+    any_experts = bool(has_experts.any())
     dense_group = coll.group(sh.dense, plans.tp, topo)
-    expert_group = coll.group(sh.expert, sh.expert_stride, topo)
-    rs = coll.reduce_scatter(g_dense, dense_group) + coll.reduce_scatter(g_expert, expert_group)
-    wb = t * weight_bytes
-    ag = coll.all_gather(dense * wb, dense_group) + coll.all_gather(expert * wb, expert_group)
+    expert_group = coll.group(sh.expert, sh.expert_stride, topo) if any_experts else None
+
+    def both(op: Collective, per_param: float, on_dense: coll.Group, on_experts: coll.Group | None) -> Array:
+        """`op` on the dense parameters' bytes over `on_dense` and on the routed experts' over `on_experts`."""
+        out = np.asarray(op(dense * per_param, on_dense), dtype=np.float64)
+        return out if on_experts is None else out + np.where(has_experts, op(expert * per_param, on_experts), 0.0)
+
+    rs = both(coll.reduce_scatter, t * GRAD_BYTES, dense_group, expert_group)
+    ag = both(coll.all_gather, t * weight_bytes, dense_group, expert_group)
     ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
     # ZeRO-0 all-reduces and ZeRO-1 (Megatron's distributed optimizer) reduce-scatters the accumulated gradients once
     # a step, behind the last micro-batch's backward; ZeRO-2 keeps only its shard of the gradients, so it reduces
@@ -105,19 +112,14 @@ def dp_time(
     # node, they had priced ZeRO-3 below ZeRO-1)
     hybrid = bool(np.any(plans.hsdp))
     zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
-    zero_expert_group = coll.group(sh.zero_expert, sh.expert_stride, topo) if hybrid else expert_group
-    has_experts = expert > 0  # a dense model launches no expert collective
-
-    def fsdp(op: Collective, per_param: float) -> Array:
-        on_experts = np.where(has_experts, op(expert * per_param, zero_expert_group), 0.0)
-        return np.asarray(op(dense * per_param, zero_group) + on_experts, dtype=np.float64)
-
-    fsdp_ag = fsdp(coll.all_gather, weight_bytes)
-    fsdp_rs = fsdp(coll.reduce_scatter, t * GRAD_BYTES)
+    zero_expert_group = coll.group(sh.zero_expert, sh.expert_stride, topo) if hybrid and any_experts else expert_group
+    fsdp_ag = both(coll.all_gather, weight_bytes, zero_group, zero_expert_group)
+    fsdp_rs = both(coll.reduce_scatter, t * GRAD_BYTES, zero_group, zero_expert_group)
     cross = np.zeros_like(fsdp_ag)
     if hybrid:
         replicas = np.maximum(sh.dense // sh.zero_dense, 1)
         cross = coll.all_reduce(t * dense * GRAD_BYTES / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+    if hybrid and any_experts:
         expert_replicas = np.maximum(sh.expert // sh.zero_expert, 1)
         expert_grads = t * expert * GRAD_BYTES / sh.zero_expert
         on_experts = coll.all_reduce(expert_grads, expert_replicas, sh.expert_stride * sh.zero_expert, topo)
