@@ -706,21 +706,24 @@ def _no_field(raw: Mapping[str, Any], lhs: str) -> None:
     sections = (head,) if qualified else (*ENTRY_SECTIONS, *TREE_SECTIONS)
     name = rest if qualified else name
     for section in sections:
-        key = section if section in TREE_SECTIONS and name == section else _names(raw, section).get(name)
-        if key is None or (section in TREE_SECTIONS and name != section):
+        tree = section in TREE_SECTIONS
+        key = "" if tree else _names(raw, section).get(name)
+        if (name != section) if tree else key is None:
             continue
-        entry = f"the {section} section" if section in TREE_SECTIONS else f"{ENTRY_KIND[section]} '{key}'"
-        field = "PATH" if section in TREE_SECTIONS else "FIELD"
-        if section in ("chips", "systems", "fabrics"):
-            see = f" ('chipwise catalog show {key}' lists its figures)"
-        elif section == "engines":
-            see = f" ('chipwise catalog engine {key}' lists its figures)"
-        else:
-            see = " (docs/catalog-format.md names them)"
+        entry = _Target(section, key or "", "", name).entry
+        see = _lister(section, key or "") or "docs/catalog-format.md names them"
         raise ChipwiseError(
-            f"--set {lhs}: names {entry} but no figure of it. Fix: write --set {lhs.removesuffix('.')}.{field}=VALUE"
-            f"{see}."
+            f"--set {lhs}: names {entry} but no figure of it. Fix: write --set {lhs.removesuffix('.')}."
+            f"{'PATH' if tree else 'FIELD'}=VALUE ({see})."
         )
+
+
+def _lister(section: str, key: str) -> str | None:
+    """The command that lists an entry's figures: catalog show for a chip, system or fabric, catalog engine for an
+    engine (None for other sections)."""
+    if section in ("chips", "systems", "fabrics"):
+        return f"'chipwise catalog show {key}' lists its figures"
+    return f"'chipwise catalog engine {key}' lists its figures" if section == "engines" else None
 
 
 def _no_such_figure(raw: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) -> NoReturn:
@@ -738,11 +741,9 @@ def _no_such_figure(raw: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) 
             offers.setdefault(f"{t.section}.{t.key}.{close}" if several else f"{t.ident}.{close}", "")
     did = f" Did you mean {', '.join(repr(o) for o in list(offers)[:3])}?" if offers else ""
     where = " or ".join(f"{t.key} ({ENTRY_KIND[t.section]})" if t.key else t.section for t in entries)
-    shown = next((t for t in entries if t.section in ("chips", "systems", "fabrics")), None)
-    if shown is not None:
-        see = f"'chipwise catalog show {shown.key}' lists its figures"
-    elif entries[0].section == "engines":
-        see = f"'chipwise catalog engine {entries[0].key}' lists its figures"
+    shown = next((t for t in entries if t.section in ("chips", "systems", "fabrics")), entries[0])
+    if (listed := _lister(shown.section, shown.key)) is not None:
+        see = listed
     else:
         paths = list(_fields(raw, entries[0]).known)
         if entries[0].section in TREE_SECTIONS:  # their groups: pue.*, capex.*, ...
@@ -792,29 +793,28 @@ def _follow_chip(
         count = members.get(chip, 0) if members else system.get("chips", 1) if system.get("chip") == chip else 0
         if not count:
             continue
-        paths = {
-            "tdp": ["power"],
-            "scaleout_bandwidth": ["scaleout.bandwidth"],
-            "scaleup_bandwidth": [f"links.{chip}-{chip}.bandwidth"] if members else ["scaleup.bandwidth"],
+        path = {
+            "tdp": "power",
+            "scaleout_bandwidth": "scaleout.bandwidth",
+            "scaleup_bandwidth": f"links.{chip}-{chip}.bandwidth" if members else "scaleup.bandwidth",
         }[name]
-        for path in paths:
-            parts = path.split(".")
-            node = _node_at(system, parts[:-1], create=False)
-            old_fig = node.get(parts[-1]) if isinstance(node, dict) else None
-            if not isinstance(old_fig, dict) or not _is_figure(old_fig) or isinstance(old_fig["value"], str):
-                continue
-            if f"systems.{sid}.{path}" in given:
-                continue
-            old = _si(old_fig)
-            additive = name == "tdp" or (members and name == "scaleout_bandwidth")
-            new = tdp_moved_power(old, float(count), now - was) if additive else old * now / was
-            moved = f"{chip} {FOLLOWED[name]} moved by {by}"
-            node[parts[-1]] = {
-                **old_fig,
-                "value": from_si(new, str(old_fig["unit"])),
-                "derivation": f"{old_fig.get('derivation', '')}; {moved}".lstrip("; "),
-                "note": f"what-if: follows {by}; catalog value was {old_fig['value']} {old_fig['unit']}",
-            }
+        parts = path.split(".")
+        node = _node_at(system, parts[:-1], create=False)
+        old_fig = node.get(parts[-1]) if isinstance(node, dict) else None
+        if not isinstance(old_fig, dict) or not _is_figure(old_fig) or isinstance(old_fig["value"], str):
+            continue
+        if f"systems.{sid}.{path}" in given:
+            continue
+        old = _si(old_fig)
+        additive = name == "tdp" or (members and name == "scaleout_bandwidth")
+        new = tdp_moved_power(old, float(count), now - was) if additive else old * now / was
+        moved = f"{chip} {FOLLOWED[name]} moved by {by}"
+        node[parts[-1]] = {
+            **old_fig,
+            "value": from_si(new, str(old_fig["unit"])),
+            "derivation": f"{old_fig.get('derivation', '')}; {moved}".lstrip("; "),
+            "note": f"what-if: follows {by}; catalog value was {old_fig['value']} {old_fig['unit']}",
+        }
 
 
 def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:

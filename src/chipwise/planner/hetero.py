@@ -279,7 +279,7 @@ def plan_hetero_training(
     steps = job.steps
     if best_mixed is not None and steps is not None:
         best_mixed["time_to_train_s"] = best_mixed["step_time_s"] * steps
-    # each part priced, sited and powered once, on plan train's on-demand basis, for the mix's $/hour and economics
+    # each part priced, sited and powered on plan train's on-demand basis, for the mix's $/hour and economics
     priced = {p.system.chip.id: system_economics(catalog, p.system, p.chips) for p in parts}
     _add_costs(priced, best_mixed, alone, parts)
     if best_mixed is not None:
@@ -362,13 +362,14 @@ def _mixed_economics(
         "model_flops_per_token": model.training_flops_per_token(job.seq_len, job.lora),
     }
     sums = dict.fromkeys(_ADDITIVE, 0.0)
+    basis_s = seconds if seconds is not None else 3600.0
     for p in parts:
         chip = p.system.chip.id
         e = priced[chip]
         share = _ideal_and_expected(
             run,
             p.chips,
-            seconds if seconds is not None else 3600.0,
+            basis_s,
             e.price,
             e.power,
             e.site.pue.value,
@@ -379,9 +380,7 @@ def _mixed_economics(
         for k in _ADDITIVE:
             sums[k] += share[k]
         wall, down = share["expected_time_s"], share["expected_downtime_s"]  # the same for both parts
-    # the run's tokens, as _ideal_and_expected counts them (whole steps, at least those asked for), over both parts'
-    # joules
-    tokens = max(job.tokens or 0.0, mixed["tokens_per_s"] * (seconds if seconds is not None else 3600.0))
+        tokens = share["tokens_per_joule"] * share["energy_j"]  # the run's, whole steps, as each part counts them
     mixed.update({k: (None if math.isnan(v) else v) for k, v in sums.items()})
     mixed.update(
         {
@@ -429,7 +428,7 @@ def _mix_costs(mixed: dict[str, Any], fastest: dict[str, Any]) -> str:
     )
     plan = fastest["plan"]
     sharded = "HSDP" if plan.get("hsdp") else "FSDP"  # as fmt.plan names ZeRO-3
-    options = ((sharded, int(str(plan.get("zero", 0))) == 3), ("context parallelism", int(str(plan.get("cp", 1))) > 1))
+    options = ((sharded, plan["zero"] == 3), ("context parallelism", plan["cp"] > 1))
     uses = [name for name, on in options if on]
     if uses:
         text += f"; {fastest['hardware']} alone uses {' and '.join(uses)}, which a two-part pipeline does not"

@@ -50,7 +50,6 @@ from chipwise.serve.iteration import (
     pair_coefficient,
     prefill_pairs,
     rank_imbalance,
-    stage_share,
     token_costs,
 )
 from chipwise.serve.kvcache import replica_memory
@@ -333,16 +332,18 @@ def _step_time(
     started = (np.maximum(sequences - 1.0, 0.0) if others else sequences) * tau * inp / out * prompts.encoded
     a = context_coefficient(model, dev, shapes, kv_precision, inp + out, k + 1.0)
     b = pair_coefficient(model, dev, shapes, inp, kv_precision)
+    # the micro-batches an iteration runs: pp where the batch fills the pipeline, else one a sequence, each passing
+    # every stage in turn (a lone sequence decodes no faster on two stages, and waits for the hand-off between them);
+    # the attention terms price pp at once, so pp / micro times them where fewer run (iteration.stage_share)
+    micro = micro_batches(pp, batch)
+    spread = pp / micro
     decode = (
         eng.host_step_s
         + host_sequence_time(eng, shapes, fed)
         + lm_heads(model, dev, shapes, fed, batch)
-        + a * stage_share(pp, batch) * batch * _decode_context(eng, inp, out)
+        + a * spread * batch * _decode_context(eng, inp, out)
     )
     padded = started * prompts.padding  # what the iterations run (a compiled-shape engine pads to buckets)
-    # the micro-batches an iteration runs: pp where the batch fills the pipeline, else one a sequence, each passing
-    # every stage in turn (a lone sequence decodes no faster on two stages, and waits for the hand-off between them)
-    micro = micro_batches(pp, batch)
     per_micro = prompts.max_tokens * budgets(eng, shapes.tp, shapes.adp)
     cap = np.minimum(prompts.cap, micro * per_micro)  # each micro-batch with its own token budget
     mixing = eng.mixes(shapes.adp)  # iterations that carry prompts advance the decodes too
@@ -390,8 +391,6 @@ def _step_time(
         lost_full, lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent, base + heavy)
     else:
         lost_full = lost_rest = rank_imbalance(model, dev, weight_precision, shapes, base + sent[0], base + heavy[0])
-    # b prices a stage's layers with the pipeline's micro-batches attending at once: pp / micro times it where fewer run
-    spread = stage_share(pp, batch)
     full = full + lost_full + spread * b * np.maximum(first, heavy[0]) * inp / 2.0
     rest = rest + lost_rest + spread * b * np.maximum(last, heavy[1]) * inp / 2.0
     if piped:
@@ -409,7 +408,7 @@ def _step_time(
         t = t + k * (
             _stage_time(d, dev, topo, eng, weight_precision, shapes, batch, micro)
             + lm_heads(d, dev, shapes, batch, batch)
-            + ad * stage_share(pp, batch) * batch * _decode_context(eng, inp, out)
+            + ad * spread * batch * _decode_context(eng, inp, out)
         )
         t = t + _stage_time(d, dev, topo, eng, weight_precision, shapes, started, micro)
     return np.asarray(t / tau, dtype=np.float64)
