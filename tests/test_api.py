@@ -1,4 +1,4 @@
-"""The Python API (`chipwise.api`): each function answers as its CLI command's --json does."""
+"""The Python API (`chipwise.api`): each function answers as its CLI command's --json does; bad input is one line."""
 
 from __future__ import annotations
 
@@ -305,3 +305,23 @@ def test_plan_lifecycle_takes_the_commands_targets_when_none_are_given(monkeypat
     monkeypatch.setattr(cw, "planner_lifecycle", planner)
     cw.plan_lifecycle("llama-3.1-8b", "1T", 5, 12, hardware=["h100-sxm"])
     assert seen["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}
+
+
+# The Python API's promise, one line for bad input: a None utilisation for tco, and a months example for
+# plan_lifecycle's serve_months.
+
+
+def test_tco_refuses_a_none_utilisation_in_one_line() -> None:
+    """It had raised TypeError: float() argument must be ... not 'NoneType', from deep in economics.tco."""
+    with pytest.raises(ChipwiseError) as info:
+        cw.tco("h100-sxm", utilisation=None)
+    assert str(info.value) == (
+        "utilisation None is not a number. Fix: give the share of hours used, e.g. 0.8 (1.0 the default)."
+    )
+
+
+@pytest.mark.parametrize("months", [-1, "x", 0, float("nan"), None])
+def test_serve_months_is_told_a_number_of_months(months: object) -> None:
+    """'Fix: give e.g. 15e12 or '15T'' had answered a month count with a token count."""
+    with pytest.raises(ChipwiseError, match=r"^serve_months .*Fix: give (a positive number, )?e\.g\. 12\.$"):
+        cw.plan_lifecycle("llama-3.1-70b", train_tokens=1e12, serve_rate=10, serve_months=months)

@@ -1,16 +1,20 @@
-"""Cloud prices by mode, derived commitment prices, managed markups, sites (PUE, grid, electricity), power."""
+"""Cloud prices by mode (as of a date, one price per chip, a vendor reference system's, a user's), derived commitment
+prices, managed markups, sites (PUE, grid, electricity, price regions), power."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
-from chipwise.catalog import Catalog
-from chipwise.economics.energy import carbon_kg, energy_j, site_for
+from chipwise.catalog import Catalog, load_catalog
+from chipwise.economics.energy import carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import MODES, check_mode, latest_quotes, price_gap, price_per_chip_hour
+from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, UnknownNameError
-from chipwise.hardware import Hardware
+from chipwise.hardware import Hardware, hardware
 
 
 def test_modes_include_owned() -> None:
@@ -279,3 +283,113 @@ def test_the_scale_out_network_scales_with_the_systems_bandwidth(catalog: Catalo
         assert scaleout_share(catalog, system).value == pytest.approx(gbps / 400)
         assert power_model(catalog, system).network_w == pytest.approx(net_w)
         assert power_model(catalog, system, scaleout=False).network_w == 0.0
+
+
+# as_of compares dates at the coarser precision: a year keeps the prices dated in it.
+
+
+# -------------------------------------------------------------------------------------------------- as_of by year
+@pytest.mark.parametrize("as_of", ["2025", "2025-05", "2025-06"])
+def test_as_of_a_year_keeps_the_prices_dated_in_it(catalog: Catalog, hw: Hardware, as_of: str) -> None:
+    """as_of='2025' found no on-demand H100 price ('2025-05' > '2025' as text) while it kept the reserved-1y price
+    dated '2025': p5's $98.32 of 2025-05 is in force by 2025, as by 2025-06."""
+    quote = price_per_chip_hour(catalog, hw.system("h100-sxm"), "on-demand", as_of=as_of)
+    assert quote is not None and quote.usd_per_chip_hour == pytest.approx(98.32 / 8)
+    assert quote.date == "2025-05"
+
+
+def test_as_of_a_year_keeps_the_newest_price_in_it(catalog: Catalog, hw: Hardware) -> None:
+    """'2026' had ignored the 2026-07 price (and taken 2025-05's $12.29): it is listed by 2026."""
+    quote = price_per_chip_hour(catalog, hw.system("h100-sxm"), "on-demand", as_of="2026")
+    assert quote is not None and quote.date == "2026-07" and quote.usd_per_chip_hour == pytest.approx(55.04 / 8)
+
+
+# One price per chip across `tco` and `predict`, vendor reference systems priced as their chip, the middle provider's
+# price where none is the preferred one's, modes that follow a user's price, price regions placed on a grid, and the
+# host's own idle power.
+
+
+# ---------------------------------------------------------------------------------------------------- one price
+def test_a_chips_listed_capacity_block_price_comes_before_a_ratio_estimate(catalog: Catalog, hw: Hardware) -> None:
+    """predict priced a GB200 capacity block at 0.82 x the $12.20 on-demand estimate ($10.004) while the catalog lists
+    the p6e-gb200 UltraServer's $761.904 an hour for 72 (spec, $10.58 a GPU-hour, which tco showed); a DGX H100 had
+    no capacity-block price at all ('no aws price for h100-sxm') beside p5's $41.528 block."""
+    gb200 = price_per_chip_hour(catalog, hw.system("gb200"), "capacity-block")
+    assert gb200 is not None and gb200.status == "spec" and not gb200.derived_from_mode
+    assert gb200.usd_per_chip_hour == pytest.approx(761.904 / 72)
+    dgx = price_per_chip_hour(catalog, hw.system("dgx-h100"), "capacity-block")
+    assert dgx is not None and dgx.usd_per_chip_hour == pytest.approx(41.528 / 8) and dgx.priced_as == "p5.48xlarge"
+
+
+# ---------------------------------------------------------------------------------------- vendor reference systems
+def test_a_vendor_reference_system_costs_what_its_chip_costs(catalog: Catalog, hw: Hardware) -> None:
+    """dgx-h100 took whichever provider's H100 price was newest: Azure's $12.29 (eastus, PUE 1.18), where
+    h100-sxm is AWS's $6.88. It is priced as its chip's default system, p5.48xlarge, and its site follows."""
+    dgx = price_per_chip_hour(catalog, hw.system("dgx-h100"))
+    chip = price_per_chip_hour(catalog, hw.system("h100-sxm"))
+    assert dgx is not None and chip is not None
+    assert (dgx.provider, dgx.usd_per_chip_hour) == ("aws", pytest.approx(chip.usd_per_chip_hour))
+    assert "priced as h100-sxm's default system, p5.48xlarge" in dgx.derivation
+    site = site_for(catalog, hw.system("dgx-h100"), operator=dgx.provider, hint_region=dgx.region)
+    assert (site.region, site.pue.value) == ("us-east-1", pytest.approx(1.15))
+
+
+def test_no_preferred_provider_takes_the_middle_providers_price(catalog: Catalog) -> None:
+    """Where no price is the preferred provider's (an MI300X rack: no AWS price), the date a provider last moved its
+    price picked the provider: Azure's $6.00 redated to the newest became the rack's price. Each provider's current
+    price, and of those the middle one (lower middle of four: 1.50, 2.59, 6.00, 6.00): DigitalOcean's $2.59."""
+    cat = load_catalog()
+    prices = [p.model_copy(update={"date": "2027-01"}) if p.provider == "azure" and p.chip == "mi300x" else p
+              for p in cat.prices]  # fmt: skip
+    cat = type(cat)(**{**cat.__dict__, "prices": prices})
+    q = price_per_chip_hour(cat, hardware(cat).system("mi300x"))
+    assert q is not None and q.provider == "digitalocean" and q.usd_per_chip_hour == pytest.approx(2.59)
+
+
+# ---------------------------------------------------------------------------------------- a user's on-demand price
+def test_modes_follow_an_on_demand_price_set_on_the_command_line() -> None:
+    """`--set h100-sxm.price=2.0`: spot followed ($1.20), but reserved-1y kept AWS's $3.64 and capacity-block $5.19,
+    commitments dearer than the user's on-demand rate. Each mode keeps the catalog's discount off on-demand."""
+    cat = load_catalog(sets=["h100-sxm.price=2.0"])
+    system = hardware(cat).system("h100-sxm")
+    base = load_catalog()
+    p5 = hardware(base).system("h100-sxm")
+    od = price_per_chip_hour(base, p5)
+    assert od is not None
+    for mode in ("capacity-block", "reserved-1y", "reserved-3y", "spot"):
+        q, catalog_q = price_per_chip_hour(cat, system, mode), price_per_chip_hour(base, p5, mode)
+        assert q is not None and catalog_q is not None
+        assert q.usd_per_chip_hour == pytest.approx(2.0 * catalog_q.usd_per_chip_hour / od.usd_per_chip_hour), mode
+        assert q.usd_per_chip_hour < 2.0 and q.provider == "user", mode
+        assert "follows the on-demand price set on the command line" in q.derivation, mode
+
+
+# ---------------------------------------------------------------------------------------------- price regions
+def test_price_regions_are_placed_on_a_grid(catalog: Catalog, hw: Hardware) -> None:
+    """GB200 is priced in us-east-1-dfw (AWS's Dallas Local Zone) but its carbon was us-east-1's (Virginia), and
+    --region us-east-1-dfw / us / us-ashburn-1 were refused though prices are quoted there; 'global' names no place."""
+    assert check_region(catalog, "us-east-1-dfw") == "us-tx"
+    assert check_region(catalog, "us") == "country-usa"
+    assert check_region(catalog, "us-ashburn-1") == "us-va"
+    with pytest.raises(ChipwiseError, match=r"not a place chips run in\. Fix:"):
+        check_region(catalog, "global")
+    q = price_per_chip_hour(catalog, hw.system("gb200"))
+    assert q is not None and q.region == "us-east-1-dfw"
+    site = site_for(catalog, hw.system("gb200"), operator=q.provider, hint_region=q.region)
+    assert site.region == "us-tx" and "Dallas" in site.grid.record()["located"]
+    asked = price_per_chip_hour(catalog, hw.system("gb200"), region="us-east-1-dfw")
+    assert asked is not None and asked.region_matched
+
+
+# ------------------------------------------------------------------------------------------------- host idle
+def test_the_gpu_idle_measurement_is_not_applied_to_the_host(catalog: Catalog, hw: Hardware) -> None:
+    """Idle power was (TDP + host) x 0.11, an idle H200's fraction applied to CPUs, DRAM, NICs and fans too: the
+    host idles at its own share (an estimate, with its derivation, among the figures)."""
+    p = power_model(catalog, hw.system("h100-sxm"), scaleout=True)
+    assert p.host_idle is not None and p.host_idle.status == "estimate" and "host" in p.host_idle.derivation
+    assert p.idle_w == pytest.approx(700 * 0.11 + 575 * p.host_idle.value + 100)
+    assert p.host_idle.value > p.idle.value
+    assert p.host_idle.key in {t.key for t in p.terms()}
+    record = owned_tco(catalog, hw.system("h100-sxm")).record()
+    assert record["inputs"]["host_idle_power_fraction"]["status"] == "estimate"
+    assert json.dumps(record)  # serialisable

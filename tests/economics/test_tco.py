@@ -1,4 +1,5 @@
-"""Owned-fleet TCO: the hand-computed H100 case, break-even utilisation, overrides and bad input."""
+"""Owned-fleet TCO: the hand-computed H100 case, break-even utilisation (against the system's own price first, or why it
+has none), overrides and bad input, and what `chipwise tco` refuses to price."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import json
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.economics.tco import owned_tco
+from chipwise.economics.pricing import latest_quotes, price_gap
+from chipwise.economics.tco import owned_tco, tco_inputs, tco_report
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware
 from chipwise.interfaces.cli.app import run
+from cli_run import run_error, run_json
 
 HOURS_PER_YEAR = 365.25 * 24
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
@@ -149,3 +152,131 @@ def test_the_scale_out_fabric_is_charged_by_the_systems_bandwidth(catalog: Catal
     assert trn2.record()["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(3300.0)
     given = owned_tco(catalog, hw.system("tpu-v5p"), overrides={"scaleout_network_usd_per_chip": 1000})
     assert given.record()["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(1000.0)
+
+
+# `tco` says why a system has no price of its own in the compared mode, and a zero scale-out reference bandwidth is
+# refused.
+
+
+# ------------------------------------------------------------------------------------------- no own price in tco
+def test_tco_says_why_a_system_has_no_own_price_beside_its_chips_other_prices(
+    catalog: Catalog, hw: Hardware, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tco azure-nd-h100-v5 --compare capacity-block` listed p5's block and captioned it '* azure-nd-h100-v5's own
+    price', with no row starred: Capacity Blocks are EC2's, not Azure's, and predict leaves the Azure system '-'."""
+    system = hw.system("azure-nd-h100-v5")
+    report = tco_report(catalog, owned_tco(catalog, system), "capacity-block")
+    assert [r["entry"] for r in report["break_even"]] == ["p5.48xlarge"]
+    assert not report["break_even"][0]["this_system"]
+    note = "capacity-block is sold by aws only, not by azure, which rents azure-nd-h100-v5"
+    assert report["break_even_note"] == note == price_gap(catalog, system, "capacity-block")
+    own = tco_report(catalog, owned_tco(catalog, hw.system("p5.48xlarge")), "capacity-block")
+    assert "break_even_note" not in own
+    from chipwise.interfaces.cli.app import run
+
+    assert run(["tco", "azure-nd-h100-v5", "--compare", "capacity-block"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "own price, the one predict" not in out
+    assert "azure-nd-h100-v5 has no capacity-block price (capacity-block is sold by aws only, not by azure" in out
+    assert run(["tco", "p5.48xlarge", "--compare", "capacity-block"]) == 0
+    assert "* p5.48xlarge's own price, the one predict and plan train use for it" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------- zero scale-out reference bandwidth
+@pytest.mark.parametrize("value", ["0", "0Gb/s"])
+def test_a_zero_scaleout_reference_bandwidth_is_refused(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    """It had been taken as a share of 1 (every fabric priced at one 400G port a chip) and printed '/ 0 Gb/s per
+    chip' in the derivation, exit 0."""
+    err = run_error(
+        capsys, ["tco", "h100-sxm", "--set", f"datacenter.capex.scaleout_reference_bandwidth_per_chip={value}"]
+    )
+    assert "scaleout_reference_bandwidth_per_chip" in err and "above 0" in err and "Fix:" in err
+
+
+# `tco`'s break-even against the system's own price first, and `chipwise tco` refusing what it cannot price, saying why
+# a price is missing, and marking an owned cost an estimate with its inputs listed.
+
+
+# ------------------------------------------------------------------------------------------------------ one price
+def test_tco_breaks_even_against_the_systems_own_price_first(catalog: Catalog, hw: Hardware) -> None:
+    """`tco p5e.48xlarge --compare capacity-block` showed p5en's $54.92 / 8 = $6.87 (latest_quotes kept one price per
+    provider and region, and p5en's stood for p5e's): p5e's own $47.76 / 8 = $5.97 comes first, p5en's beside it."""
+    report = tco_report(catalog, owned_tco(catalog, hw.system("p5e.48xlarge")), "capacity-block")
+    first, *rest = report["break_even"]
+    assert first["this_system"] and first["entry"] == "p5e.48xlarge"
+    assert first["usd_per_chip_hour"] == pytest.approx(47.76 / 8)
+    assert [r["entry"] for r in rest] == ["p5en.48xlarge"]
+    entries = {q.entry for q in latest_quotes(catalog, "h200", "capacity-block")}
+    assert {"p5e.48xlarge", "p5en.48xlarge"} <= entries
+
+
+# ------------------------------------------------------------------------------------------------ hybrid, Trn4
+def test_tco_refuses_a_rack_of_two_chip_types(
+    catalog: Catalog, hw: Hardware, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tco trn4-gb300-fusion-rack` priced 36 Trainium4 and 36 GB300 as 72 Trainium4."""
+    with pytest.raises(ChipwiseError, match="two chip types"):
+        tco_inputs(catalog, hw.system("trn4-gb300-fusion-rack"))
+    err = run_error(capsys, ["tco", "trn4-gb300-fusion-rack"])
+    assert "36 trn4 and 36 gb300" in err and "chipwise tco gb300" in err
+
+
+def test_tco_of_a_projected_chip_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    from chipwise.interfaces.cli.app import run
+
+    data = run_json(capsys, ["tco", "trn4", "--chip-price", "15000", "--json"])
+    assert data["projected"] is True
+    assert run(["tco", "trn4", "--chip-price", "15000"]) == 0
+    assert "PROJECTED: trn4" in capsys.readouterr().out
+    assert "PROJECTED" in run_error(capsys, ["tco", "trn4"])  # no unit price: the error says what trn4 is
+
+
+# ---------------------------------------------------------------------------------------------- missing prices
+def test_a_missing_price_says_why(catalog: Catalog, hw: Hardware, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tco mi300x --compare capacity-block` printed no break-even and no reason; a capacity block asked of Lambda
+    said 'no aws price for h100-sxm', which the catalog has."""
+    report = tco_report(catalog, owned_tco(catalog, hw.system("mi300x")), "capacity-block")
+    assert report["break_even"] == [] and "sold by aws only" in report["break_even_note"]
+    assert price_gap(catalog, hw.system("h100-sxm"), "capacity-block", provider="lambda").endswith("not by lambda")
+    from chipwise.interfaces.cli.app import run
+
+    assert run(["tco", "mi300x", "--compare", "capacity-block"]) == 0
+    assert "no break-even against capacity-block prices: capacity-block is sold by aws only" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------------------------- tco input checks
+def test_tco_refuses_nonsense_combinations(capsys: pytest.CaptureFixture[str]) -> None:
+    """--colocation with an owned facility was ignored; --operations 5 (500% of capex a year) was accepted."""
+    assert "--facility colocation" in run_error(
+        capsys, ["tco", "h100-sxm", "--facility", "owned", "--colocation", "500"]
+    )
+    assert "operations fraction 5 is outside 0 to 1 (of capex a year" in run_error(
+        capsys, ["tco", "h100-sxm", "--operations", "5"]
+    )
+    assert run_json(capsys, ["tco", "h100-sxm", "--operations", "0.06", "--json"])["usd_per_chip_hour"] > 0
+
+
+def test_tco_with_every_cost_zero_prints(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every capex input, colocation and electricity at 0: the table's shares divided by a zero total
+    (ZeroDivisionError, an internal error)."""
+    from chipwise.interfaces.cli.app import run
+
+    zeros = ["--chip-price", "0", "--server", "0", "--scaleup-network", "0", "--scaleout-network", "0", "--storage",
+             "0", "--colocation", "0", "--electricity", "0"]  # fmt: skip
+    assert run(["tco", "h100-sxm", *zeros]) == 0
+    out = capsys.readouterr()
+    assert "error" not in out.err.lower() and "0.0000" in out.out
+
+
+# ---------------------------------------------------------------------------------------- an owned cost's status
+def test_an_owned_cost_says_it_is_an_estimate_and_lists_its_inputs(catalog: Catalog, hw: Hardware) -> None:
+    """An owned chip-hour ($1.63 for an H100) rests on the $27,500 analyst estimate and estimated datacenter figures,
+    but carried no status, and its inputs were missing from the figures a prediction lists: Tco.status, estimated
+    and figures give them (economics_figures keys)."""
+    t = owned_tco(catalog, hw.system("h100-sxm"))
+    assert t.status == "estimate" and "h100-sxm.unit_price" in t.estimated
+    figures = t.figures()
+    for key in ("h100-sxm.unit_price", "datacenter.colocation_usd_per_kw_month", "datacenter.pue.colocation"):
+        assert key in figures, key
+    record = t.record()
+    assert record["status"] == "estimate" and record["estimated_inputs"] == t.estimated

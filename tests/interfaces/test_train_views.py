@@ -1,5 +1,6 @@
-"""The training ranking on the command line: systems of one chip told apart, one system named twice ranked once,
-and a plan's bad knobs and ignored settings refused in one line (exit 2)."""
+"""The training ranking on the command line: systems of one chip told apart, one system named twice ranked once, and a
+plan's bad knobs and ignored settings refused in one line (exit 2); chips billed past the fleet's, the failure rate
+beside the MTBF, and what leaves a plan's chips idle."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.cli.train_views import _idle_reason, _rate
 from cli_run import run_error, run_json
 
 H100_SYSTEMS = ["p5.48xlarge", "azure-nd-h100-v5", "gcp-a3-megagpu-8g", "dgx-h100"]
@@ -130,3 +132,82 @@ def test_zero3_with_a_pipeline_prints_its_memory_note(
     scenario = P5.replace("llama-3.1-8b", "llama-3.1-70b").replace("chips: 64", "chips: 1024") + plan
     out = _predict_out(capsys, tmp_path, scenario)
     assert "memory note zero 3 with pp > 1 holds 19.2 GiB per chip, more than zero 1 (19.0) or zero 2 (10.8)" in out
+
+
+# A training cost billed for more chips than the fleet's says so: 12 H100s in EC2 Capacity Blocks rent two whole
+# p5.48xlarge instances, 16 GPUs, and 12 x the price x the time had not reached the cost.
+
+
+SCENARIO = (
+    '{"kind":"train","model":"llama-3.1-8b","hardware":"p5.48xlarge","chips":12,"tokens":1e9,"seq_len":4096,'
+    '"pricing":"capacity-block"}'
+)
+
+
+def test_predict_names_the_chips_billed(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """$248 = 16 x $5.191 x 2.99 h, where 12 chips give $186: the cost row says 16 are billed."""
+    monkeypatch.setenv("COLUMNS", "400")  # one line, however wide the terminal the tests run in
+    r = run_json(capsys, ["predict", "--json", SCENARIO])
+    assert r["billed_chips"] == 16 and r["chips"] == 12
+    assert r["cost_usd"] == pytest.approx(16 * r["price_usd_per_chip_hour"] * r["time_to_train_s"] / 3600)
+    assert run(["predict", SCENARIO]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "cost, ideal / expected" in line)
+    assert "$248 / $248, billed for 16 chips (whole p5.48xlarge units)" in row
+
+
+def test_plan_train_notes_each_row_billed_for_more(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    argv = ["plan", "train", "--model", "llama-3.1-8b", "--chips", "12", "--tokens", "1e9"]
+    argv += ["--hardware", "h100-sxm,b200"]
+    assert run([*argv, "--pricing", "capacity-block"]) == 0
+    out = capsys.readouterr().out
+    notes = [line for line in out.splitlines() if "billed for" in line]
+    assert notes == [
+        "2 h100-sxm: billed for 16 chips (whole p5.48xlarge units) in capacity-block pricing, 4 more than it runs on: "
+        "cost and $/Mtok count them"
+    ]
+    # on demand an H100 is rented by the GPU: no note
+    assert run(argv) == 0
+    assert "billed for" not in capsys.readouterr().out
+
+
+def test_whole_units_need_no_note(capsys: pytest.CaptureFixture[str]) -> None:
+    """16 H100s in Capacity Blocks are two whole instances: billed as run."""
+    assert run(["predict", SCENARIO.replace('"chips":12', '"chips":16')]) == 0
+    assert "billed for" not in capsys.readouterr().out
+
+
+# The failure rate beside the MTBF reads as a rate, not zero: 64 H100s fail once in 33 days, 0.030 a day, which one
+# decimal had printed as 0.0; and a partial plan's idle chips put down to what idles them.
+
+
+@pytest.mark.parametrize(
+    ("per_day", "text"), [(1 / 33.0, "0.030"), (0.004567, "0.0046"), (0.0, "0"), (0.4545, "0.5"), (1234.5, "1,234.5")]
+)
+def test_failures_per_day_keep_two_significant_figures_below_a_tenth(per_day: float, text: str) -> None:
+    assert _rate(per_day) == text
+
+
+def test_predict_prints_the_rate_its_mtbf_gives(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    scenario = '{"kind":"train","model":"llama-3.1-70b","hardware":"h100-sxm","chips":64,"plan":{"tp":8,"pp":2,"dp":4}}'
+    assert run(["predict", scenario]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "failures per day / MTBF" in line)
+    assert "0.030 / 33.0 d" in row
+
+
+def test_idle_chips_are_put_down_to_what_leaves_them_idle() -> None:
+    """A partial plan fixing dp 32 on 1,024 H100s runs on 256, its dp at micro-batch 16 taking
+    the whole 512-sequence batch; that was put down to the batch ("its data parallelism divides the batch")."""
+    plan = {"tp": 8, "pp": 1, "dp": 32, "vpp": 1, "microbatch": 16}
+    assert _idle_reason(plan, 512) == "dp 32 x 16 sequences each take the whole 512-sequence batch"
+    interleaved = {"tp": 8, "pp": 4, "dp": 16, "vpp": 2, "microbatch": 8}  # 16 x 8 x 4 = 512
+    assert _idle_reason(interleaved, 512) == "dp 16 x 32 sequences each take the whole 512-sequence batch"
+    assert _idle_reason({**plan, "dp": 16, "microbatch": 1}, 512) == (
+        "its data parallelism divides the 512-sequence batch"
+    )

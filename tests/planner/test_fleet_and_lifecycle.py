@@ -13,6 +13,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.fleet import Bucket, buckets_from_trace, parse_limits, plan_fleet, read_workload
 from chipwise.planner.lifecycle import plan_lifecycle
 from chipwise.workload.serving import read_trace
+from cli_run import run_error
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"
 SLO = {"ttft_p99": 2.0, "tpot_p99": 0.05}
@@ -505,3 +506,15 @@ def test_the_steady_state_cost_is_the_programs_over_all_the_types_asked_for(
     assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(unchecked["cost_usd_per_hour"])
     assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(44 * 2.59, abs=0.01)  # 3x4 + 4x8 MI300X
     assert checked["cost_usd_per_hour"] >= checked["steady_state_cost_usd_per_hour"] - 1e-9
+
+
+# `chipwise plan lifecycle --serve-months` that is no positive number is told a number of months.
+
+
+def test_serve_months_not_positive_gets_a_months_example(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["plan", "lifecycle", "--model", "llama-3.1-70b", "--train-tokens", "1T", "--serve-rate", "10"]
+    assert run_error(capsys, [*argv, "--serve-months", "-1"]) == (
+        "error: --serve-months must be positive and finite, got -1. Fix: give a positive number, e.g. 12."
+    )
+    # the other counts are no months: no example of 12 for them
+    assert run_error(capsys, [*argv[:-1], "0", "--serve-months", "6"]).endswith("Fix: give a positive number.")

@@ -1,6 +1,6 @@
-"""How a model name resolves: an existing config wins over a preset alias, a Hub id tries its name after the org,
-and a name that is neither gets the presets it was likely meant to be; a scenario's relative config.json is taken
-from its own folder, as its trace is."""
+"""How a model name resolves: an existing config wins over a preset alias, a Hub id tries its name after the org, and a
+name that is neither gets the presets it was likely meant to be; a scenario's relative config.json is taken from its
+own folder, as its trace is; the Qwen2.5 base names have presets of their own."""
 
 from __future__ import annotations
 
@@ -143,3 +143,29 @@ def test_a_home_relative_path_is_expanded_not_read_as_a_hub_id(
     config = {**catalog.model_config("llama-3.1-8b"), "num_hidden_layers": 2}
     (tmp_path / "llama-3.1-8b" / "config.json").write_text(json.dumps(config))
     assert load_model(catalog, "~/llama-3.1-8b").layers == 2
+
+
+# The Qwen2.5 base names' own presets (131,072-token context).
+
+
+@pytest.mark.parametrize("size", ["7", "14", "32"])
+def test_qwen25_base_names_get_the_base_context(catalog: Catalog, size: str) -> None:
+    """Qwen2.5-7B/14B/32B (and their Hub ids) had resolved to the Instruct preset, whose config states 32,768
+    tokens; the base config states 131,072. The architecture is the same."""
+    for name in (f"Qwen2.5-{size}B", f"Qwen/Qwen2.5-{size}B", f"qwen2.5-{size}b"):
+        assert load_model(catalog, name).max_seq_len == 131_072
+    for name in (f"Qwen2.5-{size}B-Instruct", f"Qwen/Qwen2.5-{size}B-Instruct", f"qwen2.5-{size}b-instruct"):
+        assert load_model(catalog, name).max_seq_len == 32_768
+    base, instruct = load_model(catalog, f"qwen2.5-{size}b"), load_model(catalog, f"qwen2.5-{size}b-instruct")
+    assert base.params_total == instruct.params_total
+    assert base.attention == instruct.attention and base.groups == instruct.groups
+
+
+def test_qwen25_base_files_hold_the_base_config() -> None:
+    """The base presets' files differ from the Instruct ones only where the base config.json does."""
+    folder = Path(__file__).parents[2] / "src/chipwise/catalog/data/models"
+    base = json.loads((folder / "qwen2.5-7b-base.json").read_text())
+    instruct = json.loads((folder / "qwen2.5-7b.json").read_text())
+    differ = {k for k in base.keys() | instruct.keys() if base.get(k) != instruct.get(k)}
+    assert differ == {"max_position_embeddings", "eos_token_id", "transformers_version", "use_mrope"}
+    assert (base["max_position_embeddings"], base["eos_token_id"]) == (131_072, 151_643)

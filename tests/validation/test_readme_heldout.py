@@ -1,5 +1,5 @@
 """The README's held-out passage, written by scripts/write_accuracy.py from the reports its held-out table is
-written from (review s63 K, F1: the README's figures had drifted from docs/accuracy.md's table)."""
+written from (the README's figures had drifted from docs/accuracy.md's table)."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ def _report(rows: int, ranks: list[int]) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("top", "ranks", "kept"),
     [
-        (2, [2, 4, 5, 1, 3], 5),  # review J's F3: --top 2 had left the checks of rows 3-5 pointing past the list
+        (2, [2, 4, 5, 1, 3], 5),  # --top 2 had left the checks of rows 3-5 pointing past the list
         (2, [1, 2], 2),
         (6, [2, 4], 6),
         (None, [2], 8),

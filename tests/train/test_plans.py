@@ -1,6 +1,5 @@
-"""Review s61 (training plans): balanced interleaving degrees, plans that leave ranks the batch cannot use idle,
-such plans given back, the chips a plan on multi-core chips occupies, fp8 FSDP gathers and a reserve past the
-device's memory."""
+"""Training plans: balanced interleaving degrees, plans that leave ranks the batch cannot use idle, such plans given
+back, the chips a plan on multi-core chips occupies, fp8 FSDP gathers and a reserve past the device's memory."""
 
 from __future__ import annotations
 
@@ -32,8 +31,8 @@ def test_interleaving_degrees_include_those_that_balance_the_stage() -> None:
 def test_the_search_takes_the_balanced_interleaving(catalog: Catalog, hw: Hardware) -> None:
     """Llama-3.1-405B, 2,048 sequences of 8K on 16,384 H100: the search chose TP4 PP8v8 DP256 CP2 (126 layers:
     ceil(126/64) x 8 = 16 on the critical stage, bubble 7/8 t_mb); v16 has the same 16 layers, a bubble of 7/16 t_mb
-    and fewer activations in flight: 6.182 s against v8's 6.486 (6.399 / 6.595 before stop 63 hid an interleaved
-    pipeline's hand-offs in its steady phase), 74.1 GiB a chip against 76.4."""
+    and fewer activations in flight: 6.182 s against v8's 6.486 (6.399 / 6.595 before an interleaved pipeline's
+    hand-offs were hidden in its steady phase), 74.1 GiB a chip against 76.4."""
     spec = load_model(catalog, "llama-3.1-405b")
     job = TrainingJob(spec, 8192, 2048, "bf16")
     search = search_plans(spec, job, hw.system("h100-sxm"), 16384)
@@ -56,8 +55,8 @@ def test_a_one_sequence_batch_runs_as_fast_on_more_chips(catalog: Catalog, hw: H
 
 def test_an_interleaved_plan_keeps_its_dp_on_a_larger_fleet(catalog: Catalog, hw: Hardware) -> None:
     """Llama-3.1-8B, 16 sequences of 4K: 512 H100 run TP8 PP4v8 DP4 CP4 (16 / 4 = 4 micro-batches, a multiple of
-    pp) at 0.2037 s (0.2062 before stop 63). On 1,024 dp was the largest that fits, 8, whose 2 micro-batches cannot
-    interleave over 4 stages: the plan was dropped and CP8 took 0.2089 s."""
+    pp) at 0.2037 s. On 1,024 dp was the largest that fits, 8, whose 2 micro-batches cannot interleave over 4
+    stages: the plan was dropped and CP8 took 0.2089 s."""
     spec = load_model(catalog, "llama-3.1-8b")
     job = TrainingJob(spec, 4096, 16, "bf16")
     times = {}

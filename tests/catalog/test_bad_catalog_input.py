@@ -1,5 +1,5 @@
-"""Bad catalog input the fourth review found taken or unnamed: a binary --catalog or model file read as "cannot read
-an input file", a section's shape error with no fix, a power of 0, an empty --chip and a --set given twice."""
+"""Bad catalog input that had been taken or left unnamed: a binary --catalog or model file read as "cannot read an
+input file", a section's shape error with no fix, a power of 0, an empty --chip and a --set given twice."""
 
 from __future__ import annotations
 
