@@ -12,6 +12,7 @@ cw.plan_fleet("llama-3.1-70b", "examples/chat-mix.yaml", slo={"ttft_p99": 2.0, "
 cw.plan_lifecycle("llama-3.1-70b", train_tokens=15e12, serve_rate=100, serve_months=12)
 cw.tco("h100-sxm", utilisation=0.8)
 cw.claims()
+cw.sensitivity("examples/train-llama70b-trn2.yaml")
 cw.validate("../shared/data/groundtruth_training.csv")
 """
 
@@ -40,6 +41,8 @@ from chipwise.planner.fleet import parse_limits
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
+from chipwise.planner.sensitivity import DEFAULT_STEP
+from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
@@ -242,6 +245,17 @@ def predict(
     scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
+    cat = load_catalog(files, sets)
+    sc = load_scenario(_scenario_text(scenario), cat)
+    if isinstance(sc, TrainScenario):
+        return predict_training(cat, sc)
+    from chipwise.planner.serving import predict_serving
+
+    return dict(predict_serving(cat, sc))
+
+
+def _scenario_text(scenario: Any) -> str:
+    """A scenario given as a path, YAML/JSON text or a mapping, as the text (or path) load_scenario reads."""
     if isinstance(scenario, Path):
         scenario = str(scenario)
     if not isinstance(scenario, str | Mapping):
@@ -256,13 +270,33 @@ def predict(
             f"the scenario holds a value JSON cannot carry ({exc}). Fix: give numbers, text, true/false, lists and "
             "mappings."
         ) from None
-    cat = load_catalog(files, sets)
-    sc = load_scenario(text, cat)
-    if isinstance(sc, TrainScenario):
-        return predict_training(cat, sc)
-    from chipwise.planner.serving import predict_serving
+    return text
 
-    return dict(predict_serving(cat, sc))
+
+@_answers()
+def sensitivity(
+    scenario: str | Mapping[str, Any],
+    step: float = DEFAULT_STEP,
+    metric: str | None = None,
+    replan: bool = False,
+    workers: int | None = None,
+    only: Sequence[str] = (),
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Which catalog figure matters most for a scenario (as `chipwise sensitivity --json`): each figure the
+    prediction rests on (or those whose names hold a text of `only`) moved by -step and +step (`x0.9` and `x1.1`),
+    the plan held (or searched again, `replan`), and each metric's elasticity; the figures ranked by `metric`'s."""
+    cat = load_catalog(files, sets)
+    sc = load_scenario(_scenario_text(scenario), cat)
+    _text(metric, "metric")
+    workers = None if workers is None else _required(workers, "workers", whole=True, example="2")
+    texts = [only] if isinstance(only, str) else list(only)
+    for text in texts:
+        _text(text, "only", optional=False)
+    return planner_sensitivity(
+        sc, files, sets, _number(step, "step"), metric, _flag(replan, "replan"), workers, only=texts
+    )
 
 
 @_answers(plan_training)

@@ -153,6 +153,35 @@ def test_units_convert_to_si() -> None:
     assert parse_quantity("6e12") == (6e12, "")
 
 
+def test_failure_rates_and_facility_cost_carry_their_units() -> None:
+    """A rate per hour and a build cost per kW are units of their own, converted when loaded (the failure rates had
+    unit '1' and the facility cost 'USD', and the model divided by 3,600 and 1,000 in the middle: the JSON's `si`
+    was 3,600 and 1,000 times off what `unit` said)."""
+    assert to_si(1.26e-5, "/h") == pytest.approx(3.5e-9, rel=1e-12)  # 1.26e-5 / 3,600
+    assert to_si(11_700, "USD/kW") == pytest.approx(11.7, rel=1e-12)  # USD per W
+    assert to_si(11.7, "USD/MW") == pytest.approx(11.7e-6, rel=1e-12)
+    # '/h' after the number, as --set takes it; '1/h' read too where a space parts it from the number
+    assert parse_quantity("2e-5/h") == (2e-5, "/h")
+    assert parse_quantity("2e-5 1/h") == (2e-5, "/h")
+    assert parse_quantity("12000USD/kW") == (12_000.0, "USD/kW")
+    built_in = load_catalog()
+    gpu = built_in.reliability["failures"]["gpu_failure_rate_per_chip_hour"]
+    assert (gpu.value, gpu.unit) == (1.26e-5, "/h") and gpu.si == pytest.approx(3.5e-9, rel=1e-12)
+    facility = built_in.datacenter["capex"]["facility_usd_per_kw"]
+    assert (facility.value, facility.unit) == (11_700, "USD/kW") and facility.si == pytest.approx(11.7, rel=1e-12)
+
+
+def test_set_a_failure_rate_and_facility_cost_in_their_units() -> None:
+    c = load_catalog(
+        sets=[
+            "reliability.failures.gpu_failure_rate_per_chip_hour=3.6e-5/h",
+            "datacenter.capex.facility_usd_per_kw=12000USD/kW",
+        ]
+    )
+    assert c.reliability["failures"]["gpu_failure_rate_per_chip_hour"].si == pytest.approx(1e-8, rel=1e-12)
+    assert c.datacenter["capex"]["facility_usd_per_kw"].si == pytest.approx(12.0, rel=1e-12)
+
+
 def test_set_overrides_a_figure_in_si(catalog: Catalog) -> None:
     c = load_catalog(sets=["trn3.hbm_bandwidth=6e12"])
     fig = c.chips["trn3"].hbm_bandwidth
@@ -189,6 +218,21 @@ def test_set_with_unit_and_price() -> None:
         ("h100-sxm.price=inf", "value inf is not a finite number"),
         # a bare number is SI: 6.7 B/s for a 4.9 TB/s bandwidth is a missing unit, not a what-if
         ("trn3.hbm_bandwidth=6.7", r"a bare number is in B/s, 1.4e-12 x the catalog's 4.9 TB/s. Fix: give its unit"),
+        # a failure rate per hour given bare is per second (it was taken as per hour while the catalog's unit was '1')
+        (
+            "reliability.failures.gpu_failure_rate_per_chip_hour=2e-5",
+            r"a bare number is in /s, 5.7e\+03 x the catalog's 1.26e-05 /h\. Fix: give its unit, e\.g\. "
+            r"reliability\.failures\.gpu_failure_rate_per_chip_hour=2e-5/h\.$",
+        ),
+        (
+            "reliability.failures.gpu_failure_rate_per_chip_hour=2e-5 1",
+            r"gpu_failure_rate_per_chip_hour is a rate, not a ratio \('1'\)\. Fix: give it in one of /s, /h\.",
+        ),
+        (
+            "datacenter.capex.facility_usd_per_kw=12000",
+            r"a bare number is in USD/W, 1e\+03 x the catalog's 11700 USD/kW\. Fix: give its unit, e\.g\. "
+            r"datacenter\.capex\.facility_usd_per_kw=12000USD/kW\.$",
+        ),
     ],
 )
 def test_bad_set_is_one_clear_error(assignment: str, needle: str) -> None:

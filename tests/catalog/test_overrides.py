@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from catalog_errors import catalog_error
 from chipwise.catalog import Catalog, load_catalog
 from chipwise.catalog.units import parse_quantity
+from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 
 # ---------------------------------------------------------------- 1: a value ending in '1' kept its last digit
@@ -422,3 +423,47 @@ def test_a_chips_scaleup_bandwidth_moves_a_tp16_step_on_its_default_system() -> 
     chip = cw.predict(s2, sets=["trn2.scaleup_bandwidth=50GB/s"])["step_time_s"]
     assert chip == pytest.approx(cw.predict(s2, sets=["trn2.48xlarge.scaleup.bandwidth=40GB/s"])["step_time_s"])
     assert round(chip, 2) == 141.97
+
+
+def test_a_scale_multiplies_the_figure_in_its_own_unit() -> None:
+    """`x1.1` is the catalog's figure times 1.1 in its unit (3.35 TB/s -> 3.685 TB/s), what `chipwise sensitivity`
+    moves each figure by; a --catalog file's figure is scaled from the file's value."""
+    hbm = load_catalog((), ["h100-sxm.hbm_bandwidth=x1.1"]).chips["h100-sxm"].hbm_bandwidth
+    assert (hbm.value, hbm.unit) == (pytest.approx(3.685), "TB/s")
+    assert hbm.derivation == "set on the command line: --set h100-sxm.hbm_bandwidth=x1.1"
+    assert hbm.note == "what-if override; catalog value was 3.35 TB/s"
+    eff = load_catalog((), ["efficiency.hopper.memory=x 0.9"]).efficiency["hopper"]["memory"]
+    assert eff.value == pytest.approx(0.87 * 0.9)
+    # a chip figure a system follows moves the system's by the same share (Trn2's 512 GB/s torus total -> 563.2)
+    systems = load_catalog((), ["trn2.scaleup_bandwidth=x1.1"]).systems
+    assert systems["trn2.48xlarge"].scaleup.bandwidth.si == pytest.approx(1.1 * 512e9)  # type: ignore[union-attr]
+
+
+def test_a_scaled_engine_figure_scales_each_familys_own() -> None:
+    """An engine figure fitted per chip family is scaled from each family's value, not replaced by the engine's
+    default times the factor (TensorRT-LLM's Hopper layer overhead 24.8383 us -> 27.32213 us, not 5.5 us)."""
+    engine = load_catalog((), ["engines.trtllm.layer_overhead=x1.1"]).engines["trtllm"]
+    hopper = engine["chips"]["hopper"]["layer_overhead"]
+    assert (hopper.value, hopper.unit) == (pytest.approx(24.8383 * 1.1), "us")
+    assert hopper.note == "what-if override; catalog value was 24.8383 us"
+    assert engine["layer_overhead"].value == pytest.approx(5.0 * 1.1)  # the default engine's, for other families
+
+
+@pytest.mark.parametrize(
+    ("sets", "needle"),
+    [
+        (["h100-sxm.price=x1.1"], "a price is not scaled"),
+        (["efficiency.hopper.memory=x1.5"], "is not in (0, 1]"),
+        (["h100-sxm.hbm_bandwidth=x1.1", "h100-sxm.hbm_bandwidth=x1.2"], "gives chips.h100-sxm.hbm_bandwidth twice"),
+        (["h100-sxm.hbm_bandwidth=x-1"], "'x-1' is not a number"),
+    ],
+)
+def test_a_bad_scale_is_one_line(sets: list[str], needle: str) -> None:
+    with pytest.raises(ChipwiseError) as err:
+        load_catalog((), sets)
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_same_scale_twice_is_one_value() -> None:
+    cat = load_catalog((), ["h100-sxm.hbm_bandwidth=x1.1", "h100-sxm.hbm_bandwidth=x 1.10"])
+    assert cat.chips["h100-sxm"].hbm_bandwidth.value == pytest.approx(3.685)

@@ -4,10 +4,11 @@ has none), overrides and bad input, and what `chipwise tco` refuses to price."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from chipwise.catalog import Catalog
+from chipwise.catalog import Catalog, load_catalog
 from chipwise.economics.pricing import latest_quotes, price_gap
 from chipwise.economics.tco import owned_tco, tco_inputs, tco_report
 from chipwise.errors import ChipwiseError
@@ -64,6 +65,35 @@ def test_overrides_and_facility(catalog: Catalog, hw: Hardware) -> None:
     assert "facility" in built.breakdown_per_chip_hour() and "colocation" not in built.breakdown_per_chip_hour()
     rack = owned_tco(catalog, hw.system("gb200"))
     assert rack.inputs.capex["scaleup_network"].value > 0  # NVL72 switch trays are extra capex
+
+
+def test_owned_facility_by_hand_and_its_figure_in_usd_per_kw(catalog: Catalog, hw: Hardware) -> None:
+    """An owned facility: 11,700 USD/kW x 1.375 kW rated per H100 / 15 years = $0.12235 a chip-hour. The figure is
+    in USD/kW, SI USD/W when loaded (it had unit 'USD', and the model divided by 1,000 in the middle: the record's
+    `si` 11.7 said 11.7 USD)."""
+    built = owned_tco(catalog, hw.system("h100-sxm"), facility="owned")
+    assert built.breakdown_per_chip_hour()["facility"] == pytest.approx(
+        11_700 * 1.375 / (15 * HOURS_PER_YEAR), rel=1e-12
+    )  # 0.12235
+    record = built.inputs.space.record()
+    assert (record["value"], record["unit"]) == (11_700, "USD/kW")
+    assert record["si"] == pytest.approx(11.7, rel=1e-12)
+
+
+def test_a_facility_cost_in_a_catalog_file_without_per_kw_is_one_clear_error(hw: Hardware, tmp_path: Path) -> None:
+    """A catalog file written when the facility cost had unit 'USD' (per kW) would now be read per W, 1,000 times the
+    cost meant: refused, naming the file and the unit."""
+    path = tmp_path / "facility.yaml"
+    path.write_text(
+        "datacenter:\n  capex:\n    facility_usd_per_kw: {value: 12000, unit: USD, status: estimate, "
+        'derivation: "a bid"}\n'
+    )
+    with pytest.raises(ChipwiseError) as info:
+        owned_tco(load_catalog([path]), hw.system("h100-sxm"), facility="owned")
+    assert str(info.value) == (
+        f"datacenter.capex.facility_usd_per_kw in {path} is in 'USD', not a price per kW of IT load. Fix: write "
+        f"unit: \"USD/kW\" in {path}, if 12000 is per kW."
+    )
 
 
 @pytest.mark.parametrize(

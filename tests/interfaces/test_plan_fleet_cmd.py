@@ -4,6 +4,7 @@ precision, as plan serve's 'not ranked' does; their options' errors and help."""
 from __future__ import annotations
 
 import contextlib
+import json
 from typing import Any
 
 import pytest
@@ -126,3 +127,81 @@ def test_seq_len_help_states_the_training_default(capsys: pytest.CaptureFixture[
     assert "Sequence length (default: 8192, or the model's context where that is shorter; 4096 where the model " in out
     spec = load_model(load_catalog(), "llama-3.1-70b")  # the default the help states is the one a job takes
     assert make_job(spec, None, None, 1, "bf16", None).seq_len == 8192
+
+
+# Review P1 and P2: plan lifecycle labels a projected chip on any row it shows; plan fleet marks an estimated price.
+
+
+def _pair(train: str, serve: str, cost: float, projected: tuple[bool, bool]) -> dict[str, Any]:
+    side = {"time_s": 3600.0, "cost": cost, "vendor": "v", "price_estimated": False}
+    return {
+        "train": {**side, "hardware": train, "system": train, "projected": projected[0]},
+        "serve": {
+            "hardware": serve,
+            "system": serve,
+            "projected": projected[1],
+            "chips": 1,
+            "usd_per_hour": 6.88,
+            "price_estimated": False,
+        },
+        "cost_usd": cost,
+        "energy_j": 3.6e9,
+        "co2e_kg": 100.0,
+    }
+
+
+def test_lifecycle_labels_a_projected_chip_on_a_row_below_the_first(capsys: pytest.CaptureFixture[str]) -> None:
+    """trn4 ranked #2 (train side) and inside a split (serve side) had printed no PROJECTED line and no mark."""
+    from chipwise.interfaces.cli.plan_fleet_cmd import print_lifecycle
+
+    top = [
+        _pair("gb200", "h100-sxm", 1.0e5, (False, False)),
+        _pair("trn4", "h100-sxm", 2.0e5, (True, False)),
+        _pair("gb200", "trn4>h100-sxm", 3.0e5, (False, True)),
+    ]
+    report: dict[str, Any] = {
+        "model": "llama-3.1-8b",
+        "objective": "cost",
+        "training": {"tokens": 1e12, "chips": 512},
+        "serving": {"rate_per_s": 5.0, "months": 12.0},
+        "top": top,
+        "best_single_vendor": top[0],
+        "best": {**top[0], "cross_vendor": False},
+        "saving_vs_single_vendor": None,
+    }
+    report["best"]["train"]["vendor"] = "nvidia"
+    print_lifecycle(report)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("PROJECTED: trn4 - announced, not shipping")  # the split's part, not 'trn4>h100-sxm'
+    rows = {line.split()[0]: line for line in lines if line.startswith("#")}
+    assert "*" not in rows["#1"] and rows["#2"].split()[1:3] == ["trn4", "*"]
+    assert rows["#3"].split()[5:8] == ["trn4>h100-sxm", "*", "x1"]  # gb200 1.00 h $300k, then the serve cell
+
+
+FLEET_GB200 = [*FLEET[:-1], "--hardware", "gb200"]
+
+
+def test_plan_fleet_marks_an_estimated_price(capsys: pytest.CaptureFixture[str]) -> None:
+    """gb200's $12.20 a GPU-hour is the catalog's estimate (capacity blocks only): two of them, $24.40, had read
+    as a published price, and the JSON had no price source."""
+    assert run(FLEET_GB200) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("gb200 "))
+    assert "$24.40 §" in row
+    footnote = "§ gb200: priced by an estimate, not a published on-demand price of the system's provider"
+    assert footnote in " ".join(out.split())  # wrapped at the terminal's width
+    assert run([*FLEET_GB200, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (f,) = report["fleet"]
+    assert f["usd_per_hour"] == pytest.approx(2 * 12.20) and f["price_estimated"] is True
+    assert f["price_source"]["status"] == "estimate" and f["price_source"]["entry"] == "gb200"
+    assert "ESTIMATE (ranking fallback)" in f["price_source"]["derivation"]
+    assert all(t["price_estimated"] for t in report["instance_types"])
+
+
+def test_plan_fleet_leaves_a_published_price_unmarked(capsys: pytest.CaptureFixture[str]) -> None:
+    """p5.48xlarge's $55.04 is AWS's own on-demand price: $6.88 a GPU-hour, no §."""
+    assert run([*FLEET[:-1], "--hardware", "h100-sxm", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert all(not f["price_estimated"] and f["price_source"]["status"] != "estimate" for f in report["fleet"])
+    assert all(f["usd_per_hour"] == pytest.approx(6.88 * f["chips"]) for f in report["fleet"])

@@ -67,7 +67,7 @@ def test_plot_names_the_kinds_it_draws(result: object, named: str, tmp_path: Pat
     with pytest.raises(ChipwiseError) as exc:
         plots.plot(result(), tmp_path / "x.png")  # type: ignore[operator]
     assert str(exc.value) == (
-        f"no plot for {named}: plot draws predict (train or serve), plan_train and plan_serve results. "
+        f"no plot for {named}: plot draws predict (train or serve), plan_train, plan_serve and sensitivity results. "
         "Fix: plot one of those."
     )
 

@@ -4,6 +4,7 @@ that follow --set, and ratios shown on their side of a target."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from chipwise.planner.claims import (
     GPUS_VS_TRN3,
     UNCHECKABLE,
     VERDICTS,
+    _achieved_flops,
     _claim1,
     _claim3,
     _claim5,
@@ -328,3 +330,11 @@ def test_a_system_power_its_chips_take_whole_is_no_internal_error() -> None:
     d = next(c for c in _claim1(_Runs(catalog)).checks if c.id == "1d")
     assert d.numbers["ratio_at_0_w"] == float("inf")
     assert 0 < d.numbers["trn3_tdp_for_target_w"] < 1000
+
+
+def test_achieved_flops_are_si_tokens_times_flops_per_token() -> None:
+    # plan train llama-3.1-70b on h100-sxm: 771.42 tok/s/chip x 449.23e9 FLOPs/token = 3.46545e14 FLOP/s; the rounded
+    # TFLOP/s display field (here deliberately off) is not read back
+    run = {"tokens_per_s_per_chip": 771.42, "model_flops_per_token": 449.23e9, "tflops_per_chip": 346.0}
+    assert _achieved_flops(run) == pytest.approx(3.46545e14, rel=1e-6)
+    assert math.isnan(_achieved_flops("no plan fits"))

@@ -291,7 +291,7 @@ def test_each_bucket_gets_the_shape_that_carries_it_cheapest(catalog: Catalog) -
     shapes = {(t.plan.tp, t.plan.pp) for t in types}
     assert len(shapes) >= 2 and any(t.plan.tp * t.plan.pp > 2 for t in types)
     for j in range(len(buckets)):  # each bucket's cheapest carrier is on offer
-        assert max(t.capacity[j] / t.price for t in types) > 0
+        assert max(t.capacity[j] / t.price_usd_per_hour for t in types) > 0
     r = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, ["mi300x"], replay=False)
     assert r["cost_usd_per_hour"] < 200
 
@@ -329,7 +329,7 @@ def test_an_instance_type_is_a_rentable_unit_that_runs_its_replicas(catalog: Cat
             ranks = t.plan.tp * t.plan.pp / system.chip.cores_per_chip  # chips one replica takes
             assert t.chips in system.rental_chips or t.chips % system.rental_chips[-1] == 0
             assert t.replicas == max(1, int(t.chips / ranks + 1e-9)) and t.replicas * ranks <= t.chips + 1e-9
-            assert t.price == pytest.approx(t.chips * quote.usd_per_chip_hour)
+            assert t.price_usd_per_hour == pytest.approx(t.chips * quote.usd_per_chip_hour)
 
 
 def test_a_workload_past_the_models_context_is_refused(catalog: Catalog, tmp_path: Path) -> None:

@@ -110,3 +110,17 @@ def test_the_reviewers_scenario_reads_its_charge() -> None:
     assert record["usd_per_chip_hour"] == pytest.approx(r["cost_usd_per_hour"])
     assert record["terms_usd_per_chip_hour"]["energy"] == pytest.approx(r["energy_j_per_hour"] / 3.6e6 * 0.0862)
     assert record["terms_usd_per_chip_hour"]["energy"] == pytest.approx(0.0961, abs=1e-4)
+
+
+def test_the_cost_per_million_tokens_counts_input_and_output(catalog: Catalog, hw: Hardware) -> None:
+    """examples/serve-llama70b-h200.yaml: 8 H200 (one p5en.48xlarge, $63.296/h on demand in us-east-1, as 4 TP2
+    replicas) at 20 requests/s of 1,024 + 1,024 tokens: 20,480 output and 40,960 total tokens/s. Per million output
+    tokens 63.296 x 1e6 / (20,480 x 3,600) = $0.85851; per million of all tokens 63.296 x 1e6 / (40,960 x 3,600) =
+    $0.42925, half of it (it had no test: the output price in its place went unnoticed)."""
+    system = hw.system("p5en.48xlarge")
+    pools = [Pool(SimpleNamespace(system=system, chips=2.0), 4)]  # type: ignore[arg-type]
+    out = economics(catalog, pools, 20_480.0, 40_960.0)
+    assert out["cost_usd_per_hour"] == pytest.approx(63.296, rel=1e-12)
+    assert out["cost_usd_per_mtok"] == pytest.approx(63.296e6 / (20_480 * 3600), rel=1e-12)  # 0.85851
+    assert out["cost_usd_per_mtok_total"] == pytest.approx(0.42925, rel=1e-4)
+    assert out["cost_usd_per_mtok_total"] == pytest.approx(out["cost_usd_per_mtok"] * 1024 / 2048, rel=1e-12)

@@ -15,6 +15,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
+from chipwise.planner.serving import stat_ok
 from chipwise.planner.serving_choice import _fitting, check_slo, max_rate
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.engine import engine_profile
@@ -1167,3 +1168,13 @@ def test_a_grown_check_looks_at_its_shape_with_the_next_batch_limit(catalog: Cat
     assert best["slo_met"] and best["keeps_up"]
     assert best["chips"] == 1 and best["plan"]["both"]["max_batch"] == 128
     assert best["cost_usd_per_mtok"] == pytest.approx(0.572, rel=0.02)
+
+
+def test_a_statistic_exactly_at_its_target_meets_it() -> None:
+    """A simulated run whose TTFT p99 is 2.0 s meets a 2.0 s target (<=), as a user who states as the SLO the value
+    a run reports expects; the next float above it, and a missing or infinite statistic, do not."""
+    assert stat_ok({"ttft_s": {"p99": 2.0}}, "ttft_p99", 2.0) is True
+    assert stat_ok({"ttft_s": {"p99": float(np.nextafter(2.0, 3.0))}}, "ttft_p99", 2.0) is False
+    assert stat_ok({"tpot_s": {"p50": 0.05}}, "tpot_p50", 0.05) is True
+    assert stat_ok({"ttft_s": {"p99": math.inf}}, "ttft_p99", 2.0) is False
+    assert stat_ok({}, "ttft_p99", 2.0) is False

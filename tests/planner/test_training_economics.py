@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.training import plan_training, predict_training, rank_value
+from chipwise.planner.training import _ideal_and_expected, plan_training, predict_training, rank_value
 from chipwise.workload.scenario import TrainScenario
 
 DAY = 86400.0
@@ -30,15 +31,24 @@ def _predict(catalog: Catalog, **kw: object) -> dict:
 
 
 def test_prediction_has_ideal_and_expected(catalog: Catalog) -> None:
+    """Llama 3.1 405B on 16,384 H100 (2,048 hosts), goodput by hand (reliability.goodput, Daly 2006): M = 3,600 /
+    (16,384 x 1.722e-5 + 2,048 x 2e-5) = 11,142.3 s, planned stops p = 0.0363 / 3,600 /s. In-memory recovery
+    checkpoints every step (tau = the step time, delta 0, R = 120 s): (1 - 120 p) tau / (M e^(R/M) (e^(tau/M) - 1))
+    = 0.98782 at its 6.18 s step; persistent checkpoints of 405.853e9 x 14 B at 2 TB/s (delta 2.841 s, Daly's tau
+    249.72 s, R 1,200 s) give 0.86715. The better one is taken."""
     r = _predict(catalog)
     for key in ("time_to_train_s", "cost_usd", "energy_j", "co2e_kg", "usd_per_million_tokens"):
         assert r[f"expected_{key}"] >= r[key] > 0, key
-    assert 0 < r["goodput"] <= 1
+    m, p, tau = 3600 / (16_384 * (1.26e-5 + 1.65e-6 + 2.97e-6) + 2_048 * 2e-5), 0.0363 / 3600, r["step_time_s"]
+    in_memory = (1 - 120 * p) * tau / (m * math.exp(120 / m) * math.expm1(tau / m))
+    assert r["goodput"] == pytest.approx(in_memory, rel=1e-9)
+    assert r["goodput"] == pytest.approx(0.98782, abs=5e-4)  # at the 6.18 s step the model prices today
     assert r["expected_time_to_train_s"] == pytest.approx(r["time_to_train_s"] / r["goodput"])
     assert r["expected_cost_usd"] == pytest.approx(r["cost_usd"] * 1.02 / r["goodput"])  # 2% spare chips
-    assert r["failures_per_day"] == pytest.approx(419 / 54, rel=0.01)  # Llama 3 rates on 16,384 H100
+    assert r["failures_per_day"] == pytest.approx(86_400 / m, rel=1e-9)  # 7.754: Llama 3's 419 in 54 days
     rel = r["reliability"]
-    assert rel["recovery"] in ("checkpoint", "in-memory")
+    assert rel["recovery"] == "in-memory"
+    assert rel["goodput_checkpoint"] == pytest.approx(0.86715, rel=1e-4)
     assert rel["goodput"] == max(rel["goodput_checkpoint"], rel["goodput_in_memory"])
     assert r["tokens_per_joule"] == pytest.approx(15e12 / r["energy_j"])
     assert r["flop_per_joule"] == pytest.approx(r["model_flops_per_token"] * 15e12 / r["energy_j"])
@@ -176,7 +186,7 @@ def test_a_fleet_failures_overwhelm_says_where_half_the_run_trains(catalog: Cata
     from chipwise.reliability import assess_run
     from chipwise.reliability.goodput import reliability_inputs
 
-    failing = load_catalog(sets=["reliability.failures.gpu_failure_rate_per_chip_hour=1e-3"])
+    failing = load_catalog(sets=["reliability.failures.gpu_failure_rate_per_chip_hour=1e-3/h"])
     row = plan_training(failing, "llama-3.1-70b", 1_000_000, ["h100-sxm"], tokens=15e12)["results"][0]
     assert row["goodput"] < 1e-3
     n = row["half_goodput_chips"]
@@ -200,7 +210,7 @@ def test_plan_train_says_never_where_failures_leave_no_progress(
     monkeypatch.setenv("COLUMNS", "400")  # no cell folds
 
     # a million chips (the most a training run may have) failing 80 times as often as the catalog's GPUs
-    failing = "reliability.failures.gpu_failure_rate_per_chip_hour=1e-3"
+    failing = "reliability.failures.gpu_failure_rate_per_chip_hour=1e-3/h"
     assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "1e6", "--hardware", "h100-sxm",
                 "--tokens", "15e12", "--set", failing]) == 0  # fmt: skip
     out = " ".join(capsys.readouterr().out.split())
@@ -350,3 +360,26 @@ def test_a_tpu_fleet_rents_whole_hosts(catalog: Catalog) -> None:
     r = _rows(catalog, ["tpu-v5p"], 6, "on-demand")["tpu-v5p"]
     assert r["billed_chips"] == 8
     assert r["cost_usd"] == pytest.approx(4.2 * 8 * r["time_to_train_s"] / 3600, rel=1e-9)
+
+
+def test_expected_energy_spends_the_downtime_at_idle_power() -> None:
+    """Expected energy by hand (planner.training._ideal_and_expected): 10 chips billed, 8 used (2 left out idle),
+    1,000 s of work at goodput 0.5 = 2,000 s of wall time; 1e-3 failures/s x 2,000 s x 100 s + 1e-4 planned stops/s
+    x 2,000 s x 1,200 s = 200 + 240 = 440 s down (under the 1,000 s lost). At 1,000 W busy, 200 W idle, PUE 1.5,
+    5% spares (0.5 chip): 1.5 x (8 x (1,000 x 1,560 + 200 x 440) + (0.5 x 200 + 2 x 200) x 2,000) = 21,276,000 J
+    (25,500,000 had the downtime run at busy power); ideal 1.5 x (8 x 1,000 + 2 x 200) x 1,000 = 12,600,000 J."""
+    inputs = SimpleNamespace(
+        restart_overhead=SimpleNamespace(value=1200.0), in_memory_recovery=SimpleNamespace(value=120.0)
+    )
+    rel = SimpleNamespace(
+        goodput=0.5, chips=8, failures_per_s=1e-3, downtime_per_failure_s=100.0, planned_per_s=1e-4,
+        recovery="checkpoint", spare_fraction=0.05, inputs=inputs,
+    )  # fmt: skip
+    power = SimpleNamespace(busy_w=1000.0, idle_w=200.0)
+    result = {"tokens": 1e9, "tokens_per_s": 1e6, "model_flops_per_token": 6e9}
+    r = _ideal_and_expected(result, 10, 1000.0, 2.0, power, 1.5, 0.0, rel)  # type: ignore[arg-type]
+    assert r["expected_time_s"] == 2000.0
+    assert r["expected_downtime_s"] == pytest.approx(440.0, rel=1e-12)
+    assert r["expected_energy_j"] == pytest.approx(21_276_000.0, rel=1e-12)
+    assert r["energy_j"] == pytest.approx(12_600_000.0, rel=1e-12)
+    assert r["expected_cost_usd"] == pytest.approx(2.0 * 10.5 * 2000.0 / 3600.0, rel=1e-12)  # chips + spares

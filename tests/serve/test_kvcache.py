@@ -1,4 +1,5 @@
-"""Serving weights per rank: the embedding and LM head as the checkpoint holds them."""
+"""Serving weights per rank: the embedding and LM head as the checkpoint holds them; KV bytes a rank stores per
+token, sliding-window layers keeping only their window."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.serve.iteration import Shapes
-from chipwise.serve.kvcache import weights_per_rank
+from chipwise.serve.kvcache import kv_bytes_per_token_rank, weights_per_rank
 from chipwise.workload.presets import load_model
 
 
@@ -21,3 +22,14 @@ def test_tied_embeddings_are_one_matrix(catalog: Catalog) -> None:
     assert one / 1e9 == pytest.approx(2.47, abs=0.005)
     two = float(weights_per_rank(model, Shapes.of(1, 2, 1, 0), "bf16"))
     assert two == pytest.approx(2.0 * ((1_235_814_400 - 2048 - 128_256 * 2048) / 2 + 128_256 * 2048))
+
+
+def test_sliding_window_layers_keep_only_their_window(catalog: Catalog) -> None:
+    """gpt-oss-120b alternates 18 full-attention layers with 18 of a 128-token window; a layer stores 8 KV heads x
+    64 x 2 (K, V) x 2 B (bf16) = 2,048 B a token. At a typical context of 8,192 a window layer keeps 128/8,192 of
+    it: 2,048 x (18 + 18 x 128/8,192) = 37,440 B a token (73,728 had every layer kept the whole context, 36,864
+    had the window layers kept nothing). At a context of 128 the window covers it all: 2,048 x 36 = 73,728."""
+    model = load_model(catalog, "gpt-oss-120b")
+    one = Shapes.of(1)
+    assert float(kv_bytes_per_token_rank(model, one, "bf16", 8192.0)) == pytest.approx(37_440, rel=1e-12)
+    assert float(kv_bytes_per_token_rank(model, one, "bf16", 128.0)) == pytest.approx(73_728, rel=1e-12)

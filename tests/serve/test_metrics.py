@@ -1,5 +1,6 @@
 """The throughput window's input tokens and the closed loop's Little's law: a split's window counts the prompts of
-the requests it counts, and Little's law's rate, latency and time in system cover one span."""
+the requests it counts, and Little's law's rate, latency and time in system cover one span; a request exactly at
+its SLO target meets it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.sim.metrics import summarise
+from chipwise.serve.sim.metrics import meets, summarise, window
 from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
 from cli_run import run_json
 
@@ -102,3 +103,49 @@ def test_predict_split_total_tokens_on_the_reviews_one_user(capsys: pytest.Captu
     rate = data["requests_per_s"]
     assert data["input_tokens_per_s"] == pytest.approx(4096 * rate, rel=1e-12)
     assert data["throughput_tokens_per_s"] == pytest.approx(4352 * rate, rel=1e-3)
+
+
+def _hand_closed(finish: list[float], last_admit: float, end: float) -> SimOutput:
+    n = len(finish)
+    requests = {"arrival": np.zeros(n), "finish": np.array(finish), "dropped": np.zeros(n)}
+    return SimOutput(requests=requests, replicas=[], last_admit=last_admit, end=end, wall_s=0.0, closed_loop=True)
+
+
+def test_a_closed_loop_with_no_request_finished_by_its_last_admission_is_measured_to_the_end() -> None:
+    """Four users of four requests, all admitted at 30 ms (past half of the 41 ms run) and done at 41 ms: the window
+    ended at the last admission, held no finished request and no token, and read 0 tok/s. It runs on to the run's
+    end, as an open loop's does; one request done at 20 ms keeps the window at the last admission."""
+    assert window(_hand_closed([0.041] * 4, 0.03, 0.041)) == (0.0, 0.041)
+    assert window(_hand_closed([0.02] + [0.041] * 3, 0.03, 0.041)) == (0.0, 0.03)
+
+
+def test_predict_closed_loop_of_as_many_users_as_requests_reads_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    """The review's run: 32 users of 32 requests of 1,024 / 2 tokens of Qwen3-0.6B on eight Gaudi 3. Every request is
+    admitted at vLLM's 30 ms request overhead and finishes at 41.2 ms, so the window to the last admission held none
+    and read 0 output tok/s, 0 req/s and no cost per M tokens. Over the whole run: 64 tokens and 32 requests in the
+    makespan (1,552 output tok/s, 776 req/s)."""
+    data = run_json(
+        capsys,
+        [
+            "predict",
+            "{kind: serve, model: qwen3-0.6b, hardware: gaudi3, chips: 8, input_tokens: 1024, output_tokens: 2, "
+            "requests: 32, concurrency: 32, plan: {tp: 1}}",
+            "--json",
+        ],
+    )
+    makespan = data["simulation"]["makespan_s"]
+    assert data["simulation"]["window_s"] == pytest.approx([0.0, makespan], abs=1e-12)
+    assert data["output_tokens_per_s"] == pytest.approx(32 * 2 / makespan, rel=1e-9)
+    assert data["requests_per_s"] == pytest.approx(32 / makespan, rel=1e-9)
+    assert data["input_tokens_per_s"] == pytest.approx(32 * 1024 / makespan, rel=1e-9)
+    assert data["cost_usd_per_mtok"] is not None and data["cost_usd_per_mtok"] > 0.0
+
+
+def test_a_request_exactly_at_its_target_meets_it() -> None:
+    """A target is a bound the latency may reach (<=): a user who states as the SLO the TTFT a run reports, 0.5 s,
+    has that request meet it; one the next float above 0.5 s misses it, as does one not served."""
+    above = float(np.nextafter(0.5, 1.0))
+    lat = {"ttft": np.array([0.5, above, 0.5]), "served": np.array([1.0, 1.0, 0.0])}
+    assert meets({"ttft_p99": 0.5}, lat).tolist() == [1.0, 0.0, 0.0]
+    lat = {"tpot": np.array([0.05, float(np.nextafter(0.05, 1.0))]), "served": np.array([1.0, 1.0])}
+    assert meets({"tpot_p50": 0.05}, lat).tolist() == [1.0, 0.0]

@@ -44,6 +44,20 @@ def test_gpt3_full_recompute_activations_korthikanti(catalog: Catalog, hw: Hardw
     assert float(m.activations[0]) == pytest.approx(kept + transient, rel=1e-9)
 
 
+def test_gpt3_interleaved_pipeline_holds_more_in_flight_activations(catalog: Catalog, hw: Hardware) -> None:
+    """The interleaved (VPP2) twin of test_gpt3_full_recompute_activations_korthikanti: the first stage holds
+    (1 + (p - 1) / (p v)) = 1 + 7/16 times the kept inputs (Korthikanti et al. 2022, eq. 5; its 96/16 = 6 layers
+    per virtual stage, 12 per stage, as at VPP1). kept = 2 s h L / t = 603,979,776 B; transient = 15 s h / t x 2 =
+    94,371,840 B; activations = 603,979,776 x 23/16 + 94,371,840 = 962,592,768 B (698,351,616 without the factor)."""
+    plan = {"tp": 8, "pp": 8, "vpp": 2, "dp": 16, "microbatch": 1, "recompute": "full", "zero": 1}
+    m = _mem(catalog, hw, plan)
+    s, h, layers, t = 2048, 12288, 96, 8
+    kept = 2 * s * h * layers / t
+    transient = (16 - 1) * s * h / t * 2
+    assert float(m.activations[0]) == pytest.approx(kept * (1 + 7 / 16) + transient, rel=1e-12)
+    assert float(m.activations[0]) == pytest.approx(962_592_768, rel=1e-12)
+
+
 def test_gpt3_no_recompute_activations(catalog: Catalog, hw: Hardware) -> None:
     """Without recompute and with sequence parallelism: 16 s b h / t elements per layer (Korthikanti's 34 s b h / t
     bytes less the 2 s b h dropout masks that flash-attention-era training no longer keeps)."""

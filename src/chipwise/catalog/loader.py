@@ -545,6 +545,10 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
     given: dict[str, str] = {}
     builtin, chips_before = _followed(_builtin_raw()), _followed(raw)
     for assignment in sets:
+        if "=" in assignment and _SCALE.match(assignment.split("=", 1)[1].strip()):
+            figure = _resolve_target(raw, assignment.split("=", 1)[0].strip()).qualified
+            if figure in given and _rhs(given[figure]) == _rhs(assignment):
+                continue  # the same scale again: applied once (twice had scaled the scaled figure)
         _once(given, apply_set(raw, assignment, origins), assignment)
     # after every --set, so that a system figure a --set gives wins over a chip's whatever the flags' order; a
     # file's change first (from the built-in figure to the file's), then the --set's (from the file's on), as a
@@ -582,17 +586,49 @@ def _once(given: dict[str, str], figure: str, assignment: str) -> None:
     and is taken."""
     earlier = given.setdefault(figure, assignment)
     first, second = (_rhs(a) for a in (earlier, assignment))
-    if not math.isclose(first, second, rel_tol=1e-9):
+    if first != second if isinstance(first, str) or isinstance(second, str) else not math.isclose(first, second):
         raise ChipwiseError(
             f"--set gives {figure} twice: '{earlier}' and '{assignment}'. Fix: give one --set for it, with the value "
             "meant."
         )
 
 
-def _rhs(assignment: str) -> float:
-    """The value of an `ID.FIELD=VALUE` override in SI (apply_set has read it: a bare number is SI already)."""
-    value, unit = parse_quantity(assignment.split("=", 1)[1].strip())
+def _rhs(assignment: str) -> float | str:
+    """The value of an `ID.FIELD=VALUE` override in SI (apply_set has read it: a bare number is SI already); a
+    scale (`x1.1`) as written, which only the same scale equals."""
+    rhs = assignment.split("=", 1)[1].strip()
+    if _SCALE.match(rhs):
+        return f"x{_factor(rhs)!r}"
+    value, unit = parse_quantity(rhs)
     return to_si(value, unit) if unit else value
+
+
+#: `--set ID.FIELD=x1.1`: the figure as the catalog (or a --catalog file) gives it, times a factor
+_SCALE = re.compile(r"^x\s*((?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$")
+
+
+def _scaled(raw: Mapping[str, Any], target: _Target, lhs: str, rhs: str) -> tuple[float, str] | None:
+    """A scale's value and unit (the figure's own), None where `rhs` is not a scale; one line where the entry has
+    no such figure to scale."""
+    if _SCALE.match(rhs) is None:
+        return None
+    entry = raw[target.section][target.key] if target.key else raw.get(target.section) or {}
+    figure = _node_at(entry, target.path.split("."), create=False)
+    if figure is None and target.section == "engines":  # an engine that takes the default engine's figure
+        figure = _node_at(raw["engines"].get("default") or {}, target.path.split("."), create=False)
+    if not _is_figure(figure) or isinstance(figure["value"], str):
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: {target.entry} gives no {target.path} to scale. Fix: give the value itself, e.g. "
+            f"{lhs}=VALUE with its unit."
+        )
+    return float(figure["value"]) * _factor(rhs), str(figure["unit"])
+
+
+def _factor(rhs: str) -> float:
+    """The factor of a scale (`x1.1` -> 1.1)."""
+    match = _SCALE.match(rhs)
+    assert match is not None  # only a scale is asked for its factor
+    return float(match.group(1))
 
 
 #: the sections whose entries `--set` reaches by id (ID.FIELD), in the order a qualified name may name them
@@ -893,8 +929,14 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         )
     fields = _fields(raw, target)
     ref = fields.reference(target.path)
+    if path[0] == "price" and _SCALE.match(rhs):
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: a price is not scaled (a scenario's cost moves with it one for one). Fix: give the "
+            f"hourly price, e.g. {lhs}=2.5."
+        )
+    scaled = _scaled(raw, target, lhs, rhs)
     try:
-        value, unit = parse_quantity(rhs)
+        value, unit = scaled or parse_quantity(rhs)
     except ChipwiseError as exc:
         wanted = quantity(str(ref["unit"])) if ref is not None and ref.get("unit") in UNITS else ""
         accepted = f" Fix: give {path[-1]} in one of {', '.join(units_of(wanted))}." if units_of(wanted) else ""
@@ -960,7 +1002,15 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         # otherwise keep theirs, and the what-if change nothing there
         for family in (entry.get("chips") or {}).values():
             if isinstance(family, dict) and path[0] in family:
-                family[path[0]] = node[path[0]]
+                own, family[path[0]] = family[path[0]], dict(node[path[0]])
+                if scaled is not None and _is_figure(own) and not isinstance(own["value"], str):
+                    # a scale scales the family's own fitted figure, not the engine's default
+                    family[path[0]].update(
+                        value=float(own["value"]) * _factor(rhs),
+                        unit=own["unit"],
+                        note=f"what-if override; catalog value was {own['value']} {own['unit']}",
+                    )
+
     top = f"{section}.{key}" if key else f"{section}.{path[0]}"
     origins[top] = origins.get(top, "--set")
     return target.qualified

@@ -1,6 +1,6 @@
 """Unit conversion at the edges: catalog figures are converted to SI when loaded, and back for display.
 
-Inside chipwise every quantity is SI: FLOP/s, bytes, bytes/s, W, s, USD, USD/s, kg CO2e/J.
+Inside chipwise every quantity is SI: FLOP/s, bytes, bytes/s, W, s, USD, USD/s, kg CO2e/J, events/s.
 """
 
 from __future__ import annotations
@@ -65,8 +65,16 @@ UNITS: Final[dict[str, tuple[str, float]]] = {
     "USD/kW/month": ("power_price", 1.0 / (_K * _MONTH)),
     "USD/B/s": ("storage_price", 1.0),
     "USD/TB/month": ("storage_price", 1.0 / (_T * _MONTH)),
+    # what a facility costs to build per W of critical IT load it holds (USD/kW, as the surveys quote it)
+    "USD/W": ("capacity_price", 1.0),
+    "USD/kW": ("capacity_price", 1.0 / _K),
+    "USD/MW": ("capacity_price", 1.0 / 1e6),
     "kgCO2e/J": ("carbon_intensity", 1.0),
     "gCO2e/kWh": ("carbon_intensity", 1e-3 / 3.6e6),
+    # events per unit time (failures per chip-hour): written '/h', not '1/h', so that '2e-5/h' reads as the number
+    # and its unit (the number runs as long as it can: '2e-51/h' is 2e-51 per hour)
+    "/s": ("rate", 1.0),
+    "/h": ("rate", 1.0 / _HOUR),
     "1": ("ratio", 1.0),
     "%": ("ratio", 0.01),
     "": ("text", 1.0),
@@ -83,6 +91,8 @@ SI_UNIT: Final[dict[str, str]] = {
     "energy_price": "USD/J",
     "power_price": "USD/W/s",
     "storage_price": "USD/B/s",
+    "capacity_price": "USD/W",
+    "rate": "/s",
     "carbon_intensity": "kgCO2e/J",
     "ratio": "1",
     "text": "",
@@ -93,7 +103,6 @@ SECONDS_PER_DAY: Final = 24 * _HOUR
 SECONDS_PER_YEAR: Final = _YEAR
 SECONDS_PER_MONTH: Final = _MONTH
 JOULES_PER_KWH: Final = 3.6e6
-GIB: Final = _GI
 
 
 def quantity(unit: str) -> str:
@@ -117,7 +126,8 @@ def from_si(value: float, unit: str) -> float:
     return float(value) / UNITS[unit][1]
 
 
-#: other spellings of a unit that --set accepts (vendors write TFLOPS and TOPS; networks Gbps), to their unit
+#: other spellings of a unit that --set accepts (vendors write TFLOPS and TOPS; networks Gbps; a rate 1/h), to their
+#: unit
 UNIT_SPELLINGS: Final[dict[str, str]] = {
     "FLOPS": "FLOP/s",
     "GFLOPS": "GFLOP/s",
@@ -128,6 +138,8 @@ UNIT_SPELLINGS: Final[dict[str, str]] = {
     "Tbps": "Tb/s",
     "GBps": "GB/s",
     "TBps": "TB/s",
+    "1/s": "/s",
+    "1/h": "/h",
 }
 
 #: letters whose case carries meaning in a unit (B byte, b bit; M mega, m milli): never read the other way

@@ -55,10 +55,6 @@ class PriceQuote:
     region_matched: bool = True
     priced_as: str = ""  # the system a vendor's reference system is priced as (its chip's default system), if any
 
-    @property
-    def usd_per_chip_second(self) -> float:
-        return self.usd_per_chip_hour / 3600.0
-
     def record(self) -> dict[str, object]:
         """The JSON form of the quote's provenance."""
         out: dict[str, object] = {

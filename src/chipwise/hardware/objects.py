@@ -80,7 +80,9 @@ class Efficiency:
     moe_gemm: rate of the grouped expert GEMMs relative to dense GEMMs of the same shape (routing, token
     permutation and ragged group sizes).
     reference_tdp_w: the board power at which the family's fractions were obtained; a part capped below it
-    runs its matrix units at (tdp / reference)^(1/3) of the rate (dynamic power ~ f V^2 with V ~ f).
+    runs its matrix units at ((tdp - s ref) / (ref - s ref))^(1/3) of the rate, s = 0.25 the share of board power
+    that does not scale with clock (dynamic power ~ f V^2 with V ~ f; perf.device.power_scale and its
+    STATIC_POWER_FRACTION, an estimate): 500 W against 700 W runs at 0.852.
     """
 
     family: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -231,6 +232,19 @@ def serving_plan(p: Mapping[str, Any]) -> str:
         bool(p.get("piecewise_graphs")), bool(p.get("adp_balance", True)),
     )  # fmt: skip
     return f"{label} x{count_text(p['replicas'])}"
+
+
+def any_plan(value: Any) -> str:
+    """A training plan ('TP4 DP512 CP2 mb1 FSDP'), a serving pool's ('TP2 b256 x4') or a disaggregated deployment's
+    ('P: TP1 b8 x2 | D: TP4 b256 x1'), given as a mapping or its JSON text (a store's column); '-' for none."""
+    p = json.loads(value) if isinstance(value, str) else value
+    if isinstance(p, dict) and {"tp", "dp"} <= set(p):
+        return plan(p)
+    if isinstance(p, dict) and {"tp", "max_batch", "replicas"} <= set(p):  # a serving pool: 'TP2 b256 x4'
+        return serving_plan(p)
+    if isinstance(p, dict) and p.get("disaggregated") and isinstance(p.get("prefill"), dict):
+        return " | ".join(f"{role[0].upper()}: {serving_plan(p[role])}" for role in ("prefill", "decode"))
+    return json.dumps(p, separators=(",", ":")) if p else "-"
 
 
 def check_status(v: Mapping[str, Any]) -> str:

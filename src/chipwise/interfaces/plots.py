@@ -613,16 +613,50 @@ def _serving_note(report: Mapping[str, Any]) -> str:
     return "\n".join(notes)
 
 
+def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12) -> Path:
+    """Which figures matter most for a scenario (a sensitivity result): each figure's elasticity of the ranked
+    metric, largest first, as bars of its size, the sign and the metric's move at +step written beside each."""
+    check_path(path)
+    ranked = str(result["metric"])
+    label = result["metrics"][ranked]["label"]
+    step = float(result["step"])
+    rows = [r for r in result.get("figures", []) if abs(r["elasticity"].get(ranked) or 0.0) >= 1e-3][:top]
+    if not rows:
+        raise ChipwiseError(f"no figure moves {label}: nothing to plot. Fix: rank by another metric (--metric).")
+
+    def text(row: Mapping[str, Any]) -> str:
+        plus = row["change"].get("plus", {}).get(ranked)
+        moved = f"; +{step:.0%}: {plus:+.1%}" if plus is not None else ""
+        return f"{row['elasticity'][ranked]:+.2f}{moved}"
+
+    hw = str(result.get("hardware", "?")) + (" (projected)" if result.get("projected") else "")
+    panel = Panel(
+        title=f"elasticity of {label} (its % move for a 1% move of the figure)",
+        x_label=f"|elasticity| of {label}",
+        bars=Bars(
+            [str(r["figure"]) for r in rows],
+            [abs(r["elasticity"][ranked]) for r in rows],
+            FRONT,
+            [text(r) for r in rows],
+        ),
+    )
+    held = "plan held: " + fmt.any_plan(result["plan"]) if result.get("plan_held") else "plan searched again"
+    title = f"Sensitivity: {result.get('model', '?')} on {int(result.get('chips', 0)):,} x {hw} ({held})"
+    note = PROJECTED_NOTE if result.get("projected") else ""
+    return write_chart(Chart(title, [panel], note, 10.0, 1.2 + 0.35 * len(rows)), path)
+
+
 #: the result kinds `plot` draws, as the error for any other kind names them
-PLOTTED_KINDS = "predict (train or serve), plan_train and plan_serve results"
+PLOTTED_KINDS = "predict (train or serve), plan_train, plan_serve and sensitivity results"
 
 
 def plot(data: Mapping[str, Any], path: str | Path) -> Path:
-    """The default figure of a predict, plan_train or plan_serve result: a ranking's Pareto plot, a training
-    prediction's breakdown, a serving prediction's latencies, KV-cache use and iteration breakdown; and serving
-    results without a kind (e.g. several predictions side by side) as throughput against latency. Any other kind
-    (tco, claims, plan_hetero, plan_fleet, plan_lifecycle, model) is refused naming what is drawn: a tco result has
-    a `hardware` key, and had been taken for a serving result missing its latencies."""
+    """The default figure of a predict, plan_train, plan_serve or sensitivity result: a ranking's Pareto plot, a
+    training prediction's breakdown, a serving prediction's latencies, KV-cache use and iteration breakdown, a
+    sensitivity's elasticities; and serving results without a kind (e.g. several predictions side by side) as
+    throughput against latency. Any other kind (tco, claims, plan_hetero, plan_fleet, plan_lifecycle, model) is
+    refused naming what is drawn: a tco result has a `hardware` key, and had been taken for a serving result missing
+    its latencies."""
     kind = str(data.get("kind", ""))
     if kind == "plan-train":
         return pareto_training(data, path)
@@ -630,6 +664,8 @@ def plot(data: Mapping[str, Any], path: str | Path) -> Path:
         return breakdown_training(data, path)
     if kind == "plan-serve":
         return pareto_serving_plan(data, path)
+    if kind == "sensitivity":
+        return sensitivity_chart(data, path)
     if kind == "serve" and data.get("breakdown"):
         return prediction_serving(data, path)
     if kind == "serve" or (not kind and serving_rows(data)):

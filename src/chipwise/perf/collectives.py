@@ -44,7 +44,9 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     parts, each the largest divisor of the group's size that a domain holds (cap members at this stride). Two whole
     NVL72 racks (144 ranks) are 72 x 2, TP8 DP18 9 x 2, DP12 at stride 8 (9 + 3 members) 6 x 2, DP16 8 x 2; a
     power-of-two part had read 16 x 9, 2 x 9 and 4 x 3 (three racks for a 96-rank job). Its parts divide the group,
-    as an HSDP shard group must (data_parallel.shards). Worked out once per distinct (size, cap)."""
+    as an HSDP shard group must (data_parallel.shards). Worked out once per distinct (size, cap).
+    n_in = max{d : d | size, d <= domain_ranks // stride}, n_out = size / n_in. An estimate: a placement rule of
+    this model, not taken from a scheduler's documentation."""
     size = _as_int(size)
     stride = np.maximum(_as_int(stride), 1)
     cap = np.maximum(topo.domain_ranks // stride, 1)  # members one domain holds
@@ -102,10 +104,18 @@ def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -
 
 
 def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
+    """Achievable scale-up bandwidth of one rank in a group of `n_in` members `stride` apart (bytes/s, per
+    direction): B_in = up_bandwidth x up_efficiency x _link_fraction. The efficiency is the fabric's measured
+    busbw fraction (docs/research/efficiency-evidence.md s.4a)."""
     return topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo, stride)
 
 
 def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
+    """Achievable scale-out bandwidth of one rank in a group of `size` ranks `stride` apart (bytes/s, per
+    direction): B_out = out_bandwidth x out_efficiency / max(1, oversubscription of every Clos tier whose reach
+    size x stride exceeds). The efficiency is the fabric's measured busbw fraction (docs/research/
+    efficiency-evidence.md s.4b); dividing by the largest oversubscription crossed is an estimate (all of the
+    group's traffic is taken to cross that tier's uplinks)."""
     span = size * np.maximum(stride, 1)
     over = np.ones(np.shape(span))
     for reach, oversub in topo.out_tiers:
@@ -115,7 +125,9 @@ def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
 
 
 def _steps(n: IntArray) -> Array:
-    """Latency steps of a ring, or of a tree once rings get long."""
+    """Latency steps of a ring, or of a tree once rings get long: n - 1 for n <= 8, else min(n - 1, 2 ceil(log2 n)).
+    The tree's step count follows NCCL's choice of trees for long rings (module docstring); the switch at 8
+    members is an estimate."""
     n = np.maximum(n, 1).astype(np.float64)
     tree = 2.0 * np.frexp(n - 1.0)[1]  # 2 ceil(log2 n) for n > 1
     return np.asarray(np.where(n > 8, np.minimum(n - 1.0, tree), n - 1.0), dtype=np.float64)
@@ -185,7 +197,8 @@ def _g(size: IntArray | int | Group, stride: IntArray | int, topo: Topology | No
 def all_reduce(
     nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
 ) -> Array:
-    """All-reduce of `nbytes` per rank over a group (given as a Group, or as size, stride and topology)."""
+    """All-reduce of `nbytes` per rank over a group (given as a Group, or as size, stride and topology):
+    t = 2 (S slope_rs + intercept_rs), flat 2 (n-1)/n S / B + 2 (n-1) alpha (Thakur, Rabenseifner & Gropp 2005)."""
     g = _g(size, stride, topo)
     return np.asarray(2.0 * (np.asarray(nbytes) * g.slope_rs + g.intercept_rs), dtype=np.float64)
 
@@ -193,7 +206,8 @@ def all_reduce(
 def reduce_scatter(
     nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
 ) -> Array:
-    """Reduce-scatter of a buffer of `nbytes` per rank (the same cost as the all-gather that undoes it)."""
+    """Reduce-scatter of a buffer of `nbytes` per rank (the same cost as the all-gather that undoes it):
+    t = S slope_rs + intercept_rs, flat (n-1)/n S / B + (n-1) alpha (Thakur, Rabenseifner & Gropp 2005)."""
     g = _g(size, stride, topo)
     return np.asarray(np.asarray(nbytes) * g.slope_rs + g.intercept_rs, dtype=np.float64)
 
@@ -204,7 +218,8 @@ all_gather = reduce_scatter
 def all_to_all(
     nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
 ) -> Array:
-    """All-to-all where each rank sends `nbytes` in total, spread evenly over the group (itself included)."""
+    """All-to-all where each rank sends `nbytes` in total, spread evenly over the group (itself included):
+    t = S slope_a2a + intercept_a2a, flat (n-1)/n S / B + (n-1) alpha (Thakur, Rabenseifner & Gropp 2005)."""
     g = _g(size, stride, topo)
     return np.asarray(np.asarray(nbytes) * g.slope_a2a + g.intercept_a2a, dtype=np.float64)
 
@@ -213,7 +228,9 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology, members: 
     """Point-to-point send of `nbytes` to the rank `stride` ranks away, in a ring of `members` ranks (the `stride`
     rings side by side filling stride x members ranks from a domain's first rank), all its members sending at once:
     the slowest hop, which paces the step. The ring stays inside one scale-up domain only if all of it fits there;
-    else one hop at least crosses the network, though the stride be small."""
+    else one hop at least crosses the network, though the stride be small.
+    t = S / B_in + alpha_up inside a domain, S / (B_out eta_out) + alpha_out across it (the alpha-beta model of
+    Thakur, Rabenseifner & Gropp 2005 for one message)."""
     stride = np.maximum(_as_int(stride), 1)
     inside = stride * np.maximum(_as_int(members), 1) <= topo.domain_ranks
     t_up, t_out = _send_times(nbytes, stride, topo)
@@ -225,7 +242,9 @@ def pipeline_send(nbytes: Array | float, stride: IntArray | int, topo: Topology,
     stage exchanges with its neighbours (activations on, gradients back) at the stage that pays the most. All
     stages in one domain hand off on the scale-up fabric; a domain holding one stage at most, on the network; else
     a stage at a domain's edge has one neighbour across the network, one beside it. TP1 PP16 on 8-GPU nodes:
-    stage 7 swaps with stage 8 over the NIC (it had all been priced on NVLink, the stride 1 being under the 8)."""
+    stage 7 swaps with stage 8 over the NIC (it had all been priced on NVLink, the stride 1 being under the 8).
+    t = t_up inside one domain, t_out with one stage a domain, else (t_up + t_out) / 2, each S / B + alpha (p2p's);
+    the average at a domain's edge is an estimate."""
     stride = np.maximum(_as_int(stride), 1)
     inside = stride * np.maximum(_as_int(stages), 1) <= topo.domain_ranks
     t_up, t_out = _send_times(nbytes, stride, topo)
@@ -246,7 +265,10 @@ def _send_times(nbytes: Array | float, stride: IntArray, topo: Topology) -> tupl
 def between(senders: int, receivers: int, topo: Topology) -> float:
     """Scale-up bandwidth (bytes/s, achievable) from `senders` ranks to `receivers` other ranks of one domain, each
     end sharing the data evenly: the smaller end's links on a switched fabric or a torus; on a full mesh the
-    direct links joining the two sets, senders x receivers links of a chip's N - 1."""
+    direct links joining the two sets, senders x receivers links of a chip's N - 1.
+    B = up_bandwidth up_efficiency min(senders, receivers); on a mesh B = up_bandwidth up_efficiency cores
+    min(ceil(s / cores) ceil(r / cores) / (N - 1), min(s, r) / cores). An estimate: no measured transfer between
+    two sets of ranks stands behind it."""
     rate = topo.up_bandwidth * topo.up_efficiency
     mesh = _mesh(topo)
     if mesh is not None:

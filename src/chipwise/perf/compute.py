@@ -35,7 +35,9 @@ from chipwise.perf.device import Device
 
 Array = NDArray[np.float64]
 
-#: GEMM dimension at which a kernel runs at half its large-shape rate (prologue, epilogue and pipeline fill).
+#: GEMM dimension at which a kernel runs at half its large-shape rate (prologue, epilogue and pipeline fill):
+#: ramp = d / (d + D_HALF) per dimension. An estimate, no kernel measurement behind the 128 itself (one 128-wide
+#: tile); the family's eta_mm, fitted to large shapes (docs/research/efficiency-evidence.md s.1), absorbs the rest.
 D_HALF = 128.0
 
 
@@ -113,7 +115,11 @@ def gemm_time(
     precision: str,
     count: Array | float = 1.0,
 ) -> Array:
-    """Time of `count` GEMMs of shape (m x k) @ (k x n) on one rank, in seconds."""
+    """Time of `count` GEMMs of shape (m x k) @ (k x n) on one rank, in seconds:
+    t = count (roofline(2 m n k / (P eta_mm q_tile q_wave ramp), (b (m k + k n) + 2 m n) / (BW eta_mem)) + t_kernel).
+    Roofline model (Williams, Waterman & Patterson 2009; joined by `roofline`'s norm, an estimate); tile and wave
+    quantisation from NVIDIA's "Matrix Multiplication Background" guide; eta_mm and eta_mem are the catalog's
+    fractions (docs/research/efficiency-evidence.md s.1, s.2)."""
     m = np.maximum(np.asarray(m, dtype=np.float64), 1.0)
     n = np.maximum(np.asarray(n, dtype=np.float64), 1.0)
     k = np.maximum(np.asarray(k, dtype=np.float64), 1.0)
@@ -126,7 +132,9 @@ def gemm_time(
 def attention_time(
     flops: Array | float, io_bytes: Array | float, dev: Device, precision: str, count: Array | float = 1.0
 ) -> Array:
-    """Time of fused (flash) attention: `flops` of QK^T and AV, `io_bytes` of Q, K, V and O traffic."""
+    """Time of fused (flash) attention: `flops` of QK^T and AV, `io_bytes` of Q, K, V and O traffic:
+    t = count (roofline(flops / (P_bf16 eta_mm eta_attn), io_bytes / (BW eta_mem)) + t_kernel). Flash attention
+    (Dao et al. 2022); eta_attn is the catalog's fraction (docs/research/efficiency-evidence.md s.3)."""
     # Attention runs its matmuls in bf16 even in fp8 training (Transformer Engine, torchtitan, MaxText).
     prec = "bf16" if precision in ("fp8", "fp4", "int8", "fp6") else precision
     eff = dev.eff
@@ -136,7 +144,9 @@ def attention_time(
 
 
 def memory_time(nbytes: Array | float, dev: Device, kernels: Array | float = 0.0) -> Array:
-    """Time of memory-bound work moving `nbytes` through HBM in `kernels` kernel launches."""
+    """Time of memory-bound work moving `nbytes` through HBM in `kernels` kernel launches:
+    t = nbytes / (BW eta_mem) + kernels t_kernel; eta_mem is the catalog's STREAM-like fraction
+    (docs/research/efficiency-evidence.md s.2: 0.85-0.89 of spec on NVIDIA HBM3/HBM3e)."""
     eff = dev.eff
     return np.asarray(
         np.asarray(nbytes) / (dev.hbm_bandwidth * eff.memory) + np.asarray(kernels) * eff.kernel_overhead_s,

@@ -8,7 +8,6 @@ scale-up fabric and on the scale-out network.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from chipwise.hardware.objects import Chip, Efficiency, System
@@ -57,6 +56,8 @@ class Topology:
 
 
 def device_of(system: System) -> Device:
+    """One rank of `system`: the chip's dense peaks, HBM bandwidth and capacity each divided by its
+    cores_per_chip, its rate scaled by power_scale(tdp, reference_tdp) for a power-capped part."""
     chip = system.chip
     cores = chip.cores_per_chip
     ref = chip.efficiency.reference_tdp_w
@@ -72,8 +73,11 @@ def device_of(system: System) -> Device:
     )
 
 
-#: Share of a board's power that does not scale with core clock (leakage, HBM, I/O, fans): an estimate from
-#: idle draw (0.11 of TDP measured on an H200, datacenter.yaml) plus memory and I/O power under load.
+#: Share of a board's power that does not scale with core clock (leakage, HBM, I/O, fans). An estimate, with no
+#: measurement or publication behind the 0.25 itself: its floor is an idle H200's draw, 0.11 of its 700 W limit
+#: (datacenter.yaml idle_power_fraction, CHIPWISE_CAL_H200), and the rest an allowance, rounded to a quarter, for
+#: the HBM and I/O power that rises under load and that no device check has split out. It moves only power-capped
+#: parts: the H100 96GB's 500 W against 700 W runs at 0.852 with 0.25, 0.879 with the idle 0.11, 0.894 with none.
 STATIC_POWER_FRACTION = 0.25
 
 
@@ -97,7 +101,9 @@ def power_scale(tdp: float, reference_tdp: float) -> float:
     """Matrix-unit rate of a part capped at `tdp` relative to the family's reference board power.
 
     Dynamic power goes as f V^2 with V rising with f, so f ~ P_dynamic^(1/3); only the part of the board power
-    above the static share scales:  ((tdp - s ref) / (ref - s ref))^(1/3) below the reference, 1 at or above it.
+    above the static share scales:  ((tdp - s ref) / (ref - s ref))^(1/3) below the reference, 1 at or above it
+    (s = STATIC_POWER_FRACTION, floored at 0.05 of the dynamic share). An estimate: the cube law is the usual CMOS
+    dynamic-power approximation, and no capped part's measured clock or FLOP/s stands behind it.
     """
     if tdp <= 0 or reference_tdp <= 0 or tdp >= reference_tdp:
         return 1.0
@@ -106,6 +112,9 @@ def power_scale(tdp: float, reference_tdp: float) -> float:
 
 
 def topology_of(system: System) -> Topology:
+    """The scale-up domain and scale-out network of `system` as one rank sees them: domain_ranks = domain size x
+    cores_per_chip, each bandwidth the chip's divided by cores_per_chip, latencies and bus efficiencies the
+    fabric's (catalog fabrics.yaml; docs/research/efficiency-evidence.md s.4, s.5)."""
     cores = system.chip.cores_per_chip
     up = system.scaleup
     out = system.scaleout_fabric
@@ -123,18 +132,3 @@ def topology_of(system: System) -> Topology:
         out_tiers=_crossing_thresholds(out.tiers, system.chips, cores),
         up_dim_bandwidth=tuple(b / cores for b in up.dim_bandwidth),
     )
-
-
-def torus_dims_spanned(dims: tuple[int, ...], ranks: int) -> int:
-    """How many torus dimensions a group of `ranks` consecutive chips spans (filling the first dims first)."""
-    spanned, covered = 0, 1
-    for d in dims:
-        if covered >= ranks:
-            break
-        covered *= d
-        spanned += 1
-    return max(1, spanned) if ranks > 1 else 0
-
-
-def log2ceil(n: int) -> int:
-    return max(0, math.ceil(math.log2(max(1, n))))

@@ -42,7 +42,9 @@ ACTIVATION_BYTES = 2.0
 #: Rows at which a serving GEMM runs at the large-shape rate of the training model (perf.compute.gemm_time, whose
 #: tile padding and pipeline fill along M are training-shape losses); below it the compute term scales with the
 #: rows at that rate: decode and chunked-prefill kernels pick their tile (64-row wgmma tiles, swap-AB for skinny
-#: M, split-K / stream-K) to the shape, so M is not padded to a 128-row tile nor does the pipeline run part-empty.
+#: M, split-K / stream-K) to the shape, so M is not padded to a 128-row tile nor does the pipeline run part-empty:
+#: t_compute(m) = t_compute(FULL_ROWS) m / FULL_ROWS below it. An estimate: no kernel measurement fixes the 4,096
+#: (bf16 GEMMs of 512-4,096 rows ran at 0.67-0.80 of peak on one H200, docs/accuracy.md: a check, not an input).
 FULL_ROWS = 4096.0
 #: The same holds for narrow outputs (the per-rank slice of a tensor-parallel MoE expert: 2048 / 64 = 32 columns),
 #: down to one 128-wide tile (Trainium's 128 x 128 systolic array; a 128-column wgmma tile): below it the matrix
@@ -233,6 +235,9 @@ class SmallAllReduce:
     active: NDArray[np.bool_]
 
     def time(self, nbytes: Array | float) -> Array:
+        """Seconds of an all-reduce of `nbytes` per rank: t = 2 S slope_rs (the ring's bandwidth term,
+        perf.collectives.all_reduce with no step latency) + L, L the engine's one-shot latency (catalog engines
+        collective_latency, or network_collective_latency across domains); 0 for a group of one."""
         bw = coll.all_reduce(nbytes, self.group)
         return np.asarray(np.where(self.active, bw + self.latency, 0.0), dtype=np.float64)
 
@@ -260,7 +265,9 @@ def small_all_reduce(
 
 @dataclass(frozen=True)
 class ExpertExchange:
-    """MoE dispatch and combine over groups of expert-parallel ranks, placed once (expert_exchange)."""
+    """MoE dispatch and combine (perf.collectives.moe_dispatch each way) over groups of `size` expert-parallel ranks,
+    placed once (expert_exchange_over), timed at any number of bytes, plus a latency each: the engine's inside a
+    scale-up domain, its network one when the group spans domains."""
 
     group: coll.Group
     quiet: Topology  # the topology with the per-step latencies set to zero
@@ -269,6 +276,9 @@ class ExpertExchange:
     active: NDArray[np.bool_]
 
     def time(self, dispatch_bytes: Array | float, combine_bytes: Array | float) -> Array:
+        """Seconds of a MoE dispatch and combine: t = moe_dispatch(dispatch) + moe_dispatch(combine) + 2 L (node-
+        limited dispatch as in DeepEP and DeepSeek-V3, perf.collectives.moe_dispatch; L the engine's latency as in
+        SmallAllReduce.time); 0 for a group of one."""
         t = coll.moe_dispatch(dispatch_bytes, self.top_k, self.group, self.quiet) + coll.moe_dispatch(
             combine_bytes, self.top_k, self.group, self.quiet
         )
@@ -278,7 +288,8 @@ class ExpertExchange:
 def expert_exchange_over(
     top_k: int, size: IntArray | int, topo: Topology, latency: float, network_latency: float
 ) -> ExpertExchange:
-    """expert_exchange over `size` expert-parallel ranks, to time at many sizes."""
+    """ExpertExchange over `size` expert-parallel ranks (`top_k` experts a token), to time at many sizes: `latency`
+    inside a scale-up domain, `network_latency` for a group that spans domains."""
     size_a = np.asarray(size, dtype=np.int64)
     quiet = _no_step_latency(topo)
     return ExpertExchange(
@@ -286,22 +297,8 @@ def expert_exchange_over(
     )
 
 
-def expert_exchange(
-    dispatch_bytes: Array | float,
-    combine_bytes: Array | float,
-    top_k: int,
-    size: IntArray | int,
-    topo: Topology,
-    latency: float,
-    network_latency: float,
-) -> Array:
-    """MoE dispatch (`dispatch_bytes` of a rank's tokens) and combine (`combine_bytes`) over `size` expert-parallel
-    ranks (perf.collectives.moe_dispatch each way), plus a latency each: `latency` inside a scale-up domain,
-    `network_latency` when the group spans domains."""
-    return expert_exchange_over(top_k, size, topo, latency, network_latency).time(dispatch_bytes, combine_bytes)
-
-
 def hand_off(nbytes: Array | float, stride: IntArray | int, topo: Topology, stages: IntArray | int = 2) -> Array:
     """A pipeline hand-off of `nbytes` to the next of `stages` stages `stride` ranks apart (perf.collectives.
-    pipeline_send): TP4 PP4 on 8-GPU nodes crosses the network from its second stage to its third."""
+    pipeline_send): TP4 PP4 on 8-GPU nodes crosses the network from its second stage to its third.
+    t = S / B + alpha on the link the hop takes (scale-up inside a domain, the network across it)."""
     return coll.pipeline_send(nbytes, stride, topo, stages)

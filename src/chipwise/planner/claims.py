@@ -150,6 +150,12 @@ def _finite(v: Any) -> bool:
     return v is not None and isinstance(v, int | float) and math.isfinite(v)
 
 
+def _achieved_flops(run: dict[str, Any] | str) -> float:
+    """A training run's model FLOP/s per chip (SI: tokens/s x FLOPs per token), NaN where no plan fits; not the
+    TFLOP/s display field converted back."""
+    return run["tokens_per_s_per_chip"] * run["model_flops_per_token"] if isinstance(run, dict) else math.nan
+
+
 def _x(v: float) -> str:
     return f"{v:.2f}x" if math.isfinite(v) else "-"
 
@@ -500,7 +506,7 @@ def _claim2(runs: _Runs) -> Claim:
     chip = trn3.chip
     fp8 = chip.flops["fp8"]
     r = runs.train("llama-3.1-70b", trn3.id, trn3.chips, "fp8")
-    achieved = r["tflops_per_chip"] * 1e12 if isinstance(r, dict) else math.nan
+    achieved = _achieved_flops(r)
     fp8_ref = chip.provenance.get("flops.fp8")
     checks = [
         Check(
@@ -822,7 +828,7 @@ def _claim5(runs: _Runs) -> Claim:
     h100 = runs.system("h100-sxm")
     dense = h100.chip.flops["fp8"]
     r = runs.train("llama-3.1-405b", h100.id, 16384, "fp8", 15e12)
-    achieved = r["tflops_per_chip"] * 1e12 if isinstance(r, dict) else math.nan
+    achieved = _achieved_flops(r)
     price = h100.chip.unit_price or math.nan
     price_ref = h100.chip.provenance.get("unit_price")
     quotes = [q for q in _latest_quotes(runs, "h100-sxm") if q.provider != USER_PROVIDER]

@@ -42,7 +42,7 @@ import yaml
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.economics.pricing import price_per_chip_hour
+from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, price_per_chip_hour
 from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError, user_file
 from chipwise.hardware import hardware
@@ -234,10 +234,19 @@ class _Type:
     engine: str
     plan: Any
     chips: int  # chips of one instance: the unit its provider rents that holds the replicas
-    price: float
+    price_usd_per_hour: float  # of one instance
     capacity: np.ndarray  # per bucket, requests/s within the SLO
     saturation: np.ndarray  # per bucket, requests/s with every batch slot busy (the estimate's)
     replicas: int = 1  # replicas one instance runs
+    quote: PriceQuote | None = None  # the chip-hour price the instance's is, with its provenance
+
+    def price_record(self) -> dict[str, Any]:
+        """The price's provenance as plan train gives it (price_source), and whether it is a catalog estimate
+        (price_estimated: no published offer; a --set price is the user's, not the catalog's), as the § marks it;
+        the fleet had priced gb200 at its estimate unmarked."""
+        q = self.quote
+        estimated = q is not None and q.status == "estimate" and q.provider != USER_PROVIDER
+        return {"price_source": q.record() if q is not None else None, "price_estimated": estimated}
 
 
 def _types_for(
@@ -313,7 +322,9 @@ def _types_for(
             if any(t.name == name for t in out):
                 continue  # candidates whose batch limits the KV cache caps to the same batch are one instance type
             unit_price = unit * quote.usd_per_chip_hour
-            out.append(_Type(name, system, engine, plan, unit, unit_price, rate[i] * runs, saturation[i] * runs, runs))
+            out.append(
+                _Type(name, system, engine, plan, unit, unit_price, rate[i] * runs, saturation[i] * runs, runs, quote)
+            )
     return out
 
 
@@ -328,7 +339,7 @@ def _undominated(types: list[_Type]) -> list[_Type]:
         a, b = types[i], types[k]
         return (
             b.system.id == a.system.id
-            and b.price <= a.price
+            and b.price_usd_per_hour <= a.price_usd_per_hour
             and bool(np.all(b.capacity >= a.capacity * (1.0 - TWIN_TOLERANCE)))
             and (b.capacity.sum(), -k) > (a.capacity.sum(), -i)  # a strict order: of two alike, one is kept
         )
@@ -847,7 +858,7 @@ def plan_fleet(
     problem = FleetProblem(
         types=[t.name for t in types],
         buckets=[b.name for b in buckets],
-        price_per_hour=np.array([t.price for t in types]),
+        price_per_hour=np.array([t.price_usd_per_hour for t in types]),
         capacity=cap,
         demand=np.array([b.rate for b in buckets]),
         limits=np.full(len(types), np.inf),
@@ -892,7 +903,8 @@ def plan_fleet(
             "instances": n,
             "replicas_per_instance": t.replicas,
             "chips": n * t.chips,
-            "usd_per_hour": n * t.price,
+            "usd_per_hour": n * t.price_usd_per_hour,
+            **t.price_record(),
             "utilisation": float(sol.utilisation[i]),
             "capacity_derate": _routed_mean(derate[i], sol.assignment[i]),
             "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
@@ -921,7 +933,8 @@ def plan_fleet(
                 "system": t.system.id,
                 "chips": t.chips,
                 "replicas": t.replicas,
-                "usd_per_hour": t.price,
+                "usd_per_hour": t.price_usd_per_hour,
+                **t.price_record(),
                 "capacity_requests_per_s": {b.name: float(c) for b, c in zip(buckets, t.capacity, strict=True)},
             }
             for t in types

@@ -65,16 +65,6 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [o for o in out if o["cost"] is not None and math.isfinite(o["cost"])]
 
 
-def serving_energy_per_hour(
-    catalog: Catalog, system: System, chips: float, pricing: str = "on-demand"
-) -> tuple[float, float]:
-    """(facility joules, kg CO2e) an hour of one pool of `chips` chips of `system` serving, as plan serve and predict
-    price a one-pool deployment (serving_economics.energy_per_hour): the scale-out network only past one system, the
-    PUE and grid of the site the system's rental quote names (3 trn2 chips at us-east-2's 411 g/kWh, where trn2 is
-    priced), not the system's default site."""
-    return _pools_energy_per_hour(catalog, [(system, chips)], pricing)
-
-
 def _pools_energy_per_hour(
     catalog: Catalog, pools: Sequence[tuple[System, float]], pricing: str = "on-demand"
 ) -> tuple[float, float]:

@@ -33,7 +33,7 @@ from chipwise.serve.engine import (
     engine_vendors,
     token_budget,
 )
-from chipwise.serve.iteration import COMPONENTS, Array, IterationInputs, Shapes, iteration_breakdown, prefill_pairs
+from chipwise.serve.iteration import COMPONENTS, Array, IterationInputs, Shapes, iteration_breakdown
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -50,6 +50,7 @@ from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.sim.steps import prompt_chunks
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.serve.speculation import Drafting, drafter, parse_speculation
+from chipwise.train.explain import efficiency_figures, fabric_figures
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving import (
@@ -593,21 +594,15 @@ def _prompt_args(setup: ReplicaSetup, prompt: float, hit: float) -> tuple[int, i
 def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[str, float]:
     """One mean prompt encoded alone on an idle replica, in the engine's chunks: its seconds, the device work, and
     the host time of its kernel launches (per prompt iteration) where the engine runs them eagerly. A prefix-cache
-    `hit` rate leaves that share of the prompt cached: attended to, not encoded."""
+    `hit` rate leaves that share of the prompt cached: attended to, not encoded. The device work is the prompt's
+    time with no host launches to wait for, as prefill_breakdown prices it: the sum of its device rows (the last
+    chunk's LM head and sampling, each iteration's fixed cost, a drafter's pass and the waits included; the layers
+    alone had read 0.33 ms short of the rows shown beside it)."""
     steps = setup.steps
     args = _prompt_args(setup, prompt, hit)
-    tokens, cached = args[0], args[-1]
-    new = tokens - cached
-    pairs = float(prefill_pairs(cached, new))
-    # with attention DP one rank encodes it: the others wait for its attention (StepModel.imbalance)
-    device = (
-        steps.token_time(new) + steps.b * pairs + steps.imbalance(new, steps.ranks * new, pairs, steps.ranks * pairs)
-    )
-    if steps.pp > 1:  # it passes the pipeline's stages in turn
-        device = max(device, steps.pass_time(new, pairs))
     return {
         "seconds": steps.prompt_alone(*args),
-        "device_s": device,
+        "device_s": replace(steps, eager_floor=0.0).prompt_alone(*args),
         "host_launches_s": steps.eager_floor * len(prompt_chunks(*args)),
     }
 
@@ -776,11 +771,11 @@ def pool_names(setup: ServingSetup, name: Callable[[ReplicaSetup], str]) -> str:
     return ">".join(name(p.setup) for p in setup.pools)
 
 
-def pool_figures(pools: Sequence[Pool]) -> dict[str, dict[str, Any]]:
+def pool_figures(pools: Sequence[Pool], model: ModelSpec) -> dict[str, dict[str, Any]]:
     """The figures every pool of a deployment used (figures_used), merged: a chip's and a chip family's figures are
     named by them already; an engine figure that differs between the pools (an engine fitted per chip family) is
     named with the family of each ('engines.trtllm.step_overhead (hopper)')."""
-    found = [(p.setup.system.chip.family, figures_used(p.setup)) for p in pools]
+    found = [(p.setup.system.chip.family, figures_used(p.setup, model.is_moe)) for p in pools]
     out: dict[str, dict[str, Any]] = {}
     for family, figures in found:
         for name, figure in figures.items():
@@ -789,17 +784,44 @@ def pool_figures(pools: Sequence[Pool]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def figures_used(setup: ReplicaSetup) -> dict[str, dict[str, Any]]:
-    chip = setup.system.chip
+def figures_used(setup: ReplicaSetup, experts: bool = False) -> dict[str, dict[str, Any]]:
+    """Every catalog figure a replica's iterations read (`chipwise sensitivity` moves each of them): the chip's
+    peaks (the LM head and attention in bf16 beside the weights' precision), its memory, the fabrics a replica of
+    more than one chip talks over, the chip family's efficiency figures, and the engine's."""
+    system = setup.system
+    chip = system.chip
     prec = matmul_precision(setup.plan.weight_precision, chip)
+    # the GEMMs at the weights' precision and in bf16, their waves and tiles, memory, launches and reserved memory
+    efficiency: tuple[str, ...] = (f"matmul.{prec}", "matmul.bf16", "compute_units", "tile_m", "tile_n")
+    efficiency += ("memory", "kernel_overhead", "reserved_memory")
     wanted: dict[str, FigureRef | None] = {
         f"{chip.id}.flops.{prec}": chip.provenance.get(f"flops.{prec}"),
+        f"{chip.id}.flops.bf16": chip.provenance.get("flops.bf16"),
         f"{chip.id}.hbm_bandwidth": chip.provenance.get("hbm_bandwidth"),
         f"{chip.id}.hbm_capacity": chip.provenance.get("hbm_capacity"),
-        f"efficiency.{chip.family}.memory": chip.efficiency.provenance.get("memory"),
-        f"efficiency.{chip.family}.matmul.{prec}": chip.efficiency.provenance.get(f"matmul.{prec}"),
+        **efficiency_figures(system, (*efficiency, "reference_tdp")),
+        **(efficiency_figures(system, ("moe_gemm",)) if experts else {}),
     }
-    keys = ["step_overhead", "layer_overhead", "compute_scale", "memory_scale", "memory_fraction", "admission"]
+    if setup.plan.ranks > setup.dev.cores_per_chip:  # a replica of several chips talks over the fabric
+        wanted.update(fabric_figures(system, network=setup.plan.ranks > setup.topo.domain_ranks))
+    keys = [
+        "step_overhead",
+        "sequence_overhead",
+        "layer_overhead",
+        "kernel_overhead",
+        "prefill_overhead",
+        "request_overhead",
+        "host_logits_per_logit",
+        "host_sampling_per_logit",
+        "compute_scale",
+        "memory_scale",
+        "memory_fraction",
+        "admission",
+    ]
+    if experts:
+        keys.append("moe_scale")
+    if max(setup.plan.tp, setup.plan.ep) > 1:
+        keys.append("collective_latency")
     if setup.engine.eager_launch_s > 0:
         keys.append("eager_launch")
         if setup.engine.host_factor != 1.0:
@@ -969,7 +991,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         **where_time_goes(setup, model, job, summary),
         **econ,
         "billed_chips": whole_count(econ["billed_chips"]),
-        "figures": pool_figures(setup.pools),
+        "figures": pool_figures(setup.pools, model),
         "engine_defaults": sorted(
             {
                 p.setup.system.chip.id

@@ -22,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.terms import Term, derived, term
-from chipwise.catalog.units import SECONDS_PER_HOUR
+from chipwise.catalog.terms import Term, derived, term_of
 from chipwise.hardware.objects import System
 
 #: Chips per host (one host failure takes down this many chips) for multi-host systems, with where it comes from.
@@ -57,18 +56,23 @@ class FailureRates:
         return [self.chip, self.link, self.software, self.host, self.planned]
 
 
-def _per_hour(catalog: Catalog, name: str) -> Term:
-    return term(catalog, "reliability", "failures", name).scaled(1.0 / SECONDS_PER_HOUR)
+def _rate(catalog: Catalog, name: str) -> Term:
+    """A catalog failure rate per second (the catalog gives it per hour, unit '/h', converted when loaded); one line
+    where a catalog file gives it in another quantity: a bare '1', the unit these rates had before '/h', would be
+    read as per second, 3,600 times the rate meant."""
+    return term_of(
+        catalog, "rate", ("/h", "per hour"), "a rate (events per unit time)", "reliability", "failures", name
+    )
 
 
 def failure_rates(catalog: Catalog) -> FailureRates:
-    """The catalog's failure rates, converted from per device-hour to per device-second."""
+    """The catalog's failure rates, per device-second."""
     return FailureRates(
-        chip=_per_hour(catalog, "gpu_failure_rate_per_chip_hour"),
-        link=_per_hour(catalog, "network_failure_rate_per_chip_hour"),
-        software=_per_hour(catalog, "software_failure_rate_per_chip_hour"),
-        host=_per_hour(catalog, "host_failure_rate_per_host_hour"),
-        planned=_per_hour(catalog, "planned_interruptions_per_job_hour"),
+        chip=_rate(catalog, "gpu_failure_rate_per_chip_hour"),
+        link=_rate(catalog, "network_failure_rate_per_chip_hour"),
+        software=_rate(catalog, "software_failure_rate_per_chip_hour"),
+        host=_rate(catalog, "host_failure_rate_per_host_hour"),
+        planned=_rate(catalog, "planned_interruptions_per_job_hour"),
     )
 
 

@@ -427,13 +427,13 @@ def sglang_static_fraction(
     mib = memory_bytes / 2**20
     graphs = np.asarray(graph_batch, dtype=np.float64)
     adp = np.asarray(adp_ranks, dtype=np.float64)
-    reserved = 512.0 + 1.5 * np.maximum(np.asarray(chunk, dtype=np.float64), 2048.0) + 2.0 * graphs
-    reserved = reserved + np.asarray(ranks, dtype=np.float64) / 8.0 * 1024.0
-    reserved = reserved + np.where(adp > 1, graphs * adp * np.where(graphs > 300, 4.5, 3.0), 0.0)
+    reserved_mib = 512.0 + 1.5 * np.maximum(np.asarray(chunk, dtype=np.float64), 2048.0) + 2.0 * graphs
+    reserved_mib = reserved_mib + np.asarray(ranks, dtype=np.float64) / 8.0 * 1024.0
+    reserved_mib = reserved_mib + np.where(adp > 1, graphs * adp * np.where(graphs > 300, 4.5, 3.0), 0.0)
     if mib > 60 * 1024:
-        reserved = np.maximum(reserved, 10 * 1024.0)
-    reserved = reserved + (2048.0 if drafted else 0.0)
-    return np.round((mib - reserved) / mib, 3)
+        reserved_mib = np.maximum(reserved_mib, 10 * 1024.0)
+    reserved_mib = reserved_mib + (2048.0 if drafted else 0.0)
+    return np.round((mib - reserved_mib) / mib, 3)
 
 
 def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:

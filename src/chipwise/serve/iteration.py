@@ -188,6 +188,10 @@ class _AttentionGemms:
 
 
 def _attention_terms(model: ModelSpec, dev: Device, prec: str, wb: float, tp: Array, adp: Array) -> _AttentionGemms:
+    """The attention block's projections on one rank, h = hidden, H = ceil(heads / tp) (tp = 1 under attention DP):
+    GQA/MHA one QKV GEMM of (H + 2 ceil(kv_heads / tp)) head_dim x h; MLA (DeepSeek-V2/V3) the q down and up
+    projections (or one q GEMM) and the kv latent's, (kv_lora_rank + rope) x h and H (nope + v_head_dim) x
+    kv_lora_rank; then the output GEMM h x H v_head_dim. Each is priced by perf.serving.streamed_gemm_time."""
     att = model.attention
     h = float(model.hidden)
     tp_a = np.where(adp > 0, 1.0, tp)  # attention-DP replicates the attention weights
@@ -331,6 +335,10 @@ def _mlp_terms(
     stream: float = 1.0,
     block_scale: float = 1.0,
 ) -> _MlpGemms:
+    """One layer's MLP on one rank: dense, the up (x2 when gated) and down GEMMs of ffn / tp x h; MoE, the routed
+    experts' of expert_ffn / (tp / ep) at the family's moe_gemm rate and the engine's moe_scale of the streaming
+    rate, the router (experts x h, bf16) and the shared experts' (shared x shared_ffn / tp). moe_gemm and
+    moe_scale are fitted figures (catalog efficiency.yaml and engines.yaml)."""
     h = float(model.hidden)
     dense, routed = layer_precisions(weight_precision)
     prec, wb = matmul_precision(dense, dev.chip), stored_bytes(dense)
@@ -469,6 +477,10 @@ def stage_terms(
 def _stage_terms(
     model: ModelSpec, dev: Device, topo: Topology, eng: EngineProfile, weight_precision: str, shapes: Shapes
 ) -> _StageTerms:
+    """stage_terms' build: per layer group, count / pp layers a stage, its MLP terms (_mlp_terms), 2 tensor-parallel
+    all-reduces a layer (1 under attention DP; a MoE layer beside attention DP with ep = tp exchanges its tokens
+    instead, perf.serving.expert_exchange_over), its element-wise bytes; the attention projections
+    (_attention_terms) and the fixed cost, layers / pp x the engine's layer_overhead (a fitted figure, engines.yaml)."""
     tp = shapes.tp.astype(np.float64)
     ep = shapes.ep.astype(np.float64)
     adp = shapes.adp.astype(np.float64)
@@ -583,7 +595,9 @@ def eager_launches(model: ModelSpec, chip: Chip, weight_precision: str, shapes: 
 
 
 def lm_head_cost(model: ModelSpec, dev: Device, shapes: Shapes, seqs: Array | float) -> Array:
-    """H(n): the LM head GEMM (16-bit weights, vocabulary split over tp) for n sampled sequences."""
+    """H(n): the LM head GEMM (16-bit weights, vocabulary split over tp) for n sampled sequences:
+    H(n) = streamed_gemm_time(n rows, vocab / tp x embed_width, bf16), 0 for n = 0 (perf.serving's weight-streamed
+    roofline)."""
 
     def build() -> StreamedGemm:
         return streamed_gemm(model.vocab / shapes.tp.astype(np.float64), model.embed_width, dev, "bf16", LM_HEAD_BYTES)
@@ -683,7 +697,10 @@ def host_sequence_time(eng: EngineProfile, shapes: Shapes, seqs: Array | float) 
     """Host time of an iteration's per-sequence work (engine.host_sequence_s) for `seqs` sampled sequences: under
     attention DP, on an engine whose every rank's loop handles its own requests (eng.adp_host_loops: SGLang's
     scheduler per attention-DP rank), tp loops side by side, the iteration waiting for the busiest (at least one
-    sequence's work where any runs); otherwise one loop handles the whole batch."""
+    sequence's work where any runs); otherwise one loop handles the whole batch.
+    t = host_sequence_s x max(n / loops, min(n, 1)), loops = tp under such attention DP, else 1; host_sequence_s is
+    the engine's sequence_overhead x the host's factor (engines.yaml: an estimate, fitted per engine and chip
+    family by scripts/calibrate_serving.py)."""
     n = np.asarray(seqs, dtype=np.float64)
     loops = np.where((shapes.adp > 0) & eng.adp_host_loops, shapes.tp, 1).astype(np.float64)
     return np.asarray(eng.host_sequence_s * np.maximum(n / loops, np.minimum(n, 1.0)), dtype=np.float64)
@@ -724,7 +741,9 @@ def host_sampling_time(
 ) -> Array:
     """Host time of sampling `seqs` sequences on an engine that samples on the host (engine.host_sampling): the
     logits of the `returned` rows the graph gives back (`seqs` unless a compiled graph returns every slot's) copied
-    to the host, and the CPU sampler's pass over the sampled rows, each a whole vocabulary; 0 otherwise."""
+    to the host, and the CPU sampler's pass over the sampled rows, each a whole vocabulary; 0 otherwise.
+    t = (rows x host_logits_per_logit + n x host_sampling_per_logit) x vocab x host_factor, the per-logit times from
+    the catalog (engines.yaml, given where a source measures them: Neuron)."""
     n = np.asarray(seqs, dtype=np.float64)
     if not eng.host_sampling:
         return np.zeros_like(n)

@@ -829,17 +829,15 @@ def closed_loop(
 
 
 def pareto(throughput: Array, latency: Array) -> NDArray[np.int64]:
-    """Indices of the points no other point beats in both higher throughput and lower latency (by latency)."""
+    """Indices of the points no other point beats in both higher throughput and lower latency (by latency). Points
+    of infinite latency (do not fit) or no throughput are not on the front; of those that are, a point is on it
+    when its throughput exceeds the best of every point of lower latency (the earlier, on a tie)."""
+    tp = np.asarray(throughput, dtype=np.float64)
     order = np.argsort(latency, kind="stable")
-    keep: list[int] = []
-    best = -math.inf
-    for i in order:
-        if not math.isfinite(float(latency[i])) or throughput[i] <= 0:
-            continue
-        if throughput[i] > best:
-            keep.append(int(i))
-            best = float(throughput[i])
-    return np.asarray(keep, dtype=np.int64)
+    tp_o = tp[order]
+    ok = np.isfinite(np.asarray(latency, dtype=np.float64)[order]) & (tp_o > 0.0)
+    ahead = np.maximum.accumulate(np.concatenate(([-np.inf], np.where(ok, tp_o, -np.inf))))[:-1]
+    return order[ok & (tp_o > ahead)].astype(np.int64)
 
 
 def best_throughput_shape(

@@ -10,7 +10,6 @@ that does not fit, a name that exists only in some what-ifs) is a per-point erro
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,6 +25,7 @@ from chipwise.sweep.spec import SweepSpec, scenario_of
 from chipwise.train.plans import normalise
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, check_provider
+from chipwise.workload.serving import ServeScenario
 from chipwise.workload.training import training_precision
 
 
@@ -57,20 +57,8 @@ def _probes(spec: SweepSpec) -> Iterator[dict[str, Any]]:
             yield {**first, **{k: v[i] for k, v in group.items()}}
 
 
-def _scenario_class(kind: str) -> type[BaseModel] | None:
-    if kind == "train":
-        return TrainScenario
-    try:
-        cls: type[BaseModel] = importlib.import_module("chipwise.workload.serving").ServeScenario
-    except (ImportError, AttributeError):
-        return None  # serving is not in this install: each serve point records that as its error
-    return cls
-
-
 def check_scenarios(spec: SweepSpec) -> None:
-    cls = _scenario_class(spec.kind)
-    if cls is None:
-        return
+    cls: type[BaseModel] = TrainScenario if spec.kind == "train" else ServeScenario
     for axes in _probes(spec):
         try:
             scenario = cls.model_validate(scenario_of(spec.base, axes))

@@ -25,7 +25,7 @@ from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError, user_file
 from chipwise.workload.presets import config_file
 from chipwise.workload.scenario import TrainScenario, model_from, parse_count
-from chipwise.workload.serving import path_from
+from chipwise.workload.serving import ServeScenario, path_from
 
 KEYS: tuple[str, ...] = ("name", "base", "grid", "zip", "what_if", "catalog")
 FORMAT = "the format is in docs/sweep.md"
@@ -192,20 +192,12 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _scenario_fields(kind: str) -> set[str] | None:
-    """The scenario keys of a kind, or None when they are not known (serving not built into this install)."""
-    if kind == "train":
-        return set(TrainScenario.model_fields)
-    try:
-        import importlib
-
-        cls = importlib.import_module("chipwise.workload.serving").ServeScenario
-    except (ImportError, AttributeError):
-        return None
-    return set(cls.model_fields)
+def _scenario_fields(kind: str) -> set[str]:
+    """The scenario keys of a kind (train or serve)."""
+    return set((TrainScenario if kind == "train" else ServeScenario).model_fields)
 
 
-def _axes(where: str, section: str, body: Any, fields: set[str] | None) -> dict[str, list[Any]]:
+def _axes(where: str, section: str, body: Any, fields: set[str]) -> dict[str, list[Any]]:
     if body is None:
         return {}
     if not isinstance(body, dict):
@@ -216,7 +208,7 @@ def _axes(where: str, section: str, body: Any, fields: set[str] | None) -> dict[
         head = key.split(".", 1)[0]
         if head == "kind":
             raise _fail(where, f"{section} axis 'kind' cannot vary", "run one sweep per kind (train or serve)")
-        if fields is not None and head not in fields:
+        if head not in fields:
             close = difflib.get_close_matches(head, sorted(fields), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise _fail(
@@ -232,7 +224,7 @@ def _axes(where: str, section: str, body: Any, fields: set[str] | None) -> dict[
     return out
 
 
-def _zips(where: str, body: Any, fields: set[str] | None) -> tuple[dict[str, list[Any]], ...]:
+def _zips(where: str, body: Any, fields: set[str]) -> tuple[dict[str, list[Any]], ...]:
     groups = body if isinstance(body, list) else [body]
     out: list[dict[str, list[Any]]] = []
     for group in groups:

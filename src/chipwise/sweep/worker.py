@@ -7,7 +7,6 @@ one line; the sweep goes on.
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
+from chipwise.planner.serving import predict_serving
 from chipwise.planner.training import predict_training
 from chipwise.sweep.columns import flatten
 from chipwise.workload.scenario import TrainScenario, load_scenario
@@ -57,15 +57,7 @@ def cached_catalog(digest: str, load: Callable[[], Catalog]) -> Catalog:
 
 def error_line(exc: BaseException) -> str:
     """An exception as one line: the problem and, for bad input, the fix."""
-    if isinstance(exc, ModuleNotFoundError) and (exc.name or "").startswith("chipwise."):
-        text = (
-            f"serving predictions are not available in this chipwise install ({exc.name} is missing). "
-            "Fix: install a chipwise with serving, or sweep training scenarios."
-        )
-    elif isinstance(exc, ChipwiseError):
-        text = str(exc)
-    else:
-        text = f"internal error: {type(exc).__name__}: {exc}"
+    text = str(exc) if isinstance(exc, ChipwiseError) else f"internal error: {type(exc).__name__}: {exc}"
     return " ".join(text.split())
 
 
@@ -74,9 +66,7 @@ def predict_point(catalog: Catalog, scenario: dict[str, Any]) -> dict[str, Any]:
     sc = load_scenario(json.dumps(scenario))
     if isinstance(sc, TrainScenario):
         return predict_training(catalog, sc)
-    serving = importlib.import_module("chipwise.planner.serving")
-    result: dict[str, Any] = serving.predict_serving(catalog, sc)
-    return result
+    return predict_serving(catalog, sc)
 
 
 def run_points(catalog: Catalog | Callable[[], Catalog], points: Sequence[tuple[str, dict[str, Any]]]) -> list[Record]:

@@ -3,6 +3,7 @@ catalog figures were used with their status."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,22 +30,70 @@ BREAKDOWN_LABELS: dict[str, str] = {
 }
 
 
-def figures_used(system: System, precision: str) -> dict[str, dict[str, Any]]:
-    """The catalog figures the prediction rests on, with status and sources."""
+#: the efficiency figures every step reads (the GEMM tiles and per-kernel time shape each operator; the overlaps,
+#: overheads and reserved memory the step and its memory), and those only a model with experts reads
+STEP_EFFICIENCY = (
+    "compute_units",
+    "tile_m",
+    "tile_n",
+    "kernel_overhead",
+    "layer_overhead",
+    "microbatch_overhead",
+    "step_overhead",
+    "tp_overlap",
+    "dp_overlap",
+    "reserved_memory",
+    "reference_tdp",
+)
+EXPERT_EFFICIENCY = ("ep_overlap", "moe_gemm")
+
+
+def scaleup_figure(system: System) -> tuple[str, FigureRef | None]:
+    """The scale-up bandwidth a plan's collectives read: the system's where it gives one (a torus's total, Trn2's
+    512 GB/s in trn2.48xlarge), named by the system, where `--set` and `catalog show` find it; else the chip's."""
+    ref = system.provenance.get("scaleup.bandwidth")
+    if ref is not None:
+        return f"{system.id}.scaleup.bandwidth", ref
+    return f"{system.chip.id}.scaleup_bandwidth", system.chip.provenance.get("scaleup_bandwidth")
+
+
+def fabric_figures(system: System, network: bool = True) -> dict[str, FigureRef | None]:
+    """The fabrics' figures a collective reads: each fabric's latency and bus efficiency, and (`network`) the
+    scale-out fabric's bandwidth and its tiers' oversubscription, named as `--set` takes them (efa-v3.tiers.0...)."""
+    up, out = system.scaleup.fabric, system.scaleout_fabric
+    wanted: dict[str, FigureRef | None] = dict([scaleup_figure(system)])
+    wanted[f"{up.id}.bus_efficiency"] = up.provenance.get("bus_efficiency")
+    wanted[f"{up.id}.latency"] = up.provenance.get("latency")
+    if network:
+        wanted[f"{system.id}.scaleout.bandwidth"] = system.provenance.get("scaleout.bandwidth")
+        wanted[f"{out.id}.bus_efficiency"] = out.provenance.get("bus_efficiency")
+        wanted[f"{out.id}.latency"] = out.provenance.get("latency")
+        tiers = [k for k in out.provenance if k.startswith("tiers.") and k.endswith(".oversubscription")]
+        for i, key in enumerate(tiers):
+            wanted[f"{out.id}.tiers.{i}.oversubscription"] = out.provenance.get(key)
+    return wanted
+
+
+def efficiency_figures(system: System, names: Sequence[str]) -> dict[str, FigureRef | None]:
+    """The chip family's efficiency figures `names`, named as `--set` takes them (efficiency.FAMILY.FIELD)."""
+    chip = system.chip
+    return {f"efficiency.{chip.family}.{n}": chip.efficiency.provenance.get(n) for n in names}
+
+
+def figures_used(system: System, precision: str, experts: bool = False) -> dict[str, dict[str, Any]]:
+    """The catalog figures the prediction rests on, with status and sources: every figure a step reads (a
+    `chipwise sensitivity` moves each of them; a figure it leaves out moves no step)."""
     chip = system.chip
     native = chip.native_precision(precision)
     wanted: dict[str, FigureRef | None] = {
         f"{chip.id}.flops.{native}": chip.provenance.get(f"flops.{native}"),
+        # the LM head and loss run in bf16 whatever the precision of the layers
+        f"{chip.id}.flops.bf16": chip.provenance.get("flops.bf16"),
         f"{chip.id}.hbm_bandwidth": chip.provenance.get("hbm_bandwidth"),
         f"{chip.id}.hbm_capacity": chip.provenance.get("hbm_capacity"),
-        f"{chip.id}.scaleup_bandwidth": system.provenance.get("scaleup.bandwidth")
-        or chip.provenance.get("scaleup_bandwidth"),
-        f"{system.id}.scaleout.bandwidth": system.provenance.get("scaleout.bandwidth"),
-        f"{system.scaleout_fabric.id}.bus_efficiency": system.scaleout_fabric.provenance.get("bus_efficiency"),
-        f"{system.scaleup.fabric.id}.bus_efficiency": system.scaleup.fabric.provenance.get("bus_efficiency"),
-        f"efficiency.{chip.family}.matmul.{native}": chip.efficiency.provenance.get(f"matmul.{native}"),
-        f"efficiency.{chip.family}.attention": chip.efficiency.provenance.get("attention"),
-        f"efficiency.{chip.family}.memory": chip.efficiency.provenance.get("memory"),
+        **fabric_figures(system),
+        **efficiency_figures(system, (f"matmul.{native}", "matmul.bf16", "attention", "memory", *STEP_EFFICIENCY)),
+        **(efficiency_figures(system, EXPERT_EFFICIENCY) if experts else {}),
     }
     return {name: ref.record() for name, ref in wanted.items() if ref is not None}
 
@@ -100,7 +149,7 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "breakdown_fraction": {k: v / step for k, v in breakdown.items()},
         "dominated_by": dominant(breakdown),
         "projected": projected,
-        "figures": figures_used(system, job.precision),
+        "figures": figures_used(system, job.precision, job.model.is_moe),
     }
     if (steps := job.steps) is not None:
         out["tokens"] = job.tokens

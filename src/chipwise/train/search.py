@@ -15,7 +15,7 @@ from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
 from chipwise.train.memory import memory_per_rank
-from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans, from_dicts, given_knobs
+from chipwise.train.plans import check_partial_plan, enumerate_plans, from_dicts, given_knobs
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -166,7 +166,3 @@ def _larger_ep(g: Mapping[str, Any], experts: int) -> str:
         return ""
     bound = f"up to tp x dp x cp = {span:,} and " if span is not None else ""
     return f"a larger ep ({bound}dividing the {experts:,} experts)"
-
-
-def plan_of(search: PlanSearch, i: int) -> PlanArrays:
-    return search.result.plans.take(np.array([i]))

@@ -65,5 +65,5 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
             }
             for r in compare(case, sim)
         ],
-        "figures": pool_figures(setup.pools),
+        "figures": pool_figures(setup.pools, job.model),
     }

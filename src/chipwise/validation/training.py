@@ -26,6 +26,9 @@ PLAN_KNOBS: tuple[str, ...] = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "rec
 
 @dataclass(frozen=True)
 class Prediction:
+    """One training row predicted; validation.run makes it a report.RowResult, whose error_pct is the one the
+    report reads (a second copy of the formula here had no reader)."""
+
     id: str
     chip: str
     metric: str
@@ -36,10 +39,6 @@ class Prediction:
     source_family: str
     notes: str
     stat: str  # the statistic of the measured figure (rows.Measured.stat)
-
-    @property
-    def error_pct(self) -> float:
-        return 100.0 * (self.predicted - self.measured) / self.measured
 
 
 def _model_for(catalog: Catalog, row: TrainingRow) -> tuple[ModelSpec, str]:

@@ -200,10 +200,6 @@ class ModelSpec:
         return sum(g.count for g in self.groups if g.moe is not None)
 
     @property
-    def dense_layers(self) -> int:
-        return self.layers - self.moe_layers
-
-    @property
     def mlp_kind(self) -> str:
         """'swiglu' or 'geglu' (gated, 3 matrices) or 'gelu' (plain, 2 matrices), as the first layer has it."""
         g = self.groups[0]

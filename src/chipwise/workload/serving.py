@@ -32,7 +32,6 @@ from chipwise.workload.scenario import Count, IntCount, StrictModel, count_value
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
 
-DISTRIBUTIONS: tuple[str, ...] = ("fixed", "uniform", "normal", "lognormal", "exponential")
 TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
     # a name ending in _ms holds milliseconds
     "arrival": ("arrival_s", "arrival_time", "arrival", "timestamp", "time_s", "arrival_ms", "timestamp_ms", "time_ms"),

@@ -18,6 +18,7 @@ from chipwise.interfaces.cli import (
     model_cmd,
     plan_cmd,
     predict_cmd,
+    sensitivity_cmd,
     sweep_cmd,
     tco_cmd,
     web_cmd,
@@ -35,6 +36,7 @@ app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(model_cmd.app, name="model")
 app.add_typer(plan_cmd.app, name="plan")
 app.command("predict")(predict_cmd.predict)
+app.command("sensitivity")(sensitivity_cmd.sensitivity_cmd)
 app.command("tco")(tco_cmd.tco)
 app.command("claims")(claims_cmd.claims)
 app.command("web")(web_cmd.web)

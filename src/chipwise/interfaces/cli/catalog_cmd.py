@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import fields
 from typing import Annotated, Any
 
@@ -297,16 +298,22 @@ def _engine_text(key: str, fig: Figure) -> str:
 
 @app.command("show")
 def show(
-    ident: Annotated[str, typer.Argument(help="A chip, system or fabric id (or alias).", metavar="ID")],
+    ident: Annotated[
+        str, typer.Argument(help="A chip, system or fabric id (or alias), or efficiency.FAMILY.", metavar="ID")
+    ],
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
     sources: SourcesFlag = False,
 ) -> None:
-    """Show every figure of one chip, system or fabric, with its status (and sources with --sources)."""
+    """Show every figure of one chip, system or fabric, with its status (and sources with --sources); a chip
+    family's efficiency factors with efficiency.FAMILY (catalog show CHIP names its family)."""
     cat = catalog_from(catalog_files, sets)
     hw = hardware(cat)
     key = ident.strip().lower()
+    if key.startswith(EFFICIENCY_PREFIX):
+        _show_efficiency(cat, key.removeprefix(EFFICIENCY_PREFIX), as_json, sources)
+        return
     if key in cat.fabrics:
         fab = cat.fabrics[key]
         data: dict[str, Any] = {
@@ -357,6 +364,57 @@ def show(
         )
     for p in data.get("prices", []):
         console.print(escape(_price_line(p, sources)))
+    if sources and data["kind"] == "chip":  # the factors every compute term of the chip is scaled by
+        family = cat.chips[data["id"]].family
+        console.print(f"efficiency factors of its family: chipwise catalog show {EFFICIENCY_PREFIX}{family} --sources")
+
+
+#: `catalog show efficiency.FAMILY`: a chip family's efficiency factors (efficiency.yaml), as a prediction's figures
+#: name them (efficiency.trainium2.matmul.bf16)
+EFFICIENCY_PREFIX = "efficiency."
+
+
+def _cited(cat: Catalog, fig: Figure) -> dict[str, str]:
+    """The source keys a figure cites, in its source list or in its derivation's text (the efficiency factors cite
+    theirs there: 'ANTHROPIC_TRN; docs/research/efficiency-evidence.md s.7'), with their citations."""
+    keys = [*fig.source, *re.findall(r"\b[A-Z][A-Z0-9_]*[A-Z0-9]\b", fig.derivation)]
+    return {k: cat.sources[k] for k in dict.fromkeys(keys) if k in cat.sources}
+
+
+def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) -> None:
+    """A chip family's efficiency factors, each the family's own or else the default family's (as
+    hardware.build.build_efficiency takes them), with its derivation and the sources it cites."""
+    if family not in cat.efficiency:
+        raise UnknownNameError(
+            "efficiency family",
+            family,
+            cat.efficiency,
+            hint="give one of the families 'chipwise catalog show CHIP' names (efficiency.hopper)",
+        )
+    base = {n: (f, "default") for n, f in _figures(cat.efficiency.get("default", {})).items()}
+    figs = dict(sorted((base | {n: (f, family) for n, f in _figures(cat.efficiency[family]).items()}).items()))
+    users = sorted(cid for cid, c in cat.chips.items() if c.family == family)
+    if as_json:
+        print_json(
+            {
+                "id": family,
+                "kind": "efficiency",
+                "chips": users,
+                "figures": {
+                    n: {**figure_json(cat, f, n), "from": origin, "derivation": f.derivation, "cited": _cited(cat, f)}
+                    for n, (f, origin) in figs.items()
+                },
+            }
+        )
+        return
+    table = Table(title=f"Efficiency factors of {family} ({', '.join(users) or 'no chip'})", header_style="bold")
+    for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
+        table.add_column(col, overflow="fold")
+    for name, (fig, origin) in figs.items():
+        cited = "".join(f"\n{k}: {text}" for k, text in _cited(cat, fig).items())
+        cell = (fig.derivation or "; ".join(cat.source_text(s) for s in fig.source)) + cited
+        table.add_row(name, _figure_text(name, fig), fig.status, origin, *((escape(cell),) if sources else ()))
+    console.print(table)
 
 
 def _price_line(p: dict[str, Any], sources: bool) -> str:

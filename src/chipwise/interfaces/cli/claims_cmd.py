@@ -7,7 +7,15 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.interfaces.cli.common import CatalogFiles, JsonFlag, SetFigures, catalog_from, console, print_json
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    console,
+    print_json,
+    whatif_banner,
+)
 from chipwise.planner.claims import check_claims
 
 VERDICT_STYLE = {
@@ -22,10 +30,12 @@ VERDICT_STYLE = {
 
 def claims(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: JsonFlag = False) -> None:
     """Check the re:Invent 2025 claims about Trainium3 and Trainium4 against chipwise's models."""
-    report = check_claims(catalog_from(catalog_files, sets))
+    cat = catalog_from(catalog_files, sets)
+    report = check_claims(cat)
     if as_json:
         print_json(report)
     else:
+        whatif_banner(cat)
         print_claims(report)
 
 

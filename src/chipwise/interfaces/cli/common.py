@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from pydantic import BaseModel
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_catalog
+from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import record_file
 from chipwise.interfaces.format import RECORD_LABELS, jsonable
 from chipwise.serve.plan import count_text
@@ -94,8 +98,8 @@ SetFigures = Annotated[
     list[str] | None,
     typer.Option(
         "--set",
-        help="Set one figure for a what-if, ID.FIELD=VALUE in SI or with a unit, e.g. trn3.hbm_bandwidth=6e12 "
-        "(repeatable).",
+        help="Set one figure for a what-if, ID.FIELD=VALUE in SI or with a unit, e.g. trn3.hbm_bandwidth=6e12, or "
+        "scaled, e.g. trn3.hbm_bandwidth=x1.1 (repeatable).",
         show_default=False,
     ),
 ]
@@ -125,6 +129,21 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(jsonable(obj), indent=2) + "\n")
 
 
+def transient_bar(label: str) -> tuple[Progress, TaskID]:
+    """A progress bar on stderr for long work ('LABEL description  ━━━━  m/n  0:00:12'), on a terminal only and gone
+    once the answer prints, with its one task."""
+    bar = Progress(
+        TextColumn(f"[bold]{label}[/] {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    )
+    return bar, bar.add_task("", total=None)
+
+
 def projected_banner(names: Sequence[str]) -> None:
     """Say, in every output that uses one, that a projected or announced product is not a shipping one."""
     if names:
@@ -132,6 +151,87 @@ def projected_banner(names: Sequence[str]) -> None:
             f"[bold yellow]PROJECTED:[/] {', '.join(sorted(set(names)))} - announced, not shipping; figures derived "
             "from announced ratios or estimated (see 'chipwise catalog show ID --sources')."
         )
+
+
+#: the catalog's sections of figures, as a what-if (a --set, a --catalog file) may change them
+_FIGURE_SECTIONS = ("chips", "systems", "fabrics", "efficiency", "engines", "datacenter", "reliability")
+
+
+def _figures(node: Any, path: str) -> Iterator[tuple[str, Figure]]:
+    """Every figure under `node`, by its dotted path (chips.h100-sxm.flops.bf16)."""
+    if isinstance(node, Figure):
+        yield path, node
+    elif isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            yield from _figures(getattr(node, name), f"{path}.{name}")
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _figures(value, f"{path}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _figures(value, f"{path}.{i}")
+
+
+def _catalog_figures(cat: Catalog) -> dict[str, Figure]:
+    return {p: f for section in _FIGURE_SECTIONS for p, f in _figures(getattr(cat, section), section)}
+
+
+def _figure_text(fig: Figure) -> str:
+    value = f"{fig.value:g}" if isinstance(fig.value, float | int) else str(fig.value)
+    return value if fig.unit in ("", "1") else f"{value} {fig.unit}"
+
+
+def _same(a: Figure, b: Figure) -> bool:
+    """Whether two figures state one value (80 GB is 74.5 GiB; a text figure by its text)."""
+    if isinstance(a.value, str) or isinstance(b.value, str):
+        return a.value == b.value
+    return math.isclose(a.si, b.si, rel_tol=1e-9)
+
+
+def whatif_lines(cat: Catalog) -> list[str]:
+    """What a what-if changed in the catalog the output reads, one line a --set (the figure, its value and the
+    built-in one) and one a --catalog file (how many figures it gives that differ from the built-in catalog's),
+    from the loader's records (Catalog.overrides, the figures' derivations, Catalog.origins)."""
+    files = list(dict.fromkeys(o for o in cat.origins.values() if o not in ("--set", BUILTIN)))
+    if not cat.overrides and not files:
+        return []
+    now, builtin = _catalog_figures(cat), _catalog_figures(load_catalog())
+    lines = []
+    for path in files:
+        entries = [k for k, o in cat.origins.items() if o == path]
+        changed = sum(
+            1
+            for k in entries
+            if not k.startswith("prices.")
+            for p, f in now.items()
+            if p.startswith(f"{k}.") and (p not in builtin or not _same(builtin[p], f))
+        ) + sum(k.startswith("prices.") for k in entries)
+        differ = "figure differs" if changed == 1 else "figures differ"
+        lines.append(f"--catalog {path}: {changed:,} {differ} from the built-in catalog's")
+    for assignment in cat.overrides:
+        lhs = assignment.split("=", 1)[0].strip()
+        derivation = f"{SET_ON_COMMAND_LINE}: --set {assignment}"
+        # an engine's figure is copied to each of its chip families: the shortest path is the one set
+        hits = sorted((p for p, f in now.items() if f.derivation == derivation), key=lambda p: p.count("."))
+        price = next((p for p in cat.prices if p.derivation == derivation), None)
+        if hits:
+            # an engine without the figure of its own had taken the default engine's (catalog engine ENGINE)
+            section, _, rest = hits[0].split(".", 2)
+            was = builtin.get(hits[0]) or (builtin.get(f"engines.default.{rest}") if section == "engines" else None)
+            shown = f"{lhs} = {_figure_text(now[hits[0]])}" + (f" (catalog {_figure_text(was)})" if was else "")
+        elif price is not None:
+            shown = f"{lhs} = ${price.value:,.2f}/h (over the catalog's prices)"
+        else:
+            shown = f"--set {assignment}"
+        lines.append(f"{shown}, set on the command line")
+    return lines
+
+
+def whatif_banner(cat: Catalog) -> None:
+    """Say, in every table output that reads a catalog changed by --set or --catalog, what was changed (a table
+    had read the same as the catalog's own, only --json recording the what-if): PROJECTED's counterpart."""
+    for line in whatif_lines(cat):
+        console.print(f"[bold yellow]WHAT-IF:[/] {escape(line)}")
 
 
 def figure_table(title: str, **options: Any) -> Table:

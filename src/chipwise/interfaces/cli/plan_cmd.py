@@ -17,6 +17,7 @@ from chipwise.interfaces.cli.common import (
     console,
     print_json,
     print_model_notes,
+    whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
@@ -108,6 +109,7 @@ def train(
     if as_json:
         print_json(report)
     else:
+        whatif_banner(cat)
         print_ranking(report)
         if global_batch_tokens and report["results"]:  # the batch the tokens asked for became (train.batch)
             r = report["results"][0]
@@ -154,6 +156,7 @@ def hetero(
     if as_json:
         print_json(report)
     else:
+        whatif_banner(cat)
         print_hetero(report)
 
 

@@ -25,6 +25,7 @@ from chipwise.interfaces.cli.common import (
     print_model_notes,
     projected_banner,
     slo_text,
+    whatif_banner,
 )
 from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
@@ -74,6 +75,7 @@ def fleet(
     if as_json:
         print_json(report)
     else:
+        whatif_banner(cat)
         print_fleet(report)
 
 
@@ -110,7 +112,7 @@ def print_fleet(r: dict[str, Any]) -> None:
             f["type"],
             str(f["instances"]),
             str(f["chips"]),
-            fmt.usd(f["usd_per_hour"]),
+            fmt.usd(f["usd_per_hour"]) + (" §" if f.get("price_estimated") else ""),
             fmt.percent(f["utilisation"]),
             fmt.percent(f["capacity_derate"]) if replayed else "-",
             routed,
@@ -118,6 +120,9 @@ def print_fleet(r: dict[str, Any]) -> None:
             *(fmt.latency(v) for v in worst),
         )
     console.print(table)
+    estimated = [f["hardware"] for f in r["fleet"] if f.get("price_estimated")]
+    if estimated:  # as plan train and plan lifecycle footnote the same price
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
     for sk in r.get("skipped", []):
         console.print(f"[dim]not considered: {sk['hardware']}: {escape(sk['reason'])}[/]")
     if replayed:
@@ -200,7 +205,12 @@ def lifecycle(
     if as_json:
         print_json(report)
     else:
+        whatif_banner(cat)
         print_lifecycle(report)
+
+
+#: a projected chip's mark in a row, as plan train marks its rows (the PROJECTED banner says what it is)
+_PROJECTED_MARK = " [yellow]*[/]"
 
 
 def _lifecycle_labels(rows: list[dict[str, Any]], side: str) -> list[str]:
@@ -213,16 +223,19 @@ def _lifecycle_labels(rows: list[dict[str, Any]], side: str) -> list[str]:
     return [p[side]["system"] if len(systems[p[side]["hardware"]]) > 1 else p[side]["hardware"] for p in rows]
 
 
+def _projected_names(rows: list[dict[str, Any]]) -> list[str]:
+    """The projected hardware of the rows shown, either side (the banner had read the first pair only: trn4 ranked
+    #2 went unlabelled): a projected split names its parts another row shows projected, else the pair 'a>b'."""
+    sides = [p[k] for p in rows for k in ("train", "serve") if p[k]["projected"]]
+    known = {side["hardware"] for side in sides if ">" not in side["hardware"]}
+    names = []
+    for side in sides:
+        parts = [c for c in side["hardware"].split(">") if c in known]
+        names += parts or [side["hardware"]]
+    return names
+
+
 def print_lifecycle(r: dict[str, Any]) -> None:
-    projected_banner([p[k]["hardware"] for p in r["top"][:1] for k in ("train", "serve") if p[k]["projected"]])
-    t, s = r["training"], r["serving"]
-    table = compact_table(
-        f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
-        f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']})"
-    )
-    for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):
-        named = col in ("train on", "serve on")  # a long system id folds rather than cut a figure
-        table.add_column(col, justify="left" if named or col == "#" else "right", no_wrap=not named, overflow="fold")
     single = r["best_single_vendor"]
 
     def key(p: dict[str, Any]) -> tuple[Any, ...]:
@@ -232,15 +245,24 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     shown = r["top"][:6]
     rank = next((i for i, p in enumerate(shown, start=1) if single and key(p) == key(single)), None)
     listed = [*shown, *([single] if single is not None and rank is None else [])]
+    projected_banner(_projected_names(listed))
+    t, s = r["training"], r["serving"]
+    table = compact_table(
+        f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
+        f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']})"
+    )
+    for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):
+        named = col in ("train on", "serve on")  # a long system id folds rather than cut a figure
+        table.add_column(col, justify="left" if named or col == "#" else "right", no_wrap=not named, overflow="fold")
     trains, serves = _lifecycle_labels(listed, "train"), _lifecycle_labels(listed, "serve")
     for i, p in enumerate(listed):
         tr, sv = p["train"], p["serve"]
         table.add_row(
             f"#{i + 1}" if i < len(shown) else "SV",
-            trains[i],
+            trains[i] + _PROJECTED_MARK * tr["projected"],
             fmt.duration(tr["time_s"]),
             fmt.usd(tr["cost"]) + (" §" if tr.get("price_estimated") else ""),
-            f"{serves[i]} x{count_text(sv['chips'])}"
+            f"{serves[i]}{_PROJECTED_MARK * sv['projected']} x{count_text(sv['chips'])}"
             + (f" [{count_text(sv['billed_chips'])}]" if sv.get("billed_chips", sv["chips"]) > sv["chips"] else ""),
             fmt.usd(sv["usd_per_hour"]) + (" §" if sv.get("price_estimated") else ""),
             fmt.usd(p["cost_usd"]),

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
@@ -26,6 +25,8 @@ from chipwise.interfaces.cli.common import (
     print_json,
     print_model_notes,
     slo_text,
+    transient_bar,
+    whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.serve_views import print_plan_serve
@@ -187,16 +188,7 @@ def serve(
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
         cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region
     )
-    bar = Progress(
-        TextColumn("[bold]plan serve[/] {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    )
-    task = bar.add_task("", total=None)
+    bar, task = transient_bar("plan serve")
 
     def tell(what: str, done: int, total: int) -> None:
         bar.update(task, description=what, completed=done, total=total)
@@ -228,6 +220,7 @@ def serve(
     if as_json:
         print_json(fmt.first_rows(report, top))
     else:
+        whatif_banner(cat)
         print_plan_serve(report, top, fronts=pareto)
     write_scenario(report, scenario, catalog_files, sets)
     if not report["results"]:

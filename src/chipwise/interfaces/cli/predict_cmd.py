@@ -13,6 +13,7 @@ from chipwise.interfaces.cli.common import (
     catalog_from,
     print_json,
     print_model_notes,
+    whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_prediction
@@ -40,6 +41,7 @@ def predict(
         if as_json:
             print_json(result)
         else:
+            whatif_banner(cat)
             print_prediction(result, sources)
         return
     if plot is not None:

@@ -19,6 +19,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     print_track_record,
     projected_banner,
+    whatif_banner,
 )
 from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
@@ -402,6 +403,7 @@ def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources:
     if as_json:
         print_json(result)
     else:
+        whatif_banner(cat)
         print_serving(result, sources)
     return result
 

@@ -43,7 +43,6 @@ from chipwise.sweep.runner import MAX_POINTS
 from chipwise.sweep.store import is_store
 
 LOCAL_RAY = "local"  # what a bare --ray means: start a local Ray (or join RAY_ADDRESS)
-_SUBCOMMANDS = ("run", "show", "export")
 _SWEEP_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -271,17 +270,6 @@ def _point_label(row: dict[str, Any], axes: list[str]) -> str:
     return " ".join(parts)
 
 
-def _plan_text(plan: Any) -> str:
-    p = json.loads(plan) if isinstance(plan, str) else plan
-    if isinstance(p, dict) and {"tp", "dp"} <= set(p):
-        return fmt.plan(p)
-    if isinstance(p, dict) and {"tp", "max_batch", "replicas"} <= set(p):  # a serving pool: 'TP2 b256 x4'
-        return fmt.serving_plan(p)
-    if isinstance(p, dict) and p.get("disaggregated") and isinstance(p.get("prefill"), dict):
-        return " | ".join(f"{role[0].upper()}: {fmt.serving_plan(p[role])}" for role in ("prefill", "decode"))
-    return json.dumps(p, separators=(",", ":")) if p else "-"
-
-
 def _num(value: Any, render: Any) -> str:
     return "-" if value is None else str(render(value))
 
@@ -339,7 +327,7 @@ def _rows_table(title: str, rows: list[dict[str, Any]], axes: list[str], lead: t
         cells.append(_num(r.get("chips"), lambda v: f"{v:,}"))
         if with_point:
             cells.append(_point_label(r, axes))
-        cells.append(_plan_text(r.get("plan")))
+        cells.append(fmt.any_plan(r.get("plan")))
         # a store written before the expected figures were kept has the ideal ones only; a training point without
         # tokens priced an hour of training, and says so beside the whole runs' totals
         hourly = r.get("economics_basis") == "one hour"

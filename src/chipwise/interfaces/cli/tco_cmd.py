@@ -20,9 +20,8 @@ from chipwise.interfaces.cli.common import (
     console,
     print_json,
     projected_banner,
+    whatif_banner,
 )
-
-Money = Annotated[float | None, typer.Option(show_default=False)]
 
 
 def tco(
@@ -81,6 +80,7 @@ def tco(
     if as_json:
         print_json(report)
     else:
+        whatif_banner(cat)
         print_tco(report)
 
 

@@ -8,14 +8,14 @@ Throughput is measured over a steady window, so that the fill and the final drai
 open loop, from one median end-to-end latency after the first arrival (the batch has filled) to the last arrival
 (or on to the run's end where no request finished by then); closed loop, from the start (or the end of its users'
 ramp, whenever the last admission comes after it) to the last admission of a request into a batch (after it the
-batch only drains), or the whole run when that admission came in its first half (every request fitted in the first
-batches). An offline run is measured whole, as offline benchmarks (trtllm-bench, MLPerf Offline) time a fixed set
-of requests: requests of one length that start together run in waves, and a window cut inside the run (from the
-first batch's turn-over to the last admission, until stop 23) read MI325X's Llama 2 70B 20% low at four waves and
-ranked it under MI300X; the whole run reads it within 1% of its steady rate from two waves on. The output tokens
-counted are those the replicas generated within the window (a decode run's tokens spread evenly over its
-iterations), the input tokens those of the requests that finished in it. With basis 'run' the window is the whole
-run, as a benchmark that times a fixed set of requests reports it.
+batch only drains; on to the run's end where no request finished by then), or the whole run when that admission
+came in its first half (every request fitted in the first batches). An offline run is measured whole, as offline
+benchmarks (trtllm-bench, MLPerf Offline) time a fixed set of requests: requests of one length that start together
+run in waves, and a window cut inside the run (from the first batch's turn-over to the last admission, until stop
+23) read MI325X's Llama 2 70B 20% low at four waves and ranked it under MI300X; the whole run reads it within 1% of
+its steady rate from two waves on. The output tokens counted are those the replicas generated within the window (a
+decode run's tokens spread evenly over its iterations), the input tokens those of the requests that finished in it.
+With basis 'run' the window is the whole run, as a benchmark that times a fixed set of requests reports it.
 
 Goodput (the requests within every SLO target) is counted over the requests the throughput window counts, its
 fraction and its rate alike. KV-cache occupancy is recorded at every event with where it has grown to by the next
@@ -93,8 +93,7 @@ def window(out: SimOutput, basis: str = "steady", ramp_s: float = 0.0) -> tuple[
     if not out.closed_loop and arrivals.size > 1 and arrivals.max() > arrivals.min():
         hi = float(arrivals.max())
         start = lo + min(_fill_s(out), 0.5 * (hi - lo))
-        finish = r["finish"][np.isfinite(r["finish"]) & (r["dropped"] == 0)]
-        if not np.any((finish >= start) & (finish <= hi)):
+        if not _finished_within(out, start, hi):
             # no request finished by the last arrival (two requests 0.5 s apart, each done in 46 ms, had read
             # 0 output tok/s and 0 req/s, unexplained): the window runs on to the run's end, and so measures the
             # 2 req/s offered (the whole run, its fill too, read 3.66)
@@ -105,7 +104,19 @@ def window(out: SimOutput, basis: str = "steady", ramp_s: float = 0.0) -> tuple[
         return lo, max(out.end, lo + 1e-12)  # offline: the whole run, as an offline benchmark times it
     if ramp_s > 0.0 and hi > ramp_s:
         lo = ramp_s
+    if not _finished_within(out, lo, hi):
+        # as an open loop's: no request finished by the last admission (32 users of 32 requests, each of 2 output
+        # tokens, all admitted at 30 ms and done at 41 ms, had read 0 output tok/s, 0 req/s and no cost per token),
+        # so the window runs on to the run's end and measures the 64 tokens in 41 ms, 1,552 output tok/s
+        return lo, max(out.end, lo + 1e-12)
     return lo, max(hi, lo + 1e-12)
+
+
+def _finished_within(out: SimOutput, lo: float, hi: float) -> bool:
+    """Whether any request that was served (not dropped) finished within [lo, hi]."""
+    r = out.requests
+    finish = r["finish"][np.isfinite(r["finish"]) & (r["dropped"] == 0)]
+    return bool(np.any((finish >= lo) & (finish <= hi)))
 
 
 def ramp_included(out: SimOutput, lo: float, ramp_s: float) -> bool:

@@ -1,0 +1,219 @@
+"""`chipwise sensitivity SCENARIO`: which catalog figure matters most for one training or serving scenario."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import (
+    CatalogFiles,
+    JsonFlag,
+    SetFigures,
+    catalog_from,
+    console,
+    print_json,
+    print_model_notes,
+    projected_banner,
+    transient_bar,
+    whatif_banner,
+)
+from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
+from chipwise.planner.sensitivity import DEFAULT_STEP, METRICS, sensitivity
+from chipwise.workload.scenario import load_scenario
+
+#: an elasticity under this reads as 'moves nothing' (a figure whose 10% moves the metric under 0.01%)
+MOVES_NOTHING = 1e-3
+
+
+def sensitivity_cmd(
+    scenario: Annotated[str, typer.Argument(help="A scenario YAML/JSON file, or the scenario inline.")],
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            help="What to rank the figures by. Training: "
+            + ", ".join(METRICS["train"])
+            + " (default step_time). Serving: "
+            + ", ".join(METRICS["serve"])
+            + " (default e2e_p50 under an arrival rate, else throughput).",
+            show_default=False,
+        ),
+    ] = None,
+    step: Annotated[
+        float, typer.Option("--step", help="How far each figure moves, down and up: 0.1 is -10% and +10%.")
+    ] = DEFAULT_STEP,
+    replan: Annotated[
+        bool,
+        typer.Option(
+            "--replan", help="Search the plan again for each move (default: hold the plan the prediction chose)."
+        ),
+    ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            help="Processes to price the moves over (default: every core for a serving scenario, 1 for training).",
+            min=1,
+            show_default=False,
+        ),
+    ] = None,
+    only: Annotated[
+        str | None,
+        typer.Option(
+            "--figures",
+            help="Move only the figures whose name holds one of these comma-separated texts, e.g. "
+            "hbm,flops,efficiency.hopper (default: every figure the prediction rests on).",
+            show_default=False,
+        ),
+    ] = None,
+    top: Annotated[int, typer.Option("--top", help="Rows to show, largest elasticity first.", min=1)] = 12,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+    plot: PlotFile = None,
+) -> None:
+    """Which catalog figure matters most for a scenario: each figure moved -10% and +10%, the plan held fixed."""
+    cat = catalog_from(catalog_files, sets)
+    sc = load_scenario(scenario, cat)
+    print_model_notes(cat, sc.model)
+    bar, task = transient_bar("sensitivity")
+
+    def tell(done: int, total: int) -> None:
+        bar.update(task, description="pricing moves", completed=done, total=total)
+
+    with bar:  # on a terminal only, gone once the answer prints
+        texts = [t.strip() for t in (only or "").split(",") if t.strip()]
+        result = sensitivity(
+            sc, catalog_files or (), sets or (), step, metric, replan=replan, workers=workers, progress=tell, only=texts
+        )
+    write_plot(result, plot)
+    if as_json:
+        print_json(result)
+        return
+    whatif_banner(cat)  # the figures moved are moved from the what-if's values
+    print_sensitivity(result, top)
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.2f}"
+
+
+def _moved(change: float | None, error: str | None) -> str:
+    if error is not None:
+        return "[dim]cannot price[/]"
+    return "-" if change is None else f"{change:+.2%}"
+
+
+def _figure_value(row: dict[str, Any]) -> str:
+    value = row["value"]
+    shown = f"{value:,.4g}" if isinstance(value, int | float) else str(value)
+    unit = row.get("unit") or ""
+    return shown if unit in ("", "1") else f"{shown} {unit}"
+
+
+def _also(row: dict[str, Any], ranked: str, labels: dict[str, dict[str, str]]) -> str:
+    """The other metrics a figure moves, by their elasticity (those it moves as the ranked metric left out)."""
+    e = row["elasticity"]
+    mine = e.get(ranked)
+    parts = [
+        f"{labels[k]['label']} {v:+.2f}" if abs(v) >= 0.01 else f"{labels[k]['label']} {v:+.3f}"
+        for k, v in e.items()
+        if k != ranked and v is not None and abs(v) >= MOVES_NOTHING and (mine is None or abs(v - mine) >= 0.005)
+    ]
+    return ", ".join(parts) or "-"
+
+
+def _errors(row: dict[str, Any]) -> bool:
+    return any(row[side].get("error") is not None for side in ("minus", "plus"))
+
+
+def _moves(row: dict[str, Any], key: str | None = None) -> bool:
+    """Whether a figure moves the metric `key` (any metric: None) by MOVES_NOTHING for a 1% move."""
+    e = row["elasticity"]
+    return any(abs(v or 0.0) >= MOVES_NOTHING for k, v in e.items() if key is None or k == key)
+
+
+def print_sensitivity(r: dict[str, Any], top: int) -> None:
+    labels = r["metrics"]
+    ranked = r["metric"]
+    label = labels[ranked]["label"]
+    what = "training" if r["scenario_kind"] == "train" else "serving"
+    held = "the plan held: " + fmt.any_plan(r["plan"]) if r["plan_held"] else "the plan searched again for each move"
+    step = r["step"]
+    table = Table(
+        title=(
+            f"Sensitivity of {r['model']} {what} on {r['chips']:,} x {r['hardware']} ({held}): each figure moved "
+            f"-{step:.0%} and +{step:.0%}, ranked by the elasticity of {label}"
+            + (f" (only figures naming {', '.join(r['only'])})" if r.get("only") else "")
+        ),
+        title_justify="left",
+    )
+    for name, justify in (
+        ("#", "right"),
+        ("figure", "left"),
+        ("value", "right"),
+        ("status", "left"),
+        (f"{label} at -{step:.0%}", "right"),
+        (f"at +{step:.0%}", "right"),
+        ("elasticity", "right"),
+        ("also moves (elasticity)", "left"),
+    ):
+        # a figure's name is what --set takes: never cut short (the other metrics' column wraps instead)
+        table.add_column(name, justify=justify, no_wrap=name in ("figure", "value"))  # type: ignore[arg-type]
+    moving = [row for row in r["figures"] if _moves(row, ranked) or _errors(row)]
+    others = [row for row in r["figures"] if row not in moving and _moves(row)]
+    others.sort(key=lambda row: -max(abs(v or 0.0) for v in row["elasticity"].values()))  # the largest first
+    still = [row for row in r["figures"] if row not in moving and row not in others]
+    for i, row in enumerate(moving[:top], start=1):
+        table.add_row(
+            str(i),
+            escape(row["figure"]),
+            _figure_value(row),
+            str(row.get("status", "")),
+            _moved(row["change"]["minus"].get(ranked), row["minus"].get("error")),
+            _moved(row["change"]["plus"].get(ranked), row["plus"].get("error")),
+            _signed(row["elasticity"].get(ranked)),
+            _also(row, ranked, labels),
+        )
+    console.print(table)
+    base = r["baseline"][ranked]
+    unit = labels[ranked]["unit"]
+    shown = fmt.duration(base) if unit == "s" else f"{base:,.4g} {unit}"
+    console.print(
+        f"{label} {shown}. Elasticity: the per cent {label} moves for a 1% move of the figure (-1: inversely "
+        "proportional; 0: the figure does not reach it).",
+        highlight=False,
+    )
+    if len(moving) > top:
+        console.print(f"{len(moving) - top} more figures move it less (--top {len(moving)} lists them).")
+    for row in moving[:top]:
+        for side, sign in (("minus", "-"), ("plus", "+")):
+            if (error := row[side].get("error")) is not None:
+                console.print(f"{escape(row['figure'])} {sign}{step:.0%} cannot be priced: {escape(error)}.")
+    if others:
+        rest = Table(title=f"Figures that move other metrics, not {label}", title_justify="left")
+        for name in ("figure", "value", "status", "moves (elasticity)"):
+            rest.add_column(name, justify="right" if name == "value" else "left", no_wrap=name == "figure")
+        for row in others[:top]:
+            moves = _also(row, "", labels)  # every metric it moves
+            rest.add_row(escape(row["figure"]), _figure_value(row), str(row.get("status", "")), moves)
+        console.print(rest)
+        if len(others) > top:
+            console.print(f"{len(others) - top} more figures move other metrics (--top {len(others)} lists them).")
+    zeros = [row for row in r["not_priced"] if row["value"] == 0]
+    derived = [row for row in r["not_priced"] if row["value"] != 0]
+    quiet = [
+        f"{len(still)} move no metric (under {MOVES_NOTHING:.1%} for a 1% move)" if still else "",
+        f"{len(zeros)} are 0, which a move by a share leaves at 0" if zeros else "",
+        f"{len(derived)} are derived, moved through their inputs" if derived else "",
+    ]
+    if any(quiet):
+        said = "; ".join(q for q in quiet if q)
+        console.print(f"Of the other figures the prediction rests on, {said} (--json lists each).")
+    projected_banner([r["hardware"]] if r.get("projected") else [])
+    processes = f"{r['workers']} process{'es' if r['workers'] > 1 else ''}"
+    console.print(f"{r['predictions']} predictions in {r['seconds']:.1f} s over {processes}.", highlight=False)

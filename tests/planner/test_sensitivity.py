@@ -1,0 +1,196 @@
+"""`chipwise sensitivity`: each figure a prediction rests on moved -10% and +10%, the elasticities checked against
+hand arithmetic on the prediction's own breakdown, the plan held, and the figures listing complete (a figure it
+leaves out moves nothing)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+import chipwise.api as cw
+from chipwise.catalog.fields import figure_paths
+from chipwise.catalog.loader import FOLLOWED, _builtin_raw, load_catalog
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.interfaces.cli.app import run
+from chipwise.planner.sensitivity import METRICS, _fixed_plan, _predict, _value, figures_moved, sensitivity
+from chipwise.workload.scenario import load_scenario
+from cli_run import run_error, run_json
+
+TRAIN = {
+    "kind": "train",
+    "model": "llama-3.1-8b",
+    "hardware": "h100-sxm",
+    "chips": 64,
+    "seq_len": 4096,
+    "global_batch_tokens": 4194304,
+    "tokens": 1e11,
+    "plan": {"tp": 2, "pp": 1, "dp": 32, "microbatch": 2, "zero": 1, "recompute": "none"},
+}
+SERVE = {
+    "kind": "serve",
+    "model": "llama-3.1-8b",
+    "hardware": "h100-sxm",
+    "chips": 2,
+    "precision": "bf16",
+    "input_tokens": 512,
+    "output_tokens": 128,
+    "arrival_rate": 4,
+    "requests": 200,
+    "plan": {"tp": 2, "max_batch": 32},
+}
+
+
+@pytest.fixture(scope="module")
+def train() -> dict[str, Any]:
+    return cw.sensitivity(TRAIN)
+
+
+def _row(result: dict[str, Any], figure: str) -> dict[str, Any]:
+    return next(r for r in result["figures"] if r["figure"] == figure)
+
+
+def test_compute_elasticity_is_the_finite_difference_of_the_breakdown(train: dict[str, Any]) -> None:
+    """Peak FLOP/s scales the matmul and attention time by 1/x and leaves the rest: by hand, the step at x is
+    C/x + R, and the elasticity ln(step(1.1) / step(0.9)) / ln(1.1 / 0.9)."""
+    held = {**TRAIN, "plan": train["plan"]}
+    base = cw.predict(held)
+    b = base["breakdown"]
+    c = b["compute"] + b["attention"]
+    r = base["step_time_s"] - c
+    by_hand = math.log((c / 1.1 + r) / (c / 0.9 + r)) / math.log(1.1 / 0.9)
+    row = _row(train, "h100-sxm.flops.bf16")
+    # each kernel's fixed launch and tail time does not scale with the peak: a little under the pure 1/x figure
+    assert by_hand - 1e-9 < row["elasticity"]["step_time"] < by_hand + 0.02
+    assert -1.0 < row["elasticity"]["step_time"] < -0.5  # compute-bound, not wholly
+    # and exactly the central difference of two predictions with the peak set 10% down and up
+    lo, hi = (cw.predict(held, sets=[f"h100-sxm.flops.bf16={x * 989.4}TFLOP/s"])["step_time_s"] for x in (0.9, 1.1))
+    assert row["elasticity"]["step_time"] == pytest.approx(math.log(hi / lo) / math.log(1.1 / 0.9), rel=1e-6)
+    assert row["change"]["plus"]["step_time"] == pytest.approx(hi / base["step_time_s"] - 1.0, rel=1e-6)
+    # the GEMM fraction multiplies the same peak: the same moves (the LM head's bf16 GEMMs included)
+    eff = _row(train, "efficiency.hopper.matmul.bf16")
+    assert eff["change"]["plus"]["step_time"] == pytest.approx(row["change"]["plus"]["step_time"], rel=0.05)
+    # ranked by |elasticity| of the step time: the peak (or its GEMM fraction) first
+    assert train["figures"][0]["figure"] in ("h100-sxm.flops.bf16", "efficiency.hopper.matmul.bf16")
+    assert train["metric"] == "step_time" and train["plan_held"] and train["step"] == 0.1
+
+
+def test_energy_and_carbon_move_one_for_one_with_pue_and_grid(train: dict[str, Any]) -> None:
+    """energy = IT power x time x PUE, CO2e = energy x grid intensity: elasticities exactly 1, and neither moves
+    the step."""
+    pue = next(r for r in train["figures"] if r["figure"].startswith("datacenter.pue."))
+    assert pue["elasticity"]["energy"] == pytest.approx(1.0, abs=1e-9)
+    assert pue["elasticity"]["co2e"] == pytest.approx(1.0, abs=1e-9)
+    assert pue["elasticity"]["step_time"] == pytest.approx(0.0, abs=1e-12)
+    grid = next(r for r in train["figures"] if r["figure"].startswith("datacenter.grid_intensity."))
+    assert grid["elasticity"]["co2e"] == pytest.approx(1.0, abs=1e-9)
+    assert grid["elasticity"]["energy"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_plan_held_and_a_side_that_cannot_be_priced(train: dict[str, Any]) -> None:
+    """The plan each move prices is the one the prediction chose; 10% less HBM capacity on a plan that fills it
+    cannot be priced (one line says why), and the elasticity then stands on the other side."""
+    assert train["plan"]["tp"] == 2 and train["plan"]["dp"] == 32
+    tight = {**TRAIN, "model": "llama-3.1-70b", "chips": 16, "plan": {"tp": 8, "pp": 2, "dp": 1, "zero": 1}}
+    result = cw.sensitivity(tight, metric="step_time", only=["hbm_capacity"])
+    assert [r["figure"] for r in result["figures"]] == ["h100-sxm.hbm_capacity"]
+    capacity = next(r for r in result["figures"] + result["not_priced"] if r["figure"].endswith("hbm_capacity"))
+    assert "does not fit" in capacity["minus"]["error"]
+    assert capacity["plus"]["step_time"] == pytest.approx(result["baseline"]["step_time"])
+    assert capacity["elasticity"]["step_time"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_zero_and_derived_figures_are_named_not_priced(train: dict[str, Any]) -> None:
+    reasons = {r["figure"]: r["reason"] for r in train["not_priced"]}
+    zeros = [r["figure"] for r in train["not_priced"] if r["value"] == 0]
+    assert "reliability.checkpoint.detection_time_s" in zeros  # 0 s: a move by a share leaves it 0
+    assert all(reasons[name].startswith("0:") for name in zeros)
+    assert any(name.endswith("host_power_per_chip") for name in reasons)  # derived from system power and TDP
+    priced = len(train["figures"]) + len(train["not_priced"]) - len(zeros)  # a derived figure was tried, both ways
+    assert train["predictions"] == 1 + 2 * priced
+
+
+def test_the_training_figures_listing_is_complete() -> None:
+    """Every numeric figure of the chip, its system, its two fabrics and its efficiency family that the listing
+    (`figures`) leaves out moves no metric when scaled by 1.1 (a chip figure a system figure follows is the
+    system's, listed under the system's name)."""
+    cat = load_catalog()
+    sc = load_scenario(json.dumps(TRAIN), cat)
+    base = _predict(cat, sc)
+    fixed = _fixed_plan(sc, base["plan"])
+    listed = set(figures_moved(cat, base))
+    system = hardware(cat).system(base["system"])
+    raw = _builtin_raw()
+    entries = [
+        ("chips", system.chip.id),
+        ("systems", system.id),
+        ("fabrics", system.scaleup.fabric.id),
+        ("fabrics", system.scaleout_fabric.id),
+        ("efficiency", system.chip.family),
+    ]
+    moved = []
+    for section, key in entries:
+        for path in figure_paths(raw[section][key]):
+            name = f"{section}.{key}.{path}"
+            if name in listed or f"{key}.{path}" in listed or (section == "chips" and path in FOLLOWED):
+                continue
+            try:
+                priced = _predict(load_catalog((), [f"{name}=x1.1"]), fixed)
+            except ChipwiseError:
+                continue  # a text figure, one only shown, or one out of range at x1.1
+            for metric in METRICS["train"].values():
+                before, after = _value(metric, base), _value(metric, priced)
+                if before and after and abs(after / before - 1.0) > 1e-9:
+                    moved.append(name)
+    assert moved == []
+
+
+def test_serving_sensitivity_and_its_listing() -> None:
+    """A serving run's moves are simulated with its own seed: HBM bandwidth shortens the decode step (TPOT), the
+    PUE moves energy one for one; the engine's and the fabric's figures (tp 2 talks over NVLink) are listed."""
+    result = cw.sensitivity(SERVE, metric="tpot_p50", workers=1, only=["hbm_bandwidth", "datacenter.pue"])
+    assert result["metric"] == "tpot_p50" and result["only"] == ["hbm_bandwidth", "datacenter.pue"]
+    hbm = _row(result, "h100-sxm.hbm_bandwidth")
+    assert -1.0 < hbm["elasticity"]["tpot_p50"] < -0.1
+    pue = next(r for r in result["figures"] if r["figure"].startswith("datacenter.pue."))
+    assert pue["elasticity"]["energy"] == pytest.approx(1.0, abs=1e-6)
+    assert result["predictions"] == 5
+    names = set(cw.predict(SERVE)["figures"])
+    assert {"h100-sxm.scaleup_bandwidth", "nvlink4.bus_efficiency", "engines.trtllm.layer_overhead"} <= names
+    with pytest.raises(ChipwiseError, match="no figure of this prediction's names 'hbm_bandwith'"):
+        cw.sensitivity(SERVE, only=["hbm_bandwith"])
+
+
+def test_bad_options_are_one_line() -> None:
+    with pytest.raises(ChipwiseError, match="metric 'speed' is not one of a train scenario's"):
+        cw.sensitivity(TRAIN, metric="speed")
+    with pytest.raises(ChipwiseError, match=r"step 0.7 is not a fraction in \(0, 0.5\)"):
+        cw.sensitivity(TRAIN, step=0.7)
+    with pytest.raises(ChipwiseError, match="workers 0"):
+        cw.sensitivity(TRAIN, workers=0)
+    no_tokens = {k: v for k, v in TRAIN.items() if k != "tokens"}
+    with pytest.raises(ChipwiseError, match=r"has no time to train \(give the scenario tokens: to train on\)"):
+        sensitivity(load_scenario(json.dumps(no_tokens)), metric="time_to_train")
+
+
+def test_cli_table_json_and_errors(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "train.yaml"
+    scenario.write_text(json.dumps(TRAIN))
+    assert run(["sensitivity", str(scenario), "--top", "3"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Sensitivity of llama-3.1-8b training on 64 x h100-sxm (the plan held: TP2 DP32" in out
+    assert "more figures move it less (--top" in out
+    assert "Figures that move other metrics, not step time" in out
+    plot = tmp_path / "sens.png"
+    argv = ["sensitivity", str(scenario), "--json", "--metric", "energy", "--plot", str(plot)]
+    argv += ["--figures", "pue,h100-sxm.tdp"]
+    data = run_json(capsys, argv)
+    assert {r["figure"] for r in data["figures"]} == {"datacenter.pue.aws", "h100-sxm.tdp"}
+    assert data["kind"] == "sensitivity" and data["metric"] == "energy"
+    first, last = (abs(data["figures"][i]["elasticity"]["energy"] or 0.0) for i in (0, -1))
+    assert first >= last
+    assert plot.stat().st_size > 10_000
+    assert "metric 'speed'" in run_error(capsys, ["sensitivity", str(scenario), "--metric", "speed"])
