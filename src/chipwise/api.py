@@ -41,16 +41,17 @@ from chipwise.planner.fleet import parse_limits
 from chipwise.planner.fleet import plan_fleet as planner_fleet
 from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
+from chipwise.planner.scenario import predict_scenario
 from chipwise.planner.sensitivity import DEFAULT_STEP
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
-from chipwise.planner.training import plan_training, predict_training
+from chipwise.planner.training import plan_training
 from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model, model_summary, preset_summaries
-from chipwise.workload.scenario import TrainScenario, load_scenario, read_count
+from chipwise.workload.scenario import load_scenario, read_count
 from chipwise.workload.serving import load_of, name_value
 
 
@@ -246,12 +247,7 @@ def predict(
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
     cat = load_catalog(files, sets)
-    sc = load_scenario(_scenario_text(scenario), cat)
-    if isinstance(sc, TrainScenario):
-        return predict_training(cat, sc)
-    from chipwise.planner.serving import predict_serving
-
-    return dict(predict_serving(cat, sc))
+    return predict_scenario(cat, load_scenario(_scenario_text(scenario), cat))
 
 
 def _scenario_text(scenario: Any) -> str:

@@ -1,6 +1,7 @@
-"""Review P5: every source key a catalog figure cites resolves in sources.yaml, the keys the efficiency factors'
-derivations cite included (ANTHROPIC_TRN had resolved only in docs/research/efficiency-evidence.md), and
-`catalog show efficiency.FAMILY` traces a prediction's efficiency figures to them."""
+"""Every source key a catalog figure cites resolves in sources.yaml, the keys the efficiency factors' derivations
+cite included (ANTHROPIC_TRN had resolved only in docs/research/efficiency-evidence.md) and listed in their `source`
+(where `catalog show` and a prediction's figures read them), and `catalog show efficiency.FAMILY` traces a
+prediction's efficiency figures to them."""
 
 from __future__ import annotations
 
@@ -37,6 +38,13 @@ def test_every_reference_an_efficiency_derivation_cites_resolves(catalog: Catalo
     }
     assert {"ANTHROPIC_TRN", "TPU_PEDIA", "MAMF", "FA2", "FA3"} <= cited
     assert sorted(cited - set(catalog.sources)) == []
+    unlisted = [
+        (path, key)
+        for path, f in _figures(catalog.efficiency).items()
+        for key in cited
+        if re.search(rf"\b{key}\b", f.derivation) and key not in f.source
+    ]
+    assert unlisted == []
     assert catalog.sources["ANTHROPIC_TRN"].startswith("https://dev.to/kazuya_dev/aws-reinvent-2025-aws-trn3")
 
 

@@ -89,11 +89,16 @@ def test_a_facility_cost_in_a_catalog_file_without_per_kw_is_one_clear_error(hw:
         'derivation: "a bid"}\n'
     )
     with pytest.raises(ChipwiseError) as info:
-        owned_tco(load_catalog([path]), hw.system("h100-sxm"), facility="owned")
+        load_catalog([path])  # refused as the file is read, before any command prices with it
     assert str(info.value) == (
-        f"datacenter.capex.facility_usd_per_kw in {path} is in 'USD', not a price per kW of IT load. Fix: write "
-        f"unit: \"USD/kW\" in {path}, if 12000 is per kW."
+        f"{path}: datacenter.capex.facility_usd_per_kw is in 'USD' (money), where the figure is a capacity_price. "
+        "Fix: give it in one of USD/W, USD/kW, USD/MW."
     )
+    # any figure of the tree sections: a facility life in GB had been taken as years
+    life = "{value: 15, unit: GB, status: estimate, derivation: x}"
+    path.write_text(f"datacenter:\n  capex:\n    facility_life_years: {life}\n")
+    with pytest.raises(ChipwiseError, match=r"facility_life_years is in 'GB' \(bytes\), where the figure is a time"):
+        load_catalog([path])
 
 
 @pytest.mark.parametrize(

@@ -426,7 +426,7 @@ def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapp
                     f"a field the model reads (docs/catalog-format.md), or drop it."
                 )
     for section in ("efficiency", "engines", "datacenter"):
-        for path, fig in _tree_figures(trees.get(section) or {}):
+        for path, fig in tree_figures(trees.get(section) or {}):
             if isinstance(fig.value, str):
                 continue
             problem = range_problem(section, path, fig.si)
@@ -434,6 +434,7 @@ def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapp
                 raise ChipwiseError(
                     f"{origin(section, path.split('.')[0])}: {problem}. Fix: give a value in that range."
                 )
+    _check_quantities(trees, origins)
     ratios = (trees.get("datacenter") or {}).get("pricing_mode_ratio") or {}
     problem = mode_order_problem({m: f.si for m, f in ratios.items() if isinstance(f, Figure)})
     if problem:
@@ -442,12 +443,47 @@ def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapp
         )
 
 
+@functools.cache
+def _builtin_quantities() -> dict[str, str]:
+    """What each built-in figure of the tree sections measures, by section-qualified path."""
+    cat = _builtin_catalog()
+    return {
+        f"{section}.{path}": quantity(fig.unit)
+        for section in ("efficiency", "engines", "datacenter", "reliability")
+        for path, fig in tree_figures(getattr(cat, section))
+        if not isinstance(fig.value, str)
+    }
+
+
+def _check_quantities(trees: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """A figure a file or --set gives measures what the built-in one does (or, for a new efficiency family or
+    engine, the default's): a failure rate in '1' had been read per second (3,600 times the rate per hour meant), a
+    facility cost in 'USD' per W (1,000 times the cost per kW), a life in 'GB' taken as years."""
+    if all(origin == BUILTIN for origin in origins.values()):
+        return  # the built-in catalog itself (whose quantities are the reference)
+    builtin = _builtin_quantities()
+    for section in ("efficiency", "engines", "datacenter", "reliability"):
+        for path, fig in tree_figures(trees.get(section) or {}):
+            first = path.split(".")[0]
+            origin = origins.get(f"{section}.{first}", BUILTIN)
+            if origin == BUILTIN or isinstance(fig.value, str):
+                continue
+            default = f"{section}.default.{path.partition('.')[2]}" if section in ("efficiency", "engines") else ""
+            wanted = builtin.get(f"{section}.{path}") or builtin.get(default)
+            if wanted is not None and quantity(fig.unit) != wanted:
+                units = ", ".join(units_of(wanted)) or "'1'"
+                raise ChipwiseError(
+                    f"{origin}: {section}.{path} is in '{fig.unit}' ({quantity(fig.unit)}), where the figure is a "
+                    f"{wanted}. Fix: give it in one of {units}."
+                )
+
+
 def _check_entry_ranges(sections: Mapping[str, Mapping[str, Any]], origins: Mapping[str, str]) -> None:
     """The chips' and systems' figures that have a range (fields.RANGES: a power above 0) are in it, in a catalog
     file as with `--set` (a TDP of 0 had been taken, and energy priced host-only)."""
     for section, entries in sections.items():
         for key, entry in entries.items():
-            for path, fig in _tree_figures(entry):
+            for path, fig in tree_figures(entry):
                 if isinstance(fig.value, str):
                     continue
                 problem = range_problem(section, f"{key}.{path}", fig.si)
@@ -489,16 +525,16 @@ def _check_names(sections: Mapping[str, Mapping[str, Any]], origins: Mapping[str
             )
 
 
-def _tree_figures(node: Any, prefix: str = "") -> list[tuple[str, Figure]]:
+def tree_figures(node: Any, prefix: str = "") -> list[tuple[str, Figure]]:
     """Every validated figure of a tree (or of a validated entry: a chip, a system) by dotted path."""
     if isinstance(node, Figure):
         return [(prefix, node)]
     if isinstance(node, BaseModel):
         node = {name: getattr(node, name) for name in type(node).model_fields}
     if isinstance(node, dict):
-        return [x for k, v in node.items() for x in _tree_figures(v, f"{prefix}.{k}" if prefix else str(k))]
+        return [x for k, v in node.items() for x in tree_figures(v, f"{prefix}.{k}" if prefix else str(k))]
     if isinstance(node, list):
-        return [x for i, v in enumerate(node) for x in _tree_figures(v, f"{prefix}.{i}" if prefix else str(i))]
+        return [x for i, v in enumerate(node) for x in tree_figures(v, f"{prefix}.{i}" if prefix else str(i))]
     return []
 
 

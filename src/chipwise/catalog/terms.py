@@ -13,7 +13,6 @@ from typing import Any
 
 from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, set_on_command_line
 from chipwise.catalog.schema import Figure
-from chipwise.catalog.units import quantity
 from chipwise.errors import ChipwiseError
 
 
@@ -77,20 +76,6 @@ def term(catalog: Catalog, section: str, *path: str) -> Term:
     t = from_figure(fig, ".".join((section, *path)))
     origin = catalog.origins.get(f"{section}.{path[0]}") if path else None
     return replace(t, extra={"origin": origin}) if origin else t
-
-
-def term_of(catalog: Catalog, kind: str, unit: tuple[str, str], what: str, section: str, *path: str) -> Term:
-    """`term`, checked to measure the quantity `kind` (catalog.units.quantity): one line where a catalog file gives
-    it in another, naming `unit`, the unit to write and how it reads ('/h', 'per hour'), and `what` it is (a rate
-    given in '1', the unit failure rates had before '/h', would be read per second: 3,600 times the rate meant)."""
-    t = term(catalog, section, *path)
-    if quantity(t.unit) != kind:
-        where = f" in {t.extra['origin']}" if t.extra.get("origin") else ""
-        raise ChipwiseError(
-            f"{t.key}{where} is in '{t.unit}', not {what}. Fix: write unit: \"{unit[0]}\"{where}, if "
-            f"{float(t.shown):g} is {unit[1]}."
-        )
-    return t
 
 
 def fix_at_origin(t: Term, example: str) -> tuple[str, str]:

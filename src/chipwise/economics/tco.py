@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term, term_of
+from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
@@ -381,16 +381,6 @@ def _plausible(name: str, figure: Term) -> Term:
     return figure
 
 
-def _facility_build(catalog: Catalog) -> Term:
-    """What building the facility costs per W of critical IT load (the catalog's USD/kW, in SI when loaded); one
-    line where a catalog file gives it in another quantity: plain 'USD', the unit it had before 'USD/kW', would be
-    read as USD per W, 1,000 times the price meant."""
-    per_kw = ("USD/kW", "per kW")
-    return term_of(
-        catalog, "capacity_price", per_kw, "a price per kW of IT load", "datacenter", "capex", "facility_usd_per_kw"
-    )
-
-
 def _scaleup_capex(catalog: Catalog, system: System, overrides: Mapping[str, float]) -> Term:
     if "scaleup_network_usd_per_chip" in overrides:
         return _input(catalog, "scaleup_network_usd_per_chip", overrides)
@@ -493,7 +483,7 @@ def tco_inputs(
         space = _input(catalog, "colocation_usd_per_kw_month", ov)
         facility_life = None
     else:
-        space = _facility_build(catalog)
+        space = term(catalog, "datacenter", "capex", "facility_usd_per_kw")  # USD/kW, in SI (USD/W) when loaded
         facility_life = term(catalog, "datacenter", "capex", "facility_life_years")
     util = (
         override(utilisation, "utilisation", "1", why="share of calendar hours the chips do paid work (given)")

@@ -36,6 +36,7 @@ from chipwise.interfaces.chart import (
     log_scale_suits,
     write_chart,
 )
+from chipwise.planner.sensitivity import MOVES_NOTHING
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count
 from chipwise.train.explain import BREAKDOWN_LABELS
@@ -620,7 +621,7 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
     ranked = str(result["metric"])
     label = result["metrics"][ranked]["label"]
     step = float(result["step"])
-    rows = [r for r in result.get("figures", []) if abs(r["elasticity"].get(ranked) or 0.0) >= 1e-3][:top]
+    rows = [r for r in result.get("figures", []) if abs(r["elasticity"].get(ranked) or 0.0) >= MOVES_NOTHING][:top]
     if not rows:
         raise ChipwiseError(f"no figure moves {label}: nothing to plot. Fix: rank by another metric (--metric).")
 

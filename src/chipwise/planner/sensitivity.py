@@ -25,14 +25,17 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from chipwise.catalog.loader import load_catalog
+from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, load_catalog
+from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError
-from chipwise.planner.training import predict_training
+from chipwise.planner.scenario import predict_scenario
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.scenario import TrainScenario
 from chipwise.workload.serving import PoolSpec, ServePlan, ServeScenario
 
 DEFAULT_STEP = 0.10
+#: an elasticity under this reads as 'moves nothing' (a 10% move of the figure moves the metric under 0.01%)
+MOVES_NOTHING = 1e-3
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,9 @@ METRICS: dict[str, dict[str, Metric]] = {
         "co2e": Metric(
             "CO2e/M tokens",
             "kg",
-            lambda r: _per(r.get("expected_tokens_per_joule"), 1e6 * (r.get("grid_kg_co2e_per_kwh") or 0.0) / 3.6e6),
+            lambda r: _per(
+                r.get("expected_tokens_per_joule"), 1e6 * (r.get("grid_kg_co2e_per_kwh") or 0.0) / JOULES_PER_KWH
+            ),
         ),
     },
     "serve": {
@@ -168,14 +173,6 @@ def figures_moved(catalog: Any, result: Mapping[str, Any]) -> dict[str, dict[str
     return {**candidate_figures(result), **_power_figures(catalog, result)}
 
 
-def _predict(catalog: Any, sc: TrainScenario | ServeScenario) -> dict[str, Any]:
-    if isinstance(sc, TrainScenario):
-        return predict_training(catalog, sc)
-    from chipwise.planner.serving import predict_serving  # the serving stack loads only for a serving scenario
-
-    return dict(predict_serving(catalog, sc))
-
-
 def _reason(exc: ChipwiseError) -> str:
     """A priced side's failure in a few words: the message before its fix."""
     return str(exc).split(" Fix:")[0].rstrip(".")
@@ -187,38 +184,52 @@ Side = dict[str, Any]  # a metric's value by name, or {"error": reason}
 def _side(files: Sequence[Any], sets: Sequence[str], sc: TrainScenario | ServeScenario, kind: str) -> Side:
     """One move priced: every metric's value, or the reason it could not be priced."""
     try:
-        moved = _predict(load_catalog(files, sets), sc)
+        moved = predict_scenario(load_catalog(files, sets), sc)
     except ChipwiseError as exc:
         return {"error": _reason(exc)}
     return {k: _value(m, moved) for k, m in METRICS[kind].items()}
 
 
+def _moved_sets(name: str, fig: Mapping[str, Any], factor: float, sets: Sequence[str]) -> list[str]:
+    """The --sets of one move: the user's and the figure scaled (`NAME=x0.9`); a figure the user's own --set gives
+    is moved from the value set, that --set replaced (both had been refused as giving the figure twice)."""
+    derivation = str(fig.get("derivation") or "")
+    own = (
+        derivation.removeprefix(f"{SET_ON_COMMAND_LINE}: --set ") if derivation.startswith(SET_ON_COMMAND_LINE) else ""
+    )
+    if own in sets:
+        unit = str(fig.get("unit") or "")
+        value = f"{float(fig['value']) * factor:.12g}"
+        return [*(a for a in sets if a != own), f"{name}={value}{'' if unit == '1' else unit}"]
+    return [*sets, f"{name}=x{factor:.12g}"]
+
+
 def _priced(
-    tasks: Sequence[tuple[str, str, str]],
+    tasks: Sequence[tuple[str, str, list[str]]],
     files: Sequence[Any],
-    sets: Sequence[str],
     sc: TrainScenario | ServeScenario,
     kind: str,
     workers: int,
 ) -> Iterator[tuple[str, str, Side]]:
-    """Each (figure, side, --set) task priced, in this process or over `workers` processes (as they finish)."""
+    """Each (figure, side, --sets) task priced, in this process or over `workers` processes (as they finish)."""
     if workers <= 1:
-        for name, side, move in tasks:
-            yield name, side, _side(files, [*sets, move], sc, kind)
+        for name, side, sets in tasks:
+            yield name, side, _side(files, sets, sc, kind)
         return
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads (a progress bar's) carried over
     # each worker reads model names as this process does (files_allowed: the web page's no_files)
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=allow_files, initargs=(files_allowed(),)
     ) as pool:
-        futures = {pool.submit(_side, files, [*sets, move], sc, kind): (name, side) for name, side, move in tasks}
+        futures = {pool.submit(_side, files, sets, sc, kind): (name, side) for name, side, sets in tasks}
         for future in as_completed(futures):
             yield (*futures[future], future.result())
 
 
 def default_workers(kind: str) -> int:
     """Processes a sensitivity prices its moves over: a serving run's simulations are worth a process each, on up to
-    every core; a training step (about 0.1 s) is not worth a process's start (a second or two to import chipwise)."""
+    every core; a training move (about 0.05 s, most of it the catalog built again) is not worth a process's start (a
+    second or two to import chipwise)."""
     return min(os.cpu_count() or 1, 8) if kind == "serve" else 1
 
 
@@ -232,18 +243,20 @@ def sensitivity(
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     only: Sequence[str] = (),
+    catalog: Catalog | None = None,
 ) -> dict[str, Any]:
     """Each figure the scenario's prediction rests on moved by -step and +step; the metrics' elasticities, the
     figures ranked by the chosen metric's (largest first). `files` and `sets` are the catalog the scenario is priced
     on. A figure a --set of the user's gives is moved from the value set. `only`: move just the figures whose name
-    holds one of these texts ('hbm', 'efficiency.hopper.'), where each move is a long simulation."""
+    holds one of these texts ('hbm', 'efficiency.hopper.'), where each move is a long simulation. `catalog`: the one
+    `files` and `sets` load, where the caller has it already."""
     step = check_step(step)
     kind = "train" if isinstance(sc, TrainScenario) else "serve"
     if metric is not None:
         check_metric(kind, metric, None)  # a name it cannot rank by is refused before any work
     started = time.perf_counter()
-    catalog = load_catalog(files, sets)
-    base = _predict(catalog, sc)
+    catalog = catalog if catalog is not None else load_catalog(files, sets)
+    base = predict_scenario(catalog, sc)
     ranked = check_metric(kind, metric, base)
     metrics = METRICS[kind]
     fixed = sc if replan else _fixed_plan(sc, base["plan"])
@@ -259,23 +272,28 @@ def sensitivity(
     figures = {name: fig for name, fig in figures.items() if name not in zeros}
     base_values = {name: _value(m, base) for name, m in metrics.items()}
     tasks = [
-        (name, side, f"{name}=x{factor:.12g}")
-        for name in figures
+        (name, side, _moved_sets(name, fig, factor, sets))
+        for name, fig in figures.items()
         for side, factor in (("minus", 1.0 - step), ("plus", 1.0 + step))
     ]
     sides: dict[str, dict[str, Side]] = {name: {} for name in figures}
     n = workers if workers is not None else default_workers(kind)
-    for done, (name, side, priced) in enumerate(_priced(tasks, files, sets, fixed, kind, n), start=1):
+    for done, (name, side, priced) in enumerate(_priced(tasks, files, fixed, kind, n), start=1):
         sides[name][side] = priced
         if progress is not None:
             progress(done, len(tasks))
     rows: list[dict[str, Any]] = []
-    unmoved = [{**_record(name, fig), "reason": "0: a move by a share leaves it 0"} for name, fig in zeros.items()]
+    unmoved = [
+        {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
+        for name, fig in zeros.items()
+    ]
     for name, fig in figures.items():
         minus, plus = sides[name]["minus"], sides[name]["plus"]
         record = _record(name, fig)
         if "error" in minus and "error" in plus:
-            unmoved.append({**record, "reason": minus["error"]})  # a derived figure: it moves with its inputs
+            # a figure the model derives (a host's power per chip) is no catalog field: it moves with its inputs
+            derived = "unknown figure" in minus["error"]
+            unmoved.append({**record, "kind": "derived" if derived else "unpriced", "reason": minus["error"]})
             continue
         rows.append(
             {

@@ -830,18 +830,7 @@ def figures_used(setup: ReplicaSetup, experts: bool = False) -> dict[str, dict[s
         keys.append("network_collective_latency")
     for key in keys:
         wanted[f"engines.{setup.engine.engine}.{key}"] = setup.engine.provenance.get(key)
-    out: dict[str, dict[str, Any]] = {}
-    for name, ref in wanted.items():
-        if ref is None:
-            continue
-        out[name] = {
-            "value": ref.value,
-            "unit": ref.unit,
-            "status": ref.status,
-            "source": list(ref.sources),
-            **({"derivation": ref.derivation} if ref.derivation else {}),
-        }
-    return out
+    return {name: ref.record() for name, ref in wanted.items() if ref is not None}
 
 
 #: A simulated check keeps up with its open-loop load when it delivers at least this share of the offered output

@@ -15,6 +15,7 @@ rates are applied to every chip. Planned maintenance (47 in those 54 days) is a 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.terms import Term, derived, term_of
+from chipwise.catalog.terms import Term, derived, term
 from chipwise.hardware.objects import System
 
 #: Chips per host (one host failure takes down this many chips) for multi-host systems, with where it comes from.
@@ -56,23 +57,16 @@ class FailureRates:
         return [self.chip, self.link, self.software, self.host, self.planned]
 
 
-def _rate(catalog: Catalog, name: str) -> Term:
-    """A catalog failure rate per second (the catalog gives it per hour, unit '/h', converted when loaded); one line
-    where a catalog file gives it in another quantity: a bare '1', the unit these rates had before '/h', would be
-    read as per second, 3,600 times the rate meant."""
-    return term_of(
-        catalog, "rate", ("/h", "per hour"), "a rate (events per unit time)", "reliability", "failures", name
-    )
-
-
 def failure_rates(catalog: Catalog) -> FailureRates:
-    """The catalog's failure rates, per device-second."""
+    """The catalog's failure rates, per device-second (the catalog gives them per hour, '/h', converted when loaded;
+    the loader refuses a file's rate in another quantity)."""
+    rate = functools.partial(term, catalog, "reliability", "failures")
     return FailureRates(
-        chip=_rate(catalog, "gpu_failure_rate_per_chip_hour"),
-        link=_rate(catalog, "network_failure_rate_per_chip_hour"),
-        software=_rate(catalog, "software_failure_rate_per_chip_hour"),
-        host=_rate(catalog, "host_failure_rate_per_host_hour"),
-        planned=_rate(catalog, "planned_interruptions_per_job_hour"),
+        chip=rate("gpu_failure_rate_per_chip_hour"),
+        link=rate("network_failure_rate_per_chip_hour"),
+        software=rate("software_failure_rate_per_chip_hour"),
+        host=rate("host_failure_rate_per_host_hour"),
+        planned=rate("planned_interruptions_per_job_hour"),
     )
 
 

@@ -15,10 +15,9 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import predict_serving
-from chipwise.planner.training import predict_training
+from chipwise.planner.scenario import predict_scenario
 from chipwise.sweep.columns import flatten
-from chipwise.workload.scenario import TrainScenario, load_scenario
+from chipwise.workload.scenario import load_scenario
 
 
 @dataclass(frozen=True)
@@ -63,10 +62,7 @@ def error_line(exc: BaseException) -> str:
 
 def predict_point(catalog: Catalog, scenario: dict[str, Any]) -> dict[str, Any]:
     """One prediction, training or serving, as `chipwise predict --json` gives it."""
-    sc = load_scenario(json.dumps(scenario))
-    if isinstance(sc, TrainScenario):
-        return predict_training(catalog, sc)
-    return predict_serving(catalog, sc)
+    return predict_scenario(catalog, load_scenario(json.dumps(scenario)))
 
 
 def run_points(catalog: Catalog | Callable[[], Catalog], points: Sequence[tuple[str, dict[str, Any]]]) -> list[Record]:

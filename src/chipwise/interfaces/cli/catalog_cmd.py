@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import fields
 from typing import Annotated, Any
 
@@ -375,10 +374,9 @@ EFFICIENCY_PREFIX = "efficiency."
 
 
 def _cited(cat: Catalog, fig: Figure) -> dict[str, str]:
-    """The source keys a figure cites, in its source list or in its derivation's text (the efficiency factors cite
-    theirs there: 'ANTHROPIC_TRN; docs/research/efficiency-evidence.md s.7'), with their citations."""
-    keys = [*fig.source, *re.findall(r"\b[A-Z][A-Z0-9_]*[A-Z0-9]\b", fig.derivation)]
-    return {k: cat.sources[k] for k in dict.fromkeys(keys) if k in cat.sources}
+    """The source keys a figure cites (its source list; the efficiency factors whose derivations name a key list it
+    there too), with their citations."""
+    return {k: cat.sources[k] for k in dict.fromkeys(fig.source) if k in cat.sources}
 
 
 def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) -> None:

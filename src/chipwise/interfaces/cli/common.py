@@ -7,19 +7,18 @@ import math
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_catalog
+from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_catalog, tree_figures
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import record_file
 from chipwise.interfaces.format import RECORD_LABELS, jsonable
@@ -157,23 +156,8 @@ def projected_banner(names: Sequence[str]) -> None:
 _FIGURE_SECTIONS = ("chips", "systems", "fabrics", "efficiency", "engines", "datacenter", "reliability")
 
 
-def _figures(node: Any, path: str) -> Iterator[tuple[str, Figure]]:
-    """Every figure under `node`, by its dotted path (chips.h100-sxm.flops.bf16)."""
-    if isinstance(node, Figure):
-        yield path, node
-    elif isinstance(node, BaseModel):
-        for name in type(node).model_fields:
-            yield from _figures(getattr(node, name), f"{path}.{name}")
-    elif isinstance(node, Mapping):
-        for key, value in node.items():
-            yield from _figures(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _figures(value, f"{path}.{i}")
-
-
 def _catalog_figures(cat: Catalog) -> dict[str, Figure]:
-    return {p: f for section in _FIGURE_SECTIONS for p, f in _figures(getattr(cat, section), section)}
+    return {f"{section}.{p}": f for section in _FIGURE_SECTIONS for p, f in tree_figures(getattr(cat, section))}
 
 
 def _figure_text(fig: Figure) -> str:

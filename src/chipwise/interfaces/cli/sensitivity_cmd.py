@@ -22,11 +22,8 @@ from chipwise.interfaces.cli.common import (
     whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
-from chipwise.planner.sensitivity import DEFAULT_STEP, METRICS, sensitivity
+from chipwise.planner.sensitivity import DEFAULT_STEP, METRICS, MOVES_NOTHING, sensitivity
 from chipwise.workload.scenario import load_scenario
-
-#: an elasticity under this reads as 'moves nothing' (a figure whose 10% moves the metric under 0.01%)
-MOVES_NOTHING = 1e-3
 
 
 def sensitivity_cmd(
@@ -88,7 +85,16 @@ def sensitivity_cmd(
     with bar:  # on a terminal only, gone once the answer prints
         texts = [t.strip() for t in (only or "").split(",") if t.strip()]
         result = sensitivity(
-            sc, catalog_files or (), sets or (), step, metric, replan=replan, workers=workers, progress=tell, only=texts
+            sc,
+            catalog_files or (),
+            sets or (),
+            step,
+            metric,
+            replan=replan,
+            workers=workers,
+            progress=tell,
+            only=texts,
+            catalog=cat,
         )
     write_plot(result, plot)
     if as_json:
@@ -204,16 +210,21 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         console.print(rest)
         if len(others) > top:
             console.print(f"{len(others) - top} more figures move other metrics (--top {len(others)} lists them).")
-    zeros = [row for row in r["not_priced"] if row["value"] == 0]
-    derived = [row for row in r["not_priced"] if row["value"] != 0]
+    zeros = [row for row in r["not_priced"] if row["kind"] == "zero"]
+    derived = [row for row in r["not_priced"] if row["kind"] == "derived"]
     quiet = [
-        f"{len(still)} move no metric (under {MOVES_NOTHING:.1%} for a 1% move)" if still else "",
-        f"{len(zeros)} are 0, which a move by a share leaves at 0" if zeros else "",
-        f"{len(derived)} are derived, moved through their inputs" if derived else "",
+        f"{len(still)} {'moves' if len(still) == 1 else 'move'} no metric (an elasticity under {MOVES_NOTHING:g})"
+        if still
+        else "",
+        f"{len(zeros)} {'is' if len(zeros) == 1 else 'are'} 0, which a move by a share leaves at 0" if zeros else "",
+        f"{len(derived)} {'is' if len(derived) == 1 else 'are'} derived, moved through their inputs" if derived else "",
     ]
     if any(quiet):
         said = "; ".join(q for q in quiet if q)
         console.print(f"Of the other figures the prediction rests on, {said} (--json lists each).")
+    for row in r["not_priced"]:
+        if row["kind"] == "unpriced":
+            console.print(f"{escape(row['figure'])} cannot be moved: {escape(row['reason'])}.")
     projected_banner([r["hardware"]] if r.get("projected") else [])
     processes = f"{r['workers']} process{'es' if r['workers'] > 1 else ''}"
     console.print(f"{r['predictions']} predictions in {r['seconds']:.1f} s over {processes}.", highlight=False)

@@ -23,14 +23,15 @@ from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
-from chipwise.planner.serving import plan_serve_inputs, predict_serving, speculation_options
+from chipwise.planner.scenario import predict_scenario
+from chipwise.planner.serving import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
-from chipwise.planner.training import OBJECTIVES, plan_training, predict_training
+from chipwise.planner.training import OBJECTIVES, plan_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.presets import no_files, preset_of, preset_summaries
-from chipwise.workload.scenario import Count, IntCount, StrictModel, TrainScenario, load_scenario
+from chipwise.workload.scenario import Count, IntCount, StrictModel, load_scenario
 from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
@@ -193,9 +194,7 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
             f"a trace file ('{scenario.trace_path()}') is not read here: {NO_FILES}. Fix: give input_tokens and "
             "output_tokens as numbers or distributions, or run 'chipwise predict' with the trace."
         )
-    if isinstance(scenario, TrainScenario):
-        return predict_training(cat, scenario)
-    return dict(predict_serving(cat, scenario))
+    return predict_scenario(cat, scenario)
 
 
 class PlanServeRequest(StrictModel):
