@@ -117,6 +117,21 @@ def test_predict_a_training_scenario(server: ChipwiseServer) -> None:
     assert result["step_time_s"] > 0 and result["hardware"] == "h100-sxm" and result["memory_breakdown_gib"]
 
 
+def test_sensitivity_over_the_api(server: ChipwiseServer) -> None:
+    """POST /api/sensitivity answers as `chipwise sensitivity --json`; a model path or a bad option is one line."""
+    scenario = {"kind": "train", "model": "llama-2-7b", "hardware": "h100-sxm", "chips": 8, "tokens": 1e9}
+    body = {"scenario": scenario, "metric": "step_time", "figures": ["flops", "datacenter.pue"]}
+    status, result = _post(server, "/api/sensitivity", body)
+    assert status == 200, result
+    assert result["kind"] == "sensitivity" and result["metric"] == "step_time" and result["plan_held"]
+    peak = next(r for r in result["figures"] if r["figure"] == "h100-sxm.flops.bf16")
+    assert -1.0 < peak["elasticity"]["step_time"] < -0.3
+    status, answer = _post(server, "/api/sensitivity", {**body, "scenario": {**scenario, "model": "/etc/passwd"}})
+    assert status == 400 and "the web page reads no files on the server" in answer["error"]
+    status, answer = _post(server, "/api/sensitivity", {**body, "step": 2})
+    assert status == 400 and "step 2" in answer["error"]
+
+
 def test_predict_a_serving_scenario(server: ChipwiseServer) -> None:
     scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",
                 "input_tokens": 512, "output_tokens": 128, "arrival_rate": 5, "requests": 200}  # fmt: skip

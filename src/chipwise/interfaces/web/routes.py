@@ -24,6 +24,8 @@ from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.scenario import predict_scenario
+from chipwise.planner.sensitivity import DEFAULT_STEP
+from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training
@@ -182,9 +184,35 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
 def predict(body: Any, settings: Settings) -> dict[str, Any]:
     """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction. Its model is a preset and its
     lengths are numbers or distributions: a trace file or a config.json would be read from the server."""
+    cat = settings.catalog()
+    return predict_scenario(cat, _scenario(body, cat))
+
+
+class SensitivityRequest(StrictModel):
+    """POST /api/sensitivity: a scenario (as /api/predict takes it) and the options of `chipwise sensitivity`."""
+
+    scenario: dict[str, Any]
+    metric: str | None = None
+    step: float = DEFAULT_STEP
+    figures: tuple[str, ...] = ()
+    replan: StrictBool = False
+
+
+def sensitivity(body: Any, settings: Settings) -> dict[str, Any]:
+    """Which catalog figure matters most for a scenario (as `chipwise sensitivity --json`)."""
+    req = _parse(SensitivityRequest, body, "sensitivity request", "{'scenario': {...}, 'metric': 'step_time'}")
+    cat = settings.catalog()
+    sc = _scenario(req.scenario, cat)
+    return planner_sensitivity(
+        sc, settings.files, settings.sets, req.step, req.metric, req.replan, only=req.figures, catalog=cat
+    )
+
+
+def _scenario(body: Any, cat: Catalog) -> Any:
+    """A scenario the web page prices: a preset model (and draft model), lengths as numbers or distributions (a
+    trace file or a config.json would be read from the server)."""
     if not isinstance(body, Mapping):
         raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (docs/guide.md).")
-    cat = settings.catalog()
     scenario = load_scenario(json.dumps(dict(body)), cat)
     _preset(cat, scenario.model)
     if isinstance(scenario, ServeScenario):
@@ -194,7 +222,7 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
             f"a trace file ('{scenario.trace_path()}') is not read here: {NO_FILES}. Fix: give input_tokens and "
             "output_tokens as numbers or distributions, or run 'chipwise predict' with the trace."
         )
-    return predict_scenario(cat, scenario)
+    return scenario
 
 
 class PlanServeRequest(StrictModel):
@@ -342,6 +370,7 @@ GET_ROUTES: dict[str, Callable[[Settings], dict[str, Any]]] = {
 }
 POST_ROUTES: dict[str, Callable[[Any, Settings], dict[str, Any]]] = {
     "/api/predict": _reads_no_files(predict),
+    "/api/sensitivity": _reads_no_files(sensitivity),
     "/api/plan/train": _reads_no_files(plan_train),
     "/api/plan/serve": _reads_no_files(plan_serve),
 }
