@@ -462,6 +462,24 @@ def test_page_shows_slo_met_only_for_an_slo(server: ChipwiseServer, tmp_path: Pa
     assert not slo or shown["SLO met"].startswith(("true, ", "false, "))
 
 
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_ranks_the_figures_a_prediction_rests_on(server: ChipwiseServer, tmp_path: Path) -> None:
+    """The serving tab's 'which figure matters most' table draws /api/sensitivity's answer as the CLI's table: the
+    figures that move the metric, largest first, each side's move and the elasticity."""
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",
+                "input_tokens": 512, "output_tokens": 128, "arrival_rate": 5, "requests": 100}  # fmt: skip
+    body = {"scenario": scenario, "metric": "tpot_p50", "figures": ["hbm_bandwidth", "datacenter.pue"]}
+    status, answer = _post(server, "/api/sensitivity", body)
+    assert status == 200, answer
+    rows = _draw(server, tmp_path, "drawSensitivity", answer)["s-sens"]["rows"]
+    hbm = next(r for r in answer["figures"] if r["figure"] == "h100-sxm.hbm_bandwidth")
+    assert rows[0] == ["#", "figure", "value", "status", "TPOT p50 at -10%", "at +10%", "elasticity"]
+    assert rows[1][:4] == ["1", "h100-sxm.hbm_bandwidth", "3.35 TB/s", "spec"]
+    assert rows[1][6] == f"{hbm['elasticity']['tpot_p50']:+.2f}"
+    assert rows[1][5] == f"{100 * hbm['change']['plus']['tpot_p50']:+.2f}%"
+    assert len(rows) == 2  # the PUE moves energy, not TPOT: not in a TPOT ranking
+
+
 def _replicas(plan: dict[str, Any]) -> list[int]:
     return [plan["replicas"]] if "replicas" in plan else [p["replicas"] for p in plan.values()]
 

@@ -217,7 +217,13 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         if still
         else "",
         f"{len(zeros)} {'is' if len(zeros) == 1 else 'are'} 0, which a move by a share leaves at 0" if zeros else "",
-        f"{len(derived)} {'is' if len(derived) == 1 else 'are'} derived, moved through their inputs" if derived else "",
+        (
+            "1 is derived, moved through its inputs"
+            if len(derived) == 1
+            else f"{len(derived)} are derived, moved through their inputs"
+        )
+        if derived
+        else "",
     ]
     if any(quiet):
         said = "; ".join(q for q in quiet if q)
