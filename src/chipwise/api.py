@@ -291,7 +291,7 @@ def sensitivity(
     for text in texts:
         _text(text, "only", optional=False)
     return planner_sensitivity(
-        sc, files, sets, _number(step, "step"), metric, _flag(replan, "replan"), workers, only=texts
+        sc, files, sets, _number(step, "step"), metric, _flag(replan, "replan"), workers, only=texts, catalog=cat
     )
 
 

@@ -208,3 +208,12 @@ def test_a_figure_the_user_set_is_moved_from_the_value_set() -> None:
     assert result["baseline"]["step_time"] == pytest.approx(at[900], rel=1e-12)
     assert row["change"]["plus"]["step_time"] == pytest.approx(at[990] / at[900] - 1.0, rel=1e-9)
     assert row["change"]["minus"]["step_time"] == pytest.approx(at[810] / at[900] - 1.0, rel=1e-9)
+
+
+def test_a_tdp_the_user_set_is_moved_from_the_value_set() -> None:
+    """The chip TDP, which sensitivity moves beside the prediction's listing, carries its derivation too: a --set of
+    it is replaced by the move (it had been refused as giving the TDP twice, and the TDP fell out unpriced)."""
+    result = cw.sensitivity(TRAIN, metric="energy", only=["h100-sxm.tdp"], sets=["h100-sxm.tdp=800W"])
+    row = _row(result, "h100-sxm.tdp")
+    assert row["value"] == 800.0 and result["not_priced"] == []
+    assert row["elasticity"]["energy"] > 0.1

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import chipwise.api as cw
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware
@@ -548,8 +549,6 @@ DEEPSEEK_B300 = {
 def test_a_lower_precision_with_a_higher_peak_is_never_slower_on_a_moe_plan() -> None:
     """The expert all-to-all and the data-parallel reduce-scatter each hid themselves behind all of the same
     backward: fp4 (3.1x fp8's peak on B300) read 1.141 s a step against fp8's 1.038 s on the same plan."""
-    import chipwise.api as cw
-
     fp8 = cw.predict({**DEEPSEEK_B300, "precision": "fp8"})
     fp4 = cw.predict({**DEEPSEEK_B300, "precision": "fp4"})
     assert fp4["breakdown"]["compute"] < fp8["breakdown"]["compute"]
@@ -560,8 +559,6 @@ def test_a_lower_precision_with_a_higher_peak_is_never_slower_on_a_moe_plan() ->
 def test_a_faster_chip_is_never_slower_at_a_fixed_moe_plan(zero: int) -> None:
     """More FLOP/s at the same plan never lengthens a step: the compute a faster chip saves exposes at most as much
     of the traffic it hid (one overlap budget, shared by the all-to-all and the data-parallel collectives)."""
-    import chipwise.api as cw
-
     scenario = {**DEEPSEEK_B300, "precision": "fp8", "plan": {**DEEPSEEK_B300["plan"], "zero": zero}}  # type: ignore[dict-item]
     steps = [cw.predict(scenario, sets=[f"b300.flops.fp8=x{x}"])["step_time_s"] for x in (1.0, 1.5, 2.0, 3.0, 6.0)]
     assert steps == sorted(steps, reverse=True)

@@ -151,7 +151,7 @@ def candidate_figures(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _power_figures(catalog: Any, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def _power_figures(catalog: Catalog, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The chip TDPs and system powers of the prediction's hardware (its energy's inputs the power model derives
     the host's share from)."""
     out: dict[str, dict[str, Any]] = {}
@@ -164,11 +164,14 @@ def _power_figures(catalog: Any, result: Mapping[str, Any]) -> dict[str, dict[st
         ):
             fig = getattr(entry, field, None) if entry is not None else None
             if fig is not None and isinstance(fig.value, int | float) and fig.value > 0:
-                out[name] = {"value": fig.value, "unit": fig.unit, "status": fig.status, "source": list(fig.source)}
+                # with its derivation: a TDP the user's --set gives is moved from the value set (_moved_sets)
+                derivation = {"derivation": fig.derivation} if fig.derivation else {}
+                out[name] = {"value": fig.value, "unit": fig.unit, "status": fig.status, "source": fig.source}
+                out[name].update(derivation)
     return out
 
 
-def figures_moved(catalog: Any, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def figures_moved(catalog: Catalog, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Every figure a sensitivity moves for a prediction: those it lists, and its chips' TDP and systems' power."""
     return {**candidate_figures(result), **_power_figures(catalog, result)}
 
