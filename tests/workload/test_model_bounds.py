@@ -51,7 +51,7 @@ def test_a_config_of_a_trillion_layers_is_refused_at_once(model_type: str, key: 
 
 
 def test_the_layer_bound_is_past_every_real_model_and_holds_at_it() -> None:
-    from chipwise.workload.model import MAX_LAYERS
+    from chipwise.workload.hf_config import MAX_LAYERS
 
     assert from_hf_config({**LLAMA, "num_hidden_layers": MAX_LAYERS}, "deep").layers == MAX_LAYERS
     with pytest.raises(ChipwiseError, match="Fix: give the model's real layer count"):
@@ -90,7 +90,7 @@ def test_a_size_that_is_not_whole_or_past_any_model_is_refused(key: str, value: 
 
 
 def test_a_whole_float_and_the_size_bound_are_read() -> None:
-    from chipwise.workload.model import MAX_SIZE
+    from chipwise.workload.hf_config import MAX_SIZE
 
     assert from_hf_config({**LLAMA, "num_hidden_layers": 2, "hidden_size": 256.0}, "ok").hidden == 256
     assert from_hf_config({**LLAMA, "num_hidden_layers": 2, "vocab_size": MAX_SIZE}, "ok").vocab == MAX_SIZE

@@ -13,7 +13,7 @@ from chipwise.catalog import load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.quant import check_weight_precision
 from chipwise.workload import load_model
-from chipwise.workload.model import from_hf_config
+from chipwise.workload.hf_config import from_hf_config
 
 LLAMA_CFG = {
     "model_type": "llama",
@@ -53,7 +53,7 @@ LLAMA_CFG = {
     ],
 )  # fmt: skip
 def test_a_checkpoints_quantisation_maps_to_its_precision(quant: dict[str, Any], precision: str) -> None:
-    from chipwise.workload.model import released_precision
+    from chipwise.workload.hf_config import released_precision
 
     assert released_precision({"quantization_config": quant}) == precision
     assert released_precision({}) == "bf16"

@@ -9,7 +9,8 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.workload.model import ModelSpec, from_hf_config
+from chipwise.workload.hf_config import from_hf_config
+from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model, preset_id
 
 #: OPT shapes (Zhang et al. 2022, "OPT: Open Pre-trained Transformer Language Models", Table 1; vocabulary 50272,

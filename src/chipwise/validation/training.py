@@ -18,7 +18,8 @@ from chipwise.train.step import train_step
 from chipwise.validation.models import known_model
 from chipwise.validation.rows import TrainingRow
 from chipwise.validation.training_rows import torchtitan_run
-from chipwise.workload.model import ModelSpec, from_dims
+from chipwise.workload.hf_config import from_dims
+from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
 
 PLAN_KNOBS: tuple[str, ...] = ("tp", "pp", "dp", "cp", "ep", "vpp", "zero", "recompute", "sp")

@@ -15,7 +15,8 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import RepeatedKeyError, load_json
 from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
-from chipwise.workload.model import ModelSpec, from_hf_config
+from chipwise.workload.hf_config import from_hf_config
+from chipwise.workload.model import ModelSpec
 
 
 def _aliases(catalog: Catalog) -> dict[str, str]:
