@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,10 +23,20 @@ class UnknownNameError(ChipwiseError):
         close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
         lookup = {k.lower(): k for k in known}
         suggestion = f" Did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
-        fix = hint or f"run 'chipwise catalog list' to see the {kind}s the catalog holds"
+        fix = hint or f"run 'chipwise catalog list' to see the {_plural(kind)} the catalog holds"
         super().__init__(f"unknown {kind} '{name}'.{suggestion} Fix: {fix}.")
         self.name = name
         self.suggestions = [lookup[c] for c in close]
+
+
+def _plural(kind: str) -> str:
+    """Every alternative of a kind in the plural: 'chip, system or fabric' -> 'chips, systems or fabrics' (an 's'
+    on the whole had read 'chip, system or fabrics')."""
+
+    def plural(word: str) -> str:
+        return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+
+    return re.sub(r"\w+(?=,| or |$)", lambda m: plural(m[0]), kind)
 
 
 class InfeasibleError(ChipwiseError):

@@ -225,10 +225,10 @@ def test_a_commitment_is_not_derived_from_another_providers_rate() -> None:
 def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(catalog: Catalog, hw: Hardware) -> None:
     """p5's ~$52/h 1-year reservation (2025) was quoted against the $98.32 on-demand rate, cut to $55.04 since; it
     stood only 5.5% below today's on-demand, and owning an H100 broke even at 23.8% use. Carried to today's rate:
-    52 x 55.04 / 98.32 = 29.11 $/h = 3.6387 a GPU-hour (an estimate). Break-even against it, with the owned H100's
-    fixed 1.49087 $/h (depreciation 0.95368 + operations 0.19074 + colocation 0.34645) and energy idle 0.039261 /
-    busy 0.137092 $/h (idle 700 x 0.11 + 575 x 0.25 host + 100 network = 320.75 W; busy 1,120 W; x 1.42 x
-    $0.0862/kWh): (1.49087 + 0.039261) / (3.63865 - 0.137092 + 0.039261) = 0.4321."""
+    52 x 55.04 / 98.32 = 29.11 $/h = 3.6387 a GPU-hour (an estimate). A reservation is paid every hour of its year,
+    so no utilisation break-even: the owned H100's fixed 1.49087 $/h (depreciation 0.95368 + operations 0.19074 +
+    colocation 0.34645) and busy energy 0.137092 $/h (1,120 W x 1.42 x $0.0862/kWh) make 1.62797 $/h busy every
+    hour, under 3.6387: owning is cheaper at any utilisation (it had printed 'own when utilisation > 43.2%')."""
     from chipwise.economics.pricing import latest_quotes
     from chipwise.economics.tco import owned_tco, tco_report
 
@@ -241,7 +241,9 @@ def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(
     assert listed.usd_per_chip_hour == pytest.approx(52 * 55.04 / 98.32 / 8)
     assert "52 x 55.04 / 98.32" in listed.derivation  # how it was carried, not a bare $3.64 'estimate'
     report = tco_report(catalog, owned_tco(catalog, hw.system("h100-sxm")), "reserved-1y")
-    assert report["break_even"][0]["break_even_utilisation"] == pytest.approx(0.4321, abs=2e-4)
+    row = report["break_even"][0]
+    assert row["break_even_utilisation"] is None and row["verdict"] == "owning is cheaper at any utilisation"
+    assert row["owned_usd_per_calendar_hour"]["busy"] == pytest.approx(1.62797, abs=1e-4)
     assert "52 x 55.04 / 98.32" in report["break_even"][0]["derivation"]
     # an on-demand price that never moved leaves its commitment as listed (trn1: 21.50 since launch)
     trn1 = price_per_chip_hour(catalog, hw.system("trn1.32xlarge"), "reserved-1y")

@@ -3,6 +3,7 @@ work; `plots.plot` names the kinds it draws; the plot's § footnote says what th
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_plot_is_written_before_the_output(monkeypatch: pytest.MonkeyPatch, tmp_
 
     def stopped(report: object) -> None:
         assert path.exists()
-        raise BrokenPipeError
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")  # a real one, which Click's main had turned into exit 1
 
     monkeypatch.setattr(plan_cmd, "print_ranking", stopped)
     argv = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1T", "--chips", "64", "--hardware", "h100-sxm"]

@@ -65,6 +65,20 @@ def test_claim2d_prints_the_whole_plan_and_the_chips_it_uses(report: dict[str, A
     assert 4 * 131_072 * 4 // 4 == 524_288
 
 
+def test_claim2d_gives_the_failure_rate_of_the_chips_its_goodputs_are_for(report: dict[str, Any]) -> None:
+    """2d set the whole million's 533 failures a day beside goodputs computed for the 524,288 chips the plan runs on,
+    which fail 280 times a day (524,288 x 1.722e-5 + 131,072 hosts x 2e-5 = 11.65 an hour, every 5.2 min)."""
+    check = _check(report, "2d")
+    text, numbers = check["computed"], check["numbers"]
+    assert text.startswith("1M chips fail 533 times a day (every 2.7 min, a job on all of them would stop)")
+    assert (
+        "the job's 524,288 chips fail 280 times a day (every 5.2 min), for goodput 2% with checkpoint-restart" in text
+    )
+    hourly = 524_288 * (1.26e-5 + 1.65e-6 + 2.97e-6) + 131_072 * 2.0e-5
+    assert numbers["job_failures_per_day"] == pytest.approx(hourly * 24, rel=1e-9)
+    assert numbers["job_mtbf_s"] / 60 == pytest.approx(5.15, abs=0.01)
+
+
 def test_claim3a_names_the_derivation_of_the_price_it_uses(report: dict[str, Any]) -> None:
     """3a said Trn3's price was Trn2's capacity-block price scaled by FP8 peak; it is Trn2's on-demand estimate
     ($2.73) scaled so: the text is now the price's own derivation."""

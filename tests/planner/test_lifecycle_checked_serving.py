@@ -33,13 +33,24 @@ def test_the_serving_fleet_is_plan_serves_simulated_answer(catalog: Catalog) -> 
 
 
 def test_a_split_serving_fleet_is_energy_of_both_pools(catalog: Catalog) -> None:
-    """A split's energy an hour is its two pools', each chips x busy power x PUE (the lifecycle's convention)."""
+    """A split's energy an hour is its two pools', each chips x [busy power x its busy share + idle power x the
+    rest] x PUE (plan serve's convention, the lifecycle's too): between idle and busy power all hour."""
     r = plan_lifecycle(catalog, "llama-3.1-70b", 1e11, 50.0, 12.0, ["gaudi3"], train_chips=256, slo=SLO)
     split = next(p["serve"] for p in r["top"] if p["serve"]["disaggregated"])
     one = next(p["serve"] for p in r["top"] if not p["serve"]["disaggregated"])
-    # same system, same site and no scale-out network past one 8-chip node either way: joules per chip alike
-    per_chip = one["energy_j_per_hour"] / one["chips"]
-    assert split["energy_j_per_hour"] == pytest.approx(per_chip * split["chips"], rel=0.02)
+    # same system, same site and no scale-out network past one 8-chip node either way: the same per-chip bounds,
+    # idle and busy all hour (the lifecycle had charged busy power all hour, whatever the load)
+    from chipwise.economics.power import power_model
+    from chipwise.hardware import hardware
+    from chipwise.planner.lifecycle import _pools_energy_per_hour
+
+    system = hardware(catalog).system(one["system"])
+    power = power_model(catalog, system, scaleout=True)
+    for s in (split, one):
+        # busy all hour, with the scale-out network's power where the fleet passes one 8-chip node
+        busy_all_hour = _pools_energy_per_hour(catalog, [(system, float(s["chips"]))])[0]
+        share = s["energy_j_per_hour"] / busy_all_hour
+        assert power.idle_w / power.busy_w < share <= 1.0 + 1e-9
 
 
 def test_lifecycle_rows_name_the_system(catalog: Catalog, capsys: pytest.CaptureFixture[str]) -> None:

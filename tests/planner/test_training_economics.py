@@ -214,8 +214,9 @@ def test_plan_train_says_never_where_failures_leave_no_progress(
     assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "1e6", "--hardware", "h100-sxm",
                 "--tokens", "15e12", "--set", failing]) == 0  # fmt: skip
     out = " ".join(capsys.readouterr().out.split())
-    # failures of the 524,288 chips the plan runs on ($3.08e+22 had counted the 475,712 idle ones too)
-    assert " 8.4 h never " in out and "$3.06e+15 203,851,765.12" in out and "e+23 y" not in out
+    # failures of the 524,288 chips the plan runs on ($3.08e+22 had counted the 475,712 idle ones too); those idle
+    # ones, paid for, stand in for the spares ($3.06e+15 had paid 1.02M chips where 1M are)
+    assert " 8.4 h never " in out and "$3.00e+15 199,854,671.68" in out and "e+23 y" not in out
     assert "half the run goes to training on at most" in out
 
 
@@ -364,22 +365,22 @@ def test_a_tpu_fleet_rents_whole_hosts(catalog: Catalog) -> None:
 
 def test_expected_energy_spends_the_downtime_at_idle_power() -> None:
     """Expected energy by hand (planner.training._ideal_and_expected): 10 chips billed, 8 used (2 left out idle),
-    1,000 s of work at goodput 0.5 = 2,000 s of wall time; 1e-3 failures/s x 2,000 s x 100 s + 1e-4 planned stops/s
-    x 2,000 s x 1,200 s = 200 + 240 = 440 s down (under the 1,000 s lost). At 1,000 W busy, 200 W idle, PUE 1.5,
-    5% spares (0.5 chip): 1.5 x (8 x (1,000 x 1,560 + 200 x 440) + (0.5 x 200 + 2 x 200) x 2,000) = 21,276,000 J
-    (25,500,000 had the downtime run at busy power); ideal 1.5 x (8 x 1,000 + 2 x 200) x 1,000 = 12,600,000 J."""
-    inputs = SimpleNamespace(
-        restart_overhead=SimpleNamespace(value=1200.0), in_memory_recovery=SimpleNamespace(value=120.0)
-    )
-    rel = SimpleNamespace(
-        goodput=0.5, chips=8, failures_per_s=1e-3, downtime_per_failure_s=100.0, planned_per_s=1e-4,
-        recovery="checkpoint", spare_fraction=0.05, inputs=inputs,
-    )  # fmt: skip
+    1,000 s of work at goodput 0.5 = 2,000 s of wall time, 440 s of it down (RunReliability.downtime_s, Daly's
+    restarts and planned stops; tests/planner/test_expected_downtime_and_spares.py). At 1,000 W busy, 200 W idle,
+    PUE 1.5, 5% spares (0.4 chip, inside the 2 left out, which stand in for them): 1.5 x (8 x (1,000 x 1,560 +
+    200 x 440) + 2 x 200 x 2,000) = 20,976,000 J (25,500,000 had the downtime run at busy power; 21,276,000 had paid
+    0.5 spare on top of the idle chips); ideal 1.5 x (8 x 1,000 + 2 x 200) x 1,000 = 12,600,000 J. With all 10 used
+    the spares are paid past them: 1.5 x (10 x (1,000 x 1,560 + 200 x 440) + 0.5 x 200 x 2,000) = 25,020,000 J."""
+    rel = SimpleNamespace(goodput=0.5, chips=8, spare_fraction=0.05, downtime_s=lambda work: 440.0)
     power = SimpleNamespace(busy_w=1000.0, idle_w=200.0)
     result = {"tokens": 1e9, "tokens_per_s": 1e6, "model_flops_per_token": 6e9}
     r = _ideal_and_expected(result, 10, 1000.0, 2.0, power, 1.5, 0.0, rel)  # type: ignore[arg-type]
     assert r["expected_time_s"] == 2000.0
     assert r["expected_downtime_s"] == pytest.approx(440.0, rel=1e-12)
-    assert r["expected_energy_j"] == pytest.approx(21_276_000.0, rel=1e-12)
+    assert r["expected_energy_j"] == pytest.approx(20_976_000.0, rel=1e-12)
     assert r["energy_j"] == pytest.approx(12_600_000.0, rel=1e-12)
-    assert r["expected_cost_usd"] == pytest.approx(2.0 * 10.5 * 2000.0 / 3600.0, rel=1e-12)  # chips + spares
+    assert r["expected_cost_usd"] == pytest.approx(2.0 * 10 * 2000.0 / 3600.0, rel=1e-12)  # the 10 paid for
+    rel.chips = 10
+    full = _ideal_and_expected(result, 10, 1000.0, 2.0, power, 1.5, 0.0, rel)  # type: ignore[arg-type]
+    assert full["expected_energy_j"] == pytest.approx(25_020_000.0, rel=1e-12)
+    assert full["expected_cost_usd"] == pytest.approx(2.0 * 10.5 * 2000.0 / 3600.0, rel=1e-12)  # chips + spares

@@ -181,7 +181,8 @@ def test_predict_with_balancing_off_has_no_hold(capsys: pytest.CaptureFixture[st
     assert on["plan"]["adp_balance"] is True and on["plan"]["adp_balance_iters"] == 60
     assert off["plan"]["adp_balance"] is False and off["plan"]["adp_balance_iters"] == 0
     tpot = on["tpot_s"]["p50"]
-    assert on["ttft_s"]["p50"] - off["ttft_s"]["p50"] > 10 * tpot
+    # 9.8 TPOT (0.294 s) at the 4 req/s asked; 15 while the Poisson sample, unscaled, offered 3.45 req/s
+    assert on["ttft_s"]["p50"] - off["ttft_s"]["p50"] > 8 * tpot
     assert off["tpot_s"]["p50"] > 1.3 * tpot
     assert run(["predict", SCENARIO.replace("attention_dp: true", "attention_dp: true, adp_balance: false")]) == 0
     assert "TP4 EP4 ADP nobal" in capsys.readouterr().out

@@ -209,10 +209,15 @@ def test_an_unreachable_ray_address_is_one_line_in_seconds(
     started = time.perf_counter()
     err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray"])
     assert f"cannot start or reach Ray at 127.0.0.1:{port} (RAY_ADDRESS): nothing accepts connections" in err
-    assert "Fix: correct RAY_ADDRESS (or unset it for a local Ray)" in err
+    # the two variants of the fix read as sentences (the RAY_ADDRESS one had read '... for a local Ray) (auto, ...')
+    assert err.endswith(
+        "Fix: correct RAY_ADDRESS (auto, or ray://HOST:10001) or unset it for a local Ray, and check that the cluster "
+        "is up."
+    )
     monkeypatch.delenv("RAY_ADDRESS")
     err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray", f"ray://127.0.0.1:{port}"])
-    assert f"cannot start or reach Ray at ray://127.0.0.1:{port}: nothing accepts" in err and "check the address" in err
+    assert f"cannot start or reach Ray at ray://127.0.0.1:{port}: nothing accepts" in err
+    assert err.endswith("Fix: check the address (auto, or ray://HOST:10001) and that the cluster is up.")
     assert time.perf_counter() - started < 30 and fake.inits == 0 and not store.exists()
 
 
@@ -381,3 +386,28 @@ def test_the_run_says_how_many_points_first_and_takes_a_name(
     captured = capsys.readouterr()
     assert captured.err.startswith("other: 12 points listed in the sweep file\n")
     assert "other: ran 12 of 12 points" in captured.out
+
+
+def test_workers_with_ray_is_refused(write_sweep: WriteSweep, tmp_path: Path, capsys: Capture) -> None:
+    """--workers 2 --ray had run on Ray without a word about the --workers it ignored."""
+    store = tmp_path / "s.duckdb"
+    err = run_error(capsys, ["sweep", str(write_sweep()), "--store", str(store), "--ray", "--workers", "2"])
+    assert err == (
+        "error: --workers does not apply to --ray: Ray places the tasks on its own cluster's CPUs. Fix: drop "
+        "--workers (workers= from Python)."
+    )
+    assert not store.exists()
+
+
+def test_the_run_says_how_many_points_it_ran_again_for_another_revision(
+    write_sweep: WriteSweep, tmp_path: Path, capsys: Capture
+) -> None:
+    store = str(tmp_path / "s.duckdb")
+    assert run(["sweep", str(write_sweep(ONE_POINT)), "--store", store]) == 0
+    with duckdb.connect(store) as con:
+        con.execute("UPDATE points SET revision = 'older'")
+    capsys.readouterr()
+    assert run(["sweep", str(write_sweep(ONE_POINT)), "--store", store, "--resume"]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the line wraps at the terminal's width
+    assert "one: ran 1 of 1 point (0 already stored, 1 ok, 0 errors)" in out
+    assert "; ran 1 point again, stored by another chipwise revision; store:" in out

@@ -322,21 +322,127 @@ def test_a_sweep_over_the_point_limit_is_refused_before_anything_runs(write_swee
     assert calls[:2] == [(0, 12, 0), (0, 12, 0)] and calls[-1] == (12, 12, 0)
 
 
-def test_run_sweep_inside_a_spawned_worker_says_to_guard_the_script(
-    write_sweep: WriteSweep, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A script without `if __name__ == "__main__":` is re-run by each spawned worker as it imports it; each of
-    those runs had failed on the locked store, reported as 'a sweep worker process died'."""
-    import multiprocessing
+def test_a_script_without_the_main_guard_stops_with_one_line(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """A script without `if __name__ == "__main__":` is re-run by each spawned worker as it imports it; the check had
+    asked parent_process(), still None at that point, so each worker failed on the locked store with a traceback and
+    the run said 'a sweep worker process died ... rerun with --resume'."""
+    import subprocess
+    import sys
 
-    monkeypatch.setattr(multiprocessing, "parent_process", object)
-    with pytest.raises(ChipwiseError) as exc:
-        run_sweep(load_sweep(write_sweep()), tmp_path / "s.duckdb", workers=1)
-    assert str(exc.value) == (
-        "run_sweep was called again inside a sweep worker process, which re-ran the script that started the sweep "
-        'as it imported it. Fix: put the script\'s calls under if __name__ == "__main__": (docs/sweep.md).'
+    sweep = write_sweep(edits=[("  model: [llama-3.1-8b, qwen3-8b]\n  chips: [8, 16, 32]\n", "  chips: [8, 16]\n")])
+    sweep.write_text(sweep.read_text().split("what_if:")[0])  # 2 points, one what-if
+    script = tmp_path / "noguard.py"
+    script.write_text(
+        "from chipwise.sweep import load_sweep, run_sweep\n"
+        f"run_sweep(load_sweep({str(sweep)!r}), {str(tmp_path / 's.duckdb')!r}, workers=2)\n",
+        encoding="utf-8",
     )
-    assert not (tmp_path / "s.duckdb").exists()
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1] == (
+        "chipwise.errors.ChipwiseError: run_sweep was called again inside a sweep worker process, which re-ran the "
+        "script that started the sweep as it imported it. Fix: put the script's calls under if __name__ == "
+        '"__main__": (docs/sweep.md).'
+    )
+    assert done.stderr.count("Traceback") == 1 and "died" not in done.stderr and "lock" not in done.stderr
+    with Store(tmp_path / "s.duckdb", read_only=True) as store:
+        assert store.query("SELECT count(*) AS n FROM points")[0]["n"] == 0
+
+
+def test_ctrl_c_in_process_stores_every_point_whose_prediction_returned(
+    write_sweep: WriteSweep, tmp_path: Path
+) -> None:
+    """A real SIGINT part way through a point: in-process tasks of 8 points had lost the points of the task that
+    finished before it (5 finished, 0 stored)."""
+    import subprocess
+    import sys
+
+    from chipwise.sweep.store import revision
+
+    script = tmp_path / "interrupt.py"
+    script.write_text(
+        f"""import os, signal
+import chipwise.sweep.worker as w
+from chipwise.sweep import load_sweep, run_sweep
+returned = []
+predict = w.predict_point
+def counted(cat, scenario):
+    if len(returned) == 5:
+        os.kill(os.getpid(), signal.SIGINT)  # the interrupt lands inside the sixth point
+    out = predict(cat, scenario)
+    returned.append(1)
+    return out
+w.predict_point = counted
+try:
+    run_sweep(load_sweep({str(write_sweep())!r}), {str(tmp_path / "s.duckdb")!r}, workers=1)
+except KeyboardInterrupt:
+    print("interrupted", len(returned))
+""",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.stdout.strip() == "interrupted 5", done.stderr[-2000:]
+    points = _points(tmp_path / "s.duckdb")
+    assert len(points) == 5 and all(p[2] == "ok" for p in points)
+    revision.cache_clear()  # as the script saw the package (this process's may predate an edit made since)
+    stats = run_sweep(load_sweep(write_sweep()), tmp_path / "s.duckdb", workers=1, resume=True)
+    assert (stats.skipped, stats.ran) == (5, 7)
+
+
+def test_resume_recomputes_points_stored_by_another_chipwise_revision(write_sweep: WriteSweep, tmp_path: Path) -> None:
+    """A point's id covers the sweep file, not chipwise's code or built-in catalog: rows computed before a catalog
+    figure changed (trn1's HBM bandwidth) had been kept by --resume and the store labelled with the new version."""
+    from chipwise.sweep.store import revision
+
+    spec, store = load_sweep(write_sweep()), tmp_path / "s.duckdb"
+    run_sweep(spec, store, workers=1)
+    fresh = _results(store)
+    with duckdb.connect(str(store)) as con:  # 4 points by another revision (their figures doubled), 2 by one unknown
+        ids = sorted(fresh)
+        con.execute("UPDATE points SET revision = 'an-older-one' WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids[:4]])
+        con.execute("UPDATE points SET revision = NULL WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids[4:6]])
+        con.execute("UPDATE results SET step_time_s = 2 * step_time_s WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids])
+    stats = run_sweep(spec, store, workers=1, resume=True)
+    assert (stats.points, stats.skipped, stats.outdated, stats.ran, stats.ok) == (12, 6, 6, 6, 6)
+    stored = _results(store)
+    step = [c.name for c in COLUMNS].index("step_time_s")
+    assert all(stored[i][step] == fresh[i][step] for i in ids[:6])  # recomputed
+    assert all(stored[i][step] == 2 * fresh[i][step] for i in ids[6:])  # this revision's own rows are kept
+    with duckdb.connect(str(store), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT revision FROM points").fetchall() == [(revision(),)]
+
+
+def test_the_revision_covers_the_packages_code_and_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A digest of every file of the package (a catalog figure, a line of code) and the version; not __pycache__."""
+    import chipwise
+    from chipwise.sweep import store
+
+    pkg = tmp_path / "chipwise"
+    (pkg / "catalog" / "data").mkdir(parents=True)
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__init__.py").write_text("x = 1\n")
+    chips = pkg / "catalog" / "data" / "chips.yaml"
+    chips.write_text("hbm_bandwidth: 820GiB/s\n")
+    monkeypatch.setattr(chipwise, "__file__", str(pkg / "__init__.py"))
+
+    def digest() -> str:
+        store.revision.cache_clear()
+        return store.revision()
+
+    first = digest()
+    assert len(first) == 16 and digest() == first
+    (pkg / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    assert digest() == first
+    chips.write_text("hbm_bandwidth: 820GB/s\n")
+    second = digest()
+    assert second != first
+    monkeypatch.setattr(store, "__version__", "9.9.9")
+    assert digest() != second
+    monkeypatch.undo()
+    store.revision.cache_clear()
 
 
 def test_the_docs_python_example_runs_as_a_script(tmp_path: Path) -> None:

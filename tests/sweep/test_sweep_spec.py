@@ -294,3 +294,37 @@ def test_true_in_a_zip_is_blamed_on_the_zip(write_sweep: WriteSweep) -> None:
     message = str(info.value)
     assert "the point model=llama-3.1-8b, chips=8, seq_len=True, tokens=2e11 is not a valid scenario" in message
     assert message.endswith("Fix: correct it in grid or zip (scenario keys: docs/guide.md).")
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        (
+            [("chips: 8, precision", "chips: 8, plan: 5, precision"), ("chips: [8, 16, 32]", "plan.tp: [8]")],
+            "base 'plan' is 5, not a mapping, yet axis plan.tp sets a field in it. Fix: make base 'plan' a mapping "
+            "(e.g. plan: {}) or drop it from base.",
+        ),
+        (
+            [("chips: 8, precision", "chips: 8, plan: [2], precision"), ("chips: [8, 16, 32]", "")],
+            "base 'plan' is [2], not a mapping, yet axis plan.tp sets a field in it. Fix: make base 'plan' a "
+            "mapping (e.g. plan: {}) or drop it from base.",
+        ),
+    ],
+)
+def test_a_base_value_under_a_dotted_axis_must_be_a_mapping(
+    write_sweep: WriteSweep, edits: list[tuple[str, str]], message: str
+) -> None:
+    """base plan: 5 with an axis plan.tp had run, the 5 replaced by {tp: 8} without a word (predict refuses it)."""
+    path = write_sweep(edits=edits, append="zip: {plan.tp: [4]}\n" if "[2]" in str(edits) else "")
+    with pytest.raises(ChipwiseError) as info:
+        load_sweep(path)
+    assert str(info.value) == f"{path}: {message}"
+
+
+def test_a_null_base_value_under_a_dotted_axis_is_started_by_it(write_sweep: WriteSweep) -> None:
+    spec = load_sweep(
+        write_sweep(
+            edits=[("chips: 8, precision", "chips: 8, plan: null, precision"), ("chips: [8, 16, 32]", "plan.tp: [2]")]
+        )
+    )
+    assert {p.scenario["plan"]["tp"] for p in spec.points()} == {2}

@@ -947,6 +947,30 @@ DISPLAY_ONLY: dict[str, str] = {
     "launch_year": "drop it, or record the year in a --catalog file (docs/catalog-format.md).",
 }
 
+#: the reliability figures a prediction reads (reliability.goodput.reliability_inputs); the rest of the section is
+#: reference data (published runs, goodputs, per-job and SDC rates, save times), which a --set is refused for as
+#: chips' DISPLAY_ONLY fields are: detection_time_s=6000s had been announced as a WHAT-IF and moved nothing
+RELIABILITY_READ: frozenset[str] = frozenset(
+    {
+        "failures.gpu_failure_rate_per_chip_hour",
+        "failures.network_failure_rate_per_chip_hour",
+        "failures.software_failure_rate_per_chip_hour",
+        "failures.host_failure_rate_per_host_hour",
+        "failures.planned_interruptions_per_job_hour",
+        "checkpoint.bytes_per_parameter",
+        "checkpoint.storage_aggregate_bandwidth",
+        "checkpoint.storage_write_bandwidth_per_node",
+        "checkpoint.restart_overhead_s",
+        "checkpoint.in_memory_recovery_s",
+        "spares.spare_fraction",
+    }
+)
+#: what to do instead, where a reference figure has a way in
+RELIABILITY_INSTEAD: dict[str, str] = {
+    "checkpoint.detection_time_s": "drop it; a hang-detection time is added to each failure's downtime in Python, "
+    "by chipwise.reliability.reliability_inputs(catalog, system, detection_s=600).",
+}
+
 
 def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> str:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog; return the
@@ -962,6 +986,12 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
         raise ChipwiseError(
             f"--set {lhs}: {key}'s {target.path} is only shown (catalog show, catalog list); no prediction reads it "
             f"(the run would come out the same). Fix: {DISPLAY_ONLY[target.path]}"
+        )
+    if section == "reliability" and target.path not in RELIABILITY_READ:
+        fix = RELIABILITY_INSTEAD.get(target.path, "drop it (predict --sources lists the figures a run reads).")
+        raise ChipwiseError(
+            f"--set {lhs}: no prediction reads this reliability figure, which is reference data (the run would come "
+            f"out the same). Fix: {fix}"
         )
     fields = _fields(raw, target)
     ref = fields.reference(target.path)

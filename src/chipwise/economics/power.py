@@ -124,6 +124,17 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         f"{system.id} power {system.power:,.0f} W / {system.chips} chips - {system.chip.id} TDP {tdp:,.0f} W"
         + (f" (system power: {power_ref.status})" if power_ref else ""),
     )
+    # idle above busy would make every busy hour cheaper than an idle one (the break-even's E_busy - E_idle below 0,
+    # higher utilisation lowering energy cost): refused as the slip it is (idle 1.0 and busy 0.3 had priced)
+    idle_w, busy_w = tdp * idle.value + host_w * host_idle.value, (tdp + host_w) * busy.value
+    if idle_w > busy_w:
+        raise ChipwiseError(
+            f"{system.id}: idle IT power {idle_w:,.0f} W a chip is above its busy {busy_w:,.0f} W (idle_power_fraction "
+            f"{idle.value:g} of the {tdp:,.0f} W chip, host_idle_power_fraction {host_idle.value:g} of its "
+            f"{host_w:,.0f} W host, utilisation_power_fraction {busy.value:g} of both). Fix: --set "
+            "datacenter.opex.idle_power_fraction and datacenter.opex.host_idle_power_fraction below --set "
+            "datacenter.opex.utilisation_power_fraction (the catalog's: 0.11, 0.25 and 0.8)."
+        )
     return PowerModel(
         tdp_w=tdp,
         host_w=host_w,

@@ -11,11 +11,20 @@ Per chip, per hour of calendar time (every input a catalog figure from `datacent
 
     cost per used chip-hour(u) = [depreciation + operations + colocation + E_idle + (E_busy - E_idle) u] / u
 
-Break-even utilisation against a rental price r (per chip-hour): owning is cheaper when u > u*, with
+Break-even utilisation against a rental price r (per chip-hour) paid by the hour used (on-demand, spot, a capacity
+block booked for the job): owning is cheaper when u > u*, with
 
     u* = (depreciation + operations + colocation + E_idle) / (r - E_busy + E_idle)
 
-(no break-even when u* > 1). Sources: the catalog's datacenter section (capex per chip from SemiAnalysis, the
+(no break-even when u* > 1). A reservation (reserved-1y, reserved-3y) is paid every calendar hour of its term, r / u
+per used hour like the owned cost, so the two compare per calendar hour: owning is cheaper iff
+F + E_idle + (E_busy - E_idle) u < r (F the fixed terms), which turns on u only through the energy term: owning
+wins at any utilisation when F + E_busy <= r, renting when F + E_idle >= r, and between them owning wins below
+u = (r - F - E_idle) / (E_busy - E_idle) (COMMITMENTS, commitment_verdict).
+
+The scale-out network (its capex, the colocation capacity and the power of its switches and optics) is counted only
+for a fleet past one system (`scaleout`: chipwise tco prices a chip of a fleet of many; a planner passes whether its
+fleet spans more than one). Sources: the catalog's datacenter section (capex per chip from SemiAnalysis, the
 SHEET_H100 fabric sizing and the Llama 3 storage fabric; colocation from CBRE; electricity from EIA; PUE from
 Uptime/Equinix); power per economics.power. Cost of capital, taxes and residual value are not modelled.
 """
@@ -44,6 +53,8 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 
 FACILITIES: tuple[str, ...] = ("colocation", "owned")
+#: Rental modes paid for every calendar hour of a term, used or not: no utilisation break-even against them
+COMMITMENTS: tuple[str, ...] = ("reserved-1y", "reserved-3y")
 
 #: Overridable inputs: name -> (catalog path under datacenter, unit of the override, SI factor of that unit).
 OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {
@@ -226,6 +237,26 @@ class Tco:
         (charged_per_chip_hour); at the full-use busy energy it is chips x usd_per_used_chip_hour(1)."""
         return chips * sum(self.charged_per_chip_hour(chips, facility_j_per_hour).values())
 
+    @property
+    def fixed_and_idle_usd_per_chip_hour(self) -> float:
+        """USD per used chip-hour at the utilisation, less the energy of the used hour itself: the fixed terms and the
+        idle draw of the unused hours, (F + E_idle (1 - u)) / u. A planner adds the energy its own figure reports
+        (busy or idle through the hour, its network), as usd_per_hour does for serving."""
+        u = self.inputs.utilisation.value
+        return (self.fixed_total_usd_per_s + self.energy_idle_usd_per_s * (1.0 - u)) / u * SECONDS_PER_HOUR
+
+    def commitment_verdict(self, rental_usd_per_chip_hour: float) -> tuple[str, float | None]:
+        """Owning against a reservation paid every calendar hour (COMMITMENTS): ('own', None) where owning is cheaper
+        at any utilisation (F + E_busy <= r), ('rent', None) where renting is (F + E_idle >= r), else ('own below',
+        u) with owning cheaper below utilisation u = (r - F - E_idle) / (E_busy - E_idle)."""
+        r = rental_usd_per_chip_hour / SECONDS_PER_HOUR
+        f, idle, busy = self.fixed_total_usd_per_s, self.energy_idle_usd_per_s, self.energy_busy_usd_per_s
+        if f + busy <= r:
+            return "own", None
+        if f + idle >= r:
+            return "rent", None
+        return "own below", (r - f - idle) / (busy - idle)  # busy > idle here: power_model refuses idle above busy
+
     def break_even_utilisation(self, rental_usd_per_chip_hour: float) -> float | None:
         """The utilisation above which owning costs less per used chip-hour than renting; None if never."""
         r = rental_usd_per_chip_hour / SECONDS_PER_HOUR
@@ -396,13 +427,16 @@ def _scaleup_capex(catalog: Catalog, system: System, overrides: Mapping[str, flo
     )
 
 
-def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, float]) -> Term:
+def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, float], scaleout: bool = True) -> Term:
     """The scale-out network's capex per chip: the catalog's 400G-port-a-chip fat-tree figure x the system's
     scale-out share (power.scaleout_share: a TPU v5p pod's 50 Gb/s a chip buys 1/8 of its ports and optics); a
-    figure given for this fleet is taken as it is."""
+    figure given for this fleet is taken as it is; none for a fleet of one system (8 H100s on one p5 had paid $6,600
+    a chip of 400G fabric, $0.21 a chip-hour)."""
     if "scaleout_network_usd_per_chip" in overrides:
         return _input(catalog, "scaleout_network_usd_per_chip", overrides)
     t = _figure(catalog, "scaleout_network_usd_per_chip")
+    if not scaleout:
+        return derived(0.0, t.key, "USD", f"a fleet of one {system.id}: no scale-out network")
     return per_scaleout_port(catalog, system, t, "USD", f"${t.value:,.0f}")
 
 
@@ -451,8 +485,11 @@ def tco_inputs(
     pue: float | None = None,
     facility: str = "colocation",
     overrides: Mapping[str, float] | None = None,
+    *,
+    scaleout: bool = True,
 ) -> TcoInputs:
-    """Collect the owned-fleet inputs for one chip of `system` (overrides by the names in OVERRIDES)."""
+    """Collect the owned-fleet inputs for one chip of `system` (overrides by the names in OVERRIDES); `scaleout`:
+    the fleet spans more than one system, and pays for a scale-out network (capex, colocation and power)."""
     ov = dict(overrides or {})
     unknown = sorted(set(ov) - set(OVERRIDES))
     if unknown:
@@ -476,7 +513,7 @@ def tco_inputs(
         "chip": _chip_price(system, ov),
         "server": _input(catalog, "server_usd_per_chip", ov),
         "scaleup_network": _scaleup_capex(catalog, system, ov),
-        "scaleout_network": _scaleout_capex(catalog, system, ov),
+        "scaleout_network": _scaleout_capex(catalog, system, ov, scaleout),
         "storage": _input(catalog, "storage_usd_per_chip", ov),
     }
     if facility == "colocation":
@@ -498,7 +535,7 @@ def tco_inputs(
         space=space,
         facility=facility,
         facility_life=facility_life,
-        power=power_model(catalog, system, scaleout=True),
+        power=power_model(catalog, system, scaleout=scaleout),
         site=site,
         electricity=electricity,
         utilisation=util,
@@ -514,9 +551,23 @@ def owned_tco(
     facility: str = "colocation",
     overrides: Mapping[str, float] | None = None,
 ) -> Tco:
-    """The owned-fleet cost of one chip of `system` (see the module docstring for the formulas)."""
+    """The owned-fleet cost of one chip of `system` in a fleet of many systems (see the module docstring for the
+    formulas)."""
     inp = tco_inputs(catalog, system, region, utilisation, pue, facility, overrides)
     return tco_from_inputs(inp)
+
+
+def fleet_tco(
+    catalog: Catalog,
+    system: System,
+    chips: float,
+    region: str | None = None,
+    utilisation: float = 1.0,
+    pue: float | None = None,
+) -> Tco:
+    """owned_tco of a chip in a fleet of `chips` chips of `system`: the scale-out network only where the fleet spans
+    more than one system (`chips` > the system's), as the fleet's power model counts it."""
+    return tco_from_inputs(tco_inputs(catalog, system, region, utilisation, pue, scaleout=chips > system.chips))
 
 
 def tco_from_inputs(inp: TcoInputs) -> Tco:
@@ -589,19 +640,38 @@ def break_even(catalog: Catalog, tco: Tco, mode: str) -> list[dict[str, Any]]:
                 "this_system": False,
             }
         )
-    return [
-        {
-            **{k: v for k, v in row.items() if k != "derivation" or v},
-            "mode": mode,
-            "break_even_utilisation": tco.break_even_utilisation(row["usd_per_chip_hour"]),
-        }
-        for row in rows
-    ]
+    return [{**{k: v for k, v in row.items() if k != "derivation" or v}, **_against(tco, mode, row)} for row in rows]
+
+
+def _against(tco: Tco, mode: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A price row's comparison: the break-even utilisation for a mode paid by the hour used; for a reservation
+    (COMMITMENTS), paid every hour of its term, none (it scales as 1/u like the owned cost) but the verdict of
+    commitment_verdict, which holds at any utilisation outside a narrow energy band."""
+    r = row["usd_per_chip_hour"]
+    if mode not in COMMITMENTS:
+        return {"mode": mode, "break_even_utilisation": tco.break_even_utilisation(r)}
+    verdict, below = tco.commitment_verdict(r)
+    text = {
+        "own": "owning is cheaper at any utilisation",
+        "rent": f"renting ({mode}) is cheaper at any utilisation",
+    }.get(verdict, f"owning is cheaper below {below:.1%} utilisation" if below is not None else "")
+    return {
+        "mode": mode,
+        "break_even_utilisation": None,
+        "paid": "every calendar hour of the term",
+        "verdict": text,
+        "own_cheaper_below_utilisation": below,
+        # the calendar-hour costs the verdict compares: owned idle all hour and busy all hour, against the rate
+        "owned_usd_per_calendar_hour": {
+            "idle": (tco.fixed_total_usd_per_s + tco.energy_idle_usd_per_s) * SECONDS_PER_HOUR,
+            "busy": (tco.fixed_total_usd_per_s + tco.energy_busy_usd_per_s) * SECONDS_PER_HOUR,
+        },
+    }
 
 
 def tco_report(catalog: Catalog, tco: Tco, compare: str = "on-demand") -> dict[str, Any]:
     """`chipwise tco --json`: the owned cost per chip-hour with every term and input, and the break-even
-    utilisation against each rental price in the `compare` mode."""
+    utilisation against each rental price in the `compare` mode (a reservation: the verdict at any utilisation)."""
     check_mode(compare)
     if compare == "owned":
         raise ChipwiseError(f"compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")

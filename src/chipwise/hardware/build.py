@@ -205,6 +205,23 @@ class Hardware:
             bandwidth=link[0] if link else base.scaleup.bandwidth,
             fabric=replace(hybrid.scaleup.fabric, latency_s=link[1]) if link else hybrid.scaleup.fabric,
         )
+        # the rack's power and NICs split by each type's own figures, as the rack's derivation sums them (36 x 2,000 W
+        # Trainium4 + 36 x 1,400 W GB300, x 1.4): an even split had drawn 2,381 W a chip for both, a GB300 priced a
+        # third above its share and a Trainium4 below it
+        chips = {mid: self.chip(mid) for mid in hybrid.members}
+        power_share, power_how = _share(hybrid, {m: c.tdp for m, c in chips.items()}, chip_id, "W", 1.0)
+        nic_share, nic_how = _share(hybrid, {m: c.scaleout_bandwidth for m, c in chips.items()}, chip_id, "Gb/s", 8e-9)
+        power_w = hybrid.power * power_share
+        nic = hybrid.scaleout_bandwidth_per_chip * hybrid.chips * nic_share / count
+        prov = dict(base.provenance)
+        for key, value, unit, how in (
+            ("power", power_w, "W", f"{hybrid.id} power {hybrid.power:,.0f} W x {power_how}"),
+            ("scaleout.bandwidth", nic * count * 8e-9, "Gb/s",
+             f"{hybrid.id} scale-out {hybrid.scaleout_bandwidth_per_chip * hybrid.chips * 8e-9:,.0f} Gb/s x {nic_how}"),
+        ):  # fmt: skip
+            whole = hybrid.provenance.get(key)
+            status, sources = (whole.status, whole.sources) if whole else (hybrid.status, ())
+            prov[key] = FigureRef(value, unit, status, sources, derivation=how)
         return replace(
             base,
             id=f"{hybrid.id}:{chip_id}",
@@ -213,8 +230,9 @@ class Hardware:
             status=hybrid.status,
             scaleup=domain,
             scaleout_fabric=hybrid.scaleout_fabric,
-            scaleout_bandwidth_per_chip=hybrid.scaleout_bandwidth_per_chip,
-            power=hybrid.power * count / hybrid.chips,
+            scaleout_bandwidth_per_chip=nic,
+            power=power_w,
+            provenance=prov,
         )
 
     def _lookup(self, name: str, want: str) -> tuple[str, str]:
@@ -296,6 +314,18 @@ class Hardware:
 
 #: Host share of a server's power when a system has no power figure: DGX H100 draws 10.2 kW for 8 x 700 W GPUs.
 HOST_POWER_FACTOR = 10.2e3 / (8 * 700.0)
+
+
+def _share(hybrid: System, figure: Mapping[str, float], chip_id: str, unit: str, scale: float) -> tuple[float, str]:
+    """The share of a hybrid domain's whole (power, NICs) that its `chip_id` chips take: count x the type's own figure
+    over the sum of count x figure, and how (figures shown x `scale` in `unit`). A member with no figure (0) leaves no
+    basis to weigh by, so every chip then takes an even share."""
+    members = hybrid.members
+    if min(figure.values()) <= 0:
+        return members[chip_id] / hybrid.chips, f"{members[chip_id]} / {hybrid.chips} chips (an even share: no figure)"
+    terms = {m: f"{n} x {figure[m] * scale:,.4g} {unit}" for m, n in members.items()}
+    how = f"{terms[chip_id]} / ({' + '.join(terms.values())}), the members' own figures"
+    return members[chip_id] * figure[chip_id] / sum(n * figure[m] for m, n in members.items()), how
 
 
 def _split(total: FigureRef, sid: str, figs: list[Figure]) -> FigureRef:

@@ -2,9 +2,11 @@
 
 1. The workload is a set of buckets (input and output lengths, request rate), from a YAML mix or a trace file.
 2. For every chip and bucket the serving model gives, per candidate replica shape, the request rate one replica
-   sustains within the SLO, at most MAX_CHECK_LOAD (85%) of its saturated rate, the bound plan serve's checks hold;
-   each chip keeps its few best shapes as instance types, less those another of its shapes dominates (as cheap,
-   within 1% as fast on every bucket, faster in all: near-twin batch limits).
+   sustains within the SLO, at most MAX_CHECK_LOAD (85%) of its saturated rate, the bound plan serve's checks hold
+   (0 for a bucket the chip cannot serve within the SLO); each chip keeps its few best shapes as instance types
+   (per bucket the cheapest per request/s and the one that carries the bucket's own rate cheapest in whole
+   instances, then the best for the mix), less those another of its shapes dominates (as cheap, within 1% as fast
+   on every bucket, faster in all: near-twin batch limits). A bucket no chip serves stops the command (exit 1).
 3. A mixed-integer program (planner.fleet_mix, SciPy HiGHS) picks how many instances of each type to run at the
    lowest $/hour within the availability limits, and how to route each bucket among them.
 4. The simulator replays the workload on the chosen fleet (each type with the traffic routed to it): 1,500
@@ -42,7 +44,7 @@ import yaml
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, price_per_chip_hour
+from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError, user_file
 from chipwise.hardware import hardware
@@ -185,8 +187,11 @@ def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
 
 
 def buckets_from_trace(trace: Trace) -> list[Bucket]:
-    """Split a trace into up to 3 x 3 buckets by input and output length terciles; rate = count / duration."""
-    span = float(trace.arrival.max() - trace.arrival.min()) if trace.arrival.size > 1 else 0.0
+    """Split a trace into up to 3 x 3 buckets by input and output length terciles, each at its share of the trace's
+    rate: N arrivals over a span S are N - 1 gaps, (N - 1) / S in all (count / S had read four arrivals a second
+    apart as 1.33 req/s)."""
+    n = trace.arrival.size
+    span = float(trace.arrival.max() - trace.arrival.min()) if n > 1 else 0.0
     if span <= 0:
         raise ChipwiseError(f"trace '{trace.path}' spans no time, so it gives no rates. Fix: give arrival times.")
     in_edges = np.unique(np.quantile(trace.input, [1 / 3, 2 / 3]))
@@ -202,7 +207,7 @@ def buckets_from_trace(trace: Trace) -> list[Bucket]:
                         f"in{a + 1}-out{b + 1}",
                         round(float(trace.input[sel].mean())),
                         round(float(trace.output[sel].mean())),
-                        float(sel.sum()) / span,
+                        float(sel.sum()) / n * (n - 1) / span,
                     )
                 )
     return buckets
@@ -214,6 +219,8 @@ def parse_limits(spec: str | None) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in (s.strip() for s in spec.split(",") if s.strip()):
         name, _, count = item.partition("=")
+        if not name.strip():  # '=3' had been refused as naming '', not among the hardware
+            raise ChipwiseError(f"limit '{item}' names no chip or system. Fix: write e.g. --limits h100-sxm=64.")
         if name.strip() in out:
             raise ChipwiseError(f"limit for '{name.strip()}' is given twice. Fix: give each type one limit.")
         try:
@@ -256,14 +263,23 @@ def _types_for(
     buckets: Sequence[Bucket],
     targets: Mapping[str, float],
     precision: str,
+    misses: dict[str, str] | None = None,
 ) -> list[_Type]:
+    """The system's instance types, each with its capacity per bucket: 0 for a bucket no shape of it carries within
+    the SLO (the programme routes it none there; the whole chip had been dropped for one such bucket, the rtx
+    beside a TPU for its 16K-token prompts, which made the fleet 14% dearer). `misses`, where given, gets why
+    for each such bucket by its name (choose_any's line without its fix), or for every bucket where the system
+    has no price. No types where the system serves no bucket."""
     engine = default_engine(system.chip.vendor)
     eng = engine_profile(catalog, engine, system.chip.family)
     weight, kv = precisions(precision, None, eng, model, system)
     quote = price_per_chip_hour(catalog, system)
+    misses = {} if misses is None else misses
     if quote is None:
+        misses.update({b.name: price_gap(catalog, system) for b in buckets})
         return []
-    rates, saturations = [], []
+    rates: list[np.ndarray | None] = []
+    saturations: list[np.ndarray | None] = []
     est = None
     for b in buckets:
         job = ServingJob(
@@ -275,32 +291,48 @@ def _types_for(
         )
         try:
             _, est, r = choose_any(model, system, eng, job, weight, kv, targets)
-        except (InfeasibleError, ChipwiseError):
-            return []
+        except (InfeasibleError, ChipwiseError) as exc:
+            misses[b.name] = str(exc).split(" Fix:")[0].rstrip(".")
+            rates.append(None)
+            saturations.append(None)
+            continue
         rates.append(np.asarray(r, dtype=np.float64))
         saturations.append(saturated_rate(est, b.output_tokens))
-    assert est is not None
+    if est is None:
+        return []
+    none = np.zeros(len(est.cand))  # every bucket is estimated over the same candidate shapes
     # an instance is a unit its provider rents, running as many replicas as fit (whole chips without units): the
     # one with the fewest chips a replica (an inf2.48xlarge for three 4-chip replicas), which ranks the shapes, and
     # the smallest that holds one (an inf2.24xlarge), both offered where they differ
     chips, per = unit_for(system.rental_chips, est.chips)
     small, small_per = rent(system.rental_chips, est.chips, 1.0)
-    saturation = np.stack(saturations, axis=1)  # candidates x buckets, one replica's
+    # candidates x buckets, one replica's
+    saturation = np.stack([none if x is None else x for x in saturations], axis=1)
     # a replica is loaded to at most MAX_CHECK_LOAD of its saturated rate, the bound plan serve's checks hold: past
     # it a queue settles slower than a replay runs (ten H100 pairs packed to 98% of the rate the estimate allows met
     # the SLO in 1,500 replayed requests and missed it in 20,000)
-    rate = np.minimum(np.stack(rates, axis=1), MAX_CHECK_LOAD * saturation)  # candidates x buckets, one replica's
+    served = np.stack([none if x is None else x for x in rates], axis=1)
+    rate = np.minimum(served, MAX_CHECK_LOAD * saturation)  # candidates x buckets, one replica's
     cap = rate * per[:, None]
     price = chips * quote.usd_per_chip_hour
     demand = np.array([b.rate for b in buckets])
     weight_j = demand / max(demand.sum(), 1e-12)
-    # each bucket's cheapest shape per request/s, then the best by the mix: a mix weighted by request rate chose
+    # each bucket's cheapest shape per request/s, and the shape that carries the bucket's own rate cheapest in
+    # whole instances (of either size offered), then the best by the mix: a mix weighted by request rate chose
     # three batch limits of the shape that suits its chat bucket, and carried 8K-token summaries at 1/60 of a
-    # replica each (3.4x the cost of a fleet with a shape of their own)
-    per_bucket = [int(np.argmax(cap[:, j] / price)) for j in range(len(buckets)) if (cap[:, j] > 0).any()]
+    # replica each (3.4x the cost of a fleet with a shape of their own); the best per request/s alone offered a
+    # 0.5 req/s bucket only a 32-chip TPU v6e instance at $86.40/hour, where two of TP2 x2 carry it for $21.60
+    # (and a looser TTFT target, which let that shape in, had made the fleet dearer)
+    small_cap, small_price = rate * small_per[:, None], small * quote.usd_per_chip_hour
+    whole = np.minimum(_whole_cost(demand, cap, price), _whole_cost(demand, small_cap, small_price))
+    usable = [j for j in range(len(buckets)) if (cap[:, j] > 0).any()]
+    per_bucket = [int(np.argmax(cap[:, j] / price)) for j in usable]
+    # of shapes that cost alike in whole instances, the one that carries the most per dollar
+    own_rate = [int(np.lexsort((-cap[:, j] / price, whole[:, j]))[0]) for j in usable if demand[j] > 0]
+    first = list(dict.fromkeys(per_bucket + own_rate))
     score = (cap * weight_j).sum(axis=1) / price
     mixed = [int(i) for i in np.argsort(-score) if score[i] > 0]
-    order = list(dict.fromkeys(per_bucket + mixed))[: max(SHAPES_PER_CHIP, len(per_bucket) + 1)]
+    order = list(dict.fromkeys(first + mixed))[: max(SHAPES_PER_CHIP, len(first) + 1)]
     out: list[_Type] = []
     c = est.cand
     context = float(np.dot(weight_j, [b.input_tokens + b.output_tokens for b in buckets]))
@@ -326,6 +358,13 @@ def _types_for(
                 _Type(name, system, engine, plan, unit, unit_price, rate[i] * runs, saturation[i] * runs, runs, quote)
             )
     return out
+
+
+def _whole_cost(demand: np.ndarray, capacity: np.ndarray, price: np.ndarray) -> np.ndarray:
+    """$/hour of the whole instances of each shape (rows) that carry each bucket's rate (columns) alone, at
+    `capacity` per instance and `price` each: inf where a shape carries none of the bucket."""
+    count = np.ceil(demand / np.where(capacity > 0, capacity, 1.0))
+    return np.where(capacity > 0, count * price[:, None], np.inf)
 
 
 def _undominated(types: list[_Type]) -> list[_Type]:
@@ -793,6 +832,29 @@ def _confirmed(
     )
 
 
+class NoFleetError(InfeasibleError):
+    """No fleet of the hardware asked for carries the workload within the SLO: plan serve's 'nothing ranks', exit
+    code 1 (NO_OPTION_EXIT), where 2 is bad input (a script could not tell it from a typo)."""
+
+    exit_code = 1
+
+
+def _check_carried(
+    buckets: Sequence[Bucket], types: Sequence[_Type], unserved: Mapping[str, list[str]], refused: Sequence[str]
+) -> None:
+    """Raise NoFleetError naming each bucket with load that no instance type carries within the SLO, with why on
+    each system (what its fastest shapes reach) and the systems refused for the precision."""
+    lost = [b.name for j, b in enumerate(buckets) if b.rate > 0 and not any(t.capacity[j] > 0 for t in types)]
+    if not lost:
+        return
+    whys = [f"'{name}' ({'; '.join([*unserved.get(name, []), *refused])})" for name in lost]
+    raise NoFleetError(
+        f"no fleet meets the SLO: no instance type carries bucket{'s' * (len(lost) > 1)} {', '.join(whys)}. Fix: "
+        f"relax the SLO for {'them' if len(lost) > 1 else 'it'}, add hardware, or drop the "
+        f"bucket{'s' * (len(lost) > 1)}."
+    )
+
+
 def plan_fleet(
     catalog: Catalog,
     model_name: str,
@@ -831,25 +893,34 @@ def plan_fleet(
     types: list[_Type] = []
     # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM) are left out and named, as
     # plan serve's 'not ranked'; any other error (an unknown precision, mxfp4 on a dense model) is the input's and
-    # stops the command with its own fix
+    # stops the command with its own fix. A system that serves some buckets within the SLO is offered for those; one
+    # that serves none is left out and named, with why for each bucket
     skipped: list[dict[str, str]] = []
+    unserved: dict[str, list[str]] = {}  # bucket -> why each system carries none of it
+    left_out: list[dict[str, str]] = []  # the systems that serve no bucket
     for s in systems:
+        misses: dict[str, str] = {}
         try:
-            types.extend(_types_for(catalog, model, s, buckets, slo, precision))
+            offered = _types_for(catalog, model, s, buckets, slo, precision, misses)
         except PrecisionUnsupportedError as exc:
             skipped.append({"hardware": s.chip.id, "system": s.id, "reason": exc.reason})
-    reasons = "; ".join(dict.fromkeys(sk["reason"] for sk in skipped))
-    if not types and len(skipped) == len(systems):
+            continue
+        types.extend(offered)
+        for name, why in misses.items():
+            unserved.setdefault(name, []).append(why)
+        if not offered:
+            # each bucket's reason by its name, one reason once (no price: the same for every bucket)
+            whys = set(misses.values())
+            reason = whys.pop() if len(whys) == 1 else "; ".join(f"{name}: {why}" for name, why in misses.items())
+            left_out.append({"hardware": s.chip.id, "system": s.id, "reason": reason})
+    refused = list(dict.fromkeys(sk["reason"] for sk in skipped))  # so far, the precision's refusals alone
+    if not types and not unserved:
         raise InfeasibleError(
-            f"none of the hardware asked for can serve {precision}: {reasons}. Fix: pass --precision bf16, or add a "
-            "chip with FP8 units to --hardware."
+            f"none of the hardware asked for can serve {precision}: {'; '.join(refused)}. Fix: pass --precision "
+            "bf16, or add a chip with FP8 units to --hardware."
         )
-    if not types:
-        why = f" ({reasons})" if reasons else ""
-        raise InfeasibleError(
-            f"no hardware can serve this workload within the SLO{why}. Fix: relax the SLO, change the precision or "
-            "add hardware."
-        )
+    _check_carried(buckets, types, unserved, refused)
+    skipped += left_out
     types = _named_by_system(_undominated(types))
     cap = np.stack([t.capacity for t in types])
     # a chip's limit counts every system of that chip, a system's only that system (p5.48xlarge=3 had capped the

@@ -318,21 +318,31 @@ def _solve_cut(
 
 
 def _binding(p: FleetProblem) -> str:
-    """Which availability limits make the demand unservable, found by solving without them."""
+    """Which availability limits make the demand unservable: every limit on a type with capacity for the demand,
+    together, where the demand is servable without them. No limit is blamed alone with a count of chips it 'needs'
+    (the unlimited optimum's, which had read 'mi300x chips (needs 2, limit 0)' where one MI300X carried it, or
+    more H100s instead), as it is not what relaxing that one limit would take."""
     relaxed = FleetProblem(p.types, p.buckets, p.price_per_hour, p.capacity, p.demand, np.full(len(p.types), np.inf))
     try:
-        sol = solve(relaxed)
+        solve(relaxed)
     except InfeasibleError:
         return "the demand cannot be served by any fleet. Fix: relax the SLO or add hardware."
-    over = [f"{t} (needs {n}, limit {int(lim)})" for t, n, lim in zip(p.types, sol.counts, p.limits, strict=True)
-            if n > lim]  # fmt: skip
-    if p.group_limits and p.chips is not None and p.groups is not None:
-        for g, cap in p.group_limits.items():
-            used = sum(p.chips[i] * sol.counts[i] for i, gi in enumerate(p.groups) if in_group(gi, g))
-            if used > cap:
-                over.append(f"{g} chips (needs {used:g}, limit {cap:g})")
-    need = ", ".join(over) if over else "the availability limits together"
-    return f"the availability limits bind: {need}. Fix: raise those limits, add instance types, or lower the demand."
+    carries: list[bool] = np.any(p.capacity[:, p.demand > 0] > 0, axis=1).tolist()
+    named = [
+        f"{t} ({lim:g} instance{'s' * (lim != 1)})"
+        for t, lim, c in zip(p.types, p.limits.tolist(), carries, strict=True)
+        if c and math.isfinite(lim)
+    ]
+    if p.group_limits and p.groups is not None:
+        named += [
+            f"{g} ({cap:g} chip{'s' * (cap != 1)})"
+            for g, cap in p.group_limits.items()
+            if any(c and in_group(gi, g) for c, gi in zip(carries, p.groups, strict=True))
+        ]
+    if not named:  # a programme the solver gave up on within its time limit
+        return "the availability limits cannot carry the demand. Fix: raise them, or lower the demand."
+    limits = f"limits on {', '.join(named)} together" if len(named) > 1 else f"limit on {named[0]}"
+    return f"the {limits} cannot carry the demand. Fix: raise a limit, add instance types, or lower the demand."
 
 
 def feasible_lp(p: FleetProblem, counts: NDArray[np.int64]) -> bool:

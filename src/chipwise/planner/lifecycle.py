@@ -3,7 +3,8 @@ and the best (train on X, serve on Y) pair against the best single-vendor choice
 
     total(X, Y) = expected training cost on X  +  serving $/hour on Y x hours of service
     energy and carbon likewise (training: the prediction's expected figures; serving: the energy and CO2e an hour
-    of plan serve's economics - chips x busy IT power x PUE at the site of the serving price, x its grid - x hours)
+    of plan serve's economics - chips x [P_it(busy) b + P_it(idle) (1 - b)] x PUE at the site of the serving price,
+    x its grid, with b each pool's busy share in plan serve's simulated check - x hours)
 
 The serving fleets are plan serve's answers (its planner call: the steady-state ranking with prefill/decode splits,
 the cheapest options simulated and resized until they meet the SLO) for all the hardware, and for each vendor's own
@@ -66,17 +67,24 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _pools_energy_per_hour(
-    catalog: Catalog, pools: Sequence[tuple[System, float]], pricing: str = "on-demand"
+    catalog: Catalog,
+    pools: Sequence[tuple[System, float]],
+    pricing: str = "on-demand",
+    busy: Sequence[float] | None = None,
 ) -> tuple[float, float]:
-    """(facility joules, kg CO2e) an hour of a deployment's pools of (system, chips), each busy all hour, at the
-    site of its own rental quote; the scale-out network where the deployment passes one system or spans two, as
-    plan serve's economics reckon it."""
+    """(facility joules, kg CO2e) an hour of a deployment's pools of (system, chips), each busy its share `busy` of
+    the hour (plan serve's simulated check: busy_shares; not given, all of it) and idle the rest, at the site of its
+    own rental quote; the scale-out network where the deployment passes one system or spans two, as plan serve's
+    economics reckon it (busy all hour, one H100 at 0.1 req/s had drawn 3x plan serve's 1.39 MJ/h)."""
     total = sum(chips for _, chips in pools)
     span = len({system.id for system, _ in pools}) > 1
+    shares = list(busy) if busy else [1.0] * len(pools)
     joules, co2 = 0.0, 0.0
-    for system, chips in pools:
+    for (system, chips), share in zip(pools, shares, strict=True):
         quote = chip_hour_price(catalog, system, pricing, None, None)[2]
-        e, c = energy_per_hour(catalog, system, chips, pricing, quote, scaleout=span or total > system.chips)
+        e, c = energy_per_hour(
+            catalog, system, chips, pricing, quote, scaleout=span or total > system.chips, busy=share
+        )
         joules, co2 = joules + e, co2 + c
     return joules, co2
 
@@ -110,7 +118,7 @@ def _serving_options(catalog: Catalog, reports: Sequence[dict[str, Any]], second
             systems = [priced_system(hw.system(sid), pricing) for sid in v["system"].split(">")]
             guessed = v["price_estimated"]  # the pools' chips priced by a catalog estimate, as plan serve marks them
             pools = [(sys_, _pool_chips(sys_, plan)) for sys_, plan in zip(systems, v["plan"].values(), strict=True)]
-            joules_h, co2_h = _pools_energy_per_hour(catalog, pools, pricing)
+            joules_h, co2_h = _pools_energy_per_hour(catalog, pools, pricing, v.get("busy_shares"))
             best[v["system"]] = {
                 "hardware": v["hardware"],
                 "system": v["system"],

@@ -14,7 +14,7 @@ from chipwise.economics.energy import EnergySite, carbon_kg, check_region, energ
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import billed_one, split_rent
-from chipwise.economics.tco import owned_gap, owned_tco
+from chipwise.economics.tco import owned_gap, owned_tco, tco_from_inputs, tco_inputs
 from chipwise.hardware.objects import System
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool
@@ -129,7 +129,8 @@ def economics(
     """Dollars, energy and carbon per hour and per million tokens of a deployment, and the site figures they rest on.
 
     cost/h = sum over pools of chips rented (rented_chips) x catalog rental price per chip-hour; owned: the chips
-    used x the TCO's fixed terms per chip-hour + the pool's own facility energy below x $/kWh (economics.tco: its
+    used x the TCO's fixed terms per chip-hour (with the scale-out network's capex and colocation only where the
+    deployment's network is used, as its power) + the pool's own facility energy below x $/kWh (economics.tco: its
     energy term at the pool's busy share and network, not busy all hour with a scale-out fabric);
     $/Mtok = cost/h / (tokens/s x 3600) x 1e6, for output tokens and for all (input + output) tokens;
     energy/h = sum over pools of chips x [P_it(busy) b + P_it(idle) (1 - b)] (economics.power) x 3600 s x PUE, with
@@ -174,7 +175,9 @@ def economics(
         if pricing == "owned" and record is not None:
             # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
             # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
-            tco = owned_tco(catalog, system, region, 1.0, None)
+            # the scale-out network's capex and colocation, like its power, only past one system (one H100 had paid
+            # $6,600 of 400G fabric: $0.21 a chip-hour)
+            tco = tco_from_inputs(tco_inputs(catalog, system, region, scaleout=scaleout))
             terms = tco.charged_per_chip_hour(rented, it_j * site.pue.value)
             charged = rented * sum(terms.values())
             cost_h += charged
@@ -183,6 +186,7 @@ def economics(
             # had seen only that record's $1.628 and $0.137 of energy a chip-hour where $1.587 and $0.096 were charged
             record = {
                 **record,
+                **tco.price_source(),
                 "usd_per_hour": charged,
                 "usd_per_chip_hour": charged / rented if rented > 0 else math.nan,
                 "terms_usd_per_chip_hour": terms,

@@ -905,6 +905,7 @@ def _check(
             for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
         },
         "price_note": econ.get("price_note"),
+        "busy_shares": summary.get("busy_shares"),  # per pool: its energy's busy share (plan lifecycle's too)
         "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
         "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
         "breakdown": breakdown,

@@ -23,7 +23,7 @@ from chipwise.economics.pricing import (
     price_per_chip_hour,
 )
 from chipwise.economics.rental import billed_one
-from chipwise.economics.tco import Tco, check_utilisation_share, owned_tco
+from chipwise.economics.tco import COMMITMENTS, Tco, check_utilisation_share, fleet_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -111,35 +111,39 @@ def _ideal_and_expected(
     kg_per_j: float,
     rel: RunReliability,
     billed: float | None = None,
+    usd_per_j: float = 0.0,
 ) -> dict[str, Any]:
     """Ideal (failure-free) and expected (goodput-adjusted, with spares) time, cost, energy and carbon.
 
-    T_wall = T_ideal / goodput. Of T_wall, the downtime D = (failures + planned stops) x their restart time is
-    spent at idle power and the rest (training, lost work, checkpoint writes) at the busy load; spares
-    (spare_fraction x chips) are paid for and idle for the whole T_wall, as are the chips a plan leaves out
-    (rel.chips, the chips the job runs on, < chips: the global batch divides no wider data parallelism).
-    Cost is for the `billed` chips (default: `chips`), the whole rental units that hold them; the chips those
-    units hold past the job's stand in for its spares, which are paid for only past them.
+    T_wall = T_ideal / goodput. Of T_wall, the downtime D (RunReliability.downtime_s: restarts after failures, on
+    Daly's model, and planned stops) is spent at idle power and the rest (training, lost work, checkpoint writes)
+    at the busy load; spares (spare_fraction x the chips used) are paid for and idle for the whole T_wall, as are
+    the chips a plan leaves out (rel.chips, the chips the job runs on, < chips: the global batch divides no wider
+    data parallelism). Cost is for the `billed` chips (default: `chips`), the whole rental units that hold them.
+    Chips paid for past the job's, billed extras and left-out ones alike, stand in for its spares, which are paid
+    for only past them: max(billed, used + spares) chips are paid over T_wall (1M trn3 on a plan of 917,504 had
+    paid 20,000 spares on top of 82,496 idle chips), and all but the used draw idle power over it; the billed ones
+    past `chips` draw it over the ideal time too (12 H100s in two p5 had drawn for 12.24, where 16 are paid).
+    `usd_per_j`: an owned fleet's electricity (facility joules at the site's tariff), added to the cost, whose
+    `usd_per_chip_hour` is then the TCO's other terms (economics.tco.Tco.fixed_and_idle_usd_per_chip_hour).
     """
     g = rel.goodput
     wall = seconds / g if g > 0 else math.inf
     busy_w, idle_w = power.busy_w, power.idle_w
     used = rel.chips
-    left_out_w = idle_w * (chips - used)
-    ideal_j = (busy_w * used + left_out_w) * seconds * pue
     paid = chips if billed is None else billed
-    ideal_cost = usd_per_chip_hour * paid * seconds / 3600.0
+    left_out_w = idle_w * (max(paid, chips) - used)
+    ideal_j = (busy_w * used + left_out_w) * seconds * pue
+    ideal_cost = usd_per_chip_hour * paid * seconds / 3600.0 + ideal_j * usd_per_j
     if math.isinf(wall):
         exp_j = exp_cost = math.inf
         down = math.inf
     else:
-        restarts = rel.failures_per_s * wall * rel.downtime_per_failure_s + rel.planned_per_s * wall * (
-            rel.inputs.in_memory_recovery.value if rel.recovery == "in-memory" else rel.inputs.restart_overhead.value
-        )
-        down = min(restarts, wall - seconds)
-        spares = rel.spare_fraction * chips
-        exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + (spares * idle_w + left_out_w) * wall)
-        exp_cost = usd_per_chip_hour * max(paid, chips + spares) * wall / 3600.0
+        down = rel.downtime_s(seconds)
+        fleet = max(paid, chips, used * (1.0 + rel.spare_fraction))  # the job's chips and spares, or all paid for
+        idle = fleet - used  # spares, left-out chips, and billed ones that stand in for spares
+        exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + idle * idle_w * wall)
+        exp_cost = usd_per_chip_hour * fleet * wall / 3600.0 + exp_j * usd_per_j
     # the tokens the run trains: whole steps, at least its tokens (1,000 tokens take one step of a million, whose
     # cost over the 1,000 had read $268 per million tokens where the steady rate is $0.26)
     tokens = max(result.get("tokens") or 0.0, result["tokens_per_s"] * seconds)
@@ -166,7 +170,8 @@ def _ideal_and_expected(
 
 class SystemEconomics(NamedTuple):
     """How `chips` of one system are priced, sited and powered: the rental quote or the owned cost (None where the
-    mode has none), the site, the power model, the chips billed, and the price per chip-hour (nan: none)."""
+    mode has none), the site, the power model, the chips billed, and the price per chip-hour (nan: none; owned: the
+    TCO's terms but the energy of the hours used, which `usd_per_j` charges as the run's own energy figure)."""
 
     quote: PriceQuote | None
     tco: Tco | None
@@ -174,6 +179,7 @@ class SystemEconomics(NamedTuple):
     power: PowerModel
     billed: float
     price: float
+    usd_per_j: float = 0.0
 
 
 def system_economics(
@@ -196,7 +202,8 @@ def system_economics(
     quote = None if owned else price_per_chip_hour(catalog, system, pricing, region, provider, managed, as_of)
     tco = None
     if owned and (system.chip.unit_price is not None):
-        tco = owned_tco(catalog, system, region, utilisation if utilisation is not None else 1.0, pue)
+        # the scale-out network (capex, colocation, power) only past one system, as the power model below counts it
+        tco = fleet_tco(catalog, system, chips, region, utilisation if utilisation is not None else 1.0, pue)
     site = site_for(
         catalog,
         system,
@@ -214,11 +221,13 @@ def system_economics(
     # owned fleet buys the chips it uses
     billed = billed_one(priced_system(system, pricing).rental_chips, 1.0, chips)
     if tco is not None:
-        price = tco.usd_per_chip_hour
-    elif quote is not None:
-        price = quote.usd_per_chip_hour
-    else:
-        price = math.nan
+        # an owned fleet pays the electricity of its own energy figure (busy or idle through the run, its network),
+        # as an owned serving pool does: the TCO's busy-all-hour energy had charged 8 H100s $1.10/h where the run's
+        # figure was $1.00/h
+        return SystemEconomics(
+            quote, tco, site, power, billed, tco.fixed_and_idle_usd_per_chip_hour, tco.inputs.electricity.value
+        )
+    price = quote.usd_per_chip_hour if quote is not None else math.nan
     return SystemEconomics(quote, tco, site, power, billed, price)
 
 
@@ -247,7 +256,7 @@ def attach_economics(
     prices chips by economics.tco at `utilisation` (default 1.0); other modes use catalog rental prices. A `lora`
     run checkpoints its adapters and their optimizer state only (train.lora), not the frozen base.
     """
-    quote, tco, site, power, billed, price = system_economics(
+    quote, tco, site, power, billed, price, usd_per_j = system_economics(
         catalog,
         system,
         chips,
@@ -275,6 +284,11 @@ def attach_economics(
         figures.update(tco.figures())
     rel_record = rel.record()
     figures.update(rel_record.pop("figures"))
+    costs = _ideal_and_expected(
+        result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed, usd_per_j
+    )
+    if tco is not None:  # an owned chip-hour: its TCO terms and its share of the run's own electricity
+        price = costs["cost_usd"] / (billed * basis_s / 3600.0)
     out: dict[str, Any] = {
         "pricing": pricing,
         "price_usd_per_chip_hour": None if math.isnan(price) else price,
@@ -284,7 +298,7 @@ def attach_economics(
         "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * 3.6e6,
         "economics_basis": "whole run" if seconds is not None else "one hour",
         "billed_chips": billed,
-        **_ideal_and_expected(result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed),
+        **costs,
         "goodput": rel.goodput,
         "failures_per_day": rel.failures_per_day,
         "mtbf_s": rel.mtbf_s,
@@ -348,9 +362,15 @@ def check_utilisation(utilisation: float | None, pricing: str, name: str, owned:
     """One line where a utilisation is given for rented chips: it prices owned ones only (economics.tco) and had
     been dropped in silence, as other settings that would be ignored are refused."""
     if utilisation is not None and pricing != "owned":
+        # a reservation is paid every hour of its term, used or not; the other modes by the hour rented
+        paid = (
+            "a reservation is paid every hour of its term"
+            if pricing in COMMITMENTS
+            else "rented chips are paid by the hour used"
+        )
         raise ChipwiseError(
             f"{name} {utilisation:g} prices owned chips (their cost per hour of paid work), but pricing is "
-            f"{pricing}: rented chips are paid by the hour used. Fix: add {owned}, or drop {name}."
+            f"{pricing}: {paid}, at the provider's rate. Fix: add {owned}, or drop {name}."
         )
 
 

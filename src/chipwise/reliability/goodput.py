@@ -15,13 +15,18 @@ Two recovery strategies are modelled:
 - checkpoint: persistent checkpoints every tau (Daly's optimum, at least one step) written at the storage
   bandwidth; R = detection + max(restart overhead, restore time).
 - in-memory: state is recovered from peers' memory (Gemini's replicas, SageMaker HyperPod checkpointless
-  training); tau = one step, delta ~ 0, R = detection + the in-memory recovery time.
+  training); tau = one step, delta ~ 0, R = detection + the in-memory recovery time. The copy is another host's:
+  a job on one host has no peer that outlives its failure (a 1-chip run had recovered "from peers"), so it
+  checkpoints whatever recovery is asked for.
+With no failures at all (every rate 0) M is infinite: goodput is the planned factor alone, with no checkpoint
+(tau infinite) and nothing lost.
 Spare capacity (hot spares so a failed host is swapped without shrinking the job) costs money, not goodput.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -43,6 +48,8 @@ def wall_time_factor(tau: Any, delta: Any, restart: Any, mtbf: Any) -> Any:
     m = np.asarray(mtbf, dtype=float)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         f = m * np.exp(np.asarray(restart, dtype=float) / m) * np.expm1((tau + delta) / m) / tau
+        # no failures (M infinite): the limit, 1 + delta / tau, which is 1 where nothing is checkpointed (tau inf)
+        f = np.where(np.isinf(m), 1.0 + np.asarray(delta, dtype=float) / tau, f)
     return np.where(np.isfinite(f), f, np.inf)
 
 
@@ -110,8 +117,8 @@ def reliability_inputs(
         rates=failure_rates(catalog),
         chips_per_host=chips_per_host(catalog, system),
         bytes_per_param=term(catalog, "reliability", "checkpoint", "bytes_per_parameter"),
-        storage_aggregate=term(catalog, "reliability", "checkpoint", "storage_aggregate_bandwidth"),
-        storage_per_host=term(catalog, "reliability", "checkpoint", "storage_write_bandwidth_per_node"),
+        storage_aggregate=_bandwidth(catalog, "storage_aggregate_bandwidth", "2TB/s"),
+        storage_per_host=_bandwidth(catalog, "storage_write_bandwidth_per_node", "3.4GB/s"),
         restart_overhead=term(catalog, "reliability", "checkpoint", "restart_overhead_s"),
         in_memory_recovery=term(catalog, "reliability", "checkpoint", "in_memory_recovery_s"),
         detection=detection,
@@ -119,9 +126,25 @@ def reliability_inputs(
     )
 
 
+def _bandwidth(catalog: Catalog, name: str, example: str) -> Term:
+    """A storage bandwidth, or one line where it is not finite and above 0: a zero had written each checkpoint in
+    an infinite time, priced as $inf and inf TWh after numpy's warnings."""
+    t = term(catalog, "reliability", "checkpoint", name)
+    if not (math.isfinite(t.value) and t.value > 0):
+        # the example carries its unit: a bare '0' reads as B/s, whose fix would have offered 2B/s
+        how, fix = fix_at_origin(replace(t, unit=""), example)
+        raise ChipwiseError(
+            f"a storage bandwidth must be finite and > 0 to write a checkpoint{how}. Fix: give e.g. {fix}."
+        )
+    return t
+
+
 @dataclass(frozen=True)
 class RunReliability:
-    """What failures do to one run: rates, checkpoint plan, downtime and goodput (SI units)."""
+    """What failures do to one run: rates, checkpoint plan, downtime and goodput (SI units). `checkpoint_cost_s`
+    (delta) and `planned_restart_s` (R_p) are the chosen recovery's: 0 and the in-memory recovery time in memory,
+    the checkpoint write and the restart overhead otherwise; `peer_copy`: another host holds the state, which
+    in-memory recovery needs."""
 
     recovery: str
     chips: int
@@ -138,10 +161,29 @@ class RunReliability:
     goodput_in_memory: float
     spare_fraction: float
     inputs: ReliabilityInputs
+    checkpoint_cost_s: float
+    planned_restart_s: float
+    peer_copy: bool
 
     @property
     def mtbf_s(self) -> float:
         return 1.0 / self.failures_per_s if self.failures_per_s > 0 else float("inf")
+
+    def downtime_s(self, work_s: float) -> float:
+        """Expected seconds stopped, restarting, in a run of `work_s` seconds of training, on Daly's model (the one
+        goodput is): (T / tau)(e^((tau + delta)/M) - 1) failures strike during computation and checkpoints, and
+        each costs M(e^(R/M) - 1) of restarting (a restart can fail and begin again); planned stops, p T_wall of
+        them, R_p each. The rest of T_wall - T is lost work and checkpoint writes, the chips busy. Failures x T_wall
+        x R had counted failures during restarts as if each cost a whole R, over T_wall - T at 1M chips (1,956
+        where Daly's 990 cost 171.8 s each)."""
+        if self.goodput <= 0:
+            return math.inf
+        planned = self.planned_per_s * work_s / self.goodput * self.planned_restart_s
+        if self.failures_per_s == 0:
+            return planned
+        m, tau, r = self.mtbf_s, self.checkpoint_interval_s, self.downtime_per_failure_s
+        failures = work_s / tau * math.expm1((tau + self.checkpoint_cost_s) / m)
+        return failures * m * math.expm1(r / m) + planned
 
     @property
     def failures_per_day(self) -> float:
@@ -164,6 +206,7 @@ class RunReliability:
             "goodput_checkpoint": self.goodput_checkpoint,
             "goodput_in_memory": self.goodput_in_memory,
             "spare_fraction": self.spare_fraction,
+            "in_memory_possible": self.peer_copy,
             "figures": {t.key: t.record() for t in self.inputs.terms()},
         }
 
@@ -184,7 +227,7 @@ def assess_run(
     if hosts is None:
         hosts = float(hosts_of(chips, inputs.chips_per_host.value))
     lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts))
-    mtbf = 1.0 / lam
+    mtbf = 1.0 / lam if lam > 0 else math.inf  # every rate set to 0: no failure ever stops the job
     planned = inputs.rates.planned.value
     size = float(checkpoint_bytes(params, inputs.bytes_per_param.value))
     bw = float(storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts))
@@ -194,10 +237,15 @@ def assess_run(
     r_ckpt = det + max(inputs.restart_overhead.value, write)
     tau_ckpt = max(float(daly_interval(write, mtbf)), step_time_s)
     g_ckpt = float(goodput(tau_ckpt, write, r_ckpt, mtbf, planned, inputs.restart_overhead.value))
-    # in-memory recovery from peers
+    # in-memory recovery from peers: another host's copy of the state (Gemini's replicas in other hosts' memory,
+    # HyperPod's peer-to-peer recovery), whatever the parallelism; on one host the copy dies with it, so the run
+    # checkpoints (a 1-chip DP1 run had recovered "from peers" at 99.9% goodput)
+    peer_copy = hosts > 1
     r_mem = det + inputs.in_memory_recovery.value
     g_mem = float(goodput(step_time_s, 0.0, r_mem, mtbf, planned, inputs.in_memory_recovery.value))
-    use_mem = recovery == "in-memory" or (recovery == "best" and g_mem > g_ckpt)
+    if not peer_copy:
+        g_mem = g_ckpt  # in-memory recovery falls back to the checkpoint
+    use_mem = peer_copy and (recovery == "in-memory" or (recovery == "best" and g_mem > g_ckpt))
     return RunReliability(
         recovery="in-memory" if use_mem else "checkpoint",
         chips=chips,
@@ -214,19 +262,25 @@ def assess_run(
         goodput_in_memory=g_mem,
         spare_fraction=inputs.spare_fraction.value,
         inputs=inputs,
+        checkpoint_cost_s=0.0 if use_mem else write,
+        planned_restart_s=inputs.in_memory_recovery.value if use_mem else inputs.restart_overhead.value,
+        peer_copy=peer_copy,
     )
 
 
 def largest_fleet_for_goodput(
     inputs: ReliabilityInputs, chips: int, params: float, step_time_s: float, target: float, recovery: str = "best"
 ) -> int:
-    """The most chips, at most `chips`, at which a run at this step time keeps `target` goodput (1 when even one
-    chip does not). Goodput falls as chips (and so failures) grow; bisection on the count, about 60 assessments.
+    """The most chips, at most `chips`, at which a run at this step time keeps `target` goodput (0 when even one
+    chip does not: 1 had read as 'at most 1 chip' either way). Goodput falls as chips (and so failures) grow;
+    bisection on the count, about 60 assessments.
     The step time is held: a smaller fleet's own plan may step slower, so this is where failures stop dominating,
     not a plan."""
     lo, hi = 1, chips
     if assess_run(inputs, hi, params, step_time_s, recovery).goodput >= target:
         return hi
+    if assess_run(inputs, lo, params, step_time_s, recovery).goodput < target:
+        return 0
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if assess_run(inputs, mid, params, step_time_s, recovery).goodput >= target:

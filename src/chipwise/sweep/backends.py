@@ -11,16 +11,18 @@ import math
 import multiprocessing
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Generator, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
+from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.sweep.spec import Point
-from chipwise.sweep.worker import _CATALOGS, Record, Task, error_line, run_task, run_task_with
+from chipwise.sweep.worker import _CATALOGS, Record, Task, error_line, pool_init, run_task, run_task_with
 
 Done = tuple[list[Point], list[Record]]
 
@@ -59,15 +61,34 @@ def in_process(points: Iterable[Point], catalogs: dict[str, Catalog]) -> Generat
     """Run every point here, reusing the catalogs the sweep check already loaded."""
     for digest, cat in catalogs.items():
         _CATALOGS.setdefault(digest, cat)
-    for group, task in tasks(points, 8):
+    # one point a task: Ctrl-C, raised inside a point, then loses only that unfinished point (tasks of 8 had lost the
+    # points of the task finished so far)
+    for group, task in tasks(points, 1):
         yield group, run_task(task)
+
+
+#: what a script without a __main__ guard gets where its spawned workers re-run it (runner.run_sweep)
+UNGUARDED = (
+    "run_sweep was called again inside a sweep worker process, which re-ran the script that started the sweep as it "
+    'imported it. Fix: put the script\'s calls under if __name__ == "__main__": (docs/sweep.md).'
+)
+
+
+def unguarded_note(pid: int) -> Path:
+    """The file a spawned worker of process `pid` leaves where it re-ran the unguarded script that started the
+    sweep: the pool only sees its workers end, and had said "a sweep worker process died ... rerun with --resume"."""
+    return Path(tempfile.gettempdir()) / f"chipwise-sweep-unguarded-{pid}"
 
 
 def process_pool(points: Iterable[Point], total: int, workers: int) -> Generator[Done, None, None]:
     """Run points on `workers` fresh (spawned) processes; each loads a what-if's catalog once, on first use."""
     source = tasks(points, chunk_size(total, workers))
     pending: dict[Future[list[Record]], list[Point]] = {}
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    note = unguarded_note(os.getpid())
+    note.unlink(missing_ok=True)  # an earlier process's of the same id
+    spawn = multiprocessing.get_context("spawn")
+    stop = spawn.Event()
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=pool_init, initargs=(stop,))
     try:
 
         def fill() -> None:
@@ -85,12 +106,28 @@ def process_pool(points: Iterable[Point], total: int, workers: int) -> Generator
                 try:
                     records = future.result()
                 except Exception as exc:  # a worker died (out of memory, killed): the pool is broken
+                    if note.exists():
+                        note.unlink(missing_ok=True)
+                        raise ChipwiseError(UNGUARDED) from None
                     raise ChipwiseError(
                         f"a sweep worker process died ({error_line(exc)}); the points finished so far are stored. "
                         "Fix: rerun with --resume (with fewer --workers if memory ran out)."
                     ) from None
                 yield points, records
             fill()
+    except KeyboardInterrupt:
+        # the workers ignore Ctrl-C (pool_init): the tasks they hold stop after their current point and hand back
+        # the points they finished, the tasks not started are cancelled; another Ctrl-C stops at once
+        stop.set()
+        for future in pending:
+            future.cancel()
+        for future in as_completed([f for f in pending if not f.cancelled()]):
+            try:
+                records = future.result()
+            except Exception:  # the pool broke (a worker killed as it started): --resume runs those points
+                continue
+            yield pending[future][: len(records)], records
+        raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
@@ -151,8 +188,11 @@ def _check_reachable(shown: str, host: str, port: int, from_env: bool) -> None:
     """A one-line error, within RAY_CONNECT_TIMEOUT_S, where nothing accepts a connection at host:port, or what does
     does not answer as gRPC (Ray's protocol): a dashboard or Jobs port (8265, what RAY_ADDRESS often holds for the
     Jobs CLI) had left ray.init retrying for minutes, printing a warning every few seconds."""
-    fix = "correct RAY_ADDRESS (or unset it for a local Ray)" if from_env else "check the address"
-    fix += " (auto, or ray://HOST:10001) and that the cluster is up"
+    fix = (
+        "correct RAY_ADDRESS (auto, or ray://HOST:10001) or unset it for a local Ray, and check that the cluster is up"
+        if from_env
+        else "check the address (auto, or ray://HOST:10001) and that the cluster is up"
+    )
     try:
         conn = socket.create_connection((host, port), timeout=RAY_CONNECT_TIMEOUT_S)
     except OSError as exc:

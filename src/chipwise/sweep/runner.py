@@ -3,15 +3,16 @@
 Bad input (the sweep file, its catalogs, an existing sweep of the same name without --resume) fails before the
 store is written. Finished points are written in batches (every `batch_size` points or `flush_s` seconds), and
 whatever finished is written when the run stops for any reason, so an interrupted sweep loses nothing it computed
-and a crash loses at most one batch; `--resume` then runs only the points not stored ok, after dropping the stored
-points that the sweep file (edited since) no longer has.
+(on Ray: but the points of the tasks then running) and a crash loses at most one batch; `--resume` then runs only
+the points not stored ok, after dropping the stored points that the sweep file (edited since) no longer has.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ class RunStats:
     errors: int
     seconds: float
     dropped: int = 0  # points stored before that the sweep (its file edited since) no longer has: deleted
+    outdated: int = 0  # points stored ok by another revision of chipwise (code or built-in catalog): run again
 
     @property
     def points_per_s(self) -> float:
@@ -90,12 +92,20 @@ def run_sweep(
     ray: run on Ray instead (ray_address None starts a local Ray; 'auto' or 'ray://HOST:PORT' joins a cluster).
     max_points: refuse a sweep listing more points than this (None: any number).
     """
-    if multiprocessing.parent_process() is not None:
-        # a script without a __main__ guard: each spawned pool worker re-runs it on import, and each of those runs
-        # had failed on the store the first holds open, reported as "a sweep worker process died"
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # a script without a __main__ guard: each spawned pool worker re-runs it as it imports it (before the worker
+        # is bootstrapped, so parent_process() is still None there), and each of those runs had failed on the store
+        # the first holds open, with tracebacks and "a sweep worker process died". The worker leaves a note for the
+        # sweep's process, which stops with the one line (backends.process_pool), and ends quietly.
+        try:
+            backends.unguarded_note(os.getppid()).touch()
+        except OSError:  # no note: say it here
+            raise SystemExit(f"error: {backends.UNGUARDED}") from None
+        raise SystemExit(0)
+    if ray and workers is not None:
         raise ChipwiseError(
-            "run_sweep was called again inside a sweep worker process, which re-ran the script that started the "
-            'sweep as it imported it. Fix: put the script\'s calls under if __name__ == "__main__": (docs/sweep.md).'
+            "--workers does not apply to --ray: Ray places the tasks on its own cluster's CPUs. Fix: drop --workers "
+            "(workers= from Python)."
         )
     catalogs = check_sweep(spec)  # bad input fails here, before the store is touched
     if max_points is not None and len(spec) > max_points:
@@ -124,6 +134,13 @@ def _moved(store: Store, spec: SweepSpec, stored: str) -> bool:
         except OSError:  # unreadable: not shown to be the same file
             return False
     return store.stored_ids(spec.name) <= {p.id for p in spec.points()}
+
+
+def _handed_back(stream: Generator[backends.Done, None, None]) -> Iterator[backends.Done]:
+    """What a backend yields once the interrupt is thrown into it (it re-raises the interrupt after; a backend with
+    nothing to hand back, or one already stopped, raises it at once)."""
+    yield stream.throw(KeyboardInterrupt())
+    yield from stream
 
 
 def _run(
@@ -156,6 +173,7 @@ def _run(
         ids = {p.id for p in spec.points()}
         dropped = store.register(spec, ids)  # first: points the edited sweep no longer has are dropped
         done = store.done_ids(spec.name) if resume else set()
+        outdated = store.outdated(spec.name) if resume else 0
         retry = store.stored_ids(spec.name) - done if resume else set()
         todo = ids - done
         points, total = len(ids), len(todo)
@@ -168,13 +186,17 @@ def _run(
         else:
             n_workers = 1
             backend, stream = "in-process", backends.in_process(_todo(spec, todo), catalogs)
-        stats = RunStats(spec.name, str(store_path), backend, n_workers, points, points - total, 0, 0, 0, 0.0, dropped)
+        stats = RunStats(
+            spec.name, str(store_path), backend, n_workers, points, points - total, 0, 0, 0, 0.0, dropped, outdated
+        )
         start = last_flush = time.perf_counter()
         batch: list[tuple[Point, Record]] = []
         if progress:
             progress(0, total, 0)
-        try:
-            for group, records in stream:
+
+        def take(done: Iterable[backends.Done]) -> None:
+            nonlocal batch, last_flush
+            for group, records in done:
                 for p, r in zip(group, records, strict=True):
                     batch.append((p, r))
                     stats.ran += 1
@@ -185,6 +207,15 @@ def _run(
                     batch, last_flush = [], time.perf_counter()
                 if progress:
                     progress(stats.ran, total, stats.errors)
+
+        try:
+            try:
+                take(stream)
+            except KeyboardInterrupt:
+                # Ctrl-C here, between tasks, goes to the backend too: a pool hands back what its workers finished
+                # (each stops after its current point); where it came inside the backend, that already happened
+                take(_handed_back(stream))
+                raise
         finally:
             stream.close()
             store.write(spec.name, batch, retry)  # whatever finished is kept, however the run stopped

@@ -103,7 +103,7 @@ def scenario_of(base: Mapping[str, Any], axes: Mapping[str, Any]) -> dict[str, A
         *parents, leaf = key.split(".")
         for part in parents:
             child = node.get(part)
-            if not isinstance(child, dict):
+            if child is None:  # absent or null: the axis starts it (a value that is no mapping: load_sweep refused it)
                 child = node[part] = {}
             node = child
         node[leaf] = copy.deepcopy(value)
@@ -250,6 +250,25 @@ def _check_overlaps(where: str, keys: Sequence[str]) -> None:
         seen.append(key)
 
 
+def _check_parents(where: str, base: Mapping[str, Any], keys: Sequence[str]) -> None:
+    """One line where a dotted axis (plan.tp) goes through a base value that is not a mapping (plan: 5): that value,
+    which predict refuses, had been replaced by the axis's own mapping and the point run without a word."""
+    for key in keys:
+        node: Any = base
+        *parents, _ = key.split(".")
+        for i, part in enumerate(parents):
+            node = node.get(part)
+            if node is None:
+                break
+            if not isinstance(node, Mapping):
+                at = ".".join(parents[: i + 1])
+                raise _fail(
+                    where,
+                    f"base '{at}' is {node!r}, not a mapping, yet axis {key} sets a field in it",
+                    f"make base '{at}' a mapping (e.g. {at}: {{}}) or drop it from base",
+                )
+
+
 def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -320,6 +339,7 @@ def load_sweep(path: str | Path) -> SweepSpec:
     if not grid and not zips:
         raise _fail(where, "grid is empty", "give at least one axis, e.g. grid: {chips: [1024, 4096]}")
     _check_overlaps(where, [*grid, *(k for g in zips for k in g)])
+    _check_parents(where, base, [*grid, *(k for g in zips for k in g)])
     folder = path.resolve().parent  # not the path as typed ('tr/gt.yaml', 'gt.yaml'): one point, one scenario
     base = {str(k): _from(folder, str(k), v) for k, v in base.items()}
     grid = {k: [_from(folder, k, v) for v in vs] for k, vs in grid.items()}

@@ -4,17 +4,20 @@ Tables (timestamps are UTC; units SI unless a column name says otherwise):
 - `sweeps`: name, source file, the sweep file's content as JSON, distinct points in the sweep, created_at (when the
   sweep was first registered), chipwise version (of the last run).
 - `points`: (sweep, id) key, what_if, scenario (JSON), status ('ok' or 'error'), error (one line), started_at,
-  finished_at, elapsed_s.
+  finished_at, elapsed_s, revision (of the chipwise code and built-in catalog that computed it: `revision()`).
 - `results`: (sweep, id) key, what_if, then the flattened prediction (columns.COLUMNS) of every ok point.
 
 Records are written in batches, each in one transaction, so a crash loses at most the batch in flight; a point
 written again (a resumed error) replaces its old rows. Registering a sweep again (--resume, maybe after its file was
-edited) drops the stored points its file no longer has.
+edited) drops the stored points its file no longer has. A point stored under another revision is not done: --resume
+computes it again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import hashlib
 import json
 import math
 import time
@@ -27,6 +30,7 @@ from typing import Any
 
 import duckdb
 
+import chipwise
 from chipwise import __version__
 from chipwise.errors import ChipwiseError, user_file
 from chipwise.sweep.columns import COLUMNS
@@ -38,9 +42,31 @@ _SCHEMA = (
         name VARCHAR PRIMARY KEY, source VARCHAR, spec JSON, points BIGINT, created_at TIMESTAMP, chipwise VARCHAR)""",
     """CREATE TABLE IF NOT EXISTS points (
         sweep VARCHAR, id VARCHAR, what_if VARCHAR, scenario JSON, status VARCHAR, error VARCHAR,
-        started_at TIMESTAMP, finished_at TIMESTAMP, elapsed_s DOUBLE, PRIMARY KEY (sweep, id))""",
+        started_at TIMESTAMP, finished_at TIMESTAMP, elapsed_s DOUBLE, revision VARCHAR, PRIMARY KEY (sweep, id))""",
     "CREATE TABLE IF NOT EXISTS results (sweep VARCHAR, id VARCHAR, what_if VARCHAR, PRIMARY KEY (sweep, id))",
 )
+
+#: The columns a table of a chipwise store has whatever chipwise wrote it: a database whose table of that name lacks
+#: one is someone else's, and had been altered (78 columns added to its `results`) before an internal error
+KEYS: dict[str, tuple[str, ...]] = {
+    "sweeps": ("name", "source", "spec", "points"),
+    "points": ("sweep", "id", "what_if", "scenario", "status", "error"),
+    "results": ("sweep", "id", "what_if"),
+}
+
+
+@functools.cache
+def revision() -> str:
+    """16 hex digits of SHA-256 over chipwise's version and every file of its package, the code and the built-in
+    catalog data (some 200 files, 3 MB: a few ms, once per process). A point's id covers the sweep file and its
+    what-ifs, not these: a changed catalog figure or model had left --resume keeping the points computed before."""
+    root = Path(chipwise.__file__).parent
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
 
 #: How each kind ranks "fastest" and "cheapest" (SQL over the results table; lower is better): training on the
 #: expected (goodput-adjusted) figures, as plan train ranks and shows them
@@ -111,6 +137,19 @@ class Store:
             raise ChipwiseError(
                 f"folder '{self.path.parent}' for the store does not exist. Fix: create it, or give another --store."
             )
+        if self.path.is_file() and self.path.stat().st_size == 0:
+            # what `mktemp --suffix .duckdb` leaves: a new store, but DuckDB refuses a 0-byte file
+            if read_only:
+                raise ChipwiseError(
+                    f"'{self.path}' is empty, not a sweep store. Fix: give the --store file a sweep wrote."
+                )
+            try:
+                self.path.unlink()
+            except OSError as exc:
+                raise ChipwiseError(
+                    f"cannot use the empty file '{self.path}' as a store ({exc.strerror or exc}). Fix: check the "
+                    "folder's permissions, or give another --store."
+                ) from None
         if self.path.is_file() and not _is_duckdb(self.path):
             # DuckDB's own error had been told to wait for the sweep writing it to finish
             raise ChipwiseError(
@@ -123,25 +162,49 @@ class Store:
             self.con = duckdb.connect(str(self.path), read_only=read_only)
         except duckdb.Error as exc:
             first = " ".join(str(exc).split())[:200]
-            raise ChipwiseError(
-                f"cannot open store '{self.path}': {first}. Fix: wait for the sweep writing it to finish, "
-                "or give another --store."
-            ) from None
+            if "Could not set lock" in first:  # another process holds it open for writing
+                fix = "wait for the sweep writing it to finish, or give another --store"
+            elif "Permission denied" in first:
+                fix = "check the permissions of the file and its folder, or give another --store"
+            else:
+                fix = "give another --store"
+            raise ChipwiseError(f"cannot open store '{self.path}': {first}. Fix: {fix}.") from None
+        try:
+            self._check_tables(read_only)  # before anything is created or altered
+        except ChipwiseError:
+            self.con.close()
+            raise
         if not read_only:
             self._migrate()
-        elif not self._has_table("points"):
+
+    # -- schema --------------------------------------------------------------------------------------------------
+    def _check_tables(self, read_only: bool) -> None:
+        """One line where the database is not a sweep store: a table named as a store's lacks a store's key columns
+        (someone else's database), or, read-only, it has no `points` table."""
+        tables: dict[str, set[str]] = {}
+        for table, column in self.con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_name IN ('sweeps', 'points', "
+            "'results')"
+        ).fetchall():
+            tables.setdefault(str(table), set()).add(str(column))
+        for table, has in tables.items():
+            missing = [repr(k) for k in KEYS[table] if k not in has]
+            if missing:
+                raise ChipwiseError(
+                    f"'{self.path}' is a DuckDB database but not a chipwise sweep store (its table '{table}' lacks "
+                    f"the column{'s' if len(missing) > 1 else ''} {', '.join(missing)}). Fix: give the --store file a "
+                    "sweep wrote" + (", or a new file's name." if not read_only else ".")
+                )
+        if read_only and "points" not in tables:
             raise ChipwiseError(
                 f"'{self.path}' is not a chipwise sweep store. Fix: give the --store file a sweep wrote."
             )
 
-    # -- schema --------------------------------------------------------------------------------------------------
-    def _has_table(self, name: str) -> bool:
-        rows = self.con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = ?", [name]).fetchall()
-        return bool(rows)
-
     def _migrate(self) -> None:
         for statement in _SCHEMA:
             self.con.execute(statement)
+        # a store written before points recorded their revision: its points count as another revision's
+        self.con.execute("ALTER TABLE points ADD COLUMN IF NOT EXISTS revision VARCHAR")
         for col in COLUMNS:  # a store written by an older chipwise gains the new columns (NULL in old rows)
             self.con.execute(f'ALTER TABLE results ADD COLUMN IF NOT EXISTS "{col.name}" {col.sql}')
 
@@ -196,9 +259,20 @@ class Store:
             raise
 
     def done_ids(self, sweep: str) -> set[str]:
-        """Points of a sweep already stored ok (what --resume skips)."""
-        rows = self.con.execute("SELECT id FROM points WHERE sweep = ? AND status = 'ok'", [sweep]).fetchall()
+        """Points of a sweep already stored ok by this revision of chipwise (what --resume skips)."""
+        rows = self.con.execute(
+            "SELECT id FROM points WHERE sweep = ? AND status = 'ok' AND revision = ?", [sweep, revision()]
+        ).fetchall()
         return {str(r[0]) for r in rows}
+
+    def outdated(self, sweep: str) -> int:
+        """Points of a sweep stored ok by another revision of chipwise (its code or built-in catalog): --resume
+        computes them again."""
+        rows = self.con.execute(
+            "SELECT count(*) FROM points WHERE sweep = ? AND status = 'ok' AND revision IS DISTINCT FROM ?",
+            [sweep, revision()],
+        ).fetchall()
+        return int(rows[0][0])
 
     # -- writing --------------------------------------------------------------------------------------------------
     def stored_ids(self, sweep: str) -> set[str]:
@@ -223,6 +297,7 @@ class Store:
                 _utc(r.started_at),
                 _utc(r.finished_at),
                 r.elapsed_s,
+                revision(),
             )
             for p, r in batch
         ]
@@ -234,7 +309,11 @@ class Store:
             if ids:
                 self.con.execute(f"DELETE FROM results WHERE sweep = ? AND id IN ({holes})", [sweep, *ids])
                 self.con.execute(f"DELETE FROM points WHERE sweep = ? AND id IN ({holes})", [sweep, *ids])
-            self.con.executemany("INSERT INTO points VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", points)
+            self.con.executemany(
+                "INSERT INTO points (sweep, id, what_if, scenario, status, error, started_at, finished_at, elapsed_s, "
+                "revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                points,
+            )
             if results:
                 self.con.executemany(f"INSERT INTO results (sweep, id, what_if, {names}) VALUES ({marks})", results)
 

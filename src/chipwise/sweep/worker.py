@@ -8,6 +8,7 @@ one line; the sweep goes on.
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,16 @@ class Task:
 
 _CATALOGS: dict[str, Catalog] = {}
 
+#: set by the sweep's process on Ctrl-C (in a pool worker; empty elsewhere): the worker stops after its current point
+_STOP: list[Any] = []
+
+
+def pool_init(stop: Any) -> None:
+    """A pool worker's start: Ctrl-C (sent to the whole process group) is the sweep's process's to handle, which
+    sets `stop` so each task hands back the points it finished; a worker killed by it had lost them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _STOP[:] = [stop]
+
 
 def cached_catalog(digest: str, load: Callable[[], Catalog]) -> Catalog:
     """This worker's catalog for a what-if variant, loaded on first use."""
@@ -66,10 +77,13 @@ def predict_point(catalog: Catalog, scenario: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_points(catalog: Catalog | Callable[[], Catalog], points: Sequence[tuple[str, dict[str, Any]]]) -> list[Record]:
-    """Evaluate points under one catalog (or a loader, called once); every point gets a record."""
+    """Evaluate points under one catalog (or a loader, called once); every point gets a record, but those a pool
+    worker skips once the sweep is interrupted (the records are then the first points')."""
     out: list[Record] = []
     cat: Catalog | None = catalog if isinstance(catalog, Catalog) else None
     for pid, scenario in points:
+        if _STOP and _STOP[0].is_set():
+            break
         started, t0 = time.time(), time.perf_counter()
         try:
             if cat is None:

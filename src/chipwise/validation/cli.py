@@ -20,6 +20,8 @@ from chipwise.interfaces.cli.common import (
     console,
     figure_table,
     print_json,
+    whatif_banner,
+    whatif_lines,
 )
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
@@ -95,14 +97,17 @@ def validate(
     if explain and rows:
         # --explain prints the named rows instead of validating the file: --rows had been dropped in silence
         raise ChipwiseError("--rows lists a validation's rows; --explain prints only the named ones. Fix: drop one.")
+    cat = catalog_from(catalog_files, sets)
     if explain:
-        _explain(catalog_from(catalog_files, sets), data, explain, as_json)
+        _explain(cat, data, explain, as_json)
         return
-    report: dict[str, Any] = validate_path(catalog_from(catalog_files, sets), data)
+    report: dict[str, Any] = validate_path(cat, data)
     kind = report["kind"]
     if as_json:
-        print_json(report)
+        # what a --set or --catalog changed, as the table's banner says it (errors measured against a what-if)
+        print_json({**report, "what_if": whatif_lines(cat)})
         return
+    whatif_banner(cat)
     s = report["summary"]
     console.print(
         f"[bold]{kind} validation[/] on {data.name}: {s['rows_predicted']} of {s['rows_total']} rows predicted "
@@ -158,8 +163,9 @@ def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> Non
         raise ChipwiseError(f"--explain reads serving rows; {data.name} holds {holds}. Fix: drop --explain.")
     found = explain_serving(catalog, data, ids)
     if as_json:
-        print_json({"kind": "serve", "explain": found})
+        print_json({"kind": "serve", "explain": found, "what_if": whatif_lines(catalog)})
         return
+    whatif_banner(catalog)
     for e in found:
         _print_explanation(e)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+import functools
 import io
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any, get_args, get_origin
 
 import typer
+import typer.main
 from rich.markup import escape
 
 from chipwise import __version__
@@ -25,12 +28,17 @@ from chipwise.interfaces.cli import (
 )
 from chipwise.interfaces.cli.common import PIPE_CLOSED_EXIT, close_stdout, err_console, fit_width
 
+#: the help options of every command
+HELP_OPTIONS = ["-h", "--help"]
+
 app = typer.Typer(
     name="chipwise",
     help="Where does an LLM workload run best? Time, plan, dollars, energy and carbon across AI accelerator fleets.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # inherited by every sub-command's context
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
 app.add_typer(catalog_cmd.app, name="catalog")
 app.add_typer(model_cmd.app, name="model")
@@ -61,8 +69,9 @@ def _root(
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI; bad input prints one line naming the problem and the fix, and returns 2."""
     fit_width()
+    command = _command()
     try:
-        rv = app(args=argv, standalone_mode=False, prog_name="chipwise")
+        rv = command(args=argv, standalone_mode=False, prog_name="chipwise")
     except ChipwiseError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.exit_code
@@ -72,6 +81,13 @@ def run(argv: list[str] | None = None) -> int:
         err_console.print("interrupted")
         return 130
     except BrokenPipeError:  # stdout's reader stopped (`| head`): quietly, not 1 (nothing ranked) nor 'cannot read'
+        close_stdout()
+        return PIPE_CLOSED_EXIT
+    except SystemExit as exc:
+        # the same, caught before us: Click's main ends a write to a closed pipe (a --json print) with exit 1, and
+        # Rich's console (--help's) too, each raised while handling the EPIPE
+        if not _pipe_closed(exc):
+            raise
         close_stdout()
         return PIPE_CLOSED_EXIT
     except (OSError, UnicodeDecodeError) as exc:  # a file named on the command line that cannot be read as text
@@ -87,7 +103,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     except Exception as exc:
         if _is_usage_error(exc):
-            return _report_usage_error(exc)
+            return _report_usage_error(exc, command, sys.argv[1:] if argv is None else argv)
         # a bug, not bad input: still one line unless debugging
         if os.environ.get("CHIPWISE_DEBUG"):
             raise
@@ -99,6 +115,57 @@ def run(argv: list[str] | None = None) -> int:
         )
         return 1
     return rv if isinstance(rv, int) else 0
+
+
+@functools.cache
+def _command() -> Any:
+    """The Click command tree, its values named (_name_values), built once a process on first use: not at import,
+    since __main__ registers `validate` first (about 40 ms a build, which every test's run() had paid)."""
+    command = typer.main.get_command(app)
+    _name_values(command)
+    return command
+
+
+#: what --help names an option's value by, from its type, where the option names none itself: Typer 0.29's own,
+#: '<int range> [1<=x<=1000000]' or '<list[Path]>', took so wide a column that at 80 columns the option names were cut
+_VALUE_NAMES = {"int": "INT", "integer": "INT", "float": "FLOAT", "str": "TEXT", "text": "TEXT", "path": "FILE"}
+
+
+def _name_values(command: Any) -> None:
+    """Give every option and argument of `command` and its sub-commands a short upper-case name for its value in
+    --help (a flag none: it takes no value, and Typer 0.29 had shown '--json <bool>'), where it was not given one."""
+    # --help's own option is made on first use (Click keeps it once made)
+    help_option = command.get_help_option(command.context_class(command, help_option_names=HELP_OPTIONS))
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if param.metavar is None:
+            param.metavar = _value_name(param)
+    for sub in getattr(command, "commands", {}).values():
+        _name_values(sub)
+
+
+def _value_name(param: Any) -> str:
+    if param.param_type_name == "argument":
+        return str(param.name).upper()  # SCENARIO, STORE, SWEEP_FILE
+    if getattr(param, "is_flag", False):
+        return ""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None:  # the Click types of Typer before 0.2x: INTEGER, PATH, ...
+        kind = str(getattr(param.type, "name", ""))
+    else:  # a repeatable option's list[X] takes one X at a time
+        annotation = descriptor.annotation
+        element = get_args(annotation)[0] if get_origin(annotation) is list else annotation
+        kind = getattr(element, "__name__", str(element))
+    return _VALUE_NAMES.get(kind.lower(), kind.upper())
+
+
+def _pipe_closed(exc: BaseException) -> bool:
+    """Whether `exc` was raised while handling a write to a pipe whose reader had gone (errno EPIPE)."""
+    cause = exc.__context__
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno == errno.EPIPE:
+            return True
+        cause = cause.__context__
+    return False
 
 
 def _unread_file(exc: OSError | UnicodeDecodeError) -> str | None:
@@ -127,17 +194,32 @@ def _is_usage_error(exc: Exception) -> bool:
     return getattr(exc, "exit_code", None) == 2 and hasattr(exc, "format_message")
 
 
-def _report_usage_error(exc: Exception) -> int:
+def _report_usage_error(exc: Exception, command: Any, argv: list[str]) -> int:
     ctx = getattr(exc, "ctx", None)
     if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed already
         return 0
-    path = getattr(ctx, "command_path", "chipwise") if ctx is not None else "chipwise"
+    path = ctx.command_path if ctx is not None else _command_path(command, argv)
     message = " ".join(str(exc.format_message()).split())  # type: ignore[attr-defined]
     message = message if message.endswith(("?", "!")) else message.rstrip(".") + "."
     err_console.print(
         f"[bold red]error:[/] {escape(message)} Fix: run '{path} --help'.", highlight=False, soft_wrap=True
     )
     return 2
+
+
+def _command_path(command: Any, argv: list[str]) -> str:
+    """The command an argument list names ('chipwise model list'), for an error Click raised with no context
+    ('--json=true' takes no value) that had pointed to 'chipwise --help'."""
+    path = ["chipwise"]
+    for word in argv:
+        subs = getattr(command, "commands", None)
+        if word.startswith("-"):
+            continue
+        if not subs or word not in subs:
+            break
+        command = subs[word]
+        path.append(word)
+    return " ".join(path)
 
 
 def main() -> None:

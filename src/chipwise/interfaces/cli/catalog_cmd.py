@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.catalog.loader import Catalog
+from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.schema import Figure, PriceEntry, RentalEntry
 from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import quantity
@@ -23,8 +23,11 @@ from chipwise.interfaces.cli.common import (
     catalog_from,
     compact_table,
     console,
+    figure_text,
+    number_text,
     print_json,
     print_track_record,
+    whatif_banner,
 )
 from chipwise.serve.engine import (
     ENGINES,
@@ -267,17 +270,28 @@ def _origin(cat: Catalog, fig: Figure) -> str:
 
 
 def _with_unit(value: object, unit: str) -> str:
-    """A figure and its unit; a ratio (unit '1') bare: an efficiency of 0.8, not '0.8 1'."""
-    return str(value) if unit in ("1", "") else f"{value} {unit}"
+    """A figure and its unit, as the catalog states it (69.0 us) but for a float's rounding noise (a scaled --set had
+    read 75.9000000001); a ratio (unit '1') bare: an efficiency of 0.8, not '0.8 1'."""
+    text = f"{value:.10g}" if isinstance(value, float) and not value.is_integer() else str(value)
+    return text if unit in ("1", "") else f"{text} {unit}"
 
 
-def _figure_text(name: str, fig: Figure) -> str:
-    """A figure as a table shows it: a whole number without its '.0' (144 GiB, not 144.0), and a calendar year
-    bare (launch_year 2024, not '2024 year'; a duration in years keeps its unit)."""
-    value = fig.value
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value) if name.endswith("_year") else _with_unit(value, fig.unit)
+def _figure_text(name: str, fig: Figure, unit: str = "") -> str:
+    """A figure as a table shows it (common.figure_text: 144 GiB, not 144.0; 5.39 TB/s, not 5.390000000000001),
+    in `unit` where given (the built-in catalog's, for a figure a --set gave in SI), and a calendar year bare
+    (launch_year 2024, not '2024 year'; a duration in years keeps its unit)."""
+    if name.endswith("_year"):
+        return fig.value if isinstance(fig.value, str) else number_text(fig.value)
+    return figure_text(fig, unit)
+
+
+def _builtin_units(kind: str, ident: str) -> dict[str, str]:
+    """The unit of each figure of a chip, system or fabric in the built-in catalog (none for an entry a --catalog
+    file added), for `catalog show` to give a --set figure in."""
+    builtin = load_catalog()
+    by_kind: dict[str, dict[str, Any]] = {"chip": builtin.chips, "system": builtin.systems, "fabric": builtin.fabrics}
+    entries = by_kind[kind]
+    return {k: f.unit for k, f in _figures(entries[ident]).items()} if ident in entries else {}
 
 
 #: the type of each engine figure, from the profile it builds (EngineProfile's fields; a time's carries '_s')
@@ -340,12 +354,13 @@ def show(
     if as_json:
         print_json(data)
         return
-    table = Table(title=_show_title(data), header_style="bold")
+    table = Table(title=_show_title(cat, data), header_style="bold")
     for col in ("figure", "value", "status") + (("source / derivation", "note") if sources else ("note",)):
         table.add_column(col, overflow="fold")
     rows = _system_rows(data) if data["kind"] == "system" else []
+    units = _builtin_units(data["kind"], data["id"])
     for name, fig in figs.items():
-        rows.append((name, _figure_text(name, fig), fig.status, _origin(cat, fig), fig.note))
+        rows.append((name, _figure_text(name, fig, units.get(name, "")), fig.status, _origin(cat, fig), fig.note))
     for name, value, status, origin, note in rows:
         table.add_row(name, value, status, *((origin,) if sources else ()), note)
     console.print(table)
@@ -431,13 +446,23 @@ def _price_line(p: dict[str, Any], sources: bool) -> str:
     )
 
 
-def _show_title(data: dict[str, Any]) -> str:
-    """'ID - name', with the projected banner where the entry is projected, its PROJECTED once: a name that says
-    it already ('... (PROJECTED hybrid)') is followed by what it means only."""
+#: what an entry's status says of the product, in `catalog show`'s title: an `announced` product was announced by
+#: its vendor; a `projected` entry only has figures derived from announced ratios or roadmaps, so its title must not
+#: call it announced (the Trainium4 + GB300 rack, which no vendor has announced, had read 'announced, not shipping')
+NOT_SHIPPING = {"announced": "announced, not shipping", "projected": "figures projected, not shipping"}
+
+
+def _show_title(cat: Catalog, data: dict[str, Any]) -> str:
+    """'ID - name', with the projected banner where the entry is projected or announced (or, for a system, its
+    chip is), saying which, its PROJECTED once: a name that says it already ('... (PROJECTED hybrid)') is followed
+    by what it means only."""
     title = f"{data['id']} - {data['name']}"
     if data.get("projected"):
         said = "projected" in str(data["name"]).lower()
-        title += f"  [yellow]({'' if said else 'PROJECTED: '}announced, not shipping)[/]"
+        what = NOT_SHIPPING.get(data["status"])
+        if what is None:  # a shipping system of a chip that is not: the chip's status tells
+            what = f"chip {data['chip']}: {NOT_SHIPPING[cat.chips[data['chip']].status]}"
+        title += f"  [yellow]({'' if said else 'PROJECTED: '}{what})[/]"
     return title
 
 
@@ -528,6 +553,7 @@ def engine(
             }
         )
         return
+    whatif_banner(cat)  # a figure set on the command line had read as the catalog's own fit
     mark = f" [yellow](PROJECTED: {', '.join(projected)}, announced, not shipping)[/]" if projected else ""
     table = Table(title=f"{name}" + (f" on {family}" if family else "") + f"{mark} - {state}", header_style="bold")
     for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):

@@ -21,6 +21,7 @@ from rich.table import Table
 from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_catalog, tree_figures
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import record_file
+from chipwise.catalog.units import UNITS, from_si, quantity
 from chipwise.interfaces.format import RECORD_LABELS, jsonable
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import WEIGHT_PRECISIONS
@@ -100,6 +101,7 @@ SetFigures = Annotated[
         help="Set one figure for a what-if, ID.FIELD=VALUE in SI or with a unit, e.g. trn3.hbm_bandwidth=6e12, or "
         "scaled, e.g. trn3.hbm_bandwidth=x1.1 (repeatable).",
         show_default=False,
+        metavar="ID.FIELD=VALUE",
     ),
 ]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object instead of tables.")]
@@ -110,6 +112,7 @@ SloTargets = Annotated[
         help="Latency targets with units, e.g. ttft_p99=2s,tpot_p99=50ms (repeatable: --slo ttft_p99=2s --slo "
         "tpot_p99=50ms).",
         show_default=False,
+        metavar="TARGETS",
     ),
 ]
 
@@ -160,9 +163,23 @@ def _catalog_figures(cat: Catalog) -> dict[str, Figure]:
     return {f"{section}.{p}": f for section in _FIGURE_SECTIONS for p, f in tree_figures(getattr(cat, section))}
 
 
-def _figure_text(fig: Figure) -> str:
-    value = f"{fig.value:g}" if isinstance(fig.value, float | int) else str(fig.value)
-    return value if fig.unit in ("", "1") else f"{value} {fig.unit}"
+def number_text(value: float) -> str:
+    """A catalog figure's number as a table shows it: whole without its '.0' (144, not 144.0), else to 10
+    significant digits, which a float's own text had carried past the figure's (x1.1 of 4.9 TB/s read
+    5.390000000000001)."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:.10g}"
+
+
+def figure_text(fig: Figure, unit: str = "") -> str:
+    """A figure's value and unit (a ratio's bare: 0.8, not '0.8 1'), in `unit` where given and of the figure's
+    quantity: a --set value in the catalog figure's own unit, 6 TB/s where it had read 6000000000000 B/s beside
+    the catalog's 4.9 TB/s."""
+    if isinstance(fig.value, str):
+        return fig.value if fig.unit in ("", "1") else f"{fig.value} {fig.unit}"
+    value, shown = fig.value, fig.unit
+    if unit and unit != fig.unit and unit in UNITS and fig.unit in UNITS and quantity(unit) == quantity(fig.unit):
+        value, shown = from_si(fig.si, unit), unit
+    return number_text(value) if shown in ("", "1") else f"{number_text(value)} {shown}"
 
 
 def _same(a: Figure, b: Figure) -> bool:
@@ -202,7 +219,8 @@ def whatif_lines(cat: Catalog) -> list[str]:
             # an engine without the figure of its own had taken the default engine's (catalog engine ENGINE)
             section, _, rest = hits[0].split(".", 2)
             was = builtin.get(hits[0]) or (builtin.get(f"engines.default.{rest}") if section == "engines" else None)
-            shown = f"{lhs} = {_figure_text(now[hits[0]])}" + (f" (catalog {_figure_text(was)})" if was else "")
+            value = figure_text(now[hits[0]], was.unit if was else "")
+            shown = f"{lhs} = {value}" + (f" (catalog {figure_text(was)})" if was else "")
         elif price is not None:
             shown = f"{lhs} = ${price.value:,.2f}/h (over the catalog's prices)"
         else:

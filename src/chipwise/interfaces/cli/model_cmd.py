@@ -46,36 +46,50 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
         ]
         for r in rows
     ]
-    alias_width = _alias_width(cells)
+    alias_width, with_name = _alias_width(cells)
+    columns = [c for c in PRESET_COLUMNS if with_name or c != "name"]
     table = compact_table("Model presets (Hugging Face config.json form; 'chipwise model show ID' for one)")
-    for col in PRESET_COLUMNS:
+    for col in columns:
         numeric = col in ("total", "active", "layers")
         table.add_column(
             col,
             justify="right" if numeric else "left",
-            no_wrap=col != "name",
+            # the alias folds where a piece is wider than its column: kept whole and cropped, 'llama2-7b' had read
+            # 'llama' and '7b'
+            no_wrap=col not in ("name", "alias"),
             overflow="fold",
             width=alias_width if col == "alias" else None,
         )
     for row in cells:
-        table.add_row(*row[:-1], fmt.break_at_separators(row[-1], alias_width))
+        shown = [cell for col, cell in zip(PRESET_COLUMNS, row, strict=True) if col in columns]
+        table.add_row(*shown[:-1], fmt.break_at_separators(shown[-1], alias_width))
     console.print(table)
+    if not with_name:
+        console.print(
+            f"[dim]names left out at {console.width} columns: 'chipwise model show ID' gives one, --json all[/]"
+        )
 
 
 #: the model list's columns: the name wraps at its spaces, the alias (last) at its separators, the rest never
 PRESET_COLUMNS = ("id", "name", "arch", "attn", "total", "active", "layers", "alias")
 
 
-def _alias_width(cells: list[list[str]]) -> int:
-    """The alias column's width: its widest alias where the row fits the console, else what the other columns
-    leave (the name at its longest word), the aliases then broken after a separator, never inside a word."""
+def _alias_width(cells: list[list[str]]) -> tuple[int, bool]:
+    """The alias column's width, and whether the name column is shown: the widest alias where the row fits the
+    console, else what the other columns leave (the name at its longest word), the aliases then broken after a
+    separator, never inside a word where the piece fits; where the name does not fit beside an alias of the
+    header's width, the list leaves the name out (Rich had shrunk it to nothing, without a word)."""
     name = PRESET_COLUMNS.index("name")
     widths = [
         max(len(col), *(max(map(len, row[i].split() if i == name else [row[i]])) for row in cells))
         for i, col in enumerate(PRESET_COLUMNS)
     ]
     others = sum(widths[:-1]) + len(PRESET_COLUMNS) - 1  # one blank between columns
-    return max(widths[-1] if others + widths[-1] <= console.width else console.width - others, len("alias"))
+    if others + widths[-1] <= console.width:
+        return widths[-1], True
+    if console.width - others >= len("alias"):
+        return console.width - others, True
+    return max(console.width - (others - widths[name] - 1), len("alias")), False
 
 
 @app.command("show")

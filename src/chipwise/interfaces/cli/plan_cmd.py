@@ -49,7 +49,14 @@ HardwareOpt = Annotated[
 @app.command("train")
 def train(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
-    tokens: Annotated[str | None, typer.Option("--tokens", help="Tokens to train on (15e12 or 15T).")] = None,
+    tokens: Annotated[
+        str | None,
+        typer.Option(
+            "--tokens",
+            help="Tokens to train on (15e12 or 15T); without it, cost, energy and CO2e are of one hour of training "
+            "and the time to train reads '-'.",
+        ),
+    ] = None,
     chips: Annotated[str, typer.Option("--chips", help="Chips in the fleet (4096, 1e5 or 100k).")] = "4096",
     hardware: HardwareOpt = "all",
     seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help=SEQ_LEN_HELP)] = None,

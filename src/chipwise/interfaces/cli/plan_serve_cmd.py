@@ -34,9 +34,19 @@ from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.serve.engine import ENGINES
+from chipwise.serve.quant import KV_PRECISIONS, QUANTISED
 from chipwise.serve.sim.policies import check_router
 from chipwise.sweep.backends import cpu_count
+from chipwise.workload.scenario import read_count
 from chipwise.workload.serving import DEFAULT_ROUTER, load_of, name_value
+
+#: every KV cache format the option takes, and the default (serve.quant.default_kv_precision)
+KV_HELP = (
+    f"KV cache: {', '.join(KV_PRECISIONS)} (default: fp8 under {', '.join(QUANTISED)} weights on an engine that "
+    "quantises the KV cache with them, e.g. TensorRT-LLM; else the weights' 16-bit format)."
+)
+#: the request shape plan serve prices without --input-tokens and --output-tokens
+INPUT_TOKENS, OUTPUT_TOKENS = "1024", "256"
 
 
 def _scenario_path(path: Path | None) -> Path | None:
@@ -82,13 +92,20 @@ def write_scenario(
 def serve(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
     rate: Annotated[float | None, typer.Option("--rate", help="Arrival rate, requests/s (Poisson).")] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", help="Concurrent users (closed loop).")] = None,
+    # counts read as --chips and a scenario read them (4k), not as Typer's int
+    concurrency: Annotated[
+        str | None, typer.Option("--concurrency", help="Concurrent users (closed loop), e.g. 64 or 1k.")
+    ] = None,
     offline: Annotated[
         bool,
         typer.Option("--offline", help="All requests at once, timed to the last one's end."),
     ] = False,
-    input_tokens: Annotated[int, typer.Option("--input-tokens", help="Prompt tokens per request.")] = 1024,
-    output_tokens: Annotated[int, typer.Option("--output-tokens", help="Generated tokens per request.")] = 256,
+    input_tokens: Annotated[
+        str, typer.Option("--input-tokens", help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k.")
+    ] = INPUT_TOKENS,
+    output_tokens: Annotated[
+        str, typer.Option("--output-tokens", help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k.")
+    ] = OUTPUT_TOKENS,
     slo: SloTargets = None,
     hardware: Annotated[
         str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
@@ -100,7 +117,7 @@ def serve(
             help=f"{WEIGHTS_HELP} (its config.json's quantization_config: fp8 for DeepSeek-V3/R1, mxfp4 for gpt-oss).",
         ),
     ] = "auto",
-    kv_precision: Annotated[str | None, typer.Option("--kv-precision", help="KV cache: bf16, fp8, fp4.")] = None,
+    kv_precision: Annotated[str | None, typer.Option("--kv-precision", help=KV_HELP)] = None,
     engine: Annotated[
         str | None,
         typer.Option(
@@ -125,13 +142,18 @@ def serve(
             "whose check would need more than 20,000, or than this count, is checked on a slice of its replicas).",
         ),
     ] = 1200,
+    # two flags, not one '--disaggregated/--no-disaggregated': help shows that as two name columns, and at 80
+    # columns it had cut the second name short
     disaggregated: Annotated[
-        bool | None,
+        bool,
         typer.Option(
-            "--disaggregated/--no-disaggregated",
+            "--disaggregated",
             help="Also try prefill/decode pool splits (the default under --rate; splits are sized by a rate).",
         ),
-    ] = None,
+    ] = False,
+    no_disaggregated: Annotated[
+        bool, typer.Option("--no-disaggregated", help="Try whole replicas only, no prefill/decode pool splits.")
+    ] = False,
     speculative: Annotated[
         str | None,
         typer.Option(
@@ -179,14 +201,19 @@ def serve(
     as_json: JsonFlag = False,
 ) -> None:
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
-    load = load_of(rate, concurrency, offline)
+    users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
+    prompt = read_count(input_tokens, "--input-tokens", whole=True, example=f"{INPUT_TOKENS} or 4k")
+    generated = read_count(output_tokens, "--output-tokens", whole=True, example=f"{OUTPUT_TOKENS} or 1k")
+    load = load_of(rate, users, offline)
+    if disaggregated and no_disaggregated:
+        raise ChipwiseError("--disaggregated and --no-disaggregated contradict each other. Fix: give one of them.")
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
     targets = check_slo(slo_text(slo))
     check_router(router)
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
-        cat, model, hardware_ids(cat, hardware), input_tokens, output_tokens, engine, region
+        cat, model, hardware_ids(cat, hardware), prompt, generated, engine, region
     )
     bar, task = transient_bar("plan serve")
 
@@ -199,8 +226,8 @@ def serve(
             model,
             ids,
             load,
-            input_tokens,
-            output_tokens,
+            prompt,
+            generated,
             targets,
             precision=precision,
             kv_precision=kv_precision,
@@ -208,13 +235,14 @@ def serve(
             pricing=pricing,
             region=region,
             requests=requests,
-            disaggregated=disaggregated is not False,
+            disaggregated=not no_disaggregated,
             speculative=speculative,
             progress=tell,
             router=router,
             workers=workers or cpu_count(),
         )
     report["skipped"].extend(unrunnable)
+    report["kv_precision"] = kv_precision  # the KV cache asked for, for the header (None: each engine's default)
     fmt.explain_plan_serve(report)
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
     if as_json:

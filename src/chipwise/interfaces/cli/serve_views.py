@@ -457,7 +457,9 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = compact_table(
         f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
-        f"{report['output_tokens']:,} out, {report['precision']} - {slo} ({report['pricing']} prices"
+        f"{report['output_tokens']:,} out, {report['precision']}"
+        + (f", {report['kv_precision']} KV cache" if report.get("kv_precision") else "")
+        + f" - {slo} ({report['pricing']} prices"
         + (f", {report['region']})" if report.get("region") else ")")
     )
     for c in ("#", "hardware", "plan", "chips", "$/h", "$/M\nout tok", "est.\nTPOT", "est. TTFT\np99"):
@@ -524,9 +526,18 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     carried = {c: s for r in shown for c, s in (r.get("engine_carried") or {}).items()}
     if carried:
         sources = "; ".join(f"{chip} from {source}" for chip, source in sorted(carried.items()))
+        # the carried per-step overhead is Trainium2's time, not scaled to a chip several times faster: it, not the
+        # silicon, puts Trainium4 behind GB300 (docs/hybrid.md)
+        trn4 = (
+            "; Trainium2's per-step engine overhead, about 20 ms a step, is carried as it is: it makes up half to 60% "
+            "of a Trainium4 decode step (Llama 3.1 70B at TP2 and TP8) and so decides Trainium4's ranking against "
+            "GB300, which its silicon alone (1.5x the FP8 rate, 2.45x the HBM bandwidth) would not"
+            if carried.get("trn4", "").endswith("on trainium2")
+            else ""
+        )
         console.print(
             f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
-            f"sibling's fit ({sources}; docs/serving.md section 4)[/]"
+            f"sibling's fit ({sources}; docs/serving.md section 4){trn4}[/]"
         )
     estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
     if estimated:

@@ -7,6 +7,7 @@ address (`--ray` alone starts a local Ray or joins RAY_ADDRESS).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -51,6 +52,11 @@ class _SweepGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and args[0] not in ctx.help_option_names:  # options first too
+            first = args[0]
+            # a mistyped command ('shwo') is not a sweep file: it had read "sweep file 'shwo' does not exist"
+            close = difflib.get_close_matches(first, list(self.commands), n=1)
+            if close and not first.startswith("-") and not _sweep_file_like(first):
+                ctx.fail(f"No such command '{first}'. Did you mean '{close[0]}'?")
             args = ["run", *args]
         fixed: list[str] = []
         for i, arg in enumerate(args):
@@ -58,6 +64,11 @@ class _SweepGroup(TyperGroup):
             bare = nxt is None or nxt.startswith("-") or nxt.endswith(_SWEEP_SUFFIXES)
             fixed.append(f"--ray={LOCAL_RAY}" if arg == "--ray" and bare else arg)
         return super().parse_args(ctx, fixed)
+
+
+def _sweep_file_like(word: str) -> bool:
+    """Whether a word after `sweep` names a sweep file: by its suffix, or a file that exists."""
+    return word.lower().endswith(_SWEEP_SUFFIXES) or Path(word).is_file()
 
 
 app = typer.Typer(
@@ -381,6 +392,8 @@ def _count(n: int, noun: str = "point") -> str:
 def _print_stats(stats: RunStats) -> None:
     where = {"in-process": "in this process", "processes": f"on {stats.workers} processes", "ray": "on Ray"}
     dropped = f"; dropped {_count(stats.dropped)} no longer in the sweep" if stats.dropped else ""
+    if stats.outdated:  # stored by another chipwise (code or built-in catalog): their figures may have moved
+        dropped += f"; ran {_count(stats.outdated)} again, stored by another chipwise revision"
     console.print(
         f"{stats.sweep}: ran {stats.ran:,} of {_count(stats.points)} ({stats.skipped:,} already stored, "
         f"{stats.ok:,} ok, {stats.errors:,} errors) in {fmt.duration(stats.seconds)} = "

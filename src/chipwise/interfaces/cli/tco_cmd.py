@@ -18,10 +18,14 @@ from chipwise.interfaces.cli.common import (
     SetFigures,
     catalog_from,
     console,
+    number_text,
     print_json,
     projected_banner,
     whatif_banner,
 )
+
+#: what a cost option left out is: the figure the catalog gives the chip or system (`tco` lists it under Inputs)
+CATALOGS = "(default: the catalog's)"
 
 
 def tco(
@@ -39,23 +43,34 @@ def tco(
     compare: Annotated[
         str, typer.Option("--compare", help="Rental mode to break even against: on-demand, reserved-1y, ...")
     ] = "on-demand",
-    chip_price: Annotated[float | None, typer.Option("--chip-price", help="Accelerator price, USD.")] = None,
+    chip_price: Annotated[
+        float | None, typer.Option("--chip-price", help=f"Accelerator price, USD {CATALOGS}.")
+    ] = None,
     server: Annotated[
-        float | None, typer.Option("--server", help="Server (non-accelerator) capex per chip, USD.")
+        float | None, typer.Option("--server", help=f"Server (non-accelerator) capex per chip, USD {CATALOGS}.")
     ] = None,
     scaleup_network: Annotated[
-        float | None, typer.Option("--scaleup-network", help="Scale-up network capex per chip, USD.")
+        float | None, typer.Option("--scaleup-network", help=f"Scale-up network capex per chip, USD {CATALOGS}.")
     ] = None,
     scaleout_network: Annotated[
-        float | None, typer.Option("--scaleout-network", help="Scale-out network capex per chip, USD.")
+        float | None, typer.Option("--scaleout-network", help=f"Scale-out network capex per chip, USD {CATALOGS}.")
     ] = None,
-    storage: Annotated[float | None, typer.Option("--storage", help="Storage capex per chip, USD.")] = None,
-    depreciation_years: Annotated[float | None, typer.Option("--depreciation-years", help="Useful life.")] = None,
+    storage: Annotated[float | None, typer.Option("--storage", help=f"Storage capex per chip, USD {CATALOGS}.")] = None,
+    depreciation_years: Annotated[
+        float | None,
+        typer.Option(
+            "--depreciation-years", help=f"Useful life of the capex, years, over which it is depreciated {CATALOGS}."
+        ),
+    ] = None,
     operations: Annotated[
-        float | None, typer.Option("--operations", help="Operations cost per year as a fraction of capex.")
+        float | None, typer.Option("--operations", help=f"Operations cost per year as a fraction of capex {CATALOGS}.")
     ] = None,
-    colocation: Annotated[float | None, typer.Option("--colocation", help="Colocation USD per kW-month.")] = None,
-    electricity: Annotated[float | None, typer.Option("--electricity", help="Electricity USD per kWh.")] = None,
+    colocation: Annotated[
+        float | None, typer.Option("--colocation", help=f"Colocation USD per kW-month {CATALOGS}.")
+    ] = None,
+    electricity: Annotated[
+        float | None, typer.Option("--electricity", help="Electricity USD per kWh (default: the region's).")
+    ] = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -98,6 +113,22 @@ def _share(value: float, total: float) -> str:
     return fmt.share(value / total) if total > 0 else "-"
 
 
+def _input_text(f: dict[str, Any]) -> str:
+    """An input as the lines above it write money: '$27,500', '$184.06/kW/month', '$0.0862/kWh'; a duration
+    '5 years'; the rest as a catalog table shows a figure (common.number_text: 0.04, not '0.04 1'; 700 W, not
+    700.0 W)."""
+    value, unit = f["value"], str(f.get("unit") or "")
+    if isinstance(value, str):
+        return fmt.figure_value(f)
+    if unit == "USD" or unit.startswith("USD/"):
+        cents = f"${value:,.2f}" if abs(value) >= 1 else f"${value:.4g}"
+        money = f"${value:,.0f}" if float(value).is_integer() else cents
+        return money + unit.removeprefix("USD")
+    if unit == "year":
+        return f"{number_text(value)} year" + ("" if value == 1 else "s")
+    return number_text(value) if unit in ("", "1") else f"{number_text(value)} {unit}"
+
+
 def print_tco(r: dict[str, Any]) -> None:
     projected_banner([r["hardware"]] if r.get("projected") else [])
     total = r["usd_per_chip_hour"]
@@ -130,12 +161,14 @@ def print_tco(r: dict[str, Any]) -> None:
         src.add_column(c, overflow="fold")
     for name, f in r["inputs"].items():
         text = f.get("derivation") or "; ".join(f["source"]) or ""
-        src.add_row(name, fmt.figure_value(f), f["status"], escape(text))
+        src.add_row(name, _input_text(f), f["status"], escape(text))
     console.print(src)
     if r["break_even"]:
         own = any(q.get("this_system") for q in r["break_even"])
         be = Table(
-            title="Owning vs renting: break-even utilisation",
+            title="Owning vs renting: break-even utilisation"
+            if r["break_even"][0].get("verdict") is None
+            else f"Owning vs renting {r['compare']}, paid every hour of its term (u: the owned chips' utilisation)",
             caption=f"* {r['system']}'s own price, the one predict and plan train use for it"
             if own
             else escape(
@@ -145,10 +178,14 @@ def print_tco(r: dict[str, Any]) -> None:
             caption_justify="left",
             header_style="bold",
         )
-        for c in ("provider", "region", "price of", "mode", "$/chip-hour", "status", "own when utilisation >"):
+        last = "own when utilisation >" if r["break_even"][0].get("verdict") is None else "cheaper"
+        for c in ("provider", "region", "price of", "mode", "$/chip-hour", "status", last):
             # folded, not cut: at 80 columns the providers, regions and headers had read 'hyperst…', 'us-east…'
             be.add_column(
-                c, justify="right" if c in ("$/chip-hour", "own when utilisation >") else "left", overflow="fold"
+                c,
+                justify="right" if c in ("$/chip-hour", last) else "left",
+                overflow="fold",
+                no_wrap=c == last == "cheaper",
             )
         notes = []
         for q in r["break_even"]:
@@ -164,10 +201,20 @@ def print_tco(r: dict[str, Any]) -> None:
                 q["mode"],
                 f"{q['usd_per_chip_hour']:.2f}",
                 q["status"] + escape(mark),
-                fmt.percent(u) if u is not None else "never",
+                # a reservation is paid every hour of its term: a verdict, not a utilisation (economics.tco), short
+                # enough for 80 columns (the sentence had folded to 'utilisat / ion')
+                _verdict_cell(q) if q.get("verdict") else fmt.percent(u) if u is not None else "never",
             )
         console.print(be)
         for i, note in enumerate(notes, start=1):
             console.print(escape(f"[{i}] {note}"), style="dim", highlight=False)
     elif r.get("break_even_note"):
         console.print(f"[yellow]no break-even against {r['compare']} prices: {escape(r['break_even_note'])}[/]")
+
+
+def _verdict_cell(row: dict[str, Any]) -> str:
+    """A reservation row's verdict in a few words: 'own, any u', 'rent, any u' or 'own if u < 71.4%'."""
+    below = row.get("own_cheaper_below_utilisation")
+    if below is not None:
+        return f"own if u < {fmt.percent(below)}"
+    return "own, any u" if str(row["verdict"]).startswith("owning") else "rent, any u"

@@ -323,21 +323,22 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         )
     rel = r.get("reliability")
     if rel:
+        # one host has no peer to hold a copy: in-memory recovery falls back to the checkpoint (reliability.goodput)
+        in_memory = _goodput(rel["goodput_in_memory"]) if rel.get("in_memory_possible", True) else "needs a second host"
         head.add_row(
             f"goodput ({rel['recovery']} recovery)",
-            f"{_goodput(r['goodput'])}  (checkpoint {_goodput(rel['goodput_checkpoint'])}, "
-            f"in-memory {_goodput(rel['goodput_in_memory'])})",
+            f"{_goodput(r['goodput'])}  (checkpoint {_goodput(rel['goodput_checkpoint'])}, in-memory {in_memory})",
         )
         head.add_row(
             "failures per day / MTBF",
-            f"{_rate(rel['failures_per_day'])} / {fmt.duration(rel['mtbf_s'])}",
+            f"{_rate(rel['failures_per_day'])} / {_or_never(rel['mtbf_s'])}",
         )
         size = f"{fmt.bytes_(rel['checkpoint_bytes'])} / {fmt.duration(rel['checkpoint_write_s'])}"
         if rel["recovery"] == "in-memory":  # a peer-memory snapshot each step; storage checkpoints only as backup
             head.add_row("checkpoint size / write to storage", size)
             head.add_row("in-memory snapshot", f"every step ({fmt.duration(rel['checkpoint_interval_s'])})")
         else:
-            head.add_row("checkpoint size / write / interval", f"{size} / {fmt.duration(rel['checkpoint_interval_s'])}")
+            head.add_row("checkpoint size / write / interval", f"{size} / {_or_never(rel['checkpoint_interval_s'])}")
     price = r.get("price_usd_per_chip_hour")
     quote = r.get("price_source") or {}
     # the region a price was listed in, where the one asked for lists none (eu-north-1 read the us-east-1 rate
@@ -413,21 +414,43 @@ def _rate(per_day: float) -> str:
     return fmt.significant(per_day, 2) if per_day < 0.1 else f"{per_day:,.1f}"
 
 
+def _or_never(seconds: float) -> str:
+    """A duration, or 'never' where it is infinite (no failures: no MTBF, no checkpoint), not '-' (none known)."""
+    return "never" if math.isinf(seconds) else fmt.duration(seconds)
+
+
+def _chips(n: int) -> str:
+    return f"{n:,} chip{'s' if n != 1 else ''}"
+
+
 def _scale_note(rows: list[dict[str, Any]]) -> None:
-    """Say so when failures dominate: checkpoint-restart cannot keep up with the failure rate at this scale."""
+    """Say so when failures dominate: checkpoint-restart cannot keep up with the failure rate at this scale. The
+    rate reads as the table's (_rate): '(0 per day)' had stood beside 'every 33.0 d'; a fleet where even one chip
+    misses half goodput (half_goodput_chips 0) is said so, where 'at most 1 chips' had read as one that works."""
     worst = min(rows, key=lambda r: r.get("goodput") or 0.0)
     rel = worst.get("reliability")
     if not rel or (worst.get("goodput") or 0.0) >= 0.5:
         return
+    half = worst.get("half_goodput_chips")
+    where = (
+        ""
+        if half is None
+        else f"; at its step time, half the run goes to training on at most {_chips(half)}"
+        if half > 0
+        else "; at its step time, no fleet size keeps half the run for training"
+    )
+    in_memory = rel.get("in_memory_possible", True)
     console.print(
-        f"[yellow]on the {rel['chips']:,} chips it runs"
+        f"[yellow]on the {_chips(rel['chips'])} it runs"
         + (f" (of {worst['chips']:,})" if rel["chips"] < worst["chips"] else "")
         + f" a failure every {fmt.duration(rel['mtbf_s'])} "
-        f"({rel['failures_per_day']:,.0f} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "
-        f"checkpoint-restart and {_goodput(rel['goodput_in_memory'])} with in-memory recovery"
+        f"({_rate(rel['failures_per_day'])} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "
+        "checkpoint-restart"
         + (
-            f"; at its step time, half the run goes to training on at most {worst['half_goodput_chips']:,} chips[/]"
-            if worst.get("half_goodput_chips")
-            else "[/]"
+            f" and {_goodput(rel['goodput_in_memory'])} with in-memory recovery"
+            if in_memory
+            else " (in-memory recovery needs a second host)"
         )
+        + where
+        + "[/]"
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from pydantic import BaseModel, StrictBool, ValidationError, model_validator
+from pydantic import BaseModel, Field, StrictBool, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog, load_catalog
@@ -24,7 +24,7 @@ from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.scenario import predict_scenario
-from chipwise.planner.sensitivity import DEFAULT_STEP
+from chipwise.planner.sensitivity import DEFAULT_STEP, METRICS
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
@@ -33,10 +33,25 @@ from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.presets import no_files, preset_of, preset_summaries
-from chipwise.workload.scenario import Count, IntCount, StrictModel, load_scenario
+from chipwise.workload.scenario import Count, IntCount, StrictModel, load_scenario, read_count
 from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
+#: what a body that is not a JSON object is told to send instead: each endpoint's required fields with real values it
+#: takes, written as JSON (they had read {'model': ..., 'chips': ...}, which is not JSON)
+PLAN_TRAIN_EXAMPLE = {"model": "llama-3.1-8b", "chips": 64}
+PLAN_SERVE_EXAMPLE = {"model": "llama-3.1-8b", "rate": 5}
+SERVE_EXAMPLE = {
+    "kind": "serve",
+    "model": "llama-3.1-8b",
+    "hardware": "h100-sxm",
+    "chips": 1,
+    "input_tokens": 512,
+    "output_tokens": 128,
+    "arrival_rate": 2,
+    "requests": 100,
+}
+SENSITIVITY_EXAMPLE = {"scenario": SERVE_EXAMPLE, "metric": "tpot_p50"}
 Request = TypeVar("Request", bound=BaseModel)
 Args = ParamSpec("Args")
 
@@ -86,6 +101,14 @@ _FIELD_FIX = {
     "offline": "give true or false",
     "disaggregated": "give true or false, or leave it out",
     "router": "use least_loaded, power_of_two or round_robin",
+    # /api/sensitivity's
+    "scenario": "give a scenario object as /api/predict takes it, e.g. " + json.dumps(SERVE_EXAMPLE),
+    "figures": 'give a list of texts a figure\'s name holds, e.g. ["hbm_bandwidth"]',
+    "step": "give a fraction in (0, 0.5), e.g. 0.1",
+    "metric": "give one of the scenario kind's metrics as text ("
+    + "; ".join(f"{kind}: {', '.join(names)}" for kind, names in METRICS.items())
+    + ")",
+    "replan": "give true or false",
 }
 #: the fix for an error of a kind that says it whatever the field
 _TYPE_FIX = {"bool_type": "give true or false", "bool_for_number": "give a number", "string_type": "give text"}
@@ -120,10 +143,10 @@ def _one_line(exc: ValidationError, what: str, model: type[BaseModel], given: It
     return f"{what}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (see docs/web.md)."
 
 
-def _parse(model: type[Request], body: Any, what: str, example: str) -> Request:
+def _parse(model: type[Request], body: Any, what: str, example: Mapping[str, Any]) -> Request:
     """The request body validated as `model`, or one line naming the problem and the fix."""
     if not isinstance(body, Mapping):
-        raise ChipwiseError(f"the request body must be a JSON object. Fix: send {example}.")
+        raise ChipwiseError(f"the request body must be a JSON object. Fix: send e.g. {json.dumps(example)}.")
     try:
         return model.model_validate(body)
     except ValidationError as exc:
@@ -157,7 +180,7 @@ def _draft_presets(cat: Catalog, options: Iterable[str | None]) -> None:
 
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
-    req = _parse(PlanTrainRequest, body, "plan request", "{'model': ..., 'chips': ...}")
+    req = _parse(PlanTrainRequest, body, "plan request", PLAN_TRAIN_EXAMPLE)
     cat = settings.catalog()
     _preset(cat, req.model)
     report = plan_training(
@@ -165,7 +188,7 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
         req.model,
         req.chips,
         hardware_ids(cat, req.hardware),
-        tokens=req.tokens,
+        tokens=read_count(req.tokens, "tokens"),  # at most MAX_TRAIN_TOKENS, as the CLI and /api/predict read it
         seq_len=req.seq_len,
         global_batch_tokens=req.global_batch_tokens,
         precision=req.precision,
@@ -194,13 +217,13 @@ class SensitivityRequest(StrictModel):
     scenario: dict[str, Any]
     metric: str | None = None
     step: float = DEFAULT_STEP
-    figures: tuple[str, ...] = ()
+    figures: list[str] = Field(default_factory=list)  # a list: pydantic's refusal of a tuple had said 'tuple'
     replan: StrictBool = False
 
 
 def sensitivity(body: Any, settings: Settings) -> dict[str, Any]:
     """Which catalog figure matters most for a scenario (as `chipwise sensitivity --json`)."""
-    req = _parse(SensitivityRequest, body, "sensitivity request", "{'scenario': {...}, 'metric': 'step_time'}")
+    req = _parse(SensitivityRequest, body, "sensitivity request", SENSITIVITY_EXAMPLE)
     cat = settings.catalog()
     sc = _scenario(req.scenario, cat)
     return planner_sensitivity(
@@ -264,7 +287,7 @@ class PlanServeRequest(StrictModel):
 
 def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
-    req = _parse(PlanServeRequest, body, "serve plan request", "{'model': ..., 'rate': ...}")
+    req = _parse(PlanServeRequest, body, "serve plan request", PLAN_SERVE_EXAMPLE)
     load = load_of(req.rate, req.concurrency, req.offline, flag="")
     check_split_load(req.disaggregated, load, "disaggregated", "rate")
     cat = settings.catalog()

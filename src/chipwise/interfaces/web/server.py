@@ -19,6 +19,7 @@ another site's, 403 (a name that an attacker's DNS points at 127.0.0.1 would let
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable, Sequence
 from email.message import Message
@@ -42,8 +43,16 @@ READ_TIMEOUT_S = 30.0
 MAX_SKIPPED_BYTES = 16 * MAX_BODY_BYTES
 _SKIP_CHUNK = 1 << 16
 PAGES = ("/", "/index.html")
-#: what a request in another method, or a line the standard library cannot read, is told
+#: what a request in another method is told (405, and 501 for a method the standard library has no name for)
 METHODS_FIX = "GET the page or /api/catalog and /api/models, POST a JSON body to the other /api/... (see docs/web.md)"
+#: the fix of each other refusal of the standard library's, by status: a URL too long had been told METHODS_FIX
+LIBRARY_FIXES = {
+    HTTPStatus.REQUEST_URI_TOO_LONG: "shorten the URL: send the inputs in a JSON body POSTed to /api/... (see "
+    "docs/web.md)",
+    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "send fewer headers, each under 64 KiB",
+    HTTPStatus.BAD_REQUEST: "send a request line 'METHOD /path HTTP/1.1' and headers as HTTP/1.1 writes them",
+    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: "speak HTTP/1.1 (or HTTP/1.0)",
+}
 #: the names a browser on this machine reaches a loopback server by; a server bound to every interface (--host
 #: 0.0.0.0) is reached by names this one cannot know, and checks the Origin only
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
@@ -90,6 +99,9 @@ class ChipwiseServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], settings: Settings) -> None:
+        # an IPv6 address ('::1', '::') listens on IPv6: the IPv4 socket had refused it as 'Address family for
+        # hostname not supported', with a fix to change the port
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         super().__init__(address, Handler)
         self.settings = settings
         self.page = page()
@@ -99,8 +111,8 @@ class ChipwiseServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         shown = host if isinstance(host, str) else host.decode()
         if shown in WILDCARD_HOSTS:
-            shown = "127.0.0.1"
-        return f"http://{shown}:{port}/"
+            shown = "::1" if self.address_family == socket.AF_INET6 else "127.0.0.1"
+        return f"http://[{shown}]:{port}/" if ":" in shown else f"http://{shown}:{port}/"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -290,7 +302,7 @@ class Handler(BaseHTTPRequestHandler):
         self.log_error("code %d, message %s", code, message)
         self.close_connection = True
         status = HTTPStatus(code)
-        self._error(status, f"{message or status.phrase}. Fix: {METHODS_FIX}.")
+        self._error(status, f"{message or status.phrase}. Fix: {LIBRARY_FIXES.get(status, METHODS_FIX)}.")
 
     def _error(self, status: HTTPStatus, message: str, allow: str | None = None) -> None:
         headers = [("Allow", allow)] if allow is not None else []

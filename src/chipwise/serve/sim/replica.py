@@ -136,6 +136,7 @@ class Replica:
         self.preemptions = 0
         self._heap_seq = 0
         self.half_block = policy.block // 2
+        self.whole = kv_tokens // policy.block * policy.block  # the cache's whole blocks, in tokens
         # attention-DP balancing: each request's rank, and per rank the requests placed, their prompt tokens, those
         # waiting for admission and those decoding; `clock`: the iteration after the balancing counter last restarted
         self.ranks = policy.adp_ranks if role == "both" else 1
@@ -151,6 +152,10 @@ class Replica:
         # longest, in whole blocks, once per attention-DP rank); `shared_net`: those tokens less the prefix tokens of
         # the decoding requests, which their context S counts (their attention reads them) but they do not hold
         self.shares = role != "decode"  # a decode replica receives each prompt's cache whole
+        # a decode replica's preempted requests: it encodes their context again (vLLM's RECOMPUTE, as a replica of
+        # both roles does), where it had taken them back as if their cache were still held (24 preemptions of 40
+        # requests on one replica ran no prompt iteration)
+        self.evicted: set[int] = set()
         self.share: dict[int, int] = {}
         self.share_count: dict[int, int] = {}
         self.prefix = 0
@@ -163,16 +168,26 @@ class Replica:
         if self.board is not None:
             self.board.add(self.slot, delta)
 
+    def _tokens(self) -> float:
+        """KV tokens the requests hold now before their last blocks are rounded up (decoding contexts, prompts being
+        prefilled, a shared prefix once)."""
+        return self.S + self.g * self.n_dec * self.it + self.p_tokens + self.shared_net
+
     def used(self) -> float:
-        """KV tokens held now (decoding contexts, prompts being prefilled, half a block of rounding each; a shared
-        prefix once)."""
-        return (
-            self.S
-            + self.g * self.n_dec * self.it
-            + self.p_tokens
-            + (self.n_dec + len(self.pref)) * self.half_block
-            + self.shared_net
-        )
+        """KV tokens held now: _tokens and half a block of rounding a request, the average."""
+        return self._tokens() + (self.n_dec + len(self.pref)) * self.half_block
+
+    def _room(self, count: int) -> float:
+        """KV tokens free beside those held now once `count` requests hold the cache: what admission, preemption
+        and a decode run's length are decided by. Several requests take half a block of rounding each (the
+        average); a lone request its own blocks, exactly: it fits when its tokens fill no more than the cache's
+        whole blocks, as setup_replica's check of the longest request (input + output <= kv_tokens) has it. With
+        the average a request that fills the cache exactly (31,600 + 128 tokens in 1,983 blocks of 16) had passed
+        the setup check and the drop check, then been refused room forever (an idle replica, the run stopped with
+        it queued) or dropped as outgrowing the cache it fits."""
+        if count > 1:
+            return self.cap - self._tokens() - count * self.half_block
+        return self.whole - self._tokens()
 
     def _record(self, t: float, growth: float = 0.0) -> None:
         """Note the KV tokens held at time t and what they grow by before the next record (`growth`: what a decode
@@ -230,8 +245,10 @@ class Replica:
             self.prefix = held
 
     def _prompt(self, rid: int) -> int:
-        """Tokens this admission must prefill and hold: the prompt plus any tokens generated before a preemption."""
-        return self.req.input[rid] + max(0, self.req.generated[rid] - (1 if self.role == "decode" else 0))
+        """Tokens this admission must prefill and hold: the prompt plus any tokens generated before a preemption (a
+        decode replica takes a request's prompt cache, its first token still to feed, unless it evicted it)."""
+        received = self.role == "decode" and rid not in self.evicted
+        return self.req.input[rid] + max(0, self.req.generated[rid] - (1 if received else 0))
 
     # ---- entry -------------------------------------------------------------------------------------------
     def submit(self, t: float, rid: int) -> None:
@@ -311,7 +328,7 @@ class Replica:
             return self.reserved + self.prefix + need + grow <= self.cap
         # on demand, beside the running batch's next decode step (vLLM schedules its running requests first): a
         # prompt taken into the last free blocks would be preempted by that step and encoded again
-        return self.used() + need + grow + self.half_block + self.g * self.n_dec <= self.cap
+        return need + grow + self.g * self.n_dec <= self._room(self.n_dec + len(self.pref) + 1)
 
     # ---- admission and preemption ------------------------------------------------------------------------
     def _holding(self) -> bool:
@@ -361,7 +378,7 @@ class Replica:
             prompt = self._prompt(rid)
             share, need, grow = self._need(rid)  # a shared prefix's tokens are held once by the replica
             alone = need + blocks_tokens(share, pol.block) * self.ranks if share else need
-            if alone > self.cap:
+            if alone > self.whole:  # _room(1) on an idle replica: the rule that admits a lone request
                 self._dequeue()  # can never fit: report it as dropped
                 self._drop(t, rid)
                 continue
@@ -375,9 +392,10 @@ class Replica:
             self._dequeue()
             self.last_admit = t
             self.order.append(rid)
-            if self.role == "decode":
+            if self.role == "decode" and rid not in self.evicted:
                 self._join(rid, prompt)
                 continue
+            self.evicted.discard(rid)
             start = r.cached[rid] if r.generated[rid] == 0 else 0
             self.state[rid] = PREFILL
             self.pref.append(rid)
@@ -414,7 +432,8 @@ class Replica:
         self.dtoken[rid] = self._heap_seq
         heapq.heappush(self.dheap, (self.it + math.ceil(remaining / self.g), self._heap_seq, rid))
 
-    def _leave(self, rid: int) -> None:
+    def _leave(self, rid: int, finished: bool = False) -> None:
+        """A request leaves its batch: `finished` with all its output, or preempted with the whole tokens made."""
         st = self.state.pop(rid, 0)
         if st == DECODE:
             self.n_dec -= 1
@@ -422,8 +441,15 @@ class Replica:
                 self.rank_dec[self.rank_of[rid]] -= 1
             self.S -= self.jterm.pop(rid)
             self.dtoken.pop(rid, None)
-            made = int(self.g * (self.it - self.jit.pop(rid)))
-            self.req.generated[rid] = min(self.g0.pop(rid) + made, self.req.output[rid] - 1)
+            r = self.req
+            g0 = self.g0.pop(rid)
+            made = self.g * (self.it - self.jit.pop(rid))  # what its steps counted in `emitted`
+            kept = r.output[rid] if finished else min(g0 + int(made), r.output[rid] - 1)
+            # a step adds tau tokens a sequence, but a request's last step emits only the tokens it still needs (and
+            # a preempted one keeps whole tokens): `emitted` counts its output, not the steps' tau each. 64 answers
+            # of 10 tokens under eagle:3@0.8 (4 steps of 2.95 for 9 tokens) had read 12.8 tokens each (+28% tok/s)
+            self.emitted -= made - (kept - g0)
+            r.generated[rid] = kept
         elif st == PREFILL:
             self.pref.remove(rid)
             self.p_tokens -= self.phold.pop(rid)
@@ -436,7 +462,7 @@ class Replica:
             self._release_prefix(rid)
 
     def _finish(self, t: float, rid: int) -> None:
-        self._leave(rid)
+        self._leave(rid, finished=True)
         self._unplace(rid)
         self.req.finish[rid] = t
         self._count(-1)
@@ -450,7 +476,7 @@ class Replica:
 
     def _make_room(self, t: float) -> None:
         """on_demand: preempt the most recently admitted requests until the next decode step fits."""
-        while self.n_dec + len(self.pref) > 0 and self.used() + self.g * self.n_dec > self.cap:
+        while self.n_dec + len(self.pref) > 0 and self.g * self.n_dec > self._room(self.n_dec + len(self.pref)):
             victim = -1
             while self.order:
                 cand = self.order.pop()
@@ -464,6 +490,8 @@ class Replica:
                 self._drop(t, victim)
                 return
             self._leave(victim)
+            if self.role == "decode":
+                self.evicted.add(victim)
             self.req.preempted[victim] += 1
             self.preemptions += 1
             self.waiting.appendleft(victim)
@@ -495,12 +523,16 @@ class Replica:
             mixed = self.pol.mixed_batching
             sequential = n > 0 and self.pol.decode_first
             advancing = n > 0 and (mixed or sequential)
-            budget = self.pol.max_tokens - (n if advancing else 0)
+            # the decoding sequences' tokens come out of the budget first: n (k + 1) with speculation, as vLLM's
+            # max_num_batched_tokens and TensorRT-LLM's max_num_tokens count the drafted positions (one a sequence
+            # had let 69 sequences under eagle:3 carry 2,255 tokens in a budget of 2,048)
+            budget = self.pol.max_tokens - (steps.decode_tokens(n) if advancing else 0)
             pneed, pdone = self.pneed, self.pdone
             # a prompt's chunk runs in one budget (an attention-DP rank's, a pipeline micro-batch's) beside that
             # budget's share of the decodes
             held = self.pol.max_tokens // self.pol.rank_tokens if self.pol.rank_tokens else 1
-            cap = max(1, self.pol.rank_tokens - (-(-n // held) if advancing else 0)) if self.pol.rank_tokens else 0
+            ranked = -(-steps.decode_tokens(n) // held) if advancing else 0
+            cap = max(1, self.pol.rank_tokens - ranked) if self.pol.rank_tokens else 0
             chunks = self.pol.chunks((pneed[rid] - pdone[rid] for rid in self.pref), budget, cap)
             if chunks:
                 static = self.pol.static_batch
@@ -557,7 +589,7 @@ class Replica:
             heapq.heappop(heap)
         k = max(1, heap[0][0] - self.it) if heap else 1
         if self.pol.preempts:
-            k = max(1, min(k, int((self.cap - self.used()) // (self.g * n))))
+            k = max(1, min(k, int(self._room(n + len(self.pref)) // (self.g * n))))
         if self.ranks > 1 and self.waiting:  # end the run when the balancing counter releases the held prompts
             k = max(1, min(k, self._to_timeout(self.it)))
         elif self.hold_since is not None:  # end the run when the held prompts time out
@@ -617,7 +649,6 @@ class Replica:
             _, token, rid = heapq.heappop(heap)
             if self.dtoken.get(rid) != token:
                 continue
-            self.req.generated[rid] = self.req.output[rid]
             self._finish(t, rid)
 
     def _end_run(self, t: float, ver: int) -> None:

@@ -1,0 +1,89 @@
+"""Owning against a reservation (paid every hour of its term) is a verdict, not a break-even utilisation; the
+scale-out network is paid for only by a fleet past one system; idle power above busy power is refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.catalog.loader import load_catalog
+from chipwise.economics.tco import break_even, fleet_tco, owned_tco, tco_report
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import Hardware, hardware
+from chipwise.interfaces.cli.tco_cmd import print_tco
+
+# The owned H100 (p5 in a fleet of many, colocation, country-usa): fixed 0.95368 + 0.19074 + 0.34645 = 1.49087 $/h;
+# energy idle 320.75 W and busy 1,120 W x PUE 1.42 x $0.0862/kWh = 0.039261 and 0.137092 $/h.
+FIXED, IDLE, BUSY = 1.49087, 0.039261, 0.137092
+
+
+def test_a_reservation_is_compared_per_calendar_hour(catalog: Catalog, hw: Hardware) -> None:
+    """reserved-1y at $3.64 a GPU-hour had read 'own when utilisation > 43.2%': (F + E_idle) / (r - E_busy +
+    E_idle), the formula of a price paid by the hour used. A reservation is paid every hour, r / u per used hour, so
+    owning wins iff F + E_idle + (E_busy - E_idle) u < r: at any utilisation when F + E_busy <= r (1.628 <= 3.64)."""
+    tco = owned_tco(catalog, hw.system("h100-sxm"))
+    (row,) = break_even(catalog, tco, "reserved-1y")
+    assert row["break_even_utilisation"] is None
+    assert row["verdict"] == "owning is cheaper at any utilisation"
+    assert row["owned_usd_per_calendar_hour"]["idle"] == pytest.approx(FIXED + IDLE, abs=1e-4)
+    assert row["owned_usd_per_calendar_hour"]["busy"] == pytest.approx(FIXED + BUSY, abs=1e-4)
+    # on demand is still paid by the hour used: its break-even stands ((F + E_idle) / (6.88 - E_busy + E_idle))
+    (od,) = [r for r in break_even(catalog, tco, "on-demand") if r.get("this_system")]
+    assert od["break_even_utilisation"] == pytest.approx((FIXED + IDLE) / (6.88 - BUSY + IDLE), abs=1e-4)
+    assert "verdict" not in od
+
+
+def test_the_three_verdicts_against_a_reservation(catalog: Catalog, hw: Hardware) -> None:
+    """Renting wins at any utilisation when F + E_idle >= r; between F + E_idle and F + E_busy owning wins below
+    u = (r - F - E_idle) / (E_busy - E_idle): at r = 1.60, (1.60 - 1.530131) / 0.097831 = 71.4%."""
+    tco = owned_tco(catalog, hw.system("h100-sxm"))
+    assert tco.commitment_verdict(3.64) == ("own", None)
+    assert tco.commitment_verdict(1.50) == ("rent", None)
+    verdict, below = tco.commitment_verdict(1.60)
+    assert verdict == "own below" and below == pytest.approx((1.60 - FIXED - IDLE) / (BUSY - IDLE), abs=1e-3)
+    assert below == pytest.approx(0.714, abs=1e-3)
+    # at that utilisation the two cost the same per used hour: r / u = the owned cost per used hour
+    assert tco.usd_per_used_chip_hour(below) == pytest.approx(1.60 / below, rel=1e-9)
+
+
+def test_the_tco_command_says_owning_wins_at_any_utilisation(capsys: pytest.CaptureFixture[str]) -> None:
+    """The table's last column is the verdict, not a utilisation, in a few words (the sentence had folded to
+    'utilisat / ion' at 80 columns)."""
+    cat = load_catalog()
+    print_tco(tco_report(cat, owned_tco(cat, hardware(cat).system("h100-sxm")), "reserved-3y"))
+    out = capsys.readouterr().out
+    assert "own, any u" in out and "own when utilisation" not in out
+
+
+def test_one_system_pays_no_scale_out_network(catalog: Catalog, hw: Hardware) -> None:
+    """8 H100s on one p5 owned had paid $6,600 a chip of 400G fabric and colocation for its 100 W: capex $35,200,
+    1,275 W rated; depreciation 35,200 / 43,830 h = 0.80310, operations 0.04 x 35,200 / 8,766 = 0.16062,
+    colocation 184.06 x 1.275 / 730.5 = 0.32125, energy 1,020 W x 1.42 x 0.0862 = 0.12485: $1.40982 a chip-hour.
+    Sixteen span two systems and pay the fabric: $1.62797."""
+    system = hw.system("p5.48xlarge")
+    one = fleet_tco(catalog, system, 8)
+    assert one.inputs.capex["scaleout_network"].value == 0.0 and one.inputs.power.network_w == 0.0
+    assert one.capex_usd == pytest.approx(35_200)
+    assert one.usd_per_chip_hour == pytest.approx(0.80310 + 0.16062 + 0.32125 + 0.12485, abs=1e-4)
+    two = fleet_tco(catalog, system, 16)
+    assert two.inputs.capex["scaleout_network"].value == pytest.approx(6_600)
+    assert two.usd_per_chip_hour == pytest.approx(FIXED + BUSY, abs=1e-4)
+    assert two.usd_per_chip_hour == pytest.approx(owned_tco(catalog, system).usd_per_chip_hour)
+
+
+def test_idle_power_above_busy_power_is_refused(hw: Hardware) -> None:
+    """idle 1.0 of the chip and host against a busy load of 0.3: idle 1,275 W above busy 382.5 W had priced (a higher
+    utilisation then lowered the energy cost)."""
+    cat = load_catalog(
+        sets=[
+            "datacenter.opex.idle_power_fraction=1.0",
+            "datacenter.opex.host_idle_power_fraction=1.0",
+            "datacenter.opex.utilisation_power_fraction=0.3",
+        ]
+    )
+    with pytest.raises(ChipwiseError) as err:
+        owned_tco(cat, hardware(cat).system("h100-sxm"))
+    line = str(err.value)
+    assert "idle IT power 1,275 W" in line and "busy 382 W" in line and "Fix: --set" in line
+    assert "datacenter.opex.idle_power_fraction" in line and "datacenter.opex.utilisation_power_fraction" in line
+    assert "\n" not in line

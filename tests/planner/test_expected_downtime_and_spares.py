@@ -1,0 +1,95 @@
+"""Expected downtime on Daly's model, and spares that chips paid for already cover.
+
+Downtime had been failures x T_wall x R, capped at T_wall - T: at 1M trn3 that was 235,197 s uncapped, so the cap
+booked all 176,513 s of overhead at idle power and no lost work. On Daly's model (the one goodput is) 990 failures
+strike during computation, each costing M(e^(R/M) - 1) = 171.8 s of restarting: 170,173 s, plus 418 s of planned
+stops; the other 5,921 s are lost work, run at busy power. And the 1M-trn3 plan leaves 82,496 paid-for chips idle,
+which stand in for its 2% spares as billed extras do; 20,000 spares had been paid on top ($516.8M, now $506.7M)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.planner.training import plan_training
+from chipwise.reliability import assess_run
+from chipwise.reliability.goodput import reliability_inputs
+
+
+def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
+    """M = 1,000 s, tau = 100 s, delta = 10 s, R = 100 s, planned 1e-4/s at R_p = 1,200 s, T = 1,000 s:
+    failures 10 (e^0.11 - 1) = 1.16278, each 1,000 (e^0.1 - 1) = 105.171 s: 122.291 s; goodput
+    0.88 x 100 / (1,000 e^0.1 (e^0.11 - 1)) = 0.684787, T_wall 1,460.31 s, planned 1e-4 x 1,460.31 x 1,200 = 175.237 s.
+    The rest, 1,000 (e^0.11 - 1) - 1,000 = 162.78 s, is 100 s of writes and 62.78 s of lost work."""
+    base = assess_run(reliability_inputs(catalog, hw.system("h100-sxm")), 64, 8e9, 2.0, "checkpoint")
+    g = 0.88 * 100 / (1000 * math.exp(0.1) * math.expm1(0.11))
+    run = replace(
+        base,
+        failures_per_s=1e-3,
+        checkpoint_interval_s=100.0,
+        checkpoint_cost_s=10.0,
+        downtime_per_failure_s=100.0,
+        planned_per_s=1e-4,
+        planned_restart_s=1200.0,
+        goodput=g,
+    )
+    assert g == pytest.approx(0.684787, abs=1e-6)
+    down = run.downtime_s(1000.0)
+    assert down == pytest.approx(122.291 + 175.237, abs=1e-3)
+    assert 1000.0 / g - 1000.0 - down == pytest.approx(162.78, abs=1e-2)  # writes 100 + lost work 62.78
+
+
+@pytest.fixture(scope="module")
+def million(catalog: Catalog) -> dict[str, Any]:
+    row: dict[str, Any] = plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)["results"][0]
+    return row
+
+
+def test_the_million_chip_downtime_is_daly_s(million: dict[str, Any]) -> None:
+    r = million
+    rel = r["reliability"]
+    t, wall, down = r["time_to_train_s"], r["expected_time_to_train_s"], r["expected_downtime_s"]
+    m, tau, big_r = r["mtbf_s"], rel["checkpoint_interval_s"], rel["downtime_per_failure_s"]
+    assert (rel["recovery"], big_r) == ("in-memory", 120.0) and m == pytest.approx(176.58, abs=0.01)
+    assert tau == pytest.approx(12.095, abs=1e-3) and t == pytest.approx(168_971, abs=1)
+    failures = t / tau * math.expm1(tau / m)
+    assert failures == pytest.approx(990.4, abs=0.1)
+    restarts = failures * m * math.expm1(big_r / m)
+    planned = 0.0363 / 3600 * wall * 120
+    assert restarts == pytest.approx(170_173, abs=1) and planned == pytest.approx(418, abs=1)
+    assert down == pytest.approx(restarts + planned, rel=1e-9)  # was 176,513: the whole overhead, capped
+    lost = failures * m - t  # in memory: no checkpoint writes
+    assert lost == pytest.approx(5_921, abs=1)
+    assert down + lost == pytest.approx(wall - t, rel=1e-9)
+
+
+def test_idle_chips_paid_for_stand_in_for_spares(million: dict[str, Any]) -> None:
+    """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 95.97 h =
+    $506.7M; and 82,496 idle chips over T_wall, no more, at idle power in the energy."""
+    r = million
+    assert (r["chips_used"], r["billed_chips"]) == (917_504, 1_000_000)
+    wall = r["expected_time_to_train_s"]
+    assert wall / 3600 == pytest.approx(95.97, abs=0.01)
+    assert r["expected_cost_usd"] == pytest.approx(5.28 * 1e6 * wall / 3600, rel=1e-12)
+    assert r["expected_cost_usd"] == pytest.approx(506.7e6, rel=1e-3)
+    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(69.76, abs=0.01)  # GWh (68.8 before both fixes)
+
+
+def test_spares_past_the_chips_paid_for_are_still_paid(catalog: Catalog) -> None:
+    """12 H100s in Capacity Blocks rent 16: max(16, 12 x 1.02) = 16, unchanged; 64 on demand, all used, pay
+    64 x 1.02 = 65.28 chips over T_wall."""
+    (twelve,) = plan_training(catalog, "llama-3.1-8b", 12, ["h100-sxm"], tokens=10e9, pricing="capacity-block")[
+        "results"
+    ]
+    assert (twelve["chips_used"], twelve["billed_chips"]) == (12, 16.0)
+    price, wall = twelve["price_usd_per_chip_hour"], twelve["expected_time_to_train_s"]
+    assert twelve["expected_cost_usd"] == pytest.approx(price * 16 * wall / 3600, rel=1e-12)
+    (full,) = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=10e9)["results"]
+    assert full["chips_used"] == 64
+    price, wall = full["price_usd_per_chip_hour"], full["expected_time_to_train_s"]
+    assert full["expected_cost_usd"] == pytest.approx(price * 64 * 1.02 * wall / 3600, rel=1e-12)
