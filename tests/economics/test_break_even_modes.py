@@ -7,7 +7,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.catalog.loader import load_catalog
-from chipwise.economics.tco import break_even, fleet_tco, owned_tco, tco_report
+from chipwise.economics.tco import break_even, owned_tco, tco_report
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware, hardware
 from chipwise.interfaces.cli.tco_cmd import print_tco
@@ -61,11 +61,11 @@ def test_one_system_pays_no_scale_out_network(catalog: Catalog, hw: Hardware) ->
     colocation 184.06 x 1.275 / 730.5 = 0.32125, energy 1,020 W x 1.42 x 0.0862 = 0.12485: $1.40982 a chip-hour.
     Sixteen span two systems and pay the fabric: $1.62797."""
     system = hw.system("p5.48xlarge")
-    one = fleet_tco(catalog, system, 8)
+    one = owned_tco(catalog, system, scaleout=False)
     assert one.inputs.capex["scaleout_network"].value == 0.0 and one.inputs.power.network_w == 0.0
     assert one.capex_usd == pytest.approx(35_200)
     assert one.usd_per_chip_hour == pytest.approx(0.80310 + 0.16062 + 0.32125 + 0.12485, abs=1e-4)
-    two = fleet_tco(catalog, system, 16)
+    two = owned_tco(catalog, system, scaleout=True)
     assert two.inputs.capex["scaleout_network"].value == pytest.approx(6_600)
     assert two.usd_per_chip_hour == pytest.approx(FIXED + BUSY, abs=1e-4)
     assert two.usd_per_chip_hour == pytest.approx(owned_tco(catalog, system).usd_per_chip_hour)
@@ -83,7 +83,27 @@ def test_idle_power_above_busy_power_is_refused(hw: Hardware) -> None:
     )
     with pytest.raises(ChipwiseError) as err:
         owned_tco(cat, hardware(cat).system("h100-sxm"))
-    line = str(err.value)
-    assert "idle IT power 1,275 W" in line and "busy 382 W" in line and "Fix: --set" in line
-    assert "datacenter.opex.idle_power_fraction" in line and "datacenter.opex.utilisation_power_fraction" in line
-    assert "\n" not in line
+    # the values in use, not the catalog's defaults copied into the text (which a catalog change leaves stale)
+    assert str(err.value) == (
+        "p5.48xlarge: idle IT power 1,275 W a chip is above its busy 382 W (idle_power_fraction 1 of the 700 W chip, "
+        "host_idle_power_fraction 1 of its 575 W host, utilisation_power_fraction 0.3 of both). Fix: --set "
+        "datacenter.opex.idle_power_fraction and datacenter.opex.host_idle_power_fraction below --set "
+        "datacenter.opex.utilisation_power_fraction."
+    )
+
+
+@pytest.mark.parametrize(
+    ("rate", "code", "cell"),
+    [(3.64, "own", "own, any u"), (1.50, "rent", "rent, any u"), (1.60, "own below", "own if u < 71.4%")],
+)
+def test_a_reservation_row_carries_its_verdict_code(
+    catalog: Catalog, hw: Hardware, rate: float, code: str, cell: str
+) -> None:
+    """The row keeps commitment_verdict's code beside its sentence, and the tco table's cell is built from the code
+    (it had read 'owning' back out of the sentence): at r = 1.60 owning wins below 71.4% (as above)."""
+    from chipwise.economics.tco import _against
+    from chipwise.interfaces.cli.tco_cmd import _verdict_cell
+
+    row = _against(owned_tco(catalog, hw.system("h100-sxm")), "reserved-1y", {"usd_per_chip_hour": rate})
+    assert row["cheaper"] == code
+    assert _verdict_cell(row) == cell

@@ -5,12 +5,15 @@ not '27500.0 USD'); and `catalog engine` says a --set figure is a what-if (it ha
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from chipwise.catalog import load_catalog
 from chipwise.catalog.schema import Figure
 from chipwise.interfaces.cli.app import run
-from chipwise.interfaces.cli.common import figure_text, number_text, whatif_lines
+from chipwise.interfaces.cli.common import figure_text, whatif_lines
+from chipwise.interfaces.format import number_text
 
 
 def _cells(out: str) -> dict[str, list[str]]:
@@ -62,3 +65,19 @@ def test_catalog_engine_says_the_what_if(monkeypatch: pytest.MonkeyPatch, capsys
     assert out.splitlines()[0] == "WHAT-IF: trtllm.step_overhead = 1 ms (catalog 0.5 ms), set on the command line"
     assert run(["catalog", "engine", "trtllm", "--chip", "h100-sxm"]) == 0
     assert "WHAT-IF" not in capsys.readouterr().out
+
+
+def test_predict_sources_reads_a_set_figure_as_the_banner(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Final review B1: the banner read 21.56 TB/s and the --sources row 21.560000000000002 TB/s (19.6 x 1.1)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    f = tmp_path / "s.yaml"
+    f.write_text(
+        "{kind: serve, model: llama-3.1-8b, hardware: trn4, chips: 1, input_tokens: 256, output_tokens: 32, "
+        "arrival_rate: 1, requests: 5}"
+    )
+    assert run(["predict", str(f), "--sources", "--set", "trn4.hbm_bandwidth=x1.1"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("WHAT-IF: trn4.hbm_bandwidth = 21.56 TB/s (catalog 19.6 TB/s)")
+    assert _cells(out)["trn4.hbm_bandwidth"][:2] == ["21.56 TB/s", "estimate"]

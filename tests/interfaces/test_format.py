@@ -252,6 +252,16 @@ def test_a_ratio_figure_reads_bare() -> None:
     assert fmt.figure_value({"value": 5.3, "unit": "TB/s"}) == "5.3 TB/s"
 
 
+def test_a_figure_reads_as_the_catalog_writes_it() -> None:
+    """Final review B1: --sources wrote f['value'] as Python prints a float, '21.560000000000002 TB/s' (19.6 x 1.1)
+    beside the WHAT-IF banner's 21.56, and '144.0 GiB' where `catalog show` writes 144 GiB."""
+    assert fmt.figure_value({"value": 19.6 * 1.1, "unit": "TB/s"}) == "21.56 TB/s"
+    assert fmt.figure_value({"value": 144.0, "unit": "GiB"}) == "144 GiB"
+    assert fmt.figure_value({"value": 0.1 + 0.2, "unit": "1"}) == "0.3"
+    assert fmt.figure_value({"value": "HBM3e", "unit": ""}) == "HBM3e"  # a text figure as given
+    assert fmt.value_text(6e12, "B/s") == "6000000000000 B/s" and fmt.value_text(2.5e15, "FLOP/s") == "2.5e+15 FLOP/s"
+
+
 def test_per_mtok_keeps_three_figures_past_a_billion() -> None:
     assert fmt.per_mtok(2.0777e29) == "2.08e+29"
     assert fmt.per_mtok(1234.5) == "1,234.50" and fmt.per_mtok(0.000357) == "0.000357"

@@ -28,16 +28,19 @@ def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
     The rest, 1,000 (e^0.11 - 1) - 1,000 = 162.78 s, is 100 s of writes and 62.78 s of lost work."""
     base = assess_run(reliability_inputs(catalog, hw.system("h100-sxm")), 64, 8e9, 2.0, "checkpoint")
     g = 0.88 * 100 / (1000 * math.exp(0.1) * math.expm1(0.11))
+    restart = replace(base.inputs.restart_overhead, value=1200.0)
     run = replace(
         base,
         failures_per_s=1e-3,
         checkpoint_interval_s=100.0,
-        checkpoint_cost_s=10.0,
+        checkpoint_write_s=10.0,
         downtime_per_failure_s=100.0,
         planned_per_s=1e-4,
-        planned_restart_s=1200.0,
+        inputs=replace(base.inputs, restart_overhead=restart),
         goodput=g,
     )
+    # a checkpointing run pays its write (delta) and the restart overhead (R_p) at each planned stop
+    assert (run.recovery, run.checkpoint_cost_s, run.planned_restart_s) == ("checkpoint", 10.0, 1200.0)
     assert g == pytest.approx(0.684787, abs=1e-6)
     down = run.downtime_s(1000.0)
     assert down == pytest.approx(122.291 + 175.237, abs=1e-3)

@@ -16,8 +16,17 @@ from chipwise.catalog.loader import FOLLOWED, _builtin_raw, load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.web.routes import _FIELD_FIX
 from chipwise.planner.scenario import predict_scenario
-from chipwise.planner.sensitivity import METRICS, _fixed_plan, _value, figures_moved, sensitivity
+from chipwise.planner.sensitivity import (
+    MAX_STEP,
+    METRICS,
+    _fixed_plan,
+    _value,
+    check_step,
+    figures_moved,
+    sensitivity,
+)
 from chipwise.workload.scenario import load_scenario
 from cli_run import run_error, run_json
 
@@ -217,3 +226,11 @@ def test_a_tdp_the_user_set_is_moved_from_the_value_set() -> None:
     row = _row(result, "h100-sxm.tdp")
     assert row["value"] == 800.0 and result["not_priced"] == []
     assert row["elasticity"]["energy"] > 0.1
+
+
+def test_the_step_bound_is_one_figure() -> None:
+    """Final review B6: the check and the web page's field fix each wrote 0.5; both read MAX_STEP."""
+    assert MAX_STEP == 0.5 and check_step(0.49) == 0.49
+    with pytest.raises(ChipwiseError, match=r"step 0.5 is not a fraction in \(0, 0.5\)"):
+        check_step(MAX_STEP)
+    assert _FIELD_FIX["step"] == "give a fraction in (0, 0.5), e.g. 0.1"

@@ -464,7 +464,7 @@ def test_a_prefill_pool_is_not_cut_to_a_queue_a_short_check_cannot_see(catalog: 
 def test_the_simulated_check_is_priced_as_asked(catalog: Catalog) -> None:
     """--pricing reaches the simulated options and the verdict (they were priced on demand whatever was asked): the
     checked fleet costs chips x the asked price per chip-hour."""
-    from chipwise.economics.tco import fleet_tco
+    from chipwise.economics.tco import owned_tco
     from chipwise.hardware import hardware
     from chipwise.planner.serving_economics import chip_hour_price
 
@@ -478,7 +478,8 @@ def test_the_simulated_check_is_priced_as_asked(catalog: Catalog) -> None:
         expected = best["chips"] * price
         if pricing == "owned":  # the TCO's fixed terms and the electricity of the check's own energy figure
             energy_h = best["energy_j_per_mtok"] * best["cost_usd_per_hour"] / best["cost_usd_per_mtok"]
-            expected = fleet_tco(catalog, system, best["chips"]).usd_per_hour(best["chips"], energy_h)
+            tco = owned_tco(catalog, system, scaleout=best["chips"] > system.chips)
+            expected = tco.usd_per_hour(best["chips"], energy_h)
             assert expected < best["chips"] * price  # busy part of the hour, on one node: no network
         assert best["cost_usd_per_hour"] == pytest.approx(expected), pricing
 

@@ -365,6 +365,9 @@ def test_ctrl_c_in_process_stores_every_point_whose_prediction_returned(
     script = tmp_path / "interrupt.py"
     script.write_text(
         f"""import os, signal
+# Ctrl-C as a terminal's: a test runner's worker may ignore SIGINT, which its children inherit (the kill below had
+# then done nothing and the sweep had run to its end)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import chipwise.sweep.worker as w
 from chipwise.sweep import load_sweep, run_sweep
 returned = []

@@ -5,8 +5,9 @@ trees of figures whose fields are those the model reads: an efficiency family ta
 family, an engine those of the `default` engine (and per chip family under `chips`), the datacenter section those
 of the built-in one, plus new keys in the maps keyed by a region, an operator or a service (a region's electricity
 price, an operator's PUE). A field outside them was silently ignored ('hopper.nonsense=5', 'vllm.step_overhed=2ms'),
-a fraction above 1 priced a chip at 113% MFU, a PUE below 1 made energy from nothing, and a chip's TDP of 0 left its
-energy host-only: all are refused here, for `--set` and catalog files alike (a chip's and a system's power too).
+a fraction above 1 priced a chip at 113% MFU, a PUE below 1 made energy from nothing, a chip's TDP of 0 left its
+energy host-only, and a storage bandwidth of 0 wrote a checkpoint in infinite time: all are refused here, for `--set`
+and catalog files alike (a chip's and a system's power too).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ _COUNT = Range(1.0, what="a count of at least 1")
 _POWER = Range(0.0, lo_open=True, what="a power drawn: above 0")
 #: an idle share of 0 is a what-if (perfect power gating), kept; a network of 0 W too (no scale-out network)
 _IDLE = Range(0.0, 1.0, what="a share of rated power drawn idle: 0 to 1")
+#: a storage bandwidth of 0 had written each checkpoint in an infinite time, priced at $inf and inf TWh
+_BANDWIDTH = Range(0.0, lo_open=True, what="a bandwidth: above 0")
 
 #: section -> (pattern of the dotted path inside the section, its range); the first pattern that matches applies
 RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
@@ -109,7 +112,7 @@ RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
         ("opex.idle_power_fraction", _IDLE),
         ("opex.host_idle_power_fraction", _IDLE),
         ("opex.network_power_w_per_chip", Range(0.0, what="a power drawn: 0 or more")),
-        ("capex.scaleout_reference_bandwidth_per_chip", Range(0.0, lo_open=True, what="a bandwidth: above 0")),
+        ("capex.scaleout_reference_bandwidth_per_chip", _BANDWIDTH),
         (
             "opex.utilisation_power_fraction",
             Range(0.0, 1.0, lo_open=True, what="a share of rated power drawn busy: above 0, at most 1"),
@@ -118,6 +121,7 @@ RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
         ("depreciation_years", Range(0.0, lo_open=True, what="a life: above 0")),
         ("capex.facility_life_years", Range(0.0, lo_open=True, what="a life: above 0")),
     ),
+    "reliability": (("checkpoint.storage_*bandwidth*", _BANDWIDTH),),
 }
 
 

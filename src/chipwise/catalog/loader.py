@@ -402,8 +402,9 @@ def _unknown(where: str, field: str, name: str, known: Iterable[str], section: s
 
 def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapping[str, str]) -> None:
     """The efficiency, engines and datacenter sections hold only the fields the model reads (an unknown one was
-    silently ignored), each in its range (a fraction of peak above 1, a PUE below 1 were taken as given); a
-    3-year commitment's price ratio is at most a 1-year one's."""
+    silently ignored), each in its range (a fraction of peak above 1, a PUE below 1 were taken as given), as the
+    reliability section's figures are (a storage bandwidth of 0); a 3-year commitment's price ratio is at most a
+    1-year one's."""
 
     def origin(section: str, first: str) -> str:
         return origins.get(f"{section}.{first}", BUILTIN)
@@ -425,7 +426,7 @@ def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapp
                     f"{origin(section, full.split('.')[0])}: {section}.{full}: unknown field '{path}'.{did} Fix: use "
                     f"a field the model reads (docs/catalog-format.md), or drop it."
                 )
-    for section in ("efficiency", "engines", "datacenter"):
+    for section in ("efficiency", "engines", "datacenter", "reliability"):
         for path, fig in tree_figures(trees.get(section) or {}):
             if isinstance(fig.value, str):
                 continue

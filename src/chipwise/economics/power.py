@@ -133,7 +133,7 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
             f"{idle.value:g} of the {tdp:,.0f} W chip, host_idle_power_fraction {host_idle.value:g} of its "
             f"{host_w:,.0f} W host, utilisation_power_fraction {busy.value:g} of both). Fix: --set "
             "datacenter.opex.idle_power_fraction and datacenter.opex.host_idle_power_fraction below --set "
-            "datacenter.opex.utilisation_power_fraction (the catalog's: 0.11, 0.25 and 0.8)."
+            "datacenter.opex.utilisation_power_fraction."
         )
     return PowerModel(
         tdp_w=tdp,

@@ -550,24 +550,15 @@ def owned_tco(
     pue: float | None = None,
     facility: str = "colocation",
     overrides: Mapping[str, float] | None = None,
+    *,
+    scaleout: bool = True,
 ) -> Tco:
-    """The owned-fleet cost of one chip of `system` in a fleet of many systems (see the module docstring for the
-    formulas)."""
-    inp = tco_inputs(catalog, system, region, utilisation, pue, facility, overrides)
+    """The owned-fleet cost of one chip of `system` (see the module docstring for the formulas); `scaleout`: the
+    fleet spans more than one system and pays for a scale-out network (capex, colocation and power), as a fleet of
+    many systems does (a caller with a chip count passes `chips > system.chips`, as the fleet's power model counts
+    it)."""
+    inp = tco_inputs(catalog, system, region, utilisation, pue, facility, overrides, scaleout=scaleout)
     return tco_from_inputs(inp)
-
-
-def fleet_tco(
-    catalog: Catalog,
-    system: System,
-    chips: float,
-    region: str | None = None,
-    utilisation: float = 1.0,
-    pue: float | None = None,
-) -> Tco:
-    """owned_tco of a chip in a fleet of `chips` chips of `system`: the scale-out network only where the fleet spans
-    more than one system (`chips` > the system's), as the fleet's power model counts it."""
-    return tco_from_inputs(tco_inputs(catalog, system, region, utilisation, pue, scaleout=chips > system.chips))
 
 
 def tco_from_inputs(inp: TcoInputs) -> Tco:
@@ -660,6 +651,8 @@ def _against(tco: Tco, mode: str, row: Mapping[str, Any]) -> dict[str, Any]:
         "break_even_utilisation": None,
         "paid": "every calendar hour of the term",
         "verdict": text,
+        # commitment_verdict's code ('own', 'rent', 'own below'), which a view switches on rather than the sentence
+        "cheaper": verdict,
         "own_cheaper_below_utilisation": below,
         # the calendar-hour costs the verdict compares: owned idle all hour and busy all hour, against the rate
         "owned_usd_per_calendar_hour": {

@@ -34,6 +34,9 @@ from chipwise.workload.scenario import TrainScenario
 from chipwise.workload.serving import PoolSpec, ServePlan, ServeScenario
 
 DEFAULT_STEP = 0.10
+#: a step's bound, exclusive: x(1-s) keeps each figure at over half its value (a local elasticity, not another
+#: chip), and the CLI, the API and the web page's field fix all name this one bound
+MAX_STEP = 0.5
 #: an elasticity under this reads as 'moves nothing' (a 10% move of the figure moves the metric under 0.01%)
 MOVES_NOTHING = 1e-3
 
@@ -112,8 +115,8 @@ def check_metric(kind: str, metric: str | None, result: Mapping[str, Any] | None
 
 
 def check_step(step: float) -> float:
-    if not (isinstance(step, int | float) and math.isfinite(step) and 0.0 < step < 0.5):
-        raise ChipwiseError(f"step {step!r} is not a fraction in (0, 0.5). Fix: give e.g. 0.1 for +/-10%.")
+    if not (isinstance(step, int | float) and math.isfinite(step) and 0.0 < step < MAX_STEP):
+        raise ChipwiseError(f"step {step!r} is not a fraction in (0, {MAX_STEP:g}). Fix: give e.g. 0.1 for +/-10%.")
     return float(step)
 
 

@@ -14,7 +14,7 @@ from chipwise.economics.energy import EnergySite, carbon_kg, check_region, energ
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import billed_one, split_rent
-from chipwise.economics.tco import owned_gap, owned_tco, tco_from_inputs, tco_inputs
+from chipwise.economics.tco import owned_gap, owned_tco
 from chipwise.hardware.objects import System
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool
@@ -177,7 +177,7 @@ def economics(
             # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
             # the scale-out network's capex and colocation, like its power, only past one system (one H100 had paid
             # $6,600 of 400G fabric: $0.21 a chip-hour)
-            tco = tco_from_inputs(tco_inputs(catalog, system, region, scaleout=scaleout))
+            tco = owned_tco(catalog, system, region, scaleout=scaleout)
             terms = tco.charged_per_chip_hour(rented, it_j * site.pue.value)
             charged = rented * sum(terms.values())
             cost_h += charged

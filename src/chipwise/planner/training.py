@@ -23,7 +23,7 @@ from chipwise.economics.pricing import (
     price_per_chip_hour,
 )
 from chipwise.economics.rental import billed_one
-from chipwise.economics.tco import COMMITMENTS, Tco, check_utilisation_share, fleet_tco
+from chipwise.economics.tco import COMMITMENTS, Tco, check_utilisation_share, owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -203,7 +203,8 @@ def system_economics(
     tco = None
     if owned and (system.chip.unit_price is not None):
         # the scale-out network (capex, colocation, power) only past one system, as the power model below counts it
-        tco = fleet_tco(catalog, system, chips, region, utilisation if utilisation is not None else 1.0, pue)
+        util = utilisation if utilisation is not None else 1.0
+        tco = owned_tco(catalog, system, region, util, pue, scaleout=chips > system.chips)
     site = site_for(
         catalog,
         system,

@@ -26,7 +26,7 @@ Spare capacity (hot spares so a failed host is swapped without shrinking the job
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -117,26 +117,14 @@ def reliability_inputs(
         rates=failure_rates(catalog),
         chips_per_host=chips_per_host(catalog, system),
         bytes_per_param=term(catalog, "reliability", "checkpoint", "bytes_per_parameter"),
-        storage_aggregate=_bandwidth(catalog, "storage_aggregate_bandwidth", "2TB/s"),
-        storage_per_host=_bandwidth(catalog, "storage_write_bandwidth_per_node", "3.4GB/s"),
+        # above 0: catalog.fields refuses a --set or a file's 0 (each checkpoint had taken forever, priced at $inf)
+        storage_aggregate=term(catalog, "reliability", "checkpoint", "storage_aggregate_bandwidth"),
+        storage_per_host=term(catalog, "reliability", "checkpoint", "storage_write_bandwidth_per_node"),
         restart_overhead=term(catalog, "reliability", "checkpoint", "restart_overhead_s"),
         in_memory_recovery=term(catalog, "reliability", "checkpoint", "in_memory_recovery_s"),
         detection=detection,
         spare_fraction=spares,
     )
-
-
-def _bandwidth(catalog: Catalog, name: str, example: str) -> Term:
-    """A storage bandwidth, or one line where it is not finite and above 0: a zero had written each checkpoint in
-    an infinite time, priced as $inf and inf TWh after numpy's warnings."""
-    t = term(catalog, "reliability", "checkpoint", name)
-    if not (math.isfinite(t.value) and t.value > 0):
-        # the example carries its unit: a bare '0' reads as B/s, whose fix would have offered 2B/s
-        how, fix = fix_at_origin(replace(t, unit=""), example)
-        raise ChipwiseError(
-            f"a storage bandwidth must be finite and > 0 to write a checkpoint{how}. Fix: give e.g. {fix}."
-        )
-    return t
 
 
 @dataclass(frozen=True)
@@ -161,13 +149,23 @@ class RunReliability:
     goodput_in_memory: float
     spare_fraction: float
     inputs: ReliabilityInputs
-    checkpoint_cost_s: float
-    planned_restart_s: float
-    peer_copy: bool
 
     @property
     def mtbf_s(self) -> float:
         return 1.0 / self.failures_per_s if self.failures_per_s > 0 else float("inf")
+
+    @property
+    def checkpoint_cost_s(self) -> float:
+        return 0.0 if self.recovery == "in-memory" else self.checkpoint_write_s
+
+    @property
+    def planned_restart_s(self) -> float:
+        recovery = self.inputs.in_memory_recovery if self.recovery == "in-memory" else self.inputs.restart_overhead
+        return recovery.value
+
+    @property
+    def peer_copy(self) -> bool:
+        return self.hosts > 1
 
     def downtime_s(self, work_s: float) -> float:
         """Expected seconds stopped, restarting, in a run of `work_s` seconds of training, on Daly's model (the one
@@ -262,9 +260,6 @@ def assess_run(
         goodput_in_memory=g_mem,
         spare_fraction=inputs.spare_fraction.value,
         inputs=inputs,
-        checkpoint_cost_s=0.0 if use_mem else write,
-        planned_restart_s=inputs.in_memory_recovery.value if use_mem else inputs.restart_overhead.value,
-        peer_copy=peer_copy,
     )
 
 

@@ -58,7 +58,7 @@ KEYS: dict[str, tuple[str, ...]] = {
 @functools.cache
 def revision() -> str:
     """16 hex digits of SHA-256 over chipwise's version and every file of its package, the code and the built-in
-    catalog data (some 200 files, 3 MB: a few ms, once per process). A point's id covers the sweep file and its
+    catalog data (some 200 files, 3 MB: ~15 ms, once per process). A point's id covers the sweep file and its
     what-ifs, not these: a changed catalog figure or model had left --resume keeping the points computed before."""
     root = Path(chipwise.__file__).parent
     digest = hashlib.sha256(__version__.encode())

@@ -24,7 +24,6 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     figure_text,
-    number_text,
     print_json,
     print_track_record,
     whatif_banner,
@@ -281,7 +280,7 @@ def _figure_text(name: str, fig: Figure, unit: str = "") -> str:
     in `unit` where given (the built-in catalog's, for a figure a --set gave in SI), and a calendar year bare
     (launch_year 2024, not '2024 year'; a duration in years keeps its unit)."""
     if name.endswith("_year"):
-        return fig.value if isinstance(fig.value, str) else number_text(fig.value)
+        return fig.value if isinstance(fig.value, str) else fmt.number_text(fig.value)
     return figure_text(fig, unit)
 
 

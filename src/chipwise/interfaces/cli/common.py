@@ -22,7 +22,7 @@ from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import record_file
 from chipwise.catalog.units import UNITS, from_si, quantity
-from chipwise.interfaces.format import RECORD_LABELS, jsonable
+from chipwise.interfaces.format import RECORD_LABELS, jsonable, value_text
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import WEIGHT_PRECISIONS
 
@@ -163,23 +163,16 @@ def _catalog_figures(cat: Catalog) -> dict[str, Figure]:
     return {f"{section}.{p}": f for section in _FIGURE_SECTIONS for p, f in tree_figures(getattr(cat, section))}
 
 
-def number_text(value: float) -> str:
-    """A catalog figure's number as a table shows it: whole without its '.0' (144, not 144.0), else to 10
-    significant digits, which a float's own text had carried past the figure's (x1.1 of 4.9 TB/s read
-    5.390000000000001)."""
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:.10g}"
-
-
 def figure_text(fig: Figure, unit: str = "") -> str:
     """A figure's value and unit (a ratio's bare: 0.8, not '0.8 1'), in `unit` where given and of the figure's
     quantity: a --set value in the catalog figure's own unit, 6 TB/s where it had read 6000000000000 B/s beside
     the catalog's 4.9 TB/s."""
-    if isinstance(fig.value, str):
-        return fig.value if fig.unit in ("", "1") else f"{fig.value} {fig.unit}"
     value, shown = fig.value, fig.unit
+    if isinstance(value, str):
+        return value_text(value, shown)
     if unit and unit != fig.unit and unit in UNITS and fig.unit in UNITS and quantity(unit) == quantity(fig.unit):
         value, shown = from_si(fig.si, unit), unit
-    return number_text(value) if shown in ("", "1") else f"{number_text(value)} {shown}"
+    return value_text(value, shown)
 
 
 def _same(a: Figure, b: Figure) -> bool:

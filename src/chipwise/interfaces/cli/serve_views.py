@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.markup import escape
@@ -90,6 +90,34 @@ def _rented(row: dict[str, Any]) -> str:
     """' [n]': the chips a row rents, where its provider's units hold more than it uses (else '')."""
     billed = row.get("billed_chips")
     return f" [{count_text(billed)}]" if billed is not None and billed > row["chips"] + 1e-9 else ""
+
+
+def _span(values: Sequence[float], text: Callable[[float], str]) -> str:
+    """The least and the most of some values as `text` writes them ('18.9 ms to 19.1 ms'), one where they read
+    alike."""
+    low, high = text(min(values)), text(max(values))
+    return low if low == high else f"{low} to {high}"
+
+
+def _trn4_overhead(verified: Sequence[Mapping[str, Any]]) -> str:
+    """The ‡ note's word on Trainium4 run on Trainium2's engine fit: the carried per-step overhead is Trainium2's
+    time, not scaled to a chip several times faster, and it, not the silicon, puts Trainium4 behind GB300
+    (docs/hybrid.md). Its size is read from the simulated checks whose decode pool is Trainium4 (a check's
+    breakdown is its decode pool's steady iteration): it had been fixed in the text at Llama 3.1 70B's 'about 20 ms,
+    half to 60% of a step', whatever the model or --set."""
+    steps = [v["breakdown"] for v in verified if v["hardware"].split(">")[-1] == "trn4" and v.get("breakdown")]
+    size = ""
+    if steps:
+        seconds = [b.get("overhead", 0.0) for b in steps]
+        shares = [s / sum(b.values()) for s, b in zip(seconds, steps, strict=True)]
+        size = (
+            f" ({_span(seconds, _ms)} a step, {_span(shares, lambda x: f'{100 * x:.0f}%')} of the Trainium4 decode "
+            f"step{'s' if len(steps) > 1 else ''} simulated below)"
+        )
+    return (
+        f"; Trainium2's per-step engine overhead is carried as it is{size}, and so decides Trainium4's ranking "
+        "against GB300, which its silicon alone would not (docs/hybrid.md)"
+    )
 
 
 def _ranks_per_chip(row: Mapping[str, Any]) -> int:
@@ -526,15 +554,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     carried = {c: s for r in shown for c, s in (r.get("engine_carried") or {}).items()}
     if carried:
         sources = "; ".join(f"{chip} from {source}" for chip, source in sorted(carried.items()))
-        # the carried per-step overhead is Trainium2's time, not scaled to a chip several times faster: it, not the
-        # silicon, puts Trainium4 behind GB300 (docs/hybrid.md)
-        trn4 = (
-            "; Trainium2's per-step engine overhead, about 20 ms a step, is carried as it is: it makes up half to 60% "
-            "of a Trainium4 decode step (Llama 3.1 70B at TP2 and TP8) and so decides Trainium4's ranking against "
-            "GB300, which its silicon alone (1.5x the FP8 rate, 2.45x the HBM bandwidth) would not"
-            if carried.get("trn4", "").endswith("on trainium2")
-            else ""
-        )
+        trn4 = _trn4_overhead(report["verified"]) if carried.get("trn4", "").endswith("on trainium2") else ""
         console.print(
             f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
             f"sibling's fit ({sources}; docs/serving.md section 4){trn4}[/]"

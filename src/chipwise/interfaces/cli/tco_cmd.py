@@ -18,7 +18,6 @@ from chipwise.interfaces.cli.common import (
     SetFigures,
     catalog_from,
     console,
-    number_text,
     print_json,
     projected_banner,
     whatif_banner,
@@ -115,7 +114,7 @@ def _share(value: float, total: float) -> str:
 
 def _input_text(f: dict[str, Any]) -> str:
     """An input as the lines above it write money: '$27,500', '$184.06/kW/month', '$0.0862/kWh'; a duration
-    '5 years'; the rest as a catalog table shows a figure (common.number_text: 0.04, not '0.04 1'; 700 W, not
+    '5 years'; the rest as a catalog table shows a figure (format.number_text: 0.04, not '0.04 1'; 700 W, not
     700.0 W)."""
     value, unit = f["value"], str(f.get("unit") or "")
     if isinstance(value, str):
@@ -125,8 +124,8 @@ def _input_text(f: dict[str, Any]) -> str:
         money = f"${value:,.0f}" if float(value).is_integer() else cents
         return money + unit.removeprefix("USD")
     if unit == "year":
-        return f"{number_text(value)} year" + ("" if value == 1 else "s")
-    return number_text(value) if unit in ("", "1") else f"{number_text(value)} {unit}"
+        return f"{fmt.number_text(value)} year" + ("" if value == 1 else "s")
+    return fmt.value_text(value, unit)
 
 
 def print_tco(r: dict[str, Any]) -> None:
@@ -213,8 +212,8 @@ def print_tco(r: dict[str, Any]) -> None:
 
 
 def _verdict_cell(row: dict[str, Any]) -> str:
-    """A reservation row's verdict in a few words: 'own, any u', 'rent, any u' or 'own if u < 71.4%'."""
-    below = row.get("own_cheaper_below_utilisation")
-    if below is not None:
-        return f"own if u < {fmt.percent(below)}"
-    return "own, any u" if str(row["verdict"]).startswith("owning") else "rent, any u"
+    """A reservation row's verdict in a few words, by its code (economics.tco.commitment_verdict): 'own, any u',
+    'rent, any u' or 'own if u < 71.4%'."""
+    if row["cheaper"] == "own below":
+        return f"own if u < {fmt.percent(row['own_cheaper_below_utilisation'])}"
+    return f"{row['cheaper']}, any u"

@@ -20,6 +20,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
     track_record_cells,
 )
+from chipwise.serve.plan import chip_count
 from chipwise.train.explain import BREAKDOWN_LABELS
 from chipwise.train.plans import batch_bound
 from chipwise.workload.training import LARGEST_PUBLISHED_BATCH_TOKENS
@@ -419,10 +420,6 @@ def _or_never(seconds: float) -> str:
     return "never" if math.isinf(seconds) else fmt.duration(seconds)
 
 
-def _chips(n: int) -> str:
-    return f"{n:,} chip{'s' if n != 1 else ''}"
-
-
 def _scale_note(rows: list[dict[str, Any]]) -> None:
     """Say so when failures dominate: checkpoint-restart cannot keep up with the failure rate at this scale. The
     rate reads as the table's (_rate): '(0 per day)' had stood beside 'every 33.0 d'; a fleet where even one chip
@@ -435,13 +432,13 @@ def _scale_note(rows: list[dict[str, Any]]) -> None:
     where = (
         ""
         if half is None
-        else f"; at its step time, half the run goes to training on at most {_chips(half)}"
+        else f"; at its step time, half the run goes to training on at most {chip_count(half)}"
         if half > 0
         else "; at its step time, no fleet size keeps half the run for training"
     )
     in_memory = rel.get("in_memory_possible", True)
     console.print(
-        f"[yellow]on the {_chips(rel['chips'])} it runs"
+        f"[yellow]on the {chip_count(rel['chips'])} it runs"
         + (f" (of {worst['chips']:,})" if rel["chips"] < worst["chips"] else "")
         + f" a failure every {fmt.duration(rel['mtbf_s'])} "
         f"({_rate(rel['failures_per_day'])} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "

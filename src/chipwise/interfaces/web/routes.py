@@ -24,7 +24,7 @@ from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.scenario import predict_scenario
-from chipwise.planner.sensitivity import DEFAULT_STEP, METRICS
+from chipwise.planner.sensitivity import DEFAULT_STEP, MAX_STEP, METRICS
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
@@ -104,7 +104,7 @@ _FIELD_FIX = {
     # /api/sensitivity's
     "scenario": "give a scenario object as /api/predict takes it, e.g. " + json.dumps(SERVE_EXAMPLE),
     "figures": 'give a list of texts a figure\'s name holds, e.g. ["hbm_bandwidth"]',
-    "step": "give a fraction in (0, 0.5), e.g. 0.1",
+    "step": f"give a fraction in (0, {MAX_STEP:g}), e.g. 0.1",
     "metric": "give one of the scenario kind's metrics as text ("
     + "; ".join(f"{kind}: {', '.join(names)}" for kind, names in METRICS.items())
     + ")",
