@@ -12,7 +12,6 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,9 @@ from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.app import run
 from chipwise.interfaces.cli.common import track_record_cells
 from chipwise.interfaces.web.routes import POST_ROUTES, Settings
-from chipwise.interfaces.web.server import MAX_BODY_BYTES, ChipwiseServer, Handler, make_server, page, serve_in_thread
+from chipwise.interfaces.web.server import MAX_BODY_BYTES, ChipwiseServer, Handler, make_server, page
 
 _register()
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ChipwiseServer]:
-    srv = make_server("127.0.0.1", 0)
-    serve_in_thread(srv)
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def _get(srv: ChipwiseServer, path: str) -> tuple[int, str, bytes]:

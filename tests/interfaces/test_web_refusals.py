@@ -7,24 +7,14 @@ import http.client
 import json
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from chipwise.interfaces.web.server import ChipwiseServer, make_server, serve_in_thread
+from chipwise.interfaces.web.server import ChipwiseServer
 
 JSON = {"Content-Type": "application/json"}
 SMALL = {"model": "llama-3.1-8b", "chips": 8, "hardware": ["h100-sxm"], "top": 1}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ChipwiseServer]:
-    srv = make_server(port=0)
-    serve_in_thread(srv)
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def _post(srv: ChipwiseServer, path: str, body: Any, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:

@@ -8,7 +8,6 @@ import http.client
 import json
 import socket
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,15 +18,6 @@ from chipwise.interfaces.web.server import METHODS_FIX, ChipwiseServer, make_ser
 JSON = {"Content-Type": "application/json"}
 SCENARIO = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "arrival_rate": 2,
             "requests": 50, "input_tokens": 512, "output_tokens": 128}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ChipwiseServer]:
-    srv = make_server(port=0)
-    serve_in_thread(srv)
-    yield srv
-    srv.shutdown()
-    srv.server_close()
 
 
 def _post(srv: ChipwiseServer, path: str, body: Any) -> tuple[int, dict[str, Any]]:
