@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
-import subprocess
 from typing import Any
 
 import pytest
@@ -16,9 +14,9 @@ from chipwise.interfaces import format as fmt
 from chipwise.interfaces.web.routes import POST_ROUTES, Settings, catalog_summary
 from chipwise.interfaces.web.server import page
 
-from .test_web import DOM
+from .test_web import DOM, _node, _script, needs_node
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+pytestmark = needs_node
 
 #: the page's formatters under their Python names
 PAIRS = [("usd", "usd"), ("price", "price"), ("perMtok", "per_mtok"), ("latency", "latency"), ("count", "count"),
@@ -26,17 +24,11 @@ PAIRS = [("usd", "usd"), ("price", "price"), ("perMtok", "per_mtok"), ("latency"
          ("duration", "duration"), ("percent", "percent")]  # fmt: skip
 
 
-def _script() -> str:
-    html = page().decode()
-    return html[html.index("<script>") + len("<script>") : html.index("</script>")]
-
-
 def _formatted(calls: list[tuple[str, Any]]) -> list[str]:
     script = _script()
     source = script[script.index("const isNum") : script.index("  plan(p) {")] + "};\nconst DAY = 86400;\n"
     js = source + "".join(f"console.log(fmt.{name}({json.dumps(v)}));" for name, v in calls)
-    out = subprocess.run(["node", "-e", js], check=True, capture_output=True, text=True, timeout=60).stdout
-    return out.splitlines()
+    return _node(js)
 
 
 def test_ties_of_the_shortest_decimal_round_as_the_cli_does() -> None:
@@ -95,8 +87,7 @@ def test_the_one_deployment_tabs_defaults_keep_up() -> None:
 def _draw_serve(answer: dict[str, Any]) -> dict[str, str]:
     draw = f"drawServe({json.dumps(answer)});\nconst kv = byId['s-kv'].children.map((c) => c.textContent);\n"
     js = _script() + DOM + draw + "console.log(JSON.stringify(kv));"
-    out = subprocess.run(["node", "-e", js], check=True, capture_output=True, text=True, timeout=60).stdout
-    kv = json.loads(out.splitlines()[-1])
+    kv = json.loads(_node(js)[-1])
     return dict(zip(kv[::2], kv[1::2], strict=True))
 
 
@@ -120,5 +111,4 @@ def test_the_breakdown_title_writes_tokens_per_second_with_separators() -> None:
          "breakdown": {"compute": 1.0, "overhead": 0.5}, "memory_per_chip_gib": 40.0,
          "memory_breakdown_gib": {"weights": 40.0}, "memory_capacity_gib": 80.0}  # fmt: skip
     js = _script() + DOM + f"drawBreakdown({json.dumps(r)});\nconsole.log(byId['bd-step'].textContent);"
-    out = subprocess.run(["node", "-e", js], check=True, capture_output=True, text=True, timeout=60).stdout
-    assert "step time 1.50 s (2,659 tok/s/chip)" in out
+    assert "step time 1.50 s (2,659 tok/s/chip)" in "\n".join(_node(js))

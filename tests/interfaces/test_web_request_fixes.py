@@ -4,7 +4,6 @@ a fix, and an IPv6 host listened on."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import socket
 import urllib.request
@@ -15,19 +14,11 @@ import pytest
 from chipwise.interfaces.web.routes import POST_ROUTES, PlanServeRequest, PlanTrainRequest, Settings
 from chipwise.interfaces.web.server import METHODS_FIX, ChipwiseServer, make_server, serve_in_thread
 
+from .test_web import _post
+
 JSON = {"Content-Type": "application/json"}
 SCENARIO = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "arrival_rate": 2,
             "requests": 50, "input_tokens": 512, "output_tokens": 128}  # fmt: skip
-
-
-def _post(srv: ChipwiseServer, path: str, body: Any) -> tuple[int, dict[str, Any]]:
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=120)
-    try:
-        conn.request("POST", path, body=json.dumps(body), headers=JSON)
-        res = conn.getresponse()
-        return res.status, json.loads(res.read())
-    finally:
-        conn.close()
 
 
 def _raw(srv: ChipwiseServer, request: bytes) -> tuple[int | None, str]:

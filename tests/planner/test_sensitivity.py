@@ -141,7 +141,7 @@ def test_the_training_figures_listing_is_complete() -> None:
         ("fabrics", system.scaleout_fabric.id),
         ("efficiency", system.chip.family),
     ]
-    moved = []
+    moved, tried = [], 0
     for section, key in entries:
         for path in figure_paths(raw[section][key]):
             name = f"{section}.{key}.{path}"
@@ -151,11 +151,12 @@ def test_the_training_figures_listing_is_complete() -> None:
                 priced = predict_scenario(load_catalog((), [f"{name}=x1.1"]), fixed)
             except ChipwiseError:
                 continue  # a text figure, one only shown, or one out of range at x1.1
+            tried += 1
             for metric in METRICS["train"].values():
                 before, after = _value(metric, base), _value(metric, priced)
                 if before and after and abs(after / before - 1.0) > 1e-9:
                     moved.append(name)
-    assert moved == []
+    assert tried > 0 and moved == []  # some figures were priced moved, and none of them moved the step
 
 
 def test_serving_sensitivity_and_its_listing() -> None:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from catalog_errors import catalog_error
 from chipwise.catalog import load_catalog
-from chipwise.errors import ChipwiseError
+from cli_run import run_error
 
 KEY = "reliability.checkpoint."
 
@@ -19,10 +20,7 @@ KEY = "reliability.checkpoint."
     [("storage_aggregate_bandwidth", "0"), ("storage_write_bandwidth_per_node", "0GB/s")],
 )
 def test_a_zero_storage_bandwidth_is_refused_at_the_set(name: str, given: str) -> None:
-    with pytest.raises(ChipwiseError) as err:
-        load_catalog(sets=[f"{KEY}{name}={given}"])
-    msg = str(err.value)
-    assert msg == (
+    assert catalog_error(sets=[f"{KEY}{name}={given}"]) == (
         f"--set {KEY}{name}={given}: {KEY}{name} = 0 is not in (0, inf) (a bandwidth: above 0). "
         "Fix: give a value in that range."
     )
@@ -36,19 +34,13 @@ def test_a_small_storage_bandwidth_is_taken() -> None:
 def test_a_catalog_files_zero_bandwidth_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "store.yaml"
     path.write_text("reliability:\n  checkpoint:\n    storage_aggregate_bandwidth: {value: 0, unit: TB/s}\n")
-    with pytest.raises(ChipwiseError) as err:
-        load_catalog([path])
-    assert str(err.value) == (
+    assert catalog_error(files=[path]) == (
         f"{path}: {KEY}storage_aggregate_bandwidth = 0 is not in (0, inf) (a bandwidth: above 0). "
         "Fix: give a value in that range."
     )
 
 
 def test_plan_train_refuses_it_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    from chipwise.interfaces.cli.app import run
-
     args = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1e12", "--chips", "64", "--hardware", "h100-sxm"]
-    assert run([*args, "--recovery", "checkpoint", "--set", f"{KEY}storage_aggregate_bandwidth=0"]) != 0
-    err = capsys.readouterr().err
+    err = run_error(capsys, [*args, "--recovery", "checkpoint", "--set", f"{KEY}storage_aggregate_bandwidth=0"])
     assert f"{KEY}storage_aggregate_bandwidth = 0 is not in (0, inf)" in err and "RuntimeWarning" not in err
-    assert len(err.strip().splitlines()) == 1
