@@ -24,10 +24,12 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 demo: $(STAMP_RUN)
 	$(BIN)/chipwise plan train --model llama-3.1-70b --tokens 15e12 --chips 4096 --hardware all --top 30
 
+# pytest's loadscope: a module's tests share one worker, so a module fixture (a published table validated, 1-2
+# minutes) is computed once; spread over both workers, each had computed it
 test: $(STAMP_DEV)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --dist loadscope
 
 accuracy: $(STAMP_RUN)
 	$(BIN)/python scripts/write_accuracy.py

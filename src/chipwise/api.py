@@ -1,7 +1,9 @@
 """The Python API: the same answers as the CLI, as plain dictionaries (SI units: seconds, bytes, FLOP/s, joules,
 US dollars), JSON-ready as `--json` prints them: NaN and infinities are None, NumPy numbers plain ones, tuples lists.
 Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs). Bad input is
-a ChipwiseError of one line that names the keyword argument and the fix.
+a ChipwiseError of one line that names the keyword argument and the fix. A training answer given no `tokens` has no
+run to price: its cost_usd, energy_j and co2e_kg are then of one hour of training, and its economics_basis says so
+('one hour'; 'whole run' where tokens are given).
 
 import chipwise.api as cw
 cw.predict({"kind": "train", "model": "llama-3.1-70b", "hardware": "h100-sxm", "chips": 1024, "tokens": 15e12})
@@ -31,7 +33,8 @@ from typing import Any, ParamSpec
 from pydantic import TypeAdapter, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.economics.tco import owned_tco, tco_report
+from chipwise.economics.pricing import check_mode
+from chipwise.economics.tco import OVERRIDES, PLAUSIBLE, owned_tco, tco_report
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
@@ -47,11 +50,11 @@ from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving import plan_serve_inputs
 from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.planner.serving_plan import check_split_load, plan_serving
-from chipwise.planner.training import plan_training
+from chipwise.planner.training import check_utilisation, plan_training
 from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
 from chipwise.workload.presets import load_model, model_summary, preset_summaries
-from chipwise.workload.scenario import load_scenario, read_count
+from chipwise.workload.scenario import count_value, load_scenario, read_count
 from chipwise.workload.serving import load_of, name_value
 
 
@@ -64,18 +67,29 @@ Params = ParamSpec("Params")
 #: a command-line flag in a message (`--serve-rate`), and a command to run quoted in one ('chipwise plan hetero ...')
 _CLI_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 _CLI_COMMAND = re.compile(r"('chipwise [^']*')")
+#: a --set with its assignment, quoted or not ('--set trn2.hbm_bandwith:', "--set 'trn2.hbm' has no '='"): an
+#: assignment names an ID.FIELD, so it holds a '.' or an '=', or (a bare id) ends before a colon; '--set gives' no
+_CLI_SET = re.compile(r"--set (?:'([^']*)'|([^\s:,']*[.=][^\s:,']*|[^\s:,']+(?=:)))")
 
 
 def _keyword_names(message: str, keywords: set[str]) -> str:
     """`message` with the command-line flags it names as the keyword arguments they are here ('--serve-rate' ->
-    'serve_rate'); a flag with no such keyword, and a quoted command to run, stay as they are."""
+    'serve_rate', '--set trn2.tdp=5' -> "sets=['trn2.tdp=5']", a bare '--set' -> 'sets'); a flag with no such
+    keyword, and a quoted command to run, stay as they are."""
 
     def keyword(match: re.Match[str]) -> str:
         name = match.group(1).replace("-", "_")
+        name = "sets" if name == "set" else name  # the API's keyword for the repeatable --set
         return name if name in keywords else match.group(0)
 
+    def assignment(match: re.Match[str]) -> str:
+        return f"sets=['{match.group(1) or match.group(2)}']" if "sets" in keywords else match.group(0)
+
     parts = _CLI_COMMAND.split(message)
-    return "".join(part if _CLI_COMMAND.fullmatch(part) else _CLI_FLAG.sub(keyword, part) for part in parts)
+    return "".join(
+        part if _CLI_COMMAND.fullmatch(part) else _CLI_FLAG.sub(keyword, _CLI_SET.sub(assignment, part))
+        for part in parts
+    )
 
 
 def _answers(
@@ -243,7 +257,7 @@ def _flag(value: Any, name: str) -> bool:
 
 @_answers()
 def predict(
-    scenario: str | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
+    scenario: str | Path | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
     cat = load_catalog(files, sets)
@@ -259,6 +273,7 @@ def _scenario_text(scenario: Any) -> str:
             f"scenario {scenario!r} is not a path, YAML/JSON text or a mapping. Fix: give e.g. {{'kind': 'train', "
             "'model': 'llama-3.1-70b', 'hardware': 'h100-sxm', 'chips': 1024}."
         )
+    _text_keys(scenario)
     try:
         text = json.dumps(dict(scenario), default=_plain) if isinstance(scenario, Mapping) else scenario
     except (TypeError, ValueError) as exc:  # a NumPy number, an integer of thousands of digits
@@ -269,9 +284,23 @@ def _scenario_text(scenario: Any) -> str:
     return text
 
 
+def _text_keys(value: Any, where: str = "") -> None:
+    """One line for a scenario key that is not text ({None: 1} in plan): JSON writes such a key as text, and the
+    error named a key 'null' the user never wrote."""
+    if isinstance(value, Mapping):
+        for key, inner in value.items():
+            if not isinstance(key, str):
+                at = f" in {where}" if where else ""
+                raise ChipwiseError(f"scenario key {key!r}{at} is not text. Fix: write the key as text, e.g. 'tp'.")
+            _text_keys(inner, f"{where}.{key}" if where else key)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _text_keys(item, where)
+
+
 @_answers()
 def sensitivity(
-    scenario: str | Mapping[str, Any],
+    scenario: str | Path | Mapping[str, Any],
     step: float = DEFAULT_STEP,
     metric: str | None = None,
     replan: bool = False,
@@ -298,9 +327,9 @@ def sensitivity(
 @_answers(plan_training)
 def plan_train(
     model: str,
-    chips: int,
+    chips: int | str,
     hardware: Sequence[str] | str = "all",
-    tokens: float | None = None,
+    tokens: float | str | None = None,
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
     **options: Any,
@@ -310,6 +339,10 @@ def plan_train(
     _check_options(options, plan_training, "top")
     top = _top(options.pop("top", None))
     _read_options(options, plan_training, _TRAIN_COUNTS, _TRAIN_NUMBERS)
+    # the planner's line names flags ('add --pricing owned'), a flag with its value, which reads here as
+    # pricing='owned'; the mode checked first, as the planner does
+    pricing = check_mode(options.get("pricing", "on-demand"))
+    check_utilisation(options.get("utilisation"), pricing, "utilisation", "pricing='owned'")
     cat = load_catalog(files, sets)
     report = plan_training(
         cat,
@@ -325,8 +358,8 @@ def plan_train(
 @_answers(plan_serving)
 def plan_serve(
     model: str,
-    rate: float | None = None,
-    concurrency: int | None = None,
+    rate: float | str | None = None,
+    concurrency: int | str | None = None,
     offline: bool = False,
     input_tokens: int = 1024,
     output_tokens: int = 256,
@@ -343,11 +376,14 @@ def plan_serve(
     top = _top(options.pop("top", None))
     disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
     _read_options(options, plan_serving)
+    if "verify" in options:  # 0 simulated no option, and the verdict blamed the hardware and the load
+        options["verify"] = _required(options["verify"], "verify", whole=True, example="3")
     if options.get("engine") is not None:
         options["engine"] = name_value(options["engine"])  # any case, as on the command line
     model = _name(model, "model")
     cat = load_catalog(files, sets)
-    load = load_of(rate, concurrency, _flag(offline, "offline"), flag="")
+    # text read as a count first ('20', '2k'), as load_of itself does (its hints name the numbers it reads)
+    load = load_of(count_value(rate), count_value(concurrency), _flag(offline, "offline"), flag="")
     if disaggregated is not None:
         disaggregated = _flag(disaggregated, "disaggregated")
     check_split_load(disaggregated, load, "disaggregated", "rate")
@@ -370,8 +406,8 @@ def plan_serve(
 @_answers(plan_hetero_training)
 def plan_hetero(
     model: str,
-    fleet: Mapping[str, int] | str,
-    tokens: float | None = None,
+    fleet: Mapping[str, int | str] | str,
+    tokens: float | str | None = None,
     hybrid: str | None = None,
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
@@ -441,9 +477,9 @@ def plan_fleet(
 @_answers(planner_lifecycle)
 def plan_lifecycle(
     model: str,
-    train_tokens: float,
-    serve_rate: float,
-    serve_months: float = 12.0,
+    train_tokens: float | str,
+    serve_rate: float | str,
+    serve_months: float | str = 12.0,
     hardware: Sequence[str] | str = "all",
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
@@ -459,10 +495,35 @@ def plan_lifecycle(
     tokens = float(_required(train_tokens, "train_tokens"))
     if serve_rate is None:
         raise ChipwiseError("serve_rate is None. Fix: give the serving load in requests/s, e.g. 100.")
-    rate = load_of(serve_rate, None, False, flag="serve_").rate  # '5' as plan serve reads a rate
+    rate = load_of(count_value(serve_rate), None, False, flag="serve_").rate  # '5' as plan serve reads a rate
     months = float(_required(serve_months, "serve_months", example="12"))
     cat = load_catalog(files, sets)
     return planner_lifecycle(cat, _name(model, "model"), tokens, rate, months, _hardware(cat, hardware), **options)
+
+
+def _overrides(overrides: Any) -> dict[str, float] | None:
+    """tco's `overrides`, {name: figure}, each figure a number or text as a count reads ('20k' dollars); owned_tco
+    checks its range. A name or figure of another type is one line ('x' and a mapping given as 5 had raised a
+    ValueError and a TypeError)."""
+    if overrides is None:
+        return None
+    if not isinstance(overrides, Mapping):
+        raise ChipwiseError(
+            f"overrides {overrides!r} is not a mapping of TCO inputs to figures. Fix: give e.g. "
+            "{'chip_price_usd': 20000}."
+        )
+    read: dict[str, float] = {}
+    for name, value in overrides.items():
+        if not isinstance(name, str) or name not in OVERRIDES:
+            raise UnknownNameError(
+                "overrides key", str(name), list(OVERRIDES), hint=f"use one of {', '.join(OVERRIDES)}"
+            )
+        figure = count_value(value)
+        if isinstance(figure, bool) or not isinstance(figure, int | float):
+            example = PLAUSIBLE[name].example
+            raise ChipwiseError(f"overrides['{name}'] {value!r} is not a number. Fix: give e.g. {example}.")
+        read[name] = float(figure)
+    return read
 
 
 @_answers(owned_tco)
@@ -479,6 +540,8 @@ def tco(
     _check_options(options, owned_tco, "compare")
     compare = options.pop("compare", "on-demand")
     _read_options(options, owned_tco, numbers=("pue",))
+    if "overrides" in options:
+        options["overrides"] = _overrides(options["overrides"])
     _text(region, "region")
     cat = load_catalog(files, sets)
     system = hw_view(cat).system(_name(hardware, "hardware"))
@@ -505,7 +568,7 @@ def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[
 
 @_answers()
 def model(
-    name: str, seq_len: int | None = None, files: Sequence[str | Path] = (), sets: Sequence[str] = ()
+    name: str, seq_len: int | str | None = None, files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`): `seq_len` None
     prices FLOPs at 4,096 tokens or the model's context where shorter, and one past the context is refused; `sets`

@@ -205,6 +205,9 @@ def test_set_with_unit_and_price() -> None:
         ("trn3.hbm_bandwidth=0", r"'hbm_bandwidth' is 0: a bandwidth of 0 runs nothing; give a positive number"),
         ("h100-sxm.hbm_capacity=0TB", "a capacity of 0 runs nothing"),
         ("trn2.flops.bf16=0", "a compute rate of 0 runs nothing"),
+        # a fabric's bus efficiency divides every collective (0 had crashed with a ZeroDivisionError)
+        ("nvlink4.bus_efficiency=0", "'bus_efficiency' is 0: an efficiency of 0 moves no data; give a positive"),
+        ("ib-ndr.bus_efficiency=0", "'bus_efficiency' is 0: an efficiency of 0 moves no data"),
         ("trn3.hbm_bandwidth=fast", "not a number"),
         ("trn9.hbm_bandwidth=1", "unknown catalog id"),
         ("trn3.hbm_speed=1", "unknown figure"),

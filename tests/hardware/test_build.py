@@ -25,10 +25,11 @@ def test_a_set_of_the_chip_scaleup_bandwidth_scales_each_torus_dimension() -> No
 
 
 def test_a_set_of_the_chip_scaleup_bandwidth_moves_an_ultraserver_prediction() -> None:
-    """240.547 s either way before; the built-in figures (256 + 256 + 128 = 640 GB/s, the chip's) do not move."""
+    """240.547 s either way before (238.683 s since in-domain collectives take a ring per torus dimension); the
+    built-in figures (256 + 256 + 128 = 640 GB/s, the chip's) do not move."""
     base, doubled = cw.predict(ULTRA), cw.predict(ULTRA, sets=DOUBLED)
-    assert round(base["step_time_s"], 3) == 240.547
-    assert round(doubled["step_time_s"], 3) == 187.699
+    assert round(base["step_time_s"], 3) == 238.683
+    assert round(doubled["step_time_s"], 3) == 185.835
 
 
 def test_sources_give_the_total_and_where_its_split_comes_from() -> None:
@@ -57,4 +58,4 @@ def test_a_systems_scaleup_total_can_be_set_where_it_gives_none() -> None:
     and no total): it is the system's total, split in the dimensions' proportions, as the chip's is."""
     system = hardware(cw.catalog(sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])).system("trn2-ultraserver")
     assert system.scaleup.bandwidth == 1280e9 and system.scaleup.dim_bandwidth == (512e9, 512e9, 256e9)
-    assert round(cw.predict(ULTRA, sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])["step_time_s"], 3) == 187.699
+    assert round(cw.predict(ULTRA, sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])["step_time_s"], 3) == 185.835

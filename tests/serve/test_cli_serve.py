@@ -531,7 +531,7 @@ def test_plan_serve_leaves_chips_its_engine_does_not_run_on_unranked(capsys: pyt
         ("chips: 8\nplan: {tp: 3}", "tp=3 does not divide the 64 attention heads"),
         ("chips: 8\nplan: {tp: 2, replicas: 4}\nengine: vllm-neuron", "vllm-neuron does not run on h100-sxm"),
         ("chips: 8\nplan: {tp: 8}\ninput_tokens: 200000", "exceed llama-3.1-70b's context of 131,072 tokens"),
-        ("chips: 8\nplan: {tp: 8}\nkv_precision: fp4", "an fp4 KV cache needs FP4 attention kernels, and h100-sxm"),
+        ("chips: 8\nplan: {tp: 8}\nkv_precision: fp4", "an fp4 (NVFP4) KV cache runs on NVIDIA's Blackwell chips"),
     ],
 )
 def test_predict_refuses_a_deployment_that_cannot_be(

@@ -58,7 +58,7 @@ def test_the_fallback_by_engine_and_format(hw: Hardware) -> None:
         "kernel, the matmuls in bf16)"
     )
     assert float8_fallback("vllm", a100, "fp4", "bf16") == (
-        "a100-80gb has no FP8 units, so vllm computes in bf16: fp4 weights run weight-only (dequantised in the "
+        "a100-80gb has no FP4 units, so vllm computes in bf16: fp4 weights run weight-only (dequantised in the "
         "kernel, the matmuls in bf16)"
     )
     with pytest.raises(ChipwiseError) as err:

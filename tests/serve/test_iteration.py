@@ -167,6 +167,34 @@ def test_one_expert_rank_or_every_expert_hit_reads_the_average() -> None:
     assert float(busiest_rank_experts(np.asarray(256.0), 256.0, np.asarray(1.0), 8.0)) == pytest.approx(32.0)
 
 
+@pytest.mark.parametrize(
+    ("hit", "experts", "ep", "expected"),
+    [
+        (2.0, 8.0, 8.0, 1.0),  # Mixtral 8x7B, EP8, one token: its 2 experts on 2 ranks of one slot (0.871 before)
+        (8.0, 256.0, 256.0, 1.0),  # DeepSeek-V3 over EP256, one token (0.521 before)
+        (8.0, 256.0, 64.0, 1.0),  # 4 slots a rank: at least the one (0.936 before)
+        (0.0, 8.0, 8.0, 0.0),  # nothing routed, nothing read
+    ],
+)
+def test_the_busiest_expert_rank_reads_at_least_one_whole_expert(
+    hit: float, experts: float, ep: float, expected: float
+) -> None:
+    """Once a step routes any token, the slowest expert rank reads at least one whole expert: the normal tail of a
+    count that is 0 or 1 on each rank had put it below one."""
+    assert float(busiest_rank_experts(np.asarray(hit), experts, np.asarray(1.0), ep)) == pytest.approx(expected)
+
+
+def test_the_busiest_rank_floor_leaves_large_batches_alone() -> None:
+    """At DeepSeek-V3's 64 tokens on EP8 (222.4 distinct experts) the count stays the normal approximation's, 30.54
+    (mean 27.81 + Blom's z 1.434 x sd 1.909)."""
+    hit = 256 * (1 - (1 - 8 / 256) ** 64)
+    n, p = 32.0, hit / 256
+    z = 1.43420  # Phi^-1((8 - 0.375) / 8.25)
+    got = float(busiest_rank_experts(np.asarray(hit), 256.0, np.asarray(1.0), 8.0))
+    assert got == pytest.approx(n * p + z * math.sqrt(n * p * (1 - p)), rel=1e-4)
+    assert got == pytest.approx(30.54, abs=0.01)
+
+
 def test_expert_parallel_decode_at_batch_one_reads_its_busiest_rank(h100, catalog: Catalog) -> None:  # type: ignore[no-untyped-def]
     """DeepSeek-R1 at one token a step: TP8 with EP1 slices each of the 8 experts hit over the 8 ranks (one expert's
     weights a rank); EP8 puts whole experts on ranks, and the step waits for the rank that holds the most of the 8,

@@ -33,3 +33,13 @@ def test_sliding_window_layers_keep_only_their_window(catalog: Catalog) -> None:
     one = Shapes.of(1)
     assert float(kv_bytes_per_token_rank(model, one, "bf16", 8192.0)) == pytest.approx(37_440, rel=1e-12)
     assert float(kv_bytes_per_token_rank(model, one, "bf16", 128.0)) == pytest.approx(73_728, rel=1e-12)
+
+
+def test_kv_projections_are_replicated_past_the_kv_heads(catalog: Catalog) -> None:
+    """Llama-3.1-70B has 8 KV heads: at TP16 each rank holds one whole KV head's K and V projections (8,192 x 2 x
+    128 per layer), not half of one, as vLLM, TensorRT-LLM and NxD replicate them and training's memory holds them:
+    80 layers x 8,192 x 2 x 128 x 2 B = 335,544,320 B a rank, 167,772,160 B more than an even 1/16 split. At TP8 and
+    below nothing is replicated (8 ranks hold 1/8 each)."""
+    model = load_model(catalog, "llama-3.1-70b")
+    t8, t16 = (float(weights_per_rank(model, Shapes.of(tp), "bf16")) for tp in (8, 16))
+    assert t16 - t8 / 2 == pytest.approx(80 * 8192 * 2 * 128 * 2 / 2)

@@ -293,7 +293,7 @@ def test_true_in_a_zip_is_blamed_on_the_zip(write_sweep: WriteSweep) -> None:
         check_sweep(load_sweep(path))
     message = str(info.value)
     assert "the point model=llama-3.1-8b, chips=8, seq_len=True, tokens=2e11 is not a valid scenario" in message
-    assert message.endswith("Fix: correct it in grid or zip (scenario keys: docs/guide.md).")
+    assert message.endswith("Fix: correct it in grid or zip (scenario keys: docs/guide.md#scenario-keys).")
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ PRESETS = [
     "qwen2.5-7b-instruct",
     "qwen2.5-14b-instruct",
     "qwen2.5-32b-instruct",
+    "qwen2.5-72b-instruct",
     "qwen3-0.6b",
     "qwen3-1.7b",
     "mistral-7b-v0.3",
@@ -78,6 +79,9 @@ def test_every_preset_loads(catalog: Catalog, name: str) -> None:
         ("qwen2.5-14b", 14.7e9, None, 0.01, None),
         ("qwen2.5-32b", 32.5e9, None, 0.01, None),
         ("qwen2.5-72b", 72.7e9, None, 0.01, None),
+        ("qwen2.5-72b-instruct", 72.7e9, None, 0.01, None),
+        ("llama-3.2-1b", 1.23e9, None, 0.01, None),  # Meta's Llama 3.2 model card: 1.23B and 3.21B
+        ("llama-3.2-3b", 3.21e9, None, 0.01, None),
         ("qwen3-0.6b", 0.6e9, None, 0.01, None),
         ("qwen3-1.7b", 1.7e9, None, 0.02, None),
         ("mistral-7b-v0.3", 7.3e9, None, 0.01, None),

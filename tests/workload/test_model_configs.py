@@ -236,10 +236,10 @@ OPT_350M = {
 
 def test_opt_350m_embeds_at_word_embed_proj_dim() -> None:
     """HF facebook/opt-350m: embeddings and tied LM head 50,272 x 512, project_in/out 512 <-> 1,024: 331,196,416
-    parameters, plus the 1,024 of the final norm chipwise counts (OPT-350m, post-norm, has none); 355,888,128 had
-    counted the embeddings at 1,024."""
+    parameters, no final norm (OPT-350m, post-norm, has none: 1,024 more had been counted); 355,888,128 had counted
+    the embeddings at 1,024."""
     spec = from_hf_config(OPT_350M, "opt-350m")
-    assert spec.params_total == 331_196_416 + 1024
+    assert spec.params_total == 331_196_416
     assert spec.projection_params == 2 * 512 * 1024
     # matmuls: every decoder linear, both projections, and the LM head at 512 wide
     assert spec.matmul_flops_per_token_fwd() == 2 * (331_196_416 - 50272 * 512 - 2050 * 1024 - 24 * 4096 + 50272 * 512)
@@ -304,10 +304,10 @@ def test_heads_must_split_the_hidden_size(cfg: dict[str, object], key: str) -> N
 
 def test_gpt2_small_by_hand() -> None:
     """GPT-2 small, heads 64 wide: 124,439,808 parameters (wte 50257 x 768 + wpe 1024 x 768 + 12 x (attention
-    4 x 768^2 + 4 x 768 + MLP 2 x 768 x 3072 + 3072 + 768 + two LayerNorms 4 x 768) + ln_f 2 x 768), tied; chipwise
-    counts the final norm's weight alone (768 fewer)."""
+    4 x 768^2 + 4 x 768 + MLP 2 x 768 x 3072 + 3072 + 768 + two LayerNorms 4 x 768) + ln_f 2 x 768), tied; ln_f's
+    bias had been left out (768 fewer)."""
     spec = from_hf_config(GPT2, "gpt2")
     assert spec.attention.head_dim == 64
     layer = 4 * 768 * 768 + 4 * 768 + 2 * 768 * 3072 + 3072 + 768 + 4 * 768
     assert 50257 * 768 + 1024 * 768 + 12 * layer + 2 * 768 == 124_439_808
-    assert spec.params_total == 124_439_808 - 768
+    assert spec.params_total == 124_439_808

@@ -148,9 +148,9 @@ def test_a_home_relative_path_is_expanded_not_read_as_a_hub_id(
 # The Qwen2.5 base names' own presets (131,072-token context).
 
 
-@pytest.mark.parametrize("size", ["7", "14", "32"])
+@pytest.mark.parametrize("size", ["7", "14", "32", "72"])
 def test_qwen25_base_names_get_the_base_context(catalog: Catalog, size: str) -> None:
-    """Qwen2.5-7B/14B/32B (and their Hub ids) had resolved to the Instruct preset, whose config states 32,768
+    """Qwen2.5-7B/14B/32B/72B (and their Hub ids) had resolved to the Instruct preset, whose config states 32,768
     tokens; the base config states 131,072. The architecture is the same."""
     for name in (f"Qwen2.5-{size}B", f"Qwen/Qwen2.5-{size}B", f"qwen2.5-{size}b"):
         assert load_model(catalog, name).max_seq_len == 131_072
@@ -169,3 +169,19 @@ def test_qwen25_base_files_hold_the_base_config() -> None:
     differ = {k for k in base.keys() | instruct.keys() if base.get(k) != instruct.get(k)}
     assert differ == {"max_position_embeddings", "eos_token_id", "transformers_version", "use_mrope"}
     assert (base["max_position_embeddings"], base["eos_token_id"]) == (131_072, 151_643)
+
+
+def test_qwen25_72b_base_file_holds_the_base_config() -> None:
+    """The 72B base config (Qwen/Qwen2.5-72B) states 131,072 tokens, max_window_layers 80 and rms_norm_eps 1e-05
+    where the Instruct config states 32,768, 70 and 1e-06; the architecture is the same."""
+    folder = Path(__file__).parents[2] / "src/chipwise/catalog/data/models"
+    base = json.loads((folder / "qwen2.5-72b-base.json").read_text())
+    instruct = json.loads((folder / "qwen2.5-72b.json").read_text())
+    keys = base.keys() | instruct.keys()
+    differ = {k: (base.get(k), instruct.get(k)) for k in keys if base.get(k) != instruct.get(k)}
+    assert differ == {
+        "max_position_embeddings": (131_072, 32_768),
+        "max_window_layers": (80, 70),
+        "rms_norm_eps": (1e-05, 1e-06),
+        "eos_token_id": (151_643, 151_645),
+    }

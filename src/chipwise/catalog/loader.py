@@ -564,6 +564,11 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
     or one override may be given alone (a string was read letter by letter: "--set 'h' has no '='")."""
     files = (files,) if isinstance(files, str | Path) else files
     sets = (sets,) if isinstance(sets, str) else sets
+    # a Python caller's other types (the API's files=[5], sets=[5]) are one line, not a TypeError from deep inside
+    if not (isinstance(files, Sequence) and all(isinstance(f, str | Path) for f in files)):
+        raise ChipwiseError(f"files {files!r} is not catalog file paths. Fix: give e.g. ['my-chips.yaml'].")
+    if not (isinstance(sets, Sequence) and all(isinstance(a, str) for a in sets)):
+        raise ChipwiseError(f"sets {sets!r} is not ID.FIELD=VALUE what-ifs. Fix: give e.g. ['trn2.tdp=600W'].")
     if not files and not sets:
         return _builtin_catalog()
     raw = copy.deepcopy(_builtin_raw())

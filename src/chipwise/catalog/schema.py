@@ -348,6 +348,8 @@ class FabricEntry(_Strict):
     def _units(self) -> FabricEntry:
         expect_quantity(self.latency, "time", "latency")
         expect_quantity(self.bus_efficiency, "ratio", "bus_efficiency")
+        if self.bus_efficiency.value == 0:  # every collective divides by it: 0 had crashed with ZeroDivisionError
+            raise ValueError("'bus_efficiency' is 0: an efficiency of 0 moves no data; give a positive number")
         return self
 
 

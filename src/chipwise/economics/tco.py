@@ -571,6 +571,8 @@ def tco_from_inputs(inp: TcoInputs) -> Tco:
         "depreciation": capex / life_s,
         "operations": inp.operations.value * capex / SECONDS_PER_YEAR,
     }
+    # the space term is named as its row is: the total's formula had read 'space' beside a 'colocation' row
+    space = "colocation" if inp.facility == "colocation" else "facility"
     if inp.facility == "colocation":
         fixed["colocation"] = inp.space.value * rated
         space_formula = "colocation $/kW-month x rated IT kW per chip (accelerator + host + network)"
@@ -589,10 +591,10 @@ def tco_from_inputs(inp: TcoInputs) -> Tco:
             "capex": "chip + server (non-accelerator) + scale-up network + scale-out network + storage, per chip",
             "depreciation": "capex / depreciation life (straight line, no residual value)",
             "operations": "operations fraction of capex per year x capex / 8,766 h",
-            inp.facility if inp.facility == "colocation" else "facility": space_formula,
+            space: space_formula,
             "energy": "[P_it(busy load) x u + P_it(idle load) x (1 - u)] x PUE x $/kWh, P_it(load) = "
             "(TDP + host share) x load + network W",
-            "usd_per_chip_hour": "(depreciation + operations + space + energy) per calendar hour / utilisation u",
+            "usd_per_chip_hour": f"(depreciation + operations + {space} + energy) per calendar hour / utilisation u",
         },
     )
 

@@ -8,6 +8,7 @@ path's suffix. Both plotting libraries are imported only when a file is written,
 from __future__ import annotations
 
 import math
+import os
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -82,6 +83,9 @@ class Series:
     #: a curve's look beyond its colour, (line, marker) from CURVE_LOOKS: the next look once the colours are used
     look: int = 0
     open_markers: bool = False  # a curve of a projected product: open diamonds, as its points are
+    #: the fleet a series belongs to, where it has several (a curve and its chosen point, on two panels): one legend
+    #: entry for them all in HTML, which shows or hides them together; the name where empty
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,16 +119,26 @@ class Chart:
     height_in: float = 6.0
 
 
+class NothingToDrawError(ChipwiseError):
+    """A result that holds nothing a figure shows (no priced fleet, no figure that moves the metric): the answer
+    stands, only its figure is left out, so a command prints the answer and says so ('plot: nothing drawn')."""
+
+
 def check_path(path: str | Path) -> Path:
-    """The path to write, checked before any work: a known suffix, an existing folder, and not itself a folder."""
+    """The path to write, checked before any work: a known suffix, in a folder that exists and can be written to,
+    and not itself a folder (each had failed only after the work, a search of minutes lost with its answer)."""
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
         shown = p.suffix or "no suffix"
         raise ChipwiseError(f"cannot write a plot to '{p}' ({shown}). Fix: use .png, .svg or .html.")
     if not p.parent.exists():
         raise ChipwiseError(f"folder '{p.parent}' for the plot does not exist. Fix: create it or choose another path.")
-    if p.is_dir():  # refused before the work, not after a long search
+    if not p.parent.is_dir():
+        raise ChipwiseError(f"cannot write '{p}': '{p.parent}' is a file, not a folder. Fix: choose another path.")
+    if p.is_dir():
         raise ChipwiseError(f"cannot write '{p}': it is a folder. Fix: name a file, e.g. '{p / ('plot' + p.suffix)}'.")
+    if not os.access(p.parent, os.W_OK):
+        raise ChipwiseError(f"cannot write '{p}': folder '{p.parent}' is not writable. Fix: choose another path.")
     return p
 
 
@@ -221,8 +235,9 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
                 linewidths=1.5,
                 label=s.name,
             )
-        else:
-            ax.scatter(s.x, s.y, s=s.size**2, color=s.color, label=s.name, zorder=3)
+        else:  # the look's marker as a curve's: two fleets of one colour had been two alike blue dots
+            marker = CURVE_LOOKS[s.look][1]
+            ax.scatter(s.x, s.y, s=s.size**2, marker=marker, color=s.color, label=s.name, zorder=3)
     for log, axis, set_scale in ((panel.x_log, ax.xaxis, ax.set_xscale), (panel.y_log, ax.yaxis, ax.set_yscale)):
         if log:
             set_scale("log")
@@ -448,12 +463,22 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
+#: a log axis spanning more decades than this labels only its powers of ten: the 2s and 5s of seven decades had run
+#: together ("0.00050.0010.002")
+LABELLED_DECADES = 3.0
+
+
 def _plain_log_ticks(axis: Any) -> None:
     """Log-axis ticks as plain numbers (20, 50, 100), not powers of ten."""
     from matplotlib.ticker import FuncFormatter, LogLocator
 
+    def label(v: float, _pos: int | None) -> str:
+        lo, hi = sorted(axis.get_view_interval())
+        wide = lo > 0 and math.log10(hi / lo) > LABELLED_DECADES
+        return "" if wide and not math.isclose(math.log10(v), round(math.log10(v))) else f"{v:g}"
+
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(FuncFormatter(lambda _v, _pos: ""))
 
 
@@ -467,7 +492,10 @@ def _mpl_bars(ax: Any, panel: Panel) -> None:
     ax.grid(True, axis="x", alpha=0.3)
     ax.grid(False, axis="y")
     for y, v, text in zip(ys, bars.values, bars.text, strict=False):
-        ax.annotate(text, (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+        # on a white ground above the reference line: "83.8 GiB" had been drawn across the 96 GiB HBM line
+        ground = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}
+        ax.annotate(text, (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7, bbox=ground,
+                    zorder=3)  # fmt: skip
     if panel.ref_line is not None:
         label, x = panel.ref_line
         ax.axvline(x, color="#d62728", linestyle="--", linewidth=1.2, label=label)
@@ -484,8 +512,9 @@ def _write_plotly(chart: Chart, path: Path) -> None:
 
     n = len(chart.panels)
     fig = make_subplots(rows=1, cols=n, subplot_titles=[p.title for p in chart.panels], horizontal_spacing=0.12)
+    shown: set[str] = set()  # legend groups with an entry: a fleet on two panels is one entry, which hides both
     for col, panel in enumerate(chart.panels, start=1):
-        for trace in _plotly_traces(go, panel):
+        for trace in _plotly_traces(go, panel, shown):
             fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text=panel.x_label, type="log" if panel.x_log else None, row=1, col=col)
         fig.update_yaxes(title_text=panel.y_label, type="log" if panel.y_log else None, row=1, col=col)
@@ -493,24 +522,52 @@ def _write_plotly(chart: Chart, path: Path) -> None:
             fig.update_yaxes(autorange="reversed", row=1, col=col)
         if panel.ref_line is not None:
             label, x = panel.ref_line
-            fig.add_vline(x=x, line_dash="dash", line_color="#d62728", annotation_text=label, row=1, col=col)
-    footnote = chart.footnote.replace("\n", "<br>")
+            fig.add_vline(x=x, line_dash="dash", line_color="#d62728", row=1, col=col)
+            # the label as its own annotation: on a log axis plotly places an annotation at log10 of x (a shape at
+            # x), and add_vline's own had put "SLO tpot_p99 50 ms" at 10^50 ms, widening the axis to it
+            fig.add_annotation(
+                x=math.log10(x) if panel.x_log and x > 0 else x,
+                y=1.0,
+                xref=f"x{col if col > 1 else ''}",
+                yref=f"y{col if col > 1 else ''} domain",
+                text=label,
+                showarrow=False,
+                xanchor="left",
+                yanchor="bottom",
+                font={"size": 10, "color": "#d62728"},
+            )
+    # wrapped as the matplotlib footnote is (a 284-character line had run past the figure's edge), and the bottom
+    # margin grown by its lines
+    width = int(chart.width_in * 14)  # characters of 10 px text across the figure
+    lines = [wrapped for line in chart.footnote.splitlines() for wrapped in textwrap.wrap(line, width) or [""]]
+    extra = 14 * len(lines)
     fig.update_layout(
         title={"text": chart.title, "x": 0.5},
         template="plotly_white",
         width=int(chart.width_in * 100),
-        height=int(chart.height_in * 100) + (40 if footnote else 0),
+        height=int(chart.height_in * 100) + (extra + 20 if lines else 0),
         legend={"font": {"size": 11}},
-        margin={"b": 110 if footnote else 60},
+        margin={"b": 80 + extra if lines else 60},
     )
-    if footnote:
+    if lines:  # below the x-axis title, whatever the plot's height
         fig.add_annotation(
-            text=footnote, xref="paper", yref="paper", x=0, y=-0.2, showarrow=False, align="left", font={"size": 10}
+            text="<br>".join(lines),
+            xref="paper",
+            yref="paper",
+            x=0,
+            y=0,
+            yshift=-60,
+            xanchor="left",
+            yanchor="top",
+            showarrow=False,
+            align="left",
+            font={"size": 10},
         )
     fig.write_html(str(path), include_plotlyjs=True, full_html=True)  # plotly.js inline: works offline
 
 
-def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
+def _plotly_traces(go: Any, panel: Panel, shown: set[str]) -> list[Any]:
+    """The panel's traces; a series' legend entry only where its group (its fleet) has none yet in `shown`."""
     if panel.bars is not None:
         b = panel.bars
         return [
@@ -526,14 +583,20 @@ def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
         ]
     traces = []
     for s in panel.series:
+        group = s.group or s.name
+        legend = {"legendgroup": group or None, "showlegend": bool(s.name) and group not in shown}
+        if legend["showlegend"]:
+            shown.add(group)
         if s.style == "line":
             traces.append(
-                go.Scatter(x=list(s.x), y=list(s.y), mode="lines", name=s.name, line={"color": s.color}, opacity=0.6)
+                go.Scatter(
+                    x=list(s.x), y=list(s.y), mode="lines", name=s.name, line={"color": s.color}, opacity=0.6, **legend
+                )
             )
             continue
-        marker: dict[str, Any] = {"color": s.color, "size": s.size + 3}
+        marker: dict[str, Any] = {"color": s.color, "size": s.size + 3, "symbol": CURVE_LOOKS[s.look][3]}
         if s.style == "curve":
-            marker.update(symbol=CURVE_LOOKS[s.look][3], size=s.size)
+            marker.update(size=s.size)
         if s.style == "hollow" or s.open_markers:
             marker.update(symbol="diamond-open", line={"width": 2, "color": s.color})
         elif s.style == "ring":
@@ -554,6 +617,7 @@ def _plotly_traces(go: Any, panel: Panel) -> list[Any]:
                 textfont={"size": 10},
                 hovertext=list(s.hover) or None,
                 hoverinfo="text" if s.hover else "x+y+name",
+                **legend,
             )
         )
     return traces

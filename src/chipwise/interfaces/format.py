@@ -106,10 +106,16 @@ def latency(seconds: float | None) -> str:
     return _scaled(seconds, list(_LATENCY_UNITS))
 
 
+def unit_for(values: Sequence[float | None], units: Sequence[tuple[float, str]]) -> tuple[float, str]:
+    """The largest of `units` ((size, name), largest first) that the largest finite value reaches, so that it shows
+    with at least one whole digit; the smallest where none does."""
+    top = max((abs(v) for v in values if v is not None and math.isfinite(v)), default=0.0)
+    return next((u for u in units if top >= u[0]), units[-1])
+
+
 def latency_unit(values: Sequence[float | None]) -> tuple[float, str]:
     """The unit that shows the largest of several latencies with at least one whole digit: (1e-3, 'ms')."""
-    top = max((abs(v) for v in values if v is not None and math.isfinite(v)), default=0.0)
-    return next((u for u in _LATENCY_UNITS if top >= u[0]), _LATENCY_UNITS[-1])
+    return unit_for(values, _LATENCY_UNITS)
 
 
 def latencies(values: Sequence[float | None], unit: tuple[float, str] | None = None, sep: str = " / ") -> str:
@@ -180,7 +186,7 @@ def carbon(kg: float) -> str:
 
 
 def plan(p: dict[str, object]) -> str:
-    """A training plan in one short string: 'TP4 PP8 (v6) DP16 CP2 mb2 Z1 sel'."""
+    """A training plan in one short string: 'TP4 PP8v6 DP16 CP2 mb2 Z1 sel-AC'."""
     parts = [f"TP{p['tp']}"]
     if p.get("pp", 1) != 1:
         parts.append(f"PP{p['pp']}" + (f"v{p['vpp']}" if p.get("vpp", 1) != 1 else ""))

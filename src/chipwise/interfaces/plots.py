@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chipwise.catalog.units import SECONDS_PER_DAY
+from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.chart import (
@@ -28,6 +28,7 @@ from chipwise.interfaces.chart import (
     PROJECTED,
     Bars,
     Chart,
+    NothingToDrawError,
     Panel,
     Series,
     Style,
@@ -144,15 +145,23 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
     check_path(path)
     points, missing = training_points(report)
     if not points:
-        raise ChipwiseError(
+        raise NothingToDrawError(
             "the ranking has no priced result to plot. Fix: choose hardware with a price in the catalog "
             "(see 'chipwise catalog list') or another --pricing."
         )
     on_front = set(pareto_front([p.days for p in points], [p.musd for p in points]))
     front_pts = sorted((p for k, p in enumerate(points) if k in on_front), key=lambda p: p.days)
-    series = [
-        Series("Pareto front", [p.days for p in front_pts], [p.musd for p in front_pts], style="line", color=FRONT)
-    ]
+    t_size, t_unit = fmt.unit_for([p.days * SECONDS_PER_DAY for p in points], TIME_UNITS)
+    usd_size, usd_unit = fmt.unit_for([p.musd * 1e6 for p in points], COST_UNITS)
+    days_per, musd_per = SECONDS_PER_DAY / t_size, 1e6 / usd_size  # axis units per day and per $M
+
+    def xs(pts: Sequence[TrainPoint]) -> list[float]:
+        return [p.days * days_per for p in pts]
+
+    def ys(pts: Sequence[TrainPoint]) -> list[float]:
+        return [p.musd * musd_per for p in pts]
+
+    series = [Series("Pareto front", xs(front_pts), ys(front_pts), style="line", color=FRONT)]
     shipping = [(k in on_front, p) for k, p in enumerate(points) if not p.projected]
     groups: list[tuple[str, list[TrainPoint], Style, str]] = [
         ("on the front", [p for front, p in shipping if front and not p.estimated], "point", FRONT),
@@ -166,8 +175,8 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
             series.append(
                 Series(
                     name,
-                    [p.days for p in pts],
-                    [p.musd for p in pts],
+                    xs(pts),
+                    ys(pts),
                     style=style,
                     color=color,
                     labels=[p.label for p in pts],
@@ -177,14 +186,13 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
             )
     per = "" if report.get("tokens") else f" per {fmt.count(PER_TOKENS)} tokens"
     exp = "expected " if uses_expected(report) else ""
-    days, musd = [p.days for p in points], [p.musd for p in points]
     panel = Panel(
         title="",
-        x_label=f"{exp}time to train{per} (days)",
-        y_label=f"{exp}cost{per} ($M, {report.get('pricing', 'on-demand')})",
+        x_label=f"{exp}time to train{per} ({t_unit})",
+        y_label=f"{exp}cost{per} ({usd_unit}, {report.get('pricing', 'on-demand')})",
         series=series,
-        x_log=log_scale_suits(days),
-        y_log=log_scale_suits(musd),
+        x_log=log_scale_suits(xs(points)),
+        y_log=log_scale_suits(ys(points)),
     )
     notes = ["Pareto front: no other fleet is both faster and cheaper."]
     if exp:
@@ -202,6 +210,17 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
     if skipped:
         notes.append(f"Not ranked (no plan fits): {', '.join(skipped)}.")
     return write_chart(Chart(_workload_title(report) + ": cost vs time to train", [panel], "\n".join(notes)), path)
+
+
+#: the units of a training ranking's axes, largest first, as (size in seconds or dollars, name)
+TIME_UNITS: tuple[tuple[float, str], ...] = (
+    (SECONDS_PER_DAY, "days"),
+    (SECONDS_PER_HOUR, "h"),
+    (60.0, "min"),
+    (1.0, "s"),
+)
+COST_UNITS: tuple[tuple[float, str], ...] = ((1e6, "$M"), (1e3, "$k"), (1.0, "$"))
+# (a 94-second run on 8 chips had been drawn at 0.00108 days, and $3 as "3.0" under a "1e-6" offset of $M)
 
 
 def _workload_title(report: Mapping[str, Any]) -> str:
@@ -237,7 +256,7 @@ def _prediction_title(r: Mapping[str, Any]) -> str:
 def _step_panel(r: Mapping[str, Any]) -> Panel:
     breakdown = {k: float(v) for k, v in (r.get("breakdown") or {}).items() if float(v) > 0}
     if not breakdown:
-        raise ChipwiseError("the result has no step-time breakdown to plot. Fix: plot a training prediction.")
+        raise NothingToDrawError("the result has no step-time breakdown to plot. Fix: plot a training prediction.")
     step = float(r.get("step_time_s") or sum(breakdown.values()))
     return Panel(
         title=f"step time {fmt.duration(step)}",
@@ -260,7 +279,7 @@ def _time_shares(parts: Mapping[str, float], labels: Mapping[str, str], total: f
 def _memory_panel(r: Mapping[str, Any]) -> Panel:
     parts = {k: float(v) for k, v in (r.get("memory_breakdown_gib") or {}).items() if float(v) > 0}
     if not parts:
-        raise ChipwiseError("the result has no memory breakdown to plot. Fix: plot a training prediction.")
+        raise NothingToDrawError("the result has no memory breakdown to plot. Fix: plot a training prediction.")
     items = sorted(parts.items(), key=lambda kv: -kv[1])
     cap = r.get("memory_capacity_gib")
     total = float(r.get("memory_per_chip_gib") or sum(parts.values()))
@@ -357,13 +376,13 @@ def _serving_series(
         name = str(row.get("hardware", row.get("system", f"#{i + 1}")))
         projected = bool(row.get("projected"))
         label = name + (" (projected)" if projected else "")
-        style = curve_style(i)
-        color = style["color"]
+        style = curve_style(i)  # its look as well as its colour: fleets 0 and 10 had been alike blue dots
         curve = [point(p, row) for p in row.get("pareto") or [] if isinstance(p, Mapping)]
         curve = sorted((x, y) for x, y in curve if math.isfinite(x) and math.isfinite(y))
+        group = f"{label} #{i + 1}"  # the fleet's curve and point on every panel: one legend entry in HTML
         if curve:
             xs, ys = [x for x, _ in curve], [y for _, y in curve]
-            series.append(Series(label, xs, ys, style="curve", open_markers=projected, **style))
+            series.append(Series(label, xs, ys, style="curve", open_markers=projected, group=group, **style))
         x, y = point(row, row)
         if math.isfinite(x) and math.isfinite(y):
             series.append(
@@ -372,13 +391,20 @@ def _serving_series(
                     [x],
                     [y],
                     style="hollow" if projected else "point",
-                    color=color,
                     labels=[label],
                     hover=[f"<b>{label}</b><br>{_serve_plan(row)}"],
                     size=9,
+                    group=group,
+                    **style,
                 )
             )
     return series, " / ".join(k for k in dict.fromkeys((percentile, *LATENCY_FIGURES)) if k in drawn)
+
+
+def _spans(series: Sequence[Series]) -> bool:
+    """A log latency axis where the series' latencies span more than `log_scale_suits`'s factor: TPOT from 5 to 360
+    ms had sat in the left seventh of a linear axis."""
+    return log_scale_suits([x for s in series for x in s.x if math.isfinite(x)])
 
 
 def _latency_label(what: str, stat: str, unit: str) -> str:
@@ -400,7 +426,7 @@ def _serving_title(report: Mapping[str, Any], what: str) -> str:
 
 def _need(series: list[Series], what: str) -> None:
     if not series:
-        raise ChipwiseError(
+        raise NothingToDrawError(
             f"the serving result has no points with {what}. Fix: plot a serving prediction or plan report."
         )
 
@@ -414,9 +440,11 @@ def serving_throughput_latency(report: Mapping[str, Any], path: str | Path, perc
     panels = []
     tput = "output tokens/s per chip"
     if tpot_series:
-        panels.append(Panel("", _latency_label("time per output token", tpot_stat, "ms"), tput, tpot_series))
+        x_label = _latency_label("time per output token", tpot_stat, "ms")
+        panels.append(Panel("", x_label, tput, tpot_series, x_log=_spans(tpot_series)))
     if ttft_series:
-        panels.append(Panel("", _latency_label("time to first token", ttft_stat, "s"), tput, ttft_series))
+        x_label = _latency_label("time to first token", ttft_stat, "s")
+        panels.append(Panel("", x_label, tput, ttft_series, x_log=_spans(ttft_series)))
     title = _serving_title(report, "throughput vs latency")
     return write_chart(Chart(title, panels, _serving_note(report), 6.0 * len(panels) + 1, 5.0), path)
 
@@ -431,7 +459,8 @@ def serving_cost_latency(report: Mapping[str, Any], path: str | Path, percentile
     series, stat = _serving_series(report, "tpot_s", 1e3, percentile, cost)
     _need(series, "tpot_s and cost_usd_per_mtok")
     x_label = _latency_label("time per output token", stat, "ms")
-    panel = Panel("", x_label, "$ per million output tokens", series)  # cost_usd_per_mtok: per output token
+    # cost_usd_per_mtok: per output token
+    panel = Panel("", x_label, "$ per million output tokens", series, x_log=_spans(series))
     title = _serving_title(report, "$ per million output tokens vs TPOT")
     return write_chart(Chart(title, [panel], _serving_note(report), 8, 5.5), path)
 
@@ -448,10 +477,10 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
     fronts = report.get("pareto") or {}
     projected = {str(r.get("hardware")) for r in report.get("results", []) if r.get("projected")}
     series: list[Series] = []
-    colors: dict[str, str] = {}
+    styles: dict[str, dict[str, Any]] = {}
     for i, (chip, front) in enumerate(fronts.items()):
         style = curve_style(i)
-        colors[chip] = style["color"]
+        styles[chip] = style
         pts = sorted(
             (p["tpot_s"] * 1e3, p["output_tokens_per_s_per_chip"])
             for p in front
@@ -480,10 +509,10 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
                 [x],
                 [y],
                 style="hollow" if proj else "point",
-                color=colors.get(name.rsplit(">", maxsplit=1)[-1], PROJECTED if proj else FRONT),
                 labels=[label],
                 hover=[f"<b>{label}</b><br>TPOT {percentile} {fmt.latency(x / 1e3)}<br>{_serve_plan(v)}"],
                 size=9,
+                **styles.get(name.rsplit(">", maxsplit=1)[-1], {"color": PROJECTED if proj else FRONT}),
             )
         )
     _need(series, "a throughput-latency front")
@@ -516,7 +545,7 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
     check_path(path)
     steady = _iteration_panel(result)
     if steady is None:
-        raise ChipwiseError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
+        raise NothingToDrawError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
     panels = [p for p in (_latency_panel(result, "ttft"), _latency_panel(result, "tpot"), _kv_panel(result)) if p]
     panels += [steady, *filter(None, [_iteration_panel(result, "prefill_breakdown")])]
     load = result.get("load") or {}
@@ -623,7 +652,7 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
     step = float(result["step"])
     rows = [r for r in result.get("figures", []) if abs(r["elasticity"].get(ranked) or 0.0) >= MOVES_NOTHING][:top]
     if not rows:
-        raise ChipwiseError(f"no figure moves {label}: nothing to plot. Fix: rank by another metric (--metric).")
+        raise NothingToDrawError(f"no figure moves {label}: nothing to plot. Fix: rank by another metric (--metric).")
 
     def text(row: Mapping[str, Any]) -> str:
         plus = row["change"].get("plus", {}).get(ranked)

@@ -11,10 +11,16 @@ Costs for a buffer of S bytes per rank (ring algorithms; Thakur, Rabenseifner & 
     reduce-scatter  (n-1)/n * S / B + (n-1) alpha          (all-gather is the same)
     all-to-all      (n-1)/n * S / B + (n-1) alpha          (S = bytes a rank sends, itself included)
 Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. For large
-n_out the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees there.
+groups the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees (and NVLS inside
+an NVLink domain) there; on a torus, a ring along each dimension spanned, sum (n_d - 1) steps; an all-to-all on a
+torus pays for the hops its data travels (_in_domain_steps_and_hops).
 On a torus, a group spanning d of the D dimensions (from the lowest its members differ in to the highest) drives
 only d/D of the chip's links, or those dimensions' own bandwidths where the catalog gives them (a Trn2
-UltraServer's inter-instance ring carries 128 GB/s against 256 on each in-instance dimension). On a full mesh
+UltraServer's inter-instance ring carries 128 GB/s against 256 on each in-instance dimension). Consecutive chips
+fill the torus's dimension 0 first, then 1, from a domain's first chip (_torus_extents): an estimate. A real v4/v5p
+slice is near-cubic with wraparound on every axis (v5p-128 is 4 x 4 x 4), so a 64- or 256-chip group there would
+drive all of a chip's links, not the 2/3 this gives, and its all-to-all cross fewer hops (max axis 4 or 8, not 16).
+On a full mesh
 (direct links from each chip to each of the domain's N - 1 others, no switch: AMD's Infinity Fabric, Gaudi's RoCE
 ports) a group of m chips drives only the links to its own members, (m - 1) / (N - 1) of the chip's bandwidth: two
 MI300X share one 64 GB/s link of seven.
@@ -69,8 +75,8 @@ def _mesh(topo: Topology) -> tuple[int, int] | None:
 
 
 def _member_chips(n_in: IntArray, stride: IntArray | int, cores: int) -> Array:
-    """Chips that `n_in` ranks `stride` apart sit on, `cores` ranks a chip: 8 consecutive Trainium2 ranks are 2
-    chips, 8 ranks 4 apart are 8."""
+    """Chips that `n_in` ranks `stride` apart span, first to last, `cores` ranks a chip: 8 consecutive Trainium2
+    ranks are 2 chips, 8 ranks 4 apart are 8, 2 GPUs 4 apart span 5 (of which they sit on 2)."""
     n = np.maximum(np.asarray(n_in, dtype=np.float64), 1.0)
     return np.asarray(np.floor((n - 1.0) * np.asarray(stride, dtype=np.float64) / cores) + 1.0, dtype=np.float64)
 
@@ -83,7 +89,9 @@ def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -
     mesh = _mesh(topo)
     if mesh is not None:
         size, cores = mesh
-        chips = _member_chips(n_in, stride, cores)
+        # the chips the members sit on, not the span: GPUs 0 and 4 share one link, not the four to GPUs 1-4 (a TP4 DP2
+        # all-reduce had been priced 4 times too fast); each member is a chip of its own once it spans them
+        chips = np.minimum(np.maximum(np.asarray(n_in, dtype=np.float64), 1.0), _member_chips(n_in, stride, cores))
         # a lone member sends nothing inside the domain; its one link keeps the rate finite
         return np.asarray(np.clip(np.maximum(chips - 1.0, 1.0) / (size - 1), 0.0, 1.0), dtype=np.float64)
     dims = np.asarray(topo.up_dims, dtype=np.int64)
@@ -101,6 +109,53 @@ def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -
     cum = np.concatenate(([0.0], np.cumsum(share / share.sum())))
     spanned = cum[np.maximum(top, low) + 1] - cum[low]
     return np.asarray(spanned * np.ones(np.shape(n_in)), dtype=np.float64)
+
+
+def _torus_extents(n_in: IntArray, stride: IntArray, topo: Topology) -> Array:
+    """Distinct coordinates the chips of `n_in` ranks `stride` apart take along each torus dimension (shape
+    n_in.shape + (D,)), laid out as _link_fraction lays them: dimension 0 fastest, from a domain's first chip. 32
+    consecutive chips of a 16 x 16 x 24 v5p pod are (16, 2, 1); 16 chips 16 apart (1, 16) of a 16 x 16 v5e. Worked
+    out once per distinct (n_in, stride)."""
+    dims = tuple(int(d) for d in topo.up_dims)
+    cores = max(1, topo.domain_ranks // math.prod(dims))
+    n, st = np.broadcast_arrays(np.maximum(_as_int(n_in), 1), np.maximum(_as_int(stride), 1))
+    flat_n, flat_st = n.ravel(), st.ravel()
+    inverse, first = factorize(flat_n, flat_st)
+    extents = np.ones((first.size, len(dims)))
+    for row, i in enumerate(first):
+        chips = np.unique(np.arange(flat_n[i], dtype=np.int64) * flat_st[i] // cores) % math.prod(dims)
+        coords = np.unravel_index(chips, dims, order="F")
+        extents[row] = [np.unique(c).size for c in coords]
+    return np.asarray(extents[inverse].reshape((*n.shape, len(dims))), dtype=np.float64)
+
+
+def _in_domain_steps_and_hops(n_in: IntArray, stride: IntArray, topo: Topology, bw_in: Array) -> tuple[Array, Array]:
+    """(latency steps of a reduce-scatter inside the scale-up domain, factor on the all-to-all's ring bandwidth term).
+
+    Steps: on a torus, a ring along each dimension the group spans in turn, sum (n_d - 1) over them (jax-ml/
+    scaling-book sharding.md, "What happens when we AllGather over multiple axes?": T_min sum |X_i| / 2 for
+    bidirectional rings; one direction here, as in the ring formulas above); on a switched or full-mesh domain the
+    tree-like steps(n_in) of the scale-out tier, as NCCL picks NVLS/trees for long rings (a 72-GPU NVL72 ring had
+    paid 71 steps, 142 us for a 1 KiB all-reduce, more than the same 72 GPUs as 36 x 2 across two racks). The two
+    agree at 8 ranks and below.
+    Hops: an all-to-all on a torus is bound by the hops data travels, not by the chip's links alone: per rank
+    S max_d n_d / (4 W_d), W_d the two links of dimension d (sharding.md, "Our final communication primitive: the
+    AllToAll", V max(A, B, C) / (4 N W_ici), W_ici bidirectional; the bisection bound gives the same). The factor
+    is that time over the crossbar's (n_in - 1)/n_in S / B_in, at least 1; 1 on a switched or full-mesh domain. It
+    takes every dimension spanned to wrap around, as whole dimensions and v4/v5p slices do: an estimate elsewhere."""
+    nin = np.maximum(np.asarray(n_in, dtype=np.float64), 1.0)
+    if topo.up_kind != "torus":
+        return _steps(n_in), np.ones(np.shape(nin))
+    ext = _torus_extents(n_in, stride, topo)
+    # and a ring through the members on each chip (a Trn2 chip's four ranks): TP4 on one chip keeps its 3 steps
+    steps = np.sum(ext - 1.0, axis=-1) + np.ceil(nin / np.prod(ext, axis=-1)) - 1.0
+    dims = len(topo.up_dims)
+    share = np.asarray(topo.up_dim_bandwidth, dtype=np.float64) if topo.up_dim_bandwidth else np.ones(dims)
+    w_dim = topo.up_bandwidth * topo.up_efficiency * share / share.sum()  # one dimension's links, per rank
+    book = np.max(np.where(ext > 1.0, ext / (4.0 * w_dim), 0.0), axis=-1)
+    crossbar = (nin - 1.0) / nin / bw_in
+    hops = np.where(nin > 1.0, np.maximum(book / np.where(nin > 1.0, crossbar, 1.0), 1.0), 1.0)
+    return np.asarray(steps, dtype=np.float64), np.asarray(hops, dtype=np.float64)
 
 
 def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
@@ -138,9 +193,10 @@ class Group:
     """A communication group for every plan, with its costs reduced to t = bytes x slope + intercept.
 
     reduce-scatter / all-gather: slope_rs = (n_in-1)/n_in / B_in + (n_out-1)/n_out / (n_in B_out),
-                                 intercept_rs = (n_in-1) alpha_in + steps(n_out) alpha_out
-    all-reduce = 2 x reduce-scatter; all-to-all: slope_a2a = (n_in-1)/n / B_in + (n-n_in)/n / B_out,
-                                     intercept_a2a = (n_in-1) alpha_in + (n_out-1) alpha_out
+                                 intercept_rs = k_in alpha_in + steps(n_out) alpha_out
+    all-reduce = 2 x reduce-scatter; all-to-all: slope_a2a = h (n_in-1)/n / B_in + (n-n_in)/n / B_out,
+                                     intercept_a2a = k_in alpha_in + (n_out-1) alpha_out
+    k_in (steps_in) and h (a2a_hops): _in_domain_steps_and_hops; steps(n_in) and 1 on a switched domain.
     """
 
     size: IntArray
@@ -152,6 +208,8 @@ class Group:
     intercept_rs: Array
     slope_a2a: Array
     intercept_a2a: Array
+    steps_in: Array
+    a2a_hops: Array
 
 
 def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group:
@@ -164,15 +222,17 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
         return Group(*(getattr(small, f.name)[inverse] for f in fields(Group)))
     if not np.any(size > 1):  # nothing to communicate (e.g. no expert parallelism in any plan)
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
-        return Group(size, one, one, zero + topo.up_bandwidth, zero + topo.out_bandwidth, zero, zero, zero, zero)
+        up, out = zero + topo.up_bandwidth, zero + topo.out_bandwidth
+        return Group(size, one, one, up, out, zero, zero, zero, zero, zero, zero + 1.0)
     n_in, n_out = split_group(size, stride, topo)
     bw_in, bw_out = _bw_in(n_in, topo, stride), _bw_out(size, stride, topo)
     active = size > 1
     nin, nout, n = n_in.astype(np.float64), n_out.astype(np.float64), np.maximum(size, 1).astype(np.float64)
+    steps_in, hops = _in_domain_steps_and_hops(n_in, stride, topo, bw_in)
     slope_rs = (nin - 1.0) / nin / bw_in + (nout - 1.0) / nout / (nin * bw_out)
-    intercept_rs = (nin - 1.0) * topo.up_latency + _steps(n_out) * topo.out_latency
-    slope_a2a = (nin - 1.0) / n / bw_in + (n - nin) / n / bw_out
-    intercept_a2a = (nin - 1.0) * topo.up_latency + (nout - 1.0) * topo.out_latency
+    intercept_rs = steps_in * topo.up_latency + _steps(n_out) * topo.out_latency
+    slope_a2a = hops * (nin - 1.0) / n / bw_in + (n - nin) / n / bw_out
+    intercept_a2a = steps_in * topo.up_latency + (nout - 1.0) * topo.out_latency
     zero = np.zeros(np.shape(size))
     return Group(
         size=size,
@@ -184,6 +244,8 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
         intercept_rs=np.where(active, intercept_rs, zero),
         slope_a2a=np.where(active, slope_a2a, zero),
         intercept_a2a=np.where(active, intercept_a2a, zero),
+        steps_in=np.where(active, steps_in, zero),
+        a2a_hops=np.where(active, hops, zero + 1.0),
     )
 
 
@@ -282,12 +344,13 @@ def moe_dispatch(token_bytes: Array | float, top_k: int, size: IntArray | int | 
     """Send each of a rank's tokens (`token_bytes` in all) to its top_k experts spread over `size` consecutive
     ranks: once per remote scale-up domain over the network, then fanned out inside the domain (node-limited,
     deduplicated dispatch as in DeepEP and DeepSeek-V3). With experts uniformly spread over D domains a token
-    reaches (D - 1)(1 - (1 - 1/D)^k) remote domains on average; its k copies cross the scale-up fabric."""
+    reaches (D - 1)(1 - (1 - 1/D)^k) remote domains on average; its k copies cross the scale-up fabric, as an
+    all-to-all does: on a torus over the hops of the group's a2a_hops (_in_domain_steps_and_hops)."""
     g = _g(size, 1, topo)
     s = np.asarray(token_bytes, dtype=np.float64)
     d = g.n_out.astype(np.float64)
     remote = np.where(d > 1, (d - 1.0) * (1.0 - (1.0 - 1.0 / np.maximum(d, 1.0)) ** top_k), 0.0)
     local = top_k * (1.0 - 1.0 / np.maximum(g.size, 1))
-    t_in = s * local / g.bw_in + (g.n_in - 1) * topo.up_latency
+    t_in = s * local * g.a2a_hops / g.bw_in + g.steps_in * topo.up_latency
     t_out = s * remote / g.bw_out + (g.n_out - 1) * topo.out_latency
     return np.asarray(np.where(g.size > 1, t_in + t_out, 0.0), dtype=np.float64)

@@ -188,11 +188,19 @@ def streamed_gemm_time(
 SERVING_ATTENTION_FLOOR = 0.6
 
 
+#: The precision attention multiplies in, by the KV cache's where they differ: a cache is a storage format, read back
+#: to the kernels' own. An int8 cache is dequantised to 16-bit for QK^T and PV (SGLang issue #10083: quantised KV is
+#: "dequantize[d] to BF16/FP16 at the reading time"; no engine runs attention in int8), an NVFP4 one to FP8 (NVIDIA's
+#: NVFP4 KV-cache blog, 2025-12-08). An fp8 cache multiplies in fp8 (TensorRT-LLM XQA, FlashMLA FP8) where the chip
+#: has FP8 units, in bf16 where it does not (native_precision; quant.FP8_KV_STORED).
+ATTENTION_PRECISION = {"int8": "bf16", "fp4": "fp8"}
+
+
 def attention_rate(dev: Device, precision: str = "bf16") -> float:
-    """FLOP/s of fused attention: the matmul rate at `precision` (the chip's native fallback) x the attention
-    fraction, no less than SERVING_ATTENTION_FLOOR. With an fp8 KV cache the attention kernels multiply in fp8
-    (TensorRT-LLM XQA, FlashMLA FP8)."""
-    prec = dev.chip.native_precision(precision)
+    """FLOP/s of fused attention over a `precision` KV cache: the matmul rate at the precision it multiplies in
+    (ATTENTION_PRECISION, the chip's native fallback) x the attention fraction, no less than
+    SERVING_ATTENTION_FLOOR."""
+    prec = dev.chip.native_precision(ATTENTION_PRECISION.get(precision, precision))
     return dev.peak_flops(prec) * dev.eff.matmul_fraction(prec) * max(dev.eff.attention, SERVING_ATTENTION_FLOOR)
 
 

@@ -37,6 +37,7 @@ from chipwise.serve.iteration import COMPONENTS, Array, IterationInputs, Shapes,
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.quant import (
     KV_PRECISIONS,
+    PrecisionUnsupportedError,
     check_precision,
     check_weight_precision,
     default_kv_precision,
@@ -103,18 +104,20 @@ def precisions(
     precision: str, kv_precision: str | None, eng: EngineProfile, model: ModelSpec, system: System
 ) -> tuple[str, str]:
     """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights). An
-    fp4 KV cache needs a chip that multiplies in FP4 (NVFP4 KV on Blackwell): no engine reads one on another; fp8
-    and fp4 formats on a chip without FP8 units run only where the engine has a fallback (quant.float8_fallback,
-    whose note predict_serving shows)."""
+    fp4 (NVFP4) KV cache is an engine feature of NVIDIA's Blackwell chips alone (its NVFP4 KV-cache blog, 2025-12-08:
+    dequantised to FP8 for attention there, perf.serving.ATTENTION_PRECISION), none sourced elsewhere; fp8 and fp4
+    weights on a chip without units for them run only where the engine has a fallback (quant.float8_fallback, whose
+    note predict_serving shows)."""
     weight = check_weight_precision(precision, model)
     kv = (
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
         if kv_precision
         else default_kv_precision(weight, eng.quantised_kv)
     )
-    if kv == "fp4" and "fp4" not in system.chip.flops:
-        raise ChipwiseError(
-            f"an fp4 KV cache needs FP4 attention kernels, and {system.chip.id} has no FP4. Fix: use an fp8 KV cache."
+    if kv == "fp4" and not (system.chip.vendor == "nvidia" and "fp4" in system.chip.flops):
+        raise PrecisionUnsupportedError(
+            f"an fp4 (NVFP4) KV cache runs on NVIDIA's Blackwell chips alone, and {system.chip.id} is not one",
+            "use an fp8 KV cache",
         )
     float8_fallback(eng.engine, system.chip, weight, kv)  # refuses what the engine cannot run (predict notes the rest)
     return weight, kv

@@ -5,6 +5,7 @@ and sized up until the simulation meets the SLO."""
 
 from __future__ import annotations
 
+import json
 import math
 import multiprocessing
 import time
@@ -56,6 +57,7 @@ from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import (
     EngineProfile,
     check_engine_model,
+    check_engine_name,
     engine_profile,
     token_budget,
 )
@@ -174,13 +176,25 @@ def plan_serving(
         raise ChipwiseError(
             f"workers {workers!r} is not a whole number of processes. Fix: give e.g. 4, or 1 to run the checks here."
         )
+    # 0 ranks by the estimate alone (the API asks for 1 or more); -1 had done so in silence, 'x' raised a TypeError
+    if not (is_count(verify) or (verify == 0 and not isinstance(verify, bool))):
+        raise ChipwiseError(
+            f"verify {verify!r} is not a whole number of options to simulate. Fix: give e.g. 3 (the default)."
+        )
+    verify = int(verify)  # 3.0 sliced no list
+    if progress is not None and not callable(progress):  # 5 had raised a TypeError at the first chip searched
+        raise ChipwiseError(
+            f"progress {progress!r} is not a function. Fix: give a function of (what, done, total), or None."
+        )
     model = load_model(catalog, model_name)
     if engine:
-        check_engine_model(engine, model)
+        check_engine_model(check_engine_name(engine), model)  # by the names users give: not the base profile
     precision = check_weight_precision(precision, model)
     if kv_precision:
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
-    draftings = [drafting_for(catalog, model, option) for option in speculation_options(speculative)]
+    asked = [drafting_for(catalog, model, option) for option in speculation_options(speculative)]
+    # an option given twice ('none,none', 'mtp:3,mtp:3') is searched once: its rows had been ranked twice
+    draftings = [d for i, d in enumerate(asked) if d not in asked[:i]]
     targets = check_slo(slo)
     queued = [k for k in targets if k.startswith(("ttft", "e2e")) and load.kind == "offline"]
     if queued:
@@ -217,7 +231,7 @@ def plan_serving(
     prefill_options: list[dict[str, Any]] = []
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = []  # (colocated $/h, _decode_option's arguments)
     evaluated = 0
-    steps = len(hardware_ids) + max(0, verify)
+    steps = len(hardware_ids) + verify
     tell = progress or (lambda what, done, total: None)
     searched: set[str] = set()
     for i, hid in enumerate(hardware_ids):
@@ -297,7 +311,7 @@ def plan_serving(
         pools = zip(r["hardware"].split(">"), r["system"].split(">"), strict=True)
         r["price_estimated"] = list(dict.fromkeys(c for c, sid in pools if sid in estimated))
     rows.sort(key=lambda r: _rank_order(r, load))
-    checks = rows[: max(0, verify)]
+    checks = rows[:verify]
     # checks all on an engine's defaults (no serving run of its chip family fitted) are answered beside the
     # cheapest option on fitted figures, simulated too: the estimate's alone had named one that misses its SLO
     fitted = next((r for r in rows[len(checks) :] if not r.get("engine_defaults")), None)
@@ -704,6 +718,12 @@ def _verify(
     return done, workers
 
 
+def _option_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What tells two ranked options apart: the system, engine and plan (each pool's shape, batch limit, replicas,
+    precisions and drafting); rows alike in these are one option, priced and simulated alike."""
+    return row["system"], row["engine"], json.dumps(row["plan"], sort_keys=True)
+
+
 def _rank_order(row: Mapping[str, Any], load: Load) -> tuple[bool, float]:
     """How the options rank by the estimate: priced ones first, the cheapest first (unpriced: the fewest chips)."""
     priced = math.isfinite(row["cost_usd_per_hour"])
@@ -741,6 +761,7 @@ def _second_looks(
     chips whose check grew: their rows join the ranking (re-ranked, the checks' ranks following their rows)."""
     bar = min((_cost(v, job.load) for v in verified if v["keeps_up"] and v["slo_met"]), default=math.inf)
     looks: list[dict[str, Any]] = []
+    seen = {_option_key(r) for r in rows}
     for v in verified:
         row = rows[v["rank"] - 1]
         if v["disaggregated"] or v["chips"] <= row["chips"] or "_search" not in row:
@@ -757,7 +778,10 @@ def _second_looks(
                 continue
             look = _colocated_row(catalog, system, name, alt, price, job.load, int(job.mean_output))
             look["price_estimated"] = row.get("price_estimated", [])  # its chip's price, as its row's (§)
-            if _cost(look, job.load) < bar:
+            # a shape the estimate answers with an option already ranked (a next batch limit its KV cache
+            # cannot hold: Llama 3.1 70B on trn2, TP32 b128 came back as the checked b104) is not a second look
+            if _cost(look, job.load) < bar and _option_key(look) not in seen:
+                seen.add(_option_key(look))
                 looks.append(look)
     if not looks:
         return verified

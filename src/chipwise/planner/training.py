@@ -335,6 +335,8 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
     result["plan_source"] = plan_source(sc.plan or {}, model)
+    # the knobs the user fixed: chips left idle by a given dp are the plan's doing, not the batch's (train_views)
+    result["plan_given"] = sorted(given_knobs(sc.plan or {}))
     result["track_record"] = track_record("train", (system.chip.family, system.chip.vendor))
     return attach_economics(
         result,

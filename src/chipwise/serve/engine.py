@@ -35,8 +35,11 @@ ENGINES: tuple[str, ...] = (
     "vllm-neuron",
     "optimum-neuron",
     "fastertransformer",
-    "default",
 )
+#: The catalog's base level of engine figures (engines.default), which every engine's figures start from: no engine
+#: a user names ('engine: default', read as "whatever the default is", had priced this pseudo-engine, not the chip
+#: vendor's), but the profile validation prices a published row with whose engine chipwise does not know.
+BASE_PROFILE = "default"
 ADMISSIONS: tuple[str, ...] = ("reserve", "on_demand")
 
 
@@ -51,14 +54,20 @@ def check_engine_name(engine: str) -> str:
     for one chipwise does not know."""
     name = engine.strip().lower()
     if name not in ENGINES:
-        raise UnknownNameError("serving engine", engine, ENGINES, hint=f"use one of {', '.join(ENGINES)}")
+        raise UnknownNameError(
+            "serving engine",
+            engine,
+            ENGINES,
+            hint=f"use one of {', '.join(ENGINES)}, or name none for the chip vendor's",
+        )
     return name
 
 
 def check_engine_model(engine: str, model: ModelSpec) -> None:
     """Raise a one-line error for an engine family the catalog does not know, or one that cannot run `model`
-    (has_engine_build)."""
-    check_engine_name(engine)
+    (has_engine_build). BASE_PROFILE passes: validation prices rows of unknown engines with it."""
+    if engine != BASE_PROFILE:
+        check_engine_name(engine)
     if not has_engine_build(engine, model):
         raise ChipwiseError(
             f"TensorRT-LLM has no TensorRT engine build of {model.name} (MLA models run on its PyTorch back end only). "
@@ -244,7 +253,7 @@ def engine_figures(catalog: Catalog, engine: str, chip_family: str) -> dict[str,
     docstring of engines.yaml: default, the bases, the engine, then the family's figures in the same order)."""
     lineage = _named_lineage(catalog, engine)
     levels = (
-        ("default", catalog.engines.get("default", {})),
+        (BASE_PROFILE, catalog.engines.get(BASE_PROFILE, {})),
         *lineage,
         *((f"{name} on {chip_family}", _chips(node, chip_family)) for name, node in lineage),
     )
@@ -281,9 +290,7 @@ def check_engine_vendor(catalog: Catalog, engine: str, vendor: str, chip: str) -
     """Raise a one-line error where `engine` does not run on `chip` (a part of `vendor`), naming those that do."""
     if engine_runs_on(catalog, engine, vendor):
         return
-    others = [
-        e for e in ENGINES if e != "default" and engine_vendors(catalog, e) and engine_runs_on(catalog, e, vendor)
-    ]
+    others = [e for e in ENGINES if engine_vendors(catalog, e) and engine_runs_on(catalog, e, vendor)]
     runs = ", ".join(engine_vendors(catalog, engine))
     raise ChipwiseError(
         f"{engine} does not run on {chip} ({vendor}; {engine} runs on {runs} chips only). Fix: use "

@@ -234,13 +234,18 @@ def busiest_rank_experts(hit: Array, experts: float, slots: Array, ep: Array | f
     (broadcasts): each rank holds experts x slots / ep expert slots, each hit with probability hit / experts, and
     a step waits for its slowest rank at the expert exchange. A rank's count is binomial; the expected largest of
     ep such counts is taken as mean + z sd, with z Blom's expected largest of ep standard normals,
-    Phi^-1((ep - 0.375) / (ep + 0.25)), at most the slots it holds. One rank reads the average (z = 0); at
-    DeepSeek-R1's 8 copies a token over EP8, 2.4 experts where the average is 1."""
+    Phi^-1((ep - 0.375) / (ep + 0.25)), at most the slots it holds, and at least one whole expert once any is hit:
+    a rank reads whole experts, and with few hits spread over many ranks the normal tail of a count that is 0 or 1
+    falls below 1 (Mixtral's 2 experts a token over EP8, one slot a rank: 0.87 where the busiest reads exactly 1).
+    One rank reads the average (z = 0); at DeepSeek-R1's 8 copies a token over EP8, 2.4 experts where the average
+    is 1."""
     e = np.asarray(ep, dtype=np.float64)
+    h = np.asarray(hit, dtype=np.float64)
     n = experts * np.asarray(slots, dtype=np.float64) / e
-    p = np.clip(np.asarray(hit, dtype=np.float64) / experts, 0.0, 1.0)
+    p = np.clip(h / experts, 0.0, 1.0)
     z = ndtri((e - 0.375) / (e + 0.25))
-    return np.asarray(np.minimum(n, n * p + z * np.sqrt(n * p * (1.0 - p))), dtype=np.float64)
+    busiest = np.maximum(n * p + z * np.sqrt(n * p * (1.0 - p)), np.minimum(h, 1.0))  # hit < 1: a fractional step
+    return np.asarray(np.minimum(n, busiest), dtype=np.float64)
 
 
 def moe_dispatch(

@@ -69,10 +69,13 @@ def weights_per_rank(model: ModelSpec, shapes: Shapes, weight_precision: str) ->
     dense, routed = layer_precisions(weight_precision)
     wb, ewb = stored_bytes(dense), stored_bytes(routed)
     h = model.hidden
-    attn = float(model.attention.params(h) + model.norm_params_per_layer)
+    att = model.attention
+    attn = float(att.params(h) + model.norm_params_per_layer)
+    # past kv_heads ranks each holds a whole KV head's projections (engines replicate them, as training does)
+    split = attn / tp + att.kv_projection_params(h) * (1.0 / np.minimum(tp, att.kv_heads) - 1.0 / tp)
     body = np.zeros(np.broadcast(tp, pp, adp).shape)
     for g in model.groups:
-        per_layer_attn = np.where(adp > 0, attn, attn / tp)
+        per_layer_attn = np.where(adp > 0, attn, split)
         ffn: Array | float = 0.0  # parameters, the routed experts (their slots) scaled to the dense precision's bytes
         if g.mlp is not None:
             ffn = float(g.mlp.params(h))

@@ -10,8 +10,10 @@ Bytes per stored element, scales included:
     w8a16 (AWQ/GPTQ 8-bit, bitsandbytes LLM.int8 weights) 1, its scales left out as int8's are.
 Weight-only formats (int4, w8a16, int8 on chips without int8 matmuls in the engine) dequantise in the kernel and
 multiply in bf16 (int8 is W8A8: activations quantised too, the int8 rate where the chip has it); fp8 and fp4
-(NVFP4, whose activations are quantised too) run natively where the chip has them and fall back to the next
-wider precision the chip has (fp4 weights on Hopper run as fp8 matmuls with 4-bit weights streamed from memory).
+(NVFP4, whose activations are quantised too) run natively where the chip has units for them. Without them the
+engines that run them at all run them weight-only, the matmuls in bf16 (WEIGHT_ONLY_FLOATS): NVFP4 on Hopper is
+Marlin's W4A16 in vLLM and SGLang, priced as int4, not as fp8 matmuls (no engine multiplies FP8 activations by
+NVFP4 weights off Blackwell; ModelOpt's support matrix lists FP4 weights and activations from Blackwell on).
 mxfp4 is the gpt-oss checkpoint format: MXFP4 MoE experts, everything else (attention, router, shared layers) in
 bf16 (config.json quantization_config: mxfp4, modules_to_not_convert self_attn, router, embed_tokens, lm_head).
 Its activations stay wider than the weights: the engines multiply MXFP8 activations by MXFP4 experts where the
@@ -82,12 +84,13 @@ def stored_bytes(precision: str) -> float:
 
 def matmul_precision(weight_precision: str, chip: Chip) -> str:
     """The precision a chip runs the matmuls of `weight_precision` weights in."""
-    if weight_precision in ("int4", "int8") and weight_precision not in chip.flops:
-        return chip.native_precision("bf16")
     if weight_precision in ("int4", "w8a16"):  # weight-only: 16-bit activations (an 8-bit GPTQ had run at int8's rate)
         return chip.native_precision("bf16")
     if weight_precision == "mxfp4":
         return chip.native_precision("fp8" if "fp4" in chip.flops else "bf16")
+    if weight_precision in ("int8", "fp8", "fp4") and weight_precision not in chip.flops:
+        # no units for the format: the engines that run it at all run it weight-only (float8_fallback for the floats)
+        return chip.native_precision("bf16")
     return chip.native_precision(weight_precision)
 
 
@@ -97,17 +100,21 @@ def layer_precisions(weight_precision: str) -> tuple[str, str]:
     return ("bf16", "mxfp4") if weight_precision == "mxfp4" else (weight_precision, weight_precision)
 
 
-#: The float weight formats each engine runs on a chip without FP8 matrix units, by chip vendor: weight-only (W8A16,
-#: W4A16: dequantised in the kernel, multiplied in 16-bit, as matmul_precision prices them). vLLM: "Turing/Ampere GPUs
-#: are supported for W8A16 (weight-only FP8) utilizing Marlin kernels" (docs.vllm.ai features/quantization/fp8), and
-#: its hardware table lists Marlin (GPTQ/AWQ/FP8/FP4) on Ampere (features/quantization); SGLang turns its FP8 Marlin
-#: kernels on by itself on SM80-SM88 (sglang python/sglang/srt/layers/quantization/fp8_utils.py
-#: can_auto_enable_marlin_fp8). TensorRT-LLM lists no FP8 or FP4 on Ampere (its support matrix: FP32, FP16, BF16,
-#: INT8, INT4; FP8 from Ada, SM89), and no other engine's fallback is sourced: there the float formats need FP8 units,
-#: as an fp4 KV cache needs FP4 ones (planner.serving.precisions).
+#: The float weight formats each engine runs on a chip without matrix units for them (fp8 without FP8 units, fp4
+#: without FP4 ones), by chip vendor: weight-only (W8A16, W4A16: dequantised in the kernel, multiplied in 16-bit, as
+#: matmul_precision prices them). vLLM: "Turing/Ampere GPUs are supported for W8A16 (weight-only FP8) utilizing Marlin
+#: kernels" (docs.vllm.ai features/quantization/fp8), its hardware table lists Marlin (GPTQ/AWQ/FP8/FP4) on Ampere
+#: (features/quantization), and NVFP4 falls back to Marlin's W4A16 below SM100 (vllm PR #19563, "Fall-back to marlin
+#: for device < 100": "Weight-only FP4 compression will be used leveraging the Marlin kernel"); SGLang turns its FP8
+#: Marlin kernels on by itself on SM80-SM88 (sglang python/sglang/srt/layers/quantization/fp8_utils.py
+#: can_auto_enable_marlin_fp8) and routes ModelOpt NVFP4 checkpoints on Ampere and Hopper through Marlin W4A16 (sglang
+#: PR #25655, run on A100 and H100; after #19652, reverted). TensorRT-LLM lists no FP8 or FP4 on Ampere (its support
+#: matrix: FP32, FP16, BF16, INT8, INT4; FP8 from Ada, SM89) and NVFP4 from Blackwell only, and no other engine's
+#: fallback is sourced: there the float formats need their own units, as an fp4 KV cache needs Blackwell
+#: (planner.serving.precisions).
 WEIGHT_ONLY_FLOATS: dict[str, dict[str, tuple[str, ...]]] = {
     "vllm": {"nvidia": ("fp8", "fp4")},
-    "sglang": {"nvidia": ("fp8",)},
+    "sglang": {"nvidia": ("fp8", "fp4")},
 }
 #: The same for an fp8 KV cache, kept as storage and read back to 16-bit for attention (as
 #: perf.serving.attention_rate prices it): vLLM's "is quantized but upconverted to fp16 for computation" on an A100
@@ -126,17 +133,22 @@ class PrecisionUnsupportedError(ChipwiseError):
 
 
 def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision: str) -> str | None:
-    """On a chip without FP8 units: how `engine` runs fp8 or fp4 weights and an fp8 KV cache there (a note, as
-    training says when it computes in the nearest precision the chip has), or one line where it has no sourced
-    fallback (WEIGHT_ONLY_FLOATS, FP8_KV_STORED). None on a chip with FP8 units, or for 16-bit and integer formats."""
-    weights, kv8 = weight_precision in ("fp8", "fp4"), kv_precision == "fp8"
-    if "fp8" in chip.flops or not (weights or kv8):
+    """On a chip without units for fp8 or fp4 weights, or without FP8 units for an fp8 KV cache: how `engine` runs
+    them there (a note, as training says when it computes in the nearest precision the chip has), or one line where
+    it has no sourced fallback (WEIGHT_ONLY_FLOATS, FP8_KV_STORED). None where the chip has the units, or for 16-bit
+    and integer formats."""
+    weights = weight_precision in ("fp8", "fp4") and weight_precision not in chip.flops
+    kv8 = kv_precision == "fp8" and "fp8" not in chip.flops
+    if not (weights or kv8):
         return None
     bad_weights = weights and weight_precision not in WEIGHT_ONLY_FLOATS.get(engine, {}).get(chip.vendor, ())
     bad_kv = kv8 and chip.vendor not in FP8_KV_STORED.get(engine, ())
     if bad_weights or bad_kv:
         asked = " and ".join([f"{weight_precision} weights"] * bad_weights + ["an fp8 KV cache"] * bad_kv)
-        fixes = ["serve " + " and ".join(["bf16 weights"] * bad_weights + ["a bf16 KV cache"] * bad_kv)]
+        missing = "/".join(dict.fromkeys([weight_precision.upper()] * bad_weights + ["FP8"] * bad_kv))
+        # fp8 weights are the native alternative to fp4 ones on a chip with FP8 units (Hopper); else 16-bit
+        instead = "fp8" if weight_precision == "fp4" and "fp8" in chip.flops else "bf16"
+        fixes = ["serve " + " and ".join([f"{instead} weights"] * bad_weights + ["a bf16 KV cache"] * bad_kv)]
         runs = [
             e
             for e, vendors in WEIGHT_ONLY_FLOATS.items()
@@ -147,13 +159,14 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
         if runs:
             fixes.append(f"serve with {runs[0]}, which runs them in bf16 there")
         raise PrecisionUnsupportedError(
-            f"{engine} cannot run {asked} on {chip.id}: the chip has no FP8 units, and the engine has no known kernels "
-            "that run them in bf16",
-            f"{', or '.join(fixes)}, or pick a chip with FP8 units",
+            f"{engine} cannot run {asked} on {chip.id}: the chip has no {missing} units, and the engine has no known "
+            "kernels that run them in bf16",
+            f"{', or '.join(fixes)}, or pick a chip with {missing} units",
         )
     notes = [f"{weight_precision} weights run weight-only (dequantised in the kernel, the matmuls in bf16)"] * weights
     notes += ["the fp8 KV cache is stored in fp8 and read back to bf16 for attention"] * kv8
-    return f"{chip.id} has no FP8 units, so {engine} computes in bf16: " + "; ".join(notes)
+    units = "/".join(dict.fromkeys([weight_precision.upper()] * weights + ["FP8"] * kv8))
+    return f"{chip.id} has no {units} units, so {engine} computes in bf16: " + "; ".join(notes)
 
 
 def default_kv_precision(weight_precision: str, quantised_kv: bool = True) -> str:

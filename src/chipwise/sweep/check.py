@@ -72,7 +72,8 @@ def check_scenarios(spec: SweepSpec) -> None:
             where = f"the point {_describe(axes)}" if varied or not head else "base"
             raise ChipwiseError(
                 f"{spec.source}: {where} is not a valid scenario: {loc + ': ' if loc else ''}{msg}. "
-                f"Fix: correct it in {'grid or zip' if varied else 'base'} (scenario keys: docs/guide.md)."
+                f"Fix: correct it in {'grid or zip' if varied else 'base'} "
+                "(scenario keys: docs/guide.md#scenario-keys)."
             ) from None
         _check_plan_keys(spec, axes, scenario)
         _check_fields(spec, axes, scenario)

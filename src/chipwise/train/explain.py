@@ -11,6 +11,7 @@ import numpy as np
 
 from chipwise.hardware.objects import FigureRef, System
 from chipwise.perf.device import device_of, topology_of
+from chipwise.train.lora import LORA_RANK, lora_adapter_params
 from chipwise.train.memory import memory_per_rank
 from chipwise.train.search import PlanSearch
 from chipwise.train.step import BREAKDOWN_KEYS, StepResult
@@ -131,6 +132,8 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "seq_len": job.seq_len,
         "global_batch": job.global_batch,
         "global_batch_tokens": job.global_batch_tokens,
+        # a LoRA fine-tune's step and checkpoint are not full training's: a saved result had read as one
+        "lora": job.lora,
         "plan": res.plans.plan(i),
         "step_time_s": step,
         "tokens_per_s": float(res.tokens_per_s[i]),
@@ -151,6 +154,9 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "projected": projected,
         "figures": figures_used(system, job.precision, job.model.is_moe),
     }
+    if job.lora:  # its adapters (train.lora), what its checkpoints hold
+        out["lora_rank"] = LORA_RANK
+        out["lora_adapter_params"] = lora_adapter_params(job.model)
     if (steps := job.steps) is not None:
         out["tokens"] = job.tokens
         out["steps"] = steps

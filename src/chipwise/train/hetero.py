@@ -30,7 +30,7 @@ from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
 from chipwise.perf.vector import divisors
 from chipwise.train.data_parallel import dp_time
-from chipwise.train.memory import act_bytes, layer_activation_elems, working_weight_bytes
+from chipwise.train.memory import act_bytes, layer_activation_elems, optimizer_bytes, working_weight_bytes
 from chipwise.train.plans import PlanArrays
 from chipwise.train.step import stage_costs
 from chipwise.workload.model import ModelSpec
@@ -146,9 +146,10 @@ def _plans_for(hp: HeteroPlans, tp: IntArray, pp: IntArray) -> PlanArrays:
 def _static_bytes(params: Any, job: TrainingJob, plans: PlanArrays, dev: Device) -> Array:
     """Bytes a rank holds for `params` split over its tp ranks, with ZeRO-1 over dp: weights at the precision the
     chip computes in (an A100 asked for fp8 keeps bf16 weights, as plan train's memory has it), fp32 gradients, and
-    Adam's fp32 master copy and two moments sharded over dp."""
+    Adam's states sharded over dp (its fp32 master copy and two moments; the moments only in fp32 training)."""
     weight = working_weight_bytes(dev, job.precision)
-    return np.asarray(params / plans.tp.astype(np.float64) * (weight + 4.0 + 12.0 / plans.dp), dtype=np.float64)
+    states = optimizer_bytes(job.precision) / plans.dp
+    return np.asarray(params / plans.tp.astype(np.float64) * (weight + 4.0 + states), dtype=np.float64)
 
 
 def _per_layer_memory(model: ModelSpec, job: TrainingJob, plans: PlanArrays, dev: Device) -> tuple[Array, Array]:

@@ -5,10 +5,17 @@ momentum and variance (12 B) (Rajbhandari et al. 2020, ZeRO). ZeRO stage z shard
     z=0: nothing          -> 2 + 4 + 12
     z=1: optimizer        -> 2 + 4 + 12/s
     z=2: + gradients      -> 2 + (4 + 12)/s
-    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered (2 B, fp8 1);
+    z=3 (FSDP): all, the fp32 master doubling as the weight -> (4 + 4 + 8)/s, plus two layers gathered (2 B, fp8 1,
+         fp32 4);
          with pipelining (torchtitan's FSDP + PP, data_parallel.py) the stage's gathered weights and unsharded
          fp32 gradients stay for the whole step -> 2 + 4 + (4 + 4 + 8)/s
 FP8 and FP4 training keep 1-byte working weights instead of 2 (fp8 parameter gather), the master in fp32.
+FP32 (and TF32, which stores fp32) training keeps its working weights in fp32 and so needs no separate master copy:
+Megatron's FP32Optimizer and plain torch.optim.AdamW (and FSDP) hold the fp32 parameter, its fp32 gradient and
+Adam's two fp32 moments, 4 + 4 + 8 bytes (z=1: 4 + 4 + 8/s, z=2: 4 + 12/s, z=3: 16/s and its gathered layers at
+4 B). DeepSpeed's ZeRO-1/2 would add a 4-byte fp32 partition of its own; the lean count is the one both Megatron
+and PyTorch run. LoRA's frozen base is stored in the format the chip computes in (fp32 at 4 B; fp8 at 1 B on a chip
+with fp8 units, bf16 on an A100), as the working weights are.
 
 Activations per layer and token follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", section 4) written for any attention and MLP shape and for flash attention (no s^2 term):
@@ -19,7 +26,9 @@ Selective recompute drops the norm outputs, the MLP activation and (MoE) the per
 recompute (step.py reruns exactly that element-wise work); full recompute keeps only each layer's input. While a
 layer's backward runs, the rank also holds what recompute rebuilt for it: that layer's none - kept elements.
 With 1F1B pipelining the first stage holds min(m, pp) micro-batches of its L/pp layers - L layers' worth, and
-(1 + (pp-1)/(pp vpp)) times that with interleaving (Narayanan et al. 2021; Korthikanti et al. eq. 5).
+(1 + (pp-1)/(pp vpp)) times that with interleaving (Narayanan et al. 2021; Korthikanti et al. eq. 5), but never more
+than the m micro-batches of the batch: with m < pp + (pp-1)/vpp Megatron's interleaved schedule runs all its forwards
+first (its warm-up, capped at m vpp chunk micro-batches), so the stage holds m micro-batches of all its layers.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf.device import Device, Topology
 from chipwise.train.data_parallel import expert_tp, shards
 from chipwise.train.plans import PlanArrays, stage_layers
@@ -37,11 +47,12 @@ from chipwise.workload.training import TrainingJob
 
 Array = NDArray[np.float64]
 ACT_BYTES = 2.0
+FP32_PRECISIONS = ("fp32", "tf32")
 
 
 def act_bytes(precision: str) -> float:
     """Bytes per activation element: 16-bit activations in mixed precision, 32-bit in fp32/tf32 training."""
-    return 4.0 if precision in ("fp32", "tf32") else ACT_BYTES
+    return 4.0 if precision in FP32_PRECISIONS else ACT_BYTES
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,9 @@ class MemoryBreakdown:
 
 
 def local_params(model: ModelSpec, plans: PlanArrays) -> tuple[Array, Array]:
-    """(dense, expert) parameters held by the most loaded rank, before any ZeRO sharding."""
+    """(dense, expert) parameters held by the most loaded rank, before any ZeRO sharding. Past kv_heads ranks the K
+    and V projections are replicated, not split further (a rank holds one whole KV head, as layer_activation_elems
+    and the step's QKV GEMM have it): Llama-3.1-70B at TP64 holds 1.249e9 parameters a rank, not 70.55e9 / 64."""
     pp = plans.pp.astype(np.float64)
     tp = plans.tp.astype(np.float64)
     share = stage_layers(model.layers, plans.pp, plans.vpp) / model.layers
@@ -70,6 +83,9 @@ def local_params(model: ModelSpec, plans: PlanArrays) -> tuple[Array, Array]:
     body = float(model.dense_params) - ends
     end_stage = np.where(pp > 1, float(max(model.embedding_params, model.lm_head_params)), ends)
     dense = (body * share + end_stage) / tp
+    att = model.attention  # the copies of the K and V projections a rank holds beyond 1/tp
+    beyond = 1.0 / np.minimum(tp, att.kv_heads) - 1.0 / tp
+    dense = dense + model.layers * att.kv_projection_params(model.hidden) * beyond * share
     expert = float(model.expert_params) * share / plans.ep / expert_tp(plans)
     return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
 
@@ -108,8 +124,25 @@ def layer_activation_elems(model: ModelSpec, g: LayerGroup, plans: PlanArrays) -
 def working_weight_bytes(dev: Device, precision: str) -> float:
     """Bytes of a working weight: 8-bit (and 4-bit) training keeps them in fp8 and gathers them in fp8 (Megatron's
     fp8-param-gather, torchtitan's float8 all-gather); the fp32 master copy lives in the optimizer state. A chip
-    without units for the format computes, and keeps its working weights, in a wider one (an A100: bf16)."""
+    without units for the format computes, and keeps its working weights, in a wider one (an A100: bf16). FP32 and
+    TF32 training keep fp32 weights whatever the chip's matmul units (TF32 rounds only the GEMM inputs)."""
+    if precision in FP32_PRECISIONS:
+        return 4.0
     return 1.0 if dev.chip.native_precision(precision) in ("fp8", "int8", "fp4") else 2.0
+
+
+def frozen_weight_bytes(dev: Device, precision: str) -> float:
+    """Bytes of a LoRA run's frozen base weight: stored in the format the chip computes in (fp8 on an H100, bf16 on
+    an A100 asked for fp8, as working_weight_bytes has it; 4-bit where the chip has fp4 units), fp32 in fp32/tf32."""
+    if precision in FP32_PRECISIONS:
+        return 4.0
+    return PRECISION_BYTES.get(dev.chip.native_precision(precision), 2.0)
+
+
+def optimizer_bytes(precision: str) -> float:
+    """Optimizer state bytes per parameter: Adam's fp32 master copy and two moments (12) in mixed precision; the two
+    moments only (8) in fp32/tf32 training, whose fp32 parameters are their own master (module docstring)."""
+    return 8.0 if precision in FP32_PRECISIONS else 12.0
 
 
 def memory_per_rank(
@@ -120,16 +153,18 @@ def memory_per_rank(
     z = plans.zero
     shard_dense = np.where(z >= 1, sh.zero_dense, 1).astype(np.float64)
     shard_expert = np.where(z >= 1, sh.zero_expert, 1).astype(np.float64)
-    weight_bytes = working_weight_bytes(dev, job.precision)
+    # LoRA's frozen base is both what a rank keeps and what FSDP gathers
+    weight_bytes = frozen_weight_bytes(dev, job.precision) if job.lora else working_weight_bytes(dev, job.precision)
+    opt_bytes = optimizer_bytes(job.precision)
 
     def states(p: Array, s: Array) -> tuple[Array, Array, Array]:
-        if job.lora:  # frozen base weights, stored at the training precision; no gradients or optimizer state
-            frozen = {"fp8": 1.0, "int8": 1.0, "fp4": 0.5}.get(job.precision, 2.0) * p
-            w = np.where(z >= 3, frozen / s, frozen)
+        if job.lora:  # frozen base weights only; no gradients or optimizer state
+            w = np.where(z >= 3, weight_bytes * p / s, weight_bytes * p)
             return w, np.zeros_like(w), np.zeros_like(w)
+        # ZeRO-3 shards 4 + 4 + 8 bytes: the fp32 master (or fp32 weight) doubling as the working weight
         w = np.where(z >= 3, 4.0 * p / s, weight_bytes * p)
         g = np.where(z >= 2, 4.0 * p / s, 4.0 * p)
-        o = np.where(z >= 3, 8.0 * p / s, np.where(z >= 1, 12.0 * p / s, 12.0 * p))
+        o = np.where(z >= 3, 8.0 * p / s, np.where(z >= 1, opt_bytes * p / s, opt_bytes * p))
         return w, g, o
 
     wd, gd, od = states(dense, shard_dense)
@@ -157,9 +192,10 @@ def memory_per_rank(
     pp = plans.pp.astype(np.float64)
     on_stage = stage_layers(model.layers, plans.pp, plans.vpp) / layers
     m = job.global_batch / (plans.dp * plans.mb)
-    in_flight = np.where(pp > 1, np.minimum(m, pp), 1.0)
     interleave = np.where(plans.vpp > 1, 1.0 + (pp - 1.0) / (pp * plans.vpp), 1.0)
-    stage_acts = act_layers * on_stage * in_flight * interleave * tokens * ab
+    # no more micro-batches in flight than the batch has (m = pp interleaved: all forwards, then all backwards)
+    in_flight = np.where(pp > 1, np.minimum(m, pp * interleave), 1.0)
+    stage_acts = act_layers * on_stage * in_flight * tokens * ab
     # the layer being recomputed needs its full activations during its backward; what it kept is already in
     # stage_acts, so only the rebuilt part is extra (adding a whole layer had made selective recompute take more
     # memory than none: Llama-3.2-1B, 64 H100, TP1 PP8 DP8 mb2, 24.90 GiB against 24.50)

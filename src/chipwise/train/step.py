@@ -42,7 +42,14 @@ from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.data_parallel import dp_time, expert_tp
-from chipwise.train.memory import MemoryBreakdown, act_bytes, local_params, memory_per_rank, working_weight_bytes
+from chipwise.train.memory import (
+    MemoryBreakdown,
+    act_bytes,
+    frozen_weight_bytes,
+    local_params,
+    memory_per_rank,
+    working_weight_bytes,
+)
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -338,7 +345,7 @@ def train_step(
         *dp_windows(stage, t_mb, eff.dp_overlap),
         model.layers,
         trainable=not job.lora,
-        weight_bytes=working_weight_bytes(dev, prec),
+        weight_bytes=(frozen_weight_bytes if job.lora else working_weight_bytes)(dev, prec),  # as memory holds them
     )
     step = m * (t_mb - pp_hidden) + bubble + dp_comm + optimizer + eff.step_overhead_s
     mem = memory_per_rank(model, job, dev, topo, plans)

@@ -8,6 +8,9 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from chipwise.catalog.units import quantity, resolve_unit, to_si
+from chipwise.errors import ChipwiseError
+
 # NeuronCores per chip as the parallelism of a row counts them (trn2-class chips: logical cores at LNC=2).
 _PHYSICAL_NEURON_CORES: Final[dict[str, int]] = {"trn1": 2, "inf2": 2, "trn2": 8, "trn3": 8, "trn4": 8}
 _DEFAULT_LNC: Final[int] = 2
@@ -18,12 +21,8 @@ _NUMBER_RE: Final[re.Pattern[str]] = re.compile(rf"(?<![A-Za-z0-9_.])({NUM})([kK
 SUFFIXES: Final[dict[str, float]] = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
 
 
-def parse_number(text: str | None) -> float | None:
-    """First number in a cell: '2787.5 (derived)' -> 2787.5, '~1500 (var 150)' -> 1500, '1.3M' -> 1.3e6.
-
-    A number glued to letters before it ('p99', 'TP8') is not a value; a k/K/M/B/G/T right after the
-    digits is a decimal multiplier. Returns ``None`` when the cell has no finite number.
-    """
+def _first_figure(text: str | None) -> tuple[float, int] | None:
+    """The first number in a cell (with its k/M/B multiplier) and where it ends; ``None`` when there is none."""
     if not text:
         return None
     match = _NUMBER_RE.search(text)
@@ -32,7 +31,83 @@ def parse_number(text: str | None) -> float | None:
     value = float(match.group(1).replace(",", ""))
     if match.group(2):
         value *= SUFFIXES[match.group(2)]
-    return value if math.isfinite(value) else None
+    return (value, match.end()) if math.isfinite(value) else None
+
+
+def parse_number(text: str | None) -> float | None:
+    """First number in a cell: '2787.5 (derived)' -> 2787.5, '~1500 (var 150)' -> 1500, '1.3M' -> 1.3e6.
+
+    A number glued to letters before it ('p99', 'TP8') is not a value; a k/K/M/B/G/T right after the
+    digits is a decimal multiplier. Returns ``None`` when the cell has no finite number.
+    """
+    figure = _first_figure(text)
+    return None if figure is None else figure[0]
+
+
+#: The unit each measured time column is named for: a figure written without a unit is in it
+TIME_COLUMNS: Final[dict[str, str]] = {
+    "step_time_s": "s", "e2e_latency_s": "s", "ttft_ms": "ms", "tpot_ms": "ms", "time_to_train": "s",
+}  # fmt: skip
+#: How a cell may spell a time unit beyond the catalog's own names (s, ms, us, ns, min, h, day), to that name
+_TIME_SPELLINGS: Final[dict[str, str]] = {
+    "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+    "msec": "ms", "msecs": "ms", "millisecond": "ms", "milliseconds": "ms",
+    "\u00b5s": "us", "\u03bcs": "us", "usec": "us", "usecs": "us", "microsecond": "us", "microseconds": "us",
+    "mins": "min", "minute": "min", "minutes": "min",
+    "hr": "h", "hrs": "h", "hour": "h", "hours": "h", "days": "day",
+}  # fmt: skip
+#: The word written right after a figure, its unit ('18410 ms', '2.5s', '50 tok/s'); a '(comment)' or ';' is none
+_UNIT_WORD: Final[re.Pattern[str]] = re.compile(r"[ \t]*([A-Za-z\u00b5\u03bc][A-Za-z\u00b5\u03bc/]*)")
+
+
+def _unit_word(text: str, end: int) -> str:
+    """The word right after the figure that ends at ``end`` in ``text``; '' when none is written."""
+    match = _UNIT_WORD.match(text, end)
+    return match.group(1) if match else ""
+
+
+def _time_factor(word: str, unit: str) -> float | None:
+    """What a figure written in ``word`` is multiplied by to be in ``unit`` (1 for no word: the column's own unit);
+    ``None`` where the word names no time (the catalog's unit names, in any case where it is one unit, and the
+    spellings above: '11 min', '2.5 hours', '1.2 us')."""
+    if not word:
+        return 1.0
+    try:
+        written = resolve_unit(_TIME_SPELLINGS.get(word.lower(), word))
+    except ChipwiseError:
+        return None
+    return to_si(1.0, written) / to_si(1.0, unit) if quantity(written) == "time" else None
+
+
+def parse_time(text: str | None, column: str) -> float | None:
+    """A measured time in its column's unit (TIME_COLUMNS), with the unit the cell writes after the figure honoured:
+    step_time_s '18410 ms' -> 18.41, '11 min' -> 660. ``None`` where the cell has no positive figure or writes a
+    word that is no time after it (time_unit_problem says so; it had been read in the column's unit)."""
+    figure = _first_figure(text)
+    if text is None or figure is None or figure[0] <= 0:
+        return None
+    factor = _time_factor(_unit_word(text, figure[1]), TIME_COLUMNS[column])
+    return None if factor is None else figure[0] * factor
+
+
+def written_time_units(text: str) -> list[str]:
+    """The words a time cell writes after its figures, outside parentheses ('p99: 1.2 s; p50: 300 ms' -> s, ms)."""
+    bare = strip_parentheses(text)
+    words = (_unit_word(bare, m.end()) for m in _NUMBER_RE.finditer(bare))
+    return list(dict.fromkeys(w for w in words if w))
+
+
+def time_unit_problem(text: str, column: str) -> str | None:
+    """Why a time cell's figures cannot be read: a word after one that is no unit of time ('18 fortnights', '50
+    tok/s'), which had been dropped and the figure read in the column's unit (a 1000x error for 'us' in ms)."""
+    unit = TIME_COLUMNS[column]
+    for word in written_time_units(text):
+        if _time_factor(word, unit) is None:
+            return (
+                f"{column} '{text}' is written in '{word}', which is no unit of time. Fix: give the figure in {unit}, "
+                "or write its unit after it (us, ms, s, min or h)."
+            )
+    return None
 
 
 #: What a cell that gives no figure may say; it reads as a blank one (the figure is not stated)
@@ -61,28 +136,41 @@ _STAT_VALUE_RE: Final[re.Pattern[str]] = re.compile(
     rf"\b(p50|p90|p99|median|mean|avg|average)\b(?:\s+(?:ttft|tpot|itl|e2el?|latency))?\s*[:=]?\s*~?({NUM})",
     re.IGNORECASE,
 )
-#: 'value (stat)': '45.3 (p50)', '120 ms (mean)'
+#: 'value [unit] (stat)': '45.3 (p50)', '120 ms (mean)'
 _VALUE_STAT_RE: Final[re.Pattern[str]] = re.compile(
-    rf"~?({NUM})\s*(?:ms|s)?\s*\(\s*(p50|p90|p99|median|mean|avg|average)\s*\)", re.IGNORECASE
+    rf"~?({NUM})(?:\s*([A-Za-z\u00b5\u03bc][A-Za-z\u00b5\u03bc/]*))?\s*\(\s*(p50|p90|p99|median|mean|avg|average)\s*\)",
+    re.IGNORECASE,
 )
 
 
-def parse_stat_values(text: str | None) -> dict[str, float]:
+def parse_stat_values(text: str | None, column: str | None = None) -> dict[str, float]:
     """Labelled statistics in a cell: 'p99 461.3; mean 275.9' -> {'p99': 461.3, 'mean': 275.9}.
 
-    A cell with a single unlabelled number gives {'value': x}; an empty cell gives {}.
+    A cell with a single unlabelled number gives {'value': x}; an empty cell gives {}. For a time ``column``
+    (TIME_COLUMNS) each figure is read in the unit written after it ('p99: 1.2 s; p50: 300 ms' -> 1200, 300 in ms),
+    a figure without one in the one unit the cell writes ('p50 1.1 / p99 2.3 s'), else in the column's unit; a
+    figure in a word that is no time is left out (time_unit_problem names it).
     """
     if not text:
         return {}
+    figures: list[tuple[str, str, str]] = []  # (stat, number, unit word)
+    for match in _STAT_VALUE_RE.finditer(text):
+        figures.append((STAT_ALIASES[match.group(1).lower()], match.group(2), _unit_word(text, match.end(2))))
+    for match in _VALUE_STAT_RE.finditer(text):
+        figures.append((STAT_ALIASES[match.group(3).lower()], match.group(1), match.group(2) or ""))
+    if not figures and (figure := _first_figure(text)) is not None:
+        figures.append(("value", repr(figure[0]), _unit_word(text, figure[1])))
+    written = written_time_units(text) if column is not None else []
     found: dict[str, float] = {}
-    for label, number in _STAT_VALUE_RE.findall(text):
-        found.setdefault(STAT_ALIASES[label.lower()], float(number.replace(",", "")))
-    for number, label in _VALUE_STAT_RE.findall(text):
-        found.setdefault(STAT_ALIASES[label.lower()], float(number.replace(",", "")))
-    if found:
-        return found
-    value = parse_number(text)
-    return {} if value is None else {"value": value}
+    for stat, number, word in figures:
+        value = float(number.replace(",", ""))
+        if column is not None:
+            factor = _time_factor(word or (written[0] if len(written) == 1 else ""), TIME_COLUMNS[column])
+            if factor is None:
+                continue
+            value *= factor
+        found.setdefault(stat, value)
+    return found
 
 
 def parse_range_midpoint(text: str) -> float | None:

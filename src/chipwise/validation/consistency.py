@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from chipwise.validation.cells import parse_number
+from chipwise.validation.cells import parse_time
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving_rows import latency_stats
 from chipwise.workload.serving import Load
@@ -53,8 +53,8 @@ class SelfCheck:
 def _end_to_end(row: InferenceRow, output_tokens: float) -> tuple[float, str] | None:
     """A request's mean end-to-end latency in seconds: the row's own, or TTFT + (O - 1) TPOT of one statistic, the
     means where the row gives them (Little's law holds for means; medians understate a skewed run's latency)."""
-    e2e = parse_number(row.raw.get("e2e_latency_s"))
-    if e2e is not None and e2e > 0:
+    e2e = parse_time(row.raw.get("e2e_latency_s"), "e2e_latency_s")
+    if e2e is not None:
         return e2e, "its end-to-end latency"
     stats = latency_stats(row)
     ttft, tpot = stats.get("ttft_s", {}), stats.get("tpot_s", {})

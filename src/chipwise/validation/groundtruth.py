@@ -28,6 +28,9 @@ _SERVE_MARKERS: Final[frozenset[str]] = frozenset({"output_tokens_per_s_per_chip
 
 #: The columns every row is read by: without one, each row was skipped as 'chip not in catalog: <empty>'
 REQUIRED_COLUMNS: Final[tuple[str, ...]] = ("id", "model", "chip")
+#: A training row is priced on its chip count too (a serving row takes it from its parallelism where not stated):
+#: without the column each row was skipped as 'no chip count', and the error suggested --catalog
+TRAINING_REQUIRED_COLUMNS: Final[tuple[str, ...]] = (*REQUIRED_COLUMNS, "num_chips")
 _EXAMPLE = "../shared/data/groundtruth_training.csv or groundtruth_inference.csv"
 
 
@@ -52,7 +55,7 @@ def _unreadable(path: Path, line: int, exc: csv.Error) -> ChipwiseError:
     return ChipwiseError(f"data file '{path}', line {line}: cannot be read as CSV ({why}). Fix: {fix}.")
 
 
-def _read_csv(path: Path) -> list[dict[str, str]]:
+def _read_csv(path: Path, required: tuple[str, ...] = REQUIRED_COLUMNS) -> list[dict[str, str]]:
     """The rows of a ground-truth CSV; one line when it lacks a column every row needs, holds no rows or cannot be
     read as CSV."""
     with _opened(path) as handle:
@@ -62,7 +65,7 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         except csv.Error as exc:  # the DictReader's own line_num is the last row it returned
             raise _unreadable(path, reader.reader.line_num, exc) from None
         header = list(reader.fieldnames or [])
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    missing = [c for c in required if c not in header]
     if missing:
         raise ChipwiseError(
             f"data file '{path}' has no {' or '.join(repr(c) for c in missing)} column. Fix: add "
@@ -161,7 +164,7 @@ def read_training(
     derived from it (6*N + attention FLOPs per token) when attention is a small share of the FLOPs.
     """
     return _parse_all(
-        _read_csv(path),
+        _read_csv(path, TRAINING_REQUIRED_COLUMNS),
         lambda raw: parse_training_row(raw, known_chips, derive_from_tflops, aliases or {}),
         _unparsed_training,
     )

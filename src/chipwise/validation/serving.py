@@ -31,6 +31,7 @@ from chipwise.hardware.objects import System
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import (
+    BASE_PROFILE,
     ENGINES,
     EngineProfile,
     default_engine,
@@ -46,7 +47,7 @@ from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
 from chipwise.serve.simulate import SATURATED, Pool, ServingSetup, cached_tokens, run_job, steady_window
 from chipwise.serve.speculation import Speculation, acceptance_for_length, with_prior
-from chipwise.validation.cells import parse_positive, stated_cell
+from chipwise.validation.cells import parse_positive, parse_time, stated_cell
 from chipwise.validation.consistency import self_check
 from chipwise.validation.groundtruth import read_inference, require_unique_ids
 from chipwise.validation.harness import (
@@ -171,7 +172,7 @@ def _engine(row: InferenceRow, vendor: str) -> str:
         return "optimum-neuron" if "optimum-neuron" in text else "vllm-neuron"
     if row.engine in ENGINES:
         return row.engine
-    return "default" if stated_cell(row.raw, "serving_engine") else default_engine(vendor)
+    return BASE_PROFILE if stated_cell(row.raw, "serving_engine") else default_engine(vendor)
 
 
 def host_sampling(row: InferenceRow) -> bool:
@@ -297,7 +298,7 @@ def generated_length(row: InferenceRow) -> float | None:
     its requests/s when that rate has three significant digits. None otherwise."""
     if not _REQUESTED.search(row.raw.get("output_len", "")):
         return None
-    e2e = parse_positive(row.raw.get("e2e_latency_s"))
+    e2e = parse_time(row.raw.get("e2e_latency_s"), "e2e_latency_s")
     stats = latency_stats(row)
     ttft, tpot = stats.get("ttft_s", {}), stats.get("tpot_s", {})
     stat = "mean" if "mean" in ttft and "mean" in tpot else ("value" if "value" in ttft and "value" in tpot else None)

@@ -13,7 +13,7 @@ from typing import Final
 from chipwise.validation.cells import (
     NUM,
     PRECISION_TOKEN,
-    STAT_ALIASES,
+    TIME_COLUMNS,
     billions,
     canonical_chip,
     close_to,
@@ -34,7 +34,9 @@ from chipwise.validation.cells import (
     reconcile_plan_with_chips,
     stated_cell,
     strip_parentheses,
+    time_unit_problem,
     token_after,
+    written_time_units,
 )
 from chipwise.validation.rows import (
     SKIP_DISAGGREGATED,
@@ -459,6 +461,11 @@ def _context_stat(metric: str, value: float, context: str) -> tuple[str, str | N
     return "value", None
 
 
+def _per_user_speed(text: str, metric: str) -> bool:
+    """Whether a TPOT cell gives a per-user speed ('avg output speed 20-22 tok/s per user'), not a time."""
+    return metric == "tpot" and bool(re.search(r"tok(?:ens)?/s", text, re.IGNORECASE)) and "derived" not in text
+
+
 def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> dict[str, float]:
     """Latency statistics in milliseconds from a ttft_ms/tpot_ms cell.
 
@@ -467,21 +474,15 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
     """
     if not text.strip():
         return {}
-    if metric == "tpot" and re.search(r"tok(?:ens)?/s", text, re.IGNORECASE) and "derived" not in text:
+    if _per_user_speed(text, metric):
         speed = parse_range_midpoint(text)
         if speed:
             notes.append(f"tpot = 1 / ({text.strip()})")
             return {"mean" if re.search(r"\bavg|mean|average", text, re.I) else "value": 1000.0 / speed}
-    values = parse_stat_values(text)
-    if re.search(rf"(?:{NUM})\s*(?:s|sec|seconds)\b", text) and not re.search(r"ms\b|tok", text, re.IGNORECASE):
-        values = {stat: 1000.0 * v for stat, v in values.items()}  # a value written in seconds in a ms column
-        notes.append(f"{metric} given in seconds ({text.strip()})")
-    else:  # a cell that mixes units ('p99: 1.2 s; p50: 300 ms') had read its seconds as milliseconds
-        for label, unit in _STAT_IN_SECONDS.findall(text):
-            stat = STAT_ALIASES.get(label.lower())
-            if stat in values:
-                values[stat] *= 1000.0
-                notes.append(f"{metric} {stat} given in {unit} ({text.strip()})")
+    column = f"{metric}_ms"
+    values = parse_stat_values(text, column)  # each figure in ms, from the unit written after it
+    if other := [w for w in written_time_units(text) if w != TIME_COLUMNS[column]]:
+        notes.append(f"{metric} given in {', '.join(other)} ({text.strip()})")
     if "prefill" in text.lower():
         notes.append("prefill latency used as TTFT")
     if set(values) == {"value"}:
@@ -492,10 +493,6 @@ def parse_latency_ms(text: str, metric: str, context: str, notes: list[str]) -> 
     return values
 
 
-#: a labelled statistic whose figure is written in seconds ('p99: 1.2 s'), in a cell that also writes milliseconds
-_STAT_IN_SECONDS: Final = re.compile(
-    rf"\b(p50|p90|p99|median|mean|avg|average)\b\s*[:=]?\s*~?(?:{NUM})\s*(s|sec|seconds)\b(?!/)", re.I
-)
 #: the percentiles a latency cell may state, lowest first: each is at least the one before it
 _PERCENTILES: Final[tuple[str, ...]] = ("p50", "p90", "p99")
 #: a statistic's label in a latency cell, and what must follow it: an optional metric name, ':' or '=', a number
@@ -509,7 +506,7 @@ def latency_cell_problem(text: str, metric: str) -> str | None:
     no positive time, or percentiles out of order ('p99 10; p50 50': a tail below the median, one of them
     mistyped, had been compared at the p50 without a word). Labels in parentheses are comments ('median 13.6
     (median ITL)'); a TPOT given as a per-user speed ('avg output speed 20-22 tok/s per user') is read whole."""
-    if metric == "tpot" and re.search(r"tok(?:ens)?/s", text, re.IGNORECASE) and "derived" not in text:
+    if _per_user_speed(text, metric):
         return None
     bare = strip_parentheses(text)
     for label in re.finditer(_STAT_LABEL, bare, re.IGNORECASE):
@@ -713,8 +710,13 @@ def cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: list[M
     chips_text = stated_cell(raw, "num_chips")
     if chips_text is not None and _chip_count_cell(chips_text) is None:
         return f"num_chips '{chips_text}' is not a whole number of chips"
-    for column in _MEASURED_CELLS:
+    for column in (*_MEASURED_CELLS, "e2e_latency_s"):
         text = stated_cell(raw, column)
+        unit_problem = column in TIME_COLUMNS and text is not None and not _per_user_speed(text, column[:4])
+        if unit_problem and (problem := time_unit_problem(str(text), column)) is not None:
+            return problem  # '11 min' is read as 660,000 ms; '11 fortnights' had been read as 11 ms
+        if column not in _MEASURED_CELLS:
+            continue
         if text is not None and not _measured_value(raw, column):
             return f"{column} '{text}' is not a positive measurement"
         why = latency_cell_problem(text, column[:4]) if text is not None and column in ("ttft_ms", "tpot_ms") else None

@@ -11,6 +11,7 @@ from chipwise.validation.cells import (
     NUM,
     PRECISION_TOKEN,
     SUFFIXES,
+    TIME_COLUMNS,
     billions,
     canonical_chip,
     lookup,
@@ -22,10 +23,13 @@ from chipwise.validation.cells import (
     parse_moe_shape,
     parse_number,
     parse_positive,
+    parse_time,
     precision_problem,
     precision_tokens,
     reconcile_plan_with_chips,
     stated_cell,
+    time_unit_problem,
+    written_time_units,
 )
 from chipwise.validation.rows import (
     SKIP_MFU_ONLY,
@@ -286,7 +290,7 @@ def training_measured(
     per_chip = parse_positive(raw.get("tokens_per_s_per_chip"))
     if per_chip is not None:
         return Measured("tokens_per_s_per_chip", per_chip, stat)
-    step = parse_positive(raw.get("step_time_s"))
+    step = parse_time(raw.get("step_time_s"), "step_time_s")  # '18410 ms' is 18.41 s
     if step is not None:
         return Measured("step_time_s", step, stat)
     total = parse_positive(raw.get("tokens_per_s_total"))
@@ -332,6 +336,8 @@ def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measure
         return f"num_chips: {problem}"
     for column in _MEASURED_CELLS:
         text = stated_cell(raw, column)
+        if text is not None and column in TIME_COLUMNS and (problem := time_unit_problem(text, column)) is not None:
+            return problem  # '18 fortnights' had been read as 18 s
         if text is not None and parse_positive(text) is None:
             return f"{column} '{text}' is not a positive measurement"
     if (problem := precision_problem(raw)) is not None:
@@ -378,7 +384,23 @@ def _training_skip_reason(
         if (rate := _FLOP_RATE_IN_NOTES.search(raw.get("notes", ""))) is not None:
             return f"MFU only (a FLOP rate, '{rate[0]}', is stated in the notes only, not as tflops_per_chip)"
         return SKIP_MFU_ONLY
-    return SKIP_NO_THROUGHPUT
+    return f"{SKIP_NO_THROUGHPUT} ({only})" if (only := _time_to_train_only(raw, num_chips)) else SKIP_NO_THROUGHPUT
+
+
+def _time_to_train_only(raw: Mapping[str, str], num_chips: int) -> str | None:
+    """What a row that gives only a time to train and its tokens says, and why it is not read as a throughput: the
+    MLPerf rows that give both take theirs from the log's training blocks (a median of block tokens over block time),
+    0.5-11% above their tokens over their time to train, which counts the evaluations between the blocks too."""
+    text = stated_cell(raw, "time_to_train")
+    seconds = parse_time(text, "time_to_train") if text is not None and written_time_units(text) else None
+    tokens = parse_positive(raw.get("total_tokens"))
+    if seconds is None or tokens is None:
+        return None
+    return (
+        f"time-to-train only: {text} for {tokens:,.0f} tokens is {tokens / seconds / num_chips:,.0f} tokens/s per "
+        "chip over the whole timed run, evaluations included; not converted, as the table's throughputs are the "
+        "training steps' own rate"
+    )
 
 
 def parse_training_row(

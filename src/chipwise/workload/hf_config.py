@@ -4,6 +4,7 @@ dimensions, and the precision a checkpoint was released in (its quantization_con
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -17,6 +18,17 @@ MAX_LAYERS = 10_000
 #: the largest size or count (hidden size, vocabulary, experts, heads) a config.json may give: far past any
 #: published model's (a vocabulary of 262,144 is among the largest)
 MAX_SIZE = 10_000_000
+#: the longest context a config.json may state, or scale to by its rope_scaling (2**31 tokens): far past any
+#: published model's (Llama 4 Scout's 10,485,760 is the longest preset); 10**30 had been printed digit by digit
+MAX_CONTEXT = 2**31
+
+
+def _shown(value: float) -> str:
+    """A number as an error line shows it: with thousands separators, or as 1e+30 where that is long (past a
+    float's range, a JSON integer of 400 digits, its power of ten: float() had overflowed)."""
+    if value < 10**15:
+        return f"{value:,.0f}"
+    return f"{float(value):g}" if value <= sys.float_info.max else f"about 10^{math.floor(math.log10(value))}"
 
 
 class _Cfg:
@@ -57,10 +69,9 @@ class _Cfg:
             kind = "non-negative" if low <= 0 else "positive"
             raise ChipwiseError(f"{self.where}: '{key}' must be a {kind} integer, got {value!r}. Fix: correct it.")
         if bound is not None and value > bound:
-            shown = f"{value:,}" if value < 10**15 else f"{float(value):g}"
             raise ChipwiseError(
-                f"{self.where}: '{key}' is {shown}, past the {bound:,} chipwise reads (no published model has a size "
-                "or count past 300,000). Fix: give the model's real value."
+                f"{self.where}: '{key}' is {_shown(value)}, past the {bound:,} chipwise reads (no published model has "
+                "a size or count past 300,000). Fix: give the model's real value."
             )
         return int(value)
 
@@ -93,7 +104,7 @@ class _Cfg:
         by its rope_scaling as vLLM derives max_model_len (vllm/config.py `_get_and_verify_max_len`): a type other
         than su, longrope and llama3 multiplies it by `factor`, and yarn starts from original_max_position_embeddings
         (Qwen's model cards add yarn x4 over 32,768 for 131,072 tokens; DeepSeek-V3's 4,096 x 40 is its own 163,840)."""
-        stated = self.opt_int(key, 0, low=1, bound=None)
+        stated = self._tokens(f"'{key}'", self.opt_int(key, 0, low=1, bound=None))
         rope = self.cfg.get("rope_scaling")
         if rope is None or not stated:
             return stated
@@ -111,7 +122,16 @@ class _Cfg:
         base = (
             scaled.opt_int("original_max_position_embeddings", stated, low=1, bound=None) if kind == "yarn" else stated
         )
-        return int(base * factor)
+        return self._tokens(f"'{key}' scaled by rope_scaling 'factor'", base * factor)
+
+    def _tokens(self, what: str, tokens: float) -> int:
+        """A context of at most MAX_CONTEXT tokens, else one line naming `what` states it."""
+        if tokens > MAX_CONTEXT:
+            raise ChipwiseError(
+                f"{self.where}: {what} gives a context of {_shown(tokens)} tokens, past the {MAX_CONTEXT:,} chipwise "
+                "reads (the longest published contexts are about 10 million). Fix: give the model's real context."
+            )
+        return int(tokens)
 
     def window(self, key: str, default: int | None = None) -> int:
         """A sliding-window or chunk size: 0 (none) where null, or missing with no `default`; else positive."""
@@ -248,7 +268,9 @@ def _llama_windows(c: _Cfg, model_type: str, layers: int) -> list[int]:
     with use_sliding_window true: the layers layer_types calls sliding_attention, or else layers max_window_layers
     onwards (the first max_window_layers keep full attention). Llama has no window."""
     if model_type in _WINDOW_EVERY_LAYER:
-        return [c.window("sliding_window")] * layers
+        # MistralConfig's default where the key is missing is 4,096 (transformers models/mistral/
+        # configuration_mistral.py); MixtralConfig's and Phi3Config's is None
+        return [c.window("sliding_window", 4096 if model_type == "mistral" else None)] * layers
     if model_type not in _QWEN or not c.opt_bool("use_sliding_window", False):
         return [0] * layers
     window = c.window("sliding_window", 4096)  # Qwen2Config's default where the key is missing
@@ -267,8 +289,10 @@ def _llama_like(c: _Cfg, name: str) -> ModelSpec:
     layers = c.layers("num_hidden_layers")
     mt = str(c.opt("model_type", "llama"))
     bias = c.opt_bool("attention_bias", False)
-    # Qwen2 biases its query, key and value projections, never the output; Llama and Qwen3 bias all four or none
-    att = _standard_attention(c, hidden, bias=bias or mt == "qwen2", out_bias=bias and mt != "qwen2")
+    # Qwen2 and Qwen2-MoE bias their query, key and value projections, never the output; Llama and Qwen3 bias all
+    # four or none
+    qkv_bias = mt in ("qwen2", "qwen2_moe")
+    att = _standard_attention(c, hidden, bias=bias or qkv_bias, out_bias=bias and not qkv_bias)
     act = "gelu" if str(c.opt("hidden_act", "silu")).lower().startswith("gelu") else "silu"
     moe: MoE | None = None
     mlp_bias = c.opt_bool("mlp_bias", False)
@@ -287,6 +311,7 @@ def _llama_like(c: _Cfg, name: str) -> ModelSpec:
             c.pos("moe_intermediate_size"),
             shared=1 if shared_ffn else 0,
             shared_ffn=shared_ffn,
+            shared_gate=mt == "qwen2_moe" and shared_ffn > 0,  # Qwen2-MoE's shared_expert_gate, hidden x 1
         )
         sparse_step = c.opt_int("decoder_sparse_step", 1) or 1
         mlp_only = c.indices("mlp_only_layers") or set()
@@ -400,7 +425,10 @@ def _gpt_oss(c: _Cfg, name: str) -> ModelSpec:
         gated=True,
         bias=True,
     )
-    window = c.window("sliding_window")
+    # GptOssConfig's defaults where the keys are missing (transformers models/gpt_oss/configuration_gpt_oss.py): a
+    # 128-token window on the even layers (layer_types sliding where (i + 1) % 2); a config without them had been
+    # read as full attention in every layer, its KV cache at 131,072 tokens doubled
+    window = c.window("sliding_window", 128)
     types = c.layer_types(layers, (SLIDING, FULL))
 
     def describe(i: int) -> LayerGroup:
@@ -484,6 +512,7 @@ def _gpt2(c: _Cfg, name: str) -> ModelSpec:
         tied_embeddings=c.opt_bool("tie_word_embeddings", True),
         position_embeddings=c.context("n_positions"),
         norm_params_per_layer=4 * hidden,
+        final_norm_vectors=2,  # ln_f, a LayerNorm with bias: GPT-2 small counts 124,439,808
         max_seq_len=c.context("n_positions"),
     )
 
@@ -510,6 +539,7 @@ def _opt(c: _Cfg, name: str) -> ModelSpec:
     hidden = c.int("hidden_size")
     att = _mha(c, hidden, "num_attention_heads")
     context = c.context("max_position_embeddings")
+    remove_final = c.opt_bool("_remove_final_layer_norm", False)
     return ModelSpec(
         name=name,
         hidden=hidden,
@@ -519,6 +549,9 @@ def _opt(c: _Cfg, name: str) -> ModelSpec:
         tied_embeddings=c.opt_bool("tie_word_embeddings", True),
         position_embeddings=(context or 2048) + 2,
         norm_params_per_layer=4 * hidden,
+        # final_layer_norm (weight and bias) exists only with do_layer_norm_before (OPTDecoder): OPT-350m, a
+        # post-norm model, has none
+        final_norm_vectors=2 if c.opt_bool("do_layer_norm_before", True) and not remove_final else 0,
         max_seq_len=context,
         embed_dim=c.opt_int("word_embed_proj_dim", hidden, low=1),
     )
@@ -588,7 +621,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
     return replace(
         spec,
         source=source or where,
-        released_format=released_precision(cfg),
+        released_format=released_precision(cfg, where),
         quant_method=quant_method(cfg),
         mtp_layers=mtp,
     )
@@ -604,7 +637,7 @@ _WEIGHT_FORMATS = {("int", 4): "int4", ("int", 8): "int8", ("float", 8): "fp8", 
 _MODELOPT_ALGOS = {"fp8": "fp8", "fp8_pb_wo": "fp8", "nvfp4": "fp4"}
 
 
-def released_precision(cfg: Mapping[str, Any]) -> str:
+def released_precision(cfg: Mapping[str, Any], where: str = "config.json") -> str:
     """The weights a config.json's checkpoint ships: its quantization_config's format (DeepSeek-V3/R1 fp8 blocks,
     gpt-oss mxfp4 experts, AWQ/GPTQ int4, compressed-tensors, ModelOpt, bitsandbytes), 16-bit where it has none,
     '' where chipwise cannot map it (read as bf16, a 4-bit AWQ 70B had been sized at 141 GB)."""
@@ -612,7 +645,17 @@ def released_precision(cfg: Mapping[str, Any]) -> str:
     if quant is None:
         return "bf16"
     method = quant_method(cfg)
-    return RELEASED_FORMATS.get(method) or (_quantised(method, quant) if isinstance(quant, Mapping) else None) or ""
+    found = RELEASED_FORMATS.get(method) or (_quantised(method, quant, where) if isinstance(quant, Mapping) else None)
+    return found or ""
+
+
+def _scalar(quant: Mapping[str, Any], key: str, where: str, expected: str) -> Any:
+    """quantization_config's `key`: a number or a name (one a table maps, or not: then --precision is asked for),
+    or missing; a list, object or true/false is one line (bits [4] had been an internal error, unhashable)."""
+    value = quant.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float | str | None):
+        raise ChipwiseError(f"{where}: quantization_config '{key}' must be {expected}, got {value!r}. Fix: correct it.")
+    return value
 
 
 def quant_method(cfg: Mapping[str, Any]) -> str:
@@ -621,15 +664,17 @@ def quant_method(cfg: Mapping[str, Any]) -> str:
     return str(quant.get("quant_method", "")).lower() if isinstance(quant, Mapping) else ""
 
 
-def _quantised(method: str, quant: Mapping[str, Any]) -> str | None:
+def _quantised(method: str, quant: Mapping[str, Any], where: str) -> str | None:
     """chipwise's precision of a quantization_config whose method needs its other keys read (None: unknown)."""
     if method in ("awq", "gptq"):  # weight-only (W4A16, W8A16): the activations stay 16-bit
-        return {4: "int4", 8: "w8a16"}.get(quant.get("bits"))  # type: ignore[arg-type]
+        return {4: "int4", 8: "w8a16"}.get(_scalar(quant, "bits", where, "a number of bits, 4 or 8"))
     if method == "compressed-tensors":
         raw = quant.get("config_groups")
         groups = [g for g in raw.values() if isinstance(g, Mapping)] if isinstance(raw, Mapping) else []
-        kinds = {(w.get("type"), w.get("num_bits")) for g in groups if isinstance(w := g.get("weights"), Mapping)}
-        found = _WEIGHT_FORMATS.get(kinds.pop()) if len(kinds) == 1 else None  # type: ignore[arg-type]
+        weights = [w for g in groups if isinstance(w := g.get("weights"), Mapping)]
+        bits = "a number of bits, 4 or 8"
+        kinds = {(_scalar(w, "type", where, "int or float"), _scalar(w, "num_bits", where, bits)) for w in weights}
+        found = _WEIGHT_FORMATS.get(kinds.pop()) if len(kinds) == 1 else None
         return "w8a16" if found == "int8" and not any(g.get("input_activations") for g in groups) else found
     if method == "modelopt":
         nested = quant.get("quantization")

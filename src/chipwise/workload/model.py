@@ -54,6 +54,13 @@ class Attention:
         out = n * self.head_dim * h + (h if self.out_bias else 0)
         return qkv + bias + out
 
+    def kv_projection_params(self, hidden: int) -> int:
+        """Weights and biases of one layer's K and V projections: what tensor-parallel ranks past kv_heads replicate
+        (each holds one whole KV head) rather than split further; 0 for MLA, whose up-projections split by heads."""
+        if self.kind == "mla":
+            return 0
+        return (hidden + (1 if self.bias else 0)) * 2 * self.kv_heads * self.head_dim
+
     @property
     def kv_elements_per_token(self) -> int:
         """Elements cached per token per layer (K and V; MLA's compressed latent and rope key)."""
@@ -108,6 +115,8 @@ class MoE:
     shared_ffn: int = 0
     gated: bool = True
     bias: bool = False
+    #: a gate of hidden x 1 scaling the shared experts' output (Qwen2-MoE's shared_expert_gate)
+    shared_gate: bool = False
 
     def expert_params(self, hidden: int) -> int:
         return MLP(self.expert_ffn, self.gated, self.bias).params(hidden)
@@ -116,7 +125,8 @@ class MoE:
         return self.shared * MLP(self.shared_ffn, self.gated, self.bias).params(hidden) if self.shared else 0
 
     def router_params(self, hidden: int) -> int:
-        return hidden * self.experts + (self.experts if self.bias else 0)
+        """The router, with the shared experts' gate where the model has one."""
+        return hidden * self.experts + (self.experts if self.bias else 0) + (hidden if self.shared_gate else 0)
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,10 @@ class ModelSpec:
     tied_embeddings: bool = False
     position_embeddings: int = 0
     norm_params_per_layer: int = 0
+    #: the final norm's weights in vectors of `hidden`: 1 (an RMSNorm, or MPT's LayerNorm without bias), 2 (a
+    #: LayerNorm's weight and bias: GPT-2's ln_f, OPT's final_layer_norm), 0 (none: OPT-350m, whose
+    #: do_layer_norm_before false leaves out final_layer_norm)
+    final_norm_vectors: int = 1
     max_seq_len: int = 0  # context length (config.json max_position_embeddings); 0 = not stated
     source: str = ""
     causal: bool = True  # decoder (causal) attention; False for encoders such as BERT
@@ -236,15 +250,19 @@ class ModelSpec:
         return p
 
     @property
+    def final_norm_params(self) -> int:
+        return self.final_norm_vectors * self.hidden
+
+    @property
     def params_total(self) -> int:
         layers = sum(g.count * self._layer_params(g, active=False) for g in self.groups)
-        return self.embedding_params + self.lm_head_params + self.projection_params + layers + self.hidden
+        return self.embedding_params + self.lm_head_params + self.projection_params + layers + self.final_norm_params
 
     @property
     def params_active(self) -> int:
         """Parameters a token touches: all but the routed experts it is not sent to."""
         layers = sum(g.count * self._layer_params(g, active=True) for g in self.groups)
-        return self.embedding_params + self.lm_head_params + self.projection_params + layers + self.hidden
+        return self.embedding_params + self.lm_head_params + self.projection_params + layers + self.final_norm_params
 
     @property
     def expert_params(self) -> int:
@@ -260,7 +278,7 @@ class ModelSpec:
     @property
     def matmul_params_active(self) -> int:
         """Weights each token is multiplied by (forward): decoder linears incl. router, and the LM head."""
-        norms = self.layers * self.norm_params_per_layer + self.hidden
+        norms = self.layers * self.norm_params_per_layer + self.final_norm_params
         # the LM head multiplies every token whether or not its weights are tied to the embedding
         head = self.vocab * self.embed_width
         return self.params_active - self.embedding_params - self.lm_head_params - norms + head

@@ -236,6 +236,11 @@ def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
     loc = ".".join(_location(err))
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = _TYPE_FIX.get(err["type"], "correct it")
+    if err["type"] in ("model_type", "dict_type"):  # pydantic's line named a class ('instance of SLO'), and no fix
+        msg = f"{_shown(err.get('input'))} is not a mapping"
+        holder = _model_at(model, _location(err))
+        of = f" of the {loc} keys: {', '.join(holder.model_fields)}" if holder is not None else ""
+        fix = f"give a mapping{of or (', e.g. {tp: 8, pp: 4}' if loc == 'plan' else ' of keys to values')}"
     if err["type"] == "extra_forbidden" and _location(err):
         parent, _ = _unknown(err)
         unknown: list[str] = []  # every unknown key beside it, named at once, not one per run
@@ -249,7 +254,13 @@ def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
         if holder is not None:
             scope = ".".join(parent) or model.model_fields["kind"].default
             fix = unknown_keys_fix(unknown, list(holder.model_fields), f"the {scope} keys")
-    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (scenario keys: docs/guide.md)."
+    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (scenario keys: docs/guide.md#scenario-keys)."
+
+
+def _shown(value: Any) -> str:
+    """A value as an error line quotes it, cut short where long (a list of thousands had filled the screen)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def unknown_keys_fix(unknown: list[str], known: list[str], scope: str) -> str:

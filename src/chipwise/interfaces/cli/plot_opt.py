@@ -1,4 +1,5 @@
-"""The `--plot FILE` option that commands share, and writing the figure after the result is printed."""
+"""The `--plot FILE` option that commands share, and writing the figure before the result is printed (a reader
+that stops early, `| head`, still gets the figure)."""
 
 from __future__ import annotations
 
@@ -32,15 +33,22 @@ PlotFile = Annotated[
 
 def write_plot(result: Mapping[str, Any], path: Path | None) -> None:
     """Draw the result's default figure (see `chipwise.interfaces.plots.plot`) and say where it went (on stderr,
-    so that `--json` output stays clean). Nothing happens without a path."""
+    so that `--json` output stays clean). Nothing happens without a path. A result with nothing to draw (no priced
+    fleet, no figure that moves the metric) is said so in one line: the answer is printed after it as without
+    --plot, not lost to an error (a search of minutes had been)."""
     if path is None:
         return
     from chipwise.interfaces import plots
+    from chipwise.interfaces.chart import NothingToDrawError
 
     if result.get("results") == []:
         # a plan search that ranked no option: its answer (each chip's reason) is printed and the command exits 1;
         # there is nothing to draw
         err_console.print(f"plot: nothing drawn to {path}: no option was ranked", highlight=False, soft_wrap=True)
         return
-    written = plots.plot(result, path)
+    try:
+        written = plots.plot(result, path)
+    except NothingToDrawError as exc:
+        err_console.print(f"plot: nothing drawn to {path}: {exc}", highlight=False, soft_wrap=True)
+        return
     err_console.print(f"plot: wrote {written}", highlight=False, soft_wrap=True)

@@ -37,17 +37,17 @@ def predict(
     print_model_notes(cat, sc.model)
     if isinstance(sc, TrainScenario):
         result = predict_training(cat, sc)
-        write_plot(result, plot)  # before the output: a reader that stops early (`| head`) had left no plot
-        if as_json:
-            print_json(result)
-        else:
-            whatif_banner(cat)
-            print_prediction(result, sources)
-        return
-    if plot is not None:
-        from chipwise.interfaces.chart import check_path
+        show = print_prediction
+    else:
+        from chipwise.interfaces.cli.serve_views import print_serving
+        from chipwise.planner.serving import predict_serving
 
-        check_path(plot)  # a bad plot path fails before the simulation, not after it
-    from chipwise.interfaces.cli.serve_views import predict_serving_cli
-
-    write_plot(predict_serving_cli(cat, sc, as_json, sources), plot)
+        result, show = predict_serving(cat, sc), print_serving
+    # before the output, training and serving alike: a reader that stops early (`| head`) had left no plot (the
+    # path itself is checked as the options are read, before the work)
+    write_plot(result, plot)
+    if as_json:
+        print_json(result)
+    else:
+        whatif_banner(cat)
+        show(result, sources)

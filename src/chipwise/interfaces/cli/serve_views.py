@@ -9,24 +9,20 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.catalog.loader import Catalog
 from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     figure_table,
-    print_json,
     print_track_record,
     projected_banner,
-    whatif_banner,
 )
-from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count, count_text
 from chipwise.serve.simulate import NEAR_CAPACITY
-from chipwise.workload.serving import DEFAULT_ROUTER, ServeScenario
+from chipwise.workload.serving import DEFAULT_ROUTER
 
 _ms = fmt.latency
 
@@ -423,17 +419,6 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             ft.add_row(name, fmt.figure_value(f), f["status"], escape(text))
         console.print(ft)
     console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
-
-
-def predict_serving_cli(cat: Catalog, sc: ServeScenario, as_json: bool, sources: bool) -> dict[str, Any]:
-    """`chipwise predict` for a serve scenario: prints the prediction and returns it."""
-    result = predict_serving(cat, sc)
-    if as_json:
-        print_json(result)
-    else:
-        whatif_banner(cat)
-        print_serving(result, sources)
-    return result
 
 
 def _pool_rows(table: Table, lead: list[str], hardware: str, plan: str, figures: list[str]) -> None:

@@ -286,9 +286,13 @@ def _track_records(rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _idle_reason(plan: dict[str, Any], batch: int) -> str:
-    """Why a plan leaves chips idle: its dp at its micro-batch takes the whole batch (train.plans.batch_bound), else
-    its degrees divide the batch but not the chips."""
+def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False) -> str:
+    """Why a plan leaves chips idle: a dp the user gave (the search would have spread over them), else its dp at
+    its micro-batch takes the whole batch (train.plans.batch_bound), else its degrees divide the batch but not the
+    chips. A given dp 32 of TP8 PP2 on 1,024 H100s had been put down to the batch, which dp 64 divides too."""
+    if dp_given:
+        ranks = plan["tp"] * plan["pp"] * plan["dp"] * plan.get("cp", 1)
+        return f"the plan given uses {ranks:,} ranks"
     dp, mb, pp, vpp = (np.asarray([plan[k]]) for k in ("dp", "microbatch", "pp", "vpp"))
     if batch_bound(dp, mb, pp, vpp, batch)[0]:
         return f"dp {plan['dp']} x {batch // plan['dp']:,} sequences each take the whole {batch:,}-sequence batch"
@@ -298,14 +302,20 @@ def _idle_reason(plan: dict[str, Any], batch: int) -> str:
 def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     """One training prediction with its breakdown and the figures it rests on."""
     projected_banner([r["hardware"]] if r.get("projected") else [])
-    head = figure_table(f"{r['model']} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
+    # a LoRA fine-tune says so: it had read as full training, whose step and checkpoint differ
+    lora = " LoRA fine-tune" if r.get("lora") else ""
+    head = figure_table(f"{r['model']}{lora} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
+    if r.get("lora"):
+        adapters = fmt.parameters(r["lora_adapter_params"])
+        head.add_row("LoRA adapters", f"rank {r['lora_rank']}, {adapters} parameters trained; the base frozen")
     if (cores := _cores_note(r)) is not None:
         head.add_row("ranks", cores)
     if (used := r.get("chips_used")) is not None and used < r["chips"]:
         head.add_row(
             "chips the plan runs on",
-            f"{used:,} of {r['chips']:,} ({_idle_reason(r['plan'], r['global_batch'])}); "
+            f"{used:,} of {r['chips']:,} "
+            f"({_idle_reason(r['plan'], r['global_batch'], 'dp' in r.get('plan_given', []))}); "
             f"the other {r['chips'] - used:,} are paid for and idle in cost, MFU and energy",
         )
     if (note := _precision_note(r)) is not None:

@@ -1,0 +1,115 @@
+"""Memory per rank, by hand: fp32/tf32 states, LoRA's frozen base on the chip's format, K/V projections replicated
+past the KV heads, and interleaved 1F1B capped by the batch's micro-batches."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+
+from chipwise.catalog import Catalog
+from chipwise.hardware import Hardware
+from chipwise.perf.device import device_of, topology_of
+from chipwise.train.memory import MemoryBreakdown, local_params, memory_per_rank
+from chipwise.train.plans import from_dicts
+from chipwise.workload import load_model
+from chipwise.workload.training import TrainingJob
+
+GIB = 2**30
+P_8B = 8_030_261_248  # Llama-3.1-8B parameters
+P_70B = 70_553_706_496  # Llama-3.1-70B parameters
+
+
+def _mem(
+    catalog: Catalog,
+    hw: Hardware,
+    plans: Sequence[Mapping[str, object]],
+    model: str = "llama-3.1-8b",
+    chip: str = "h100-sxm",
+    seq: int = 4096,
+    gbs: int = 128,
+    precision: str = "bf16",
+    lora: bool = False,
+) -> MemoryBreakdown:
+    spec = load_model(catalog, model)
+    system = hw.system(chip)
+    job = TrainingJob(spec, seq, gbs, precision, lora=lora)
+    return memory_per_rank(spec, job, device_of(system), topology_of(system), from_dicts(plans))
+
+
+ZERO_0_TO_3: list[dict[str, object]] = [{"dp": 8, "zero": z, "recompute": "full"} for z in (0, 1, 2, 3)]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "tf32"])
+def test_fp32_training_keeps_fp32_weights_and_no_separate_master(
+    catalog: Catalog, hw: Hardware, precision: str
+) -> None:
+    """Llama-3.1-8B (P = 8,030,261,248) on 8 H100s in fp32: the fp32 weight is its own master, so 4 (weight) + 4
+    (gradient) + 8 (Adam's two moments) bytes a parameter. ZeRO-0: 4P, 4P, 8P; ZeRO-1: 4P, 4P, 8P/8 = P; ZeRO-2:
+    4P, P/2, P; ZeRO-3: 16P/8 sharded plus two of 32 layers gathered at 4 B (2 x 4P/32 = P/4): weights P/2 + P/4.
+    The review's ZeRO-1 plan: 29.915 + 29.915 + 7.479 GiB of states, 78.22 GiB in all (67.0 with 2-byte weights)."""
+    m = _mem(catalog, hw, ZERO_0_TO_3, precision=precision)
+    p = float(P_8B)
+    assert m.weights.tolist() == pytest.approx([4 * p, 4 * p, 4 * p, 0.75 * p], rel=1e-12)
+    assert m.gradients.tolist() == pytest.approx([4 * p, 4 * p, 0.5 * p, 0.5 * p], rel=1e-12)
+    assert m.optimizer.tolist() == pytest.approx([8 * p, p, p, p], rel=1e-12)
+    assert float(m.weights[1]) / GIB == pytest.approx(29.915, abs=1e-3)
+    assert float(m.total[1]) / GIB == pytest.approx(78.223, abs=1e-3)
+
+
+def test_lora_frozen_base_takes_the_chips_format(catalog: Catalog, hw: Hardware) -> None:
+    """A LoRA run's frozen base is stored as the chip computes: fp8 on an H100 (1 B a parameter), bf16 on an A100
+    asked for fp8 (2 B, as its full fine-tune's working weights), fp32 at 4 B; FSDP gathers it at that size
+    (fp32, ZeRO-3 on 8: 4P/8 + 2 x 4P/32 = 0.75P)."""
+    p = float(P_8B)
+    plan = [{"dp": 8, "zero": 1, "recompute": "full"}]
+    a100 = _mem(catalog, hw, plan, chip="a100-80gb", gbs=64, precision="fp8", lora=True)
+    a100_full = _mem(catalog, hw, plan, chip="a100-80gb", gbs=64, precision="fp8")
+    h100 = _mem(catalog, hw, plan, gbs=64, precision="fp8", lora=True)
+    fp32 = _mem(catalog, hw, [*plan, ZERO_0_TO_3[3]], precision="fp32", lora=True)
+    assert float(a100.weights[0]) == pytest.approx(2 * p) == float(a100_full.weights[0])
+    assert float(h100.weights[0]) == pytest.approx(p)
+    assert fp32.weights.tolist() == pytest.approx([4 * p, 0.75 * p], rel=1e-12)
+    assert float(fp32.gradients.sum() + fp32.optimizer.sum()) == 0.0
+
+
+def test_kv_projections_replicate_past_the_kv_heads(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B (h 8192, 8 KV heads of 128, 80 layers): the K and V projections hold 80 x 8192 x 2 x 8 x 128 =
+    1,342,177,280 parameters. Past 8 ranks a rank keeps one whole KV head: TP16 holds (P - KV)/16 + KV/8 =
+    4,325,720,576 + 167,772,160 = 4,493,492,736 parameters, TP64 1,081,430,144 + 167,772,160 = 1,249,202,304 (P/64
+    = 1,102,401,664 had split the heads further); TP8 is P/8. bf16 ZeRO-1 on one DP rank: 2 + 4 + 12 B of each."""
+    kv = 80 * 8192 * 2 * 8 * 128
+    assert kv == 1_342_177_280
+    spec = load_model(catalog, "llama-3.1-70b")
+    plans = from_dicts([{"tp": t} for t in (8, 16, 64)])
+    dense, _ = local_params(spec, plans)
+    assert dense.tolist() == pytest.approx([P_70B / 8, 4_493_492_736, 1_249_202_304], rel=1e-12)
+    m = _mem(catalog, hw, [{"tp": 64, "zero": 1, "recompute": "full"}], model="llama-3.1-70b", chip="trn2",
+             seq=8192, gbs=32)  # fmt: skip
+    states = float(m.weights[0] + m.gradients[0] + m.optimizer[0])
+    assert states == pytest.approx(18 * 1_249_202_304, rel=1e-12)
+
+
+def _interleaved(catalog: Catalog, hw: Hardware, gbs: int) -> MemoryBreakdown:
+    plans = [{"tp": 8, "pp": 4, "dp": 8, "vpp": v, "zero": 1, "recompute": "selective"} for v in (1, 2)]
+    return _mem(catalog, hw, plans, model="llama-3.1-70b", seq=8192, gbs=gbs)
+
+
+def test_interleaving_holds_no_more_micro_batches_than_the_batch_has(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B, TP8 (SP) PP4 DP8 mb1, 8K tokens, selective recompute: a layer keeps 11,520 elements a token
+    (4h/8 + (q + o)/8 + one KV head + 3 ffn/8 - ffn/8 - 2h/8), and rebuilds 5,632 in its backward. With 32
+    sequences there are m = 4 = pp micro-batches: stage 0's 20 layers hold at most 4 x 20 = 80 layer-micro-batches,
+    80 x 11,520 x 8,192 x 2 B + 5,632 x 8,192 x 2 B = 14.1484375 GiB at VPP1 and at VPP2 (Megatron runs all
+    forwards first; Korthikanti's 1 + 3/8 had made it 19.42)."""
+    layer, rebuilt = 11_520 * 8192 * 2, 5_632 * 8192 * 2
+    m = _interleaved(catalog, hw, 32)
+    assert m.activations.tolist() == pytest.approx([80 * layer + rebuilt] * 2, rel=1e-12)
+    assert float(m.activations[1]) / GIB == pytest.approx(14.1484375, rel=1e-12)
+
+
+def test_interleaving_keeps_korthikantis_factor_with_enough_micro_batches(catalog: Catalog, hw: Hardware) -> None:
+    """The same plans with m = 8 = 2pp micro-batches: VPP2 holds (1 + 3/8) x 80 = 110 layer-micro-batches (Megatron's
+    warm-up of 2 (pp - 1) + (vpp - 1) pp + 1 = 11 chunks of 10 layers), VPP1 80."""
+    layer, rebuilt = 11_520 * 8192 * 2, 5_632 * 8192 * 2
+    m = _interleaved(catalog, hw, 64)
+    assert m.activations.tolist() == pytest.approx([80 * layer + rebuilt, 110 * layer + rebuilt], rel=1e-12)
