@@ -24,6 +24,12 @@ from chipwise.workload.presets import load_model
 PROMPT = 8192
 
 
+def _one_user(**keys: Any) -> dict[str, Any]:
+    """Llama-3.1-8B on one chip at one user, 1,024 in / 256 out, with `keys` (hardware, engine, precisions)."""
+    base = {"kind": "serve", "model": "llama-3.1-8b", "chips": 1, "input_tokens": 1024, "output_tokens": 256}
+    return {**base, "concurrency": 1, "requests": 20, "plan": {"tp": 1}, **keys}
+
+
 def _prefill(catalog: Catalog, hw: Hardware, chip: str, engine: str, weight: str, kv: str) -> dict[str, float]:
     """One 8,192-token prompt of Llama 3.1 8B through one chip: the iteration's pieces in seconds."""
     model = load_model(catalog, "llama-3.1-8b")
@@ -73,21 +79,8 @@ def test_nvfp4_off_blackwell_by_engine(hw: Hardware) -> None:
 
 def test_tensorrt_llm_refuses_nvfp4_weights_on_an_h100() -> None:
     """TensorRT-LLM has no NVFP4 GEMM on Hopper: it had printed a TPOT of 2.96 ms for one."""
-    scenario: dict[str, Any] = {
-        "kind": "serve",
-        "model": "llama-3.1-8b",
-        "hardware": "h100",
-        "engine": "trtllm",
-        "chips": 1,
-        "precision": "fp4",
-        "input_tokens": 1024,
-        "output_tokens": 256,
-        "concurrency": 1,
-        "requests": 20,
-        "plan": {"tp": 1},
-    }
     with pytest.raises(ChipwiseError) as err:
-        cw.predict(scenario)
+        cw.predict(_one_user(hardware="h100", engine="trtllm", precision="fp4"))
     assert str(err.value) == (
         "trtllm cannot run fp4 weights on h100-sxm: the chip has no FP4 units, and the engine has no known kernels "
         "that run them in bf16. Fix: serve fp8 weights, or serve with vllm, which runs them in bf16 there, or pick a "
@@ -129,22 +122,8 @@ def test_an_fp8_kv_cache_attends_in_fp8_only_where_the_chip_has_fp8(catalog: Cat
 def test_an_nvfp4_kv_cache_runs_on_blackwell_alone(chip: str) -> None:
     """The refusal rests on where the engines run an NVFP4 cache (Blackwell), not on FP4 attention, which none runs;
     an MI355X has FP4 units but no sourced NVFP4 cache."""
-    scenario: dict[str, Any] = {
-        "kind": "serve",
-        "model": "llama-3.1-8b",
-        "hardware": chip,
-        "engine": "vllm",
-        "chips": 1,
-        "precision": "fp8",
-        "kv_precision": "fp4",
-        "input_tokens": 1024,
-        "output_tokens": 256,
-        "concurrency": 1,
-        "requests": 20,
-        "plan": {"tp": 1},
-    }
     with pytest.raises(ChipwiseError) as err:
-        cw.predict(scenario)
+        cw.predict(_one_user(hardware=chip, engine="vllm", precision="fp8", kv_precision="fp4"))
     assert str(err.value) == (
         f"an fp4 (NVFP4) KV cache runs on NVIDIA's Blackwell chips alone, and {chip} is not one. "
         "Fix: use an fp8 KV cache."
