@@ -2,7 +2,8 @@
 vectorised over replica shapes.
 
 Per rank (the most loaded one):
-    weights     = (attention + dense MLP + shared experts) / tp   [attention replicated under attention-DP]
+    weights     = (attention + dense MLP + shared experts) / tp   [attention replicated under attention-DP; the
+                  K/V projections / min(tp, kv_heads): past kv_heads ranks each holds a whole KV head's]
                 + routed experts / tp                              [ep x expert-tp = tp ranks share them]
                 + embedding and LM head / tp                       [vocabulary-parallel, 16-bit]
                   all over pp stages, at the stored bytes of the weight precision (scales included);
