@@ -54,6 +54,13 @@ def test_a_torus_takes_a_ring_along_each_dimension(topo: dict[str, Topology]) ->
     assert expected == pytest.approx(3.996e-3, abs=1e-6)
 
 
+def test_torus_steps_never_exceed_the_flat_ring(topo: dict[str, Topology]) -> None:
+    """12 v5e chips 3 apart span 12 of one ring's 16 coordinates and 3 of the other's: 11 + 2 = 13 steps by the
+    per-dimension count, more than the flat ring's 11 (a reviewer's sweep found such strides on every torus)."""
+    group = coll.group(np.array([12]), np.array([3]), topo["tpu-v5e-256"])
+    assert float(group.steps_in[0]) == 11.0
+
+
 @pytest.mark.parametrize("system", ["gb200-nvl72", "tpu-v5p-pod", "tpu-v4-pod", "tpu-v5e-256"])
 def test_a_group_inside_the_fast_domain_is_never_slower_than_split_across_the_slow_tier(
     topo: dict[str, Topology], system: str
