@@ -42,13 +42,14 @@ def test_a_split_serving_fleet_is_energy_of_both_pools(catalog: Catalog) -> None
     # idle and busy all hour (the lifecycle had charged busy power all hour, whatever the load)
     from chipwise.economics.power import power_model
     from chipwise.hardware import hardware
-    from chipwise.planner.lifecycle import _pools_energy_per_hour
+    from chipwise.planner.serving_economics import chip_hour_price, serving_site
 
     system = hardware(catalog).system(one["system"])
     power = power_model(catalog, system, scaleout=True)
+    pue = serving_site(catalog, system, "on-demand", chip_hour_price(catalog, system, "on-demand", None, None)[2]).pue
     for s in (split, one):
         # busy all hour, with the scale-out network's power where the fleet passes one 8-chip node
-        busy_all_hour = _pools_energy_per_hour(catalog, [(system, float(s["chips"]))])[0]
+        busy_all_hour = float(s["chips"]) * power.busy_w * 3600.0 * pue.value
         share = s["energy_j_per_hour"] / busy_all_hour
         assert power.idle_w / power.busy_w < share <= 1.0 + 1e-9
 

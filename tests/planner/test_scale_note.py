@@ -14,6 +14,11 @@ from chipwise.interfaces.cli.train_views import _scale_note
 SLOW_STORE = "reliability.checkpoint.storage_aggregate_bandwidth=1B/s"
 
 
+@pytest.fixture(autouse=True)
+def _wide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # the note on one line, whatever the terminal
+
+
 def _note(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     cmd = ["plan", "train", "--tokens", "1e12", "--hardware", "h100-sxm", "--recovery", "checkpoint", *args]
     assert run([*cmd, "--set", SLOW_STORE]) == 0
@@ -21,21 +26,15 @@ def _note(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     return out[re.search(r"on the \d", out).start() :]  # type: ignore[union-attr]
 
 
-def test_a_rare_failure_reads_as_a_rate_and_no_fleet_keeps_half(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_rare_failure_reads_as_a_rate_and_no_fleet_keeps_half(capsys: pytest.CaptureFixture[str]) -> None:
     """64 H100s fail 0.030 times a day (every 33 d); at 1 B/s even one chip's checkpoint never ends."""
-    monkeypatch.setenv("COLUMNS", "400")
     note = _note(capsys, "--model", "llama-3.1-8b", "--chips", "64")
     assert note.startswith("on the 64 chips it runs a failure every 33.0 d (0.030 per day) leaves <0.1% goodput")
     assert "at its step time, no fleet size keeps half the run for training" in note
     assert "(0 per day)" not in note and "at most 1 chips" not in note
 
 
-def test_one_chip_is_singular_and_has_no_peer(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("COLUMNS", "400")
+def test_one_chip_is_singular_and_has_no_peer(capsys: pytest.CaptureFixture[str]) -> None:
     note = _note(capsys, "--model", "llama-3.2-1b", "--chips", "1")
     assert note.startswith("on the 1 chip it runs a failure every 3.06 y (0.00089 per day)")
     assert "with checkpoint-restart (in-memory recovery needs a second host); at its step time, no fleet size" in note

@@ -8,6 +8,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog, set_on_command_line
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, SystemEntry
+from chipwise.catalog.units import from_si
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import Chip, Efficiency, Fabric, FigureRef, ScaleUpDomain, System
 
@@ -216,8 +217,9 @@ class Hardware:
         prov = dict(base.provenance)
         for key, value, unit, how in (
             ("power", power_w, "W", f"{hybrid.id} power {hybrid.power:,.0f} W x {power_how}"),
-            ("scaleout.bandwidth", nic * count * 8e-9, "Gb/s",
-             f"{hybrid.id} scale-out {hybrid.scaleout_bandwidth_per_chip * hybrid.chips * 8e-9:,.0f} Gb/s x {nic_how}"),
+            ("scaleout.bandwidth", from_si(nic * count, "Gb/s"), "Gb/s",
+             f"{hybrid.id} scale-out {from_si(hybrid.scaleout_bandwidth_per_chip * hybrid.chips, 'Gb/s'):,.0f} Gb/s "
+             f"x {nic_how}"),
         ):  # fmt: skip
             whole = hybrid.provenance.get(key)
             status, sources = (whole.status, whole.sources) if whole else (hybrid.status, ())

@@ -28,8 +28,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
-from chipwise.hardware.objects import System
-from chipwise.planner.serving_economics import chip_hour_price, energy_per_hour, priced_system
+from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training
 from chipwise.serve.plan import chip_count
@@ -66,37 +65,6 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [o for o in out if o["cost"] is not None and math.isfinite(o["cost"])]
 
 
-def _pools_energy_per_hour(
-    catalog: Catalog,
-    pools: Sequence[tuple[System, float]],
-    pricing: str = "on-demand",
-    busy: Sequence[float] | None = None,
-) -> tuple[float, float]:
-    """(facility joules, kg CO2e) an hour of a deployment's pools of (system, chips), each busy its share `busy` of
-    the hour (plan serve's simulated check: busy_shares; not given, all of it) and idle the rest, at the site of its
-    own rental quote; the scale-out network where the deployment passes one system or spans two, as plan serve's
-    economics reckon it (busy all hour, one H100 at 0.1 req/s had drawn 3x plan serve's 1.39 MJ/h)."""
-    total = sum(chips for _, chips in pools)
-    span = len({system.id for system, _ in pools}) > 1
-    shares = list(busy) if busy else [1.0] * len(pools)
-    joules, co2 = 0.0, 0.0
-    for (system, chips), share in zip(pools, shares, strict=True):
-        quote = chip_hour_price(catalog, system, pricing, None, None)[2]
-        e, c = energy_per_hour(
-            catalog, system, chips, pricing, quote, scaleout=span or total > system.chips, busy=share
-        )
-        joules, co2 = joules + e, co2 + c
-    return joules, co2
-
-
-def _pool_chips(system: System, plan: Mapping[str, Any]) -> float:
-    """The chips a pool of a checked option takes: its replicas' ranks over the chip's cores, a replica on part of a
-    chip still taking whole chips (serve.simulate.Pool.chips)."""
-    per = plan["tp"] * plan["pp"] / system.chip.cores_per_chip
-    chips = per * plan["replicas"]
-    return float(math.ceil(chips - 1e-9)) if per < 1.0 else chips
-
-
 def _passed(checked: Mapping[str, Any]) -> bool:
     """Whether plan serve's simulated check of an option kept up with the load and met the SLO."""
     return bool(checked["keeps_up"]) and checked["slo_met"] is not False
@@ -117,8 +85,7 @@ def _serving_options(catalog: Catalog, reports: Sequence[dict[str, Any]], second
                 continue
             systems = [priced_system(hw.system(sid), pricing) for sid in v["system"].split(">")]
             guessed = v["price_estimated"]  # the pools' chips priced by a catalog estimate, as plan serve marks them
-            pools = [(sys_, _pool_chips(sys_, plan)) for sys_, plan in zip(systems, v["plan"].values(), strict=True)]
-            joules_h, co2_h = _pools_energy_per_hour(catalog, pools, pricing, v.get("busy_shares"))
+            joules_h, co2_h = v["energy_j_per_hour"], v["co2e_kg_per_hour"]  # its pools at their busy shares
             best[v["system"]] = {
                 "hardware": v["hardware"],
                 "system": v["system"],

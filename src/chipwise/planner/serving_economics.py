@@ -66,7 +66,7 @@ def rented_chips(pools: Sequence[tuple[System, float, int]]) -> list[float]:
 def busy_shares(out: SimOutput) -> list[float]:
     """Per pool of a simulated run (in the deployment's order: out.roles), the share of the run its replicas spent
     running iterations: the mean over its replicas of busy seconds / the run's makespan, in [0, 1]. A replica
-    between iterations waits for requests, at idle power (energy_per_hour)."""
+    between iterations waits for requests, at idle power (economics)."""
     span = max(float(out.end), 1e-12)
     shares = []
     for role in out.roles or ["both"]:
@@ -94,26 +94,6 @@ def serving_site(
         operator=quote.provider if quote else provider,
         hint_region=quote.region if quote else None,
     )
-
-
-def energy_per_hour(
-    catalog: Catalog,
-    system: System,
-    chips: float,
-    pricing: str,
-    quote: PriceQuote | None,
-    region: str | None = None,
-    scaleout: bool = False,
-    busy: float = 1.0,
-) -> tuple[float, float]:
-    """(facility joules, kg CO2e) an hour of `chips` chips of `system` busy a share `busy` of it: IT power per chip
-    (economics.power: busy power, with the scale-out network's where `scaleout`, mixed with idle power by the busy
-    share) x PUE, at the site of the operator and region its price `quote` names (serving_site), x that site's
-    grid."""
-    site = serving_site(catalog, system, pricing, quote, region)
-    power = power_model(catalog, system, scaleout=scaleout)
-    e = float(energy_j(power.mixed_w(busy), chips, SECONDS_PER_HOUR, site.pue.value))
-    return e, float(carbon_kg(e, site))
 
 
 def economics(
@@ -216,6 +196,7 @@ def economics(
         "priced_output_tokens_per_s": output_tps,
         "price_sources": sources,
         "energy_j_per_hour": joules_h,
+        "co2e_kg_per_hour": co2_h,
         "energy_j_per_mtok": joules_h * per_mtok_out,
         "co2e_kg_per_mtok": co2_h * per_mtok_out,
         # the site the energy and carbon are reckoned at (a split on two providers: facility / IT energy and

@@ -929,7 +929,9 @@ def _check(
             for k in ("cost_usd_per_hour", "cost_usd_per_mtok", "cost_usd_per_mtok_total", "energy_j_per_mtok")
         },
         "price_note": econ.get("price_note"),
-        "busy_shares": summary.get("busy_shares"),  # per pool: its energy's busy share (plan lifecycle's too)
+        # an hour of the fleet, each pool at its simulated busy share (plan lifecycle prices its serving period so)
+        "energy_j_per_hour": econ["energy_j_per_hour"],
+        "co2e_kg_per_hour": econ["co2e_kg_per_hour"],
         "kv_transfer": transfer_dict(setup.transfer, job) if setup.transfer else None,
         "providers": sorted({str(q.get("provider")) for q in econ["price_sources"] if q.get("provider")}),
         "breakdown": breakdown,

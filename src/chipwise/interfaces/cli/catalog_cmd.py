@@ -280,7 +280,7 @@ def _figure_text(name: str, fig: Figure, unit: str = "") -> str:
     in `unit` where given (the built-in catalog's, for a figure a --set gave in SI), and a calendar year bare
     (launch_year 2024, not '2024 year'; a duration in years keeps its unit)."""
     if name.endswith("_year"):
-        return fig.value if isinstance(fig.value, str) else fmt.number_text(fig.value)
+        return fmt.value_text(fig.value, "")
     return figure_text(fig, unit)
 
 
