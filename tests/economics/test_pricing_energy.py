@@ -226,8 +226,8 @@ def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(
     """p5's ~$52/h 1-year reservation (2025) was quoted against the $98.32 on-demand rate, cut to $55.04 since; it
     stood only 5.5% below today's on-demand, and owning an H100 broke even at 23.8% use. Carried to today's rate:
     52 x 55.04 / 98.32 = 29.11 $/h = 3.6387 a GPU-hour (an estimate). A reservation is paid every hour of its year,
-    so no utilisation break-even: the owned H100's fixed 1.49087 $/h (depreciation 0.95368 + operations 0.19074 +
-    colocation 0.34645) and busy energy 0.137092 $/h (1,120 W x 1.42 x $0.0862/kWh) make 1.62797 $/h busy every
+    so no utilisation break-even: the owned H100's fixed 1.55247 $/h (depreciation 1.00502 + operations 0.20100 +
+    colocation 0.34645) and busy energy 0.137092 $/h (1,120 W x 1.42 x $0.0862/kWh) make 1.68957 $/h busy every
     hour, under 3.6387: owning is cheaper at any utilisation (it had printed 'own when utilisation > 43.2%')."""
     from chipwise.economics.pricing import latest_quotes
     from chipwise.economics.tco import owned_tco, tco_report
@@ -243,7 +243,7 @@ def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(
     report = tco_report(catalog, owned_tco(catalog, hw.system("h100-sxm")), "reserved-1y")
     row = report["break_even"][0]
     assert row["break_even_utilisation"] is None and row["verdict"] == "owning is cheaper at any utilisation"
-    assert row["owned_usd_per_calendar_hour"]["busy"] == pytest.approx(1.62797, abs=1e-4)
+    assert row["owned_usd_per_calendar_hour"]["busy"] == pytest.approx(1.68957, abs=1e-4)
     assert "52 x 55.04 / 98.32" in report["break_even"][0]["derivation"]
     # an on-demand price that never moved leaves its commitment as listed (trn1: 21.50 since launch)
     trn1 = price_per_chip_hour(catalog, hw.system("trn1.32xlarge"), "reserved-1y")

@@ -23,24 +23,24 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12
 def test_h100_tco_by_hand(catalog: Catalog, hw: Hardware) -> None:
     """One H100 of a p5-class 8-GPU server, owned, in a US colocation facility, used every hour.
 
-    capex    = 27,500 chip + 4,000 server + 0 scale-up (NVSwitch on the board) + 6,600 fabric + 3,700 storage
+    capex    = 27,500 chip + 6,250 server + 0 scale-up (NVSwitch on the board) + 6,600 fabric + 3,700 storage
     power    = 10,200 W / 8 = 1,275 W per GPU with host; busy 0.8 x 1,275 + 100 W network = 1,120 W;
                rated 1,275 + 100 = 1,375 W
-    $/h      = 41,800 / (5 x 8,766) + 0.04 x 41,800 / 8,766 + 184.06 x 1.375 / 730.5 + 1.120 x 1.42 x 0.0862
+    $/h      = 44,050 / (5 x 8,766) + 0.04 x 44,050 / 8,766 + 184.06 x 1.375 / 730.5 + 1.120 x 1.42 x 0.0862
     """
     t = owned_tco(catalog, hw.system("h100-sxm"))
-    capex = 27_500 + 4_000 + 0 + 6_600 + 3_700
+    capex = 27_500 + 6_250 + 0 + 6_600 + 3_700
     depreciation = capex / (5 * HOURS_PER_YEAR)
     operations = 0.04 * capex / HOURS_PER_YEAR
     colocation = 184.06 * 1.375 / HOURS_PER_MONTH
     energy = 1.120 * 1.42 * 0.0862
     assert t.capex_usd == capex
     terms = t.breakdown_per_chip_hour()
-    assert terms["depreciation"] == pytest.approx(depreciation, rel=1e-9)  # 0.9537
-    assert terms["operations"] == pytest.approx(operations, rel=1e-9)  # 0.1907
+    assert terms["depreciation"] == pytest.approx(depreciation, rel=1e-9)  # 1.0050
+    assert terms["operations"] == pytest.approx(operations, rel=1e-9)  # 0.2010
     assert terms["colocation"] == pytest.approx(colocation, rel=1e-9)  # 0.3465
     assert terms["energy"] == pytest.approx(energy, rel=1e-9)  # 0.1371
-    assert t.usd_per_chip_hour == pytest.approx(1.62797, rel=1e-5)
+    assert t.usd_per_chip_hour == pytest.approx(1.68957, rel=1e-5)
     assert sum(terms.values()) == pytest.approx(t.usd_per_chip_hour, rel=1e-12)
 
 
@@ -120,7 +120,7 @@ def test_bad_inputs(catalog: Catalog, hw: Hardware, kwargs: dict, needle: str) -
 def test_tco_json_has_every_term_and_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["tco", "h100-sxm", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["usd_per_chip_hour"] == pytest.approx(1.628, abs=1e-3)
+    assert data["usd_per_chip_hour"] == pytest.approx(1.690, abs=1e-3)
     assert set(data["terms_usd_per_chip_hour"]) == {"depreciation", "operations", "colocation", "energy"}
     for name, f in data["inputs"].items():
         assert f["status"], name
@@ -175,14 +175,14 @@ def test_the_scale_out_fabric_is_charged_by_the_systems_bandwidth(catalog: Catal
     """The $6,600 a chip of scale-out fabric is a 400G-port-a-GPU InfiniBand fat tree; a TPU v5p pod has 50 Gb/s of
     scale-out a chip and paid the whole of it (28% of its capex). By bandwidth: 6,600 x 50 / 400 = $825.
 
-    capex = 9,000 chip + 4,000 server + 0 scale-up (torus links on the boards) + 825 fabric + 3,700 storage
-          = 17,525 (it was 23,300)
+    capex = 9,000 chip + 6,250 server + 0 scale-up (torus links on the boards) + 825 fabric + 3,700 storage
+          = 19,775 (it was 25,550 with the whole fabric)
     power = tpu-v5p-pod host share + 100 W x 50 / 400 = 12.5 W of network a chip
     A given fabric cost is taken as it is (no scaling): --scaleout-network 1000 stays $1,000."""
     t = owned_tco(catalog, hw.system("tpu-v5p"))
     parts = t.record()["capex_usd_per_chip_by_part"]
     assert parts["scaleout_network"] == pytest.approx(825.0)
-    assert t.capex_usd == pytest.approx(9000 + 4000 + 0 + 825 + 3700)
+    assert t.capex_usd == pytest.approx(9000 + 6250 + 0 + 825 + 3700)
     assert t.inputs.power.network_w == pytest.approx(12.5)
     trn2 = owned_tco(catalog, hw.system("trn2"))
     assert trn2.record()["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(3300.0)
@@ -306,7 +306,7 @@ def test_tco_with_every_cost_zero_prints(capsys: pytest.CaptureFixture[str]) -> 
 
 # ---------------------------------------------------------------------------------------- an owned cost's status
 def test_an_owned_cost_says_it_is_an_estimate_and_lists_its_inputs(catalog: Catalog, hw: Hardware) -> None:
-    """An owned chip-hour ($1.63 for an H100) rests on the $27,500 analyst estimate and estimated datacenter figures,
+    """An owned chip-hour ($1.69 for an H100) rests on the $27,500 analyst estimate and estimated datacenter figures,
     but carried no status, and its inputs were missing from the figures a prediction lists: Tco.status, estimated
     and figures give them (economics_figures keys)."""
     t = owned_tco(catalog, hw.system("h100-sxm"))

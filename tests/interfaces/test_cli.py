@@ -81,7 +81,9 @@ def test_catalog_engine_shows_each_figure_and_where_it_comes_from(
 def test_catalog_engine_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown serving engine 'nope'" in run_error(capsys, ["catalog", "engine", "nope"])
     assert "neuron does not run on hopper chips" in run_error(capsys, ["catalog", "engine", "neuron", "--chip", "h100"])
-    assert "unknown chip or system 'zzz'" in run_error(capsys, ["catalog", "engine", "vllm", "--chip", "zzz"])
+    assert "unknown chip, system or chip family 'zzz'" in run_error(
+        capsys, ["catalog", "engine", "vllm", "--chip", "zzz"]
+    )
 
 
 def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

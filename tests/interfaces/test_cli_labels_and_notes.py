@@ -67,7 +67,7 @@ def test_tco_break_even_is_not_cut_at_80_columns(
     assert run(["tco", "h100-sxm"]) == 0
     out = capsys.readouterr().out
     table = out[out.index("break-even utilisation") :]
-    assert "…" not in table and "hyperst" in table and "22.6%" in table
+    assert "…" not in table and "hyperst" in table and "23.5%" in table
 
 
 def test_plan_fleet_no_replay_says_it_is_unchecked(capsys: pytest.CaptureFixture[str]) -> None:

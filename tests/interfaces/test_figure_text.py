@@ -52,7 +52,7 @@ def test_tco_inputs_read_as_its_lines(monkeypatch: pytest.MonkeyPatch, capsys: p
     monkeypatch.setenv("COLUMNS", "200")
     assert run(["tco", "h100-sxm", "--chip-price", "30000.5"]) == 0
     rows = {k: v[0] for k, v in _cells(capsys.readouterr().out).items() if v}
-    assert rows["capex.chip"] == "$30,000.50" and rows["capex.server"] == "$4,000"
+    assert rows["capex.chip"] == "$30,000.50" and rows["capex.server"] == "$6,250"
     assert rows["colocation"] == "$184.06/kW/month" and rows["electricity"] == "$0.0862/kWh"
     assert rows["depreciation_life"] == "5 years" and rows["operations_fraction"] == "0.04"
     assert rows["tdp"] == "700 W" and rows["utilisation"] == "1"

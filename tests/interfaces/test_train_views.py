@@ -197,8 +197,10 @@ def test_predict_prints_the_rate_its_mtbf_gives(
     monkeypatch.setenv("COLUMNS", "400")
     scenario = '{"kind":"train","model":"llama-3.1-70b","hardware":"h100-sxm","chips":64,"plan":{"tp":8,"pp":2,"dp":4}}'
     assert run(["predict", scenario]) == 0
-    row = next(line for line in capsys.readouterr().out.splitlines() if "failures per day / MTBF" in line)
-    assert "0.030 / 33.0 d" in row
+    row = next(
+        line for line in capsys.readouterr().out.splitlines() if "failures + planned stops per day / MTBF" in line
+    )
+    assert "0.030 + 0.0034 / 33.0 d" in row  # 8 hosts x 1.7725e-5 x 24 h planned stops
 
 
 def test_idle_chips_are_put_down_to_what_leaves_them_idle() -> None:

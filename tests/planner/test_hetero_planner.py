@@ -41,7 +41,12 @@ def test_mix_with_a_slow_old_part_loses(catalog: Catalog) -> None:
 
 @pytest.mark.parametrize(
     ("spec", "needle"),
-    [("trn4=36", "exactly two"), ("trn4=x,gb300=3", "TYPE=COUNT"), ("trn4=0,gb300=3", "non-positive")],
+    [
+        ("trn4=36", "exactly two"),
+        ("trn4,gb300=3", "TYPE=COUNT"),
+        ("trn4=x,gb300=3", r"--fleet trn4 'x' is not a positive finite whole number\. Fix: give e\.g\. 512 or 4k"),
+        ("trn4=0,gb300=3", "--fleet trn4 '0' is not a positive"),
+    ],
 )
 def test_bad_fleet(spec: str, needle: str) -> None:
     with pytest.raises(ChipwiseError, match=needle):

@@ -131,3 +131,15 @@ def test_the_kv_row_says_when_the_cache_bounds_a_given_batch() -> None:
     assert _kv_bound(row) == " (about 185 mean requests of b256: the cache, not max_batch, bounds the batch)"
     assert _kv_bound({**row, "plan": {**row["plan"], "max_batch": 185}}) == ""
     assert _kv_bound({**row, "plan": {**row["plan"], "attention_dp": True}}) == ""
+
+
+def test_a_run_that_dropped_requests_is_held_to_every_arrival(catalog: Catalog) -> None:
+    """Little's law leaves dropped requests out of its arrival rate; whether a run kept up reads every arrival:
+    9,000 tok/s delivered where 9 req/s of the 10 asked arrived (9,216 tok/s: 97.7%) keeps up; 7,168 tok/s where
+    10 req/s arrived and 3 of them were dropped is 70% of the 10,240 offered, not the 100% of the 7 served."""
+    job = _job(catalog, 10.0)
+    summary = {"output_tokens_per_s": 9000.0, "throughput_tokens_per_s": 18000.0, "capacity_utilisation": 0.9}
+    assert keeps_up(job, {**summary, "little_law": {"arrivals_per_s": 9.0, "arrival_rate_per_s": 9.0}})
+    dropped = {"arrivals_per_s": 10.0, "arrival_rate_per_s": 7.0}
+    summary_low = {**summary, "output_tokens_per_s": 7168.0}
+    assert not keeps_up(job, {**summary_low, "little_law": dropped})

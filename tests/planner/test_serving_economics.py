@@ -17,20 +17,20 @@ from chipwise.serve.simulate import Pool
 
 def test_an_owned_pool_pays_for_the_energy_it_reports(catalog: Catalog, hw: Hardware) -> None:
     """Eight H100s of one node busy 11% of the hour had been charged 8 x the TCO at full use ($1.628: 1,120 W a chip
-    busy all hour, network included) = $13.02/h beside an energy figure of 3.51 kWh; they cost 8 x (0.8031 + 0.1606
-    + 0.3213) fixed (capex $35,200 with no scale-out fabric on one node: 35,200 / 43,830 h, 0.04 x 35,200 / 8,766 h,
-    $184.06 x 1.275 kW / 730.5 h) + the reported kWh x $0.0862 = $10.58/h ($12.23 with the fabric's $6,600)."""
+    busy all hour, network included) = $13.02/h beside an energy figure of 3.51 kWh; they cost 8 x (0.8544 + 0.1709
+    + 0.3213) fixed (capex $37,450 with no scale-out fabric on one node: 37,450 / 43,830 h, 0.04 x 37,450 / 8,766 h,
+    $184.06 x 1.275 kW / 730.5 h) + the reported kWh x $0.0862 = $11.07/h ($12.72 with the fabric's $6,600)."""
     system = hw.system("p5.48xlarge")
     pools = [Pool(SimpleNamespace(system=system, chips=1.0), 8)]  # type: ignore[arg-type]
     light = economics(catalog, pools, 100.0, 500.0, pricing="owned", busy=[0.1105])
     kwh = light["energy_j_per_hour"] / 3.6e6
     # 8 x (1,120 W x 0.1105 + 321 W x 0.8895) x PUE 1.42 (no network: one node)
     assert kwh == pytest.approx(8 * (1.020 * 0.1105 + 0.2207 * 0.8895) * 1.42, rel=1e-3)
-    assert light["cost_usd_per_hour"] == pytest.approx(8 * (0.8031 + 0.1606 + 0.3213) + kwh * 0.0862, rel=1e-4)
-    assert light["cost_usd_per_hour"] == pytest.approx(10.58, abs=0.01)
+    assert light["cost_usd_per_hour"] == pytest.approx(8 * (0.8544 + 0.1709 + 0.3213) + kwh * 0.0862, rel=1e-4)
+    assert light["cost_usd_per_hour"] == pytest.approx(11.07, abs=0.01)
     # busy all hour, one node: the fixed terms and 1,020 W a chip, not the TCO's 1,120 W with the network's 100 W
     full = economics(catalog, pools, 100.0, 500.0, pricing="owned")
-    assert full["cost_usd_per_hour"] == pytest.approx(8 * (0.8031 + 0.1606 + 0.3213 + 1.020 * 1.42 * 0.0862), rel=1e-4)
+    assert full["cost_usd_per_hour"] == pytest.approx(8 * (0.8544 + 0.1709 + 0.3213 + 1.020 * 1.42 * 0.0862), rel=1e-4)
 
 
 def test_an_owned_pool_past_one_node_pays_for_its_network(catalog: Catalog, hw: Hardware) -> None:
@@ -43,8 +43,9 @@ def test_an_owned_pool_past_one_node_pays_for_its_network(catalog: Catalog, hw: 
 
 
 def test_the_reviewers_scenario_costs_what_its_own_figures_give() -> None:
-    """`predict` of 8 H100s owned at 0.2 requests/s: $10.59/h and $57.47 per million output tokens (had been $13.02
-    and $70.66, then $12.23 and $66.35 with a scale-out fabric one node does not have), the cost's electricity the
+    """`predict` of 8 H100s owned at 0.2 requests/s: $11.09/h and $60.14 per million output tokens (had been $13.02
+    and $70.66, then $12.23 and $66.35 with a scale-out fabric one node does not have; $10.59 and $57.47 with the
+    server at its $4,000 build cost, not its sale price), the cost's electricity the
     output's own energy_j_per_hour x $0.0862/kWh."""
     import chipwise.api as cw
 
@@ -53,10 +54,10 @@ def test_the_reviewers_scenario_costs_what_its_own_figures_give() -> None:
         "output_tokens": 256, "arrival_rate": 0.2, "requests": 200, "pricing": "owned",
     }  # fmt: skip
     r = cw.predict(scenario)
-    fixed = 8 * (0.8031 + 0.1606 + 0.3213)
+    fixed = 8 * (0.8544 + 0.1709 + 0.3213)
     assert r["cost_usd_per_hour"] == pytest.approx(fixed + r["energy_j_per_hour"] / 3.6e6 * 0.0862, rel=1e-4)
-    assert r["cost_usd_per_hour"] == pytest.approx(10.59, abs=0.01)
-    assert r["cost_usd_per_mtok"] == pytest.approx(10.593 / (0.2 * 256 * 3600 / 1e6), abs=0.05)
+    assert r["cost_usd_per_hour"] == pytest.approx(11.09, abs=0.01)
+    assert r["cost_usd_per_mtok"] == pytest.approx(11.086 / (0.2 * 256 * 3600 / 1e6), abs=0.05)
 
 
 # An owned serving pool's price record says what it is charged: the TCO's fixed terms and the pool's own energy at its
@@ -65,24 +66,24 @@ def test_the_reviewers_scenario_costs_what_its_own_figures_give() -> None:
 
 def test_the_owned_price_record_is_what_is_charged(catalog: Catalog, hw: Hardware) -> None:
     """Eight H100s of one node busy 11% of the hour: the record had shown only the TCO's $1.628 a chip-hour with
-    $0.137 of energy (1,590 W busy all hour); they are charged 0.8031 + 0.1606 + 0.3213 fixed (one node: no
-    scale-out fabric) and their own kWh x $0.0862 over 8 chips, $10.58/h."""
+    $0.137 of energy (1,590 W busy all hour); they are charged 0.8544 + 0.1709 + 0.3213 fixed (one node: no
+    scale-out fabric) and their own kWh x $0.0862 over 8 chips, $11.07/h."""
     system = hw.system("p5.48xlarge")
     pools = [Pool(SimpleNamespace(system=system, chips=1.0), 8)]  # type: ignore[arg-type]
     out = economics(catalog, pools, 100.0, 500.0, pricing="owned", busy=[0.1105])
     (record,) = out["price_sources"]
     energy = out["energy_j_per_hour"] / 3.6e6 * 0.0862 / 8
     assert record["terms_usd_per_chip_hour"] == pytest.approx(
-        {"depreciation": 0.8031, "operations": 0.1606, "colocation": 0.3213, "energy": energy}, rel=1e-3
+        {"depreciation": 0.8544, "operations": 0.1709, "colocation": 0.3213, "energy": energy}, rel=1e-3
     )
     # (1,020 W x 0.1105 + 220.7 W x 0.8895) x PUE 1.42 = 0.4388 kWh a chip x $0.0862
     assert record["terms_usd_per_chip_hour"]["energy"] == pytest.approx(0.0378, abs=1e-4)
     assert record["usd_per_chip_hour"] == pytest.approx(out["cost_usd_per_hour"] / 8)
     assert record["usd_per_hour"] == pytest.approx(out["cost_usd_per_hour"]) and record["busy_share"] == 0.1105
     assert "busy all hour" in record["charged_basis"]
-    # the TCO record stays the owned cost at full use, busy all hour: one node's, no fabric (1.2850 + 1,020 W x 1.42
+    # the TCO record stays the owned cost at full use, busy all hour: one node's, no fabric (1.3466 + 1,020 W x 1.42
     # x $0.0862)
-    assert record["tco"]["usd_per_chip_hour"] == pytest.approx(1.2850 + 0.12485, abs=1e-3)
+    assert record["tco"]["usd_per_chip_hour"] == pytest.approx(1.3466 + 0.12485, abs=1e-3)
     assert record["tco"]["terms_usd_per_chip_hour"]["energy"] == pytest.approx(0.12485, abs=1e-4)
     assert record["tco"]["capex_usd_per_chip_by_part"]["scaleout_network"] == 0.0
 
@@ -99,9 +100,9 @@ def test_the_charged_terms_are_the_cost(catalog: Catalog, hw: Hardware) -> None:
 
 
 def test_the_reviewers_scenario_reads_its_charge() -> None:
-    """`predict` of one H100 owned at 1 request/s: cost $1.382/h (1.2850 fixed, no scale-out fabric for one chip),
+    """`predict` of one H100 owned at 1 request/s: cost $1.443/h (1.3466 fixed, no scale-out fabric for one chip),
     and its record says that a chip-hour with $0.0966 of energy (4,032,295 J = 1.1201 kWh x $0.0862), not only the
-    TCO's $1.41 and $0.125 busy all hour. (0.0961 while Poisson arrivals were left unscaled, offering a little
+    TCO's $1.47 and $0.125 busy all hour. (0.0961 while Poisson arrivals were left unscaled, offering a little
     under 1 request/s.)"""
     import chipwise.api as cw
 
@@ -111,7 +112,7 @@ def test_the_reviewers_scenario_reads_its_charge() -> None:
     }  # fmt: skip
     r = cw.predict(scenario)
     (record,) = r["price_sources"]
-    assert r["cost_usd_per_hour"] == pytest.approx(1.2850 + r["energy_j_per_hour"] / 3.6e6 * 0.0862, abs=1e-4)
+    assert r["cost_usd_per_hour"] == pytest.approx(1.3466 + r["energy_j_per_hour"] / 3.6e6 * 0.0862, abs=1e-4)
     assert record["usd_per_chip_hour"] == pytest.approx(r["cost_usd_per_hour"])
     assert record["terms_usd_per_chip_hour"]["energy"] == pytest.approx(r["energy_j_per_hour"] / 3.6e6 * 0.0862)
     assert record["terms_usd_per_chip_hour"]["energy"] == pytest.approx(0.09655, abs=1e-4)

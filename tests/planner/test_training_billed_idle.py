@@ -30,10 +30,10 @@ def test_billed_chips_past_the_job_draw_idle_power(catalog: Catalog) -> None:
 
 
 def test_an_owned_fleet_of_one_system_pays_no_scale_out_network(catalog: Catalog) -> None:
-    """8 H100s on one p5 owned had been priced at the TCO of a fleet of many, 8 x $1.62797 a chip-hour ($6,600 a
+    """8 H100s on one p5 owned had been priced at the TCO of a fleet of many, 8 x $1.68957 a chip-hour ($6,600 a
     chip of 400G fabric, its colocation, and 1,120 W busy all hour where the run's figure is 1,020 W). They pay the
-    fixed terms without the fabric, 8 x (0.80310 + 0.16062 + 0.32125) = $10.2798/h, and the run's own electricity,
-    8 x 1,020 W x 1.42 x $0.0862/kWh = $0.9988/h. Sixteen span two p5 and pay the fabric: 16 x $1.62797/h."""
+    fixed terms without the fabric, 8 x (0.85444 + 0.17089 + 0.32125) = $10.7726/h, and the run's own electricity,
+    8 x 1,020 W x 1.42 x $0.0862/kWh = $0.9988/h. Sixteen span two p5 and pay the fabric: 16 x $1.68957/h."""
 
     def owned(chips: int) -> dict:
         report = plan_training(catalog, "llama-3.1-8b", chips, ["h100-sxm"], tokens=1e10, pricing="owned")
@@ -45,11 +45,11 @@ def test_an_owned_fleet_of_one_system_pays_no_scale_out_network(catalog: Catalog
     assert one["energy_j"] / one["time_to_train_s"] == pytest.approx(8 * 1020 * 1.42)
     electricity = one["energy_j"] / 3.6e6 * 0.0862
     assert electricity / hours == pytest.approx(0.9988, abs=1e-4)
-    assert one["cost_usd"] == pytest.approx(8 * (0.80310 + 0.16062 + 0.32125) * hours + electricity, rel=1e-4)
-    assert one["cost_usd"] / hours == pytest.approx(11.2786, abs=1e-3)
+    assert one["cost_usd"] == pytest.approx(8 * (0.85444 + 0.17089 + 0.32125) * hours + electricity, rel=1e-4)
+    assert one["cost_usd"] / hours == pytest.approx(11.7714, abs=1e-3)
     assert one["price_usd_per_chip_hour"] == pytest.approx(one["cost_usd"] / (8 * hours))
     assert two["price_source"]["tco"]["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(6600)
-    assert two["cost_usd"] == pytest.approx(16 * 1.62797 * two["time_to_train_s"] / 3600, rel=1e-4)
+    assert two["cost_usd"] == pytest.approx(16 * 1.68957 * two["time_to_train_s"] / 3600, rel=1e-4)
 
 
 def test_a_utilisation_with_a_reservation_says_it_is_paid_every_hour() -> None:

@@ -200,11 +200,11 @@ def test_a_fleet_failures_overwhelm_says_where_half_the_run_trains(catalog: Cata
     assert "half_goodput_chips" not in ok  # only where failures dominate
 
 
-def test_plan_train_says_never_where_failures_leave_no_progress(
+def test_plan_train_prints_the_expected_time_it_prices_where_failures_dominate(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The expected column had read '5.07e+23 y' and $/Mtok thirty digits; now 'never', three figures and where
-    half the run would train."""
+    """The expected column had read '5.07e+23 y' and $/Mtok thirty digits, then 'never' beside the cost priced on a
+    finite time; now the time that cost is priced on, goodput '<0.1%' and where half the run would train."""
     from chipwise.interfaces.cli.app import run
 
     monkeypatch.setenv("COLUMNS", "400")  # no cell folds
@@ -216,7 +216,7 @@ def test_plan_train_says_never_where_failures_leave_no_progress(
     out = " ".join(capsys.readouterr().out.split())
     # failures of the 524,288 chips the plan runs on ($3.08e+22 had counted the 475,712 idle ones too); those idle
     # ones, paid for, stand in for the spares ($3.06e+15 had paid 1.02M chips where 1M are)
-    assert " 8.4 h never " in out and "$3.00e+15 199,854,671.68" in out and "e+23 y" not in out
+    assert " 8.4 h 49,707 y " in out and "$3.00e+15 199,854,671.68" in out and " <0.1% " in out
     assert "half the run goes to training on at most" in out
 
 

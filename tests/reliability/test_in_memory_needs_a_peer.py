@@ -26,8 +26,9 @@ def test_one_host_checkpoints(catalog: Catalog, hw: Hardware, recovery: str) -> 
 
 
 def test_a_one_chip_dp1_plan_checkpoints(catalog: Catalog) -> None:
-    """The review's case: Llama 3.2 1B on one H100, DP1: checkpoint, 98.76% (it had read in-memory 99.88%)."""
+    """The review's case: Llama 3.2 1B on one H100, DP1: checkpoint, 99.94% (it had read in-memory 99.88%; 98.76%
+    while one host was charged a whole 2,048-host cluster's planned stops)."""
     (r,) = plan_training(catalog, "llama-3.2-1b", 1, ["h100-sxm"], tokens=1e10)["results"]
     assert r["plan"]["dp"] == 1 and r["reliability"]["hosts"] == 1
     assert r["reliability"]["recovery"] == "checkpoint"
-    assert r["goodput"] == pytest.approx(0.98757, abs=1e-5)
+    assert r["goodput"] == pytest.approx(0.999377, abs=1e-6)

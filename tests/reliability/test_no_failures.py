@@ -23,7 +23,7 @@ ZERO = [
         "host_failure_rate_per_host_hour",
     )
 ]
-PLANNED_PER_S = 0.0363 / 3600.0  # the catalog's planned stops (47 in 1,296 h)
+PLANNED_PER_S = 0.0363 / 3600.0  # the catalog's planned stops of a job on Meta's 2,048 hosts (47 in 1,296 h)
 
 
 def test_an_infinite_mtbf_never_checkpoints_and_loses_nothing_to_failures() -> None:
@@ -37,11 +37,11 @@ def test_an_infinite_mtbf_never_checkpoints_and_loses_nothing_to_failures() -> N
 
 @pytest.mark.parametrize("recovery", ["checkpoint", "in-memory", "best"])
 def test_zero_rates_leave_the_planned_stops_alone(recovery: str) -> None:
-    """Checkpoint: 1 - 0.0363/h x 1,200 s = 0.9879; in memory: 1 - 0.0363/h x 120 s = 0.99879; the downtime is the
-    planned stops', p T_wall R_p, and nothing else."""
+    """16,384 H100s on 2,048 hosts, Meta's planned stops: checkpoint 1 - 0.0363/h x 1,200 s = 0.9879; in memory
+    1 - 0.0363/h x 120 s = 0.99879; the downtime is the planned stops', p T_wall R_p, and nothing else."""
     cat = load_catalog(sets=ZERO)
     inputs = reliability_inputs(cat, hardware(cat).system("h100-sxm"))
-    run = assess_run(inputs, 64, 8e9, 2.0, recovery)
+    run = assess_run(inputs, 16_384, 8e9, 2.0, recovery)
     assert run.failures_per_s == 0 and run.mtbf_s == math.inf
     mem = recovery != "checkpoint"
     r_p = 120.0 if mem else 1200.0
@@ -58,4 +58,5 @@ def test_plan_train_with_zero_rates_answers(capsys: pytest.CaptureFixture[str]) 
     args = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1e12", "--chips", "64", "--hardware", "h100-sxm"]
     assert run([*args, "--recovery", "checkpoint", *sets]) == 0
     out = capsys.readouterr().out
-    assert "internal error" not in out and "24.2 d   24.5 d" in out  # 24.2 d / 0.9879
+    # 64 H100s, 8 hosts: planned stops only, 8 x 1.7725e-5/h x 1,200 s, 0.0047% of the 24.2 d
+    assert "internal error" not in out and "24.2 d   24.2 d" in out

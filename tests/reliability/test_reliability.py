@@ -113,14 +113,14 @@ def test_checkpoint_plan_for_405b(catalog: Catalog, hw: Hardware) -> None:
 
 
 def test_a_restore_slower_than_the_restart_sets_the_downtime(catalog: Catalog, hw: Hardware) -> None:
-    """One 8-H100 host restores the 405.85e9 x 14 B = 5.682 TB checkpoint at its own 3.4 GB/s (below the 2 TB/s
-    aggregate): 1,671.147 s, longer than the 1,200 s restart overhead, so a failure costs detection (0 s) +
-    max(1,200, 1,671.147) = 1,671.147 s, not 1,200."""
+    """One 8-H100 host restores the 405.85e9 x 14 B = 5.682 TB checkpoint at its own 0.977 GB/s (2 TB/s sustained
+    / 2,048 hosts, below the 2 TB/s aggregate): 5,815.66 s, longer than the 1,200 s restart overhead, so a failure
+    costs detection (0 s) + max(1,200, 5,815.66) = 5,815.66 s, not 1,200."""
     inputs = reliability_inputs(catalog, hw.system("h100-sxm"))
     r = assess_run(inputs, 8, 405.85e9, 7.0, "checkpoint")
     assert r.hosts == 1.0
-    assert r.checkpoint_restore_s == pytest.approx(405.85e9 * 14 / 3.4e9, rel=1e-12)
-    assert r.downtime_per_failure_s == pytest.approx(1671.147, rel=1e-6)
+    assert r.checkpoint_restore_s == pytest.approx(405.85e9 * 14 / 0.977e9, rel=1e-12)
+    assert r.downtime_per_failure_s == pytest.approx(5815.66, rel=1e-6)
 
 
 def test_recovery_choice(catalog: Catalog, hw: Hardware) -> None:
@@ -147,7 +147,7 @@ def test_failure_rates_are_per_second_as_their_unit_says(catalog: Catalog) -> No
     MTBF of 4,096 H100s on 512 hosts by hand: 3,600 / (4,096 x (1.26e-5 + 1.65e-6 + 2.97e-6) + 512 x 2e-5)
     = 3,600 / 0.080773 = 44,569 s."""
     rates = failure_rates(catalog)
-    for t, per_hour in zip(rates.terms(), (1.26e-5, 1.65e-6, 2.97e-6, 2e-5, 0.0363), strict=True):
+    for t, per_hour in zip(rates.terms(), (1.26e-5, 1.65e-6, 2.97e-6, 2e-5, 0.0363, 1.7725e-5), strict=True):
         record = t.record()
         assert (record["value"], record["unit"]) == (per_hour, "/h")
         assert record["si"] == pytest.approx(per_hour / HOUR, rel=1e-12)

@@ -253,7 +253,7 @@ def test_over_capacity_a_prediction_delivers_what_the_deployment_sustains(
 def test_predict_disaggregated_across_two_chips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = tmp_path / "pd.yaml"
     f.write_text(
-        "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nprecision: fp8\ninput_tokens: 2048\n"
+        "kind: serve\nmodel: llama-3.1-8b\nhardware: b200>h200\nprecision: fp8\ninput_tokens: 2048\n"
         "output_tokens: 128\narrival_rate: 5\nrequests: 200\n"
         "plan: {disaggregated: true, prefill: {hardware: b200, tp: 1, replicas: 1}, "
         "decode: {hardware: h200, tp: 1, replicas: 1}}\n"

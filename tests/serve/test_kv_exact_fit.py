@@ -1,5 +1,6 @@
 """A request that fills the KV cache exactly: the setup accepts any request with input + output <= kv_tokens, so
-the simulator admits it, lets it grow to its last token and never drops it; one token more is dropped."""
+the simulator admits it, lets it grow to its last token and never drops it; one token more is dropped before it
+runs."""
 
 from __future__ import annotations
 
@@ -36,7 +37,10 @@ def test_a_request_that_fills_the_cache_exactly_runs(vllm_setup: ReplicaSetup, i
 
 
 def test_one_token_more_is_dropped_alone(vllm_setup: ReplicaSetup) -> None:
-    """31,601 + 128 tokens outgrow 1,983 blocks at the last step; the prompt alone is admitted (it fits)."""
-    r = _run(vllm_setup, 31_601, 128).requests
+    """31,601 + 128 tokens would outgrow 1,983 blocks at the last step: dropped before it runs, though its prompt
+    fits (it had been encoded and made 127 tokens first, counted as output)."""
+    out = _run(vllm_setup, 31_601, 128)
+    r = out.requests
     assert r["dropped"].all()
-    assert np.all(np.isfinite(r["first"]))  # each was encoded, then outgrew the cache
+    assert np.all(np.isnan(r["first"]))
+    assert float(out.replicas[0]["emit_v"][-1]) == 0.0

@@ -99,7 +99,12 @@ def test_catalog_file_contents_are_part_of_the_id(write_sweep: WriteSweep, tmp_p
         ),
         ({"edits": [("chips: [8, 16, 32]", "kind: [train]")]}, "axis 'kind' cannot vary"),
         ({"append": "zip: {seq_len: [1, 2], tokens: [1]}\n"}, "zip axes must have equal lengths"),
-        ({"append": "zip: {chips: [1, 2]}\n"}, "axes 'chips' and 'chips' set the same field"),
+        # each axis named by its section: it had read "axes 'chips' and 'chips' set the same field"
+        ({"append": "zip: {chips: [1, 2]}\n"}, "grid axis 'chips' and zip axis 'chips' set the same field"),
+        (
+            {"append": "zip: [{seq_len: [1]}, {plan.tp: [2]}, {plan: [{tp: 1}]}]\n"},
+            "zip group 2 axis 'plan.tp' and zip group 3 axis 'plan' set the same field",
+        ),
         ({"text": "name: x\nbase: {model: a\ngrid: {chips: [1]}\n"}, "not valid YAML at line"),
         ({"text": "- a list\n"}, "must be a mapping"),
         ({"append": "name: again\n"}, "found duplicate key 'name'"),
@@ -127,7 +132,8 @@ def test_bad_sweep_files_are_one_line_errors(write_sweep: WriteSweep, how: dict[
         # a plan knob is checked as predict checks it: 'plan.tq' had run and stored every point as failed
         (
             ("chips: [8, 16, 32]", "plan.tq: [4]"),
-            "the point model=llama-3.1-8b, plan.tq=4 is not a valid scenario: unknown plan key 'tq'. Fix: use tp, pp",
+            "the point model=llama-3.1-8b, plan.tq=4 is not a valid scenario: unknown plan key 'tq'. Did you mean "
+            "'tp'? Fix: use tp, pp",
         ),
         (("chips: 8, precision", "chips: 8, plan: {tpp: 2}, precision"), "base is not a valid scenario: unknown plan"),
         (("chips: [8, 16, 32]", "plan.zero: [1, 5]"), "plan.zero=5 is not a valid scenario: plan.zero must be 0, 1"),

@@ -37,6 +37,7 @@ def test_tensor_split_experts_are_shared_by_the_data_parallel_ranks_tp_apart(hw:
         32,
         True,
         2.0,
+        "bf16",
     )
     b_out, alpha = topo.out_bandwidth * topo.out_efficiency, topo.out_latency
     expected = 2 * (15 / 16 * 2 * e / b_out + 8 * alpha) + 2 * 8 * alpha

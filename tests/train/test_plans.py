@@ -131,8 +131,8 @@ def test_fp8_parameter_gathers_move_one_byte_a_weight(hw: Hardware, zero: int) -
     plans = from_dicts([{"tp": 8, "pp": 1, "dp": 16, "zero": zero, "recompute": "full"}])
     e, none = 5.64e9, np.zeros(1)
     dev, one = device_of(system), np.ones(1)
-    exposed = {wb: float(dp_time(np.array([e]), none, plans, topo, dev, one, none, none, none, 32, True, wb)[0][0])
-               for wb in (1.0, 2.0)}  # fmt: skip
+    args = (none, plans, topo, dev, one, none, none, none, 32, True)
+    exposed = {wb: float(dp_time(np.array([e]), *args, wb, "bf16")[0][0]) for wb in (1.0, 2.0)}
     gathers = 1.0 if zero == 1 else 2.0 + 1.0 / 32
     saved = gathers * 15 / 16 * e / (topo.out_bandwidth * topo.out_efficiency)
     assert exposed[2.0] - exposed[1.0] == pytest.approx(saved, rel=1e-9, abs=1e-12)

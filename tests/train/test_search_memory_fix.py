@@ -72,8 +72,8 @@ def test_at_dp_1_neither_zero_nor_a_smaller_dp_is_offered(catalog: Catalog) -> N
 
 
 FLEET_TOO_SMALL = (
-    "the device has 79.6 GiB. Fix: use more chips (at least 81, before activations) or a chip with more memory: the "
-    "weights, gradients and optimizer state alone need 757.5 GiB per device spread evenly over all 8 ranks."
+    "the device has 79.6 GiB. Fix: use more chips (at least 80, before activations) or a chip with more memory: the "
+    "weights, gradients and optimizer state alone need 756.0 GiB per device spread evenly over all 8 ranks."
 )
 
 

@@ -386,7 +386,7 @@ def test_fsdp_gathers_the_experts_over_the_expert_group_by_hand(catalog: Catalog
 
     def exposed(zero: int) -> float:
         plans = from_dicts([{**MIXTRAL, "zero": zero, "hsdp": hsdp if zero == 3 else 0}])
-        t, _ = dp_time(np.array([d]), np.array([e]), plans, topo, dev, np.ones(1), z, z, z, 32, True, 2.0)
+        t, _ = dp_time(np.array([d]), np.array([e]), plans, topo, dev, np.ones(1), z, z, z, 32, True, 2.0, "bf16")
         return float(t[0])
 
     if not hsdp:
@@ -414,7 +414,7 @@ def test_a_dense_model_launches_no_expert_collective(catalog: Catalog, hw: Hardw
     one = 7 / 8 * 2 * d / (450e9 * 0.82) + 7 * 1e-6  # a reduce-scatter or all-gather of 2-byte values
     plans = from_dicts([{"tp": 1, "pp": 1, "dp": 8, "microbatch": 1, "zero": zero, "recompute": "none"}])
     z = np.zeros(1)
-    t, _ = dp_time(np.array([d]), z, plans, topo, dev, np.ones(1), z, z, z, 32, True, 2.0)
+    t, _ = dp_time(np.array([d]), z, plans, topo, dev, np.ones(1), z, z, z, 32, True, 2.0, "bf16")
     expected = {0: 2 * one, 1: 2 * one, 2: 2 * one, 3: 3 * one + one / 32}[zero]
     assert float(t[0]) == pytest.approx(expected, rel=1e-9)
 

@@ -963,6 +963,7 @@ RELIABILITY_READ: frozenset[str] = frozenset(
         "failures.software_failure_rate_per_chip_hour",
         "failures.host_failure_rate_per_host_hour",
         "failures.planned_interruptions_per_job_hour",
+        "failures.planned_interruptions_per_host_hour",
         "checkpoint.bytes_per_parameter",
         "checkpoint.storage_aggregate_bandwidth",
         "checkpoint.storage_write_bandwidth_per_node",

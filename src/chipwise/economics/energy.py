@@ -157,6 +157,9 @@ def site_for(
     if region is not None and region != reg:  # a price region placed in its grid region: say where and why
         where = f"{region} is {PRICE_REGIONS[region][1]}: {reg}'s grid"
         grid = replace(grid, extra={"located": where if asked else f"the price's region {where}"})
+    elif region is None and hint_region in PRICE_REGIONS:  # a price that names no place ('global'): say what stood in
+        where = f"{hint_region} is {PRICE_REGIONS[hint_region][1]}, which names no place"
+        grid = replace(grid, extra={"located": f"the price's region {where}: {reg}'s grid assumed"})
     if pue is not None:
         pue_term = override(check_pue(pue), "datacenter.pue", "1")
     else:

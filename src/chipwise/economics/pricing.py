@@ -113,6 +113,13 @@ def markup_term(catalog: Catalog, managed: str | None) -> Term | None:
 USER_PROVIDER = "user"
 
 
+def catalog_estimate(record: Mapping[str, object] | None) -> bool:
+    """Whether a price's provenance (PriceQuote.record(), a report's price_source) is a catalog estimate, the § of
+    every table and plot: no published offer, and not a price the user set (--set, a --catalog file), which is
+    taken as given (plan serve had marked one '§ priced by an estimate' under its own WHAT-IF line)."""
+    return record is not None and record.get("status") == "estimate" and record.get("provider") != USER_PROVIDER
+
+
 #: the provider each managed service runs on: its markup applies to that provider's instances only (SageMaker does
 #: not rent DigitalOcean's MI300X nor Google's TPUs)
 MANAGED_PROVIDER: dict[str, str] = {"sagemaker": "aws"}

@@ -43,7 +43,6 @@ from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
 from chipwise.economics.pricing import (
     MODES,
-    check_mode,
     latest_quotes,
     no_unit_price,
     price_gap,
@@ -51,6 +50,7 @@ from chipwise.economics.pricing import (
 )
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
+from chipwise.workload.scenario import MIN_UTILISATION
 
 FACILITIES: tuple[str, ...] = ("colocation", "owned")
 #: Rental modes paid for every calendar hour of a term, used or not: no utilisation break-even against them
@@ -106,7 +106,7 @@ def _capex_part(what: str, example: str) -> Plausible:
         1e5,
         what,
         "USD",
-        "the catalog's per-chip parts are $0-10,000: server $4,000, an NVL72 rack's network at most $8,900, a 400G "
+        "the catalog's per-chip parts are $0-10,000: server $6,250, an NVL72 rack's network at most $8,900, a 400G "
         "fabric at most $10,000, storage $3,700; an H100 with its share of everything costs ~$50,000 all in, per "
         "AMCOMPUTE; past $100,000 a chip is a server's or a cluster's price given per chip",
         example,
@@ -123,7 +123,7 @@ PLAUSIBLE: Mapping[str, Plausible] = {
         "cluster's price given per chip",
         "30000",
     ),
-    "server_usd_per_chip": _capex_part("server capex per chip", "4000"),
+    "server_usd_per_chip": _capex_part("server capex per chip", "6250"),
     "scaleup_network_usd_per_chip": _capex_part("scale-up network capex per chip", "4400"),
     "scaleout_network_usd_per_chip": _capex_part("scale-out network capex per chip", "6600"),
     "storage_usd_per_chip": _capex_part("storage capex per chip", "3700"),
@@ -163,7 +163,7 @@ PLAUSIBLE: Mapping[str, Plausible] = {
         "0.09",
     ),
     "utilisation": Plausible(
-        0.01,
+        MIN_UTILISATION,
         1.0,
         "utilisation",
         "",
@@ -667,9 +667,10 @@ def _against(tco: Tco, mode: str, row: Mapping[str, Any]) -> dict[str, Any]:
 def tco_report(catalog: Catalog, tco: Tco, compare: str = "on-demand") -> dict[str, Any]:
     """`chipwise tco --json`: the owned cost per chip-hour with every term and input, and the break-even
     utilisation against each rental price in the `compare` mode (a reservation: the verdict at any utilisation)."""
-    check_mode(compare)
-    if compare == "owned":
-        raise ChipwiseError(f"compare needs a rental mode. Fix: use one of {', '.join(MODES[:-1])}.")
+    rental = [m for m in MODES if m != "owned"]
+    if compare not in rental:  # one list, of the modes it takes: check_mode's had offered 'owned', refused next
+        what = "compare needs a rental mode" if compare == "owned" else f"unknown pricing mode '{compare}'"
+        raise ChipwiseError(f"{what}. Fix: use one of {', '.join(rental)}.")
     report = tco.record()
     report["kind"] = "tco"
     report["compare"] = compare

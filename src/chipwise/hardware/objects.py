@@ -243,8 +243,21 @@ class System:
     def cross_bandwidth(self, a: str, chips_a: float, b: str, chips_b: float) -> float:
         """Bytes/s per direction that `chips_a` chips of member type a move to `chips_b` of type b (fractions of a
         chip: a replica on some of its cores, over that share of its links). Through the domain's switches every
-        chip sends or receives over its own port (port_bandwidth), so the smaller end's total sets the rate."""
-        return min(chips_a * self.port_bandwidth(a, b), chips_b * self.port_bandwidth(b, a))
+        chip sends or receives over its own port (port_bandwidth), so the smaller end's total sets the rate, and
+        each chip of the larger end exchanges with one of the other over a path of the pair link's rate at most
+        (path_bandwidth): 2 Trainium4 -> 8 GB300 run at min(2 x 1.8, 8 x 0.9, 8 x 0.9) TB/s x 0.77, the pair link
+        a cap of its own (a narrower Fusion bridge, --set to 10 GB/s, is 8 x 10 GB/s; it had been read for its
+        latency only)."""
+        ports = min(chips_a * self.port_bandwidth(a, b), chips_b * self.port_bandwidth(b, a))
+        return min(ports, max(chips_a, chips_b) * self.path_bandwidth(a, b))
+
+    def path_bandwidth(self, a: str, b: str) -> float:
+        """Bytes/s per direction of the path between one chip of member type a and one of type b (the pair link), at
+        the fabric's achievable fraction."""
+        pair = self.link(a, b)
+        if pair is None:
+            raise ValueError(f"{self.id} joins no {a} to {b}")
+        return pair[0] * self.scaleup.fabric.bus_efficiency
 
     def port_bandwidth(self, chip: str, other: str) -> float:
         """Bytes/s per direction one chip of member type `chip` sends or receives towards type `other`, at the

@@ -19,6 +19,11 @@ def hardware_ids(catalog: Catalog, spec: str | Sequence[str]) -> list[str]:
         return list(catalog.chips)
     if not ids:
         raise ChipwiseError("hardware is empty. Fix: give chip or system ids (h100-sxm,trn2) or 'all'.")
+    if "all" in (h.lower() for h in ids):  # not a chip: it had read "unknown chip or system 'all'"
+        raise ChipwiseError(
+            f"hardware '{','.join(ids)}' lists 'all' among ids: 'all' stands alone. Fix: give 'all' for every chip, "
+            "or a list of ids (h100-sxm,trn2)."
+        )
     # a repeated id is ranked once, and so is a system named twice: h100-sxm,p5.48xlarge had ranked one fleet twice
     seen: dict[str, str] = {}
     for h in ids:

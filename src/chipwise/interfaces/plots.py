@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.chart import (
@@ -82,9 +83,9 @@ class TrainPoint:
 
 
 def estimated_price(r: Mapping[str, Any]) -> bool:
-    """Whether a ranking row is priced by a catalog estimate (no offer found for its chip or system): the test the
-    ranking table makes for its § mark."""
-    return bool((r.get("price_source") or {}).get("status") == "estimate")
+    """Whether a ranking row is priced by a catalog estimate (no offer found for its chip or system; a --set price is
+    the user's): the test the ranking table makes for its § mark (it had marked a --set price the table does not)."""
+    return catalog_estimate(r.get("price_source"))
 
 
 def expected(r: Mapping[str, Any], key: str) -> float:

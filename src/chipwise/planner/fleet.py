@@ -44,7 +44,7 @@ import yaml
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_yaml
-from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, price_gap, price_per_chip_hour
+from chipwise.economics.pricing import PriceQuote, catalog_estimate, price_gap, price_per_chip_hour
 from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError, user_file
 from chipwise.hardware import hardware
@@ -252,7 +252,7 @@ class _Type:
         (price_estimated: no published offer; a --set price is the user's, not the catalog's), as the § marks it;
         the fleet had priced gb200 at its estimate unmarked."""
         q = self.quote
-        estimated = q is not None and q.status == "estimate" and q.provider != USER_PROVIDER
+        estimated = q is not None and catalog_estimate(q.record())
         return {"price_source": q.record() if q is not None else None, "price_estimated": estimated}
 
 

@@ -23,6 +23,7 @@ from chipwise.train.hetero import Part, enumerate_hetero, hetero_step
 from chipwise.train.search import search_plans
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
+from chipwise.workload.scenario import read_count
 from chipwise.workload.training import TrainingJob
 
 #: a throughput difference between the mix and its fastest part alone within which neither is named the winner
@@ -32,26 +33,24 @@ TIE = 0.02
 
 class Link(NamedTuple):
     """What joins the two parts: each chip type's achievable bytes/s per chip per direction towards the other (its
-    own port on a hybrid fabric, its NIC share over the network), and the latency of one hand-off."""
+    own port on a hybrid fabric, its NIC share over the network), the latency of one hand-off, and a hybrid
+    fabric's pair link: the bytes/s of one chip-to-chip path between the types (System.cross_bandwidth; none over
+    the network)."""
 
     per_chip: dict[str, float]
     latency_s: float
+    per_path: float = math.inf
 
 
 def parse_fleet(spec: str) -> dict[str, int]:
     """'trn4=512,gb300=512' -> {'trn4': 512, 'gb300': 512}."""
     fleet: dict[str, int] = {}
     for item in (s.strip() for s in spec.split(",") if s.strip()):
-        name, _, count = item.partition("=")
-        try:
-            n = int(count)
-        except ValueError:
-            raise ChipwiseError(
-                f"fleet entry '{item}' is not TYPE=COUNT. Fix: write e.g. --fleet trn4=512,gb300=512."
-            ) from None
-        if n <= 0:
-            raise ChipwiseError(f"fleet entry '{item}' has a non-positive count. Fix: give a positive chip count.")
-        name = name.strip()
+        name, equals, count = (part.strip() for part in item.partition("="))
+        if not (name and equals and count):
+            raise ChipwiseError(f"fleet entry '{item}' is not TYPE=COUNT. Fix: write e.g. --fleet trn4=512,gb300=512.")
+        # read as --chips reads a count (5k, 1e3): int() had called 'trn4=5k' not TYPE=COUNT
+        n = read_count(count, f"--fleet {name}", whole=True, example="512 or 4k")
         if name in fleet:  # the later count had replaced the earlier one without a word
             raise ChipwiseError(
                 f"fleet entry '{name}' is given twice ({fleet[name]} and {n}). Fix: give each chip type once, with "
@@ -137,7 +136,8 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
         systems = [hw.member_system(domain, i) for i in ids]
         ports = {ids[0]: domain.port_bandwidth(ids[0], ids[1]), ids[1]: domain.port_bandwidth(ids[1], ids[0])}
         parts = [Part(s, fleet[n]) for s, n in zip(systems, names, strict=True)]
-        return parts, Link(ports, link[1]), f"{domain.id} scale-up fabric", racks
+        path = domain.path_bandwidth(ids[0], ids[1])
+        return parts, Link(ports, link[1], path), f"{domain.id} scale-up fabric", racks
     systems = [hw.system(n) for n in names]
     gap = network_gap(catalog, systems[0], systems[1])
     if gap:
@@ -213,7 +213,7 @@ def _mixed(
         if len(hp) == 0:
             return NO_RACK_SPLIT
     rates = (link.per_chip[first.system.chip.id], link.per_chip[last.system.chip.id])
-    res = hetero_step(model, job, first, last, hp, rates, link.latency_s)
+    res = hetero_step(model, job, first, last, hp, rates, link.latency_s, link.per_path)
     if not res.feasible.any():
         return NO_FIT
     i = int(np.argmin(res.step_time))
@@ -350,7 +350,7 @@ def _mixed_economics(
     is one synchronous job, so a failure on either part stops both: its interruption rate is the sum over both parts'
     chips and hosts, and the downtime it brings idles every chip of the fleet."""
     used = mixed["chips_used"]
-    inputs = {p.system.chip.id: reliability_inputs(catalog, p.system) for p in parts}
+    inputs = {p.system.chip.id: reliability_inputs(catalog, p.system, precision=job.precision) for p in parts}
     # each part's whole hosts, together; every other reliability input is the catalog's, the same for both parts
     hosts = sum(float(hosts_of(used[chip], i.chips_per_host.value)) for chip, i in inputs.items())
     first = next(iter(inputs.values()))

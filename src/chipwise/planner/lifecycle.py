@@ -26,6 +26,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.planner.serving_economics import priced_system
@@ -55,7 +56,7 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "vendor": r.get("vendor", ""),
                 "projected": r.get("projected", False),
                 "plan": r["plan"],
-                "price_estimated": (r.get("price_source") or {}).get("status") == "estimate",
+                "price_estimated": catalog_estimate(r.get("price_source")),
                 "time_s": r.get("expected_time_to_train_s", r.get("time_to_train_s")),
                 "cost": r.get("expected_cost_usd", r.get("cost_usd")),
                 "energy": r.get("expected_energy_j", r.get("energy_j")),
@@ -314,7 +315,7 @@ def plan_lifecycle(
             **{
                 r["hardware"]: (r.get("price_source") or {}).get("derivation", "")
                 for r in train["results"]
-                if (r.get("price_source") or {}).get("status") == "estimate"
+                if catalog_estimate(r.get("price_source"))
             },
             **{chip: how for report in reports for chip, how in report.get("price_estimates", {}).items()},
         },

@@ -57,6 +57,7 @@ from chipwise.workload.presets import load_model
 from chipwise.workload.serving import (
     MAX_CHIPS,
     LengthDist,
+    ServePlan,
     ServeScenario,
     ServingJob,
     check_context,
@@ -500,6 +501,10 @@ def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips
     return sc.model_copy(update={"kv_precision": default_kv_precision(weight, quantised_kv=False)})
 
 
+#: what joins a split's two pools' hardware in its name, prefill first ('h100-sxm>b200'), as predict prints it
+SPLIT_MARK = ">"
+
+
 def _deployment(
     catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
 ) -> tuple[ServingSetup, str, str]:
@@ -508,8 +513,7 @@ def _deployment(
     plan = sc.plan
     router = job.router
     if plan is not None and plan.disaggregated:
-        pre_hw = (plan.prefill.hardware if plan.prefill else None) or sc.hardware
-        dec_hw = (plan.decode.hardware if plan.decode else None) or sc.hardware
+        pre_hw, dec_hw = _pool_hardware(catalog, sc.hardware, plan)
         pre_job = replace(job, output=LengthDist.fixed(1))
         sc = _handed_over_kv(catalog, model, sc, (pre_hw, dec_hw))
         # a prefill replica is set up for the deployment's longest request (a compiled engine's sequence length)
@@ -535,8 +539,51 @@ def _deployment(
         transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec)
         pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
         return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial", ""
+    if SPLIT_MARK in sc.hardware:  # predict's name for a split's pools ('unknown chip' had pointed to the catalog)
+        raise ChipwiseError(
+            f"hardware '{sc.hardware}' names a split's two pools (prefill{SPLIT_MARK}decode), but the plan is "
+            "colocated. Fix: add plan: {disaggregated: true} to split it (or name each pool's in "
+            "plan.prefill.hardware / plan.decode.hardware), or name one chip or system."
+        )
     setup, replicas, source, idle = _pool(catalog, model, sc, job, sc.hardware, plan, sc.chips, targets)
     return ServingSetup((Pool(setup, replicas),), router), source, idle
+
+
+def _pool_hardware(catalog: Catalog, named: str, plan: ServePlan) -> tuple[str, str]:
+    """The (prefill, decode) pools' hardware of a split: each pool's own, else the scenario's `hardware`, which is
+    one chip or system for both, or a split's two as predict prints them ('h100-sxm>trn2', each pool its side). A
+    `hardware` that contradicts the pools' (a side other than that pool's own, or one chip neither pool runs on) is
+    refused: it had been dropped unsaid (h100-sxm above h200 and trn2 pools ran as h200>trn2)."""
+    sides = [s.strip() for s in named.split(SPLIT_MARK)]
+    if len(sides) > 2 or not all(sides):
+        raise ChipwiseError(
+            f"hardware '{named}' is not one chip or system, nor a split's two (prefill{SPLIT_MARK}decode, as "
+            f"h100-sxm{SPLIT_MARK}b200). Fix: name one for both pools, or one for each."
+        )
+    given = {role: getattr(getattr(plan, role), "hardware", None) for role in ("prefill", "decode")}
+    hw = hardware(catalog)
+
+    def chips(name: str) -> set[str]:  # the chip types a name runs on (a hybrid rack's members)
+        system = hw.system(name)
+        return {system.chip.id, *system.members}
+
+    if len(sides) == 2:
+        for role, side in zip(given, sides, strict=True):
+            own = given[role]
+            if own is not None and not chips(own) & chips(side):
+                raise ChipwiseError(
+                    f"hardware '{named}' names {side} for the {role} pool, but plan.{role}.hardware is {own}. Fix: "
+                    "make them agree, or drop one."
+                )
+        return given["prefill"] or sides[0], given["decode"] or sides[1]
+    pre, dec = given["prefill"] or named, given["decode"] or named
+    if not chips(named) & (chips(pre) | chips(dec)):
+        raise ChipwiseError(
+            f"hardware '{named}' is neither pool's: plan.prefill.hardware is {pre} and plan.decode.hardware is "
+            f"{dec}. Fix: set hardware: {pre}{SPLIT_MARK}{dec} (prefill first), or drop a pool's hardware to run it "
+            f"on {named}."
+        )
+    return pre, dec
 
 
 def whole_count(chips: float) -> float | int:
@@ -869,7 +916,7 @@ def delivered_share(job: ServingJob, summary: Mapping[str, Any], nominal: bool =
     if offered is None:
         return 1.0
     share = float((summary.get("simulated") or {}).get("fleet_share", 1.0))
-    arrived = float((summary.get("little_law") or {}).get("arrival_rate_per_s", math.nan)) / share
+    arrived = float((summary.get("little_law") or {}).get("arrivals_per_s", math.nan)) / share
     light = not nominal and math.isfinite(arrived) and arrived > 0
     rate = min(offered, arrived) if light else offered
     return float(summary["output_tokens_per_s"]) / (rate * job.mean_output)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import check_mode
+from chipwise.economics.pricing import catalog_estimate, check_mode
 from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
@@ -258,7 +258,7 @@ def plan_serving(
             price, record, quote = chip_hour_price(catalog, system, pricing, region, None)
             if record is None:
                 unpriced[system.id] = f"{system.chip.id}: {price_note(catalog, system, pricing)}"
-            if record is not None and record.get("status") == "estimate":
+            if record is not None and catalog_estimate(record):  # a --set price is the user's: no §
                 estimated[system.id] = (system.chip.id, str(record.get("derivation", "")))
             if quote is not None and not quote.region_matched:
                 price_notes[system.id] = (

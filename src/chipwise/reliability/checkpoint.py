@@ -1,14 +1,16 @@
 """Checkpoints: their size, the time to write and restore them, and the optimal interval between them.
 
-    size          = parameters x bytes per parameter      (14 B: bf16 weights + fp32 master + two fp32 Adam
-                                                            moments; Rajbhandari et al. 2020 less gradients)
+    size          = parameters x bytes per parameter      (14 B in mixed precision: bf16 weights + fp32 master +
+                                                            two fp32 Adam moments, Rajbhandari et al. 2020 less
+                                                            gradients; 12 B in fp32, no bf16 copy)
     bandwidth     = min(storage aggregate bandwidth, hosts x per-host write bandwidth)     (Llama 3 storage)
     write, restore = size / bandwidth
 
-The per-host figure (3.4 GB/s) is an assumed fair share, not a client's limit: the job is taken to share the store
-with a whole Llama 3-sized cluster (7 TB/s peak over 2,048 hosts). One client alone has measured 94 GiB/s (a p5en
-reading a checkpoint from FSx for Lustre), so a small job with the store to itself may checkpoint up to ~30x
-faster than shown.
+Both bandwidths are the store's sustained rate (2 TB/s): the per-host figure (0.977 GB/s) is an assumed fair
+share of it, not a client's limit, the job taken to share the store with a whole Llama 3-sized cluster (2,048
+hosts), so a job of 2,048 hosts or more gets the whole 2 TB/s. (The 7 TB/s peak's share, 3.4 GB/s, had stood
+beside the sustained cap.) One client alone has measured 94 GiB/s (a p5en reading a checkpoint from FSx for
+Lustre), so a small job with the store to itself may checkpoint up to ~100x faster than shown.
 
 Optimal interval between checkpoints of cost delta (seconds of stopped training) on a job whose mean time
 between interruptions is M:

@@ -6,8 +6,9 @@ R per failure (detection, restart, restore), the expected wall-clock time to fin
 
     T_wall = T x M e^(R/M) (e^((tau + delta)/M) - 1) / tau
 
-so goodput = T / T_wall. Planned maintenance at a rate p per job-second, each costing a restart R_p with no lost
-work (a checkpoint is taken first), divides goodput further by 1 / (1 - p R_p):
+so goodput = T / T_wall. Planned maintenance at a rate p per job-second (the job's hosts' share of the cluster's,
+rates.planned_rate), each costing a restart R_p with no lost work (a checkpoint is taken first), divides goodput
+further by 1 / (1 - p R_p):
 
     goodput = (1 - p R_p) tau / (M e^(R/M) (e^((tau + delta)/M) - 1))
 
@@ -37,7 +38,16 @@ from chipwise.catalog.units import SECONDS_PER_DAY
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.objects import System
 from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, storage_bandwidth, transfer_time
-from chipwise.reliability.rates import FailureRates, chips_per_host, failure_rates, hosts_of, interruption_rate
+from chipwise.reliability.rates import (
+    FailureRates,
+    chips_per_host,
+    failure_rates,
+    hosts_of,
+    interruption_rate,
+    planned_rate,
+)
+from chipwise.train.data_parallel import FP32_PRECISIONS
+from chipwise.train.memory import optimizer_bytes
 
 RECOVERIES: tuple[str, ...] = ("checkpoint", "in-memory", "best")
 
@@ -88,10 +98,32 @@ class ReliabilityInputs:
         ]
 
 
+def checkpoint_bytes_per_param(catalog: Catalog, precision: str) -> Term:
+    """Bytes a checkpoint saves per parameter: the catalog's mixed-precision figure (14: the bf16 weights, which
+    Megatron's checkpoints save beside the fp32 master and Adam's moments; fp8 and fp4 runs are taken to save the
+    same), or, in fp32/tf32 training, the fp32 weights that are their own master and the two moments, 12, as
+    train/memory.py holds them (fp32 runs had saved a bf16 copy they never hold, 17% more)."""
+    mixed = term(catalog, "reliability", "checkpoint", "bytes_per_parameter")
+    if precision not in FP32_PRECISIONS:
+        return mixed
+    return derived(
+        4.0 + optimizer_bytes(precision),
+        mixed.key,
+        "1",
+        f"{precision} training saves its fp32 weights (their own master) 4 B and Adam's two fp32 moments "
+        f"{optimizer_bytes(precision):g} B, no 16-bit copy; the catalog's {mixed.value:g} B is mixed precision's",
+    )
+
+
 def reliability_inputs(
-    catalog: Catalog, system: System, detection_s: float | None = None, spare_fraction: float | None = None
+    catalog: Catalog,
+    system: System,
+    detection_s: float | None = None,
+    spare_fraction: float | None = None,
+    precision: str = "bf16",
 ) -> ReliabilityInputs:
-    """The catalog's reliability figures for a run on `system`; detection and spares may be overridden."""
+    """The catalog's reliability figures for a run on `system` trained at `precision` (which sets the checkpoint's
+    bytes per parameter); detection and spares may be overridden."""
     det = term(catalog, "reliability", "checkpoint", "detection_time_s")
     if detection_s is None:
         detection = derived(
@@ -116,7 +148,7 @@ def reliability_inputs(
     return ReliabilityInputs(
         rates=failure_rates(catalog),
         chips_per_host=chips_per_host(catalog, system),
-        bytes_per_param=term(catalog, "reliability", "checkpoint", "bytes_per_parameter"),
+        bytes_per_param=checkpoint_bytes_per_param(catalog, precision),
         # above 0: catalog.fields refuses a --set or a file's 0 (each checkpoint had taken forever, priced at $inf)
         storage_aggregate=term(catalog, "reliability", "checkpoint", "storage_aggregate_bandwidth"),
         storage_per_host=term(catalog, "reliability", "checkpoint", "storage_write_bandwidth_per_node"),
@@ -226,7 +258,7 @@ def assess_run(
         hosts = float(hosts_of(chips, inputs.chips_per_host.value))
     lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts))
     mtbf = 1.0 / lam if lam > 0 else math.inf  # every rate set to 0: no failure ever stops the job
-    planned = inputs.rates.planned.value
+    planned = float(planned_rate(inputs.rates, hosts))
     size = float(checkpoint_bytes(params, inputs.bytes_per_param.value))
     bw = float(storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts))
     write = float(transfer_time(size, bw))

@@ -22,6 +22,7 @@ from chipwise.serve.iteration import Shapes
 from chipwise.serve.kvcache import ReplicaMemory, replica_memory
 from chipwise.serve.plan import ReplicaPlan, check_replica
 from chipwise.serve.sim.policies import SchedulerPolicy
+from chipwise.serve.sim.replica import cache_fits
 from chipwise.serve.sim.run import PoolSim
 from chipwise.serve.sim.steps import StepModel, step_model
 from chipwise.serve.speculation import drafter
@@ -149,7 +150,7 @@ def setup_replica(
             f"buffers per rank of {float(mem.capacity) / 2**30:.0f} GiB. Fix: raise tp or pp, or quantise the weights."
         )
     need = longest_request or math.ceil(typical_context)
-    if float(mem.kv_tokens) < need:
+    if not cache_fits(need, int(mem.kv_tokens), eng.block_tokens):  # as the replica drops what never fits
         raise InfeasibleError(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "
             f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, quantise the KV cache, or raise the "

@@ -32,7 +32,8 @@ class KVTransfer:
     bytes_per_token: float
     bandwidth: float
     fabric: str
-    projected: bool = False  # over a projected (announced, not shipping) hybrid domain
+    #: a projected (announced, not shipping) figure sets it: either end's system, or the hybrid domain it crosses
+    projected: bool = False
     #: windowed layer groups' (share of a token's bytes, window): a sliding-window layer sends its window only
     windows: tuple[tuple[float, float], ...] = ()
 
@@ -97,6 +98,12 @@ def kv_transfer(
         # two systems' networks: the transfer runs at the slower end's rate, and both are named
         fabric = ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
     total_bw = max(total_bw, 1.0)
-    projected = link is not None and hybrid is not None and hybrid.projected
+    # either end's figures can set the rate (a Trainium4's NIC share set GB200 -> Trn4's 10 GB/s over the network,
+    # which had read as shipping hardware), and a hybrid domain's link where the path crosses one
+    projected = (
+        prefill.system.projected
+        or decode.system.projected
+        or (link is not None and hybrid is not None and hybrid.projected)
+    )
     windows = tuple((g.count / model.layers, float(g.window)) for g in model.groups if g.window > 0)
     return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected, windows)

@@ -241,13 +241,17 @@ def _zips(where: str, body: Any, fields: set[str]) -> tuple[dict[str, list[Any]]
     return tuple(out)
 
 
-def _check_overlaps(where: str, keys: Sequence[str]) -> None:
-    seen: list[str] = []
-    for key in keys:
-        for other in seen:
+def _check_overlaps(where: str, axes: Sequence[tuple[str, str]]) -> None:
+    """One line where two axes, each (section, key), set one field; naming each one's section (it had read "axes
+    'plan.tp' and 'plan.tp' set the same field" of a grid axis and a zip axis)."""
+    seen: list[tuple[str, str]] = []
+    for section, key in axes:
+        for was, other in seen:
             if key == other or key.startswith(other + ".") or other.startswith(key + "."):
-                raise _fail(where, f"axes '{other}' and '{key}' set the same field", "keep one of them")
-        seen.append(key)
+                raise _fail(
+                    where, f"{was} axis '{other}' and {section} axis '{key}' set the same field", "keep one of them"
+                )
+        seen.append((section, key))
 
 
 def _check_parents(where: str, base: Mapping[str, Any], keys: Sequence[str]) -> None:
@@ -338,7 +342,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
     zips = _zips(where, data.get("zip"), fields)
     if not grid and not zips:
         raise _fail(where, "grid is empty", "give at least one axis, e.g. grid: {chips: [1024, 4096]}")
-    _check_overlaps(where, [*grid, *(k for g in zips for k in g)])
+    zipped = [("zip" if len(zips) == 1 else f"zip group {i + 1}", k) for i, g in enumerate(zips) for k in g]
+    _check_overlaps(where, [*(("grid", k) for k in grid), *zipped])
     _check_parents(where, base, [*grid, *(k for g in zips for k in g)])
     folder = path.resolve().parent  # not the path as typed ('tr/gt.yaml', 'gt.yaml'): one point, one scenario
     base = {str(k): _from(folder, str(k), v) for k, v in base.items()}

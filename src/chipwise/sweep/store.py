@@ -176,6 +176,12 @@ class Store:
             raise
         if not read_only:
             self._migrate()
+        # a store written before points recorded their revision, read as it is: every point is another revision's
+        self._revised = bool(
+            self.con.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_name = 'points' AND column_name = 'revision'"
+            ).fetchall()
+        )
 
     # -- schema --------------------------------------------------------------------------------------------------
     def _check_tables(self, read_only: bool) -> None:
@@ -267,12 +273,18 @@ class Store:
 
     def outdated(self, sweep: str) -> int:
         """Points of a sweep stored ok by another revision of chipwise (its code or built-in catalog): --resume
-        computes them again."""
+        computes them again, and show says how many (their figures may have moved since)."""
         rows = self.con.execute(
-            "SELECT count(*) FROM points WHERE sweep = ? AND status = 'ok' AND revision IS DISTINCT FROM ?",
+            f"SELECT count(*) FROM points p WHERE sweep = ? AND status = 'ok' AND {self.revision_sql()} "
+            "IS DISTINCT FROM ?",
             [sweep, revision()],
         ).fetchall()
         return int(rows[0][0])
+
+    def revision_sql(self) -> str:
+        """The revision of a point `p` as SQL: NULL (no revision known) in a store written before points recorded
+        theirs and opened read-only (show, export), which is not migrated."""
+        return "p.revision" if self._revised else "CAST(NULL AS VARCHAR)"
 
     # -- writing --------------------------------------------------------------------------------------------------
     def stored_ids(self, sweep: str) -> set[str]:

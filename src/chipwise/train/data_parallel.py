@@ -30,8 +30,24 @@ from chipwise.train.plans import PlanArrays
 
 Array = NDArray[np.float64]
 Collective = Callable[[Array, coll.Group], Array]
-GRAD_BYTES = 2.0  # gradients are reduced in bf16 (Megatron default, FSDP2 mixed precision)
-OPTIMIZER_BYTES_PER_PARAM = 30.0  # Adam: read grad (4), read/write master, m, v (24), write bf16 weight (2)
+#: training precisions that store fp32: their weights, gradients and optimizer state are all fp32 (memory.py)
+FP32_PRECISIONS = ("fp32", "tf32")
+GRAD_BYTES = 2.0  # mixed precision reduces its gradients in bf16 (Megatron default, FSDP2 mixed precision)
+#: Adam's step on one parameter's fp32 state: read the fp32 gradient (4), read and write the fp32 master, m and v (24)
+ADAM_STATE_TRAFFIC = 28.0
+
+
+def grad_bytes(precision: str) -> float:
+    """Bytes a gradient is reduced in: bf16 in mixed precision, fp32 in fp32/tf32 training, whose gradients are
+    fp32 (memory.py holds them at 4 B; they had been reduced at 2, half their traffic)."""
+    return 4.0 if precision in FP32_PRECISIONS else GRAD_BYTES
+
+
+def optimizer_traffic(precision: str, weight_bytes: float) -> float:
+    """HBM bytes per parameter of the Adam step: the fp32 state's 28, plus writing the working weight it feeds (bf16
+    2, fp8 1 with fp8 parameter gather: 30 and 29) in mixed precision; fp32/tf32 parameters are their own master,
+    with no copy to write (28). It had been 30 at every precision."""
+    return ADAM_STATE_TRAFFIC + (0.0 if precision in FP32_PRECISIONS else weight_bytes)
 
 
 @dataclass(frozen=True)
@@ -75,14 +91,18 @@ def dp_time(
     layers: int,
     trainable: bool,
     weight_bytes: float,
+    precision: str,
 ) -> tuple[Array, Array]:
     """(exposed data-parallel communication, optimizer update time) per step, in seconds. weight_bytes is a working
     weight's size (memory.working_weight_bytes): ZeRO-1/2's and FSDP's parameter all-gathers move the working
     weights, in fp8 for 8-bit training (Megatron's fp8-param-gather, torchtitan's float8 all-gather), as memory.py
-    holds them; they had moved two bytes a weight. Both at one size keeps FSDP with pipelining at ZeRO-1's traffic."""
+    holds them; they had moved two bytes a weight. Both at one size keeps FSDP with pipelining at ZeRO-1's traffic.
+    The training precision sets the gradients' bytes and the optimizer step's traffic (grad_bytes,
+    optimizer_traffic)."""
     sh = shards(plans, topo)
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
+    gb = grad_bytes(precision)
     # a dense model launches no expert collective (an empty one would cost its latency), nor are its groups placed
     has_experts = expert > 0
     any_experts = bool(has_experts.any())
@@ -94,7 +114,7 @@ def dp_time(
         out = np.asarray(op(dense * per_param, on_dense), dtype=np.float64)
         return out if on_experts is None else out + np.where(has_experts, op(expert * per_param, on_experts), 0.0)
 
-    rs = both(coll.reduce_scatter, t * GRAD_BYTES, dense_group, expert_group)
+    rs = both(coll.reduce_scatter, t * gb, dense_group, expert_group)
     ag = both(coll.all_gather, t * weight_bytes, dense_group, expert_group)
     ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
     # ZeRO-0 all-reduces and ZeRO-1 (Megatron's distributed optimizer) reduce-scatters the accumulated gradients once
@@ -114,14 +134,14 @@ def dp_time(
     zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
     zero_expert_group = coll.group(sh.zero_expert, sh.expert_stride, topo) if hybrid and any_experts else expert_group
     fsdp_ag = both(coll.all_gather, weight_bytes, zero_group, zero_expert_group)
-    fsdp_rs = both(coll.reduce_scatter, t * GRAD_BYTES, zero_group, zero_expert_group)
+    fsdp_rs = both(coll.reduce_scatter, t * gb, zero_group, zero_expert_group)
     cross = np.zeros_like(fsdp_ag)
     if hybrid:
         replicas = np.maximum(sh.dense // sh.zero_dense, 1)
-        cross = coll.all_reduce(t * dense * GRAD_BYTES / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+        cross = coll.all_reduce(t * dense * gb / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
     if hybrid and any_experts:
         expert_replicas = np.maximum(sh.expert // sh.zero_expert, 1)
-        expert_grads = t * expert * GRAD_BYTES / sh.zero_expert
+        expert_grads = t * expert * gb / sh.zero_expert
         on_experts = coll.all_reduce(expert_grads, expert_replicas, sh.expert_stride * sh.zero_expert, topo)
         cross = cross + np.where(has_experts, on_experts, 0.0)
     fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
@@ -132,5 +152,5 @@ def dp_time(
     exposed = np.where(plans.zero >= 3, z3, z012)
     opt_dense = np.where(plans.zero >= 1, sh.zero_dense, 1)
     opt_expert = np.where(plans.zero >= 1, sh.zero_expert, 1)
-    opt_bytes = t * OPTIMIZER_BYTES_PER_PARAM * (dense / opt_dense + expert / opt_expert)
+    opt_bytes = t * optimizer_traffic(precision, weight_bytes) * (dense / opt_dense + expert / opt_expert)
     return np.asarray(exposed, dtype=np.float64), memory_time(opt_bytes, dev, kernels=4.0)

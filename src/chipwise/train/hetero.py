@@ -172,9 +172,11 @@ def hetero_step(
     hp: HeteroPlans,
     link_bandwidth: tuple[float, float],
     link_latency: float,
+    path_bandwidth: float = np.inf,
 ) -> HeteroResult:
     """Price heterogeneous plans (part A holds the first stages, part B the last ones and the LM head);
-    `link_bandwidth` is each part's achievable bytes/s per chip per direction towards the other."""
+    `link_bandwidth` is each part's achievable bytes/s per chip per direction towards the other, `path_bandwidth`
+    that of one chip-to-chip path between them where a hybrid fabric's pair link caps it (System.cross_bandwidth)."""
     pa, pb = _plans_for(hp, hp.tp_a, hp.pp_a), _plans_for(hp, hp.tp_b, hp.pp_b)
     dev_a, dev_b = a.dev, b.dev
     one = np.ones(len(hp))
@@ -221,9 +223,11 @@ def hetero_step(
     # own chip's links (Megatron's scatter-gather hand-off; a rank on one of a Trainium chip's cores over that share),
     # so the end whose chips together carry less sets the rate: 8 trn1 chips at 5 GB/s (40 GB/s) handing to 4 GB200s
     # at 47 GB/s (188 GB/s) run at 40 GB/s (the narrower end's chip count at the slower chip's rate had given 20)
-    bandwidth = np.minimum(
-        hp.tp_a / dev_a.cores_per_chip * link_bandwidth[0], hp.tp_b / dev_b.cores_per_chip * link_bandwidth[1]
-    )
+    chips_a, chips_b = hp.tp_a / dev_a.cores_per_chip, hp.tp_b / dev_b.cores_per_chip
+    bandwidth = np.minimum(chips_a * link_bandwidth[0], chips_b * link_bandwidth[1])
+    # ... and each chip of the larger end exchanges with one of the other over a path of the pair link's rate at
+    # most (a narrower NVLink Fusion bridge; the catalog's trn4-gb300 link had been read for its latency only)
+    bandwidth = np.minimum(bandwidth, np.maximum(chips_a, chips_b) * path_bandwidth)
     hand_off = 2.0 * (tokens * model.hidden * act_bytes(job.precision) / bandwidth + link_latency)
     t_mb = np.maximum(s_a, s_b)
     # data parallelism within each part, on its own stage parameters
@@ -236,9 +240,9 @@ def hetero_step(
     # each part's gradient traffic hides behind its own stage's compute, all of its layers (part B's had one layer's)
     wb_a, wb_b = working_weight_bytes(dev_a, job.precision), working_weight_bytes(dev_b, job.precision)
     dp_a, opt_a = dp_time(dense_a, zeros, pa, a.topo, dev_a, m, cost_a.fwd * layers_a, cost_a.bwd * layers_a, t_mb,
-                          int(L), trainable=not job.lora, weight_bytes=wb_a)  # fmt: skip
+                          int(L), trainable=not job.lora, weight_bytes=wb_a, precision=job.precision)  # fmt: skip
     dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd * layers_b, cost_b.bwd * layers_b, t_mb,
-                          int(L), trainable=not job.lora, weight_bytes=wb_b)  # fmt: skip
+                          int(L), trainable=not job.lora, weight_bytes=wb_b, precision=job.precision)  # fmt: skip
     bubble, hand_offs = (stages - 1.0) * t_mb, m * hand_off
     step = (
         (m + stages - 1.0) * t_mb

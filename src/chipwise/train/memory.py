@@ -40,14 +40,13 @@ from numpy.typing import NDArray
 
 from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf.device import Device, Topology
-from chipwise.train.data_parallel import expert_tp, shards
+from chipwise.train.data_parallel import FP32_PRECISIONS, expert_tp, shards
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
 
 Array = NDArray[np.float64]
 ACT_BYTES = 2.0
-FP32_PRECISIONS = ("fp32", "tf32")
 
 
 def act_bytes(precision: str) -> float:

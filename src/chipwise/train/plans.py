@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.perf.vector import divisors, largest_divisor_at_most
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import RECOMPUTE_MODES, TrainingJob
@@ -135,7 +135,8 @@ def given_knobs(plan: Mapping[str, Any]) -> dict[str, Any]:
     an unknown key, a knob given twice (mb and microbatch) or a bad value."""
     unknown = sorted(str(k) for k in set(plan) - set(PLAN_KEYS) - set(ALIASES))
     if unknown:
-        raise ChipwiseError(f"unknown plan key '{unknown[0]}'. Fix: use {', '.join(PLAN_KEYS)}.")
+        # with the near match, as a scenario's own keys have it (plan.tpp: 'tp')
+        raise UnknownNameError("plan key", unknown[0], PLAN_KEYS, hint=f"use {', '.join(PLAN_KEYS)}")
     given: dict[str, Any] = {}
     named: dict[str, str] = {}
     for key, value in plan.items():

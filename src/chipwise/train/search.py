@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
-from chipwise.train.memory import memory_per_rank
+from chipwise.train.memory import frozen_weight_bytes, local_params, memory_per_rank
 from chipwise.train.plans import check_partial_plan, enumerate_plans, from_dicts, given_knobs
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload.model import ModelSpec
@@ -23,13 +23,13 @@ from chipwise.workload.training import TrainingJob
 
 @dataclass(frozen=True)
 class PlanSearch:
-    """The priced plan space for one system and chip count, ranked by throughput."""
+    """The priced plan space for one system and chip count, ranked by throughput (or by `ranked_by`'s figure)."""
 
     system: System
     chips: int
     job: TrainingJob
     result: StepResult
-    order: NDArray[np.int64]  # feasible plans, fastest first
+    order: NDArray[np.int64]  # feasible plans, fastest first (ranked_by: least of its figure first)
     evaluated: int
     seconds: float
 
@@ -43,6 +43,19 @@ class PlanSearch:
 
     def top(self, k: int) -> list[int]:
         return [int(i) for i in self.order[:k]]
+
+    @property
+    def chips_used(self) -> NDArray[np.int64]:
+        """The chips each plan keeps busy: a chip any of whose cores holds a rank (as explain.plan_result counts)."""
+        p = self.result.plans
+        ranks = p.tp * p.pp * p.dp * p.cp
+        return np.asarray(-(-ranks // self.system.chip.cores_per_chip), dtype=np.int64)
+
+    def ranked_by(self, figure: NDArray[np.float64]) -> PlanSearch:
+        """The search with its feasible plans ordered by `figure` (a value a plan, the least first; of equal ones the
+        faster first): an objective other than time picks each fleet's plan by its own figure, not its step time."""
+        f = self.order  # fastest first: a stable sort keeps the faster of equal figures first
+        return replace(self, order=f[np.argsort(figure[f], kind="stable")])
 
 
 def search_plans(
@@ -95,12 +108,15 @@ def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, c
     evenly over every rank (ZeRO-3 over all of them, the leanest split there is), with the runtime's reserve, still
     exceed a device, so no plan, batch or sequence fits; None when they do not."""
     ranks = chips * dev.cores_per_chip
-    # tp over every rank shards each parameter's states as finely as ZeRO-3 over all of them would, and the layers
-    # ZeRO-3 gathers are slices too: the per-rank floor of the states
-    lean = from_dicts([{"tp": ranks, "pp": 1, "dp": 1, "zero": 3, "recompute": "full"}])
-    mem = memory_per_rank(model, job, dev, topo, lean)
-    states = float((mem.weights + mem.gradients + mem.optimizer)[0])
-    reserve = float(mem.reserved[0])
+    # every parameter once (tp 1: no K/V projection copied) at the fewest bytes any ZeRO stage keeps it in, ZeRO-3's
+    # 4 + 4 + 8 (a LoRA run's frozen base weight alone; memory.py), split over every rank: no plan holds less on its
+    # busiest rank. The leanest plan had been tp over every rank, which past the KV heads copies the K and V
+    # projections: a floor that grew with the fleet (405B on 80 Trn2 asked for at least 91 chips, where 88 fit)
+    whole = from_dicts([{"tp": 1, "pp": 1, "dp": 1, "zero": 3, "recompute": "full"}])
+    dense, expert = local_params(model, whole)
+    per_param = frozen_weight_bytes(dev, job.precision) if job.lora else 16.0
+    states = float((dense + expert)[0]) * per_param / ranks
+    reserve = float(memory_per_rank(model, job, dev, topo, whole).reserved[0])
     room = dev.hbm_capacity - reserve
     if states <= room:
         return None

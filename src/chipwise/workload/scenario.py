@@ -62,6 +62,9 @@ _WHOLE, _AMOUNT = TypeAdapter(IntCount), TypeAdapter(Count)
 #: in a year at some 30,000 tokens/s each, and over 20,000 times the largest published pretraining corpora (Qwen3's
 #: 36T tokens); 1e40 had priced a run at $2.55e+33 over 2.3e+25 years.
 MAX_TRAIN_TOKENS = 1e18
+#: the least utilisation of an owned fleet a scenario and the TCO (economics.tco.PLAUSIBLE) take: under 1% a used
+#: hour costs over 100x its full-use cost
+MIN_UTILISATION = 0.01
 #: the names read_count reads the tokens a run trains on under (plan train/hetero --tokens, plan lifecycle
 #: --train-tokens, and the API's tokens and train_tokens)
 TRAIN_TOKEN_NAMES = ("--tokens", "--train-tokens", "tokens", "train_tokens")
@@ -159,7 +162,8 @@ class TrainScenario(StrictModel):
     pricing: str = "on-demand"
     region: str | None = None
     provider: str | None = None
-    utilisation: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] | None = None
+    # 'greater than 0' had been refused again at 0.005 by the TCO
+    utilisation: Annotated[float, Field(ge=MIN_UTILISATION, le=1, allow_inf_nan=False)] | None = None
     lora: bool = False
 
     @model_validator(mode="after")

@@ -877,13 +877,6 @@ DEFAULT_REQUESTS = 2000
 def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
     """The ServingJob of a scenario (reads its trace file, if any)."""
     trace = read_trace(p) if (p := sc.trace_path()) is not None else None
-    if trace is not None:
-        inp = LengthDist("fixed", float(np.mean(trace.input)), 0.0, int(trace.input.min()), int(trace.input.max()))
-        out = LengthDist("fixed", float(np.mean(trace.output)), 0.0, int(trace.output.min()), int(trace.output.max()))
-    else:
-        assert not isinstance(sc.input_tokens, str) and sc.output_tokens is not None
-        assert not isinstance(sc.output_tokens, str)
-        inp, out = LengthDist.of(sc.input_tokens), LengthDist.of(sc.output_tokens)
     if sc.arrival_rate is not None:
         load = Load("rate", rate=float(sc.arrival_rate), burstiness=sc.burstiness)
     elif sc.concurrency is not None:
@@ -905,6 +898,19 @@ def serving_job(model: ModelSpec, sc: ServeScenario) -> ServingJob:
             )
     else:
         n = DEFAULT_REQUESTS
+    if trace is not None:
+        if n < trace.input.size:
+            # the job is its first n requests, those replayed: its offered load, capacity share, price per token and
+            # length means are theirs (a 200-request trace whose first 100 came at 100 req/s and the rest 1 s apart,
+            # replayed as requests: 100, had read 2.1% of the 93.5 req/s one H100 sustains, at the whole trace's
+            # 1.96 req/s, and $7.58 per M output tokens where its 100 req/s were 107% of it, at $0.266)
+            trace = Trace(trace.arrival[:n], trace.input[:n], trace.output[:n], trace.path)
+        inp = LengthDist("fixed", float(np.mean(trace.input)), 0.0, int(trace.input.min()), int(trace.input.max()))
+        out = LengthDist("fixed", float(np.mean(trace.output)), 0.0, int(trace.output.min()), int(trace.output.max()))
+    else:
+        assert not isinstance(sc.input_tokens, str) and sc.output_tokens is not None
+        assert not isinstance(sc.output_tokens, str)
+        inp, out = LengthDist.of(sc.input_tokens), LengthDist.of(sc.output_tokens)
     check_context(model, inp, out, trace)
     return ServingJob(
         model=model,

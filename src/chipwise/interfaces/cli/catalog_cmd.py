@@ -501,7 +501,21 @@ def _chip_family(cat: Catalog, chip: str) -> tuple[str, str]:
             "--chip out for the engine's own figures."
         )
     named = next((c for c in cat.chips.values() if c.family == key), None)
-    found = named or hardware(cat).chip(chip)
+    if named is not None:
+        return named.family, named.vendor
+    try:
+        found = hardware(cat).chip(chip)
+    except UnknownNameError:
+        # the families among the near matches and in the fix: '--chip hoper' had been offered neither 'hopper' nor
+        # the families the option takes, only the chips and systems
+        families = sorted({c.family for c in cat.chips.values()})
+        raise UnknownNameError(
+            "chip, system or chip family",
+            chip,
+            [*cat.chips, *cat.systems, *families],
+            hint=f"give a chip family ({', '.join(families)}) or a chip or system id ('chipwise catalog list' lists "
+            "them)",
+        ) from None
     return found.family, found.vendor
 
 

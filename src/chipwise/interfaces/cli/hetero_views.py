@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.table import Table
 
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, projected_banner
@@ -45,7 +46,7 @@ def print_hetero(r: dict[str, Any]) -> None:
 
     def row(name: str, x: dict[str, Any], plan: str) -> None:
         sources = x.get("price_sources") or {x.get("hardware"): x.get("price_source")}
-        guessed = [chip for chip, q in sources.items() if (q or {}).get("status") == "estimate"]
+        guessed = [chip for chip, q in sources.items() if catalog_estimate(q)]
         estimated.extend(guessed)
         usd, joules, kg = (_figure(x, k) for k in ("usd_per_million_tokens", "energy_j", "co2e_kg"))
         power.add_row(

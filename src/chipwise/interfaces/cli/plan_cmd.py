@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from chipwise.economics.pricing import MODES
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
@@ -15,13 +16,15 @@ from chipwise.interfaces.cli.common import (
     SetFigures,
     catalog_from,
     console,
+    one_of,
     print_json,
     print_model_notes,
     whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
-from chipwise.planner.training import plan_training
+from chipwise.planner.training import OBJECTIVES, plan_training
+from chipwise.reliability.goodput import RECOVERIES
 from chipwise.workload.presets import DEFAULT_SEQ_LEN
 from chipwise.workload.scenario import read_count
 from chipwise.workload.training import DEFAULT_TRAIN_SEQ_LEN, PRECISIONS
@@ -35,6 +38,9 @@ SEQ_LEN_HELP = (
     f"Sequence length (default: {DEFAULT_TRAIN_SEQ_LEN}, or the model's context where that is shorter; "
     f"{DEFAULT_SEQ_LEN} where the model states none)."
 )
+#: the fix of an unreadable --global-batch-tokens: the tokens of one optimizer step (read_count's default, a chip or
+#: token count, had offered 15T, a whole training run)
+BATCH_TOKENS_EXAMPLE = "4M or 4194304"
 BATCH_TOKENS_HELP = (
     "Tokens per optimizer step (e.g. 4M), taken as the batch of whole sequences within 5% of it that data "
     "parallelism divides best (4M of 8K sequences: 512 of them, 4,194,304 tokens; an exact number of sequences is "
@@ -91,6 +97,9 @@ def train(
     plot: PlotFile = None,
 ) -> None:
     """Rank hardware for a training run: time to train, plan, MFU, memory, cost, energy and carbon."""
+    one_of(objective, OBJECTIVES, "objective")
+    one_of(pricing, MODES, "pricing mode")
+    one_of(recovery, RECOVERIES, "recovery")
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     report = plan_training(
@@ -100,7 +109,7 @@ def train(
         hardware_ids(cat, hardware),
         tokens=read_count(tokens, "--tokens"),
         seq_len=seq_len,
-        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens"),
+        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
         precision=precision,
         objective=objective,
         pricing=pricing,
@@ -156,7 +165,7 @@ def hetero(
         parse_fleet(fleet),
         tokens=read_count(tokens, "--tokens"),
         seq_len=seq_len,
-        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens"),
+        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
         precision=precision,
         hybrid=hybrid,
     )

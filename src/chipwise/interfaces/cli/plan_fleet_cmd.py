@@ -21,12 +21,14 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     err_console,
+    one_of,
     print_json,
     print_model_notes,
     projected_banner,
     slo_text,
     whatif_banner,
 )
+from chipwise.interfaces.cli.plan_serve_cmd import INPUT_TOKENS, OUTPUT_TOKENS
 from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
@@ -151,8 +153,13 @@ def lifecycle(
     train_tokens: Annotated[str, typer.Option("--train-tokens", help="Tokens to train on (15e12 or 15T).")],
     serve_rate: Annotated[float, typer.Option("--serve-rate", help="Serving load, requests/s.")],
     serve_months: Annotated[float, typer.Option("--serve-months", help="Months of serving.")] = 12.0,
-    input_tokens: Annotated[int, typer.Option("--input-tokens", min=1, help="Prompt tokens per request.")] = 1024,
-    output_tokens: Annotated[int, typer.Option("--output-tokens", min=1, help="Generated tokens per request.")] = 256,
+    # counts read as plan serve reads the same options (4k), not as Typer's int
+    input_tokens: Annotated[
+        str, typer.Option("--input-tokens", help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k.")
+    ] = INPUT_TOKENS,
+    output_tokens: Annotated[
+        str, typer.Option("--output-tokens", help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k.")
+    ] = OUTPUT_TOKENS,
     slo: Annotated[
         list[str] | None,
         typer.Option(
@@ -180,9 +187,12 @@ def lifecycle(
     as_json: JsonFlag = False,
 ) -> None:
     """Train on one fleet, serve on another: the best (train, serve) pair and the best single-vendor plan."""
-    from chipwise.planner.lifecycle import plan_lifecycle
+    from chipwise.planner.lifecycle import OBJECTIVES, plan_lifecycle
 
     tokens = read_count(train_tokens, "--train-tokens")
+    prompt = read_count(input_tokens, "--input-tokens", whole=True, example=f"{INPUT_TOKENS} or 4k")
+    generated = read_count(output_tokens, "--output-tokens", whole=True, example=f"{OUTPUT_TOKENS} or 1k")
+    one_of(objective, OBJECTIVES, "objective")
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     with err_console.status("ranking training fleets and serving fleets..."):
@@ -194,8 +204,8 @@ def lifecycle(
             serve_months,
             hardware_ids(cat, hardware),
             read_count(train_chips, "--train-chips", whole=True),
-            input_tokens,
-            output_tokens,
+            prompt,
+            generated,
             check_slo(slo_text(slo, LIFECYCLE_SLO)),
             train_precision,
             serve_precision,

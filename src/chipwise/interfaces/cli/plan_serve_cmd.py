@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
+from chipwise.economics.pricing import MODES
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
@@ -22,6 +24,7 @@ from chipwise.interfaces.cli.common import (
     SloTargets,
     catalog_from,
     err_console,
+    one_of,
     print_json,
     print_model_notes,
     slo_text,
@@ -50,15 +53,22 @@ INPUT_TOKENS, OUTPUT_TOKENS = "1024", "256"
 
 
 def _scenario_path(path: Path | None) -> Path | None:
-    """Checked as the command line is read: a .yaml, .yml or .json file (not a folder) in a folder that exists."""
+    """Checked as the command line is read, before the search, as --plot's path is (chart.check_path): a .yaml,
+    .yml or .json file (not a folder) in a folder that exists and can be written to (a read-only one had failed
+    after the search, its answer printed and the exit 2). ChipwiseError, not Typer's BadParameter, whose message
+    had been given a second, generic fix."""
     if path is None:
         return None
     if path.suffix.lower() not in (".yaml", ".yml", ".json"):
-        raise typer.BadParameter(f"{path} is not a scenario file: name it .yaml, .yml or .json")
+        raise ChipwiseError(f"cannot write a scenario to '{path}'. Fix: name it .yaml, .yml or .json.")
     if not path.parent.is_dir():
-        raise typer.BadParameter(f"folder {path.parent} does not exist: create it, or write the scenario elsewhere")
+        raise ChipwiseError(
+            f"folder '{path.parent}' for the scenario does not exist. Fix: create it, or write the scenario elsewhere."
+        )
     if path.is_dir():
         raise ChipwiseError(f"cannot write '{path}': it is a folder. Fix: name a file, e.g. '{path / 'plan.yaml'}'.")
+    if not os.access(path.parent, os.W_OK):
+        raise ChipwiseError(f"cannot write '{path}': folder '{path.parent}' is not writable. Fix: choose another path.")
     return path
 
 
@@ -210,6 +220,7 @@ def serve(
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
     targets = check_slo(slo_text(slo))
     check_router(router)
+    one_of(pricing, MODES, "pricing mode")
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
@@ -245,11 +256,13 @@ def serve(
     report["kv_precision"] = kv_precision  # the KV cache asked for, for the header (None: each engine's default)
     fmt.explain_plan_serve(report)
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
+    # before the output too: a write that fails (exit 2) had followed the whole answer, which a script reading
+    # exit 2 as bad input throws away
+    write_scenario(report, scenario, catalog_files, sets)
     if as_json:
         print_json(fmt.first_rows(report, top))
     else:
         whatif_banner(cat)
         print_plan_serve(report, top, fronts=pareto)
-    write_scenario(report, scenario, catalog_files, sets)
     if not report["results"]:
         raise typer.Exit(code=NO_OPTION_EXIT)  # each chip's reason is printed; a script sees that none serves

@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     CatalogFiles,
@@ -74,6 +75,12 @@ def sensitivity_cmd(
     plot: PlotFile = None,
 ) -> None:
     """Which catalog figure matters most for a scenario: each figure moved -10% and +10%, the plan held fixed."""
+    texts = [t.strip() for t in (only or "").split(",") if t.strip()]
+    if only is not None and not texts:  # an unset variable ('--figures "$F"') had moved every figure, exit 0
+        raise ChipwiseError(
+            "--figures names no figure. Fix: give texts of figure names, e.g. hbm,flops, or leave --figures out for "
+            "every figure."
+        )
     cat = catalog_from(catalog_files, sets)
     sc = load_scenario(scenario, cat)
     print_model_notes(cat, sc.model)
@@ -83,7 +90,6 @@ def sensitivity_cmd(
         bar.update(task, description="pricing moves", completed=done, total=total)
 
     with bar:  # on a terminal only, gone once the answer prints
-        texts = [t.strip() for t in (only or "").split(",") if t.strip()]
         result = sensitivity(
             sc,
             catalog_files or (),

@@ -9,6 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -349,7 +350,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     regions = sorted({str(q["region"]) for q in quotes if q.get("region")})
     where = f", {', '.join(regions)}" if regions else ""
     elsewhere = any(q.get("region_note") for q in quotes)  # no price in the region asked for: the nearest one's
-    estimated = sorted({str(q.get("entry") or q.get("system")) for q in quotes if q.get("status") == "estimate"})
+    estimated = sorted({str(q.get("entry") or q.get("system")) for q in quotes if catalog_estimate(q)})
     owned = sorted({str(q.get("system")) for q in quotes if (q.get("tco") or {}).get("status") == "estimate"})
     head.add_row(
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),

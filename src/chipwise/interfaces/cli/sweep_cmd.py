@@ -210,6 +210,7 @@ def show(
             out.append(
                 {
                     **db.counts(name),
+                    "outdated": db.outdated(name),
                     "best": [_decoded(r) for r in db.best_per_what_if(name)],
                     "top": [_decoded(r) for r in db.ranked(name, by, top)],
                     "error_messages": db.errors(name),
@@ -226,6 +227,15 @@ def show(
             f"[bold]{s['sweep']}[/]: {_count(s['points'])} stored ({s['ok']:,} ok, {s['errors']:,} errors) "
             f"of {s['declared_points'] or '?'} in {s['source']}; {fmt.duration(s['cpu_s'] or 0.0)} of compute"
         )
+        if s["outdated"]:  # after an upgrade or an edited built-in catalog their figures may have moved
+            them = "them" if s["outdated"] > 1 else "it"
+            console.print(
+                f"[yellow]{_count(s['outdated'])} computed by another chipwise revision (its code or built-in "
+                f"catalog)[/]: the figures may have moved since; chipwise sweep run {s['source'] or 'SWEEP.yaml'} "
+                f"--store {store} --name {s['sweep']} --resume computes {them} again.",
+                highlight=False,
+                soft_wrap=True,
+            )
         if s["best"]:
             console.print(_best_table(s["sweep"], s["best"], s["axes"]))
             console.print(_rows_table(f"{s['sweep']}: top {len(s['top'])} by {by}", s["top"], s["axes"]))

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.common import CatalogFiles, SetFigures, catalog_from, console
 
 
@@ -19,13 +20,19 @@ def web(
 ) -> None:
     """Serve the chipwise web page and its JSON API until Ctrl+C (works offline: no CDN, no network)."""
     from chipwise.interfaces.web.routes import Settings
-    from chipwise.interfaces.web.server import make_server
+    from chipwise.interfaces.web.server import WILDCARD_HOSTS, make_server
 
+    if not host.strip():  # an unset $HOST: the socket binds every interface, where the default is this machine only
+        raise ChipwiseError(
+            "--host is empty. Fix: give an address, e.g. 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)."
+        )
     files, overrides = list(catalog_files or ()), list(sets or ())
     catalog_from(files, overrides)  # a bad catalog file or --set fails now, in one line, not on the first request
     server = make_server(host, port, Settings(files, overrides))
     url = server.url
     console.print(f"chipwise web: serving on [bold]{url}[/] (Ctrl+C to stop)", highlight=False)
+    if host.strip() in WILDCARD_HOSTS:  # the URL shown is this machine's: say who else reaches the page
+        console.print("chipwise web: listening on every interface (no login: trusted networks only)")
     if open_browser:
         webbrowser.open(url)
     try:

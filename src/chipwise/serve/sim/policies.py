@@ -21,7 +21,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import UnknownNameError
 
 
 def bucket(tokens: int, smallest: int = 128, largest: int = 0) -> int:
@@ -182,6 +182,6 @@ def make_router(kind: str, replicas: int) -> Router:
 
 
 def check_router(kind: str) -> None:
-    """One line naming the routers when `kind` is not one."""
+    """One line naming the routers (and the near match: 'round-robin' is round_robin) when `kind` is not one."""
     if kind not in ROUTERS:
-        raise ChipwiseError(f"unknown router {kind!r}. Fix: use one of {', '.join(ROUTERS)}.")
+        raise UnknownNameError("router", kind, ROUTERS, hint=f"use one of {', '.join(ROUTERS)}")

@@ -149,8 +149,10 @@ def simulate(
 
     def to_decode(t: float, rid: int) -> None:
         d = int(req.replica[rid])
+        sender = sender_of.pop(rid)
         moving(d, -1)
-        moving(sender_of.pop(rid), -1)
+        moving(sender, -1)
+        by_index[sender].handed_over(t, rid)  # the prefill replica frees the prompt's cache once it is sent
         req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes the request
         pools[-1][d - pools[-1][0].index].submit(t, rid)
 
