@@ -64,6 +64,8 @@ def test_single_request_by_hand(h100_setup: ReplicaSetup) -> None:
     summary = summarise(out, chips=1)
     assert summary["tpot_s"]["mean"] == pytest.approx(decode / k, rel=1e-12)
     assert summary["ttft_s"]["mean"] == pytest.approx(prefill, rel=1e-12)
+    # the run's iterations: one prefill and k decode steps, busy for all of them
+    assert summary["iteration_mean_s"]["both"] == pytest.approx((prefill + decode) / (k + 1), rel=1e-12)
 
 
 def test_front_end_latency_adds_to_ttft_only(h100_setup: ReplicaSetup) -> None:

@@ -63,6 +63,12 @@ def test_explain_breaks_the_steady_iteration_down(catalog: Catalog, table: Path)
     ttft = next(m["predicted"] for m in x2["metrics"] if m["metric"] == "ttft_s")
     assert 0 <= x2["ttft_wait_s"]["mean"] < ttft
     assert any(name.startswith("h100-sxm.hbm_bandwidth") for name in x2["figures"])
+    # the batch the steady iteration is priced at: 8 users less their time between answers, by Little's law over the
+    # tokens (output tokens/s x mean TPOT); the simulated iterations' mean beside it, under the mean TPOT's weighing
+    tpot = next(m["predicted"] for m in x2["metrics"] if m["metric"] == "tpot_s")
+    assert x2["tpot_mean_s"] == pytest.approx(tpot)
+    assert 6.0 < x2["steady_batch"] <= 8.0
+    assert 0 < x2["iteration_mean_s"] <= tpot * 1.05
 
 
 def test_explain_says_why_a_row_is_not_predicted(catalog: Catalog, table: Path) -> None:
@@ -91,6 +97,9 @@ def test_cli_explain_prints_the_row(capsys: pytest.CaptureFixture[str], table: P
     text = capsys.readouterr().out
     for part in ("X2: llama-3.1-8b on 1 h100-sxm (trtllm)", "read as", "steady iteration", "prefill, alone", "TTFT"):
         assert part in text
+    words = " ".join(text.replace("│", " ").split())
+    assert "the run's iterations the steady iteration is priced at the run's mean batch" in words
+    assert "weighs each iteration by the sequences it carried" in words
 
 
 def test_a_load_that_issues_for_a_window_counts_the_requests_it_issued(catalog: Catalog, tmp_path: Path) -> None:

@@ -687,12 +687,18 @@ def where_time_goes(
     setup: ServingSetup, model: ModelSpec, job: ServingJob, summary: Mapping[str, Any]
 ) -> dict[str, Any]:
     """A simulated deployment's time by component, as `chipwise predict` and `validate --explain` report it: the
-    steady iteration of the run `summary` describes (steady_breakdown) and its largest part, and one mean prompt
-    encoded alone (prefill_alone, prefill_breakdown)."""
+    steady iteration of the run `summary` describes (steady_breakdown) and its largest part, the batch it is priced
+    at and the mean of the decode pool's simulated iterations beside it (TPOT weighs each iteration by the sequences
+    it carried, so the fuller ones weigh more: I002's steady iteration reads 105 ms at its mean batch where its
+    mean TPOT read 120, and nothing had said why), and one mean prompt encoded alone (prefill_alone,
+    prefill_breakdown)."""
     first = setup.pools[0].setup
     breakdown = steady_breakdown(setup, model, job, summary)
     return {
         "breakdown": breakdown,
+        "steady_batch": _steady_batch(setup, summary),
+        "iteration_mean_s": (summary.get("iteration_mean_s") or {}).get(setup.pools[-1].role, math.nan),
+        "tpot_mean_s": float(summary["tpot_s"]["mean"]),
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
         "prefill_one_prompt": prefill_alone(first, job.mean_input, job.prefix_hit_rate),
         "prefill_breakdown": prefill_breakdown(first, model, job.mean_input, job.prefix_hit_rate),
@@ -706,14 +712,20 @@ def steady_breakdown(
     the run kept generating (Little's law over its tokens: output tokens/s x mean TPOT per replica); a split's
     decode pool carries no prompts."""
     decode = setup.pools[-1]
-    batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, decode.replicas)
-    b = batch if math.isfinite(batch) else 1.0
+    b = _steady_batch(setup, summary)
     # the simulated share of iterations that carried prompts, and the prompt tokens each ran
     ran = (summary.get("iterations") or {}).get(decode.role)
     mix = None
     if ran and ran["prompt"] + ran["decode"] > 0:
         mix = (ran["prompt"] / (ran["prompt"] + ran["decode"]), ran["prompt_tokens"] / max(ran["prompt"], 1e-9))
     return _breakdown(decode.setup, model, b, job.mean_input, job.mean_output, len(setup.pools) == 1, mix)
+
+
+def _steady_batch(setup: ServingSetup, summary: Mapping[str, Any]) -> float:
+    """The sequences a decode replica kept generating over the run (Little's law over its tokens: output tokens/s x
+    mean TPOT per replica); 1 where the run read none."""
+    batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, setup.pools[-1].replicas)
+    return float(batch) if math.isfinite(batch) else 1.0
 
 
 def _breakdown(

@@ -179,6 +179,19 @@ def iterations_in_window(out: SimOutput, lo: float, hi: float) -> dict[str, dict
     }
 
 
+def iteration_means(out: SimOutput) -> dict[str, float]:
+    """Per pool role, the mean seconds of the iterations its replicas ran over the whole run: their busy time over
+    the iterations they completed, a figure for the steady iteration a breakdown prices at the mean batch to be read
+    beside (planner.serving.where_time_goes)."""
+    busy: dict[str, float] = {}
+    ran: dict[str, float] = {}
+    for rep in out.replicas:
+        log, role = rep["iterations"], str(rep["role"])
+        busy[role] = busy.get(role, 0.0) + float(rep["busy_s"])
+        ran[role] = ran.get(role, 0.0) + (float(log[-1, 1] + log[-1, 3]) if log.size else 0.0)
+    return {role: busy[role] / ran[role] for role in busy if ran[role] > 0}
+
+
 #: The order pools are reported in: a split's decode pool first, where the KV cache limits the deployment (its
 #: prefill replicas hold a prompt's cache only until it is handed over).
 POOL_ORDER: tuple[str, ...] = ("both", "decode", "prefill")
@@ -343,6 +356,7 @@ def summarise(
         },
         "kv_cache_utilisation": kv_utilisation(out),
         "iterations": iterations_in_window(out, lo, hi),
+        "iteration_mean_s": iteration_means(out),
         "requests": {
             "total": int(r["arrival"].size),
             "issued": int(issued.sum()),
