@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 
@@ -27,6 +27,15 @@ class UnknownNameError(ChipwiseError):
         super().__init__(f"unknown {kind} '{name}'.{suggestion} Fix: {fix}.")
         self.name = name
         self.suggestions = [lookup[c] for c in close]
+
+
+def one_of(value: str, choices: Sequence[str], kind: str) -> str:
+    """`value` where it is one of a closed set's `choices` (a pricing mode, an objective, a recovery, ...), else one
+    line listing them in their order, with the near matches an id's look-up offers: '--objective tim' had been told
+    the list but not 'time'."""
+    if value not in choices:
+        raise UnknownNameError(kind, value, choices, hint=f"use one of {', '.join(choices)}")
+    return value
 
 
 def _plural(kind: str) -> str:

@@ -108,6 +108,10 @@ def test_region_applies_to_every_fleet(catalog: Catalog) -> None:
         ({"precision": "fp6"}, r"unknown precision 'fp6'\. Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4\."),
         ({"recovery": "pray"}, "unknown recovery"),
         ({"objective": "speed"}, "unknown objective"),
+        # the API's closed sets say the near match, as the CLI's do (errors.one_of)
+        ({"objective": "tim"}, r"^unknown objective 'tim'\. Did you mean 'time'\? Fix: use one of time, cost,"),
+        ({"recovery": "in_memory"}, r"^unknown recovery 'in_memory'\. Did you mean 'in-memory'\?"),
+        ({"pricing": "spott"}, r"^unknown pricing mode 'spott'\. Did you mean 'spot'\?"),
     ],
 )
 def test_bad_economics_options(catalog: Catalog, kwargs: dict, needle: str) -> None:

@@ -12,7 +12,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import MAX_LOAD, MAX_SIMULATED, Load, load_of, read_trace, serving_job
+from chipwise.workload.serving import MAX_LOAD, MAX_SIMULATED, Load, load_of, read_trace, serving_job, slo_seconds
 from cli_run import scenario_error
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"
@@ -193,3 +193,10 @@ def test_a_load_names_itself_in_words() -> None:
     assert Load("closed", concurrency=10_000).label() == "10,000 concurrent users"
     assert Load("rate", rate=2.5).label() == "2.5 req/s"
     assert Load("offline").label() == "offline (all requests at once)"
+
+
+@pytest.mark.parametrize(("value", "said"), [(True, "true"), (False, "false"), (None, "null")])
+def test_an_slo_of_true_or_null_is_named_as_the_scenario_wrote_it(value: object, said: str) -> None:
+    """A scenario's `slo: {ttft_p99_s: true}` is named in YAML's words, not Python's True."""
+    with pytest.raises(ValueError, match=f"^{said}: not a time such as 2s or 50ms$"):
+        slo_seconds(value)

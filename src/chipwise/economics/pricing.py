@@ -82,7 +82,7 @@ class PriceQuote:
 def check_mode(mode: str) -> str:
     """A valid pricing mode, or a one-line error listing the modes."""
     if mode not in MODES:
-        raise ChipwiseError(f"unknown pricing mode '{mode}'. Fix: use one of {', '.join(MODES)}.")
+        raise UnknownNameError("pricing mode", mode, MODES, hint=f"use one of {', '.join(MODES)}")
     return mode
 
 

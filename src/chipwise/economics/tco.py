@@ -37,18 +37,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.schema import PRICING_MODES
 from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
 from chipwise.economics.pricing import (
-    MODES,
     latest_quotes,
     no_unit_price,
     price_gap,
     price_per_chip_hour,
 )
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 from chipwise.workload.scenario import MIN_UTILISATION
 
@@ -495,7 +495,7 @@ def tco_inputs(
     if unknown:
         raise ChipwiseError(f"unknown TCO input '{unknown[0]}'. Fix: use one of {', '.join(OVERRIDES)}.")
     if facility not in FACILITIES:
-        raise ChipwiseError(f"unknown facility '{facility}'. Fix: use one of {', '.join(FACILITIES)}.")
+        raise UnknownNameError("facility", facility, FACILITIES, hint=f"use one of {', '.join(FACILITIES)}")
     _one_chip_type(system)
     if facility == "owned" and "colocation_usd_per_kw_month" in ov:
         raise ChipwiseError(
@@ -667,10 +667,11 @@ def _against(tco: Tco, mode: str, row: Mapping[str, Any]) -> dict[str, Any]:
 def tco_report(catalog: Catalog, tco: Tco, compare: str = "on-demand") -> dict[str, Any]:
     """`chipwise tco --json`: the owned cost per chip-hour with every term and input, and the break-even
     utilisation against each rental price in the `compare` mode (a reservation: the verdict at any utilisation)."""
-    rental = [m for m in MODES if m != "owned"]
-    if compare not in rental:  # one list, of the modes it takes: check_mode's had offered 'owned', refused next
-        what = "compare needs a rental mode" if compare == "owned" else f"unknown pricing mode '{compare}'"
-        raise ChipwiseError(f"{what}. Fix: use one of {', '.join(rental)}.")
+    if compare not in PRICING_MODES:  # the rental modes it takes: check_mode's had offered 'owned', refused next
+        rental = f"use one of {', '.join(PRICING_MODES)}"
+        if compare == "owned":
+            raise ChipwiseError(f"compare needs a rental mode. Fix: {rental}.")
+        raise UnknownNameError("pricing mode", compare, PRICING_MODES, hint=rental)
     report = tco.record()
     report["kind"] = "tco"
     report["compare"] = compare

@@ -251,9 +251,8 @@ class _Type:
         """The price's provenance as plan train gives it (price_source), and whether it is a catalog estimate
         (price_estimated: no published offer; a --set price is the user's, not the catalog's), as the § marks it;
         the fleet had priced gb200 at its estimate unmarked."""
-        q = self.quote
-        estimated = q is not None and catalog_estimate(q.record())
-        return {"price_source": q.record() if q is not None else None, "price_estimated": estimated}
+        source = self.quote.record() if self.quote is not None else None
+        return {"price_source": source, "price_estimated": catalog_estimate(source)}
 
 
 def _types_for(

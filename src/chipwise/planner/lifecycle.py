@@ -27,7 +27,7 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
 from chipwise.economics.pricing import catalog_estimate
-from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_plan import plan_serving
@@ -246,8 +246,7 @@ def plan_lifecycle(
 ) -> dict[str, Any]:
     """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
     simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving)."""
-    if objective not in OBJECTIVES:
-        raise ChipwiseError(f"unknown objective '{objective}'. Fix: use one of {', '.join(OBJECTIVES)}.")
+    one_of(objective, OBJECTIVES, "objective")
     load = _checked_load(serve_rate, serve_months, train_tokens)
     model = load_model(catalog, model_name)
     try:  # the prompt and answer within the model's context, as plan serve checks them, before the long work

@@ -833,7 +833,7 @@ def engine_carried(catalog: Catalog, pools: Sequence[tuple[str, System]]) -> dic
 def pool_names(setup: ServingSetup, name: Callable[[ReplicaSetup], str]) -> str:
     """One name of each pool of a deployment, joined as plan serve joins a split's ('h100-sxm>b200': prefill, then
     decode); a deployment of one pool, its own name."""
-    return ">".join(name(p.setup) for p in setup.pools)
+    return SPLIT_MARK.join(name(p.setup) for p in setup.pools)
 
 
 def pool_figures(pools: Sequence[Pool], model: ModelSpec) -> dict[str, dict[str, Any]]:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -115,8 +114,8 @@ def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Ta
                 f"SLO {key} = {bare:g} s per output token is not a plausible target. Fix: give {bare / 1000:g} "
                 f"(seconds) or '{bare:g}ms'."
             )
-        try:  # true and null as JSON and YAML write them (a JSON API had answered 'True: not a time')
-            out[key] = slo_seconds(json.dumps(value) if value is None or isinstance(value, bool) else value)
+        try:  # slo_seconds names true and null as JSON and YAML write them (a JSON API had answered 'True: not a time')
+            out[key] = slo_seconds(value)
         except ValueError as exc:
             raise ChipwiseError(f"SLO {key} = {exc}. Fix: give seconds (2.0) or a time with a unit ('2s').") from None
     return Targets(out)

@@ -340,6 +340,7 @@ def plan_serving(
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
         "precision": precision,
+        "kv_precision": kv_precision,  # the KV cache asked for (None: each engine's default)
         "slo": targets,
         "router": router,
         "pricing": pricing,

@@ -26,7 +26,7 @@ from chipwise.economics.pricing import (
 )
 from chipwise.economics.rental import billed_one
 from chipwise.economics.tco import COMMITMENTS, Tco, check_utilisation_share, owned_tco
-from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_economics import priced_system
@@ -459,12 +459,10 @@ def plan_training(
     (`pricing`, `region`, `provider`, `utilisation` for owned fleets, `pue`, `managed`, `recovery`, `as_of`) are
     those of `attach_economics`.
     """
-    if objective not in OBJECTIVES:
-        raise ChipwiseError(f"unknown objective '{objective}'. Fix: use one of {', '.join(OBJECTIVES)}.")
+    one_of(objective, OBJECTIVES, "objective")
     check_mode(pricing)
     precision = training_precision(precision)  # 'FP8' as fp8, once, before the long work
-    if recovery not in RECOVERIES:
-        raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
+    one_of(recovery, RECOVERIES, "recovery")
     if utilisation is not None:
         check_utilisation_share(utilisation)
     check_utilisation(utilisation, pricing, "--utilisation", "--pricing owned")

@@ -35,7 +35,7 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
 from chipwise.catalog.units import SECONDS_PER_DAY
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, one_of
 from chipwise.hardware.objects import System
 from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, storage_bandwidth, transfer_time
 from chipwise.reliability.rates import (
@@ -252,8 +252,7 @@ def assess_run(
     """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`, over `hosts`
     where the caller knows them (a mixed fleet's parts' hosts together; default the whole hosts `chips` fill at
     the inputs' chips per host)."""
-    if recovery not in RECOVERIES:
-        raise ChipwiseError(f"unknown recovery '{recovery}'. Fix: use one of {', '.join(RECOVERIES)}.")
+    one_of(recovery, RECOVERIES, "recovery")
     if hosts is None:
         hosts = float(hosts_of(chips, inputs.chips_per_host.value))
     lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts))

@@ -152,7 +152,8 @@ def slo_seconds(value: Any, unit_required: bool = False) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool):
         number, unit, text = float(value), "s", f"{value:g}"
     else:
-        text = str(value).strip()
+        # true and null as a YAML or JSON scenario writes them, not Python's True and None
+        text = json.dumps(value) if isinstance(value, bool) or value is None else str(value).strip()
         m = _TIME.match(text)
         if m is None:
             raise ValueError(f"{text}: not a time such as 2s or 50ms")

@@ -22,7 +22,6 @@ from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import record_file
 from chipwise.catalog.units import UNITS, from_si, quantity
-from chipwise.errors import UnknownNameError
 from chipwise.interfaces.format import RECORD_LABELS, jsonable, value_text
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import WEIGHT_PRECISIONS
@@ -122,15 +121,6 @@ def slo_text(given: Sequence[str] | None, default: str | None = None) -> str | N
     """The --slo options as one target list: repeated ones joined (a second --slo had replaced the first), none
     given the default."""
     return ",".join(given) if given else default
-
-
-def one_of(value: str, choices: Sequence[str], kind: str) -> str:
-    """`value` where it is one of a closed-set option's `choices` (--pricing, --objective, ...), else one line
-    listing them, with the near matches an id's look-up offers (UnknownNameError's): '--pricing spott' had been
-    told the list but not 'spot'."""
-    if value not in choices:
-        raise UnknownNameError(kind, value, choices, hint=f"use one of {', '.join(choices)}")
-    return value
 
 
 def catalog_from(files: Sequence[Path] | None, sets: Sequence[str] | None) -> Catalog:

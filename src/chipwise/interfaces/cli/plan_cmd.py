@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from chipwise.economics.pricing import MODES
+from chipwise.economics.pricing import check_mode
+from chipwise.errors import one_of
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
@@ -16,7 +17,6 @@ from chipwise.interfaces.cli.common import (
     SetFigures,
     catalog_from,
     console,
-    one_of,
     print_json,
     print_model_notes,
     whatif_banner,
@@ -98,7 +98,7 @@ def train(
 ) -> None:
     """Rank hardware for a training run: time to train, plan, MFU, memory, cost, energy and carbon."""
     one_of(objective, OBJECTIVES, "objective")
-    one_of(pricing, MODES, "pricing mode")
+    check_mode(pricing)
     one_of(recovery, RECOVERIES, "recovery")
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)

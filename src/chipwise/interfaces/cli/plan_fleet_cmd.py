@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from chipwise.errors import one_of
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -21,7 +22,6 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     err_console,
-    one_of,
     print_json,
     print_model_notes,
     projected_banner,

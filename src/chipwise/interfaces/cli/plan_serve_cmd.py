@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 
-from chipwise.economics.pricing import MODES
+from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
@@ -24,7 +24,6 @@ from chipwise.interfaces.cli.common import (
     SloTargets,
     catalog_from,
     err_console,
-    one_of,
     print_json,
     print_model_notes,
     slo_text,
@@ -220,7 +219,7 @@ def serve(
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
     targets = check_slo(slo_text(slo))
     check_router(router)
-    one_of(pricing, MODES, "pricing mode")
+    check_mode(pricing)
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
@@ -253,7 +252,6 @@ def serve(
             workers=workers or cpu_count(),
         )
     report["skipped"].extend(unrunnable)
-    report["kv_precision"] = kv_precision  # the KV cache asked for, for the header (None: each engine's default)
     fmt.explain_plan_serve(report)
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
     # before the output too: a write that fails (exit 2) had followed the whole answer, which a script reading

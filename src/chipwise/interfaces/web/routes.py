@@ -320,7 +320,6 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         workers=cpu_count(),  # long checks side by side, as on the CLI (the server's main is the chipwise command)
     )
     report["skipped"].extend(unrunnable)
-    report["kv_precision"] = req.kv_precision  # as plan serve --json gives it (None: each engine's default)
     if req.top is not None:
         report["results"] = report["results"][: req.top]
     return fmt.explain_plan_serve(report)

@@ -271,9 +271,7 @@ class Replica:
         self.req.replica[rid] = self.index
         if not self.busy:
             self._enqueue(rid)
-            self.busy = True
-            self.ver += 1
-            self.kernel.at(t, self._step, self.ver)
+            self._wake(t)
         elif self.pol.recv_interval > 1:
             self.inbox.append(rid)
             if self.seg is not None and len(self.inbox) == 1 and self._admissible(rid):
@@ -491,15 +489,23 @@ class Replica:
         queue behind a slow link the held prompts fill the cache and admission waits; freed when encoded (until
         2026-12), 150 prompts queued on a 5 GB/s link had read 2.6% of a GB300's cache, not 65%."""
         self.p_tokens -= self.sending.pop(rid)
+        self._release(rid)
+        if self.busy:  # the iteration in flight admits at its end
+            self._record(t)
+        else:
+            self._wake(t)  # admit what waited for the freed blocks
+
+    def _wake(self, t: float) -> None:
+        """An idle replica steps now."""
+        self.busy = True
+        self.ver += 1
+        self.kernel.at(t, self._step, self.ver)
+
+    def _release(self, rid: int) -> None:
+        """A request done with this replica's cache gives back its reservation and its share of a shared prefix."""
         self.reserved -= self.res.pop(rid, 0)
         if self.share:
             self._release_prefix(rid)
-        if self.busy:  # the iteration in flight admits at its end
-            self._record(t)
-            return
-        self.busy = True  # admit what waited for the freed blocks
-        self.ver += 1
-        self.kernel.at(t, self._step, self.ver)
 
     def _finish(self, t: float, rid: int) -> None:
         self._leave(rid, finished=True)
@@ -744,9 +750,7 @@ class Replica:
                 continue
             self.p_tokens -= hold
             if r.generated[rid] >= r.output[rid]:
-                self.reserved -= self.res.pop(rid, 0)
-                if self.share:
-                    self._release_prefix(rid)
+                self._release(rid)
                 self._unplace(rid)
                 r.finish[rid] = t
                 self._count(-1)
