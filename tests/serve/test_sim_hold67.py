@@ -10,7 +10,7 @@ import pytest
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.sim.replica import cache_fits
-from chipwise.serve.sim.run import Deployment, SimOutput, simulate
+from chipwise.serve.sim.run import Deployment, SimOutput, book_transfer, simulate
 
 PROMPT, SEND_S = 2000, 1.0  # 2,000-token prompts, each sent in 1 s: the link, not the encoding, sets the pace
 
@@ -81,3 +81,22 @@ def test_setup_and_admission_share_one_fit_rule() -> None:
     assert cache_fits(2992, 3000, 16)
     assert not cache_fits(2993, 3000, 16)
     assert cache_fits(1, 16, 16) and not cache_fits(1, 15, 16)
+
+
+def test_a_transfer_fits_a_links_idle_window_before_a_later_booking() -> None:
+    """Receiver X is busy for 10 s with sender B's prompt; sender A's prompt for X waits for it, [10, 20), and A's
+    next prompt, for a free receiver Y, goes at once, [0, 5): A's link is idle until its booking for X (one booked
+    behind a busy receiver had held its sender idle for every other receiver, starting at 20 s). A third, for Y,
+    waits for both links' first common free window: Y's [0, 5) and A's [10, 20) leave [5, 10) for 5 s."""
+    a: list[tuple[float, float]] = []
+    b: list[tuple[float, float]] = []
+    x: list[tuple[float, float]] = []
+    y: list[tuple[float, float]] = []
+    assert book_transfer(b, x, 0.0, 10.0) == 0.0
+    assert book_transfer(a, x, 0.0, 10.0) == 10.0
+    assert book_transfer(a, y, 0.0, 5.0) == 0.0
+    assert book_transfer(a, y, 0.0, 5.0) == 5.0
+    assert book_transfer(a, y, 0.0, 5.0) == 20.0  # no window of 5 s left on A before its [10, 20)
+    assert a == [(0.0, 5.0), (5.0, 10.0), (10.0, 20.0), (20.0, 25.0)]
+    # at 12 s the windows over by then are dropped from both lists a booking reads
+    assert book_transfer(a, x, 12.0, 1.0) == 25.0 and a[0] == (10.0, 20.0) and x == [(10.0, 20.0), (25.0, 26.0)]

@@ -7,6 +7,8 @@ one finishes. The run ends when every request has finished or been dropped.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 import time
 from dataclasses import dataclass, field
@@ -78,6 +80,32 @@ class SimOutput:
     roles: list[str] = field(default_factory=list)
 
 
+#: a link's booked transfers, (start, end) in time order (they do not overlap)
+Windows = list[tuple[float, float]]
+
+
+def book_transfer(sender: Windows, receiver: Windows, t: float, busy: float) -> float:
+    """The start of a KV transfer of `busy` seconds booked at `t` on a sender's and a receiver's links (each a sorted
+    list of its booked (start, end) windows, pruned here of those over by `t`): the first window from `t` on that both
+    are free, booked on both. A link free until a later booking carries a transfer that fits before it: a transfer
+    had started only once both links were past every booking of either, so one booked behind a busy receiver held
+    its sender idle for every other receiver (16 TPU v6e prefill replicas feeding 11 v5p decode ones delivered
+    25,422 output tok/s offline, their decode caches 38% full; 32,516 and 77% so)."""
+    for links in (sender, receiver):
+        done = 0
+        while done < len(links) and links[done][1] <= t:
+            done += 1
+        del links[:done]
+    start = t
+    for lo, hi in heapq.merge(sender, receiver):
+        if lo >= start + busy:
+            break
+        start = max(start, hi)
+    for links in (sender, receiver):
+        bisect.insort(links, (start, start + busy))
+    return start
+
+
 def simulate(
     deployment: Deployment,
     inputs: IntArray,
@@ -139,12 +167,12 @@ def simulate(
             issue(t)
 
     # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
-    # one prompt's cache at a time (free: when each link is next idle); the decode replica is picked when its
-    # prompt is encoded. The routers count the transfers each replica has still to send or receive (`moving`): a
-    # fixed delay per transfer let seven prefill replicas send 140% of what their links carry unseen, and a router
-    # blind to the sends queued at a prefill replica gave the first of 15 a seventh of the prompts)
-    send_free: dict[int, float] = {}
-    recv_free: dict[int, float] = {}
+    # one prompt's cache at a time on each (book_transfer: the first window both are free); the decode replica is
+    # picked when its prompt is encoded. The routers count the transfers each replica has still to send or receive
+    # (`moving`): a fixed delay per transfer let seven prefill replicas send 140% of what their links carry unseen,
+    # and a router blind to the sends queued at a prefill replica gave the first of 15 a seventh of the prompts)
+    sending: dict[int, Windows] = {}
+    receiving: dict[int, Windows] = {}
     sender_of: dict[int, int] = {}
 
     def to_decode(t: float, rid: int) -> None:
@@ -160,9 +188,8 @@ def simulate(
         back_pool = pools[-1]
         sender = int(req.replica[rid])
         d = back_pool[pick(back_pool)].index
-        start = max(t, send_free.get(sender, 0.0), recv_free.get(d, 0.0))
         busy = float(transfer_seconds(deployment.transfer_s_per_token, deployment.transfer_windows, req.input[rid]))
-        send_free[sender] = recv_free[d] = start + busy
+        start = book_transfer(sending.setdefault(sender, []), receiving.setdefault(d, []), t, busy)
         moving(d, +1)
         moving(sender, +1)
         sender_of[rid] = sender
