@@ -250,6 +250,7 @@ def attach_economics(
     recovery: str = "best",
     as_of: str | None = None,
     lora: bool = False,
+    econ: SystemEconomics | None = None,
 ) -> dict[str, Any]:
     """Add price, cost, energy, carbon and goodput of the run (or of one hour when no token count is given).
 
@@ -257,20 +258,23 @@ def attach_economics(
     (`expected_*`) divide time by the reliability layer's goodput and add spare capacity; `recovery` is
     'checkpoint', 'in-memory' or 'best' (the one with the higher goodput, reported). `pricing='owned'`
     prices chips by economics.tco at `utilisation` (default 1.0); other modes use catalog rental prices. A `lora`
-    run checkpoints its adapters and their optimizer state only (train.lora), not the frozen base.
+    run checkpoints its adapters and their optimizer state only (train.lora), not the frozen base. `econ`: the
+    system's economics where the caller has them already (system_economics of the same arguments).
     """
-    quote, tco, site, power, billed, price, usd_per_j = system_economics(
-        catalog,
-        system,
-        chips,
-        pricing,
-        region,
-        provider,
-        utilisation=utilisation,
-        pue=pue,
-        managed=managed,
-        as_of=as_of,
-    )
+    if econ is None:
+        econ = system_economics(
+            catalog,
+            system,
+            chips,
+            pricing,
+            region,
+            provider,
+            utilisation=utilisation,
+            pue=pue,
+            managed=managed,
+            as_of=as_of,
+        )
+    quote, tco, site, power, billed, price, usd_per_j = econ
     seconds = result.get("time_to_train_s")
     basis_s = seconds if seconds is not None else 3600.0
     spec = model or load_model(catalog, result["model"])
@@ -490,19 +494,20 @@ def plan_training(
             continue
         evaluated += search.evaluated
         feasible += search.feasible
+        # priced once per fleet: its plans' ordering by an energy or cost objective and every row of it read them
+        econ = system_economics(
+            catalog,
+            system,
+            chips,
+            pricing,
+            region,
+            provider,
+            utilisation=utilisation,
+            pue=pue,
+            managed=managed,
+            as_of=as_of,
+        )
         if objective != "time":
-            econ = system_economics(
-                catalog,
-                system,
-                chips,
-                pricing,
-                region,
-                provider,
-                utilisation=utilisation,
-                pue=pue,
-                managed=managed,
-                as_of=as_of,
-            )
             search = by_objective(search, objective, econ)
         record = track_record("train", (system.chip.family, system.chip.vendor))  # the chip's, for each of its rows
         for rank, i in enumerate(search.top(top_plans)):
@@ -523,6 +528,7 @@ def plan_training(
                 managed=managed,
                 recovery=recovery,
                 as_of=as_of,
+                econ=econ,
             )
             rows.append(row)
     rows.sort(key=lambda r: rank_value(r, objective))

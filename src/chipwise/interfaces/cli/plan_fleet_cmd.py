@@ -28,7 +28,13 @@ from chipwise.interfaces.cli.common import (
     slo_text,
     whatif_banner,
 )
-from chipwise.interfaces.cli.plan_serve_cmd import INPUT_TOKENS, OUTPUT_TOKENS
+from chipwise.interfaces.cli.plan_serve_cmd import (
+    INPUT_TOKENS,
+    OUTPUT_TOKENS,
+    InputTokens,
+    OutputTokens,
+    request_lengths,
+)
 from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
@@ -154,12 +160,8 @@ def lifecycle(
     serve_rate: Annotated[float, typer.Option("--serve-rate", help="Serving load, requests/s.")],
     serve_months: Annotated[float, typer.Option("--serve-months", help="Months of serving.")] = 12.0,
     # counts read as plan serve reads the same options (4k), not as Typer's int
-    input_tokens: Annotated[
-        str, typer.Option("--input-tokens", help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k.")
-    ] = INPUT_TOKENS,
-    output_tokens: Annotated[
-        str, typer.Option("--output-tokens", help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k.")
-    ] = OUTPUT_TOKENS,
+    input_tokens: InputTokens = INPUT_TOKENS,
+    output_tokens: OutputTokens = OUTPUT_TOKENS,
     slo: Annotated[
         list[str] | None,
         typer.Option(
@@ -190,8 +192,7 @@ def lifecycle(
     from chipwise.planner.lifecycle import OBJECTIVES, plan_lifecycle
 
     tokens = read_count(train_tokens, "--train-tokens")
-    prompt = read_count(input_tokens, "--input-tokens", whole=True, example=f"{INPUT_TOKENS} or 4k")
-    generated = read_count(output_tokens, "--output-tokens", whole=True, example=f"{OUTPUT_TOKENS} or 1k")
+    prompt, generated = request_lengths(input_tokens, output_tokens)
     one_of(objective, OBJECTIVES, "objective")
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)

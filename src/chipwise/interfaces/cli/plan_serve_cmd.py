@@ -49,6 +49,19 @@ KV_HELP = (
 )
 #: the request shape plan serve prices without --input-tokens and --output-tokens
 INPUT_TOKENS, OUTPUT_TOKENS = "1024", "256"
+#: a request's prompt and answer lengths, read as counts (4k) by request_lengths; plan lifecycle takes them too
+InputTokens = Annotated[
+    str, typer.Option("--input-tokens", help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k.")
+]
+OutputTokens = Annotated[
+    str, typer.Option("--output-tokens", help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k.")
+]
+
+
+def request_lengths(input_tokens: str, output_tokens: str) -> tuple[int, int]:
+    """The --input-tokens and --output-tokens counts, or one line naming the option and an example."""
+    prompt = read_count(input_tokens, "--input-tokens", whole=True, example=f"{INPUT_TOKENS} or 4k")
+    return int(prompt), int(read_count(output_tokens, "--output-tokens", whole=True, example=f"{OUTPUT_TOKENS} or 1k"))
 
 
 def _scenario_path(path: Path | None) -> Path | None:
@@ -109,12 +122,8 @@ def serve(
         bool,
         typer.Option("--offline", help="All requests at once, timed to the last one's end."),
     ] = False,
-    input_tokens: Annotated[
-        str, typer.Option("--input-tokens", help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k.")
-    ] = INPUT_TOKENS,
-    output_tokens: Annotated[
-        str, typer.Option("--output-tokens", help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k.")
-    ] = OUTPUT_TOKENS,
+    input_tokens: InputTokens = INPUT_TOKENS,
+    output_tokens: OutputTokens = OUTPUT_TOKENS,
     slo: SloTargets = None,
     hardware: Annotated[
         str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
@@ -211,8 +220,7 @@ def serve(
 ) -> None:
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
-    prompt = read_count(input_tokens, "--input-tokens", whole=True, example=f"{INPUT_TOKENS} or 4k")
-    generated = read_count(output_tokens, "--output-tokens", whole=True, example=f"{OUTPUT_TOKENS} or 1k")
+    prompt, generated = request_lengths(input_tokens, output_tokens)
     load = load_of(rate, users, offline)
     if disaggregated and no_disaggregated:
         raise ChipwiseError("--disaggregated and --no-disaggregated contradict each other. Fix: give one of them.")
