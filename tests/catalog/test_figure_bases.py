@@ -58,11 +58,9 @@ def test_no_system_power_is_projected_on_an_estimated_tdp(catalog: Catalog) -> N
     assert bad == []
 
 
-def test_trn3_gen1_says_it_borrows_the_gen2_wiring(catalog: Catalog) -> None:
-    """The chip's 704 GB/s sums the Gen2 (144-chip) UltraServer's links; AWS gives no Gen1 breakdown, so Gen1 names
-    the assumption in a figure of its own (same number, so no prediction moves)."""
-    up = catalog.systems["trn3-ultraserver-gen1"].scaleup.bandwidth
-    assert up is not None and up.status == "estimate"
-    assert up.si == catalog.chips["trn3"].scaleup_bandwidth.si == 704e9
-    assert "Gen2" in up.derivation and "Gen1" in up.derivation
-    assert hardware(catalog).system("trn3-ultraserver-gen1").scaleup.bandwidth == 704e9
+def test_trn3_gen1_takes_the_chips_figure(catalog: Catalog) -> None:
+    """The chip's figure is its per-device NeuronLink-v4 bandwidth (2.56 TB/s halved), which the trn3-arch table
+    gives Gen1 and Gen2 alike: Gen1 takes it, as Gen2 does, and says so (it had borrowed Gen2's wired 704 GB/s)."""
+    assert catalog.systems["trn3-ultraserver-gen1"].scaleup.bandwidth is None
+    assert "Gen1 and Gen2" in catalog.systems["trn3-ultraserver-gen1"].scaleup.note
+    assert hardware(catalog).system("trn3-ultraserver-gen1").scaleup.bandwidth == 1280e9

@@ -221,8 +221,19 @@ def test_a_tdp_in_kw_moves_the_systems_power_by_the_watts() -> None:
 
 
 def test_a_fabric_tier_figure_can_be_set() -> None:
-    tier = load_catalog(sets=["efa-v4.tiers.0.latency=1us"]).fabrics["efa-v4"].tiers[0]
-    assert tier.latency is not None and tier.latency.si == pytest.approx(1e-6)
+    tier = load_catalog(sets=["efa-v4.tiers.0.oversubscription=2"]).fabrics["efa-v4"].tiers[0]
+    assert tier.oversubscription is not None and tier.oversubscription.si == pytest.approx(2.0)
+
+
+def test_a_tier_figure_no_prediction_reads_is_refused() -> None:
+    """A tier's per-hop latency and radix are documentation (the fabric's per-step latency counts the hops):
+    `--set ib-ndr.tiers.2.latency=10ms` had been echoed as a WHAT-IF and left the plan the same (review 68 F4)."""
+    assert catalog_error(["ib-ndr.tiers.2.latency=10ms"]) == (
+        "--set ib-ndr.tiers.2.latency: a tier's latency is only shown (catalog show); no prediction reads it (the "
+        "fabric's latency, per collective step, counts the switch hops). Fix: set ib-ndr.latency, or the tier's "
+        "ib-ndr.tiers.2.oversubscription or .chips."
+    )
+    assert "a tier's radix is only shown" in catalog_error(["roce-400g.tiers.1.radix=64"])
 
 
 def test_a_hybrid_link_can_be_set() -> None:

@@ -502,8 +502,8 @@ def test_page_marks_a_check_that_resized_its_pools(server: ChipwiseServer, tmp_p
         assert cells[i - 1] == f"{row['chips']}{_rented(row)} -> {check['chips']}{_rented(check)}", cells
     notes = page_view["ps-notes"]["items"]
     assert (
-        "a -> b chips: the estimate's count, and the one its simulated check settled on (a -> a: its pools resized)."
-        in notes
+        "a -> b chips: the estimate's count, and the one its simulated check settled on (a -> a: its pools resized);"
+        " the row's $/h and $/M are the estimate's, for a chips." in notes
     )
     assert "trn2" in report["price_estimates"] and not any(n.startswith("§") for n in notes)
     assert report["track_record_text"] and report["track_record_text"] in notes

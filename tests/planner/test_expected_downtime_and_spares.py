@@ -1,10 +1,11 @@
 """Expected downtime on Daly's model, and spares that chips paid for already cover.
 
 Downtime had been failures x T_wall x R, capped at T_wall - T: at 1M trn3 that was 235,197 s uncapped, so the cap
-booked all 176,513 s of overhead at idle power and no lost work. On Daly's model (the one goodput is) 984 failures
-strike during computation, each costing M(e^(R/M) - 1) = 171.8 s of restarting: 169,079 s, plus 415 s of planned
-stops; the other 5,847 s are lost work, run at busy power. And the 1M-trn3 plan leaves 82,496 paid-for chips idle,
-which stand in for its 2% spares as billed extras do; 20,000 spares had been paid on top ($516.8M, now $503.5M)."""
+booked all 176,513 s of overhead at idle power and no lost work. On Daly's model (the one goodput is) 938 failures
+strike during computation (984 before Trn3's links doubled, review 68 G3), each costing M(e^(R/M) - 1) = 171.8 s of
+restarting: 161,097 s, plus 396 s of planned stops; the other 5,319 s are lost work, run at busy power. And the
+1M-trn3 plan leaves 82,496 paid-for chips idle, which stand in for its 2% spares as billed extras do; 20,000 spares
+had been paid on top ($516.8M, then $503.5M, now $479.7M)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
-from chipwise.planner.training import plan_training
+from chipwise.planner.training import plan_training, predict_training
 from chipwise.reliability import assess_run
 from chipwise.reliability.goodput import reliability_inputs
+from chipwise.workload.scenario import load_scenario
 
 
 def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
@@ -49,8 +51,15 @@ def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
 
 @pytest.fixture(scope="module")
 def million(catalog: Catalog) -> dict[str, Any]:
-    row: dict[str, Any] = plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)["results"][0]
-    return row
+    """The plan of the fastest step on 1M trn3, given: plan train now runs the one that trains soonest, on 524,288
+    chips (review 68, F1; tests/planner/test_review68_m1.py), and this one keeps 82,496 paid-for chips idle."""
+    sc = load_scenario(
+        "{kind: train, model: llama-3.1-405b, hardware: trn3, chips: 1000000, tokens: 15e12, precision: bf16, "
+        "plan: {tp: 16, pp: 7, dp: 4096, cp: 8, ep: 1, vpp: 1, microbatch: 1, zero: 1, recompute: none, sp: true, "
+        "hsdp: false}}",
+        catalog,
+    )
+    return predict_training(catalog, sc)
 
 
 def test_the_million_chip_downtime_is_daly_s(million: dict[str, Any]) -> None:
@@ -59,28 +68,28 @@ def test_the_million_chip_downtime_is_daly_s(million: dict[str, Any]) -> None:
     t, wall, down = r["time_to_train_s"], r["expected_time_to_train_s"], r["expected_downtime_s"]
     m, tau, big_r = r["mtbf_s"], rel["checkpoint_interval_s"], rel["downtime_per_failure_s"]
     assert (rel["recovery"], big_r) == ("in-memory", 120.0) and m == pytest.approx(176.58, abs=0.01)
-    assert tau == pytest.approx(12.020, abs=1e-3) and t == pytest.approx(167_921, abs=1)
+    assert tau == pytest.approx(11.471, abs=1e-3) and t == pytest.approx(160_245, abs=1)
     failures = t / tau * math.expm1(tau / m)
-    assert failures == pytest.approx(984.1, abs=0.1)
+    assert failures == pytest.approx(937.6, abs=0.1)
     restarts = failures * m * math.expm1(big_r / m)
     planned = 0.0363 / 3600 * wall * 120
-    assert restarts == pytest.approx(169_079, abs=1) and planned == pytest.approx(415, abs=1)
+    assert restarts == pytest.approx(161_097, abs=1) and planned == pytest.approx(396, abs=1)
     assert down == pytest.approx(restarts + planned, rel=1e-9)  # was 176,513: the whole overhead, capped
     lost = failures * m - t  # in memory: no checkpoint writes
-    assert lost == pytest.approx(5_847, abs=1)
+    assert lost == pytest.approx(5_319, abs=1)
     assert down + lost == pytest.approx(wall - t, rel=1e-9)
 
 
 def test_idle_chips_paid_for_stand_in_for_spares(million: dict[str, Any]) -> None:
-    """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 95.35 h =
-    $503.5M; and 82,496 idle chips over T_wall, no more, at idle power in the energy."""
+    """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 90.85 h =
+    $479.7M; and 82,496 idle chips over T_wall, no more, at idle power in the energy."""
     r = million
     assert (r["chips_used"], r["billed_chips"]) == (917_504, 1_000_000)
     wall = r["expected_time_to_train_s"]
-    assert wall / 3600 == pytest.approx(95.35, abs=0.01)
+    assert wall / 3600 == pytest.approx(90.85, abs=0.01)
     assert r["expected_cost_usd"] == pytest.approx(5.28 * 1e6 * wall / 3600, rel=1e-12)
-    assert r["expected_cost_usd"] == pytest.approx(503.5e6, rel=1e-3)
-    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(69.31, abs=0.01)  # GWh (68.8 before both fixes)
+    assert r["expected_cost_usd"] == pytest.approx(479.7e6, rel=1e-3)
+    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(66.04, abs=0.01)  # GWh (69.31 at Trn3's 704 GB/s)
 
 
 def test_spares_past_the_chips_paid_for_are_still_paid(catalog: Catalog) -> None:

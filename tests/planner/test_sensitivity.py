@@ -23,8 +23,8 @@ from chipwise.planner.sensitivity import (
     METRICS,
     _fixed_plan,
     _value,
+    candidate_figures,
     check_step,
-    figures_moved,
     sensitivity,
 )
 from chipwise.workload.scenario import load_scenario
@@ -119,7 +119,10 @@ def test_zero_and_derived_figures_are_named_not_priced(train: dict[str, Any]) ->
     assert "reliability.checkpoint.detection_time_s" in zeros  # 0 s: a move by a share leaves it 0
     assert all(r["kind"] == "zero" for r in train["not_priced"] if r["figure"] in zeros)
     assert any(name.endswith("host_power_per_chip") for name in reasons)  # derived from system power and TDP
-    priced = len(train["figures"]) + len(train["not_priced"]) - len(zeros)  # a derived figure was tried, both ways
+    tiles = [r for r in train["not_priced"] if r["kind"] == "discrete"]  # a tile size is listed, not moved
+    assert tiles and all(r["figure"].endswith(("tile_m", "tile_n")) for r in tiles)
+    # a derived figure was tried, both ways
+    priced = len(train["figures"]) + len(train["not_priced"]) - len(zeros) - len(tiles)
     assert train["predictions"] == 1 + 2 * priced
 
 
@@ -131,7 +134,7 @@ def test_the_training_figures_listing_is_complete() -> None:
     sc = load_scenario(json.dumps(TRAIN), cat)
     base = predict_scenario(cat, sc)
     fixed = _fixed_plan(sc, base["plan"])
-    listed = set(figures_moved(cat, base))
+    listed = set(candidate_figures(base))  # the tile sizes too: listed, though not moved
     system = hardware(cat).system(base["system"])
     raw = _builtin_raw()
     entries = [
@@ -176,7 +179,7 @@ def test_serving_sensitivity_and_its_listing() -> None:
 
 
 def test_bad_options_are_one_line() -> None:
-    with pytest.raises(ChipwiseError, match="metric 'speed' is not one of a train scenario's"):
+    with pytest.raises(ChipwiseError, match="unknown train scenario's metric 'speed'"):
         cw.sensitivity(TRAIN, metric="speed")
     with pytest.raises(ChipwiseError, match=r"step 0.7 is not a fraction in \(0, 0.5\)"):
         cw.sensitivity(TRAIN, step=0.7)

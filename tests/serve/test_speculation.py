@@ -317,9 +317,10 @@ def test_a_draft_model_costs_less_a_token_than_an_moe_target(catalog: Catalog) -
 
 
 def test_an_eagle_or_mtp_head_shares_its_targets_embedding_and_lm_head(catalog: Catalog) -> None:
-    """The head's weights are its decoder layer and two norms: Llama 3.1 8B's last layer is 218,112,000 parameters
-    (attention 41.9 M, MLP 176.2 M, norms 8,192) plus enorm and hnorm (8,192), 0.436 GB in bf16 on one rank; its
-    vocabulary stays, which the drafting pass's LM head multiplies by."""
+    """The head's weights are its decoder layer and two norms: Llama 3.1 8B's layer is 218,112,000 parameters
+    (attention 41.9 M, MLP 176.2 M, norms 8,192) plus enorm and hnorm (8,192), 0.436 GB in bf16 on one rank; an
+    EAGLE-3 head adds its LM head over a 32,000-token draft vocabulary (32,000 x 4,096, 16-bit), which the drafting
+    pass multiplies by; an MTP module shares its target's."""
     from chipwise.serve.iteration import Shapes
     from chipwise.serve.kvcache import weights_per_rank
     from chipwise.serve.speculation import DraftHead, drafter
@@ -327,8 +328,10 @@ def test_an_eagle_or_mtp_head_shares_its_targets_embedding_and_lm_head(catalog: 
 
     target = load_model(catalog, "llama-3.1-8b")
     head = drafter(catalog, target, parse_speculation("eagle:3"))
-    assert isinstance(head, DraftHead) and (head.vocab, head.hidden, head.layers) == (128_256, 4096, 1)
+    assert isinstance(head, DraftHead) and (head.vocab, head.hidden, head.layers) == (32_000, 4096, 1)
     layer = 5 * 4096 * 4096 // 2 + 3 * 4096 * 14336 + 2 * 4096  # q, o and GQA k, v (8 of 32 heads); MLP; norms
-    assert float(weights_per_rank(head, Shapes.of(1, 1, 1, 0), "bf16")) == pytest.approx(2.0 * (layer + 8192))
+    assert float(weights_per_rank(head, Shapes.of(1, 1, 1, 0), "bf16")) == pytest.approx(
+        2.0 * (layer + 8192 + 32_000 * 4096)
+    )
     mtp = drafter(catalog, load_model(catalog, "deepseek-v3"), parse_speculation("mtp:1"))
     assert (mtp.embedding_params, mtp.lm_head_params) == (0, 0)

@@ -311,7 +311,9 @@ def test_an_estimated_price_is_marked_in_tables_the_store_and_exports(
 ) -> None:
     """predict marks trn2's price (a catalog estimate: no on-demand SKU) with §; the sweep's table, store and exports
     had shown it as a listed price."""
-    sweep = write_sweep(edits=[("chips: [8, 16, 32]", "hardware: [trn2, h100-sxm]"), ("what_if:", "x:")])
+    # 16 chips: one whole trn2.48xlarge (8 are billed as one, which no longer wins on cost)
+    edits = [("chips: [8, 16, 32]", "hardware: [trn2, h100-sxm]"), ("what_if:", "x:"), ("chips: 8,", "chips: 16,")]
+    sweep = write_sweep(edits=edits)
     sweep.write_text(sweep.read_text().split("x:")[0])  # no what-ifs: baseline only
     store = tmp_path / "s.duckdb"
     assert run(["sweep", str(sweep), "--store", str(store), "--workers", "1"]) == 0

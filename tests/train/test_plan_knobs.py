@@ -110,7 +110,7 @@ def test_a_partial_pipeline_is_refused_as_a_complete_one(catalog: Catalog) -> No
     job = TrainingJob(spec, 8192, 128)
     with pytest.raises(ChipwiseError, match=r"^invalid plan: vpp > 1 needs pipeline parallelism"):
         check_partial_plan({"pp": 1, "vpp": 2}, spec, job, 64)
-    with pytest.raises(ChipwiseError, match=r"^invalid plan: pp x vpp = 40 exceeds the 32 layers"):
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: pp x vpp = 40 exceeds the 34 pipeline stages"):
         check_partial_plan({"pp": 20, "vp": 2}, spec, job, 64)
 
 

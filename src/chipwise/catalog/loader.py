@@ -994,6 +994,14 @@ def apply_set(raw: dict[str, Any], assignment: str, origins: dict[str, str]) -> 
             f"--set {lhs}: {key}'s {target.path} is only shown (catalog show, catalog list); no prediction reads it "
             f"(the run would come out the same). Fix: {DISPLAY_ONLY[target.path]}"
         )
+    if section == "fabrics" and re.fullmatch(r"tiers\.[^.]+\.(latency|radix)", target.path):
+        # the fabric's per-step latency already counts the switch hops (fabrics.yaml: "plus switch hops"), and a
+        # tier's reach is its chips: the per-hop latency and the radix document how the tiers are built
+        raise ChipwiseError(
+            f"--set {lhs}: a tier's {path[-1]} is only shown (catalog show); no prediction reads it (the fabric's "
+            f"latency, per collective step, counts the switch hops). Fix: set {key}.latency, or the tier's "
+            f"{key}.{'.'.join(path[:-1])}.oversubscription or .chips."
+        )
     if section == "reliability" and target.path not in RELIABILITY_READ:
         fix = RELIABILITY_INSTEAD.get(target.path, "drop it (predict --sources lists the figures a run reads).")
         raise ChipwiseError(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.errors import ChipwiseError
-from chipwise.hardware.objects import System
+from chipwise.hardware.objects import FigureRef, System
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,9 @@ class PowerModel:
     host_idle: Term  # the host's idle share of its full-load draw
     network: Term
     host: Term
+    #: the chip's TDP and the system's power the host's share is derived from, as the catalog gives them: listed
+    #: with the load fractions (`--sources` had named them only inside host_power_per_chip's derivation)
+    rated: tuple[Term, ...] = ()
 
     def it_power(self, load: float) -> float:
         """IT power per chip at a load fraction of rated power (accelerator and host alike), watts."""
@@ -66,7 +69,7 @@ class PowerModel:
         return self.tdp_w + self.host_w + self.network_w
 
     def terms(self) -> list[Term]:
-        return [self.busy, self.idle, self.host_idle, self.host, self.network]
+        return [*self.rated, self.busy, self.idle, self.host_idle, self.host, self.network]
 
 
 def check_fraction(value: float, name: str) -> float:
@@ -144,4 +147,26 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         network=net if scaleout else derived(0.0, net.key, "W", "a single system: no scale-out fabric"),
         host=host,
         host_idle=host_idle,
+        rated=tuple(
+            _rated(ref, key, si)
+            for ref, key, si in (
+                (system.chip.provenance.get("tdp"), f"{system.chip.id}.tdp", tdp),
+                (power_ref, f"{system.id}.power", system.power),
+            )
+            if ref is not None
+        ),
+    )
+
+
+def _rated(ref: FigureRef, key: str, si: float) -> Term:
+    """A chip's or system's rated power as a term: the catalog's value, status and sources."""
+    return Term(
+        value=si,
+        key=key,
+        unit=ref.unit,
+        shown=ref.value,
+        status=ref.status,
+        source=ref.sources,
+        derivation=ref.derivation,
+        note=ref.note,
     )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import PRICING_MODES, PriceEntry
@@ -77,6 +77,24 @@ class PriceQuote:
         if not self.region_matched:
             out["region_note"] = "no price in the region asked for; the nearest listed price is used"
         return out
+
+    def figure(self, system: System) -> dict[str, dict[str, Any]]:
+        """The price as a figure the prediction rests on, named as `--set` takes it (ENTRY.price.MODE) and in that
+        entry's own unit: USD per system-hour for a system's price, per chip-hour for a chip's, before a managed
+        markup (a --set price is marked up again). `--sources` lists it and a sensitivity moves it, by value: the
+        cost moves with it one for one, and it had been in no list (a $2.73 estimate no row named)."""
+        per = system.chips if self.basis == "system" else 1
+        record: dict[str, Any] = {
+            "key": f"{self.entry}.price.{self.mode}",
+            "value": float(f"{self.usd_per_chip_hour / self.markup * per:.12g}"),
+            "unit": "USD/h",
+            "status": self.status,
+            "source": list(self.source),
+            "note": f"{self.provider} {self.region} {self.date}, per {'system' if per > 1 else 'chip'}-hour",
+        }
+        if self.derivation:
+            record["derivation"] = self.derivation
+        return {record["key"]: record}
 
 
 def check_mode(mode: str) -> str:

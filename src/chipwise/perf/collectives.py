@@ -1,7 +1,8 @@
 """Collectives on a topology, alpha-beta per tier. Every function broadcasts over arrays of group shapes.
 
 A communication group of `size` ranks whose members are `stride` ranks apart (Megatron order: TP innermost,
-then CP, EP/DP, PP) has n_in members inside one scale-up domain and spans n_out = size / n_in domains.
+then CP, EP/DP, PP) spans n_out = ceil(size / cap) scale-up domains (cap: the members one holds), n_in members in
+each, as evenly as they go (place_group).
 Collectives run hierarchically: the scale-up part at the domain's bandwidth, the scale-out part over each
 rank's own NIC share (rail-optimised), at the fabric's achievable bus-bandwidth fraction and slowed by the
 oversubscription of any Clos tier the group spans beyond.
@@ -46,13 +47,11 @@ def _as_int(x: IntArray | int) -> IntArray:
 
 
 def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> tuple[IntArray, IntArray]:
-    """(n_in, n_out): members of one group inside a scale-up domain, and the number of domains it spans: equal
-    parts, each the largest divisor of the group's size that a domain holds (cap members at this stride). Two whole
-    NVL72 racks (144 ranks) are 72 x 2, TP8 DP18 9 x 2, DP12 at stride 8 (9 + 3 members) 6 x 2, DP16 8 x 2; a
-    power-of-two part had read 16 x 9, 2 x 9 and 4 x 3 (three racks for a 96-rank job). Its parts divide the group,
-    as an HSDP shard group must (data_parallel.shards). Worked out once per distinct (size, cap).
-    n_in = max{d : d | size, d <= domain_ranks // stride}, n_out = size / n_in. An estimate: a placement rule of
-    this model, not taken from a scheduler's documentation."""
+    """(n_in, n_out) in equal parts that divide the group, as an HSDP shard group must (data_parallel.shards): n_in
+    the largest divisor of the group's size that a domain holds (cap members at this stride), n_out = size / n_in.
+    Two whole NVL72 racks (144 ranks) are 72 x 2, TP8 DP18 9 x 2, DP12 at stride 8 6 x 2. Pricing places groups
+    with place_group, which never spans more domains than this. Worked out once per distinct (size, cap).
+    n_in = max{d : d | size, d <= domain_ranks // stride}."""
     size = _as_int(size)
     stride = np.maximum(_as_int(stride), 1)
     cap = np.maximum(topo.domain_ranks // stride, 1)  # members one domain holds
@@ -64,6 +63,21 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     )
     n_in = parts[inverse].reshape(size.shape)
     return n_in, size // n_in
+
+
+def place_group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> tuple[IntArray, IntArray, IntArray]:
+    """(smallest part, largest part, n_out) of a group of `size` ranks `stride` apart spread over the fewest scale-up
+    domains that hold it, n_out = ceil(size / cap) (cap members a domain holds at this stride), as evenly as they
+    go: parts of floor(size / n_out) and ceil(size / n_out). Two whole NVL72 racks (144 ranks) are 72 x 2, TP8 DP18
+    9 x 2, DP12 at stride 8 (9 + 3 members) 6 x 2, DP16 8 x 2; 146 ranks are 49 + 49 + 48 on three racks. Parts
+    that must divide the group (split_group) had put 146 ranks as 73 domains of 2, their all-reduce on the network
+    7 times slower than 150 ranks' (50 x 3). Packed instead, 72 + 72 + 2, the two ranks of the third rack would
+    carry the whole reduced buffer over their two NICs: no faster than 73 x 2. An estimate: a placement rule of
+    this model (the launcher's host list sets it), not taken from a scheduler's documentation."""
+    size = np.maximum(_as_int(size), 1)
+    cap = np.maximum(topo.domain_ranks // np.maximum(_as_int(stride), 1), 1)  # members one domain holds
+    n_out = np.asarray(-(-size // cap), dtype=np.int64)
+    return size // n_out, -(-size // n_out), n_out
 
 
 def _mesh(topo: Topology) -> tuple[int, int] | None:
@@ -197,11 +211,14 @@ def _steps(n: IntArray) -> Array:
 class Group:
     """A communication group for every plan, with its costs reduced to t = bytes x slope + intercept.
 
-    reduce-scatter / all-gather: slope_rs = (n_in-1)/n_in / B_in + (n_out-1)/n_out / (n_in B_out),
+    reduce-scatter / all-gather: slope_rs = (N-1)/N / B_in + (n_out-1)/n_out / (n_in B_out),
                                  intercept_rs = k_in alpha_in + steps(n_out) alpha_out
-    all-reduce = 2 x reduce-scatter; all-to-all: slope_a2a = h (n_in-1)/n / B_in + (n-n_in)/n / B_out,
+    all-reduce = 2 x reduce-scatter; all-to-all: slope_a2a = h (N-1)/n / B_in + (n-n_in)/n / B_out,
                                      intercept_a2a = k_in alpha_in + (n_out-1) alpha_out
-    k_in (steps_in) and h (a2a_hops): _in_domain_steps_and_hops; steps(n_in) and 1 on a switched domain.
+    N and n_in: the largest and smallest of the group's parts in one domain (place_group; equal where they divide
+    it). Each term is the slower part's: the scale-up terms (B_in, k_in, h) the largest part's, the network terms
+    the smallest part's, whose ranks each carry a larger shard.
+    k_in (steps_in) and h (a2a_hops): _in_domain_steps_and_hops; steps(N) and 1 on a switched domain.
     """
 
     size: IntArray
@@ -229,14 +246,15 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
         up, out = zero + topo.up_bandwidth, zero + topo.out_bandwidth
         return Group(size, one, one, up, out, zero, zero, zero, zero, zero, zero + 1.0)
-    n_in, n_out = split_group(size, stride, topo)
-    bw_in, bw_out = _bw_in(n_in, topo, stride), _bw_out(size, stride, topo)
+    n_in, big, n_out = place_group(size, stride, topo)
+    bw_in, bw_out = _bw_in(big, topo, stride), _bw_out(size, stride, topo)
     active = size > 1
     nin, nout, n = n_in.astype(np.float64), n_out.astype(np.float64), np.maximum(size, 1).astype(np.float64)
-    steps_in, hops = _in_domain_steps_and_hops(n_in, stride, topo, bw_in)
-    slope_rs = (nin - 1.0) / nin / bw_in + (nout - 1.0) / nout / (nin * bw_out)
+    nbig = big.astype(np.float64)
+    steps_in, hops = _in_domain_steps_and_hops(big, stride, topo, bw_in)
+    slope_rs = (nbig - 1.0) / nbig / bw_in + (nout - 1.0) / nout / (nin * bw_out)
     intercept_rs = steps_in * topo.up_latency + _steps(n_out) * topo.out_latency
-    slope_a2a = hops * (nin - 1.0) / n / bw_in + (n - nin) / n / bw_out
+    slope_a2a = hops * (nbig - 1.0) / n / bw_in + (n - nin) / n / bw_out
     intercept_a2a = steps_in * topo.up_latency + (nout - 1.0) * topo.out_latency
     zero = np.zeros(np.shape(size))
     return Group(
@@ -296,8 +314,9 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology, members: 
     rings side by side filling stride x members ranks from a domain's first rank), all its members sending at once:
     the slowest hop, which paces the step. The ring stays inside one scale-up domain only if all of it fits there;
     else one hop at least crosses the network, though the stride be small.
-    t = S / B_in + alpha_up inside a domain, S / (B_out eta_out) + alpha_out across it (the alpha-beta model of
-    Thakur, Rabenseifner & Gropp 2005 for one message)."""
+    t = S / B_in + alpha_up inside a domain, S / B_out + alpha_out across it, B_out slowed by the Clos tiers a
+    two-member group at this stride crosses (_bw_out; the alpha-beta model of Thakur, Rabenseifner & Gropp 2005 for
+    one message)."""
     stride = np.maximum(_as_int(stride), 1)
     inside = stride * np.maximum(_as_int(members), 1) <= topo.domain_ranks
     t_up, t_out = _send_times(nbytes, stride, topo)
@@ -324,8 +343,11 @@ def _send_times(nbytes: Array | float, stride: IntArray, topo: Topology) -> tupl
     s = np.asarray(nbytes, dtype=np.float64)
     # the links a two-member group at that stride drives: on a full mesh the one link to that chip, on a torus the
     # dimensions between the two (a Trn2 UltraServer's inter-instance ring), on a switched fabric all of them
-    t_up = s / _bw_in(np.full(np.shape(stride), 2), topo, stride) + topo.up_latency
-    t_out = s / (topo.out_bandwidth * topo.out_efficiency) + topo.out_latency
+    pair = np.full(np.shape(stride), 2)
+    t_up = s / _bw_in(pair, topo, stride) + topo.up_latency
+    # and the Clos tiers a two-member group at that stride crosses (_bw_out): a pipeline hand-off between pods of a 7:1
+    # fabric had run at the NIC's full rate, 7 times faster than the all-gather between the same two ranks
+    t_out = s / _bw_out(pair, stride, topo) + topo.out_latency
     return np.asarray(t_up, dtype=np.float64), np.asarray(t_out, dtype=np.float64)
 
 

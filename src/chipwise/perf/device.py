@@ -97,6 +97,24 @@ def _crossing_thresholds(
     return tuple(out)
 
 
+def beyond_network_note(system: System, chips: int) -> str:
+    """A job of `chips` chips whose groups span past the scale-out fabric's top documented tier: a note that the
+    network beyond it is extrapolated ('' where the job fits). No tier is taken above the top one, so a group
+    spanning further pays only the oversubscription of the tiers the catalog gives (efa-v2, documented to its
+    20,000-GPU UltraCluster 2.0, is priced non-blocking at 1M chips, where efa-v4's sourced 1M-chip tier tapers
+    2:1); no inter-cluster taper is published to charge it, so the result says so instead of inventing one."""
+    fabric = system.scaleout_fabric
+    reach = max((c for c, _ in fabric.tiers), default=0)
+    if reach <= 0 or chips <= max(reach, system.chips):
+        return ""
+    over = fabric.oversubscription
+    return (
+        f"{fabric.id} is documented to {reach:,} chips (its top tier); this plan's {chips:,} chips span past it, and "
+        f"the network beyond is priced as that tier ({'non-blocking' if over <= 1 else f'{over:g}:1'}) with no "
+        "further taper: an extrapolation"
+    )
+
+
 def power_scale(tdp: float, reference_tdp: float) -> float:
     """Matrix-unit rate of a part capped at `tdp` relative to the family's reference board power.
 

@@ -1,7 +1,8 @@
 """Sensitivity: which catalog figure matters most for one scenario (DESIGN.md's planner layer).
 
-Each figure the prediction rests on (its `figures` and `economics_figures`, and the chip's power figures) is moved
-down and up by a step s (10%) with `--set ID.FIELD=x(1-s)` and `x(1+s)`, the plan held at the one the prediction
+Each figure the prediction rests on (its `figures` and `economics_figures`: the chip's TDP, the system's power and
+the rental price among them) is moved down and up by a step s (10%) with `--set ID.FIELD=x(1-s)` and `x(1+s)` (a
+price, which --set takes by value only, to its value x(1-s) and x(1+s)), the plan held at the one the prediction
 chose (or searched again, `replan`), and the scenario priced again. A metric m's elasticity to a figure f is the
 central difference of their logarithms,
 
@@ -10,8 +11,13 @@ central difference of their logarithms,
 the per cent m moves for a 1% move of f (-1: the metric is inversely proportional to the figure, as a step time
 bound by compute is to the chip's FLOP/s; 0: the figure does not reach it). Where one side cannot be priced (a
 plan that no longer fits in 10% less memory, an efficiency already near 1) the other side's one-sided difference
-stands, and the side's reason is kept. A serving run is simulated with the scenario's own seed each time (common
-random numbers), so a move reads the figure's effect, not another draw of arrivals.
+stands, and the side's reason is kept; so does it where one side moves no metric at all while the other does (the
+figure is at a cap the model clamps it to, as the engine's HBM fraction at 0.95: the local elasticity is the moving
+side's, not half of it). A tile size is listed, not moved: x0.9 of a 128-row tile is no tile. A serving run is
+simulated with the scenario's own seed each time (common random numbers), so a move reads the figure's effect, not
+another draw of arrivals; its per-token cost, energy and carbon are read on one basis, the tokens the baseline's
+run delivered (a move over capacity is priced at what it delivers, a baseline that keeps up at the offered load:
+the change of basis had read as the figure's move).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import Any
 
 from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, load_catalog
 from chipwise.catalog.units import JOULES_PER_KWH
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, one_of
 from chipwise.planner.scenario import predict_scenario
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.scenario import TrainScenario
@@ -39,6 +45,14 @@ DEFAULT_STEP = 0.10
 MAX_STEP = 0.5
 #: an elasticity under this reads as 'moves nothing' (a 10% move of the figure moves the metric under 0.01%)
 MOVES_NOTHING = 1e-3
+#: figures that are sizes, not rates: x0.9 of a 128-row GEMM tile (115.2) is no tile, and its move measured only the
+#: quantisation against a non-divisor (ranked among the figures that matter, +0.81% and +1.91% both ways)
+DISCRETE = (".tile_m", ".tile_n")
+#: a serving run's latency percentile reads a move to about this over the square root of its requests: 2,000
+#: requests had shown 10% less FLOP/s as a 0.48% faster TTFT p50 (a move reorders the batches), 10,000 the right sign
+RESOLUTION_REQUESTS = 0.3
+#: per-token economics of a serving run, read on the baseline's delivered tokens (module docstring)
+PER_TOKEN = ("cost", "energy", "co2e")
 
 
 @dataclass(frozen=True)
@@ -103,11 +117,7 @@ def default_metric(kind: str, result: Mapping[str, Any]) -> str:
 def check_metric(kind: str, metric: str | None, result: Mapping[str, Any] | None) -> str:
     """The metric to rank by (the default for the result where None), or one line: a name the kind has not, or a
     metric the result has no value of (None: the name alone is checked)."""
-    name = metric or default_metric(kind, result or {})
-    if name not in METRICS[kind]:
-        raise ChipwiseError(
-            f"metric '{name}' is not one of a {kind} scenario's ({', '.join(METRICS[kind])}). Fix: give one of those."
-        )
+    name = one_of(metric or default_metric(kind, result or {}), list(METRICS[kind]), f"{kind} scenario's metric")
     if result is not None and _value(METRICS[kind][name], result) is None:
         need = " (give the scenario tokens: to train on)" if name == "time_to_train" else ""
         raise ChipwiseError(f"this prediction has no {METRICS[kind][name].label}{need}. Fix: rank by another metric.")
@@ -154,29 +164,10 @@ def candidate_figures(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _power_figures(catalog: Catalog, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The chip TDPs and system powers of the prediction's hardware (its energy's inputs the power model derives
-    the host's share from)."""
-    out: dict[str, dict[str, Any]] = {}
-    for chip, system in zip(
-        str(result.get("hardware", "")).split(">"), str(result.get("system", "")).split(">"), strict=False
-    ):
-        for name, entry, field in (
-            (f"{chip}.tdp", catalog.chips.get(chip), "tdp"),
-            (f"{system}.power", catalog.systems.get(system), "power"),
-        ):
-            fig = getattr(entry, field, None) if entry is not None else None
-            if fig is not None and isinstance(fig.value, int | float) and fig.value > 0:
-                # with its derivation: a TDP the user's --set gives is moved from the value set (_moved_sets)
-                derivation = {"derivation": fig.derivation} if fig.derivation else {}
-                out[name] = {"value": fig.value, "unit": fig.unit, "status": fig.status, "source": fig.source}
-                out[name].update(derivation)
-    return out
-
-
-def figures_moved(catalog: Catalog, result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every figure a sensitivity moves for a prediction: those it lists, and its chips' TDP and systems' power."""
-    return {**candidate_figures(result), **_power_figures(catalog, result)}
+def figures_moved(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every figure a sensitivity moves for a prediction: those it lists (its chips' TDP, systems' power and rental
+    price are economics figures), less the tile sizes (DISCRETE), which no share of moves to another tile."""
+    return {name: fig for name, fig in candidate_figures(result).items() if not name.endswith(DISCRETE)}
 
 
 def _reason(exc: ChipwiseError) -> str:
@@ -188,12 +179,31 @@ Side = dict[str, Any]  # a metric's value by name, or {"error": reason}
 
 
 def _side(files: Sequence[Any], sets: Sequence[str], sc: TrainScenario | ServeScenario, kind: str) -> Side:
-    """One move priced: every metric's value, or the reason it could not be priced."""
+    """One move priced: every metric's value, or the reason it could not be priced (a serving move's with the tokens
+    it was priced on over those it delivered, `basis`, for _rebase)."""
     try:
         moved = predict_scenario(load_catalog(files, sets), sc)
     except ChipwiseError as exc:
         return {"error": _reason(exc)}
-    return {k: _value(m, moved) for k, m in METRICS[kind].items()}
+    return {k: _value(m, moved) for k, m in METRICS[kind].items()} | _basis(moved)
+
+
+def _basis(result: Mapping[str, Any]) -> dict[str, float]:
+    """A serving result's priced tokens/s over its delivered ones ({} where either is missing: a training run)."""
+    priced, delivered = result.get("priced_output_tokens_per_s"), result.get("output_tokens_per_s")
+    ok = all(isinstance(v, int | float) and math.isfinite(v) and v > 0 for v in (priced, delivered))
+    return {"basis": float(priced) / float(delivered)} if ok else {}  # type: ignore[arg-type]
+
+
+def _rebase(side: Side, basis: float | None) -> Side:
+    """A serving side's per-token economics on the baseline's basis: its value x its priced / delivered tokens (the
+    delivered-token figure) x the baseline's delivered / priced tokens (`basis`). The baseline kept up and was priced
+    at the offered 20,480 tok/s, delivering 19,031; 10% less FLOP/s fell behind and was priced at the 16,719 it
+    delivered: +22.5% cost where the throughput moved 13.8%."""
+    own = side.get("basis")
+    if basis is None or not isinstance(own, float):
+        return side
+    return {k: v * own / basis if k in PER_TOKEN and isinstance(v, float) else v for k, v in side.items()}
 
 
 def _moved_sets(name: str, fig: Mapping[str, Any], factor: float, sets: Sequence[str]) -> list[str]:
@@ -203,7 +213,7 @@ def _moved_sets(name: str, fig: Mapping[str, Any], factor: float, sets: Sequence
     own = (
         derivation.removeprefix(f"{SET_ON_COMMAND_LINE}: --set ") if derivation.startswith(SET_ON_COMMAND_LINE) else ""
     )
-    if own in sets:
+    if own in sets or ".price." in name:  # a price --set takes by value only (the cost moves with it one for one)
         unit = str(fig.get("unit") or "")
         value = f"{float(fig['value']) * factor:.12g}"
         return [*(a for a in sets if a != own), f"{name}={value}{'' if unit == '1' else unit}"]
@@ -232,11 +242,16 @@ def _priced(
             yield (*futures[future], future.result())
 
 
+#: a serving move's simulation holds its own catalog and trace: past this many processes at once the memory, not the
+#: cores, runs out first on a large machine (the --workers help and the guide say 'every core, up to 8')
+MAX_WORKERS = 8
+
+
 def default_workers(kind: str) -> int:
     """Processes a sensitivity prices its moves over: a serving run's simulations are worth a process each, on up to
     every core; a training move (about 0.05 s, most of it the catalog built again) is not worth a process's start (a
     second or two to import chipwise)."""
-    return min(os.cpu_count() or 1, 8) if kind == "serve" else 1
+    return min(os.cpu_count() or 1, MAX_WORKERS) if kind == "serve" else 1
 
 
 def sensitivity(
@@ -266,10 +281,12 @@ def sensitivity(
     ranked = check_metric(kind, metric, base)
     metrics = METRICS[kind]
     fixed = sc if replan else _fixed_plan(sc, base["plan"])
-    figures = figures_moved(catalog, base)
+    figures = figures_moved(base)
+    discrete = {name: fig for name, fig in candidate_figures(base).items() if name not in figures}
     if only:
+        discrete = {name: fig for name, fig in discrete.items() if any(text in name for text in only)}
         figures = {name: fig for name, fig in figures.items() if any(text in name for text in only)}
-        if not figures:
+        if not figures and not discrete:
             raise ChipwiseError(
                 f"no figure of this prediction's names {' or '.join(repr(t) for t in only)}. Fix: give part of a "
                 "name 'chipwise predict SCENARIO --sources' lists (e.g. hbm_bandwidth), or leave the filter out."
@@ -277,6 +294,7 @@ def sensitivity(
     zeros = {name: fig for name, fig in figures.items() if fig["value"] == 0}
     figures = {name: fig for name, fig in figures.items() if name not in zeros}
     base_values = {name: _value(m, base) for name, m in metrics.items()}
+    basis = _basis(base).get("basis")
     tasks = [
         (name, side, _moved_sets(name, fig, factor, sets))
         for name, fig in figures.items()
@@ -285,13 +303,20 @@ def sensitivity(
     sides: dict[str, dict[str, Side]] = {name: {} for name in figures}
     n = workers if workers is not None else default_workers(kind)
     for done, (name, side, priced) in enumerate(_priced(tasks, files, fixed, kind, n), start=1):
-        sides[name][side] = priced
+        sides[name][side] = _rebase(priced, basis)
         if progress is not None:
             progress(done, len(tasks))
     rows: list[dict[str, Any]] = []
     unmoved = [
         {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
         for name, fig in zeros.items()
+    ] + [
+        {
+            **_record(name, fig),
+            "kind": "discrete",
+            "reason": f"a tile size: x{1 - step:g} of it is no tile; --set it to another size to compare",
+        }
+        for name, fig in discrete.items()
     ]
     for name, fig in figures.items():
         minus, plus = sides[name]["minus"], sides[name]["plus"]
@@ -301,13 +326,17 @@ def sensitivity(
             derived = "unknown figure" in minus["error"]
             unmoved.append({**record, "kind": "derived" if derived else "unpriced", "reason": minus["error"]})
             continue
+        change = {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)}
+        capped = _capped(change)  # that side moves nothing: the figure is at a cap there, the other side's slope
+        lo, hi = ({} if capped == "minus" else minus), ({} if capped == "plus" else plus)
         rows.append(
             {
                 **record,
                 "minus": minus,
                 "plus": plus,
-                "change": {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)},
-                "elasticity": {k: _elasticity(base_values[k], minus, plus, k, step) for k in metrics},
+                "change": change,
+                "elasticity": {k: _elasticity(base_values[k], lo, hi, k, step) for k in metrics},
+                **({"capped": capped} if capped else {}),
             }
         )
 
@@ -334,6 +363,11 @@ def sensitivity(
         "figures": rows,
         "not_priced": unmoved,
         "predictions": 1 + len(tasks),
+        **(
+            {"requests": n_req, "resolution": RESOLUTION_REQUESTS / math.sqrt(n_req)}
+            if (n_req := _requests(base))
+            else {}
+        ),
         "workers": n,
         "seconds": time.perf_counter() - started,
     }
@@ -349,6 +383,27 @@ def _record(name: str, fig: Mapping[str, Any]) -> dict[str, Any]:
         "source": fig.get("source", []),
         **({"derivation": fig["derivation"]} if fig.get("derivation") else {}),
     }
+
+
+def _requests(result: Mapping[str, Any]) -> int:
+    """The requests a serving run simulated (0: a training run)."""
+    total = (result.get("requests") or {}).get("total") if isinstance(result.get("requests"), dict) else None
+    return int(total) if isinstance(total, int | float) and total > 0 else 0
+
+
+def _capped(change: Mapping[str, Mapping[str, float | None]]) -> str | None:
+    """The side ('minus' or 'plus') on which the move changes no metric at all while the other side does: the model
+    clamps the figure there (the engine's HBM fraction 0.87 x 1.13 is at its 0.95 cap already, a TDP at the power
+    the chip draws), so the central difference had halved the slope (-0.22 where the moving side gives -0.42)."""
+
+    def still(side: str) -> bool:
+        values = [v for v in change[side].values() if v is not None]
+        return bool(values) and all(abs(v) < 1e-12 for v in values)
+
+    for side, other in (("minus", "plus"), ("plus", "minus")):
+        if still(side) and not still(other) and any(v is not None for v in change[other].values()):
+            return side
+    return None
 
 
 def _changes(base: Mapping[str, float | None], side: Side) -> dict[str, float | None]:

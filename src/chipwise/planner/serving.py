@@ -50,7 +50,7 @@ from chipwise.serve.sim.policies import bucket
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.sim.steps import prompt_chunks
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
-from chipwise.serve.speculation import Drafting, drafter, parse_speculation
+from chipwise.serve.speculation import EAGLE_PRIOR_MODELS, Drafting, drafter, parse_speculation
 from chipwise.train.explain import efficiency_figures, fabric_figures
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -255,11 +255,25 @@ def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) ->
         return None
     spec = parse_speculation(speculative, catalog)
     if spec.method == "mtp" and not model.mtp_layers:
+        # no model-specific draft example: llama-3.2-1b, once given, was refused for Qwen3 and Kimi K2 (another
+        # vocabulary); eagle:K at the prior runs on the models it was measured on only (speculation.drafter)
+        k = spec.draft_tokens
+        eagle = f"eagle:{k}" + ("" if model.name in EAGLE_PRIOR_MODELS else "@0.7")
         raise ChipwiseError(
             f"{model.name} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "
-            f"Fix: use eagle:{spec.draft_tokens} or draft:MODEL:{spec.draft_tokens} (e.g. draft:llama-3.2-1b:4@0.7)."
+            f"Fix: use {eagle} or draft:MODEL:{k}@0.7 with a smaller model of {model.name}'s family."
         )
     return Drafting(spec, drafter(catalog, model, spec))
+
+
+def check_drafter_tp(drafting: Drafting | None, plan: ReplicaPlan) -> None:
+    """A draft model runs on its target's ranks at its tp (serve.kvcache puts its weights there, split as the
+    target's are), so its heads must split as a target's (qwen2.5-7b's 28 had run padded over tp=8 under
+    qwen2.5-72b, which as a target is refused); an EAGLE or MTP head has its target's attention."""
+    if drafting is None or plan.attention_dp or drafting.spec.method != "draft":
+        return
+    if reason := drafting.model.attention.tp_problem(plan.tp):
+        raise ChipwiseError(f"invalid plan for draft model {drafting.model.name}: {reason}, or another draft model.")
 
 
 def _pool(
@@ -279,7 +293,14 @@ def _pool(
     disaggregated deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest
     request the replica is set up for, where not the job's: a prefill pool's are the deployment's, answers
     included."""
-    system = priced_system(hardware(catalog).system(hardware_name), sc.pricing)
+    # a pool serves one chip type: the Trainium4 + GB300 rack had served as 72 Trainium4, priced and timed so
+    fix = (
+        "search both with 'chipwise plan serve --hardware {id}', or split prefill and decode between them with "
+        "plan.prefill.hardware and plan.decode.hardware"
+    )
+    system = priced_system(
+        hardware(catalog).system(hardware_name).one_chip_type("; a serving pool runs one", fix), sc.pricing
+    )
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
@@ -374,6 +395,7 @@ def _pool(
         source = "searched" if not stated else "partial"
         idle = "" if replicas_given else choice.idle_reason
     _check_chips(chips, replicas_given, plan, system)
+    check_drafter_tp(drafting, plan)
     given = sc.plan
     if given is not None:
         knobs = (

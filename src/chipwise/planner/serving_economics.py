@@ -152,6 +152,8 @@ def economics(
         it_joules_h += it_j
         co2_h += float(carbon_kg(it_j * site.pue.value, site))
         figures.update({t.key: t.record() for t in (*site.terms(), *power.terms())})
+        if quote is not None and pricing != "owned":  # the rental price, a figure the cost moves with one for one
+            figures.update(quote.figure(system))
         if pricing == "owned" and record is not None:
             # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
             # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)

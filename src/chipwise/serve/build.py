@@ -118,6 +118,15 @@ def setup_replica(
     if plan.piecewise_graphs:
         eng = replace(eng, eager_launch_s=0.0)  # prompt iterations replay captured graphs
     eng = eng.as_deployed(plan.memory_fraction, plan.mixed_batching, plan.front_end)
+    if eng.engine == "vllm" and eng.mixes(plan.attention_dp) and plan.max_tokens < plan.max_batch:
+        # vLLM refuses the launch (SchedulerConfig._verify_args: "max_num_batched_tokens must be greater than or
+        # equal to max_num_seqs"): every running sequence takes a token of the budget each step, so a smaller
+        # budget runs fewer sequences than the batch shown
+        raise InfeasibleError(
+            f"max_tokens {plan.max_tokens:,} is below max_batch {plan.max_batch:,}: vllm schedules one token a "
+            "running sequence a step, and refuses a token budget smaller than its batch. Fix: raise max_tokens to "
+            f"at least {plan.max_batch:,} or lower max_batch to {plan.max_tokens:,}."
+        )
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
     if plan.tp > topo.domain_ranks and plan.tp % topo.domain_ranks:

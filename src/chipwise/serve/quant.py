@@ -122,6 +122,24 @@ WEIGHT_ONLY_FLOATS: dict[str, dict[str, tuple[str, ...]]] = {
 FP8_KV_STORED: dict[str, tuple[str, ...]] = {"vllm": ("nvidia",)}
 
 
+#: Vendors whose chips list a narrow float format at no more than a wider one's rate only in a comparison table,
+#: without units for it: Google's table lists TPU v5p and v6e FP8 at their BF16 rate (chips.yaml, TPU_7X), and
+#: Ironwood (TPU7x) is the first TPU with FP8 in its MXUs. Gaudi 3's FP8 (HC_GAUDI3: "FP8 runs at the BF16 rate")
+#: and Trainium1/Inferentia2's cFP8 (NRN_TRN1, NRN_INF2) are units of their own at the BF16 rate, and Trainium3's
+#: MXFP4 runs at its MXFP8 rate: those chips keep their 1-byte and 4-bit formats.
+NO_UNITS_AT_WIDER_RATE: dict[str, tuple[str, ...]] = {"google": ("fp8", "fp4")}
+
+
+def has_units(chip: Chip, precision: str) -> bool:
+    """Whether `chip` has matrix units for the float format `precision`: it lists the format, and, where its
+    vendor lists such formats without units (NO_UNITS_AT_WIDER_RATE), faster than the wider one it falls back to
+    (Chip.native_precision, as training decides its compute precision): a TPU v6e's fp8, listed at its bf16 rate,
+    is no unit of its own, as a v5e's, not listed, is not."""
+    if precision not in chip.flops:
+        return False
+    return precision not in NO_UNITS_AT_WIDER_RATE.get(chip.vendor, ()) or chip.native_precision(precision) == precision
+
+
 class PrecisionUnsupportedError(ChipwiseError):
     """An engine that cannot run a precision on one chip (float8_fallback): a refusal of that chip, not of the input,
     so that a search over many (plan serve, plan fleet) skips the chip and says why. `reason` is the line without
@@ -137,8 +155,8 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     them there (a note, as training says when it computes in the nearest precision the chip has), or one line where
     it has no sourced fallback (WEIGHT_ONLY_FLOATS, FP8_KV_STORED). None where the chip has the units, or for 16-bit
     and integer formats."""
-    weights = weight_precision in ("fp8", "fp4") and weight_precision not in chip.flops
-    kv8 = kv_precision == "fp8" and "fp8" not in chip.flops
+    weights = weight_precision in ("fp8", "fp4") and not has_units(chip, weight_precision)
+    kv8 = kv_precision == "fp8" and not has_units(chip, "fp8")
     if not (weights or kv8):
         return None
     bad_weights = weights and weight_precision not in WEIGHT_ONLY_FLOATS.get(engine, {}).get(chip.vendor, ())
@@ -147,7 +165,7 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
         asked = " and ".join([f"{weight_precision} weights"] * bad_weights + ["an fp8 KV cache"] * bad_kv)
         missing = "/".join(dict.fromkeys([weight_precision.upper()] * bad_weights + ["FP8"] * bad_kv))
         # fp8 weights are the native alternative to fp4 ones on a chip with FP8 units (Hopper); else 16-bit
-        instead = "fp8" if weight_precision == "fp4" and "fp8" in chip.flops else "bf16"
+        instead = "fp8" if weight_precision == "fp4" and has_units(chip, "fp8") else "bf16"
         fixes = ["serve " + " and ".join([f"{instead} weights"] * bad_weights + ["a bf16 KV cache"] * bad_kv)]
         runs = [
             e

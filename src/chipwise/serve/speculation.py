@@ -11,7 +11,8 @@ tokens per sequence (tau = k + 1 at alpha = 1). A step costs a target pass over 
 weights are read once as for n tokens, plus k drafter passes over n tokens. Drafters:
 - mtp:   the model's own multi-token-prediction module (DeepSeek-V3), one decoder layer of the target's shape
          run k times (SGLang and TensorRT-LLM reuse the one module for every draft position);
-- eagle: an EAGLE head, one decoder layer at the target's width run k times;
+- eagle: an EAGLE-3 head, one dense decoder layer at the target's width with its own LM head over a 32,000-token
+         draft vocabulary, run k times;
 - draft: a separate small model of the same tokenizer (a preset name), run k times.
 
 Acceptance is a property of the model pair and the text, not of the hardware: it is taken from the row or the
@@ -26,7 +27,7 @@ from dataclasses import fields as dataclass_fields
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.workload.model import ModelSpec
+from chipwise.workload.model import MLP, LayerGroup, ModelSpec
 from chipwise.workload.presets import load_model
 
 METHODS = ("mtp", "eagle", "draft")
@@ -34,6 +35,18 @@ METHODS = ("mtp", "eagle", "draft")
 #: drafted tokens, a mean acceptance length of 3.22 (aws-neuron-sdk vllm-neuron/docs/tutorials/tutorial-eagle3-
 #: speculative-decoding-llama-3-1.md), i.e. alpha = 0.86 in the chain model. Separate draft models: no prior.
 ACCEPTANCE_PRIOR = {"eagle": 0.86}
+#: Targets whose EAGLE head was measured for the prior above (RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3 in
+#: that tutorial): another model's eagle:K states its acceptance (a head trained for it is another measurement; the
+#: prior had priced MPT-7B, for which none is published, 1.85x faster).
+EAGLE_PRIOR_MODELS = frozenset({"llama-3.1-8b"})
+#: An EAGLE-3 head samples a draft vocabulary of its own, mapped to the target's tokens (draft_vocab_size: 32,000 in
+#: vllm-project/speculators' Eagle3SpeculatorConfig and SpecForge's configs, e.g. llama4-scout-17B-16E-eagle3.json
+#: over a 202,048-token target; vLLM's llama_eagle3.py builds its lm_head of that size).
+EAGLE_DRAFT_VOCAB = 32_000
+#: The head's MLP width for a target with no dense layer to copy, in hidden sizes: SpecForge's heads for MoE targets
+#: are one dense Llama layer of 6 x hidden (gpt-oss-120B-eagle3.json 17,280 = 6 x 2,880; qwen3-30B-A3B-eagle3
+#: 12,288 = 6 x 2,048). A target with dense layers lends their width (Llama 3.1 8B's 14,336, as its head has).
+EAGLE_FFN_PER_HIDDEN = 6
 #: MTP: DeepSeek-V3 trains one MTP module, for the second token (85-90% acceptance there, arXiv:2412.19437 section
 #: 5.4.3); engines reuse it for every drafted position, and deeper positions are accepted less often. The prior is
 #: vLLM's measured profile for DeepSeek-V3 with the module reused for 8 drafted tokens (github vllm-project/vllm
@@ -134,7 +147,8 @@ def with_prior(method: str, k: int, draft_model: str = "") -> Speculation:
     prior = ACCEPTANCE_PRIOR.get(method)
     if prior is None:
         raise ChipwiseError(
-            f"no acceptance prior for speculation with a {method} drafter. Fix: state it, e.g. draft:MODEL:4@0.7."
+            f"no acceptance prior for speculation with a {method} model. Fix: state it, e.g. "
+            f"{method}:{draft_model or 'MODEL'}:{k}@0.7."
         )
     return Speculation(method, k, prior, draft_model, acceptance_source="prior")
 
@@ -172,13 +186,17 @@ def parse_speculation(text: str, catalog: Catalog | None = None) -> Speculation:
 
 @dataclass(frozen=True)
 class DraftHead(ModelSpec):
-    """An EAGLE or MTP head: one decoder layer at the target's shape that reads the target's embedding and samples
-    with its LM head, which the serving engines share rather than load again (vLLM load_eagle_model in
-    v1/worker/gpu/spec_decode/eagle/utils.py; DeepSeek-V3's MTP module is "a shared embedding layer, a shared output
-    head, a Transformer block and a projection matrix M in R^(d x 2d)" over two RMSNorms, arXiv:2412.19437 section
-    2.2). Its own weights are the layer and those two norms; a drafting pass still multiplies by the LM head
-    (iteration.lm_head_cost prices it from vocab and embed_width). The d x 2d projection (EAGLE's fc) is left out,
-    in memory as in time: 0.10 B of DeepSeek-V3's 11.5 B MTP parameters, 0.03 B beside Llama 3.1 8B's 0.22 B layer."""
+    """An EAGLE or MTP head: one decoder layer that reads the target's embedding, which the serving engines share
+    rather than load again (vLLM load_eagle_model in v1/worker/gpu/spec_decode/eagle/utils.py). Its own weights are
+    the layer, two norms and, for EAGLE-3, an LM head over its draft vocabulary (`own_lm_head`; `vocab` is then
+    EAGLE_DRAFT_VOCAB); an MTP module samples with the target's LM head, shared too (DeepSeek-V3's MTP module is "a
+    shared embedding layer, a shared output head, a Transformer block and a projection matrix M in R^(d x 2d)" over
+    two RMSNorms, arXiv:2412.19437 section 2.2). A drafting pass multiplies by the head it samples with
+    (iteration.lm_head_cost prices it from vocab and embed_width). The d x 2d projection (EAGLE-3's fc, 3d x d) is
+    left out, in memory as in time: 0.10 B of DeepSeek-V3's 11.5 B MTP parameters, 0.05 B beside Llama 3.1 8B's
+    0.22 B layer."""
+
+    own_lm_head: bool = False
 
     @property
     def embedding_params(self) -> int:
@@ -186,14 +204,23 @@ class DraftHead(ModelSpec):
 
     @property
     def lm_head_params(self) -> int:
-        return 0
+        return self.vocab * self.embed_width if self.own_lm_head else 0
+
+
+def _eagle_layer(target: ModelSpec) -> LayerGroup:
+    """An EAGLE-3 head's decoder layer: dense and of full attention whatever the target's (LlamaForCausalLMEagle3,
+    num_hidden_layers 1, in SpecForge's heads for gpt-oss, Qwen3-30B-A3B and DeepSeek-V3 alike), its MLP as wide as
+    the target's dense layers, else EAGLE_FFN_PER_HIDDEN hidden sizes. Only DeepSeek's MTP module is an MoE layer:
+    a copy of the target's MoE layer had priced gpt-oss-120b's head at 3.2 B parameters, 128 experts, for 0.3 B."""
+    dense = next((g.mlp for g in target.groups if g.mlp is not None), None)
+    return LayerGroup(count=1, mlp=dense or MLP(EAGLE_FFN_PER_HIDDEN * target.hidden))
 
 
 def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec:
     """The model a drafting pass runs: the target's head (mtp, eagle; DraftHead) or the draft model, which must
     cost less a token than its target (active parameters: an MoE target touches a fraction of its own) and read its
     tokens (a vocabulary within 0.5% of the target's: padded embeddings of one tokenizer, Qwen2.5's 151,936 and
-    152,064)."""
+    152,064). An EAGLE head at the method's prior needs a target it was measured on (EAGLE_PRIOR_MODELS)."""
     if spec.method == "draft":
         draft = load_model(catalog, spec.draft_model)
         if abs(draft.vocab - target.vocab) > 0.005 * target.vocab:
@@ -209,14 +236,21 @@ def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec
                 "than it saves. Fix: use a smaller model of the target's family."
             )
         return draft
-    last = target.groups[-1]
-    fields = {f.name: getattr(target, f.name) for f in dataclass_fields(ModelSpec)}
+    fields = {f.name: getattr(target, f.name) for f in dataclass_fields(ModelSpec) if f.name != "groups"}
     fields.update(
         name=f"{target.name} {spec.method} head",
-        groups=(replace(last, count=1),),
         norm_params_per_layer=target.norm_params_per_layer + 2 * target.hidden,  # its enorm and hnorm
     )
-    return DraftHead(**fields)
+    if spec.method == "mtp":
+        return DraftHead(**fields, groups=(replace(target.groups[-1], count=1),))
+    if spec.acceptance_source == "prior" and target.name not in EAGLE_PRIOR_MODELS:
+        raise ChipwiseError(
+            f"no EAGLE head with a measured acceptance is known for {target.name} (the prior, "
+            f"{ACCEPTANCE_PRIOR['eagle']:.2f}, is Llama 3.1 8B's EAGLE-3 head). Fix: state its acceptance, e.g. "
+            f"eagle:{spec.draft_tokens}@0.7."
+        )
+    fields.update(vocab=min(target.vocab, EAGLE_DRAFT_VOCAB), embed_dim=0, tied_embeddings=False)
+    return DraftHead(**fields, groups=(_eagle_layer(target),), own_lm_head=True)
 
 
 @dataclass(frozen=True)

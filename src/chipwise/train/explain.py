@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.hardware.objects import FigureRef, System
-from chipwise.perf.device import device_of, topology_of
+from chipwise.perf.device import beyond_network_note, device_of, topology_of
 from chipwise.train.lora import LORA_RANK, lora_adapter_params
 from chipwise.train.memory import memory_per_rank
 from chipwise.train.search import PlanSearch
@@ -163,6 +163,8 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         out["time_to_train_s"] = steps * step
     if note := fsdp_pipeline_note(search, i):
         out["memory_note"] = note
+    if note := beyond_network_note(system, out["chips_used"]):
+        out["network_note"] = note
     if projected:
         out["projection_note"] = (
             f"{system.chip.id} / {system.id} is announced, not shipping: its figures are projected from announced "

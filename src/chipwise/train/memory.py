@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf.device import Device, Topology
 from chipwise.train.data_parallel import FP32_PRECISIONS, expert_tp, shards
-from chipwise.train.plans import PlanArrays, stage_layers
+from chipwise.train.plans import PlanArrays, stage_group_layers, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
 
@@ -77,15 +77,30 @@ def local_params(model: ModelSpec, plans: PlanArrays) -> tuple[Array, Array]:
     and the step's QKV GEMM have it): Llama-3.1-70B at TP64 holds 1.249e9 parameters a rank, not 70.55e9 / 64."""
     pp = plans.pp.astype(np.float64)
     tp = plans.tp.astype(np.float64)
-    share = stage_layers(model.layers, plans.pp, plans.vpp) / model.layers
+    on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
+    share = on_stage / model.layers
     ends = float(model.embedding_params + model.lm_head_params)
-    body = float(model.dense_params) - ends
+    h = model.hidden
+    # each group's layers on the stage with their own weights: a dense layer of DeepSeek-V3 holds 583 M parameters
+    # outside the routed experts, an MoE layer 233 M, and a PP16 stage 4 MoE layers, not 61ths of the whole
+    in_layers = np.zeros(len(plans))
+    expert_layers = np.zeros(len(plans))
+    body = float(model.dense_params) - ends  # what no layer holds (a projection, the final norm) by the share
+    for g, k in zip(model.groups, stage_group_layers(model, plans.pp, plans.vpp), strict=True):
+        per_layer = model.attention.params(h) + model.norm_params_per_layer
+        if g.mlp is not None:
+            per_layer += g.mlp.params(h)
+        if g.moe is not None:
+            per_layer += g.moe.shared_params(h) + g.moe.router_params(h)
+            expert_layers = expert_layers + k * g.moe.experts * g.moe.expert_params(h)
+        in_layers = in_layers + k * per_layer
+        body -= g.count * per_layer
     end_stage = np.where(pp > 1, float(max(model.embedding_params, model.lm_head_params)), ends)
-    dense = (body * share + end_stage) / tp
+    dense = (in_layers + body * share + end_stage) / tp
     att = model.attention  # the copies of the K and V projections a rank holds beyond 1/tp
     beyond = 1.0 / np.minimum(tp, att.kv_heads) - 1.0 / tp
-    dense = dense + model.layers * att.kv_projection_params(model.hidden) * beyond * share
-    expert = float(model.expert_params) * share / plans.ep / expert_tp(plans)
+    dense = dense + att.kv_projection_params(model.hidden) * beyond * on_stage
+    expert = expert_layers / plans.ep / expert_tp(plans)
     return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
 
 
@@ -182,26 +197,37 @@ def memory_per_rank(
     ab = act_bytes(job.precision)
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
     rebuilt = np.zeros(len(plans))  # per token: the most a layer's recompute adds to what it keeps stored
-    act_layers = np.zeros(len(plans))
-    for g in model.groups:
+    act_stage = np.zeros(len(plans))  # per token: what the stage's layers keep for one micro-batch
+    for g, k in zip(model.groups, stage_group_layers(model, plans.pp, plans.vpp), strict=True):
         none, sel, full = layer_activation_elems(model, g, plans)
         kept = np.choose(plans.recompute, [none, sel, full])
-        act_layers = act_layers + g.count * kept
+        act_stage = act_stage + k * kept
         rebuilt = np.maximum(rebuilt, none - kept)
     pp = plans.pp.astype(np.float64)
-    on_stage = stage_layers(model.layers, plans.pp, plans.vpp) / layers
+    vpp = plans.vpp.astype(np.float64)
     m = job.global_batch / (plans.dp * plans.mb)
-    interleave = np.where(plans.vpp > 1, 1.0 + (pp - 1.0) / (pp * plans.vpp), 1.0)
+    interleave = np.where(vpp > 1, 1.0 + (pp - 1.0) / (pp * vpp), 1.0)
     # no more micro-batches in flight than the batch has (m = pp interleaved: all forwards, then all backwards)
+    all_first = (vpp > 1) & (m <= pp)
     in_flight = np.where(pp > 1, np.minimum(m, pp * interleave), 1.0)
-    stage_acts = act_layers * on_stage * in_flight * tokens * ab
+    stage_acts = act_stage * in_flight * tokens * ab
+    # the last rank runs (vpp - 1) pp warm-up chunk forwards (Megatron's interleaved schedule) and keeps them with
+    # the one in its 1F1B step: ((vpp - 1) pp + 1) / vpp micro-batches of its layers, nearly the first rank's count
+    # (one at vpp 1), and m of them where all forwards run first; each finished forward also holds its loss's fp32
+    # logits until its backward, one micro-batch's in 1F1B, m where all forwards run first. One micro-batch of its
+    # layers had been counted at any vpp: Llama-3.1-70B TP4 PP2v40 DP2 CP4 at 128K on 64 H100 read 78.4 GiB, "fits",
+    # where its last rank holds 83.3 GiB
+    last_in_flight = np.where(all_first, m, np.minimum(m, ((vpp - 1.0) * pp + 1.0) / vpp))
+    last_acts = act_stage * last_in_flight * tokens * ab
     # the layer being recomputed needs its full activations during its backward; what it kept is already in
     # stage_acts, so only the rebuilt part is extra (adding a whole layer had made selective recompute take more
     # memory than none: Llama-3.2-1B, 64 H100, TP1 PP8 DP8 mb2, 24.90 GiB against 24.50)
     transient = rebuilt * tokens * ab
-    logits = tokens * model.vocab / plans.tp * (4.0 + ab)
-    last_stage = act_layers * on_stage * tokens * ab + logits
-    activations = np.maximum(stage_acts, np.where(pp > 1, last_stage - logits, stage_acts)) + transient
-    logits_held = np.where(pp > 1, np.maximum(0.0, last_stage - stage_acts), logits)
+    logits_elems = tokens * model.vocab / plans.tp
+    logits = logits_elems * (4.0 + ab)  # the fp32 copy the loss keeps, and the 16-bit logits while it is made
+    held_logits = np.where(all_first & (pp > 1), m - 1.0, 0.0) * logits_elems * 4.0
+    last_stage = last_acts + logits + held_logits
+    activations = np.where(pp > 1, np.maximum(stage_acts, last_acts), stage_acts) + transient
+    logits_held = np.where(pp > 1, np.maximum(0.0, last_stage - np.maximum(stage_acts, last_acts)), logits)
     reserved = np.full(len(plans), dev.eff.reserved_memory_bytes / dev.cores_per_chip)
     return MemoryBreakdown(weights, grads, opt, activations, np.maximum(logits_held, 0.0), reserved)

@@ -260,11 +260,45 @@ def check_partial_plan(
         raise ChipwiseError(f"invalid plan: {reason}.")
     if "pp" in g and (reason := _pipeline_problem(g["pp"], g.get("vpp", 1), model)):
         raise ChipwiseError(f"invalid plan: {reason}.")
+    if "pp" in g and g.get("vpp", 1) > 1 and (reason := _interleave_problem(g, job.global_batch)):
+        raise ChipwiseError(f"invalid plan: {reason}.")
     if "ep" in g and g["ep"] > 1 and model.moe is None:
         raise ChipwiseError(f"invalid plan: ep={g['ep']} on a dense model. Fix: set ep to 1.")
-    if "ep" in g and (reason := _ep_experts_problem(g["ep"], model)):
+    if "ep" in g and (reason := _ep_experts_problem(g["ep"], model) or _ep_span_problem(g, ranks)):
         # the search took a fixed ep as given: ep=16 over Mixtral's 8 experts priced half an expert a rank
         raise ChipwiseError(f"invalid plan: {reason}.")
+
+
+def _interleave_problem(g: Mapping[str, Any], batch: int) -> str:
+    """Why an interleaved pipeline of the given pp (and dp and micro-batch, where given) cannot split the batch into a
+    multiple of pp micro-batches ('' when some completion can): {pp: 3, vpp: 2} of a 512-sequence batch had found no
+    plan, in a generic line."""
+    pp, dp, mb = g["pp"], g.get("dp", 1), g.get("microbatch", 1)
+    if batch % (dp * mb * pp) == 0:
+        return ""
+    given = [f"{k} {g[k]}" for k in ("dp", "microbatch") if k in g]
+    over = f" over {' and '.join(given)}" if given else ""
+    return (
+        f"interleaved pipelines need micro-batches to be a multiple of pp ({pp}), and the global batch of {batch:,} "
+        f"sequences{over} splits into no such count. Fix: change vpp, pp or the batch"
+    )
+
+
+def _ep_span_problem(g: Mapping[str, Any], ranks: int) -> str:
+    """Why a given ep cannot divide the tp x dp x cp ranks of a stage ('' when some completion lets it): they are at
+    most the ranks over pp, and fixed where tp, dp and cp are given. ep=128 on 64 H100 had found no plan, in a
+    generic line."""
+    ep = g["ep"]
+    if {"tp", "dp", "cp"} <= set(g):
+        span = g["tp"] * g["dp"] * g["cp"]
+        if span % ep:
+            return f"ep={ep} must divide tp x dp x cp = {span:,}. Fix: choose such an ep"
+        return ""
+    most = ranks // g.get("pp", 1)
+    if ep > most:
+        bound = f"the {ranks:,} ranks over pp {g['pp']}, {most:,}" if "pp" in g else f"the {ranks:,} ranks"
+        return f"ep={ep} must divide tp x dp x cp, at most {bound}. Fix: use an ep of at most {most:,}"
+    return ""
 
 
 def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int) -> str:
@@ -303,7 +337,11 @@ def _cp_problem(cp: int, job: TrainingJob) -> str:
 def _pipeline_problem(pp: int, vpp: int, model: ModelSpec) -> str:
     """Why pp stages of vpp virtual stages each cannot hold the model's layers ('' when they can)."""
     if pp * vpp > model.layers + 2:
-        return f"pp x vpp = {pp * vpp} exceeds the {model.layers} layers. Fix: use fewer pipeline stages"
+        # pp 82 runs Llama-3.1-70B's 80 layers: a stage may hold the embedding or the loss alone (module docstring)
+        return (
+            f"pp x vpp = {pp * vpp} exceeds the {model.layers + 2} pipeline stages {model.layers} layers allow (one "
+            f"a layer, and one each for the embedding and the loss). Fix: use at most {model.layers + 2}"
+        )
     if vpp > 1 and pp == 1:
         return "vpp > 1 needs pipeline parallelism (pp > 1). Fix: set vpp to 1 or pp above 1"
     return ""
@@ -349,6 +387,23 @@ def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> 
 def stage_layers(layers: int, pp: IntArray, vpp: IntArray) -> NDArray[np.float64]:
     """Layers on the most loaded pipeline stage: ceil(layers / (pp vpp)) per virtual stage, vpp of them."""
     return np.asarray(np.ceil(layers / (pp * vpp)) * vpp, dtype=np.float64)
+
+
+def stage_group_layers(model: ModelSpec, pp: IntArray, vpp: IntArray) -> list[NDArray[np.float64]]:
+    """Layers of each of model.groups on the most loaded pipeline stage (stage_layers of them): whole MoE layers,
+    ceil of the stage's share of them, the rest dense; within the MoE and within the dense layers, each group by its
+    share. That is the most MoE layers a stage holds whether the dense layers sit together (DeepSeek-V3's first
+    three: at pp 16 every stage after the first holds 4 MoE layers) or alternate with the MoE ones (Llama 4
+    Maverick's); the share alone had priced DeepSeek-V3's PP16 stages with 3.80 MoE layers and 5% fewer experts."""
+    on_stage = stage_layers(model.layers, pp, vpp)
+    moe_layers = sum(g.count for g in model.groups if g.moe is not None)
+    dense_layers = model.layers - moe_layers
+    if moe_layers == 0 or dense_layers == 0:
+        return [g.count / model.layers * on_stage for g in model.groups]
+    # the 1e-9 keeps a share that is whole in exact arithmetic (24 of 48 layers on 4) from rounding up
+    moe_on = np.minimum(on_stage, np.ceil(moe_layers / model.layers * on_stage - 1e-9))
+    dense_on = on_stage - moe_on
+    return [g.count * (moe_on / moe_layers if g.moe is not None else dense_on / dense_layers) for g in model.groups]
 
 
 def _pow2_upto(n: int) -> list[int]:

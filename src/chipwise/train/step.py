@@ -31,6 +31,7 @@ Communication per layer and micro-batch (bf16 activations of T tokens x h):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +51,7 @@ from chipwise.train.memory import (
     memory_per_rank,
     working_weight_bytes,
 )
-from chipwise.train.plans import PlanArrays, stage_layers
+from chipwise.train.plans import PlanArrays, stage_group_layers, stage_layers
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
 
@@ -235,9 +236,11 @@ def stage_costs(
     plans: PlanArrays,
     layers_on_stage: Array,
     head: Array | float = 1.0,
+    group_layers: Sequence[Array] | None = None,
 ) -> StageCosts:
-    """Cost of one micro-batch on a stage holding `layers_on_stage` layers (in the model's layer mix), plus the
-    LM head and loss when `head` is 1. Vectorised over plans."""
+    """Cost of one micro-batch on a stage holding `layers_on_stage` layers (in the model's layer mix, or
+    `group_layers` of each of model.groups where given), plus the LM head and loss when `head` is 1. Vectorised over
+    plans."""
     n = len(plans)
     eff = dev.eff
     bwd_gemm = 1.0 if job.lora else 2.0
@@ -259,11 +262,12 @@ def stage_costs(
         inverse, first = factorize(plans.tp, plans.cp, plans.mb, plans.ep, plans.sp)
         sub = plans.take(first)
     groups = _Groups(tp=coll.group(sub.tp, 1, topo), ep=coll.group(sub.ep, 1, topo))
-    for g in model.groups:
+    if group_layers is None:
+        group_layers = [g.count / model.layers * layers_on_stage for g in model.groups]
+    for g, k in zip(model.groups, group_layers, strict=True):  # k: layers of this group on the stage
         lay = _Layer(model, g, job, dev, topo, sub, groups)
         if inverse is not None:
             lay.expand(inverse)
-        k = g.count / model.layers * layers_on_stage  # layers of this group on the stage
         compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
         attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)
         elementwise = lay.elem_fwd * (1.0 + 2.0 + re_elem)
@@ -279,7 +283,10 @@ def stage_costs(
         fwd_share = np.divide(lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd, busy, out=np.zeros(n), where=busy > 0)
         ep_hidden_fwd += k * ep_hidden * fwd_share
         ep_hidden_bwd += k * ep_hidden * (1.0 - fwd_share)
-        per_mb["cp_comm"] += k * np.maximum(0.0, lay.cp_fwd * 3.0 - lay.attn_fwd * 3.5)
+        # full recompute reruns the ring attention too (Megatron checkpoints the whole layer): cp - 1 more K/V
+        # exchanges, behind one more attention forward
+        cp_traffic = lay.cp_fwd * (3.0 + re_matmul)
+        per_mb["cp_comm"] += k * np.maximum(0.0, cp_traffic - lay.attn_fwd * (3.5 + re_attn))
         fwd_mb += k * (lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd)
         bwd_mb += k * (lay.matmul_fwd * bwd_gemm + lay.attn_fwd * 2.5 + lay.elem_fwd * 2.0)
     # LM head and loss on the last stage (the embedding lookup on the first stage costs nothing comparable)
@@ -316,7 +323,9 @@ def train_step(
     m = job.global_batch / (plans.dp * plans.mb).astype(np.float64)
     re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
     on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
-    stage = stage_costs(model, job, dev, topo, plans, on_stage)
+    stage = stage_costs(
+        model, job, dev, topo, plans, on_stage, group_layers=stage_group_layers(model, plans.pp, plans.vpp)
+    )
     per_mb, fwd_mb, bwd_mb = stage.per_mb, stage.fwd, stage.bwd
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
     tp = plans.tp.astype(np.float64)

@@ -353,26 +353,31 @@ def show(
     if as_json:
         print_json(data)
         return
-    table = Table(title=_show_title(cat, data), header_style="bold")
-    for col in ("figure", "value", "status") + (("source / derivation", "note") if sources else ("note",)):
-        table.add_column(col, overflow="fold")
-    rows = _system_rows(data) if data["kind"] == "system" else []
+    rows = _system_rows(data) + _inherited_rows(cat, data["id"]) if data["kind"] == "system" else []
     units = _builtin_units(data["kind"], data["id"])
     for name, fig in figs.items():
         rows.append((name, _figure_text(name, fig, units.get(name, "")), fig.status, _origin(cat, fig), fig.note))
+    table = Table(title=_show_title(cat, data), header_style="bold")
+    # the figure column as wide as its longest name: folded to fit, 'scaleup.dim_bandwidth.0' had broken mid-word
+    # ('scaleup.dim_bandwidt' / 'h.0') while the value and note columns, which wrap at spaces, kept their width
+    table.add_column("figure", overflow="fold", width=max(len("figure"), *(len(row[0]) for row in rows)))
+    for col in ("value", "status") + (("source / derivation", "note") if sources else ("note",)):
+        table.add_column(col, overflow="fold")
     for name, value, status, origin, note in rows:
         table.add_row(name, value, status, *((origin,) if sources else ()), note)
     console.print(table)
     rental = data.get("rental")
     if rental:
         origin = rental.get("derivation") or "; ".join(rental["source_text"])
+        # no ': ' where there is nothing to say (tpu-v6e-256's rental has a derivation, shown with --sources, no note)
+        said = "; ".join(t for t in (rental["note"], origin if sources else "") if t)
         console.print(
             escape(
                 "rented in units of "
                 + (f"{', '.join(map(str, rental['chips']))} chips" if rental["chips"] else "any number of chips")
                 + "".join(f"; {mode}: {', '.join(map(str, c))} chips" for mode, c in rental["modes"].items())
-                + f" ({rental['status']}): "
-                + "; ".join(t for t in (rental["note"], origin if sources else "") if t)
+                + f" ({rental['status']})"
+                + (f": {said}" if said else "")
             )
         )
     for p in data.get("prices", []):
@@ -484,6 +489,19 @@ def _system_rows(data: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     if data.get("host"):
         rows.append(("host", str(data["host"]), status, "", ""))
     return rows
+
+
+def _inherited_rows(cat: Catalog, sid: str) -> list[tuple[str, str, str, str, str]]:
+    """The scale-up bandwidth a system takes from its chip (it gives none of its own, neither a total nor a torus
+    dimension's), as a row of its figure table: every collective in its domain runs on it, and a trn3-ultraserver's
+    table had shown no scale-up bandwidth at all. None for a hybrid, whose links each carry their own."""
+    entry = cat.systems[sid]
+    if entry.members or entry.scaleup.bandwidth is not None or entry.scaleup.dim_bandwidth:
+        return []
+    fig = cat.chips[entry.chip].scaleup_bandwidth
+    unit = _builtin_units("chip", entry.chip).get("scaleup_bandwidth", "")
+    note = f"from chip {entry.chip}" + (f"; {fig.note}" if fig.note else "")
+    return [("scaleup.bandwidth", _figure_text("scaleup_bandwidth", fig, unit), fig.status, _origin(cat, fig), note)]
 
 
 def _see(fabric: str) -> str:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 import yaml
+from rich.markup import escape
 
 from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError
@@ -94,7 +95,9 @@ def write_scenario(
         return
     passed = [v for v in report["verified"] if v["keeps_up"] and v["slo_met"] is not False]
     if not passed:
-        err_console.print(f"[yellow]no checked option met the SLO: no scenario written to {path}[/]")
+        err_console.print(
+            f"[yellow]no checked option met the SLO: no scenario written to {escape(str(path))}[/]", soft_wrap=True
+        )
         return
     scenario = passed[0]["scenario"]
     json_file = path.suffix.lower() == ".json"
@@ -108,7 +111,12 @@ def write_scenario(
     figures = [f"--catalog {shlex.quote(str(c.resolve()))}" for c in catalogs or ()]
     figures += [f"--set {shlex.quote(x)}" for x in sets or ()]
     command = " ".join(["chipwise predict", shlex.quote(str(path)), *figures])
-    err_console.print(f"[dim]{passed[0]['hardware'].replace('>', ' -> ')} written to {path}: {command}[/]")
+    # one line however wide stderr is, as errors print: a command to copy and run (Rich had broken it at 80
+    # columns where stderr is a file or a pipe), its path as written, not read as markup
+    chips = passed[0]["hardware"].replace(">", " -> ")
+    err_console.print(
+        f"[dim]{escape(chips)} written to {escape(str(path))}: {escape(command)}[/]", highlight=False, soft_wrap=True
+    )
 
 
 def serve(

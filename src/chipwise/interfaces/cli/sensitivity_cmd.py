@@ -54,7 +54,8 @@ def sensitivity_cmd(
         int | None,
         typer.Option(
             "--workers",
-            help="Processes to price the moves over (default: every core for a serving scenario, 1 for training).",
+            help="Processes to price the moves over (default: every core, up to 8, for a serving scenario; 1 for "
+            "training).",
             min=1,
             show_default=False,
         ),
@@ -114,10 +115,17 @@ def _signed(value: float | None) -> str:
     return "-" if value is None else f"{value:+.2f}"
 
 
-def _moved(change: float | None, error: str | None) -> str:
-    if error is not None:
+def _moved(row: dict[str, Any], side: str, ranked: str, resolution: float | None) -> str:
+    """One side's move of the ranked metric: 'cannot price', 'capped' (the side moves no metric: the model clamps the
+    figure there), '~0' (a latency move under a short serving run's resolution), or the per cent."""
+    if row[side].get("error") is not None:
         return "[dim]cannot price[/]"
-    return "-" if change is None else f"{change:+.2%}"
+    if row.get("capped") == side:
+        return "[dim]capped[/]"
+    change = row["change"][side].get(ranked)
+    if change is None:
+        return "-"
+    return "~0" if resolution is not None and abs(change) < resolution else f"{change:+.2%}"
 
 
 def _figure_value(row: dict[str, Any]) -> str:
@@ -127,15 +135,22 @@ def _figure_value(row: dict[str, Any]) -> str:
     return shown if unit in ("", "1") else f"{shown} {unit}"
 
 
+def _elastic(v: float) -> str:
+    return f"{v:+.2f}" if abs(v) >= 0.01 else f"{v:+.3f}"
+
+
 def _also(row: dict[str, Any], ranked: str, labels: dict[str, dict[str, str]]) -> str:
-    """The other metrics a figure moves, by their elasticity (those it moves as the ranked metric left out)."""
+    """The other metrics a figure moves, by their elasticity; those it moves as the ranked metric are named together
+    ('all alike (-0.86)': left out, the FLOP/s that moves all five had read '-', as moving nothing)."""
     e = row["elasticity"]
     mine = e.get(ranked)
-    parts = [
-        f"{labels[k]['label']} {v:+.2f}" if abs(v) >= 0.01 else f"{labels[k]['label']} {v:+.3f}"
-        for k, v in e.items()
-        if k != ranked and v is not None and abs(v) >= MOVES_NOTHING and (mine is None or abs(v - mine) >= 0.005)
-    ]
+    moving = {k: v for k, v in e.items() if k != ranked and v is not None and abs(v) >= MOVES_NOTHING}
+    alike = [k for k, v in moving.items() if mine is not None and abs(v - mine) < 0.005]
+    parts = [f"{labels[k]['label']} {_elastic(v)}" for k, v in moving.items() if k not in alike]
+    if alike:
+        every = len(alike) == sum(1 for k in e if k != ranked)
+        names = "all" if every else ", ".join(labels[k]["label"] for k in alike)
+        parts.insert(0, f"{names} alike ({_elastic(mine)})")
     return ", ".join(parts) or "-"
 
 
@@ -147,6 +162,10 @@ def _moves(row: dict[str, Any], key: str | None = None) -> bool:
     """Whether a figure moves the metric `key` (any metric: None) by MOVES_NOTHING for a 1% move."""
     e = row["elasticity"]
     return any(abs(v or 0.0) >= MOVES_NOTHING for k, v in e.items() if key is None or k == key)
+
+
+#: columns from which the other metrics a figure moves have a column of their own (below, a line under the figure)
+WIDE = 120
 
 
 def print_sensitivity(r: dict[str, Any], top: int) -> None:
@@ -164,32 +183,36 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         ),
         title_justify="left",
     )
-    for name, justify in (
-        ("#", "right"),
-        ("figure", "left"),
-        ("value", "right"),
-        ("status", "left"),
-        (f"{label} at -{step:.0%}", "right"),
-        (f"at +{step:.0%}", "right"),
-        ("elasticity", "right"),
-        ("also moves (elasticity)", "left"),
-    ):
-        # a figure's name is what --set takes: never cut short (the other metrics' column wraps instead)
-        table.add_column(name, justify=justify, no_wrap=name in ("figure", "value"))  # type: ignore[arg-type]
+    # every number is kept whole (at 80 columns rich had cut them to '+9…', the elasticity too); a figure's name is
+    # what --set takes, never cut (it folds where narrow); the other metrics' text has its column where there is room
+    # for it and the status, else a second line under the figure holds both
+    wide = console.width >= WIDE
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("figure", no_wrap=wide, overflow="fold")
+    table.add_column("value", justify="right", no_wrap=True)
+    if wide:
+        table.add_column("status", no_wrap=True)
+    table.add_column(f"at -{step:.0%}", justify="right", no_wrap=True)
+    table.add_column(f"at +{step:.0%}", justify="right", no_wrap=True)
+    table.add_column("elasticity", justify="right", no_wrap=True, min_width=len("elasticity"))
+    if wide:
+        table.add_column("also moves")  # a header word too long for a narrow column is cut
     moving = [row for row in r["figures"] if _moves(row, ranked) or _errors(row)]
     others = [row for row in r["figures"] if row not in moving and _moves(row)]
     others.sort(key=lambda row: -max(abs(v or 0.0) for v in row["elasticity"].values()))  # the largest first
     still = [row for row in r["figures"] if row not in moving and row not in others]
+    latency = r.get("resolution") if labels[ranked]["unit"] == "s" else None
     for i, row in enumerate(moving[:top], start=1):
+        also = _also(row, ranked, labels)
         table.add_row(
             str(i),
-            escape(row["figure"]),
+            escape(row["figure"]) + ("" if wide else f"\n[dim]{row.get('status', '')}; also moves: {escape(also)}[/]"),
             _figure_value(row),
-            str(row.get("status", "")),
-            _moved(row["change"]["minus"].get(ranked), row["minus"].get("error")),
-            _moved(row["change"]["plus"].get(ranked), row["plus"].get("error")),
+            *([str(row.get("status", ""))] if wide else []),
+            _moved(row, "minus", ranked, latency),
+            _moved(row, "plus", ranked, latency),
             _signed(row["elasticity"].get(ranked)),
-            _also(row, ranked, labels),
+            *([also] if wide else []),
         )
     console.print(table)
     base = r["baseline"][ranked]
@@ -206,6 +229,18 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         for side, sign in (("minus", "-"), ("plus", "+")):
             if (error := row[side].get("error")) is not None:
                 console.print(f"{escape(row['figure'])} {sign}{step:.0%} cannot be priced: {escape(error)}.")
+            elif row.get("capped") == side:
+                console.print(
+                    f"{escape(row['figure'])} {sign}{step:.0%} moves no metric: the model caps the figure there; its "
+                    "elasticity is the other side's.",
+                    highlight=False,
+                )
+    if latency is not None:
+        console.print(
+            f"A serving run of {r['requests']:,} requests reads a latency percentile to about {latency:.1%}: a move "
+            "under it reads ~0 (give the scenario more requests to read it finer).",
+            highlight=False,
+        )
     if others:
         rest = Table(title=f"Figures that move other metrics, not {label}", title_justify="left")
         for name in ("figure", "value", "status", "moves (elasticity)"):
@@ -218,6 +253,7 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
             console.print(f"{len(others) - top} more figures move other metrics (--top {len(others)} lists them).")
     zeros = [row for row in r["not_priced"] if row["kind"] == "zero"]
     derived = [row for row in r["not_priced"] if row["kind"] == "derived"]
+    tiles = [row for row in r["not_priced"] if row["kind"] == "discrete"]
     quiet = [
         f"{len(still)} {'moves' if len(still) == 1 else 'move'} no metric (an elasticity under {MOVES_NOTHING:g})"
         if still
@@ -229,6 +265,10 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
             else f"{len(derived)} are derived, moved through their inputs"
         )
         if derived
+        else "",
+        f"{len(tiles)} {'is a tile size' if len(tiles) == 1 else 'are tile sizes'}, which a move by a share leaves no "
+        "tile (--set one to another size to compare)"
+        if tiles
         else "",
     ]
     if any(quiet):

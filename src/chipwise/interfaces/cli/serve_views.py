@@ -518,7 +518,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     if any(_settled(checked, i, r) for i, r in enumerate(report["results"][:top], start=1)):
         console.print(
             "[dim]a -> b chips: the estimate's count, and the one its simulated check settled on (below; a -> a: "
-            "its pools resized)[/]"
+            "its pools resized); the row's $/h and $/M are the estimate's, for a chips, the check's are below[/]"
         )
     for rack, members in (report.get("search") or {}).get("hybrid_members", {}).items():
         console.print(

@@ -199,6 +199,8 @@ def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
                 f"({_idle_reason(r['plan'], r['global_batch'])}); the other {r['chips'] - used:,} are "
                 "paid for and idle in cost, MFU and energy[/]"
             )
+        if r.get("network_note"):
+            console.print(f"[yellow]{i} {name}: {escape(r['network_note'])}[/]")
 
 
 def _billed(r: dict[str, Any]) -> str | None:
@@ -236,12 +238,20 @@ def _batch_note(report: dict[str, Any]) -> None:
 
 
 def _precision_note(r: dict[str, Any]) -> str | None:
-    """Where the chip has no units for the precision asked for, what it runs at instead ('fp4' on an H100 runs as
-    fp8: no faster than fp8, which the table's 'fp4' did not say)."""
-    ran = r.get("compute_precision")
-    if ran is None or ran == r["precision"]:
+    """Where the chip computes the precision asked for no faster than a wider one, what it runs at instead ('fp4'
+    on an H100 runs as fp8: no faster than fp8, which the table's 'fp4' did not say). A precision the chip lists
+    at the wider one's rate (`precision_listed`) runs on units of its own, with no speed-up: Gaudi 3's FP8 at its
+    BF16 rate had read 'gaudi3 has no fp8 units'."""
+    ran, asked = r.get("compute_precision"), r["precision"]
+    if ran is None or ran == asked:
         return None
-    return f"{ran}: {r['hardware']} has no {r['precision']} units, so this run is no faster than at {ran}"
+    hw = r["hardware"]
+    why = (
+        f"{asked} runs at the {ran} rate on {hw} (no speed-up)"
+        if r.get("precision_listed")
+        else f"{hw} has no {asked} units"
+    )
+    return f"{ran}: {why}, so this run is no faster than at {ran}"
 
 
 def _cores_note(r: dict[str, Any]) -> str | None:
@@ -328,6 +338,8 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     head.add_row("memory per chip", f"{r['memory_per_chip_gib']:.1f} of {r['memory_capacity_gib']:.0f} GiB")
     if r.get("memory_note"):
         head.add_row("memory note", f"[yellow]{escape(r['memory_note'])}[/]")
+    if r.get("network_note"):
+        head.add_row("network note", f"[yellow]{escape(r['network_note'])}[/]")
     if r.get("time_to_train_s") is not None:
         head.add_row(
             "time to train (ideal / expected)",
