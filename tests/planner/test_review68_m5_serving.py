@@ -63,3 +63,15 @@ def test_the_mtp_refusal_suggests_what_runs(catalog: Catalog) -> None:
     )
     with pytest.raises(ChipwiseError, match=r"Fix: use eagle:2 or draft:MODEL:2@0\.7 with a smaller model of"):
         drafting_for(catalog, load_model(catalog, "llama-3.1-8b"), "mtp:2")
+
+
+def test_a_searched_tp_splits_the_draft_models_heads(catalog: Catalog) -> None:
+    """Final read: qwen2.5-7b (28 heads) drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then
+    refused by the draft check; the search now keeps to a tp both models' heads split over: 2 x TP4."""
+    sc = load_scenario(
+        "{kind: serve, model: qwen2.5-72b, hardware: h100-sxm, chips: 8, input_tokens: 256, output_tokens: 32, "
+        "arrival_rate: 1, requests: 20, speculative: 'draft:qwen2.5-7b:4@0.7'}",
+        catalog,
+    )
+    plan = predict_serving(catalog, sc)["plan"]
+    assert (plan["tp"], plan["replicas"]) == (4, 2)

@@ -183,6 +183,12 @@ def _saving(v: float) -> str:
     return f"saves {_pct(v)}" if v >= 0 else f"costs {_pct(-v)} more"
 
 
+#: 'up to 50%' holds at a saving that rounds to it; the price it names is that saving's, so a verdict and its price
+#: agree (3b had read 'would hold' at a 49.6% saving beside '50% needs Trn3 at <= $12,085' for a $12,500 chip)
+HALF = 0.495
+HALF_TEXT = "50% (49.5% as it rounds)"
+
+
 def _leans(holds: bool) -> str:
     """Which way a verdict that rests on estimates leans."""
     return "on chipwise's estimates it would hold" if holds else "on chipwise's estimates it would not hold"
@@ -685,12 +691,12 @@ def _claim3(runs: _Runs) -> Claim:
         if isinstance(t, dict)
         else f"no Trn3 plan ({_plan_reason(t)})"
     )
-    holds = best >= 0.495
+    holds = best >= HALF
     # the saving turns on Trn3's price (and the GPU's where that is an estimate too): cost scales with the price,
-    # so the Trn3 price that gives 50% against the best GPU is today's x (1 - 0.5) / (1 - saving)
+    # so the Trn3 price that gives 50% against the best GPU is today's x (1 - HALF) / (1 - saving)
     estimated = _estimated(quote) or _estimated(quotes.get(best_gpu))
     needed = (
-        f"; 50% against {best_gpu} needs Trn3 at <= ${price * 0.5 / (1 - best):,.2f} a chip-hour"
+        f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${price * (1 - HALF) / (1 - best):,.2f} a chip-hour"
         if isinstance(price, int | float) and math.isfinite(best) and best < 1
         else ""
     )
@@ -740,7 +746,7 @@ def _owned_saving(runs: _Runs, model: str, chips: int, tokens: float) -> Check:
     t, rows, detail, _ = _savings(runs, model, chips, tokens, "owned")
     best_gpu = max(rows, key=lambda g: rows[g]) if rows else ""
     best = rows.get(best_gpu, math.nan)
-    holds = best >= 0.495
+    holds = best >= HALF
     ref = chip.provenance.get("unit_price")
     estimated = _figure_estimated(ref)
     if ref is None or chip.unit_price is None:
@@ -757,9 +763,9 @@ def _owned_saving(runs: _Runs, model: str, chips: int, tokens: float) -> Check:
     needed = ""
     if isinstance(price, int | float) and math.isfinite(best) and best < 1 and chip.unit_price is not None:
         # the run's cost scales with its price a chip-hour, as in 3a; the unit price that gives that price
-        unit = _unit_price_for(runs, system, price, price * 0.5 / (1 - best))
+        unit = _unit_price_for(runs, system, price, price * (1 - HALF) / (1 - best))
         needed = (
-            f"; 50% against {best_gpu} needs Trn3 at <= ${unit:,.0f} a chip"
+            f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${unit:,.0f} a chip"
             if unit >= 0
             else f"; no Trn3 unit price gives 50% against {best_gpu}: its power, space and the rest of its system "
             "alone cost more"

@@ -11,13 +11,14 @@ central difference of their logarithms,
 the per cent m moves for a 1% move of f (-1: the metric is inversely proportional to the figure, as a step time
 bound by compute is to the chip's FLOP/s; 0: the figure does not reach it). Where one side cannot be priced (a
 plan that no longer fits in 10% less memory, an efficiency already near 1) the other side's one-sided difference
-stands, and the side's reason is kept; so does it where one side moves no metric at all while the other does (the
-figure is at a cap the model clamps it to, as the engine's HBM fraction at 0.95: the local elasticity is the moving
-side's, not half of it). A tile size is listed, not moved: x0.9 of a 128-row tile is no tile. A serving run is
-simulated with the scenario's own seed each time (common random numbers), so a move reads the figure's effect, not
-another draw of arrivals; its per-token cost, energy and carbon are read on one basis, the tokens the baseline's
-run delivered (a move over capacity is priced at what it delivers, a baseline that keeps up at the offered load:
-the change of basis had read as the figure's move).
+stands, and the side's reason is kept; so does it, metric by metric, where one side leaves a metric still while the
+other moves it (the figure is at a cap the model clamps it to, as the engine's HBM fraction at 0.95, or a TDP past
+the reference power that adds energy and no FLOP/s: the local elasticity is the moving side's, not half of it).
+A tile size is listed, not moved: x0.9 of a 128-row tile is no tile. A serving run is simulated with the scenario's
+own seed each time (common random numbers), so a move reads the figure's effect, not another draw of arrivals; its
+per-token cost, energy and carbon are read on one basis, the tokens the baseline's run delivered (a move over
+capacity is priced at what it delivers, a baseline that keeps up at the offered load: the change of basis had read
+as the figure's move).
 """
 
 from __future__ import annotations
@@ -164,12 +165,6 @@ def candidate_figures(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def figures_moved(result: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every figure a sensitivity moves for a prediction: those it lists (its chips' TDP, systems' power and rental
-    price are economics figures), less the tile sizes (DISCRETE), which no share of moves to another tile."""
-    return {name: fig for name, fig in candidate_figures(result).items() if not name.endswith(DISCRETE)}
-
-
 def _reason(exc: ChipwiseError) -> str:
     """A priced side's failure in a few words: the message before its fix."""
     return str(exc).split(" Fix:")[0].rstrip(".")
@@ -281,18 +276,18 @@ def sensitivity(
     ranked = check_metric(kind, metric, base)
     metrics = METRICS[kind]
     fixed = sc if replan else _fixed_plan(sc, base["plan"])
-    figures = figures_moved(base)
-    discrete = {name: fig for name, fig in candidate_figures(base).items() if name not in figures}
+    figures = candidate_figures(base)  # its chips' TDP, systems' power and rental price are economics figures
     if only:
-        discrete = {name: fig for name, fig in discrete.items() if any(text in name for text in only)}
         figures = {name: fig for name, fig in figures.items() if any(text in name for text in only)}
-        if not figures and not discrete:
+        if not figures:
             raise ChipwiseError(
                 f"no figure of this prediction's names {' or '.join(repr(t) for t in only)}. Fix: give part of a "
                 "name 'chipwise predict SCENARIO --sources' lists (e.g. hbm_bandwidth), or leave the filter out."
             )
-    zeros = {name: fig for name, fig in figures.items() if fig["value"] == 0}
-    figures = {name: fig for name, fig in figures.items() if name not in zeros}
+    # a tile size is listed, not moved (DISCRETE): no share of one moves it to another tile
+    discrete = {name: fig for name, fig in figures.items() if name.endswith(DISCRETE)}
+    zeros = {name: fig for name, fig in figures.items() if fig["value"] == 0 and name not in discrete}
+    figures = {name: fig for name, fig in figures.items() if name not in zeros and name not in discrete}
     base_values = {name: _value(m, base) for name, m in metrics.items()}
     basis = _basis(base).get("basis")
     tasks = [
@@ -327,15 +322,24 @@ def sensitivity(
             unmoved.append({**record, "kind": "derived" if derived else "unpriced", "reason": minus["error"]})
             continue
         change = {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)}
-        capped = _capped(change)  # that side moves nothing: the figure is at a cap there, the other side's slope
-        lo, hi = ({} if capped == "minus" else minus), ({} if capped == "plus" else plus)
+        capped = _capped(change)  # a metric that side leaves still: the figure is at a cap there, the other's slope
+        elasticity = {
+            k: _elasticity(
+                base_values[k],
+                {} if capped.get(k) == "minus" else minus,
+                {} if capped.get(k) == "plus" else plus,
+                k,
+                step,
+            )
+            for k in metrics
+        }
         rows.append(
             {
                 **record,
                 "minus": minus,
                 "plus": plus,
                 "change": change,
-                "elasticity": {k: _elasticity(base_values[k], lo, hi, k, step) for k in metrics},
+                "elasticity": elasticity,
                 **({"capped": capped} if capped else {}),
             }
         )
@@ -391,19 +395,21 @@ def _requests(result: Mapping[str, Any]) -> int:
     return int(total) if isinstance(total, int | float) and total > 0 else 0
 
 
-def _capped(change: Mapping[str, Mapping[str, float | None]]) -> str | None:
-    """The side ('minus' or 'plus') on which the move changes no metric at all while the other side does: the model
-    clamps the figure there (the engine's HBM fraction 0.87 x 1.13 is at its 0.95 cap already, a TDP at the power
-    the chip draws), so the central difference had halved the slope (-0.22 where the moving side gives -0.42)."""
-
-    def still(side: str) -> bool:
-        values = [v for v in change[side].values() if v is not None]
-        return bool(values) and all(abs(v) < 1e-12 for v in values)
-
-    for side, other in (("minus", "plus"), ("plus", "minus")):
-        if still(side) and not still(other) and any(v is not None for v in change[other].values()):
-            return side
-    return None
+def _capped(change: Mapping[str, Mapping[str, float | None]]) -> dict[str, str]:
+    """Each metric's side ('minus' or 'plus') on which the move leaves it still while the other side moves it: the
+    model clamps the figure there (the engine's HBM fraction 0.87 x 1.13 is at its 0.95 cap already; an H100's TDP
+    past its reference power adds no FLOP/s, though it adds energy), so the central difference had halved the slope
+    (-0.22 where the moving side gives -0.42)."""
+    out: dict[str, str] = {}
+    for k in change["minus"]:
+        lo, hi = change["minus"].get(k), change["plus"].get(k)
+        if lo is None or hi is None:
+            continue
+        if abs(hi) < 1e-12 <= abs(lo):
+            out[k] = "plus"
+        elif abs(lo) < 1e-12 <= abs(hi):
+            out[k] = "minus"
+    return out
 
 
 def _changes(base: Mapping[str, float | None], side: Side) -> dict[str, float | None]:

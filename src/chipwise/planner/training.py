@@ -30,19 +30,16 @@ from chipwise.economics.tco import COMMITMENTS, Tco, check_utilisation_share, ow
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.perf.device import topology_of
 from chipwise.planner.serving_economics import priced_system
-from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, storage_bandwidth, transfer_time
 from chipwise.reliability.goodput import (
     RECOVERIES,
     ReliabilityInputs,
     RunReliability,
     assess_run,
-    goodput,
     largest_fleet_for_goodput,
     reliability_inputs,
+    run_goodputs,
 )
-from chipwise.reliability.rates import hosts_of, interruption_rate, planned_rate
 from chipwise.train.batch import divisible_batch
 from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.lora import lora_adapter_params
@@ -232,7 +229,7 @@ def system_economics(
     # Billed chip by chip, 6 TPU v6e had been three slices (4 + 1 + 1, $16.20/h) run as one 6-chip ICI torus, where
     # the slice that holds them is a v6e-8 ($21.60/h)
     units = priced_system(system, pricing).rental_chips
-    domain = max(1, topology_of(system).domain_ranks // system.chip.cores_per_chip)
+    domain = system.scaleup.size
     whole, rest = divmod(chips, domain)
     billed = billed_one(units, domain, whole) + (billed_one(units, rest, 1) if rest else 0.0)
     if tco is not None:
@@ -354,10 +351,9 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     search = search_plans(model, job, system, sc.chips, fixed=sc.plan or {})
     econ = system_economics(catalog, system, sc.chips, sc.pricing, sc.region, sc.provider, utilisation=sc.utilisation)
     # the plan that trains soonest, as plan train's row for this fleet (its fastest step had run 1M trn3 on 917,504
-    # chips for 3.97 days where plan train's 524,288 take 3.33)
+    # chips for 3.79 days where plan train's 524,288 take 3.33)
     search = by_objective(search, "time", econ, fleet_goodputs(catalog, system, search, job, model, "best"))
     result = plan_result(search, search.best)
-    result["precision_listed"] = precision_listed(system, job.precision)
     result["search"] = search_summary(search)
     result["plan_source"] = plan_source(sc.plan or {}, model)
     # the knobs the user fixed: chips left idle by a given dp are the plan's doing, not the batch's (train_views)
@@ -376,13 +372,6 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
         lora=sc.lora,
         econ=econ,
     )
-
-
-def precision_listed(system: System, precision: str) -> bool:
-    """Whether the chip lists a rate for `precision`: where it computes it as a wider one (compute_precision), a
-    listed one runs on its own units at no more than the wider one's rate (Gaudi 3's FP8 at its BF16 rate), an
-    unlisted one has no units (an A100's FP8). The views say which."""
-    return precision in system.chip.flops
 
 
 def plan_source(plan: dict[str, Any], model: ModelSpec) -> str:
@@ -441,36 +430,22 @@ def rank_value(row: dict[str, Any], objective: str) -> float:
 def plan_goodputs(
     inputs: ReliabilityInputs, used: NDArray[np.int64], params: float, step: NDArray[np.float64], recovery: str
 ) -> NDArray[np.float64]:
-    """assess_run's goodput of every plan at once, each on its own busy chips `used` at its own step time: the
-    failures its hosts see, its checkpoint write and Daly interval, and the recovery asked for ('best': in memory
-    where another host holds a copy and it keeps more). tests/planner/test_review68_m1.py holds it to assess_run."""
-    hosts = hosts_of(used, inputs.chips_per_host.value)
-    lam = interruption_rate(inputs.rates, used, inputs.chips_per_host.value, hosts)
-    with np.errstate(divide="ignore"):
-        mtbf = np.where(lam > 0, 1.0 / lam, np.inf)  # every rate set to 0: no failure ever stops the job
-    planned = planned_rate(inputs.rates, hosts)
-    restart = inputs.restart_overhead.value
-    write = transfer_time(
-        checkpoint_bytes(params, inputs.bytes_per_param.value),
-        storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts),
-    )
-    tau = np.maximum(daly_interval(write, mtbf), step)
-    ckpt = goodput(tau, write, inputs.detection.value + np.maximum(restart, write), mtbf, planned, restart)
-    in_memory = inputs.in_memory_recovery.value
-    mem = goodput(step, 0.0, inputs.detection.value + in_memory, mtbf, planned, in_memory)
-    mem = np.where(hosts > 1, mem, ckpt)  # on one host the copy dies with it: the run checkpoints
+    """assess_run's goodput of every plan at once (run_goodputs), each on its own busy chips `used` at its own step
+    time, under the recovery asked for ('best': in memory where another host holds a copy and it keeps more)."""
+    g = run_goodputs(inputs, used, params, step)
     if recovery == "checkpoint":
-        return np.asarray(ckpt, dtype=np.float64)
-    return np.asarray(mem if recovery == "in-memory" else np.maximum(mem, ckpt), dtype=np.float64)
+        return np.asarray(g.checkpoint, dtype=np.float64)
+    return np.asarray(g.in_memory if recovery == "in-memory" else np.maximum(g.in_memory, g.checkpoint), np.float64)
 
 
 def fleet_goodputs(
     catalog: Catalog, system: System, search: PlanSearch, job: TrainingJob, model: ModelSpec, recovery: str
 ) -> NDArray[np.float64]:
     """Every plan's goodput (plan_goodputs): failures stop the job on each plan's own chips (attach_economics), so at
-    scale the fastest plan is not the one that trains soonest."""
+    scale the fastest plan is not the one that trains soonest. A LoRA run checkpoints its adapters, as its row says."""
     inputs = reliability_inputs(catalog, system, precision=job.precision)
-    return plan_goodputs(inputs, search.chips_used, model.params_total, search.result.step_time, recovery)
+    params = lora_adapter_params(model) if job.lora else model.params_total
+    return plan_goodputs(inputs, search.chips_used, params, search.result.step_time, recovery)
 
 
 def by_objective(
@@ -478,8 +453,8 @@ def by_objective(
 ) -> PlanSearch:
     """A fleet's plans ranked by the objective's expected figure, as rows rank (rank_value): the ideal (failure-free)
     figure a step over each plan's goodput (plan_goodputs, at its own chips). Time by step / goodput: by the ideal
-    step, 1M trn3 had run Llama-3.1-405B TP16 PP7 DP4096 CP8 on 917,504 chips, 12.02 s at goodput 0.489, 3.97 days,
-    where TP4 DP131072 CP4 on 524,288 steps in 13.81 s at 0.662, 3.37 days and $76M less (the cost objective had
+    step, 1M trn3 had run Llama-3.1-405B TP16 PP7 DP4096 CP8 on 917,504 chips, 11.47 s at goodput 0.490, 3.79 days,
+    where TP4 DP131072 CP4 on 524,288 steps in 13.64 s at 0.663, 3.33 days and $58M less (the cost objective had
     kept the first: a rented fleet's paid chip-hours a step follow its step). The others by their ideal figure a step
     as _ideal_and_expected prices one: energy (busy_w x used + idle_w x the paid chips left idle) x step, carbon that
     energy at the site's one grid intensity, cost the paid chip-hours (and an owned fleet's electricity). Each row
@@ -582,7 +557,6 @@ def plan_training(
         for rank, i in enumerate(search.top(top_plans)):
             row = plan_result(search, i)
             row["plan_rank"] = rank + 1
-            row["precision_listed"] = precision_listed(system, job.precision)
             row["track_record"] = record
             attach_economics(
                 row,

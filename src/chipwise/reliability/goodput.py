@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -241,6 +241,51 @@ class RunReliability:
         }
 
 
+class RunGoodputs(NamedTuple):
+    """run_goodputs' figures, arrays over runs (or scalars): failures and planned stops per second, the checkpoint's
+    size, write time and Daly interval, each recovery's downtime a failure and goodput."""
+
+    failures_per_s: Any
+    planned_per_s: Any
+    checkpoint_bytes: Any
+    write_s: Any
+    interval_s: Any
+    restart_checkpoint_s: Any
+    restart_in_memory_s: Any
+    checkpoint: Any
+    in_memory: Any
+    peer_copy: Any
+
+
+def run_goodputs(
+    inputs: ReliabilityInputs, chips: Any, params: float, step_time_s: Any, hosts: Any = None
+) -> RunGoodputs:
+    """Goodput of synchronous runs of `params` on `chips` at `step_time_s` (arrays broadcast: plan train prices every
+    plan of a fleet at its own chips and step), with persistent checkpoints and with in-memory recovery, over `hosts`
+    (default the whole hosts `chips` fill at the inputs' chips per host)."""
+    if hosts is None:
+        hosts = hosts_of(chips, inputs.chips_per_host.value)
+    lam = interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts)
+    with np.errstate(divide="ignore"):
+        mtbf = np.where(lam > 0, 1.0 / np.where(lam > 0, lam, 1.0), np.inf)  # every rate 0: no failure stops the job
+    planned = planned_rate(inputs.rates, hosts)
+    size = checkpoint_bytes(params, inputs.bytes_per_param.value)
+    write = transfer_time(size, storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts))
+    det = inputs.detection.value
+    # persistent checkpoints
+    r_ckpt = det + np.maximum(inputs.restart_overhead.value, write)
+    tau = np.maximum(daly_interval(write, mtbf), step_time_s)
+    g_ckpt = goodput(tau, write, r_ckpt, mtbf, planned, inputs.restart_overhead.value)
+    # in-memory recovery from peers: another host's copy of the state (Gemini's replicas in other hosts' memory,
+    # HyperPod's peer-to-peer recovery), whatever the parallelism; on one host the copy dies with it, so the run
+    # checkpoints (a 1-chip DP1 run had recovered "from peers" at 99.9% goodput)
+    peer_copy = np.asarray(hosts) > 1
+    r_mem = det + inputs.in_memory_recovery.value
+    g_mem = goodput(step_time_s, 0.0, r_mem, mtbf, planned, inputs.in_memory_recovery.value)
+    g_mem = np.where(peer_copy, g_mem, g_ckpt)  # in-memory recovery falls back to the checkpoint
+    return RunGoodputs(lam, planned, size, write, tau, r_ckpt, r_mem, g_ckpt, g_mem, peer_copy)
+
+
 def assess_run(
     inputs: ReliabilityInputs,
     chips: int,
@@ -251,41 +296,24 @@ def assess_run(
 ) -> RunReliability:
     """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`, over `hosts`
     where the caller knows them (a mixed fleet's parts' hosts together; default the whole hosts `chips` fill at
-    the inputs' chips per host)."""
+    the inputs' chips per host): run_goodputs' figures for one run, the recovery asked for."""
     one_of(recovery, RECOVERIES, "recovery")
     if hosts is None:
         hosts = float(hosts_of(chips, inputs.chips_per_host.value))
-    lam = float(interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts))
-    mtbf = 1.0 / lam if lam > 0 else math.inf  # every rate set to 0: no failure ever stops the job
-    planned = float(planned_rate(inputs.rates, hosts))
-    size = float(checkpoint_bytes(params, inputs.bytes_per_param.value))
-    bw = float(storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts))
-    write = float(transfer_time(size, bw))
-    det = inputs.detection.value
-    # persistent checkpoints
-    r_ckpt = det + max(inputs.restart_overhead.value, write)
-    tau_ckpt = max(float(daly_interval(write, mtbf)), step_time_s)
-    g_ckpt = float(goodput(tau_ckpt, write, r_ckpt, mtbf, planned, inputs.restart_overhead.value))
-    # in-memory recovery from peers: another host's copy of the state (Gemini's replicas in other hosts' memory,
-    # HyperPod's peer-to-peer recovery), whatever the parallelism; on one host the copy dies with it, so the run
-    # checkpoints (a 1-chip DP1 run had recovered "from peers" at 99.9% goodput)
-    peer_copy = hosts > 1
-    r_mem = det + inputs.in_memory_recovery.value
-    g_mem = float(goodput(step_time_s, 0.0, r_mem, mtbf, planned, inputs.in_memory_recovery.value))
-    if not peer_copy:
-        g_mem = g_ckpt  # in-memory recovery falls back to the checkpoint
-    use_mem = peer_copy and (recovery == "in-memory" or (recovery == "best" and g_mem > g_ckpt))
+    g = run_goodputs(inputs, chips, params, step_time_s, hosts)
+    g_ckpt, g_mem = float(g.checkpoint), float(g.in_memory)
+    use_mem = bool(g.peer_copy) and (recovery == "in-memory" or (recovery == "best" and g_mem > g_ckpt))
     return RunReliability(
         recovery="in-memory" if use_mem else "checkpoint",
         chips=chips,
         hosts=hosts,
-        failures_per_s=lam,
-        planned_per_s=planned,
-        checkpoint_bytes=size,
-        checkpoint_write_s=write,
-        checkpoint_restore_s=write,
-        checkpoint_interval_s=step_time_s if use_mem else tau_ckpt,
-        downtime_per_failure_s=r_mem if use_mem else r_ckpt,
+        failures_per_s=float(g.failures_per_s),
+        planned_per_s=float(g.planned_per_s),
+        checkpoint_bytes=float(g.checkpoint_bytes),
+        checkpoint_write_s=float(g.write_s),
+        checkpoint_restore_s=float(g.write_s),
+        checkpoint_interval_s=step_time_s if use_mem else float(g.interval_s),
+        downtime_per_failure_s=float(g.restart_in_memory_s) if use_mem else float(g.restart_checkpoint_s),
         goodput=g_mem if use_mem else g_ckpt,
         goodput_checkpoint=g_ckpt,
         goodput_in_memory=g_mem,

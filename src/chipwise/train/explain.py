@@ -129,6 +129,9 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         "cores_per_chip": cores,  # a rank is a core: tp x pp x dp x cp ranks on chips_used chips
         "precision": job.precision,
         "compute_precision": system.chip.native_precision(job.precision),
+        # a precision the chip lists runs on its own units at no more than the wider one's rate (Gaudi 3's FP8 at its
+        # BF16 rate), one it does not list has none (an A100's FP8): the views say which
+        "precision_listed": job.precision in system.chip.flops,
         "seq_len": job.seq_len,
         "global_batch": job.global_batch,
         "global_batch_tokens": job.global_batch_tokens,

@@ -116,11 +116,12 @@ def _signed(value: float | None) -> str:
 
 
 def _moved(row: dict[str, Any], side: str, ranked: str, resolution: float | None) -> str:
-    """One side's move of the ranked metric: 'cannot price', 'capped' (the side moves no metric: the model clamps the
-    figure there), '~0' (a latency move under a short serving run's resolution), or the per cent."""
+    """One side's move of the ranked metric: 'cannot price', 'capped' (the side leaves it still where the other moves
+    it: the model clamps the figure there), '~0' (a latency move under a short serving run's resolution), or the per
+    cent."""
     if row[side].get("error") is not None:
         return "[dim]cannot price[/]"
-    if row.get("capped") == side:
+    if row.get("capped", {}).get(ranked) == side:
         return "[dim]capped[/]"
     change = row["change"][side].get(ranked)
     if change is None:
@@ -229,10 +230,10 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         for side, sign in (("minus", "-"), ("plus", "+")):
             if (error := row[side].get("error")) is not None:
                 console.print(f"{escape(row['figure'])} {sign}{step:.0%} cannot be priced: {escape(error)}.")
-            elif row.get("capped") == side:
+            elif row.get("capped", {}).get(ranked) == side:
                 console.print(
-                    f"{escape(row['figure'])} {sign}{step:.0%} moves no metric: the model caps the figure there; its "
-                    "elasticity is the other side's.",
+                    f"{escape(row['figure'])} {sign}{step:.0%} leaves {label} still: the model caps the figure there; "
+                    "its elasticity is the other side's.",
                     highlight=False,
                 )
     if latency is not None:
