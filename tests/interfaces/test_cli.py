@@ -625,7 +625,8 @@ def test_precisions_and_engines_read_in_any_case(capsys: pytest.CaptureFixture[s
     assert run(["catalog", "engine", "VLLM", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["engine"] == "vllm"
     err = run_error(capsys, ["plan", "train", "--model", "llama-3.1-8b", "--precision", "fp6"])
-    assert "unknown precision 'fp6'. Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4." in err
+    near = "Did you mean 'fp16', 'fp8', 'fp4'?"
+    assert f"unknown precision 'fp6'. {near} Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4." in err
 
 
 @pytest.mark.parametrize("chips", ["1.5", "0", "-3", "many"])

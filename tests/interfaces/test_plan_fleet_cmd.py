@@ -37,7 +37,8 @@ def test_a_precision_typo_is_its_own_error(capsys: pytest.CaptureFixture[str]) -
     """It had read 'no hardware can serve this workload within the SLO (unknown weight precision 'fp9'.; ...' once
     for each of the catalog's systems."""
     assert run_error(capsys, [*FLEET, "fp9", "--hardware", "all"]) == (
-        "error: unknown weight precision 'fp9'. Fix: use one of bf16, fp16, fp8, int8, w8a16, fp4, mxfp4, int4, auto."
+        "error: unknown weight precision 'fp9'. Did you mean 'fp8', 'fp4', 'fp16'? "
+        "Fix: use one of bf16, fp16, fp8, int8, w8a16, fp4, mxfp4, int4, auto."
     )
 
 

@@ -478,7 +478,8 @@ def test_a_fleet_names_the_systems_it_leaves_out_for_the_precision(catalog: Cata
     [
         (
             "fp9",
-            "unknown weight precision 'fp9'. Fix: use one of bf16, fp16, fp8, int8, w8a16, fp4, mxfp4, int4, auto.",
+            "unknown weight precision 'fp9'. Did you mean 'fp8', 'fp4', 'fp16'? "
+            "Fix: use one of bf16, fp16, fp8, int8, w8a16, fp4, mxfp4, int4, auto.",
         ),
         (
             "mxfp4",

@@ -105,7 +105,11 @@ def test_region_applies_to_every_fleet(catalog: Catalog) -> None:
         ({"pue": math.inf}, r"PUE inf is not a finite number\. Fix: give a PUE >= 1"),
         ({"pue": math.nan}, r"PUE nan is not a finite number\. Fix: give a PUE >= 1"),
         # 'FP8' is fp8 (plan serve took it); the error lists what a training job takes
-        ({"precision": "fp6"}, r"unknown precision 'fp6'\. Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4\."),
+        (
+            {"precision": "fp6"},
+            r"unknown precision 'fp6'\. Did you mean 'fp16', 'fp8', 'fp4'\? "
+            r"Fix: use one of fp32, tf32, bf16, fp16, fp8, int8, fp4\.",
+        ),
         ({"recovery": "pray"}, "unknown recovery"),
         ({"objective": "speed"}, "unknown objective"),
         # the API's closed sets say the near match, as the CLI's do (errors.one_of)

@@ -293,6 +293,8 @@ def plan_hetero_training(
         # the precision asked for, and the one each part computes in (a chip without its units: a wider one)
         "precision": job.precision,
         "compute_precision": {p.system.chip.id: p.system.chip.native_precision(job.precision) for p in parts},
+        # the parts whose chip lists the precision (at a wider one's rate: Gaudi 3's FP8), as plan_result says it
+        "precision_listed": [p.system.chip.id for p in parts if job.precision in p.system.chip.flops],
         "link": {"between": link_name, "bandwidth_per_chip_Bps": link.per_chip, "latency_s": link.latency_s},
         # the hybrid racks the fleet fills (0: over the network) and where the mix's pipelines sit in them
         "racks": racks,

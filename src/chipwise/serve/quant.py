@@ -24,7 +24,7 @@ MXFP8 x MXFP4, H200 BF16 x MXFP4; vLLM's bf16 x mxfp4 MoE kernels on Hopper).
 
 from __future__ import annotations
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import Chip
 from chipwise.workload.model import ModelSpec
 
@@ -55,7 +55,8 @@ def check_precision(precision: str, allowed: tuple[str, ...], what: str) -> str:
     p = precision.strip().lower()
     p = PRECISION_ALIASES.get(p, p)
     if p not in allowed:
-        raise ChipwiseError(f"unknown {what} precision '{precision}'. Fix: use one of {', '.join(allowed)}.")
+        # with the near matches a name's look-up offers ('bf61': did you mean 'bf16'?)
+        raise UnknownNameError(f"{what} precision", precision, allowed, hint=f"use one of {', '.join(allowed)}")
     return p
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import Bound
 
@@ -39,7 +39,7 @@ def training_precision(text: str) -> str:
     line naming those there are."""
     precision = str(text).strip().lower()
     if precision not in PRECISIONS:
-        raise ChipwiseError(f"unknown precision '{text}'. Fix: use one of {', '.join(PRECISIONS)}.")
+        raise UnknownNameError("precision", str(text), PRECISIONS, hint=f"use one of {', '.join(PRECISIONS)}")
     return precision
 
 

@@ -86,7 +86,9 @@ def print_hetero(r: dict[str, Any]) -> None:
         f"{r['global_batch_tokens']:,} tokens a step{given}"
     )
     for chip, ran in r["compute_precision"].items():  # as plan train says it, for each part and the mix
-        if note := _precision_note({"hardware": chip, "precision": r["precision"], "compute_precision": ran}):
+        listed = chip in r.get("precision_listed", ())
+        part = {"hardware": chip, "precision": r["precision"], "compute_precision": ran, "precision_listed": listed}
+        if note := _precision_note(part):
             console.print(f"[dim]{chip}: computes in {note}[/]")
     if estimated:
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
