@@ -135,6 +135,46 @@ class PiecewiseGraphs(ScriptRule):
 
 
 @dataclass(frozen=True)
+class DecodeBatch:
+    """A disaggregated recipe's decode workers' batch cap: TensorRT-LLM's `max_batch_size`, counted per
+    attention-DP rank, for the deployment of `workers` (prefill, decode) whose decode workers are TP`decode_tp`
+    with attention DP; at the users its file names (empty: any). More users than the workers' slots wait for one
+    behind Dynamo's front end, and that wait is in their TTFT."""
+
+    models: tuple[str, ...]
+    chip: str
+    weight_precision: str
+    lengths: tuple[int, int]  # (ISL, OSL)
+    workers: tuple[int, int]  # (prefill workers, decode workers)
+    decode_tp: int
+    rank_batch: int
+    users: tuple[int, ...] = ()
+
+    def covers(self, run: DecodeRun) -> bool:
+        return (
+            run.model in self.models
+            and run.chip == self.chip
+            and run.weight_precision == self.weight_precision
+            and (round(run.lengths[0]), round(run.lengths[1])) == self.lengths
+            and run.workers == self.workers
+            and run.decode_tp == self.decode_tp
+            and (not self.users or run.users in self.users)
+        )
+
+
+class DecodeRun(NamedTuple):
+    """A disaggregated TensorRT-LLM run with attention-DP decode workers, as a DecodeBatch rule reads it."""
+
+    model: str
+    chip: str
+    weight_precision: str
+    lengths: tuple[float, float]
+    workers: tuple[int, int]
+    decode_tp: int
+    users: int
+
+
+@dataclass(frozen=True)
 class Fp8KvCache:
     """A recipe that keeps the KV cache in fp8 where the engine's default would not (vLLM's
     --kv-cache-dtype fp8 beside a 16-bit default): for `models` on `chips`."""
@@ -254,6 +294,8 @@ class Harness:
     #: tokens each rank of a disaggregated deployment's prefill workers encodes an iteration in its recipes, by the
     #: disaggregation framework the row's engine text names: (framework, tokens); others keep the engine's budget
     prefill_rank_tokens: tuple[tuple[str, int], ...] = ()
+    #: the decode workers' per-rank batch cap of its disaggregated TensorRT-LLM recipes
+    trtllm_decode_batch: tuple[DecodeBatch, ...] = ()
     #: deployments whose launch scripts keep the KV cache in fp8
     fp8_kv_cache: tuple[Fp8KvCache, ...] = ()
     #: SGLang deployments whose launch scripts set the KV cache's memory share, the prefill chunk and the running cap
@@ -272,6 +314,13 @@ class Harness:
         """Tokens a prefill rank encodes an iteration in this generator's recipes for the row's framework (0: the
         engine's default budget)."""
         return next((n for name, n in self.prefill_rank_tokens if name.lower() in engine_text.lower()), 0)
+
+    def decode_rank_batch(self, engine: str, run: DecodeRun) -> int:
+        """The batch each attention-DP rank of a disaggregated run's decode workers holds in this generator's recipes
+        (0: not stated; the users set the batch)."""
+        if engine != "trtllm":
+            return 0
+        return next((r.rank_batch for r in self.trtllm_decode_batch if r.covers(run)), 0)
 
     def requests(self, users: int, stated: int | None) -> int:
         """Requests a point of `users` issues: the row's stated count, else this generator's rule (0: none)."""
@@ -387,6 +436,42 @@ INFERENCEX = Harness(
         PiecewiseGraphs(("deepseek-v3",), "b200", "fp8", (8192, 1024), 64, 0),
     ),
     prefill_rank_tokens=(("Dynamo", 16384),),
+    # decode `max_batch_size` (per attention-DP rank) of the DeepSeek-R1 Dynamo + TensorRT-LLM recipes without
+    # MTP, benchmarks/multi_node/srt-slurm-recipes/dsr1/trtllm/{b200,b300}-{fp4,fp8}/{1k1k,8k1k}/disagg/stp/
+    # ctx{P}_gen{D}_{dep8,dp8}_batch{B}_eplb0_mtp0[_{users}].yaml, each file at @20e07441 or @792d8aa4 (read whole:
+    # b200-fp4/1k1k ctx1_gen2_dep8_batch128 @792d8aa4, b300-fp4/1k1k ctx3_gen2_dep8_batch256 @20e07441,
+    # b300-fp8/1k1k ctx1_gen2_dp8_batch128_eplb0_mtp0_3072 @792d8aa4: `decode: max_batch_size` as the name says);
+    # b200-fp4/8k1k's disagg-{P}p{D}d-dep8-b{B}-eplb0-mtp0.yaml @9e58409f name the same batches
+    trtllm_decode_batch=(
+        DecodeBatch(("deepseek-v3",), "b200", "fp4", (1024, 1024), (1, 1), 8, 512),
+        DecodeBatch(("deepseek-v3",), "b200", "fp4", (1024, 1024), (1, 2), 8, 128),
+        DecodeBatch(("deepseek-v3",), "b200", "fp4", (1024, 1024), (1, 5), 8, 32),
+        DecodeBatch(("deepseek-v3",), "b200", "fp4", (8192, 1024), (4, 1), 8, 192),
+        DecodeBatch(("deepseek-v3",), "b200", "fp4", (8192, 1024), (4, 3), 8, 32),
+        DecodeBatch(("deepseek-v3",), "b200", "fp4", (8192, 1024), (7, 2), 8, 128),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (1024, 1024), (1, 1), 8, 512, (4096,)),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (1024, 1024), (1, 5), 8, 48, (1920,)),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (1024, 1024), (2, 5), 8, 128, (5152,)),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (8192, 1024), (1, 1), 8, 128, (128,)),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (8192, 1024), (1, 1), 8, 256, (256,)),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (8192, 1024), (1, 2), 8, 64, (128,)),
+        DecodeBatch(("deepseek-v3",), "b200", "fp8", (8192, 1024), (2, 1), 8, 640, (640,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (1024, 1024), (1, 2), 8, 64),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (1024, 1024), (2, 1), 8, 512),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (1024, 1024), (3, 1), 8, 1024),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (1024, 1024), (3, 2), 8, 256),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (8192, 1024), (5, 2), 8, 32),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (8192, 1024), (6, 1), 8, 128),
+        DecodeBatch(("deepseek-v3",), "b300", "fp4", (8192, 1024), (8, 1), 8, 256),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (1024, 1024), (1, 1), 8, 256, (2112,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (1024, 1024), (1, 2), 8, 128, (3072,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (1024, 1024), (1, 3), 8, 48, (1280,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (1024, 1024), (2, 1), 8, 1024, (16384,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (8192, 1024), (2, 1), 8, 32, (256,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (8192, 1024), (3, 1), 8, 64, (512,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (8192, 1024), (5, 1), 8, 128, (1075,)),
+        DecodeBatch(("deepseek-v3",), "b300", "fp8", (8192, 1024), (7, 1), 8, 384, (3072,)),
+    ),
     # `kv-cache-dtype: fp8` in the vLLM scripts' config.yaml: 70b_fp8_h100_slurm.sh, 70b_fp8_h200_slurm.sh,
     # 70b_fp8_b200_docker.sh, 70b_fp4_b200_docker.sh, gptoss_fp4_b200.sh (not gptoss_fp4_h100.sh or _h200.sh)
     fp8_kv_cache=(

@@ -52,6 +52,7 @@ from chipwise.validation.consistency import self_check
 from chipwise.validation.groundtruth import read_inference, require_unique_ids
 from chipwise.validation.harness import (
     SHAREGPT_REPLY_CV,
+    DecodeRun,
     Harness,
     SglangRun,
     behind_dynamo,
@@ -622,6 +623,17 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     max_batch = int(max_batch or eng.max_batch)
     if row.concurrency and row.scenario == "closed_loop" and row.max_batch is None:
         max_batch = max(1, min(max_batch, math.ceil(row.concurrency / replicas)))
+    seats = max_batch  # the users' share of a replica: the load, and a disaggregated row's prefill pool, keep it
+    if prefill_pool is not None and gen is not None and adp and row.concurrency:
+        workers = (prefill_pool[4], replicas)
+        run = DecodeRun(model.name, row.chip, weight, (stated_in, stated_out), workers, tp, row.concurrency)
+        rank_batch = gen.decode_rank_batch(engine, run)
+        if rank_batch and rank_batch * tp < max_batch:
+            max_batch = rank_batch * tp
+            notes.append(
+                f"decode workers hold {rank_batch} sequences per attention-DP rank ({max_batch} a worker; "
+                f"{gen.name}'s recipes): the other users wait for a slot"
+            )
     max_tokens = token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity, row.compiled_length or inp + out)
     if scripts is not None:
         lengths, users, drafts = (stated_in, stated_out), row.concurrency or 1, speculation is not None
@@ -666,12 +678,12 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     block = eng.block_tokens
     need = inp + (out if eng.admission == "reserve" else 0.5 * out)
     fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))
-    clients = _client_users(row, gen, replicas, max_batch)
+    clients = _client_users(row, gen, replicas, seats)
     if clients and gen is not None:
         load, latency_load, ramp = Load("closed", concurrency=clients), None, 0.0
         notes.append(f"{row.concurrency} users: the client keeps {clients} requests in flight ({gen.name})")
     else:
-        given = _load(row, max_batch * replicas, notes)
+        given = _load(row, seats * replicas, notes)
         load, latency_load, ramp = _equal_occupancy(row, given, fits * replicas, notes)
     per_replica = max(1, min(max_batch, int(setup.kv_tokens // max(1.0, inp + out))))
     n, basis = _requests(load, per_replica * replicas, row.num_requests, out)
@@ -709,7 +721,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     pools = ServingSetup((Pool(setup, replicas),))
     if prefill_pool is not None:
         rank_tokens = gen.prefill_tokens(row.raw.get("serving_engine", "")) if gen is not None else 0
-        pools = _disaggregated(catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp, rank_tokens)
+        pools = _disaggregated(
+            catalog, model, system, engine, eng, prefill_pool, setup, replicas, inp, rank_tokens, seats
+        )
         if gen is not None and rank_tokens:
             notes.append(f"prefill workers encode {rank_tokens} tokens per rank an iteration ({gen.name}'s recipes)")
     return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
@@ -784,15 +798,18 @@ def _disaggregated(
     decode_replicas: int,
     inp: float,
     rank_tokens: int = 0,
+    prefill_batch: int = 0,
 ) -> ServingSetup:
     """A row's stated prefill pool beside its decode pool, the KV cache sent between them over the system's
     scale-up fabric when both pools fit one domain, else over its scale-out network. `rank_tokens`: the tokens each
     prefill rank encodes an iteration in the run's recipes (0: the engine's budget); an engine whose attention-DP
-    ranks share one budget (SGLang) is given theirs together."""
+    ranks share one budget (SGLang) is given theirs together. `prefill_batch`: the prefill plan's batch (0: the
+    decode plan's)."""
     tp, pp, ep, adp, count = prefill_pool
     ep = ep if model.moe is not None and ep <= tp else 1
     d = decode.plan
-    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, speculation=None)
+    batch = prefill_batch or d.max_batch
+    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, speculation=None, max_batch=batch)
     budget = token_budget(eng, inp + 1, plan.max_batch, system.chip.hbm_capacity)
     if rank_tokens:
         budget = rank_tokens * (tp if plan.attention_dp and not eng.adp_budget_per_rank else 1)
