@@ -27,3 +27,14 @@ def test_inferencex_trtllm_decode_workers_hold_their_recipes_batch_and_the_other
     assert any("hold 256 sequences per attention-DP rank" in n for n in case.notes)
     sglang = prepare(catalog, rows["D001"])  # Dynamo + SGLang: no decode cap read
     assert not any("per attention-DP rank (" in n for n in sglang.notes)
+
+
+def test_gb300_fp8_decode_workers_hold_their_recipes_batch(catalog: Catalog) -> None:
+    """D304: DeepSeek-R1 FP8 on GB300, 3 prefill workers (TP4) and 2 decode workers (TP8 EP8 attention DP), 8,602
+    users at 1k/1k. Its recipe (gb300-fp8 ctx3_gen2_dep8_batch512_eplb0_mtp0_8602.yaml) gives each decode rank
+    max_batch_size 512: 4,096 slots a worker."""
+    rows = {r.id: r for r in read_inference(_DISAGG, known_chips=frozenset(catalog.chips))}
+    case = prepare(catalog, rows["D304"])
+    _, decode = case.setup.pools
+    assert decode.setup.plan.max_batch == 512 * 8
+    assert any("hold 512 sequences per attention-DP rank" in n for n in case.notes)
