@@ -290,8 +290,8 @@ def choose(
         # a draft model runs at its target's tp (planner.serving.check_drafter_tp): the searched tp splits its heads
         # too, where qwen2.5-7b drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then refused
         heads = drafting.model.attention
-        splits = [bool(adp) or not heads.tp_problem(int(tp)) for tp, adp in zip(cand.tp, cand.adp, strict=True)]
-        cand = cand.take(np.flatnonzero(splits))
+        splitting = [tp for tp in np.unique(cand.tp) if not heads.tp_problem(int(tp))]  # a few tps, not every shape
+        cand = cand.take(np.flatnonzero((cand.adp > 0) | np.isin(cand.tp, splitting)))
     inp, out = job.mean_input, job.mean_output
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
