@@ -7,16 +7,19 @@ under 2 s), and `plan fleet` end to end on examples/chat-mix.yaml (shape search,
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the random problems the tests solve too
 
 import numpy as np
 
 from chipwise.catalog import load_catalog
 from chipwise.planner.fleet import plan_fleet
-from chipwise.planner.fleet_mix import random_problem, solve
+from chipwise.planner.fleet_mix import solve
+from fleet_problems import random_problem
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat-mix.yaml"
 

@@ -46,10 +46,10 @@ def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
     [
         ({"input_tokens": -1}, "input tokens -1 is not a whole number of at least 1"),
         ({"output_tokens": 2.5}, "output tokens 2.5 is not a whole number"),
-        ({"slo": {"tpot_p99": 50}}, "50 s per output token is not a plausible target. Fix: give 0.05"),
+        ({"slo": {"tpot_p99": 50}}, "50 s per output token is not a plausible target (for 50 seconds, write '50s')"),
         ({"slo": {"tpot_p99": "50"}}, "tpot_p99 = '50' has no unit. Fix: give seconds as a number (0.05)"),  # quoted
         ({"slo": {"ttft_p99": "2 parsecs"}}, "SLO ttft_p99 = 2 parsecs"),
-        ({"slo": "ttft_p99=2"}, "ttft_p99=2: no unit"),
+        ({"slo": "ttft_p99=2"}, "SLO ttft_p99='2' has no unit. Fix: write e.g. ttft_p99=2s."),
         ({"rate": "five"}, "rate 'five' is not a positive number"),
         ({"rate": None, "concurrency": 2.5}, "concurrency 2.5 is not a positive whole number of users"),
         ({"rate": None, "concurrency": -3}, "concurrency -3 is not a positive whole number of users"),

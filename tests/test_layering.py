@@ -10,6 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chipwise"
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "types": 0,  # the NumPy array aliases: every layer may import them, as it may errors
     "catalog": 1,
     "hardware": 2,
     "workload": 3,

@@ -40,8 +40,8 @@ from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.format import explain_plan_serve, first_rows, jsonable
 from chipwise.planner.claims import check_claims
-from chipwise.planner.fleet import parse_limits
 from chipwise.planner.fleet import plan_fleet as planner_fleet
+from chipwise.planner.fleet_workload import parse_limits
 from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
 from chipwise.planner.scenario import predict_scenario

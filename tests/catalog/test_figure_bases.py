@@ -43,9 +43,10 @@ def test_fusion_rack_scale_out_uses_the_catalogs_gb300_nic(catalog: Catalog) -> 
 @pytest.mark.parametrize("system", ["trn4-ultraserver", "trn4-gb300-fusion-rack", "trn3-ultraserver"])
 def test_a_power_built_on_an_estimated_tdp_is_an_estimate(catalog: Catalog, system: str) -> None:
     """Trainium4's 2,000 W TDP is an estimate (an assumed perf/W), not an announced ratio: a rack power derived
-    from it is an estimate too, as trn3-ultraserver's; two had read 'projected'."""
+    from it is an estimate too, as trn3-ultraserver's (no published power: TDP x host_power_fraction); two had read
+    'projected'."""
     assert catalog.chips[catalog.systems[system].chip].tdp.status == "estimate"
-    assert catalog.systems[system].power.status == "estimate"
+    assert hardware(catalog).system(system).provenance["power"].status == "estimate"
 
 
 def test_no_system_power_is_projected_on_an_estimated_tdp(catalog: Catalog) -> None:

@@ -211,8 +211,8 @@ def test_a_launch_year_is_refused_as_display_only() -> None:
 
 def test_a_tdp_in_kw_moves_the_systems_power_by_the_watts() -> None:
     """A TDP given in kW moved the system by (0.8 - 1000) W a chip: the SI value is what moves it."""
-    base, capped = load_catalog(), load_catalog(sets=["trn3.tdp=0.8kW"])
-    before, after = base.systems["trn3-ultraserver"], capped.systems["trn3-ultraserver"]
+    base, capped = load_catalog(), load_catalog(sets=["trn4.tdp=1.8kW"])
+    before, after = base.systems["trn4-ultraserver"], capped.systems["trn4-ultraserver"]
     assert before.power is not None and after.power is not None
     assert after.power.si == pytest.approx(before.power.si - 200.0 * before.chips)
 

@@ -8,7 +8,7 @@ import pytest
 
 from catalog_errors import catalog_error
 from chipwise.catalog import load_catalog
-from chipwise.catalog.loader import RELIABILITY_READ
+from chipwise.catalog.overrides import RELIABILITY_READ
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.reliability.goodput import reliability_inputs

@@ -13,14 +13,14 @@ from chipwise.hardware import Hardware, hardware
 from chipwise.interfaces.cli.tco_cmd import print_tco
 
 # The owned H100 (p5 in a fleet of many, colocation, country-usa): fixed 1.00502 + 0.20100 + 0.34645 = 1.55247 $/h;
-# energy idle 320.75 W and busy 1,120 W x PUE 1.42 x $0.0862/kWh = 0.039261 and 0.137092 $/h.
-FIXED, IDLE, BUSY = 1.55247, 0.039261, 0.137092
+# energy idle 320.75 W and busy 0.76 x 1,275 W + 100 W = 1,069 W x PUE 1.42 x $0.0862/kWh = 0.039261 and 0.130850 $/h.
+FIXED, IDLE, BUSY = 1.55247, 0.039261, 0.130850
 
 
 def test_a_reservation_is_compared_per_calendar_hour(catalog: Catalog, hw: Hardware) -> None:
     """reserved-1y at $3.64 a GPU-hour had read 'own when utilisation > 43.2%': (F + E_idle) / (r - E_busy +
     E_idle), the formula of a price paid by the hour used. A reservation is paid every hour, r / u per used hour, so
-    owning wins iff F + E_idle + (E_busy - E_idle) u < r: at any utilisation when F + E_busy <= r (1.690 <= 3.64)."""
+    owning wins iff F + E_idle + (E_busy - E_idle) u < r: at any utilisation when F + E_busy <= r (1.683 <= 3.64)."""
     tco = owned_tco(catalog, hw.system("h100-sxm"))
     (row,) = break_even(catalog, tco, "reserved-1y")
     assert row["break_even_utilisation"] is None
@@ -35,13 +35,13 @@ def test_a_reservation_is_compared_per_calendar_hour(catalog: Catalog, hw: Hardw
 
 def test_the_three_verdicts_against_a_reservation(catalog: Catalog, hw: Hardware) -> None:
     """Renting wins at any utilisation when F + E_idle >= r; between F + E_idle and F + E_busy owning wins below
-    u = (r - F - E_idle) / (E_busy - E_idle): at r = 1.65, (1.65 - 1.591731) / 0.097831 = 59.6%."""
+    u = (r - F - E_idle) / (E_busy - E_idle): at r = 1.65, (1.65 - 1.591731) / 0.091589 = 63.6%."""
     tco = owned_tco(catalog, hw.system("h100-sxm"))
     assert tco.commitment_verdict(3.64) == ("own", None)
     assert tco.commitment_verdict(1.50) == ("rent", None)
     verdict, below = tco.commitment_verdict(1.65)
     assert verdict == "own below" and below == pytest.approx((1.65 - FIXED - IDLE) / (BUSY - IDLE), abs=1e-3)
-    assert below == pytest.approx(0.596, abs=1e-3)
+    assert below == pytest.approx(0.636, abs=1e-3)
     # at that utilisation the two cost the same per used hour: r / u = the owned cost per used hour
     assert tco.usd_per_used_chip_hour(below) == pytest.approx(1.65 / below, rel=1e-9)
 
@@ -58,13 +58,13 @@ def test_the_tco_command_says_owning_wins_at_any_utilisation(capsys: pytest.Capt
 def test_one_system_pays_no_scale_out_network(catalog: Catalog, hw: Hardware) -> None:
     """8 H100s on one p5 owned had paid $6,600 a chip of 400G fabric and colocation for its 100 W: capex $37,450,
     1,275 W rated; depreciation 37,450 / 43,830 h = 0.85444, operations 0.04 x 37,450 / 8,766 = 0.17089,
-    colocation 184.06 x 1.275 / 730.5 = 0.32125, energy 1,020 W x 1.42 x 0.0862 = 0.12485: $1.47143 a chip-hour.
-    Sixteen span two systems and pay the fabric: $1.68957."""
+    colocation 184.06 x 1.275 / 730.5 = 0.32125, energy 0.76 x 1,275 = 969 W x 1.42 x 0.0862 = 0.11861: $1.46519 a
+    chip-hour. Sixteen span two systems and pay the fabric: $1.68332."""
     system = hw.system("p5.48xlarge")
     one = owned_tco(catalog, system, scaleout=False)
     assert one.inputs.capex["scaleout_network"].value == 0.0 and one.inputs.power.network_w == 0.0
     assert one.capex_usd == pytest.approx(37_450)
-    assert one.usd_per_chip_hour == pytest.approx(0.85444 + 0.17089 + 0.32125 + 0.12485, abs=1e-4)
+    assert one.usd_per_chip_hour == pytest.approx(0.85444 + 0.17089 + 0.32125 + 0.11861, abs=1e-4)
     two = owned_tco(catalog, system, scaleout=True)
     assert two.inputs.capex["scaleout_network"].value == pytest.approx(6_600)
     assert two.usd_per_chip_hour == pytest.approx(FIXED + BUSY, abs=1e-4)
@@ -94,13 +94,13 @@ def test_idle_power_above_busy_power_is_refused(hw: Hardware) -> None:
 
 @pytest.mark.parametrize(
     ("rate", "code", "cell"),
-    [(3.64, "own", "own, any u"), (1.50, "rent", "rent, any u"), (1.65, "own below", "own if u < 59.6%")],
+    [(3.64, "own", "own, any u"), (1.50, "rent", "rent, any u"), (1.65, "own below", "own if u < 63.6%")],
 )
 def test_a_reservation_row_carries_its_verdict_code(
     catalog: Catalog, hw: Hardware, rate: float, code: str, cell: str
 ) -> None:
     """The row keeps commitment_verdict's code beside its sentence, and the tco table's cell is built from the code
-    (it had read 'owning' back out of the sentence): at r = 1.65 owning wins below 59.6% (as above)."""
+    (it had read 'owning' back out of the sentence): at r = 1.65 owning wins below 63.6% (as above)."""
     from chipwise.economics.tco import _against
     from chipwise.interfaces.cli.tco_cmd import _verdict_cell
 

@@ -128,12 +128,12 @@ def test_energy_and_carbon_formulas(catalog: Catalog, hw: Hardware) -> None:
     s = hw.system("h100-sxm")
     p = power_model(catalog, s, scaleout=True)
     assert p.host_w == pytest.approx(10_200 / 8 - 700)
-    assert p.busy_w == pytest.approx(0.8 * 1275 + 100)
+    assert p.busy_w == pytest.approx(0.76 * 1275 + 100)
     assert p.idle_w < p.busy_w < p.rated_w
     assert power_model(catalog, s, scaleout=False).network_w == 0
     site = site_for(catalog, s)
     e = energy_j(p.busy_w, 1024, 3600.0, site.pue.value)
-    assert e == pytest.approx(1120 * 1024 * 3600 * 1.15)
+    assert e == pytest.approx(1069 * 1024 * 3600 * 1.15)
     assert carbon_kg(e, site) == pytest.approx(e / 3.6e6 * 0.379)
     arr = energy_j(np.array([p.idle_w, p.busy_w]), np.array([8, 16]), 10.0, 1.2)
     assert arr.shape == (2,) and arr[1] > arr[0]
@@ -243,7 +243,7 @@ def test_a_commitment_listed_against_an_old_on_demand_rate_is_carried_to_todays(
     report = tco_report(catalog, owned_tco(catalog, hw.system("h100-sxm")), "reserved-1y")
     row = report["break_even"][0]
     assert row["break_even_utilisation"] is None and row["verdict"] == "owning is cheaper at any utilisation"
-    assert row["owned_usd_per_calendar_hour"]["busy"] == pytest.approx(1.68957, abs=1e-4)
+    assert row["owned_usd_per_calendar_hour"]["busy"] == pytest.approx(1.68332, abs=1e-4)
     assert "52 x 55.04 / 98.32" in report["break_even"][0]["derivation"]
     # an on-demand price that never moved leaves its commitment as listed (trn1: 21.50 since launch)
     trn1 = price_per_chip_hour(catalog, hw.system("trn1.32xlarge"), "reserved-1y")

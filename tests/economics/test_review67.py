@@ -52,26 +52,26 @@ def test_a_global_price_says_where_the_fleet_was_put(catalog: Catalog, hw: Hardw
 
 
 def test_the_us_grid_figure_is_labelled_co2_as_its_derivation_says(catalog: Catalog, hw: Hardware) -> None:
-    """760 lbs CO2/MWh x 0.4536 = 345 g/kWh is combustion CO2 only; it had been labelled gCO2e/kWh."""
+    """EIA's 1,532 Mt CO2 / 4,183 billion kWh = 366 g/kWh is combustion CO2 only; it had been labelled gCO2e/kWh."""
     site = site_for(catalog, hw.system("h100-sxm"), owned=True)
     assert site.grid.unit == "gCO2/kWh" and "CO2 only" in site.grid.derivation
-    assert site.grid.value == pytest.approx(345 / 3.6e9)  # the same number: 345 g a kWh, in kg a joule
+    assert site.grid.value == pytest.approx(366 / 3.6e9)  # the same number: 366 g a kWh, in kg a joule
 
 
 def test_the_owned_server_is_its_sale_price(catalog: Catalog, hw: Hardware) -> None:
     """The server term was SemiAnalysis's DGX H100 bill of materials / 8 = $4,000, a build cost beside a chip
     street price. A DGX H100 sells for ~$270,000: less 8 x $27,500 chips = $50,000 / 8 = $6,250 a GPU, so chip +
     server = $33,750, its sale price / 8. capex 44,050; $/h = 44,050 / (5 x 8,766) + 0.04 x 44,050 / 8,766 +
-    184.06 x 1.375 / 730.5 + 1.120 x 1.42 x 0.0862 = 1.00502 + 0.20100 + 0.34645 + 0.13709 = $1.68957 (was $1.62797);
-    owning beats Lambda's $3.99 above (1.55247 + 0.03926) / (3.99 - 0.13709 + 0.03926) = 40.9% (was 39.3%)."""
+    184.06 x 1.375 / 730.5 + 1.069 x 1.42 x 0.0862 = 1.00502 + 0.20100 + 0.34645 + 0.13085 = $1.68332 (was $1.62797
+    with 1,120 W busy); owning beats Lambda's $3.99 above (1.55247 + 0.03926) / (3.99 - 0.13085 + 0.03926) = 40.8%."""
     t = owned_tco(catalog, hw.system("h100-sxm"))
     server = t.inputs.capex["server"]
     assert server.value == pytest.approx(270_000 / 8 - 27_500) == 6_250
     assert server.status == "estimate" and "sale price" in server.derivation
     assert t.inputs.capex["chip"].value + server.value == pytest.approx(270_000 / 8)
     assert t.capex_usd == pytest.approx(44_050)
-    assert t.usd_per_chip_hour == pytest.approx(1.00502 + 0.20100 + 0.34645 + 0.13709, abs=2e-5)
-    assert t.break_even_utilisation(3.99) == pytest.approx(0.409, abs=5e-4)
+    assert t.usd_per_chip_hour == pytest.approx(1.00502 + 0.20100 + 0.34645 + 0.13085, abs=2e-5)
+    assert t.break_even_utilisation(3.99) == pytest.approx(0.408, abs=5e-4)
 
 
 TRAIN = "kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 64\ntokens: 1e12\npricing: owned\n"

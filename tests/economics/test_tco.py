@@ -24,23 +24,23 @@ def test_h100_tco_by_hand(catalog: Catalog, hw: Hardware) -> None:
     """One H100 of a p5-class 8-GPU server, owned, in a US colocation facility, used every hour.
 
     capex    = 27,500 chip + 6,250 server + 0 scale-up (NVSwitch on the board) + 6,600 fabric + 3,700 storage
-    power    = 10,200 W / 8 = 1,275 W per GPU with host; busy 0.8 x 1,275 + 100 W network = 1,120 W;
+    power    = 10,200 W / 8 = 1,275 W per GPU with host; busy 0.76 x 1,275 + 100 W network = 1,069 W;
                rated 1,275 + 100 = 1,375 W
-    $/h      = 44,050 / (5 x 8,766) + 0.04 x 44,050 / 8,766 + 184.06 x 1.375 / 730.5 + 1.120 x 1.42 x 0.0862
+    $/h      = 44,050 / (5 x 8,766) + 0.04 x 44,050 / 8,766 + 184.06 x 1.375 / 730.5 + 1.069 x 1.42 x 0.0862
     """
     t = owned_tco(catalog, hw.system("h100-sxm"))
     capex = 27_500 + 6_250 + 0 + 6_600 + 3_700
     depreciation = capex / (5 * HOURS_PER_YEAR)
     operations = 0.04 * capex / HOURS_PER_YEAR
     colocation = 184.06 * 1.375 / HOURS_PER_MONTH
-    energy = 1.120 * 1.42 * 0.0862
+    energy = 1.069 * 1.42 * 0.0862
     assert t.capex_usd == capex
     terms = t.breakdown_per_chip_hour()
     assert terms["depreciation"] == pytest.approx(depreciation, rel=1e-9)  # 1.0050
     assert terms["operations"] == pytest.approx(operations, rel=1e-9)  # 0.2010
     assert terms["colocation"] == pytest.approx(colocation, rel=1e-9)  # 0.3465
-    assert terms["energy"] == pytest.approx(energy, rel=1e-9)  # 0.1371
-    assert t.usd_per_chip_hour == pytest.approx(1.68957, rel=1e-5)
+    assert terms["energy"] == pytest.approx(energy, rel=1e-9)  # 0.1308
+    assert t.usd_per_chip_hour == pytest.approx(1.68332, rel=1e-5)
     assert sum(terms.values()) == pytest.approx(t.usd_per_chip_hour, rel=1e-12)
 
 
@@ -120,7 +120,7 @@ def test_bad_inputs(catalog: Catalog, hw: Hardware, kwargs: dict, needle: str) -
 def test_tco_json_has_every_term_and_source(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["tco", "h100-sxm", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["usd_per_chip_hour"] == pytest.approx(1.690, abs=1e-3)
+    assert data["usd_per_chip_hour"] == pytest.approx(1.683, abs=1e-3)
     assert set(data["terms_usd_per_chip_hour"]) == {"depreciation", "operations", "colocation", "energy"}
     for name, f in data["inputs"].items():
         assert f["status"], name

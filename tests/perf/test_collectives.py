@@ -61,7 +61,7 @@ def test_reduce_scatter_is_half_an_all_reduce_in_bandwidth() -> None:
 
 def test_single_rank_groups_cost_nothing() -> None:
     assert float(coll.all_reduce(1e9, 1, 1, SWITCHED)) == 0.0
-    assert float(coll.all_to_all(1e9, 1, 1, SWITCHED)) == 0.0
+    assert float(coll.moe_dispatch(1e9, 2, 1, SWITCHED)) == 0.0
 
 
 def test_torus_group_spanning_one_dimension_gets_part_of_the_links() -> None:

@@ -73,25 +73,26 @@ def test_a_group_inside_the_fast_domain_is_never_slower_than_split_across_the_sl
     split = coll.all_reduce(sizes, coll.group(t.domain_ranks, 2, t))
     assert int(coll.group(t.domain_ranks, 2, t).n_out) == 2
     assert np.all(inside < split)
-    a2a_inside = coll.all_to_all(sizes, coll.group(t.domain_ranks, 1, t))
-    assert np.all(a2a_inside < coll.all_to_all(sizes, coll.group(t.domain_ranks, 2, t)))
+    a2a_inside = coll.moe_dispatch(sizes, 2, coll.group(t.domain_ranks, 1, t), t)
+    assert np.all(a2a_inside < coll.moe_dispatch(sizes, 2, coll.group(t.domain_ranks, 2, t), t))
 
 
 @pytest.mark.parametrize("chips", [16, 256])
 def test_an_all_to_all_on_a_torus_pays_for_its_hops(topo: dict[str, Topology], chips: int) -> None:
     """sharding.md's AllToAll, S max(axis) / (4 W_bidi): 16 v5e chips in one 16-ring, or a whole 16 x 16 pod, take
     1 GiB x 16 / (4 x 2 x 50 GB/s x 0.855) = 50.2 ms, plus 15 or 30 steps of 1 us; priced on a crossbar they had
-    taken 11.8 and 6.3 ms. A MoE dispatch of k copies pays the same: S k 16 / (4 x 85.5 GB/s)."""
+    taken 11.8 and 6.3 ms. A MoE dispatch of k copies pays k times that: S k 16 / (4 x 85.5 GB/s)."""
     t = topo["tpu-v5e-256"]
     w_dim = 2 * 50e9 * 0.855
     steps = {16: 15, 256: 30}[chips]
     bw = GIB * 16 / (4 * w_dim)
-    assert float(coll.all_to_all(GIB, chips, 1, t)) == pytest.approx(bw + steps * 1e-6)
+    assert float(coll.moe_dispatch(GIB, 1, chips, t)) == pytest.approx(bw + steps * 1e-6)
     assert bw == pytest.approx(50.23e-3, abs=0.01e-3)
     assert float(coll.moe_dispatch(1e6, 2, chips, t)) == pytest.approx(1e6 * 2 * 16 / (4 * w_dim) + steps * 1e-6)
 
 
 def test_a_switched_all_to_all_keeps_the_crossbar_bandwidth(topo: dict[str, Topology]) -> None:
-    """On NVLink every pair has the whole bandwidth: (n-1)/n S / B, no hop factor; 14 tree steps (71 before)."""
+    """On NVLink every pair has the whole bandwidth: (n-1)/n S / B for one copy of each token, no hop factor; 14
+    tree steps (71 before)."""
     nvl = topo["gb200-nvl72"]
-    assert float(coll.all_to_all(GIB, 72, 1, nvl)) == pytest.approx(71 / 72 * GIB / 684e9 + 14e-6)
+    assert float(coll.moe_dispatch(GIB, 1, 72, nvl)) == pytest.approx(71 / 72 * GIB / 684e9 + 14e-6)

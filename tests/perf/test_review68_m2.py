@@ -42,16 +42,17 @@ def test_a_group_two_ranks_past_two_racks_spans_three_racks_not_73() -> None:
 
 def test_uneven_parts_price_the_network_by_the_smallest_and_the_domain_by_the_largest() -> None:
     """TP8 DP19 on NVL72 (stride 8, 9 replicas a rack): 7 + 6 + 6 on three racks. Reduce-scatter of 1 GB:
-    6/7 S / B_in + 2/3 S / (6 B_out) + 6 alpha_in + 2 alpha_out; the all-to-all's network share is the smallest
-    part's, (19 - 6) / 19."""
+    6/7 S / B_in + 2/3 S / (6 B_out) + 6 alpha_in + 2 alpha_out. A MoE dispatch of S bytes of tokens to k = 2
+    experts each sends k (1 - 1/19) S over NVLink at the largest part's 6 alpha_in, and k (1 - (2/3)^k) = 10/9 S to
+    the two other racks at 2 alpha_out."""
     s = 1e9
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
     g = coll.group(19, 8, NVL72)
     assert (int(g.n_in), int(g.n_out)) == (6, 3)
     expected = 6 / 7 * s / b_in + 2 / 3 * s / (6 * b_out) + 6 * 1e-6 + 2 * 5e-6
     assert float(coll.reduce_scatter(s, g)) == pytest.approx(expected)
-    a2a = 6 / 19 * s / b_in + 13 / 19 * s / b_out + 6 * 1e-6 + 2 * 5e-6
-    assert float(coll.all_to_all(s, g)) == pytest.approx(a2a)
+    dispatch = 36 / 19 * s / b_in + 10 / 9 * s / b_out + 6 * 1e-6 + 2 * 5e-6
+    assert float(coll.moe_dispatch(s, 2, g, NVL72)) == pytest.approx(dispatch)
 
 
 def test_a_send_across_an_oversubscribed_tier_pays_it_as_the_pair_collective_does() -> None:

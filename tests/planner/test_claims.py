@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from chipwise.catalog import Catalog, load_catalog
+from chipwise.economics.power import power_model
 from chipwise.interfaces.cli.app import run
 from chipwise.planner.claims import (
     GPUS_VS_TRN3,
@@ -96,18 +97,20 @@ def test_claim3_reads_once_and_names_a_price_set_on_the_command_line(report: dic
 
 def test_claim1_power_thresholds_reproduce_their_targets(report: dict[str, Any]) -> None:
     """1d/1e print the Trn3 TDP that would give 1.4x and 4x the tokens per joule. They took the host as 0.3 of the
-    TDP (1,000 W x 0.905 / 1.4 = 646 W), while --set trn3.tdp holds the host at 300 W a chip: set, 646 W gave 1.24x.
-    The threshold is solved under --set's rule now, and --set trn3.tdp alone gives the target within 0.5%; 4x is out
-    of reach of any TDP."""
+    TDP (1,000 W x 0.905 / 1.4 = 646 W), while --set trn3.tdp held the host at 300 W a chip: set, 646 W gave 1.24x.
+    The threshold is solved under --set's rule, and --set trn3.tdp alone gives the target within 0.5%. The Trn3
+    UltraServer has no published power, so its host is 0.389 of the TDP (a rack-scale system's, the GB200 NVL72's)
+    and --set trn3.tdp moves it too: 4x is then in reach (220 W), where a host held at 300 W had left no TDP that
+    gives it."""
     from chipwise.catalog.loader import load_catalog
     from chipwise.planner.claims import _claim1, _Runs
 
-    watts = _check(report, "1d")["numbers"]["trn3_tdp_for_target_w"]
-    assert f"<= {watts:,.0f} W per chip for 1.4x" in _check(report, "1d")["why"]
-    claim = _claim1(_Runs(load_catalog(sets=[f"trn3.tdp={watts}W"])))
-    got = next(c for c in claim.checks if c.id == "1d").numbers["tokens_per_joule_ratio"]
-    assert got == pytest.approx(1.4, rel=0.005)
-    assert "no Trn3 TDP gives 4x" in _check(report, "1e")["why"]
+    for cid, target in (("1d", 1.4), ("1e", 4.0)):
+        watts = _check(report, cid)["numbers"]["trn3_tdp_for_target_w"]
+        assert f"<= {watts:,.0f} W per chip for {target:g}x" in _check(report, cid)["why"]
+        claim = _claim1(_Runs(load_catalog(sets=[f"trn3.tdp={watts}W"])))
+        got = next(c for c in claim.checks if c.id == cid).numbers["tokens_per_joule_ratio"]
+        assert got == pytest.approx(target, rel=0.005)
 
 
 def test_a_verdict_that_turns_on_an_estimate_says_so(report: dict[str, Any]) -> None:
@@ -157,56 +160,92 @@ def claim1(catalog: Catalog) -> Any:
 
 
 def test_claim1_power_is_what_set_tdp_applies(catalog: Catalog) -> None:
-    """The Trn3 UltraServer's IT power on the 1d run, by hand: 128 busy chips at 0.8 x (TDP + 300 W host) and 16
-    idle at 0.11 TDP + 0.25 x 300 W = 104.16 TDP + 31,920 W. The host stays at 300 W a chip as --set trn3.tdp keeps
-    it (187.2 kW - 144 x 354 W = 136,224 W at 646 W)."""
+    """The Trn3 UltraServer's IT power on the 1d run, by hand. It has no published power, so each chip's host is
+    0.389 of its TDP (trn3-ultraserver.host_power_fraction, the GB200 NVL72 rack's; the DGX H100's 0.82 had been
+    taken): 128 busy chips at 0.76 x 1.389 TDP = 1.05564 TDP and 16 idle at 0.11 TDP + 0.25 x 0.389 TDP = 0.20725
+    TDP, 138.43792 TDP in all (with 0.82, 182.0896 TDP). The host moves with the TDP as --set trn3.tdp moves it: at
+    627 W, 144 x 627 x 1.389 = 125,410.032 W and a 243.903 W host."""
     runs = _Runs(catalog)
     trn3 = runs.system("trn3-ultraserver")
     r3 = runs.train("llama-3.1-70b", trn3.id, 144, "fp8")
     assert isinstance(r3, dict) and (r3["chips_used"], r3["chips"]) == (128, 144)
-    assert _it_power_w(runs, trn3, r3, 1000.0) == pytest.approx(104.16 * 1000 + 31_920)
-    assert _it_power_w(runs, trn3, r3, 0.0) == pytest.approx(31_920)
+    assert _it_power_w(runs, trn3, r3, 1000.0) == pytest.approx(138_437.92)
+    assert _it_power_w(runs, trn3, r3, 627.0) == pytest.approx(138.43792 * 627)
+    assert _it_power_w(runs, trn3, r3, 0.0) == pytest.approx(0.0)
     # and the run's own facility power is that x PUE 1.15
-    assert r3["facility_power_w"] == pytest.approx((104.16 * 1000 + 31_920) * 1.15)
-    assert _Runs(load_catalog(sets=["trn3.tdp=646W"])).system(trn3.id).power == pytest.approx(136_224)
+    assert r3["facility_power_w"] == pytest.approx(138_437.92 * 1.15)
+    moved = _Runs(load_catalog(sets=["trn3.tdp=627W"]))
+    assert moved.system(trn3.id).power == pytest.approx(125_410.032)
+    assert power_model(moved.catalog, moved.system(trn3.id), scaleout=False).host_w == pytest.approx(243.903)
 
 
 def test_claim1d_threshold_set_gives_its_ratio(claim1: Any) -> None:
-    """'Trn3 would need <= 646 W per chip for 1.4x' took the host as 0.3 of the TDP; --set trn3.tdp=646 holds the
-    host and gave 1.24x. The threshold printed now, set, gives 1.4x within 0.5%."""
+    """'Trn3 would need <= 646 W per chip for 1.4x' took the host as 0.3 of the TDP; --set trn3.tdp=646 held the
+    host and gave 1.24x. The threshold printed now, set, gives 1.4x within 0.5%. With the host 0.389 of the TDP,
+    moving with it, IT power is 138.43792 x TDP: 1.4 x W(t) = ratio x W(1000 W) gives t = 1,000 x 0.8818 / 1.4 =
+    630 W, and the text had still said the host was held."""
     d = _check_in(claim1.checks, "1d")
     watts = d.numbers["trn3_tdp_for_target_w"]
     assert f"Trn3 would need <= {watts:,.0f} W per chip for 1.4x" in d.why
-    # by hand: 1.4 x W = ratio x W(1000 W), W(t) = 104.16 t + 31,920
     eff = d.numbers["tokens_per_joule_ratio"]
-    assert watts == pytest.approx((136_080 * eff / 1.4 - 31_920) / 104.16)
+    assert watts == pytest.approx(1000 * eff / 1.4) and round(watts) == 630
+    assert (
+        f"(its host and switches moving with it at 0.39 of the TDP, {0.389 * watts:,.0f} W a chip, as --set trn3.tdp "
+        "moves them)" in d.why
+    )
+    assert "held at" not in d.why
     again = _claim1(_Runs(load_catalog(sets=[f"trn3.tdp={watts:.0f}W"])))
     assert _check_in(again.checks, "1d").numbers["tokens_per_joule_ratio"] == pytest.approx(1.4, rel=0.005)
 
 
-def test_claim1e_says_no_tdp_reaches_4x(claim1: Any) -> None:
-    """'4x would need Trn3 at <= 226 W' (1,000 x 0.905 / 4): at 0 W the 300 W host and the idle chips alone leave
-    the ratio x 136,080 / 31,920 (0.905 then: 3.86x; 0.88 since the stop's search changes: 3.77x)."""
-    e = _check_in(claim1.checks, "1e")
+def test_claim1e_says_no_tdp_reaches_4x() -> None:
+    """'4x would need Trn3 at <= 226 W' (1,000 x 0.905 / 4) while a held host and the idle chips leave a floor no
+    TDP goes under. The catalog's Trn3 host moves with the TDP now (no published power: 220 W gives 4x, 1e's
+    threshold), so the floor is shown on the same 200.016 kW (144 x 1,000 W x 1.389) given as the system's power,
+    which --set trn3.tdp holds: a 389 W host a chip. W(t) = 128 x 0.76 (t + 389) + 16 (0.11 t + 0.25 x 389) =
+    99.04 t + 39,397.92 W, the same 138,437.92 W at 1,000 W (the same 0.88x), and at 0 W the ratio x 138,437.92 /
+    39,397.92 = 3.10x: no TDP gives 4x."""
+    e = _check_in(_claim1(_Runs(load_catalog(sets=["trn3-ultraserver.power=200.016kW"]))).checks, "1e")
     eff = e.numbers["tokens_per_joule_ratio"]
-    assert e.numbers["ratio_at_0_w"] == pytest.approx(eff * 136_080 / 31_920)
+    assert eff == pytest.approx(0.8818, abs=1e-4)
+    assert e.numbers["ratio_at_0_w"] == pytest.approx(eff * 138_437.92 / 39_397.92)
+    assert math.isnan(e.numbers["trn3_tdp_for_target_w"])
     assert f"no Trn3 TDP gives 4x: at 0 W it gets {e.numbers['ratio_at_0_w']:.2f}x" in e.why
+    assert "its host and switches (389 W a chip) and idle chips drawing the rest" in e.why
     assert "<= 226 W" not in e.computed + e.why
 
 
 def test_claim1_figures_set_are_the_users(claim1: Any) -> None:
     """With both TDPs set, 1d still read '500 W Trn2 [estimate], 646 W Trn3 [estimate], x1.3 for host'. The TDPs are
-    the user's now; the hosts are still the catalog's estimates, so the verdict still rests on them. With the
-    UltraServers' power set too, nothing is an estimate: no lean, a decided verdict."""
-    assert "Trn3 1,000 W [estimate] + 300 W host and switches [estimate]" in _check_in(claim1.checks, "1d").why
+    the user's now; the hosts are still the catalog's estimates (0.389 of each TDP: 194.5 W and 251.294 W), so the
+    verdict still rests on them. With the UltraServers' power set too, nothing is an estimate: no lean, a decided
+    verdict (Trn3's host 140 kW / 144 - 646 W = 326 W)."""
+    assert "Trn3 1,000 W [estimate] + 389 W host and switches [estimate]" in _check_in(claim1.checks, "1d").why
     tdps = _check_in(_claim1(_Runs(load_catalog(sets=["trn3.tdp=646W", "trn2.tdp=500W"]))).checks, "1d")
-    assert "Trn2 500 W [set on the command line] + 150 W host and switches [estimate]" in tdps.why
-    assert "Trn3 646 W [set on the command line] + 300 W host and switches [estimate]" in tdps.why
+    assert "Trn2 500 W [set on the command line] + 194 W host and switches [estimate]" in tdps.why
+    assert "Trn3 646 W [set on the command line] + 251 W host and switches [estimate]" in tdps.why
     assert "x1.3" not in tdps.why and tdps.verdict == "rests on estimates"
     sets = ["trn3.tdp=646W", "trn2.tdp=500W", "trn3-ultraserver.power=140kW", "trn2-ultraserver.power=40kW"]
     given = _check_in(_claim1(_Runs(load_catalog(sets=sets))).checks, "1d")
     assert "Trn3 646 W [set on the command line] + 326 W host and switches [set on the command line]" in given.why
     assert "estimate" not in given.why and given.verdict in ("holds", "does not hold on this workload")
+
+
+def test_claim1_host_fraction_set_is_the_users() -> None:
+    """The UltraServers have no published power: each chip's host is its system's host_power_fraction of its TDP.
+    With both TDPs and those fractions set, 1d read '150 W host and switches [estimate]' and rested on estimates: the
+    loader's filled-in system power is an estimate whatever it was made of. By hand, 0.3 x 500 W = 150 W and
+    0.3 x 646 W = 193.8 W, the user's figures: no lean, a decided verdict."""
+    sets = [
+        "trn3.tdp=646W",
+        "trn2.tdp=500W",
+        "trn2-ultraserver.host_power_fraction=0.3",
+        "trn3-ultraserver.host_power_fraction=0.3",
+    ]
+    d = _check_in(_claim1(_Runs(load_catalog(sets=sets))).checks, "1d")
+    assert "Trn2 500 W [set on the command line] + 150 W host and switches [set on the command line]" in d.why
+    assert "Trn3 646 W [set on the command line] + 194 W host and switches [set on the command line]" in d.why
+    assert "estimate" not in d.why and d.verdict in ("holds", "does not hold on this workload")
 
 
 def test_claim1f_checks_aws_per_chip_claim(claim1: Any) -> None:
@@ -315,27 +354,30 @@ def _checks(tdp: str) -> dict[str, Any]:
 
 
 def test_the_reviewers_519_w_reads_below_the_target() -> None:
-    """At 519 W Trn3 / Trn2 tokens per joule is 1.3988x: printed '1.40x' beside 'would not hold'; at 518 W it is
-    1.4005x and holds, as the threshold text (<= 518 W) says (1.3986x and 1.4003x with Trn3's links read as 704 GB/s,
-    before review 68 read them as AWS's 2x Trn2)."""
-    below = _checks("519W")
-    assert below["1d"].numbers["tokens_per_joule_ratio"] == pytest.approx(1.3988, abs=1e-4)
-    assert below["1d"].computed.endswith(": 1.399x")
-    assert below["1d"].why.startswith("on chipwise's estimates it would not hold (1.399x)")
-    assert below["1e"].computed == "same computation: 1.399x"  # one figure for both checks
-    above = _checks("518W")
-    assert above["1d"].numbers["tokens_per_joule_ratio"] == pytest.approx(1.4005, abs=1e-4)
+    """At 519 W Trn3 / Trn2 tokens per joule was 1.3988x: printed '1.40x' beside 'would not hold'; at 518 W it was
+    1.4005x and held, as the threshold text (<= 518 W) said. With the Trn3 host 0.389 of the TDP, moving with it,
+    the ratio is 0.88183 x 1,000 W / TDP and the threshold 630 W: 630 W gives 881.83 / 630 = 1.3997x, which reads
+    1.3997x (not a rounded 1.400x) beside 'would not hold', and 629 W 1.4020x."""
+    below = _checks("630W")
+    assert below["1d"].numbers["tokens_per_joule_ratio"] == pytest.approx(1.3997, abs=1e-4)
+    assert below["1d"].computed.endswith(": 1.3997x")
+    assert below["1d"].why.startswith("on chipwise's estimates it would not hold (1.3997x)")
+    assert below["1e"].computed == "same computation: 1.3997x"  # one figure for both checks
+    above = _checks("629W")
+    assert above["1d"].numbers["tokens_per_joule_ratio"] == pytest.approx(1.4020, abs=1e-4)
     assert above["1d"].why.startswith("on chipwise's estimates it would hold (1.40x)")
 
 
 def test_a_system_power_its_chips_take_whole_is_no_internal_error() -> None:
     """--set trn3-ultraserver.power=144kW: 144 chips at their 1,000 W TDP take it all, so a 0 W chip leaves 0 W and
     the ratio at 0 W had divided by it (ZeroDivisionError); any ratio is reachable then, and the threshold is
-    priced."""
+    priced: IT power 128 x 0.76 t + 16 x 0.11 t = 99.04 t against 138.43792 t with the catalog's 389 W host, so the
+    ratio is 0.88183 x 138,437.92 / 99,040 = 1.2326x and 1.4x needs 1,000 x 1.2326 / 1.4 = 880 W."""
     catalog = load_catalog(sets=["trn3-ultraserver.power=144kW"])
     d = next(c for c in _claim1(_Runs(catalog)).checks if c.id == "1d")
     assert d.numbers["ratio_at_0_w"] == float("inf")
-    assert 0 < d.numbers["trn3_tdp_for_target_w"] < 1000
+    assert d.numbers["tokens_per_joule_ratio"] == pytest.approx(0.88183 * 138_437.92 / 99_040, rel=1e-4)
+    assert d.numbers["trn3_tdp_for_target_w"] == pytest.approx(1000 * d.numbers["tokens_per_joule_ratio"] / 1.4)
 
 
 def test_achieved_flops_are_si_tokens_times_flops_per_token() -> None:

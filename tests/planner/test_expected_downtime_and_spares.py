@@ -82,14 +82,24 @@ def test_the_million_chip_downtime_is_daly_s(million: dict[str, Any]) -> None:
 
 def test_idle_chips_paid_for_stand_in_for_spares(million: dict[str, Any]) -> None:
     """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 90.85 h =
-    $479.7M; and 82,496 idle chips over T_wall, no more, at idle power in the energy."""
+    $479.7M; and 82,496 idle chips over T_wall, no more, at idle power in the energy. By hand, at PUE 1.15: the 917,504
+    used chips busy through T and the lost work at 0.76 x (1,000 W + 389 W host) + 50 W network = 1,105.64 W, idle
+    through the downtime at 0.11 x 1,000 + 0.25 x 389 + 50 = 257.25 W, the 82,496 others idle through T_wall: 68.04
+    GWh (89.97 with an 8-GPU server's 820 W host, 66.04 with the x 1.3 rule's 300 W host and a busy load of 0.8; the
+    Trn3 UltraServer has no published power, so its host is its host_power_fraction, the GB200 NVL72 rack's 0.389 of
+    its TDP)."""
     r = million
     assert (r["chips_used"], r["billed_chips"]) == (917_504, 1_000_000)
     wall = r["expected_time_to_train_s"]
     assert wall / 3600 == pytest.approx(90.85, abs=0.01)
     assert r["expected_cost_usd"] == pytest.approx(5.28 * 1e6 * wall / 3600, rel=1e-12)
     assert r["expected_cost_usd"] == pytest.approx(479.7e6, rel=1e-3)
-    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(66.04, abs=0.01)  # GWh (69.31 at Trn3's 704 GB/s)
+    t, down = r["time_to_train_s"], r["expected_downtime_s"]
+    busy_s = wall - down  # T and the lost work
+    joules = 1.15 * (1_105.64 * 917_504 * busy_s + 257.25 * (917_504 * down + 82_496 * wall))
+    assert r["expected_energy_j"] == pytest.approx(joules, rel=1e-9)
+    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(68.04, abs=0.01)  # GWh (89.97 with an 820 W host)
+    assert busy_s - t == pytest.approx(5_319, abs=1)  # lost work, at busy power
 
 
 def test_spares_past_the_chips_paid_for_are_still_paid(catalog: Catalog) -> None:

@@ -13,10 +13,12 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import InfeasibleError
-from chipwise.planner import fleet as fleet_mod
-from chipwise.planner.fleet import Bucket, plan_fleet
-from chipwise.planner.fleet_mix import FleetProblem, feasible_lp, random_problem, solve, solve_excluding
+from chipwise.planner import fleet_replay
+from chipwise.planner.fleet import plan_fleet
+from chipwise.planner.fleet_mix import FleetProblem, solve, solve_excluding
+from chipwise.planner.fleet_workload import Bucket
 from chipwise.serve.quant import RELEASED
+from fleet_problems import feasible_lp, random_problem
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"
 SLO = {"ttft_p99": 2.0, "tpot_p99": 0.05}
@@ -74,7 +76,10 @@ def _twins(catalog: Catalog, n: int) -> tuple[list[Any], FleetProblem, list[Buck
 
     system = hardware(catalog).system("mi300x")
     buckets = [Bucket("x", 512, 256, 4.5)]
-    types = [fleet_mod._Type(f"twin{i}", system, "e", None, 1, 1.0, np.array([1.0]), np.array([2.0])) for i in range(n)]
+    types = [
+        fleet_replay.InstanceType(f"twin{i}", system, "e", None, 1, 1.0, np.array([1.0]), np.array([2.0]))
+        for i in range(n)
+    ]
     problem = FleetProblem([t.name for t in types], ["x"], np.ones(n), np.ones((n, 1)), np.array([4.5]),
                            np.full(n, np.inf), np.ones(n), ["mi300x"] * n, {})  # fmt: skip
     return types, problem, buckets
@@ -100,16 +105,16 @@ def test_a_fleet_as_cheap_as_the_first_is_found_where_derating_would_add_capacit
         calls.append(p)
         return solve(replace(p, limits=np.array([2.0, 2.0, 1.0])) if len(calls) == 1 else p)
 
-    monkeypatch.setattr(fleet_mod, "_replay", stand_in)
-    monkeypatch.setattr(fleet_mod, "solve", first_pick_split)
+    monkeypatch.setattr(fleet_replay, "_replay", stand_in)
+    monkeypatch.setattr(fleet_replay, "solve", first_pick_split)
     types, problem, buckets = _twins(catalog, 3)
-    got = fleet_mod._settle(catalog, None, types, problem, buckets, SLO, True)  # type: ignore[arg-type]
+    got = fleet_replay.settle_fleet(catalog, None, types, problem, buckets, SLO, True)  # type: ignore[arg-type]
     assert got.met and got.steady_cost == pytest.approx(5.0)
     assert got.sol.cost_per_hour == pytest.approx(5.0)
     assert np.count_nonzero(got.sol.counts) == 1
     calls.clear()
-    monkeypatch.setattr(fleet_mod, "ALTERNATIVES", 0)  # the derate path alone pays more
-    alone = fleet_mod._settle(catalog, None, types, problem, buckets, SLO, True)  # type: ignore[arg-type]
+    monkeypatch.setattr(fleet_replay, "ALTERNATIVES", 0)  # the derate path alone pays more
+    alone = fleet_replay.settle_fleet(catalog, None, types, problem, buckets, SLO, True)  # type: ignore[arg-type]
     assert alone.met and alone.sol.cost_per_hour > 5.0 + 1e-9
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.planner.fleet import Bucket, buckets_from_trace, parse_limits, plan_fleet, read_workload
+from chipwise.planner.fleet import plan_fleet
+from chipwise.planner.fleet_workload import Bucket, buckets_from_trace, parse_limits, read_workload
 from chipwise.planner.lifecycle import plan_lifecycle
 from chipwise.workload.serving import read_trace
 from cli_run import run_error
@@ -182,12 +183,13 @@ def test_capacity_share_is_weighted_by_routed_traffic() -> None:
 def test_the_fleet_reported_is_the_fleet_replayed(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """When the derating rounds run out right after a re-solve, the report must replay that last fleet (not show the
     previous round's replay beside the new counts and routing), and a fleet that still misses says so. A fleet a
-    search met is shown with its confirming runs (_confirmed), one no search met with the search's replays."""
+    search met is shown with its confirming runs (confirmed_fleet), one no search met with the search's replays."""
     from chipwise.hardware import hardware
     from chipwise.planner import fleet as fleet_mod
+    from chipwise.planner import fleet_replay
     from chipwise.workload.presets import load_model
 
-    monkeypatch.setattr(fleet_mod, "CALIBRATION_ROUNDS", 1)
+    monkeypatch.setattr(fleet_replay, "CALIBRATION_ROUNDS", 1)
     hw = ["h100-sxm", "h200", "mi300x"]
     r = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, hw, {"mi300x": 16})
     model = load_model(catalog, "llama-3.1-70b")
@@ -200,8 +202,8 @@ def test_the_fleet_reported_is_the_fleet_replayed(catalog: Catalog, monkeypatch:
     for f in r["fleet"]:
         share = np.array([f["routed_requests_per_s"][b.name] for b in buckets])
         i = names.index(f["type"])
-        seed = fleet_mod.replay_seed(types[i])
-        again = fleet_mod._replay(catalog, model, types[i], f["instances"], share, buckets, SLO, seed, confirmed)
+        seed = fleet_replay.replay_seed(types[i])
+        again = fleet_replay._replay(catalog, model, types[i], f["instances"], share, buckets, SLO, seed, confirmed)
         assert f["replay"]["buckets"] == again["buckets"], f["type"]
     if not r["slo_met_in_replay"]:
         assert r["note"] and ("still misses the SLO" in r["note"] or "confirming run" in r["note"])
@@ -212,16 +214,17 @@ def test_a_fleet_too_large_to_replay_whole_is_replayed_by_a_slice(catalog: Catal
     batches still filling); a slice of instances carrying its share is replayed for three request latencies."""
     from chipwise.hardware import hardware
     from chipwise.planner import fleet as fleet_mod
-    from chipwise.planner.fleet import Bucket
+    from chipwise.planner import fleet_replay
+    from chipwise.planner.fleet_workload import Bucket
     from chipwise.workload.presets import load_model
 
     model = load_model(catalog, "llama-3.1-8b")
     buckets = [Bucket("a", 512, 256, 20000.0)]
     slo = {"ttft_p99": 2.0, "tpot_p99": 0.05}
     t = fleet_mod._types_for(catalog, model, hardware(catalog).system("h100-sxm"), buckets, slo, "bf16")[0]
-    replay = fleet_mod._replay(catalog, model, t, 706, np.array([20000.0]), buckets, slo, seed=0)
-    span = fleet_mod.REPLAY_LATENCIES * (2.0 + 256 * 0.05)
-    assert replay["replayed_instances"] == int(fleet_mod.REPLAY_MAX / (20000.0 / 706 * span))
+    replay = fleet_replay._replay(catalog, model, t, 706, np.array([20000.0]), buckets, slo, seed=0)
+    span = fleet_replay.REPLAY_LATENCIES * (2.0 + 256 * 0.05)
+    assert replay["replayed_instances"] == int(fleet_replay.REPLAY_MAX / (20000.0 / 706 * span))
     assert replay["output_tokens_per_s"] == pytest.approx(20000.0 * 256, rel=0.1)
 
 
@@ -232,22 +235,23 @@ def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
     replay does); topping up the types that miss adds instances for the same traffic, never past the chip limits,
     and the replay gets no worse."""
     from chipwise.planner import fleet as fleet_mod
+    from chipwise.planner import fleet_replay
 
-    settle = fleet_mod._settle
+    settle = fleet_replay.settle_fleet
 
     def mixed_only(*args: Any, **kwargs: Any) -> Any:  # the topping-up of the search over both types is tested
         if len(args) > 7:
             raise InfeasibleError("one chip type alone is not settled here")
         return settle(*args, **kwargs)
 
-    monkeypatch.setattr(fleet_mod, "CALIBRATION_ROUNDS", 0)
-    monkeypatch.setattr(fleet_mod, "ALTERNATIVES", 0)  # no other fleet of the steady-state programme is tried
-    monkeypatch.setattr(fleet_mod, "_settle", mixed_only)
+    monkeypatch.setattr(fleet_replay, "CALIBRATION_ROUNDS", 0)
+    monkeypatch.setattr(fleet_replay, "ALTERNATIVES", 0)  # no other fleet of the steady-state programme is tried
+    monkeypatch.setattr(fleet_mod, "settle_fleet", mixed_only)
     tight = {"ttft_p99": 1.5, "tpot_p99": 0.05}
     args = (catalog, "llama-3.1-70b", str(EXAMPLE), tight, ["h100-sxm", "mi300x"], {"mi300x": 16})
-    monkeypatch.setattr(fleet_mod, "TOP_UP_ROUNDS", 0)
+    monkeypatch.setattr(fleet_replay, "TOP_UP_ROUNDS", 0)
     bare = plan_fleet(*args)
-    monkeypatch.setattr(fleet_mod, "TOP_UP_ROUNDS", 3)
+    monkeypatch.setattr(fleet_replay, "TOP_UP_ROUNDS", 3)
     topped = plan_fleet(*args)
     assert bare["slo_met_in_replay"] is False
     before = {f["type"]: f for f in bare["fleet"]}
@@ -405,10 +409,10 @@ def test_lifecycle_serving_energy_is_the_serving_predictions(catalog: Catalog) -
     """The serving side's power and grid are plan serve's and predict's for the same deployment. They had put the
     scale-out network on one H100 and priced trn2's site at AWS's default region:
 
-    H100 (one p5, AWS, PUE 1.15): 0.8 x (700 + 575) W x 1.15 = 1,173 W a chip (lifecycle said 1,288 W with the
-        100 W network), at us-east-1's 379 g/kWh;
-    trn2 (priced in us-east-2, within one trn2.48xlarge): 0.8 x (500 + 150) W x 1.15 = 598 W a chip (3 chips: 1,794 W;
-        lifecycle said 2,139 W) at us-east-2's 411 g/kWh (it said 379)."""
+    H100 (one p5, AWS, PUE 1.15): 0.76 x (700 + 575) W x 1.15 = 1,114 W a chip (lifecycle said 1,288 W with the
+        100 W network, at a busy 0.8), at us-east-1's 379 g/kWh;
+    trn2 (priced in us-east-2, within one trn2.48xlarge): 0.76 x (500 + 0.82 x 500) W x 1.15 = 795 W a chip (its host
+        the catalog's host_power_fraction of the TDP: no published power) at us-east-2's 411 g/kWh (it said 379)."""
     from chipwise.api import predict
     from chipwise.economics.power import power_model
     from chipwise.hardware import hardware
@@ -419,8 +423,8 @@ def test_lifecycle_serving_energy_is_the_serving_predictions(catalog: Catalog) -
     # predict on a fixed deployment of each (energy an hour is chips x the same per-chip power; the plan serve picks
     # may differ in size)
     for chip, chips, tp, batch, watts_per_chip, g_per_kwh in (
-        ("h100-sxm", 1, 1, 64, 0.8 * 1275 * 1.15, 379),
-        ("trn2", 3, 2, 32, 0.8 * 650 * 1.15, 411),
+        ("h100-sxm", 1, 1, 64, 0.76 * 1275 * 1.15, 379),
+        ("trn2", 3, 2, 32, 0.76 * (500 + 0.82 * 500) * 1.15, 411),  # trn2.48xlarge: no published power
     ):
         s = serve[chip]
         # at its simulated busy share (plan serve's), under busy power all hour and over idle power all hour

@@ -13,8 +13,9 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.hardware import hardware
 from chipwise.planner import fleet as fleet_mod
-from chipwise.planner.fleet import Bucket
+from chipwise.planner import fleet_replay
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution
+from chipwise.planner.fleet_workload import Bucket
 from chipwise.planner.serving import choose_any, precisions
 from chipwise.planner.serving_plan import CONFIRM_FACTOR, MAX_CHECK_LOAD
 from chipwise.serve.engine import default_engine, engine_profile
@@ -28,7 +29,9 @@ BUCKETS = [Bucket("chat", 512, 256, 9.0), Bucket("rag", 4096, 256, 1.0)]
 
 def _type(catalog: Catalog, name: str, system: str, price: float, capacity: list[float]) -> Any:
     cap = np.array(capacity)
-    return fleet_mod._Type(name, hardware(catalog).system(system), "e", None, 1, price, cap, cap / MAX_CHECK_LOAD)
+    return fleet_replay.InstanceType(
+        name, hardware(catalog).system(system), "e", None, 1, price, cap, cap / MAX_CHECK_LOAD
+    )
 
 
 def _h100(catalog: Catalog) -> tuple[Any, Any]:
@@ -49,7 +52,7 @@ def test_capacity_is_at_most_85_percent_of_the_saturated_rate(catalog: Catalog) 
     weight, kv = precisions("bf16", None, eng, model, system)
     for j, b in enumerate(BUCKETS):
         job = ServingJob(model, LengthDist.fixed(b.input_tokens), LengthDist.fixed(b.output_tokens),
-                         Load("rate", rate=b.rate), requests=fleet_mod.REPLAY_REQUESTS)  # fmt: skip
+                         Load("rate", rate=b.rate), requests=fleet_replay.REPLAY_REQUESTS)  # fmt: skip
         est = choose_any(model, system, eng, job, weight, kv, LOOSE)[1]
         saturated = np.minimum(est.throughput / b.output_tokens, 1.0 / est.prefill_work_s)
         for t in types:  # a candidate's saturated rate, times the replicas an instance runs
@@ -71,18 +74,18 @@ def test_a_replay_that_misses_its_confirming_run_is_not_met(catalog: Catalog, mo
         calls.append((seed, longer))
         return {"slo_met": seed == 10, "buckets": {}}
 
-    monkeypatch.setattr(fleet_mod, "_replay_once", stand_in)
+    monkeypatch.setattr(fleet_replay, "_replay_once", stand_in)
     share = np.array([1.0, 0.1])
-    got = fleet_mod._replay(catalog, model, types[0], 1, share, BUCKETS, SLO, seed=10)
+    got = fleet_replay._replay(catalog, model, types[0], 1, share, BUCKETS, SLO, seed=10)
     assert got["slo_met"] is False
     # 1.1 req/s on one replica is light (no longer than 1,500 requests), the confirmation four times that
     assert calls == [(10, 1.0), (11, 1.0 * CONFIRM_FACTOR)]
     calls.clear()
-    assert fleet_mod._replay(catalog, model, types[0], 1, share, BUCKETS, SLO, seed=11)["slo_met"] is False
+    assert fleet_replay._replay(catalog, model, types[0], 1, share, BUCKETS, SLO, seed=11)["slo_met"] is False
     assert calls == [(11, 1.0)]
     calls.clear()  # the answer's confirming run: once, REPLAY_MAX requests on seed + CONFIRM_SEED
-    fleet_mod._replay(catalog, model, types[0], 1, share, BUCKETS, SLO, seed=10, confirm=True)
-    assert calls == [(10 + fleet_mod.CONFIRM_SEED, fleet_mod.REPLAY_MAX / fleet_mod.REPLAY_REQUESTS)]
+    fleet_replay._replay(catalog, model, types[0], 1, share, BUCKETS, SLO, seed=10, confirm=True)
+    assert calls == [(10 + fleet_replay.CONFIRM_SEED, fleet_replay.REPLAY_MAX / fleet_replay.REPLAY_REQUESTS)]
 
 
 def test_a_loaded_type_replays_longer(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -96,9 +99,9 @@ def test_a_loaded_type_replays_longer(catalog: Catalog, monkeypatch: pytest.Monk
         calls.append(args[8])
         return {"slo_met": True, "buckets": {}}
 
-    monkeypatch.setattr(fleet_mod, "_replay_once", stand_in)
+    monkeypatch.setattr(fleet_replay, "_replay_once", stand_in)
     share = 0.8 * t.saturation * np.array([0.5, 0.5]) * 3  # three instances, each bucket at 40% of saturation
-    fleet_mod._replay(catalog, model, t, 3, share, BUCKETS, SLO, seed=0)
+    fleet_replay._replay(catalog, model, t, 3, share, BUCKETS, SLO, seed=0)
     ratio = ((1 - 0.7**0.5) / (1 - 0.8**0.5)) ** 2
     assert ratio == pytest.approx(2.394, abs=5e-4)
     assert calls == pytest.approx([ratio, ratio * CONFIRM_FACTOR])
@@ -114,9 +117,9 @@ def _replayed(catalog: Catalog, model: Any, t: Any, count: int, share: np.ndarra
         assert job.trace is not None
         raise _SeenError(job.trace.input.copy(), setup.pools[0].replicas)
 
-    monkeypatch.setattr(fleet_mod, "run_job", seen)
+    monkeypatch.setattr(fleet_replay, "run_job", seen)
     with pytest.raises(_SeenError) as caught:
-        fleet_mod._replay_once(catalog, model, t, count, share, buckets, SLO, 0, longer)
+        fleet_replay._replay_once(catalog, model, t, count, share, buckets, SLO, 0, longer)
     inputs, replicas = caught.value.args
     return inputs, replicas
 
@@ -145,7 +148,7 @@ def test_each_bucket_is_replayed_for_its_p99_and_longer_runs_stop_at_the_cap(
     settle = 3 * (2.0 + 256 * 0.05)
     for longer, requests in (
         (1.0, 15 * 20000 / 706 * settle),
-        (fleet_mod.REPLAY_MAX / fleet_mod.REPLAY_REQUESTS, 20000),
+        (fleet_replay.REPLAY_MAX / fleet_replay.REPLAY_REQUESTS, 20000),
     ):
         inputs, replicas = _replayed(catalog, model, types[0], 706, np.array([20000.0]), big, longer, monkeypatch)
         assert replicas == int(20000 / (20000 / 706 * settle)) == 15
@@ -177,8 +180,8 @@ def test_near_twin_types_of_one_system_are_one(catalog: Catalog) -> None:
 
 def _settled(cost: float, counts: list[int], met: bool = True) -> Any:
     sol = FleetSolution(np.array(counts), np.array([[1.0 * c] for c in counts]), cost, np.ones(len(counts)))
-    return fleet_mod._Settled(sol, {i: {"slo_met": met} for i, c in enumerate(counts) if c}, np.ones((3, 1)),
-                              None, 3.0)  # fmt: skip
+    return fleet_replay._Settled(sol, {i: {"slo_met": met} for i, c in enumerate(counts) if c}, np.ones((3, 1)),
+                                 None, 3.0)  # fmt: skip
 
 
 def test_the_answer_is_the_cheapest_fleet_its_confirming_runs_meet(
@@ -192,19 +195,19 @@ def test_the_answer_is_the_cheapest_fleet_its_confirming_runs_meet(
     runs: list[str] = []
 
     def stand_in(catalog: Any, model: Any, t: Any, count: int, share: np.ndarray, *args: Any, **kw: Any) -> Any:
-        assert kw["confirm"] is True and kw["seed"] == fleet_mod.replay_seed(t)
+        assert kw["confirm"] is True and kw["seed"] == fleet_replay.replay_seed(t)
         runs.append(t.name)
         return {"slo_met": t.name != "a", "confirming": True}
 
-    monkeypatch.setattr(fleet_mod, "_replay", stand_in)
+    monkeypatch.setattr(fleet_replay, "_replay", stand_in)
     four, five, six = _settled(4.0, [4, 0, 0]), _settled(5.0, [0, 5, 0]), _settled(6.0, [0, 0, 6])
     found = [six, _settled(3.0, [0, 3, 0], met=False), four, five, _settled(4.0, [4, 0, 0])]
-    got = fleet_mod._confirmed(catalog, None, types, _problem(types), buckets, SLO, found)  # type: ignore[arg-type]
+    got = fleet_replay.confirmed_fleet(catalog, None, types, _problem(types), buckets, SLO, found)  # type: ignore[arg-type]
     assert got is not None and got.sol is five.sol and got.note is None and got.met
     assert got.replays == {1: {"slo_met": True, "confirming": True}}
     assert runs == ["a", "b"]
     missed = [_settled(3.0, [3, 0, 0], met=False)]  # no search met the SLO: nothing to confirm
-    assert fleet_mod._confirmed(catalog, None, types, _problem(types), buckets, SLO, missed) is None  # type: ignore[arg-type]
+    assert fleet_replay.confirmed_fleet(catalog, None, types, _problem(types), buckets, SLO, missed) is None  # type: ignore[arg-type]
 
 
 def _problem(types: list[Any]) -> FleetProblem:
@@ -231,9 +234,9 @@ def test_where_no_fleet_is_confirmed_the_cheapest_is_topped_up(
         runs.append((t.name, count))
         return {"slo_met": count >= needs[t.name]}
 
-    monkeypatch.setattr(fleet_mod, "_replay", stand_in)
+    monkeypatch.setattr(fleet_replay, "_replay", stand_in)
     two, five = _settled(4.0, [2, 2, 0]), _settled(5.0, [0, 0, 5])
-    got = fleet_mod._confirmed(catalog, None, types, _problem(types), buckets, SLO, [five, two])  # type: ignore[arg-type]
+    got = fleet_replay.confirmed_fleet(catalog, None, types, _problem(types), buckets, SLO, [five, two])  # type: ignore[arg-type]
     assert got is not None and got.met is met and set(got.replays) == {0, 1}
     # the cheapest's every type, the next's first miss, then the cheapest's misses topped up
     assert runs[:3] == [("a", 2), ("b", 2), ("c", 5)] and runs[3:5] == [("a", 3), ("b", 3)]

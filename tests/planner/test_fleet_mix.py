@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.planner.fleet_mix import FleetProblem, feasible_lp, random_problem, solve
+from chipwise.planner.fleet_mix import FleetProblem, solve
+from fleet_problems import feasible_lp, random_problem
 
 
 def _brute_force(p: FleetProblem, limit: int) -> float:

@@ -13,8 +13,9 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.interfaces.cli.app import run
-from chipwise.planner.fleet import NoFleetError, buckets_from_trace, parse_limits, plan_fleet
+from chipwise.planner.fleet import NoFleetError, plan_fleet
 from chipwise.planner.fleet_mix import FleetProblem, solve
+from chipwise.planner.fleet_workload import buckets_from_trace, parse_limits
 from chipwise.serve.quant import RELEASED
 from chipwise.workload.serving import read_trace
 

@@ -11,9 +11,11 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.planner.fleet import Bucket, _derated_away, plan_fleet, request_latency
+from chipwise.planner.fleet import plan_fleet
 from chipwise.planner.fleet_mix import FleetProblem, solve
-from chipwise.planner.serving_choice import SLO_KEYS
+from chipwise.planner.fleet_replay import _derated_away, request_latency
+from chipwise.planner.fleet_workload import Bucket
+from chipwise.workload.serving import SLO_KEYS
 from cli_run import run_error
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"
@@ -129,9 +131,9 @@ def test_a_hybrid_rack_is_refused_as_plan_train_refuses_it(
 def test_a_bucket_whose_request_was_dropped_misses_its_slo(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """A request dropped unserved has NaN latencies, which the replay's percentiles skip: its bucket read 'met'.
     The replay counts the bucket's dropped requests and a bucket with any misses its SLO."""
-    from chipwise.planner import fleet as fleet_mod
+    from chipwise.planner import fleet_replay
 
-    real = fleet_mod.per_request
+    real = fleet_replay.per_request
 
     def one_dropped(out: Any) -> dict[str, np.ndarray]:
         lat = real(out)
@@ -142,7 +144,7 @@ def test_a_bucket_whose_request_was_dropped_misses_its_slo(catalog: Catalog, mon
             lat[key][0] = np.nan
         return lat
 
-    monkeypatch.setattr(fleet_mod, "per_request", one_dropped)
+    monkeypatch.setattr(fleet_replay, "per_request", one_dropped)
     r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), P99, ["h100-sxm"])
     buckets = [s for f in r["fleet"] for s in f["replay"]["buckets"].values()]
     assert sum(s["dropped"] for s in buckets) >= 1

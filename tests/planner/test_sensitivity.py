@@ -12,7 +12,8 @@ import pytest
 
 import chipwise.api as cw
 from chipwise.catalog.fields import figure_paths
-from chipwise.catalog.loader import FOLLOWED, _builtin_raw, load_catalog
+from chipwise.catalog.loader import _builtin_raw, load_catalog
+from chipwise.catalog.overrides import FOLLOWED
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.interfaces.cli.app import run

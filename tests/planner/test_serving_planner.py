@@ -570,9 +570,12 @@ def test_a_split_past_one_node_pays_the_network_power_of_its_handover(catalog: C
     node = economics(catalog, [Pool(gpu, 6)], 1000.0, 5000.0)
     with_net, without = power_model(catalog, system, scaleout=True), power_model(catalog, system, scaleout=False)
     assert with_net.busy_w > without.busy_w
-    assert split["energy_j_per_hour"] == pytest.approx(
-        9 / 6 * node["energy_j_per_hour"] * with_net.busy_w / without.busy_w
-    )
+    # the rented chips the pools leave unused draw idle power (planner.serving_economics), with and without the fabric
+    pue = split["pue"]
+    split_w = 9 * with_net.busy_w + (split["billed_chips"] - 9) * with_net.idle_w
+    node_w = 6 * without.busy_w + (node["billed_chips"] - 6) * without.idle_w
+    assert split["energy_j_per_hour"] == pytest.approx(split_w * pue * 3600.0)
+    assert node["energy_j_per_hour"] == pytest.approx(node_w * pue * 3600.0)
 
 
 def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) -> None:

@@ -43,7 +43,9 @@ def test_a_two_row_trace_is_flagged_rather_than_read_as_zero_requests_per_second
     result = _predict(_trace(tmp_path / "two.csv", 0.2, 2))
     start, end = result["simulation"]["window_s"]
     assert start == 0.1 and end == result["simulation"]["makespan_s"]
-    assert result["requests_per_s"] == pytest.approx(2 / (end - start))  # 0.31
+    # 0.31: the requests the window's output tokens make (1,024 each), those of the first made before 0.1 s aside
+    assert result["requests_per_s"] == pytest.approx(result["output_tokens_per_s"] / 1024, rel=1e-12)
+    assert result["requests_per_s"] == pytest.approx(2 / (end - start), rel=0.01)
     assert result["short_run"]["arrival_span_s"] == 0.2
     # at the trace's 5 req/s (two over 0.2 s and a mean gap), three latencies of 6.30 s
     assert result["short_run"]["requests_for_steady_state"] == 95

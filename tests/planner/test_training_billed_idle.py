@@ -8,13 +8,13 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.planner.training import plan_training
 
-IDLE_W, BUSY_W = 320.75, 1120.0  # an H100 of a fleet past one p5: 700 x 0.11 + 575 x 0.25 + 100; 0.8 x 1,275 + 100
+IDLE_W, BUSY_W = 320.75, 1069.0  # an H100 of a fleet past one p5: 700 x 0.11 + 575 x 0.25 + 100; 0.76 x 1,275 + 100
 
 
 def test_billed_chips_past_the_job_draw_idle_power(catalog: Catalog) -> None:
     """12 H100s in Capacity Blocks rent two p5, 16 GPUs: the energy had counted the 12 busy and 0.24 spares (2% of
-    12) idle, 185 MJ under the 4 billed GPUs idle through the run. Now ideal = (1,120 x 12 + 320.75 x 4) W x T x PUE
-    1.15, and expected = 1.15 x [12 x (1,120 (T_wall - D) + 320.75 D) + max(16, 12.24) - 12 = 4 idle x 320.75 x
+    12) idle, 185 MJ under the 4 billed GPUs idle through the run. Now ideal = (1,069 x 12 + 320.75 x 4) W x T x PUE
+    1.15, and expected = 1.15 x [12 x (1,069 (T_wall - D) + 320.75 D) + max(16, 12.24) - 12 = 4 idle x 320.75 x
     T_wall]."""
     r = plan_training(catalog, "llama-3.1-8b", 12, ["h100-sxm"], tokens=10e9, pricing="capacity-block")["results"][0]
     assert (r["chips_used"], r["billed_chips"]) == (12, 16.0)
@@ -31,9 +31,10 @@ def test_billed_chips_past_the_job_draw_idle_power(catalog: Catalog) -> None:
 
 def test_an_owned_fleet_of_one_system_pays_no_scale_out_network(catalog: Catalog) -> None:
     """8 H100s on one p5 owned had been priced at the TCO of a fleet of many, 8 x $1.68957 a chip-hour ($6,600 a
-    chip of 400G fabric, its colocation, and 1,120 W busy all hour where the run's figure is 1,020 W). They pay the
+    chip of 400G fabric, its colocation, and 1,120 W busy all hour where the run's figure was 1,020 W). They pay the
     fixed terms without the fabric, 8 x (0.85444 + 0.17089 + 0.32125) = $10.7726/h, and the run's own electricity,
-    8 x 1,020 W x 1.42 x $0.0862/kWh = $0.9988/h. Sixteen span two p5 and pay the fabric: 16 x $1.68957/h."""
+    8 x 969 W (0.76 x 1,275) x 1.42 x $0.0862/kWh = $0.9489/h. Sixteen span two p5 and pay the fabric: 16 x
+    $1.68332/h."""
 
     def owned(chips: int) -> dict:
         report = plan_training(catalog, "llama-3.1-8b", chips, ["h100-sxm"], tokens=1e10, pricing="owned")
@@ -42,14 +43,14 @@ def test_an_owned_fleet_of_one_system_pays_no_scale_out_network(catalog: Catalog
     one, two = owned(8), owned(16)
     hours = one["time_to_train_s"] / 3600
     assert one["price_source"]["tco"]["capex_usd_per_chip_by_part"]["scaleout_network"] == 0.0
-    assert one["energy_j"] / one["time_to_train_s"] == pytest.approx(8 * 1020 * 1.42)
+    assert one["energy_j"] / one["time_to_train_s"] == pytest.approx(8 * 969 * 1.42)
     electricity = one["energy_j"] / 3.6e6 * 0.0862
-    assert electricity / hours == pytest.approx(0.9988, abs=1e-4)
+    assert electricity / hours == pytest.approx(0.9489, abs=1e-4)
     assert one["cost_usd"] == pytest.approx(8 * (0.85444 + 0.17089 + 0.32125) * hours + electricity, rel=1e-4)
-    assert one["cost_usd"] / hours == pytest.approx(11.7714, abs=1e-3)
+    assert one["cost_usd"] / hours == pytest.approx(11.7215, abs=1e-3)
     assert one["price_usd_per_chip_hour"] == pytest.approx(one["cost_usd"] / (8 * hours))
     assert two["price_source"]["tco"]["capex_usd_per_chip_by_part"]["scaleout_network"] == pytest.approx(6600)
-    assert two["cost_usd"] == pytest.approx(16 * 1.68957 * two["time_to_train_s"] / 3600, rel=1e-4)
+    assert two["cost_usd"] == pytest.approx(16 * 1.68332 * two["time_to_train_s"] / 3600, rel=1e-4)
 
 
 def test_a_utilisation_with_a_reservation_says_it_is_paid_every_hour() -> None:

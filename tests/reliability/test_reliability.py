@@ -13,9 +13,8 @@ from chipwise.catalog import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware
 from chipwise.reliability import assess_run, chips_per_host, failure_rates, goodput, interruption_rate
-from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval, young_interval
+from chipwise.reliability.checkpoint import checkpoint_bytes, daly_interval
 from chipwise.reliability.goodput import reliability_inputs, wall_time_factor
-from chipwise.reliability.rates import expected_interruptions
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -23,10 +22,11 @@ DAY = 86400.0
 
 def test_young_and_daly_intervals_by_formula() -> None:
     delta, mtbf = 300.0, 3 * HOUR
-    assert young_interval(delta, mtbf) == pytest.approx(math.sqrt(2 * 300 * 10_800))  # 2,545.6 s
+    young = math.sqrt(2 * 300 * 10_800)  # 2,545.6 s, Young's first order
     x = delta / (2 * mtbf)
-    daly = math.sqrt(2 * delta * mtbf) * (1 + math.sqrt(x) / 3 + x / 9) - delta  # 2,349.5 s
+    daly = young * (1 + math.sqrt(x) / 3 + x / 9) - delta  # 2,349.5 s
     assert daly_interval(delta, mtbf) == pytest.approx(daly)
+    assert daly == pytest.approx(2349.5, abs=0.1) and daly < young
     assert daly_interval(2 * mtbf, mtbf) == pytest.approx(mtbf)  # delta >= 2M: checkpoint every M
     arr = daly_interval(np.array([10.0, 100.0, 1000.0]), mtbf)
     assert arr.shape == (3,) and np.all(np.diff(arr) > 0)
@@ -52,7 +52,7 @@ def test_llama3_16k_h100_54_days_interruptions(catalog: Catalog, hw: Hardware) -
     rates = failure_rates(catalog)
     per_host = chips_per_host(catalog, hw.system("h100-sxm")).value
     assert per_host == 8
-    n = expected_interruptions(rates, 16_384, per_host, 54 * DAY)
+    n = interruption_rate(rates, 16_384, per_host) * 54 * DAY
     assert n == pytest.approx(419, rel=0.01)  # 418.7
     planned = rates.planned.value * 54 * DAY
     assert n + planned == pytest.approx(466, rel=0.01)
@@ -68,7 +68,7 @@ def test_llama3_16k_h100_54_days_interruptions(catalog: Catalog, hw: Hardware) -
 def test_other_published_runs_within_a_factor(
     catalog: Catalog, chips: int, per_host: int, hours: float, published: float, factor: float
 ) -> None:
-    n = expected_interruptions(failure_rates(catalog), chips, per_host, hours * HOUR)
+    n = interruption_rate(failure_rates(catalog), chips, per_host) * hours * HOUR
     assert published / factor <= n <= published * factor
 
 

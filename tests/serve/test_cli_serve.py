@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chipwise.interfaces.cli.app import run
-from chipwise.planner.serving_choice import parse_slo
+from chipwise.workload.serving import parse_slo
 from cli_run import run_error, run_json
 
 SCENARIO = (
@@ -895,7 +895,7 @@ def test_a_closed_loop_of_fewer_requests_than_two_per_user_is_too_short(capsys: 
         "concurrency: 64, requests: 100}"
     )
     data = run_json(capsys, ["predict", scenario, "--json"])
-    assert data["short_run"] == {"users": 64, "requests_for_steady_state": 256} and data["steady_state"] is False
+    assert data["short_run"] == {"users": 64, "requests_for_steady_state": 384} and data["steady_state"] is False
     assert run(["predict", scenario]) == 0
     said = " ".join(capsys.readouterr().out.replace("│", " ").split())
     assert "100 requests for 64 users: the users' start, all together, and the final drain" in said
@@ -1190,7 +1190,7 @@ def test_a_closed_loop_short_of_the_advised_waves_is_flagged(capsys: pytest.Capt
         "input_tokens: 1024, output_tokens: 256, concurrency: 64, requests: N}"
     )
     data = run_json(capsys, ["predict", scenario.replace("N", str(requests)), "--json"])
-    assert data["short_run"] == {"users": 64, "requests_for_steady_state": 256} and data["steady_state"] is False
+    assert data["short_run"] == {"users": 64, "requests_for_steady_state": 384} and data["steady_state"] is False
     steady = run_json(capsys, ["predict", scenario.replace("N", "1000"), "--json"])
     assert "short_run" not in steady and steady.get("steady_state", True)
     if requests > 128:  # ramped users (serve.simulate.run_job), measured after the ramp

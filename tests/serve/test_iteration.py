@@ -23,9 +23,8 @@ from chipwise.serve.iteration import (
     busiest_rank_experts,
     context_coefficient,
     eager_launches,
+    experts_read_and_rows,
     iteration_breakdown,
-    iteration_time,
-    moe_dispatch,
     pair_coefficient,
     prefill_pairs,
     token_costs,
@@ -113,7 +112,8 @@ def test_iteration_grows_with_tokens_and_context(h100, llama8b: ModelSpec) -> No
 
     def t(tokens: float, context: float) -> float:
         work = IterationInputs(np.asarray(tokens), np.asarray(1.0), np.asarray(context), np.asarray(0.0))
-        return float(iteration_time(llama8b, dev, topo, eng, "fp8", "fp8", shapes, work, 1024.0, 512.0))
+        parts = iteration_breakdown(llama8b, dev, topo, eng, "fp8", "fp8", shapes, work, 1024.0, 512.0)
+        return float(sum(parts.values()))
 
     assert t(1, 0) < t(64, 0) < t(2048, 0)
     assert t(64, 1000) < t(64, 100000)
@@ -124,12 +124,11 @@ def test_breakdown_broadcasts_over_shapes(h100, catalog: Catalog) -> None:  # ty
     model = load_model(catalog, "llama-3.1-70b")
     tps = np.asarray([1, 2, 4, 8])
     work = IterationInputs(np.asarray(128.0), np.asarray(128.0), np.asarray(128.0 * 1500), np.asarray(0.0))
-    vec = iteration_time(model, dev, topo, eng, "fp8", "fp8", Shapes.of(tps), work, 1500.0, 1024.0)
-    for i, tp in enumerate(tps):
-        one = iteration_time(model, dev, topo, eng, "fp8", "fp8", Shapes.of(int(tp)), work, 1500.0, 1024.0)
-        assert float(vec[i]) == pytest.approx(float(one), rel=1e-12)
     parts = iteration_breakdown(model, dev, topo, eng, "fp8", "fp8", Shapes.of(tps), work, 1500.0, 1024.0)
-    assert np.allclose(sum(parts.values()), vec)
+    for i, tp in enumerate(tps):
+        one = iteration_breakdown(model, dev, topo, eng, "fp8", "fp8", Shapes.of(int(tp)), work, 1500.0, 1024.0)
+        for key, part in parts.items():
+            assert float(part[i]) == pytest.approx(float(one[key]), rel=1e-12), key
     assert float(parts["tp_comm"][0]) == 0.0 and float(parts["tp_comm"][-1]) > 0.0
 
 
@@ -297,17 +296,17 @@ def test_nxd_moe_dispatch_follows_the_selective_loading_threshold() -> None:
     expert; a context encoding runs the worst-case number of 512-row blocks its static graph is compiled for,
     each loading one expert. Grouped GEMMs read the distinct experts hit."""
     e, k = 128.0, 8.0
-    loads, rows = moe_dispatch(np.asarray([4.0, 32.0, 2048.0]), e, k, True, 32.0)
+    loads, rows = experts_read_and_rows(np.asarray([4.0, 32.0, 2048.0]), e, k, True, 32.0)
     # 2048 x 8 = 16384 copies: ceil((16384 - 127) / 512) + 127 = 32 + 127 = 159 blocks (not 128 = one per expert)
     assert list(loads) == [32.0, 128.0, 159.0]
     assert list(rows) == [1.0, 32.0, 512.0]
     # a short prompt: 100 tokens x 8 = 800 copies, ceil((800 - 127) / 512) + 127 = 2 + 127 = 129 blocks
-    loads, rows = moe_dispatch(np.asarray([100.0]), e, k, True, 4.0)
+    loads, rows = experts_read_and_rows(np.asarray([100.0]), e, k, True, 4.0)
     assert list(loads) == [129.0] and list(rows) == [512.0]
     # 16 experts, top-1 (Llama 4 Scout), 600 tokens: ceil((600 - 15) / 512) + 15 = 2 + 15 = 17 blocks
-    loads, rows = moe_dispatch(np.asarray([600.0]), 16.0, 1.0, True, 4.0)
+    loads, rows = experts_read_and_rows(np.asarray([600.0]), 16.0, 1.0, True, 4.0)
     assert list(loads) == [17.0] and list(rows) == [512.0]
-    hit, per = moe_dispatch(np.asarray([1.0, 4096.0]), e, k, False, 0.0)
+    hit, per = experts_read_and_rows(np.asarray([1.0, 4096.0]), e, k, False, 0.0)
     assert float(hit[0]) == pytest.approx(k) and float(hit[1]) == pytest.approx(e)
     assert float(per[1]) == pytest.approx(4096.0 * k / e)
 

@@ -29,6 +29,7 @@ from chipwise.serve.search import (
     Estimate,
     Operating,
     at_rate,
+    batch_slots,
     best_throughput_shape,
     closed_loop,
     enumerate_candidates,
@@ -443,16 +444,16 @@ def test_the_user_search_reaches_its_limit(catalog: Catalog, h100: System, llama
 
 
 def test_a_closed_loop_seats_the_plans_slots(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
-    """vLLM admits on demand, so its saturation estimate seats kv / (I + O/2) requests; the plan the search makes
-    caps its batch at kv / (I + O) (kv_limited_batch). A closed loop of the estimate's batch leaves the users beyond
-    the plan's slots waiting for one."""
+    """vLLM admits on demand, so its saturation estimate and the plan the search makes (kv_limited_batch) both seat
+    kv / (I + O/2) requests (search.held_tokens; the plan had capped at kv / (I + O), and a closed loop of the
+    estimate's batch had left a quarter of its users waiting). Users beyond those slots wait for one."""
     eng = engine_profile(catalog, "vllm", h100.chip.family)
     cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(2048,))
     est = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 4096.0, 4096.0, 8192)
-    slots = np.floor(est.kv_tokens[0] / 8192.0)
-    assert est.batch[0] == np.floor(est.kv_tokens[0] / 6144.0) > slots
-    seated = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, np.asarray([slots]))
-    crowded = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, est.batch)
+    slots = np.floor(est.kv_tokens[0] / 6144.0)
+    assert est.batch[0] == slots == batch_slots(est, 6144.0)[0]
+    seated = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, est.batch)
+    crowded = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, 2.0 * est.batch)
     assert crowded.ttft[0] > 10.0 * seated.ttft[0]
 
 

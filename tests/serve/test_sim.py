@@ -16,7 +16,7 @@ from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.engine import engine_profile
-from chipwise.serve.iteration import IterationInputs, Shapes, iteration_time, prefill_pairs
+from chipwise.serve.iteration import IterationInputs, Shapes, iteration_breakdown, prefill_pairs
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.metrics import per_request, percentile_bounds, summarise
 from chipwise.serve.sim.policies import bucket
@@ -90,7 +90,7 @@ def test_simulator_agrees_with_closed_form_at_batch_one(h100_setup: ReplicaSetup
     contexts = I + 1 + np.arange(O - 1, dtype=np.float64)
     work = IterationInputs(np.ones_like(contexts), np.ones_like(contexts), contexts, np.zeros_like(contexts))
     p = s.plan
-    steps = iteration_time(
+    steps = iteration_breakdown(
         llama8b,
         s.dev,
         s.topo,
@@ -102,8 +102,8 @@ def test_simulator_agrees_with_closed_form_at_batch_one(h100_setup: ReplicaSetup
         s.typical_context,
         s.typical_prompt,
     )
-    assert tpot_sim == pytest.approx(float(steps.mean()), rel=1e-9)
-    prefill = iteration_time(
+    assert tpot_sim == pytest.approx(float(sum(steps.values()).mean()), rel=1e-9)
+    prefill = iteration_breakdown(
         llama8b,
         s.dev,
         s.topo,
@@ -115,7 +115,7 @@ def test_simulator_agrees_with_closed_form_at_batch_one(h100_setup: ReplicaSetup
         s.typical_context,
         s.typical_prompt,
     )
-    assert r["first"][0] == pytest.approx(float(prefill), rel=1e-9)
+    assert r["first"][0] == pytest.approx(float(sum(prefill.values())), rel=1e-9)
 
 
 def test_arrival_during_a_decode_run_waits_for_the_iteration_in_flight(h100_setup: ReplicaSetup) -> None:

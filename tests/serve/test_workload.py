@@ -81,8 +81,8 @@ def test_bad_scenarios_are_one_line_errors(extra: str, needle: str) -> None:
          "Fix: give a number"),
         ("arrival_rate: -3\n", "arrival_rate: Input should be greater than 0. Fix: give a positive number"),
         # a bare TPOT of a second or more is a unit slip: 50 meant 50 ms (with its unit, '1.5s' stands)
-        ("arrival_rate: 1\nslo: {tpot_p99_s: 50}\n", "slo: tpot_p99_s: 50 s per output token is not a plausible"),
-        ('arrival_rate: 1\nslo: {tpot_p99_s: "50"}\n', "slo: tpot_p99_s: 50 s per output token is not a plausible"),
+        ("arrival_rate: 1\nslo: {tpot_p99_s: 50}\n", "slo.tpot_p99_s: 50 s per output token is not a plausible"),
+        ('arrival_rate: 1\nslo: {tpot_p99_s: "50"}\n', "slo.tpot_p99_s: 50 s per output token is not a plausible"),
     ],
 )  # fmt: skip
 def test_scenario_errors_name_the_key_and_the_fix(extra: str, message: str) -> None:

@@ -396,7 +396,7 @@ def test_published_reports(train: dict[str, TrainingRow]) -> None:
         "MFU only (a FLOP rate, '502 petaFLOP/s aggregate', is stated in the notes only, not as tflops_per_chip)"
     )
     sp = train["T422"]
-    assert sp.plan["sequence_parallel"] is True and sp.plan["recompute"] == "selective"
+    assert sp.plan["sp"] is True and sp.plan["recompute"] == "selective"
     assert sp.plan["vpp"] == 3
     assert train["T429"].skip_reason == (
         "no throughput or step time (model TFLOP/s only: only an 'up to' (peak, not sustained) figure)"

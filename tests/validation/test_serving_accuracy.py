@@ -121,13 +121,14 @@ def test_mlperf_prompt_lengths_come_from_the_dataset_table() -> None:
         with pytest.raises(ChipwiseError, match="prompts are long"):
             _lengths(long, [])
     r1 = _row(source_family="MLPerf Inference v5.1", model="DeepSeek-R1", input_len="", output_len="3714")
-    assert _lengths(r1, []) == (3714.0, 3714.0)  # no per-sample data found: input = output, stated in the notes
+    assert _lengths(r1, []) == (803.8, 3714.0)  # short questions, long answers: never input = output
 
 
 def test_neuron_tables_that_count_prompt_tokens_give_output_throughput_and_no_tpot() -> None:
-    """The Neuron SDK 2.14-2.17 decoder tables count prompt and output tokens alike (throughput x latency per
-    token = 1000 x batch): Llama-2-13b on trn1, 1024 in / 1024 out, 230.3 tokens/s on 16 chips is 7.2 output
-    tokens/s per chip, and its 4.3 ms 'latency per token' is the run's latency over 2,048 tokens, not a TPOT."""
+    """The Neuron SDK 2.14-2.17 decoder tables count prompt and output tokens alike (SDK 2.14's page says so;
+    throughput x latency per token = 1000 on the batch-1 rows): Llama-2-13b on trn1, 1024 in / 1024 out, 230.3
+    tokens/s on 16 chips is 7.2 output tokens/s per chip, and its 4.3 ms 'latency per token' is the run's latency
+    over 2,048 tokens, not a TPOT."""
     notes = (
         'published column "Latency per Token P50/P99 (ms)"=4.3/4.3; mapped to tpot_ms (per-token/step latency); '
         'published "Throughput (tokens/second)"=230.3; compiled/total sequence length=2048'

@@ -28,6 +28,25 @@ OPEN_MAPS: tuple[str, ...] = (
     "google_cfe_fraction",
     "managed_service_markup",
 )
+#: datacenter figures no prediction reads (reference data), and what to set instead: a --set of one is refused with
+#: one line, as the reliability reference figures are (google_cfe_fraction.us-central1=0.5 had come out the same,
+#: though the catalog then called it "used for market-based carbon accounting")
+REFERENCE_ONLY: dict[str, str] = {
+    "google_cfe_fraction.*": "drop it; market-based carbon accounting is not modelled: carbon is location-based, "
+    "--set datacenter.grid_intensity.REGION=G/kWh to model a cleaner supply.",
+    "opex.tpu_ocs_power_fraction": "drop it; a TPU pod's optical switches are in its host share: --set "
+    "SYSTEM.host_power_fraction (e.g. tpu-v5p-pod.host_power_fraction=0.25).",
+    "capex.tpu_ocs_cost_fraction": "drop it; a TPU pod's optical switches are in its price (or unit_price).",
+}
+
+
+def reference_only(section: str, path: str) -> str | None:
+    """The fix for a --set of a datacenter figure no prediction reads (REFERENCE_ONLY), or None where one is read."""
+    if section != "datacenter":
+        return None
+    return next((fix for pattern, fix in REFERENCE_ONLY.items() if fnmatch.fnmatchcase(path, pattern)), None)
+
+
 #: engine fields that are switches: 1 on, 0 off
 ENGINE_FLAGS: tuple[str, ...] = (
     "chunked_prefill",
@@ -80,7 +99,11 @@ _BANDWIDTH = Range(0.0, lo_open=True, what="a bandwidth: above 0")
 #: section -> (pattern of the dotted path inside the section, its range); the first pattern that matches applies
 RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
     "chips": (("*.tdp", _POWER),),
-    "systems": (("*.power", _POWER),),
+    "systems": (
+        ("*.power", _POWER),
+        # 0 is a what-if (a host that draws nothing), as a network of 0 W is
+        ("*.host_power_fraction", Range(0.0, what="a host's power over its chips' TDP: 0 or more")),
+    ),
     "efficiency": (
         ("*.matmul.*", _FRACTION),
         ("*.memory", _FRACTION),
@@ -201,7 +224,12 @@ def _top_figures(node: Any) -> dict[str, dict[str, Any]]:
 
 
 #: figures a --set may add to a chip or system that has none
-OPTIONAL_FIGURES: Mapping[str, tuple[str, ...]] = {"chips": ("unit_price",), "systems": ("scaleup.bandwidth",)}
+#: (a system with no published power: --set mi300x-8x.power=10.92kW gives it one, over the host_power_fraction rule;
+#: --set mi300x-8x.host_power_fraction=0.39 its own host share in place of the datacenter default)
+OPTIONAL_FIGURES: Mapping[str, tuple[str, ...]] = {
+    "chips": ("unit_price",),
+    "systems": ("scaleup.bandwidth", "power", "host_power_fraction"),
+}
 
 
 def fields_of(raw: Mapping[str, Any], builtin: Mapping[str, Any], section: str, key: str) -> Fields:

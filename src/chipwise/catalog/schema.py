@@ -256,6 +256,10 @@ class SystemEntry(_Strict):
     scaleup: ScaleUpEntry
     scaleout: ScaleOutEntry
     power: Figure | None = None
+    #: where `power` is absent, the host's share of the chips' TDP (economics.power.host_power): one taken from a
+    #: sourced system of the same design class (a rack-scale UltraServer a GB200 NVL72's, a TPU pod a TPU7x pod's);
+    #: absent too, datacenter.opex.host_power_fraction, an 8-GPU DGX H100's
+    host_power_fraction: Figure | None = None
     host: str = ""
     #: host CPU time of framework work (op dispatch, a serving engine's scheduler) relative to an x86 DGX host
     host_overhead: Figure | None = None
@@ -270,6 +274,7 @@ class SystemEntry(_Strict):
     def _units(self) -> SystemEntry:
         expect_quantity(self.power, "power", "power")
         expect_quantity(self.host_overhead, "ratio", "host_overhead")
+        expect_quantity(self.host_power_fraction, "ratio", "host_power_fraction")
         if self.rental is not None and self.rental.largest() > self.chips:
             raise ValueError(f"rental unit of {self.rental.largest()} chips is larger than the system's {self.chips}")
         if self.scaleup.size > self.chips:

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, set_on_command_line
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, set_on_command_line
 from chipwise.catalog.schema import Figure
 from chipwise.errors import ChipwiseError
 

@@ -105,6 +105,7 @@ SECONDS_PER_DAY: Final = 24 * _HOUR
 SECONDS_PER_YEAR: Final = _YEAR
 SECONDS_PER_MONTH: Final = _MONTH
 JOULES_PER_KWH: Final = 3.6e6
+BYTES_PER_GIB: Final = _GI
 
 
 def quantity(unit: str) -> str:

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+
+import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, node, override, term
 from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
+from chipwise.types import Array, ArrayLike
 
 PROVIDER_PUE_KEY = {"aws": "aws", "gcp": "google", "google": "google", "azure": "microsoft", "oci": "public-cloud"}
 DEFAULT_REGION = {"aws": "us-east-1", "gcp": "us-central1", "google": "us-central1", "azure": "eastus"}
 #: Where an owned fleet (or a system with no cloud provider) is assumed to run when no region is given.
 OWNED_REGION = "country-usa"
 OWNED_PUE_KEY = "colocation"
-JOULES_PER_KWH = 3.6e6
 
 #: Regions the catalog's prices are quoted in that are not grid regions, and the grid region each lies in (a price
 #: quoted there runs, and --region names, that grid): an AWS Local Zone, a neocloud's country-wide list price, another
@@ -35,7 +36,6 @@ PRICE_REGIONS: dict[str, tuple[str | None, str]] = {
     "us": ("country-usa", "a provider's one price across its US data centres"),
     "us-ashburn-1": ("us-va", "Oracle Cloud's Ashburn, Virginia region"),
     "us-central2": ("us-ok", "Google Cloud's TPU region in Mayes County, Oklahoma"),
-    "ap-southeast-4": ("country-australia", "AWS's Melbourne region (Australia's grid average)"),
     "global": (None, "a provider's one worldwide list price"),
 }
 
@@ -90,8 +90,8 @@ def check_region(catalog: Catalog, region: str) -> str:
         return mapped
     if region in PRICE_REGIONS:
         raise ChipwiseError(
-            f"region '{region}' is {PRICE_REGIONS[region][1]}, not a place chips run in. Fix: give where they run, "
-            "e.g. --region country-usa or us-east-1."
+            f"region '{region}' is {PRICE_REGIONS[region][1]}, not a place chips run in. Fix: name where they run "
+            "(a scenario's region: key, or --region where a command takes one), e.g. country-usa or us-east-1."
         )
     if region not in grids:
         kinds = ", ".join(f"{kind} ({ex})" for kind, ex in REGION_EXAMPLES if ex in grids)
@@ -190,11 +190,12 @@ def require_electricity(catalog: Catalog, site: EnergySite) -> Term:
     return site.electricity
 
 
-def energy_j(power_w_per_chip: Any, chips: Any, seconds: Any, pue: float) -> Any:
+def energy_j(power_w_per_chip: ArrayLike, chips: ArrayLike, seconds: ArrayLike, pue: float) -> Array:
     """Facility energy of `chips` drawing `power_w_per_chip` for `seconds`, joules (NumPy arrays broadcast)."""
-    return power_w_per_chip * chips * seconds * pue
+    joules = np.asarray(power_w_per_chip, dtype=np.float64) * np.asarray(chips) * np.asarray(seconds) * pue
+    return np.asarray(joules, dtype=np.float64)
 
 
-def carbon_kg(energy: Any, site: EnergySite) -> Any:
+def carbon_kg(energy: ArrayLike, site: EnergySite) -> Array:
     """Location-based emissions of `energy` joules at the site's grid intensity, kg CO2e."""
-    return energy * site.kg_co2e_per_j
+    return np.asarray(energy, dtype=np.float64) * site.kg_co2e_per_j

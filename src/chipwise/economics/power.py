@@ -4,10 +4,17 @@
     P_it(idle)  = TDP x idle + P_host x host idle + P_net
 
 - TDP: the chip's board power (catalog `chips.*.tdp`).
-- P_host: the chip's share of the rest of its system at full load, system power / chips - TDP (CPUs, DRAM,
-  NICs, switches, fans, PSU losses; a DGX H100 is rated 10.2 kW for 8 x 700 W GPUs, so 575 W per GPU).
-- busy: `datacenter.opex.utilisation_power_fraction` (~0.8 of rated power during LLM training; Newkirk et al.
-  2025 measured 76% of the 10.2 kW rating on H100 nodes, host included).
+- P_host: the chip's share of the rest of its system at full load (CPUs, DRAM, NICs, switches, fans, PSU losses).
+  One convention for every system: where the catalog gives a system power (a vendor's rating, or a DGX's for the
+  cloud instances built on its board), system power / chips - TDP (a DGX H100 is rated 10.2 kW for 8 x 700 W GPUs,
+  so 575 W per GPU); where no system power is published, TDP x the host_power_fraction of its design class
+  (hardware.build.host_power_fraction): an 8-accelerator server's (AMD, Gaudi, Trn2 instances, GH200) is
+  `datacenter.opex.host_power_fraction` (0.82, that same DGX H100 host share); a rack-scale UltraServer's (Trn2,
+  Trn3) the GB200 NVL72's (120 kW over 72 x 1.2 kW: 0.389), a TPU pod's the TPU7x pod's (10 MW over 9,216 x 900 W:
+  0.206), each its system's own figure. An unsourced x 1.3 on all of them had given an MI300X 225 W of host against
+  an H100's 575 W, a third of their energy gap; 0.82 on all had given a Trn3 in a 144-chip UltraServer 820 W.
+- busy: `datacenter.opex.utilisation_power_fraction`, node-level: Newkirk et al. 2025 measured an 8x H100 node at
+  76% of its 10.2 kW rating (7.75 kW) while training, so 0.76 of chip and host alike (0.8 had drawn 8.16 kW).
 - idle: `datacenter.opex.idle_power_fraction` (0.11, measured on an idle H200) for the accelerator; the host's own
   idle share `datacenter.opex.host_idle_power_fraction` (0.25, an estimate: CPUs, memory, NICs and fans do not idle
   down as far as a GPU, and no host was measured).
@@ -26,6 +33,7 @@ from dataclasses import dataclass
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.errors import ChipwiseError
+from chipwise.hardware.build import host_power_fraction
 from chipwise.hardware.objects import FigureRef, System
 
 
@@ -41,7 +49,7 @@ class PowerModel:
     host_idle: Term  # the host's idle share of its full-load draw
     network: Term
     host: Term
-    #: the chip's TDP and the system's power the host's share is derived from, as the catalog gives them: listed
+    #: the chip's TDP and the system's power (or the host_power_fraction) the host's share is derived from: listed
     #: with the load fractions (`--sources` had named them only inside host_power_per_chip's derivation)
     rated: tuple[Term, ...] = ()
 
@@ -109,7 +117,8 @@ def per_scaleout_port(catalog: Catalog, system: System, figure: Term, unit: str,
 def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_load: float | None = None) -> PowerModel:
     """The power model of one chip of `system`; `scaleout` adds the fabric's per-chip power."""
     tdp = system.chip.tdp
-    host_w = max(0.0, system.power / system.chips - tdp)
+    host, rated = host_power(catalog, system)
+    host_w = host.value
     busy = (
         term(catalog, "datacenter", "opex", "utilisation_power_fraction")
         if busy_load is None
@@ -119,14 +128,6 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
     host_idle = term(catalog, "datacenter", "opex", "host_idle_power_fraction")
     fig = term(catalog, "datacenter", "opex", "network_power_w_per_chip")
     net = per_scaleout_port(catalog, system, fig, "W", f"{fig.shown:g} W") if scaleout else fig
-    power_ref = system.provenance.get("power")
-    host = derived(
-        host_w,
-        f"{system.id}.host_power_per_chip",
-        "W",
-        f"{system.id} power {system.power:,.0f} W / {system.chips} chips - {system.chip.id} TDP {tdp:,.0f} W"
-        + (f" (system power: {power_ref.status})" if power_ref else ""),
-    )
     # idle above busy would make every busy hour cheaper than an idle one (the break-even's E_busy - E_idle below 0,
     # higher utilisation lowering energy cost): refused as the slip it is (idle 1.0 and busy 0.3 had priced)
     idle_w, busy_w = tdp * idle.value + host_w * host_idle.value, (tdp + host_w) * busy.value
@@ -147,15 +148,41 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         network=net if scaleout else derived(0.0, net.key, "W", "a single system: no scale-out fabric"),
         host=host,
         host_idle=host_idle,
-        rated=tuple(
-            _rated(ref, key, si)
-            for ref, key, si in (
-                (system.chip.provenance.get("tdp"), f"{system.chip.id}.tdp", tdp),
-                (power_ref, f"{system.id}.power", system.power),
-            )
-            if ref is not None
-        ),
+        rated=rated,
     )
+
+
+def host_follows_tdp(catalog: Catalog, system: System) -> bool:
+    """Whether `system`'s host share is a fraction of its chips' TDP, and so moves with it (`--set CHIP.tdp`, the TDP
+    `chipwise claims` solves for): a system the catalog gives no power. One with a power figure keeps its host, network
+    and fans as the TDP moves (catalog.overrides.tdp_moved_power). A hybrid rack's member (rack:chip), not a catalog
+    system, takes its share of the rack's power."""
+    entry = catalog.systems.get(system.id)
+    return entry is not None and entry.power is None
+
+
+def host_power(catalog: Catalog, system: System) -> tuple[Term, tuple[Term, ...]]:
+    """A chip's share of its system's host at full load (W), and the rated figures it comes from (the chip's TDP with
+    the system's power, or with its host_power_fraction where the catalog gives the system no power)."""
+    tdp = system.chip.tdp
+    key = f"{system.id}.host_power_per_chip"
+    tdp_ref = system.chip.provenance.get("tdp")
+    chip_tdp = (_rated(tdp_ref, f"{system.chip.id}.tdp", tdp),) if tdp_ref is not None else ()
+    if host_follows_tdp(catalog, system):
+        # no published system power: the host share of its design class's sourced system (an MI300X server's 2 CPUs,
+        # 8 NICs and fans are the DGX H100's; a Trn3 UltraServer's switches and hosts a GB200 NVL72 rack's)
+        frac = host_power_fraction(catalog, system.id)
+        how = (
+            f"{system.chip.id} TDP {tdp:,.0f} W x {frac.value:g} ({frac.key}, {frac.status}: no published "
+            f"{system.id} power)"
+        )
+        return derived(tdp * frac.value, key, "W", how), (*chip_tdp, frac)
+    power_ref = system.provenance.get("power")
+    how = f"{system.id} power {system.power:,.0f} W / {system.chips} chips - {system.chip.id} TDP {tdp:,.0f} W" + (
+        f" (system power: {power_ref.status})" if power_ref else ""
+    )
+    power = (_rated(power_ref, f"{system.id}.power", system.power),) if power_ref is not None else ()
+    return derived(max(0.0, system.power / system.chips - tdp), key, "W", how), (*chip_tdp, *power)
 
 
 def _rated(ref: FigureRef, key: str, si: float) -> Term:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-FloatArray = NDArray[np.float64]
+from chipwise.types import Array as FloatArray
 
 
 def rent(units: tuple[int, ...], replica_chips: ArrayLike, replicas: ArrayLike) -> tuple[FloatArray, FloatArray]:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from chipwise.catalog.loader import Catalog, set_on_command_line
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.overrides import set_on_command_line
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, SystemEntry
+from chipwise.catalog.terms import Term, from_figure, term
 from chipwise.catalog.units import from_si
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import Chip, Efficiency, Fabric, FigureRef, ScaleUpDomain, System
@@ -275,13 +278,17 @@ class Hardware:
             power = entry.power.si
             prov["power"] = ref(entry.power)
         else:
-            power = chip.tdp * entry.chips * HOST_POWER_FACTOR
+            # no published power: the host share economics.power.host_power prices, a fraction of the chips' TDP
+            # (host_power_fraction: the system's own or the datacenter default; claims move it with a TDP)
+            frac = host_power_fraction(self.catalog, sid)
+            power = chip.tdp * entry.chips * (1.0 + frac.value)
             prov["power"] = FigureRef(
-                value=power,
-                unit="W",
+                value=from_si(power, "kW"),
+                unit="kW",
                 status="estimate",
-                sources=(),
-                derivation=f"not in the catalog: chips x TDP x {HOST_POWER_FACTOR} (host, network and fans)",
+                sources=frac.source,
+                derivation=f"no published system power: {entry.chips} chips x TDP {chip.tdp:,.0f} W x (1 + "
+                f"{frac.key} {frac.value:g}, {frac.status})",
             )
         if entry.rental is not None:
             r = entry.rental
@@ -314,8 +321,19 @@ class Hardware:
         )
 
 
-#: Host share of a server's power when a system has no power figure: DGX H100 draws 10.2 kW for 8 x 700 W GPUs.
-HOST_POWER_FACTOR = 10.2e3 / (8 * 700.0)
+def host_power_fraction(catalog: Catalog, system_id: str) -> Term:
+    """The host share of its chips' TDP that a system with no published power draws (economics.power.host_power,
+    the power Hardware fills in for it, chipwise claims): its own `host_power_fraction`, taken from a sourced system
+    of its design class, or else datacenter.opex.host_power_fraction, an 8-GPU DGX H100's (0.82). The host share
+    follows the design: a rack-scale NVLink rack's is 0.39 (GB200 NVL72), a TPU pod's 0.21 (TPU7x), and one rule for
+    all had given a Trn3 UltraServer an 8-GPU server's host."""
+    entry = catalog.systems.get(system_id)
+    fig = entry.host_power_fraction if entry is not None else None
+    if fig is None:
+        return term(catalog, "datacenter", "opex", "host_power_fraction")
+    own = from_figure(fig, f"{system_id}.host_power_fraction")
+    origin = catalog.origins.get(f"systems.{system_id}")  # a --catalog file's or a --set's, as term() records
+    return replace(own, extra={"origin": origin}) if origin else own
 
 
 def _share(hybrid: System, figure: Mapping[str, float], chip_id: str, unit: str, scale: float) -> tuple[float, str]:

@@ -10,11 +10,10 @@ oversubscription of any Clos tier the group spans beyond.
 Costs for a buffer of S bytes per rank (ring algorithms; Thakur, Rabenseifner & Gropp 2005; NCCL's busBw):
     all-reduce      2 (n-1)/n * S / B + 2 (n-1) alpha
     reduce-scatter  (n-1)/n * S / B + (n-1) alpha          (all-gather is the same)
-    all-to-all      (n-1)/n * S / B + (n-1) alpha          (S = bytes a rank sends, itself included)
 Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. For large
 groups the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees (and NVLS inside
-an NVLink domain) there; on a torus, a ring along each dimension spanned, sum (n_d - 1) steps; an all-to-all on a
-torus pays for the hops its data travels (_in_domain_steps_and_hops).
+an NVLink domain) there; on a torus, a ring along each dimension spanned, sum (n_d - 1) steps; a MoE dispatch (an
+all-to-all) on a torus pays for the hops its data travels (_in_domain_steps_and_hops).
 On a torus, a group spanning d of the D dimensions (from the lowest its members differ in to the highest) drives
 only d/D of the chip's links, or those dimensions' own bandwidths where the catalog gives them (a Trn2
 UltraServer's inter-instance ring carries 128 GB/s against 256 on each in-instance dimension). Consecutive chips
@@ -33,13 +32,10 @@ import math
 from dataclasses import dataclass, fields
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.perf.device import Topology
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize, largest_divisor_at_most
-
-Array = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from chipwise.types import Array, IntArray
 
 
 def _as_int(x: IntArray | int) -> IntArray:
@@ -213,8 +209,7 @@ class Group:
 
     reduce-scatter / all-gather: slope_rs = (N-1)/N / B_in + (n_out-1)/n_out / (n_in B_out),
                                  intercept_rs = k_in alpha_in + steps(n_out) alpha_out
-    all-reduce = 2 x reduce-scatter; all-to-all: slope_a2a = h (N-1)/n / B_in + (n-n_in)/n / B_out,
-                                     intercept_a2a = k_in alpha_in + (n_out-1) alpha_out
+    all-reduce = 2 x reduce-scatter; moe_dispatch reads bw_in, bw_out, steps_in and a2a_hops itself.
     N and n_in: the largest and smallest of the group's parts in one domain (place_group; equal where they divide
     it). Each term is the slower part's: the scale-up terms (B_in, k_in, h) the largest part's, the network terms
     the smallest part's, whose ranks each carry a larger shard.
@@ -228,8 +223,6 @@ class Group:
     bw_out: Array
     slope_rs: Array
     intercept_rs: Array
-    slope_a2a: Array
-    intercept_a2a: Array
     steps_in: Array
     a2a_hops: Array
 
@@ -245,17 +238,15 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
     if not np.any(size > 1):  # nothing to communicate (e.g. no expert parallelism in any plan)
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
         up, out = zero + topo.up_bandwidth, zero + topo.out_bandwidth
-        return Group(size, one, one, up, out, zero, zero, zero, zero, zero, zero + 1.0)
+        return Group(size, one, one, up, out, zero, zero, zero, zero + 1.0)
     n_in, big, n_out = place_group(size, stride, topo)
     bw_in, bw_out = _bw_in(big, topo, stride), _bw_out(size, stride, topo)
     active = size > 1
-    nin, nout, n = n_in.astype(np.float64), n_out.astype(np.float64), np.maximum(size, 1).astype(np.float64)
+    nin, nout = n_in.astype(np.float64), n_out.astype(np.float64)
     nbig = big.astype(np.float64)
     steps_in, hops = _in_domain_steps_and_hops(big, stride, topo, bw_in)
     slope_rs = (nbig - 1.0) / nbig / bw_in + (nout - 1.0) / nout / (nin * bw_out)
     intercept_rs = steps_in * topo.up_latency + _steps(n_out) * topo.out_latency
-    slope_a2a = hops * (nbig - 1.0) / n / bw_in + (n - nin) / n / bw_out
-    intercept_a2a = steps_in * topo.up_latency + (nout - 1.0) * topo.out_latency
     zero = np.zeros(np.shape(size))
     return Group(
         size=size,
@@ -265,8 +256,6 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group
         bw_out=bw_out,
         slope_rs=np.where(active, slope_rs, zero),
         intercept_rs=np.where(active, intercept_rs, zero),
-        slope_a2a=np.where(active, slope_a2a, zero),
-        intercept_a2a=np.where(active, intercept_a2a, zero),
         steps_in=np.where(active, steps_in, zero),
         a2a_hops=np.where(active, hops, zero + 1.0),
     )
@@ -298,15 +287,6 @@ def reduce_scatter(
 
 
 all_gather = reduce_scatter
-
-
-def all_to_all(
-    nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
-) -> Array:
-    """All-to-all where each rank sends `nbytes` in total, spread evenly over the group (itself included):
-    t = S slope_a2a + intercept_a2a, flat (n-1)/n S / B + (n-1) alpha (Thakur, Rabenseifner & Gropp 2005)."""
-    g = _g(size, stride, topo)
-    return np.asarray(np.asarray(nbytes) * g.slope_a2a + g.intercept_a2a, dtype=np.float64)
 
 
 def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology, members: IntArray | int = 2) -> Array:

@@ -28,12 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf.device import Device
-
-Array = NDArray[np.float64]
+from chipwise.types import Array
 
 #: GEMM dimension at which a kernel runs at half its large-shape rate (prologue, epilogue and pipeline fill):
 #: ramp = d / (d + D_HALF) per dimension. An estimate, no kernel measurement behind the 128 itself (one 128-wide

@@ -34,9 +34,7 @@ from numpy.typing import NDArray
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import GemmColumns, gemm_columns, roofline, rows_term
 from chipwise.perf.device import Device, Topology
-
-Array = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from chipwise.types import Array, IntArray
 
 ACTIVATION_BYTES = 2.0
 #: Rows at which a serving GEMM runs at the large-shape rate of the training model (perf.compute.gemm_time, whose

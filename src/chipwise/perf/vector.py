@@ -5,9 +5,8 @@ combinations, so this turns O(rows x work) into O(rows) gathers plus O(combinati
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
-IntArray = NDArray[np.int64]
+from chipwise.types import IntArray
 
 #: Below this many rows factorising costs more than it saves.
 FACTORIZE_MIN_ROWS = 4096

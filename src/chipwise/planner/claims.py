@@ -21,12 +21,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, set_on_command_line, tdp_moved_power
-from chipwise.economics.power import power_model
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, set_on_command_line, tdp_moved_power
+from chipwise.economics.power import host_follows_tdp, power_model
 from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, latest_quotes, price_per_chip_hour
 from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
+from chipwise.hardware.build import host_power_fraction
 from chipwise.hardware.objects import System
 from chipwise.perf.device import power_scale
 from chipwise.planner.serving import predict_serving
@@ -37,6 +39,7 @@ from chipwise.train.explain import plan_result
 from chipwise.train.search import search_plans
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
+from chipwise.workload.serving import ServeScenario
 
 HOLDS = "holds"
 PEAK_ONLY = "holds only at peak specs"
@@ -244,12 +247,16 @@ def _label(ref: Any, default: str = "estimate") -> str:
 def _it_power_w(runs: _Runs, system: System, run: dict[str, Any], tdp_w: float) -> float:
     """IT power of `run` with `system`'s chips at `tdp_w`: the chips the plan keeps busy at the busy load, those it
     leaves idle at idle power (as planner.training prices the run's energy), the system's power moved as
-    `--set CHIP.tdp` moves it (tdp_moved_power: its host, network and fans stay)."""
+    `--set CHIP.tdp` moves it: a published system power keeps its host, network and fans (tdp_moved_power), a system
+    with none takes host_power_fraction of the TDP as its host, which moves with it (economics.power)."""
     chip = system.chip
+    follows = host_follows_tdp(runs.catalog, system)
     moved = replace(
         system,
         chip=replace(chip, tdp=tdp_w),
-        power=tdp_moved_power(system.power, system.chips, tdp_w - chip.tdp),
+        power=system.power * tdp_w / chip.tdp
+        if follows
+        else tdp_moved_power(system.power, system.chips, tdp_w - chip.tdp),
     )
     power = power_model(runs.catalog, moved, scaleout=run["chips"] > system.chips)
     chips = int(run["chips"])
@@ -262,13 +269,15 @@ def _tdp_for(runs: _Runs, system: System, run: dict[str, Any], ratio: float, tar
     and the ratio a 0 W chip would give; the TDP is below 0 where no TDP reaches it.
 
     Tokens per joule go as 1 / IT power (the PUE and the plan stay; a chip with no reference TDP keeps its speed,
-    perf.device.power_scale), and IT power is affine in the TDP with the host held (_it_power_w), so from the power
-    at today's TDP (W_now) and at 0 W (W_0):
+    perf.device.power_scale), and IT power is affine in the TDP, the host held or moving with it as --set CHIP.tdp
+    holds or moves it (_it_power_w), so from the power at today's TDP (W_now) and at 0 W (W_0):
 
         TDP = TDP_now x (W_now x ratio / target - W_0) / (W_now - W_0)
 
-    The host had been taken as 0.3 of the TDP, scaling with it, while --set CHIP.tdp holds it: 646 W was printed
-    for 1.4x, and set, gave 1.24x.
+    The host had been taken as 0.3 of the TDP, scaling with it, while --set CHIP.tdp held it: 646 W was printed
+    for 1.4x, and set, gave 1.24x. A system with no published power (the Trn3 UltraServer) now has a host of
+    host_power_fraction x TDP, which --set CHIP.tdp moves: W_0 is then 0 (the network aside), and the TDP is
+    TDP_now x ratio / target, any target within reach (1d's text had still said the host was held).
     """
     tdp = system.chip.tdp
     now, floor = _it_power_w(runs, system, run, tdp), _it_power_w(runs, system, run, 0.0)
@@ -283,11 +292,13 @@ def _tdp_text(runs: _Runs, system: System, found: tuple[float, float] | None, ta
     if found is None:
         return ""
     watts, at_zero = found
-    host = power_model(runs.catalog, system, scaleout=False).host_w
+    power = power_model(runs.catalog, system, scaleout=False)
+    follows = host_follows_tdp(runs.catalog, system)
     if watts <= 0:
-        return (
-            f"no Trn3 TDP gives {target:g}x: at 0 W it gets {_x(at_zero)}, its host and switches "
-            f"({host:,.0f} W a chip) and idle chips drawing the rest"
+        return f"no Trn3 TDP gives {target:g}x: at 0 W it gets {_x(at_zero)}, " + (
+            "its scale-out network drawing the rest"  # the host and idle chips go to 0 W with the TDP
+            if follows
+            else f"its host and switches ({power.host_w:,.0f} W a chip) and idle chips drawing the rest"
         )
     ref = system.chip.efficiency.reference_tdp_w
     slower = (
@@ -295,19 +306,35 @@ def _tdp_text(runs: _Runs, system: System, found: tuple[float, float] | None, ta
         if power_scale(watts, ref) < 1.0
         else ""
     )
+    share = power.host_w / system.chip.tdp
+    host = (
+        # a system with no published power: its host is a share of the TDP and moves with it
+        f"its host and switches moving with it at {share:.2f} of the TDP, {watts * share:,.0f} W a chip, as "
+        "--set trn3.tdp moves them"
+        if follows
+        else f"its host and switches held at {power.host_w:,.0f} W a chip, as --set trn3.tdp holds them"
+    )
+    return f"Trn3 would need <= {watts:,.0f} W per chip for {target:g}x ({host}){slower}"
+
+
+def _host_ref(runs: _Runs, system: System) -> Any:
+    """Where `system`'s host share comes from: its power figure, or for a system with none its host_power_fraction of
+    the TDP (the power the loader fills in read as an estimate even where that fraction was set on the command
+    line)."""
     return (
-        f"Trn3 would need <= {watts:,.0f} W per chip for {target:g}x (its host and switches held at {host:,.0f} W a "
-        f"chip, as --set trn3.tdp holds them){slower}"
+        host_power_fraction(runs.catalog, system.id)
+        if host_follows_tdp(runs.catalog, system)
+        else system.provenance.get("power")
     )
 
 
 def _power_text(runs: _Runs, name: str, system: System) -> str:
-    """'Trn3 1,000 W [estimate] + 300 W host and switches [estimate]': a chip's TDP and its share of the rest of
+    """'Trn3 1,000 W [estimate] + 389 W host and switches [estimate]': a chip's TDP and its share of the rest of
     its system, each with where it came from."""
     host = power_model(runs.catalog, system, scaleout=False).host_w
     return (
         f"{name} {system.chip.tdp:,.0f} W [{_label(system.chip.provenance.get('tdp'))}] + {host:,.0f} W host and "
-        f"switches [{_label(system.provenance.get('power'))}]"
+        f"switches [{_label(_host_ref(runs, system))}]"
     )
 
 
@@ -425,8 +452,8 @@ def _claim1(runs: _Runs) -> Claim:
     refs = (
         trn2.chip.provenance.get("tdp"),
         trn3.chip.provenance.get("tdp"),
-        trn2.provenance.get("power"),
-        trn3.provenance.get("power"),
+        _host_ref(runs, trn2),
+        _host_ref(runs, trn3),
     )
     power_estimated = any(_figure_estimated(ref) for ref in refs)
     power_note = f"power per chip: {_power_text(runs, 'Trn2', trn2)}; {_power_text(runs, 'Trn3', trn3)}" + (
@@ -1067,7 +1094,9 @@ def _claim7(runs: _Runs) -> Claim:
     errors: dict[str, str] = {}
     for hw_id, chips in fleets:
         try:
-            results[hw_id] = predict_serving(runs.catalog, load_scenario(SERVE_SCENARIO.format(hw=hw_id, chips=chips)))
+            scenario = load_scenario(SERVE_SCENARIO.format(hw=hw_id, chips=chips))
+            assert isinstance(scenario, ServeScenario)  # kind: serve
+            results[hw_id] = predict_serving(runs.catalog, scenario)
         except ChipwiseError as exc:
             errors[hw_id] = _plan_reason(str(exc))
     if "h100-sxm" not in results or not (set(results) - {"h100-sxm"}):

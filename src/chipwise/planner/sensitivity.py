@@ -32,7 +32,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from chipwise.catalog.loader import SET_ON_COMMAND_LINE, Catalog, load_catalog
+from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
 from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
 from chipwise.planner.scenario import predict_scenario

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.economics.rental import billed_one, rent
-from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.serve.engine import EngineProfile, check_engine_model, check_engine_name, default_engine
 from chipwise.serve.plan import ReplicaPlan, chip_count
@@ -26,10 +25,11 @@ from chipwise.serve.search import (
     closed_loop,
     enumerate_candidates,
     estimate,
+    held_tokens,
 )
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import DEFAULT_ROUTER, ServingJob, bare_seconds, slo_seconds
+from chipwise.workload.serving import DEFAULT_ROUTER, ServingJob, parse_slo, read_slo
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -49,6 +49,8 @@ class Choice:
     billed: float  # chips rented for the replicas: the system's rental units that host them (else as used)
     #: why the replicas leave some of the stated chips idle ('' where they fill them, or none were stated)
     idle_reason: str = ""
+    #: why the batch limit is what it is, where the KV cache set it ('' where the candidate's own limit stands)
+    batch_reason: str = ""
 
 
 #: A split's decode pool may take this share of a TTFT target: a request's first token waits there for a batch
@@ -69,10 +71,6 @@ def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
     return name
 
 
-#: The latency targets a serving SLO may set: TTFT, TPOT and end-to-end latency at p50, p90 or p99 (seconds).
-SLO_KEYS = tuple(f"{m}_{s}" for m in ("ttft", "tpot", "e2e") for s in ("p50", "p90", "p99"))
-
-
 class Targets(dict[str, float]):
     """SLO targets in seconds that check_slo has read: passed on as they are (read again, a TPOT of 1.5 s given
     with its unit met the bare-number check as a bare 1.5 and was refused)."""
@@ -83,10 +81,9 @@ LIFECYCLE_SLO = "ttft_p99=2s,tpot_p99=50ms"
 
 
 def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Targets:
-    """The SLO in seconds, its keys and values checked (one line naming the problem and the fix otherwise): text
-    with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it), or a mapping of keys to seconds (numbers) or to
-    times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}; text without a unit, '2', is refused as on the command
-    line). A bare TPOT of a second or more is a unit slip, refused as a scenario refuses it. Targets already read
+    """The SLO in seconds, read as a scenario's is (workload.serving: one line naming the problem and the fix
+    otherwise): text with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it: parse_slo), or a mapping of keys to
+    seconds (numbers) or to times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}: read_slo). Targets already read
     pass through. `required`: the command needs targets (plan fleet), so text naming none is not told to leave
     --slo out."""
     if isinstance(slo, Targets):
@@ -95,73 +92,7 @@ def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Ta
         return Targets()
     if isinstance(slo, str):
         return Targets(parse_slo(slo, required))
-    if not isinstance(slo, Mapping):
-        raise ChipwiseError(f"SLO {slo!r} is not a mapping. Fix: give e.g. {{'ttft_p99': 2.0, 'tpot_p99': 0.05}}.")
-    out: dict[str, float] = {}
-    for key, value in slo.items():
-        if key not in SLO_KEYS:
-            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
-        bare = bare_seconds(value)
-        if bare is not None and isinstance(value, str):
-            # text is a time with its unit, as on the command line; a number is seconds
-            seconds = bare / 1000 if str(key).startswith("tpot") and bare >= 1 else bare  # '50' for a TPOT: ms
-            raise ChipwiseError(
-                f"SLO {key} = '{value}' has no unit. Fix: give seconds as a number ({seconds:g}) or a time with a "
-                f"unit ('{_slo_example(key, value).split('=', 1)[1]}')."
-            )
-        if bare is not None and str(key).startswith("tpot") and bare >= 1:
-            raise ChipwiseError(
-                f"SLO {key} = {bare:g} s per output token is not a plausible target. Fix: give {bare / 1000:g} "
-                f"(seconds) or '{bare:g}ms'."
-            )
-        try:  # slo_seconds names true and null as JSON and YAML write them (a JSON API had answered 'True: not a time')
-            out[key] = slo_seconds(value)
-        except ValueError as exc:
-            raise ChipwiseError(f"SLO {key} = {exc}. Fix: give seconds (2.0) or a time with a unit ('2s').") from None
-    return Targets(out)
-
-
-def parse_slo(text: str, required: bool = False) -> dict[str, float]:
-    """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
-    any case), each key at most once. Text that names no target ('', ',') is one line: it had meant no SLO to plan
-    serve, dropped plan lifecycle's default, and was refused by plan fleet. Where targets are `required` (plan
-    fleet's --slo), the fix offers no leaving --slo out, which that command refuses."""
-    if not text.replace(",", "").strip():
-        leave_out = (
-            ""
-            if required
-            else ", or leave --slo out (plan serve then plans with no SLO, plan lifecycle with its default)"
-        )
-        raise ChipwiseError(f"--slo '{text}' names no latency target. Fix: give e.g. --slo {LIFECYCLE_SLO}{leave_out}.")
-    out: dict[str, float] = {}
-    for item in text.split(","):
-        if not item.strip():
-            continue
-        key, sep, value = (part.strip() for part in item.partition("="))
-        key = key.lower()
-        if not sep or not key or not value:
-            raise ChipwiseError(
-                f"SLO item '{item.strip()}' is not KEY=VALUEUNIT. Fix: write e.g. --slo ttft_p99=2s,tpot_p99=50ms."
-            )
-        if key not in SLO_KEYS:
-            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
-        if key in out:
-            raise ChipwiseError(f"SLO key '{key}' is given twice. Fix: give each key once.")
-        try:
-            out[key] = slo_seconds(value, unit_required=True)
-        except ValueError as exc:
-            raise ChipwiseError(f"SLO {key}={exc}. Fix: write e.g. {_slo_example(key, value)}.") from None
-    return out
-
-
-def _slo_example(key: str, value: str) -> str:
-    """The item with a unit that fits its key: milliseconds for a token's time, seconds for a first token or an
-    answer (the user's number where it is a positive one)."""
-    unit, number = ("ms", "50") if key.startswith("tpot") else ("s", "2")
-    given = re.fullmatch(r"\s*(\d*\.?\d+)\s*", value)  # a bare number: its unit was missing
-    if given and float(given.group(1)) > 0:
-        number = given.group(1)
-    return f"{key}={number}{unit}"  # a number with another unit ('5min') keeps the example's (not '5ms')
+    return Targets(read_slo(slo))
 
 
 #: The batch limit of a disaggregated prefill pool's replicas: a prefill replica encodes the prompts queued for it
@@ -388,7 +319,8 @@ def choose(
             # every user comes before one that queues some (a small batch cap that queues three users in four
             # decodes each step faster, at a third of the throughput: Llama-3.1-8B, 16 users on one H100 under a
             # 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
-            queues = ~(np.where(np.isfinite(need), need, 0.0) * batch_slots(est, inp, out) >= load.concurrency)
+            slots = batch_slots(est, held_tokens(eng.admission, inp, out))
+            queues = ~(np.where(np.isfinite(need), need, 0.0) * slots >= load.concurrency)
             speed = speed + np.where(queues, QUEUED_USERS_RANK, 0.0)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one
         # takes the fewest it rents and, of equal rentals, the one its load keeps least busy: the headroom a check
@@ -438,7 +370,7 @@ def choose(
         ep=int(cand.ep[i]),
         attention_dp=bool(cand.adp[i]),
         adp_balance=bool(cand.balance[i]),
-        max_batch=kv_limited_batch(est, i, inp + out),
+        max_batch=kv_limited_batch(est, i, cap_context(eng, load.kind, inp, out)),
         max_tokens=max_tokens,
         chunked_prefill=chunked,
         weight_precision=weight,
@@ -448,6 +380,7 @@ def choose(
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
     tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
     throughput_i = float(est.throughput[i])
+    capped = (est, i)  # the estimate whose candidate's batch limit the plan's is
     if load.kind == "offline":  # every replica runs saturated: its step at the saturation batch
         tpot_i = float(est.step[i])
         limits = [v for k, v in targets.items() if k.startswith("tpot")]
@@ -459,7 +392,8 @@ def choose(
             # meets the TPOT target carries more (Llama-3.1-8B offline on MI300X under 20 ms: b48 at 2,420 tok/s a
             # chip, where the grid's best was TP2 b64 at 2,071)
             fine, j = finer
-            plan = replace(plan, max_batch=kv_limited_batch(fine, j, inp + out))
+            capped = (fine, j)
+            plan = replace(plan, max_batch=kv_limited_batch(fine, j, cap_context(eng, load.kind, inp, out)))
             tpot_i, throughput_i = float(fine.step[j]), float(fine.throughput[j])
     if math.isfinite(tpot_i) and load.kind in ("rate", "trace", "closed"):
         # the estimates where the chosen replicas run: their share of the load, not the most each could carry
@@ -477,8 +411,9 @@ def choose(
     idle = ""
     if chips:  # why the replicas leave some of the stated chips idle, where they do
         idle = _idle_reason(system, chips, cand, per_chip, need, score, per_chip_output, i, bool(targets))
+    why = batch_reason(*capped, eng, job, plan.max_batch, max(1, replicas))
     return (
-        Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed, idle),
+        Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed, idle, why),
         est,
         rate,
     )
@@ -661,11 +596,56 @@ def _fitting(est: Estimate, search: Search) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
-    """The candidate's batch cap, lowered to the requests its KV cache holds at full context (a shared prefix held
-    once, Estimate.shared): a larger cap only makes an engine admit requests it must then preempt (and recompute), as
-    operators set max_num_seqs."""
-    held = math.floor(max(est.kv_tokens[i] - est.prefix_held(i), 0.0) / max(context - est.shared, 1.0))
-    return int(max(1, min(int(est.cand.max_batch[i]), held)))
+    """The candidate's batch cap, lowered to the requests its KV cache holds at `context` tokens each (a shared
+    prefix held once, Estimate.shared): a larger cap only makes an engine admit requests it must then preempt (and
+    recompute), as operators set max_num_seqs. `context`: what a request holds over its life (search.held_tokens:
+    an on-demand engine's at their mean context; capped at the whole one, Llama-3.1-8B on an H100 under vLLM seated
+    202 of 256 users, whose TTFT rose to 8 s, where vLLM's own cap seats them all without a preemption)."""
+    return int(max(1, min(int(est.cand.max_batch[i]), _cache_holds(est, i, context))))
+
+
+def cap_context(eng: EngineProfile, load_kind: str, inp: float, out: float) -> float:
+    """The tokens a searched batch cap seats each request at. A closed loop's requests in flight are its users,
+    staggered through their answers: an on-demand engine's cache seats them at their mean context
+    (search.held_tokens). An open load's rise and fall with its arrivals: a cap at the mean lets a burst fill the
+    cache and preempt, and the whole-context cap is the admission control that keeps a step short under a TPOT
+    target (MI355X, 60 req/s of 256 / 1,024 tokens: 22 chips at b310, where the mean context's b512 checked at 25)."""
+    return held_tokens(eng.admission, inp, out) if load_kind == "closed" else inp + out
+
+
+def _cache_holds(est: Estimate, i: int, context: float) -> int:
+    """The requests candidate `i`'s KV cache holds at `context` tokens each, a shared prefix held once."""
+    return math.floor(max(float(est.kv_tokens[i]) - est.prefix_held(i), 0.0) / max(context - est.shared, 1.0))
+
+
+def batch_reason(est: Estimate, i: int, eng: EngineProfile, job: ServingJob, max_batch: int, replicas: int) -> str:
+    """Why a searched batch limit is what it is: the requests the KV cache holds, at which context and why, whether
+    they or the candidate's own limit set it, and a closed loop's users against the slots ('b274: the KV cache holds
+    274 requests at their mean 1,536 tokens (on-demand admission: ...); 256 users'). A cap at the whole context on
+    an on-demand engine had lifted Llama-3.1-8B's TTFT on an H100 from 82 ms to 8.5 s between 128 and 256 users,
+    unexplained."""
+    held = cap_context(eng, job.load.kind, job.mean_input, job.mean_output)
+    holds = _cache_holds(est, i, held)
+    if eng.admission == "reserve":
+        how = (
+            f"their whole {held:,.0f} tokens (reserve admission: {eng.engine} holds a request's context from its start)"
+        )
+    elif job.load.kind == "closed":
+        how = f"their mean {held:,.0f} tokens (on-demand admission: {eng.engine} takes blocks as tokens come)"
+    else:
+        how = f"their whole {held:,.0f} tokens (an open load's requests in flight rise with its bursts)"
+    text = f"b{max_batch}: " + (
+        f"the KV cache holds {holds:,} requests at {how}"
+        if max_batch >= holds
+        else f"the search's limit for this load, within the {holds:,} requests the KV cache holds at {how}"
+    )
+    if est.shared > 0:
+        text += f", a shared {est.shared:,.0f}-token prefix held once"
+    if job.load.kind == "closed":
+        users, slots = int(job.load.concurrency), max_batch * max(1, replicas)
+        text += f"; {users:,} users" + (f" over {replicas} replicas" if replicas > 1 else "")
+        text += f", {users - slots:,} of them waiting for a slot" if users > slots else ""
+    return text
 
 
 def _trace_rate(job: ServingJob) -> float:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.units import SECONDS_PER_HOUR
+from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
 from chipwise.economics.energy import EnergySite, carbon_kg, check_region, energy_j, site_for
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
@@ -18,6 +18,11 @@ from chipwise.economics.tco import owned_gap, owned_tco
 from chipwise.hardware.objects import System
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool
+
+
+def per_mtok(per_hour: float, tokens_per_s: float) -> float:
+    """A figure per hour (USD, J, kg CO2e) per million of the tokens served at `tokens_per_s`: NaN where none are."""
+    return per_hour * 1e6 / (tokens_per_s * SECONDS_PER_HOUR) if tokens_per_s > 0 else math.nan
 
 
 def chip_hour_price(
@@ -112,9 +117,10 @@ def economics(
     used x the TCO's fixed terms per chip-hour (with the scale-out network's capex and colocation only where the
     deployment's network is used, as its power) + the pool's own facility energy below x $/kWh (economics.tco: its
     energy term at the pool's busy share and network, not busy all hour with a scale-out fabric);
-    $/Mtok = cost/h / (tokens/s x 3600) x 1e6, for output tokens and for all (input + output) tokens;
-    energy/h = sum over pools of chips x [P_it(busy) b + P_it(idle) (1 - b)] (economics.power) x 3600 s x PUE, with
-    b the pool's busy share (`busy`, per pool: busy_shares of its simulated run; not given, busy all hour);
+    $/Mtok = cost/h / (tokens/s x 3600) x 1e6 (per_mtok), for output tokens and for all (input + output) tokens;
+    energy/h = sum over pools of {chips x [P_it(busy) b + P_it(idle) (1 - b)] + (rented - chips) x P_it(idle)}
+    (economics.power) x 3600 s x PUE, with b the pool's busy share (`busy`, per pool: busy_shares of its simulated
+    run; not given, busy all hour): the billed chips the replicas leave unused idle all hour;
     CO2e = energy x grid. Where a pool has no price, `price_note` says why.
     """
     cost_h = 0.0
@@ -132,9 +138,12 @@ def economics(
     else:
         rents = rented_chips([(p.setup.system, p.setup.chips, p.replicas) for p in pools])
     billed = sum(rents)
+    # the chips each pool's rent pays for: a split on one system rents its pools together, the first pool carrying
+    # the rent of both (rented_chips)
+    covered = [total, 0.0] if len(pools) == 2 and rents[1] == 0.0 else [p.chips for p in pools]
     figures: dict[str, Any] = {}
     regions: list[str] = []
-    for pool, rented, share in zip(pools, rents, shares, strict=True):
+    for pool, rented, cover, share in zip(pools, rents, covered, shares, strict=True):
         system, chips = pool.setup.system, pool.chips
         price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
         if math.isnan(price):
@@ -147,7 +156,11 @@ def economics(
         scaleout = total > system.chips or len(systems) > 1
         site = serving_site(catalog, system, pricing, quote, region, provider)
         power = power_model(catalog, system, scaleout=scaleout)
+        # the billed chips the replicas leave unused (the rest of a rented instance) are powered too, idle all hour,
+        # as a training fleet's are (planner.training): 8 of an inf2.48xlarge's 12 chips had counted 8 chips' power
+        unused = max(rented - cover, 0.0)
         it_j = float(energy_j(power.mixed_w(share), chips, SECONDS_PER_HOUR, 1.0))
+        it_j += float(energy_j(power.idle_w, unused, SECONDS_PER_HOUR, 1.0))
         joules_h += it_j * site.pue.value
         it_joules_h += it_j
         co2_h += float(carbon_kg(it_j * site.pue.value, site))
@@ -184,28 +197,26 @@ def economics(
         if site.region not in regions:
             regions.append(site.region)
     nan = float("nan")
-    per_mtok_out = 1e6 / (output_tps * 3600.0) if output_tps > 0 else nan
-    per_mtok_all = 1e6 / (total_tps * 3600.0) if total_tps > 0 else nan
     weights = [p.chips for p in pools]
     out: dict[str, Any] = {
         "pricing": pricing,
         "billed_chips": billed,
         "cost_usd_per_hour": cost_h if priced else nan,
-        "cost_usd_per_mtok": cost_h * per_mtok_out if priced else nan,
-        "cost_usd_per_mtok_total": cost_h * per_mtok_all if priced else nan,
+        "cost_usd_per_mtok": per_mtok(cost_h, output_tps) if priced else nan,
+        "cost_usd_per_mtok_total": per_mtok(cost_h, total_tps) if priced else nan,
         #: the output tokens/s the per-token figures divide by (planner.serving.served_tokens: the offered load
         #: where the run keeps up with it, else what the run delivered)
         "priced_output_tokens_per_s": output_tps,
         "price_sources": sources,
         "energy_j_per_hour": joules_h,
         "co2e_kg_per_hour": co2_h,
-        "energy_j_per_mtok": joules_h * per_mtok_out,
-        "co2e_kg_per_mtok": co2_h * per_mtok_out,
+        "energy_j_per_mtok": per_mtok(joules_h, output_tps),
+        "co2e_kg_per_mtok": per_mtok(co2_h, output_tps),
         # the site the energy and carbon are reckoned at (a split on two providers: facility / IT energy and
         # kg CO2e / facility kWh over both, its regions joined 'a>b' as its hardware is)
         "region": ">".join(regions),
         "pue": joules_h / it_joules_h if it_joules_h > 0 else nan,
-        "grid_kg_co2e_per_kwh": co2_h / joules_h * 3.6e6 if joules_h > 0 else nan,
+        "grid_kg_co2e_per_kwh": co2_h / joules_h * JOULES_PER_KWH if joules_h > 0 else nan,
         # the share of the hour the chips run iterations (busy power) rather than wait for requests (idle power)
         "busy_share": sum(s * w for s, w in zip(shares, weights, strict=True)) / sum(weights) if total > 0 else nan,
         "busy_share_basis": "simulated: replicas' busy time / the run's makespan"

@@ -25,6 +25,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.serving import (
+    PREFILL_SIZING_LOAD,
     STEADY_WAVES,
     choose_any,
     delivered_share,
@@ -35,6 +36,7 @@ from chipwise.planner.serving import (
     keeps_up,
     kv_path,
     precisions,
+    prefill_replicas,
     served_tokens,
     serving_track_record,
     speculation_options,
@@ -48,6 +50,7 @@ from chipwise.planner.serving_economics import (
     busy_shares,
     chip_hour_price,
     economics,
+    per_mtok,
     price_note,
     priced_system,
     rented_chips,
@@ -481,7 +484,7 @@ def _decode_option(
 #: A split's KV links are sized to carry its prompts' caches at this share of their time at most, the headroom its
 #: prefill pool is sized with (a link at 140% of its capacity was priced as meeting a 3 s TTFT: 7 TPU v6e prefill
 #: replicas sending 2.9 prompts/s each, 491 ms apiece, over their share of the data-centre network).
-LINK_LOAD = 0.7
+LINK_LOAD = PREFILL_SIZING_LOAD
 
 
 def _sized_split(
@@ -497,7 +500,7 @@ def _sized_split(
         "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
         "billed_chips": whole_count(sum(billed)),
         "cost_usd_per_hour": cost,
-        "cost_usd_per_mtok": cost / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+        "cost_usd_per_mtok": per_mtok(cost, out_tps),
         "_disagg": (pf, n_pre, dc, n_dec),
     }
 
@@ -561,11 +564,15 @@ def _disaggregated_rows(
     unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
     apart: dict[str, str] = {}  # pairs no network joins (providers.network_gap), each with its fix
     ttft_limit = targets.get("ttft_p99", math.inf)
+    longest = job.max_input + job.max_output
     for pf in prefills:
         if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
             continue
-        n_pre = max(1, math.ceil(lam * job.mean_input / (0.7 * pf["prompt_tps"])))
-        n_pre = filled(pf["system"].rental_chips, pf["chips"], n_pre)
+        try:  # the replica the split's check and predict run (_row_setup), sized as predict sizes its pool
+            pre = setup_replica(catalog, model, pf["system"], pf["engine"], pf["plan"], job.mean_input, 1.0, longest)
+        except (InfeasibleError, ChipwiseError):
+            continue  # a prefill replica that cannot be set up makes no split
+        n_pre = filled(pf["system"].rental_chips, pf["chips"], prefill_replicas(pre, job))
         for dc in decodes:
             choice: Choice = dc["choice"]
             if not math.isfinite(dc["price"]):
@@ -663,7 +670,7 @@ def _colocated_row(
         "chips": whole_count(chips),
         "billed_chips": whole_count(billed),
         "cost_usd_per_hour": price * billed,
-        "cost_usd_per_mtok": price * billed / (out_tps * 3600.0) * 1e6 if out_tps > 0 else float("nan"),
+        "cost_usd_per_mtok": per_mtok(price * billed, out_tps),
         "estimate": {
             "tpot_s": choice.tpot,
             # an offline request's first token waits for the batch ahead of it: the simulation's to say

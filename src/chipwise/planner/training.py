@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.track_record import track_record
+from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
 from chipwise.economics.energy import EnergySite, check_pue, check_region, site_for
 from chipwise.economics.power import PowerModel, power_model
 from chipwise.economics.pricing import (
@@ -139,7 +140,7 @@ def _ideal_and_expected(
     paid = chips if billed is None else billed
     left_out_w = idle_w * (max(paid, chips) - used)
     ideal_j = (busy_w * used + left_out_w) * seconds * pue
-    ideal_cost = usd_per_chip_hour * paid * seconds / 3600.0 + ideal_j * usd_per_j
+    ideal_cost = usd_per_chip_hour * paid * seconds / SECONDS_PER_HOUR + ideal_j * usd_per_j
     if math.isinf(wall):
         exp_j = exp_cost = math.inf
         down = math.inf
@@ -148,7 +149,7 @@ def _ideal_and_expected(
         fleet = max(paid, chips, used * (1.0 + rel.spare_fraction))  # the job's chips and spares, or all paid for
         idle = fleet - used  # spares, left-out chips, and billed ones that stand in for spares
         exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + idle * idle_w * wall)
-        exp_cost = usd_per_chip_hour * fleet * wall / 3600.0 + exp_j * usd_per_j
+        exp_cost = usd_per_chip_hour * fleet * wall / SECONDS_PER_HOUR + exp_j * usd_per_j
     # the tokens the run trains: whole steps, at least its tokens (1,000 tokens take one step of a million, whose
     # cost over the 1,000 had read $268 per million tokens where the steady rate is $0.26)
     tokens = max(result.get("tokens") or 0.0, result["tokens_per_s"] * seconds)
@@ -165,7 +166,7 @@ def _ideal_and_expected(
         "expected_cost_usd": exp_cost,
         "expected_usd_per_million_tokens": exp_cost / tokens * 1e6,
         "tokens_per_joule": tokens / ideal_j,
-        "tokens_per_kwh": tokens / (ideal_j / 3.6e6),
+        "tokens_per_kwh": tokens / (ideal_j / JOULES_PER_KWH),
         "flop_per_joule": flops / ideal_j,
         "expected_tokens_per_joule": tokens / exp_j if exp_j > 0 else math.nan,
         "power_w_per_chip": busy_w,
@@ -285,7 +286,7 @@ def attach_economics(
         )
     quote, tco, site, power, billed, price, usd_per_j = econ
     seconds = result.get("time_to_train_s")
-    basis_s = seconds if seconds is not None else 3600.0
+    basis_s = seconds if seconds is not None else SECONDS_PER_HOUR
     spec = model or load_model(catalog, result["model"])
     # what a checkpoint saves: the model and its optimizer state, or a LoRA run's adapters and theirs (the frozen
     # base is on storage already; a 70B LoRA checkpoint had been sized as 988 GB of full training state)
@@ -306,14 +307,14 @@ def attach_economics(
         result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed, usd_per_j
     )
     if tco is not None:  # an owned chip-hour: its TCO terms and its share of the run's own electricity
-        price = costs["cost_usd"] / (billed * basis_s / 3600.0)
+        price = costs["cost_usd"] / (billed * basis_s / SECONDS_PER_HOUR)
     out: dict[str, Any] = {
         "pricing": pricing,
         "price_usd_per_chip_hour": None if math.isnan(price) else price,
         "price_source": quote.record() if quote else (tco.price_source() if tco else None),
         "pue": site.pue.value,
         "region": site.region,
-        "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * 3.6e6,
+        "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * JOULES_PER_KWH,
         "economics_basis": "whole run" if seconds is not None else "one hour",
         "billed_chips": billed,
         **costs,
@@ -416,7 +417,7 @@ def check_as_of(as_of: Any) -> str | None:
 def rank_value(row: dict[str, Any], objective: str) -> float:
     """What `objective` ranks by, lower is better: expected (goodput-adjusted) seconds, dollars, joules or kg
     CO2e per token trained, so that rows with and without a token count rank the same way."""
-    tokens = row.get("tokens") or row["tokens_per_s"] * 3600.0
+    tokens = row.get("tokens") or row["tokens_per_s"] * SECONDS_PER_HOUR
     if objective == "time":
         g = row.get("goodput") or 0.0
         v = row["step_time_s"] / row["global_batch_tokens"] / g if g > 0 else math.inf
@@ -468,7 +469,7 @@ def by_objective(
     if objective in ("energy", "carbon"):
         ideal = joules
     elif objective == "cost" and not math.isnan(econ.price):
-        ideal = econ.price * econ.billed * step / 3600.0 + joules * econ.usd_per_j
+        ideal = econ.price * econ.billed * step / SECONDS_PER_HOUR + joules * econ.usd_per_j
     else:
         ideal = step
     with np.errstate(divide="ignore"):

@@ -22,36 +22,31 @@ between interruptions is M:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from chipwise.types import Array, ArrayLike
 
-def checkpoint_bytes(params: Any, bytes_per_param: float = 14.0) -> Any:
+
+def checkpoint_bytes(params: ArrayLike, bytes_per_param: float = 14.0) -> Array:
     """Bytes of model and optimizer state in one checkpoint."""
-    return params * bytes_per_param
+    return np.asarray(params, dtype=np.float64) * bytes_per_param
 
 
-def storage_bandwidth(aggregate: float, per_host: float, hosts: Any) -> Any:
+def storage_bandwidth(aggregate: float, per_host: float, hosts: ArrayLike) -> Array:
     """Bytes/s a job's hosts can write to (or read from) shared storage at once."""
-    return np.minimum(aggregate, per_host * np.asarray(hosts, dtype=float))
+    return np.minimum(aggregate, per_host * np.asarray(hosts, dtype=np.float64))
 
 
-def transfer_time(size_bytes: Any, bandwidth: Any) -> Any:
+def transfer_time(size_bytes: ArrayLike, bandwidth: ArrayLike) -> Array:
     """Seconds to move `size_bytes` at `bandwidth` bytes/s."""
-    return np.asarray(size_bytes, dtype=float) / bandwidth
+    return np.asarray(size_bytes, dtype=np.float64) / np.asarray(bandwidth, dtype=np.float64)
 
 
-def young_interval(delta: Any, mtbf: Any) -> Any:
-    """Young's first-order optimal compute time between checkpoints, sqrt(2 delta M), seconds."""
-    return np.sqrt(2.0 * np.asarray(delta, dtype=float) * np.asarray(mtbf, dtype=float))
-
-
-def daly_interval(delta: Any, mtbf: Any) -> Any:
+def daly_interval(delta: ArrayLike, mtbf: ArrayLike) -> Array:
     """Daly's higher-order optimal compute time between checkpoints, seconds (M when delta >= 2M; infinite, never
     checkpoint, when M is: no failures)."""
-    d = np.asarray(delta, dtype=float)
-    m = np.asarray(mtbf, dtype=float)
+    d = np.asarray(delta, dtype=np.float64)
+    m = np.asarray(mtbf, dtype=np.float64)
     x = d / (2.0 * m)
     with np.errstate(invalid="ignore"):  # 0 x inf where M is infinite and delta 0, replaced below
         tau = np.sqrt(2.0 * d * m) * (1.0 + np.sqrt(x) / 3.0 + x / 9.0) - d

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
@@ -48,26 +49,35 @@ from chipwise.reliability.rates import (
 )
 from chipwise.train.data_parallel import FP32_PRECISIONS
 from chipwise.train.memory import optimizer_bytes
+from chipwise.types import Array, ArrayLike
 
 RECOVERIES: tuple[str, ...] = ("checkpoint", "in-memory", "best")
 
 
-def wall_time_factor(tau: Any, delta: Any, restart: Any, mtbf: Any) -> Any:
+def wall_time_factor(tau: ArrayLike, delta: ArrayLike, restart: ArrayLike, mtbf: ArrayLike) -> Array:
     """T_wall / T_work for exponential failures (Daly 2006, eq. 20); inf when the run cannot progress."""
-    tau = np.asarray(tau, dtype=float)
-    m = np.asarray(mtbf, dtype=float)
+    t = np.asarray(tau, dtype=np.float64)
+    d = np.asarray(delta, dtype=np.float64)
+    m = np.asarray(mtbf, dtype=np.float64)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        f = m * np.exp(np.asarray(restart, dtype=float) / m) * np.expm1((tau + delta) / m) / tau
+        f = m * np.exp(np.asarray(restart, dtype=np.float64) / m) * np.expm1((t + d) / m) / t
         # no failures (M infinite): the limit, 1 + delta / tau, which is 1 where nothing is checkpointed (tau inf)
-        f = np.where(np.isinf(m), 1.0 + np.asarray(delta, dtype=float) / tau, f)
-    return np.where(np.isfinite(f), f, np.inf)
+        f = np.where(np.isinf(m), 1.0 + d / t, f)
+    return np.asarray(np.where(np.isfinite(f), f, np.inf), dtype=np.float64)
 
 
-def goodput(tau: Any, delta: Any, restart: Any, mtbf: Any, planned_rate: Any = 0.0, planned_restart: Any = 0.0) -> Any:
+def goodput(
+    tau: ArrayLike,
+    delta: ArrayLike,
+    restart: ArrayLike,
+    mtbf: ArrayLike,
+    planned_rate: ArrayLike = 0.0,
+    planned_restart: ArrayLike = 0.0,
+) -> Array:
     """Useful share of wall-clock time, in [0, 1] (NumPy arrays broadcast)."""
     planned = np.clip(1.0 - np.asarray(planned_rate) * np.asarray(planned_restart), 0.0, 1.0)
     with np.errstate(divide="ignore"):
-        return planned / wall_time_factor(tau, delta, restart, mtbf)
+        return np.asarray(planned / wall_time_factor(tau, delta, restart, mtbf), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -245,20 +255,20 @@ class RunGoodputs(NamedTuple):
     """run_goodputs' figures, arrays over runs (or scalars): failures and planned stops per second, the checkpoint's
     size, write time and Daly interval, each recovery's downtime a failure and goodput."""
 
-    failures_per_s: Any
-    planned_per_s: Any
-    checkpoint_bytes: Any
-    write_s: Any
-    interval_s: Any
-    restart_checkpoint_s: Any
-    restart_in_memory_s: Any
-    checkpoint: Any
-    in_memory: Any
-    peer_copy: Any
+    failures_per_s: Array
+    planned_per_s: Array
+    checkpoint_bytes: Array
+    write_s: Array
+    interval_s: Array
+    restart_checkpoint_s: Array
+    restart_in_memory_s: float  # the same for every run
+    checkpoint: Array
+    in_memory: Array
+    peer_copy: NDArray[np.bool_]
 
 
 def run_goodputs(
-    inputs: ReliabilityInputs, chips: Any, params: float, step_time_s: Any, hosts: Any = None
+    inputs: ReliabilityInputs, chips: ArrayLike, params: float, step_time_s: ArrayLike, hosts: ArrayLike | None = None
 ) -> RunGoodputs:
     """Goodput of synchronous runs of `params` on `chips` at `step_time_s` (arrays broadcast: plan train prices every
     plan of a fleet at its own chips and step), with persistent checkpoints and with in-memory recovery, over `hosts`

@@ -23,13 +23,13 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, term
 from chipwise.hardware.objects import System
+from chipwise.types import Array, ArrayLike
 
 #: Chips per host (one host failure takes down this many chips) for multi-host systems, with where it comes from.
 HOST_CHIPS: dict[str, tuple[int, str]] = {
@@ -98,27 +98,23 @@ def chips_per_host(catalog: Catalog, system: System) -> Term:
     )
 
 
-def hosts_of(chips: Any, chips_per_host: float) -> Any:
+def hosts_of(chips: ArrayLike, chips_per_host: float) -> Array:
     """The whole hosts a job on `chips` runs on (NumPy arrays broadcast): 2 GPUs of an 8-GPU instance die with its
     host, 12 span two; a fractional count had charged them a quarter and one and a half hosts' failures."""
-    return np.ceil(np.asarray(chips, dtype=float) / chips_per_host)
+    return np.ceil(np.asarray(chips, dtype=np.float64) / chips_per_host)
 
 
-def interruption_rate(rates: FailureRates, chips: Any, chips_per_host: float, hosts: Any = None) -> Any:
+def interruption_rate(
+    rates: FailureRates, chips: ArrayLike, chips_per_host: float, hosts: ArrayLike | None = None
+) -> Array:
     """Unexpected interruptions per second of a job on `chips` (NumPy arrays broadcast), over `hosts` where the
     caller knows them (a job across two systems' hosts), else the whole hosts `chips` fill."""
-    if hosts is None:
-        hosts = hosts_of(chips, chips_per_host)
-    return chips * rates.per_chip_s + hosts * rates.host.value
+    per_host = hosts_of(chips, chips_per_host) if hosts is None else np.asarray(hosts, dtype=np.float64)
+    return np.asarray(chips, dtype=np.float64) * rates.per_chip_s + per_host * rates.host.value
 
 
-def planned_rate(rates: FailureRates, hosts: Any) -> Any:
+def planned_rate(rates: FailureRates, hosts: ArrayLike) -> Array:
     """Planned stops per second of a job on `hosts` (NumPy arrays broadcast): its hosts' share of the cluster's
     maintenance, at most the per-job rate. The per-job rate alone had charged one 8-GPU host Meta's 2,048 hosts'
     0.87 stops a day, 99.6% of its expected downtime."""
-    return np.minimum(rates.planned.value, np.asarray(hosts, dtype=float) * rates.planned_host.value)
-
-
-def expected_interruptions(rates: FailureRates, chips: Any, chips_per_host: float, seconds: Any) -> Any:
-    """Expected unexpected interruptions in `seconds` of wall-clock time."""
-    return interruption_rate(rates, chips, chips_per_host) * seconds
+    return np.minimum(rates.planned.value, np.asarray(hosts, dtype=np.float64) * rates.planned_host.value)

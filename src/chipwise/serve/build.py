@@ -150,13 +150,21 @@ def setup_replica(
         typical_context,
         draft,
     )
-    if float(mem.weights) + float(mem.activations) + float(mem.reserved) > float(mem.capacity):
+    weights, buffers, reserved, capacity = (
+        float(x) / 2**30 for x in (mem.weights, mem.activations, mem.reserved, mem.capacity)
+    )
+    if weights + buffers + reserved > capacity:
+        # the three terms, so that they add up past the memory (without the runtime's reserve DeepSeek-R1 fp8 on
+        # eight H100s read 78.3 + 1.0 GiB "of 80 GiB"); the batch is named only where its buffers tip the balance
+        alone = weights + reserved > capacity
         raise InfeasibleError(
             f"{model.name} ({plan.weight_precision})"
             + (f" with its drafter ({draft.name})" if draft is not None else "")
-            + f" does not fit {plan.label()} on {system.chip.id}: "
-            f"{float(mem.weights) / 2**30:.1f} GiB of weights and {float(mem.activations) / 2**30:.1f} GiB of "
-            f"buffers per rank of {float(mem.capacity) / 2**30:.0f} GiB. Fix: raise tp or pp, or quantise the weights."
+            + f" does not fit {plan.label().replace(f' b{plan.max_batch}', '', 1) if alone else plan.label()} on "
+            f"{system.chip.id}: {weights:.1f} GiB of weights, {buffers:.1f} GiB of activation buffers and "
+            f"{reserved:.1f} GiB the runtime holds back per rank, {weights + buffers + reserved:.1f} GiB of its "
+            f"{capacity:.1f} GiB before any KV cache. Fix: raise tp or pp, or quantise the weights"
+            + ("." if alone else f", or lower max_tokens ({plan.max_tokens:,}) or max_batch ({plan.max_batch:,}).")
         )
     need = longest_request or math.ceil(typical_context)
     if not cache_fits(need, int(mem.kv_tokens), eng.block_tokens):  # as the replica drops what never fits

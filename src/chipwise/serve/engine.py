@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import Figure
@@ -23,6 +24,7 @@ from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.build import ref
 from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
+from chipwise.types import Array, ArrayLike, IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import FrontEnd
 
@@ -161,7 +163,7 @@ class EngineProfile:
     #: occupies no accelerator
     request_overhead_s: float = 0.0
 
-    def mixes(self, adp: Any) -> Any:
+    def mixes(self, adp: ArrayLike) -> NDArray[np.bool_]:
         """Whether an iteration that carries prompts also advances the decodes, for attention-DP flags `adp`
         (broadcasts): the engine mixes them (mixed_batching), or its attention-DP ranks each schedule their own
         requests (adp_host_loops: SGLang's scheduler per rank), so one rank's prompts ride the pass in which the
@@ -421,8 +423,8 @@ def _sglang_tier(eng: EngineProfile, memory_bytes: float) -> tuple[int, int, int
 
 
 def sglang_static_fraction(
-    memory_bytes: float, chunk: Any, graph_batch: Any, ranks: Any, adp_ranks: Any, drafted: bool
-) -> Any:
+    memory_bytes: float, chunk: ArrayLike, graph_batch: ArrayLike, ranks: ArrayLike, adp_ranks: ArrayLike, drafted: bool
+) -> Array:
     """SGLang's default --mem-fraction-static, the share of a GPU of `memory_bytes` its weights and KV cache take
     (the rest holds activations and CUDA graphs): 1 - reserved / memory, reserved (MiB) = 512 + 1.5 x max(chunk,
     2048) + 2 x graph batch + tp x pp / 8 x 1024, with attention DP over `adp_ranks` ranks 3 x graph batch x ranks
@@ -440,7 +442,7 @@ def sglang_static_fraction(
     if mib > 60 * 1024:
         reserved_mib = np.maximum(reserved_mib, 10 * 1024.0)
     reserved_mib = reserved_mib + (2048.0 if drafted else 0.0)
-    return np.round((mib - reserved_mib) / mib, 3)
+    return np.asarray(np.round((mib - reserved_mib) / mib, 3), dtype=np.float64)
 
 
 def default_max_tokens(eng: EngineProfile, memory_bytes: float = 0.0) -> int:
@@ -467,25 +469,26 @@ def token_budget(
     return max(1, min(budget, math.ceil(longest_prompt) * prompts))
 
 
-def budgets(eng: EngineProfile, tp: Any, attention_dp: Any, pp: Any = 1) -> Any:
+def budgets(eng: EngineProfile, tp: ArrayLike, attention_dp: ArrayLike, pp: ArrayLike = 1) -> IntArray:
     """Token budgets of max_tokens that fill one iteration of a replica (a round of its pipeline): the tp
     attention-DP ranks' where the engine gives each rank its own limits (eng.adp_budget_per_rank), else one, in
     each of the pp micro-batches, which the engines schedule as batches of their own (vLLM's batch queue of pp
     in-flight batches, TensorRT-LLM's and SGLang's pipeline micro-batches). Broadcasts."""
-    return np.where((np.asarray(attention_dp) > 0) & eng.adp_budget_per_rank, tp, 1) * np.asarray(pp)
+    per_rank = np.where((np.asarray(attention_dp) > 0) & eng.adp_budget_per_rank, tp, 1)
+    return np.asarray(per_rank * np.asarray(pp), dtype=np.int64)
 
 
-def prompt_chunk(eng: EngineProfile, max_tokens: Any, tp: Any, attention_dp: Any) -> Any:
+def prompt_chunk(eng: EngineProfile, max_tokens: ArrayLike, tp: ArrayLike, attention_dp: ArrayLike) -> NDArray[Any]:
     """Tokens of one prompt an iteration may encode: the token budget, or with attention DP on an engine whose ranks
     share one budget (not eng.adp_budget_per_rank), one rank's share of it: SGLang divides its chunked-prefill
     size by the attention-DP size (server_args: chunked_prefill_size // dp_size), each rank encoding its own
-    prompts. Broadcasts."""
+    prompts. Broadcasts; in the dtype of `max_tokens` (a whole number where it is an int)."""
     ranks = np.asarray(tp)
     shared = (np.asarray(attention_dp) > 0) & (ranks > 1) & (not eng.adp_budget_per_rank)
     return np.where(shared, np.maximum(np.asarray(max_tokens) // np.maximum(ranks, 1), 1), max_tokens)
 
 
-def decode_graph_batch(eng: EngineProfile, memory_bytes: float, tp: Any) -> Any:
+def decode_graph_batch(eng: EngineProfile, memory_bytes: float, tp: ArrayLike) -> IntArray:
     """Largest decode batch a replica replays in a captured CUDA graph (0: every batch): a larger one launches its
     kernels eagerly, one by one, and takes at least their host time (as a prompt iteration does). SGLang sizes its
     default by the GPU's memory and tensor parallelism (SGLANG_MEMORY_TIERS), `graph_max_batch` (512) from 160 GiB
@@ -493,7 +496,7 @@ def decode_graph_batch(eng: EngineProfile, memory_bytes: float, tp: Any) -> Any:
     top = eng.graph_max_batch
     tier = _sglang_tier(eng, memory_bytes) if top > 0 else None
     small, large = (top, top) if tier is None else (min(top, tier[1]), min(top, tier[2]))
-    return np.where(np.asarray(tp) >= 4, large, small)
+    return np.asarray(np.where(np.asarray(tp) >= 4, large, small), dtype=np.int64)
 
 
 def default_engine(vendor: str) -> str:

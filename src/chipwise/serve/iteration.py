@@ -66,10 +66,9 @@ from chipwise.perf.serving import (
 )
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
+from chipwise.types import Array, IntArray
 from chipwise.workload.model import LayerGroup, ModelSpec, MoE
 
-Array = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 T = TypeVar("T")
 
 ACT_BYTES = 2.0
@@ -248,7 +247,7 @@ def busiest_rank_experts(hit: Array, experts: float, slots: Array, ep: Array | f
     return np.asarray(np.minimum(n, busiest), dtype=np.float64)
 
 
-def moe_dispatch(
+def experts_read_and_rows(
     tokens: Array, experts: float, top_k: float, compiled: bool, decode_slots: float
 ) -> tuple[Array, Array]:
     """(experts whose weights a MoE layer reads, token rows each of them multiplies) for `tokens` tokens.
@@ -275,8 +274,9 @@ def moe_dispatch(
 
 
 def nxd_blockwise(tokens: Array, experts: float, top_k: float, decode_slots: float) -> Array:
-    """Where NxD's compiled dispatch runs a MoE layer of `tokens` tokens blockwise (moe_dispatch: a context encoding,
-    more tokens than the compiled decode slots, of at least BLOCK routed copies that reach past selective loading)."""
+    """Where NxD's compiled dispatch runs a MoE layer of `tokens` tokens blockwise (experts_read_and_rows: a context
+    encoding, more tokens than the compiled decode slots, of at least BLOCK routed copies that reach past selective
+    loading)."""
     t = np.asarray(tokens, dtype=np.float64)
     copies = t * top_k
     blockwise = (copies >= NXD_SELECTIVE_LOADING_THRESHOLD * experts) & (t > decode_slots) & (copies >= NXD_BLOCK)
@@ -287,11 +287,11 @@ def nxd_blockwise(tokens: Array, experts: float, top_k: float, decode_slots: flo
 class _MlpGemms:
     """The dense MLP or the MoE block of one layer on one rank, placed for the replica shapes (_mlp_terms): the
     dense MLP's, or the routed experts', up and down projections stacked, then the router and the shared experts'.
-    The experts read and the rows they multiply follow moe_dispatch (grouped GEMMs, or NxD's compiled dispatch when
-    `compiled`). The grouped expert GEMMs run at the family's moe_gemm fraction of the matrix rate and at `stream`
-    of the weight-streaming rate (the engine's moe_scale, at most 1: many small ragged groups stream their weights
-    less efficiently); a compiled context encoding's blockwise pass at the engine's moe_block_scale times both
-    (`blockwise`). Dense layers, shared experts and routed experts each run at their own precision
+    The experts read and the rows they multiply follow experts_read_and_rows (grouped GEMMs, or NxD's compiled
+    dispatch when `compiled`). The grouped expert GEMMs run at the family's moe_gemm fraction of the matrix rate and
+    at `stream` of the weight-streaming rate (the engine's moe_scale, at most 1: many small ragged groups stream
+    their weights less efficiently); a compiled context encoding's blockwise pass at the engine's moe_block_scale
+    times both (`blockwise`). Dense layers, shared experts and routed experts each run at their own precision
     (quant.layer_precisions)."""
 
     gemms: StreamedGemm
@@ -309,7 +309,7 @@ class _MlpGemms:
             up, down = self.gemms.time(tokens)
             return np.asarray(up + down, dtype=np.float64)
         assert self.router is not None
-        hit, per_expert = moe_dispatch(
+        hit, per_expert = experts_read_and_rows(
             tokens, float(self.moe.experts), float(self.moe.top_k), self.compiled, decode_slots
         )
         slots = expert_slot_share(self.moe, self.ep)  # copies of the experts hit share their rows
@@ -755,26 +755,6 @@ def host_sampling_time(
     rows = n if returned is None else np.asarray(returned, dtype=np.float64)
     per_logit = rows * eng.host_logits_s_per_logit + n * eng.host_sampling_s_per_logit
     return np.asarray(per_logit * float(model.vocab) * eng.host_factor, dtype=np.float64)
-
-
-def iteration_time(
-    model: ModelSpec,
-    dev: Device,
-    topo: Topology,
-    eng: EngineProfile,
-    weight_precision: str,
-    kv_precision: str,
-    shapes: Shapes,
-    work: IterationInputs,
-    typical_context: float,
-    typical_prompt: float,
-) -> Array:
-    """t of one iteration, broadcast over shapes and iteration contents (the sum of iteration_breakdown)."""
-    parts = iteration_breakdown(
-        model, dev, topo, eng, weight_precision, kv_precision, shapes, work, typical_context, typical_prompt
-    )
-    total = sum(parts.values())
-    return np.asarray(total, dtype=np.float64)
 
 
 def prefill_pairs(start: Array | float, chunk: Array | float) -> Array:

@@ -34,9 +34,8 @@ from chipwise.perf.device import Device
 from chipwise.serve.engine import EngineProfile, decode_graph_batch, default_max_tokens, sglang_static_fraction
 from chipwise.serve.iteration import Shapes, expert_slot_share, kv_bytes_per_token_layer, window_share
 from chipwise.serve.quant import layer_precisions, stored_bytes
+from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
-
-Array = NDArray[np.float64]
 
 EMBEDDING_BYTES = 2.0
 LOGIT_BYTES = 4.0

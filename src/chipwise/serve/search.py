@@ -10,7 +10,8 @@ prefill: each iteration also carries the prompts of the B / O requests that star
 With speculative decoding (k drafted tokens, tau yielded per step) a step verifies B (k + 1) tokens, carries the
 prompts of the B tau / O requests that start per step, runs k drafting passes over B tokens, and t(B) above is
 that step's time / tau (the time per output token of a sequence).
-B is bounded by max_batch and by the KV cache: B <= kv_tokens / (I + O) (reserve admission; I + O/2 on demand).
+B is bounded by max_batch and by the KV cache: B <= kv_tokens / (I + O) (reserve admission; I + O/2 on demand:
+held_tokens).
 t(B) is the mean over iterations that carry prompt tokens and iterations that do not (_step_time): an
 iteration's time is not linear in its tokens, so spreading the prompts evenly would under-estimate it.
 At an arrival rate of lambda requests/s a replica runs at the smallest B with X(B) >= lambda O (Little's law); its
@@ -55,11 +56,9 @@ from chipwise.serve.iteration import (
 from chipwise.serve.kvcache import replica_memory
 from chipwise.serve.sim.policies import bucket
 from chipwise.serve.speculation import Drafting
+from chipwise.types import Array, IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import DEFAULT_ROUTER
-
-Array = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 MAX_UTILISATION = 0.95
@@ -225,6 +224,14 @@ class Estimate:
             self.prefill_work_s[idx],
             self.shared,
         )
+
+
+def held_tokens(admission: str, inp: float, out: float) -> float:
+    """The KV-cache tokens a request holds over its life, by which a cache seats a batch: its whole context where
+    the engine reserves it at admission (`reserve`: TensorRT-LLM's GUARANTEED_NO_EVICT), its prompt and half its
+    answer on average where blocks are taken as tokens come (`on_demand`: vLLM, SGLang, whose running requests stand
+    at every point of their answers)."""
+    return inp + out if admission == "reserve" else inp + out / 2.0
 
 
 def _decode_context(eng: EngineProfile, inp: float, out: float) -> float:
@@ -451,7 +458,7 @@ def estimate(
     )
     shared = 0.0 if decode_only else min(shared, inp)  # a decode pool receives each prompt's cache whole
     own = inp - shared
-    per_request = own + out if eng.admission == "reserve" else own + out / 2.0
+    per_request = held_tokens(eng.admission, own, out)
     ranks = np.where(cand.adp > 0, cand.tp, 1).astype(np.float64)  # attention-DP ranks, each its own KV cache
     b_kv = np.floor(np.maximum(mem.kv_tokens - ranks * shared, 0.0) / max(per_request, 1.0))
     budget = max_tokens * budgets(eng, cand.tp, cand.adp, cand.pp)  # each rank's and micro-batch's own (engine.budgets)
@@ -766,11 +773,13 @@ def at_rate(
     )
 
 
-def batch_slots(est: Estimate, inp: float, out: float) -> Array:
-    """Per candidate, the batch slots of the plan the search makes: its batch cap holds every request at its full
-    context (serving_choice.kv_limited_batch), fewer than an on-demand engine's saturation estimate seats at the
-    mean one."""
-    return np.maximum(np.minimum(est.batch, np.floor(est.kv_tokens / max(inp + out, 1.0))), 1.0)
+def batch_slots(est: Estimate, held: float) -> Array:
+    """Per candidate, the batch slots of the plan the search makes: the saturation batch, within the requests its
+    KV cache holds at `held` tokens each (held_tokens; a shared prefix held once, Estimate.shared), as
+    serving_choice.kv_limited_batch caps the plan's batch."""
+    ranks = np.where(est.cand.adp > 0, est.cand.tp, 1).astype(np.float64)
+    held_kv = np.floor(np.maximum(est.kv_tokens - ranks * est.shared, 0.0) / max(held - est.shared, 1.0))
+    return np.maximum(np.minimum(est.batch, held_kv), 1.0)
 
 
 def closed_loop(
@@ -796,7 +805,7 @@ def closed_loop(
     sends a user's next request to the replica its last one left, which is not encoding a prompt. Two random draws
     (`router` power_of_two, over the fleet_users / users replicas) send it to one that may be: prompt_wait over
     them. Users beyond the batch slots wait for one: (U - slots) / rate before their first token."""
-    top = batch_slots(est, inp, out)
+    top = batch_slots(est, held_tokens(eng.admission, inp, out))
     u = np.asarray(users, dtype=np.float64)
     seated = np.clip(u, 1.0, top)
     first = est.prefill_s + eng.host_request_s

@@ -13,7 +13,8 @@ from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.sim.arrivals import arrival_times, offered_request_rate
 from chipwise.serve.sim.metrics import summarise
-from chipwise.serve.sim.run import Deployment, IntArray, SimOutput, simulate
+from chipwise.serve.sim.run import Deployment, SimOutput, simulate
+from chipwise.types import IntArray
 from chipwise.workload.serving import DEFAULT_ROUTER, Load, ServingJob
 
 #: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'

@@ -27,8 +27,8 @@ from chipwise.perf import collectives as coll
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.train.plans import PlanArrays
+from chipwise.types import Array
 
-Array = NDArray[np.float64]
 Collective = Callable[[Array, coll.Group], Array]
 #: training precisions that store fp32: their weights, gradients and optimizer state are all fp32 (memory.py)
 FP32_PRECISIONS = ("fp32", "tf32")

@@ -33,11 +33,9 @@ from chipwise.train.data_parallel import dp_time
 from chipwise.train.memory import act_bytes, layer_activation_elems, optimizer_bytes, working_weight_bytes
 from chipwise.train.plans import PlanArrays
 from chipwise.train.step import stage_costs
+from chipwise.types import Array, IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
-
-Array = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)

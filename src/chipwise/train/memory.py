@@ -36,16 +36,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf.device import Device, Topology
 from chipwise.train.data_parallel import FP32_PRECISIONS, expert_tp, shards
 from chipwise.train.plans import PlanArrays, stage_group_layers, stage_layers
+from chipwise.types import Array
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
 
-Array = NDArray[np.float64]
 ACT_BYTES = 2.0
 
 

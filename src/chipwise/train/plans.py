@@ -22,10 +22,10 @@ from numpy.typing import NDArray
 
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.perf.vector import divisors, largest_divisor_at_most
+from chipwise.types import IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import RECOMPUTE_MODES, TrainingJob
 
-IntArray = NDArray[np.int64]
 PLAN_COLUMNS: tuple[str, ...] = ("tp", "pp", "dp", "cp", "ep", "vpp", "mb", "zero", "recompute", "sp", "hsdp")
 PLAN_KEYS: tuple[str, ...] = (
     "tp",

@@ -52,10 +52,9 @@ from chipwise.train.memory import (
     working_weight_bytes,
 )
 from chipwise.train.plans import PlanArrays, stage_group_layers, stage_layers
+from chipwise.types import Array
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
-
-Array = NDArray[np.float64]
 
 BREAKDOWN_KEYS: tuple[str, ...] = (
     "compute",

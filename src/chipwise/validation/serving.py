@@ -9,8 +9,9 @@ Scenarios as the sources define them:
 - rate: Poisson arrivals at the stated rate; closed_loop: a fixed number of concurrent users (or a static batch),
   issued and measured as the row's load generator does (validation.harness: InferenceX, AIPerf, guidellm);
 - single: one request at a time.
-Assumptions a row forces are written into its notes: an unstated input length is taken equal to the mean output
-length (MLPerf rows state only the output); an unstated plan is searched for the best throughput per chip.
+Assumptions a row forces are written into its notes: an unstated input length is the benchmark dataset's mean prompt
+(MLPerf rows state only the output), else taken equal to the mean output length where no known longest prompt rules
+that out; an unstated plan is searched for the best throughput per chip.
 """
 
 from __future__ import annotations
@@ -133,6 +134,9 @@ class Case:
     #: a load generator that measures in time windows (harness.Harness.window_s): its users start together and
     #: only the requests that end within its measurement count
     windows: Harness | None = None
+    #: the sequences a replica's KV cache holds at full length where the row's stated batch cap is more and the
+    #: engine admits on demand (it then preempts; the note gives the simulated count), else 0
+    kv_holds: int = 0
 
     @property
     def group(self) -> tuple[str, str]:
@@ -191,13 +195,15 @@ def _precision(p: str) -> str:
 class BenchmarkDataset:
     """What an MLPerf Inference benchmark's dataset says about prompt lengths (MLPerf logs give only the mean
     output). `mean_input` is None when no source gives it; `long_prompts` marks datasets whose prompts are known
-    to be much longer than their answers, where taking input = output would be badly wrong."""
+    to be much longer than their answers, where taking input = output would be badly wrong; `max_input` is the
+    longest prompt a source states, past which no mean (and so no input = output) can lie."""
 
     dataset: str
     mean_input: float | None
     status: str
     source: str
     long_prompts: bool = False
+    max_input: float | None = None
 
 
 #: MLPerf Inference datasets by benchmark model (the MLPerf row's model, lower-cased, without punctuation).
@@ -244,8 +250,22 @@ MLPERF_DATASETS: Mapping[str, BenchmarkDataset] = {
         "mlcommons.org/2025/04/llm-inference-v5; github mlcommons/inference language/llama3.1-405b/README.md",
         long_prompts=True,
     ),
+    # a reasoning set: short questions, answers thousands of tokens long (an input taken equal to the mean output,
+    # 3,657-3,748 on the v5.1 rows, would be longer than the set's longest prompt)
+    "deepseekr1": BenchmarkDataset(
+        "MMLU-Pro 2,410 + AIME 1983-2024 932 + MATH-500 499 + LiveCodeBench 349 + GPQA 198 = 4,388 samples",
+        803.8,
+        "estimate",
+        "derivation: mean of tok_input_len over the 4,388 samples of mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl "
+        "(github openshift-psap/performance-dashboard datasets/summaries/deepseek-r1.csv @c402a31, written by its "
+        "datasets/generate_summaries.py; median 902, p90 1,281, longest 3,140; its output column's mean, 4,043.45, "
+        "is the reference mean-output-tok-len of github mlcommons/inference language/deepseek-r1/README.md); "
+        "NVIDIA's MLPerf Inference v5.1 'Bandwidth specs of datacenter systems': DeepSeek-R1 max_input_len = 3136",
+        max_input=3140.0,
+    ),
 }
 SKIP_UNKNOWN_PROMPTS = "input length not stated and the benchmark's prompts are long (mean not published)"
+SKIP_UNPUBLISHED_MEAN = "input length not stated and the benchmark's mean prompt length is not published"
 
 
 def _benchmark_dataset(row: InferenceRow) -> BenchmarkDataset | None:
@@ -267,19 +287,30 @@ def _lengths(row: InferenceRow, notes: list[str]) -> tuple[float, float]:
             inp = data.mean_input
         elif data is not None and data.long_prompts:
             raise ChipwiseError(f"{SKIP_UNKNOWN_PROMPTS}: {data.dataset}")
+        elif data is not None and data.max_input is not None and out > data.max_input:
+            raise ChipwiseError(
+                f"{SKIP_UNPUBLISHED_MEAN}: {data.dataset}; an input equal to the mean output ({out:.0f}) would be "
+                f"longer than its longest prompt ({data.max_input:.0f})"
+            )
         else:
             notes.append(f"input length not stated; taken equal to the mean output length ({out:.0f})")
             inp = out
     if out is None:
         notes.append(f"output length not stated; taken equal to the input length ({inp:.0f})")
         out = inp
+    served = served_output(row, out)
+    if served != out:
+        notes.append(f"output length: the run generated {served:.0f} tokens a request where {out:.0f} were asked for")
+    return float(inp), float(served)
+
+
+def served_output(row: InferenceRow, out: float) -> float:
+    """The mean output a row's requests produced: what the run generated where that differs from the asked-for
+    `out` by more than GENERATED_TOLERANCE, else `out`."""
     generated = generated_length(row)
     if generated is not None and abs(generated / out - 1.0) > GENERATED_TOLERANCE:
-        notes.append(
-            f"output length: the run generated {generated:.0f} tokens a request where {out:.0f} were asked for"
-        )
-        out = generated
-    return float(inp), float(out)
+        return generated
+    return out
 
 
 #: A run's measured mean output replaces the requested length when they differ by more than this share.
@@ -441,14 +472,47 @@ def _client_users(row: InferenceRow, gen: Harness | None, replicas: int, max_bat
 _CENTRAL = ("mean", "p50", "value")
 
 
+#: A printed request rate whose rounding (half a unit in its last digit) exceeds this share of it is too coarse for
+#: Little's law: guidellm's tables print two decimals, so '0.04' req/s is anything from 0.035 to 0.045 (+-12.5%).
+COARSE_RATE = 0.05
+
+
+def _rounding_share(text: str) -> float:
+    """Half a unit in the last printed digit of a number, as a share of it (0 where no positive number)."""
+    found = re.search(r"\d[\d,]*(?:\.(\d+))?", text)
+    value = float(found.group(0).replace(",", "")) if found else 0.0
+    if found is None or value <= 0:
+        return 0.0
+    return 0.5 * 10.0 ** -len(found.group(1) or "") / value
+
+
+def achieved_rate(row: InferenceRow) -> tuple[float | None, str]:
+    """The request rate a run achieved, and a note where it is not the printed one: a rate printed too coarsely
+    (COARSE_RATE) is its output tokens/s over the tokens a request generated (8.07 / 230 = 0.0351 where '0.04'
+    is printed), the printed one otherwise."""
+    text = row.raw.get("requests_per_s", "")
+    rate = parse_positive(text)
+    total = parse_positive(row.raw.get("output_tokens_per_s_total"))
+    if rate is None or total is None or row.output_len is None or _rounding_share(text) <= COARSE_RATE:
+        return rate, ""
+    out = served_output(row, row.output_len)
+    derived = total / out
+    return derived, (
+        f"requests/s printed as {text.strip()}: taken as output tokens/s over the tokens a request generated, "
+        f"{total:g} / {out:.0f} = {derived:.3g}"
+    )
+
+
 def occupancy(row: InferenceRow) -> float | None:
     """Requests in flight during a measured run, by Little's law: N = X (TTFT + (O - 1) TPOT), with X the achieved
-    request rate and TTFT, TPOT the run's central latencies (None when the row does not give all three)."""
-    rate = parse_positive(row.raw.get("requests_per_s"))
+    request rate, O the tokens a request generated (as the row is simulated) and TTFT, TPOT the run's central
+    latencies (None when the row does not give all three)."""
+    rate = achieved_rate(row)[0]
     got = {m.metric: m for m in row.measured if m.stat in _CENTRAL}
     if rate is None or row.output_len is None or "ttft_s" not in got or "tpot_s" not in got:
         return None
-    return rate * (got["ttft_s"].value + max(0.0, row.output_len - 1.0) * got["tpot_s"].value)
+    out = served_output(row, row.output_len)
+    return rate * (got["ttft_s"].value + max(0.0, out - 1.0) * got["tpot_s"].value)
 
 
 def _equal_occupancy(row: InferenceRow, load: Load, held: int, notes: list[str]) -> tuple[Load, Load | None, float]:
@@ -470,9 +534,11 @@ def _equal_occupancy(row: InferenceRow, load: Load, held: int, notes: list[str])
     for KV room are in flight too (GenAI-Perf's 250 users against a cache that holds 54 wait in the queue, and
     their TTFTs say so)."""
     n = occupancy(row)
-    rate = parse_positive(row.raw.get("requests_per_s"))
+    rate, derived = achieved_rate(row)
     if n is None or rate is None or row.scenario == "single":
         return load, None, 0.0
+    if derived:
+        notes.append(derived)
     users = max(1, round(n))
     if users > held and load.kind == "rate":
         notes.append(f"{n:.0f} requests in flight exceed the {held} the KV caches hold at the assumed lengths")
@@ -678,6 +744,10 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     block = eng.block_tokens
     need = inp + (out if eng.admission == "reserve" else 0.5 * out)
     fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))
+    whole = int(setup.kv_tokens // (math.ceil((inp + out) / block) * block))
+    # a stated cap the cache cannot hold at full length: an on-demand engine admits up to it and preempts as the
+    # sequences grow (AMD's MLPerf Llama 2 70B yaml: max_num_seqs 2700 where its KV cache holds about 2,000)
+    kv_holds = whole if row.max_batch and eng.admission == "on_demand" and plan.max_batch > whole else 0
     clients = _client_users(row, gen, replicas, seats)
     if clients and gen is not None:
         load, latency_load, ramp = Load("closed", concurrency=clients), None, 0.0
@@ -726,7 +796,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         )
         if gen is not None and rank_tokens:
             notes.append(f"prefill workers encode {rank_tokens} tokens per rank an iteration ({gen.name}'s recipes)")
-    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows)
+    return Case(row, job, pools, plan_source, tuple(notes), basis, latency_load, ramp, after_warmup, windows, kv_holds)
 
 
 def _plan_chips_mismatch(row: InferenceRow, shard: int, replicas: int, ranks: int, cores: int) -> str:
@@ -870,6 +940,13 @@ def simulate_case(case: Case, seed: int = 0) -> Simulated:
                 f"predicted capacity {delivered / case.job.mean_output:.3g} req/s is below the measured "
                 f"{load.rate:.3g} req/s: latencies at {edge:.3g} req/s"
             )
+    if case.kv_holds:
+        cap = case.setup.pools[-1].setup.plan.max_batch
+        preempted = int(summary.get("requests", {}).get("preemptions", 0))
+        notes.append(
+            f"batch cap {cap} exceeds the {case.kv_holds} sequences the KV cache holds at full length; the engine "
+            f"admits on demand and preempts ({preempted} preemptions simulated)"
+        )
     # a closed loop that issues for a window and then drains keeps fewer than its users in flight for part of the
     # run, so its users do not bound its throughput by Little's law
     drains = load.kind == "closed" and case.job.duration_s is not None and case.windows is None

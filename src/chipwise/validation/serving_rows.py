@@ -64,10 +64,17 @@ _STAT_PREFERENCE: Final[tuple[str, ...]] = ("p50", "mean", "value", "p90", "p99"
 #: - AMD's MLPerf Llama 2 70B runs (MI300X v4.1, MI300X and MI325X v5.1) quantise the KV cache to FP8 as well as
 #:   the weights, which is all the results' weight_data_types field says: "KV caches were quantized to OCP
 #:   FP8-e4m3" (rocm.blogs.amd.com, Technical Dive into AMD's MLPerf Inference v5.1 Submission); v4.1's run scripts
-#:   pass --kv-cache-dtype fp8 (ROCm/rocm-blogs, mlperf-inf-4-1).
+#:   pass --kv-cache-dtype fp8 (ROCm/rocm-blogs, mlperf-inf-4-1). So do its v5.1 Mixtral-8x7B runs: the round's
+#:   submission code sets kv_cache_dtype: fp8 for both scenarios (closed/AMD/code/mixtral-8x7b/harness_llm/models/
+#:   mixtral-8x7b/{offline,server}_mi325x.yaml, the only configs stored for it) and quantises the checkpoint that
+#:   every Mixtral run loads with Quark's --quant_scheme w_fp8_a_fp8 --kv_cache_dtype fp8
+#:   (closed/AMD/setup/dataset_and_model/quantize_mixtral_8x7b.sh; github mlcommons/inference_results_v5.1).
 SOURCE_PRECISIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
     "supercharging-llama-3-1-across-nvidia-platforms": ("FP8 weights, BF16 KV cache", ("",)),
-    r"closed/AMD/results/[^/ ]+/llama2-70b": ("FP8 weights + FP8 KV cache", ("fp8 weights (weight_data_types=fp8)",)),
+    r"closed/AMD/results/[^/ ]+/(?:llama2-70b|mixtral-8x7b)": (
+        "FP8 weights + FP8 KV cache",
+        ("fp8 weights (weight_data_types=fp8)",),
+    ),
     r"closed/JuniperNetworks/results/DGX-H100_H100-SXM-80GBx\d+_TRT/llama2-70b": (
         "FP8 weights + FP8 KV cache",
         ("fp16",),
@@ -539,14 +546,19 @@ def _throughput_stat_serving(context: str) -> str:
     return "value"
 
 
-#: The Neuron SDK's decoder benchmark tables up to release 2.17 (general/benchmarks/{trn1,inf2}/*_data_decoder.csv)
-#: have "Throughput (tokens/second)" and "Latency per Token" columns that count every token of the sequence, prompt
-#: included: throughput x latency per token = 1000 x batch on every row, the Llama-2-13b row of 3,968 prompt and 128
-#: output tokens reads 2,756 tokens/s at 0.36 ms per token (a 13B model cannot emit an output token in 0.36 ms: its
-#: weights alone take 2 ms to read on 16 Trainium chips), and only this reading gives one decode rate per model and
-#: SDK across prompt lengths (Llama-2-70b on inf2: 0.77 output tokens/s per chip at 256/256 and at 256/2048). Hugging
-#: Face's optimum-neuron benchmark of Llama-2-13b on Inferentia2 (docs v0.0.21) states the convention: throughput is
-#: batch_size x sequence_length / end-to-end latency, prompt included, "the same convention as other benchmarks".
+#: The Neuron SDK's LLM benchmark tables up to release 2.17 (general/benchmarks/inf2/throughput_data_LLM.csv in 2.14,
+#: {trn1,inf2}/*_data_decoder.csv after it) have "Throughput (tokens/second)" and "Latency per Token" columns that
+#: count every token of the sequence, prompt included. SDK 2.14's own page says so under both of its "Large Language
+#: Models" tabs: "Throughput (tokens/second) counts both input and output tokens / Latency per Token counts both
+#: input and output tokens" (general/benchmarks/inf2/inf2-performance.rst @277baef4); the 2.16 and 2.17 pages keep
+#: that note only under Encoder-Decoder, so for their decoder tables the figures decide: the Llama-2-13b row of 3,968
+#: prompt and 128 output tokens reads 2,756 tokens/s at 0.36 ms per token (a 13B model cannot emit an output token
+#: in 0.36 ms: its weights alone take 2 ms to read on 16 Trainium chips), and only this reading gives one decode
+#: rate per model and SDK across prompt lengths (Llama-2-70b on inf2: 0.77 output tokens/s per chip at 256/256 and
+#: at 256/2048). On the batch-1 rows throughput x latency per token = 1000 (within 2%); a batched row's product is
+#: not 1000 x batch (2.14's opt-30b at batch 256: 2,023.7 x 110.9 = 224,428). Hugging Face's optimum-neuron
+#: benchmark of Llama-2-13b on Inferentia2 (docs v0.0.21) states the same convention: throughput is batch_size x
+#: sequence_length / end-to-end latency, prompt included, "the same convention as other benchmarks".
 _WHOLE_SEQUENCE_TABLE = ('published column "latency per token p50/p99 (ms)"', 'published "throughput (tokens/second)"')
 
 

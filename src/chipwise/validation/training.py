@@ -17,7 +17,7 @@ from chipwise.train.plans import PlanArrays, check_partial_plan, enumerate_plans
 from chipwise.train.step import train_step
 from chipwise.validation.models import known_model
 from chipwise.validation.rows import TrainingRow
-from chipwise.validation.training_rows import torchtitan_run
+from chipwise.validation.training_rows import source_head_dim, torchtitan_run
 from chipwise.workload.hf_config import from_dims
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -67,9 +67,28 @@ def _model_for(catalog: Catalog, row: TrainingRow) -> tuple[ModelSpec, str]:
             experts=dims.experts or 0,
             top_k=dims.top_k or 0,
             causal="bert" not in dims.name.lower(),  # encoders attend both ways
+            head_dim=source_head_dim(row.raw),
         )
         return spec, "row dimensions"
     raise ChipwiseError(f"model '{dims.name}' has no preset and the row gives no dimensions")
+
+
+#: How far the model built may be from the parameter count the row states before the notes say so: the nominal
+#: sizes rows give ('Llama 2 7B' is 6.74B) sit within it; MaxText's 16B built with 64-wide heads (13.7B) did not
+PARAMS_TOLERANCE = 0.05
+
+
+def params_note(model: ModelSpec, stated: float | None, model_source: str) -> str | None:
+    """A note when the model built is off from the row's params_total_B by more than PARAMS_TOLERANCE."""
+    if not stated:
+        return None
+    off = model.params_total / stated - 1
+    if abs(off) <= PARAMS_TOLERANCE:
+        return None
+    return (
+        f"model built ({model_source}) has {model.params_total / 1e9:.3g}B parameters, {off:+.0%} off the row's "
+        f"params_total_B {stated / 1e9:g}; priced as built"
+    )
 
 
 #: torchtitan's pipeline micro-batch, in sequences: `pipeline_parallel_microbatch_size`, "default 1 ... the total
@@ -107,6 +126,8 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
         raise ChipwiseError(row.skip_reason or "no measured metric")
     model, model_source = _model_for(catalog, row)
     notes = [model_source]
+    if (off := params_note(model, row.model.params_total, model_source)) is not None:
+        notes.append(off)
     system = hardware(catalog).system(row.chip)
     cores = system.chip.cores_per_chip
     seq = row.seq_len or default_seq_len(model)
@@ -181,6 +202,14 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
     if not fits:
         notes.append("memory model says the row's configuration does not fit; priced anyway since it ran")
     plan = case.fixed
+    chosen = case.plans.plan(best)
+    # the search fills what the row leaves blank with the fastest plan: say so where it is a choice the source made
+    # (a 2021 Megatron run left blank had been priced without recompute at micro-batch 4)
+    notes.extend(
+        f"{label} not stated; searched: {chosen[key]}"
+        for key, label in (("recompute", "recompute"), ("microbatch", "micro-batch"))
+        if key not in plan
+    )
     assert row.measured is not None
     return Prediction(
         id=row.id,
@@ -191,7 +220,7 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
         # predict's words: 'given' only where the row names every knob the search would choose; a row giving tp, pp
         # and dp alone had read 'given' here and 'partial' in predict for the same plan
         plan_source=plan_source(plan, case.model),
-        plan=case.plans.plan(best),
+        plan=chosen,
         source_family=row.source_family,
         notes="; ".join((*notes, row.notes)).strip("; "),  # the row's own reading notes after the prediction's
         stat=row.measured.stat,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from chipwise.validation.cells import (
@@ -182,6 +183,85 @@ def torchtitan_run(raw: Mapping[str, str]) -> bool:
     return "torchtitan" in raw.get("source_family", "").lower()
 
 
+#: MaxText's head width, which `global_parameter_scale` leaves alone: MaxText/configs/base.yml sets `head_dim: 128`
+#: beside base_emb_dim 2048 and 16 query heads, and get_individual_scales() scales the embedding, heads, MLP and
+#: layers only. Its synthetic 16B, 128B and 1024B models (hidden/heads 64) so have a query width of twice their hidden
+#: size; built with hidden/heads they came out 14-16% short of the 16/128/1024B the rows state.
+MAXTEXT_HEAD_DIM: Final = 128
+
+
+def source_head_dim(raw: Mapping[str, str]) -> int | None:
+    """The head width a row's source sets apart from hidden/heads (MaxText's synthetic models); None for the rest."""
+    maxtext = "maxtext" in raw.get("source_family", "").lower()
+    return MAXTEXT_HEAD_DIM if maxtext and "global_parameter_scale" in raw.get("model", "") else None
+
+
+@dataclass(frozen=True)
+class SourceRule:
+    """What a cited source says of its rows that their cells do not: settings a row leaves blank (a cell the row
+    states wins) and a caveat on the measurement, read where the row's source cell (and, for `when`, its precision
+    cell) matches."""
+
+    source: str  # a regular expression searched in the row's source cell
+    why: str  # the source's words, for the row's notes
+    when: str = ""  # a regular expression the precision cell must match too ('' for every row of the source)
+    micro_batch: int | None = None
+    plan: tuple[tuple[str, int | str | bool], ...] = ()
+
+
+SOURCE_RULES: Final[tuple[SourceRule, ...]] = (
+    SourceRule(
+        r"NVIDIA/Megatron-LM README\.md @50a4b5fa\b.*GPT-3 Example",
+        "micro-batch 1, full recompute, no interleaving or sequence parallelism from the script the README's GPT-3 "
+        "example runs (Megatron-LM examples/pretrain_gpt3_175B.sh, 2021: --micro-batch-size 1 "
+        "--checkpoint-activations, no --num-layers-per-virtual-pipeline-stage; sequence parallelism came in 2022)",
+        micro_batch=1,
+        plan=(("recompute", "full"), ("vpp", 1), ("sp", False)),
+    ),
+    SourceRule(
+        r"arXiv 2201\.11990\b",
+        "micro-batch 1, full recompute, a plain 1F1B pipeline and no sequence parallelism as MT-NLG ran (arXiv "
+        "2201.11990: its 126 TFLOP/s x 2,240 GPUs x 60.1 s is 96 B s l h^2 (1 + s/6h + V/16lh), the count with a "
+        "recomputed forward pass, and the cited llm-analysis run_train.sh passes --activation_recomputation 2; "
+        "sequence parallelism came later, arXiv 2205.05198)",
+        micro_batch=1,
+        plan=(("recompute", "full"), ("vpp", 1), ("sp", False)),
+    ),
+    SourceRule(
+        r"pytorch/torchtitan benchmarks/asyncTP_llama3_h100_2025-06_torchtitan\.md",
+        "source caveat: the benchmark notes its float8 rowwise baseline is low (pytorch/torchtitan issue #1207: the "
+        "default filter_fqns converted the small wk/wv linears, which ran slower in float8 and left rowwise flat "
+        "against bf16; fixed by PR #1319), so this figure is below what float8 rowwise reaches",
+        when=r"\browwise\b",
+    ),
+)
+
+
+def source_rules(raw: Mapping[str, str]) -> tuple[SourceRule, ...]:
+    """The SOURCE_RULES a row's source (and precision) cells match."""
+    source, precision = raw.get("source", ""), raw.get("precision", "")
+    return tuple(
+        rule
+        for rule in SOURCE_RULES
+        if re.search(rule.source, source) and (not rule.when or re.search(rule.when, precision, re.IGNORECASE))
+    )
+
+
+def _apply_source_rules(
+    raw: Mapping[str, str], plan: dict[str, int | str | bool], micro_batch: int | None, notes: list[str]
+) -> int | None:
+    """Fill the plan keys and micro-batch the row leaves blank from its source's rules, noting each rule; returns
+    the micro-batch."""
+    for rule in source_rules(raw):
+        for key, value in rule.plan:
+            if key not in plan:
+                plan[key] = value
+        if micro_batch is None and rule.micro_batch is not None:
+            micro_batch = rule.micro_batch
+        notes.append(rule.why)
+    return micro_batch
+
+
 _PLAN_COLUMNS: Final[tuple[tuple[str, str], ...]] = (
     ("TP", "tp"), ("PP", "pp"), ("DP", "dp"), ("CP", "cp"), ("EP", "ep"), ("VP", "vpp"),
 )  # fmt: skip
@@ -217,20 +297,23 @@ def _training_plan_keys(raw: Mapping[str, str], notes: list[str]) -> dict[str, i
         plan["recompute"] = recompute
     elif remat_text.strip():
         notes.append(f"recompute '{remat_text}' not understood")
-    if re.search(r"sequence[- ]parallel", text, re.IGNORECASE):
-        plan["sequence_parallel"] = True
+    if re.search(r"(?<!no )sequence[- ]parallel", text, re.IGNORECASE):
+        plan["sp"] = True  # the search's knob (PLAN_KNOBS): "sequence_parallel" had been dropped and sp searched
     return plan
 
 
-def training_flops_per_token(dims: ModelDims, seq_len: int) -> tuple[float, float] | None:
-    """(training FLOPs per token, attention share) as 6*N_active + 12*layers*hidden*seq_len.
+def training_flops_per_token(dims: ModelDims, seq_len: int, head_dim: int | None = None) -> tuple[float, float] | None:
+    """(training FLOPs per token, attention share) as 6*N_active + 12*layers*width*seq_len, the width the query's,
+    heads*head_dim where the source sets a head_dim (MaxText's FLOP count, which multiplies its query heads by its
+    head_dim), else hidden.
 
     ``None`` when the parameter count or the layer/hidden sizes are missing.
     """
     params = dims.params_active if dims.params_active is not None else dims.params_total
     if params is None or dims.layers is None or dims.hidden is None:
         return None
-    attention = 12.0 * dims.layers * dims.hidden * seq_len
+    width = dims.heads * head_dim if head_dim and dims.heads else dims.hidden
+    attention = 12.0 * dims.layers * width * seq_len
     total = 6.0 * params + attention
     return total, attention / total
 
@@ -249,7 +332,7 @@ def _tflops_conversion(raw: Mapping[str, str], dims: ModelDims, seq_len: int | N
         return "only an 'up to' (peak, not sustained) figure"
     if seq_len is None:
         return "seq_len unknown"
-    flops = training_flops_per_token(dims, seq_len)
+    flops = training_flops_per_token(dims, seq_len, source_head_dim(raw))
     if flops is None:
         return "model dims incomplete"
     per_token, attention_share = flops
@@ -268,9 +351,10 @@ def _measured_from_tflops(
     if isinstance(per_token, str):
         notes.append(f"only model TFLOP/s per chip given, not converted: {per_token}")
         return None
+    width = f"heads*{head_dim}" if (head_dim := source_head_dim(raw)) else "hidden"
     notes.append(
         f"tokens/s per chip derived from {tflops:g} model TFLOP/s per chip with "
-        "FLOPs/token = 6*N_active + 12*layers*hidden*seq_len"
+        f"FLOPs/token = 6*N_active + 12*layers*{width}*seq_len"
     )
     return Measured("tokens_per_s_per_chip", tflops * 1e12 / per_token, "value")
 
@@ -320,11 +404,27 @@ _MEASURED_CELLS: Final[tuple[str, ...]] = (
 #: The largest measurement a row may state (SI), far past any published one: ten million tokens/s per chip (the
 #: table's most is 70,315) and a day a step (its longest: 145 s)
 MAX_TRAINING_MEASURED: Final[dict[str, float]] = {"tokens_per_s_per_chip": 1e7, "step_time_s": 86_400.0}
+#: The cells that, where stated, must be a whole number from 1: a '0' or 'abc' had been read as blank and the row
+#: priced at an assumed sequence length or a searched micro-batch or degree, without a word
+_WHOLE_CELLS: Final[tuple[str, ...]] = ("seq_len", "micro_batch", *(column for column, _ in _PLAN_COLUMNS))
+
+
+def _batch_cell_problem(raw: Mapping[str, str]) -> str | None:
+    """Why a stated global batch cell is no batch: a sequence count (a ramp's final one) that is no whole number from
+    1, or a token count that is not positive ('-5' tokens had become one sequence, and the error blamed the plan)."""
+    seqs = stated_cell(raw, "global_batch_seqs")
+    if seqs is not None and ((n := parse_global_batch_seqs(seqs, [])) is None or n < 1):
+        return f"global_batch_seqs '{seqs}' is not a positive whole number of sequences"
+    tokens = stated_cell(raw, "global_batch_tokens")
+    if tokens is not None and parse_positive(tokens) is None:
+        return f"global_batch_tokens '{tokens}' is not a positive number of tokens"
+    return None
 
 
 def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measured: Measured | None) -> str | None:
     """Why a training row's stated cells cannot be used, as serving's cell_problem says it: a chip count that is no
-    whole number from one to the largest fleet planned, a measurement that is not a positive number (it had been
+    whole number from one to the largest fleet planned, a sequence length, micro-batch, parallel degree or global
+    batch that is no positive count, a measurement that is not a positive number (it had been
     read as blank: skipped as 'MFU only', or replaced by tokens_per_s_total / num_chips without a word), a precision
     not recognised, or a measurement past any plausible figure."""
     chips_text = stated_cell(raw, "num_chips")
@@ -334,6 +434,12 @@ def training_cell_problem(raw: Mapping[str, str], num_chips: int | None, measure
         return f"num_chips {num_chips} is not a chip count"
     if num_chips is not None and (problem := CHIPS.problem(num_chips)) is not None:
         return f"num_chips: {problem}"
+    for column in _WHOLE_CELLS:
+        text = stated_cell(raw, column)
+        if text is not None and ((n := parse_int(text)) is None or n < 1):
+            return f"{column} '{text}' is not a positive whole number"
+    if (problem := _batch_cell_problem(raw)) is not None:
+        return problem
     for column in _MEASURED_CELLS:
         text = stated_cell(raw, column)
         if text is not None and column in TIME_COLUMNS and (problem := time_unit_problem(text, column)) is not None:
@@ -415,6 +521,7 @@ def parse_training_row(
         notes.append("seq_len not stated")
     global_seqs = parse_global_batch_seqs(raw.get("global_batch_seqs", ""), notes)
     plan = _training_plan_keys(raw, notes)
+    micro_batch = _apply_source_rules(raw, plan, parse_int(raw.get("micro_batch")), notes)
     plan_text = f"{raw.get('sharding', '')}; {raw.get('notes', '')}; {raw.get('derived_fields', '')}"
     counts_cores = reconcile_plan_with_chips(plan, chip=chip, num_chips=num_chips, text=plan_text, notes=notes)
     measured = training_measured(
@@ -436,7 +543,7 @@ def parse_training_row(
         precision=normalize_training_precision(raw.get("precision", ""), notes),
         seq_len=seq_len,
         global_batch_tokens=_global_batch_tokens(raw, seq_len, global_seqs, notes),
-        micro_batch=parse_int(raw.get("micro_batch")),
+        micro_batch=micro_batch,
         plan=plan,
         plan_counts_cores=counts_cores,
         measured=measured,

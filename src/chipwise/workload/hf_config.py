@@ -698,19 +698,23 @@ def from_dims(
     experts: int = 0,
     top_k: int = 0,
     causal: bool = True,
+    head_dim: int | None = None,
 ) -> ModelSpec:
-    """A model from its main dimensions (a benchmark table's columns), for runs without a config.json."""
+    """A model from its main dimensions (a benchmark table's columns), for runs without a config.json. `head_dim`
+    is for a model whose query width heads x head_dim is not its hidden size (MaxText's head_dim 128 whatever the
+    heads); hidden // heads without it."""
     for label, value in (("layers", layers), ("hidden", hidden), ("heads", heads)):
         if value <= 0:
             raise ChipwiseError(f"model '{name}': {label} must be positive, got {value}. Fix: correct it.")
     kv = kv_heads or heads
     width = ffn or (int(8 * hidden / 3) if gated else 4 * hidden)
+    per_head = head_dim or hidden // heads
     att = Attention(
         kind="mha" if kv == heads else ("mqa" if kv == 1 else "gqa"),
         heads=heads,
         kv_heads=kv,
-        head_dim=hidden // heads,
-        v_head_dim=hidden // heads,
+        head_dim=per_head,
+        v_head_dim=per_head,
     )
     group = (
         LayerGroup(count=layers, moe=MoE(experts, top_k, width, gated=gated))

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -30,6 +30,9 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError, UnknownNameError, long_number
 from chipwise.workload.presets import config_file, names_a_file
+
+if TYPE_CHECKING:  # serving builds on this module's types: load_scenario imports it where it runs
+    from chipwise.workload.serving import ServeScenario
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
@@ -350,14 +353,14 @@ def check_provider(catalog: Catalog, provider: str | None) -> None:
         )
 
 
-def load_scenario(source: str, catalog: Catalog | None = None) -> Any:
+def load_scenario(source: str, catalog: Catalog | None = None) -> TrainScenario | ServeScenario:
     """A validated TrainScenario or ServeScenario from a path or inline text; with `catalog`, the names it must hold
     (the provider) are checked too."""
     from chipwise.workload.serving import ServeScenario  # serving builds on this module's types
 
     data, where = read_scenario_text(source)
     kind = data.get("kind", "train")
-    models: dict[Any, type[BaseModel]] = {"train": TrainScenario, "serve": ServeScenario}
+    models: dict[Any, type[TrainScenario] | type[ServeScenario]] = {"train": TrainScenario, "serve": ServeScenario}
     serving = sorted(set(data) & (set(ServeScenario.model_fields) - set(TrainScenario.model_fields)))
     if "kind" not in data and serving:  # read as training, its serving keys were 'unknown'
         raise ChipwiseError(

@@ -18,7 +18,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chipwise.catalog.loader import BUILTIN, SET_ON_COMMAND_LINE, Catalog, load_catalog, tree_figures
+from chipwise.catalog.loader import BUILTIN, Catalog, load_catalog, tree_figures
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
 from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import record_file
 from chipwise.catalog.units import UNITS, from_si, quantity

@@ -71,7 +71,8 @@ def fleet(
     as_json: JsonFlag = False,
 ) -> None:
     """The cheapest mix of instance types (MILP) that serves a multi-bucket workload within its SLO."""
-    from chipwise.planner.fleet import parse_limits, plan_fleet
+    from chipwise.planner.fleet import plan_fleet
+    from chipwise.planner.fleet_workload import parse_limits
 
     targets = check_slo(slo_text(slo), required=True)  # --slo is required here: no 'leave it out' in its fix
     cat = catalog_from(catalog_files, sets)

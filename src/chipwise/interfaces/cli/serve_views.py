@@ -22,6 +22,7 @@ from chipwise.interfaces.cli.common import (
 from chipwise.planner.serving_plan import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count, count_text
+from chipwise.serve.search import held_tokens
 from chipwise.serve.simulate import NEAR_CAPACITY
 from chipwise.workload.serving import DEFAULT_ROUTER
 
@@ -154,10 +155,13 @@ def _pools(
 
 def _kv_bound(r: dict[str, Any]) -> str:
     """Where the KV cache holds fewer mean requests than the plan's batch limit, say so: the cache, not max_batch,
-    then bounds the batch (a given TensorRT-LLM b256 of DeepSeek-R1's 8,500-token requests on 8 H200 holds 185)."""
+    then bounds the batch (a given TensorRT-LLM b256 of DeepSeek-R1's 8,500-token requests on 8 H200 holds 185).
+    A request holds what search.held_tokens says: its whole context under reserve admission (and where the plan
+    does not say), its prompt and half its answer on demand. A searched limit says so itself (batch_note)."""
     plan, load = r["plan"], r.get("load") or {}
-    mean = float(load.get("input_tokens_mean") or 0.0) + float(load.get("output_tokens_mean") or 0.0)
-    if plan.get("attention_dp") or mean <= 0:
+    inp, out = float(load.get("input_tokens_mean") or 0.0), float(load.get("output_tokens_mean") or 0.0)
+    mean = held_tokens(str(plan.get("admission", "reserve")), inp, out)
+    if plan.get("attention_dp") or mean <= 0 or r.get("batch_note"):
         return ""  # under attention DP each rank caches its own requests: the per-replica figure is not the bound
     held = int(plan["kv_cache_tokens_per_replica"] // mean)
     if held >= plan["max_batch"]:
@@ -257,6 +261,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         if "stated_chips" in r:
             head.add_row("chips", _stated_chips_text(r["stated_chips"]))
         head.add_row("KV cache per replica", f"{plan['kv_cache_tokens_per_replica']:,} tokens" + _kv_bound(r))
+        if r.get("batch_note"):  # a searched batch limit: what the cache holds, and the users it seats
+            head.add_row("batch limit", escape(str(r["batch_note"])))
         if plan.get("mixed_batching") is False:
             head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
     if r.get("precision_note"):
@@ -305,6 +311,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             "latencies over",
             f"{measured:,} of {total:,} requests, in steady state (the users' start and the last {users:,} left out)",
         )
+    if r.get("lockstep_note"):  # fixed lengths and queued users: cohorts in lock-step (planner.serving)
+        head.add_row("[yellow]lock-step users[/yellow]", f"[yellow]{escape(str(r['lockstep_note']))}[/]")
     head.add_row("TTFT p50 / p90 / p99", _stats(r["ttft_s"]))
     head.add_row(
         "TTFT's wait to start p50 / p90 / p99", f"{_stats(r['ttft_wait_s'])} (to the prompt's first iteration)"

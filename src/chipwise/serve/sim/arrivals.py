@@ -7,12 +7,10 @@ simulator issues those)."""
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.errors import ChipwiseError
+from chipwise.types import Array as FloatArray
 from chipwise.workload.serving import Load, ServingJob
-
-FloatArray = NDArray[np.float64]
 
 
 def open_loop_times(load: Load, n: int, rng: np.random.Generator) -> FloatArray:

@@ -54,16 +54,15 @@ from collections import deque
 from collections.abc import Callable
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.serve.sim.kernel import Kernel
 from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, blocks_tokens, bucket
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
+from chipwise.types import Array as FloatArray
 
 PREFILL, DECODE = 1, 2
 Callback = Callable[[float, int], None]
-FloatArray = NDArray[np.float64]
 
 
 def cache_fits(tokens: int, kv_tokens: int, block: int) -> bool:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.errors import ChipwiseError
 from chipwise.serve.sim.kernel import Kernel
@@ -23,10 +22,9 @@ from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, make_router
 from chipwise.serve.sim.replica import Replica
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
+from chipwise.types import Array as FloatArray
+from chipwise.types import IntArray
 from chipwise.workload.serving import DEFAULT_ROUTER
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numpy.typing import NDArray
 
 from chipwise.perf.device import Device, Topology
 from chipwise.serve.engine import EngineProfile, decode_graph_batch
@@ -49,9 +48,8 @@ from chipwise.serve.iteration import (
 )
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.policies import bucket
+from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
-
-Array = NDArray[np.float64]
 
 #: Token counts priced exactly; above this, a grid of COARSE_STEP tokens.
 EXACT_TOKENS = 16384

@@ -1,0 +1,566 @@
+"""`--set ID.FIELD=VALUE`: a what-if figure applied to the raw catalog before it is validated.
+
+The loader reads and merges the catalog's files and hands the raw result here (apply_sets), before validating
+it. Each override is resolved to the entry and field it names (a chip, system, fabric, efficiency family or engine
+by id or alias, qualified by its section where a name is ambiguous; the datacenter and reliability sections by
+name), its value read in SI, in a unit that measures what the field does, or as a scale of the figure (`x1.1`),
+checked against the field's range, and stored with a derivation saying it was set on the command line; a chip
+figure its systems carry too (FOLLOWED) moves theirs with it. Every refusal is one line naming the override and
+the fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from chipwise.catalog.fields import Fields, fields_of, is_figure, item_name, range_problem, reference_only
+from chipwise.catalog.schema import PRICING_MODES
+from chipwise.catalog.units import SI_UNIT, UNITS, from_si, parse_quantity, quantity, to_si, units_of
+from chipwise.errors import ChipwiseError, UnknownNameError
+
+#: the most ids an error about an unknown one lists in full (more: it names the section to look in)
+MAX_LISTED = 20
+
+
+def apply_sets(
+    raw: dict[str, Any],
+    builtin: Mapping[str, Any],
+    sets: Sequence[str],
+    origins: dict[str, str],
+    filed: Mapping[str, str],
+) -> None:
+    """Apply the `--set` overrides, in order, to `raw` (the catalog being built: the built-in one, `builtin`, with
+    the --catalog files merged over it), then move the systems' figures that follow a chip figure a file or a --set
+    changed (FOLLOWED). `filed`: the system figures the files give, by qualified name, which stand."""
+    given: dict[str, str] = {}
+    was_builtin, chips_before = _followed(builtin), _followed(raw)
+    for assignment in sets:
+        if "=" in assignment and _SCALE.match(assignment.split("=", 1)[1].strip()):
+            figure = _resolve_target(raw, builtin, assignment.split("=", 1)[0].strip()).qualified
+            if figure in given and _rhs(given[figure]) == _rhs(assignment):
+                continue  # the same scale again: applied once (twice had scaled the scaled figure)
+        _once(given, apply_set(raw, builtin, assignment, origins), assignment)
+    # after every --set, so that a system figure a --set gives wins over a chip's whatever the flags' order; a
+    # file's change first (from the built-in figure to the file's), then the --set's (from the file's on), as a
+    # --set of the file's figure would
+    for (chip, name), was in was_builtin.items():
+        if chips_before.get((chip, name), was) != was:
+            by = f"{origins[f'chips.{chip}']}'s {chip}.{name}"
+            _follow_chip(raw, chip, name, was, chips_before[chip, name], by, {**filed, **given})
+    for figure, assignment in given.items():
+        section, key, name = [*figure.split(".", 2), "", ""][:3]
+        if section == "chips" and (key, name) in chips_before:
+            now = _si(raw["chips"][key][name])
+            _follow_chip(raw, key, name, chips_before[key, name], now, f"--set {assignment}", given)
+
+
+def _followed(raw: Mapping[str, Any]) -> dict[tuple[str, str], float]:
+    """Each chip's FOLLOWED figures in SI, by (chip, figure)."""
+    return {
+        (str(key), name): _si(fig)
+        for key, body in (raw.get("chips") or {}).items()
+        if isinstance(body, dict)
+        for name in FOLLOWED
+        if isinstance(fig := body.get(name), dict) and is_figure(fig) and not isinstance(fig["value"], str)
+    }
+
+
+def _si(fig: Mapping[str, Any]) -> float:
+    return to_si(float(fig["value"]), str(fig["unit"]))
+
+
+def _once(given: dict[str, str], figure: str, assignment: str) -> None:
+    """Record that `--set ASSIGNMENT` set `figure` (its qualified name); one line where an earlier `--set` set it
+    to another value (the last had won without a word). The same value twice (1200W and 1.2kW) changes nothing,
+    and is taken."""
+    earlier = given.setdefault(figure, assignment)
+    first, second = (_rhs(a) for a in (earlier, assignment))
+    if first != second if isinstance(first, str) or isinstance(second, str) else not math.isclose(first, second):
+        raise ChipwiseError(
+            f"--set gives {figure} twice: '{earlier}' and '{assignment}'. Fix: give one --set for it, with the value "
+            "meant."
+        )
+
+
+def _rhs(assignment: str) -> float | str:
+    """The value of an `ID.FIELD=VALUE` override in SI (apply_set has read it: a bare number is SI already); a
+    scale (`x1.1`) as written, which only the same scale equals."""
+    rhs = assignment.split("=", 1)[1].strip()
+    if _SCALE.match(rhs):
+        return f"x{_factor(rhs)!r}"
+    value, unit = parse_quantity(rhs)
+    return to_si(value, unit) if unit else value
+
+
+#: `--set ID.FIELD=x1.1`: the figure as the catalog (or a --catalog file) gives it, times a factor
+_SCALE = re.compile(r"^x\s*((?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)$")
+
+
+def _scaled(raw: Mapping[str, Any], target: _Target, lhs: str, rhs: str) -> tuple[float, str] | None:
+    """A scale's value and unit (the figure's own), None where `rhs` is not a scale; one line where the entry has
+    no such figure to scale."""
+    if _SCALE.match(rhs) is None:
+        return None
+    entry = raw[target.section][target.key] if target.key else raw.get(target.section) or {}
+    figure = _node_at(entry, target.path.split("."), create=False)
+    if figure is None and target.section == "engines":  # an engine that takes the default engine's figure
+        figure = _node_at(raw["engines"].get("default") or {}, target.path.split("."), create=False)
+    if not is_figure(figure) or isinstance(figure["value"], str):
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: {target.entry} gives no {target.path} to scale. Fix: give the value itself, e.g. "
+            f"{lhs}=VALUE with its unit."
+        )
+    return float(figure["value"]) * _factor(rhs), str(figure["unit"])
+
+
+def _factor(rhs: str) -> float:
+    """The factor of a scale (`x1.1` -> 1.1)."""
+    match = _SCALE.match(rhs)
+    assert match is not None  # only a scale is asked for its factor
+    return float(match.group(1))
+
+
+#: the sections whose entries `--set` reaches by id (ID.FIELD), in the order a qualified name may name them
+#: (SECTION.ID.FIELD); datacenter and reliability are reached by their own name (datacenter.pue.aws)
+ENTRY_SECTIONS: tuple[str, ...] = ("chips", "systems", "fabrics", "efficiency", "engines")
+TREE_SECTIONS: tuple[str, ...] = ("datacenter", "reliability")
+#: what an entry of each section is called in a message
+ENTRY_KIND = {
+    "chips": "chip",
+    "systems": "system",
+    "fabrics": "fabric",
+    "efficiency": "efficiency family",
+    "engines": "engine",
+    "datacenter": "datacenter section",
+    "reliability": "reliability section",
+}
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where an `--set` lands: `section`, entry `key` ('' for datacenter and reliability), field `path`, and the
+    name the user gave the entry (`ident`: an id or an alias)."""
+
+    section: str
+    key: str
+    path: str
+    ident: str
+
+    @property
+    def entry(self) -> str:
+        return f"{ENTRY_KIND[self.section]} '{self.key}'" if self.key else f"the {self.section} section"
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.section}.{self.key}.{self.path}" if self.key else f"{self.section}.{self.path}"
+
+
+def _names(raw: Mapping[str, Any], section: str) -> dict[str, str]:
+    """Every name of `section`'s entries (ids; a chip's and a system's aliases too) -> its id."""
+    names: dict[str, str] = {}
+    for key, body in (raw.get(section) or {}).items():
+        names.setdefault(str(key), str(key))
+        if section in ("chips", "systems") and isinstance(body, dict):
+            for alias in body.get("aliases") or []:
+                names.setdefault(str(alias), str(key))
+    return names
+
+
+def _candidates(raw: Mapping[str, Any], lhs: str, sections: Sequence[str]) -> list[_Target]:
+    """Every reading of `lhs` as NAME.FIELD with NAME an entry of one of `sections`, longest name first."""
+    out: list[_Target] = []
+    for section in sections:
+        if section in TREE_SECTIONS:
+            if lhs.startswith(section + "."):
+                out.append(_Target(section, "", lhs[len(section) + 1 :], section))
+            continue
+        for name, key in _names(raw, section).items():
+            if lhs.startswith(name + ".") and len(lhs) > len(name) + 1:
+                out.append(_Target(section, key, lhs[len(name) + 1 :], name))
+    return sorted(out, key=lambda t: len(t.ident), reverse=True)
+
+
+def _fields(raw: Mapping[str, Any], builtin: Mapping[str, Any], target: _Target) -> Fields:
+    return fields_of(raw, builtin, target.section, target.key)
+
+
+def _resolve_target(raw: Mapping[str, Any], builtin: Mapping[str, Any], lhs: str) -> _Target:
+    """The entry and field `--set LHS=...` names. A name may be an entry of several sections (trainium2 is a chip's
+    alias and an efficiency family; tpu-v5e a chip and a family): the field decides (a chip figure goes to the chip,
+    an efficiency figure to the family); a field both take is refused, naming the qualified forms
+    (chips.ID.FIELD, efficiency.ID.FIELD, ...) that say which is meant."""
+    head = lhs.split(".", maxsplit=1)[0]
+    _no_field(raw, lhs)
+    if head in ENTRY_SECTIONS:
+        cands = _candidates(raw, lhs[len(head) + 1 :], (head,))
+        if not cands:
+            raise UnknownNameError(
+                ENTRY_KIND[head],
+                lhs[len(head) + 1 :].split(".", maxsplit=1)[0],
+                _names(raw, head),
+                hint=f"write --set {head}.ID.FIELD=VALUE with an id of the catalog's {head}",
+            )
+    else:
+        cands = _candidates(raw, lhs, (*ENTRY_SECTIONS, *TREE_SECTIONS))
+    if not cands:
+        ids = {n for section in ENTRY_SECTIONS for n in _names(raw, section)} | set(TREE_SECTIONS)
+        raise UnknownNameError(
+            "catalog id",
+            head,
+            ids,
+            hint="write --set ID.FIELD=VALUE with a chip, system, fabric, efficiency family or engine id, or "
+            "datacenter.FIELD",
+        )
+    fits = [t for t in cands if _fields(raw, builtin, t).takes(t.path)]
+    entries = {(t.section, t.key) for t in fits}
+    if len(entries) > 1:
+        both = " and ".join(f"of {t.entry}" for t in fits)
+        forms = " or ".join(f"--set {t.qualified}=..." for t in fits)
+        raise ChipwiseError(f"--set {lhs}: '{lhs}' names a figure {both}. Fix: say which: {forms}.")
+    if fits:
+        return fits[0]
+    _no_such_figure(raw, builtin, lhs, cands)
+
+
+def _no_field(raw: Mapping[str, Any], lhs: str) -> None:
+    """One line for an `--set` naming an entry but no figure of it (h100-sxm=5, chips.h100-sxm.=5): it had been
+    called an unknown id, offering that very id."""
+    name = lhs.removesuffix(".")
+    head, _, rest = name.partition(".")
+    qualified = head in ENTRY_SECTIONS and bool(rest)
+    sections = (head,) if qualified else (*ENTRY_SECTIONS, *TREE_SECTIONS)
+    name = rest if qualified else name
+    for section in sections:
+        tree = section in TREE_SECTIONS
+        key = "" if tree else _names(raw, section).get(name)
+        if (name != section) if tree else key is None:
+            continue
+        entry = _Target(section, key or "", "", name).entry
+        see = _lister(section, key or "") or "docs/catalog-format.md names them"
+        raise ChipwiseError(
+            f"--set {lhs}: names {entry} but no figure of it. Fix: write --set {lhs.removesuffix('.')}."
+            f"{'PATH' if tree else 'FIELD'}=VALUE ({see})."
+        )
+
+
+def _lister(section: str, key: str) -> str | None:
+    """The command that lists an entry's figures: catalog show for a chip, system or fabric, catalog engine for an
+    engine (None for other sections)."""
+    if section in ("chips", "systems", "fabrics"):
+        return f"'chipwise catalog show {key}' lists its figures"
+    return f"'chipwise catalog engine {key}' lists its figures" if section == "engines" else None
+
+
+def _no_such_figure(raw: Mapping[str, Any], builtin: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) -> NoReturn:
+    """One line for a field no entry `lhs` can name has: the figures it was likely meant to be, and where to see
+    them."""
+    entries = list({(t.section, t.key): t for t in cands}.values())
+    several = len(entries) > 1
+    offers: dict[str, str] = {}
+    for t in entries:
+        every = list(_fields(raw, builtin, t).known)
+        known = [p for p in every if not p.startswith("chips.")] or every
+        # not a figure that is itself a list item (scaleup.dim_bandwidth.2): apply_set sets figures in mappings only
+        entry = (raw.get(t.section) or {}).get(t.key) if t.key else raw.get(t.section)
+        known = [p for p in known if not isinstance(_node_at(entry, p.split(".")[:-1], create=False), list)]
+        for close in difflib.get_close_matches(t.path, known, n=3, cutoff=0.6):
+            offers.setdefault(f"{t.section}.{t.key}.{close}" if several else f"{t.ident}.{close}", "")
+    did = f" Did you mean {', '.join(repr(o) for o in list(offers)[:3])}?" if offers else ""
+    where = " or ".join(f"{t.key} ({ENTRY_KIND[t.section]})" if t.key else t.section for t in entries)
+    shown = next((t for t in entries if t.section in ("chips", "systems", "fabrics")), entries[0])
+    if (listed := _lister(shown.section, shown.key)) is not None:
+        see = listed
+    else:
+        paths = list(_fields(raw, builtin, entries[0]).known)
+        if entries[0].section in TREE_SECTIONS:  # their groups: pue.*, capex.*, ...
+            names = sorted({p.split(".")[0] + (".*" if "." in p else "") for p in paths})
+        else:
+            names = sorted({re.sub(r"^matmul\..*", "matmul.PRECISION", p) for p in paths})
+        see = f"one of {', '.join(names)}" if len(names) <= MAX_LISTED * 2 else "docs/catalog-format.md names them"
+    raise ChipwiseError(
+        f"--set {lhs}: unknown figure of {where}: '{entries[0].path}'.{did} Fix: name a figure it has ({see})."
+    )
+
+
+def tdp_moved_power(system_w: float, chips: float, delta_w: float) -> float:
+    """A system's rated power once its chips' TDP moves by `delta_w` each: it moves by as much a chip, for a
+    system's power less its chips' TDP is its host, network and fans (economics.power), which a capped chip does not
+    change (a 350 W H100 had kept its 1,120 W a chip, the host share growing by the watts taken off the GPU). The
+    rule `--set CHIP.tdp` applies (_follow_chip), and the one `chipwise claims` solves for a TDP with."""
+    return max(system_w + delta_w * chips, 0.0)
+
+
+#: the chip figures whose --set moves figures of the systems built of the chip: a system's rated power (by the
+#: TDP's change a chip, tdp_moved_power), its scale-out bandwidth (the model reads only the system's: the chip's is
+#: its share, shown in `catalog list`) and the scale-up bandwidth it gives itself (the model reads it over the
+#: chip's: --set trn2.scaleup_bandwidth had left trn2.48xlarge at its 512 GB/s)
+FOLLOWED: dict[str, str] = {
+    "tdp": "TDP",
+    "scaleup_bandwidth": "scale-up bandwidth",
+    "scaleout_bandwidth": "scale-out bandwidth",
+}
+
+
+def _follow_chip(
+    raw: dict[str, Any], chip: str, name: str, was: float, now: float, by: str, given: Mapping[str, str]
+) -> None:
+    """A chip figure's what-if (from `was` to `now` in SI, made `by` a --set or a --catalog file) moves the
+    matching figures of each system of that chip, but those `given` names (a system figure a --set or a file gives:
+    the user's value stands, whatever the flags' order; a file's new system's). A per-chip
+    figure (a scale-up bandwidth, a hybrid's link between two of the chip) and a system's scale-out bandwidth move
+    in proportion (trn1n's twice the chip's share stays twice); a power, and a hybrid rack's scale-out bandwidth,
+    by the chip's change times its chips of this type (the rest is host, fans, the other members' NICs)."""
+    if was <= 0 or now == was:
+        return
+    for sid, system in (raw.get("systems") or {}).items():
+        if not isinstance(system, dict):
+            continue
+        members = system.get("members") or {}
+        count = members.get(chip, 0) if members else system.get("chips", 1) if system.get("chip") == chip else 0
+        if not count:
+            continue
+        path = {
+            "tdp": "power",
+            "scaleout_bandwidth": "scaleout.bandwidth",
+            "scaleup_bandwidth": f"links.{chip}-{chip}.bandwidth" if members else "scaleup.bandwidth",
+        }[name]
+        parts = path.split(".")
+        node = _node_at(system, parts[:-1], create=False)
+        old_fig = node.get(parts[-1]) if isinstance(node, dict) else None
+        if not isinstance(old_fig, dict) or not is_figure(old_fig) or isinstance(old_fig["value"], str):
+            continue
+        if f"systems.{sid}.{path}" in given:
+            continue
+        old = _si(old_fig)
+        additive = name == "tdp" or (members and name == "scaleout_bandwidth")
+        new = tdp_moved_power(old, float(count), now - was) if additive else old * now / was
+        moved = f"{chip} {FOLLOWED[name]} moved by {by}"
+        node[parts[-1]] = {
+            **old_fig,
+            "value": from_si(new, str(old_fig["unit"])),
+            "derivation": f"{old_fig.get('derivation', '')}; {moved}".lstrip("; "),
+            "note": f"what-if: follows {by}; catalog value was {old_fig['value']} {old_fig['unit']}",
+        }
+
+
+def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:
+    """The node `parts` lead to in a raw entry: mappings by key, lists by index or by a link's pair of chip types
+    (tiers.0, links.trn4-gb300); with `create`, a missing mapping on the way is added (a new key of an open map)."""
+    node = entry
+    for part in parts:
+        if isinstance(node, dict):
+            if part not in node and create:
+                node[part] = {}
+            node = node.get(part)
+        elif isinstance(node, list):
+            node = next((v for i, v in enumerate(node) if item_name(v, i) == part), None)
+        else:
+            return None
+    return node
+
+
+def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any], leaf: str) -> str:
+    """The unit a `--set` value is stored in: the one given, which must measure what the field does, or for a bare
+    number SI (refused where it is over 100x off the catalog's figure: surely a missing unit); a chip's
+    launch_year, a calendar year, is not reached (DISPLAY_ONLY)."""
+    ref_unit = str(ref.get("unit", ""))
+    wanted = quantity(ref_unit) if ref_unit in UNITS else "ratio"
+    if unit:
+        if quantity(unit) != wanted:
+            raise ChipwiseError(
+                f"--set {lhs}={rhs}: {leaf} is a {wanted}, not a {quantity(unit)} ('{unit}'). Fix: give it in one of "
+                f"{', '.join(units_of(wanted))}."
+            )
+        return unit
+    si_unit = SI_UNIT.get(wanted, "")
+    was = to_si(float(ref["value"]), ref_unit) if not isinstance(ref.get("value"), str) else 0.0
+    if ref_unit != "1" and was > 0 and value > 0 and not 1e-2 <= value / was <= 1e2:
+        # a bare number is in SI units: 6.7 for a bandwidth of 4.8 TB/s is 6.7 B/s, 1.2 for a 1000 W TDP 1.2 W;
+        # the fix names the unit that puts the number nearest the catalog's (1.2 -> 1.2kW)
+        meant = min(units_of(wanted), key=lambda u: abs(math.log(to_si(value, u) / was)), default=ref_unit)
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: a bare number is in {si_unit}, {value / was:.2g} x the catalog's "
+            f"{ref['value']} {ref_unit}. Fix: give its unit, e.g. {lhs}={rhs}{meant}."
+        )
+    return si_unit
+
+
+#: how a figure given by --set says where it came from (its derivation starts so)
+SET_ON_COMMAND_LINE = "set on the command line"
+
+
+def set_on_command_line(derivation: str) -> bool:
+    """Whether a figure with this derivation was given by --set."""
+    return derivation.startswith(SET_ON_COMMAND_LINE)
+
+
+#: chip figures only shown, which a --set is refused for (a what-if no prediction reads had been taken in silence,
+#: its output the same to the byte), with what to do instead
+DISPLAY_ONLY: dict[str, str] = {
+    "sram": "drop it, or record the figure in a --catalog file (docs/catalog-format.md).",
+    "launch_year": "drop it, or record the year in a --catalog file (docs/catalog-format.md).",
+}
+
+#: the reliability figures a prediction reads (reliability.goodput.reliability_inputs); the rest of the section is
+#: reference data (published runs, goodputs, per-job and SDC rates, save times), which a --set is refused for as
+#: chips' DISPLAY_ONLY fields are: detection_time_s=6000s had been announced as a WHAT-IF and moved nothing
+RELIABILITY_READ: frozenset[str] = frozenset(
+    {
+        "failures.gpu_failure_rate_per_chip_hour",
+        "failures.network_failure_rate_per_chip_hour",
+        "failures.software_failure_rate_per_chip_hour",
+        "failures.host_failure_rate_per_host_hour",
+        "failures.planned_interruptions_per_job_hour",
+        "failures.planned_interruptions_per_host_hour",
+        "checkpoint.bytes_per_parameter",
+        "checkpoint.storage_aggregate_bandwidth",
+        "checkpoint.storage_write_bandwidth_per_node",
+        "checkpoint.restart_overhead_s",
+        "checkpoint.in_memory_recovery_s",
+        "spares.spare_fraction",
+    }
+)
+#: what to do instead, where a reference figure has a way in
+RELIABILITY_INSTEAD: dict[str, str] = {
+    "checkpoint.detection_time_s": "drop it; a hang-detection time is added to each failure's downtime in Python, "
+    "by chipwise.reliability.reliability_inputs(catalog, system, detection_s=600).",
+}
+
+
+def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, origins: dict[str, str]) -> str:
+    """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog (`builtin`: the
+    built-in one, whose defaults name the figures an efficiency family, an engine and the datacenter take); return
+    the qualified name of the figure it set (chips.trn3.tdp; a price's with its mode:
+    chips.h100-sxm.price.on-demand)."""
+    if "=" not in assignment:
+        raise ChipwiseError(
+            f"--set '{assignment}' has no '='. Fix: write --set ID.FIELD=VALUE, e.g. trn3.hbm_bandwidth=6e12."
+        )
+    lhs, rhs = (s.strip() for s in assignment.split("=", 1))
+    target = _resolve_target(raw, builtin, lhs)
+    section, key, path = target.section, target.key, target.path.split(".")
+    if section == "chips" and target.path in DISPLAY_ONLY:
+        raise ChipwiseError(
+            f"--set {lhs}: {key}'s {target.path} is only shown (catalog show, catalog list); no prediction reads it "
+            f"(the run would come out the same). Fix: {DISPLAY_ONLY[target.path]}"
+        )
+    if section == "fabrics" and re.fullmatch(r"tiers\.[^.]+\.(latency|radix)", target.path):
+        # the fabric's per-step latency already counts the switch hops (fabrics.yaml: "plus switch hops"), and a
+        # tier's reach is its chips: the per-hop latency and the radix document how the tiers are built
+        raise ChipwiseError(
+            f"--set {lhs}: a tier's {path[-1]} is only shown (catalog show); no prediction reads it (the fabric's "
+            f"latency, per collective step, counts the switch hops). Fix: set {key}.latency, or the tier's "
+            f"{key}.{'.'.join(path[:-1])}.oversubscription or .chips."
+        )
+    if section == "reliability" and target.path not in RELIABILITY_READ:
+        fix = RELIABILITY_INSTEAD.get(target.path, "drop it (predict --sources lists the figures a run reads).")
+        raise ChipwiseError(
+            f"--set {lhs}: no prediction reads this reliability figure, which is reference data (the run would come "
+            f"out the same). Fix: {fix}"
+        )
+    power = raw[section][key].get("power") if section == "systems" and target.path == "host_power_fraction" else None
+    if power is not None and is_figure(power):
+        # economics.power takes such a system's host from its power: the fraction would move nothing
+        raise ChipwiseError(
+            f"--set {lhs}: {key} has a power figure ({power['value']} {power['unit']}), from which its host share is "
+            "taken; host_power_fraction is read only for a system with none (the run would come out the same). Fix: "
+            f"set its power instead, e.g. --set {key}.power=9kW."
+        )
+    unread = reference_only(section, target.path)
+    if unread:
+        raise ChipwiseError(
+            f"--set {lhs}: no prediction reads this datacenter figure, which is reference data (the run would come "
+            f"out the same). Fix: {unread}"
+        )
+    fields = _fields(raw, builtin, target)
+    ref = fields.reference(target.path)
+    if path[0] == "price" and _SCALE.match(rhs):
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: a price is not scaled (a scenario's cost moves with it one for one). Fix: give the "
+            f"hourly price, e.g. {lhs}=2.5."
+        )
+    scaled = _scaled(raw, target, lhs, rhs)
+    try:
+        value, unit = scaled or parse_quantity(rhs)
+    except ChipwiseError as exc:
+        wanted = quantity(str(ref["unit"])) if ref is not None and ref.get("unit") in UNITS else ""
+        accepted = f" Fix: give {path[-1]} in one of {', '.join(units_of(wanted))}." if units_of(wanted) else ""
+        message = str(exc) if not accepted or "unit" not in str(exc) else str(exc).split(" Fix:")[0] + accepted
+        raise ChipwiseError(f"--set {lhs}: {message}") from None
+    if not math.isfinite(value):  # 'nan' and 'inf' read as floats; NaN had ranked a chip at 'nan tok/s'
+        raise ChipwiseError(f"--set {lhs}: value {rhs} is not a finite number. Fix: give a finite number.")
+    if value < 0:
+        raise ChipwiseError(f"--set {lhs}: value {rhs} is negative. Fix: give a non-negative number.")
+    entry = raw[section][key] if key else raw.setdefault(section, {})
+    if path[0] == "price" and section in ("chips", "systems"):
+        mode = path[1] if len(path) > 1 else "on-demand"
+        if mode not in PRICING_MODES or len(path) > 2:
+            raise ChipwiseError(
+                f"--set {lhs}: unknown pricing mode '{'.'.join(path[1:])}'. Fix: use one of {', '.join(PRICING_MODES)}."
+            )
+        if unit not in ("", "USD/h"):
+            raise ChipwiseError(f"--set {lhs}: a price is in USD/h. Fix: give the hourly price, e.g. {lhs}=2.5.")
+        prices = raw.setdefault("prices", [])
+        prices.append(
+            {
+                ("chip" if section == "chips" else "system"): key,
+                "provider": "user",  # economics.pricing.USER_PROVIDER: wins over the catalog's prices
+                "mode": mode,
+                "value": value,
+                "status": "estimate",
+                "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
+                "region": "",
+            },
+        )
+        origins[f"prices.{len(prices) - 1}"] = "--set"  # appended: the files' prices keep their indices
+        return f"{section}.{key}.price.{mode}"
+    assert ref is not None  # _resolve_target returns a field the entry takes
+    if isinstance(ref.get("value"), str) or ref.get("unit") == "":
+        raise ChipwiseError(
+            f"--set {lhs}: '{target.path}' is a text figure ({ref.get('value')}); --set gives numbers. Fix: change it "
+            "in a --catalog file (docs/catalog-format.md)."
+        )
+    unit = _unit_for(lhs, rhs, value, unit, ref, path[-1])
+    where = target.path if section in TREE_SECTIONS else f"{key}.{target.path}"
+    problem = range_problem(section, where, to_si(value, unit))
+    if problem:
+        raise ChipwiseError(f"--set {lhs}={rhs}: {problem}. Fix: give a value in that range.")
+    node = _node_at(entry, path[:-1], create=True)
+    if not isinstance(node, dict):
+        raise ChipwiseError(
+            f"--set {lhs}: '{target.path}' is not a figure of {target.entry}. Fix: name a numeric field."
+        )
+    current = node.get(path[-1])
+    current = current if is_figure(current) else None
+    note = "what-if override" + (f"; catalog value was {current['value']} {current['unit']}" if current else "")
+    if current is not None and set_on_command_line(str(current.get("derivation", ""))):
+        note = str(current.get("note", note))  # the same value again (_once): the catalog's value is the first's
+    node[path[-1]] = {
+        "value": value,
+        "unit": unit,
+        "status": "estimate",
+        "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
+        "note": note,
+    }
+    if section == "engines" and len(path) == 1:
+        # an engine's figure holds on every chip family: the families that fit their own (engines.E.chips.F) would
+        # otherwise keep theirs, and the what-if change nothing there
+        for family in (entry.get("chips") or {}).values():
+            if isinstance(family, dict) and path[0] in family:
+                own, family[path[0]] = family[path[0]], dict(node[path[0]])
+                if scaled is not None and is_figure(own) and not isinstance(own["value"], str):
+                    # a scale scales the family's own fitted figure, not the engine's default
+                    family[path[0]].update(
+                        value=float(own["value"]) * _factor(rhs),
+                        unit=own["unit"],
+                        note=f"what-if override; catalog value was {own['value']} {own['unit']}",
+                    )
+
+    top = f"{section}.{key}" if key else f"{section}.{path[0]}"
+    origins[top] = origins.get(top, "--set")
+    return target.qualified

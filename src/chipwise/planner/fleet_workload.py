@@ -1,0 +1,154 @@
+"""The workload `chipwise plan fleet` serves (step 1 of planner.fleet): buckets of requests, each an input and an
+output length at a request rate, read from a YAML mix or split from a trace file, and the chip limits (--limits)
+the fleet is bought within."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import yaml
+
+from chipwise.catalog.strict_yaml import load_yaml
+from chipwise.errors import ChipwiseError, user_file
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.scenario import count_value, unknown_keys_fix
+from chipwise.workload.serving import RATE, TOKENS, LengthDist, Trace, check_context, read_trace
+
+BUCKET_KEYS = ("name", "input_tokens", "output_tokens", "rate")  # a workload bucket's keys
+
+
+@dataclass(frozen=True)
+class Bucket:
+    name: str
+    input_tokens: int
+    output_tokens: int
+    rate: float  # requests/s
+
+
+#: what each number of a bucket holds, as the one line that refuses a value says to give it
+BUCKET_FIXES = {
+    "input_tokens": "give the prompt's length in tokens, e.g. 512",
+    "output_tokens": "give the answer's length in tokens, e.g. 256",
+    "rate": "give the bucket's requests/s as a finite number >= 0, e.g. 8 (0 for a bucket with no load)",
+}
+
+
+def _non_negative(value: Any, key: str, where: str) -> float:
+    """A bucket's number (a count such as '2k' read as a scenario reads one), finite and >= 0; else one line naming
+    the bucket, the key and the fix (YAML's .nan had reached pydantic's own error, an internal error)."""
+    v = count_value(value)
+    if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < math.inf:
+        shown = f"{value:g}" if isinstance(value, float) else repr(value)
+        raise ChipwiseError(f"{where}: {key} {shown} is not a non-negative number. Fix: {BUCKET_FIXES[key]}.")
+    return float(v)
+
+
+def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
+    """Buckets from a YAML mix (`buckets: [{name, input_tokens, output_tokens, rate}]`) or a CSV/JSONL trace; with
+    `model`, each bucket's request (a trace's longest) checked against its context, as predict and plan serve do."""
+    p = user_file(path, "workload file", "give a YAML bucket mix or a CSV/JSONL trace (docs/hybrid.md)")
+    if p.suffix.lower() in (".csv", ".jsonl", ".ndjson"):
+        trace = read_trace(path)
+        if model is not None:
+            check_context(model, LengthDist.fixed(1), LengthDist.fixed(1), trace)
+        return buckets_from_trace(trace)
+    try:
+        data = load_yaml(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ChipwiseError(f"workload file '{path}' is not valid YAML: {problem}. Fix: correct it.") from None
+    if isinstance(data, dict) and (unknown := [str(k) for k in data if k != "buckets"]):
+        # a key beside the buckets (an 'slo:' meant for --slo) had been dropped without a word
+        fix = unknown_keys_fix(unknown, ["buckets"], "a workload file's keys")
+        raise ChipwiseError(f"{path}: {', '.join(unknown)}: unknown key{'s' * (len(unknown) > 1)}. Fix: {fix}.")
+    items = data.get("buckets") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items:
+        raise ChipwiseError(f"workload file '{path}' needs a non-empty 'buckets' list. Fix: see docs/hybrid.md.")
+    buckets: list[Bucket] = []
+    for i, b in enumerate(items):
+        where = f"{path}: bucket {i + 1}"
+        if not isinstance(b, dict):
+            raise ChipwiseError(f"{where}: is not a mapping. Fix: give it the keys {', '.join(BUCKET_KEYS)}.")
+        if unknown := [str(k) for k in b if k not in BUCKET_KEYS]:
+            fix = unknown_keys_fix(unknown, list(BUCKET_KEYS), "a bucket's keys")
+            raise ChipwiseError(f"{where}: {', '.join(unknown)}: unknown key{'s' * (len(unknown) > 1)}. Fix: {fix}.")
+        for key in ("input_tokens", "output_tokens", "rate"):
+            if key not in b:
+                raise ChipwiseError(f"{where}: '{key}' is missing. Fix: add it.")
+        inp, out, rate = (_non_negative(b[key], key, where) for key in ("input_tokens", "output_tokens", "rate"))
+        if inp < 1 or out < 1:
+            raise ChipwiseError(f"{where}: lengths must be at least one token. Fix: correct them.")
+        for key, value in (("input_tokens", inp), ("output_tokens", out)):
+            if value != round(value):  # 512.5 had been rounded in silence, where a trace's row is refused
+                raise ChipwiseError(
+                    f"{where}: {key} {value:g} is not a whole number of tokens. Fix: give a whole number."
+                )
+        # the bounds every serving command holds (a rate of 1e12 had answered 40 billion MI300X)
+        for bound, key, value in ((TOKENS, "input_tokens", inp), (TOKENS, "output_tokens", out), (RATE, "rate", rate)):
+            bound.require(value, f"{where}: {key}")
+        if model is not None:
+            try:
+                check_context(model, LengthDist.fixed(round(inp)), LengthDist.fixed(round(out)))
+            except ChipwiseError as exc:
+                raise ChipwiseError(f"{where}: {exc}") from None
+        name = b.get("name", f"bucket{i + 1}")
+        if not isinstance(name, (str, int)) or isinstance(name, bool):  # a list had been printed as "['x']"
+            raise ChipwiseError(f"{where}: name {name!r} is not a name. Fix: give the bucket a short text name.")
+        name = str(name)
+        if name in {x.name for x in buckets}:  # the report keys its routing and replay by name
+            raise ChipwiseError(f"{where}: the name '{name}' is another bucket's. Fix: give each bucket its own name.")
+        buckets.append(Bucket(name, round(inp), round(out), rate))
+    if not any(b.rate > 0 for b in buckets):
+        raise ChipwiseError(f"workload file '{path}': every bucket's rate is 0, nothing to serve. Fix: give a rate.")
+    return buckets
+
+
+def buckets_from_trace(trace: Trace) -> list[Bucket]:
+    """Split a trace into up to 3 x 3 buckets by input and output length terciles, each at its share of the trace's
+    rate: N arrivals over a span S are N - 1 gaps, (N - 1) / S in all (count / S had read four arrivals a second
+    apart as 1.33 req/s)."""
+    n = trace.arrival.size
+    span = float(trace.arrival.max() - trace.arrival.min()) if n > 1 else 0.0
+    if span <= 0:
+        raise ChipwiseError(f"trace '{trace.path}' spans no time, so it gives no rates. Fix: give arrival times.")
+    in_edges = np.unique(np.quantile(trace.input, [1 / 3, 2 / 3]))
+    out_edges = np.unique(np.quantile(trace.output, [1 / 3, 2 / 3]))
+    in_bin, out_bin = np.searchsorted(in_edges, trace.input), np.searchsorted(out_edges, trace.output)
+    buckets = []
+    for a in range(in_edges.size + 1):
+        for b in range(out_edges.size + 1):
+            sel = (in_bin == a) & (out_bin == b)
+            if sel.any():
+                buckets.append(
+                    Bucket(
+                        f"in{a + 1}-out{b + 1}",
+                        round(float(trace.input[sel].mean())),
+                        round(float(trace.output[sel].mean())),
+                        float(sel.sum()) / n * (n - 1) / span,
+                    )
+                )
+    return buckets
+
+
+def parse_limits(spec: str | None) -> dict[str, int]:
+    if not spec:
+        return {}
+    out: dict[str, int] = {}
+    for item in (s.strip() for s in spec.split(",") if s.strip()):
+        name, _, count = item.partition("=")
+        if not name.strip():  # '=3' had been refused as naming '', not among the hardware
+            raise ChipwiseError(f"limit '{item}' names no chip or system. Fix: write e.g. --limits h100-sxm=64.")
+        if name.strip() in out:
+            raise ChipwiseError(f"limit for '{name.strip()}' is given twice. Fix: give each type one limit.")
+        try:
+            out[name.strip()] = int(count)
+        except ValueError:
+            raise ChipwiseError(
+                f"limit '{item}' is not TYPE=CHIPS. Fix: write e.g. --limits h100-sxm=64,trn2=128."
+            ) from None
+        if out[name.strip()] < 0:
+            raise ChipwiseError(f"limit '{item}' is negative. Fix: give a chip count >= 0.")
+    return out
