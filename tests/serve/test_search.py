@@ -451,7 +451,7 @@ def test_a_closed_loop_seats_the_plans_slots(catalog: Catalog, h100: System, lla
     cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(2048,))
     est = estimate(llama8b, h100, eng, cand, "bf16", "bf16", 4096.0, 4096.0, 8192)
     slots = np.floor(est.kv_tokens[0] / 6144.0)
-    assert est.batch[0] == slots == batch_slots(est, 6144.0)[0]
+    assert est.batch[0] == slots == batch_slots(est)[0]
     seated = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, est.batch)
     crowded = closed_loop(llama8b, h100, eng, est, "bf16", "bf16", 4096.0, 4096.0, 2.0 * est.batch)
     assert crowded.ttft[0] > 10.0 * seated.ttft[0]

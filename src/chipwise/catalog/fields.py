@@ -28,25 +28,6 @@ OPEN_MAPS: tuple[str, ...] = (
     "google_cfe_fraction",
     "managed_service_markup",
 )
-#: datacenter figures no prediction reads (reference data), and what to set instead: a --set of one is refused with
-#: one line, as the reliability reference figures are (google_cfe_fraction.us-central1=0.5 had come out the same,
-#: though the catalog then called it "used for market-based carbon accounting")
-REFERENCE_ONLY: dict[str, str] = {
-    "google_cfe_fraction.*": "drop it; market-based carbon accounting is not modelled: carbon is location-based, "
-    "--set datacenter.grid_intensity.REGION=G/kWh to model a cleaner supply.",
-    "opex.tpu_ocs_power_fraction": "drop it; a TPU pod's optical switches are in its host share: --set "
-    "SYSTEM.host_power_fraction (e.g. tpu-v5p-pod.host_power_fraction=0.25).",
-    "capex.tpu_ocs_cost_fraction": "drop it; a TPU pod's optical switches are in its price (or unit_price).",
-}
-
-
-def reference_only(section: str, path: str) -> str | None:
-    """The fix for a --set of a datacenter figure no prediction reads (REFERENCE_ONLY), or None where one is read."""
-    if section != "datacenter":
-        return None
-    return next((fix for pattern, fix in REFERENCE_ONLY.items() if fnmatch.fnmatchcase(path, pattern)), None)
-
-
 #: engine fields that are switches: 1 on, 0 off
 ENGINE_FLAGS: tuple[str, ...] = (
     "chunked_prefill",

@@ -12,13 +12,14 @@ the fix.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from chipwise.catalog.fields import Fields, fields_of, is_figure, item_name, range_problem, reference_only
+from chipwise.catalog.fields import Fields, fields_of, is_figure, item_name, range_problem
 from chipwise.catalog.schema import PRICING_MODES
 from chipwise.catalog.units import SI_UNIT, UNITS, from_si, parse_quantity, quantity, to_si, units_of
 from chipwise.errors import ChipwiseError, UnknownNameError
@@ -431,6 +432,27 @@ RELIABILITY_INSTEAD: dict[str, str] = {
     "by chipwise.reliability.reliability_inputs(catalog, system, detection_s=600).",
 }
 
+#: datacenter figures no prediction reads (reference data), and what to set instead: a --set of one is refused with
+#: one line, as the reliability reference figures are (google_cfe_fraction.us-central1=0.5 had come out the same,
+#: though the catalog then called it "used for market-based carbon accounting")
+REFERENCE_ONLY: dict[str, str] = {
+    "google_cfe_fraction.*": "drop it; market-based carbon accounting is not modelled: carbon is location-based, "
+    "--set datacenter.grid_intensity.REGION=G/kWh to model a cleaner supply.",
+    "opex.tpu_ocs_power_fraction": "drop it; a TPU pod's optical switches are in its host share: --set "
+    "SYSTEM.host_power_fraction (e.g. tpu-v5p-pod.host_power_fraction=0.25).",
+    "capex.tpu_ocs_cost_fraction": "drop it; a TPU pod's optical switches are in its price (or unit_price).",
+}
+
+
+def _reference_fix(section: str, path: str) -> str | None:
+    """What to do instead of a --set of a reliability or datacenter figure no prediction reads (reference data), or
+    None where one is read."""
+    if section == "reliability" and path not in RELIABILITY_READ:
+        return RELIABILITY_INSTEAD.get(path, "drop it (predict --sources lists the figures a run reads).")
+    if section == "datacenter":
+        return next((fix for pattern, fix in REFERENCE_ONLY.items() if fnmatch.fnmatchcase(path, pattern)), None)
+    return None
+
 
 def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, origins: dict[str, str]) -> str:
     """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog (`builtin`: the
@@ -457,10 +479,10 @@ def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, 
             f"latency, per collective step, counts the switch hops). Fix: set {key}.latency, or the tier's "
             f"{key}.{'.'.join(path[:-1])}.oversubscription or .chips."
         )
-    if section == "reliability" and target.path not in RELIABILITY_READ:
-        fix = RELIABILITY_INSTEAD.get(target.path, "drop it (predict --sources lists the figures a run reads).")
+    fix = _reference_fix(section, target.path)
+    if fix:
         raise ChipwiseError(
-            f"--set {lhs}: no prediction reads this reliability figure, which is reference data (the run would come "
+            f"--set {lhs}: no prediction reads this {section} figure, which is reference data (the run would come "
             f"out the same). Fix: {fix}"
         )
     power = raw[section][key].get("power") if section == "systems" and target.path == "host_power_fraction" else None
@@ -470,12 +492,6 @@ def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, 
             f"--set {lhs}: {key} has a power figure ({power['value']} {power['unit']}), from which its host share is "
             "taken; host_power_fraction is read only for a system with none (the run would come out the same). Fix: "
             f"set its power instead, e.g. --set {key}.power=9kW."
-        )
-    unread = reference_only(section, target.path)
-    if unread:
-        raise ChipwiseError(
-            f"--set {lhs}: no prediction reads this datacenter figure, which is reference data (the run would come "
-            f"out the same). Fix: {unread}"
         )
     fields = _fields(raw, builtin, target)
     ref = fields.reference(target.path)

@@ -39,7 +39,7 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.schema import PRICING_MODES
 from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
-from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
+from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
 from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
 from chipwise.economics.pricing import (
@@ -66,7 +66,7 @@ OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {
     "depreciation_years": (("depreciation_years",), "year", SECONDS_PER_YEAR),
     "operations_fraction": (("opex", "operations_fraction_of_capex_per_year"), "1", 1.0),
     "colocation_usd_per_kw_month": (("colocation_usd_per_kw_month",), "USD/kW/month", 1.0 / (1e3 * SECONDS_PER_MONTH)),
-    "electricity_usd_per_kwh": (("electricity_usd_per_kwh",), "USD/kWh", 1.0 / 3.6e6),
+    "electricity_usd_per_kwh": (("electricity_usd_per_kwh",), "USD/kWh", 1.0 / JOULES_PER_KWH),
 }
 
 

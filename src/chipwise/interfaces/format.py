@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from chipwise.catalog.units import SECONDS_PER_DAY, SECONDS_PER_HOUR
+from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count, count_text, plan_label
 
@@ -73,7 +73,7 @@ def power(value: float) -> str:
 
 
 def energy(value_j: float) -> str:
-    kwh = value_j / 3.6e6
+    kwh = value_j / JOULES_PER_KWH
     return _scaled(kwh, [(1e9, "TWh"), (1e6, "GWh"), (1e3, "MWh"), (1.0, "kWh"), (1e-3, "Wh")])
 
 

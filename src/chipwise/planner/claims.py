@@ -250,13 +250,8 @@ def _it_power_w(runs: _Runs, system: System, run: dict[str, Any], tdp_w: float) 
     `--set CHIP.tdp` moves it: a published system power keeps its host, network and fans (tdp_moved_power), a system
     with none takes host_power_fraction of the TDP as its host, which moves with it (economics.power)."""
     chip = system.chip
-    follows = host_follows_tdp(runs.catalog, system)
     moved = replace(
-        system,
-        chip=replace(chip, tdp=tdp_w),
-        power=system.power * tdp_w / chip.tdp
-        if follows
-        else tdp_moved_power(system.power, system.chips, tdp_w - chip.tdp),
+        system, chip=replace(chip, tdp=tdp_w), power=tdp_moved_power(system.power, system.chips, tdp_w - chip.tdp)
     )
     power = power_model(runs.catalog, moved, scaleout=run["chips"] > system.chips)
     chips = int(run["chips"])

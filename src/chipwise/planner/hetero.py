@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.units import SECONDS_PER_HOUR
 from chipwise.economics.providers import network_gap
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
@@ -364,7 +365,7 @@ def _mixed_economics(
         "model_flops_per_token": model.training_flops_per_token(job.seq_len, job.lora),
     }
     sums = dict.fromkeys(_ADDITIVE, 0.0)
-    basis_s = seconds if seconds is not None else 3600.0
+    basis_s = seconds if seconds is not None else SECONDS_PER_HOUR
     for p in parts:
         chip = p.system.chip.id
         e = priced[chip]

@@ -319,7 +319,7 @@ def choose(
             # every user comes before one that queues some (a small batch cap that queues three users in four
             # decodes each step faster, at a third of the throughput: Llama-3.1-8B, 16 users on one H100 under a
             # 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
-            slots = batch_slots(est, held_tokens(eng.admission, inp, out))
+            slots = batch_slots(est)
             queues = ~(np.where(np.isfinite(need), need, 0.0) * slots >= load.concurrency)
             speed = speed + np.where(queues, QUEUED_USERS_RANK, 0.0)
         # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one

@@ -453,7 +453,6 @@ def _prefill_option(
         "engine": engine,
         "plan": plan,
         "chips": float(est.chips[i]),
-        "prompt_tps": float(pf_tps[i]),
         "prefill_s": float(est.prefill_s[i]),
         "price": price,
     }

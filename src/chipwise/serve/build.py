@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, replace
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.units import BYTES_PER_GIB
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
@@ -151,7 +152,7 @@ def setup_replica(
         draft,
     )
     weights, buffers, reserved, capacity = (
-        float(x) / 2**30 for x in (mem.weights, mem.activations, mem.reserved, mem.capacity)
+        float(x) / BYTES_PER_GIB for x in (mem.weights, mem.activations, mem.reserved, mem.capacity)
     )
     if weights + buffers + reserved > capacity:
         # the three terms, so that they add up past the memory (without the runtime's reserve DeepSeek-R1 fp8 on

@@ -773,13 +773,11 @@ def at_rate(
     )
 
 
-def batch_slots(est: Estimate, held: float) -> Array:
-    """Per candidate, the batch slots of the plan the search makes: the saturation batch, within the requests its
-    KV cache holds at `held` tokens each (held_tokens; a shared prefix held once, Estimate.shared), as
-    serving_choice.kv_limited_batch caps the plan's batch."""
-    ranks = np.where(est.cand.adp > 0, est.cand.tp, 1).astype(np.float64)
-    held_kv = np.floor(np.maximum(est.kv_tokens - ranks * est.shared, 0.0) / max(held - est.shared, 1.0))
-    return np.maximum(np.minimum(est.batch, held_kv), 1.0)
+def batch_slots(est: Estimate) -> Array:
+    """Per candidate, the batch slots of the plan the search makes: the saturation batch, already within the
+    requests its KV cache holds at their held tokens (held_tokens; a shared prefix held once), as
+    serving_choice.kv_limited_batch caps a closed loop's plan; at least one."""
+    return np.maximum(est.batch, 1.0)
 
 
 def closed_loop(
@@ -805,7 +803,7 @@ def closed_loop(
     sends a user's next request to the replica its last one left, which is not encoding a prompt. Two random draws
     (`router` power_of_two, over the fleet_users / users replicas) send it to one that may be: prompt_wait over
     them. Users beyond the batch slots wait for one: (U - slots) / rate before their first token."""
-    top = batch_slots(est, held_tokens(eng.admission, inp, out))
+    top = batch_slots(est)
     u = np.asarray(users, dtype=np.float64)
     seated = np.clip(u, 1.0, top)
     first = est.prefill_s + eng.host_request_s

@@ -42,7 +42,7 @@ from chipwise.serve.engine import (
 )
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precision
-from chipwise.serve.search import best_throughput_shape
+from chipwise.serve.search import best_throughput_shape, held_tokens
 from chipwise.serve.sim.metrics import per_request, stats
 from chipwise.serve.sim.metrics import summarise as summarise_run
 from chipwise.serve.sim.run import simulate
@@ -742,7 +742,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     if eng.static_batch and row.compiled_length is not None:
         setup = replace(setup, max_sequence=max(setup.max_sequence, row.compiled_length))
     block = eng.block_tokens
-    need = inp + (out if eng.admission == "reserve" else 0.5 * out)
+    need = held_tokens(eng.admission, inp, out)
     fits = int(setup.kv_tokens // (math.ceil(need / block) * block + block))
     whole = int(setup.kv_tokens // (math.ceil((inp + out) / block) * block))
     # a stated cap the cache cannot hold at full length: an on-demand engine admits up to it and preempts as the
