@@ -26,7 +26,8 @@ from chipwise.serve.sim.arrivals import open_loop_times
 from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload import load_model
-from chipwise.workload.serving import LengthDist, LengthSpec, Load
+from chipwise.workload.lengths import LengthDist, LengthSpec
+from chipwise.workload.load import Load
 
 
 def simulate_poisson(n: int, rate: float) -> tuple[float, dict[str, object]]:

@@ -61,8 +61,10 @@ from chipwise.catalog import load_catalog
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import EngineProfile, engine_profile
-from chipwise.validation import serving as vs
+from chipwise.validation import serving_load
 from chipwise.validation.groundtruth import read_inference
+from chipwise.validation.serving_case import Case, prepare
+from chipwise.validation.serving_simulation import predict_case
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINES_YAML = ROOT / "src" / "chipwise" / "catalog" / "data" / "engines.yaml"
@@ -130,7 +132,7 @@ HOLDOUT_BY = "source_family"
 HOLDOUT_TEXT = {"source_family": "source-family", "model": "model"}
 
 
-def _holdout_key(case: vs.Case) -> str:
+def _holdout_key(case: Case) -> str:
     return case.row.source_family if HOLDOUT_BY == "source_family" else case.row.raw.get("model", "")
 
 
@@ -138,12 +140,12 @@ def _residual(log_ratio: float) -> float:
     return log_ratio if OBJECTIVE == "log" else math.expm1(log_ratio)
 
 
-def _errors(catalog: Catalog, cases: list[vs.Case], prof: EngineProfile) -> list[float]:
+def _errors(catalog: Catalog, cases: list[Case], prof: EngineProfile) -> list[float]:
     """log(predicted / measured) for every measured metric of the cases (3.0 where nothing was predicted)."""
     res: list[float] = []
     for case in cases:
         try:
-            results = vs.predict_case(case.with_profile(catalog, prof))
+            results = predict_case(case.with_profile(catalog, prof))
         except ChipwiseError:
             res.extend([3.0] * len(case.row.measured))
             continue
@@ -154,9 +156,7 @@ def _errors(catalog: Catalog, cases: list[vs.Case], prof: EngineProfile) -> list
     return res
 
 
-def _residuals(
-    catalog: Catalog, cases: list[vs.Case], base: EngineProfile, names: list[str], x: np.ndarray
-) -> np.ndarray:
+def _residuals(catalog: Catalog, cases: list[Case], base: EngineProfile, names: list[str], x: np.ndarray) -> np.ndarray:
     res = [_residual(r) for r in _errors(catalog, cases, _apply(base, names, x))]
     spread = NEURON_OVERHEAD_SCALE if base.engine in NEURON_ENGINES else OVERHEAD_SCALE
     for n, v in zip(names, x, strict=True):
@@ -168,7 +168,7 @@ def _residuals(
     return clipped
 
 
-def _params(cases: list[vs.Case]) -> list[str]:
+def _params(cases: list[Case]) -> list[str]:
     names = ["compute_scale", "memory_scale", "step_overhead", "layer_overhead"]
     if any(c.job.model.is_moe for c in cases):
         names.append("moe_scale")
@@ -207,9 +207,9 @@ def _kept(raw: dict[str, str], entry: str) -> bool:
     return True
 
 
-def _cases(catalog: Catalog, data: Sequence[str]) -> dict[tuple[str, str], list[vs.Case]]:
-    vs.MAX_REQUESTS = CALIBRATION_MAX_REQUESTS
-    groups: dict[tuple[str, str], list[vs.Case]] = defaultdict(list)
+def _cases(catalog: Catalog, data: Sequence[str]) -> dict[tuple[str, str], list[Case]]:
+    serving_load.MAX_REQUESTS = CALIBRATION_MAX_REQUESTS
+    groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
     rows = [
         row
         for entry in data
@@ -218,7 +218,7 @@ def _cases(catalog: Catalog, data: Sequence[str]) -> dict[tuple[str, str], list[
     ]
     for row in rows:
         try:
-            case = vs.prepare(catalog, row)
+            case = prepare(catalog, row)
         except ChipwiseError:
             continue
         groups[case.group].append(case)
@@ -226,7 +226,7 @@ def _cases(catalog: Catalog, data: Sequence[str]) -> dict[tuple[str, str], list[
 
 
 def _solve(
-    catalog: Catalog, cases: list[vs.Case], base: EngineProfile, names: list[str], engine: str, nfev: int
+    catalog: Catalog, cases: list[Case], base: EngineProfile, names: list[str], engine: str, nfev: int
 ) -> np.ndarray:
     x0 = np.asarray([getattr(base, FIELDS.get(n, n)) for n in names], dtype=float)
     bounds = dict(BOUNDS) if engine in NEURON_ENGINES else {**BOUNDS, **GPU_OVERHEAD_BOUNDS}
@@ -272,7 +272,7 @@ def fit_group(
     after = _errors(catalog, cases, _apply(base, names, x))
     held: list[float] = []
     inside: list[float] = []
-    left_out: dict[str, list[vs.Case]] = defaultdict(list)  # the groups the check leaves out in turn
+    left_out: dict[str, list[Case]] = defaultdict(list)  # the groups the check leaves out in turn
     for c in cases:
         left_out[_holdout_key(c)].append(c)
     if holdout and len(left_out) > 1:

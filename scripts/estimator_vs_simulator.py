@@ -28,8 +28,8 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
-from chipwise.planner.serving import precisions
 from chipwise.planner.serving_choice import engine_for
+from chipwise.planner.serving_inputs import precisions
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import engine_profile
@@ -38,7 +38,10 @@ from chipwise.serve.search import at_rate, closed_loop, enumerate_candidates, es
 from chipwise.serve.sim.policies import ROUTERS
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
-from chipwise.workload.serving import DEFAULT_ROUTER, LengthDist, Load, ServingJob
+from chipwise.workload.lengths import LengthDist
+from chipwise.workload.load import Load
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER
+from chipwise.workload.serving import ServingJob
 
 #: model, load (a rate in req/s, or closed-loop users), input and output tokens, SLO, chips to try
 CASES = [

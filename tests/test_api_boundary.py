@@ -20,8 +20,8 @@ from chipwise.catalog.loader import load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.engine import BASE_PROFILE, ENGINES, check_engine_model
+from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import Load
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "examples" / "train-llama70b-trn2.yaml"

@@ -21,7 +21,7 @@ from chipwise.reliability import checkpoint, rates
 from chipwise.reliability.goodput import goodput, wall_time_factor
 from chipwise.serve import iteration
 from chipwise.workload.scenario import TrainScenario, load_scenario
-from chipwise.workload.serving import ServeScenario
+from chipwise.workload.serve_scenario import ServeScenario
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chipwise"
 ALIAS = re.compile(r"^\w+(?:\s*:\s*TypeAlias)?\s*=\s*NDArray\[", re.MULTILINE)
@@ -39,7 +39,7 @@ def test_the_array_aliases_are_defined_once() -> None:
 
 
 def test_load_scenario_says_what_it_returns() -> None:
-    # ServeScenario is imported for type checking alone there (workload.serving builds on the scenario module)
+    # ServeScenario is imported for type checking alone there (workload.serve_scenario builds on the scenario module)
     hints = typing.get_type_hints(load_scenario, globalns={**load_scenario.__globals__, "ServeScenario": ServeScenario})
     assert hints["return"] == TrainScenario | ServeScenario
 

@@ -12,22 +12,14 @@ import pytest
 from chipwise.catalog import Catalog, load_catalog
 from chipwise.economics.power import power_model
 from chipwise.interfaces.cli.app import run
-from chipwise.planner.claims import (
-    GPUS_VS_TRN3,
-    HALF,
-    HALF_TEXT,
-    UNCHECKABLE,
-    VERDICTS,
-    _achieved_flops,
-    _claim1,
-    _claim3,
-    _claim5,
-    _it_power_w,
-    _owned_saving,
-    _Runs,
-    _x_against,
-    check_claims,
-)
+from chipwise.planner.claim_costs import GPUS_VS_TRN3, HALF, HALF_TEXT, _owned_saving, claim3_training_cost
+from chipwise.planner.claim_energy import _it_power_w
+from chipwise.planner.claim_figures import times_against
+from chipwise.planner.claim_hardware import claim1_trn3_ultraserver
+from chipwise.planner.claim_prices import claim5_h100_and_trn2_prices
+from chipwise.planner.claim_runs import ClaimRuns, achieved_flops
+from chipwise.planner.claim_verdicts import UNCHECKABLE, VERDICTS
+from chipwise.planner.claims import check_claims
 
 
 @pytest.fixture(scope="module")
@@ -103,12 +95,13 @@ def test_claim1_power_thresholds_reproduce_their_targets(report: dict[str, Any])
     and --set trn3.tdp moves it too: 4x is then in reach (220 W), where a host held at 300 W had left no TDP that
     gives it."""
     from chipwise.catalog.loader import load_catalog
-    from chipwise.planner.claims import _claim1, _Runs
+    from chipwise.planner.claim_hardware import claim1_trn3_ultraserver
+    from chipwise.planner.claim_runs import ClaimRuns
 
     for cid, target in (("1d", 1.4), ("1e", 4.0)):
         watts = _check(report, cid)["numbers"]["trn3_tdp_for_target_w"]
         assert f"<= {watts:,.0f} W per chip for {target:g}x" in _check(report, cid)["why"]
-        claim = _claim1(_Runs(load_catalog(sets=[f"trn3.tdp={watts}W"])))
+        claim = claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=[f"trn3.tdp={watts}W"])))
         got = next(c for c in claim.checks if c.id == cid).numbers["tokens_per_joule_ratio"]
         assert got == pytest.approx(target, rel=0.005)
 
@@ -156,7 +149,7 @@ def _check_in(checks: list[Any], cid: str) -> Any:
 
 @pytest.fixture(scope="module")
 def claim1(catalog: Catalog) -> Any:
-    return _claim1(_Runs(catalog))
+    return claim1_trn3_ultraserver(ClaimRuns(catalog))
 
 
 def test_claim1_power_is_what_set_tdp_applies(catalog: Catalog) -> None:
@@ -165,7 +158,7 @@ def test_claim1_power_is_what_set_tdp_applies(catalog: Catalog) -> None:
     taken): 128 busy chips at 0.76 x 1.389 TDP = 1.05564 TDP and 16 idle at 0.11 TDP + 0.25 x 0.389 TDP = 0.20725
     TDP, 138.43792 TDP in all (with 0.82, 182.0896 TDP). The host moves with the TDP as --set trn3.tdp moves it: at
     627 W, 144 x 627 x 1.389 = 125,410.032 W and a 243.903 W host."""
-    runs = _Runs(catalog)
+    runs = ClaimRuns(catalog)
     trn3 = runs.system("trn3-ultraserver")
     r3 = runs.train("llama-3.1-70b", trn3.id, 144, "fp8")
     assert isinstance(r3, dict) and (r3["chips_used"], r3["chips"]) == (128, 144)
@@ -174,7 +167,7 @@ def test_claim1_power_is_what_set_tdp_applies(catalog: Catalog) -> None:
     assert _it_power_w(runs, trn3, r3, 0.0) == pytest.approx(0.0)
     # and the run's own facility power is that x PUE 1.15
     assert r3["facility_power_w"] == pytest.approx(138_437.92 * 1.15)
-    moved = _Runs(load_catalog(sets=["trn3.tdp=627W"]))
+    moved = ClaimRuns(load_catalog(sets=["trn3.tdp=627W"]))
     assert moved.system(trn3.id).power == pytest.approx(125_410.032)
     assert power_model(moved.catalog, moved.system(trn3.id), scaleout=False).host_w == pytest.approx(243.903)
 
@@ -194,7 +187,7 @@ def test_claim1d_threshold_set_gives_its_ratio(claim1: Any) -> None:
         "moves them)" in d.why
     )
     assert "held at" not in d.why
-    again = _claim1(_Runs(load_catalog(sets=[f"trn3.tdp={watts:.0f}W"])))
+    again = claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=[f"trn3.tdp={watts:.0f}W"])))
     assert _check_in(again.checks, "1d").numbers["tokens_per_joule_ratio"] == pytest.approx(1.4, rel=0.005)
 
 
@@ -205,7 +198,9 @@ def test_claim1e_says_no_tdp_reaches_4x() -> None:
     which --set trn3.tdp holds: a 389 W host a chip. W(t) = 128 x 0.76 (t + 389) + 16 (0.11 t + 0.25 x 389) =
     99.04 t + 39,397.92 W, the same 138,437.92 W at 1,000 W (the same 0.88x), and at 0 W the ratio x 138,437.92 /
     39,397.92 = 3.10x: no TDP gives 4x."""
-    e = _check_in(_claim1(_Runs(load_catalog(sets=["trn3-ultraserver.power=200.016kW"]))).checks, "1e")
+    e = _check_in(
+        claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=["trn3-ultraserver.power=200.016kW"]))).checks, "1e"
+    )
     eff = e.numbers["tokens_per_joule_ratio"]
     assert eff == pytest.approx(0.8818, abs=1e-4)
     assert e.numbers["ratio_at_0_w"] == pytest.approx(eff * 138_437.92 / 39_397.92)
@@ -221,12 +216,14 @@ def test_claim1_figures_set_are_the_users(claim1: Any) -> None:
     verdict still rests on them. With the UltraServers' power set too, nothing is an estimate: no lean, a decided
     verdict (Trn3's host 140 kW / 144 - 646 W = 326 W)."""
     assert "Trn3 1,000 W [estimate] + 389 W host and switches [estimate]" in _check_in(claim1.checks, "1d").why
-    tdps = _check_in(_claim1(_Runs(load_catalog(sets=["trn3.tdp=646W", "trn2.tdp=500W"]))).checks, "1d")
+    tdps = _check_in(
+        claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=["trn3.tdp=646W", "trn2.tdp=500W"]))).checks, "1d"
+    )
     assert "Trn2 500 W [set on the command line] + 194 W host and switches [estimate]" in tdps.why
     assert "Trn3 646 W [set on the command line] + 251 W host and switches [estimate]" in tdps.why
     assert "x1.3" not in tdps.why and tdps.verdict == "rests on estimates"
     sets = ["trn3.tdp=646W", "trn2.tdp=500W", "trn3-ultraserver.power=140kW", "trn2-ultraserver.power=40kW"]
-    given = _check_in(_claim1(_Runs(load_catalog(sets=sets))).checks, "1d")
+    given = _check_in(claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=sets))).checks, "1d")
     assert "Trn3 646 W [set on the command line] + 326 W host and switches [set on the command line]" in given.why
     assert "estimate" not in given.why and given.verdict in ("holds", "does not hold on this workload")
 
@@ -242,7 +239,7 @@ def test_claim1_host_fraction_set_is_the_users() -> None:
         "trn2-ultraserver.host_power_fraction=0.3",
         "trn3-ultraserver.host_power_fraction=0.3",
     ]
-    d = _check_in(_claim1(_Runs(load_catalog(sets=sets))).checks, "1d")
+    d = _check_in(claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=sets))).checks, "1d")
     assert "Trn2 500 W [set on the command line] + 150 W host and switches [set on the command line]" in d.why
     assert "Trn3 646 W [set on the command line] + 194 W host and switches [set on the command line]" in d.why
     assert "estimate" not in d.why and d.verdict in ("holds", "does not hold on this workload")
@@ -261,13 +258,13 @@ def test_claim1f_checks_aws_per_chip_claim(claim1: Any) -> None:
 def test_claim3b_compares_3a_gpus_and_names_the_deciding_unit_price(catalog: Catalog) -> None:
     """3b left out the H200 that 3a compares. The unit price it gives for 50% (49.5% as it rounds) against its best
     GPU, set, gives 49.5%, and a verdict that holds names a price at or above Trn3's own."""
-    b = _owned_saving(_Runs(catalog), "llama-3.1-405b", 16384, 15e12)
+    b = _owned_saving(ClaimRuns(catalog), "llama-3.1-405b", 16384, 15e12)
     assert tuple(b.numbers["saving_vs"]) == GPUS_VS_TRN3
     best = max(b.numbers["saving_vs"], key=lambda g: b.numbers["saving_vs"][g])
     assert f"largest saving vs {best} ({100 * b.numbers['saving_vs'][best]:.0f}%)" in b.why
     needs = f"{HALF_TEXT} against {best} needs Trn3 at <= $"
     unit = float(b.why.split(needs)[1].split(" a chip")[0].replace(",", ""))
-    again = _owned_saving(_Runs(load_catalog(sets=[f"trn3.unit_price={unit:.0f}"])), "llama-3.1-405b", 16384, 15e12)
+    again = _owned_saving(ClaimRuns(load_catalog(sets=[f"trn3.unit_price={unit:.0f}"])), "llama-3.1-405b", 16384, 15e12)
     assert again.numbers["saving_vs"][best] == pytest.approx(HALF, abs=5e-4)
     holds = b.numbers["saving_vs"][best] >= HALF
     assert holds == (unit >= catalog.chips["trn3"].unit_price.value)
@@ -285,13 +282,13 @@ def test_a_free_gpu_is_one_line(gpu: str, capsys: pytest.CaptureFixture[str]) ->
 def test_claims_without_a_plan_say_why() -> None:
     """With 8 GiB a Trn3 no Llama-3.1-70B plan fits: 1a/1b read '- the tokens/s', 1d 'would need <= nan W', 1f held.
     With 1 GiB 3a read 'largest saving vs  (-); Trn3 has no price' and 3b 'expected cost: Trn3 '."""
-    small = _claim1(_Runs(load_catalog(sets=["trn3.hbm_capacity=8GiB"])))
+    small = claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=["trn3.hbm_capacity=8GiB"])))
     for c in small.checks:
         assert "nan" not in c.computed + c.why, c.id
         if c.id != "1c":
             assert c.verdict == UNCHECKABLE, c.id
             assert "no plan for the Trn3 UltraServer (llama-3.1-70b does not fit" in c.computed + c.why, c.id
-    tiny = _claim3(_Runs(load_catalog(sets=["trn3.hbm_capacity=1GiB"])))
+    tiny = claim3_training_cost(ClaimRuns(load_catalog(sets=["trn3.hbm_capacity=1GiB"])))
     for c in tiny.checks:
         assert c.verdict == UNCHECKABLE and "has no price" not in c.why
         assert c.why.startswith("no Trn3 plan for Llama-3.1-405B on 16,384 chips (llama-3.1-405b does not fit")
@@ -323,7 +320,7 @@ def test_claim5_texts_read_as_decided_and_name_the_users_prices() -> None:
 
 
 def test_claim5b_cites_the_catalogs_unit_price(catalog: Catalog) -> None:
-    b = _check_in(_claim5(_Runs(catalog)).checks, "5b")
+    b = _check_in(claim5_h100_and_trn2_prices(ClaimRuns(catalog)).checks, "5b")
     assert b.computed.startswith("catalog unit price $27,500 [estimate]: Midpoint of Raymond James' $25-30k")
     assert "quoted $30,678" not in b.computed and "epoch-research" in b.why
 
@@ -346,11 +343,11 @@ def test_claim5b_cites_the_catalogs_unit_price(catalog: Catalog) -> None:
     ],
 )
 def test_a_ratio_reads_on_its_side_of_the_targets(ratio: float, shown: str) -> None:
-    assert _x_against(ratio, (1.4, 4.0)) == shown
+    assert times_against(ratio, (1.4, 4.0)) == shown
 
 
 def _checks(tdp: str) -> dict[str, Any]:
-    return {c.id: c for c in _claim1(_Runs(load_catalog(sets=[f"trn3.tdp={tdp}"]))).checks}
+    return {c.id: c for c in claim1_trn3_ultraserver(ClaimRuns(load_catalog(sets=[f"trn3.tdp={tdp}"]))).checks}
 
 
 def test_the_reviewers_519_w_reads_below_the_target() -> None:
@@ -374,7 +371,7 @@ def test_a_system_power_its_chips_take_whole_is_no_internal_error() -> None:
     priced: IT power 128 x 0.76 t + 16 x 0.11 t = 99.04 t against 138.43792 t with the catalog's 389 W host, so the
     ratio is 0.88183 x 138,437.92 / 99,040 = 1.2326x and 1.4x needs 1,000 x 1.2326 / 1.4 = 880 W."""
     catalog = load_catalog(sets=["trn3-ultraserver.power=144kW"])
-    d = next(c for c in _claim1(_Runs(catalog)).checks if c.id == "1d")
+    d = next(c for c in claim1_trn3_ultraserver(ClaimRuns(catalog)).checks if c.id == "1d")
     assert d.numbers["ratio_at_0_w"] == float("inf")
     assert d.numbers["tokens_per_joule_ratio"] == pytest.approx(0.88183 * 138_437.92 / 99_040, rel=1e-4)
     assert d.numbers["trn3_tdp_for_target_w"] == pytest.approx(1000 * d.numbers["tokens_per_joule_ratio"] / 1.4)
@@ -384,5 +381,5 @@ def test_achieved_flops_are_si_tokens_times_flops_per_token() -> None:
     # plan train llama-3.1-70b on h100-sxm: 771.42 tok/s/chip x 449.23e9 FLOPs/token = 3.46545e14 FLOP/s; the rounded
     # TFLOP/s display field (here deliberately off) is not read back
     run = {"tokens_per_s_per_chip": 771.42, "model_flops_per_token": 449.23e9, "tflops_per_chip": 346.0}
-    assert _achieved_flops(run) == pytest.approx(3.46545e14, rel=1e-6)
-    assert math.isnan(_achieved_flops("no plan fits"))
+    assert achieved_flops(run) == pytest.approx(3.46545e14, rel=1e-6)
+    assert math.isnan(achieved_flops("no plan fits"))

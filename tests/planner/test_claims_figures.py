@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from chipwise.catalog import Catalog, load_catalog
-from chipwise.planner.claims import _price_origin, check_claims
+from chipwise.planner.claim_costs import _price_origin
+from chipwise.planner.claims import check_claims
 
 
 def _check(report: dict[str, Any], cid: str) -> dict[str, Any]:

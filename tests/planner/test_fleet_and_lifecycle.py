@@ -13,7 +13,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.fleet import plan_fleet
 from chipwise.planner.fleet_workload import Bucket, buckets_from_trace, parse_limits, read_workload
 from chipwise.planner.lifecycle import plan_lifecycle
-from chipwise.workload.serving import read_trace
+from chipwise.workload.traces import read_trace
 from cli_run import run_error
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"

@@ -17,7 +17,7 @@ from chipwise.planner.fleet import NoFleetError, plan_fleet
 from chipwise.planner.fleet_mix import FleetProblem, solve
 from chipwise.planner.fleet_workload import buckets_from_trace, parse_limits
 from chipwise.serve.quant import RELEASED
-from chipwise.workload.serving import read_trace
+from chipwise.workload.traces import read_trace
 
 TPOT = 0.05
 CHAT = "  - {name: chat, input_tokens: 512, output_tokens: 256, rate: %s}\n"

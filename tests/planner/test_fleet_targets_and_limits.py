@@ -15,7 +15,7 @@ from chipwise.planner.fleet import plan_fleet
 from chipwise.planner.fleet_mix import FleetProblem, solve
 from chipwise.planner.fleet_replay import _derated_away, request_latency
 from chipwise.planner.fleet_workload import Bucket
-from chipwise.workload.serving import SLO_KEYS
+from chipwise.workload.slo import SLO_KEYS
 from cli_run import run_error
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"

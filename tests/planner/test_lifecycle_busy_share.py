@@ -8,7 +8,7 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.planner.lifecycle import plan_lifecycle
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.workload.serving import Load
+from chipwise.workload.load import Load
 
 SLO = {"ttft_p99": 2.0, "tpot_p99": 0.05}
 

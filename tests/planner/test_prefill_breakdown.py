@@ -8,7 +8,7 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.hardware import hardware
 from chipwise.perf.serving import attention_rate
-from chipwise.planner.serving import prefill_alone, prefill_breakdown
+from chipwise.planner.serving_breakdown import prefill_alone, prefill_breakdown
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.workload.presets import load_model

@@ -1,5 +1,5 @@
-"""A split's prefill pool is sized by one rule (planner.serving.prefill_replicas) in plan serve and in predict: a
-plan serve split fed back to predict without its prefill replica count gets the same count, prefix-cache hits
+"""A split's prefill pool is sized by one rule (planner.serving_deployment.prefill_replicas) in plan serve and in
+predict: a plan serve split fed back to predict without its prefill replica count gets the same count, prefix-cache hits
 included (plan serve had sized from the estimate's prompt work, which encodes the whole prompt)."""
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.planner import serving_plan
-from chipwise.planner.serving import PREFILL_SIZING_LOAD, _deployment, prefill_alone
+from chipwise.planner.serving_breakdown import prefill_alone
+from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, build_deployment
+from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import Load, ServeScenario, ServingJob, serving_job
+from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.serving import ServingJob, serving_job
 
 SLO = {"ttft_p99": 3.0, "tpot_p99": 0.05}
 SHAPE = ("tp", "pp", "ep", "attention_dp", "max_batch")
@@ -52,7 +55,7 @@ def test_a_plan_serve_split_fed_back_to_predict_sizes_the_same_prefill_pool(
         }
     )
     model = load_model(catalog, sc.model)
-    setup = _deployment(catalog, model, sc, serving_job(model, sc), SLO)[0]
+    setup = build_deployment(catalog, model, sc, serving_job(model, sc), SLO)[0]
     prefill = setup.pools[0]
     one = replace(prefill.setup, steps=replace(prefill.setup.steps, ranks=1))
     alone = prefill_alone(one, 8192, hit)["seconds"]

@@ -106,7 +106,7 @@ def test_a_lightly_loaded_deployment_is_charged_idle_power_while_it_waits(catalo
 def test_plan_serve_says_why_a_fleet_has_no_owned_price(catalog: Catalog) -> None:
     """`plan serve --pricing owned` listed TPU v5e at '-' with only 'no owned price'."""
     from chipwise.planner.serving_plan import plan_serving
-    from chipwise.workload.serving import Load
+    from chipwise.workload.load import Load
 
     report = plan_serving(
         catalog, "llama-3.1-8b", ["h100-sxm", "tpu-v5e"], Load("rate", rate=2.0), 512, 64, pricing="owned", verify=0

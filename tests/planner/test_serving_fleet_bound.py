@@ -9,7 +9,7 @@ import pytest
 
 from chipwise.interfaces import format as fmt
 from chipwise.planner.serving import fleet_problem
-from chipwise.workload.serving import MAX_CHIPS
+from chipwise.workload.bounds import MAX_CHIPS
 from cli_run import run_error, run_json
 
 FIX = "Fix: give the load of one deployment (a lower rate or fewer users)."

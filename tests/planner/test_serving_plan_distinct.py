@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 import chipwise.planner.serving_plan as sp
+import chipwise.planner.serving_verify as sv
 from chipwise.catalog import Catalog
-from chipwise.workload.serving import Load
+from chipwise.workload.load import Load
 
 
 def _plan(catalog: Catalog, **kw: Any) -> dict[str, Any]:
@@ -21,20 +22,20 @@ def _plan(catalog: Catalog, **kw: Any) -> dict[str, Any]:
 
 def test_an_option_asked_for_twice_is_ranked_once(catalog: Catalog) -> None:
     got = _plan(catalog, verify=0, speculative="none,none")
-    keys = [sp._option_key(r) for r in got["results"]]
+    keys = [sv._option_key(r) for r in got["results"]]
     assert len(keys) == len(set(keys)) == 2  # one colocated fleet and one split, each once
 
 
 def test_a_second_look_that_finds_a_ranked_option_again_is_not_simulated_again(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = sp.choose_any
+    real = sv.choose_any
 
     def unfixed(*args: Any, fixed: dict[str, int] | None = None, **kw: Any) -> Any:
         """Every other shape looked at comes back as the option ranked, as trn2's b128 came back as its b104."""
         return real(*args, **kw)
 
-    monkeypatch.setattr(sp, "choose_any", unfixed)
+    monkeypatch.setattr(sv, "choose_any", unfixed)
 
     def grown(*args: Any) -> tuple[list[dict[str, Any]], int]:
         row = args[5][0]  # the check of the cheapest option grew its fleet, and missed the SLO
@@ -42,7 +43,7 @@ def test_a_second_look_that_finds_a_ranked_option_again_is_not_simulated_again(
         return [{**check, "cost_usd_per_hour": row["cost_usd_per_hour"] * 2}], 1
 
     checked: list[dict[str, Any]] = []
-    monkeypatch.setattr(sp, "_verify", grown)
-    monkeypatch.setattr(sp, "_check", lambda *a: checked.append(a[5]))
+    monkeypatch.setattr(sp, "verify_options", grown)
+    monkeypatch.setattr(sv, "check_option", lambda *a: checked.append(a[5]))
     got = _plan(catalog, verify=1, disaggregated=False)
     assert len(got["results"]) == 1 and checked == []

@@ -15,13 +15,13 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
-from chipwise.planner.serving import stat_ok
 from chipwise.planner.serving_choice import _fitting, check_slo, max_rate
 from chipwise.planner.serving_plan import plan_serving
+from chipwise.planner.serving_verdict import stat_ok
 from chipwise.serve.engine import engine_profile
 from chipwise.serve.search import Estimate, enumerate_candidates, estimate
+from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import Load
 
 
 def _chips(catalog: Catalog, slo: dict[str, float]) -> float:
@@ -166,7 +166,7 @@ def test_an_slo_at_fixed_concurrency_keeps_the_batch_that_seats_the_users(catalo
 def test_a_few_requests_asked_for_do_not_read_a_fleet_as_overloaded(catalog: Catalog) -> None:
     """--requests 10 at 5 req/s: raised to three request latencies only (31 requests), the check's Poisson arrivals
     and its drain read one H100 as overloaded and grew the fleet to four. A check issues at least 100."""
-    from chipwise.planner.serving_plan import OPEN_LOOP_MIN_REQUESTS
+    from chipwise.planner.serving_check import OPEN_LOOP_MIN_REQUESTS
 
     report = plan_serving(
         catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=5.0), 1024, 256, {}, disaggregated=False,
@@ -182,16 +182,17 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     a check of that length read a sixth of what the fleet delivers, called it overloaded and doubled it. The check
     now issues requests over three estimated request latencies (60 x 3 x (0.2 s + 1,024 x 40 ms) = 7,409 here),
     and the estimate's fleet keeps up as it is."""
-    from chipwise.planner.serving_plan import MAX_CHECK_LOAD, _verify_requests
+    from chipwise.planner.serving_check import MAX_CHECK_LOAD, check_requests
+    from chipwise.workload.lengths import LengthDist
     from chipwise.workload.presets import load_model
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     job = ServingJob(model, LengthDist.fixed(256), LengthDist.fixed(1024), Load("rate", rate=60.0), 1200)
-    assert _verify_requests(job, {"estimate": {"tpot_s": 0.04, "ttft_p99_s": 0.2}}) == 7409
-    assert _verify_requests(job, {}) == 1200
+    assert check_requests(job, {"estimate": {"tpot_s": 0.04, "ttft_p99_s": 0.2}}) == 7409
+    assert check_requests(job, {}) == 1200
     closed = ServingJob(model, LengthDist.fixed(256), LengthDist.fixed(1024), Load("closed", concurrency=512), 1200)
-    assert _verify_requests(closed, {}) == 4 * 512
+    assert check_requests(closed, {}) == 4 * 512
     report = plan_serving(
         catalog, "llama-3.1-70b", ["mi355x"], Load("rate", rate=60.0), 256, 1024,
         {"ttft_p99": 3.0, "tpot_p99": 0.12}, disaggregated=False, verify=1,
@@ -201,7 +202,7 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     # the option quotes the published runs of its engine on its family (vLLM on CDNA 4 has too few of its own)
     scopes = {m: r["scope"] for m, r in best["track_record"].items()}
     assert scopes == dict.fromkeys(("output_tokens_per_s_per_chip", "tpot_s", "ttft_s"), "any engine on cdna4")
-    # the estimate's 19 replicas run near what they sustain: the check runs them longer (_settling) and adds what
+    # the estimate's 19 replicas run near what they sustain: the check runs them longer (settling_factor) and adds what
     # that run needs (24: its load at MAX_CHECK_LOAD, where steps of a fifth took 19 -> 23 -> 28), where it had
     # doubled the fleet on a run too short to see it deliver
     assert report["results"][0]["chips"] <= best["chips"] <= 1.3 * report["results"][0]["chips"]
@@ -213,10 +214,11 @@ def test_a_fleet_too_large_to_simulate_whole_is_checked_by_a_slice(catalog: Cata
     and 20,000 of them arrive in 2 s, before the first one ends (every option then read 'overloaded' and was grown
     by 20% three times). The check simulates as many replicas as 20,000 requests keep steady, under their share of
     the load (756 replicas x 20,000 / 270,000 = 56 at 741 req/s), and scales their throughput back to the fleet."""
-    from chipwise.planner.serving_plan import VERIFY_MAX, _replicas, _slice
+    from chipwise.planner.serving_check import VERIFY_MAX, _replicas, _slice
     from chipwise.serve.simulate import Pool, ServingSetup
+    from chipwise.workload.lengths import LengthDist
     from chipwise.workload.presets import load_model
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=10000.0), 1200)
@@ -260,10 +262,11 @@ def test_a_check_runs_the_requests_the_user_asks_for(catalog: Catalog) -> None:
 def test_a_check_runs_more_than_the_usual_most_requests_when_asked(catalog: Catalog) -> None:
     """--requests above VERIFY_MAX (20,000) is honoured (it was cut to 20,000 silently), and a fleet too large for
     it is sliced at the user's count rather than at 20,000."""
-    from chipwise.planner.serving_plan import VERIFY_MAX, _slice
+    from chipwise.planner.serving_check import VERIFY_MAX, _slice
     from chipwise.serve.simulate import Pool, ServingSetup
+    from chipwise.workload.lengths import LengthDist
     from chipwise.workload.presets import load_model
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.serving import ServingJob
 
     asked = VERIFY_MAX + 1000
     report = plan_serving(
@@ -393,7 +396,7 @@ def test_a_checked_split_can_shrink_either_pool_and_grows_the_pools_that_missed(
     its prefill pool (a split used to be kept as estimated); replicas smaller than a chip leave whole chips, and
     growth fills them; a fleet rented in slices is cut only to a rental that costs less, and grows into what it
     rents; a check that measured its load grows by what that load needs."""
-    from chipwise.planner.serving_plan import _grow, _shrinks
+    from chipwise.planner.serving_check import _grow, _shrinks
     from chipwise.serve.simulate import Pool, ServingSetup
 
     per_chip = SimpleNamespace(rental_chips=())
@@ -437,11 +440,12 @@ def test_a_prefill_pool_is_not_cut_to_a_queue_a_short_check_cannot_see(catalog: 
     TP1 prefill replicas would be busy all the time, a load a check of 1,200 requests passed and 30,000 fail; the
     check keeps five."""
     from chipwise.hardware import hardware
-    from chipwise.planner.serving_plan import MAX_PREFILL_LOAD, _prefill_load
+    from chipwise.planner.serving_check import MAX_PREFILL_LOAD, _prefill_load
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=8192, weight_precision="fp8", kv_precision="fp8")
@@ -621,7 +625,7 @@ def test_a_split_has_the_replicas_its_kv_links_need(catalog: Catalog) -> None:
     the TPUs' cloud) over the data-centre network, a v6e chip's 100 Gb/s: at 20 req/s each pool has replicas
     enough to keep their links within LINK_LOAD (seven prefill replicas had been priced as meeting a 3 s TTFT with
     their links at 140%)."""
-    from chipwise.planner.serving_plan import LINK_LOAD
+    from chipwise.planner.serving_split import LINK_LOAD
 
     report = plan_serving(
         catalog, "llama-3.1-8b", ["tpu-v6e", "gcp-a3-highgpu-8g"], Load("rate", rate=20.0), 8192, 256,
@@ -634,9 +638,10 @@ def test_a_split_has_the_replicas_its_kv_links_need(catalog: Catalog) -> None:
     assert split["plan"]["decode"]["replicas"] >= 20 * transfer / LINK_LOAD
     # the client's first token comes from the decode pool: the estimate counts the transfer, its wait for one of the
     # pools' links (M/D/c) and the decode pool's wait for a slot
-    from chipwise.planner.serving_plan import _handover_p99
+    from chipwise.planner.serving_split import _handover_p99
     from chipwise.serve.disaggregated import KVTransfer
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.serving import ServingJob
 
     job = ServingJob(load_model(catalog, "llama-3.1-8b"), LengthDist.fixed(8192), LengthDist.fixed(256),
                      Load("rate", rate=20.0), requests=1000)  # fmt: skip
@@ -652,7 +657,7 @@ def test_a_split_has_the_replicas_its_kv_links_need(catalog: Catalog) -> None:
 def test_a_narrow_pass_is_confirmed_on_a_longer_run() -> None:
     """A check within CONFIRM_MARGIN of a percentile target runs again: a p99 of 49.2 ms against 50 ms on 1,200
     requests is narrow; 48 ms against 50 ms is not, nor is a p50 or a mean, which are steady on 1,200."""
-    from chipwise.planner.serving_plan import _marginal
+    from chipwise.planner.serving_check import _marginal
 
     run = {"tpot_s": {"p50": 0.030, "p99": 0.0492, "mean": 0.031}, "ttft_s": {"p99": 0.4}}
     assert _marginal(run, {"tpot_p99": 0.05, "ttft_p99": 2.0})
@@ -904,7 +909,7 @@ def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypa
     PARALLEL_CHECK_REQUESTS requests or more): every check is seeded, so the verified options, their order and each
     figure are those of the checks run one after another; only the search's time and process count differ. With
     one worker, or checks too short to pay for a process, they run here."""
-    from chipwise.planner import serving_plan
+    from chipwise.planner import serving_verify
 
     def plan(workers: int) -> dict[str, Any]:
         return plan_serving(
@@ -914,7 +919,7 @@ def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypa
 
     alone = plan(4)  # short checks: in this process whatever the workers
     assert alone["search"]["check_processes"] == 1
-    monkeypatch.setattr(serving_plan, "PARALLEL_CHECK_REQUESTS", 0)
+    monkeypatch.setattr(serving_verify, "PARALLEL_CHECK_REQUESTS", 0)
     apart = plan(2)
     assert apart["search"]["check_processes"] == 2
     assert plan(1)["search"]["check_processes"] == 1
@@ -928,19 +933,22 @@ def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog)
     """Llama-3.1-70B at 13 req/s on two TP4 H200 replicas (vLLM) runs at 98% of what they sustain: at 14.2 req/s,
     before vLLM's fixed costs were fitted on Hopper (stop 36), 1,200 requests read a p99 TTFT of 0.64 s against a
     2 s target, 5,000 1.5 s and 20,000 3.1 s. The check measures the fleet's capacity (an offline run), fails it past
-    MAX_CHECK_LOAD and runs loaded queues longer (_settling): plan serve's TensorRT-LLM fleet at 14.2 req/s keeps
+    MAX_CHECK_LOAD and runs loaded queues longer (settling_factor): plan serve's TensorRT-LLM fleet at 14.2 req/s keeps
     three such replicas. (The case was two TP4 MI300X at 10 req/s until their all-reduce ran on the three xGMI links
     joining four GPUs of the eight.)"""
-    from chipwise.planner.serving_plan import MAX_CHECK_LOAD, MAX_SETTLING, SETTLE_LOAD, _settling
+    from chipwise.planner.serving_check import MAX_CHECK_LOAD, MAX_SETTLING, SETTLE_LOAD, settling_factor
 
-    assert _settling(0.5) == _settling(SETTLE_LOAD) == 1.0
-    assert _settling(0.8) == pytest.approx(((1 - 0.7**0.5) / (1 - 0.8**0.5)) ** 2) and 2.0 < _settling(0.8) < 3.0
-    assert _settling(0.8) < _settling(0.83) < MAX_SETTLING == _settling(0.85) == _settling(0.95) == 4
-    from chipwise.planner.serving_plan import _utilisation
+    assert settling_factor(0.5) == settling_factor(SETTLE_LOAD) == 1.0
+    assert settling_factor(0.8) == pytest.approx(((1 - 0.7**0.5) / (1 - 0.8**0.5)) ** 2)
+    assert 2.0 < settling_factor(0.8) < 3.0
+    assert settling_factor(0.8) < settling_factor(0.83) < MAX_SETTLING == settling_factor(0.85) == 4
+    assert settling_factor(0.95) == 4
+    from chipwise.planner.serving_check import _utilisation
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     tp4 = setup_replica(
@@ -968,11 +976,12 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     """Sixty-four identical TP4 H200 replicas of 64 slots: the capacity probe runs 32 of them (CAPACITY_PROBE_MAX
     requests at two batches each) and scales what they deliver by 64 / 32; the whole fleet's probe, on 8,192
     requests, reads the same utilisation within 2%. A fleet within CAPACITY_PROBE_MAX is probed whole, as before."""
-    from chipwise.planner import serving_plan
+    from chipwise.planner import serving_check
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup
-    from chipwise.workload.serving import LengthDist, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     tp4 = setup_replica(
@@ -981,11 +990,11 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     answers = LengthDist("uniform", 256.0, 0.0, 128, 384)
     job = ServingJob(model, LengthDist.fixed(1024), answers, Load("rate", rate=400.0), 1200)
     fleet, eighth = ServingSetup((Pool(tp4, 64),)), ServingSetup((Pool(tp4, 8),))
-    probed, small = serving_plan._utilisation(job, fleet), serving_plan._utilisation(job, eighth)
-    monkeypatch.setattr(serving_plan, "CAPACITY_PROBE_MAX", 10**9)
-    whole = serving_plan._utilisation(job, fleet)
+    probed, small = serving_check._utilisation(job, fleet), serving_check._utilisation(job, eighth)
+    monkeypatch.setattr(serving_check, "CAPACITY_PROBE_MAX", 10**9)
+    whole = serving_check._utilisation(job, fleet)
     assert probed == pytest.approx(whole, rel=0.02)
-    assert small == serving_plan._utilisation(job, eighth) == pytest.approx(8 * whole, rel=0.03)  # probed whole
+    assert small == serving_check._utilisation(job, eighth) == pytest.approx(8 * whole, rel=0.03)  # probed whole
 
 
 def test_a_stated_batch_limit_stands_without_a_stated_shape(catalog: Catalog) -> None:

@@ -13,7 +13,7 @@ from chipwise.interfaces import plots
 from chipwise.interfaces.cli.app import run
 from chipwise.serve.sim.metrics import kv_utilisation
 from chipwise.serve.sim.run import SimOutput
-from chipwise.workload.serving import ServeScenario
+from chipwise.workload.serve_scenario import ServeScenario
 from cli_run import run_json
 
 #: Llama-3.1-8B split over one H100 encoding prompts and one B200 decoding them

@@ -11,10 +11,12 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import _deployment, predict_serving
+from chipwise.planner.serving import predict_serving
+from chipwise.planner.serving_deployment import build_deployment
 from chipwise.serve.simulate import ServingSetup
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import ServeScenario, serving_job
+from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.serving import serving_job
 
 BASE: dict[str, Any] = {
     "kind": "serve",
@@ -34,7 +36,7 @@ def _scenario(hardware: str, plan: dict[str, Any] | None) -> ServeScenario:
 def _setup(catalog: Catalog, hardware: str, plan: dict[str, Any]) -> ServingSetup:
     sc = _scenario(hardware, plan)
     model = load_model(catalog, sc.model)
-    return _deployment(catalog, model, sc, serving_job(model, sc), {})[0]
+    return build_deployment(catalog, model, sc, serving_job(model, sc), {})[0]
 
 
 def _pools(setup: ServingSetup) -> list[tuple[str, str]]:

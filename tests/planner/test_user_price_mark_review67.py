@@ -11,7 +11,7 @@ import pytest
 from chipwise.catalog.loader import load_catalog
 from chipwise.economics.pricing import catalog_estimate
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.workload.serving import load_of
+from chipwise.workload.load import load_of
 
 
 @pytest.mark.parametrize(

@@ -213,7 +213,7 @@ def test_the_balancing_cap_is_sixty_steps_not_sixty_tokens(catalog: Catalog, hw:
     DeepSeek-R1 replica's ranks all generate, and a prompt waits for the balancing counter's next timeout (seven
     more arrivals take 3.5 s on average): half of 60 x TPOT x tau on average, since the counter runs whether prompts
     wait or not."""
-    from chipwise.planner.serving import drafting_for
+    from chipwise.planner.serving_inputs import drafting_for
     from chipwise.serve.search import at_rate
 
     model = load_model(catalog, "deepseek-r1")
@@ -390,7 +390,9 @@ def test_a_closed_loops_balancing_wait_agrees_with_the_simulation(catalog: Catal
     several times over."""
     from chipwise.serve.search import closed_loop
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving import ServingJob
 
     model, system = load_model(catalog, "deepseek-r1"), hw.system("b200")
     eng = engine_profile(catalog, "trtllm", system.chip.family)

@@ -14,8 +14,10 @@ from chipwise.serve.iteration import prefill_pairs
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.serve.simulate import Pool, ServingSetup, capacity, load_against_capacity, phase_ramp, run_job
+from chipwise.workload.lengths import LengthDist
+from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import LengthDist, Load, ServingJob
+from chipwise.workload.serving import ServingJob
 
 I, O = 512, 128  # noqa: E741 - prompt and output tokens, as in test_sim
 

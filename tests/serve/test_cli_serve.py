@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chipwise.interfaces.cli.app import run
-from chipwise.workload.serving import parse_slo
+from chipwise.workload.slo import parse_slo
 from cli_run import run_error, run_json
 
 SCENARIO = (

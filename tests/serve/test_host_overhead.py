@@ -88,7 +88,7 @@ def test_the_estimator_prices_the_host_as_the_simulator_does(
 
 
 def test_a_plan_on_grace_cites_the_launch_share_it_used(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
-    from chipwise.planner.serving import figures_used
+    from chipwise.planner.serving_figures import figures_used
 
     plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8")
     grace = setup_replica(catalog, llama8b, hw.system("gb200-nvl72"), "sglang", plan, 512.0, 128.0)

@@ -7,9 +7,12 @@ import pytest
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.simulate import Pool, ServingSetup, cached_tokens, run_job
+from chipwise.workload.lengths import LengthDist
+from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import LengthDist, Load, ServeScenario, ServingJob, serving_job
+from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.serving import ServingJob, serving_job
 
 I, O = 512, 128  # noqa: E741 - prompt and output tokens
 

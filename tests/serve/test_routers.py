@@ -19,7 +19,7 @@ from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.policies import ROUTERS, LeastLoaded, LoadBoard, PowerOfTwo, RoundRobin, check_router
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import RouterName
+from chipwise.workload.serve_scenario import RouterName
 
 
 def test_least_loaded_takes_tied_replicas_in_turn() -> None:

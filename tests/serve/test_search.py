@@ -132,7 +132,9 @@ def _against_simulation(
     them behind a router (their whole load pooled), the simulation of that fleet under fixed lengths, and the
     estimate of a lone replica at the same load."""
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving import ServingJob
 
     (tp, batch), (inp, out) = shape, lengths
     eng = engine_profile(catalog, engine, system.chip.family)
@@ -358,7 +360,9 @@ def test_a_closed_loop_estimate_agrees_with_the_steady_simulation(catalog: Catal
     step (closed_loop), against the simulation of users started out of step (run_job's steady latencies): TPOT and
     output tokens/s within 5%, TTFT within 20%."""
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-8b")
     system = hw.system("h200")
@@ -385,7 +389,9 @@ def test_closed_loop_users_behind_two_random_draws_meet_encoding_replicas(catalo
     random draws send it to replicas that may be encoding (prompt_wait over the eight): simulated p99 3.0 s, the
     estimate within 15% of it."""
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-8b")
     system = hw.system("h200")
@@ -417,7 +423,9 @@ def test_a_prompt_over_the_budget_runs_as_a_chunk_and_a_remainder(catalog: Catal
     ~200 ms where they took ~300 ms on average, 31 ms of TPOT against 40 simulated at 0.95 req/s; each chunk at
     its own floor, within 10%."""
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.serving import LengthDist, Load, ServingJob
+    from chipwise.workload.lengths import LengthDist
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     system = hw.system("gb300")
@@ -540,7 +548,7 @@ def test_a_replica_offered_nothing_shares_no_slots(catalog: Catalog) -> None:
     import warnings
 
     from chipwise.planner.serving_plan import plan_serving
-    from chipwise.workload.serving import Load
+    from chipwise.workload.load import Load
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)

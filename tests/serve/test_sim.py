@@ -798,7 +798,7 @@ def test_bursty_arrivals_offer_the_rate_asked_for(seed: int, burstiness: float) 
     so a bursty run compared with a Poisson one compared two loads. The gaps are scaled to the rate; the bursts
     keep their shape (the gaps' spread relative to their mean)."""
     from chipwise.serve.sim.arrivals import open_loop_times
-    from chipwise.workload.serving import Load
+    from chipwise.workload.load import Load
 
     t = open_loop_times(Load("rate", rate=12.0, burstiness=burstiness), 2000, np.random.default_rng(seed))
     gaps = np.diff(t)

@@ -201,7 +201,7 @@ def test_plan_serve_prices_speculation(catalog: Catalog) -> None:
     """With an MTP drafter every candidate decodes tau tokens per (dearer) step: at one user the estimated TPOT
     falls, and the simulated check of the chosen fleet runs the drafter too."""
     from chipwise.planner.serving_plan import plan_serving
-    from chipwise.workload.serving import Load
+    from chipwise.workload.load import Load
 
     def best(spec: str | None) -> dict:
         r = plan_serving(

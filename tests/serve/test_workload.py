@@ -11,9 +11,13 @@ from pydantic import ValidationError
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.sim.arrivals import arrival_times, open_loop_times
+from chipwise.workload.lengths import LengthDist, LengthSpec
+from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import LengthDist, LengthSpec, Load, ServeScenario, read_trace, serving_job
+from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.serving import serving_job
+from chipwise.workload.traces import read_trace
 from cli_run import run_error, run_json
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"

@@ -12,7 +12,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.validation.groundtruth import detect_kind, read_inference
 from chipwise.validation.run import validate_path
-from chipwise.validation.serving import prepare
+from chipwise.validation.serving_case import prepare
 from inference_rows import BASE_ROW, write_rows
 from inference_rows import inference_row as _row
 

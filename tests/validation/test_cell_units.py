@@ -12,7 +12,7 @@ import pytest
 from chipwise.errors import ChipwiseError
 from chipwise.validation.cells import parse_stat_values, parse_time, time_unit_problem
 from chipwise.validation.groundtruth import read_training
-from chipwise.validation.serving_rows import parse_latency_ms
+from chipwise.validation.serving_row_metrics import parse_latency_ms
 from inference_rows import inference_row
 
 #: MPT-70B on 512 H100s, measured as a step time only

@@ -8,7 +8,7 @@ import pytest
 
 from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE, self_check
 from chipwise.validation.report import RowResult, summarise
-from chipwise.workload.serving import Load
+from chipwise.workload.load import Load
 from cli_run import run, run_json
 from inference_rows import inference_row, write_rows
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from chipwise.catalog import Catalog
 from chipwise.validation.groundtruth import read_inference
-from chipwise.validation.serving import prepare
+from chipwise.validation.serving_case import prepare
 
 _DISAGG = Path(__file__).resolve().parents[2] / "docs" / "research" / "heldout_inferencex_disagg.csv"
 

@@ -15,13 +15,11 @@ from chipwise.hardware import hardware
 from chipwise.validation.cells import canonical_chip, parse_int, parse_number, parse_stat_values
 from chipwise.validation.groundtruth import detect_kind, read_inference, read_training
 from chipwise.validation.rows import KNOWN_CHIPS, InferenceRow, Measured, TrainingRow
-from chipwise.validation.serving_rows import (
-    normalize_engine,
-    parse_latency_ms,
-    parse_load,
-    parse_serving_plan,
-    parse_weight_precision,
-)
+from chipwise.validation.serving_row_engine import normalize_engine
+from chipwise.validation.serving_row_load import parse_load
+from chipwise.validation.serving_row_metrics import parse_latency_ms
+from chipwise.validation.serving_row_plan import parse_serving_plan
+from chipwise.validation.serving_row_precision import parse_weight_precision
 from inference_rows import inference_row
 
 DATA = Path(__file__).parents[2] / ".." / "shared" / "data"

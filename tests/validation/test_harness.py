@@ -25,13 +25,11 @@ from chipwise.validation.harness import (
     sharegpt_replies,
 )
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving import Case, _run, generated_length, predict_case, prepare, simulate_case
-from chipwise.validation.serving_rows import (
-    parse_compiled_length,
-    parse_recv_interval,
-    parse_request_count,
-    states_piecewise_graphs,
-)
+from chipwise.validation.serving_case import Case, prepare
+from chipwise.validation.serving_lengths import generated_length
+from chipwise.validation.serving_row_engine import parse_compiled_length, parse_recv_interval, states_piecewise_graphs
+from chipwise.validation.serving_row_load import parse_request_count
+from chipwise.validation.serving_simulation import _run, predict_case, simulate_case
 from inference_rows import write_rows
 
 from .test_serving_accuracy import _row
@@ -565,7 +563,7 @@ def test_inferencex_dynamo_prefill_workers_run_their_recipes_budget_and_moris_ke
     worker of 48 expert-parallel ranks keeps EP48 (whole expert slots, serve.iteration.expert_slot_share) and, its
     per-sequence host work split over its 48 schedulers, steps through 4,096 sequences in under 30 ms (measured TPOT
     23.5 ms; 49 ms with one loop over the batch and the experts tensor-parallel)."""
-    from chipwise.planner.serving import _breakdown
+    from chipwise.planner.serving_breakdown import _breakdown
 
     path = Path(__file__).resolve().parents[2] / "docs" / "research" / "heldout_inferencex_disagg.csv"
     rows = {r.id: r for r in read_inference(path, known_chips=frozenset(catalog.chips))}

@@ -11,21 +11,16 @@ import yaml
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import engine_profile
-from chipwise.validation.serving import (
-    MLPERF_DATASETS,
-    _engine,
-    _length_dist,
-    _lengths,
-    host_sampling,
-    model_for,
-    occupancy,
-    predict_case,
-    prepare,
-    row_speculation,
-    validate_serving,
-)
-from chipwise.validation.serving_rows import is_speculative, normalize_scenario
-from chipwise.workload.serving import Load
+from chipwise.validation.models import model_for
+from chipwise.validation.serving import validate_serving
+from chipwise.validation.serving_case import prepare
+from chipwise.validation.serving_engine_setup import engine_family, host_sampling, row_speculation
+from chipwise.validation.serving_lengths import MLPERF_DATASETS, _length_dist, row_lengths
+from chipwise.validation.serving_load import occupancy
+from chipwise.validation.serving_row_engine import is_speculative
+from chipwise.validation.serving_row_load import normalize_scenario
+from chipwise.validation.serving_simulation import predict_case
+from chipwise.workload.load import Load
 from inference_rows import inference_row as _row
 
 
@@ -107,21 +102,21 @@ def test_guidellm_emulated_lengths_are_uniform() -> None:
 
 def test_mlperf_prompt_lengths_come_from_the_dataset_table() -> None:
     cnn = _row(source_family="MLPerf Inference v5.1", model="Llama3.1-8B", input_len="", output_len="129")
-    assert _lengths(cnn, [])[0] == MLPERF_DATASETS["llama3.18b"].mean_input
+    assert row_lengths(cnn, [])[0] == MLPERF_DATASETS["llama3.18b"].mean_input
     # the mean of the token counts MLPerf's preprocessed datasets store per sample (estimates, with derivations)
     orca = _row(source_family="MLPerf Inference v4.1", model="Llama2-70B", input_len="", output_len="290")
-    assert _lengths(orca, []) == (222.3, 290.0)
+    assert row_lengths(orca, []) == (222.3, 290.0)
     long = _row(source_family="MLPerf Inference v5.1", model="Llama3.1-405B", input_len="", output_len="650")
-    assert _lengths(long, []) == (9428.6, 650.0)
+    assert row_lengths(long, []) == (9428.6, 650.0)
     assert all(d.status == "estimate" and "derivation" in d.source for d in MLPERF_DATASETS.values() if d.mean_input)
     # a dataset with long prompts and no known mean is skipped rather than taken as input = output
     data = replace(MLPERF_DATASETS["llama3.1405b"], mean_input=None)
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(MLPERF_DATASETS, "llama3.1405b", data)  # type: ignore[arg-type]
         with pytest.raises(ChipwiseError, match="prompts are long"):
-            _lengths(long, [])
+            row_lengths(long, [])
     r1 = _row(source_family="MLPerf Inference v5.1", model="DeepSeek-R1", input_len="", output_len="3714")
-    assert _lengths(r1, []) == (803.8, 3714.0)  # short questions, long answers: never input = output
+    assert row_lengths(r1, []) == (803.8, 3714.0)  # short questions, long answers: never input = output
 
 
 def test_neuron_tables_that_count_prompt_tokens_give_output_throughput_and_no_tpot() -> None:
@@ -229,7 +224,7 @@ def test_a_neuron_rows_engine_is_the_stack_that_served_it(serving_engine: str, s
     """optimum-neuron's runs are its own engine (its own NxD model code and vLLM platform), the vllm-neuron plugin's
     and NxD Inference tutorials' are vllm-neuron, the native runtimes' neuron."""
     row = _row(chip="h100-sxm", serving_engine=serving_engine, source_family=source_family)
-    assert _engine(row, "nvidia") == engine  # the vendor serves a row naming no engine it knows
+    assert engine_family(row, "nvidia") == engine  # the vendor serves a row naming no engine it knows
 
 
 @pytest.mark.parametrize("engine", ["trtllm", "trtllm-engine", "sglang"])
@@ -707,11 +702,11 @@ def test_an_offline_run_is_simulated_as_the_benchmark_ran_it() -> None:
     and drain included, as the benchmark timed it; requests of one length that start together stay in step for
     many batches, and a six-batch window read 10% less than the whole run. MLPerf's 274,560 queries on a
     deployment holding 18,600 sequences: six batches' worth (111,600), measured after the first turns over."""
-    from chipwise.validation.serving import _requests
+    from chipwise.validation.serving_load import requests_to_simulate
 
-    assert _requests(Load("offline"), 20, 1000, 2000.0) == (1000, "run")
-    assert _requests(Load("offline"), 18_600, 274_560, 146.0) == (111_600, "steady")
-    assert _requests(Load("offline"), 40_000, None, 146.0) == (150_000, "steady")
+    assert requests_to_simulate(Load("offline"), 20, 1000, 2000.0) == (1000, "run")
+    assert requests_to_simulate(Load("offline"), 18_600, 274_560, 146.0) == (111_600, "steady")
+    assert requests_to_simulate(Load("offline"), 40_000, None, 146.0) == (150_000, "steady")
 
 
 @pytest.mark.parametrize("family", ["hopper", "blackwell", "blackwell-ultra"])

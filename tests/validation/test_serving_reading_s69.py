@@ -9,15 +9,10 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.validation.serving import (
-    MLPERF_DATASETS,
-    _lengths,
-    _rounding_share,
-    achieved_rate,
-    occupancy,
-    prepare,
-    simulate_case,
-)
+from chipwise.validation.serving_case import prepare
+from chipwise.validation.serving_lengths import MLPERF_DATASETS, row_lengths
+from chipwise.validation.serving_load import _rounding_share, achieved_rate, occupancy
+from chipwise.validation.serving_simulation import simulate_case
 from inference_rows import inference_row as _row
 
 
@@ -30,7 +25,7 @@ def test_deepseek_r1_prompts_are_the_datasets_mean_not_the_output() -> None:
     """The MLPerf DS-R1 set's mean prompt is 803.8 tokens (3,527,036 over 4,388 samples), its longest 3,140: the
     mean output (3,714) is no prompt length of it."""
     notes: list[str] = []
-    assert _lengths(_row(**_r1("3714")), notes) == (803.8, 3714.0)
+    assert row_lengths(_row(**_r1("3714")), notes) == (803.8, 3714.0)
     assert "4,388 samples): 804" in notes[0]
     data = MLPERF_DATASETS["deepseekr1"]
     assert (data.status, data.max_input) == ("estimate", 3140.0) and "derivation" in data.source
@@ -41,10 +36,10 @@ def test_input_equal_to_output_is_refused_past_the_longest_prompt() -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(MLPERF_DATASETS, "deepseekr1", unknown)  # type: ignore[arg-type]
         with pytest.raises(ChipwiseError, match=r"mean prompt length is not published: .* \(3714\) would be longer"):
-            _lengths(_row(**_r1("3714")), [])
+            row_lengths(_row(**_r1("3714")), [])
         # an output no longer than the longest prompt may still stand for the input, as the notes say
         notes: list[str] = []
-        assert _lengths(_row(**_r1("2000")), notes) == (2000.0, 2000.0)
+        assert row_lengths(_row(**_r1("2000")), notes) == (2000.0, 2000.0)
         assert "taken equal to the mean output length (2000)" in notes[0]
 
 

@@ -13,8 +13,8 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.validation.groundtruth import detect_kind, read_inference, read_training
 from chipwise.validation.run import validate_path, validate_training
-from chipwise.validation.serving import prepare
-from chipwise.validation.serving_rows import parse_serving_plan
+from chipwise.validation.serving_case import prepare
+from chipwise.validation.serving_row_plan import parse_serving_plan
 from cli_run import run_error
 from inference_rows import inference_row as _row
 from inference_rows import write_rows
@@ -225,7 +225,7 @@ def test_a_header_of_both_kinds_is_refused(tmp_path: Path) -> None:
 
 def test_a_latency_cell_mixing_units_reads_each_in_its_own() -> None:
     """'p99: 1.2 s; p50: 300 ms' had read 1.2 ms for the p99 (the cell writes ms elsewhere)."""
-    from chipwise.validation.serving_rows import parse_latency_ms
+    from chipwise.validation.serving_row_metrics import parse_latency_ms
 
     notes: list[str] = []
     assert parse_latency_ms("p99: 1.2 s; p50: 300 ms", "ttft", "", notes) == {"p99": 1200.0, "p50": 300.0}

@@ -13,7 +13,7 @@ import chipwise.api as cw
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.validation.run import validate_path
-from chipwise.validation.serving import prepare
+from chipwise.validation.serving_case import prepare
 from cli_run import run_error
 from inference_rows import inference_row, write_rows
 

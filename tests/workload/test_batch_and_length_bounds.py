@@ -13,7 +13,8 @@ import chipwise.api as cw
 from chipwise.errors import ChipwiseError
 from chipwise.serve.sim.arrivals import open_loop_times
 from chipwise.train.plans import divisors
-from chipwise.workload.serving import MAX_BURSTINESS, Load
+from chipwise.workload.bounds import MAX_BURSTINESS
+from chipwise.workload.load import Load
 from chipwise.workload.training import MAX_BATCH_TOKENS
 from cli_run import run_error
 

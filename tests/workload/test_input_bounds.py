@@ -12,10 +12,11 @@ import pytest
 
 import chipwise.api as cw
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import speculation_options
 from chipwise.planner.serving_choice import check_slo
+from chipwise.planner.serving_inputs import speculation_options
 from chipwise.workload.scenario import MAX_TRAIN_TOKENS, load_scenario, read_count
-from chipwise.workload.serving import parse_slo, read_trace
+from chipwise.workload.slo import parse_slo
+from chipwise.workload.traces import read_trace
 from cli_run import run_error, scenario_error
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 import chipwise.api as cw
-from chipwise.workload.serving import LengthDist
+from chipwise.workload.lengths import LengthDist
 
 
 def test_an_unbounded_length_stops_at_the_maximum_the_checks_take() -> None:

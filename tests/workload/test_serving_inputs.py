@@ -10,9 +10,13 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.workload.bounds import MAX_LOAD, MAX_SIMULATED
+from chipwise.workload.load import Load, load_of
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import MAX_LOAD, MAX_SIMULATED, Load, load_of, read_trace, serving_job, slo_seconds
+from chipwise.workload.serving import serving_job
+from chipwise.workload.slo import slo_seconds
+from chipwise.workload.traces import read_trace
 from cli_run import scenario_error
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"

@@ -1,4 +1,4 @@
-"""One reader of SLO targets (workload.serving.slo_target): a scenario, `chipwise plan serve --slo` and
+"""One reader of SLO targets (workload.slo.slo_target): a scenario, `chipwise plan serve --slo` and
 chipwise.api.plan_serve give the same answer to the same target. Text needs its unit, but under a scenario's keys,
 whose _s names seconds (ttft_p99_s: '2' is 2 s; {'ttft_p99': '2'} names no unit), a number is seconds, and a TPOT of
 a second or more given as a number is a unit slip with one message."""

@@ -19,12 +19,15 @@ from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, in_group, solve, solve_excluding
 from chipwise.planner.fleet_workload import Bucket
-from chipwise.planner.serving_plan import CONFIRM_FACTOR, _settling
+from chipwise.planner.serving_check import CONFIRM_FACTOR, settling_factor
 from chipwise.serve.build import setup_replica
 from chipwise.serve.sim.metrics import per_request
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.workload.lengths import LengthDist
+from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import LengthDist, Load, ServingJob, Trace
+from chipwise.workload.serving import ServingJob
+from chipwise.workload.traces import Trace
 
 REPLAY_REQUESTS = 1500
 REPLAY_LATENCIES = 3.0
@@ -94,7 +97,7 @@ def _replay(
 ) -> dict[str, Any]:
     """Simulate `count` instances of type t carrying `share` requests/s of each bucket: all of them, or a slice of
     them carrying its share of the load where the whole would need more than REPLAY_MAX requests. A loaded type
-    replays longer, as plan serve's checks do (_settling), and a replay that meets the SLO runs again
+    replays longer, as plan serve's checks do (settling_factor), and a replay that meets the SLO runs again
     CONFIRM_FACTOR times longer on another seed, which decides: a type's tail latency near its capacity varies
     from run to run more than the margins the search works to (eleven H200s carrying chat and RAG read a TTFT p99
     of 1.63 s and 1.89 s against 2 s on two seeds of 1,500 requests, and 2.13-2.63 s on runs of 6,000-60,000).
@@ -103,7 +106,7 @@ def _replay(
         longest = REPLAY_MAX / REPLAY_REQUESTS
         return _replay_once(catalog, model, t, count, share, buckets, targets, seed + CONFIRM_SEED, longest)
     load = float(np.sum(share / np.maximum(t.saturation * count, 1e-12)))  # the busy share the estimate gives
-    longer = _settling(load)
+    longer = settling_factor(load)
     got = _replay_once(catalog, model, t, count, share, buckets, targets, seed, longer)
     if got["slo_met"]:
         got = _replay_once(catalog, model, t, count, share, buckets, targets, seed + 1, longer * CONFIRM_FACTOR)

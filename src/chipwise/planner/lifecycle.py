@@ -33,12 +33,13 @@ from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training
 from chipwise.serve.plan import chip_count
+from chipwise.workload.lengths import LengthDist, check_context
+from chipwise.workload.load import Load, load_of
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import LengthDist, Load, check_context, load_of
 
 OBJECTIVES = ("cost", "energy", "carbon")
 #: The longest service priced (months): 50 years, past any model's service life; 1e30 months had priced the serving
-#: side at $5e+33 without a word. The serving rate's bound is plan serve's own (workload.serving.RATE).
+#: side at $5e+33 without a word. The serving rate's bound is plan serve's own (workload.bounds.RATE).
 MAX_SERVE_MONTHS = 600
 #: the chips' reasons a side with no priced fleet names before counting the others
 REASONS_SHOWN = 3

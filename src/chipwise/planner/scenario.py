@@ -7,7 +7,7 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.planner.training import predict_training
 from chipwise.workload.scenario import TrainScenario
-from chipwise.workload.serving import ServeScenario
+from chipwise.workload.serve_scenario import ServeScenario
 
 
 def predict_scenario(catalog: Catalog, sc: TrainScenario | ServeScenario) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Choosing a serving replica's shape and count: the steady-state estimates of every candidate shape
-(serve.search) at the load, the SLO check, and the rate a replica sustains within it."""
+(serve.search) at the load, the SLO check, and the rate a replica sustains within it (the shapes ranked by
+planner.serving_choice_rank)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,16 @@ import numpy as np
 from chipwise.economics.rental import billed_one, rent
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
+from chipwise.planner.serving_choice_rank import (
+    busy_share,
+    chips_rank,
+    idle_reason,
+    output_per_chip_score,
+    replicas_needed,
+    speed_rank,
+    stated_batch_first,
+    stated_fallback,
+)
 from chipwise.serve.engine import EngineProfile, check_engine_model, check_engine_name, default_engine
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.search import (
@@ -21,7 +32,6 @@ from chipwise.serve.search import (
     Estimate,
     Operating,
     at_rate,
-    batch_slots,
     closed_loop,
     enumerate_candidates,
     estimate,
@@ -29,7 +39,9 @@ from chipwise.serve.search import (
 )
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import DEFAULT_ROUTER, ServingJob, parse_slo, read_slo
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER
+from chipwise.workload.serving import ServingJob
+from chipwise.workload.slo import parse_slo, read_slo
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -54,7 +66,8 @@ class Choice:
 
 
 #: A split's decode pool may take this share of a TTFT target: a request's first token waits there for a batch
-#: slot once its KV cache has arrived (the prefill pool's share is held to the other half by _prefill_option).
+#: slot once its KV cache has arrived (the prefill pool's share is held to the other half by
+#: serving_split.prefill_option).
 DECODE_TTFT_SHARE = 0.5
 
 
@@ -81,7 +94,7 @@ LIFECYCLE_SLO = "ttft_p99=2s,tpot_p99=50ms"
 
 
 def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Targets:
-    """The SLO in seconds, read as a scenario's is (workload.serving: one line naming the problem and the fix
+    """The SLO in seconds, read as a scenario's is (workload.slo: one line naming the problem and the fix
     otherwise): text with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it: parse_slo), or a mapping of keys to
     seconds (numbers) or to times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}: read_slo). Targets already read
     pass through. `required`: the command needs targets (plan fleet), so text naming none is not told to leave
@@ -99,11 +112,6 @@ def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Ta
 #: together (each in one iteration, up to its token budget); its answers leave with their first token, so the limit
 #: is not a latency knob. One prompt at a time would leave an attention-DP replica's other ranks idle.
 PREFILL_POOL_BATCH = 64
-#: Batch limits of a stated deployment within this share of the fastest's estimated speed count as just as fast
-STATED_TIE = 0.01
-#: ... and a compiled-shape engine's (Neuron), whose every step runs all its compiled slots: its limits within this
-#: share of the fastest TPOT at the load, where the one with the most capacity is taken
-STATED_TIE_COMPILED = 0.10
 
 
 def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
@@ -181,10 +189,6 @@ def max_rate(
     return best, tpot_at, ttft_at
 
 
-#: Added to a closed-loop shape's speed (seconds of TPOT) where its replicas leave users waiting for a batch slot:
-#: it ranks after every shape of as many chips that seats them all, and before none of fewer chips
-QUEUED_USERS_RANK = 10.0
-
 #: A replica's closed-loop users are searched up to this many times its batch slots (the rest wait for a slot), to
 #: one user: each round splits the interval left into USER_SPLITS (three bits of a bisection at once), for at
 #: most USER_ROUNDS rounds (each leaves an eighth of the interval, plus the one user of the rounding down).
@@ -212,44 +216,18 @@ def choose(
     the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates (open
     loops; zeros under a closed loop, whose replicas are sized by their users: max_users). `decode_only`: the
     decode pool of a disaggregated deployment (search.estimate)."""
-    topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
-    from chipwise.perf.device import topology_of
-
-    balancing = eng.adp_balance_timeout_iters > 0 and not decode_only  # a decode pool encodes no prompt to hold
-    cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed), balancing=balancing)
-    if drafting is not None and drafting.spec.method == "draft" and "tp" not in fixed:
-        # a draft model runs at its target's tp (planner.serving.check_drafter_tp): the searched tp splits its heads
-        # too, where qwen2.5-7b drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then refused
-        heads = drafting.model.attention
-        splitting = [tp for tp in np.unique(cand.tp) if not heads.tp_problem(int(tp))]  # a few tps, not every shape
-        cand = cand.take(np.flatnonzero((cand.adp > 0) | np.isin(cand.tp, splitting)))
+    cand = _candidates(model, system, eng, fixed, chips, drafting, decode_only)
     inp, out = job.mean_input, job.mean_output
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
     est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, decode_only, shared)
     if not est.fits.any():
-        raise _searched(
-            InfeasibleError(
-                f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
-                + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
-                + (
-                    f" within {chip_count(chips)}. Fix: "
-                    + ("lower max_batch, " if "max_batch" in fixed else "")
-                    + "use more chips, or quantise the weights or the KV cache."
-                    if chips
-                    # a search sizes the replicas itself: its widest shapes did not hold the model
-                    else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: "
-                    + ("lower max_batch, " if "max_batch" in fixed else "")
-                    + "quantise the weights or the KV cache (--precision, --kv-precision), or use a chip with more "
-                    "memory."
-                )
-            ),
-            len(cand),
-        )
+        raise _searched(_fits_no_shape(model, system, weight, fixed, chips), len(cand))
     load = job.load
     lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
+    # per candidate, what one replica carries within the SLO: users under a closed loop, else requests/s
     if job.load.kind == "closed":
-        seats, tpot, ttft = _fitting(
+        carried, tpot, ttft = _fitting(
             est,
             lambda e: max_users(
                 model, system, eng, e, weight, kv, inp, out, targets, drafting, load.concurrency, job.router
@@ -260,46 +238,20 @@ def choose(
         rate, tpot, ttft = _fitting(
             est, lambda e: max_rate(model, system, eng, e, weight, kv, inp, out, targets, drafting, lam, job.router)
         )
+        carried = rate
     per_chip = est.chips
-    if load.kind in ("rate", "trace"):
-        need = np.where(rate > 0, np.ceil(lam / np.maximum(rate, 1e-12)), np.inf)
-    elif load.kind == "closed":
-        need = np.where(seats >= 1, np.ceil(load.concurrency / np.maximum(seats, 1e-9)), np.inf)
-    else:
-        need = np.ones(len(cand))
-    if chips:
-        fit_count = np.floor(chips / per_chip)
-        need = np.where(need <= fit_count, fit_count, np.inf) if load.kind != "offline" else fit_count
-        need = np.where(fit_count >= 1, need, np.inf)
+    need = replicas_needed(load, lam, carried, chips, per_chip)
     # the replicas fill what they rent: replicas smaller than a chip (a Trainium core or two) whole chips, and a
     # searched fleet its provider's units (a TPU v5e TP2 replica rents a 4-chip slice, which runs two)
     rented, hosts = rent(() if chips else system.rental_chips, per_chip, need)
     need = np.where(np.isfinite(need), np.maximum(need, hosts), need)
-    # the share of the fleet's capacity its load takes, where a provider's units leave some spare (else 0)
-    busy = np.zeros(len(cand))
-    if system.rental_chips and not chips and load.kind != "offline":
-        demand, supply = (load.concurrency, seats) if load.kind == "closed" else (lam, rate)
-        capacity = np.where(np.isfinite(need), need, 0.0) * supply
-        busy = np.where(capacity > 0, demand / np.maximum(capacity, 1e-12), 1.0)
+    busy = busy_share(system, chips, load, lam, carried, need)
     total_chips = need * per_chip
     if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
-        # a given deployment that cannot carry the load (or meet the SLO): predict it anyway at its most
-        # throughput per chip, every replica that fits; the simulation then shows the queue and the misses
-        need = np.where(fit_count >= 1, fit_count, np.inf)
-        if targets and load.kind in ("rate", "trace"):
-            # an SLO the estimate finds out of reach, at a load the deployment carries: the shapes that carry it,
-            # ranked as without the SLO (fastest where they run), not the most throughput per chip, the slowest
-            carries = est.fits & np.isfinite(need) & (need * est.throughput / out * MAX_UTILISATION >= lam)
-            if carries.any():
-                need = np.where(carries, need, np.inf)
-                total_chips = need * per_chip
+        need, total_chips = stated_fallback(est, chips, per_chip, total_chips, load, lam, out, targets)
     per_chip_output = load.kind == "offline" or bool(chips and not np.isfinite(total_chips).any())
     if per_chip_output:
-        score = -est.throughput / per_chip
-        score = np.where(est.fits & np.isfinite(need), score, np.inf)
-        if load.kind == "offline":  # every slot busy: a token comes each saturated step, which a TPOT target bounds
-            for key, limit in targets.items():
-                score = np.where(est.step <= limit, score, np.inf) if key.startswith("tpot") and out > 1 else score
+        score = output_per_chip_score(est, per_chip, need, load, targets, out)
     else:
         # among shapes of as many chips, the faster where they would run (their share of an open loop's load):
         # TPOT, then TTFT (a larger batch cap waits less for a slot)
@@ -312,71 +264,16 @@ def choose(
                 # attention-DP balancing waits longer for one prompt per rank at a lighter load: a shape that meets
                 # the SLO at its most load can miss it at its share, and more replicas only lighten it further
                 total_chips = np.where(_slo_ok(targets, op, out), total_chips, np.inf)
-        speed = np.where(np.isfinite(fast_tpot), fast_tpot, 1e3)
-        speed = speed + 1e-3 * np.where(np.isfinite(fast_ttft), fast_ttft, 1e3)
-        if load.kind == "closed":
-            # a closed loop's users all want a batch slot: of shapes of as many chips, one whose replicas seat
-            # every user comes before one that queues some (a small batch cap that queues three users in four
-            # decodes each step faster, at a third of the throughput: Llama-3.1-8B, 16 users on one H100 under a
-            # 50 ms TPOT target, b4 at $3.17 per M tokens against b16's $1.03)
-            slots = batch_slots(est)
-            queues = ~(np.where(np.isfinite(need), need, 0.0) * slots >= load.concurrency)
-            speed = speed + np.where(queues, QUEUED_USERS_RANK, 0.0)
-        # a stated deployment fills as many of its chips as a shape can (it pays for them all); a searched one
-        # takes the fewest it rents and, of equal rentals, the one its load keeps least busy: the headroom a check
-        # can give back (Llama-3.1-70B at 5 req/s on trn2.48xlarge instances: TP16 replicas of 8 or 16 slots, and
-        # TP32 ones, all rent 48 chips; the 16-slot TP16 fleet has the most to spare, and its check settles on
-        # two instances, where the others stay at three)
-        if chips:
-            # of the stated chips, the shape that leaves fewest idle, and rents no more than them where its
-            # provider rents units (4 trn2 chips as four TP4 replicas rent four trn2.3xlarge; as two TP8 replicas
-            # they rent a trn2.48xlarge of 16)
-            leased = rent(system.rental_chips, per_chip, need)[0]
-            used = chips - total_chips + np.maximum(np.where(np.isfinite(leased), leased, 0.0) - chips, 0.0)
-        else:
-            used = np.where(np.isfinite(total_chips), rented + 1e-3 * np.minimum(busy, 1.0), np.inf)
+        speed = speed_rank(fast_tpot, fast_ttft, est, need, load)
+        used = chips_rank(system, chips, per_chip, need, total_chips, rented, busy)
         score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
         if chips and np.isfinite(score).any():
-            # a stated deployment's batch limit: of the limits as fast as the fastest where it runs (within
-            # STATED_TIE), the largest, what its KV cache holds; the estimate's last fraction of a percent of TPOT
-            # chose 64 slots for a DEP4 replica with 23 busy, and with them a third of its capacity
-            j = int(np.argmin(score))
-            near = np.isfinite(score) & (used == used[j])
-            if eng.static_batch:
-                # a compiled batch is fixed when the graphs are built, for the load to come: of the shapes and limits
-                # within STATED_TIE_COMPILED of the fastest TPOT at this load, the most capacity (the fastest at the
-                # load alone took the fewest slots that carry it: 32 trn2 served 5.8 req/s where 16 served 6.6)
-                near &= speed <= speed[j] * (1.0 + STATED_TIE_COMPILED)
-                capacity = np.where(near, np.where(near, need, 0.0) * est.throughput, -np.inf)
-                score = np.where(np.arange(len(score)) == int(np.argmax(capacity)), score[j] - 1e-12, score)
-            else:
-                near &= (speed <= speed[j] * (1.0 + STATED_TIE)) & (cand.max_batch > cand.max_batch[j])
-                score = np.where(near, score[j] - 1e-12 * cand.max_batch, score)
+            score = stated_batch_first(score, used, speed, need, est, eng.static_batch)
     if not np.isfinite(score).any():
-        raise _searched(
-            InfeasibleError(
-                f"no replica shape on {system.chip.id} meets the SLO at this load"
-                + (f" with {chips} chips" if chips else "")
-                + _fastest(model, system, eng, est, weight, kv, inp, out, drafting)
-                + ". Fix: relax the SLO, lower the load, or add chips."
-            ),
-            len(cand),
-            est,
-        )
+        raise _searched(_meets_no_slo(model, system, eng, est, weight, kv, inp, out, drafting, chips), len(cand), est)
     i = int(np.argmin(score))
-    plan = ReplicaPlan(
-        tp=int(cand.tp[i]),
-        pp=int(cand.pp[i]),
-        ep=int(cand.ep[i]),
-        attention_dp=bool(cand.adp[i]),
-        adp_balance=bool(cand.balance[i]),
-        max_batch=kv_limited_batch(est, i, cap_context(eng, load.kind, inp, out)),
-        max_tokens=max_tokens,
-        chunked_prefill=chunked,
-        weight_precision=weight,
-        kv_precision=kv,
-        speculation=drafting.spec if drafting else None,
-    )
+    max_batch = kv_limited_batch(est, i, cap_context(eng, load.kind, inp, out))
+    plan = _replica_plan(cand, i, max_batch, max_tokens, chunked, weight, kv, drafting)
     replicas = int(need[i]) if np.isfinite(need[i]) else 1
     tpot_i, ttft_i = float(tpot[i]), float(ttft[i])
     throughput_i = float(est.throughput[i])
@@ -398,19 +295,13 @@ def choose(
     if math.isfinite(tpot_i) and load.kind in ("rate", "trace", "closed"):
         # the estimates where the chosen replicas run: their share of the load, not the most each could carry
         one = est.take(np.asarray([i]))
-        if load.kind == "closed":
-            users = np.asarray([load.concurrency / max(1, replicas)])
-            fleet = (load.concurrency, job.router)
-            op = closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting, *fleet)
-        else:
-            share_i = np.asarray([lam / max(1, replicas)])
-            op = at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam, job.router)
+        op = _at_their_share(model, system, eng, one, weight, kv, inp, out, drafting, job, lam, replicas)
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     billed = billed_one(system.rental_chips, float(per_chip[i]), max(1, replicas))
     idle = ""
     if chips:  # why the replicas leave some of the stated chips idle, where they do
-        idle = _idle_reason(system, chips, cand, per_chip, need, score, per_chip_output, i, bool(targets))
+        idle = idle_reason(system, chips, cand, per_chip, need, score, per_chip_output, i, bool(targets))
     why = batch_reason(*capped, eng, job, plan.max_batch, max(1, replicas))
     return (
         Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed, idle, why),
@@ -419,56 +310,126 @@ def choose(
     )
 
 
-def _shape(cand: Candidates, j: int) -> str:
-    """A candidate's parallel shape without its batch limit: 'TP2', 'TP4 PP2', 'TP8 EP8 ADP'."""
-    parts = [f"TP{int(cand.tp[j])}"]
-    parts += [f"{name}{int(n)}" for name, n in (("PP", cand.pp[j]), ("EP", cand.ep[j])) if n > 1]
-    return " ".join(parts + (["ADP"] if cand.adp[j] else []))
-
-
-def _units_text(units: tuple[int, ...], upto: float) -> str:
-    """The rental units a provider offers, up to the first that holds `upto` chips: '1, 4 or 8'."""
-    shown = [u for u in units if u < upto] + [u for u in units if u >= upto][:1]
-    return ", ".join(str(u) for u in shown[:-1]) + (" or " if len(shown) > 1 else "") + str(shown[-1])
-
-
-def _idle_reason(
+def _candidates(
+    model: ModelSpec,
     system: System,
-    chips: int,
+    eng: EngineProfile,
+    fixed: Mapping[str, int],
+    chips: int | None,
+    drafting: Drafting | None,
+    decode_only: bool,
+) -> Candidates:
+    """The replica shapes choose prices on `system`: within the stated `chips` (else as wide as the search goes),
+    with the `fixed` knobs, attention-DP balancing searched where the engine balances and the replica encodes
+    prompts; with a draft model, only the tps that split its heads too."""
+    topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
+    from chipwise.perf.device import topology_of
+
+    balancing = eng.adp_balance_timeout_iters > 0 and not decode_only  # a decode pool encodes no prompt to hold
+    cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed), balancing=balancing)
+    if drafting is not None and drafting.spec.method == "draft" and "tp" not in fixed:
+        # a draft model runs at its target's tp (planner.serving_inputs.check_drafter_tp): the searched tp splits its
+        # heads too, where qwen2.5-7b drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then refused
+        heads = drafting.model.attention
+        splitting = [tp for tp in np.unique(cand.tp) if not heads.tp_problem(int(tp))]  # a few tps, not every shape
+        cand = cand.take(np.flatnonzero((cand.adp > 0) | np.isin(cand.tp, splitting)))
+    return cand
+
+
+def _fits_no_shape(
+    model: ModelSpec, system: System, weight: str, fixed: Mapping[str, int], chips: int | None
+) -> InfeasibleError:
+    """The error where the model fits no replica shape: within the stated chips, or the search's widest shapes."""
+    from chipwise.perf.device import topology_of
+
+    return InfeasibleError(
+        f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
+        + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
+        + (
+            f" within {chip_count(chips)}. Fix: "
+            + ("lower max_batch, " if "max_batch" in fixed else "")
+            + "use more chips, or quantise the weights or the KV cache."
+            if chips
+            # a search sizes the replicas itself: its widest shapes did not hold the model
+            else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: "
+            + ("lower max_batch, " if "max_batch" in fixed else "")
+            + "quantise the weights or the KV cache (--precision, --kv-precision), or use a chip with more "
+            "memory."
+        )
+    )
+
+
+def _replica_plan(
     cand: Candidates,
-    per_chip: np.ndarray,
-    need: np.ndarray,
-    score: np.ndarray,
-    per_chip_output: bool,
     i: int,
-    slo: bool,
-) -> str:
-    """Why the chosen replicas (candidate `i`, `need` of them) leave some of the `chips` stated idle, or '' where
-    they fill them: the shape that would fill them carries less output per chip (where that ranks the shapes:
-    `per_chip_output`), or rents more than them from a provider that rents units (a TPU v5e's TP2 x3 rents two
-    4-chip slices), or no shape that fits and carries the load fills them."""
-    total = need * per_chip
-    if total[i] >= chips - 1e-9:
-        return ""
-    fillers = np.isfinite(score) & np.isfinite(total) & (np.abs(total - chips) < 1e-9)
-    if not fillers.any():
-        within = " within the SLO" if slo else ""
-        return (
-            f"no replica shape that fits and carries the load{within} fills all {chips} "
-            f"({_shape(cand, i)} takes {chip_count(float(per_chip[i]))} a replica)"
-        )
-    j = int(np.argmin(np.where(fillers, score, np.inf)))
-    fill = f"{_shape(cand, j)} x{int(need[j])}"
-    if per_chip_output:
-        return f"{_shape(cand, i)} carries the most output per chip; {fill} would fill them with less"
-    leased = float(rent(system.rental_chips, per_chip[j], need[j])[0])
-    if system.rental_chips and leased > chips + 1e-9:
-        units = _units_text(system.rental_chips, leased)
-        return (
-            f"{fill} would fill them but rents {chip_count(leased)} ({system.chip.id} is rented in units of {units} "
-            "chips, each replica within one)"
-        )
-    return f"{fill} would fill them, and ranks after {_shape(cand, i)}"
+    max_batch: int,
+    max_tokens: int,
+    chunked: bool,
+    weight: str,
+    kv: str,
+    drafting: Drafting | None,
+) -> ReplicaPlan:
+    """Candidate `i`'s shape as a replica plan, with its batch limit `max_batch` and the search's settings."""
+    return ReplicaPlan(
+        tp=int(cand.tp[i]),
+        pp=int(cand.pp[i]),
+        ep=int(cand.ep[i]),
+        attention_dp=bool(cand.adp[i]),
+        adp_balance=bool(cand.balance[i]),
+        max_batch=max_batch,
+        max_tokens=max_tokens,
+        chunked_prefill=chunked,
+        weight_precision=weight,
+        kv_precision=kv,
+        speculation=drafting.spec if drafting else None,
+    )
+
+
+def _meets_no_slo(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    est: Estimate,
+    weight: str,
+    kv: str,
+    inp: float,
+    out: float,
+    drafting: Drafting | None,
+    chips: int | None,
+) -> InfeasibleError:
+    """The error where no replica shape meets the SLO at the load (with the stated chips), with what the fastest
+    shapes reach."""
+    return InfeasibleError(
+        f"no replica shape on {system.chip.id} meets the SLO at this load"
+        + (f" with {chips} chips" if chips else "")
+        + _fastest(model, system, eng, est, weight, kv, inp, out, drafting)
+        + ". Fix: relax the SLO, lower the load, or add chips."
+    )
+
+
+def _at_their_share(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    one: Estimate,
+    weight: str,
+    kv: str,
+    inp: float,
+    out: float,
+    drafting: Drafting | None,
+    job: ServingJob,
+    lam: float,
+    replicas: int,
+) -> Operating:
+    """The chosen candidate (`one`, its estimate alone) where its `replicas` run: each at its share of the job's
+    closed-loop users or of its arrival rate `lam`, the whole load pooled behind the job's router."""
+    load = job.load
+    if load.kind == "closed":
+        users = np.asarray([load.concurrency / max(1, replicas)])
+        fleet = (load.concurrency, job.router)
+        return closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting, *fleet)
+    share_i = np.asarray([lam / max(1, replicas)])
+    return at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam, job.router)
 
 
 def _finer_batch(

@@ -46,10 +46,10 @@ from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.lora import lora_adapter_params
 from chipwise.train.plans import given_knobs, left_to_search
 from chipwise.train.search import PlanSearch, search_plans
+from chipwise.workload.bounds import MAX_CHIPS, Bound
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import DEFAULT_SEQ_LEN, load_model
 from chipwise.workload.scenario import TrainScenario, check_provider
-from chipwise.workload.serving import MAX_CHIPS, Bound
 from chipwise.workload.training import (
     DEFAULT_TRAIN_SEQ_LEN,
     TrainingJob,

@@ -26,7 +26,7 @@ from chipwise.hardware.objects import FigureRef
 from chipwise.perf.device import Device
 from chipwise.types import Array, ArrayLike, IntArray
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import FrontEnd
+from chipwise.workload.serve_scenario import FrontEnd
 
 ENGINES: tuple[str, ...] = (
     "trtllm",

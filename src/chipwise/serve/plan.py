@@ -8,7 +8,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.serve.quant import check_weight_precision
 from chipwise.serve.speculation import Speculation
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import FrontEnd
+from chipwise.workload.serve_scenario import FrontEnd
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ def layer_precisions(weight_precision: str) -> tuple[str, str]:
 #: PR #25655, run on A100 and H100; after #19652, reverted). TensorRT-LLM lists no FP8 or FP4 on Ampere (its support
 #: matrix: FP32, FP16, BF16, INT8, INT4; FP8 from Ada, SM89) and NVFP4 from Blackwell only, and no other engine's
 #: fallback is sourced: there the float formats need their own units, as an fp4 KV cache needs Blackwell
-#: (planner.serving.precisions).
+#: (planner.serving_inputs.precisions).
 WEIGHT_ONLY_FLOATS: dict[str, dict[str, tuple[str, ...]]] = {
     "vllm": {"nvidia": ("fp8", "fp4")},
     "sglang": {"nvidia": ("fp8", "fp4")},

@@ -58,7 +58,7 @@ from chipwise.serve.sim.policies import bucket
 from chipwise.serve.speculation import Drafting
 from chipwise.types import Array, IntArray
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import DEFAULT_ROUTER
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER
 
 BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 MAX_UTILISATION = 0.95

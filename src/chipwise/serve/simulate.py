@@ -15,7 +15,9 @@ from chipwise.serve.sim.arrivals import arrival_times, offered_request_rate
 from chipwise.serve.sim.metrics import summarise
 from chipwise.serve.sim.run import Deployment, SimOutput, simulate
 from chipwise.types import IntArray
-from chipwise.workload.serving import DEFAULT_ROUTER, Load, ServingJob
+from chipwise.workload.load import Load
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER
+from chipwise.workload.serving import ServingJob
 
 #: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'
 #: worth, so the batch refills several times inside the steady window).

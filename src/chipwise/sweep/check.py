@@ -25,7 +25,7 @@ from chipwise.sweep.spec import SweepSpec, scenario_of
 from chipwise.train.plans import normalise
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import TrainScenario, check_provider
-from chipwise.workload.serving import ServeScenario
+from chipwise.workload.serve_scenario import ServeScenario
 from chipwise.workload.training import training_precision
 
 

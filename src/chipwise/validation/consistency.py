@@ -18,8 +18,8 @@ from typing import Final
 
 from chipwise.validation.cells import parse_time
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving_rows import latency_stats
-from chipwise.workload.serving import Load
+from chipwise.validation.serving_row_metrics import latency_stats
+from chipwise.workload.load import Load
 
 #: Largest ratio between a row's measured output tokens/s and the one its own load and latencies imply that is
 #: still read as agreement (an estimate): means and medians mixed in one row, output lengths that vary around the

@@ -10,9 +10,13 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import plan_dict, pool_figures, where_time_goes, whole_count
+from chipwise.planner.serving import plan_dict, whole_count
+from chipwise.planner.serving_breakdown import where_time_goes
+from chipwise.planner.serving_figures import pool_figures
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving import catalog_rows, compare, one_line, prepare, simulate_case
+from chipwise.validation.serving import catalog_rows, one_line
+from chipwise.validation.serving_case import prepare
+from chipwise.validation.serving_simulation import compare, simulate_case
 
 
 def explain_serving(catalog: Catalog, path: Path, ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -90,7 +90,7 @@ from typing import NamedTuple
 import numpy as np
 
 from chipwise.validation.rows import InferenceRow
-from chipwise.workload.serving import LengthDist
+from chipwise.workload.lengths import LengthDist
 
 
 @dataclass(frozen=True)

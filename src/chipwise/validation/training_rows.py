@@ -42,7 +42,7 @@ from chipwise.validation.rows import (
     TrainingRow,
     unknown_chip,
 )
-from chipwise.workload.serving import CHIPS
+from chipwise.workload.bounds import CHIPS
 
 # A model TFLOP/s figure is turned into tokens/s only while attention is a small part of FLOPs/token,
 # because sources count attention FLOPs differently (causal or not).

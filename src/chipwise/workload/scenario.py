@@ -31,8 +31,8 @@ from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError, UnknownNameError, long_number
 from chipwise.workload.presets import config_file, names_a_file
 
-if TYPE_CHECKING:  # serving builds on this module's types: load_scenario imports it where it runs
-    from chipwise.workload.serving import ServeScenario
+if TYPE_CHECKING:  # serve_scenario builds on this module's types: load_scenario imports it where it runs
+    from chipwise.workload.serve_scenario import ServeScenario
 
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
@@ -230,7 +230,7 @@ def _location(err: Any) -> list[str]:
 
 def _unknown(err: Any) -> tuple[list[str], list[str]]:
     """(where, keys) of an unknown-key error: pydantic's names one key, at the end of its location; a value that
-    validates its own mapping (serving._length_value) names its keys in the error's context."""
+    validates its own mapping (serve_scenario._length_value) names its keys in the error's context."""
     loc = _location(err)
     named = (err.get("ctx") or {}).get("keys")
     return (loc, [str(k) for k in named]) if named else (loc[:-1], loc[-1:])
@@ -356,7 +356,7 @@ def check_provider(catalog: Catalog, provider: str | None) -> None:
 def load_scenario(source: str, catalog: Catalog | None = None) -> TrainScenario | ServeScenario:
     """A validated TrainScenario or ServeScenario from a path or inline text; with `catalog`, the names it must hold
     (the provider) are checked too."""
-    from chipwise.workload.serving import ServeScenario  # serving builds on this module's types
+    from chipwise.workload.serve_scenario import ServeScenario  # serve_scenario builds on this module's types
 
     data, where = read_scenario_text(source)
     kind = data.get("kind", "train")

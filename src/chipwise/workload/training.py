@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 
 from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.workload.bounds import Bound
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import Bound
 
 #: The largest batch of a published frontier pre-training run: Llama 3 405B's final 16M tokens (Llama 3 Herd of
 #: Models, 2024, section 3.4.1). Past it a default batch is marked: beyond the critical batch size a run needs more

@@ -19,12 +19,12 @@ from chipwise.interfaces.cli.common import (
     print_track_record,
     projected_banner,
 )
-from chipwise.planner.serving_plan import CONFIRM_MARGIN
+from chipwise.planner.serving_check import CONFIRM_MARGIN
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count, count_text
 from chipwise.serve.search import held_tokens
 from chipwise.serve.simulate import NEAR_CAPACITY
-from chipwise.workload.serving import DEFAULT_ROUTER
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER
 
 _ms = fmt.latency
 
@@ -172,7 +172,7 @@ def _kv_bound(r: dict[str, Any]) -> str:
 def _priced_note(r: dict[str, Any], short: Any) -> str:
     """Where the per-token figures divide by the load the run kept up with rather than the throughput printed
     above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s).
-    Never beside a load over capacity, which is priced on what it delivers (serving.keeps_up)."""
+    Never beside a load over capacity, which is priced on what it delivers (serving_verdict.keeps_up)."""
     priced, shown = r.get("priced_output_tokens_per_s"), r["output_tokens_per_s"]
     over = float((r.get("load") or {}).get("utilisation") or 0.0) >= 1.0
     if short or over or not priced or not shown or abs(priced / shown - 1.0) <= 0.01:
@@ -238,14 +238,64 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     """One serving prediction: deployment, throughput, latency percentiles, cost, and where a step goes."""
     projected_banner(r.get("projected_chips") or ([r["hardware"]] if r.get("projected") else []))
     plan = r["plan"]
+    head = figure_table(_serving_title(r))
+    _add_deployment_rows(head, r)
+    spec = plan.get("speculative") or (plan.get("decode") or {}).get("speculative")
+    if spec:
+        head.add_row("speculative decoding", spec)
+    head.add_row(
+        "throughput",
+        f"{r['output_tokens_per_s']:,.0f} output tok/s ({r['output_tokens_per_s_per_chip']:,.0f} per chip), "
+        f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
+    )
+    if "utilisation" in r["load"]:
+        waiting = r["ttft_wait_s"]["mean"] / r["ttft_s"]["mean"] if r["ttft_s"]["mean"] > 0 else math.nan
+        head.add_row("offered load", _load_text(r["load"], waiting))
+    short = r.get("short_run")
+    if short:
+        head.add_row("[yellow]run too short[/yellow]", _short_run_text(r, short))
+    _add_latency_rows(head, r)
+    for label, text in _kv_rows(r["kv_cache_utilisation"]):
+        head.add_row(label, text)
+    reqs = r["requests"]
+    head.add_row(
+        "requests finished / dropped / preemptions",
+        f"{reqs['finished']:,} / {reqs['dropped']:,} / {reqs['preemptions']:,}",
+    )
+    if r.get("dropped"):
+        head.add_row("[yellow]dropped[/yellow]", f"[yellow]{escape(r['dropped']['reason'])}[/yellow]")
+    head.add_row(*_cost_row(r, short))
+    head.add_row(
+        "energy / carbon per M output tokens",
+        f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}" + _site_text(r),
+    )
+    console.print(head)
+    console.print(_breakdown_table(r, bool(spec)))
+    print_track_record(r.get("track_record") or {})
+    if sources:
+        console.print(_figures_table(r))
+    console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
+
+
+def _serving_title(r: dict[str, Any]) -> str:
+    """The prediction's title: the model on its fleet, the engine (each pool's, where a split's differ), the
+    precisions and the load."""
+    plan = r["plan"]
     engine = r["engine"]
     if plan.get("disaggregated"):
         pre, dec = plan["prefill"]["engine"], plan["decode"]["engine"]
         engine = pre if pre == dec else f"{pre} prefill, {dec} decode"
-    head = figure_table(
+    return (
         f"{r['model']} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
         f"{r['kv_precision']} KV cache - {r['load']['label']}"
     )
+
+
+def _add_deployment_rows(head: Table, r: dict[str, Any]) -> None:
+    """The deployment's rows: a split's pools and the KV transfer between them, or the one plan with its chips, KV
+    cache, batch limit and how it runs prompts; then the precision, the front end, the router and where the
+    engine's figures come from."""
+    plan = r["plan"]
     if plan.get("disaggregated"):
         for role in ("prefill", "decode"):
             p = plan[role]
@@ -276,34 +326,34 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     provenance += [f"{c}: carried from {src}" for c, src in (r.get("engine_carried") or {}).items()]
     if provenance:
         head.add_row("engine figures", "[yellow]" + "; ".join(provenance) + "[/]")
-    spec = plan.get("speculative") or (plan.get("decode") or {}).get("speculative")
-    if spec:
-        head.add_row("speculative decoding", spec)
-    head.add_row(
-        "throughput",
-        f"{r['output_tokens_per_s']:,.0f} output tok/s ({r['output_tokens_per_s_per_chip']:,.0f} per chip), "
-        f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
-    )
-    if "utilisation" in r["load"]:
-        waiting = r["ttft_wait_s"]["mean"] / r["ttft_s"]["mean"] if r["ttft_s"]["mean"] > 0 else math.nan
-        head.add_row("offered load", _load_text(r["load"], waiting))
-    short = r.get("short_run")
-    if short:
-        head.add_row(
-            "[yellow]run too short[/yellow]",
-            (
-                f"{r['requests']['finished']:,} requests for {short['batch_slots']:,} batch slots: one batch, in "
-                "which no request waits for a slot or joins a running batch; "
-                if "batch_slots" in short
-                else f"{r['requests']['finished']:,} requests for {short['users']:,} users: the users' start, all "
-                "together, and the final drain are a large part of the run; "
-                if "users" in short
-                else f"arrivals span {fmt.duration(short['arrival_span_s'])}, less than two request latencies "
-                f"({fmt.duration(short['request_latency_s'])} each): throughput and latencies are of the batch "
-                "filling; "
-            )
-            + f"run at least {short['requests_for_steady_state']:,} requests",
+
+
+def _short_run_text(r: dict[str, Any], short: dict[str, Any]) -> str:
+    """Why a run is too short to read a steady state from (a single batch, the users' start and drain, or arrivals
+    that span less than two request latencies), and the requests that would be enough."""
+    finished = r["requests"]["finished"]
+    if "batch_slots" in short:
+        why = (
+            f"{finished:,} requests for {short['batch_slots']:,} batch slots: one batch, in which no request waits "
+            "for a slot or joins a running batch; "
         )
+    elif "users" in short:
+        why = (
+            f"{finished:,} requests for {short['users']:,} users: the users' start, all together, and the final "
+            "drain are a large part of the run; "
+        )
+    else:
+        why = (
+            f"arrivals span {fmt.duration(short['arrival_span_s'])}, less than two request latencies "
+            f"({fmt.duration(short['request_latency_s'])} each): throughput and latencies are of the batch filling; "
+        )
+    return why + f"run at least {short['requests_for_steady_state']:,} requests"
+
+
+def _add_latency_rows(head: Table, r: dict[str, Any]) -> None:
+    """The latency rows: the requests they are measured over, TTFT with its wait to start and what sets it
+    (attention-DP balancing, one prompt's prefill alone, repeated prompts), TPOT, end-to-end, and the SLO."""
+    plan = r["plan"]
     measured, total = r.get("latency_requests", 0), r["requests"]["finished"]
     if r["load"]["kind"] == "closed" and 0 < measured < total:
         users = r["load"]["concurrency"]
@@ -345,22 +395,18 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             met = f"[yellow]{met} in this run only: {r['slo_caveat']}[/yellow]"
         head.add_row("SLO", f"{', '.join(f'{k} <= {_ms(v)}' for k, v in r['slo'].items())}: {met}")
         head.add_row("goodput", f"{100 * r['goodput']['fraction']:.1f}% of requests within the SLO")
-    for label, text in _kv_rows(r["kv_cache_utilisation"]):
-        head.add_row(label, text)
-    reqs = r["requests"]
-    head.add_row(
-        "requests finished / dropped / preemptions",
-        f"{reqs['finished']:,} / {reqs['dropped']:,} / {reqs['preemptions']:,}",
-    )
-    if r.get("dropped"):
-        head.add_row("[yellow]dropped[/yellow]", f"[yellow]{escape(r['dropped']['reason'])}[/yellow]")
+
+
+def _cost_row(r: dict[str, Any], short: dict[str, Any] | None) -> tuple[str, str]:
+    """The cost row: its label (pricing, regions) and the cost per hour and per M output tokens, with what it is
+    for and where its prices come from."""
     quotes = r.get("price_sources") or []
     regions = sorted({str(q["region"]) for q in quotes if q.get("region")})
     where = f", {', '.join(regions)}" if regions else ""
     elsewhere = any(q.get("region_note") for q in quotes)  # no price in the region asked for: the nearest one's
     estimated = sorted({str(q.get("entry") or q.get("system")) for q in quotes if catalog_estimate(q)})
     owned = sorted({str(q.get("system")) for q in quotes if (q.get("tco") or {}).get("status") == "estimate"})
-    head.add_row(
+    return (
         f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
         + (
@@ -388,11 +434,12 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         )
         + (f" [yellow](no price: {escape(r['price_note'])})[/]" if r.get("price_note") else ""),
     )
-    head.add_row(
-        "energy / carbon per M output tokens",
-        f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}" + _site_text(r),
-    )
-    console.print(head)
+
+
+def _breakdown_table(r: dict[str, Any], spec: bool) -> Table:
+    """Where the time goes: a steady iteration's components (a speculative verification step where `spec`) beside
+    one prompt's prefill alone, each with its share."""
+    plan = r["plan"]
     steady, prefill = r["breakdown"], r["prefill_breakdown"]
     first = max(prefill, key=lambda k: prefill[k])
     yields = " (a speculative verification step: several tokens a sequence)" if spec else ""
@@ -414,20 +461,21 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
             for parts, t in zip((steady, prefill), totals, strict=True)
         ]
         bd.add_row(COMPONENT_LABELS[k], *cells[0], *cells[1])
-    console.print(bd)
-    print_track_record(r.get("track_record") or {})
-    if sources:
-        ft = Table(title="Figures used", header_style="bold")
-        for c in ("figure", "value", "status", "source / derivation"):
-            ft.add_column(c, overflow="fold")
-        # the engine's and chip's figures, then the site's and the power model's (PUE, grid, load fractions)
-        for name, f in {**r["figures"], **(r.get("economics_figures") or {})}.items():
-            text = f.get("derivation") or "; ".join(f["source"])
-            if f.get("located"):
-                text += f" ({f['located']})"
-            ft.add_row(name, fmt.figure_value(f), f["status"], escape(text))
-        console.print(ft)
-    console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")
+    return bd
+
+
+def _figures_table(r: dict[str, Any]) -> Table:
+    """The figures used (--sources): each with its value, status and source or derivation."""
+    ft = Table(title="Figures used", header_style="bold")
+    for c in ("figure", "value", "status", "source / derivation"):
+        ft.add_column(c, overflow="fold")
+    # the engine's and chip's figures, then the site's and the power model's (PUE, grid, load fractions)
+    for name, f in {**r["figures"], **(r.get("economics_figures") or {})}.items():
+        text = f.get("derivation") or "; ".join(f["source"])
+        if f.get("located"):
+            text += f" ({f['located']})"
+        ft.add_row(name, fmt.figure_value(f), f["status"], escape(text))
+    return ft
 
 
 def _pool_rows(table: Table, lead: list[str], hardware: str, plan: str, figures: list[str]) -> None:
@@ -476,6 +524,37 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     verdict; with `fronts`, each chip's throughput-latency Pareto front first."""
     if fronts:
         print_fronts(report)
+    # a chip ranked in more than one system (--hardware p5.48xlarge,azure-nd-h100-v5) is named with its system
+    rows = report["results"] + report["verified"]
+    several = len({r.get("system") for r in rows}) > len({r["hardware"] for r in rows})
+    checked = {v["rank"]: v for v in report["verified"] if "rank" in v}  # the counts the check settled on
+    table = _ranking_table(report, top, several, checked)
+    if report["results"]:
+        console.print(table)
+    _print_ranking_notes(report, top, checked)
+    if report["verified"]:
+        console.print()
+        console.print(_check_table(report, several))
+        _print_check_notes(report)
+    text, answered = fmt.plan_serve_verdict(report)
+    console.print()
+    console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
+    if report.get("why"):
+        console.print(report["why"])
+    if report.get("track_record_text"):
+        console.print(report["track_record_text"], style="dim")
+    s = report["search"]
+    on = f" (the checks on {s['check_processes']} processes)" if s.get("check_processes", 1) > 1 else ""
+    console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s{on}", style="dim")
+    projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
+    for sk in report["skipped"]:
+        console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def _ranking_table(report: dict[str, Any], top: int, several: bool, checked: dict[int, dict[str, Any]]) -> Table:
+    """The ranking: per option (its first `top`), the fleet with its hardware (named with its system where a chip is
+    ranked in `several`), plan and chips (and the count its check settled on: `checked`), $/h, $/M output tokens
+    and the estimate's TPOT and p99 TTFT."""
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = compact_table(
         f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
@@ -486,10 +565,6 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     )
     for c in ("#", "hardware", "plan", "chips", "$/h", "$/M\nout tok", "est.\nTPOT", "est. TTFT\np99"):
         _column(table, c)
-    # a chip ranked in more than one system (--hardware p5.48xlarge,azure-nd-h100-v5) is named with its system
-    rows = report["results"] + report["verified"]
-    several = len({r.get("system") for r in rows}) > len({r["hardware"] for r in rows})
-    checked = {v["rank"]: v for v in report["verified"] if "rank" in v}  # the counts the check settled on
     for i, r in enumerate(report["results"][:top], start=1):
         plan = r["plan"]
         hardware, plan_text = _pools(
@@ -516,8 +591,13 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
                 "-" if est["ttft_p99_s"] is None else _ms(est["ttft_p99_s"]),
             ],
         )
-    if report["results"]:
-        console.print(table)
+    return table
+
+
+def _print_ranking_notes(report: dict[str, Any], top: int, checked: dict[int, dict[str, Any]]) -> None:
+    """The notes under the ranking: how it is ranked and which rows are checked, the counts the checks settled on,
+    hybrid racks searched as their member chips, engine figures that are defaults (†) or carried (‡), estimated
+    prices (§), rented units, NeuronCore ranks, prices from elsewhere or none, and an offline load's TTFT."""
     if report["results"]:
         console.print(
             f"[dim]ranked by the steady-state estimate (est. TPOT: the mean step; est. TTFT: its p99); the "
@@ -534,10 +614,33 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
             "KV cache over the rack's fabric[/]"
         )
     shown = report["results"][:top] + report["verified"]
+    for note in _engine_notes(shown, report["verified"]):
+        console.print(note)
+    estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
+    if estimated:
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', report.get('pricing', ''))}[/]")
+    if any(_rented(r) for r in shown):
+        console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
+    neuron = _neuron_note(report, top)
+    if neuron:
+        console.print(neuron)
+    if report.get("price_notes"):
+        console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
+    unpriced = _unpriced(report, top)
+    if unpriced:
+        console.print(f"[yellow]no price ('-'): {escape('; '.join(unpriced))}[/]")
+    if report["load"]["kind"] == "offline" and report["results"]:
+        console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
+
+
+def _engine_notes(shown: list[dict[str, Any]], verified: list[dict[str, Any]]) -> list[str]:
+    """The footnotes of the `shown` rows whose engine figures are defaults (†: no serving run of the chip's family
+    fitted) or carried from a sibling's fit (‡, with Trainium4's overhead in the `verified` checks)."""
+    notes: list[str] = []
     defaults = {c for r in shown for c in r.get("engine_defaults") or ()}
     if defaults:
         tpu = any(c.startswith("tpu") for c in defaults)
-        console.print(
+        notes.append(
             "[dim]† no serving measurement on this chip family was fitted: its engine's figures are defaults (its "
             "training efficiencies at full engine scale, 5 us a layer). Checked on Gaudi's held-out runs only: "
             "throughput MAPE 17.9% (7-8B models -17..+24%, 70B -21..+33% but two rows 2.2-2.3x fast), MLPerf Server "
@@ -548,121 +651,111 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     carried = {c: s for r in shown for c, s in (r.get("engine_carried") or {}).items()}
     if carried:
         sources = "; ".join(f"{chip} from {source}" for chip, source in sorted(carried.items()))
-        trn4 = _trn4_overhead(report["verified"]) if carried.get("trn4", "").endswith("on trainium2") else ""
-        console.print(
+        trn4 = _trn4_overhead(verified) if carried.get("trn4", "").endswith("on trainium2") else ""
+        notes.append(
             f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
             f"sibling's fit ({sources}; docs/serving.md section 4){trn4}[/]"
         )
-    estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
-    if estimated:
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', report.get('pricing', ''))}[/]")
-    if any(_rented(r) for r in shown):
-        console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
+    return notes
+
+
+def _neuron_note(report: dict[str, Any], top: int) -> str:
+    """Where a ranked chip runs several ranks a chip (a NeuronCore each, on Trainium and Inferentia), what each
+    plan's ranks take of its chips; '' where none does."""
     neuron = {r["hardware"]: r for r in report["results"][:top] if _ranks_per_chip(r) > 1}
-    if neuron:
-        examples = []
-        for chip, r in neuron.items():
-            per, ranks = _ranks_per_chip(r), r["plan"]["tp"] * r["plan"].get("pp", 1)
-            shape = f"TP{r['plan']['tp']}" + (f" PP{r['plan']['pp']}" if r["plan"].get("pp", 1) > 1 else "")
-            examples.append(f"{chip} has {per} per chip, so its {shape} takes {_chip_share(ranks / per)}")
-        console.print(f"[dim]a rank on Trainium and Inferentia is a NeuronCore: {'; '.join(examples)}[/]")
-    if report.get("price_notes"):
-        console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
-    unpriced = _unpriced(report, top)
-    if unpriced:
-        console.print(f"[yellow]no price ('-'): {escape('; '.join(unpriced))}[/]")
-    if report["load"]["kind"] == "offline" and report["results"]:
-        console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
-    if report["verified"]:
-        console.print()
-        vt = compact_table("Simulated check of the cheapest options")
-        # each column in the unit of its medians (a p99 of 1.2 s reads '1,200' ms beside p50s of a few hundred)
-        # an end-to-end target's column where the SLO has one (it was checked and never shown)
-        e2e = any(k.startswith("e2e") for k in report.get("slo") or {})
-        metrics = ("ttft_s", "tpot_s", "e2e_s") if e2e else ("ttft_s", "tpot_s")
-        units = {m: fmt.latency_unit([v[m].get("p50") for v in report["verified"]]) for m in metrics}
-        heads = [f"{m[:-2].upper()} ({units[m][1]})\np50/p90/p99" for m in metrics]
-        for c in ("hardware", "plan", "chips", "SLO", "tok/s\n/chip", *heads, "$/M\nout tok"):
-            _column(vt, c)
-        for v in report["verified"]:
-            hardware, plan = _pools(
-                v["hardware"],
-                v["plan"],
-                v.get("engine_defaults", ()),
-                v.get("system") if several else None,
-                v.get("engine_carried"),
-                v.get("projected_chips", ()),
-            )
-            _pool_rows(
-                vt,
-                [],
-                hardware,
-                plan,
-                [
-                    count_text(v["chips"]) + _rented(v),
-                    fmt.check_status(v),
-                    f"{v['output_tokens_per_s_per_chip']:,.0f}",
-                    *(_stats(v[m], units[m]) for m in metrics),
-                    _usd(v["cost_usd_per_mtok"]) + (" §" if v.get("price_estimated") else ""),
-                ],
-            )
-        console.print(vt)
-        for v in report["verified"]:
-            if v.get("kv_transfer"):
-                k = v["kv_transfer"]
-                console.print(
-                    f"{v['hardware'].replace('>', ' -> ')}: KV cache of a mean prompt moves in "
-                    f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
-                    + (" [yellow](projected)[/]" if k.get("projected") else "")
-                    + _handover(str(v.get("engine", "")))
-                    + one_operator_note(v.get("providers") or (), "pools")
-                )
-        counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
-        if counts:
-            span = f"{counts[0]:,}" + (f"-{counts[-1]:,}" if len(counts) > 1 else "")
-            steady = all(v["simulated"].get("steady_state", True) for v in report["verified"] if v.get("simulated"))
-            behind = f", the replicas behind a {_router_name(report)} router"
+    if not neuron:
+        return ""
+    examples = []
+    for chip, r in neuron.items():
+        per, ranks = _ranks_per_chip(r), r["plan"]["tp"] * r["plan"].get("pp", 1)
+        shape = f"TP{r['plan']['tp']}" + (f" PP{r['plan']['pp']}" if r["plan"].get("pp", 1) > 1 else "")
+        examples.append(f"{chip} has {per} per chip, so its {shape} takes {_chip_share(ranks / per)}")
+    return f"[dim]a rank on Trainium and Inferentia is a NeuronCore: {'; '.join(examples)}[/]"
+
+
+def _check_table(report: dict[str, Any], several: bool) -> Table:
+    """The simulated check of the cheapest options: each one's fleet, whether it meets the SLO, output per chip,
+    latency percentiles (each column in the unit of its medians) and $/M output tokens."""
+    vt = compact_table("Simulated check of the cheapest options")
+    # each column in the unit of its medians (a p99 of 1.2 s reads '1,200' ms beside p50s of a few hundred)
+    # an end-to-end target's column where the SLO has one (it was checked and never shown)
+    e2e = any(k.startswith("e2e") for k in report.get("slo") or {})
+    metrics = ("ttft_s", "tpot_s", "e2e_s") if e2e else ("ttft_s", "tpot_s")
+    units = {m: fmt.latency_unit([v[m].get("p50") for v in report["verified"]]) for m in metrics}
+    heads = [f"{m[:-2].upper()} ({units[m][1]})\np50/p90/p99" for m in metrics]
+    for c in ("hardware", "plan", "chips", "SLO", "tok/s\n/chip", *heads, "$/M\nout tok"):
+        _column(vt, c)
+    for v in report["verified"]:
+        hardware, plan = _pools(
+            v["hardware"],
+            v["plan"],
+            v.get("engine_defaults", ()),
+            v.get("system") if several else None,
+            v.get("engine_carried"),
+            v.get("projected_chips", ()),
+        )
+        _pool_rows(
+            vt,
+            [],
+            hardware,
+            plan,
+            [
+                count_text(v["chips"]) + _rented(v),
+                fmt.check_status(v),
+                f"{v['output_tokens_per_s_per_chip']:,.0f}",
+                *(_stats(v[m], units[m]) for m in metrics),
+                _usd(v["cost_usd_per_mtok"]) + (" §" if v.get("price_estimated") else ""),
+            ],
+        )
+    return vt
+
+
+def _print_check_notes(report: dict[str, Any]) -> None:
+    """The notes under the simulated check: each split's KV transfer, the requests each check simulated and its
+    router, the checks run again to confirm a narrow result, and the checks of a slice of the fleet."""
+    for v in report["verified"]:
+        if v.get("kv_transfer"):
+            k = v["kv_transfer"]
             console.print(
-                f"[dim]each check simulated {span} requests (enough for a steady state){behind} (--router)[/]"
-                if steady
-                else f"[yellow]each check simulated {span} requests: too few for a steady state (the arrivals end "
-                "before the first requests do); raise --requests[/]"
+                f"{v['hardware'].replace('>', ' -> ')}: KV cache of a mean prompt moves in "
+                f"{_ms(k['seconds_for_mean_prompt'])} over {k['fabric']}"
+                + (" [yellow](projected)[/]" if k.get("projected") else "")
+                + _handover(str(v.get("engine", "")))
+                + one_operator_note(v.get("providers") or (), "pools")
             )
-        for v in report["verified"]:
-            sim = v.get("simulated") or {}
-            if not sim.get("confirming"):
-                continue
-            why = (
-                f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full (two batches run "
-                "offline, a capacity below the one predict reports), its queue settles slowly: its check ran again"
-                if sim.get("rerun") == "loaded" and sim.get("utilisation") is not None
-                else f"its check met a percentile target narrowly (within {fmt.percent(CONFIRM_MARGIN)} of it, or of "
-                "its sampling error) and ran again"
-            )
+    counts = sorted({v["simulated"]["requests"] for v in report["verified"] if v.get("simulated")})
+    if counts:
+        span = f"{counts[0]:,}" + (f"-{counts[-1]:,}" if len(counts) > 1 else "")
+        steady = all(v["simulated"].get("steady_state", True) for v in report["verified"] if v.get("simulated"))
+        behind = f", the replicas behind a {_router_name(report)} router"
+        console.print(
+            f"[dim]each check simulated {span} requests (enough for a steady state){behind} (--router)[/]"
+            if steady
+            else f"[yellow]each check simulated {span} requests: too few for a steady state (the arrivals end "
+            "before the first requests do); raise --requests[/]"
+        )
+    for v in report["verified"]:
+        sim = v.get("simulated") or {}
+        if not sim.get("confirming"):
+            continue
+        why = (
+            f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full (two batches run "
+            "offline, a capacity below the one predict reports), its queue settles slowly: its check ran again"
+            if sim.get("rerun") == "loaded" and sim.get("utilisation") is not None
+            else f"its check met a percentile target narrowly (within {fmt.percent(CONFIRM_MARGIN)} of it, or of "
+            "its sampling error) and ran again"
+        )
+        console.print(
+            f"[dim]{v['hardware'].replace('>', ' -> ')}: {why} on {sim['requests']:,} requests (another seed) "
+            "to confirm it[/]"
+        )
+    for v in report["verified"]:
+        share = (v.get("simulated") or {}).get("fleet_share", 1.0)
+        if share < 1.0:
             console.print(
-                f"[dim]{v['hardware'].replace('>', ' -> ')}: {why} on {sim['requests']:,} requests (another seed) "
-                "to confirm it[/]"
+                f"[dim]{v['hardware'].replace('>', ' -> ')}: a {fmt.share(share)} slice of the fleet simulated "
+                "under its share of the load (the whole fleet would need more requests)[/]"
             )
-        for v in report["verified"]:
-            share = (v.get("simulated") or {}).get("fleet_share", 1.0)
-            if share < 1.0:
-                console.print(
-                    f"[dim]{v['hardware'].replace('>', ' -> ')}: a {fmt.share(share)} slice of the fleet simulated "
-                    "under its share of the load (the whole fleet would need more requests)[/]"
-                )
-    text, answered = fmt.plan_serve_verdict(report)
-    console.print()
-    console.print(f"[bold]{text}[/]" if answered else f"[bold yellow]{text}[/]")
-    if report.get("why"):
-        console.print(report["why"])
-    if report.get("track_record_text"):
-        console.print(report["track_record_text"], style="dim")
-    s = report["search"]
-    on = f" (the checks on {s['check_processes']} processes)" if s.get("check_processes", 1) > 1 else ""
-    console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s{on}", style="dim")
-    projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
-    for sk in report["skipped"]:
-        console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
 
 
 #: TPOT budgets (s) at which `plan serve --pareto` reads each chip's front, besides the SLO's own TPOT target

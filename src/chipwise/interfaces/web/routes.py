@@ -26,15 +26,16 @@ from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.scenario import predict_scenario
 from chipwise.planner.sensitivity import DEFAULT_STEP, MAX_STEP, METRICS
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
-from chipwise.planner.serving import plan_serve_inputs, speculation_options
+from chipwise.planner.serving_inputs import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import OBJECTIVES, plan_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
+from chipwise.workload.load import load_of
 from chipwise.workload.presets import no_files, preset_of, preset_summaries
 from chipwise.workload.scenario import Count, IntCount, StrictModel, load_scenario, read_count
-from chipwise.workload.serving import DEFAULT_ROUTER, RouterName, ServeScenario, load_of
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER, RouterName, ServeScenario
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 #: what a body that is not a JSON object is told to send instead: each endpoint's required fields with real values it

@@ -10,7 +10,8 @@ import numpy as np
 
 from chipwise.errors import ChipwiseError
 from chipwise.types import Array as FloatArray
-from chipwise.workload.serving import Load, ServingJob
+from chipwise.workload.load import Load
+from chipwise.workload.serving import ServingJob
 
 
 def open_loop_times(load: Load, n: int, rng: np.random.Generator) -> FloatArray:

@@ -189,7 +189,7 @@ def iterations_in_window(out: SimOutput, lo: float, hi: float) -> dict[str, dict
 def iteration_means(out: SimOutput) -> dict[str, float]:
     """Per pool role, the mean seconds of the iterations its replicas ran over the whole run: their busy time over
     the iterations they completed, a figure for the steady iteration a breakdown prices at the mean batch to be read
-    beside (planner.serving.where_time_goes)."""
+    beside (planner.serving_breakdown.where_time_goes)."""
     busy: dict[str, float] = {}
     ran: dict[str, float] = {}
     for rep in out.replicas:
@@ -420,7 +420,7 @@ def little_law(out: SimOutput, e2e: FloatArray, start: float) -> dict[str, float
     count = gaps * int(served.sum()) / max(arrived, 1)
     latencies = e2e[served]
     return {
-        # every arrival, dropped or not: the load the run was offered (planner.serving.delivered_share)
+        # every arrival, dropped or not: the load the run was offered (planner.serving_verdict.delivered_share)
         "arrivals_per_s": gaps / (last - start) if last > start else math.nan,
         "arrival_rate_per_s": count / (last - start) if last > start else math.nan,
         "mean_latency_s": float(latencies.mean()) if latencies.size else math.nan,

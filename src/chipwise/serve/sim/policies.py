@@ -173,7 +173,7 @@ class PowerOfTwo:
 
 
 Router = RoundRobin | LeastLoaded | PowerOfTwo
-#: the routers a deployment can name (workload.serving.ServePlan.router)
+#: the routers a deployment can name (workload.serve_scenario.ServePlan.router)
 ROUTERS: dict[str, type[Router]] = {"round_robin": RoundRobin, "least_loaded": LeastLoaded, "power_of_two": PowerOfTwo}
 
 

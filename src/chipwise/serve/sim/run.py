@@ -24,7 +24,7 @@ from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
 from chipwise.types import Array as FloatArray
 from chipwise.types import IntArray
-from chipwise.workload.serving import DEFAULT_ROUTER
+from chipwise.workload.serve_scenario import DEFAULT_ROUTER
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,266 @@
+"""The claims about Trainium's training cost against GPU systems (planner.claims): claim 3, up to 50% lower
+training cost than GPUs on rented (3a) and owned (3b) fleets, with the Trn3 price that would decide it; claim 6,
+lower TCO than 8-GPU H100 systems on an owned fleet."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.catalog.overrides import set_on_command_line
+from chipwise.economics.pricing import USER_PROVIDER
+from chipwise.economics.tco import owned_tco
+from chipwise.hardware.objects import System
+from chipwise.planner.claim_figures import figure_is_estimate, percent, price_is_estimate, saving_text
+from chipwise.planner.claim_runs import ClaimRuns, no_plan_text, plan_reason
+from chipwise.planner.claim_verdicts import (
+    CLOUDEXPAT,
+    ESTIMATED,
+    HOLDS,
+    LAUNCH_COVERAGE,
+    NOT_ON_WORKLOAD,
+    UNCHECKABLE,
+    Check,
+    Claim,
+    leans,
+)
+
+#: the GPUs claim 3 sets Trn3 against, rented and owned (planner.claims requires their prices above 0)
+GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
+
+#: 'up to 50%' holds at a saving that rounds to it; the price it names is that saving's, so a verdict and its price
+#: agree (3b had read 'would hold' at a 49.6% saving beside '50% needs Trn3 at <= $12,085' for a $12,500 chip)
+HALF = 0.495
+HALF_TEXT = "50% (49.5% as it rounds)"
+
+
+# ----------------------------------------------------------------------------------------------------- claim 3
+def _price_origin(catalog: Catalog, quote: Any, price: Any) -> str:
+    """Where Trn3's price came from, from the quote's own provenance: set on the command line, an estimate with the
+    catalog's derivation, or a listed price with its source (a user's file can give one)."""
+    if not isinstance(quote, dict):
+        return "Trn3 has no price"
+    if quote.get("provider") == USER_PROVIDER:
+        return f"Trn3's price is the one set on the command line (${price:,.3f} a chip-hour)"
+    # a listed price names its seller, region and date where it has them (a user's file may give neither of the last)
+    seller = " ".join(str(quote[k]) for k in ("provider", "region") if quote.get(k))
+    dated = f" of {quote['date']}" if quote.get("date") else ""
+    return _cited(
+        catalog,
+        f"Trn3's price (${price:,.2f} a chip-hour) is",
+        price_is_estimate(quote),
+        str(quote.get("status")),
+        str(quote.get("derivation") or ""),
+        quote.get("source", []),
+        f"{seller}'s{dated} ",
+    )
+
+
+def _cited(
+    catalog: Catalog,
+    head: str,
+    estimated: bool,
+    status: str,
+    derivation: str,
+    sources: Sequence[str],
+    listed: str = "",
+) -> str:
+    """'HEAD a chipwise estimate [status]: its derivation' or 'HEAD LISTED[status] (its sources)': where a price the
+    claims rest on comes from (3a's rental price, 3b's unit price)."""
+    if estimated:
+        return f"{head} a chipwise estimate [{status}]: {(derivation or 'no derivation given').rstrip('.')}"
+    cited = "; ".join(catalog.source_text(k) for k in sources) or "no source given"
+    return f"{head} {listed}[{status}] ({cited})"
+
+
+def _savings(
+    runs: ClaimRuns, model: str, chips: int, tokens: float, pricing: str
+) -> tuple[dict[str, Any] | str, dict[str, float], list[str], dict[str, Any]]:
+    """Trn3's run, its saving against each GPU of GPUS_VS_TRN3 (1 - its cost / the GPU's), a text for each GPU,
+    and the GPUs' price records, at `pricing` (3a on demand, 3b owned: the same GPUs on both)."""
+    key = "expected_cost_usd"
+    t = runs.best(model, "trn3-ultraserver", chips, tokens, pricing, key)
+    rows: dict[str, float] = {}
+    detail: list[str] = []
+    quotes: dict[str, Any] = {}
+    if isinstance(t, dict):
+        for g in GPUS_VS_TRN3:
+            r = runs.best(model, g, chips, tokens, pricing, key)
+            if isinstance(r, dict):
+                rows[g] = 1 - t[key] / r[key]  # a GPU's cost is above 0: planner.claims._require_gpu_prices
+                quotes[g] = r.get("price_source")
+                detail.append(f"vs {g} ${r[key] / 1e6:,.0f}M ({r['precision']}) {saving_text(rows[g])}")
+            else:
+                detail.append(f"vs {g}: no plan ({plan_reason(r)})")
+    return t, rows, detail, quotes
+
+
+def claim3_training_cost(runs: ClaimRuns) -> Claim:
+    """Claim 3, up to 50% lower training cost than GPU systems: at on-demand prices (3a) and on an owned fleet (3b)."""
+    model, chips, tokens = "llama-3.1-405b", 16384, 15e12
+    key = "expected_cost_usd"
+    t, rows, detail, quotes = _savings(runs, model, chips, tokens, "on-demand")
+    best_gpu = max(rows, key=lambda g: rows[g]) if rows else ""
+    best = rows.get(best_gpu, math.nan)
+    owned = _owned_saving(runs, model, chips, tokens)
+    quote = t.get("price_source") if isinstance(t, dict) else None
+    price = t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None
+    computed = (
+        f"expected on-demand cost, Trn3 ${t[key] / 1e6:,.0f}M ({t['precision']}); saving " + "; ".join(detail)
+        if isinstance(t, dict)
+        else f"no Trn3 plan ({plan_reason(t)})"
+    )
+    holds = best >= HALF
+    # the saving turns on Trn3's price (and the GPU's where that is an estimate too): cost scales with the price,
+    # so the Trn3 price that gives 50% against the best GPU is today's x (1 - HALF) / (1 - saving)
+    estimated = price_is_estimate(quote) or price_is_estimate(quotes.get(best_gpu))
+    needed = (
+        f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${price * (1 - HALF) / (1 - best):,.2f} a chip-hour"
+        if isinstance(price, int | float) and math.isfinite(best) and best < 1
+        else ""
+    )
+    if not isinstance(t, dict):  # no Trn3 plan: nothing to price, whatever Trn3's price
+        verdict, why = UNCHECKABLE, f"no Trn3 plan for Llama-3.1-405B on {chips:,} chips ({plan_reason(t)})"
+    elif not rows:
+        verdict, why = UNCHECKABLE, "no GPU plan to compare with: " + "; ".join(detail)
+    else:
+        verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
+        why = (
+            (f"{leans(holds)}: " if estimated else "")
+            + f"largest saving vs {best_gpu} ({percent(best)}){needed}; "
+            + _price_origin(runs.catalog, quote, price)
+        )
+    return Claim(
+        3,
+        "Trainium3 cuts training cost by up to 50% against GPU systems for LLMs above 100B parameters.",
+        ["CTMANGA_TRN4", CLOUDEXPAT],
+        "Llama-3.1-405B on 15T tokens, 16,384 chips, each chip in its cheaper precision (bf16 or fp8), "
+        "goodput-adjusted cost at on-demand prices",
+        [
+            Check(
+                "3a",
+                "up to 50% lower training cost than GPU systems (>100B parameters)",
+                computed,
+                verdict,
+                why,
+                {"saving_vs": rows},
+            ),
+            owned,
+        ],
+    )
+
+
+def _unit_price_for(runs: ClaimRuns, system: System, usd_per_chip_hour: float, wanted: float) -> float:
+    """The chip unit price at which `system`'s owned price a chip-hour, now `usd_per_chip_hour`, is `wanted`: the
+    owned price is affine in the chip's price (depreciation and operations scale with capex; space and energy do
+    not), so it is solved from today's price and a free chip's (below 0: no price gets there)."""
+    free = owned_tco(runs.catalog, system, overrides={"chip_price_usd": 0.0}).usd_per_chip_hour
+    unit = system.chip.unit_price or 0.0
+    return unit * (wanted - free) / (usd_per_chip_hour - free) if usd_per_chip_hour > free else math.nan
+
+
+def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Check:
+    """3b, claim 3 on an owned fleet: Trn3's saving against the same GPUs, and the unit price that would give 50%."""
+    system = runs.system("trn3-ultraserver")
+    chip = system.chip
+    t, rows, detail, _ = _savings(runs, model, chips, tokens, "owned")
+    best_gpu = max(rows, key=lambda g: rows[g]) if rows else ""
+    best = rows.get(best_gpu, math.nan)
+    holds = best >= HALF
+    ref = chip.provenance.get("unit_price")
+    estimated = figure_is_estimate(ref)
+    if ref is None or chip.unit_price is None:
+        origin = "Trn3 has no unit price"
+    else:
+        head = f"Trn3's unit price (${chip.unit_price:,.0f}) is"
+        origin = (
+            f"{head} the one set on the command line"
+            if set_on_command_line(ref.derivation)
+            else _cited(runs.catalog, head, estimated, ref.status, ref.derivation, ref.sources)
+        )
+    power = "; Trn3's power is estimated" if figure_is_estimate(chip.provenance.get("tdp")) else ""
+    price = t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None
+    needed = ""
+    if isinstance(price, int | float) and math.isfinite(best) and best < 1 and chip.unit_price is not None:
+        # the run's cost scales with its price a chip-hour, as in 3a; the unit price that gives that price
+        unit = _unit_price_for(runs, system, price, price * (1 - HALF) / (1 - best))
+        needed = (
+            f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${unit:,.0f} a chip"
+            if unit >= 0
+            else f"; no Trn3 unit price gives 50% against {best_gpu}: its power, space and the rest of its system "
+            "alone cost more"
+            if math.isfinite(unit)
+            else ""
+        )
+    if not isinstance(t, dict):
+        computed = f"no Trn3 plan ({plan_reason(t)})"
+        verdict, why = UNCHECKABLE, f"no Trn3 plan for Llama-3.1-405B on {chips:,} chips ({plan_reason(t)})"
+    else:
+        computed = (
+            "owned-fleet TCO (5-year life, colocation, US power), expected cost: Trn3 "
+            f"${t['expected_cost_usd'] / 1e6:,.0f}M ({t['precision']}); saving " + "; ".join(detail)
+        )
+        if not rows:
+            verdict, why = UNCHECKABLE, "no GPU plan to compare with"
+        else:
+            verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
+            why = (
+                (f"{leans(holds)}: " if estimated else "")
+                + f"largest saving vs {best_gpu} ({percent(best)}){needed}; "
+                + origin
+                + power
+            )
+    return Check(
+        "3b", "the same, on an owned fleet (AWS's own cost basis)", computed, verdict, why, {"saving_vs": rows}
+    )
+
+
+# ----------------------------------------------------------------------------------------------------- claim 6
+def claim6_owned_tco(runs: ClaimRuns) -> Claim:
+    """Claim 6, lower TCO than 8-GPU H100 systems (6a): owned $ a chip-hour and owned $ per million tokens trained."""
+    cat = runs.catalog
+    dgx = runs.system("dgx-h100")
+    parts = {"h100-sxm (dgx-h100)": dgx, "trn2": runs.system("trn2"), "trn3": runs.system("trn3-ultraserver")}
+    tco = {k: owned_tco(cat, s).usd_per_chip_hour for k, s in parts.items()}
+    key = "expected_usd_per_million_tokens"
+    per_tok = {}
+    unrun: list[tuple[str, dict[str, Any] | str]] = []
+    for k, s in parts.items():
+        r = runs.best("llama-3.1-70b", s.id, 4096, 15e12, "owned", key)
+        per_tok[k] = float(r[key]) if isinstance(r, dict) else math.nan
+        if isinstance(r, str):
+            unrun.append((k, r))
+    h = per_tok["h100-sxm (dgx-h100)"]
+    # the H100 and at least one Trainium must have run for a comparison
+    checkable = math.isfinite(h) and any(math.isfinite(per_tok[k]) for k in ("trn2", "trn3"))
+    lower = [k for k in ("trn2", "trn3") if per_tok[k] < h]
+    estimated = [
+        k for k in ("trn2", "trn3") if figure_is_estimate(parts[k].chip.provenance.get("unit_price"))
+    ]  # Trainium is not sold: a unit price is an equivalent-cost estimate unless given
+    below = ", ".join(lower) or "neither"
+    lean = f"{leans(bool(lower))} ({below} below the H100 per Mtok); " if estimated else ""
+    return Claim(
+        6,
+        "For 8-GPU H100 systems, Trainium's price-performance lowers TCO including power, cooling and networking.",
+        [LAUNCH_COVERAGE],
+        "owned-fleet TCO (chipwise tco); Llama-3.1-70B on 15T tokens, 4,096 chips, each in its cheaper precision",
+        [
+            Check(
+                "6a",
+                "lower TCO than 8-GPU H100 systems, per unit of work",
+                "owned $/chip-hour: "
+                + ", ".join(f"{k} ${v:.2f}" for k, v in tco.items())
+                + "; owned $/Mtok trained: "
+                + ", ".join(f"{k} {v:.3f}" if math.isfinite(v) else f"{k} no plan" for k, v in per_tok.items()),
+                UNCHECKABLE if not checkable else ESTIMATED if estimated else (HOLDS if lower else NOT_ON_WORKLOAD),
+                (no_plan_text(unrun) + "; " if unrun else "")
+                + (lean if checkable else "")
+                + "Trainium is not sold: its capex is an equivalent-cost estimate, and its power (TDP, host share) "
+                "is estimated; TCO includes depreciation, operations, colocation (power and cooling capacity), "
+                "scale-out network and storage capex, and energy x PUE",
+                {"usd_per_chip_hour": tco, "usd_per_mtok": per_tok},
+            )
+        ],
+    )

@@ -1,0 +1,225 @@
+"""Claim 5, the H100's figures and Trainium2's rent against them (planner.claims): the H100's FP8 peak, unit price
+and rental range; Trainium2's rent per chip-hour; and whether Trainium2 costs about half an H100 per token
+trained."""
+
+from __future__ import annotations
+
+import math
+
+from chipwise.catalog.overrides import set_on_command_line
+from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, latest_quotes
+from chipwise.hardware.objects import System
+from chipwise.planner.claim_figures import figure_label, price_is_estimate, price_text, times
+from chipwise.planner.claim_runs import ClaimRuns, achieved_flops, charged_price, no_plan_text
+from chipwise.planner.claim_verdicts import (
+    ESTIMATED,
+    HOLDS,
+    LAUNCH_COVERAGE,
+    NOT_ON_WORKLOAD,
+    NOT_SO,
+    PEAK_ONLY,
+    UNCHECKABLE,
+    Check,
+    Claim,
+    leans,
+)
+
+#: the claim 5c checks: "an H100 rents for $2.10-5.00 per GPU-hour"
+H100_RENT_USD_PER_HOUR = (2.10, 5.00)
+#: the claim 5a checks, "4 PFLOP/s of FP8", to its rounding (the 2:4-sparse 3.96 PF reads as 4)
+H100_FP8_CLAIM = 3.95e15
+
+
+def _h100_fp8_check(runs: ClaimRuns, h100: System) -> Check:
+    """5a, '4 PFLOP/s FP8': the H100's dense and 2:4-sparse FP8 peaks, and what Llama-3.1-405B FP8 training achieves."""
+    dense = h100.chip.flops["fp8"]
+    r = runs.train("llama-3.1-405b", h100.id, 16384, "fp8", 15e12)
+    achieved = achieved_flops(r)
+    return Check(
+        "5a",
+        "H100: 4 PFLOP/s FP8",
+        f"dense FP8 {dense / 1e15:.2f} PF; with 2:4 sparsity {2 * dense / 1e15:.2f} PF; achieved on "
+        "Llama-3.1-405B FP8 training "
+        + (f"{achieved / 1e15:.2f} PF" if isinstance(r, dict) else no_plan_text([("16,384 H100", r)])),
+        HOLDS if dense >= H100_FP8_CLAIM else (PEAK_ONLY if 2 * dense >= H100_FP8_CLAIM else NOT_SO),
+        f"the 2:4-sparse peak is {2 * dense / 1e15:.2f} PF, twice the dense {dense / 1e15:.2f} PF that dense "
+        "LLM training can use",
+        {"dense": dense, "sparse": 2 * dense, "achieved": achieved},
+    )
+
+
+def _h100_unit_price_check(runs: ClaimRuns, h100: System) -> Check:
+    """5b, 'costs $25,000-40,000': the catalog's H100 unit price and where it comes from."""
+    price = h100.chip.unit_price or math.nan
+    price_ref = h100.chip.provenance.get("unit_price")
+    return Check(
+        "5b",
+        "H100 costs $25,000-40,000",
+        (
+            f"unit price ${price:,.0f} [set on the command line]"
+            if price_ref is not None and set_on_command_line(price_ref.derivation)
+            else f"catalog unit price ${price:,.0f} [{figure_label(price_ref)}]"
+            + (f": {price_ref.derivation.rstrip('.')}" if price_ref is not None and price_ref.derivation else "")
+        ),
+        HOLDS if 25e3 <= price <= 40e3 else NOT_SO,
+        "no list price exists; all figures are analyst or reseller estimates"
+        + (
+            f" ({'; '.join(runs.catalog.source_text(k) for k in price_ref.sources)})"
+            if price_ref is not None and price_ref.sources and not set_on_command_line(price_ref.derivation)
+            else ""
+        ),
+        {"unit_price": price},
+    )
+
+
+def _h100_rent_check(runs: ClaimRuns) -> Check:
+    """5c, 'rents for $2.10-5.00 per GPU-hour': the catalog's latest on-demand H100 prices against the range."""
+    quotes = [q for q in latest_quotes(runs.catalog, "h100-sxm") if q.provider != USER_PROVIDER]
+    low, high = H100_RENT_USD_PER_HOUR
+    inside = [q for q in quotes if low <= q[2] <= high]
+    return Check(
+        "5c",
+        "H100 rents for $2.10-5.00 per GPU-hour",
+        "catalog on-demand per GPU-hour: "
+        + ", ".join(f"{q[0]} ${q[2]:.2f}" for q in quotes)
+        + f"; {len(inside)} of {len(quotes)} inside the range",
+        HOLDS if inside else NOT_SO,
+        "; ".join(
+            f"{', '.join(q[0] for q in qs)} list ${min(q[2] for q in qs):.2f}-{max(q[2] for q in qs):.2f} ({where})"
+            for where, qs in (
+                ("below", [q for q in quotes if q[2] < low]),
+                ("inside", inside),
+                ("above", [q for q in quotes if q[2] > high]),
+            )
+            if qs
+        ),
+        {"quotes": [q[2] for q in quotes], "inside": len(inside)},
+    )
+
+
+def _trn2_rent_check(trn2_cb: PriceQuote | None, trn2_od: PriceQuote | None) -> Check:
+    """5d, 'a Trainium2 rents for about $4.80/hour': its capacity-block and on-demand prices per chip-hour."""
+    trn2_price = trn2_cb.usd_per_chip_hour if trn2_cb else math.nan
+    # a Trainium2 price near $4.80: a published or given price decides, an estimate only leans
+    near = [(label, q) for label, q in (("capacity block", trn2_cb), ("on-demand", trn2_od)) if q is not None]
+    in_range = [(label, q) for label, q in near if 4.3 <= q.usd_per_chip_hour <= 5.3]
+    decided = [(label, q) for label, q in in_range if not price_is_estimate(q.record())]
+    verdict_5d = HOLDS if decided else (ESTIMATED if in_range else NOT_SO)
+    return Check(
+        "5d",
+        "a Trainium2 rents for about $4.80/hour",
+        f"per Trainium2 chip-hour: capacity block {price_text(trn2_cb)} (trn2.48xlarge "
+        f"${trn2_price * 16:.2f} per instance-hour); on-demand {price_text(trn2_od)}",
+        verdict_5d,
+        (
+            f"{' and '.join(f'the {label} price' for label, _ in decided)} is near $4.80"
+            if decided
+            else f"{leans(True)}: only the {in_range[0][0]} price, an estimate, is near $4.80"
+            if in_range
+            else "no Trainium2 price near $4.80 per chip-hour"
+        )
+        + "; trn2 has no on-demand SKU (its on-demand rate is the catalog's estimate unless set)",
+        {
+            "trn2_capacity_block_per_chip": trn2_price,
+            "trn2_on_demand_per_chip": trn2_od.usd_per_chip_hour if trn2_od else math.nan,
+        },
+    )
+
+
+def _price_ratio(a: PriceQuote | None, b: PriceQuote | None) -> float:
+    """`a`'s price per chip-hour over `b`'s, NaN where either is missing or `b` is free."""
+    return a.usd_per_chip_hour / b.usd_per_chip_hour if a and b and b.usd_per_chip_hour > 0 else math.nan
+
+
+def _trn2_over_h100_per_token(runs: ClaimRuns, mode: str) -> tuple[float, str]:
+    """Trn2's expected $ per million tokens trained over the H100's at `mode` prices (Llama-3.1-70B on 1,024 chips,
+    each in its cheaper precision), or NaN and which runs found no plan."""
+    key = "expected_usd_per_million_tokens"
+    w_t = runs.best("llama-3.1-70b", "trn2", 1024, 15e12, mode, key)
+    w_h = runs.best("llama-3.1-70b", "h100-sxm", 1024, 15e12, mode, key)
+    if isinstance(w_t, dict) and isinstance(w_h, dict):
+        return float(w_t[key] / w_h[key]), ""  # above 0: planner.claims._require_gpu_prices
+    return math.nan, f"{mode}: " + no_plan_text([("1,024 Trn2", w_t), ("1,024 H100", w_h)])
+
+
+def _trn2_half_check(
+    runs: ClaimRuns,
+    trn2_cb: PriceQuote | None,
+    trn2_od: PriceQuote | None,
+    h100_cb: PriceQuote | None,
+    h100_od: PriceQuote | None,
+) -> Check:
+    """5e, 'Trainium2 costs about half an H100': decided per token trained at capacity-block prices, the prices a
+    chip-hour and the on-demand ratio beside it."""
+    ratio_cb, ratio_od = _price_ratio(trn2_cb, h100_cb), _price_ratio(trn2_od, h100_od)
+    # AWS sells both as capacity blocks, at published prices: the like-for-like comparison; trn2 has no on-demand SKU
+    # (its on-demand rate is the catalog's estimate), so the on-demand ratio is shown beside it, not decided on
+    (work_ratio, cb_unrun), (work_od, od_unrun) = (
+        _trn2_over_h100_per_token(runs, "capacity-block"),
+        _trn2_over_h100_per_token(runs, "on-demand"),
+    )
+    unrun = [reason for reason in (cb_unrun, od_unrun) if reason]
+    cb_estimated = price_is_estimate(trn2_cb.record() if trn2_cb else None) or price_is_estimate(
+        h100_cb.record() if h100_cb else None
+    )
+    half = 0.4 <= work_ratio <= 0.6
+    # on the price list about half, per token trained not: as a spec-sheet ratio that the workload does not bear out
+    verdict_5e = HOLDS if half else (PEAK_ONLY if 0.4 <= ratio_cb <= 0.6 else NOT_ON_WORKLOAD)
+    # 'AWS publishes' only where neither capacity-block price is an estimate or the user's (a Trn2 on-demand price
+    # given with --set moves its capacity-block price with it)
+    users = [n for n, q in (("Trn2", trn2_cb), ("H100", h100_cb)) if q is not None and q.provider == USER_PROVIDER]
+    basis = (
+        f" ({' and '.join(users)}'s set on the command line)"
+        if users
+        else ("" if cb_estimated else ", which AWS publishes for both")
+    )
+    slower = ": Trn2 trains slower per chip" if work_ratio > ratio_cb else ""
+    return Check(
+        "5e",
+        "Trainium2 costs about half an H100",
+        f"AWS price per chip-hour Trn2 / H100: capacity blocks {price_text(trn2_cb)} / "
+        f"{price_text(h100_cb)} = {times(ratio_cb)}, on-demand {price_text(trn2_od)} / {price_text(h100_od)} "
+        f"= {times(ratio_od)}; per million tokens trained (Llama-3.1-70B, 1,024 chips): {times(work_ratio)} at "
+        f"capacity-block prices, {times(work_od)} on demand",
+        UNCHECKABLE if not math.isfinite(work_ratio) else ESTIMATED if cb_estimated else verdict_5e,
+        (
+            f"decided per token trained at capacity-block prices, and no plan: {'; '.join(unrun)}"
+            if not math.isfinite(work_ratio)
+            else (f"{leans(half)}; " if cb_estimated else "")
+            + f"decided per token trained at capacity-block prices{basis}: {times(work_ratio)} the H100's cost"
+            + (", about half (0.4-0.6x)" if half else f", not about half (0.4-0.6x){slower}")
+        )
+        + f"; the price a chip-hour is {times(ratio_cb)}"
+        + "; the on-demand ratio rests on Trn2's on-demand rate"
+        + (" set on the command line" if trn2_od and trn2_od.provider == USER_PROVIDER else ", an estimate"),
+        {
+            "price_ratio_cb": ratio_cb,
+            "price_ratio_od": ratio_od,
+            "per_token_ratio": work_ratio,
+            "per_token_ratio_on_demand": work_od,
+        },
+    )
+
+
+def claim5_h100_and_trn2_prices(runs: ClaimRuns) -> Claim:
+    """Claim 5: the H100's FP8 peak (5a), unit price (5b) and rent (5c); Trainium2's rent (5d) and its cost against
+    the H100's (5e)."""
+    h100 = runs.system("h100-sxm")
+    # the prices the runs below are charged (price_per_chip_hour: a price set on the command line, and the modes that
+    # follow it, included), so that the texts and the ratios are the same figures
+    trn2_cb, trn2_od = charged_price(runs, "trn2", "capacity-block"), charged_price(runs, "trn2", "on-demand")
+    h100_cb, h100_od = charged_price(runs, "h100-sxm", "capacity-block"), charged_price(runs, "h100-sxm", "on-demand")
+    return Claim(
+        5,
+        "An H100 offers 4 PFLOP/s of FP8, costs $25,000-40,000 and rents for $2.10-5.00 per GPU-hour; a "
+        "Trainium2 rents for about $4.80/hour, about half an H100's cost.",
+        [LAUNCH_COVERAGE],
+        "catalog specs and prices; Llama-3.1-405B FP8 on 16,384 H100; Llama-3.1-70B on 1,024 chips for $/Mtok",
+        [
+            _h100_fp8_check(runs, h100),
+            _h100_unit_price_check(runs, h100),
+            _h100_rent_check(runs),
+            _trn2_rent_check(trn2_cb, trn2_od),
+            _trn2_half_check(runs, trn2_cb, trn2_od, h100_cb, h100_od),
+        ],
+    )

@@ -1,0 +1,127 @@
+"""Claim 7, on serving (planner.claims): that earlier Trainium generations lagged the H100 in latency and in $ per
+million tokens serving a 70B model, checked with chipwise's serving simulator on one fleet of each."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from chipwise.economics.pricing import USER_PROVIDER
+from chipwise.errors import ChipwiseError
+from chipwise.planner.claim_figures import price_is_estimate, times
+from chipwise.planner.claim_runs import ClaimRuns, charged_price, plan_reason
+from chipwise.planner.claim_verdicts import (
+    ESTIMATED,
+    HOLDS,
+    LAUNCH_COVERAGE,
+    NOT_ON_WORKLOAD,
+    UNCHECKABLE,
+    Check,
+    Claim,
+)
+from chipwise.planner.serving import predict_serving
+from chipwise.workload.scenario import load_scenario
+from chipwise.workload.serve_scenario import ServeScenario
+
+COST_TIE = 0.10  # $/Mtok ratios this close to 1 are a tie: the model's throughput and some prices are estimates
+SERVE_SCENARIO = (
+    "kind: serve\nmodel: llama-3.1-70b\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 1024\n"
+    "output_tokens: 256\nconcurrency: 32\nrequests: 256\n"
+)
+
+
+def claim7_serving(runs: ClaimRuns) -> Claim:
+    """Claim 7, earlier Trainium lagged the H100 serving (7a): p50 TTFT, TPOT and $/Mtok of one fleet of each, from the
+    serving simulator."""
+    fleets = (("h100-sxm", 8), ("trn2", 16), ("trn1", 16))
+    head = (
+        "Earlier Trainium generations lagged the H100 in latency and cost-effectiveness for serving "
+        "(TTFT/TPOT and $/million tokens for a 70B model)."
+    )
+    workload = (
+        "Llama-3.1-70B serving, bf16, 1,024 in / 256 out tokens, 32 concurrent users; 8 x H100 vs one trn2.48xlarge "
+        "(16 Trainium2) and one trn1.32xlarge (16 Trainium1)"
+    )
+    results: dict[str, dict[str, Any]] = {}
+    errors: dict[str, str] = {}
+    for hw_id, chips in fleets:
+        try:
+            scenario = load_scenario(SERVE_SCENARIO.format(hw=hw_id, chips=chips))
+            assert isinstance(scenario, ServeScenario)  # kind: serve
+            results[hw_id] = predict_serving(runs.catalog, scenario)
+        except ChipwiseError as exc:
+            errors[hw_id] = plan_reason(str(exc))
+    if "h100-sxm" not in results or not (set(results) - {"h100-sxm"}):
+        why = "; ".join(f"{k}: {v}" for k, v in errors.items()) or "no result"
+        return Claim(
+            7, head, [LAUNCH_COVERAGE], workload, [Check("7a", "lagged H100", "-", UNCHECKABLE, f"serving: {why}")]
+        )
+
+    def fig(r: dict[str, Any], key: str) -> float:
+        v = r.get(key)
+        if isinstance(v, dict):
+            v = v.get("p50")
+        return float(v) if isinstance(v, int | float) else math.nan
+
+    keys = {"ttft": "ttft_s", "tpot": "tpot_s", "usd": "cost_usd_per_mtok"}
+    base = {m: fig(results["h100-sxm"], k) for m, k in keys.items()}
+    parts, ratios, ties, prices = [], [], [], []
+    lags: dict[str, bool] = {}
+    at_published: dict[str, bool] = {}  # the lag with an estimated on-demand price replaced by a published one
+    numbers: dict[str, Any] = {}
+
+    def lagging(x: dict[str, float]) -> bool:  # slower on both latencies, and not clearly cheaper (COST_TIE)
+        return x["ttft"] > 1.0 and x["tpot"] > 1.0 and x["usd"] > 1.0 - COST_TIE
+
+    for hw_id, r in results.items():
+        v = {m: fig(r, k) for m, k in keys.items()}
+        numbers[hw_id] = {"ttft_p50_s": v["ttft"], "tpot_p50_s": v["tpot"], "usd_per_mtok": v["usd"]}
+        parts.append(f"{hw_id}: TTFT {v['ttft'] * 1e3:,.0f} ms, TPOT {v['tpot'] * 1e3:,.1f} ms, ${v['usd']:.2f}/Mtok")
+        source = (r.get("price_sources") or [None])[0]
+        entry = source.get("entry", hw_id) if isinstance(source, dict) else hw_id
+        if price_is_estimate(source):
+            prices.append(f"{hw_id}'s on-demand price ({entry}) is an estimate")
+        elif isinstance(source, dict) and source.get("provider") == USER_PROVIDER:
+            prices.append(f"{hw_id}'s is set on the command line")
+        else:
+            prices.append(f"{hw_id}'s is {entry}'s list price")
+        if hw_id == "h100-sxm":
+            continue
+        x = {m: v[m] / base[m] for m in keys}
+        ratios.append(f"{hw_id} {times(x['ttft'])} TTFT, {times(x['tpot'])} TPOT, {times(x['usd'])} $/Mtok")
+        lags[hw_id] = lagging(x)
+        if abs(x["usd"] - 1.0) <= COST_TIE:
+            ties.append(hw_id)
+        od = r.get("cost_usd_per_hour")
+        cb = charged_price(runs, hw_id, "capacity-block")
+        if (
+            price_is_estimate(source)
+            and cb is not None
+            and not price_is_estimate(cb.record())
+            and isinstance(od, int | float)
+        ):
+            # its published capacity-block rate in place of the estimated on-demand one: $/Mtok scales with the price
+            quote = charged_price(runs, hw_id, "on-demand")
+            scale = cb.usd_per_chip_hour / quote.usd_per_chip_hour if quote and quote.usd_per_chip_hour > 0 else 1.0
+            at_published[hw_id] = lagging({**x, "usd": x["usd"] * scale})
+            prices[-1] += (
+                f"; at its published capacity-block rate (${cb.usd_per_chip_hour:.3f} a chip-hour) it is "
+                f"{times(x['usd'] * scale)} the H100's $/Mtok"
+            )
+    verdict = HOLDS if lags and all(lags.values()) else NOT_ON_WORKLOAD
+    other = HOLDS if lags and all({**lags, **at_published}.values()) else NOT_ON_WORKLOAD
+    if other != verdict:  # an estimated price decides it
+        verdict = ESTIMATED
+    tie = f"; {', '.join(ties)} within {COST_TIE:.0%} of the H100 per Mtok, a tie on cost-effectiveness" if ties else ""
+    why = (
+        f"p50 latencies from the serving simulator, on-demand $/Mtok; against the H100: {'; '.join(ratios)}{tie}. "
+        f"Prices: {'; '.join(prices)}"
+        + ("; not run: " + "; ".join(f"{k}: {v}" for k, v in errors.items()) if errors else "")
+    )
+    return Claim(
+        7,
+        head,
+        [LAUNCH_COVERAGE],
+        workload,
+        [Check("7a", "lagged H100 in latency and $/Mtok", "; ".join(parts), verdict, why, numbers)],
+    )

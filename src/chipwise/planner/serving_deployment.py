@@ -1,0 +1,221 @@
+"""A serve scenario's deployment: one pool, or a split's prefill and decode pools (the hardware of each, the stated
+chips shared between them, the KV-cache precision they hand over in, the prefill replicas the load needs) and the
+KV path between them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.providers import network_gap
+from chipwise.economics.rental import filled, split_rent
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware import hardware
+from chipwise.planner.serving_breakdown import prefill_alone
+from chipwise.planner.serving_choice import decode_targets, engine_for
+from chipwise.planner.serving_inputs import precisions
+from chipwise.planner.serving_pool import build_pool
+from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
+from chipwise.serve.engine import engine_profile
+from chipwise.serve.plan import chip_count
+from chipwise.serve.quant import check_weight_precision, default_kv_precision
+from chipwise.serve.simulate import Pool, ServingSetup
+from chipwise.workload.lengths import LengthDist
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.serve_scenario import ServePlan, ServeScenario
+from chipwise.workload.serving import ServingJob
+
+#: what joins a split's two pools' hardware in its name, prefill first ('h100-sxm>b200'), as predict prints it
+SPLIT_MARK = ">"
+
+
+def build_deployment(
+    catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
+) -> tuple[ServingSetup, str, str, str]:
+    """The deployment, where its plan came from ('given', 'partial', 'searched'), why a searched one leaves
+    some of the scenario's chips idle ('' where it fills them: a split's pools share them out, _spread) and why a
+    colocated one's searched batch limit is what it is (build_pool)."""
+    plan = sc.plan
+    router = job.router
+    if plan is not None and plan.disaggregated:
+        pre_hw, dec_hw = _pool_hardware(catalog, sc.hardware, plan)
+        pre_job = replace(job, output=LengthDist.fixed(1))
+        sc = _handed_over_kv(catalog, model, sc, (pre_hw, dec_hw))
+        # a prefill replica is set up for the deployment's longest request (a compiled engine's sequence length)
+        longest = job.max_input + job.max_output
+        pre, n_pre, s1, _, _ = build_pool(catalog, model, sc, pre_job, pre_hw, plan.prefill, None, {}, longest=longest)
+        decoding = decode_targets(targets)
+        dec, n_dec, s2, _, _ = build_pool(
+            catalog, model, sc, job, dec_hw, plan.decode, None, decoding, decode_only=True
+        )
+        pre_given = getattr(plan.prefill, "replicas", None) is not None
+        dec_given = getattr(plan.decode, "replicas", None) is not None
+        if job.load.kind == "rate" and not pre_given:  # sized for the prompt tokens/s, the decode pool as chosen
+            n_pre = prefill_replicas(pre, job)
+        n_pre = n_pre if pre_given else filled(pre.system.rental_chips, pre.chips, n_pre)
+        n_dec = n_dec if dec_given else filled(dec.system.rental_chips, dec.chips, n_dec)
+        if sc.chips:
+            n_pre, n_dec = _spread(sc.chips, (pre, n_pre, pre_given), (dec, n_dec, dec_given))
+        transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec)
+        pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
+        return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial", "", ""
+    if SPLIT_MARK in sc.hardware:  # predict's name for a split's pools ('unknown chip' had pointed to the catalog)
+        raise ChipwiseError(
+            f"hardware '{sc.hardware}' names a split's two pools (prefill{SPLIT_MARK}decode), but the plan is "
+            "colocated. Fix: add plan: {disaggregated: true} to split it (or name each pool's in "
+            "plan.prefill.hardware / plan.decode.hardware), or name one chip or system."
+        )
+    setup, replicas, source, idle, why = build_pool(catalog, model, sc, job, sc.hardware, plan, sc.chips, targets)
+    return ServingSetup((Pool(setup, replicas),), router), source, idle, why
+
+
+def _pool_hardware(catalog: Catalog, named: str, plan: ServePlan) -> tuple[str, str]:
+    """The (prefill, decode) pools' hardware of a split: each pool's own, else the scenario's `hardware`, which is
+    one chip or system for both, or a split's two as predict prints them ('h100-sxm>trn2', each pool its side). A
+    `hardware` that contradicts the pools' (a side other than that pool's own, or one chip neither pool runs on) is
+    refused: it had been dropped unsaid (h100-sxm above h200 and trn2 pools ran as h200>trn2)."""
+    sides = [s.strip() for s in named.split(SPLIT_MARK)]
+    if len(sides) > 2 or not all(sides):
+        raise ChipwiseError(
+            f"hardware '{named}' is not one chip or system, nor a split's two (prefill{SPLIT_MARK}decode, as "
+            f"h100-sxm{SPLIT_MARK}b200). Fix: name one for both pools, or one for each."
+        )
+    given = {role: getattr(getattr(plan, role), "hardware", None) for role in ("prefill", "decode")}
+    hw = hardware(catalog)
+
+    def chips(name: str) -> set[str]:  # the chip types a name runs on (a hybrid rack's members)
+        system = hw.system(name)
+        return {system.chip.id, *system.members}
+
+    if len(sides) == 2:
+        for role, side in zip(given, sides, strict=True):
+            own = given[role]
+            if own is not None and not chips(own) & chips(side):
+                raise ChipwiseError(
+                    f"hardware '{named}' names {side} for the {role} pool, but plan.{role}.hardware is {own}. Fix: "
+                    "make them agree, or drop one."
+                )
+        return given["prefill"] or sides[0], given["decode"] or sides[1]
+    pre, dec = given["prefill"] or named, given["decode"] or named
+    if not chips(named) & (chips(pre) | chips(dec)):
+        raise ChipwiseError(
+            f"hardware '{named}' is neither pool's: plan.prefill.hardware is {pre} and plan.decode.hardware is "
+            f"{dec}. Fix: set hardware: {pre}{SPLIT_MARK}{dec} (prefill first), or drop a pool's hardware to run it "
+            f"on {named}."
+        )
+    return pre, dec
+
+
+def _spread(chips: int, pre: tuple[ReplicaSetup, int, bool], dec: tuple[ReplicaSetup, int, bool]) -> tuple[int, int]:
+    """A disaggregated scenario's stated chips shared between its pools, each (setup, replicas, given): a pool
+    whose replicas are given keeps them and the other takes the rest; with neither given, the whole chips go in
+    proportion to what the load asks of each pool, at least one replica each."""
+    (ps, n_pre, pre_given), (ds, n_dec, dec_given) = pre, dec
+
+    def taken(n: int, setup: ReplicaSetup) -> int:  # whole chips n replicas occupy
+        return round(Pool(setup, n).chips)
+
+    least_pre, least_dec = taken(1, ps), taken(1, ds)
+    if pre_given and dec_given:
+        used = taken(n_pre, ps) + taken(n_dec, ds)
+        if used != chips:
+            raise ChipwiseError(
+                f"the plan's pools take {chip_count(used)} ({n_pre} prefill and {n_dec} decode replicas), but the "
+                f"scenario says chips: {chips}. Fix: set chips: {used}, or leave one pool's replicas out to fill "
+                "the chips."
+            )
+        return n_pre, n_dec
+    if chips < least_pre + least_dec:
+        raise InfeasibleError(
+            f"chips: {chips} cannot hold a prefill replica ({chip_count(ps.chips)}) and a decode replica "
+            f"({chip_count(ds.chips)}). Fix: set chips: {least_pre + least_dec} or more, or lower the pools' tp."
+        )
+    if pre_given:
+        options = [taken(n_pre, ps)]
+    elif dec_given:
+        options = [chips - taken(n_dec, ds)]
+    else:  # the split that fills the most chips, nearest the load's proportion
+        options = list(range(least_pre, chips - least_dec + 1))
+    if not options or options[0] < least_pre or chips - options[0] < least_dec:
+        raise InfeasibleError(
+            f"chips: {chips} leaves no room for the {'decode' if pre_given else 'prefill'} pool beside the given "
+            f"replicas. Fix: raise chips, or lower the given pool's replicas."
+        )
+
+    def split(to_pre: int) -> tuple[int, int, int]:
+        pre_n = n_pre if pre_given else math.floor(to_pre / ps.chips + 1e-9)
+        dec_n = n_dec if dec_given else math.floor((chips - to_pre) / ds.chips + 1e-9)
+        return pre_n, dec_n, taken(pre_n, ps) + taken(dec_n, ds)
+
+    want_pre, want_dec = n_pre * ps.chips, n_dec * ds.chips
+    share = want_pre / max(want_pre + want_dec, 1e-9)
+    best = max(options, key=lambda to_pre: (split(to_pre)[2], -abs(to_pre - chips * share)))
+    n_pre, n_dec, used = split(best)
+    if used != chips:
+        raise ChipwiseError(
+            f"chips: {chips} is not a whole number of prefill replicas ({chip_count(ps.chips)} each) and decode "
+            f"replicas ({chip_count(ds.chips)} each); the nearest split takes {chip_count(used)} ({n_pre} prefill, "
+            f"{n_dec} decode). Fix: set chips: {used}, or change the pools' tp."
+        )
+    return n_pre, n_dec
+
+
+def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips: tuple[str, str]) -> ServeScenario:
+    """A split hands its KV cache from the prefill pool to the decode pool, so both cache it in one precision: the
+    one stated, else the engines' default where they agree, else 16-bit (an engine that quantises the KV cache by
+    default can keep it unquantised; the other way needs a conversion no engine pair ships)."""
+    if sc.kv_precision is not None:
+        return sc
+    defaults = set()
+    for chip in chips:
+        system = hardware(catalog).system(chip)
+        eng = engine_profile(catalog, engine_for(system, sc.engine, model), system.chip.family)
+        defaults.add(precisions(sc.precision, None, eng, model, system)[1])
+    if len(defaults) == 1:
+        return sc
+    weight = check_weight_precision(sc.precision, model)
+    return sc.model_copy(update={"kv_precision": default_kv_precision(weight, quantised_kv=False)})
+
+
+#: A split's prefill pool is sized to be busy this share of its time at most under an open-loop load: the headroom
+#: for the bursts of its Poisson arrivals, whose prompts queue for the replicas' iterations while their TTFT runs
+#: (plan serve's simulated check then adds replicas where the tail still misses its target).
+PREFILL_SIZING_LOAD = 0.7
+
+
+def prefill_replicas(setup: ReplicaSetup, job: ServingJob) -> int:
+    """The replicas of `setup` a split's prefill pool needs for an open-loop load's prompt tokens/s at
+    PREFILL_SIZING_LOAD of what each encodes, in predict and plan serve alike: one mean prompt alone, at the job's
+    prefix-cache hit rate (its hits are cached, not encoded: 0.9 hits of 8,000-token prompts take 0.089 s, not
+    0.36 s, and had sized 11 Llama 3.1 70B prefill replicas each busy 15% where 3 keep up), with queued prompts
+    keeping every attention-DP rank encoding one (no rank waits for another)."""
+    even = replace(setup, steps=replace(setup.steps, ranks=1))
+    alone = prefill_alone(even, job.mean_input, job.prefix_hit_rate)["seconds"]
+    prompt_tps = max(1, round(job.mean_input)) / max(alone, 1e-9)
+    return max(1, math.ceil(job.load.rate * job.mean_input / (PREFILL_SIZING_LOAD * prompt_tps)))
+
+
+def kv_path(
+    catalog: Catalog, model: ModelSpec, pre: ReplicaSetup, n_pre: int, dec: ReplicaSetup, n_dec: int
+) -> KVTransfer:
+    """The KV path between the pools: one system's scale-up domain, a hybrid domain holding both chip types
+    (e.g. an NVLink Fusion rack), or the scale-out network (refused where no provider rents both systems and they
+    cannot both be bought: providers.network_gap). Pools of a system its provider rents in units (a TPU
+    slice, an EC2 instance size) share a scale-up fabric only where one unit holds both (rental.split_rent); in
+    units of their own, the network."""
+    units = pre.system.rental_chips
+    same = pre.system.id == dec.system.id and (
+        split_rent(units, pre.chips, n_pre, dec.chips, n_dec)[1]
+        if units
+        else (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
+    )
+    hw = hardware(catalog)
+    hybrids = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
+    hybrid = hybrid_domain(hybrids, pre, pre.chips * n_pre, dec, dec.chips * n_dec)
+    gap = None if same or hybrid else network_gap(catalog, pre.system, dec.system)
+    if gap:  # a TPU prefill pool beside an EC2 decode pool: the cache would cross clouds
+        raise ChipwiseError(gap)
+    return kv_transfer(model, pre, dec, same, hybrid)

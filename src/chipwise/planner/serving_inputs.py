@@ -1,0 +1,172 @@
+"""What a serving request asks for, checked before any pool is built (by `chipwise predict` and `plan serve` alike):
+the weight and KV-cache precisions, the speculative decoding and its drafter, the hardware an engine runs on, and
+choose_any, the search over every replica shape with the engine's token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.energy import check_region
+from chipwise.errors import ChipwiseError
+from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
+from chipwise.planner.serving_choice import Choice, choose
+from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_vendors, token_budget
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.quant import (
+    KV_PRECISIONS,
+    PrecisionUnsupportedError,
+    check_precision,
+    check_weight_precision,
+    default_kv_precision,
+    float8_fallback,
+)
+from chipwise.serve.search import Estimate
+from chipwise.serve.speculation import EAGLE_PRIOR_MODELS, Drafting, drafter, parse_speculation
+from chipwise.workload.lengths import LengthDist, check_context
+from chipwise.workload.load import is_count
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import load_model
+from chipwise.workload.serve_scenario import speculation_asked
+from chipwise.workload.serving import ServingJob
+
+
+def precisions(
+    precision: str, kv_precision: str | None, eng: EngineProfile, model: ModelSpec, system: System
+) -> tuple[str, str]:
+    """The checked weight precision and the KV-cache one (stated, or the engine's default for those weights). An
+    fp4 (NVFP4) KV cache is an engine feature of NVIDIA's Blackwell chips alone (its NVFP4 KV-cache blog, 2025-12-08:
+    dequantised to FP8 for attention there, perf.serving.ATTENTION_PRECISION), none sourced elsewhere; fp8 and fp4
+    weights on a chip without units for them run only where the engine has a fallback (quant.float8_fallback, whose
+    note predict_serving shows)."""
+    weight = check_weight_precision(precision, model)
+    kv = (
+        check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
+        if kv_precision
+        else default_kv_precision(weight, eng.quantised_kv)
+    )
+    if kv == "fp4" and not (system.chip.vendor == "nvidia" and "fp4" in system.chip.flops):
+        raise PrecisionUnsupportedError(
+            f"an fp4 (NVFP4) KV cache runs on NVIDIA's Blackwell chips alone, and {system.chip.id} is not one",
+            "use an fp8 KV cache",
+        )
+    float8_fallback(eng.engine, system.chip, weight, kv)  # refuses what the engine cannot run (predict notes the rest)
+    return weight, kv
+
+
+def choose_any(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    job: ServingJob,
+    weight: str,
+    kv: str,
+    targets: Mapping[str, float],
+    drafting: Drafting | None = None,
+    decode_only: bool = False,
+    fixed: Mapping[str, int] | None = None,
+) -> tuple[Choice, Estimate, np.ndarray]:
+    """`choose` over every replica shape (those with the `fixed` settings), with the engine's token budget and
+    chunking."""
+    budget = token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
+    chunked = eng.chunked_prefill
+    return choose(
+        model, system, eng, job, weight, kv, targets, fixed or {}, None, budget, chunked, drafting, decode_only
+    )
+
+
+def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:
+    """The speculative decoding a scenario or `--speculative` asks for, with its drafter's model ('none': None)."""
+    speculative = speculation_asked(speculative)
+    if not speculative:
+        return None
+    spec = parse_speculation(speculative, catalog)
+    if spec.method == "mtp" and not model.mtp_layers:
+        # no model-specific draft example: llama-3.2-1b, once given, was refused for Qwen3 and Kimi K2 (another
+        # vocabulary); eagle:K at the prior runs on the models it was measured on only (speculation.drafter)
+        k = spec.draft_tokens
+        eagle = f"eagle:{k}" + ("" if model.name in EAGLE_PRIOR_MODELS else "@0.7")
+        raise ChipwiseError(
+            f"{model.name} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "
+            f"Fix: use {eagle} or draft:MODEL:{k}@0.7 with a smaller model of {model.name}'s family."
+        )
+    return Drafting(spec, drafter(catalog, model, spec))
+
+
+def check_drafter_tp(drafting: Drafting | None, plan: ReplicaPlan) -> None:
+    """A draft model runs on its target's ranks at its tp (serve.kvcache puts its weights there, split as the
+    target's are), so its heads must split as a target's (qwen2.5-7b's 28 had run padded over tp=8 under
+    qwen2.5-72b, which as a target is refused); an EAGLE or MTP head has its target's attention."""
+    if drafting is None or plan.attention_dp or drafting.spec.method != "draft":
+        return
+    if reason := drafting.model.attention.tp_problem(plan.tp):
+        raise ChipwiseError(f"invalid plan for draft model {drafting.model.name}: {reason}, or another draft model.")
+
+
+def speculation_options(speculative: str | None) -> list[str | None]:
+    """`plan serve --speculative` as the options to compare: 'none,mtp:1,mtp:3' -> [None, 'mtp:1', 'mtp:3']; None
+    (no option given): [None]. Text that names none ('', ',') is one line: it had run without drafting."""
+    if speculative is None:
+        return [None]
+    parts = [p.strip() for p in speculative.split(",") if p.strip()]
+    if not parts:
+        raise ChipwiseError(
+            f"--speculative '{speculative}' names no option. Fix: give e.g. mtp:3, or none,mtp:1,mtp:3 to compare "
+            "(none: no drafting), or leave --speculative out."
+        )
+    return [speculation_asked(p) for p in parts]
+
+
+def engine_hardware(
+    catalog: Catalog, hardware_ids: Sequence[str], engine: str | None
+) -> tuple[list[str], list[dict[str, str]]]:
+    """The hardware `engine` runs on, and a 'not ranked' entry for each listed chip it does not run on (plan serve's
+    `skipped`); a one-line error when it runs on none of them. No engine named: every chip, with its default."""
+    if not engine:
+        return list(hardware_ids), []
+    hw = hardware(catalog)
+    keep: list[str] = []
+    skipped: list[dict[str, str]] = []
+    for hid in hardware_ids:
+        system = hw.system(hid)
+        try:
+            check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
+        except ChipwiseError as exc:
+            if len(hardware_ids) == 1:
+                raise
+            skipped.append({"hardware": system.chip.id, "system": system.id, "reason": str(exc).split(" Fix:")[0]})
+        else:
+            keep.append(hid)
+    if not keep:
+        chips = ", ".join(s["hardware"] for s in skipped)
+        vendors = ", ".join(engine_vendors(catalog, engine))
+        raise ChipwiseError(
+            f"{engine} runs on none of the hardware asked for ({chips}): it runs on {vendors} chips only. Fix: add "
+            "such a chip to --hardware, or name another engine (or none: each vendor's default)."
+        )
+    return keep, skipped
+
+
+def plan_serve_inputs(
+    catalog: Catalog,
+    model_name: str,
+    hardware_ids: Sequence[str],
+    input_tokens: int,
+    output_tokens: int,
+    engine: str | None = None,
+    region: str | None = None,
+) -> tuple[list[str], list[dict[str, str]]]:
+    """What `plan serve` checks before its search (the CLI and the API alike): the region, that a prompt and its
+    answer fit the model's context, and the hardware the engine runs on (engine_hardware: the ids to plan, and
+    the 'not ranked' entries of the others)."""
+    for name, value in (("input tokens", input_tokens), ("output tokens", output_tokens)):
+        if not is_count(value):
+            raise ChipwiseError(f"{name} {value!r} is not a whole number of at least 1. Fix: give e.g. 1024.")
+    if region:
+        check_region(catalog, region)
+    model = load_model(catalog, model_name)
+    check_context(model, LengthDist.fixed(input_tokens), LengthDist.fixed(output_tokens))
+    return engine_hardware(catalog, hardware_ids, engine)

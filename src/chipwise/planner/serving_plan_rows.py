@@ -1,0 +1,117 @@
+"""`plan serve`'s ranking rows: a colocated option's row and the plan each row shows, the deployment a row
+describes, and the orders the options rank in, by the estimate and once simulated."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from chipwise.catalog.loader import Catalog
+from chipwise.hardware.objects import System
+from chipwise.planner.serving import whole_count
+from chipwise.planner.serving_choice import Choice
+from chipwise.planner.serving_deployment import kv_path
+from chipwise.planner.serving_economics import per_mtok
+from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
+from chipwise.serve.build import setup_replica
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.simulate import Pool, ServingSetup
+from chipwise.workload.load import Load
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import ServingJob
+
+
+def colocated_row(
+    catalog: Catalog, system: System, name: str, choice: Choice, price: float, load: Load, output_tokens: int
+) -> dict[str, Any]:
+    """The ranking row of a colocated fleet of `choice`'s replicas at `price` a chip-hour."""
+    chips, billed = choice.replicas * choice.chips, choice.billed
+    out_tps = choice.replicas * min(
+        choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
+    )
+    if load.kind == "closed" and np.isfinite(choice.tpot) and choice.tpot > 0:
+        out_tps = min(out_tps, load.concurrency / choice.tpot)  # each user gets a token per TPOT
+    return {
+        "hardware": system.chip.id,
+        "system": system.id,
+        "engine": name,
+        "projected": system.projected,
+        "projected_chips": [system.chip.id] if system.projected else [],
+        "engine_defaults": [] if engine_fitted_on(catalog, name, system) else [system.chip.id],
+        "engine_carried": engine_carried(catalog, [(name, system)]),
+        "plan": plan_brief(choice.plan, choice.replicas),
+        "disaggregated": False,
+        "chips": whole_count(chips),
+        "billed_chips": whole_count(billed),
+        "cost_usd_per_hour": price * billed,
+        "cost_usd_per_mtok": per_mtok(price * billed, out_tps),
+        "estimate": {
+            "tpot_s": choice.tpot,
+            # an offline request's first token waits for the batch ahead of it: the simulation's to say
+            "ttft_p99_s": None if load.kind == "offline" else choice.ttft_p99,
+            "output_tokens_per_s": out_tps,
+        },
+        "_choice": (system, name, choice),
+    }
+
+
+def plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
+    return {
+        "tp": plan.tp,
+        "pp": plan.pp,
+        "ep": plan.ep,
+        "attention_dp": plan.attention_dp,
+        "adp_balance": plan.adp_balance if plan.attention_dp else None,
+        "max_batch": plan.max_batch,
+        "replicas": replicas,
+        "weight_precision": plan.weight_precision,
+        "kv_precision": plan.kv_precision,
+        "speculative": plan.speculation.label() if plan.speculation else None,
+    }
+
+
+def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> ServingSetup:
+    longest = job.max_input + job.max_output
+    if "_disagg" in row:
+        pf, n_pre, dc, n_dec = row["_disagg"]
+        pre = setup_replica(catalog, model, pf["system"], pf["engine"], pf["plan"], job.mean_input, 1.0, longest)
+        choice: Choice = dc["choice"]
+        dec = setup_replica(
+            catalog, model, dc["system"], dc["engine"], choice.plan, job.mean_input, job.mean_output, longest
+        )
+        return ServingSetup(
+            (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode")),
+            job.router,
+            kv_path(catalog, model, pre, n_pre, dec, n_dec),
+        )
+    system, engine, choice = row["_choice"]
+    setup = setup_replica(catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest)
+    return ServingSetup((Pool(setup, choice.replicas),), job.router)
+
+
+def ranking_cost(row: Mapping[str, Any], load: Load) -> float:
+    """What the ranking minimises: the fleet's $/h under an open-loop rate (every option is sized to deliver the
+    same tokens), its $/M output tokens under a fixed concurrency or an offline batch, where the options deliver
+    different throughputs (the cheapest fleet per hour would be the slowest)."""
+    value = float(row["cost_usd_per_hour"] if load.kind == "rate" else row["cost_usd_per_mtok"])
+    return value if math.isfinite(value) else math.inf
+
+
+def rank_order(row: Mapping[str, Any], load: Load) -> tuple[bool, float]:
+    """How the options rank by the estimate: priced ones first, the cheapest first (unpriced: the fewest chips)."""
+    priced = math.isfinite(row["cost_usd_per_hour"])
+    return (not priced, ranking_cost(row, load) if priced else float(row["chips"]))
+
+
+def check_order(checked: Mapping[str, Any], load: Load) -> tuple[bool, bool, float, int]:
+    """How simulated checks rank: those that keep up, then meet the SLO, then the cheapest, then the estimate's."""
+    met = checked["slo_met"]
+    return (
+        not checked["keeps_up"],
+        not met if met is not None else False,
+        ranking_cost(checked, load),
+        checked["rank"],
+    )

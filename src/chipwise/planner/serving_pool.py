@@ -1,0 +1,279 @@
+"""One pool of a serving deployment: its chip's system and engine, the replica shape the scenario gives or the
+search picks (the batch limit and replica count it leaves open included), checked against the stated chips, and
+the replica set up."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, choose, engine_for
+from chipwise.planner.serving_economics import priced_system
+from chipwise.planner.serving_inputs import check_drafter_tp, drafting_for, precisions
+from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_profile, token_budget
+from chipwise.serve.plan import ReplicaPlan, chip_count
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.serve_scenario import ServePlan, ServeScenario
+from chipwise.workload.serving import ServingJob
+
+
+def build_pool(
+    catalog: Catalog,
+    model: ModelSpec,
+    sc: ServeScenario,
+    job: ServingJob,
+    hardware_name: str,
+    spec: Any,
+    chips: int | None,
+    targets: Mapping[str, float],
+    decode_only: bool = False,
+    longest: int | None = None,
+) -> tuple[ReplicaSetup, int, str, str, str]:
+    """One pool: the replica shape given or searched, its replica count, where the shape came from, why a searched
+    one leaves some of the stated `chips` idle (Choice.idle_reason; '' where none are), and why a searched batch
+    limit is what it is (Choice.batch_reason; '' where it was given or the cache did not set it). `decode_only`: a
+    disaggregated deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest
+    request the replica is set up for, where not the job's: a prefill pool's are the deployment's, answers
+    included."""
+    system, engine, eng = _pool_engine(catalog, model, sc, hardware_name)
+    weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
+    stated = _fixed(spec)
+    _check_balancing(stated, engine, eng)
+    fixed = dict(stated)
+    if job.max_output <= 1 and "max_batch" not in fixed:
+        fixed["max_batch"] = PREFILL_POOL_BATCH  # a prefill pool's, as plan serve sizes it
+    max_tokens = int(
+        getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
+    )
+    chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
+    replicas_given = getattr(spec, "replicas", None)
+    idle = why = ""
+    drafting = drafting_for(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none
+    if "tp" in fixed:
+        # a given shape: pipeline and expert parallelism default to none, as the plan's label shows them
+        held = {"pp": 1, "ep": 1, "attention_dp": 0, "adp_balance": 1, **fixed}
+        plan = ReplicaPlan(
+            tp=held["tp"],
+            pp=held["pp"],
+            ep=held["ep"],
+            attention_dp=bool(held["attention_dp"]),
+            adp_balance=bool(held["adp_balance"]),
+            max_batch=held.get("max_batch", eng.max_batch),
+            max_tokens=max_tokens,
+            chunked_prefill=chunked,
+            weight_precision=weight,
+            kv_precision=kv,
+            speculation=drafting.spec if drafting else None,
+        )
+        _check_given_shape(model, plan, system, chips, replicas_given)
+        ranks = plan.ranks
+        cores = system.chip.cores_per_chip
+        replicas = int(replicas_given or (chips * cores // ranks if chips else 0))
+        if "max_batch" not in held or not replicas:
+            # the batch limit (as a search sets it: what the KV cache holds) or the replica count left to the search
+            try:
+                choice, _, _ = choose(
+                    model,
+                    system,
+                    eng,
+                    job,
+                    weight,
+                    kv,
+                    targets,
+                    held,
+                    replicas * ranks // cores or None,
+                    max_tokens,
+                    chunked,
+                    drafting,
+                    decode_only,
+                )
+            except InfeasibleError:
+                _setup(catalog, model, system, engine, plan, job, False, longest)  # a shape that does not fit says why
+                raise
+            plan, replicas = replace(plan, max_batch=choice.plan.max_batch), replicas or choice.replicas
+            why = "" if "max_batch" in held else choice.batch_reason
+        source = "given" if "max_batch" in stated else "partial"
+    else:
+        try:
+            choice, _, _ = choose(
+                model, system, eng, job, weight, kv, targets, fixed, chips, max_tokens, chunked, drafting, decode_only
+            )
+        except InfeasibleError as exc:
+            fraction = sc.plan.memory_fraction if sc.plan is not None else None
+            if fraction and "fits no replica shape" in str(exc):
+                # a stated memory share is the first thing to raise: the fix named chips and quantisation only
+                exc.args = (str(exc).replace("Fix: ", f"Fix: raise plan.memory_fraction (now {fraction:g}), ", 1),)
+            raise
+        # a stated batch limit stands, as with a stated shape: the search no longer lowers it silently to what
+        # the KV cache holds (_setup says when a reserving engine's cache cannot hold it)
+        plan = replace(choice.plan, max_batch=stated["max_batch"]) if "max_batch" in stated else choice.plan
+        replicas = int(replicas_given or choice.replicas)
+        source = "searched" if not stated else "partial"
+        idle = "" if replicas_given else choice.idle_reason
+        why = "" if "max_batch" in stated else choice.batch_reason
+    _check_chips(chips, replicas_given, plan, system)
+    check_drafter_tp(drafting, plan)
+    plan = _with_stated_knobs(plan, sc.plan)
+    setup = _setup(catalog, model, system, engine, plan, job, "max_batch" in stated, longest)
+    return setup, replicas, source, idle, why
+
+
+def _pool_engine(
+    catalog: Catalog, model: ModelSpec, sc: ServeScenario, hardware_name: str
+) -> tuple[System, str, EngineProfile]:
+    """A pool's system (of one chip type, priced as the scenario asks), the engine it runs, and that engine's
+    profile as the scenario deploys it (its memory share, mixed batching and front end)."""
+    # a pool serves one chip type: the Trainium4 + GB300 rack had served as 72 Trainium4, priced and timed so
+    fix = (
+        "search both with 'chipwise plan serve --hardware {id}', or split prefill and decode between them with "
+        "plan.prefill.hardware and plan.decode.hardware"
+    )
+    system = priced_system(
+        hardware(catalog).system(hardware_name).one_chip_type("; a serving pool runs one", fix), sc.pricing
+    )
+    engine = engine_for(system, sc.engine, model)
+    check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
+    eng = engine_profile(catalog, engine, system.chip.family)
+    if sc.plan is not None:  # the search sizes KV caches, schedules prompts and takes requests as stated
+        eng = eng.as_deployed(sc.plan.memory_fraction or 0.0, sc.plan.mixed_batching, sc.plan.front_end or "engine")
+    return system, engine, eng
+
+
+def _check_given_shape(
+    model: ModelSpec, plan: ReplicaPlan, system: System, chips: int | None, replicas_given: int | None
+) -> None:
+    """A stated shape (tp given) the model's heads split over, on as many chips as it needs, and (its replicas not
+    given) a whole number of its replicas in the stated `chips`."""
+    if not plan.attention_dp and (reason := model.attention.tp_problem(plan.tp)):
+        raise ChipwiseError(f"invalid plan for {model.name}: {reason}.")
+    ranks = plan.ranks
+    cores = system.chip.cores_per_chip
+    if chips and chips * cores < ranks:
+        raise InfeasibleError(
+            f"plan tp={plan.tp}"
+            + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+            + f" needs {math.ceil(ranks / cores)} chips but the scenario has {chips}. "
+            "Fix: raise chips or lower tp/pp."
+        )
+    if chips and not replicas_given and (chips * cores) % ranks:
+        raise ChipwiseError(
+            f"chips: {chips} is not a whole number of tp={plan.tp}"
+            + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+            + f" replicas ({chip_count(ranks / cores)} each on {system.chip.id}). Fix: give a multiple of "
+            f"{ranks / cores:g} chips, or change tp/pp."
+        )
+
+
+def _with_stated_knobs(plan: ReplicaPlan, given: ServePlan | None) -> ReplicaPlan:
+    """`plan` with the engine settings the scenario's plan states (its scheduler's receive interval and batch waits,
+    CUDA-graph capture, memory share, mixed batching and front end), which no search sets."""
+    if given is not None:
+        knobs = (
+            "recv_interval",
+            "batch_wait_iters",
+            "batch_wait_ratio",
+            "piecewise_graphs",
+            "graph_batch",
+            "memory_fraction",
+            "mixed_batching",
+            "front_end",
+        )
+        for knob in knobs:
+            value = getattr(given, knob)
+            if value is not None:
+                plan = replace(plan, **{knob: value})
+    return plan
+
+
+def _fixed(spec: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    if spec is None:
+        return out
+    for key in ("tp", "pp", "ep", "max_batch"):
+        v = getattr(spec, key, None)
+        if v is not None:
+            out[key] = int(v)
+    for key in ("attention_dp", "adp_balance"):
+        if getattr(spec, key, None) is not None:
+            out[key] = int(bool(getattr(spec, key)))
+    return out
+
+
+def _setup(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    plan: ReplicaPlan,
+    job: ServingJob,
+    explicit_batch: bool,
+    longest: int | None = None,
+) -> ReplicaSetup:
+    setup = setup_replica(
+        catalog,
+        model,
+        system,
+        engine,
+        plan,
+        job.mean_input,
+        job.mean_output,
+        longest_request=longest or job.max_input + job.max_output,
+    )
+    # a compiled batch of slots (Neuron) holds each slot's KV whether a request fills it or not, so a given batch
+    # must fit; elsewhere max_batch is a cap the KV cache may hold the batch under (TensorRT-LLM's
+    # GUARANTEED_NO_EVICT declines to schedule a request whose blocks it cannot guarantee, as Replica._fits does)
+    if explicit_batch and setup.engine.static_batch:
+        need = plan.max_batch * (job.mean_input + job.mean_output)
+        if need > setup.kv_tokens and setup.engine.admission == "reserve":
+            # an MLA latent is cached whole on every tensor-parallel rank; attention DP gives each rank its own
+            latent = model.attention.kind == "mla" and not plan.attention_dp and plan.tp > 1
+            raise InfeasibleError(
+                f"max_batch {plan.max_batch} needs {need:,.0f} tokens of KV cache but {plan.label()} on "
+                f"{system.chip.id} holds {setup.kv_tokens:,}. Fix: lower max_batch, raise tp, "
+                + ("use attention_dp: true (each rank then caches only its own requests), " if latent else "")
+                + ("or quantise the KV cache." if plan.kv_precision != "fp4" else "or use more chips.")
+            )
+    return setup
+
+
+def _check_balancing(stated: Mapping[str, int], engine: str, eng: EngineProfile) -> None:
+    """plan.adp_balance is TensorRT-LLM's attention-DP context balancing: it needs attention DP and an engine that
+    balances; anything else is one line, not a knob silently ignored."""
+    if "adp_balance" not in stated:
+        return
+    if not stated.get("attention_dp"):
+        raise ChipwiseError("plan.adp_balance applies to attention DP. Fix: add attention_dp: true, or leave it out.")
+    if eng.adp_balance_timeout_iters <= 0:
+        raise ChipwiseError(
+            f"plan.adp_balance: {engine} has no attention-DP context balancing (TensorRT-LLM's "
+            "attention_dp_config.enable_balance). Fix: leave adp_balance out."
+        )
+
+
+def _check_chips(chips: int | None, replicas: int | None, plan: ReplicaPlan, system: System) -> None:
+    """A scenario that states both its chips and its replicas must agree: replicas x chips per replica = chips."""
+    if not (chips and replicas):
+        return
+    cores = system.chip.cores_per_chip
+    if replicas * plan.ranks == chips * cores:
+        return
+    per, fits = plan.ranks / cores, chips * cores // plan.ranks
+    shape = f"tp={plan.tp}" + (f" x pp={plan.pp}" if plan.pp > 1 else "")
+    used = replicas * per
+    if used == int(used):
+        fix = f"set chips: {used:g}" + (f" or replicas: {fits}" if fits else "")
+    else:  # a count of chips is whole: five quarter-chip trn2 replicas were offered 'chips: 1.25', then refused it
+        whole = math.ceil(used)
+        fix = f"set replicas: {fits}" if fits else f"set chips: {whole} with replicas: {whole * cores // plan.ranks}"
+    raise ChipwiseError(
+        f"the plan's {replicas} replicas of {shape} ({chip_count(per)} each on {system.chip.id}) take "
+        f"{chip_count(used)}, but the scenario says chips: {chips}. Fix: {fix}, or leave replicas out to fill the "
+        "chips."
+    )

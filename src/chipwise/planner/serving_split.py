@@ -1,0 +1,266 @@
+"""`plan serve`'s prefill/decode-disaggregated options: each chip's prefill option and decode options, paired
+across chips (or on one), sized for the load and for the KV links between the pools, and priced."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from chipwise.catalog.loader import Catalog
+from chipwise.economics.providers import network_gap
+from chipwise.economics.rental import filled
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware.objects import System
+from chipwise.planner.serving import whole_count
+from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, decode_targets
+from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, prefill_replicas
+from chipwise.planner.serving_economics import per_mtok, rented_chips
+from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
+from chipwise.planner.serving_inputs import choose_any
+from chipwise.planner.serving_plan_rows import plan_brief, row_setup
+from chipwise.serve.build import setup_replica
+from chipwise.serve.disaggregated import KVTransfer
+from chipwise.serve.engine import EngineProfile, token_budget
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.serve.search import Estimate, slot_wait
+from chipwise.serve.sim.arrivals import offered_request_rate
+from chipwise.serve.speculation import Drafting
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving import ServingJob
+
+
+def prefill_option(
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    eng: EngineProfile,
+    est: Estimate,
+    weight: str,
+    kv: str,
+    input_tokens: int,
+    price: float,
+    ttft_limit: float = math.inf,
+) -> dict[str, Any]:
+    """The replica shape with the most prompt tokens/s per chip, of those whose prompt alone leaves room in the
+    TTFT target (disaggregated_rows' test: twice the prompt within it), and its cost per prompt token/s. A prefill
+    replica encodes the prompts queued for it together, each adding its own work to the iteration
+    (Estimate.prefill_work_s, without the per-iteration costs a lone prompt pays). Its batch cap is what its KV
+    cache holds of such prompts, at most PREFILL_POOL_BATCH: a stated plan is held to it."""
+    ok = est.fits & (2.0 * est.prefill_s <= ttft_limit)
+    ok = ok if ok.any() else est.fits  # none in time: the fastest per chip, which the pairing then drops
+    pf_tps = np.where(ok, input_tokens / np.maximum(est.prefill_work_s, 1e-9), 0.0)
+    per_chip = pf_tps / est.chips
+    i = int(np.argmax(per_chip))
+    c = est.cand
+    held = int(est.kv_tokens[i] // (input_tokens + 1))
+    plan = ReplicaPlan(
+        int(c.tp[i]),
+        int(c.pp[i]),
+        int(c.ep[i]),
+        bool(c.adp[i]),
+        max(1, min(PREFILL_POOL_BATCH, held)),
+        token_budget(eng, input_tokens, memory_bytes=system.chip.hbm_capacity),
+        eng.chunked_prefill,
+        weight,
+        kv,
+        adp_balance=bool(c.balance[i]),
+    )
+    return {
+        "system": system,
+        "engine": engine,
+        "plan": plan,
+        "chips": float(est.chips[i]),
+        "prefill_s": float(est.prefill_s[i]),
+        "price": price,
+    }
+
+
+def decode_option(
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    eng: EngineProfile,
+    job: ServingJob,
+    weight: str,
+    kv: str,
+    targets: Mapping[str, float],
+    drafting: Drafting | None,
+    price: float,
+) -> list[dict[str, Any]]:
+    """The decode pool this chip would run beside a prefill pool: the shape and count that carry the load within
+    the TPOT and end-to-end targets when no prompt shares its iterations (none if none does)."""
+    decoding = decode_targets(targets)
+    try:
+        choice, _, _ = choose_any(model, system, eng, job, weight, kv, decoding, drafting, decode_only=True)
+    except (InfeasibleError, ChipwiseError):
+        return []
+    return [{"system": system, "engine": engine, "choice": choice, "price": price}]
+
+
+def disaggregated_rows(
+    catalog: Catalog,
+    model: ModelSpec,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    prefills: list[dict[str, Any]],
+    decodes: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Prefill pool of one chip, decode pool of another (or the same): sized for the load, priced; the cheapest
+    pairs are kept, and a note of the chips left unpaired because their engines cache KV in different precisions.
+    The decode pool runs without prefill interference, so its TPOT is its decode step."""
+    lam = job.load.rate
+    out: list[dict[str, Any]] = []
+    unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
+    apart: dict[str, str] = {}  # pairs no network joins (providers.network_gap), each with its fix
+    ttft_limit = targets.get("ttft_p99", math.inf)
+    longest = job.max_input + job.max_output
+    for pf in prefills:
+        if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
+            continue
+        try:  # the replica the split's check and predict run (row_setup), sized as predict sizes its pool
+            pre = setup_replica(catalog, model, pf["system"], pf["engine"], pf["plan"], job.mean_input, 1.0, longest)
+        except (InfeasibleError, ChipwiseError):
+            continue  # a prefill replica that cannot be set up makes no split
+        n_pre = filled(pf["system"].rental_chips, pf["chips"], prefill_replicas(pre, job))
+        for dc in decodes:
+            choice: Choice = dc["choice"]
+            if not math.isfinite(dc["price"]):
+                continue
+            gap = network_gap(catalog, pf["system"], dc["system"])
+            if gap:  # the KV cache would cross providers
+                apart[f"{pf['system'].chip.id}>{dc['system'].chip.id}"] = gap.partition(" Fix: ")[2]
+                continue
+            kv_pre, kv_dec = pf["plan"].kv_precision, choice.plan.kv_precision
+            if kv_pre != kv_dec:  # the handed-over cache has one format (planner.serving_deployment._handed_over_kv)
+                unpaired[pf["system"].chip.id] = kv_pre
+                unpaired[dc["system"].chip.id] = kv_dec
+                continue
+            row: dict[str, Any] = {
+                "hardware": f"{pf['system'].chip.id}>{dc['system'].chip.id}",
+                "system": f"{pf['system'].id}>{dc['system'].id}",
+                "engine": f"{pf['engine']}>{dc['engine']}",
+                "projected": pf["system"].projected or dc["system"].projected,
+                "projected_chips": sorted({o["system"].chip.id for o in (pf, dc) if o["system"].projected}),
+                "engine_defaults": sorted(
+                    {o["system"].chip.id for o in (pf, dc) if not engine_fitted_on(catalog, o["engine"], o["system"])}
+                ),
+                "engine_carried": engine_carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
+                "disaggregated": True,
+                "estimate": {
+                    "tpot_s": choice.tpot,
+                    "ttft_p99_s": pf["prefill_s"] * 2.0,
+                    "output_tokens_per_s": lam * job.mean_output,
+                },
+            }
+            out.append(_sized_split(row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
+    out.sort(key=lambda r: r["cost_usd_per_hour"])
+    # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
+    sized = [_link_sized(catalog, model, job, r) for r in out[:10]]
+    out = sorted((r for r in sized if r["estimate"]["ttft_p99_s"] <= ttft_limit), key=lambda r: r["cost_usd_per_hour"])
+    notes: list[dict[str, str]] = []
+    late = [r for r in sized if r["estimate"]["ttft_p99_s"] > ttft_limit]
+    if late:
+        notes.append(
+            {
+                "hardware": "splits",
+                "system": "",
+                "reason": f"{len(late)} of the cheapest splits ({', '.join(r['hardware'] for r in late[:3])}"
+                f"{', ...' if len(late) > 3 else ''}) were dropped: their estimated TTFT p99 with the KV handover "
+                "(the transfer, its wait for a link, the decode pool's wait for a slot) passes the target",
+            }
+        )
+    if unpaired:
+        by_kv = {kv: ", ".join(c for c, k in unpaired.items() if k == kv) for kv in sorted(set(unpaired.values()))}
+        notes.append(
+            {
+                "hardware": "splits",
+                "system": "",
+                "reason": "a prefill pool of one chip and a decode pool of another whose engines cache KV in different "
+                f"precisions ({'; '.join(f'{chips}: {kv}' for kv, chips in by_kv.items())}) were not paired: the "
+                "decode pool reads the cache the prefill pool writes. Fix: give one precision (--kv-precision) to "
+                "pair them",
+            }
+        )
+    if apart:
+        pairs = sorted(apart)
+        notes.append(
+            {
+                "hardware": "splits",
+                "system": "",
+                "reason": f"{len(pairs)} prefill>decode {'pair' if len(pairs) == 1 else 'pairs'} ("
+                f"{', '.join(pairs[:3])}{', ...' if len(pairs) > 3 else ''}) {'was' if len(pairs) == 1 else 'were'}"
+                " not paired: no provider rents both and they cannot "
+                f"both be bought, so no network carries their KV cache. Fix ({pairs[0]}): {apart[pairs[0]]}",
+            }
+        )
+    return out[:5], notes
+
+
+def _sized_split(
+    row: dict[str, Any], pf: Mapping[str, Any], n_pre: int, dc: Mapping[str, Any], n_dec: int, out_tps: float
+) -> dict[str, Any]:
+    """`row` with its pools' replica counts, chips and prices."""
+    choice: Choice = dc["choice"]
+    billed = rented_chips([(pf["system"], pf["chips"], n_pre), (dc["system"], choice.chips, n_dec)])
+    cost = billed[0] * pf["price"] + billed[1] * dc["price"]
+    return {
+        **row,
+        "plan": {"prefill": plan_brief(pf["plan"], n_pre), "decode": plan_brief(choice.plan, n_dec)},
+        "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
+        "billed_chips": whole_count(sum(billed)),
+        "cost_usd_per_hour": cost,
+        "cost_usd_per_mtok": per_mtok(cost, out_tps),
+        "_disagg": (pf, n_pre, dc, n_dec),
+    }
+
+
+#: A split's KV links are sized to carry its prompts' caches at this share of their time at most, the headroom its
+#: prefill pool is sized with (a link at 140% of its capacity was priced as meeting a 3 s TTFT: 7 TPU v6e prefill
+#: replicas sending 2.9 prompts/s each, 491 ms apiece, over their share of the data-centre network).
+LINK_LOAD = PREFILL_SIZING_LOAD
+
+
+def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> dict[str, Any]:
+    """A split with as many replicas in each pool as its KV links need: lam x (one prompt's transfer time) over
+    LINK_LOAD replicas at each end (the simulator queues each replica's transfers on its links), sized again once
+    if the pools then leave their scale-up domain for a slower network. Its estimated TTFT gains the handover: the
+    client's first token comes from the decode pool (_handover_p99)."""
+    resized = 0
+    while True:
+        pf, n_pre, dc, n_dec = row["_disagg"]
+        try:
+            transfer = row_setup(catalog, model, job, row).transfer
+        except (InfeasibleError, ChipwiseError):
+            return row  # its check reports it
+        if transfer is None:
+            return row
+        need = math.ceil(link_busy(job, transfer) / LINK_LOAD - 1e-9)
+        sized = (
+            filled(pf["system"].rental_chips, pf["chips"], max(n_pre, need)),
+            filled(dc["system"].rental_chips, dc["choice"].chips, max(n_dec, need)),
+        )
+        if sized == (n_pre, n_dec) or resized == 2:
+            est = row["estimate"]
+            handover = _handover_p99(job, transfer, min(n_pre, n_dec), dc["choice"].ttft_p99)
+            return {**row, "estimate": {**est, "ttft_p99_s": est["ttft_p99_s"] + handover}}
+        row = _sized_split(row, pf, sized[0], dc, sized[1], job.load.rate * job.mean_output)
+        resized += 1
+
+
+def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait: float) -> float:
+    """A split's first token beyond its prefill, at the 99th percentile: a mean prompt's transfer S, its wait for a
+    link, and the decode pool's wait for a slot (`decode_wait`, its estimate's TTFT). The routers send each cache
+    to the least busy of `links` replicas at each end, so the link queue is an M/D/c one, priced as a batch slot's
+    wait is (search.slot_wait: Erlang C over c = links at load lambda S, then an exponential tail)."""
+    service = transfer.latency_s + transfer.seconds(job.mean_input)
+    offered = (offered_request_rate(job) or 0.0) * service
+    queue = slot_wait(np.asarray(float(max(links, 1))), np.asarray(offered), np.asarray(service))[1]
+    return service + float(queue) + decode_wait
+
+
+def link_busy(job: ServingJob, transfer: KVTransfer) -> float:
+    """Seconds per second the load's KV transfers keep a link busy, all of them on one replica's links."""
+    return (offered_request_rate(job) or 0.0) * transfer.seconds(job.mean_input)

@@ -1,0 +1,144 @@
+"""Which `plan serve` options are simulated, and where: the cheapest, one after another or side by side in worker
+processes, then second looks at the other shapes of a chip whose check had to grow; the checks in rank order."""
+
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.planner.serving_check import VERIFY_MAX, check_option, check_requests
+from chipwise.planner.serving_inputs import choose_any
+from chipwise.planner.serving_plan_rows import check_order, colocated_row, rank_order, ranking_cost
+from chipwise.serve.search import BATCHES
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.presets import allow_files, files_allowed
+from chipwise.workload.serving import ServingJob
+
+#: what plan_serving tells of its work: (what it is doing, steps done, steps in all)
+Progress = Callable[[str, int, int], None]
+
+
+#: the simulated checks of one `plan serve` run side by side in worker processes where together they would
+#: simulate this many requests or more (a worker's start, about 0.7 s, is then a few % of the work): at 10,000
+#: req/s each check simulates up to VERIFY_MAX requests, and some run again
+PARALLEL_CHECK_REQUESTS = 40_000
+
+
+def verify_options(
+    catalog: Catalog,
+    model: ModelSpec,
+    model_name: str,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    rows: list[dict[str, Any]],
+    pricing: str = "on-demand",
+    region: str | None = None,
+    tell: Progress = lambda what, done, total: None,
+    done_before: int = 0,
+    steps: int = 0,
+    workers: int = 1,
+) -> tuple[list[dict[str, Any]], int]:
+    """The cheapest options simulated (check_option), one after another, or side by side on up to `workers` processes
+    where their runs add up to PARALLEL_CHECK_REQUESTS requests or more (each check is seeded, so it reads the
+    same either way), and the processes they ran on."""
+    limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
+    work = sum(min(limit, check_requests(job, row)) for row in rows)
+    workers = max(1, min(int(workers), len(rows))) if work >= PARALLEL_CHECK_REQUESTS else 1
+    common = (catalog, model, model_name, job, targets)
+    done: list[dict[str, Any]] = []
+    if workers > 1:
+        tell(f"simulating {len(rows)} options on {workers} processes", done_before, steps)
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads carried over
+        # each worker reads model names as this process does (files_allowed: the web page's no_files)
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=allow_files, initargs=(files_allowed(),)
+        ) as pool:
+            futures = [
+                pool.submit(check_option, *common, row, rank, pricing, region) for rank, row in enumerate(rows, 1)
+            ]
+            for finished, future in enumerate(as_completed(futures), start=1):
+                checked = future.result()
+                if checked is not None:
+                    done.append(checked)
+                    tell(f"simulated {checked['hardware'].replace('>', ' -> ')}", done_before + finished, steps)
+    else:
+        for rank, row in enumerate(rows, start=1):
+            tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
+            checked = check_option(*common, row, rank, pricing, region)
+            if checked is not None:
+                done.append(checked)
+    done.sort(key=lambda r: check_order(r, job.load))
+    return done, workers
+
+
+#: An open loop's check that had to grow its option past the estimate's fleet (the estimate was optimistic for that
+#: shape) looks again at the chip's other tensor-parallel sizes: the cheapest of them by the estimate, up to this
+#: many, are simulated too where their estimate undercuts every checked fleet that met the SLO. Llama 3.1 70B at 10
+#: req/s on H200 under a 10 s / 100 ms SLO: TP2 x2 (4 chips) grew to x3 in its check and an H100 fleet won at $4.48
+#: per M tokens, where TP1 x5 H200 met a tighter SLO at $4.29. Its own shape with the next batch limit is looked at
+#: too: Llama 3.1 8B at 15 req/s on H200, TP1 b64 x1 ran at 92% of its capacity in its check and grew to x2 ($1.14
+#: per M tokens), where TP1 b128 x1 meets the SLO at 81% ($0.57).
+SECOND_LOOKS = 2
+
+
+def second_looks(
+    catalog: Catalog,
+    model: ModelSpec,
+    model_name: str,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    rows: list[dict[str, Any]],
+    verified: list[dict[str, Any]],
+    pricing: str,
+    region: str | None,
+) -> list[dict[str, Any]]:
+    """The checks, with those of the other shapes (SECOND_LOOKS: other TP sizes, or the next batch limit) of the
+    chips whose check grew: their rows join the ranking (re-ranked, the checks' ranks following their rows)."""
+    bar = min((ranking_cost(v, job.load) for v in verified if v["keeps_up"] and v["slo_met"]), default=math.inf)
+    looks: list[dict[str, Any]] = []
+    seen = {_option_key(r) for r in rows}
+    for v in verified:
+        row = rows[v["rank"] - 1]
+        if v["disaggregated"] or v["chips"] <= row["chips"] or "_search" not in row:
+            continue
+        system, name, choice = row["_choice"]
+        eng, weight, kv, drafting, price, tps = row["_search"]
+        shapes: list[dict[str, int]] = [{"tp": tp} for tp in tps if tp != choice.plan.tp]
+        wider = [b for b in BATCHES if b > choice.plan.max_batch][:1]
+        shapes += [{"tp": choice.plan.tp, "max_batch": b} for b in wider]  # its own shape, the next batch limit
+        for shape in shapes:
+            try:
+                alt = choose_any(model, system, eng, job, weight, kv, targets, drafting, fixed=shape)[0]
+            except (InfeasibleError, ChipwiseError):
+                continue
+            look = colocated_row(catalog, system, name, alt, price, job.load, int(job.mean_output))
+            look["price_estimated"] = row.get("price_estimated", [])  # its chip's price, as its row's (§)
+            # a shape the estimate answers with an option already ranked (a next batch limit its KV cache
+            # cannot hold: Llama 3.1 70B on trn2, TP32 b128 came back as the checked b104) is not a second look
+            if ranking_cost(look, job.load) < bar and _option_key(look) not in seen:
+                seen.add(_option_key(look))
+                looks.append(look)
+    if not looks:
+        return verified
+    looks = sorted(looks, key=lambda r: ranking_cost(r, job.load))[:SECOND_LOOKS]
+    ranked = [rows[v["rank"] - 1] for v in verified]
+    rows.extend(looks)
+    extra = [check_option(catalog, model, model_name, job, targets, look, len(rows) - len(looks) + i + 1, pricing,
+                          region) for i, look in enumerate(looks)]  # fmt: skip
+    rows.sort(key=lambda r: rank_order(r, job.load))
+    position = {id(r): i + 1 for i, r in enumerate(rows)}
+    checked = [{**v, "rank": position[id(r)]} for v, r in zip(verified, ranked, strict=True)]
+    checked += [{**c, "rank": position[id(look)]} for c, look in zip(extra, looks, strict=True) if c is not None]
+    return sorted(checked, key=lambda r: check_order(r, job.load))
+
+
+def _option_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What tells two ranked options apart: the system, engine and plan (each pool's shape, batch limit, replicas,
+    precisions and drafting); rows alike in these are one option, priced and simulated alike."""
+    return row["system"], row["engine"], json.dumps(row["plan"], sort_keys=True)

@@ -1,0 +1,182 @@
+"""Request lengths (tokens): a scenario's length distribution (LengthSpec; dist is fixed, uniform, normal, lognormal
+or exponential, e.g. {dist: lognormal, mean: 512, std: 256, min: 1, max: 4096}), the LengthDist that draws lengths
+from it, and the check that requests fit the model's context."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import AfterValidator, Field, model_validator
+
+from chipwise.errors import ChipwiseError
+from chipwise.types import IntArray
+from chipwise.workload.bounds import TOKENS, TokenCount, TokenFloat
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.scenario import StrictModel
+from chipwise.workload.traces import Trace
+
+
+class LengthSpec(StrictModel):
+    """A request-length distribution (tokens)."""
+
+    dist: Literal["fixed", "uniform", "normal", "lognormal", "exponential"] = "fixed"
+    mean: TokenFloat | None = None
+    #: a spread past any context (or an infinite one) drew nonsense lengths or overflowed the lognormal's shape
+    std: Annotated[float, Field(ge=0, allow_inf_nan=False), AfterValidator(TOKENS.check)] = 0.0
+    min: TokenCount = 1
+    max: TokenCount | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> LengthSpec:
+        unused = {"fixed": ("std", "min", "max"), "uniform": ("mean", "std"), "exponential": ("std",)}
+        ignored = [k for k in unused.get(self.dist, ()) if k in self.model_fields_set]
+        if ignored:  # it was dropped silently: a uniform length's mean, an exponential one's spread
+            raise ValueError(
+                f"{'an' if self.dist == 'exponential' else 'a'} {self.dist} length has no {' or '.join(ignored)} "
+                f"({self._shape()}): drop {', '.join(ignored)}"
+            )
+        if self.dist == "uniform":
+            if self.max is None:
+                raise ValueError("a uniform length needs min and max")
+        elif self.mean is None:
+            raise ValueError(f"a {self.dist} length needs a mean")
+        if self.dist == "fixed" and self.mean is not None and self.mean != int(self.mean):
+            # every request is `mean` tokens long: 1.5 had been reported as the mean and simulated as 2 tokens
+            raise ValueError(f"a fixed length is a whole number of tokens, got mean {self.mean:g}; give a whole number")
+        if self.max is not None and self.max < self.min:
+            raise ValueError(f"length max {self.max} is below min {self.min}")
+        if self.mean is not None and not self.min <= self.mean <= (self.max or math.inf):
+            bounds = f"outside min {self.min} .. max {self.max}" if self.max is not None else f"below min {self.min}"
+            raise ValueError(
+                f"length mean {self.mean:g} lies {bounds}: clipping every length to the bounds would make a different "
+                "mean; give a mean within them"
+            )
+        return self
+
+    def _shape(self) -> str:
+        return {
+            "fixed": "it is its mean",
+            "uniform": "it is set by min and max",
+            "exponential": "its spread is its mean",
+        }[self.dist]
+
+
+#: lengths drawn to read a distribution's clipped mean (its standard error: std / 450)
+EXPECTED_SAMPLES = 200_000
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """Tokens per request: fixed, uniform[low, high], normal, lognormal (mean, std) or exponential (mean),
+    clipped to [low, high], an unbounded one's draws at `maximum`."""
+
+    kind: str
+    mean: float
+    std: float = 0.0
+    low: int = 1
+    high: int | None = None
+
+    @classmethod
+    def fixed(cls, n: int) -> LengthDist:
+        TOKENS.require(n, "a request length of")  # 10**400 tokens overflowed a float (plan serve, the API)
+        return cls("fixed", float(n), 0.0, int(n), int(n))
+
+    @classmethod
+    def of(cls, spec: int | LengthSpec) -> LengthDist:
+        if isinstance(spec, int):
+            return cls.fixed(spec)
+        if spec.dist == "uniform":
+            assert spec.max is not None
+            return cls("uniform", (spec.min + spec.max) / 2.0, 0.0, spec.min, spec.max)
+        assert spec.mean is not None
+        return cls(spec.dist, float(spec.mean), float(spec.std), spec.min, spec.max)
+
+    @cached_property
+    def expected(self) -> float:
+        """The mean of the lengths drawn, after rounding and clipping to [low, high] (a heavy tail clipped at
+        `high` draws below the stated mean): `mean` itself for fixed and uniform lengths, else the mean of a
+        fixed-seed sample of EXPECTED_SAMPLES lengths."""
+        if self.kind in ("fixed", "uniform"):
+            return self.mean
+        return float(self.sample(EXPECTED_SAMPLES, np.random.default_rng(0)).mean())
+
+    def sample(self, n: int, rng: np.random.Generator) -> IntArray:
+        if self.kind == "fixed":
+            return np.full(n, max(1, round(self.mean)), dtype=np.int64)
+        if self.kind == "uniform":
+            return rng.integers(self.low, (self.high or self.low) + 1, size=n).astype(np.int64)
+        if self.kind == "normal":
+            x = rng.normal(self.mean, self.std, size=n)
+        elif self.kind == "lognormal":
+            sigma2 = math.log1p((self.std / self.mean) ** 2) if self.mean > 0 else 0.0
+            x = rng.lognormal(math.log(self.mean) - sigma2 / 2.0, math.sqrt(sigma2), size=n)
+        else:
+            x = rng.exponential(self.mean, size=n)
+        return np.clip(np.rint(x), max(1, self.low), self.maximum).astype(np.int64)
+
+    @property
+    def maximum(self) -> int:
+        """The longest length the distribution yields: its max, or when unbounded a high quantile at which `sample`
+        truncates the tail. The context checks (check_context) and the replicas' sizing take this length, so a draw
+        past it (a lognormal of mean 20,000 and std 25,000 drew 244,552 tokens against a 131,072-token context,
+        simulated, or dropped unexplained by a cache too small for it) is never produced."""
+        if self.high is not None:
+            return int(self.high)
+        if self.kind == "fixed":
+            return max(1, round(self.mean))
+        if self.kind == "exponential":
+            return max(1, round(self.mean * 7.0))
+        return max(1, round(self.mean + 4.0 * self.std))
+
+
+def context_overflow(model: ModelSpec, prompt: float, answer: float) -> str:
+    """'input P + output A tokens exceed M's context of N tokens' where a request outgrows the context its model's
+    config states ('' where it fits, or no context is stated)."""
+    limit = model.max_seq_len
+    if limit <= 0 or prompt + answer <= limit:
+        return ""
+    return f"input {prompt:,.0f} + output {answer:,.0f} tokens exceed {model.name}'s context of {limit:,} tokens"
+
+
+def check_context(model: ModelSpec, inp: LengthDist, out: LengthDist, trace: Trace | None = None) -> None:
+    """One line when requests outgrow the model's context (where its config.json states one): a trace's longest
+    request, else the longest prompt and answer of bounded distributions, the means of unbounded ones, and then
+    the longest draws of unbounded ones (LengthDist.maximum, where their draws stop), which the replicas are set up
+    to hold."""
+    limit = model.max_seq_len
+    if limit <= 0:
+        return
+    if trace is not None:
+        i = int(np.argmax(trace.input + trace.output))
+        prompt, answer = int(trace.input[i]), int(trace.output[i])
+    else:
+        prompt, answer = (round(d.high if d.high is not None else d.mean) for d in (inp, out))
+    if over := context_overflow(model, prompt, answer):
+        fixed = trace is None and inp.kind == out.kind == "fixed"
+        raise ChipwiseError(
+            f"{'' if fixed else 'the longest request: '}{over}. Fix: shorten the prompt or the answer, or pick a "
+            "longer-context model."
+        )
+    if trace is None:
+        _check_tails(model.name, limit, {"input_tokens": (inp, prompt), "output_tokens": (out, answer)})
+
+
+def _check_tails(model: str, limit: int, lengths: dict[str, tuple[LengthDist, int]]) -> None:
+    """One line when an unbounded distribution's longest draws, with the other length, outgrow the context (an
+    exponential of mean 100,000 tokens draws 700,000): its fix is a max within the context. `lengths` maps each
+    key to its distribution and the length the mean check read (its max, or its mean when unbounded)."""
+    (key_a, (a, read_a)), (key_b, (b, read_b)) = lengths.items()
+    pairs = ((key_a, a, limit - read_b), (key_b, b, limit - read_a))
+    unbounded = [(key, d, room) for key, d, room in pairs if d.high is None]
+    if a.maximum + b.maximum <= limit or not unbounded:
+        return
+    key, dist, room = max(unbounded, key=lambda item: item[1].maximum)
+    raise ChipwiseError(
+        f"{key}: the {dist.kind} length of mean {dist.mean:,.0f} has no max, and its longest draws (about "
+        f"{dist.maximum:,} tokens) outgrow {model}'s context of {limit:,} tokens. Fix: give {key} a max within the "
+        f"context (at most {room:,})."
+    )

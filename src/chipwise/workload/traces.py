@@ -1,0 +1,192 @@
+"""Request traces: a CSV, JSONL or JSON-array file with an arrival time, input tokens and output tokens per
+request, read into a Trace, or refused in one line naming the file, the row and the fix."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from chipwise.errors import ChipwiseError, user_file
+from chipwise.types import Array as FloatArray
+from chipwise.types import IntArray
+from chipwise.workload.bounds import MAX_TOKENS, shown
+
+TRACE_COLUMNS: dict[str, tuple[str, ...]] = {
+    # a name ending in _ms holds milliseconds
+    "arrival": ("arrival_s", "arrival_time", "arrival", "timestamp", "time_s", "arrival_ms", "timestamp_ms", "time_ms"),
+    "input": ("input_tokens", "input_len", "prompt_tokens", "input_length"),
+    "output": ("output_tokens", "output_len", "completion_tokens", "output_length"),
+}
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Requests of a trace file: arrival times (s, from the first arrival), input and output tokens. An arrival
+    column named *_ms is read in milliseconds, and epoch timestamps in finer units than seconds by their size
+    (EPOCH_SCALES)."""
+
+    arrival: FloatArray
+    input: IntArray
+    output: IntArray
+    path: str
+
+
+#: Epoch timestamps in finer units than seconds, told apart by their size: past the year 2001 in nanoseconds,
+#: microseconds or milliseconds (each past 33,000 years in the next coarser unit), with the units in a second.
+EPOCH_SCALES: tuple[tuple[float, float], ...] = ((1e18, 1e9), (1e15, 1e6), (1e12, 1e3))
+JSON_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
+
+
+def _column(header: list[str], role: str, path: str) -> str:
+    """The header's column for `role`, matched without regard to case or surrounding spaces."""
+    names = {str(h).strip().lower(): h for h in header}
+    for name in TRACE_COLUMNS[role]:
+        if name in names:
+            return str(names[name])
+    raise ChipwiseError(
+        f"trace '{path}' has no {role} column (one of {', '.join(TRACE_COLUMNS[role])}). Fix: add that column."
+    )
+
+
+def _trace_text(path: str) -> str:
+    """The text of a trace file (a spreadsheet's byte-order mark dropped), or one line naming the file."""
+    p = user_file(path, "trace file", "check the path", folder_fix="give a CSV or JSONL file")
+    try:
+        return p.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV export opens with a byte-order mark
+    except UnicodeDecodeError:
+        raise ChipwiseError(f"trace '{path}' is not UTF-8 text. Fix: save it as UTF-8 CSV or JSONL.") from None
+    except OSError as exc:
+        raise ChipwiseError(f"cannot read trace '{path}': {exc.strerror}. Fix: check the path.") from None
+
+
+def _json_rows(text: str, path: str) -> tuple[list[Any], str]:
+    """The requests of a JSON trace: one object per line (JSONL), or one array of objects (a .json file), with
+    the word that numbers them."""
+    if text.lstrip().startswith("["):
+        try:
+            return list(json.loads(text)), "item"
+        except ValueError:
+            raise ChipwiseError(
+                f"trace '{path}' is not a valid JSON array. Fix: give one array of objects, or one object per line."
+            ) from None
+    rows: list[Any] = []
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except ValueError:
+            raise ChipwiseError(f"trace '{path}' line {i} is not JSON. Fix: one JSON object per line.") from None
+    return rows, "line"
+
+
+def _cell(raw: Any) -> str:
+    """A trace value as an error shows it (a 400-digit number is not printed whole)."""
+    text = shown(raw) if isinstance(raw, int) and not isinstance(raw, bool) else str(raw)
+    return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
+    """One number of a trace: an arrival time (finite, not negative) or a token count (1 to MAX_TOKENS)."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise ChipwiseError(f"{where} has no {col}. Fix: give every request its {col}.")
+    try:
+        if isinstance(raw, bool):  # JSON true is not a count
+            raise TypeError
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise ChipwiseError(f"{where}: {col} '{_cell(raw)}' is not a number. Fix: correct that value.") from None
+    except OverflowError:  # a JSON integer past a float's range
+        v = math.inf
+    if role == "arrival" and not (math.isfinite(v) and v >= 0):
+        raise ChipwiseError(f"{where}: {col} {_cell(raw)} is out of range. Fix: correct that value.")
+    if role != "arrival" and not 1 <= v <= MAX_TOKENS:  # past any context: would overflow the simulator's integers
+        raise ChipwiseError(
+            f"{where}: {col} {_cell(raw)} is out of range (1 to {MAX_TOKENS:,} tokens). Fix: correct that value."
+        )
+    if role != "arrival" and not v.is_integer():  # 512.5 tokens had been rounded without a word
+        raise ChipwiseError(
+            f"{where}: {col} {_cell(raw)} is not a whole number of tokens. Fix: give a whole number, e.g. "
+            f"{math.floor(v):,}."
+        )
+    return v
+
+
+def _units_per_second(column: str, first: float) -> float:
+    """The unit of a trace's arrival times, as units in a second: milliseconds in a column named *_ms, else by the
+    first time's size (EPOCH_SCALES), else seconds."""
+    if column.strip().lower().endswith("_ms"):
+        return 1e3
+    return next((units for edge, units in EPOCH_SCALES if first > edge), 1.0)
+
+
+def _delimiter(header: str) -> str:
+    """A CSV trace's separator, from its header: a comma, or the semicolon or tab of a spreadsheet's export in a
+    locale whose decimal mark is a comma (such a file read as one column: 'no arrival column')."""
+    return max((",", ";", "\t"), key=header.count) if header else ","
+
+
+def _extra_cells(rows: list[dict[Any, Any]], path: str, header: int) -> None:
+    """One line for a CSV row with more cells than the header (csv.DictReader keeps them under the key None): a
+    value with a thousands separator ('1,024') splits in two and shifts the rest (input 1, output 24). Blank cells
+    past the header (a trailing separator) are let be."""
+    for i, row in enumerate(rows, start=1):
+        extra = row.get(None)
+        if extra and any(str(cell).strip() for cell in extra):
+            cells = header + len(extra)
+            raise ChipwiseError(
+                f"trace '{path}' data row {i} has {cells} cells where the header names {header}. Fix: give every "
+                "row the header's cells, with no thousands separators or unquoted commas in its values."
+            )
+
+
+def _in_time_order(arrival: list[float], col: str, path: str, word: str) -> None:
+    """One line naming the first request that arrives before the one above it: rows out of time order are most
+    likely a mis-joined file (until 2026-12 they were sorted without a word)."""
+    times = np.asarray(arrival, dtype=np.float64)
+    back = np.flatnonzero(times[1:] < times[:-1])
+    if back.size:
+        i = int(back[0]) + 2  # the later row, counted from 1
+        raise ChipwiseError(
+            f"trace '{path}' {word} {i} arrives at {col} {times[i - 1]:g}, before {word} {i - 1} ({times[i - 2]:g}): "
+            "its rows are not in time order. Fix: sort the trace by its arrival time."
+        )
+
+
+def read_trace(path: str) -> Trace:
+    """Read a CSV, JSONL or JSON-array trace; a missing column, a bad value, a row with more cells than the header or
+    rows out of time order are a one-line error."""
+    text = _trace_text(path)
+    if Path(path).suffix.lower() in JSON_SUFFIXES:
+        rows, word = _json_rows(text, path)
+        bad = next((i for i, row in enumerate(rows, start=1) if not isinstance(row, dict)), None)
+        if bad is not None:
+            raise ChipwiseError(f"trace '{path}' {word} {bad} is not a JSON object. Fix: one object per request.")
+    else:
+        lines = text.splitlines()
+        reader = csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))
+        rows, word = list(reader), "data row"
+        _extra_cells(rows, path, len(reader.fieldnames or []))
+    if not rows:
+        raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
+    cols = {role: _column(list(rows[0].keys()), role, path) for role in TRACE_COLUMNS}
+    values: dict[str, list[float]] = {role: [] for role in cols}
+    for i, row in enumerate(rows, start=1):
+        for role, col in cols.items():
+            values[role].append(_trace_value(row.get(col), role, col, f"trace '{path}' {word} {i}"))
+    _in_time_order(values["arrival"], cols["arrival"], path, word)
+    arrival = np.asarray(values["arrival"], dtype=np.float64)
+    first = float(arrival[0])
+    arrival = (arrival - first) / _units_per_second(cols["arrival"], first)  # from the first arrival
+    return Trace(
+        arrival=arrival,
+        input=np.rint(np.asarray(values["input"])).astype(np.int64),
+        output=np.rint(np.asarray(values["output"])).astype(np.int64),
+        path=path,
+    )
