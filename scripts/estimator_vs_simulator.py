@@ -1,4 +1,5 @@
-"""How far the steady-state serving estimate (serve/search.py) is from the simulator it ranks candidates for.
+"""How far the steady-state serving estimate (serve/estimate.py, serve/operating.py) is from the simulator it ranks
+candidates for.
 
 Per replica: one replica per case, Poisson arrivals at 30%, 60% and 85% of the estimated saturation rate, 1,500
 requests of fixed lengths; TPOT (estimate / simulated p50, p99 / p99), TTFT (mean / mean, p99 / p99) and the share
@@ -32,9 +33,11 @@ from chipwise.planner.serving_choice import engine_for
 from chipwise.planner.serving_inputs import precisions
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.build import setup_replica
+from chipwise.serve.candidates import enumerate_candidates
 from chipwise.serve.engine import engine_profile
+from chipwise.serve.estimate import estimate
+from chipwise.serve.operating import at_rate, closed_loop
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.search import at_rate, closed_loop, enumerate_candidates, estimate
 from chipwise.serve.sim.policies import ROUTERS
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model

@@ -1,12 +1,12 @@
 """How often a routed prompt lands on a replica still encoding another, by router (the source of
-serve.search.ROUTED_FLOOR and ROUTED_REQUESTS).
+serve.queueing.ROUTED_FLOOR and ROUTED_REQUESTS).
 
 A fleet of n replicas behind one of the simulator's routers (serve/sim/policies: least_loaded takes the replicas
 tied at the fewest outstanding requests in turn, power_of_two draws two at random, round_robin goes in order). Each
 replica encodes one prompt at a time (S = 1 s, FIFO) and then holds the request for D more seconds; arrivals are
 Poisson. Printed per router: the share of arrivals that wait behind a prompt, over the lone replica's (busy =
 lam S), at L = lam (S + D) requests held per replica, and on each row the estimate's share
-(serve.search.prompt_waits over the same fleet, which adds Erlang C over the replicas where every one is encoding).
+(serve.queueing.prompt_waits over the same fleet, which adds Erlang C over the replicas where every one is encoding).
 Run: .venv/bin/python scripts/router_share.py
 """
 
@@ -18,7 +18,7 @@ import random
 
 import numpy as np
 
-from chipwise.serve.search import prompt_waits
+from chipwise.serve.queueing import prompt_waits
 from chipwise.serve.sim.policies import ROUTERS, LoadBoard, make_router
 
 REPLICAS = (4, 16, 64)

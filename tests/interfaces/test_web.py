@@ -482,7 +482,7 @@ def _rented(row: dict[str, Any]) -> str:
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_page_marks_a_check_that_resized_its_pools(server: ChipwiseServer, tmp_path: Path) -> None:
     """README's plan: row 3's check keeps 8 chips but resizes its pools (7 + 1 -> 6 + 2). The CLI marks it '8 -> 8'
-    (serve_views._settled); the page had marked a row only where the count changed, and footnoted trn2's estimated
+    (plan_serve_views._settled); the page had marked a row only where the count changed, and footnoted trn2's estimated
     price though no row shown is trn2's."""
     body = {"model": "llama-3.1-70b", "rate": 20, "input_tokens": 1024, "output_tokens": 256,
             "slo": {"ttft_p99": 2.0, "tpot_p99": "50ms"}, "hardware": "h100-sxm,h200,b200,mi300x,trn2",

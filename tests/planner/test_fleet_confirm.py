@@ -182,7 +182,7 @@ def test_near_twin_types_of_one_system_are_one(catalog: Catalog) -> None:
 
 def _settled(cost: float, counts: list[int], met: bool = True) -> Any:
     sol = FleetSolution(np.array(counts), np.array([[1.0 * c] for c in counts]), cost, np.ones(len(counts)))
-    return fleet_replay._Settled(sol, {i: {"slo_met": met} for i, c in enumerate(counts) if c}, np.ones((3, 1)),
+    return fleet_replay.SettledFleet(sol, {i: {"slo_met": met} for i, c in enumerate(counts) if c}, np.ones((3, 1)),
                                  None, 3.0)  # fmt: skip
 
 

@@ -13,7 +13,7 @@ from chipwise.catalog.loader import load_catalog
 from chipwise.economics.power import power_model
 from chipwise.hardware.build import hardware
 from chipwise.interfaces.cli.serve_views import _kv_bound
-from chipwise.serve.search import held_tokens
+from chipwise.serve.estimate import held_tokens
 
 LLAMA_8B = {
     "kind": "serve",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from chipwise.interfaces.cli.app import run
-from chipwise.interfaces.cli.serve_views import _trn4_overhead
+from chipwise.interfaces.cli.plan_serve_views import _trn4_overhead
 
 ARGV = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "2", "--input-tokens", "1000", "--output-tokens", "200",
         "--no-disaggregated", "--hardware"]  # fmt: skip

@@ -18,8 +18,9 @@ from chipwise.perf.device import topology_of
 from chipwise.planner.serving_choice import _fitting, check_slo, max_rate
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.serving_verdict import stat_ok
+from chipwise.serve.candidates import enumerate_candidates
 from chipwise.serve.engine import engine_profile
-from chipwise.serve.search import Estimate, enumerate_candidates, estimate
+from chipwise.serve.estimate import Estimate, estimate
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
 
@@ -1036,7 +1037,7 @@ def test_an_offline_tpot_target_takes_the_batch_between_the_grids_steps(catalog:
     and the largest that meets the target is taken (the check confirms it): TP1 b48 at $0.2975 (TP2 b104 at $0.280
     until its all-reduce ran on the one xGMI link joining two GPUs), $0.301 since decode GEMMs near the ridge pay
     the roofline's norm."""
-    from chipwise.serve.search import BATCHES
+    from chipwise.serve.candidates import BATCHES
 
     report = plan_serving(
         catalog, "llama-3.1-8b", ["mi300x"], Load("offline"), 1024, 256, {"tpot_p99": 0.02}, disaggregated=False,

@@ -17,7 +17,9 @@ from chipwise.interfaces.cli.app import run
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import small_all_reduce_over
 from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.candidates import enumerate_candidates
 from chipwise.serve.engine import engine_profile, serving_device
+from chipwise.serve.estimate import estimate
 from chipwise.serve.iteration import (
     ACT_BYTES,
     Shapes,
@@ -30,7 +32,6 @@ from chipwise.serve.iteration import (
 )
 from chipwise.serve.kvcache import weights_per_rank
 from chipwise.serve.plan import ReplicaPlan, plan_label
-from chipwise.serve.search import enumerate_candidates, estimate
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -114,7 +115,7 @@ def test_a_prompt_is_chunked_by_its_ranks_budget(catalog: Catalog, hw: Hardware,
 def test_the_estimate_prices_a_lone_prompt_as_the_simulator_does(
     catalog: Catalog, hw: Hardware, moe: ModelSpec
 ) -> None:
-    """search.estimate's lone-prompt time, which sets the TTFT estimate at low load, against the simulator's."""
+    """serve.estimate's lone-prompt time, which sets the TTFT estimate at low load, against the simulator's."""
     h100 = hw.system("h100-sxm")
     eng = replace(engine_profile(catalog, "trtllm", "hopper"), eager_launch_s=0.0)
     cand = enumerate_candidates(moe, topology_of(h100), fixed={"tp": RANKS, "ep": RANKS}, batches=(64,))
@@ -214,7 +215,7 @@ def test_the_balancing_cap_is_sixty_steps_not_sixty_tokens(catalog: Catalog, hw:
     more arrivals take 3.5 s on average): half of 60 x TPOT x tau on average, since the counter runs whether prompts
     wait or not."""
     from chipwise.planner.serving_inputs import drafting_for
-    from chipwise.serve.search import at_rate
+    from chipwise.serve.operating import at_rate
 
     model = load_model(catalog, "deepseek-r1")
     b200 = hw.system("b200")
@@ -230,7 +231,7 @@ def test_the_balancing_cap_is_sixty_steps_not_sixty_tokens(catalog: Catalog, hw:
     )
     tau = drafting.spec.tokens_per_step
     assert tau > 2.0 and np.all(on.batch >= 8)
-    busy = 1.0 - pdtr(7.0, on.batch)  # every rank busy: at least 8 of the Poisson-like batch (search._balancing_wait)
+    busy = 1.0 - pdtr(7.0, on.batch)  # every rank busy: at least 8 of the Poisson-like batch (queueing.balancing_wait)
     assert np.all(busy > 0.99)
     assert on.ttft - off.ttft == pytest.approx(busy * 30 * on.tpot * tau, rel=1e-9)
 
@@ -388,7 +389,7 @@ def test_a_closed_loops_balancing_wait_agrees_with_the_simulation(catalog: Catal
     against the 60-step counter (about 1.4 s): the counter lets prompts in, and they wait half of it on average.
     The estimate's TTFT agrees with the simulation's within 15% (mean) and 20% (p99), and balancing multiplies it
     several times over."""
-    from chipwise.serve.search import closed_loop
+    from chipwise.serve.operating import closed_loop
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.load import Load

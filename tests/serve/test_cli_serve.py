@@ -975,7 +975,7 @@ def test_a_split_keeps_each_pools_plan_beside_its_chip_when_it_wraps() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from chipwise.interfaces.cli.serve_views import _column, _pool_rows
+    from chipwise.interfaces.cli.plan_serve_views import _column, _pool_rows
 
     table = Table()
     for header in ("hardware", "plan", "chips"):
@@ -1037,7 +1037,7 @@ def test_plan_serve_writes_its_answer_as_a_scenario(tmp_path: Path, capsys: pyte
 
 def test_the_ranking_says_which_rows_are_simulated() -> None:
     """'the 3 cheapest are', 'the cheapest is', and a fitted option checked beside them by its rank."""
-    from chipwise.interfaces.cli.serve_views import _simulated_ranks
+    from chipwise.interfaces.cli.plan_serve_views import _simulated_ranks
 
     def ranks(*r: int) -> dict[str, Any]:
         return {"verified": [{"rank": k} for k in r]}

@@ -8,9 +8,10 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.serve.build import setup_replica
+from chipwise.serve.candidates import Candidates
 from chipwise.serve.engine import engine_profile
+from chipwise.serve.estimate import estimate
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.search import Candidates, estimate
 from chipwise.workload.model import ModelSpec
 
 

@@ -17,27 +17,14 @@ from chipwise.hardware.objects import System
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import small_all_reduce
 from chipwise.serve.build import setup_replica
+from chipwise.serve.candidates import Candidates, enumerate_candidates
 from chipwise.serve.engine import engine_profile, serving_device
+from chipwise.serve.estimate import Estimate, estimate
 from chipwise.serve.iteration import Shapes, token_costs
+from chipwise.serve.operating import BATCH_Z99, MAX_UTILISATION, Operating, at_rate, batch_slots, closed_loop
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.search import (
-    BATCH_Z99,
-    MAX_UTILISATION,
-    ROUTED_FLOOR,
-    ROUTED_REQUESTS,
-    Candidates,
-    Estimate,
-    Operating,
-    at_rate,
-    batch_slots,
-    best_throughput_shape,
-    closed_loop,
-    enumerate_candidates,
-    erlang_c,
-    estimate,
-    pareto,
-    prompt_wait,
-)
+from chipwise.serve.queueing import ROUTED_FLOOR, ROUTED_REQUESTS, erlang_c, prompt_wait
+from chipwise.serve.search import best_throughput_shape, pareto
 from chipwise.serve.sim.run import Deployment, simulate
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
@@ -245,10 +232,10 @@ def test_attention_dp_balancing_adds_the_gather_wait(catalog: Catalog, h100: Sys
     assert gammaincinv(3.0, 0.99) == pytest.approx(8.406, rel=1e-3)
     # a mean batch just under R = 4: the gather was left out (a DeepSeek-V3 replica of 8 ranks at a mean of 7.5
     # read a p99 TTFT of 0.41 s where it ran at 2.9 s); every rank is busy 46% of the time
-    from chipwise.serve.search import _balancing_wait
+    from chipwise.serve.queueing import balancing_wait
 
     n = len(est.cand)
-    mean, p99 = _balancing_wait(eng, est, np.full(n, 3.5), np.full(n, 1.0), np.full(n, 1.0), poisson=True)
+    mean, p99 = balancing_wait(eng, est, np.full(n, 3.5), np.full(n, 1.0), np.full(n, 1.0), poisson=True)
     assert 1.0 - pdtr(3.0, 3.5) == pytest.approx(0.4634, rel=1e-3)
     assert mean[adp] == pytest.approx(0.4634 * 1.5, rel=1e-3) and (mean[~adp] == 0.0).all()
     assert p99[adp] == pytest.approx(gammaincinv(3.0, 1.0 - 0.01 / 0.4634), rel=1e-3)
@@ -453,7 +440,7 @@ def test_the_user_search_reaches_its_limit(catalog: Catalog, h100: System, llama
 
 def test_a_closed_loop_seats_the_plans_slots(catalog: Catalog, h100: System, llama8b: ModelSpec) -> None:
     """vLLM admits on demand, so its saturation estimate and the plan the search makes (kv_limited_batch) both seat
-    kv / (I + O/2) requests (search.held_tokens; the plan had capped at kv / (I + O), and a closed loop of the
+    kv / (I + O/2) requests (estimate.held_tokens; the plan had capped at kv / (I + O), and a closed loop of the
     estimate's batch had left a quarter of its users waiting). Users beyond those slots wait for one."""
     eng = engine_profile(catalog, "vllm", h100.chip.family)
     cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(2048,))
@@ -469,7 +456,7 @@ def test_the_batch_fixed_point_is_solved_not_approached() -> None:
     """B = need t(B) for an affine step t(B) = t0 + s B has B* = need t0 / (1 - need s). At need s = 0.9 eight plain
     iterations from B = 1 leave 0.9^8 = 43% of the gap (the TPOT read there was up to a third fast); the bracketed
     solve is exact for an affine map, and keeps B = 1 and B = top where the load needs no more or no less."""
-    from chipwise.serve.search import _fixed_point
+    from chipwise.serve.operating import _fixed_point
 
     t0, s = 0.02, 1e-4
     need = np.array([0.9 / s, 0.5 / s, 10.0, 1e6])  # g' = 0.9, 0.5; a trickle; more than saturation carries
@@ -607,7 +594,7 @@ def test_a_lone_prompt_gains_nothing_from_pipeline_stages(
     """A prompt's chunk is one micro-batch: it passes the pp stages in turn, so alone it takes the whole model's
     time (plus the hand-offs), not 1/pp of it. It had read 68.9 / 39.1 / 24.3 ms at PP1 / PP2 / PP4 for Llama-3.1-70B
     on MI300X, and `plan serve` chose PP4 to meet a 100 ms TTFT. The simulator (StepModel.prompt_alone) and the
-    estimate (search.estimate) agree. Each micro-batch is scheduled in a max_tokens budget of its own, so a full
+    estimate (serve.estimate) agree. Each micro-batch is scheduled in a max_tokens budget of its own, so a full
     pipeline of several requests' chunks still carries pp times one stage's work (MLPerf Llama-3.1-405B Offline on
     B200 TP2 PP2 read -34% with the bound and one budget a round, -7.5% with a budget a micro-batch)."""
     system = hw.system("mi300x")
@@ -631,7 +618,7 @@ def test_a_lone_prompt_gains_nothing_from_pipeline_stages(
     assert full < 1.5 * one
 
 
-# The estimate's pipelined step of a batch too small to fill the stages (serve.search._step_time): its micro-batches
+# The estimate's pipelined step of a batch too small to fill the stages (serve.steady_step.step_time): its micro-batches
 # pass every stage in turn, so a second stage adds its hand-off and takes nothing off a lone sequence's token.
 
 

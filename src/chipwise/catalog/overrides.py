@@ -454,17 +454,10 @@ def _reference_fix(section: str, path: str) -> str | None:
     return None
 
 
-def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, origins: dict[str, str]) -> str:
-    """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog (`builtin`: the
-    built-in one, whose defaults name the figures an efficiency family, an engine and the datacenter take); return
-    the qualified name of the figure it set (chips.trn3.tdp; a price's with its mode:
-    chips.h100-sxm.price.on-demand)."""
-    if "=" not in assignment:
-        raise ChipwiseError(
-            f"--set '{assignment}' has no '='. Fix: write --set ID.FIELD=VALUE, e.g. trn3.hbm_bandwidth=6e12."
-        )
-    lhs, rhs = (s.strip() for s in assignment.split("=", 1))
-    target = _resolve_target(raw, builtin, lhs)
+def _refuse_unread(raw: Mapping[str, Any], target: _Target, lhs: str) -> None:
+    """One line for a --set of a figure no prediction reads (the run would come out the same): a chip's
+    DISPLAY_ONLY figure, a fabric tier's latency or radix, reliability or datacenter reference data, or the host
+    share of a system that has a power figure."""
     section, key, path = target.section, target.key, target.path.split(".")
     if section == "chips" and target.path in DISPLAY_ONLY:
         raise ChipwiseError(
@@ -493,8 +486,15 @@ def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, 
             "taken; host_power_fraction is read only for a system with none (the run would come out the same). Fix: "
             f"set its power instead, e.g. --set {key}.power=9kW."
         )
-    fields = _fields(raw, builtin, target)
-    ref = fields.reference(target.path)
+
+
+def _read_value(
+    raw: Mapping[str, Any], target: _Target, lhs: str, rhs: str, ref: Mapping[str, Any] | None
+) -> tuple[float, str]:
+    """The value and unit `--set LHS=RHS` gives (a scale: the figure's own unit, times the factor), or one line: a
+    price scaled, a value that is no number or is in no unit of the field's (`ref`: its catalog figure), one that
+    is not finite or is negative."""
+    path = target.path.split(".")
     if path[0] == "price" and _SCALE.match(rhs):
         raise ChipwiseError(
             f"--set {lhs}={rhs}: a price is not scaled (a scenario's cost moves with it one for one). Fix: give the "
@@ -512,30 +512,52 @@ def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, 
         raise ChipwiseError(f"--set {lhs}: value {rhs} is not a finite number. Fix: give a finite number.")
     if value < 0:
         raise ChipwiseError(f"--set {lhs}: value {rhs} is negative. Fix: give a non-negative number.")
-    entry = raw[section][key] if key else raw.setdefault(section, {})
-    if path[0] == "price" and section in ("chips", "systems"):
-        mode = path[1] if len(path) > 1 else "on-demand"
-        if mode not in PRICING_MODES or len(path) > 2:
-            raise ChipwiseError(
-                f"--set {lhs}: unknown pricing mode '{'.'.join(path[1:])}'. Fix: use one of {', '.join(PRICING_MODES)}."
-            )
-        if unit not in ("", "USD/h"):
-            raise ChipwiseError(f"--set {lhs}: a price is in USD/h. Fix: give the hourly price, e.g. {lhs}=2.5.")
-        prices = raw.setdefault("prices", [])
-        prices.append(
-            {
-                ("chip" if section == "chips" else "system"): key,
-                "provider": "user",  # economics.pricing.USER_PROVIDER: wins over the catalog's prices
-                "mode": mode,
-                "value": value,
-                "status": "estimate",
-                "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
-                "region": "",
-            },
+    return value, unit
+
+
+def _set_price(
+    raw: dict[str, Any], target: _Target, lhs: str, assignment: str, value: float, unit: str, origins: dict[str, str]
+) -> str:
+    """Add a chip's or a system's price given by --set (ID.price[.MODE]) to the catalog's prices, the user's,
+    which win over the catalog's; return its qualified name with its mode."""
+    section, key, path = target.section, target.key, target.path.split(".")
+    mode = path[1] if len(path) > 1 else "on-demand"
+    if mode not in PRICING_MODES or len(path) > 2:
+        raise ChipwiseError(
+            f"--set {lhs}: unknown pricing mode '{'.'.join(path[1:])}'. Fix: use one of {', '.join(PRICING_MODES)}."
         )
-        origins[f"prices.{len(prices) - 1}"] = "--set"  # appended: the files' prices keep their indices
-        return f"{section}.{key}.price.{mode}"
-    assert ref is not None  # _resolve_target returns a field the entry takes
+    if unit not in ("", "USD/h"):
+        raise ChipwiseError(f"--set {lhs}: a price is in USD/h. Fix: give the hourly price, e.g. {lhs}=2.5.")
+    prices = raw.setdefault("prices", [])
+    prices.append(
+        {
+            ("chip" if section == "chips" else "system"): key,
+            "provider": "user",  # economics.pricing.USER_PROVIDER: wins over the catalog's prices
+            "mode": mode,
+            "value": value,
+            "status": "estimate",
+            "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
+            "region": "",
+        },
+    )
+    origins[f"prices.{len(prices) - 1}"] = "--set"  # appended: the files' prices keep their indices
+    return f"{section}.{key}.price.{mode}"
+
+
+def _set_figure(
+    entry: dict[str, Any],
+    target: _Target,
+    lhs: str,
+    rhs: str,
+    assignment: str,
+    value: float,
+    unit: str,
+    ref: Mapping[str, Any],
+) -> None:
+    """Store the number `--set LHS=RHS` gives in the entry's figure (`ref`: the catalog's figure of the field, whose
+    unit the value's must measure), noting the catalog's value it replaces; one line for a text figure, a value
+    out of the field's range, or a path that leads to no figure."""
+    section, key, path = target.section, target.key, target.path.split(".")
     if isinstance(ref.get("value"), str) or ref.get("unit") == "":
         raise ChipwiseError(
             f"--set {lhs}: '{target.path}' is a text figure ({ref.get('value')}); --set gives numbers. Fix: change it "
@@ -563,20 +585,45 @@ def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, 
         "derivation": f"{SET_ON_COMMAND_LINE}: --set {assignment}",
         "note": note,
     }
-    if section == "engines" and len(path) == 1:
-        # an engine's figure holds on every chip family: the families that fit their own (engines.E.chips.F) would
-        # otherwise keep theirs, and the what-if change nothing there
-        for family in (entry.get("chips") or {}).values():
-            if isinstance(family, dict) and path[0] in family:
-                own, family[path[0]] = family[path[0]], dict(node[path[0]])
-                if scaled is not None and is_figure(own) and not isinstance(own["value"], str):
-                    # a scale scales the family's own fitted figure, not the engine's default
-                    family[path[0]].update(
-                        value=float(own["value"]) * _factor(rhs),
-                        unit=own["unit"],
-                        note=f"what-if override; catalog value was {own['value']} {own['unit']}",
-                    )
 
+
+def _set_engine_families(engine: Mapping[str, Any], name: str, factor: float | None) -> None:
+    """An engine's figure `name`, just set, on every chip family that fits its own (engines.E.chips.F): the
+    families would otherwise keep theirs, and the what-if change nothing there. A scale (`factor`) scales each
+    family's own fitted figure, not the engine's default."""
+    for family in (engine.get("chips") or {}).values():
+        if isinstance(family, dict) and name in family:
+            own, family[name] = family[name], dict(engine[name])
+            if factor is not None and is_figure(own) and not isinstance(own["value"], str):
+                family[name].update(
+                    value=float(own["value"]) * factor,
+                    unit=own["unit"],
+                    note=f"what-if override; catalog value was {own['value']} {own['unit']}",
+                )
+
+
+def apply_set(raw: dict[str, Any], builtin: Mapping[str, Any], assignment: str, origins: dict[str, str]) -> str:
+    """Apply one `ID.FIELD=VALUE` override (VALUE in SI unless it carries a unit) to the raw catalog (`builtin`: the
+    built-in one, whose defaults name the figures an efficiency family, an engine and the datacenter take); return
+    the qualified name of the figure it set (chips.trn3.tdp; a price's with its mode:
+    chips.h100-sxm.price.on-demand)."""
+    if "=" not in assignment:
+        raise ChipwiseError(
+            f"--set '{assignment}' has no '='. Fix: write --set ID.FIELD=VALUE, e.g. trn3.hbm_bandwidth=6e12."
+        )
+    lhs, rhs = (s.strip() for s in assignment.split("=", 1))
+    target = _resolve_target(raw, builtin, lhs)
+    section, key, path = target.section, target.key, target.path.split(".")
+    _refuse_unread(raw, target, lhs)
+    ref = _fields(raw, builtin, target).reference(target.path)
+    value, unit = _read_value(raw, target, lhs, rhs, ref)
+    entry = raw[section][key] if key else raw.setdefault(section, {})
+    if path[0] == "price" and section in ("chips", "systems"):
+        return _set_price(raw, target, lhs, assignment, value, unit, origins)
+    assert ref is not None  # _resolve_target returns a field the entry takes
+    _set_figure(entry, target, lhs, rhs, assignment, value, unit, ref)
+    if section == "engines" and len(path) == 1:
+        _set_engine_families(entry, path[0], _factor(rhs) if _SCALE.match(rhs) else None)
     top = f"{section}.{key}" if key else f"{section}.{path[0]}"
     origins[top] = origins.get(top, "--set")
     return target.qualified

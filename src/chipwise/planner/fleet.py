@@ -55,6 +55,7 @@ from chipwise.planner.fleet_replay import (
     REPLAY_REQUESTS,
     TOP_UP_ROUNDS,
     InstanceType,
+    SettledFleet,
     confirmed_fleet,
     settle_fleet,
 )
@@ -252,30 +253,19 @@ def _check_carried(
     )
 
 
-def plan_fleet(
-    catalog: Catalog,
-    model_name: str,
-    workload: str,
-    slo: Mapping[str, float],
-    hardware_ids: Sequence[str],
-    limits: Mapping[str, int] | None = None,
-    precision: str = "fp8",
-    replay: bool = True,
-) -> dict[str, Any]:
-    """The cheapest fleet mix for the workload within the SLO, checked by simulation."""
-    start = time.perf_counter()
-    if not slo:
-        raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
-    slo = check_slo(slo)
-    model = load_model(catalog, model_name)
-    buckets = read_workload(workload, model)
+def _systems_asked(catalog: Catalog, hardware_ids: Sequence[str]) -> list[System]:
+    """The systems asked for, each once; one line for a hybrid of two chip types, as an instance type runs one."""
     hw = hardware(catalog)
     split = "price prefill/decode splits across both with 'chipwise plan serve --hardware {id}'"
-    systems = list(
+    return list(
         {
             s.id: s for s in (hw.system(h).one_chip_type("; an instance type runs one", split) for h in hardware_ids)
         }.values()
     )
+
+
+def _checked_limits(limits: Mapping[str, int] | None, systems: Sequence[System]) -> dict[str, int]:
+    """The chip limits, each a chip count >= 0 naming a chip or a system among `systems`, or one line."""
     limits = dict(limits or {})
     for name, count in limits.items():
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
@@ -287,6 +277,20 @@ def plan_fleet(
                 f"--limits names '{name}', which is not among the hardware considered ({', '.join(sorted(known))}). "
                 "Fix: limit a chip or a system that is in --hardware."
             )
+    return limits
+
+
+def _offered_types(
+    catalog: Catalog,
+    model: ModelSpec,
+    systems: Sequence[System],
+    buckets: Sequence[Bucket],
+    slo: Mapping[str, float],
+    precision: str,
+) -> tuple[list[InstanceType], list[dict[str, str]]]:
+    """The instance types the systems offer (_types_for), less those another dominates and named by system, and the
+    systems left out with why: those whose engine cannot run the precision, then those that serve no bucket.
+    InfeasibleError where none can run the precision, NoFleetError where no type carries a bucket with load."""
     types: list[InstanceType] = []
     # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM) are left out and named, as
     # plan serve's 'not ranked'; any other error (an unknown precision, mxfp4 on a dense model) is the input's and
@@ -317,47 +321,65 @@ def plan_fleet(
             "bf16, or add a chip with FP8 units to --hardware."
         )
     _check_carried(buckets, types, unserved, refused)
-    skipped += left_out
-    types = _named_by_system(_undominated(types))
-    cap = np.stack([t.capacity for t in types])
+    return _named_by_system(_undominated(types)), skipped + left_out
+
+
+def _fleet_problem(types: Sequence[InstanceType], buckets: Sequence[Bucket], limits: Mapping[str, int]) -> FleetProblem:
+    """The mixed-integer programme over the instance types: their prices and capacities, the buckets' demand, and
+    the chip limits."""
     # a chip's limit counts every system of that chip, a system's only that system (p5.48xlarge=3 had capped the
     # Azure H100s as well): each type counts against each limit that names its chip or its system
     groups = [tuple(dict.fromkeys(g for g in (t.system.chip.id, t.system.id) if g in limits)) for t in types]
-    problem = FleetProblem(
+    return FleetProblem(
         types=[t.name for t in types],
         buckets=[b.name for b in buckets],
         price_per_hour=np.array([t.price_usd_per_hour for t in types]),
-        capacity=cap,
+        capacity=np.stack([t.capacity for t in types]),
         demand=np.array([b.rate for b in buckets]),
         limits=np.full(len(types), np.inf),
         chips=np.array([t.chips for t in types], dtype=np.float64),
         groups=groups,
         group_limits={name: float(count) for name, count in limits.items()},
     )
-    settled = settle_fleet(catalog, model, types, problem, buckets, slo, replay)
-    # the program's own optimum over all the types asked for, what the simulator check is measured against (the
-    # winning single-type search's had been shown: '$138/hour (steady-state MILP ...: $138/hour)' where the
-    # program's optimum, which missed in replay, was $113)
-    steady_cost = settled.steady_cost
-    if replay:
-        # the derate-and-re-solve path can end on a mixed fleet dearer than one chip type alone would be (MI300X
-        # alone carried this mix at $124/hour where the four types' search ended at $144): each type is settled
-        # alone too, and the cheapest fleet that meets the SLO in its replay is the answer
-        found = [settled]
-        for chip in dict.fromkeys(t.system.chip.id for t in types):
-            own = [i for i, t in enumerate(types) if t.system.chip.id == chip]
-            if len(own) == len(types):
-                continue
-            try:
-                beat = settled.sol.cost_per_hour if settled.met else math.inf
-                trial = settle_fleet(catalog, model, types, problem, buckets, slo, replay, own, beat=beat)
-            except InfeasibleError:
-                continue  # the chip's limit cannot carry the whole mix, or it cannot serve a bucket
-            found.append(trial)
-            if trial.better_than(settled):
-                settled = trial
-        settled = confirmed_fleet(catalog, model, types, problem, buckets, slo, found) or settled
-    sol, replays, derate, note = settled.sol, settled.replays, settled.derate, settled.note
+
+
+def _cheapest_settled(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: list[InstanceType],
+    problem: FleetProblem,
+    buckets: list[Bucket],
+    slo: Mapping[str, float],
+    settled: SettledFleet,
+) -> SettledFleet:
+    """The answer among the fleet `settled` on over all the types and those settled on over each chip's types
+    alone: the one confirmed_fleet picks of those that met the SLO in replay, else, where none did, the best of
+    them (SettledFleet.better_than)."""
+    # the derate-and-re-solve path can end on a mixed fleet dearer than one chip type alone would be (MI300X
+    # alone carried this mix at $124/hour where the four types' search ended at $144): each type is settled
+    # alone too, and the cheapest fleet that meets the SLO in its replay is the answer
+    found = [settled]
+    for chip in dict.fromkeys(t.system.chip.id for t in types):
+        own = [i for i, t in enumerate(types) if t.system.chip.id == chip]
+        if len(own) == len(types):
+            continue
+        try:
+            beat = settled.sol.cost_per_hour if settled.met else math.inf
+            trial = settle_fleet(catalog, model, types, problem, buckets, slo, True, own, beat=beat)  # replayed
+        except InfeasibleError:
+            continue  # the chip's limit cannot carry the whole mix, or it cannot serve a bucket
+        found.append(trial)
+        if trial.better_than(settled):
+            settled = trial
+    return confirmed_fleet(catalog, model, types, problem, buckets, slo, found) or settled
+
+
+def _fleet_rows(
+    types: Sequence[InstanceType], buckets: Sequence[Bucket], settled: SettledFleet, replay: bool
+) -> list[dict[str, Any]]:
+    """The fleet's row per instance type it runs: instances, chips, cost, the traffic routed to it, the share of
+    its capacity the simulator allowed and, where replayed, its replay."""
+    sol = settled.sol
     chosen = []
     for i, t in enumerate(types):
         n = int(sol.counts[i])
@@ -374,12 +396,59 @@ def plan_fleet(
             "usd_per_hour": n * t.price_usd_per_hour,
             **t.price_record(),
             "utilisation": float(sol.utilisation[i]),
-            "capacity_derate": _routed_mean(derate[i], sol.assignment[i]),
+            "capacity_derate": _routed_mean(settled.derate[i], sol.assignment[i]),
             "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
         }
         if replay:
-            row["replay"] = replays[i]
+            row["replay"] = settled.replays[i]
         chosen.append(row)
+    return chosen
+
+
+def _type_record(t: InstanceType, buckets: Sequence[Bucket]) -> dict[str, Any]:
+    """An instance type offered to the programme as the report lists it, with its capacity per bucket."""
+    return {
+        "type": t.name,
+        "hardware": t.system.chip.id,
+        "system": t.system.id,
+        "chips": t.chips,
+        "replicas": t.replicas,
+        "usd_per_hour": t.price_usd_per_hour,
+        **t.price_record(),
+        "capacity_requests_per_s": {b.name: float(c) for b, c in zip(buckets, t.capacity, strict=True)},
+    }
+
+
+def plan_fleet(
+    catalog: Catalog,
+    model_name: str,
+    workload: str,
+    slo: Mapping[str, float],
+    hardware_ids: Sequence[str],
+    limits: Mapping[str, int] | None = None,
+    precision: str = "fp8",
+    replay: bool = True,
+) -> dict[str, Any]:
+    """The cheapest fleet mix for the workload within the SLO, checked by simulation."""
+    start = time.perf_counter()
+    if not slo:
+        raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
+    slo = check_slo(slo)
+    model = load_model(catalog, model_name)
+    buckets = read_workload(workload, model)
+    systems = _systems_asked(catalog, hardware_ids)
+    limits = _checked_limits(limits, systems)
+    types, skipped = _offered_types(catalog, model, systems, buckets, slo, precision)
+    problem = _fleet_problem(types, buckets, limits)
+    settled = settle_fleet(catalog, model, types, problem, buckets, slo, replay)
+    # the program's own optimum over all the types asked for, what the simulator check is measured against (the
+    # winning single-type search's had been shown: '$138/hour (steady-state MILP ...: $138/hour)' where the
+    # program's optimum, which missed in replay, was $113)
+    steady_cost = settled.steady_cost
+    if replay:
+        settled = _cheapest_settled(catalog, model, types, problem, buckets, slo, settled)
+    chosen = _fleet_rows(types, buckets, settled, replay)
+    note = settled.note
     all_met = all(r["replay"]["slo_met"] for r in chosen) if replay else None
     if all_met is False and note is None:
         missing = ", ".join(r["type"] for r in chosen if not r["replay"]["slo_met"])
@@ -394,19 +463,7 @@ def plan_fleet(
         "precision": precision,
         "slo": dict(slo),
         "buckets": [b.__dict__ for b in buckets],
-        "instance_types": [
-            {
-                "type": t.name,
-                "hardware": t.system.chip.id,
-                "system": t.system.id,
-                "chips": t.chips,
-                "replicas": t.replicas,
-                "usd_per_hour": t.price_usd_per_hour,
-                **t.price_record(),
-                "capacity_requests_per_s": {b.name: float(c) for b, c in zip(buckets, t.capacity, strict=True)},
-            }
-            for t in types
-        ],
+        "instance_types": [_type_record(t, buckets) for t in types],
         "fleet": chosen,
         "skipped": skipped,
         "cost_usd_per_hour": sum(r["usd_per_hour"] for r in chosen),

@@ -306,7 +306,7 @@ def _room_for(problem: FleetProblem, counts: np.ndarray, i: int) -> bool:
 
 
 @dataclass
-class _Settled:
+class SettledFleet:
     """A fleet the derate-and-re-solve rounds settled on, with its replays."""
 
     sol: FleetSolution
@@ -319,7 +319,7 @@ class _Settled:
     def met(self) -> bool:
         return self.note is None and all(r["slo_met"] for r in self.replays.values())
 
-    def better_than(self, other: _Settled) -> bool:
+    def better_than(self, other: SettledFleet) -> bool:
         """Meets the SLO where the other does not, or as well and for less."""
         if self.met != other.met:
             return self.met
@@ -333,10 +333,10 @@ def _cheaper_alternative(
     problem: FleetProblem,
     buckets: Sequence[Bucket],
     slo: Mapping[str, float],
-    settled: _Settled,
+    settled: SettledFleet,
     failed: Sequence[np.ndarray],
     beat: float = math.inf,
-) -> _Settled | None:
+) -> SettledFleet | None:
     """The steady-state programme's next-cheapest fleets, none of the instance counts whose replay missed, replayed
     in cost order (ALTERNATIVES at most): the first that meets the SLO for less than the fleet settled on (for no
     more, where that one misses) and less than `beat`, or None."""
@@ -359,7 +359,7 @@ def _cheaper_alternative(
             if not replays[int(i)]["slo_met"]:
                 break
         else:
-            return _Settled(alt, replays, np.ones_like(problem.capacity), None, settled.steady_cost)
+            return SettledFleet(alt, replays, np.ones_like(problem.capacity), None, settled.steady_cost)
         excluded.append(alt.counts)
     return None
 
@@ -375,7 +375,7 @@ def settle_fleet(
     own: list[int] | None = None,
     *,
     beat: float = math.inf,
-) -> _Settled:
+) -> SettledFleet:
     """Solve the programme, replay the fleet in the simulator, derate the (type, bucket) pairs that miss and
     re-solve (CALIBRATION_ROUNDS), give capacity back while the replay holds (TIGHTEN_ROUNDS), top up the types
     that still miss (_top_up), and where that fleet costs more than the steady-state optimum or still misses,
@@ -403,14 +403,14 @@ def settle_fleet(
         utilisation = np.zeros(len(types))
         utilisation[own] = got.sol.utilisation
         mapped = FleetSolution(counts, assignment, got.sol.cost_per_hour, utilisation)
-        return _Settled(mapped, {own[k]: r for k, r in got.replays.items()}, derate, got.note, got.steady_cost)
+        return SettledFleet(mapped, {own[k]: r for k, r in got.replays.items()}, derate, got.note, got.steady_cost)
     # The MILP packs instances to their steady-state capacity; queueing at that load can break the tail targets.
     # So: replay each chosen type in the simulator, derate the capacity of those that miss the SLO, and re-solve.
     derate = np.ones_like(problem.capacity)  # per (type, bucket): the share of its capacity the simulator allows
     sol = solve(problem)
     steady_cost = sol.cost_per_hour
     if replay and steady_cost >= beat - 1e-9:
-        return _Settled(sol, {}, derate, "no cheaper than a fleet already found", steady_cost)
+        return SettledFleet(sol, {}, derate, "no cheaper than a fleet already found", steady_cost)
     replays: dict[int, dict[str, Any]] = {}
     replayed: FleetSolution | None = None  # the solution `replays` simulate
     note = None
@@ -455,7 +455,7 @@ def settle_fleet(
         replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
     if replay and note is None:
         sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
-    settled = _Settled(sol, replays, derate, note, steady_cost)
+    settled = SettledFleet(sol, replays, derate, note, steady_cost)
     if replay and (not settled.met or sol.cost_per_hour > steady_cost + 1e-9):
         # derating and topping up only add capacity: a fleet as cheap as the first one, or cheaper than this one,
         # that the derating never reached may meet the SLO
@@ -471,13 +471,13 @@ def confirmed_fleet(
     problem: FleetProblem,
     buckets: Sequence[Bucket],
     slo: Mapping[str, float],
-    found: Sequence[_Settled],
-) -> _Settled | None:
+    found: Sequence[SettledFleet],
+) -> SettledFleet | None:
     """Of the fleets the searches settled on that met the SLO, the cheapest whose every type meets it again in a
     run of REPLAY_MAX requests on another seed (_replay's `confirm`), with those runs as its replays; where none
     does, the cheapest topped up where its confirming runs miss (_top_up), saying so where it still misses; None
     where none met the SLO."""
-    cheapest: _Settled | None = None
+    cheapest: SettledFleet | None = None
     tried: list[FleetSolution] = []
     for s in sorted((s for s in found if s.met), key=lambda s: s.sol.cost_per_hour):
         if any(np.array_equal(s.sol.counts, o.counts) and np.allclose(s.sol.assignment, o.assignment) for o in tried):

@@ -27,7 +27,7 @@ import math
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
@@ -250,6 +250,90 @@ def default_workers(kind: str) -> int:
     return min(os.cpu_count() or 1, MAX_WORKERS) if kind == "serve" else 1
 
 
+def _figures_to_move(
+    base: Mapping[str, Any], only: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The baseline's figures split three ways: those to move, those at 0 (a share of 0 is 0) and the tile sizes
+    (DISCRETE); with `only`, those whose name holds one of its texts, one line where none does."""
+    figures = candidate_figures(base)  # its chips' TDP, systems' power and rental price are economics figures
+    if only:
+        figures = {name: fig for name, fig in figures.items() if any(text in name for text in only)}
+        if not figures:
+            raise ChipwiseError(
+                f"no figure of this prediction's names {' or '.join(repr(t) for t in only)}. Fix: give part of a "
+                "name 'chipwise predict SCENARIO --sources' lists (e.g. hbm_bandwidth), or leave the filter out."
+            )
+    # a tile size is listed, not moved (DISCRETE): no share of one moves it to another tile
+    discrete = {name: fig for name, fig in figures.items() if name.endswith(DISCRETE)}
+    zeros = {name: fig for name, fig in figures.items() if fig["value"] == 0 and name not in discrete}
+    figures = {name: fig for name, fig in figures.items() if name not in zeros and name not in discrete}
+    return figures, zeros, discrete
+
+
+def _listed_unmoved(
+    zeros: Mapping[str, Mapping[str, Any]], discrete: Mapping[str, Mapping[str, Any]], step: float
+) -> list[dict[str, Any]]:
+    """The figures listed, not moved, with why: those at 0, then the tile sizes."""
+    return [
+        {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
+        for name, fig in zeros.items()
+    ] + [
+        {
+            **_record(name, fig),
+            "kind": "discrete",
+            "reason": f"a tile size: x{1 - step:g} of it is no tile; --set it to another size to compare",
+        }
+        for name, fig in discrete.items()
+    ]
+
+
+def _moved_row(
+    record: Mapping[str, Any], minus: Side, plus: Side, base_values: Mapping[str, float | None], step: float
+) -> dict[str, Any]:
+    """A moved figure's row: both sides, each metric's change on each, and its elasticity (the moving side's where
+    the other leaves the metric still, _capped)."""
+    change = {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)}
+    capped = _capped(change)  # a metric that side leaves still: the figure is at a cap there, the other's slope
+    elasticity = {
+        k: _elasticity(
+            base_values[k],
+            {} if capped.get(k) == "minus" else minus,
+            {} if capped.get(k) == "plus" else plus,
+            k,
+            step,
+        )
+        for k in base_values
+    }
+    return {
+        **record,
+        "minus": minus,
+        "plus": plus,
+        "change": change,
+        "elasticity": elasticity,
+        **({"capped": capped} if capped else {}),
+    }
+
+
+def _priced_sides(
+    tasks: Sequence[tuple[str, str, list[str]]],
+    names: Iterable[str],
+    files: Sequence[Any],
+    sc: TrainScenario | ServeScenario,
+    kind: str,
+    workers: int,
+    basis: float | None,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, dict[str, Side]]:
+    """Each figure's sides priced (_priced) on the baseline's basis (_rebase), by figure name and side, with
+    `progress` told of each priced."""
+    sides: dict[str, dict[str, Side]] = {name: {} for name in names}
+    for done, (name, side, priced) in enumerate(_priced(tasks, files, sc, kind, workers), start=1):
+        sides[name][side] = _rebase(priced, basis)
+        if progress is not None:
+            progress(done, len(tasks))
+    return sides
+
+
 def sensitivity(
     sc: TrainScenario | ServeScenario,
     files: Sequence[Any] = (),
@@ -277,43 +361,17 @@ def sensitivity(
     ranked = check_metric(kind, metric, base)
     metrics = METRICS[kind]
     fixed = sc if replan else _fixed_plan(sc, base["plan"])
-    figures = candidate_figures(base)  # its chips' TDP, systems' power and rental price are economics figures
-    if only:
-        figures = {name: fig for name, fig in figures.items() if any(text in name for text in only)}
-        if not figures:
-            raise ChipwiseError(
-                f"no figure of this prediction's names {' or '.join(repr(t) for t in only)}. Fix: give part of a "
-                "name 'chipwise predict SCENARIO --sources' lists (e.g. hbm_bandwidth), or leave the filter out."
-            )
-    # a tile size is listed, not moved (DISCRETE): no share of one moves it to another tile
-    discrete = {name: fig for name, fig in figures.items() if name.endswith(DISCRETE)}
-    zeros = {name: fig for name, fig in figures.items() if fig["value"] == 0 and name not in discrete}
-    figures = {name: fig for name, fig in figures.items() if name not in zeros and name not in discrete}
+    figures, zeros, discrete = _figures_to_move(base, only)
     base_values = {name: _value(m, base) for name, m in metrics.items()}
-    basis = _basis(base).get("basis")
     tasks = [
         (name, side, _moved_sets(name, fig, factor, sets))
         for name, fig in figures.items()
         for side, factor in (("minus", 1.0 - step), ("plus", 1.0 + step))
     ]
-    sides: dict[str, dict[str, Side]] = {name: {} for name in figures}
     n = workers if workers is not None else default_workers(kind)
-    for done, (name, side, priced) in enumerate(_priced(tasks, files, fixed, kind, n), start=1):
-        sides[name][side] = _rebase(priced, basis)
-        if progress is not None:
-            progress(done, len(tasks))
+    sides = _priced_sides(tasks, figures, files, fixed, kind, n, _basis(base).get("basis"), progress)
     rows: list[dict[str, Any]] = []
-    unmoved = [
-        {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
-        for name, fig in zeros.items()
-    ] + [
-        {
-            **_record(name, fig),
-            "kind": "discrete",
-            "reason": f"a tile size: x{1 - step:g} of it is no tile; --set it to another size to compare",
-        }
-        for name, fig in discrete.items()
-    ]
+    unmoved = _listed_unmoved(zeros, discrete, step)
     for name, fig in figures.items():
         minus, plus = sides[name]["minus"], sides[name]["plus"]
         record = _record(name, fig)
@@ -322,28 +380,7 @@ def sensitivity(
             derived = "unknown figure" in minus["error"]
             unmoved.append({**record, "kind": "derived" if derived else "unpriced", "reason": minus["error"]})
             continue
-        change = {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)}
-        capped = _capped(change)  # a metric that side leaves still: the figure is at a cap there, the other's slope
-        elasticity = {
-            k: _elasticity(
-                base_values[k],
-                {} if capped.get(k) == "minus" else minus,
-                {} if capped.get(k) == "plus" else plus,
-                k,
-                step,
-            )
-            for k in metrics
-        }
-        rows.append(
-            {
-                **record,
-                "minus": minus,
-                "plus": plus,
-                "change": change,
-                "elasticity": elasticity,
-                **({"capped": capped} if capped else {}),
-            }
-        )
+        rows.append(_moved_row(record, minus, plus, base_values, step))
 
     def weight(row: dict[str, Any]) -> float:
         e = row["elasticity"].get(ranked)

@@ -341,7 +341,7 @@ def lockstep_note(job: ServingJob, setup: ServingSetup) -> str | None:
 
 def deployment_batch_slots(setup: ServingSetup) -> int:
     """Batch slots of a deployment's (last) pool: requests it decodes at once, replicas x batch limit (not
-    serve.search.batch_slots, a candidate shape's slots within its KV cache)."""
+    serve.operating.batch_slots, a candidate shape's slots within its KV cache)."""
     pool = setup.pools[-1]
     return pool.replicas * pool.setup.plan.max_batch
 

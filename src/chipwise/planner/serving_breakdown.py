@@ -13,10 +13,10 @@ import numpy as np
 
 from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.iteration import COMPONENTS, IterationInputs, Shapes, iteration_breakdown
-from chipwise.serve.search import prompt_share
 from chipwise.serve.sim.policies import bucket
 from chipwise.serve.sim.steps import prompt_chunks
 from chipwise.serve.simulate import ServingSetup
+from chipwise.serve.steady_step import prompt_share
 from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving import ServingJob
@@ -79,7 +79,7 @@ def _breakdown(
     """Seconds of one mean steady iteration at `batch` sequences, by component: the decode iterations alone and
     those a prompt joins (its chunk of the token budget), weighed as they come: as simulated (`mix`: the share of
     iterations that carried prompts and the prompt tokens each ran), or else as the estimate has it
-    (serve.search.prompt_share; prompt tokens spread evenly over every iteration made each of DeepSeek-R1's
+    (serve.steady_step.prompt_share; prompt tokens spread evenly over every iteration made each of DeepSeek-R1's
     iterations load every expert, and its breakdown summed to 39 ms where it decodes at 12 ms); with speculative
     decoding the verification step (k + 1 positions per sequence) and its drafting passes; past the engine's
     CUDA-graph batch the host's kernel launches beyond the device work (`host_launches`). Without `prompts` (a

@@ -1,5 +1,5 @@
 """Choosing a serving replica's shape and count: the steady-state estimates of every candidate shape
-(serve.search) at the load, the SLO check, and the rate a replica sustains within it (the shapes ranked by
+(serve.estimate) at the load, the SLO check, and the rate a replica sustains within it (the shapes ranked by
 planner.serving_choice_rank)."""
 
 from __future__ import annotations
@@ -24,19 +24,11 @@ from chipwise.planner.serving_choice_rank import (
     stated_batch_first,
     stated_fallback,
 )
+from chipwise.serve.candidates import Candidates, enumerate_candidates
 from chipwise.serve.engine import EngineProfile, check_engine_model, check_engine_name, default_engine
+from chipwise.serve.estimate import Estimate, estimate, held_tokens
+from chipwise.serve.operating import MAX_UTILISATION, Operating, at_rate, closed_loop
 from chipwise.serve.plan import ReplicaPlan, chip_count
-from chipwise.serve.search import (
-    MAX_UTILISATION,
-    Candidates,
-    Estimate,
-    Operating,
-    at_rate,
-    closed_loop,
-    enumerate_candidates,
-    estimate,
-    held_tokens,
-)
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
@@ -215,7 +207,7 @@ def choose(
     """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
     the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates (open
     loops; zeros under a closed loop, whose replicas are sized by their users: max_users). `decode_only`: the
-    decode pool of a disaggregated deployment (search.estimate)."""
+    decode pool of a disaggregated deployment (serve.estimate)."""
     cand = _candidates(model, system, eng, fixed, chips, drafting, decode_only)
     inp, out = job.mean_input, job.mean_output
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
@@ -559,7 +551,7 @@ def _fitting(est: Estimate, search: Search) -> tuple[np.ndarray, np.ndarray, np.
 def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
     """The candidate's batch cap, lowered to the requests its KV cache holds at `context` tokens each (a shared
     prefix held once, Estimate.shared): a larger cap only makes an engine admit requests it must then preempt (and
-    recompute), as operators set max_num_seqs. `context`: what a request holds over its life (search.held_tokens:
+    recompute), as operators set max_num_seqs. `context`: what a request holds over its life (estimate.held_tokens:
     an on-demand engine's at their mean context; capped at the whole one, Llama-3.1-8B on an H100 under vLLM seated
     202 of 256 users, whose TTFT rose to 8 s, where vLLM's own cap seats them all without a preemption)."""
     return int(max(1, min(int(est.cand.max_batch[i]), _cache_holds(est, i, context))))
@@ -568,7 +560,7 @@ def kv_limited_batch(est: Estimate, i: int, context: float) -> int:
 def cap_context(eng: EngineProfile, load_kind: str, inp: float, out: float) -> float:
     """The tokens a searched batch cap seats each request at. A closed loop's requests in flight are its users,
     staggered through their answers: an on-demand engine's cache seats them at their mean context
-    (search.held_tokens). An open load's rise and fall with its arrivals: a cap at the mean lets a burst fill the
+    (estimate.held_tokens). An open load's rise and fall with its arrivals: a cap at the mean lets a burst fill the
     cache and preempt, and the whole-context cap is the admission control that keeps a step short under a TPOT
     target (MI355X, 60 req/s of 256 / 1,024 tokens: 22 chips at b310, where the mean context's b512 checked at 25)."""
     return held_tokens(eng.admission, inp, out) if load_kind == "closed" else inp + out

@@ -11,8 +11,10 @@ import numpy as np
 
 from chipwise.economics.rental import rent
 from chipwise.hardware.objects import System
+from chipwise.serve.candidates import Candidates
+from chipwise.serve.estimate import Estimate
+from chipwise.serve.operating import MAX_UTILISATION, batch_slots
 from chipwise.serve.plan import chip_count
-from chipwise.serve.search import MAX_UTILISATION, Candidates, Estimate, batch_slots
 from chipwise.workload.load import Load
 
 #: Batch limits of a stated deployment within this share of the fastest's estimated speed count as just as fast

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -101,6 +101,94 @@ def serving_site(
     )
 
 
+@dataclass(frozen=True)
+class _PoolHour:
+    """One pool's hour of a deployment: its cost (None where it has none), its IT and facility energy and their
+    carbon, its price record (None where it has no price), why it has no price (None where it has one), the figures
+    they rest on, and the region it runs in."""
+
+    cost_usd: float | None
+    it_j: float
+    facility_j: float
+    co2e_kg: float
+    source: dict[str, Any] | None
+    price_note: str | None
+    figures: dict[str, Any]
+    region: str
+
+
+def _owned_charge(
+    catalog: Catalog,
+    system: System,
+    region: str | None,
+    scaleout: bool,
+    rented: float,
+    facility_j: float,
+    share: float,
+    record: dict[str, Any],
+) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    """What an owned pool of `rented` chips is charged for an hour in which they draw `facility_j` (busy for `share`
+    of it): the TCO's fixed terms per chip-hour and that energy at the site's $/kWh; its price record, the charge
+    beside the TCO's at full use; and the owned cost's inputs (economics_figures)."""
+    # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
+    # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
+    # the scale-out network's capex and colocation, like its power, only past one system (one H100 had paid
+    # $6,600 of 400G fabric: $0.21 a chip-hour)
+    tco = owned_tco(catalog, system, region, scaleout=scaleout)
+    terms = tco.charged_per_chip_hour(rented, facility_j)
+    charged = rented * sum(terms.values())
+    figures = tco.figures()  # the owned cost's inputs, each with its status and source
+    # what the pool is charged, beside the TCO record at full use (busy all hour): a reader of price_sources
+    # had seen only that record's $1.628 and $0.137 of energy a chip-hour where $1.587 and $0.096 were charged
+    record = {
+        **record,
+        **tco.price_source(),
+        "usd_per_hour": charged,
+        "usd_per_chip_hour": charged / rented if rented > 0 else math.nan,
+        "terms_usd_per_chip_hour": terms,
+        "busy_share": share,
+        "charged_basis": "the TCO's fixed terms per chip-hour and the pool's own facility energy (busy "
+        "for busy_share of the hour, idle the rest) at the site's $/kWh; tco: the owned cost at full use, "
+        "busy all hour",
+    }
+    return charged, record, figures
+
+
+def _pool_hour(
+    catalog: Catalog,
+    pool: Pool,
+    rented: float,
+    unused: float,
+    share: float,
+    scaleout: bool,
+    pricing: str,
+    region: str | None,
+    provider: str | None,
+) -> _PoolHour:
+    """One pool's hour, as economics reckons it: `rented` chips billed, `unused` of them idle all hour, its own
+    chips busy for `share` of it; `scaleout`: whether the deployment's scale-out network is used."""
+    system, chips = pool.setup.system, pool.chips
+    price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
+    note = f"{system.id}: {price_note(catalog, system, pricing, provider)}" if math.isnan(price) else None
+    site = serving_site(catalog, system, pricing, quote, region, provider)
+    power = power_model(catalog, system, scaleout=scaleout)
+    it_j = float(energy_j(power.mixed_w(share), chips, SECONDS_PER_HOUR, 1.0))
+    it_j += float(energy_j(power.idle_w, unused, SECONDS_PER_HOUR, 1.0))
+    facility_j = it_j * site.pue.value
+    co2e_kg = float(carbon_kg(facility_j, site))
+    figures = {t.key: t.record() for t in (*site.terms(), *power.terms())}
+    if quote is not None and pricing != "owned":  # the rental price, a figure the cost moves with one for one
+        figures.update(quote.figure(system))
+    cost: float | None = None
+    if pricing == "owned" and record is not None:
+        cost, record, owned = _owned_charge(catalog, system, region, scaleout, rented, facility_j, share, record)
+        figures.update(owned)
+    elif not math.isnan(price):
+        cost = price * rented
+    source = record if record is not None and not math.isnan(price) else None
+    return _PoolHour(cost, it_j, facility_j, co2e_kg, source, note, figures, site.region)
+
+
 def economics(
     catalog: Catalog,
     pools: Sequence[Pool],
@@ -123,13 +211,6 @@ def economics(
     run; not given, busy all hour): the billed chips the replicas leave unused idle all hour;
     CO2e = energy x grid. Where a pool has no price, `price_note` says why.
     """
-    cost_h = 0.0
-    priced = True
-    sources: list[dict[str, Any]] = []
-    notes: list[str] = []
-    joules_h = 0.0
-    it_joules_h = 0.0
-    co2_h = 0.0
     total = sum(p.chips for p in pools)
     systems = {p.setup.system.id for p in pools}
     shares = list(busy) if busy is not None else [1.0] * len(pools)
@@ -141,61 +222,37 @@ def economics(
     # the chips each pool's rent pays for: a split on one system rents its pools together, the first pool carrying
     # the rent of both (rented_chips)
     covered = [total, 0.0] if len(pools) == 2 and rents[1] == 0.0 else [p.chips for p in pools]
-    figures: dict[str, Any] = {}
-    regions: list[str] = []
+    hours: list[_PoolHour] = []
     for pool, rented, cover, share in zip(pools, rents, covered, shares, strict=True):
-        system, chips = pool.setup.system, pool.chips
-        price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
-        if math.isnan(price):
-            priced = False
-            note = f"{system.id}: {price_note(catalog, system, pricing, provider)}"
-            if note not in notes:
-                notes.append(note)
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
         # systems hand their KV caches over the scale-out network
-        scaleout = total > system.chips or len(systems) > 1
-        site = serving_site(catalog, system, pricing, quote, region, provider)
-        power = power_model(catalog, system, scaleout=scaleout)
+        scaleout = total > pool.setup.system.chips or len(systems) > 1
         # the billed chips the replicas leave unused (the rest of a rented instance) are powered too, idle all hour,
         # as a training fleet's are (planner.training): 8 of an inf2.48xlarge's 12 chips had counted 8 chips' power
         unused = max(rented - cover, 0.0)
-        it_j = float(energy_j(power.mixed_w(share), chips, SECONDS_PER_HOUR, 1.0))
-        it_j += float(energy_j(power.idle_w, unused, SECONDS_PER_HOUR, 1.0))
-        joules_h += it_j * site.pue.value
-        it_joules_h += it_j
-        co2_h += float(carbon_kg(it_j * site.pue.value, site))
-        figures.update({t.key: t.record() for t in (*site.terms(), *power.terms())})
-        if quote is not None and pricing != "owned":  # the rental price, a figure the cost moves with one for one
-            figures.update(quote.figure(system))
-        if pricing == "owned" and record is not None:
-            # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
-            # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
-            # the scale-out network's capex and colocation, like its power, only past one system (one H100 had paid
-            # $6,600 of 400G fabric: $0.21 a chip-hour)
-            tco = owned_tco(catalog, system, region, scaleout=scaleout)
-            terms = tco.charged_per_chip_hour(rented, it_j * site.pue.value)
-            charged = rented * sum(terms.values())
-            cost_h += charged
-            figures.update(tco.figures())  # the owned cost's inputs, each with its status and source
-            # what the pool is charged, beside the TCO record at full use (busy all hour): a reader of price_sources
-            # had seen only that record's $1.628 and $0.137 of energy a chip-hour where $1.587 and $0.096 were charged
-            record = {
-                **record,
-                **tco.price_source(),
-                "usd_per_hour": charged,
-                "usd_per_chip_hour": charged / rented if rented > 0 else math.nan,
-                "terms_usd_per_chip_hour": terms,
-                "busy_share": share,
-                "charged_basis": "the TCO's fixed terms per chip-hour and the pool's own facility energy (busy "
-                "for busy_share of the hour, idle the rest) at the site's $/kWh; tco: the owned cost at full use, "
-                "busy all hour",
-            }
-        elif not math.isnan(price):
-            cost_h += price * rented
-        if record is not None and not math.isnan(price):
-            sources.append(record)
-        if site.region not in regions:
-            regions.append(site.region)
+        hours.append(_pool_hour(catalog, pool, rented, unused, share, scaleout, pricing, region, provider))
+    cost_h = 0.0
+    joules_h = 0.0
+    it_joules_h = 0.0
+    co2_h = 0.0
+    sources: list[dict[str, Any]] = []
+    notes: list[str] = []
+    figures: dict[str, Any] = {}
+    regions: list[str] = []
+    for hour in hours:
+        if hour.price_note is not None and hour.price_note not in notes:
+            notes.append(hour.price_note)
+        joules_h += hour.facility_j
+        it_joules_h += hour.it_j
+        co2_h += hour.co2e_kg
+        figures.update(hour.figures)
+        if hour.cost_usd is not None:
+            cost_h += hour.cost_usd
+        if hour.source is not None:
+            sources.append(hour.source)
+        if hour.region not in regions:
+            regions.append(hour.region)
+    priced = all(hour.price_note is None for hour in hours)
     nan = float("nan")
     weights = [p.chips for p in pools]
     out: dict[str, Any] = {

@@ -15,6 +15,7 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_choice import Choice, choose
 from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_vendors, token_budget
+from chipwise.serve.estimate import Estimate
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -24,7 +25,6 @@ from chipwise.serve.quant import (
     default_kv_precision,
     float8_fallback,
 )
-from chipwise.serve.search import Estimate
 from chipwise.serve.speculation import EAGLE_PRIOR_MODELS, Drafting, drafter, parse_speculation
 from chipwise.workload.lengths import LengthDist, check_context
 from chipwise.workload.load import is_count

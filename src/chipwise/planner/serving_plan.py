@@ -1,5 +1,5 @@
 """`chipwise plan serve`: for every chip asked for, the cheapest replica shape and count that meets the SLO at the
-load (steady-state estimates over every candidate, serve.search), the throughput-latency Pareto front, and
+load (steady-state estimates over every candidate, serve.estimate), the throughput-latency Pareto front, and
 prefill/decode-disaggregated pool splits (also across two chip types: serving_split); the cheapest options are then
 simulated and sized up until the simulation meets the SLO (serving_verify, serving_check)."""
 
@@ -28,8 +28,9 @@ from chipwise.planner.serving_plan_rows import colocated_row, rank_order
 from chipwise.planner.serving_split import decode_option, disaggregated_rows, prefill_option
 from chipwise.planner.serving_verify import Progress, second_looks, verify_options
 from chipwise.serve.engine import check_engine_model, check_engine_name, engine_profile
+from chipwise.serve.estimate import Estimate
 from chipwise.serve.quant import KV_PRECISIONS, check_precision, check_weight_precision
-from chipwise.serve.search import Estimate, pareto
+from chipwise.serve.search import pareto
 from chipwise.serve.sim.policies import check_router
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.bounds import MAX_CHIPS, MAX_SIMULATED

@@ -39,7 +39,7 @@ def build_pool(
     """One pool: the replica shape given or searched, its replica count, where the shape came from, why a searched
     one leaves some of the stated `chips` idle (Choice.idle_reason; '' where none are), and why a searched batch
     limit is what it is (Choice.batch_reason; '' where it was given or the cache did not set it). `decode_only`: a
-    disaggregated deployment's decode pool, which encodes no prompt: search.estimate; `longest`: the longest
+    disaggregated deployment's decode pool, which encodes no prompt: serve.estimate; `longest`: the longest
     request the replica is set up for, where not the job's: a prefill pool's are the deployment's, answers
     included."""
     system, engine, eng = _pool_engine(catalog, model, sc, hardware_name)

@@ -24,8 +24,9 @@ from chipwise.planner.serving_plan_rows import plan_brief, row_setup
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import EngineProfile, token_budget
+from chipwise.serve.estimate import Estimate
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.search import Estimate, slot_wait
+from chipwise.serve.queueing import slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
@@ -254,7 +255,7 @@ def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait
     """A split's first token beyond its prefill, at the 99th percentile: a mean prompt's transfer S, its wait for a
     link, and the decode pool's wait for a slot (`decode_wait`, its estimate's TTFT). The routers send each cache
     to the least busy of `links` replicas at each end, so the link queue is an M/D/c one, priced as a batch slot's
-    wait is (search.slot_wait: Erlang C over c = links at load lambda S, then an exponential tail)."""
+    wait is (queueing.slot_wait: Erlang C over c = links at load lambda S, then an exponential tail)."""
     service = transfer.latency_s + transfer.seconds(job.mean_input)
     offered = (offered_request_rate(job) or 0.0) * service
     queue = slot_wait(np.asarray(float(max(links, 1))), np.asarray(offered), np.asarray(service))[1]

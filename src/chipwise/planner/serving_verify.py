@@ -15,7 +15,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.serving_check import VERIFY_MAX, check_option, check_requests
 from chipwise.planner.serving_inputs import choose_any
 from chipwise.planner.serving_plan_rows import check_order, colocated_row, rank_order, ranking_cost
-from chipwise.serve.search import BATCHES
+from chipwise.serve.candidates import BATCHES
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.serving import ServingJob

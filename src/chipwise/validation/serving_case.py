@@ -15,9 +15,10 @@ from chipwise.hardware.objects import System
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import EngineProfile, token_budget
+from chipwise.serve.estimate import held_tokens
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import QUANTISED, WEIGHT_PRECISIONS, default_kv_precision
-from chipwise.serve.search import best_throughput_shape, held_tokens
+from chipwise.serve.search import best_throughput_shape
 from chipwise.serve.simulate import Pool, ServingSetup
 from chipwise.validation.harness import DecodeRun, Harness, SglangRun, harness_of, mean_length
 from chipwise.validation.models import model_for

@@ -31,8 +31,8 @@ from chipwise.interfaces.cli.common import (
     transient_bar,
     whatif_banner,
 )
+from chipwise.interfaces.cli.plan_serve_views import print_plan_serve
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
-from chipwise.interfaces.cli.serve_views import print_plan_serve
 from chipwise.planner.serving_choice import check_slo
 from chipwise.planner.serving_inputs import plan_serve_inputs
 from chipwise.planner.serving_plan import check_split_load, plan_serving

@@ -310,12 +310,9 @@ def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False) -> st
     return f"its data parallelism divides the {batch:,}-sequence batch"
 
 
-def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
-    """One training prediction with its breakdown and the figures it rests on."""
-    projected_banner([r["hardware"]] if r.get("projected") else [])
-    # a LoRA fine-tune says so: it had read as full training, whose step and checkpoint differ
-    lora = " LoRA fine-tune" if r.get("lora") else ""
-    head = figure_table(f"{r['model']}{lora} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
+def _plan_rows(head: Table, r: dict[str, Any]) -> None:
+    """The prediction's plan and what it runs on: LoRA adapters, ranks a core, chips it leaves idle, and the
+    precision the chip computes in."""
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
     if r.get("lora"):
         adapters = fmt.parameters(r["lora_adapter_params"])
@@ -331,6 +328,10 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         )
     if (note := _precision_note(r)) is not None:
         head.add_row("compute precision", note)
+
+
+def _speed_rows(head: Table, r: dict[str, Any]) -> None:
+    """Step time, throughput, FLOP/s, MFU and memory, their notes, and the time to train."""
     head.add_row("step time", fmt.duration(r["step_time_s"]))
     head.add_row("throughput", f"{r['tokens_per_s']:,.0f} tokens/s ({r['tokens_per_s_per_chip']:,.0f} per chip)")
     head.add_row("model TFLOP/s per chip", f"{r['tflops_per_chip']:,.0f}")
@@ -345,27 +346,34 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
             "time to train (ideal / expected)",
             f"{fmt.duration(r['time_to_train_s'])} / {fmt.duration(r.get('expected_time_to_train_s', math.nan))}",
         )
-    rel = r.get("reliability")
-    if rel:
-        # one host has no peer to hold a copy: in-memory recovery falls back to the checkpoint (reliability.goodput)
-        in_memory = _goodput(rel["goodput_in_memory"]) if rel.get("in_memory_possible", True) else "needs a second host"
-        head.add_row(
-            f"goodput ({rel['recovery']} recovery)",
-            f"{_goodput(r['goodput'])}  (checkpoint {_goodput(rel['goodput_checkpoint'])}, in-memory {in_memory})",
-        )
-        # planned stops beside the failures: on one host they are most of the downtime, which 0.0038 failures a
-        # day had left unexplained
-        head.add_row(
-            "failures + planned stops per day / MTBF",
-            f"{_rate(rel['failures_per_day'])} + {_rate(rel['planned_interruptions_per_day'])} / "
-            f"{_or_never(rel['mtbf_s'])}",
-        )
-        size = f"{fmt.bytes_(rel['checkpoint_bytes'])} / {fmt.duration(rel['checkpoint_write_s'])}"
-        if rel["recovery"] == "in-memory":  # a peer-memory snapshot each step; storage checkpoints only as backup
-            head.add_row("checkpoint size / write to storage", size)
-            head.add_row("in-memory snapshot", f"every step ({fmt.duration(rel['checkpoint_interval_s'])})")
-        else:
-            head.add_row("checkpoint size / write / interval", f"{size} / {_or_never(rel['checkpoint_interval_s'])}")
+
+
+def _reliability_rows(head: Table, r: dict[str, Any], rel: dict[str, Any]) -> None:
+    """Goodput by recovery, failures and planned stops with the MTBF, and the checkpoint (or in-memory snapshot)."""
+    # one host has no peer to hold a copy: in-memory recovery falls back to the checkpoint (reliability.goodput)
+    in_memory = _goodput(rel["goodput_in_memory"]) if rel.get("in_memory_possible", True) else "needs a second host"
+    head.add_row(
+        f"goodput ({rel['recovery']} recovery)",
+        f"{_goodput(r['goodput'])}  (checkpoint {_goodput(rel['goodput_checkpoint'])}, in-memory {in_memory})",
+    )
+    # planned stops beside the failures: on one host they are most of the downtime, which 0.0038 failures a
+    # day had left unexplained
+    head.add_row(
+        "failures + planned stops per day / MTBF",
+        f"{_rate(rel['failures_per_day'])} + {_rate(rel['planned_interruptions_per_day'])} / "
+        f"{_or_never(rel['mtbf_s'])}",
+    )
+    size = f"{fmt.bytes_(rel['checkpoint_bytes'])} / {fmt.duration(rel['checkpoint_write_s'])}"
+    if rel["recovery"] == "in-memory":  # a peer-memory snapshot each step; storage checkpoints only as backup
+        head.add_row("checkpoint size / write to storage", size)
+        head.add_row("in-memory snapshot", f"every step ({fmt.duration(rel['checkpoint_interval_s'])})")
+    else:
+        head.add_row("checkpoint size / write / interval", f"{size} / {_or_never(rel['checkpoint_interval_s'])}")
+
+
+def _price_row(head: Table, r: dict[str, Any]) -> None:
+    """The price per chip-hour, where it was listed, and whose it is: the user's (--set), a catalog estimate (§),
+    or none, with why."""
     price = r.get("price_usd_per_chip_hour")
     quote = r.get("price_source") or {}
     # the region a price was listed in, where the one asked for lists none (eu-north-1 read the us-east-1 rate
@@ -384,6 +392,10 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
         + (f" § (a catalog estimate: {_estimate_pointer(r)})" if _estimated_price(r) else "")
         + (f" [yellow](no price: {escape(r['price_note'])})[/]" if price is None and r.get("price_note") else ""),
     )
+
+
+def _economics_rows(head: Table, r: dict[str, Any]) -> None:
+    """Cost, energy and carbon, ideal and expected, and the efficiency in tokens a joule and dollars a million."""
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
         f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}"
@@ -407,7 +419,10 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
             f"{fmt.per_mtok(r['usd_per_million_tokens'])} / {fmt.per_mtok(_expected(r, 'usd_per_million_tokens'))}"
             f" $/Mtok; {r['flop_per_joule'] / 1e9:,.0f} GFLOP/J ideal",
         )
-    console.print(head)
+
+
+def _breakdown_table(r: dict[str, Any]) -> Table:
+    """Where the step time goes: each component's seconds and share, largest first."""
     bd = Table(
         title=f"Where the step time goes (dominated by {BREAKDOWN_LABELS[r['dominated_by']]})", header_style="bold"
     )
@@ -417,22 +432,44 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     for k, v in sorted(r["breakdown"].items(), key=lambda kv: -kv[1]):
         if v > 0:
             bd.add_row(BREAKDOWN_LABELS[k], f"{v:.3f}", fmt.percent(r["breakdown_fraction"][k]))
-    console.print(bd)
+    return bd
+
+
+def _figures_used_table(r: dict[str, Any]) -> Table:
+    """The figures the prediction rests on (the model's, then the economics'), each with its status and source."""
+    ft = Table(title="Figures used", header_style="bold")
+    for c in ("figure", "value", "status", "source / derivation"):
+        ft.add_column(c, overflow="fold")
+    for name, f in r["figures"].items():
+        ft.add_row(name, fmt.figure_value(f), f["status"], f.get("derivation") or "; ".join(f["source"]))
+    for name, f in (r.get("economics_figures") or {}).items():
+        ft.add_row(
+            name,
+            fmt.figure_value(f),
+            f["status"],
+            f.get("derivation") or "; ".join(f["source"]) or f.get("note", ""),
+        )
+    return ft
+
+
+def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
+    """One training prediction with its breakdown and the figures it rests on."""
+    projected_banner([r["hardware"]] if r.get("projected") else [])
+    # a LoRA fine-tune says so: it had read as full training, whose step and checkpoint differ
+    lora = " LoRA fine-tune" if r.get("lora") else ""
+    head = figure_table(f"{r['model']}{lora} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
+    _plan_rows(head, r)
+    _speed_rows(head, r)
+    rel = r.get("reliability")
+    if rel:
+        _reliability_rows(head, r, rel)
+    _price_row(head, r)
+    _economics_rows(head, r)
+    console.print(head)
+    console.print(_breakdown_table(r))
     print_track_record(r.get("track_record") or {})
     if sources:
-        ft = Table(title="Figures used", header_style="bold")
-        for c in ("figure", "value", "status", "source / derivation"):
-            ft.add_column(c, overflow="fold")
-        for name, f in r["figures"].items():
-            ft.add_row(name, fmt.figure_value(f), f["status"], f.get("derivation") or "; ".join(f["source"]))
-        for name, f in (r.get("economics_figures") or {}).items():
-            ft.add_row(
-                name,
-                fmt.figure_value(f),
-                f["status"],
-                f.get("derivation") or "; ".join(f["source"]) or f.get("note", ""),
-            )
-        console.print(ft)
+        console.print(_figures_used_table(r))
 
 
 def _rate(per_day: float) -> str:

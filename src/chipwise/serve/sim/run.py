@@ -11,6 +11,7 @@ import bisect
 import heapq
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 from chipwise.errors import ChipwiseError
 from chipwise.serve.sim.kernel import Kernel
 from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, make_router
-from chipwise.serve.sim.replica import Replica
+from chipwise.serve.sim.replica import Callback, Replica
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
 from chipwise.types import Array as FloatArray
@@ -123,78 +124,57 @@ def simulate(
         raise ChipwiseError("no requests to simulate. Fix: give requests >= 1.")
     kernel = Kernel()
     req = RequestTable(inputs, outputs, cached)
-    state = {"issued": 0}
-    pools: list[list[Replica]] = []
-
-    front = deployment.pools[0]
-    back = deployment.pools[-1]
-
-    def issue(t: float, _: Any = None) -> None:
-        i = state["issued"]
-        if i >= n or t > stop_issuing_at:
-            return
-        state["issued"] = i + 1
-        req.arrival[i] = t
-        if deployment.front_latency_s > 0:
-            kernel.at(t + deployment.front_latency_s, enter, i)
-        else:
-            route(pools[0], t, i)
-
-    def enter(t: float, rid: int) -> None:
-        route(pools[0], t, rid)
-
-    def route(pool: list[Replica], t: float, rid: int) -> None:
-        pool[pick(pool)].submit(t, rid)
-
-    def pick(pool: list[Replica]) -> int:
-        """The replica a request goes to (its board counts each replica's KV transfers still to send or receive)."""
-        if len(pool) == 1:
-            return 0
-        board = pool[0].board
-        assert board is not None  # a pool of several replicas has one
-        return routers[id(pool)].pick(board)
-
-    def moving(index: int, delta: int) -> None:
-        """A KV transfer to or from replica `index` is queued (+1) or done (-1): its router counts it as load."""
-        rep = by_index[index]
-        if rep.board is not None:
-            rep.board.add(rep.slot, delta)
-
-    def on_finish(t: float, rid: int) -> None:
-        if closed:
-            issue(t)
-
-    # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
-    # one prompt's cache at a time on each (book_transfer: the first window both are free); the decode replica is
-    # picked when its prompt is encoded. The routers count the transfers each replica has still to send or receive
-    # (`moving`): a fixed delay per transfer let seven prefill replicas send 140% of what their links carry unseen,
-    # and a router blind to the sends queued at a prefill replica gave the first of 15 a seventh of the prompts)
-    sending: dict[int, Windows] = {}
-    receiving: dict[int, Windows] = {}
-    sender_of: dict[int, int] = {}
-
-    def to_decode(t: float, rid: int) -> None:
-        d = int(req.replica[rid])
-        sender = sender_of.pop(rid)
-        moving(d, -1)
-        moving(sender, -1)
-        by_index[sender].handed_over(t, rid)  # the prefill replica frees the prompt's cache once it is sent
-        req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes the request
-        pools[-1][d - pools[-1][0].index].submit(t, rid)
-
-    def on_prefilled(t: float, rid: int) -> None:
-        back_pool = pools[-1]
-        sender = int(req.replica[rid])
-        d = back_pool[pick(back_pool)].index
-        busy = float(transfer_seconds(deployment.transfer_s_per_token, deployment.transfer_windows, req.input[rid]))
-        start = book_transfer(sending.setdefault(sender, []), receiving.setdefault(d, []), t, busy)
-        moving(d, +1)
-        moving(sender, +1)
-        sender_of[rid] = sender
-        req.replica[rid] = d
-        kernel.at(start + busy + deployment.transfer_latency_s, to_decode, rid)
-
     closed = arrivals is None
+    flow = _RequestFlow(deployment, kernel, req, n, closed, stop_issuing_at)
+    _start_load(kernel, flow.issue, arrivals, n, concurrency, ramp_s)
+    kernel.run()
+    pools = flow.pools
+    stuck = [rep.index for pool in pools for rep in pool if rep.outstanding > 0]
+    if stuck:
+        raise ChipwiseError(
+            f"the simulation stopped with requests still queued on replica {stuck[0]}. "
+            "Fix: report this scenario (it should not happen)."
+        )
+    replicas = [_replica_output(rep) for pool in pools for rep in pool]
+    last_admit = max((rep.last_admit for pool in pools for rep in pool), default=0.0)
+    return SimOutput(
+        requests=req.arrays(),
+        replicas=replicas,
+        last_admit=float(last_admit),
+        end=kernel.now,
+        wall_s=time.perf_counter() - start,
+        closed_loop=closed,
+        roles=[p.role for p in deployment.pools],
+    )
+
+
+def _start_load(
+    kernel: Kernel, issue: Callable[..., None], arrivals: FloatArray | None, n: int, concurrency: int, ramp_s: float
+) -> None:
+    """Schedule the load: a closed loop's `concurrency` users' first requests (at once, or evenly over `ramp_s`),
+    each user's next one issued when its last one finishes; or the open-loop `arrivals`, fed one event at a time
+    (each arrival schedules the next)."""
+    if arrivals is None:
+        users = min(max(1, concurrency), n)
+        for u in range(users):
+            kernel.at(ramp_s * u / users, issue)
+        return
+    times = arrivals.tolist()
+
+    def arrive(t: float, i: int) -> None:
+        if i + 1 < n:
+            kernel.at(times[i + 1], arrive, i + 1)
+        issue(t)
+
+    kernel.at(times[0], arrive, 0)
+
+
+def _build_pools(
+    deployment: Deployment, kernel: Kernel, req: RequestTable, on_finish: Callback, on_prefilled: Callback
+) -> list[list[Replica]]:
+    """The replicas of each of the deployment's pools, numbered across the pools; the replicas of a pool of several
+    share the load board its router reads, and a prefill pool's hand each encoded prompt on (`on_prefilled`)."""
+    pools: list[list[Replica]] = []
     for p in deployment.pools:
         reps = [
             Replica(
@@ -215,42 +195,110 @@ def simulate(
             for slot, rep in enumerate(reps):
                 rep.board, rep.slot = board, slot
         pools.append(reps)
-    routers = {id(p): make_router(deployment.router, len(p)) for p in pools}
-    by_index = {rep.index: rep for pool in pools for rep in pool}
-    del front, back
+    return pools
 
-    if closed:
-        users = min(max(1, concurrency), n)
-        for u in range(users):
-            kernel.at(ramp_s * u / users, issue)
-    else:
-        assert arrivals is not None
-        times = arrivals.tolist()
 
-        def arrive(t: float, i: int) -> None:
-            if i + 1 < n:
-                kernel.at(times[i + 1], arrive, i + 1)
-            issue(t)
+class _RequestFlow:
+    """How requests move through a deployment's replicas: issued (at their arrivals, or in a closed loop when a
+    user's last request finishes), sent by the first pool's router to one of its replicas, and in a split handed on
+    from the prefill replica that encoded the prompt to a decode replica, its KV cache sent over both replicas'
+    links."""
 
-        kernel.at(times[0], arrive, 0)
-    kernel.run()
-    stuck = [rep.index for pool in pools for rep in pool if rep.outstanding > 0]
-    if stuck:
-        raise ChipwiseError(
-            f"the simulation stopped with requests still queued on replica {stuck[0]}. "
-            "Fix: report this scenario (it should not happen)."
+    def __init__(
+        self,
+        deployment: Deployment,
+        kernel: Kernel,
+        req: RequestTable,
+        n: int,
+        closed: bool,
+        stop_issuing_at: float,
+    ) -> None:
+        self.deployment = deployment
+        self.kernel = kernel
+        self.req = req
+        self.n = n
+        self.closed = closed
+        self.stop_issuing_at = stop_issuing_at
+        self.issued = 0
+        self.pools = _build_pools(deployment, kernel, req, self.finished, self.prefilled)
+        self.routers = {id(p): make_router(deployment.router, len(p)) for p in self.pools}
+        self.by_index = {rep.index: rep for pool in self.pools for rep in pool}
+        # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
+        # one prompt's cache at a time on each (book_transfer: the first window both are free); the decode replica
+        # is picked when its prompt is encoded. The routers count the transfers each replica has still to send or
+        # receive (`moving`): a fixed delay per transfer let seven prefill replicas send 140% of what their links
+        # carry unseen, and a router blind to the sends queued at a prefill replica gave the first of 15 a seventh
+        # of the prompts)
+        self.sending: dict[int, Windows] = {}
+        self.receiving: dict[int, Windows] = {}
+        self.sender_of: dict[int, int] = {}
+
+    def issue(self, t: float, _: Any = None) -> None:
+        """Issue the next request at `t`, to the front end or straight to the first pool (none once all are issued
+        or past the time issuing stops)."""
+        i = self.issued
+        if i >= self.n or t > self.stop_issuing_at:
+            return
+        self.issued = i + 1
+        self.req.arrival[i] = t
+        if self.deployment.front_latency_s > 0:
+            self.kernel.at(t + self.deployment.front_latency_s, self.enter, i)
+        else:
+            self.route(self.pools[0], t, i)
+
+    def enter(self, t: float, rid: int) -> None:
+        """Request `rid` reaches the first pool past the front end."""
+        self.route(self.pools[0], t, rid)
+
+    def route(self, pool: list[Replica], t: float, rid: int) -> None:
+        """Submit request `rid` to the replica of `pool` its router picks."""
+        pool[self.pick(pool)].submit(t, rid)
+
+    def pick(self, pool: list[Replica]) -> int:
+        """The replica a request goes to (its board counts each replica's KV transfers still to send or receive)."""
+        if len(pool) == 1:
+            return 0
+        board = pool[0].board
+        assert board is not None  # a pool of several replicas has one
+        return self.routers[id(pool)].pick(board)
+
+    def finished(self, t: float, rid: int) -> None:
+        """Request `rid` has finished: in a closed loop its user issues the next one."""
+        if self.closed:
+            self.issue(t)
+
+    def moving(self, index: int, delta: int) -> None:
+        """A KV transfer to or from replica `index` is queued (+1) or done (-1): its router counts it as load."""
+        rep = self.by_index[index]
+        if rep.board is not None:
+            rep.board.add(rep.slot, delta)
+
+    def prefilled(self, t: float, rid: int) -> None:
+        """A prefill replica has encoded request `rid`'s prompt: pick its decode replica and book its KV transfer."""
+        back_pool = self.pools[-1]
+        sender = int(self.req.replica[rid])
+        d = back_pool[self.pick(back_pool)].index
+        deployment = self.deployment
+        busy = float(
+            transfer_seconds(deployment.transfer_s_per_token, deployment.transfer_windows, self.req.input[rid])
         )
-    replicas = [_replica_output(rep) for pool in pools for rep in pool]
-    last_admit = max((rep.last_admit for pool in pools for rep in pool), default=0.0)
-    return SimOutput(
-        requests=req.arrays(),
-        replicas=replicas,
-        last_admit=float(last_admit),
-        end=kernel.now,
-        wall_s=time.perf_counter() - start,
-        closed_loop=closed,
-        roles=[p.role for p in deployment.pools],
-    )
+        start = book_transfer(self.sending.setdefault(sender, []), self.receiving.setdefault(d, []), t, busy)
+        self.moving(d, +1)
+        self.moving(sender, +1)
+        self.sender_of[rid] = sender
+        self.req.replica[rid] = d
+        self.kernel.at(start + busy + deployment.transfer_latency_s, self.to_decode, rid)
+
+    def to_decode(self, t: float, rid: int) -> None:
+        """Request `rid`'s KV cache has arrived: the decode replica takes the request."""
+        d = int(self.req.replica[rid])
+        sender = self.sender_of.pop(rid)
+        self.moving(d, -1)
+        self.moving(sender, -1)
+        self.by_index[sender].handed_over(t, rid)  # the prefill replica frees the prompt's cache once it is sent
+        self.req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes it
+        last = self.pools[-1]
+        last[d - last[0].index].submit(t, rid)
 
 
 def _replica_output(rep: Replica) -> dict[str, Any]:

@@ -1,0 +1,109 @@
+"""Candidate replica shapes of a system for the serving search: TP up to the scale-up domain (and over two and four
+node-sized domains for MoE models), PP beyond it, EP and attention DP for MoE models, each with every batch limit,
+as parallel arrays that the steady-state estimate prices in one vectorised pass."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from chipwise.errors import InfeasibleError
+from chipwise.perf.device import Topology
+from chipwise.serve.iteration import Shapes
+from chipwise.types import IntArray
+from chipwise.workload.model import ModelSpec
+
+BATCHES: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
+
+
+#: Largest scale-up domain (ranks) that is one server, across which tensor and expert parallelism may be spread
+#: over the network (an HGX or MI300X node of 8 GPUs; not a 72-GPU NVLink rack or a Trainium UltraServer).
+MULTI_NODE_DOMAIN = 16
+
+
+def powers_of_two(limit: int) -> list[int]:
+    out, p = [], 1
+    while p <= limit:
+        out.append(p)
+        p *= 2
+    return out
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """Replica shapes of one system, as parallel arrays."""
+
+    tp: IntArray
+    pp: IntArray
+    ep: IntArray
+    adp: IntArray
+    max_batch: IntArray
+    balance: IntArray  # 0: attention DP with the engine's context balancing off (else 1, the engine's own)
+
+    def __len__(self) -> int:
+        return int(self.tp.size)
+
+    def shapes(self) -> Shapes:
+        return Shapes(self.tp, self.pp, self.ep, self.adp)
+
+    def take(self, idx: IntArray) -> Candidates:
+        return Candidates(
+            self.tp[idx], self.pp[idx], self.ep[idx], self.adp[idx], self.max_batch[idx], self.balance[idx]
+        )
+
+
+def enumerate_candidates(
+    model: ModelSpec,
+    topo: Topology,
+    ranks_limit: int | None = None,
+    fixed: dict[str, int] | None = None,
+    batches: tuple[int, ...] = BATCHES,
+    balancing: bool = False,
+) -> Candidates:
+    """TP up to the scale-up domain (powers of two) where it splits the attention heads, PP in {1, 2, 4} beyond it,
+    EP in {1, TP} and attention-DP for MoE models (with the engine's context balancing on and off, where it has it:
+    `balancing`), each with every batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
+    MULTI_NODE_DOMAIN ranks) also try TP and EP over two and four domains (wide expert parallelism across nodes,
+    as SGLang and DeepEP deploy DeepSeek on H100/H200 nodes)."""
+    fixed = fixed or {}
+    limit = ranks_limit or topo.domain_ranks * 4
+    rows: list[tuple[int, int, int, int, int, int]] = []
+    moe = model.moe
+    tps = powers_of_two(min(topo.domain_ranks, limit))
+    if moe is not None and topo.domain_ranks <= MULTI_NODE_DOMAIN:
+        tps += [topo.domain_ranks * n for n in (2, 4) if topo.domain_ranks * n <= limit]
+    tps = [fixed["tp"]] if "tp" in fixed else tps
+    pps = [fixed["pp"]] if "pp" in fixed else [1, 2, 4]
+    for tp in tps:
+        for pp in pps:
+            if tp * pp > limit or pp > model.layers:
+                continue
+            if pp > 1 and "pp" not in fixed and tp < min(topo.domain_ranks, limit):
+                continue  # pipeline stages only once tensor parallelism fills the domain
+            eps = [1]
+            if moe is not None and tp > 1 and moe.experts % tp == 0:
+                eps = [1, tp]
+            if "ep" in fixed:
+                eps = [fixed["ep"]]
+            # a searched tp splits the attention heads as a stated plan must (ModelSpec tp_problem), unless
+            # attention DP keeps the attention whole on every rank
+            splits_heads = "tp" in fixed or not model.attention.tp_problem(tp)
+            for ep in eps:
+                adps = [0, 1] if (moe is not None and ep == tp and tp > 1) else [0]
+                if "attention_dp" in fixed:
+                    adps = [int(fixed["attention_dp"])]
+                for adp in adps:
+                    if not (adp or splits_heads):
+                        continue
+                    bals = [1, 0] if adp and balancing else [1]
+                    if adp and "adp_balance" in fixed:
+                        bals = [int(fixed["adp_balance"])]
+                    mbs = [fixed["max_batch"]] if "max_batch" in fixed else list(batches)
+                    for bal in bals:
+                        for mb in mbs:
+                            rows.append((tp, pp, ep, adp, mb, bal))
+    if not rows:
+        raise InfeasibleError("no replica shape fits the plan's fixed knobs. Fix: relax tp/pp/ep.")
+    a = np.asarray(rows, dtype=np.int64)
+    return Candidates(a[:, 0], a[:, 1], a[:, 2], a[:, 3], a[:, 4], a[:, 5])
