@@ -61,7 +61,7 @@ from chipwise.catalog import load_catalog
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.serve.engine import EngineProfile, engine_profile
-from chipwise.validation import serving_load
+from chipwise.validation import serving_case_load
 from chipwise.validation.groundtruth import read_inference
 from chipwise.validation.serving_case import Case, prepare
 from chipwise.validation.serving_simulation import predict_case
@@ -208,7 +208,7 @@ def _kept(raw: dict[str, str], entry: str) -> bool:
 
 
 def _cases(catalog: Catalog, data: Sequence[str]) -> dict[tuple[str, str], list[Case]]:
-    serving_load.MAX_REQUESTS = CALIBRATION_MAX_REQUESTS
+    serving_case_load.MAX_REQUESTS = CALIBRATION_MAX_REQUESTS
     groups: dict[tuple[str, str], list[Case]] = defaultdict(list)
     rows = [
         row

@@ -29,8 +29,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
-from chipwise.planner.serving_choice import engine_for
-from chipwise.planner.serving_inputs import precisions
+from chipwise.planner.serving_inputs import engine_for, precisions
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.build import setup_replica
 from chipwise.serve.candidates import enumerate_candidates
@@ -44,7 +43,7 @@ from chipwise.workload import load_model
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 #: model, load (a rate in req/s, or closed-loop users), input and output tokens, SLO, chips to try
 CASES = [

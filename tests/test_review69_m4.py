@@ -20,8 +20,9 @@ from chipwise.planner import fleet_mix
 from chipwise.reliability import checkpoint, rates
 from chipwise.reliability.goodput import goodput, wall_time_factor
 from chipwise.serve import iteration
-from chipwise.workload.scenario import TrainScenario, load_scenario
+from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.train_scenario import TrainScenario
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chipwise"
 ALIAS = re.compile(r"^\w+(?:\s*:\s*TypeAlias)?\s*=\s*NDArray\[", re.MULTILINE)

@@ -47,15 +47,15 @@ from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
 from chipwise.planner.scenario import predict_scenario
 from chipwise.planner.sensitivity import DEFAULT_STEP
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
-from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
-from chipwise.planner.serving_inputs import plan_serve_inputs
+from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo, plan_serve_inputs
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.training import check_utilisation, plan_training
 from chipwise.serve.quant import RELEASED
 from chipwise.validation.run import validate_path
+from chipwise.workload.counts import count_value, read_count
 from chipwise.workload.load import load_of
 from chipwise.workload.presets import load_model, model_summary, preset_summaries
-from chipwise.workload.scenario import count_value, load_scenario, read_count
+from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serve_scenario import name_value
 
 

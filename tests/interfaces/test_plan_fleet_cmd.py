@@ -13,7 +13,7 @@ import chipwise.planner.lifecycle
 from chipwise.catalog import load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.app import run
-from chipwise.planner.serving_choice import LIFECYCLE_SLO
+from chipwise.planner.serving_inputs import LIFECYCLE_SLO
 from chipwise.planner.training import make_job
 from chipwise.workload.presets import load_model
 from chipwise.workload.training import PRECISIONS

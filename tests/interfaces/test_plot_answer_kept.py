@@ -59,10 +59,11 @@ def test_a_sensitivity_that_moves_nothing_prints_and_says_nothing_was_drawn(
 def test_serving_predict_writes_its_plot_before_the_output(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`predict serve.yaml --plot x.png | head -1` had left no plot: the tables were printed first."""
     from chipwise.interfaces.cli import predict_cmd, serve_views
-    from chipwise.planner import serving
+    from chipwise.planner import serving_predict
 
     done: list[str] = []
-    monkeypatch.setattr(serving, "predict_serving", lambda cat, sc: {"kind": "serve"})  # no simulation: order only
+    # no simulation: the order of the plot and the tables only
+    monkeypatch.setattr(serving_predict, "predict_serving", lambda cat, sc: {"kind": "serve"})
     monkeypatch.setattr(predict_cmd, "write_plot", lambda result, path: done.append(f"plot {path.name}"))
     monkeypatch.setattr(serve_views, "print_serving", lambda result, sources=False: done.append("print"))
     assert run(["predict", SERVE, "--plot", str(tmp_path / "serve.png")]) == 0

@@ -531,9 +531,9 @@ def test_page_words_an_estimated_price_as_the_cli_does(server: ChipwiseServer, t
 def test_page_warns_where_predict_does(server: ChipwiseServer, tmp_path: Path) -> None:
     """fp8 weights on an A100 under vLLM run weight-only (precision_note), and a run that dropped requests says so
     (dropped) and that its SLO holds in that run only (slo_caveat): predict prints each in yellow; the page had shown
-    none. The drop is added to a real answer, as serving.dropped writes it: which lengths a simulation drops is the
-    planner tests' subject."""
-    from chipwise.planner.serving import _slo_caveat
+    none. The drop is added to a real answer, as serving_predict.dropped writes it: which lengths a simulation drops
+    is the planner tests' subject."""
+    from chipwise.planner.serving_predict import _slo_caveat
 
     scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "a100-80gb", "engine": "vllm", "chips": 1,
                 "precision": "fp8", "input_tokens": 512, "output_tokens": 128, "arrival_rate": 2, "requests": 200,

@@ -49,13 +49,13 @@ def test_the_web_pages_worker_processes_read_no_files_either(
     """plan serve's checks run in spawned processes where they add up to many requests; a ContextVar does not reach
     them, so a worker had loaded the draft model from a preset-named folder in the server's folder (a 32,000-token
     vocabulary, refused as a drafter) and the option was dropped: 'No option could be simulated'."""
-    from chipwise.planner import serving_verify
+    from chipwise.planner import serving_shortlist
 
     folder = tmp_path / "llama-3.1-8b"
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({**catalog.model_config("llama-3.1-8b"), "vocab_size": 32000}))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(serving_verify, "PARALLEL_CHECK_REQUESTS", 0)  # the checks on worker processes at once
+    monkeypatch.setattr(serving_shortlist, "PARALLEL_CHECK_REQUESTS", 0)  # the checks on worker processes at once
     body = {"model": "llama-3.1-70b", "rate": 2, "input_tokens": 512, "output_tokens": 128,
             "hardware": ["p5.48xlarge"], "speculative": "draft:llama-3.1-8b:4@0.7"}  # fmt: skip
     report = POST_ROUTES["/api/plan/serve"](body, Settings())

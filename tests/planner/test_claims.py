@@ -14,11 +14,11 @@ from chipwise.economics.power import power_model
 from chipwise.interfaces.cli.app import run
 from chipwise.planner.claim_costs import GPUS_VS_TRN3, HALF, HALF_TEXT, _owned_saving, claim3_training_cost
 from chipwise.planner.claim_energy import _it_power_w
-from chipwise.planner.claim_figures import times_against
 from chipwise.planner.claim_hardware import claim1_trn3_ultraserver
 from chipwise.planner.claim_prices import claim5_h100_and_trn2_prices
 from chipwise.planner.claim_runs import ClaimRuns, achieved_flops
 from chipwise.planner.claim_verdicts import UNCHECKABLE, VERDICTS
+from chipwise.planner.claim_wording import times_against
 from chipwise.planner.claims import check_claims
 
 

@@ -17,12 +17,13 @@ from chipwise.planner import fleet_replay
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution
 from chipwise.planner.fleet_workload import Bucket
 from chipwise.planner.serving_check import CONFIRM_FACTOR, MAX_CHECK_LOAD
-from chipwise.planner.serving_inputs import choose_any, precisions
+from chipwise.planner.serving_choice import choose_any
+from chipwise.planner.serving_inputs import precisions
 from chipwise.serve.engine import default_engine, engine_profile
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 SLO = {"ttft_p99": 2.0, "tpot_p99": 0.05}
 LOOSE = {"e2e_p99": 600.0}  # a target no load below saturation misses: the 85% bound alone caps the capacity

@@ -13,13 +13,13 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.interfaces.cli.serve_views import _kv_bound, _priced_note
-from chipwise.planner import serving_plan, serving_verify
-from chipwise.planner.serving import predict_serving
-from chipwise.planner.serving_verdict import keeps_up, served_tokens
+from chipwise.planner import serving_plan, serving_shortlist
+from chipwise.planner.serving_outcome import keeps_up, served_tokens
+from chipwise.planner.serving_predict import predict_serving
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import serving_job
+from chipwise.workload.serving_job import serving_job
 
 #: Llama-3.1-70B fp8 on four TP2 H200 pairs, which sustain 20.6 req/s of 1,024/1,024-token requests
 OVER = (
@@ -80,14 +80,14 @@ def test_plan_serve_without_an_slo_grows_a_fleet_past_its_capacity(
     23.8 req/s: their check of 2,499 requests delivered 89% of the load and passed the 90% tolerance (arrivals
     came light), priced $0.715 per M on the load's tokens where predict of the fleet says $0.921. Past capacity,
     it grows again, to ten (80.6%), and plan and predict agree."""
-    check = serving_verify.check_option
+    check = serving_shortlist.check_option
 
     def six(catalog: Catalog, model: Any, name: str, job: Any, targets: Any, row: dict[str, Any], *a: Any) -> Any:
-        system, engine, choice = row["_choice"]
-        forced = {**row, "_choice": (system, engine, dataclasses.replace(choice, replicas=6))}
+        option = row["_choice"]
+        forced = {**row, "_choice": dataclasses.replace(option, choice=dataclasses.replace(option.choice, replicas=6))}
         return check(catalog, model, name, job, targets, forced, *a)
 
-    monkeypatch.setattr(serving_verify, "check_option", six)
+    monkeypatch.setattr(serving_shortlist, "check_option", six)
     report = serving_plan.plan_serving(
         catalog, "llama-3.1-70b", ["h200"], Load("rate", rate=24.0), 1024, 1024, {}, precision="fp8",
         disaggregated=False, verify=1,

@@ -17,7 +17,7 @@ from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, build_deplo
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
 from chipwise.workload.serve_scenario import ServeScenario
-from chipwise.workload.serving import ServingJob, serving_job
+from chipwise.workload.serving_job import ServingJob, serving_job
 
 SLO = {"ttft_p99": 3.0, "tpot_p99": 0.05}
 SHAPE = ("tp", "pp", "ep", "attention_dp", "max_batch")

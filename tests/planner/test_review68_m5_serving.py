@@ -7,8 +7,8 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_inputs import check_drafter_tp, drafting_for
+from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from chipwise.errors import InfeasibleError
-from chipwise.planner.serving import _slo_caveat, dropped
+from chipwise.planner.serving_predict import _slo_caveat, dropped
 
 
 def _run(dropped_rows: list[int], finished: int) -> tuple[dict[str, Any], Any, Any]:

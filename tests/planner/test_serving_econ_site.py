@@ -11,8 +11,8 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.economics.power import power_model
 from chipwise.hardware import Hardware
-from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_economics import economics
+from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool
 from chipwise.workload.scenario import load_scenario

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chipwise.interfaces import format as fmt
-from chipwise.planner.serving import fleet_problem
+from chipwise.planner.serving_report import fleet_problem
 from chipwise.workload.bounds import MAX_CHIPS
 from cli_run import run_error, run_json
 

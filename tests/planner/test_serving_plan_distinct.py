@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import chipwise.planner.serving_plan as sp
-import chipwise.planner.serving_verify as sv
+import chipwise.planner.serving_shortlist as sv
 from chipwise.catalog import Catalog
 from chipwise.workload.load import Load
 

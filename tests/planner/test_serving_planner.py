@@ -15,9 +15,10 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
-from chipwise.planner.serving_choice import _fitting, check_slo, max_rate
+from chipwise.planner.serving_choice import _fitting, max_rate
+from chipwise.planner.serving_inputs import check_slo
+from chipwise.planner.serving_outcome import stat_ok
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.planner.serving_verdict import stat_ok
 from chipwise.serve.candidates import enumerate_candidates
 from chipwise.serve.engine import engine_profile
 from chipwise.serve.estimate import Estimate, estimate
@@ -62,7 +63,7 @@ def test_tail_targets_are_stricter_than_median_ones(catalog: Catalog) -> None:
 
 def test_a_given_deployment_is_predicted_even_when_overloaded(catalog: Catalog) -> None:
     """predict answers for a fixed chip count that cannot carry the load: the simulation shows the misses."""
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     scenario = load_scenario(
@@ -186,7 +187,7 @@ def test_a_check_runs_long_enough_to_reach_a_steady_state(catalog: Catalog) -> N
     from chipwise.planner.serving_check import MAX_CHECK_LOAD, check_requests
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.presets import load_model
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     job = ServingJob(model, LengthDist.fixed(256), LengthDist.fixed(1024), Load("rate", rate=60.0), 1200)
@@ -219,7 +220,7 @@ def test_a_fleet_too_large_to_simulate_whole_is_checked_by_a_slice(catalog: Cata
     from chipwise.serve.simulate import Pool, ServingSetup
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.presets import load_model
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     job = ServingJob(model, LengthDist.fixed(1000), LengthDist.fixed(200), Load("rate", rate=10000.0), 1200)
@@ -267,7 +268,7 @@ def test_a_check_runs_more_than_the_usual_most_requests_when_asked(catalog: Cata
     from chipwise.serve.simulate import Pool, ServingSetup
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.presets import load_model
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     asked = VERIFY_MAX + 1000
     report = plan_serving(
@@ -446,7 +447,7 @@ def test_a_prefill_pool_is_not_cut_to_a_queue_a_short_check_cannot_see(catalog: 
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup, mean_prompt_s
     from chipwise.workload.lengths import LengthDist
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     plan = ReplicaPlan(tp=1, max_batch=64, max_tokens=8192, weight_precision="fp8", kv_precision="fp8")
@@ -589,7 +590,7 @@ def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) ->
     (prompt tokens spread evenly over every iteration made each load every expert: 39 ms of parts, 29 of them 'MoE
     experts', where it decodes at 12 ms; now 10.2 ms of parts, 5.0 of them the experts: EP8's busiest rank reads
     2.4 of the 8 experts a token hits)."""
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     scenario = load_scenario(
@@ -606,7 +607,7 @@ def test_a_split_decode_pool_breakdown_carries_no_prompt(catalog: Catalog) -> No
     """A split's decode pool runs no prompt, but its sequences read their prompts' KV cache: its iteration's parts
     add up to its step (32K-token prompts had charged an 8B model's decode pool 62 ms of prefill attention a 27 ms
     token; without the prompt's context, attention read 0.04 ms a step)."""
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     scenario = load_scenario(
@@ -642,7 +643,7 @@ def test_a_split_has_the_replicas_its_kv_links_need(catalog: Catalog) -> None:
     from chipwise.planner.serving_split import _handover_p99
     from chipwise.serve.disaggregated import KVTransfer
     from chipwise.workload.lengths import LengthDist
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     job = ServingJob(load_model(catalog, "llama-3.1-8b"), LengthDist.fixed(8192), LengthDist.fixed(256),
                      Load("rate", rate=20.0), requests=1000)  # fmt: skip
@@ -687,7 +688,7 @@ def test_a_checked_option_is_a_scenario_predict_runs_as_checked(catalog: Catalog
     the check's chips and latencies: a colocated fleet and a split, DeepSeek-R1 with MTP on H200s."""
     import json
 
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     report = plan_serving(
@@ -713,7 +714,7 @@ def test_an_attention_dp_winner_on_vllm_is_a_scenario_predict_takes(catalog: Cat
     predicting it gives the check's latencies."""
     import json
 
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     report = plan_serving(
@@ -758,7 +759,7 @@ def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None
     as the check did."""
     import json
 
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     report = plan_serving(
@@ -776,7 +777,7 @@ def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None
 
 def _stated(catalog: Catalog, text: str) -> dict[str, Any]:
     """`chipwise predict` of an inline scenario."""
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     return predict_serving(catalog, load_scenario(text))
@@ -816,7 +817,7 @@ def test_a_tpu_v5e_fleet_runs_and_pays_for_whole_slices(catalog: Catalog) -> Non
     had won at 2 chips and $2.40/h, where the 2x2 slice it needs costs $4.80/h. The fleet now rents whole slices,
     runs what they hold, and pays for them; a stated 2-chip deployment pays for its 4-chip slice too."""
     from chipwise.economics.pricing import price_per_chip_hour
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     system = hardware(catalog).system("tpu-v5e")
@@ -844,7 +845,7 @@ def test_a_splits_first_token_estimate_counts_the_decode_pools_wait(catalog: Cat
     target waited 5 s at p99 for a batch slot, and splits estimated at 5.3-5.8 s simulated at 8.5-9.3 s. A decode
     pool now has half the TTFT target (DECODE_TTFT_SHARE), a split's estimate adds its transfer, its wait for a link
     and the decode pool's wait, and the splits that pass the target are named as dropped."""
-    from chipwise.planner.serving_choice import DECODE_TTFT_SHARE, decode_targets
+    from chipwise.planner.serving_deployment import DECODE_TTFT_SHARE, decode_targets
 
     slo = {"ttft_p99": 6.0, "tpot_p99": 0.05}
     assert decode_targets(slo) == {"ttft_p99": 6.0 * DECODE_TTFT_SHARE, "tpot_p99": 0.05}
@@ -864,7 +865,7 @@ def test_a_stated_deployment_rents_no_more_than_its_chips_and_an_owned_one_none(
     chips, so a TP2 TPU v6e replica is not doubled to fill a 2x2 slice. A split of TP2 pools on TPU v5e shares one
     2x2 slice and its ICI (two slices had cost 8 chips), where a split that rents less apart, a TP1 prefill and a
     TP1 decode replica on one-chip slices, hands its caches over the network: separate slices share no ICI."""
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     def predicted(text: str) -> dict[str, Any]:
@@ -910,7 +911,7 @@ def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypa
     PARALLEL_CHECK_REQUESTS requests or more): every check is seeded, so the verified options, their order and each
     figure are those of the checks run one after another; only the search's time and process count differ. With
     one worker, or checks too short to pay for a process, they run here."""
-    from chipwise.planner import serving_verify
+    from chipwise.planner import serving_shortlist
 
     def plan(workers: int) -> dict[str, Any]:
         return plan_serving(
@@ -920,7 +921,7 @@ def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypa
 
     alone = plan(4)  # short checks: in this process whatever the workers
     assert alone["search"]["check_processes"] == 1
-    monkeypatch.setattr(serving_verify, "PARALLEL_CHECK_REQUESTS", 0)
+    monkeypatch.setattr(serving_shortlist, "PARALLEL_CHECK_REQUESTS", 0)
     apart = plan(2)
     assert apart["search"]["check_processes"] == 2
     assert plan(1)["search"]["check_processes"] == 1
@@ -949,7 +950,7 @@ def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog)
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup
     from chipwise.workload.lengths import LengthDist
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     tp4 = setup_replica(
@@ -982,7 +983,7 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup
     from chipwise.workload.lengths import LengthDist
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     tp4 = setup_replica(
@@ -1050,7 +1051,7 @@ def test_an_offline_tpot_target_takes_the_batch_between_the_grids_steps(catalog:
 
 def _predict(catalog: Catalog, **scenario: Any) -> dict[str, Any]:
     """`chipwise predict` on a serve scenario given as keyword fields."""
-    from chipwise.planner.serving import predict_serving
+    from chipwise.planner.serving_predict import predict_serving
     from chipwise.workload.scenario import load_scenario
 
     return predict_serving(catalog, load_scenario(json.dumps({"kind": "serve", **scenario})))

@@ -11,12 +11,12 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import predict_serving
 from chipwise.planner.serving_deployment import build_deployment
+from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.simulate import ServingSetup
 from chipwise.workload.presets import load_model
 from chipwise.workload.serve_scenario import ServeScenario
-from chipwise.workload.serving import serving_job
+from chipwise.workload.serving_job import serving_job
 
 BASE: dict[str, Any] = {
     "kind": "serve",

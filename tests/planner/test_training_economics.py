@@ -12,7 +12,7 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.planner.training import _ideal_and_expected, plan_training, predict_training, rank_value
-from chipwise.workload.scenario import TrainScenario
+from chipwise.workload.train_scenario import TrainScenario
 
 DAY = 86400.0
 

@@ -12,7 +12,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.planner.training import make_job, plan_training, predict_training
 from chipwise.workload import load_model
-from chipwise.workload.scenario import TrainScenario
+from chipwise.workload.train_scenario import TrainScenario
 
 
 def _predict(catalog: Catalog, **kw: Any) -> dict[str, Any]:

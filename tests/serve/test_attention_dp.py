@@ -393,7 +393,7 @@ def test_a_closed_loops_balancing_wait_agrees_with_the_simulation(catalog: Catal
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.load import Load
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model, system = load_model(catalog, "deepseek-r1"), hw.system("b200")
     eng = engine_profile(catalog, "trtllm", system.chip.family)

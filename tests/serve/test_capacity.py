@@ -17,7 +17,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, capacity, load_against_c
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 I, O = 512, 128  # noqa: E741 - prompt and output tokens, as in test_sim
 

@@ -12,7 +12,7 @@ from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serve_scenario import ServeScenario
-from chipwise.workload.serving import ServingJob, serving_job
+from chipwise.workload.serving_job import ServingJob, serving_job
 
 I, O = 512, 128  # noqa: E741 - prompt and output tokens
 

@@ -121,7 +121,7 @@ def _against_simulation(
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.load import Load
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     (tp, batch), (inp, out) = shape, lengths
     eng = engine_profile(catalog, engine, system.chip.family)
@@ -349,7 +349,7 @@ def test_a_closed_loop_estimate_agrees_with_the_steady_simulation(catalog: Catal
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.load import Load
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-8b")
     system = hw.system("h200")
@@ -378,7 +378,7 @@ def test_closed_loop_users_behind_two_random_draws_meet_encoding_replicas(catalo
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.load import Load
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-8b")
     system = hw.system("h200")
@@ -412,7 +412,7 @@ def test_a_prompt_over_the_budget_runs_as_a_chunk_and_a_remainder(catalog: Catal
     from chipwise.serve.simulate import Pool, ServingSetup, run_job
     from chipwise.workload.lengths import LengthDist
     from chipwise.workload.load import Load
-    from chipwise.workload.serving import ServingJob
+    from chipwise.workload.serving_job import ServingJob
 
     model = load_model(catalog, "llama-3.1-70b")
     system = hw.system("gb300")

@@ -17,7 +17,7 @@ from chipwise.serve.sim.metrics import little_law, per_request, summarise
 from chipwise.serve.sim.run import Deployment, SimOutput, simulate
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import serving_job
+from chipwise.workload.serving_job import serving_job
 from cli_run import run_json
 
 SCENARIO = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100\nchips: 1\nprecision: fp8\nplan: {tp: 1}\n"

@@ -11,7 +11,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
-from chipwise.planner.serving import predict_serving
+from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.quant import matmul_precision, stored_bytes
 from chipwise.workload.scenario import load_scenario
 

@@ -16,7 +16,7 @@ from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serve_scenario import ServeScenario
-from chipwise.workload.serving import serving_job
+from chipwise.workload.serving_job import serving_job
 from chipwise.workload.traces import read_trace
 from cli_run import run_error, run_json
 

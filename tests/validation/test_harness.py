@@ -26,11 +26,11 @@ from chipwise.validation.harness import (
 )
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving_case import Case, prepare
-from chipwise.validation.serving_lengths import generated_length
+from chipwise.validation.serving_case_lengths import generated_length, served_prompt
 from chipwise.validation.serving_row_engine import parse_compiled_length, parse_recv_interval, states_piecewise_graphs
 from chipwise.validation.serving_row_load import parse_request_count
 from chipwise.validation.serving_simulation import _run, predict_case, simulate_case
-from inference_rows import write_rows
+from inference_rows import inference_row, write_rows
 
 from .test_serving_accuracy import _row
 
@@ -392,8 +392,9 @@ def test_inferencex_prompts_the_sglang_server_retokenised_between_transformers_5
 ) -> None:
     """InferenceX PR #937: DeepSeek's prompts read as about 5x their tokens by an SGLang server on transformers 5
     (from v0.5.10); PR #1381 made the client's patch apply to Hub ids on 2026-05-15."""
-    assert INFERENCEX.served_prompt_factor(engine, model, image, date) == pytest.approx(factor)
-    assert AIPERF.served_prompt_factor(engine, model, image, date) == 1.0
+    row = inference_row(serving_engine=image, date_or_version=date)
+    assert served_prompt(row, INFERENCEX, engine, model, 1.0, []) == pytest.approx(factor)
+    assert served_prompt(row, AIPERF, engine, model, 1.0, []) == 1.0
 
 
 def test_an_inferencex_point_prefills_the_prompts_its_server_received(catalog: Catalog, tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ from chipwise.serve.engine import engine_profile
 from chipwise.validation.models import model_for
 from chipwise.validation.serving import validate_serving
 from chipwise.validation.serving_case import prepare
-from chipwise.validation.serving_engine_setup import engine_family, host_sampling, row_speculation
-from chipwise.validation.serving_lengths import MLPERF_DATASETS, _length_dist, row_lengths
-from chipwise.validation.serving_load import occupancy
+from chipwise.validation.serving_case_engine import engine_family, host_sampling, row_speculation
+from chipwise.validation.serving_case_lengths import MLPERF_DATASETS, _length_dist, row_lengths
+from chipwise.validation.serving_case_load import occupancy
 from chipwise.validation.serving_row_engine import is_speculative
 from chipwise.validation.serving_row_load import normalize_scenario
 from chipwise.validation.serving_simulation import predict_case
@@ -702,7 +702,7 @@ def test_an_offline_run_is_simulated_as_the_benchmark_ran_it() -> None:
     and drain included, as the benchmark timed it; requests of one length that start together stay in step for
     many batches, and a six-batch window read 10% less than the whole run. MLPerf's 274,560 queries on a
     deployment holding 18,600 sequences: six batches' worth (111,600), measured after the first turns over."""
-    from chipwise.validation.serving_load import requests_to_simulate
+    from chipwise.validation.serving_case_load import requests_to_simulate
 
     assert requests_to_simulate(Load("offline"), 20, 1000, 2000.0) == (1000, "run")
     assert requests_to_simulate(Load("offline"), 18_600, 274_560, 146.0) == (111_600, "steady")

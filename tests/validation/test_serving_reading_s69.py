@@ -10,8 +10,8 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.validation.serving_case import prepare
-from chipwise.validation.serving_lengths import MLPERF_DATASETS, row_lengths
-from chipwise.validation.serving_load import _rounding_share, achieved_rate, occupancy
+from chipwise.validation.serving_case_lengths import MLPERF_DATASETS, row_lengths
+from chipwise.validation.serving_case_load import _rounding_share, achieved_rate, occupancy
 from chipwise.validation.serving_simulation import simulate_case
 from inference_rows import inference_row as _row
 

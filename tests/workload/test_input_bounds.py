@@ -12,9 +12,9 @@ import pytest
 
 import chipwise.api as cw
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving_choice import check_slo
-from chipwise.planner.serving_inputs import speculation_options
-from chipwise.workload.scenario import MAX_TRAIN_TOKENS, load_scenario, read_count
+from chipwise.planner.serving_inputs import check_slo, speculation_options
+from chipwise.workload.counts import MAX_TRAIN_TOKENS, read_count
+from chipwise.workload.scenario import load_scenario
 from chipwise.workload.slo import parse_slo
 from chipwise.workload.traces import read_trace
 from cli_run import run_error, scenario_error

@@ -14,7 +14,7 @@ from chipwise.workload.bounds import MAX_LOAD, MAX_SIMULATED
 from chipwise.workload.load import Load, load_of
 from chipwise.workload.presets import load_model
 from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serving import serving_job
+from chipwise.workload.serving_job import serving_job
 from chipwise.workload.slo import slo_seconds
 from chipwise.workload.traces import read_trace
 from cli_run import scenario_error

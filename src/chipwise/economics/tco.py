@@ -50,7 +50,7 @@ from chipwise.economics.pricing import (
 )
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
-from chipwise.workload.scenario import MIN_UTILISATION
+from chipwise.workload.train_scenario import MIN_UTILISATION
 
 FACILITIES: tuple[str, ...] = ("colocation", "owned")
 #: Rental modes paid for every calendar hour of a term, used or not: no utilisation break-even against them

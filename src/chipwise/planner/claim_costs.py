@@ -13,7 +13,6 @@ from chipwise.catalog.overrides import set_on_command_line
 from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware.objects import System
-from chipwise.planner.claim_figures import figure_is_estimate, percent, price_is_estimate, saving_text
 from chipwise.planner.claim_runs import ClaimRuns, no_plan_text, plan_reason
 from chipwise.planner.claim_verdicts import (
     CLOUDEXPAT,
@@ -26,6 +25,7 @@ from chipwise.planner.claim_verdicts import (
     Claim,
     leans,
 )
+from chipwise.planner.claim_wording import figure_is_estimate, price_is_estimate, saving_text, whole_percent
 
 #: the GPUs claim 3 sets Trn3 against, rented and owned (planner.claims requires their prices above 0)
 GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
@@ -129,7 +129,7 @@ def claim3_training_cost(runs: ClaimRuns) -> Claim:
         verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
         why = (
             (f"{leans(holds)}: " if estimated else "")
-            + f"largest saving vs {best_gpu} ({percent(best)}){needed}; "
+            + f"largest saving vs {best_gpu} ({whole_percent(best)}){needed}; "
             + _price_origin(runs.catalog, quote, price)
         )
     return Claim(
@@ -208,7 +208,7 @@ def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Che
             verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
             why = (
                 (f"{leans(holds)}: " if estimated else "")
-                + f"largest saving vs {best_gpu} ({percent(best)}){needed}; "
+                + f"largest saving vs {best_gpu} ({whole_percent(best)}){needed}; "
                 + origin
                 + power
             )

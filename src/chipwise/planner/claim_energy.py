@@ -13,9 +13,9 @@ from chipwise.economics.power import host_follows_tdp, power_model
 from chipwise.hardware.build import host_power_fraction
 from chipwise.hardware.objects import System
 from chipwise.perf.device import power_scale
-from chipwise.planner.claim_figures import figure_is_estimate, figure_label, times, times_against
 from chipwise.planner.claim_runs import ClaimRuns
 from chipwise.planner.claim_verdicts import ESTIMATED, HOLDS, NOT_ON_WORKLOAD, UNCHECKABLE, Check, leans
+from chipwise.planner.claim_wording import figure_is_estimate, figure_label, times, times_against
 
 
 def _it_power_w(runs: ClaimRuns, system: System, run: dict[str, Any], tdp_w: float) -> float:
@@ -108,11 +108,12 @@ def _power_text(runs: ClaimRuns, name: str, system: System) -> str:
 
 
 def energy_checks(
-    runs: ClaimRuns, trn2: System, trn3: System, r3: dict[str, Any] | str, eff: float, missing: str
+    runs: ClaimRuns, trn2: System, trn3: System, r3: dict[str, Any] | str, eff: float, fp8_missing: str
 ) -> list[Check]:
     """Checks 1d ('40% better energy efficiency') and 1e ('4x'): `eff`, the Trn3 UltraServer's FP8 training tokens
     per joule over the Trn2 UltraServer's (`r3`: the Trn3 run), against each target, with the power figures it turns
-    on and the Trn3 TDP that would reach the target; `missing`: the FP8 runs that found no plan, or ''."""
+    on and the Trn3 TDP that would reach the target; `fp8_missing`: 'FP8 no plan for ... (REASON)' where an FP8 run
+    found no plan, or ''."""
     # the power tokens/J turn on: each chip's TDP and its share of the rest of its system (host, switches), neither
     # published for Trainium; figures set on the command line are taken as given
     refs = (
@@ -128,14 +129,19 @@ def energy_checks(
 
     # one figure for 1d and 1e, to the digits that keep it on its side of both targets
     shown = times_against(eff, (1.4, 4.0))
-    fp8_run = f"FP8 {missing}" if missing else ""
 
     def efficiency(check: str, claim: str, target: float, computed: str) -> Check:
         """`computed`: the text the ratio follows (shown)."""
         found = _tdp_for(runs, trn3, r3, eff, target) if isinstance(r3, dict) and math.isfinite(eff) else None
         threshold = _tdp_text(runs, trn3, found, target)
         verdict = (
-            UNCHECKABLE if missing else ESTIMATED if power_estimated else HOLDS if eff >= target else NOT_ON_WORKLOAD
+            UNCHECKABLE
+            if fp8_missing
+            else ESTIMATED
+            if power_estimated
+            else HOLDS
+            if eff >= target
+            else NOT_ON_WORKLOAD
         )
         computed += shown
         lean = f"{leans(eff >= target)} ({shown}); " if verdict == ESTIMATED else ""
@@ -146,9 +152,9 @@ def energy_checks(
         return Check(
             check,
             claim,
-            computed if not missing else "Llama-3.1-70B FP8 training tokens per joule: no plan",
+            computed if not fp8_missing else "Llama-3.1-70B FP8 training tokens per joule: no plan",
             verdict,
-            (f"{fp8_run}; " if missing else lean) + power_note + (f"; {threshold}" if threshold else ""),
+            (f"{fp8_missing}; " if fp8_missing else lean) + power_note + (f"; {threshold}" if threshold else ""),
             numbers,
         )
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from chipwise.hardware.objects import System
 from chipwise.planner.claim_energy import energy_checks
-from chipwise.planner.claim_figures import figure_label, percent, times
 from chipwise.planner.claim_runs import ClaimRuns, achieved_flops, no_plan_text, plan_reason
 from chipwise.planner.claim_verdicts import HOLDS, NOT_ON_WORKLOAD, NOT_SO, PEAK_ONLY, UNCHECKABLE, Check, Claim
+from chipwise.planner.claim_wording import figure_label, times, whole_percent
 from chipwise.reliability.goodput import reliability_inputs
 from chipwise.reliability.rates import interruption_rate
 
@@ -64,7 +64,7 @@ class _UltraServers:
     bf_missing: str
 
     @property
-    def fp8_run(self) -> str:
+    def fp8_missing(self) -> str:
         """'FP8 no plan for ... (REASON)' where an FP8 run has no plan, or ''."""
         return f"FP8 {self.missing}" if self.missing else ""
 
@@ -121,7 +121,7 @@ def _compute_check(servers: _UltraServers) -> Check:
     peak3 = n3 * trn3.chip.flops["fp8"]
     peak2 = n2 * trn2.chip.flops["fp8"]
     peak_ratio, speed, bf_speed = servers.peak_ratio, servers.speed, servers.bf_speed
-    missing, bf_missing, fp8_run = servers.missing, servers.bf_missing, servers.fp8_run
+    missing, bf_missing, fp8_missing = servers.missing, servers.bf_missing, servers.fp8_missing
     return Check(
         "1a",
         "4.4x the compute of a Trn2 UltraServer",
@@ -138,7 +138,7 @@ def _compute_check(servers: _UltraServers) -> Check:
         f"{trn2.chip.flops['fp8'] / 1e12:,.0f} TFLOP/s dense per chip, {n3} vs {n2} chips)"
         + (", the 4.4x claimed" if peak_ratio >= 4.35 else ", short of the 4.4x claimed")
         + f"; BF16 peak per UltraServer is {times(n3 * trn3.chip.flops['bf16'] / (n2 * trn2.chip.flops['bf16']))}"
-        + (f"; the workload cannot be checked: {fp8_run}" if missing else "")
+        + (f"; the workload cannot be checked: {fp8_missing}" if missing else "")
         + (f"; BF16 {bf_missing}" if bf_missing and bf_missing != missing else ""),
         {"peak_fp8_ratio": peak_ratio, "fp8_throughput_ratio": speed, "bf16_throughput_ratio": bf_speed},
     )
@@ -148,7 +148,7 @@ def _speed_check(servers: _UltraServers) -> Check:
     """1b, 'more than 4x faster': decided on the UltraServers' FP8 training throughput."""
     trn3, trn2 = servers.trn3, servers.trn2
     n3, n2 = trn3.chips, trn2.chips
-    missing, fp8_run, busy = servers.missing, servers.fp8_run, servers.busy
+    missing, fp8_missing, busy = servers.missing, servers.fp8_missing, servers.busy
     speed, per_chip, working, peak_ratio = servers.speed, servers.per_chip, servers.working, servers.peak_ratio
     return Check(
         "1b",
@@ -158,7 +158,7 @@ def _speed_check(servers: _UltraServers) -> Check:
         # a speed claim the workload does not bear out holds only at peak specs where the peak ratio bears it out
         UNCHECKABLE if missing else HOLDS if speed > 4.0 else (PEAK_ONLY if peak_ratio > 4.0 else NOT_ON_WORKLOAD),
         (
-            f"{fp8_run}; the FP8 peak ratio is {times(peak_ratio)}"
+            f"{fp8_missing}; the FP8 peak ratio is {times(peak_ratio)}"
             if missing
             else f"{times(speed)} = {times(n3 / n2)} the chips ({n3} vs {n2}) x {times(per_chip)} the tokens/s per chip"
             + (f"; {busy}: {times(working)} per working chip" if busy else "")
@@ -197,7 +197,7 @@ def _per_chip_check(servers: _UltraServers) -> Check:
     chip_fp8 = trn3.chip.flops["fp8"] / trn2.chip.flops["fp8"]
     chip_bf16 = trn3.chip.flops["bf16"] / trn2.chip.flops["bf16"]
     chip_bw = trn3.chip.hbm_bandwidth / trn2.chip.hbm_bandwidth
-    missing, fp8_run, busy = servers.missing, servers.fp8_run, servers.busy
+    missing, fp8_missing, busy = servers.missing, servers.fp8_missing, servers.busy
     per_chip, bf_per_chip = servers.per_chip, servers.bf_per_chip
     working, bf_working = servers.working, servers.bf_working
     return Check(
@@ -215,7 +215,7 @@ def _per_chip_check(servers: _UltraServers) -> Check:
         else HOLDS
         if per_chip >= 3.0
         else (PEAK_ONLY if max(chip_fp8, chip_bw) >= 3.0 else NOT_ON_WORKLOAD),
-        (f"{fp8_run}; " if missing else "")
+        (f"{fp8_missing}; " if missing else "")
         + "AWS measured it serving OpenAI's GPT-OSS (with 4x faster responses), which chipwise does not run here; "
         "decided on the training workload per chip of each UltraServer (a chip the plan leaves idle is paid for "
         "all the same)"
@@ -234,7 +234,7 @@ def claim1_trn3_ultraserver(runs: ClaimRuns) -> Claim:
         _compute_check(servers),
         _speed_check(servers),
         _memory_check(servers.trn3, servers.trn2),
-        *energy_checks(runs, servers.trn2, servers.trn3, servers.r3, servers.eff, servers.missing),
+        *energy_checks(runs, servers.trn2, servers.trn3, servers.r3, servers.eff, servers.fp8_missing),
         _per_chip_check(servers),
     ]
     return Claim(
@@ -265,7 +265,7 @@ def claim2_trn3_specs(runs: ClaimRuns) -> Claim:
             f"catalog: {fp8 / 1e15:.3f} PF dense MXFP8 [{figure_label(fp8_ref, 'spec')}]; achieved on Llama-3.1-70B "
             "FP8 training: "
             + (
-                f"{achieved / 1e15:.2f} PF ({percent(achieved / fp8)} of peak)"
+                f"{achieved / 1e15:.2f} PF ({whole_percent(achieved / fp8)} of peak)"
                 if isinstance(r, dict)
                 else no_plan_text([("one UltraServer", r)])
             ),
@@ -338,8 +338,8 @@ def _million_chips(runs: ClaimRuns) -> Check:
             f"the {chips:,} chips, a {r['global_batch_tokens'] / 1e9:,.2f}B-token batch ({r['global_batch']:,} "
             f"sequences) a step, ideal {r['time_to_train_s'] / 3600:,.1f} h; the job's {r['chips_used']:,} chips "
             f"fail {rel['failures_per_day']:,.0f} times a day (every {rel['mtbf_s'] / 60:.1f} min), for goodput "
-            f"{percent(rel['goodput_checkpoint'])} with checkpoint-restart, {percent(rel['goodput_in_memory'])} with "
-            "in-memory recovery"
+            f"{whole_percent(rel['goodput_checkpoint'])} with checkpoint-restart, "
+            f"{whole_percent(rel['goodput_in_memory'])} with in-memory recovery"
         )
     else:
         run = f"no plan for Llama-3.1-405B at this size ({plan_reason(r)})"

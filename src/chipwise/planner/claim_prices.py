@@ -9,7 +9,6 @@ import math
 from chipwise.catalog.overrides import set_on_command_line
 from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, latest_quotes
 from chipwise.hardware.objects import System
-from chipwise.planner.claim_figures import figure_label, price_is_estimate, price_text, times
 from chipwise.planner.claim_runs import ClaimRuns, achieved_flops, charged_price, no_plan_text
 from chipwise.planner.claim_verdicts import (
     ESTIMATED,
@@ -23,6 +22,7 @@ from chipwise.planner.claim_verdicts import (
     Claim,
     leans,
 )
+from chipwise.planner.claim_wording import figure_label, price_is_estimate, price_text, times
 
 #: the claim 5c checks: "an H100 rents for $2.10-5.00 per GPU-hour"
 H100_RENT_USD_PER_HOUR = (2.10, 5.00)

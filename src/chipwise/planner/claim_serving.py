@@ -8,7 +8,6 @@ from typing import Any
 
 from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.errors import ChipwiseError
-from chipwise.planner.claim_figures import price_is_estimate, times
 from chipwise.planner.claim_runs import ClaimRuns, charged_price, plan_reason
 from chipwise.planner.claim_verdicts import (
     ESTIMATED,
@@ -19,7 +18,8 @@ from chipwise.planner.claim_verdicts import (
     Check,
     Claim,
 )
-from chipwise.planner.serving import predict_serving
+from chipwise.planner.claim_wording import price_is_estimate, times
+from chipwise.planner.serving_predict import predict_serving
 from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serve_scenario import ServeScenario
 

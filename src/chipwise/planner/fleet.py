@@ -61,8 +61,8 @@ from chipwise.planner.fleet_replay import (
 )
 from chipwise.planner.fleet_workload import Bucket, read_workload
 from chipwise.planner.serving_check import MAX_CHECK_LOAD
-from chipwise.planner.serving_choice import check_slo, kv_limited_batch, saturated_rate
-from chipwise.planner.serving_inputs import choose_any, precisions
+from chipwise.planner.serving_choice import choose_any, kv_limited_batch, saturated_rate
+from chipwise.planner.serving_inputs import check_slo, precisions
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import PrecisionUnsupportedError
@@ -70,7 +70,7 @@ from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 SHAPES_PER_CHIP = 3
 #: instance types of one system whose capacities differ by less than this are one type (_undominated): a chosen

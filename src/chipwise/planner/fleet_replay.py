@@ -26,7 +26,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 from chipwise.workload.traces import Trace
 
 REPLAY_REQUESTS = 1500
@@ -55,7 +55,7 @@ MIN_DERATE = 0.3
 #: the seed offset of the answer's confirming replays (confirmed_fleet), apart from the search's (0) and their
 #: confirmations' (1)
 CONFIRM_SEED = 2
-#: what a replay measures per bucket, every latency an SLO may target (serving_choice.SLO_KEYS): '<metric>_<p>_s'
+#: what a replay measures per bucket, every latency an SLO may target (workload.slo.SLO_KEYS): '<metric>_<p>_s'
 REPLAY_METRICS = ("ttft", "tpot", "e2e")
 REPLAY_PERCENTILES = ("p50", "p90", "p99")
 

@@ -14,9 +14,10 @@ import yaml
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError, user_file
 from chipwise.workload.bounds import RATE, TOKENS
+from chipwise.workload.counts import count_value
 from chipwise.workload.lengths import LengthDist, check_context
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.scenario import count_value, unknown_keys_fix
+from chipwise.workload.scenario import unknown_keys_fix
 from chipwise.workload.traces import Trace, read_trace
 
 BUCKET_KEYS = ("name", "input_tokens", "output_tokens", "rate")  # a workload bucket's keys

@@ -22,9 +22,9 @@ from chipwise.reliability.rates import hosts_of
 from chipwise.train.explain import plan_result
 from chipwise.train.hetero import Part, enumerate_hetero, hetero_step
 from chipwise.train.search import search_plans
+from chipwise.workload.counts import read_count
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import read_count
 from chipwise.workload.training import TrainingJob
 
 #: a throughput difference between the mix and its fastest part alone within which neither is named the winner

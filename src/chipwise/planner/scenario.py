@@ -6,14 +6,14 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.planner.training import predict_training
-from chipwise.workload.scenario import TrainScenario
 from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.train_scenario import TrainScenario
 
 
 def predict_scenario(catalog: Catalog, sc: TrainScenario | ServeScenario) -> dict[str, Any]:
-    """A training scenario's prediction (planner.training) or a serving one's, simulated (planner.serving)."""
+    """A training scenario's prediction (planner.training) or a serving one's, simulated (planner.serving_predict)."""
     if isinstance(sc, TrainScenario):
         return predict_training(catalog, sc)
-    from chipwise.planner.serving import predict_serving  # the serving stack loads only for a serving scenario
+    from chipwise.planner.serving_predict import predict_serving  # the serving stack loads only for a serving scenario
 
     return dict(predict_serving(catalog, sc))

@@ -38,8 +38,8 @@ from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
 from chipwise.planner.scenario import predict_scenario
 from chipwise.workload.presets import allow_files, files_allowed
-from chipwise.workload.scenario import TrainScenario
 from chipwise.workload.serve_scenario import PoolSpec, ServePlan, ServeScenario
+from chipwise.workload.train_scenario import TrainScenario
 
 DEFAULT_STEP = 0.10
 #: a step's bound, exclusive: x(1-s) keeps each figure at over half its value (a local elasticity, not another

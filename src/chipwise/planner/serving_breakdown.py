@@ -19,7 +19,7 @@ from chipwise.serve.simulate import ServingSetup
 from chipwise.serve.steady_step import prompt_share
 from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 
 def where_time_goes(

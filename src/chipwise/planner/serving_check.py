@@ -13,20 +13,20 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.planner.serving import STEADY_WAVES, transfer_dict, whole_count
 from chipwise.planner.serving_breakdown import steady_breakdown
 from chipwise.planner.serving_deployment import kv_path
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import serving_track_record
+from chipwise.planner.serving_outcome import delivered_share, keeps_up, served_tokens, stat_ok
 from chipwise.planner.serving_plan_rows import plan_brief, row_setup
+from chipwise.planner.serving_report import STEADY_WAVES, transfer_dict, whole_count
 from chipwise.planner.serving_split import link_busy
-from chipwise.planner.serving_verdict import delivered_share, keeps_up, served_tokens, stat_ok
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, mean_prompt_s, run_job
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 VERIFY_REQUESTS = 1200
 #: a simulated check of an open loop issues requests over this many of its estimated request latencies (a closed
@@ -34,7 +34,7 @@ VERIFY_REQUESTS = 1200
 #: the user's --requests, if more)
 STEADY_LATENCIES = 3.0
 #: the fewest requests a check of an open loop issues: a Poisson count of 100 arrivals is within 10% of its rate at
-#: one standard deviation, the tolerance a check that keeps up is given (serving_verdict.KEEPS_UP); 31 requests at
+#: one standard deviation, the tolerance a check that keeps up is given (serving_outcome.KEEPS_UP); 31 requests at
 #: 5 req/s (a user's --requests 10 raised to three request latencies) read a one-chip fleet as overloaded and grew it
 #: to four
 OPEN_LOOP_MIN_REQUESTS = 100
@@ -123,7 +123,7 @@ class _CheckRuns:
         self.limit = max(VERIFY_MAX, job.requests)
         self.probed: dict[int, tuple[ServingSetup, float | None]] = {}
 
-    def load(self, s: ServingSetup, requests: int) -> float | None:
+    def utilisation(self, s: ServingSetup, requests: int) -> float | None:
         """The fleet's utilisation (_utilisation, on the slice a check of it runs), probed once per fleet."""
         if id(s) not in self.probed:
             part, share, n = _slice(self.job, s, requests, self.limit)
@@ -154,7 +154,7 @@ class _CheckRuns:
             # 25 times its check (1.3 million H100s or fewer B200s at 2e7 req/s: 170 s where the search took 7 s)
             out["capacity_utilisation"] = (load_against_capacity(part, sim, seed) or {}).get("utilisation", 0.0)
             met = keeps_up(job, out)
-        util = self.load(s, requests) if met else None
+        util = self.utilisation(s, requests) if met else None
         if util is not None:  # what its load takes of what the fleet sustains (the slice's of the slice's)
             out["simulated"]["utilisation"] = util
             met = util <= MAX_CHECK_LOAD
@@ -198,7 +198,7 @@ def _sized_down(
         for smaller in map(runs.rerouted, _shrinks(setup)):  # a split's decode pool, else its prefill pool
             if max(_prefill_load(runs.job, smaller), _link_load(runs.job, smaller)) > MAX_PREFILL_LOAD:
                 continue  # a queue a short check cannot see grow
-            if (runs.load(smaller, requests) or 0.0) > MAX_CHECK_LOAD:
+            if (runs.utilisation(smaller, requests) or 0.0) > MAX_CHECK_LOAD:
                 continue  # nor one near the fleet's capacity: no run needed to refuse it
             trial, ok = runs.simulated(smaller, requests)
             if ok and keeps_up(runs.job, trial, nominal=True):  # fewer chips only for the load asked for

@@ -1,23 +1,23 @@
 """Choosing a serving replica's shape and count: the steady-state estimates of every candidate shape
 (serve.estimate) at the load, the SLO check, and the rate a replica sustains within it (the shapes ranked by
-planner.serving_choice_rank)."""
+planner.serving_choice_rank); choose_any, the search over every replica shape with the engine's token budget."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
 from chipwise.economics.rental import billed_one, rent
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
+from chipwise.perf.device import topology_of
 from chipwise.planner.serving_choice_rank import (
-    busy_share,
     chips_rank,
     idle_reason,
+    load_share,
     output_per_chip_score,
     replicas_needed,
     speed_rank,
@@ -25,15 +25,14 @@ from chipwise.planner.serving_choice_rank import (
     stated_fallback,
 )
 from chipwise.serve.candidates import Candidates, enumerate_candidates
-from chipwise.serve.engine import EngineProfile, check_engine_model, check_engine_name, default_engine
+from chipwise.serve.engine import EngineProfile, token_budget
 from chipwise.serve.estimate import Estimate, estimate, held_tokens
 from chipwise.serve.operating import MAX_UTILISATION, Operating, at_rate, closed_loop
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
-from chipwise.workload.serving import ServingJob
-from chipwise.workload.slo import parse_slo, read_slo
+from chipwise.workload.serving_job import ServingJob
 
 UTILISATIONS = np.asarray([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
 DEFAULT_UTILISATION = 0.8  # the load a replica is sized for when no SLO is given
@@ -55,55 +54,6 @@ class Choice:
     idle_reason: str = ""
     #: why the batch limit is what it is, where the KV cache set it ('' where the candidate's own limit stands)
     batch_reason: str = ""
-
-
-#: A split's decode pool may take this share of a TTFT target: a request's first token waits there for a batch
-#: slot once its KV cache has arrived (the prefill pool's share is held to the other half by
-#: serving_split.prefill_option).
-DECODE_TTFT_SHARE = 0.5
-
-
-def decode_targets(targets: Mapping[str, float]) -> dict[str, float]:
-    """The targets a split's decode pool is sized for: its TPOT and end-to-end ones, and its share of a TTFT one
-    (a decode pool sized without it had a p99 slot wait of 5 s under a 6 s TTFT target)."""
-    return {k: v * DECODE_TTFT_SHARE if k.startswith("ttft") else v for k, v in targets.items()}
-
-
-def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
-    """The engine family that serves `model` on `system`: the one asked for, else the vendor's default."""
-    name = check_engine_name(engine or default_engine(system.chip.vendor))  # 'VLLM' is vllm
-    check_engine_model(name, model)
-    return name
-
-
-class Targets(dict[str, float]):
-    """SLO targets in seconds that check_slo has read: passed on as they are (read again, a TPOT of 1.5 s given
-    with its unit met the bare-number check as a bare 1.5 and was refused)."""
-
-
-#: a lifecycle plan's serving targets where none are given (`plan lifecycle --slo`, the Python API's `slo`)
-LIFECYCLE_SLO = "ttft_p99=2s,tpot_p99=50ms"
-
-
-def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Targets:
-    """The SLO in seconds, read as a scenario's is (workload.slo: one line naming the problem and the fix
-    otherwise): text with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it: parse_slo), or a mapping of keys to
-    seconds (numbers) or to times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}: read_slo). Targets already read
-    pass through. `required`: the command needs targets (plan fleet), so text naming none is not told to leave
-    --slo out."""
-    if isinstance(slo, Targets):
-        return slo
-    if slo is None:
-        return Targets()
-    if isinstance(slo, str):
-        return Targets(parse_slo(slo, required))
-    return Targets(read_slo(slo))
-
-
-#: The batch limit of a disaggregated prefill pool's replicas: a prefill replica encodes the prompts queued for it
-#: together (each in one iteration, up to its token budget); its answers leave with their first token, so the limit
-#: is not a latency knob. One prompt at a time would leave an attention-DP replica's other ranks idle.
-PREFILL_POOL_BATCH = 64
 
 
 def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
@@ -237,7 +187,7 @@ def choose(
     # searched fleet its provider's units (a TPU v5e TP2 replica rents a 4-chip slice, which runs two)
     rented, hosts = rent(() if chips else system.rental_chips, per_chip, need)
     need = np.where(np.isfinite(need), np.maximum(need, hosts), need)
-    busy = busy_share(system, chips, load, lam, carried, need)
+    taken = load_share(system, chips, load, lam, carried, need)
     total_chips = need * per_chip
     if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
         need, total_chips = stated_fallback(est, chips, per_chip, total_chips, load, lam, out, targets)
@@ -257,7 +207,7 @@ def choose(
                 # the SLO at its most load can miss it at its share, and more replicas only lighten it further
                 total_chips = np.where(_slo_ok(targets, op, out), total_chips, np.inf)
         speed = speed_rank(fast_tpot, fast_ttft, est, need, load)
-        used = chips_rank(system, chips, per_chip, need, total_chips, rented, busy)
+        used = chips_rank(system, chips, per_chip, need, total_chips, rented, taken)
         score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
         if chips and np.isfinite(score).any():
             score = stated_batch_first(score, used, speed, need, est, eng.static_batch)
@@ -302,6 +252,27 @@ def choose(
     )
 
 
+def choose_any(
+    model: ModelSpec,
+    system: System,
+    eng: EngineProfile,
+    job: ServingJob,
+    weight: str,
+    kv: str,
+    targets: Mapping[str, float],
+    drafting: Drafting | None = None,
+    decode_only: bool = False,
+    fixed: Mapping[str, int] | None = None,
+) -> tuple[Choice, Estimate, np.ndarray]:
+    """`choose` over every replica shape (those with the `fixed` settings), with the engine's token budget and
+    chunking."""
+    budget = token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
+    chunked = eng.chunked_prefill
+    return choose(
+        model, system, eng, job, weight, kv, targets, fixed or {}, None, budget, chunked, drafting, decode_only
+    )
+
+
 def _candidates(
     model: ModelSpec,
     system: System,
@@ -315,8 +286,6 @@ def _candidates(
     with the `fixed` knobs, attention-DP balancing searched where the engine balances and the replica encodes
     prompts; with a draft model, only the tps that split its heads too."""
     topo_ranks = (chips * system.chip.cores_per_chip) if chips else None
-    from chipwise.perf.device import topology_of
-
     balancing = eng.adp_balance_timeout_iters > 0 and not decode_only  # a decode pool encodes no prompt to hold
     cand = enumerate_candidates(model, topology_of(system), topo_ranks, dict(fixed), balancing=balancing)
     if drafting is not None and drafting.spec.method == "draft" and "tp" not in fixed:
@@ -332,8 +301,6 @@ def _fits_no_shape(
     model: ModelSpec, system: System, weight: str, fixed: Mapping[str, int], chips: int | None
 ) -> InfeasibleError:
     """The error where the model fits no replica shape: within the stated chips, or the search's widest shapes."""
-    from chipwise.perf.device import topology_of
-
     return InfeasibleError(
         f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
         + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")

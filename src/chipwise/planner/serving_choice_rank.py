@@ -44,17 +44,18 @@ def replicas_needed(load: Load, lam: float, carried: np.ndarray, chips: int | No
     return need
 
 
-def busy_share(
+def load_share(
     system: System, chips: int | None, load: Load, lam: float, carried: np.ndarray, need: np.ndarray
 ) -> np.ndarray:
     """Per candidate, the share of a searched fleet's capacity its load takes, where its provider's rental units leave
-    some spare (else 0): of equal rentals, the fleet its load keeps least busy ranks first."""
-    busy = np.zeros(len(need))
+    some spare (else 0): of equal rentals, the fleet its load keeps least busy ranks first. Not the share of a run a
+    simulated pool is busy (serving_economics.busy_shares)."""
+    taken = np.zeros(len(need))
     if system.rental_chips and not chips and load.kind != "offline":
         demand = load.concurrency if load.kind == "closed" else lam
         capacity = np.where(np.isfinite(need), need, 0.0) * carried
-        busy = np.where(capacity > 0, demand / np.maximum(capacity, 1e-12), 1.0)
-    return busy
+        taken = np.where(capacity > 0, demand / np.maximum(capacity, 1e-12), 1.0)
+    return taken
 
 
 def stated_fallback(
@@ -120,13 +121,13 @@ def chips_rank(
     need: np.ndarray,
     total_chips: np.ndarray,
     rented: np.ndarray,
-    busy: np.ndarray,
+    taken: np.ndarray,
 ) -> np.ndarray:
     """Per candidate, the chips that rank it first (the fewer the better). A stated deployment fills as many of its
     chips as a shape can (it pays for them all); a searched one takes the fewest it rents and, of equal rentals, the
-    one its load keeps least busy: the headroom a check can give back (Llama-3.1-70B at 5 req/s on trn2.48xlarge
-    instances: TP16 replicas of 8 or 16 slots, and TP32 ones, all rent 48 chips; the 16-slot TP16 fleet has the most
-    to spare, and its check settles on two instances, where the others stay at three)."""
+    one its load keeps least busy (`taken`: load_share): the headroom a check can give back (Llama-3.1-70B at 5 req/s
+    on trn2.48xlarge instances: TP16 replicas of 8 or 16 slots, and TP32 ones, all rent 48 chips; the 16-slot TP16
+    fleet has the most to spare, and its check settles on two instances, where the others stay at three)."""
     if chips:
         # of the stated chips, the shape that leaves fewest idle, and rents no more than them where its
         # provider rents units (4 trn2 chips as four TP4 replicas rent four trn2.3xlarge; as two TP8 replicas
@@ -134,7 +135,7 @@ def chips_rank(
         leased = rent(system.rental_chips, per_chip, need)[0]
         idle: np.ndarray = chips - total_chips + np.maximum(np.where(np.isfinite(leased), leased, 0.0) - chips, 0.0)
         return idle
-    return np.where(np.isfinite(total_chips), rented + 1e-3 * np.minimum(busy, 1.0), np.inf)
+    return np.where(np.isfinite(total_chips), rented + 1e-3 * np.minimum(taken, 1.0), np.inf)
 
 
 def stated_batch_first(

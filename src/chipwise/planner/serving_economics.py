@@ -261,7 +261,7 @@ def economics(
         "cost_usd_per_hour": cost_h if priced else nan,
         "cost_usd_per_mtok": per_mtok(cost_h, output_tps) if priced else nan,
         "cost_usd_per_mtok_total": per_mtok(cost_h, total_tps) if priced else nan,
-        #: the output tokens/s the per-token figures divide by (planner.serving_verdict.served_tokens: the offered load
+        #: the output tokens/s the per-token figures divide by (planner.serving_outcome.served_tokens: the offered load
         #: where the run keeps up with it, else what the run delivered)
         "priced_output_tokens_per_s": output_tps,
         "price_sources": sources,

@@ -1,21 +1,25 @@
-"""What a serving request asks for, checked before any pool is built (by `chipwise predict` and `plan serve` alike):
-the weight and KV-cache precisions, the speculative decoding and its drafter, the hardware an engine runs on, and
-choose_any, the search over every replica shape with the engine's token budget."""
+"""What a serving request asks for, checked and read (by `chipwise predict` and `plan serve` alike): the SLO
+targets, the engine family and the hardware it runs on, the weight and KV-cache precisions, and the speculative
+decoding and its drafter (whose tp is checked against the replica plan once one is chosen: check_drafter_tp)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-import numpy as np
+from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.energy import check_region
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.serving_choice import Choice, choose
-from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_vendors, token_budget
-from chipwise.serve.estimate import Estimate
+from chipwise.serve.engine import (
+    EngineProfile,
+    check_engine_model,
+    check_engine_name,
+    check_engine_vendor,
+    default_engine,
+    engine_vendors,
+)
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
@@ -26,12 +30,42 @@ from chipwise.serve.quant import (
     float8_fallback,
 )
 from chipwise.serve.speculation import EAGLE_PRIOR_MODELS, Drafting, drafter, parse_speculation
+from chipwise.workload.counts import is_count
 from chipwise.workload.lengths import LengthDist, check_context
-from chipwise.workload.load import is_count
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serve_scenario import speculation_asked
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.slo import parse_slo, read_slo
+
+#: a lifecycle plan's serving targets where none are given (`plan lifecycle --slo`, the Python API's `slo`)
+LIFECYCLE_SLO = "ttft_p99=2s,tpot_p99=50ms"
+
+
+class Targets(dict[str, float]):
+    """SLO targets in seconds that check_slo has read: passed on as they are (read again, a TPOT of 1.5 s given
+    with its unit met the bare-number check as a bare 1.5 and was refused)."""
+
+
+def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Targets:
+    """The SLO in seconds, read as a scenario's is (workload.slo: one line naming the problem and the fix
+    otherwise): text with units, 'ttft_p99=2s,tpot_p99=50ms' (as --slo takes it: parse_slo), or a mapping of keys to
+    seconds (numbers) or to times with units ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}: read_slo). Targets already read
+    pass through. `required`: the command needs targets (plan fleet), so text naming none is not told to leave
+    --slo out."""
+    if isinstance(slo, Targets):
+        return slo
+    if slo is None:
+        return Targets()
+    if isinstance(slo, str):
+        return Targets(parse_slo(slo, required))
+    return Targets(read_slo(slo))
+
+
+def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
+    """The engine family that serves `model` on `system`: the one asked for, else the vendor's default."""
+    name = check_engine_name(engine or default_engine(system.chip.vendor))  # 'VLLM' is vllm
+    check_engine_model(name, model)
+    return name
 
 
 def precisions(
@@ -55,27 +89,6 @@ def precisions(
         )
     float8_fallback(eng.engine, system.chip, weight, kv)  # refuses what the engine cannot run (predict notes the rest)
     return weight, kv
-
-
-def choose_any(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
-    job: ServingJob,
-    weight: str,
-    kv: str,
-    targets: Mapping[str, float],
-    drafting: Drafting | None = None,
-    decode_only: bool = False,
-    fixed: Mapping[str, int] | None = None,
-) -> tuple[Choice, Estimate, np.ndarray]:
-    """`choose` over every replica shape (those with the `fixed` settings), with the engine's token budget and
-    chunking."""
-    budget = token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
-    chunked = eng.chunked_prefill
-    return choose(
-        model, system, eng, job, weight, kv, targets, fixed or {}, None, budget, chunked, drafting, decode_only
-    )
 
 
 def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:

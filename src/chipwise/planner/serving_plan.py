@@ -1,7 +1,7 @@
 """`chipwise plan serve`: for every chip asked for, the cheapest replica shape and count that meets the SLO at the
 load (steady-state estimates over every candidate, serve.estimate), the throughput-latency Pareto front, and
 prefill/decode-disaggregated pool splits (also across two chip types: serving_split); the cheapest options are then
-simulated and sized up until the simulation meets the SLO (serving_verify, serving_check)."""
+simulated and sized up until the simulation meets the SLO (serving_shortlist, serving_check)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,22 @@ from chipwise.economics.pricing import catalog_estimate, check_mode
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.serving import fleet_problem
 from chipwise.planner.serving_check import VERIFY_REQUESTS
-from chipwise.planner.serving_choice import Targets, check_slo, engine_for
+from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_deployment import SPLIT_MARK
 from chipwise.planner.serving_economics import chip_hour_price, price_note, priced_system
-from chipwise.planner.serving_inputs import choose_any, drafting_for, precisions, speculation_options
-from chipwise.planner.serving_plan_rows import colocated_row, rank_order
+from chipwise.planner.serving_inputs import (
+    Targets,
+    check_slo,
+    drafting_for,
+    engine_for,
+    precisions,
+    speculation_options,
+)
+from chipwise.planner.serving_plan_rows import ChipSearch, colocated_row, rank_order
+from chipwise.planner.serving_report import fleet_problem
+from chipwise.planner.serving_shortlist import Progress, second_looks, verify_options
 from chipwise.planner.serving_split import decode_option, disaggregated_rows, prefill_option
-from chipwise.planner.serving_verify import Progress, second_looks, verify_options
 from chipwise.serve.engine import check_engine_model, check_engine_name, engine_profile
 from chipwise.serve.estimate import Estimate
 from chipwise.serve.quant import KV_PRECISIONS, check_precision, check_weight_precision
@@ -34,12 +41,13 @@ from chipwise.serve.search import pareto
 from chipwise.serve.sim.policies import check_router
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.bounds import MAX_CHIPS, MAX_SIMULATED
+from chipwise.workload.counts import is_count
 from chipwise.workload.lengths import LengthDist
-from chipwise.workload.load import Load, is_count
+from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 #: decode pools are searched on the chips of this many of the cheapest colocated options
 DECODE_CHIPS = 4
@@ -268,7 +276,7 @@ def _search_chip(
         found.evaluated += len(est.cand)
         price = _chip_price(catalog, system, pricing, region, found)
         row = colocated_row(catalog, system, name, choice, price, job.load, output_tokens)
-        row["_search"] = (eng, weight, kv, drafting, price, tuple(np.unique(est.cand.tp).tolist()))
+        row["_search"] = ChipSearch(eng, weight, kv, drafting, price, tuple(np.unique(est.cand.tp).tolist()))
         found.rows.append(row)
         if system.chip.id not in found.fronts:  # the front and the prefill pools do not depend on how decoding drafts
             found.fronts[system.chip.id] = _front(est)

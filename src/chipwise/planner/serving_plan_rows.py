@@ -1,33 +1,76 @@
-"""`plan serve`'s ranking rows: a colocated option's row and the plan each row shows, the deployment a row
-describes, and the orders the options rank in, by the estimate and once simulated."""
+"""`plan serve`'s ranking rows: a colocated option's row and the plan each row shows, what a row was priced from
+(the typed values under its private keys), the deployment a row describes, and the orders the options rank in, by
+the estimate and once simulated."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.hardware.objects import System
-from chipwise.planner.serving import whole_count
 from chipwise.planner.serving_choice import Choice
 from chipwise.planner.serving_deployment import kv_path
 from chipwise.planner.serving_economics import per_mtok
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
+from chipwise.planner.serving_report import whole_count
 from chipwise.serve.build import setup_replica
+from chipwise.serve.engine import EngineProfile
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.simulate import Pool, ServingSetup
+from chipwise.serve.speculation import Drafting
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
+
+# A ranking row carries what it was priced from under private keys ('_choice', '_split', '_search'), which
+# plan_serving drops (every key that starts with '_') before its answer.
+
+
+@dataclass(frozen=True)
+class ColocatedOption:
+    """A colocated row's option (its '_choice'): the system, the engine family it runs and the search's choice of
+    replica shape and count."""
+
+    system: System
+    engine: str
+    choice: Choice
+
+
+@dataclass(frozen=True)
+class SplitPools:
+    """A split row's pools (its '_split'): the prefill option (serving_split.prefill_option's) and its replicas, the
+    decode option (serving_split.decode_option's) and its replicas."""
+
+    prefill: Mapping[str, Any]
+    prefill_replicas: int
+    decode: Mapping[str, Any]
+    decode_replicas: int
+
+
+@dataclass(frozen=True)
+class ChipSearch:
+    """How a colocated row's chip was searched (its '_search'), for second looks at its other shapes: the engine's
+    profile, the weight and KV-cache precisions, the drafting, the chip-hour price and the distinct tensor-parallel
+    sizes of the candidates priced."""
+
+    eng: EngineProfile
+    weight: str
+    kv: str
+    drafting: Drafting | None
+    price: float
+    tps: tuple[int, ...]
 
 
 def colocated_row(
     catalog: Catalog, system: System, name: str, choice: Choice, price: float, load: Load, output_tokens: int
 ) -> dict[str, Any]:
-    """The ranking row of a colocated fleet of `choice`'s replicas at `price` a chip-hour."""
+    """The ranking row of a colocated fleet of `choice`'s replicas at `price` a chip-hour (with its option under
+    '_choice')."""
     chips, billed = choice.replicas * choice.chips, choice.billed
     out_tps = choice.replicas * min(
         choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
@@ -54,11 +97,13 @@ def colocated_row(
             "ttft_p99_s": None if load.kind == "offline" else choice.ttft_p99,
             "output_tokens_per_s": out_tps,
         },
-        "_choice": (system, name, choice),
+        "_choice": ColocatedOption(system, name, choice),
     }
 
 
 def plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
+    """A pool's plan as a ranking row or a check shows it: `replicas` replicas of `plan`'s shape (tp, pp, ep,
+    attention DP and its balancing), batch limit, precisions and drafting."""
     return {
         "tp": plan.tp,
         "pp": plan.pp,
@@ -74,9 +119,12 @@ def plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
 
 
 def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> ServingSetup:
+    """The deployment a ranking row describes, set up for `job` (each replica for its longest request): a split's
+    prefill and decode pools (its '_split') with the KV path between them, else its colocated pool ('_choice')."""
     longest = job.max_input + job.max_output
-    if "_disagg" in row:
-        pf, n_pre, dc, n_dec = row["_disagg"]
+    if "_split" in row:
+        split: SplitPools = row["_split"]
+        pf, n_pre, dc, n_dec = split.prefill, split.prefill_replicas, split.decode, split.decode_replicas
         pre = setup_replica(catalog, model, pf["system"], pf["engine"], pf["plan"], job.mean_input, 1.0, longest)
         choice: Choice = dc["choice"]
         dec = setup_replica(
@@ -87,7 +135,8 @@ def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str
             job.router,
             kv_path(catalog, model, pre, n_pre, dec, n_dec),
         )
-    system, engine, choice = row["_choice"]
+    option: ColocatedOption = row["_choice"]
+    system, engine, choice = option.system, option.engine, option.choice
     setup = setup_replica(catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest)
     return ServingSetup((Pool(setup, choice.replicas),), job.router)
 

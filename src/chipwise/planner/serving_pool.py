@@ -1,6 +1,6 @@
 """One pool of a serving deployment: its chip's system and engine, the replica shape the scenario gives or the
-search picks (the batch limit and replica count it leaves open included), checked against the stated chips, and
-the replica set up."""
+search picks (the batch limit and replica count it leaves open included; a prefill pool's batch limit), checked
+against the stated chips, and the replica set up."""
 
 from __future__ import annotations
 
@@ -13,15 +13,20 @@ from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, choose, engine_for
+from chipwise.planner.serving_choice import choose
 from chipwise.planner.serving_economics import priced_system
-from chipwise.planner.serving_inputs import check_drafter_tp, drafting_for, precisions
+from chipwise.planner.serving_inputs import check_drafter_tp, drafting_for, engine_for, precisions
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import ServePlan, ServeScenario
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
+
+#: The batch limit of a disaggregated prefill pool's replicas: a prefill replica encodes the prompts queued for it
+#: together (each in one iteration, up to its token budget); its answers leave with their first token, so the limit
+#: is not a latency knob. One prompt at a time would leave an attention-DP replica's other ranks idle.
+PREFILL_POOL_BATCH = 64
 
 
 def build_pool(

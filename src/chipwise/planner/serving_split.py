@@ -14,13 +14,13 @@ from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
-from chipwise.planner.serving import whole_count
-from chipwise.planner.serving_choice import PREFILL_POOL_BATCH, Choice, decode_targets
-from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, prefill_replicas
+from chipwise.planner.serving_choice import Choice, choose_any
+from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, decode_targets, prefill_replicas
 from chipwise.planner.serving_economics import per_mtok, rented_chips
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
-from chipwise.planner.serving_inputs import choose_any
-from chipwise.planner.serving_plan_rows import plan_brief, row_setup
+from chipwise.planner.serving_plan_rows import SplitPools, plan_brief, row_setup
+from chipwise.planner.serving_pool import PREFILL_POOL_BATCH
+from chipwise.planner.serving_report import whole_count
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import EngineProfile, token_budget
@@ -30,7 +30,7 @@ from chipwise.serve.queueing import slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 
 def prefill_option(
@@ -203,7 +203,7 @@ def disaggregated_rows(
 def _sized_split(
     row: dict[str, Any], pf: Mapping[str, Any], n_pre: int, dc: Mapping[str, Any], n_dec: int, out_tps: float
 ) -> dict[str, Any]:
-    """`row` with its pools' replica counts, chips and prices."""
+    """`row` with its pools' replica counts, chips and prices (the pools under '_split')."""
     choice: Choice = dc["choice"]
     billed = rented_chips([(pf["system"], pf["chips"], n_pre), (dc["system"], choice.chips, n_dec)])
     cost = billed[0] * pf["price"] + billed[1] * dc["price"]
@@ -214,7 +214,7 @@ def _sized_split(
         "billed_chips": whole_count(sum(billed)),
         "cost_usd_per_hour": cost,
         "cost_usd_per_mtok": per_mtok(cost, out_tps),
-        "_disagg": (pf, n_pre, dc, n_dec),
+        "_split": SplitPools(pf, n_pre, dc, n_dec),
     }
 
 
@@ -231,7 +231,8 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
     client's first token comes from the decode pool (_handover_p99)."""
     resized = 0
     while True:
-        pf, n_pre, dc, n_dec = row["_disagg"]
+        split: SplitPools = row["_split"]
+        pf, n_pre, dc, n_dec = split.prefill, split.prefill_replicas, split.decode, split.decode_replicas
         try:
             transfer = row_setup(catalog, model, job, row).transfer
         except (InfeasibleError, ChipwiseError):

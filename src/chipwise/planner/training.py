@@ -49,7 +49,8 @@ from chipwise.train.search import PlanSearch, search_plans
 from chipwise.workload.bounds import MAX_CHIPS, Bound
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import DEFAULT_SEQ_LEN, load_model
-from chipwise.workload.scenario import TrainScenario, check_provider
+from chipwise.workload.scenario import check_provider
+from chipwise.workload.train_scenario import TrainScenario
 from chipwise.workload.training import (
     DEFAULT_TRAIN_SEQ_LEN,
     TrainingJob,

@@ -17,7 +17,7 @@ from chipwise.serve.sim.run import Deployment, SimOutput, simulate
 from chipwise.types import IntArray
 from chipwise.workload.load import Load
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 #: Requests of each run that measures a deployment's capacity (at least this many, and at least four batches'
 #: worth, so the batch refills several times inside the steady window).

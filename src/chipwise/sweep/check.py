@@ -24,8 +24,9 @@ from chipwise.hardware import hardware
 from chipwise.sweep.spec import SweepSpec, scenario_of
 from chipwise.train.plans import normalise
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import TrainScenario, check_provider
+from chipwise.workload.scenario import check_provider
 from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.train_scenario import TrainScenario
 from chipwise.workload.training import training_precision
 
 

@@ -23,9 +23,11 @@ import yaml
 
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError, user_file
+from chipwise.workload.counts import parse_count
 from chipwise.workload.presets import config_file
-from chipwise.workload.scenario import TrainScenario, model_from, parse_count
+from chipwise.workload.scenario import model_from
 from chipwise.workload.serve_scenario import ServeScenario, path_from
+from chipwise.workload.train_scenario import TrainScenario
 
 KEYS: tuple[str, ...] = ("name", "base", "grid", "zip", "what_if", "catalog")
 FORMAT = "the format is in docs/sweep.md"

@@ -10,9 +10,9 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.serving import plan_dict, whole_count
 from chipwise.planner.serving_breakdown import where_time_goes
 from chipwise.planner.serving_figures import pool_figures
+from chipwise.planner.serving_report import plan_dict, whole_count
 from chipwise.validation.rows import InferenceRow
 from chipwise.validation.serving import catalog_rows, one_line
 from chipwise.validation.serving_case import prepare

@@ -368,11 +368,6 @@ class Harness:
         run_date = dated.group(1) if dated else None
         return next((m for m in self.tokenizer_mismatch if m.applies(engine, model, engine_text, run_date)), None)
 
-    def served_prompt_factor(self, engine: str, model: str, engine_text: str, date_text: str) -> float:
-        """How many times its stated prompt tokens the server prefilled in a run (1.0: as stated)."""
-        hit = self.tokenizer_mismatch_of(engine, model, engine_text, date_text)
-        return hit.factor if hit is not None else 1.0
-
     def lengths(self, stated: float) -> LengthDist:
         """Lengths for a stated `stated` tokens under this generator's sampler."""
         top = max(1, round(2.0 * stated / (1.0 + self.length_floor) if self.stated_mean else stated))

@@ -13,9 +13,9 @@ Assumptions a row forces are written into its notes: an unstated input length is
 (MLPerf rows state only the output), else taken equal to the mean output length where no known longest prompt rules
 that out; an unstated plan is searched for the best throughput per chip.
 
-This module validates a whole table; each step has a module of its own: serving_rows reads a row, serving_case
-makes it a job and a deployment (serving_lengths, serving_load, serving_engine_setup), and serving_simulation
-runs it and compares the measurements with the prediction.
+This module validates a whole table; each step has a module of its own: serving_rows reads a row (serving_row_*),
+serving_case makes it a job and a deployment (serving_case_lengths, serving_case_load, serving_case_engine), and
+serving_simulation runs it and compares the measurements with the prediction.
 """
 
 from __future__ import annotations

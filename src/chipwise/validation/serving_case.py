@@ -23,7 +23,7 @@ from chipwise.serve.simulate import Pool, ServingSetup
 from chipwise.validation.harness import DecodeRun, Harness, SglangRun, harness_of, mean_length
 from chipwise.validation.models import model_for
 from chipwise.validation.rows import SKIP_DISAGGREGATED, InferenceRow
-from chipwise.validation.serving_engine_setup import (
+from chipwise.validation.serving_case_engine import (
     decode_worker_batch,
     deployed_engine,
     engine_family,
@@ -31,13 +31,13 @@ from chipwise.validation.serving_engine_setup import (
     row_speculation,
     scheduler_settings,
 )
-from chipwise.validation.serving_lengths import request_lengths, row_lengths, served_prompt
-from chipwise.validation.serving_load import request_schedule, simulated_load
+from chipwise.validation.serving_case_lengths import request_lengths, row_lengths, served_prompt
+from chipwise.validation.serving_case_load import request_schedule, simulated_load
 from chipwise.validation.serving_row_precision import UNSTATED_WEIGHTS, kv_precision_stated
 from chipwise.workload.lengths import context_overflow
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 #: The KV cache's share of memory taken for a published run whose engine default leaves less than one request (the
 #: run fitted, so its operator raised it): 0.95 (status: estimate), the share InferenceX's launch script gives

@@ -12,7 +12,10 @@ from chipwise.validation.cells import NUM, lookup_float, lookup_int, parse_numbe
 
 
 @dataclass(frozen=True)
-class _Load:
+class RowLoad:
+    """A serving row's load as its text states it (None: not stated): the users of a closed loop or a fixed batch,
+    the batch cap, and the arrival rate in requests/s."""
+
     concurrency: int | None
     max_batch: int | None
     request_rate: float | None
@@ -55,7 +58,7 @@ def _concurrency(text: str) -> int | None:
     return None
 
 
-def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
+def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> RowLoad:
     """Concurrency (fixed batch or users), batch limit and request rate from the load description."""
     max_batch = None
     remaining = batch_text
@@ -77,7 +80,7 @@ def parse_load(batch_text: str, scenario_text: str, notes_text: str) -> _Load:
     for text in (batch_text, scenario_text):
         for pattern in _RATE_PATTERNS:
             rate = rate if rate is not None else lookup_float(pattern, text)
-    return _Load(concurrency, max_batch, rate)
+    return RowLoad(concurrency, max_batch, rate)
 
 
 #: a load generator that releases its requests without pacing: 'infinite request rate', '--request-rate inf'
@@ -137,7 +140,7 @@ def parse_request_count(*texts: str) -> int | None:
     return None
 
 
-def row_request_rate(raw: Mapping[str, str], scenario: str, load: _Load) -> float | None:
+def row_request_rate(raw: Mapping[str, str], scenario: str, load: RowLoad) -> float | None:
     """The row's request rate: the one its load text states, else a server or interactive run's requests/s."""
     if load.request_rate is not None:
         return load.request_rate

@@ -27,7 +27,11 @@ def is_disaggregated(*texts: str) -> bool:
 
 
 @dataclass(frozen=True)
-class _ServingPlan:
+class RowPlan:
+    """A serving row's per-replica plan as its text states it: tp, pp and ep, the replica count dp, whether attention
+    runs data-parallel, whether the sizes count NeuronCores rather than chips, and whether the row gives a plan at all
+    (`given`; without one, tp = pp = ep = dp = 1)."""
+
     tp: int
     pp: int
     ep: int
@@ -62,7 +66,7 @@ def _respell_plan(text: str) -> str:
     return text
 
 
-def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, notes: list[str]) -> _ServingPlan:
+def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, notes: list[str]) -> RowPlan:
     """Per-replica tp/pp/ep and replica count dp from text such as 'TP2 x 4 instances'."""
     text = _respell_plan(text)
     decode = lookup(r"decode\s*:\s*([^;]*)", text)
@@ -103,14 +107,14 @@ def parse_serving_plan(text: str, chip: str, num_chips: int | None, arch: str, n
     elif not given:
         notes.append("parallelism not stated")
     if not given:
-        return _ServingPlan(1, 1, 1, 1, False, False, False)
+        return RowPlan(1, 1, 1, 1, False, False, False)
     plan: dict[str, int | str | bool] = {"tp": tp, "pp": pp}
     if dp is not None:
         plan["dp"] = dp
     counts_cores = reconcile_plan_with_chips(
         plan, chip=chip, num_chips=num_chips, text=text, notes=notes, sizes=("tp", "pp", "dp")
     )
-    return _ServingPlan(tp, pp, ep, int(plan.get("dp", 1)), attention_dp, counts_cores, True)
+    return RowPlan(tp, pp, ep, int(plan.get("dp", 1)), attention_dp, counts_cores, True)
 
 
 #: A chip count written into the hardware text: '8x H200', 'NVIDIA B200 (8x)', '2 x H100 80G', '8 GPUs' (not an
@@ -122,8 +126,8 @@ _HARDWARE_COUNTS: Final[tuple[str, ...]] = (
 )
 
 
-def chip_count(
-    raw: Mapping[str, str], chip: str, plan: _ServingPlan, notes: list[str], prefill_chips: int = 0
+def row_chip_count(
+    raw: Mapping[str, str], chip: str, plan: RowPlan, notes: list[str], prefill_chips: int = 0
 ) -> int | None:
     """The row's chip count, or when the column is empty the one its hardware text or GPU plan states (with a
     disaggregated row's prefill pool, `prefill_chips`)."""
@@ -175,7 +179,7 @@ def _pool_sections(text: str) -> str:
     return " ".join(out).strip()
 
 
-def parse_pools(text: str, chip: str, arch: str, notes: list[str]) -> tuple[str, _ServingPlan | None]:
+def parse_pools(text: str, chip: str, arch: str, notes: list[str]) -> tuple[str, RowPlan | None]:
     """A disaggregated row's plan text for its decode pool, and its prefill pool when the row states one
     ('prefill: TP4 EP4 x 2; decode: DEP8', 'ctx: 2 x TEP4, gen: 1 x DEP16', '1P2D, TP8 each',
     '2P1D (prefill TP4, decode DEP8)', '4 prefill (TP4) + 1 decode (DEP16)')."""

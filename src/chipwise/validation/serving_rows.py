@@ -44,11 +44,11 @@ from chipwise.validation.serving_row_metrics import (
     parse_length,
 )
 from chipwise.validation.serving_row_plan import (
-    chip_count,
     chip_count_cell,
     is_disaggregated,
     parse_pools,
     parse_serving_plan,
+    row_chip_count,
 )
 from chipwise.validation.serving_row_precision import SOURCE_PRECISIONS, parse_kv_precision, parse_weight_precision
 from chipwise.workload.bounds import CHIPS, MAX_TOKENS
@@ -147,7 +147,7 @@ def parse_inference_row(raw: dict[str, str], known_chips: frozenset[str], aliase
     prefill_chips = prefill.tp * prefill.pp * prefill.dp if prefill is not None else 0
     decode_chips = num_chips - prefill_chips if num_chips is not None and prefill is not None else num_chips
     plan = parse_serving_plan(plan_text, chip, decode_chips, arch, notes)
-    num_chips = chip_count(raw, chip, plan, notes, prefill_chips)
+    num_chips = row_chip_count(raw, chip, plan, notes, prefill_chips)
     load = parse_load(raw.get("batch_or_concurrency", ""), raw.get("scenario", ""), raw.get("notes", ""))
     scenario = normalize_scenario(raw.get("scenario", ""), load.concurrency)
     if scenario == "closed_loop" and load.concurrency is None and load.request_rate is not None:

@@ -17,8 +17,8 @@ from chipwise.validation.consistency import self_check
 from chipwise.validation.harness import Harness
 from chipwise.validation.report import RowResult
 from chipwise.validation.serving_case import Case
-from chipwise.validation.serving_load import requests_to_simulate
-from chipwise.workload.serving import ServingJob
+from chipwise.validation.serving_case_load import requests_to_simulate
+from chipwise.workload.serving_job import ServingJob
 
 _STAT_KEY = {"p50": "p50", "p90": "p90", "p99": "p99", "mean": "mean", "value": "mean"}
 

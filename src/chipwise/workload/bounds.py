@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from chipwise.errors import ChipwiseError
-from chipwise.workload.scenario import IntCount, parse_count
+from chipwise.workload.counts import IntCount, parse_count
 
 PositiveFloat = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
 

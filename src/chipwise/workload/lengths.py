@@ -16,7 +16,7 @@ from chipwise.errors import ChipwiseError
 from chipwise.types import IntArray
 from chipwise.workload.bounds import TOKENS, TokenCount, TokenFloat
 from chipwise.workload.model import ModelSpec
-from chipwise.workload.scenario import StrictModel
+from chipwise.workload.strict_model import StrictModel
 from chipwise.workload.traces import Trace
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.bounds import RATE, USERS, shown
-from chipwise.workload.scenario import count_value
+from chipwise.workload.counts import count_value, is_count
 
 LoadKind = Literal["rate", "closed", "offline", "trace"]
 
@@ -32,13 +32,6 @@ class Load:
         if self.kind == "closed":
             return f"{self.concurrency:,} concurrent user" + ("s" if self.concurrency != 1 else "")
         return "offline (all requests at once)" if self.kind == "offline" else "trace arrivals"
-
-
-def is_count(value: Any) -> bool:
-    """A whole number of at least 1 (users, tokens), as a Python caller might pass it: 64 or 64.0, not 2.5, True,
-    infinity or '64'."""
-    number = not isinstance(value, bool) and isinstance(value, int | float)
-    return number and 1 <= value < math.inf and value == int(value)
 
 
 def load_of(rate: float | None, concurrency: int | None, offline: bool, flag: str = "--") -> Load:

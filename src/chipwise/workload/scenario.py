@@ -1,179 +1,27 @@
-"""Scenarios: the public YAML/JSON contract of DESIGN.md ("kind: train" or "kind: serve"), validated strictly.
-
-A scenario comes from a file (.yaml, .yml, .json) or inline text. Numbers may carry SI suffixes ("15T" tokens,
-"4M" batch tokens). Unknown keys are errors, so a typo is reported rather than silently ignored.
+"""Loading a scenario, the public YAML/JSON contract of DESIGN.md: its text read from a file (.yaml, .yml, .json) or
+given inline, validated strictly as its kind ("kind: train", train_scenario; "kind: serve", serve_scenario), and
+each refusal told in one line with its fix. Numbers may carry SI suffixes ("15T" tokens, "4M" batch tokens:
+counts). Unknown keys are errors, so a typo is reported rather than silently ignored.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    model_validator,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ValidationError
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError, UnknownNameError, long_number
 from chipwise.workload.presets import config_file, names_a_file
-
-if TYPE_CHECKING:  # serve_scenario builds on this module's types: load_scenario imports it where it runs
-    from chipwise.workload.serve_scenario import ServeScenario
-
-_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
-_NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
-
-
-def count_value(value: Any) -> Any:
-    """'15T' -> 1.5e13, '4M' -> 4e6, '15e12' -> 1.5e13; numbers and anything else pass through as they are (for a
-    caller that checks the value itself: NaN included)."""
-    if isinstance(value, str):
-        m = _NUMBER.match(value)
-        if m:
-            return float(m.group(1)) * _SUFFIX.get(m.group(2), 1.0)
-    return value
-
-
-def parse_count(value: Any) -> Any:
-    """A pydantic before-validator: count_value, with NaN refused as not finite (else read as 'should be greater
-    than 0'). Outside a model's validation call count_value: this error is pydantic's, and had reached the
-    command line as an internal error (plan serve --rate nan)."""
-    if isinstance(value, float) and math.isnan(value):
-        raise PydanticCustomError("finite_number", "Input should be a finite number")
-    return count_value(value)
-
-
-Count = Annotated[float, BeforeValidator(parse_count), Field(gt=0, allow_inf_nan=False)]
-IntCount = Annotated[int, BeforeValidator(parse_count), Field(gt=0)]
-_WHOLE, _AMOUNT = TypeAdapter(IntCount), TypeAdapter(Count)
-
-#: The most tokens a training run may train on: 1e18, what a million chips (the largest fleet planned) would train
-#: in a year at some 30,000 tokens/s each, and over 20,000 times the largest published pretraining corpora (Qwen3's
-#: 36T tokens); 1e40 had priced a run at $2.55e+33 over 2.3e+25 years.
-MAX_TRAIN_TOKENS = 1e18
-#: the least utilisation of an owned fleet a scenario and the TCO (economics.tco.PLAUSIBLE) take: under 1% a used
-#: hour costs over 100x its full-use cost
-MIN_UTILISATION = 0.01
-#: the names read_count reads the tokens a run trains on under (plan train/hetero --tokens, plan lifecycle
-#: --train-tokens, and the API's tokens and train_tokens)
-TRAIN_TOKEN_NAMES = ("--tokens", "--train-tokens", "tokens", "train_tokens")
-
-
-def training_tokens_problem(value: float) -> str | None:
-    """Why `value` tokens to train on is past MAX_TRAIN_TOKENS, or None when it is not."""
-    if value <= MAX_TRAIN_TOKENS:
-        return None
-    return (
-        f"{value:g} tokens is more than a million chips train on in a year (at most {MAX_TRAIN_TOKENS:g}; the "
-        "largest published runs train on tens of trillions)"
-    )
-
-
-def _train_tokens(value: float) -> float:
-    """A pydantic after-validator: the tokens a run trains on, within MAX_TRAIN_TOKENS."""
-    problem = training_tokens_problem(value)
-    if problem is not None:
-        raise ValueError(f"{problem}: give the tokens of one run, e.g. 15T")
-    return value
-
-
-TrainTokens = Annotated[Count, AfterValidator(_train_tokens)]
-
-
-def read_count(value: Any, name: str, whole: bool = False, example: str = "") -> Any:
-    """A positive finite count given outside a scenario (a command-line option, an API argument) as a scenario
-    reads one: 64, 15e12, '15T', '4M' (a whole number where `whole`); None kept; anything else one line, whose fix
-    gives `example` (default a chip or token count: months of service had been told 'e.g. 15e12 or '15T'')."""
-    if value is None:
-        return None
-    if isinstance(value, int | float | str) and not isinstance(value, bool):
-        try:
-            count = (_WHOLE if whole else _AMOUNT).validate_python(value)
-        except ValidationError:
-            pass
-        else:
-            return _within(count, name)
-    kind, default = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
-    example = example or default
-    raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
-
-
-def _within(count: Any, name: str) -> Any:
-    """The count read under `name`, or one line where it is tokens to train on past MAX_TRAIN_TOKENS."""
-    problem = training_tokens_problem(count) if name in TRAIN_TOKEN_NAMES else None
-    if problem is not None:
-        raise ChipwiseError(f"{name} {problem}. Fix: give the tokens of one training run, e.g. 15T.")
-    return count
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_booleans_for_numbers(cls, data: Any) -> Any:
-        """true and false are not numbers: pydantic reads them as 1 and 0, so 'concurrency: yes' ran one user; and
-        a flag is true or false, not "yes" or 1, which pydantic also reads as true."""
-        if isinstance(data, dict):
-            for key, value in data.items():
-                field = cls.model_fields.get(key) if isinstance(key, str) else None
-                if field is None:
-                    continue
-                types = _flatten(field.annotation)
-                if isinstance(value, bool) and bool not in types:
-                    if int not in types and float not in types:  # 'hardware: true' is not a number either
-                        raise PydanticCustomError(
-                            "string_type", "{key}: {value} is not text", {"key": key, "value": str(value).lower()}
-                        )
-                    raise PydanticCustomError(
-                        "bool_for_number", "{key}: {value} is not a number", {"key": key, "value": str(value).lower()}
-                    )
-                if bool in types and value is not None and not isinstance(value, bool):
-                    raise PydanticCustomError(
-                        "bool_type", "{key}: {value} is not true or false", {"key": key, "value": repr(value)}
-                    )
-        return data
-
-
-class TrainScenario(StrictModel):
-    """A training run: DESIGN.md's scenario contract (kind: train)."""
-
-    kind: Literal["train"] = "train"
-    model: str
-    hardware: str
-    chips: IntCount
-    precision: str = "bf16"
-    seq_len: IntCount | None = None
-    global_batch_tokens: Count | None = None
-    global_batch: IntCount | None = None
-    tokens: TrainTokens | None = None
-    plan: dict[str, Any] | None = None
-    pricing: str = "on-demand"
-    region: str | None = None
-    provider: str | None = None
-    # 'greater than 0' had been refused again at 0.005 by the TCO
-    utilisation: Annotated[float, Field(ge=MIN_UTILISATION, le=1, allow_inf_nan=False)] | None = None
-    lora: bool = False
-
-    @model_validator(mode="after")
-    def _batch(self) -> TrainScenario:
-        if self.global_batch is not None and self.global_batch_tokens is not None:
-            raise ValueError("give global_batch (sequences) or global_batch_tokens, not both")
-        return self
+from chipwise.workload.serve_scenario import ServeScenario
+from chipwise.workload.strict_model import annotation_types
+from chipwise.workload.train_scenario import TrainScenario
 
 
 def _model_at(model: type[BaseModel], path: list[str]) -> type[BaseModel] | None:
@@ -182,19 +30,11 @@ def _model_at(model: type[BaseModel], path: list[str]) -> type[BaseModel] | None
         field = model.model_fields.get(part)
         if field is None:
             return None
-        found = [a for a in _flatten(field.annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+        found = [a for a in annotation_types(field.annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
         if not found:
             return None
         model = found[0]
     return model
-
-
-def _flatten(annotation: Any) -> list[Any]:
-    """The types an annotation may take (Optional, unions and Annotated unwrapped)."""
-    args = getattr(annotation, "__args__", None)
-    if args is None or getattr(annotation, "__origin__", None) in (dict, list, tuple):
-        return [getattr(annotation, "__origin__", annotation)]
-    return [t for a in args for t in _flatten(a)]
 
 
 #: locations pydantic adds for the branch of a union or a validator, not keys of the scenario
@@ -356,8 +196,6 @@ def check_provider(catalog: Catalog, provider: str | None) -> None:
 def load_scenario(source: str, catalog: Catalog | None = None) -> TrainScenario | ServeScenario:
     """A validated TrainScenario or ServeScenario from a path or inline text; with `catalog`, the names it must hold
     (the provider) are checked too."""
-    from chipwise.workload.serve_scenario import ServeScenario  # serve_scenario builds on this module's types
-
     data, where = read_scenario_text(source)
     kind = data.get("kind", "train")
     models: dict[Any, type[TrainScenario] | type[ServeScenario]] = {"train": TrainScenario, "serve": ServeScenario}

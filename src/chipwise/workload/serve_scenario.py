@@ -23,9 +23,10 @@ from chipwise.workload.bounds import (
     UserCount,
     shown,
 )
+from chipwise.workload.counts import Count, IntCount, parse_count
 from chipwise.workload.lengths import LengthSpec
-from chipwise.workload.scenario import Count, IntCount, StrictModel, parse_count
 from chipwise.workload.slo import SLO
+from chipwise.workload.strict_model import StrictModel
 
 
 def _share(value: float) -> float:

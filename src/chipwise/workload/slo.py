@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationInfo, field_validator
 
 from chipwise.errors import ChipwiseError
-from chipwise.workload.scenario import StrictModel
+from chipwise.workload.strict_model import StrictModel
 
 #: Units a latency target may carry (any case: 2S and 50MS read as 2s and 50ms)
 TIME_UNITS: dict[str, float] = {"s": 1.0, "ms": 1e-3, "us": 1e-6}

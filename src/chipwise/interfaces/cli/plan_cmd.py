@@ -25,8 +25,8 @@ from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_ranking
 from chipwise.planner.training import OBJECTIVES, plan_training
 from chipwise.reliability.goodput import RECOVERIES
+from chipwise.workload.counts import read_count
 from chipwise.workload.presets import DEFAULT_SEQ_LEN
-from chipwise.workload.scenario import read_count
 from chipwise.workload.training import DEFAULT_TRAIN_SEQ_LEN, PRECISIONS
 
 app = typer.Typer(help="Search plans and rank fleets for a training run or a serving load.", no_args_is_help=True)

@@ -35,11 +35,11 @@ from chipwise.interfaces.cli.plan_serve_cmd import (
     OutputTokens,
     request_lengths,
 )
-from chipwise.planner.serving_choice import LIFECYCLE_SLO, check_slo
+from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
 from chipwise.sweep.backends import cpu_count
-from chipwise.workload.scenario import read_count
+from chipwise.workload.counts import read_count
 from chipwise.workload.training import PRECISIONS
 
 HardwareOpt = Annotated[

@@ -33,15 +33,14 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.interfaces.cli.plan_serve_views import print_plan_serve
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
-from chipwise.planner.serving_choice import check_slo
-from chipwise.planner.serving_inputs import plan_serve_inputs
+from chipwise.planner.serving_inputs import check_slo, plan_serve_inputs
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.serve.engine import ENGINES
 from chipwise.serve.quant import KV_PRECISIONS, QUANTISED
 from chipwise.serve.sim.policies import check_router
 from chipwise.sweep.backends import cpu_count
+from chipwise.workload.counts import read_count
 from chipwise.workload.load import load_of
-from chipwise.workload.scenario import read_count
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER, name_value
 
 #: every KV cache format the option takes, and the default (serve.quant.default_kv_precision)

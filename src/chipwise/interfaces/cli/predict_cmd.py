@@ -18,7 +18,8 @@ from chipwise.interfaces.cli.common import (
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.interfaces.cli.train_views import print_prediction
 from chipwise.planner.training import predict_training
-from chipwise.workload.scenario import TrainScenario, load_scenario
+from chipwise.workload.scenario import load_scenario
+from chipwise.workload.train_scenario import TrainScenario
 
 
 def predict(
@@ -40,7 +41,7 @@ def predict(
         show = print_prediction
     else:
         from chipwise.interfaces.cli.serve_views import print_serving
-        from chipwise.planner.serving import predict_serving
+        from chipwise.planner.serving_predict import predict_serving
 
         result, show = predict_serving(cat, sc), print_serving
     # before the output, training and serving alike: a reader that stops early (`| head`) had left no plot (the

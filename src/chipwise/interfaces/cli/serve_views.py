@@ -50,7 +50,7 @@ def _kv_bound(r: dict[str, Any]) -> str:
 def _priced_note(r: dict[str, Any], short: Any) -> str:
     """Where the per-token figures divide by the load the run kept up with rather than the throughput printed
     above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s).
-    Never beside a load over capacity, which is priced on what it delivers (serving_verdict.keeps_up)."""
+    Never beside a load over capacity, which is priced on what it delivers (serving_outcome.keeps_up)."""
     priced, shown = r.get("priced_output_tokens_per_s"), r["output_tokens_per_s"]
     over = float((r.get("load") or {}).get("utilisation") or 0.0) >= 1.0
     if short or over or not priced or not shown or abs(priced / shown - 1.0) <= 0.01:
@@ -239,7 +239,7 @@ def _add_latency_rows(head: Table, r: dict[str, Any]) -> None:
             "latencies over",
             f"{measured:,} of {total:,} requests, in steady state (the users' start and the last {users:,} left out)",
         )
-    if r.get("lockstep_note"):  # fixed lengths and queued users: cohorts in lock-step (planner.serving)
+    if r.get("lockstep_note"):  # fixed lengths and queued users: cohorts in lock-step (planner.serving_predict)
         head.add_row("[yellow]lock-step users[/yellow]", f"[yellow]{escape(str(r['lockstep_note']))}[/]")
     head.add_row("TTFT p50 / p90 / p99", latency_stats(r["ttft_s"]))
     head.add_row(

@@ -32,10 +32,12 @@ from chipwise.planner.training import OBJECTIVES, plan_training
 from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
+from chipwise.workload.counts import Count, IntCount, read_count
 from chipwise.workload.load import load_of
 from chipwise.workload.presets import no_files, preset_of, preset_summaries
-from chipwise.workload.scenario import Count, IntCount, StrictModel, load_scenario, read_count
+from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER, RouterName, ServeScenario
+from chipwise.workload.strict_model import StrictModel
 
 TRAINING_PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
 #: what a body that is not a JSON object is told to send instead: each endpoint's required fields with real values it

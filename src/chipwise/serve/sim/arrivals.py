@@ -11,7 +11,7 @@ import numpy as np
 from chipwise.errors import ChipwiseError
 from chipwise.types import Array as FloatArray
 from chipwise.workload.load import Load
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 
 def open_loop_times(load: Load, n: int, rng: np.random.Generator) -> FloatArray:

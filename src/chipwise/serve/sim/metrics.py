@@ -420,7 +420,7 @@ def little_law(out: SimOutput, e2e: FloatArray, start: float) -> dict[str, float
     count = gaps * int(served.sum()) / max(arrived, 1)
     latencies = e2e[served]
     return {
-        # every arrival, dropped or not: the load the run was offered (planner.serving_verdict.delivered_share)
+        # every arrival, dropped or not: the load the run was offered (planner.serving_outcome.delivered_share)
         "arrivals_per_s": gaps / (last - start) if last > start else math.nan,
         "arrival_rate_per_s": count / (last - start) if last > start else math.nan,
         "mean_latency_s": float(latencies.mean()) if latencies.size else math.nan,

@@ -123,7 +123,7 @@ class Replica:
         self.g = steps.tau  # tokens a decode iteration adds per sequence
         self.reserved = 0
         self.outstanding = 0
-        self.board: LoadBoard | None = None  # the router's view of this replica's pool (run.simulate; None: alone)
+        self.board: LoadBoard | None = None  # the router's view of this replica's pool (run._build_pools; None: alone)
         self.slot = 0  # and its place there
         self.busy = False
         self.ver = 0

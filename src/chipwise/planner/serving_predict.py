@@ -12,98 +12,31 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.units import BYTES_PER_GIB
 from chipwise.economics.pricing import check_mode, check_rental_options
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.serving_breakdown import where_time_goes
 from chipwise.planner.serving_deployment import SPLIT_MARK, build_deployment
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on, pool_figures, serving_track_record
-from chipwise.planner.serving_verdict import served_tokens, stat_ok
+from chipwise.planner.serving_outcome import served_tokens, stat_ok
+from chipwise.planner.serving_report import (
+    CLOSED_WAVES,
+    STEADY_FILLS,
+    STEADY_WAVES,
+    fleet_problem,
+    plan_dict,
+    transfer_dict,
+    whole_count,
+)
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.quant import float8_fallback
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.sim.run import SimOutput
-from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
-from chipwise.workload.bounds import MAX_CHIPS
+from chipwise.serve.simulate import ServingSetup, load_against_capacity, run_job
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 from chipwise.workload.serve_scenario import ServeScenario
-from chipwise.workload.serving import ServingJob, serving_job
-
-
-def fleet_problem(chips: float, what: str) -> str | None:
-    """Why a serving fleet sized for the load is refused, or None: past MAX_CHIPS, the largest fleet planned, the
-    bound training's fleets keep (1e9 req/s had sized 67 million H100s, priced to the cent)."""
-    if chips <= MAX_CHIPS:
-        return None
-    return (
-        f"{what} takes {math.ceil(chips):,} chips, past the largest fleet planned (at most {MAX_CHIPS:,}). "
-        "Fix: give the load of one deployment (a lower rate or fewer users)"
-    )
-
-
-#: An open loop is steady when its arrivals span at least two request latencies (its throughput window starts one
-#: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
-#: this many, a latency's margin over the least.
-STEADY_FILLS = 3.0
-#: A closed loop's users each issue, and an offline run's requests fill its batch slots, this many waves of requests
-#: for a steady state: a run of one wave never has a request wait for a slot or join a running batch.
-STEADY_WAVES = 4
-#: A closed loop's run is flagged short under this many requests per user: the requests sent in its last cycle see
-#: the final drain, and Little's law read lambda W 6% under the 64 users in the system at 4.7 (300 requests of
-#: 64 users of Llama-3.1-8B on one H100) and 8% under 128 at 4; from 6 it is within 5% (3.3%, 4.6%).
-CLOSED_WAVES = 6
-
-
-def whole_count(chips: float) -> float | int:
-    """A chip count as JSON shows it: 12, not 12.0; a fraction stays one (a replica on part of a chip)."""
-    return int(chips) if float(chips).is_integer() else chips
-
-
-def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
-    p, pol = setup.plan, setup.policy()
-    return {
-        "hardware": setup.system.chip.id,
-        "system": setup.system.id,
-        "engine": setup.engine.engine,
-        "role": role,
-        "tp": p.tp,
-        "pp": p.pp,
-        "ep": p.ep,
-        "attention_dp": p.attention_dp,
-        # attention-DP context balancing (TensorRT-LLM's enable_balance): while every rank generates, prompts wait
-        # until each rank has one, or a counter of iterations reaches this many (0: none; a disaggregated pool has
-        # none to hold: a prefill pool's ranks generate nothing, a decode pool's encode no prompt)
-        "adp_balance": p.adp_balance if p.attention_dp else None,
-        "adp_balance_iters": pol.hold_timeout if pol.adp_ranks > 1 and role == "both" else 0,
-        "replicas": replicas,
-        "max_batch": p.max_batch,
-        "max_tokens": p.max_tokens,
-        "chunked_prefill": p.chunked_prefill,
-        "mixed_batching": pol.mixed_batching,
-        "front_end": p.front_end,
-        "recv_interval": p.recv_interval,
-        "batch_wait_iters": p.batch_wait_iters,
-        "batch_wait_ratio": p.batch_wait_ratio,
-        "piecewise_graphs": p.piecewise_graphs,
-        "weight_precision": p.weight_precision,
-        "kv_precision": p.kv_precision,
-        "speculative": p.speculation.label() if p.speculation else None,
-        "chips_per_replica": setup.chips,
-        "chips": whole_count(Pool(setup, replicas, role).chips),  # whole chips, where replicas are smaller than one
-        "kv_cache_tokens_per_replica": setup.kv_tokens,
-        "kv_cache_block_tokens": setup.memory.block_tokens,
-        "admission": setup.engine.admission,  # reserve: a request's whole context held; on_demand: as it grows
-        "memory_per_rank_gib": {
-            "weights": float(setup.memory.weights) / BYTES_PER_GIB,
-            "activations": float(setup.memory.activations) / BYTES_PER_GIB,
-            "reserved": float(setup.memory.reserved) / BYTES_PER_GIB,
-            "kv_cache": float(setup.memory.kv_memory) / BYTES_PER_GIB,
-            "capacity": float(setup.memory.capacity) / BYTES_PER_GIB,
-        },
-    }
+from chipwise.workload.serving_job import ServingJob, serving_job
 
 
 def pool_names(setup: ServingSetup, name: Callable[[ReplicaSetup], str]) -> str:
@@ -359,14 +292,3 @@ def _slo_caveat(result: Mapping[str, Any]) -> str | None:
     if util is not None and util >= 1.0 and result["slo_met"]:
         return f"at {100 * util:.0f}% of capacity the queue grows for as long as the load lasts: a longer run misses it"
     return None
-
-
-def transfer_dict(t: KVTransfer, job: ServingJob) -> dict[str, Any]:
-    return {
-        "fabric": t.fabric,
-        "projected": t.projected,
-        "bytes_per_token": t.bytes_per_token,
-        "bandwidth_bytes_per_s": t.bandwidth,
-        "latency_s": t.latency_s,
-        "seconds_for_mean_prompt": t.latency_s + t.seconds(job.mean_input),
-    }

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from chipwise.validation.cells import parse_positive
 from chipwise.validation.harness import Harness
 from chipwise.validation.rows import InferenceRow
-from chipwise.validation.serving_lengths import served_output
+from chipwise.validation.serving_case_lengths import served_output
 from chipwise.validation.serving_row_load import released_at_once
 from chipwise.workload.load import Load
 

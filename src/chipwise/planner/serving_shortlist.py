@@ -13,12 +13,19 @@ from typing import Any
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.serving_check import VERIFY_MAX, check_option, check_requests
-from chipwise.planner.serving_inputs import choose_any
-from chipwise.planner.serving_plan_rows import check_order, colocated_row, rank_order, ranking_cost
+from chipwise.planner.serving_choice import choose_any
+from chipwise.planner.serving_plan_rows import (
+    ChipSearch,
+    ColocatedOption,
+    check_order,
+    colocated_row,
+    rank_order,
+    ranking_cost,
+)
 from chipwise.serve.candidates import BATCHES
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import allow_files, files_allowed
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 #: what plan_serving tells of its work: (what it is doing, steps done, steps in all)
 Progress = Callable[[str, int, int], None]
@@ -107,17 +114,20 @@ def second_looks(
         row = rows[v["rank"] - 1]
         if v["disaggregated"] or v["chips"] <= row["chips"] or "_search" not in row:
             continue
-        system, name, choice = row["_choice"]
-        eng, weight, kv, drafting, price, tps = row["_search"]
-        shapes: list[dict[str, int]] = [{"tp": tp} for tp in tps if tp != choice.plan.tp]
+        option: ColocatedOption = row["_choice"]
+        search: ChipSearch = row["_search"]
+        system, choice = option.system, option.choice
+        shapes: list[dict[str, int]] = [{"tp": tp} for tp in search.tps if tp != choice.plan.tp]
         wider = [b for b in BATCHES if b > choice.plan.max_batch][:1]
         shapes += [{"tp": choice.plan.tp, "max_batch": b} for b in wider]  # its own shape, the next batch limit
         for shape in shapes:
             try:
-                alt = choose_any(model, system, eng, job, weight, kv, targets, drafting, fixed=shape)[0]
+                alt = choose_any(
+                    model, system, search.eng, job, search.weight, search.kv, targets, search.drafting, fixed=shape
+                )[0]
             except (InfeasibleError, ChipwiseError):
                 continue
-            look = colocated_row(catalog, system, name, alt, price, job.load, int(job.mean_output))
+            look = colocated_row(catalog, system, option.engine, alt, search.price, job.load, int(job.mean_output))
             look["price_estimated"] = row.get("price_estimated", [])  # its chip's price, as its row's (§)
             # a shape the estimate answers with an option already ranked (a next batch limit its KV cache
             # cannot hold: Llama 3.1 70B on trn2, TP32 b128 came back as the checked b104) is not a second look

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chipwise.serve.sim.arrivals import offered_request_rate
-from chipwise.workload.serving import ServingJob
+from chipwise.workload.serving_job import ServingJob
 
 
 def stat_ok(summary: Mapping[str, Any], key: str, limit: float) -> bool:

@@ -1,4 +1,4 @@
-"""How `chipwise claims` shows a figure and says where it came from (planner.claims): ratios, percentages and
+"""How `chipwise claims` words a figure and says where it came from (planner.claims): ratios, percentages and
 savings as text, a price with its status, and whether a price or a catalog figure is an estimate of chipwise's or
 the catalog's, a published figure or one set on the command line."""
 
@@ -30,8 +30,8 @@ def times_against(v: float, targets: Sequence[float]) -> str:
     return f"{math.floor(v * 1e6) / 1e6:.6f}x"
 
 
-def percent(v: float) -> str:
-    """A share as '42%' ('<0.1%' below a thousandth), or '-' where there is none (NaN)."""
+def whole_percent(v: float) -> str:
+    """A share in whole percents, '42%' ('<0.1%' below a thousandth), or '-' where there is none (NaN)."""
     if not math.isfinite(v):
         return "-"
     return "<0.1%" if 0 <= v < 1e-3 else f"{100 * v:.0f}%"
@@ -39,7 +39,7 @@ def percent(v: float) -> str:
 
 def saving_text(v: float) -> str:
     """A saving as 'saves 42%', a negative one as 'costs 12% more'."""
-    return f"saves {percent(v)}" if v >= 0 else f"costs {percent(-v)} more"
+    return f"saves {whole_percent(v)}" if v >= 0 else f"costs {whole_percent(-v)} more"
 
 
 def price_is_estimate(record: Any) -> bool:
