@@ -243,7 +243,7 @@ def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--router", default=DEFAULT_ROUTER, choices=list(ROUTERS), help="the fleets' router")
     router = parser.parse_args().router
     catalog = load_catalog()
