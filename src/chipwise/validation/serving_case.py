@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
@@ -426,7 +425,7 @@ def _measured_fit(
 def _disaggregated(
     catalog: Catalog,
     model: ModelSpec,
-    system: Any,
+    system: System,
     engine: str,
     eng: EngineProfile,
     prefill_pool: tuple[int, int, int, bool, int],

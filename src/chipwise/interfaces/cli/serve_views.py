@@ -47,7 +47,7 @@ def _kv_bound(r: dict[str, Any]) -> str:
     return f" (about {held:,} mean requests of b{plan['max_batch']}: the cache, not max_batch, bounds the batch)"
 
 
-def _priced_note(r: dict[str, Any], short: Any) -> str:
+def _priced_note(r: dict[str, Any], short: dict[str, Any] | None) -> str:
     """Where the per-token figures divide by the load the run kept up with rather than the throughput printed
     above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s).
     Never beside a load over capacity, which is priced on what it delivers (serving_outcome.keeps_up)."""
