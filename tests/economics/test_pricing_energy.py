@@ -1,5 +1,6 @@
 """Cloud prices by mode (as of a date, one price per chip, a vendor reference system's, a user's), derived commitment
-prices, managed markups, sites (PUE, grid, electricity, price regions), power."""
+prices, managed markups, sites (PUE, grid, electricity, price regions, the site of a fallback or worldwide price),
+power."""
 
 from __future__ import annotations
 
@@ -395,3 +396,38 @@ def test_the_gpu_idle_measurement_is_not_applied_to_the_host(catalog: Catalog, h
     record = owned_tco(catalog, hw.system("h100-sxm")).record()
     assert record["inputs"]["host_idle_power_fraction"]["status"] == "estimate"
     assert json.dumps(record)  # serialisable
+
+
+# ------------------------------------------------------------------------------- fallback and worldwide prices' sites
+def test_a_china_only_part_gets_no_ec2_product_and_no_aws_site(catalog: Catalog, hw: Hardware) -> None:
+    """The RTX PRO 6000D's $4.14 stand-in (g7e.48xlarge's other GPU / 8) was filed under aws/us-east-1: it had been
+    given an EC2 Capacity Block at 4.14 x 0.82 = $3.395, AWS's PUE 1.15 and us-east-1's 379 g/kWh. Filed as the other
+    ranking fallbacks are (neocloud, a worldwide list price), capacity-block is '-' and the fleet runs in a colocation
+    facility (PUE 1.42) on the US average grid, which says it was assumed."""
+    system = hw.system("rtx-pro-6000d-8x")
+    od = price_per_chip_hour(catalog, system, "on-demand")
+    assert od is not None and (od.provider, od.region, od.usd_per_chip_hour) == ("neocloud", "global", 4.14)
+    assert price_per_chip_hour(catalog, system, "capacity-block") is None
+    spot = price_per_chip_hour(catalog, system, "spot")  # a neocloud's mode ratio, as the other fallbacks get
+    assert spot is not None and spot.provider == "neocloud"
+    site = site_for(catalog, system, operator=od.provider, hint_region=od.region)
+    assert (site.region, site.pue_key, site.pue.value) == ("country-usa", "colocation", 1.42)
+    assert site.grid.extra["located"] == (
+        "the price's region global is a provider's one worldwide list price, which names no place: country-usa's "
+        "grid assumed"
+    )
+
+
+def test_a_global_price_says_where_the_fleet_was_put(catalog: Catalog, hw: Hardware) -> None:
+    """Hyperstack's H100 is one worldwide price: the fleet went to country-usa with no word (a 'us' price had one)."""
+    system = hw.system("h100-sxm")
+    quote = price_per_chip_hour(catalog, system, "on-demand", provider="hyperstack")
+    assert quote is not None and quote.region == "global"
+    site = site_for(catalog, system, operator=quote.provider, hint_region=quote.region)
+    assert site.region == "country-usa" and "global" in site.grid.extra["located"]
+    us = site_for(catalog, system, operator="lambda", hint_region="us")  # unchanged: its own note
+    assert us.grid.extra["located"] == (
+        "the price's region us is a provider's one price across its US data centres: country-usa's grid"
+    )
+    asked = site_for(catalog, system, region="country-usa", operator="hyperstack", hint_region="global")
+    assert "located" not in asked.grid.extra  # a region the user gave is where it runs: nothing assumed

@@ -1,5 +1,6 @@
 """Owned-fleet TCO: the hand-computed H100 case, break-even utilisation (against the system's own price first, or why it
-has none), overrides and bad input, and what `chipwise tco` refuses to price."""
+has none), overrides and bad input, what `chipwise tco` refuses to price, the owned server at its sale price, the
+utilisation bound a scenario is told, and the modes --compare offers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from chipwise.economics.tco import owned_tco, tco_inputs, tco_report
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware
 from chipwise.interfaces.cli.app import run
-from cli_run import run_error, run_json
+from cli_run import run_error, run_json, scenario_error
 
 HOURS_PER_YEAR = 365.25 * 24
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
@@ -316,3 +317,52 @@ def test_an_owned_cost_says_it_is_an_estimate_and_lists_its_inputs(catalog: Cata
         assert key in figures, key
     record = t.record()
     assert record["status"] == "estimate" and record["estimated_inputs"] == t.estimated
+
+
+# ----------------------------------------------------------------- the owned server, the utilisation bound, --compare
+def test_the_owned_server_is_its_sale_price(catalog: Catalog, hw: Hardware) -> None:
+    """The server term was SemiAnalysis's DGX H100 bill of materials / 8 = $4,000, a build cost beside a chip
+    street price. A DGX H100 sells for ~$270,000: less 8 x $27,500 chips = $50,000 / 8 = $6,250 a GPU, so chip +
+    server = $33,750, its sale price / 8. capex 44,050; $/h = 44,050 / (5 x 8,766) + 0.04 x 44,050 / 8,766 +
+    184.06 x 1.375 / 730.5 + 1.069 x 1.42 x 0.0862 = 1.00502 + 0.20100 + 0.34645 + 0.13085 = $1.68332 (was $1.62797
+    with 1,120 W busy); owning beats Lambda's $3.99 above (1.55247 + 0.03926) / (3.99 - 0.13085 + 0.03926) = 40.8%."""
+    t = owned_tco(catalog, hw.system("h100-sxm"))
+    server = t.inputs.capex["server"]
+    assert server.value == pytest.approx(270_000 / 8 - 27_500) == 6_250
+    assert server.status == "estimate" and "sale price" in server.derivation
+    assert t.inputs.capex["chip"].value + server.value == pytest.approx(270_000 / 8)
+    assert t.capex_usd == pytest.approx(44_050)
+    assert t.usd_per_chip_hour == pytest.approx(1.00502 + 0.20100 + 0.34645 + 0.13085, abs=2e-5)
+    assert t.break_even_utilisation(3.99) == pytest.approx(0.408, abs=5e-4)
+
+
+TRAIN = "kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 64\ntokens: 1e12\npricing: owned\n"
+
+
+@pytest.mark.parametrize("value", ["0", "0.005"])
+def test_a_scenarios_utilisation_names_the_bound_the_tco_holds(value: str) -> None:
+    """'utilisation: 0' had answered 'Input should be greater than 0. Fix: give a positive number', and 0.005 was then
+    refused as outside 0.01 to 1: one line now names 0.01."""
+    err = scenario_error(TRAIN + f"utilisation: {value}\n")
+    assert "utilisation: Input should be greater than or equal to 0.01" in err
+
+
+def test_compare_offers_only_the_modes_it_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """--compare foo had offered 'owned', which --compare owned then refused."""
+    rental = "on-demand, capacity-block, reserved-1y, reserved-3y, spot."
+    foo = run_error(capsys, ["tco", "h100-sxm", "--compare", "foo"])
+    assert foo == f"error: unknown pricing mode 'foo'. Fix: use one of {rental}"
+    owned = run_error(capsys, ["tco", "h100-sxm", "--compare", "owned"])
+    assert owned == f"error: compare needs a rental mode. Fix: use one of {rental}"
+
+
+def test_a_mistyped_mode_or_facility_gets_its_near_match(capsys: pytest.CaptureFixture[str]) -> None:
+    """tco's closed sets say the near match, as an id's look-up does (UnknownNameError through the TCO's checks; plan
+    train's and plan serve's in tests/interfaces/test_cli_bad_input.py): 'colo' had been told only the list."""
+    rental = "on-demand, capacity-block, reserved-1y, reserved-3y, spot"
+    assert run_error(capsys, ["tco", "h100-sxm", "--compare", "on-demnd"]) == (
+        f"error: unknown pricing mode 'on-demnd'. Did you mean 'on-demand'? Fix: use one of {rental}."
+    )
+    assert run_error(capsys, ["tco", "h100-sxm", "--facility", "colo"]) == (
+        "error: unknown facility 'colo'. Did you mean 'colocation'? Fix: use one of colocation, owned."
+    )

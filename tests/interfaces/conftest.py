@@ -1,4 +1,4 @@
-"""Fixtures shared by the interface tests."""
+"""Fixtures shared by the interface tests: the web server, and /api/plan/serve's search made quick."""
 
 from __future__ import annotations
 
@@ -17,3 +17,12 @@ def server() -> Iterator[ChipwiseServer]:
     yield srv
     srv.shutdown()
     srv.server_close()
+
+
+@pytest.fixture
+def quick_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """/api/plan/serve's search ranked by the estimate alone, in this process: its answer's keys, not its checks."""
+    from chipwise.interfaces.web import routes
+    from chipwise.planner.serving_plan import plan_serving
+
+    monkeypatch.setattr(routes, "plan_serving", lambda *a, **k: plan_serving(*a, **{**k, "verify": 0, "workers": 1}))

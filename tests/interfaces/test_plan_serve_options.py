@@ -1,12 +1,14 @@
-"""Review Z8, Z9 and a Z12 nit: plan serve reads --input-tokens, --output-tokens and --concurrency as --chips and a
-scenario read counts (4k; Typer's int had refused it, naming no accepted form), says every KV cache format and the
-default in --kv-precision's help, and shows the KV cache asked for in its header (int8 had read as the default)."""
+"""plan serve reads --input-tokens, --output-tokens and --concurrency as --chips and a scenario read counts (4k;
+Typer's int had refused it, naming no accepted form), says every KV cache format and the default in --kv-precision's
+help, and shows the KV cache asked for in its header (int8 had read as the default); /api/plan/serve answers the
+kv_precision key plan serve --json gives."""
 
 from __future__ import annotations
 
 import pytest
 
 from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.web import routes
 from chipwise.serve.quant import KV_PRECISIONS
 from cli_run import run_error, run_json
 
@@ -55,3 +57,13 @@ def test_the_header_names_the_kv_cache_asked_for(capsys: pytest.CaptureFixture[s
     assert capsys.readouterr().out.splitlines()[0] == (
         "llama-3.1-8b: 5 req/s, 1,024 in / 256 out, bf16 - no SLO (on-demand prices)"
     )
+
+
+@pytest.mark.parametrize(("kv", "said"), [({"kv_precision": "fp8"}, "fp8"), ({}, None)])
+def test_plan_serve_over_the_api_gives_its_kv_precision(
+    quick_plans: None, kv: dict[str, str], said: str | None
+) -> None:
+    """As plan serve --json: the API's answer had no kv_precision key."""
+    body = {"model": "llama-3.1-8b", "rate": 5, "hardware": "h100-sxm", "disaggregated": False, "top": 1, **kv}
+    report = routes.plan_serve(body, routes.Settings())
+    assert "kv_precision" in report and report["kv_precision"] == said

@@ -1,16 +1,20 @@
 """`--plot` and `--scenario`: a search that ranks nothing exits 1 as without --plot; folders are refused before the
-work; `plots.plot` names the kinds it draws; the plot's § footnote says what the table's does."""
+work; `plots.plot` names the kinds it draws; the plot's § footnote says what the table's does; the command a written
+scenario is run with is printed on one line."""
 
 from __future__ import annotations
 
 import errno
+import io
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 import chipwise.api as cw
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces import plots
+from chipwise.interfaces.cli import plan_serve_cmd
 from chipwise.interfaces.cli.app import run
 from cli_run import run_error
 
@@ -100,3 +104,18 @@ def test_plot_is_written_before_the_output(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setattr(plan_cmd, "print_ranking", stopped)
     argv = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1T", "--chips", "64", "--hardware", "h100-sxm"]
     assert run([*argv, "--plot", str(path)]) == 141  # quietly, 128 + SIGPIPE: not 1 (nothing ranked)
+
+
+def test_the_scenario_command_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `chipwise predict` command plan serve --scenario prints is one line to copy, however narrow stderr is:
+    Rich had broken it at 80 columns where stderr is a file or a pipe."""
+    err = io.StringIO()
+    monkeypatch.setattr(plan_serve_cmd, "err_console", Console(file=err, width=80))  # a file: 80 columns
+    path = tmp_path / "a-rather-long-folder-name-for-the-scenario" / "[s5].yaml"
+    path.parent.mkdir()
+    report = {"verified": [{"keeps_up": True, "slo_met": True, "hardware": "h100-sxm", "scenario": {"kind": "serve"}}]}
+    plan_serve_cmd.write_scenario(report, path, sets=["h100-sxm.price=2.5"])
+    assert err.getvalue() == (
+        f"h100-sxm written to {path}: chipwise predict '{path}' --set h100-sxm.price=2.5\n"  # the path not markup
+    )
+    assert path.read_text() == "kind: serve\n"

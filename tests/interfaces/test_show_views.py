@@ -1,5 +1,6 @@
 """What `model show|list`, `catalog show|engine` and `validate --explain` print: each figure with its unit, whole
-where it is whole, and nothing cut inside a word."""
+where it is whole, and nothing cut inside a word; a figure a system inherits from its chip with where it comes from,
+and a rental line that ends at its status when it has no note."""
 
 from __future__ import annotations
 
@@ -175,3 +176,37 @@ def test_the_added_formatters() -> None:
     assert fmt.break_at_separators("Mistral-7B-Instruct-v0.3", 12) == "Mistral-7B-\nInstruct-\nv0.3"
     assert fmt.break_at_separators("Qwen/Qwen3-0.6B", 13) == "Qwen/Qwen3-\n0.6B"  # never inside '0.6B'
     assert fmt.break_at_separators("llama3-8b", 80) == "llama3-8b"
+
+
+def _table_rows(out: str) -> dict[str, list[str]]:
+    """A `catalog show` table's rows by figure name, their cells stripped (a continuation line has no name)."""
+    table = [x.split("│") for x in out.splitlines()]
+    return {row[1].strip(): [c.strip() for c in row[2:-1]] for row in table if len(row) >= 5 and row[1].strip()}
+
+
+def test_catalog_show_names_the_inherited_scaleup_bandwidth(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A system with no scale-up bandwidth of its own shows the chip's, its status and where it comes from; every
+    figure name stays whole on an 80-column terminal ('scaleup.dim_bandwidt' / 'h.0' had split)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert run(["catalog", "show", "trn3-ultraserver"]) == 0
+    rows = _table_rows(capsys.readouterr().out)
+    value, status, note = rows["scaleup.bandwidth"]
+    assert (value, status) == ("1280 GB/s", "estimate") and note.startswith("from chip trn3")
+    assert run(["catalog", "show", "trn2-ultraserver"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert {"scaleup.dim_bandwidth.0", "scaleup.dim_bandwidth.2", "scaleout.bandwidth"} <= set(_table_rows(out))
+    assert "scaleup.bandwidth" not in _table_rows(out)  # its torus dimensions are its own, not the chip's total
+
+
+def test_rental_line_without_a_note_ends_at_its_status(capsys: pytest.CaptureFixture[str]) -> None:
+    """tpu-v6e-256's rental has a derivation and no note: without --sources the line ends '(estimate)', where it had
+    ended '(estimate): ' with nothing after; with --sources it gives the derivation."""
+    assert run(["catalog", "show", "tpu-v6e-256"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rented in units"))
+    assert line == "rented in units of 1, 4, 8, 16, 32, 64, 128, 256 chips (estimate)"
+    assert run(["catalog", "show", "tpu-v6e-256", "--sources"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rented in units"))
+    assert line.startswith("rented in units of 1, 4, 8, 16, 32, 64, 128, 256 chips (estimate): v6e-1")

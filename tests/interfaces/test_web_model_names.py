@@ -48,7 +48,10 @@ def test_the_web_pages_worker_processes_read_no_files_either(
 ) -> None:
     """plan serve's checks run in spawned processes where they add up to many requests; a ContextVar does not reach
     them, so a worker had loaded the draft model from a preset-named folder in the server's folder (a 32,000-token
-    vocabulary, refused as a drafter) and the option was dropped: 'No option could be simulated'."""
+    vocabulary, refused as a drafter) and the option was dropped: 'No option could be simulated'. The two checks
+    (colocated and split H100s) are sent to two worker processes whatever their requests and this machine's CPUs,
+    and the answer says they ran there."""
+    from chipwise.interfaces.web import routes
     from chipwise.planner import serving_shortlist
 
     folder = tmp_path / "llama-3.1-8b"
@@ -56,7 +59,9 @@ def test_the_web_pages_worker_processes_read_no_files_either(
     (folder / "config.json").write_text(json.dumps({**catalog.model_config("llama-3.1-8b"), "vocab_size": 32000}))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(serving_shortlist, "PARALLEL_CHECK_REQUESTS", 0)  # the checks on worker processes at once
+    monkeypatch.setattr(routes, "cpu_count", lambda: 2)  # the route's workers: two, on a one-CPU machine too
     body = {"model": "llama-3.1-70b", "rate": 2, "input_tokens": 512, "output_tokens": 128,
             "hardware": ["p5.48xlarge"], "speculative": "draft:llama-3.1-8b:4@0.7"}  # fmt: skip
     report = POST_ROUTES["/api/plan/serve"](body, Settings())
+    assert report["search"]["check_processes"] == 2  # the checks ran on worker processes, not in this one
     assert report["verified"] and report["verified"][0]["hardware"] == "h100-sxm"

@@ -52,7 +52,7 @@ def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
 @pytest.fixture(scope="module")
 def million(catalog: Catalog) -> dict[str, Any]:
     """The plan of the fastest step on 1M trn3, given: plan train now runs the one that trains soonest, on 524,288
-    chips (review 68, F1; tests/planner/test_review68_m1.py), and this one keeps 82,496 paid-for chips idle."""
+    chips (tests/planner/test_training_objective_plans.py), and this one keeps 82,496 paid-for chips idle."""
     sc = load_scenario(
         "{kind: train, model: llama-3.1-405b, hardware: trn3, chips: 1000000, tokens: 15e12, precision: bf16, "
         "plan: {tp: 16, pp: 7, dp: 4096, cp: 8, ep: 1, vpp: 1, microbatch: 1, zero: 1, recompute: none, sp: true, "

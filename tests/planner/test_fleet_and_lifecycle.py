@@ -233,7 +233,7 @@ def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
 ) -> None:
     """The steady-state fleet (no derating rounds) misses its tail targets (at a 1.5 s TTFT p99 one MI300X type's
     replay does); topping up the types that miss adds instances for the same traffic, never past the chip limits,
-    and the replay gets no worse."""
+    and the replay gets no worse; the note says how many rounds of each the search ran."""
     from chipwise.planner import fleet as fleet_mod
     from chipwise.planner import fleet_replay
 
@@ -254,6 +254,8 @@ def test_a_type_that_still_misses_gets_more_instances_within_the_limits(
     monkeypatch.setattr(fleet_replay, "TOP_UP_ROUNDS", 3)
     topped = plan_fleet(*args)
     assert bare["slo_met_in_replay"] is False
+    # the note counts the rounds this search ran, read where it runs them
+    assert bare["note"].startswith("after 0 rounds of derating and 0 of added instances the simulated fleet still")
     before = {f["type"]: f for f in bare["fleet"]}
     after = {f["type"]: f for f in topped["fleet"]}
     assert before.keys() == after.keys()

@@ -15,7 +15,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
-from chipwise.planner.serving_choice import _fitting, max_rate
+from chipwise.planner.serving_choice import ShapeQuery, _fitting, max_rate
 from chipwise.planner.serving_inputs import check_slo
 from chipwise.planner.serving_outcome import stat_ok
 from chipwise.planner.serving_plan import plan_serving
@@ -517,7 +517,7 @@ def test_the_rate_search_skips_shapes_that_do_not_fit(catalog: Catalog) -> None:
     slo = {"ttft_p99": 2.0, "tpot_p99": 0.05}
 
     def search(e: Estimate) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return max_rate(model, system, eng, e, "fp8", "fp8", 2000.0, 500.0, slo, None, 2.0)
+        return max_rate(ShapeQuery(model, system, eng, "fp8", "fp8", 2000.0, 500.0, None), e, slo, 2.0)
 
     every, fitting = search(est), _fitting(est, search)
     for a, b in zip(every, fitting, strict=True):
@@ -977,7 +977,9 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
 ) -> None:
     """Sixty-four identical TP4 H200 replicas of 64 slots: the capacity probe runs 32 of them (CAPACITY_PROBE_MAX
     requests at two batches each) and scales what they deliver by 64 / 32; the whole fleet's probe, on 8,192
-    requests, reads the same utilisation within 2%. A fleet within CAPACITY_PROBE_MAX is probed whole, as before."""
+    requests, reads the same utilisation within 2%. A fleet within CAPACITY_PROBE_MAX is probed whole, as before.
+    Each probe's run is recorded (its requests and replicas), so the slice, and the whole fleet the raised
+    CAPACITY_PROBE_MAX lets run, are the runs compared."""
     from chipwise.planner import serving_check
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan
@@ -992,11 +994,22 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     answers = LengthDist("uniform", 256.0, 0.0, 128, 384)
     job = ServingJob(model, LengthDist.fixed(1024), answers, Load("rate", rate=400.0), 1200)
     fleet, eighth = ServingSetup((Pool(tp4, 64),)), ServingSetup((Pool(tp4, 8),))
+    runs: list[tuple[int, int]] = []  # each probe run's requests and replicas
+    run_job = serving_check.run_job
+
+    def recorded(probe_job: ServingJob, probe: ServingSetup, *args: Any, **kwargs: Any) -> Any:
+        runs.append((probe_job.requests, sum(p.replicas for p in probe.pools)))
+        return run_job(probe_job, probe, *args, **kwargs)
+
+    monkeypatch.setattr(serving_check, "run_job", recorded)
     probed, small = serving_check._utilisation(job, fleet), serving_check._utilisation(job, eighth)
+    assert runs == [(4096, 32), (1024, 8)]  # 32 of the 64 replicas on CAPACITY_PROBE_MAX requests; the eight whole
     monkeypatch.setattr(serving_check, "CAPACITY_PROBE_MAX", 10**9)
     whole = serving_check._utilisation(job, fleet)
+    assert runs[2:] == [(8192, 64)]  # the whole fleet, two batches of its 4,096 slots
     assert probed == pytest.approx(whole, rel=0.02)
     assert small == serving_check._utilisation(job, eighth) == pytest.approx(8 * whole, rel=0.03)  # probed whole
+    assert runs[3:] == [(1024, 8)]
 
 
 def test_a_stated_batch_limit_stands_without_a_stated_shape(catalog: Catalog) -> None:

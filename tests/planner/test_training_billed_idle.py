@@ -1,12 +1,15 @@
-"""A training fleet's chips billed but unused draw idle power, as chips a plan leaves out do; an owned fleet of one
-system pays no scale-out network and is charged its own energy figure's electricity."""
+"""The chips a training fleet is billed for: a system rented in slices bills each scale-up domain as one rented unit
+(6 TPU v6e are a v6e-8: 8 x $2.70 = $21.60 an hour, not three slices of 4 + 1 + 1, $16.20); chips billed but unused
+draw idle power, as chips a plan leaves out do; an owned fleet of one system pays no scale-out network and is charged
+its own energy figure's electricity."""
 
 from __future__ import annotations
 
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.planner.training import plan_training
+from chipwise.hardware import Hardware
+from chipwise.planner.training import plan_training, system_economics
 
 IDLE_W, BUSY_W = 320.75, 1069.0  # an H100 of a fleet past one p5: 700 x 0.11 + 575 x 0.25 + 100; 0.76 x 1,275 + 100
 
@@ -64,3 +67,39 @@ def test_a_utilisation_with_a_reservation_says_it_is_paid_every_hour() -> None:
     assert "a reservation is paid every hour of its term" in str(err.value) and "hour used" not in str(err.value)
     with pytest.raises(ChipwiseError, match="rented chips are paid by the hour used"):
         check_utilisation(0.5, "on-demand", "--utilisation", "--pricing owned")
+
+
+@pytest.mark.parametrize(
+    ("system", "chips", "pricing", "billed"),
+    [
+        ("tpu-v6e", 6, "on-demand", 8.0),  # one v6e-8, not 4 + 1 + 1
+        ("tpu-v6e", 100, "on-demand", 128.0),  # one v6e-128
+        ("tpu-v6e", 256, "on-demand", 256.0),
+        ("tpu-v6e", 300, "on-demand", 320.0),  # a whole v6e-256 and a v6e-64 for the other 44
+        ("tpu-v5e", 6, "on-demand", 8.0),
+        ("h100-sxm", 12, "capacity-block", 16.0),  # two p5, as before
+        ("h100-sxm", 12, "on-demand", 12.0),  # GPUs rented one by one
+        ("tpu-v6e", 6, "owned", 6.0),  # an owned fleet buys the chips it uses
+    ],
+)
+def test_a_scale_up_domain_is_one_rented_unit(
+    catalog: Catalog, hw: Hardware, system: str, chips: int, pricing: str, billed: float
+) -> None:
+    """Training on a system rented in slices bills each scale-up domain's chips as one rented unit, as serving bills a
+    replica: 6 TPU v6e are a v6e-8, not three slices of 4 + 1 + 1."""
+    assert system_economics(catalog, hw.system(system), chips, pricing).billed == billed
+
+
+def test_six_v6e_pay_for_a_v6e_8(catalog: Catalog) -> None:
+    from chipwise.planner.training import predict_training
+    from chipwise.workload.scenario import load_scenario
+
+    sc = load_scenario(
+        "{kind: train, model: llama-3.1-8b, hardware: tpu-v6e, chips: 6, precision: bf16, seq_len: 8192, "
+        "global_batch_tokens: 4194304}",
+        catalog,
+    )
+    r = predict_training(catalog, sc)
+    assert r["billed_chips"] == 8.0 and r["price_usd_per_chip_hour"] == 2.70
+    # one hour: 8 x $2.70 = $21.60, where 6 chips billed one by one had read $16.20
+    assert r["cost_usd"] == pytest.approx(21.60, rel=1e-12)

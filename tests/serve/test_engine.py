@@ -1,4 +1,5 @@
-"""Serving-engine families and the chip vendors each runs on (catalog engines.<engine>.vendors)."""
+"""Serving-engine families and the chip vendors each runs on (catalog engines.<engine>.vendors), their batch and token
+budgets (vLLM refuses a token budget below its batch), and their figures under --set."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from dataclasses import replace
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.hardware import Hardware
+from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import (
     check_engine_vendor,
     decode_graph_batch,
@@ -17,6 +20,8 @@ from chipwise.serve.engine import (
     engine_vendors,
     token_budget,
 )
+from chipwise.serve.plan import ReplicaPlan
+from chipwise.workload.model import ModelSpec
 
 
 @pytest.mark.parametrize(
@@ -176,3 +181,19 @@ def test_an_engine_what_if_holds_on_every_chip_family() -> None:
     one = load_catalog(sets=["trtllm.chips.hopper.step_overhead=50ms"])
     assert engine_profile(one, "trtllm", "hopper").step_overhead_s == pytest.approx(0.05)
     assert engine_profile(one, "trtllm", "blackwell").step_overhead_s < 0.01
+
+
+def _plan(max_batch: int, max_tokens: int) -> ReplicaPlan:
+    return ReplicaPlan(tp=1, max_batch=max_batch, max_tokens=max_tokens)
+
+
+def test_vllm_refuses_a_token_budget_below_its_batch(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
+    model = llama8b
+    with pytest.raises(InfeasibleError) as err:
+        setup_replica(catalog, model, hw.system("h100-sxm"), "vllm", _plan(16, 8), 1024, 256)
+    assert str(err.value) == (
+        "max_tokens 8 is below max_batch 16: vllm schedules one token a running sequence a step, and refuses a token "
+        "budget smaller than its batch. Fix: raise max_tokens to at least 16 or lower max_batch to 8."
+    )
+    # equal is what vLLM accepts (max_num_batched_tokens >= max_num_seqs)
+    assert setup_replica(catalog, model, hw.system("h100-sxm"), "vllm", _plan(16, 16), 1024, 256).plan.max_tokens == 16

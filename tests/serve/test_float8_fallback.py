@@ -1,6 +1,7 @@
 """fp8 weights and an fp8 KV cache on a chip without FP8 units (A100): priced as the engine runs them where it has
 a sourced fallback (vLLM's weight-only FP8 Marlin), and said so; refused in one line where it has none (TensorRT-LLM
-lists no FP8 on Ampere), as an fp4 KV cache on an H100 is."""
+lists no FP8 on Ampere), as an fp4 KV cache on an H100 is. Which chips have the units: TPUs before Ironwood have no
+FP8 (listed at the BF16 rate or not at all), while units at a wider format's rate (Gaudi 3's FP8) are units."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import chipwise.api as cw
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware
-from chipwise.serve.quant import float8_fallback
+from chipwise.serve.quant import PrecisionUnsupportedError, float8_fallback, has_units
 
 A100_FP8 = {
     "kind": "serve",
@@ -73,3 +74,22 @@ def test_the_fallback_by_engine_and_format(hw: Hardware) -> None:
         ChipwiseError, match=r"^vllm cannot run fp8 weights on tpu-v5e.*Fix: serve bf16 weights, or pick"
     ):
         float8_fallback("vllm", hw.system("tpu-v5e").chip, "fp8", "bf16")  # no TPU fallback sourced
+
+
+@pytest.mark.parametrize("chip", ["tpu-v5e", "tpu-v5p", "tpu-v6e"])
+def test_tpus_before_ironwood_have_no_fp8_units(hw: Hardware, chip: str) -> None:
+    """v5p and v6e list FP8 at their BF16 rate (Google's comparison table), v5e not at all: one rule for the three,
+    as training's compute precision (bf16) says. v6e and v5p had served 1-byte weights at a speed-up in silence."""
+    assert not has_units(hw.chip(chip), "fp8")
+    with pytest.raises(PrecisionUnsupportedError, match=f"vllm cannot run fp8 weights on {chip}: the chip has no FP8"):
+        float8_fallback("vllm", hw.chip(chip), "fp8", "bf16")
+
+
+@pytest.mark.parametrize(
+    ("chip", "precision"), [("tpu-v7", "fp8"), ("gaudi3", "fp8"), ("trn1", "fp8"), ("trn3", "fp4")]
+)
+def test_units_at_the_wider_rate_are_units(hw: Hardware, chip: str, precision: str) -> None:
+    """Gaudi 3's FP8 and Trainium1's cFP8 run at the BF16 rate and Trainium3's MXFP4 at its FP8 rate, on units of
+    their own (the Gaudi 3 fp8 serving rows are priced with 1-byte weights); Ironwood has FP8 at twice BF16."""
+    assert has_units(hw.chip(chip), precision)
+    assert float8_fallback("vllm", hw.chip(chip), precision, "bf16") is None

@@ -1,14 +1,18 @@
-"""The throughput window's input tokens and the closed loop's Little's law: a split's window counts the prompts of
-the requests it counts, and Little's law's rate, latency and time in system cover one span; a request exactly at
-its SLO target meets it."""
+"""The throughput window's requests and input tokens, and Little's law: a split's window counts the prompts of the
+requests it counts, a closed loop's counts whole request cycles, and a closed loop of fewer than six requests a user
+is flagged short; Little's law's rate, latency and time in system cover one span and are of the served requests, a
+run with drops included; a request exactly at its SLO target meets it."""
 
 from __future__ import annotations
+
+import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.sim.metrics import meets, summarise, window
+from chipwise.serve.sim.metrics import little_law, meets, per_request, summarise, window
 from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
 from cli_run import run_json
 
@@ -36,6 +40,38 @@ def test_the_window_counts_the_prompts_of_the_requests_it_counts(h100_setup: Rep
     assert s["requests_per_s"] * (hi - lo) == pytest.approx(18.0, rel=1e-3)
     assert s["input_tokens_per_s"] == pytest.approx(I * s["requests_per_s"], rel=1e-12)
     assert s["throughput_tokens_per_s"] == pytest.approx(s["input_tokens_per_s"] + s["output_tokens_per_s"], rel=1e-12)
+
+
+def test_requests_are_counted_in_whole_cycles(h100_setup: ReplicaSetup) -> None:
+    """One user, 20 requests, the window opening just before the first request finishes (a ramp of 0.99 of its
+    latency): counting the finishes in it counted 19 in the 18 cycles it spans, about 5% over 1 / e2e. Counted as the
+    window's output tokens over a request's, requests/s is the output's rate over O and within 0.05% of 1 / e2e, and
+    the prompts' rate I times it."""
+    pools = (h100_setup.pool(1),)
+    ones = np.ones(20, dtype=np.int64)
+    one = simulate(Deployment(pools), ones[:1] * I, ones[:1] * O, ones[:1] * 0, None, 1)
+    e2e = float(one.requests["finish"][0])
+    ramp = 0.99 * e2e
+    s = summarise(simulate(Deployment(pools), ones * I, ones * O, ones * 0, None, 1, ramp_s=ramp), 1, ramp_s=ramp)
+    assert s["window_s"][0] == ramp
+    assert s["requests_per_s"] == pytest.approx(s["output_tokens_per_s"] / O, rel=1e-12)
+    assert s["requests_per_s"] == pytest.approx(1 / e2e, rel=5e-4)
+    assert s["input_tokens_per_s"] == pytest.approx(I * s["requests_per_s"], rel=1e-12)
+    assert s["goodput"]["requests_per_s"] == pytest.approx(s["requests_per_s"], rel=1e-12)  # no targets: all good
+
+
+def test_a_closed_loop_of_five_requests_a_user_is_flagged_short() -> None:
+    """300 requests of 64 users (4.7 each; Llama-3.1-8B, one H100, vLLM): lambda W read 59.9 against 64 in the
+    system, unflagged at four requests a user; flagged, with six a user (384) advised."""
+    import chipwise.api as cw
+
+    r = cw.predict(
+        {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100", "chips": 1, "precision": "bf16",
+         "engine": "vllm", "input_tokens": 1024, "output_tokens": 1024, "concurrency": 64, "requests": 300,
+         "plan": {"tp": 1}}
+    )  # fmt: skip
+    assert r["short_run"] == {"users": 64, "requests_for_steady_state": 384}
+    assert r["requests_per_s"] == pytest.approx(r["output_tokens_per_s"] / 1024, rel=1e-12)
 
 
 def test_an_open_loops_prompts_are_those_of_its_finished_requests(h100_setup: ReplicaSetup) -> None:
@@ -150,3 +186,52 @@ def test_a_request_exactly_at_its_target_meets_it() -> None:
     assert meets({"ttft_p99": 0.5}, lat).tolist() == [1.0, 0.0, 0.0]
     lat = {"tpot": np.array([0.05, float(np.nextafter(0.05, 1.0))]), "served": np.array([1.0, 1.0])}
     assert meets({"tpot_p50": 0.05}, lat).tolist() == [1.0, 0.0]
+
+
+def _by_hand() -> SimOutput:
+    """Five requests arriving 1 s apart, each 0.5 s in the system, but the second, dropped (no finish)."""
+    nan = math.nan
+    requests = {
+        "arrival": np.array([0.0, 1.0, 2.0, 3.0, 4.0]),
+        "started": np.array([0.0, nan, 2.0, 3.0, 4.0]),
+        "first": np.array([0.1, nan, 2.1, 3.1, 4.1]),
+        "finish": np.array([0.5, nan, 2.5, 3.5, 4.5]),
+        "input": np.full(5, 512.0),
+        "output": np.full(5, 128.0),
+        "preempted": np.zeros(5),
+        "dropped": np.array([0.0, 1.0, 0.0, 0.0, 0.0]),
+        "replica": np.array([0.0, -1.0, 0.0, 0.0, 0.0]),
+    }
+    return SimOutput(
+        requests=requests, replicas=[], last_admit=4.0, end=4.5, wall_s=0.0, closed_loop=False, roles=["both"]
+    )
+
+
+def test_littles_law_leaves_a_dropped_request_out_by_hand() -> None:
+    """Over the span 0-4 s the four served requests arrive at (5 - 1) gaps x 4/5 served / 4 s = 0.8 req/s, spend
+    W = 0.5 s each, and are in the system 0.5 + 0.5 + 0.5 + 0 (the last arrives at the span's end) = 1.5 s of 4:
+    L = 0.375. The dropped one had been counted in the system from 1 s to the span's end, L = 4.5 / 4 = 1.125, and
+    in the rate, 1.0 req/s."""
+    out = _by_hand()
+    ll = little_law(out, per_request(out)["e2e"], 0.0)
+    assert ll["arrival_rate_per_s"] == pytest.approx(0.8, rel=1e-12)
+    assert ll["mean_latency_s"] == pytest.approx(0.5, rel=1e-12)
+    assert ll["mean_in_system"] == pytest.approx(0.375, rel=1e-12)
+
+
+def test_littles_law_balances_on_a_run_with_drops(h100_setup: ReplicaSetup) -> None:
+    """600 arrivals over 60 s, a tenth of them 9,000-token prompts that an 8,000-token cache drops on admission:
+    L = lambda W over the served requests (the drops, counted in the system until the span's end, had read L ~20x
+    lambda W)."""
+    rng = np.random.default_rng(2)
+    n = 600
+    arrivals = np.sort(rng.uniform(0.0, 60.0, n))
+    inputs = np.where(rng.random(n) < 0.1, 9000, 512).astype(np.int64)
+    pool = replace(h100_setup.pool(1), kv_tokens=8000)
+    out = simulate(Deployment((pool,)), inputs, np.full(n, 128, dtype=np.int64), np.zeros(n, np.int64), arrivals)
+    s = summarise(out, chips=1)
+    assert s["requests"]["dropped"] == int((inputs > 8000).sum()) > 30
+    ll = s["little_law"]
+    served = s["requests"]["finished"]
+    assert ll["arrival_rate_per_s"] == pytest.approx((n - 1) / n * served / (arrivals[-1] - arrivals[0]), rel=1e-12)
+    assert ll["mean_in_system"] == pytest.approx(ll["arrival_rate_per_s"] * ll["mean_latency_s"], rel=0.03)

@@ -431,10 +431,10 @@ def test_a_prompt_over_the_budget_runs_as_a_chunk_and_a_remainder(catalog: Catal
 def test_the_user_search_reaches_its_limit(catalog: Catalog, h100: System, llama8b: ModelSpec, est: Estimate) -> None:
     """With a TPOT target the users beyond the batch slots only wait, so a replica serves up to USER_LIMIT x its
     slots; the bisection reaches that limit itself (it stopped one short, which cost a second replica)."""
-    from chipwise.planner.serving_choice import USER_LIMIT, max_users
+    from chipwise.planner.serving_choice import USER_LIMIT, ShapeQuery, max_users
 
     eng = engine_profile(catalog, "trtllm", h100.chip.family)
-    seats, tpot, _ = max_users(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, {"tpot_p99": 1.0})
+    seats, tpot, _ = max_users(ShapeQuery(llama8b, h100, eng, "fp8", "fp8", INP, OUT), est, {"tpot_p99": 1.0})
     assert seats[0] == USER_LIMIT * est.batch[0] and np.isfinite(tpot[0])
 
 
@@ -481,13 +481,13 @@ def test_max_rate_equals_its_grid_and_bisection_one_load_at_a_time(
     """The search prices every candidate at all grid loads in one vectorised call, then at the loads a four-step
     bisection would try; the answer is the one a load-at-a-time search gives: per candidate the highest load that
     meets the SLO, to 1/160 of its capacity."""
-    from chipwise.planner.serving_choice import RATE_BISECTIONS, UTILISATIONS, _slo_ok, max_rate
+    from chipwise.planner.serving_choice import RATE_BISECTIONS, UTILISATIONS, ShapeQuery, _slo_ok, max_rate
 
     eng = engine_profile(catalog, "trtllm", h100.chip.family)
     cand = enumerate_candidates(model=llama8b, topo=topology_of(h100), fixed={"tp": 1}, batches=(16, 64, 256))
     est = estimate(llama8b, h100, eng, cand, "fp8", "fp8", INP, OUT, 8192)
     targets = {"ttft_p99": 0.5, "tpot_p99": 0.02}
-    best, _, _ = max_rate(llama8b, h100, eng, est, "fp8", "fp8", INP, OUT, targets)
+    best, _, _ = max_rate(ShapeQuery(llama8b, h100, eng, "fp8", "fp8", INP, OUT), est, targets)
     cap = np.minimum(est.throughput / OUT, 1.0 / est.prefill_work_s)
     for i in range(len(cand)):
         one = est.take(np.array([i]))

@@ -1,4 +1,5 @@
-"""Serving scenarios, length distributions, traces and arrival processes."""
+"""Serving scenarios, length distributions, traces (a trace replayed in part is its first requests, their load,
+lengths and price) and arrival processes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pydantic import ValidationError
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.serve.sim.arrivals import arrival_times, open_loop_times
+from chipwise.serve.sim.arrivals import arrival_times, offered_request_rate, open_loop_times
 from chipwise.workload.lengths import LengthDist, LengthSpec
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
@@ -423,3 +424,53 @@ def test_a_two_request_trace_is_measured_to_the_runs_end(capsys: pytest.CaptureF
     assert data["requests_per_s"] == pytest.approx(2.0, rel=1e-9)
     assert data["output_tokens_per_s"] == pytest.approx(10.0, rel=1e-9)
     assert data["input_tokens_per_s"] == pytest.approx(20.0, rel=1e-9)
+
+
+#: the scenario the part-replayed trace runs under: Llama 3.1 8B in fp8 on one H100
+TRACE_SCENARIO = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100\nchips: 1\nprecision: fp8\nplan: {tp: 1}\n"
+
+
+def _burst(tmp_path: Path) -> Path:
+    """200 requests: the first 100 at 0, 0.01, ..., 0.99 s (100 req/s) of 512 in / 128 out, then 100 more 1 s apart
+    (to 100 s) of 1,024 in / 256 out."""
+    rows = [f"{i / 100:.2f},512,128" for i in range(100)] + [f"{i - 99},1024,256" for i in range(100, 200)]
+    path = tmp_path / "burst.csv"
+    path.write_text("arrival_s,input_tokens,output_tokens\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_a_trace_replayed_in_part_is_its_first_requests(tmp_path: Path, catalog: Catalog) -> None:
+    """requests: 100 of the 200 replays the first 100, which arrive at 100 / (0.99 + 0.01) = 100 req/s (the trace's
+    own n / (last + mean gap)) with 512 / 128 tokens; the whole trace's 200 / (100 + 100 / 199) = 1.990 req/s and
+    768 / 192 tokens had been read for them."""
+    trace = _burst(tmp_path)
+    model = load_model(catalog, "llama-3.1-8b")
+    job = serving_job(model, load_scenario(TRACE_SCENARIO + f"trace: {trace}\nrequests: 100\n"))
+    assert job.requests == 100 and job.trace is not None and job.trace.arrival.size == 100
+    assert offered_request_rate(job) == pytest.approx(100.0, rel=1e-12)
+    assert (job.mean_input, job.mean_output, job.max_input, job.max_output) == (512.0, 128.0, 512, 128)
+    assert (job.input.mean, job.output.mean, job.input.maximum) == (512.0, 128.0, 512)
+    times = arrival_times(job, 100, np.random.default_rng(0))
+    assert times is not None and times[-1] == pytest.approx(0.99)
+    whole = serving_job(model, load_scenario(TRACE_SCENARIO + f"trace: {trace}\n"))
+    assert offered_request_rate(whole) == pytest.approx(200 / (100 + 100 / 199), rel=1e-12)
+    assert (whole.mean_input, whole.mean_output) == (768.0, 192.0)
+    # more requests than the trace holds cycle it whole, at its own rate
+    more = serving_job(model, load_scenario(TRACE_SCENARIO + f"trace: {trace}\nrequests: 400\n"))
+    assert more.trace is not None and more.trace.arrival.size == 200
+    assert offered_request_rate(more) == offered_request_rate(whole)
+
+
+def test_predict_prices_a_part_replayed_trace_on_its_own_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trace's first 100 requests, 100 req/s on one H100 that sustains 93.5, are 107% of it, over capacity, and
+    priced on the tokens the run delivered; the whole trace's 1.96 req/s had read 2.1% load and $7.58 per M output
+    tokens ($6.88/h over 252 tok/s) for a run that delivered ~7,000 tok/s."""
+    path = tmp_path / "sc.yaml"
+    path.write_text(TRACE_SCENARIO + f"trace: {_burst(tmp_path)}\nrequests: 100\n")
+    data = run_json(capsys, ["predict", str(path), "--json"])
+    assert data["load"]["utilisation"] == pytest.approx(100.0 / data["load"]["capacity_requests_per_s"], rel=1e-9)
+    assert data["load"]["utilisation"] > 1.0
+    assert data["priced_output_tokens_per_s"] == pytest.approx(data["output_tokens_per_s"], rel=1e-9)
+    assert data["load"]["input_tokens_mean"] == 512.0 and data["load"]["output_tokens_mean"] == 128.0

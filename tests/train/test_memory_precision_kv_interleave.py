@@ -1,5 +1,6 @@
 """Memory per rank, by hand: fp32/tf32 states, LoRA's frozen base on the chip's format, K/V projections replicated
-past the KV heads, and interleaved 1F1B capped by the batch's micro-batches."""
+past the KV heads, and interleaved 1F1B capped by the batch's micro-batches, its last rank keeping its own warm-up
+and the loss's logits."""
 
 from __future__ import annotations
 
@@ -113,3 +114,25 @@ def test_interleaving_keeps_korthikantis_factor_with_enough_micro_batches(catalo
     layer, rebuilt = 11_520 * 8192 * 2, 5_632 * 8192 * 2
     m = _interleaved(catalog, hw, 64)
     assert m.activations.tolist() == pytest.approx([80 * layer + rebuilt, 110 * layer + rebuilt], rel=1e-12)
+
+
+def test_the_last_rank_keeps_its_interleaved_warm_up(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B TP4 PP2v40 DP2 CP4 at 128K, full recompute, 16 micro-batches: a layer keeps h/tp = 2,048
+    elements a token, 32,768 tokens a rank, 0.125 GiB a layer-micro-batch. The first rank holds 2 x 40 + 1 = 81 of
+    them (10.125 GiB) and the transient rebuild (34,304 - 2,048) x 32,768 x 2 B = 1.96875 GiB; the last rank runs
+    (40 - 1) x 2 = 78 warm-up chunk forwards of one layer and keeps 79 (9.875 GiB) with the loss's logits,
+    32,768 x 128,256 / 4 x 6 B = 5.87109375 GiB. It had been counted with one layer-micro-batch: 78.4 GiB, 'fits'."""
+    plan = {"tp": 4, "pp": 2, "dp": 2, "cp": 4, "vpp": 40, "microbatch": 1, "zero": 1, "recompute": "full"}
+    m = _mem(catalog, hw, [plan], model="llama-3.1-70b", seq=131072, gbs=32)
+    assert m.activations[0] / GIB == pytest.approx(10.125 + 1.96875, rel=1e-12)
+    assert (m.activations[0] + m.logits[0]) / GIB == pytest.approx(9.875 + 5.87109375 + 1.96875, rel=1e-12)
+    assert m.total[0] > device_of(hw.system("h100-sxm")).hbm_capacity  # 83.3 GiB: it does not fit
+
+
+def test_all_forwards_first_keeps_every_micro_batch_s_logits(catalog: Catalog, hw: Hardware) -> None:
+    """m = pp = 2 (README's H100 row, TP4 PP2v40 DP256 CP2): Megatron runs all forwards first, so the last rank
+    holds both micro-batches of its 40 layers, as the first does, and the loss's fp32 logits of both: 4,096 tokens x
+    32,064 vocabulary columns x (4 + 2 + 4) B = 1.2231 GiB."""
+    plan = {"tp": 4, "pp": 2, "dp": 256, "cp": 2, "vpp": 40, "microbatch": 1, "zero": 1}
+    m = _mem(catalog, hw, [plan], model="llama-3.1-70b", seq=8192, gbs=512)
+    assert m.logits[0] == pytest.approx(4096 * 32064 * 10.0, rel=1e-12)

@@ -1,6 +1,7 @@
 """A plan's knobs as the search reads them: other names (mb, vp, sequence_parallel) held as the knobs they name,
 text refused for flags, values that are not whole finite numbers refused in one line, and a partial plan refused in
-the words its complete form would be."""
+the words its complete form would be: interleaving the batch cannot split, an ep past the ranks, a pipeline deeper
+than the layers allow, each named."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.train.plans import check_partial_plan, enumerate_plans, given_knobs, left_to_search, normalise
+from chipwise.train.plans import (
+    check_partial_plan,
+    check_plan,
+    enumerate_plans,
+    given_knobs,
+    left_to_search,
+    normalise,
+)
 from chipwise.train.search import search_plans
 from chipwise.workload import load_model
 from chipwise.workload.training import TrainingJob
@@ -136,3 +144,41 @@ def test_hsdp_below_zero_3_is_refused_by_name(catalog: Catalog, plan: dict[str, 
         f"zero {plan['zero']}. Fix: set zero to 3 or hsdp to false."
     )
     assert _search(catalog, "llama-3.1-8b", 64, {"hsdp": True}).result.plans.zero.min() == 3  # zero left open
+
+
+def test_an_interleaved_partial_plan_the_batch_cannot_split_names_why(catalog: Catalog) -> None:
+    """512 sequences split into no multiple of 3 micro-batches: {pp: 3, vpp: 2} had found 'no valid parallel plan'."""
+    spec = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(spec, 8192, 512)
+    with pytest.raises(
+        ChipwiseError,
+        match=r"^invalid plan: interleaved pipelines need micro-batches to be a "
+        r"multiple of pp \(3\), and the global batch of 512 sequences",
+    ):
+        check_partial_plan({"pp": 3, "vpp": 2}, spec, job, 1024)
+    check_partial_plan({"pp": 4, "vpp": 2}, spec, job, 1024)  # 512 = 128 x 4
+    check_partial_plan({"pp": 3}, spec, job, 1024)  # vpp 1 is left to the search
+
+
+def test_a_partial_ep_past_the_ranks_names_ep(catalog: Catalog) -> None:
+    spec = load_model(catalog, "qwen3-30b-a3b")
+    job = TrainingJob(spec, 4096, 1024)
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: ep=128 must divide tp x dp x cp, at most the 64 ranks\."):
+        check_partial_plan({"ep": 128}, spec, job, 64)
+    with pytest.raises(ChipwiseError, match=r"at most the 64 ranks over pp 2, 32\. Fix: use an ep of at most 32"):
+        check_partial_plan({"ep": 64, "pp": 2}, spec, job, 64)
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: ep=16 must divide tp x dp x cp = 24"):
+        check_partial_plan({"ep": 16, "tp": 1, "dp": 6, "cp": 4}, spec, job, 64)
+    check_partial_plan({"ep": 64}, spec, job, 64)
+
+
+def test_the_pipeline_depth_error_names_its_bound(catalog: Catalog) -> None:
+    """80 layers allow 82 stages (the embedding and the loss may take one each): pp 82 is priced, pp 100 refused."""
+    spec = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(spec, 8192, 512)
+    with pytest.raises(
+        ChipwiseError,
+        match=r"pp x vpp = 100 exceeds the 82 pipeline stages 80 layers allow .* "
+        r"Fix: use at most 82\.$",
+    ):
+        check_plan({"tp": 8, "pp": 100, "dp": 1}, spec, job, 1024)

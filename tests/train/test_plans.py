@@ -1,10 +1,12 @@
 """Training plans: balanced interleaving degrees, plans that leave ranks the batch cannot use idle, such plans given
-back, the chips a plan on multi-core chips occupies, fp8 FSDP gathers and a reserve past the device's memory."""
+back, the chips a plan on multi-core chips occupies, fp8 FSDP gathers, a reserve past the device's memory, and whole
+MoE layers on a pipeline stage."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from chipwise import api
 from chipwise.catalog import Catalog
@@ -14,7 +16,14 @@ from chipwise.interfaces.cli.train_views import _cores_note
 from chipwise.perf.device import device_of, topology_of
 from chipwise.train.data_parallel import dp_time
 from chipwise.train.memory import local_params, memory_per_rank
-from chipwise.train.plans import check_partial_plan, check_plan, enumerate_plans, from_dicts, vpp_options
+from chipwise.train.plans import (
+    check_partial_plan,
+    check_plan,
+    enumerate_plans,
+    from_dicts,
+    stage_group_layers,
+    vpp_options,
+)
 from chipwise.train.search import search_plans
 from chipwise.workload import load_model
 from chipwise.workload.training import TrainingJob
@@ -199,3 +208,18 @@ def test_a_partial_plan_is_judged_at_the_micro_batch_and_interleaving_left_open(
     check_partial_plan({"tp": 8, "pp": 4, "dp": 1}, spec, TrainingJob(spec, 4096, 64, "bf16"), 512)
     with pytest.raises(ChipwiseError, match=idle):
         check_partial_plan({"tp": 8, "pp": 4, "dp": 1, "vpp": 1}, spec, TrainingJob(spec, 4096, 64, "bf16"), 512)
+
+
+def _one(v: int) -> NDArray[np.int64]:
+    return np.array([v], dtype=np.int64)
+
+
+def test_a_stage_holds_whole_moe_layers(catalog: Catalog) -> None:
+    """DeepSeek-V3's 3 dense and 58 MoE layers at PP16: every stage after the first holds 4 MoE layers, so a rank of
+    EP64 holds 4 x 256 x 3 x 7,168 x 2,048 / 64 = 704,643,072 expert parameters (58/61 x 4 of them had given 670 M)."""
+    spec = load_model(catalog, "deepseek-v3")
+    dense, moe = stage_group_layers(spec, _one(16), _one(1))  # groups in layer order: the dense ones first
+    assert (float(dense[0]), float(moe[0])) == (0.0, 4.0)
+    assert [float(k[0]) for k in stage_group_layers(spec, _one(1), _one(1))] == [3.0, 58.0]
+    plan = from_dicts([{"tp": 1, "pp": 16, "dp": 128, "ep": 64, "zero": 1, "recompute": "full"}])
+    assert float(local_params(spec, plan)[1][0]) == 704_643_072.0

@@ -1,5 +1,6 @@
-"""Step time: pipeline bubbles and hand-offs, data-parallel and expert collectives by hand, MFU accounting, invariants,
-vectorisation, and the plan search."""
+"""Step time: pipeline bubbles and hand-offs, data-parallel, expert and context-parallel collectives by hand (full
+recompute reruns the ring exchange), MFU accounting, invariants, vectorisation, and the plan search (ranked by an
+objective's figure, the faster of equal plans first)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
+from chipwise.planner.training import make_job
 from chipwise.train.data_parallel import dp_time
 from chipwise.train.plans import MIN_RANK_USE, batch_bound, check_partial_plan, check_plan, enumerate_plans, from_dicts
 from chipwise.train.search import memory_fix, search_plans
@@ -562,3 +564,32 @@ def test_a_faster_chip_is_never_slower_at_a_fixed_moe_plan(zero: int) -> None:
     scenario = {**DEEPSEEK_B300, "precision": "fp8", "plan": {**DEEPSEEK_B300["plan"], "zero": zero}}  # type: ignore[dict-item]
     steps = [cw.predict(scenario, sets=[f"b300.flops.fp8=x{x}"])["step_time_s"] for x in (1.0, 1.5, 2.0, 3.0, 6.0)]
     assert steps == sorted(steps, reverse=True)
+
+
+def test_full_recompute_reruns_the_ring_exchange(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-8B CP64 at 32K: a K/V chunk of 512 tokens x 8 heads x 256 x 2 B = 2,097,152 B, sent 63 times at
+    50 GB/s x 0.8 plus 10 us each: 3.9330 ms a layer forward. Without recompute the ring is exposed by
+    3 cp - 3.5 attn per layer and micro-batch; full recompute reruns it, 4 cp - 4.5 attn (it had stayed 3 - 3.5)."""
+    spec = load_model(catalog, "llama-3.1-8b")
+    system = hw.system("h100-sxm")
+    job = TrainingJob(spec, 32768, 4)
+    base = {"tp": 1, "pp": 1, "dp": 1, "cp": 64, "microbatch": 1, "zero": 1, "sp": False}
+    plans = from_dicts([{**base, "recompute": "none"}, {**base, "recompute": "full"}])
+    r = train_step(spec, job, device_of(system), topology_of(system), plans, 64)
+    cp = 63 * (2_097_152 / (50e9 * 0.8) + 10e-6)
+    mbs = 32 * 4  # layers x micro-batches
+    attn = (3.0 * cp - r.breakdown["cp_comm"][0] / mbs) / 3.5
+    assert 0.0 < attn < cp
+    assert r.breakdown["cp_comm"][1] == pytest.approx(mbs * (4.0 * cp - 4.5 * attn), rel=1e-9)  # 1.590 s, not 1.181
+
+
+def test_ranked_by_orders_by_the_figure_and_keeps_the_faster_of_equal_ones(catalog: Catalog, hw: Hardware) -> None:
+    """PlanSearch.ranked_by orders a fleet's plans by an objective's figure (plan train's search of 8 Trn2 here, at
+    the default batch make_job sets for the fleet) and keeps the faster of equal ones first."""
+    spec = load_model(catalog, "llama-3.2-1b")
+    search = search_plans(spec, make_job(spec, None, None, None, "bf16", None, chips=8), hw.system("trn2"), 8)
+    same = search.ranked_by(np.ones(len(search.result.step_time)))
+    assert np.array_equal(same.order, search.order)  # all equal: fastest first, as the search ranked them
+    slowest_first = search.ranked_by(-search.result.step_time)
+    assert slowest_first.best == int(search.order[np.argmax(search.result.step_time[search.order])])
+    assert sorted(slowest_first.order) == sorted(search.order)  # the same feasible plans, reordered

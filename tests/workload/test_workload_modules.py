@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_layering import PACKAGE
-from test_module_splits_s69 import _reached
+from test_layering import PACKAGE, _reached
 
 WORKLOAD = sorted(
     f"chipwise.workload.{path.stem}" for path in (PACKAGE / "workload").glob("*.py") if path.stem != "__init__"

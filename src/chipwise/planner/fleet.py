@@ -51,13 +51,12 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem
 from chipwise.planner.fleet_replay import (
-    CALIBRATION_ROUNDS,
     REPLAY_REQUESTS,
-    TOP_UP_ROUNDS,
     InstanceType,
     SettledFleet,
     confirmed_fleet,
     settle_fleet,
+    still_missing_note,
 )
 from chipwise.planner.fleet_workload import Bucket, read_workload
 from chipwise.planner.serving_check import MAX_CHECK_LOAD
@@ -451,12 +450,7 @@ def plan_fleet(
     note = settled.note
     all_met = all(r["replay"]["slo_met"] for r in chosen) if replay else None
     if all_met is False and note is None:
-        missing = ", ".join(r["type"] for r in chosen if not r["replay"]["slo_met"])
-        note = (
-            f"after {CALIBRATION_ROUNDS} rounds of derating and {TOP_UP_ROUNDS} of added instances the simulated "
-            f"fleet still misses the SLO on {missing}. "
-            "Fix: relax the SLO or the limits, or add hardware."
-        )
+        note = still_missing_note([r["type"] for r in chosen if not r["replay"]["slo_met"]])
     return {
         "kind": "plan-fleet",
         "model": model.display,

@@ -60,6 +60,15 @@ REPLAY_METRICS = ("ttft", "tpot", "e2e")
 REPLAY_PERCENTILES = ("p50", "p90", "p99")
 
 
+def still_missing_note(missing: Sequence[str]) -> str:
+    """The note where the settled fleet's replay still misses the SLO on the `missing` instance types, with the
+    rounds of derating and of added instances it took (read here, where the search runs them)."""
+    return (
+        f"after {CALIBRATION_ROUNDS} rounds of derating and {TOP_UP_ROUNDS} of added instances the simulated "
+        f"fleet still misses the SLO on {', '.join(missing)}. Fix: relax the SLO or the limits, or add hardware."
+    )
+
+
 @dataclass(frozen=True)
 class InstanceType:
     """A fleet's unit of purchase: instances of one system, each running `replicas` replicas of one shape (`plan`)

@@ -56,6 +56,45 @@ class Choice:
     batch_reason: str = ""
 
 
+@dataclass(frozen=True)
+class ShapeQuery:
+    """What a replica shape search prices: model, system, engine profile, precisions, mean tokens, drafting."""
+
+    model: ModelSpec
+    system: System
+    eng: EngineProfile
+    weight: str
+    kv: str
+    inp: float
+    out: float
+    drafting: Drafting | None = None
+
+    def estimate(self, cand: Candidates, max_tokens: int, decode_only: bool = False, shared: float = 0.0) -> Estimate:
+        """The candidates `cand` priced at saturation (serve.estimate.estimate)."""
+        q = self
+        return estimate(
+            q.model, q.system, q.eng, cand, q.weight, q.kv, q.inp, q.out, max_tokens, q.drafting, decode_only, shared
+        )
+
+    def at_rate(
+        self, est: Estimate, rates: np.ndarray, fleet_rate: float = 0.0, router: str = DEFAULT_ROUTER
+    ) -> Operating:
+        """Where each of `est`'s candidates runs at `rates` requests/s a replica (serve.operating's)."""
+        q = self
+        return at_rate(
+            q.model, q.system, q.eng, est, q.weight, q.kv, q.inp, q.out, rates, q.drafting, fleet_rate, router
+        )
+
+    def closed_loop(
+        self, est: Estimate, users: np.ndarray, fleet_users: float = 0.0, router: str = DEFAULT_ROUTER
+    ) -> Operating:
+        """Where each of `est`'s candidates runs with `users` closed-loop users a replica (serve.operating's)."""
+        q = self
+        return closed_loop(
+            q.model, q.system, q.eng, est, q.weight, q.kv, q.inp, q.out, users, q.drafting, fleet_users, router
+        )
+
+
 def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:
     """Each SLO target against the estimate: medians against the means, tail percentiles against the tails; the
     end-to-end latency is TTFT plus the other output tokens at TPOT. One-token answers have no TPOT to meet."""
@@ -78,22 +117,16 @@ def saturated_rate(est: Estimate, out: float) -> np.ndarray:
 
 
 def max_rate(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
+    query: ShapeQuery,
     est: Estimate,
-    weight: str,
-    kv: str,
-    inp: float,
-    out: float,
     targets: Mapping[str, float],
-    drafting: Drafting | None = None,
     fleet_rate: float = 0.0,
     router: str = DEFAULT_ROUTER,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per candidate: the highest request rate one replica carries within the SLO (0 if none), and its TPOT and
-    p99 TTFT estimates there (`fleet_rate`: the whole load, whose replicas behind `router` pool their batch slots:
-    at_rate)."""
+    """Per candidate of `est` (`query`'s): the highest request rate one replica carries within the SLO (0 if none),
+    and its TPOT and p99 TTFT estimates there (`fleet_rate`: the whole load, whose replicas behind `router` pool
+    their batch slots: at_rate)."""
+    out = query.out
     best = np.zeros(len(est.cand))
     tpot_at = np.full(len(est.cand), np.inf)
     ttft_at = np.full(len(est.cand), np.inf)
@@ -107,7 +140,7 @@ def max_rate(
         row); a load that meets the SLO above the best so far becomes the best."""
         rows = us.shape[0]
         rates = us * cap
-        op = at_rate(model, system, eng, est, weight, kv, inp, out, rates, drafting, fleet_rate, router)
+        op = query.at_rate(est, rates, fleet_rate, router)
         tpot, ttft = np.broadcast_to(op.tpot, rates.shape), np.broadcast_to(op.ttft_p99, rates.shape)
         ok = est.fits & _slo_ok(targets, op, out) & np.isfinite(tpot)
         # the loads rise row by row: per candidate the last row that meets the SLO above the best so far
@@ -160,26 +193,20 @@ def choose(
     decode pool of a disaggregated deployment (serve.estimate)."""
     cand = _candidates(model, system, eng, fixed, chips, drafting, decode_only)
     inp, out = job.mean_input, job.mean_output
+    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting)
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
-    est = estimate(model, system, eng, cand, weight, kv, inp, out, max_tokens, drafting, decode_only, shared)
+    est = query.estimate(cand, max_tokens, decode_only, shared)
     if not est.fits.any():
         raise _searched(_fits_no_shape(model, system, weight, fixed, chips), len(cand))
     load = job.load
     lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
     # per candidate, what one replica carries within the SLO: users under a closed loop, else requests/s
     if job.load.kind == "closed":
-        carried, tpot, ttft = _fitting(
-            est,
-            lambda e: max_users(
-                model, system, eng, e, weight, kv, inp, out, targets, drafting, load.concurrency, job.router
-            ),
-        )
+        carried, tpot, ttft = _fitting(est, lambda e: max_users(query, e, targets, load.concurrency, job.router))
         rate = np.zeros(len(cand))
     else:
-        rate, tpot, ttft = _fitting(
-            est, lambda e: max_rate(model, system, eng, e, weight, kv, inp, out, targets, drafting, lam, job.router)
-        )
+        rate, tpot, ttft = _fitting(est, lambda e: max_rate(query, e, targets, lam, job.router))
         carried = rate
     per_chip = est.chips
     need = replicas_needed(load, lam, carried, chips, per_chip)
@@ -200,7 +227,7 @@ def choose(
         fast_tpot, fast_ttft = tpot, ttft
         if load.kind in ("rate", "trace"):
             share = np.where(np.isfinite(need), lam / np.maximum(need, 1.0), 0.0)
-            op = at_rate(model, system, eng, est, weight, kv, inp, out, share, drafting, lam, job.router)
+            op = query.at_rate(est, share, lam, job.router)
             fast_tpot, fast_ttft = op.tpot, op.ttft_p99
             if targets and not chips:
                 # attention-DP balancing waits longer for one prompt per rank at a lighter load: a shape that meets
@@ -212,7 +239,7 @@ def choose(
         if chips and np.isfinite(score).any():
             score = stated_batch_first(score, used, speed, need, est, eng.static_batch)
     if not np.isfinite(score).any():
-        raise _searched(_meets_no_slo(model, system, eng, est, weight, kv, inp, out, drafting, chips), len(cand), est)
+        raise _searched(_meets_no_slo(query, est, chips), len(cand), est)
     i = int(np.argmin(score))
     max_batch = kv_limited_batch(est, i, cap_context(eng, load.kind, inp, out))
     plan = _replica_plan(cand, i, max_batch, max_tokens, chunked, weight, kv, drafting)
@@ -223,7 +250,7 @@ def choose(
     if load.kind == "offline":  # every replica runs saturated: its step at the saturation batch
         tpot_i = float(est.step[i])
         limits = [v for k, v in targets.items() if k.startswith("tpot")]
-        finer = _finer_batch(model, system, eng, est, i, weight, kv, inp, out, max_tokens, drafting, min(limits)) if (
+        finer = _finer_batch(query, est, i, max_tokens, min(limits)) if (
             limits and out > 1 and "max_batch" not in fixed
         ) else None  # fmt: skip
         if finer is not None:
@@ -237,7 +264,7 @@ def choose(
     if math.isfinite(tpot_i) and load.kind in ("rate", "trace", "closed"):
         # the estimates where the chosen replicas run: their share of the load, not the most each could carry
         one = est.take(np.asarray([i]))
-        op = _at_their_share(model, system, eng, one, weight, kv, inp, out, drafting, job, lam, replicas)
+        op = _at_their_share(query, one, job, lam, replicas)
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
     billed = billed_one(system.rental_chips, float(per_chip[i]), max(1, replicas))
@@ -344,66 +371,30 @@ def _replica_plan(
     )
 
 
-def _meets_no_slo(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
-    est: Estimate,
-    weight: str,
-    kv: str,
-    inp: float,
-    out: float,
-    drafting: Drafting | None,
-    chips: int | None,
-) -> InfeasibleError:
+def _meets_no_slo(query: ShapeQuery, est: Estimate, chips: int | None) -> InfeasibleError:
     """The error where no replica shape meets the SLO at the load (with the stated chips), with what the fastest
     shapes reach."""
     return InfeasibleError(
-        f"no replica shape on {system.chip.id} meets the SLO at this load"
+        f"no replica shape on {query.system.chip.id} meets the SLO at this load"
         + (f" with {chips} chips" if chips else "")
-        + _fastest(model, system, eng, est, weight, kv, inp, out, drafting)
+        + _fastest(query, est)
         + ". Fix: relax the SLO, lower the load, or add chips."
     )
 
 
-def _at_their_share(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
-    one: Estimate,
-    weight: str,
-    kv: str,
-    inp: float,
-    out: float,
-    drafting: Drafting | None,
-    job: ServingJob,
-    lam: float,
-    replicas: int,
-) -> Operating:
+def _at_their_share(query: ShapeQuery, one: Estimate, job: ServingJob, lam: float, replicas: int) -> Operating:
     """The chosen candidate (`one`, its estimate alone) where its `replicas` run: each at its share of the job's
     closed-loop users or of its arrival rate `lam`, the whole load pooled behind the job's router."""
     load = job.load
     if load.kind == "closed":
         users = np.asarray([load.concurrency / max(1, replicas)])
-        fleet = (load.concurrency, job.router)
-        return closed_loop(model, system, eng, one, weight, kv, inp, out, users, drafting, *fleet)
+        return query.closed_loop(one, users, load.concurrency, job.router)
     share_i = np.asarray([lam / max(1, replicas)])
-    return at_rate(model, system, eng, one, weight, kv, inp, out, share_i, drafting, lam, job.router)
+    return query.at_rate(one, share_i, lam, job.router)
 
 
 def _finer_batch(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
-    est: Estimate,
-    i: int,
-    weight: str,
-    kv: str,
-    inp: float,
-    out: float,
-    max_tokens: int,
-    drafting: Drafting | None,
-    tpot_limit: float,
+    query: ShapeQuery, est: Estimate, i: int, max_tokens: int, tpot_limit: float
 ) -> tuple[Estimate, int] | None:
     """Candidate `i`'s shape with batch limits between its own and the next grid step (eighths of it) estimated,
     and the one that carries the most whose saturated step meets `tpot_limit`; None where none carries more."""
@@ -415,26 +406,16 @@ def _finer_batch(
         return np.full(n, int(x[i]), dtype=np.int64)
 
     variants = Candidates(same(c.tp), same(c.pp), same(c.ep), same(c.adp), finer, same(c.balance))
-    fine = estimate(model, system, eng, variants, weight, kv, inp, out, max_tokens, drafting, shared=est.shared)
+    fine = query.estimate(variants, max_tokens, shared=est.shared)
     ok = fine.fits & (fine.step <= tpot_limit) & (fine.throughput > est.throughput[i])
     return (fine, int(np.argmax(np.where(ok, fine.throughput, -np.inf)))) if ok.any() else None
 
 
-def _fastest(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
-    est: Estimate,
-    weight: str,
-    kv: str,
-    inp: float,
-    out: float,
-    drafting: Drafting | None,
-) -> str:
+def _fastest(query: ShapeQuery, est: Estimate) -> str:
     """What the fastest shapes reach with a request at a time: the least TPOT p99 and TTFT p99 (an SLO below them
     no load and no chip count meets)."""
     trickle = np.full(len(est.cand), 1e-9)
-    op = at_rate(model, system, eng, est, weight, kv, inp, out, trickle, drafting)
+    op = query.at_rate(est, trickle)
     tpot = np.where(est.fits, op.tpot_p99, np.inf)
     ttft = np.where(est.fits, op.ttft_p99, np.inf)
     if not (np.isfinite(tpot).any() and np.isfinite(ttft).any()):
@@ -458,27 +439,20 @@ def _searched(exc: InfeasibleError, shapes: int, est: Estimate | None = None) ->
 
 
 def max_users(
-    model: ModelSpec,
-    system: System,
-    eng: EngineProfile,
+    query: ShapeQuery,
     est: Estimate,
-    weight: str,
-    kv: str,
-    inp: float,
-    out: float,
     targets: Mapping[str, float],
-    drafting: Drafting | None = None,
     fleet_users: float = 0.0,
     router: str = DEFAULT_ROUTER,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per candidate: the most closed-loop users one replica serves within the SLO (0 if not one; at most
-    USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there (closed_loop,
-    `fleet_users` of them behind `router`), by an eight-way search. With no SLO, one per batch slot: users beyond
-    would only queue."""
+    """Per candidate of `est` (`query`'s): the most closed-loop users one replica serves within the SLO (0 if not
+    one; at most USER_LIMIT x its batch slots, the surplus waiting for a slot), and its TPOT and p99 TTFT there
+    (closed_loop, `fleet_users` of them behind `router`), by an eight-way search. With no SLO, one per batch slot:
+    users beyond would only queue."""
     top = np.maximum(est.batch, 1.0)
     fleet = (fleet_users, router)
     if not targets:
-        op = closed_loop(model, system, eng, est, weight, kv, inp, out, top, drafting, *fleet)
+        op = query.closed_loop(est, top, *fleet)
         seated = np.where(est.fits & np.isfinite(op.tpot), top, 0.0)
         return seated, op.tpot, op.ttft_p99
     n = len(est.cand)
@@ -489,11 +463,11 @@ def max_users(
             break
         # USER_SPLITS - 1 user counts splitting (lo, hi) evenly, all in one vectorised call over the tiled candidates
         users = np.maximum(np.floor(lo + (hi - lo) * (np.arange(1, USER_SPLITS)[:, None] / USER_SPLITS)), 1.0)
-        op = closed_loop(model, system, eng, tiled, weight, kv, inp, out, users.ravel(), drafting, *fleet)
-        ok = (tiled.fits & _slo_ok(targets, op, out) & np.isfinite(op.tpot)).reshape(users.shape)
+        op = query.closed_loop(tiled, users.ravel(), *fleet)
+        ok = (tiled.fits & _slo_ok(targets, op, query.out) & np.isfinite(op.tpot)).reshape(users.shape)
         lo = np.maximum(lo, np.where(ok, users, 0.0).max(axis=0))
         hi = np.minimum(hi, np.where(~ok & (users > lo), users, np.inf).min(axis=0))
-    op = closed_loop(model, system, eng, est, weight, kv, inp, out, np.maximum(lo, 1.0), drafting, *fleet)
+    op = query.closed_loop(est, np.maximum(lo, 1.0), *fleet)
     found = lo >= 1
     return lo, np.where(found, op.tpot, np.inf), np.where(found, op.ttft_p99, np.inf)
 

@@ -30,7 +30,7 @@ from chipwise.planner.serving_inputs import (
     precisions,
     speculation_options,
 )
-from chipwise.planner.serving_plan_rows import ChipSearch, colocated_row, rank_order
+from chipwise.planner.serving_plan_rows import ChipSearch, PrefillOption, colocated_row, rank_order
 from chipwise.planner.serving_report import fleet_problem
 from chipwise.planner.serving_shortlist import Progress, second_looks, verify_options
 from chipwise.planner.serving_split import decode_option, disaggregated_rows, prefill_option
@@ -234,7 +234,7 @@ class _Searched:
     price_notes: dict[str, str] = field(default_factory=dict)  # systems priced outside the region asked for
     unpriced: dict[str, str] = field(default_factory=dict)  # systems with no price, and why
     estimated: dict[str, tuple[str, str]] = field(default_factory=dict)  # priced by a catalog estimate: (chip, how)
-    prefill_options: list[dict[str, Any]] = field(default_factory=list)
+    prefill_options: list[PrefillOption] = field(default_factory=list)
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = field(default_factory=list)  # ($/h, decode_option's args)
     evaluated: int = 0
 

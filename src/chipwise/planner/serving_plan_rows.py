@@ -42,13 +42,37 @@ class ColocatedOption:
 
 
 @dataclass(frozen=True)
-class SplitPools:
-    """A split row's pools (its '_split'): the prefill option (serving_split.prefill_option's) and its replicas, the
-    decode option (serving_split.decode_option's) and its replicas."""
+class PrefillOption:
+    """A chip's prefill pool for a split (serving_split.prefill_option's): the replica shape with the most prompt
+    tokens/s per chip."""
 
-    prefill: Mapping[str, Any]
+    system: System  # the system the prefill replicas run on
+    engine: str  # the engine family they run
+    plan: ReplicaPlan  # its shape, batch cap (the prompts its KV cache holds, at most PREFILL_POOL_BATCH), precisions
+    chips: float  # chips a replica takes (a fraction where it takes a core or two of one)
+    prefill_s: float  # seconds a replica takes to prefill one prompt alone (Estimate.prefill_s)
+    price: float  # USD per chip-hour (not finite where the system has no price)
+
+
+@dataclass(frozen=True)
+class DecodeOption:
+    """A chip's decode pool for a split (serving_split.decode_option's): the search's choice of replica shape and
+    count that carries the load with no prompt in its iterations."""
+
+    system: System  # the system the decode replicas run on
+    engine: str  # the engine family they run
+    choice: Choice  # the replica shape and count (Choice: chips, TPOT and TTFT in seconds)
+    price: float  # USD per chip-hour (not finite where the system has no price)
+
+
+@dataclass(frozen=True)
+class SplitPools:
+    """A split row's pools (its '_split'): the prefill option and its replicas, the decode option and its
+    replicas."""
+
+    prefill: PrefillOption
     prefill_replicas: int
-    decode: Mapping[str, Any]
+    decode: DecodeOption
     decode_replicas: int
 
 
@@ -125,10 +149,9 @@ def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str
     if "_split" in row:
         split: SplitPools = row["_split"]
         pf, n_pre, dc, n_dec = split.prefill, split.prefill_replicas, split.decode, split.decode_replicas
-        pre = setup_replica(catalog, model, pf["system"], pf["engine"], pf["plan"], job.mean_input, 1.0, longest)
-        choice: Choice = dc["choice"]
+        pre = setup_replica(catalog, model, pf.system, pf.engine, pf.plan, job.mean_input, 1.0, longest)
         dec = setup_replica(
-            catalog, model, dc["system"], dc["engine"], choice.plan, job.mean_input, job.mean_output, longest
+            catalog, model, dc.system, dc.engine, dc.choice.plan, job.mean_input, job.mean_output, longest
         )
         return ServingSetup(
             (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode")),

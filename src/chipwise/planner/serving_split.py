@@ -14,11 +14,11 @@ from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
-from chipwise.planner.serving_choice import Choice, choose_any
+from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, decode_targets, prefill_replicas
 from chipwise.planner.serving_economics import per_mtok, rented_chips
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
-from chipwise.planner.serving_plan_rows import SplitPools, plan_brief, row_setup
+from chipwise.planner.serving_plan_rows import DecodeOption, PrefillOption, SplitPools, plan_brief, row_setup
 from chipwise.planner.serving_pool import PREFILL_POOL_BATCH
 from chipwise.planner.serving_report import whole_count
 from chipwise.serve.build import setup_replica
@@ -44,10 +44,10 @@ def prefill_option(
     input_tokens: int,
     price: float,
     ttft_limit: float = math.inf,
-) -> dict[str, Any]:
+) -> PrefillOption:
     """The replica shape with the most prompt tokens/s per chip, of those whose prompt alone leaves room in the
-    TTFT target (disaggregated_rows' test: twice the prompt within it), and its cost per prompt token/s. A prefill
-    replica encodes the prompts queued for it together, each adding its own work to the iteration
+    TTFT target (disaggregated_rows' test: twice the prompt within it), with its chip-hour `price` (a PrefillOption).
+    A prefill replica encodes the prompts queued for it together, each adding its own work to the iteration
     (Estimate.prefill_work_s, without the per-iteration costs a lone prompt pays). Its batch cap is what its KV
     cache holds of such prompts, at most PREFILL_POOL_BATCH: a stated plan is held to it."""
     ok = est.fits & (2.0 * est.prefill_s <= ttft_limit)
@@ -69,14 +69,7 @@ def prefill_option(
         kv,
         adp_balance=bool(c.balance[i]),
     )
-    return {
-        "system": system,
-        "engine": engine,
-        "plan": plan,
-        "chips": float(est.chips[i]),
-        "prefill_s": float(est.prefill_s[i]),
-        "price": price,
-    }
+    return PrefillOption(system, engine, plan, float(est.chips[i]), float(est.prefill_s[i]), price)
 
 
 def decode_option(
@@ -90,15 +83,16 @@ def decode_option(
     targets: Mapping[str, float],
     drafting: Drafting | None,
     price: float,
-) -> list[dict[str, Any]]:
+) -> list[DecodeOption]:
     """The decode pool this chip would run beside a prefill pool: the shape and count that carry the load within
-    the TPOT and end-to-end targets when no prompt shares its iterations (none if none does)."""
+    the TPOT and end-to-end targets when no prompt shares its iterations, with its chip-hour `price`: one
+    DecodeOption (none if none does)."""
     decoding = decode_targets(targets)
     try:
         choice, _, _ = choose_any(model, system, eng, job, weight, kv, decoding, drafting, decode_only=True)
     except (InfeasibleError, ChipwiseError):
         return []
-    return [{"system": system, "engine": engine, "choice": choice, "price": price}]
+    return [DecodeOption(system, engine, choice, price)]
 
 
 def disaggregated_rows(
@@ -106,8 +100,8 @@ def disaggregated_rows(
     model: ModelSpec,
     job: ServingJob,
     targets: Mapping[str, float],
-    prefills: list[dict[str, Any]],
-    decodes: list[dict[str, Any]],
+    prefills: list[PrefillOption],
+    decodes: list[DecodeOption],
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Prefill pool of one chip, decode pool of another (or the same): sized for the load, priced; the cheapest
     pairs are kept, and a note of the chips left unpaired because their engines cache KV in different precisions.
@@ -119,40 +113,40 @@ def disaggregated_rows(
     ttft_limit = targets.get("ttft_p99", math.inf)
     longest = job.max_input + job.max_output
     for pf in prefills:
-        if not math.isfinite(pf["price"]) or pf["prefill_s"] * 2.0 > ttft_limit:
+        if not math.isfinite(pf.price) or pf.prefill_s * 2.0 > ttft_limit:
             continue
         try:  # the replica the split's check and predict run (row_setup), sized as predict sizes its pool
-            pre = setup_replica(catalog, model, pf["system"], pf["engine"], pf["plan"], job.mean_input, 1.0, longest)
+            pre = setup_replica(catalog, model, pf.system, pf.engine, pf.plan, job.mean_input, 1.0, longest)
         except (InfeasibleError, ChipwiseError):
             continue  # a prefill replica that cannot be set up makes no split
-        n_pre = filled(pf["system"].rental_chips, pf["chips"], prefill_replicas(pre, job))
+        n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(pre, job))
         for dc in decodes:
-            choice: Choice = dc["choice"]
-            if not math.isfinite(dc["price"]):
+            choice = dc.choice
+            if not math.isfinite(dc.price):
                 continue
-            gap = network_gap(catalog, pf["system"], dc["system"])
+            gap = network_gap(catalog, pf.system, dc.system)
             if gap:  # the KV cache would cross providers
-                apart[f"{pf['system'].chip.id}>{dc['system'].chip.id}"] = gap.partition(" Fix: ")[2]
+                apart[f"{pf.system.chip.id}>{dc.system.chip.id}"] = gap.partition(" Fix: ")[2]
                 continue
-            kv_pre, kv_dec = pf["plan"].kv_precision, choice.plan.kv_precision
+            kv_pre, kv_dec = pf.plan.kv_precision, choice.plan.kv_precision
             if kv_pre != kv_dec:  # the handed-over cache has one format (planner.serving_deployment._handed_over_kv)
-                unpaired[pf["system"].chip.id] = kv_pre
-                unpaired[dc["system"].chip.id] = kv_dec
+                unpaired[pf.system.chip.id] = kv_pre
+                unpaired[dc.system.chip.id] = kv_dec
                 continue
             row: dict[str, Any] = {
-                "hardware": f"{pf['system'].chip.id}>{dc['system'].chip.id}",
-                "system": f"{pf['system'].id}>{dc['system'].id}",
-                "engine": f"{pf['engine']}>{dc['engine']}",
-                "projected": pf["system"].projected or dc["system"].projected,
-                "projected_chips": sorted({o["system"].chip.id for o in (pf, dc) if o["system"].projected}),
+                "hardware": f"{pf.system.chip.id}>{dc.system.chip.id}",
+                "system": f"{pf.system.id}>{dc.system.id}",
+                "engine": f"{pf.engine}>{dc.engine}",
+                "projected": pf.system.projected or dc.system.projected,
+                "projected_chips": sorted({o.system.chip.id for o in (pf, dc) if o.system.projected}),
                 "engine_defaults": sorted(
-                    {o["system"].chip.id for o in (pf, dc) if not engine_fitted_on(catalog, o["engine"], o["system"])}
+                    {o.system.chip.id for o in (pf, dc) if not engine_fitted_on(catalog, o.engine, o.system)}
                 ),
-                "engine_carried": engine_carried(catalog, [(o["engine"], o["system"]) for o in (pf, dc)]),
+                "engine_carried": engine_carried(catalog, [(o.engine, o.system) for o in (pf, dc)]),
                 "disaggregated": True,
                 "estimate": {
                     "tpot_s": choice.tpot,
-                    "ttft_p99_s": pf["prefill_s"] * 2.0,
+                    "ttft_p99_s": pf.prefill_s * 2.0,
                     "output_tokens_per_s": lam * job.mean_output,
                 },
             }
@@ -201,16 +195,16 @@ def disaggregated_rows(
 
 
 def _sized_split(
-    row: dict[str, Any], pf: Mapping[str, Any], n_pre: int, dc: Mapping[str, Any], n_dec: int, out_tps: float
+    row: dict[str, Any], pf: PrefillOption, n_pre: int, dc: DecodeOption, n_dec: int, out_tps: float
 ) -> dict[str, Any]:
     """`row` with its pools' replica counts, chips and prices (the pools under '_split')."""
-    choice: Choice = dc["choice"]
-    billed = rented_chips([(pf["system"], pf["chips"], n_pre), (dc["system"], choice.chips, n_dec)])
-    cost = billed[0] * pf["price"] + billed[1] * dc["price"]
+    choice = dc.choice
+    billed = rented_chips([(pf.system, pf.chips, n_pre), (dc.system, choice.chips, n_dec)])
+    cost = billed[0] * pf.price + billed[1] * dc.price
     return {
         **row,
-        "plan": {"prefill": plan_brief(pf["plan"], n_pre), "decode": plan_brief(choice.plan, n_dec)},
-        "chips": whole_count(n_pre * pf["chips"] + n_dec * choice.chips),
+        "plan": {"prefill": plan_brief(pf.plan, n_pre), "decode": plan_brief(choice.plan, n_dec)},
+        "chips": whole_count(n_pre * pf.chips + n_dec * choice.chips),
         "billed_chips": whole_count(sum(billed)),
         "cost_usd_per_hour": cost,
         "cost_usd_per_mtok": per_mtok(cost, out_tps),
@@ -241,12 +235,12 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
             return row
         need = math.ceil(link_busy(job, transfer) / LINK_LOAD - 1e-9)
         sized = (
-            filled(pf["system"].rental_chips, pf["chips"], max(n_pre, need)),
-            filled(dc["system"].rental_chips, dc["choice"].chips, max(n_dec, need)),
+            filled(pf.system.rental_chips, pf.chips, max(n_pre, need)),
+            filled(dc.system.rental_chips, dc.choice.chips, max(n_dec, need)),
         )
         if sized == (n_pre, n_dec) or resized == 2:
             est = row["estimate"]
-            handover = _handover_p99(job, transfer, min(n_pre, n_dec), dc["choice"].ttft_p99)
+            handover = _handover_p99(job, transfer, min(n_pre, n_dec), dc.choice.ttft_p99)
             return {**row, "estimate": {**est, "ttft_p99_s": est["ttft_p99_s"] + handover}}
         row = _sized_split(row, pf, sized[0], dc, sized[1], job.load.rate * job.mean_output)
         resized += 1

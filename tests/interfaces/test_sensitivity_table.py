@@ -1,5 +1,5 @@
-"""Review 68 E (mend M6): the sensitivity table reads whole at 80 columns, names the metrics a figure moves alike,
-says where a cap absorbs a move and how finely a short serving run reads a latency."""
+"""`chipwise sensitivity`'s table: it reads whole at 80 columns, names the metrics a figure moves alike, says where a
+cap absorbs a move and how finely a short serving run reads a latency."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _row(name: str, e: dict[str, float | None], capped: str | None = None) -> di
 
 
 def test_metrics_moved_alike_are_named_not_dashed() -> None:
-    """E5: FLOP/s moves all five training metrics by -0.86; '-' had read as moving nothing else."""
+    """FLOP/s moves all five training metrics by -0.86; '-' had read as moving nothing else."""
     assert _also(_row("f", {"step_time": -0.86, "cost": -0.86, "energy": -0.86}), "step_time", LABELS) == (
         "all alike (-0.86)"
     )
@@ -66,8 +66,8 @@ def _result(rows: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
 def test_the_table_reads_whole_at_80_and_120_columns(
     width: int, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """E3: at 80 columns every number had been cut ('+9…', '-0…'), at 120 a long name cut the elasticity header.
-    E4: a side a cap absorbs reads 'capped' and is said so; E8: a short run's resolution is stated."""
+    """At 80 columns every number had been cut ('+9…', '-0…'), at 120 a long name cut the elasticity header. A side
+    a cap absorbs reads 'capped' and is said so; a short run's resolution is stated."""
     monkeypatch.setattr(console, "width", width)
     rows = [
         _row("datacenter.electricity_usd_per_kwh.country-usa", {"step_time": -0.8612, "cost": -0.8612, "energy": 0.2}),

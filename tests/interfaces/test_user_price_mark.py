@@ -1,6 +1,5 @@
-"""A price set with --set is the user's, not a catalog estimate, on every serving path and on the training plot, as
-plan train's table already had it; /api/plan/serve answers the keys plan serve --json gives (kv_precision); an
-SLO of JSON's true is written as JSON writes it."""
+"""A price set with --set is the user's, not a catalog estimate, on every serving path (predict, /api/plan/serve, the
+web page's script) and on the training plot, as plan train's table already had it."""
 
 from __future__ import annotations
 
@@ -13,12 +12,10 @@ from typing import Any
 
 import pytest
 
-from chipwise.errors import ChipwiseError
 from chipwise.interfaces import plots
 from chipwise.interfaces.cli.app import run
 from chipwise.interfaces.web import routes
 from chipwise.interfaces.web.server import page
-from chipwise.planner.serving_plan import plan_serving
 
 
 def _row(hw: str, source: dict[str, Any]) -> dict[str, Any]:
@@ -50,22 +47,6 @@ def test_predict_calls_a_set_price_the_users(tmp_path: Path, capsys: pytest.Capt
     assert "$2.00/h" in out and "estimate" not in out
 
 
-@pytest.fixture
-def quick_plans(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The route's search ranked by the estimate alone, in this process: its answer's keys, not its checks."""
-    monkeypatch.setattr(routes, "plan_serving", lambda *a, **k: plan_serving(*a, **{**k, "verify": 0, "workers": 1}))
-
-
-@pytest.mark.parametrize(("kv", "said"), [({"kv_precision": "fp8"}, "fp8"), ({}, None)])
-def test_plan_serve_over_the_api_gives_its_kv_precision(
-    quick_plans: None, kv: dict[str, str], said: str | None
-) -> None:
-    """As plan serve --json: the API's answer had no kv_precision key."""
-    body = {"model": "llama-3.1-8b", "rate": 5, "hardware": "h100-sxm", "disaggregated": False, "top": 1, **kv}
-    report = routes.plan_serve(body, routes.Settings())
-    assert "kv_precision" in report and report["kv_precision"] == said
-
-
 def test_plan_serve_over_the_api_leaves_a_set_price_unmarked(quick_plans: None) -> None:
     body = {"model": "llama-3.1-8b", "rate": 5, "hardware": "h100-sxm", "disaggregated": False}
     report = routes.plan_serve(body, routes.Settings(sets=("h100-sxm.price=2",)))
@@ -87,12 +68,3 @@ def test_the_page_marks_as_the_command_line_does() -> None:
     )
     out = subprocess.run(["node", "-e", script], check=True, capture_output=True, text=True, timeout=30).stdout
     assert json.loads(out) == [[False, True, False, False]] * 2
-
-
-@pytest.mark.parametrize(("value", "said"), [(True, "true"), (None, "null")])
-def test_an_slo_of_true_is_written_as_json_writes_it(value: Any, said: str) -> None:
-    """It had answered 'SLO tpot_p99 = True: not a time', Python's spelling, to a JSON API."""
-    body = {"model": "llama-3.1-8b", "rate": 5, "hardware": "h100-sxm", "slo": {"tpot_p99": value}}
-    with pytest.raises(ChipwiseError) as info:
-        routes.plan_serve(body, routes.Settings())
-    assert str(info.value).startswith(f"SLO tpot_p99 = {said}: not a time such as 2s or 50ms. Fix: give seconds")

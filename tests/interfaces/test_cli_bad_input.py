@@ -1,5 +1,6 @@
-"""The command line's bad-input contract (review 67, G1 and G3-G9): an empty --host, the --scenario target checked
-before the search, counts read alike in every command, near matches for closed-set options, and one fix a line."""
+"""The command line's bad-input contract: an empty --host refused (and a wildcard bind said), the --scenario target
+checked before the search, counts read alike in every command, near matches for closed-set options and plan keys,
+an empty --figures or 'all' among ids explained, and one fix a line."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def _never(*_: Any, **__: Any) -> Any:
     raise AssertionError("the work ran before the bad input was refused")
 
 
-# --- G1: web --host ----------------------------------------------------------------------------------------------
+# --- web --host -----------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("host", ["", "  "])
@@ -60,7 +61,7 @@ def test_a_wildcard_bind_says_it_listens_on_every_interface(
     assert ("listening on every interface (no login: trusted networks only)" in out) is told
 
 
-# --- G3 and G9: plan serve --scenario ----------------------------------------------------------------------------
+# --- plan serve --scenario ------------------------------------------------------------------------------------------
 
 
 def test_an_unwritable_scenario_folder_is_refused_before_the_search(
@@ -108,7 +109,7 @@ def test_the_scenario_is_written_before_the_answer(
     assert out == ""  # nothing printed: no answer for a script to take with exit 2
 
 
-# --- G4, G5, G6: counts ------------------------------------------------------------------------------------------
+# --- counts ---------------------------------------------------------------------------------------------------------
 
 
 def test_fleet_counts_read_as_chips_do() -> None:
@@ -141,7 +142,7 @@ def test_the_batch_example_is_one_step(capsys: Capture, command: list[str]) -> N
     assert err == "error: --global-batch-tokens '4X' is not a positive finite number. Fix: give e.g. 4M or 4194304."
 
 
-# --- G7, G8: near matches ----------------------------------------------------------------------------------------
+# --- near matches ---------------------------------------------------------------------------------------------------
 
 
 def test_catalog_engine_chip_suggests_families(capsys: Capture) -> None:
@@ -198,7 +199,7 @@ def test_a_plan_key_suggests_the_near_match(capsys: Capture, tmp_path: Path) -> 
     assert "unknown plan key 'tpp'. Did you mean 'tp', 'pp', 'vpp'? Fix: use tp, pp, dp, cp, ep" in err
 
 
-# --- G9: empty and 'all' -----------------------------------------------------------------------------------------
+# --- empty and 'all' ------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("figures", ["", " , "])

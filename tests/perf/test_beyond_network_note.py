@@ -1,5 +1,5 @@
-"""Review 68, F2: a job whose groups span past the scale-out fabric's top documented tier says the network beyond is
-extrapolated, rather than pricing it non-blocking in silence."""
+"""A job whose groups span past the scale-out fabric's top documented tier says the network beyond is extrapolated
+(perf.device.beyond_network_note), rather than pricing it non-blocking in silence."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Review 68 (M5): predict's serving pools run one chip type (the Trainium4 + GB300 rack had served as 72
-Trainium4); a draft model's heads split over its target's tp; the MTP refusal suggests what runs."""
+"""What predict checks of a serving pool and its drafter: a pool runs one chip type (the Trainium4 + GB300 rack had
+served as 72 Trainium4); a draft model's heads split over its target's tp, searched or given; the MTP refusal
+suggests what runs."""
 
 from __future__ import annotations
 
@@ -67,8 +68,8 @@ def test_the_mtp_refusal_suggests_what_runs(catalog: Catalog) -> None:
 
 
 def test_a_searched_tp_splits_the_draft_models_heads(catalog: Catalog) -> None:
-    """Final read: qwen2.5-7b (28 heads) drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then
-    refused by the draft check; the search now keeps to a tp both models' heads split over: 2 x TP4."""
+    """qwen2.5-7b (28 heads) drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then refused by the
+    draft check; the search keeps to a tp both models' heads split over: 2 x TP4."""
     sc = load_scenario(
         "{kind: serve, model: qwen2.5-72b, hardware: h100-sxm, chips: 8, input_tokens: 256, output_tokens: 32, "
         "arrival_rate: 1, requests: 20, speculative: 'draft:qwen2.5-7b:4@0.7'}",

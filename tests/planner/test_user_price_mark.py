@@ -25,7 +25,7 @@ from chipwise.workload.load import load_of
         (None, False),
     ],
 )
-def test_the_rule(record: dict[str, Any] | None, marked: bool) -> None:
+def test_catalog_estimate_marks_only_a_catalog_estimate(record: dict[str, Any] | None, marked: bool) -> None:
     assert catalog_estimate(record) is marked
 
 

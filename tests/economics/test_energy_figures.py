@@ -1,5 +1,6 @@
-"""Review 69 E (energy and carbon): one host-power convention, the node-level busy fraction, datacenter figures no
-prediction reads refused, EIA's US grid figure, one source for both Australian AWS regions, the 'global' fix."""
+"""The figures energy and carbon rest on: one host-power convention, the node-level busy fraction, datacenter figures
+no prediction reads refused, EIA's US grid figure (combustion CO2, labelled so), one source for both Australian AWS
+regions, and the fix for the 'global' region."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_the_host_power_fraction_is_read_where_no_system_power_is_published() ->
 
 
 def test_a_system_power_set_on_the_command_line_is_the_systems_own() -> None:
-    """A system with no published power takes one by --set (the review's 8 x 750 W x 1.82 = 10.92 kW)."""
+    """A system with no published power takes one by --set (in place of the fallback's 8 x 750 W x 1.82 = 10.92 kW)."""
     cat = load_catalog(sets=["mi300x-8x.power=10.5kW"])
     assert power_model(cat, hardware(cat).system("mi300x"), scaleout=False).host_w == pytest.approx(10_500 / 8 - 750)
 
@@ -67,6 +68,13 @@ def test_the_us_grid_is_eias_2023_average(catalog: Catalog, hw: Hardware) -> Non
     assert site.region == "country-usa"
     assert site.grid.value * 3.6e9 == pytest.approx(366.0) == pytest.approx(1_532e9 / 4_183e9 * 1e3, abs=0.5)
     assert catalog.datacenter["grid_intensity"]["us-average"].si == site.grid.value
+
+
+def test_the_us_grid_figure_is_labelled_co2_as_its_derivation_says(catalog: Catalog, hw: Hardware) -> None:
+    """EIA's 1,532 Mt CO2 / 4,183 billion kWh = 366 g/kWh is combustion CO2 only; it had been labelled gCO2e/kWh."""
+    site = site_for(catalog, hw.system("h100-sxm"), owned=True)
+    assert site.grid.unit == "gCO2/kWh" and "CO2 only" in site.grid.derivation
+    assert site.grid.value == pytest.approx(366 / 3.6e9)  # the same number: 366 g a kWh, in kg a joule
 
 
 def test_melbourne_and_sydney_carry_one_source(catalog: Catalog) -> None:

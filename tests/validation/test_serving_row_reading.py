@@ -1,5 +1,5 @@
-"""How validation reads serving rows (review 69): MLPerf DeepSeek-R1 prompt lengths, AMD's FP8 KV cache on Mixtral,
-a batch cap past the KV cache, and a request rate printed too coarsely for Little's law."""
+"""How validation reads serving rows: MLPerf DeepSeek-R1 prompt lengths, AMD's FP8 KV cache on Mixtral, a batch cap
+past the KV cache, and a request rate printed too coarsely for Little's law."""
 
 from __future__ import annotations
 
