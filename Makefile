@@ -24,11 +24,18 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 demo: $(STAMP_RUN)
 	$(BIN)/chipwise plan train --model llama-3.1-70b --tokens 15e12 --chips 4096 --hardware all --top 30
 
+# make test: ruff, mypy (src and tests, strict) and the whole suite
+test: lint typecheck pytest
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check src tests benchmarks scripts
+
+typecheck: $(STAMP_DEV)
+	$(BIN)/mypy
+
 # pytest's loadscope: a module's tests share one worker, so a module fixture (a published table validated, 1-2
 # minutes) is computed once; spread over both workers, each had computed it
-test: $(STAMP_DEV)
-	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/mypy
+pytest: $(STAMP_DEV)
 	$(BIN)/python -m pytest -n 2 --dist loadscope
 
 accuracy: $(STAMP_RUN)
@@ -38,6 +45,7 @@ bench: $(STAMP_RUN)
 	$(BIN)/python benchmarks/plan_speed.py
 	$(BIN)/python benchmarks/serve_speed.py
 	$(BIN)/python benchmarks/fleet_speed.py
+	$(BIN)/python benchmarks/cli_startup.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -12,6 +12,9 @@ from chipwise.interfaces.cli.app import run
 
 _register()
 
+# run is the command line's entry point, imported from here so that its commands are registered first
+__all__ = ["run", "run_error", "run_json", "scenario_error"]
+
 
 def run_json(capsys: pytest.CaptureFixture[str], argv: list[str], exit_code: int = 0) -> dict[str, Any]:
     """Run `chipwise ARGV`, expect `exit_code` (0; a search that ranks no option exits 1) and return the JSON it

@@ -7,7 +7,7 @@ import math
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
@@ -15,6 +15,21 @@ import chipwise.api as cw
 from chipwise.errors import ChipwiseError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+class ServeLoad(TypedDict):
+    """plan_serve's load and request-shape keywords that calls below share."""
+
+    rate: float
+    input_tokens: int
+    output_tokens: int
+
+
+class ServeOnH100(ServeLoad):
+    """The same, on H100s and without pool splits."""
+
+    hardware: list[str]
+    disaggregated: bool
 
 
 def test_predict_and_plan_train() -> None:
@@ -34,7 +49,13 @@ def test_plan_serve_takes_one_load() -> None:
 
 def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
     """Seconds, times with units, or --slo text; the verdict is in the dictionary as in --json."""
-    kw = {"rate": 5, "input_tokens": 512, "output_tokens": 128, "hardware": ["h100-sxm"], "disaggregated": False}
+    kw: ServeOnH100 = {
+        "rate": 5,
+        "input_tokens": 512,
+        "output_tokens": 128,
+        "hardware": ["h100-sxm"],
+        "disaggregated": False,
+    }
     units = cw.plan_serve("llama-3.1-8b", slo={"ttft_p99": "2s", "tpot_p99": "50ms"}, **kw)
     text = cw.plan_serve("llama-3.1-8b", slo="ttft_p99=2s,tpot_p99=50ms", **kw)
     assert units["slo"] == text["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}
@@ -53,7 +74,7 @@ def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
         ({"rate": "five"}, "rate 'five' is not a positive number"),
         ({"rate": None, "concurrency": 2.5}, "concurrency 2.5 is not a positive whole number of users"),
         ({"rate": None, "concurrency": -3}, "concurrency -3 is not a positive whole number of users"),
-        # stop 25: an overflow, a MemoryError, a silent default, a split without a rate, a TypeError
+        # each had been an overflow, a MemoryError, a silent default, a split without a rate or a TypeError
         ({"rate": 1e308}, "more than a fleet of a million chips serves"),
         ({"requests": 10**12}, "is not a whole number from 1 to 1,000,000"),
         ({"requests": 0}, "requests 0 is not a whole number"),
@@ -111,7 +132,7 @@ def test_validate_tells_training_from_serving(shared_data: Path, tmp_path: Path)
 def test_plan_serve_takes_what_the_cli_takes() -> None:
     """Without `disaggregated` splits are tried, as on the command line (None had turned them off); `top` trims the
     ranking; a TPOT of 1.5 s with its unit is read once; a chip and its own system are planned once."""
-    kw: dict[str, object] = {"rate": 5, "input_tokens": 512, "output_tokens": 128}
+    kw: ServeLoad = {"rate": 5, "input_tokens": 512, "output_tokens": 128}
     report = cw.plan_serve("llama-3.1-8b", hardware=["h100-sxm", "p5.48xlarge"], slo="tpot_p99=1.5s", top=3, **kw)
     assert any(r["disaggregated"] for r in report["results"]) and len(report["results"]) <= 3
     assert report["slo"] == {"tpot_p99": 1.5}
@@ -130,15 +151,15 @@ def test_predict_and_plan_fleet_refuse_what_makes_no_sense() -> None:
 @pytest.mark.parametrize(
     ("call", "says"),
     [
-        # a TypeError, raw, for a wrong type or an unknown keyword
-        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, hardware=5), "hardware 5 is not chip or system ids. Fix:"),
+        # a TypeError, raw, for a wrong type or an unknown keyword (wrong types on purpose: the ignores)
+        (lambda: cw.plan_serve("llama-3.1-8b", rate=5, hardware=5), "hardware 5 is not chip or system ids. Fix:"),  # type: ignore[arg-type]
         (lambda: cw.plan_serve("llama-3.1-8b", rate=5, foo=1), "unknown option 'foo'. Fix: use one of slo, precision"),
-        (lambda: cw.plan_train("llama-3.1-8b", 8, hardware=[5]), "hardware [5] is not chip or system ids"),
+        (lambda: cw.plan_train("llama-3.1-8b", 8, hardware=[5]), "hardware [5] is not chip or system ids"),  # type: ignore[list-item]
         (lambda: cw.plan_train("llama-3.1-8b", 8, objectiv="cost"), "Did you mean 'objective'"),
         (lambda: cw.tco("h100-sxm", colour="red"), "unknown option 'colour'"),
         # 'no' was truthy: splits asked for without a rate
         (lambda: cw.plan_serve("llama-3.1-8b", rate=5, disaggregated="maybe"), "disaggregated 'maybe' is not true"),
-        (lambda: cw.plan_serve("llama-3.1-8b", offline="sometimes"), "offline 'sometimes' is not true or false"),
+        (lambda: cw.plan_serve("llama-3.1-8b", offline="sometimes"), "offline 'sometimes' is not true or false"),  # type: ignore[arg-type]
         # the load limit plan serve has, and k past what any engine drafts (eagle:100000 priced 433 H100s)
         (lambda: cw.plan_serve("llama-3.1-8b", concurrency=10**12), "users is more than a fleet of a million chips"),
         (lambda: cw.plan_serve("llama-3.1-8b", rate=5, speculative="eagle:100000"), "drafts 100,000 tokens a step"),
@@ -147,16 +168,17 @@ def test_predict_and_plan_fleet_refuse_what_makes_no_sense() -> None:
         (lambda: cw.predict({**SCENARIO, "burstiness": float("inf")}), "burstiness: Input should be a finite number"),
         (lambda: cw.predict({**SCENARIO, "chips": 10**5000}), "the scenario holds a value JSON cannot carry"),
         (lambda: cw.predict({**SCENARIO, "provider": "nobody"}), "unknown provider 'nobody'"),
-        # raw AttributeErrors, TypeErrors and ValueErrors, or an empty answer for 0 or -5 chips, 'inf' costs
-        (lambda: cw.predict(None), "scenario None is not a path, YAML/JSON text or a mapping"),
+        # raw AttributeErrors, TypeErrors and ValueErrors, or an empty answer for 0 or -5 chips, 'inf' costs (the
+        # ignores: None, 1.5 chips and a list for a mapping are the wrong types these calls pass on purpose)
+        (lambda: cw.predict(None), "scenario None is not a path, YAML/JSON text or a mapping"),  # type: ignore[arg-type]
         (lambda: cw.plan_train("llama-3.1-8b", 0, hardware="h100-sxm"), "chips 0 is not a positive finite whole"),
-        (lambda: cw.plan_train("llama-3.1-8b", 1.5, hardware="h100-sxm"), "chips 1.5 is not a positive finite whole"),
+        (lambda: cw.plan_train("llama-3.1-8b", 1.5, hardware="h100-sxm"), "chips 1.5 is not a positive finite whole"),  # type: ignore[arg-type]
         (lambda: cw.plan_train("llama-3.1-8b", 8, tokens=float("inf")), "tokens inf is not a positive finite"),
         (lambda: cw.plan_train("llama-3.1-8b", 8, seq_len=0), "seq_len 0 is not a positive finite whole number"),
         (lambda: cw.plan_train("llama-3.1-8b", 8, utilisation="high"), "utilisation 'high' is not a number"),
-        (lambda: cw.plan_hetero("llama-3.1-70b", ["trn4", "gb300"]), "is not a mapping of chips to counts"),
+        (lambda: cw.plan_hetero("llama-3.1-70b", ["trn4", "gb300"]), "is not a mapping of chips to counts"),  # type: ignore[arg-type]
         (lambda: cw.plan_hetero("llama-3.1-70b", {"trn4": -36, "gb300": 36}), "fleet['trn4'] -36 is not a positive"),
-        (lambda: cw.tco(None), "hardware None is not a name"),
+        (lambda: cw.tco(None), "hardware None is not a name"),  # type: ignore[arg-type]
         (lambda: cw.model("deepseek-v3", seq_len=-4), "seq_len -4 is not a positive finite whole number"),
     ],
 )
@@ -197,7 +219,7 @@ def test_the_api_reads_text_as_the_web_page_does() -> None:
         output_tokens=64,
         hardware="h100-sxm",
         top=1,
-    )  # type: ignore[arg-type]
+    )
     assert report["kind"] == "plan-serve" and not any(r["disaggregated"] for r in report["results"])
     with pytest.raises(ChipwiseError, match=r"SLO ttft_p99 = '2' has no unit"):
         cw.plan_serve("llama-3.1-8b", rate=5, slo={"ttft_p99": "2"}, hardware="h100-sxm")
@@ -254,22 +276,22 @@ def test_the_api_reads_counts_and_limits_as_text_as_the_cli_does() -> None:
 @pytest.mark.parametrize(
     ("call", "says"),
     [
-        # raw TypeErrors and AttributeErrors
-        (lambda: cw.plan_lifecycle("llama-3.1-8b", train_tokens=None, serve_rate=5), "train_tokens is None. Fix:"),
-        (lambda: cw.plan_serve(None, rate=5), "model None is not a name. Fix:"),
+        # raw TypeErrors and AttributeErrors (wrong types on purpose: the ignores)
+        (lambda: cw.plan_lifecycle("llama-3.1-8b", train_tokens=None, serve_rate=5), "train_tokens is None. Fix:"),  # type: ignore[arg-type]
+        (lambda: cw.plan_serve(None, rate=5), "model None is not a name. Fix:"),  # type: ignore[arg-type]
         (lambda: cw.plan_serve("llama-3.1-8b", rate=5, engine=5), "engine 5 is not text. Fix: give e.g. 'vllm'"),
-        (lambda: cw.plan_train("llama-3.1-8b", None, "h100-sxm"), "chips is None. Fix: give a positive whole number"),
+        (lambda: cw.plan_train("llama-3.1-8b", None, "h100-sxm"), "chips is None. Fix: give a positive whole number"),  # type: ignore[arg-type]
         (lambda: cw.plan_train("llama-3.1-8b", 8, "h100-sxm", region=5), "region 5 is not text. Fix:"),
-        (lambda: cw.tco("h100-sxm", region=5), "region 5 is not text. Fix:"),
-        (lambda: cw.plan_hetero("llama-3.1-8b", "h100-sxm=8,a100-80gb=8", hybrid=5), "hybrid 5 is not text"),
-        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", "ttft_p99=2s", limits=5),
+        (lambda: cw.tco("h100-sxm", region=5), "region 5 is not text. Fix:"),  # type: ignore[arg-type]
+        (lambda: cw.plan_hetero("llama-3.1-8b", "h100-sxm=8,a100-80gb=8", hybrid=5), "hybrid 5 is not text"),  # type: ignore[arg-type]
+        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", "ttft_p99=2s", limits=5),  # type: ignore[arg-type]
          "limits 5 is not a mapping of chips to counts. Fix: give e.g. {'h100-sxm': 64} or 'h100-sxm=64'"),
-        (lambda: cw.plan_fleet("llama-3.1-8b", None, "ttft_p99=2s"), "workload None is not a path"),
-        (lambda: cw.validate(None), "path None is not a path"),
+        (lambda: cw.plan_fleet("llama-3.1-8b", None, "ttft_p99=2s"), "workload None is not a path"),  # type: ignore[arg-type]
+        (lambda: cw.validate(None), "path None is not a path"),  # type: ignore[arg-type]
         # errors that named command-line flags name the keyword arguments
         (lambda: cw.plan_lifecycle("llama-3.1-8b", 1e11, serve_rate=0), "serve_rate 0 is not a positive number"),
         (lambda: cw.plan_lifecycle("llama-3.1-8b", 1e11, 5, serve_months=1e6), "serve_months 1e+06 is more than"),
-        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", None),
+        (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", None),  # type: ignore[arg-type]
          "plan_fleet needs an SLO. Fix: give slo={'ttft_p99': 2.0, 'tpot_p99': 0.05}"),
         (lambda: cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", "ttft_p99=2s", "h100-sxm", "trn2=4"),
          "limits names 'trn2', which is not among the hardware considered"),
@@ -314,7 +336,7 @@ def test_plan_lifecycle_takes_the_commands_targets_when_none_are_given(monkeypat
 def test_tco_refuses_a_none_utilisation_in_one_line() -> None:
     """It had raised TypeError: float() argument must be ... not 'NoneType', from deep in economics.tco."""
     with pytest.raises(ChipwiseError) as info:
-        cw.tco("h100-sxm", utilisation=None)
+        cw.tco("h100-sxm", utilisation=None)  # type: ignore[arg-type]  # None on purpose: the error path
     assert str(info.value) == (
         "utilisation None is not a number. Fix: give the share of hours used, e.g. 0.8 (1.0 the default)."
     )
@@ -324,4 +346,4 @@ def test_tco_refuses_a_none_utilisation_in_one_line() -> None:
 def test_serve_months_is_told_a_number_of_months(months: object) -> None:
     """'Fix: give e.g. 15e12 or '15T'' had answered a month count with a token count."""
     with pytest.raises(ChipwiseError, match=r"^serve_months .*Fix: give (a positive number, )?e\.g\. 12\.$"):
-        cw.plan_lifecycle("llama-3.1-70b", train_tokens=1e12, serve_rate=10, serve_months=months)
+        cw.plan_lifecycle("llama-3.1-70b", train_tokens=1e12, serve_rate=10, serve_months=months)  # type: ignore[arg-type]  # wrong types on purpose

@@ -9,8 +9,9 @@ import subprocess
 import sys
 import tomllib
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 
@@ -33,7 +34,18 @@ SERVE = {
     "arrival_rate": 4,
     "output_tokens": 64,
 }
-PLAN_SERVE = {"rate": 1, "hardware": "h100-sxm", "slo": {"ttft_p99": 2.0}, "requests": 200}
+
+
+class PlanServeLoad(TypedDict):
+    """plan_serve's keywords the refusals below share."""
+
+    rate: float
+    hardware: str
+    slo: Mapping[str, float | str]
+    requests: int
+
+
+PLAN_SERVE: PlanServeLoad = {"rate": 1, "hardware": "h100-sxm", "slo": {"ttft_p99": 2.0}, "requests": 200}
 
 
 @pytest.mark.parametrize(
@@ -52,11 +64,11 @@ PLAN_SERVE = {"rate": 1, "hardware": "h100-sxm", "slo": {"ttft_p99": 2.0}, "requ
         # verify 0 had simulated nothing, and the verdict told the user to add hardware or lower the load
         (lambda: cw.plan_serve("llama-3.1-8b", verify=0, **PLAN_SERVE), "verify 0 is not a positive finite whole"),
         (lambda: cw.plan_serve("llama-3.1-8b", verify=-1, **PLAN_SERVE), "verify -1 is not a positive finite whole"),
-        # files and sets of another type: TypeErrors from the catalog loader
-        (lambda: cw.models(files=[5]), "files [5] is not catalog file paths. Fix: give e.g. ['my-chips.yaml']."),
-        (lambda: cw.claims(files=5), "files 5 is not catalog file paths."),
-        (lambda: cw.predict(SCENARIO, files=[None]), "files [None] is not catalog file paths."),
-        (lambda: cw.models(sets=[5]), "sets [5] is not ID.FIELD=VALUE what-ifs. Fix: give e.g. ['trn2.tdp=600W']."),
+        # files and sets of another type: TypeErrors from the catalog loader (wrong types on purpose, hence the ignores)
+        (lambda: cw.models(files=[5]), "files [5] is not catalog file paths. Fix: give e.g. ['my-chips.yaml']."),  # type: ignore[list-item]
+        (lambda: cw.claims(files=5), "files 5 is not catalog file paths."),  # type: ignore[arg-type]
+        (lambda: cw.predict(SCENARIO, files=[None]), "files [None] is not catalog file paths."),  # type: ignore[list-item]
+        (lambda: cw.models(sets=[5]), "sets [5] is not ID.FIELD=VALUE what-ifs. Fix: give e.g. ['trn2.tdp=600W']."),  # type: ignore[list-item]
         # the keyword's form, not the flag's
         (lambda: cw.predict(SCENARIO, sets=["trn2.hbm_bandwidth"]),
          "sets=['trn2.hbm_bandwidth'] has no '='. Fix: write sets=['ID.FIELD=VALUE'], e.g."),

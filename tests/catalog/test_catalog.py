@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from chipwise.catalog import Catalog, load_catalog
 from chipwise.catalog.schema import Figure
@@ -68,7 +69,7 @@ REQUIRED_SYSTEMS = [
 def _figures(node: object) -> list[Figure]:
     if isinstance(node, Figure):
         return [node]
-    if hasattr(type(node), "model_fields") and not isinstance(node, type):
+    if isinstance(node, BaseModel):  # a catalog entry or one of its parts
         return [f for name in type(node).model_fields for f in _figures(getattr(node, name))]
     if isinstance(node, dict):
         return [f for v in node.values() for f in _figures(v)]

@@ -227,7 +227,7 @@ def test_a_fabric_tier_figure_can_be_set() -> None:
 
 def test_a_tier_figure_no_prediction_reads_is_refused() -> None:
     """A tier's per-hop latency and radix are documentation (the fabric's per-step latency counts the hops):
-    `--set ib-ndr.tiers.2.latency=10ms` had been echoed as a WHAT-IF and left the plan the same (review 68 F4)."""
+    `--set ib-ndr.tiers.2.latency=10ms` had been echoed as a WHAT-IF and left the plan the same."""
     assert catalog_error(["ib-ndr.tiers.2.latency=10ms"]) == (
         "--set ib-ndr.tiers.2.latency: a tier's latency is only shown (catalog show); no prediction reads it (the "
         "fabric's latency, per collective step, counts the switch hops). Fix: set ib-ndr.latency, or the tier's "
@@ -440,7 +440,7 @@ def test_a_scale_multiplies_the_figure_in_its_own_unit() -> None:
     """`x1.1` is the catalog's figure times 1.1 in its unit (3.35 TB/s -> 3.685 TB/s), what `chipwise sensitivity`
     moves each figure by; a --catalog file's figure is scaled from the file's value."""
     hbm = load_catalog((), ["h100-sxm.hbm_bandwidth=x1.1"]).chips["h100-sxm"].hbm_bandwidth
-    assert (hbm.value, hbm.unit) == (pytest.approx(3.685), "TB/s")
+    assert (hbm.value, hbm.unit) == pytest.approx((3.685, "TB/s"))
     assert hbm.derivation == "set on the command line: --set h100-sxm.hbm_bandwidth=x1.1"
     assert hbm.note == "what-if override; catalog value was 3.35 TB/s"
     eff = load_catalog((), ["efficiency.hopper.memory=x 0.9"]).efficiency["hopper"]["memory"]

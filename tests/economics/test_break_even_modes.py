@@ -40,6 +40,7 @@ def test_the_three_verdicts_against_a_reservation(catalog: Catalog, hw: Hardware
     assert tco.commitment_verdict(3.64) == ("own", None)
     assert tco.commitment_verdict(1.50) == ("rent", None)
     verdict, below = tco.commitment_verdict(1.65)
+    assert below is not None  # a utilisation below which owning is cheaper
     assert verdict == "own below" and below == pytest.approx((1.65 - FIXED - IDLE) / (BUSY - IDLE), abs=1e-3)
     assert below == pytest.approx(0.636, abs=1e-3)
     # at that utilisation the two cost the same per used hour: r / u = the owned cost per used hour

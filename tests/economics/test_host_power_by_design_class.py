@@ -1,4 +1,4 @@
-"""Review 69 E, mend X2: a system with no published power takes the host share of its design class, not of an 8-GPU
+"""A system with no published power takes the host share of its design class, not of an 8-GPU
 server. The catalog's sourced systems give it: DGX H100 10.2 kW / (8 x 700 W) - 1 = 0.82, GB200 NVL72 120 kW /
 (72 x 1.2 kW) - 1 = 0.389, TPU7x pod 10,000 kW / (9,216 x 900 W) - 1 = 0.206. One rule (0.82) had given a Trn3 in a
 144-chip UltraServer 820 W of host and a TPU v5p 262 W."""

@@ -331,10 +331,10 @@ def test_a_vendor_reference_system_costs_what_its_chip_costs(catalog: Catalog, h
     dgx = price_per_chip_hour(catalog, hw.system("dgx-h100"))
     chip = price_per_chip_hour(catalog, hw.system("h100-sxm"))
     assert dgx is not None and chip is not None
-    assert (dgx.provider, dgx.usd_per_chip_hour) == ("aws", pytest.approx(chip.usd_per_chip_hour))
+    assert (dgx.provider, dgx.usd_per_chip_hour) == pytest.approx(("aws", chip.usd_per_chip_hour))
     assert "priced as h100-sxm's default system, p5.48xlarge" in dgx.derivation
     site = site_for(catalog, hw.system("dgx-h100"), operator=dgx.provider, hint_region=dgx.region)
-    assert (site.region, site.pue.value) == ("us-east-1", pytest.approx(1.15))
+    assert (site.region, site.pue.value) == pytest.approx(("us-east-1", 1.15))
 
 
 def test_no_preferred_provider_takes_the_middle_providers_price(catalog: Catalog) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,7 +114,7 @@ def test_a_facility_cost_in_a_catalog_file_without_per_kw_is_one_clear_error(hw:
         ({"overrides": {"chip_price": 1.0}}, "unknown TCO input"),
     ],
 )
-def test_bad_inputs(catalog: Catalog, hw: Hardware, kwargs: dict, needle: str) -> None:
+def test_bad_inputs(catalog: Catalog, hw: Hardware, kwargs: dict[str, Any], needle: str) -> None:
     with pytest.raises(ChipwiseError, match=needle):
         owned_tco(catalog, hw.system("h100-sxm"), **kwargs)
 

@@ -1,4 +1,4 @@
-"""`catalog show`'s title says what the entry's status says of the product (review s65/W #5): the Trainium4 + GB300
+"""`catalog show`'s title says what the entry's status says of the product: the Trainium4 + GB300
 NVLink Fusion rack, which no vendor has announced, had been titled 'announced, not shipping'."""
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli_run import run_error
 
 from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli import plan_serve_cmd
 from chipwise.interfaces.cli.app import run
 from chipwise.planner.hetero import parse_fleet
+from cli_run import run_error
 
 Capture = pytest.CaptureFixture[str]
 SERVE = ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--rate", "5"]
@@ -70,7 +70,7 @@ def test_an_unwritable_scenario_folder_is_refused_before_the_search(
     """As --plot's is (root can write anywhere: os.access stands in for an ordinary user's read-only folder)."""
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == tmp_path else real(p, mode, **kw))
-    monkeypatch.setattr(plan_serve_cmd, "plan_serving", _never)
+    monkeypatch.setattr("chipwise.planner.serving_plan.plan_serving", _never)
     target = tmp_path / "plan.yaml"
     err = run_error(capsys, [*SERVE, "--scenario", str(target)])
     assert err == f"error: cannot write '{target}': folder '{tmp_path}' is not writable. Fix: choose another path."
@@ -96,7 +96,7 @@ def test_the_scenario_is_written_before_the_answer(
 ) -> None:
     """A write that fails (exit 2) had come after the whole answer on stdout, --json's included."""
     report = {"results": [{"x": 1}], "skipped": [], "verified": []}
-    monkeypatch.setattr(plan_serve_cmd, "plan_serving", lambda *_, **__: report)
+    monkeypatch.setattr("chipwise.planner.serving_plan.plan_serving", lambda *_, **__: report)
     monkeypatch.setattr("chipwise.interfaces.format.explain_plan_serve", lambda r: r)
 
     def fail(*_: Any) -> None:
@@ -186,9 +186,9 @@ def test_catalog_engine_chip_suggests_families(capsys: Capture) -> None:
 def test_closed_set_options_suggest_the_near_match(
     capsys: Capture, monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str
 ) -> None:
-    monkeypatch.setattr("chipwise.interfaces.cli.plan_cmd.plan_training", _never)
+    monkeypatch.setattr("chipwise.planner.training.plan_training", _never)
     monkeypatch.setattr("chipwise.planner.lifecycle.plan_lifecycle", _never)
-    monkeypatch.setattr(plan_serve_cmd, "plan_serving", _never)
+    monkeypatch.setattr("chipwise.planner.serving_plan.plan_serving", _never)
     assert run_error(capsys, argv) == f"error: {message}"
 
 

@@ -1,4 +1,4 @@
-"""Review Z1: output cut short by its reader (`| head`) ends quietly with 141 for --json and --help as for tables.
+"""Output cut short by its reader (`| head`) ends quietly with 141 for --json and --help as for tables.
 Click's main caught the real EPIPE of a --json print and exited 1 (the code of a search that ranked nothing), and
 Rich's console did the same for --help; only a bare BrokenPipeError (errno None, as tables raise) had reached run()."""
 

@@ -1,4 +1,4 @@
-"""Review Z10 and Z7: a figure reads as the catalog writes it: 4.9 TB/s x 1.1 is 5.39 TB/s (not
+"""A figure reads as the catalog writes it: 4.9 TB/s x 1.1 is 5.39 TB/s (not
 5.390000000000001), a --set given in SI is shown in the catalog figure's own unit (6 TB/s, not 6000000000000 B/s;
 the WHAT-IF banner had mixed '6e+12 B/s (catalog 4.9 TB/s)'), tco's inputs as its lines write money ('$27,500',
 not '27500.0 USD'); and `catalog engine` says a --set figure is a what-if (it had read as the catalog's fit)."""
@@ -70,7 +70,7 @@ def test_catalog_engine_says_the_what_if(monkeypatch: pytest.MonkeyPatch, capsys
 def test_predict_sources_reads_a_set_figure_as_the_banner(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """Final review B1: the banner read 21.56 TB/s and the --sources row 21.560000000000002 TB/s (19.6 x 1.1)."""
+    """The banner read 21.56 TB/s and the --sources row 21.560000000000002 TB/s (19.6 x 1.1)."""
     monkeypatch.setenv("COLUMNS", "200")
     f = tmp_path / "s.yaml"
     f.write_text(

@@ -155,14 +155,14 @@ def test_the_answer_says_why_it_wins() -> None:
 
 def test_a_count_of_chips_reads_as_english() -> None:
     """'1 chips' and '1 chip ... carry the load' were printed."""
-    from chipwise.interfaces.format import chip_count
+    from chipwise.serve.plan import chip_count  # the count format prints with
 
     assert (chip_count(1), chip_count(8), chip_count(2.5)) == ("1 chip", "8 chips", "2.5 chips")
 
 
 def test_a_large_fleet_is_counted_in_full() -> None:
     """A fleet sized for 1e9 requests/s printed as '4.57918e+08 chips at $3,150,476,995.84/h'."""
-    from chipwise.interfaces.format import chip_count
+    from chipwise.serve.plan import chip_count  # the count format prints with
 
     assert chip_count(457_918_000) == "457,918,000 chips"
     assert fmt.serving_fleet({"chips": 1_000_000.0, "hardware": "h100-sxm"}) == "1,000,000 x h100-sxm"
@@ -253,7 +253,7 @@ def test_a_ratio_figure_reads_bare() -> None:
 
 
 def test_a_figure_reads_as_the_catalog_writes_it() -> None:
-    """Final review B1: --sources wrote f['value'] as Python prints a float, '21.560000000000002 TB/s' (19.6 x 1.1)
+    """--sources wrote f['value'] as Python prints a float, '21.560000000000002 TB/s' (19.6 x 1.1)
     beside the WHAT-IF banner's 21.56, and '144.0 GiB' where `catalog show` writes 144 GiB."""
     assert fmt.figure_value({"value": 19.6 * 1.1, "unit": "TB/s"}) == "21.56 TB/s"
     assert fmt.figure_value({"value": 144.0, "unit": "GiB"}) == "144 GiB"

@@ -1,4 +1,4 @@
-"""Review Z2, Z3 and Z12: every command's --help at 80 columns shows each option's name whole (Typer 0.29's type
+"""Every command's --help at 80 columns shows each option's name whole (Typer 0.29's type
 column, '<int range> [1<=x<=1000000]', had cut '--no-disaggregated' to '--no-disaggrega…'), a flag with no value
 ('--json <bool>'), short upper-case names for values and arguments, and -h as --help; an option given a value it
 does not take points to its own command's help."""

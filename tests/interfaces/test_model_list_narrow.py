@@ -1,4 +1,4 @@
-"""Review Z5: under 80 columns `model list` kept every character of each alias (Rich had cropped a piece wider
+"""Under 80 columns `model list` kept every character of each alias (Rich had cropped a piece wider
 than the column: 'llama2-7b' read 'llama' and '7b', 'deepseek-r1' 'deeps' and 'r1'), and says where it leaves the
 name column out (it had vanished without a word)."""
 

@@ -1,4 +1,4 @@
-"""Review Z12 nits: the unknown-name fix puts every alternative in the plural ('the chip or systems' had been built
+"""Option and fix texts: the unknown-name fix puts every alternative in the plural ('the chip or systems' had been built
 from f"{kind}s"), tco's cost options say what they default to, and plan train --tokens says what the table gives
 without it (one hour: its time to train reads '-')."""
 

@@ -130,7 +130,7 @@ def test_seq_len_help_states_the_training_default(capsys: pytest.CaptureFixture[
     assert make_job(spec, None, None, 1, "bf16", None).seq_len == 8192
 
 
-# Review P1 and P2: plan lifecycle labels a projected chip on any row it shows; plan fleet marks an estimated price.
+# plan lifecycle labels a projected chip on any row it shows; plan fleet marks an estimated price.
 
 
 def _pair(train: str, serve: str, cost: float, projected: tuple[bool, bool]) -> dict[str, Any]:

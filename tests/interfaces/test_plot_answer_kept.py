@@ -74,7 +74,7 @@ def test_a_plot_under_a_file_is_refused_before_the_work(capsys: pytest.CaptureFi
     """It had passed the check (the file exists) and failed after the prediction: 'Not a directory'."""
     afile = tmp_path / "afile"
     afile.write_text("hi")
-    with patch("chipwise.interfaces.cli.predict_cmd.predict_training", side_effect=AssertionError("predicted")):
+    with patch("chipwise.planner.training.predict_training", side_effect=AssertionError("predicted")):
         err = run_error(capsys, ["predict", "examples/train-llama70b-trn2.yaml", "--plot", str(afile / "x.png")])
     target = afile / "x.png"
     assert err == f"error: cannot write '{target}': '{afile}' is a file, not a folder. Fix: choose another path."

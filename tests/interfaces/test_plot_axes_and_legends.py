@@ -27,7 +27,12 @@ def _plotly(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 def _charts(draw: Any, *args: Any) -> list[chart.Chart]:
     """The charts a plots function describes, without drawing them."""
     drawn: list[chart.Chart] = []
-    with patch("chipwise.interfaces.plots.write_chart", side_effect=lambda c, p: drawn.append(c) or Path(p)):
+
+    def record(c: chart.Chart, p: str | Path) -> Path:
+        drawn.append(c)
+        return Path(p)
+
+    with patch("chipwise.interfaces.plots.write_chart", side_effect=record):
         draw(*args)
     return drawn
 
@@ -60,13 +65,14 @@ def test_a_small_training_ranking_is_drawn_in_minutes_and_dollars() -> None:
     panel = small.panels[0]
     assert (panel.x_label, panel.y_label) == ("time to train (min)", "cost ($, on-demand)")
     points = {s.labels[0]: (s.x[0], s.y[0]) for s in panel.series if s.labels}
-    assert points["b200"] == (pytest.approx(93.71 / 60), pytest.approx(3.02))
-    assert points["a100-80gb"] == (pytest.approx(12.2), pytest.approx(5.67))
+    assert points["b200"] == pytest.approx((93.71 / 60, 3.02))
+    assert points["a100-80gb"] == pytest.approx((12.2, 5.67))
     # a whole-model run keeps days and $M
     report["results"] = [row("b200", 16.0 * 86400, 19.58e6)]
     (large,) = _charts(plots.pareto_training, report, "x.png")
     assert (large.panels[0].x_label, large.panels[0].y_label) == ("time to train (days)", "cost ($M, on-demand)")
-    assert (large.panels[0].series[1].x[0], large.panels[0].series[1].y[0]) == (16.0, pytest.approx(19.58))
+    drawn = large.panels[0].series[1]
+    assert drawn.x[0] == 16.0 and drawn.y[0] == pytest.approx(19.58)
 
 
 def test_html_footnotes_wrap_and_the_margin_grows(tmp_path: Path) -> None:
@@ -110,11 +116,12 @@ def test_log_ticks_label_only_powers_of_ten_over_many_decades() -> None:
     from matplotlib.figure import Figure
 
     def labels(lo: float, hi: float) -> list[str]:
-        ax = Figure().subplots()
+        figure = Figure()
+        ax = figure.subplots()
         ax.set_xscale("log")
         chart._plain_log_ticks(ax.xaxis)
         ax.set_xlim(lo, hi)
-        ax.figure.draw_without_rendering()
+        figure.draw_without_rendering()
         ticks = zip(ax.get_xticks(), ax.get_xticklabels(), strict=True)
         return [t.get_text() for x, t in ticks if lo <= x <= hi and t.get_text()]
 

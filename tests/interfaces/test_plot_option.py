@@ -92,7 +92,7 @@ def test_owned_plot_footnote_is_the_tables(capsys: pytest.CaptureFixture[str], t
 
 def test_plot_is_written_before_the_output(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A reader that stopped early (`| head`) had left no plot: it is drawn before the table is printed."""
-    from chipwise.interfaces.cli import app, plan_cmd
+    from chipwise.interfaces.cli import app, train_views
 
     monkeypatch.setattr(app, "close_stdout", lambda: None)  # the real one points this process's stdout at /dev/null
     path = tmp_path / "p.png"
@@ -101,7 +101,7 @@ def test_plot_is_written_before_the_output(monkeypatch: pytest.MonkeyPatch, tmp_
         assert path.exists()
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")  # a real one, which Click's main had turned into exit 1
 
-    monkeypatch.setattr(plan_cmd, "print_ranking", stopped)
+    monkeypatch.setattr(train_views, "print_ranking", stopped)
     argv = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1T", "--chips", "64", "--hardware", "h100-sxm"]
     assert run([*argv, "--plot", str(path)]) == 141  # quietly, 128 + SIGPIPE: not 1 (nothing ranked)
 

@@ -274,7 +274,7 @@ def test_cli_plan_train_and_predict_write_plots(tmp_path: Path, capsys: pytest.C
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Fix: use .png, .svg or .html" in err[0]
     # every command checks the path as it reads its options, before its search (plan serve's on all chips: ~3 s)
-    with patch("chipwise.interfaces.cli.plan_serve_cmd.plan_serving", side_effect=AssertionError("searched")):
+    with patch("chipwise.planner.serving_plan.plan_serving", side_effect=AssertionError("searched")):
         bad = str(tmp_path / "no" / "x.png")
         assert run(["plan", "serve", "--model", "llama-3.1-8b", "--rate", "5", "--plot", bad]) == 2
     assert "does not exist" in capsys.readouterr().err

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 import pytest
 
 from chipwise.interfaces import chart, plots
+
+if TYPE_CHECKING:  # matplotlib is imported where a test draws, after it picks the Agg back end
+    from matplotlib.axes import Axes
+    from matplotlib.transforms import Bbox
 
 #: each chip's throughput-latency front (TPOT ms, output tokens/s per chip), from `plan serve --model llama-3.1-8b`
 FRONTS = {
@@ -83,7 +87,7 @@ def test_plan_serve_points_sit_at_the_percentile_of_the_slo_line(tmp_path: Path)
     points = {s.labels[0].split(":")[0]: s.x[0] for s in panel.series if s.labels}
     assert points["gpu-a"] == pytest.approx(62.0)  # right of the 50 ms line, as its p99 is
     assert points["gpu-b"] == pytest.approx(20.0)  # no p99 in its result: drawn at what it has, and said so
-    assert "p99" in panel.x_label and panel.ref_line == ("SLO tpot_p99 50 ms", pytest.approx(50.0))
+    assert "p99" in panel.x_label and panel.ref_line == pytest.approx(("SLO tpot_p99 50 ms", 50.0))
     svg = plots.plot(report, tmp_path / "p.svg").read_text()
     assert "TPOT p99, the SLO's percentile" in svg and "No TPOT p99 in the result of gpu-b" in svg
     # without a TPOT target the points are at p50, as before
@@ -124,6 +128,13 @@ def _apart(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[2] <= b[0] + 0.5 or b[2] <= a[0] + 0.5 or a[3] <= b[1] + 0.5 or b[3] <= a[1] + 0.5
 
 
+def _legend_extent(ax: Axes) -> Bbox:
+    """Where the axes' legend was drawn (a panel with labelled series has one)."""
+    legend = ax.get_legend()
+    assert legend is not None
+    return legend.get_window_extent()
+
+
 @pytest.mark.parametrize("report", [LOOSE, TIGHT], ids=["slo-50ms", "slo-12ms"])
 def test_labels_sit_beside_their_own_points_inside_the_axes_and_clear_of_the_legend(
     report: dict[str, Any], tmp_path: Path
@@ -135,7 +146,7 @@ def test_labels_sit_beside_their_own_points_inside_the_axes_and_clear_of_the_leg
     ax, notes, left_out = _labels(report, tmp_path / "p.png")
     assert not left_out and len(notes) == len(report["verified"])
     frame = _box(ax.get_window_extent())
-    legend = _box(ax.get_legend().get_window_extent())
+    legend = _box(_legend_extent(ax))
     boxes = [_text_box(t) for t in notes]
     points = [tuple(ax.transData.transform(t.xy)) for t in notes]
     dots = [tuple(ax.transData.transform((ms, t))) for pts in FRONTS.values() for ms, t in pts]
@@ -249,18 +260,18 @@ def test_a_label_keeps_clear_of_the_legend_and_the_legend_stays_put() -> None:
     fig, ax = plt.subplots(figsize=(8, 5))
     chart._mpl_panel(ax, panel(0.4, 0.02))  # the legend upper right, clear of the falling curves
     fig.canvas.draw()
-    legend = ax.get_legend().get_window_extent()
+    legend = _legend_extent(ax)
     # below the legend's left part, far enough from the right edge for a label to its right and above to fit
     x, y = ax.transData.inverted().transform((legend.x0 - 120, legend.y0 - 6))
     plt.close(fig)
     fig, ax = plt.subplots(figsize=(8, 5))
     chart._mpl_panel(ax, panel(x, y))
     fig.canvas.draw()
-    assert _box(ax.get_legend().get_window_extent()) == pytest.approx(_box(legend))
+    assert _box(_legend_extent(ax)) == pytest.approx(_box(legend))
     chart._place_labels(ax, panel(x, y).series)
     fig.canvas.draw()
     assert len(ax.texts) == 1
-    after = _box(ax.get_legend().get_window_extent())
+    after = _box(_legend_extent(ax))
     assert after == pytest.approx(_box(legend), abs=1.0)
     assert _apart(_text_box(ax.texts[0]), after)
     plt.close(fig)

@@ -1,4 +1,4 @@
-"""Review Z4: `chipwise sweep WORD` runs WORD only where it names a sweep file (a .yaml, .yml or .json suffix, or a
+"""`chipwise sweep WORD` runs WORD only where it names a sweep file (a .yaml, .yml or .json suffix, or a
 file that exists); a mistyped command ('shwo') had been run as a sweep file, "sweep file 'shwo' does not exist"."""
 
 from __future__ import annotations

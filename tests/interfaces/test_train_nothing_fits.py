@@ -12,7 +12,7 @@ ARGV = ["plan", "train", "--model", "llama-3.1-70b", "--chips", "1", "--hardware
 
 def test_the_plans_that_fit_nowhere_are_counted(capsys: pytest.CaptureFixture[str]) -> None:
     """The footer had read 'searched 0 plans' beside reasons naming 'the leanest of 60 plans' and of 1,485 (2,160
-    since stop 61 offered every interleaving that divides a stage's layers)."""
+    since the search offers every interleaving that divides a stage's layers)."""
     got = run_json(capsys, [*ARGV, "--json"], exit_code=1)
     assert got["search"]["evaluated"] == 60 + 2160 and got["search"]["feasible"] == 0
     assert [s["hardware"] for s in got["skipped"]] == ["h100-sxm", "trn2"]

@@ -1,4 +1,4 @@
-"""The page's figures of review s65 V, under node: numbers rounded on the binary value as chipwise.interfaces.format
+"""The web page's figures, run under node: numbers rounded on the binary value as chipwise.interfaces.format
 rounds them, the One deployment tab's defaults a deployment that keeps up, and predict's SLO wording."""
 
 from __future__ import annotations

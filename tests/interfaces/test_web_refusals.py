@@ -1,4 +1,4 @@
-"""The web server's refusals of review s60 C: other sites (415, 403), bad input as 400 not 500, a client that
+"""The web server's refusals: other sites (415, 403), bad input as 400 not 500, a client that
 leaves, and a missing field's likely typo."""
 
 from __future__ import annotations

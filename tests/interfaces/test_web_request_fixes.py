@@ -1,4 +1,4 @@
-"""The web server's refusals of review s65 V: tokens past MAX_TRAIN_TOKENS on /api/plan/train, the standard library's
+"""The web server's refusals of bad requests: tokens past MAX_TRAIN_TOKENS on /api/plan/train, the standard library's
 own refusals with a fix of their own, a body not an object told a JSON example, /api/sensitivity's fields each with
 a fix, and an IPv6 host listened on."""
 

@@ -1,4 +1,4 @@
-"""Review P4: a --set or --catalog what-if is said in every table output that reads the catalog (it had been
+"""A --set or --catalog what-if is said in every table output that reads the catalog (it had been
 recorded in --json only): one WHAT-IF line a --set, with the built-in figure it replaced, one a --catalog file."""
 
 from __future__ import annotations

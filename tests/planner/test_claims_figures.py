@@ -57,9 +57,9 @@ def test_claim1_per_chip_ratios_state_the_chips_the_plans_use(report: dict[str, 
 
 
 def test_claim2d_prints_the_whole_plan_and_the_chips_it_uses(report: dict[str, Any]) -> None:
-    """2d read 'plan 8-way TP x 2048 DP', 4,096 chips' worth, for a TP8 x PP14 x DP2048 x CP16 plan on 917,504. Since
-    stop 61 the search keeps a plan whose dp is all the batch allows (one sequence a replica), idle chips and all:
-    TP4 x DP131072 x CP4 on 524,288 chips, 18.5 h (19.2 h with Trn3's links at 704 GB/s, before review 68) where the
+    """2d read 'plan 8-way TP x 2048 DP', 4,096 chips' worth, for a TP8 x PP14 x DP2048 x CP16 plan on 917,504. The
+    search keeps a plan whose dp is all the batch allows (one sequence a replica), idle chips and all: TP4 x
+    DP131072 x CP4 on 524,288 chips, 18.5 h (19.2 h with Trn3's links at 704 GB/s, before they doubled) where the
     pipelined plan on 917,504 took 21.1 h."""
     text = _check(report, "2d")["computed"]
     assert "plan TP4 x DP131072 x CP4 (4 ranks a chip) on 524,288 of the 1,000,000 chips" in text

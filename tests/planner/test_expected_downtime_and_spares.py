@@ -2,7 +2,7 @@
 
 Downtime had been failures x T_wall x R, capped at T_wall - T: at 1M trn3 that was 235,197 s uncapped, so the cap
 booked all 176,513 s of overhead at idle power and no lost work. On Daly's model (the one goodput is) 938 failures
-strike during computation (984 before Trn3's links doubled, review 68 G3), each costing M(e^(R/M) - 1) = 171.8 s of
+strike during computation (984 before Trn3's links doubled), each costing M(e^(R/M) - 1) = 171.8 s of
 restarting: 161,097 s, plus 396 s of planned stops; the other 5,319 s are lost work, run at busy power. And the
 1M-trn3 plan leaves 82,496 paid-for chips idle, which stand in for its 2% spares as billed extras do; 20,000 spares
 had been paid on top ($516.8M, then $503.5M, now $479.7M)."""
@@ -20,7 +20,7 @@ from chipwise.hardware import Hardware
 from chipwise.planner.training import plan_training, predict_training
 from chipwise.reliability import assess_run
 from chipwise.reliability.goodput import reliability_inputs
-from chipwise.workload.scenario import load_scenario
+from scenario_kinds import train_scenario
 
 
 def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
@@ -53,7 +53,7 @@ def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
 def million(catalog: Catalog) -> dict[str, Any]:
     """The plan of the fastest step on 1M trn3, given: plan train now runs the one that trains soonest, on 524,288
     chips (tests/planner/test_training_objective_plans.py), and this one keeps 82,496 paid-for chips idle."""
-    sc = load_scenario(
+    sc = train_scenario(
         "{kind: train, model: llama-3.1-405b, hardware: trn3, chips: 1000000, tokens: 15e12, precision: bf16, "
         "plan: {tp: 16, pp: 7, dp: 4096, cp: 8, ep: 1, vpp: 1, microbatch: 1, zero: 1, recompute: none, sp: true, "
         "hsdp: false}}",

@@ -1,6 +1,6 @@
 """A training run's failures are those of the chips it runs on: the 1M-trn3 plan (then on 917,504 chips) had been
 charged the failures of all 1,000,000 (533 a day where the job sees 489); the idle ones stay paid for, and stand in
-for the spares. It now runs on 524,288 (review 68, F1: the plan that trains soonest, not the fastest step). A fleet
+for the spares. It now runs on 524,288 (the plan that trains soonest, not the plan of the fastest step). A fleet
 with no price in its mode runs at the provider asked for, not at the system's."""
 
 from __future__ import annotations

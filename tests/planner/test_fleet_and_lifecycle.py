@@ -160,7 +160,7 @@ def test_lifecycle_joins_best_training_and_serving(catalog: Catalog) -> None:
     ],
 )
 def test_lifecycle_bad_inputs(catalog: Catalog, kwargs: dict[str, object], needle: str) -> None:
-    args: dict = {"serve_rate": 10.0, "serve_months": 6.0, **kwargs}
+    args: dict[str, Any] = {"serve_rate": 10.0, "serve_months": 6.0, **kwargs}
     with pytest.raises(ChipwiseError, match=needle):
         plan_lifecycle(
             catalog,

@@ -109,7 +109,7 @@ def test_the_verdict_names_the_part_that_adds_little(catalog: Catalog) -> None:
     power = {n: c / (t[n] * chips[n]) for n, c in (("gb300", 4), ("trn2", 128))}
     share = power["gb300"] / sum(power.values())
     assert 0.1 < share < 0.3
-    # trn2's plan is FSDP at CP4: both named, as that plan uses them (s62)
+    # trn2's plan is FSDP at CP4: both named, as that plan uses them
     assert "trn2 alone uses FSDP and context parallelism" in r["reason"]
     assert f"the gb300 chips would add {100 * share:.0f}%" in r["reason"]
 
@@ -269,7 +269,7 @@ def test_the_mix_is_priced_powered_and_failed_over_both_parts(catalog: Catalog, 
         joules += part
         kg += part * site.kg_co2e_per_j
         rel = reliability_inputs(catalog, system)
-        per_day += interruption_rate(rel.rates, used, rel.chips_per_host.value) * 86_400
+        per_day += float(interruption_rate(rel.rates, used, rel.chips_per_host.value)) * 86_400
     assert m["chips_used"] == {"trn1": 8 * 64, "gb200": 4 * 64}  # TP16 on 2-core trn1 chips, TP4, at DP64
     assert m["energy_j"] == pytest.approx(joules)
     assert m["co2e_kg"] == pytest.approx(kg)

@@ -13,13 +13,13 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.interfaces.cli.serve_views import _kv_bound, _priced_note
-from chipwise.planner import serving_plan, serving_shortlist
+from chipwise.planner import serving_check, serving_plan, serving_shortlist
 from chipwise.planner.serving_outcome import keeps_up, served_tokens
 from chipwise.planner.serving_predict import predict_serving
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import load_scenario
 from chipwise.workload.serving_job import serving_job
+from scenario_kinds import serve_scenario
 
 #: Llama-3.1-70B fp8 on four TP2 H200 pairs, which sustain 20.6 req/s of 1,024/1,024-token requests
 OVER = (
@@ -29,7 +29,7 @@ OVER = (
 
 
 def _job(catalog: Catalog, rate: float) -> Any:
-    sc = load_scenario(OVER.format(rate=rate, requests=1000), catalog)
+    sc = serve_scenario(OVER.format(rate=rate, requests=1000), catalog)
     return serving_job(load_model(catalog, sc.model), sc)
 
 
@@ -50,7 +50,7 @@ def test_predict_over_capacity_prices_the_tokens_it_delivers(catalog: Catalog) -
     offered (90.3%): $63.296/h over 20,350 x 3,600 / 1e6 = 73.26 M tokens an hour is $0.864 per M, where it was
     priced $0.780 on the offered 22,528, cheaper than the same pairs within their capacity ($0.859 at 20 req/s).
     (20,366 tok/s at 106% of 20.8 while Poisson arrivals were left unscaled, offering a little off the rate asked.)"""
-    r = predict_serving(catalog, load_scenario(OVER.format(rate=22, requests=10000), catalog))
+    r = predict_serving(catalog, serve_scenario(OVER.format(rate=22, requests=10000), catalog))
     assert r["load"]["utilisation"] == pytest.approx(1.0656, abs=1e-3)
     assert r["output_tokens_per_s"] == pytest.approx(20350, abs=1)
     assert r["priced_output_tokens_per_s"] == r["output_tokens_per_s"]
@@ -80,7 +80,7 @@ def test_plan_serve_without_an_slo_grows_a_fleet_past_its_capacity(
     23.8 req/s: their check of 2,499 requests delivered 89% of the load and passed the 90% tolerance (arrivals
     came light), priced $0.715 per M on the load's tokens where predict of the fleet says $0.921. Past capacity,
     it grows again, to ten (80.6%), and plan and predict agree."""
-    check = serving_shortlist.check_option
+    check = serving_check.check_option  # what the shortlist calls
 
     def six(catalog: Catalog, model: Any, name: str, job: Any, targets: Any, row: dict[str, Any], *a: Any) -> Any:
         option = row["_choice"]
@@ -94,7 +94,7 @@ def test_plan_serve_without_an_slo_grows_a_fleet_past_its_capacity(
     )  # fmt: skip
     (best,) = report["verified"]
     assert best["keeps_up"] and best["plan"]["both"]["tp"] == 1 and best["plan"]["both"]["replicas"] == 10
-    r = predict_serving(catalog, load_scenario(json.dumps(best["scenario"]), catalog))
+    r = predict_serving(catalog, serve_scenario(json.dumps(best["scenario"]), catalog))
     assert r["load"]["utilisation"] < 1.0
     assert best["cost_usd_per_mtok"] == pytest.approx(r["cost_usd_per_mtok"], rel=1e-9)
 
@@ -104,7 +104,7 @@ def test_a_given_trtllm_batch_past_the_kv_cache_is_a_cap(catalog: Catalog) -> No
     users need 33,792 and run (it was refused); TensorRT-LLM schedules what its cache guarantees."""
     r = predict_serving(
         catalog,
-        load_scenario(
+        serve_scenario(
             "{kind: serve, model: llama-3.1-8b, hardware: h100, chips: 1, input_tokens: 2048, output_tokens: 64, "
             "concurrency: 16, requests: 200, plan: {tp: 1, max_batch: 256}}",
             catalog,
@@ -118,7 +118,7 @@ def test_a_compiled_neuron_batch_past_the_kv_cache_is_still_refused(catalog: Cat
     with pytest.raises(InfeasibleError, match="max_batch 4096 needs"):
         predict_serving(
             catalog,
-            load_scenario(
+            serve_scenario(
                 "{kind: serve, model: llama-3.1-8b, hardware: trn2, chips: 1, input_tokens: 2048, output_tokens: 64,"
                 " concurrency: 16, requests: 100, plan: {tp: 1, max_batch: 4096}}",
                 catalog,
@@ -129,7 +129,7 @@ def test_a_compiled_neuron_batch_past_the_kv_cache_is_still_refused(catalog: Cat
 def test_the_kv_row_says_when_the_cache_bounds_a_given_batch() -> None:
     """DeepSeek-R1's 8,500-token requests on 8 H200 at a given b256: 1,575,680 tokens hold 185 of them."""
     load = {"input_tokens_mean": 8000.0, "output_tokens_mean": 500.0}
-    row = {"plan": {"kv_cache_tokens_per_replica": 1_575_680, "max_batch": 256}, "load": load}
+    row: dict[str, Any] = {"plan": {"kv_cache_tokens_per_replica": 1_575_680, "max_batch": 256}, "load": load}
     assert _kv_bound(row) == " (about 185 mean requests of b256: the cache, not max_batch, bounds the batch)"
     assert _kv_bound({**row, "plan": {**row["plan"], "max_batch": 185}}) == ""
     assert _kv_bound({**row, "plan": {**row["plan"], "attention_dp": True}}) == ""

@@ -76,9 +76,9 @@ def test_lifecycle_rows_name_the_system(catalog: Catalog, capsys: pytest.Capture
 def test_a_serving_side_whose_checks_all_miss_says_so(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where plan serve ranks options but none of its simulated checks meets the SLO, the lifecycle prices none of
     them and says why (it had priced the estimate's fleet)."""
-    from chipwise.planner import lifecycle
+    from chipwise.planner import lifecycle, serving_plan
 
-    real = lifecycle.plan_serving
+    real = serving_plan.plan_serving  # what lifecycle calls
 
     def missing(*args: object, **kwargs: object) -> dict[str, object]:
         report = real(*args, **kwargs)  # type: ignore[arg-type]

@@ -79,7 +79,7 @@ def test_chunks_and_a_cached_prefix_are_priced_as_the_simulator_does(catalog: Ca
 
 
 def test_device_work_is_the_sum_of_the_device_rows(catalog: Catalog) -> None:
-    """Review P6: a 128-token prompt of Llama-3.1-8B on one H100 under TensorRT-LLM's PyTorch back end (prompts run
+    """A 128-token prompt of Llama-3.1-8B on one H100 under TensorRT-LLM's PyTorch back end (prompts run
     eagerly): prefill_alone's device work is the breakdown's rows but the host launches, the LM head among them (it
     had left the head out, 7.24 ms against rows of 7.58 ms), and it with the launches beyond it makes the seconds."""
     plan = ReplicaPlan(tp=1, max_batch=64)

@@ -241,7 +241,8 @@ def test_a_tdp_the_user_set_is_moved_from_the_value_set() -> None:
 
 
 def test_the_step_bound_is_one_figure() -> None:
-    """Final review B6: the check and the web page's field fix each wrote 0.5; both read MAX_STEP."""
+    """The sensitivity step's bound is one figure: the check and the web page's field fix each wrote 0.5; both read
+    MAX_STEP."""
     assert MAX_STEP == 0.5 and check_step(0.49) == 0.49
     with pytest.raises(ChipwiseError, match=r"step 0.5 is not a fraction in \(0, 0.5\)"):
         check_step(MAX_STEP)

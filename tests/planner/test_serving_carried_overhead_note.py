@@ -1,7 +1,7 @@
 """plan serve's ‡ note says why Trainium4 ranks behind GB300: its engine figures are vLLM-on-Neuron's Trainium2 fit,
-whose per-step overhead is carried unscaled; the note had said only that the figures were carried. Final review B2:
-the overhead's size had been fixed in the text at Llama 3.1 70B's ('about 20 ms a step ... half to 60%'), whatever
-the model or --set; it is now read from the simulated Trainium4 decode steps shown."""
+whose per-step overhead is carried unscaled; the note had said only that the figures were carried. The overhead's
+size had been fixed in the text at Llama 3.1 70B's ('about 20 ms a step ... half to 60%'), whatever the model or
+--set; it is now read from the simulated Trainium4 decode steps shown."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from chipwise.planner.serving_economics import economics
 from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool
-from chipwise.workload.scenario import load_scenario
+from scenario_kinds import serve_scenario
 
 SCENARIO = (
     "kind: serve\nmodel: llama-3.1-8b\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 512\n"
@@ -24,7 +24,7 @@ SCENARIO = (
 
 
 def _predict(catalog: Catalog, hw: str, chips: int, extra: str = "") -> dict[str, Any]:
-    return predict_serving(catalog, load_scenario(SCENARIO.format(hw=hw, chips=chips, extra=extra)))
+    return predict_serving(catalog, serve_scenario(SCENARIO.format(hw=hw, chips=chips, extra=extra)))
 
 
 def test_an_unpriced_deployment_says_why(catalog: Catalog) -> None:

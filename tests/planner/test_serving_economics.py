@@ -8,9 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 
+import chipwise.api as cw
 from chipwise.catalog import Catalog
+from chipwise.catalog.loader import load_catalog
+from chipwise.economics.power import power_model
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware import Hardware
+from chipwise.hardware.build import hardware
 from chipwise.planner.serving_economics import economics
 from chipwise.serve.simulate import Pool
 
@@ -131,3 +135,21 @@ def test_the_cost_per_million_tokens_counts_input_and_output(catalog: Catalog, h
     assert out["cost_usd_per_mtok"] == pytest.approx(63.296e6 / (20_480 * 3600), rel=1e-12)  # 0.85851
     assert out["cost_usd_per_mtok_total"] == pytest.approx(0.42925, rel=1e-4)
     assert out["cost_usd_per_mtok_total"] == pytest.approx(out["cost_usd_per_mtok"] * 1024 / 2048, rel=1e-12)
+
+
+def test_serving_charges_the_rented_chips_it_leaves_unused_idle_power() -> None:
+    """Llama-3.1-70B at 1 request/s on Inferentia2 runs 8 chips of an inf2.48xlarge's 12. The 4 others draw idle
+    power all hour, as a training fleet's billed chips do: with the catalog's 250 W chip and 205 W host share, busy
+    0.76 of both (345.8 W), idle 0.11 of the chip and 0.25 of the host (78.75 W), PUE 1.15: 8 x 345.8 x 1.15 =
+    3.181 kWh an hour, + 4 x 78.75 x 1.15 = 0.362, 3.544 kWh (3.181 had been reported)."""
+    r = cw.predict(
+        {"kind": "serve", "model": "llama-3.1-70b", "hardware": "inf2", "input_tokens": 1024,
+         "output_tokens": 256, "arrival_rate": 1}
+    )  # fmt: skip
+    assert (r["chips"], r["billed_chips"]) == (8, 12)
+    catalog = load_catalog()
+    p = power_model(catalog, hardware(catalog).system("inf2"), scaleout=False)
+    b = r["busy_share"]
+    per_hour_w = 8 * (p.busy_w * b + p.idle_w * (1 - b)) + 4 * p.idle_w
+    assert r["energy_j_per_hour"] == pytest.approx(per_hour_w * r["pue"] * 3600.0, rel=1e-9)
+    assert 4 * p.idle_w * r["pue"] * 3600.0 / r["energy_j_per_hour"] > 0.05  # the 4 idle chips' share: 10% now

@@ -24,6 +24,7 @@ from chipwise.serve.engine import engine_profile
 from chipwise.serve.estimate import Estimate, estimate
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
+from scenario_kinds import serve_scenario
 
 
 def _chips(catalog: Catalog, slo: dict[str, float]) -> float:
@@ -64,9 +65,8 @@ def test_tail_targets_are_stricter_than_median_ones(catalog: Catalog) -> None:
 def test_a_given_deployment_is_predicted_even_when_overloaded(catalog: Catalog) -> None:
     """predict answers for a fixed chip count that cannot carry the load: the simulation shows the misses."""
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
-    scenario = load_scenario(
+    scenario = serve_scenario(
         '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",'
         ' "input_tokens": 2048, "output_tokens": 512, "arrival_rate": 200, "requests": 400,'
         ' "slo": {"ttft_p99_s": 0.5}}'
@@ -568,10 +568,14 @@ def test_a_split_past_one_node_pays_the_network_power_of_its_handover(catalog: C
     scale-out network, whose per-chip power the split was not charged (its pools of 6 and 3 each fit a node)."""
     from chipwise.economics.power import power_model
     from chipwise.planner.serving_economics import economics
+    from chipwise.serve.build import setup_replica
+    from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool
 
     system = hardware(catalog).system("mi300x")
-    gpu = SimpleNamespace(system=system, chips=1.0)  # a one-GPU replica
+    model = load_model(catalog, "llama-3.1-8b")  # economics reads a replica's system and chips alone
+    gpu = setup_replica(catalog, model, system, "vllm", ReplicaPlan(tp=1, max_batch=64), 1000.0, 200.0)
+    assert gpu.chips == 1.0  # a one-GPU replica
     split = economics(catalog, [Pool(gpu, 6), Pool(gpu, 3)], 1000.0, 5000.0)
     node = economics(catalog, [Pool(gpu, 6)], 1000.0, 5000.0)
     with_net, without = power_model(catalog, system, scaleout=True), power_model(catalog, system, scaleout=False)
@@ -591,9 +595,8 @@ def test_the_steady_iteration_breakdown_adds_up_to_its_step(catalog: Catalog) ->
     experts', where it decodes at 12 ms; now 10.2 ms of parts, 5.0 of them the experts: EP8's busiest rank reads
     2.4 of the 8 experts a token hits)."""
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
-    scenario = load_scenario(
+    scenario = serve_scenario(
         '{"kind": "serve", "model": "deepseek-r1", "hardware": "h200", "chips": 8, "input_tokens": 8192,'
         ' "output_tokens": 256, "concurrency": 1, "requests": 4, "plan": {"tp": 8, "ep": 8}}'
     )
@@ -608,9 +611,8 @@ def test_a_split_decode_pool_breakdown_carries_no_prompt(catalog: Catalog) -> No
     add up to its step (32K-token prompts had charged an 8B model's decode pool 62 ms of prefill attention a 27 ms
     token; without the prompt's context, attention read 0.04 ms a step)."""
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
-    scenario = load_scenario(
+    scenario = serve_scenario(
         '{"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 4, "input_tokens": 32768,'
         ' "output_tokens": 128, "arrival_rate": 0.5, "requests": 60,'
         ' "plan": {"disaggregated": true, "prefill": {"tp": 1, "replicas": 3}, "decode": {"tp": 1, "replicas": 1}}}'
@@ -689,7 +691,6 @@ def test_a_checked_option_is_a_scenario_predict_runs_as_checked(catalog: Catalog
     import json
 
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
     report = plan_serving(
         catalog, "deepseek-r1", ["h200"], Load("rate", rate=2.0), 1000, 300, {"ttft_p99": 3.0, "tpot_p99": 0.05},
@@ -699,7 +700,7 @@ def test_a_checked_option_is_a_scenario_predict_runs_as_checked(catalog: Catalog
     for checked in report["verified"]:
         scenario = checked["scenario"]
         assert scenario["model"] == "deepseek-r1" and scenario["speculative"] == "mtp:3"
-        again = predict_serving(catalog, load_scenario(json.dumps(scenario)))
+        again = predict_serving(catalog, serve_scenario(json.dumps(scenario)))
         assert again["chips"] == checked["chips"] and again["slo_met"] == checked["slo_met"]
         assert again["tpot_s"]["p99"] == pytest.approx(checked["tpot_s"]["p99"], rel=1e-9)
         assert again["ttft_s"]["p99"] == pytest.approx(checked["ttft_s"]["p99"], rel=1e-9)
@@ -715,7 +716,6 @@ def test_an_attention_dp_winner_on_vllm_is_a_scenario_predict_takes(catalog: Cat
     import json
 
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
     report = plan_serving(
         catalog, "qwen3-30b-a3b", ["mi300x"], Load("rate", rate=20.0), 2048, 512, {"ttft_p99": 1.0, "tpot_p99": 0.03},
@@ -725,7 +725,7 @@ def test_an_attention_dp_winner_on_vllm_is_a_scenario_predict_takes(catalog: Cat
     scenario = checked["scenario"]
     assert checked["engine"] == "vllm" and scenario["plan"]["attention_dp"] is True
     assert "adp_balance" not in scenario["plan"]
-    again = predict_serving(catalog, load_scenario(json.dumps(scenario)))
+    again = predict_serving(catalog, serve_scenario(json.dumps(scenario)))
     assert again["ttft_s"]["p99"] == pytest.approx(checked["ttft_s"]["p99"], rel=1e-9)
     assert again["tpot_s"]["p99"] == pytest.approx(checked["tpot_s"]["p99"], rel=1e-9)
 
@@ -760,7 +760,6 @@ def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None
     import json
 
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
     report = plan_serving(
         catalog, "llama-3.1-8b", ["h100-sxm"], Load("rate", rate=10.0), 512, 128,
@@ -770,7 +769,7 @@ def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None
     assert checked["simulated"]["confirming"]
     scenario = checked["scenario"]
     assert scenario["seed"] == 1 and scenario["requests"] == checked["simulated"]["requests"]
-    again = predict_serving(catalog, load_scenario(json.dumps(scenario)))
+    again = predict_serving(catalog, serve_scenario(json.dumps(scenario)))
     assert again["slo_met"] == checked["slo_met"]
     assert again["tpot_s"]["p99"] == pytest.approx(checked["tpot_s"]["p99"], rel=1e-9)
 
@@ -778,9 +777,8 @@ def test_a_confirmed_checks_scenario_runs_as_confirmed(catalog: Catalog) -> None
 def _stated(catalog: Catalog, text: str) -> dict[str, Any]:
     """`chipwise predict` of an inline scenario."""
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
-    return predict_serving(catalog, load_scenario(text))
+    return predict_serving(catalog, serve_scenario(text))
 
 
 def test_a_stated_trainium_deployment_gains_capacity_with_chips(catalog: Catalog) -> None:
@@ -801,8 +799,8 @@ def test_a_stated_trainium_deployment_gains_capacity_with_chips(catalog: Catalog
 def test_a_stated_deployment_under_an_slo_it_narrowly_misses_runs_its_best_shape(catalog: Catalog) -> None:
     """16 trn2 at 4 req/s under TPOT p99 60 ms, which the estimate finds out of reach: the shapes that carry the
     load are ranked as without the SLO (the fastest where they run, a small batch), not by throughput per chip (TP8
-    b128 x8 had been taken: TPOT p99 100 ms, no request within the SLO). Since the torus correction (stop 54: a
-    TP16 group is 4 Trainium2 chips of one row) no shape meets 60 ms in the estimate or mostly in simulation (TP16
+    b128 x8 had been taken: TPOT p99 100 ms, no request within the SLO). Since the torus correction (a TP16 group
+    is 4 Trainium2 chips of one row) no shape meets 60 ms in the estimate or mostly in simulation (TP16
     b32 72 ms); the one taken stays within a fifth of the target."""
     result = _stated(
         catalog,
@@ -818,7 +816,6 @@ def test_a_tpu_v5e_fleet_runs_and_pays_for_whole_slices(catalog: Catalog) -> Non
     runs what they hold, and pays for them; a stated 2-chip deployment pays for its 4-chip slice too."""
     from chipwise.economics.pricing import price_per_chip_hour
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
     system = hardware(catalog).system("tpu-v5e")
     quote = price_per_chip_hour(catalog, system, "on-demand", None, None)
@@ -831,7 +828,7 @@ def test_a_tpu_v5e_fleet_runs_and_pays_for_whole_slices(catalog: Catalog) -> Non
         assert row["billed_chips"] in (1, 4, 8, 16) and row["chips"] == row["billed_chips"]  # filled
         assert row["cost_usd_per_hour"] == pytest.approx(row["billed_chips"] * quote.usd_per_chip_hour)
     assert report["results"][0]["cost_usd_per_hour"] >= 4 * quote.usd_per_chip_hour  # bf16 8B needs two 16 GB chips
-    scenario = load_scenario(
+    scenario = serve_scenario(
         "{kind: serve, model: llama-3.1-8b, hardware: tpu-v5e, chips: 2, input_tokens: 1000, output_tokens: 200, "
         "arrival_rate: 3, requests: 300}"
     )
@@ -866,10 +863,9 @@ def test_a_stated_deployment_rents_no_more_than_its_chips_and_an_owned_one_none(
     2x2 slice and its ICI (two slices had cost 8 chips), where a split that rents less apart, a TP1 prefill and a
     TP1 decode replica on one-chip slices, hands its caches over the network: separate slices share no ICI."""
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
     def predicted(text: str) -> dict[str, Any]:
-        return predict_serving(catalog, load_scenario(text))
+        return predict_serving(catalog, serve_scenario(text))
 
     stated = predicted(
         "{kind: serve, model: llama-3.1-8b, hardware: trn2, chips: 4, input_tokens: 1000, output_tokens: 200, "
@@ -933,7 +929,7 @@ def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypa
 
 def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog) -> None:
     """Llama-3.1-70B at 13 req/s on two TP4 H200 replicas (vLLM) runs at 98% of what they sustain: at 14.2 req/s,
-    before vLLM's fixed costs were fitted on Hopper (stop 36), 1,200 requests read a p99 TTFT of 0.64 s against a
+    before vLLM's fixed costs were fitted on Hopper, 1,200 requests read a p99 TTFT of 0.64 s against a
     2 s target, 5,000 1.5 s and 20,000 3.1 s. The check measures the fleet's capacity (an offline run), fails it past
     MAX_CHECK_LOAD and runs loaded queues longer (settling_factor): plan serve's TensorRT-LLM fleet at 14.2 req/s keeps
     three such replicas. (The case was two TP4 MI300X at 10 req/s until their all-reduce ran on the three xGMI links
@@ -957,8 +953,15 @@ def test_a_fleet_near_its_capacity_does_not_pass_a_short_check(catalog: Catalog)
         catalog, model, hardware(catalog).system("h200"), "vllm", ReplicaPlan(tp=4, max_batch=64), 1024.0, 256.0
     )
     job = ServingJob(model, LengthDist.fixed(1024), LengthDist.fixed(256), Load("rate", rate=13.0), 1200)
-    assert MAX_CHECK_LOAD < _utilisation(job, ServingSetup((Pool(tp4, 2),))) < 1.0  # ~97% of an offline run's
-    assert 0.6 < _utilisation(job, ServingSetup((Pool(tp4, 3),))) < 0.7
+
+    def utilisation(replicas: int) -> float:
+        """The job's load over what `replicas` TP4 replicas deliver (None only for a load of no rate)."""
+        share = _utilisation(job, ServingSetup((Pool(tp4, replicas),)))
+        assert share is not None
+        return share
+
+    assert MAX_CHECK_LOAD < utilisation(2) < 1.0  # ~97% of an offline run's
+    assert 0.6 < utilisation(3) < 0.7
     report = plan_serving(
         catalog, "llama-3.1-70b", ["h200"], Load("rate", rate=14.2), 1024, 256, {"ttft_p99": 2.0, "tpot_p99": 0.05},
         disaggregated=False, verify=1,
@@ -981,6 +984,7 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     Each probe's run is recorded (its requests and replicas), so the slice, and the whole fleet the raised
     CAPACITY_PROBE_MAX lets run, are the runs compared."""
     from chipwise.planner import serving_check
+    from chipwise.serve import simulate
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan
     from chipwise.serve.simulate import Pool, ServingSetup
@@ -995,7 +999,7 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     job = ServingJob(model, LengthDist.fixed(1024), answers, Load("rate", rate=400.0), 1200)
     fleet, eighth = ServingSetup((Pool(tp4, 64),)), ServingSetup((Pool(tp4, 8),))
     runs: list[tuple[int, int]] = []  # each probe run's requests and replicas
-    run_job = serving_check.run_job
+    run_job = simulate.run_job  # what the check calls
 
     def recorded(probe_job: ServingJob, probe: ServingSetup, *args: Any, **kwargs: Any) -> Any:
         runs.append((probe_job.requests, sum(p.replicas for p in probe.pools)))
@@ -1006,6 +1010,7 @@ def test_a_large_fleet_s_capacity_is_probed_on_some_of_its_replicas(
     assert runs == [(4096, 32), (1024, 8)]  # 32 of the 64 replicas on CAPACITY_PROBE_MAX requests; the eight whole
     monkeypatch.setattr(serving_check, "CAPACITY_PROBE_MAX", 10**9)
     whole = serving_check._utilisation(job, fleet)
+    assert whole is not None
     assert runs[2:] == [(8192, 64)]  # the whole fleet, two batches of its 4,096 slots
     assert probed == pytest.approx(whole, rel=0.02)
     assert small == serving_check._utilisation(job, eighth) == pytest.approx(8 * whole, rel=0.03)  # probed whole
@@ -1065,9 +1070,8 @@ def test_an_offline_tpot_target_takes_the_batch_between_the_grids_steps(catalog:
 def _predict(catalog: Catalog, **scenario: Any) -> dict[str, Any]:
     """`chipwise predict` on a serve scenario given as keyword fields."""
     from chipwise.planner.serving_predict import predict_serving
-    from chipwise.workload.scenario import load_scenario
 
-    return predict_serving(catalog, load_scenario(json.dumps({"kind": "serve", **scenario})))
+    return predict_serving(catalog, serve_scenario(json.dumps({"kind": "serve", **scenario})))
 
 
 def _step_and_prompt(result: dict[str, Any], output_tokens: int) -> float:

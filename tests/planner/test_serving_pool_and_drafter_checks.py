@@ -12,7 +12,7 @@ from chipwise.planner.serving_inputs import check_drafter_tp, drafting_for
 from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.workload.presets import load_model
-from chipwise.workload.scenario import load_scenario
+from scenario_kinds import serve_scenario
 
 SERVE = (
     '{{"kind": "serve", "model": "{model}", "hardware": "{hardware}", "chips": {chips}, "engine": "vllm", '
@@ -22,7 +22,7 @@ SERVE = (
 
 def test_the_hybrid_rack_is_not_served_as_one_chip_type(catalog: Catalog) -> None:
     """$1,140.48/h had been 72 x Trainium4's $15.84: the GB300 half never ran; training refuses it the same way."""
-    sc = load_scenario(SERVE.format(model="llama-3.1-8b", hardware="trn4-gb300-fusion-rack", chips=72, extra=""))
+    sc = serve_scenario(SERVE.format(model="llama-3.1-8b", hardware="trn4-gb300-fusion-rack", chips=72, extra=""))
     with pytest.raises(ChipwiseError) as err:
         predict_serving(catalog, sc)
     assert str(err.value) == (
@@ -45,7 +45,7 @@ def test_a_draft_models_heads_split_over_the_targets_tp(catalog: Catalog) -> Non
     )
     check_drafter_tp(drafting, ReplicaPlan(tp=4))
     check_drafter_tp(drafting_for(catalog, target, "eagle:3@0.7"), ReplicaPlan(tp=8))
-    sc = load_scenario(
+    sc = serve_scenario(
         SERVE.format(
             model="qwen2.5-72b", hardware="h100", chips=8,
             extra=', "plan": {"tp": 8, "max_batch": 4}, "speculative": "draft:qwen2.5-7b:4@0.7"',
@@ -70,7 +70,7 @@ def test_the_mtp_refusal_suggests_what_runs(catalog: Catalog) -> None:
 def test_a_searched_tp_splits_the_draft_models_heads(catalog: Catalog) -> None:
     """qwen2.5-7b (28 heads) drafting for qwen2.5-72b on 8 H100 had been searched to tp 8 and then refused by the
     draft check; the search keeps to a tp both models' heads split over: 2 x TP4."""
-    sc = load_scenario(
+    sc = serve_scenario(
         "{kind: serve, model: qwen2.5-72b, hardware: h100-sxm, chips: 8, input_tokens: 256, output_tokens: 32, "
         "arrival_rate: 1, requests: 20, speculative: 'draft:qwen2.5-7b:4@0.7'}",
         catalog,

@@ -37,8 +37,8 @@ def test_a_trace_shorter_than_its_fill_is_flagged_with_its_slo(tmp_path: Path) -
 
 
 def test_a_two_row_trace_is_flagged_rather_than_read_as_zero_requests_per_second(tmp_path: Path) -> None:
-    """Two requests 0.2 s apart read 0 input tok/s and 0 req/s over a 0.1 s window, with no word. Flagged; and since
-    stop 63 a window that holds no finished request runs on to the run's end (serve.sim.metrics.window): the two
+    """Two requests 0.2 s apart read 0 input tok/s and 0 req/s over a 0.1 s window, with no word. Flagged; and a
+    window that holds no finished request runs on to the run's end (serve.sim.metrics.window): the two
     requests over the 6.4 s from the fill's end to the last finish."""
     result = _predict(_trace(tmp_path / "two.csv", 0.2, 2))
     start, end = result["simulation"]["window_s"]

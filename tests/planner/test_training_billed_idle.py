@@ -5,11 +5,14 @@ its own energy figure's electricity."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.planner.training import plan_training, system_economics
+from scenario_kinds import train_scenario
 
 IDLE_W, BUSY_W = 320.75, 1069.0  # an H100 of a fleet past one p5: 700 x 0.11 + 575 x 0.25 + 100; 0.76 x 1,275 + 100
 
@@ -39,9 +42,10 @@ def test_an_owned_fleet_of_one_system_pays_no_scale_out_network(catalog: Catalog
     8 x 969 W (0.76 x 1,275) x 1.42 x $0.0862/kWh = $0.9489/h. Sixteen span two p5 and pay the fabric: 16 x
     $1.68332/h."""
 
-    def owned(chips: int) -> dict:
+    def owned(chips: int) -> dict[str, Any]:
         report = plan_training(catalog, "llama-3.1-8b", chips, ["h100-sxm"], tokens=1e10, pricing="owned")
-        return report["results"][0]
+        row: dict[str, Any] = report["results"][0]
+        return row
 
     one, two = owned(8), owned(16)
     hours = one["time_to_train_s"] / 3600
@@ -92,9 +96,8 @@ def test_a_scale_up_domain_is_one_rented_unit(
 
 def test_six_v6e_pay_for_a_v6e_8(catalog: Catalog) -> None:
     from chipwise.planner.training import predict_training
-    from chipwise.workload.scenario import load_scenario
 
-    sc = load_scenario(
+    sc = train_scenario(
         "{kind: train, model: llama-3.1-8b, hardware: tpu-v6e, chips: 6, precision: bf16, seq_len: 8192, "
         "global_batch_tokens: 4194304}",
         catalog,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -17,7 +18,7 @@ from chipwise.workload.train_scenario import TrainScenario
 DAY = 86400.0
 
 
-def _predict(catalog: Catalog, **kw: object) -> dict:
+def _predict(catalog: Catalog, **kw: object) -> dict[str, Any]:
     base: dict[str, object] = {
         "model": "llama-3.1-405b",
         "hardware": "h100-sxm",
@@ -118,7 +119,7 @@ def test_region_applies_to_every_fleet(catalog: Catalog) -> None:
         ({"pricing": "spott"}, r"^unknown pricing mode 'spott'\. Did you mean 'spot'\?"),
     ],
 )
-def test_bad_economics_options(catalog: Catalog, kwargs: dict, needle: str) -> None:
+def test_bad_economics_options(catalog: Catalog, kwargs: dict[str, Any], needle: str) -> None:
     with pytest.raises(ChipwiseError, match=needle):
         plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e11, **kwargs)
 
@@ -134,8 +135,8 @@ def test_million_chip_trn3_plan(catalog: Catalog) -> None:
     report = plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)
     (r,) = report["results"]
     assert r["plan"]["dp"] >= 1 and 0 < r["goodput"] <= 1
-    # ~280 a day on the 524,288 chips of the plan that trains soonest (review 68, F1: the fastest step's 917,504 see
-    # ~490): a job-wide interruption every ~5 minutes
+    # ~280 a day on the 524,288 chips of the plan that trains soonest (the plan of the fastest step, on 917,504,
+    # sees ~490): a job-wide interruption every ~5 minutes
     assert r["chips_used"] == 524_288 and r["failures_per_day"] > 250
     assert r["expected_time_to_train_s"] > r["time_to_train_s"]
     assert r["energy_j"] > 0 and r["expected_cost_usd"] > r["cost_usd"] > 0
@@ -179,11 +180,19 @@ def test_a_price_set_on_the_command_line_changes_the_price_only() -> None:
 def test_a_run_shorter_than_one_batch_takes_one_whole_step(catalog: Catalog) -> None:
     """1,000 tokens on a 524,288-token batch is one optimizer step: it had read 2.1 ms, a 0.002 share of the
     2.2 s step."""
-    batch = {"seq_len": 8192, "global_batch_tokens": 524_288.0}
-    row = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1000, **batch)["results"][0]
+
+    def first_row(tokens: float) -> dict[str, Any]:
+        """The first-ranked row for `tokens` in 8,192-token sequences on a 524,288-token batch."""
+        report = plan_training(
+            catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=tokens, seq_len=8192, global_batch_tokens=524_288.0
+        )
+        row: dict[str, Any] = report["results"][0]
+        return row
+
+    row = first_row(1000)
     assert row["steps"] == 1
     assert row["time_to_train_s"] == pytest.approx(row["step_time_s"])
-    exact = plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=3 * 524_288, **batch)["results"][0]
+    exact = first_row(3 * 524_288)
     assert exact["global_batch_tokens"] == 524_288 and exact["steps"] == 3  # an exact multiple adds no step
 
 
@@ -198,7 +207,7 @@ def test_a_fleet_failures_overwhelm_says_where_half_the_run_trains(catalog: Cata
 
     failing = load_catalog(sets=["reliability.failures.gpu_failure_rate_per_chip_hour=1e-3/h"])
     row = plan_training(failing, "llama-3.1-70b", 1_000_000, ["h100-sxm"], tokens=15e12)["results"][0]
-    # the plan that trains soonest runs on 32,768 chips at 27.6% (review 68, F1), the fastest step's on <0.1%
+    # the plan that trains soonest runs on 32,768 chips at 27.6%, the fastest step's on <0.1%
     assert row["chips_used"] == 32_768 and row["goodput"] < 0.5
     n = row["half_goodput_chips"]
     inputs = reliability_inputs(failing, hardware(failing).system("h100-sxm"))
@@ -221,7 +230,7 @@ def test_plan_train_prints_the_expected_time_it_prices_where_failures_dominate(
     monkeypatch.setenv("COLUMNS", "400")  # no cell folds
 
     # a million chips (the most a training run may have) failing 8,000 times as often as the catalog's GPUs: at 80
-    # times (1e-3/h) the plan that trains soonest, on 32,768 chips, keeps 27.6% (review 68, F1)
+    # times (1e-3/h) the plan that trains soonest, on 32,768 chips, keeps 27.6%
     failing = "reliability.failures.gpu_failure_rate_per_chip_hour=1e-1/h"
     assert run(["plan", "train", "--model", "llama-3.1-70b", "--chips", "1e6", "--hardware", "h100-sxm",
                 "--tokens", "15e12", "--set", failing]) == 0  # fmt: skip
@@ -291,7 +300,7 @@ def test_zero2_reduces_its_gradient_shard_every_micro_batch(catalog: Catalog) ->
     base = {"model": "llama-3.1-70b", "hardware": "b200", "chips": 64, "tokens": 1e12}
     plan = {"tp": 8, "dp": 8, "pp": 1, "cp": 1, "recompute": "full", "microbatch": 1}
 
-    def run(zero: int, batch: float) -> dict:
+    def run(zero: int, batch: float) -> dict[str, Any]:
         sc = {**base, "global_batch_tokens": batch, "plan": {**plan, "zero": zero}}
         return predict_training(catalog, TrainScenario.model_validate(sc))
 
@@ -332,7 +341,7 @@ def test_a_missing_price_says_why_in_the_table(catalog: Catalog, capsys: pytest.
 # Capacity Blocks sell whole 8-GPU p5 and 16-chip trn2 instances, so 12 chips rent 16.
 
 
-def _rows(catalog: Catalog, hardware: list[str], chips: int, pricing: str) -> dict[str, dict]:
+def _rows(catalog: Catalog, hardware: list[str], chips: int, pricing: str) -> dict[str, dict[str, Any]]:
     report = plan_training(catalog, "llama-3.1-8b", chips, hardware, tokens=1e10, pricing=pricing)
     return {r["hardware"]: r for r in report["results"]}
 
@@ -353,8 +362,8 @@ def test_capacity_block_training_rents_whole_instances(catalog: Catalog) -> None
 def test_whole_units_cost_no_more_than_their_chips_and_per_chip_modes_stay_per_chip(catalog: Catalog) -> None:
     """16 H100s in Capacity Blocks fill two instances: billed 16, spares paid on top as before (16.32 chips). On
     demand, where single H100s are rented, 12 are billed as 12, and 12 Trainium2 as the trn2.48xlarge whose
-    NeuronLink the plan runs on, 16 (review 68, H1: a scale-up domain's chips are one rented unit; 12 trn2.3xlarge
-    had been billed); owned chips are bought one by one."""
+    NeuronLink the plan runs on, 16 (a scale-up domain's chips are one rented unit; 12 trn2.3xlarge had been
+    billed); owned chips are bought one by one."""
     full = _rows(catalog, ["h100-sxm"], 16, "capacity-block")["h100-sxm"]
     assert full["billed_chips"] == 16
     assert full["expected_cost_usd"] == pytest.approx(

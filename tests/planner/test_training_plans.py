@@ -126,6 +126,15 @@ def test_a_rental_setting_with_owned_pricing_is_refused(catalog: Catalog) -> Non
     )
     with pytest.raises(ChipwiseError, match="provider lambda chooses whom chips are rented from"):
         predict_training(catalog, sc)
-    for kw in ({"managed": "sagemaker"}, {"provider": "aws"}):
+    for managed, provider in (("sagemaker", None), (None, "aws")):
         with pytest.raises(ChipwiseError, match="an owned fleet is bought, not rented"):
-            plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], tokens=1e12, pricing="owned", **kw)
+            plan_training(
+                catalog,
+                "llama-3.1-8b",
+                64,
+                ["h100-sxm"],
+                tokens=1e12,
+                pricing="owned",
+                managed=managed,
+                provider=provider,
+            )

@@ -1,6 +1,7 @@
 """A price the user set (--set ID.price=..., provider 'user') is the user's, not a catalog estimate: plan serve had
-marked it '§ priced by an estimate' under its own WHAT-IF line. One rule (economics.pricing.catalog_estimate) for
-plan serve, the fleet, plan train's table and its plot."""
+marked it '§ priced by an estimate' under its own WHAT-IF line, and plan lifecycle's training options (and plan
+hetero's table) had marked it too. One rule (economics.pricing.catalog_estimate) for plan serve, the fleet, plan
+train's table and its plot, and plan lifecycle's training options."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 import pytest
 
 from chipwise.catalog.loader import load_catalog
-from chipwise.economics.pricing import catalog_estimate
+from chipwise.economics.pricing import USER_PROVIDER, catalog_estimate
+from chipwise.planner.lifecycle import _training_options
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.workload.load import load_of
 
@@ -40,3 +42,18 @@ def test_plan_serve_leaves_a_set_price_unmarked() -> None:
     assert list(report["price_estimates"]) == ["gaudi3"]
     h100 = next(r for r in report["results"] if r["hardware"] == "h100-sxm")
     assert h100["cost_usd_per_hour"] == pytest.approx(2.0)  # 1 chip at the price set
+
+
+def _result(status: str, provider: str) -> dict[str, object]:
+    return {
+        "hardware": "h100-sxm",
+        "plan": {},
+        "cost_usd": 1.0,
+        "price_source": {"status": status, "provider": provider, "derivation": "how"},
+    }
+
+
+def test_lifecycle_marks_only_the_catalogs_estimates() -> None:
+    """plan lifecycle's training options take a --set price as given and mark a catalog estimate alone."""
+    options = _training_options({"results": [_result("estimate", USER_PROVIDER), _result("estimate", "neocloud")]})
+    assert [o["price_estimated"] for o in options] == [False, True]

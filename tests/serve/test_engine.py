@@ -79,8 +79,9 @@ def test_an_engine_inherits_along_its_chain_of_bases(catalog: Catalog) -> None:
         engine_profile(catalog, "vllm-neuron", "trainium1"),
         engine_profile(catalog, "optimum-neuron", "trainium1"),
     )
-    budget = {"prefill_batch": 0, "max_tokens": 2048, "budget_covers_sequence": True}
-    assert replace(own_t1, provenance={}) == replace(vllm_t1, engine="optimum-neuron", provenance={}, **budget)
+    assert replace(own_t1, provenance={}) == replace(
+        vllm_t1, engine="optimum-neuron", provenance={}, prefill_batch=0, max_tokens=2048, budget_covers_sequence=True
+    )
     own, vllm = (
         engine_profile(catalog, "optimum-neuron", "trainium2"),
         engine_profile(catalog, "vllm-neuron", "trainium2"),

@@ -26,6 +26,7 @@ from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.queueing import ROUTED_FLOOR, ROUTED_REQUESTS, erlang_c, prompt_wait
 from chipwise.serve.search import best_throughput_shape, pareto
 from chipwise.serve.sim.run import Deployment, simulate
+from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
 
@@ -86,21 +87,27 @@ def test_a_routed_prompt_waits_for_one_prompt_at_most() -> None:
     S (1 - 0.01 / busy) / (1 - loaded) at the tail, the lone replica's tail weighing 1/16^2. Behind a least-loaded
     router, which takes tied replicas in turn, it waits only when all 16 encode: Erlang C at 16 x 0.2, nothing."""
     s, w, busy, loaded = 2.0, 2.0, 0.2, 0.2
-    one = prompt_wait("least_loaded", *np.asarray([1.0, 30.0, busy, s, w]), loaded)
+
+    def waits(router: str, replicas: float) -> tuple[Array, Array]:
+        """prompt_wait behind `router` over `replicas` that each hold 30 requests, at the figures above."""
+        n, held, shared, service, work, load = np.asarray([replicas, 30.0, busy, s, w, loaded])
+        return prompt_wait(router, n, held, shared, service, work, load)
+
+    one = waits("least_loaded", 1.0)
     kingman = w / (2 * (1 - loaded)) * np.log(100 * busy)
     assert one[0] == pytest.approx(busy * s / (2 * (1 - loaded)))
     assert one[1] == pytest.approx(kingman)
-    assert prompt_wait("power_of_two", *np.asarray([1.0, 30.0, busy, s, w]), loaded) == pytest.approx(one)
-    many = prompt_wait("power_of_two", *np.asarray([16.0, 30.0, busy, s, w]), loaded)
+    assert waits("power_of_two", 1.0) == pytest.approx(one)
+    many = waits("power_of_two", 16.0)
     hidden = 1 - (1 - ROUTED_FLOOR) * np.exp(-30.0 / ROUTED_REQUESTS)
     p = hidden * busy + (1 - hidden) * float(erlang_c(np.asarray(16.0), np.asarray(16 * busy)))
     assert p == pytest.approx(busy, rel=1e-4)
     assert many[0] == pytest.approx(p * s / (2 * (1 - loaded)))
     assert many[1] == pytest.approx(kingman / 256 + 255 / 256 * w * (1 - 0.01 / p) / (1 - loaded))
     assert many[1] < one[1]
-    turns = prompt_wait("least_loaded", *np.asarray([16.0, 30.0, busy, s, w]), loaded)
+    turns = waits("least_loaded", 16.0)
     assert turns[0] < 1e-6 and turns[1] == pytest.approx(kingman / 256)
-    assert prompt_wait("round_robin", *np.asarray([16.0, 30.0, busy, s, w]), loaded) == pytest.approx(turns)
+    assert waits("round_robin", 16.0) == pytest.approx(turns)
 
 
 def _against_simulation(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import pytest
@@ -102,7 +102,7 @@ def test_simulator_agrees_with_closed_form_at_batch_one(h100_setup: ReplicaSetup
         s.typical_context,
         s.typical_prompt,
     )
-    assert tpot_sim == pytest.approx(float(sum(steps.values()).mean()), rel=1e-9)
+    assert tpot_sim == pytest.approx(float(np.mean(sum(steps.values()))), rel=1e-9)
     prefill = iteration_breakdown(
         llama8b,
         s.dev,
@@ -261,7 +261,7 @@ def test_the_router_counts_the_kv_sends_a_prefill_replica_has_queued(h100_setup:
     deployment = Deployment((h100_setup.pool(3, "prefill"), h100_setup.pool(3, "decode")), transfer_s_per_token=1 / I)
     n = 30
     ones = np.ones(n, dtype=np.int64)
-    out = simulate(deployment, ones * I, ones * 4, ones * 0, np.arange(n) * 0.1)
+    out = simulate(deployment, ones * I, ones * 4, ones * 0, np.arange(n, dtype=np.float64) * 0.1)
     assert 9.5 < out.requests["finish"].max() < 12.0
 
 
@@ -413,7 +413,16 @@ def test_a_compiled_graph_samples_its_live_sequences_on_the_host(h100_setup: Rep
     assert steps.host_sample == pytest.approx(128256 * 16.4e-9, rel=1e-9)
 
 
-def _ttft_of_late_arrivals(setup: ReplicaSetup, late: int, **policy: int) -> np.ndarray:
+class HeldPrompts(TypedDict, total=False):
+    """The scheduler knobs that hold prompts back: attention-DP balancing and batch waiting."""
+
+    adp_ranks: int
+    adp_timeout_iters: int
+    batch_wait_iters: int
+    batch_wait_tokens: int
+
+
+def _ttft_of_late_arrivals(setup: ReplicaSetup, late: int, **policy: Unpack[HeldPrompts]) -> np.ndarray:
     """Four long requests decode from t = 0; `late` more arrive together at t = 0.5 s (scheduler `policy` changes)."""
     pool = replace(setup.pool(1), policy=replace(setup.policy(), **policy))
     n = 4 + late
@@ -423,7 +432,7 @@ def _ttft_of_late_arrivals(setup: ReplicaSetup, late: int, **policy: int) -> np.
     return np.asarray(r["first"][4:] - r["arrival"][4:])
 
 
-def _first_tokens_of_late_arrivals(setup: ReplicaSetup, late: float, **policy: int) -> np.ndarray:
+def _first_tokens_of_late_arrivals(setup: ReplicaSetup, late: float, **policy: Unpack[HeldPrompts]) -> np.ndarray:
     """Four long requests decode from t = 0; one more arrives at `late` s: every request's first-token time."""
     pool = replace(setup.pool(1), policy=replace(setup.policy(), **policy))
     outs = np.full(5, 4000, dtype=np.int64)
@@ -580,7 +589,7 @@ def test_batch_waiting_holds_a_prompt_until_its_timeout_or_a_full_batch(h100_set
     generating sequences is far from 0.8 x max_tokens, so it waits 30 decode iterations; prompts enough to fill the
     batch go at once (the four long requests' own start differs: the second pair of their prompts was held); with
     nothing generating there is nothing to wait for."""
-    wait = {"batch_wait_iters": 30, "batch_wait_tokens": int(0.8 * h100_setup.plan.max_tokens)}
+    wait: HeldPrompts = {"batch_wait_iters": 30, "batch_wait_tokens": int(0.8 * h100_setup.plan.max_tokens)}
     free = _ttft_of_late_arrivals(h100_setup, 1)[0]
     held = _ttft_of_late_arrivals(h100_setup, 1, **wait)[0]
     assert held - free == pytest.approx(30 * h100_setup.steps.decode_base(4), rel=0.25)

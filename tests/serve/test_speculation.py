@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -215,12 +216,13 @@ def test_plan_serve_prices_speculation(catalog: Catalog) -> None:
     from chipwise.planner.serving_plan import plan_serving
     from chipwise.workload.load import Load
 
-    def best(spec: str | None) -> dict:
+    def best(spec: str | None) -> dict[str, Any]:
         r = plan_serving(
             catalog, "deepseek-r1", ["b200"], Load("closed", concurrency=1), 1000, 1000, precision="fp4",
             disaggregated=False, verify=1, requests=8, speculative=spec,
         )  # fmt: skip
-        return r["verified"][0]
+        verified: dict[str, Any] = r["verified"][0]
+        return verified
 
     plain, mtp = best(None), best("mtp:3@0.8")
     both = plan_serving(

@@ -77,7 +77,7 @@ def test_no_iteration_carries_more_than_its_token_budget(
     carried: list[int] = []
     original = StepModel.prompt_time
 
-    def spy(self: StepModel, tokens: float, *args: Any, **kwargs: Any) -> float:
+    def spy(self: StepModel, tokens: int, *args: Any, **kwargs: Any) -> float:
         carried.append(int(tokens))
         return original(self, tokens, *args, **kwargs)
 

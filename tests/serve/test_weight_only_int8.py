@@ -13,7 +13,7 @@ from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.planner.serving_predict import predict_serving
 from chipwise.serve.quant import matmul_precision, stored_bytes
-from chipwise.workload.scenario import load_scenario
+from scenario_kinds import serve_scenario
 
 
 def test_w8a16_multiplies_in_bf16_with_one_byte_weights(hw: Hardware) -> None:
@@ -30,7 +30,7 @@ def _prefill(catalog: Catalog, folder: Path, bits: int, precision: str = "auto")
         f"kind: serve\nmodel: gptq{bits}.json\nhardware: h100-sxm\nchips: 1\ninput_tokens: 8192\n"
         f"output_tokens: 16\nconcurrency: 1\nrequests: 20\nprecision: {precision}\nplan: {{tp: 1}}\n"
     )
-    plan = predict_serving(catalog, load_scenario(str(folder / f"p{bits}.yaml"), catalog))
+    plan = predict_serving(catalog, serve_scenario(str(folder / f"p{bits}.yaml"), catalog))
     weights = plan["plan"]["memory_per_rank_gib"]["weights"]
     return plan["plan"]["weight_precision"], plan["prefill_one_prompt"]["seconds"], weights
 

@@ -20,6 +20,7 @@ from chipwise.workload.serve_scenario import ServeScenario
 from chipwise.workload.serving_job import serving_job
 from chipwise.workload.traces import read_trace
 from cli_run import run_error, run_json
+from scenario_kinds import serve_scenario
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"
 
@@ -165,7 +166,7 @@ def test_trace_csv_and_jsonl(tmp_path: Path, catalog: Catalog) -> None:
         '{"timestamp": 4, "prompt_tokens": 6, "completion_tokens": 8}\n'
     )
     assert read_trace(str(jl)).output.tolist() == [7, 8]
-    sc = load_scenario(BASE + f"input_tokens: {csv}\n")
+    sc = serve_scenario(BASE + f"input_tokens: {csv}\n")
     job = serving_job(load_model(catalog, "llama-3.1-8b"), sc)
     assert job.load.kind == "trace" and job.requests == 3
     times = arrival_times(job, 6, np.random.default_rng(0))
@@ -186,7 +187,7 @@ def test_trace_with_a_missing_column(tmp_path: Path, catalog: Catalog) -> None:
     bad.write_text("arrival_s,input_tokens\n0,100\n")
     with pytest.raises(ChipwiseError, match="no output column"):
         read_trace(str(bad))
-    sc = load_scenario(BASE + f"input_tokens: {bad}\n")
+    sc = serve_scenario(BASE + f"input_tokens: {bad}\n")
     with pytest.raises(ChipwiseError, match="no output column"):
         serving_job(load_model(catalog, "llama-3.1-8b"), sc)
 
@@ -214,25 +215,25 @@ def test_requests_longer_than_the_context_are_refused(tmp_path: Path, catalog: C
         "input_tokens: {dist: lognormal, mean: 5000, std: 100}\noutput_tokens: 10\n": "input 5,000 + output 10",
     }
     for lengths, needle in cases.items():
-        sc = load_scenario(BASE.replace("llama-3.1-8b", "llama-2-7b") + lengths + "offline: true\n")
+        sc = serve_scenario(BASE.replace("llama-3.1-8b", "llama-2-7b") + lengths + "offline: true\n")
         with pytest.raises(ChipwiseError, match="Fix: shorten the prompt") as exc:
             serving_job(llama2, sc)
         assert needle in str(exc.value), lengths
     # an unbounded distribution whose mean fits but whose longest draws do not asks for a max within the context
     unbounded = "input_tokens: {dist: lognormal, mean: 3000, std: 2000%s}\noutput_tokens: 10\noffline: true\n"
     with pytest.raises(ChipwiseError, match=r"give input_tokens a max within the context \(at most 4,086\)"):
-        serving_job(llama2, load_scenario(BASE + unbounded % ""))
-    assert serving_job(llama2, load_scenario(BASE + unbounded % ", max: 4086")).requests > 0
+        serving_job(llama2, serve_scenario(BASE + unbounded % ""))
+    assert serving_job(llama2, serve_scenario(BASE + unbounded % ", max: 4086")).requests > 0
     trace = tmp_path / "long.csv"
     trace.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n1,4000,100\n")
     with pytest.raises(ChipwiseError, match="longest request: input 4,000 \\+ output 100 tokens exceed"):
-        serving_job(llama2, load_scenario(BASE + f"trace: {trace}\n"))
-    assert serving_job(load_model(catalog, "llama-3.1-8b"), load_scenario(BASE + f"trace: {trace}\n")).requests == 2
+        serving_job(llama2, serve_scenario(BASE + f"trace: {trace}\n"))
+    assert serving_job(load_model(catalog, "llama-3.1-8b"), serve_scenario(BASE + f"trace: {trace}\n")).requests == 2
 
 
 def test_slo_times_in_a_scenario_take_units(catalog: Catalog) -> None:
     """A scenario's SLO is seconds, or text with a unit in any case; a bad one says why."""
-    sc = load_scenario(
+    sc = serve_scenario(
         BASE + 'offline: true\noutput_tokens: 8\nslo: {ttft_p99_s: "2s", tpot_p99_s: 50MS, e2e_p99_s: 3}\n'
     )
     assert sc.slo is not None and sc.slo.targets() == {"ttft_p99": 2.0, "tpot_p99": 0.05, "e2e_p99": 3.0}
@@ -268,14 +269,14 @@ def test_a_relative_trace_path_is_the_scenario_files(tmp_path: Path, monkeypatch
     f = folder / "serve.yaml"
     f.write_text(BASE + "trace: t.csv\n")
     monkeypatch.chdir(tmp_path)
-    sc = load_scenario(str(f))
+    sc = serve_scenario(str(f))
     assert sc.trace == str(folder / "t.csv") and read_trace(sc.trace).input.tolist() == [10]
     f.write_text(BASE + "input_tokens: t.csv\noffline: true\n")
-    assert load_scenario(str(f)).input_tokens == str(folder / "t.csv")
+    assert serve_scenario(str(f)).input_tokens == str(folder / "t.csv")
     absolute = tmp_path / "elsewhere.csv"
     f.write_text(BASE + f"trace: {absolute}\n")
-    assert load_scenario(str(f)).trace == str(absolute)
-    assert load_scenario(BASE + "trace: t.csv\n").trace == "t.csv"  # inline: from the current folder
+    assert serve_scenario(str(f)).trace == str(absolute)
+    assert serve_scenario(BASE + "trace: t.csv\n").trace == "t.csv"  # inline: from the current folder
 
 
 def test_a_clipped_distribution_is_priced_at_the_mean_it_draws() -> None:
@@ -445,18 +446,18 @@ def test_a_trace_replayed_in_part_is_its_first_requests(tmp_path: Path, catalog:
     768 / 192 tokens had been read for them."""
     trace = _burst(tmp_path)
     model = load_model(catalog, "llama-3.1-8b")
-    job = serving_job(model, load_scenario(TRACE_SCENARIO + f"trace: {trace}\nrequests: 100\n"))
+    job = serving_job(model, serve_scenario(TRACE_SCENARIO + f"trace: {trace}\nrequests: 100\n"))
     assert job.requests == 100 and job.trace is not None and job.trace.arrival.size == 100
     assert offered_request_rate(job) == pytest.approx(100.0, rel=1e-12)
     assert (job.mean_input, job.mean_output, job.max_input, job.max_output) == (512.0, 128.0, 512, 128)
     assert (job.input.mean, job.output.mean, job.input.maximum) == (512.0, 128.0, 512)
     times = arrival_times(job, 100, np.random.default_rng(0))
     assert times is not None and times[-1] == pytest.approx(0.99)
-    whole = serving_job(model, load_scenario(TRACE_SCENARIO + f"trace: {trace}\n"))
+    whole = serving_job(model, serve_scenario(TRACE_SCENARIO + f"trace: {trace}\n"))
     assert offered_request_rate(whole) == pytest.approx(200 / (100 + 100 / 199), rel=1e-12)
     assert (whole.mean_input, whole.mean_output) == (768.0, 192.0)
     # more requests than the trace holds cycle it whole, at its own rate
-    more = serving_job(model, load_scenario(TRACE_SCENARIO + f"trace: {trace}\nrequests: 400\n"))
+    more = serving_job(model, serve_scenario(TRACE_SCENARIO + f"trace: {trace}\nrequests: 400\n"))
     assert more.trace is not None and more.trace.arrival.size == 200
     assert offered_request_rate(more) == offered_request_rate(whole)
 

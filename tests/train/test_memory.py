@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
-from chipwise.train.memory import memory_per_rank
+from chipwise.train.memory import MemoryBreakdown, memory_per_rank
 from chipwise.train.plans import from_dicts
 from chipwise.workload import load_model
 from chipwise.workload.training import TrainingJob
@@ -19,13 +21,13 @@ from chipwise.workload.training import TrainingJob
 def _mem(
     catalog: Catalog,
     hw: Hardware,
-    plan: dict[str, object],
+    plan: Mapping[str, object],
     model: str = "gpt3-175b",
     gbs: int = 1536,
     seq: int = 2048,
     precision: str = "bf16",
     chip: str = "a100-80gb",
-) -> object:
+) -> MemoryBreakdown:
     spec = load_model(catalog, model)
     system = hw.system(chip)
     job = TrainingJob(spec, seq, gbs, precision)
@@ -94,6 +96,12 @@ plans = st.fixed_dictionaries(
 )
 
 
+def _pipelined(plan: dict[str, object]) -> bool:
+    """A plan of more than one pipeline stage."""
+    pp = plan["pp"]
+    return isinstance(pp, int) and pp > 1
+
+
 @settings(max_examples=60, deadline=None)
 @given(plan=plans, model=st.sampled_from(["llama-3.1-70b", "mixtral-8x7b", "gpt3-175b", "deepseek-v3"]))
 def test_zero3_never_uses_more_memory_than_zero1_without_a_pipeline(
@@ -107,7 +115,7 @@ def test_zero3_never_uses_more_memory_than_zero1_without_a_pipeline(
 
 
 @settings(max_examples=30, deadline=None)
-@given(plan=plans.filter(lambda p: p["pp"] > 1), model=st.sampled_from(["llama-3.1-70b", "gpt3-175b"]))
+@given(plan=plans.filter(_pipelined), model=st.sampled_from(["llama-3.1-70b", "gpt3-175b"]))
 def test_zero3_with_a_pipeline_holds_more_than_zero1_and_2(
     catalog: Catalog, hw: Hardware, plan: dict[str, object], model: str
 ) -> None:

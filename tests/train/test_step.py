@@ -4,6 +4,7 @@ objective's figure, the faster of equal plans first)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -30,7 +31,7 @@ from chipwise.workload.training import TrainingJob
 def _run(
     catalog: Catalog,
     hw: Hardware,
-    plans: list[dict[str, object]],
+    plans: Sequence[Mapping[str, object]],
     chips: int,
     model: str = "gpt3-175b",
     chip: str = "h100-sxm",
@@ -38,7 +39,7 @@ def _run(
     seq: int = 2048,
     precision: str = "fp8",
     peak_scale: float = 1.0,
-):
+) -> StepResult:
     spec = load_model(catalog, model)
     system = hw.system(chip)
     dev = device_of(system)
@@ -199,7 +200,7 @@ def test_enumeration_respects_divisibility(catalog: Catalog) -> None:
 def test_divisors_of_a_huge_batch_come_at_once() -> None:
     """divisors() tried every number up to n: a 1e15-token global batch (1.2e11 sequences) hung plan train and the
     web server's worker; 2**40's forty-one divisors (a trillion trials before) come in a million."""
-    from chipwise.train.plans import divisors
+    from chipwise.perf.vector import divisors  # the plans' divisors
 
     assert divisors(12) == [1, 2, 3, 4, 6, 12] and divisors(49) == [1, 7, 49] and divisors(1) == [1]
     assert divisors(2**40) == [2**i for i in range(41)]

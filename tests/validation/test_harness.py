@@ -32,10 +32,8 @@ from chipwise.validation.serving_row_load import parse_request_count
 from chipwise.validation.serving_simulation import _run, predict_case, simulate_case
 from inference_rows import inference_row, write_rows
 
-from .test_serving_accuracy import _row
 
-
-def test_inferencex_llama_70b_fp8_trtllm_points_below_tp8_wait_for_a_batch(catalog: Catalog, tmp_path) -> None:
+def test_inferencex_llama_70b_fp8_trtllm_points_below_tp8_wait_for_a_batch(catalog: Catalog, tmp_path: Path) -> None:
     """70b_fp8_h200_trt_slurm.sh holds prompts at 1k/1k below TP8; at TP8, or at 1k/8k, it does not."""
     row = {
         "model": "Llama-3.1-70B-Instruct",
@@ -76,7 +74,7 @@ def test_inferencex_llama_70b_fp8_trtllm_points_below_tp8_wait_for_a_batch(catal
     ],
 )
 def test_the_load_generator_is_read_from_the_row(scenario: str, source_family: str, expect: object) -> None:
-    assert harness_of(_row(scenario=scenario, source_family=source_family)) is expect
+    assert harness_of(inference_row(scenario=scenario, source_family=source_family)) is expect
 
 
 def test_inferencex_lengths_are_uniform_below_the_stated_length() -> None:
@@ -94,16 +92,18 @@ def test_sglangs_random_dataset_at_its_default_range_ratio_spreads_lengths_from_
     (the ratio defaults to 0); a row that says so states the mean it counted (500 of --random-input-len 1000), so L
     is twice that. Without the note, a stated length is the length."""
     scenario = "sglang.bench_serving random-dataset closed loop, max-concurrency 100, 500 prompts"
-    said = _row(scenario=scenario, notes="--random-range-ratio not set (SGLang default), so lengths are random")
+    said = inference_row(
+        scenario=scenario, notes="--random-range-ratio not set (SGLang default), so lengths are random"
+    )
     assert harness_of(said) is SGLANG_RANDOM_DEFAULT
-    assert harness_of(_row(scenario=scenario)) is BENCH_SERVING
+    assert harness_of(inference_row(scenario=scenario)) is BENCH_SERVING
     dist = SGLANG_RANDOM_DEFAULT.lengths(500.0)
     assert (dist.kind, dist.low, dist.high) == ("uniform", 1, 1000)
     assert mean_length(SGLANG_RANDOM_DEFAULT, 500.0) == pytest.approx(500.5)
 
 
 def test_an_inferencex_point_issues_ten_requests_per_user_and_times_the_whole_run(catalog: Catalog) -> None:
-    row = _row(
+    row = inference_row(
         scenario="InferenceX benchmark_serving closed-loop sweep, 16 concurrent requests",
         batch_or_concurrency="concurrency=16",
         input_len="1024",
@@ -120,7 +120,7 @@ def test_an_inferencex_point_issues_ten_requests_per_user_and_times_the_whole_ru
 
 def _long_prompts_at_32_users(scenario: str, **columns: str) -> InferenceRow:
     """A closed-loop point of 32 users with 4,000-token prompts: the first burst's queue is long."""
-    return _row(
+    return inference_row(
         scenario=scenario,
         batch_or_concurrency="concurrency=32",
         input_len="4000",
@@ -195,7 +195,7 @@ def test_request_counts_are_read_in_prose_and_as_benchmark_flags(text: str, coun
 def test_a_closed_loop_runs_the_request_count_it_states(catalog: Catalog) -> None:
     """The run's own count, the first burst of prompts included, not a shorter window that would weigh that burst
     more; and a stated count wins over a generator's per-user rule."""
-    stated = _row(
+    stated = inference_row(
         scenario="closed-loop sweep",
         batch_or_concurrency="--max-concurrency 64 --num-prompts 640",
         input_len="1024",
@@ -203,7 +203,7 @@ def test_a_closed_loop_runs_the_request_count_it_states(catalog: Catalog) -> Non
     )
     case = prepare(catalog, stated)
     assert case.job.requests == 640 and case.basis == "run"
-    inferencex = _row(
+    inferencex = inference_row(
         scenario="InferenceX benchmark_serving closed-loop sweep",
         batch_or_concurrency="concurrency=16; 80 prompts",
         input_len="1024",
@@ -215,7 +215,7 @@ def test_a_closed_loop_runs_the_request_count_it_states(catalog: Catalog) -> Non
 
 
 def test_vllm_and_sglang_bench_serving_issue_1000_prompts_unless_told(catalog: Catalog) -> None:
-    row = _row(scenario="vllm bench serve, random dataset", batch_or_concurrency="concurrency=32")
+    row = inference_row(scenario="vllm bench serve, random dataset", batch_or_concurrency="concurrency=32")
     case = prepare(catalog, row)
     assert case.job.requests == 1000 and case.basis == "run" and not case.after_warmup
     assert case.job.input.low == case.job.input.high  # a stated length is the length
@@ -230,18 +230,18 @@ def test_a_run_is_simulated_at_the_output_length_it_generated(catalog: Catalog) 
         "input_len": "~1500 (emulated, var 150)",
         "output_len": "~250 (emulated, var 20)",
     }
-    row = _row(**asked, ttft_ms="2138", tpot_ms="59.09", e2e_latency_s="14.76")
+    row = inference_row(**asked, ttft_ms="2138", tpot_ms="59.09", e2e_latency_s="14.76")
     assert generated_length(row) == pytest.approx(1.0 + (14.76 - 2.138) / 0.05909)  # 214.6
     case = prepare(catalog, row)
     assert case.job.output.mean == pytest.approx(215.0)
     assert (case.job.output.low, case.job.output.high) == (195, 235)  # guidellm's +-20 around what was generated
     assert any("generated 215 tokens a request where 250 were asked for" in n for n in case.notes)
     # without latencies, from the request rate when it has three significant digits, not from a rounded one
-    by_rate = _row(**asked, output_tokens_per_s_total="426.2", requests_per_s="2.002")
+    by_rate = inference_row(**asked, output_tokens_per_s_total="426.2", requests_per_s="2.002")
     assert generated_length(by_rate) == pytest.approx(426.2 / 2.002)
-    assert generated_length(_row(**asked, output_tokens_per_s_total="8.07", requests_per_s="0.04")) is None
+    assert generated_length(inference_row(**asked, output_tokens_per_s_total="8.07", requests_per_s="0.04")) is None
     # a stated length that is the length (ignore_eos benchmarks) is kept
-    fixed = _row(output_len="1024", ttft_ms="200", tpot_ms="20", e2e_latency_s="10")
+    fixed = inference_row(output_len="1024", ttft_ms="200", tpot_ms="20", e2e_latency_s="10")
     assert generated_length(fixed) is None
 
 
@@ -272,8 +272,8 @@ def test_a_sharegpt_burst_drains_at_the_pace_of_its_longest_replies(catalog: Cat
         "input_len": "215",
         "output_len": "196",
     }
-    fixed = prepare(catalog, _row(**burst, scenario="vllm bench serve, random dataset, request rate inf"))
-    spread = prepare(catalog, _row(**burst, scenario="vllm bench serve, ShareGPT dataset, request rate inf"))
+    fixed = prepare(catalog, inference_row(**burst, scenario="vllm bench serve, random dataset, request rate inf"))
+    spread = prepare(catalog, inference_row(**burst, scenario="vllm bench serve, ShareGPT dataset, request rate inf"))
     assert fixed.job.output.kind == "fixed" and spread.job.output.kind == "lognormal"
     assert any("ShareGPT replies" in n for n in spread.notes)
     rate = {c.job.output.kind: predict_case(c)[0].predicted for c in (fixed, spread)}
@@ -304,7 +304,7 @@ def test_inferencex_sglang_recipes_poll_every_10_then_30_iterations_on_blackwell
     assert AIPERF.recv_interval("sglang", "blackwell", 32, False) == 1
 
 
-def test_a_validation_case_runs_the_polling_its_row_or_its_recipes_set(catalog: Catalog, tmp_path) -> None:
+def test_a_validation_case_runs_the_polling_its_row_or_its_recipes_set(catalog: Catalog, tmp_path: Path) -> None:
     sglang = {
         "chip": "b200",
         "serving_engine": "SGLang v0.5.12",
@@ -363,7 +363,7 @@ def _dsr1_point(users: int, **fields: str) -> dict[str, str]:
     return {**row, **fields}
 
 
-def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog: Catalog, tmp_path) -> None:
+def test_an_inferencex_trtllm_point_runs_with_its_scripts_batch_waiting(catalog: Catalog, tmp_path: Path) -> None:
     trt = "TensorRT-LLM 1.3.0rc14 (PyTorch backend)"
     row = _dsr1_point(64, serving_engine=trt, ttft_ms="569", tpot_ms="20")
     fewer = {**row, "id": "X2", "batch_or_concurrency": "concurrency=32"}

@@ -29,26 +29,26 @@ RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
 #: GenAI-Perf file at 41.6% on TTFT since it runs as Perf Analyzer's time windows; the InferenceX API file, measured
 #: 2026-12-01 at 27.1 / 20.7 / 32.1, whose four TP4 FP8 B200 rows need the same unstated memory share as above and
 #: whose B300 8K-prompt runs of 2026-04-17 read 1.5-4.5x slower than B200's of the same plan; its MTP rows, 52.4 /
-#: 23.4 / 40.9, 23.0 / 19.0 / 37.3 without those B300 runs). Since stop 33 ShareGPT replies spread as a lognormal:
+#: 23.4 / 40.9, 23.0 / 19.0 / 37.3 without those B300 runs). Since ShareGPT replies spread as a lognormal:
 #: the GPUStack DeepSeek file reads 95.9 / 56.9 / 52.8 and the dense sweeps 16.4 / 16.6 / 18.8 (Z002's SGLang
-#: decode at 100 users turns eager once prompts arrive at random); GPUStack's H100 file (2026-12-02, stop 33)
+#: decode at 100 users turns eager once prompts arrive at random); GPUStack's H100 file (2026-12-02)
 #: 67.0 / 50.3 / 46.9, its bursts run on each engine's defaults, which its pages only partly state; the vendor
-#: tables (stop 33) 15.7% on throughput and 46.1% on SGLang's four one-user gpt-oss TPOTs; the committed benchmark
-#: results (stop 33) 108.4 / 51.4 / 77.1, of which dstack's DeepSeek-R1 runs on early-2025 engines read 2-3x fast;
-#: AIConfigurator's silicon sample (stop 35) 36.1 / 49.9 on TPOT / TTFT, 24.9 / 49.8 since TensorRT-LLM's PyTorch
-#: back end was refitted with a cost per GEMM kernel (stop 36; its gap-analysis sweeps' TTFTs carry a per-run cost),
+#: tables 15.7% on throughput and 46.1% on SGLang's four one-user gpt-oss TPOTs; the committed benchmark
+#: results 108.4 / 51.4 / 77.1, of which dstack's DeepSeek-R1 runs on early-2025 engines read 2-3x fast;
+#: AIConfigurator's silicon sample 36.1 / 49.9 on TPOT / TTFT, 24.9 / 49.8 since TensorRT-LLM's PyTorch
+#: back end was refitted with a cost per GEMM kernel (its gap-analysis sweeps' TTFTs carry a per-run cost),
 #: which moved the first file's TPOT 13.6% -> 19.2% (TensorRT-LLM 0.21's one-user DeepSeek-R1 decode on H200), and
-#: 23.2 / 49.3 once vLLM's fixed costs were fitted on Hopper and Blackwell (stop 36), which moved the dense sweeps'
-#: TPOT 15.1% -> 19.2% (their vLLM rows, 3-5% on the engine defaults, 9-14%); and since stop 47 joins a GEMM's
-#: compute and memory terms by their Euclidean norm, the dense sweeps' TTFT 19.6% -> 23.5% (vLLM's 207-token Llama 3.1
-#: 70B FP8 prompts on one H200 sit on the ridge: +12% -> +25% at the median); since stop 48 SGLang's KV pool follows
+#: 23.2 / 49.3 once vLLM's fixed costs were fitted on Hopper and Blackwell, which moved the dense sweeps'
+#: TPOT 15.1% -> 19.2% (their vLLM rows, 3-5% on the engine defaults, 9-14%); and since a GEMM's compute and
+#: memory terms are joined by their Euclidean norm, the dense sweeps' TTFT 19.6% -> 23.5% (vLLM's 207-token Llama 3.1
+#: 70B FP8 prompts on one H200 sit on the ridge: +12% -> +25% at the median); since SGLang's KV pool follows
 #: its mem_fraction_static, InferenceX's DeepSeek-R1 SGLang points run with their scripts' memory share, chunk, cap
 #: and fp8 cache, and a run whose cache would hold no request takes a 0.95 share: the first file's and the API file's
-#: TP4 FP8 B200 points and GPUStack's 32K-token Qwen3-32B request on one H100 are predicted; since stop 49 SGLang
+#: TP4 FP8 B200 points and GPUStack's 32K-token Qwen3-32B request on one H100 are predicted; since SGLang
 #: runs its prompts unmixed unless launched with --enable-mixed-chunk: the silicon sample 21.8 / 46.0, its SGLang
 #: 0.5.1 and 0.5.8 Qwen3-32B points on H100 TPOT 43.7% -> 17.9% and TTFT 57.4% -> 16.4%, and AMD's TTFT 65.4% -> 57.6%;
-#: since stop 50 vLLM behind Dynamo's front end takes no server time of its own: the silicon sample 22.0 / 36.8, its
-#: gap-analysis vLLM points' TTFT on H100 184.6% -> 85.1% and on H200 247.2% -> 141.6%; since stop 52 TensorRT-LLM on
+#: since vLLM behind Dynamo's front end takes no server time of its own: the silicon sample 22.0 / 36.8, its
+#: gap-analysis vLLM points' TTFT on H100 184.6% -> 85.1% and on H200 247.2% -> 141.6%; since TensorRT-LLM on
 #: Hopper takes Blackwell's fixed costs: the silicon sample 21.5 / 36.9, its Llama-3.1-8B TensorRT-LLM TPOTs 23.3% ->
 #: 11.5%)
 FILES = {
@@ -77,10 +77,10 @@ FILES = {
 }
 
 
-#: the disaggregated InferenceX file (stop 34), guarded on its points of at most 256 users: 310 of its 486 rows (the
+#: the disaggregated InferenceX file, guarded on its points of at most 256 users: 310 of its 486 rows (the
 #: rest, up to 8,192 users each simulated over ten requests a user, take minutes); measured 2026-12-02 at 18.4 / 21.7 /
-#: 60.0 (the whole file 25.4 / 33.2 / 70.1; 26.8 / 44.8 / 105.0 before stop 34's four changes), at 23.3 / 21.6 / 61.1
-#: since stop 36's per-kernel refit of TensorRT-LLM's PyTorch back end (its DeepSeek-R1 decode pools on B200 at 6-90
+#: 60.0 (the whole file 25.4 / 33.2 / 70.1; 26.8 / 44.8 / 105.0 before four changes made for it), at 23.3 / 21.6 / 61.1
+#: since the per-kernel refit of TensorRT-LLM's PyTorch back end (its DeepSeek-R1 decode pools on B200 at 6-90
 #: users: TPOT 7.2-10.5 ms -> 5.3-9.0 ms against 5.5-9.6 ms measured, while their throughputs, several times below
 #: what their users' TPOTs imply, read higher with them)
 DISAGG_FILE, DISAGG_USERS = "heldout_inferencex_disagg.csv", 256
@@ -210,11 +210,11 @@ def _mean(errors: list[float]) -> float:
 
 def test_tensorrt_llm_low_load_decode_outside_its_fit(reports: dict[str, dict[str, Any]]) -> None:
     """TensorRT-LLM's PyTorch back end, refitted with a cost per GEMM kernel on the shared table and the silicon
-    sample's InferenceX points at 1k/1k and 8k/1k (stop 36), prices the points it was not fitted on: the same
+    sample's InferenceX points at 1k/1k and 8k/1k, prices the points it was not fitted on: the same
     sweeps at 1k/8k (Llama 3.x 70B and gpt-oss-120b on 8 H200 or B200, 4-256 users; 41.1% with a cost per layer
     alone) and AIConfigurator's gap-analysis sweeps of Llama-3.1-8B on 1-8 H100s (48.3% before; 23.3% with Hopper's
-    own fixed costs, 2.80 ms a step, which priced its 8-user points +1% to +62%, growing with TP; 11.5% since stop
-    52 takes Blackwell's, the 8-user points -20% to +22%)."""
+    own fixed costs, 2.80 ms a step, which priced its 8-user points +1% to +62%, growing with TP; 11.5% since it
+    takes Blackwell's, the 8-user points -20% to +22%)."""
     tpots = _silicon_tpots(reports, "trtllm")
     held = [e for r, e in tpots if "InferenceX" in r["source_family"] and r["output_len"] == "8192"]
     gap = [(r, e) for r, e in tpots if r["model"].startswith("Llama-3.1-8B")]
@@ -226,9 +226,9 @@ def test_tensorrt_llm_low_load_decode_outside_its_fit(reports: dict[str, dict[st
 
 def test_vllm_decode_outside_its_fit(reports: dict[str, dict[str, Any]]) -> None:
     """vLLM on Hopper and Blackwell, its fixed costs fitted on the silicon sample's InferenceX points at 1k/1k and
-    8k/1k (stop 36), prices the 1k/8k points it was not fitted on (19.3% on the engine defaults) and AIConfigurator's
-    gap-analysis vLLM 0.12 sweeps of another harness (32.9% before; 27.7% at stop 49, 30.0% since stop 50 prices them
-    behind Dynamo's front end, their TTFT 184.6% -> 85.1% on H100 and 247.2% -> 141.6% on H200)."""
+    8k/1k, prices the 1k/8k points it was not fitted on (19.3% on the engine defaults) and AIConfigurator's
+    gap-analysis vLLM 0.12 sweeps of another harness (32.9% before, then 27.7%; 30.0% since they are priced behind
+    Dynamo's front end, their TTFT 184.6% -> 85.1% on H100 and 247.2% -> 141.6% on H200)."""
     tpots = _silicon_tpots(reports, "vllm")
     held = [e for r, e in tpots if "InferenceX" in r["source_family"] and r["output_len"] == "8192"]
     gap = [e for r, e in tpots if "InferenceX" not in r["source_family"]]

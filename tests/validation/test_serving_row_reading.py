@@ -34,7 +34,7 @@ def test_deepseek_r1_prompts_are_the_datasets_mean_not_the_output() -> None:
 def test_input_equal_to_output_is_refused_past_the_longest_prompt() -> None:
     unknown = replace(MLPERF_DATASETS["deepseekr1"], mean_input=None)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setitem(MLPERF_DATASETS, "deepseekr1", unknown)  # type: ignore[arg-type]
+        mp.setitem(MLPERF_DATASETS, "deepseekr1", unknown)
         with pytest.raises(ChipwiseError, match=r"mean prompt length is not published: .* \(3714\) would be longer"):
             row_lengths(_row(**_r1("3714")), [])
         # an output no longer than the longest prompt may still stand for the input, as the notes say

@@ -1,4 +1,4 @@
-"""Review Z7: `validate` under --set or --catalog says the what-if its errors were measured against, in the table
+"""`validate` under --set or --catalog says the what-if its errors were measured against, in the table
 (the WHAT-IF banner) and in --json ("what_if"): MAPE 45.4% under h200.hbm_bandwidth=x0.5 (18.6% without) had read
 as the catalog's own."""
 

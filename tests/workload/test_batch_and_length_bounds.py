@@ -1,4 +1,4 @@
-"""Bad input that had hung or crashed (review s60 C): a global batch past any run, an empty region, a length of
+"""Bad input that had hung or crashed: a global batch past any run, an empty region, a length of
 '1e400' and a burstiness of 1e308 are each one line (exit 2 on the command line, ChipwiseError from the API)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 import chipwise.api as cw
 from chipwise.errors import ChipwiseError
+from chipwise.perf.vector import divisors
 from chipwise.serve.sim.arrivals import open_loop_times
-from chipwise.train.plans import divisors
 from chipwise.workload.bounds import MAX_BURSTINESS
 from chipwise.workload.load import Load
 from chipwise.workload.training import MAX_BATCH_TOKENS

@@ -14,10 +14,10 @@ import chipwise.api as cw
 from chipwise.errors import ChipwiseError
 from chipwise.planner.serving_inputs import check_slo, speculation_options
 from chipwise.workload.counts import MAX_TRAIN_TOKENS, read_count
-from chipwise.workload.scenario import load_scenario
 from chipwise.workload.slo import parse_slo
 from chipwise.workload.traces import read_trace
 from cli_run import run_error, scenario_error
+from scenario_kinds import train_scenario
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "chat-mix.yaml"
 TRAIN = "kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 64\n"
@@ -44,7 +44,7 @@ def test_tokens_up_to_the_bound_stand_and_other_counts_keep_theirs() -> None:
 
 def test_a_scenarios_tokens_past_any_run_are_refused() -> None:
     assert f"tokens: 1e+40 tokens is {PAST}" in scenario_error(TRAIN + "tokens: 1e40\n")
-    assert load_scenario(TRAIN + "tokens: 15T\n").tokens == 15e12
+    assert train_scenario(TRAIN + "tokens: 15T\n").tokens == 15e12
 
 
 MODEL = ["--model", "llama-3.1-8b", "--hardware", "h100-sxm"]

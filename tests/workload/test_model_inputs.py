@@ -35,7 +35,7 @@ GPT_OSS = {
     "num_key_value_heads": 2, "head_dim": 64, "num_local_experts": 8, "num_experts_per_tok": 2,
     "intermediate_size": 256, "sliding_window": 128, "vocab_size": 1000, "max_position_embeddings": 4096,
 }  # fmt: skip
-LLAMA4 = {
+LLAMA4: dict[str, Any] = {
     "model_type": "llama4",
     "text_config": {
         "hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,

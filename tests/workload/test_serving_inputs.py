@@ -18,6 +18,7 @@ from chipwise.workload.serving_job import serving_job
 from chipwise.workload.slo import slo_seconds
 from chipwise.workload.traces import read_trace
 from cli_run import scenario_error
+from scenario_kinds import serve_scenario
 
 BASE = "kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\n"
 LOAD = "input_tokens: 512\noutput_tokens: 128\narrival_rate: 5\n"
@@ -83,7 +84,7 @@ def test_one_load_limit_for_every_command() -> None:
     with pytest.raises(ChipwiseError, match=r"concurrency 1,000,000,000,000 users is more than"):
         load_of(None, 10**12, False, flag="")
     with pytest.raises(ChipwiseError, match=r"rate True is not a positive number"):
-        load_of(True, None, False, flag="")  # type: ignore[arg-type]
+        load_of(True, None, False, flag="")
     with pytest.raises(ChipwiseError, match=r"concurrency inf is not a positive whole number"):
         load_of(None, float("inf"), False, flag="")  # type: ignore[arg-type]
     # NaN had raised pydantic's own error outside a model: an internal error, exit 1
@@ -94,14 +95,14 @@ def test_one_load_limit_for_every_command() -> None:
     assert load_of("5", None, False).rate == 5.0  # type: ignore[arg-type]
     assert load_of(None, "8", False).concurrency == 8  # type: ignore[arg-type]
     assert load_of(MAX_LOAD, None, False).rate == MAX_LOAD
-    assert load_scenario(BASE + f"input_tokens: 8\noutput_tokens: 8\narrival_rate: {MAX_LOAD:g}\n").arrival_rate
+    assert serve_scenario(BASE + f"input_tokens: 8\noutput_tokens: 8\narrival_rate: {MAX_LOAD:g}\n").arrival_rate
 
 
 def test_an_unbounded_length_past_the_context_asks_for_a_max(catalog: Catalog) -> None:
     """An exponential length of mean 100,000 passed the context check on its mean and failed later with 'less than
     one 700,128-token request. Fix: raise tp or pp'; its longest draws are checked against the context."""
     llama = load_model(catalog, "llama-3.1-8b")  # 131,072 tokens
-    sc = load_scenario(BASE + "input_tokens: {dist: exponential, mean: 100000}\noutput_tokens: 128\narrival_rate: 1\n")
+    sc = serve_scenario(BASE + "input_tokens: {dist: exponential, mean: 100000}\noutput_tokens: 128\narrival_rate: 1\n")
     with pytest.raises(ChipwiseError) as exc:
         serving_job(llama, sc)
     assert str(exc.value) == (
@@ -112,10 +113,10 @@ def test_an_unbounded_length_past_the_context_asks_for_a_max(catalog: Catalog) -
     bounded = (
         BASE + "input_tokens: {dist: exponential, mean: 100000, max: 130944}\noutput_tokens: 128\narrival_rate: 1\n"
     )
-    assert serving_job(llama, load_scenario(bounded)).input.high == 130944
+    assert serving_job(llama, serve_scenario(bounded)).input.high == 130944
     answer = BASE + "input_tokens: 1000\noutput_tokens: {dist: lognormal, mean: 30000, std: 30000}\narrival_rate: 1\n"
     with pytest.raises(ChipwiseError, match=r"Fix: give output_tokens a max within the context \(at most 130,072\)"):
-        serving_job(llama, load_scenario(answer))
+        serving_job(llama, serve_scenario(answer))
 
 
 def test_an_unknown_provider_names_the_known_ones(catalog: Catalog) -> None:
@@ -185,8 +186,8 @@ def test_a_trace_longer_than_the_simulated_limit_is_refused(tmp_path: Path, cata
     path = _trace(tmp_path, "big.csv", "arrival_s,input_tokens,output_tokens\n" + lines)
     llama = load_model(catalog, "llama-3.1-8b")
     with pytest.raises(ChipwiseError, match=r"holds 1,000,001 requests; at most 1,000,000 are simulated"):
-        serving_job(llama, load_scenario(BASE + f"trace: {path}\n"))
-    assert serving_job(llama, load_scenario(BASE + f"trace: {path}\nrequests: 100\n")).requests == 100
+        serving_job(llama, serve_scenario(BASE + f"trace: {path}\n"))
+    assert serving_job(llama, serve_scenario(BASE + f"trace: {path}\nrequests: 100\n")).requests == 100
 
 
 def test_a_load_names_itself_in_words() -> None:

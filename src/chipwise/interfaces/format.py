@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_DAY, SECONDS_PER_HOUR
-from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count, count_text, plan_label
 
 
@@ -359,6 +358,8 @@ def track_record_text(record: Mapping[str, Any]) -> str:
 def plan_serve_why(report: Mapping[str, Any]) -> str:
     """Why the answer wins, from its simulated check: what its chips cost an hour, where its steady iteration goes
     (the three largest components), and the next option that also passed, with its cost ('' with no answer)."""
+    from chipwise.serve.iteration import COMPONENT_LABELS  # the serving model, scipy with it: here, not at start-up
+
     best = report.get("best")
     if not best or not _passed(best) or not best.get("breakdown"):
         return ""

@@ -36,7 +36,6 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
 from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
-from chipwise.planner.scenario import predict_scenario
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.serve_scenario import PoolSpec, ServePlan, ServeScenario
 from chipwise.workload.train_scenario import TrainScenario
@@ -177,6 +176,8 @@ Side = dict[str, Any]  # a metric's value by name, or {"error": reason}
 def _side(files: Sequence[Any], sets: Sequence[str], sc: TrainScenario | ServeScenario, kind: str) -> Side:
     """One move priced: every metric's value, or the reason it could not be priced (a serving move's with the tokens
     it was priced on over those it delivered, `basis`, for _rebase)."""
+    from chipwise.planner.scenario import predict_scenario
+
     try:
         moved = predict_scenario(load_catalog(files, sets), sc)
     except ChipwiseError as exc:
@@ -351,6 +352,9 @@ def sensitivity(
     on. A figure a --set of the user's gives is moved from the value set. `only`: move just the figures whose name
     holds one of these texts ('hbm', 'efficiency.hopper.'), where each move is a long simulation. `catalog`: the one
     `files` and `sets` load, where the caller has it already."""
+    # here, not at the top: the CLI's --help reads METRICS and DEFAULT_STEP without loading every predictor
+    from chipwise.planner.scenario import predict_scenario
+
     step = check_step(step)
     kind = "train" if isinstance(sc, TrainScenario) else "serve"
     if metric is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
@@ -16,8 +16,10 @@ from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hou
 from chipwise.economics.rental import billed_one, split_rent
 from chipwise.economics.tco import owned_gap, owned_tco
 from chipwise.hardware.objects import System
-from chipwise.serve.sim.run import SimOutput
-from chipwise.serve.simulate import Pool
+
+if TYPE_CHECKING:  # annotations only: planner.training prices a system here and runs no simulator
+    from chipwise.serve.sim.run import SimOutput
+    from chipwise.serve.simulate import Pool
 
 
 def per_mtok(per_hour: float, tokens_per_s: float) -> float:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import duckdb
-
 from chipwise.errors import ChipwiseError
 from chipwise.sweep.store import Store, check_suffix
 
@@ -47,6 +45,8 @@ def export_store(
     """Write the store's points (of one sweep, or all) to Parquet and/or CSV; return the number of rows. Every
     target is checked before any is written, and each is written under a temporary name and renamed once all are:
     a failed export leaves no file behind and replaces none."""
+    import duckdb  # on exporting: importing the sweep package does not load DuckDB
+
     if parquet is None and csv is None:
         raise ChipwiseError("nothing to export to. Fix: give --parquet FILE and/or --csv FILE.")
     targets: list[tuple[Path, str]] = []

@@ -28,8 +28,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import duckdb
-
 import chipwise
 from chipwise import __version__
 from chipwise.errors import ChipwiseError, user_file
@@ -126,6 +124,8 @@ class Store:
     """A DuckDB sweep store, opened for writing (one writer at a time) or read-only."""
 
     def __init__(self, path: str | Path, read_only: bool = False) -> None:
+        import duckdb  # on opening a store: a command that never opens one does not load DuckDB
+
         self.path = Path(path)
         if read_only:
             user_file(self.path, "store", "give the --store file a sweep wrote")
@@ -254,6 +254,8 @@ class Store:
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One transaction, rolled back on any error; Ctrl+C inside a write is the run's own interrupt."""
+        import duckdb
+
         self.con.execute("BEGIN TRANSACTION")
         try:
             yield

@@ -16,7 +16,6 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
-from chipwise.planner.scenario import predict_scenario
 from chipwise.sweep.columns import flatten
 from chipwise.workload.scenario import load_scenario
 
@@ -73,6 +72,8 @@ def error_line(exc: BaseException) -> str:
 
 def predict_point(catalog: Catalog, scenario: dict[str, Any]) -> dict[str, Any]:
     """One prediction, training or serving, as `chipwise predict --json` gives it."""
+    from chipwise.planner.scenario import predict_scenario  # on the first point, not on importing the sweep package
+
     return predict_scenario(catalog, load_scenario(json.dumps(scenario)))
 
 

@@ -1,4 +1,7 @@
-"""The `chipwise validate` command: predict every row of a ground-truth CSV and print the error tables."""
+"""The `chipwise validate` command: predict every row of a ground-truth CSV and print the error tables.
+
+The command imports the predictors (validation.run) when run, to keep the CLI's start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -24,10 +27,7 @@ from chipwise.interfaces.cli.common import (
     whatif_banner,
     whatif_lines,
 )
-from chipwise.serve.iteration import COMPONENT_LABELS
-from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.report import TOP_ROWS, mape_cell
-from chipwise.validation.run import data_kind, validate_path
 
 
 def _table(title: str, groups: dict[str, dict[str, float]]) -> Table:
@@ -95,6 +95,9 @@ def validate(
 ) -> None:
     """Predict each published run in a CSV (or each kernel timed on a GPU) and report the errors by chip and by
     source family."""
+    from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
+    from chipwise.validation.run import validate_path
+
     if explain and rows:
         # --explain prints the named rows instead of validating the file: --rows had been dropped in silence
         raise ChipwiseError("--rows lists a validation's rows; --explain prints only the named ones. Fix: drop one.")
@@ -157,6 +160,7 @@ def validate(
 def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> None:
     """`--explain`: each named row of a serving file, explained (validation.explain)."""
     from chipwise.validation.explain import explain_serving
+    from chipwise.validation.run import data_kind
 
     kind = data_kind(data)
     if kind != "serve":
@@ -256,5 +260,7 @@ def _iterations_text(e: dict[str, Any]) -> str:
 
 def _by_component(total: float, parts: dict[str, float]) -> str:
     """'total: component time, ...', the largest first."""
+    from chipwise.serve.iteration import COMPONENT_LABELS
+
     shown = sorted(((k, v) for k, v in parts.items() if v > 0), key=lambda kv: -kv[1])
     return f"{fmt.latency(total)}: " + ", ".join(f"{COMPONENT_LABELS[k]} {fmt.latency(v)}" for k, v in shown)

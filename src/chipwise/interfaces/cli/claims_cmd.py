@@ -1,4 +1,7 @@
-"""`chipwise claims`: the public Trainium3/Trainium4 claims, what chipwise computes for each, and a verdict."""
+"""`chipwise claims`: the public Trainium3/Trainium4 claims, what chipwise computes for each, and a verdict.
+
+Its command imports the planner when run, to keep the CLI's start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,6 @@ from chipwise.interfaces.cli.common import (
     print_json,
     whatif_banner,
 )
-from chipwise.planner.claims import check_claims
 
 VERDICT_STYLE = {
     "holds": "green",
@@ -30,6 +32,8 @@ VERDICT_STYLE = {
 
 def claims(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: JsonFlag = False) -> None:
     """Check the re:Invent 2025 claims about Trainium3 and Trainium4 against chipwise's models."""
+    from chipwise.planner.claims import check_claims
+
     cat = catalog_from(catalog_files, sets)
     report = check_claims(cat)
     if as_json:

@@ -1,4 +1,7 @@
-"""`chipwise plan train|serve|...`: search plans and rank fleets."""
+"""`chipwise plan train|serve|...`: search plans and rank fleets.
+
+Its commands import their planners and views when run, to keep the CLI's start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +25,6 @@ from chipwise.interfaces.cli.common import (
     whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
-from chipwise.interfaces.cli.train_views import print_ranking
-from chipwise.planner.training import OBJECTIVES, plan_training
-from chipwise.reliability.goodput import RECOVERIES
 from chipwise.workload.counts import read_count
 from chipwise.workload.presets import DEFAULT_SEQ_LEN
 from chipwise.workload.training import DEFAULT_TRAIN_SEQ_LEN, PRECISIONS
@@ -97,6 +97,10 @@ def train(
     plot: PlotFile = None,
 ) -> None:
     """Rank hardware for a training run: time to train, plan, MFU, memory, cost, energy and carbon."""
+    from chipwise.interfaces.cli.train_views import print_ranking
+    from chipwise.planner.training import OBJECTIVES, plan_training
+    from chipwise.reliability.goodput import RECOVERIES
+
     one_of(objective, OBJECTIVES, "objective")
     check_mode(pricing)
     one_of(recovery, RECOVERIES, "recovery")

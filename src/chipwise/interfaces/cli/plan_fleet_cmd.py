@@ -1,5 +1,8 @@
 """`chipwise plan fleet` (the cheapest instance mix for a multi-bucket serving workload) and `chipwise plan
-lifecycle` (train on one fleet, serve on another: the best pair against the best single-vendor choice)."""
+lifecycle` (train on one fleet, serve on another: the best pair against the best single-vendor choice).
+
+Its commands import their planners when run, to keep the CLI's start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +41,6 @@ from chipwise.interfaces.cli.plan_serve_cmd import (
 from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
-from chipwise.sweep.backends import cpu_count
 from chipwise.workload.counts import read_count
 from chipwise.workload.training import PRECISIONS
 
@@ -191,6 +193,7 @@ def lifecycle(
 ) -> None:
     """Train on one fleet, serve on another: the best (train, serve) pair and the best single-vendor plan."""
     from chipwise.planner.lifecycle import OBJECTIVES, plan_lifecycle
+    from chipwise.sweep.backends import cpu_count
 
     tokens = read_count(train_tokens, "--train-tokens")
     prompt, generated = request_lengths(input_tokens, output_tokens)

@@ -1,4 +1,7 @@
-"""`chipwise plan serve`: the cheapest fleet and configuration that serves a load within its latency SLO."""
+"""`chipwise plan serve`: the cheapest fleet and configuration that serves a load within its latency SLO.
+
+Its command imports the serving planner when run, to keep the CLI's start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -31,14 +34,11 @@ from chipwise.interfaces.cli.common import (
     transient_bar,
     whatif_banner,
 )
-from chipwise.interfaces.cli.plan_serve_views import print_plan_serve
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.planner.serving_inputs import check_slo, plan_serve_inputs
-from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.serve.engine import ENGINES
 from chipwise.serve.quant import KV_PRECISIONS, QUANTISED
 from chipwise.serve.sim.policies import check_router
-from chipwise.sweep.backends import cpu_count
 from chipwise.workload.counts import read_count
 from chipwise.workload.load import load_of
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER, name_value
@@ -227,6 +227,10 @@ def serve(
     as_json: JsonFlag = False,
 ) -> None:
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
+    from chipwise.interfaces.cli.plan_serve_views import print_plan_serve
+    from chipwise.planner.serving_plan import check_split_load, plan_serving
+    from chipwise.sweep.backends import cpu_count
+
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
     prompt, generated = request_lengths(input_tokens, output_tokens)
     load = load_of(rate, users, offline)

@@ -1,4 +1,8 @@
-"""`chipwise predict SCENARIO`: one training or serving scenario, every number explained."""
+"""`chipwise predict SCENARIO`: one training or serving scenario, every number explained.
+
+Its command imports the training or the serving layers (whichever the scenario needs) when run, to keep the CLI's
+start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +20,6 @@ from chipwise.interfaces.cli.common import (
     whatif_banner,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
-from chipwise.interfaces.cli.train_views import print_prediction
-from chipwise.planner.training import predict_training
 from chipwise.workload.scenario import load_scenario
 from chipwise.workload.train_scenario import TrainScenario
 
@@ -37,6 +39,9 @@ def predict(
     sc = load_scenario(scenario, cat)
     print_model_notes(cat, sc.model)
     if isinstance(sc, TrainScenario):
+        from chipwise.interfaces.cli.train_views import print_prediction
+        from chipwise.planner.training import predict_training
+
         result = predict_training(cat, sc)
         show = print_prediction
     else:

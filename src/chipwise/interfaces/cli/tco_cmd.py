@@ -1,5 +1,8 @@
 """`chipwise tco HARDWARE`: the owned-fleet cost of one chip-hour, every term with its source, and the
-utilisation at which owning beats renting."""
+utilisation at which owning beats renting.
+
+Its command imports the TCO model when run, to keep the CLI's start-up fast.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.economics.tco import owned_tco, tco_report
 from chipwise.hardware import hardware
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -76,6 +78,8 @@ def tco(
 ) -> None:
     """Owned-fleet TCO per chip-hour: capex (chip, server, networks, storage) depreciated, operations,
     colocation and energy x PUE, each term with its source; and the break-even utilisation against renting."""
+    from chipwise.economics.tco import owned_tco, tco_report
+
     cat = catalog_from(catalog_files, sets)
     given = {
         "chip_price_usd": chip_price,

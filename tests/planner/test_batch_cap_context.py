@@ -1,17 +1,12 @@
-"""Review 69 (helper M8): a searched batch limit holds an on-demand engine's requests at their mean context and says
-why it is what it is; serving energy charges the billed chips the replicas leave unused idle power; a closed loop
-of fixed lengths with more users than slots is told it runs in lock-step cohorts."""
+"""The batch limit plan serve searches and predict's notes on it: an on-demand engine's limit holds its requests at
+their mean context (a reserving engine's, or an open load's, at their whole context), and the note says why it is
+what it is; a closed loop of fixed lengths with more users than slots is told it runs in lock-step cohorts."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import chipwise.api as cw
-from chipwise.catalog.loader import load_catalog
-from chipwise.economics.power import power_model
-from chipwise.hardware.build import hardware
 from chipwise.interfaces.cli.serve_views import _kv_bound
 from chipwise.serve.estimate import held_tokens
 
@@ -37,9 +32,9 @@ def test_a_request_holds_its_whole_context_reserved_and_its_mean_one_on_demand()
 
 
 def test_vllm_seats_256_users_its_cache_holds_at_their_mean_context() -> None:
-    """The review's case: capped at the 206 requests the cache holds at 2,048 tokens, 50 of 256 users waited for a
-    slot and TTFT p50 read 8 s; at their mean 1,536 tokens it holds 275, as vLLM's own cap runs them (0 preemptions,
-    TTFT 115 ms)."""
+    """Llama-3.1-8B, 256 users of 1,024 + 1,024 tokens on one H100: capped at the 206 requests the cache holds at
+    2,048 tokens, 50 of 256 users waited for a slot and TTFT p50 read 8 s; at their mean 1,536 tokens it holds 275,
+    as vLLM's own cap runs them (0 preemptions, TTFT 115 ms)."""
     r = _predict(engine="vllm", concurrency=256, requests=600)
     assert r["plan"]["max_batch"] >= 256
     assert r["ttft_s"]["p50"] < 0.5
@@ -68,24 +63,6 @@ def test_a_given_cap_on_demand_is_bounded_at_the_mean_context() -> None:
     assert _kv_bound(row) == " (about 275 mean requests of b1024: the cache, not max_batch, bounds the batch)"
     plan["admission"] = "reserve"  # 422,400 / 2,048
     assert _kv_bound(row) == " (about 206 mean requests of b1024: the cache, not max_batch, bounds the batch)"
-
-
-def test_serving_charges_the_rented_chips_it_leaves_unused_idle_power() -> None:
-    """Llama-3.1-70B at 1 request/s on Inferentia2 runs 8 chips of an inf2.48xlarge's 12. The 4 others draw idle
-    power all hour, as a training fleet's billed chips do: with the catalog's 250 W chip and 205 W host share, busy
-    0.76 of both (345.8 W), idle 0.11 of the chip and 0.25 of the host (78.75 W), PUE 1.15: 8 x 345.8 x 1.15 =
-    3.181 kWh an hour, + 4 x 78.75 x 1.15 = 0.362, 3.544 kWh (3.181 had been reported)."""
-    r = cw.predict(
-        {"kind": "serve", "model": "llama-3.1-70b", "hardware": "inf2", "input_tokens": 1024,
-         "output_tokens": 256, "arrival_rate": 1}
-    )  # fmt: skip
-    assert (r["chips"], r["billed_chips"]) == (8, 12)
-    catalog = load_catalog()
-    p = power_model(catalog, hardware(catalog).system("inf2"), scaleout=False)
-    b = r["busy_share"]
-    per_hour_w = 8 * (p.busy_w * b + p.idle_w * (1 - b)) + 4 * p.idle_w
-    assert r["energy_j_per_hour"] == pytest.approx(per_hour_w * r["pue"] * 3600.0, rel=1e-9)
-    assert 4 * p.idle_w * r["pue"] * 3600.0 / r["energy_j_per_hour"] > 0.05  # the 4 idle chips' share: 10% now
 
 
 def test_fixed_lengths_past_the_batch_slots_are_told_they_run_in_lock_step() -> None:
