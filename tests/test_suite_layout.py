@@ -1,5 +1,5 @@
 """The test suite's own layout: tests/ mirrors src/chipwise by layer, and a test file is named by what it tests,
-never by the review or working stop that wrote it (stops 64 and 71 renamed 64 files such as test_review68_m6.py,
+never by the review or working stop that wrote it (stops 64 and 71 renamed 63 files such as test_review68_m6.py,
 test_closed_loop_cycles_s69.py and test_cross_link67.py that had crept in)."""
 
 from __future__ import annotations
