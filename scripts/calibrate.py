@@ -27,6 +27,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -73,7 +74,7 @@ def _params(cases: list[Case]) -> list[str]:
 
 def _apply(eff: Efficiency, names: list[str], x: np.ndarray) -> Efficiency:
     matmul = dict(eff.matmul)
-    fields: dict[str, float] = {}
+    fields: dict[str, Any] = {}  # Efficiency fields by name (each a float here)
     for name, value in zip(names, x, strict=True):
         if name.startswith("matmul."):
             prec = name.split(".", 1)[1]
@@ -248,9 +249,32 @@ def main() -> None:
         cv["in_sample_mape_pct"] = float(np.mean(in_sample))
         CV_JSON.write_text(json.dumps(cv, indent=2) + "\n")
         print(f"leave-one-source-family-out MAPE over {cv['n']} rows: {cv['mape_pct']:.1f}%")
+    carry_to_followers(doc["efficiency"])
     if not args.dry_run:
         EFFICIENCY_YAML.write_text(yaml.safe_dump(doc, sort_keys=False, width=200))
         print(f"wrote {EFFICIENCY_YAML.relative_to(ROOT)}")
+
+
+#: Families no training run has been fitted to that take a fitted predecessor's fractions (efficiency.yaml says why
+#: in each derivation): follower -> leader. Their own compute units and the per-step time stay theirs.
+FOLLOWERS = {"rubin": "blackwell-ultra", "cdna5": "cdna4"}
+_OWN = ("compute_units", "step_overhead")
+
+
+def carry_to_followers(efficiency: dict[str, Any]) -> None:
+    """Copy each leader's values over its followers' (the figures both hold, matmul by precision), so that a refit of
+    a leader moves the families that carry it."""
+    for follower, leader in FOLLOWERS.items():
+        src, dst = efficiency.get(leader, {}), efficiency.get(follower, {})
+        for name, fig in dst.items():
+            if name in _OWN or name not in src:
+                continue
+            if name == "matmul":
+                for prec, f in fig.items():
+                    if prec in src["matmul"]:
+                        f["value"] = src["matmul"][prec]["value"]
+            elif isinstance(fig, dict) and "value" in fig:
+                fig["value"] = src[name]["value"]
 
 
 if __name__ == "__main__":

@@ -389,19 +389,24 @@ _FITTED = ("compute_scale", "memory_scale", "moe_scale", *_FIXED, "sequence_over
 _TRT_FIXED = (*_FIXED, "sequence_overhead", "kernel_overhead")
 _NXD = ("compute_scale", "memory_scale", "moe_scale", "layer_overhead", "prefill_overhead")
 SHARED_FIGURES: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {
-    # a Blackwell Ultra chip runs Blackwell's kernel families, engine loop and host software; the fixed host and
-    # launch costs of an A100 or an RTX PRO (unmeasured families) are those of the same engine loop on its neighbour,
-    # and Hopper's too: its runs, mostly of 70-405B models, cannot tell a cost per step from one per layer
+    # a Blackwell Ultra or Rubin chip runs Blackwell's kernel families, engine loop and host software; the fixed host
+    # and launch costs of an A100 or an RTX PRO (unmeasured families) are those of the same engine loop on its
+    # neighbour, and Hopper's too: its runs, mostly of 70-405B models, cannot tell a cost per step from one per layer
     # (SGLang's GPU groups and TensorRT-LLM's engine builds keep figures of their own: engines.yaml says which)
     ("trtllm", "blackwell-ultra"): ("trtllm", "blackwell", _TRT_FIXED),
     ("trtllm", "blackwell-rtx"): ("trtllm", "blackwell", _TRT_FIXED),
+    ("trtllm", "rubin"): ("trtllm", "blackwell", _TRT_FIXED),
     ("trtllm", "hopper"): ("trtllm", "blackwell", _TRT_FIXED),
     ("trtllm", "ampere"): ("trtllm", "blackwell", _TRT_FIXED),
     ("trtllm-engine", "blackwell-ultra"): ("trtllm-engine", "blackwell", _TRT_FIXED),
     ("trtllm-engine", "blackwell-rtx"): ("trtllm-engine", "blackwell", _TRT_FIXED),
+    ("trtllm-engine", "rubin"): ("trtllm-engine", "blackwell", _TRT_FIXED),
     ("trtllm-engine", "ampere"): ("trtllm-engine", "hopper", _TRT_FIXED),
-    # MI355X runs MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's
-    **dict.fromkeys((("vllm", "cdna4"), ("sglang", "cdna3"), ("sglang", "cdna4")), ("vllm", "cdna3", _FITTED)),
+    # MI355X and MI455X run MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's
+    **dict.fromkeys(
+        (("vllm", "cdna4"), ("vllm", "cdna5"), ("sglang", "cdna3"), ("sglang", "cdna4"), ("sglang", "cdna5")),
+        ("vllm", "cdna3", _FITTED),
+    ),
     # on Trn2 the neuron engine is NxD Inference, whose compiled graphs vLLM drives there too; Trn3 and the announced
     # Trn4 (no serving run published) run the same SDK
     **{("neuron", f): ("vllm-neuron", "trainium2", _NXD) for f in ("trainium2", "trainium3", "trainium4")},

@@ -21,7 +21,8 @@ def _cell(fig: Figure | None, scale: float, fmt: str = "{:,.0f}") -> str:
     return fmt.format(fig.si / scale) + MARK[fig.status]
 
 
-def main() -> None:
+def reference() -> str:
+    """docs/catalog.md's text for the built-in catalog."""
     cat = load_catalog()
     lines = [
         "# Catalog reference",
@@ -95,7 +96,11 @@ def main() -> None:
         + ". `chipwise catalog show SYSTEM` lists a system's prices with provider, region, date and status.",
         "",
     ]
-    OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    OUT.write_text(reference(), encoding="utf-8")
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

@@ -28,6 +28,7 @@ REQUIRED_CHIPS = [
     "gh200",
     "gh200-96gb",
     "b200",
+    "rubin",
     "b300",
     "gb200",
     "gb300",
@@ -35,6 +36,7 @@ REQUIRED_CHIPS = [
     "mi300x",
     "mi325x",
     "mi355x",
+    "mi455x",
     "tpu-v4",
     "tpu-v5e",
     "tpu-v5p",
@@ -59,6 +61,10 @@ REQUIRED_SYSTEMS = [
     "gb300-nvl72",
     "mi300x-8x",
     "mi355x-8x",
+    "helios",
+    "vr200-nvl72",
+    "dgx-rubin-nvl8",
+    "trn4-rubin-fusion-rack",
     "tpu-v5p-pod",
     "tpu-v6e-256",
     "tpu-v7-pod",
@@ -330,7 +336,8 @@ systems:
         (
             "chips:\n  h100-sxm:\n    family: hoper",
             r"bad.yaml: chips.h100-sxm: family 'hoper' is not in the catalog's efficiency section\. Did you mean "
-            r"'hopper'.*\? Fix: use one of ampere, .*hopper.*, or add 'hoper' to efficiency",
+            r"'hopper'.*\? Fix: use (one of ampere, .*hopper.*|an id of the catalog's efficiency), or add 'hoper' to "
+            r"efficiency",
         ),
         # an unknown fabric or default system had no fix
         (

@@ -289,7 +289,7 @@ def test_hopper_takes_the_blackwell_fixed_costs_and_keeps_its_efficiencies(catal
     assert fixed + 8 * hopper.sequence_overhead_s < 0.5 * 2.73e-3
 
 
-@pytest.mark.parametrize("family", ["hopper", "blackwell", "blackwell-ultra", "ampere", "blackwell-rtx"])
+@pytest.mark.parametrize("family", ["hopper", "blackwell", "blackwell-ultra", "ampere", "blackwell-rtx", "rubin"])
 def test_sglang_keeps_one_set_of_fixed_costs_on_nvidia(catalog: Catalog, family: str) -> None:
     """SGLang has no fitted group of its own on NVIDIA: its per-iteration and per-layer costs are TensorRT-LLM's
     Blackwell fit of 2026-11-30 on every NVIDIA family (on Hopper too: SGLang's TPOTs there are measured at those
@@ -313,11 +313,14 @@ def test_engine_builds_keep_their_fixed_costs_apart_from_the_pytorch_back_end(ca
     assert built.moe_scale == 1.0 and built.eager_launch_s == 0.0
 
 
-@pytest.mark.parametrize(("engine", "family"), [("vllm", "cdna4"), ("sglang", "cdna3"), ("sglang", "cdna4")])
+@pytest.mark.parametrize(
+    ("engine", "family"),
+    [("vllm", "cdna4"), ("vllm", "cdna5"), ("sglang", "cdna3"), ("sglang", "cdna4"), ("sglang", "cdna5")],
+)
 def test_rocm_engines_take_the_vllm_cdna3_fit(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, engine: str, family: str
 ) -> None:
-    """MI355X runs MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's: every
+    """MI355X and MI455X run MI300X's ROCm stack, and SGLang's ROCm build the same libraries and graphs as vLLM's: every
     fitted factor of vLLM on CDNA3 holds for them (on the defaults an MI355X was priced at NVIDIA-grade efficiency
     against its predecessors' fit), and a refit of the leader carries over; SGLang keeps its own eager launches."""
     lead, follower = engine_profile(catalog, "vllm", "cdna3"), engine_profile(catalog, engine, family)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -36,6 +37,10 @@ PRECISION_BYTES: Mapping[str, float] = MappingProxyType(
         "fp32": 4.0,
     }
 )
+
+
+#: a carried efficiency family's derivation, as efficiency.yaml words it
+_CARRIED_FAMILY = re.compile(r"taken from ([\w-]+) \(efficiency\.\1: ")
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,14 @@ class Efficiency:
     moe_gemm: float
     reference_tdp_w: float
     provenance: Mapping[str, FigureRef] = field(default_factory=dict)
+
+    @property
+    def carried_from(self) -> str | None:
+        """The fitted family whose fractions these are, where no run of this family is in any fit (the catalog's
+        derivation opens 'taken from FAMILY (efficiency.FAMILY': Rubin's are Blackwell Ultra's); else None."""
+        ref = self.provenance.get("matmul.bf16")
+        found = _CARRIED_FAMILY.match(ref.derivation) if ref is not None else None
+        return found.group(1) if found else None
 
     def matmul_fraction(self, precision: str) -> float:
         for p in PRECISION_FALLBACK.get(precision, (precision,)):

@@ -168,6 +168,8 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         out["memory_note"] = note
     if note := beyond_network_note(system, out["chips_used"]):
         out["network_note"] = note
+    if carried := system.chip.efficiency.carried_from:  # no run of the chip's family is in the training fit
+        out["efficiency_carried_from"] = carried
     if projected:
         out["projection_note"] = (
             f"{system.chip.id} / {system.id} is announced, not shipping: its figures are projected from announced "

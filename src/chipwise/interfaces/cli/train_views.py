@@ -53,7 +53,7 @@ def _names(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _hardware(name: str, r: dict[str, Any]) -> str:
-    return name + (" [yellow]*[/]" if r.get("projected") else "")
+    return name + (" [yellow]*[/]" if r.get("projected") else "") + (" ‡" if r.get("efficiency_carried_from") else "")
 
 
 def print_ranking_tables(report: dict[str, Any]) -> None:
@@ -159,6 +159,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _cores_notes(report["results"], names)
         _user_price_notes(report["results"], names)
         _price_notes(report["results"], names)
+        carried_efficiency_note(report["results"])
         _batch_note(report)
         estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
         if estimated:
@@ -167,6 +168,17 @@ def print_ranking(report: dict[str, Any]) -> None:
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
+    """Chips no training run of whose family is in the fit: they run at a predecessor's fitted fractions of peak."""
+    carried = {r["hardware"]: r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
+    if carried:
+        which = "; ".join(f"{chip} from {family}" for chip, family in carried.items())
+        console.print(
+            f"[dim]‡ no training run of these chips' families is in the fit: their efficiencies are a predecessor's "
+            f"({which}; 'chipwise catalog show ID --sources')[/]"
+        )
 
 
 def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
