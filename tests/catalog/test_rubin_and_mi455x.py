@@ -159,3 +159,18 @@ def test_a_training_ranking_marks_the_chips_that_run_a_predecessors_fit(
     out = capsys.readouterr().out
     assert "rubin ‡" in out and "gb300 ‡" not in out
     assert "rubin from blackwell-ultra" in out and "mi455x from cdna4" in out
+
+
+def test_catalog_show_prints_the_values_it_keeps_beside_a_figure(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A figure's alternatives (Rubin's sparse 50 PF FP4 beside the dense 35 PF) were in --json only: the table
+    names them, and with --sources says whose they are."""
+    from chipwise.interfaces.cli.app import run
+
+    monkeypatch.setenv("COLUMNS", "400")
+    assert run(["catalog", "show", "rubin"]) == 0
+    out = capsys.readouterr().out
+    assert "alternatives (--sources says whose): 50,000 TFLOP/s; 25,000 TFLOP/s" in out
+    assert run(["catalog", "show", "rubin", "--sources"]) == 0
+    assert "alternatives: 50,000 TFLOP/s ('NVFP4 Inference' 50 PFLOPS" in capsys.readouterr().out

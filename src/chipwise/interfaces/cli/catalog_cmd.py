@@ -71,6 +71,22 @@ def figure_json(catalog: Catalog, fig: Figure, name: str = "") -> dict[str, Any]
     return out
 
 
+def _alternatives_text(fig: Figure, detailed: bool) -> str:
+    """The other values the catalog keeps for a figure (Rubin's sparse 50 PF beside its dense 35 PF), so that a
+    disagreement is seen in the table too (it was in --json only); with --sources, each with its note."""
+    if not fig.alternatives:
+        return ""
+    said = [
+        f"{a.value:,g} {a.unit}".strip() if isinstance(a.value, float | int) else f"{a.value} {a.unit}".strip()
+        for a in fig.alternatives
+    ]
+    if not detailed:
+        return "alternatives (--sources says whose): " + "; ".join(said)
+    return "alternatives: " + "; ".join(
+        f"{v} ({a.note})" if a.note else v for v, a in zip(said, fig.alternatives, strict=True)
+    )
+
+
 def _figures(node: Any, prefix: str = "") -> dict[str, Figure]:
     """Every figure inside an entry, by dotted field path."""
     out: dict[str, Figure] = {}
@@ -356,7 +372,8 @@ def show(
     rows = _system_rows(data) + _inherited_rows(cat, data["id"]) if data["kind"] == "system" else []
     units = _builtin_units(data["kind"], data["id"])
     for name, fig in figs.items():
-        rows.append((name, _figure_text(name, fig, units.get(name, "")), fig.status, _origin(cat, fig), fig.note))
+        note = "; ".join(t for t in (fig.note, _alternatives_text(fig, sources)) if t)
+        rows.append((name, _figure_text(name, fig, units.get(name, "")), fig.status, _origin(cat, fig), note))
     table = Table(title=_show_title(cat, data), header_style="bold")
     # the figure column as wide as its longest name: folded to fit, 'scaleup.dim_bandwidth.0' had broken mid-word
     # ('scaleup.dim_bandwidt' / 'h.0') while the value and note columns, which wrap at spaces, kept their width
