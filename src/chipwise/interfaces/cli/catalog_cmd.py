@@ -76,10 +76,7 @@ def _alternatives_text(fig: Figure, detailed: bool) -> str:
     disagreement is seen in the table too (it was in --json only); with --sources, each with its note."""
     if not fig.alternatives:
         return ""
-    said = [
-        f"{a.value:,g} {a.unit}".strip() if isinstance(a.value, float | int) else f"{a.value} {a.unit}".strip()
-        for a in fig.alternatives
-    ]
+    said = ["-" if a.value is None else fmt.value_text(a.value, a.unit) for a in fig.alternatives]
     if not detailed:
         return "alternatives (--sources says whose): " + "; ".join(said)
     return "alternatives: " + "; ".join(

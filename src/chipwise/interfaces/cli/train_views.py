@@ -159,7 +159,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _cores_notes(report["results"], names)
         _user_price_notes(report["results"], names)
         _price_notes(report["results"], names)
-        carried_efficiency_note(report["results"])
+        _carried_efficiency_note(report["results"])
         _batch_note(report)
         estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
         if estimated:
@@ -170,7 +170,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
 
 
-def carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
+def _carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
     """Chips no training run of whose family is in the fit: they run at a predecessor's fitted fractions of peak."""
     carried = {r["hardware"]: r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
     if carried:
