@@ -386,6 +386,28 @@ def test_eager_prompt_iterations_take_their_launches_host_time(catalog: Catalog,
     assert compiled.eager_floor == 0.0 and compiled.prompt_time(16, 1, 0.0, 136.0) == compiled.time(16, 1, 0.0, 136.0)
 
 
+def test_a_deployment_sets_whether_its_prompt_iterations_replay_graphs(catalog: Catalog, hw: Hardware) -> None:
+    """piecewise_graphs: True drops an eager engine's launch floor; False gives an engine that captures its prompt
+    iterations by default (vLLM) its uncaptured launch time, 45 us a kernel (vLLM issue #45709: Qwen3-30B-A3B at
+    TP4, 35.20 ms a host-bound step over its 768 kernels), and leaves an eager engine's own (SGLang's 69 us)."""
+    llama8b, h100 = load_model(catalog, "llama-3.1-8b"), hw.system("h100-sxm")
+    qwen = load_model(catalog, "qwen3-30b-a3b")
+    assert float(eager_launches(qwen, h100.chip, "bf16", Shapes.of(4))) == 768  # 48 x (GQA 6 + AR, MoE 8 + AR)
+    assert engine_profile(catalog, "vllm", "hopper").uncaptured_launch_s == pytest.approx(45e-6)
+
+    def floor(engine: str, graphs: bool | None) -> float:
+        plan = ReplicaPlan(max_batch=64, max_tokens=8192, weight_precision="bf16", piecewise_graphs=graphs)
+        return setup_replica(catalog, llama8b, h100, engine, plan, 512.0, 128.0).steps.eager_floor
+
+    assert floor("vllm", None) == floor("vllm", True) == 0.0
+    assert floor("vllm", False) == pytest.approx(320 * 45e-6)  # 32 layers x 10 kernels
+    assert floor("sglang", None) == floor("sglang", False) == pytest.approx(320 * 69e-6)
+    assert floor("sglang", True) == 0.0
+    assert floor("trtllm-engine", False) == 0.0  # a TensorRT engine has no eager path
+    labels = [ReplicaPlan(max_batch=8, piecewise_graphs=g).label() for g in (None, True, False)]
+    assert labels == ["TP1 b8", "TP1 b8 pcg", "TP1 b8 nopcg"]
+
+
 @pytest.fixture(scope="module")
 def eager_steps(catalog: Catalog, hw: Hardware) -> StepModel:
     """DeepSeek-V3 fp8 on 8 H200 with SGLang (TP8 EP8): prompt iterations run eagerly."""

@@ -598,6 +598,25 @@ def test_inferencex_vllm_llama_70b_and_b200_gpt_oss_keep_their_kv_cache_in_fp8(c
     assert kv == {"S1369": "fp8", "S1425": "bf16", "S1564": "bf16"}  # gpt-oss on B200, H100, H200
 
 
+def test_inferencex_vllm_llama_70b_on_b200_runs_its_prompt_iterations_without_cuda_graphs(catalog: Catalog) -> None:
+    """InferenceX's vLLM scripts for Llama 3.x 70B on B200 set cudagraph_mode FULL_DECODE_ONLY: an iteration that
+    carries a prompt launches its kernels from Python. NVFP4 on 8 B200s, 4 users of 1k/1k (S250): measured TTFT
+    84.3 ms, where a prompt's device work is about 20 ms; predicted 58 ms with graphs, about 95 ms without (1,280
+    kernels of 45 us beside the 30 ms front end). Its H200 scripts and the gpt-oss ones keep vLLM's graphs."""
+    path = Path(__file__).resolve().parents[2] / "docs" / "research" / "heldout_aic_silicon.csv"
+    rows = {r.id: r for r in read_inference(path, known_chips=frozenset(catalog.chips))}
+    b200 = prepare(catalog, rows["S250"])
+    setup = b200.setup.pools[0].setup
+    assert setup.plan.piecewise_graphs is False and setup.steps.eager_floor == pytest.approx(1280 * 45e-6)
+    assert any("without CUDA graphs (cudagraph_mode FULL_DECODE_ONLY" in n for n in b200.notes)
+    ttft = next(r for r in predict_case(b200) if r.metric == "ttft_s")
+    assert ttft.measured == pytest.approx(0.0843, abs=1e-4) and 0.075 < ttft.predicted < 0.11
+    for other in ("S432", "S1369"):  # Llama-3.1-70B on 8 H200, gpt-oss-120b on a B200
+        assert prepare(catalog, rows[other]).setup.pools[0].setup.plan.piecewise_graphs is None
+    assert INFERENCEX.captures_prompts("vllm", "llama-3.3-70b", "b200") is False
+    assert INFERENCEX.captures_prompts("sglang", "llama-3.1-70b", "b200") is None
+
+
 def test_guidellm_keeps_one_user_back_and_issues_for_its_window(catalog: Catalog, tmp_path: Path) -> None:
     """guidellm 0.1.0 keeps users - 1 requests in flight (31 of 32 in optimum-neuron's reports) and issues its
     throughput requests for about 42 s, then lets them finish: latencies over all of them, throughput over the

@@ -234,7 +234,7 @@ def serving_plan(p: Mapping[str, Any]) -> str:
     label = plan_label(
         p["tp"], p.get("pp", 1), p.get("ep", 1), bool(p.get("attention_dp")), p["max_batch"], speculative,
         p.get("recv_interval", 1), p.get("batch_wait_iters", 0), p.get("batch_wait_ratio", 0.0),
-        bool(p.get("piecewise_graphs")), bool(p.get("adp_balance", True)),
+        p.get("piecewise_graphs"), bool(p.get("adp_balance", True)),
     )  # fmt: skip
     return f"{label} x{count_text(p['replicas'])}"
 

@@ -4,7 +4,7 @@ rank, the memory and KV capacity, the step-time tables, and the replica's chips.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import BYTES_PER_GIB
@@ -116,8 +116,7 @@ def setup_replica(
     check_replica(plan, model)
     check_engine_model(engine, model)
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
-    if plan.piecewise_graphs:
-        eng = replace(eng, eager_launch_s=0.0)  # prompt iterations replay captured graphs
+    eng = eng.prompt_graphs(plan.piecewise_graphs)
     eng = eng.as_deployed(plan.memory_fraction, plan.mixed_batching, plan.front_end)
     if eng.engine == "vllm" and eng.mixes(plan.attention_dp) and plan.max_tokens < plan.max_batch:
         # vLLM refuses the launch (SchedulerConfig._verify_args: "max_num_batched_tokens must be greater than or

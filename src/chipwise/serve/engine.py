@@ -154,6 +154,10 @@ class EngineProfile:
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
     #: (serve.iteration.eager_launches); 0 where prefill is compiled or graphed, or not measured
     eager_launch_s: float = 0.0
+    #: host time per kernel where a deployment runs its prompt iterations without CUDA graphs although the engine
+    #: captures or compiles them by default (eager_launch_s = 0: vLLM's cudagraph_mode FULL_DECODE_ONLY); engines
+    #: that launch them eagerly by default take eager_launch_s (uncaptured_launch)
+    uncaptured_launch_s: float = 0.0
     #: the share of eager_launch_s that scales with the host's CPU (host_factor); the rest takes as long on any host
     eager_host_share: float = 1.0
     #: largest decode batch the engine replays in a captured CUDA graph by default (0: every batch; decode_graph_batch)
@@ -185,6 +189,15 @@ class EngineProfile:
         if front_end == "dynamo":
             eng = replace(eng, request_overhead_s=0.0)
         return eng
+
+    def prompt_graphs(self, captured: bool | None) -> EngineProfile:
+        """This profile as a deployment runs its prompt iterations: replayed from captured CUDA graphs (True: no
+        eager-launch floor), launched kernel by kernel (False: the engine's eager time per kernel, or where its
+        default captures them its uncaptured one), or as the engine does by default (None)."""
+        if captured is None:
+            return self
+        launch = 0.0 if captured else (self.eager_launch_s or self.uncaptured_launch_s)
+        return replace(self, eager_launch_s=launch)
 
     def on_host(self, factor: float) -> EngineProfile:
         """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""
@@ -385,6 +398,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         prefill_overhead_s=num("prefill_overhead"),
         moe_block_scale=num("moe_block_scale"),
         eager_launch_s=num("eager_launch"),
+        uncaptured_launch_s=num("uncaptured_launch"),
         eager_host_share=num("eager_host_share"),
         graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),

@@ -26,9 +26,11 @@ class ReplicaPlan:
     batch_wait_iters, batch_wait_ratio: batch waiting (TensorRT-LLM batch_wait_timeout_iters and
     batch_wait_max_tokens_ratio): while requests generate, new prompts wait until an iteration would carry
     batch_wait_ratio x max_tokens tokens, for at most batch_wait_iters iterations (0: off).
-    piecewise_graphs: iterations that carry prompt tokens replay captured CUDA graphs (TensorRT-LLM's
+    piecewise_graphs: True, iterations that carry prompt tokens replay captured CUDA graphs (TensorRT-LLM's
     torch_compile_config.enable_piecewise_cuda_graph, SGLang's --enable-piecewise-cuda-graph) instead of launching
-    their kernels one by one from Python: the engine's eager-launch floor does not apply.
+    their kernels one by one from Python: the engine's eager-launch floor does not apply. False, they launch them
+    one by one where the engine would capture them (vLLM's cudagraph_mode FULL_DECODE_ONLY): such an iteration
+    takes at least its launches' host time (engines.*.uncaptured_launch). None: the engine's default.
     adp_balance: with attention_dp, the engine's context balancing is on (TensorRT-LLM's
     attention_dp_config.enable_balance; engines.*.adp_balance_timeout_iters): while every rank generates, a prompt
     waits until each rank has one. False turns it off; engines without it ignore it.
@@ -56,7 +58,7 @@ class ReplicaPlan:
     recv_interval: int = 1
     batch_wait_iters: int = 0
     batch_wait_ratio: float = 0.0
-    piecewise_graphs: bool = False
+    piecewise_graphs: bool | None = None
     adp_balance: bool = True
     graph_batch: int = 0
     memory_fraction: float = 0.0
@@ -97,12 +99,12 @@ def plan_label(
     recv_interval: int = 1,
     batch_wait_iters: int = 0,
     batch_wait_ratio: float = 0.0,
-    piecewise_graphs: bool = False,
+    piecewise_graphs: bool | None = None,
     adp_balance: bool = True,
 ) -> str:
     """A replica plan in one short string, 'TP4 EP4 ADP b256 MTP3 recv30 wait40@0.8 pcg': the shape, the batch limit,
     the drafting (as given) and the scheduler settings that differ from the engine's defaults ('ADP nobal':
-    attention DP with the engine's context balancing off)."""
+    attention DP with the engine's context balancing off; 'pcg' prompt iterations in CUDA graphs, 'nopcg' without)."""
     parts = [f"TP{tp}"]
     if pp > 1:
         parts.append(f"PP{pp}")
@@ -117,8 +119,8 @@ def plan_label(
         parts.append(f"recv{recv_interval}")
     if batch_wait_iters > 0:
         parts.append(f"wait{batch_wait_iters}@{batch_wait_ratio:g}")
-    if piecewise_graphs:
-        parts.append("pcg")
+    if piecewise_graphs is not None:
+        parts.append("pcg" if piecewise_graphs else "nopcg")
     return " ".join(parts)
 
 

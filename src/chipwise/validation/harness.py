@@ -175,9 +175,10 @@ class DecodeRun(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Fp8KvCache:
-    """A recipe that keeps the KV cache in fp8 where the engine's default would not (vLLM's
-    --kv-cache-dtype fp8 beside a 16-bit default): for `models` on `chips`."""
+class ScriptScope:
+    """The deployments a launch-script setting that departs from the engine's default covers: `engine` serving
+    `models` on `chips` (vLLM's --kv-cache-dtype fp8 beside its 16-bit default; its cudagraph_mode
+    FULL_DECODE_ONLY beside piecewise graphs for prompt iterations)."""
 
     engine: str
     models: tuple[str, ...]
@@ -297,13 +298,20 @@ class Harness:
     #: the decode workers' per-rank batch cap of its disaggregated TensorRT-LLM recipes
     trtllm_decode_batch: tuple[DecodeBatch, ...] = ()
     #: deployments whose launch scripts keep the KV cache in fp8
-    fp8_kv_cache: tuple[Fp8KvCache, ...] = ()
+    fp8_kv_cache: tuple[ScriptScope, ...] = ()
+    #: deployments whose launch scripts run prompt iterations without the CUDA graphs the engine would capture
+    uncaptured_prompts: tuple[ScriptScope, ...] = ()
     #: SGLang deployments whose launch scripts set the KV cache's memory share, the prefill chunk and the running cap
     sglang_launch: tuple[SglangLaunch, ...] = ()
 
     def fp8_kv(self, engine: str, model: str, chip: str) -> bool:
         """Whether this generator's launch scripts keep the deployment's KV cache in fp8."""
         return any(rule.covers(engine, model, chip) for rule in self.fp8_kv_cache)
+
+    def captures_prompts(self, engine: str, model: str, chip: str) -> bool | None:
+        """False where this generator's launch scripts run the deployment's prompt iterations without CUDA graphs
+        (None: as the engine does; TensorRT-LLM's piecewise graphs are piecewise_graphs)."""
+        return False if any(rule.covers(engine, model, chip) for rule in self.uncaptured_prompts) else None
 
     def sglang_launch_of(self, run: SglangRun) -> SglangLaunch | None:
         """The SGLang memory and batch settings this generator's launch scripts give a run (None: the engine's
@@ -508,12 +516,19 @@ INFERENCEX = Harness(
     # `kv-cache-dtype: fp8` in the vLLM scripts' config.yaml: 70b_fp8_h100_slurm.sh, 70b_fp8_h200_slurm.sh,
     # 70b_fp8_b200_docker.sh, 70b_fp4_b200_docker.sh, gptoss_fp4_b200.sh (not gptoss_fp4_h100.sh or _h200.sh)
     fp8_kv_cache=(
-        Fp8KvCache("vllm", ("llama-3.1-70b", "llama-3.3-70b"), ("h100-sxm", "h200", "b200")),
-        Fp8KvCache("vllm", ("gpt-oss-120b",), ("b200",)),
+        ScriptScope("vllm", ("llama-3.1-70b", "llama-3.3-70b"), ("h100-sxm", "h200", "b200")),
+        ScriptScope("vllm", ("gpt-oss-120b",), ("b200",)),
         # `--kv-cache-dtype fp8_e4m3` in every single-node DeepSeek-R1 SGLang script but dsr1_fp8_h200.sh, the
         # MTP ones (dsr1_fp8_b200_mtp.sh) included
-        Fp8KvCache("sglang", ("deepseek-v3",), ("b200", "b300", "mi300x", "mi325x", "mi355x")),
+        ScriptScope("sglang", ("deepseek-v3",), ("b200", "b300", "mi300x", "mi325x", "mi355x")),
     ),
+    # `"cudagraph_mode": "FULL_DECODE_ONLY", "splitting_ops": []` in the compilation config of the Llama 3.x 70B vLLM
+    # scripts for B200, one a precision (70b_fp8_b200_docker.sh, 70b_fp4_b200_docker.sh @bb4c7f93; the fork
+    # jyothisambolu/InferenceMAX's 70b_fp8_b200_slurm.sh @03ab54e0): a mixed prefill-decode batch runs without CUDA
+    # graphs. The one script both precisions had shared before (70b_b200_slurm.sh @2caa5e5d, `"level": 3`), the H100
+    # and H200 scripts (70b_fp8_h100_slurm.sh @2a205bb3, 70b_fp8_h200_slurm.sh @409e9a48) and
+    # gptoss_fp4_b200_docker.sh (@2e46dba0) keep vLLM's default graphs
+    uncaptured_prompts=(ScriptScope("vllm", ("llama-3.1-70b", "llama-3.3-70b"), ("b200",)),),
     # the single-node DeepSeek-R1 SGLang scripts (benchmarks/single_node, each read at two commits with the same
     # flags): dsr1_fp8_b200.sh @16ffb658 and dsr1_fp8_b300.sh @56324839 (TP8: 0.82, 32,768 tokens, 128 requests;
     # TP4: 0.95, 8,192, 32), dsr1_fp4_b200.sh @285b6628 and dsr1_fp4_b300.sh @56324839 (0.85, 16,384, 256),

@@ -111,7 +111,7 @@ def scheduler_settings(
     """`plan` with the scheduler settings the run used: SGLang's polling interval as the row states it
     (--scheduler-recv-interval), else as its load generator's launch scripts set it; TensorRT-LLM's batch
     waiting where those scripts set it; piecewise CUDA graphs for prompt iterations where the row or the scripts
-    enable them."""
+    enable them, and none where the scripts turn the engine's off."""
     users = row.concurrency or 1
     scripts = f"{gen.name}'s launch scripts" if gen is not None else ""
     interval, why = (row.recv_interval, "as stated") if row.recv_interval is not None else (1, scripts)
@@ -135,6 +135,9 @@ def scheduler_settings(
         why = "as stated" if row.piecewise_graphs else scripts
         notes.append(f"prompt iterations replay piecewise CUDA graphs ({why})")
         plan = replace(plan, piecewise_graphs=True)
+    elif gen is not None and gen.captures_prompts(engine, model, row.chip) is False:
+        notes.append(f"prompt iterations run without CUDA graphs (cudagraph_mode FULL_DECODE_ONLY; {scripts})")
+        plan = replace(plan, piecewise_graphs=False)
     return plan
 
 
