@@ -130,6 +130,18 @@ def test_catalog_show_hybrid_rack_lists_its_members_and_says_projected_once(
     assert out.count("PROJECTED") == 1 and "figures projected, not shipping" in out and "announced" not in out
 
 
+def test_catalog_show_hybrid_rack_prices_each_member(capsys: pytest.CaptureFixture[str]) -> None:
+    """A hybrid rack is rented by its members' chip-hours: each member's price, named, not the first member's alone
+    (Trainium4's AWS estimate beside Rubin's neocloud one)."""
+    data = run_json(capsys, ["catalog", "show", "trn4-rubin-fusion-rack", "--json"])
+    assert {p["chip"] for p in data["prices"]} == {"trn4", "rubin"}
+    assert run(["catalog", "show", "trn4-rubin-fusion-rack"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("price:")]
+    assert any("/chip-hour of trn4 " in x for x in lines) and any("$9.94/chip-hour of rubin " in x for x in lines)
+    assert run(["catalog", "show", "trn2"]) == 0  # a chip's own prices do not name it
+    assert "/chip-hour (" in capsys.readouterr().out
+
+
 def test_catalog_show_a_launch_year_bare(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "240")
     assert run(["catalog", "show", "trn2"]) == 0

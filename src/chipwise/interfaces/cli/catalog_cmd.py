@@ -117,16 +117,16 @@ def chip_json(catalog: Catalog, cid: str) -> dict[str, Any]:
         "memory_type": entry.memory_type,
         "note": entry.note,
         "figures": {k: figure_json(catalog, f, k) for k, f in _figures(entry).items()},
-        "prices": _prices(catalog, cid, {s for s, e in catalog.systems.items() if e.chip == cid}),
+        "prices": _prices(catalog, {cid}, {s for s, e in catalog.systems.items() if e.chip == cid}),
     }
 
 
-def _prices(catalog: Catalog, chip: str, systems: set[str]) -> list[dict[str, Any]]:
-    """The rental prices that apply: the systems' own (per system-hour) and the chip's (per chip-hour, on any of
-    its systems), each with its sources' text."""
+def _prices(catalog: Catalog, chips: set[str], systems: set[str]) -> list[dict[str, Any]]:
+    """The rental prices that apply: the systems' own (per system-hour) and the chips' (per chip-hour, on any of
+    their systems: each member's of a hybrid system), each with its sources' text."""
     out = []
     for p in catalog.prices:
-        if p.system in systems or (p.chip == chip and not p.system):
+        if p.system in systems or (p.chip in chips and not p.system):
             row = p.model_dump(exclude_defaults=True)
             row["basis"] = "system-hour" if p.system else "chip-hour"
             row["source_text"] = [catalog.source_text(s) for s in p.source]
@@ -152,6 +152,7 @@ def _superseded_by(catalog: Catalog, price: PriceEntry) -> PriceEntry | None:
 
 def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
     entry = catalog.systems[sid]
+    chips = set(entry.members) or {entry.chip}
     return {
         "id": sid,
         "name": entry.name,
@@ -161,7 +162,7 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
         "chips": entry.chips,
         "status": entry.status,
         "projected": entry.status in ("projected", "announced")
-        or catalog.chips[entry.chip].status in ("projected", "announced"),
+        or any(catalog.chips[c].status in ("projected", "announced") for c in chips),
         "aliases": entry.aliases,
         "scaleup": {
             "kind": entry.scaleup.kind,
@@ -175,7 +176,7 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
         "note": entry.note,
         "figures": {k: figure_json(catalog, f, k) for k, f in _figures(entry).items()},
         "rental": _rental(catalog, entry.rental),
-        "prices": _prices(catalog, entry.chip, {sid}),
+        "prices": _prices(catalog, chips, {sid}),
     }
 
 
@@ -395,7 +396,7 @@ def show(
             )
         )
     for p in data.get("prices", []):
-        console.print(escape(_price_line(p, sources)))
+        console.print(escape(_price_line(p, sources, bool(data.get("members")))))
     if sources and data["kind"] == "chip":  # the factors every compute term of the chip is scaled by
         family = cat.chips[data["id"]].family
         console.print(f"efficiency factors of its family: chipwise catalog show {EFFICIENCY_PREFIX}{family} --sources")
@@ -448,12 +449,12 @@ def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) ->
     console.print(table)
 
 
-def _price_line(p: dict[str, Any], sources: bool) -> str:
+def _price_line(p: dict[str, Any], sources: bool, members: bool = False) -> str:
     """One price of `catalog show`: its mode, provider and region, the value per system-hour of the system it is
-    for (a chip's systems differ: trn1.32xlarge and trn1n.32xlarge) or per chip-hour, its date and status, and
-    whether a later price of the same offer replaces it."""
+    for (a chip's systems differ: trn1.32xlarge and trn1n.32xlarge) or per chip-hour (of which member chip, in a
+    hybrid system), its date and status, and whether a later price of the same offer replaces it."""
     origin = p.get("derivation") or "; ".join(p.get("source_text", []))
-    of = f" of {p['system']}" if p.get("system") else ""
+    of = f" of {p['system']}" if p.get("system") else (f" of {p['chip']}" if members else "")
     newer = p.get("superseded_by")
     replaced = f"; superseded by ${newer['value']} of {newer['date']}" if newer else ""
     offer = " ".join(x for x in (p["mode"], p.get("provider"), p.get("region")) if x)
