@@ -174,6 +174,8 @@ def test_predict_with_prompt_iterations_in_piecewise_cuda_graphs(
     vllm = SCENARIO + "engine: vllm\nplan: {tp: 1, replicas: 2, max_batch: 64"
     graphed, uncaptured = _predict_pair(tmp_path, capsys, vllm + "}\n", vllm + ", piecewise_graphs: false}\n")
     assert uncaptured["plan"]["piecewise_graphs"] is False  # vLLM's cudagraph_mode FULL_DECODE_ONLY
+    assert "engines.vllm.uncaptured_launch" in uncaptured["figures"]
+    assert not any("launch" in f for f in graphed["figures"])
     assert uncaptured["ttft_s"]["p50"] > graphed["ttft_s"]["p50"] + 0.01  # 320 kernels of 45 us before each token
 
 

@@ -57,7 +57,7 @@ def figures_used(setup: ReplicaSetup, experts: bool = False) -> dict[str, dict[s
     if max(setup.plan.tp, setup.plan.ep) > 1:
         keys.append("collective_latency")
     if setup.engine.eager_launch_s > 0:
-        keys.append("eager_launch")
+        keys.append(setup.engine.launch_figure)
         if setup.engine.host_factor != 1.0:
             keys.append("eager_host_share")
     if max(setup.plan.tp, setup.plan.ep) > setup.topo.domain_ranks:

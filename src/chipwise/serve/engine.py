@@ -158,6 +158,9 @@ class EngineProfile:
     #: captures or compiles them by default (eager_launch_s = 0: vLLM's cudagraph_mode FULL_DECODE_ONLY); engines
     #: that launch them eagerly by default take eager_launch_s (uncaptured_launch)
     uncaptured_launch_s: float = 0.0
+    #: the catalog figure eager_launch_s holds: 'eager_launch', or 'uncaptured_launch' where a deployment turned
+    #: off the engine's prompt graphs (prompt_graphs)
+    launch_figure: str = "eager_launch"
     #: the share of eager_launch_s that scales with the host's CPU (host_factor); the rest takes as long on any host
     eager_host_share: float = 1.0
     #: largest decode batch the engine replays in a captured CUDA graph by default (0: every batch; decode_graph_batch)
@@ -194,10 +197,11 @@ class EngineProfile:
         """This profile as a deployment runs its prompt iterations: replayed from captured CUDA graphs (True: no
         eager-launch floor), launched kernel by kernel (False: the engine's eager time per kernel, or where its
         default captures them its uncaptured one), or as the engine does by default (None)."""
-        if captured is None:
-            return self
-        launch = 0.0 if captured else (self.eager_launch_s or self.uncaptured_launch_s)
-        return replace(self, eager_launch_s=launch)
+        if captured is None or (not captured and self.eager_launch_s > 0):
+            return self  # the engine's default, or an engine that launches them eagerly anyway
+        if captured:
+            return replace(self, eager_launch_s=0.0)
+        return replace(self, eager_launch_s=self.uncaptured_launch_s, launch_figure="uncaptured_launch")
 
     def on_host(self, factor: float) -> EngineProfile:
         """This profile on a host whose CPU work takes `factor` times an x86 DGX host's (idempotent)."""
