@@ -613,8 +613,8 @@ def test_inferencex_vllm_llama_70b_on_b200_runs_its_prompt_iterations_without_cu
     assert ttft.measured == pytest.approx(0.0843, abs=1e-4) and 0.075 < ttft.predicted < 0.11
     for other in ("S432", "S1369"):  # Llama-3.1-70B on 8 H200, gpt-oss-120b on a B200
         assert prepare(catalog, rows[other]).setup.pools[0].setup.plan.piecewise_graphs is None
-    assert INFERENCEX.captures_prompts("vllm", "llama-3.3-70b", "b200") is False
-    assert INFERENCEX.captures_prompts("sglang", "llama-3.1-70b", "b200") is None
+    assert INFERENCEX.uncaptured("vllm", "llama-3.3-70b", "b200")
+    assert not INFERENCEX.uncaptured("sglang", "llama-3.1-70b", "b200")
 
 
 def test_guidellm_keeps_one_user_back_and_issues_for_its_window(catalog: Catalog, tmp_path: Path) -> None:

@@ -308,10 +308,10 @@ class Harness:
         """Whether this generator's launch scripts keep the deployment's KV cache in fp8."""
         return any(rule.covers(engine, model, chip) for rule in self.fp8_kv_cache)
 
-    def captures_prompts(self, engine: str, model: str, chip: str) -> bool | None:
-        """False where this generator's launch scripts run the deployment's prompt iterations without CUDA graphs
-        (None: as the engine does; TensorRT-LLM's piecewise graphs are piecewise_graphs)."""
-        return False if any(rule.covers(engine, model, chip) for rule in self.uncaptured_prompts) else None
+    def uncaptured(self, engine: str, model: str, chip: str) -> bool:
+        """Whether this generator's launch scripts run the deployment's prompt iterations without the CUDA graphs its
+        engine would capture them in (vLLM's cudagraph_mode FULL_DECODE_ONLY)."""
+        return any(rule.covers(engine, model, chip) for rule in self.uncaptured_prompts)
 
     def sglang_launch_of(self, run: SglangRun) -> SglangLaunch | None:
         """The SGLang memory and batch settings this generator's launch scripts give a run (None: the engine's

@@ -135,7 +135,7 @@ def scheduler_settings(
         why = "as stated" if row.piecewise_graphs else scripts
         notes.append(f"prompt iterations replay piecewise CUDA graphs ({why})")
         plan = replace(plan, piecewise_graphs=True)
-    elif gen is not None and gen.captures_prompts(engine, model, row.chip) is False:
+    elif gen is not None and gen.uncaptured(engine, model, row.chip):
         notes.append(f"prompt iterations run without CUDA graphs (cudagraph_mode FULL_DECODE_ONLY; {scripts})")
         plan = replace(plan, piecewise_graphs=False)
     return plan
