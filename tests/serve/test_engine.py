@@ -12,6 +12,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware
 from chipwise.serve.build import setup_replica
 from chipwise.serve.engine import (
+    ENGINES,
     check_engine_vendor,
     decode_graph_batch,
     default_max_tokens,
@@ -198,3 +199,20 @@ def test_vllm_refuses_a_token_budget_below_its_batch(catalog: Catalog, hw: Hardw
     )
     # equal is what vLLM accepts (max_num_batched_tokens >= max_num_seqs)
     assert setup_replica(catalog, model, hw.system("h100-sxm"), "vllm", _plan(16, 16), 1024, 256).plan.max_tokens == 16
+
+
+def test_turning_prompt_graphs_off_never_makes_a_prompt_cheaper(catalog: Catalog) -> None:
+    """For every engine on every chip family its catalog names: a prompt iteration's launch floor with its graphs
+    captured (piecewise_graphs true) <= the engine's default <= with them off (false), and only the engines whose
+    default captures them and that can run them otherwise (vLLM) change when they are turned off."""
+    families = {c.family: c.vendor for c in catalog.chips.values()}
+    for engine in ENGINES:
+        for family in (f for f, vendor in families.items() if engine_runs_on(catalog, engine, vendor)):
+            eng = engine_profile(catalog, engine, family)
+            on, off = eng.prompt_graphs(True), eng.prompt_graphs(False)
+            assert on.eager_launch_s == 0.0 <= eng.eager_launch_s <= off.eager_launch_s, (engine, family)
+            assert eng.prompt_graphs(None) is eng
+            if eng.eager_launch_s > 0:
+                assert off is eng  # an engine that launches prompts eagerly already
+            elif off.eager_launch_s > 0:
+                assert engine == "vllm" and off.launch_figure == "uncaptured_launch"
