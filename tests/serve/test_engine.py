@@ -202,17 +202,24 @@ def test_vllm_refuses_a_token_budget_below_its_batch(catalog: Catalog, hw: Hardw
 
 
 def test_turning_prompt_graphs_off_never_makes_a_prompt_cheaper(catalog: Catalog) -> None:
-    """For every engine on every chip family its catalog names: a prompt iteration's launch floor with its graphs
-    captured (piecewise_graphs true) <= the engine's default <= with them off (false), and only the engines whose
-    default captures them and that can run them otherwise (vLLM) change when they are turned off."""
+    """For every engine on every chip family it runs on: a prompt iteration's launch floor with its graphs captured
+    (piecewise_graphs true) <= the engine's default <= with them off (false); vLLM, which captures them by default,
+    pays its uncaptured launches when they are turned off, and an engine that runs them only as compiled graphs
+    (TensorRT engines, Neuron) refuses the setting in one line."""
     families = {c.family: c.vendor for c in catalog.chips.values()}
     for engine in ENGINES:
         for family in (f for f, vendor in families.items() if engine_runs_on(catalog, engine, vendor)):
             eng = engine_profile(catalog, engine, family)
+            if eng.uncaptured_launch_s == 0.0:
+                with pytest.raises(ChipwiseError, match="only as compiled graphs"):
+                    eng.prompt_graphs(False)
+                continue
             on, off = eng.prompt_graphs(True), eng.prompt_graphs(False)
             assert on.eager_launch_s == 0.0 <= eng.eager_launch_s <= off.eager_launch_s, (engine, family)
             assert eng.prompt_graphs(None) is eng
             if eng.eager_launch_s > 0:
                 assert off is eng  # an engine that launches prompts eagerly already
-            elif off.eager_launch_s > 0:
-                assert engine == "vllm" and off.launch_figure == "uncaptured_launch"
+            else:
+                assert engine == "vllm" and off.launch_figure == "uncaptured_launch" and off.eager_launch_s > 0
+    assert engine_profile(catalog, "trtllm-engine", "hopper").uncaptured_launch_s == 0.0
+    assert engine_profile(catalog, "sglang", "hopper").uncaptured_launch_s == pytest.approx(69e-6)  # its eager figure

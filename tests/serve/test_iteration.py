@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chipwise.catalog import Catalog
+from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware
 from chipwise.perf.compute import gemm_compute_time
 from chipwise.perf.device import device_of, topology_of
@@ -403,7 +404,8 @@ def test_a_deployment_sets_whether_its_prompt_iterations_replay_graphs(catalog: 
     assert floor("vllm", False) == pytest.approx(320 * 45e-6)  # 32 layers x 10 kernels
     assert floor("sglang", None) == floor("sglang", False) == pytest.approx(320 * 69e-6)
     assert floor("sglang", True) == 0.0
-    assert floor("trtllm-engine", False) == 0.0  # a TensorRT engine has no eager path
+    with pytest.raises(ChipwiseError, match="trtllm-engine runs its prompt iterations only as compiled graphs"):
+        floor("trtllm-engine", False)  # a TensorRT engine has no CUDA graphs to turn off
     labels = [ReplicaPlan(max_batch=8, piecewise_graphs=g).label() for g in (None, True, False)]
     assert labels == ["TP1 b8", "TP1 b8 pcg", "TP1 b8 nopcg"]
 

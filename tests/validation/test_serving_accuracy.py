@@ -720,14 +720,16 @@ def test_tensorrt_engine_builds_take_tensorrt_llm_figures_but_not_its_moe_penalt
 ) -> None:
     """trtllm-engine (TensorRT engine builds: MLPerf, NIM) inherits every trtllm figure except moe_scale, which was
     fitted on the PyTorch back end's MoE runs (engine builds keep the prior), the eager launches of the PyTorch
-    back end's prompt iterations (a TensorRT engine launches none from Python), and the fixed costs, which the
-    PyTorch back end's refit on low-load sweeps moved (engine builds keep the fit that took both back ends' rows)."""
+    back end's prompt iterations (a TensorRT engine launches none from Python, and cannot be told to), and the fixed
+    costs, which the PyTorch back end's refit on low-load sweeps moved (engine builds keep the fit that took both
+    back ends' rows)."""
     pytorch, built = engine_profile(catalog, "trtllm", family), engine_profile(catalog, "trtllm-engine", family)
-    assert built.moe_scale == 1.0 and built.eager_launch_s == 0.0 and pytorch.eager_launch_s == pytest.approx(69e-6)
+    assert built.moe_scale == 1.0 and built.eager_launch_s == built.uncaptured_launch_s == 0.0
+    assert pytorch.eager_launch_s == pytorch.uncaptured_launch_s == pytest.approx(69e-6)
     fixed = ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s", "kernel_overhead_s")
-    same = {name: getattr(pytorch, name) for name in fixed}
-    moe, eager = pytorch.moe_scale, pytorch.eager_launch_s
-    assert replace(built, engine="trtllm", moe_scale=moe, eager_launch_s=eager, **same, provenance={}) == replace(
+    launches = ("eager_launch_s", "uncaptured_launch_s")
+    same = {name: getattr(pytorch, name) for name in fixed + launches}
+    assert replace(built, engine="trtllm", moe_scale=pytorch.moe_scale, **same, provenance={}) == replace(
         pytorch, provenance={}
     )
 

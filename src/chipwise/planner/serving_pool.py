@@ -146,8 +146,9 @@ def _pool_engine(
     engine = engine_for(system, sc.engine, model)
     check_engine_vendor(catalog, engine, system.chip.vendor, system.chip.id)
     eng = engine_profile(catalog, engine, system.chip.family)
-    if sc.plan is not None:  # the search sizes KV caches, schedules prompts and takes requests as stated
+    if sc.plan is not None:  # the search sizes KV caches, schedules and launches prompts, takes requests as stated
         eng = eng.as_deployed(sc.plan.memory_fraction or 0.0, sc.plan.mixed_batching, sc.plan.front_end or "engine")
+        eng = eng.prompt_graphs(sc.plan.piecewise_graphs)
     return system, engine, eng
 
 

@@ -13,7 +13,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,6 +27,9 @@ from chipwise.perf.device import Device
 from chipwise.types import Array, ArrayLike, IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import FrontEnd
+
+#: the catalog figure an engine profile's per-kernel launch time comes from (EngineProfile.launch_figure)
+LaunchFigure = Literal["eager_launch", "uncaptured_launch"]
 
 ENGINES: tuple[str, ...] = (
     "trtllm",
@@ -154,13 +157,13 @@ class EngineProfile:
     #: engines that capture graphs for decode batches only (SGLang) take at least their launches' host time
     #: (serve.iteration.eager_launches); 0 where prefill is compiled or graphed, or not measured
     eager_launch_s: float = 0.0
-    #: host time per kernel where a deployment runs its prompt iterations without CUDA graphs although the engine
-    #: captures or compiles them by default (eager_launch_s = 0: vLLM's cudagraph_mode FULL_DECODE_ONLY); engines
-    #: that launch them eagerly by default take eager_launch_s (uncaptured_launch)
+    #: host time per kernel where a deployment runs its prompt iterations without CUDA graphs (uncaptured_launch:
+    #: vLLM's cudagraph_mode FULL_DECODE_ONLY; an engine that launches them eagerly by default, its eager_launch_s);
+    #: 0 for engines that run them only as compiled graphs (TensorRT engines, Neuron)
     uncaptured_launch_s: float = 0.0
     #: the catalog figure eager_launch_s holds: 'eager_launch', or 'uncaptured_launch' where a deployment turned
     #: off the engine's prompt graphs (prompt_graphs)
-    launch_figure: str = "eager_launch"
+    launch_figure: LaunchFigure = "eager_launch"
     #: the share of eager_launch_s that scales with the host's CPU (host_factor); the rest takes as long on any host
     eager_host_share: float = 1.0
     #: largest decode batch the engine replays in a captured CUDA graph by default (0: every batch; decode_graph_batch)
@@ -197,8 +200,16 @@ class EngineProfile:
         """This profile as a deployment runs its prompt iterations: replayed from captured CUDA graphs (True: no
         eager-launch floor), launched kernel by kernel (False: the engine's eager time per kernel, or where its
         default captures them its uncaptured one), or as the engine does by default (None)."""
-        if captured is None or (not captured and self.eager_launch_s > 0):
-            return self  # the engine's default, or an engine that launches them eagerly anyway
+        if captured is None:
+            return self
+        if self.uncaptured_launch_s <= 0:
+            raise ChipwiseError(
+                f"plan.piecewise_graphs is {str(captured).lower()}, but {self.engine} runs its prompt iterations only "
+                f"as compiled graphs on {self.chip_family} chips: there are no CUDA graphs to turn on or off. Fix: "
+                "leave piecewise_graphs out of the plan."
+            )
+        if not captured and self.eager_launch_s > 0:
+            return self  # an engine that launches them eagerly anyway
         if captured:
             return replace(self, eager_launch_s=0.0)
         return replace(self, eager_launch_s=self.uncaptured_launch_s, launch_figure="uncaptured_launch")
@@ -402,7 +413,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         prefill_overhead_s=num("prefill_overhead"),
         moe_block_scale=num("moe_block_scale"),
         eager_launch_s=num("eager_launch"),
-        uncaptured_launch_s=num("uncaptured_launch"),
+        uncaptured_launch_s=num("uncaptured_launch") or num("eager_launch"),
         eager_host_share=num("eager_host_share"),
         graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),

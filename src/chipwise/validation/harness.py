@@ -21,7 +21,9 @@ an upper bound rather than a value. A validation case therefore runs the benchma
   SGLang scripts set ``--cuda-graph-max-bs`` to their ``--max-running-requests`` (benchmarks/single_node/
   dsr1_fp8_b200.sh @16ffb658, dsr1_fp8_b200_mtp.sh @285b6628) and its TensorRT-LLM ones set cuda_graph_config
   max_batch_size to the users or their per-rank share (dsr1_fp8_b200_trt_mtp.sh @2f3a788f), so every decode batch
-  replays a graph. Its
+  replays a graph. Its vLLM scripts for Llama 3.x 70B on B200 capture pure decode batches only
+  (``cudagraph_mode: FULL_DECODE_ONLY``): a batch that carries a prompt launches its kernels from Python
+  (``uncaptured_prompts``). Its
   TensorRT-LLM scripts delay batching at 1k/1k (``batch_wait_timeout_iters``, ``batch_wait_max_tokens_ratio``) for
   DeepSeek-R1 FP8 on B200 from 64 users (40 iterations, 0.8; dsr1_fp8_b200_trt.sh, whose max_num_tokens is 8192
   at these lengths) and for Llama 3.x 70B below TP8 (20 iterations, 0.9): FP4 on B200 (70b_fp4_b200_trt_docker.sh),

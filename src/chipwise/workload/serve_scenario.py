@@ -89,7 +89,8 @@ class ServePlan(StrictModel):
     #: batch waiting (TensorRT-LLM batch_wait_timeout_iters, batch_wait_max_tokens_ratio)
     batch_wait_iters: int | None = Field(default=None, ge=0)
     batch_wait_ratio: float | None = Field(default=None, ge=0.0, le=1.0, allow_inf_nan=False)
-    #: prompt iterations replay piecewise CUDA graphs (no eager-launch floor)
+    #: prompt iterations replay piecewise CUDA graphs (true: no eager-launch floor) or launch their kernels one by one
+    #: where the engine would capture them (false: vLLM's cudagraph_mode FULL_DECODE_ONLY); the engine's when omitted
     piecewise_graphs: bool | None = None
     #: the largest decode batch replayed in a captured CUDA graph (SGLang --cuda-graph-max-bs); a larger one launches
     #: eagerly (engine.decode_graph_batch: the engine's default when omitted)

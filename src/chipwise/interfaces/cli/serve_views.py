@@ -256,7 +256,7 @@ def _add_latency_rows(head: Table, r: dict[str, Any]) -> None:
     alone = r["prefill_one_prompt"]
     launches = alone["host_launches_s"]
     detail = f"device work {_ms(alone['device_s'])}" + (
-        f", kernels launched from the host {_ms(launches)} (prompts run eagerly)" if launches > 0 else ""
+        f", kernels launched from the host {_ms(launches)} (prompts run without CUDA graphs)" if launches > 0 else ""
     )
     head.add_row("one prompt's prefill, alone", f"{_ms(alone['seconds'])} ({detail})")
     if r["load"].get("prompt_pool"):
