@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import re
 import signal
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chipwise.catalog import Catalog
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.cli.catalog_cmd import system_json
 from cli_run import run_error, run_json
 from inference_rows import write_rows
 
@@ -140,6 +143,16 @@ def test_catalog_show_hybrid_rack_prices_each_member(capsys: pytest.CaptureFixtu
     assert any("/chip-hour of trn4 " in x for x in lines) and any("$9.94/chip-hour of rubin " in x for x in lines)
     assert run(["catalog", "show", "trn2"]) == 0  # a chip's own prices do not name it
     assert "/chip-hour (" in capsys.readouterr().out
+
+
+def test_a_hybrid_rack_is_projected_when_any_member_is(catalog: Catalog) -> None:
+    """A rack led by a shipping chip (GB300, status spec) beside a projected one (Trainium4) is still projected."""
+    rack = catalog.systems["trn4-gb300-fusion-rack"].model_copy(update={"chip": "gb300", "status": "spec"})
+    led_by_gb300 = replace(catalog, systems={**catalog.systems, "gb300-led-rack": rack})
+    assert system_json(led_by_gb300, "gb300-led-rack")["projected"] is True
+    alone = rack.model_copy(update={"members": {}, "chips": 72})
+    shipping = replace(catalog, systems={**catalog.systems, "gb300-only": alone})
+    assert system_json(shipping, "gb300-only")["projected"] is False
 
 
 def test_catalog_show_a_launch_year_bare(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
