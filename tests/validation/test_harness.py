@@ -617,6 +617,20 @@ def test_inferencex_vllm_llama_70b_on_b200_runs_its_prompt_iterations_without_cu
     assert not INFERENCEX.uncaptured("sglang", "llama-3.1-70b", "b200")
 
 
+def test_inferencex_tensorrt_llm_llama_70b_takes_16k_tokens_an_iteration(catalog: Catalog) -> None:
+    """InferenceX's TensorRT-LLM scripts for Llama 3.x 70B on B200 and H200 pass --max_num_tokens 16384 (the
+    engine's default budget is 8,192): a burst of 64 users' 1k prompts is encoded 16 to an iteration. Its
+    DeepSeek-R1 scripts size their own budget, and its vLLM Llama scripts keep 8,192."""
+    path = Path(__file__).resolve().parents[2] / "docs" / "research" / "heldout_aic_silicon.csv"
+    rows = {r.id: r for r in read_inference(path, known_chips=frozenset(catalog.chips))}
+    for row_id, budget in (("S067", 16384), ("S013", 16384), ("S190", 8192), ("S1503", 8192)):
+        case = prepare(catalog, rows[row_id])  # TRT-LLM B200 TP8 and TP1, vLLM B200, gpt-oss TRT-LLM H200
+        assert case.setup.pools[0].setup.plan.max_tokens == budget, row_id
+        assert any("16,384 tokens an iteration" in n for n in case.notes) is (budget == 16384)
+    assert INFERENCEX.token_budget("trtllm", "llama-3.3-70b", "h200") == 16384
+    assert INFERENCEX.token_budget("trtllm", "deepseek-v3", "b200") == 0
+
+
 def test_guidellm_keeps_one_user_back_and_issues_for_its_window(catalog: Catalog, tmp_path: Path) -> None:
     """guidellm 0.1.0 keeps users - 1 requests in flight (31 of 32 in optimum-neuron's reports) and issues its
     throughput requests for about 42 s, then lets them finish: latencies over all of them, throughput over the

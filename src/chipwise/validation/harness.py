@@ -305,10 +305,16 @@ class Harness:
     uncaptured_prompts: tuple[ScriptScope, ...] = ()
     #: SGLang deployments whose launch scripts set the KV cache's memory share, the prefill chunk and the running cap
     sglang_launch: tuple[SglangLaunch, ...] = ()
+    #: deployments whose launch scripts set the engine's token budget an iteration (TensorRT-LLM --max_num_tokens)
+    token_budgets: tuple[tuple[ScriptScope, int], ...] = ()
 
     def fp8_kv(self, engine: str, model: str, chip: str) -> bool:
         """Whether this generator's launch scripts keep the deployment's KV cache in fp8."""
         return any(rule.covers(engine, model, chip) for rule in self.fp8_kv_cache)
+
+    def token_budget(self, engine: str, model: str, chip: str) -> int:
+        """The tokens an iteration takes in this generator's launch scripts for the deployment (0: the engine's)."""
+        return next((tokens for rule, tokens in self.token_budgets if rule.covers(engine, model, chip)), 0)
 
     def uncaptured(self, engine: str, model: str, chip: str) -> bool:
         """Whether this generator's launch scripts run the deployment's prompt iterations without the CUDA graphs its
@@ -531,6 +537,12 @@ INFERENCEX = Harness(
     # and H200 scripts (70b_fp8_h100_slurm.sh @2a205bb3, 70b_fp8_h200_slurm.sh @409e9a48) and
     # gptoss_fp4_b200_docker.sh (@2e46dba0) keep vLLM's default graphs
     uncaptured_prompts=(ScriptScope("vllm", ("llama-3.1-70b", "llama-3.3-70b"), ("b200",)),),
+    # `--max_num_tokens 16384` in its TensorRT-LLM scripts for Llama 3.x 70B: 70b_fp8_b200_trt_slurm.sh and
+    # 70b_fp8_h200_trt_slurm.sh @a267b4bd (the version whose batch waiting trtllm_batch_wait reads) and
+    # 70b_fp4_b200_trt_docker.sh @c2faa3da. A version of the slurm scripts at @73ef9225 passes $MAX_MODEL_LEN instead
+    # (2,248 at 1k/1k); which ran when is not recorded, and priced on the silicon sample's H200 rows it reads worse
+    # (TTFT 14.6% -> 17.4%, where 16,384 reads 11.6%)
+    token_budgets=((ScriptScope("trtllm", ("llama-3.1-70b", "llama-3.3-70b"), ("b200", "h200")), 16384),),
     # the single-node DeepSeek-R1 SGLang scripts (benchmarks/single_node, each read at two commits with the same
     # flags): dsr1_fp8_b200.sh @16ffb658 and dsr1_fp8_b300.sh @56324839 (TP8: 0.82, 32,768 tokens, 128 requests;
     # TP4: 0.95, 8,192, 32), dsr1_fp4_b200.sh @285b6628 and dsr1_fp4_b300.sh @56324839 (0.85, 16,384, 256),

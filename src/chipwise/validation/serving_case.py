@@ -140,6 +140,9 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
         run = DecodeRun(model.name, row.chip, weight, (stated_in, stated_out), workers, tp, row.concurrency)
         max_batch = decode_worker_batch(gen, engine, run, max_batch, notes)
     max_tokens = token_budget(eng, inp + 1, max_batch, system.chip.hbm_capacity, row.compiled_length or inp + out)
+    if scripts is not None and (budget := scripts.token_budget(engine, model.name, row.chip)):
+        max_tokens = budget
+        notes.append(f"{budget:,} tokens an iteration ({scripts.name}'s launch scripts' max_num_tokens)")
     if scripts is not None:
         lengths, users, drafts = (stated_in, stated_out), row.concurrency or 1, speculation is not None
         launch = SglangRun(engine, model.name, row.chip, weight, tp, lengths, users, drafts)
