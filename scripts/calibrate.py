@@ -35,7 +35,7 @@ from scipy.optimize import least_squares
 
 from chipwise.catalog import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
-from chipwise.hardware.objects import Efficiency
+from chipwise.hardware.objects import Efficiency, carried_family
 from chipwise.validation.groundtruth import read_training
 from chipwise.validation.training import Case, evaluate, prepare
 
@@ -255,16 +255,24 @@ def main() -> None:
         print(f"wrote {EFFICIENCY_YAML.relative_to(ROOT)}")
 
 
-#: Families no training run has been fitted to that take a fitted predecessor's fractions (efficiency.yaml says why
-#: in each derivation): follower -> leader. Their own compute units and the per-step time stay theirs.
-FOLLOWERS = {"rubin": "blackwell-ultra", "cdna5": "cdna4"}
-_OWN = ("compute_units", "step_overhead")
+_OWN = ("compute_units", "step_overhead")  # a follower's own figures, which no refit of its leader moves
+
+
+def followers(efficiency: dict[str, Any]) -> dict[str, str]:
+    """follower -> leader: the families no training run has been fitted to, which take a fitted predecessor's
+    fractions, as their matmul.bf16 derivations say (hardware.objects.carried_family, as Efficiency.carried_from)."""
+    derivations = {family: figs["matmul"]["bf16"].get("derivation", "") for family, figs in efficiency.items()}
+    return {family: leader for family, text in derivations.items() if (leader := carried_family(text))}
+
+
+#: the followers the built-in catalog names
+FOLLOWERS = followers(yaml.safe_load(EFFICIENCY_YAML.read_text(encoding="utf-8"))["efficiency"])
 
 
 def carry_to_followers(efficiency: dict[str, Any]) -> None:
     """Copy each leader's values over its followers' (the figures both hold, matmul by precision), so that a refit of
     a leader moves the families that carry it."""
-    for follower, leader in FOLLOWERS.items():
+    for follower, leader in followers(efficiency).items():
         src, dst = efficiency.get(leader, {}), efficiency.get(follower, {})
         for name, fig in dst.items():
             if name in _OWN or name not in src:

@@ -43,6 +43,13 @@ PRECISION_BYTES: Mapping[str, float] = MappingProxyType(
 _CARRIED_FAMILY = re.compile(r"taken from ([\w-]+) \(efficiency\.\1: ")
 
 
+def carried_family(derivation: str) -> str | None:
+    """The fitted family an efficiency figure is taken from, where its derivation opens 'taken from FAMILY
+    (efficiency.FAMILY: ' (efficiency.yaml's words for a family no run of which is in any fit); else None."""
+    found = _CARRIED_FAMILY.match(derivation)
+    return found.group(1) if found else None
+
+
 @dataclass(frozen=True)
 class FigureRef:
     """Where a number came from: its status, sources and note, for `--sources` and explanations."""
@@ -114,8 +121,7 @@ class Efficiency:
         """The fitted family whose fractions these are, where no run of this family is in any fit (the catalog's
         derivation opens 'taken from FAMILY (efficiency.FAMILY': Rubin's are Blackwell Ultra's); else None."""
         ref = self.provenance.get("matmul.bf16")
-        found = _CARRIED_FAMILY.match(ref.derivation) if ref is not None else None
-        return found.group(1) if found else None
+        return carried_family(ref.derivation) if ref is not None else None
 
     def matmul_fraction(self, precision: str) -> float:
         for p in PRECISION_FALLBACK.get(precision, (precision,)):
