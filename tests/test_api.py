@@ -347,3 +347,14 @@ def test_serve_months_is_told_a_number_of_months(months: object) -> None:
     """'Fix: give e.g. 15e12 or '15T'' had answered a month count with a token count."""
     with pytest.raises(ChipwiseError, match=r"^serve_months .*Fix: give (a positive number, )?e\.g\. 12\.$"):
         cw.plan_lifecycle("llama-3.1-70b", train_tokens=1e12, serve_rate=10, serve_months=months)  # type: ignore[arg-type]  # wrong types on purpose
+
+
+def test_errors_of_tco_and_catalog_name_what_python_gives() -> None:
+    """cw.tco('trn4') had advised 'chipwise tco trn4 --chip-price USD', and cw.catalog(sets=...) "--set 'trn2.tdp'":
+    both now say it as a Python caller writes it."""
+    with pytest.raises(ChipwiseError) as info:
+        cw.tco("trn4")
+    assert "Fix: give one, sets=['trn4.unit_price=USD']" in str(info.value)
+    with pytest.raises(ChipwiseError) as info:
+        cw.catalog(sets=["trn2.tdp"])
+    assert str(info.value).startswith("sets=['trn2.tdp'] has no '='. Fix: write sets=['ID.FIELD=VALUE']")

@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "chipwise"
 LAYERS: dict[str, int] = {
     "errors": 0,
     "types": 0,  # the NumPy array aliases: every layer may import them, as it may errors
+    "pools": 0,  # spawned process pools (the planner's and the sweep's), and what an unguarded script is told
     "catalog": 1,
     "hardware": 2,
     "workload": 3,

@@ -61,7 +61,11 @@ from chipwise.workload.serve_scenario import name_value
 
 def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
     """The built-in catalog with users' YAML files and `ID.FIELD=VALUE` overrides applied."""
-    return load_catalog(files, sets)
+    try:
+        return load_catalog(files, sets)
+    except ChipwiseError as exc:  # its errors name the keyword arguments, as _answers' do ('--set' is sets=[...])
+        exc.args = (_keyword_names(str(exc), {"files", "sets"}), *exc.args[1:])
+        raise
 
 
 Params = ParamSpec("Params")

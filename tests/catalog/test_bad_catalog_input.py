@@ -105,6 +105,66 @@ def test_a_section_of_the_wrong_shape_says_how_to_write_it(tmp_path: Path, text:
     assert message.startswith(f"{path}: ") and needle in message, message
 
 
+# ---------------------------------------------------------------- 10b: a bare value, an unknown field in any tree
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        # a known field given as a bare number: ignored (an engine's, a family's) or refused as missing (datacenter's)
+        (
+            "engines: {vllm: {step_overhead: 2}}",
+            "engines.vllm.step_overhead: 2 is a bare value, not a figure. Fix: "
+            "write it as {value: 2, unit: 'ms', status: estimate, derivation: ...}",
+        ),
+        (
+            "engines: {vllm: {chips: {hopper: {step_overhead: 2}}}}",
+            "engines.vllm.chips.hopper.step_overhead: 2 is a bare value",
+        ),
+        ("efficiency: {hopper: {memory: 0.5}}", "efficiency.hopper.memory: 0.5 is a bare value"),
+        (
+            "datacenter: {depreciation_years: 5}",
+            "datacenter.depreciation_years: 5 is a bare value, not a figure. Fix: write it as {value: 5, unit: 'year'",
+        ),
+        ("datacenter: {pue: {mars: 1.2}}", "datacenter.pue.mars: 1.2 is a bare value"),
+        # an unknown field with a bare value, and the reliability section's unknown fields: taken in silence
+        (
+            "datacenter: {opex: {nope_fraction: 0.5}}",
+            "datacenter.opex.nope_fraction: unknown field 'opex.nope_fraction'. Did you mean",
+        ),
+        ("datacenter: {nope: 1}", "datacenter.nope: unknown field 'nope'."),
+        ("reliability: {nope: 3}", "reliability.nope: unknown field 'nope'."),
+        (
+            "reliability: {failures: {gpu_failure_rate_per_chip_houre: {value: 1e-6, unit: /h, status: estimate, "
+            "derivation: x}}}",
+            "reliability.failures.gpu_failure_rate_per_chip_houre: unknown field 'failures."
+            "gpu_failure_rate_per_chip_houre'. Did you mean 'failures.gpu_failure_rate_per_chip_hour'",
+        ),
+    ],
+)
+def test_a_tree_section_takes_only_figures_of_fields_the_model_reads(tmp_path: Path, text: str, needle: str) -> None:
+    """`engines: {vllm: {step_overhead: 2}}` had been ignored with no word (vLLM kept its figure), a bare
+    `depreciation_years: 5` refused as 'no numeric figure ... add it to a catalog file', and an unknown field with a
+    bare value, or any unknown reliability field, taken in silence."""
+    path = tmp_path / "cat_tree.yaml"
+    path.write_text(text + "\n")
+    message = catalog_error(files=[path])
+    assert message.startswith(f"{path}: ") and needle in message, message
+
+
+def test_a_figure_of_a_known_reliability_field_and_a_new_pue_key_are_taken(tmp_path: Path) -> None:
+    """A known reliability field's figure and a new key of an open datacenter map stand; 5e-2, which PyYAML reads as
+    text (no '.'), had been "value '5e-2' is not a number"."""
+    path = tmp_path / "cat_tree.yaml"
+    path.write_text(
+        "reliability: {spares: {spare_fraction: {value: 5e-2, unit: '1', status: estimate, derivation: x}}}\n"
+        "datacenter: {pue: {my-site: {value: 1.2, unit: '1', status: estimate, derivation: x}}}\n"
+    )
+    cat = load_catalog(files=[path])
+    assert cat.reliability["spares"]["spare_fraction"].value == 0.05
+    assert cat.datacenter["pue"]["my-site"].value == 1.2
+
+
 # ---------------------------------------------------------------- 15a: a power of 0 is refused, as a bandwidth is
 
 

@@ -304,6 +304,19 @@ def test_the_suggestions_for_an_unknown_figure_are_ones_set_takes() -> None:
     assert "Did you mean 'efa-v3.tiers.0.latency'," in catalog_error(["efa-v3.tiers.0.latncy=1us"])
 
 
+@pytest.mark.parametrize("prefix", ["", "systems."])
+def test_an_unknown_figure_of_a_dotted_id_is_named_as_written(prefix: str) -> None:
+    """p5.48xlarge is also reached by its alias p5: an unknown figure of it had been named '48xlarge.nonexistent' and
+    the suggestions spelt p5.scaleup.bandwidth, a field and ids the user never wrote."""
+    assert catalog_error([f"{prefix}p5.48xlarge.nonexistent=4"]) == (
+        f"--set {prefix}p5.48xlarge.nonexistent: unknown figure of p5.48xlarge (system): 'nonexistent'. Fix: name a "
+        "figure it has ('chipwise catalog show p5.48xlarge' lists its figures)."
+    )
+    assert "Did you mean 'p5.48xlarge.scaleup.bandwidth'," in catalog_error(
+        [f"{prefix}p5.48xlarge.scaleup.bandwith=500GB/s"]
+    )
+
+
 # `--set` on a chip's figure reaches what the model reads: a system's own scale-up and scale-out bandwidth and its power
 # follow the chip's (a system figure a --set gives wins, whatever the flags' order); a figure only shown is refused; the
 # same value in two units is one value; an id with no figure, a scale-up domain larger than its system and an upper-case

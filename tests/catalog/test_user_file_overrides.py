@@ -318,3 +318,48 @@ def test_the_builtin_catalog_does_not_move() -> None:
     cat = load_catalog()
     assert cat.systems["trn2.48xlarge"].scaleup.bandwidth.si == pytest.approx(512e9)  # type: ignore[union-attr]
     assert cat.systems["p5.48xlarge"].power.si == pytest.approx(10.2e3)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("date", ["2026-7", "2026-13", "yesterday", "2026-07-32", "26-07"])
+def test_a_price_date_that_is_no_date_is_refused(tmp_path: Path, date: str) -> None:
+    """Dates are compared as text: '2026-7' had sorted after '2026-10' (the older $10 quote won over the newer $20)
+    and 'yesterday' after every date."""
+    f = _prices(tmp_path, f"date: '{date}', value: 40.0")
+    with pytest.raises(ChipwiseError) as info:
+        load_catalog(files=[f])
+    assert str(info.value).startswith(
+        f"{f}: price for p5.48xlarge.date: date '{date}' is not a date: give YYYY-MM (e.g. '2026-07'), YYYY or "
+        "YYYY-MM-DD."
+    )
+
+
+def test_a_price_dated_by_a_yaml_date_or_a_year_is_taken(tmp_path: Path) -> None:
+    """An unquoted 2026-07-15 is a YAML date and 2026 a number: both read as the dates they are."""
+    f = _prices(tmp_path, "date: 2026-07-15, value: 40.0", "date: 2026, value: 80.0")
+    assert _p5_on_demand([f]) == 5.0  # the July quote is the newer
+
+
+@pytest.mark.parametrize(("region", "close"), [("mars", ""), ("us-east-l", " Did you mean 'us-east-2', 'us-east-1'")])
+def test_a_price_in_a_region_no_lookup_takes_is_refused(tmp_path: Path, region: str, close: str) -> None:
+    """A typo in a price's region had left the user's quote unused, the built-in $6.88 a chip-hour priced instead."""
+    f = _prices(tmp_path, "date: '2026-09', value: 40.0", region=f"region: {region}, ")
+    with pytest.raises(ChipwiseError) as info:
+        load_catalog(files=[f])
+    message = str(info.value)
+    assert message.startswith(
+        f"{f}: price for p5.48xlarge: region '{region}' is not a region of the catalog, so no lookup would take the "
+        f"price.{close}"
+    )
+    assert "Fix: use a region of datacenter.grid_intensity" in message
+
+
+def test_a_price_in_a_region_the_file_gives_a_grid_is_taken(tmp_path: Path) -> None:
+    """A region the file adds to datacenter.grid_intensity, or a price region (us-east-1-dfw), is one a lookup takes."""
+    f = _prices(tmp_path, "date: '2026-09', value: 40.0", region="region: eu-west-9, ")
+    f.write_text(
+        f.read_text()
+        + "datacenter:\n  grid_intensity:\n"
+        + "    eu-west-9: {value: 300, unit: gCO2e/kWh, status: estimate, derivation: x}\n"
+    )
+    assert _p5_on_demand([f], region="eu-west-9") == 5.0
+    assert load_catalog(files=[_prices(tmp_path, "date: '2026-09', value: 40.0", region="region: us, ")])

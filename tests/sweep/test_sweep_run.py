@@ -343,9 +343,9 @@ def test_a_script_without_the_main_guard_stops_with_one_line(write_sweep: WriteS
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert lines[-1] == (
-        "chipwise.errors.ChipwiseError: run_sweep was called again inside a sweep worker process, which re-ran the "
-        "script that started the sweep as it imported it. Fix: put the script's calls under if __name__ == "
-        '"__main__": (docs/sweep.md).'
+        "chipwise.errors.ChipwiseError: run_sweep was called again inside the worker processes it started, which "
+        "re-ran the script that called it as they imported it. Fix: put the script's calls under if __name__ == "
+        '"__main__":, or pass workers=1.'
     )
     assert done.stderr.count("Traceback") == 1 and "died" not in done.stderr and "lock" not in done.stderr
     with Store(tmp_path / "s.duckdb", read_only=True) as store:

@@ -160,6 +160,26 @@ def item_name(item: Any, index: int) -> str:
     return "-".join(str(b) for b in between) if isinstance(between, list) and between else str(index)
 
 
+def bare_values(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every leaf of a raw tree section that no figure holds, by dotted path: a bare number where a figure (a mapping
+    with a value, a unit and a status) belongs, or a key given no figure at all. The built-in sections have none."""
+    if is_figure(node):
+        return {}
+    if isinstance(node, dict):
+        return {
+            p: v
+            for k, child in node.items()
+            for p, v in bare_values(child, f"{prefix}.{k}" if prefix else str(k)).items()
+        }
+    if isinstance(node, list):
+        return {
+            p: v
+            for i, child in enumerate(node)
+            for p, v in bare_values(child, f"{prefix}.{i}" if prefix else str(i)).items()
+        }
+    return {prefix: node}
+
+
 def figure_paths(node: Any, prefix: str = "") -> dict[str, dict[str, Any]]:
     """Every figure of a raw catalog node by dotted path (list items named as item_name names them)."""
     out: dict[str, dict[str, Any]] = {}
@@ -265,4 +285,7 @@ def fields_of(raw: Mapping[str, Any], builtin: Mapping[str, Any], section: str, 
                 if mode != "on-demand":
                     known.setdefault(f"pricing_mode_ratio.{mode}", sibling)
         return Fields(known=known, open=opened)
+    if section == "reliability":  # the built-in section's figures, as the datacenter's
+        now = figure_paths(sec)
+        return Fields(known={p: now.get(p, fig) for p, fig in figure_paths(builtin.get(section) or {}).items()})
     return Fields(known=figure_paths(sec))

@@ -21,8 +21,16 @@ from typing import Any, NoReturn
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from chipwise.catalog.fields import fields_of, figure_paths, is_figure, mode_order_problem, range_problem
+from chipwise.catalog.fields import (
+    bare_values,
+    fields_of,
+    figure_paths,
+    is_figure,
+    mode_order_problem,
+    range_problem,
+)
 from chipwise.catalog.overrides import ENTRY_KIND, MAX_LISTED, apply_sets
+from chipwise.catalog.regions import PRICE_REGIONS
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, ModelIndexEntry, PriceEntry, SystemEntry
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.catalog.units import quantity, units_of
@@ -350,11 +358,21 @@ def _validate(
         if families and chip.family not in families:
             # a chip of no efficiency family took the default's fractions: 'hoper' had priced a Hopper at 54% MFU
             _unknown(where("chips", cid), "family", chip.family, families, "efficiency")
-    for price in prices:
+    places = {*(trees["datacenter"].get("grid_intensity") or {}), *PRICE_REGIONS}
+    for i, price in enumerate(prices):
         if price.system and price.system not in systems:
             raise ChipwiseError(f"price entry names unknown system '{price.system}'. Fix: correct the system id.")
         if price.chip and price.chip not in chips:
             raise ChipwiseError(f"price entry names unknown chip '{price.chip}'. Fix: correct the chip id.")
+        if price.region and price.region not in places:  # no lookup takes it: a typo had left the quote unused
+            close = UnknownNameError("region", price.region, sorted(places)).suggestions
+            did = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ChipwiseError(
+                f"{origins.get(f'prices.{i}', BUILTIN)}: price for {price.system or price.chip}: region "
+                f"'{price.region}' is not a region of the catalog, so no lookup would take the price.{did} Fix: use a "
+                "region of datacenter.grid_intensity (e.g. us-east-1), leave region out (the price then holds in "
+                "every region of its provider), or add the region's grid_intensity in the same file."
+            )
     sources = {str(k): str(v) for k, v in (raw.get("sources") or {}).items()}
     return Catalog(
         chips=chips,
@@ -387,20 +405,28 @@ def _unknown(where: str, field: str, name: str, known: Iterable[str], section: s
 
 
 def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapping[str, str]) -> None:
-    """The efficiency, engines and datacenter sections hold only the fields the model reads (an unknown one was
-    silently ignored), each in its range (a fraction of peak above 1, a PUE below 1 were taken as given), as the
-    reliability section's figures are (a storage bandwidth of 0); a 3-year commitment's price ratio is at most a
-    1-year one's."""
+    """The efficiency, engines, datacenter and reliability sections hold only the fields the model reads (an unknown
+    one was silently ignored), each a figure (a bare `step_overhead: 2` had been ignored, a bare `depreciation_years:
+    5` refused as missing) in its range (a fraction of peak above 1, a PUE below 1 were taken as given, a storage
+    bandwidth of 0); a 3-year commitment's price ratio is at most a 1-year one's."""
 
     def origin(section: str, first: str) -> str:
         return origins.get(f"{section}.{first}", BUILTIN)
 
-    for section in ("efficiency", "engines", "datacenter"):
+    for section in ("efficiency", "engines", "datacenter", "reliability"):
         body = raw.get(section) or {}
-        entries = [(str(k), v) for k, v in body.items()] if section != "datacenter" else [("", body)]
+        entries = [(str(k), v) for k, v in body.items()] if section in ("efficiency", "engines") else [("", body)]
         for key, entry in entries:
             fields = fields_of(raw, _builtin_raw(), section, key)
-            for path in figure_paths(entry):
+            for path, value in bare_values(entry).items():
+                full = f"{key}.{path}" if key else path
+                if (ref := fields.reference(path)) is not None:
+                    raise ChipwiseError(
+                        f"{origin(section, full.split('.')[0])}: {section}.{full}: {value!r} is a bare value, not a "
+                        f"figure. Fix: write it as {{value: {value}, unit: '{ref.get('unit', '')}', status: estimate, "
+                        "derivation: ...} (docs/catalog-format.md)."
+                    )
+            for path in [*figure_paths(entry), *(p for p in bare_values(entry) if fields.reference(p) is None)]:
                 full = f"{key}.{path}" if key else path
                 if fields.takes(path):
                     continue

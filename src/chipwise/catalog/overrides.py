@@ -260,7 +260,10 @@ def _lister(section: str, key: str) -> str | None:
 def _no_such_figure(raw: Mapping[str, Any], builtin: Mapping[str, Any], lhs: str, cands: Sequence[_Target]) -> NoReturn:
     """One line for a field no entry `lhs` can name has: the figures it was likely meant to be, and where to see
     them."""
-    entries = list({(t.section, t.key): t for t in cands}.values())
+    first: dict[tuple[str, str], _Target] = {}
+    for t in cands:  # the longest name of each entry (p5.48xlarge.x, not its alias p5 with field '48xlarge.x')
+        first.setdefault((t.section, t.key), t)
+    entries = list(first.values())
     several = len(entries) > 1
     offers: dict[str, str] = {}
     for t in entries:

@@ -6,6 +6,7 @@ The schema is strict (unknown keys are errors) so that a typo in a user's catalo
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
@@ -17,6 +18,10 @@ STATUSES: tuple[str, ...] = ("spec", "measured", "announced", "projected", "esti
 Precision = Literal["fp4", "fp6", "fp8", "int8", "int4", "fp16", "bf16", "tf32", "fp32"]
 PricingMode = Literal["on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot"]
 PRICING_MODES: tuple[str, ...] = ("on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot")
+#: a number in exponent form with no '.', which PyYAML (YAML 1.1) reads as text: 1e-6, 2E+9, -3e4
+_EXPONENT = re.compile(r"^[-+]?\d+[eE][-+]?\d+$")
+#: a price's date, as prices are compared (as text, so each part zero-padded): a year, a month or a day
+DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
 
 
 def _as_list(value: Any) -> Any:
@@ -60,6 +65,8 @@ class Figure(_Strict):
     def _no_bool(cls, v: Any) -> Any:
         if isinstance(v, bool) or v is None:
             raise ValueError("value must be a number (or text for descriptive figures), not empty or true/false")
+        if isinstance(v, str) and _EXPONENT.match(v.strip()):
+            return float(v)  # YAML 1.1 (PyYAML) reads 1e-6, with no '.', as text: "value '1e-6' is not a number"
         return v
 
     @field_validator("unit")
@@ -313,7 +320,12 @@ class PriceEntry(_Strict):
     @field_validator("date", mode="before")
     @classmethod
     def _date_text(cls, v: Any) -> Any:
-        return str(v) if v is not None else ""
+        """A date as text (YAML reads an unquoted 2026-01-15 as a date), checked: the newest price wins by comparing
+        dates as text, where '2026-7' had sorted after '2026-10' and 'yesterday' after both."""
+        text = str(v).strip() if v is not None else ""
+        if text and not DATE.match(text):
+            raise ValueError(f"date {text!r} is not a date: give YYYY-MM (e.g. '2026-07'), YYYY or YYYY-MM-DD")
+        return text
 
     @model_validator(mode="after")
     def _target(self) -> PriceEntry:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.regions import PRICE_REGIONS
 from chipwise.catalog.terms import Term, node, override, term
 from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.errors import ChipwiseError, UnknownNameError
@@ -27,17 +28,6 @@ DEFAULT_REGION = {"aws": "us-east-1", "gcp": "us-central1", "google": "us-centra
 #: Where an owned fleet (or a system with no cloud provider) is assumed to run when no region is given.
 OWNED_REGION = "country-usa"
 OWNED_PUE_KEY = "colocation"
-
-#: Regions the catalog's prices are quoted in that are not grid regions, and the grid region each lies in (a price
-#: quoted there runs, and --region names, that grid): an AWS Local Zone, a neocloud's country-wide list price, another
-#: cloud's region name. None: a price region that names no place (one worldwide list price), which --region refuses.
-PRICE_REGIONS: dict[str, tuple[str | None, str]] = {
-    "us-east-1-dfw": ("us-tx", "AWS's Dallas Local Zone (the P6e-GB200 UltraServers' location), in Texas"),
-    "us": ("country-usa", "a provider's one price across its US data centres"),
-    "us-ashburn-1": ("us-va", "Oracle Cloud's Ashburn, Virginia region"),
-    "us-central2": ("us-ok", "Google Cloud's TPU region in Mayes County, Oklahoma"),
-    "global": (None, "a provider's one worldwide list price"),
-}
 
 
 @dataclass(frozen=True)

@@ -449,8 +449,8 @@ def _chip_price(system: System, overrides: Mapping[str, float]) -> Term:
     if chip.unit_price is None:
         projected = " (PROJECTED: announced, not shipping, no price published)" if system.projected else ""
         raise ChipwiseError(
-            f"the catalog has no unit price for {chip.id}{projected}. Fix: give one (chipwise tco {chip.id} "
-            "--chip-price USD)."
+            f"the catalog has no unit price for {chip.id}{projected}. Fix: give one, --set {chip.id}.unit_price=USD "
+            "(or chipwise tco's --chip-price USD)."
         )
     price = Term(
         value=chip.unit_price,

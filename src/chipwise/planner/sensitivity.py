@@ -24,11 +24,10 @@ as the figure's move).
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +35,7 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
 from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
+from chipwise.pools import spawned_pool
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.serve_scenario import PoolSpec, ServePlan, ServeScenario
 from chipwise.workload.train_scenario import TrainScenario
@@ -229,11 +229,8 @@ def _priced(
         for name, side, sets in tasks:
             yield name, side, _side(files, sets, sc, kind)
         return
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads (a progress bar's) carried over
     # each worker reads model names as this process does (files_allowed: the web page's no_files)
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=allow_files, initargs=(files_allowed(),)
-    ) as pool:
+    with spawned_pool(workers, "sensitivity", allow_files, (files_allowed(),)) as pool:
         futures = {pool.submit(_side, files, sets, sc, kind): (name, side) for name, side, sets in tasks}
         for future in as_completed(futures):
             yield (*futures[future], future.result())

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 from collections.abc import Callable, Mapping
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -22,6 +21,7 @@ from chipwise.planner.serving_plan_rows import (
     rank_order,
     ranking_cost,
 )
+from chipwise.pools import spawned_pool
 from chipwise.serve.candidates import BATCHES
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import allow_files, files_allowed
@@ -61,11 +61,8 @@ def verify_options(
     done: list[dict[str, Any]] = []
     if workers > 1:
         tell(f"simulating {len(rows)} options on {workers} processes", done_before, steps)
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads carried over
         # each worker reads model names as this process does (files_allowed: the web page's no_files)
-        with ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=allow_files, initargs=(files_allowed(),)
-        ) as pool:
+        with spawned_pool(workers, "plan_serving", allow_files, (files_allowed(),)) as pool:
             futures = [
                 pool.submit(check_option, *common, row, rank, pricing, region) for rank, row in enumerate(rows, 1)
             ]

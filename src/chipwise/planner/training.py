@@ -4,7 +4,6 @@ carbon, and rank the fleets by the objective asked for."""
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -14,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.schema import DATE
 from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
 from chipwise.economics.energy import EnergySite, check_pue, check_region, site_for
@@ -401,16 +401,12 @@ def check_utilisation(utilisation: float | None, pricing: str, name: str, owned:
         )
 
 
-#: an as_of date as the catalog's prices are dated: a year, a month or a day
-_AS_OF = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
-
-
 def check_as_of(as_of: Any) -> str | None:
     """An as_of date (prices dated after it are ignored) as the catalog dates them, YYYY, YYYY-MM or YYYY-MM-DD,
     or one line: 'garbage' had passed, after every date as text, and ignored nothing."""
     if as_of is None:
         return None
-    if not isinstance(as_of, str) or not _AS_OF.match(as_of.strip()):
+    if not isinstance(as_of, str) or not DATE.match(as_of.strip()):
         raise ChipwiseError(f"as_of {as_of!r} is not a date. Fix: give YYYY-MM (e.g. '2025-06'), YYYY or YYYY-MM-DD.")
     return as_of.strip()
 

@@ -11,16 +11,15 @@ import math
 import multiprocessing
 import os
 import socket
-import tempfile
 import threading
 import time
 from collections.abc import Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, as_completed, wait
-from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.pools import clear_note, raise_if_rerun
 from chipwise.sweep.spec import Point
 from chipwise.sweep.worker import _CATALOGS, Record, Task, error_line, pool_init, run_task, run_task_with
 
@@ -67,25 +66,11 @@ def in_process(points: Iterable[Point], catalogs: dict[str, Catalog]) -> Generat
         yield group, run_task(task)
 
 
-#: what a script without a __main__ guard gets where its spawned workers re-run it (runner.run_sweep)
-UNGUARDED = (
-    "run_sweep was called again inside a sweep worker process, which re-ran the script that started the sweep as it "
-    'imported it. Fix: put the script\'s calls under if __name__ == "__main__": (docs/sweep.md).'
-)
-
-
-def unguarded_note(pid: int) -> Path:
-    """The file a spawned worker of process `pid` leaves where it re-ran the unguarded script that started the
-    sweep: the pool only sees its workers end, and had said "a sweep worker process died ... rerun with --resume"."""
-    return Path(tempfile.gettempdir()) / f"chipwise-sweep-unguarded-{pid}"
-
-
 def process_pool(points: Iterable[Point], total: int, workers: int) -> Generator[Done, None, None]:
     """Run points on `workers` fresh (spawned) processes; each loads a what-if's catalog once, on first use."""
     source = tasks(points, chunk_size(total, workers))
     pending: dict[Future[list[Record]], list[Point]] = {}
-    note = unguarded_note(os.getpid())
-    note.unlink(missing_ok=True)  # an earlier process's of the same id
+    clear_note()
     spawn = multiprocessing.get_context("spawn")
     stop = spawn.Event()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=spawn, initializer=pool_init, initargs=(stop,))
@@ -106,9 +91,7 @@ def process_pool(points: Iterable[Point], total: int, workers: int) -> Generator
                 try:
                     records = future.result()
                 except Exception as exc:  # a worker died (out of memory, killed): the pool is broken
-                    if note.exists():
-                        note.unlink(missing_ok=True)
-                        raise ChipwiseError(UNGUARDED) from None
+                    raise_if_rerun("run_sweep")
                     raise ChipwiseError(
                         f"a sweep worker process died ({error_line(exc)}); the points finished so far are stored. "
                         "Fix: rerun with --resume (with fewer --workers if memory ran out)."

@@ -9,8 +9,6 @@ the points not stored ok, after dropping the stored points that the sweep file (
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -19,6 +17,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.pools import stop_if_rerun
 from chipwise.sweep import backends
 from chipwise.sweep.check import check_sweep
 from chipwise.sweep.spec import Point, SweepSpec
@@ -92,16 +91,9 @@ def run_sweep(
     ray: run on Ray instead (ray_address None starts a local Ray; 'auto' or 'ray://HOST:PORT' joins a cluster).
     max_points: refuse a sweep listing more points than this (None: any number).
     """
-    if getattr(multiprocessing.current_process(), "_inheriting", False):
-        # a script without a __main__ guard: each spawned pool worker re-runs it as it imports it (before the worker
-        # is bootstrapped, so parent_process() is still None there), and each of those runs had failed on the store
-        # the first holds open, with tracebacks and "a sweep worker process died". The worker leaves a note for the
-        # sweep's process, which stops with the one line (backends.process_pool), and ends quietly.
-        try:
-            backends.unguarded_note(os.getppid()).touch()
-        except OSError:  # no note: say it here
-            raise SystemExit(f"error: {backends.UNGUARDED}") from None
-        raise SystemExit(0)
+    # a script without a __main__ guard: each spawned pool worker re-runs it as it imports it, and each of those runs
+    # had failed on the store the first holds open, with tracebacks and "a sweep worker process died"
+    stop_if_rerun("run_sweep")
     if ray and workers is not None:
         raise ChipwiseError(
             "--workers does not apply to --ray: Ray places the tasks on its own cluster's CPUs. Fix: drop --workers "

@@ -1,0 +1,81 @@
+"""Pools of fresh (spawned) processes, and the one line a script without a `__main__` guard gets from them.
+
+A spawned worker imports the script that started its pool before it takes any work (multiprocessing's spawn start
+method), so a script that calls chipwise at its top level, not under `if __name__ == "__main__":`, makes that call
+again in every worker. There it would start a pool of its own, which Python refuses with a traceback in each worker,
+and the caller's pool broke with another (BrokenProcessPool). The call made again stops quietly in the worker,
+leaving a note for the process that started the pool, which then raises one line saying what to do.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from chipwise.errors import ChipwiseError
+
+
+def unguarded(call: str) -> str:
+    """What a script without a __main__ guard is told where `call` ('run_sweep') started the pool."""
+    return (
+        f"{call} was called again inside the worker processes it started, which re-ran the script that called it as "
+        'they imported it. Fix: put the script\'s calls under if __name__ == "__main__":, or pass workers=1.'
+    )
+
+
+def rerun_note(pid: int) -> Path:
+    """The file a spawned worker of process `pid` leaves where it re-ran the unguarded script that started its pool:
+    the pool only sees its workers end."""
+    return Path(tempfile.gettempdir()) / f"chipwise-unguarded-{pid}"
+
+
+def stop_if_rerun(call: str) -> None:
+    """In a worker re-running an unguarded script (it is still being bootstrapped, so parent_process() is None
+    there): leave the note for the process that started the pool and end quietly, before `call` starts a pool or
+    opens a file that process holds."""
+    if not getattr(multiprocessing.current_process(), "_inheriting", False):
+        return
+    try:
+        rerun_note(os.getppid()).touch()
+    except OSError:  # no note: say it here
+        raise SystemExit(f"error: {unguarded(call)}") from None
+    raise SystemExit(0)
+
+
+def raise_if_rerun(call: str) -> None:
+    """In the process that started a pool that broke: the one line, where a worker left the note."""
+    note = rerun_note(os.getpid())
+    if note.exists():
+        note.unlink(missing_ok=True)
+        raise ChipwiseError(unguarded(call)) from None
+
+
+def clear_note() -> None:
+    """Forget a note an earlier process of the same id left, before a pool starts."""
+    rerun_note(os.getpid()).unlink(missing_ok=True)
+
+
+@contextmanager
+def spawned_pool(
+    workers: int, call: str, initializer: Callable[..., Any] | None = None, initargs: tuple[Any, ...] = ()
+) -> Iterator[ProcessPoolExecutor]:
+    """A pool of `workers` fresh interpreters (no threads, a progress bar's, carried over), for `call` (what the
+    one line names where a worker re-ran an unguarded script)."""
+    stop_if_rerun(call)
+    clear_note()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=initializer, initargs=initargs
+    ) as pool:
+        try:
+            yield pool
+        except BrokenProcessPool:
+            raise_if_rerun(call)
+            raise

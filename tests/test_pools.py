@@ -1,0 +1,61 @@
+"""A script without a `__main__` guard that starts chipwise's worker processes: each spawned worker re-ran the script as
+it imported it, and a serving sensitivity from such a script ended in tracebacks from every worker and a
+BrokenProcessPool (run_sweep already said it in one line). Both now end with the same one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chipwise import pools
+from chipwise.errors import ChipwiseError
+
+
+def _run(script: str, where: Path) -> subprocess.CompletedProcess[str]:
+    (where / "unguarded.py").write_text(script, encoding="utf-8")
+    argv = [sys.executable, "unguarded.py"]
+    return subprocess.run(argv, cwd=where, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize(
+    ("script", "call"),
+    [
+        (
+            "import chipwise.api as cw\n"
+            'cw.sensitivity({"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1,\n'
+            '                "arrival_rate": 2, "requests": 50, "output_tokens": 64}, only=["hbm"], workers=2)\n',
+            "sensitivity",
+        ),
+    ],
+    ids=["sensitivity"],  # run_sweep's: tests/sweep/test_sweep_run.py
+)
+def test_an_unguarded_script_gets_one_line(script: str, call: str, tmp_path: Path) -> None:
+    done = _run(script, tmp_path)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"chipwise.errors.ChipwiseError: {pools.unguarded(call)}"
+    # no worker's traceback, and the pool's own breakage is not what the caller sees
+    assert "RuntimeError" not in done.stderr and "BrokenProcessPool" not in done.stderr
+    assert done.stderr.count("Traceback") == 1
+
+
+def test_the_message_names_the_call_and_both_fixes() -> None:
+    text = pools.unguarded("sensitivity")
+    assert text.startswith("sensitivity was called again inside the worker processes it started")
+    assert 'if __name__ == "__main__":' in text and "workers=1" in text
+
+
+def test_a_note_left_for_this_process_is_the_one_line() -> None:
+    pools.rerun_note(os.getpid()).touch()
+    with pytest.raises(ChipwiseError, match=r"^run_sweep was called again"):
+        pools.raise_if_rerun("run_sweep")
+    assert not pools.rerun_note(os.getpid()).exists()
+    pools.raise_if_rerun("run_sweep")  # no note: nothing to say
+
+
+def test_outside_a_worker_bootstrap_nothing_stops() -> None:
+    pools.stop_if_rerun("sensitivity")  # this process is no spawned worker: returns
