@@ -450,7 +450,7 @@ def test_lifecycle_serving_energy_is_the_serving_predictions(catalog: Catalog) -
 
 
 A100_FP8 = (
-    "trtllm cannot run fp8 weights and an fp8 KV cache on {}: the chip has no FP8 units, and the engine has no known "
+    "trtllm cannot run fp8 weights on {}: the chip has no FP8 units, and the engine has no known "
     "kernels that run them in bf16"
 )
 

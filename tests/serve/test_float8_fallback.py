@@ -29,14 +29,29 @@ A100_FP8 = {
 
 
 def test_tensorrt_llm_cannot_run_fp8_on_an_a100() -> None:
-    """The default engine (TensorRT-LLM) at fp8 on an A100 had been priced silently."""
+    """The default engine (TensorRT-LLM) at fp8 on an A100 had been priced silently; the fp8 KV cache it would
+    default to there is not what is refused (a 16-bit one is its default where it cannot hold fp8), one stated is."""
     with pytest.raises(ChipwiseError) as err:
         cw.predict(A100_FP8)
     assert str(err.value) == (
-        "trtllm cannot run fp8 weights and an fp8 KV cache on a100-80gb: the chip has no FP8 units, and the engine has "
-        "no known kernels that run them in bf16. Fix: serve bf16 weights and a bf16 KV cache, or serve with vllm, "
-        "which runs them in bf16 there, or pick a chip with FP8 units."
+        "trtllm cannot run fp8 weights on a100-80gb: the chip has no FP8 units, and the engine has no known kernels "
+        "that run them in bf16. Fix: serve bf16 weights, or serve with vllm, which runs them in bf16 there, or pick a "
+        "chip with FP8 units."
     )
+    with pytest.raises(ChipwiseError) as err:
+        cw.predict({**A100_FP8, "kv_precision": "fp8"})
+    assert str(err.value).startswith("trtllm cannot run fp8 weights and an fp8 KV cache on a100-80gb")
+
+
+def test_a_quantised_checkpoints_default_cache_is_16_bit_where_the_engine_cannot_hold_fp8() -> None:
+    """gpt-oss-120b (MXFP4 weights) with TensorRT-LLM on an A100 had been refused for an fp8 KV cache the user never
+    asked for; it serves with a bf16 one. A stated fp8 is refused, and the default on Hopper stays fp8."""
+    gpt_oss = {**A100_FP8, "model": "gpt-oss-120b", "precision": "auto"}
+    result: dict[str, Any] = cw.predict(gpt_oss)
+    assert (result["engine"], result["precision"], result["kv_precision"]) == ("trtllm", "mxfp4", "bf16")
+    assert cw.predict({**gpt_oss, "hardware": "h100-sxm"})["kv_precision"] == "fp8"
+    with pytest.raises(ChipwiseError, match=r"^trtllm cannot run an fp8 KV cache on a100-80gb"):
+        cw.predict({**gpt_oss, "kv_precision": "fp8"})
 
 
 def test_vllm_runs_fp8_weight_only_on_an_a100_and_says_so() -> None:

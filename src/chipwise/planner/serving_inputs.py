@@ -80,7 +80,7 @@ def precisions(
     kv = (
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
         if kv_precision
-        else default_kv_precision(weight, eng.quantised_kv)
+        else default_kv_precision(weight, eng.quantised_kv, eng.engine, system.chip)
     )
     if kv == "fp4" and not (system.chip.vendor == "nvidia" and "fp4" in system.chip.flops):
         raise PrecisionUnsupportedError(

@@ -188,9 +188,14 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     return f"{chip.id} has no {units} units, so {engine} computes in bf16: " + "; ".join(notes)
 
 
-def default_kv_precision(weight_precision: str, quantised_kv: bool = True) -> str:
+def default_kv_precision(
+    weight_precision: str, quantised_kv: bool = True, engine: str = "", chip: Chip | None = None
+) -> str:
     """KV cache precision when none is given: fp8 for fp8/fp4 checkpoints on engines that quantise the KV cache
-    with the weights (catalog engines.<engine>.quantised_kv), else 16-bit."""
-    if weight_precision in QUANTISED and quantised_kv:
+    with the weights (catalog engines.<engine>.quantised_kv), else 16-bit; 16-bit too where `engine` cannot hold an
+    fp8 cache on `chip` (no FP8 units and no stored-fp8 fallback, FP8_KV_STORED): a default the user never asked for
+    had refused gpt-oss-120b with TensorRT-LLM on an A100, which serves it with a bf16 cache."""
+    no_fp8_kv = chip is not None and not has_units(chip, "fp8") and chip.vendor not in FP8_KV_STORED.get(engine, ())
+    if weight_precision in QUANTISED and quantised_kv and not no_fp8_kv:
         return "fp8"
     return "fp16" if weight_precision == "fp16" else "bf16"

@@ -312,6 +312,6 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     elif r["saving_vs_single_vendor"] is not None:
         at = rank - 1 if rank else len(listed) - 1  # the single-vendor row, named as the table names it
         console.print(
-            f"[bold]Cross-vendor wins:[/] {fmt.percent(r['saving_vs_single_vendor'])} less {r['objective']} than the "
+            f"[bold]Cross-vendor wins:[/] {fmt.share(r['saving_vs_single_vendor'])} less {r['objective']} than the "
             f"best single-vendor plan ({trains[at]} -> {serves[at]})."
         )
