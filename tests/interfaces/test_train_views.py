@@ -240,3 +240,16 @@ def test_a_finite_expected_time_is_printed(goodput: float, expected_s: float, te
 
 def test_a_row_without_a_length_has_no_expected_time() -> None:
     assert _expected_time({"goodput": 0.5, "reliability": RELIABILITY}) == "-"
+
+
+def test_a_run_shorter_than_a_step_says_it_trains_the_whole_step(capsys: pytest.CaptureFixture[str]) -> None:
+    """'tokens: 1000' trains and prices one step of 1,048,576 tokens, which nothing had said; a run of whole steps
+    (1T tokens rounds up by under 1%) says nothing."""
+    short = "{kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, tokens: 1000}"
+    assert run(["predict", short]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert (
+        "1 of 1,048,576 tokens: 1,048,576 tokens trained and priced, the 1,000 asked rounded up to whole steps" in out
+    )
+    assert run(["predict", short.replace("1000", "1T")]) == 0
+    assert "rounded up to whole steps" not in capsys.readouterr().out

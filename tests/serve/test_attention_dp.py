@@ -444,3 +444,23 @@ def test_experts_on_ranks_that_do_not_divide_them_take_whole_slots(catalog: Cata
     plan = ReplicaPlan(tp=48, ep=48, attention_dp=True, max_batch=4096, weight_precision="fp8", kv_precision="fp8")
     s = setup_replica(catalog, model, hw.system("gb200-nvl72"), "sglang", plan, 1024.0, 1024.0)
     assert s.plan.ep == 48 and s.memory.weights == pytest.approx(slots, rel=1e-9)
+
+
+def test_a_request_longer_than_one_ranks_cache_is_refused_with_attention_dp(capsys: pytest.CaptureFixture[str]) -> None:
+    """With attention DP each rank caches its own requests whole: a 1M-token prompt of Llama 4 Scout on 8 H100s does
+    not fit one rank's 861K tokens. The search had taken TP8 EP8 ADP for it (one prompt's prefill 411 s, 1.61 output
+    tokens/s saturated, where TP8 EP8 gives 2.72); stated, it had run as if the ranks pooled their caches."""
+    load = (
+        "kind: serve, model: llama-4-scout, hardware: h100-sxm, chips: 8, input_tokens: 1M, output_tokens: 200, "
+        "arrival_rate: 0.05, requests: 40"
+    )
+    assert run(["predict", f"{{{load}, plan: {{tp: 8, ep: 8, attention_dp: true}}}}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: the KV cache of TP8 EP8 ADP b2048 on h100-sxm holds 861,164 tokens a rank, and with ")
+    assert (
+        "each rank caches its own requests whole: less than one 1,000,200-token request. Fix: drop attention_dp" in err
+    )
+    searched = run_json(capsys, ["predict", f"{{{load}}}", "--json"])
+    assert not searched["plan"]["attention_dp"]
+    assert searched["output_tokens_per_s"] > 1.61 * 1.5  # the ADP plan's, saturated

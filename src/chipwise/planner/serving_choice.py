@@ -529,7 +529,7 @@ def batch_reason(est: Estimate, i: int, eng: EngineProfile, job: ServingJob, max
     else:
         how = f"their whole {held:,.0f} tokens (an open load's requests in flight rise with its bursts)"
     text = f"b{max_batch}: " + (
-        f"the KV cache holds {holds:,} requests at {how}"
+        f"the KV cache holds {holds:,} request{'s' * (holds != 1)} at {how}"
         if max_batch >= holds
         else f"the search's limit for this load, within the {holds:,} requests the KV cache holds at {how}"
     )

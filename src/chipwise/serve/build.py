@@ -173,6 +173,16 @@ def setup_replica(
             f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, quantise the KV cache, or raise the "
             "engine's memory share (plan.memory_fraction)."
         )
+    ranks = plan.tp if plan.attention_dp else 1
+    if ranks > 1 and not cache_fits(need, int(mem.kv_tokens) // ranks, eng.block_tokens):
+        # with attention DP each rank caches its own requests whole (TensorRT-LLM's and SGLang's DP attention): the
+        # search had taken a 1M-token prompt onto 8 ranks of 865K tokens each, at a seventh of TP8's capacity
+        raise InfeasibleError(
+            f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens) // ranks:,} tokens a rank, "
+            f"and with attention DP each rank caches its own requests whole: less than one {need:,}-token request. "
+            "Fix: drop attention_dp (the ranks then hold a share of every request's cache), lower max_tokens, or "
+            "quantise the KV cache."
+        )
     steps = step_model(
         model, dev, topo, eng, plan, typical_context, typical_prompt, replica_token_budget(eng, plan), draft
     )

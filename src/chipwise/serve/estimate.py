@@ -169,7 +169,7 @@ def estimate(
     steady = budget / (1.0 + (0.0 if decode_only else inp / out))
     b_budget = np.where(eng.mixes(cand.adp), np.maximum(np.floor(steady), 1.0), np.inf)
     batch = np.maximum(np.minimum(np.minimum(cand.max_batch.astype(np.float64), b_kv), b_budget), 0.0)
-    fits = (mem.kv_tokens >= inp + out) & (batch >= 1)
+    fits = (mem.kv_tokens / ranks >= inp + out) & (batch >= 1)  # an attention-DP rank holds a request whole
     b = np.maximum(batch, 1.0)
     ones = np.ones(b.shape)
     # one prompt's chunk: the budget, or one attention-DP rank's share of a shared one (engine.prompt_chunk)

@@ -358,6 +358,13 @@ def _speed_rows(head: Table, r: dict[str, Any]) -> None:
             "time to train (ideal / expected)",
             f"{fmt.duration(r['time_to_train_s'])} / {fmt.duration(r.get('expected_time_to_train_s', math.nan))}",
         )
+    trained = r.get("steps", 0) * r.get("global_batch_tokens", 0)
+    if r.get("tokens") and trained > 1.01 * r["tokens"]:  # 'tokens: 1000' trains (and prices) one whole step
+        head.add_row(
+            "steps",
+            f"{r['steps']:,} of {r['global_batch_tokens']:,.0f} tokens: {trained:,.0f} tokens trained and priced, the "
+            f"{r['tokens']:,.0f} asked rounded up to whole steps",
+        )
 
 
 def _reliability_rows(head: Table, r: dict[str, Any], rel: dict[str, Any]) -> None:
