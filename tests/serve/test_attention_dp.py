@@ -464,3 +464,14 @@ def test_a_request_longer_than_one_ranks_cache_is_refused_with_attention_dp(caps
     searched = run_json(capsys, ["predict", f"{{{load}}}", "--json"])
     assert not searched["plan"]["attention_dp"]
     assert searched["output_tokens_per_s"] > 1.61 * 1.5  # the ADP plan's, saturated
+
+
+def test_predict_names_a_ranks_share_of_the_kv_cache(capsys: pytest.CaptureFixture[str]) -> None:
+    """The replica's cache under attention DP is the ranks' caches side by side; a request fits only one rank's."""
+    scenario = (
+        "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 1000, output_tokens: 100, "
+        "arrival_rate: 1, requests: 100, plan: {tp: 8, ep: 8, attention_dp: true}}"
+    )
+    assert run(["predict", scenario]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "10,535,232 tokens (1,316,904 a rank: each attention-DP rank caches its own requests)" in out

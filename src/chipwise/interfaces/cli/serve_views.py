@@ -35,12 +35,16 @@ def _kv_bound(r: dict[str, Any]) -> str:
     """Where the KV cache holds fewer mean requests than the plan's batch limit, say so: the cache, not max_batch,
     then bounds the batch (a given TensorRT-LLM b256 of DeepSeek-R1's 8,500-token requests on 8 H200 holds 185).
     A request holds what estimate.held_tokens says: its whole context under reserve admission (and where the plan
-    does not say), its prompt and half its answer on demand. A searched limit says so itself (batch_note)."""
+    does not say), its prompt and half its answer on demand. A searched limit says so itself (batch_note). Under
+    attention DP the bound is a rank's share, named instead."""
     plan, load = r["plan"], r.get("load") or {}
     inp, out = float(load.get("input_tokens_mean") or 0.0), float(load.get("output_tokens_mean") or 0.0)
     mean = held_tokens(str(plan.get("admission", "reserve")), inp, out)
-    if plan.get("attention_dp") or mean <= 0 or r.get("batch_note"):
-        return ""  # under attention DP each rank caches its own requests: the per-replica figure is not the bound
+    if plan.get("attention_dp") and plan.get("tp", 1) > 1:  # each rank caches its own requests whole
+        rank = plan["kv_cache_tokens_per_replica"] // plan["tp"]
+        return f" ({rank:,} a rank: each attention-DP rank caches its own requests)"
+    if mean <= 0 or r.get("batch_note"):
+        return ""
     held = int(plan["kv_cache_tokens_per_replica"] // mean)
     if held >= plan["max_batch"]:
         return ""
