@@ -35,3 +35,19 @@ def test_a_fitted_family_keeps_its_own_level(
     assert "PROJECTED" not in out
     rows = {c[1].strip(): c[4].strip() for c in (line.split("│") for line in out.splitlines()) if len(c) == 6}
     assert rows["step_overhead"] == "vllm-neuron on trainium2"
+
+
+def test_a_partly_carried_family_says_which_figures_are_carried(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blackwell Ultra carries TensorRT-LLM's Blackwell fixed costs, not its scale factors: the header had said 'its
+    figures are carried', and a B300 read slower than a B200 on the same plan with no word why."""
+    monkeypatch.setenv("COLUMNS", "240")
+    assert run(["catalog", "engine", "trtllm", "--chip", "b300"]) == 0
+    out = capsys.readouterr().out
+    assert "the figures marked from trtllm on blackwell are carried from its fit, the others are the engine's own" in (
+        " ".join(out.split())
+    )
+    rows = {c[1].strip(): c[4].strip() for c in (line.split("│") for line in out.splitlines()) if len(c) == 6}
+    assert rows["step_overhead"] == rows["kernel_overhead"] == "trtllm on blackwell"
+    assert rows["compute_scale"] == rows["memory_scale"] == "default"

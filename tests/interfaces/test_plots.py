@@ -236,6 +236,9 @@ def test_missing_folder_and_unknown_kind(report: dict[str, Any], tmp_path: Path)
         plots.pareto_training(report, tmp_path / "nope" / "p.png")
     with pytest.raises(ChipwiseError, match="no plot for a result of kind 'weird'"):
         plots.plot({"kind": "weird"}, tmp_path / "p.png")
+    for none in (None, [report]):  # not a result dictionary: had been an AttributeError
+        with pytest.raises(ChipwiseError, match=r"^no plot for (NoneType|list): plot draws a result dictionary"):
+            plots.plot(none, tmp_path / "p.png")  # type: ignore[arg-type]
     report["results"] = [_row("nan-f", 15, math.nan)]
     with pytest.raises(ChipwiseError, match="no priced result"):
         plots.pareto_training(report, tmp_path / "p.png")

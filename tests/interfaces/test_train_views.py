@@ -245,11 +245,35 @@ def test_a_row_without_a_length_has_no_expected_time() -> None:
 def test_a_run_shorter_than_a_step_says_it_trains_the_whole_step(capsys: pytest.CaptureFixture[str]) -> None:
     """'tokens: 1000' trains and prices one step of 1,048,576 tokens, which nothing had said; a run of whole steps
     (1T tokens rounds up by under 1%) says nothing."""
-    short = "{kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, tokens: 1000}"
-    assert run(["predict", short]) == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert (
-        "1 of 1,048,576 tokens: 1,048,576 tokens trained and priced, the 1,000 asked rounded up to whole steps" in out
+    from rich.table import Table
+
+    from chipwise.interfaces.cli.train_views import _speed_rows
+
+    def rows(tokens: str) -> dict[str, str]:
+        scenario = f"{{kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, tokens: {tokens}}}"
+        table = Table()
+        table.add_column()
+        table.add_column()
+        _speed_rows(table, run_json(capsys, ["predict", scenario, "--json"]))
+        return dict(zip(map(str, table.columns[0].cells), map(str, table.columns[1].cells), strict=True))
+
+    assert rows("1000")["steps"] == (
+        "1 of 1,048,576 tokens: 1,048,576 tokens trained and priced, the 1,000 asked rounded up to whole steps"
     )
-    assert run(["predict", short.replace("1000", "1T")]) == 0
-    assert "rounded up to whole steps" not in capsys.readouterr().out
+    assert "steps" not in rows("1T")
+
+
+def test_plan_train_says_which_rows_are_priced_outside_the_region(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--region eu-west-1 lists no H100 or MI300X price: the table had shown AWS us-east-1's rate with no word (only
+    the JSON's price_source said), while the carbon moved to eu-west-1's grid."""
+    monkeypatch.setenv("COLUMNS", "240")
+    argv = ["plan", "train", "--model", "llama-3.1-70b", "--tokens", "1T", "--chips", "512", "--hardware",
+            "h100-sxm,mi300x"]  # fmt: skip
+    assert run([*argv, "--region", "eu-west-1"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "priced outside eu-west-1, which lists no price of them: " in out
+    assert "h100-sxm at aws us-east-1" in out and "(the nearest listed; energy and CO2e are eu-west-1's)" in out
+    assert run(argv) == 0
+    assert "priced outside" not in capsys.readouterr().out

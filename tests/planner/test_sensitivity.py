@@ -325,3 +325,20 @@ def test_metric_names_a_near_match_and_workers_cap_is_named() -> None:
     with pytest.raises(ChipwiseError, match="Did you mean 'cost'"):
         check_metric("train", "costs", None)
     assert default_workers("train") == 1 and 1 <= default_workers("serve") <= MAX_WORKERS
+
+
+def test_an_owned_fleets_utilisation_is_moved_in_the_scenario() -> None:
+    """Utilisation is a figure an owned fleet's cost rests on that the scenario gives, not the catalog: it had been
+    listed as 'cannot be moved: unknown catalog id 'utilisation'. Did you mean 'nvlink-fusion'?'. At 0.6 its cost
+    moves about inversely (the capex and fixed operations spread over the hours used); at 1 it cannot rise."""
+    owned = {"kind": "train", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 64, "tokens": "100B",
+             "pricing": "owned"}  # fmt: skip
+    r = cw.sensitivity({**owned, "utilisation": 0.6}, metric="cost", only=["utilisation"])
+    (row,) = [f for f in r["figures"] if f["figure"] == "utilisation"]
+    assert -1.0 < row["elasticity"]["cost"] < -0.9
+    assert row["elasticity"]["time_to_train"] == 0.0
+    assert not [n for n in r["not_priced"] if n["figure"] == "utilisation"]
+    (full,) = [
+        f for f in cw.sensitivity(owned, metric="cost", only=["utilisation"])["figures"] if f["figure"] == "utilisation"
+    ]
+    assert "outside 0.01 to 1" in full["plus"]["error"] and full["elasticity"]["cost"] < -0.9

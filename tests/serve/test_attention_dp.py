@@ -14,6 +14,7 @@ from scipy.special import pdtr
 from chipwise.catalog import Catalog
 from chipwise.hardware import Hardware
 from chipwise.interfaces.cli.app import run
+from chipwise.interfaces.cli.serve_views import _kv_bound
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import small_all_reduce_over
 from chipwise.serve.build import ReplicaSetup, setup_replica
@@ -472,6 +473,6 @@ def test_predict_names_a_ranks_share_of_the_kv_cache(capsys: pytest.CaptureFixtu
         "{kind: serve, model: deepseek-r1, hardware: h200, chips: 8, input_tokens: 1000, output_tokens: 100, "
         "arrival_rate: 1, requests: 100, plan: {tp: 8, ep: 8, attention_dp: true}}"
     )
-    assert run(["predict", scenario]) == 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "10,535,232 tokens (1,316,904 a rank: each attention-DP rank caches its own requests)" in out
+    data = run_json(capsys, ["predict", scenario, "--json"])
+    assert _kv_bound(data) == " (1,316,904 a rank: each attention-DP rank caches its own requests)"
+    assert data["plan"]["kv_cache_tokens_per_replica"] == 10_535_232

@@ -107,6 +107,20 @@ def test_a_fractional_token_count_in_a_trace_is_refused(tmp_path: Path, name: st
     assert "\n" not in message
 
 
+@pytest.mark.parametrize("last", ["1e300", "31700000.5", "3.2e10"])
+def test_a_trace_spanning_more_than_a_year_is_refused(tmp_path: Path, last: str) -> None:
+    """A request at 1e300 s had run: its times lost to rounding (1e300 + 0.02 == 1e300), TTFT 0, and the run priced at
+    $2.55e+302 per M output tokens, exit 0."""
+    path = _trace(tmp_path, "t.csv", f"arrival_s,input_tokens,output_tokens\n0,100,10\n{last},100,5\n")
+    with pytest.raises(ChipwiseError) as exc:
+        read_trace(path)
+    assert str(exc.value).startswith(f"trace '{path}' spans {float(last):.3g} s from its first arrival to its last, ")
+    assert "more than a year. Fix: check the arrival_s column's times and unit" in str(exc.value)
+    # epoch times, a day apart, in seconds and in milliseconds, stand
+    day = read_trace(_trace(tmp_path, "e.csv", "time_s,input_tokens,output_tokens\n1.7e9,100,10\n1700086400,9,9\n"))
+    assert day.arrival.tolist() == [0.0, 86400.0]
+
+
 def test_whole_token_counts_written_as_decimals_stand(tmp_path: Path) -> None:
     trace = read_trace(_trace(tmp_path, "t.csv", "arrival_s,input_tokens,output_tokens\n0,512.0,1e2\n"))
     assert trace.input.tolist() == [512] and trace.output.tolist() == [100]

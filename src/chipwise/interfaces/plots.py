@@ -688,6 +688,11 @@ def plot(data: Mapping[str, Any], path: str | Path) -> Path:
     throughput against latency. Any other kind (tco, claims, plan_hetero, plan_fleet, plan_lifecycle, model) is
     refused naming what is drawn: a tco result has a `hardware` key, and had been taken for a serving result missing
     its latencies."""
+    if not isinstance(data, Mapping):  # plot(None, ...) had been an AttributeError
+        raise ChipwiseError(
+            f"no plot for {type(data).__name__}: plot draws a result dictionary of {PLOTTED_KINDS}. Fix: pass what "
+            "chipwise.api returns, e.g. plot(cw.predict(...), 'out.png')."
+        )
     kind = str(data.get("kind", ""))
     if kind == "plan-train":
         return pareto_training(data, path)

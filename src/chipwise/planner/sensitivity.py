@@ -217,21 +217,31 @@ def _moved_sets(name: str, fig: Mapping[str, Any], factor: float, sets: Sequence
     return [*sets, f"{name}=x{factor:.12g}"]
 
 
-def _priced(
-    tasks: Sequence[tuple[str, str, list[str]]],
-    files: Sequence[Any],
-    sc: TrainScenario | ServeScenario,
-    kind: str,
-    workers: int,
-) -> Iterator[tuple[str, str, Side]]:
-    """Each (figure, side, --sets) task priced, in this process or over `workers` processes (as they finish)."""
+Scenario = TrainScenario | ServeScenario
+#: one move to price: the figure, its side, the --sets and the scenario it is priced with (_move)
+Task = tuple[str, str, list[str], Scenario]
+
+
+def _move(
+    name: str, fig: Mapping[str, Any], factor: float, sets: Sequence[str], sc: Scenario
+) -> tuple[list[str], Scenario]:
+    """A move's --sets and scenario: a figure the scenario gives (an owned fleet's utilisation) is moved there, as no
+    --set reaches it ('unknown catalog id utilisation' had listed it unmoved), a catalog figure by --set."""
+    if name in type(sc).model_fields:
+        return list(sets), sc.model_copy(update={name: float(fig["value"]) * factor})
+    return _moved_sets(name, fig, factor, sets), sc
+
+
+def _priced(tasks: Sequence[Task], files: Sequence[Any], kind: str, workers: int) -> Iterator[tuple[str, str, Side]]:
+    """Each (figure, side, --sets, scenario) task priced, in this process or over `workers` processes (as they
+    finish)."""
     if workers <= 1:
-        for name, side, sets in tasks:
+        for name, side, sets, sc in tasks:
             yield name, side, _side(files, sets, sc, kind)
         return
     # each worker reads model names as this process does (files_allowed: the web page's no_files)
     with spawned_pool(workers, "sensitivity", allow_files, (files_allowed(),)) as pool:
-        futures = {pool.submit(_side, files, sets, sc, kind): (name, side) for name, side, sets in tasks}
+        futures = {pool.submit(_side, files, sets, sc, kind): (name, side) for name, side, sets, sc in tasks}
         for future in as_completed(futures):
             yield (*futures[future], future.result())
 
@@ -313,10 +323,9 @@ def _moved_row(
 
 
 def _priced_sides(
-    tasks: Sequence[tuple[str, str, list[str]]],
+    tasks: Sequence[Task],
     names: Iterable[str],
     files: Sequence[Any],
-    sc: TrainScenario | ServeScenario,
     kind: str,
     workers: int,
     basis: float | None,
@@ -325,7 +334,7 @@ def _priced_sides(
     """Each figure's sides priced (_priced) on the baseline's basis (_rebase), by figure name and side, with
     `progress` told of each priced."""
     sides: dict[str, dict[str, Side]] = {name: {} for name in names}
-    for done, (name, side, priced) in enumerate(_priced(tasks, files, sc, kind, workers), start=1):
+    for done, (name, side, priced) in enumerate(_priced(tasks, files, kind, workers), start=1):
         sides[name][side] = _rebase(priced, basis)
         if progress is not None:
             progress(done, len(tasks))
@@ -364,13 +373,13 @@ def sensitivity(
     fixed = sc if replan else _fixed_plan(sc, base["plan"])
     figures, zeros, discrete = _figures_to_move(base, only)
     base_values = {name: _value(m, base) for name, m in metrics.items()}
-    tasks = [
-        (name, side, _moved_sets(name, fig, factor, sets))
+    tasks: list[Task] = [
+        (name, side, *_move(name, fig, factor, sets, fixed))
         for name, fig in figures.items()
         for side, factor in (("minus", 1.0 - step), ("plus", 1.0 + step))
     ]
     n = workers if workers is not None else default_workers(kind)
-    sides = _priced_sides(tasks, figures, files, fixed, kind, n, _basis(base).get("basis"), progress)
+    sides = _priced_sides(tasks, figures, files, kind, n, _basis(base).get("basis"), progress)
     rows: list[dict[str, Any]] = []
     unmoved = _listed_unmoved(zeros, discrete, step)
     for name, fig in figures.items():

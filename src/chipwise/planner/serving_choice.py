@@ -214,7 +214,12 @@ def choose(
     # searched fleet its provider's units (a TPU v5e TP2 replica rents a 4-chip slice, which runs two)
     rented, hosts = rent(() if chips else system.rental_chips, per_chip, need)
     need = np.where(np.isfinite(need), np.maximum(need, hosts), need)
-    taken = load_share(system, chips, load, lam, carried, need)
+    # a compiled batch (static shapes) runs every slot each step: slots kept spare cost every request's TPOT, which
+    # only a TPOT target keeps in check (plan serve's check then gives the headroom back), and a closed loop's users
+    # never fill them; there the least busy fleet does not rank first (Llama-3.1-8B on a trn2 for one user had taken
+    # 386 slots, its TPOT 71 ms where one gives 15)
+    spare_costs = eng.static_batch and (load.kind == "closed" or not any(k.startswith("tpot") for k in targets))
+    taken = np.zeros(len(need)) if spare_costs else load_share(system, chips, load, lam, carried, need)
     total_chips = need * per_chip
     if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
         need, total_chips = stated_fallback(est, chips, per_chip, total_chips, load, lam, out, targets)

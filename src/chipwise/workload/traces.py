@@ -41,6 +41,8 @@ class Trace:
 #: microseconds or milliseconds (each past 33,000 years in the next coarser unit), with the units in a second.
 EPOCH_SCALES: tuple[tuple[float, float], ...] = ((1e18, 1e9), (1e15, 1e6), (1e12, 1e3))
 JSON_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
+#: the longest a trace may span, first arrival to last: a year (a replayed production trace spans hours or days)
+MAX_SPAN_S = 366 * 24 * 3600.0
 
 
 def _column(header: list[str], role: str, path: str) -> str:
@@ -184,6 +186,11 @@ def read_trace(path: str) -> Trace:
     arrival = np.asarray(values["arrival"], dtype=np.float64)
     first = float(arrival[0])
     arrival = (arrival - first) / _units_per_second(cols["arrival"], first)  # from the first arrival
+    if arrival[-1] > MAX_SPAN_S:  # 1e300 s had run, its requests' times lost to rounding, at "$2.55e+302 per M"
+        raise ChipwiseError(
+            f"trace '{path}' spans {arrival[-1]:.3g} s from its first arrival to its last, more than a year. Fix: "
+            f"check the {cols['arrival']} column's times and unit (seconds; milliseconds in a column named *_ms)."
+        )
     return Trace(
         arrival=arrival,
         input=np.rint(np.asarray(values["input"])).astype(np.int64),

@@ -581,7 +581,10 @@ def engine(
     elif not fitted:
         state = f"no serving run of {name} on {family} was fitted: its figures are the engine's own"
     elif carried:
-        state = f"no serving run of {name} on {family} was fitted: its figures are carried from {carried}"
+        state = (
+            f"no serving run of {name} on {family} was fitted: the figures marked from {carried} are carried from its "
+            "fit, the others are the engine's own"
+        )
     else:
         state = f"fitted to serving runs of {name} on {family}"
     projected = [cid for cid, c in cat.chips.items() if c.family == family and c.status in ("projected", "announced")]

@@ -285,8 +285,9 @@ def _engine_notes(shown: list[dict[str, Any]], verified: list[dict[str, Any]]) -
         sources = "; ".join(f"{chip} from {source}" for chip, source in sorted(carried.items()))
         trn4 = _trn4_overhead(verified) if carried.get("trn4", "").endswith("on trainium2") else ""
         notes.append(
-            f"[dim]‡ no serving run of this engine on the chip's family was fitted: its figures are carried from a "
-            f"sibling's fit ({sources}; docs/serving.md section 4){trn4}[/]"
+            "[dim]‡ no serving run of this engine on the chip's family was fitted: the figures a sibling's fit sets "
+            f"are carried from it ({sources}; 'chipwise catalog engine ENGINE --chip ID' names each; docs/serving.md "
+            f"section 4){trn4}[/]"
         )
     return notes
 

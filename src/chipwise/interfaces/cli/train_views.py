@@ -159,6 +159,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _cores_notes(report["results"], names)
         _user_price_notes(report["results"], names)
         _price_notes(report["results"], names)
+        _region_note(report, names)
         _carried_efficiency_note(report["results"])
         _batch_note(report)
         estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
@@ -189,6 +190,22 @@ def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
         if note and name not in said:
             said.add(name)
             console.print(f"[dim]no price: {name}: {note}[/]")
+
+
+def _region_note(report: dict[str, Any], names: list[str]) -> None:
+    """The rows priced outside the region asked for, where it lists no price of them (as predict's price row says):
+    the table had shown AWS us-east-1's rate for --region eu-west-1 with no word, only the grid moving."""
+    elsewhere = {
+        name: f"{q.get('provider')} {q.get('region') or 'another region'}"
+        for name, r in zip(names, report["results"], strict=True)
+        if (q := r.get("price_source") or {}).get("region_note")
+    }
+    if elsewhere:
+        where = "; ".join(f"{name} at {quote}" for name, quote in elsewhere.items())
+        console.print(
+            f"[dim]priced outside {report.get('region')}, which lists no price of them: {where} (the nearest listed; "
+            f"energy and CO2e are {report.get('region')}'s)[/]"
+        )
 
 
 def _user_price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
