@@ -842,7 +842,7 @@ def test_plan_serve_marks_chips_running_a_siblings_fit(capsys: pytest.CaptureFix
     assert "trn3's engine figures carried from vllm-neuron on trainium2" in data["verdict"]
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "trn3 ‡" in out and "carried from it (trn3 from vllm-neuron on trainium2" in out
+    assert "trn3 ‡" in out and "are carried from it (trn3 from vllm-neuron on trainium2" in out
 
 
 def test_an_offline_search_refuses_first_token_targets(capsys: pytest.CaptureFixture[str]) -> None:

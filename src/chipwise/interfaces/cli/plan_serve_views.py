@@ -286,7 +286,7 @@ def _engine_notes(shown: list[dict[str, Any]], verified: list[dict[str, Any]]) -
         trn4 = _trn4_overhead(verified) if carried.get("trn4", "").endswith("on trainium2") else ""
         notes.append(
             "[dim]‡ no serving run of this engine on the chip's family was fitted: the figures a sibling's fit sets "
-            f"are carried from it ({sources}; 'chipwise catalog engine ENGINE --chip ID' names each; docs/serving.md "
+            f"('chipwise catalog engine ENGINE --chip ID' names each) are carried from it ({sources}; docs/serving.md "
             f"section 4){trn4}[/]"
         )
     return notes
