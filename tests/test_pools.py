@@ -57,5 +57,16 @@ def test_a_note_left_for_this_process_is_the_one_line() -> None:
     pools.raise_if_rerun("run_sweep")  # no note: nothing to say
 
 
-def test_outside_a_worker_bootstrap_nothing_stops() -> None:
+def test_a_worker_bootstrap_stops_quietly_and_leaves_the_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside a spawned worker's bootstrap nothing stops; inside it, the call ends the worker with exit code 0 and
+    leaves the note for its parent (here this test's parent process)."""
+    import multiprocessing
+
     pools.stop_if_rerun("sensitivity")  # this process is no spawned worker: returns
+    note = pools.rerun_note(os.getppid())
+    note.unlink(missing_ok=True)
+    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
+    with pytest.raises(SystemExit) as stop:
+        pools.stop_if_rerun("sensitivity")
+    assert stop.value.code == 0 and note.exists()
+    note.unlink()

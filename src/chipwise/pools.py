@@ -9,6 +9,7 @@ leaving a note for the process that started the pool, which then raises one line
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import tempfile
@@ -32,8 +33,9 @@ def unguarded(call: str) -> str:
 
 def rerun_note(pid: int) -> Path:
     """The file a spawned worker of process `pid` leaves where it re-ran the unguarded script that started its pool:
-    the pool only sees its workers end."""
-    return Path(tempfile.gettempdir()) / f"chipwise-unguarded-{pid}"
+    the pool only sees its workers end. The user's id in its name: another user's process of the same id (a shared
+    /tmp) leaves its own."""
+    return Path(tempfile.gettempdir()) / f"chipwise-unguarded-{getattr(os, 'getuid', lambda: 0)()}-{pid}"
 
 
 def stop_if_rerun(call: str) -> None:
@@ -53,13 +55,16 @@ def raise_if_rerun(call: str) -> None:
     """In the process that started a pool that broke: the one line, where a worker left the note."""
     note = rerun_note(os.getpid())
     if note.exists():
-        note.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            note.unlink()
         raise ChipwiseError(unguarded(call)) from None
 
 
 def clear_note() -> None:
-    """Forget a note an earlier process of the same id left, before a pool starts."""
-    rerun_note(os.getpid()).unlink(missing_ok=True)
+    """Forget a note an earlier process of the same id left, before a pool starts (where it can: a note it cannot
+    remove is no reason to stop a run)."""
+    with contextlib.suppress(OSError):
+        rerun_note(os.getpid()).unlink(missing_ok=True)
 
 
 @contextmanager

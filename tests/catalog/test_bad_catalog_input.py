@@ -251,3 +251,11 @@ def test_a_figure_set_twice_is_refused(first: str, second: str, figure: str) -> 
 def test_the_same_value_twice_and_two_figures_are_taken() -> None:
     cat = load_catalog(sets=["trn3.tdp=1200W", "trn3.tdp = 1200 W", "trn3.hbm_bandwidth=6e12"])
     assert cat.chips["trn3"].tdp.si == 1200.0 and cat.chips["trn3"].hbm_bandwidth.si == 6e12
+
+
+@pytest.mark.parametrize(("text", "value"), [("1e-6", 1e-6), ("2E+9", 2e9), ("5.0e2", 500.0), (".5e1", 5.0)])
+def test_a_number_pyyaml_reads_as_text_is_the_number(text: str, value: float) -> None:
+    """PyYAML (YAML 1.1) reads an exponent without a '.' or without a sign as text: 'value '1e-6' is not a number'."""
+    from chipwise.catalog.schema import Figure
+
+    assert Figure.model_validate({"value": text, "unit": "s", "status": "estimate", "derivation": "x"}).value == value

@@ -153,3 +153,25 @@ def test_a_searched_compiled_batch_seats_a_closed_loops_users(users: int, slots:
     result = cw.predict(scenario)
     assert result["plan"]["max_batch"] == slots
     assert result["tpot_s"]["p50"] < 0.03
+
+
+@pytest.mark.parametrize(
+    ("load", "slo", "shape"),
+    [
+        ({"arrival_rate": 2}, {"ttft_p99_s": 2}, (4, 16, 1)),  # no TPOT target: by speed, not spare slots
+        ({"arrival_rate": 2}, {"ttft_p99_s": 2, "tpot_p99_s": 0.1}, (2, 64, 2)),  # a TPOT target: the headroom kept
+        ({"concurrency": 16}, {"tpot_p99_s": 0.1}, (4, 16, 1)),  # a closed loop: its users' seats
+    ],
+)
+def test_spare_compiled_slots_rank_first_only_under_a_tpot_target(
+    load: dict[str, float], slo: dict[str, float], shape: tuple[int, int, int]
+) -> None:
+    """An open load with only a TTFT target had taken TP2 b195 x2 on trn2 (TPOT p99 81 ms) for the headroom, where TP4
+    b16 runs 20 ms steps; under a TPOT target the least busy fleet still ranks first (plan serve's check gives the
+    headroom back), and a closed loop's spare seats stay empty whatever its targets."""
+    import chipwise.api as cw
+
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "trn2", "precision": "bf16",
+                "input_tokens": 1000, "output_tokens": 200, "requests": 300, **load, "slo": slo}  # fmt: skip
+    plan = cw.predict(scenario)["plan"]
+    assert (plan["tp"], plan["max_batch"], plan["replicas"]) == shape

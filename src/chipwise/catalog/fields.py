@@ -162,10 +162,11 @@ def item_name(item: Any, index: int) -> str:
 
 def bare_values(node: Any, prefix: str = "") -> dict[str, Any]:
     """Every leaf of a raw tree section that no figure holds, by dotted path: a bare number where a figure (a mapping
-    with a value, a unit and a status) belongs, or a key given no figure at all. The built-in sections have none."""
+    with a value, a unit and a status) belongs, a figure short of its status (kept whole), or a key given nothing.
+    The built-in sections have none."""
     if is_figure(node):
         return {}
-    if isinstance(node, dict):
+    if isinstance(node, dict) and node and "value" not in node:
         return {
             p: v
             for k, child in node.items()

@@ -152,9 +152,15 @@ def _builtin_raw() -> dict[str, Any]:
     return merged
 
 
+def _whole(value: Any) -> bool:
+    """Whether a file's node replaces the one it overrides whole: not a mapping, or a figure, or one short of its
+    status (merged into the built-in figure, {value: 2, unit: ms} had taken that figure's status and source)."""
+    return not isinstance(value, dict) or is_figure(value) or "value" in value
+
+
 def _deep_merge(base: dict[str, Any], new: Mapping[str, Any]) -> None:
     for key, value in new.items():
-        if isinstance(value, dict) and isinstance(base.get(key), dict) and not is_figure(value):
+        if isinstance(base.get(key), dict) and not _whole(value):
             _deep_merge(base[key], value)
         else:
             base[key] = copy.deepcopy(value)
@@ -184,7 +190,7 @@ def _merge_file(
         target = merged.setdefault(section, {})
         for raw_key, value in body.items():
             key = str(raw_key)
-            if isinstance(value, dict) and isinstance(target.get(key), dict) and not is_figure(value):
+            if isinstance(target.get(key), dict) and not _whole(value):
                 _deep_merge(target[key], value)
             else:
                 target[key] = copy.deepcopy(value)
@@ -404,6 +410,28 @@ def _unknown(where: str, field: str, name: str, known: Iterable[str], section: s
     )
 
 
+def _not_a_figure(value: Any, path: str, ref: Mapping[str, Any] | None) -> str:
+    """What is wrong with a leaf of a tree section that no figure holds (bare_values), as the end of its line: empty,
+    a scalar where an entry's figures belong, a figure short of its status, or a bare value of a field the model
+    reads (with the figure to write instead); '' for a field it does not read (the unknown-field line names it)."""
+    if value is None or value == {}:
+        return " is empty. Fix: give its figures (docs/catalog-format.md), or drop it."
+    if not path:
+        return f": {value!r} is not a mapping of figures. Fix: give its figures under it (docs/catalog-format.md)."
+    if ref is None:
+        return ""
+    if isinstance(value, dict):
+        return (
+            " is a figure with no status. Fix: add status: estimate with a derivation, or spec with a source "
+            "(docs/catalog-format.md)."
+        )
+    shown = int(value) if isinstance(value, bool) else value  # a switch is 0 or 1 (a figure's value is no boolean)
+    return (
+        f": {value!r} is a bare value, not a figure. Fix: write it as {{value: {shown}, unit: '{ref.get('unit', '')}', "
+        "status: estimate, derivation: ...} (docs/catalog-format.md)."
+    )
+
+
 def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapping[str, str]) -> None:
     """The efficiency, engines, datacenter and reliability sections hold only the fields the model reads (an unknown
     one was silently ignored), each a figure (a bare `step_overhead: 2` had been ignored, a bare `depreciation_years:
@@ -418,15 +446,13 @@ def _check_trees(raw: Mapping[str, Any], trees: Mapping[str, Any], origins: Mapp
         entries = [(str(k), v) for k, v in body.items()] if section in ("efficiency", "engines") else [("", body)]
         for key, entry in entries:
             fields = fields_of(raw, _builtin_raw(), section, key)
-            for path, value in bare_values(entry).items():
-                full = f"{key}.{path}" if key else path
-                if (ref := fields.reference(path)) is not None:
-                    raise ChipwiseError(
-                        f"{origin(section, full.split('.')[0])}: {section}.{full}: {value!r} is a bare value, not a "
-                        f"figure. Fix: write it as {{value: {value}, unit: '{ref.get('unit', '')}', status: estimate, "
-                        "derivation: ...} (docs/catalog-format.md)."
-                    )
-            for path in [*figure_paths(entry), *(p for p in bare_values(entry) if fields.reference(p) is None)]:
+            bare = bare_values(entry)
+            for path, value in bare.items():
+                full = ".".join(filter(None, (key, path)))
+                wrong = _not_a_figure(value, path, fields.reference(path))
+                if wrong:
+                    raise ChipwiseError(f"{origin(section, full.split('.')[0])}: {section}.{full}{wrong}")
+            for path in [*figure_paths(entry), *(p for p in bare if fields.reference(p) is None)]:
                 full = f"{key}.{path}" if key else path
                 if fields.takes(path):
                     continue

@@ -18,8 +18,8 @@ STATUSES: tuple[str, ...] = ("spec", "measured", "announced", "projected", "esti
 Precision = Literal["fp4", "fp6", "fp8", "int8", "int4", "fp16", "bf16", "tf32", "fp32"]
 PricingMode = Literal["on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot"]
 PRICING_MODES: tuple[str, ...] = ("on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot")
-#: a number in exponent form with no '.', which PyYAML (YAML 1.1) reads as text: 1e-6, 2E+9, -3e4
-_EXPONENT = re.compile(r"^[-+]?\d+[eE][-+]?\d+$")
+#: a number in exponent form, which PyYAML (YAML 1.1: a '.' and a signed exponent) reads as text: 1e-6, 2E+9, 5.0e2
+_EXPONENT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 #: a price's date, as prices are compared (as text, so each part zero-padded): a year, a month or a day
 DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
 
@@ -66,7 +66,7 @@ class Figure(_Strict):
         if isinstance(v, bool) or v is None:
             raise ValueError("value must be a number (or text for descriptive figures), not empty or true/false")
         if isinstance(v, str) and _EXPONENT.match(v.strip()):
-            return float(v)  # YAML 1.1 (PyYAML) reads 1e-6, with no '.', as text: "value '1e-6' is not a number"
+            return float(v)  # YAML 1.1 (PyYAML) reads 1e-6 and 5.0e2 as text: "value '1e-6' is not a number"
         return v
 
     @field_validator("unit")

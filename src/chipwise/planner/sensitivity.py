@@ -35,7 +35,7 @@ from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
 from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
-from chipwise.pools import spawned_pool
+from chipwise.pools import spawned_pool, stop_if_rerun
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.serve_scenario import PoolSpec, ServePlan, ServeScenario
 from chipwise.workload.train_scenario import TrainScenario
@@ -361,6 +361,7 @@ def sensitivity(
     # here, not at the top: the CLI's --help reads METRICS and DEFAULT_STEP without loading every predictor
     from chipwise.planner.scenario import predict_scenario
 
+    stop_if_rerun("sensitivity")  # a worker re-running an unguarded script: before its baseline, not after
     step = check_step(step)
     kind = "train" if isinstance(sc, TrainScenario) else "serve"
     if metric is not None:

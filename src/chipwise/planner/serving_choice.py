@@ -215,10 +215,12 @@ def choose(
     rented, hosts = rent(() if chips else system.rental_chips, per_chip, need)
     need = np.where(np.isfinite(need), np.maximum(need, hosts), need)
     # a compiled batch (static shapes) runs every slot each step: slots kept spare cost every request's TPOT, which
-    # only a TPOT target keeps in check (plan serve's check then gives the headroom back), and a closed loop's users
-    # never fill them; there the least busy fleet does not rank first (Llama-3.1-8B on a trn2 for one user had taken
-    # 386 slots, its TPOT 71 ms where one gives 15)
-    spare_costs = eng.static_batch and (load.kind == "closed" or not any(k.startswith("tpot") for k in targets))
+    # only a TPOT or end-to-end target keeps in check (plan serve's check then gives headroom back), and a closed
+    # loop's users never fill them; there the least busy fleet does not rank first (Llama-3.1-8B on a trn2 for one
+    # user had taken 386 slots, its TPOT 71 ms where one gives 15)
+    spare_costs = eng.static_batch and (
+        load.kind == "closed" or not any(k.startswith(("tpot", "e2e")) for k in targets)
+    )
     taken = np.zeros(len(need)) if spare_costs else load_share(system, chips, load, lam, carried, need)
     total_chips = need * per_chip
     if chips and load.kind != "offline" and not np.isfinite(total_chips).any():
@@ -332,18 +334,23 @@ def _candidates(
 def _fits_no_shape(
     model: ModelSpec, system: System, weight: str, fixed: Mapping[str, int], chips: int | None
 ) -> InfeasibleError:
-    """The error where the model fits no replica shape: within the stated chips, or the search's widest shapes."""
+    """The error where the model fits no replica shape: within the stated chips, or the search's widest shapes. With
+    attention DP fixed, a request must fit one rank's share of the cache (estimate.fits), so dropping it is a fix."""
+    adp = bool(fixed.get("attention_dp"))
     return InfeasibleError(
         f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
         + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
+        + (" with attention DP (each rank caches its own requests whole)" if adp else "")
         + (
             f" within {chip_count(chips)}. Fix: "
             + ("lower max_batch, " if "max_batch" in fixed else "")
+            + ("drop attention_dp, " if adp else "")
             + "use more chips, or quantise the weights or the KV cache."
             if chips
             # a search sizes the replicas itself: its widest shapes did not hold the model
             else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: "
             + ("lower max_batch, " if "max_batch" in fixed else "")
+            + ("drop attention_dp, " if adp else "")
             + "quantise the weights or the KV cache (--precision, --kv-precision), or use a chip with more "
             "memory."
         )

@@ -91,7 +91,7 @@ def serving_site(
     provider: str | None = None,
 ) -> EnergySite:
     """Where a pool's chips run: the operator and region its price `quote` names (an owned fleet: the owner's
-    site; a price region with no grid of its own: the grid region it lies in, energy.PRICE_REGIONS)."""
+    site; a price region with no grid of its own: the grid region it lies in, catalog.regions.PRICE_REGIONS)."""
     return site_for(
         catalog,
         system,

@@ -34,6 +34,7 @@ from chipwise.planner.serving_plan_rows import ChipSearch, PrefillOption, coloca
 from chipwise.planner.serving_report import fleet_problem
 from chipwise.planner.serving_shortlist import Progress, second_looks, verify_options
 from chipwise.planner.serving_split import decode_option, disaggregated_rows, prefill_option
+from chipwise.pools import stop_if_rerun
 from chipwise.serve.engine import check_engine_model, check_engine_name, engine_profile
 from chipwise.serve.estimate import Estimate
 from chipwise.serve.quant import KV_PRECISIONS, check_precision, check_weight_precision
@@ -82,6 +83,7 @@ def plan_serving(
     simulated. `workers` > 1 lets the simulated checks run side by side in that many fresh processes where they are
     long (verify_options); a caller that allows it runs from a script whose top level is guarded (`if __name__ ==
     "__main__"`), as the `chipwise` command is."""
+    stop_if_rerun("plan_serving")  # a worker re-running an unguarded script: before the search, not after
     start = time.perf_counter()
     check_mode(pricing)
     check_router(router)

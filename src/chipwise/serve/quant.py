@@ -151,6 +151,12 @@ class PrecisionUnsupportedError(ChipwiseError):
         self.reason = reason
 
 
+def holds_fp8_kv(engine: str, chip: Chip) -> bool:
+    """Whether `engine` holds an fp8 KV cache on `chip`: with FP8 units, or stored in fp8 and read back to 16-bit
+    (FP8_KV_STORED)."""
+    return has_units(chip, "fp8") or chip.vendor in FP8_KV_STORED.get(engine, ())
+
+
 def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision: str) -> str | None:
     """On a chip without units for fp8 or fp4 weights, or without FP8 units for an fp8 KV cache: how `engine` runs
     them there (a note, as training says when it computes in the nearest precision the chip has), or one line where
@@ -161,7 +167,7 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     if not (weights or kv8):
         return None
     bad_weights = weights and weight_precision not in WEIGHT_ONLY_FLOATS.get(engine, {}).get(chip.vendor, ())
-    bad_kv = kv8 and chip.vendor not in FP8_KV_STORED.get(engine, ())
+    bad_kv = kv8 and not holds_fp8_kv(engine, chip)
     if bad_weights or bad_kv:
         asked = " and ".join([f"{weight_precision} weights"] * bad_weights + ["an fp8 KV cache"] * bad_kv)
         missing = "/".join(dict.fromkeys([weight_precision.upper()] * bad_weights + ["FP8"] * bad_kv))
@@ -195,7 +201,6 @@ def default_kv_precision(
     with the weights (catalog engines.<engine>.quantised_kv), else 16-bit; 16-bit too where `engine` cannot hold an
     fp8 cache on `chip` (no FP8 units and no stored-fp8 fallback, FP8_KV_STORED): a default the user never asked for
     had refused gpt-oss-120b with TensorRT-LLM on an A100, which serves it with a bf16 cache."""
-    no_fp8_kv = chip is not None and not has_units(chip, "fp8") and chip.vendor not in FP8_KV_STORED.get(engine, ())
-    if weight_precision in QUANTISED and quantised_kv and not no_fp8_kv:
+    if weight_precision in QUANTISED and quantised_kv and (chip is None or holds_fp8_kv(engine, chip)):
         return "fp8"
     return "fp16" if weight_precision == "fp16" else "bf16"
