@@ -134,6 +134,22 @@ def test_a_section_of_the_wrong_shape_says_how_to_write_it(tmp_path: Path, text:
         ),
         ("datacenter: {nope: 1}", "datacenter.nope: unknown field 'nope'."),
         ("reliability: {nope: 3}", "reliability.nope: unknown field 'nope'."),
+        # an empty or scalar entry, a figure short of its status, a bare switch (whose fix is a 0 or 1, not False)
+        ("engines: {vllm: null}", "engines.vllm is empty. Fix: give its figures"),
+        ("datacenter: {opex: null}", "datacenter.opex is empty."),
+        ("efficiency: {hopper: 0.5}", "efficiency.hopper: 0.5 is not a mapping of figures."),
+        (
+            "engines: {vllm: {step_overhead: {value: 2, unit: ms}}}",
+            "engines.vllm.step_overhead is a figure with no status. Fix: add status: estimate with a derivation",
+        ),
+        (
+            "datacenter: {pue: {mars: {value: 1.2, unit: '1', source: x}}}",
+            "datacenter.pue.mars is a figure with no status.",
+        ),
+        (
+            "engines: {vllm: {quantised_kv: false}}",
+            "engines.vllm.quantised_kv: False is a bare value, not a figure. Fix: write it as {value: 0, unit: '1'",
+        ),
         (
             "reliability: {failures: {gpu_failure_rate_per_chip_houre: {value: 1e-6, unit: /h, status: estimate, "
             "derivation: x}}}",

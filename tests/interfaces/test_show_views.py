@@ -235,3 +235,22 @@ def test_rental_line_without_a_note_ends_at_its_status(capsys: pytest.CaptureFix
     assert run(["catalog", "show", "tpu-v6e-256", "--sources"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("rented in units"))
     assert line.startswith("rented in units of 1, 4, 8, 16, 32, 64, 128, 256 chips (estimate): v6e-1")
+
+
+def test_a_systems_make_up_names_its_sources_and_cited_keys_are_spelt_out(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """trn2.48xlarge's chips, scale-up, scale-out and host rows read 'spec' with an empty source cell, and its host
+    note's 'see EFA_NOTE' (or tpu-v6e's price's '(BOM_NOTE)') named a key no command spelt out."""
+    monkeypatch.setenv("COLUMNS", "250")
+    assert run(["catalog", "show", "trn2.48xlarge", "--sources"]) == 0
+    out = capsys.readouterr().out
+    rows = {c[1].strip(): c[4].strip() for c in (line.split("│") for line in out.splitlines()) if len(c) == 7}
+    assert rows["chips"].startswith("github aws-neuron/aws-neuron-sdk") and rows["host"] == rows["chips"]
+    assert any(line.startswith("EFA_NOTE: public GitHub research note") for line in out.splitlines())
+    assert run(["catalog", "show", "tpu-v6e", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "(BOM_NOTE)" in data["figures"]["unit_price"]["derivation"]
+    assert data["cited"]["BOM_NOTE"].startswith("public GitHub research note 'ACCELERATOR + SERVER BOM")
+    assert run(["catalog", "show", "trn2.48xlarge", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["source"][0].startswith("github aws-neuron/aws-neuron-sdk")

@@ -57,7 +57,18 @@ def test_spec_ratios(report: dict[str, Any]) -> None:
 def test_claims_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["claims", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert len(data["claims"]) == 7
+    assert len(data["claims"]) == 7 and data["what_if"] == []
+
+
+def test_a_what_if_that_makes_a_claim_hold_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """Trn3's HBM set 1.2x made '4x the memory' hold (4.05x), while its why still said 'not 4x' and called the set
+    capacity a spec; the JSON had no trace of the what-if the verdict rests on."""
+    assert run(["claims", "--set", "trn3.hbm_capacity=x1.2", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    check = _check(data, "1c")
+    assert check["verdict"] == "holds"
+    assert check["why"].startswith("capacity is 4.05x (set on the command line vs spec), 4x as claimed; per chip")
+    assert data["what_if"] == ["trn3.hbm_capacity = 172.8 GiB (catalog 144 GiB), set on the command line"]
 
 
 def test_claim7_compares_simulated_serving(report: dict[str, Any]) -> None:

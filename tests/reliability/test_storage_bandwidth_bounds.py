@@ -33,7 +33,10 @@ def test_a_small_storage_bandwidth_is_taken() -> None:
 
 def test_a_catalog_files_zero_bandwidth_names_the_file(tmp_path: Path) -> None:
     path = tmp_path / "store.yaml"
-    path.write_text("reliability:\n  checkpoint:\n    storage_aggregate_bandwidth: {value: 0, unit: TB/s}\n")
+    path.write_text(
+        "reliability:\n  checkpoint:\n    storage_aggregate_bandwidth: {value: 0, unit: TB/s, status: estimate, "
+        "derivation: x}\n"
+    )
     assert catalog_error(files=[path]) == (
         f"{path}: {KEY}storage_aggregate_bandwidth = 0 is not in (0, inf) (a bandwidth: above 0). "
         "Fix: give a value in that range."

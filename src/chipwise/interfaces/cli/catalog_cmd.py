@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable
 from dataclasses import fields
 from typing import Annotated, Any
 
@@ -174,6 +177,8 @@ def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
         "members": entry.members,
         "host": entry.host,
         "note": entry.note,
+        # where its make-up (chips, domain, fabric, host) comes from: the system's own sources
+        "source": [catalog.source_text(s) for s in entry.source],
         "figures": {k: figure_json(catalog, f, k) for k, f in _figures(entry).items()},
         "rental": _rental(catalog, entry.rental),
         "prices": _prices(catalog, chips, {sid}),
@@ -277,6 +282,17 @@ def _print_sources(cat: Catalog, entries: list[tuple[str, dict[str, Figure]]]) -
     console.print(table)
 
 
+#: a source key as the catalog's texts cite one ('see EFA_NOTE', '(BOM_NOTE)')
+_KEY = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{3,}[0-9]*\b")
+
+
+def cited_keys(cat: Catalog, texts: Iterable[str]) -> dict[str, str]:
+    """The catalog's source keys `texts` name in passing (a derivation's '(BOM_NOTE)'), each with its citation: no
+    command had said what they stand for."""
+    found = (k for t in texts for k in _KEY.findall(str(t)))
+    return {k: cat.sources[k] for k in dict.fromkeys(found) if k in cat.sources}
+
+
 def _origin(cat: Catalog, fig: Figure) -> str:
     """A figure's derivation, or else its sources' text: the table's 'source / derivation' cell."""
     return fig.derivation if fig.derivation else "; ".join(cat.source_text(s) for s in fig.source)
@@ -364,8 +380,8 @@ def show(
         else:
             data = {"kind": "system", **system_json(cat, system.id)}
             figs = _figures(cat.systems[system.id])
-    if as_json:
-        print_json(data)
+    if as_json:  # with the source keys its texts name in passing, each with its citation
+        print_json({**data, "cited": cited_keys(cat, [json.dumps(data)])})
         return
     rows = _system_rows(data) + _inherited_rows(cat, data["id"]) if data["kind"] == "system" else []
     units = _builtin_units(data["kind"], data["id"])
@@ -397,6 +413,9 @@ def show(
         )
     for p in data.get("prices", []):
         console.print(escape(_price_line(p, sources, bool(data.get("members")))))
+    if sources:  # a derivation's or note's 'see EFA_NOTE', 'BOM_NOTE': the source each key names
+        for key, text in cited_keys(cat, (cell for row in rows for cell in row)).items():
+            console.print(escape(f"{key}: {text}"), highlight=False)
     if sources and data["kind"] == "chip":  # the factors every compute term of the chip is scaled by
         family = cat.chips[data["id"]].family
         console.print(f"efficiency factors of its family: chipwise catalog show {EFFICIENCY_PREFIX}{family} --sources")
@@ -496,13 +515,14 @@ def _system_rows(data: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     shape = f"{up['kind']} {'x'.join(map(str, up['dims']))}" if up["dims"] else up["kind"]
     status = str(data["status"])
     out = str(data["scaleout_fabric"])
+    origin = "; ".join(data.get("source") or ()) or str(data.get("note") or "")  # the system's sources
     rows = [
-        ("chips", chips, status, "", "members of a hybrid system" if len(members) > 1 else ""),
-        ("scale-up", f"{shape} domain of {up['size']} chips over {up['fabric']}", status, "", _see(up["fabric"])),
-        ("scale-out", out, status, "", _see(out)),
+        ("chips", chips, status, origin, "members of a hybrid system" if len(members) > 1 else ""),
+        ("scale-up", f"{shape} domain of {up['size']} chips over {up['fabric']}", status, origin, _see(up["fabric"])),
+        ("scale-out", out, status, origin, _see(out)),
     ]
     if data.get("host"):
-        rows.append(("host", str(data["host"]), status, "", ""))
+        rows.append(("host", str(data["host"]), status, origin, ""))
     return rows
 
 
