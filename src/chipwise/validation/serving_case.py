@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
-from chipwise.hardware.objects import System
+from chipwise.hardware.objects import Chip, System
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.disaggregated import kv_transfer
 from chipwise.serve.engine import EngineProfile, token_budget
@@ -129,7 +129,7 @@ def prepare(catalog: Catalog, row: InferenceRow) -> Case:
     weight = _weight_precision(row, model, notes)
     # the generator's single-node launch scripts (its disaggregated runs follow recipes of their own)
     scripts = gen if prefill_pool is None else None
-    kv = _kv_precision(row, weight, eng, scripts, engine, model.name, notes)
+    kv = _kv_precision(row, weight, eng, scripts, (engine, system.chip), model.name, notes)
     tp, pp, ep, adp, replicas, plan_source = _replica_shape(
         row, model, system, eng, (weight, kv), ranks, (inp, out), notes
     )
@@ -217,16 +217,17 @@ def _kv_precision(
     weight: str,
     eng: EngineProfile,
     scripts: Harness | None,
-    engine: str,
+    served: tuple[str, Chip],
     model: str,
     notes: list[str],
 ) -> str:
     """The KV cache's precision: the row's (16-bit where chipwise prices no such cache); where the row's precision
-    text does not name it, the engine's default for quantised weights, or fp8 where the load generator's launch
-    `scripts` set it."""
+    text does not name it, the engine's default for quantised weights on the chip (`served`: the engine family and
+    the chip, as predict takes it), or fp8 where the load generator's launch `scripts` set it."""
+    engine, chip = served
     kv = row.kv_precision if row.kv_precision in ("bf16", "fp16", "fp8", "fp4", "int8") else "bf16"
     if not kv_precision_stated(row.precision_text):
-        kv = default_kv_precision(weight, eng.quantised_kv) if weight in QUANTISED else kv
+        kv = default_kv_precision(weight, eng.quantised_kv, eng.engine, chip) if weight in QUANTISED else kv
         if scripts is not None and kv != "fp8" and scripts.fp8_kv(engine, model, row.chip):
             kv = "fp8"
             notes.append(f"KV cache in fp8 ({scripts.name}'s launch scripts set it)")
