@@ -277,3 +277,11 @@ def test_plan_train_says_which_rows_are_priced_outside_the_region(
     assert "h100-sxm at aws us-east-1" in out and "(the nearest listed; energy and CO2e are eu-west-1's)" in out
     assert run(argv) == 0
     assert "priced outside" not in capsys.readouterr().out
+
+
+def test_sequence_parallelism_asked_at_tp_1_is_said_to_be_off(capsys: pytest.CaptureFixture[str]) -> None:
+    """{sp: true (or 1), tp: 1} had come back as sp false with no word (normalise keeps sp beside tp > 1 only)."""
+    scenario = "{kind: train, model: mixtral-8x7b, hardware: h100-sxm, chips: 64, tokens: 1e11, plan: {sp: 1, tp: %d}}"
+    off = run_json(capsys, ["predict", scenario % 1, "--json"])
+    assert off["plan"]["sp"] is False and off["plan_note"].startswith("sp (sequence parallelism) is off at tp 1")
+    assert "plan_note" not in run_json(capsys, ["predict", scenario % 2, "--json"])

@@ -366,6 +366,8 @@ def _speed_rows(head: Table, r: dict[str, Any]) -> None:
     head.add_row("model TFLOP/s per chip", f"{r['tflops_per_chip']:,.0f}")
     head.add_row("MFU / HFU", f"{fmt.percent(r['mfu'])} / {fmt.percent(r['hfu'])}")
     head.add_row("memory per chip", f"{r['memory_per_chip_gib']:.1f} of {r['memory_capacity_gib']:.0f} GiB")
+    if r.get("plan_note"):
+        head.add_row("plan note", escape(r["plan_note"]))
     if r.get("memory_note"):
         head.add_row("memory note", f"[yellow]{escape(r['memory_note'])}[/]")
     if r.get("network_note"):
