@@ -150,3 +150,17 @@ def test_the_catalog_rents_tpus_and_neuron_instances_in_their_units(catalog: Cat
     assert hw.system("h100").rental_modes == {"capacity-block": (8,)}  # ... but Capacity Blocks sell whole p5s
     assert hw.system("trn2").rental_modes == {"capacity-block": (16,)}
     assert hw.system("inf2").provenance["rental"].status == "spec"
+
+
+@pytest.mark.parametrize(
+    ("system", "units"), [("trn2-ultraserver", (16,)), ("trn3-ultraserver-gen1", (16,)), ("trn3-ultraserver", (4,))]
+)
+def test_a_trainium_ultraserver_rents_whole_instances(catalog: Catalog, system: str, units: tuple[int, ...]) -> None:
+    """A Trn2 UltraServer (4 x trn2u.48xlarge) had billed per chip used: Llama-3.1-70B at 1 req/s rented 2 chips
+    ($5.46 an hour) where trn2.48xlarge rents 16, and naming the UltraServer flipped which system won on cost."""
+    import chipwise.api as cw
+
+    assert hardware(catalog).system(system).rental_chips == units
+    serve = cw.predict({"kind": "serve", "model": "llama-3.1-70b", "hardware": system, "input_tokens": 1024,
+                        "output_tokens": 256, "arrival_rate": 1, "requests": 200})  # fmt: skip
+    assert serve["billed_chips"] % units[0] == 0 and serve["billed_chips"] >= serve["chips"]
