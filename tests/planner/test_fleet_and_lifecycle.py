@@ -11,7 +11,7 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.fleet import plan_fleet
-from chipwise.planner.fleet_workload import Bucket, buckets_from_trace, parse_limits, read_workload
+from chipwise.planner.fleet_workload import Bucket, buckets_from_trace, burst_note, parse_limits, read_workload
 from chipwise.planner.lifecycle import plan_lifecycle
 from chipwise.workload.traces import read_trace
 from cli_run import run_error
@@ -527,3 +527,28 @@ def test_serve_months_not_positive_gets_a_months_example(capsys: pytest.CaptureF
     )
     # the other counts are no months: no example of 12 for them
     assert run_error(capsys, [*argv[:-1], "0", "--serve-months", "6"]).endswith("Fix: give a positive number.")
+
+
+def _trace_file(path: Path, rates: list[float], minute: float = 60.0) -> Path:
+    """A trace of `rates` (req/s), one a minute, evenly spaced arrivals of 512 / 256 tokens."""
+    rows, t = ["arrival_s,input_tokens,output_tokens"], 0.0
+    for i, rate in enumerate(rates):
+        t = i * minute
+        while t < (i + 1) * minute:
+            rows.append(f"{t:.4f},512,256")
+            t += 1.0 / rate
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_a_bursty_trace_is_told_its_fleet_is_sized_for_its_mean(catalog: Catalog, tmp_path: Path) -> None:
+    """An on-off trace (40 req/s a minute, 5 the next) had been sized for its mean and said to meet a 2 s TTFT p99
+    that its own arrival times missed by 4x: the report now says the replay offers the mean rates."""
+    bursty = _trace_file(tmp_path / "onoff.csv", [40.0, 5.0] * 5)
+    note = burst_note(str(bursty))
+    assert note is not None and note.startswith("the trace's busiest 60 s offers 40 req/s, 1.8x its mean 22.5")
+    assert "Check it on the trace (chipwise predict with trace: " in note
+    assert burst_note(str(_trace_file(tmp_path / "steady.csv", [10.0] * 10))) is None
+    assert burst_note(str(EXAMPLE)) is None  # a YAML mix gives its rates
+    r = plan_fleet(catalog, "llama-3.1-8b", str(bursty), SLO, ["h100-sxm"], replay=False)
+    assert r["workload_note"] == note

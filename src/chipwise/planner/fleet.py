@@ -58,7 +58,7 @@ from chipwise.planner.fleet_replay import (
     settle_fleet,
     still_missing_note,
 )
-from chipwise.planner.fleet_workload import Bucket, read_workload
+from chipwise.planner.fleet_workload import Bucket, burst_note, read_workload
 from chipwise.planner.serving_check import MAX_CHECK_LOAD
 from chipwise.planner.serving_choice import choose_any, kv_limited_batch, saturated_rate
 from chipwise.planner.serving_inputs import check_slo, precisions
@@ -464,6 +464,7 @@ def plan_fleet(
         "steady_state_cost_usd_per_hour": steady_cost,
         "slo_met_in_replay": all_met,
         "note": note,
+        "workload_note": burst_note(workload),
         "projected": any(r["projected"] for r in chosen),
         "seconds": time.perf_counter() - start,
     }

@@ -155,6 +155,8 @@ def print_fleet(r: dict[str, Any]) -> None:
         console.print(f"[bold yellow]No fleet found meets the SLO in its replay:[/] [yellow]{r['note']}[/]")
     elif r.get("note"):
         console.print(f"[yellow]{r['note']}[/]")
+    if r.get("workload_note"):  # a bursty trace: sized and replayed at its mean rates
+        console.print(f"[yellow]{escape(r['workload_note'])}[/]")
 
 
 def lifecycle(
