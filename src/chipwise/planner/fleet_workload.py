@@ -50,11 +50,15 @@ def _non_negative(value: Any, key: str, where: str) -> float:
     return float(v)
 
 
+#: a workload file that is a trace of requests, not a YAML mix
+TRACE_SUFFIXES: tuple[str, ...] = (".csv", ".jsonl", ".ndjson")
+
+
 def read_workload(path: str, model: ModelSpec | None = None) -> list[Bucket]:
     """Buckets from a YAML mix (`buckets: [{name, input_tokens, output_tokens, rate}]`) or a CSV/JSONL trace; with
     `model`, each bucket's request (a trace's longest) checked against its context, as predict and plan serve do."""
     p = user_file(path, "workload file", "give a YAML bucket mix or a CSV/JSONL trace (docs/hybrid.md)")
-    if p.suffix.lower() in (".csv", ".jsonl", ".ndjson"):
+    if p.suffix.lower() in TRACE_SUFFIXES:
         trace = read_trace(path)
         if model is not None:
             check_context(model, LengthDist.fixed(1), LengthDist.fixed(1), trace)
@@ -148,14 +152,14 @@ def burst_note(path: str) -> str | None:
     """For a trace workload whose busiest window offers well above its mean rate (BURST_RATIO), one line saying the
     fleet is sized and replayed at its buckets' mean rates as Poisson arrivals: an on-off trace (40 req/s for a minute,
     5 the next) had been sized for its mean 22.5 and said to meet a 2 s TTFT p99 it missed by 4x on its own times."""
-    if Path(path).suffix.lower() not in (".csv", ".jsonl", ".ndjson"):
+    if Path(path).suffix.lower() not in TRACE_SUFFIXES:
         return None
     trace = read_trace(path)
-    span = float(trace.arrival[-1] - trace.arrival[0])
-    if trace.arrival.size < 2 or span <= 0:
+    span = float(trace.arrival[-1])  # its times run from its first arrival (read_trace)
+    if span <= 0:
         return None
     window = min(BURST_WINDOW_S, span / 4.0)
-    counts = np.histogram(trace.arrival - trace.arrival[0], bins=np.arange(0.0, span + window, window))[0]
+    counts = np.histogram(trace.arrival, bins=np.arange(0.0, span + window, window))[0]
     mean, peak = (trace.arrival.size - 1) / span, float(counts.max()) / window
     if peak <= BURST_RATIO * mean:
         return None

@@ -359,8 +359,9 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     result["search"] = search_summary(search)
     result["plan_source"] = plan_source(sc.plan or {}, model)
     # the knobs the user fixed: chips left idle by a given dp are the plan's doing, not the batch's (train_views)
-    result["plan_given"] = sorted(given_knobs(sc.plan or {}))
-    if given_knobs(sc.plan or {}).get("sp") and result["plan"]["tp"] == 1:  # normalise keeps sp only beside tp > 1
+    given = given_knobs(sc.plan or {})
+    result["plan_given"] = sorted(given)
+    if given.get("sp") and result["plan"]["tp"] == 1:  # normalise keeps sp only beside tp > 1
         result["plan_note"] = (
             "sp (sequence parallelism) is off at tp 1: it splits activations over the tensor-parallel ranks, and tp 1 "
             "is one rank"

@@ -380,8 +380,9 @@ def show(
         else:
             data = {"kind": "system", **system_json(cat, system.id)}
             figs = _figures(cat.systems[system.id])
-    if as_json:  # with the source keys its texts name in passing, each with its citation
-        print_json({**data, "cited": cited_keys(cat, [json.dumps(data)])})
+    cited = cited_keys(cat, [json.dumps(data)])  # the source keys its texts name in passing, with their citations
+    if as_json:
+        print_json({**data, "cited": cited})
         return
     rows = _system_rows(data) + _inherited_rows(cat, data["id"]) if data["kind"] == "system" else []
     units = _builtin_units(data["kind"], data["id"])
@@ -414,7 +415,7 @@ def show(
     for p in data.get("prices", []):
         console.print(escape(_price_line(p, sources, bool(data.get("members")))))
     if sources:  # a derivation's or note's 'see EFA_NOTE', 'BOM_NOTE': the source each key names
-        for key, text in cited_keys(cat, (cell for row in rows for cell in row)).items():
+        for key, text in cited.items():
             console.print(escape(f"{key}: {text}"), highlight=False)
     if sources and data["kind"] == "chip":  # the factors every compute term of the chip is scaled by
         family = cat.chips[data["id"]].family

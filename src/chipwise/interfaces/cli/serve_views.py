@@ -41,8 +41,9 @@ def _kv_bound(r: dict[str, Any]) -> str:
     inp, out = float(load.get("input_tokens_mean") or 0.0), float(load.get("output_tokens_mean") or 0.0)
     mean = held_tokens(str(plan.get("admission", "reserve")), inp, out)
     if plan.get("attention_dp"):  # each rank caches its own requests whole: a rank's share is the bound
-        rank = plan["kv_cache_tokens_per_replica"] // plan.get("tp", 1)
-        return f" ({rank:,} a rank: each attention-DP rank caches its own requests)" if plan.get("tp", 1) > 1 else ""
+        tp = plan.get("tp", 1)
+        rank = plan["kv_cache_tokens_per_replica"] // tp
+        return f" ({rank:,} a rank: each attention-DP rank caches its own requests)" if tp > 1 else ""
     if mean <= 0 or r.get("batch_note"):
         return ""
     held = int(plan["kv_cache_tokens_per_replica"] // mean)
