@@ -981,6 +981,29 @@ def test_a_trace_whose_requests_all_arrive_at_once_is_a_burst(
     assert data["requests"]["finished"] == 3 and "utilisation" not in data["load"]
 
 
+@pytest.mark.parametrize("rows", [2, 3])
+def test_a_few_requests_a_second_apart_read_the_rate_they_offer_and_are_flagged_short(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rows: int
+) -> None:
+    """Requests of 10 output tokens 1 s apart offer 10 output tok/s. Two had read 0 tok/s and $1.42e+17 per M tokens
+    (the first finished exactly as the window started, and counted as one within it, so the window was not carried on
+    to the run's end), three 5 tok/s; neither said the run was too short. The window's ends cut a request's tokens
+    each: a run whose window holds fewer than STEADY_REQUESTS requests' output is flagged, with a count that is
+    enough."""
+    lines = "".join(f"{i},100,10\n" for i in range(rows))
+    (tmp_path / "t.csv").write_text("arrival_s,input_tokens,output_tokens\n" + lines)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\ntrace: t.csv\nplan: {tp: 1}\n")
+    data = run_json(capsys, ["predict", str(scenario), "--json"])
+    assert data["output_tokens_per_s"] > 4.0
+    if rows == 2:
+        assert data["output_tokens_per_s"] == pytest.approx(10.0, rel=0.05)
+    short = data["short_run"]
+    assert short["window_requests"] < 20 and short["requests_for_steady_state"] >= 20
+    assert run(["predict", str(scenario)]) == 0
+    assert "run too short" in capsys.readouterr().out
+
+
 def test_a_closed_loop_says_which_requests_its_latencies_are_over(capsys: pytest.CaptureFixture[str]) -> None:
     """The users' first requests (started together) and the last ones (the drain) are left out: the line said 'not
     the first or last 64' of a run whose first 66 and last 64 were left out."""

@@ -328,8 +328,8 @@ def test_attention_dp_ranks_schedule_their_own_token_budgets_where_the_engine_do
     """TensorRT-LLM (and vLLM's data-parallel engine cores) give each attention-DP rank its own max_num_tokens, so a
     DEP8 replica's iteration carries 8 x 8,192 tokens; SGLang divides --chunked-prefill-size over the ranks, so its
     replica carries 8,192, 1,024 for each rank's prompts. Sixteen 4,096-token prompts arriving together are encoded
-    in two iterations on TensorRT-LLM; on SGLang each rank's two take eight of 1,024 tokens, the first prompts
-    ending in the fourth or later (decoding sequences take their tokens from the budget too)."""
+    in one iteration on TensorRT-LLM (16 x 4,096 = 8 x 8,192); on SGLang each rank's two take eight of 1,024
+    tokens, the first prompts ending in the fourth, the others in the eighth."""
     deepseek = load_model(catalog, "deepseek-v3")
     b200 = hw.system("b200")
     plan = ReplicaPlan(tp=8, ep=8, attention_dp=True, max_batch=64, max_tokens=8192, weight_precision="fp8")
@@ -342,8 +342,8 @@ def test_attention_dp_ranks_schedule_their_own_token_budgets_where_the_engine_do
         ones = np.ones(16, dtype=np.int64)
         out = simulate(Deployment((pool,)), ones * 4096, ones * 4, ones * 0, np.zeros(16))
         first_tokens[engine] = sorted(set(np.round(out.requests["first"], 9).tolist()))
-    # the first iteration starts as the first arrivals come in; the rest share the next one, or need several more
-    assert len(first_tokens["trtllm"]) == len(first_tokens["vllm"]) == 2 and len(first_tokens["sglang"]) >= 3
+    # all sixteen start in the first iteration, and end in it or need several more
+    assert len(first_tokens["trtllm"]) == len(first_tokens["vllm"]) == 1 and len(first_tokens["sglang"]) == 2
     assert first_tokens["sglang"][-1] > first_tokens["trtllm"][-1]
     tp8 = setup_replica(catalog, deepseek, b200, "trtllm", replace(plan, attention_dp=False), 4096.0, 64.0)
     assert tp8.token_budget == 8192

@@ -22,6 +22,7 @@ from chipwise.planner.serving_outcome import served_tokens, stat_ok
 from chipwise.planner.serving_report import (
     CLOSED_WAVES,
     STEADY_FILLS,
+    STEADY_REQUESTS,
     STEADY_WAVES,
     fleet_problem,
     plan_dict,
@@ -191,9 +192,9 @@ def _provenance(catalog: Catalog, setup: ServingSetup, model: ModelSpec) -> dict
 
 def _short_run(job: ServingJob, setup: ServingSetup, summary: Mapping[str, Any], over: bool) -> dict[str, Any]:
     """A run too short to describe its deployment, flagged ({} where it is not): an open loop within capacity whose
-    arrivals end before its first requests do, an offline run of one batch, or a closed loop of fewer requests
-    than CLOSED_WAVES per user or whose window includes the users' ramp-up; with the requests a steady state
-    needs."""
+    arrivals end before its first requests do or whose throughput window holds fewer than STEADY_REQUESTS requests'
+    tokens, an offline run of one batch, or a closed loop of fewer requests than CLOSED_WAVES per user or whose
+    window includes the users' ramp-up; with the requests a steady state needs."""
     issued = summary["requests"]["issued"]
     offered = offered_request_rate(job)
     if not summary["steady_state"] and offered is not None and not over:
@@ -208,6 +209,11 @@ def _short_run(job: ServingJob, setup: ServingSetup, summary: Mapping[str, Any],
                 "requests_for_steady_state": max(issued + 1, math.ceil(STEADY_FILLS * fill * offered)),
             }
         }
+    lo, hi = summary["window_s"]
+    if offered is not None and not over and (held := summary["requests_per_s"] * (hi - lo)) < STEADY_REQUESTS:
+        # an open loop whose window is a few requests long: its ends, each cutting a request's tokens, weigh
+        short = {"window_requests": held, "requests_for_steady_state": issued + math.ceil(STEADY_REQUESTS - held)}
+        return {"short_run": short, "steady_state": False}
     if job.load.kind == "offline" and issued < 2 * (slots := deployment_batch_slots(setup)):
         # an offline run of one batch: no request waits for a slot or joins a running batch
         short = {"batch_slots": slots, "requests_for_steady_state": STEADY_WAVES * slots}

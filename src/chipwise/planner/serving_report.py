@@ -30,6 +30,10 @@ def fleet_problem(chips: float, what: str) -> str | None:
 #: latency in: serve.sim.metrics.steady_state); a shorter run is flagged with the request count whose arrivals span
 #: this many, a latency's margin over the least.
 STEADY_FILLS = 3.0
+#: An open loop is flagged short under this many requests' tokens in its throughput window: the window's two ends
+#: each cut a request's tokens, so a window of n requests reads up to about 1 in n off (three requests 1 s apart
+#: had read 5 output tok/s where they offered 10, unflagged); 20 keeps that within 5%.
+STEADY_REQUESTS = 20
 #: A closed loop's users each issue, and an offline run's requests fill its batch slots, this many waves of requests
 #: for a steady state: a run of one wave never has a request wait for a slot or join a running batch.
 STEADY_WAVES = 4

@@ -16,6 +16,7 @@ from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import console, figure_table, print_track_record, projected_banner
 from chipwise.interfaces.cli.serve_cells import handover_caveat, latency_stats, rented_mark, router_name
+from chipwise.planner.serving_report import STEADY_REQUESTS
 from chipwise.serve.estimate import held_tokens
 from chipwise.serve.iteration import COMPONENT_LABELS
 from chipwise.serve.plan import chip_count, count_text
@@ -212,8 +213,9 @@ def _add_deployment_rows(head: Table, r: dict[str, Any]) -> None:
 
 
 def _short_run_text(r: dict[str, Any], short: dict[str, Any]) -> str:
-    """Why a run is too short to read a steady state from (a single batch, the users' start and drain, or arrivals
-    that span less than two request latencies), and the requests that would be enough."""
+    """Why a run is too short to read a steady state from (a single batch, the users' start and drain, arrivals
+    that span less than two request latencies, or a throughput window of a few requests), and the requests that
+    would be enough."""
     finished = r["requests"]["finished"]
     if "batch_slots" in short:
         why = (
@@ -224,6 +226,12 @@ def _short_run_text(r: dict[str, Any], short: dict[str, Any]) -> str:
         why = (
             f"{finished:,} requests for {short['users']:,} users: the users' start, all together, and the final "
             "drain are a large part of the run; "
+        )
+    elif "window_requests" in short:
+        why = (
+            f"the throughput window holds the output of {short['window_requests']:.2g} of the {STEADY_REQUESTS} "
+            "requests a steady reading needs: its two ends each cut a request's tokens, so throughput and the cost "
+            "per token can read a request's output off; "
         )
     else:
         why = (

@@ -93,10 +93,12 @@ def window(out: SimOutput, basis: str = "steady", ramp_s: float = 0.0) -> tuple[
     if not out.closed_loop and arrivals.size > 1 and arrivals.max() > arrivals.min():
         hi = float(arrivals.max())
         start = lo + min(_fill_s(out), 0.5 * (hi - lo))
-        if not _finished_within(out, start, hi):
-            # no request finished by the last arrival (two requests 0.5 s apart, each done in 46 ms, had read
-            # 0 output tok/s and 0 req/s, unexplained): the window runs on to the run's end, and so measures the
-            # 2 req/s offered (the whole run, its fill too, read 3.66)
+        if tokens_in_window(out, start, hi)[1] < 1.0:
+            # not one request's tokens made by the last arrival (two requests 0.5 s apart, each done in 46 ms, had
+            # read 0 output tok/s and 0 req/s, unexplained; two 1 s apart, the first done as the window started,
+            # 0 tok/s and $1.42e+17 per M tokens until 2026-12, when a finish at its start counted as one within
+            # it): the window runs on to the run's end, and so measures the 2 req/s offered (the whole run, its fill
+            # too, read 3.66)
             hi = max(out.end, start + 1e-12)
         return start, hi
     hi = out.last_admit

@@ -353,7 +353,9 @@ class Replica:
         pol = self.pol
         if self.ranks > 1:
             if self._balanced() or self._to_timeout(self.it) == 0:
-                self.clock = self.it + 1
+                # the counter restarts at the next iteration: `it` counts iterations that advance the decodes, and
+                # one of prompts alone does not (it had counted one iteration too many after a prompts-only one)
+                self.clock = self.it + (self.n_dec > 0 and (pol.mixed_batching or pol.decode_first))
                 return False
             return bool(self.waiting)
         if self.role == "decode" or not self.waiting:

@@ -152,8 +152,9 @@ def _start_load(
     kernel: Kernel, issue: Callable[..., None], arrivals: FloatArray | None, n: int, concurrency: int, ramp_s: float
 ) -> None:
     """Schedule the load: a closed loop's `concurrency` users' first requests (at once, or evenly over `ramp_s`),
-    each user's next one issued when its last one finishes; or the open-loop `arrivals`, fed one event at a time
-    (each arrival schedules the next)."""
+    each user's next one issued when its last one finishes; or the open-loop `arrivals`, fed one event per arrival
+    time (each schedules the next): the requests of one instant are all issued before a replica they wake steps,
+    so an offline run's or a trace's simultaneous prompts start in one iteration, as a closed loop's users do."""
     if arrivals is None:
         users = min(max(1, concurrency), n)
         for u in range(users):
@@ -162,9 +163,11 @@ def _start_load(
     times = arrivals.tolist()
 
     def arrive(t: float, i: int) -> None:
-        if i + 1 < n:
-            kernel.at(times[i + 1], arrive, i + 1)
-        issue(t)
+        while i < n and times[i] == t:
+            issue(t)
+            i += 1
+        if i < n:
+            kernel.at(times[i], arrive, i)
 
     kernel.at(times[0], arrive, 0)
 
