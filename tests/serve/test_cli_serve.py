@@ -981,6 +981,19 @@ def test_a_trace_whose_requests_all_arrive_at_once_is_a_burst(
     assert data["requests"]["finished"] == 3 and "utilisation" not in data["load"]
 
 
+def test_a_one_request_trace_offers_no_rate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One row has no gap: it had been given 1 s (4.2% of capacity offered, and `requests: 5` replayed it at 0, 1,
+    2, 3 and 4 s). It offers no rate, and its repeats arrive at once, as a burst's do."""
+    (tmp_path / "one.csv").write_text("arrival_s,input_tokens,output_tokens\n0,1024,128\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("kind: serve\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 1\ntrace: one.csv\n")
+    data = run_json(capsys, ["predict", str(scenario), "--json"])
+    assert "utilisation" not in data["load"] and data["load"]["arrival_rate_per_s"] is None
+    scenario.write_text(scenario.read_text() + "requests: 5\n")
+    data = run_json(capsys, ["predict", str(scenario), "--json"])
+    assert data["requests"]["finished"] == 5 and data["simulation"]["makespan_s"] < 1.0  # not 4 s and more
+
+
 @pytest.mark.parametrize("rows", [2, 3])
 def test_a_few_requests_a_second_apart_read_the_rate_they_offer_and_are_flagged_short(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], rows: int
@@ -1263,3 +1276,14 @@ def test_a_searched_batch_cap_holds_a_shared_prefix_once(tmp_path: Path, capsys:
     assert alone["plan"]["max_batch"] == kv // (16384 + 256) == 28
     assert shared["plan"]["max_batch"] == 128 <= (kv - 0.9 * 16384) // (0.1 * 16384 + 256)
     assert shared["output_tokens_per_s"] > alone["output_tokens_per_s"]
+
+
+def test_the_steady_batch_is_at_most_the_batch_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """256 users at b256: output tok/s x mean TPOT (a request's mean, not a token's) had read 258 sequences, and
+    priced the breakdown's steady iteration past the batch the engine runs."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, precision: bf16, engine: vllm, "
+        "input_tokens: 1000, output_tokens: 200, concurrency: 256, requests: 1500, "
+        "plan: {tp: 1, max_batch: 256, max_tokens: 8192}}"
+    )
+    assert run_json(capsys, ["predict", scenario, "--json"])["steady_batch"] == 256.0

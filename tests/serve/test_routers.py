@@ -53,6 +53,22 @@ def test_power_of_two_takes_the_less_loaded_of_two_draws() -> None:
     assert [again.pick(board) for _ in range(8000)] == picks
 
 
+def test_power_of_two_draws_from_the_runs_seed() -> None:
+    """The router's draws follow the run's seed (they had been the same pairs whatever the seed): two seeds draw
+    differently, one seed repeats, and seed 0 is the stream a run without one draws."""
+    from chipwise.serve.sim.policies import make_router
+
+    board = LoadBoard([0, 0, 0, 0, 0, 0, 0, 0])
+
+    def picks(seed: int) -> list[int]:
+        router = make_router("power_of_two", 8, seed)
+        return [router.pick(board) for _ in range(50)]
+
+    assert picks(1) != picks(2) and picks(1) == picks(1)
+    default = PowerOfTwo(8)
+    assert picks(0) == [default.pick(board) for _ in range(50)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.integers(0, 6), min_size=1, max_size=12),

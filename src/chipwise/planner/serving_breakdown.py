@@ -62,9 +62,11 @@ def steady_breakdown(
 
 def _steady_batch(setup: ServingSetup, summary: Mapping[str, Any]) -> float:
     """The sequences a decode replica kept generating over the run (Little's law over its tokens: output tokens/s x
-    mean TPOT per replica); 1 where the run read none."""
-    batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, setup.pools[-1].replicas)
-    return float(batch) if math.isfinite(batch) else 1.0
+    mean TPOT per replica), at most its batch limit (the mean TPOT is a request's, not a token's, and 256 users at
+    b256 had read 258); 1 where the run read none."""
+    pool = setup.pools[-1]
+    batch = summary["output_tokens_per_s"] * summary["tpot_s"]["mean"] / max(1, pool.replicas)
+    return float(min(batch, pool.setup.plan.max_batch)) if math.isfinite(batch) else 1.0
 
 
 def _breakdown(

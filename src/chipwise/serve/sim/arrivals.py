@@ -57,8 +57,10 @@ def arrival_times(job: ServingJob, n: int, rng: np.random.Generator) -> FloatArr
 
 
 def _trace_span(t: FloatArray) -> float:
-    """How long one pass of a trace lasts when it repeats: its last arrival plus one mean gap."""
-    return float(t[-1]) + (float(np.mean(np.diff(t))) if t.size > 1 else 1.0)
+    """How long one pass of a trace lasts when it repeats: its last arrival plus one mean gap. A lone request has no
+    gap, and so offers no rate and repeats at once, as a burst does (it had been given a gap of 1 s: 1 req/s
+    offered, and its repeats 1 s apart, from nothing the trace said)."""
+    return float(t[-1]) + (float(np.mean(np.diff(t))) if t.size > 1 else 0.0)
 
 
 def offered_request_rate(job: ServingJob) -> float | None:

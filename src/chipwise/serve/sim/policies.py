@@ -177,8 +177,10 @@ Router = RoundRobin | LeastLoaded | PowerOfTwo
 ROUTERS: dict[str, type[Router]] = {"round_robin": RoundRobin, "least_loaded": LeastLoaded, "power_of_two": PowerOfTwo}
 
 
-def make_router(kind: str, replicas: int) -> Router:
-    return ROUTERS[kind](replicas)
+def make_router(kind: str, replicas: int, seed: int = 0) -> Router:
+    """The router `kind` over `replicas`; one that draws at random draws from the run's `seed` (it had drawn the
+    same pairs whatever the seed)."""
+    return PowerOfTwo(replicas, seed) if kind == "power_of_two" else ROUTERS[kind](replicas)
 
 
 def check_router(kind: str) -> None:

@@ -52,6 +52,8 @@ class Deployment:
     transfer_windows: tuple[tuple[float, float], ...] = ()
     #: a request reaches the first pool's scheduler this long after it is sent (the serving front end)
     front_latency_s: float = 0.0
+    #: the run's seed, which a router drawing at random (power_of_two) draws from
+    seed: int = 0
 
     @property
     def disaggregated(self) -> bool:
@@ -224,7 +226,7 @@ class _RequestFlow:
         self.stop_issuing_at = stop_issuing_at
         self.issued = 0
         self.pools = _build_pools(deployment, kernel, req, self.finished, self.prefilled)
-        self.routers = {id(p): make_router(deployment.router, len(p)) for p in self.pools}
+        self.routers = {id(p): make_router(deployment.router, len(p), deployment.seed) for p in self.pools}
         self.by_index = {rep.index: rep for pool in self.pools for rep in pool}
         # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
         # one prompt's cache at a time on each (book_transfer: the first window both are free); the decode replica
