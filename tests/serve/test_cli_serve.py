@@ -1287,3 +1287,26 @@ def test_the_steady_batch_is_at_most_the_batch_limit(capsys: pytest.CaptureFixtu
         "plan: {tp: 1, max_batch: 256, max_tokens: 8192}}"
     )
     assert run_json(capsys, ["predict", scenario, "--json"])["steady_batch"] == 256.0
+
+
+def test_users_with_no_request_to_send_neither_wait_nor_run_in_cohorts(capsys: pytest.CaptureFixture[str]) -> None:
+    """1,000 users of 10 requests have at most 10 in flight: the batch limit had said 598 of them wait for a slot
+    and the lock-step note that they run in cohorts. 500 users of 500 requests over the same 402 slots still say
+    98 wait."""
+    scenario = "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, output_tokens: 64, "
+    few = run_json(capsys, ["predict", scenario + "concurrency: 1000, requests: 10}", "--json"])
+    assert "waiting for a slot" not in few["batch_note"] and "lockstep_note" not in few
+    many = run_json(capsys, ["predict", scenario + "concurrency: 500, requests: 500}", "--json"])
+    assert "98 of them waiting for a slot" in many["batch_note"] and "lockstep_note" in many
+
+
+def test_a_tpot_target_on_answers_of_one_token_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """TPOT times the gaps between output tokens: answers of one token have none, and a 1 ms target had been
+    reported met (goodput 100%)."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, input_tokens: 100, output_tokens: 1, "
+        "arrival_rate: 2, slo: {tpot_p99_s: 1ms}}"
+    )
+    assert run(["predict", scenario]) == 2
+    err = capsys.readouterr().err
+    assert "every answer here is one token long" in err and "Traceback" not in err

@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
+from pydantic import ValidationError
 
 import chipwise.api as cw
-from chipwise.workload.lengths import LengthDist
+from chipwise.workload.lengths import LengthDist, LengthSpec
 
 
 def test_an_unbounded_length_stops_at_the_maximum_the_checks_take() -> None:
@@ -53,3 +55,12 @@ def test_no_request_past_the_context_is_dropped_unexplained() -> None:
     )
     assert result["requests"]["finished"] == 2000 and result["requests"]["dropped"] == 0
     assert "dropped" not in result
+
+
+@pytest.mark.parametrize(("mean", "std", "drawn"), [(100, 500, 254), (512, 512, 555)])
+def test_a_normal_spread_clipped_off_its_mean_is_refused(mean: int, std: int, drawn: int) -> None:
+    """Draws below one token are clipped to one: a normal of mean 100 and std 500 had been simulated at a mean of
+    254 tokens (512 and 512 at 555), reported as asked. A spread that keeps the mean within 2% is taken."""
+    with pytest.raises(ValidationError, match=f"draws a mean of {drawn}: give a smaller std, or a lognormal"):
+        LengthSpec(dist="normal", mean=mean, std=std)
+    assert LengthDist.of(LengthSpec(dist="normal", mean=512, std=200)).expected == pytest.approx(512, rel=0.02)

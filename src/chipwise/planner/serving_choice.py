@@ -550,7 +550,9 @@ def batch_reason(est: Estimate, i: int, eng: EngineProfile, job: ServingJob, max
     if job.load.kind == "closed":
         users, slots = int(job.load.concurrency), max_batch * max(1, replicas)
         text += f"; {users:,} users" + (f" over {replicas} replicas" if replicas > 1 else "")
-        text += f", {users - slots:,} of them waiting for a slot" if users > slots else ""
+        # no more of them wait than there are requests to send (1,000 users of 10 requests had "598 waiting")
+        waiting = min(users, job.requests) - slots
+        text += f", {waiting:,} of them waiting for a slot" if waiting > 0 else ""
     return text
 
 

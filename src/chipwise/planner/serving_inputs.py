@@ -61,6 +61,17 @@ def check_slo(slo: str | Mapping[str, Any] | None, required: bool = False) -> Ta
     return Targets(read_slo(slo))
 
 
+def check_tpot_target(targets: Mapping[str, float], longest_answer: int) -> None:
+    """Refuse a TPOT target where no answer has a second token (`longest_answer` <= 1): TPOT times the gaps between
+    output tokens, and a target of 1 us on answers of one token had been reported met."""
+    tpot = [k for k in targets if k.startswith("tpot")]
+    if tpot and longest_answer <= 1:
+        raise ChipwiseError(
+            f"{', '.join(tpot)} times the gaps between output tokens, and every answer here is one token long: there "
+            "is no gap to time. Fix: drop the TPOT target, or give output_tokens of 2 or more."
+        )
+
+
 #: vLLM on a vendor's chips through a hardware plugin the catalog fits as an engine family of its own: on AWS's
 #: Trainium and Inferentia vLLM runs as vllm-neuron, whose figures (and compiled batches) it had skipped for vLLM's
 #: GPU defaults, 35-60% faster than its fitted self

@@ -18,6 +18,7 @@ from chipwise.planner.serving_breakdown import where_time_goes
 from chipwise.planner.serving_deployment import SPLIT_MARK, build_deployment
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on, pool_figures, serving_track_record
+from chipwise.planner.serving_inputs import check_tpot_target
 from chipwise.planner.serving_outcome import served_tokens, stat_ok
 from chipwise.planner.serving_report import (
     CLOSED_WAVES,
@@ -73,6 +74,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     model = load_model(catalog, sc.model)
     job = serving_job(model, sc)
     targets = sc.slo.targets() if sc.slo else {}
+    check_tpot_target(targets, int(job.trace.output.max()) if job.trace is not None else job.output.maximum)
     setup, source, idle, batch_note = build_deployment(catalog, model, sc, job, targets)
     if (too_many := fleet_problem(setup.chips, f"serving {job.load.label()} on {sc.hardware}")) is not None:
         raise ChipwiseError(f"{too_many}.")
@@ -263,7 +265,8 @@ def lockstep_note(job: ServingJob, setup: ServingSetup) -> str | None:
     finish together, so they run in lock-step cohorts whose prompts share iterations (and the launch floor of an
     eagerly run prompt). DeepSeek-R1 on 8 H200 under SGLang, 1,024 in and out, read TPOT 74.8 ms at 320 users
     and 50.3 ms at 384 (+39% throughput); lengths spread over [0.8 L, L] read 82 and 86.8 ms."""
-    users = job.load.concurrency if job.load.kind == "closed" else 0
+    # users with no request left to send wait for nothing (1,000 users of 10 requests had been called cohorts)
+    users = min(job.load.concurrency, job.requests) if job.load.kind == "closed" else 0
     fixed = job.trace is None and job.input.kind == "fixed" and job.output.kind == "fixed"
     slots = deployment_batch_slots(setup)
     if not fixed or users <= slots:

@@ -55,7 +55,23 @@ class LengthSpec(StrictModel):
                 f"length mean {self.mean:g} lies {bounds}: clipping every length to the bounds would make a different "
                 "mean; give a mean within them"
             )
+        if self.dist == "normal":
+            self._clipped_mean()
         return self
+
+    def _clipped_mean(self) -> None:
+        """Refuse a normal spread whose draws, clipped to [min, max] (at least one token), have a mean more than
+        MEAN_SHIFT off the one asked: a normal of mean 100 and std 500 had been simulated at a mean of 254 tokens,
+        and one of 512 and 512 at 555, each reported as asked. (A lognormal's tail, cut where no max is given at
+        LengthDist.maximum, draws a little under its mean, as LengthDist.expected reports.)"""
+        assert self.mean is not None
+        dist = LengthDist.of(self)
+        if abs(dist.expected - self.mean) > MEAN_SHIFT * self.mean:
+            raise ValueError(
+                f"a normal length of mean {self.mean:g} and std {self.std:g}, clipped to {max(1, self.min):,} .. "
+                f"{dist.maximum:,} tokens, draws a mean of {dist.expected:,.0f}: give a smaller std, or a lognormal "
+                "length (never below one token)"
+            )
 
     def _shape(self) -> str:
         return {
@@ -67,6 +83,9 @@ class LengthSpec(StrictModel):
 
 #: lengths drawn to read a distribution's clipped mean (its standard error: std / 450)
 EXPECTED_SAMPLES = 200_000
+#: a normal spread whose clipped draws' mean is further than this share from the mean asked is refused (LengthSpec):
+#: the sample's own error is std / 450, well inside it
+MEAN_SHIFT = 0.02
 
 
 @dataclass(frozen=True)

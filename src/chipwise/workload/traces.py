@@ -120,10 +120,13 @@ def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
     return v
 
 
-def _units_per_second(column: str, first: float) -> float:
-    """The unit of a trace's arrival times, as units in a second: milliseconds in a column named *_ms, else by the
-    first time's size (EPOCH_SCALES), else seconds."""
-    if column.strip().lower().endswith("_ms"):
+def _units_per_second(column: str, first: float, input_column: str = "") -> float:
+    """The unit of a trace's arrival times, as units in a second: milliseconds in a column named *_ms, or in
+    Mooncake's `timestamp` beside its `input_length` (its format's times are milliseconds since the first request:
+    a Mooncake trace at 10 req/s had been read at 0.01), else by the first time's size (EPOCH_SCALES), else
+    seconds."""
+    name = column.strip().lower()
+    if name.endswith("_ms") or (name == "timestamp" and input_column.strip().lower() == "input_length"):
         return 1e3
     return next((units for edge, units in EPOCH_SCALES if first > edge), 1.0)
 
@@ -185,7 +188,7 @@ def read_trace(path: str) -> Trace:
     _in_time_order(values["arrival"], cols["arrival"], path, word)
     arrival = np.asarray(values["arrival"], dtype=np.float64)
     first = float(arrival[0])
-    arrival = (arrival - first) / _units_per_second(cols["arrival"], first)  # from the first arrival
+    arrival = (arrival - first) / _units_per_second(cols["arrival"], first, cols["input"])  # from the first arrival
     if arrival[-1] > MAX_SPAN_S:  # 1e300 s had run, its requests' times lost to rounding, at "$2.55e+302 per M"
         raise ChipwiseError(
             f"trace '{path}' spans {arrival[-1]:.3g} s from its first arrival to its last, more than a year. Fix: "
