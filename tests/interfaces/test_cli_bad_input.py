@@ -219,3 +219,22 @@ def test_all_among_ids_is_explained(capsys: Capture) -> None:
         "error: hardware 'all,h100-sxm' lists 'all' among ids: 'all' stands alone. Fix: give 'all' for every chip, "
         "or a list of ids (h100-sxm,trn2)."
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["plan", "train", "--model", "llama-3.1-8b", "--chips", "64", "--hardware", "h100-sxm", "--hardware", "h200"],
+         "--hardware"),
+        ([*SERVE, "--rate", "3"], "--rate"),
+        (["tco", "h100-sxm", "--utilisation", "0.5", "--utilisation=0.6"], "--utilisation"),
+    ],
+)  # fmt: skip
+def test_an_option_of_one_value_given_twice_is_refused(capsys: Capture, argv: list[str], option: str) -> None:
+    """Click keeps the last of a repeated option: `--hardware h100-sxm --hardware h200` had ranked the h200 alone,
+    `--rate 5 --rate 3` planned for 3 req/s, without a word. Options that add up (--slo, --set) still do."""
+    assert run(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{option} is given 2 times; it takes one value" in err and "Traceback" not in err
+    if option == "--rate":
+        assert run([*SERVE, "--slo", "ttft_p99=2s", "--slo", "tpot_p99=50ms", "--json"]) == 0

@@ -71,6 +71,7 @@ def run(argv: list[str] | None = None) -> int:
     fit_width()
     command = _command()
     try:
+        _refuse_repeated_options(command, sys.argv[1:] if argv is None else argv)
         rv = command(args=argv, standalone_mode=False, prog_name="chipwise")
     except ChipwiseError as exc:
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
@@ -220,6 +221,30 @@ def _command_path(command: Any, argv: list[str]) -> str:
         command = subs[word]
         path.append(word)
     return " ".join(path)
+
+
+def _refuse_repeated_options(command: Any, args: list[str]) -> None:
+    """One line for an option of one value given twice: Click keeps the last, so `--hardware h100-sxm --hardware
+    h200` had ranked the h200 alone, and `--rate 2 --rate 3` planned for 3 req/s, without a word. Options that add
+    up (--set, --slo, --catalog) and flags are let be."""
+    leaf = command
+    for arg in args:
+        if arg == "--":
+            break
+        commands = getattr(leaf, "commands", {})  # a group's sub-commands (Typer's groups are Click's by shape)
+        if not arg.startswith("-") and arg in commands:
+            leaf = commands[arg]
+    for param in leaf.params:
+        if param.param_type_name != "option" or param.multiple or param.is_flag or param.count:
+            continue
+        given = [a for a in args for opt in param.opts if a == opt or a.startswith(f"{opt}=")]
+        if len(given) > 1:
+            name = max(param.opts, key=len)
+            listed = ", a comma-separated list for several" if name == "--hardware" else ""
+            raise ChipwiseError(
+                f"{name} is given {len(given)} times; it takes one value, and all but the last would be ignored. "
+                f"Fix: give it once{listed}."
+            )
 
 
 def main() -> None:
