@@ -288,3 +288,16 @@ def test_the_table_shows_expected_cost_energy_and_carbon(capsys: pytest.CaptureF
     out = " ".join(capsys.readouterr().out.split())
     assert "energy" in out and "CO2e" in out and "109 MWh" in out and "40.5 t" in out
     assert "0.86" in out and "expected figures, as plan train's" in out
+
+
+def test_a_part_that_cannot_train_alone_is_named_with_its_reason(
+    catalog: Catalog, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Llama 3.1 8B's states do not fit one H100: the comparison had shown the H200 alone and no word of the H100,
+    its verdict read as if both parts had been tried. The part is listed, with the reason its search gave."""
+    r = plan_hetero_training(catalog, "llama-3.1-8b", {"h100-sxm": 1, "h200": 1}, tokens=1e12)
+    assert [a["hardware"] for a in r["alone"]] == ["h200"]
+    (cannot,) = r["alone_infeasible"]
+    assert cannot["hardware"] == "h100-sxm" and cannot["chips"] == 1 and "does not fit" in cannot["reason"]
+    assert run(["plan", "hetero", "--model", "llama-3.1-8b", "--tokens", "1T", "--fleet", "h100-sxm=1,h200=1"]) == 0
+    assert "h100-sxm alone (1): llama-3.1-8b does not fit" in capsys.readouterr().out

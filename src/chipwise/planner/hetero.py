@@ -175,11 +175,12 @@ ECONOMICS = (
 )
 
 
-def _single(catalog: Catalog, model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | None:
+def _single(catalog: Catalog, model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | str:
+    """A part's best plan alone, priced as plan train prices it; or why it has none (its search's one line)."""
     try:
         search = search_plans(model, job, system, chips)
-    except InfeasibleError:
-        return None
+    except InfeasibleError as exc:
+        return str(exc)
     r = plan_result(search, search.best)
     # priced as plan train prices it (its default on-demand, best-recovery basis): the same plan had read $0.84/M
     # here and $0.86/M there, the ideal cost against the expected one with failure downtime
@@ -272,7 +273,14 @@ def plan_hetero_training(
     found = [_mixed(model, job, a, b, link, racks) for a, b in orders]
     mixed = [m for m in found if isinstance(m, dict)]
     causes = [c for c in found if isinstance(c, str)]
-    alone = [a for a in (_single(catalog, model, job, p.system, p.chips) for p in parts) if a]
+    singles = [_single(catalog, model, job, p.system, p.chips) for p in parts]
+    alone = [a for a in singles if isinstance(a, dict)]
+    # a part that cannot train alone is named with its reason (it had been left out of the comparison unsaid)
+    cannot = [
+        {"hardware": p.system.chip.id, "chips": p.chips, "reason": a}
+        for p, a in zip(parts, singles, strict=True)
+        if isinstance(a, str)
+    ]
     if not mixed and not alone:
         raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
@@ -307,6 +315,7 @@ def plan_hetero_training(
         "global_batch_tokens_asked": global_batch_tokens,
         "mixed": best_mixed,
         "alone": alone,
+        "alone_infeasible": cannot,
         "fastest_part": fastest,
         "verdict": verdict,
         "reason": reason,

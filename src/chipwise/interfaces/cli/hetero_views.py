@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from chipwise.economics.pricing import catalog_estimate
@@ -69,7 +70,11 @@ def print_hetero(r: dict[str, Any]) -> None:
         row("mixed pipeline", m, _stages(m["plan"]) + f", DP{m['plan']['dp']}")
     for a in r["alone"]:
         row(f"{a['hardware']} alone ({a['chips']})", a, fmt.plan(a["plan"]))
+    for c in r.get("alone_infeasible", ()):
+        table.add_row(f"{c['hardware']} alone ({c['chips']})", "[yellow]cannot train alone[/]", "-", "-", "-", "-")
     console.print(table)
+    for c in r.get("alone_infeasible", ()):
+        console.print(f"[yellow]{c['hardware']} alone ({c['chips']}): {escape(c['reason'])}[/]")
     console.print(power)
     if rows and "goodput" in rows[0]:
         console.print(
