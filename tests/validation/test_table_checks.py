@@ -11,6 +11,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
+from chipwise.interfaces.cli.app import run
 from chipwise.validation.groundtruth import detect_kind, read_inference, read_training
 from chipwise.validation.run import validate_path, validate_training
 from chipwise.validation.serving_case import prepare
@@ -230,3 +231,14 @@ def test_a_latency_cell_mixing_units_reads_each_in_its_own() -> None:
     notes: list[str] = []
     assert parse_latency_ms("p99: 1.2 s; p50: 300 ms", "ttft", "", notes) == {"p99": 1200.0, "p50": 300.0}
     assert notes == ["ttft given in s (p99: 1.2 s; p50: 300 ms)"]
+
+
+def test_the_headline_counts_measurements_and_metrics(
+    shared_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three training rows measure one metric three times: the headline had said '3 metrics'."""
+    lines = (shared_data / "groundtruth_training.csv").read_text().splitlines()
+    table = tmp_path / "three.csv"
+    table.write_text("\n".join(lines[:4]) + "\n")
+    assert run(["validate", "--data", str(table)]) == 0
+    assert "3 of 3 rows predicted (100%), 3 measurements of 1 metric; MAPE" in capsys.readouterr().out

@@ -115,7 +115,7 @@ def validate(
     s = report["summary"]
     console.print(
         f"[bold]{kind} validation[/] on {data.name}: {s['rows_predicted']} of {s['rows_total']} rows predicted "
-        f"({100 * s['predicted_fraction']:.0f}%), {s['n']} metrics; MAPE {s['mape_pct']:.1f}%, "
+        f"({100 * s['predicted_fraction']:.0f}%), {_measurements(s)}; MAPE {s['mape_pct']:.1f}%, "
         f"median {s['median_ape_pct']:.1f}%"
     )
     if len(s["by_metric"]) > 1:
@@ -264,3 +264,10 @@ def _by_component(total: float, parts: dict[str, float]) -> str:
 
     shown = sorted(((k, v) for k, v in parts.items() if v > 0), key=lambda kv: -kv[1])
     return f"{fmt.latency(total)}: " + ", ".join(f"{COMPONENT_LABELS[k]} {fmt.latency(v)}" for k, v in shown)
+
+
+def _measurements(summary: dict[str, Any]) -> str:
+    """'542 measurements of 3 metrics': a row measures one or more metrics (it had read '3 metrics' for three rows'
+    throughputs, one metric)."""
+    kinds = len(summary["by_metric"])
+    return f"{summary['n']:,} measurement{'s' * (summary['n'] != 1)} of {kinds} metric{'s' * (kinds != 1)}"
