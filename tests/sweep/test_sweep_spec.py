@@ -334,3 +334,18 @@ def test_a_null_base_value_under_a_dotted_axis_is_started_by_it(write_sweep: Wri
         )
     )
     assert {p.scenario["plan"]["tp"] for p in spec.points()} == {2}
+
+
+def test_grid_axes_that_conflict_are_not_blamed_on_base(tmp_path: Path) -> None:
+    """A whole-scenario check names no key: a grid's arrival_rate beside its concurrency had been told to 'correct
+    it in base', which held neither."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "base: {kind: serve, model: llama-3.1-8b, hardware: h100-sxm, chips: 1, output_tokens: 64, requests: 100}\n"
+        "grid:\n  arrival_rate: [1, 2]\n  concurrency: [4]\n"
+    )
+    with pytest.raises(ChipwiseError) as info:
+        check_sweep(load_sweep(spec))
+    message = str(info.value)
+    assert "the point arrival_rate=1, concurrency=4 is not a valid scenario" in message
+    assert "Fix: correct it in base, grid or zip" in message

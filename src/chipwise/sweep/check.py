@@ -71,10 +71,12 @@ def check_scenarios(spec: SweepSpec) -> None:
             head = _field(err)
             varied = [k for k in axes if k.split(".", 1)[0] == head]
             where = f"the point {_describe(axes)}" if varied or not head else "base"
+            # a check of the whole scenario names no key: the point's axes may be what conflicts (a grid's
+            # arrival_rate beside its concurrency had been blamed on base, which held neither)
+            fix = "grid or zip" if varied else "base, grid or zip" if not head and axes else "base"
             raise ChipwiseError(
                 f"{spec.source}: {where} is not a valid scenario: {loc + ': ' if loc else ''}{msg}. "
-                f"Fix: correct it in {'grid or zip' if varied else 'base'} "
-                "(scenario keys: docs/guide.md#scenario-keys)."
+                f"Fix: correct it in {fix} (scenario keys: docs/guide.md#scenario-keys)."
             ) from None
         _check_plan_keys(spec, axes, scenario)
         _check_fields(spec, axes, scenario)
