@@ -178,7 +178,7 @@ def test_predict_and_plan_fleet_refuse_what_makes_no_sense() -> None:
         (lambda: cw.plan_train("llama-3.1-8b", 8, utilisation="high"), "utilisation 'high' is not a number"),
         (lambda: cw.plan_hetero("llama-3.1-70b", ["trn4", "gb300"]), "is not a mapping of chips to counts"),  # type: ignore[arg-type]
         (lambda: cw.plan_hetero("llama-3.1-70b", {"trn4": -36, "gb300": 36}), "fleet['trn4'] -36 is not a positive"),
-        (lambda: cw.tco(None), "hardware None is not a name"),  # type: ignore[arg-type]
+        (lambda: cw.tco(None), "hardware None is not a name. Fix: give e.g. 'h100-sxm'."),  # type: ignore[arg-type]
         (lambda: cw.model("deepseek-v3", seq_len=-4), "seq_len -4 is not a positive finite whole number"),
     ],
 )

@@ -164,7 +164,8 @@ def _name(value: Any, what: str) -> str:
     """A model, chip or system name, else one line (None had raised an AttributeError)."""
     if isinstance(value, str) and value:
         return value
-    raise ChipwiseError(f"{what} {value!r} is not a name. Fix: give e.g. 'llama-3.1-70b' or 'h100-sxm'.")
+    example = "'llama-3.1-70b'" if what == "model" else "'h100-sxm'"  # a model had been offered as hardware
+    raise ChipwiseError(f"{what} {value!r} is not a name. Fix: give e.g. {example}.")
 
 
 def _required(value: Any, name: str, whole: bool = False, example: str = "") -> Any:

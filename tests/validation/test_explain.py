@@ -79,6 +79,9 @@ def test_explain_says_why_a_row_is_not_predicted(catalog: Catalog, table: Path) 
 def test_explain_refuses_an_unknown_id(catalog: Catalog, table: Path) -> None:
     with pytest.raises(ChipwiseError, match=r"no row 'X9', 'X8' in rows.csv\. Fix: give ids from its 'id' column"):
         explain_serving(catalog, table, ["X1", "X9", "X8"])
+    # a near miss is named (it had been told only to read the 'id' column)
+    with pytest.raises(ChipwiseError, match=r"no row 'x1' in rows.csv\. Did you mean 'X1'\? Fix: give ids"):
+        explain_serving(catalog, table, ["x1"])
 
 
 def test_cli_explain_json_and_errors(capsys: pytest.CaptureFixture[str], table: Path, shared_data: Path) -> None:

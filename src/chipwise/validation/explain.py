@@ -4,6 +4,7 @@ an assumption, a catalog figure or the model."""
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,8 +25,12 @@ def explain_serving(catalog: Catalog, path: Path, ids: Sequence[str]) -> list[di
     rows = {r.id: r for r in catalog_rows(catalog, path)}
     missing = [i for i in ids if i not in rows]
     if missing:
+        # the ids a near miss was meant for ('i002' for I002 had been told only to read the 'id' column)
+        lower = {r.lower(): r for r in rows}
+        near = [lower[c] for i in missing for c in difflib.get_close_matches(i.lower(), list(lower), n=1, cutoff=0.6)]
+        did = f" Did you mean {', '.join(repr(n) for n in near)}?" if near else ""
         raise ChipwiseError(
-            f"no row {', '.join(repr(i) for i in missing)} in {path.name}. Fix: give ids from its 'id' column."
+            f"no row {', '.join(repr(i) for i in missing)} in {path.name}.{did} Fix: give ids from its 'id' column."
         )
     return [_explain(catalog, rows[i]) for i in dict.fromkeys(ids)]
 
