@@ -105,8 +105,9 @@ def test_plan_hetero_fleet_and_lifecycle() -> None:
     fleet = cw.plan_fleet("llama-3.1-8b", EXAMPLES / "chat-mix.yaml", {"ttft_p99": 2.0, "tpot_p99": 0.05},
                           hardware="h100-sxm,mi300x")  # fmt: skip
     assert fleet["cost_usd_per_hour"] > 0
-    # the checkpoint's own precision, as the CLI takes it (the API had planned fp8 where the CLI planned bf16)
-    assert fleet["precision"] == "auto"
+    # the checkpoint's own precision, as the CLI takes it (the API had planned fp8 where the CLI planned bf16),
+    # stated as resolved (it had read 'auto')
+    assert fleet["precision"] == "bf16"
     life = cw.plan_lifecycle("llama-3.1-8b", train_tokens=1e11, serve_rate=5, hardware=["h100-sxm", "mi300x"],
                              train_chips=64)  # fmt: skip
     assert life["best"]["train"]["hardware"] in {"h100-sxm", "mi300x"}

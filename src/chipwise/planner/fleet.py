@@ -61,10 +61,11 @@ from chipwise.planner.fleet_replay import (
 from chipwise.planner.fleet_workload import Bucket, burst_note, read_workload
 from chipwise.planner.serving_check import MAX_CHECK_LOAD
 from chipwise.planner.serving_choice import choose_any, kv_limited_batch, saturated_rate
+from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_inputs import check_slo, precisions
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.quant import PrecisionUnsupportedError
+from chipwise.serve.quant import PrecisionUnsupportedError, check_weight_precision
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
@@ -373,11 +374,25 @@ def _cheapest_settled(
     return confirmed_fleet(catalog, model, types, problem, buckets, slo, found) or settled
 
 
+def _engine_record(catalog: Catalog, t: InstanceType) -> dict[str, Any]:
+    """Where a type's serving figures come from, as plan serve's rows give it (its † and ‡): `engine_defaults`,
+    [chip] where no serving run of its engine on the chip's family was fitted (the engine's defaults), and
+    `engine_carried`, {chip: 'ENGINE on FAMILY'} where they are carried from a sibling's fit; with the weight and
+    KV-cache precisions it runs. The fleet had picked Gaudi3 on its engine's defaults unmarked."""
+    return {
+        "engine": t.engine,
+        "engine_defaults": [] if engine_fitted_on(catalog, t.engine, t.system) else [t.system.chip.id],
+        "engine_carried": engine_carried(catalog, [(t.engine, t.system)]),
+        "weight_precision": t.plan.weight_precision,
+        "kv_precision": t.plan.kv_precision,
+    }
+
+
 def _fleet_rows(
-    types: Sequence[InstanceType], buckets: Sequence[Bucket], settled: SettledFleet, replay: bool
+    catalog: Catalog, types: Sequence[InstanceType], buckets: Sequence[Bucket], settled: SettledFleet, replay: bool
 ) -> list[dict[str, Any]]:
-    """The fleet's row per instance type it runs: instances, chips, cost, the traffic routed to it, the share of
-    its capacity the simulator allowed and, where replayed, its replay."""
+    """The fleet's row per instance type it runs: instances, chips, cost, where its engine figures come from, the
+    traffic routed to it, the share of its capacity the simulator allowed and, where replayed, its replay."""
     sol = settled.sol
     chosen = []
     for i, t in enumerate(types):
@@ -394,6 +409,7 @@ def _fleet_rows(
             "chips": n * t.chips,
             "usd_per_hour": n * t.price_usd_per_hour,
             **t.price_record(),
+            **_engine_record(catalog, t),
             "utilisation": float(sol.utilisation[i]),
             "capacity_derate": _routed_mean(settled.derate[i], sol.assignment[i]),
             "routed_requests_per_s": {b.name: float(sol.assignment[i, j]) for j, b in enumerate(buckets)},
@@ -404,8 +420,16 @@ def _fleet_rows(
     return chosen
 
 
-def _type_record(t: InstanceType, buckets: Sequence[Bucket]) -> dict[str, Any]:
-    """An instance type offered to the programme as the report lists it, with its capacity per bucket."""
+def _shared_kv(chosen: Sequence[Mapping[str, Any]]) -> str | None:
+    """The KV-cache precision the fleet's types share (each engine's default for the weights), None where they
+    differ (each row gives its own) or the fleet is empty."""
+    kinds = {r["kv_precision"] for r in chosen}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _type_record(catalog: Catalog, t: InstanceType, buckets: Sequence[Bucket]) -> dict[str, Any]:
+    """An instance type offered to the programme as the report lists it, with where its engine figures come from
+    and its capacity per bucket."""
     return {
         "type": t.name,
         "hardware": t.system.chip.id,
@@ -414,6 +438,7 @@ def _type_record(t: InstanceType, buckets: Sequence[Bucket]) -> dict[str, Any]:
         "replicas": t.replicas,
         "usd_per_hour": t.price_usd_per_hour,
         **t.price_record(),
+        **_engine_record(catalog, t),
         "capacity_requests_per_s": {b.name: float(c) for b, c in zip(buckets, t.capacity, strict=True)},
     }
 
@@ -446,7 +471,7 @@ def plan_fleet(
     steady_cost = settled.steady_cost
     if replay:
         settled = _cheapest_settled(catalog, model, types, problem, buckets, slo, settled)
-    chosen = _fleet_rows(types, buckets, settled, replay)
+    chosen = _fleet_rows(catalog, types, buckets, settled, replay)
     note = settled.note
     all_met = all(r["replay"]["slo_met"] for r in chosen) if replay else None
     if all_met is False and note is None:
@@ -454,10 +479,11 @@ def plan_fleet(
     return {
         "kind": "plan-fleet",
         "model": model.display,
-        "precision": precision,
+        "precision": check_weight_precision(precision, model),  # 'auto': the checkpoint's own (it had read 'auto')
+        "kv_precision": _shared_kv(chosen),
         "slo": dict(slo),
         "buckets": [b.__dict__ for b in buckets],
-        "instance_types": [_type_record(t, buckets) for t in types],
+        "instance_types": [_type_record(catalog, t, buckets) for t in types],
         "fleet": chosen,
         "skipped": skipped,
         "cost_usd_per_hour": sum(r["usd_per_hour"] for r in chosen),

@@ -100,6 +100,10 @@ def _serving_options(catalog: Catalog, reports: Sequence[dict[str, Any]], second
                 "usd_per_hour": v["cost_usd_per_hour"],
                 "price_estimated": bool(guessed),
                 "price_estimated_chips": list(dict.fromkeys(guessed)),
+                # its chips on engine defaults (†) and with carried engine figures (‡), as plan serve marks them
+                # (a serving fleet on Gaudi3's defaults had been picked unmarked)
+                "engine_defaults": list(v.get("engine_defaults", [])),
+                "engine_carried": dict(v.get("engine_carried", {})),
                 "simulated": {"ttft_s": v.get("ttft_s"), "tpot_s": v.get("tpot_s"), "slo_met": v["slo_met"]},
                 "cost": v["cost_usd_per_hour"] * hours,
                 "energy_j_per_hour": joules_h,

@@ -262,6 +262,7 @@ def _search_chip(
     and price, the chip's Pareto front, and (`splits`) its prefill option and its decode options' arguments; a chip
     that no option runs on is not ranked, with the first option's reason."""
     failures: list[str] = []
+    prefilled = False
     for drafting in draftings:
         try:
             name = engine_for(system, engine, model)
@@ -280,13 +281,18 @@ def _search_chip(
         row = colocated_row(catalog, system, name, choice, price, job.load, output_tokens)
         row["_search"] = ChipSearch(eng, weight, kv, drafting, price, tuple(np.unique(est.cand.tp).tolist()))
         found.rows.append(row)
-        if system.chip.id not in found.fronts:  # the front and the prefill pools do not depend on how decoding drafts
+        if system.chip.id not in found.fronts:  # the front does not depend on how decoding drafts
             found.fronts[system.chip.id] = _front(est)
-            if splits:
-                ttft_limit = targets.get("ttft_p99", math.inf)
-                found.prefill_options.append(
-                    prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price, ttft_limit)
-                )
+        # every system its prefill pool, once (it does not depend on how decoding drafts): keyed by chip with the
+        # front, only the first-listed of two systems of one chip had one, the answer following --hardware's order
+        # (Llama 3.1 70B fp8 at 10 req/s, 8,192 in / 512 out, on azure-nd-h100-v5,p5.48xlarge had read 36 H100s
+        # at $247.68/h; it now reads p5.48xlarge>p5.48xlarge, 24 at $165.12/h, as the other order did)
+        if splits and not prefilled:
+            ttft_limit = targets.get("ttft_p99", math.inf)
+            found.prefill_options.append(
+                prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price, ttft_limit)
+            )
+            prefilled = True
         if splits:
             args = (model, system, name, eng, job, weight, kv, targets, drafting, price)
             found.decode_inputs.append((row["cost_usd_per_hour"], args))

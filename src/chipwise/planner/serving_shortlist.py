@@ -23,6 +23,7 @@ from chipwise.planner.serving_plan_rows import (
 )
 from chipwise.pools import spawned_pool
 from chipwise.serve.candidates import BATCHES
+from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.serving_job import ServingJob
@@ -83,12 +84,19 @@ def verify_options(
 
 #: An open loop's check that had to grow its option past the estimate's fleet (the estimate was optimistic for that
 #: shape) looks again at the chip's other tensor-parallel sizes: the cheapest of them by the estimate, up to this
-#: many, are simulated too where their estimate undercuts every checked fleet that met the SLO. Llama 3.1 70B at 10
-#: req/s on H200 under a 10 s / 100 ms SLO: TP2 x2 (4 chips) grew to x3 in its check and an H100 fleet won at $4.48
-#: per M tokens, where TP1 x5 H200 met a tighter SLO at $4.29. Its own shape with the next batch limit is looked at
-#: too: Llama 3.1 8B at 15 req/s on H200, TP1 b64 x1 ran at 92% of its capacity in its check and grew to x2 ($1.14
-#: per M tokens), where TP1 b128 x1 meets the SLO at 81% ($0.57).
+#: many a system, are simulated too where their estimate undercuts every checked fleet that met the SLO. Llama 3.1
+#: 70B at 10 req/s on H200 under a 10 s / 100 ms SLO: TP2 x2 (4 chips) grew to x3 in its check and an H100 fleet won
+#: at $4.48 per M tokens, where TP1 x5 H200 met a tighter SLO at $4.29. Its own shape with the next batch limit is
+#: looked at too: Llama 3.1 8B at 15 req/s on H200, TP1 b64 x1 ran at 92% of its capacity in its check and grew to
+#: x2 ($1.14 per M tokens), where TP1 b128 x1 meets the SLO at 81% ($0.57).
 SECOND_LOOKS = 2
+
+#: second looks in all, each system's cheapest first (enough for the three checks `plan serve` runs by default to
+#: have their two each). The cap had been SECOND_LOOKS over every chip together, cheapest first: Llama 3.1 70B fp8
+#: at 20 req/s on MI300X and Gaudi3 at $4.80 (2 s / 50 ms), Gaudi3's two looks ($38.40/h each) took both and
+#: MI300X's TP8 b256 x2 ($41.44/h, 16 chips) was never simulated, the answer reading $48.00/h where MI300X alone
+#: answers $41.44/h.
+SECOND_LOOKS_MAX = 6
 
 
 def second_looks(
@@ -102,11 +110,46 @@ def second_looks(
     pricing: str,
     region: str | None,
 ) -> list[dict[str, Any]]:
-    """The checks, with those of the other shapes (SECOND_LOOKS: other TP sizes, or the next batch limit) of the
-    chips whose check grew: their rows join the ranking (re-ranked, the checks' ranks following their rows)."""
-    bar = min((ranking_cost(v, job.load) for v in verified if v["keeps_up"] and v["slo_met"]), default=math.inf)
-    looks: list[dict[str, Any]] = []
+    """The checks, with those of the other shapes (SECOND_LOOKS a system: other TP sizes, or the next batch limit)
+    of the chips whose check grew: their rows join the ranking (re-ranked, the checks' ranks following their rows).
+    A look is simulated only while its estimate undercuts every check so far that met the SLO (its own too)."""
+    bar = min((_passed_cost(v, job.load) for v in verified), default=math.inf)
+    looks = _fair_share(_shape_looks(catalog, model, job, targets, rows, verified), job.load)
+    ranked = [rows[v["rank"] - 1] for v in verified]
+    extra: list[tuple[dict[str, Any] | None, dict[str, Any]]] = []
+    for look in looks:
+        if ranking_cost(look, job.load) >= bar:  # a fleet already checked is as cheap
+            continue
+        rows.append(look)
+        checked = check_option(catalog, model, model_name, job, targets, look, len(rows), pricing, region)
+        extra.append((checked, look))
+        bar = min(bar, _passed_cost(checked, job.load) if checked is not None else math.inf)
+    if not extra:
+        return verified
+    rows.sort(key=lambda r: rank_order(r, job.load))
+    position = {id(r): i + 1 for i, r in enumerate(rows)}
+    checked_rows = [{**v, "rank": position[id(r)]} for v, r in zip(verified, ranked, strict=True)]
+    checked_rows += [{**c, "rank": position[id(look)]} for c, look in extra if c is not None]
+    return sorted(checked_rows, key=lambda r: check_order(r, job.load))
+
+
+def _passed_cost(checked: Mapping[str, Any], load: Load) -> float:
+    """A check's cost where it kept up and met the SLO (what a second look has to undercut), else infinite."""
+    return ranking_cost(checked, load) if checked["keeps_up"] and checked["slo_met"] else math.inf
+
+
+def _shape_looks(
+    catalog: Catalog,
+    model: ModelSpec,
+    job: ServingJob,
+    targets: Mapping[str, float],
+    rows: list[dict[str, Any]],
+    verified: list[dict[str, Any]],
+) -> dict[str, list[dict[str, Any]]]:
+    """By system, the ranking rows of the other shapes of each colocated check that grew: its chip's other TP sizes
+    and its own shape with the next batch limit, as the estimate sizes them (those already ranked left out)."""
     seen = {_option_key(r) for r in rows}
+    looks: dict[str, list[dict[str, Any]]] = {}
     for v in verified:
         row = rows[v["rank"] - 1]
         if v["disaggregated"] or v["chips"] <= row["chips"] or "_search" not in row:
@@ -128,21 +171,22 @@ def second_looks(
             look["price_estimated"] = row.get("price_estimated", [])  # its chip's price, as its row's (§)
             # a shape the estimate answers with an option already ranked (a next batch limit its KV cache
             # cannot hold: Llama 3.1 70B on trn2, TP32 b128 came back as the checked b104) is not a second look
-            if ranking_cost(look, job.load) < bar and _option_key(look) not in seen:
+            if _option_key(look) not in seen:
                 seen.add(_option_key(look))
-                looks.append(look)
-    if not looks:
-        return verified
-    looks = sorted(looks, key=lambda r: ranking_cost(r, job.load))[:SECOND_LOOKS]
-    ranked = [rows[v["rank"] - 1] for v in verified]
-    rows.extend(looks)
-    extra = [check_option(catalog, model, model_name, job, targets, look, len(rows) - len(looks) + i + 1, pricing,
-                          region) for i, look in enumerate(looks)]  # fmt: skip
-    rows.sort(key=lambda r: rank_order(r, job.load))
-    position = {id(r): i + 1 for i, r in enumerate(rows)}
-    checked = [{**v, "rank": position[id(r)]} for v, r in zip(verified, ranked, strict=True)]
-    checked += [{**c, "rank": position[id(look)]} for c, look in zip(extra, looks, strict=True) if c is not None]
-    return sorted(checked, key=lambda r: check_order(r, job.load))
+                looks.setdefault(system.id, []).append(look)
+    return looks
+
+
+def _fair_share(looks: Mapping[str, list[dict[str, Any]]], load: Load) -> list[dict[str, Any]]:
+    """The looks to simulate, in order: each system's SECOND_LOOKS cheapest by the estimate, its cheapest before any
+    system's second (cheapest first within each), SECOND_LOOKS_MAX in all."""
+    turns = [
+        (turn, ranking_cost(look, load), look)
+        for own in looks.values()
+        for turn, look in enumerate(sorted(own, key=lambda r: ranking_cost(r, load))[:SECOND_LOOKS])
+    ]
+    turns.sort(key=lambda t: (t[0], t[1]))
+    return [look for _, _, look in turns[:SECOND_LOOKS_MAX]]
 
 
 def _option_key(row: Mapping[str, Any]) -> tuple[str, str, str]:

@@ -98,13 +98,25 @@ def request_rate(per_s: float) -> str:
     return f"{per_s:,.0f}" if per_s >= 100 else f"{per_s:.3g}"
 
 
+def _precision_text(r: dict[str, Any]) -> str:
+    """The title's word on the precisions the fleet runs, as plan serve's title gives them: ', bf16 weights, bf16 KV
+    cache' (the KV cache's where the fleet's types share one); '' for a report without them. The title had named
+    none, and --json had read 'auto'."""
+    if not r.get("precision"):
+        return ""
+    kv = f", {r['kv_precision']} KV cache" if r.get("kv_precision") else ""
+    return f", {r['precision']} weights{kv}"
+
+
 def print_fleet(r: dict[str, Any]) -> None:
+    from chipwise.interfaces.cli.plan_serve_views import engine_mark, engine_notes
+
     projected_banner([f["hardware"] for f in r["fleet"] if f["projected"]])
     buckets = ", ".join(
         f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {request_rate(b['rate'])}/s" for b in r["buckets"]
     )
     slo = ", ".join(f"{k} {fmt.latency(v)}" for k, v in r["slo"].items())
-    table = compact_table(f"{r['model']}: cheapest fleet for {buckets} within {slo}")
+    table = compact_table(f"{r['model']}{_precision_text(r)}: cheapest fleet for {buckets} within {slo}")
     # the replay's latency at each target's own percentile (the columns had read p99 under a p90 SLO)
     targeted = list(r["slo"])
     for col in ("instance type", "count", "chips", "$/hour", "busy", "cap.\nused", "routed\nreq/s", "replay\nSLO",
@@ -120,7 +132,7 @@ def print_fleet(r: dict[str, Any]) -> None:
             worst = [max(b[f"{key}_s"] for b in rp["buckets"].values()) for key in targeted]
             verdict = "[green]met[/]" if rp["slo_met"] else "[red]missed[/]"
         table.add_row(
-            f["type"],
+            f["type"] + engine_mark(f["hardware"], f.get("engine_defaults", ()), f.get("engine_carried")),
             str(f["instances"]),
             str(f["chips"]),
             fmt.usd(f["usd_per_hour"]) + (" §" if f.get("price_estimated") else ""),
@@ -131,6 +143,8 @@ def print_fleet(r: dict[str, Any]) -> None:
             *(fmt.latency(v) for v in worst),
         )
     console.print(table)
+    for note in engine_notes(r["fleet"], []):
+        console.print(note)
     estimated = [f["hardware"] for f in r["fleet"] if f.get("price_estimated")]
     if estimated:  # as plan train and plan lifecycle footnote the same price
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
@@ -252,7 +266,19 @@ def _projected_names(rows: list[dict[str, Any]]) -> list[str]:
     return names
 
 
+def _serve_marked(label: str, sv: dict[str, Any]) -> str:
+    """A serving fleet's label with each pool's chip marked where its engine figures are defaults (†) or carried
+    (‡), as plan serve marks them: a split 'a>b' pool by pool ('gaudi3 †>h100-sxm')."""
+    from chipwise.interfaces.cli.plan_serve_views import engine_mark
+
+    defaults, carried = sv.get("engine_defaults", ()), sv.get("engine_carried")
+    pools = zip(label.split(">"), sv["hardware"].split(">"), strict=True)
+    return ">".join(part + engine_mark(chip, defaults, carried) for part, chip in pools)
+
+
 def print_lifecycle(r: dict[str, Any]) -> None:
+    from chipwise.interfaces.cli.plan_serve_views import engine_notes
+
     single = r["best_single_vendor"]
 
     def key(p: dict[str, Any]) -> tuple[Any, ...]:
@@ -279,7 +305,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
             trains[i] + _PROJECTED_MARK * tr["projected"],
             fmt.duration(tr["time_s"]),
             fmt.usd(tr["cost"]) + (" §" if tr.get("price_estimated") else ""),
-            f"{serves[i]}{_PROJECTED_MARK * sv['projected']} x{count_text(sv['chips'])}"
+            f"{_serve_marked(serves[i], sv)}{_PROJECTED_MARK * sv['projected']} x{count_text(sv['chips'])}"
             + (f" [{count_text(sv['billed_chips'])}]" if sv.get("billed_chips", sv["chips"]) > sv["chips"] else ""),
             fmt.usd(sv["usd_per_hour"]) + (" §" if sv.get("price_estimated") else ""),
             fmt.usd(p["cost_usd"]),
@@ -302,6 +328,8 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     ]
     if estimated:
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', 'on-demand')}[/]")
+    for note in engine_notes([p["serve"] for p in listed], []):  # the serving side's † and ‡, as plan serve's
+        console.print(note)
     if any(p["serve"].get("billed_chips", p["serve"]["chips"]) > p["serve"]["chips"] for p in listed):
         console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
     console.print(

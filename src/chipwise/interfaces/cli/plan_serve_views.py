@@ -95,17 +95,26 @@ def _pools(
     defaults (`defaults`) is marked with a dagger, one whose engine figures are carried from another fit
     (`carried`) with a double dagger; with `systems` ('p5.48xlarge', or a pair 'a>b') each chip is followed by
     its system, where one chip is ranked in several."""
-    names = dict(zip(hardware.split(">"), systems.split(">"), strict=True)) if systems else {}
-    marks = {c: " †" if c in defaults else " ‡" if c in (carried or {}) else "" for c in hardware.split(">")}
+    chips = hardware.split(">")
+    # each pool's system by its position: keyed by chip, a split between two systems of one chip (azure-nd-h100-v5
+    # > p5.48xlarge) had named the decode pool's system for both pools
+    names = systems.split(">") if systems else [""] * len(chips)
+    marks = {c: engine_mark(c, defaults, carried) for c in chips}
     marks = {c: m + (" [yellow](proj.)[/]" if c in projected else "") for c, m in marks.items()}
-    marked = {c: c + (f" ({names[c]})" if c in names else "") + marks[c] for c in hardware.split(">")}
+    marked = [c + (f" ({name})" if name else "") + marks[c] for c, name in zip(chips, names, strict=True)]
     if len(plans) == 1:
-        return marked[hardware], _plan_text(next(iter(plans.values())))
-    chips = dict(zip(("prefill", "decode"), hardware.split(">"), strict=True))
+        return marked[0], _plan_text(next(iter(plans.values())))
+    pool = {"prefill": 0, "decode": 1}
     return (
-        "\n".join(f"{role[0].upper()}: {marked[chips[role]]}" for role in plans),
+        "\n".join(f"{role[0].upper()}: {marked[pool[role]]}" for role in plans),
         "\n".join(f"{role[0].upper()}: {_plan_text(p)}" for role, p in plans.items()),
     )
+
+
+def engine_mark(chip: str, defaults: Sequence[str] = (), carried: Mapping[str, str] | None = None) -> str:
+    """A chip's mark where its engine figures are its engine's defaults (' †') or carried from a sibling's fit
+    (' ‡'), as engine_notes explains them; '' where fitted."""
+    return " †" if chip in defaults else " ‡" if chip in (carried or {}) else ""
 
 
 def _pool_rows(table: Table, lead: list[str], hardware: str, plan: str, figures: list[str]) -> None:
@@ -246,7 +255,7 @@ def _print_ranking_notes(report: dict[str, Any], top: int, checked: dict[int, di
             "KV cache over the rack's fabric[/]"
         )
     shown = report["results"][:top] + report["verified"]
-    for note in _engine_notes(shown, report["verified"]):
+    for note in engine_notes(shown, report["verified"]):
         console.print(note)
     estimated = sorted({c for r in shown for c in r.get("price_estimated") or ()})
     if estimated:
@@ -265,9 +274,10 @@ def _print_ranking_notes(report: dict[str, Any], top: int, checked: dict[int, di
         console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
 
 
-def _engine_notes(shown: list[dict[str, Any]], verified: list[dict[str, Any]]) -> list[str]:
+def engine_notes(shown: list[dict[str, Any]], verified: list[dict[str, Any]]) -> list[str]:
     """The footnotes of the `shown` rows whose engine figures are defaults (†: no serving run of the chip's family
-    fitted) or carried from a sibling's fit (‡, with Trainium4's overhead in the `verified` checks)."""
+    fitted) or carried from a sibling's fit (‡, with Trainium4's overhead in the `verified` checks); plan fleet's
+    and plan lifecycle's rows carry the same fields and notes."""
     notes: list[str] = []
     defaults = {c for r in shown for c in r.get("engine_defaults") or ()}
     if defaults:
