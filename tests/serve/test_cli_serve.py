@@ -1310,3 +1310,11 @@ def test_a_tpot_target_on_answers_of_one_token_is_refused(capsys: pytest.Capture
     assert run(["predict", scenario]) == 2
     err = capsys.readouterr().err
     assert "every answer here is one token long" in err and "Traceback" not in err
+
+
+def test_plan_serve_refuses_a_tpot_target_on_answers_of_one_token(capsys: pytest.CaptureFixture[str]) -> None:
+    """It had answered 'Cheapest that meets the SLO' for a 1 us TPOT on one-token answers."""
+    argv = ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "2", "--output-tokens", "1", "--slo",
+            "tpot_p99=1us", "--hardware", "h100-sxm"]  # fmt: skip
+    assert run(argv) == 2
+    assert "every answer here is one token long" in capsys.readouterr().err

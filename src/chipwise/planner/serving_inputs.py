@@ -68,7 +68,7 @@ def check_tpot_target(targets: Mapping[str, float], longest_answer: int) -> None
     if tpot and longest_answer <= 1:
         raise ChipwiseError(
             f"{', '.join(tpot)} times the gaps between output tokens, and every answer here is one token long: there "
-            "is no gap to time. Fix: drop the TPOT target, or give output_tokens of 2 or more."
+            "is no gap to time. Fix: drop the TPOT target, or give answers of 2 or more output tokens."
         )
 
 

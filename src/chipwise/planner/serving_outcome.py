@@ -13,7 +13,8 @@ from chipwise.workload.serving_job import ServingJob
 
 def stat_ok(summary: Mapping[str, Any], key: str, limit: float) -> bool:
     """Whether a simulated run's statistic meets its target; a TPOT target of a run whose answers are all one
-    token long (no request has a second token to time) holds."""
+    token long (no request has a second token to time) holds, where a stated deployment's run draws no answer
+    longer (the scenario's and plan serve's targets on answers of one token are refused: check_tpot_target)."""
     metric, stat = key.split("_")
     value = summary.get(f"{metric}_s", {}).get(stat)
     if metric == "tpot" and value is not None and math.isnan(value):

@@ -25,6 +25,7 @@ from chipwise.planner.serving_economics import chip_hour_price, price_note, pric
 from chipwise.planner.serving_inputs import (
     Targets,
     check_slo,
+    check_tpot_target,
     drafting_for,
     engine_for,
     precisions,
@@ -100,6 +101,7 @@ def plan_serving(
     draftings = [d for i, d in enumerate(asked) if d not in asked[:i]]
     targets = _checked_targets(slo, load)
     job = _checked_job(model, load, input_tokens, output_tokens, requests, router)
+    check_tpot_target(targets, job.output.maximum)
     hw = hardware(catalog)
     # a hybrid scale-up system (the Trainium4 + GB300 NVLink Fusion rack) is searched as its member chips, each
     # on its own, and split between them with the KV cache over its fabric (kv_path): named as one system, it had
