@@ -133,7 +133,7 @@ def test_zero3_with_a_pipeline_prints_its_memory_note(
     plan = "plan: {tp: 8, pp: 4, dp: 32, cp: 1, vpp: 1, microbatch: 1, zero: 3, recompute: full}\n"
     scenario = P5.replace("llama-3.1-8b", "llama-3.1-70b").replace("chips: 64", "chips: 1024") + plan
     out = _predict_out(capsys, tmp_path, scenario)
-    assert "memory note zero 3 with pp > 1 holds 19.2 GiB per chip, more than zero 1 (19.0) or zero 2 (10.8)" in out
+    assert "memory note zero 3 with pp > 1 holds 19.2 GiB per chip, more than zero 1 (19.0) would" in out
 
 
 # A training cost billed for more chips than the fleet's says so: 12 H100s in EC2 Capacity Blocks rent two whole

@@ -88,3 +88,22 @@ def test_zero0_all_reduces_fp32_gradients_at_four_bytes(hw: Hardware) -> None:
         assert float(opt[0]) == pytest.approx(float(memory_time(1.236e9 * optimizer_traffic(precision, wb), dev, 4.0)))
     # twice the bytes: about twice the time (the collectives' latency is the same)
     assert 1.9 < out["fp32"] / out["bf16"] <= 2.0
+
+
+def test_lora_adapters_reduce_their_gradients_over_the_data_parallel_group(hw: Hardware) -> None:
+    """A LoRA step trains only its adapters: ZeRO-0 DP16 on two p5 hosts, nothing hidden, all-reduces their bf16
+    gradients, 2 x the reduce-scatter of 2 B x A, and Adam moves 30 B an adapter parameter (bf16 working weight),
+    whatever the frozen base's format. Llama-3.1-70B's 44.6M adapters at TP1: A = 44,564,480. It had reduced nothing
+    and updated nothing (frozen: trainable False)."""
+    system = hw.system("p5.48xlarge")
+    topo, dev = topology_of(system), device_of(system)
+    plans = from_dicts([{"tp": 1, "pp": 1, "dp": 16, "zero": 0, "recompute": "none"}])
+    frozen, none, one, a = np.array([70.55e9]), np.zeros(1), np.ones(1), np.array([44_564_480.0])
+    group = coll.group(plans.dp * plans.cp, plans.tp, topo)
+    args = (frozen, none, plans, topo, dev, one, none, none, none, 80, False, 1.0, "fp8")
+    exposed, opt = dp_time(*args, adapters=a)
+    assert float(exposed[0]) == pytest.approx(2.0 * float(coll.reduce_scatter(a * 2.0, group)[0]))
+    assert float(opt[0]) == pytest.approx(float(memory_time(44_564_480.0 * 30.0, dev, 4.0)))
+    before, nothing = dp_time(*args)  # the adapters left out: latencies and kernel launches alone
+    assert float(nothing[0]) == pytest.approx(float(memory_time(0.0, dev, 4.0)))
+    assert float(before[0]) == pytest.approx(2.0 * float(coll.reduce_scatter(np.zeros(1), group)[0]))

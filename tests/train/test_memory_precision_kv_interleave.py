@@ -19,6 +19,8 @@ from chipwise.workload.training import TrainingJob
 GIB = 2**30
 P_8B = 8_030_261_248  # Llama-3.1-8B parameters
 P_70B = 70_553_706_496  # Llama-3.1-70B parameters
+#: Llama-3.1-8B's LoRA adapters: 32 layers x 16 x ((4,096 + 6,144) + (4,096 + 4,096)) = 9,437,184 (train.lora)
+A_8B = 9_437_184
 
 
 def _mem(
@@ -61,17 +63,29 @@ def test_fp32_training_keeps_fp32_weights_and_no_separate_master(
 def test_lora_frozen_base_takes_the_chips_format(catalog: Catalog, hw: Hardware) -> None:
     """A LoRA run's frozen base is stored as the chip computes: fp8 on an H100 (1 B a parameter), bf16 on an A100
     asked for fp8 (2 B, as its full fine-tune's working weights), fp32 at 4 B; FSDP gathers it at that size
-    (fp32, ZeRO-3 on 8: 4P/8 + 2 x 4P/32 = 0.75P)."""
-    p = float(P_8B)
+    (fp32, ZeRO-3 on 8: 4P/8 + 2 x 4P/32 = 0.75P). Its adapters (A) train beside it, in bf16 (fp32 in fp32)."""
+    p, a = float(P_8B), float(A_8B)
     plan = [{"dp": 8, "zero": 1, "recompute": "full"}]
     a100 = _mem(catalog, hw, plan, chip="a100-80gb", gbs=64, precision="fp8", lora=True)
     a100_full = _mem(catalog, hw, plan, chip="a100-80gb", gbs=64, precision="fp8")
     h100 = _mem(catalog, hw, plan, gbs=64, precision="fp8", lora=True)
     fp32 = _mem(catalog, hw, [*plan, ZERO_0_TO_3[3]], precision="fp32", lora=True)
-    assert float(a100.weights[0]) == pytest.approx(2 * p) == float(a100_full.weights[0])
-    assert float(h100.weights[0]) == pytest.approx(p)
-    assert fp32.weights.tolist() == pytest.approx([4 * p, 0.75 * p], rel=1e-12)
-    assert float(fp32.gradients.sum() + fp32.optimizer.sum()) == 0.0
+    assert float(a100.weights[0]) == pytest.approx(2 * p + 2 * a) == float(a100_full.weights[0]) + 2 * a
+    assert float(h100.weights[0]) == pytest.approx(p + 2 * a)
+    assert fp32.weights.tolist() == pytest.approx([4 * p + 4 * a, 0.75 * p + 4 * a / 8], rel=1e-12)
+
+
+def test_lora_adapters_hold_their_gradients_and_optimizer_state(catalog: Catalog, hw: Hardware) -> None:
+    """The adapters are a LoRA run's trained parameters: an fp32 gradient (4 B) and Adam's fp32 master and moments
+    (12 B) each, sharded by the plan's ZeRO stage over dp 8, and 4 + 8 B in fp32. Llama-3.1-8B, A = 9,437,184:
+    ZeRO-1 4A and 12A/8, ZeRO-2 4A/8 and 12A/8; fp32 at ZeRO-3 4A/8 and 8A/8. They had read 0.0 and 0.0."""
+    a = float(A_8B)
+    bf16 = _mem(catalog, hw, ZERO_0_TO_3[1:3], gbs=64, lora=True)
+    fp32 = _mem(catalog, hw, [ZERO_0_TO_3[3]], gbs=64, precision="fp32", lora=True)
+    assert bf16.gradients.tolist() == pytest.approx([4 * a, 4 * a / 8], rel=1e-12)
+    assert bf16.optimizer.tolist() == pytest.approx([12 * a / 8, 12 * a / 8], rel=1e-12)
+    assert fp32.gradients.tolist() == pytest.approx([4 * a / 8], rel=1e-12)
+    assert fp32.optimizer.tolist() == pytest.approx([8 * a / 8], rel=1e-12)
 
 
 def test_kv_projections_replicate_past_the_kv_heads(catalog: Catalog, hw: Hardware) -> None:

@@ -167,8 +167,8 @@ def test_a_partial_ep_past_the_ranks_names_ep(catalog: Catalog) -> None:
         check_partial_plan({"ep": 128}, spec, job, 64)
     with pytest.raises(ChipwiseError, match=r"at most the 64 ranks over pp 2, 32\. Fix: use an ep of at most 32"):
         check_partial_plan({"ep": 64, "pp": 2}, spec, job, 64)
-    with pytest.raises(ChipwiseError, match=r"^invalid plan: ep=16 must divide tp x dp x cp = 24"):
-        check_partial_plan({"ep": 16, "tp": 1, "dp": 6, "cp": 4}, spec, job, 64)
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: ep=16 must divide tp x dp x cp = 8"):
+        check_partial_plan({"ep": 16, "tp": 1, "dp": 2, "cp": 4}, spec, job, 64)
     check_partial_plan({"ep": 64}, spec, job, 64)
 
 
@@ -182,3 +182,125 @@ def test_the_pipeline_depth_error_names_its_bound(catalog: Catalog) -> None:
         r"Fix: use at most 82\.$",
     ):
         check_plan({"tp": 8, "pp": 100, "dp": 1}, spec, job, 1024)
+
+
+@pytest.mark.parametrize(
+    ("model", "chips", "batch", "plan", "message"),
+    [
+        (
+            "llama-3.1-8b",
+            64,
+            100,
+            {"dp": 8},
+            "invalid plan: global batch 100 sequences is not a multiple of dp = 8, at any micro-batch. Fix: change the "
+            "batch or dp.",
+        ),
+        (
+            "llama-3.1-8b",
+            64,
+            100,
+            {"dp": 8, "tp": 8, "pp": 1},
+            "invalid plan: global batch 100 sequences is not a multiple of dp x microbatch = 8. Fix: change the batch, "
+            "dp or micro-batch size.",
+        ),
+        (
+            "phi-4",
+            64,
+            3,
+            {"dp": 4, "microbatch": 1},
+            "invalid plan: global batch 3 sequences is not a multiple of dp x microbatch = 4. Fix: change the batch, "
+            "dp or micro-batch size.",
+        ),
+        (
+            "llama-3.1-8b",
+            16,
+            1,
+            {"tp": 2, "vpp": 2},
+            "invalid plan: interleaved pipelines need micro-batches to be a multiple of pp (any of 2 to 8 here), and "
+            "the global batch of 1 sequences splits into no such count. Fix: change vpp, pp or the batch.",
+        ),
+        (
+            "llama-3.1-8b",
+            8,
+            64,
+            {"tp": 8, "vpp": 4},
+            "invalid plan: vpp 4 needs pp > 1, and the 8 ranks over the fixed tp x dp x cp = 8 leave room for pp 1 "
+            "only. Fix: set vpp to 1, or free ranks for a pipeline.",
+        ),
+    ],
+)
+def test_a_partial_plan_the_batch_cannot_split_is_refused_by_name(
+    catalog: Catalog, model: str, chips: int, batch: int, plan: dict[str, Any], message: str
+) -> None:
+    """The tester's partial plans ({dp: 8} of 100 sequences, {dp: 4, microbatch: 1} of 3, {tp: 2, vpp: 2} of 1) had
+    found no plan, in a generic line quoting a Python dict ("with {'dp': 8}"), where the complete plan is refused by
+    name: they now read as the complete one does."""
+    with pytest.raises(ChipwiseError) as err:
+        _search(catalog, model, chips, plan, batch)
+    assert str(err.value) == message
+
+
+def test_the_generic_no_plan_line_gives_the_plan_as_written(catalog: Catalog) -> None:
+    """What still finds no plan quotes the knobs as a scenario gives them: Mixtral's ep 8 with vpp 2 on 8 H100 (a
+    pipeline leaves 4 ranks a stage) had read "with {'ep': 8, 'cp': 1, 'vpp': 2}"."""
+    with pytest.raises(ChipwiseError) as err:
+        _search(catalog, "mixtral-8x7b", 8, {"ep": 8, "cp": 1, "vpp": 2, "sp": True}, 8)
+    assert str(err.value).startswith(
+        "no valid parallel plan for mixtral-8x7b on 8 x h100-sxm with ep 8, cp 1, vpp 2, sp true (global batch 8 "
+        "sequences)."
+    )
+
+
+def test_zero_2_with_an_interleaved_partial_plan_is_refused(catalog: Catalog) -> None:
+    """vpp above 1 asks for a pipeline, which ZeRO-2 cannot run with: {vpp: 2, zero: 2} had found no plan."""
+    with pytest.raises(ChipwiseError, match=r"^invalid plan: zero 2 with vpp 2 \(interleaving needs pp > 1\): no fra"):
+        _search(catalog, "llama-3.1-8b", 64, {"vpp": 2, "zero": 2})
+
+
+def test_hsdp_with_a_pipeline_asks_for_zero_3(catalog: Catalog) -> None:
+    """hsdp is ZeRO-3's: given with a pipeline it had found no plan (ZeRO-3 with pp > 1 is searched only where the
+    plan asks for it, and hsdp had not counted as asking)."""
+    found = _search(catalog, "llama-3.1-8b", 64, {"hsdp": True, "pp": 2, "tp": 2})
+    assert set(found.result.plans.zero) == {3} and found.result.plans.hsdp.all()
+
+
+@pytest.mark.parametrize(
+    ("seq", "plan", "message"),
+    [
+        (
+            4097,
+            {"tp": 2, "pp": 1, "dp": 4},
+            r"^invalid plan: sequence parallelism splits the 4,097 tokens over tp 2, which does not divide them\. Fix: "
+            r"use a tp that divides them, set sp to false, or change seq_len\.$",
+        ),
+        (
+            8190,
+            {"cp": 2},
+            r"^invalid plan: cp=2 needs seq_len 8,190 to split into 2 x cp = 4 equal chunks \(load-balanced causal "
+            r"context parallelism gives each rank two\), and it does not\. Fix: use a cp with seq_len a multiple of "
+            r"2 x cp\.$",
+        ),
+        (
+            8196,
+            {"tp": 4, "pp": 1, "dp": 1, "cp": 2},
+            r"^invalid plan: sequence parallelism splits each rank.s 4,098 tokens \(seq_len 8,196 over cp 2\) over "
+            r"tp 4",
+        ),
+    ],
+)
+def test_sequence_and_context_parallelism_need_a_sequence_they_split(
+    catalog: Catalog, seq: int, plan: dict[str, Any], message: str
+) -> None:
+    """Megatron scatters each rank's seq_len / cp tokens evenly over the tp ranks under sequence parallelism, and
+    load-balanced causal CP cuts a sequence into 2 cp chunks: seq_len 4,097 at TP2 with sp, and 8,190 at cp 2, had
+    been priced. With sp false the tp stands; the search skips such plans."""
+    spec = load_model(catalog, "llama-3.1-8b")
+    job = TrainingJob(spec, seq, 64)
+    with pytest.raises(ChipwiseError, match=message):
+        check_partial_plan(plan, spec, job, 8)
+    if seq == 4097:
+        check_partial_plan({**plan, "sp": False}, spec, job, 8)
+        assert set(enumerate_plans(spec, job, 64, 8).tp) == {1}  # 4,097 is odd: every tp > 1 with sp is skipped
+        assert set(enumerate_plans(spec, job, 64, 8, {"sp": False}).tp) == {1, 2, 4, 8}
+    if seq == 8190:
+        assert set(enumerate_plans(spec, job, 64, 8).cp) == {1}

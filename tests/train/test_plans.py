@@ -38,16 +38,16 @@ def test_interleaving_degrees_include_those_that_balance_the_stage() -> None:
 
 
 def test_the_search_takes_the_balanced_interleaving(catalog: Catalog, hw: Hardware) -> None:
-    """Llama-3.1-405B, 2,048 sequences of 8K on 16,384 H100: the search chose TP4 PP8v8 DP256 CP2 (126 layers:
-    ceil(126/64) x 8 = 16 on the critical stage, bubble 7/8 t_mb); v16 has the same 16 layers, a bubble of 7/16 t_mb
-    and fewer activations in flight: 6.182 s against v8's 6.486 (6.399 / 6.595 before an interleaved pipeline's
-    hand-offs were hidden in its steady phase), 74.1 GiB a chip against 76.4."""
+    """Llama-3.1-405B, 2,048 sequences of 8K on 16,384 H100: the search chose PP8v8 (126 layers: ceil(126/64) x 8 =
+    16 on the critical stage, bubble 7/8 t_mb); v16 has the same 16 layers, a bubble of 7/16 t_mb and fewer
+    activations in flight. Its plan had been TP4 PP8v16 DP256 CP2 at ZeRO-2 (6.182 s), which no framework runs with a
+    pipeline; at ZeRO-1 it is TP8 PP8v16 DP128 CP2, 6.614 s against v8's 6.778, 74.9 GiB a chip against 76.6."""
     spec = load_model(catalog, "llama-3.1-405b")
     job = TrainingJob(spec, 8192, 2048, "bf16")
     search = search_plans(spec, job, hw.system("h100-sxm"), 16384)
     plan = search.result.plans.plan(search.best)
-    assert (plan["tp"], plan["pp"], plan["vpp"], plan["dp"], plan["cp"]) == (4, 8, 16, 256, 2)
-    assert float(search.result.step_time[search.best]) == pytest.approx(6.1817, abs=1e-4)
+    assert (plan["tp"], plan["pp"], plan["vpp"], plan["dp"], plan["cp"], plan["zero"]) == (8, 8, 16, 128, 2, 1)
+    assert float(search.result.step_time[search.best]) == pytest.approx(6.6142, abs=1e-4)
 
 
 @pytest.mark.parametrize("chips", [32, 128, 512, 544])
@@ -148,8 +148,8 @@ def test_fp8_parameter_gathers_move_one_byte_a_weight(hw: Hardware, zero: int) -
 
 
 def test_a_reserve_past_the_device_asks_for_a_larger_memory_not_more_chips() -> None:
-    """A 1 GiB Trn3 (0.25 GiB a core) under the runtime's 0.5 GiB reserve per core: more chips shrink the states, never
-    the reserve. It had asked for 'at least 1,626,634,613,842' chips."""
+    """A 1 GiB Trn3 (0.25 GiB a core) under the runtime's 0.5 GiB reserve per core (2 GiB a chip): more chips shrink
+    the states, never the reserve. It had asked for 'at least 1,626,634,613,842' chips, and then said it per core."""
     scenario = {
         "kind": "train",
         "model": "llama-3.1-405b",
@@ -161,7 +161,7 @@ def test_a_reserve_past_the_device_asks_for_a_larger_memory_not_more_chips() -> 
     with pytest.raises(InfeasibleError) as exc:
         api.predict(scenario, sets=["trn3.hbm_capacity=1GiB"])
     assert str(exc.value).endswith(
-        "Fix: use a chip with more memory: the runtime's reserve alone takes 0.50 GiB of the device's 0.25 GiB, so no "
+        "Fix: use a chip with more memory: the runtime's reserve alone takes 2.00 GiB of the chip's 1.00 GiB, so no "
         "chip count fits."
     )
 
@@ -223,3 +223,27 @@ def test_a_stage_holds_whole_moe_layers(catalog: Catalog) -> None:
     assert [float(k[0]) for k in stage_group_layers(spec, _one(1), _one(1))] == [3.0, 58.0]
     plan = from_dicts([{"tp": 1, "pp": 16, "dp": 128, "ep": 64, "zero": 1, "recompute": "full"}])
     assert float(local_params(spec, plan)[1][0]) == 704_643_072.0
+
+
+def test_zero_2_with_a_pipeline_is_neither_searched_nor_accepted(catalog: Catalog, hw: Hardware) -> None:
+    """DeepSpeed's pipeline engine and Colossal-AI refuse ZeRO-2 with pp > 1, and Megatron's distributed optimizer is
+    ZeRO-1: 512 H100 had ranked Llama-3.1-70B plans such as PP2 ... Z2, and a stated one was priced. ZeRO-2 stays at
+    pp 1, ZeRO-3 (torchtitan's FSDP + PP) with a pipeline."""
+    spec = load_model(catalog, "llama-3.1-70b")
+    job = TrainingJob(spec, 8192, 512, "bf16")
+    plans = enumerate_plans(spec, job, 512, 8)
+    assert not ((plans.zero == 2) & (plans.pp > 1)).any()
+    assert ((plans.zero == 2) & (plans.pp == 1)).any() and ((plans.zero == 1) & (plans.pp > 1)).any()
+    message = (
+        r"invalid plan: zero 2 with pp 4: no framework shards gradients across a pipeline \(DeepSpeed's pipeline "
+        r"engine and Colossal-AI refuse ZeRO-2 with pp > 1; Megatron's distributed optimizer is ZeRO-1\)\. Fix: use "
+        r"zero 1 \(or 3, torchtitan's FSDP \+ PP\) with pipelining, or pp 1 with zero 2\.$"
+    )
+    with pytest.raises(ChipwiseError, match=message):
+        check_plan({"tp": 8, "pp": 4, "dp": 16, "zero": 2}, spec, job, 512)
+    for partial in ({"pp": 4, "zero": 2}, {"tp": 8, "pp": 4, "dp": 16, "zero": 2}):
+        with pytest.raises(ChipwiseError, match=message):
+            search_plans(spec, job, hw.system("h100-sxm"), 512, partial)
+    # zero 2 alone leaves the search pp 1 only; zero 3 with a pipeline is still accepted
+    assert set(search_plans(spec, job, hw.system("h100-sxm"), 512, {"zero": 2}).result.plans.pp) == {1}
+    check_plan({"tp": 8, "pp": 4, "dp": 16, "zero": 3}, spec, job, 512)

@@ -528,7 +528,7 @@ def test_a_larger_ep_is_its_own_memory_lever(catalog: Catalog) -> None:
     fits DeepSeek-V3 in 84.1 GiB where ep 64 needs 85.7); at ep 128 no larger ep divides both, so none is offered."""
     spec = load_model(catalog, "deepseek-v3")
     plan = {"tp": 1, "pp": 16, "dp": 128, "vpp": 1, "microbatch": 1, "zero": 1, "recompute": "selective"}
-    head = "free memory with the knobs the plan fixes: zero 2, recompute full, a larger tp or pp with a smaller dp "
+    head = "free memory with the knobs the plan fixes: recompute full, a larger tp or pp with a smaller dp "
     head += "(tp x pp x dp x cp may not exceed the 2,048 ranks)"
     tail = "; or use more chips (with a larger dp), a chip with more memory or a shorter sequence"
     ep = ", a larger ep (up to tp x dp x cp = 128 and dividing the 256 experts)"

@@ -32,7 +32,11 @@ from chipwise.types import Array
 Collective = Callable[[Array, coll.Group], Array]
 #: training precisions that store fp32: their weights, gradients and optimizer state are all fp32 (memory.py)
 FP32_PRECISIONS = ("fp32", "tf32")
-GRAD_BYTES = 2.0  # mixed precision reduces its gradients in bf16 (Megatron default, FSDP2 mixed precision)
+#: Bytes a mixed-precision gradient is reduced in: bf16. Frameworks differ (Megatron-LM reduces in fp32 unless
+#: --grad-reduce-in-bf16, torchtitan's FSDP2 in fp32 by default, llm-foundry's PURE mixed precision in bf16, MLPerf
+#: configurations set it per run), and the training table reads better at 2 bytes: at 4, 9.90% -> 10.06% (torchtitan's
+#: Llama 2 70B on 64 A100s -0.5% -> -39%), measured 2026-12-06; the efficiencies were fitted with 2.
+GRAD_BYTES = 2.0
 #: Adam's step on one parameter's fp32 state: read the fp32 gradient (4), read and write the fp32 master, m and v (24)
 ADAM_STATE_TRAFFIC = 28.0
 
@@ -41,6 +45,12 @@ def grad_bytes(precision: str) -> float:
     """Bytes a gradient is reduced in: bf16 in mixed precision, fp32 in fp32/tf32 training, whose gradients are
     fp32 (memory.py holds them at 4 B; they had been reduced at 2, half their traffic)."""
     return 4.0 if precision in FP32_PRECISIONS else GRAD_BYTES
+
+
+def adapter_weight_bytes(precision: str) -> float:
+    """Bytes of a LoRA adapter's working weight: trained in mixed precision, bf16 (2) beside its fp32 gradient and
+    Adam state, whatever format the frozen base is stored in; fp32 (4) in fp32/tf32 training."""
+    return 4.0 if precision in FP32_PRECISIONS else 2.0
 
 
 def optimizer_traffic(precision: str, weight_bytes: float) -> float:
@@ -92,13 +102,16 @@ def dp_time(
     trainable: bool,
     weight_bytes: float,
     precision: str,
+    adapters: Array | None = None,
 ) -> tuple[Array, Array]:
     """(exposed data-parallel communication, optimizer update time) per step, in seconds. weight_bytes is a working
     weight's size (memory.working_weight_bytes): ZeRO-1/2's and FSDP's parameter all-gathers move the working
     weights, in fp8 for 8-bit training (Megatron's fp8-param-gather, torchtitan's float8 all-gather), as memory.py
     holds them; they had moved two bytes a weight. Both at one size keeps FSDP with pipelining at ZeRO-1's traffic.
     The training precision sets the gradients' bytes and the optimizer step's traffic (grad_bytes,
-    optimizer_traffic)."""
+    optimizer_traffic). `adapters`, a LoRA run's trained parameters per rank (lora.local_adapter_params), are reduced
+    and updated beside the dense ones (at adapter_weight_bytes), on the dense parameters' group; a LoRA step had
+    reduced no gradient at all."""
     sh = shards(plans, topo)
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
@@ -109,13 +122,19 @@ def dp_time(
     dense_group = coll.group(sh.dense, plans.tp, topo)
     expert_group = coll.group(sh.expert, sh.expert_stride, topo) if any_experts else None
 
-    def both(op: Collective, per_param: float, on_dense: coll.Group, on_experts: coll.Group | None) -> Array:
-        """`op` on the dense parameters' bytes over `on_dense` and on the routed experts' over `on_experts`."""
-        out = np.asarray(op(dense * per_param, on_dense), dtype=np.float64)
+    lora = np.zeros_like(dense) if adapters is None else np.asarray(adapters, dtype=np.float64)
+    ab = adapter_weight_bytes(precision)
+
+    def both(
+        op: Collective, per_param: float, on_dense: coll.Group, on_experts: coll.Group | None, extra: Array
+    ) -> Array:
+        """`op` on the dense parameters' bytes (and `extra`, the adapters') over `on_dense` and on the routed
+        experts' over `on_experts`."""
+        out = np.asarray(op(dense * per_param + extra, on_dense), dtype=np.float64)
         return out if on_experts is None else out + np.where(has_experts, op(expert * per_param, on_experts), 0.0)
 
-    rs = both(coll.reduce_scatter, t * gb, dense_group, expert_group)
-    ag = both(coll.all_gather, t * weight_bytes, dense_group, expert_group)
+    rs = both(coll.reduce_scatter, t * gb, dense_group, expert_group, lora * gb)
+    ag = both(coll.all_gather, t * weight_bytes, dense_group, expert_group, lora * ab)
     ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
     # ZeRO-0 all-reduces and ZeRO-1 (Megatron's distributed optimizer) reduce-scatters the accumulated gradients once
     # a step, behind the last micro-batch's backward; ZeRO-2 keeps only its shard of the gradients, so it reduces
@@ -133,12 +152,12 @@ def dp_time(
     hybrid = bool(np.any(plans.hsdp))
     zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
     zero_expert_group = coll.group(sh.zero_expert, sh.expert_stride, topo) if hybrid and any_experts else expert_group
-    fsdp_ag = both(coll.all_gather, weight_bytes, zero_group, zero_expert_group)
-    fsdp_rs = both(coll.reduce_scatter, t * gb, zero_group, zero_expert_group)
+    fsdp_ag = both(coll.all_gather, weight_bytes, zero_group, zero_expert_group, lora * ab)
+    fsdp_rs = both(coll.reduce_scatter, t * gb, zero_group, zero_expert_group, lora * gb)
     cross = np.zeros_like(fsdp_ag)
     if hybrid:
         replicas = np.maximum(sh.dense // sh.zero_dense, 1)
-        cross = coll.all_reduce(t * dense * gb / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+        cross = coll.all_reduce((t * dense + lora) * gb / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
     if hybrid and any_experts:
         expert_replicas = np.maximum(sh.expert // sh.zero_expert, 1)
         expert_grads = t * expert * gb / sh.zero_expert
@@ -153,4 +172,5 @@ def dp_time(
     opt_dense = np.where(plans.zero >= 1, sh.zero_dense, 1)
     opt_expert = np.where(plans.zero >= 1, sh.zero_expert, 1)
     opt_bytes = t * optimizer_traffic(precision, weight_bytes) * (dense / opt_dense + expert / opt_expert)
+    opt_bytes = opt_bytes + optimizer_traffic(precision, ab) * lora / opt_dense
     return np.asarray(exposed, dtype=np.float64), memory_time(opt_bytes, dev, kernels=4.0)

@@ -8,12 +8,19 @@ projection and the output projection; for MLA (DeepSeek) each of its projections
 key-value's down- and up-projections, and the output). Llama-3.1-70B: 80 x (16 x (8,192 + 10,240) +
 16 x (8,192 + 8,192)) = 44.6M parameters, 0.06% of the model.
 
-The step and memory models take the adapters as negligible (no weight gradients, no optimizer state: memory.py,
-step.py); a checkpoint saves them and their optimizer state only, the frozen base being on storage already.
+The adapters are the run's only trained parameters: each rank holds its stage's share of them, split over tp like
+the projections they adapt, with their gradients and Adam state (memory.py), and all-reduces or reduce-scatters
+their gradients over the data-parallel group (data_parallel.py). Both had been left out (a LoRA prediction read 0.0
+GiB of gradients and optimizer state, and no data-parallel traffic). A checkpoint saves them and their optimizer
+state only, the frozen base being on storage already.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
+from chipwise.train.plans import PlanArrays, stage_layers
+from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
 
 #: rank of the adapters (MLPerf Training's Llama-2-70B LoRA reference)
@@ -40,3 +47,11 @@ def lora_adapter_params(model: ModelSpec, rank: int = LORA_RANK) -> int:
     """Parameters of the LoRA adapters of every layer: rank x (d_in + d_out) per adapted matrix."""
     per_layer = sum(rank * (d_in + d_out) for d_in, d_out in _attention_matrices(model))
     return model.layers * per_layer
+
+
+def local_adapter_params(model: ModelSpec, plans: PlanArrays) -> Array:
+    """Adapter parameters the most loaded rank trains: those of its stage's layers (stage_layers), over tp, as the
+    projections they adapt are split (Megatron's ParallelLinearAdapter splits the fused QKV's pair with it).
+    Llama-3.1-70B at TP8 PP4: 44.6M / 80 x 20 / 8 = 1.39M."""
+    on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
+    return np.asarray(lora_adapter_params(model) / model.layers * on_stage / plans.tp, dtype=np.float64)

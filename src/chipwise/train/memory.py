@@ -15,7 +15,8 @@ Megatron's FP32Optimizer and plain torch.optim.AdamW (and FSDP) hold the fp32 pa
 Adam's two fp32 moments, 4 + 4 + 8 bytes (z=1: 4 + 4 + 8/s, z=2: 4 + 12/s, z=3: 16/s and its gathered layers at
 4 B). DeepSpeed's ZeRO-1/2 would add a 4-byte fp32 partition of its own; the lean count is the one both Megatron
 and PyTorch run. LoRA's frozen base is stored in the format the chip computes in (fp32 at 4 B; fp8 at 1 B on a chip
-with fp8 units, bf16 on an A100), as the working weights are.
+with fp8 units, bf16 on an A100), as the working weights are; its adapters (lora.py) train as above, at 2 + 4 + 12
+bytes (fp32: 4 + 4 + 8) sharded by the plan's ZeRO stage.
 
 Activations per layer and token follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", section 4) written for any attention and MLP shape and for flash attention (no s^2 term):
@@ -39,7 +40,8 @@ import numpy as np
 
 from chipwise.hardware.objects import PRECISION_BYTES
 from chipwise.perf.device import Device, Topology
-from chipwise.train.data_parallel import FP32_PRECISIONS, expert_tp, shards
+from chipwise.train.data_parallel import FP32_PRECISIONS, adapter_weight_bytes, expert_tp, shards
+from chipwise.train.lora import local_adapter_params
 from chipwise.train.plans import PlanArrays, stage_group_layers, stage_layers
 from chipwise.types import Array
 from chipwise.workload.model import LayerGroup, ModelSpec
@@ -170,8 +172,8 @@ def memory_per_rank(
     weight_bytes = frozen_weight_bytes(dev, job.precision) if job.lora else working_weight_bytes(dev, job.precision)
     opt_bytes = optimizer_bytes(job.precision)
 
-    def states(p: Array, s: Array) -> tuple[Array, Array, Array]:
-        if job.lora:  # frozen base weights only; no gradients or optimizer state
+    def states(p: Array, s: Array, frozen: bool, weight_bytes: float) -> tuple[Array, Array, Array]:
+        if frozen:  # a LoRA run's base weights: no gradients or optimizer state
             w = np.where(z >= 3, weight_bytes * p / s, weight_bytes * p)
             return w, np.zeros_like(w), np.zeros_like(w)
         # ZeRO-3 shards 4 + 4 + 8 bytes: the fp32 master (or fp32 weight) doubling as the working weight
@@ -180,9 +182,12 @@ def memory_per_rank(
         o = np.where(z >= 3, 8.0 * p / s, np.where(z >= 1, opt_bytes * p / s, opt_bytes * p))
         return w, g, o
 
-    wd, gd, od = states(dense, shard_dense)
-    we, ge, oe = states(expert, shard_expert)
+    wd, gd, od = states(dense, shard_dense, job.lora, weight_bytes)
+    we, ge, oe = states(expert, shard_expert, job.lora, weight_bytes)
     weights, grads, opt = wd + we, gd + ge, od + oe
+    if job.lora:  # the adapters train, with their gradients and Adam state: they had been left out (0.0 GiB)
+        wa, ga, oa = states(local_adapter_params(model, plans), shard_dense, False, adapter_weight_bytes(job.precision))
+        weights, grads, opt = weights + wa, grads + ga, opt + oa
     layers = float(model.layers)
     # FSDP holds the gathered working weights (fp8 in 8-bit training: they had been counted in bf16) of the running
     # and the prefetched layer; with pipelining it keeps the stage's gathered weights and accumulates its unsharded

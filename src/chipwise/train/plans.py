@@ -252,15 +252,23 @@ def check_partial_plan(
                 f"plan.microbatch {mb:,} does not divide the global batch of {job.global_batch:,} sequences. "
                 "Fix: give a micro-batch that divides the batch (e.g. 1), or a larger batch."
             )
+    # a dp the batch cannot split had found no plan, in a generic line with a Python dict ({dp: 8} of 100 sequences)
+    if "dp" in g and (reason := _batch_problem(g["dp"], g.get("microbatch"), job.global_batch)):
+        raise ChipwiseError(f"invalid plan: {reason}.")
     if "tp" in g and (reason := model.attention.tp_problem(g["tp"])):
         raise ChipwiseError(f"invalid plan: {reason}.")
     # a cp not dividing the sequence had been priced in a partial plan ({cp: 3} at 8,192 tokens) and refused in a
     # complete one
     if "cp" in g and (reason := _cp_problem(g["cp"], job)):
         raise ChipwiseError(f"invalid plan: {reason}.")
+    # cp 1, the most lenient, where the search still chooses cp
+    if "tp" in g and (reason := _sp_problem(g["tp"], g.get("cp", 1), g.get("sp", True), job)):
+        raise ChipwiseError(f"invalid plan: {reason}.")
     if "pp" in g and (reason := _pipeline_problem(g["pp"], g.get("vpp", 1), model)):
         raise ChipwiseError(f"invalid plan: {reason}.")
-    if "pp" in g and g.get("vpp", 1) > 1 and (reason := _interleave_problem(g, job.global_batch)):
+    if "zero" in g and (reason := _zero_pipeline_problem(g["zero"], g.get("pp", 0), g.get("vpp", 1))):
+        raise ChipwiseError(f"invalid plan: {reason}.")
+    if g.get("vpp", 1) > 1 and (reason := _interleave_problem(g, job.global_batch, model.layers, ranks)):
         raise ChipwiseError(f"invalid plan: {reason}.")
     if "ep" in g and g["ep"] > 1 and model.moe is None:
         raise ChipwiseError(f"invalid plan: ep={g['ep']} on a dense model. Fix: set ep to 1.")
@@ -269,17 +277,29 @@ def check_partial_plan(
         raise ChipwiseError(f"invalid plan: {reason}.")
 
 
-def _interleave_problem(g: Mapping[str, Any], batch: int) -> str:
+def _interleave_problem(g: Mapping[str, Any], batch: int, layers: int, ranks: int) -> str:
     """Why an interleaved pipeline of the given pp (and dp and micro-batch, where given) cannot split the batch into a
     multiple of pp micro-batches ('' when some completion can): {pp: 3, vpp: 2} of a 512-sequence batch had found no
-    plan, in a generic line."""
-    pp, dp, mb = g["pp"], g.get("dp", 1), g.get("microbatch", 1)
-    if batch % (dp * mb * pp) == 0:
+    plan, in a generic line. Where pp is left to the search, every depth from 2 the layers and ranks allow is tried:
+    {tp: 2, vpp: 2} of a 1-sequence batch had found no plan, with a Python dict in the line."""
+    dp, mb, vpp = g.get("dp", 1), g.get("microbatch", 1), g["vpp"]
+    fixed = g.get("tp", 1) * dp * g.get("cp", 1)
+    most = min((layers + 2) // vpp, ranks // fixed)
+    if "pp" not in g and most < 2:  # a given pp is _pipeline_problem's and the rank count's to judge
+        bound = (
+            f"pp x vpp may not exceed the {layers + 2} pipeline stages {layers} layers allow"
+            if (layers + 2) // vpp < 2
+            else f"the {ranks:,} ranks over the fixed tp x dp x cp = {fixed:,} leave room for pp 1 only"
+        )
+        return f"vpp {vpp} needs pp > 1, and {bound}. Fix: set vpp to 1, or free ranks for a pipeline"
+    depths = [g["pp"]] if "pp" in g else list(range(2, most + 1))
+    if any(batch % (dp * mb * pp) == 0 for pp in depths):
         return ""
     given = [f"{k} {g[k]}" for k in ("dp", "microbatch") if k in g]
     over = f" over {' and '.join(given)}" if given else ""
+    pp = f"pp ({g['pp']})" if "pp" in g else f"pp (any of 2 to {most} here)"
     return (
-        f"interleaved pipelines need micro-batches to be a multiple of pp ({pp}), and the global batch of {batch:,} "
+        f"interleaved pipelines need micro-batches to be a multiple of {pp}, and the global batch of {batch:,} "
         f"sequences{over} splits into no such count. Fix: change vpp, pp or the batch"
     )
 
@@ -328,9 +348,68 @@ def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int) -> str:
 
 
 def _cp_problem(cp: int, job: TrainingJob) -> str:
-    """Why context parallelism of degree cp cannot split the job's sequences ('' when it can)."""
+    """Why context parallelism of degree cp cannot split the job's sequences ('' when it can). Causal attention
+    balances its load by giving each rank two of 2 cp equal chunks (Megatron's get_batch_on_this_cp_rank,
+    TransformerEngine's context parallelism), so the sequence must split into 2 cp: seq_len 8,190 at cp 2 had been
+    priced, where Megatron refuses it."""
     if job.seq_len % cp:
         return f"cp={cp} does not divide seq_len {job.seq_len}. Fix: use a cp dividing the sequence length"
+    if cp > 1 and job.seq_len % (2 * cp):
+        return (
+            f"cp={cp} needs seq_len {job.seq_len:,} to split into 2 x cp = {2 * cp} equal chunks (load-balanced causal "
+            "context parallelism gives each rank two), and it does not. Fix: use a cp with seq_len a multiple of 2 x cp"
+        )
+    return ""
+
+
+def _sp_problem(tp: int, cp: int, sp: bool | int, job: TrainingJob) -> str:
+    """Why sequence parallelism cannot split a rank's sequence over tp ranks ('' when it can, or sp is off): each
+    rank holds seq_len / cp tokens (_cp_problem), which Megatron's scatter to the sequence-parallel region splits
+    evenly over tp. seq_len 4,097 with TP2 and sp had been priced, where Megatron refuses it."""
+    if not sp or tp == 1 or job.seq_len % cp:  # a cp not dividing the sequence is _cp_problem's
+        return ""
+    local = job.seq_len // cp
+    if local % tp == 0:
+        return ""
+    held = f"each rank's {local:,} tokens (seq_len {job.seq_len:,} over cp {cp})" if cp > 1 else f"the {local:,} tokens"
+    return (
+        f"sequence parallelism splits {held} over tp {tp}, which does not divide them. "
+        "Fix: use a tp that divides them, set sp to false, or change seq_len"
+    )
+
+
+def _batch_problem(dp: int, mb: int | None, batch: int) -> str:
+    """Why dp data-parallel ranks of mb-sequence micro-batches cannot split the batch ('' when they can); mb None is a
+    micro-batch the search still chooses, of which 1 is the most lenient."""
+    if batch % (dp * (mb or 1)) == 0:
+        return ""
+    if mb is None:
+        return (
+            f"global batch {batch} sequences is not a multiple of dp = {dp}, at any micro-batch. "
+            "Fix: change the batch or dp"
+        )
+    return (
+        f"global batch {batch} sequences is not a multiple of dp x microbatch = {dp * mb}. "
+        "Fix: change the batch, dp or micro-batch size"
+    )
+
+
+def _zero_pipeline_problem(zero: int, pp: int, vpp: int = 1) -> str:
+    """Why ZeRO stage `zero` cannot run with pp pipeline stages ('' when it can). ZeRO-2 keeps only its shard of
+    the gradients, and a pipeline accumulates every micro-batch's gradients in full until the step's last backward:
+    DeepSpeed's PipelineEngine asserts "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism"
+    (deepspeedai/DeepSpeed #823, #1629, #3589), Colossal-AI's HybridParallelPlugin that "zero stage must be 0 or 1
+    when using pipeline parallelism", and Megatron's distributed optimizer is ZeRO-1. ZeRO-3 with a pipeline stays,
+    as torchtitan runs FSDP + PP (data_parallel.py). The search had recommended ZeRO-2 with pipelines (405B on
+    16,384 H100: TP4 PP8 v16 DP256 CP2 Z2, 6.18 s a step; the fastest plan a framework runs reads 6.61 s). A partial
+    plan's vpp above 1 (pp 0 here: not given) asks for a pipeline too."""
+    if zero == 2 and (pp > 1 or (pp == 0 and vpp > 1)):
+        where = f"pp {pp}" if pp else f"vpp {vpp} (interleaving needs pp > 1)"
+        return (
+            f"zero 2 with {where}: no framework shards gradients across a pipeline (DeepSpeed's pipeline engine and "
+            "Colossal-AI refuse ZeRO-2 with pp > 1; Megatron's distributed optimizer is ZeRO-1). "
+            "Fix: use zero 1 (or 3, torchtitan's FSDP + PP) with pipelining, or pp 1 with zero 2"
+        )
     return ""
 
 
@@ -361,7 +440,9 @@ def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> 
         return reason
     if reason := _pipeline_problem(pp, vpp, model):
         return reason
-    if reason := _cp_problem(cp, job):
+    if reason := _zero_pipeline_problem(p["zero"], pp):
+        return reason
+    if reason := _cp_problem(cp, job) or _sp_problem(tp, cp, p["sp"], job):
         return reason
     moe = model.moe
     if ep > 1 and moe is None:
@@ -370,11 +451,8 @@ def invalid_reason(p: Mapping[str, Any], model: ModelSpec, job: TrainingJob) -> 
         return reason
     if moe is not None and (tp * dp * cp) % ep:
         return f"ep={ep} must divide tp x dp x cp = {tp * dp * cp}. Fix: choose such an ep"
-    if job.global_batch % (dp * mb):
-        return (
-            f"global batch {job.global_batch} sequences is not a multiple of dp x microbatch = {dp * mb}. "
-            "Fix: change the batch, dp or micro-batch size"
-        )
+    if reason := _batch_problem(dp, mb, job.global_batch):
+        return reason
     m = job.global_batch // (dp * mb)
     if vpp > 1 and m % pp:
         return (
@@ -523,13 +601,14 @@ def enumerate_plans(
     tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (every depth up to
     PP_EVERY_UPTO, beyond it balanced depths, powers of two and divisors of the ranks or of the layers); vpp over
     VPP_OPTIONS and the degrees that split a stage's layers evenly (vpp_options); cp over powers of two with >= 512
-    tokens per rank; ep over divisors of the experts; micro-batch over powers of two; zero over 0-3 (FSDP with
-    pp > 1 only when zero is fixed); recompute over none/selective/full; hybrid sharding for FSDP across domains;
-    sequence parallelism on whenever tp > 1 (it only saves memory and time). dp is the largest data-parallel degree
-    that fits the ranks and divides the batch (into a multiple of pp micro-batches where the pipeline interleaves),
-    so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than having no plan;
-    plans idling more than half of the ranks (MIN_RANK_USE) are dropped unless the batch has no sequences for the
-    idle ones (batch_bound).
+    tokens per rank (seq_len a multiple of 2 cp: _cp_problem); ep over divisors of the experts; micro-batch over powers
+    of two; zero over 0-3 (ZeRO-2 at pp 1 only, FSDP with pp > 1 only when zero is fixed); recompute over
+    none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on whenever tp > 1 (it only
+    saves memory and time; a tp not dividing each rank's tokens is skipped: _sp_problem). dp is the largest
+    data-parallel degree that fits the ranks and divides the batch (into a multiple of pp micro-batches where the
+    pipeline interleaves), so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather
+    than having no plan; plans idling more than half of the ranks (MIN_RANK_USE) are dropped unless the batch has no
+    sequences for the idle ones (batch_bound).
     """
     # by their PLAN_KEYS names, values checked: mb, vp and sequence_parallel had been ignored here, and a recompute
     # of 'Full' had failed in RECOMPUTE_MODES.index
@@ -556,7 +635,7 @@ def enumerate_plans(
         for p in range(1, min(layers, 256) + 1)
         if p <= PP_EVERY_UPTO or p in balanced or p in pows or ranks % p == 0 or layers % p == 0
     )
-    cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if job.seq_len % c == 0 and job.seq_len // c >= 512] or [1]
+    cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if not _cp_problem(c, job) and job.seq_len // c >= 512] or [1]
     ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
     mb_opts = microbatch_options(job.global_batch)
     rec_opts = [RECOMPUTE_MODES.index(fixed["recompute"])] if "recompute" in fixed else [0, 1, 2]
@@ -609,6 +688,9 @@ def enumerate_plans(
     # prices it (torchtitan's 405B FSDP8 x TP8 x PP8 run had found no plan; searching it by default cost 50% more
     # plans for none chosen)
     ok = ("zero" in fixed) | (g["zero"] < 3) | (g["pp"] == 1)
+    # hsdp asks for ZeRO-3 as much as zero 3 does: {hsdp: true, pp: 4} had found no plan, in a generic line
+    ok |= bool(fixed.get("hsdp")) & (g["zero"] == 3)
+    ok &= (g["zero"] != 2) | (g["pp"] == 1)  # no framework runs ZeRO-2 with a pipeline (_zero_pipeline_problem)
     # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and at least two data-parallel
     # ranks within one to shard over (with TP filling the domain it shards over one rank: DDP with fp32 state,
     # labelled ZeRO-3 while holding more memory than ZeRO-1)
@@ -617,4 +699,7 @@ def enumerate_plans(
     g = {k: v[ok] for k, v in g.items()}
     sp_wanted = fixed.get("sp", True)
     g["sp"] = ((g["tp"] > 1) & sp_wanted).astype(np.int64)
+    # sequence parallelism splits each rank's seq_len / cp tokens over tp (_sp_problem)
+    ok = (g["sp"] == 0) | ((job.seq_len // g["cp"]) % g["tp"] == 0)
+    g = {k: v[ok] for k, v in g.items()}
     return PlanArrays(**{k: np.ascontiguousarray(g[k], dtype=np.int64) for k in PLAN_COLUMNS})

@@ -76,7 +76,7 @@ def search_plans(
     if len(plans) == 0:
         raise InfeasibleError(
             f"no valid parallel plan for {model.name} on {chips} x {system.chip.id} with "
-            f"{fixed or 'no fixed knobs'} (global batch {job.global_batch} sequences). "
+            f"{as_written(fixed) or 'no fixed knobs'} (global batch {job.global_batch} sequences). "
             "Fix: change the chip count, the batch or the fixed plan knobs."
         )
     result = train_step(model, job, dev, topo, plans, chips)
@@ -84,10 +84,13 @@ def search_plans(
     if feasible.size == 0:
         need = float(result.memory.total.min())
         leanest = "the plan needs" if len(plans) == 1 else f"the leanest of the {len(plans):,} plans priced needs"
-        fix = fleet_fix(model, job, dev, topo, chips) or memory_fix(fixed, model, ranks)
+        fix = fleet_fix(model, job, dev, topo, chips, fixed)
+        if fix is None:  # a chip count that fits is worth naming only where the plan fixes nothing
+            fits = None if given_knobs(fixed) else chips_that_fit(model, job, dev, topo, chips, chips + 1)
+            fix = memory_fix(fixed, model, ranks, fits)
         exc = InfeasibleError(
-            f"{model.name} does not fit on {chips} x {system.chip.id}: {leanest} {need / 2**30:.1f} GiB per "
-            f"device, the device has {dev.hbm_capacity / 2**30:.1f} GiB. Fix: {fix}."
+            f"{model.name} does not fit on {chips} x {system.chip.id}: {leanest} {per_chip(need, dev)}, the chip "
+            f"has {system.chip.hbm_capacity / 2**30:.1f} GiB. Fix: {fix}."
         )
         exc.searched = len(plans)  # priced, none fitting: the search's footer counts them
         raise exc
@@ -103,10 +106,71 @@ def search_plans(
     )
 
 
-def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, chips: int) -> str | None:
+def as_written(fixed: Mapping[str, Any]) -> str:
+    """A plan's knobs as a scenario gives them ('dp 8, microbatch 1'), not as a Python dict ("{'dp': 8}")."""
+    return ", ".join(f"{k} {str(v).lower() if isinstance(v, bool) else v}" for k, v in fixed.items())
+
+
+def per_chip(need: float, dev: Device) -> str:
+    """Bytes a rank needs, said per chip as predictions quote memory, with the per-core figure on a chip of several
+    cores: Trainium's had read per NeuronCore ('25.2 GiB per device, the device has 24.0 GiB') beside predictions'
+    'memory per chip 48.6 of 96 GiB'; it now reads '100.8 GiB per chip (25.2 on each of its 4 NeuronCores)'."""
+    cores = dev.cores_per_chip
+    whole = f"{need * cores / 2**30:.1f} GiB per chip"
+    return whole if cores == 1 else f"{whole} ({need / 2**30:.1f} on each of its {cores} NeuronCores)"
+
+
+#: how far past the fleet chips_that_fit looks for a chip count that fits a plan: up to 2^10 times the chips
+FIT_DOUBLINGS = 10
+
+
+def chips_that_fit(
+    model: ModelSpec,
+    job: TrainingJob,
+    dev: Device,
+    topo: Topology,
+    chips: int,
+    start: int,
+    fixed: Mapping[str, Any] | None = None,
+) -> int | None:
+    """The fewest chips from `start` on (more than `chips`, which fit no plan) at which some plan of the search's,
+    with the knobs `fixed` holds but dp, fits in memory: doubling until one does, then halving the gap (about 2 log2
+    of the count of probes, each the plans' memory alone, at full recompute and one-sequence micro-batches, the
+    leanest activations, unless the plan fixes them). None when none does within FIT_DOUBLINGS doublings.
+
+    The 'use more chips' hint had named a floor from the states alone that still did not fit, and then no count:
+    405B on 64 H100 read 'at least 80, before activations', and 80 and 96 fit no plan (112 do)."""
+    knobs = {"recompute": "full", "microbatch": 1, **{k: v for k, v in given_knobs(fixed or {}).items() if k != "dp"}}
+
+    def fits(n: int) -> bool:
+        plans = enumerate_plans(model, job, n * dev.cores_per_chip, topo.domain_ranks, knobs)
+        return len(plans) > 0 and bool((memory_per_rank(model, job, dev, topo, plans).total <= dev.hbm_capacity).any())
+
+    low, high = max(chips, start - 1), max(start, chips + 1)  # low fits no plan (below start none can)
+    for _ in range(FIT_DOUBLINGS):
+        if fits(high):
+            break
+        low, high = high, 2 * high
+    else:
+        return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if fits(mid) else (mid, high)
+    return high
+
+
+def fleet_fix(
+    model: ModelSpec,
+    job: TrainingJob,
+    dev: Device,
+    topo: Topology,
+    chips: int,
+    fixed: Mapping[str, Any] | None = None,
+) -> str | None:
     """More chips, when the fleet cannot hold the model at all: its weights, gradients and optimizer state spread
     evenly over every rank (ZeRO-3 over all of them, the leanest split there is), with the runtime's reserve, still
-    exceed a device, so no plan, batch or sequence fits; None when they do not."""
+    exceed a device, so no plan, batch or sequence fits; None when they do not. The chip count that floor gives comes
+    with the fewest that fit a plan with its activations (chips_that_fit, with the plan's fixed knobs but dp)."""
     ranks = chips * dev.cores_per_chip
     # every parameter once (tp 1: no K/V projection copied) at the fewest bytes any ZeRO stage keeps it in, ZeRO-3's
     # 4 + 4 + 8 (a LoRA run's frozen base weight alone; memory.py), split over every rank: no plan holds less on its
@@ -120,33 +184,39 @@ def fleet_fix(model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, c
     room = dev.hbm_capacity - reserve
     if states <= room:
         return None
+    cores = dev.cores_per_chip
     if room <= 0.0:
         # more chips shrink the states, never the reserve: dividing by no room had asked for 1.6 trillion Trn3
         return (
-            f"use a chip with more memory: the runtime's reserve alone takes {reserve / 2**30:.2f} GiB of the "
-            f"device's {dev.hbm_capacity / 2**30:.2f} GiB, so no chip count fits"
+            f"use a chip with more memory: the runtime's reserve alone takes {reserve * cores / 2**30:.2f} GiB of the "
+            f"chip's {dev.hbm_capacity * cores / 2**30:.2f} GiB, so no chip count fits"
         )
-    least = math.ceil(ranks * states / room / dev.cores_per_chip)
-    spread = f" spread evenly over all {ranks:,} ranks" if ranks > 1 else ""
+    least = math.ceil(ranks * states / room / cores)
+    fits = chips_that_fit(model, job, dev, topo, chips, least, fixed)
+    count = f"at least {least:,}, before activations" + (f"; {fits:,} fit a plan" if fits is not None else "")
+    spread = f" spread evenly over all {chips:,} chips" if chips > 1 else ""
     return (
-        f"use more chips (at least {least:,}, before activations) or a chip with more memory: the weights, gradients "
-        f"and optimizer state alone need {states / 2**30:.1f} GiB per device{spread}"
+        f"use more chips ({count}) or a chip with more memory: the weights, gradients and optimizer state alone need "
+        f"{states * cores / 2**30:.1f} GiB per chip{spread}"
     )
 
 
-def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int) -> str:
+def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int, fits: int | None = None) -> str:
     """What frees memory when no plan fits: the search already tried every value of the knobs left to it, so the
     levers are the knobs the plan fixes, or more chips (a plan that fixes tp, pp and dp then needs a larger dp: their
     product may not exceed the ranks; a smaller batch cannot help it, at pp 1 a rank's activations do not depend on
-    it). ZeRO shards over dp x cp, and a smaller dp needs one above 1: at dp 1 neither is a lever."""
+    it). ZeRO shards over dp x cp, and a smaller dp needs one above 1: at dp 1 neither is a lever. `fits`, a chip
+    count that fits a plan (chips_that_fit), is named beside more chips where the plan fixes nothing."""
     g = given_knobs(fixed)
     if not g:
-        return "use more chips, a chip with more memory, or a smaller batch or sequence"
+        more = f"more chips ({fits:,} fit a plan)" if fits is not None else "more chips"
+        return f"use {more}, a chip with more memory, or a smaller batch or sequence"
     pipelined = g.get("pp", 1) > 1
     sharded = "dp" not in g or g["dp"] * g.get("cp", 1) > 1
     # ZeRO-3 shards the most at pp 1; with a pipeline it keeps the stage's weights and gradients whole (memory.py),
-    # and ZeRO-2 is the leanest
-    leanest_zero = 2 if pipelined else 3
+    # and ZeRO-1 is the leanest a framework runs there (plans._zero_pipeline_problem: it had named zero 2, which a
+    # pipeline refuses)
+    leanest_zero = 1 if pipelined else 3
     levers = [f"zero {leanest_zero}"] if "zero" in g and g["zero"] != leanest_zero and sharded else []
     if g.get("recompute") in ("none", "selective"):
         levers.append("recompute full")

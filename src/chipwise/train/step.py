@@ -43,6 +43,7 @@ from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.data_parallel import dp_time, expert_tp
+from chipwise.train.lora import local_adapter_params
 from chipwise.train.memory import (
     MemoryBreakdown,
     act_bytes,
@@ -355,6 +356,7 @@ def train_step(
         trainable=not job.lora,
         weight_bytes=(frozen_weight_bytes if job.lora else working_weight_bytes)(dev, prec),  # as memory holds them
         precision=prec,
+        adapters=local_adapter_params(model, plans) if job.lora else None,
     )
     step = m * (t_mb - pp_hidden) + bubble + dp_comm + optimizer + eff.step_overhead_s
     mem = memory_per_rank(model, job, dev, topo, plans)
