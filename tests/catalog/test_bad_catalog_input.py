@@ -217,7 +217,7 @@ def test_a_catalog_file_with_a_power_of_zero_is_refused(tmp_path: Path) -> None:
         "    scaleup_bandwidth: {value: 200, unit: GB/s, status: estimate, derivation: g}\n"
         "    scaleout_bandwidth: {value: 25, unit: GB/s, status: estimate, derivation: g}\n"
         "systems:\n  my-box:\n    name: My box\n    kind: server\n    provider: oem\n    chip: my-chip\n    chips: 8\n"
-        "    scaleup: {kind: switched, size: 8}\n"
+        "    scaleup: {kind: switched, size: 8, fabric: nvlink4}\n"
         "    scaleout: {fabric: roce-400g, bandwidth: {value: 25, unit: GB/s, status: estimate, derivation: g}}\n"
         "    power: {value: POWER, unit: kW, status: estimate, derivation: g}\n"
     )

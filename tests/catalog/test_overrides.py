@@ -395,6 +395,25 @@ def test_a_systems_power_set_wins_over_its_chips_tdp_in_either_order(sets: list[
     assert dgx.note.startswith("what-if: follows --set h100-sxm.tdp=350W; catalog value was 10.2 kW")
 
 
+def test_a_figure_that_follows_a_chip_what_if_is_an_estimate_saying_how() -> None:
+    """dgx-h100's power after --set h100-sxm.tdp=800W had read 11 kW `spec`, its derivation NVIDIA's 10.2 kW;
+    p5.48xlarge's scale-out bandwidth after h100-sxm.scaleout_bandwidth=100GB/s 6,400 Gb/s `spec`. Each is now an
+    estimate whose derivation gives the step from the catalog's figure (whose sources it keeps)."""
+    dgx = load_catalog(sets=["h100-sxm.tdp=800W"]).systems["dgx-h100"].power
+    assert dgx is not None and dgx.si == pytest.approx(10.2e3 + 8 * 100) and dgx.status == "estimate"
+    assert dgx.derivation == (
+        "h100-sxm TDP moved by --set h100-sxm.tdp=800W: 10.2 kW + 8 x (800 - 700) W; the catalog's 10.2 kW (spec: "
+        "SERVNET; FLASHGENIUS)"
+    )
+    assert dgx.source == ["SERVNET", "FLASHGENIUS"]
+    p5 = load_catalog(sets=["h100-sxm.scaleout_bandwidth=100GB/s"]).systems["p5.48xlarge"].scaleout.bandwidth
+    assert (p5.value, p5.unit, p5.status) == (6400.0, "Gb/s", "estimate")
+    assert p5.derivation == (
+        "h100-sxm scale-out bandwidth moved by --set h100-sxm.scaleout_bandwidth=100GB/s: 3200 Gb/s x 100 / 50 GB/s; "
+        "the catalog's 3200 Gb/s (spec: EFA_NOTE)"
+    )
+
+
 def test_the_same_value_in_two_units_is_one_value() -> None:
     """1200W and 1.2kW had been refused as two values."""
     cat = load_catalog(sets=["trn3.tdp=1200W", "trainium3.tdp=1.2kW", "trn3.tdp=1200 w", "trn3.tdp=1200"])

@@ -281,6 +281,48 @@ def test_a_files_chip_scaleup_moves_its_systems_as_the_set_does(tmp_path: Path) 
     assert predict(TP16)["step_time_s"] == pytest.approx(22.96, abs=0.01)
 
 
+#: the tester's tr_us.yaml: TP16 in the Trn2 UltraServer, whose torus gives per-dimension figures and no total
+ULTRA_TP16 = {"kind": "train", "model": "llama-3.1-70b", "hardware": "trn2-ultraserver", "chips": 64,
+              "precision": "bf16", "seq_len": 8192, "global_batch_tokens": 4194304, "tokens": 1e11,
+              "plan": {"tp": 16, "pp": 1, "dp": 16}}  # fmt: skip
+
+
+def test_a_files_chip_scaleup_moves_a_torus_dimensions_as_the_set_does(tmp_path: Path) -> None:
+    """The file's trn2.scaleup_bandwidth had left the UltraServer's 256/256/128 GB/s (exposed TP communication
+    50.516 s, as the catalog's) while the same --set halved them (100.848 s): both now give 128/128/64 GB/s."""
+    f = _file(tmp_path, CHIP_320)
+    for cat in (load_catalog(files=[f]), load_catalog(sets=["trn2.scaleup_bandwidth=320GB/s"])):
+        system = hardware(cat).system("trn2-ultraserver")
+        assert system.scaleup.dim_bandwidth == pytest.approx((128e9, 128e9, 64e9))
+        assert system.scaleup.bandwidth == pytest.approx(320e9)
+    assert round(predict(ULTRA_TP16)["breakdown"]["tp_comm"], 3) == 50.516
+    assert round(predict(ULTRA_TP16, files=[f])["breakdown"]["tp_comm"], 3) == 100.848
+    assert round(predict(ULTRA_TP16, sets=["trn2.scaleup_bandwidth=320GB/s"])["breakdown"]["tp_comm"], 3) == 100.848
+
+
+def test_catalog_show_gives_the_torus_dimensions_a_chip_what_if_uses() -> None:
+    """`catalog show trn2-ultraserver --set trn2.scaleup_bandwidth=320GB/s` had shown 256/256/128 GB/s `estimate`
+    with no what-if note, while the model ran 128/128/64."""
+    figures = system_json(load_catalog(sets=["trn2.scaleup_bandwidth=320GB/s"]), "trn2-ultraserver")["figures"]
+    dims = [figures[f"scaleup.dim_bandwidth.{i}"] for i in range(3)]
+    assert [d["value"] for d in dims] == [128.0, 128.0, 64.0]
+    assert dims[2]["note"] == "what-if: follows --set trn2.scaleup_bandwidth=320GB/s; catalog value was 128 GB/s"
+    assert dims[2]["derivation"].startswith(
+        "trn2 scale-up bandwidth moved by --set trn2.scaleup_bandwidth=320GB/s: 128 GB/s x 320 / 640 GB/s; the "
+        "catalog's 128 GB/s (estimate: trn2-arch table: inter-instance"
+    )
+
+
+def test_a_files_own_torus_dimensions_stand(tmp_path: Path) -> None:
+    """The file's chip figure does not move dimension figures the same file gives the system (256 GB/s each)."""
+    fig = "{value: 256, unit: GB/s, status: spec, source: [NRN_TRN2_ARCH]}"
+    f = _file(
+        tmp_path,
+        CHIP_320 + f"systems:\n  trn2-ultraserver:\n    scaleup:\n      dim_bandwidth: [{fig}, {fig}, {fig}]\n",
+    )
+    assert hardware(load_catalog(files=[f])).system("trn2-ultraserver").scaleup.dim_bandwidth == (256e9,) * 3
+
+
 def test_a_system_figure_the_file_gives_stands(tmp_path: Path) -> None:
     """The file's own 400 GB/s for trn2.48xlarge is kept (not 400 x 320/640); a system the file defines of trn2 keeps
     its 300 GB/s; the UltraServer, with no figure of its own, takes the chip's 320 GB/s."""

@@ -267,13 +267,17 @@ def test_a_managed_service_and_a_capacity_block_price_only_their_providers(catal
 
 
 def test_nothing_priced_under_a_managed_service_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    """`plan train --managed sagemaker` on chips AWS does not rent: one line and exit 2, not a table of '-'."""
+    """`plan train --managed sagemaker --objective cost` on chips AWS does not rent: one line and exit 2, not a table
+    of '-'. Ranked by time it ranks, each '-' saying why, as every pricing mode does (an owned chip without a unit
+    price had ranked by cost as '-' rows, exit 0, where SageMaker was refused even by time)."""
     from chipwise.interfaces.cli.app import run
 
     argv = ["plan", "train", "--model", "llama-3.1-8b", "--tokens", "1T", "--chips", "64", "--hardware"]
-    assert run([*argv, "mi300x,tpu-v5p", "--managed", "sagemaker"]) == 2
+    assert run([*argv, "mi300x,tpu-v5p", "--managed", "sagemaker", "--objective", "cost"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "sagemaker runs on aws instances" in err[0] and "Fix:" in err[0]
+    assert run([*argv, "mi300x,tpu-v5p", "--managed", "sagemaker"]) == 0
+    assert "no price: tpu-v5p: sagemaker runs on aws instances" in capsys.readouterr().out
 
 
 def test_the_scale_out_network_scales_with_the_systems_bandwidth(catalog: Catalog, hw: Hardware) -> None:
@@ -351,20 +355,37 @@ def test_no_preferred_provider_takes_the_middle_providers_price(catalog: Catalog
 
 # ---------------------------------------------------------------------------------------- a user's on-demand price
 def test_modes_follow_an_on_demand_price_set_on_the_command_line() -> None:
-    """`--set h100-sxm.price=2.0`: spot followed ($1.20), but reserved-1y kept AWS's $3.64 and capacity-block $5.19,
-    commitments dearer than the user's on-demand rate. Each mode keeps the catalog's discount off on-demand."""
+    """`--set h100-sxm.price=2.0`: spot followed ($1.20), but reserved-1y kept AWS's $3.64, carried from AWS's
+    on-demand rate, dearer than the user's. A mode without a published price keeps the catalog's discount off
+    on-demand; a published one (p5's $5.191 capacity block, AWS's own product) stays as it is."""
     cat = load_catalog(sets=["h100-sxm.price=2.0"])
     system = hardware(cat).system("h100-sxm")
     base = load_catalog()
     p5 = hardware(base).system("h100-sxm")
     od = price_per_chip_hour(base, p5)
     assert od is not None
-    for mode in ("capacity-block", "reserved-1y", "reserved-3y", "spot"):
+    for mode in ("reserved-1y", "reserved-3y", "spot"):
         q, catalog_q = price_per_chip_hour(cat, system, mode), price_per_chip_hour(base, p5, mode)
-        assert q is not None and catalog_q is not None
+        assert q is not None and catalog_q is not None and catalog_q.status == "estimate"
         assert q.usd_per_chip_hour == pytest.approx(2.0 * catalog_q.usd_per_chip_hour / od.usd_per_chip_hour), mode
         assert q.usd_per_chip_hour < 2.0 and q.provider == "user", mode
         assert "follows the on-demand price set on the command line" in q.derivation, mode
+    cb = price_per_chip_hour(cat, system, "capacity-block")
+    assert cb is not None and (cb.usd_per_chip_hour, cb.provider, cb.status) == (pytest.approx(5.191), "aws", "spec")
+
+
+def test_a_published_price_in_another_mode_is_not_moved_by_a_users_on_demand_price() -> None:
+    """`--set trn2.price=4.8` had priced Trainium2's capacity block, $35.7608 a trn2.48xlarge-hour on AWS's page
+    ($2.235 a chip), at 4.8 x 2.235 / 2.7257 = $3.93 'set on the command line'; a 3-year reservation, which the
+    catalog lists only as an estimate (on-demand x 0.45), still follows the user's rate: 4.8 x 0.45 = $2.16."""
+    cat = load_catalog(sets=["trn2.price=4.8"])
+    trn2 = hardware(cat).system("trn2")
+    cb = price_per_chip_hour(cat, trn2, "capacity-block")
+    assert cb is not None and cb.provider == "aws" and cb.status == "spec"
+    assert cb.usd_per_chip_hour == pytest.approx(35.7608 / 16)
+    three = price_per_chip_hour(cat, trn2, "reserved-3y")
+    assert three is not None and three.provider == "user" and three.derived_from_mode == "on-demand"
+    assert three.usd_per_chip_hour == pytest.approx(4.8 * 0.45)
 
 
 # ---------------------------------------------------------------------------------------------- price regions

@@ -33,11 +33,12 @@ def test_a_set_of_the_chip_scaleup_bandwidth_moves_an_ultraserver_prediction() -
 
 
 def test_sources_give_the_total_and_where_its_split_comes_from() -> None:
+    """The dimensions named are those used: the --set moves them with the chip (256 : 256 : 128 GB/s x 2)."""
     figure = cw.predict(ULTRA, sets=DOUBLED)["figures"]["trn2-ultraserver.scaleup.bandwidth"]  # the system's
     assert figure["value"] == 1280.0 and figure["status"] == "estimate"
     assert figure["derivation"] == (
         "split over the torus dimensions in the proportions of trn2-ultraserver.scaleup.dim_bandwidth "
-        "(256 : 256 : 128 GB/s); the total: set on the command line: --set trn2.scaleup_bandwidth=1280GB/s"
+        "(512 : 512 : 256 GB/s); the total: set on the command line: --set trn2.scaleup_bandwidth=1280GB/s"
     )
 
 

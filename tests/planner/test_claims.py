@@ -317,9 +317,10 @@ def test_price_derivations_add_up(catalog: Catalog) -> None:
 
 def test_claim5_texts_read_as_decided_and_name_the_users_prices() -> None:
     """5e read '0.43x the price a chip-hour, 0.64x the cost per token trained, not about half' (0.43x is half: the
-    'not' is the 0.64x), and with --set trn2.price=4.8 'capacity-block prices, which AWS publishes for both'. 5b
-    labelled a unit price set on the command line '[estimate]' with the catalog's sources."""
-    report = check_claims(load_catalog(sets=["trn2.price=4.8", "h100-sxm.unit_price=50000"]))
+    'not' is the 0.64x), and with Trn2's capacity-block price set on the command line 'capacity-block prices, which
+    AWS publishes for both'. 5b labelled a unit price set on the command line '[estimate]' with the catalog's sources.
+    (An on-demand --set trn2.price=4.8 leaves AWS's published capacity block as it is: test_claims_pricing_modes.)"""
+    report = check_claims(load_catalog(sets=["trn2.price.capacity-block=4.8", "h100-sxm.unit_price=50000"]))
     checks = {k["id"]: k for c in report["claims"] for k in c["checks"]}
     e = checks["5e"]
     assert "which AWS publishes" not in e["why"]

@@ -4,8 +4,10 @@ for Trainium4 alone and 1.02 GWh for GB300 alone, where per-type power gives 1.7
 patch, taking each type's TDP x 1.4, got the same); the mix, which uses both halves, stays at 1.32 GWh. Since the
 chips a plan leaves out stand in for its spares (32 of 36 used: 4 idle cover 0.64 spares, where 0.72 more had idled
 on top), GB300 alone is 830 MWh and the mix 1.31 GWh. With the node-level busy load of 0.76 (0.8 before), Trainium4
-alone draws 32 busy x 0.76 x 2,800.65 W + 4 idle x 420.16 W = 69,793 W (73,377 W at 0.8), x PUE 1.15 over its
-73.24 Ms: 1.63 GWh; GB300 alone 789 MWh and the mix 1.25 GWh."""
+alone drew 32 busy x 0.76 x 2,800.65 W + 4 idle x 420.16 W = 69,793 W (73,377 W at 0.8), x PUE 1.15 over its
+73.24 Ms: 1.63 GWh; GB300 alone 789 MWh and the mix 1.25 GWh. With the rack's overhead at its sibling racks' 1.29
+(157.9 kW, where x 1.4 had made 171.4 kW), a Trainium4 takes 2,580.07 W: 1.50 GWh alone, GB300 726 MWh and the mix
+1.15 GWh."""
 
 from __future__ import annotations
 
@@ -18,6 +20,6 @@ def test_each_part_alone_in_the_rack_draws_its_own_power(catalog: Catalog) -> No
         catalog, "llama-3.1-405b", {"trn4": 36, "gb300": 36}, tokens=1e12, hybrid="trn4-gb300-fusion-rack"
     )
     alone = {row["hardware"]: row for row in r["alone"]}
-    assert round(alone["trn4"]["expected_energy_j"] / 3.6e12, 2) == 1.63  # GWh; 1.72 at 0.8, 1.46 split evenly
-    assert round(alone["gb300"]["expected_energy_j"] / 3.6e9) == 789  # MWh; 830 at 0.8, 1,015 split evenly
-    assert round(r["mixed"]["expected_energy_j"] / 3.6e12, 2) == 1.25  # 1.31 at 0.8
+    assert round(alone["trn4"]["expected_energy_j"] / 3.6e12, 2) == 1.50  # GWh; 1.63 at x 1.4, 1.72 at 0.8
+    assert round(alone["gb300"]["expected_energy_j"] / 3.6e9) == 726  # MWh; 789 at x 1.4, 830 at 0.8
+    assert round(r["mixed"]["expected_energy_j"] / 3.6e12, 2) == 1.15  # 1.25 at x 1.4, 1.31 at 0.8

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from chipwise.catalog.loader import load_catalog
-from chipwise.economics.pricing import USER_PROVIDER, catalog_estimate
+from chipwise.catalog.overrides import USER_PROVIDER
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.planner.lifecycle import _training_options
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.workload.load import load_of

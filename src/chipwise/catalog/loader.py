@@ -12,6 +12,7 @@ import copy
 import difflib
 import functools
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,7 +30,7 @@ from chipwise.catalog.fields import (
     mode_order_problem,
     range_problem,
 )
-from chipwise.catalog.overrides import ENTRY_KIND, MAX_LISTED, apply_sets
+from chipwise.catalog.overrides import ENTRY_KIND, MAX_LISTED, USER_PROVIDER, apply_sets
 from chipwise.catalog.regions import PRICE_REGIONS
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, ModelIndexEntry, PriceEntry, SystemEntry
 from chipwise.catalog.strict_yaml import load_yaml
@@ -190,11 +191,31 @@ def _merge_file(
         target = merged.setdefault(section, {})
         for raw_key, value in body.items():
             key = str(raw_key)
+            if section == "sources":
+                _check_source_key(target, key, value, origins, origin)
             if isinstance(target.get(key), dict) and not _whole(value):
                 _deep_merge(target[key], value)
             else:
                 target[key] = copy.deepcopy(value)
             origins[f"{section}.{key}"] = origin
+
+
+def _check_source_key(sources: Mapping[str, Any], key: str, text: Any, origins: Mapping[str, str], origin: str) -> None:
+    """A source key is defined once: a second text for a key already defined (a user file's KLOCK_H100: my own blog)
+    had replaced the first in silence, re-attributing every figure that cites it (the H100's spec figures then cited
+    the blog, and predict said no figure differed). The same text again is taken."""
+    if key not in sources or str(sources[key]).strip() == str(text).strip():
+        return
+    earlier = origins.get(f"sources.{key}", BUILTIN)
+    raise ChipwiseError(
+        f"{origin}: sources.{key}: the key is already a source ({earlier}): '{_clip(str(sources[key]))}'. Fix: give "
+        f"your source another key (e.g. {key}_2) and cite that, or drop it to cite the catalog's."
+    )
+
+
+def _clip(text: str, most: int = 100) -> str:
+    """A source text for a one-line message: its first `most` characters."""
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 #: what makes two prices the same offer, besides the region: a user file's price replaces the built-in ones of its
@@ -344,6 +365,8 @@ def _validate(
         for fab in (system.scaleout.fabric, system.scaleup.fabric):
             if fab and fabrics and fab not in fabrics:
                 _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
+        if fabrics:
+            _check_layers(where("systems", sid), system, fabrics)
     _check_trees(raw, trees, origins)
     _check_entry_ranges({"chips": chips, "systems": systems}, origins)
     families = trees["efficiency"]
@@ -368,6 +391,15 @@ def _validate(
     for i, price in enumerate(prices):
         if price.system and price.system not in systems:
             raise ChipwiseError(f"price entry names unknown system '{price.system}'. Fix: correct the system id.")
+        if price.system and price.provider not in (systems[price.system].provider, USER_PROVIDER):
+            # a system is rented from its own provider: a gcp price of p5.48xlarge had been used for a gcp run in
+            # us-east-1 (a chip's price, per chip-hour on any of its systems, may be any provider's)
+            renter, by = systems[price.system].provider, price.provider
+            raise ChipwiseError(
+                f"{origins.get(f'prices.{i}', BUILTIN)}: price for {price.system}: provider '{by}' does not rent "
+                f"{price.system}, a system of {renter}. Fix: give provider: {renter}, or price the chip per chip-hour "
+                f"(chip: {systems[price.system].chip}, provider: {by}) or a system of {by}."
+            )
         if price.chip and price.chip not in chips:
             raise ChipwiseError(f"price entry names unknown chip '{price.chip}'. Fix: correct the chip id.")
         if price.region and price.region not in places:  # no lookup takes it: a typo had left the quote unused
@@ -380,6 +412,7 @@ def _validate(
                 "every region of its provider), or add the region's grid_intensity in the same file."
             )
     sources = {str(k): str(v) for k, v in (raw.get("sources") or {}).items()}
+    _check_cited_keys(raw, sources, origins)
     return Catalog(
         chips=chips,
         systems=systems,
@@ -397,6 +430,48 @@ def _validate(
     )
 
 
+#: a source that names a key (KLOCK_H100), not a citation: upper case, digits and underscores
+SOURCE_KEY = re.compile(r"^[A-Z][A-Z0-9_]+$")
+
+
+def _check_cited_keys(raw: Mapping[str, Any], sources: Mapping[str, str], origins: Mapping[str, str]) -> None:
+    """Every source that reads as a key (SOURCE_KEY) is one a `sources` block defines: a misspelt key (KLOCK_H10)
+    had been taken as the citation's text, 'KLOCK_H10', and the figure passed as sourced. A citation written out
+    (a URL, a title) is taken as it is. The built-in entries are checked with the built-in catalog; with a user's
+    files and --sets, only the entries they touch (`origins`)."""
+    for section, body in raw.items():
+        if section == "sources":
+            continue
+        entries = enumerate(body) if isinstance(body, list) else (body or {}).items()
+        for key, entry in entries:
+            if origins and f"{section}.{key}" not in origins:
+                continue
+            for path, cited in _cited(entry, f"{section}.{key}"):
+                if SOURCE_KEY.match(cited) and cited not in sources:
+                    close = UnknownNameError("source key", cited, sources).suggestions
+                    did = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                    raise ChipwiseError(
+                        f"{origins.get(f'{section}.{key}', BUILTIN)}: {path}: '{cited}' reads as a source key, but no "
+                        f"`sources` block defines it.{did} Fix: cite a defined key, define {cited} under sources "
+                        f"({cited}: 'the citation'), or write the citation itself (docs/catalog-format.md)."
+                    )
+
+
+def _cited(node: Any, path: str) -> list[tuple[str, str]]:
+    """Every text a raw node's `source` fields cite (one citation or a list), with the field's dotted path."""
+    if isinstance(node, list):
+        return [x for i, v in enumerate(node) for x in _cited(v, f"{path}.{i}")]
+    if not isinstance(node, dict):
+        return []
+    out: list[tuple[str, str]] = []
+    for k, v in node.items():
+        if k == "source" and isinstance(v, str | list):
+            out += [(f"{path}.source", c) for c in ([v] if isinstance(v, str) else v) if isinstance(c, str)]
+        else:
+            out += _cited(v, f"{path}.{k}")
+    return out
+
+
 def _unknown(where: str, field: str, name: str, known: Iterable[str], section: str) -> NoReturn:
     """One line for an entry's field naming an id its catalog section does not hold: the ids it was likely meant
     to be, and the fix (one of the section's ids, listed where they are few, or an entry added to the section)."""
@@ -408,6 +483,28 @@ def _unknown(where: str, field: str, name: str, known: Iterable[str], section: s
         f"{where}: {field} '{name}' is not in the catalog's {section} section.{suggestion} Fix: {use}, or add "
         f"'{name}' to {section} (docs/catalog-format.md)."
     )
+
+
+def _check_layers(where: str, system: SystemEntry, fabrics: Mapping[str, FabricEntry]) -> None:
+    """A system's scale-up domain runs on a scale-up fabric and its network on a scale-out one (each fabric's
+    `layer`), and a domain of more than one chip names its fabric: without one it had run over the system's
+    scale-out fabric in silence (8 chips over ib-ndr at InfiniBand's latency, `catalog show` reading 'over '), and
+    `scaleout: {fabric: nvlink4}` had been taken. A one-chip domain moves nothing over its fabric and may name none."""
+    up, out = system.scaleup, system.scaleout.fabric
+    ups = sorted(f for f, e in fabrics.items() if e.layer == "scaleup")
+    if not up.fabric and up.size > 1:
+        raise ChipwiseError(
+            f"{where}.scaleup.fabric: missing: a scale-up domain of {up.size} chips needs its own fabric, not the "
+            f"scale-out {out}. Fix: give scaleup.fabric, one of {', '.join(ups)}, or a fabric of your own with "
+            "layer: scaleup (docs/catalog-format.md)."
+        )
+    for key, fab, layer in (("scaleup.fabric", up.fabric, "scaleup"), ("scaleout.fabric", out, "scaleout")):
+        if fab and fabrics[fab].layer != layer:
+            ids = ups if layer == "scaleup" else sorted(f for f, e in fabrics.items() if e.layer == "scaleout")
+            raise ChipwiseError(
+                f"{where}.{key}: '{fab}' is a {fabrics[fab].layer} fabric, not a {layer} one. Fix: use one of "
+                f"{', '.join(ids)}, or a fabric of your own with layer: {layer} (docs/catalog-format.md)."
+            )
 
 
 def _not_a_figure(value: Any, path: str, ref: Mapping[str, Any] | None) -> str:

@@ -316,9 +316,12 @@ def _follow_chip(
     """A chip figure's what-if (from `was` to `now` in SI, made `by` a --set or a --catalog file) moves the
     matching figures of each system of that chip, but those `given` names (a system figure a --set or a file gives:
     the user's value stands, whatever the flags' order; a file's new system's). A per-chip
-    figure (a scale-up bandwidth, a hybrid's link between two of the chip) and a system's scale-out bandwidth move
-    in proportion (trn1n's twice the chip's share stays twice); a power, and a hybrid rack's scale-out bandwidth,
-    by the chip's change times its chips of this type (the rest is host, fans, the other members' NICs)."""
+    figure (a scale-up bandwidth, a torus's per-dimension ones, a hybrid's link between two of the chip) and a
+    system's scale-out bandwidth move in proportion (trn1n's twice the chip's share stays twice); a power, and a
+    hybrid rack's scale-out bandwidth, by the chip's change times its chips of this type (the rest is host, fans,
+    the other members' NICs). A moved figure is an `estimate` whose derivation says how it moved (it had kept its
+    `spec` status: dgx-h100's 11 kW after --set h100-sxm.tdp=800W had read as NVIDIA's figure), its sources those of
+    the catalog's figure it moved from."""
     if was <= 0 or now == was:
         return
     for sid, system in (raw.get("systems") or {}).items():
@@ -328,28 +331,71 @@ def _follow_chip(
         count = members.get(chip, 0) if members else system.get("chips", 1) if system.get("chip") == chip else 0
         if not count:
             continue
-        path = {
-            "tdp": "power",
-            "scaleout_bandwidth": "scaleout.bandwidth",
-            "scaleup_bandwidth": f"links.{chip}-{chip}.bandwidth" if members else "scaleup.bandwidth",
-        }[name]
-        parts = path.split(".")
-        node = _node_at(system, parts[:-1], create=False)
-        old_fig = node.get(parts[-1]) if isinstance(node, dict) else None
-        if not isinstance(old_fig, dict) or not is_figure(old_fig) or isinstance(old_fig["value"], str):
-            continue
-        if f"systems.{sid}.{path}" in given:
-            continue
-        old = _si(old_fig)
-        additive = name == "tdp" or (members and name == "scaleout_bandwidth")
-        new = tdp_moved_power(old, float(count), now - was) if additive else old * now / was
-        moved = f"{chip} {FOLLOWED[name]} moved by {by}"
-        node[parts[-1]] = {
-            **old_fig,
-            "value": from_si(new, str(old_fig["unit"])),
-            "derivation": f"{old_fig.get('derivation', '')}; {moved}".lstrip("; "),
-            "note": f"what-if: follows {by}; catalog value was {old_fig['value']} {old_fig['unit']}",
-        }
+        for path in _follower_paths(system, chip, name):
+            if f"systems.{sid}.{path}" in given:
+                continue
+            parts = path.split(".")
+            node = _node_at(system, parts[:-1], create=False)
+            old_fig = _node_at(node, parts[-1:], create=False)
+            if not is_figure(old_fig) or isinstance(old_fig["value"], str):
+                continue
+            additive = name == "tdp" or bool(members and name == "scaleout_bandwidth")
+            moved = _moved(old_fig, chip, name, was, now, float(count) if additive else None, by)
+            if isinstance(node, list):  # a torus dimension's figure (scaleup.dim_bandwidth.0)
+                node[int(parts[-1])] = moved
+            else:
+                node[parts[-1]] = moved
+
+
+def _follower_paths(system: Mapping[str, Any], chip: str, name: str) -> list[str]:
+    """The figures of a system of `chip` that follow the chip's FOLLOWED figure `name`: its power, its scale-out
+    bandwidth, or its scale-up bandwidth: a hybrid's link between two of the chip, the system's own total, or where
+    a torus gives only per-dimension figures, each of them (a --catalog file's trn2.scaleup_bandwidth had left the
+    Trn2 UltraServer's 256/256/128 GB/s where they were, a TP16 step's exposed communication at 50.5 s, as a --set
+    moved it to 100.8 s)."""
+    if name == "tdp":
+        return ["power"]
+    if name == "scaleout_bandwidth":
+        return ["scaleout.bandwidth"]
+    if system.get("members"):
+        return [f"links.{chip}-{chip}.bandwidth"]
+    up = system.get("scaleup")
+    dims = up.get("dim_bandwidth") if isinstance(up, dict) else None
+    if isinstance(up, dict) and up.get("bandwidth") is None and isinstance(dims, list) and dims:
+        return [f"scaleup.dim_bandwidth.{i}" for i in range(len(dims))]
+    return ["scaleup.bandwidth"]
+
+
+def _moved(
+    old: Mapping[str, Any], chip: str, name: str, was: float, now: float, count: float | None, by: str
+) -> dict[str, Any]:
+    """A system figure `old` moved with its chip's `name` from `was` to `now` (SI): by the change times `count` chips
+    (additive), or in proportion where `count` is None; an estimate whose derivation gives the step."""
+    unit = str(old["unit"])
+    shown = "W" if name == "tdp" else "GB/s"
+    a, b = (f"{from_si(x, shown):,.6g}" for x in (was, now))
+    if count is not None:
+        new = tdp_moved_power(_si(old), count, now - was)
+        how = f"{old['value']} {unit} + {count:g} x ({b} - {a}) {shown}"
+    else:
+        new = _si(old) * now / was
+        how = f"{old['value']} {unit} x {b} / {a} {shown}"
+    said = old.get("derivation") or "; ".join(str(s) for s in _as_sources(old.get("source")))
+    catalog = f"; the catalog's {old['value']} {unit} ({old['status']}{': ' + said if said else ''})"
+    return {
+        **old,
+        "value": from_si(new, unit),
+        "status": "estimate",
+        "derivation": f"{chip} {FOLLOWED[name]} moved by {by}: {how}{catalog}",
+        "note": f"what-if: follows {by}; catalog value was {old['value']} {unit}",
+    }
+
+
+def _as_sources(source: Any) -> list[Any]:
+    """A raw figure's `source`, one citation or a list of them, as a list."""
+    if source is None:
+        return []
+    return [source] if isinstance(source, str) else list(source)
 
 
 def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:
@@ -368,30 +414,46 @@ def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:
     return node
 
 
+#: quantities whose figures given with a unit are still held near the catalog's: a grid's intensity in gCO2e/kWh
+#: where kg was meant is 1000x off, and the catalog's grids span 116x (eu-north-1's 8 to af-south-1's 928
+#: gCO2e/kWh), so a figure past 300x of the one it replaces is no grid's but a unit slip (0.379gCO2e/kWh, the fix a
+#: bare 0.379 had been given, priced us-east-1's carbon at 0.148 kg where 148 kg was meant)
+_UNIT_SLIP_BAND: dict[str, float] = {"carbon_intensity": 300.0}
+
+
 def _unit_for(lhs: str, rhs: str, value: float, unit: str, ref: Mapping[str, Any], leaf: str) -> str:
     """The unit a `--set` value is stored in: the one given, which must measure what the field does, or for a bare
-    number SI (refused where it is over 100x off the catalog's figure: surely a missing unit); a chip's
-    launch_year, a calendar year, is not reached (DISPLAY_ONLY)."""
+    number SI (refused where it is over 100x off the catalog's figure: surely a missing unit; a figure with a unit
+    whose quantity is in _UNIT_SLIP_BAND, past that band: surely a wrong one); a chip's launch_year, a calendar year,
+    is not reached (DISPLAY_ONLY)."""
     ref_unit = str(ref.get("unit", ""))
     wanted = quantity(ref_unit) if ref_unit in UNITS else "ratio"
-    if unit:
-        if quantity(unit) != wanted:
-            raise ChipwiseError(
-                f"--set {lhs}={rhs}: {leaf} is a {wanted}, not a {quantity(unit)} ('{unit}'). Fix: give it in one of "
-                f"{', '.join(units_of(wanted))}."
-            )
-        return unit
+    if unit and quantity(unit) != wanted:
+        raise ChipwiseError(
+            f"--set {lhs}={rhs}: {leaf} is a {wanted}, not a {quantity(unit)} ('{unit}'). Fix: give it in one of "
+            f"{', '.join(units_of(wanted))}."
+        )
     si_unit = SI_UNIT.get(wanted, "")
     was = to_si(float(ref["value"]), ref_unit) if not isinstance(ref.get("value"), str) else 0.0
-    if ref_unit != "1" and was > 0 and value > 0 and not 1e-2 <= value / was <= 1e2:
-        # a bare number is in SI units: 6.7 for a bandwidth of 4.8 TB/s is 6.7 B/s, 1.2 for a 1000 W TDP 1.2 W;
-        # the fix names the unit that puts the number nearest the catalog's (1.2 -> 1.2kW)
-        meant = min(units_of(wanted), key=lambda u: abs(math.log(to_si(value, u) / was)), default=ref_unit)
-        raise ChipwiseError(
-            f"--set {lhs}={rhs}: a bare number is in {si_unit}, {value / was:.2g} x the catalog's "
-            f"{ref['value']} {ref_unit}. Fix: give its unit, e.g. {lhs}={rhs}{meant}."
-        )
-    return si_unit
+    band = _UNIT_SLIP_BAND.get(wanted) if unit else 1e2
+    ratio = to_si(value, unit or si_unit) / was if was > 0 else 1.0
+    if band is None or ref_unit == "1" or value <= 0 or 1 / band <= ratio <= band:
+        return unit or si_unit
+    # a bare number is in SI units: 6.7 for a bandwidth of 4.8 TB/s is 6.7 B/s, 1.2 for a 1000 W TDP 1.2 W; the fix
+    # names the unit that puts the number nearest the catalog's (1.2 -> 1.2kW; 0.379 for a grid -> 0.379kgCO2e/kWh,
+    # where the nearest had been gCO2e/kWh, 1000x off, before kgCO2e/kWh was a unit)
+    meant = min(units_of(wanted), key=lambda u: abs(math.log(to_si(value, u) / was)), default=ref_unit)
+    given = f"{value:g} {unit} is" if unit else f"a bare number is in {si_unit},"
+    fix = (
+        f"give its unit, e.g. {lhs}={f'{value:g}' if unit else rhs}{meant}"
+        if meant != unit
+        else f"give a figure near the catalog's, e.g. {lhs}={ref['value']}{ref_unit}"
+    )
+    raise ChipwiseError(
+        f"--set {lhs}={rhs}: {given} {ratio:.2g} x the catalog's {ref['value']} {ref_unit}"
+        + (f", past {band:g}x of it: surely a unit slip" if unit else "")
+        + f". Fix: {fix}."
+    )
 
 
 #: how a figure given by --set says where it came from (its derivation starts so)
@@ -518,6 +580,11 @@ def _read_value(
     return value, unit
 
 
+#: the provider of a price a --set gives: it wins over every catalog price of its system or chip, and may price any
+#: system (the loader holds a system's other prices to its own provider)
+USER_PROVIDER = "user"
+
+
 def _set_price(
     raw: dict[str, Any], target: _Target, lhs: str, assignment: str, value: float, unit: str, origins: dict[str, str]
 ) -> str:
@@ -535,7 +602,7 @@ def _set_price(
     prices.append(
         {
             ("chip" if section == "chips" else "system"): key,
-            "provider": "user",  # economics.pricing.USER_PROVIDER: wins over the catalog's prices
+            "provider": USER_PROVIDER,
             "mode": mode,
             "value": value,
             "status": "estimate",

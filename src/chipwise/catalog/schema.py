@@ -25,10 +25,14 @@ DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
 
 
 def _as_list(value: Any) -> Any:
+    """A `source` as a list of citations, blank ones dropped: `source: ""` had read as [""] and passed the rule that a
+    spec figure (a price, a rental ladder) needs a source, as `[]` does not."""
     if value is None:
         return []
     if isinstance(value, str):
-        return [value]
+        value = [value]
+    if isinstance(value, list):
+        return [v for v in value if not (isinstance(v, str) and not v.strip())]
     return value
 
 

@@ -71,6 +71,8 @@ UNITS: Final[dict[str, tuple[str, float]]] = {
     "USD/MW": ("capacity_price", 1.0 / 1e6),
     "kgCO2e/J": ("carbon_intensity", 1.0),
     "gCO2e/kWh": ("carbon_intensity", 1e-3 / 3.6e6),
+    # kg per kWh (= t per MWh), as grid factors are often quoted (CCF's SERC 0.000379069 t/kWh is 0.379 kgCO2e/kWh)
+    "kgCO2e/kWh": ("carbon_intensity", 1.0 / 3.6e6),
     # a CO2-only grid factor (combustion, no other gases: the EIA's US rate), filed as one and counted as CO2e
     "gCO2/kWh": ("carbon_intensity", 1e-3 / 3.6e6),
     # events per unit time (failures per chip-hour): written '/h', not '1/h', so that '2e-5/h' reads as the number

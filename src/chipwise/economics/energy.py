@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.catalog.regions import PRICE_REGIONS
 from chipwise.catalog.terms import Term, node, override, term
-from chipwise.economics.pricing import USER_PROVIDER
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 from chipwise.types import Array, ArrayLike

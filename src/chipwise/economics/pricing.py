@@ -1,10 +1,12 @@
 """Cloud prices per chip-hour from the catalog: by pricing mode, provider, region and date.
 
 A price set on the command line (`--set ID.price=...`, provider 'user') wins over every catalog price of that
-system or chip; where the user set the on-demand price and not another mode's, that mode follows it (the catalog's
-price in the mode x the user's on-demand price / the catalog's, or the user's price x the mode's ratio: an estimate
-that says so). A vendor's reference system (a provider the catalog has no price of: dgx-h100) is priced as its
-chip's default system where a cloud rents that (p5.48xlarge, in every mode), so it costs what its chip costs.
+system or chip; where the user set the on-demand price and not another mode's, that mode follows it where the
+catalog has no published price in the mode (the catalog's estimate in the mode x the user's on-demand price / the
+catalog's, or the user's price x the mode's ratio: an estimate that says so); a published one (Trainium2's $2.235
+capacity block) is the seller's own product and stays. A vendor's reference system (a provider the catalog has no
+price of: dgx-h100) is priced as its chip's default system where a cloud rents that (p5.48xlarge, in every mode), so
+it costs what its chip costs.
 
 Otherwise a system's own price (per system-hour, divided by its chips) is preferred; then the seller's per-chip price
 for the same chip, or (on demand, or for a vendor's reference system in any mode) the seller's price for another
@@ -27,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.catalog.schema import PRICING_MODES, PriceEntry
 from chipwise.catalog.terms import Term, node, term
 from chipwise.errors import ChipwiseError, UnknownNameError
@@ -127,10 +130,6 @@ def markup_term(catalog: Catalog, managed: str | None) -> Term | None:
     return term(catalog, "datacenter", "managed_service_markup", managed)
 
 
-#: the provider of a price set on the command line: it wins over every catalog price of its system or chip
-USER_PROVIDER = "user"
-
-
 def catalog_estimate(record: Mapping[str, object] | None) -> bool:
     """Whether a price's provenance (PriceQuote.record(), a report's price_source) is a catalog estimate, the § of
     every table and plot: no published offer, and not a price the user set (--set, a --catalog file), which is
@@ -204,10 +203,12 @@ def _in_force(date: str, at: str) -> bool:
     return date[:n] <= at[:n]
 
 
-def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[float, str] | None:
+def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[float, str, bool] | None:
     """A commitment or spot price listed against an on-demand price the same entry has since changed: the factor
-    (newest on-demand / on-demand in force at its date) that carries it to today's rate, and the derivation; None
-    when the on-demand price has not moved since (or the catalog has no on-demand price of it then).
+    (newest on-demand / on-demand in force at its date) that carries it to today's rate, the derivation, and whether
+    the entry's own note still holds (False where today's rate is not from the entry's own catalog: a built-in note
+    that carries it to the built-in rate names a rate no longer in use); None when the on-demand price has not moved
+    since (or the catalog has no on-demand price of it then).
 
     The p5.48xlarge 1-year reservation (~52 USD/h, 2025) was quoted against the 98.32 on-demand rate; AWS cut that
     to 55.04 in June 2025, so 52 x 55.04 / 98.32 = 29.11 USD/h, the same 47% off the new rate.
@@ -240,10 +241,21 @@ def _rescaled(catalog: Catalog, best: PriceEntry, as_of: str | None) -> tuple[fl
     if old is newest or old.value == newest.value or old.value <= 0:
         return None
     factor = newest.value / old.value
-    return factor, (
+    moved_by = catalog.price_origin(newest)
+    derivation = (
         f"the catalog's {best.mode} price {best.value:g} USD/h ({best.date}) was listed against on-demand "
         f"{old.value:g} ({old.date}); on-demand is now {newest.value:g} ({newest.date}): {best.value:g} x "
         f"{newest.value:g} / {old.value:g} = {best.value * factor:.4g} USD/h (the same discount off today's rate)"
+    )
+    if moved_by == origin:
+        return factor, derivation, True
+    # the entry's note carries it to the rate of its own catalog: beside a file's p5 on-demand price of 40 it had
+    # given a second 'today's rate' (29.11 USD/h, 3.64 a GPU-hour) under the 21.16 applied
+    return (
+        factor,
+        f"{derivation}; today's on-demand rate is {moved_by}'s, so the entry's own note, carried to the "
+        "rate it replaced, is left out",
+        False,
     )
 
 
@@ -271,7 +283,7 @@ def _quote_of(
     moved = None if mode == "on-demand" or best.provider == USER_PROVIDER else _rescaled(catalog, best, as_of)
     if moved is not None:
         value, status = value * moved[0], "estimate"
-        derivation = moved[1] + (f"; the entry: {best.derivation}" if best.derivation else "")
+        derivation = moved[1] + (f"; the entry: {best.derivation}" if best.derivation and moved[2] else "")
     return PriceQuote(
         usd_per_chip_hour=value,
         mode=mode,
@@ -421,10 +433,15 @@ def _follow_user(
     quote: PriceQuote | None,
 ) -> PriceQuote | None:
     """A commitment or spot price where the user set the on-demand price (--set ID.price=...) and not this mode's:
-    the catalog's price in this mode scaled by the user's on-demand price over the catalog's on-demand price of the
-    same provider (the same discount off the user's rate), else the user's price x the mode's ratio. A reserved or
-    capacity-block price above the user's own on-demand price (AWS's $3.64 and $5.19 beside a negotiated $2.00) had
-    been kept; spot alone had followed it."""
+    the catalog's published price in this mode as it is (the seller's own product, not a discount off the user's
+    rate), else the catalog's estimate in this mode scaled by the user's on-demand price over the catalog's on-demand
+    price of the same provider (the same discount off the user's rate), else the user's price x the mode's ratio.
+
+    A reserved price carried from AWS's on-demand rate (p5's $3.64) had been kept beside a negotiated $2.00; it now
+    reads $1.06. A published price had followed too: `--set trn2.price=4.8` had priced Trainium2's capacity block,
+    $2.235 on AWS's page, at 4.8 x 2.235 / 2.7257 = $3.93 'set on the command line'; it now reads $2.235 [spec]."""
+    if quote is not None and quote.status == "spec":
+        return quote
     if quote is not None:
         od = _rental_quote(catalog, system, "on-demand", region, quote.provider, as_of)
         if od is not None and od.usd_per_chip_hour > 0:
@@ -531,8 +548,9 @@ def price_per_chip_hour(
     (_stand_in); a managed service looks only at its provider's prices (MANAGED_PROVIDER); a commitment or spot price
     missing from the catalog is derived only from the on-demand rate of the provider that sells the system (the
     system's own cloud, or `provider`), and only for a provider that sells that product (MODE_SELLERS); where the user
-    set the on-demand price, the other modes follow it (_follow_user). `as_of` ('2025-06') ignores prices dated after
-    it ('2025' keeps those of 2025-05: _in_force). For mode 'owned' this returns None: use economics.tco.
+    set the on-demand price, the other modes without a published catalog price follow it (_follow_user). `as_of`
+    ('2025-06') ignores prices dated after it ('2025' keeps those of 2025-05: _in_force). For mode 'owned' this
+    returns None: use economics.tco.
     """
     check_mode(mode)
     if mode == "owned":

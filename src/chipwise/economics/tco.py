@@ -55,6 +55,8 @@ from chipwise.workload.train_scenario import MIN_UTILISATION
 FACILITIES: tuple[str, ...] = ("colocation", "owned")
 #: Rental modes paid for every calendar hour of a term, used or not: no utilisation break-even against them
 COMMITMENTS: tuple[str, ...] = ("reserved-1y", "reserved-3y")
+#: each commitment's term, seconds (a year of 8,766 h): what a job shorter than it pays for all the same
+COMMITMENT_TERM_S: Mapping[str, float] = {"reserved-1y": SECONDS_PER_YEAR, "reserved-3y": 3 * SECONDS_PER_YEAR}
 
 #: Overridable inputs: name -> (catalog path under datacenter, unit of the override, SI factor of that unit).
 OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {
@@ -592,8 +594,12 @@ def tco_from_inputs(inp: TcoInputs) -> Tco:
             "depreciation": "capex / depreciation life (straight line, no residual value)",
             "operations": "operations fraction of capex per year x capex / 8,766 h",
             space: space_formula,
-            "energy": "[P_it(busy load) x u + P_it(idle load) x (1 - u)] x PUE x $/kWh, P_it(load) = "
-            "(TDP + host share) x load + network W",
+            # the idle draw is the accelerator's and the host's own idle shares, not one load on both: the text had
+            # read 'P_it(load) = (TDP + host share) x load + network W' beside an H100's idle 320.75 W = 700 x 0.11 +
+            # 575 x 0.25 + 100
+            "energy": "[P_it(busy) x u + P_it(idle) x (1 - u)] x PUE x $/kWh, P_it(busy) = (TDP + host share) x "
+            "busy fraction + network W, P_it(idle) = TDP x idle fraction + host share x host idle fraction + "
+            "network W",
             "usd_per_chip_hour": f"(depreciation + operations + {space} + energy) per calendar hour / utilisation u",
         },
     )

@@ -210,8 +210,8 @@ class Hardware:
             fabric=replace(hybrid.scaleup.fabric, latency_s=link[1]) if link else hybrid.scaleup.fabric,
         )
         # the rack's power and NICs split by each type's own figures, as the rack's derivation sums them (36 x 2,000 W
-        # Trainium4 + 36 x 1,400 W GB300, x 1.4): an even split had drawn 2,381 W a chip for both, a GB300 priced a
-        # third above its share and a Trainium4 below it
+        # Trainium4 + 36 x 1,400 W GB300, x 1.29): an even split had drawn one figure a chip for both, a GB300 priced
+        # a third above its share and a Trainium4 below it
         chips = {mid: self.chip(mid) for mid in hybrid.members}
         power_share, power_how = _share(hybrid, {m: c.tdp for m, c in chips.items()}, chip_id, "W", 1.0)
         nic_share, nic_how = _share(hybrid, {m: c.scaleout_bandwidth for m, c in chips.items()}, chip_id, "Gb/s", 8e-9)
@@ -254,7 +254,8 @@ class Hardware:
         up_fabric = self.fabric(fabric_id)
         # dim_bandwidth: each torus dimension's own figure, the total their sum; a total the system gives, or a
         # what-if on the chip's (--set trn2.scaleup_bandwidth=...), splits in their proportions instead (scaling
-        # them to the chip's catalog figure had turned a file's 256/256/256 into 213 GB/s each)
+        # them to the chip's catalog figure had turned a file's 256/256/256 into 213 GB/s each). A chip what-if, a
+        # --set's or a --catalog file's, has moved the dimensions' figures with it already (overrides._follow_chip)
         bandwidth = chip.scaleup_bandwidth
         total_ref = chip.provenance["scaleup_bandwidth"]
         if up.bandwidth is not None:

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.overrides import set_on_command_line
-from chipwise.economics.pricing import USER_PROVIDER
+from chipwise.catalog.overrides import USER_PROVIDER, set_on_command_line
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware.objects import System
 from chipwise.planner.claim_runs import ClaimRuns, no_plan_text, plan_reason
@@ -97,6 +96,15 @@ def _savings(
     return t, rows, detail, quotes
 
 
+def _largest_saving(best_gpu: str, best: float) -> str:
+    """The largest saving and the GPU it is against, or, where Trn3 costs more than every GPU, that it saves against
+    none and by how much at least it costs more (`--set trn3.price=20` had read 'largest saving vs b200 (-80%)'; it
+    now reads 'saves against no GPU: costs at least 80% more (b200, the closest)')."""
+    if best < 0:
+        return f"saves against no GPU: costs at least {whole_percent(-best)} more ({best_gpu}, the closest)"
+    return f"largest saving vs {best_gpu} ({whole_percent(best)})"
+
+
 def claim3_training_cost(runs: ClaimRuns) -> Claim:
     """Claim 3, up to 50% lower training cost than GPU systems: at on-demand prices (3a) and on an owned fleet (3b)."""
     model, chips, tokens = "llama-3.1-405b", 16384, 15e12
@@ -129,7 +137,7 @@ def claim3_training_cost(runs: ClaimRuns) -> Claim:
         verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
         why = (
             (f"{leans(holds)}: " if estimated else "")
-            + f"largest saving vs {best_gpu} ({whole_percent(best)}){needed}; "
+            + f"{_largest_saving(best_gpu, best)}{needed}; "
             + _price_origin(runs.catalog, quote, price)
         )
     return Claim(
@@ -208,7 +216,7 @@ def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Che
             verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
             why = (
                 (f"{leans(holds)}: " if estimated else "")
-                + f"largest saving vs {best_gpu} ({whole_percent(best)}){needed}; "
+                + f"{_largest_saving(best_gpu, best)}{needed}; "
                 + origin
                 + power
             )

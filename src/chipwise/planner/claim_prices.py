@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from chipwise.catalog.overrides import set_on_command_line
-from chipwise.economics.pricing import USER_PROVIDER, PriceQuote, latest_quotes
+from chipwise.catalog.overrides import USER_PROVIDER, set_on_command_line
+from chipwise.economics.pricing import PriceQuote, latest_quotes
 from chipwise.hardware.objects import System
 from chipwise.planner.claim_runs import ClaimRuns, achieved_flops, charged_price, no_plan_text
 from chipwise.planner.claim_verdicts import (
@@ -72,15 +72,32 @@ def _h100_unit_price_check(runs: ClaimRuns, h100: System) -> Check:
     )
 
 
-def _h100_rent_check(runs: ClaimRuns) -> Check:
-    """5c, 'rents for $2.10-5.00 per GPU-hour': the catalog's latest on-demand H100 prices against the range."""
+def _users_rent(h100_od: PriceQuote | None, low: float, high: float) -> tuple[str, str]:
+    """5c's texts for an H100 on-demand price set on the command line (the one 3a and 7a charge), or ('', ''): the
+    check had listed the catalog's quotes alone and held beside a --set h100-sxm.price=2.0 the other checks paid."""
+    if h100_od is None or h100_od.provider != USER_PROVIDER:
+        return "", ""
+    usd = h100_od.usd_per_chip_hour
+    where = "below" if usd < low else "above" if usd > high else "inside"
+    return (
+        f"set on the command line ${usd:.2f} (the price the runs are charged); ",
+        f"; the price set on the command line, ${usd:.2f}, is {where} the range: the verdict is on the catalog's "
+        "quotes, the market the claim is about",
+    )
+
+
+def _h100_rent_check(runs: ClaimRuns, h100_od: PriceQuote | None) -> Check:
+    """5c, 'rents for $2.10-5.00 per GPU-hour': the catalog's latest on-demand H100 prices against the range, and
+    beside them a price set on the command line (`h100_od`, the one the runs are charged)."""
     quotes = [q for q in latest_quotes(runs.catalog, "h100-sxm") if q.provider != USER_PROVIDER]
     low, high = H100_RENT_USD_PER_HOUR
     inside = [q for q in quotes if low <= q[2] <= high]
+    users, users_why = _users_rent(h100_od, low, high)
     return Check(
         "5c",
         "H100 rents for $2.10-5.00 per GPU-hour",
-        "catalog on-demand per GPU-hour: "
+        users
+        + "catalog on-demand per GPU-hour: "
         + ", ".join(f"{q[0]} ${q[2]:.2f}" for q in quotes)
         + f"; {len(inside)} of {len(quotes)} inside the range",
         HOLDS if inside else NOT_SO,
@@ -92,8 +109,13 @@ def _h100_rent_check(runs: ClaimRuns) -> Check:
                 ("above", [q for q in quotes if q[2] > high]),
             )
             if qs
-        ),
-        {"quotes": [q[2] for q in quotes], "inside": len(inside)},
+        )
+        + users_why,
+        {
+            "quotes": [q[2] for q in quotes],
+            "inside": len(inside),
+            **({"set_on_command_line": h100_od.usd_per_chip_hour} if users and h100_od else {}),
+        },
     )
 
 
@@ -165,8 +187,9 @@ def _trn2_half_check(
     half = 0.4 <= work_ratio <= 0.6
     # on the price list about half, per token trained not: as a spec-sheet ratio that the workload does not bear out
     verdict_5e = HOLDS if half else (PEAK_ONLY if 0.4 <= ratio_cb <= 0.6 else NOT_ON_WORKLOAD)
-    # 'AWS publishes' only where neither capacity-block price is an estimate or the user's (a Trn2 on-demand price
-    # given with --set moves its capacity-block price with it)
+    # 'AWS publishes' only where neither capacity-block price is an estimate or the user's (--set
+    # trn2.price.capacity-block; an on-demand price given with --set leaves AWS's published capacity block as it is:
+    # economics.pricing._follow_user)
     users = [n for n, q in (("Trn2", trn2_cb), ("H100", h100_cb)) if q is not None and q.provider == USER_PROVIDER]
     basis = (
         f" ({' and '.join(users)}'s set on the command line)"
@@ -218,7 +241,7 @@ def claim5_h100_and_trn2_prices(runs: ClaimRuns) -> Claim:
         [
             _h100_fp8_check(runs, h100),
             _h100_unit_price_check(runs, h100),
-            _h100_rent_check(runs),
+            _h100_rent_check(runs, h100_od),
             _trn2_rent_check(trn2_cb, trn2_od),
             _trn2_half_check(runs, trn2_cb, trn2_od, h100_cb, h100_od),
         ],

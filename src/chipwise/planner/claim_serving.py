@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chipwise.economics.pricing import USER_PROVIDER
+from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.errors import ChipwiseError
 from chipwise.planner.claim_runs import ClaimRuns, charged_price, plan_reason
 from chipwise.planner.claim_verdicts import (
@@ -73,6 +73,12 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
     def lagging(x: dict[str, float]) -> bool:  # slower on both latencies, and not clearly cheaper (COST_TIE)
         return x["ttft"] > 1.0 and x["tpot"] > 1.0 and x["usd"] > 1.0 - COST_TIE
 
+    # the H100's own capacity-block rate over its on-demand one: a Trainium at its published capacity-block rate is
+    # set against the H100 at its own, one pricing mode for both sides as 5e's are (trn2's $2.235 had been set
+    # against the H100's $6.88 on demand: 1.52x the H100's $/Mtok, where at both capacity-block rates it is 2.02x)
+    h100_cb, h100_od = charged_price(runs, "h100-sxm", "capacity-block"), charged_price(runs, "h100-sxm", "on-demand")
+    h100_cb_usd = h100_cb.usd_per_chip_hour if h100_cb is not None else math.nan
+    h100_scale = h100_cb_usd / h100_od.usd_per_chip_hour if h100_od and h100_od.usd_per_chip_hour > 0 else math.nan
     for hw_id, r in results.items():
         v = {m: fig(r, k) for m, k in keys.items()}
         numbers[hw_id] = {"ttft_p50_s": v["ttft"], "tpot_p50_s": v["tpot"], "usd_per_mtok": v["usd"]}
@@ -99,14 +105,17 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
             and cb is not None
             and not price_is_estimate(cb.record())
             and isinstance(od, int | float)
+            and math.isfinite(h100_scale)
         ):
-            # its published capacity-block rate in place of the estimated on-demand one: $/Mtok scales with the price
+            # its published capacity-block rate in place of the estimated on-demand one, against the H100's
+            # capacity-block rate: $/Mtok scales with the price on both sides
             quote = charged_price(runs, hw_id, "on-demand")
             scale = cb.usd_per_chip_hour / quote.usd_per_chip_hour if quote and quote.usd_per_chip_hour > 0 else 1.0
-            at_published[hw_id] = lagging({**x, "usd": x["usd"] * scale})
+            at_cb = x["usd"] * scale / h100_scale
+            at_published[hw_id] = lagging({**x, "usd": at_cb})
             prices[-1] += (
-                f"; at its published capacity-block rate (${cb.usd_per_chip_hour:.3f} a chip-hour) it is "
-                f"{times(x['usd'] * scale)} the H100's $/Mtok"
+                f"; at capacity-block rates for both (its published ${cb.usd_per_chip_hour:.3f} a chip-hour, the "
+                f"H100's ${h100_cb_usd:.3f}) it is {times(at_cb)} the H100's $/Mtok"
             )
     verdict = HOLDS if lags and all(lags.values()) else NOT_ON_WORKLOAD
     other = HOLDS if lags and all({**lags, **at_published}.values()) else NOT_ON_WORKLOAD

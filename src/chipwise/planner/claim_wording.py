@@ -8,8 +8,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, set_on_command_line
-from chipwise.economics.pricing import USER_PROVIDER, PriceQuote
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, USER_PROVIDER, set_on_command_line
+from chipwise.economics.pricing import PriceQuote
 
 
 def times(v: float) -> str:

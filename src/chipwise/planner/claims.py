@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
-from chipwise.economics.pricing import USER_PROVIDER
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, USER_PROVIDER
 from chipwise.errors import ChipwiseError
 from chipwise.planner.claim_costs import GPUS_VS_TRN3, claim3_training_cost, claim6_owned_tco
 from chipwise.planner.claim_hardware import claim1_trn3_ultraserver, claim2_trn3_specs, claim4_trn4

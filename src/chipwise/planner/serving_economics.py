@@ -14,7 +14,7 @@ from chipwise.economics.energy import EnergySite, carbon_kg, check_region, energ
 from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import billed_one, split_rent
-from chipwise.economics.tco import owned_gap, owned_tco
+from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, owned_gap, owned_tco
 from chipwise.hardware.objects import System
 
 if TYPE_CHECKING:  # annotations only: planner.training prices a system here and runs no simulator
@@ -27,18 +27,42 @@ def per_mtok(per_hour: float, tokens_per_s: float) -> float:
     return per_hour * 1e6 / (tokens_per_s * SECONDS_PER_HOUR) if tokens_per_s > 0 else math.nan
 
 
+def owned_pool_hour(
+    catalog: Catalog, system: System, region: str | None, chips: float, busy_share: float, scaleout: bool
+) -> tuple[float, Tco]:
+    """USD per chip-hour an owned pool of `chips` chips, busy `busy_share` of the hour, is charged (_owned_charge's
+    rule: the TCO's fixed terms, the scale-out network's only where `scaleout`, and the pool's own facility energy
+    at its busy share x the site's $/kWh), and the TCO it rests on."""
+    tco = owned_tco(catalog, system, region, scaleout=scaleout)
+    power = power_model(catalog, system, scaleout=scaleout)
+    facility_j = float(energy_j(power.mixed_w(busy_share), chips, SECONDS_PER_HOUR, 1.0)) * tco.inputs.site.pue.value
+    return sum(tco.charged_per_chip_hour(chips, facility_j).values()), tco
+
+
 def chip_hour_price(
-    catalog: Catalog, system: System, pricing: str, region: str | None, provider: str | None
+    catalog: Catalog,
+    system: System,
+    pricing: str,
+    region: str | None,
+    provider: str | None,
+    *,
+    chips: float = 0.0,
+    busy_share: float = 1.0,
 ) -> tuple[float, dict[str, Any] | None, PriceQuote | None]:
     """USD per chip-hour (NaN when the catalog has none: price_note says why), its provenance, and the rental quote
-    if any; a region the catalog does not know is a one-line error."""
+    if any; a region the catalog does not know is a one-line error.
+
+    Owned: as a pool of `chips` chips busy `busy_share` of the hour is charged (owned_pool_hour), the scale-out
+    network only past one system; by default one system's, busy all hour. The ranking of plan serve had priced every
+    owned pool at the TCO of a fleet of many systems busy all hour (an H100 at $1.683 a chip-hour, the table's
+    $1.68, where its check charged the one chip $1.40): one system now reads $1.347 + its busy energy."""
     if region is not None:
         check_region(catalog, region)
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None
-        tco = owned_tco(catalog, system, region, 1.0, None)
-        return tco.usd_per_chip_hour, {"system": system.id, **tco.price_source()}, None
+        price, tco = owned_pool_hour(catalog, system, region, max(chips, 1.0), busy_share, chips > system.chips)
+        return price, {"system": system.id, **tco.price_source()}, None
     quote = price_per_chip_hour(catalog, system, pricing, region, provider)
     if quote is None:
         return math.nan, None, None
@@ -283,6 +307,15 @@ def economics(
         else "not measured: busy all hour",
         "economics_figures": figures,
     }
+    if pricing in COMMITMENTS:
+        # a reservation is paid every hour of its term, as plan train now charges a shorter run the whole term: a
+        # deployment's $/h and $/Mtok are per hour served, so they hold for one that serves through the term
+        term_h = COMMITMENT_TERM_S[pricing] / SECONDS_PER_HOUR
+        out["reservation"] = {
+            "term_s": COMMITMENT_TERM_S[pricing],
+            "note": f"per hour of a deployment that serves every hour of the {pricing} term ({term_h:,.0f} h); the "
+            "reservation is paid for every hour of it, served or not",
+        }
     if notes:
         out["price_note"] = "; ".join(notes)
     return out

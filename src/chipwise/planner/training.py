@@ -19,7 +19,6 @@ from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
 from chipwise.economics.energy import EnergySite, check_pue, check_region, site_for
 from chipwise.economics.power import PowerModel, power_model
 from chipwise.economics.pricing import (
-    MODE_SELLERS,
     PriceQuote,
     check_mode,
     check_rental_options,
@@ -27,7 +26,7 @@ from chipwise.economics.pricing import (
     price_per_chip_hour,
 )
 from chipwise.economics.rental import billed_one
-from chipwise.economics.tco import COMMITMENTS, Tco, check_utilisation_share, owned_tco
+from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, check_utilisation_share, owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -119,6 +118,7 @@ def _ideal_and_expected(
     rel: RunReliability,
     billed: float | None = None,
     usd_per_j: float = 0.0,
+    term_s: float = 0.0,
 ) -> dict[str, Any]:
     """Ideal (failure-free) and expected (goodput-adjusted, with spares) time, cost, energy and carbon.
 
@@ -133,6 +133,8 @@ def _ideal_and_expected(
     past `chips` draw it over the ideal time too (12 H100s in two p5 had drawn for 12.24, where 16 are paid).
     `usd_per_j`: an owned fleet's electricity (facility joules at the site's tariff), added to the cost, whose
     `usd_per_chip_hour` is then the TCO's other terms (economics.tco.Tco.fixed_and_idle_usd_per_chip_hour).
+    `term_s`: a reservation's term (economics.tco.COMMITMENT_TERM_S), paid every hour of it: the chips are paid for
+    max(the run's time, the term), the energy is the run's own.
     """
     g = rel.goodput
     wall = seconds / g if g > 0 else math.inf
@@ -141,7 +143,7 @@ def _ideal_and_expected(
     paid = chips if billed is None else billed
     left_out_w = idle_w * (max(paid, chips) - used)
     ideal_j = (busy_w * used + left_out_w) * seconds * pue
-    ideal_cost = usd_per_chip_hour * paid * seconds / SECONDS_PER_HOUR + ideal_j * usd_per_j
+    ideal_cost = usd_per_chip_hour * paid * max(seconds, term_s) / SECONDS_PER_HOUR + ideal_j * usd_per_j
     if math.isinf(wall):
         exp_j = exp_cost = math.inf
         down = math.inf
@@ -150,7 +152,7 @@ def _ideal_and_expected(
         fleet = max(paid, chips, used * (1.0 + rel.spare_fraction))  # the job's chips and spares, or all paid for
         idle = fleet - used  # spares, left-out chips, and billed ones that stand in for spares
         exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + idle * idle_w * wall)
-        exp_cost = usd_per_chip_hour * fleet * wall / SECONDS_PER_HOUR + exp_j * usd_per_j
+        exp_cost = usd_per_chip_hour * fleet * max(wall, term_s) / SECONDS_PER_HOUR + exp_j * usd_per_j
     # the tokens the run trains: whole steps, at least its tokens (1,000 tokens take one step of a million, whose
     # cost over the 1,000 had read $268 per million tokens where the steady rate is $0.26)
     tokens = max(result.get("tokens") or 0.0, result["tokens_per_s"] * seconds)
@@ -172,6 +174,57 @@ def _ideal_and_expected(
         "expected_tokens_per_joule": tokens / exp_j if exp_j > 0 else math.nan,
         "power_w_per_chip": busy_w,
         "facility_power_w": (busy_w * used + left_out_w) * pue,
+    }
+
+
+def owned_idle_record(
+    tco: Tco, power: PowerModel, site: EnergySite, chips: tuple[float, float], seconds: tuple[float, float]
+) -> dict[str, Any]:
+    """The idle hours an owned fleet at utilisation u < 1 is priced with (`owned_idle_hours` in the JSON): for each
+    hour of the run (1 - u) / u hours of its chips at idle power, whose electricity the cost carries
+    (Tco.fixed_and_idle_usd_per_chip_hour) and energy_j and co2e_kg, the run's own, do not: their energy and carbon
+    beside them, so that cost and energy can be read on the same hours (at utilisation 0.5 the price had carried 8
+    H100s' idle kWh for as long as the run while its energy figure left them out, with no word). `chips`: the chips
+    paid for in the ideal and the expected run; `seconds`: the ideal and the expected time."""
+    u = tco.inputs.utilisation.value
+    idle_share = (1.0 - u) / u
+    idle_w = power.idle_w * site.pue.value  # facility watts a chip
+    ideal_j, expected_j = (idle_w * n * t * idle_share for n, t in zip(chips, seconds, strict=True))
+    return {
+        "utilisation": u,
+        "idle_s": seconds[0] * idle_share,
+        "energy_j": ideal_j,
+        "co2e_kg": ideal_j * site.kg_co2e_per_j,
+        "expected_energy_j": expected_j,
+        "expected_co2e_kg": expected_j * site.kg_co2e_per_j,
+        "note": f"the owned price at utilisation {u:g} carries the electricity of the fleet's idle hours, "
+        f"{idle_share:.3g} h at idle power for each hour of the run; energy_j and co2e_kg are the run's own, these "
+        "the idle hours' beside them",
+    }
+
+
+def reservation_record(pricing: str, seconds: float | None, expected_s: float) -> dict[str, Any]:
+    """What a reserved run's cost rests on (`reservation` in the JSON): the term, the hours paid ideal and expected
+    (the run's, or the whole term where the run is shorter), and the rule in words. Without a token count the cost is
+    an hour of the fleet at the reservation's rate."""
+    term_s = COMMITMENT_TERM_S[pricing]
+    if seconds is None:
+        return {
+            "term_s": term_s,
+            "note": f"one hour of the fleet at the {pricing} rate; the reservation is paid every hour of its term "
+            f"({term_s / SECONDS_PER_HOUR:,.0f} h), used or not",
+        }
+    shorter = max(seconds, expected_s) < term_s
+    return {
+        "term_s": term_s,
+        "paid_s": max(seconds, term_s),
+        "expected_paid_s": max(expected_s, term_s),
+        "note": (
+            f"the whole {pricing} term ({term_s / SECONDS_PER_HOUR:,.0f} h) is paid, the run being shorter; energy "
+            "and CO2e are the run's own"
+            if shorter
+            else f"the run outlasts the {pricing} term: its hours are paid at the reservation's rate"
+        ),
     }
 
 
@@ -304,8 +357,11 @@ def attach_economics(
         figures.update(tco.figures())
     rel_record = rel.record()
     figures.update(rel_record.pop("figures"))
+    # a reservation is paid every hour of its term: a run shorter than it pays for the whole term (a 43.9 h run of 8
+    # H100s on reserved-1y had been charged its 43.9 h, $1,304, where the year it commits to costs $255k)
+    term_s = COMMITMENT_TERM_S.get(pricing, 0.0) if seconds is not None else 0.0
     costs = _ideal_and_expected(
-        result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed, usd_per_j
+        result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed, usd_per_j, term_s
     )
     if tco is not None:  # an owned chip-hour: its TCO terms and its share of the run's own electricity
         price = costs["cost_usd"] / (billed * basis_s / SECONDS_PER_HOUR)
@@ -326,6 +382,13 @@ def attach_economics(
         "reliability": rel_record,
         "economics_figures": figures,
     }
+    if pricing in COMMITMENTS:
+        out["reservation"] = reservation_record(pricing, seconds, costs["expected_time_s"])
+    if tco is not None and tco.inputs.utilisation.value < 1.0:
+        fleet = max(billed, chips, used * (1.0 + rel.spare_fraction))  # the expected run's paid chips, as costed
+        out["owned_idle_hours"] = owned_idle_record(
+            tco, power, site, (billed, fleet), (basis_s, costs["expected_time_s"])
+        )
     if rel.goodput < HALF_GOODPUT:  # failures dominate: where would they not?
         out["half_goodput_chips"] = largest_fleet_for_goodput(
             rel_inputs, used, params, result["step_time_s"], HALF_GOODPUT, recovery
@@ -485,6 +548,24 @@ def _one_chip_type(system: System) -> System:
     return system.one_chip_type("", "train across both with 'chipwise plan hetero --fleet {fleet} --hybrid {id}'")
 
 
+def _unpriced(note: str, pricing: str, provider: str | None, managed: str | None, as_of: str | None) -> str:
+    """The line a ranking by cost where nothing can be priced ends in, in every pricing mode: an owned TPU v5e (no
+    unit price) had printed a cost ranking of '-' rows and exited 0 where a capacity-block one was refused, and a
+    capacity-block ranking by time was refused where an owned one printed."""
+    given = [
+        f"--managed {managed}" if managed else "",
+        f"--provider {provider}" if provider else "",
+        f"--pricing {pricing}" if pricing != "on-demand" else "",
+        f"--as-of {as_of}" if as_of else "",
+    ]
+    options = [g for g in given if g] or ["--pricing on-demand"]
+    drops = " or ".join(f"drop {g.split()[0]}" for g in options if g != "--pricing on-demand")
+    return (
+        f"nothing can be priced with {' '.join(options)}: {note}, so nothing ranks by cost. Fix: choose hardware "
+        f"that can be priced so, {drops + ', ' if drops else ''}or rank by another --objective."
+    )
+
+
 def plan_training(
     catalog: Catalog,
     model_name: str,
@@ -580,12 +661,8 @@ def plan_training(
             )
             rows.append(row)
     rows.sort(key=lambda r: rank_value(r, objective))
-    if (managed or pricing in MODE_SELLERS) and rows and all(r["price_usd_per_chip_hour"] is None for r in rows):
-        raise ChipwiseError(
-            f"nothing can be priced with {'--managed ' + managed if managed else '--pricing ' + pricing}: "
-            f"{rows[0]['price_note']}. Fix: choose hardware its provider rents, or drop "
-            f"{'--managed' if managed else '--pricing ' + pricing}."
-        )
+    if objective == "cost" and rows and all(r["price_usd_per_chip_hour"] is None for r in rows):
+        raise ChipwiseError(_unpriced(rows[0]["price_note"], pricing, provider, managed, as_of))
     return {
         "kind": "plan-train",
         "model": model.display,

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chipwise.economics.pricing import USER_PROVIDER
+from chipwise.catalog.overrides import USER_PROVIDER
 
 
 @dataclass(frozen=True)

@@ -516,10 +516,12 @@ def _system_rows(data: dict[str, Any]) -> list[tuple[str, str, str, str, str]]:
     shape = f"{up['kind']} {'x'.join(map(str, up['dims']))}" if up["dims"] else up["kind"]
     status = str(data["status"])
     out = str(data["scaleout_fabric"])
+    # a one-chip domain may name no fabric (the loader refuses none for a larger one): 'over ' had ended the line
+    over = up["fabric"] or "no scale-up fabric (one chip)"
     origin = "; ".join(data.get("source") or ()) or str(data.get("note") or "")  # the system's sources
     rows = [
         ("chips", chips, status, origin, "members of a hybrid system" if len(members) > 1 else ""),
-        ("scale-up", f"{shape} domain of {up['size']} chips over {up['fabric']}", status, origin, _see(up["fabric"])),
+        ("scale-up", f"{shape} domain of {up['size']} chips over {over}", status, origin, _see(up["fabric"])),
         ("scale-out", out, status, origin, _see(out)),
     ]
     if data.get("host"):

@@ -9,7 +9,8 @@ import numpy as np
 from rich.markup import escape
 from rich.table import Table
 
-from chipwise.economics.pricing import USER_PROVIDER, catalog_estimate
+from chipwise.catalog.overrides import USER_PROVIDER
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     TRACK_COLUMNS,
@@ -160,6 +161,7 @@ def print_ranking(report: dict[str, Any]) -> None:
         _user_price_notes(report["results"], names)
         _price_notes(report["results"], names)
         _region_note(report, names)
+        _commitment_notes(report["results"])
         _carried_efficiency_note(report["results"])
         _batch_note(report)
         estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
@@ -169,6 +171,14 @@ def print_ranking(report: dict[str, Any]) -> None:
     projected_banner([r["hardware"] for r in report["results"] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
+
+
+def _commitment_notes(rows: list[dict[str, Any]]) -> None:
+    """What a reserved or an owned row's cost rests on, once each: a reservation's whole term paid (a 43.9 h run on
+    reserved-1y costs the year), an owned fleet's idle hours carried in its price but not in its energy."""
+    for key in ("reservation", "owned_idle_hours"):
+        for note in dict.fromkeys(r[key]["note"] for r in rows if r.get(key)):
+            console.print(f"[dim]{escape(note)}[/]")
 
 
 def _carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
@@ -448,6 +458,15 @@ def _economics_rows(head: Table, r: dict[str, Any]) -> None:
         f"{fmt.carbon(r['co2e_kg'])} / {fmt.carbon(_expected(r, 'co2e_kg'))}  "
         f"({r['grid_kg_co2e_per_kwh'] * 1000:.0f} g/kWh)",
     )
+    if r.get("reservation"):
+        head.add_row("reservation", f"[dim]{escape(r['reservation']['note'])}[/]")
+    if idle := r.get("owned_idle_hours"):
+        head.add_row(
+            "owned idle hours, ideal",
+            f"{fmt.energy(idle['energy_j'])}, {fmt.carbon(idle['co2e_kg'])}: the fleet idle "
+            f"{1 / idle['utilisation'] - 1:.3g} h for each hour of the run (utilisation), its electricity in the cost, "
+            "not in the energy and carbon rows",
+        )
     if r.get("tokens_per_joule") is not None:
         # labelled as the cost row is: plan train and sweep rank by the expected $/Mtok, and an unlabelled ideal
         # figure here had read as a second price for the same plan
