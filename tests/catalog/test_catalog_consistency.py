@@ -43,12 +43,13 @@ def _system(tmp_path: Path, up: str = "", out: str = "ib-ndr", chips: int = 8) -
 # ---------------------------------------------------------------- a system's fabrics and their layers
 
 
-def test_a_domain_of_several_chips_with_no_fabric_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chips", [8, 2])
+def test_a_domain_of_several_chips_with_no_fabric_is_refused(tmp_path: Path, chips: int) -> None:
     """It had run its 8 chips over its scale-out ib-ndr in silence, and `catalog show` had read 'over '."""
-    path = _system(tmp_path)
+    path = _system(tmp_path, chips=chips)
     assert catalog_error(files=[path]).startswith(
-        f"{path}: systems.mysys.scaleup.fabric: missing: a scale-up domain of 8 chips needs its own fabric, not the "
-        "scale-out ib-ndr. Fix: give scaleup.fabric, one of gaudi-roce-scaleup, "
+        f"{path}: systems.mysys.scaleup.fabric: missing: a scale-up domain of {chips} chips needs its own fabric, "
+        "not the scale-out ib-ndr. Fix: give scaleup.fabric, one of gaudi-roce-scaleup, "
     )
 
 
@@ -151,6 +152,9 @@ def test_a_citation_written_out_or_a_key_the_file_defines_is_taken(tmp_path: Pat
         "    tdp: {value: 800, unit: W, status: spec, source: [MY_QUOTE, 'https://example.com/h100']}\n",
     )
     assert load_catalog(files=[path]).chips["h100-sxm"].tdp.source == ["MY_QUOTE", "https://example.com/h100"]
+    # a plain upper-case word is a citation, not a key (NVIDIA had been refused as an undefined key)
+    plain = _file(tmp_path, "chips:\n  h100-sxm:\n    tdp: {value: 800, unit: W, status: spec, source: NVIDIA}\n")
+    assert load_catalog(files=[plain]).chips["h100-sxm"].tdp.source == ["NVIDIA"]
 
 
 # ---------------------------------------------------------------- a system's price and its provider
@@ -177,6 +181,13 @@ def test_a_chip_price_of_any_provider_and_a_set_price_are_taken(tmp_path: Path) 
     )
     assert any(p.provider == "lambda" for p in load_catalog(files=[path]).prices)
     assert any(p.provider == "user" and p.system == "p5.48xlarge" for p in load_catalog(sets=["p5.price=40"]).prices)
+    # a vendor's reference system (a DGX) is rented by any cloud that offers it
+    dgx = tmp_path / "dgx.yaml"
+    dgx.write_text(
+        "prices:\n  - {system: dgx-h100, provider: coreweave, mode: on-demand, value: 40, unit: USD/h, "
+        "date: '2026-12', status: spec, source: [q]}\n"
+    )
+    assert any(p.provider == "coreweave" and p.system == "dgx-h100" for p in load_catalog(files=[dgx]).prices)
 
 
 # ---------------------------------------------------------------- built-in figures that disagreed

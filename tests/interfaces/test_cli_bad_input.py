@@ -238,3 +238,5 @@ def test_an_option_of_one_value_given_twice_is_refused(capsys: Capture, argv: li
     assert f"{option} is given 2 times; it takes one value" in err and "Traceback" not in err
     if option == "--rate":
         assert run([*SERVE, "--slo", "ttft_p99=2s", "--slo", "tpot_p99=50ms", "--json"]) == 0
+    if option == "--utilisation":  # a flag given twice says the same twice
+        assert run(["tco", "h100-sxm", "--json", "--json"]) == 0

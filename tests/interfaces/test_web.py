@@ -946,3 +946,14 @@ def test_serving_tab_shows_a_predictions_cost_and_load_as_predict_does() -> None
     assert shown["$ per million output tokens"].startswith("$1.91M")
     assert shown["offered load"] == fmt.load_share(answer["load"])
     assert shown["offered load"].startswith("0.0% of the 1,9") and "e+" not in shown["offered load"]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_says_what_a_reserved_cost_rests_on(server: ChipwiseServer, tmp_path: Path) -> None:
+    """A reserved row's cost is its run's own hours at the rate; the Training tab says what the term commits, as
+    plan train's table does (the page had shown the cost with no word of the term)."""
+    form = {**TRAIN_FORM, "tokens": "10G", "pricing": "reserved-1y"}
+    view = _drive_page(server, tmp_path, "runTrain", form, ["h100-sxm"])
+    assert view["t-error"]["hidden"], view["t-error"]
+    notes = view["t-notes"]["items"]
+    assert any(n.startswith("a reserved-1y reservation is paid every hour of its 8,766 h term") for n in notes), notes

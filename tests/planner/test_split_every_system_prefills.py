@@ -18,7 +18,7 @@ def _best(catalog: Catalog, hardware_ids: list[str]) -> dict[str, Any]:
         catalog, "llama-3.1-70b", hardware_ids, Load("rate", rate=10.0), 8192, 512,
         {"ttft_p99": 2.0, "tpot_p99": 0.03}, precision="fp8",
     )  # fmt: skip
-    return report["best"]
+    return dict(report["best"])
 
 
 def test_the_answer_does_not_follow_the_order_of_two_systems_of_one_chip(catalog: Catalog) -> None:

@@ -115,13 +115,29 @@ def test_an_open_loop_holds_its_rate_times_a_latency_not_a_full_batch(
 def test_a_pool_no_larger_than_the_requests_in_flight_is_held_by_them(
     h100_setup: ReplicaSetup, llama8b: ModelSpec
 ) -> None:
-    """An offline run fills the batch: its 64 requests in flight hold the KV cache, and 10 prompts cycled are each
-    in use by one of them whenever it repeats, so every repeat hits. Set against the free blocks alone, none had
-    (an offline run of 10 prompts read 669 output tok/s where 24 req/s of them ran at 2,383)."""
+    """An offline run fills the batch: its requests in flight hold the KV cache, and 10 prompts cycled are each in
+    use by one of them whenever it repeats, so every repeat after the first batch hits (that batch is admitted at
+    once, its repeats encoded beside their originals). Set against the free blocks alone, none had (an offline run
+    of 10 prompts read 669 output tok/s where 24 req/s of them ran at 2,383)."""
     lengths = (LengthDist.fixed(I), LengthDist.fixed(O))
     full = h100_setup.kv_tokens // (I + O)  # a batch that fills the cache leaves no free blocks
     setup = replace(h100_setup, plan=replace(h100_setup.plan, max_batch=full))
-    job = ServingJob(llama8b, *lengths, Load("offline"), 400, prompt_pool=10)
+    job = ServingJob(llama8b, *lengths, Load("offline"), 3 * full, prompt_pool=10)
     ones = np.ones(job.requests, dtype=np.int64)
     cached = cached_tokens(job, ServingSetup((Pool(setup, 1),)), ones * I, ones * O, np.random.default_rng(0))
-    assert cached[:10].tolist() == [0] * 10 and cached[10:].tolist() == [I] * 390
+    assert cached[:full].tolist() == [0] * full and cached[full:].tolist() == [I] * (2 * full)
+
+
+def test_behind_replicas_a_replica_keeps_what_its_share_of_the_pool_leaves(
+    h100_setup: ReplicaSetup, llama8b: ModelSpec
+) -> None:
+    """Between two uses of a prompt on one of 4 replicas, a quarter of the pool's other requests land there: its
+    free blocks need hold only those, less its 4 users' requests in flight (the whole pool had been set against one
+    replica's cache, four times the eviction)."""
+    spare = h100_setup.kv_tokens - 4 * (I + O)
+    pool = round(4 * (4 + spare / (0.5 * (I + O))))  # a replica's share leaves it half of what it holds
+    job = _job(llama8b, pool=pool, users=16, n=40 * pool)
+    cached = _cached(job, h100_setup, replicas=4)
+    cycles = (np.arange(job.requests) // pool)[pool:]
+    went = 1.0 - 0.75**cycles
+    assert (cached[pool:] == I).mean() == pytest.approx(0.5 * went.mean(), abs=0.02)

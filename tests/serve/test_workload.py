@@ -481,14 +481,13 @@ def test_a_mooncake_trace_is_read_in_milliseconds(tmp_path: Path) -> None:
     """Mooncake's format (`timestamp`, `input_length`, `output_length`, `hash_ids`) times its requests in
     milliseconds since the first: 0, 100, 200 ms is 10 req/s, where it had been read as 0, 100, 200 s (0.01 req/s).
     A `timestamp` beside other length columns is still seconds."""
+    row = '{{"timestamp": {}, "input_length": 1000, "output_length": 100, "hash_ids": [1]}}\n'
     mooncake = tmp_path / "m.jsonl"
-    mooncake.write_text(
-        "".join(
-            f'{{"timestamp": {100 * i}, "input_length": 1000, "output_length": 100, "hash_ids": [1]}}\n'
-            for i in range(3)
-        )
-    )
+    mooncake.write_text("".join(row.format(100 * i) for i in range(3)))
     assert read_trace(str(mooncake)).arrival.tolist() == pytest.approx([0.0, 0.1, 0.2])
+    epoch = tmp_path / "e.jsonl"  # epoch seconds under Mooncake's names stay seconds
+    epoch.write_text("".join(row.format(1_700_000_000 + i) for i in range(3)))
+    assert read_trace(str(epoch)).arrival.tolist() == [0.0, 1.0, 2.0]
     plain = tmp_path / "p.csv"
     plain.write_text("timestamp,input_tokens,output_tokens\n0,1000,100\n100,1000,100\n")
     assert read_trace(str(plain)).arrival.tolist() == [0.0, 100.0]

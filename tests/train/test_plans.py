@@ -241,6 +241,8 @@ def test_zero_2_with_a_pipeline_is_neither_searched_nor_accepted(catalog: Catalo
     )
     with pytest.raises(ChipwiseError, match=message):
         check_plan({"tp": 8, "pp": 4, "dp": 16, "zero": 2}, spec, job, 512)
+    with pytest.raises(ChipwiseError, match="invalid plan: zero 2 with pp 2: no framework"):  # the least pipeline
+        check_plan({"tp": 8, "pp": 2, "dp": 32, "zero": 2}, spec, job, 512)
     for partial in ({"pp": 4, "zero": 2}, {"tp": 8, "pp": 4, "dp": 16, "zero": 2}):
         with pytest.raises(ChipwiseError, match=message):
             search_plans(spec, job, hw.system("h100-sxm"), 512, partial)

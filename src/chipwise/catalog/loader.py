@@ -391,13 +391,15 @@ def _validate(
     for i, price in enumerate(prices):
         if price.system and price.system not in systems:
             raise ChipwiseError(f"price entry names unknown system '{price.system}'. Fix: correct the system id.")
-        if price.system and price.provider not in (systems[price.system].provider, USER_PROVIDER):
-            # a system is rented from its own provider: a gcp price of p5.48xlarge had been used for a gcp run in
-            # us-east-1 (a chip's price, per chip-hour on any of its systems, may be any provider's)
-            renter, by = systems[price.system].provider, price.provider
+        owner = systems[price.system].provider if price.system else ""
+        if price.system and owner not in VENDOR_PROVIDERS and price.provider not in (owner, USER_PROVIDER):
+            # a cloud's system is rented from that cloud: a gcp price of p5.48xlarge had been used for a gcp run in
+            # us-east-1 (a chip's price, per chip-hour on any of its systems, may be any provider's; a vendor's
+            # reference system, a DGX, any cloud's that rents it)
+            by = price.provider
             raise ChipwiseError(
                 f"{origins.get(f'prices.{i}', BUILTIN)}: price for {price.system}: provider '{by}' does not rent "
-                f"{price.system}, a system of {renter}. Fix: give provider: {renter}, or price the chip per chip-hour "
+                f"{price.system}, a system of {owner}. Fix: give provider: {owner}, or price the chip per chip-hour "
                 f"(chip: {systems[price.system].chip}, provider: {by}) or a system of {by}."
             )
         if price.chip and price.chip not in chips:
@@ -430,8 +432,20 @@ def _validate(
     )
 
 
+#: the providers of vendors' reference systems (a DGX H100, AMD's MI300X platform): any cloud may rent one
+VENDOR_PROVIDERS = ("nvidia", "amd", "intel", "oem")
+
 #: a source that names a key (KLOCK_H100), not a citation: upper case, digits and underscores
 SOURCE_KEY = re.compile(r"^[A-Z][A-Z0-9_]+$")
+
+
+def _reads_as_key(cited: str, sources: Mapping[str, str]) -> bool:
+    """Whether an undefined citation is a key mistyped: key-shaped with an underscore or a digit (KLOCK_H10), or a
+    near miss of a defined key (EPOC). A plain upper-case word (NVIDIA, JEDEC, MLPERF) is a citation's text: it had
+    been refused as an undefined key."""
+    if not SOURCE_KEY.match(cited) or cited in sources:
+        return False
+    return bool(re.search(r"[_0-9]", cited) or difflib.get_close_matches(cited, list(sources), n=1, cutoff=0.8))
 
 
 def _check_cited_keys(raw: Mapping[str, Any], sources: Mapping[str, str], origins: Mapping[str, str]) -> None:
@@ -447,7 +461,7 @@ def _check_cited_keys(raw: Mapping[str, Any], sources: Mapping[str, str], origin
             if origins and f"{section}.{key}" not in origins:
                 continue
             for path, cited in _cited(entry, f"{section}.{key}"):
-                if SOURCE_KEY.match(cited) and cited not in sources:
+                if _reads_as_key(cited, sources):
                     close = UnknownNameError("source key", cited, sources).suggestions
                     did = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                     raise ChipwiseError(

@@ -45,23 +45,20 @@ def chip_hour_price(
     pricing: str,
     region: str | None,
     provider: str | None,
-    *,
-    chips: float = 0.0,
-    busy_share: float = 1.0,
 ) -> tuple[float, dict[str, Any] | None, PriceQuote | None]:
     """USD per chip-hour (NaN when the catalog has none: price_note says why), its provenance, and the rental quote
     if any; a region the catalog does not know is a one-line error.
 
-    Owned: as a pool of `chips` chips busy `busy_share` of the hour is charged (owned_pool_hour), the scale-out
-    network only past one system; by default one system's, busy all hour. The ranking of plan serve had priced every
-    owned pool at the TCO of a fleet of many systems busy all hour (an H100 at $1.683 a chip-hour, the table's
-    $1.68, where its check charged the one chip $1.40): one system now reads $1.347 + its busy energy."""
+    Owned: a chip of one system busy all hour, as its check charges it (owned_pool_hour): the price a search ranks
+    before it knows a pool's size and busy share, an upper bound of a one-system pool's charge. The ranking of plan
+    serve had priced every owned pool at the TCO of a fleet of many systems (an H100 at $1.683 a chip-hour, the
+    table's $1.68, where its check charged the one chip $1.40): one system reads $1.347 + its busy energy, $1.465."""
     if region is not None:
         check_region(catalog, region)
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None
-        price, tco = owned_pool_hour(catalog, system, region, max(chips, 1.0), busy_share, chips > system.chips)
+        price, tco = owned_pool_hour(catalog, system, region, 1.0, 1.0, scaleout=False)
         return price, {"system": system.id, **tco.price_source()}, None
     quote = price_per_chip_hour(catalog, system, pricing, region, provider)
     if quote is None:

@@ -294,7 +294,8 @@ def _slo_caveat(result: Mapping[str, Any]) -> str | None:
     if not result["slo"]:
         return None
     if "short_run" in result:
-        return "the run is too short to judge (its figures are of the batch filling)"
+        why = "a few requests" if "window_requests" in result["short_run"] else "the batch filling"
+        return f"the run is too short to judge (its figures are of {why})"
     if "dropped" in result and result["slo_met"]:
         return f"{result['dropped']['requests']:,} requests were dropped unserved (see dropped)"
     util = result["load"].get("utilisation")

@@ -118,7 +118,6 @@ def _ideal_and_expected(
     rel: RunReliability,
     billed: float | None = None,
     usd_per_j: float = 0.0,
-    term_s: float = 0.0,
 ) -> dict[str, Any]:
     """Ideal (failure-free) and expected (goodput-adjusted, with spares) time, cost, energy and carbon.
 
@@ -133,8 +132,6 @@ def _ideal_and_expected(
     past `chips` draw it over the ideal time too (12 H100s in two p5 had drawn for 12.24, where 16 are paid).
     `usd_per_j`: an owned fleet's electricity (facility joules at the site's tariff), added to the cost, whose
     `usd_per_chip_hour` is then the TCO's other terms (economics.tco.Tco.fixed_and_idle_usd_per_chip_hour).
-    `term_s`: a reservation's term (economics.tco.COMMITMENT_TERM_S), paid every hour of it: the chips are paid for
-    max(the run's time, the term), the energy is the run's own.
     """
     g = rel.goodput
     wall = seconds / g if g > 0 else math.inf
@@ -143,7 +140,7 @@ def _ideal_and_expected(
     paid = chips if billed is None else billed
     left_out_w = idle_w * (max(paid, chips) - used)
     ideal_j = (busy_w * used + left_out_w) * seconds * pue
-    ideal_cost = usd_per_chip_hour * paid * max(seconds, term_s) / SECONDS_PER_HOUR + ideal_j * usd_per_j
+    ideal_cost = usd_per_chip_hour * paid * seconds / SECONDS_PER_HOUR + ideal_j * usd_per_j
     if math.isinf(wall):
         exp_j = exp_cost = math.inf
         down = math.inf
@@ -152,7 +149,7 @@ def _ideal_and_expected(
         fleet = max(paid, chips, used * (1.0 + rel.spare_fraction))  # the job's chips and spares, or all paid for
         idle = fleet - used  # spares, left-out chips, and billed ones that stand in for spares
         exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + idle * idle_w * wall)
-        exp_cost = usd_per_chip_hour * fleet * max(wall, term_s) / SECONDS_PER_HOUR + exp_j * usd_per_j
+        exp_cost = usd_per_chip_hour * fleet * wall / SECONDS_PER_HOUR + exp_j * usd_per_j
     # the tokens the run trains: whole steps, at least its tokens (1,000 tokens take one step of a million, whose
     # cost over the 1,000 had read $268 per million tokens where the steady rate is $0.26)
     tokens = max(result.get("tokens") or 0.0, result["tokens_per_s"] * seconds)
@@ -203,27 +200,24 @@ def owned_idle_record(
     }
 
 
-def reservation_record(pricing: str, seconds: float | None, expected_s: float) -> dict[str, Any]:
-    """What a reserved run's cost rests on (`reservation` in the JSON): the term, the hours paid ideal and expected
-    (the run's, or the whole term where the run is shorter), and the rule in words. Without a token count the cost is
-    an hour of the fleet at the reservation's rate."""
+def reservation_record(pricing: str, usd_per_hour: float, seconds: float | None) -> dict[str, Any]:
+    """What a reserved run's cost rests on (`reservation` in the JSON): the run's own hours at the reservation's rate,
+    the term's other hours taken as used by other work, and what the term commits the chips to (`term_cost_usd`, the
+    fleet's $/hour x the term). A 43.9 h run of 8 H100s on reserved-1y had been charged its $1,304 with no word of
+    the $255k year it commits to; charged the whole year, a ranking by cost took the cheapest hour whatever its
+    speed (Trainium1 at 320 days for Llama 3.1 70B's 15T tokens)."""
     term_s = COMMITMENT_TERM_S[pricing]
-    if seconds is None:
-        return {
-            "term_s": term_s,
-            "note": f"one hour of the fleet at the {pricing} rate; the reservation is paid every hour of its term "
-            f"({term_s / SECONDS_PER_HOUR:,.0f} h), used or not",
-        }
-    shorter = max(seconds, expected_s) < term_s
+    term_usd = usd_per_hour * term_s / SECONDS_PER_HOUR
+    within = seconds is not None and seconds < term_s
     return {
         "term_s": term_s,
-        "paid_s": max(seconds, term_s),
-        "expected_paid_s": max(expected_s, term_s),
-        "note": (
-            f"the whole {pricing} term ({term_s / SECONDS_PER_HOUR:,.0f} h) is paid, the run being shorter; energy "
-            "and CO2e are the run's own"
-            if shorter
-            else f"the run outlasts the {pricing} term: its hours are paid at the reservation's rate"
+        "term_cost_usd": term_usd,
+        "note": f"a {pricing} reservation is paid every hour of its {term_s / SECONDS_PER_HOUR:,.0f} h term: "
+        + (
+            f"the cost is the run's own hours at its rate, the term's others taken as used by other work (the term "
+            f"commits ${term_usd:,.0f})"
+            if within or seconds is None
+            else f"the run outlasts it, and pays its own hours at the rate (a term commits ${term_usd:,.0f})"
         ),
     }
 
@@ -357,11 +351,8 @@ def attach_economics(
         figures.update(tco.figures())
     rel_record = rel.record()
     figures.update(rel_record.pop("figures"))
-    # a reservation is paid every hour of its term: a run shorter than it pays for the whole term (a 43.9 h run of 8
-    # H100s on reserved-1y had been charged its 43.9 h, $1,304, where the year it commits to costs $255k)
-    term_s = COMMITMENT_TERM_S.get(pricing, 0.0) if seconds is not None else 0.0
     costs = _ideal_and_expected(
-        result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed, usd_per_j, term_s
+        result, chips, basis_s, price, power, site.pue.value, site.kg_co2e_per_j, rel, billed, usd_per_j
     )
     if tco is not None:  # an owned chip-hour: its TCO terms and its share of the run's own electricity
         price = costs["cost_usd"] / (billed * basis_s / SECONDS_PER_HOUR)
@@ -383,7 +374,7 @@ def attach_economics(
         "economics_figures": figures,
     }
     if pricing in COMMITMENTS:
-        out["reservation"] = reservation_record(pricing, seconds, costs["expected_time_s"])
+        out["reservation"] = reservation_record(pricing, price * billed, costs["expected_time_s"] if seconds else None)
     if tco is not None and tco.inputs.utilisation.value < 1.0:
         fleet = max(billed, chips, used * (1.0 + rel.spare_fraction))  # the expected run's paid chips, as costed
         out["owned_idle_hours"] = owned_idle_record(

@@ -166,11 +166,15 @@ def cached_tokens(
         in_flight = min(in_flight, math.ceil(rate / replicas * latency))
     per_request = float(np.mean(inputs) + np.mean(outputs))
     spare = max(0.0, rep.kv_tokens - in_flight * per_request)
-    finished = pool - in_flight * replicas  # the requests between two uses of a prompt that are done by the second
+    # the requests a replica finished between two uses of a prompt there: its share of the pool, less those in flight
+    finished = pool / replicas - in_flight
     held = 1.0 if finished <= 0 else min(1.0, spare / (finished * per_request))
-    cycle = np.arange(inputs.size) // pool
-    went_there = 1.0 - (1.0 - 1.0 / replicas) ** cycle
-    hit = rng.random(inputs.size) < held * went_there
+    index = np.arange(inputs.size)
+    went_there = 1.0 - (1.0 - 1.0 / replicas) ** (index // pool)
+    # an offline run's first batch is admitted at once: its repeats are encoded beside their originals, before any
+    # is cached (an engine shares only blocks already computed)
+    first_wave = in_flight * replicas if job.load.kind == "offline" else 0
+    hit = (rng.random(inputs.size) < held * went_there) & (index >= first_wave)
     return np.asarray(np.where(hit, inputs, cached), dtype=np.int64)
 
 

@@ -37,6 +37,8 @@ class Trace:
     path: str
 
 
+#: Times past this are epoch seconds (after 2001), not Mooncake's milliseconds from its first request
+EPOCH_SECONDS = 1e9
 #: Epoch timestamps in finer units than seconds, told apart by their size: past the year 2001 in nanoseconds,
 #: microseconds or milliseconds (each past 33,000 years in the next coarser unit), with the units in a second.
 EPOCH_SCALES: tuple[tuple[float, float], ...] = ((1e18, 1e9), (1e15, 1e6), (1e12, 1e3))
@@ -123,10 +125,11 @@ def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
 def _units_per_second(column: str, first: float, input_column: str = "") -> float:
     """The unit of a trace's arrival times, as units in a second: milliseconds in a column named *_ms, or in
     Mooncake's `timestamp` beside its `input_length` (its format's times are milliseconds since the first request:
-    a Mooncake trace at 10 req/s had been read at 0.01), else by the first time's size (EPOCH_SCALES), else
-    seconds."""
+    a Mooncake trace at 10 req/s had been read at 0.01) unless they read as epoch seconds, else by the first time's
+    size (EPOCH_SCALES), else seconds."""
     name = column.strip().lower()
-    if name.endswith("_ms") or (name == "timestamp" and input_column.strip().lower() == "input_length"):
+    mooncake = name == "timestamp" and input_column.strip().lower() == "input_length" and first < EPOCH_SECONDS
+    if name.endswith("_ms") or mooncake:
         return 1e3
     return next((units for edge, units in EPOCH_SCALES if first > edge), 1.0)
 

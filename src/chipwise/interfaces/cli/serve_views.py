@@ -229,7 +229,7 @@ def _short_run_text(r: dict[str, Any], short: dict[str, Any]) -> str:
         )
     elif "window_requests" in short:
         why = (
-            f"the throughput window holds the output of {short['window_requests']:.2g} of the {STEADY_REQUESTS} "
+            f"the throughput window holds the output of {short['window_requests']:.3g} of the {STEADY_REQUESTS} "
             "requests a steady reading needs: its two ends each cut a request's tokens, so throughput and the cost "
             "per token can read a request's output off; "
         )

@@ -165,7 +165,9 @@ def _start_load(
     times = arrivals.tolist()
 
     def arrive(t: float, i: int) -> None:
-        while i < n and times[i] == t:
+        issue(t)
+        i += 1
+        while i < n and times[i] == times[i - 1]:  # the rest of this instant's requests
             issue(t)
             i += 1
         if i < n:
