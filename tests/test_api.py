@@ -359,3 +359,13 @@ def test_errors_of_tco_and_catalog_name_what_python_gives() -> None:
     with pytest.raises(ChipwiseError) as info:
         cw.catalog(sets=["trn2.tdp"])
     assert str(info.value).startswith("sets=['trn2.tdp'] has no '='. Fix: write sets=['ID.FIELD=VALUE']")
+
+
+def test_model_takes_a_config_path_as_a_path(tmp_path: Path) -> None:
+    """A pathlib.Path to a config.json had been refused as 'not a name' where its text was read."""
+    from chipwise.catalog.loader import load_catalog
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(dict(load_catalog().model_config("llama-3.1-8b"))))
+    total = cw.model("llama-3.1-8b")["params_total"]
+    assert cw.model(path)["params_total"] == cw.model(str(path))["params_total"] == total

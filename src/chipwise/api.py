@@ -574,12 +574,13 @@ def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[
 
 @_answers()
 def model(
-    name: str, seq_len: int | str | None = None, files: Sequence[str | Path] = (), sets: Sequence[str] = ()
+    name: str | Path, seq_len: int | str | None = None, files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
-    """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`): `seq_len` None
-    prices FLOPs at 4,096 tokens or the model's context where shorter, and one past the context is refused; `sets`
-    as for every function (a model preset is not a catalog figure, so it changes nothing here)."""
-    spec = load_model(load_catalog(files, sets), _name(name, "model"))
+    """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`): `name` a preset or
+    a config.json's path (a Path too: it had been refused as 'not a name'); `seq_len` None prices FLOPs at 4,096
+    tokens or the model's context where shorter, and one past the context is refused; `sets` as for every function
+    (a model preset is not a catalog figure, so it changes nothing here)."""
+    spec = load_model(load_catalog(files, sets), _name(str(name) if isinstance(name, Path) else name, "model"))
     return model_summary(spec, read_count(seq_len, "seq_len", whole=True), "seq_len")
 
 

@@ -957,3 +957,33 @@ def test_page_says_what_a_reserved_cost_rests_on(server: ChipwiseServer, tmp_pat
     assert view["t-error"]["hidden"], view["t-error"]
     notes = view["t-notes"]["items"]
     assert any(n.startswith("a reserved-1y reservation is paid every hour of its 8,766 h term") for n in notes), notes
+
+
+def test_plan_serve_keeps_the_rows_its_checks_point_to_under_top(server: ChipwiseServer, tmp_path: Path) -> None:
+    """`top` cuts the ranking as `plan serve --top --json` does, keeping every row a simulated check's rank indexes:
+    it had cut results to `top` while a check still pointed to rank 3."""
+    body = {"model": "llama-3.1-8b", "rate": 5, "input_tokens": 512, "output_tokens": 128,
+            "slo": {"ttft_p99": 2.0, "tpot_p99": "50ms"}, "hardware": "trn2,h100-sxm,a100-80gb", "top": 2}  # fmt: skip
+    status, report = _post(server, "/api/plan/serve", body)
+    assert status == 200
+    assert all(v["rank"] <= len(report["results"]) for v in report["verified"])
+    if shutil.which("node") is not None:  # headed as the command line heads it, the precision planned included
+        title = _draw(server, tmp_path, "drawServePlan", report)["ps-title"]["text"]
+        assert title.startswith("llama-3.1-8b: 5 req/s, 512 in / 128 out, bf16 - ttft_p99"), title
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_says_capped_where_the_model_caps_a_figure(server: ChipwiseServer, tmp_path: Path) -> None:
+    """Hopper's memory efficiency +10% leaves TPOT p50 still (the model caps it): the page had drawn '+0.00%', which
+    reads as a figure that does not matter; the CLI says 'capped'."""
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",
+                "input_tokens": 512, "output_tokens": 128, "arrival_rate": 5, "requests": 100}  # fmt: skip
+    body = {"scenario": scenario, "metric": "tpot_p50", "figures": ["hbm_bandwidth", "efficiency"]}
+    status, answer = _post(server, "/api/sensitivity", body)
+    assert status == 200, answer
+    capped = [r for r in answer["figures"] if r.get("capped", {}).get("tpot_p50")]
+    assert capped, "no capped figure in the answer"
+    rows = _draw(server, tmp_path, "drawSensitivity", answer)["s-sens"]["rows"]
+    row = next(r for r in rows if r[1] == capped[0]["figure"])
+    side = 5 if capped[0]["capped"]["tpot_p50"] == "plus" else 4
+    assert row[side] == "capped"

@@ -64,9 +64,9 @@ BAD = [
     (LLAMA, "max_position_embeddings", "4k", "'max_position_embeddings' must be a positive integer, got '4k'"),
     (LLAMA, "max_position_embeddings", [1], "'max_position_embeddings' must be a positive integer, got [1]"),
     ({**LLAMA, "model_type": "mistral"}, "sliding_window", "abc", "'sliding_window' must be a positive integer"),
-    (QWEN3_MOE, "mlp_only_layers", 5, "'mlp_only_layers' must be a list of layer indices (whole numbers from 0)"),
+    (QWEN3_MOE, "mlp_only_layers", 5, "'mlp_only_layers' must be a list of layer indices (whole numbers from 0 to 3)"),
     (QWEN3_MOE, "mlp_only_layers", [0.5], "'mlp_only_layers' must be a list of layer indices"),
-    (QWEN3_MOE, "decoder_sparse_step", "2", "'decoder_sparse_step' must be a non-negative integer, got '2'"),
+    (QWEN3_MOE, "decoder_sparse_step", "2", "'decoder_sparse_step' must be a positive integer, got '2'"),
     (QWEN3_MOE, "shared_expert_intermediate_size", "big", "'shared_expert_intermediate_size' must be a non-neg"),
     (DEEPSEEK, "q_lora_rank", "1536", "'q_lora_rank' must be a non-negative integer, got '1536'"),
     (DEEPSEEK, "n_shared_experts", 1.5, "'n_shared_experts' must be a non-negative integer, got 1.5"),
@@ -111,6 +111,15 @@ BAD = [
     ({**LLAMA, "model_type": "mistral"}, "sliding_window", None, ""),  # null: no window, read
     (GPT_OSS, "sliding_window", None, ""),
     (DEEPSEEK, "q_lora_rank", None, ""),  # DeepSeek-V2-Lite: no query compression
+    # a layer step of 0 (Hugging Face divides by it) had read as 1, and layer indices past the model were ignored
+    (DEEPSEEK, "moe_layer_freq", 0, "'moe_layer_freq' must be a positive integer, got 0"),
+    (QWEN3_MOE, "decoder_sparse_step", 0, "'decoder_sparse_step' must be a positive integer, got 0"),
+    (
+        QWEN3_MOE,
+        "mlp_only_layers",
+        [1000],
+        "'mlp_only_layers' must be a list of layer indices (whole numbers from 0 to 3)",
+    ),
 ]
 
 
@@ -194,3 +203,17 @@ def test_a_binary_model_config_is_named(capsys: pytest.CaptureFixture[str], tmp_
     path.write_bytes(b"\xff\xfe\x00binary")
     assert run(["model", "show", str(path)]) == 2
     assert f"model config '{path}' is not UTF-8 text" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "needle"),
+    [
+        ("interleave_moe_layer_step", 0, "'interleave_moe_layer_step' must be a positive integer, got 0"),
+        ("moe_layers", [100, 200], "'moe_layers' must be a list of layer indices (whole numbers from 0 to 3)"),
+    ],
+)
+def test_llama4s_layer_layout_is_checked(key: str, value: Any, needle: str) -> None:
+    """moe_layers [100, 200] on 4 layers had read as a dense model, and a step of 0 as 1."""
+    with pytest.raises(ChipwiseError) as info:
+        from_hf_config({**LLAMA4, "text_config": {**LLAMA4["text_config"], key: value}}, "l4")
+    assert needle in str(info.value)

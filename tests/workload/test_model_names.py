@@ -185,3 +185,36 @@ def test_qwen25_72b_base_file_holds_the_base_config() -> None:
         "rms_norm_eps": (1e-05, 1e-06),
         "eos_token_id": (151_643, 151_645),
     }
+
+
+def test_a_catalog_files_preset_named_like_a_builtin_alias_is_that_preset(tmp_path: Path) -> None:
+    """'deepseek-r1' is DeepSeek-V3's alias: a file's preset of that id had loaded DeepSeek-V3 (671 B, 61 layers)
+    and never read the file, and `model list` had shown DeepSeek-V3's figures on its row. An id wins over an
+    alias."""
+    from chipwise.catalog import load_catalog
+    from chipwise.workload.presets import preset_summaries
+
+    config = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 3,
+              "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000}  # fmt: skip
+    (tmp_path / "mine.json").write_text(json.dumps(config))
+    (tmp_path / "c.yaml").write_text("models:\n  deepseek-r1: {name: Mine, file: mine.json, source: my config}\n")
+    catalog = load_catalog(files=[tmp_path / "c.yaml"])
+    assert load_model(catalog, "deepseek-r1").layers == 3
+    assert {r["id"]: r["layers"] for r in preset_summaries(catalog)}["deepseek-r1"] == 3
+
+
+def test_model_list_reads_the_presets_not_the_folder_it_runs_in(
+    catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder named like a preset (a local checkpoint 'llama-3.1-8b/config.json') had put its figures on the
+    preset's row of `model list`, and a stray file named 'phi-4' had failed the whole listing."""
+    from chipwise.workload.presets import preset_summaries
+
+    (tmp_path / "llama-3.1-8b").mkdir()
+    (tmp_path / "llama-3.1-8b" / "config.json").write_text(
+        json.dumps({"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 2, "vocab_size": 100})
+    )
+    (tmp_path / "phi-4").write_text("notes\n")
+    monkeypatch.chdir(tmp_path)
+    rows = {r["id"]: r for r in preset_summaries(catalog)}
+    assert rows["llama-3.1-8b"]["layers"] == 32 and rows["phi-4"]["layers"] == 40

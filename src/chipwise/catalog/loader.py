@@ -33,7 +33,7 @@ from chipwise.catalog.fields import (
 from chipwise.catalog.overrides import ENTRY_KIND, MAX_LISTED, USER_PROVIDER, apply_sets
 from chipwise.catalog.regions import PRICE_REGIONS
 from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, ModelIndexEntry, PriceEntry, SystemEntry
-from chipwise.catalog.strict_yaml import load_yaml
+from chipwise.catalog.strict_yaml import RepeatedKeyError, load_json, load_yaml
 from chipwise.catalog.units import quantity, units_of
 from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
 
@@ -87,7 +87,7 @@ class Catalog:
         origin = self.origins.get(f"models.{preset}", BUILTIN)
         if origin == BUILTIN:
             return dict(_builtin_model_config(entry.file))
-        return _read_json(Path(origin).parent / entry.file)
+        return read_json_config(Path(origin).parent / entry.file)
 
 
 def _data_dir() -> Path:
@@ -123,14 +123,19 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_config(path: Path) -> dict[str, Any]:
+    """A model's config.json as an object, or one line: bad syntax, a key given twice (json keeps the last value
+    silently: a preset's file giving num_hidden_layers 32 then 64 had read as a 15 B model, where a path named on
+    the command line was refused), or not an object."""
     text = read_text(path, "model config", "save it as UTF-8 JSON (a Hugging Face config.json)")
     try:
-        data = json.loads(text)
+        data = load_json(text)
     except json.JSONDecodeError as exc:
         raise ChipwiseError(
             f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON syntax."
         ) from None
+    except RepeatedKeyError as exc:
+        raise ChipwiseError(f"'{path}' gives the key '{exc.key}' twice. Fix: give each key once.") from None
     if not isinstance(data, dict):
         raise ChipwiseError(f"'{path}' must hold a JSON object. Fix: give a Hugging Face config.json.")
     return data
@@ -138,7 +143,7 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 @functools.cache
 def _builtin_model_config(file: str) -> Mapping[str, Any]:
-    return _read_json(_data_dir() / "models" / file)
+    return read_json_config(_data_dir() / "models" / file)
 
 
 @functools.cache

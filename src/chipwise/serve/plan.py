@@ -151,6 +151,13 @@ def check_replica(plan: ReplicaPlan, model: ModelSpec) -> None:
             f"plan.pp {plan.pp} exceeds the model's {model.layers} layers. Fix: use pp <= {model.layers}."
         )
     check_weight_precision(plan.weight_precision, model)
+    if plan.attention_dp and model.moe is None:
+        # the engines' data-parallel attention feeds expert-parallel MoE layers: a dense model's had been priced
+        # in silence (Llama-3.1-70B TP4 ADP: attention weights replicated, TPOT 24.2 ms against 18.8)
+        raise ChipwiseError(
+            "plan.attention_dp needs a mixture-of-experts model (the engines' data-parallel attention feeds expert "
+            "parallelism). Fix: drop attention_dp, or give replicas for data parallelism."
+        )
     if plan.ep > 1:
         moe = model.moe
         if moe is None:

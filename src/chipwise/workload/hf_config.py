@@ -148,17 +148,19 @@ class _Cfg:
             )
         return k
 
-    def indices(self, key: str) -> set[int] | None:
-        """An optional list of layer indices (None where the config gives none)."""
+    def indices(self, key: str, layers: int) -> set[int] | None:
+        """An optional list of layer indices, each below `layers` (None where the config gives none): Llama 4's
+        moe_layers [100, 200] on 48 layers had read as a dense 17 B model."""
         value = self.cfg.get(key)
         if value is None:
             return None
         whole = isinstance(value, list) and all(
-            not isinstance(i, bool) and isinstance(i, int | float) and 0 <= i < math.inf and i == int(i) for i in value
+            not isinstance(i, bool) and isinstance(i, int | float) and 0 <= i < layers and i == int(i) for i in value
         )
         if not whole:
             raise ChipwiseError(
-                f"{self.where}: '{key}' must be a list of layer indices (whole numbers from 0), got {value!r}. "
+                f"{self.where}: '{key}' must be a list of layer indices (whole numbers from 0 to {layers - 1}), got "
+                f"{value!r}. "
                 "Fix: correct it."
             )
         return {int(i) for i in value}
@@ -313,8 +315,8 @@ def _llama_like(c: _Cfg, name: str) -> ModelSpec:
             shared_ffn=shared_ffn,
             shared_gate=mt == "qwen2_moe" and shared_ffn > 0,  # Qwen2-MoE's shared_expert_gate, hidden x 1
         )
-        sparse_step = c.opt_int("decoder_sparse_step", 1) or 1
-        mlp_only = c.indices("mlp_only_layers") or set()
+        sparse_step = c.opt_int("decoder_sparse_step", 1, low=1)  # 0 had read as 1 (HF divides by it)
+        mlp_only = c.indices("mlp_only_layers", layers) or set()
     windows = _llama_windows(c, mt, layers)
 
     def describe(i: int) -> LayerGroup:
@@ -388,7 +390,7 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
     )
     dense = MLP(c.pos("intermediate_size"))
     first_dense = c.opt_int("first_k_dense_replace", 0, bound=None)
-    freq = c.opt_int("moe_layer_freq", 1) or 1
+    freq = c.opt_int("moe_layer_freq", 1, low=1)  # 0 had read as 1 (HF divides by it)
     spec = ModelSpec(
         name=name,
         hidden=hidden,
@@ -468,8 +470,8 @@ def _llama4(c: _Cfg, name: str) -> ModelSpec:
         shared_ffn=t.pos("intermediate_size"),
     )
     dense = MLP(t.pos("intermediate_size_mlp"))
-    step = t.opt_int("interleave_moe_layer_step", 1) or 1
-    moe_layers = t.indices("moe_layers")
+    step = t.opt_int("interleave_moe_layer_step", 1, low=1)  # 0 had read as 1
+    moe_layers = t.indices("moe_layers", layers)
     chunk = t.window("attention_chunk_size")
     types = t.layer_types(layers, (CHUNKED, FULL))
     no_rope = t.flags("no_rope_layers")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,17 +11,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chipwise.catalog.loader import Catalog
-from chipwise.catalog.strict_yaml import RepeatedKeyError, load_json
-from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
+from chipwise.catalog.loader import Catalog, read_json_config
+from chipwise.errors import ChipwiseError, UnknownNameError, user_file
 from chipwise.workload.hf_config import from_hf_config
 from chipwise.workload.model import ModelSpec
 
 
 def _aliases(catalog: Catalog) -> dict[str, str]:
-    table: dict[str, str] = {}
+    """Every preset's id and aliases, normalised, to its id; an id wins over another preset's alias (a catalog file's
+    preset 'deepseek-r1' had loaded DeepSeek-V3, whose alias that is, and never read the file)."""
+    table = {_norm(pid): pid for pid in catalog.models}
     for pid, entry in catalog.models.items():
-        for name in (pid, *entry.aliases):
+        for name in entry.aliases:
             table.setdefault(_norm(name), pid)
     return table
 
@@ -144,16 +144,7 @@ def _from_path(path: Path, name: str) -> ModelSpec:
             )
         path = path / "config.json"
     user_file(path, "model config", "give a preset name or a path to a config.json")
-    try:
-        cfg = load_json(read_text(path, "model config", "save it as UTF-8 JSON"))
-    except json.JSONDecodeError as exc:
-        raise ChipwiseError(
-            f"'{path}' is not valid JSON (line {exc.lineno}: {exc.msg}). Fix: correct the JSON."
-        ) from None
-    except RepeatedKeyError as exc:  # json keeps the last value silently: 64 layers had read as a 15 B model
-        raise ChipwiseError(f"'{path}' gives the key '{exc.key}' twice. Fix: give each key once.") from None
-    if not isinstance(cfg, dict):
-        raise ChipwiseError(f"'{path}' must hold a JSON object (a Hugging Face config.json). Fix: give such a file.")
+    cfg = read_json_config(path)  # one reader for a path and a catalog's preset file alike
     return from_hf_config(
         cfg,
         name=(path.parent.name or path.stem) if path.name == "config.json" else path.stem,
@@ -180,7 +171,7 @@ def preset_summaries(catalog: Catalog) -> list[dict[str, Any]]:
     """One record per model preset: id, name, architecture, attention, parameters, layers, aliases, source."""
     rows = []
     for pid, entry in catalog.models.items():
-        spec = load_model(catalog, pid)
+        spec = _preset(catalog, pid)  # the preset itself: a file or folder named like it here had been read instead
         rows.append(
             {
                 "id": pid,

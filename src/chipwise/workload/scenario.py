@@ -205,7 +205,7 @@ def load_scenario(source: str, catalog: Catalog | None = None) -> TrainScenario 
             f"{where}: kind is missing, and {', '.join(serving)} are serving keys. Fix: add kind: serve (or kind: "
             "train for a training run)."
         )
-    if kind not in models:
+    if not isinstance(kind, str) or kind not in models:  # a list or a mapping had raised an internal TypeError
         raise ChipwiseError(f"{where}: kind '{kind}' is not train or serve. Fix: set kind: train or kind: serve.")
     try:
         scenario = models[kind].model_validate(data)

@@ -323,9 +323,9 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         workers=cpu_count(),  # long checks side by side, as on the CLI (the server's main is the chipwise command)
     )
     report["skipped"].extend(unrunnable)
-    if req.top is not None:
-        report["results"] = report["results"][: req.top]
-    return fmt.explain_plan_serve(report)
+    # the first `top` rows and those the simulated checks point to, as --json keeps them (a check's rank had
+    # indexed a row cut away)
+    return fmt.explain_plan_serve(fmt.first_rows(report, req.top))
 
 
 def catalog_summary(settings: Settings) -> dict[str, Any]:
