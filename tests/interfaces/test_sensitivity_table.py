@@ -3,6 +3,7 @@ cap absorbs a move and how finely a short serving run reads a latency."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,15 +76,27 @@ def test_the_table_reads_whole_at_80_and_120_columns(
         _row("h200.flops.bf16", {"step_time": 0.0004, "cost": 0.0, "energy": 0.0}),
     ]
     rows[2]["change"]["minus"]["step_time"] = 0.0048  # under the resolution: ~0
-    print_sensitivity(_result(rows, requests=2000, resolution=0.0067), 12)
+    print_sensitivity(_result(rows, requests=2000, resolution=0.0067, resolutions={"step_time": 0.0067}), 12)
     out = capsys.readouterr().out
     assert "…" not in out
     assert "elasticity" in out and "+8.61%" in out and "-0.86" in out
     assert "capped" in out and "engines.trtllm.memory_scale +10% leaves step_time still: the model caps" in " ".join(
         out.split()
     )
-    assert "~0" in out and "A serving run of 2,000 requests reads a latency percentile to about 0.7%" in " ".join(
-        out.split()
-    )
-    assert "1 is a tile size" in out
+    assert "~0" in out and "A serving run of 2,000 requests reads step_time to about 0.7%" in " ".join(out.split())
+    assert "1 is a tile size or unit count" in " ".join(out.split())
     assert max(len(line) for line in out.splitlines()) <= width
+
+
+def test_the_plot_draws_the_rows_the_table_shows(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """--top 2 had drawn every moving figure (up to 12) where the table listed 2."""
+    from chipwise.interfaces.cli import sensitivity_cmd
+    from chipwise.interfaces.cli.app import run
+
+    drawn: list[dict[str, Any]] = []
+    monkeypatch.setattr(sensitivity_cmd, "write_plot", lambda result, path: drawn.append(dict(result)))
+    scenario = "{kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: 8, tokens: 1e9}"
+    argv = ["sensitivity", scenario, "--top", "2", "--figures", "h100-sxm", "--plot", str(tmp_path / "s.png")]
+    assert run(argv) == 0
+    (result,) = drawn
+    assert len(result["figures"]) == 2

@@ -128,7 +128,9 @@ def test_zero_and_derived_figures_are_named_not_priced(train: dict[str, Any]) ->
     assert all(r["kind"] == "zero" for r in train["not_priced"] if r["figure"] in zeros)
     assert any(name.endswith("host_power_per_chip") for name in reasons)  # derived from system power and TDP
     tiles = [r for r in train["not_priced"] if r["kind"] == "discrete"]  # a tile size is listed, not moved
-    assert tiles and all(r["figure"].endswith(("tile_m", "tile_n")) for r in tiles)
+    assert tiles and all(r["figure"].endswith(("tile_m", "tile_n", "compute_units")) for r in tiles)
+    # an SM count is listed, not moved: 118.8 and 145.2 SMs had slowed a step both ways
+    assert any(r["figure"].endswith("compute_units") for r in tiles)
     # a derived figure was tried, both ways
     priced = len(train["figures"]) + len(train["not_priced"]) - len(zeros) - len(tiles)
     assert train["predictions"] == 1 + 2 * priced
@@ -296,11 +298,12 @@ def test_a_side_a_cap_absorbs_is_named_and_the_other_side_stands() -> None:
     """The engine's HBM fraction 0.87 x 1.1323 is past its 0.95 cap: +10% moves nothing, -10% gives +4.53% TPOT.
     The central difference had read -0.22; the moving side's slope is ln(1.0453)/ln(0.9) = -0.42."""
     change = {"minus": {"tpot_p50": 0.0453, "cost": 0.0}, "plus": {"tpot_p50": 0.0, "cost": 0.0}}
-    assert _capped(change) == {"tpot_p50": "plus"}  # cost moves on neither side: no cap
-    assert _capped({"minus": {"a": -0.01}, "plus": {"a": 0.01}}) == {}
+    assert _capped(change, {}) == {"tpot_p50": "plus"}  # cost moves on neither side: no cap
+    assert _capped({"minus": {"a": -0.01}, "plus": {"a": 0.01}}, {}) == {}
+    assert _capped(change, {"tpot_p50": 0.05}) == {}  # under the run's resolution: noise, not a cap
     # per metric: a TDP past the reference power leaves the step still at +10% and moves energy both ways
     tdp = {"minus": {"step_time": 0.05, "energy": -0.04}, "plus": {"step_time": 0.0, "energy": 0.05}}
-    assert _capped(tdp) == {"step_time": "plus"}
+    assert _capped(tdp, {}) == {"step_time": "plus"}
     minus = {"tpot_p50": 1.0453}
     assert _elasticity(1.0, minus, {}, "tpot_p50", 0.1) == pytest.approx(math.log(1.0453) / math.log(0.9))
     assert _elasticity(1.0, minus, {}, "tpot_p50", 0.1) == pytest.approx(-0.421, abs=1e-3)

@@ -108,3 +108,14 @@ def test_units_at_the_wider_rate_are_units(hw: Hardware, chip: str, precision: s
     their own (the Gaudi 3 fp8 serving rows are priced with 1-byte weights); Ironwood has FP8 at twice BF16."""
     assert has_units(hw.chip(chip), precision)
     assert float8_fallback("vllm", hw.chip(chip), precision, "bf16") is None
+
+
+def test_int8_where_the_catalog_gives_no_int8_rate_says_it_runs_weight_only(hw: Hardware) -> None:
+    """An MI300X (no INT8 rate in the catalog) prices W8A8 weight-only, as matmul_precision does: its int8 prompt had
+    read as bf16's (0.1306 s against 0.1308) with no word. A chip with an INT8 rate needs none."""
+    note = float8_fallback("vllm", hw.system("mi300x").chip, "int8", "bf16")
+    assert note == (
+        "mi300x has no INT8 rate in the catalog, so int8 (W8A8) is priced weight-only: the weights dequantised in "
+        "the kernel, the matmuls in bf16"
+    )
+    assert float8_fallback("vllm", hw.system("h100-sxm").chip, "int8", "bf16") is None

@@ -218,3 +218,17 @@ def test_model_list_reads_the_presets_not_the_folder_it_runs_in(
     monkeypatch.chdir(tmp_path)
     rows = {r["id"]: r for r in preset_summaries(catalog)}
     assert rows["llama-3.1-8b"]["layers"] == 32 and rows["phi-4"]["layers"] == 40
+
+
+def test_a_catalog_files_config_for_a_builtin_preset_cites_that_file(tmp_path: Path) -> None:
+    """`models: {llama-3.1-8b: {file: mine.json}}` read the user's config and kept Meta's citation for it."""
+    from chipwise.catalog import load_catalog
+    from chipwise.workload.presets import preset_summaries
+
+    config = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 3,
+              "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000}  # fmt: skip
+    (tmp_path / "mine.json").write_text(json.dumps(config))
+    (tmp_path / "c.yaml").write_text("models:\n  llama-3.1-8b: {file: mine.json}\n")
+    catalog = load_catalog(files=[tmp_path / "c.yaml"])
+    row = {r["id"]: r for r in preset_summaries(catalog)}["llama-3.1-8b"]
+    assert row["layers"] == 3 and row["source"] == f"mine.json (given by {tmp_path / 'c.yaml'})"

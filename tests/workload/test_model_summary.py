@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import chipwise.api as cw
 from chipwise.catalog import Catalog
 from chipwise.workload import load_model
 from chipwise.workload.presets import model_summary
@@ -57,3 +58,18 @@ def test_model_show_labels_kv_by_the_window(capsys: pytest.CaptureFixture[str]) 
         "5.13 B",
     ):
         assert row in out, row
+
+
+def test_an_mla_model_shows_the_ranks_its_kv_bytes_follow_from(capsys: pytest.CaptureFixture[str]) -> None:
+    """DeepSeek-V3's 'kv heads 128' and head_dim 192 give 2 x 61 x 128 x 192 x 2 = 5.99 MB a token by the usual hand
+    check; its latent cache holds (kv_lora_rank 512 + rope 64) x 61 layers x 2 B = 70,272 B, and model show had not
+    printed the ranks that figure follows from."""
+    from chipwise.interfaces.cli.app import run
+
+    data = cw.model("deepseek-v3")
+    mla = data["mla"]
+    assert mla == {"q_lora_rank": 1536, "kv_lora_rank": 512, "rope_dim": 64, "v_head_dim": 128}
+    assert data["kv_bytes_per_token"] == (mla["kv_lora_rank"] + mla["rope_dim"]) * data["layers"] * 2
+    assert "mla" not in cw.model("llama-3.1-8b")
+    assert run(["model", "show", "deepseek-v3"]) == 0
+    assert "1536 / 512 / 64 / 128" in capsys.readouterr().out

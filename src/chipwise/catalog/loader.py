@@ -199,7 +199,11 @@ def _merge_file(
             if section == "sources":
                 _check_source_key(target, key, value, origins, origin)
             if isinstance(target.get(key), dict) and not _whole(value):
-                _deep_merge(target[key], value)
+                given = value
+                if section == "models" and isinstance(value, dict) and "file" in value and "source" not in value:
+                    # another config is another model: the built-in source had been kept for a file's own config
+                    given = {**value, "source": f"{value['file']} (given by {origin})"}
+                _deep_merge(target[key], given)
             else:
                 target[key] = copy.deepcopy(value)
             origins[f"{section}.{key}"] = origin

@@ -46,11 +46,15 @@ DEFAULT_STEP = 0.10
 MAX_STEP = 0.5
 #: an elasticity under this reads as 'moves nothing' (a 10% move of the figure moves the metric under 0.01%)
 MOVES_NOTHING = 1e-3
-#: figures that are sizes, not rates: x0.9 of a 128-row GEMM tile (115.2) is no tile, and its move measured only the
-#: quantisation against a non-divisor (ranked among the figures that matter, +0.81% and +1.91% both ways)
-DISCRETE = (".tile_m", ".tile_n")
-#: a serving run's latency percentile reads a move to about this over the square root of its requests: 2,000
-#: requests had shown 10% less FLOP/s as a 0.48% faster TTFT p50 (a move reorders the batches), 10,000 the right sign
+#: figures that are sizes or counts, not rates: x0.9 of a 128-row GEMM tile (115.2) is no tile, and its move measured
+#: only the quantisation against a non-divisor (ranked among the figures that matter, +0.81% and +1.91% both ways);
+#: an H100's 132 SMs moved to 118.8 and 145.2 had slowed a step both ways (+0.17%, +2.34%), the tiles' waves alike
+DISCRETE = (".tile_m", ".tile_n", ".compute_units")
+#: a serving run's latency median reads a move to about this over the square root of its requests: 2,000 requests
+#: had shown 10% less FLOP/s as a 0.48% faster TTFT p50 (a move reorders the batches), 10,000 the right sign. A
+#: percentile q is read from the 1 - q of the requests past it, so its resolution is this over sqrt(2 n (1 - q)):
+#: 1,000 requests had read TDP and FLOP/s, which cannot reach a first token there, as moving TTFT p99 by 1.8%,
+#: and TDP +10% as 'capped'
 RESOLUTION_REQUESTS = 0.3
 #: per-token economics of a serving run, read on the baseline's delivered tokens (module docstring)
 PER_TOKEN = ("cost", "energy", "co2e")
@@ -271,7 +275,7 @@ def _figures_to_move(
                 f"no figure of this prediction's names {' or '.join(repr(t) for t in only)}. Fix: give part of a "
                 "name 'chipwise predict SCENARIO --sources' lists (e.g. hbm_bandwidth), or leave the filter out."
             )
-    # a tile size is listed, not moved (DISCRETE): no share of one moves it to another tile
+    # a tile size or a unit count is listed, not moved (DISCRETE): no share of one moves it to another
     discrete = {name: fig for name, fig in figures.items() if name.endswith(DISCRETE)}
     zeros = {name: fig for name, fig in figures.items() if fig["value"] == 0 and name not in discrete}
     figures = {name: fig for name, fig in figures.items() if name not in zeros and name not in discrete}
@@ -281,7 +285,7 @@ def _figures_to_move(
 def _listed_unmoved(
     zeros: Mapping[str, Mapping[str, Any]], discrete: Mapping[str, Mapping[str, Any]], step: float
 ) -> list[dict[str, Any]]:
-    """The figures listed, not moved, with why: those at 0, then the tile sizes."""
+    """The figures listed, not moved, with why: those at 0, then the tile sizes and unit counts."""
     return [
         {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
         for name, fig in zeros.items()
@@ -289,21 +293,33 @@ def _listed_unmoved(
         {
             **_record(name, fig),
             "kind": "discrete",
-            "reason": f"a tile size: x{1 - step:g} of it is no tile; --set it to another size to compare",
+            "reason": (
+                f"a tile size: x{1 - step:g} of it is no tile; --set it to another size to compare"
+                if not name.endswith(".compute_units")
+                else f"a count of compute units: x{1 - step:g} of it is no count; --set it to another to compare"
+            ),
         }
         for name, fig in discrete.items()
     ]
 
 
 def _moved_row(
-    record: Mapping[str, Any], minus: Side, plus: Side, base_values: Mapping[str, float | None], step: float
+    record: Mapping[str, Any],
+    minus: Side,
+    plus: Side,
+    base_values: Mapping[str, float | None],
+    step: float,
+    noise: Mapping[str, float],
 ) -> dict[str, Any]:
     """A moved figure's row: both sides, each metric's change on each, and its elasticity (the moving side's where
-    the other leaves the metric still, _capped)."""
+    the other leaves the metric still, _capped). A latency metric both of whose moves are under its run's
+    resolution (`noise`) has elasticity 0: the run cannot tell them from its own noise."""
     change = {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)}
-    capped = _capped(change)  # a metric that side leaves still: the figure is at a cap there, the other's slope
+    capped = _capped(change, noise)  # a metric that side leaves still: the figure is at a cap there
     elasticity = {
-        k: _elasticity(
+        k: 0.0
+        if _within(change, k, noise.get(k, 0.0))
+        else _elasticity(
             base_values[k],
             {} if capped.get(k) == "minus" else minus,
             {} if capped.get(k) == "plus" else plus,
@@ -383,6 +399,7 @@ def sensitivity(
     sides = _priced_sides(tasks, figures, files, kind, n, _basis(base).get("basis"), progress)
     rows: list[dict[str, Any]] = []
     unmoved = _listed_unmoved(zeros, discrete, step)
+    noise = resolutions(metrics, _requests(base))
     for name, fig in figures.items():
         minus, plus = sides[name]["minus"], sides[name]["plus"]
         record = _record(name, fig)
@@ -391,7 +408,7 @@ def sensitivity(
             derived = "unknown figure" in minus["error"]
             unmoved.append({**record, "kind": "derived" if derived else "unpriced", "reason": minus["error"]})
             continue
-        rows.append(_moved_row(record, minus, plus, base_values, step))
+        rows.append(_moved_row(record, minus, plus, base_values, step, noise))
 
     def weight(row: dict[str, Any]) -> float:
         e = row["elasticity"].get(ranked)
@@ -417,7 +434,7 @@ def sensitivity(
         "not_priced": unmoved,
         "predictions": 1 + len(tasks),
         **(
-            {"requests": n_req, "resolution": RESOLUTION_REQUESTS / math.sqrt(n_req)}
+            {"requests": n_req, "resolution": RESOLUTION_REQUESTS / math.sqrt(n_req), "resolutions": noise}
             if (n_req := _requests(base))
             else {}
         ),
@@ -438,25 +455,44 @@ def _record(name: str, fig: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def resolutions(metrics: Mapping[str, Metric], n_req: int) -> dict[str, float]:
+    """Each latency metric's resolution on a serving run of `n_req` requests (RESOLUTION_REQUESTS): a relative move
+    under it is noise of the run, not the figure's."""
+    out: dict[str, float] = {}
+    for key, m in metrics.items():
+        if m.unit != "s" or n_req <= 0:
+            continue
+        q = int(key.rsplit("_p", 1)[1]) / 100.0 if "_p" in key else 0.5  # a mean reads about as a median
+        out[key] = RESOLUTION_REQUESTS / math.sqrt(2.0 * n_req * (1.0 - q))
+    return out
+
+
 def _requests(result: Mapping[str, Any]) -> int:
     """The requests a serving run simulated (0: a training run)."""
     total = (result.get("requests") or {}).get("total") if isinstance(result.get("requests"), dict) else None
     return int(total) if isinstance(total, int | float) and total > 0 else 0
 
 
-def _capped(change: Mapping[str, Mapping[str, float | None]]) -> dict[str, str]:
-    """Each metric's side ('minus' or 'plus') on which the move leaves it still while the other side moves it: the
-    model clamps the figure there (the engine's HBM fraction 0.87 x 1.13 is at its 0.95 cap already; an H100's TDP
-    past its reference power adds no FLOP/s, though it adds energy), so the central difference had halved the slope
-    (-0.22 where the moving side gives -0.42)."""
+def _within(change: Mapping[str, Mapping[str, float | None]], key: str, resolution: float) -> bool:
+    """Whether both sides move `key` by less than `resolution` (a run's noise), where it has one."""
+    moves = [change[side].get(key) for side in ("minus", "plus")]
+    return resolution > 0 and all(m is not None and abs(m) < resolution for m in moves)
+
+
+def _capped(change: Mapping[str, Mapping[str, float | None]], noise: Mapping[str, float]) -> dict[str, str]:
+    """Each metric's side ('minus' or 'plus') on which the move leaves it still while the other side moves it (past
+    the run's resolution, `noise`, where it has one): the model clamps the figure there (the engine's HBM fraction
+    0.87 x 1.13 is at its 0.95 cap already; an H100's TDP past its reference power adds no FLOP/s, though it adds
+    energy), so the central difference had halved the slope (-0.22 where the moving side gives -0.42)."""
     out: dict[str, str] = {}
     for k in change["minus"]:
         lo, hi = change["minus"].get(k), change["plus"].get(k)
         if lo is None or hi is None:
             continue
-        if abs(hi) < 1e-12 <= abs(lo):
+        floor = max(1e-12, noise.get(k, 0.0))
+        if abs(hi) < 1e-12 and abs(lo) >= floor:
             out[k] = "plus"
-        elif abs(lo) < 1e-12 <= abs(hi):
+        elif abs(lo) < 1e-12 and abs(hi) >= floor:
             out[k] = "minus"
     return out
 

@@ -164,6 +164,13 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     and integer formats."""
     weights = weight_precision in ("fp8", "fp4") and not has_units(chip, weight_precision)
     kv8 = kv_precision == "fp8" and not has_units(chip, "fp8")
+    if weight_precision == "int8" and not has_units(chip, "int8") and not kv8:
+        # matmul_precision prices W8A8 weight-only where the catalog gives the chip no INT8 rate: said, not silent
+        # (an MI300X int8 prompt had read as bf16's, 0.1306 s against 0.1308, with no word)
+        return (
+            f"{chip.id} has no INT8 rate in the catalog, so int8 (W8A8) is priced weight-only: the weights dequantised "
+            "in the kernel, the matmuls in bf16"
+        )
     if not (weights or kv8):
         return None
     bad_weights = weights and weight_precision not in WEIGHT_ONLY_FLOATS.get(engine, {}).get(chip.vendor, ())

@@ -381,6 +381,19 @@ class ModelSpec:
             "heads": self.attention.heads,
             "kv_heads": self.attention.kv_heads,
             "head_dim": self.attention.head_dim,
+            # MLA caches a latent a layer, not kv_heads x head_dim: the ranks its KV bytes follow from
+            **(
+                {
+                    "mla": {
+                        "q_lora_rank": self.attention.q_lora_rank,
+                        "kv_lora_rank": self.attention.kv_lora_rank,
+                        "rope_dim": self.attention.rope_dim,
+                        "v_head_dim": self.attention.v_head_dim,
+                    }
+                }
+                if self.attention.kind == "mla"
+                else {}
+            ),
             "vocab": self.vocab,
             "tied_embeddings": self.tied_embeddings,
             "experts": self.moe.experts if self.moe else 0,

@@ -135,6 +135,11 @@ def show(
         "layers / hidden / heads / kv heads",
         f"{spec.layers} / {spec.hidden} / {spec.attention.heads} / {spec.attention.kv_heads}",
     )
+    if mla := data.get("mla"):  # the KV bytes of a latent cache, (kv_lora_rank + rope) a layer, follow from these
+        table.add_row(
+            "MLA ranks (q / kv latent / rope / v head)",
+            f"{mla['q_lora_rank']} / {mla['kv_lora_rank']} / {mla['rope_dim']} / {mla['v_head_dim']}",
+        )
     if spec.moe:
         table.add_row(
             "experts (routed / per token / shared)",

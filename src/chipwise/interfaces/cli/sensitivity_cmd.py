@@ -103,7 +103,8 @@ def sensitivity_cmd(
             only=texts,
             catalog=cat,
         )
-    write_plot(result, plot)
+    # the plot draws the rows the table shows (it had drawn up to 12 whatever --top asked)
+    write_plot({**result, "figures": result["figures"][:top]}, plot)
     if as_json:
         print_json(result)
         return
@@ -202,7 +203,7 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
     others = [row for row in r["figures"] if row not in moving and _moves(row)]
     others.sort(key=lambda row: -max(abs(v or 0.0) for v in row["elasticity"].values()))  # the largest first
     still = [row for row in r["figures"] if row not in moving and row not in others]
-    latency = r.get("resolution") if labels[ranked]["unit"] == "s" else None
+    latency = (r.get("resolutions") or {}).get(ranked)  # the ranked latency's own: a p99's is wider than a p50's
     for i, row in enumerate(moving[:top], start=1):
         also = _also(row, ranked, labels)
         table.add_row(
@@ -238,8 +239,9 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
                 )
     if latency is not None:
         console.print(
-            f"A serving run of {r['requests']:,} requests reads a latency percentile to about {latency:.1%}: a move "
-            "under it reads ~0 (give the scenario more requests to read it finer).",
+            f"A serving run of {r['requests']:,} requests reads {label} to about {latency:.1%}: a move under it "
+            "reads ~0, and a figure whose two moves are both under it is not ranked (give the scenario more "
+            "requests to read it finer).",
             highlight=False,
         )
     if others:
@@ -267,8 +269,8 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         )
         if derived
         else "",
-        f"{len(tiles)} {'is a tile size' if len(tiles) == 1 else 'are tile sizes'}, which a move by a share leaves no "
-        "tile (--set one to another size to compare)"
+        f"{len(tiles)} {'is a tile size or unit count' if len(tiles) == 1 else 'are tile sizes or unit counts'}, "
+        "which a move by a share leaves no tile or count (--set one to another to compare)"
         if tiles
         else "",
     ]
