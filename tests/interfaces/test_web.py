@@ -987,3 +987,30 @@ def test_page_says_capped_where_the_model_caps_a_figure(server: ChipwiseServer, 
     row = next(r for r in rows if r[1] == capped[0]["figure"])
     side = 5 if capped[0]["capped"]["tpot_p50"] == "plus" else 4
     assert row[side] == "capped"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_training_tab_says_what_plan_train_says_under_its_tables(server: ChipwiseServer, tmp_path: Path) -> None:
+    """fp4 on an H100 computes in fp8 and gaudi3 has no capacity-block price: plan train says both under its
+    tables, and the page had said neither (a run labelled fp4, a cost of '-' with no reason)."""
+    form = {**TRAIN_FORM, "tokens": "1T", "precision": "fp4", "pricing": "capacity-block"}
+    view = _drive_page(server, tmp_path, "runTrain", form, ["h100-sxm", "gaudi3"])
+    assert view["t-error"]["hidden"], view["t-error"]
+    notes = " ".join(view["t-notes"]["items"])
+    assert "h100-sxm: computes in fp8: h100-sxm has no fp4 units, so this run is no faster than at fp8" in notes
+    assert "no price: gaudi3: " in notes
+
+
+def test_predict_gives_a_serving_runs_warnings_for_the_page(server: ChipwiseServer, tmp_path: Path) -> None:
+    """A run of 10 requests, whose throughput window holds a few requests' output: predict's table says 'run too
+    short' (its throughput and cost read a request's output off), and the page had drawn the cost with no caveat."""
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",
+                "input_tokens": 1024, "output_tokens": 256, "arrival_rate": 2, "requests": 10}  # fmt: skip
+    status, answer = _post(server, "/api/predict", scenario)
+    assert status == 200, answer
+    (label, text), *_ = answer["caveats"]
+    assert label == "run too short" and text.startswith("the throughput window holds") and "run at least 25" in text
+    if shutil.which("node") is not None:
+        kv = _draw(server, tmp_path, "drawServe", answer)["s-kv"]["items"]
+        shown = dict(zip(kv[::2], kv[1::2], strict=True))
+        assert shown["run too short"] == text

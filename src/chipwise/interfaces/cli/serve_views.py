@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from chipwise.economics.pricing import catalog_estimate
 from chipwise.economics.providers import one_operator_note
@@ -84,6 +85,19 @@ def _stated_chips_text(stated: Mapping[str, Any]) -> str:
         f"[yellow]the searched plan uses {count_text(stated['used'])} of the {count_text(stated['stated'])} stated: "
         f"{escape(str(stated['reason']))}[/]"
     )
+
+
+def caveats(r: dict[str, Any]) -> list[tuple[str, str]]:
+    """The warnings predict's table gives a serving run, as (label, plain text) for the web page, which had drawn
+    none of them: a run too short (its throughput and cost of the batch filling), a searched plan on fewer chips
+    than stated, lock-step cohorts, a missing price."""
+    rows = [
+        ("run too short", _short_run_text(r, r["short_run"]) if r.get("short_run") else ""),
+        ("chips", _stated_chips_text(r["stated_chips"]) if "stated_chips" in r else ""),
+        ("lock-step users", str(r.get("lockstep_note") or "")),
+        ("no price", str(r.get("price_note") or "")),
+    ]
+    return [(label, Text.from_markup(text).plain) for label, text in rows if text]
 
 
 #: what a split's pool holds in its KV cache, beside its utilisation

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.economics.pricing import catalog_estimate
@@ -25,6 +27,42 @@ from chipwise.serve.plan import chip_count
 from chipwise.train.explain import BREAKDOWN_LABELS
 from chipwise.train.plans import batch_bound
 from chipwise.workload.training import LARGEST_PUBLISHED_BATCH_TOKENS
+
+#: the notes under plan train's tables, collected as plain text while ranking_notes runs (the web page draws them)
+_COLLECTED: ContextVar[list[str] | None] = ContextVar("train_notes", default=None)
+
+
+def _say(markup: str) -> None:
+    """A note under the tables: printed, or, while ranking_notes collects, kept as plain text."""
+    kept = _COLLECTED.get()
+    if kept is None:
+        console.print(markup)
+    else:
+        kept.append(Text.from_markup(markup).plain)
+
+
+def ranking_notes(report: dict[str, Any]) -> list[str]:
+    """The notes plan train prints under its ranking about its rows (failures at scale, left-out and billed chips,
+    the precision computed, user and missing prices, another region's, carried efficiencies, a default batch past
+    the largest published), as plain text: the web page had drawn none of them."""
+    kept: list[str] = []
+    token = _COLLECTED.set(kept)
+    try:
+        rows = report["results"]
+        if rows:
+            names = _names(rows)
+            _scale_note(rows)
+            _left_out_note(rows, names)
+            _billed_notes(rows, names)
+            _precision_notes(rows, names)
+            _user_price_notes(rows, names)
+            _price_notes(rows, names)
+            _region_note(report, names)
+            _carried_efficiency_note(rows)
+            _batch_note(report)
+    finally:
+        _COLLECTED.reset(token)
+    return kept
 
 
 def _title(report: dict[str, Any]) -> str:
@@ -186,7 +224,7 @@ def _carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
     carried = {r["hardware"]: r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
     if carried:
         which = "; ".join(f"{chip} from {family}" for chip, family in carried.items())
-        console.print(
+        _say(
             f"[dim]‡ no training run of these chips' families is in the fit: their efficiencies are a predecessor's "
             f"({which}; 'chipwise catalog show ID --sources')[/]"
         )
@@ -199,7 +237,7 @@ def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
         note = r.get("price_note")
         if note and name not in said:
             said.add(name)
-            console.print(f"[dim]no price: {name}: {note}[/]")
+            _say(f"[dim]no price: {name}: {note}[/]")
 
 
 def _region_note(report: dict[str, Any], names: list[str]) -> None:
@@ -212,7 +250,7 @@ def _region_note(report: dict[str, Any], names: list[str]) -> None:
     }
     if elsewhere:
         where = "; ".join(f"{name} at {quote}" for name, quote in elsewhere.items())
-        console.print(
+        _say(
             f"[dim]priced outside {report.get('region')}, which lists no price of them: {where} (the nearest listed; "
             f"energy and CO2e are {report.get('region')}'s)[/]"
         )
@@ -224,7 +262,7 @@ def _user_price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
     for name, r in zip(names, rows, strict=True):
         if _user_price(r) and name not in said:
             said.add(name)
-            console.print(f"[dim]{name}: price {escape(r['price_source']['derivation'])}[/]")
+            _say(f"[dim]{name}: price {escape(r['price_source']['derivation'])}[/]")
 
 
 def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
@@ -233,13 +271,13 @@ def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
     for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
         used = r.get("chips_used")
         if used is not None and used < r["chips"]:
-            console.print(
+            _say(
                 f"[dim]{i} {name}: the plan runs on {used:,} of the {r['chips']:,} chips "
                 f"({_idle_reason(r['plan'], r['global_batch'])}); the other {r['chips'] - used:,} are "
                 "paid for and idle in cost, MFU and energy[/]"
             )
         if r.get("network_note"):
-            console.print(f"[yellow]{i} {name}: {escape(r['network_note'])}[/]")
+            _say(f"[yellow]{i} {name}: {escape(r['network_note'])}[/]")
 
 
 def _billed(r: dict[str, Any]) -> str | None:
@@ -256,7 +294,7 @@ def _billed_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
     """Rows billed for more chips than the fleet's, a line each below the tables (the cost column stays narrow)."""
     for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
         if (billed := _billed(r)) is not None:
-            console.print(
+            _say(
                 f"[dim]{i} {name}: {billed} in {r['pricing']} pricing, {r['billed_chips'] - r['chips']:,.0f} more "
                 "than it runs on: cost and $/Mtok count them[/]"
             )
@@ -268,7 +306,7 @@ def _batch_note(report: dict[str, Any]) -> None:
     batch = max((r["global_batch_tokens"] for r in report["results"]), default=0)
     if report.get("batch") != "default" or batch <= LARGEST_PUBLISHED_BATCH_TOKENS:
         return
-    console.print(
+    _say(
         f"[yellow]the default batch grows with the fleet (1,024 tokens a chip): {fmt.count(batch)} tokens here, past "
         f"the {fmt.count(LARGEST_PUBLISHED_BATCH_TOKENS)} Llama 3 405B trained with; past the critical batch size a "
         "run needs more tokens for the same loss, which this time to train leaves out. Fix: give "
@@ -318,7 +356,7 @@ def _cores_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
 def _precision_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
     for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
         if (note := _precision_note(r)) is not None:
-            console.print(f"[dim]{i} {name}: computes in {note}[/]")
+            _say(f"[dim]{i} {name}: computes in {note}[/]")
 
 
 def _track_records(rows: list[dict[str, Any]]) -> None:
@@ -557,7 +595,7 @@ def _scale_note(rows: list[dict[str, Any]]) -> None:
         else "; at its step time, no fleet size keeps half the run for training"
     )
     in_memory = rel.get("in_memory_possible", True)
-    console.print(
+    _say(
         f"[yellow]on the {chip_count(rel['chips'])} it runs"
         + (f" (of {worst['chips']:,})" if rel["chips"] < worst["chips"] else "")
         + f" a failure every {fmt.duration(rel['mtbf_s'])} "

@@ -22,6 +22,8 @@ from chipwise.economics.pricing import MODES
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.serve_views import caveats
+from chipwise.interfaces.cli.train_views import ranking_notes
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.scenario import predict_scenario
 from chipwise.planner.sensitivity import DEFAULT_STEP, MAX_STEP, METRICS
@@ -204,6 +206,7 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     points, _ = training_points(report)
     front = pareto_front([p.days for p in points], [p.musd for p in points])
     report["pareto"] = sorted(points[k].index for k in front)
+    report["notes"] = ranking_notes(report)  # what plan train says under its tables about its rows, as text
     return report
 
 
@@ -211,7 +214,10 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction. Its model is a preset and its
     lengths are numbers or distributions: a trace file or a config.json would be read from the server."""
     cat = settings.catalog()
-    return predict_scenario(cat, _scenario(body, cat))
+    result = predict_scenario(cat, _scenario(body, cat))
+    if result.get("kind") == "serve":  # predict's warnings, which the page draws as the table's rows
+        result["caveats"] = caveats(result)
+    return result
 
 
 class SensitivityRequest(StrictModel):
