@@ -1014,3 +1014,14 @@ def test_predict_gives_a_serving_runs_warnings_for_the_page(server: ChipwiseServ
         kv = _draw(server, tmp_path, "drawServe", answer)["s-kv"]["items"]
         shown = dict(zip(kv[::2], kv[1::2], strict=True))
         assert shown["run too short"] == text
+
+
+def test_a_what_if_server_says_so_in_its_catalog() -> None:
+    """A server started with --set answers from the changed catalog: /api/catalog gives the CLI's WHAT-IF lines,
+    which the page shows above its tabs (it had shown the answers with no word)."""
+    from chipwise.interfaces.web.routes import Settings, catalog_summary
+
+    changed = catalog_summary(Settings(sets=("h100-sxm.hbm_bandwidth=x1.5",)))["what_if"]
+    assert changed == ["h100-sxm.hbm_bandwidth = 5.025 TB/s (catalog 3.35 TB/s), set on the command line"]
+    assert catalog_summary(Settings())["what_if"] == []
+    assert 'id="whatif"' in page().decode()

@@ -22,6 +22,7 @@ from chipwise.economics.pricing import MODES
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.common import whatif_lines
 from chipwise.interfaces.cli.serve_views import caveats
 from chipwise.interfaces.cli.train_views import ranking_notes
 from chipwise.interfaces.plots import pareto_front, training_points
@@ -376,6 +377,9 @@ def catalog_summary(settings: Settings) -> dict[str, Any]:
         "serving_precisions": [RELEASED, *WEIGHT_PRECISIONS],
         "objectives": list(OBJECTIVES),
         "pricing_modes": list(MODES),  # the rental modes and an owned fleet's TCO, as plan train takes them
+        # what a server started with --set or --catalog answers from, as the CLI's WHAT-IF banner says it (the page
+        # had shown a changed catalog's answers with no word)
+        "what_if": whatif_lines(cat),
     }
 
 
