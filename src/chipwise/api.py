@@ -161,7 +161,10 @@ def _number(value: Any, name: str) -> Any:
 
 
 def _name(value: Any, what: str) -> str:
-    """A model, chip or system name, else one line (None had raised an AttributeError)."""
+    """A model, chip or system name (a model's config.json may be a Path), else one line (None had raised an
+    AttributeError; a Path to a config, 'not a name')."""
+    if what == "model" and isinstance(value, Path):
+        value = str(value)
     if isinstance(value, str) and value:
         return value
     example = "'llama-3.1-70b'" if what == "model" else "'h100-sxm'"  # a model had been offered as hardware
@@ -580,7 +583,7 @@ def model(
     a config.json's path (a Path too: it had been refused as 'not a name'); `seq_len` None prices FLOPs at 4,096
     tokens or the model's context where shorter, and one past the context is refused; `sets` as for every function
     (a model preset is not a catalog figure, so it changes nothing here)."""
-    spec = load_model(load_catalog(files, sets), _name(str(name) if isinstance(name, Path) else name, "model"))
+    spec = load_model(load_catalog(files, sets), _name(name, "model"))
     return model_summary(spec, read_count(seq_len, "seq_len", whole=True), "seq_len")
 
 

@@ -999,6 +999,7 @@ def test_training_tab_says_what_plan_train_says_under_its_tables(server: Chipwis
     notes = " ".join(view["t-notes"]["items"])
     assert "h100-sxm: computes in fp8: h100-sxm has no fp4 units, so this run is no faster than at fp8" in notes
     assert "no price: gaudi3: " in notes
+    assert "[dim]" not in notes and "[yellow]" not in notes  # plain text, not the terminal's markup
 
 
 def test_predict_gives_a_serving_runs_warnings_for_the_page(server: ChipwiseServer, tmp_path: Path) -> None:
@@ -1016,12 +1017,22 @@ def test_predict_gives_a_serving_runs_warnings_for_the_page(server: ChipwiseServ
         assert shown["run too short"] == text
 
 
-def test_a_what_if_server_says_so_in_its_catalog() -> None:
+def test_a_what_if_server_says_so_in_its_catalog(tmp_path: Path) -> None:
     """A server started with --set answers from the changed catalog: /api/catalog gives the CLI's WHAT-IF lines,
     which the page shows above its tabs (it had shown the answers with no word)."""
-    from chipwise.interfaces.web.routes import Settings, catalog_summary
+    from chipwise.interfaces.web.routes import catalog_summary
+    from chipwise.interfaces.web.server import serve_in_thread
 
     changed = catalog_summary(Settings(sets=("h100-sxm.hbm_bandwidth=x1.5",)))["what_if"]
     assert changed == ["h100-sxm.hbm_bandwidth = 5.025 TB/s (catalog 3.35 TB/s), set on the command line"]
     assert catalog_summary(Settings())["what_if"] == []
-    assert 'id="whatif"' in page().decode()
+    if shutil.which("node") is None:
+        return
+    srv = make_server("127.0.0.1", 0, Settings(sets=("h100-sxm.hbm_bandwidth=x1.5",)))
+    serve_in_thread(srv)
+    try:
+        banner = _run_page(srv, tmp_path, "start()", {}, [])["whatif"]  # the page's start, its catalog loaded
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert not banner["hidden"] and banner["text"] == "WHAT-IF: " + changed[0]

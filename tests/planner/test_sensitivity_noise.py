@@ -26,3 +26,13 @@ def test_moves_under_the_resolution_are_neither_ranked_nor_capped() -> None:
     assert noisy["elasticity"]["ttft_p99"] == 0.0 and "capped" not in noisy
     real = _moved_row({}, {"ttft_p99": 0.9}, {"ttft_p99": 1.0}, base, 0.1, {"ttft_p99": 0.067})
     assert real["capped"] == {"ttft_p99": "plus"} and real["elasticity"]["ttft_p99"] == pytest.approx(1.0)
+
+
+def test_a_consistent_pair_under_the_resolution_is_the_figures_own() -> None:
+    """HBM bandwidth -5% and +5% moved a 1,000-request TPOT p99 by +3.2% and -2.8%, both under its 6.7%: opposite
+    ways and alike in size, they are the figure's effect (the first noise rule had dropped HBM from the ranking)."""
+    row = _moved_row({}, {"tpot_p99": 1.0322}, {"tpot_p99": 0.9723}, {"tpot_p99": 1.0}, 0.05, {"tpot_p99": 0.067})
+    assert row["elasticity"]["tpot_p99"] == pytest.approx(-0.6, abs=0.05)
+    # FLOP/s +0.03% and -1.37%: opposite ways but 45x apart, noise
+    flops = _moved_row({}, {"ttft_p99": 1.0003}, {"ttft_p99": 0.9863}, {"ttft_p99": 1.0}, 0.1, {"ttft_p99": 0.067})
+    assert flops["elasticity"]["ttft_p99"] == 0.0

@@ -1318,3 +1318,32 @@ def test_plan_serve_refuses_a_tpot_target_on_answers_of_one_token(capsys: pytest
             "tpot_p99=1us", "--hardware", "h100-sxm"]  # fmt: skip
     assert run(argv) == 2
     assert "every answer here is one token long" in capsys.readouterr().err
+
+
+def test_attention_dp_on_a_dense_model_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """The engines' data-parallel attention feeds expert parallelism: Llama-3.1-70B TP4 ADP had been priced in
+    silence (attention replicated, TPOT 24.2 ms against 18.8)."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-70b, hardware: h100-sxm, chips: 4, engine: vllm, input_tokens: 128, "
+        "output_tokens: 256, concurrency: 1, requests: 20, plan: {tp: 4, attention_dp: true}}"
+    )
+    assert run(["predict", scenario]) == 2
+    assert "plan.attention_dp needs a mixture-of-experts model" in capsys.readouterr().err
+
+
+def test_predicts_caveats_are_plain_text_each_with_its_label() -> None:
+    """The web page draws predict's warnings from these: each present key gives its row, plain text (a note holding
+    '[...]' is not read as markup)."""
+    from chipwise.interfaces.cli.serve_views import caveats
+
+    r = {
+        "stated_chips": {"used": 2, "stated": 3, "reason": "TP2 takes 2 chips a replica"},
+        "lockstep_note": "users in [lock-step] cohorts",
+        "price_note": "no [aws] price",
+    }
+    assert caveats(r) == [
+        ("chips", "the searched plan uses 2 of the 3 stated: TP2 takes 2 chips a replica"),
+        ("lock-step users", "users in [lock-step] cohorts"),
+        ("no price", "no [aws] price"),
+    ]
+    assert caveats({}) == []

@@ -232,3 +232,29 @@ def test_a_catalog_files_config_for_a_builtin_preset_cites_that_file(tmp_path: P
     catalog = load_catalog(files=[tmp_path / "c.yaml"])
     row = {r["id"]: r for r in preset_summaries(catalog)}["llama-3.1-8b"]
     assert row["layers"] == 3 and row["source"] == f"mine.json (given by {tmp_path / 'c.yaml'})"
+
+
+def test_a_catalog_files_preset_id_written_another_way_is_refused(tmp_path: Path) -> None:
+    """Names are read in any case: a file's `Llama-3.1-8B` had taken over the built-in llama-3.1-8b in silence."""
+    from chipwise.catalog import load_catalog
+
+    (tmp_path / "c.yaml").write_text("models:\n  Llama-3.1-8B: {file: mine.json}\n")
+    with pytest.raises(ChipwiseError, match=r"models\.Llama-3\.1-8B: the id is preset 'llama-3\.1-8b' written"):
+        load_catalog(files=[tmp_path / "c.yaml"])
+
+
+def test_a_built_in_preset_renamed_keeps_its_config_and_a_given_source_stands(tmp_path: Path) -> None:
+    """`{name: My 8B}` had moved the preset's origin to the file and looked for its config beside it ('cannot read
+    model config'); a file's own `source` for its config is kept as written."""
+    from chipwise.catalog import load_catalog
+    from chipwise.workload.presets import preset_summaries
+
+    (tmp_path / "c.yaml").write_text("models:\n  llama-3.1-8b: {name: My 8B}\n")
+    catalog = load_catalog(files=[tmp_path / "c.yaml"])
+    assert load_model(catalog, "llama-3.1-8b").layers == 32
+    config = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 3,
+              "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000}  # fmt: skip
+    (tmp_path / "mine.json").write_text(json.dumps(config))
+    (tmp_path / "d.yaml").write_text("models:\n  llama-3.1-8b: {file: mine.json, source: my own export}\n")
+    row = {r["id"]: r for r in preset_summaries(load_catalog(files=[tmp_path / "d.yaml"]))}["llama-3.1-8b"]
+    assert row["source"] == "my own export" and row["layers"] == 3

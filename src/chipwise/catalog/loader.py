@@ -198,15 +198,31 @@ def _merge_file(
             key = str(raw_key)
             if section == "sources":
                 _check_source_key(target, key, value, origins, origin)
+            if section == "models":
+                _check_model_id(target, key, origin)
             if isinstance(target.get(key), dict) and not _whole(value):
                 given = value
                 if section == "models" and isinstance(value, dict) and "file" in value and "source" not in value:
                     # another config is another model: the built-in source had been kept for a file's own config
                     given = {**value, "source": f"{value['file']} (given by {origin})"}
                 _deep_merge(target[key], given)
+                if section == "models" and not (isinstance(value, dict) and "file" in value):
+                    continue  # a preset renamed keeps reading its own config, where its file came from
             else:
                 target[key] = copy.deepcopy(value)
             origins[f"{section}.{key}"] = origin
+
+
+def _check_model_id(presets: Mapping[str, Any], key: str, origin: str) -> None:
+    """A new preset id is not another's written another way: names are read in any case, with '_' for '-', and a
+    file's `Llama-3.1-8B` had taken over the built-in llama-3.1-8b in silence."""
+    norm = key.strip().lower().replace("_", "-")
+    same = [k for k in presets if k != key and k.strip().lower().replace("_", "-") == norm]
+    if key not in presets and same:
+        raise ChipwiseError(
+            f"{origin}: models.{key}: the id is preset '{same[0]}' written another way (names are read in any case). "
+            f"Fix: write '{same[0]}' to change that preset, or give yours an id of its own."
+        )
 
 
 def _check_source_key(sources: Mapping[str, Any], key: str, text: Any, origins: Mapping[str, str], origin: str) -> None:

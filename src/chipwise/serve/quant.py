@@ -164,14 +164,10 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     and integer formats."""
     weights = weight_precision in ("fp8", "fp4") and not has_units(chip, weight_precision)
     kv8 = kv_precision == "fp8" and not has_units(chip, "fp8")
-    if weight_precision == "int8" and not has_units(chip, "int8") and not kv8:
-        # matmul_precision prices W8A8 weight-only where the catalog gives the chip no INT8 rate: said, not silent
-        # (an MI300X int8 prompt had read as bf16's, 0.1306 s against 0.1308, with no word)
-        return (
-            f"{chip.id} has no INT8 rate in the catalog, so int8 (W8A8) is priced weight-only: the weights dequantised "
-            "in the kernel, the matmuls in bf16"
-        )
-    if not (weights or kv8):
+    # matmul_precision prices W8A8 weight-only where the catalog gives the chip no INT8 rate: said, not silent (an
+    # MI300X int8 prompt had read as bf16's, 0.1306 s against 0.1308, with no word)
+    int8 = weight_precision == "int8" and not has_units(chip, "int8")
+    if not (weights or kv8 or int8):
         return None
     bad_weights = weights and weight_precision not in WEIGHT_ONLY_FLOATS.get(engine, {}).get(chip.vendor, ())
     bad_kv = kv8 and not holds_fp8_kv(engine, chip)
@@ -196,9 +192,11 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
             f"{', or '.join(fixes)}, or pick a chip with {missing} units",
         )
     notes = [f"{weight_precision} weights run weight-only (dequantised in the kernel, the matmuls in bf16)"] * weights
+    notes += ["int8 (W8A8) is priced weight-only (dequantised in the kernel, the matmuls in bf16)"] * int8
     notes += ["the fp8 KV cache is stored in fp8 and read back to bf16 for attention"] * kv8
-    units = "/".join(dict.fromkeys([weight_precision.upper()] * weights + ["FP8"] * kv8))
-    return f"{chip.id} has no {units} units, so {engine} computes in bf16: " + "; ".join(notes)
+    units = "/".join(dict.fromkeys([weight_precision.upper()] * (weights or int8) + ["FP8"] * kv8))
+    listed = " listed in the catalog" * int8  # an MI300X has INT8 units; the catalog gives no sourced rate of them
+    return f"{chip.id} has no {units} units{listed}, so {engine} computes in bf16: " + "; ".join(notes)
 
 
 def default_kv_precision(

@@ -206,7 +206,8 @@ def load_scenario(source: str, catalog: Catalog | None = None) -> TrainScenario 
             "train for a training run)."
         )
     if not isinstance(kind, str) or kind not in models:  # a list or a mapping had raised an internal TypeError
-        raise ChipwiseError(f"{where}: kind '{kind}' is not train or serve. Fix: set kind: train or kind: serve.")
+        said = "is empty" if kind is None else f"'{kind}' is not train or serve"
+        raise ChipwiseError(f"{where}: kind {said}. Fix: set kind: train or kind: serve.")
     try:
         scenario = models[kind].model_validate(data)
     except ValidationError as exc:

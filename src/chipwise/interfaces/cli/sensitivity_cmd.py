@@ -127,7 +127,8 @@ def _moved(row: dict[str, Any], side: str, ranked: str, resolution: float | None
     change = row["change"][side].get(ranked)
     if change is None:
         return "-"
-    return "~0" if resolution is not None and abs(change) < resolution else f"{change:+.2%}"
+    noise = resolution is not None and abs(change) < resolution and not row["elasticity"].get(ranked)
+    return "~0" if noise else f"{change:+.2%}"  # a consistent pair under the resolution is shown, and ranked
 
 
 def _figure_value(row: dict[str, Any]) -> str:
@@ -239,9 +240,9 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
                 )
     if latency is not None:
         console.print(
-            f"A serving run of {r['requests']:,} requests reads {label} to about {latency:.1%}: a move under it "
-            "reads ~0, and a figure whose two moves are both under it is not ranked (give the scenario more "
-            "requests to read it finer).",
+            f"A serving run of {r['requests']:,} requests reads {label} to about {latency:.1%}: a figure whose two "
+            "moves are both under it reads ~0 and is not ranked, unless they go opposite ways alike in size (every "
+            "move reruns the same arrivals); give the scenario more requests to read it finer.",
             highlight=False,
         )
     if others:

@@ -94,8 +94,8 @@ def caveats(r: dict[str, Any]) -> list[tuple[str, str]]:
     rows = [
         ("run too short", _short_run_text(r, r["short_run"]) if r.get("short_run") else ""),
         ("chips", _stated_chips_text(r["stated_chips"]) if "stated_chips" in r else ""),
-        ("lock-step users", str(r.get("lockstep_note") or "")),
-        ("no price", str(r.get("price_note") or "")),
+        ("lock-step users", escape(str(r.get("lockstep_note") or ""))),  # plain text, read as markup below
+        ("no price", escape(str(r.get("price_note") or ""))),
     ]
     return [(label, Text.from_markup(text).plain) for label, text in rows if text]
 

@@ -48,21 +48,27 @@ def ranking_notes(report: dict[str, Any]) -> list[str]:
     kept: list[str] = []
     token = _COLLECTED.set(kept)
     try:
-        rows = report["results"]
-        if rows:
-            names = _names(rows)
-            _scale_note(rows)
-            _left_out_note(rows, names)
-            _billed_notes(rows, names)
-            _precision_notes(rows, names)
-            _user_price_notes(rows, names)
-            _price_notes(rows, names)
-            _region_note(report, names)
-            _carried_efficiency_note(rows)
-            _batch_note(report)
+        _row_notes(report)
     finally:
         _COLLECTED.reset(token)
     return kept
+
+
+def _row_notes(report: dict[str, Any]) -> None:
+    """The notes about the ranking's rows that the CLI prints and the web page draws (one list for both)."""
+    rows = report["results"]
+    if not rows:
+        return
+    names = _names(rows)
+    _scale_note(rows)
+    _left_out_note(rows, names)
+    _billed_notes(rows, names)
+    _precision_notes(rows, names)
+    _user_price_notes(rows, names)
+    _price_notes(rows, names)
+    _region_note(report, names)
+    _carried_efficiency_note(rows)
+    _batch_note(report)
 
 
 def _title(report: dict[str, Any]) -> str:
@@ -191,17 +197,9 @@ def print_ranking(report: dict[str, Any]) -> None:
             style="dim",
         )
         names = _names(report["results"])
-        _scale_note(report["results"])
-        _left_out_note(report["results"], names)
-        _billed_notes(report["results"], names)
-        _precision_notes(report["results"], names)
-        _cores_notes(report["results"], names)
-        _user_price_notes(report["results"], names)
-        _price_notes(report["results"], names)
-        _region_note(report, names)
+        _row_notes(report)
+        _cores_notes(report["results"], names)  # the page draws these two itself
         _commitment_notes(report["results"])
-        _carried_efficiency_note(report["results"])
-        _batch_note(report)
         estimated = [name for name, r in zip(names, report["results"], strict=True) if _estimated_price(r)]
         if estimated:
             console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', report.get('pricing', ''))}[/]")
