@@ -111,6 +111,10 @@ def test_catalog_file_contents_are_part_of_the_id(write_sweep: WriteSweep, tmp_p
         ({"edits": [("base:", "bsae:")]}, "unknown key 'bsae'"),
         ({"append": "catalog: [missing.yaml]\n"}, "catalog file 'missing.yaml' does not exist"),
         ({"edits": [(FAST_HBM, "[nope.yaml]")]}, "what_if 'h100-fast-hbm' file 'nope.yaml'"),
+        # empty as an empty grid axis is, and a what-if with no name (each had run: a blank what-if column)
+        ({"append": "zip: []\n"}, "'zip' is empty"),
+        ({"append": "zip: [{}]\n"}, "zip group 1 is empty"),
+        ({"edits": [("h100-fast-hbm:", "'':")]}, "a what_if has no name"),
     ],
 )
 def test_bad_sweep_files_are_one_line_errors(write_sweep: WriteSweep, how: dict[str, Any], needle: str) -> None:

@@ -227,12 +227,18 @@ def _axes(where: str, section: str, body: Any, fields: set[str]) -> dict[str, li
 
 
 def _zips(where: str, body: Any, fields: set[str]) -> tuple[dict[str, list[Any]], ...]:
+    """The zip groups; an empty one is an error, as an empty grid axis is (`zip: []` and `zip: [{}]` had run as if
+    not there)."""
     groups = body if isinstance(body, list) else [body]
+    if isinstance(body, list) and not body:
+        raise _fail(where, "'zip' is empty", "give zip a mapping of axis -> values (or a list of them), or remove it")
     out: list[dict[str, list[Any]]] = []
-    for group in groups:
+    for i, group in enumerate(groups):
         axes = _axes(where, "zip", group, fields)
         if not axes:
-            continue
+            if group is None:
+                continue
+            raise _fail(where, f"zip group {i + 1} is empty", "give it axes, or remove it")
         lengths = {k: len(v) for k, v in axes.items()}
         if len(set(lengths.values())) > 1:
             listed = ", ".join(f"{k}: {n}" for k, n in lengths.items())
@@ -304,6 +310,10 @@ def _variants(where: str, sweep_dir: Path, what_if: Any, catalog: Any) -> tuple[
     out: list[Variant] = []
     for raw_name, body in what_if.items():
         name = str(raw_name)
+        if not name.strip():  # a blank name had stood as a blank what-if column in every table
+            raise _fail(
+                where, "a what_if has no name", 'name each what-if, e.g. fast-hbm: ["h100-sxm.hbm_bandwidth=x1.5"]'
+            )
         entries = [body] if isinstance(body, str) else ([] if body is None else body)
         if not isinstance(entries, list):
             raise _fail(where, f"what_if '{name}' must be a list", f'write {name}: ["ID.FIELD=VALUE", my-chips.yaml]')
