@@ -217,3 +217,14 @@ def test_llama4s_layer_layout_is_checked(key: str, value: Any, needle: str) -> N
     with pytest.raises(ChipwiseError) as info:
         from_hf_config({**LLAMA4, "text_config": {**LLAMA4["text_config"], key: value}}, "l4")
     assert needle in str(info.value)
+
+
+def test_a_text_config_with_no_model_type_is_said_to_be_read_as_llama4() -> None:
+    """A nested text_config and no model_type is read as Llama 4: it had been in silence, and a dense config nested
+    so had been told to add experts 'for model_type ?'."""
+    bare = {k: v for k, v in LLAMA4.items() if k != "model_type"}
+    spec = from_hf_config(bare, "l4")
+    assert any("read as Llama 4 (llama4)" in n for n in spec.notes)
+    dense = {"text_config": {k: v for k, v in LLAMA.items() if k != "model_type"}}
+    with pytest.raises(ChipwiseError, match=r"needed for model_type 'llama4'"):
+        from_hf_config(dense, "nested")

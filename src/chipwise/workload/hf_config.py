@@ -457,7 +457,8 @@ def _llama4(c: _Cfg, name: str) -> ModelSpec:
         raise ChipwiseError(
             f"{c.where}: 'text_config' must be an object (the language model's config), got {text!r}. Fix: correct it."
         )
-    t = _Cfg(text, c.where)
+    # its messages name the type read: a text_config without its own had been "needed for model_type '?'"
+    t = _Cfg({"model_type": c.cfg.get("model_type", "llama4"), **text}, c.where)
     hidden = t.int("hidden_size")
     layers = t.layers("num_hidden_layers")
     att = _standard_attention(t, hidden)
@@ -594,10 +595,14 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
     (Gemma had been read as a Llama: 7.08 B parameters for 9.24 B); a config with none is read as a Llama, noted."""
     c = _Cfg(cfg, where)
     model_type = str(c.opt("model_type", "")).lower()
-    if not model_type and "text_config" in cfg:
-        model_type = "llama4"
-    builder = _BUILDERS.get(model_type)
     notes: tuple[str, ...] = ()
+    if not model_type and "text_config" in cfg:
+        # said as a Llama read for a config with none is: a nested text_config with no type had been read as
+        # Llama 4 in silence, and a dense one told to add Llama 4's experts "for model_type '?'"
+        model_type = "llama4"
+        notes = ("the config.json names no model_type and nests a text_config: read as Llama 4 (llama4)",)
+        c = _Cfg({**cfg, "model_type": model_type}, where)
+    builder = _BUILDERS.get(model_type)
     if builder is None:
         supported = ", ".join(sorted(_BUILDERS))
         if model_type:
