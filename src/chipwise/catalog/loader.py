@@ -213,11 +213,15 @@ def _merge_file(
             origins[f"{section}.{key}"] = origin
 
 
+def preset_key(name: str) -> str:
+    """A model preset's name as look-ups compare it: in any case, with '_' for '-'."""
+    return name.strip().lower().replace("_", "-")
+
+
 def _check_model_id(presets: Mapping[str, Any], key: str, origin: str) -> None:
-    """A new preset id is not another's written another way: names are read in any case, with '_' for '-', and a
-    file's `Llama-3.1-8B` had taken over the built-in llama-3.1-8b in silence."""
-    norm = key.strip().lower().replace("_", "-")
-    same = [k for k in presets if k != key and k.strip().lower().replace("_", "-") == norm]
+    """A new preset id is not another's written another way (preset_key): a file's `Llama-3.1-8B` had taken over the
+    built-in llama-3.1-8b in silence."""
+    same = [k for k in presets if k != key and preset_key(k) == preset_key(key)]
     if key not in presets and same:
         raise ChipwiseError(
             f"{origin}: models.{key}: the id is preset '{same[0]}' written another way (names are read in any case). "

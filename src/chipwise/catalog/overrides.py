@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from chipwise.catalog.fields import Fields, fields_of, is_figure, item_name, range_problem
-from chipwise.catalog.schema import PRICING_MODES
+from chipwise.catalog.schema import PRICING_MODES, as_sources
 from chipwise.catalog.units import SI_UNIT, UNITS, from_si, parse_quantity, quantity, to_si, units_of
 from chipwise.errors import ChipwiseError, UnknownNameError
 
@@ -380,7 +380,7 @@ def _moved(
     else:
         new = _si(old) * now / was
         how = f"{old['value']} {unit} x {b} / {a} {shown}"
-    said = old.get("derivation") or "; ".join(str(s) for s in _as_sources(old.get("source")))
+    said = old.get("derivation") or "; ".join(str(s) for s in as_sources(old.get("source")))
     catalog = f"; the catalog's {old['value']} {unit} ({old['status']}{': ' + said if said else ''})"
     return {
         **old,
@@ -389,13 +389,6 @@ def _moved(
         "derivation": f"{chip} {FOLLOWED[name]} moved by {by}: {how}{catalog}",
         "note": f"what-if: follows {by}; catalog value was {old['value']} {unit}",
     }
-
-
-def _as_sources(source: Any) -> list[Any]:
-    """A raw figure's `source`, one citation or a list of them, as a list."""
-    if source is None:
-        return []
-    return [source] if isinstance(source, str) else list(source)
 
 
 def _node_at(entry: Any, parts: Sequence[str], create: bool) -> Any:

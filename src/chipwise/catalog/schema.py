@@ -24,7 +24,7 @@ _EXPONENT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
 
 
-def _as_list(value: Any) -> Any:
+def as_sources(value: Any) -> Any:
     """A `source` as a list of citations, blank ones dropped: `source: ""` had read as [""] and passed the rule that a
     spec figure (a price, a rental ladder) needs a source, as `[]` does not."""
     if value is None:
@@ -36,7 +36,7 @@ def _as_list(value: Any) -> Any:
     return value
 
 
-SourceList = Annotated[list[str], BeforeValidator(_as_list)]
+SourceList = Annotated[list[str], BeforeValidator(as_sources)]
 
 
 class _Strict(BaseModel):

@@ -53,10 +53,10 @@ from chipwise.hardware.objects import System
 from chipwise.workload.train_scenario import MIN_UTILISATION
 
 FACILITIES: tuple[str, ...] = ("colocation", "owned")
-#: Rental modes paid for every calendar hour of a term, used or not: no utilisation break-even against them
-COMMITMENTS: tuple[str, ...] = ("reserved-1y", "reserved-3y")
-#: each commitment's term, seconds (a year of 8,766 h): what a job shorter than it pays for all the same
+#: Rental modes paid for every calendar hour of a term, used or not (no utilisation break-even against them), each
+#: with its term, seconds (a year of 8,766 h): what the reservation commits a fleet to (planner.training says it)
 COMMITMENT_TERM_S: Mapping[str, float] = {"reserved-1y": SECONDS_PER_YEAR, "reserved-3y": 3 * SECONDS_PER_YEAR}
+COMMITMENTS: tuple[str, ...] = tuple(COMMITMENT_TERM_S)
 
 #: Overridable inputs: name -> (catalog path under datacenter, unit of the override, SI factor of that unit).
 OVERRIDES: Mapping[str, tuple[tuple[str, ...], str, float]] = {

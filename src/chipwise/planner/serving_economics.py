@@ -27,16 +27,13 @@ def per_mtok(per_hour: float, tokens_per_s: float) -> float:
     return per_hour * 1e6 / (tokens_per_s * SECONDS_PER_HOUR) if tokens_per_s > 0 else math.nan
 
 
-def owned_pool_hour(
-    catalog: Catalog, system: System, region: str | None, chips: float, busy_share: float, scaleout: bool
-) -> tuple[float, Tco]:
-    """USD per chip-hour an owned pool of `chips` chips, busy `busy_share` of the hour, is charged (_owned_charge's
-    rule: the TCO's fixed terms, the scale-out network's only where `scaleout`, and the pool's own facility energy
-    at its busy share x the site's $/kWh), and the TCO it rests on."""
-    tco = owned_tco(catalog, system, region, scaleout=scaleout)
-    power = power_model(catalog, system, scaleout=scaleout)
-    facility_j = float(energy_j(power.mixed_w(busy_share), chips, SECONDS_PER_HOUR, 1.0)) * tco.inputs.site.pue.value
-    return sum(tco.charged_per_chip_hour(chips, facility_j).values()), tco
+def _owned_chip_hour(catalog: Catalog, system: System, region: str | None) -> tuple[float, Tco]:
+    """USD an owned chip of one system, busy all hour, is charged for it (_owned_charge's rule: the TCO's fixed
+    terms without the scale-out network, and the chip's facility energy at the site's $/kWh), and the TCO it rests
+    on."""
+    tco = owned_tco(catalog, system, region, scaleout=False)
+    busy_j = power_model(catalog, system, scaleout=False).busy_w * SECONDS_PER_HOUR * tco.inputs.site.pue.value
+    return sum(tco.charged_per_chip_hour(1.0, busy_j).values()), tco
 
 
 def chip_hour_price(
@@ -49,7 +46,7 @@ def chip_hour_price(
     """USD per chip-hour (NaN when the catalog has none: price_note says why), its provenance, and the rental quote
     if any; a region the catalog does not know is a one-line error.
 
-    Owned: a chip of one system busy all hour, as its check charges it (owned_pool_hour): the price a search ranks
+    Owned: a chip of one system busy all hour, as its check charges it (_owned_chip_hour): the price a search ranks
     before it knows a pool's size and busy share, an upper bound of a one-system pool's charge. The ranking of plan
     serve had priced every owned pool at the TCO of a fleet of many systems (an H100 at $1.683 a chip-hour, the
     table's $1.68, where its check charged the one chip $1.40): one system reads $1.347 + its busy energy, $1.465."""
@@ -58,7 +55,7 @@ def chip_hour_price(
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None
-        price, tco = owned_pool_hour(catalog, system, region, 1.0, 1.0, scaleout=False)
+        price, tco = _owned_chip_hour(catalog, system, region)
         return price, {"system": system.id, **tco.price_source()}, None
     quote = price_per_chip_hour(catalog, system, pricing, region, provider)
     if quote is None:

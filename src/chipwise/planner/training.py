@@ -146,7 +146,7 @@ def _ideal_and_expected(
         down = math.inf
     else:
         down = rel.downtime_s(seconds)
-        fleet = max(paid, chips, used * (1.0 + rel.spare_fraction))  # the job's chips and spares, or all paid for
+        fleet = _expected_fleet(paid, chips, rel)
         idle = fleet - used  # spares, left-out chips, and billed ones that stand in for spares
         exp_j = pue * (used * (busy_w * (wall - down) + idle_w * down) + idle * idle_w * wall)
         exp_cost = usd_per_chip_hour * fleet * wall / SECONDS_PER_HOUR + exp_j * usd_per_j
@@ -172,6 +172,11 @@ def _ideal_and_expected(
         "power_w_per_chip": busy_w,
         "facility_power_w": (busy_w * used + left_out_w) * pue,
     }
+
+
+def _expected_fleet(paid: float, chips: float, rel: RunReliability) -> float:
+    """The chips the expected run pays for: the job's used chips and their spares, or all those paid for."""
+    return max(paid, chips, rel.chips * (1.0 + rel.spare_fraction))
 
 
 def owned_idle_record(
@@ -376,9 +381,8 @@ def attach_economics(
     if pricing in COMMITMENTS:
         out["reservation"] = reservation_record(pricing, price * billed, costs["expected_time_s"] if seconds else None)
     if tco is not None and tco.inputs.utilisation.value < 1.0:
-        fleet = max(billed, chips, used * (1.0 + rel.spare_fraction))  # the expected run's paid chips, as costed
         out["owned_idle_hours"] = owned_idle_record(
-            tco, power, site, (billed, fleet), (basis_s, costs["expected_time_s"])
+            tco, power, site, (billed, _expected_fleet(billed, chips, rel)), (basis_s, costs["expected_time_s"])
         )
     if rel.goodput < HALF_GOODPUT:  # failures dominate: where would they not?
         out["half_goodput_chips"] = largest_fleet_for_goodput(

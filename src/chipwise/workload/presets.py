@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chipwise.catalog.loader import Catalog, read_json_config
+from chipwise.catalog.loader import Catalog, preset_key, read_json_config
 from chipwise.errors import ChipwiseError, UnknownNameError, user_file
 from chipwise.workload.hf_config import from_hf_config
 from chipwise.workload.model import ModelSpec
@@ -20,20 +20,16 @@ from chipwise.workload.model import ModelSpec
 def _aliases(catalog: Catalog) -> dict[str, str]:
     """Every preset's id and aliases, normalised, to its id; an id wins over another preset's alias (a catalog file's
     preset 'deepseek-r1' had loaded DeepSeek-V3, whose alias that is, and never read the file)."""
-    table = {_norm(pid): pid for pid in catalog.models}
+    table = {preset_key(pid): pid for pid in catalog.models}
     for pid, entry in catalog.models.items():
         for name in entry.aliases:
-            table.setdefault(_norm(name), pid)
+            table.setdefault(preset_key(name), pid)
     return table
-
-
-def _norm(name: str) -> str:
-    return name.strip().lower().replace("_", "-")
 
 
 def preset_id(catalog: Catalog, name: str) -> str | None:
     """The preset id a name or alias refers to, or None."""
-    return _aliases(catalog).get(_norm(name))
+    return _aliases(catalog).get(preset_key(name))
 
 
 @functools.cache
@@ -115,7 +111,7 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         return _from_path(path, name)
     pid = preset_of(catalog, name)
     if pid is not None:
-        asked = _norm(name)
+        asked = preset_key(name)
         return _preset(catalog, pid) if asked == pid else replace(_preset(catalog, pid), alias=asked)
     if files and path.exists():  # a folder with no config.json: its own line
         return _from_path(path, name)
