@@ -84,7 +84,7 @@ def test_the_table_reads_whole_at_80_and_120_columns(
         out.split()
     )
     assert "~0" in out and "A serving run of 2,000 requests reads step_time to about 0.7%" in " ".join(out.split())
-    assert "1 is a tile size or unit count" in " ".join(out.split())
+    assert "1 is a tile size or a count" in " ".join(out.split())
     assert max(len(line) for line in out.splitlines()) <= width
 
 

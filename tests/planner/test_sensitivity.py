@@ -128,7 +128,9 @@ def test_zero_and_derived_figures_are_named_not_priced(train: dict[str, Any]) ->
     assert all(r["kind"] == "zero" for r in train["not_priced"] if r["figure"] in zeros)
     assert any(name.endswith("host_power_per_chip") for name in reasons)  # derived from system power and TDP
     tiles = [r for r in train["not_priced"] if r["kind"] == "discrete"]  # a tile size is listed, not moved
-    assert tiles and all(r["figure"].endswith(("tile_m", "tile_n", "compute_units")) for r in tiles)
+    assert tiles and all(r["figure"].endswith(("tile_m", "tile_n", "compute_units", ".chips")) for r in tiles)
+    # a fabric tier's reach is a count as well: listed, not moved
+    assert any(".tiers." in r["figure"] and "chips under a tier" in r["reason"] for r in tiles)
     # an SM count is listed, not moved: 118.8 and 145.2 SMs had slowed a step both ways
     assert any(r["figure"].endswith("compute_units") for r in tiles)
     # a derived figure was tried, both ways

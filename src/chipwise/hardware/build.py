@@ -130,10 +130,13 @@ def build_fabric(fabric_id: str, entry: FabricEntry) -> Fabric:
     prov = {"latency": ref(entry.latency), "bus_efficiency": ref(entry.bus_efficiency)}
     tiers: list[tuple[int, float]] = []
     # A group reaching beyond the chips under one tier's switch group crosses that tier's uplinks.
-    for tier in entry.tiers:
+    # Both figures are named by the tier's place in the list, as --set takes them (tiers.1.chips); the chips had gone
+    # unlisted, though they decide where the oversubscription starts.
+    for i, tier in enumerate(entry.tiers):
         if tier.chips is not None and tier.oversubscription is not None:
             tiers.append((int(tier.chips.si), tier.oversubscription.si))
-            prov[f"tiers.{tier.name}.oversubscription"] = ref(tier.oversubscription)
+            prov[f"tiers.{i}.chips"] = ref(tier.chips)
+            prov[f"tiers.{i}.oversubscription"] = ref(tier.oversubscription)
     return Fabric(
         id=fabric_id,
         name=entry.name,

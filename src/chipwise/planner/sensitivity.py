@@ -49,7 +49,8 @@ MOVES_NOTHING = 1e-3
 #: figures that are sizes or counts, not rates: x0.9 of a 128-row GEMM tile (115.2) is no tile, and its move measured
 #: only the quantisation against a non-divisor (ranked among the figures that matter, +0.81% and +1.91% both ways);
 #: an H100's 132 SMs moved to 118.8 and 145.2 had slowed a step both ways (+0.17%, +2.34%), the tiles' waves alike
-DISCRETE = (".tile_m", ".tile_n", ".compute_units")
+#: a fabric tier's reach in chips (tiers.1.chips) is a count too: a move changes the step only where a group crosses it
+DISCRETE = (".tile_m", ".tile_n", ".compute_units", ".chips")
 #: a serving run's latency median reads a move to about this over the square root of its requests: 2,000 requests
 #: had shown 10% less FLOP/s as a 0.48% faster TTFT p50 (a move reorders the batches), 10,000 the right sign. A
 #: percentile q is read from the 1 - q of the requests past it, so its resolution is this over sqrt(2 n (1 - q)):
@@ -295,8 +296,9 @@ def _listed_unmoved(
             "kind": "discrete",
             "reason": (
                 f"a tile size: x{1 - step:g} of it is no tile; --set it to another size to compare"
-                if not name.endswith(".compute_units")
-                else f"a count of compute units: x{1 - step:g} of it is no count; --set it to another to compare"
+                if name.endswith((".tile_m", ".tile_n"))
+                else f"a count of {'chips under a tier' if name.endswith('.chips') else 'compute units'}: "
+                f"x{1 - step:g} of it is no count; --set it to another to compare"
             ),
         }
         for name, fig in discrete.items()

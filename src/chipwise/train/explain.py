@@ -60,7 +60,8 @@ def scaleup_figure(system: System) -> tuple[str, FigureRef | None]:
 
 def fabric_figures(system: System, network: bool = True) -> dict[str, FigureRef | None]:
     """The fabrics' figures a collective reads: each fabric's latency and bus efficiency, and (`network`) the
-    scale-out fabric's bandwidth and its tiers' oversubscription, named as `--set` takes them (efa-v3.tiers.0...)."""
+    scale-out fabric's bandwidth and its tiers' reach and oversubscription, named as `--set` takes them
+    (efa-v3.tiers.0.chips)."""
     up, out = system.scaleup.fabric, system.scaleout_fabric
     wanted: dict[str, FigureRef | None] = dict([scaleup_figure(system)])
     wanted[f"{up.id}.bus_efficiency"] = up.provenance.get("bus_efficiency")
@@ -69,9 +70,7 @@ def fabric_figures(system: System, network: bool = True) -> dict[str, FigureRef 
         wanted[f"{system.id}.scaleout.bandwidth"] = system.provenance.get("scaleout.bandwidth")
         wanted[f"{out.id}.bus_efficiency"] = out.provenance.get("bus_efficiency")
         wanted[f"{out.id}.latency"] = out.provenance.get("latency")
-        tiers = [k for k in out.provenance if k.startswith("tiers.") and k.endswith(".oversubscription")]
-        for i, key in enumerate(tiers):
-            wanted[f"{out.id}.tiers.{i}.oversubscription"] = out.provenance.get(key)
+        wanted.update({f"{out.id}.{k}": ref for k, ref in out.provenance.items() if k.startswith("tiers.")})
     return wanted
 
 

@@ -270,7 +270,7 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         )
         if derived
         else "",
-        f"{len(tiles)} {'is a tile size or unit count' if len(tiles) == 1 else 'are tile sizes or unit counts'}, "
+        f"{len(tiles)} {'is a tile size or a count' if len(tiles) == 1 else 'are tile sizes or counts'}, "
         "which a move by a share leaves no tile or count (--set one to another to compare)"
         if tiles
         else "",

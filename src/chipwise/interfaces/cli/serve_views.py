@@ -377,7 +377,8 @@ def _figures_table(r: dict[str, Any]) -> Table:
     # the engine's and chip's figures, then the site's and the power model's (PUE, grid, load fractions)
     for name, f in {**r["figures"], **(r.get("economics_figures") or {})}.items():
         text = f.get("derivation") or "; ".join(f["source"])
-        if f.get("located"):
-            text += f" ({f['located']})"
+        for note in ("located", "read_as"):
+            if f.get(note):
+                text += f" ({f[note]})"
         ft.add_row(name, fmt.figure_value(f), f["status"], escape(text))
     return ft
