@@ -370,3 +370,27 @@ def test_a_send_across_an_oversubscribed_tier_pays_it_as_the_pair_collective_doe
     assert float(coll.p2p(1e9, 4096, SWITCHED)) == pytest.approx(over)
     assert float(coll.p2p(1e9, 4096, SWITCHED)) == pytest.approx(float(coll.all_gather(2e9, 2, 4096, SWITCHED)))
     assert float(coll.p2p(1e9, 1024, SWITCHED)) == pytest.approx(1e9 / (50e9 * 0.9) + 10e-6)
+
+
+def test_a_group_on_one_trainium_chip_talks_through_its_memory_not_neuronlink(catalog: Catalog) -> None:
+    """TP4 on a Trainium2 (4 cores a chip) all-reduces through the chip's own HBM: 2.9 TB/s x the family's memory
+    efficiency / (2 x 4 cores) a rank, whatever NeuronLink carries (it had been priced at one NeuronLink
+    dimension's share, 51 GB/s a rank, as TP8 across two chips is). TP8 still crosses NeuronLink; a GPU has one
+    rank a chip and no such path."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    system = hardware(catalog).system("trn2")
+    topo = topology_of(system)
+    rate = system.chip.hbm_bandwidth * system.chip.efficiency.memory / 8
+    assert topo.on_chip_bandwidth == pytest.approx(rate)
+    assert coll._bw_in(np.array([2, 4, 8]), topo).tolist() == pytest.approx(
+        [rate, rate, topo.up_bandwidth * topo.up_efficiency * 0.5]
+    )
+    s = 64e6
+    expected = 2 * 3 / 4 * s / rate + 2 * 3 * topo.up_latency
+    assert float(coll.all_reduce(s, 4, 1, topo)) == pytest.approx(expected)
+    faster_links = replace(topo, up_bandwidth=10 * topo.up_bandwidth)
+    assert float(coll.all_reduce(s, 4, 1, faster_links)) == pytest.approx(expected)  # NeuronLink is not on its path
+    assert float(coll.all_reduce(s, 8, 1, faster_links)) < float(coll.all_reduce(s, 8, 1, topo))
+    assert topology_of(hardware(catalog).system("p5.48xlarge")).on_chip_bandwidth == 0.0

@@ -176,8 +176,15 @@ def _in_domain_steps_and_hops(n_in: IntArray, stride: IntArray, topo: Topology, 
 def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
     """Achievable scale-up bandwidth of one rank in a group of `n_in` members `stride` apart (bytes/s, per
     direction): B_in = up_bandwidth x up_efficiency x _link_fraction. The efficiency is the fabric's measured
-    busbw fraction (docs/research/efficiency-evidence.md s.4a)."""
-    return topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo, stride)
+    busbw fraction (docs/research/efficiency-evidence.md s.4a). A group whose members all sit on one chip (TP4 on
+    a Trainium2, 4 cores a chip) talks through the chip's own memory at topo.on_chip_bandwidth instead: it had
+    been priced at one NeuronLink dimension's share, as a TP8 group across two chips is."""
+    links = topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo, stride)
+    if topo.on_chip_bandwidth <= 0.0:
+        return links
+    cores = max(1, topo.domain_ranks // math.prod(topo.up_dims))
+    one_chip = _member_chips(n_in, stride, cores) <= 1.0
+    return np.asarray(np.where(one_chip, topo.on_chip_bandwidth, links), dtype=np.float64)
 
 
 def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:

@@ -53,6 +53,8 @@ class Topology:
     out_tiers: tuple[tuple[int, float], ...] = ()
     #: torus: bandwidth along each of up_dims, summing to up_bandwidth (empty: an even split)
     up_dim_bandwidth: tuple[float, ...] = ()
+    #: achievable bandwidth of one rank to the other cores of its own chip (0: one rank a chip); see topology_of
+    on_chip_bandwidth: float = 0.0
 
 
 def device_of(system: System) -> Device:
@@ -149,4 +151,20 @@ def topology_of(system: System) -> Topology:
         out_efficiency=out.bus_efficiency,
         out_tiers=_crossing_thresholds(out.tiers, system.chips, cores),
         up_dim_bandwidth=tuple(b / cores for b in up.dim_bandwidth),
+        on_chip_bandwidth=on_chip_bandwidth(system),
     )
+
+
+def on_chip_bandwidth(system: System) -> float:
+    """Achievable bytes/s one rank sends to the other cores of its own chip (0 for a chip of one rank): the cores of
+    a Trainium share its HBM, and their collectives are moved by its DMA engines ("128 DMA engines to move data
+    within and across devices", Neuron's Trainium2 architecture guide), not over NeuronLink. Each byte moved is
+    read from and written to that HBM once, so a rank drives HBM bandwidth x memory efficiency / (2 x cores). An
+    estimate, with no published intra-chip collective bandwidth behind it. TP4 inside one Trainium2 had been priced
+    at a quarter of one NeuronLink dimension, 51 GB/s a rank: 0.64 s of a 6.03 s Llama-3.1-70B step, where this
+    gives 0.29 TB/s a rank."""
+    chip = system.chip
+    cores = chip.cores_per_chip
+    if cores <= 1:
+        return 0.0
+    return chip.hbm_bandwidth * chip.efficiency.memory / (2.0 * cores)
