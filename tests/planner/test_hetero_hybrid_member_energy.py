@@ -20,6 +20,8 @@ def test_each_part_alone_in_the_rack_draws_its_own_power(catalog: Catalog) -> No
         catalog, "llama-3.1-405b", {"trn4": 36, "gb300": 36}, tokens=1e12, hybrid="trn4-gb300-fusion-rack"
     )
     alone = {row["hardware"]: row for row in r["alone"]}
-    assert round(alone["trn4"]["expected_energy_j"] / 3.6e12, 2) == 1.50  # GWh; 1.63 at x 1.4, 1.72 at 0.8
+    assert (
+        round(alone["trn4"]["expected_energy_j"] / 3.6e12, 2) == 1.49
+    )  # GWh (1.50 before TP4 ran through a chip's own memory); 1.63 at x 1.4, 1.72 at 0.8
     assert round(alone["gb300"]["expected_energy_j"] / 3.6e9) == 726  # MWh; 789 at x 1.4, 830 at 0.8
     assert round(r["mixed"]["expected_energy_j"] / 3.6e12, 2) == 1.15  # 1.25 at x 1.4, 1.31 at 0.8

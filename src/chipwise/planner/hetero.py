@@ -224,6 +224,8 @@ def _mixed(
     s_a, s_b, hand = float(res.stage_a[i]), float(res.stage_b[i]), float(res.hand_off[i])
     bottleneck = names[0] if s_a >= s_b else names[1]
     step = float(res.step_time[i])
+    overheads = {names[0]: first.dev.eff.step_overhead_s, names[1]: last.dev.eff.step_overhead_s}
+    dp_part = names[0] if res.dp_on_a[i] else names[1]
     return {
         "order": list(names),
         "plan": hp.plan(i, la, model.layers - la, names),
@@ -239,6 +241,24 @@ def _mixed(
         # the step's share idle in the pipeline bubble, (P - 1) slowest-stage slots, and spent in the m hand-offs
         "bubble_share": float(res.bubble[i]) / step,
         "hand_off_share": float(res.hand_offs[i]) / step,
+        # every term of the step, adding up to it (the bubble and hand-offs alone had left a quarter of a 256 GB200
+        # and 512 trn1 step unsaid), and the part each term belongs to where it is one part's
+        "step_terms_s": {
+            "compute": float(res.compute[i]),
+            "bubble": float(res.bubble[i]),
+            "hand_offs": float(res.hand_offs[i]),
+            "dp_comm": float(res.dp_comm[i]),
+            "optimizer": float(res.optimizer[i]),
+            "step_overhead": float(res.step_overhead[i]),
+        },
+        "step_term_hardware": {
+            "compute": bottleneck,
+            "dp_comm": dp_part,
+            "optimizer": dp_part,
+            "step_overhead": max(overheads, key=lambda n: overheads[n]),
+        },
+        # each chip type's fixed cost per step (launch of the update, clipping, logging): the mix pays the larger
+        "step_overhead_s": overheads,
         # the chips each part's stages run on (ranks over cores a chip); the rest of the part idles
         "chips_used": {
             names[0]: -(-int(hp.tp_a[i] * hp.pp_a[i] * hp.dp[i]) // first.dev.cores_per_chip),
@@ -427,17 +447,47 @@ def _no_mix(cause: str, parts: list[Part], racks: int, batch: int) -> tuple[str,
     return "no pipeline split fits both parts' memory", "add chips, or a part with more memory per chip"
 
 
-def _mix_costs(mixed: dict[str, Any], fastest: dict[str, Any]) -> str:
-    """What the mix pays that its fastest part alone does not, from both plans: its pipeline bubble and hand-offs
-    as shares of its step, and the single-type options the fastest part's plan uses (FSDP, context parallelism)
-    that a two-part pipeline (ZeRO-1, CP1) does not. A fixed 'FSDP, context parallelism' had been blamed for an H100
-    plan at ZeRO-2 and CP1, where the bubble took 17% of the mix's step."""
+def _seconds(x: float) -> str:
+    return f"{x:.2f} s" if x >= 1.0 else f"{x * 1e3:.0f} ms"
+
+
+def _step_costs(mixed: dict[str, Any]) -> str:
+    """What the mix's step spends beyond its slowest stage's compute, every term of at least half a percent, largest
+    first: its pipeline bubble, hand-offs, one part's exposed data-parallel traffic and optimizer update, and the
+    larger of the parts' fixed costs per step. The bubble and hand-offs had been named alone: 256 GB200 beside 512
+    trn1 (70B) read 'bubble 8%, hand-offs 1%' of a 6.57 s step whose 1.60 s trn1 step overhead (24%) went unsaid."""
+    terms, owner, step = mixed["step_terms_s"], mixed["step_term_hardware"], mixed["step_time_s"]
     m, p = mixed["microbatches"], mixed["stages"]
-    text = (
-        f"the mix's pipeline bubble ({p - 1} of {m + p - 1} micro-batch slots: {m} micro-batches over {p} stages) "
-        f"idles {100 * mixed['bubble_share']:.0f}% of its step and its hand-offs take "
-        f"{100 * mixed['hand_off_share']:.0f}%"
+    ovh, own = owner["step_overhead"], _seconds(terms["step_overhead"])
+    name, other = next((n, v) for n, v in mixed["step_overhead_s"].items() if n != ovh)
+    overhead = (
+        f"the fixed cost per step ({own}, the same on both parts)"
+        if other == terms["step_overhead"]
+        else f"{ovh}'s fixed cost per step ({own} against {_seconds(other)} on {name}; the mix pays the larger)"
     )
+    words = {
+        "step_overhead": overhead + " takes {}%",
+        "bubble": f"the pipeline bubble ({p - 1} of {m + p - 1} micro-batch slots: {m} micro-batches over {p} "
+        "stages) idles {}% of its step",
+        "hand_offs": "the hand-offs take {}%",
+        "dp_comm": f"{owner['dp_comm']}'s exposed data-parallel gradient traffic takes {{}}%",
+        "optimizer": f"{owner['optimizer']}'s optimizer update takes {{}}%",
+    }
+    costs = sorted(((terms[k] / step, w) for k, w in words.items() if terms[k] >= 0.005 * step), reverse=True)
+    said = ", ".join(w.format(f"{100 * share:.0f}") for share, w in costs)
+    compute = (
+        f"of the mix's {_seconds(step)} step, {100 * terms['compute'] / step:.0f}% is its slowest stage's compute "
+        f"({owner['compute']}, {m} micro-batches)"
+    )
+    return f"{compute}; the rest, largest first: {said}" if said else compute
+
+
+def _mix_costs(mixed: dict[str, Any], fastest: dict[str, Any]) -> str:
+    """What the mix pays that its fastest part alone does not, from both plans: the terms of its step beyond its
+    slowest stage's compute (_step_costs), and the single-type options the fastest part's plan uses (FSDP, context
+    parallelism) that a two-part pipeline (ZeRO-1, CP1) does not. A fixed 'FSDP, context parallelism' had been
+    blamed for an H100 plan at ZeRO-2 and CP1, where the bubble took 17% of the mix's step."""
+    text = _step_costs(mixed)
     plan = fastest["plan"]
     sharded = "HSDP" if plan.get("hsdp") else "FSDP"  # as fmt.plan names ZeRO-3
     options = ((sharded, plan["zero"] == 3), ("context parallelism", plan["cp"] > 1))

@@ -100,7 +100,7 @@ COMPONENT_LABELS: dict[str, str] = {
     "host_sampling": "sampling on the host (every returned slot's logits copied, the live ones sampled)",
     "overhead": "engine overhead (per step, per layer)",
     "drafting": "speculative drafting passes",
-    "waits": "waits (pipeline stages in turn, attention-DP ranks)",
+    "waits": "waits (the other attention-DP ranks)",
     "host_launches": "host kernel launches (beyond the device work)",
 }
 

@@ -9,7 +9,10 @@ pipeline replicas, micro-batches of mb sequences. Layers are split in proportion
 rounded to the better of floor and ceil and clipped so every stage holds a layer and fits in memory. With stage
 times s_a = ceil(L_a/pp_a) tau_a and s_b = ceil(L_b/pp_b) tau_b + h_b, 1F1B runs at the slowest stage:
 
-    step = (m + pp_a + pp_b - 1) max(s_a, s_b) + 2 m x hand-off(A->B) + exposed DP + optimizer
+    step = (m + pp_a + pp_b - 1) max(s_a, s_b) + 2 m x hand-off(A->B) + exposed DP + optimizer + step overhead
+
+(exposed DP and optimizer those of the part whose take longer; the step overhead the larger of the two chip types'
+fixed per-step costs).
 
 The hand-off of a micro-batch's activations (T x h, forward and its gradient backward) crosses the link joining
 the parts: the hybrid scale-up fabric when one domain holds both types (NVLink Fusion), else the scale-out
@@ -106,6 +109,12 @@ class HeteroResult:
     microbatches: Array  # m, per plan
     bubble: Array  # the step's (P - 1) slowest-stage slots idle in the 1F1B bubble (s)
     hand_offs: Array  # the step's m hand-offs between the parts (s)
+    # the rest of the step, so that compute + bubble + hand_offs + dp_comm + optimizer + step_overhead = step_time:
+    compute: Array  # the m micro-batches' slots at the slowest stage (s)
+    dp_comm: Array  # exposed data-parallel gradient traffic of the part whose reduction and update take longer (s)
+    optimizer: Array  # that part's optimizer update (s)
+    step_overhead: Array  # the fixed per-step cost, the larger of the two chip types' (s)
+    dp_on_a: NDArray[np.bool_]  # whether part A's reduction and update are the longer (dp_comm and optimizer its)
 
 
 def enumerate_hetero(model: ModelSpec, job: TrainingJob, a: Part, b: Part) -> HeteroPlans:
@@ -242,12 +251,11 @@ def hetero_step(
     dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd * layers_b, cost_b.bwd * layers_b, t_mb,
                           int(L), trainable=not job.lora, weight_bytes=wb_b, precision=job.precision)  # fmt: skip
     bubble, hand_offs = (stages - 1.0) * t_mb, m * hand_off
-    step = (
-        (m + stages - 1.0) * t_mb
-        + hand_offs
-        + np.maximum(dp_a + opt_a, dp_b + opt_b)
-        + max(dev_a.eff.step_overhead_s, dev_b.eff.step_overhead_s)
-    )
+    overhead = max(dev_a.eff.step_overhead_s, dev_b.eff.step_overhead_s)
+    step = (m + stages - 1.0) * t_mb + hand_offs + np.maximum(dp_a + opt_a, dp_b + opt_b) + overhead
+    # the step's terms, for the report to say what it is made of: it had given the bubble and hand-offs alone, and
+    # 256 GB200 beside 512 trn1 (70B) had left 1.69 s of a 6.57 s step unsaid, 1.60 s of it trn1's step overhead
+    dp_on_a = dp_a + opt_a >= dp_b + opt_b
     tps = job.global_batch * job.seq_len / step
     mem_a = static_a * np.ceil(la / ppa) + act_a * np.ceil(la / ppa) * np.minimum(m, stages) + reserve_a
     mem_b = (
@@ -269,4 +277,9 @@ def hetero_step(
         microbatches=m,
         bubble=bubble,
         hand_offs=np.asarray(hand_offs, dtype=np.float64),
+        compute=m * t_mb,
+        dp_comm=np.where(dp_on_a, dp_a, dp_b),
+        optimizer=np.where(dp_on_a, opt_a, opt_b),
+        step_overhead=np.full(len(hp), overhead),
+        dp_on_a=np.asarray(dp_on_a),
     )

@@ -65,8 +65,7 @@ def _concentration_table(kind: str, by_metric: dict[str, dict[str, Any]]) -> Tab
         largest = ", ".join(f"{r['id']} {r['chip']} {r['error_pct']:+.0f}% ({r['points']:.1f})" for r in c["largest"])
         half = f"{c['rows_for_half']} of {c['n']}"
         table.add_row(METRIC_LABELS.get(metric, metric), f"{c['mape_pct']:.1f}", half, largest)
-    if kind == "serve":
-        table.caption = "chipwise validate --data FILE --explain ID: how a row was read and where its time goes"
+    table.caption = "chipwise validate --data FILE --explain ID: how a row was read and where its time goes"
     return table
 
 
@@ -88,8 +87,8 @@ def validate(
         typer.Option(
             "--explain",
             metavar="ID",
-            help="Explain one serving row instead of validating the file: how it was read, the deployment simulated, "
-            "where its time goes, its metrics (repeatable).",
+            help="Explain one row instead of validating the file: how it was read, the deployment simulated or the "
+            "plan priced, where its time goes, its metrics (repeatable).",
         ),
     ] = None,
 ) -> None:
@@ -158,27 +157,75 @@ def validate(
 
 
 def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> None:
-    """`--explain`: each named row of a serving file, explained (validation.explain)."""
-    from chipwise.validation.explain import explain_serving
+    """`--explain`: each named row of a serving or training file, explained (validation.explain); training rows had
+    been refused ('--explain reads serving rows'), where README promises any published row."""
+    from chipwise.validation.explain import explain_serving, explain_training
     from chipwise.validation.run import data_kind
 
     kind = data_kind(data)
-    if kind != "serve":
-        holds = "kernel measurements" if kind == "kernels" else "training runs"
-        raise ChipwiseError(f"--explain reads serving rows; {data.name} holds {holds}. Fix: drop --explain.")
-    found = explain_serving(catalog, data, ids)
+    if kind == "kernels":
+        raise ChipwiseError(
+            f"--explain reads serving and training rows; {data.name} holds kernel measurements. Fix: drop --explain."
+        )
+    found = (explain_serving if kind == "serve" else explain_training)(catalog, data, ids)
     if as_json:
-        print_json({"kind": "serve", "explain": found, "what_if": whatif_lines(catalog)})
+        print_json({"kind": kind, "explain": found, "what_if": whatif_lines(catalog)})
         return
     whatif_banner(catalog)
     for e in found:
-        _print_explanation(e)
+        (_print_explanation if kind == "serve" else _print_training_explanation)(e)
+
+
+def _not_predicted(e: dict[str, Any]) -> bool:
+    """Print why a row was not predicted, where it was not."""
+    if e["predicted"]:
+        return False
+    where = ", ".join(x for x in (e["chip"], e["source_family"]) if x)  # no '(h100-sxm, )' without a family
+    console.print(f"[bold]{e['id']}[/] ({where}): not predicted: {e['reason']}")
+    return True
+
+
+def _print_training_explanation(e: dict[str, Any]) -> None:
+    """A training row: how it was read, the plan priced against the knobs the row states, the prediction's step,
+    throughput and memory, the metric against the measurement, and where the step goes with the figures used, as
+    `chipwise predict` prints them (train_views)."""
+    from chipwise.interfaces.cli.train_views import _breakdown_table, _figures_used_table, _speed_rows
+
+    if _not_predicted(e):
+        return
+    head = figure_table(
+        f"{e['id']}: {e['model']} on {e['chips']:,} {e['hardware']} ({e['system']}), {e['precision']}"
+        + (f", {e['source_family']}" if e["source_family"] else ""),
+        title_justify="left",
+    )
+    head.add_row("read as", "\n".join(f"- {escape(n)}" for n in e["reading"]) or "-")
+    stated = ", ".join(f"{k} {v}" for k, v in e["plan_stated"].items())
+    head.add_row("parallelism the row states", stated or "none: the search chose the plan")
+    head.add_row("plan", f"{fmt.plan(e['plan'])} ({e['plan_source']})")
+    _speed_rows(head, e)
+    console.print(head)
+    console.print(_metrics_table(e))
+    console.print(_breakdown_table(e))
+    console.print(_figures_used_table(e))
+
+
+def _metrics_table(e: dict[str, Any]) -> Table:
+    """Each metric the row measured beside the prediction, with the error."""
+    table = Table(header_style="bold")
+    for col in ("metric", "stat", "measured", "predicted", "error %"):
+        table.add_column(col, justify="left" if col in ("metric", "stat") else "right")
+    for m in e["metrics"]:
+        table.add_row(
+            METRIC_LABELS.get(m["metric"], m["metric"]),
+            m["stat"],
+            *_metric_values(m["metric"], m["measured"], m["predicted"]),
+            f"{m['error_pct']:+.1f}",
+        )
+    return table
 
 
 def _print_explanation(e: dict[str, Any]) -> None:
-    if not e["predicted"]:
-        where = ", ".join(x for x in (e["chip"], e["source_family"]) if x)  # no '(h100-sxm, )' without a family
-        console.print(f"[bold]{e['id']}[/] ({where}): not predicted: {e['reason']}")
+    if _not_predicted(e):
         return
     pools = e["plan"]
     plans = "; ".join(
@@ -219,17 +266,7 @@ def _print_explanation(e: dict[str, Any]) -> None:
     head.add_row("steady iteration", _by_component(sum(e["breakdown"].values()), e["breakdown"]))
     head.add_row("the run's iterations", _iterations_text(e))
     console.print(head)
-    table = Table(header_style="bold")
-    for col in ("metric", "stat", "measured", "predicted", "error %"):
-        table.add_column(col, justify="left" if col in ("metric", "stat") else "right")
-    for m in e["metrics"]:
-        table.add_row(
-            METRIC_LABELS.get(m["metric"], m["metric"]),
-            m["stat"],
-            *_metric_values(m["metric"], m["measured"], m["predicted"]),
-            f"{m['error_pct']:+.1f}",
-        )
-    console.print(table)
+    console.print(_metrics_table(e))
 
 
 def _metric_values(metric: str, measured: float, predicted: float) -> tuple[str, str]:

@@ -25,6 +25,25 @@ def _figure(x: dict[str, Any], key: str) -> float | None:
     return float(v) if v is not None and math.isfinite(v) else None
 
 
+#: how each term of the mix's step is named, in the order it is shown (largest first)
+_TERMS = {
+    "compute": "{} stage compute",
+    "bubble": "pipeline bubble",
+    "hand_offs": "hand-offs",
+    "dp_comm": "{} data-parallel traffic",
+    "optimizer": "{} optimizer",
+    "step_overhead": "{} step overhead",
+}
+
+
+def _step_terms(m: dict[str, Any]) -> str:
+    """Every term of the mix's step, largest first, naming the part a term is one part's; they add up to the step
+    (the bubble and hand-offs had been the only terms given)."""
+    terms, owner = m["step_terms_s"], m["step_term_hardware"]
+    order = sorted(_TERMS, key=lambda k: -terms[k])
+    return ", ".join(f"{_TERMS[k].format(owner.get(k, ''))} {fmt.duration(terms[k])}" for k in order if terms[k] > 0)
+
+
 def print_hetero(r: dict[str, Any]) -> None:
     if r["projected"]:
         projected_banner(r["projected_items"])
@@ -104,4 +123,5 @@ def print_hetero(r: dict[str, Any]) -> None:
             f"stage time per micro-batch: {stages}; hand-off {fmt.duration(m['hand_off_s'])}"
             + one_operator_note(m.get("providers") or (), "parts")
         )
+        console.print(f"mixed step {fmt.duration(m['step_time_s'])}: {_step_terms(m)}")
     console.print(f"[bold]{r['verdict']}[/]: {r['reason']}")
