@@ -54,6 +54,14 @@ def test_a_knob_given_twice_is_refused() -> None:
         given_knobs({"microbatch": 2, "mb": 1})
 
 
+def test_offload_is_refused_as_not_modelled() -> None:
+    """Offload, a knob of other tools that DESIGN.md lists, is named as not modelled (it had been told only the keys
+    chipwise takes, as a typo is)."""
+    with pytest.raises(ChipwiseError, match=r"plan.offload: chipwise does not model offloading optimizer state") as e:
+        given_knobs({"tp": 2, "offload": True})
+    assert "Fix: drop offload" in str(e.value) and "\n" not in str(e.value)
+
+
 @pytest.mark.parametrize("mode", ["Full", "FULL", "Selective", "none"])
 def test_recompute_in_any_case(catalog: Catalog, mode: str) -> None:
     """{recompute: Full} had failed in RECOMPUTE_MODES.index (ValueError) though normalise lower-cased it."""

@@ -134,6 +134,13 @@ def given_knobs(plan: Mapping[str, Any]) -> dict[str, Any]:
     as ints, recompute as one of RECOMPUTE_MODES, sp and hsdp as bools. None is a knob not given. One line names
     an unknown key, a knob given twice (mb and microbatch) or a bad value."""
     unknown = sorted(str(k) for k in set(plan) - set(PLAN_KEYS) - set(ALIASES))
+    if "offload" in unknown:
+        # a knob other tools have, named as such: it had been told only the keys chipwise takes
+        raise ChipwiseError(
+            "plan.offload: chipwise does not model offloading optimizer state or activations to host memory, so "
+            "it cannot price such a plan. Fix: drop offload; for a plan that does not fit, raise zero (3 shards "
+            "the optimizer state), recompute, tp or pp."
+        )
     if unknown:
         # with the near match, as a scenario's own keys have it (plan.tpp: 'tp')
         raise UnknownNameError("plan key", unknown[0], PLAN_KEYS, hint=f"use {', '.join(PLAN_KEYS)}")
