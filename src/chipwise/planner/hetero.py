@@ -354,12 +354,17 @@ def _add_costs(
     estimate."""
     rate: dict[str, float | None] = {}
     sources: dict[str, dict[str, object] | None] = {}
+    billed: dict[str, float] = {}
     for p in parts:
-        quote = priced[p.system.chip.id].quote
-        rate[p.system.chip.id] = quote.usd_per_chip_hour * p.chips if quote else None
-        sources[p.system.chip.id] = quote.record() if quote else None
+        e = priced[p.system.chip.id]
+        # the chips billed, whole rental units, as the cost beside it bills them: 12 Trainium2 rent a 16-chip
+        # trn2.48xlarge, $43.68 an hour, where the column had read 12 x $2.73 = $32.76 beside a cost of $43.68 an hour
+        billed[p.system.chip.id] = e.billed
+        rate[p.system.chip.id] = e.quote.usd_per_chip_hour * e.billed if e.quote else None
+        sources[p.system.chip.id] = e.quote.record() if e.quote else None
     for a in alone:  # its $/Mtok, ideal and expected, are plan train's (_single)
         a["usd_per_hour"] = rate.get(a["hardware"])
+        a["billed_chips"] = billed.get(a["hardware"])
         a["price_source"] = sources.get(a["hardware"])
     if mixed is not None:
         known = [v for v in rate.values() if v is not None]
