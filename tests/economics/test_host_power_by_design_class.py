@@ -11,6 +11,7 @@ from chipwise.catalog import Catalog, load_catalog
 from chipwise.economics.power import power_model
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import Hardware, hardware
+from chipwise.hardware.build import host_power_fraction
 
 
 @pytest.mark.parametrize(
@@ -48,9 +49,13 @@ def test_each_class_fraction_is_its_sourced_systems(catalog: Catalog) -> None:
     assert gb200 is not None and tpu7 is not None
     rack = gb200.si / (72 * catalog.chips["gb200"].tdp.si) - 1
     pod = tpu7.si / (9_216 * catalog.chips["tpu-v7"].tdp.si) - 1
-    for sid in ("trn2-ultraserver", "trn3-ultraserver-gen1", "trn3-ultraserver"):
+    for sid in ("trn3-ultraserver-gen1", "trn3-ultraserver"):
         fig = catalog.systems[sid].host_power_fraction
         assert fig is not None and fig.value == round(rack, 3) == 0.389 and fig.status == "estimate"
+    # the Trn2 UltraServer is four trn2.48xlarge-class instances: their share, the default's (it had carried 0.389)
+    trn2u = catalog.systems["trn2-ultraserver"].host_power_fraction
+    assert trn2u is not None and trn2u.status == "estimate"
+    assert trn2u.value == host_power_fraction(catalog, "trn2.48xlarge").value == 0.82
     for sid in ("tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256"):
         fig = catalog.systems[sid].host_power_fraction
         assert fig is not None and fig.value == round(pod, 3) == 0.206 and fig.status == "estimate"

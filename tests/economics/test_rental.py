@@ -145,7 +145,7 @@ def test_the_catalog_rents_tpus_and_neuron_instances_in_their_units(catalog: Cat
     assert hw.system("tpu-v5e").rental_chips == V5E
     assert hw.system("inf2").rental_chips == INF2
     assert hw.system("trn2").rental_chips == (1, 16)  # trn2.3xlarge, trn2.48xlarge
-    assert hw.system("tpu-v7").rental_chips == (4,)  # one 4-chip VM
+    assert hw.system("tpu-v7").rental_chips == (4, 8, 16, 32, 64)  # 2x2x1 ... 4x4x4, then whole cubes
     assert hw.system("h100").rental_chips == ()  # GPUs: billed per GPU used ...
     assert hw.system("h100").rental_modes == {"capacity-block": (8,)}  # ... but Capacity Blocks sell whole p5s
     assert hw.system("trn2").rental_modes == {"capacity-block": (16,)}

@@ -155,7 +155,7 @@ def test_predict_names_the_chips_billed(capsys: pytest.CaptureFixture[str], monk
     assert run(["predict", SCENARIO]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if "cost, ideal / expected" in line)
-    assert "$248 / $248, billed for 16 chips (whole p5.48xlarge units)" in row
+    assert "$248 / $248, billed for 16 chips (two 8-chip p5.48xlarge units)" in row
 
 
 def test_plan_train_notes_each_row_billed_for_more(
@@ -168,8 +168,8 @@ def test_plan_train_notes_each_row_billed_for_more(
     out = capsys.readouterr().out
     notes = [line for line in out.splitlines() if "billed for" in line]
     assert notes == [
-        "2 h100-sxm: billed for 16 chips (whole p5.48xlarge units) in capacity-block pricing, 4 more than it runs on: "
-        "cost and $/Mtok count them"
+        "2 h100-sxm: billed for 16 chips (two 8-chip p5.48xlarge units) in capacity-block pricing, 4 more than it runs "
+        "on: cost and $/Mtok count them, and energy at idle power"
     ]
     # on demand an H100 is rented by the GPU: no note
     assert run(argv) == 0

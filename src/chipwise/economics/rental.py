@@ -73,6 +73,36 @@ def billed_one(units: tuple[int, ...], replica_chips: float, replicas: float) ->
     return float(rent(units, replica_chips, replicas)[0])
 
 
+def job_units(units: tuple[int, ...], domain: int, chips: int, joined: bool = False) -> list[tuple[int, int]]:
+    """(how many, chips each) of the units a training job of `chips` rents on a system of `domain`-chip scale-up
+    domains rented in `units` (empty: billed per chip, no units), largest first: each whole domain in the smallest
+    unit that holds it, and the rest in one more, as a replica's chips share one unit. Past the largest unit a domain
+    or the rest takes whole largest units, `joined` into one unit (a TPU slice of 4x4x4 cubes: 96 v5p chips rent one
+    128-chip 4x4x8 slice) or each one of its own (a 40-chip job on a Trn2 UltraServer rents three 16-chip
+    instances). The chips billed are the sum: 100 TPU v5e chips one 128-chip slice, 12 H100s in Capacity Blocks two
+    8-GPU instances."""
+    if not units:
+        return []
+    whole, rest = divmod(int(chips), int(domain))
+    counts: dict[int, int] = {}
+    for need, times in ((domain, whole), (rest, 1 if rest else 0)):
+        size, n = _unit_holding(units, need, joined)
+        if times:
+            counts[size] = counts.get(size, 0) + n * times
+    return [(n, c) for c, n in sorted(counts.items(), reverse=True)]
+
+
+def _unit_holding(units: tuple[int, ...], need: int, joined: bool) -> tuple[int, int]:
+    """(chips of a unit, how many) that hold `need` chips sharing one scale-up domain: the smallest unit that holds
+    them, or whole largest units, `joined` into one or each a unit."""
+    largest = units[-1]
+    fits = [u for u in units if u >= need]
+    if fits:
+        return fits[0], 1
+    spans = math.ceil(need / largest)
+    return (spans * largest, 1) if joined else (largest, spans)
+
+
 def filled(units: tuple[int, ...], replica_chips: float, replicas: int, cheaper_than: int = 0) -> int:
     """The replicas a pool of `replicas` runs in the units it rents: the most they host. With `cheaper_than`, a
     pool cut from that many: the most replicas a rental cheaper than theirs hosts, `replicas` or fewer."""

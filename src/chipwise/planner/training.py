@@ -25,7 +25,7 @@ from chipwise.economics.pricing import (
     price_gap,
     price_per_chip_hour,
 )
-from chipwise.economics.rental import billed_one
+from chipwise.economics.rental import job_units
 from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, check_utilisation_share, owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
@@ -282,10 +282,8 @@ def system_economics(
     # domain share one rented unit, as a serving replica's do: the search prices their plan on the domain's fabric.
     # Billed chip by chip, 6 TPU v6e had been three slices (4 + 1 + 1, $16.20/h) run as one 6-chip ICI torus, where
     # the slice that holds them is a v6e-8 ($21.60/h)
-    units = priced_system(system, pricing).rental_chips
-    domain = system.scaleup.size
-    whole, rest = divmod(chips, domain)
-    billed = billed_one(units, domain, whole) + (billed_one(units, rest, 1) if rest else 0.0)
+    rented = _rented(system, chips, pricing)
+    billed = float(sum(n * c for n, c in rented)) if rented else float(chips)
     if tco is not None:
         # an owned fleet pays the electricity of its own energy figure (busy or idle through the run, its network),
         # as an owned serving pool does: the TCO's busy-all-hour energy had charged 8 H100s $1.10/h where the run's
@@ -295,6 +293,13 @@ def system_economics(
         )
     price = quote.usd_per_chip_hour if quote is not None else math.nan
     return SystemEconomics(quote, tco, site, power, billed, price)
+
+
+def _rented(system: System, chips: int, pricing: str) -> list[tuple[int, int]]:
+    """(how many, chips each) of the units `chips` of `system` rent in `pricing` (economics.rental.job_units; a TPU
+    slice past the largest listed unit is one slice of whole cubes); empty where it is billed per chip."""
+    units = priced_system(system, pricing).rental_chips
+    return job_units(units, system.scaleup.size, chips, joined=system.kind == "slice")
 
 
 def attach_economics(
@@ -370,6 +375,9 @@ def attach_economics(
         "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * JOULES_PER_KWH,
         "economics_basis": "whole run" if seconds is not None else "one hour",
         "billed_chips": billed,
+        # the units billed, by size, that the views name ('one 128-chip slice' where 'whole tpu-v5e-256 units' had
+        # stood for a 128-chip slice of a 256-chip system)
+        "billed_units": [{"count": n, "chips": c, "kind": system.kind} for n, c in _rented(system, chips, pricing)],
         **costs,
         "goodput": rel.goodput,
         "failures_per_day": rel.failures_per_day,

@@ -271,30 +271,66 @@ def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
         if used is not None and used < r["chips"]:
             _say(
                 f"[dim]{i} {name}: the plan runs on {used:,} of the {r['chips']:,} chips "
-                f"({_idle_reason(r['plan'], r['global_batch'])}); the other {r['chips'] - used:,} are "
-                "paid for and idle in cost, MFU and energy[/]"
+                f"({_idle_reason(r['plan'], r['global_batch'])}); {_paid_idle(r, used)}[/]"
             )
         if r.get("network_note"):
             _say(f"[yellow]{i} {name}: {escape(r['network_note'])}[/]")
 
 
 def _billed(r: dict[str, Any]) -> str | None:
-    """'billed for 16 chips (whole p5.48xlarge units)' where the provider's units in the pricing mode hold more chips
-    than the fleet (planner.training bills 12 H100s in Capacity Blocks as two p5 instances), else None: the cost is
-    of the chips billed, and 12 x the price per chip-hour x the time had not reached it."""
+    """'billed for 16 chips (two 8-chip p5.48xlarge units)' where the provider's units in the pricing mode hold more
+    chips than the fleet (planner.training bills 12 H100s in Capacity Blocks as two p5 instances), else None: the
+    cost is of the chips billed, and 12 x the price per chip-hour x the time had not reached it."""
     billed = r.get("billed_chips")
     if billed is None or billed <= r["chips"] + 1e-9:
         return None
-    return f"billed for {billed:,.0f} chips (whole {r['system']} units)"
+    return f"billed for {billed:,.0f} chips ({_units_text(r)})"
+
+
+_WORDS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+
+
+def _units_text(r: dict[str, Any]) -> str:
+    """The units billed, by size: 'one 128-chip slice' (100 TPU v5e chips had read 'whole tpu-v5e-256 units', the
+    name of a 256-chip system for one 128-chip slice), 'two 8-chip p5.48xlarge units'; a result without
+    `billed_units` (stored before they were) names the system's units as before."""
+    units = r.get("billed_units")
+    if not units:
+        return f"whole {r['system']} units"
+    parts = []
+    for u in units:
+        n = u["count"]
+        noun = "slice" if u["kind"] == "slice" else f"{r['system']} unit"
+        parts.append(
+            f"{_WORDS[n - 1] if n <= len(_WORDS) else f'{n:,}'} {u['chips']:,}-chip {noun}{'' if n == 1 else 's'}"
+        )
+    return " and ".join(parts)
+
+
+def _paid_idle(r: dict[str, Any], used: int) -> str:
+    """What the chips a plan leaves out are counted in: of the fleet's alone, cost, MFU and energy; where the units
+    billed hold more (100 TPU v5e rent one 128-chip slice), cost and energy count every billed chip past the plan's
+    (idle power) and MFU the fleet's. 96 of 100 v5e had read 'the other 4 are paid for and idle' beside a cost
+    billed for 128."""
+    chips, billed = r["chips"], r.get("billed_chips") or r["chips"]
+    if billed <= chips + 1e-9:
+        return f"the other {chips - used:,} are paid for and idle in cost, MFU and energy"
+    return (
+        f"{billed:,.0f} are billed ({_units_text(r)}), the {billed - used:,.0f} past the {used:,} paid for and idle "
+        f"in cost and energy; MFU is over the {chips:,}"
+    )
 
 
 def _billed_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
-    """Rows billed for more chips than the fleet's, a line each below the tables (the cost column stays narrow)."""
+    """Rows billed for more chips than the fleet's, a line each below the tables (the cost column stays narrow); a
+    row whose plan leaves chips out says its billed chips in that note (_left_out_note)."""
     for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
+        if (r.get("chips_used") or r["chips"]) < r["chips"]:
+            continue
         if (billed := _billed(r)) is not None:
             _say(
                 f"[dim]{i} {name}: {billed} in {r['pricing']} pricing, {r['billed_chips'] - r['chips']:,.0f} more "
-                "than it runs on: cost and $/Mtok count them[/]"
+                "than it runs on: cost and $/Mtok count them, and energy at idle power[/]"
             )
 
 
@@ -399,7 +435,7 @@ def _plan_rows(head: Table, r: dict[str, Any]) -> None:
             "chips the plan runs on",
             f"{used:,} of {r['chips']:,} "
             f"({_idle_reason(r['plan'], r['global_batch'], 'dp' in r.get('plan_given', []))}); "
-            f"the other {r['chips'] - used:,} are paid for and idle in cost, MFU and energy",
+            f"{_paid_idle(r, used)}",
         )
     if (note := _precision_note(r)) is not None:
         head.add_row("compute precision", note)
