@@ -66,7 +66,9 @@ def test_claim5c_names_the_users_h100_price() -> None:
 
 def test_claim5c_without_a_users_price_lists_the_catalog(checks: dict[str, dict[str, Any]]) -> None:
     c = checks["5c"]
-    assert c["computed"].startswith("catalog on-demand per GPU-hour: hyperstack $3.20, lambda $3.99")
+    assert c["computed"].startswith("catalog on-demand per GPU-hour: hyperstack $3.20 [spec], lambda $3.99 [spec]")
+    # each price with its status, as 5d and 5e give theirs: OCI's $10.00 is the catalog's estimate
+    assert "oci $10.00 [estimate]" in c["computed"]
     assert "set_on_command_line" not in c["numbers"] and "command line" not in c["why"]
 
 

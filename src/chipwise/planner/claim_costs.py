@@ -12,6 +12,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.overrides import USER_PROVIDER, set_on_command_line
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware.objects import System
+from chipwise.planner.claim_energy import host_ref
 from chipwise.planner.claim_runs import ClaimRuns, no_plan_text, plan_reason
 from chipwise.planner.claim_verdicts import (
     CLOUDEXPAT,
@@ -24,14 +25,22 @@ from chipwise.planner.claim_verdicts import (
     Claim,
     leans,
 )
-from chipwise.planner.claim_wording import figure_is_estimate, price_is_estimate, saving_text, whole_percent
+from chipwise.planner.claim_wording import (
+    at_most,
+    estimates_text,
+    figure_is_estimate,
+    holds_from_share,
+    price_is_estimate,
+    saving_text,
+    whole_percent,
+)
 
 #: the GPUs claim 3 sets Trn3 against, rented and owned (planner.claims requires their prices above 0)
 GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
 
 #: 'up to 50%' holds at a saving that rounds to it; the price it names is that saving's, so a verdict and its price
 #: agree (3b had read 'would hold' at a 49.6% saving beside '50% needs Trn3 at <= $12,085' for a $12,500 chip)
-HALF = 0.495
+HALF = holds_from_share(0.50)  # 0.495
 HALF_TEXT = "50% (49.5% as it rounds)"
 
 
@@ -105,6 +114,43 @@ def _largest_saving(best_gpu: str, best: float) -> str:
     return f"largest saving vs {best_gpu} ({whole_percent(best)})"
 
 
+def _firm(
+    holds: dict[str, bool], estimated: dict[str, list[str]], ours: str
+) -> tuple[bool | None, dict[str, list[str]]]:
+    """Whether a saving claim holds on given figures alone (True, False) or rests on estimates (None), and the
+    estimated figures it rests on, from whether it `holds` against each rival and the `estimated` figures of each
+    part (`ours`: Trainium's side): it holds where it holds against one rival with neither side's figures estimated,
+    and fails where no figure is estimated at all. 3b and 6a had looked at Trainium's unit price alone:
+    `--set trn3.unit_price=11500` read 'holds' at a 49.5% saving against the H200's estimated $35,000, on Trn3's
+    estimated TDP and host share."""
+    given = not estimated.get(ours)
+    if given and any(ok and not estimated.get(r) for r, ok in holds.items()):
+        return True, {}
+    if not any(estimated.values()):
+        return False, {}
+    # what it turns on: our side, and the rivals it holds against (where it holds) or all of them (where it fails)
+    rivals = [r for r, ok in holds.items() if ok] or list(holds)
+    return None, {k: v for k, v in estimated.items() if k == ours or k in rivals}
+
+
+def _owned_estimates(runs: ClaimRuns, system: System) -> list[str]:
+    """The figures of `system` an owned fleet's cost turns on that are estimates (not published, not set on the
+    command line): its chip's unit price and TDP and its chips' share of the rest of the system (claim_energy)."""
+    chip = system.chip
+    refs = {
+        "unit price": chip.provenance.get("unit_price"),
+        "TDP": chip.provenance.get("tdp"),
+        "host share": host_ref(runs, system),
+    }
+    return [name for name, ref in refs.items() if figure_is_estimate(ref)]
+
+
+def _rests_on(estimated: dict[str, list[str]]) -> str:
+    """'; it rests on chipwise's estimates of trn3's TDP and host share; h200's unit price', or ''."""
+    text = estimates_text(estimated)
+    return f"; it rests on chipwise's estimates of {text}" if text else ""
+
+
 def claim3_training_cost(runs: ClaimRuns) -> Claim:
     """Claim 3, up to 50% lower training cost than GPU systems: at on-demand prices (3a) and on an owned fleet (3b)."""
     model, chips, tokens = "llama-3.1-405b", 16384, 15e12
@@ -121,11 +167,20 @@ def claim3_training_cost(runs: ClaimRuns) -> Claim:
         else f"no Trn3 plan ({plan_reason(t)})"
     )
     holds = best >= HALF
-    # the saving turns on Trn3's price (and the GPU's where that is an estimate too): cost scales with the price,
-    # so the Trn3 price that gives 50% against the best GPU is today's x (1 - HALF) / (1 - saving)
-    estimated = price_is_estimate(quote) or price_is_estimate(quotes.get(best_gpu))
+    # the saving turns on Trn3's price and the GPUs' (a rented fleet's cost is its price x its hours): cost scales
+    # with the price, so the Trn3 price that gives 50% against the best GPU is today's x (1 - HALF) / (1 - saving),
+    # cut down to the cent it is printed to
+    firm, rests = _firm(
+        {g: s >= HALF for g, s in rows.items()},
+        {
+            "Trn3": ["price"] if price_is_estimate(quote) else [],
+            **{g: ["price"] if price_is_estimate(q) else [] for g, q in quotes.items()},
+        },
+        "Trn3",
+    )
     needed = (
-        f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${price * (1 - HALF) / (1 - best):,.2f} a chip-hour"
+        f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${at_most(price * (1 - HALF) / (1 - best), 2):,.2f} a "
+        "chip-hour"
         if isinstance(price, int | float) and math.isfinite(best) and best < 1
         else ""
     )
@@ -134,11 +189,12 @@ def claim3_training_cost(runs: ClaimRuns) -> Claim:
     elif not rows:
         verdict, why = UNCHECKABLE, "no GPU plan to compare with: " + "; ".join(detail)
     else:
-        verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
+        verdict = ESTIMATED if firm is None else (HOLDS if firm else NOT_ON_WORKLOAD)
         why = (
-            (f"{leans(holds)}: " if estimated else "")
+            (f"{leans(holds)}: " if firm is None else "")
             + f"{_largest_saving(best_gpu, best)}{needed}; "
             + _price_origin(runs.catalog, quote, price)
+            + _rests_on({k: v for k, v in rests.items() if k != "Trn3"})  # Trn3's price is named just before
         )
     return Claim(
         3,
@@ -178,7 +234,11 @@ def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Che
     best = rows.get(best_gpu, math.nan)
     holds = best >= HALF
     ref = chip.provenance.get("unit_price")
-    estimated = figure_is_estimate(ref)
+    firm, rests = _firm(
+        {g: s >= HALF for g, s in rows.items()},
+        {"Trn3": _owned_estimates(runs, system), **{g: _owned_estimates(runs, runs.system(g)) for g in rows}},
+        "Trn3",
+    )
     if ref is None or chip.unit_price is None:
         origin = "Trn3 has no unit price"
     else:
@@ -186,16 +246,16 @@ def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Che
         origin = (
             f"{head} the one set on the command line"
             if set_on_command_line(ref.derivation)
-            else _cited(runs.catalog, head, estimated, ref.status, ref.derivation, ref.sources)
+            else _cited(runs.catalog, head, figure_is_estimate(ref), ref.status, ref.derivation, ref.sources)
         )
-    power = "; Trn3's power is estimated" if figure_is_estimate(chip.provenance.get("tdp")) else ""
     price = t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None
     needed = ""
     if isinstance(price, int | float) and math.isfinite(best) and best < 1 and chip.unit_price is not None:
         # the run's cost scales with its price a chip-hour, as in 3a; the unit price that gives that price
+        # cut down to the dollar it is printed to ($11,511.4 had printed '<= $11,511', which, set, holds)
         unit = _unit_price_for(runs, system, price, price * (1 - HALF) / (1 - best))
         needed = (
-            f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${unit:,.0f} a chip"
+            f"; {HALF_TEXT} against {best_gpu} needs Trn3 at <= ${at_most(unit, 0):,.0f} a chip"
             if unit >= 0
             else f"; no Trn3 unit price gives 50% against {best_gpu}: its power, space and the rest of its system "
             "alone cost more"
@@ -213,12 +273,12 @@ def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Che
         if not rows:
             verdict, why = UNCHECKABLE, "no GPU plan to compare with"
         else:
-            verdict = ESTIMATED if estimated else (HOLDS if holds else NOT_ON_WORKLOAD)
+            verdict = ESTIMATED if firm is None else (HOLDS if firm else NOT_ON_WORKLOAD)
             why = (
-                (f"{leans(holds)}: " if estimated else "")
+                (f"{leans(holds)}: " if firm is None else "")
                 + f"{_largest_saving(best_gpu, best)}{needed}; "
                 + origin
-                + power
+                + _rests_on(rests)
             )
     return Check(
         "3b", "the same, on an owned fleet (AWS's own cost basis)", computed, verdict, why, {"saving_vs": rows}
@@ -244,11 +304,23 @@ def claim6_owned_tco(runs: ClaimRuns) -> Claim:
     # the H100 and at least one Trainium must have run for a comparison
     checkable = math.isfinite(h) and any(math.isfinite(per_tok[k]) for k in ("trn2", "trn3"))
     lower = [k for k in ("trn2", "trn3") if per_tok[k] < h]
-    estimated = [
-        k for k in ("trn2", "trn3") if figure_is_estimate(parts[k].chip.provenance.get("unit_price"))
-    ]  # Trainium is not sold: a unit price is an equivalent-cost estimate unless given
+    # a verdict on given figures alone: each side's unit price, TDP and host share (Trainium is not sold, and AWS
+    # publishes no Trainium power, so they are estimates unless given; 6a had looked at Trainium's unit prices only,
+    # and held with them set, on the H100's estimated $27,500 and Trainium's estimated power)
+    ran = [k for k in ("trn2", "trn3") if math.isfinite(per_tok[k])]
+    firm, rests = _firm(
+        {k: k in lower for k in ran},
+        {k: _owned_estimates(runs, parts[k]) for k in ("h100-sxm (dgx-h100)", *ran)},
+        "h100-sxm (dgx-h100)",
+    )
     below = ", ".join(lower) or "neither"
-    lean = f"{leans(bool(lower))} ({below} below the H100 per Mtok); " if estimated else ""
+    lean = f"{leans(bool(lower))} ({below} below the H100 per Mtok); " if firm is None else ""
+    rested = estimates_text(rests)
+    basis = (
+        f"it rests on chipwise's estimates of {rested}; "
+        if rested
+        else "every unit price and power figure it turns on is published or set on the command line; "
+    )
     return Claim(
         6,
         "For 8-GPU H100 systems, Trainium's price-performance lowers TCO including power, cooling and networking.",
@@ -262,12 +334,11 @@ def claim6_owned_tco(runs: ClaimRuns) -> Claim:
                 + ", ".join(f"{k} ${v:.2f}" for k, v in tco.items())
                 + "; owned $/Mtok trained: "
                 + ", ".join(f"{k} {v:.3f}" if math.isfinite(v) else f"{k} no plan" for k, v in per_tok.items()),
-                UNCHECKABLE if not checkable else ESTIMATED if estimated else (HOLDS if lower else NOT_ON_WORKLOAD),
+                UNCHECKABLE if not checkable else ESTIMATED if firm is None else (HOLDS if firm else NOT_ON_WORKLOAD),
                 (no_plan_text(unrun) + "; " if unrun else "")
-                + (lean if checkable else "")
-                + "Trainium is not sold: its capex is an equivalent-cost estimate, and its power (TDP, host share) "
-                "is estimated; TCO includes depreciation, operations, colocation (power and cooling capacity), "
-                "scale-out network and storage capex, and energy x PUE",
+                + (lean + basis if checkable else "")
+                + "TCO includes depreciation, operations, colocation (power and cooling capacity), scale-out network "
+                "and storage capex, and energy x PUE",
                 {"usd_per_chip_hour": tco, "usd_per_mtok": per_tok},
             )
         ],

@@ -15,7 +15,20 @@ from chipwise.hardware.objects import System
 from chipwise.perf.device import power_scale
 from chipwise.planner.claim_runs import ClaimRuns
 from chipwise.planner.claim_verdicts import ESTIMATED, HOLDS, NOT_ON_WORKLOAD, UNCHECKABLE, Check, leans
-from chipwise.planner.claim_wording import figure_is_estimate, figure_label, times, times_against
+from chipwise.planner.claim_wording import (
+    at_most,
+    figure_is_estimate,
+    figure_label,
+    holds_from_ratio,
+    holds_from_share,
+    times,
+    times_against,
+)
+
+#: '40% better' and '4x' as chipwise reads a claimed figure (claim_wording.holds_from_share, holds_from_ratio): 1d had
+#: held from 1.4, where 3a's '50%' holds from 49.5%, and 1e from 4.0, where 1c's '4x' held from 3.9
+BETTER_40 = 1 + holds_from_share(0.40)  # 1.395
+TIMES_4 = holds_from_ratio(4.0)  # 3.95
 
 
 def _it_power_w(runs: ClaimRuns, system: System, run: dict[str, Any], tdp_w: float) -> float:
@@ -55,16 +68,19 @@ def _tdp_for(runs: ClaimRuns, system: System, run: dict[str, Any], ratio: float,
     return tdp * (now * ratio / target - floor) / (now - floor), at_zero
 
 
-def _tdp_text(runs: ClaimRuns, system: System, found: tuple[float, float] | None, target: float) -> str:
-    """'Trn3 would need <= 538 W per chip for 1.4x ...', or why no TDP would do (`found`: _tdp_for's answer, None
-    where there is no run to ask)."""
+def _tdp_text(runs: ClaimRuns, system: System, found: tuple[float, float] | None, label: str) -> str:
+    """'Trn3 would need <= 538 W per chip for 40% (1.395x as it rounds) ...', or why no TDP would do (`found`:
+    _tdp_for's answer, None where there is no run to ask; `label`: the claim's figure as the text names it). The TDP is
+    cut down to a whole watt, so that the figure printed, set, reaches the target (629.88 W had printed '<= 630 W',
+    and --set trn3.tdp=630 gave 1.3997x)."""
     if found is None:
         return ""
-    watts, at_zero = found
+    exact, at_zero = found
+    watts = at_most(exact, 0) if exact > 0 else exact
     power = power_model(runs.catalog, system, scaleout=False)
     follows = host_follows_tdp(runs.catalog, system)
     if watts <= 0:
-        return f"no Trn3 TDP gives {target:g}x: at 0 W it gets {times(at_zero)}, " + (
+        return f"no Trn3 TDP gives {label}: at 0 W it gets {times(at_zero)}, " + (
             "its scale-out network drawing the rest"  # the host and idle chips go to 0 W with the TDP
             if follows
             else f"its host and switches ({power.host_w:,.0f} W a chip) and idle chips drawing the rest"
@@ -83,10 +99,10 @@ def _tdp_text(runs: ClaimRuns, system: System, found: tuple[float, float] | None
         if follows
         else f"its host and switches held at {power.host_w:,.0f} W a chip, as --set trn3.tdp holds them"
     )
-    return f"Trn3 would need <= {watts:,.0f} W per chip for {target:g}x ({host}){slower}"
+    return f"Trn3 would need <= {watts:,.0f} W per chip for {label}, {host}{slower}"
 
 
-def _host_ref(runs: ClaimRuns, system: System) -> Any:
+def host_ref(runs: ClaimRuns, system: System) -> Any:
     """Where `system`'s host share comes from: its power figure, or for a system with none its host_power_fraction of
     the TDP (the power the loader fills in read as an estimate even where that fraction was set on the command
     line)."""
@@ -103,7 +119,7 @@ def _power_text(runs: ClaimRuns, name: str, system: System) -> str:
     host = power_model(runs.catalog, system, scaleout=False).host_w
     return (
         f"{name} {system.chip.tdp:,.0f} W [{figure_label(system.chip.provenance.get('tdp'))}] + {host:,.0f} W host and "
-        f"switches [{figure_label(_host_ref(runs, system))}]"
+        f"switches [{figure_label(host_ref(runs, system))}]"
     )
 
 
@@ -119,8 +135,8 @@ def energy_checks(
     refs = (
         trn2.chip.provenance.get("tdp"),
         trn3.chip.provenance.get("tdp"),
-        _host_ref(runs, trn2),
-        _host_ref(runs, trn3),
+        host_ref(runs, trn2),
+        host_ref(runs, trn3),
     )
     power_estimated = any(figure_is_estimate(ref) for ref in refs)
     power_note = f"power per chip: {_power_text(runs, 'Trn2', trn2)}; {_power_text(runs, 'Trn3', trn3)}" + (
@@ -128,12 +144,12 @@ def energy_checks(
     )
 
     # one figure for 1d and 1e, to the digits that keep it on its side of both targets
-    shown = times_against(eff, (1.4, 4.0))
+    shown = times_against(eff, (BETTER_40, TIMES_4))
 
-    def efficiency(check: str, claim: str, target: float, computed: str) -> Check:
-        """`computed`: the text the ratio follows (shown)."""
+    def efficiency(check: str, claim: str, target: float, label: str, computed: str) -> Check:
+        """`computed`: the text the ratio follows (shown); `label`: the claimed figure as the texts name it."""
         found = _tdp_for(runs, trn3, r3, eff, target) if isinstance(r3, dict) and math.isfinite(eff) else None
-        threshold = _tdp_text(runs, trn3, found, target)
+        threshold = _tdp_text(runs, trn3, found, label)
         verdict = (
             UNCHECKABLE
             if fp8_missing
@@ -162,8 +178,11 @@ def energy_checks(
         efficiency(
             "1d",
             "40% better energy efficiency",
-            1.4,
+            BETTER_40,
+            "40% (1.395x as it rounds)",
             "Llama-3.1-70B FP8 training tokens per joule, Trn3 / Trn2 UltraServer: ",
         ),
-        efficiency("1e", "4x energy efficiency (AWS blog via AIwire)", 4.0, "same computation: "),
+        efficiency(
+            "1e", "4x energy efficiency (AWS blog via AIwire)", TIMES_4, "4x (3.95x as it rounds)", "same computation: "
+        ),
     ]

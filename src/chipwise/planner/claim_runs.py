@@ -12,7 +12,7 @@ from chipwise.economics.pricing import PriceQuote, price_per_chip_hour
 from chipwise.errors import InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.training import attach_economics, make_job
+from chipwise.planner.training import attach_economics, default_global_batch, make_job
 from chipwise.train.explain import plan_result
 from chipwise.train.search import search_plans
 from chipwise.workload.presets import load_model
@@ -40,13 +40,15 @@ class ClaimRuns:
         precision: str,
         tokens: float | None = None,
         pricing: str = "on-demand",
+        global_batch: int | None = None,
     ) -> dict[str, Any] | str:
-        """The best plan's prediction with economics, or the reason there is none."""
-        key = (model, system, chips, precision, tokens, pricing)
+        """The best plan's prediction with economics, or the reason there is none (`global_batch`: sequences a step,
+        the planner's default for the fleet where None)."""
+        key = (model, system, chips, precision, tokens, pricing, global_batch)
         if key not in self._cache:
             spec = load_model(self.catalog, model)
             sys_ = self.system(system)
-            job = make_job(spec, SEQ, None, None, precision, tokens, chips=chips)
+            job = make_job(spec, SEQ, None, global_batch, precision, tokens, chips=chips)
             try:
                 search = search_plans(spec, job, sys_, chips)
             except InfeasibleError as exc:
@@ -65,6 +67,17 @@ class ClaimRuns:
         if not ok:
             return runs[0]
         return min(ok, key=lambda r: float(r[key]))
+
+
+def filling_batch(runs: ClaimRuns, model: str, fleets: Sequence[int]) -> int:
+    """One batch in sequences for fleets of `fleets` chips compared whole: the least multiple of every fleet's chips
+    at or above the planner's default for the largest, so that each does the same work a step and data parallelism
+    can keep every chip busy. Claim 1 had run the planner's 512 sequences on both UltraServers, which left 16 of the
+    Trn3 UltraServer's 144 chips idle (the plan's data parallelism divides the batch: DP128 x CP4): 3.53x a Trn2
+    UltraServer's FP8 tokens/s, where 576 sequences (lcm(144, 64), DP144 x CP4) give 3.97x."""
+    step = math.lcm(*fleets)
+    default = default_global_batch(load_model(runs.catalog, model), SEQ, max(fleets))
+    return step * max(1, math.ceil(default / step))
 
 
 def _finite(v: Any) -> bool:

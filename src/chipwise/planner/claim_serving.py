@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chipwise.catalog.overrides import USER_PROVIDER
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, USER_PROVIDER
+from chipwise.economics.pricing import PriceQuote
 from chipwise.errors import ChipwiseError
 from chipwise.planner.claim_runs import ClaimRuns, charged_price, plan_reason
 from chipwise.planner.claim_verdicts import (
@@ -28,6 +29,14 @@ SERVE_SCENARIO = (
     "kind: serve\nmodel: llama-3.1-70b\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 1024\n"
     "output_tokens: 256\nconcurrency: 32\nrequests: 256\n"
 )
+
+
+def _rate(quote: PriceQuote) -> str:
+    """'its published $2.235 a chip-hour' or 'its $1.500 a chip-hour set on the command line' (a price the user gives
+    is no estimate, and not published either: --set trn2.price.capacity-block=1.5 had read 'its published $1.500')."""
+    if quote.provider == USER_PROVIDER:
+        return f"its ${quote.usd_per_chip_hour:.3f} a chip-hour {SET_ON_COMMAND_LINE}"
+    return f"its published ${quote.usd_per_chip_hour:.3f} a chip-hour"
 
 
 def claim7_serving(runs: ClaimRuns) -> Claim:
@@ -70,8 +79,10 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
     at_published: dict[str, bool] = {}  # the lag with an estimated on-demand price replaced by a published one
     numbers: dict[str, Any] = {}
 
-    def lagging(x: dict[str, float]) -> bool:  # slower on both latencies, and not clearly cheaper (COST_TIE)
-        return x["ttft"] > 1.0 and x["tpot"] > 1.0 and x["usd"] > 1.0 - COST_TIE
+    def lagging(x: dict[str, float]) -> bool:
+        """Slower on both latencies and clearly dearer: a tie on cost (within COST_TIE either way) is no lag, as it is
+        no lead (5% cheaper per Mtok had counted as lagging, the why itself calling it a tie)."""
+        return x["ttft"] > 1.0 and x["tpot"] > 1.0 and x["usd"] > 1.0 + COST_TIE
 
     # the H100's own capacity-block rate over its on-demand one: a Trainium at its published capacity-block rate is
     # set against the H100 at its own, one pricing mode for both sides as 5e's are (trn2's $2.235 had been set
@@ -114,8 +125,9 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
             at_cb = x["usd"] * scale / h100_scale
             at_published[hw_id] = lagging({**x, "usd": at_cb})
             prices[-1] += (
-                f"; at capacity-block rates for both (its published ${cb.usd_per_chip_hour:.3f} a chip-hour, the "
-                f"H100's ${h100_cb_usd:.3f}) it is {times(at_cb)} the H100's $/Mtok"
+                f"; at capacity-block rates for both ({_rate(cb)}, the H100's ${h100_cb_usd:.3f}"
+                + (f" {SET_ON_COMMAND_LINE}" if h100_cb is not None and h100_cb.provider == USER_PROVIDER else "")
+                + f") it is {times(at_cb)} the H100's $/Mtok"
             )
     verdict = HOLDS if lags and all(lags.values()) else NOT_ON_WORKLOAD
     other = HOLDS if lags and all({**lags, **at_published}.values()) else NOT_ON_WORKLOAD

@@ -9,8 +9,9 @@ workload where the claim is about speed, cost or energy), and a verdict:
 - does not hold on this workload: the workload does not support it (nor, for speed claims, the spec);
 - does not hold: a claim about a spec or a price that chipwise's sourced figure does not support (no workload in it);
 - rests on estimates: the verdict turns on a figure that is not published and that chipwise estimated (a Trainium
-  price or unit price, Trainium power); `why` names it, says which way chipwise's estimates lean and, where it can,
-  the value of it that would decide the claim. Such a check is not called holding or failing on an estimate;
+  price, a Trainium or GPU unit price, Trainium power, a GPU server's host share); `why` names it, says which way
+  chipwise's estimates lean and, where it can, the value of it that would decide the claim. Such a check is not
+  called holding or failing on an estimate;
 - cannot be checked: nothing chipwise has can test it (the figures are the claim itself, as Trainium4's are, or no
   run of the kind has been published), with the numbers chipwise gets where it has them.
 """

@@ -30,6 +30,25 @@ def times_against(v: float, targets: Sequence[float]) -> str:
     return f"{math.floor(v * 1e6) / 1e6:.6f}x"
 
 
+def holds_from_ratio(claimed: float) -> float:
+    """The least ratio that reads as a claimed 'Nx': chipwise reads every claimed ratio at one decimal, as vendors
+    print them ('4.4x'), so 4.4x holds from 4.35, 4x from 3.95 (docs/claims.md, how a claimed figure is read; the
+    checks had used 4.35 for '4.4x', 3.9 for '4x the memory' and 4.0 for '4x energy efficiency')."""
+    return round(claimed - 0.05, 9)
+
+
+def holds_from_share(claimed: float) -> float:
+    """The least share that reads as a claimed 'P%' at whole percents: 50% holds from 49.5%, 40% from 39.5%."""
+    return round(claimed - 0.005, 9)
+
+
+def at_most(v: float, decimals: int) -> float:
+    """`v` cut down to `decimals` decimals: a figure printed as 'needs <= X' that, given, still does it (3a's
+    $5.5958 had printed '<= $5.60', and $5.60 missed 50%)."""
+    scale = 10.0**decimals
+    return math.floor(v * scale) / scale
+
+
 def whole_percent(v: float) -> str:
     """A share in whole percents, '42%' ('<0.1%' below a thousandth), or '-' where there is none (NaN)."""
     if not math.isfinite(v):
@@ -40,6 +59,16 @@ def whole_percent(v: float) -> str:
 def saving_text(v: float) -> str:
     """A saving as 'saves 42%', a negative one as 'costs 12% more'."""
     return f"saves {whole_percent(v)}" if v >= 0 else f"costs {whole_percent(-v)} more"
+
+
+def estimates_text(named: dict[str, list[str]]) -> str:
+    """'trn3's TDP and host share; h200's unit price' for the estimated figures of each part a verdict turns on (the
+    parts with none left out), or ''."""
+    return "; ".join(f"{name}'s {_and(figs)}" for name, figs in named.items() if figs)
+
+
+def _and(items: Sequence[str]) -> str:
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
 
 
 def price_is_estimate(record: Any) -> bool:
