@@ -65,8 +65,8 @@ def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "says"),
     [
-        ({"input_tokens": -1}, "input tokens -1 is not a whole number of at least 1"),
-        ({"output_tokens": 2.5}, "output tokens 2.5 is not a whole number"),
+        ({"input_tokens": -1}, "input_tokens -1 is not a positive finite whole number. Fix: give e.g. 1024 or '4k'."),
+        ({"output_tokens": 2.5}, "output_tokens 2.5 is not a positive finite whole number"),
         ({"slo": {"tpot_p99": 50}}, "50 s per output token is not a plausible target (for 50 seconds, write '50s')"),
         ({"slo": {"tpot_p99": "50"}}, "tpot_p99 = '50' has no unit. Fix: give seconds as a number (0.05)"),  # quoted
         ({"slo": {"ttft_p99": "2 parsecs"}}, "SLO ttft_p99 = 2 parsecs"),

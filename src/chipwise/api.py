@@ -14,6 +14,7 @@ cw.plan_fleet("llama-3.1-70b", "examples/chat-mix.yaml", slo={"ttft_p99": 2.0, "
 cw.plan_lifecycle("llama-3.1-70b", train_tokens=15e12, serve_rate=100, serve_months=12)
 cw.tco("h100-sxm", utilisation=0.8)
 cw.claims()
+cw.catalog_list()
 cw.sensitivity("examples/train-llama70b-trn2.yaml")
 cw.validate("../shared/data/groundtruth_training.csv")
 """
@@ -30,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec
 
+import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from chipwise.catalog.loader import Catalog, load_catalog
@@ -38,6 +40,8 @@ from chipwise.economics.tco import OVERRIDES, PLAUSIBLE, owned_tco, tco_report
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware as hw_view
 from chipwise.hardware import hardware_ids
+from chipwise.interfaces.cli.catalog_cmd import engine_json, list_json, show_json
+from chipwise.interfaces.cli.common import whatif_lines
 from chipwise.interfaces.format import explain_plan_serve, first_rows, jsonable
 from chipwise.planner.claims import check_claims
 from chipwise.planner.fleet import plan_fleet as planner_fleet
@@ -45,7 +49,7 @@ from chipwise.planner.fleet_workload import parse_limits
 from chipwise.planner.hetero import parse_fleet, plan_hetero_training
 from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
 from chipwise.planner.scenario import predict_scenario
-from chipwise.planner.sensitivity import DEFAULT_STEP
+from chipwise.planner.sensitivity import DEFAULT_STEP, check_step
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo, plan_serve_inputs
 from chipwise.planner.serving_plan import check_split_load, plan_serving
@@ -69,20 +73,41 @@ def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catal
 
 
 Params = ParamSpec("Params")
+#: a count and a number as the functions read them: NumPy's scalars too (np.int64(64) chips from an array), and text
+#: as on the command line ('1k'); the hints had refused np.int64 where the functions now take it
+WholeIn = int | str | np.integer[Any]
+NumberIn = float | str | np.integer[Any] | np.floating[Any]
 #: a command-line flag in a message (`--serve-rate`), and a command to run quoted in one ('chipwise plan hetero ...')
 _CLI_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 _CLI_COMMAND = re.compile(r"('chipwise [^']*')")
 #: a --set with its assignment, quoted or not ('--set trn2.hbm_bandwith:', "--set 'trn2.hbm' has no '='"): an
 #: assignment names an ID.FIELD, so it holds a '.' or an '=', or (a bare id) ends before a colon; '--set gives' no
 _CLI_SET = re.compile(r"--set (?:'([^']*)'|([^\s:,']*[.=][^\s:,']*|[^\s:,']+(?=:)))")
+#: `chipwise tco`'s option for each input tco's `overrides` takes (tco_cmd.tco): a line naming the flag names the
+#: key here ('drop --colocation' had told an API caller of a flag the API has not; it now reads 'drop
+#: overrides['colocation_usd_per_kw_month']')
+_TCO_FLAGS = {
+    "chip-price": "chip_price_usd",
+    "server": "server_usd_per_chip",
+    "scaleup-network": "scaleup_network_usd_per_chip",
+    "scaleout-network": "scaleout_network_usd_per_chip",
+    "storage": "storage_usd_per_chip",
+    "depreciation-years": "depreciation_years",
+    "operations": "operations_fraction",
+    "colocation": "colocation_usd_per_kw_month",
+    "electricity": "electricity_usd_per_kwh",
+}
 
 
 def _keyword_names(message: str, keywords: set[str]) -> str:
     """`message` with the command-line flags it names as the keyword arguments they are here ('--serve-rate' ->
-    'serve_rate', '--set trn2.tdp=5' -> "sets=['trn2.tdp=5']", a bare '--set' -> 'sets'); a flag with no such
-    keyword, and a quoted command to run, stay as they are."""
+    'serve_rate', '--set trn2.tdp=5' -> "sets=['trn2.tdp=5']", a bare '--set' -> 'sets', tco's '--colocation' ->
+    "overrides['colocation_usd_per_kw_month']"); a flag with no such keyword, and a quoted command to run, stay as
+    they are."""
 
     def keyword(match: re.Match[str]) -> str:
+        if match.group(1) in _TCO_FLAGS and "overrides" in keywords:
+            return f"overrides['{_TCO_FLAGS[match.group(1)]}']"
         name = match.group(1).replace("-", "_")
         name = "sets" if name == "set" else name  # the API's keyword for the repeatable --set
         return name if name in keywords else match.group(0)
@@ -153,11 +178,23 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
+#: what each number _number reads looks like, for the line that refuses one (every keyword had been offered 0.8,
+#: a PUE, which is at least 1, too)
+_NUMBER_EXAMPLES = {"utilisation": "0.8", "pue": "1.2"}
+
+
 def _number(value: Any, name: str) -> Any:
-    """A finite number (a fraction or a PUE, checked for its range by the planner), None kept, else one line."""
-    if value is None or (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)):
-        return value
-    raise ChipwiseError(f"{name} {value!r} is not a number. Fix: give e.g. 0.8.")
+    """A finite number (a fraction or a PUE, checked for its range by the planner), None kept, else one line. A
+    NumPy scalar or numeric text reads as its number (count_value), as the web page reads them: utilisation
+    np.float32(0.8) had been refused as 'not a number'."""
+    read = count_value(value)
+    if read is None or (isinstance(read, int | float) and not isinstance(read, bool) and math.isfinite(read)):
+        return read
+    example = _NUMBER_EXAMPLES.get(name, "0.8")
+    if isinstance(read, bool) or not isinstance(read, int | float | str):
+        kind = type(read).__name__
+        raise ChipwiseError(f"{name} {value!r} is a {kind}, not a number or numeric text. Fix: give e.g. {example}.")
+    raise ChipwiseError(f"{name} {value!r} is not a number. Fix: give e.g. {example}.")
 
 
 def _name(value: Any, what: str) -> str:
@@ -270,7 +307,13 @@ def predict(
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
     cat = load_catalog(files, sets)
-    return predict_scenario(cat, load_scenario(_scenario_text(scenario), cat))
+    return _with_what_if(predict_scenario(cat, load_scenario(_scenario_text(scenario), cat)), cat)
+
+
+def _with_what_if(report: dict[str, Any], cat: Catalog) -> dict[str, Any]:
+    """`report` with what `files` and `sets` changed in the catalog it read (`what_if`, one line each, [] for none),
+    as the command's --json carries it: only claims and validate --json had, and none of the API's answers."""
+    return {**report, "what_if": whatif_lines(cat)}
 
 
 def _scenario_text(scenario: Any) -> str:
@@ -310,7 +353,7 @@ def _text_keys(value: Any, where: str = "") -> None:
 @_answers()
 def sensitivity(
     scenario: str | Path | Mapping[str, Any],
-    step: float = DEFAULT_STEP,
+    step: NumberIn = DEFAULT_STEP,
     metric: str | None = None,
     replan: bool = False,
     workers: int | None = None,
@@ -320,7 +363,11 @@ def sensitivity(
 ) -> dict[str, Any]:
     """Which catalog figure matters most for a scenario (as `chipwise sensitivity --json`): each figure the
     prediction rests on (or those whose names hold a text of `only`) moved by -step and +step (`x0.9` and `x1.1`),
-    the plan held (or searched again, `replan`), and each metric's elasticity; the figures ranked by `metric`'s."""
+    the plan held (or searched again, `replan`), and each metric's elasticity; the figures ranked by `metric`'s.
+    `step` may be numeric text ('0.1'), as the web page takes it, and is refused with the CLI's line (step nan had
+    read 'is not a number. Fix: give e.g. 0.8.', and 0.8 is no step; it now reads 'is not a fraction in (0, 0.5).
+    Fix: give e.g. 0.1 for +/-10%.')."""
+    step = check_step(count_value(step))
     cat = load_catalog(files, sets)
     sc = load_scenario(_scenario_text(scenario), cat)
     _text(metric, "metric")
@@ -328,17 +375,15 @@ def sensitivity(
     texts = [only] if isinstance(only, str) else list(only)
     for text in texts:
         _text(text, "only", optional=False)
-    return planner_sensitivity(
-        sc, files, sets, _number(step, "step"), metric, _flag(replan, "replan"), workers, only=texts, catalog=cat
-    )
+    return planner_sensitivity(sc, files, sets, step, metric, _flag(replan, "replan"), workers, only=texts, catalog=cat)
 
 
 @_answers(plan_training)
 def plan_train(
     model: str,
-    chips: int | str,
+    chips: WholeIn,
     hardware: Sequence[str] | str = "all",
-    tokens: float | str | None = None,
+    tokens: NumberIn | None = None,
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
     **options: Any,
@@ -361,17 +406,17 @@ def plan_train(
         tokens=read_count(tokens, "tokens"),
         **options,
     )
-    return first_rows(report, top)
+    return _with_what_if(first_rows(report, top), cat)
 
 
 @_answers(plan_serving)
 def plan_serve(
     model: str,
-    rate: float | str | None = None,
-    concurrency: int | str | None = None,
+    rate: NumberIn | None = None,
+    concurrency: WholeIn | None = None,
     offline: bool = False,
-    input_tokens: int = 1024,
-    output_tokens: int = 256,
+    input_tokens: WholeIn = 1024,
+    output_tokens: WholeIn = 256,
     slo: str | Mapping[str, float | str] | None = None,
     hardware: Sequence[str] | str = "all",
     files: Sequence[str | Path] = (),
@@ -380,7 +425,8 @@ def plan_serve(
 ) -> dict[str, Any]:
     """The cheapest fleet per chip that serves a load (one of rate, concurrency, offline) within the SLO (keys like
     ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
-    --slo takes it), simulated; options as `chipwise plan serve --help`."""
+    --slo takes it), simulated; options as `chipwise plan serve --help`. The token counts may be text as on the
+    command line ('1k')."""
     _check_options(options, plan_serving, "top")
     top = _top(options.pop("top", None))
     disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
@@ -390,6 +436,10 @@ def plan_serve(
     if options.get("engine") is not None:
         options["engine"] = name_value(options["engine"])  # any case, as on the command line
     model = _name(model, "model")
+    # as --input-tokens and plan_lifecycle read them: '1k' had been refused as 'input tokens '1k' is not a whole
+    # number of at least 1', a line naming no keyword
+    prompt = _required(input_tokens, "input_tokens", whole=True, example="1024 or '4k'")
+    answer = _required(output_tokens, "output_tokens", whole=True, example="256 or '1k'")
     cat = load_catalog(files, sets)
     # text read as a count first ('20', '2k'), as load_of itself does (its hints name the numbers it reads)
     load = load_of(count_value(rate), count_value(concurrency), _flag(offline, "offline"), flag="")
@@ -400,16 +450,16 @@ def plan_serve(
         cat,
         model,
         _hardware(cat, hardware),
-        input_tokens,
-        output_tokens,
+        prompt,
+        answer,
         options.get("engine"),
         options.get("region"),
     )
     report = plan_serving(
-        cat, model, ids, load, input_tokens, output_tokens, slo, disaggregated=disaggregated is not False, **options
+        cat, model, ids, load, prompt, answer, slo, disaggregated=disaggregated is not False, **options
     )
     report["skipped"].extend(unrunnable)
-    return explain_plan_serve(first_rows(report, top))  # as `chipwise plan serve --json` gives it
+    return _with_what_if(explain_plan_serve(first_rows(report, top)), cat)  # as `chipwise plan serve --json` gives it
 
 
 @_answers(plan_hetero_training)
@@ -539,7 +589,7 @@ def _overrides(overrides: Any) -> dict[str, float] | None:
 def tco(
     hardware: str,
     region: str | None = None,
-    utilisation: float = 1.0,
+    utilisation: NumberIn = 1.0,
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
     **options: Any,
@@ -565,14 +615,16 @@ def tco(
 @_answers()
 def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`)."""
-    return check_claims(load_catalog(files, sets))
+    cat = load_catalog(files, sets)
+    return _with_what_if(check_claims(cat), cat)
 
 
 @_answers()
 def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """Predict every row of a ground-truth CSV (training or serving, told apart by its columns) and report the
     errors (as `chipwise validate --json`)."""
-    return validate_path(load_catalog(files, sets), Path(_path(path, "path", "groundtruth_training.csv")))
+    cat = load_catalog(files, sets)
+    return _with_what_if(validate_path(cat, Path(_path(path, "path", "groundtruth_training.csv"))), cat)
 
 
 @_answers()
@@ -585,6 +637,29 @@ def model(
     (a model preset is not a catalog figure, so it changes nothing here)."""
     spec = load_model(load_catalog(files, sets), _name(name, "model"))
     return model_summary(spec, read_count(seq_len, "seq_len", whole=True), "seq_len")
+
+
+@_answers()
+def catalog_list(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+    """Every chip and system of the catalog with its figures, statuses, sources and prices, its fabrics and its
+    model presets (as `chipwise catalog list --json`); catalog() gives the Catalog object itself."""
+    return list_json(load_catalog(files, sets))
+
+
+@_answers()
+def catalog_show(ident: str, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+    """One chip's, system's or fabric's figures with their statuses and sources, or a chip family's efficiency
+    factors with `efficiency.FAMILY` (as `chipwise catalog show ID --json`)."""
+    return show_json(load_catalog(files, sets), ident)
+
+
+@_answers()
+def catalog_engine(
+    engine: str, chip: str | None = None, files: Sequence[str | Path] = (), sets: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Every figure a serving engine is priced with on a chip's family, the level each comes from, and its track
+    record there (as `chipwise catalog engine ENGINE --chip ID --json`)."""
+    return engine_json(load_catalog(files, sets), engine, chip)
 
 
 @_answers()

@@ -285,10 +285,11 @@ LIFECYCLE_8B = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens"
             [*LIFECYCLE_8B, "--serve-rate", "2e9"],
             "--serve-rate 2e+09 requests/s is more than",
         ),
-        # NaN had reached pydantic's own error: 'internal error: PydanticCustomError', exit 1
+        # NaN had reached pydantic's own error: 'internal error: PydanticCustomError', exit 1 (text now, as --rate
+        # is read as a count: 2k)
         (
             ["plan", "serve", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", "--rate", "nan"],
-            "--rate nan is not a positive number of requests/s. Fix: give e.g. 20.",
+            "--rate 'nan' is not a positive number of requests/s. Fix: give e.g. 20.",
         ),
         # 1e12 chips had been planned as DP137438953472 at $inf an hour (a million plans: test_training_economics)
         (

@@ -1,6 +1,7 @@
 """Counts as a user gives them (64, 15e12, '15T', '4M'): the one reader of a count (count_value; parse_count for a
 pydantic model, read_count outside a scenario, is_count for a Python caller's whole number), the pydantic count
-types, and the most tokens a training run may train on."""
+types, and the most tokens a training run may train on. A NumPy integer or floating scalar (np.int64(64) chips from
+an array) reads as the Python number it holds, wherever a count is read."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 import re
 from typing import Annotated, Any
 
+import numpy as np
 from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -17,9 +19,19 @@ _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e1
 _NUMBER = re.compile(r"^\s*([-+]?\d*\.?\d+(?:[eE][-+]?\d+)?)\s*([kKMBGTP]?)\s*$")
 
 
+def plain_number(value: Any) -> Any:
+    """A NumPy integer or floating scalar as the Python int or float it holds (np.int64(64) -> 64,
+    np.float32(0.5) -> 0.5); anything else as it is. np.int64(64) chips had been refused as 'not a positive finite
+    whole number', np.float32(2) requests/s as 'not a positive number': neither is an int or a float to isinstance."""
+    if isinstance(value, np.integer | np.floating):
+        return value.item()
+    return value
+
+
 def count_value(value: Any) -> Any:
-    """'15T' -> 1.5e13, '4M' -> 4e6, '15e12' -> 1.5e13; numbers and anything else pass through as they are (for a
-    caller that checks the value itself: NaN included)."""
+    """'15T' -> 1.5e13, '4M' -> 4e6, '15e12' -> 1.5e13, np.int64(64) -> 64 (plain_number); numbers and anything else
+    pass through as they are (for a caller that checks the value itself: NaN included)."""
+    value = plain_number(value)
     if isinstance(value, str):
         m = _NUMBER.match(value)
         if m:
@@ -62,19 +74,24 @@ def training_tokens_problem(value: float) -> str | None:
 def read_count(value: Any, name: str, whole: bool = False, example: str = "") -> Any:
     """A positive finite count given outside a scenario (a command-line option, an API argument) as a scenario
     reads one: 64, 15e12, '15T', '4M' (a whole number where `whole`); None kept; anything else one line, whose fix
-    gives `example` (default a chip or token count: months of service had been told 'e.g. 15e12 or '15T'')."""
+    gives `example` (default a chip or token count: months of service had been told 'e.g. 15e12 or '15T''). A NumPy
+    scalar reads as its number (plain_number); a value of another type is refused for its type (chips=[64] had read
+    'is not a positive finite whole number', as if 64 were the problem)."""
+    value = plain_number(value)
     if value is None:
         return None
-    if isinstance(value, int | float | str) and not isinstance(value, bool):
-        try:
-            count = (_WHOLE if whole else _AMOUNT).validate_python(value)
-        except ValidationError:
-            pass
-        else:
-            return _within(count, name)
     kind, default = ("whole number", "64") if whole else ("number", "15e12 or '15T'")
     example = example or default
-    raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ChipwiseError(
+            f"{name} {value!r} is a {type(value).__name__}, not an int, a float or numeric text. Fix: give e.g. "
+            f"{example}."
+        )
+    try:
+        count = (_WHOLE if whole else _AMOUNT).validate_python(value)
+    except ValidationError:
+        raise ChipwiseError(f"{name} {value!r} is not a positive finite {kind}. Fix: give e.g. {example}.") from None
+    return _within(count, name)
 
 
 def _within(count: Any, name: str) -> Any:
@@ -86,7 +103,8 @@ def _within(count: Any, name: str) -> Any:
 
 
 def is_count(value: Any) -> bool:
-    """A whole number of at least 1 (users, tokens), as a Python caller might pass it: 64 or 64.0, not 2.5, True,
-    infinity or '64'."""
+    """A whole number of at least 1 (users, tokens), as a Python caller might pass it: 64, 64.0 or np.int64(64), not
+    2.5, True, infinity or '64'."""
+    value = plain_number(value)
     number = not isinstance(value, bool) and isinstance(value, int | float)
     return number and 1 <= value < math.inf and value == int(value)

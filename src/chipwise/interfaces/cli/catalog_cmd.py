@@ -220,6 +220,16 @@ def _in_unit(fig: Figure | None, scale: float) -> str:
     return "-" if fig is None else fmt.significant(fig.si / scale)
 
 
+def list_json(cat: Catalog) -> dict[str, Any]:
+    """`catalog list --json` (and chipwise.api.catalog_list): every chip and system, the fabrics and the models."""
+    return {
+        "chips": [chip_json(cat, cid) for cid in cat.chips],
+        "systems": [system_json(cat, sid) for sid in cat.systems],
+        "fabrics": {fid: {"name": f.name, "layer": f.layer, "kind": f.kind} for fid, f in cat.fabrics.items()},
+        "models": sorted(cat.models),
+    }
+
+
 @app.command("list")
 def list_(
     catalog_files: CatalogFiles = None,
@@ -230,14 +240,7 @@ def list_(
     """List every chip and system in the catalog."""
     cat = catalog_from(catalog_files, sets)
     if as_json:
-        print_json(
-            {
-                "chips": [chip_json(cat, cid) for cid in cat.chips],
-                "systems": [system_json(cat, sid) for sid in cat.systems],
-                "fabrics": {fid: {"name": f.name, "layer": f.layer, "kind": f.kind} for fid, f in cat.fabrics.items()},
-                "models": sorted(cat.models),
-            }
-        )
+        print_json(list_json(cat))
         return
     table = compact_table(
         "Chips (dense peak; links per chip and direction; 'chipwise catalog show ID' for names, figures and sources)"
@@ -351,36 +354,12 @@ def show(
     """Show every figure of one chip, system or fabric, with its status (and sources with --sources); a chip
     family's efficiency factors with efficiency.FAMILY (catalog show CHIP names its family)."""
     cat = catalog_from(catalog_files, sets)
-    hw = hardware(cat)
     key = ident.strip().lower()
     if key.startswith(EFFICIENCY_PREFIX):
         _show_efficiency(cat, key.removeprefix(EFFICIENCY_PREFIX), as_json, sources)
         return
-    if key in cat.fabrics:
-        fab = cat.fabrics[key]
-        data: dict[str, Any] = {
-            "id": key,
-            "kind": "fabric",
-            "name": fab.name,
-            "figures": {k: figure_json(cat, f, k) for k, f in _figures(fab).items()},
-        }
-        figs = _figures(fab)
-    else:
-        try:
-            system = hw.system(ident)
-        except UnknownNameError:
-            raise UnknownNameError(
-                "chip, system or fabric", ident, list(cat.chips) + list(cat.systems) + list(cat.fabrics)
-            ) from None
-        is_chip = key in cat.chips or any(key in (a.lower() for a in c.aliases) for c in cat.chips.values())
-        if is_chip:
-            cid = hw.chip(ident).id
-            data = {"kind": "chip", **chip_json(cat, cid)}
-            figs = _figures(cat.chips[cid])
-        else:
-            data = {"kind": "system", **system_json(cat, system.id)}
-            figs = _figures(cat.systems[system.id])
-    cited = cited_keys(cat, [json.dumps(data)])  # the source keys its texts name in passing, with their citations
+    data, figs = _shown(cat, ident)
+    cited = data.pop("cited")
     if as_json:
         print_json({**data, "cited": cited})
         return
@@ -422,6 +401,48 @@ def show(
         console.print(f"efficiency factors of its family: chipwise catalog show {EFFICIENCY_PREFIX}{family} --sources")
 
 
+def show_json(cat: Catalog, ident: str) -> dict[str, Any]:
+    """`catalog show ID --json` (and chipwise.api.catalog_show): a chip's, system's or fabric's figures, or a chip
+    family's efficiency factors (efficiency.FAMILY)."""
+    key = ident.strip().lower()
+    if key.startswith(EFFICIENCY_PREFIX):
+        return efficiency_json(cat, key.removeprefix(EFFICIENCY_PREFIX))
+    return _shown(cat, ident)[0]
+
+
+def _shown(cat: Catalog, ident: str) -> tuple[dict[str, Any], dict[str, Figure]]:
+    """What `catalog show` gives of a chip, system or fabric: its JSON record (with the source keys its texts
+    cite) and its figures by name."""
+    hw = hardware(cat)
+    key = ident.strip().lower()
+    if key in cat.fabrics:
+        fab = cat.fabrics[key]
+        data: dict[str, Any] = {
+            "id": key,
+            "kind": "fabric",
+            "name": fab.name,
+            "figures": {k: figure_json(cat, f, k) for k, f in _figures(fab).items()},
+        }
+        figs = _figures(fab)
+    else:
+        try:
+            system = hw.system(ident)
+        except UnknownNameError:
+            raise UnknownNameError(
+                "chip, system or fabric", ident, list(cat.chips) + list(cat.systems) + list(cat.fabrics)
+            ) from None
+        is_chip = key in cat.chips or any(key in (a.lower() for a in c.aliases) for c in cat.chips.values())
+        if is_chip:
+            cid = hw.chip(ident).id
+            data = {"kind": "chip", **chip_json(cat, cid)}
+            figs = _figures(cat.chips[cid])
+        else:
+            data = {"kind": "system", **system_json(cat, system.id)}
+            figs = _figures(cat.systems[system.id])
+    # the source keys its texts name in passing, with their citations
+    return {**data, "cited": cited_keys(cat, [json.dumps(data)])}, figs
+
+
 #: `catalog show efficiency.FAMILY`: a chip family's efficiency factors (efficiency.yaml), as a prediction's figures
 #: name them (efficiency.trainium2.matmul.bf16)
 EFFICIENCY_PREFIX = "efficiency."
@@ -433,9 +454,9 @@ def _cited(cat: Catalog, fig: Figure) -> dict[str, str]:
     return {k: cat.sources[k] for k in dict.fromkeys(fig.source) if k in cat.sources}
 
 
-def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) -> None:
-    """A chip family's efficiency factors, each the family's own or else the default family's (as
-    hardware.build.build_efficiency takes them), with its derivation and the sources it cites."""
+def _efficiency_figures(cat: Catalog, family: str) -> dict[str, tuple[Figure, str]]:
+    """A chip family's efficiency factors by name, each the family's own or else the default family's (as
+    hardware.build.build_efficiency takes them), with where it comes from."""
     if family not in cat.efficiency:
         raise UnknownNameError(
             "efficiency family",
@@ -444,20 +465,28 @@ def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) ->
             hint="give one of the families 'chipwise catalog show CHIP' names (efficiency.hopper)",
         )
     base = {n: (f, "default") for n, f in _figures(cat.efficiency.get("default", {})).items()}
-    figs = dict(sorted((base | {n: (f, family) for n, f in _figures(cat.efficiency[family]).items()}).items()))
+    return dict(sorted((base | {n: (f, family) for n, f in _figures(cat.efficiency[family]).items()}).items()))
+
+
+def efficiency_json(cat: Catalog, family: str) -> dict[str, Any]:
+    """`catalog show efficiency.FAMILY --json`: the family's factors with their derivations and cited sources."""
+    return {
+        "id": family,
+        "kind": "efficiency",
+        "chips": sorted(cid for cid, c in cat.chips.items() if c.family == family),
+        "figures": {
+            n: {**figure_json(cat, f, n), "from": origin, "derivation": f.derivation, "cited": _cited(cat, f)}
+            for n, (f, origin) in _efficiency_figures(cat, family).items()
+        },
+    }
+
+
+def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) -> None:
+    """A chip family's efficiency factors (_efficiency_figures), with its derivation and the sources it cites."""
+    figs = _efficiency_figures(cat, family)
     users = sorted(cid for cid, c in cat.chips.items() if c.family == family)
     if as_json:
-        print_json(
-            {
-                "id": family,
-                "kind": "efficiency",
-                "chips": users,
-                "figures": {
-                    n: {**figure_json(cat, f, n), "from": origin, "derivation": f.derivation, "cited": _cited(cat, f)}
-                    for n, (f, origin) in figs.items()
-                },
-            }
-        )
+        print_json(efficiency_json(cat, family))
         return
     table = Table(title=f"Efficiency factors of {family} ({', '.join(users) or 'no chip'})", header_style="bold")
     for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
@@ -575,6 +604,29 @@ def _chip_family(cat: Catalog, chip: str) -> tuple[str, str]:
     return found.family, found.vendor
 
 
+def engine_json(cat: Catalog, name: str, chip: str | None = None) -> dict[str, Any]:
+    """`catalog engine ENGINE [--chip ID] --json` (and chipwise.api.catalog_engine): every figure the engine is
+    priced with on the chip's family, the level each comes from, and the track record on that family."""
+    name = check_engine_name(name)
+    family, vendor = _chip_family(cat, chip) if chip is not None else ("", "")
+    if family:
+        engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
+    fitted = bool(family) and engine_fitted(cat, name, family)
+    return {
+        "engine": name,
+        "chip_family": family or None,
+        "projected_chips": [
+            cid for cid, c in cat.chips.items() if c.family == family and c.status in ("projected", "announced")
+        ],
+        "fitted": fitted,
+        "carried_from": engine_carried_from(cat, name, family) if fitted else None,
+        "figures": {
+            k: {**figure_json(cat, f, k), "level": level} for k, (f, level) in engine_figures(cat, name, family).items()
+        },
+        "track_record": track_record("serve", (family, vendor), name) if family else {},
+    }
+
+
 @app.command("engine")
 def engine(
     name: Annotated[str, typer.Argument(help=f"A serving engine family: {', '.join(ENGINES)}.", metavar="ENGINE")],
@@ -592,13 +644,13 @@ def engine(
     --chip, how far its predictions have been from the published runs of the engine on the family (the track
     record)."""
     cat = catalog_from(catalog_files, sets)
-    name = check_engine_name(name)
-    family, vendor = _chip_family(cat, chip) if chip is not None else ("", "")
-    if family:
-        engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
+    data = engine_json(cat, name, chip)
+    if as_json:
+        print_json(data)
+        return
+    name, family, fitted, carried = data["engine"], data["chip_family"] or "", data["fitted"], data["carried_from"]
     figs = engine_figures(cat, name, family)
-    fitted = bool(family) and engine_fitted(cat, name, family)
-    carried = engine_carried_from(cat, name, family) if fitted else None
+    projected, record = data["projected_chips"], data["track_record"]
     if not family:
         state = "no chip family given: the engine's own figures over the defaults (--chip for a family's fit)"
     elif not fitted:
@@ -610,21 +662,6 @@ def engine(
         )
     else:
         state = f"fitted to serving runs of {name} on {family}"
-    projected = [cid for cid, c in cat.chips.items() if c.family == family and c.status in ("projected", "announced")]
-    record = track_record("serve", (family, vendor), name) if family else {}
-    if as_json:
-        print_json(
-            {
-                "engine": name,
-                "chip_family": family or None,
-                "projected_chips": projected,
-                "fitted": fitted,
-                "carried_from": carried,
-                "figures": {k: {**figure_json(cat, f, k), "level": level} for k, (f, level) in figs.items()},
-                "track_record": record,
-            }
-        )
-        return
     whatif_banner(cat)  # a figure set on the command line had read as the catalog's own fit
     mark = f" [yellow](PROJECTED: {', '.join(projected)}, announced, not shipping)[/]" if projected else ""
     table = Table(title=f"{name}" + (f" on {family}" if family else "") + f"{mark} - {state}", header_style="bold")

@@ -33,13 +33,14 @@ from chipwise.interfaces.cli.common import (
     slo_text,
     transient_bar,
     whatif_banner,
+    whatif_lines,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.planner.serving_inputs import check_slo, plan_serve_inputs
 from chipwise.serve.engine import ENGINES
 from chipwise.serve.quant import KV_PRECISIONS, QUANTISED
 from chipwise.serve.sim.policies import check_router
-from chipwise.workload.counts import read_count
+from chipwise.workload.counts import count_value, read_count
 from chipwise.workload.load import load_of
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER, name_value
 
@@ -121,8 +122,11 @@ def write_scenario(
 
 def serve(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
-    rate: Annotated[float | None, typer.Option("--rate", help="Arrival rate, requests/s (Poisson).")] = None,
-    # counts read as --chips and a scenario read them (4k), not as Typer's int
+    # counts and the rate read as --chips and a scenario read them (4k, 2k), not as Typer's int and float: Typer had
+    # refused --rate 2k ('Input should be a valid number'), which the web page and the API take
+    rate: Annotated[
+        str | None, typer.Option("--rate", help="Arrival rate, requests/s (Poisson), e.g. 20 or 2k.")
+    ] = None,
     concurrency: Annotated[
         str | None, typer.Option("--concurrency", help="Concurrent users (closed loop), e.g. 64 or 1k.")
     ] = None,
@@ -233,7 +237,7 @@ def serve(
 
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
     prompt, generated = request_lengths(input_tokens, output_tokens)
-    load = load_of(rate, users, offline)
+    load = load_of(count_value(rate), users, offline)
     if disaggregated and no_disaggregated:
         raise ChipwiseError("--disaggregated and --no-disaggregated contradict each other. Fix: give one of them.")
     check_split_load(disaggregated, load, "--disaggregated", "--rate R")
@@ -277,8 +281,8 @@ def serve(
     # before the output too: a write that fails (exit 2) had followed the whole answer, which a script reading
     # exit 2 as bad input throws away
     write_scenario(report, scenario, catalog_files, sets)
-    if as_json:
-        print_json(fmt.first_rows(report, top))
+    if as_json:  # what a --set or --catalog changed, as claims --json names it (only the table had said it)
+        print_json({**fmt.first_rows(report, top), "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_plan_serve(report, top, fronts=pareto)

@@ -18,6 +18,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     print_model_notes,
     whatif_banner,
+    whatif_lines,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.workload.scenario import load_scenario
@@ -52,8 +53,8 @@ def predict(
     # before the output, training and serving alike: a reader that stops early (`| head`) had left no plot (the
     # path itself is checked as the options are read, before the work)
     write_plot(result, plot)
-    if as_json:
-        print_json(result)
+    if as_json:  # what a --set or --catalog changed, as claims --json names it (only the table had said it)
+        print_json({**result, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         show(result, sources)
