@@ -20,6 +20,7 @@ single-vendor plan is the best pair whose chips all share a vendor.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -33,6 +34,7 @@ from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.training import plan_training
 from chipwise.serve.plan import chip_count
+from chipwise.serve.quant import KV_PRECISIONS, check_precision
 from chipwise.workload.lengths import LengthDist, check_context
 from chipwise.workload.load import Load, load_of
 from chipwise.workload.presets import load_model
@@ -43,6 +45,8 @@ OBJECTIVES = ("cost", "energy", "carbon")
 MAX_SERVE_MONTHS = 600
 #: the chips' reasons a side with no priced fleet names before counting the others
 REASONS_SHOWN = 3
+#: plan serve's precision options as its reasons name them (--precision, --kv-precision), lifecycle's --serve-...
+SERVE_OPTION = re.compile(r"(?<![\w-])--(kv-)?precision\b")
 #: the reason of a chip that runs a side but has no price to rank it by
 UNPRICED = "{chip} has no on-demand price in the catalog. Fix: add one in a --catalog file"
 
@@ -57,6 +61,11 @@ def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "vendor": r.get("vendor", ""),
                 "projected": r.get("projected", False),
                 "plan": r["plan"],
+                # the precision asked for and the one the chip computes in, as plan train gives them: fp4 asked of an
+                # H100 had read fp4 with no word that it runs no faster than fp8
+                "precision": r.get("precision"),
+                "compute_precision": r.get("compute_precision"),
+                "precision_listed": r.get("precision_listed", False),
                 "price_estimated": catalog_estimate(r.get("price_source")),
                 "time_s": r.get("expected_time_to_train_s", r.get("time_to_train_s")),
                 "cost": r.get("expected_cost_usd", r.get("cost_usd")),
@@ -104,6 +113,9 @@ def _serving_options(catalog: Catalog, reports: Sequence[dict[str, Any]], second
                 # (a serving fleet on Gaudi3's defaults had been picked unmarked)
                 "engine_defaults": list(v.get("engine_defaults", [])),
                 "engine_carried": dict(v.get("engine_carried", {})),
+                # the providers its pools are priced at: a split at two is one operator running both, as plan serve
+                # says (lifecycle had dropped them, and the note with them)
+                "providers": list(v.get("providers") or []),
                 "simulated": {"ttft_s": v.get("ttft_s"), "tpot_s": v.get("tpot_s"), "slo_met": v["slo_met"]},
                 "cost": v["cost_usd_per_hour"] * hours,
                 "energy_j_per_hour": joules_h,
@@ -124,6 +136,7 @@ def _serve_reports(
     slo: Mapping[str, float],
     precision: str,
     workers: int,
+    kv_precision: str | None = None,
 ) -> list[tuple[list[str], dict[str, Any]]]:
     """plan serve's answers for the load, each with the hardware it searched: all of it, then each vendor's own for
     the vendors none of whose options the first search's simulated checks passed (the best single-vendor pair needs
@@ -135,7 +148,16 @@ def _serve_reports(
 
     def serve(ids: Sequence[str]) -> dict[str, Any]:
         return plan_serving(
-            catalog, model_name, ids, load, input_tokens, output_tokens, slo=slo, precision=precision, workers=workers
+            catalog,
+            model_name,
+            ids,
+            load,
+            input_tokens,
+            output_tokens,
+            slo=slo,
+            precision=precision,
+            kv_precision=kv_precision,
+            workers=workers,
         )
 
     reports = [(list(hardware_ids), serve(hardware_ids))]
@@ -169,6 +191,28 @@ def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -
             "life). Fix: give the months the model will serve, e.g. 12."
         )
     return load
+
+
+def _serve_skipped(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """What plan serve's searches left unranked and why, each once (the per-vendor searches repeat the first's):
+    a cross-engine split whose engines cache KV in different precisions is left out there with its fix
+    (--kv-precision), and lifecycle had dropped it unsaid."""
+    seen: list[dict[str, str]] = []
+    for report in reports:
+        for sk in report.get("skipped", []):
+            # its fix by lifecycle's names for plan serve's options: '--kv-precision' is --serve-kv-precision here
+            reason = SERVE_OPTION.sub(r"--serve-\1precision", str(sk["reason"]))
+            entry = {"hardware": str(sk["hardware"]), "reason": reason}
+            if entry not in seen:
+                seen.append(entry)
+    return seen
+
+
+class NoPairError(InfeasibleError):
+    """No priced (train, serve) pair: a search that ranks nothing, exit code 1 (NO_OPTION_EXIT) as plan train's and
+    plan serve's, where 2 is bad input (it had exited 2, which a script could not tell from a typo)."""
+
+    exit_code = 1
 
 
 def _problem_and_fix(reason: str) -> tuple[str, str]:
@@ -218,19 +262,19 @@ def _no_pair(
     serve: Mapping[str, Any],
     t_opts: Sequence[Mapping[str, Any]],
     s_opts: Sequence[Mapping[str, Any]],
-) -> InfeasibleError:
+) -> NoPairError:
     """The one line for a lifecycle with no priced (train, serve) pair: which side has no option, and why."""
     train_why, train_fix = _why_none(train, t_opts)
     serve_why, serve_fix = _why_unserved(serve) if not s_opts else ("", "")
     training = f"no priced fleet can train {train['model']} on {chip_count(train['chips'])} ({train_why})"
     serving = f"no priced fleet can serve {serve['model']} at {serve['load']['label']} ({serve_why})"
     if not t_opts and not s_opts:
-        return InfeasibleError(
+        return NoPairError(
             f"both sides fail: {training}, and {serving}. Fix: training: {train_fix}; serving: {serve_fix}."
         )
     if not t_opts:
-        return InfeasibleError(f"the training side fails: {training}. Fix: {train_fix}.")
-    return InfeasibleError(f"the serving side fails: {serving}. Fix: {serve_fix}.")
+        return NoPairError(f"the training side fails: {training}. Fix: {train_fix}.")
+    return NoPairError(f"the serving side fails: {serving}. Fix: {serve_fix}.")
 
 
 def plan_lifecycle(
@@ -248,10 +292,15 @@ def plan_lifecycle(
     serve_precision: str = "fp8",
     objective: str = "cost",
     workers: int = 1,
+    serve_kv_precision: str | None = None,
 ) -> dict[str, Any]:
     """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
-    simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving)."""
+    simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving).
+    `serve_kv_precision`: the serving KV cache's format, plan serve's --kv-precision (one format pairs a prefill
+    pool and a decode pool whose engines default to different ones)."""
     one_of(objective, OBJECTIVES, "objective")
+    if serve_kv_precision is not None:  # before the long work, as plan serve checks it
+        serve_kv_precision = check_precision(serve_kv_precision, KV_PRECISIONS, "KV-cache")
     load = _checked_load(serve_rate, serve_months, train_tokens)
     model = load_model(catalog, model_name)
     try:  # the prompt and answer within the model's context, as plan serve checks them, before the long work
@@ -266,7 +315,16 @@ def plan_lifecycle(
     )
     seconds = serve_months * SECONDS_PER_MONTH
     searches = _serve_reports(
-        catalog, model_name, hardware_ids, load, input_tokens, output_tokens, slo or {}, serve_precision, workers
+        catalog,
+        model_name,
+        hardware_ids,
+        load,
+        input_tokens,
+        output_tokens,
+        slo or {},
+        serve_precision,
+        workers,
+        serve_kv_precision,
     )
     reports = [report for _, report in searches]
     serve = reports[0]
@@ -309,6 +367,7 @@ def plan_lifecycle(
             "output_tokens": output_tokens,
             "slo": dict(slo or {}),
             "precision": serve_precision,
+            "kv_precision": serve_kv_precision,
         },
         "best": best,
         "best_single_vendor": best_single,
@@ -327,6 +386,8 @@ def plan_lifecycle(
         # searches whose checked options were priced: all the hardware, then each vendor's own
         "serve_answer": serve["best"]["system"] if serve["best"] and _passed(serve["best"]) else None,
         "serve_searches": [{"hardware": ids, "checked": len(report["verified"])} for ids, report in searches],
+        # what plan serve left unranked and why (its 'not ranked' lines), each once
+        "serve_skipped": _serve_skipped(reports),
         "projected": best["projected"],
         "seconds": time.perf_counter() - start,
     }

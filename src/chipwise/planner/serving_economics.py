@@ -121,6 +121,43 @@ def serving_site(
     )
 
 
+def shared_rack(catalog: Catalog, pools: Sequence[Pool]) -> System | None:
+    """The hybrid rack a split's two pools sit in: the first hybrid scale-up system holding both chip types in the
+    numbers the pools need (serve.disaggregated.hybrid_domain, the rack planner.serving_deployment.kv_path hands
+    the KV cache over in, at the faster of its link and its network), else None."""
+    from chipwise.hardware import hardware
+    from chipwise.serve.disaggregated import hybrid_domain  # the simulator's package: not for planner.training
+
+    if len(pools) != 2:
+        return None
+    hw = hardware(catalog)
+    racks = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
+    pre, dec = pools
+    return hybrid_domain(racks, pre.setup, pre.setup.chips * pre.replicas, dec.setup, dec.setup.chips * dec.replicas)
+
+
+def _rack_site(
+    catalog: Catalog, rack: System, pricing: str, region: str | None, price_regions: Sequence[str]
+) -> tuple[EnergySite, str]:
+    """One rack is one datacenter: both pools at the rack's own site (the region asked for, else its provider's
+    default region, economics.energy.site_for), and the line that says so. Each pool keeps its own chip's price
+    quote, whose regions may differ: Llama 3.1 70B's trn4 prefill beside gb300 decode in trn4-gb300-fusion-rack had
+    read its energy at 'us-east-2>us-east-1', 388 g CO2e/kWh (404 g at 'us-east-1>us-east-2' with the roles
+    swapped: two grids for one rack); it now reads us-east-1, 379 g, either way."""
+    owned = pricing == "owned"
+    site = site_for(catalog, rack, region, owned=owned)
+    if region is not None:
+        where = "the region asked for"
+    elif owned or not rack.provider:
+        where = "an owned fleet's site"
+    else:
+        where = f"the default region of {rack.provider}, the rack's provider"
+    prices = f" ({', '.join(price_regions)})" if price_regions else ""
+    priced = "charged its own chip's owned cost" if owned else f"priced at its own chip's quote{prices}"
+    note = f"{rack.id} is one site: both pools' energy and carbon at {site.region} ({where}); each pool is {priced}"
+    return site, note
+
+
 @dataclass(frozen=True)
 class _PoolHour:
     """One pool's hour of a deployment: its cost (None where it has none), its IT and facility energy and their
@@ -184,13 +221,15 @@ def _pool_hour(
     pricing: str,
     region: str | None,
     provider: str | None,
+    site: EnergySite | None = None,
 ) -> _PoolHour:
     """One pool's hour, as economics reckons it: `rented` chips billed, `unused` of them idle all hour, its own
-    chips busy for `share` of it; `scaleout`: whether the deployment's scale-out network is used."""
+    chips busy for `share` of it; `scaleout`: whether the deployment's scale-out network is used; `site`: where it
+    runs where that is not its price quote's (a hybrid rack's one site, _rack_site)."""
     system, chips = pool.setup.system, pool.chips
     price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
     note = f"{system.id}: {price_note(catalog, system, pricing, provider)}" if math.isnan(price) else None
-    site = serving_site(catalog, system, pricing, quote, region, provider)
+    site = site or serving_site(catalog, system, pricing, quote, region, provider)
     power = power_model(catalog, system, scaleout=scaleout)
     it_j = float(energy_j(power.mixed_w(share), chips, SECONDS_PER_HOUR, 1.0))
     it_j += float(energy_j(power.idle_w, unused, SECONDS_PER_HOUR, 1.0))
@@ -242,6 +281,12 @@ def economics(
     # the chips each pool's rent pays for: a split on one system rents its pools together, the first pool carrying
     # the rent of both (rented_chips)
     covered = [total, 0.0] if len(pools) == 2 and rents[1] == 0.0 else [p.chips for p in pools]
+    rack = shared_rack(catalog, pools)
+    site, site_note = None, None
+    if rack is not None:
+        quotes = [chip_hour_price(catalog, p.setup.system, pricing, region, provider)[2] for p in pools]
+        regions_priced = list(dict.fromkeys(q.region for q in quotes if q is not None and q.region))
+        site, site_note = _rack_site(catalog, rack, pricing, region, regions_priced)
     hours: list[_PoolHour] = []
     for pool, rented, cover, share in zip(pools, rents, covered, shares, strict=True):
         # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
@@ -250,7 +295,7 @@ def economics(
         # the billed chips the replicas leave unused (the rest of a rented instance) are powered too, idle all hour,
         # as a training fleet's are (planner.training): 8 of an inf2.48xlarge's 12 chips had counted 8 chips' power
         unused = max(rented - cover, 0.0)
-        hours.append(_pool_hour(catalog, pool, rented, unused, share, scaleout, pricing, region, provider))
+        hours.append(_pool_hour(catalog, pool, rented, unused, share, scaleout, pricing, region, provider, site))
     cost_h = 0.0
     joules_h = 0.0
     it_joules_h = 0.0
@@ -310,6 +355,8 @@ def economics(
             "note": f"per hour of a deployment that serves every hour of the {pricing} term ({term_h:,.0f} h); the "
             "reservation is paid for every hour of it, served or not",
         }
+    if site_note is not None:  # the pools of one hybrid rack: one site, priced by each chip's own quote
+        out["site_note"] = site_note
     if notes:
         out["price_note"] = "; ".join(notes)
     return out

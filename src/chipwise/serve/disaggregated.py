@@ -8,7 +8,8 @@ prefill replica sampled), as the engines' split front ends do, so TTFT counts th
 where a sliding-window layer holds, and sends, its last window of the prompt only (ModelSpec.kv_bytes); over the
 scale-up fabric when both pools sit in one scale-up domain of the same system; over the hybrid link when the two
 chip types are members of one hybrid scale-up domain (e.g. Trainium4 beside GB300 over NVLink Fusion) and both
-pools fit in it, each end's chips over their own ports (System.cross_bandwidth); else over the scale-out network
+pools fit in it, each end's chips over their own ports (System.cross_bandwidth), unless the scale-out network moves
+a mean prompt's cache faster (planner.serving_deployment.kv_path takes the faster); else over the scale-out network
 (the slower side's NIC share per rank, at the fabric's achievable fraction).
 """
 

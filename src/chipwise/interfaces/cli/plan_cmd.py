@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from chipwise.economics.pricing import check_mode
-from chipwise.errors import one_of
+from chipwise.errors import InfeasibleError, one_of
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
@@ -23,6 +23,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     print_model_notes,
     whatif_banner,
+    whatif_lines,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.workload.counts import read_count
@@ -41,6 +42,8 @@ SEQ_LEN_HELP = (
 #: the fix of an unreadable --global-batch-tokens: the tokens of one optimizer step (read_count's default, a chip or
 #: token count, had offered 15T, a whole training run)
 BATCH_TOKENS_EXAMPLE = "4M or 4194304"
+#: the fix of an unreadable --seq-len: a sequence's tokens (read_count's default offers a chip count)
+SEQ_LEN_EXAMPLE = "8192 or 8k"
 BATCH_TOKENS_HELP = (
     "Tokens per optimizer step (e.g. 4M), taken as the batch of whole sequences within 5% of it that data "
     "parallelism divides best (4M of 8K sequences: 512 of them, 4,194,304 tokens; an exact number of sequences is "
@@ -65,7 +68,8 @@ def train(
     ] = None,
     chips: Annotated[str, typer.Option("--chips", help="Chips in the fleet (4096, 1e5 or 100k).")] = "4096",
     hardware: HardwareOpt = "all",
-    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help=SEQ_LEN_HELP)] = None,
+    # a count, read as --chips is (8k): Typer's int had refused --seq-len 8k, which the web page and the API take
+    seq_len: Annotated[str | None, typer.Option("--seq-len", help=SEQ_LEN_HELP)] = None,
     global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
@@ -112,7 +116,7 @@ def train(
         read_count(chips, "--chips", whole=True),
         hardware_ids(cat, hardware),
         tokens=read_count(tokens, "--tokens"),
-        seq_len=seq_len,
+        seq_len=read_count(seq_len, "--seq-len", whole=True, example=SEQ_LEN_EXAMPLE),
         global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
         precision=precision,
         objective=objective,
@@ -126,8 +130,8 @@ def train(
     )
     report["results"] = report["results"][:top]
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
-    if as_json:
-        print_json(report)
+    if as_json:  # what a --set or --catalog changed, as claims --json names it (only the table had said it)
+        print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_ranking(report)
@@ -163,16 +167,22 @@ def hetero(
 
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
-    report = plan_hetero_training(
-        cat,
-        model,
-        parse_fleet(fleet),
-        tokens=read_count(tokens, "--tokens"),
-        seq_len=seq_len,
-        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
-        precision=precision,
-        hybrid=hybrid,
-    )
+    try:
+        report = plan_hetero_training(
+            cat,
+            model,
+            parse_fleet(fleet),
+            tokens=read_count(tokens, "--tokens"),
+            seq_len=seq_len,
+            global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
+            precision=precision,
+            hybrid=hybrid,
+        )
+    except InfeasibleError as exc:
+        # the one the planner raises where the model fits neither the mix nor a part (each part's own search is
+        # caught there): a search that ranks nothing, exit 1 as plan train's, not bad input's 2, as it had read
+        exc.exit_code = NO_OPTION_EXIT
+        raise
     if as_json:
         print_json(report)
     else:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from chipwise.errors import one_of
+from chipwise.errors import ChipwiseError, one_of
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -33,6 +33,7 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.interfaces.cli.plan_serve_cmd import (
     INPUT_TOKENS,
+    KV_HELP,
     OUTPUT_TOKENS,
     InputTokens,
     OutputTokens,
@@ -41,7 +42,7 @@ from chipwise.interfaces.cli.plan_serve_cmd import (
 from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo
 from chipwise.serve.plan import count_text
 from chipwise.serve.quant import RELEASED
-from chipwise.workload.counts import read_count
+from chipwise.workload.counts import count_value, read_count
 from chipwise.workload.training import PRECISIONS
 
 HardwareOpt = Annotated[
@@ -176,7 +177,8 @@ def print_fleet(r: dict[str, Any]) -> None:
 def lifecycle(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
     train_tokens: Annotated[str, typer.Option("--train-tokens", help="Tokens to train on (15e12 or 15T).")],
-    serve_rate: Annotated[float, typer.Option("--serve-rate", help="Serving load, requests/s.")],
+    # read as plan serve reads --concurrency (2k), not as Typer's float, which had refused the '2k' the API takes
+    serve_rate: Annotated[str, typer.Option("--serve-rate", help="Serving load, requests/s, e.g. 20 or 2k.")],
     serve_months: Annotated[float, typer.Option("--serve-months", help="Months of serving.")] = 12.0,
     # counts read as plan serve reads the same options (4k), not as Typer's int
     input_tokens: InputTokens = INPUT_TOKENS,
@@ -202,6 +204,7 @@ def lifecycle(
         ),
     ] = "bf16",
     serve_precision: Annotated[str, typer.Option("--serve-precision", help=f"{WEIGHTS_HELP}.")] = RELEASED,
+    serve_kv_precision: Annotated[str | None, typer.Option("--serve-kv-precision", help=KV_HELP)] = None,
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
@@ -221,7 +224,7 @@ def lifecycle(
             cat,
             model,
             float(tokens),
-            serve_rate,
+            _serve_rate(serve_rate),
             serve_months,
             hardware_ids(cat, hardware),
             read_count(train_chips, "--train-chips", whole=True),
@@ -232,12 +235,22 @@ def lifecycle(
             serve_precision,
             objective,
             workers=cpu_count(),  # plan serve's simulated checks side by side where they are long
+            serve_kv_precision=serve_kv_precision,
         )
     if as_json:
         print_json(report)
     else:
         whatif_banner(cat)
         print_lifecycle(report)
+
+
+def _serve_rate(text: str) -> float:
+    """--serve-rate read as a count ('20', '2k'); text that is no number is one line (a number that is not positive
+    and finite, or past plan serve's bound, plan_lifecycle refuses by name)."""
+    rate = count_value(text)
+    if isinstance(rate, str):
+        raise ChipwiseError(f"--serve-rate {text!r} is not a number of requests/s. Fix: give e.g. 20 or 2k.")
+    return float(rate)
 
 
 #: a projected chip's mark in a row, as plan train marks its rows (the PROJECTED banner says what it is)
@@ -274,6 +287,23 @@ def _serve_marked(label: str, sv: dict[str, Any]) -> str:
     defaults, carried = sv.get("engine_defaults", ()), sv.get("engine_carried")
     pools = zip(label.split(">"), sv["hardware"].split(">"), strict=True)
     return ">".join(part + engine_mark(chip, defaults, carried) for part, chip in pools)
+
+
+def _lifecycle_notes(listed: list[dict[str, Any]], trains: list[str], serves: list[str]) -> None:
+    """Each row's training fleet that computes in a wider precision than asked, as plan train says it (fp4 on an
+    H100 had been trained at fp8 without a word), and each split priced at two providers, as plan serve says it
+    (one operator running both is assumed); one line each, by the names the table gives them."""
+    from chipwise.economics.providers import one_operator_note
+    from chipwise.interfaces.cli.train_views import _precision_note
+
+    lines = []
+    for p, train, serve in zip(listed, trains, serves, strict=True):
+        if p["train"].get("precision") and (note := _precision_note(p["train"])) is not None:  # none without it
+            lines.append(f"{train}: computes in {note}")
+        if operator := one_operator_note(p["serve"].get("providers") or (), "pools"):
+            lines.append(serve + operator)
+    for line in dict.fromkeys(lines):
+        console.print(f"[dim]{escape(line)}[/]")
 
 
 def print_lifecycle(r: dict[str, Any]) -> None:
@@ -332,10 +362,13 @@ def print_lifecycle(r: dict[str, Any]) -> None:
         console.print(note)
     if any(p["serve"].get("billed_chips", p["serve"]["chips"]) > p["serve"]["chips"] for p in listed):
         console.print(f"[dim]{escape(fmt.RENTED_NOTE)}[/]")
+    _lifecycle_notes(listed, trains, serves)
     console.print(
         "[dim]serve: plan serve's fleets that met the SLO in its simulated check (for all the hardware, and for "
         "the vendors none of whose fleets passed there, their own)[/]"
     )
+    for sk in r.get("serve_skipped", []):  # as plan serve prints them: a split it left out names its fix
+        console.print(f"[dim]serve: not ranked: {sk['hardware']}: {escape(sk['reason'])}[/]")
     best = r["best"]
     if not best["cross_vendor"]:
         console.print(f"[bold]One vendor wins:[/] train and serve on {best['train']['vendor']}.")
