@@ -67,6 +67,13 @@ def _two_types(fleet: dict[str, int]) -> None:
         raise ChipwiseError(f"a mixed fleet needs exactly two chip types, got {len(fleet)}. Fix: --fleet A=N,B=M.")
 
 
+class NoMixError(InfeasibleError):
+    """The model fits neither the mixed fleet nor any of its parts: a search that ranks nothing, exit code 1
+    (NO_OPTION_EXIT) as plan train's and plan serve's, where 2 is bad input."""
+
+    exit_code = 1
+
+
 def _hybrid_domain(hw: Hardware, name: str, fleet: dict[str, int]) -> System:
     """The hybrid system `--hybrid` names; one line where it holds one chip type (a p5.48xlarge), listing the
     hybrid systems the catalog holds ('holds , not h100-sxm, trn2' had read its empty list of members)."""
@@ -287,6 +294,7 @@ def plan_hetero_training(
     start = time.perf_counter()
     model = load_model(catalog, model_name)
     parts, link, link_name, racks = _parts(catalog, fleet, hybrid)
+    rack = hardware(catalog).system(hybrid).id if hybrid else None
     total = sum(fleet.values())
     job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens, chips=total)
     orders = ((parts[0], parts[1]), (parts[1], parts[0]))
@@ -302,7 +310,7 @@ def plan_hetero_training(
         if isinstance(a, str)
     ]
     if not mixed and not alone:
-        raise InfeasibleError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
+        raise NoMixError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
     fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
     steps = job.steps
@@ -340,7 +348,8 @@ def plan_hetero_training(
         "verdict": verdict,
         "reason": reason,
         "projected": any(p.system.projected for p in parts),
-        "projected_items": sorted({(hybrid or p.system.chip.id) for p in parts if p.system.projected}),
+        # the rack by its id ('fusion-rack', the alias as typed, had headed the banner beside the title's id)
+        "projected_items": sorted({(rack or p.system.chip.id) for p in parts if p.system.projected}),
         "seconds": time.perf_counter() - start,
     }
     return out

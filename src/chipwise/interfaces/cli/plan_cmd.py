@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from chipwise.economics.pricing import check_mode
-from chipwise.errors import InfeasibleError, one_of
+from chipwise.errors import one_of
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces.cli import plan_fleet_cmd, plan_serve_cmd
 from chipwise.interfaces.cli.common import (
@@ -154,7 +154,7 @@ def hetero(
         str | None,
         typer.Option("--hybrid", help="A hybrid scale-up system holding both types (e.g. trn4-gb300-fusion-rack)."),
     ] = None,
-    seq_len: Annotated[int | None, typer.Option("--seq-len", min=1, help=SEQ_LEN_HELP)] = None,
+    seq_len: Annotated[str | None, typer.Option("--seq-len", help=SEQ_LEN_HELP)] = None,
     global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     catalog_files: CatalogFiles = None,
@@ -167,22 +167,18 @@ def hetero(
 
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
-    try:
-        report = plan_hetero_training(
-            cat,
-            model,
-            parse_fleet(fleet),
-            tokens=read_count(tokens, "--tokens"),
-            seq_len=seq_len,
-            global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
-            precision=precision,
-            hybrid=hybrid,
-        )
-    except InfeasibleError as exc:
-        # the one the planner raises where the model fits neither the mix nor a part (each part's own search is
-        # caught there): a search that ranks nothing, exit 1 as plan train's, not bad input's 2, as it had read
-        exc.exit_code = NO_OPTION_EXIT
-        raise
+    # where the model fits neither the mix nor a part, the planner's NoMixError exits 1 as plan train's search that
+    # ranks nothing does (it had read 2, bad input's)
+    report = plan_hetero_training(
+        cat,
+        model,
+        parse_fleet(fleet),
+        tokens=read_count(tokens, "--tokens"),
+        seq_len=read_count(seq_len, "--seq-len", whole=True, example=SEQ_LEN_EXAMPLE),
+        global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
+        precision=precision,
+        hybrid=hybrid,
+    )
     if as_json:
         print_json(report)
     else:
