@@ -19,7 +19,7 @@ def test_seq_len_takes_numeric_text(capsys: pytest.CaptureFixture[str]) -> None:
     """As plan train's --seq-len: '4k' is 4,000 tokens (Typer had refused it as no integer)."""
     argv = ["plan", "hetero", "--model", "llama-3.1-8b", "--fleet", "h100-sxm=8,h200=8", "--seq-len", "4k"]
     assert run_json(capsys, [*argv, "--tokens", "1e10", "--json"])["seq_len"] == 4000
-    assert "--seq-len 'abc' is not a positive finite whole number" in run_error(capsys, argv[:-1] + ["abc"])
+    assert "--seq-len 'abc' is not a positive finite whole number" in run_error(capsys, [*argv[:-1], "abc"])
 
 
 def test_a_fleet_that_fits_nothing_is_a_search_with_no_answer(catalog: Catalog) -> None:
