@@ -197,11 +197,15 @@ def test_a_group_of_whole_non_power_of_two_domains_fills_each(catalog: Catalog) 
         n_in, n_out = coll.split_group(np.array(size), np.array(stride), topo)
         return list(zip(n_in.tolist(), n_out.tolist(), strict=True))
 
+    # shards whose blocks do not tile a domain straddle two under consecutive packing (place_group), so a shard is
+    # gcd(size, D / stride) where the stride divides D: 16 at stride 8 had been 8 x 2 (its second shard, ranks
+    # 64-127, 1 + 7 members over two racks), now 1 x 16; 128 consecutive 64 x 2 (ranks 64-127 again), now 8 x 16;
+    # 12 at stride 8 6 x 2 (ranks 48-95, 3 + 3), now 3 x 4; 12 at stride 4 on NVL36 and 12 on 8-GPU servers alike
     assert split([144, 216, 18, 27, 72, 16, 128, 12], [1, 1, 8, 8, 1, 8, 1, 8], nvl72) == [
-        (72, 2), (72, 3), (9, 2), (9, 3), (72, 1), (8, 2), (64, 2), (6, 2)
+        (72, 2), (72, 3), (9, 2), (9, 3), (72, 1), (1, 16), (8, 16), (3, 4)
     ]  # fmt: skip
-    assert split([72, 18, 12], [1, 4, 4], nvl36) == [(36, 2), (9, 2), (6, 2)]
-    assert split([64, 12, 4, 16, 2], [1, 1, 1, 2, 16], SWITCHED) == [(8, 8), (6, 2), (4, 1), (4, 4), (1, 2)]
+    assert split([72, 18, 12], [1, 4, 4], nvl36) == [(36, 2), (9, 2), (3, 4)]
+    assert split([64, 12, 4, 16, 2], [1, 1, 1, 2, 16], SWITCHED) == [(8, 8), (4, 3), (4, 1), (4, 4), (1, 2)]
     # FSDP all-gather of a Llama-3.1-70B TP8 shard over 18 replicas: 8/9 S / B_in + 1/2 S / (9 B_out), 0.0438 s
     s = 70.55e9 / 8 * 2
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
@@ -276,12 +280,16 @@ def test_a_pipeline_that_leaves_the_node_hands_off_over_the_network(
 
 
 def test_a_pipeline_on_nvl72_racks_sits_four_16_rank_stages_a_rack(hw: Hardware) -> None:
-    """Llama 405B's TP4 CP4 PP16 on 256 GB200s: four stages a rack (as split_group places 16 of 72), so the rack's
-    edge stages exchange over the network on one side."""
+    """Llama 405B's TP4 CP4 PP16 on 256 GB200s: stages of 16 ranks, four and a half a rack, so stage 4 straddles
+    two racks and exchanges over the network on both sides; TP8 PP32 (stages of 8, nine a rack) keeps the edge's
+    one side."""
     topo = topology_of(hw.system("gb200-nvl72"))
     up = S / (topo.up_bandwidth * topo.up_efficiency) + topo.up_latency  # a switched NVLink domain: all its links
     out = S / (topo.out_bandwidth * topo.out_efficiency) + topo.out_latency
-    assert float(coll.pipeline_send(S, 16, topo, 16)) == pytest.approx((up + out) / 2, rel=1e-12)
+    # 16 does not divide 72: stage 4 (ranks 64-79) is 8 + 8 over two racks, both its hand-offs on the network (the
+    # edge's average, (up + out) / 2, had taken four whole stages a rack)
+    assert float(coll.pipeline_send(S, 16, topo, 16)) == pytest.approx(out, rel=1e-12)
+    assert float(coll.pipeline_send(S, 8, topo, 32)) == pytest.approx((up + out) / 2, rel=1e-12)  # 9 stages a rack
     assert float(coll.pipeline_send(S, 16, topo, 4)) == pytest.approx(up, rel=1e-12)
 
 
@@ -330,33 +338,35 @@ NVL72 = Topology(
 
 
 def test_a_group_two_ranks_past_two_racks_spans_three_racks_not_73() -> None:
-    """146 ranks on NVL72 racks are 49 + 49 + 48 on three racks: all-reduce of 16 GB = 2 (48/49 S / B_in + 2/3 S /
-    (48 B_out) + 12 alpha_in + 2 alpha_out), 0.0553 s, near 150 ranks' 0.0550 s (50 x 3). Parts that divided the
-    group had made it 73 racks of 2, 0.359 s on the network."""
+    """146 consecutive ranks on NVL72 racks are 72 + 72 + 2 on three racks (they had been spread evenly, 49 + 49 +
+    48, 0.0553 s, which consecutive packing cannot give): all-reduce of 16 GB = 2 (71/72 S / B_in + 2/3 S / (2
+    B_out) + 14 alpha_in + 2 alpha_out), 0.2731 s, the two ranks of the third rack carrying the reduced buffer over
+    their two NICs. Parts that divided the group had made it 73 racks of 2, 0.359 s on the network."""
     s = 16e9
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
-    expected = 2 * (48 / 49 * s / b_in + 2 / 3 * s / (48 * b_out) + 12 * 1e-6 + 2 * 5e-6)
-    assert expected == pytest.approx(0.05533, abs=5e-5)
+    expected = 2 * (71 / 72 * s / b_in + 2 / 3 * s / (2 * b_out) + 14 * 1e-6 + 2 * 5e-6)
+    assert expected == pytest.approx(0.2731, abs=5e-5)
     assert float(coll.all_reduce(s, 146, 1, NVL72)) == pytest.approx(expected)
-    assert float(coll.all_reduce(s, 146, 1, NVL72)) < 1.01 * float(coll.all_reduce(s, 150, 1, NVL72))
+    # 12 at stride 8 (96 ranks) is 3 + 9 members at its worst offset, 19 at stride 8 (152) 1 + 9 + 9, and 5 (which
+    # does not divide 72) 1 + 4 (ranks 70-74): they had read 6 + 6, 7 + 6 + 6 and 5 in one rack
     small, big, n_out = coll.place_group(np.array([146, 144, 12, 19, 5]), np.array([1, 1, 8, 8, 1]), NVL72)
-    assert (small.tolist(), big.tolist(), n_out.tolist()) == ([48, 72, 6, 6, 5], [49, 72, 6, 7, 5], [3, 2, 2, 3, 1])
+    assert (small.tolist(), big.tolist(), n_out.tolist()) == ([2, 72, 3, 1, 1], [72, 72, 9, 9, 4], [3, 2, 2, 3, 2])
     # an HSDP shard group still divides the group it shards
     assert tuple(int(x) for x in coll.split_group(146, 1, NVL72)) == (2, 73)
 
 
 def test_uneven_parts_price_the_network_by_the_smallest_and_the_domain_by_the_largest() -> None:
-    """TP8 DP19 on NVL72 (stride 8, 9 replicas a rack): 7 + 6 + 6 on three racks. Reduce-scatter of 1 GB:
-    6/7 S / B_in + 2/3 S / (6 B_out) + 6 alpha_in + 2 alpha_out. A MoE dispatch of S bytes of tokens to k = 2
-    experts each sends k (1 - 1/19) S over NVLink at the largest part's 6 alpha_in, and k (1 - (2/3)^k) = 10/9 S to
-    the two other racks at 2 alpha_out."""
+    """TP8 DP19 on NVL72 (stride 8, 152 ranks: 72 + 72 + 8): 9 + 9 + 1 on three racks (it had been spread evenly,
+    7 + 6 + 6). Reduce-scatter of 1 GB: 8/9 S / B_in + 2/3 S / (1 B_out) + 8 alpha_in + 2 alpha_out. A MoE dispatch
+    of S bytes of tokens to k = 2 experts each sends k (1 - 1/19) S over NVLink at the largest part's 8 alpha_in,
+    and k (1 - (2/3)^k) = 10/9 S to the two other racks at 2 alpha_out."""
     s = 1e9
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
     g = coll.group(19, 8, NVL72)
-    assert (int(g.n_in), int(g.n_out)) == (6, 3)
-    expected = 6 / 7 * s / b_in + 2 / 3 * s / (6 * b_out) + 6 * 1e-6 + 2 * 5e-6
+    assert (int(g.n_in), int(g.n_out)) == (1, 3)
+    expected = 8 / 9 * s / b_in + 2 / 3 * s / (1 * b_out) + 8 * 1e-6 + 2 * 5e-6
     assert float(coll.reduce_scatter(s, g)) == pytest.approx(expected)
-    dispatch = 36 / 19 * s / b_in + 10 / 9 * s / b_out + 6 * 1e-6 + 2 * 5e-6
+    dispatch = 36 / 19 * s / b_in + 10 / 9 * s / b_out + 8 * 1e-6 + 2 * 5e-6
     assert float(coll.moe_dispatch(s, 2, g, NVL72)) == pytest.approx(dispatch)
 
 

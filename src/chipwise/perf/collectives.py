@@ -1,8 +1,9 @@
 """Collectives on a topology, alpha-beta per tier. Every function broadcasts over arrays of group shapes.
 
 A communication group of `size` ranks whose members are `stride` ranks apart (Megatron order: TP innermost,
-then CP, EP/DP, PP) spans n_out = ceil(size / cap) scale-up domains (cap: the members one holds), n_in members in
-each, as evenly as they go (place_group).
+then CP, EP/DP, PP; ranks packed consecutively into scale-up domains) spans n_out domains, its smallest part n_in
+members, as the slowest such group of the job lies (place_group: a group that fits a domain by size but does not
+tile it straddles two somewhere).
 Collectives run hierarchically: the scale-up part at the domain's bandwidth, the scale-out part over each
 rank's own NIC share (rail-optimised), at the fabric's achievable bus-bandwidth fraction and slowed by the
 oversubscription of any Clos tier the group spans beyond.
@@ -44,36 +45,106 @@ def _as_int(x: IntArray | int) -> IntArray:
 
 def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> tuple[IntArray, IntArray]:
     """(n_in, n_out) in equal parts that divide the group, as an HSDP shard group must (data_parallel.shards): n_in
-    the largest divisor of the group's size that a domain holds (cap members at this stride), n_out = size / n_in.
-    Two whole NVL72 racks (144 ranks) are 72 x 2, TP8 DP18 9 x 2, DP12 at stride 8 6 x 2. Pricing places groups
-    with place_group, which never spans more domains than this. Worked out once per distinct (size, cap).
-    n_in = max{d : d | size, d <= domain_ranks // stride}."""
+    the largest divisor of the group's size whose shard groups tile a domain, n_out = size / n_in. Ranks are packed
+    consecutively (place_group), so a shard of n_in members `stride` apart fills n_in x stride ranks and only one
+    that divides the domain's D ranks never straddles two: where stride divides D that is n_in = gcd(size, D /
+    stride), the smallest part of the group's worst placement. Two whole NVL72 racks (144 ranks) are 72 x 2, TP8
+    DP18 9 x 2, DP12 at stride 8 3 x 4: its 6 x 2 had put the second shard (ranks 48-95) 3 + 3 across two racks,
+    its all-gathers over the network every micro-batch. Where stride does not divide D no shard tiles a domain:
+    n_in the largest divisor of the size that a domain holds by count, max{d : d | size, d <= D // stride}, its
+    straddle priced where the shard group is placed (group). A group no larger than a domain stays whole, n_out = 1:
+    HSDP applies only past a domain (train.plans), and a serving replica's group (perf.serving) is placed on its
+    own from a domain's first rank. Worked out once per distinct (size, cap)."""
     size = _as_int(size)
     stride = np.maximum(_as_int(stride), 1)
     cap = np.maximum(topo.domain_ranks // stride, 1)  # members one domain holds
-    size, cap = np.broadcast_arrays(size, cap)
+    size, cap, stride = np.broadcast_arrays(size, cap, stride)
     flat_size, flat_cap = size.ravel(), cap.ravel()
     inverse, first = factorize(flat_size, flat_cap)
     parts = np.array(
         [largest_divisor_at_most(max(int(flat_size[i]), 1), flat_cap[i : i + 1])[0] for i in first], dtype=np.int64
     )
-    n_in = parts[inverse].reshape(size.shape)
+    by_count = parts[inverse].reshape(size.shape)
+    tiling = (topo.domain_ranks % stride == 0) & (size * stride > topo.domain_ranks) & (stride < topo.domain_ranks)
+    n_in = np.where(tiling, np.gcd(np.maximum(size, 1), np.maximum(cap, 1)), by_count)
     return n_in, size // n_in
 
 
-def place_group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> tuple[IntArray, IntArray, IntArray]:
-    """(smallest part, largest part, n_out) of a group of `size` ranks `stride` apart spread over the fewest scale-up
-    domains that hold it, n_out = ceil(size / cap) (cap members a domain holds at this stride), as evenly as they
-    go: parts of floor(size / n_out) and ceil(size / n_out). Two whole NVL72 racks (144 ranks) are 72 x 2, TP8 DP18
-    9 x 2, DP12 at stride 8 (9 + 3 members) 6 x 2, DP16 8 x 2; 146 ranks are 49 + 49 + 48 on three racks. Parts
-    that must divide the group (split_group) had put 146 ranks as 73 domains of 2, their all-reduce on the network
-    7 times slower than 150 ranks' (50 x 3). Packed instead, 72 + 72 + 2, the two ranks of the third rack would
-    carry the whole reduced buffer over their two NICs: no faster than 73 x 2. An estimate: a placement rule of
-    this model (the launcher's host list sets it), not taken from a scheduler's documentation."""
-    size = np.maximum(_as_int(size), 1)
-    cap = np.maximum(topo.domain_ranks // np.maximum(_as_int(stride), 1), 1)  # members one domain holds
-    n_out = np.asarray(-(-size // cap), dtype=np.int64)
-    return size // n_out, -(-size // n_out), n_out
+def place_group(
+    size: IntArray | int, stride: IntArray | int, topo: Topology, ranks: IntArray | int | None = None
+) -> tuple[IntArray, IntArray, IntArray]:
+    """(smallest part, largest part, n_out) of the slowest of the groups of `size` members `stride` ranks apart,
+    ranks packed consecutively as Megatron orders them: rank r sits in domain floor(r / D), D = topo.domain_ranks,
+    and the `stride` groups side by side fill a block of B = size x stride ranks, blocks one after another at
+    offsets k B mod D within a domain, multiples of g = gcd(B, D). A block at offset o spans a first part of
+    min(B, D - o) ranks, whole domains and a last part; a part of L ranks holds floor(L / stride) or ceil(L /
+    stride) members of a group, and one of L < stride ranks a member of only L of the block's groups. A
+    synchronous step waits for the slowest group, taken as the one on most domains, then with the smallest part.
+    Over every offset (_at_every_offset):
+      B divides D            one domain, (size, size, 1)
+      D divides B            n_out = B / D, parts floor(D / stride) to ceil(D / stride)
+      B < D otherwise        n_out = 2, smallest max(1, g // stride), largest size - smallest
+      B = q D + rho > D      n_out = q + 2 where rho >= 2 g and rho > stride (a block at offset D - g: g ranks,
+                             q domains, rho - g ranks), else q + 1; smallest max(1, g // stride)
+    and members `stride` >= D apart sit one a domain, (1, 1, size). TP16 on NVL72 racks is 8 + 8 (ranks 64-79):
+    a 128 MiB all-reduce had been priced in one rack, 0.384 ms; it now reads 0.724 ms. EP128 is 8 + 72 +
+    48 on three racks (ranks 640-767), not 64 + 64 on two. A job on whole domains reaches every offset (its m
+    domains are a multiple of B / g), so without `ranks` (the job's rank count) that is the assumption: an
+    estimate for a job that fills its last domain in part, whose few blocks may miss the worst offset (one
+    data-parallel group over 4,096 GB200s, offset 0 alone: 56 racks and 64 ranks, priced as if 8 ranks sat alone
+    in a rack). Given `ranks`, only the offsets of its ranks // B blocks count (_at_offsets). Where no group
+    straddles, blocks that tile the domain (the common plans), this is the placement it had been; a group that
+    filled its last domain in part had been spread evenly instead (146 ranks 49 + 49 + 48, now 72 + 72 + 2)."""
+    size, stride = np.broadcast_arrays(np.maximum(_as_int(size), 1), np.maximum(_as_int(stride), 1))
+    d = topo.domain_ranks
+    small, large, n_out = _at_every_offset(size, stride, d)
+    block = size * stride
+    if ranks is not None:
+        blocks = np.broadcast_to(np.maximum(_as_int(ranks) // block, 1), size.shape)
+        few = blocks < d // np.gcd(block, d)  # blocks that miss some offsets
+        if np.any(few):
+            sizes, strides, counts = size[few], stride[few], blocks[few]
+            inverse, first = factorize(sizes, strides, counts)
+            worst = np.array([_at_offsets(int(sizes[i]), int(strides[i]), d, int(counts[i])) for i in first])
+            small, large, n_out = small.copy(), large.copy(), n_out.copy()
+            small[few], large[few], n_out[few] = (worst[inverse, c] for c in range(3))
+    # a block inside one domain, a group of one, members a domain or more apart: nothing shares a domain unevenly
+    fits = (d % block == 0) | (size == 1)
+    lone = stride >= d
+    small = np.where(fits, size, np.where(lone, 1, small))
+    large = np.where(fits, size, np.where(lone, 1, large))
+    n_out = np.where(fits, 1, np.where(lone, size, n_out))
+    return small.astype(np.int64), large.astype(np.int64), n_out.astype(np.int64)
+
+
+def _at_every_offset(size: IntArray, stride: IntArray, d: int) -> tuple[IntArray, IntArray, IntArray]:
+    """(smallest part, largest part, n_out) of the slowest group over every offset a block of size x stride ranks
+    takes in a domain of d ranks, in closed form (place_group's table); stride < d."""
+    block = size * stride
+    g = np.gcd(block, d)
+    q, rho = np.divmod(block, d)
+    small = np.maximum(g // stride, 1)
+    whole = -(-d // stride)  # the most members a whole domain holds
+    n_out = np.where(rho == 0, q, np.where((rho >= 2 * g) & (rho > stride), q + 2, q + 1))
+    large = np.where(q == 0, size - small, np.minimum(whole, size - small))
+    return np.where(rho == 0, d // stride, small), np.where(rho == 0, whole, large), n_out
+
+
+def _at_offsets(size: int, stride: int, d: int, blocks: int) -> tuple[int, int, int]:
+    """(smallest part, largest part, n_out) of the slowest group of the first `blocks` blocks of size x stride ranks,
+    at offsets k B mod d: parts of a = min(B, d - o) ranks, whole domains, r ranks; n_out one less where both end
+    parts are under a stride and no group reaches both (a + r <= stride)."""
+    block = size * stride
+    o = np.arange(blocks, dtype=np.int64) * block % d
+    a = np.minimum(block, d - o)
+    mid, r = np.divmod(block - a, d)
+    n_out = 1 + mid + (r > 0) - ((a < stride) & (r > 0) & (a + r <= stride))
+    least = np.minimum(a, np.minimum(np.where(mid > 0, d, block), np.where(r > 0, r, block)))
+    most = np.maximum(a, np.maximum(np.where(mid > 0, d, 0), r))
+    small = np.where(n_out == 1, size, np.maximum(least // stride, 1))
+    large = np.where(n_out == 1, size, np.minimum(-(-most // stride), size - small))
+    worst = np.lexsort((-large, small, -n_out))[0]  # most domains, then the smallest part, then the largest
+    return int(small[worst]), int(large[worst]), int(n_out[worst])
 
 
 def _mesh(topo: Topology) -> tuple[int, int] | None:
@@ -234,19 +305,20 @@ class Group:
     a2a_hops: Array
 
 
-def group(size: IntArray | int, stride: IntArray | int, topo: Topology) -> Group:
-    """Place a group of `size` ranks, `stride` apart, on the topology, once; price its collectives cheaply."""
+def group(size: IntArray | int, stride: IntArray | int, topo: Topology, ranks: IntArray | int | None = None) -> Group:
+    """Place a group of `size` ranks, `stride` apart, on the topology, once; price its collectives cheaply. `ranks`,
+    the job's rank count where known, limits the placements to its blocks' (place_group)."""
     size, stride = _as_int(size), np.maximum(_as_int(stride), 1)
     if size.ndim == 1 and size.size > FACTORIZE_MIN_ROWS:
-        size, stride = np.broadcast_arrays(size, stride)
-        inverse, first = factorize(size, stride)
-        small = group(size[first], stride[first], topo)
+        size, stride, jobs = np.broadcast_arrays(size, stride, _as_int(0 if ranks is None else ranks))
+        inverse, first = factorize(size, stride, jobs)
+        small = group(size[first], stride[first], topo, None if ranks is None else jobs[first])
         return Group(*(getattr(small, f.name)[inverse] for f in fields(Group)))
     if not np.any(size > 1):  # nothing to communicate (e.g. no expert parallelism in any plan)
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
         up, out = zero + topo.up_bandwidth, zero + topo.out_bandwidth
         return Group(size, one, one, up, out, zero, zero, zero, zero + 1.0)
-    n_in, big, n_out = place_group(size, stride, topo)
+    n_in, big, n_out = place_group(size, stride, topo, ranks)
     bw_in, bw_out = _bw_in(big, topo, stride), _bw_out(size, stride, topo)
     active = size > 1
     nin, nout = n_in.astype(np.float64), n_out.astype(np.float64)
@@ -298,30 +370,37 @@ all_gather = reduce_scatter
 
 def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology, members: IntArray | int = 2) -> Array:
     """Point-to-point send of `nbytes` to the rank `stride` ranks away, in a ring of `members` ranks (the `stride`
-    rings side by side filling stride x members ranks from a domain's first rank), all its members sending at once:
-    the slowest hop, which paces the step. The ring stays inside one scale-up domain only if all of it fits there;
-    else one hop at least crosses the network, though the stride be small.
+    rings side by side filling a block of B = stride x members ranks, blocks packed one after another as
+    place_group packs them), all its members sending at once: the slowest hop, which paces the step. Every ring
+    stays inside one scale-up domain only if the blocks tile it, D % B == 0; else a block straddles two domains at
+    some offset and a ring of it has a hop across the network, though the stride be small. A TP8 CP4 ring on
+    NVL72 racks (B = 32 of 72: ranks 64-95 over two racks) had been priced on NVLink for fitting by size.
     t = S / B_in + alpha_up inside a domain, S / B_out + alpha_out across it, B_out slowed by the Clos tiers a
     two-member group at this stride crosses (_bw_out; the alpha-beta model of Thakur, Rabenseifner & Gropp 2005 for
     one message)."""
     stride = np.maximum(_as_int(stride), 1)
-    inside = stride * np.maximum(_as_int(members), 1) <= topo.domain_ranks
+    inside = topo.domain_ranks % (stride * np.maximum(_as_int(members), 1)) == 0
     t_up, t_out = _send_times(nbytes, stride, topo)
     return np.asarray(np.where(inside, t_up, t_out), dtype=np.float64)
 
 
 def pipeline_send(nbytes: Array | float, stride: IntArray | int, topo: Topology, stages: IntArray | int) -> Array:
     """A pipeline hand-off of `nbytes` to the next of `stages` stages `stride` ranks apart, averaged over the two a
-    stage exchanges with its neighbours (activations on, gradients back) at the stage that pays the most. All
-    stages in one domain hand off on the scale-up fabric; a domain holding one stage at most, on the network; else
-    a stage at a domain's edge has one neighbour across the network, one beside it. TP1 PP16 on 8-GPU nodes:
-    stage 7 swaps with stage 8 over the NIC (it had all been priced on NVLink, the stride 1 being under the 8).
-    t = t_up inside one domain, t_out with one stage a domain, else (t_up + t_out) / 2, each S / B + alpha (p2p's);
-    the average at a domain's edge is an estimate."""
+    stage exchanges with its neighbours (activations on, gradients back) at the stage that pays the most. The
+    pipeline is one block of stride x stages ranks from a domain's first rank (a training job's every rank, or one
+    serving replica), so all stages in one domain hand off on the scale-up fabric. A stage of `stride` ranks
+    straddles a domain's edge unless the stride divides the domain's D ranks; one that does sends both ways across
+    the network, as does every stage where a domain holds one at most; else a stage at a domain's edge has one
+    neighbour across the network, one beside it. TP1 PP16 on 8-GPU nodes: stage 7 swaps with stage 8 over the NIC
+    (it had all been priced on NVLink, the stride 1 being under the 8). TP4 CP4 PP16 on NVL72 racks: stage 4
+    (ranks 64-79) is 8 + 8 over two racks, both its hand-offs on the network (they had been half on NVLink).
+    t = t_up inside one domain, t_out with one stage a domain or a stage across an edge, else (t_up + t_out) / 2,
+    each S / B + alpha (p2p's); the average at a domain's edge is an estimate."""
     stride = np.maximum(_as_int(stride), 1)
     inside = stride * np.maximum(_as_int(stages), 1) <= topo.domain_ranks
     t_up, t_out = _send_times(nbytes, stride, topo)
-    edge = np.where(topo.domain_ranks // stride >= 2, 0.5 * (t_up + t_out), t_out)
+    beside = (topo.domain_ranks // stride >= 2) & (topo.domain_ranks % stride == 0)
+    edge = np.where(beside, 0.5 * (t_up + t_out), t_out)
     return np.asarray(np.where(inside, t_up, edge), dtype=np.float64)
 
 

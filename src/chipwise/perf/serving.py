@@ -254,7 +254,9 @@ def small_all_reduce_over(
     """small_all_reduce over `size` consecutive ranks, to time at many sizes."""
     size_a = np.asarray(size, dtype=np.int64)
     return SmallAllReduce(
-        coll.group(size_a, 1, _no_step_latency(topo)),
+        # a replica is placed alone from a domain's first rank, its group the job's every rank (a TP32 decode
+        # replica in one NVL72 straddles nothing)
+        coll.group(size_a, 1, _no_step_latency(topo), size_a),
         _group_latency(size_a, topo, latency, network_latency),
         size_a > 1,
     )
@@ -299,7 +301,11 @@ def expert_exchange_over(
     size_a = np.asarray(size, dtype=np.int64)
     quiet = _no_step_latency(topo)
     return ExpertExchange(
-        coll.group(size_a, 1, quiet), quiet, top_k, _group_latency(size_a, topo, latency, network_latency), size_a > 1
+        coll.group(size_a, 1, quiet, size_a),
+        quiet,
+        top_k,
+        _group_latency(size_a, topo, latency, network_latency),
+        size_a > 1,
     )
 
 

@@ -103,6 +103,7 @@ def dp_time(
     weight_bytes: float,
     precision: str,
     adapters: Array | None = None,
+    ranks: int | None = None,
 ) -> tuple[Array, Array]:
     """(exposed data-parallel communication, optimizer update time) per step, in seconds. weight_bytes is a working
     weight's size (memory.working_weight_bytes): ZeRO-1/2's and FSDP's parameter all-gathers move the working
@@ -111,7 +112,8 @@ def dp_time(
     The training precision sets the gradients' bytes and the optimizer step's traffic (grad_bytes,
     optimizer_traffic). `adapters`, a LoRA run's trained parameters per rank (lora.local_adapter_params), are reduced
     and updated beside the dense ones (at adapter_weight_bytes), on the dense parameters' group; a LoRA step had
-    reduced no gradient at all."""
+    reduced no gradient at all. `ranks`, the job's ranks, places its groups as they are packed
+    (perf.collectives.place_group)."""
     sh = shards(plans, topo)
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
@@ -119,8 +121,8 @@ def dp_time(
     # a dense model launches no expert collective (an empty one would cost its latency), nor are its groups placed
     has_experts = expert > 0
     any_experts = bool(has_experts.any())
-    dense_group = coll.group(sh.dense, plans.tp, topo)
-    expert_group = coll.group(sh.expert, sh.expert_stride, topo) if any_experts else None
+    dense_group = coll.group(sh.dense, plans.tp, topo, ranks)
+    expert_group = coll.group(sh.expert, sh.expert_stride, topo, ranks) if any_experts else None
 
     lora = np.zeros_like(dense) if adapters is None else np.asarray(adapters, dtype=np.float64)
     ab = adapter_weight_bytes(precision)
@@ -150,18 +152,22 @@ def dp_time(
     # EP8 on 8-GPU nodes it is one rank a node, so their gathers cross the network (on the dense group, 8 of a
     # node, they had priced ZeRO-3 below ZeRO-1)
     hybrid = bool(np.any(plans.hsdp))
-    zero_group = coll.group(sh.zero_dense, plans.tp, topo) if hybrid else dense_group
-    zero_expert_group = coll.group(sh.zero_expert, sh.expert_stride, topo) if hybrid and any_experts else expert_group
+    zero_group = coll.group(sh.zero_dense, plans.tp, topo, ranks) if hybrid else dense_group
+    zero_expert_group = (
+        coll.group(sh.zero_expert, sh.expert_stride, topo, ranks) if hybrid and any_experts else expert_group
+    )
     fsdp_ag = both(coll.all_gather, weight_bytes, zero_group, zero_expert_group, lora * ab)
     fsdp_rs = both(coll.reduce_scatter, t * gb, zero_group, zero_expert_group, lora * gb)
     cross = np.zeros_like(fsdp_ag)
     if hybrid:
         replicas = np.maximum(sh.dense // sh.zero_dense, 1)
-        cross = coll.all_reduce((t * dense + lora) * gb / sh.zero_dense, replicas, plans.tp * sh.zero_dense, topo)
+        across = coll.group(replicas, plans.tp * sh.zero_dense, topo, ranks)
+        cross = coll.all_reduce((t * dense + lora) * gb / sh.zero_dense, across)
     if hybrid and any_experts:
         expert_replicas = np.maximum(sh.expert // sh.zero_expert, 1)
         expert_grads = t * expert * gb / sh.zero_expert
-        on_experts = coll.all_reduce(expert_grads, expert_replicas, sh.expert_stride * sh.zero_expert, topo)
+        expert_across = coll.group(expert_replicas, sh.expert_stride * sh.zero_expert, topo, ranks)
+        on_experts = coll.all_reduce(expert_grads, expert_across)
         cross = cross + np.where(has_experts, on_experts, 0.0)
     fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
     per_mb = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers

@@ -237,10 +237,12 @@ def stage_costs(
     layers_on_stage: Array,
     head: Array | float = 1.0,
     group_layers: Sequence[Array] | None = None,
+    ranks: int | None = None,
 ) -> StageCosts:
     """Cost of one micro-batch on a stage holding `layers_on_stage` layers (in the model's layer mix, or
     `group_layers` of each of model.groups where given), plus the LM head and loss when `head` is 1. Vectorised over
-    plans."""
+    plans. `ranks`, the job's ranks, places its groups as they are packed (perf.collectives.place_group: only the
+    offsets its blocks reach)."""
     n = len(plans)
     eff = dev.eff
     bwd_gemm = 1.0 if job.lora else 2.0
@@ -261,7 +263,7 @@ def stage_costs(
     if n > FACTORIZE_MIN_ROWS:
         inverse, first = factorize(plans.tp, plans.cp, plans.mb, plans.ep, plans.sp)
         sub = plans.take(first)
-    groups = _Groups(tp=coll.group(sub.tp, 1, topo), ep=coll.group(sub.ep, 1, topo))
+    groups = _Groups(tp=coll.group(sub.tp, 1, topo, ranks), ep=coll.group(sub.ep, 1, topo, ranks))
     if group_layers is None:
         group_layers = [g.count / model.layers * layers_on_stage for g in model.groups]
     for g, k in zip(model.groups, group_layers, strict=True):  # k: layers of this group on the stage
@@ -324,7 +326,7 @@ def train_step(
     re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
     on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
     stage = stage_costs(
-        model, job, dev, topo, plans, on_stage, group_layers=stage_group_layers(model, plans.pp, plans.vpp)
+        model, job, dev, topo, plans, on_stage, group_layers=stage_group_layers(model, plans.pp, plans.vpp), ranks=ranks
     )
     per_mb, fwd_mb, bwd_mb = stage.per_mb, stage.fwd, stage.bwd
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
@@ -357,6 +359,7 @@ def train_step(
         weight_bytes=(frozen_weight_bytes if job.lora else working_weight_bytes)(dev, prec),  # as memory holds them
         precision=prec,
         adapters=local_adapter_params(model, plans) if job.lora else None,
+        ranks=ranks,
     )
     step = m * (t_mb - pp_hidden) + bubble + dp_comm + optimizer + eff.step_overhead_s
     mem = memory_per_rank(model, job, dev, topo, plans)
