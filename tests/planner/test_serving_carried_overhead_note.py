@@ -38,7 +38,8 @@ def test_the_carried_note_reads_trainium4s_overhead_from_its_own_run(capsys: pyt
     assert "(trn4 from vllm-neuron on trainium2; docs/serving.md section 4); Trainium2's per-step engine" in out
     assert "Llama 3.1 70B" not in out and "about 20 ms" not in out and "2.45x" not in out
     # Llama 3.1 8B at TP4: 32 layers of 219.9 us and a 1 ms step (8.04 ms) and its sequences', of a 10.7 ms step
-    assert "(8.30 ms a step, 78% of the Trainium4 decode step simulated below), " + RANKING in out
+    # (8.30 ms before TP4 inside one chip ran through its own memory, not NeuronLink)
+    assert "(8.29 ms a step, 78% of the Trainium4 decode step simulated below), " + RANKING in out
 
 
 def test_a_chip_carried_without_trainium4_gets_no_such_sentence(capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import chipwise.api as cw
 from chipwise.catalog import Catalog, load_catalog
 from chipwise.hardware import hardware
 from chipwise.planner.serving_deployment import kv_path
@@ -76,3 +77,20 @@ def test_pools_past_the_rack_keep_their_own_sites(catalog: Catalog) -> None:
     econ = economics(catalog, [Pool(trn4, 200, "prefill"), Pool(gb300, 2, "decode")], 1000.0, 5000.0)
     assert econ["region"] == "us-east-2>us-east-1"
     assert "site_note" not in econ
+
+
+def test_predict_says_the_rack_is_one_site(capsys: pytest.CaptureFixture[str]) -> None:
+    """The site note predict's table shows beside energy (it had been in --json alone)."""
+    from chipwise.interfaces.cli.serve_views import print_serving
+
+    r = cw.predict(
+        "{kind: serve, model: llama-3.1-8b, hardware: trn4>gb300, precision: fp8, kv_precision: fp8, "
+        "input_tokens: 2048, output_tokens: 64, arrival_rate: 2, requests: 60, plan: {disaggregated: true, "
+        "prefill: {hardware: trn4, tp: 1, replicas: 2}, decode: {hardware: gb300, tp: 1, replicas: 1}}}"
+    )
+    assert r["site_note"].startswith(f"{FUSION} is one site")
+    print_serving(r)
+    rows = [line.split("│") for line in capsys.readouterr().out.splitlines() if line.count("│") == 3]
+    first = next(i for i, cells in enumerate(rows) if cells[1].strip() == "site")
+    cell = " ".join(cells[2].strip() for cells in rows[first:] if cells[2].strip())
+    assert cell.startswith(f"{FUSION} is one site: both pools' energy and carbon at us-east-1")

@@ -220,10 +220,19 @@ def test_requests_longer_than_the_context_are_refused(tmp_path: Path, catalog: C
             serving_job(llama2, sc)
         assert needle in str(exc.value), lengths
     # an unbounded distribution whose mean fits but whose longest draws do not asks for a max within the context
-    unbounded = "input_tokens: {dist: lognormal, mean: 3000, std: 2000%s}\noutput_tokens: 10\noffline: true\n"
+    unbounded = "input_tokens: {dist: lognormal, mean: 2000, std: 600%s}\noutput_tokens: 10\noffline: true\n"
     with pytest.raises(ChipwiseError, match=r"give input_tokens a max within the context \(at most 4,086\)"):
         serving_job(llama2, serve_scenario(BASE + unbounded % ""))
     assert serving_job(llama2, serve_scenario(BASE + unbounded % ", max: 4086")).requests > 0
+    # where that max would move the mean (3,000 and 2,000 clipped at 4,086 draw 2,597, which LengthSpec refuses), it
+    # asks for a shorter length or a uniform one instead: it had offered the max
+    wide = unbounded.replace("mean: 2000, std: 600", "mean: 3000, std: 2000") % ""
+    with pytest.raises(ChipwiseError) as exc:
+        serving_job(llama2, serve_scenario(BASE + wide))
+    assert str(exc.value).endswith(
+        "Fix: give input_tokens a smaller mean or std (its draws reach its mean + 4 std), or a uniform length with a "
+        "max of at most 4,086 (a max there would draw a mean of 2,597)."
+    )
     trace = tmp_path / "long.csv"
     trace.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n1,4000,100\n")
     with pytest.raises(ChipwiseError, match="longest request: input 4,000 \\+ output 100 tokens exceed"):
@@ -281,8 +290,10 @@ def test_a_relative_trace_path_is_the_scenario_files(tmp_path: Path, monkeypatch
 
 def test_a_clipped_distribution_is_priced_at_the_mean_it_draws() -> None:
     """A lognormal of mean 1,000 and std 3,000 clipped at 4,096 draws about 755 tokens a request, and the job's
-    mean says so (the estimator and the cost per token read it); unclipped, the stated mean stands."""
-    clipped = LengthDist.of(LengthSpec(dist="lognormal", mean=1000, std=3000, max=4096))
+    mean says so (the estimator and the cost per token read it); unclipped, the stated mean stands. (A scenario's
+    length that far off its mean is refused, LengthSpec._clipped_mean; validation builds such lengths itself, as
+    ShareGPT's bounded replies.)"""
+    clipped = LengthDist("lognormal", 1000.0, 3000.0, 1, 4096)
     drawn = clipped.sample(400_000, np.random.default_rng(7)).mean()
     assert clipped.expected == pytest.approx(drawn, rel=0.01) and clipped.expected < 800
     assert LengthDist.of(LengthSpec(dist="normal", mean=1000, std=100)).expected == pytest.approx(1000, abs=1)

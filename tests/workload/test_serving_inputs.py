@@ -105,17 +105,25 @@ def test_an_unbounded_length_past_the_context_asks_for_a_max(catalog: Catalog) -
     sc = serve_scenario(BASE + "input_tokens: {dist: exponential, mean: 100000}\noutput_tokens: 128\narrival_rate: 1\n")
     with pytest.raises(ChipwiseError) as exc:
         serving_job(llama, sc)
+    # a max of 130,944 (the fix this had offered) draws a mean of 72,827, which LengthSpec refuses
     assert str(exc.value) == (
         "input_tokens: the exponential length of mean 100,000 has no max, and its longest draws (about 700,000 "
-        "tokens) outgrow llama-3.1-8b's context of 131,072 tokens. Fix: give input_tokens a max within the context "
-        "(at most 130,944)."
+        "tokens) outgrow llama-3.1-8b's context of 131,072 tokens. Fix: give input_tokens a smaller mean (its draws "
+        "reach 7x its mean), or a uniform length with a max of at most 130,944 (a max there would draw a mean of "
+        "72,827)."
     )
     bounded = (
         BASE + "input_tokens: {dist: exponential, mean: 100000, max: 130944}\noutput_tokens: 128\narrival_rate: 1\n"
     )
-    assert serving_job(llama, serve_scenario(bounded)).input.high == 130944
+    with pytest.raises(ChipwiseError, match=r"an exponential length of mean 100000, clipped to 1 \.\. 130,944 tokens"):
+        serve_scenario(bounded)
+    shorter = BASE + "input_tokens: {dist: exponential, mean: 20000}\noutput_tokens: 128\narrival_rate: 1\n"
+    with pytest.raises(ChipwiseError, match=r"Fix: give input_tokens a max within the context \(at most 130,944\)"):
+        serving_job(llama, serve_scenario(shorter))
+    assert serving_job(llama, serve_scenario(shorter.replace("20000}", "20000, max: 130944}"))).input.high == 130944
     answer = BASE + "input_tokens: 1000\noutput_tokens: {dist: lognormal, mean: 30000, std: 30000}\narrival_rate: 1\n"
-    with pytest.raises(ChipwiseError, match=r"Fix: give output_tokens a max within the context \(at most 130,072\)"):
+    # clipped at 130,072 it would draw 29,249 (2.5% under): a smaller spread or a uniform length is the fix
+    with pytest.raises(ChipwiseError, match=r"Fix: give output_tokens a smaller mean or std .* 130,072 \(a max there"):
         serving_job(llama, serve_scenario(answer))
 
 

@@ -51,6 +51,7 @@ def build_pool(
     weight, kv = precisions(sc.precision, sc.kv_precision, eng, model, system)
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)
+    _check_engine_knobs(sc.plan, engine, eng)
     fixed = dict(stated)
     if job.max_output <= 1 and "max_batch" not in fixed:
         fixed["max_batch"] = PREFILL_POOL_BATCH  # a prefill pool's, as plan serve sizes it
@@ -260,6 +261,44 @@ def _check_balancing(stated: Mapping[str, int], engine: str, eng: EngineProfile)
         raise ChipwiseError(
             f"plan.adp_balance: {engine} has no attention-DP context balancing (TensorRT-LLM's "
             "attention_dp_config.enable_balance). Fix: leave adp_balance out."
+        )
+
+
+#: scheduler settings only one engine family has: the family, its own name for the setting, and the value every
+#: engine runs with where it is not set (polling at every iteration, no batch waiting; serve.plan.ReplicaPlan)
+ENGINE_KNOBS: Mapping[str, tuple[str, str, float]] = {
+    "recv_interval": ("sglang", "SGLang's --scheduler-recv-interval", 1),
+    "batch_wait_iters": ("trtllm", "TensorRT-LLM's batch_wait_timeout_iters, on its PyTorch back end", 0),
+    "batch_wait_ratio": ("trtllm", "TensorRT-LLM's batch_wait_max_tokens_ratio, on its PyTorch back end", 0.0),
+}
+
+
+def _check_engine_knobs(given: ServePlan | None, engine: str, eng: EngineProfile) -> None:
+    """A stated scheduler setting the pool's engine has, as _check_balancing does for adp_balance: recv_interval: 30
+    on vllm had been taken as SGLang's polling interval (Llama 3.1 8B on an H100 at 10 req/s: TTFT p50 71 ms had
+    read 252 ms), batch waiting on vllm as TensorRT-LLM's (501 ms); a compiled Neuron graph of fixed slots
+    (static_batch) has no CUDA graphs for graph_batch to size, and runs its context encodings and token generations
+    as iterations of their own (engines.neuron.mixed_batching), which mixed_batching: true had turned into mixed
+    ones. A value every engine runs with (recv_interval: 1, batch waiting 0, mixed_batching: false), as a
+    prediction's plan reports it and the sensitivity's fixed plan writes it back, changes nothing and passes."""
+    if given is None:
+        return
+    for knob, (owner, name, default) in ENGINE_KNOBS.items():
+        value = getattr(given, knob)
+        if value is not None and value != default and engine != owner:
+            raise ChipwiseError(
+                f"plan.{knob}: {value:g} is {name}; {engine} has no such setting. Fix: use engine: {owner}, or "
+                f"leave {knob} out."
+            )
+    if eng.static_batch and given.graph_batch is not None:
+        raise ChipwiseError(
+            f"plan.graph_batch sizes CUDA graphs; {engine} runs compiled Neuron graphs of a fixed batch, with none to "
+            "size. Fix: leave graph_batch out (max_batch is the compiled batch)."
+        )
+    if eng.static_batch and given.mixed_batching:
+        raise ChipwiseError(
+            f"plan.mixed_batching: true; {engine} runs its context encodings and token generations as compiled graphs "
+            "of their own, never one iteration with both. Fix: leave mixed_batching out."
         )
 
 

@@ -57,6 +57,7 @@ SIMULATED_FIGURES = (
     "requests_per_s",
     "ttft_s",
     "ttft_wait_s",
+    "ttft_front_end_s",
     "tpot_s",
     "e2e_s",
     "goodput",

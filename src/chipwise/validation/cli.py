@@ -5,7 +5,6 @@ The command imports the predictors (validation.run) when run, to keep the CLI's 
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +26,7 @@ from chipwise.interfaces.cli.common import (
     whatif_banner,
     whatif_lines,
 )
+from chipwise.interfaces.cli.serve_views import iterations_text
 from chipwise.validation.report import TOP_ROWS, mape_cell
 
 
@@ -261,10 +261,11 @@ def _print_explanation(e: dict[str, Any]) -> None:
     wait = e["ttft_wait_s"]
     head.add_row(
         "TTFT's wait to start",
-        f"mean {fmt.latency(wait['mean'])}, p50 {fmt.latency(wait['p50'])} (arrival to the prompt's first iteration)",
+        f"mean {fmt.latency(wait['mean'])}, p50 {fmt.latency(wait['p50'])} (from the engine's front end handing the "
+        "request over to the prompt's first iteration)",
     )
     head.add_row("steady iteration", _by_component(sum(e["breakdown"].values()), e["breakdown"]))
-    head.add_row("the run's iterations", _iterations_text(e))
+    head.add_row("the run's iterations", iterations_text(e))
     console.print(head)
     console.print(_metrics_table(e))
 
@@ -277,22 +278,6 @@ def _metric_values(metric: str, measured: float, predicted: float) -> tuple[str,
     unit = fmt.latency_unit([measured, predicted])
     shown = (f"{fmt.latencies([v], unit)} {unit[1]}" for v in (measured, predicted))
     return next(shown), next(shown)
-
-
-def _iterations_text(e: dict[str, Any]) -> str:
-    """The steady iteration's batch, and the simulated iterations' mean beside it and beside TPOT."""
-    text = f"the steady iteration is priced at the run's mean batch, {e['steady_batch']:,.1f} sequences a replica"
-    if math.isfinite(e["iteration_mean_s"]):
-        text += (
-            f"; its simulated iterations averaged {fmt.latency(e['iteration_mean_s'])} over the whole run (ramp and"
-            " drain included: busy time / iterations)"
-        )
-    if math.isfinite(e["tpot_mean_s"]):
-        text += (
-            f"; the mean TPOT ({fmt.latency(e['tpot_mean_s'])}) weighs each iteration by the sequences it"
-            " carried, so the fuller ones count more"
-        )
-    return text
 
 
 def _by_component(total: float, parts: dict[str, float]) -> str:

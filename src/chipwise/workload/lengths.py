@@ -55,23 +55,42 @@ class LengthSpec(StrictModel):
                 f"length mean {self.mean:g} lies {bounds}: clipping every length to the bounds would make a different "
                 "mean; give a mean within them"
             )
-        if self.dist == "normal":
+        if self.dist in ("normal", "lognormal", "exponential"):
             self._clipped_mean()
         return self
 
     def _clipped_mean(self) -> None:
-        """Refuse a normal spread whose draws, clipped to [min, max] (at least one token), have a mean more than
-        MEAN_SHIFT off the one asked: a normal of mean 100 and std 500 had been simulated at a mean of 254 tokens,
-        and one of 512 and 512 at 555, each reported as asked. (A lognormal's tail, cut where no max is given at
-        LengthDist.maximum, draws a little under its mean, as LengthDist.expected reports.)"""
+        """Refuse a spread whose draws, clipped to [min, max] (at least one token; without a max at
+        LengthDist.maximum), have a mean more than MEAN_SHIFT off the one asked: a normal of mean 100 and std 500 had
+        been simulated at a mean of 254 tokens, and one of 512 and 512 at 555. Only a normal length was checked: a
+        lognormal of mean 1,000 and std 500 with min 900 had drawn 1,129 tokens a request and an exponential of mean
+        300 with min 200 354, each priced so without a word; both are refused now."""
         assert self.mean is not None
         dist = LengthDist.of(self)
-        if abs(dist.expected - self.mean) > MEAN_SHIFT * self.mean:
-            raise ValueError(
-                f"a normal length of mean {self.mean:g} and std {self.std:g}, clipped to {max(1, self.min):,} .. "
-                f"{dist.maximum:,} tokens, draws a mean of {dist.expected:,.0f}: give a smaller std, or a lognormal "
-                "length (never below one token)"
-            )
+        if keeps_mean(dist):
+            return
+        spread = "" if self.dist == "exponential" else f" and std {self.std:g}"
+        raise ValueError(
+            f"{'an' if self.dist == 'exponential' else 'a'} {self.dist} length of mean {self.mean:g}{spread}, clipped "
+            f"to {max(1, self.min):,} .. {dist.maximum:,} tokens, draws a mean of {dist.expected:,.0f}: give "
+            f"{self._mean_keeping(dist)}"
+        )
+
+    def _mean_keeping(self, dist: LengthDist) -> str:
+        """The changes that keep the mean asked, where `dist` does not: a smaller spread, bounds further from the
+        mean on the side that moved it, a lognormal (for a normal) only where it keeps the mean itself (the advice
+        had named it for a normal of mean 100 and std 500, whose lognormal draws 89 tokens, 11% under), and always a
+        uniform length, whose mean is its bounds' midpoint."""
+        assert self.mean is not None
+        fixes = [] if self.dist == "exponential" else ["a smaller std"]
+        if dist.expected > self.mean and self.min > 1:
+            fixes.append("a lower min")
+        if dist.expected < self.mean and self.max is not None:
+            fixes.append("a higher max")
+        if self.dist == "normal" and keeps_mean(LengthDist("lognormal", self.mean, self.std, self.min, self.max)):
+            fixes.append("a lognormal length (never below one token)")
+        fixes.append("a uniform length (min .. max, its mean halfway between)")
+        return ", ".join(fixes[:-1]) + (" or " if len(fixes) > 1 else "") + fixes[-1]
 
     def _shape(self) -> str:
         return {
@@ -83,9 +102,14 @@ class LengthSpec(StrictModel):
 
 #: lengths drawn to read a distribution's clipped mean (its standard error: std / 450)
 EXPECTED_SAMPLES = 200_000
-#: a normal spread whose clipped draws' mean is further than this share from the mean asked is refused (LengthSpec):
-#: the sample's own error is std / 450, well inside it
+#: a spread whose clipped draws' mean is further than this share from the mean asked is refused (LengthSpec): the
+#: sample's own error is std / 450, well inside it
 MEAN_SHIFT = 0.02
+
+
+def keeps_mean(dist: LengthDist) -> bool:
+    """Whether the lengths `dist` draws, rounded and clipped, keep its stated mean to within MEAN_SHIFT."""
+    return abs(dist.expected - dist.mean) <= MEAN_SHIFT * dist.mean
 
 
 @dataclass(frozen=True)
@@ -196,6 +220,20 @@ def _check_tails(model: str, limit: int, lengths: dict[str, tuple[LengthDist, in
     key, dist, room = max(unbounded, key=lambda item: item[1].maximum)
     raise ChipwiseError(
         f"{key}: the {dist.kind} length of mean {dist.mean:,.0f} has no max, and its longest draws (about "
-        f"{dist.maximum:,} tokens) outgrow {model}'s context of {limit:,} tokens. Fix: give {key} a max within the "
-        f"context (at most {room:,})."
+        f"{dist.maximum:,} tokens) outgrow {model}'s context of {limit:,} tokens. Fix: {_tail_fix(key, dist, room)}."
+    )
+
+
+def _tail_fix(key: str, dist: LengthDist, room: int) -> str:
+    """A max within the context where clipping there keeps the mean (LengthSpec refuses one that does not: the fix
+    had offered an exponential of mean 100,000 a max of 130,944, which draws 72,827 tokens a request), else a
+    shorter length or a uniform one."""
+    capped = LengthDist(dist.kind, dist.mean, dist.std, dist.low, room)
+    if keeps_mean(capped):
+        return f"give {key} a max within the context (at most {room:,})"
+    reach = "7x its mean" if dist.kind == "exponential" else "its mean + 4 std"
+    return (
+        f"give {key} a smaller {'mean' if dist.kind == 'exponential' else 'mean or std'} (its draws reach {reach}), "
+        f"or a uniform length with a max of at most {room:,} (a max there would draw a mean of "
+        f"{capped.expected:,.0f})"
     )

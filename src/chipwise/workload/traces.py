@@ -47,12 +47,20 @@ JSON_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
 MAX_SPAN_S = 366 * 24 * 3600.0
 
 
-def _column(header: list[str], role: str, path: str) -> str:
-    """The header's column for `role`, matched without regard to case or surrounding spaces."""
-    names = {str(h).strip().lower(): h for h in header}
-    for name in TRACE_COLUMNS[role]:
-        if name in names:
-            return str(names[name])
+def _column(header: list[Any], role: str, path: str) -> str:
+    """The header's column for `role`, matched without regard to case or surrounding spaces. Two that could be it
+    are refused: the first of TRACE_COLUMNS had been read and the other dropped without a word (input_len 8,000
+    beside input_tokens 100 read a mean prompt of 100 tokens)."""
+    found = [str(h) for h in header if str(h).strip().lower() in TRACE_COLUMNS[role]]
+    if len(found) > 1:
+        raise ChipwiseError(
+            f"trace '{path}' has {len(found)} {role} columns, {', '.join(found[:-1])} and {found[-1]}: only one would "
+            "be read. Fix: keep the one that holds the requests' "
+            + ("arrival times" if role == "arrival" else f"{role} tokens")
+            + " (drop or rename the rest)."
+        )
+    if found:
+        return found[0]
     raise ChipwiseError(
         f"trace '{path}' has no {role} column (one of {', '.join(TRACE_COLUMNS[role])}). Fix: add that column."
     )
@@ -183,7 +191,8 @@ def read_trace(path: str) -> Trace:
         _extra_cells(rows, path, len(reader.fieldnames or []))
     if not rows:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
-    cols = {role: _column(list(rows[0].keys()), role, path) for role in TRACE_COLUMNS}
+    header = list(dict.fromkeys(key for row in rows for key in row))  # a JSON trace's rows may each name their own
+    cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
     values: dict[str, list[float]] = {role: [] for role in cols}
     for i, row in enumerate(rows, start=1):
         for role, col in cols.items():

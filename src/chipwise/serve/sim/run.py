@@ -79,6 +79,9 @@ class SimOutput:
     wall_s: float
     closed_loop: bool
     roles: list[str] = field(default_factory=list)
+    #: seconds each request spent in the serving front end before the first pool's scheduler saw it
+    #: (Deployment.front_latency_s): part of its TTFT before its wait to start (metrics.per_request)
+    front_latency_s: float = 0.0
 
 
 #: a link's booked transfers, (start, end) in time order (they do not overlap)
@@ -147,6 +150,7 @@ def simulate(
         wall_s=time.perf_counter() - start,
         closed_loop=closed,
         roles=[p.role for p in deployment.pools],
+        front_latency_s=deployment.front_latency_s,
     )
 
 
