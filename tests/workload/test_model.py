@@ -236,7 +236,26 @@ def test_an_alias_is_shown_as_asked(catalog: Catalog, capsys: pytest.CaptureFixt
     from chipwise.interfaces.cli.app import run
 
     r1, v3 = load_model(catalog, "DeepSeek-R1"), load_model(catalog, "deepseek-v3")
-    assert r1.display == "deepseek-r1 = deepseek-v3" and v3.display == "deepseek-v3"
+    # as the user wrote it: it had been kept lower-cased ('meta-llama/llama-3.1-8b' for 'meta-llama/Llama-3.1-8B')
+    assert r1.display == "DeepSeek-R1 = deepseek-v3" and v3.display == "deepseek-v3"
     assert r1.name == v3.name and r1.groups == v3.groups
     assert run(["model", "show", "deepseek-r1"]) == 0
     assert "deepseek-r1 = deepseek-v3 (moe, mla, swiglu)" in capsys.readouterr().out
+
+
+def test_a_reports_model_is_the_id_and_its_alias_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    """`model` holds the preset id in every report, the name given in `model_alias` (plan reports had read
+    'deepseek-r1 = deepseek-v3' in `model` and predict the bare id with no alias); titles show both."""
+    import chipwise.api as cw
+    from chipwise.interfaces.cli.train_views import print_prediction
+
+    plan = cw.plan_train("DeepSeek-R1", chips=256, hardware="h100-sxm")
+    predicted = cw.predict({"kind": "train", "model": "DeepSeek-R1", "hardware": "h100-sxm", "chips": 256})
+    for report in (plan, plan["results"][0], predicted):
+        assert (report["model"], report["model_alias"]) == ("deepseek-v3", "DeepSeek-R1")
+    assert (
+        cw.predict({"kind": "train", "model": "deepseek-v3", "hardware": "h100-sxm", "chips": 256})["model_alias"]
+        is None
+    )
+    print_prediction(predicted)
+    assert "DeepSeek-R1 = deepseek-v3 on 256 x h100-sxm" in capsys.readouterr().out

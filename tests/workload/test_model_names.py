@@ -40,7 +40,7 @@ def test_a_local_checkpoint_at_a_hub_ids_path_wins_over_the_preset(
 )
 def test_a_hub_id_tries_its_name_after_the_org(catalog: Catalog, name: str, pid: str) -> None:
     spec = load_model(catalog, name)
-    assert (spec.name, spec.alias) == (pid, name.lower())
+    assert (spec.name, spec.alias) == (pid, name)  # as written (it had been kept lower-cased)
 
 
 def test_a_missing_hub_path_gets_the_presets_it_was_likely_meant_to_be(

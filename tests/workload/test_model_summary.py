@@ -35,7 +35,7 @@ def test_windowed_models_kv_at_the_full_context(
 
 def test_json_carries_the_alias_and_the_active_parameter_convention(capsys: pytest.CaptureFixture[str]) -> None:
     data = run_json(capsys, ["model", "show", "deepseek-ai/DeepSeek-R1", "--json"])
-    assert (data["name"], data["alias"]) == ("deepseek-v3", "deepseek-ai/deepseek-r1")
+    assert (data["name"], data["alias"]) == ("deepseek-v3", "deepseek-ai/DeepSeek-R1")  # as written
     oss = run_json(capsys, ["model", "show", "gpt-oss-120b", "--json"])
     assert oss["alias"] is None
     # the model card's 5.1 B counts without the input embedding (201,088 x 2,880)

@@ -546,3 +546,10 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     return obj
+
+
+def model_label(report: Mapping[str, Any]) -> str:
+    """A report's model as a title names it: its id, after the name the user gave where that is another
+    ('deepseek-r1 = deepseek-v3'); the JSON keeps the id in `model` and the name given in `model_alias`."""
+    alias = report.get("model_alias")
+    return f"{alias} = {report['model']}" if alias else str(report["model"])

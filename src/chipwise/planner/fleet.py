@@ -478,7 +478,8 @@ def plan_fleet(
         note = still_missing_note([r["type"] for r in chosen if not r["replay"]["slo_met"]])
     return {
         "kind": "plan-fleet",
-        "model": model.display,
+        "model": model.name,
+        "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "precision": check_weight_precision(precision, model),  # 'auto': the checkpoint's own (it had read 'auto')
         "kv_precision": _shared_kv(chosen),
         "slo": dict(slo),

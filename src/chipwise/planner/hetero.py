@@ -325,7 +325,8 @@ def plan_hetero_training(
     verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch, cause)
     out: dict[str, Any] = {
         "kind": "plan-hetero",
-        "model": model.display,
+        "model": model.name,
+        "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "fleet": fleet,
         # the precision asked for, and the one each part computes in (a chip without its units: a wider one)
         "precision": job.precision,

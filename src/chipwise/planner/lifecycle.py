@@ -358,6 +358,7 @@ def plan_lifecycle(
     return {
         "kind": "plan-lifecycle",
         "model": train["model"],
+        "model_alias": train.get("model_alias"),
         "objective": objective,
         "training": {"tokens": train_tokens, "chips": train_chips, "precision": train_precision},
         "serving": {

@@ -421,6 +421,7 @@ def sensitivity(
         "kind": "sensitivity",
         "scenario_kind": kind,
         "model": base["model"],
+        "model_alias": base.get("model_alias"),
         "hardware": base["hardware"],
         "system": base["system"],
         "chips": base["chips"],

@@ -143,7 +143,8 @@ def plan_serving(
             del r[key]
     return {
         "kind": "plan-serve",
-        "model": model.display,
+        "model": model.name,
+        "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "load": {
             "kind": load.kind,
             "label": load.label(),

@@ -101,7 +101,8 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     result: dict[str, Any] = {
         "kind": "serve",
-        "model": model.display,
+        "model": model.name,
+        "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         # a split named as plan serve names one: its prefill then its decode pool's ('h100-sxm>b200')
         "hardware": pool_names(setup, lambda s: s.system.chip.id),
         "system": pool_names(setup, lambda s: s.system.id),

@@ -668,7 +668,8 @@ def plan_training(
         raise ChipwiseError(_unpriced(rows[0]["price_note"], pricing, provider, managed, as_of))
     return {
         "kind": "plan-train",
-        "model": model.display,
+        "model": model.name,
+        "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "chips": chips,
         "tokens": tokens,
         "precision": precision,

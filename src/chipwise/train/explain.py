@@ -119,6 +119,7 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "kind": "train",
         "model": job.model.name,
+        "model_alias": job.model.alias or None,
         "hardware": system.chip.id,
         "system": system.id,
         "chips": chips,

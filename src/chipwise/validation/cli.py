@@ -26,7 +26,6 @@ from chipwise.interfaces.cli.common import (
     whatif_banner,
     whatif_lines,
 )
-from chipwise.interfaces.cli.serve_views import iterations_text
 from chipwise.validation.report import TOP_ROWS, mape_cell
 
 
@@ -194,7 +193,7 @@ def _print_training_explanation(e: dict[str, Any]) -> None:
     if _not_predicted(e):
         return
     head = figure_table(
-        f"{e['id']}: {e['model']} on {e['chips']:,} {e['hardware']} ({e['system']}), {e['precision']}"
+        f"{e['id']}: {fmt.model_label(e)} on {e['chips']:,} {e['hardware']} ({e['system']}), {e['precision']}"
         + (f", {e['source_family']}" if e["source_family"] else ""),
         title_justify="left",
     )
@@ -232,7 +231,7 @@ def _print_explanation(e: dict[str, Any]) -> None:
         (f"{p['role']}: " if len(pools) > 1 else "") + f"{p['hardware']} {fmt.serving_plan(p)}" for p in pools
     )
     head = figure_table(
-        f"{e['id']}: {e['model']} on {e['chips']:g} {e['chip']} ({e['engine']})"
+        f"{e['id']}: {fmt.model_label(e)} on {e['chips']:g} {e['chip']} ({e['engine']})"
         + (f", {e['source_family']}" if e["source_family"] else ""),
         title_justify="left",
     )
@@ -265,6 +264,8 @@ def _print_explanation(e: dict[str, Any]) -> None:
         "request over to the prompt's first iteration)",
     )
     head.add_row("steady iteration", _by_component(sum(e["breakdown"].values()), e["breakdown"]))
+    from chipwise.interfaces.cli.serve_views import iterations_text  # the serving views load the simulator
+
     head.add_row("the run's iterations", iterations_text(e))
     console.print(head)
     console.print(_metrics_table(e))

@@ -110,7 +110,8 @@ def _explain(catalog: Catalog, row: InferenceRow) -> dict[str, Any]:
     return {
         **head,
         "predicted": True,
-        "model": job.model.display,
+        "model": job.model.name,
+        "model_alias": job.model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "engine": case.group[0],
         "chips": whole_count(row.num_chips or setup.chips),
         "reading": [*sim.notes, *(n for n in row.notes.split("; ") if n)],

@@ -111,8 +111,9 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         return _from_path(path, name)
     pid = preset_of(catalog, name)
     if pid is not None:
-        asked = preset_key(name)
-        return _preset(catalog, pid) if asked == pid else replace(_preset(catalog, pid), alias=asked)
+        # the alias as the user wrote it ('meta-llama/Llama-3.1-8B'), where it names the preset another way; it had
+        # been kept lower-cased
+        return _preset(catalog, pid) if preset_key(name) == pid else replace(_preset(catalog, pid), alias=name.strip())
     if files and path.exists():  # a folder with no config.json: its own line
         return _from_path(path, name)
     if files and names_a_file(name):

@@ -48,7 +48,7 @@ def print_hetero(r: dict[str, Any]) -> None:
     if r["projected"]:
         projected_banner(r["projected_items"])
     table = Table(
-        title=f"{r['model']} on a mixed fleet {', '.join(f'{n} x {k}' for k, n in r['fleet'].items())} "
+        title=f"{fmt.model_label(r)} on a mixed fleet {', '.join(f'{n} x {k}' for k, n in r['fleet'].items())} "
         f"in {r['precision']} (hand-off over the {r['link']['between']})",
         header_style="bold",
     )

@@ -117,7 +117,7 @@ def print_fleet(r: dict[str, Any]) -> None:
         f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {request_rate(b['rate'])}/s" for b in r["buckets"]
     )
     slo = ", ".join(f"{k} {fmt.latency(v)}" for k, v in r["slo"].items())
-    table = compact_table(f"{r['model']}{_precision_text(r)}: cheapest fleet for {buckets} within {slo}")
+    table = compact_table(f"{fmt.model_label(r)}{_precision_text(r)}: cheapest fleet for {buckets} within {slo}")
     # the replay's latency at each target's own percentile (the columns had read p99 under a p90 SLO)
     targeted = list(r["slo"])
     for col in ("instance type", "count", "chips", "$/hour", "busy", "cap.\nused", "routed\nreq/s", "replay\nSLO",
@@ -321,7 +321,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     projected_banner(_projected_names(listed))
     t, s = r["training"], r["serving"]
     table = compact_table(
-        f"{r['model']}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
+        f"{fmt.model_label(r)}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
         f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']})"
     )
     for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):

@@ -196,7 +196,7 @@ def _ranking_table(report: dict[str, Any], top: int, several: bool, checked: dic
     and the estimate's TPOT and p99 TTFT."""
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = compact_table(
-        f"{report['model']}: {report['load']['label']}, {report['input_tokens']:,} in / "
+        f"{fmt.model_label(report)}: {report['load']['label']}, {report['input_tokens']:,} in / "
         f"{report['output_tokens']:,} out, {report['precision']}"
         + (f", {report['kv_precision']} KV cache" if report.get("kv_precision") else "")
         + f" - {slo} ({report['pricing']} prices"

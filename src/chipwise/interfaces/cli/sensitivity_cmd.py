@@ -180,8 +180,8 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
     step = r["step"]
     table = Table(
         title=(
-            f"Sensitivity of {r['model']} {what} on {r['chips']:,} x {r['hardware']} ({held}): each figure moved "
-            f"-{step:.0%} and +{step:.0%}, ranked by the elasticity of {label}"
+            f"Sensitivity of {fmt.model_label(r)} {what} on {r['chips']:,} x {r['hardware']} ({held}): each figure "
+            f"moved -{step:.0%} and +{step:.0%}, ranked by the elasticity of {label}"
             + (f" (only figures naming {', '.join(r['only'])})" if r.get("only") else "")
         ),
         title_justify="left",

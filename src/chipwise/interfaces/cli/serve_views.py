@@ -186,7 +186,7 @@ def _serving_title(r: dict[str, Any]) -> str:
         pre, dec = plan["prefill"]["engine"], plan["decode"]["engine"]
         engine = pre if pre == dec else f"{pre} prefill, {dec} decode"
     return (
-        f"{r['model']} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
+        f"{fmt.model_label(r)} on {fmt.serving_fleet(r)} ({engine}), {r['precision']} weights, "
         f"{r['kv_precision']} KV cache - {r['load']['label']}"
     )
 

@@ -73,7 +73,8 @@ def _row_notes(report: dict[str, Any]) -> None:
 
 def _title(report: dict[str, Any]) -> str:
     return (
-        f"{report['model']} on {report['chips']:,} chip{'s' if report['chips'] != 1 else ''}, {report['precision']}"
+        f"{fmt.model_label(report)} on {report['chips']:,} chip{'s' if report['chips'] != 1 else ''}, "
+        f"{report['precision']}"
         + (f", {fmt.count(report['tokens'])} tokens" if report.get("tokens") else "")
         + f" - ranked by {report['objective']} ({report['pricing']} prices)"
     )
@@ -586,7 +587,9 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     projected_banner([r["hardware"]] if r.get("projected") else [])
     # a LoRA fine-tune says so: it had read as full training, whose step and checkpoint differ
     lora = " LoRA fine-tune" if r.get("lora") else ""
-    head = figure_table(f"{r['model']}{lora} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}")
+    head = figure_table(
+        f"{fmt.model_label(r)}{lora} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}"
+    )
     _plan_rows(head, r)
     _speed_rows(head, r)
     rel = r.get("reliability")
