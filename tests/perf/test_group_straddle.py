@@ -151,3 +151,17 @@ def test_a_stage_across_a_rack_edge_hands_off_over_the_network_both_ways(
     the edge stages with one neighbour across (the average); 16-rank stages put stage 4 (ranks 64-79) and 32-rank
     stages stage 2 (64-95) across the edge, both their hand-offs on the network (they had read the average)."""
     assert float(coll.pipeline_send(S, stride, NVL72, stages)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_plans_own_ranks_place_its_groups_not_the_fleets() -> None:
+    """TP16 x DP4 is ranks 0-63 of one NVL72 rack however many chips are rented: on 80 GB200s its groups had been
+    placed as if a fifth TP16 block sat at ranks 64-79 across two racks (step 32.2 -> 42.0 s); and a TP8 CP4 DP2
+    plan on 64 is one rack, its context-parallel ring on NVLink (it had paid the network, cp_comm 2.7 s)."""
+    import chipwise.api as cw
+
+    base = {"kind": "train", "model": "llama-3.1-70b", "hardware": "gb200-nvl72", "global_batch": 512}
+    plan = {"tp": 16, "dp": 4, "pp": 1, "cp": 1, "microbatch": 1}
+    steps = [cw.predict({**base, "chips": n, "plan": plan})["step_time_s"] for n in (64, 72, 80)]
+    assert steps[1] == pytest.approx(steps[0], rel=1e-12) and steps[2] == pytest.approx(steps[0], rel=1e-12)
+    ring = cw.predict({**base, "chips": 64, "seq_len": 8192, "plan": {"tp": 8, "cp": 4, "dp": 2, "pp": 1}})
+    assert ring["breakdown"]["cp_comm"] == 0.0  # hidden behind attention, as on NVLink it is

@@ -368,7 +368,13 @@ def reduce_scatter(
 all_gather = reduce_scatter
 
 
-def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology, members: IntArray | int = 2) -> Array:
+def p2p(
+    nbytes: Array | float,
+    stride: IntArray | int,
+    topo: Topology,
+    members: IntArray | int = 2,
+    ranks: IntArray | int | None = None,
+) -> Array:
     """Point-to-point send of `nbytes` to the rank `stride` ranks away, in a ring of `members` ranks (the `stride`
     rings side by side filling a block of B = stride x members ranks, blocks packed one after another as
     place_group packs them), all its members sending at once: the slowest hop, which paces the step. Every ring
@@ -377,9 +383,10 @@ def p2p(nbytes: Array | float, stride: IntArray | int, topo: Topology, members: 
     NVL72 racks (B = 32 of 72: ranks 64-95 over two racks) had been priced on NVLink for fitting by size.
     t = S / B_in + alpha_up inside a domain, S / B_out + alpha_out across it, B_out slowed by the Clos tiers a
     two-member group at this stride crosses (_bw_out; the alpha-beta model of Thakur, Rabenseifner & Gropp 2005 for
-    one message)."""
+    one message). `ranks`, the job's, counts only its own blocks (place_group): TP8 CP4 DP2 on 64 GB200s is ranks
+    0-63 of one rack, where every offset had put its ring across two (cp_comm 2.7 s of a 33 s step, not 0)."""
     stride = np.maximum(_as_int(stride), 1)
-    inside = topo.domain_ranks % (stride * np.maximum(_as_int(members), 1)) == 0
+    inside = place_group(np.maximum(_as_int(members), 1), stride, topo, ranks)[2] == 1
     t_up, t_out = _send_times(nbytes, stride, topo)
     return np.asarray(np.where(inside, t_up, t_out), dtype=np.float64)
 

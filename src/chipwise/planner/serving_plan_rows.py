@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -149,7 +149,10 @@ def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str
     if "_split" in row:
         split: SplitPools = row["_split"]
         pf, n_pre, dc, n_dec = split.prefill, split.prefill_replicas, split.decode, split.decode_replicas
-        pre = setup_replica(catalog, model, pf.system, pf.engine, pf.plan, job.mean_input, 1.0, longest)
+        # the prefill pool holds the decode pool's drafter, as predict sets it up (serving_pool.build_pool): it encodes
+        # each prompt and hands its cache over (its option is sized once per chip, without one)
+        drafted = replace(pf.plan, speculation=dc.choice.plan.speculation)
+        pre = setup_replica(catalog, model, pf.system, pf.engine, drafted, job.mean_input, 1.0, longest)
         dec = setup_replica(
             catalog, model, dc.system, dc.engine, dc.choice.plan, job.mean_input, job.mean_output, longest
         )

@@ -61,7 +61,9 @@ def build_pool(
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
     replicas_given = getattr(spec, "replicas", None)
     idle = why = ""
-    drafting = drafting_for(catalog, model, sc.speculative) if job.max_output > 1 else None  # prefill pools draft none
+    # a prefill pool of a speculating deployment holds the drafter too, which encodes every prompt and hands its
+    # cache over with the target's (it had held none: a draft model's prefill and KV left out of TTFT)
+    drafting = drafting_for(catalog, model, sc.speculative)
     if "tp" in fixed:
         # a given shape: pipeline and expert parallelism default to none, as the plan's label shows them
         held = {"pp": 1, "ep": 1, "attention_dp": 0, "adp_balance": 1, **fixed}

@@ -45,6 +45,8 @@ class ReplicaSetup:
     typical_prompt: float
     #: the longest request (prompt + output) the replica is set up for: a static engine's compiled sequence length
     max_sequence: int = 0
+    #: the speculative drafter's model (a draft model, or the EAGLE / MTP head), whose cache a prompt's carries
+    drafter: ModelSpec | None = None
 
     @property
     def chips(self) -> float:
@@ -197,4 +199,5 @@ def setup_replica(
         typical_context=typical_context,
         typical_prompt=typical_prompt,
         max_sequence=need,
+        drafter=draft,
     )

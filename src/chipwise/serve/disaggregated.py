@@ -71,8 +71,13 @@ def kv_transfer(
     model: ModelSpec, prefill: ReplicaSetup, decode: ReplicaSetup, same_domain: bool, hybrid: System | None = None
 ) -> KVTransfer:
     """Cost of moving one prompt's KV cache from a prefill replica to a decode replica, over the links of the ranks
-    that hold distinct shares of it at both ends (_holders)."""
-    per_token = model.kv_bytes_per_token(stored_bytes(prefill.plan.kv_precision))
+    that hold distinct shares of it at both ends (_holders). With speculative decoding the prefill pool's drafter
+    encodes the prompt too, and its cache goes with the target's (the decode pool drafts from it): a 1B draft
+    model adds 32 KiB a token to Llama 3.1 70B's 320 KiB."""
+    precision = stored_bytes(prefill.plan.kv_precision)
+    per_token = model.kv_bytes_per_token(precision)
+    if prefill.drafter is not None and decode.drafter is not None:
+        per_token += prefill.drafter.kv_bytes_per_token(precision)
     sending, receiving = _holders(model, prefill), _holders(model, decode)
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:

@@ -27,7 +27,7 @@ from chipwise.perf import collectives as coll
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.train.plans import PlanArrays
-from chipwise.types import Array
+from chipwise.types import Array, IntArray
 
 Collective = Callable[[Array, coll.Group], Array]
 #: training precisions that store fp32: their weights, gradients and optimizer state are all fp32 (memory.py)
@@ -103,7 +103,7 @@ def dp_time(
     weight_bytes: float,
     precision: str,
     adapters: Array | None = None,
-    ranks: int | None = None,
+    ranks: IntArray | None = None,
 ) -> tuple[Array, Array]:
     """(exposed data-parallel communication, optimizer update time) per step, in seconds. weight_bytes is a working
     weight's size (memory.working_weight_bytes): ZeRO-1/2's and FSDP's parameter all-gathers move the working
@@ -112,7 +112,7 @@ def dp_time(
     The training precision sets the gradients' bytes and the optimizer step's traffic (grad_bytes,
     optimizer_traffic). `adapters`, a LoRA run's trained parameters per rank (lora.local_adapter_params), are reduced
     and updated beside the dense ones (at adapter_weight_bytes), on the dense parameters' group; a LoRA step had
-    reduced no gradient at all. `ranks`, the job's ranks, places its groups as they are packed
+    reduced no gradient at all. `ranks`, each plan's own ranks, places its groups as they are packed
     (perf.collectives.place_group)."""
     sh = shards(plans, topo)
     ov = dev.eff.dp_overlap

@@ -53,7 +53,7 @@ from chipwise.train.memory import (
     working_weight_bytes,
 )
 from chipwise.train.plans import PlanArrays, stage_group_layers, stage_layers
-from chipwise.types import Array
+from chipwise.types import Array, IntArray
 from chipwise.workload.model import LayerGroup, ModelSpec
 from chipwise.workload.training import TrainingJob
 
@@ -104,6 +104,9 @@ class _Groups:
 
     tp: coll.Group
     ep: coll.Group
+    #: each plan's own ranks (tp x pp x dp x cp), which place its groups (perf.collectives.place_group); None: every
+    #: offset a block can take
+    ranks: IntArray | None = None
 
 
 class _Layer:
@@ -207,7 +210,8 @@ class _Layer:
         kv_chunk = tokens * kv_bytes_tok
         # the ring's members sit tp ranks apart; one that spans past the scale-up domain (TP4 x CP8 on 8-GPU nodes)
         # waits at each step for its hops over the network, not the fabric's
-        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * coll.p2p(kv_chunk, plans.tp, topo, plans.cp), 0.0)
+        ring = coll.p2p(kv_chunk, plans.tp, topo, plans.cp, groups.ranks)
+        self.cp_fwd = np.where(plans.cp > 1, (plans.cp - 1) * ring, 0.0)
 
     def expand(self, inverse: NDArray[np.int64]) -> None:
         """Broadcast costs priced per distinct (tp, cp, mb, ep, sp) back to every plan."""
@@ -228,6 +232,17 @@ class StageCosts:
     ep_hidden_bwd: Array | float = 0.0
 
 
+def _reach(plans: PlanArrays, topo: Topology, ranks: IntArray) -> IntArray:
+    """`ranks` capped where more would place a layer's groups no differently: a job of lcm(B, D) ranks or more
+    reaches every offset a block of B ranks takes in a domain of D (the TP group's, the context-parallel ring's, the
+    expert group's), so plans past it price alike and are priced once (per-plan counts had slowed the search a
+    third)."""
+    d = topo.domain_ranks
+    blocks = (plans.tp, plans.tp * plans.cp, plans.ep)
+    reach = np.maximum.reduce([np.lcm(np.asarray(b, dtype=np.int64), d) for b in blocks])
+    return np.asarray(np.minimum(ranks, reach), dtype=np.int64)
+
+
 def stage_costs(
     model: ModelSpec,
     job: TrainingJob,
@@ -237,12 +252,12 @@ def stage_costs(
     layers_on_stage: Array,
     head: Array | float = 1.0,
     group_layers: Sequence[Array] | None = None,
-    ranks: int | None = None,
+    ranks: IntArray | None = None,
 ) -> StageCosts:
     """Cost of one micro-batch on a stage holding `layers_on_stage` layers (in the model's layer mix, or
     `group_layers` of each of model.groups where given), plus the LM head and loss when `head` is 1. Vectorised over
-    plans. `ranks`, the job's ranks, places its groups as they are packed (perf.collectives.place_group: only the
-    offsets its blocks reach)."""
+    plans. `ranks`, each plan's own ranks (tp x pp x dp x cp, not the fleet's: chips a plan leaves idle hold no
+    rank), places its groups as they are packed (perf.collectives.place_group: only the offsets its blocks reach)."""
     n = len(plans)
     eff = dev.eff
     bwd_gemm = 1.0 if job.lora else 2.0
@@ -260,10 +275,15 @@ def stage_costs(
     # a layer's costs depend on (tp, cp, mb, ep, sp) only: price each distinct combination once
     inverse: NDArray[np.int64] | None = None
     sub = plans
+    sub_ranks = None if ranks is None else _reach(plans, topo, np.broadcast_to(np.asarray(ranks, dtype=np.int64), (n,)))
     if n > FACTORIZE_MIN_ROWS:
-        inverse, first = factorize(plans.tp, plans.cp, plans.mb, plans.ep, plans.sp)
+        keys = (plans.tp, plans.cp, plans.mb, plans.ep, plans.sp) + (() if sub_ranks is None else (sub_ranks,))
+        inverse, first = factorize(*keys)
         sub = plans.take(first)
-    groups = _Groups(tp=coll.group(sub.tp, 1, topo, ranks), ep=coll.group(sub.ep, 1, topo, ranks))
+        sub_ranks = None if sub_ranks is None else sub_ranks[first]
+    groups = _Groups(
+        tp=coll.group(sub.tp, 1, topo, sub_ranks), ep=coll.group(sub.ep, 1, topo, sub_ranks), ranks=sub_ranks
+    )
     if group_layers is None:
         group_layers = [g.count / model.layers * layers_on_stage for g in model.groups]
     for g, k in zip(model.groups, group_layers, strict=True):  # k: layers of this group on the stage
@@ -317,7 +337,9 @@ def train_step(
     model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays, chips: int
 ) -> StepResult:
     """Price every plan: step time, throughput, MFU, memory per rank, feasibility and the time breakdown."""
-    ranks = chips * dev.cores_per_chip
+    # the plan's own ranks place its groups: a plan that leaves chips idle holds no rank on them (the fleet's count
+    # had put a fifth TP16 block at ranks 64-79 of a 64-rank plan on 80 GB200s, across two racks: 30% slower)
+    plan_ranks = (plans.tp * plans.pp * plans.dp * plans.cp).astype(np.int64)
     eff = dev.eff
     prec = job.precision
     pp = plans.pp.astype(np.float64)
@@ -326,7 +348,14 @@ def train_step(
     re_matmul = np.where(plans.recompute == 2, 1.0, 0.0)
     on_stage = stage_layers(model.layers, plans.pp, plans.vpp)
     stage = stage_costs(
-        model, job, dev, topo, plans, on_stage, group_layers=stage_group_layers(model, plans.pp, plans.vpp), ranks=ranks
+        model,
+        job,
+        dev,
+        topo,
+        plans,
+        on_stage,
+        group_layers=stage_group_layers(model, plans.pp, plans.vpp),
+        ranks=plan_ranks,
     )
     per_mb, fwd_mb, bwd_mb = stage.per_mb, stage.fwd, stage.bwd
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
@@ -359,7 +388,7 @@ def train_step(
         weight_bytes=(frozen_weight_bytes if job.lora else working_weight_bytes)(dev, prec),  # as memory holds them
         precision=prec,
         adapters=local_adapter_params(model, plans) if job.lora else None,
-        ranks=ranks,
+        ranks=plan_ranks,
     )
     step = m * (t_mb - pp_hidden) + bubble + dp_comm + optimizer + eff.step_overhead_s
     mem = memory_per_rank(model, job, dev, topo, plans)
@@ -388,6 +417,6 @@ def train_step(
         feasible=np.asarray(feasible),
         breakdown={k: np.asarray(breakdown[k], dtype=np.float64) for k in BREAKDOWN_KEYS},
         chips=chips,
-        ranks=ranks,
+        ranks=chips * dev.cores_per_chip,
         model_flops_per_token=mflops,
     )

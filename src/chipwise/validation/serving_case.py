@@ -448,7 +448,8 @@ def _disaggregated(
     ep = ep if model.moe is not None and ep <= tp else 1
     d = decode.plan
     batch = prefill_batch or d.max_batch
-    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, speculation=None, max_batch=batch)
+    # the drafter rides the prefill pool too: it encodes each prompt and hands its cache over (kv_transfer)
+    plan = replace(d, tp=tp, pp=pp, ep=ep, attention_dp=adp and tp > 1, max_batch=batch)
     budget = token_budget(eng, inp + 1, plan.max_batch, system.chip.hbm_capacity)
     if rank_tokens:
         budget = rank_tokens * (tp if plan.attention_dp and not eng.adp_budget_per_rank else 1)
