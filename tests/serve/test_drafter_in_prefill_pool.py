@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import chipwise.api as cw
+from chipwise.errors import ChipwiseError
+from cli_run import run_error
 
 SPLIT = (
     "{kind: serve, model: llama-3.1-70b, hardware: h100-sxm, precision: fp8, input_tokens: 4000, output_tokens: 300, "
@@ -31,3 +35,31 @@ def test_the_prefill_pool_holds_and_runs_the_drafter() -> None:
     assert 0.2 < weights < 0.5  # about 1.2 B parameters (untied head and embedding) a quarter each at fp8/bf16
     assert drafted["prefill_one_prompt"]["seconds"] > plain["prefill_one_prompt"]["seconds"]
     assert drafted["ttft_s"]["p50"] > plain["ttft_s"]["p50"]
+
+
+def test_a_windowed_targets_share_leaves_the_drafters_cache_whole() -> None:
+    """gpt-oss-120b in fp8 KV: 36 layers of 1,024 B a token, half of them keeping 128 tokens; its EAGLE head is one
+    full-attention layer. An 8,192-token prompt sends 36,864 x (8,192 - 0.5 x 8,064) + 1,024 x 8,192 bytes,
+    161.7 MB at 369 GB/s + 1 us: 0.439 ms (the head's cache had been cut by the target's window share, 0.428)."""
+    r = cw.predict(
+        "{kind: serve, model: gpt-oss-120b, hardware: h100, chips: 2, precision: mxfp4, input_tokens: 8192, "
+        "output_tokens: 256, arrival_rate: 0.5, requests: 40, speculative: 'eagle:3@0.7', plan: {disaggregated: "
+        "true, prefill: {tp: 1, replicas: 1}, decode: {tp: 1, replicas: 1}}}"
+    )
+    sent = 36_864 * (8192 - 0.5 * 8064) + 1024 * 8192
+    assert r["kv_transfer"]["seconds_for_mean_prompt"] == pytest.approx(sent / 369e9 + 1e-6, rel=1e-6)
+
+
+def test_a_draft_model_shorter_than_the_requests_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3 8B (8,192 tokens of context) cannot draft 30,256-token requests for Llama 3.1 70B: it had been
+    priced doing so, 206 ms of draft prefill a prompt."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-70b, hardware: h200, chips: 8, precision: bf16, input_tokens: 30000, "
+        "output_tokens: 256, arrival_rate: 0.2, requests: 40, speculative: 'draft:llama-3-8b:4@0.7', plan: {tp: 8}}"
+    )
+    message = "the draft model llama-3-8b has a context of 8,192 tokens, shorter than the 30,256-token requests"
+    with pytest.raises(ChipwiseError, match=message):
+        cw.predict(scenario)
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "0.2", "--input-tokens", "30000"]
+    argv += ["--output-tokens", "256", "--speculative", "draft:llama-3-8b:4@0.7", "--hardware", "h200"]
+    assert message in run_error(capsys, argv)  # before the search, which had found 'no option' and exited 0

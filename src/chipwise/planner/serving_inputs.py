@@ -106,8 +106,20 @@ def precisions(
             f"an fp4 (NVFP4) KV cache runs on NVIDIA's Blackwell chips alone, and {system.chip.id} is not one",
             "use an fp8 KV cache",
         )
+    if kv == "int8" and eng.engine in NO_INT8_KV:
+        # an int8 cache had been priced at half bf16's bytes for engines that cannot hold one (twice the tokens)
+        raise PrecisionUnsupportedError(
+            f"{eng.engine} has no int8 KV cache (its --kv-cache-dtype takes 16-bit and fp8 formats)",
+            "use an fp8 KV cache, or engine: trtllm on an NVIDIA chip for an int8 one",
+        )
     float8_fallback(eng.engine, system.chip, weight, kv)  # refuses what the engine cannot run (predict notes the rest)
     return weight, kv
+
+
+#: Engines whose KV-cache formats leave int8 out: vLLM's --kv-cache-dtype takes auto, bfloat16 and the fp8 ones
+#: (docs.vllm.ai engine arguments; its quantized-KV-cache page covers FP8 alone), SGLang's auto, fp8_e5m2, fp8_e4m3
+#: (and fp4); TensorRT-LLM has an INT8 KV cache (QuantConfig.kv_cache_quant_algo INT8).
+NO_INT8_KV = ("vllm", "sglang")
 
 
 def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:

@@ -41,7 +41,7 @@ from chipwise.serve.estimate import Estimate
 from chipwise.serve.quant import KV_PRECISIONS, check_precision, check_weight_precision
 from chipwise.serve.search import pareto
 from chipwise.serve.sim.policies import check_router
-from chipwise.serve.speculation import Drafting
+from chipwise.serve.speculation import Drafting, check_drafter_context
 from chipwise.workload.bounds import MAX_CHIPS, MAX_SIMULATED
 from chipwise.workload.counts import is_count
 from chipwise.workload.lengths import LengthDist
@@ -101,6 +101,9 @@ def plan_serving(
     draftings = [d for i, d in enumerate(asked) if d not in asked[:i]]
     targets = _checked_targets(slo, load)
     job = _checked_job(model, load, input_tokens, output_tokens, requests, router)
+    for drafting in draftings:  # before the search, which would find no shape (each set up with the drafter)
+        if drafting is not None:
+            check_drafter_context(drafting.model, job.max_input + job.max_output)
     check_tpot_target(targets, job.output.maximum)
     hw = hardware(catalog)
     # a hybrid scale-up system (the Trainium4 + GB300 NVLink Fusion rack) is searched as its member chips, each

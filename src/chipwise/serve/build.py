@@ -26,7 +26,7 @@ from chipwise.serve.sim.policies import SchedulerPolicy
 from chipwise.serve.sim.replica import cache_fits
 from chipwise.serve.sim.run import PoolSim
 from chipwise.serve.sim.steps import StepModel, step_model
-from chipwise.serve.speculation import drafter
+from chipwise.serve.speculation import check_drafter_context, drafter
 from chipwise.workload.model import ModelSpec
 
 
@@ -140,6 +140,9 @@ def setup_replica(
     typical_context = typical_prompt + typical_output
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
     draft = drafter(catalog, model, plan.speculation) if plan.speculation is not None else None
+    need = longest_request or math.ceil(typical_context)
+    if draft is not None:
+        check_drafter_context(draft, need)
     mem = replica_memory(
         model,
         dev,
@@ -168,7 +171,6 @@ def setup_replica(
             f"{capacity:.1f} GiB before any KV cache. Fix: raise tp or pp, or quantise the weights"
             + ("." if alone else f", or lower max_tokens ({plan.max_tokens:,}) or max_batch ({plan.max_batch:,}).")
         )
-    need = longest_request or math.ceil(typical_context)
     if not cache_fits(need, int(mem.kv_tokens), eng.block_tokens):  # as the replica drops what never fits
         raise InfeasibleError(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "

@@ -75,9 +75,9 @@ def kv_transfer(
     encodes the prompt too, and its cache goes with the target's (the decode pool drafts from it): a 1B draft
     model adds 32 KiB a token to Llama 3.1 70B's 320 KiB."""
     precision = stored_bytes(prefill.plan.kv_precision)
-    per_token = model.kv_bytes_per_token(precision)
-    if prefill.drafter is not None and decode.drafter is not None:
-        per_token += prefill.drafter.kv_bytes_per_token(precision)
+    target = model.kv_bytes_per_token(precision)
+    drafted = prefill.drafter is not None and decode.drafter is not None
+    per_token = target + (prefill.drafter.kv_bytes_per_token(precision) if drafted and prefill.drafter else 0.0)
     sending, receiving = _holders(model, prefill), _holders(model, decode)
     link = hybrid.link(prefill.system.chip.id, decode.system.chip.id) if hybrid else None
     if hybrid is not None and link is not None:
@@ -111,5 +111,10 @@ def kv_transfer(
         or decode.system.projected
         or (link is not None and hybrid is not None and hybrid.projected)
     )
-    windows = tuple((g.count / model.layers, float(g.window)) for g in model.groups if g.window > 0)
+    # the target's sliding-window layers, as shares of all the bytes a token sends: the drafter's own cache (a full-
+    # attention head or draft model) is sent whole (it had been cut by the target's window share: gpt-oss-120b's
+    # EAGLE head sent 4,160 tokens' worth of an 8,192-token prompt)
+    windows = tuple(
+        (g.count / model.layers * target / per_token, float(g.window)) for g in model.groups if g.window > 0
+    )
     return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected, windows)

@@ -253,6 +253,18 @@ def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec
     return DraftHead(**fields, groups=(_eagle_layer(target),), own_lm_head=True)
 
 
+def check_drafter_context(draft: ModelSpec, longest: int) -> None:
+    """One line where the draft model's context is shorter than the longest request: it encodes every prompt and
+    attends over the whole context (Llama 3 8B, 8,192 tokens, had been priced drafting 30,256-token requests for
+    Llama 3.1 70B, which it cannot hold). An MTP or EAGLE head has its target's context."""
+    if 0 < draft.max_seq_len < longest:
+        raise ChipwiseError(
+            f"the draft model {draft.name} has a context of {draft.max_seq_len:,} tokens, shorter than the "
+            f"{longest:,}-token requests it drafts for. Fix: pick a draft model with a longer context (or MTP / "
+            "EAGLE), or shorten the requests."
+        )
+
+
 @dataclass(frozen=True)
 class Drafting:
     """A speculation and the model its drafting passes run (what the steady-state estimate prices)."""
