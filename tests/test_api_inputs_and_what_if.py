@@ -188,3 +188,18 @@ def test_catalog_engine_is_catalog_engine_json(capsys: pytest.CaptureFixture[str
     assert cw.catalog_engine("vllm") == run_json(capsys, ["catalog", "engine", "vllm", "--json"])
     with pytest.raises(ChipwiseError, match="unknown chip, system or chip family 'hoper'"):
         cw.catalog_engine("vllm", chip="hoper")
+
+
+def test_every_plans_and_tcos_answer_names_its_what_if(capsys: pytest.CaptureFixture[str]) -> None:
+    """tco, plan hetero (and sensitivity, plan fleet, plan lifecycle, built alike) had carried no what_if in their
+    --json or their API answer: a figure changed by --set read as the catalog's own."""
+    sets = ["h100-sxm.unit_price=20000"]
+    tco = cw.tco("h100-sxm", sets=sets)
+    assert (
+        tco["what_if"]
+        and tco["what_if"] == run_json(capsys, ["tco", "h100-sxm", "--set", sets[0], "--json"])["what_if"]
+    )
+    mix = cw.plan_hetero("llama-3.1-8b", {"h100-sxm": 8, "h200": 8}, tokens=1e10, sets=sets)
+    argv = ["plan", "hetero", "--model", "llama-3.1-8b", "--fleet", "h100-sxm=8,h200=8", "--tokens", "1e10"]
+    assert mix["what_if"] == run_json(capsys, [*argv, "--set", sets[0], "--json"])["what_if"] == tco["what_if"]
+    assert cw.tco("h100-sxm")["what_if"] == []

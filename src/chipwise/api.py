@@ -375,7 +375,10 @@ def sensitivity(
     texts = [only] if isinstance(only, str) else list(only)
     for text in texts:
         _text(text, "only", optional=False)
-    return planner_sensitivity(sc, files, sets, step, metric, _flag(replan, "replan"), workers, only=texts, catalog=cat)
+    result = planner_sensitivity(
+        sc, files, sets, step, metric, _flag(replan, "replan"), workers, only=texts, catalog=cat
+    )
+    return _with_what_if(result, cat)
 
 
 @_answers(plan_training)
@@ -483,9 +486,10 @@ def plan_hetero(
         raise ChipwiseError(f"fleet {fleet!r} is not a mapping of chips to counts. Fix: give e.g. {{'trn4': 36}}.")
     counts = {_name(chip, "chip"): read_count(n, f"fleet['{chip}']", whole=True) for chip, n in fleet.items()}
     cat = load_catalog(files, sets)
-    return plan_hetero_training(
+    report = plan_hetero_training(
         cat, _name(model, "model"), counts, read_count(tokens, "tokens"), hybrid=hybrid, **options
     )
+    return _with_what_if(report, cat)
 
 
 def _limits(limits: Any) -> Mapping[str, int] | None:
@@ -522,7 +526,7 @@ def plan_fleet(
     targets = check_slo(slo)
     cat = load_catalog(files, sets)
     ids = _hardware(cat, hardware)
-    return planner_fleet(
+    report = planner_fleet(
         cat,
         _name(model, "model"),
         _path(workload, "workload", "examples/chat-mix.yaml"),
@@ -531,6 +535,7 @@ def plan_fleet(
         _limits(limits),
         **options,
     )
+    return _with_what_if(report, cat)
 
 
 @_answers(planner_lifecycle)
@@ -557,7 +562,8 @@ def plan_lifecycle(
     rate = load_of(count_value(serve_rate), None, False, flag="serve_").rate  # '5' as plan serve reads a rate
     months = float(_required(serve_months, "serve_months", example="12"))
     cat = load_catalog(files, sets)
-    return planner_lifecycle(cat, _name(model, "model"), tokens, rate, months, _hardware(cat, hardware), **options)
+    report = planner_lifecycle(cat, _name(model, "model"), tokens, rate, months, _hardware(cat, hardware), **options)
+    return _with_what_if(report, cat)
 
 
 def _overrides(overrides: Any) -> dict[str, float] | None:
@@ -609,7 +615,8 @@ def tco(
         raise ChipwiseError(
             "utilisation None is not a number. Fix: give the share of hours used, e.g. 0.8 (1.0 the default)."
         )
-    return tco_report(cat, owned_tco(cat, system, region, _number(utilisation, "utilisation"), **options), compare)
+    owned = owned_tco(cat, system, region, _number(utilisation, "utilisation"), **options)
+    return _with_what_if(tco_report(cat, owned, compare), cat)
 
 
 @_answers()

@@ -180,7 +180,7 @@ def hetero(
         hybrid=hybrid,
     )
     if as_json:
-        print_json(report)
+        print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_hetero(report)

@@ -30,6 +30,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
     slo_text,
     whatif_banner,
+    whatif_lines,
 )
 from chipwise.interfaces.cli.plan_serve_cmd import (
     INPUT_TOKENS,
@@ -85,7 +86,7 @@ def fleet(
             cat, model, workload, targets, hardware_ids(cat, hardware), parse_limits(limits), precision, replay
         )
     if as_json:
-        print_json(report)
+        print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_fleet(report)
@@ -238,7 +239,7 @@ def lifecycle(
             serve_kv_precision=serve_kv_precision,
         )
     if as_json:
-        print_json(report)
+        print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_lifecycle(report)

@@ -21,6 +21,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
     transient_bar,
     whatif_banner,
+    whatif_lines,
 )
 from chipwise.interfaces.cli.plot_opt import PlotFile, write_plot
 from chipwise.planner.sensitivity import DEFAULT_STEP, METRICS, MOVES_NOTHING, sensitivity
@@ -106,7 +107,7 @@ def sensitivity_cmd(
     # the plot draws the rows the table shows (it had drawn up to 12 whatever --top asked)
     write_plot({**result, "figures": result["figures"][:top]}, plot)
     if as_json:
-        print_json(result)
+        print_json({**result, "what_if": whatif_lines(cat)})
         return
     whatif_banner(cat)  # the figures moved are moved from the what-if's values
     print_sensitivity(result, top)

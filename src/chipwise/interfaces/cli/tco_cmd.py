@@ -23,6 +23,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     projected_banner,
     whatif_banner,
+    whatif_lines,
 )
 
 #: what a cost option left out is: the figure the catalog gives the chip or system (`tco` lists it under Inputs)
@@ -96,7 +97,7 @@ def tco(
     overrides = {k: v for k, v in given.items() if v is not None}
     report = tco_report(cat, owned_tco(cat, system, region, utilisation, pue, facility, overrides), compare)
     if as_json:
-        print_json(report)
+        print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_tco(report)
