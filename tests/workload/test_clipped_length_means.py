@@ -64,3 +64,12 @@ def test_the_advice_keeps_the_mean() -> None:
     assert drawn == {"lognormal": 1008, "exponential": 299, "higher max": 983, "uniform": 1000}
     assert keeps_mean(LengthDist("lognormal", 512.0, 512.0))
     assert not keeps_mean(LengthDist("lognormal", 100.0, 500.0))
+
+
+def test_an_unbounded_lognormal_is_cut_at_chipwises_cap_without_a_refusal() -> None:
+    """A lognormal of mean 1,000 and std 3,000 with no bounds draws about 919 at chipwise's own cap (mean + 4 std):
+    the user gave no bound to move, and it had been refused for the cap, with no bound offered to fix it."""
+    from chipwise.workload.lengths import LengthDist, LengthSpec
+
+    spec = LengthSpec(dist="lognormal", mean=1000, std=3000)
+    assert 900 < LengthDist.of(spec).expected < 940

@@ -55,7 +55,11 @@ class LengthSpec(StrictModel):
                 f"length mean {self.mean:g} lies {bounds}: clipping every length to the bounds would make a different "
                 "mean; give a mean within them"
             )
-        if self.dist in ("normal", "lognormal", "exponential"):
+        # a lognormal or exponential length is checked where its bounds are the user's: without them it is cut at
+        # chipwise's own LengthDist.maximum, and draws a little under its mean as LengthDist.expected reports (a
+        # lognormal of mean 1,000 and std 3,000 had been refused for the cap the user never gave)
+        bounded = bool({"min", "max"} & self.model_fields_set)
+        if self.dist == "normal" or (self.dist in ("lognormal", "exponential") and bounded):
             self._clipped_mean()
         return self
 
