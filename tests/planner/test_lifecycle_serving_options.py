@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.cli_run import run, run_error, run_json
 
 import chipwise.api as cw
 from chipwise.interfaces.cli.plan_fleet_cmd import print_lifecycle
+from cli_run import run, run_error, run_json
 
 LIFECYCLE_8B = ["plan", "lifecycle", "--model", "llama-3.1-8b", "--train-tokens", "100B", "--train-chips", "64"]
 #: Llama 3.1 8B's fp8 serving on Trainium4 and GB300, 8,192-token prompts: the neuron engine caches KV in bf16,
