@@ -5,6 +5,7 @@ group (perf.collectives.place_group). Numbers by hand on an NVL72 rack and a 288
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -24,17 +25,11 @@ NVL72 = Topology(
     out_latency=5e-6,
     out_efficiency=0.94,
 )
-TRN4 = Topology(  # 72 Trainium4 chips of 4 cores: 288 ranks a domain
-    domain_ranks=288,
-    up_kind="switched",
-    up_dims=(72,),
-    up_bandwidth=450e9,
-    up_latency=1e-6,
-    up_efficiency=0.77,
-    out_bandwidth=6.25e9,
-    out_latency=8e-6,
+# 72 Trainium4 chips of 4 cores: 288 ranks a domain
+TRN4 = replace(
+    NVL72, domain_ranks=288, up_bandwidth=450e9, up_efficiency=0.77, out_bandwidth=6.25e9, out_latency=8e-6,
     out_efficiency=0.8,
-)
+)  # fmt: skip
 B_IN, B_OUT = 900e9 * 0.76, 50e9 * 0.94
 S = 8192 * 8192 * 2.0  # a Llama-3.1-70B micro-batch's activations at 8K tokens, bf16: 128 MiB
 

@@ -251,12 +251,8 @@ def _mixed(
         # every term of the step, adding up to it (the bubble and hand-offs alone had left a quarter of a 256 GB200
         # and 512 trn1 step unsaid), and the part each term belongs to where it is one part's
         "step_terms_s": {
-            "compute": float(res.compute[i]),
-            "bubble": float(res.bubble[i]),
-            "hand_offs": float(res.hand_offs[i]),
-            "dp_comm": float(res.dp_comm[i]),
-            "optimizer": float(res.optimizer[i]),
-            "step_overhead": float(res.step_overhead[i]),
+            term: float(getattr(res, term)[i])
+            for term in ("compute", "bubble", "hand_offs", "dp_comm", "optimizer", "step_overhead")
         },
         "step_term_hardware": {
             "compute": bottleneck,
