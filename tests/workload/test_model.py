@@ -259,3 +259,13 @@ def test_a_reports_model_is_the_id_and_its_alias_apart(capsys: pytest.CaptureFix
     )
     print_prediction(predicted)
     assert "DeepSeek-R1 = deepseek-v3 on 256 x h100-sxm" in capsys.readouterr().out
+
+
+def test_a_plots_title_names_the_alias_as_the_table_does(tmp_path: Path) -> None:
+    """The plots' titles read the report's id and alias as the CLI's titles do (they had read `model` alone)."""
+    import chipwise.api as cw
+    from chipwise.interfaces.plots import plot
+
+    out = tmp_path / "ranking.svg"
+    plot(cw.plan_train("DeepSeek-R1", chips=256, hardware="h100-sxm"), out)
+    assert "DeepSeek-R1 = deepseek-v3" in out.read_text()

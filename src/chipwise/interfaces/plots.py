@@ -49,6 +49,11 @@ PROJECTED_NOTE = "Projected (open diamonds): announced, not shipping; figures pr
 ESTIMATE_MARK = " §"  # a price that is a catalog estimate, marked as the ranking table marks it
 
 
+def _model(report: Mapping[str, Any]) -> str:
+    """A report's model as the CLI's titles name it (format.model_label), '?' where it names none."""
+    return fmt.model_label(report) if report.get("model") else "?"
+
+
 def pareto_front(xs: Sequence[float], ys: Sequence[float]) -> list[int]:
     """Indices of the points that no other point beats on both axes (both minimised), in increasing x.
 
@@ -226,7 +231,7 @@ COST_UNITS: tuple[tuple[float, str], ...] = ((1e6, "$M"), (1e3, "$k"), (1.0, "$"
 
 def _workload_title(report: Mapping[str, Any]) -> str:
     tokens = f", {fmt.count(float(report['tokens']))} tokens" if report.get("tokens") else ""
-    return f"{report.get('model', '?')} on {int(report.get('chips', 0)):,} chips, {report.get('precision', '')}{tokens}"
+    return f"{_model(report)} on {int(report.get('chips', 0)):,} chips, {report.get('precision', '')}{tokens}"
 
 
 def breakdown_training(result: Mapping[str, Any], path: str | Path, memory: bool = True) -> Path:
@@ -251,7 +256,7 @@ def memory_training(result: Mapping[str, Any], path: str | Path) -> Path:
 def _prediction_title(r: Mapping[str, Any]) -> str:
     hw = str(r.get("hardware", "?")) + (" (projected)" if r.get("projected") else "")
     plan = f": {fmt.plan(r['plan'])}" if "plan" in r else ""
-    return f"{r.get('model', '?')} on {int(r.get('chips', 0)):,} x {hw}, {r.get('precision', '')}{plan}"
+    return f"{_model(r)} on {int(r.get('chips', 0)):,} x {hw}, {r.get('precision', '')}{plan}"
 
 
 def _step_panel(r: Mapping[str, Any]) -> Panel:
@@ -421,7 +426,11 @@ def _serve_plan(row: Mapping[str, Any]) -> str:
 
 
 def _serving_title(report: Mapping[str, Any], what: str) -> str:
-    model = report.get("model") or next((r.get("model") for r in serving_rows(report) if r.get("model")), "?")
+    model = (
+        _model(report)
+        if report.get("model")
+        else next((_model(r) for r in serving_rows(report) if r.get("model")), "?")
+    )
     return f"{model} serving: {what}"
 
 
@@ -559,7 +568,7 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
     if result.get("projected"):
         notes.append(PROJECTED_NOTE)
     hw = f"{fmt.serving_fleet(result)} ({_engines(result)})"
-    title = f"{result.get('model', '?')} on {hw}, {result.get('precision', '')} weights"
+    title = f"{_model(result)} on {hw}, {result.get('precision', '')} weights"
     return write_chart(Chart(title, panels, "\n".join(notes), 4.0 * len(panels) + 1.0, 4.5), path)
 
 
@@ -672,7 +681,7 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
         ),
     )
     held = "plan held: " + fmt.any_plan(result["plan"]) if result.get("plan_held") else "plan searched again"
-    title = f"Sensitivity: {result.get('model', '?')} on {int(result.get('chips', 0)):,} x {hw} ({held})"
+    title = f"Sensitivity: {_model(result)} on {int(result.get('chips', 0)):,} x {hw} ({held})"
     note = PROJECTED_NOTE if result.get("projected") else ""
     return write_chart(Chart(title, [panel], note, 10.0, 1.2 + 0.35 * len(rows)), path)
 
