@@ -257,6 +257,7 @@ def small_all_reduce_over(
         # each replica is priced as if placed from a domain's first rank, its group the job's every rank (a TP32
         # decode replica in one NVL72 straddles nothing). An estimate: replicas that do not tile a domain (nine TP16
         # replicas on two NVL72 racks) leave one across two racks in consecutive packing, priced here as the others
+        # and named by predict (planner.serving_predict.placement_note)
         coll.group(size_a, 1, _no_step_latency(topo), size_a),
         _group_latency(size_a, topo, latency, network_latency),
         size_a > 1,

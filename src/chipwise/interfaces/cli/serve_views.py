@@ -95,6 +95,7 @@ def caveats(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("run too short", _short_run_text(r, r["short_run"]) if r.get("short_run") else ""),
         ("chips", _stated_chips_text(r["stated_chips"]) if "stated_chips" in r else ""),
         ("lock-step users", escape(str(r.get("lockstep_note") or ""))),  # plain text, read as markup below
+        ("placement", escape(str(r.get("placement_note") or ""))),
         ("no price", escape(str(r.get("price_note") or ""))),
     ]
     return [(label, Text.from_markup(text).plain) for label, text in rows if text]
@@ -270,6 +271,8 @@ def _add_latency_rows(head: Table, r: dict[str, Any]) -> None:
         )
     if r.get("lockstep_note"):  # fixed lengths and queued users: cohorts in lock-step (planner.serving_predict)
         head.add_row("[yellow]lock-step users[/yellow]", f"[yellow]{escape(str(r['lockstep_note']))}[/]")
+    if r.get("placement_note"):  # a replica packed across two scale-up domains (planner.serving_predict)
+        head.add_row("[yellow]placement[/yellow]", f"[yellow]{escape(str(r['placement_note']))}[/]")
     head.add_row("TTFT p50 / p90 / p99", latency_stats(r["ttft_s"]))
     front = r.get("ttft_front_end_s") or 0.0
     head.add_row(
