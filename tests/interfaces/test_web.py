@@ -1036,3 +1036,34 @@ def test_a_what_if_server_says_so_in_its_catalog(tmp_path: Path) -> None:
         srv.shutdown()
         srv.server_close()
     assert not banner["hidden"] and banner["text"] == "WHAT-IF: " + changed[0]
+
+
+def test_the_page_answers_carry_their_what_if_and_draw_what_predict_prints(
+    server: ChipwiseServer, tmp_path: Path
+) -> None:
+    """The POST answers carry `what_if` as the CLI's --json does ([] on a plain server; they had carried none), and a
+    split's prediction is drawn as predict prints it: its pools by chip and role, each pool's engine, its KV
+    handover, the rack's one site; a vLLM run its front end apart from the wait to start."""
+    split = {
+        "kind": "serve", "model": "llama-3.1-70b", "hardware": "trn4-gb300-fusion-rack", "chips": 10,
+        "input_tokens": 2048, "output_tokens": 256, "arrival_rate": 5, "requests": 100,
+        "plan": {"disaggregated": True, "prefill": {"hardware": "trn4", "replicas": 1, "tp": 8},
+                 "decode": {"hardware": "gb300", "replicas": 1, "tp": 8}},
+    }  # fmt: skip
+    status, answer = _post(server, "/api/predict", split)
+    assert status == 200 and answer["what_if"] == []
+    if shutil.which("node") is None:
+        return
+    view = _draw(server, tmp_path, "drawServe", answer)
+    assert view["s-title"]["text"].startswith("llama-3.1-70b on 2 x trn4 (prefill) + 8 x gb300 (decode)")
+    shown = dict(zip(view["s-kv"]["items"][::2], view["s-kv"]["items"][1::2], strict=True))
+    assert shown["plan"].endswith("(neuron prefill, trtllm decode)")
+    assert "from neuron to trtllm: no shipping engine pair" in shown["KV transfer per mean prompt"]
+    assert shown["site"] == answer["site_note"]
+    vllm = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "engine": "vllm", "chips": 1,
+            "input_tokens": 512, "output_tokens": 128, "arrival_rate": 0.5, "requests": 60}  # fmt: skip
+    status, answer = _post(server, "/api/predict", vllm)
+    kv = _draw(server, tmp_path, "drawServe", answer)["s-kv"]["items"]
+    shown = dict(zip(kv[::2], kv[1::2], strict=True))
+    assert shown["of it, the engine's front end"] == "30.0 ms a request (its HTTP server and tokenising)"
+    assert shown["of it, waiting to start"].endswith("(past the front end)")

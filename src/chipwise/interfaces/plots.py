@@ -426,12 +426,12 @@ def _serve_plan(row: Mapping[str, Any]) -> str:
 
 
 def _serving_title(report: Mapping[str, Any], what: str) -> str:
-    model = (
-        _model(report)
-        if report.get("model")
-        else next((_model(r) for r in serving_rows(report) if r.get("model")), "?")
-    )
-    return f"{model} serving: {what}"
+    if report.get("model"):
+        return f"{_model(report)} serving: {what}"
+    # results side by side name their model where they share one, and say so where they do not (the first row's
+    # had titled them all)
+    models = list(dict.fromkeys(_model(r) for r in serving_rows(report) if r.get("model")))
+    return f"{models[0] if len(models) == 1 else 'several models'} serving: {what}"
 
 
 def _need(series: list[Series], what: str) -> None:
@@ -666,7 +666,10 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
 
     def text(row: Mapping[str, Any]) -> str:
         plus = row["change"].get("plus", {}).get(ranked)
-        moved = f"; +{step:.0%}: {plus:+.1%}" if plus is not None else ""
+        # a side the model caps moves nothing, as the table says ('capped'): "+0.0%" beside an elasticity of -0.55
+        # had read as a contradiction
+        capped = (row.get("capped") or {}).get(ranked) == "plus"
+        moved = f"; +{step:.0%}: capped" if capped else (f"; +{step:.0%}: {plus:+.1%}" if plus is not None else "")
         return f"{row['elasticity'][ranked]:+.2f}{moved}"
 
     hw = str(result.get("hardware", "?")) + (" (projected)" if result.get("projected") else "")

@@ -96,6 +96,7 @@ def caveats(r: dict[str, Any]) -> list[tuple[str, str]]:
         ("chips", _stated_chips_text(r["stated_chips"]) if "stated_chips" in r else ""),
         ("lock-step users", escape(str(r.get("lockstep_note") or ""))),  # plain text, read as markup below
         ("placement", escape(str(r.get("placement_note") or ""))),
+        ("site", escape(str(r.get("site_note") or ""))),  # the table's site row (the page had drawn none)
         ("no price", escape(str(r.get("price_note") or ""))),
     ]
     return [(label, Text.from_markup(text).plain) for label, text in rows if text]

@@ -208,7 +208,7 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     front = pareto_front([p.days for p in points], [p.musd for p in points])
     report["pareto"] = sorted(points[k].index for k in front)
     report["notes"] = ranking_notes(report)  # what plan train says under its tables about its rows, as text
-    return report
+    return {**report, "what_if": whatif_lines(cat)}
 
 
 def predict(body: Any, settings: Settings) -> dict[str, Any]:
@@ -218,7 +218,8 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     result = predict_scenario(cat, _scenario(body, cat))
     if result.get("kind") == "serve":  # predict's warnings, which the page draws as the table's rows
         result["caveats"] = caveats(result)
-    return result
+    # what the server's --set or --catalog changed, as the CLI's --json and chipwise.api say it (it had said nothing)
+    return {**result, "what_if": whatif_lines(cat)}
 
 
 class SensitivityRequest(StrictModel):
@@ -236,9 +237,10 @@ def sensitivity(body: Any, settings: Settings) -> dict[str, Any]:
     req = _parse(SensitivityRequest, body, "sensitivity request", SENSITIVITY_EXAMPLE)
     cat = settings.catalog()
     sc = _scenario(req.scenario, cat)
-    return planner_sensitivity(
+    result = planner_sensitivity(
         sc, settings.files, settings.sets, req.step, req.metric, req.replan, only=req.figures, catalog=cat
     )
+    return {**result, "what_if": whatif_lines(cat)}
 
 
 def _scenario(body: Any, cat: Catalog) -> Any:
@@ -332,7 +334,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     report["skipped"].extend(unrunnable)
     # the first `top` rows and those the simulated checks point to, as --json keeps them (a check's rank had
     # indexed a row cut away)
-    return fmt.explain_plan_serve(fmt.first_rows(report, req.top))
+    return {**fmt.explain_plan_serve(fmt.first_rows(report, req.top)), "what_if": whatif_lines(cat)}
 
 
 def catalog_summary(settings: Settings) -> dict[str, Any]:
