@@ -187,9 +187,9 @@ def test_whole_units_need_no_note(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("per_day", "text"), [(1 / 33.0, "0.030"), (0.004567, "0.0046"), (0.0, "0"), (0.4545, "0.5"), (1234.5, "1,234.5")]
+    ("per_day", "text"), [(1 / 33.0, "0.030"), (0.004567, "0.0046"), (0.0, "0"), (0.4545, "0.45"), (1234.5, "1,234.5")]
 )
-def test_failures_per_day_keep_two_significant_figures_below_a_tenth(per_day: float, text: str) -> None:
+def test_failures_per_day_keep_two_significant_figures_below_one(per_day: float, text: str) -> None:
     assert _rate(per_day) == text
 
 

@@ -404,3 +404,15 @@ def test_a_group_on_one_trainium_chip_talks_through_its_memory_not_neuronlink(ca
     assert float(coll.all_reduce(s, 4, 1, faster_links)) == pytest.approx(expected)  # NeuronLink is not on its path
     assert float(coll.all_reduce(s, 8, 1, faster_links)) < float(coll.all_reduce(s, 8, 1, topo))
     assert topology_of(hardware(catalog).system("p5.48xlarge")).on_chip_bandwidth == 0.0
+
+
+def test_a_group_that_does_not_tile_a_chip_crosses_neuronlink(catalog: Catalog) -> None:
+    """TP3 on a 4-core Trainium3: groups at ranks 3-5 and 6-8 span two chips, so the step waits on NeuronLink (every
+    TP3 group had been priced at the on-chip rate); TP2 and TP4 tile the chip and stay on it."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+
+    topo = topology_of(hardware(catalog).system("trn3"))
+    on_chip, link = topo.on_chip_bandwidth, float(coll._bw_in(np.array([8]), topo)[0])
+    assert coll._bw_in(np.array([2, 4, 3]), topo).tolist() == pytest.approx([on_chip, on_chip, link])
+    assert coll._bw_in(np.array([2]), topo, 3).tolist() == pytest.approx([link])  # ranks 0 and 3: one chip; 1 and 4 two

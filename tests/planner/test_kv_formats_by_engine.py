@@ -13,11 +13,14 @@ SCENARIO = (
 )
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_an_engine_without_an_int8_cache_refuses_one(engine: str) -> None:
-    """It had been priced at half bf16's bytes: 841,872 tokens a replica where vLLM holds 438,656 in bf16."""
-    with pytest.raises(ChipwiseError, match=f"{engine} has no int8 KV cache"):
-        cw.predict(SCENARIO.replace("ENGINE", engine))
+@pytest.mark.parametrize(("engine", "chip", "named"), [("vllm", "h100", "vllm"), ("sglang", "h100", "sglang"),
+                                                       ("vllm", "trn2", "vllm-neuron")])  # fmt: skip
+def test_an_engine_without_an_int8_cache_refuses_one(engine: str, chip: str, named: str) -> None:
+    """It had been priced at half bf16's bytes: 841,872 tokens a replica where vLLM holds 438,656 in bf16; on a
+    Trainium, vLLM's Neuron platform takes vLLM's formats (it had passed there)."""
+    scenario = SCENARIO.replace("ENGINE", engine).replace("hardware: h100", f"hardware: {chip}")
+    with pytest.raises(ChipwiseError, match=f"{named} has no int8 KV cache"):
+        cw.predict(scenario)
 
 
 def test_tensorrt_llm_holds_an_int8_cache_and_a_search_skips_the_chips_whose_engine_cannot() -> None:

@@ -254,7 +254,10 @@ def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
     if topo.on_chip_bandwidth <= 0.0:
         return links
     cores = max(1, topo.domain_ranks // math.prod(topo.up_dims))
-    one_chip = _member_chips(n_in, stride, cores) <= 1.0
+    # every group of the block on one chip: the block tiles the chip's cores (TP3 on a 4-core Trainium has groups at
+    # ranks 3-5 and 6-8 across two chips, which had been priced at the on-chip rate)
+    block = np.maximum(np.asarray(n_in, dtype=np.int64), 1) * np.maximum(_as_int(stride), 1)
+    one_chip = (_member_chips(n_in, stride, cores) <= 1.0) & (cores % block == 0)
     return np.asarray(np.where(one_chip, topo.on_chip_bandwidth, links), dtype=np.float64)
 
 

@@ -119,7 +119,7 @@ def precisions(
 #: Engines whose KV-cache formats leave int8 out: vLLM's --kv-cache-dtype takes auto, bfloat16 and the fp8 ones
 #: (docs.vllm.ai engine arguments; its quantized-KV-cache page covers FP8 alone), SGLang's auto, fp8_e5m2, fp8_e4m3
 #: (and fp4); TensorRT-LLM has an INT8 KV cache (QuantConfig.kv_cache_quant_algo INT8).
-NO_INT8_KV = ("vllm", "sglang")
+NO_INT8_KV = ("vllm", "sglang", "vllm-neuron", "optimum-neuron")  # vLLM's Neuron platform takes vLLM's formats
 
 
 def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) -> Drafting | None:

@@ -419,6 +419,11 @@ def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False) -> st
     dp, mb, pp, vpp = (np.asarray([plan[k]]) for k in ("dp", "microbatch", "pp", "vpp"))
     if batch_bound(dp, mb, pp, vpp, batch)[0]:
         return f"dp {plan['dp']} x {batch // plan['dp']:,} sequences each take the whole {batch:,}-sequence batch"
+    if plan["dp"] == 1:
+        # one replica divides any batch: its model-parallel degrees are what fill the chips (a TP1 PP21 DP1 CP4 plan
+        # on 100 MI355X had been put down to the batch)
+        shape = " x ".join(f"{k.upper()}{plan[k]}" for k in ("tp", "pp", "cp") if plan.get(k, 1) > 1) or "one rank"
+        return f"one replica of {shape}: its degrees, not the batch, set the chips it runs on"
     return f"its data parallelism divides the {batch:,}-sequence batch"
 
 
@@ -605,9 +610,9 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
 
 
 def _rate(per_day: float) -> str:
-    """Failures a day to one decimal, or two significant figures below 0.1: 64 H100s fail once in 33 days, which
-    one decimal had printed as 0.0 beside that MTBF."""
-    return fmt.significant(per_day, 2) if per_day < 0.1 else f"{per_day:,.1f}"
+    """Failures a day to one decimal, or two significant figures below 1: 64 H100s fail once in 33 days, which one
+    decimal had printed as 0.0 beside that MTBF, and 1,024 Trn2 0.454 a day had read 0.5 beside an MTBF of 2.2 d."""
+    return fmt.significant(per_day, 2) if per_day < 1.0 else f"{per_day:,.1f}"
 
 
 def _or_never(seconds: float) -> str:
