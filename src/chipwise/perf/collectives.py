@@ -152,7 +152,7 @@ def _mesh(topo: Topology) -> tuple[int, int] | None:
     dims = topo.up_dims
     if topo.up_kind != "mesh" or len(dims) != 1 or dims[0] <= 1:
         return None
-    return dims[0], max(topo.domain_ranks // dims[0], 1)
+    return dims[0], topo.cores
 
 
 def _member_chips(n_in: IntArray, stride: IntArray | int, cores: int) -> Array:
@@ -178,7 +178,7 @@ def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -
     dims = np.asarray(topo.up_dims, dtype=np.int64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
-    cores = max(1, topo.domain_ranks // int(np.prod(dims)))
+    cores = topo.cores
     chips = _member_chips(n_in, stride, cores)
     top = np.minimum(np.searchsorted(np.cumprod(dims), chips, side="left"), dims.size - 1)
     # members a whole number of lower-dimension blocks apart use none of those dimensions' links: data parallelism
@@ -198,7 +198,7 @@ def _torus_extents(n_in: IntArray, stride: IntArray, topo: Topology) -> Array:
     consecutive chips of a 16 x 16 x 24 v5p pod are (16, 2, 1); 16 chips 16 apart (1, 16) of a 16 x 16 v5e. Worked
     out once per distinct (n_in, stride)."""
     dims = tuple(int(d) for d in topo.up_dims)
-    cores = max(1, topo.domain_ranks // math.prod(dims))
+    cores = topo.cores
     n, st = np.broadcast_arrays(np.maximum(_as_int(n_in), 1), np.maximum(_as_int(stride), 1))
     flat_n, flat_st = n.ravel(), st.ravel()
     inverse, first = factorize(flat_n, flat_st)
@@ -253,11 +253,10 @@ def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
     links = topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo, stride)
     if topo.on_chip_bandwidth <= 0.0:
         return links
-    cores = max(1, topo.domain_ranks // math.prod(topo.up_dims))
     # every group of the block on one chip: the block tiles the chip's cores (TP3 on a 4-core Trainium has groups at
     # ranks 3-5 and 6-8 across two chips, which had been priced at the on-chip rate)
     block = np.maximum(np.asarray(n_in, dtype=np.int64), 1) * np.maximum(_as_int(stride), 1)
-    one_chip = (_member_chips(n_in, stride, cores) <= 1.0) & (cores % block == 0)
+    one_chip = topo.cores % block == 0
     return np.asarray(np.where(one_chip, topo.on_chip_bandwidth, links), dtype=np.float64)
 
 

@@ -8,6 +8,7 @@ scale-up fabric and on the scale-out network.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from chipwise.hardware.objects import Chip, Efficiency, System
@@ -55,6 +56,11 @@ class Topology:
     up_dim_bandwidth: tuple[float, ...] = ()
     #: achievable bandwidth of one rank to the other cores of its own chip (0: one rank a chip); see topology_of
     on_chip_bandwidth: float = 0.0
+
+    @property
+    def cores(self) -> int:
+        """Ranks a chip: the domain's ranks over its chips (up_dims multiply to its chips)."""
+        return max(1, self.domain_ranks // math.prod(self.up_dims))
 
 
 def device_of(system: System) -> Device:

@@ -17,7 +17,7 @@ from chipwise.planner.serving_breakdown import prefill_alone
 from chipwise.planner.serving_inputs import engine_for, precisions
 from chipwise.planner.serving_pool import build_pool
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.disaggregated import KVTransfer, hybrid_domain, kv_transfer
+from chipwise.serve.disaggregated import KVTransfer, kv_transfer, pools_rack
 from chipwise.serve.engine import engine_profile
 from chipwise.serve.plan import chip_count
 from chipwise.serve.quant import check_weight_precision, default_kv_precision
@@ -223,9 +223,7 @@ def kv_path(
         if units
         else (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
     )
-    hw = hardware(catalog)
-    hybrids = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
-    hybrid = hybrid_domain(hybrids, pre, pre.chips * n_pre, dec, dec.chips * n_dec)
+    hybrid = pools_rack(catalog, pre, pre.chips * n_pre, dec, dec.chips * n_dec)
     gap = None if same else network_gap(catalog, pre.system, dec.system)
     if gap and hybrid is None:  # a TPU prefill pool beside an EC2 decode pool: the cache would cross clouds
         raise ChipwiseError(gap)

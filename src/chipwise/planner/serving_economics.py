@@ -125,15 +125,12 @@ def shared_rack(catalog: Catalog, pools: Sequence[Pool]) -> System | None:
     """The hybrid rack a split's two pools sit in: the first hybrid scale-up system holding both chip types in the
     numbers the pools need (serve.disaggregated.hybrid_domain, the rack planner.serving_deployment.kv_path hands
     the KV cache over in, at the faster of its link and its network), else None."""
-    from chipwise.hardware import hardware
-    from chipwise.serve.disaggregated import hybrid_domain  # the simulator's package: not for planner.training
+    from chipwise.serve.disaggregated import pools_rack  # the simulator's package: not for planner.training
 
     if len(pools) != 2:
         return None
-    hw = hardware(catalog)
-    racks = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
     pre, dec = pools
-    return hybrid_domain(racks, pre.setup, pre.setup.chips * pre.replicas, dec.setup, dec.setup.chips * dec.replicas)
+    return pools_rack(catalog, pre.setup, pre.setup.chips * pre.replicas, dec.setup, dec.setup.chips * dec.replicas)
 
 
 def _rack_site(

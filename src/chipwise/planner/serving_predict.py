@@ -296,8 +296,9 @@ def placement_note(setup: ServingSetup) -> str | None:
         ranks, domain = pool.setup.plan.ranks, pool.setup.topo.domain_ranks
         if ranks >= domain or domain % ranks == 0:
             continue
-        crossing = [k for k in range(pool.replicas) if k * ranks // domain != ((k + 1) * ranks - 1) // domain]
-        if crossing:
+        starts = np.arange(pool.replicas, dtype=np.int64) * ranks
+        crossing = np.flatnonzero(starts // domain != (starts + ranks - 1) // domain)
+        if crossing.size:
             notes.append(
                 f"{pool.replicas} replicas of {ranks} ranks on {pool.setup.system.id} domains of {domain}: packed one "
                 f"after another, replica {crossing[0] + 1} spans two domains, its collectives over the network, yet "

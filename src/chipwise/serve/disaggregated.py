@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from chipwise.catalog.loader import Catalog
+from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.perf.collectives import between
 from chipwise.serve.build import ReplicaSetup
@@ -41,6 +43,17 @@ class KVTransfer:
     def seconds(self, tokens: float) -> float:
         """Seconds on the links for one prompt of `tokens` tokens, without the latency."""
         return float(transfer_seconds(self.s_per_token, self.windows, tokens))
+
+
+def pools_rack(
+    catalog: Catalog, prefill: ReplicaSetup, prefill_chips: float, decode: ReplicaSetup, decode_chips: float
+) -> System | None:
+    """The catalog's first hybrid rack that holds both pools (hybrid_domain): the one the KV cache may cross
+    (planner.serving_deployment.kv_path) and the one site both pools' energy is reckoned at
+    (planner.serving_economics)."""
+    hw = hardware(catalog)
+    racks = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
+    return hybrid_domain(racks, prefill, prefill_chips, decode, decode_chips)
 
 
 def hybrid_domain(

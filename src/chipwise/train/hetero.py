@@ -117,11 +117,6 @@ class HeteroResult:
     dp_on_a: NDArray[np.bool_]  # whether part A's reduction and update are the longer (dp_comm and optimizer its)
 
 
-def _ranks(plans: PlanArrays) -> IntArray:
-    """Each plan's own ranks on a part, which place its groups (train.step.stage_costs)."""
-    return (plans.tp * plans.pp * plans.dp * plans.cp).astype(np.int64)
-
-
 def enumerate_hetero(model: ModelSpec, job: TrainingJob, a: Part, b: Part) -> HeteroPlans:
     """Every plan with stages on both parts: TP within each part's scale-up domain, pp per part, shared dp."""
     att = model.attention
@@ -192,9 +187,9 @@ def hetero_step(
     pa, pb = _plans_for(hp, hp.tp_a, hp.pp_a), _plans_for(hp, hp.tp_b, hp.pp_b)
     dev_a, dev_b = a.dev, b.dev
     one = np.ones(len(hp))
-    cost_a = stage_costs(model, job, dev_a, a.topo, pa, one, head=0.0, ranks=_ranks(pa))
-    cost_b = stage_costs(model, job, dev_b, b.topo, pb, one, head=0.0, ranks=_ranks(pb))
-    head_b = stage_costs(model, job, dev_b, b.topo, pb, np.zeros(len(hp)), head=1.0, ranks=_ranks(pb))
+    cost_a = stage_costs(model, job, dev_a, a.topo, pa, one, head=0.0, ranks=pa.ranks)
+    cost_b = stage_costs(model, job, dev_b, b.topo, pb, one, head=0.0, ranks=pb.ranks)
+    head_b = stage_costs(model, job, dev_b, b.topo, pb, np.zeros(len(hp)), head=1.0, ranks=pb.ranks)
     tau_a = sum(cost_a.per_mb.values()) + dev_a.eff.layer_overhead_s
     tau_b = sum(cost_b.per_mb.values()) + dev_b.eff.layer_overhead_s
     h_b = sum(head_b.per_mb.values()) + dev_b.eff.microbatch_overhead_s
@@ -253,10 +248,10 @@ def hetero_step(
     wb_a, wb_b = working_weight_bytes(dev_a, job.precision), working_weight_bytes(dev_b, job.precision)
     dp_a, opt_a = dp_time(dense_a, zeros, pa, a.topo, dev_a, m, cost_a.fwd * layers_a, cost_a.bwd * layers_a, t_mb,
                           int(L), trainable=not job.lora, weight_bytes=wb_a, precision=job.precision,
-                          ranks=_ranks(pa))  # fmt: skip
+                          ranks=pa.ranks)  # fmt: skip
     dp_b, opt_b = dp_time(dense_b, zeros, pb, b.topo, dev_b, m, cost_b.fwd * layers_b, cost_b.bwd * layers_b, t_mb,
                           int(L), trainable=not job.lora, weight_bytes=wb_b, precision=job.precision,
-                          ranks=_ranks(pb))  # fmt: skip
+                          ranks=pb.ranks)  # fmt: skip
     bubble, hand_offs = (stages - 1.0) * t_mb, m * hand_off
     overhead = max(dev_a.eff.step_overhead_s, dev_b.eff.step_overhead_s)
     step = (m + stages - 1.0) * t_mb + hand_offs + np.maximum(dp_a + opt_a, dp_b + opt_b) + overhead

@@ -61,6 +61,11 @@ class PlanArrays:
     def __len__(self) -> int:
         return int(self.tp.shape[0])
 
+    @property
+    def ranks(self) -> IntArray:
+        """Each plan's own ranks, tp x pp x dp x cp (expert parallelism runs within them)."""
+        return np.asarray(self.tp * self.pp * self.dp * self.cp, dtype=np.int64)
+
     def take(self, index: IntArray | NDArray[np.bool_] | slice) -> PlanArrays:
         return PlanArrays(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
 

@@ -47,9 +47,7 @@ class PlanSearch:
     @property
     def chips_used(self) -> NDArray[np.int64]:
         """The chips each plan keeps busy: a chip any of whose cores holds a rank (as explain.plan_result counts)."""
-        p = self.result.plans
-        ranks = p.tp * p.pp * p.dp * p.cp
-        return np.asarray(-(-ranks // self.system.chip.cores_per_chip), dtype=np.int64)
+        return np.asarray(-(-self.result.plans.ranks // self.system.chip.cores_per_chip), dtype=np.int64)
 
     def ranked_by(self, figure: NDArray[np.float64]) -> PlanSearch:
         """The search with its feasible plans ordered by `figure` (a value a plan, the least first; of equal ones the

@@ -339,7 +339,7 @@ def train_step(
     """Price every plan: step time, throughput, MFU, memory per rank, feasibility and the time breakdown."""
     # the plan's own ranks place its groups: a plan that leaves chips idle holds no rank on them (the fleet's count
     # had put a fifth TP16 block at ranks 64-79 of a 64-rank plan on 80 GB200s, across two racks: 30% slower)
-    plan_ranks = (plans.tp * plans.pp * plans.dp * plans.cp).astype(np.int64)
+    plan_ranks = plans.ranks
     eff = dev.eff
     prec = job.precision
     pp = plans.pp.astype(np.float64)
