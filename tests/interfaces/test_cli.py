@@ -51,14 +51,16 @@ def test_catalog_engine_shows_each_figure_and_where_it_comes_from(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """optimum-neuron on Trn2 takes its fit's factors, its own budget, vllm-neuron's decode-first steps, neuron's
-    compiled shapes and the defaults' memory policy: each figure names the level it comes from."""
+    compiled shapes and neuron's memory policy: each figure names the level it comes from."""
     data = run_json(capsys, ["catalog", "engine", "optimum-neuron", "--chip", "trn2", "--json"])
     assert data["chip_family"] == "trainium2" and data["fitted"] and data["carried_from"] is None
     figs = data["figures"]
     assert figs["moe_block_scale"]["level"] == "optimum-neuron on trainium2" and figs["moe_block_scale"]["derivation"]
     assert (figs["max_tokens"]["value"], figs["max_tokens"]["level"]) == (2048, "optimum-neuron")
     assert figs["decode_first"]["level"] == "vllm-neuron" and figs["static_batch"]["level"] == "neuron"
-    assert (figs["memory_fraction"]["value"], figs["memory_fraction"]["level"]) == (0.9, "default")
+    # Neuron's own entry: TensorRT-LLM's default carried to it as an estimate (it had read TensorRT-LLM's as spec)
+    assert (figs["memory_fraction"]["value"], figs["memory_fraction"]["level"]) == (0.9, "neuron")
+    assert figs["memory_fraction"]["status"] == "estimate"
     assert "base" not in figs
     # and how far the engine's predictions have been from its published runs on the family
     assert {r["scope"] for r in data["track_record"].values()} == {"optimum-neuron on trainium2"}

@@ -76,6 +76,10 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "batch_wait_iters": p.batch_wait_iters,
         "batch_wait_ratio": p.batch_wait_ratio,
         "piecewise_graphs": p.piecewise_graphs,
+        # the largest decode batch replayed in a captured graph and the KV cache's share of memory, as given (null: the
+        # engine's own, serve.engine.decode_graph_batch and engines.*.memory_fraction)
+        "graph_batch": p.graph_batch or None,
+        "memory_fraction": p.memory_fraction or None,
         "weight_precision": p.weight_precision,
         "kv_precision": p.kv_precision,
         "speculative": p.speculation.label() if p.speculation else None,

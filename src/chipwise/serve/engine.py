@@ -80,6 +80,12 @@ def check_engine_model(engine: str, model: ModelSpec) -> None:
         )
 
 
+#: Engine families NVIDIA Dynamo has workers for (dynamo.vllm, dynamo.sglang, dynamo.trtllm), on the only chips its
+#: support matrix lists: NVIDIA Ampere, Ada Lovelace, Hopper and Blackwell GPUs (docs.nvidia.com/dynamo, resources/
+#: support-matrix)
+DYNAMO_ENGINES: tuple[str, ...] = ("vllm", "sglang", "trtllm", "trtllm-engine")
+DYNAMO_VENDORS: tuple[str, ...] = ("nvidia",)
+
 #: Engine a vendor's chips are served with when the scenario names none.
 DEFAULT_ENGINE_BY_VENDOR: Mapping[str, str] = {"nvidia": "trtllm", "amd": "vllm", "aws": "neuron"}
 
@@ -166,6 +172,8 @@ class EngineProfile:
     launch_figure: LaunchFigure = "eager_launch"
     #: the share of eager_launch_s that scales with the host's CPU (host_factor); the rest takes as long on any host
     eager_host_share: float = 1.0
+    #: the vendor of the chip family the profile is for ('' where the catalog holds no chip of it)
+    vendor: str = ""
     #: largest decode batch the engine replays in a captured CUDA graph by default (0: every batch; decode_graph_batch)
     graph_max_batch: int = 0
     #: time a request spends in the serving front end outside the engine loop (HTTP, tokenising, the hop to the
@@ -193,8 +201,32 @@ class EngineProfile:
         if mixed_batching is not None:
             eng = replace(eng, mixed_batching=mixed_batching)
         if front_end == "dynamo":
+            self._check_dynamo()
             eng = replace(eng, request_overhead_s=0.0)
         return eng
+
+    def _check_dynamo(self) -> None:
+        """A one-line error where Dynamo has no worker for this engine on this chip family (DYNAMO_ENGINES on
+        DYNAMO_VENDORS' GPUs): front_end: dynamo had taken vLLM's 30 ms front end off any engine on any chip (vLLM on
+        a Gaudi 3, 128-token prompt: TTFT 38.0 ms had read 8.0 ms), and printed Dynamo's line for Neuron's."""
+        if self.engine in DYNAMO_ENGINES and self.vendor in (*DYNAMO_VENDORS, ""):
+            return
+        where = f"{self.engine} on {self.chip_family} chips"
+        raise ChipwiseError(
+            f"plan.front_end is dynamo, but Dynamo has no worker for {where} (it runs {', '.join(DYNAMO_ENGINES)} "
+            "on NVIDIA GPUs). Fix: leave front_end out (the engine's own server), or serve on NVIDIA GPUs with one of "
+            "those engines."
+        )
+
+    def check_graph_batch(self, graph_batch: int) -> None:
+        """A one-line error for a stated decode graph batch (plan.graph_batch) where the engine's decode steps run
+        only as compiled graphs on this chip family (uncaptured_launch_s 0: no CUDA graphs to size)."""
+        if graph_batch > 0 and self.uncaptured_launch_s <= 0:
+            raise ChipwiseError(
+                f"plan.graph_batch is {graph_batch}, but {self.engine} runs its decode steps only as compiled graphs "
+                f"on {self.chip_family} chips: there are no CUDA graphs to size. Fix: leave graph_batch out of the "
+                "plan."
+            )
 
     def prompt_graphs(self, captured: bool | None) -> EngineProfile:
         """This profile as a deployment runs its prompt iterations: replayed from captured CUDA graphs (True: no
@@ -242,6 +274,15 @@ class EngineProfile:
         """Time per eagerly launched kernel on this profile's host: its host share (eager_host_share) takes
         host_factor times as long, the rest as long as on an x86 host."""
         return self.eager_launch_s * (1.0 + self.eager_host_share * (self.host_factor - 1.0))
+
+    @property
+    def host_decode_launch_s(self) -> float:
+        """Host time per kernel of a decode step larger than the largest batch replayed in a CUDA graph
+        (graph_max_batch, plan.graph_batch) on this profile's host: the engine's uncaptured launch whatever a
+        deployment does with its prompt graphs (vLLM's piecewise graphs are captured at the sizes of its decode
+        graphs, so a larger batch runs outside both), its host share scaled as host_eager_launch_s's is; 0 where
+        decode steps run only as compiled graphs (TensorRT engines, Neuron, vLLM on TPU and Gaudi)."""
+        return self.uncaptured_launch_s * (1.0 + self.eager_host_share * (self.host_factor - 1.0))
 
     @property
     def host_prefill_s(self) -> float:
@@ -329,10 +370,23 @@ def check_engine_vendor(catalog: Catalog, engine: str, vendor: str, chip: str) -
     )
 
 
+#: figures a chips node may hold as the engine's own launch defaults on that platform (vLLM's token budget, batch
+#: limit and KV block on TPUs, Gaudi and A100s, and the CUDA graphs it has none of on TPUs and Gaudi:
+#: engines.vllm.chips), not as a fit to its serving runs
+PLATFORM_DEFAULTS = frozenset({"max_tokens", "max_batch", "block_tokens", "uncaptured_launch"})
+
+
+def _fit_figures(node: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A chips node's figures other than the platform's launch defaults (PLATFORM_DEFAULTS)."""
+    return {k: v for k, v in (node or {}).items() if k not in PLATFORM_DEFAULTS}
+
+
 def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:
     """Whether the catalog holds figures of `engine` on `chip_family` (fitted to serving measurements of the family,
-    or carried from a sibling's fit), rather than the engine's defaults alone."""
-    return any(_chips(node, chip_family) is not None for node in _lineage(catalog, engine))
+    or carried from a sibling's fit), rather than the engine's defaults alone. A node that holds only the engine's
+    launch defaults on the family (PLATFORM_DEFAULTS: vLLM's smaller token budget on a TPU) is no fit: vLLM on a TPU
+    would have read as fitted once engines.vllm.chips held its TPU defaults."""
+    return any(_fit_figures(_chips(node, chip_family)) for node in _lineage(catalog, engine))
 
 
 #: A carried figure's derivation opens with the fit it is taken from: 'taken from the ... fit on FAMILY
@@ -344,7 +398,7 @@ def engine_carried_from(catalog: Catalog, engine: str, chip_family: str) -> str 
     """'ENGINE on FAMILY': the serving fit every figure of `engine` on `chip_family` is taken from, where no serving
     run of that engine on the family was fitted (Trainium3 and 4 run vLLM-on-Neuron's Trainium2 fit, Blackwell
     Ultra TensorRT-LLM's Blackwell one); None where the family has figures of its own, or none (engine_fitted)."""
-    figures = {k: v for node in _lineage(catalog, engine) for k, v in (_chips(node, chip_family) or {}).items()}
+    figures = {k: v for node in _lineage(catalog, engine) for k, v in _fit_figures(_chips(node, chip_family)).items()}
     leaders = {
         f"{m.group(1)} on {m.group(2)}" if (m := _CARRIED.match(f.derivation)) else None
         for f in figures.values()
@@ -358,8 +412,9 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
     run on the family's vendor (engine_runs_on) is a one-line error."""
     figs = _merged(catalog, engine, chip_family)
     family_chips = [c for c in catalog.chips.values() if c.family == chip_family]
+    vendor = family_chips[0].vendor if family_chips else ""
     if family_chips:
-        check_engine_vendor(catalog, engine, family_chips[0].vendor, f"{chip_family} chips")
+        check_engine_vendor(catalog, engine, vendor, f"{chip_family} chips")
 
     def num(key: str) -> float:
         fig = figs.get(key)
@@ -415,6 +470,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         eager_launch_s=num("eager_launch"),
         uncaptured_launch_s=num("uncaptured_launch") or num("eager_launch"),
         eager_host_share=num("eager_host_share"),
+        vendor=vendor.lower(),
         graph_max_batch=int(num("graph_max_batch")),
         request_overhead_s=num("request_overhead"),
         host_logits_s_per_logit=num("host_logits_per_logit"),

@@ -19,6 +19,7 @@ from chipwise.serve.engine import EngineProfile, budgets, decode_graph_batch, pr
 from chipwise.serve.iteration import (
     Shapes,
     context_coefficient,
+    eager_launches,
     host_sequence_time,
     lm_heads,
     micro_batches,
@@ -148,10 +149,13 @@ def step_time(
     plain, full, rest = _iteration_times(
         model, dev, topo, eng, weight_precision, kv_precision, shapes, inp, prompts, joins, fed, micro, spread
     )
-    if eng.graph_max_batch > 0 and eng.eager_launch_s > 0:
-        # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor)
+    if eng.graph_max_batch > 0 and eng.uncaptured_launch_s > 0:
+        # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor),
+        # at the decode step's own launch time: a prompt iteration's floor (prompts.floor) is 0 on an engine that
+        # captures its prompts too (vLLM's piecewise graphs), whose larger decode batches launch all the same
+        floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_decode_launch_s
         eager = sequences > decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
-        launches = prompts.floor - a * sequences * _decode_context(eng, inp, out)
+        launches = floor - a * sequences * _decode_context(eng, inp, out)
         plain = np.where(eager, np.maximum(plain, launches), plain)
     iters, pieces = joins.share, joins.pieces
     joined = np.where(joins.chunked, ((pieces - 1.0) * full + rest) / pieces, full)

@@ -56,7 +56,7 @@ from collections.abc import Callable
 import numpy as np
 
 from chipwise.serve.sim.kernel import Kernel
-from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, blocks_tokens, bucket
+from chipwise.serve.sim.policies import LoadBoard, SchedulerPolicy, blocks_tokens, bucket, bucket_context
 from chipwise.serve.sim.requests import RequestTable
 from chipwise.serve.sim.steps import StepModel
 from chipwise.types import Array as FloatArray
@@ -598,9 +598,13 @@ class Replica:
                         started[rid] = t
                     s = pdone[rid]
                     c = bucket(chunk, largest=self.pol.largest_bucket) if static else chunk
+                    # a bucket that spans a cached prefix attends to no more of it (bucket_context); whether the
+                    # prompt completes reads its own tokens (with the prefix's context a 10% hit on 2,048 tokens had
+                    # not sampled its first token, its LM head unpriced: TTFT 0.2990 s under the miss's 0.3006)
+                    context = bucket_context(s, chunk, c) if static else s
                     tokens += c
                     ran += c
-                    q = c * s + c * (c + 1) * 0.5
+                    q = c * context + c * (c + 1) * 0.5
                     pairs += q
                     top, top_pairs = max(top, c), max(top_pairs, q)
                     done = int(s + chunk >= pneed[rid])

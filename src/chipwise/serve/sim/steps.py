@@ -47,7 +47,7 @@ from chipwise.serve.iteration import (
     token_costs,
 )
 from chipwise.serve.plan import ReplicaPlan
-from chipwise.serve.sim.policies import bucket
+from chipwise.serve.sim.policies import bucket, bucket_context
 from chipwise.types import Array
 from chipwise.workload.model import ModelSpec
 
@@ -68,6 +68,7 @@ class StepModel:
     coarse: Array  # tokens[] on the coarse grid beyond the exact table
     prefill_fixed: float = 0.0  # added to an iteration that encodes prompts (engines.*.prefill_overhead)
     eager_floor: float = 0.0  # host time of an eagerly run iteration's launches (engines.*.eager_launch)
+    decode_floor: float = 0.0  # the same of a decode step past graph_batch (engines.*.uncaptured_launch)
     draft_tokens: int = 0  # k: tokens drafted per sequence and step (0 = no speculative decoding)
     tau: float = 1.0  # tokens a decode step yields per sequence, on average
     drafter: StepModel | None = None  # the drafting pass's tables (no fixed cost of its own)
@@ -169,10 +170,13 @@ class StepModel:
 
     def eager_decode_floor(self, n: int, context: float) -> float:
         """The least a decode step of n sequences over `context` cached tokens takes without its context term: past
-        the largest batch the engine replays in a CUDA graph, its kernels' host launches (0 within it)."""
-        if self.eager_floor <= 0 or not 0 < self.graph_batch < n:
+        the largest batch the engine replays in a CUDA graph, its kernels' host launches (0 within it). They are the
+        decode step's own (decode_floor), not a prompt iteration's: vLLM, which captures its prompt iterations too,
+        has no eager floor, and plan.graph_batch: 1 had left its TPOT as it was (24 ms for Llama 3.1 8B on an H100 at
+        64 users; it now pays vLLM's uncaptured launches)."""
+        if self.decode_floor <= 0 or not 0 < self.graph_batch < n:
             return 0.0
-        return self.fixed + self.seq_time(self.decode_tokens(n)) + self.eager_floor - self.a_decode(n) * context
+        return self.fixed + self.seq_time(self.decode_tokens(n)) + self.decode_floor - self.a_decode(n) * context
 
 
 def _look_up(exact: list[float], coarse: Array, t: int) -> float:
@@ -197,7 +201,8 @@ def prompt_chunks(
     while done < tokens:
         c = min(max(1, chunk), tokens - done)
         run = bucket(c, largest=largest) if static else c
-        out.append((c, run, int(done + c >= tokens), float(prefill_pairs(done, run))))
+        attended = bucket_context(done, c, run) if static else done
+        out.append((c, run, int(done + c >= tokens), float(prefill_pairs(attended, run))))
         done += c
     return out
 
@@ -226,6 +231,7 @@ def step_model(
 ) -> StepModel:
     """Tables for a replica whose iterations carry at most `max_tokens` tokens (longer prompts interpolated);
     `drafter` is the model of the plan's speculative drafting passes."""
+    eng.check_graph_batch(plan.graph_batch)
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
     # the exact table covers at least the first coarse step: interpolating from the grid's 0 at 0 tokens halved a
     # 128-token prompt bucket's weight read (a static engine pads short prompts past a small token budget)
@@ -249,6 +255,7 @@ def step_model(
             step_model(drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens), fixed=0.0
         )
     ranks = plan.tp if plan.attention_dp and plan.tp > 1 else 1
+    launches = float(eager_launches(model, dev.chip, plan.weight_precision, shapes))
     attn = (
         (attention_projections(model, dev, plan.weight_precision, shapes, counts).tolist(),
          attention_projections(model, dev, plan.weight_precision, shapes, grid))
@@ -262,7 +269,8 @@ def step_model(
         b=b,
         coarse=coarse,
         prefill_fixed=eng.host_prefill_s,
-        eager_floor=float(eager_launches(model, dev.chip, plan.weight_precision, shapes)) * eng.host_eager_launch_s,
+        eager_floor=launches * eng.host_eager_launch_s,
+        decode_floor=launches * eng.host_decode_launch_s,
         draft_tokens=spec.draft_tokens if draft is not None and spec is not None else 0,
         tau=spec.tokens_per_step if draft is not None and spec is not None else 1.0,
         drafter=draft,
