@@ -5,7 +5,7 @@ planner.serving_choice_rank); choose_any, the search over every replica shape wi
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -186,12 +186,16 @@ def choose(
     chunked: bool,
     drafting: Drafting | None = None,
     decode_only: bool = False,
+    passed_over: Collection[Shape] = (),
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
     the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates (open
     loops; zeros under a closed loop, whose replicas are sized by their users: max_users). `decode_only`: the
-    decode pool of a disaggregated deployment (serve.estimate)."""
-    cand = _candidates(model, system, eng, fixed, chips, drafting, decode_only)
+    decode pool of a disaggregated deployment (serve.estimate); `passed_over`: parallel shapes (plan_shape) left
+    out, whose simulated run missed the SLO (planner.serving_pool)."""
+    cand = _without(_candidates(model, system, eng, fixed, chips, drafting, decode_only), passed_over)
+    if not len(cand):  # every shape passed over: none left to price (an empty estimate has no maximum)
+        raise InfeasibleError(f"no replica shape on {system.chip.id} is left once {len(passed_over)} are passed over")
     inp, out = job.mean_input, job.mean_output
     query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting)
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
@@ -331,14 +335,35 @@ def _candidates(
     return cand
 
 
+#: A replica's parallel shape, without its batch limit: (tp, pp, ep, attention DP, its balancing), as 0/1 flags
+Shape = tuple[int, int, int, int, int]
+
+
+def plan_shape(plan: ReplicaPlan) -> Shape:
+    """A replica plan's parallel shape (Shape), as `choose` leaves shapes out."""
+    return plan.tp, plan.pp, plan.ep, int(plan.attention_dp), int(plan.adp_balance)
+
+
+def _without(cand: Candidates, shapes: Collection[Shape]) -> Candidates:
+    """The candidates of parallel shapes other than `shapes` (every batch limit of those left out)."""
+    if not shapes:
+        return cand
+    out = np.zeros(len(cand), dtype=bool)
+    for tp, pp, ep, adp, balance in shapes:  # a few shapes, each over every candidate at once
+        out |= (cand.tp == tp) & (cand.pp == pp) & (cand.ep == ep) & (cand.adp == adp) & (cand.balance == balance)
+    return cand.take(np.flatnonzero(~out))
+
+
 def _fits_no_shape(
     model: ModelSpec, system: System, weight: str, fixed: Mapping[str, int], chips: int | None
 ) -> InfeasibleError:
     """The error where the model fits no replica shape: within the stated chips, or the search's widest shapes. With
     attention DP fixed, a request must fit one rank's share of the cache (estimate.fits), so dropping it is a fix."""
     adp = bool(fixed.get("attention_dp"))
+    # the model as the user named it ('llama3.1-405b = llama-3.1-405b'), as the answers name it: the preset id alone
+    # had read 'llama-3.1-405b (bf16) fits no replica shape' for llama3.1-405b asked for
     return InfeasibleError(
-        f"{model.name} ({weight}) fits no replica shape on {system.chip.id}"
+        f"{model.display} ({weight}) fits no replica shape on {system.chip.id}"
         + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
         + (" with attention DP (each rank caches its own requests whole)" if adp else "")
         + (

@@ -23,7 +23,9 @@ from chipwise.serve.engine import (
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
     KV_PRECISIONS,
+    RELEASED,
     PrecisionUnsupportedError,
+    as_loaded,
     check_precision,
     check_weight_precision,
     default_kv_precision,
@@ -94,8 +96,11 @@ def precisions(
     fp4 (NVFP4) KV cache is an engine feature of NVIDIA's Blackwell chips alone (its NVFP4 KV-cache blog, 2025-12-08:
     dequantised to FP8 for attention there, perf.serving.ATTENTION_PRECISION), none sourced elsewhere; fp8 and fp4
     weights on a chip without units for them run only where the engine has a fallback (quant.float8_fallback, whose
-    note predict_serving shows)."""
+    note predict_serving shows). 'auto' is the checkpoint as the engine loads it (quant.as_loaded: gpt-oss's MXFP4
+    experts dequantised to bf16 by Neuron on a chip without FP4 units); mxfp4 asked for there is refused."""
     weight = check_weight_precision(precision, model)
+    if precision.strip().lower() == RELEASED:
+        weight = as_loaded(weight, eng.engine, system.chip)
     kv = (
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
         if kv_precision
@@ -134,7 +139,7 @@ def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) ->
         k = spec.draft_tokens
         eagle = f"eagle:{k}" + ("" if model.name in EAGLE_PRIOR_MODELS else "@0.7")
         raise ChipwiseError(
-            f"{model.name} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "
+            f"{model.display} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "
             f"Fix: use {eagle} or draft:MODEL:{k}@0.7 with a smaller model of {model.name}'s family."
         )
     return Drafting(spec, drafter(catalog, model, spec))

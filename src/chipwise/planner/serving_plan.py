@@ -38,7 +38,7 @@ from chipwise.planner.serving_split import decode_option, disaggregated_rows, pr
 from chipwise.pools import stop_if_rerun
 from chipwise.serve.engine import check_engine_model, check_engine_name, engine_profile
 from chipwise.serve.estimate import Estimate
-from chipwise.serve.quant import KV_PRECISIONS, check_precision, check_weight_precision
+from chipwise.serve.quant import KV_PRECISIONS, check_precision, check_weight_precision, dequantised_note
 from chipwise.serve.search import pareto
 from chipwise.serve.sim.policies import check_router
 from chipwise.serve.speculation import Drafting, check_drafter_context
@@ -93,6 +93,7 @@ def plan_serving(
     model = load_model(catalog, model_name)
     if engine:
         check_engine_model(check_engine_name(engine), model)  # by the names users give: not the base profile
+    asked_precision = precision  # 'auto' reaches each engine: Neuron loads gpt-oss's MXFP4 experts as bf16
     precision = check_weight_precision(precision, model)
     if kv_precision:
         check_precision(kv_precision, KV_PRECISIONS, "KV-cache")
@@ -122,7 +123,7 @@ def plan_serving(
             continue
         searched.add(system.id)
         _search_chip(
-            catalog, model, system, job, targets, draftings, engine, precision, kv_precision, pricing, region,
+            catalog, model, system, job, targets, draftings, engine, asked_precision, kv_precision, pricing, region,
             splits, input_tokens, output_tokens, found,
         )  # fmt: skip
     rows, skipped = found.rows, found.skipped
@@ -163,6 +164,7 @@ def plan_serving(
         "pricing": pricing,
         "region": region,
         "price_notes": list(found.price_notes.values()),
+        "precision_notes": list(found.precision_notes.values()),
         "unpriced": found.unpriced,
         "price_estimates": dict(found.estimated.values()),  # by chip, as the footnote names them
         "best": verified[0] if verified else None,
@@ -242,6 +244,7 @@ class _Searched:
     price_notes: dict[str, str] = field(default_factory=dict)  # systems priced outside the region asked for
     unpriced: dict[str, str] = field(default_factory=dict)  # systems with no price, and why
     estimated: dict[str, tuple[str, str]] = field(default_factory=dict)  # priced by a catalog estimate: (chip, how)
+    precision_notes: dict[str, str] = field(default_factory=dict)  # chips whose engine loads the weights otherwise
     prefill_options: list[PrefillOption] = field(default_factory=list)
     decode_inputs: list[tuple[float, tuple[Any, ...]]] = field(default_factory=list)  # ($/h, decode_option's args)
     evaluated: int = 0
@@ -274,6 +277,8 @@ def _search_chip(
             name = engine_for(system, engine, model)
             eng = engine_profile(catalog, name, system.chip.family)
             weight, kv = precisions(precision, kv_precision, eng, model, system)
+            if note := dequantised_note(model.released_precision, weight, eng.engine, system.chip):
+                found.precision_notes[system.chip.id] = note  # the header's precision is not what this chip holds
             choice, est, _ = choose_any(model, system, eng, job, weight, kv, targets, drafting)
         except (InfeasibleError, ChipwiseError) as exc:
             failures.append(str(exc))

@@ -31,7 +31,7 @@ from chipwise.planner.serving_report import (
     whole_count,
 )
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.quant import float8_fallback
+from chipwise.serve.quant import dequantised_note, float8_fallback
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import ServingSetup, load_against_capacity, run_job
@@ -97,6 +97,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         sc.region,
         sc.provider,
         busy=busy_shares(sim),
+        transfer=setup.transfer,
     )
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     result: dict[str, Any] = {
@@ -132,7 +133,9 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     result.update(_short_run(job, setup, summary, over))
     fallbacks = (float8_fallback(p.setup.engine.engine, p.setup.system.chip, p.setup.plan.weight_precision,
                                  p.setup.plan.kv_precision) for p in setup.pools)  # fmt: skip
-    if notes := list(dict.fromkeys(n for n in fallbacks if n)):  # one note per pool that falls back
+    loaded = (dequantised_note(model.released_precision, p.setup.plan.weight_precision, p.setup.engine.engine,
+                               p.setup.system.chip) for p in setup.pools)  # fmt: skip
+    if notes := list(dict.fromkeys(n for n in (*fallbacks, *loaded) if n)):  # one note per pool that falls back
         result["precision_note"] = "; ".join(notes)
     if (lost := dropped(summary, sim, setup)) is not None:
         result["dropped"] = lost

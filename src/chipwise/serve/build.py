@@ -163,7 +163,7 @@ def setup_replica(
         # eight H100s read 78.3 + 1.0 GiB "of 80 GiB"); the batch is named only where its buffers tip the balance
         alone = weights + reserved > capacity
         raise InfeasibleError(
-            f"{model.name} ({plan.weight_precision})"
+            f"{model.display} ({plan.weight_precision})"
             + (f" with its drafter ({draft.name})" if draft is not None else "")
             + f" does not fit {plan.label().replace(f' b{plan.max_batch}', '', 1) if alone else plan.label()} on "
             f"{system.chip.id}: {weights:.1f} GiB of weights, {buffers:.1f} GiB of activation buffers and "

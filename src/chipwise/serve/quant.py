@@ -72,7 +72,7 @@ def check_weight_precision(precision: str, model: ModelSpec) -> str:
     p = check_precision(precision, (*WEIGHT_PRECISIONS, RELEASED), "weight")
     if p == "mxfp4" and not model.is_moe:
         raise ChipwiseError(
-            f"mxfp4 quantises the MoE experts only (the gpt-oss checkpoint format) and {model.name} has none. "
+            f"mxfp4 quantises the MoE experts only (the gpt-oss checkpoint format) and {model.display} has none. "
             "Fix: use fp4 for 4-bit weights throughout, or bf16/fp8."
         )
     return p
@@ -141,6 +141,37 @@ def has_units(chip: Chip, precision: str) -> bool:
     return precision not in NO_UNITS_AT_WIDER_RATE.get(chip.vendor, ()) or chip.native_precision(precision) == precision
 
 
+#: Engines that load a gpt-oss MXFP4 checkpoint's experts dequantised to bf16 on a chip without FP4 units: AWS
+#: Neuron's (NxD Inference, under vllm-neuron and optimum-neuron). The published Neuron run of gpt-oss-120b on trn2
+#: states "BF16 (MXFP4 experts dequantized to BF16 on Trn2)" (groundtruth_inference.csv TI015, aws-neuron-sdk
+#: vllm-neuron/docs/tutorials/tutorial-eagle3-speculative-decoding-gpt-oss.md); trn1, inf2 and trn2 list no FP4.
+#: Trainium3 lists MXFP4 at its MXFP8 rate (chips.yaml trn3 fp4, from AWS's Trn3 specifications), so there, as on
+#: any chip with FP4 units, the experts stay MXFP4. This is per engine, not per FP4 unit: vLLM, SGLang and
+#: TensorRT-LLM hold MXFP4 experts in memory on Hopper too, multiplying bf16 activations by them (matmul_precision).
+MXFP4_DEQUANTISED: tuple[str, ...] = ("neuron", "vllm-neuron", "optimum-neuron")
+
+
+def holds_mxfp4(engine: str, chip: Chip) -> bool:
+    """Whether `engine` holds MXFP4 experts as the checkpoint ships them on `chip` (MXFP4_DEQUANTISED)."""
+    return engine not in MXFP4_DEQUANTISED or has_units(chip, "fp4")
+
+
+def as_loaded(weight_precision: str, engine: str, chip: Chip) -> str:
+    """The precision `engine` holds a checkpoint of `weight_precision` in on `chip`: bf16 for MXFP4 experts it
+    dequantises as it loads them (holds_mxfp4), else the checkpoint's own. gpt-oss-120b on one trn2 under
+    vllm-neuron had been priced as MXFP4 experts, 724,960 tokens of KV cache at TP4, where its dequantised 54.4 GiB
+    of weights do not fit the chip."""
+    return "bf16" if weight_precision == "mxfp4" and not holds_mxfp4(engine, chip) else weight_precision
+
+
+def dequantised_note(model_precision: str, weight_precision: str, engine: str, chip: Chip) -> str | None:
+    """The line a prediction shows where `engine` holds a released MXFP4 checkpoint as bf16 on `chip` (as_loaded):
+    its header had read 'bf16 weights' with no word of why."""
+    if model_precision != "mxfp4" or weight_precision != "bf16" or holds_mxfp4(engine, chip):
+        return None
+    return f"the checkpoint's MXFP4 experts are dequantised to bf16 as {engine} loads them on {chip.id}"
+
+
 class PrecisionUnsupportedError(ChipwiseError):
     """An engine that cannot run a precision on one chip (float8_fallback): a refusal of that chip, not of the input,
     so that a search over many (plan serve, plan fleet) skips the chip and says why. `reason` is the line without
@@ -161,7 +192,14 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     """On a chip without units for fp8 or fp4 weights, or without FP8 units for an fp8 KV cache: how `engine` runs
     them there (a note, as training says when it computes in the nearest precision the chip has), or one line where
     it has no sourced fallback (WEIGHT_ONLY_FLOATS, FP8_KV_STORED). None where the chip has the units, or for 16-bit
-    and integer formats."""
+    and integer formats; mxfp4 where `engine` dequantises it as it loads (holds_mxfp4) is refused too."""
+    if weight_precision == "mxfp4" and not holds_mxfp4(engine, chip):
+        raise PrecisionUnsupportedError(
+            f"{engine} cannot serve mxfp4 weights on {chip.id}: the chip has no FP4 units, and the engine dequantises "
+            "MXFP4 experts to bf16 as it loads them",
+            "serve bf16 weights (precision: bf16, or auto: the checkpoint as the engine loads it), or pick a chip with "
+            "FP4 units (trn3)",
+        )
     weights = weight_precision in ("fp8", "fp4") and not has_units(chip, weight_precision)
     kv8 = kv_precision == "fp8" and not has_units(chip, "fp8")
     # matmul_precision prices W8A8 weight-only where the catalog gives the chip no INT8 rate: said, not silent (an

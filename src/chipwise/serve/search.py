@@ -53,7 +53,7 @@ def best_throughput_shape(
     est = estimate(model, system, eng, cand, weight_precision, kv_precision, typical_prompt, typical_output, budget)
     if not est.fits.any():
         raise InfeasibleError(
-            f"{model.name} does not fit {ranks} ranks of {system.chip.id} with a usable KV cache. "
+            f"{model.display} does not fit {ranks} ranks of {system.chip.id} with a usable KV cache. "
             "Fix: use more chips or a narrower precision."
         )
     i = int(np.argmax(np.where(est.fits, est.throughput / np.maximum(est.chips, 1e-12), -1.0)))

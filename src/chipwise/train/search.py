@@ -73,7 +73,7 @@ def search_plans(
     plans = enumerate_plans(model, job, ranks, topo.domain_ranks, fixed)
     if len(plans) == 0:
         raise InfeasibleError(
-            f"no valid parallel plan for {model.name} on {chips} x {system.chip.id} with "
+            f"no valid parallel plan for {model.display} on {chips} x {system.chip.id} with "
             f"{as_written(fixed) or 'no fixed knobs'} (global batch {job.global_batch} sequences). "
             "Fix: change the chip count, the batch or the fixed plan knobs."
         )
@@ -87,7 +87,7 @@ def search_plans(
             fits = None if given_knobs(fixed) else chips_that_fit(model, job, dev, topo, chips, chips + 1)
             fix = memory_fix(fixed, model, ranks, fits)
         exc = InfeasibleError(
-            f"{model.name} does not fit on {chips} x {system.chip.id}: {leanest} {per_chip(need, dev)}, the chip "
+            f"{model.display} does not fit on {chips} x {system.chip.id}: {leanest} {per_chip(need, dev)}, the chip "
             f"has {system.chip.hbm_capacity / 2**30:.1f} GiB. Fix: {fix}."
         )
         exc.searched = len(plans)  # priced, none fitting: the search's footer counts them

@@ -267,6 +267,8 @@ def _print_ranking_notes(report: dict[str, Any], top: int, checked: dict[int, di
         console.print(neuron)
     if report.get("price_notes"):
         console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
+    for note in report.get("precision_notes") or ():  # gpt-oss on Neuron: bf16 where the header says mxfp4
+        console.print(f"[yellow]precision: {escape(note)}[/]")
     unpriced = _unpriced(report, top)
     if unpriced:
         console.print(f"[yellow]no price ('-'): {escape('; '.join(unpriced))}[/]")
