@@ -253,11 +253,16 @@ def test_alone_rows_cost_what_plan_train_says(catalog: Catalog, gb200_trn1: dict
 
 def test_the_mix_is_priced_powered_and_failed_over_both_parts(catalog: Catalog, gb200_trn1: dict[str, Any]) -> None:
     """The mix's ideal cost is its $/hour over the run; its ideal energy is each part's used chips busy and the rest
-    idle, x its PUE, over the run; carbon is each part's at its own site's grid; its failures are both parts'."""
+    idle, x its PUE, over the run; carbon is all at one site's grid, the one the part drawing more power (the 256
+    GB200) runs in alone (each part at its own site's grid before); its failures are both parts'."""
     m = gb200_trn1["mixed"]
     hw = hardware(catalog)
     seconds = m["time_to_train_s"]
     assert m["cost_usd"] == pytest.approx(m["usd_per_hour"] * seconds / 3600)
+    gb200 = hw.system("gb200")
+    gb200_quote = price_per_chip_hour(catalog, gb200)
+    assert gb200_quote is not None
+    one = site_for(catalog, gb200, operator=gb200_quote.provider, hint_region=gb200_quote.region)
     joules = kg = per_day = 0.0
     for chip, n in gb200_trn1["fleet"].items():
         system = hw.system(chip)
@@ -266,9 +271,10 @@ def test_the_mix_is_priced_powered_and_failed_over_both_parts(catalog: Catalog, 
         site = site_for(catalog, system, operator=quote.provider, hint_region=quote.region)
         power = power_model(catalog, system, scaleout=True)
         used = m["chips_used"][chip]
+        assert site.pue.value == one.pue.value  # both parts' operator: one PUE either way
         part = (power.busy_w * used + power.idle_w * (n - used)) * site.pue.value * seconds
         joules += part
-        kg += part * site.kg_co2e_per_j
+        kg += part * one.kg_co2e_per_j
         rel = reliability_inputs(catalog, system)
         per_day += float(interruption_rate(rel.rates, used, rel.chips_per_host.value)) * 86_400
     assert m["chips_used"] == {"trn1": 8 * 64, "gb200": 4 * 64}  # TP16 on 2-core trn1 chips, TP4, at DP64

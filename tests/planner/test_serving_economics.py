@@ -38,10 +38,11 @@ def test_an_owned_pool_pays_for_the_energy_it_reports(catalog: Catalog, hw: Hard
 
 
 def test_an_owned_pool_past_one_node_pays_for_its_network(catalog: Catalog, hw: Hardware) -> None:
-    """Past one system the energy figure counts the scale-out network's power, and so does the cost: sixteen H100s
-    busy all hour cost 16 x the TCO at full use, as training prices them."""
+    """A replica across systems (one of 16 H100, two p5) uses the scale-out network: the energy figure counts its
+    power, and so does the cost: busy all hour they cost 16 x the TCO at full use, as training prices them. (Two
+    replicas of 8, each inside its p5, use no network and pay none: tests/planner/test_serving_network_use.py.)"""
     system = hw.system("p5.48xlarge")
-    pools = [Pool(SimpleNamespace(system=system, chips=8.0), 2)]  # type: ignore[arg-type]
+    pools = [Pool(SimpleNamespace(system=system, chips=16.0), 1)]  # type: ignore[arg-type]
     full = economics(catalog, pools, 100.0, 500.0, pricing="owned")
     assert full["cost_usd_per_hour"] == pytest.approx(16 * owned_tco(catalog, system).usd_per_chip_hour)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chipwise.catalog.schema import PRICING_MODES
+from chipwise.catalog.units import UNITS
 
 #: datacenter maps keyed by a region, an operator or a service, where `--set` or a catalog file may add a key
 OPEN_MAPS: tuple[str, ...] = (
@@ -52,19 +53,24 @@ class Range:
     hi_open: bool = False
     what: str = ""
     flag: bool = False
+    #: the unit the line gives the value and bounds in (catalog.units), where SI would read poorly: a grid's
+    #: 5,000 g CO2e/kWh is 1.39e-06 kg CO2e/J
+    unit: str = ""
 
     def problem(self, value: float) -> str | None:
-        """Why `value` is out of range (None where it is in it)."""
+        """Why `value` (SI) is out of range (None where it is in it)."""
         if self.flag:
             return None if value in (0.0, 1.0) else f"{value:g} is not 0 or 1 ({self.what})"
         below = value <= self.lo if self.lo_open else value < self.lo
         above = value >= self.hi if self.hi_open else value > self.hi
         if not (below or above):
             return None
+        scale = UNITS[self.unit][1] if self.unit else 1.0
         left = "(" if self.lo_open else "["
         right = ")" if self.hi_open or math.isinf(self.hi) else "]"
-        hi = "inf" if math.isinf(self.hi) else f"{self.hi:g}"
-        return f"{value:g} is not in {left}{self.lo:g}, {hi}{right} ({self.what})"
+        hi = "inf" if math.isinf(self.hi) else f"{self.hi / scale:g}"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{value / scale:g}{unit} is not in {left}{self.lo / scale:g}, {hi}{right}{unit} ({self.what})"
 
 
 _FRACTION = Range(0.0, 1.0, lo_open=True, what="an achievable fraction of peak: above 0, at most 1")
@@ -108,6 +114,12 @@ RANGES: dict[str, tuple[tuple[str, Range], ...]] = {
     ),
     "datacenter": (
         ("pue.*", Range(1.0, 3.0, what="a PUE: facility energy over IT energy, 1 to 3")),
+        # the dirtiest grids the catalog holds are ~930 g (af-south-1), the world's ~1,100 g (coal alone ~1,000):
+        # past 2,000 is a unit slip (kg for g, 379 kgCO2e/kWh for 379 g): 5,000 g/kWh for us-east-1 had been taken
+        (
+            "grid_intensity.*",
+            Range(0.0, 2.0 / 3.6e6, what="a grid's carbon intensity; the dirtiest are ~1,100", unit="gCO2e/kWh"),
+        ),
         (
             "pricing_mode_ratio.*",
             Range(0.0, 1.0, lo_open=True, what="a price as a fraction of on-demand: above 0, at most 1"),

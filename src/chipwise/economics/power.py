@@ -23,7 +23,9 @@
 - a serving fleet busy a share b of the hour draws P_it(busy) b + P_it(idle) (1 - b) (mixed).
 - P_net: `datacenter.opex.network_power_w_per_chip`, the scale-out fabric's switches and optics per chip, sized for
   one 400G port a chip, x the system's scale-out Gb/s per chip / 400 (`scaleout_share`: a TPU v5p pod's 50 Gb/s a
-  chip draws 1/8 of it); only when the fleet spans more than one system.
+  chip draws 1/8 of it); only where the chips' traffic crosses systems, as the caller says (`scaleout`): a training
+  fleet past one system, a serving replica across systems or a split's KV cache between them
+  (planner.serving_economics.uses_network), each part of a mix joined over the network (planner.hetero).
 
 Facility power multiplies IT power by the PUE (cooling and power distribution), see economics.energy.
 """
@@ -37,6 +39,12 @@ from chipwise.catalog.terms import Term, derived, override, term
 from chipwise.errors import ChipwiseError
 from chipwise.hardware.build import host_power_fraction
 from chipwise.hardware.objects import FigureRef, System
+
+
+class SystemPowerError(ChipwiseError):
+    """A system's power (from the catalog, a catalog file or --set) below its chips' TDP: no host share is left.
+    Checked where the power is read (host_power): the catalog's figure checks (catalog.fields ranges) take one figure
+    at a time, and this one compares two."""
 
 
 @dataclass(frozen=True)
@@ -184,7 +192,23 @@ def host_power(catalog: Catalog, system: System) -> tuple[Term, tuple[Term, ...]
         f" (system power: {power_ref.status})" if power_ref else ""
     )
     power = (_rated(power_ref, f"{system.id}.power", system.power),) if power_ref is not None else ()
+    _check_covers_chips(system)
+    # max: a power of exactly the chips' TDP can leave a rounding's -1e-13 W
     return derived(max(0.0, system.power / system.chips - tdp), key, "W", how), (*chip_tdp, *power)
+
+
+def _check_covers_chips(system: System) -> None:
+    """One line where a system's power is below its chips' TDP total. The host share had been clamped to 0 W in
+    silence: --set p5.48xlarge.power=1kW read 'host_power_per_chip 0 W' from '1,000 W / 8 chips - h100-sxm TDP 700 W',
+    a 5,600 W board priced as if drawn from 1,000 W."""
+    boards = system.chips * system.chip.tdp
+    if system.power < boards:
+        raise SystemPowerError(
+            f"{system.id} power {system.power:,.0f} W is below its {system.chips} {system.chip.id} chips' TDP, "
+            f"{system.chips} x {system.chip.tdp:,.0f} W = {boards:,.0f} W, leaving no host share. Fix: give the "
+            f"system's whole power, at least {boards:,.0f} W (e.g. --set {system.id}.power={boards / 1e3:g}kW or "
+            f"more), or lower {system.chip.id}.tdp."
+        )
 
 
 def _rated(ref: FigureRef, key: str, si: float) -> Term:

@@ -85,12 +85,6 @@ def _tdp_text(runs: ClaimRuns, system: System, found: tuple[float, float] | None
             if follows
             else f"its host and switches ({power.host_w:,.0f} W a chip) and idle chips drawing the rest"
         )
-    ref = system.chip.efficiency.reference_tdp_w
-    slower = (
-        f", where its matrix units would also slow to {power_scale(watts, ref):.0%} (rated at {ref:,.0f} W)"
-        if power_scale(watts, ref) < 1.0
-        else ""
-    )
     share = power.host_w / system.chip.tdp
     host = (
         # a system with no published power: its host is a share of the TDP and moves with it
@@ -99,7 +93,26 @@ def _tdp_text(runs: ClaimRuns, system: System, found: tuple[float, float] | None
         if follows
         else f"its host and switches held at {power.host_w:,.0f} W a chip, as --set trn3.tdp holds them"
     )
-    return f"Trn3 would need <= {watts:,.0f} W per chip for {label}, {host}{slower}"
+    return f"Trn3 would need <= {watts:,.0f} W per chip for {label}, {host}{_speed_text(system, watts)}"
+
+
+def _speed_text(system: System, watts: float) -> str:
+    """What a chip held to `watts` does to its speed: its matrix units slow (perf.device.power_scale) where its
+    efficiency family gives the power its fractions were measured at; where it gives none (reference_tdp 0 W: no
+    derating), the rate is kept, and the text says so rather than imply it (1e had read 'Trn3 would need <= 292 W per
+    chip for 4x' with no word that a 1,000 W part at 29% of its TDP is taken at full speed)."""
+    chip = system.chip
+    ref = chip.efficiency.reference_tdp_w
+    if power_scale(watts, ref) < 1.0:
+        return f", where its matrix units would also slow to {power_scale(watts, ref):.0%} (rated at {ref:,.0f} W)"
+    if ref > 0 or watts >= chip.tdp:
+        return ""
+    family = chip.efficiency.family
+    return (
+        f", its matrix units kept at today's speed: no reference power is known for the {family} efficiency family "
+        f"(efficiency.{family}.reference_tdp {ref:,.0f} W) to slow them from, though a part held to "
+        f"{watts / chip.tdp:.0%} of its {chip.tdp:,.0f} W TDP would slow"
+    )
 
 
 def host_ref(runs: ClaimRuns, system: System) -> Any:

@@ -11,11 +11,14 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.catalog.units import SECONDS_PER_HOUR
+from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
+from chipwise.economics.energy import EnergySite
+from chipwise.economics.power import power_model
 from chipwise.economics.providers import network_gap
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
+from chipwise.planner.serving_economics import rack_site
 from chipwise.planner.training import SystemEconomics, _ideal_and_expected, attach_economics, make_job, system_economics
 from chipwise.reliability.goodput import assess_run, reliability_inputs
 from chipwise.reliability.rates import hosts_of
@@ -290,7 +293,8 @@ def plan_hetero_training(
     start = time.perf_counter()
     model = load_model(catalog, model_name)
     parts, link, link_name, racks = _parts(catalog, fleet, hybrid)
-    rack = hardware(catalog).system(hybrid).id if hybrid else None
+    domain = hardware(catalog).system(hybrid) if hybrid else None
+    rack = domain.id if domain else None
     total = sum(fleet.values())
     job = make_job(model, seq_len, global_batch_tokens, None, precision, tokens, chips=total)
     orders = ((parts[0], parts[1]), (parts[1], parts[0]))
@@ -306,7 +310,7 @@ def plan_hetero_training(
         if isinstance(a, str)
     ]
     if not mixed and not alone:
-        raise NoMixError(f"{model.name} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
+        raise NoMixError(f"{model.display} fits neither the mixed fleet nor any of its parts. Fix: add chips.")
     best_mixed = min(mixed, key=lambda r: r["step_time_s"]) if mixed else None
     fastest = max(alone, key=lambda r: r["tokens_per_s"]) if alone else None
     steps = job.steps
@@ -316,7 +320,16 @@ def plan_hetero_training(
     priced = {p.system.chip.id: system_economics(catalog, p.system, p.chips) for p in parts}
     _add_costs(priced, best_mixed, alone, parts)
     if best_mixed is not None:
-        _mixed_economics(catalog, priced, model, job, best_mixed, parts)
+        sited, site, site_note = _mix_site(catalog, priced, parts, domain)
+        _mixed_economics(catalog, sited, model, job, best_mixed, parts)
+        best_mixed.update(
+            {
+                "region": site.region,
+                "pue": site.pue.value,
+                "grid_kg_co2e_per_kwh": site.kg_co2e_per_j * JOULES_PER_KWH,
+                "site_note": site_note,
+            }
+        )
     cause = max(causes, key=(NO_SPLIT, NO_RACK_SPLIT, NO_FIT).index, default=NO_FIT)
     verdict, reason = _verdict(best_mixed, fastest, parts, link_name, racks, job.global_batch, cause)
     out: dict[str, Any] = {
@@ -380,6 +393,55 @@ def _add_costs(
         mixed["providers"] = sorted({str(q["provider"]) for q in sources.values() if q and q.get("provider")})
 
 
+def _mix_site(
+    catalog: Catalog, priced: dict[str, SystemEconomics], parts: list[Part], rack: System | None
+) -> tuple[dict[str, SystemEconomics], EnergySite, str]:
+    """Each part's economics as the mixed pipeline runs it, its one site, and the line that says where: the hybrid
+    rack's site (serving_economics.rack_site, as a split's pools in the rack are sited), or over the network
+    _network_site, each part then drawing the scale-out fabric its hand-off crosses. Each part keeps its own price
+    quote. The parts had been sited as each alone: Llama 3.1 70B on 36 trn4 + 36 gb300 in trn4-gb300-fusion-rack
+    (10B tokens) had read 767.24 kg CO2e, the trn4 half at us-east-2's 411 g/kWh and the gb300 half at us-east-1's
+    379 g (397.8 g over the 1,928.6 kWh); it now reads 730.94 kg, all at us-east-1."""
+    if rack is not None:
+        regions = list(dict.fromkeys(e.quote.region for e in priced.values() if e.quote and e.quote.region))
+        site, note = rack_site(catalog, rack, "on-demand", None, regions, what="part")
+        return {chip: e._replace(site=site) for chip, e in priced.items()}, site, note
+    # the hand-off crosses the scale-out network, so each part draws the fabric's power even where it fits in one
+    # system (8 H100 beside 16 Trainium2 had read 21,640 W of facility power, (8 x 969 + 16 x 691.6) x 1.15, with
+    # no network; with it, (8 x 1,069 + 16 x 741.6) x 1.15 = 23,480 W). One inside a hybrid rack hands off on the
+    # rack's scale-up fabric and draws the network only where the fleet spans racks (system_economics: more chips
+    # than the rack holds of its type)
+    powered = {
+        p.system.chip.id: priced[p.system.chip.id]._replace(power=power_model(catalog, p.system, scaleout=True))
+        for p in parts
+    }
+    site, note = _network_site(powered, parts)
+    return {chip: e._replace(site=site) for chip, e in powered.items()}, site, note
+
+
+def _network_site(powered: dict[str, SystemEconomics], parts: list[Part]) -> tuple[EnergySite, str]:
+    """The one site of a mix joined by the scale-out network, and the line that says so. network_gap joins only
+    systems one operator can install side by side, and the hand-off is priced on one datacenter's network, so both
+    parts run in one datacenter: the one the part drawing more busy power (chips x busy W a chip) would run in
+    alone, so that the smaller draw moves to it (the order of --fleet does not choose; an exact tie goes to the
+    chip id later in the alphabet). 16 H100 (p5.48xlarge, us-east-1) beside 16 Trainium2 (priced in us-east-2) had
+    read each at its own grid, two sites for one network; both now read us-east-1, the H100s' 17.1 kW against
+    11.9 kW."""
+    draw = {p.system.chip.id: powered[p.system.chip.id].power.busy_w * p.chips for p in parts}
+    host = max(draw, key=lambda chip: (draw[chip], chip))
+    other = next(chip for chip in draw if chip != host)
+    site = powered[host].site
+    quotes = (e.quote.region for e in powered.values() if e.quote and e.quote.region)
+    regions = list(dict.fromkeys(quotes))
+    priced = f" ({', '.join(regions)})" if regions else ""
+    note = (
+        f"{host} and {other} on one datacenter network are one site: both parts' energy and carbon at {site.region}, "
+        f"where {host} runs alone (the part drawing more power busy: {draw[host] / 1e3:,.1f} kW against "
+        f"{draw[other] / 1e3:,.1f} kW); each part is priced at its own chip's quote{priced}"
+    )
+    return site, note
+
+
 def _mixed_economics(
     catalog: Catalog,
     priced: dict[str, SystemEconomics],
@@ -389,9 +451,10 @@ def _mixed_economics(
     parts: list[Part],
 ) -> None:
     """The mix's cost, energy and carbon on plan train's basis (attach_economics, on-demand, best recovery): each
-    part priced, powered and sited as that part alone would be, and both under one run's reliability. The pipeline
-    is one synchronous job, so a failure on either part stops both: its interruption rate is the sum over both parts'
-    chips and hosts, and the downtime it brings idles every chip of the fleet."""
+    part priced as that part alone would be, powered and sited as the mix runs it (`priced`: _mix_site's), and both
+    under one run's reliability. The pipeline is one synchronous job, so a failure on either part stops both: its
+    interruption rate is the sum over both parts' chips and hosts, and the downtime it brings idles every chip of the
+    fleet."""
     used = mixed["chips_used"]
     inputs = {p.system.chip.id: reliability_inputs(catalog, p.system, precision=job.precision) for p in parts}
     # each part's whole hosts, together; every other reliability input is the catalog's, the same for both parts

@@ -227,7 +227,13 @@ def _check_report(
     goes, and the scenario `chipwise predict` reruns it from."""
     kept_up = keeps_up(job, summary)
     econ = economics(
-        catalog, setup.pools, *served_tokens(job, summary), pricing, region, busy=summary.get("busy_shares")
+        catalog,
+        setup.pools,
+        *served_tokens(job, summary),
+        pricing,
+        region,
+        busy=summary.get("busy_shares"),
+        transfer=setup.transfer,
     )
     breakdown = steady_breakdown(setup, model, job, summary)
     return {

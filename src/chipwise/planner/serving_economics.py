@@ -18,6 +18,7 @@ from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, owned_ga
 from chipwise.hardware.objects import System
 
 if TYPE_CHECKING:  # annotations only: planner.training prices a system here and runs no simulator
+    from chipwise.serve.disaggregated import KVTransfer
     from chipwise.serve.sim.run import SimOutput
     from chipwise.serve.simulate import Pool
 
@@ -133,14 +134,32 @@ def shared_rack(catalog: Catalog, pools: Sequence[Pool]) -> System | None:
     return pools_rack(catalog, pre.setup, pre.setup.chips * pre.replicas, dec.setup, dec.setup.chips * dec.replicas)
 
 
-def _rack_site(
-    catalog: Catalog, rack: System, pricing: str, region: str | None, price_regions: Sequence[str]
+def uses_network(pools: Sequence[Pool], transfer: KVTransfer | None) -> bool:
+    """Whether a deployment's traffic crosses the scale-out network, and so draws its power and (owned) pays its
+    capex and colocation: a replica of more chips than its system holds (its ranks talk across systems), or a split
+    whose KV cache its `transfer` sends over the network (planner.serving_deployment.kv_path: not where one system's
+    scale-up domain or one rental unit holds both pools, nor over a hybrid rack's link unless a --set makes the
+    network faster). Replicas that each fit in one system never use it, however many systems they fill: 16 H100 as
+    two TP8 replicas of Llama 3.1 8B had drawn 100 W a chip of 400G fabric, even idle, and paid its $6,600 a chip
+    owned: 7.47 kWh (on demand) and $14.27 (owned) per million output tokens, against 5.90 kWh and $12.32 for the same
+    replica on 8; they now read 6.47 kWh and $12.38, the rest their busier run."""
+    return any(p.setup.chips > p.setup.system.chips for p in pools) or (transfer is not None and transfer.network)
+
+
+def rack_site(
+    catalog: Catalog,
+    rack: System,
+    pricing: str,
+    region: str | None,
+    price_regions: Sequence[str],
+    what: str = "pool",
 ) -> tuple[EnergySite, str]:
     """One rack is one datacenter: both pools at the rack's own site (the region asked for, else its provider's
     default region, economics.energy.site_for), and the line that says so. Each pool keeps its own chip's price
     quote, whose regions may differ: Llama 3.1 70B's trn4 prefill beside gb300 decode in trn4-gb300-fusion-rack had
     read its energy at 'us-east-2>us-east-1', 388 g CO2e/kWh (404 g at 'us-east-1>us-east-2' with the roles
-    swapped: two grids for one rack); it now reads us-east-1, 379 g, either way."""
+    swapped: two grids for one rack); it now reads us-east-1, 379 g, either way. `what` names the rack's halves in
+    the line: a split's pools, or a mixed pipeline's parts (planner.hetero, which sites its rack here too)."""
     owned = pricing == "owned"
     site = site_for(catalog, rack, region, owned=owned)
     if region is not None:
@@ -151,7 +170,7 @@ def _rack_site(
         where = f"the default region of {rack.provider}, the rack's provider"
     prices = f" ({', '.join(price_regions)})" if price_regions else ""
     priced = "charged its own chip's owned cost" if owned else f"priced at its own chip's quote{prices}"
-    note = f"{rack.id} is one site: both pools' energy and carbon at {site.region} ({where}); each pool is {priced}"
+    note = f"{rack.id} is one site: both {what}s' energy and carbon at {site.region} ({where}); each {what} is {priced}"
     return site, note
 
 
@@ -186,8 +205,8 @@ def _owned_charge(
     beside the TCO's at full use; and the owned cost's inputs (economics_figures)."""
     # the electricity the energy figure reports, not the TCO's busy-all-hour draw with a scale-out fabric
     # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
-    # the scale-out network's capex and colocation, like its power, only past one system (one H100 had paid
-    # $6,600 of 400G fabric: $0.21 a chip-hour)
+    # the scale-out network's capex and colocation, like its power, only where the deployment uses it
+    # (uses_network; one H100 had paid $6,600 of 400G fabric: $0.21 a chip-hour)
     tco = owned_tco(catalog, system, region, scaleout=scaleout)
     terms = tco.charged_per_chip_hour(rented, facility_j)
     charged = rented * sum(terms.values())
@@ -222,7 +241,7 @@ def _pool_hour(
 ) -> _PoolHour:
     """One pool's hour, as economics reckons it: `rented` chips billed, `unused` of them idle all hour, its own
     chips busy for `share` of it; `scaleout`: whether the deployment's scale-out network is used; `site`: where it
-    runs where that is not its price quote's (a hybrid rack's one site, _rack_site)."""
+    runs where that is not its price quote's (a hybrid rack's one site, rack_site)."""
     system, chips = pool.setup.system, pool.chips
     price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
     note = f"{system.id}: {price_note(catalog, system, pricing, provider)}" if math.isnan(price) else None
@@ -254,8 +273,10 @@ def economics(
     region: str | None = None,
     provider: str | None = None,
     busy: Sequence[float] | None = None,
+    transfer: KVTransfer | None = None,
 ) -> dict[str, Any]:
     """Dollars, energy and carbon per hour and per million tokens of a deployment, and the site figures they rest on.
+    `transfer`: a split's KV path (serving_deployment.kv_path), which decides whether it uses the network.
 
     cost/h = sum over pools of chips rented (rented_chips) x catalog rental price per chip-hour; owned: the chips
     used x the TCO's fixed terms per chip-hour (with the scale-out network's capex and colocation only where the
@@ -268,7 +289,6 @@ def economics(
     CO2e = energy x grid. Where a pool has no price, `price_note` says why.
     """
     total = sum(p.chips for p in pools)
-    systems = {p.setup.system.id for p in pools}
     shares = list(busy) if busy is not None else [1.0] * len(pools)
     if pricing == "owned":  # an owned fleet buys chips
         rents = [p.chips for p in pools]
@@ -283,12 +303,13 @@ def economics(
     if rack is not None:
         quotes = [chip_hour_price(catalog, p.setup.system, pricing, region, provider)[2] for p in pools]
         regions_priced = list(dict.fromkeys(q.region for q in quotes if q is not None and q.region))
-        site, site_note = _rack_site(catalog, rack, pricing, region, regions_priced)
+        site, site_note = rack_site(catalog, rack, pricing, region, regions_priced)
+    # the deployment's network, not the pool's: a replica across systems, or a split's KV cache between them (the
+    # fleet's size had decided: past one system, every replica drew the fabric, as a training fleet's data
+    # parallelism does)
+    scaleout = uses_network(pools, transfer)
     hours: list[_PoolHour] = []
     for pool, rented, cover, share in zip(pools, rents, covered, shares, strict=True):
-        # the deployment's network, not the pool's: a split's pools on one system, past one node, or on two
-        # systems hand their KV caches over the scale-out network
-        scaleout = total > pool.setup.system.chips or len(systems) > 1
         # the billed chips the replicas leave unused (the rest of a rented instance) are powered too, idle all hour,
         # as a training fleet's are (planner.training): 8 of an inf2.48xlarge's 12 chips had counted 8 chips' power
         unused = max(rented - cover, 0.0)

@@ -39,6 +39,9 @@ class KVTransfer:
     projected: bool = False
     #: windowed layer groups' (share of a token's bytes, window): a sliding-window layer sends its window only
     windows: tuple[tuple[float, float], ...] = ()
+    #: whether the cache crosses the scale-out network (not a scale-up domain or a hybrid rack's link): the
+    #: deployment then draws the network's power and (owned) pays for it (planner.serving_economics)
+    network: bool = False
 
     def seconds(self, tokens: float) -> float:
         """Seconds on the links for one prompt of `tokens` tokens, without the latency."""
@@ -100,11 +103,11 @@ def kv_transfer(
         chips = (sending / prefill.system.chip.cores_per_chip, receiving / decode.system.chip.cores_per_chip)
         total_bw = hybrid.cross_bandwidth(a, chips[0], b, chips[1])
         latency = link[1]
-        fabric = f"{hybrid.scaleup.fabric.id} in {hybrid.id}"
+        fabric, network = f"{hybrid.scaleup.fabric.id} in {hybrid.id}", False
     elif same_domain and prefill.system.id == decode.system.id:
         total_bw = between(sending, receiving, prefill.topo)
         latency = prefill.topo.up_latency
-        fabric = prefill.system.scaleup.fabric.id
+        fabric, network = prefill.system.scaleup.fabric.id, False
     else:
         # each end's ranks send or receive over their own share of its NICs: the slower end sets the rate (a
         # Trainium rank, a NeuronCore, has a quarter of a chip's share; an H100 rank a whole GPU's)
@@ -115,7 +118,7 @@ def kv_transfer(
         latency = max(prefill.topo.out_latency, decode.topo.out_latency)
         ends = (prefill.system.scaleout_fabric.id, decode.system.scaleout_fabric.id)
         # two systems' networks: the transfer runs at the slower end's rate, and both are named
-        fabric = ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"
+        fabric, network = (ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}"), True
     total_bw = max(total_bw, 1.0)
     # either end's figures can set the rate (a Trainium4's NIC share set GB200 -> Trn4's 10 GB/s over the network,
     # which had read as shipping hardware), and a hybrid domain's link where the path crosses one
@@ -130,4 +133,4 @@ def kv_transfer(
     windows = tuple(
         (g.count / model.layers * target / per_token, float(g.window)) for g in model.groups if g.window > 0
     )
-    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected, windows)
+    return KVTransfer(latency, per_token / total_bw, per_token, total_bw, fabric, projected, windows, network)

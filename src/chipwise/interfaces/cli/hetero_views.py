@@ -124,4 +124,6 @@ def print_hetero(r: dict[str, Any]) -> None:
             + one_operator_note(m.get("providers") or (), "parts")
         )
         console.print(f"mixed step {fmt.duration(m['step_time_s'])}: {_step_terms(m)}")
+        if m.get("site_note"):  # the mix's one site: its PUE and grid (a hybrid rack's, or the larger draw's)
+            console.print(f"[dim]{escape(m['site_note'])}[/]")
     console.print(f"[bold]{r['verdict']}[/]: {r['reason']}")
