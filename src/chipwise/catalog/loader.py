@@ -71,6 +71,10 @@ class Catalog:
     #: built-in prices a --catalog file's prices replaced (_replace_prices): out of every lookup, kept as the history
     #: a built-in commitment was listed against (economics.pricing._rescaled)
     replaced: tuple[PriceEntry, ...] = ()
+    #: what the layers below build from this catalog once (hardware.build.hardware, workload.presets' presets), kept
+    #: on it so that it goes with it: functools caches keyed on the catalog had kept every catalog built from files
+    #: or --sets alive (about 2.4 MB each: the web server grew some 200 MB a sensitivity request)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def price_origin(self, entry: PriceEntry) -> str:
         """Where a price comes from: a --catalog file's path, '--set', or the built-in catalog (a replaced one too)."""
@@ -84,10 +88,13 @@ class Catalog:
     def model_config(self, preset: str) -> dict[str, Any]:
         """The Hugging Face config.json of a model preset."""
         entry = self.models[preset]
-        origin = self.origins.get(f"models.{preset}", BUILTIN)
+        origin = self.origins.get(f"models.{preset}.file", BUILTIN)
         if origin == BUILTIN:
             return dict(_builtin_model_config(entry.file))
-        return read_json_config(Path(origin).parent / entry.file)
+        # a checkpoint folder as on the command line: 'ck/mymodel' had read "cannot read ...: Is a directory"
+        path = Path(origin).parent / entry.file
+        fix = f"give models.{preset}.file as a config.json, or a checkpoint folder holding one, beside {origin}"
+        return read_json_config(config_path(path, str(path), fix))
 
 
 def _data_dir() -> Path:
@@ -139,6 +146,16 @@ def read_json_config(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ChipwiseError(f"'{path}' must hold a JSON object. Fix: give a Hugging Face config.json.")
     return data
+
+
+def config_path(path: Path, name: str, fix: str) -> Path:
+    """The config.json `path` names, a path on the command line and a catalog file's `file` alike: the file itself,
+    or a checkpoint folder's config.json; else one line naming `name` as given, with `fix`."""
+    if path.is_dir():
+        if not (path / "config.json").is_file():  # a Hugging Face checkpoint's folder holds its config.json
+            raise ChipwiseError(f"model config '{name}' is a folder with no config.json in it. Fix: {fix}.")
+        path = path / "config.json"
+    return user_file(path, "model config", fix)
 
 
 @functools.cache
@@ -198,18 +215,20 @@ def _merge_file(
             key = str(raw_key)
             if section == "sources":
                 _check_source_key(target, key, value, origins, origin)
+            given = value
             if section == "models":
                 _check_model_id(target, key, origin)
-            if isinstance(target.get(key), dict) and not _whole(value):
-                given = value
-                if section == "models" and isinstance(value, dict) and "file" in value and "source" not in value:
-                    # another config is another model: the built-in source had been kept for a file's own config
+                if origin != BUILTIN and isinstance(value, dict) and "file" in value and "source" not in value:
+                    # another config is another model: the built-in source had been kept for a file's own config,
+                    # and a new preset without one had been refused ('models.g3.source: Field required')
                     given = {**value, "source": f"{value['file']} (given by {origin})"}
+                if isinstance(value, dict) and "file" in value:
+                    # where its config is read from (Catalog.model_config): a preset renamed keeps reading its own
+                    origins[f"models.{key}.file"] = origin
+            if isinstance(target.get(key), dict) and not _whole(given):
                 _deep_merge(target[key], given)
-                if section == "models" and not (isinstance(value, dict) and "file" in value):
-                    continue  # a preset renamed keeps reading its own config, where its file came from
             else:
-                target[key] = copy.deepcopy(value)
+                target[key] = copy.deepcopy(given)
             origins[f"{section}.{key}"] = origin
 
 
@@ -343,8 +362,15 @@ def _fmt_validation(exc: ValidationError, where: str) -> str:
 
 
 def _validate(
-    raw: dict[str, Any], origins: dict[str, str], overrides: tuple[str, ...], replaced: Sequence[Any] = ()
+    raw: dict[str, Any],
+    origins: dict[str, str],
+    overrides: tuple[str, ...],
+    replaced: Sequence[Any] = (),
+    base: Catalog | None = None,
 ) -> Catalog:
+    """The catalog `raw` holds, validated; `base`, the built-in catalog that `raw` was copied from, lends its
+    validated entries to those that are still its own (_kept)."""
+
     def where(section: str, key: str) -> str:
         origin = origins.get(f"{section}.{key}", BUILTIN)
         return f"{origin}: {section}.{key}"
@@ -356,6 +382,9 @@ def _validate(
                 raise ChipwiseError(
                     f"{where(section, key)}: an entry must be a mapping of fields. Fix: see docs/catalog-format.md."
                 )
+            if base is not None and _kept(section, key, body, origins):
+                out[key] = getattr(base, section)[key]
+                continue
             try:
                 out[key] = model.model_validate(body)
             except ValidationError as exc:
@@ -365,6 +394,8 @@ def _validate(
     # names first: a partial override under another case's id (H100-SXM:) is no override of h100-sxm but a new
     # entry, and had been told 'family: Field required' for it, not that the id is taken
     _check_names({section: raw.get(section) or {} for section in ("chips", "systems")}, origins)
+    _check_model_fields(raw.get("models") or {}, origins)
+    _check_model_names(raw.get("models") or {}, origins)
     chips: dict[str, ChipEntry] = build("chips", ChipEntry)
     systems: dict[str, SystemEntry] = build("systems", SystemEntry)
     fabrics: dict[str, FabricEntry] = build("fabrics", FabricEntry)
@@ -381,7 +412,7 @@ def _validate(
     trees = {}
     for section in ("efficiency", "engines", "datacenter", "reliability"):
         body = raw.get(section) or {}
-        trees[section] = _validate_tree(body, section, origins)
+        trees[section] = _validated_section(body, section, origins, base)
     for sid, system in systems.items():
         if system.chip not in chips and not system.members:
             raise ChipwiseError(
@@ -397,7 +428,13 @@ def _validate(
         if fabrics:
             _check_layers(where("systems", sid), system, fabrics)
     _check_trees(raw, trees, origins)
-    _check_entry_ranges({"chips": chips, "systems": systems}, origins)
+    entries: dict[str, Mapping[str, Any]] = {"chips": chips, "systems": systems}
+    if base is not None:  # the built-in catalog's own entries are in range
+        entries = {
+            section: {k: e for k, e in body.items() if e is not getattr(base, section).get(k)}
+            for section, body in entries.items()
+        }
+    _check_entry_ranges(entries, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
@@ -704,6 +741,56 @@ def _check_names(sections: Mapping[str, Mapping[str, Any]], origins: Mapping[str
             )
 
 
+def _check_model_fields(models: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """A preset's entry holds only the fields ModelIndexEntry reads: `alias: [gem9]` had been taken in silence (the
+    alias then unknown to `model show`), and `params: 9e9` with it."""
+    known = list(ModelIndexEntry.model_fields)
+    for key, entry in models.items():
+        for name in entry if isinstance(entry, dict) else ():
+            if name in known:
+                continue
+            close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.6)
+            did = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ChipwiseError(
+                f"{origins.get(f'models.{key}', BUILTIN)}: models.{key}: unknown field '{name}'.{did} Fix: use "
+                f"{', '.join(known)} (docs/catalog-format.md), or drop it."
+            )
+
+
+def _aliases_of(entry: Any) -> list[str]:
+    """A raw preset entry's aliases that are names (an alias list of another form is the schema's to refuse)."""
+    aliases = entry.get("aliases") if isinstance(entry, dict) else None
+    return [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
+
+
+def _check_model_names(models: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    """A catalog file's preset alias names no other preset (preset_key: in any case, '_' for '-'): an alias that
+    was another preset's alias or id had been taken in silence and never worked (`aliases: [deepseek-r1]` on a
+    Gemma-2 preset: `model show deepseek-r1` printed DeepSeek-V3). Every id claims its name first (a preset's id wins
+    over another's alias: a file's preset 'deepseek-r1' is that file's model), then the built-in aliases each
+    preset keeps, then the aliases a file gives, which the line blames."""
+    builtin = _builtin_raw().get("models") or {}
+    owner = {preset_key(str(key)): str(key) for key in models}
+    given: list[tuple[str, str]] = []
+    for key, entry in models.items():
+        own = set(_aliases_of(builtin.get(key)))
+        for name in _aliases_of(entry):
+            if name in own:
+                owner.setdefault(preset_key(name), str(key))
+            else:
+                given.append((str(key), name))
+    for key, name in given:
+        other = owner.setdefault(preset_key(name), key)
+        if other == key:
+            continue
+        theirs = "id" if preset_key(name) == preset_key(other) else "alias"
+        raise ChipwiseError(
+            f"{origins.get(f'models.{key}', BUILTIN)}: models.{key}: alias '{name}' is already the {theirs} of preset "
+            f"'{other}' ({origins.get(f'models.{other}', BUILTIN)}). Fix: drop '{name}' from {key}'s aliases or "
+            f"rename it; to change {other} itself, give its fields under models.{other} (docs/catalog-format.md)."
+        )
+
+
 def tree_figures(node: Any, prefix: str = "") -> list[tuple[str, Figure]]:
     """Every validated figure of a tree (or of a validated entry: a chip, a system) by dotted path."""
     if isinstance(node, Figure):
@@ -732,9 +819,46 @@ def _validate_tree(node: Any, path: str, origins: dict[str, str]) -> Any:
     return node
 
 
+def _kept(section: str, key: Any, body: Any, origins: Mapping[str, str]) -> bool:
+    """Whether an entry of the catalog being built is still the built-in one: no file or --set gave it (`origins`
+    names each entry they touch) and no --set's move of a chip's systems changed it. Its validated object is the
+    built-in catalog's (validated from the same figures, frozen): `chipwise sensitivity` loads a catalog a figure it
+    moves, and each had validated the whole built-in catalog again to change one figure."""
+    return f"{section}.{key}" not in origins and body == (_builtin_raw().get(section) or {}).get(key)
+
+
+def _validated_section(body: Any, section: str, origins: dict[str, str], base: Catalog | None) -> Any:
+    """A tree section validated (_validate_tree), the entries still the built-in ones (_kept) taken from `base`."""
+    if base is None or not isinstance(body, dict) or is_figure(body):
+        return _validate_tree(body, section, origins)
+    built = getattr(base, section)
+    return {
+        str(k): built[k] if _kept(section, k, v, origins) else _validate_tree(v, f"{section}.{k}", origins)
+        for k, v in body.items()
+    }
+
+
+#: the leaves a parsed YAML tree holds that need no copy
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _copy_tree(node: Any) -> Any:
+    """A copy of a parsed YAML tree in about a third of copy.deepcopy's time (a deep copy of the built-in catalog had
+    been some 20 ms of every load_catalog with files or --sets, which `chipwise sensitivity` calls once a figure it
+    moves). Each node an anchor shares is copied apart: a --set names one entry (--set
+    engines.vllm.chips.tpu-v4.max_tokens=x1.5 had moved tpu-v5e's, tpu-v5p's, tpu-v6e's and tpu-v7's too, the
+    entries engines.yaml gives as *vllm_tpu)."""
+    kind = type(node)
+    if kind is dict:
+        return {key: _copy_tree(value) for key, value in node.items()}
+    if kind is list:
+        return [_copy_tree(value) for value in node]
+    return node if kind in _IMMUTABLE else copy.deepcopy(node)
+
+
 @functools.cache
 def _builtin_catalog() -> Catalog:
-    return _validate(copy.deepcopy(_builtin_raw()), {}, ())
+    return _validate(_copy_tree(_builtin_raw()), {}, ())
 
 
 def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
@@ -749,7 +873,7 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
         raise ChipwiseError(f"sets {sets!r} is not ID.FIELD=VALUE what-ifs. Fix: give e.g. ['trn2.tdp=600W'].")
     if not files and not sets:
         return _builtin_catalog()
-    raw = copy.deepcopy(_builtin_raw())
+    raw = _copy_tree(_builtin_raw())
     origins: dict[str, str] = {}
     replaced: list[Any] = []
     # the system figures a file gives (a new system's, all of them): a chip figure a file changes moves the rest
@@ -763,4 +887,4 @@ def load_catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> 
                 {f"systems.{sid}.{fig}": str(path) for sid, body in systems.items() for fig in figure_paths(body)}
             )
     apply_sets(raw, _builtin_raw(), sets, origins, filed)
-    return _validate(raw, origins, tuple(sets), replaced)
+    return _validate(raw, origins, tuple(sets), replaced, base=_builtin_catalog())

@@ -375,9 +375,11 @@ class FabricEntry(_Strict):
 
 
 class ModelIndexEntry(BaseModel):
-    """A model preset: a Hugging Face config.json in the catalog, with where it came from."""
+    """A model preset: a Hugging Face config.json in the catalog, with where it came from. Only these fields: extras
+    had been allowed for the built-in index's params_source and notes, and took a file's `alias:` in silence (and an
+    `alias_of`, a field nothing read, is dropped)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     file: str
@@ -385,4 +387,7 @@ class ModelIndexEntry(BaseModel):
     aliases: list[str] = Field(default_factory=list)
     params_published: float | None = None
     active_params_published: float | None = None
-    alias_of: str = ""
+    #: where params_published comes from (a paper, a model card)
+    params_source: str = ""
+    #: how the config differs from a plain copy of the published one, and what could not be confirmed
+    notes: str = ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -162,6 +161,9 @@ class Hardware:
         for sid, system in catalog.systems.items():
             for name in (sid, *system.aliases):
                 self._alias.setdefault(name.lower(), ("system", sid))
+        self._chips: dict[str, Chip] = {}
+        self._systems: dict[str, System] = {}
+        self._fabrics: dict[str, Fabric] = {}
 
     def chip_aliases(self) -> dict[str, str]:
         """Every chip and system id and alias (lower case) with the chip it names (a system names its chip)."""
@@ -178,22 +180,33 @@ class Hardware:
     def system_ids(self) -> list[str]:
         return list(self.catalog.systems)
 
-    @functools.cache  # noqa: B019 - one Hardware per catalog; the cache lives as long as it does
+    # each built once, in this Hardware's own dicts: functools.cache on the methods had been one cache for every
+    # Hardware, holding each (and its catalog) alive
     def chip(self, name: str) -> Chip:
+        if name not in self._chips:
+            self._chips[name] = self._chip(name)
+        return self._chips[name]
+
+    def _chip(self, name: str) -> Chip:
         kind, ident = self._lookup(name, "chip")
         if kind != "chip":
             return self.system(ident).chip
         return build_chip(self.catalog, ident, self.catalog.chips[ident])
 
-    @functools.cache  # noqa: B019
     def fabric(self, fabric_id: str) -> Fabric:
-        if fabric_id not in self.catalog.fabrics:
-            raise UnknownNameError("fabric", fabric_id, self.catalog.fabrics)
-        return build_fabric(fabric_id, self.catalog.fabrics[fabric_id])
+        if fabric_id not in self._fabrics:
+            if fabric_id not in self.catalog.fabrics:
+                raise UnknownNameError("fabric", fabric_id, self.catalog.fabrics)
+            self._fabrics[fabric_id] = build_fabric(fabric_id, self.catalog.fabrics[fabric_id])
+        return self._fabrics[fabric_id]
 
-    @functools.cache  # noqa: B019
     def system(self, name: str) -> System:
         """A system by id or alias; a chip id resolves to that chip's default system."""
+        if name not in self._systems:
+            self._systems[name] = self._system(name)
+        return self._systems[name]
+
+    def _system(self, name: str) -> System:
         kind, ident = self._lookup(name, "system")
         if kind == "chip":
             ident = self.catalog.chips[ident].default_system
@@ -377,7 +390,10 @@ def _with_latency(fabric: Fabric, latency: float) -> Fabric:
     return replace(fabric, latency_s=latency)
 
 
-@functools.cache
 def hardware(catalog: Catalog) -> Hardware:
-    """The (cached) typed hardware view of a catalog."""
-    return Hardware(catalog)
+    """The typed hardware view of a catalog, built once and kept on it (Catalog.memo): a functools.cache keyed on
+    the catalog had held every catalog of every --set alive (hardware.cache_info().currsize 201 after 201 predicts)."""
+    view = catalog.memo.get("hardware")
+    if view is None:
+        view = catalog.memo["hardware"] = Hardware(catalog)
+    return view

@@ -366,18 +366,24 @@ def _gemma2(c: _Cfg, name: str) -> ModelSpec:
 
 
 def _deepseek(c: _Cfg, name: str) -> ModelSpec:
+    """DeepSeek-V2/V3 (and Kimi K2): MLA attention, routed and shared experts, the first layers dense. The latent
+    (kv_lora_rank), the keys' part decompressed from it (qk_nope_head_dim) and the value heads (v_head_dim) are at
+    least 1, as a Llama's head_dim is: a kv_lora_rank of 0 had priced DeepSeek-V3's KV cache at 7.62 KiB a token
+    (61 layers x 64 rope x 2 B; it reads 70,272 B, 61 x (512 + 64) x 2). The decoupled RoPE key (qk_rope_head_dim)
+    may be 0, an MLA without position embeddings (NoPE), whose cache is the latent alone; q_lora_rank null or 0 is a
+    full-rank query projection (DeepSeek-V2-Lite)."""
     hidden = c.int("hidden_size")
     layers = c.layers("num_hidden_layers")
     heads = c.int("num_attention_heads")
-    nope, rope = c.int("qk_nope_head_dim"), c.int("qk_rope_head_dim")
+    nope, rope = c.pos("qk_nope_head_dim"), c.int("qk_rope_head_dim")
     att = Attention(
         kind="mla",
         heads=heads,
         kv_heads=heads,
         head_dim=nope + rope,
-        v_head_dim=c.int("v_head_dim"),
+        v_head_dim=c.pos("v_head_dim"),
         q_lora_rank=c.opt_int("q_lora_rank", 0),
-        kv_lora_rank=c.int("kv_lora_rank"),
+        kv_lora_rank=c.pos("kv_lora_rank"),
         rope_dim=rope,
     )
     experts = c.pos("n_routed_experts")

@@ -350,10 +350,13 @@ class ModelSpec:
 
     @property
     def windows(self) -> list[dict[str, Any]]:
-        """The windowed layers, one record per (window, kind): {'layers', 'window', 'kind': 'sliding'|'chunked'}."""
+        """The windowed layers, one record per (window, kind): {'layers', 'window', 'kind': 'sliding'|'chunked'}. A
+        window no shorter than the model's context is full attention (every figure already takes min(context,
+        window), the context): a Phi-3 config of sliding_window 262,144 in a 131,072-token context had been shown
+        'sliding 262,144' and 'KV cache per token up to 262,144'; it reads as full attention now."""
         counts: dict[tuple[int, bool], int] = {}
         for g in self.groups:
-            if g.window:
+            if g.window and not 0 < self.max_seq_len <= g.window:
                 counts[(g.window, g.chunked)] = counts.get((g.window, g.chunked), 0) + g.count
         return [
             {"layers": n, "window": w, "kind": "chunked" if chunked else "sliding"}

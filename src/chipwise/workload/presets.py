@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,8 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chipwise.catalog.loader import Catalog, preset_key, read_json_config
-from chipwise.errors import ChipwiseError, UnknownNameError, user_file
+from chipwise.catalog.loader import Catalog, config_path, preset_key, read_json_config
+from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.workload.hf_config import from_hf_config
 from chipwise.workload.model import ModelSpec
 
@@ -32,12 +31,16 @@ def preset_id(catalog: Catalog, name: str) -> str | None:
     return _aliases(catalog).get(preset_key(name))
 
 
-@functools.cache
 def _preset(catalog: Catalog, pid: str) -> ModelSpec:
-    entry = catalog.models[pid]
-    return from_hf_config(
-        catalog.model_config(pid), name=pid, where=f"preset '{pid}' ({entry.file})", source=entry.source
-    )
+    """A preset's ModelSpec, read once per catalog and kept on it (Catalog.memo): a functools.cache keyed on the
+    catalog had held every catalog of every --set alive."""
+    presets: dict[str, ModelSpec] = catalog.memo.setdefault("presets", {})
+    if pid not in presets:
+        entry = catalog.models[pid]
+        presets[pid] = from_hf_config(
+            catalog.model_config(pid), name=pid, where=f"preset '{pid}' ({entry.file})", source=entry.source
+        )
+    return presets[pid]
 
 
 #: a Hugging Face Hub repo id: an org and a name of letters, digits, '_', '.' and '-', neither starting with '.' or
@@ -133,14 +136,7 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
 
 def _from_path(path: Path, name: str) -> ModelSpec:
     """A ModelSpec from an existing config.json, or a checkpoint folder holding one."""
-    if path.is_dir():
-        if not (path / "config.json").is_file():  # a Hugging Face checkpoint's folder holds its config.json
-            raise ChipwiseError(
-                f"model config '{name}' is a folder with no config.json in it. Fix: give a preset name or a "
-                "path to a config.json."
-            )
-        path = path / "config.json"
-    user_file(path, "model config", "give a preset name or a path to a config.json")
+    path = config_path(path, name, "give a preset name or a path to a config.json")
     cfg = read_json_config(path)  # one reader for a path and a catalog's preset file alike
     return from_hf_config(
         cfg,
