@@ -78,7 +78,8 @@ def main() -> None:
         )
         best = report["best"]
         print(
-            f"plan serve, {name} at {rate:g} req/s, {inp:,}/{out:,} tokens, TTFT p99 <= 2 s and TPOT p99 <= 50 ms, "
+            f"plan serve in-process (fp8, no start-up), {name} at {rate:g} req/s, {inp:,}/{out:,} tokens, "
+            "TTFT p99 <= 2 s and TPOT p99 <= 50 ms, "
             f"over all {len(catalog.chips)} chips: {time.perf_counter() - start:.2f} s wall, "
             f"{time.process_time() - cpu:.2f} s CPU ({report['search']['evaluated']:,} replica shapes); "
             f"cheapest: {best['hardware'] if best else '-'}"

@@ -251,7 +251,9 @@ def test_results_hold_none_where_the_cli_json_has_null() -> None:
 
 def test_model_takes_sets_as_every_function_does() -> None:
     """`sets` raised a TypeError, though the module promises it everywhere."""
-    assert cw.model("llama-3.1-8b", sets=["h100-sxm.tdp=500W"]) == cw.model("llama-3.1-8b")
+    changed, plain = cw.model("llama-3.1-8b", sets=["h100-sxm.tdp=500W"]), cw.model("llama-3.1-8b")
+    assert changed.pop("what_if") == ["h100-sxm.tdp = 500 W (catalog 700 W), set on the command line"]
+    assert changed == {k: v for k, v in plain.items() if k != "what_if"}
 
 
 def test_plan_train_takes_top_as_the_cli_does() -> None:
@@ -325,7 +327,7 @@ def test_plan_lifecycle_takes_the_commands_targets_when_none_are_given(monkeypat
         seen.update(options)
         return {}
 
-    monkeypatch.setattr(cw, "planner_lifecycle", planner)
+    monkeypatch.setattr("chipwise.planner.lifecycle.plan_lifecycle", planner)  # cw imports it when called
     cw.plan_lifecycle("llama-3.1-8b", "1T", 5, 12, hardware=["h100-sxm"])
     assert seen["slo"] == {"ttft_p99": 2.0, "tpot_p99": 0.05}
 

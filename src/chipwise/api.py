@@ -22,6 +22,7 @@ cw.validate("../shared/data/groundtruth_training.csv")
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import json
 import math
@@ -34,33 +35,14 @@ from typing import Any, ParamSpec
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
+# every answer loads a catalog, and these name the hints and defaults below; each function imports the layers it
+# answers with (planner, economics, validation, the CLI's views) when called, as the CLI's commands do: importing
+# them all here had taken 0.44-0.59 s against 0.195 s for the whole CLI (planner.claims 190 ms, planner.fleet 106 ms
+# of which scipy.optimize 88 ms, needed only by plan_fleet; interfaces.cli.catalog_cmd 62 ms)
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.economics.pricing import check_mode
-from chipwise.economics.tco import OVERRIDES, PLAUSIBLE, owned_tco, tco_report
 from chipwise.errors import ChipwiseError, UnknownNameError
-from chipwise.hardware import hardware as hw_view
-from chipwise.hardware import hardware_ids
-from chipwise.interfaces.cli.catalog_cmd import engine_json, list_json, show_json
-from chipwise.interfaces.cli.common import whatif_lines
-from chipwise.interfaces.format import explain_plan_serve, first_rows, jsonable
-from chipwise.planner.claims import check_claims
-from chipwise.planner.fleet import plan_fleet as planner_fleet
-from chipwise.planner.fleet_workload import parse_limits
-from chipwise.planner.hetero import parse_fleet, plan_hetero_training
-from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
-from chipwise.planner.scenario import predict_scenario
 from chipwise.planner.sensitivity import DEFAULT_STEP, check_step
-from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
-from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo, plan_serve_inputs
-from chipwise.planner.serving_plan import check_split_load, plan_serving
-from chipwise.planner.training import check_utilisation, plan_training
-from chipwise.serve.quant import RELEASED
-from chipwise.validation.run import validate_path
 from chipwise.workload.counts import count_value, read_count
-from chipwise.workload.load import load_of
-from chipwise.workload.presets import load_model, model_summary, preset_summaries
-from chipwise.workload.scenario import load_scenario
-from chipwise.workload.serve_scenario import name_value
 
 
 def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catalog:
@@ -81,8 +63,12 @@ NumberIn = float | str | np.integer[Any] | np.floating[Any]
 _CLI_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
 _CLI_COMMAND = re.compile(r"('chipwise [^']*')")
 #: a --set with its assignment, quoted or not ('--set trn2.hbm_bandwith:', "--set 'trn2.hbm' has no '='"): an
-#: assignment names an ID.FIELD, so it holds a '.' or an '=', or (a bare id) ends before a colon; '--set gives' no
-_CLI_SET = re.compile(r"--set (?:'([^']*)'|([^\s:,']*[.=][^\s:,']*|[^\s:,']+(?=:)))")
+#: assignment names an ID.FIELD, so it holds a '.' or an '=', or (a bare id) ends before a colon; '--set gives' no.
+#: A '.' that ends the sentence (before a space or the end) is not the assignment's: "or --set
+#: datacenter.electricity_usd_per_kwh.eu-north-1=0.1USD/kWh." had read sets=['...=0.1USD/kWh.'], which passed back
+#: is "unknown unit 'USD/kWh.'"; it now reads sets=['...=0.1USD/kWh'] (the 0.1's '.' kept)
+_IN_SET = r"(?:[^\s:,'.]|\.(?!\s|$))"
+_CLI_SET = re.compile(rf"--set (?:'([^']*)'|({_IN_SET}*(?:=|\.(?!\s|$)){_IN_SET}*|[^\s:,']+(?=:)))")
 #: `chipwise tco`'s option for each input tco's `overrides` takes (tco_cmd.tco): a line naming the flag names the
 #: key here ('drop --colocation' had told an API caller of a flag the API has not; it now reads 'drop
 #: overrides['colocation_usd_per_kw_month']')
@@ -122,21 +108,30 @@ def _keyword_names(message: str, keywords: set[str]) -> str:
     )
 
 
+def _imported(path: str) -> Callable[..., Any]:
+    """The function 'module:name' names, its module imported on first use."""
+    module, name = path.split(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return found
+
+
 def _answers(
-    *takes: Callable[..., Any],
+    *takes: str,
 ) -> Callable[[Callable[Params, dict[str, Any]]], Callable[Params, dict[str, Any]]]:
     """A public function's answer as the CLI's --json gives it (NaN and infinities None: format.jsonable, as the
     web page answers), and its errors naming its keyword arguments, and those of the functions it `takes` options
-    for, where the planners name command-line flags."""
+    for ('module:function', imported when an error names them), where the planners name command-line flags."""
 
     def wrap(function: Callable[Params, dict[str, Any]]) -> Callable[Params, dict[str, Any]]:
-        keywords = {name for f in (function, *takes) for name in inspect.signature(f).parameters}
-
         @functools.wraps(function)
         def answer(*args: Params.args, **kwargs: Params.kwargs) -> dict[str, Any]:
+            from chipwise.interfaces.format import jsonable
+
             try:
                 result: dict[str, Any] = jsonable(function(*args, **kwargs))
             except ChipwiseError as exc:
+                options = (function, *(_imported(t) for t in takes))
+                keywords = {name for f in options for name in inspect.signature(f).parameters}
                 exc.args = (_keyword_names(str(exc), keywords), *exc.args[1:])
                 raise
             return result
@@ -159,6 +154,8 @@ def _check_options(options: Mapping[str, Any], takes: Callable[..., Any], *extra
 def _hardware(cat: Catalog, hardware: Any) -> list[str]:
     """The ids `hardware` names: 'all', a comma-separated string or a sequence of ids (another type is one line,
     not a TypeError)."""
+    from chipwise.hardware import hardware_ids
+
     ids = isinstance(hardware, str) or (isinstance(hardware, Sequence) and all(isinstance(h, str) for h in hardware))
     if not ids:
         raise ChipwiseError(
@@ -306,6 +303,9 @@ def predict(
     scenario: str | Path | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
+    from chipwise.planner.scenario import predict_scenario
+    from chipwise.workload.scenario import load_scenario
+
     cat = load_catalog(files, sets)
     return _with_what_if(predict_scenario(cat, load_scenario(_scenario_text(scenario), cat)), cat)
 
@@ -313,6 +313,8 @@ def predict(
 def _with_what_if(report: dict[str, Any], cat: Catalog) -> dict[str, Any]:
     """`report` with what `files` and `sets` changed in the catalog it read (`what_if`, one line each, [] for none),
     as the command's --json carries it: only claims and validate --json had, and none of the API's answers."""
+    from chipwise.interfaces.cli.common import whatif_lines
+
     return {**report, "what_if": whatif_lines(cat)}
 
 
@@ -367,6 +369,9 @@ def sensitivity(
     `step` may be numeric text ('0.1'), as the web page takes it, and is refused with the CLI's line (step nan had
     read 'is not a number. Fix: give e.g. 0.8.', and 0.8 is no step; it now reads 'is not a fraction in (0, 0.5).
     Fix: give e.g. 0.1 for +/-10%.')."""
+    from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
+    from chipwise.workload.scenario import load_scenario
+
     step = check_step(count_value(step))
     cat = load_catalog(files, sets)
     sc = load_scenario(_scenario_text(scenario), cat)
@@ -381,7 +386,7 @@ def sensitivity(
     return _with_what_if(result, cat)
 
 
-@_answers(plan_training)
+@_answers("chipwise.planner.training:plan_training")
 def plan_train(
     model: str,
     chips: WholeIn,
@@ -393,6 +398,10 @@ def plan_train(
 ) -> dict[str, Any]:
     """Rank hardware for a training run (see `chipwise plan train --help` for the options; `top` keeps the first
     rows of the ranking, as --top does, all of them when left out)."""
+    from chipwise.economics.pricing import check_mode
+    from chipwise.interfaces.format import first_rows
+    from chipwise.planner.training import check_utilisation, plan_training
+
     _check_options(options, plan_training, "top")
     top = _top(options.pop("top", None))
     _read_options(options, plan_training, _TRAIN_COUNTS, _TRAIN_NUMBERS)
@@ -412,7 +421,7 @@ def plan_train(
     return _with_what_if(first_rows(report, top), cat)
 
 
-@_answers(plan_serving)
+@_answers("chipwise.planner.serving_plan:plan_serving")
 def plan_serve(
     model: str,
     rate: NumberIn | None = None,
@@ -430,6 +439,12 @@ def plan_serve(
     ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
     --slo takes it), simulated; options as `chipwise plan serve --help`. The token counts may be text as on the
     command line ('1k')."""
+    from chipwise.interfaces.format import explain_plan_serve, first_rows
+    from chipwise.planner.serving_inputs import plan_serve_inputs
+    from chipwise.planner.serving_plan import check_split_load, plan_serving
+    from chipwise.workload.load import load_of
+    from chipwise.workload.serve_scenario import name_value
+
     _check_options(options, plan_serving, "top")
     top = _top(options.pop("top", None))
     disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
@@ -465,7 +480,7 @@ def plan_serve(
     return _with_what_if(explain_plan_serve(first_rows(report, top)), cat)  # as `chipwise plan serve --json` gives it
 
 
-@_answers(plan_hetero_training)
+@_answers("chipwise.planner.hetero:plan_hetero_training")
 def plan_hetero(
     model: str,
     fleet: Mapping[str, int | str] | str,
@@ -477,6 +492,8 @@ def plan_hetero(
 ) -> dict[str, Any]:
     """Train on a mixed fleet ({chip: count}, or text as --fleet takes it: 'trn4=36,gb300=36'): pipelines with
     stages on two chip types against each part alone."""
+    from chipwise.planner.hetero import parse_fleet, plan_hetero_training
+
     _check_options(options, plan_hetero_training)
     _read_options(options, plan_hetero_training, {"seq_len": True, "global_batch_tokens": False})
     _text(hybrid, "hybrid")
@@ -497,13 +514,15 @@ def _limits(limits: Any) -> Mapping[str, int] | None:
     if limits is None or isinstance(limits, Mapping):
         return limits
     if isinstance(limits, str):
+        from chipwise.planner.fleet_workload import parse_limits
+
         return parse_limits(limits)
     raise ChipwiseError(
         f"limits {limits!r} is not a mapping of chips to counts. Fix: give e.g. {{'h100-sxm': 64}} or 'h100-sxm=64'."
     )
 
 
-@_answers(planner_fleet)
+@_answers("chipwise.planner.fleet:plan_fleet")
 def plan_fleet(
     model: str,
     workload: str | Path,
@@ -516,6 +535,10 @@ def plan_fleet(
 ) -> dict[str, Any]:
     """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
     simulator; `limits`: chips available per type, {'h100-sxm': 64} or text as --limits takes it."""
+    from chipwise.planner.fleet import plan_fleet as planner_fleet
+    from chipwise.planner.serving_inputs import check_slo
+    from chipwise.serve.quant import RELEASED
+
     _check_options(options, planner_fleet)
     _read_options(options, planner_fleet)
     options.setdefault("precision", RELEASED)  # the checkpoint's own, as `chipwise plan fleet` takes it
@@ -538,7 +561,7 @@ def plan_fleet(
     return _with_what_if(report, cat)
 
 
-@_answers(planner_lifecycle)
+@_answers("chipwise.planner.lifecycle:plan_lifecycle")
 def plan_lifecycle(
     model: str,
     train_tokens: float | str,
@@ -551,6 +574,11 @@ def plan_lifecycle(
 ) -> dict[str, Any]:
     """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both.
     Counts may be text as on the command line ('15T' tokens)."""
+    from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
+    from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo
+    from chipwise.serve.quant import RELEASED
+    from chipwise.workload.load import load_of
+
     _check_options(options, planner_lifecycle)
     _read_options(options, planner_lifecycle, {"train_chips": True, "input_tokens": True, "output_tokens": True})
     options.setdefault("serve_precision", RELEASED)  # as `chipwise plan lifecycle` takes it
@@ -570,6 +598,8 @@ def _overrides(overrides: Any) -> dict[str, float] | None:
     """tco's `overrides`, {name: figure}, each figure a number or text as a count reads ('20k' dollars); owned_tco
     checks its range. A name or figure of another type is one line ('x' and a mapping given as 5 had raised a
     ValueError and a TypeError)."""
+    from chipwise.economics.tco import OVERRIDES, PLAUSIBLE
+
     if overrides is None:
         return None
     if not isinstance(overrides, Mapping):
@@ -591,7 +621,7 @@ def _overrides(overrides: Any) -> dict[str, float] | None:
     return read
 
 
-@_answers(owned_tco)
+@_answers("chipwise.economics.tco:owned_tco")
 def tco(
     hardware: str,
     region: str | None = None,
@@ -602,6 +632,9 @@ def tco(
 ) -> dict[str, Any]:
     """The owned cost of one chip-hour of a chip or system, every term with its source, and the break-even
     utilisation against renting (as `chipwise tco --json`)."""
+    from chipwise.economics.tco import owned_tco, tco_report
+    from chipwise.hardware import hardware as hw_view
+
     _check_options(options, owned_tco, "compare")
     compare = options.pop("compare", "on-demand")
     _read_options(options, owned_tco, numbers=("pue",))
@@ -622,6 +655,8 @@ def tco(
 @_answers()
 def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`)."""
+    from chipwise.planner.claims import check_claims
+
     cat = load_catalog(files, sets)
     return _with_what_if(check_claims(cat), cat)
 
@@ -630,6 +665,8 @@ def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[s
 def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """Predict every row of a ground-truth CSV (training or serving, told apart by its columns) and report the
     errors (as `chipwise validate --json`)."""
+    from chipwise.validation.run import validate_path
+
     cat = load_catalog(files, sets)
     return _with_what_if(validate_path(cat, Path(_path(path, "path", "groundtruth_training.csv"))), cat)
 
@@ -641,23 +678,33 @@ def model(
     """A model's parameters, FLOPs per token and KV-cache bytes (as `chipwise model show --json`): `name` a preset or
     a config.json's path (a Path too: it had been refused as 'not a name'); `seq_len` None prices FLOPs at 4,096
     tokens or the model's context where shorter, and one past the context is refused; `sets` as for every function
-    (a model preset is not a catalog figure, so it changes nothing here)."""
-    spec = load_model(load_catalog(files, sets), _name(name, "model"))
-    return model_summary(spec, read_count(seq_len, "seq_len", whole=True), "seq_len")
+    (a model preset is not a catalog figure, so it changes nothing here; `what_if` names what it changed, as every
+    answer's does: the model and catalog answers had none)."""
+    from chipwise.workload.presets import load_model, model_summary
+
+    cat = load_catalog(files, sets)
+    spec = load_model(cat, _name(name, "model"))
+    return _with_what_if(model_summary(spec, read_count(seq_len, "seq_len", whole=True), "seq_len"), cat)
 
 
 @_answers()
 def catalog_list(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """Every chip and system of the catalog with its figures, statuses, sources and prices, its fabrics and its
     model presets (as `chipwise catalog list --json`); catalog() gives the Catalog object itself."""
-    return list_json(load_catalog(files, sets))
+    from chipwise.interfaces.cli.catalog_cmd import list_json
+
+    cat = load_catalog(files, sets)
+    return _with_what_if(list_json(cat), cat)
 
 
 @_answers()
 def catalog_show(ident: str, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """One chip's, system's or fabric's figures with their statuses and sources, or a chip family's efficiency
     factors with `efficiency.FAMILY` (as `chipwise catalog show ID --json`)."""
-    return show_json(load_catalog(files, sets), ident)
+    from chipwise.interfaces.cli.catalog_cmd import show_json
+
+    cat = load_catalog(files, sets)
+    return _with_what_if(show_json(cat, ident), cat)
 
 
 @_answers()
@@ -666,11 +713,17 @@ def catalog_engine(
 ) -> dict[str, Any]:
     """Every figure a serving engine is priced with on a chip's family, the level each comes from, and its track
     record there (as `chipwise catalog engine ENGINE --chip ID --json`)."""
-    return engine_json(load_catalog(files, sets), engine, chip)
+    from chipwise.interfaces.cli.catalog_cmd import engine_json
+
+    cat = load_catalog(files, sets)
+    return _with_what_if(engine_json(cat, engine, chip), cat)
 
 
 @_answers()
 def models(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
     """The model presets, each with its id, name, architecture, parameters, layers, aliases and source (as
     `chipwise model list --json`)."""
-    return {"models": preset_summaries(load_catalog(files, sets))}
+    from chipwise.workload.presets import preset_summaries
+
+    cat = load_catalog(files, sets)
+    return _with_what_if({"models": preset_summaries(cat)}, cat)

@@ -23,7 +23,7 @@ def test_moves_under_the_resolution_are_neither_ranked_nor_capped() -> None:
     there): it had read elasticity +0.17 and 'capped'. A move past the resolution still is both."""
     base = {"ttft_p99": 1.0}
     noisy = _moved_row({}, {"ttft_p99": 0.982}, {"ttft_p99": 1.0}, base, 0.1, {"ttft_p99": 0.067})
-    assert noisy["elasticity"]["ttft_p99"] == 0.0 and "capped" not in noisy
+    assert noisy["elasticity"]["ttft_p99"] is None and "capped" not in noisy
     real = _moved_row({}, {"ttft_p99": 0.9}, {"ttft_p99": 1.0}, base, 0.1, {"ttft_p99": 0.067})
     assert real["capped"] == {"ttft_p99": "plus"} and real["elasticity"]["ttft_p99"] == pytest.approx(1.0)
 
@@ -35,4 +35,4 @@ def test_a_consistent_pair_under_the_resolution_is_the_figures_own() -> None:
     assert row["elasticity"]["tpot_p99"] == pytest.approx(-0.6, abs=0.05)
     # FLOP/s +0.03% and -1.37%: opposite ways but 45x apart, noise
     flops = _moved_row({}, {"ttft_p99": 1.0003}, {"ttft_p99": 0.9863}, {"ttft_p99": 1.0}, 0.1, {"ttft_p99": 0.067})
-    assert flops["elasticity"]["ttft_p99"] == 0.0
+    assert flops["elasticity"]["ttft_p99"] is None and flops["below_resolution"] == ["ttft_p99"]

@@ -37,7 +37,9 @@ POINT_S = 0.025
 MAX_POINTS = 1_000_000
 
 #: progress(done, total, errors): called once with done 0 and the points the sweep file lists (before duplicates are
-#: removed) as soon as the run is cleared to start, again with done 0 and the points to run, then after each task.
+#: removed) as soon as the run is cleared to start, again with done 0 and its distinct points once they are listed
+#: (the CLI had said '8 points listed' of a sweep of 4, plan.tp [8, 8.0]), again with done 0 and the points to run,
+#: then after each task.
 Progress = Callable[[int, int, int], None]
 
 
@@ -163,6 +165,8 @@ def _run(
         if progress:
             progress(0, len(spec), 0)  # before listing the points, which takes a while for a large sweep
         ids = {p.id for p in spec.points()}
+        if progress:
+            progress(0, len(ids), 0)
         dropped = store.register(spec, ids)  # first: points the edited sweep no longer has are dropped
         done = store.done_ids(spec.name) if resume else set()
         outdated = store.outdated(spec.name) if resume else 0

@@ -76,6 +76,15 @@ RANKS: dict[str, dict[str, str]] = {
     "serve": {"time": "ttft_p99_s", "cost": "cost_usd_per_mtok"},
 }
 
+#: What breaks a tie on each ranking, in order (SQL, lower is better; the point id last of all). A serving point's
+#: cost is priced on the tokens offered, so every point that carries one load costs the same to the last digit: six
+#: at 8 req/s on 2 H100 cost $1.8663194444/M each, and the cheapest had been the first by point id (sglang in one
+#: what-if, vllm in the other, where trtllm has the lowest TTFT p99); it is now the fastest of them.
+TIE_BREAKS: dict[str, dict[str, tuple[str, ...]]] = {
+    "train": {"time": (RANKS["train"]["cost"],), "cost": (RANKS["train"]["time"],)},
+    "serve": {"time": ("tpot_p99_s", "cost_usd_per_mtok"), "cost": ("ttft_p99_s", "tpot_p99_s")},
+}
+
 
 def _utc(seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds, dt.UTC).replace(tzinfo=None)
@@ -356,16 +365,22 @@ class Store:
 
     def ranked(self, sweep: str, by: str = "time", limit: int = 10, what_if: str | None = None) -> list[dict[str, Any]]:
         """The ok points of a sweep, best first by 'time' or 'cost' (points without the figure last, and serving
-        points that miss their SLO, or are offered more than their capacity, after those that do not)."""
-        metric = RANKS[self._kind(sweep)][by]
+        points that miss their SLO, or are offered more than their capacity, after those that do not); points tied
+        on the figure in order of TIE_BREAKS, and each row's `tied_with` the other points of its class (SLO met,
+        load carried) with the same figure (0 where none, or it has no figure)."""
+        kind = self._kind(sweep)
+        metric = RANKS[kind][by]
         where = "r.sweep = ?" + (" AND r.what_if = ?" if what_if is not None else "")
         params: list[Any] = [sweep, *([what_if] if what_if is not None else []), limit]
+        # a serving point that misses its SLO ranks after every one that meets it (or has none), and one offered
+        # more than its capacity (its queue grows for as long as it runs) after every one that carries its load
+        klass = f"coalesce(NOT r.slo_met, false), {OVERLOADED}"
+        breaks = "".join(f"{b} ASC NULLS LAST, " for b in TIE_BREAKS[kind][by])
         return self.query(
-            f"SELECT r.*, p.scenario, {metric} AS rank_value FROM results r JOIN points p USING (sweep, id) "
-            # a serving point that misses its SLO ranks after every one that meets it (or has none), and one offered
-            # more than its capacity (its queue grows for as long as it runs) after every one that carries its load
-            f"WHERE {where} ORDER BY coalesce(NOT r.slo_met, false), {OVERLOADED}, rank_value ASC NULLS LAST, r.id "
-            "LIMIT ?",
+            f"SELECT r.*, p.scenario, {metric} AS rank_value, CASE WHEN {metric} IS NULL THEN 0 ELSE "
+            f"count(*) OVER (PARTITION BY {klass}, {metric}) - 1 END AS tied_with "
+            f"FROM results r JOIN points p USING (sweep, id) "
+            f"WHERE {where} ORDER BY {klass}, rank_value ASC NULLS LAST, {breaks}r.id LIMIT ?",
             params,
         )
 

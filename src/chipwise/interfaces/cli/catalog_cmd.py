@@ -30,6 +30,7 @@ from chipwise.interfaces.cli.common import (
     print_json,
     print_track_record,
     whatif_banner,
+    whatif_lines,
 )
 from chipwise.serve.engine import (
     ENGINES,
@@ -239,8 +240,8 @@ def list_(
 ) -> None:
     """List every chip and system in the catalog."""
     cat = catalog_from(catalog_files, sets)
-    if as_json:
-        print_json(list_json(cat))
+    if as_json:  # what a --set or --catalog changed, as every command's --json names it (catalog's had not)
+        print_json({**list_json(cat), "what_if": whatif_lines(cat)})
         return
     table = compact_table(
         "Chips (dense peak; links per chip and direction; 'chipwise catalog show ID' for names, figures and sources)"
@@ -361,7 +362,7 @@ def show(
     data, figs = _shown(cat, ident)
     cited = data.pop("cited")
     if as_json:
-        print_json({**data, "cited": cited})
+        print_json({**data, "cited": cited, "what_if": whatif_lines(cat)})
         return
     rows = _system_rows(data) + _inherited_rows(cat, data["id"]) if data["kind"] == "system" else []
     units = _builtin_units(data["kind"], data["id"])
@@ -486,7 +487,7 @@ def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) ->
     figs = _efficiency_figures(cat, family)
     users = sorted(cid for cid, c in cat.chips.items() if c.family == family)
     if as_json:
-        print_json(efficiency_json(cat, family))
+        print_json({**efficiency_json(cat, family), "what_if": whatif_lines(cat)})
         return
     table = Table(title=f"Efficiency factors of {family} ({', '.join(users) or 'no chip'})", header_style="bold")
     for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
@@ -646,7 +647,7 @@ def engine(
     cat = catalog_from(catalog_files, sets)
     data = engine_json(cat, name, chip)
     if as_json:
-        print_json(data)
+        print_json({**data, "what_if": whatif_lines(cat)})
         return
     name, family, fitted, carried = data["engine"], data["chip_family"] or "", data["fitted"], data["carried_from"]
     figs = engine_figures(cat, name, family)

@@ -16,6 +16,7 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     print_json,
+    whatif_lines,
 )
 from chipwise.workload import load_model
 from chipwise.workload.presets import DEFAULT_SEQ_LEN, model_summary, preset_summaries
@@ -30,8 +31,8 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
     """List the model presets."""
     cat = catalog_from(catalog_files, sets)
     rows = preset_summaries(cat)
-    if as_json:
-        print_json({"models": rows})
+    if as_json:  # what a --set or --catalog changed, as every command's --json names it (model's had not)
+        print_json({"models": rows, "what_if": whatif_lines(cat)})
         return
     cells = [
         [
@@ -118,7 +119,7 @@ def show(
     data = model_summary(spec, seq_len, "--seq-len")
     seq_len = data["seq_len"]
     if as_json:
-        print_json(data)
+        print_json({**data, "what_if": whatif_lines(cat)})
         return
     table = Table(
         title=f"{spec.display} ({data['architecture']}, {data['attention']}, {data['mlp']})",

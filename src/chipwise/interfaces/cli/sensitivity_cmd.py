@@ -113,8 +113,14 @@ def sensitivity_cmd(
     print_sensitivity(result, top)
 
 
-def _signed(value: float | None) -> str:
-    return "-" if value is None else f"{value:+.2f}"
+def _elasticity_cell(row: dict[str, Any], ranked: str) -> str:
+    """The ranked metric's elasticity as the 'also moves' text writes it (_elastic: kernel_overhead had read +0.01
+    here and (+0.005) there), '~0' where both moves are under the run's resolution (None in --json), '-' where
+    neither side was priced."""
+    if ranked in row.get("below_resolution", ()):
+        return "~0"
+    value = row["elasticity"].get(ranked)
+    return "-" if value is None else _elastic(value)
 
 
 def _moved(row: dict[str, Any], side: str, ranked: str, resolution: float | None) -> str:
@@ -140,6 +146,9 @@ def _figure_value(row: dict[str, Any]) -> str:
 
 
 def _elastic(v: float) -> str:
+    """An elasticity to two decimals, three under 0.01; one that rounds to nothing unsigned (never '-0.000')."""
+    if abs(v) < 0.0005:
+        return "0"
     return f"{v:+.2f}" if abs(v) >= 0.01 else f"{v:+.3f}"
 
 
@@ -160,6 +169,14 @@ def _also(row: dict[str, Any], ranked: str, labels: dict[str, dict[str, str]]) -
 
 def _errors(row: dict[str, Any]) -> bool:
     return any(row[side].get("error") is not None for side in ("minus", "plus"))
+
+
+def _ranked_row(row: dict[str, Any], ranked: str) -> bool:
+    """Whether a figure has a row of the ranked table: it moves the ranked metric, or a side cannot be priced and the
+    other gives the metric no value. One at its bound whose other side moves nothing is counted with the figures
+    that move no metric: dp_overlap at 1 had been row 10, '+0.00%  cannot price  -0.00', above 24 such figures
+    counted below the table."""
+    return _moves(row, ranked) or (_errors(row) and row["elasticity"].get(ranked) is None)
 
 
 def _moves(row: dict[str, Any], key: str | None = None) -> bool:
@@ -201,7 +218,7 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
     table.add_column("elasticity", justify="right", no_wrap=True, min_width=len("elasticity"))
     if wide:
         table.add_column("also moves")  # a header word too long for a narrow column is cut
-    moving = [row for row in r["figures"] if _moves(row, ranked) or _errors(row)]
+    moving = [row for row in r["figures"] if _ranked_row(row, ranked)]
     others = [row for row in r["figures"] if row not in moving and _moves(row)]
     others.sort(key=lambda row: -max(abs(v or 0.0) for v in row["elasticity"].values()))  # the largest first
     still = [row for row in r["figures"] if row not in moving and row not in others]
@@ -215,7 +232,7 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
             *([str(row.get("status", ""))] if wide else []),
             _moved(row, "minus", ranked, latency),
             _moved(row, "plus", ranked, latency),
-            _signed(row["elasticity"].get(ranked)),
+            _elasticity_cell(row, ranked),
             *([also] if wide else []),
         )
     console.print(table)
@@ -259,8 +276,11 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
     zeros = [row for row in r["not_priced"] if row["kind"] == "zero"]
     derived = [row for row in r["not_priced"] if row["kind"] == "derived"]
     tiles = [row for row in r["not_priced"] if row["kind"] == "discrete"]
+    bounded = sum(_errors(row) for row in still)  # one side not priced, the other moving nothing
+    at_bound = f"; {bounded} of them at a bound, the other side not priced" if bounded else ""
     quiet = [
-        f"{len(still)} {'moves' if len(still) == 1 else 'move'} no metric (an elasticity under {MOVES_NOTHING:g})"
+        f"{len(still)} {'moves' if len(still) == 1 else 'move'} no metric (an elasticity under {MOVES_NOTHING:g}"
+        f"{at_bound})"
         if still
         else "",
         f"{len(zeros)} {'is' if len(zeros) == 1 else 'are'} 0, which a move by a share leaves at 0" if zeros else "",

@@ -102,12 +102,15 @@ def _progress_bar(label: str) -> tuple[Progress, Any]:
     )
     task = bar.add_task(label, total=None, errors="")
 
-    told: list[bool] = []
+    told: list[int] = []  # the points listed, then the distinct ones (run_sweep's first two calls)
 
     def update(done: int, total: int, errors: int) -> None:
         if not told:  # the first call, before the points are listed: a large sweep says its size at once
-            told.append(True)
             err_console.print(f"{label}: {_count(total)} listed in the sweep file")
+        elif len(told) == 1 and total != told[0]:  # a value listed twice ([8, 8.0]) runs once
+            err_console.print(f"{label}: {_count(total, 'distinct point')} (a point listed twice runs once)")
+        if len(told) < 2:
+            told.append(total)
         bar.update(task, completed=done, total=total, errors=f"{errors:,} errors" if errors else "")
 
     return bar, update
@@ -390,8 +393,30 @@ def _overloaded(row: dict[str, Any]) -> bool:
     return isinstance(utilisation, int | float) and utilisation >= 1
 
 
+#: each ranking's figure and what breaks a tie on it (store.TIE_BREAKS), by kind and ranking, for the best table's †
+TIES = {
+    ("serve", "time"): ("TTFT p99", "TPOT p99, then $/M out"),
+    ("serve", "cost"): ("$/M out", "TTFT p99, then TPOT p99"),
+    ("train", "time"): ("time to train", "$/Mtok"),
+    ("train", "cost"): ("$/Mtok", "time to train"),
+}
+
+
 def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str]) -> Group:
-    return _rows_table(f"{sweep}: best point per what-if, by time and by cost", rows, axes, lead=("best by",))
+    """The best point per what-if by time and by cost; a best tied with other points on its figure is marked † and
+    said so (a serving cost is priced on the tokens offered: every point that carries one load had tied unsaid, the
+    best of them the first by point id)."""
+    marked = [{**r, "best_by": f"{r['best_by']}†"} if r.get("tied_with") else r for r in rows]
+    table = _rows_table(f"{sweep}: best point per what-if, by time and by cost", marked, axes, lead=("best by",))
+    notes = []
+    for r in rows:
+        if r.get("tied_with"):
+            figure, breaks = TIES[(str(r.get("kind") or "train"), str(r["best_by"]))]
+            others = _count(int(r["tied_with"]), "other point")
+            notes.append(
+                f"† {r['best_by']} {r['what_if']}: tied on {figure} with {others}; the tie goes to the lowest {breaks}"
+            )
+    return Group(table, *(Text(n) for n in notes))
 
 
 def _count(n: int, noun: str = "point") -> str:
