@@ -98,8 +98,10 @@ def test_a_presets_file_may_be_a_checkpoint_folder(tmp_path: Path) -> None:
     (tmp_path / "ck" / "mymodel" / "config.json").write_text(json.dumps(TINY))
     (tmp_path / "ck" / "empty").mkdir()
     path = tmp_path / "c.yaml"
-    path.write_text("models:\n  g6: {name: G6, file: ck/mymodel, source: x}\n  g7: {name: G7, file: ck/empty}\n")
+    path.write_text("models:\n  g6: {name: G6, file: ck/mymodel, source: x}\n")
     catalog = load_catalog(files=[path])
     assert load_model(catalog, "g6").params_total == TINY_PARAMS
+    # a folder without one is refused as the catalog loads (it had loaded, refused only where g7 was read)
+    path.write_text("models:\n  g6: {name: G6, file: ck/mymodel, source: x}\n  g7: {name: G7, file: ck/empty}\n")
     with pytest.raises(ChipwiseError, match=r"model config '.*ck/empty' is a folder with no config\.json in it\."):
-        load_model(catalog, "g7")
+        load_catalog(files=[path])

@@ -1,5 +1,5 @@
-"""A system power below its chips' TDP total is refused in one line where it is read (economics.power.host_power),
-not clamped to a host of 0 W."""
+"""A system power below its chips' TDP total is refused in one line as the catalog loads, not clamped to a host of
+0 W where it is read (economics.power.host_power)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chipwise.catalog.loader import load_catalog
-from chipwise.economics.power import SystemPowerError, power_model
+from chipwise.economics.power import power_model
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
 from cli_run import run_error
@@ -17,14 +17,14 @@ TRAIN = "kind: train\nmodel: llama-3.1-8b\nhardware: h100-sxm\nchips: 64\ntokens
 
 
 def test_a_power_below_the_chips_tdp_is_refused() -> None:
-    """1 kW for a p5.48xlarge's 8 x 700 W H100s had read 'host_power_per_chip 0 W' and priced a 5,600 W board."""
-    catalog = load_catalog(sets=["p5.48xlarge.power=1kW"])
-    with pytest.raises(SystemPowerError) as caught:
-        power_model(catalog, hardware(catalog).system("p5.48xlarge"))
-    assert isinstance(caught.value, ChipwiseError) and caught.value.exit_code == 2
+    """1 kW for a p5.48xlarge's 8 x 700 W H100s had read 'host_power_per_chip 0 W' and priced a 5,600 W board: the
+    catalog is refused as it loads (catalog.loader), before any power is read."""
+    with pytest.raises(ChipwiseError) as caught:
+        load_catalog(sets=["p5.48xlarge.power=1kW"])
+    assert caught.value.exit_code == 2
     assert str(caught.value).startswith(
-        "p5.48xlarge power 1,000 W is below its 8 h100-sxm chips' TDP, 8 x 700 W = 5,600 W, leaving no host share. "
-        "Fix: give the system's whole power, at least 5,600 W (e.g. --set p5.48xlarge.power=5.6kW or more)"
+        "--set: p5.48xlarge power 1,000 W is below its 8 h100-sxm chips' TDP, 8 x 700 W = 5,600 W, leaving no host "
+        "share. Fix: give the system's whole power, at least 5,600 W (e.g. --set p5.48xlarge.power=5.6kW or more)"
     )
 
 

@@ -12,7 +12,8 @@ from chipwise.interfaces.cli.app import run
 
 def _title(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     assert run(["catalog", "show", *args]) == 0
-    return capsys.readouterr().out.splitlines()[0].strip()
+    lines = capsys.readouterr().out.splitlines()
+    return next(line for line in lines if not line.startswith("WHAT-IF:")).strip()  # a --catalog's banner first
 
 
 @pytest.mark.parametrize(

@@ -465,8 +465,10 @@ def test_a_fleet_of_chips_whose_engine_cannot_run_the_precision_says_why(catalog
         )
     assert str(err.value) == (
         f"none of the hardware asked for can serve fp8: {A100_FP8.format('a100-80gb')}; "
-        f"{A100_FP8.format('a100-40gb')}. Fix: pass --precision bf16, or add a chip with FP8 units to --hardware."
+        f"{A100_FP8.format('a100-40gb')}. Fix: serve bf16 weights, or serve with vllm, which runs them in bf16 there, "
+        "or pick a chip with FP8 units."
     )
+    assert err.value.exit_code == 1  # nothing ranks, as plan serve's
 
 
 def test_a_fleet_names_the_systems_it_leaves_out_for_the_precision(catalog: Catalog) -> None:

@@ -569,6 +569,7 @@ def test_a_split_past_one_node_pays_the_network_power_of_its_handover(catalog: C
     """Six prefill and three decode MI300X are nine chips, more than one 8-GPU node: their KV caches cross the
     scale-out network, whose per-chip power the split was not charged (its pools of 6 and 3 each fit a node)."""
     from chipwise.economics.power import power_model
+    from chipwise.planner.serving_deployment import kv_path
     from chipwise.planner.serving_economics import economics
     from chipwise.serve.build import setup_replica
     from chipwise.serve.plan import ReplicaPlan
@@ -578,7 +579,9 @@ def test_a_split_past_one_node_pays_the_network_power_of_its_handover(catalog: C
     model = load_model(catalog, "llama-3.1-8b")  # economics reads a replica's system and chips alone
     gpu = setup_replica(catalog, model, system, "vllm", ReplicaPlan(tp=1, max_batch=64), 1000.0, 200.0)
     assert gpu.chips == 1.0  # a one-GPU replica
-    split = economics(catalog, [Pool(gpu, 6), Pool(gpu, 3)], 1000.0, 5000.0)
+    path = kv_path(catalog, model, gpu, 6, gpu, 3)  # nine chips past one node: the network (kv_path decides)
+    assert path.network
+    split = economics(catalog, [Pool(gpu, 6), Pool(gpu, 3)], 1000.0, 5000.0, transfer=path)
     node = economics(catalog, [Pool(gpu, 6)], 1000.0, 5000.0)
     with_net, without = power_model(catalog, system, scaleout=True), power_model(catalog, system, scaleout=False)
     assert with_net.busy_w > without.busy_w

@@ -59,8 +59,8 @@ def test_mxfp4_asked_for_on_trn2_is_refused_in_one_line() -> None:
         cw.predict({**GPT_OSS_TRN2, "precision": "mxfp4"})
     assert str(err.value) == (
         "vllm-neuron cannot serve mxfp4 weights on trn2: the chip has no FP4 units, and the engine dequantises MXFP4 "
-        "experts to bf16 as it loads them. Fix: serve bf16 weights (precision: bf16, or auto: the checkpoint as the "
-        "engine loads it), or pick a chip with FP4 units (trn3)."
+        "experts to bf16 as it loads them. Fix: give the precision bf16 or auto (the checkpoint as the engine loads "
+        "it), or pick a chip whose engine keeps MXFP4 experts (trn3, or a GPU)."
     )
 
 
@@ -94,6 +94,6 @@ def test_plan_serve_ranks_neuron_chips_at_the_dequantised_precision() -> None:
     found = cw.plan_serve("gpt-oss-120b", rate=2, input_tokens=1024, output_tokens=256, hardware=["trn1"], verify=1)
     assert found["results"][0]["hardware"] == "trn1" and not found["skipped"]
     # the header's precision is the checkpoint's (mxfp4): the chip that holds bf16 says so
-    assert found["precision"] == "mxfp4" and len(found["precision_notes"]) == 1
-    assert found["precision_notes"][0].startswith("the checkpoint's MXFP4 experts are dequantised to bf16 as")
-    assert found["precision_notes"][0].endswith(" loads them on trn1")
+    assert found["precision"] == "mxfp4" and list(found["precision_notes"]) == ["trn1"]
+    assert found["precision_notes"]["trn1"].startswith("the checkpoint's MXFP4 experts are dequantised to bf16 as")
+    assert found["precision_notes"]["trn1"].endswith(" loads them on trn1")

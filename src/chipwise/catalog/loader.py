@@ -91,10 +91,16 @@ class Catalog:
         origin = self.origins.get(f"models.{preset}.file", BUILTIN)
         if origin == BUILTIN:
             return dict(_builtin_model_config(entry.file))
-        # a checkpoint folder as on the command line: 'ck/mymodel' had read "cannot read ...: Is a directory"
-        path = Path(origin).parent / entry.file
-        fix = f"give models.{preset}.file as a config.json, or a checkpoint folder holding one, beside {origin}"
-        return read_json_config(config_path(path, str(path), fix))
+        return read_json_config(user_model_config(preset, entry.file, origin))
+
+
+def user_model_config(preset: str, file: str, origin: str) -> Path:
+    """The config.json a catalog file's (`origin`'s) preset names in `file`, beside that file: the file itself, or a
+    checkpoint folder's, else one line (config_path)."""
+    # a checkpoint folder as on the command line: 'ck/mymodel' had read "cannot read ...: Is a directory"
+    path = Path(origin).parent / file
+    fix = f"give models.{preset}.file as a config.json, or a checkpoint folder holding one, beside {origin}"
+    return config_path(path, str(path), fix)
 
 
 def _data_dir() -> Path:
@@ -435,6 +441,8 @@ def _validate(
             for section, body in entries.items()
         }
     _check_entry_ranges(entries, origins)
+    _check_power_covers_chips(systems, chips, entries, origins)
+    _check_model_files(models, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
         if systems and chip.default_system not in systems:
@@ -706,6 +714,54 @@ def _check_entry_ranges(sections: Mapping[str, Mapping[str, Any]], origins: Mapp
                 if problem:
                     origin = origins.get(f"{section}.{key}", BUILTIN)
                     raise ChipwiseError(f"{origin}: {problem}. Fix: give a value in that range.")
+
+
+def _check_power_covers_chips(
+    systems: Mapping[str, SystemEntry],
+    chips: Mapping[str, ChipEntry],
+    touched: Mapping[str, Mapping[str, Any]],
+    origins: Mapping[str, str],
+) -> None:
+    """A system's power, where the catalog gives one, is at least its chips' TDP (a hybrid rack's: the sum over its
+    members, which share the rack's power by their TDP, hardware.build.member_system), so that a host share is left.
+    Checked on load for the systems a file or --set touched, or whose chips they did (`touched`: the built-in
+    catalog's own are checked once, with it): --set p5.48xlarge.power=1kW had loaded, `catalog show` showing 1 kW and
+    `chipwise web` serving, and been refused only where the power was read (economics.power, which keeps its own
+    check for the systems built there)."""
+    moved = set(touched.get("chips") or {})
+    for sid, system in systems.items():
+        counts = system.members or {system.chip: system.chips}
+        if system.power is None or not (sid in (touched.get("systems") or {}) or moved & set(counts)):
+            continue
+        boards = sum(n * chips[c].tdp.si for c, n in counts.items())
+        if system.power.si >= boards:
+            continue
+        origin = origins.get(f"systems.{sid}") or next(
+            (origins[f"chips.{c}"] for c in counts if f"chips.{c}" in origins), BUILTIN
+        )
+        raise ChipwiseError(
+            f"{origin}: {sid} power {system.power.si:,.0f} W is below its {_tdp_terms(system, chips)} = "
+            f"{boards:,.0f} W, leaving no host share. Fix: give the system's whole power, at least {boards:,.0f} W "
+            f"(e.g. --set {sid}.power={boards / 1e3:g}kW or more), or lower {' or '.join(f'{c}.tdp' for c in counts)}."
+        )
+
+
+def _tdp_terms(system: SystemEntry, chips: Mapping[str, ChipEntry]) -> str:
+    """The TDP total a system's power is below, worded as economics.power's line for the system it builds ('8
+    h100-sxm chips' TDP, 8 x 700 W'), a hybrid rack's members each named ('members' TDP, 36 x 2,000 W (trn4) + ...')."""
+    if not system.members:
+        return f"{system.chips} {system.chip} chips' TDP, {system.chips} x {chips[system.chip].tdp.si:,.0f} W"
+    return "members' TDP, " + " + ".join(f"{n} x {chips[c].tdp.si:,.0f} W ({c})" for c, n in system.members.items())
+
+
+def _check_model_files(models: Mapping[str, ModelIndexEntry], origins: Mapping[str, str]) -> None:
+    """A catalog file's preset names a config.json, or a folder holding one, that is there (user_model_config; read
+    where the model is, as a path on the command line is): a `file:` naming an empty folder had loaded, predict of
+    another model passing and `chipwise web` answering 400 to GET /api/models."""
+    for key, entry in models.items():
+        origin = origins.get(f"models.{key}.file", BUILTIN)
+        if origin != BUILTIN:
+            user_model_config(key, entry.file, origin)
 
 
 def _check_names(sections: Mapping[str, Mapping[str, Any]], origins: Mapping[str, str]) -> None:

@@ -40,11 +40,18 @@ from chipwise.errors import ChipwiseError
 from chipwise.hardware.build import host_power_fraction
 from chipwise.hardware.objects import FigureRef, System
 
+#: How a figure's derivation starts where the prediction does not use it (a scale-out network its chips' traffic
+#: never crosses): its 0 is 'not used', not a catalog or --set value of 0, and a what-if on it moves nothing
+#: (planner.sensitivity can tell them apart by this prefix)
+NOT_USED = "not used: "
 
-class SystemPowerError(ChipwiseError):
-    """A system's power (from the catalog, a catalog file or --set) below its chips' TDP: no host share is left.
-    Checked where the power is read (host_power): the catalog's figure checks (catalog.fields ranges) take one figure
-    at a time, and this one compares two."""
+#: why the scale-out network is not used, true of every caller that passes scaleout=False: a fleet of one system,
+#: replicas each inside one (planner.serving_economics.uses_network), a split whose KV cache stays in one scale-up
+#: domain or hybrid rack
+NO_SCALEOUT_TRAFFIC = (
+    "no traffic crosses the scale-out network (a fleet of one system, or serving replicas and a KV handover each "
+    "inside one)"
+)
 
 
 @dataclass(frozen=True)
@@ -155,7 +162,8 @@ def power_model(catalog: Catalog, system: System, scaleout: bool = True, busy_lo
         network_w=net.value if scaleout else 0.0,
         busy=busy,
         idle=idle,
-        network=net if scaleout else derived(0.0, net.key, "W", "a single system: no scale-out fabric"),
+        # 'a single system: no scale-out fabric' had been said of two TP8 replicas on two p5.48xlarge too
+        network=net if scaleout else derived(0.0, net.key, "W", f"{NOT_USED}{NO_SCALEOUT_TRAFFIC}: no fabric power"),
         host=host,
         host_idle=host_idle,
         rated=rated,
@@ -192,23 +200,9 @@ def host_power(catalog: Catalog, system: System) -> tuple[Term, tuple[Term, ...]
         f" (system power: {power_ref.status})" if power_ref else ""
     )
     power = (_rated(power_ref, f"{system.id}.power", system.power),) if power_ref is not None else ()
-    _check_covers_chips(system)
-    # max: a power of exactly the chips' TDP can leave a rounding's -1e-13 W
+    # max: a power of exactly the chips' TDP can leave a rounding's -1e-13 W (one below it is refused where the
+    # catalog is loaded, catalog.loader._check_power_covers_chips: it had been clamped to a host of 0 W in silence)
     return derived(max(0.0, system.power / system.chips - tdp), key, "W", how), (*chip_tdp, *power)
-
-
-def _check_covers_chips(system: System) -> None:
-    """One line where a system's power is below its chips' TDP total. The host share had been clamped to 0 W in
-    silence: --set p5.48xlarge.power=1kW read 'host_power_per_chip 0 W' from '1,000 W / 8 chips - h100-sxm TDP 700 W',
-    a 5,600 W board priced as if drawn from 1,000 W."""
-    boards = system.chips * system.chip.tdp
-    if system.power < boards:
-        raise SystemPowerError(
-            f"{system.id} power {system.power:,.0f} W is below its {system.chips} {system.chip.id} chips' TDP, "
-            f"{system.chips} x {system.chip.tdp:,.0f} W = {boards:,.0f} W, leaving no host share. Fix: give the "
-            f"system's whole power, at least {boards:,.0f} W (e.g. --set {system.id}.power={boards / 1e3:g}kW or "
-            f"more), or lower {system.chip.id}.tdp."
-        )
 
 
 def _rated(ref: FigureRef, key: str, si: float) -> Term:

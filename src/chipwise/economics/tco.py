@@ -41,7 +41,7 @@ from chipwise.catalog.schema import PRICING_MODES
 from chipwise.catalog.terms import Term, derived, fix_at_origin, override, term
 from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR, SECONDS_PER_MONTH, SECONDS_PER_YEAR
 from chipwise.economics.energy import EnergySite, require_electricity, site_for
-from chipwise.economics.power import PowerModel, per_scaleout_port, power_model
+from chipwise.economics.power import NO_SCALEOUT_TRAFFIC, NOT_USED, PowerModel, per_scaleout_port, power_model
 from chipwise.economics.pricing import (
     latest_quotes,
     no_unit_price,
@@ -432,13 +432,14 @@ def _scaleup_capex(catalog: Catalog, system: System, overrides: Mapping[str, flo
 def _scaleout_capex(catalog: Catalog, system: System, overrides: Mapping[str, float], scaleout: bool = True) -> Term:
     """The scale-out network's capex per chip: the catalog's 400G-port-a-chip fat-tree figure x the system's
     scale-out share (power.scaleout_share: a TPU v5p pod's 50 Gb/s a chip buys 1/8 of its ports and optics); a
-    figure given for this fleet is taken as it is; none for a fleet of one system (8 H100s on one p5 had paid $6,600
-    a chip of 400G fabric, $0.21 a chip-hour)."""
+    figure given for this fleet is taken as it is; none where no traffic crosses the network, `scaleout` False (8
+    H100s on one p5 had paid $6,600 a chip of 400G fabric, $0.21 a chip-hour; two TP8 replicas on two p5 had read 'a
+    fleet of one p5.48xlarge')."""
     if "scaleout_network_usd_per_chip" in overrides:
         return _input(catalog, "scaleout_network_usd_per_chip", overrides)
     t = _figure(catalog, "scaleout_network_usd_per_chip")
     if not scaleout:
-        return derived(0.0, t.key, "USD", f"a fleet of one {system.id}: no scale-out network")
+        return derived(0.0, t.key, "USD", f"{NOT_USED}{NO_SCALEOUT_TRAFFIC}: no {system.id} scale-out network bought")
     return per_scaleout_port(catalog, system, t, "USD", f"${t.value:,.0f}")
 
 

@@ -290,13 +290,14 @@ def _offered_types(
 ) -> tuple[list[InstanceType], list[dict[str, str]]]:
     """The instance types the systems offer (_types_for), less those another dominates and named by system, and the
     systems left out with why: those whose engine cannot run the precision, then those that serve no bucket.
-    InfeasibleError where none can run the precision, NoFleetError where no type carries a bucket with load."""
+    NoFleetError where none can run the precision or no type carries a bucket with load."""
     types: list[InstanceType] = []
     # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM) are left out and named, as
     # plan serve's 'not ranked'; any other error (an unknown precision, mxfp4 on a dense model) is the input's and
     # stops the command with its own fix. A system that serves some buckets within the SLO is offered for those; one
     # that serves none is left out and named, with why for each bucket
     skipped: list[dict[str, str]] = []
+    fixes: list[str] = []  # each refusal's own fix, for the line where every system is refused
     unserved: dict[str, list[str]] = {}  # bucket -> why each system carries none of it
     left_out: list[dict[str, str]] = []  # the systems that serve no bucket
     for s in systems:
@@ -305,6 +306,7 @@ def _offered_types(
             offered = _types_for(catalog, model, s, buckets, slo, precision, misses)
         except PrecisionUnsupportedError as exc:
             skipped.append({"hardware": s.chip.id, "system": s.id, "reason": exc.reason})
+            fixes.append(exc.fix)
             continue
         types.extend(offered)
         for name, why in misses.items():
@@ -316,9 +318,12 @@ def _offered_types(
             left_out.append({"hardware": s.chip.id, "system": s.id, "reason": reason})
     refused = list(dict.fromkeys(sk["reason"] for sk in skipped))  # so far, the precision's refusals alone
     if not types and not unserved:
-        raise InfeasibleError(
-            f"none of the hardware asked for can serve {precision}: {'; '.join(refused)}. Fix: pass --precision "
-            "bf16, or add a chip with FP8 units to --hardware."
+        # nothing ranks, as plan serve's exit 1 where it refuses every chip; the refusals' own fixes (mxfp4 on trn2
+        # and trn1 had read exit 2 and 'add a chip with FP8 units to --hardware', where trn2 has them and what
+        # helps is a chip that holds MXFP4 experts; it now reads exit 1 and the fix the refusal gives)
+        raise NoFleetError(
+            f"none of the hardware asked for can serve {precision}: {'; '.join(refused)}. Fix: "
+            f"{'; or '.join(dict.fromkeys(fixes))}."
         )
     _check_carried(buckets, types, unserved, refused)
     return _named_by_system(_undominated(types)), skipped + left_out

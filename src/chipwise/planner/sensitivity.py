@@ -33,6 +33,8 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
+from chipwise.catalog.schema import Figure
+from chipwise.catalog.terms import node
 from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
 from chipwise.pools import spawned_pool, stop_if_rerun
@@ -283,14 +285,36 @@ def _figures_to_move(
     return figures, zeros, discrete
 
 
+def _catalog_value(catalog: Catalog, name: str) -> float | None:
+    """The catalog's own number for a datacenter figure named as --set takes it (None: another section's, or no
+    number there). The economics figures are the ones a deployment sets aside (economics.power, economics.tco); the
+    reliability section's detection time, 0 for every prediction, stays a figure at 0."""
+    section, *path = name.split(".")
+    if section != "datacenter" or not path:
+        return None
+    fig = node(catalog, section, *path)
+    return float(fig.value) if isinstance(fig, Figure) and isinstance(fig.value, int | float) else None
+
+
+def _zero_row(name: str, fig: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    """A figure the prediction reports at 0, listed: 'unused' where the catalog gives it another value (the model set
+    the figure aside for this deployment: the scale-out network's 100 W and $6,600 a chip, for replicas each inside
+    one system, had read "is 0, which a move by a share leaves at 0"; a move of the catalog's figure moves nothing
+    there), else 'zero' (a move by a share leaves 0 at 0)."""
+    own = _catalog_value(catalog, name)
+    if own is None or own == 0:
+        return {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
+    why = str(fig.get("derivation") or "the model does not read it here")
+    shown = f"{own:,.4g}" + ("" if fig.get("unit") in (None, "", "1") else f" {fig['unit']}")
+    return {**_record(name, fig), "kind": "unused", "reason": f"not used by this deployment ({why}; catalog {shown})"}
+
+
 def _listed_unmoved(
-    zeros: Mapping[str, Mapping[str, Any]], discrete: Mapping[str, Mapping[str, Any]], step: float
+    zeros: Mapping[str, Mapping[str, Any]], discrete: Mapping[str, Mapping[str, Any]], step: float, catalog: Catalog
 ) -> list[dict[str, Any]]:
-    """The figures listed, not moved, with why: those at 0, then the tile sizes and unit counts."""
-    return [
-        {**_record(name, fig), "kind": "zero", "reason": "a move by a share leaves 0 at 0"}
-        for name, fig in zeros.items()
-    ] + [
+    """The figures listed, not moved, with why: those at 0 (or not used, _zero_row), then the tile sizes and unit
+    counts."""
+    return [_zero_row(name, fig, catalog) for name, fig in zeros.items()] + [
         {
             **_record(name, fig),
             "kind": "discrete",
@@ -315,10 +339,10 @@ def _moved_row(
 ) -> dict[str, Any]:
     """A moved figure's row: both sides, each metric's change on each, and its elasticity (the moving side's where
     the other leaves the metric still, _capped). A latency metric both of whose moves are under its run's
-    resolution (`noise`) has elasticity None and is named in `below_resolution`: the run cannot tell them from its
-    own noise (it had read 0.0, which the docs read as 'the figure does not reach it': HBM bandwidth -10% and +10%
-    moved a 600-request TTFT p99 of 59.6 ms by -0.07% and +1.0%, under its 8.7%). A side that leaves a metric
-    exactly still, the other not priced, reads 0.0, not -0.0."""
+    resolution (`noise`), not both exactly still (_within), has elasticity None and is named in `below_resolution`:
+    the run cannot tell them from its own noise (it had read 0.0, which the docs read as 'the figure does not reach
+    it': HBM bandwidth -10% and +10% moved a 600-request TTFT p99 of 59.6 ms by -0.07% and +1.0%, under its 8.7%).
+    A side that leaves a metric exactly still, the other not priced, reads 0.0, not -0.0."""
     change = {"minus": _changes(base_values, minus), "plus": _changes(base_values, plus)}
     capped = _capped(change, noise)  # a metric that side leaves still: the figure is at a cap there
     below = [k for k in base_values if _within(change, k, noise.get(k, 0.0))]
@@ -412,7 +436,7 @@ def sensitivity(
     n = workers if workers is not None else default_workers(kind)
     sides = _priced_sides(tasks, figures, files, kind, n, _basis(base).get("basis"), progress)
     rows: list[dict[str, Any]] = []
-    unmoved = _listed_unmoved(zeros, discrete, step)
+    unmoved = _listed_unmoved(zeros, discrete, step, catalog)
     noise = resolutions(metrics, _requests(base))
     for name, fig in figures.items():
         minus, plus = sides[name]["minus"], sides[name]["plus"]
@@ -501,9 +525,14 @@ def _within(change: Mapping[str, Mapping[str, float | None]], key: str, resoluti
     """Whether the moves of `key` are a run's noise: both under its `resolution` (where it has one) and not a
     consistent pair, opposite ways and alike in size (TDP, which cannot reach a first token, had read -1.8% and 0;
     FLOP/s +0.03% and -1.37%). Every move reruns the same arrivals, so a consistent pair under the resolution of
-    the percentile's sampling is the figure's own effect."""
+    the percentile's sampling is the figure's own effect. Both moves exactly still (under 1e-12, as _capped reads
+    still) are no noise either: the same arrivals rerun to the same latencies, so the figure does not reach it (a
+    PUE, or an H100's HBM capacity, had read null and below_resolution for every latency of a 300-request run
+    whose both moves changed them by 0.0; they now read 0.0)."""
     lo, hi = change["minus"].get(key), change["plus"].get(key)
     if resolution <= 0 or lo is None or hi is None or max(abs(lo), abs(hi)) >= resolution:
+        return False
+    if max(abs(lo), abs(hi)) < 1e-12:
         return False
     consistent = lo * hi < 0 and max(abs(lo), abs(hi)) <= CONSISTENT_MOVES * min(abs(lo), abs(hi))
     return not consistent

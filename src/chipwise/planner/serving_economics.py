@@ -15,6 +15,7 @@ from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import billed_one, split_rent
 from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, owned_gap, owned_tco
+from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 
 if TYPE_CHECKING:  # annotations only: planner.training prices a system here and runs no simulator
@@ -28,12 +29,12 @@ def per_mtok(per_hour: float, tokens_per_s: float) -> float:
     return per_hour * 1e6 / (tokens_per_s * SECONDS_PER_HOUR) if tokens_per_s > 0 else math.nan
 
 
-def _owned_chip_hour(catalog: Catalog, system: System, region: str | None) -> tuple[float, Tco]:
-    """USD an owned chip of one system, busy all hour, is charged for it (_owned_charge's rule: the TCO's fixed
-    terms without the scale-out network, and the chip's facility energy at the site's $/kWh), and the TCO it rests
-    on."""
-    tco = owned_tco(catalog, system, region, scaleout=False)
-    busy_j = power_model(catalog, system, scaleout=False).busy_w * SECONDS_PER_HOUR * tco.inputs.site.pue.value
+def _owned_chip_hour(catalog: Catalog, system: System, region: str | None, scaleout: bool) -> tuple[float, Tco]:
+    """USD an owned chip of `system`, busy all hour, is charged for it (_owned_charge's rule: the TCO's fixed terms,
+    with the scale-out network's where the deployment uses it, `scaleout`, and the chip's facility energy at the
+    site's $/kWh), and the TCO it rests on."""
+    tco = owned_tco(catalog, system, region, scaleout=scaleout)
+    busy_j = power_model(catalog, system, scaleout=scaleout).busy_w * SECONDS_PER_HOUR * tco.inputs.site.pue.value
     return sum(tco.charged_per_chip_hour(1.0, busy_j).values()), tco
 
 
@@ -43,20 +44,23 @@ def chip_hour_price(
     pricing: str,
     region: str | None,
     provider: str | None,
+    scaleout: bool = False,
 ) -> tuple[float, dict[str, Any] | None, PriceQuote | None]:
     """USD per chip-hour (NaN when the catalog has none: price_note says why), its provenance, and the rental quote
     if any; a region the catalog does not know is a one-line error.
 
-    Owned: a chip of one system busy all hour, as its check charges it (_owned_chip_hour): the price a search ranks
-    before it knows a pool's size and busy share, an upper bound of a one-system pool's charge. The ranking of plan
-    serve had priced every owned pool at the TCO of a fleet of many systems (an H100 at $1.683 a chip-hour, the
-    table's $1.68, where its check charged the one chip $1.40): one system reads $1.347 + its busy energy, $1.465."""
+    Owned: a chip busy all hour, as its check charges it (_owned_chip_hour), with the scale-out network's capex,
+    colocation and power where `scaleout` (the deployment's traffic crosses systems: uses_network): the price a search
+    ranks before it knows a pool's busy share, an upper bound of the charge of a pool that uses the network as
+    `scaleout` says. The ranking of plan serve had priced every owned pool at the TCO of a fleet of many systems (an
+    H100 at $1.683 a chip-hour, the table's $1.68, where its check charged the one chip $1.40): one system reads
+    $1.347 + its busy energy, $1.465. A rental price includes the provider's network: `scaleout` leaves it as it is."""
     if region is not None:
         check_region(catalog, region)
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None
-        price, tco = _owned_chip_hour(catalog, system, region)
+        price, tco = _owned_chip_hour(catalog, system, region, scaleout)
         return price, {"system": system.id, **tco.price_source()}, None
     quote = price_per_chip_hour(catalog, system, pricing, region, provider)
     if quote is None:
@@ -70,6 +74,61 @@ def price_note(catalog: Catalog, system: System, pricing: str, provider: str | N
     if pricing == "owned":
         return owned_gap(system) or f"no owned cost for {system.chip.id}"
     return price_gap(catalog, system, pricing, provider)
+
+
+@dataclass(frozen=True)
+class RankingPrice:
+    """What plan serve's ranking charges a chip of one system an hour (chip_hour_price, busy all hour): `usd` where
+    the deployment's traffic stays inside its systems, and `network_usd` more where it crosses the scale-out network
+    (uses_network): an owned chip's share of the fabric's capex, colocation and power; 0 for a rental, whose price
+    includes the provider's network, and for a system with no price (`usd` NaN)."""
+
+    usd: float
+    network_usd: float = 0.0
+
+    def per_chip_hour(self, network: bool) -> float:
+        """USD per chip-hour of a deployment that uses the scale-out network (`network`) or not."""
+        return self.usd + self.network_usd if network else self.usd
+
+
+def network_price(catalog: Catalog, system: System, pricing: str, region: str | None, price: float) -> float:
+    """USD per chip-hour an owned chip of `system` pays for the scale-out network where its deployment uses it, over
+    its one-system `price` (chip_hour_price both ways: an H100 of a p5.48xlarge $1.683 against $1.465); 0 for a rental
+    and for a system with no price."""
+    if pricing != "owned" or not math.isfinite(price):
+        return 0.0
+    return chip_hour_price(catalog, system, pricing, region, None, scaleout=True)[0] - price
+
+
+def split_network(catalog: Catalog, pools: Sequence[tuple[System, float, int]]) -> bool:
+    """Whether a split of two pools of (system, chips a replica, replicas), before its replicas are set up, uses the
+    scale-out network (uses_network), its KV path as planner.serving_deployment.kv_path takes it: a replica of more
+    chips than its system holds, or a cache that leaves one system's scale-up domain (or, rented in units, one unit:
+    rental.split_rent) with no hybrid rack holding both chip types to hand it over in. Where a --set makes the
+    network faster than such a rack's link, kv_path takes the network: the split's set-up transfer says so
+    (serving_split prices its cheapest splits again by it)."""
+    if any(chips > system.chips for system, chips, _ in pools):
+        return True
+    (pre, pre_chips, n_pre), (dec, dec_chips, n_dec) = pools
+    if pre.id == dec.id:
+        if pre.rental_chips:
+            return not split_rent(pre.rental_chips, pre_chips, n_pre, dec_chips, n_dec)[1]
+        return pre_chips * n_pre + dec_chips * n_dec > pre.scaleup.size
+    return not _rack_holds(catalog, pre, pre_chips * n_pre, dec, dec_chips * n_dec)
+
+
+def _rack_holds(catalog: Catalog, pre: System, pre_chips: float, dec: System, dec_chips: float) -> bool:
+    """Whether a hybrid rack of the catalog links both pools' chip types and holds them in the numbers the pools
+    need (serve.disaggregated.hybrid_domain's test, on the systems alone)."""
+    a, b = pre.chip.id, dec.chip.id
+    if a == b:
+        return False
+    hw = hardware(catalog)
+    racks = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
+    return any(
+        r.hybrid and r.link(a, b) and r.members.get(a, 0) >= pre_chips and r.members.get(b, 0) >= dec_chips
+        for r in racks
+    )
 
 
 def priced_system(system: System, pricing: str) -> System:
@@ -264,6 +323,20 @@ def _pool_hour(
     return _PoolHour(cost, it_j, facility_j, co2e_kg, source, note, figures, site.region)
 
 
+def _pool_figures(pools: Sequence[Pool], hours: Sequence[_PoolHour]) -> dict[str, Any]:
+    """The figures every pool's hour rests on, merged: one that a pool reads otherwise than another (the scale-out
+    network's power and capex, scaled to each system's ports; a scale-up domain's capex) named with the system of
+    each ('datacenter.opex.network_power_w_per_chip (trn2.48xlarge)'), as serving_figures.pool_figures names an
+    engine figure by chip family. A split of a trn2.48xlarge prefill pool and a p5.48xlarge decode pool, owned, had
+    read the later pool's 100 W and $6,600 a chip of fabric for both; the trn2 pool's now read 50 W and $3,300."""
+    out: dict[str, Any] = {}
+    for pool, hour in zip(pools, hours, strict=True):
+        for name, figure in hour.figures.items():
+            differs = any(name in other.figures and other.figures[name] != figure for other in hours)
+            out[f"{name} ({pool.setup.system.id})" if differs else name] = figure
+    return out
+
+
 def economics(
     catalog: Catalog,
     pools: Sequence[Pool],
@@ -320,7 +393,7 @@ def economics(
     co2_h = 0.0
     sources: list[dict[str, Any]] = []
     notes: list[str] = []
-    figures: dict[str, Any] = {}
+    figures = _pool_figures(pools, hours)
     regions: list[str] = []
     for hour in hours:
         if hour.price_note is not None and hour.price_note not in notes:
@@ -328,7 +401,6 @@ def economics(
         joules_h += hour.facility_j
         it_joules_h += hour.it_j
         co2_h += hour.co2e_kg
-        figures.update(hour.figures)
         if hour.cost_usd is not None:
             cost_h += hour.cost_usd
         if hour.source is not None:

@@ -21,7 +21,13 @@ from chipwise.hardware.objects import System
 from chipwise.planner.serving_check import VERIFY_REQUESTS
 from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_deployment import SPLIT_MARK
-from chipwise.planner.serving_economics import chip_hour_price, price_note, priced_system
+from chipwise.planner.serving_economics import (
+    RankingPrice,
+    chip_hour_price,
+    network_price,
+    price_note,
+    priced_system,
+)
 from chipwise.planner.serving_inputs import (
     Targets,
     check_slo,
@@ -164,7 +170,7 @@ def plan_serving(
         "pricing": pricing,
         "region": region,
         "price_notes": list(found.price_notes.values()),
-        "precision_notes": list(found.precision_notes.values()),
+        "precision_notes": dict(found.precision_notes),  # by chip: a view notes the chips of the rows it shows
         "unpriced": found.unpriced,
         "price_estimates": dict(found.estimated.values()),  # by chip, as the footnote names them
         "best": verified[0] if verified else None,
@@ -311,9 +317,10 @@ def _search_chip(
         found.skipped.append({"hardware": system.chip.id, "system": system.id, "reason": failures[0]})
 
 
-def _chip_price(catalog: Catalog, system: System, pricing: str, region: str | None, found: _Searched) -> float:
-    """A system's chip-hour price, noting in `found` a system with no price, one priced by a catalog estimate and
-    one priced outside the region asked for."""
+def _chip_price(catalog: Catalog, system: System, pricing: str, region: str | None, found: _Searched) -> RankingPrice:
+    """A system's chip-hour price, with the scale-out network's beside it for the rows whose deployment uses it
+    (serving_economics.network_price: owned only), noting in `found` a system with no price, one priced by a catalog
+    estimate and one priced outside the region asked for."""
     price, record, quote = chip_hour_price(catalog, system, pricing, region, None)
     if record is None:
         found.unpriced[system.id] = f"{system.chip.id}: {price_note(catalog, system, pricing)}"
@@ -323,7 +330,7 @@ def _chip_price(catalog: Catalog, system: System, pricing: str, region: str | No
         found.price_notes[system.id] = (
             f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
         )
-    return price
+    return RankingPrice(price, network_price(catalog, system, pricing, region, price))
 
 
 def _drop_oversized(rows: list[dict[str, Any]], skipped: list[dict[str, str]], load: Load) -> None:

@@ -15,7 +15,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_choice import Choice
 from chipwise.planner.serving_deployment import kv_path
-from chipwise.planner.serving_economics import per_mtok
+from chipwise.planner.serving_economics import RankingPrice, per_mtok
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_report import whole_count
 from chipwise.serve.build import setup_replica
@@ -51,7 +51,7 @@ class PrefillOption:
     plan: ReplicaPlan  # its shape, batch cap (the prompts its KV cache holds, at most PREFILL_POOL_BATCH), precisions
     chips: float  # chips a replica takes (a fraction where it takes a core or two of one)
     prefill_s: float  # seconds a replica takes to prefill one prompt alone (Estimate.prefill_s)
-    price: float  # USD per chip-hour (not finite where the system has no price)
+    price: RankingPrice  # USD per chip-hour, with the network's where the split uses it (usd NaN: no price)
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ class DecodeOption:
     system: System  # the system the decode replicas run on
     engine: str  # the engine family they run
     choice: Choice  # the replica shape and count (Choice: chips, TPOT and TTFT in seconds)
-    price: float  # USD per chip-hour (not finite where the system has no price)
+    price: RankingPrice  # USD per chip-hour, with the network's where the split uses it (usd NaN: no price)
 
 
 @dataclass(frozen=True)
@@ -86,16 +86,19 @@ class ChipSearch:
     weight: str
     kv: str
     drafting: Drafting | None
-    price: float
+    price: RankingPrice
     tps: tuple[int, ...]
 
 
 def colocated_row(
-    catalog: Catalog, system: System, name: str, choice: Choice, price: float, load: Load, output_tokens: int
+    catalog: Catalog, system: System, name: str, choice: Choice, price: RankingPrice, load: Load, output_tokens: int
 ) -> dict[str, Any]:
-    """The ranking row of a colocated fleet of `choice`'s replicas at `price` a chip-hour (with its option under
-    '_choice')."""
+    """The ranking row of a colocated fleet of `choice`'s replicas at `price` a chip-hour, with the scale-out
+    network's where a replica spans systems, as its check charges it (serving_economics.uses_network; with its option
+    under '_choice'). Owned, Llama 3.1 405B bf16 as one TP8 PP2 replica on two p5.48xlarge had ranked at 16 x $1.465
+    = $23.44/h beside a check of $26.92/h, the network's $3.48 charged there alone; it now ranks at $26.94/h."""
     chips, billed = choice.replicas * choice.chips, choice.billed
+    per_chip = price.per_chip_hour(choice.chips > system.chips)
     out_tps = choice.replicas * min(
         choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
     )
@@ -113,8 +116,8 @@ def colocated_row(
         "disaggregated": False,
         "chips": whole_count(chips),
         "billed_chips": whole_count(billed),
-        "cost_usd_per_hour": price * billed,
-        "cost_usd_per_mtok": per_mtok(price * billed, out_tps),
+        "cost_usd_per_hour": per_chip * billed,
+        "cost_usd_per_mtok": per_mtok(per_chip * billed, out_tps),
         "estimate": {
             "tpot_s": choice.tpot,
             # an offline request's first token waits for the batch ahead of it: the simulation's to say

@@ -201,10 +201,21 @@ def _missed(pick: Pick, job: ServingJob, targets: Mapping[str, float], seed: int
 
 
 def _missed_text(summary: Mapping[str, Any], key: str, limit: float) -> str:
-    """A missed target with its simulated value to three figures: 'ttft_p99 1.3 s > 0.7 s'."""
+    """A missed target with its simulated value, both to three figures in the unit predict's SLO row writes them
+    in (format.latency: seconds from one up, else milliseconds): 'ttft_p99 1.30 s > 700 ms', 'tpot_p99 45.1 ms >
+    20.0 ms' (it had read 'tpot_p99 0.0451 s > 0.02 s' under the row's 'tpot_p99 <= 20.0 ms'; the planner may not
+    import the interfaces' formatter)."""
+
+    def latency(seconds: float) -> str:
+        size, unit = next(((f, u) for f, u in ((1.0, "s"), (1e-3, "ms")) if seconds >= f), (1e-6, "us"))
+        x = seconds / size
+        return f"{x:,.{max(0, 2 - math.floor(math.log10(x))) if x > 0 else 0}f} {unit}"
+
     metric, stat = key.split("_")
     value = summary.get(f"{metric}_s", {}).get(stat)
-    return f"{key} {value:.3g} s > {limit:g} s" if value is not None and math.isfinite(value) else f"{key} (no value)"
+    if value is None or not math.isfinite(value):
+        return f"{key} (no value)"
+    return f"{key} {latency(value)} > {latency(limit)}"
 
 
 def _checked_note(tried: list[tuple[Pick, list[str]]], targets: Mapping[str, float]) -> str:

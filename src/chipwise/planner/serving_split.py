@@ -16,7 +16,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, decode_targets, prefill_replicas
-from chipwise.planner.serving_economics import per_mtok, rented_chips
+from chipwise.planner.serving_economics import RankingPrice, per_mtok, rented_chips, split_network
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_plan_rows import DecodeOption, PrefillOption, SplitPools, plan_brief, row_setup
 from chipwise.planner.serving_pool import PREFILL_POOL_BATCH
@@ -42,7 +42,7 @@ def prefill_option(
     weight: str,
     kv: str,
     input_tokens: int,
-    price: float,
+    price: RankingPrice,
     ttft_limit: float = math.inf,
 ) -> PrefillOption:
     """The replica shape with the most prompt tokens/s per chip, of those whose prompt alone leaves room in the
@@ -82,7 +82,7 @@ def decode_option(
     kv: str,
     targets: Mapping[str, float],
     drafting: Drafting | None,
-    price: float,
+    price: RankingPrice,
 ) -> list[DecodeOption]:
     """The decode pool this chip would run beside a prefill pool: the shape and count that carry the load within
     the TPOT and end-to-end targets when no prompt shares its iterations, with its chip-hour `price`: one
@@ -113,7 +113,7 @@ def disaggregated_rows(
     ttft_limit = targets.get("ttft_p99", math.inf)
     longest = job.max_input + job.max_output
     for pf in prefills:
-        if not math.isfinite(pf.price) or pf.prefill_s * 2.0 > ttft_limit:
+        if not math.isfinite(pf.price.usd) or pf.prefill_s * 2.0 > ttft_limit:
             continue
         try:  # the replica the split's check and predict run (row_setup), sized as predict sizes its pool
             pre = setup_replica(catalog, model, pf.system, pf.engine, pf.plan, job.mean_input, 1.0, longest)
@@ -122,7 +122,7 @@ def disaggregated_rows(
         n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(pre, job))
         for dc in decodes:
             choice = dc.choice
-            if not math.isfinite(dc.price):
+            if not math.isfinite(dc.price.usd):
                 continue
             gap = network_gap(catalog, pf.system, dc.system)
             if gap:  # the KV cache would cross providers
@@ -150,7 +150,7 @@ def disaggregated_rows(
                     "output_tokens_per_s": lam * job.mean_output,
                 },
             }
-            out.append(_sized_split(row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
+            out.append(_sized_split(catalog, row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
     out.sort(key=lambda r: r["cost_usd_per_hour"])
     # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
     sized = [_link_sized(catalog, model, job, r) for r in out[:10]]
@@ -195,12 +195,25 @@ def disaggregated_rows(
 
 
 def _sized_split(
-    row: dict[str, Any], pf: PrefillOption, n_pre: int, dc: DecodeOption, n_dec: int, out_tps: float
+    catalog: Catalog,
+    row: dict[str, Any],
+    pf: PrefillOption,
+    n_pre: int,
+    dc: DecodeOption,
+    n_dec: int,
+    out_tps: float,
+    network: bool | None = None,
 ) -> dict[str, Any]:
-    """`row` with its pools' replica counts, chips and prices (the pools under '_split')."""
+    """`row` with its pools' replica counts, chips and prices (the pools under '_split'): each pool's chips at its
+    price with the scale-out network's where the split uses it, `network` (None: as its pools' sizes say,
+    serving_economics.split_network), as its check charges them. Owned, Llama 3.1 70B's TP2 x3 prefill and TP4 x1
+    decode pools on p5.48xlarge, 10 H100 past one system's 8, had ranked at $14.65/h beside a check of $16.61/h over
+    efa-v2; they now rank with the fabric's capex, colocation and power."""
     choice = dc.choice
-    billed = rented_chips([(pf.system, pf.chips, n_pre), (dc.system, choice.chips, n_dec)])
-    cost = billed[0] * pf.price + billed[1] * dc.price
+    pools = [(pf.system, pf.chips, n_pre), (dc.system, choice.chips, n_dec)]
+    billed = rented_chips(pools)
+    network = split_network(catalog, pools) if network is None else network
+    cost = billed[0] * pf.price.per_chip_hour(network) + billed[1] * dc.price.per_chip_hour(network)
     return {
         **row,
         "plan": {"prefill": plan_brief(pf.plan, n_pre), "decode": plan_brief(choice.plan, n_dec)},
@@ -224,6 +237,7 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
     if the pools then leave their scale-up domain for a slower network. Its estimated TTFT gains the handover: the
     client's first token comes from the decode pool (_handover_p99)."""
     resized = 0
+    out_tps = job.load.rate * job.mean_output
     while True:
         split: SplitPools = row["_split"]
         pf, n_pre, dc, n_dec = split.prefill, split.prefill_replicas, split.decode, split.decode_replicas
@@ -239,10 +253,13 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
             filled(dc.system.rental_chips, dc.choice.chips, max(n_dec, need)),
         )
         if sized == (n_pre, n_dec) or resized == 2:
+            # priced again by the path the set-up split takes (a hybrid rack's link --set slower than the network)
+            spans = pf.chips > pf.system.chips or dc.choice.chips > dc.system.chips
+            row = _sized_split(catalog, row, pf, n_pre, dc, n_dec, out_tps, network=transfer.network or spans)
             est = row["estimate"]
             handover = _handover_p99(job, transfer, min(n_pre, n_dec), dc.choice.ttft_p99)
             return {**row, "estimate": {**est, "ttft_p99_s": est["ttft_p99_s"] + handover}}
-        row = _sized_split(row, pf, sized[0], dc, sized[1], job.load.rate * job.mean_output)
+        row = _sized_split(catalog, row, pf, sized[0], dc, sized[1], out_tps)
         resized += 1
 
 

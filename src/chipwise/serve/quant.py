@@ -175,11 +175,11 @@ def dequantised_note(model_precision: str, weight_precision: str, engine: str, c
 class PrecisionUnsupportedError(ChipwiseError):
     """An engine that cannot run a precision on one chip (float8_fallback): a refusal of that chip, not of the input,
     so that a search over many (plan serve, plan fleet) skips the chip and says why. `reason` is the line without
-    its fix."""
+    its fix, `fix` the fix alone (plan fleet lists each refusal's once)."""
 
     def __init__(self, reason: str, fix: str) -> None:
         super().__init__(f"{reason}. Fix: {fix}.")
-        self.reason = reason
+        self.reason, self.fix = reason, fix
 
 
 def holds_fp8_kv(engine: str, chip: Chip) -> bool:
@@ -197,8 +197,12 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
         raise PrecisionUnsupportedError(
             f"{engine} cannot serve mxfp4 weights on {chip.id}: the chip has no FP4 units, and the engine dequantises "
             "MXFP4 experts to bf16 as it loads them",
-            "serve bf16 weights (precision: bf16, or auto: the checkpoint as the engine loads it), or pick a chip with "
-            "FP4 units (trn3)",
+            # as every entry point takes it (--precision, --serve-precision, a scenario's or the API's precision):
+            # it had read 'serve bf16 weights (precision: bf16, or auto: ...), or pick a chip with FP4 units (trn3)',
+            # the scenario's key at every one, and left out the GPUs, whose engines keep the experts MXFP4
+            # (holds_mxfp4); it now names the values and both
+            "give the precision bf16 or auto (the checkpoint as the engine loads it), or pick a chip whose engine "
+            "keeps MXFP4 experts (trn3, or a GPU)",
         )
     weights = weight_precision in ("fp8", "fp4") and not has_units(chip, weight_precision)
     kv8 = kv_precision == "fp8" and not has_units(chip, "fp8")

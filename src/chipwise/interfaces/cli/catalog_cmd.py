@@ -243,6 +243,7 @@ def list_(
     if as_json:  # what a --set or --catalog changed, as every command's --json names it (catalog's had not)
         print_json({**list_json(cat), "what_if": whatif_lines(cat)})
         return
+    whatif_banner(cat)  # trn2's HBM at x1.1 had read 3.19 TB/s in a row of status spec, with no word of the --set
     table = compact_table(
         "Chips (dense peak; links per chip and direction; 'chipwise catalog show ID' for names, figures and sources)"
     )
@@ -364,6 +365,9 @@ def show(
     if as_json:
         print_json({**data, "cited": cited, "what_if": whatif_lines(cat)})
         return
+    # it had marked the shown entry's --set rows alone ('estimate', 'what-if override'): a --catalog file's changes
+    # and a --set of another entry went unsaid
+    whatif_banner(cat)
     rows = _system_rows(data) + _inherited_rows(cat, data["id"]) if data["kind"] == "system" else []
     units = _builtin_units(data["kind"], data["id"])
     for name, fig in figs.items():
@@ -489,6 +493,7 @@ def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) ->
     if as_json:
         print_json({**efficiency_json(cat, family), "what_if": whatif_lines(cat)})
         return
+    whatif_banner(cat)
     table = Table(title=f"Efficiency factors of {family} ({', '.join(users) or 'no chip'})", header_style="bold")
     for col in ("figure", "value", "status", "from") + (("source / derivation",) if sources else ()):
         table.add_column(col, overflow="fold")

@@ -16,6 +16,7 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     print_json,
+    whatif_banner,
     whatif_lines,
 )
 from chipwise.workload import load_model
@@ -34,6 +35,7 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
     if as_json:  # what a --set or --catalog changed, as every command's --json names it (model's had not)
         print_json({"models": rows, "what_if": whatif_lines(cat)})
         return
+    whatif_banner(cat)  # the table says what a --set or --catalog changed, as catalog list's does
     cells = [
         [
             r["id"],
@@ -121,6 +123,7 @@ def show(
     if as_json:
         print_json({**data, "what_if": whatif_lines(cat)})
         return
+    whatif_banner(cat)
     table = Table(
         title=f"{spec.display} ({data['architecture']}, {data['attention']}, {data['mlp']})",
         header_style="bold",

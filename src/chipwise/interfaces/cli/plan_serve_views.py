@@ -15,6 +15,7 @@ from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import compact_table, console, projected_banner
 from chipwise.interfaces.cli.serve_cells import handover_caveat, latency_stats, rented_mark, router_name
 from chipwise.planner.serving_check import CONFIRM_MARGIN
+from chipwise.planner.serving_deployment import SPLIT_MARK
 from chipwise.serve.plan import chip_count, count_text
 
 _ms = fmt.latency
@@ -267,13 +268,21 @@ def _print_ranking_notes(report: dict[str, Any], top: int, checked: dict[int, di
         console.print(neuron)
     if report.get("price_notes"):
         console.print(f"[yellow]priced elsewhere: {'; '.join(report['price_notes'])}[/]")
-    for note in report.get("precision_notes") or ():  # gpt-oss on Neuron: bf16 where the header says mxfp4
+    for note in shown_precision_notes(report, shown):  # gpt-oss on Neuron: bf16 where the header says mxfp4
         console.print(f"[yellow]precision: {escape(note)}[/]")
     unpriced = _unpriced(report, top)
     if unpriced:
         console.print(f"[yellow]no price ('-'): {escape('; '.join(unpriced))}[/]")
     if report["load"]["kind"] == "offline" and report["results"]:
         console.print("[dim]offline: a request's first token waits for the batch ahead of it (simulated below)[/]")
+
+
+def shown_precision_notes(report: dict[str, Any], shown: list[dict[str, Any]]) -> list[str]:
+    """The report's precision notes of the chips the `shown` rows use (a split's pools each), as the § footnote
+    names the shown rows' chips only: gpt-oss-20b on trn1, inf2, trn2 and h100-sxm had noted trn1's bf16 experts
+    under six rows none of which is trn1. The report keys each note by its chip."""
+    chips = {c for r in shown for c in str(r["hardware"]).split(SPLIT_MARK)}
+    return [note for chip, note in (report.get("precision_notes") or {}).items() if chip in chips]
 
 
 def engine_notes(shown: list[dict[str, Any]], verified: list[dict[str, Any]]) -> list[str]:

@@ -274,6 +274,9 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         if len(others) > top:
             console.print(f"{len(others) - top} more figures move other metrics (--top {len(others)} lists them).")
     zeros = [row for row in r["not_priced"] if row["kind"] == "zero"]
+    # reported 0 where the catalog gives another value (a scale-out network's 100 W for replicas each inside one
+    # system): not used here, not 'is 0' (which had counted them with the figures whose catalog value is 0)
+    unused = [row for row in r["not_priced"] if row["kind"] == "unused"]
     derived = [row for row in r["not_priced"] if row["kind"] == "derived"]
     tiles = [row for row in r["not_priced"] if row["kind"] == "discrete"]
     bounded = sum(_errors(row) for row in still)  # one side not priced, the other moving nothing
@@ -284,6 +287,10 @@ def print_sensitivity(r: dict[str, Any], top: int) -> None:
         if still
         else "",
         f"{len(zeros)} {'is' if len(zeros) == 1 else 'are'} 0, which a move by a share leaves at 0" if zeros else "",
+        f"{len(unused)} {'is' if len(unused) == 1 else 'are'} not used by this deployment, reported 0 whatever the "
+        "catalog gives"
+        if unused
+        else "",
         (
             "1 is derived, moved through its inputs"
             if len(derived) == 1

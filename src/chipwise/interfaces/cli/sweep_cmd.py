@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,7 +42,7 @@ from chipwise.interfaces.cli.common import (
 from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
 from chipwise.sweep.check import text_values
 from chipwise.sweep.runner import MAX_POINTS
-from chipwise.sweep.store import is_store
+from chipwise.sweep.store import TIE_BREAKS, is_store
 
 LOCAL_RAY = "local"  # what a bare --ray means: start a local Ray (or join RAY_ADDRESS)
 _SWEEP_SUFFIXES = (".yaml", ".yml", ".json")
@@ -177,6 +178,7 @@ def run(
         raise
     with Store(store, read_only=True) as db:
         best = db.best_per_what_if(spec.name)
+        id_ties = _id_ties(db, spec.name, best)
         errors = db.errors(spec.name)
         axes = _axes(db, spec.name)
     if as_json:
@@ -184,7 +186,7 @@ def run(
         return
     _print_stats(stats)
     if best:
-        console.print(_best_table(spec.name, best, axes))
+        console.print(_best_table(spec.name, best, axes, id_ties))
     _print_errors(errors)
 
 
@@ -200,6 +202,7 @@ def show(
     if by not in ("time", "cost"):
         raise ChipwiseError(f"--by '{by}' is not time or cost. Fix: use --by time or --by cost.")
     out: list[dict[str, Any]] = []
+    id_ties: dict[str, list[int]] = {}  # per sweep, the best table's (not a key of --json's)
     with Store(store, read_only=True) as db:
         names = db.sweeps()
         if sweep is not None:
@@ -210,11 +213,13 @@ def show(
                 )
             names = [sweep]
         for name in names:
+            best = db.best_per_what_if(name)
+            id_ties[name] = _id_ties(db, name, best)
             out.append(
                 {
                     **db.counts(name),
                     "outdated": db.outdated(name),
-                    "best": [_decoded(r) for r in db.best_per_what_if(name)],
+                    "best": [_decoded(r) for r in best],
                     "top": [_decoded(r) for r in db.ranked(name, by, top)],
                     "error_messages": db.errors(name),
                     "axes": _axes(db, name),
@@ -240,7 +245,7 @@ def show(
                 soft_wrap=True,
             )
         if s["best"]:
-            console.print(_best_table(s["sweep"], s["best"], s["axes"]))
+            console.print(_best_table(s["sweep"], s["best"], s["axes"], id_ties[s["sweep"]]))
             console.print(_rows_table(f"{s['sweep']}: top {len(s['top'])} by {by}", s["top"], s["axes"]))
         _print_errors(s["error_messages"])
 
@@ -395,27 +400,53 @@ def _overloaded(row: dict[str, Any]) -> bool:
 
 #: each ranking's figure and what breaks a tie on it (store.TIE_BREAKS), by kind and ranking, for the best table's †
 TIES = {
-    ("serve", "time"): ("TTFT p99", "TPOT p99, then $/M out"),
-    ("serve", "cost"): ("$/M out", "TTFT p99, then TPOT p99"),
-    ("train", "time"): ("time to train", "$/Mtok"),
-    ("train", "cost"): ("$/Mtok", "time to train"),
+    ("serve", "time"): ("TTFT p99", ("TPOT p99", "$/M out")),
+    ("serve", "cost"): ("$/M out", ("TTFT p99", "TPOT p99")),
+    ("train", "time"): ("time to train", ("$/Mtok",)),
+    ("train", "cost"): ("$/Mtok", ("time to train",)),
 }
 
 
-def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str]) -> Group:
+def _id_ties(db: Store, sweep: str, rows: list[dict[str, Any]]) -> list[int]:
+    """Per best row (best_per_what_if), how many of the points tied with it on its figure also tie with it on every
+    tie-break (TIE_BREAKS), so that the point id, which Store.ranked orders by last, chose it (0 where untied)."""
+    out = []
+    for r in rows:
+        tied, by, what_if = int(r.get("tied_with") or 0), str(r["best_by"]), str(r["what_if"])
+        if not tied:
+            out.append(0)
+            continue
+        ids = [str(x["id"]) for x in db.ranked(sweep, by, tied + 1, what_if)]  # the best, then the points it ties
+        breaks = ", ".join(TIE_BREAKS[str(r.get("kind") or "train")][by])
+        marks = ", ".join("?" * len(ids))
+        found = db.query(
+            f"SELECT id, [{breaks}] AS breaks FROM results WHERE sweep = ? AND what_if = ? AND id IN ({marks})",
+            [sweep, what_if, *ids],
+        )
+        values = {str(x["id"]): x["breaks"] for x in found}
+        out.append(sum(values[i] == values[ids[0]] for i in ids[1:]))
+    return out
+
+
+def _best_table(sweep: str, rows: list[dict[str, Any]], axes: list[str], id_ties: Sequence[int] = ()) -> Group:
     """The best point per what-if by time and by cost; a best tied with other points on its figure is marked † and
     said so (a serving cost is priced on the tokens offered: every point that carries one load had tied unsaid, the
-    best of them the first by point id)."""
+    best of them the first by point id), with the tie-breaks, or the point id where `id_ties` (_id_ties) says
+    some of them tie on those too (max_batch 16, 32 and 64 of one load that never fills 16 had read 'the tie goes
+    to the lowest TPOT p99, then $/M out' of three points alike in both, b32 the first by id)."""
     marked = [{**r, "best_by": f"{r['best_by']}†"} if r.get("tied_with") else r for r in rows]
     table = _rows_table(f"{sweep}: best point per what-if, by time and by cost", marked, axes, lead=("best by",))
     notes = []
-    for r in rows:
+    for r, same in zip(rows, list(id_ties) or [0] * len(rows), strict=True):
         if r.get("tied_with"):
+            tied = int(r["tied_with"])
             figure, breaks = TIES[(str(r.get("kind") or "train"), str(r["best_by"]))]
-            others = _count(int(r["tied_with"]), "other point")
-            notes.append(
-                f"† {r['best_by']} {r['what_if']}: tied on {figure} with {others}; the tie goes to the lowest {breaks}"
-            )
+            head = f"† {r['best_by']} {r['what_if']}: tied on {figure} with {_count(tied, 'other point')}"
+            if not same:
+                notes.append(f"{head}; the tie goes to the lowest {', then '.join(breaks)}")
+                continue
+            some = f"with {same:,} of them " if same < tied else ""
+            notes.append(f"{head}, and {some}on {' and '.join(breaks)} too; the tie goes to the first by point id")
     return Group(table, *(Text(n) for n in notes))
 
 

@@ -601,10 +601,10 @@ class Replica:
                     # a bucket that spans a cached prefix attends to no more of it (bucket_context); whether the
                     # prompt completes reads its own tokens (with the prefix's context a 10% hit on 2,048 tokens had
                     # not sampled its first token, its LM head unpriced: TTFT 0.2990 s under the miss's 0.3006)
-                    context = bucket_context(s, chunk, c) if static else s
+                    attended = bucket_context(s, chunk, c) if static else s
                     tokens += c
                     ran += c
-                    q = c * context + c * (c + 1) * 0.5
+                    q = c * attended + c * (c + 1) * 0.5
                     pairs += q
                     top, top_pairs = max(top, c), max(top_pairs, q)
                     done = int(s + chunk >= pneed[rid])
