@@ -28,7 +28,8 @@ from chipwise.serve.candidates import Candidates, enumerate_candidates
 from chipwise.serve.engine import EngineProfile, token_budget
 from chipwise.serve.estimate import Estimate, estimate, held_tokens
 from chipwise.serve.operating import MAX_UTILISATION, Operating, at_rate, closed_loop
-from chipwise.serve.plan import ReplicaPlan, chip_count
+from chipwise.serve.plan import ReplicaPlan, chip_count, plan_label
+from chipwise.serve.quant import holds_fp8_kv, stored_bytes
 from chipwise.serve.speculation import Drafting
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
@@ -202,7 +203,9 @@ def choose(
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
     est = query.estimate(cand, max_tokens, decode_only, shared)
     if not est.fits.any():
-        raise _searched(_fits_no_shape(model, system, weight, fixed, chips), len(cand))
+        raise _searched(
+            _cache_short(query, est, fixed, chips) or _fits_no_shape(model, system, weight, fixed, chips), len(cand)
+        )
     load = job.load
     lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
     # per candidate, what one replica carries within the SLO: users under a closed loop, else requests/s
@@ -380,6 +383,51 @@ def _fits_no_shape(
             "memory."
         )
     )
+
+
+def _cache_short(
+    query: ShapeQuery, est: Estimate, fixed: Mapping[str, int], chips: int | None
+) -> InfeasibleError | None:
+    """The error where the weights fit some shape but no shape's KV cache holds one request (estimate.fits), naming
+    the request and the largest cache; None where the weights fit none (_fits_no_shape). Llama-3.1-70B fp8 on one
+    H100 with 120,000-token prompts had read 'fits no replica shape ... Fix: use more chips, or quantise the weights
+    or the KV cache', as if the weights did not fit (they do: TP1 holds 34,816 tokens at 1,024) and its KV cache
+    already fp8; it now reads that no shape's cache holds one 120,064-token request, TP1's the largest."""
+    if not (est.kv_tokens > 0).any():
+        return None
+    ranks = np.where(est.cand.adp > 0, est.cand.tp, 1)
+    held = est.kv_tokens / ranks  # with attention DP each rank caches its own requests whole
+    c, j = est.cand, int(np.argmax(held))
+    shape = (int(c.tp[j]), int(c.pp[j]), int(c.ep[j]), bool(c.adp[j]), int(c.max_batch[j]))
+    label = plan_label(*shape, adp_balance=bool(c.balance[j]))
+    adp = bool(fixed.get("attention_dp"))
+    smaller = _smaller_kv(query)
+    fixes = (
+        ["lower max_batch"] * ("max_batch" in fixed)
+        + ["drop attention_dp"] * adp
+        + ["use more chips (a higher tp or pp)" if chips else "use a chip with more memory"]
+        + [f"quantise the KV cache to {smaller}"] * bool(smaller)
+    )
+    return InfeasibleError(
+        f"{query.model.display} ({query.weight}) fits no replica shape on {query.system.chip.id}"
+        + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
+        + (f" within {chip_count(chips)}" if chips else f" (up to {topology_of(query.system).domain_ranks * 4} ranks)")
+        + f": the weights fit, but no shape's KV cache holds one {query.inp + query.out:,.0f}-token request (the "
+        f"largest, {label}'s, holds {float(held[j]):,.0f} tokens{' a rank' if c.adp[j] else ''}). Fix: "
+        + ", ".join(fixes)
+        + ", or shorten the requests."
+    )
+
+
+def _smaller_kv(query: ShapeQuery) -> str:
+    """The next smaller KV-cache precision the engine holds on the chip ('' where none): fp8 below 16-bit where the
+    engine holds an fp8 cache there, fp4 (NVFP4) on NVIDIA's Blackwell chips alone (planner.serving_inputs)."""
+    chip = query.system.chip
+    if stored_bytes(query.kv) > 1.0 and holds_fp8_kv(query.eng.engine, chip):
+        return "fp8"
+    if query.kv != "fp4" and chip.vendor == "nvidia" and "fp4" in chip.flops:
+        return "fp4"
+    return ""
 
 
 def _replica_plan(

@@ -102,6 +102,20 @@ def replica_token_budget(eng: EngineProfile, plan: ReplicaPlan) -> int:
     return plan.max_tokens * int(budgets(eng, plan.tp, plan.attention_dp, plan.pp))
 
 
+def buffer_tokens(eng: EngineProfile, plan: ReplicaPlan, longest: int) -> int:
+    """Tokens of the largest iteration a replica's activation buffers are sized for: its token budget, or without
+    chunked prefill the `longest` request it is set up for, which then runs whole in one iteration, alone
+    (policies.chunks). Engines size their buffers so: vLLM refuses to start without chunked prefill when
+    max_num_batched_tokens is below max_model_len, and recomputes a preempted request's prompt and output in one pass;
+    TensorRT-LLM rejects a prompt longer than max_num_tokens without chunked context. Llama-3.1-8B on an H100 with a
+    131,000-token prompt unchunked had read 1.0 GiB of buffers (8,192 tokens) and 439,840 tokens of KV cache; it now
+    reads 16.5 GiB and 325,792, as with max_tokens 131,072. A compiled-shape engine (static_batch: Neuron) sizes its
+    buffers by its compiled buckets: its budget stands."""
+    if plan.chunked_prefill or eng.static_batch:
+        return plan.max_tokens
+    return max(plan.max_tokens, longest)
+
+
 def setup_replica(
     catalog: Catalog,
     model: ModelSpec,
@@ -143,6 +157,13 @@ def setup_replica(
     need = longest_request or math.ceil(typical_context)
     if draft is not None:
         check_drafter_context(draft, need)
+    buffered = buffer_tokens(eng, plan, need)
+    # where the buffers hold a whole prompt, chunked prefill shrinks them, not a lower max_tokens
+    fewer = (
+        f"lower max_tokens ({plan.max_tokens:,})"
+        if buffered == plan.max_tokens
+        else f"turn chunked_prefill on (a {buffered:,}-token request runs whole)"
+    )
     mem = replica_memory(
         model,
         dev,
@@ -150,7 +171,7 @@ def setup_replica(
         shapes,
         plan.weight_precision,
         plan.kv_precision,
-        plan.max_tokens,
+        buffered,
         plan.max_batch,
         typical_context,
         draft,
@@ -169,12 +190,12 @@ def setup_replica(
             f"{system.chip.id}: {weights:.1f} GiB of weights, {buffers:.1f} GiB of activation buffers and "
             f"{reserved:.1f} GiB the runtime holds back per rank, {weights + buffers + reserved:.1f} GiB of its "
             f"{capacity:.1f} GiB before any KV cache. Fix: raise tp or pp, or quantise the weights"
-            + ("." if alone else f", or lower max_tokens ({plan.max_tokens:,}) or max_batch ({plan.max_batch:,}).")
+            + ("." if alone else f", or {fewer} or lower max_batch ({plan.max_batch:,}).")
         )
     if not cache_fits(need, int(mem.kv_tokens), eng.block_tokens):  # as the replica drops what never fits
         raise InfeasibleError(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens):,} tokens, less than one "
-            f"{need:,}-token request. Fix: raise tp or pp, lower max_tokens, quantise the KV cache, or raise the "
+            f"{need:,}-token request. Fix: raise tp or pp, {fewer}, quantise the KV cache, or raise the "
             "engine's memory share (plan.memory_fraction)."
         )
     ranks = plan.tp if plan.attention_dp else 1
@@ -184,7 +205,7 @@ def setup_replica(
         raise InfeasibleError(
             f"the KV cache of {plan.label()} on {system.chip.id} holds {int(mem.kv_tokens) // ranks:,} tokens a rank, "
             f"and with attention DP each rank caches its own requests whole: less than one {need:,}-token request. "
-            "Fix: drop attention_dp (the ranks then hold a share of every request's cache), lower max_tokens, or "
+            f"Fix: drop attention_dp (the ranks then hold a share of every request's cache), {fewer}, or "
             "quantise the KV cache."
         )
     steps = step_model(
