@@ -82,3 +82,15 @@ def test_buffers_of_a_whole_prompt_name_chunked_prefill_as_the_fix(
     text = str(err.value)
     assert "30.2 GiB of activation buffers" in text
     assert "turn chunked_prefill on (a 120,064-token request runs whole)" in text and "lower max_tokens" not in text
+
+
+def test_the_searched_batch_limit_counts_the_same_buffers() -> None:
+    """The search's estimate sized its buffers at the budget: 'b3: the KV cache holds 3 requests' of 131,064 tokens
+    beside a 325,792-token cache, which holds 2."""
+    import chipwise.api as cw
+
+    r = cw.predict({"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1,
+                    "input_tokens": 131000, "output_tokens": 64, "arrival_rate": 0.05, "requests": 20,
+                    "plan": {"chunked_prefill": False}})  # fmt: skip
+    assert r["plan"]["kv_cache_tokens_per_replica"] == 325_792
+    assert r["plan"]["max_batch"] == 325_792 // 131_064 == 2

@@ -69,13 +69,16 @@ class ShapeQuery:
     inp: float
     out: float
     drafting: Drafting | None = None
+    #: tokens the activation buffers hold past the budget: a request run whole without chunked prefill (0: none)
+    buffers: int = 0
 
     def estimate(self, cand: Candidates, max_tokens: int, decode_only: bool = False, shared: float = 0.0) -> Estimate:
         """The candidates `cand` priced at saturation (serve.estimate.estimate)."""
         q = self
         return estimate(
-            q.model, q.system, q.eng, cand, q.weight, q.kv, q.inp, q.out, max_tokens, q.drafting, decode_only, shared
-        )
+            q.model, q.system, q.eng, cand, q.weight, q.kv, q.inp, q.out, max_tokens, q.drafting, decode_only, shared,
+            q.buffers,
+        )  # fmt: skip
 
     def at_rate(
         self, est: Estimate, rates: np.ndarray, fleet_rate: float = 0.0, router: str = DEFAULT_ROUTER
@@ -198,7 +201,11 @@ def choose(
     if not len(cand):  # every shape passed over: none left to price (an empty estimate has no maximum)
         raise InfeasibleError(f"no replica shape on {system.chip.id} is left once {len(passed_over)} are passed over")
     inp, out = job.mean_input, job.mean_output
-    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting)
+    # the buffers the replica is set up with (serve.build.buffer_tokens): without chunked prefill its longest request
+    # runs whole, and a batch limit sized beside budget-sized buffers had read 'b3: the KV cache holds 3 requests' of
+    # 131,064 tokens on an H100 whose cache, beside 16.5 GiB of buffers, holds 2
+    buffers = 0 if chunked or eng.static_batch else job.max_input + job.max_output
+    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting, buffers)
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
     est = query.estimate(cand, max_tokens, decode_only, shared)

@@ -136,8 +136,11 @@ def estimate(
     drafting: Drafting | None = None,
     decode_only: bool = False,
     shared: float = 0.0,
+    buffers: int = 0,
 ) -> Estimate:
-    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). `shared`: prompt tokens
+    """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). `buffers`: tokens of the
+    largest iteration the activation buffers hold past the budget (serve.build.buffer_tokens: a request run whole
+    without chunked prefill; 0: the budget). `shared`: prompt tokens
     every request shares with the others (a prefix-cache hit short of the whole prompt), which a replica holds once
     (once per attention-DP rank), as the simulator does. `decode_only`: as a
     disaggregated decode pool's replica, which receives its requests' KV caches and encodes no prompt (its TTFT
@@ -153,7 +156,7 @@ def estimate(
         shapes,
         weight_precision,
         kv_precision,
-        max_tokens,
+        max(max_tokens, buffers),
         cand.max_batch.astype(np.float64),
         inp + out,
         drafting.model if drafting else None,
