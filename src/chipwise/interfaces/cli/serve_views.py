@@ -240,6 +240,13 @@ def _short_run_text(r: dict[str, Any], short: dict[str, Any]) -> str:
             f"{finished:,} requests for {short['batch_slots']:,} batch slots: one batch, in which no request waits "
             "for a slot or joins a running batch; "
         )
+    elif "users" in short and finished < short["users"]:
+        # 100,000 users and 2,000 requests had read as a short run alone, its latencies those of 2,000 users in the
+        # system (Little's law: 191 req/s x 10.3 s), some 50x under what 100,000 would wait
+        why = (
+            f"only {finished:,} of the {short['users']:,} users sent a request: the latencies are of about "
+            f"{finished:,} users in the system, far under what {short['users']:,} would wait; "
+        )
     elif "users" in short:
         why = (
             f"{finished:,} requests for {short['users']:,} users: the users' start, all together, and the final "
