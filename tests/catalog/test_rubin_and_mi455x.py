@@ -107,8 +107,8 @@ def test_trainium4_beside_rubin_moves_kv_at_nvlink_6_rates(catalog: Catalog, hw:
     rubin_rack, gb300_rack = hw.system("trn4-rubin-fusion-rack"), hw.system("trn4-gb300-fusion-rack")
     racks = [gb300_rack, rubin_rack]
     on_rubin = setup("rubin", "trtllm", 1)
-    assert hybrid_domain(racks, pre, 8, on_rubin, 8) is rubin_rack
-    assert hybrid_domain(racks, pre, 8, setup("gb300", "trtllm", 1), 8) is gb300_rack
+    assert hybrid_domain(racks, pre.system, 8, on_rubin.system, 8) is rubin_rack
+    assert hybrid_domain(racks, pre.system, 8, setup("gb300", "trtllm", 1).system, 8) is gb300_rack
     eff = rubin_rack.scaleup.fabric.bus_efficiency
     assert kv_transfer(model, pre, on_rubin, False, rubin_rack).bandwidth == pytest.approx(1.5e12 * eff)
     assert rubin_rack.link("trn4", "rubin") == pytest.approx((1.5e12, 1.5e-6))

@@ -31,8 +31,8 @@ def test_cross_vendor_kv_goes_over_the_hybrid_link(catalog: Catalog, hw: Hardwar
     pre = _setup(catalog, hw, llama8b, "trn4", "neuron")
     dec = _setup(catalog, hw, llama8b, "gb300", "trtllm")
     rack = hw.system(FUSION)
-    assert hybrid_domain([rack], pre, 8, dec, 8) is rack
-    assert hybrid_domain([rack], pre, 40, dec, 8) is None  # the rack holds only 36 Trainium4
+    assert hybrid_domain([rack], pre.system, 8, dec.system, 8) is rack
+    assert hybrid_domain([rack], pre.system, 40, dec.system, 8) is None  # the rack holds only 36 Trainium4
     over_fusion = kv_transfer(llama8b, pre, dec, False, rack)
     over_network = kv_transfer(llama8b, pre, dec, False)
     bw, latency = rack.link("trn4", "gb300")  # type: ignore[misc]
@@ -60,7 +60,7 @@ def test_cross_vendor_kv_goes_over_the_hybrid_link(catalog: Catalog, hw: Hardwar
 
 def test_same_chip_pools_never_use_a_hybrid_domain(catalog: Catalog, hw: Hardware, llama8b: ModelSpec) -> None:
     a = _setup(catalog, hw, llama8b, "gb300", "trtllm")
-    assert hybrid_domain([hw.system(FUSION)], a, 4, a, 4) is None
+    assert hybrid_domain([hw.system(FUSION)], a.system, 4, a.system, 4) is None
 
 
 def test_kv_between_two_networks_runs_at_the_slower_and_names_both(

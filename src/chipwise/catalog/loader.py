@@ -726,8 +726,8 @@ def _check_power_covers_chips(
     members, which share the rack's power by their TDP, hardware.build.member_system), so that a host share is left.
     Checked on load for the systems a file or --set touched, or whose chips they did (`touched`: the built-in
     catalog's own are checked once, with it): --set p5.48xlarge.power=1kW had loaded, `catalog show` showing 1 kW and
-    `chipwise web` serving, and been refused only where the power was read (economics.power, which keeps its own
-    check for the systems built there)."""
+    `chipwise web` serving, and been refused only where the power was read (economics.power, which now relies on
+    this check alone)."""
     moved = set(touched.get("chips") or {})
     for sid, system in systems.items():
         counts = system.members or {system.chip: system.chips}

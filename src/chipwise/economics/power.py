@@ -42,7 +42,7 @@ from chipwise.hardware.objects import FigureRef, System
 
 #: How a figure's derivation starts where the prediction does not use it (a scale-out network its chips' traffic
 #: never crosses): its 0 is 'not used', not a catalog or --set value of 0, and a what-if on it moves nothing
-#: (planner.sensitivity can tell them apart by this prefix)
+#: (planner.sensitivity lists such a figure as unused by comparing it with the catalog's own value)
 NOT_USED = "not used: "
 
 #: why the scale-out network is not used, true of every caller that passes scaleout=False: a fleet of one system,

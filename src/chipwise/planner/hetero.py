@@ -402,8 +402,8 @@ def _mix_site(
     quote. The parts had been sited as each alone: Llama 3.1 70B on 36 trn4 + 36 gb300 in trn4-gb300-fusion-rack
     (10B tokens) had read 767.24 kg CO2e, the trn4 half at us-east-2's 411 g/kWh and the gb300 half at us-east-1's
     379 g (397.8 g over the 1,928.6 kWh); it now reads 730.94 kg, all at us-east-1."""
+    regions = list(dict.fromkeys(e.quote.region for e in priced.values() if e.quote and e.quote.region))
     if rack is not None:
-        regions = list(dict.fromkeys(e.quote.region for e in priced.values() if e.quote and e.quote.region))
         site, note = rack_site(catalog, rack, "on-demand", None, regions, what="part")
         return {chip: e._replace(site=site) for chip, e in priced.items()}, site, note
     # the hand-off crosses the scale-out network, so each part draws the fabric's power even where it fits in one
@@ -415,12 +415,13 @@ def _mix_site(
         p.system.chip.id: priced[p.system.chip.id]._replace(power=power_model(catalog, p.system, scaleout=True))
         for p in parts
     }
-    site, note = _network_site(powered, parts)
+    site, note = _network_site(powered, parts, regions)
     return {chip: e._replace(site=site) for chip, e in powered.items()}, site, note
 
 
-def _network_site(powered: dict[str, SystemEconomics], parts: list[Part]) -> tuple[EnergySite, str]:
-    """The one site of a mix joined by the scale-out network, and the line that says so. network_gap joins only
+def _network_site(powered: dict[str, SystemEconomics], parts: list[Part], regions: list[str]) -> tuple[EnergySite, str]:
+    """The one site of a mix joined by the scale-out network, and the line that says so (`regions`: where each part's
+    price quote is). network_gap joins only
     systems one operator can install side by side, and the hand-off is priced on one datacenter's network, so both
     parts run in one datacenter: the one the part drawing more busy power (chips x busy W a chip) would run in
     alone, so that the smaller draw moves to it (the order of --fleet does not choose; an exact tie goes to the
@@ -431,8 +432,6 @@ def _network_site(powered: dict[str, SystemEconomics], parts: list[Part]) -> tup
     host = max(draw, key=lambda chip: (draw[chip], chip))
     other = next(chip for chip in draw if chip != host)
     site = powered[host].site
-    quotes = (e.quote.region for e in powered.values() if e.quote and e.quote.region)
-    regions = list(dict.fromkeys(quotes))
     priced = f" ({', '.join(regions)})" if regions else ""
     note = (
         f"{host} and {other} on one datacenter network are one site: both parts' energy and carbon at {site.region}, "

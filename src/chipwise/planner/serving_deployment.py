@@ -10,10 +10,11 @@ from dataclasses import replace
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.providers import network_gap
-from chipwise.economics.rental import filled, split_rent
+from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.planner.serving_breakdown import prefill_alone
+from chipwise.planner.serving_economics import shares_domain
 from chipwise.planner.serving_inputs import engine_for, precisions
 from chipwise.planner.serving_pool import build_pool
 from chipwise.serve.build import ReplicaSetup
@@ -217,13 +218,8 @@ def kv_path(
     providers.network_gap; a hybrid domain's link is then the only path). Pools of a system its provider rents in
     units (a TPU slice, an EC2 instance size) share a scale-up fabric only where one unit holds both
     (rental.split_rent); in units of their own, the network."""
-    units = pre.system.rental_chips
-    same = pre.system.id == dec.system.id and (
-        split_rent(units, pre.chips, n_pre, dec.chips, n_dec)[1]
-        if units
-        else (pre.chips * n_pre + dec.chips * n_dec) <= pre.system.scaleup.size
-    )
-    hybrid = pools_rack(catalog, pre, pre.chips * n_pre, dec, dec.chips * n_dec)
+    same = shares_domain(pre.system, pre.chips, n_pre, dec.system, dec.chips, n_dec)
+    hybrid = pools_rack(catalog, pre.system, pre.chips * n_pre, dec.system, dec.chips * n_dec)
     gap = None if same else network_gap(catalog, pre.system, dec.system)
     if gap and hybrid is None:  # a TPU prefill pool beside an EC2 decode pool: the cache would cross clouds
         raise ChipwiseError(gap)

@@ -15,7 +15,6 @@ from chipwise.economics.power import power_model
 from chipwise.economics.pricing import PriceQuote, price_gap, price_per_chip_hour
 from chipwise.economics.rental import billed_one, split_rent
 from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, owned_gap, owned_tco
-from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 
 if TYPE_CHECKING:  # annotations only: planner.training prices a system here and runs no simulator
@@ -103,32 +102,29 @@ def network_price(catalog: Catalog, system: System, pricing: str, region: str | 
 def split_network(catalog: Catalog, pools: Sequence[tuple[System, float, int]]) -> bool:
     """Whether a split of two pools of (system, chips a replica, replicas), before its replicas are set up, uses the
     scale-out network (uses_network), its KV path as planner.serving_deployment.kv_path takes it: a replica of more
-    chips than its system holds, or a cache that leaves one system's scale-up domain (or, rented in units, one unit:
-    rental.split_rent) with no hybrid rack holding both chip types to hand it over in. Where a --set makes the
-    network faster than such a rack's link, kv_path takes the network: the split's set-up transfer says so
-    (serving_split prices its cheapest splits again by it)."""
+    chips than its system holds, or a cache that leaves one system's scale-up domain (shares_domain) with no hybrid
+    rack holding both chip types to hand it over in (serve.disaggregated.pools_rack). Where a --set makes the network
+    faster than such a rack's link, kv_path takes the network: the split's set-up transfer says so (serving_split
+    prices its cheapest splits again by it)."""
+    from chipwise.serve.disaggregated import pools_rack  # the simulator's package: not for planner.training
+
     if any(chips > system.chips for system, chips, _ in pools):
         return True
     (pre, pre_chips, n_pre), (dec, dec_chips, n_dec) = pools
-    if pre.id == dec.id:
-        if pre.rental_chips:
-            return not split_rent(pre.rental_chips, pre_chips, n_pre, dec_chips, n_dec)[1]
-        return pre_chips * n_pre + dec_chips * n_dec > pre.scaleup.size
-    return not _rack_holds(catalog, pre, pre_chips * n_pre, dec, dec_chips * n_dec)
-
-
-def _rack_holds(catalog: Catalog, pre: System, pre_chips: float, dec: System, dec_chips: float) -> bool:
-    """Whether a hybrid rack of the catalog links both pools' chip types and holds them in the numbers the pools
-    need (serve.disaggregated.hybrid_domain's test, on the systems alone)."""
-    a, b = pre.chip.id, dec.chip.id
-    if a == b:
+    if shares_domain(pre, pre_chips, n_pre, dec, dec_chips, n_dec):
         return False
-    hw = hardware(catalog)
-    racks = (hw.system(k) for k, e in catalog.systems.items() if len(e.members or {}) > 1)
-    return any(
-        r.hybrid and r.link(a, b) and r.members.get(a, 0) >= pre_chips and r.members.get(b, 0) >= dec_chips
-        for r in racks
-    )
+    return pools_rack(catalog, pre, pre_chips * n_pre, dec, dec_chips * n_dec) is None
+
+
+def shares_domain(pre: System, pre_chips: float, n_pre: int, dec: System, dec_chips: float, n_dec: int) -> bool:
+    """Whether a split's two pools of `n_pre` and `n_dec` replicas sit in one system's scale-up domain, where the KV
+    cache moves over it (planner.serving_deployment.kv_path): pools of one system within its scale-up size, or, of a
+    system its provider rents in units (a TPU slice, an EC2 instance size), within one unit (rental.split_rent)."""
+    if pre.id != dec.id:
+        return False
+    if pre.rental_chips:
+        return split_rent(pre.rental_chips, pre_chips, n_pre, dec_chips, n_dec)[1]
+    return pre_chips * n_pre + dec_chips * n_dec <= pre.scaleup.size
 
 
 def priced_system(system: System, pricing: str) -> System:
@@ -190,7 +186,9 @@ def shared_rack(catalog: Catalog, pools: Sequence[Pool]) -> System | None:
     if len(pools) != 2:
         return None
     pre, dec = pools
-    return pools_rack(catalog, pre.setup, pre.setup.chips * pre.replicas, dec.setup, dec.setup.chips * dec.replicas)
+    return pools_rack(
+        catalog, pre.setup.system, pre.setup.chips * pre.replicas, dec.setup.system, dec.setup.chips * dec.replicas
+    )
 
 
 def uses_network(pools: Sequence[Pool], transfer: KVTransfer | None) -> bool:

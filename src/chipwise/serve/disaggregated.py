@@ -49,7 +49,7 @@ class KVTransfer:
 
 
 def pools_rack(
-    catalog: Catalog, prefill: ReplicaSetup, prefill_chips: float, decode: ReplicaSetup, decode_chips: float
+    catalog: Catalog, prefill: System, prefill_chips: float, decode: System, decode_chips: float
 ) -> System | None:
     """The catalog's first hybrid rack that holds both pools (hybrid_domain): the one the KV cache may cross
     (planner.serving_deployment.kv_path) and the one site both pools' energy is reckoned at
@@ -60,10 +60,11 @@ def pools_rack(
 
 
 def hybrid_domain(
-    systems: Iterable[System], prefill: ReplicaSetup, prefill_chips: float, decode: ReplicaSetup, decode_chips: float
+    systems: Iterable[System], prefill: System, prefill_chips: float, decode: System, decode_chips: float
 ) -> System | None:
-    """The first hybrid scale-up system that holds both pools' chip types in the numbers the pools need."""
-    a, b = prefill.system.chip.id, decode.system.chip.id
+    """The first hybrid scale-up system that holds both pools' chip types (the pools' systems' chips) in the numbers
+    the pools need."""
+    a, b = prefill.chip.id, decode.chip.id
     if a == b:
         return None
     for s in systems:
