@@ -386,8 +386,10 @@ def catalog_summary(settings: Settings) -> dict[str, Any]:
 
 
 def models(settings: Settings) -> dict[str, Any]:
-    """The model presets (as `chipwise model list --json`)."""
-    return {"models": preset_summaries(settings.catalog())}
+    """The model presets and what a --set or --catalog changed, as `chipwise model list --json` answers them (it had
+    answered {"models"} alone, where the CLI answers {"models", "what_if"})."""
+    cat = settings.catalog()
+    return {"models": preset_summaries(cat), "what_if": whatif_lines(cat)}
 
 
 def _reads_no_files(route: Callable[Args, dict[str, Any]]) -> Callable[Args, dict[str, Any]]:
