@@ -24,12 +24,14 @@ from scenario_kinds import train_scenario
 
 
 def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
-    """M = 1,000 s, tau = 100 s, delta = 10 s, R = 100 s, planned 1e-4/s at R_p = 1,200 s, T = 1,000 s:
+    """M = 1,000 s, tau = 100 s, delta = 10 s, R = 100 s, planned 1e-4/s at R_p = 10 s + 1,200 s (the checkpoint
+    written before the stop and the 1,200 s restart, above the 14.3 s restore), T = 1,000 s:
     failures 10 (e^0.11 - 1) = 1.16278, each 1,000 (e^0.1 - 1) = 105.171 s: 122.291 s; goodput
-    0.88 x 100 / (1,000 e^0.1 (e^0.11 - 1)) = 0.684787, T_wall 1,460.31 s, planned 1e-4 x 1,460.31 x 1,200 = 175.237 s.
-    The rest, 1,000 (e^0.11 - 1) - 1,000 = 162.78 s, is 100 s of writes and 62.78 s of lost work."""
+    0.879 x 100 / (1,000 e^0.1 (e^0.11 - 1)) = 0.684009, T_wall 1,461.97 s, planned stops 1e-4 x 1,461.97 x 1,200 =
+    175.436 s stopped (their writes run busy). The rest, 1,000 (e^0.11 - 1) - 1,000 + 1e-4 x 1,461.97 x 10 = 164.24
+    s, is 100 + 1.46 s of writes and 62.78 s of lost work."""
     base = assess_run(reliability_inputs(catalog, hw.system("h100-sxm")), 64, 8e9, 2.0, "checkpoint")
-    g = 0.88 * 100 / (1000 * math.exp(0.1) * math.expm1(0.11))
+    g = 0.879 * 100 / (1000 * math.exp(0.1) * math.expm1(0.11))
     restart = replace(base.inputs.restart_overhead, value=1200.0)
     run = replace(
         base,
@@ -41,12 +43,14 @@ def test_downtime_by_hand(catalog: Catalog, hw: Hardware) -> None:
         inputs=replace(base.inputs, restart_overhead=restart),
         goodput=g,
     )
-    # a checkpointing run pays its write (delta) and the restart overhead (R_p) at each planned stop
-    assert (run.recovery, run.checkpoint_cost_s, run.planned_restart_s) == ("checkpoint", 10.0, 1200.0)
-    assert g == pytest.approx(0.684787, abs=1e-6)
+    # a checkpointing run pays its write (delta) and, at each planned stop, a write and the restart from it (R_p:
+    # it had been the restart overhead alone, 1,200 s)
+    assert (run.recovery, run.checkpoint_cost_s, run.planned_restart_s) == ("checkpoint", 10.0, 1210.0)
+    assert run.planned_stopped_s == 1200.0
+    assert g == pytest.approx(0.684009, abs=1e-6)
     down = run.downtime_s(1000.0)
-    assert down == pytest.approx(122.291 + 175.237, abs=1e-3)
-    assert 1000.0 / g - 1000.0 - down == pytest.approx(162.78, abs=1e-2)  # writes 100 + lost work 62.78
+    assert down == pytest.approx(122.291 + 175.436, abs=1e-3)
+    assert 1000.0 / g - 1000.0 - down == pytest.approx(164.24, abs=1e-2)  # writes 101.46 + lost work 62.78
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +120,29 @@ def test_spares_past_the_chips_paid_for_are_still_paid(catalog: Catalog) -> None
     assert full["chips_used"] == 64
     price, wall = full["price_usd_per_chip_hour"], full["expected_time_to_train_s"]
     assert full["expected_cost_usd"] == pytest.approx(price * 64 * 1.02 * wall / 3600, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("chips", "pricing", "billed", "spares", "wanted"),
+    [
+        (8, "on-demand", 8, 0.16, 0.16),  # one p5: a share of the provider's pool, not a second p5
+        (64, "on-demand", 64, 1.28, 1.28),
+        (12, "capacity-block", 16, 0.0, 0.24),  # two whole p5: the 4 idle GPUs stand in for the 0.24 spares
+    ],
+)
+def test_the_spares_paid_are_in_the_json(
+    catalog: Catalog, chips: int, pricing: str, billed: float, spares: float, wanted: float
+) -> None:
+    """The expected figures pay for 2% spares of the chips used, pro rata (training._expected_fleet), past the chips
+    billed; `spare_chips` says how many (8 chips had paid for 8.16 with no field to say so), and the expected cost
+    is the price x (billed + spare_chips) x the expected time."""
+    sc = train_scenario(
+        f"{{kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: {chips}, tokens: 1e9, pricing: {pricing}}}",
+        catalog,
+    )
+    r = predict_training(catalog, sc)
+    assert (r["billed_chips"], r["chips_used"]) == (billed, chips)
+    assert r["spare_chips"] == pytest.approx(spares, abs=1e-12)
+    assert r["spare_chips_wanted"] == pytest.approx(wanted, abs=1e-12)
+    paid = r["price_usd_per_chip_hour"] * (billed + spares) * r["expected_time_to_train_s"] / 3600
+    assert r["expected_cost_usd"] == pytest.approx(paid, rel=1e-12)

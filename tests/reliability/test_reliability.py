@@ -209,13 +209,17 @@ def test_planned_stops_are_the_hosts_share_up_to_the_job_rate(catalog: Catalog, 
 
 def test_one_host_is_not_charged_a_clusters_planned_stops(catalog: Catalog, hw: Hardware) -> None:
     """Llama 3.1 8B on one p5 host: 0.0363/h x 24 = 0.87 planned 20-minute stops a day had been 99.6% of its
-    downtime; its host's share is 1.7725e-5 x 24 = 4.25e-4 a day, and goodput's planned factor 1 - p R_p is
-    1 - 1.7725e-5 / 3,600 x 1,200 = 0.9999941 where it had been 1 - 0.0363 / 3,600 x 1,200 = 0.9879."""
+    downtime; its host's share is 1.7725e-5 x 24 = 4.25e-4 a day, and goodput's planned factor 1 - p R_p, R_p the
+    8.03e9 x 14 B = 112.4 GB checkpoint written first at 0.977 GB/s (115.07 s) and the restart from it, max(1,200 s,
+    115.07 s), is 1 - 1.7725e-5 / 3,600 x 1,315.07 = 0.9999935 where it had been 1 - 0.0363 / 3,600 x 1,200 =
+    0.9879."""
     inputs = reliability_inputs(catalog, hw.system("p5.48xlarge"))
     run = assess_run(inputs, 8, 8.03e9, 7.0, "checkpoint")
     assert run.planned_per_s * 86400 == pytest.approx(4.254e-4, rel=1e-12)
+    assert run.planned_restart_s == pytest.approx(8.03e9 * 14 / 0.977e9 + 1200.0, rel=1e-12)  # 1,315.07 s
     daly = (run.checkpoint_interval_s, run.checkpoint_write_s, run.downtime_per_failure_s, run.mtbf_s)
-    assert run.goodput == pytest.approx(goodput(*daly) * (1.0 - 1.7725e-5 / HOUR * 1200.0), rel=1e-12)
+    r_p = run.planned_restart_s
+    assert run.goodput == pytest.approx(goodput(*daly) * (1.0 - 1.7725e-5 / HOUR * r_p), rel=1e-12)
     assert run.goodput - goodput(*daly, 0.0363 / HOUR, 1200.0) == pytest.approx(0.0121, abs=2e-4)
 
 

@@ -135,7 +135,9 @@ def site_for(
     lies in: PRICE_REGIONS), else the cloud's default region, else `country-usa`. `pue` (a number) overrides the
     catalog; `pue_key` names an operator.
     """
-    # a price set on the command line (provider 'user') changes what the chips cost, not who runs them or where
+    # a price set on the command line (provider 'user') changes what the chips cost, not who runs them or where:
+    # callers pass the site of the catalog quote it replaces (economics.pricing.PriceQuote.site); one that passes the
+    # user's quote gets the system's provider
     op = None if owned else (operator if operator not in (None, USER_PROVIDER) else system.provider)
     cloud = op in DEFAULT_REGION
     asked = region

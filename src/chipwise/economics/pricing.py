@@ -4,9 +4,10 @@ A price set on the command line (`--set ID.price=...`, provider 'user') wins ove
 system or chip; where the user set the on-demand price and not another mode's, that mode follows it where the
 catalog has no published price in the mode (the catalog's estimate in the mode x the user's on-demand price / the
 catalog's, or the user's price x the mode's ratio: an estimate that says so); a published one (Trainium2's $2.235
-capacity block) is the seller's own product and stays. A vendor's reference system (a provider the catalog has no
-price of: dgx-h100) is priced as its chip's default system where a cloud rents that (p5.48xlarge, in every mode), so
-it costs what its chip costs.
+capacity block) is the seller's own product and stays. A user's price keeps the site of the catalog quote it
+replaces (PriceQuote.site): it changes what the chips cost, not who runs them or where. A vendor's reference system
+(a provider the catalog has no price of: dgx-h100) is priced as its chip's default system where a cloud rents that
+(p5.48xlarge, in every mode), so it costs what its chip costs.
 
 Otherwise a system's own price (per system-hour, divided by its chips) is preferred; then the seller's per-chip price
 for the same chip, or (on demand, or for a vendor's reference system in any mode) the seller's price for another
@@ -57,6 +58,18 @@ class PriceQuote:
     markup: float = 1.0
     region_matched: bool = True
     priced_as: str = ""  # the system a vendor's reference system is priced as (its chip's default system), if any
+    #: a price set by the user (provider 'user', no region): the provider and region of the catalog quote it
+    #: replaces (the provider asked for and no region where the catalog has none in the mode), where the chips still
+    #: run; None for a catalog quote, whose own they are
+    replaces: tuple[str | None, str | None] | None = None
+
+    @property
+    def site(self) -> tuple[str | None, str | None]:
+        """The operator and region the chips run at (economics.energy.site_for): the quote's own, or for a price the
+        user set those of the catalog quote it replaces, so that a price changes what the chips cost, not who runs
+        them or where: --set gb200.price.on-demand=12.2, the catalog's own rate, had moved GB200 from AWS's us-tx
+        (PUE 1.15, 373 g/kWh) to a colocation site in country-usa (1.42, 366 g), energy +23.5%, CO2e +21.2%."""
+        return self.replaces if self.replaces is not None else (self.provider, self.region)
 
     def record(self) -> dict[str, object]:
         """The JSON form of the quote's provenance."""
@@ -560,8 +573,9 @@ def price_per_chip_hour(
     priced = _stand_in(catalog, system, provider)
     also = priced.id if priced is not system else ""
     quote = _user_quote(catalog, system, mode, as_of, also)
+    unset = _catalog_quote(catalog, priced, mode, region, provider, as_of)  # the catalog's, as if nothing were set
     if quote is None:
-        quote = _catalog_quote(catalog, priced, mode, region, provider, as_of)
+        quote = unset
         user_od = None if mode == "on-demand" else _user_quote(catalog, system, "on-demand", as_of, also)
         if user_od is not None:
             quote = _follow_user(catalog, priced, mode, region, provider, as_of, user_od, quote)
@@ -574,6 +588,8 @@ def price_per_chip_hour(
                     f"{system.chip.id}'s default system, {also}" + (f"; {quote.derivation}" if quote.derivation else "")
                 ),
             )
+    if quote is not None and quote.provider == USER_PROVIDER:  # the chips run where the unset run's would
+        quote = replace(quote, replaces=unset.site if unset is not None else (provider, None))
     if quote is not None and mk is not None:
         quote = replace(
             quote,

@@ -164,16 +164,17 @@ def serving_site(
     region: str | None = None,
     provider: str | None = None,
 ) -> EnergySite:
-    """Where a pool's chips run: the operator and region its price `quote` names (an owned fleet: the owner's
-    site; a price region with no grid of its own: the grid region it lies in, catalog.regions.PRICE_REGIONS)."""
+    """Where a pool's chips run: the operator and region its price `quote` names (a price the user set: those of
+    the catalog quote it replaces, PriceQuote.site; an owned fleet: the owner's site; a price region with no grid of
+    its own: the grid region it lies in, catalog.regions.PRICE_REGIONS)."""
     return site_for(
         catalog,
         system,
         region,
         owned=pricing == "owned",
         # unpriced: the provider asked for (--provider lambda with no Lambda price had put the chips at AWS's site)
-        operator=quote.provider if quote else provider,
-        hint_region=quote.region if quote else None,
+        operator=quote.site[0] if quote else provider,
+        hint_region=quote.site[1] if quote else None,
     )
 
 

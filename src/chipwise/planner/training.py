@@ -36,6 +36,7 @@ from chipwise.reliability.goodput import (
     ReliabilityInputs,
     RunReliability,
     assess_run,
+    frozen_base_bytes,
     largest_fleet_for_goodput,
     reliability_inputs,
     run_goodputs,
@@ -175,7 +176,14 @@ def _ideal_and_expected(
 
 
 def _expected_fleet(paid: float, chips: float, rel: RunReliability) -> float:
-    """The chips the expected run pays for: the job's used chips and their spares, or all those paid for."""
+    """The chips the expected run pays for: the job's used chips and their spares, or all those paid for.
+
+    A rented fleet's spares are its share of a pool the provider keeps (an owned fleet's, of the owner's), charged
+    pro rata, fractions of a chip included, not whole rental units it rents beside the job: a failed p5 is swapped
+    for another of the provider's, and a spare p5 held for one 8-GPU job would double its cost (8 chips pay for
+    8.16, 64 for 65.28). The catalog's 2% already allows for hosts swapped 8 at a time (reliability.spares); at
+    scale whole units would change little (16,384 H100s: 327.68 spares, 41 p5). `spare_chips` in the JSON says how
+    many are paid past the billed chips."""
     return max(paid, chips, rel.chips * (1.0 + rel.spare_fraction))
 
 
@@ -271,9 +279,11 @@ def system_economics(
         pue=pue,
         owned=owned,
         # no price in the mode: the provider asked for still runs the chips (a '-' reserved-1y price from runpod had
-        # put them in AWS's us-east-1, the system's own site)
-        operator=quote.provider if quote else provider,
-        hint_region=quote.region if quote else None,
+        # put them in AWS's us-east-1, the system's own site); a price the user set, where the catalog quote it
+        # replaces runs them (PriceQuote.site: GB200 at its own $12.20 had moved from us-tx, PUE 1.15, to
+        # country-usa, 1.42, energy +23.5%)
+        operator=quote.site[0] if quote else provider,
+        hint_region=quote.site[1] if quote else None,
     )
     power = power_model(catalog, system, scaleout=chips > system.chips)
     # rented chips are billed in the provider's units in the mode, as plan serve bills them (economics.rental): 12
@@ -348,12 +358,12 @@ def attach_economics(
     spec = model or load_model(catalog, result["model"])
     # what a checkpoint saves: the model and its optimizer state, or a LoRA run's adapters and theirs (the frozen
     # base is on storage already; a 70B LoRA checkpoint had been sized as 988 GB of full training state)
-    params = lora_adapter_params(spec) if lora else spec.params_total
+    params, frozen = _checkpointed(spec, lora, result["precision"])
     rel_inputs = reliability_inputs(catalog, system, precision=result["precision"])  # fp32 saves no bf16 copy
     # failures stop the job on the chips it runs on: a plan's left-out chips are idle, paid for in the costs (it had
     # counted all 1,000,000 trn3 of a plan on 917,504: 533 failures a day where the job sees 489)
     used = min(chips, int(result.get("chips_used") or chips))
-    rel = assess_run(rel_inputs, used, params, result["step_time_s"], recovery)
+    rel = assess_run(rel_inputs, used, params, result["step_time_s"], recovery, frozen_bytes=frozen)
     figures = {t.key: t.record() for t in (*site.terms(), *power.terms())}
     if quote is not None:  # the rental price, a figure the cost moves with one for one
         figures.update(quote.figure(system))
@@ -378,6 +388,10 @@ def attach_economics(
         # the units billed, by size, that the views name ('one 128-chip slice' where 'whole tpu-v5e-256 units' had
         # stood for a 128-chip slice of a 256-chip system)
         "billed_units": [{"count": n, "chips": c, "kind": system.kind} for n, c in _rented(system, chips, pricing)],
+        # the spares the expected figures pay for past the billed chips (a share of a pool, fractions included:
+        # _expected_fleet), and the spares the job wants, which billed or left-out chips stand in for first
+        "spare_chips": _expected_fleet(billed, chips, rel) - max(billed, chips),
+        "spare_chips_wanted": rel.chips * rel.spare_fraction,
         **costs,
         "goodput": rel.goodput,
         "failures_per_day": rel.failures_per_day,
@@ -394,7 +408,7 @@ def attach_economics(
         )
     if rel.goodput < HALF_GOODPUT:  # failures dominate: where would they not?
         out["half_goodput_chips"] = largest_fleet_for_goodput(
-            rel_inputs, used, params, result["step_time_s"], HALF_GOODPUT, recovery
+            rel_inputs, used, params, result["step_time_s"], HALF_GOODPUT, recovery, frozen
         )
     if tco is None and quote is None:  # a '-' in the table says why: SageMaker on a TPU, no unit price to own
         out["price_note"] = price_gap(catalog, system, pricing, provider, managed, as_of)
@@ -498,11 +512,16 @@ def rank_value(row: dict[str, Any], objective: str) -> float:
 
 
 def plan_goodputs(
-    inputs: ReliabilityInputs, used: NDArray[np.int64], params: float, step: NDArray[np.float64], recovery: str
+    inputs: ReliabilityInputs,
+    used: NDArray[np.int64],
+    params: float,
+    step: NDArray[np.float64],
+    recovery: str,
+    frozen_bytes: float = 0.0,
 ) -> NDArray[np.float64]:
     """assess_run's goodput of every plan at once (run_goodputs), each on its own busy chips `used` at its own step
     time, under the recovery asked for ('best': in memory where another host holds a copy and it keeps more)."""
-    g = run_goodputs(inputs, used, params, step)
+    g = run_goodputs(inputs, used, params, step, frozen_bytes=frozen_bytes)
     if recovery == "checkpoint":
         return np.asarray(g.checkpoint, dtype=np.float64)
     return np.asarray(g.in_memory if recovery == "in-memory" else np.maximum(g.in_memory, g.checkpoint), np.float64)
@@ -512,10 +531,21 @@ def fleet_goodputs(
     catalog: Catalog, system: System, search: PlanSearch, job: TrainingJob, model: ModelSpec, recovery: str
 ) -> NDArray[np.float64]:
     """Every plan's goodput (plan_goodputs): failures stop the job on each plan's own chips (attach_economics), so at
-    scale the fastest plan is not the one that trains soonest. A LoRA run checkpoints its adapters, as its row says."""
+    scale the fastest plan is not the one that trains soonest. A LoRA run checkpoints its adapters and restores its
+    frozen base too, as its row says."""
     inputs = reliability_inputs(catalog, system, precision=job.precision)
-    params = lora_adapter_params(model) if job.lora else model.params_total
-    return plan_goodputs(inputs, search.chips_used, params, search.result.step_time, recovery)
+    params, frozen = _checkpointed(model, job.lora, job.precision)
+    return plan_goodputs(inputs, search.chips_used, params, search.result.step_time, recovery, frozen)
+
+
+def _checkpointed(model: ModelSpec, lora: bool, precision: str) -> tuple[float, float]:
+    """The parameters a run's checkpoint saves, and the bytes a restart reads back beside it: the whole model and
+    nothing, or a LoRA run's adapters (train.lora) and its frozen base's weights (reliability.frozen_base_bytes),
+    which it restores though it never writes them (Llama-3.1-70B on one 8-H100 host: 44.6M adapter parameters, a
+    0.62 GB checkpoint, and 141.1 GB of base)."""
+    if not lora:
+        return float(model.params_total), 0.0
+    return float(lora_adapter_params(model)), frozen_base_bytes(model.params_total, precision)
 
 
 def by_objective(

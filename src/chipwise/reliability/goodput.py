@@ -7,18 +7,20 @@ R per failure (detection, restart, restore), the expected wall-clock time to fin
     T_wall = T x M e^(R/M) (e^((tau + delta)/M) - 1) / tau
 
 so goodput = T / T_wall. Planned maintenance at a rate p per job-second (the job's hosts' share of the cluster's,
-rates.planned_rate), each costing a restart R_p with no lost work (a checkpoint is taken first), divides goodput
-further by 1 / (1 - p R_p):
+rates.planned_rate), each costing R_p with no lost work (a checkpoint is taken first, and the job restarts from it),
+divides goodput further by 1 / (1 - p R_p):
 
     goodput = (1 - p R_p) tau / (M e^(R/M) (e^((tau + delta)/M) - 1))
 
 Two recovery strategies are modelled:
 - checkpoint: persistent checkpoints every tau (Daly's optimum, at least one step) written at the storage
-  bandwidth; R = detection + max(restart overhead, restore time).
+  bandwidth; R = detection + max(restart overhead, restore time), and a planned stop R_p = delta + max(restart
+  overhead, restore time): the checkpoint written before it and the restart from it. The restore reads back the
+  checkpoint and, for a LoRA run, the frozen base it does not save (run_goodputs).
 - in-memory: state is recovered from peers' memory (Gemini's replicas, SageMaker HyperPod checkpointless
   training); tau = one step, delta ~ 0, R = detection + the in-memory recovery time. The copy is another host's:
   a job on one host has no peer that outlives its failure (a 1-chip run had recovered "from peers"), so it
-  checkpoints whatever recovery is asked for.
+  checkpoints whatever recovery is asked for. A planned stop costs R_p = the in-memory recovery time.
 With no failures at all (every rate 0) M is infinite: goodput is the planned factor alone, with no checkpoint
 (tau infinite) and nothing lost.
 Spare capacity (hot spares so a failed host is swapped without shrinking the job) costs money, not goodput.
@@ -125,6 +127,14 @@ def checkpoint_bytes_per_param(catalog: Catalog, precision: str) -> Term:
     )
 
 
+def frozen_base_bytes(params: float, precision: str) -> float:
+    """Bytes of a LoRA run's frozen base on storage, which a restarted job reads back before it steps though no
+    checkpoint saves it: its weights, 2 B a parameter (the 16-bit copy a mixed-precision checkpoint keeps,
+    checkpoint_bytes_per_param, as fp8 and fp4 runs are taken to keep it), 4 B in fp32/tf32 training. Llama-3.1-70B:
+    70.55e9 x 2 = 141.1 GB."""
+    return params * (4.0 if precision in FP32_PRECISIONS else 2.0)
+
+
 def reliability_inputs(
     catalog: Catalog,
     system: System,
@@ -173,8 +183,8 @@ def reliability_inputs(
 class RunReliability:
     """What failures do to one run: rates, checkpoint plan, downtime and goodput (SI units). `checkpoint_cost_s`
     (delta) and `planned_restart_s` (R_p) are the chosen recovery's: 0 and the in-memory recovery time in memory,
-    the checkpoint write and the restart overhead otherwise; `peer_copy`: another host holds the state, which
-    in-memory recovery needs."""
+    the checkpoint write and the write + max(restart overhead, restore) otherwise; `peer_copy`: another host holds
+    the state, which in-memory recovery needs."""
 
     recovery: str
     chips: int
@@ -191,6 +201,7 @@ class RunReliability:
     goodput_in_memory: float
     spare_fraction: float
     inputs: ReliabilityInputs
+    frozen_bytes: float = 0.0  # what a restart reads back beside the checkpoint: a LoRA run's frozen base
 
     @property
     def mtbf_s(self) -> float:
@@ -202,8 +213,19 @@ class RunReliability:
 
     @property
     def planned_restart_s(self) -> float:
-        recovery = self.inputs.in_memory_recovery if self.recovery == "in-memory" else self.inputs.restart_overhead
-        return recovery.value
+        """R_p: in memory, the in-memory recovery; with checkpoints, the checkpoint written before the stop and the
+        restart from it, max(restart overhead, restore) as a failure's less detection. It had been the restart
+        overhead alone: DeepSeek-V3 LoRA on 8 MI355X, whose restore reads its adapters and 1,342 GB frozen base in
+        1,375 s, had paid 1,200 s a planned stop; it now pays 1,375 s and the adapters' 1.39 s write."""
+        if self.recovery == "in-memory":
+            return self.inputs.in_memory_recovery.value
+        return self.checkpoint_write_s + max(self.inputs.restart_overhead.value, self.checkpoint_restore_s)
+
+    @property
+    def planned_stopped_s(self) -> float:
+        """The seconds of R_p the chips stand stopped, at idle power: all of it but the checkpoint written before
+        the stop, which runs busy as every checkpoint write does."""
+        return self.planned_restart_s - self.checkpoint_cost_s
 
     @property
     def peer_copy(self) -> bool:
@@ -213,12 +235,12 @@ class RunReliability:
         """Expected seconds stopped, restarting, in a run of `work_s` seconds of training, on Daly's model (the one
         goodput is): (T / tau)(e^((tau + delta)/M) - 1) failures strike during computation and checkpoints, and
         each costs M(e^(R/M) - 1) of restarting (a restart can fail and begin again); planned stops, p T_wall of
-        them, R_p each. The rest of T_wall - T is lost work and checkpoint writes, the chips busy. Failures x T_wall
-        x R had counted failures during restarts as if each cost a whole R, over T_wall - T at 1M chips (1,956
-        where Daly's 990 cost 171.8 s each)."""
+        them, R_p each less the checkpoint written before it (planned_stopped_s). The rest of T_wall - T is lost
+        work and checkpoint writes, the chips busy. Failures x T_wall x R had counted failures during restarts as if
+        each cost a whole R, over T_wall - T at 1M chips (1,956 where Daly's 990 cost 171.8 s each)."""
         if self.goodput <= 0:
             return math.inf
-        planned = self.planned_per_s * work_s / self.goodput * self.planned_restart_s
+        planned = self.planned_per_s * work_s / self.goodput * self.planned_stopped_s
         if self.failures_per_s == 0:
             return planned
         m, tau, r = self.mtbf_s, self.checkpoint_interval_s, self.downtime_per_failure_s
@@ -240,6 +262,7 @@ class RunReliability:
             "checkpoint_bytes": self.checkpoint_bytes,
             "checkpoint_write_s": self.checkpoint_write_s,
             "checkpoint_restore_s": self.checkpoint_restore_s,
+            "restore_bytes": self.checkpoint_bytes + self.frozen_bytes,
             "checkpoint_interval_s": self.checkpoint_interval_s,
             "downtime_per_failure_s": self.downtime_per_failure_s,
             "goodput": self.goodput,
@@ -253,12 +276,13 @@ class RunReliability:
 
 class RunGoodputs(NamedTuple):
     """run_goodputs' figures, arrays over runs (or scalars): failures and planned stops per second, the checkpoint's
-    size, write time and Daly interval, each recovery's downtime a failure and goodput."""
+    size, write and restore time and Daly interval, each recovery's downtime a failure and goodput."""
 
     failures_per_s: Array
     planned_per_s: Array
     checkpoint_bytes: Array
     write_s: Array
+    restore_s: Array
     interval_s: Array
     restart_checkpoint_s: Array
     restart_in_memory_s: float  # the same for every run
@@ -268,11 +292,17 @@ class RunGoodputs(NamedTuple):
 
 
 def run_goodputs(
-    inputs: ReliabilityInputs, chips: ArrayLike, params: float, step_time_s: ArrayLike, hosts: ArrayLike | None = None
+    inputs: ReliabilityInputs,
+    chips: ArrayLike,
+    params: float,
+    step_time_s: ArrayLike,
+    hosts: ArrayLike | None = None,
+    frozen_bytes: float = 0.0,
 ) -> RunGoodputs:
-    """Goodput of synchronous runs of `params` on `chips` at `step_time_s` (arrays broadcast: plan train prices every
-    plan of a fleet at its own chips and step), with persistent checkpoints and with in-memory recovery, over `hosts`
-    (default the whole hosts `chips` fill at the inputs' chips per host)."""
+    """Goodput of synchronous runs checkpointing `params` on `chips` at `step_time_s` (arrays broadcast: plan train
+    prices every plan of a fleet at its own chips and step), with persistent checkpoints and with in-memory recovery,
+    over `hosts` (default the whole hosts `chips` fill at the inputs' chips per host). `frozen_bytes`: what a restart
+    reads back beside the checkpoint, which no checkpoint writes (a LoRA run's frozen base: frozen_base_bytes)."""
     if hosts is None:
         hosts = hosts_of(chips, inputs.chips_per_host.value)
     lam = interruption_rate(inputs.rates, chips, inputs.chips_per_host.value, hosts)
@@ -280,12 +310,20 @@ def run_goodputs(
         mtbf = np.where(lam > 0, 1.0 / np.where(lam > 0, lam, 1.0), np.inf)  # every rate 0: no failure stops the job
     planned = planned_rate(inputs.rates, hosts)
     size = checkpoint_bytes(params, inputs.bytes_per_param.value)
-    write = transfer_time(size, storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts))
+    bandwidth = storage_bandwidth(inputs.storage_aggregate.value, inputs.storage_per_host.value, hosts)
+    write = transfer_time(size, bandwidth)
+    # the whole job restarts, so every host reads back its shard of the checkpoint and of a LoRA run's frozen base
+    # (data-parallel replicas that hold the same weights each read a part and pass the rest over the network, faster
+    # than storage), at the bandwidth the checkpoint is written at. The base had been left out: Llama-3.1-70B LoRA on
+    # one 8-H100 host restored its 0.62 GB of adapters in 0.64 s where the 141 GB base takes 144 s more
+    restore = transfer_time(size + frozen_bytes, bandwidth)
     det = inputs.detection.value
-    # persistent checkpoints
-    r_ckpt = det + np.maximum(inputs.restart_overhead.value, write)
+    # persistent checkpoints; a planned stop writes one first and restarts from it, as a failure does (it had paid
+    # the restart overhead alone)
+    restart = np.maximum(inputs.restart_overhead.value, restore)
+    r_ckpt = det + restart
     tau = np.maximum(daly_interval(write, mtbf), step_time_s)
-    g_ckpt = goodput(tau, write, r_ckpt, mtbf, planned, inputs.restart_overhead.value)
+    g_ckpt = goodput(tau, write, r_ckpt, mtbf, planned, write + restart)
     # in-memory recovery from peers: another host's copy of the state (Gemini's replicas in other hosts' memory,
     # HyperPod's peer-to-peer recovery), whatever the parallelism; on one host the copy dies with it, so the run
     # checkpoints (a 1-chip DP1 run had recovered "from peers" at 99.9% goodput)
@@ -293,7 +331,7 @@ def run_goodputs(
     r_mem = det + inputs.in_memory_recovery.value
     g_mem = goodput(step_time_s, 0.0, r_mem, mtbf, planned, inputs.in_memory_recovery.value)
     g_mem = np.where(peer_copy, g_mem, g_ckpt)  # in-memory recovery falls back to the checkpoint
-    return RunGoodputs(lam, planned, size, write, tau, r_ckpt, r_mem, g_ckpt, g_mem, peer_copy)
+    return RunGoodputs(lam, planned, size, write, restore, tau, r_ckpt, r_mem, g_ckpt, g_mem, peer_copy)
 
 
 def assess_run(
@@ -303,14 +341,16 @@ def assess_run(
     step_time_s: float,
     recovery: str = "checkpoint",
     hosts: float | None = None,
+    frozen_bytes: float = 0.0,
 ) -> RunReliability:
     """Failures per day, the checkpoint plan and goodput of a synchronous run of `params` on `chips`, over `hosts`
     where the caller knows them (a mixed fleet's parts' hosts together; default the whole hosts `chips` fill at
-    the inputs' chips per host): run_goodputs' figures for one run, the recovery asked for."""
+    the inputs' chips per host): run_goodputs' figures for one run, the recovery asked for (`frozen_bytes`: a LoRA
+    run's frozen base, which a restart reads back)."""
     one_of(recovery, RECOVERIES, "recovery")
     if hosts is None:
         hosts = float(hosts_of(chips, inputs.chips_per_host.value))
-    g = run_goodputs(inputs, chips, params, step_time_s, hosts)
+    g = run_goodputs(inputs, chips, params, step_time_s, hosts, frozen_bytes)
     g_ckpt, g_mem = float(g.checkpoint), float(g.in_memory)
     use_mem = bool(g.peer_copy) and (recovery == "in-memory" or (recovery == "best" and g_mem > g_ckpt))
     return RunReliability(
@@ -321,7 +361,7 @@ def assess_run(
         planned_per_s=float(g.planned_per_s),
         checkpoint_bytes=float(g.checkpoint_bytes),
         checkpoint_write_s=float(g.write_s),
-        checkpoint_restore_s=float(g.write_s),
+        checkpoint_restore_s=float(g.restore_s),
         checkpoint_interval_s=step_time_s if use_mem else float(g.interval_s),
         downtime_per_failure_s=float(g.restart_in_memory_s) if use_mem else float(g.restart_checkpoint_s),
         goodput=g_mem if use_mem else g_ckpt,
@@ -329,11 +369,18 @@ def assess_run(
         goodput_in_memory=g_mem,
         spare_fraction=inputs.spare_fraction.value,
         inputs=inputs,
+        frozen_bytes=frozen_bytes,
     )
 
 
 def largest_fleet_for_goodput(
-    inputs: ReliabilityInputs, chips: int, params: float, step_time_s: float, target: float, recovery: str = "best"
+    inputs: ReliabilityInputs,
+    chips: int,
+    params: float,
+    step_time_s: float,
+    target: float,
+    recovery: str = "best",
+    frozen_bytes: float = 0.0,
 ) -> int:
     """The most chips, at most `chips`, at which a run at this step time keeps `target` goodput (0 when even one
     chip does not: 1 had read as 'at most 1 chip' either way). Goodput falls as chips (and so failures) grow;
@@ -341,13 +388,17 @@ def largest_fleet_for_goodput(
     The step time is held: a smaller fleet's own plan may step slower, so this is where failures stop dominating,
     not a plan."""
     lo, hi = 1, chips
-    if assess_run(inputs, hi, params, step_time_s, recovery).goodput >= target:
+
+    def kept(n: int) -> bool:
+        return assess_run(inputs, n, params, step_time_s, recovery, frozen_bytes=frozen_bytes).goodput >= target
+
+    if kept(hi):
         return hi
-    if assess_run(inputs, lo, params, step_time_s, recovery).goodput < target:
+    if not kept(lo):
         return 0
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if assess_run(inputs, mid, params, step_time_s, recovery).goodput >= target:
+        if kept(mid):
             lo = mid
         else:
             hi = mid
