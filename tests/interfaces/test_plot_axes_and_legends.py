@@ -135,7 +135,7 @@ def test_bar_values_are_drawn_on_a_ground_above_the_reference_line() -> None:
 
     ax = Figure().subplots()
     bars = chart.Bars(["activations"], [83.8], text=["83.8 GiB"])
-    chart._mpl_bars(ax, chart.Panel("", "GiB", bars=bars, ref_line=("HBM capacity 96 GiB", 96.0)))
+    chart._mpl_bars(ax, chart.Panel("", "GiB", bars=bars, ref_lines=[("HBM capacity 96 GiB", 96.0)]))
     (text,) = ax.texts
     (line,) = ax.get_lines()
     ground = text.get_bbox_patch()

@@ -87,7 +87,7 @@ def test_plan_serve_points_sit_at_the_percentile_of_the_slo_line(tmp_path: Path)
     points = {s.labels[0].split(":")[0]: s.x[0] for s in panel.series if s.labels}
     assert points["gpu-a"] == pytest.approx(62.0)  # right of the 50 ms line, as its p99 is
     assert points["gpu-b"] == pytest.approx(20.0)  # no p99 in its result: drawn at what it has, and said so
-    assert "p99" in panel.x_label and panel.ref_line == pytest.approx(("SLO tpot_p99 50 ms", 50.0))
+    assert "p99" in panel.x_label and list(panel.ref_lines) == [("SLO tpot_p99 50 ms", 50.0)]
     svg = plots.plot(report, tmp_path / "p.svg").read_text()
     assert "TPOT p99, the SLO's percentile" in svg and "No TPOT p99 in the result of gpu-b" in svg
     # without a TPOT target the points are at p50, as before

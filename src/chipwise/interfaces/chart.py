@@ -64,6 +64,9 @@ DOMINATED = "#9a9a9a"
 PROJECTED = "#e07b00"
 
 Style = Literal["point", "hollow", "ring", "line", "curve"]
+REF_COLOR = "#d62728"
+#: the dashes of a panel's reference lines, 1st, 2nd, ...: (matplotlib line style, plotly dash)
+REF_DASHES: tuple[tuple[Any, str], ...] = (("--", "dash"), ("-.", "dashdot"), (":", "dot"), ((0, (8, 3)), "longdash"))
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,9 @@ class Panel:
     bars: Bars | None = None
     x_log: bool = False
     y_log: bool = False
-    ref_line: tuple[str, float] | None = None  # a vertical reference line (a target): (label, x)
+    #: vertical reference lines (targets, a capacity): (label, x) each, told apart by REF_DASHES (one line had been
+    #: drawn of an SLO's tpot_p50 and tpot_p99 targets, the one written first)
+    ref_lines: Sequence[tuple[str, float]] = ()
 
 
 @dataclass(frozen=True)
@@ -126,7 +131,13 @@ class NothingToDrawError(ChipwiseError):
 
 def check_path(path: str | Path) -> Path:
     """The path to write, checked before any work: a known suffix, in a folder that exists and can be written to,
-    and not itself a folder (each had failed only after the work, a search of minutes lost with its answer)."""
+    and not itself a folder (each had failed only after the work, a search of minutes lost with its answer); and the
+    file itself writable (_check_writable)."""
+    if not isinstance(path, str | os.PathLike):  # plot(result, 5) had been a TypeError from Path()
+        raise ChipwiseError(
+            f"cannot write a plot to {path!r}: a plot's path is a file name ({type(path).__name__} given). Fix: pass "
+            "a path such as 'plot.png'."
+        )
     p = Path(path)
     if p.suffix.lower() not in SUFFIXES:
         shown = p.suffix or "no suffix"
@@ -139,7 +150,33 @@ def check_path(path: str | Path) -> Path:
         raise ChipwiseError(f"cannot write '{p}': it is a folder. Fix: name a file, e.g. '{p / ('plot' + p.suffix)}'.")
     if not os.access(p.parent, os.W_OK):
         raise ChipwiseError(f"cannot write '{p}': folder '{p.parent}' is not writable. Fix: choose another path.")
+    _check_writable(p)
     return p
+
+
+def _check_writable(p: Path) -> None:
+    """Open the file as the figure will be written, leaving it as it was: an existing file for appending (nothing
+    written, nothing cut), a new one created and removed. The folder's permission alone had passed an immutable or
+    read-only file, and /proc or /sys, whose folders read as writable: 'predict --plot ro.svg' had failed with
+    'Operation not permitted' after 8 s of simulation, its answer lost; it now fails before the work. A FIFO or a
+    device is left to the writer (opening one can block)."""
+    existing = p.is_file()
+    try:
+        if existing:
+            with p.open("ab"):
+                pass
+        elif not p.exists():
+            os.close(os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            p.unlink()
+    except FileExistsError:  # a link to nothing, or made meanwhile: the writer follows it, as it would have
+        pass
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise ChipwiseError(
+            f"cannot write '{p}': {why}. Fix: choose another path, or make the file writable."
+            if existing
+            else f"cannot create '{p}': {why}. Fix: choose another path."
+        ) from None
 
 
 def write_chart(chart: Chart, path: str | Path) -> Path:
@@ -175,19 +212,56 @@ def _write_matplotlib(chart: Chart, path: Path) -> None:
     for ax, panel in zip(axes, chart.panels, strict=True):
         _mpl_panel(ax, panel)
     fig.suptitle(chart.title, fontsize=11)
-    if chart.footnote:
-        width = int(chart.width_in * 18)  # characters of 7 pt text across the figure
-        lines = (textwrap.fill(line, width) for line in chart.footnote.splitlines())
-        fig.supxlabel("\n".join(lines), fontsize=7, color="#555555")
+    _mpl_footnote(fig, chart, chart.footnote)
     # settle the layout, title and footnote included, so that point labels are placed where the axes will be (the
     # footnote added after them had moved the axes up, and labels placed inside were drawn over the x-axis)
     fig.draw_without_rendering()
-    for ax, panel in zip(axes, chart.panels, strict=True):
-        _place_labels(ax, panel.series)
+    named: list[str] = []  # the labels the footnote names as left out
+    left_out = _mpl_labels(axes, chart.panels)
+    # labels left out for room are named in the footnote (14 of 90 points of a ranking had been left unnamed); the
+    # longer footnote moves the axes, so the labels are placed again in the settled layout, until the two agree
+    for _ in range(LABEL_PASSES):
+        if left_out == named:
+            break
+        named = left_out
+        _mpl_footnote(fig, chart, _footnote_naming(chart, named))
+        fig.draw_without_rendering()
+        left_out = _mpl_labels(axes, chart.panels, again=True)
+    if left_out != named:  # still changing: the footnote names what is drawn, the axes moving by a line at most
+        _mpl_footnote(fig, chart, _footnote_naming(chart, left_out))
     from matplotlib import rc_context
 
     with rc_context({"svg.fonttype": "none"}):  # SVG text stays text: searchable, smaller
         fig.savefig(path, format=path.suffix.lower().lstrip("."), dpi=130, metadata=_mpl_metadata(path))
+
+
+#: how often labels are placed again after the footnote names those left out (it moves the axes)
+LABEL_PASSES = 3
+
+
+def _mpl_footnote(fig: Any, chart: Chart, text: str) -> None:
+    """The footnote, wrapped; one set before is replaced (emptied where `text` is empty)."""
+    if text or fig.get_supxlabel():
+        width = int(chart.width_in * 18)  # characters of 7 pt text across the figure
+        lines = (textwrap.fill(line, width) for line in text.splitlines())
+        fig.supxlabel("\n".join(lines), fontsize=7, color="#555555")
+
+
+def _mpl_labels(axes: Sequence[Any], panels: Sequence[Panel], again: bool = False) -> list[str]:
+    """Label every panel's points (`again`: removing the labels placed before); the labels left out, once each."""
+    left_out: list[str] = []
+    for ax, panel in zip(axes, panels, strict=True):
+        if again:
+            for note in [t for t in ax.texts if getattr(t, POINT_LABEL, False)]:
+                note.remove()
+        left_out += _place_labels(ax, panel.series)
+    return list(dict.fromkeys(left_out))
+
+
+def _footnote_naming(chart: Chart, unlabelled: Sequence[str]) -> str:
+    """The chart's footnote and a line naming the points left without a label, where there are any."""
+    note = f"Not labelled, for want of room: {', '.join(unlabelled)} (an .html figure names every point on hover)."
+    return "\n".join(filter(None, [chart.footnote, note if unlabelled else ""]))
 
 
 def _mpl_metadata(path: Path) -> dict[str, Any]:
@@ -242,10 +316,8 @@ def _mpl_panel(ax: Any, panel: Panel) -> None:
         if log:
             set_scale("log")
             _plain_log_ticks(axis)
-    if panel.ref_line is not None:
-        label, x = panel.ref_line
-        ax.axvline(x, color="#d62728", linestyle="--", linewidth=1.2, label=label, zorder=0)
-    named = sum(1 for s in panel.series if s.name) + (panel.ref_line is not None)
+    _mpl_ref_lines(ax, panel, zorder=0)
+    named = sum(1 for s in panel.series if s.name) + len(panel.ref_lines)
     if named > LEGEND_INSIDE:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1 + named // 20, frameon=False)
     elif named:
@@ -265,14 +337,15 @@ _LEADER = tuple(
 LEADER_PENALTY = 3.0
 
 Box = tuple[float, float, float, float]
+POINT_LABEL = "_chipwise_point_label"  # the attribute that marks a point's label among an axes' texts
 
 
 def _place_labels(ax: Any, series: Sequence[Series]) -> list[str]:
     """Label each point beside itself (greedy, top to bottom): inside the axes, clear of the legend, of the other
     labels and of the other labelled points, and nearer to its own point than to any other labelled one. Of those
     places, the one that reads best (clear of other markers, lines and curves: _Place.penalty); farther off with a
-    leader line where every place beside it reads worse; or not at all where none is clear (its legend entry or
-    colour still names it). Returns the labels left out."""
+    leader line where every place beside it reads worse; or not at all where none is clear (the footnote names it,
+    _write_matplotlib). Returns the labels left out."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import text_to_path
 
@@ -365,6 +438,7 @@ def _place_labels(ax: Any, series: Sequence[Series]) -> list[str]:
             **extra,
         )
         note.set_in_layout(False)  # placed in the settled layout: it must not move the axes
+        setattr(note, POINT_LABEL, True)  # removed where labels are placed again
     return left_out
 
 
@@ -496,14 +570,28 @@ def _mpl_bars(ax: Any, panel: Panel) -> None:
         ground = {"facecolor": "white", "edgecolor": "none", "pad": 0.5}
         ax.annotate(text, (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7, bbox=ground,
                     zorder=3)  # fmt: skip
-    if panel.ref_line is not None:
-        label, x = panel.ref_line
-        ax.axvline(x, color="#d62728", linestyle="--", linewidth=1.2, label=label)
+    if panel.ref_lines:
+        _mpl_ref_lines(ax, panel, zorder=2)
         ax.legend(fontsize=8, loc="lower right")
     ax.margins(x=0.18)
 
 
+def _mpl_ref_lines(ax: Any, panel: Panel, zorder: float) -> None:
+    for (label, x), (dash, _) in zip(panel.ref_lines, _ref_dashes(len(panel.ref_lines)), strict=True):
+        ax.axvline(x, color=REF_COLOR, linestyle=dash, linewidth=1.2, label=label, zorder=zorder)
+
+
+def _ref_dashes(n: int) -> list[tuple[Any, str]]:
+    return [REF_DASHES[i % len(REF_DASHES)] for i in range(n)]
+
+
 # --- plotly -----------------------------------------------------------------------------------------------------
+
+
+#: pixels above the plot area of an HTML figure: its title and, below it, the panels' titles
+PLOTLY_TOP_PX = 80
+#: the least height of an HTML figure's plot area, in pixels: room for a single bar with its value
+PLOTLY_MIN_AREA_PX = 120
 
 
 def _write_plotly(chart: Chart, path: Path) -> None:
@@ -520,34 +608,41 @@ def _write_plotly(chart: Chart, path: Path) -> None:
         fig.update_yaxes(title_text=panel.y_label, type="log" if panel.y_log else None, row=1, col=col)
         if panel.bars is not None:
             fig.update_yaxes(autorange="reversed", row=1, col=col)
-        if panel.ref_line is not None:
-            label, x = panel.ref_line
-            fig.add_vline(x=x, line_dash="dash", line_color="#d62728", row=1, col=col)
+        dashes = _ref_dashes(len(panel.ref_lines))
+        for i, ((label, x), (_, dash)) in enumerate(zip(panel.ref_lines, dashes, strict=True)):
+            fig.add_vline(x=x, line_dash=dash, line_color=REF_COLOR, row=1, col=col)
             # the label as its own annotation: on a log axis plotly places an annotation at log10 of x (a shape at
-            # x), and add_vline's own had put "SLO tpot_p99 50 ms" at 10^50 ms, widening the axis to it
+            # x), and add_vline's own had put "SLO tpot_p99 50 ms" at 10^50 ms, widening the axis to it; a second
+            # line's label above the first's
             fig.add_annotation(
                 x=math.log10(x) if panel.x_log and x > 0 else x,
                 y=1.0,
+                yshift=13 * i,
                 xref=f"x{col if col > 1 else ''}",
                 yref=f"y{col if col > 1 else ''} domain",
                 text=label,
                 showarrow=False,
                 xanchor="left",
                 yanchor="bottom",
-                font={"size": 10, "color": "#d62728"},
+                font={"size": 10, "color": REF_COLOR},
             )
     # wrapped as the matplotlib footnote is (a 284-character line had run past the figure's edge), and the bottom
     # margin grown by its lines
     width = int(chart.width_in * 14)  # characters of 10 px text across the figure
     lines = [wrapped for line in chart.footnote.splitlines() for wrapped in textwrap.wrap(line, width) or [""]]
     extra = 14 * len(lines)
+    bottom = 80 + extra if lines else 60
+    # the top margin set (plotly's default is 100 px) and the plot area kept at least PLOTLY_MIN_AREA_PX: a
+    # sensitivity chart of one figure, 154 px high with 100 above and 60 below, had a plot area of -6 px (none
+    # drawn), of two 30 px, of three 65 px; they now read 260 px high, a plot area of 120 px
+    height = int(chart.height_in * 100) + (extra + 20 if lines else 0)
     fig.update_layout(
         title={"text": chart.title, "x": 0.5},
         template="plotly_white",
         width=int(chart.width_in * 100),
-        height=int(chart.height_in * 100) + (extra + 20 if lines else 0),
+        height=max(height, PLOTLY_TOP_PX + bottom + PLOTLY_MIN_AREA_PX),
         legend={"font": {"size": 11}},
-        margin={"b": 80 + extra if lines else 60},
+        margin={"t": PLOTLY_TOP_PX, "b": bottom},
     )
     if lines:  # below the x-axis title, whatever the plot's height
         fig.add_annotation(

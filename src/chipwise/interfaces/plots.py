@@ -13,7 +13,7 @@ and writes the file named by `path`: .png or .svg (matplotlib) or .html (plotly,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,11 +47,43 @@ Coordinate = Callable[[Mapping[str, Any], Mapping[str, Any]], float]  # (point, 
 PER_TOKENS = 1e12  # without a token count, a ranking is drawn per trillion tokens
 PROJECTED_NOTE = "Projected (open diamonds): announced, not shipping; figures projected or estimated."
 ESTIMATE_MARK = " §"  # a price that is a catalog estimate, marked as the ranking table marks it
+CARRIED_MARK = " ‡"  # efficiencies carried from a predecessor's family, marked as the ranking table marks them
+
+
+def projected_bars_note(result: Mapping[str, Any]) -> str:
+    """PROJECTED_NOTE of a figure of bars, which has no diamonds (it had read "Projected (open diamonds)" under the
+    bars of a trn4 prediction): the projected chips named, '' where there are none."""
+    if not result.get("projected"):
+        return ""
+    names = [str(c) for c in result.get("projected_chips") or [result.get("hardware", "?")]]
+    one = len(names) == 1
+    return (
+        f"Projected: {', '.join(names)} {'is' if one else 'are'} announced, not shipping; "
+        f"{'its' if one else 'their'} figures are projected or estimated."
+    )
 
 
 def _model(report: Mapping[str, Any]) -> str:
     """A report's model as the CLI's titles name it (format.model_label), '?' where it names none."""
     return fmt.model_label(report) if report.get("model") else "?"
+
+
+def _check_kind(data: Any, drawer: str, kinds: Sequence[str], what: str) -> None:
+    """Refuse in one line, naming what a figure draws and what it was given, a result of another kind or not a
+    dictionary: a serving prediction given to breakdown_training had raised KeyError 'dp', a training prediction
+    given to sensitivity_chart KeyError 'metric', a plan_serve report given to pareto_training read 'no priced
+    result'. A result without a kind (built by hand, several side by side) is drawn as before."""
+    if not isinstance(data, Mapping):  # as plot's own check
+        raise ChipwiseError(
+            f"no plot for {type(data).__name__}: {drawer} draws a result dictionary of {what}. Fix: pass what "
+            f"chipwise.api returns, e.g. {drawer}(cw.predict(...), 'out.png')."
+        )
+    kind = str(data.get("kind") or "").replace("_", "-")
+    if kind and kind not in kinds:
+        raise ChipwiseError(
+            f"no plot for a result of kind '{kind}': {drawer} draws {what}. Fix: draw it with plots.plot(result, "
+            "path), which picks the figure of its kind."
+        )
 
 
 def pareto_front(xs: Sequence[float], ys: Sequence[float]) -> list[int]:
@@ -110,6 +142,8 @@ def training_points(report: Mapping[str, Any]) -> tuple[list[TrainPoint], list[s
     (goodput-adjusted) are used where the results have them, as in the ranking table.
     """
     whole_run = bool(report.get("tokens"))
+    # the hover says what the axes say (it had read "time 2.1 days, cost $1.2M", of 1 T tokens, as the whole run)
+    per = "" if whole_run else f" per {fmt.count(PER_TOKENS)} tokens"
     points: list[TrainPoint] = []
     missing: list[str] = []
     for i, r in enumerate(report.get("results", [])):
@@ -131,11 +165,13 @@ def training_points(report: Mapping[str, Any]) -> tuple[list[TrainPoint], list[s
             [
                 f"<b>{name}</b>" + (" (projected)" if projected else "") + f" - {r.get('system', '')}",
                 f"plan {fmt.plan(r['plan'])}" if "plan" in r else "",
-                f"time {fmt.duration(seconds)}, cost {fmt.usd(usd)}" + (" (price estimated)" if estimated else ""),
+                f"time {fmt.duration(seconds)}, cost {fmt.usd(usd)}{per}" + (" (price estimated)" if estimated else ""),
                 f"MFU {fmt.percent(r['mfu'])}" if "mfu" in r else "",
             ]
         )
-        label = name + (" (projected)" if projected else "") + (ESTIMATE_MARK if estimated else "")
+        # ‡ as the table marks it (train_views._hardware): 'mi455x ‡' in the table had been 'mi455x §' here
+        carried = CARRIED_MARK if r.get("efficiency_carried_from") else ""
+        label = name + (" (projected)" if projected else "") + carried + (ESTIMATE_MARK if estimated else "")
         points.append(TrainPoint(i, label, seconds / SECONDS_PER_DAY, usd / 1e6, projected, hover, estimated))
     return points, missing
 
@@ -146,8 +182,10 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
     The Pareto front (nothing else is both faster and cheaper) is drawn as a line through filled blue points;
     dominated fleets are grey; projected products are open orange diamonds labelled "projected"; a fleet priced
     by a catalog estimate (no rental offer, § in the ranking table) is an open circle labelled §, with the table's
-    footnote.
+    footnote; a fleet whose efficiencies are carried from a predecessor's family is labelled ‡, as the table marks
+    it, with its footnote.
     """
+    _check_kind(report, "pareto_training", ("plan-train",), "a plan_train report (kind 'plan-train')")
     check_path(path)
     points, missing = training_points(report)
     if not points:
@@ -210,12 +248,27 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
         notes.append(
             f"{fmt.estimate_note(estimated, 'price_source', report.get('pricing', ''))}; drawn as open circles."
         )
+    carried = _carried_note(report["results"][p.index] for p in points)
+    if carried:
+        notes.append(carried)
     if missing:
         notes.append(f"Not plotted (no price or no finite figure): {', '.join(missing)}.")
     skipped = [str(s.get("hardware")) for s in report.get("skipped", [])]
     if skipped:
         notes.append(f"Not ranked (no plan fits): {', '.join(skipped)}.")
     return write_chart(Chart(_workload_title(report) + ": cost vs time to train", [panel], "\n".join(notes)), path)
+
+
+def _carried_note(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The ranking table's footnote to its ‡ mark (train_views._carried_efficiency_note), '' where no row has it."""
+    carried = {str(r.get("hardware")): r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
+    if not carried:
+        return ""
+    which = "; ".join(f"{chip} from {family}" for chip, family in carried.items())
+    return (
+        "‡ no training run of these chips' families is in the fit: their efficiencies are a predecessor's "
+        f"({which}; 'chipwise catalog show ID --sources')."
+    )
 
 
 #: the units of a training ranking's axes, largest first, as (size in seconds or dollars, name)
@@ -236,20 +289,22 @@ def _workload_title(report: Mapping[str, Any]) -> str:
 
 def breakdown_training(result: Mapping[str, Any], path: str | Path, memory: bool = True) -> Path:
     """Where one training step's time goes (seconds per component) and, with `memory`, the memory per chip."""
+    _check_kind(result, "breakdown_training", ("train",), "a training prediction (kind 'train')")
     check_path(path)
     panels = [_step_panel(result)]
     if memory and result.get("memory_breakdown_gib"):
         panels.append(_memory_panel(result))
     return write_chart(
-        Chart(_prediction_title(result), panels, PROJECTED_NOTE if result.get("projected") else "", height_in=4.5),
+        Chart(_prediction_title(result), panels, projected_bars_note(result), height_in=4.5),
         path,
     )
 
 
 def memory_training(result: Mapping[str, Any], path: str | Path) -> Path:
     """The memory per chip of one training prediction, by component, against the chip's HBM capacity."""
+    _check_kind(result, "memory_training", ("train",), "a training prediction (kind 'train')")
     check_path(path)
-    note = PROJECTED_NOTE if result.get("projected") else ""
+    note = projected_bars_note(result)
     return write_chart(Chart(_prediction_title(result), [_memory_panel(result)], note, 7.0, 4.5), path)
 
 
@@ -293,7 +348,7 @@ def _memory_panel(r: Mapping[str, Any]) -> Panel:
         title=f"memory per chip {total:.1f} GiB" + (f" of {float(cap):.0f} GiB" if cap else ""),
         x_label="GiB per chip",
         bars=Bars([k for k, _ in items], [v for _, v in items], PALETTE[2], [f"{v:.1f} GiB" for _, v in items]),
-        ref_line=(f"HBM capacity {float(cap):.0f} GiB", float(cap)) if cap else None,
+        ref_lines=[(f"HBM capacity {float(cap):.0f} GiB", float(cap))] if cap else (),
     )
 
 
@@ -441,8 +496,24 @@ def _need(series: list[Series], what: str) -> None:
         )
 
 
+#: the results the serving figures draw side by side, and how their errors name them
+SERVING_KINDS = ("serve", "plan-serve")
+SERVING_WHAT = "serving results (a serving prediction, a plan_serve report, or several predictions side by side)"
+
+
+def _check_percentile(percentile: str) -> None:
+    """A percentile the serving figures read ('p75' had drawn p50, the axis saying so, with no word)."""
+    if percentile not in LATENCY_FIGURES:
+        raise ChipwiseError(
+            f"no latency figure '{percentile}' to draw: results hold {', '.join(LATENCY_FIGURES)}. Fix: use one of "
+            "those."
+        )
+
+
 def serving_throughput_latency(report: Mapping[str, Any], path: str | Path, percentile: str = "p50") -> Path:
     """Output tokens/s per chip against time per output token (and against time to first token when present)."""
+    _check_kind(report, "serving_throughput_latency", SERVING_KINDS, SERVING_WHAT)
+    _check_percentile(percentile)
     check_path(path)
     tpot_series, tpot_stat = _serving_series(report, "tpot_s", 1e3, percentile, _per_chip_throughput)
     ttft_series, ttft_stat = _serving_series(report, "ttft_s", 1.0, percentile, _per_chip_throughput)
@@ -461,6 +532,8 @@ def serving_throughput_latency(report: Mapping[str, Any], path: str | Path, perc
 
 def serving_cost_latency(report: Mapping[str, Any], path: str | Path, percentile: str = "p50") -> Path:
     """Dollars per million output tokens against time per output token."""
+    _check_kind(report, "serving_cost_latency", SERVING_KINDS, SERVING_WHAT)
+    _check_percentile(percentile)
     check_path(path)
 
     def cost(p: Mapping[str, Any], row: Mapping[str, Any]) -> float:
@@ -480,10 +553,13 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
     throughput-latency front at saturation (the estimate) as a curve, and the simulated check of the cheapest
     options as points, labelled with their plan, at the percentile of TPOT the SLO names (its tpot_p99 target is
     drawn as a line: a point at p50 beside it had sat left of the line while missing it at p99; p50 without a TPOT
-    target). Projected chips are open diamonds."""
+    target), the highest where it names several, each drawn as a line (only the one written first had been drawn,
+    and the points' percentile had been its: tpot_p50=15ms,tpot_p99=25ms drew p50, the same SLO written the other
+    way round p99). Projected chips are open diamonds."""
+    _check_kind(report, "pareto_serving_plan", ("plan-serve",), "a plan_serve report (kind 'plan-serve')")
     check_path(path)
-    target = next(((k, v) for k, v in (report.get("slo") or {}).items() if k.startswith("tpot")), None)
-    percentile = target[0].split("_", 1)[1] if target else "p50"
+    targets = slo_targets(report, "tpot")
+    percentile = targets[-1][0].split("_", 1)[1] if targets else "p50"
     fronts = report.get("pareto") or {}
     projected = {str(r.get("hardware")) for r in report.get("results", []) if r.get("projected")}
     series: list[Series] = []
@@ -532,9 +608,12 @@ def pareto_serving_plan(report: Mapping[str, Any], path: str | Path) -> Path:
         "output tokens/s per chip",
         series,
         x_log=True,  # the fronts span 5 ms to seconds; the SLO's region is their first tens of ms
-        ref_line=(f"SLO {target[0]} {target[1] * 1e3:g} ms", target[1] * 1e3) if target else None,
+        ref_lines=[(f"SLO {k} {v * 1e3:g} ms", v * 1e3) for k, v in targets],
     )
-    which = f"TPOT {percentile}, the SLO's percentile" if target else f"TPOT {percentile}"
+    which = f"TPOT {percentile}, the SLO's percentile" if targets else f"TPOT {percentile}"
+    if len(targets) > 1:
+        drawn = " and ".join(k for k, _ in targets)
+        which = f"TPOT {percentile}, the highest of the SLO's percentiles; dashed lines: its {drawn} targets"
     notes = [
         "Curves: each chip's best output tokens/s per chip at a given TPOT (steady-state estimate, saturated);"
         f" points: the simulated check of the cheapest fleets ({which})."
@@ -552,11 +631,16 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
     """One serving prediction: its TTFT and TPOT percentiles against the SLO, one replica's KV-cache utilisation
     over the simulated run (a split's decode replica), and where a steady iteration's and one prompt's prefill's
     time goes."""
+    _check_kind(result, "prediction_serving", ("serve",), "a serving prediction (kind 'serve')")
     check_path(path)
     steady = _iteration_panel(result)
     if steady is None:
         raise NothingToDrawError("the result has no iteration breakdown to plot. Fix: plot a serving prediction.")
-    panels = [p for p in (_latency_panel(result, "ttft"), _latency_panel(result, "tpot"), _kv_panel(result)) if p]
+    # an end-to-end panel where the SLO has an end-to-end target, for its line (e2e_p99=30s had been drawn nowhere,
+    # the footnote saying every target was a dashed line)
+    e2e = _latency_panel(result, "e2e") if slo_targets(result, "e2e") else None
+    latencies = (_latency_panel(result, "ttft"), _latency_panel(result, "tpot"), e2e)
+    panels = [p for p in (*latencies, _kv_panel(result)) if p]
     panels += [steady, *filter(None, [_iteration_panel(result, "prefill_breakdown")])]
     load = result.get("load") or {}
     notes = [f"Load: {load.get('label', '?')}"]
@@ -566,7 +650,7 @@ def prediction_serving(result: Mapping[str, Any], path: str | Path) -> Path:
     if result.get("slo") and goodput is not None:
         notes.append(f"Goodput: {fmt.percent(_float(goodput))} of requests within every SLO target (dashed lines).")
     if result.get("projected"):
-        notes.append(PROJECTED_NOTE)
+        notes.append(projected_bars_note(result))
     hw = f"{fmt.serving_fleet(result)} ({_engines(result)})"
     title = f"{_model(result)} on {hw}, {result.get('precision', '')} weights"
     return write_chart(Chart(title, panels, "\n".join(notes), 4.0 * len(panels) + 1.0, 4.5), path)
@@ -578,7 +662,9 @@ def _engines(result: Mapping[str, Any]) -> str:
     return engines[0] if len(set(engines)) == 1 else f"{engines[0]} prefill, {engines[1]} decode"
 
 
-_LATENCY_TITLES = {"ttft": "time to first token", "tpot": "time per output token"}
+_LATENCY_TITLES = {"ttft": "time to first token", "tpot": "time per output token", "e2e": "end-to-end latency"}
+#: each latency panel's axis: (unit, per second)
+_LATENCY_UNITS = {"ttft": ("ms", 1e3), "tpot": ("ms", 1e3), "e2e": ("s", 1.0)}
 
 
 def _latency_panel(r: Mapping[str, Any], metric: str) -> Panel | None:
@@ -588,18 +674,28 @@ def _latency_panel(r: Mapping[str, Any], metric: str) -> Panel | None:
     keys = [k for k in ("p50", "p90", "p99", "mean") if math.isfinite(_float(stats.get(k)))]
     if not keys:
         return None
-    slo = next(((k, _float(v)) for k, v in (r.get("slo") or {}).items() if k.startswith(f"{metric}_")), None)
+    unit, scale = _LATENCY_UNITS[metric]
     return Panel(
         title=_LATENCY_TITLES[metric],
-        x_label="ms",
+        x_label=unit,
         bars=Bars(
             keys,
-            [_float(stats[k]) * 1e3 for k in keys],
+            [_float(stats[k]) * scale for k in keys],
             FRONT,
             [fmt.duration(_float(stats[k])) for k in keys],
         ),
-        ref_line=(f"SLO {slo[0]} {fmt.duration(slo[1])}", slo[1] * 1e3) if slo else None,
+        ref_lines=[(f"SLO {k} {fmt.duration(v)}", v * scale) for k, v in slo_targets(r, metric)],
     )
+
+
+def slo_targets(result: Mapping[str, Any], metric: str) -> list[tuple[str, float]]:
+    """The SLO's targets of one latency (`metric` 'ttft', 'tpot' or 'e2e') as (key, seconds), by percentile (p50
+    first) whatever the order they were written in."""
+    slo = result.get("slo")
+    found = [(str(k), _float(v)) for k, v in (slo if isinstance(slo, Mapping) else {}).items()]
+    mine = [(k, v) for k, v in found if k.startswith(f"{metric}_") and math.isfinite(v)]
+    order = {f"{metric}_{stat}": i for i, stat in enumerate(LATENCY_FIGURES)}
+    return sorted(mine, key=lambda kv: order.get(kv[0], len(order)))
 
 
 def _kv_panel(r: Mapping[str, Any]) -> Panel | None:
@@ -656,6 +752,7 @@ def _serving_note(report: Mapping[str, Any]) -> str:
 def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12) -> Path:
     """Which figures matter most for a scenario (a sensitivity result): each figure's elasticity of the ranked
     metric, largest first, as bars of its size, the sign and the metric's move at +step written beside each."""
+    _check_kind(result, "sensitivity_chart", ("sensitivity",), "a sensitivity result (kind 'sensitivity')")
     check_path(path)
     ranked = str(result["metric"])
     label = result["metrics"][ranked]["label"]
@@ -664,13 +761,17 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
     if not rows:
         raise NothingToDrawError(f"no figure moves {label}: nothing to plot. Fix: rank by another metric (--metric).")
 
+    from chipwise.interfaces.cli.sensitivity_cmd import _elastic  # the table's (the CLI's modules load typer, rich)
+
     def text(row: Mapping[str, Any]) -> str:
         plus = row["change"].get("plus", {}).get(ranked)
         # a side the model caps moves nothing, as the table says ('capped'): "+0.0%" beside an elasticity of -0.55
         # had read as a contradiction
         capped = (row.get("capped") or {}).get(ranked) == "plus"
-        moved = f"; +{step:.0%}: capped" if capped else (f"; +{step:.0%}: {plus:+.1%}" if plus is not None else "")
-        return f"{row['elasticity'][ranked]:+.2f}{moved}"
+        # written as the table writes them: an elasticity of 0.002 had read "+0.00; +10%: +0.0%" where the table
+        # reads +0.002 and +0.02%; it now reads "+0.002; +10%: +0.02%"
+        moved = f"; +{step:.0%}: capped" if capped else (f"; +{step:.0%}: {plus:+.2%}" if plus is not None else "")
+        return f"{_elastic(row['elasticity'][ranked])}{moved}"
 
     hw = str(result.get("hardware", "?")) + (" (projected)" if result.get("projected") else "")
     panel = Panel(
@@ -685,7 +786,7 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
     )
     held = "plan held: " + fmt.any_plan(result["plan"]) if result.get("plan_held") else "plan searched again"
     title = f"Sensitivity: {_model(result)} on {int(result.get('chips', 0)):,} x {hw} ({held})"
-    note = PROJECTED_NOTE if result.get("projected") else ""
+    note = projected_bars_note(result)
     return write_chart(Chart(title, [panel], note, 10.0, 1.2 + 0.35 * len(rows)), path)
 
 
