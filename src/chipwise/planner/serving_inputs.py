@@ -11,7 +11,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.economics.energy import check_region
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware
-from chipwise.hardware.objects import System
+from chipwise.hardware.objects import Chip, System
 from chipwise.serve.engine import (
     EngineProfile,
     check_engine_model,
@@ -30,6 +30,7 @@ from chipwise.serve.quant import (
     check_weight_precision,
     default_kv_precision,
     float8_fallback,
+    holds_fp8_kv,
 )
 from chipwise.serve.speculation import EAGLE_PRIOR_MODELS, Drafting, drafter, parse_speculation
 from chipwise.workload.counts import is_count
@@ -97,7 +98,8 @@ def precisions(
     dequantised to FP8 for attention there, perf.serving.ATTENTION_PRECISION), none sourced elsewhere; fp8 and fp4
     weights on a chip without units for them run only where the engine has a fallback (quant.float8_fallback, whose
     note predict_serving shows). 'auto' is the checkpoint as the engine loads it (quant.as_loaded: gpt-oss's MXFP4
-    experts dequantised to bf16 by Neuron on a chip without FP4 units); mxfp4 asked for there is refused."""
+    experts dequantised to bf16 by Neuron, vLLM on TPU v6e and earlier or on Gaudi, on a chip without FP4 units);
+    mxfp4 asked for there is refused."""
     weight = check_weight_precision(precision, model)
     if precision.strip().lower() == RELEASED:
         weight = as_loaded(weight, eng.engine, system.chip)
@@ -109,16 +111,26 @@ def precisions(
     if kv == "fp4" and not (system.chip.vendor == "nvidia" and "fp4" in system.chip.flops):
         raise PrecisionUnsupportedError(
             f"an fp4 (NVFP4) KV cache runs on NVIDIA's Blackwell chips alone, and {system.chip.id} is not one",
-            "use an fp8 KV cache",
+            f"use {held_kv(eng.engine, system.chip)} KV cache",
         )
     if kv == "int8" and eng.engine in NO_INT8_KV:
         # an int8 cache had been priced at half bf16's bytes for engines that cannot hold one (twice the tokens)
+        trtllm = ", or engine: trtllm for an int8 one" * (system.chip.vendor == "nvidia")
         raise PrecisionUnsupportedError(
             f"{eng.engine} has no int8 KV cache (its --kv-cache-dtype takes 16-bit and fp8 formats)",
-            "use an fp8 KV cache, or engine: trtllm on an NVIDIA chip for an int8 one",
+            f"use {held_kv(eng.engine, system.chip)} KV cache{trtllm}",
         )
     float8_fallback(eng.engine, system.chip, weight, kv)  # refuses what the engine cannot run (predict notes the rest)
     return weight, kv
+
+
+def held_kv(engine: str, chip: Chip) -> str:
+    """The 8-bit KV-cache formats `engine` holds on `chip`, as a refusal's fix names them ('an fp8 or int8'): fp8
+    where it holds one there (quant.holds_fp8_kv), int8 where it has one (not NO_INT8_KV); else 'a bf16'. The fixes
+    had read 'use an fp8 KV cache' wherever an fp4 or int8 one was refused, an fp8 cache the next run refused on a
+    TPU v6e or an A100 (where TensorRT-LLM's int8 one goes unnamed)."""
+    formats = ["fp8"] * holds_fp8_kv(engine, chip) + ["int8"] * (engine not in NO_INT8_KV)
+    return f"an {' or '.join(formats)}" if formats else "a bf16"
 
 
 #: Engines whose KV-cache formats leave int8 out: vLLM's --kv-cache-dtype takes auto, bfloat16 and the fp8 ones

@@ -14,6 +14,7 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import check_mode, check_rental_options
 from chipwise.errors import ChipwiseError, InfeasibleError
+from chipwise.planner.fleet_workload import burst_note
 from chipwise.planner.serving_breakdown import where_time_goes
 from chipwise.planner.serving_deployment import SPLIT_MARK, build_deployment
 from chipwise.planner.serving_economics import busy_shares, economics
@@ -31,7 +32,7 @@ from chipwise.planner.serving_report import (
     whole_count,
 )
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.quant import dequantised_note, float8_fallback
+from chipwise.serve.quant import QUANTISED, RELEASED, dequantised_note, float8_fallback
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import ServingSetup, load_against_capacity, run_job
@@ -137,6 +138,8 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
                                p.setup.system.chip) for p in setup.pools)  # fmt: skip
     if notes := list(dict.fromkeys(n for n in (*fallbacks, *loaded) if n)):  # one note per pool that falls back
         result["precision_note"] = "; ".join(notes)
+    if (chosen := precision_source(sc, model, setup)) is not None:
+        result["precision_source"] = chosen
     if (lost := dropped(summary, sim, setup)) is not None:
         result["dropped"] = lost
     if idle and sc.chips:
@@ -155,6 +158,34 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     return result
 
 
+def precision_source(sc: ServeScenario, model: ModelSpec, setup: ServingSetup) -> str | None:
+    """Where the weights' and the KV cache's precisions came from, for those the scenario leaves to chipwise
+    (precision auto, no kv_precision); None where it gives both. deepseek-v3 on 8 B200 had read 'fp8 weights, fp8 KV
+    cache' with no word that fp8 is the checkpoint's own and the fp8 cache TensorRT-LLM's default under fp8 weights
+    (vLLM's, for the same weights, is bf16)."""
+    parts = []
+    if sc.precision.strip().lower() == RELEASED:
+        parts.append(f"weights: {model.name}'s checkpoint as released ({model.released_precision}; precision auto)")
+    if sc.kv_precision is None:
+        parts += dict.fromkeys(_kv_default(p.setup) for p in setup.pools)
+    return "; ".join(parts) or None
+
+
+def _kv_default(setup: ReplicaSetup) -> str:
+    """Why a pool's engine holds the KV cache it does when none is asked for (quant.default_kv_precision)."""
+    eng, plan = setup.engine, setup.plan
+    kv, weights = plan.kv_precision, plan.weight_precision
+    if kv not in ("bf16", "fp16"):
+        why = f"{eng.engine} quantises the cache with {weights} weights"
+    elif weights in QUANTISED and eng.quantised_kv:
+        why = f"{eng.engine} holds no fp8 cache on {setup.system.chip.id}"
+    elif weights in QUANTISED:
+        why = f"{eng.engine} keeps a 16-bit cache under {weights} weights"
+    else:
+        why = f"as the {weights} weights"
+    return f"KV cache: {kv}, the engine's default ({why}; kv_precision sets it)"
+
+
 def _load_entry(job: ServingJob, against: Mapping[str, Any]) -> dict[str, Any]:
     """The load as a prediction reports it: its kind and label, its rate or users, the mean lengths and prefix
     reuse, and what it asks of the deployment's capacity (simulate.load_against_capacity's `against`)."""
@@ -168,7 +199,22 @@ def _load_entry(job: ServingJob, against: Mapping[str, Any]) -> dict[str, Any]:
         "prefix_hit_rate": job.prefix_hit_rate,
         "prompt_pool": job.prompt_pool or None,
         **against,
+        **({"burst_note": note} if (note := trace_bursts(job)) is not None else {}),
     }
+
+
+def trace_bursts(job: ServingJob) -> str | None:
+    """Where a replayed trace's busiest window offers well above its mean rate (fleet_workload.burst_note), that
+    window and rate beside the offered load, which is the mean's: a trace offering 40.4 req/s over its busiest 49.5 s,
+    4.0x its mean, had read 'offered load 53.6% of the 18.9 req/s the deployment sustains' beside a TTFT p99 of 99 s,
+    with no word of the bursts. burst_note's advice is plan fleet's (a fleet sized for the mean, replayed as Poisson
+    arrivals): its measured clause is kept, and predict's own reading given, as predict replays the trace's times."""
+    if job.load.kind != "trace" or job.trace is None:
+        return None
+    if (note := burst_note(job.trace.path)) is None:
+        return None
+    measured = note.partition(": ")[0]
+    return f"{measured}: the offered load is the trace's mean, and the latencies its replay, bursts included"
 
 
 def _deployment_plan(setup: ServingSetup) -> dict[str, Any]:

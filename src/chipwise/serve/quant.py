@@ -141,19 +141,50 @@ def has_units(chip: Chip, precision: str) -> bool:
     return precision not in NO_UNITS_AT_WIDER_RATE.get(chip.vendor, ()) or chip.native_precision(precision) == precision
 
 
-#: Engines that load a gpt-oss MXFP4 checkpoint's experts dequantised to bf16 on a chip without FP4 units: AWS
-#: Neuron's (NxD Inference, under vllm-neuron and optimum-neuron). The published Neuron run of gpt-oss-120b on trn2
-#: states "BF16 (MXFP4 experts dequantized to BF16 on Trn2)" (groundtruth_inference.csv TI015, aws-neuron-sdk
-#: vllm-neuron/docs/tutorials/tutorial-eagle3-speculative-decoding-gpt-oss.md); trn1, inf2 and trn2 list no FP4.
-#: Trainium3 lists MXFP4 at its MXFP8 rate (chips.yaml trn3 fp4, from AWS's Trn3 specifications), so there, as on
-#: any chip with FP4 units, the experts stay MXFP4. This is per engine, not per FP4 unit: vLLM, SGLang and
-#: TensorRT-LLM hold MXFP4 experts in memory on Hopper too, multiplying bf16 activations by them (matmul_precision).
-MXFP4_DEQUANTISED: tuple[str, ...] = ("neuron", "vllm-neuron", "optimum-neuron")
+#: Engines with kernels that keep a gpt-oss MXFP4 checkpoint's experts 4-bit in memory on a chip without FP4 units, by
+#: chip vendor, with the units those kernels multiply in. NVIDIA: vLLM, SGLang and TensorRT-LLM multiply bf16
+#: activations by MXFP4 experts on Hopper (matmul_precision). AMD's CDNA3 (MI300X, MI325X): vLLM's ROCm back end runs
+#: gpt-oss-120b's MXFP4 experts as W4A16 (vllm PR #55934, backend aiter_triton_mxfp4_bf16 on gfx942; ROCm/ATOM PR
+#: #220: the triton matmul_ogs MXFP4 MoE path is on for gfx94x), and the published run of gpt-oss-120b on one MI300X
+#: (heldout_amd.csv A121, InferenceX gptoss-fp4-mi300x-vllm) fits only 4-bit (217.6 GiB at bf16, 192 GB of HBM);
+#: SGLang's mxfp4 "requires CDNA3/CDNA4 with MXFP support (uses Aiter)" (its quantization page, sglang PR #35751).
+#: Google: vLLM's TPU back end (vllm-project/tpu-inference) keeps 4-bit experts on TPU7x (Ironwood) alone,
+#: multiplying FP8 by FP4 there ("Scoped to TPUv7+ since fp4 isn't supported on v6e", issue #2952; "v6e skipped
+#: because FP8xFP4 mixed matmul is not supported in v6e's Mosaic compiler", PR #2427): the chip needs FP8 units.
+MXFP4_KEPT: dict[str, dict[str, str]] = {
+    "vllm": {"nvidia": "bf16", "amd": "bf16", "google": "fp8"},
+    "sglang": {"nvidia": "bf16", "amd": "bf16"},
+    "trtllm": {"nvidia": "bf16"},
+    "trtllm-engine": {"nvidia": "bf16"},
+}
+#: Engines sourced to load MXFP4 experts dequantised to bf16 on a chip without FP4 units (or without the units their
+#: kernels need, MXFP4_KEPT), by chip vendor; elsewhere (no kernels known, no source either way: a hypothetical chip's
+#: vendor) they are read dequantised too, as an estimate the note says. AWS Neuron's engines (NxD Inference, under
+#: vllm-neuron and optimum-neuron): the published Neuron run of gpt-oss-120b on trn2 states "BF16 (MXFP4 experts
+#: dequantized to BF16 on Trn2)" (groundtruth_inference.csv TI015, aws-neuron-sdk
+#: vllm-neuron/docs/tutorials/tutorial-eagle3-speculative-decoding-gpt-oss.md); trn1, inf2 and trn2 list no FP4, and
+#: Trainium3 lists MXFP4 at its MXFP8 rate (chips.yaml trn3 fp4), so there, as on any chip with FP4 units, the experts
+#: stay MXFP4. vLLM on TPU v6e and earlier: "loading mxfp4 weights ... but dequantize into bf16 for now"
+#: (tpu-inference PR #1080, "performance is the same with bf16 version"), and gpt-oss on v6e fails in the grouped
+#: matmul with float4_e2m1fn (issue #1425). vLLM on Gaudi (vllm-gaudi): the MXFP4 experts are dequantised to BF16 at
+#: load time (vllm-gaudi PR #1328, still open, would keep them packed for single-card gpt-oss-120b).
+MXFP4_DEQUANTISED: dict[str, tuple[str, ...]] = {
+    "neuron": ("aws",),
+    "vllm-neuron": ("aws",),
+    "optimum-neuron": ("aws",),
+    "vllm": ("google", "intel"),
+}
 
 
 def holds_mxfp4(engine: str, chip: Chip) -> bool:
-    """Whether `engine` holds MXFP4 experts as the checkpoint ships them on `chip` (MXFP4_DEQUANTISED)."""
-    return engine not in MXFP4_DEQUANTISED or has_units(chip, "fp4")
+    """Whether `engine` holds MXFP4 experts as the checkpoint ships them on `chip`: with FP4 units, or with kernels that
+    keep them 4-bit there (MXFP4_KEPT). A TPU v6e under vLLM had been priced holding them 4-bit, 1,312,944 tokens of
+    KV cache for gpt-oss-120b on four chips, where tpu-inference dequantises them to 217.6 GiB of bf16 weights that do
+    not fit 4 x 32 GiB."""
+    if has_units(chip, "fp4"):
+        return True
+    units = MXFP4_KEPT.get(engine, {}).get(chip.vendor)
+    return units is not None and has_units(chip, units)
 
 
 def as_loaded(weight_precision: str, engine: str, chip: Chip) -> str:
@@ -164,12 +195,22 @@ def as_loaded(weight_precision: str, engine: str, chip: Chip) -> str:
     return "bf16" if weight_precision == "mxfp4" and not holds_mxfp4(engine, chip) else weight_precision
 
 
+def dequantised_sourced(engine: str, chip: Chip) -> bool:
+    """Whether a source says `engine` dequantises MXFP4 experts on `chip`'s vendor's parts without FP4 units
+    (MXFP4_DEQUANTISED); else reading them dequantised is an estimate."""
+    return chip.vendor in MXFP4_DEQUANTISED.get(engine, ())
+
+
 def dequantised_note(model_precision: str, weight_precision: str, engine: str, chip: Chip) -> str | None:
     """The line a prediction shows where `engine` holds a released MXFP4 checkpoint as bf16 on `chip` (as_loaded):
-    its header had read 'bf16 weights' with no word of why."""
+    its header had read 'bf16 weights' with no word of why. Where no source says so (dequantised_sourced) the line
+    says it is an estimate."""
     if model_precision != "mxfp4" or weight_precision != "bf16" or holds_mxfp4(engine, chip):
         return None
-    return f"the checkpoint's MXFP4 experts are dequantised to bf16 as {engine} loads them on {chip.id}"
+    note = f"the checkpoint's MXFP4 experts are dequantised to bf16 as {engine} loads them on {chip.id}"
+    if dequantised_sourced(engine, chip):
+        return note
+    return f"{note} (status: estimate: {engine} has no known kernels that keep them 4-bit on a chip without FP4 units)"
 
 
 class PrecisionUnsupportedError(ChipwiseError):
@@ -194,9 +235,13 @@ def float8_fallback(engine: str, chip: Chip, weight_precision: str, kv_precision
     it has no sourced fallback (WEIGHT_ONLY_FLOATS, FP8_KV_STORED). None where the chip has the units, or for 16-bit
     and integer formats; mxfp4 where `engine` dequantises it as it loads (holds_mxfp4) is refused too."""
     if weight_precision == "mxfp4" and not holds_mxfp4(engine, chip):
+        how = (
+            "the engine dequantises MXFP4 experts to bf16 as it loads them"
+            if dequantised_sourced(engine, chip)
+            else "the engine has no known kernels that keep MXFP4 experts 4-bit there"
+        )
         raise PrecisionUnsupportedError(
-            f"{engine} cannot serve mxfp4 weights on {chip.id}: the chip has no FP4 units, and the engine dequantises "
-            "MXFP4 experts to bf16 as it loads them",
+            f"{engine} cannot serve mxfp4 weights on {chip.id}: the chip has no FP4 units, and {how}",
             # as every entry point takes it (--precision, --serve-precision, a scenario's or the API's precision):
             # it had read 'serve bf16 weights (precision: bf16, or auto: ...), or pick a chip with FP4 units (trn3)',
             # the scenario's key at every one, and left out the GPUs, whose engines keep the experts MXFP4

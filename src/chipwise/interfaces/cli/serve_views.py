@@ -90,9 +90,10 @@ def _stated_chips_text(stated: Mapping[str, Any]) -> str:
 def caveats(r: dict[str, Any]) -> list[tuple[str, str]]:
     """The warnings predict's table gives a serving run, as (label, plain text) for the web page, which had drawn
     none of them: a run too short (its throughput and cost of the batch filling), a searched plan on fewer chips
-    than stated, lock-step cohorts, a missing price."""
+    than stated, lock-step cohorts, a replayed trace's bursts, a missing price."""
     rows = [
         ("run too short", _short_run_text(r, r["short_run"]) if r.get("short_run") else ""),
+        ("bursts", escape(str((r.get("load") or {}).get("burst_note") or ""))),
         ("chips", _stated_chips_text(r["stated_chips"]) if "stated_chips" in r else ""),
         ("lock-step users", escape(str(r.get("lockstep_note") or ""))),  # plain text, read as markup below
         ("placement", escape(str(r.get("placement_note") or ""))),
@@ -151,6 +152,8 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
     if "utilisation" in r["load"]:
         waiting = r["ttft_wait_s"]["mean"] / r["ttft_s"]["mean"] if r["ttft_s"]["mean"] > 0 else math.nan
         head.add_row("offered load", _load_text(r["load"], waiting))
+    if r["load"].get("burst_note"):  # a replayed trace's busiest window, well above the mean the load quotes
+        head.add_row("[yellow]bursts[/yellow]", f"[yellow]{escape(r['load']['burst_note'])}[/yellow]")
     short = r.get("short_run")
     if short:
         head.add_row("[yellow]run too short[/yellow]", _short_run_text(r, short))
@@ -219,6 +222,8 @@ def _add_deployment_rows(head: Table, r: dict[str, Any]) -> None:
             head.add_row("prompts", "in iterations of their own, the decodes waiting (plan.mixed_batching)")
     if r.get("precision_note"):
         head.add_row("precision", f"[yellow]{escape(r['precision_note'])}[/yellow]")
+    if r.get("precision_source"):  # precisions the scenario left to the checkpoint and the engine
+        head.add_row("precision from", escape(r["precision_source"]))
     pools = [plan["prefill"], plan["decode"]] if plan.get("disaggregated") else [plan]
     if any(p.get("front_end") == "dynamo" for p in pools):
         head.add_row("front end", "Dynamo's: the engine's own HTTP server is not in the path (plan.front_end)")
