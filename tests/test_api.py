@@ -252,7 +252,7 @@ def test_results_hold_none_where_the_cli_json_has_null() -> None:
 def test_model_takes_sets_as_every_function_does() -> None:
     """`sets` raised a TypeError, though the module promises it everywhere."""
     changed, plain = cw.model("llama-3.1-8b", sets=["h100-sxm.tdp=500W"]), cw.model("llama-3.1-8b")
-    assert changed.pop("what_if") == ["h100-sxm.tdp = 500 W (catalog 700 W), set on the command line"]
+    assert changed.pop("what_if") == ["h100-sxm.tdp = 500 W (catalog 700 W), given in sets="]
     assert changed == {k: v for k, v in plain.items() if k != "what_if"}
 
 

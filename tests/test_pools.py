@@ -70,3 +70,57 @@ def test_a_worker_bootstrap_stops_quietly_and_leaves_the_note(monkeypatch: pytes
         pools.stop_if_rerun("sensitivity")
     assert stop.value.code == 0 and note.exists()
     note.unlink()
+
+
+#: a serving sensitivity under a __main__ guard, as a script read from standard input runs it (its moves on 2 workers)
+GUARDED = (
+    "import chipwise.api as cw\n"
+    'S = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "arrival_rate": 2,\n'
+    '     "input_tokens": 512, "output_tokens": 64, "requests": 50}\n'
+    'if __name__ == "__main__":\n'
+    '    r = cw.sensitivity(S, only=["hbm"], workers=2)\n'
+    '    print("figures", [f["figure"] for f in r["figures"]])\n'
+)
+
+
+def test_a_script_read_from_standard_input_runs_its_moves_here(tmp_path: Path) -> None:
+    """`python - < run.py`: every worker had failed to import '<stdin>' (FileNotFoundError '/cwd/<stdin>') and the
+    call raised BrokenProcessPool; the moves are now priced in the calling process, as with workers=1: HBM's
+    bandwidth and its capacity, the two figures whose names hold 'hbm'."""
+    done = subprocess.run(
+        [sys.executable, "-"], input=GUARDED, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip() == "figures ['h100-sxm.hbm_bandwidth', 'h100-sxm.hbm_capacity']"
+
+
+def test_a_script_given_with_c_still_starts_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -c` (no __file__) and the interactive prompt are not imported again by a spawned worker: they keep
+    their pool, as a script file and `python -m` do; standard input's '<stdin>' and a file since removed do not."""
+    main = type(sys)("__main__")
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    main.__spec__ = None
+    assert pools.main_reimportable()  # -c, the prompt: no __file__
+    main.__file__ = "<stdin>"
+    assert not pools.main_reimportable()
+    main.__file__ = "/no/such/folder/run.py"
+    assert not pools.main_reimportable()
+    main.__file__ = __file__
+    assert pools.main_reimportable()
+    main.__file__ = "<stdin>"
+    main.__spec__ = type("Spec", (), {"name": "runner"})()  # python -m runner
+    assert pools.main_reimportable()
+
+
+def test_the_pool_of_an_unimportable_script_is_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each call runs as it is submitted, in this process; an error is its future's, as a worker's is."""
+    main = type(sys)("__main__")
+    main.__spec__, main.__file__ = None, "<stdin>"
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    with pools.spawned_pool(2, "sensitivity") as pool:
+        assert isinstance(pool, pools.InProcess)
+        assert pool.submit(os.getpid).result() == os.getpid()
+        failed = pool.submit(int, "x")
+        with pytest.raises(ValueError, match="invalid literal"):
+            failed.result()

@@ -1,7 +1,12 @@
-"""The Python API: the same answers as the CLI, as plain dictionaries (SI units: seconds, bytes, FLOP/s, joules,
-US dollars), JSON-ready as `--json` prints them: NaN and infinities are None, NumPy numbers plain ones, tuples lists.
-Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs). Bad input is
-a ChipwiseError of one line that names the keyword argument and the fix. A training answer given no `tokens` has no
+"""The Python API: the same answers as the CLI, as plain dictionaries, JSON-ready as `--json` prints them: NaN and
+infinities are None, NumPy numbers plain ones, tuples lists. An answer's own figures are in SI units (seconds, bytes,
+FLOP/s, joules, US dollars) unless the key names another (memory_per_chip_gib, tflops_per_chip,
+price_usd_per_chip_hour); a catalog figure it rests on (a prediction's `figures` and `economics_figures`, catalog_show's
+`figures`) is as the catalog states it, `value` in its `unit` (trn2.flops.bf16: 667.0 'TFLOP/s'), with `si`, its SI
+value, in economics_figures and catalog_show's (chipwise.catalog.units.to_si(value, unit) gives it for the others).
+Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs); an answer says
+of a figure `sets` gave 'given in sets=' where the CLI's says 'set on the command line'. Bad input is a
+ChipwiseError of one line that names the keyword argument and the fix. A training answer given no `tokens` has no
 run to price: its cost_usd, energy_j and co2e_kg are then of one hour of training, and its economics_basis says so
 ('one hour'; 'whole run' where tokens are given).
 
@@ -40,6 +45,7 @@ from pydantic import TypeAdapter, ValidationError
 # them all here had taken 0.44-0.59 s against 0.195 s for the whole CLI (planner.claims 190 ms, planner.fleet 106 ms
 # of which scipy.optimize 88 ms, needed only by plan_fleet; interfaces.cli.catalog_cmd 62 ms)
 from chipwise.catalog.loader import Catalog, load_catalog
+from chipwise.catalog.overrides import SET_ON_COMMAND_LINE
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.planner.sensitivity import DEFAULT_STEP, check_step
 from chipwise.workload.counts import count_value, read_count
@@ -50,7 +56,7 @@ def catalog(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> Catal
     try:
         return load_catalog(files, sets)
     except ChipwiseError as exc:  # its errors name the keyword arguments, as _answers' do ('--set' is sets=[...])
-        exc.args = (_keyword_names(str(exc), {"files", "sets"}), *exc.args[1:])
+        exc.args = (_keyword_names(str(exc), {"files", "sets"}, _given_sets(sets)), *exc.args[1:])
         raise
 
 
@@ -85,11 +91,51 @@ _TCO_FLAGS = {
 }
 
 
-def _keyword_names(message: str, keywords: set[str]) -> str:
+#: where an assignment quoted after --set ends: the message goes on with a space, a colon, a comma, a semicolon, a
+#: quote, a bracket or a sentence's '.'
+_SET_END = r"(?=$|[\s:,;')]|\.(?:\s|$))"
+#: the API's words for a figure its `sets` gave, where the CLI's (catalog.overrides) say the command line gave it
+GIVEN_IN_SETS = "given in sets="
+
+
+def _given_sets(sets: Any) -> dict[str, str]:
+    """The assignments of `sets`, each under the forms a message quotes it in after --set (as written, and as the
+    overrides quote `--set LHS=RHS`, stripped about its '='), to the text the user wrote; {} for no list of texts
+    (load_catalog refuses that)."""
+    if isinstance(sets, str) or not isinstance(sets, Sequence):
+        return {}
+    given: dict[str, str] = {}
+    for written in (a for a in sets if isinstance(a, str) and a.strip()):
+        lhs, equals, rhs = written.partition("=")
+        given.setdefault(written, written)
+        given.setdefault(f"{lhs.strip()}{equals}{rhs.strip()}", written)
+    return given
+
+
+def _set_quotes(given: Mapping[str, str]) -> re.Pattern[str] | None:
+    """`--set A` (with 'set on the command line: ' before it, the derivation of a figure it gave) for each form of an
+    assignment the user gave (_given_sets), the longest first; None where none was given."""
+    if not given:
+        return None
+    forms = "|".join(re.escape(form) for form in sorted(given, key=len, reverse=True))
+    return re.compile(rf"({re.escape(SET_ON_COMMAND_LINE)}: )?--set (?:'({forms})'|({forms})){_SET_END}")
+
+
+def _set_quoted(match: re.Match[str], given: Mapping[str, str]) -> str:
+    """A --set a _set_quotes pattern matched as the API names it: "sets=['trn2.tdp=800W']", and "given in
+    sets=['trn2.tdp=800W']" for the derivation of a figure it gave."""
+    written = given[match.group(2) or match.group(3)]
+    return f"{GIVEN_IN_SETS if match.group(1) else 'sets='}[{written!r}]"
+
+
+def _keyword_names(message: str, keywords: set[str], given: Mapping[str, str] = {}) -> str:
     """`message` with the command-line flags it names as the keyword arguments they are here ('--serve-rate' ->
     'serve_rate', '--set trn2.tdp=5' -> "sets=['trn2.tdp=5']", a bare '--set' -> 'sets', tco's '--colocation' ->
     "overrides['colocation_usd_per_kw_month']"); a flag with no such keyword, and a quoted command to run, stay as
-    they are."""
+    they are. An assignment of `given` (_given_sets) is quoted whole, as the user wrote it: sets=['trn2.tdp=800 TB']
+    had read "sets=['trn2.tdp=800'] TB: tdp is a power" (a --set's text ends at a space); it now reads
+    "sets=['trn2.tdp=800 TB']: tdp is a power"."""
+    quotes = _set_quotes(given) if "sets" in keywords else None
 
     def keyword(match: re.Match[str]) -> str:
         if match.group(1) in _TCO_FLAGS and "overrides" in keywords:
@@ -101,11 +147,37 @@ def _keyword_names(message: str, keywords: set[str]) -> str:
     def assignment(match: re.Match[str]) -> str:
         return f"sets=['{match.group(1) or match.group(2)}']" if "sets" in keywords else match.group(0)
 
+    def known(part: str) -> str:
+        return quotes.sub(lambda m: _set_quoted(m, given), part) if quotes else part
+
     parts = _CLI_COMMAND.split(message)
     return "".join(
-        part if _CLI_COMMAND.fullmatch(part) else _CLI_FLAG.sub(keyword, _CLI_SET.sub(assignment, part))
+        part if _CLI_COMMAND.fullmatch(part) else _CLI_FLAG.sub(keyword, _CLI_SET.sub(assignment, known(part)))
         for part in parts
     )
+
+
+def _sets_words(answer: Any, quotes: re.Pattern[str], given: Mapping[str, str]) -> Any:
+    """`answer` (plain JSON) with the CLI's words for a figure `sets` gave as the API's: a price's derivation 'set
+    on the command line: --set gb200.price.on-demand=12.2' now reads "given in sets=['gb200.price.on-demand=12.2']",
+    a what-if line '... (catalog 700 W), set on the command line' '... (catalog 700 W), given in sets='."""
+    if isinstance(answer, dict):
+        return {k: _sets_words(v, quotes, given) for k, v in answer.items()}
+    if isinstance(answer, list):
+        return [_sets_words(v, quotes, given) for v in answer]
+    if not isinstance(answer, str) or ("--set " not in answer and SET_ON_COMMAND_LINE not in answer):
+        return answer
+    return quotes.sub(lambda m: _set_quoted(m, given), answer).replace(SET_ON_COMMAND_LINE, GIVEN_IN_SETS)
+
+
+def _call_sets(function: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, str]:
+    """The assignments (_given_sets) of the `sets` a call of `function` gave; {} where its arguments do not bind
+    (the call itself says why)."""
+    try:
+        bound = inspect.signature(function).bind(*args, **kwargs)
+    except TypeError:
+        return {}
+    return _given_sets(bound.arguments.get("sets", ()))
 
 
 def _imported(path: str) -> Callable[..., Any]:
@@ -127,14 +199,16 @@ def _answers(
         def answer(*args: Params.args, **kwargs: Params.kwargs) -> dict[str, Any]:
             from chipwise.interfaces.format import jsonable
 
+            given = _call_sets(function, args, kwargs)
             try:
                 result: dict[str, Any] = jsonable(function(*args, **kwargs))
             except ChipwiseError as exc:
                 options = (function, *(_imported(t) for t in takes))
                 keywords = {name for f in options for name in inspect.signature(f).parameters}
-                exc.args = (_keyword_names(str(exc), keywords), *exc.args[1:])
+                exc.args = (_keyword_names(str(exc), keywords, given), *exc.args[1:])
                 raise
-            return result
+            quotes = _set_quotes(given)
+            return result if quotes is None else _sets_words(result, quotes, given)
 
         return answer
 
@@ -227,8 +301,10 @@ def _top(value: Any) -> int | None:
         return None
     try:
         top: int = read_count(value, "top", whole=True)
-    except ChipwiseError:
-        raise ChipwiseError(f"top {value!r} is not a whole number of rows. Fix: give e.g. 20.") from None
+    except ChipwiseError:  # top=0 had read 'is not a whole number of rows', which 0 is
+        raise ChipwiseError(
+            f"top {value!r} is not a whole number of rows of at least 1. Fix: give e.g. 20, or None for every row."
+        ) from None
     return top
 
 
@@ -245,6 +321,10 @@ _TEXT_EXAMPLES = {
     "recovery": "'best'",
     "facility": "'colocation'",
     "hybrid": "'trn4-gb300-fusion-rack'",
+    "ident": "'trn3' or 'efficiency.trainium2'",
+    "chip": "'gb200'",
+    "compare": "'reserved-1y'",
+    "only": "'hbm'",
 }
 
 
@@ -275,7 +355,7 @@ def _read_options(
     for name, value in options.items():
         kinds = set(types.get(name, ()))
         if name in counts:
-            options[name] = read_count(value, name, counts[name])
+            options[name] = read_count(value, name, counts[name], _COUNT_EXAMPLES.get(name, ""))
         elif name in numbers:
             options[name] = _number(value, name)
         elif kinds and kinds <= {str, type(None)}:
@@ -284,9 +364,35 @@ def _read_options(
             options[name] = _flag(value, name)
 
 
+#: what a count option looks like, for the line that refuses one (read_count's default offers a chip count or a
+#: run's tokens: global_batch_tokens=-1 had been told "e.g. 15e12 or '15T'", a whole run; as plan_cmd's examples)
+_COUNT_EXAMPLES = {
+    "global_batch_tokens": "'4M' or 4194304",
+    "seq_len": "8192 or '8k'",
+    "top_plans": "3",
+    "input_tokens": "1024 or '4k'",
+    "output_tokens": "256 or '1k'",
+}
 #: plan_train's options that are counts (whole or not) and numbers
 _TRAIN_COUNTS = {"seq_len": True, "global_batch_tokens": False, "top_plans": True}
 _TRAIN_NUMBERS = ("utilisation", "pue")
+
+
+def _slo(slo: Any) -> Any:
+    """`slo` as given, or one line for a target of None, True or False in a mapping, named as Python writes it: the
+    scenario's reader names them as YAML and JSON do, and slo={'ttft_p99': None} had read 'SLO ttft_p99 = null', a
+    word the caller never wrote; it now reads "slo['ttft_p99'] None is not a time"."""
+    if not isinstance(slo, Mapping):
+        return slo
+    from chipwise.workload.slo import SLO_KEYS, SLOValueError
+
+    for key, target in slo.items():
+        if key not in SLO_KEYS:  # the reader's line, in the order it reads the keys
+            break
+        if target is None or isinstance(target, bool):
+            fix = SLOValueError("", str(key)).fix()
+            raise ChipwiseError(f"slo[{key!r}] {target!r} is not a time. Fix: {fix}, or leave the key out.")
+    return slo
 
 
 def _flag(value: Any, name: str) -> bool:
@@ -359,13 +465,14 @@ def sensitivity(
     metric: str | None = None,
     replan: bool = False,
     workers: int | None = None,
-    only: Sequence[str] = (),
+    only: Sequence[str] | str | None = (),
     files: Sequence[str | Path] = (),
     sets: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Which catalog figure matters most for a scenario (as `chipwise sensitivity --json`): each figure the
-    prediction rests on (or those whose names hold a text of `only`) moved by -step and +step (`x0.9` and `x1.1`),
-    the plan held (or searched again, `replan`), and each metric's elasticity; the figures ranked by `metric`'s.
+    prediction rests on (or those whose names hold a text of `only`, one text or a list) moved by -step and +step
+    (`x0.9` and `x1.1`), the plan held (or searched again, `replan`), and each metric's elasticity; the figures ranked
+    by `metric`'s.
     `step` may be numeric text ('0.1'), as the web page takes it, and is refused with the CLI's line (step nan had
     read 'is not a number. Fix: give e.g. 0.8.', and 0.8 is no step; it now reads 'is not a fraction in (0, 0.5).
     Fix: give e.g. 0.1 for +/-10%.')."""
@@ -377,13 +484,25 @@ def sensitivity(
     sc = load_scenario(_scenario_text(scenario), cat)
     _text(metric, "metric")
     workers = None if workers is None else _required(workers, "workers", whole=True, example="2")
-    texts = [only] if isinstance(only, str) else list(only)
+    texts = _only(only)
     for text in texts:
         _text(text, "only", optional=False)
     result = planner_sensitivity(
         sc, files, sets, step, metric, _flag(replan, "replan"), workers, only=texts, catalog=cat
     )
     return _with_what_if(result, cat)
+
+
+def _only(only: Any) -> list[str]:
+    """The texts of sensitivity's `only`: one text, or a list of them; None none, as the default (only=5 had raised
+    a TypeError, 'int' object is not iterable)."""
+    if only is None:
+        return []
+    if isinstance(only, str):
+        return [only]
+    if not isinstance(only, Sequence | set | frozenset):
+        raise ChipwiseError(f"only {only!r} is not text or a list of texts. Fix: give e.g. ['hbm', 'flops'].")
+    return list(only)
 
 
 @_answers("chipwise.planner.training:plan_training")
@@ -474,7 +593,7 @@ def plan_serve(
         options.get("region"),
     )
     report = plan_serving(
-        cat, model, ids, load, prompt, answer, slo, disaggregated=disaggregated is not False, **options
+        cat, model, ids, load, prompt, answer, _slo(slo), disaggregated=disaggregated is not False, **options
     )
     report["skipped"].extend(unrunnable)
     return _with_what_if(explain_plan_serve(first_rows(report, top)), cat)  # as `chipwise plan serve --json` gives it
@@ -546,7 +665,7 @@ def plan_fleet(
         raise ChipwiseError(
             "plan_fleet needs an SLO. Fix: give slo={'ttft_p99': 2.0, 'tpot_p99': 0.05} or 'ttft_p99=2s,tpot_p99=50ms'."
         )
-    targets = check_slo(slo)
+    targets = check_slo(_slo(slo))
     cat = load_catalog(files, sets)
     ids = _hardware(cat, hardware)
     report = planner_fleet(
@@ -583,7 +702,7 @@ def plan_lifecycle(
     _read_options(options, planner_lifecycle, {"train_chips": True, "input_tokens": True, "output_tokens": True})
     options.setdefault("serve_precision", RELEASED)  # as `chipwise plan lifecycle` takes it
     # text as --slo takes it, or times with units, as plan_serve; the command's targets where none are given
-    options["slo"] = check_slo(LIFECYCLE_SLO if options.get("slo") is None else options["slo"])
+    options["slo"] = check_slo(LIFECYCLE_SLO if options.get("slo") is None else _slo(options["slo"]))
     tokens = float(_required(train_tokens, "train_tokens"))
     if serve_rate is None:
         raise ChipwiseError("serve_rate is None. Fix: give the serving load in requests/s, e.g. 100.")
@@ -637,6 +756,7 @@ def tco(
 
     _check_options(options, owned_tco, "compare")
     compare = options.pop("compare", "on-demand")
+    _text(compare, "compare", optional=False)  # None had raised an AttributeError ('lower')
     _read_options(options, owned_tco, numbers=("pue",))
     if "overrides" in options:
         options["overrides"] = _overrides(options["overrides"])
@@ -703,6 +823,7 @@ def catalog_show(ident: str, files: Sequence[str | Path] = (), sets: Sequence[st
     factors with `efficiency.FAMILY` (as `chipwise catalog show ID --json`)."""
     from chipwise.interfaces.cli.catalog_cmd import show_json
 
+    _text(ident, "ident", optional=False)  # None, 5 or ['trn3'] had raised an AttributeError ('strip')
     cat = load_catalog(files, sets)
     return _with_what_if(show_json(cat, ident), cat)
 
@@ -715,6 +836,8 @@ def catalog_engine(
     record there (as `chipwise catalog engine ENGINE --chip ID --json`)."""
     from chipwise.interfaces.cli.catalog_cmd import engine_json
 
+    _text(engine, "engine", optional=False)  # engine=None or 5, chip=5, had raised an AttributeError ('strip')
+    _text(chip, "chip")
     cat = load_catalog(files, sets)
     return _with_what_if(engine_json(cat, engine, chip), cat)
 

@@ -18,15 +18,30 @@ class ChipwiseError(Exception):
 class UnknownNameError(ChipwiseError):
     """A name (chip, system, model, region, ...) that the catalog does not hold."""
 
-    def __init__(self, kind: str, name: str, known: Iterable[str], hint: str = "") -> None:
+    def __init__(self, kind: str, name: object, known: Iterable[str], hint: str = "") -> None:
+        name = name if isinstance(name, str) else str(name)  # a Python caller's 5 or None: it had raised AttributeError
         known = sorted(set(known))
         close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
         lookup = {k.lower(): k for k in known}
         suggestion = f" Did you mean {', '.join(repr(lookup[c]) for c in close)}?" if close else ""
         fix = hint or f"run 'chipwise catalog list' to see the {_plural(kind)} the catalog holds"
-        super().__init__(f"unknown {kind} '{name}'.{suggestion} Fix: {fix}.")
+        super().__init__(f"unknown {kind} {quoted(name)}.{suggestion} Fix: {fix}.")
         self.name = name
         self.suggestions = [lookup[c] for c in close]
+
+
+#: the longest name a message quotes whole; a longer one is quoted by its first SHOWN characters and its length
+LONGEST_QUOTED = 100
+SHOWN = 60
+
+
+def quoted(name: str) -> str:
+    """`name` as a message quotes it ('trn3'): a model name of 900,000 characters had been echoed whole, a one-line
+    error (and the web page's answer) of 900,128 bytes; it now reads its first 60 characters, 'xx...x'... (900,000
+    characters)."""
+    if len(name) <= LONGEST_QUOTED:
+        return f"'{name}'"
+    return f"'{name[:SHOWN]}'... ({len(name):,} characters)"
 
 
 def one_of(value: str, choices: Sequence[str], kind: str) -> str:

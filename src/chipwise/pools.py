@@ -5,6 +5,9 @@ method), so a script that calls chipwise at its top level, not under `if __name_
 again in every worker. There it would start a pool of its own, which Python refuses with a traceback in each worker,
 and the caller's pool broke with another (BrokenProcessPool). The call made again stops quietly in the worker,
 leaving a note for the process that started the pool, which then raises one line saying what to do.
+
+A script no worker can import again (read from standard input, `python - < run.py`, whose `__main__.__file__` is
+'<stdin>') has its calls run in this process instead (InProcess), as workers=1 runs them.
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
@@ -67,13 +71,45 @@ def clear_note() -> None:
         rerun_note(os.getpid()).unlink(missing_ok=True)
 
 
+def main_reimportable() -> bool:
+    """Whether a spawned worker can import the main module again, as it does before it takes any work: a module run
+    by name (`python -m`) or a script file that is there. A main with no file (`python -c`, the interactive prompt,
+    a notebook) is not imported again, and starts workers as well. Standard input's ('<stdin>', `python - <
+    run.py`) or a file since removed is: every worker had failed with FileNotFoundError '/cwd/<stdin>', and the
+    call with a BrokenProcessPool."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        return True
+    path = getattr(main, "__file__", None)
+    return path is None or (not str(path).startswith("<") and os.path.isfile(path))
+
+
+class InProcess(Executor):
+    """An executor that runs each call in this process as it is submitted: a pool's work where no worker could
+    start (main_reimportable), as workers=1 runs it. An error is the future's, raised by its result(), as a
+    worker's is."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # a KeyboardInterrupt stops the caller here, as it would have with workers=1
+            future.set_exception(exc)
+        return future
+
+
 @contextmanager
 def spawned_pool(
     workers: int, call: str, initializer: Callable[..., Any] | None = None, initargs: tuple[Any, ...] = ()
-) -> Iterator[ProcessPoolExecutor]:
+) -> Iterator[Executor]:
     """A pool of `workers` fresh interpreters (no threads, a progress bar's, carried over), for `call` (what the
-    one line names where a worker re-ran an unguarded script)."""
+    one line names where a worker re-ran an unguarded script); this process itself (InProcess, which needs no
+    `initializer`: it carries this process's settings to a worker) where no worker could import the main module
+    again."""
     stop_if_rerun(call)
+    if not main_reimportable():
+        yield InProcess()
+        return
     clear_note()
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(

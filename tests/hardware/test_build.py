@@ -38,7 +38,7 @@ def test_sources_give_the_total_and_where_its_split_comes_from() -> None:
     assert figure["value"] == 1280.0 and figure["status"] == "estimate"
     assert figure["derivation"] == (
         "split over the torus dimensions in the proportions of trn2-ultraserver.scaleup.dim_bandwidth "
-        "(512 : 512 : 256 GB/s); the total: set on the command line: --set trn2.scaleup_bandwidth=1280GB/s"
+        "(512 : 512 : 256 GB/s); the total: given in sets=['trn2.scaleup_bandwidth=1280GB/s']"
     )
 
 
