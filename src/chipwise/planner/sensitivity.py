@@ -37,7 +37,7 @@ from chipwise.catalog.schema import Figure
 from chipwise.catalog.terms import node
 from chipwise.catalog.units import JOULES_PER_KWH
 from chipwise.errors import ChipwiseError, one_of
-from chipwise.pools import spawned_pool, stop_if_rerun
+from chipwise.pools import main_reimportable, spawned_pool, stop_if_rerun
 from chipwise.workload.presets import allow_files, files_allowed
 from chipwise.workload.serve_scenario import PoolSpec, ServePlan, ServeScenario
 from chipwise.workload.train_scenario import TrainScenario
@@ -434,6 +434,8 @@ def sensitivity(
         for side, factor in (("minus", 1.0 - step), ("plus", 1.0 + step))
     ]
     n = workers if workers is not None else default_workers(kind)
+    if not main_reimportable():  # spawned_pool runs the moves here (a script read from standard input): say one worker
+        n = 1
     sides = _priced_sides(tasks, figures, files, kind, n, _basis(base).get("basis"), progress)
     rows: list[dict[str, Any]] = []
     unmoved = _listed_unmoved(zeros, discrete, step, catalog)

@@ -17,7 +17,7 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.pools import stop_if_rerun
+from chipwise.pools import main_reimportable, stop_if_rerun
 from chipwise.sweep import backends
 from chipwise.sweep.check import check_sweep
 from chipwise.sweep.spec import Point, SweepSpec
@@ -176,7 +176,9 @@ def _run(
         del ids
         if ray:
             backend, stream = "ray", backends.ray_cluster(_todo(spec, todo), total, catalogs)
-        elif n_workers > 1 and total > (1 if workers is not None else SMALL_SWEEP):
+        # a main that spawned workers cannot import again (a script read from standard input) runs here, as workers=1
+        # (they had died re-running '<stdin>': 'a sweep worker process died')
+        elif n_workers > 1 and total > (1 if workers is not None else SMALL_SWEEP) and main_reimportable():
             n_workers = min(n_workers, total)
             backend, stream = "processes", backends.process_pool(_todo(spec, todo), total, n_workers)
         else:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chipwise.catalog.loader import Catalog, config_path, preset_key, read_json_config
-from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.errors import ChipwiseError, UnknownNameError, quoted
 from chipwise.workload.hf_config import from_hf_config
 from chipwise.workload.model import ModelSpec
 
@@ -97,9 +97,20 @@ def allow_files(allowed: bool) -> None:
 def config_file(path: Path) -> Path | None:
     """The config.json `path` names: the file itself, or a checkpoint folder's config.json; None where neither is
     there."""
-    if path.is_file():
-        return path
-    return path / "config.json" if (path / "config.json").is_file() else None
+    try:
+        if path.is_file():
+            return path
+        return path / "config.json" if (path / "config.json").is_file() else None
+    except OSError:  # a name no file system takes (over 255 bytes: 'File name too long' had been a traceback)
+        return None
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` is there; a name no file system takes (OSError: too long) is not."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def load_model(catalog: Catalog, name: str) -> ModelSpec:
@@ -117,12 +128,12 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         # the alias as the user wrote it ('meta-llama/Llama-3.1-8B'), where it names the preset another way; it had
         # been kept lower-cased
         return _preset(catalog, pid) if preset_key(name) == pid else replace(_preset(catalog, pid), alias=name.strip())
-    if files and path.exists():  # a folder with no config.json: its own line
+    if files and _exists(path):  # a folder with no config.json: its own line
         return _from_path(path, name)
     if files and names_a_file(name):
         where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"
         raise ChipwiseError(
-            f"model config '{name}' does not exist{where}. Fix: give a preset name or a path to a config.json."
+            f"model config {quoted(name)} does not exist{where}. Fix: give a preset name or a path to a config.json."
         )
     hub = is_hub_id(name)
     raise UnknownNameError(
@@ -130,7 +141,7 @@ def load_model(catalog: Catalog, name: str) -> ModelSpec:
         name.split("/")[1] if hub else name,
         catalog.models,
         hint="run 'chipwise model list', or give a path to a Hugging Face config.json"
-        + (f" (no file '{name}' in {Path.cwd()})" if hub and files else ""),
+        + (f" (no file {quoted(name)} in {Path.cwd()})" if hub and files else ""),
     )
 
 
