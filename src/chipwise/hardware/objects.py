@@ -50,6 +50,17 @@ def carried_family(derivation: str) -> str | None:
     return found.group(1) if found else None
 
 
+#: a fitted efficiency figure's derivation, as scripts/calibrate.py writes it, or a carried one's, which quotes the
+#: fitted family's ('taken from blackwell-ultra (efficiency.blackwell-ultra: fitted by scripts/calibrate.py ...')
+_FITTED = re.compile(r"(taken from ([\w-]+) \(efficiency\.\2: )?fitted by scripts/calibrate\.py")
+
+
+def fitted_figure(derivation: str) -> bool:
+    """Whether an efficiency figure was fitted to published training runs (scripts/calibrate.py), its own family's
+    or carried from the fitted family its derivation quotes."""
+    return _FITTED.match(derivation) is not None
+
+
 @dataclass(frozen=True)
 class FigureRef:
     """Where a number came from: its status, sources and note, for `--sources` and explanations."""
@@ -122,6 +133,20 @@ class Efficiency:
         derivation opens 'taken from FAMILY (efficiency.FAMILY': Rubin's are Blackwell Ultra's); else None."""
         ref = self.provenance.get("matmul.bf16")
         return carried_family(ref.derivation) if ref is not None else None
+
+    @property
+    def unfitted(self) -> bool:
+        """Whether no figure of the family is fitted to a published training run, nor carried from a family's that
+        is (fitted_figure, on the derivations scripts/calibrate.py writes): its fractions of peak are the catalog's
+        priors and its framework overheads the prior's, 0 s for gaudi2, gaudi3 and tpu-v7, where a fitted family's
+        carry its measured runs' (trainium1 23.4 us a layer, 1.60 s a step)."""
+        return not any(fitted_figure(ref.derivation) for ref in self.provenance.values())
+
+    @property
+    def overhead_free(self) -> bool:
+        """Whether the family charges no framework time per layer, micro-batch or step (a prior's 0 s): a step priced
+        so can only be faster than one that charges it."""
+        return self.layer_overhead_s == self.microbatch_overhead_s == self.step_overhead_s == 0.0
 
     def matmul_fraction(self, precision: str) -> float:
         for p in PRECISION_FALLBACK.get(precision, (precision,)):
@@ -236,6 +261,18 @@ class System:
     @property
     def projected(self) -> bool:
         return self.status in ("projected", "announced") or self.chip.projected
+
+    def unit_name(self, chips: int) -> str | None:
+        """The instance that holds `chips` of this system's chips where the catalog names one: the system itself at
+        its own size, else the name its rental note or derivation gives beside that count ('inf2.24xlarge 6',
+        'trn1.2xlarge holds 1', 'whole trn2u.48xlarge instances of 16'); None where it names none. Inf2's 6-chip unit
+        had been called an inf2.48xlarge (12 chips); it is an inf2.24xlarge."""
+        if chips == self.chips:
+            return self.id
+        ref = self.provenance.get("rental")
+        text = f"{ref.note} {ref.derivation}" if ref is not None else ""
+        found = re.search(rf"((?:[\w-]+\.[\w-]+ and )?[\w-]+\.[\w-]+)(?: holds?| instances of)? {chips}\b", text)
+        return found.group(1).replace(" and ", " or ") if found else None
 
     @property
     def hybrid(self) -> bool:

@@ -170,12 +170,32 @@ def plan_result(search: PlanSearch, index: int) -> dict[str, Any]:
         out["network_note"] = note
     if carried := system.chip.efficiency.carried_from:  # no run of the chip's family is in the training fit
         out["efficiency_carried_from"] = carried
+    if system.chip.efficiency.unfitted:  # ... nor of one its figures are carried from: priors, marked as such
+        out["efficiency_unfitted"] = True
+        out["efficiency_unfitted_reason"] = unfitted_reason(system, job.precision)
     if projected:
         out["projection_note"] = (
             f"{system.chip.id} / {system.id} is announced, not shipping: its figures are projected from announced "
             "ratios or estimated"
         )
     return out
+
+
+def unfitted_reason(system: System, precision: str) -> str:
+    """Why a chip's training efficiencies are unmarked guesses (Efficiency.unfitted): no published run of its family
+    is in the fit, and, where its prior charges no framework time (Efficiency.overhead_free), its step leans fast.
+    Gaudi 2's, Gaudi 3's and TPU7x's had stood unmarked beside fitted families' (MLPerf v4.0's GPT-3 175B on 1,024
+    Gaudi 2 took 66.24 min, where chipwise prices 46.3)."""
+    eff = system.chip.efficiency
+    native = system.chip.native_precision(precision)
+    reason = (
+        f"no published training run of the {eff.family} family (nor of a family it takes figures from) is in the "
+        f"fit: its efficiencies are the catalog's priors (a large GEMM at {eff.matmul_fraction(native):.2f} of "
+        f"{native} peak)"
+    )
+    if eff.overhead_free:
+        reason += ", with no framework time per layer, micro-batch or step, so its time leans optimistic"
+    return reason
 
 
 def fsdp_pipeline_note(search: PlanSearch, i: int) -> str:

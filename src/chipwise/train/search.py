@@ -193,9 +193,12 @@ def fleet_fix(
     fits = chips_that_fit(model, job, dev, topo, chips, least, fixed)
     count = f"at least {least:,}, before activations" + (f"; {fits:,} fit a plan" if fits is not None else "")
     spread = f" spread evenly over all {chips:,} chips" if chips > 1 else ""
+    # a LoRA run keeps only its frozen base (its adapters' gradients and optimizer state are megabytes): 405B LoRA on
+    # 8 H100 had blamed 'the weights, gradients and optimizer state' for its 94.5 GiB, 405.85e9 x 2 B / 8 of base
+    held = "the frozen base weights" if job.lora else "the weights, gradients and optimizer state"
     return (
-        f"use more chips ({count}) or a chip with more memory: the weights, gradients and optimizer state alone need "
-        f"{states * cores / 2**30:.1f} GiB per chip{spread}"
+        f"use more chips ({count}) or a chip with more memory: {held} alone need {states * cores / 2**30:.1f} GiB per "
+        f"chip{spread}"
     )
 
 

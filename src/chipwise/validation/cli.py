@@ -188,19 +188,28 @@ def _print_training_explanation(e: dict[str, Any]) -> None:
     """A training row: how it was read, the plan priced against the knobs the row states, the prediction's step,
     throughput and memory, the metric against the measurement, and where the step goes with the figures used, as
     `chipwise predict` prints them (train_views)."""
-    from chipwise.interfaces.cli.train_views import _breakdown_table, _figures_used_table, _speed_rows
+    from chipwise.interfaces.cli.train_views import (
+        _breakdown_table,
+        _figures_used_table,
+        _speed_rows,
+        lora_row,
+        lora_title,
+    )
 
     if _not_predicted(e):
         return
+    # a row priced as LoRA says so as predict does: T353 (MLPerf's Llama 2 70B LoRA) had read as full training in
+    # its title and rows, its 'lora: true' and rank-16 adapters in --json alone
     head = figure_table(
-        f"{e['id']}: {fmt.model_label(e)} on {e['chips']:,} {e['hardware']} ({e['system']}), {e['precision']}"
-        + (f", {e['source_family']}" if e["source_family"] else ""),
+        f"{e['id']}: {fmt.model_label(e)}{lora_title(e)} on {e['chips']:,} {e['hardware']} ({e['system']}), "
+        f"{e['precision']}" + (f", {e['source_family']}" if e["source_family"] else ""),
         title_justify="left",
     )
     head.add_row("read as", "\n".join(f"- {escape(n)}" for n in e["reading"]) or "-")
     stated = ", ".join(f"{k} {v}" for k, v in e["plan_stated"].items())
     head.add_row("parallelism the row states", stated or "none: the search chose the plan")
     head.add_row("plan", f"{fmt.plan(e['plan'])} ({e['plan_source']})")
+    lora_row(head, e)
     _speed_rows(head, e)
     console.print(head)
     console.print(_metrics_table(e))

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.economics.pricing import catalog_estimate
+from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     TRACK_COLUMNS,
@@ -23,7 +24,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
     track_record_cells,
 )
-from chipwise.serve.plan import chip_count
+from chipwise.serve.plan import chip_count, count_text
 from chipwise.train.explain import BREAKDOWN_LABELS
 from chipwise.train.plans import batch_bound
 from chipwise.workload.training import LARGEST_PUBLISHED_BATCH_TOKENS
@@ -68,6 +69,7 @@ def _row_notes(report: dict[str, Any]) -> None:
     _price_notes(rows, names)
     _region_note(report, names)
     _carried_efficiency_note(rows)
+    _unfitted_efficiency_note(rows)
     _batch_note(report)
 
 
@@ -99,7 +101,15 @@ def _names(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _hardware(name: str, r: dict[str, Any]) -> str:
-    return name + (" [yellow]*[/]" if r.get("projected") else "") + (" ‡" if r.get("efficiency_carried_from") else "")
+    """The row's hardware with its marks: * projected, ‡ efficiencies carried from a fitted predecessor, † unfitted
+    priors (gaudi3 had ranked first for deepseek-v3 on 65,536 chips with no mark, where fitted families' rows rest
+    on published runs)."""
+    return (
+        name
+        + (" [yellow]*[/]" if r.get("projected") else "")
+        + (" ‡" if r.get("efficiency_carried_from") else "")
+        + (" †" if r.get("efficiency_unfitted") else "")
+    )
 
 
 def print_ranking_tables(report: dict[str, Any]) -> None:
@@ -229,6 +239,20 @@ def _carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
         )
 
 
+def _unfitted_efficiency_note(rows: list[dict[str, Any]]) -> None:
+    """Chips whose families' training efficiencies are unfitted priors (train.explain.unfitted_reason): no published
+    run of theirs, nor of a family they take theirs from, is in the fit, and a prior's zero framework overheads lean
+    fast (Gaudi 2's one published run, MLPerf's GPT-3 175B on 1,024, took 66.24 min where chipwise prices 46.3)."""
+    chips = list(dict.fromkeys(str(r["hardware"]) for r in rows if r.get("efficiency_unfitted")))
+    if chips:
+        _say(
+            "[yellow]† no published training run of these chips' families (nor of one they take figures from) is "
+            "in the fit: they run on the catalog's prior efficiencies, and where those charge no framework overhead "
+            f"their times lean optimistic ({', '.join(chips)}; --json efficiency_unfitted_reason, 'chipwise catalog "
+            "show ID --sources')[/]"
+        )
+
+
 def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
     """Why a row's price is '-' (SageMaker on a TPU, a Capacity Block off AWS), once a chip (or system)."""
     said: set[str] = set()
@@ -301,11 +325,28 @@ def _units_text(r: dict[str, Any]) -> str:
     parts = []
     for u in units:
         n = u["count"]
-        noun = "slice" if u["kind"] == "slice" else f"{r['system']} unit"
+        noun = "slice" if u["kind"] == "slice" else f"{_unit_name(str(r['system']), u)}unit"
         parts.append(
             f"{_WORDS[n - 1] if n <= len(_WORDS) else f'{n:,}'} {u['chips']:,}-chip {noun}{'' if n == 1 else 's'}"
         )
     return " and ".join(parts)
+
+
+def _unit_name(system: str, unit: dict[str, Any]) -> str:
+    """The instance a billed unit is, then a space: the unit's `name` where the result gives one, else the one the
+    built-in catalog gives its size (System.unit_name), '' where it names none; a system of the user's own catalog
+    names its units as before. Inf2's 6-chip unit had read 'one 6-chip inf2.48xlarge unit', the 12-chip instance's
+    name; it reads 'one 6-chip inf2.24xlarge unit'."""
+    if unit.get("name"):
+        return f"{unit['name']} "
+    from chipwise.catalog import load_catalog  # the built-in catalog, loaded once, only where a bill names units
+    from chipwise.hardware import hardware
+
+    try:
+        named = hardware(load_catalog()).system(system).unit_name(int(unit["chips"]))
+    except ChipwiseError:
+        return f"{system} "
+    return f"{named} " if named else ""
 
 
 def _paid_idle(r: dict[str, Any], used: int) -> str:
@@ -427,13 +468,24 @@ def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False) -> st
     return f"its data parallelism divides the {batch:,}-sequence batch"
 
 
+def lora_title(r: dict[str, Any]) -> str:
+    """' LoRA fine-tune' after the model in a title where the run is one: it had read as full training, whose step and
+    checkpoint differ (validate --explain says it as predict does)."""
+    return " LoRA fine-tune" if r.get("lora") else ""
+
+
+def lora_row(head: Table, r: dict[str, Any]) -> None:
+    """A LoRA run's adapters: their rank and the parameters trained, the base frozen (nothing for full training)."""
+    if r.get("lora"):
+        adapters = fmt.parameters(r["lora_adapter_params"])
+        head.add_row("LoRA adapters", f"rank {r['lora_rank']}, {adapters} parameters trained; the base frozen")
+
+
 def _plan_rows(head: Table, r: dict[str, Any]) -> None:
     """The prediction's plan and what it runs on: LoRA adapters, ranks a core, chips it leaves idle, and the
     precision the chip computes in."""
     head.add_row("plan", fmt.plan(r["plan"]) + f"  ({r['plan_source']})")
-    if r.get("lora"):
-        adapters = fmt.parameters(r["lora_adapter_params"])
-        head.add_row("LoRA adapters", f"rank {r['lora_rank']}, {adapters} parameters trained; the base frozen")
+    lora_row(head, r)
     if (cores := _cores_note(r)) is not None:
         head.add_row("ranks", cores)
     if (used := r.get("chips_used")) is not None and used < r["chips"]:
@@ -445,6 +497,8 @@ def _plan_rows(head: Table, r: dict[str, Any]) -> None:
         )
     if (note := _precision_note(r)) is not None:
         head.add_row("compute precision", note)
+    if r.get("efficiency_unfitted"):
+        head.add_row("efficiencies", f"[yellow]unfitted: {escape(r['efficiency_unfitted_reason'])}[/]")
 
 
 def _speed_rows(head: Table, r: dict[str, Any]) -> None:
@@ -520,8 +574,41 @@ def _price_row(head: Table, r: dict[str, Any]) -> None:
     )
 
 
+def spares_text(r: dict[str, Any]) -> str | None:
+    """The spare chips the expected cost, energy and carbon pay for (planner.training: `spare_chips` past the billed
+    or left-out chips, which stand in for the `spare_chips_wanted` first), or None without a reliability record. Llama
+    70B LoRA on 64 H100 had read 'goodput 100.0%' beside an expected cost 2.0% over the ideal ($1,398 / $1,426) with
+    no word of its spares; it now reads '1.28 (2% of the 64 it runs on), paid for and idle in the expected cost,
+    energy and carbon'."""
+    rel = r.get("reliability")
+    if not rel:
+        return None
+    used, fraction = rel["chips"], rel.get("spare_fraction", 0.0)
+    wanted = r.get("spare_chips_wanted", used * fraction)
+    paid = r.get("spare_chips", wanted)  # a result stored before these keys paid for all it wanted
+    if wanted <= 0.0:
+        return "none (the catalog's spare fraction is 0)"
+    share = f"{_chips(wanted)} ({fraction:.0%} of the {used:,} it runs on)"
+    if paid >= wanted - 1e-9:
+        return f"{share}, paid for and idle in the expected cost, energy and carbon"
+    past = max(r.get("billed_chips") or r["chips"], r["chips"]) - used  # billed or left-out chips past the plan's
+    stand_in = f"{share}: the {_chips(past)} chips paid for past those it runs on stand in for"
+    if paid <= 1e-9:
+        return f"{stand_in} them (no more paid for)"
+    return (
+        f"{stand_in} {_chips(past)} of them, and {_chips(paid)} more are paid for and idle in the "
+        "expected cost, energy and carbon"
+    )
+
+
+def _chips(n: float) -> str:
+    """A count of chips, fractions of one to two decimals (spares are a share of a pool): '1.28', '19,968'."""
+    return count_text(round(n, 2))
+
+
 def _economics_rows(head: Table, r: dict[str, Any]) -> None:
-    """Cost, energy and carbon, ideal and expected, and the efficiency in tokens a joule and dollars a million."""
+    """Cost, energy and carbon, ideal and expected, the spares the expected ones pay for, and the efficiency in
+    tokens a joule and dollars a million."""
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
         f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}"
@@ -536,6 +623,8 @@ def _economics_rows(head: Table, r: dict[str, Any]) -> None:
         f"{fmt.carbon(r['co2e_kg'])} / {fmt.carbon(_expected(r, 'co2e_kg'))}  "
         f"({r['grid_kg_co2e_per_kwh'] * 1000:.0f} g/kWh)",
     )
+    if (spares := spares_text(r)) is not None:
+        head.add_row("spare chips (expected figures)", spares)
     if r.get("reservation"):
         head.add_row("reservation", f"[dim]{escape(r['reservation']['note'])}[/]")
     if idle := r.get("owned_idle_hours"):
@@ -590,10 +679,8 @@ def _figures_used_table(r: dict[str, Any]) -> Table:
 def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     """One training prediction with its breakdown and the figures it rests on."""
     projected_banner([r["hardware"]] if r.get("projected") else [])
-    # a LoRA fine-tune says so: it had read as full training, whose step and checkpoint differ
-    lora = " LoRA fine-tune" if r.get("lora") else ""
     head = figure_table(
-        f"{fmt.model_label(r)}{lora} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}"
+        f"{fmt.model_label(r)}{lora_title(r)} on {r['chips']:,} x {r['hardware']} ({r['system']}), {r['precision']}"
     )
     _plan_rows(head, r)
     _speed_rows(head, r)
@@ -603,6 +690,9 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     _price_row(head, r)
     _economics_rows(head, r)
     console.print(head)
+    # where failures take over half the run, the note plan train prints under its ranking (its 49.7% goodput on 1M
+    # H100 had stood with no word of why, nor of the fleet size that keeps half the run)
+    _scale_note([r])
     console.print(_breakdown_table(r))
     print_track_record(r.get("track_record") or {})
     if sources:
