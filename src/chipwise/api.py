@@ -2,8 +2,8 @@
 infinities are None, NumPy numbers plain ones, tuples lists. An answer's own figures are in SI units (seconds, bytes,
 FLOP/s, joules, US dollars) unless the key names another (memory_per_chip_gib, tflops_per_chip,
 price_usd_per_chip_hour); a catalog figure it rests on (a prediction's `figures` and `economics_figures`, catalog_show's
-`figures`) is as the catalog states it, `value` in its `unit` (trn2.flops.bf16: 667.0 'TFLOP/s'), with `si`, its SI
-value, in economics_figures and catalog_show's (chipwise.catalog.units.to_si(value, unit) gives it for the others).
+`figures`) is as the catalog states it, `value` in its `unit` (trn2.flops.bf16: 667.0 'TFLOP/s'), each number with
+`si`, its SI value.
 Every function takes `files` (catalog YAML files of your own) and `sets` (`ID.FIELD=VALUE` what-ifs); an answer says
 of a figure `sets` gave 'given in sets=' where the CLI's says 'set on the command line'. Bad input is a
 ChipwiseError of one line that names the keyword argument and the fix. A training answer given no `tokens` has no

@@ -60,3 +60,16 @@ def test_a_systems_scaleup_total_can_be_set_where_it_gives_none() -> None:
     system = hardware(cw.catalog(sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])).system("trn2-ultraserver")
     assert system.scaleup.bandwidth == 1280e9 and system.scaleup.dim_bandwidth == (512e9, 512e9, 256e9)
     assert round(cw.predict(ULTRA, sets=["trn2-ultraserver.scaleup.bandwidth=1280GB/s"])["step_time_s"], 3) == 185.835
+
+
+def test_every_number_a_prediction_rests_on_carries_its_si_value() -> None:
+    """A prediction's `figures` carry `si` as economics_figures and catalog show do (they had carried the display
+    unit alone: trn2.flops.bf16 667.0 'TFLOP/s', and the API promised SI): 667 TFLOP/s -> 6.67e14 FLOP/s, 96 GiB
+    -> 96 x 2^30 B, 3 us -> 3e-6 s."""
+    from chipwise.api import predict
+
+    figures = predict("examples/train-llama70b-trn2.yaml")["figures"]
+    assert figures["trn2.flops.bf16"]["si"] == 667e12
+    assert figures["trn2.hbm_capacity"]["si"] == 96 * 2**30
+    assert figures["neuronlink-v3.latency"]["si"] == 3e-6
+    assert all("si" in f for f in figures.values() if isinstance(f["value"], int | float))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from chipwise.catalog.units import UNITS, to_si
 from chipwise.errors import ChipwiseError
 
 #: The order in which a precision falls back when a chip lacks it natively (fp4 runs as fp8, fp8 as bf16, ...).
@@ -73,13 +74,17 @@ class FigureRef:
     derivation: str = ""
 
     def record(self) -> dict[str, Any]:
-        """The JSON form results carry: value, unit, status, sources and (for estimates) the derivation."""
+        """The JSON form results carry: value, unit, status, sources, the value in SI units (`si`: 667 TFLOP/s ->
+        6.67e14, as the economics figures and `catalog show` give it; predict's figures had carried their display
+        units alone) and (for estimates) the derivation."""
         out: dict[str, Any] = {
             "value": self.value,
             "unit": self.unit,
             "status": self.status,
             "source": list(self.sources),
         }
+        if isinstance(self.value, int | float) and self.unit in UNITS:
+            out["si"] = to_si(self.value, self.unit)
         if self.derivation:
             out["derivation"] = self.derivation
         return out
