@@ -3,7 +3,7 @@ datacenter network (a mixed pipeline's hand-off, a prefill/decode split's KV cac
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import rents_out
@@ -23,25 +23,43 @@ def _offered(catalog: Catalog, system: System, systems: list[System]) -> tuple[s
     return where, len(renting) > 1 or any(not rents_out(catalog, s.provider) and not s.hybrid for s in same_chip)
 
 
-def network_gap(catalog: Catalog, a: System, b: System) -> str | None:
+def network_gap(catalog: Catalog, a: System, b: System, searched: Collection[str] = ()) -> str | None:
     """Why two systems cannot share one datacenter network (no provider in the catalog rents both, and they cannot
-    both be bought and racked together: a TPU pod beside an EC2 instance), with the fix; None where they can."""
+    both be bought and racked together: a TPU pod beside an EC2 instance), with the fix; None where they can.
+    `searched`: the ids of the systems a search already holds (plan serve's --hardware). A system among them that
+    one of the other's providers rents is not offered as the fix: it is paired already, and the line says so.
+    p5.48xlarge beside tpu-v6e-256, searched with gcp-a3-megagpu-8g, had read 'Fix: name systems one provider rents
+    (gcp-a3-highgpu-8g for p5.48xlarge, gcp-a3-megagpu-8g for p5.48xlarge)' beside that system's ranked splits; it
+    now reads 'Nothing to fix: the same chips are paired as gcp-a3-megagpu-8g>tpu-v6e-256, searched too.'"""
     hw = hardware(catalog)
     systems = [hw.system(sid) for sid in hw.system_ids]
     (where_a, own_a), (where_b, own_b) = _offered(catalog, a, systems), _offered(catalog, b, systems)
     if where_a & where_b or (own_a and own_b):
         return None
-    # each chip's systems that a provider of the other part rents (gcp-a3-megagpu-8g beside a TPU pod)
+    rent = " and ".join(f"{s.id} from {', '.join(sorted(w)) or 'no provider'}" for s, w in ((a, where_a), (b, where_b)))
+    bought = "neither" if not (own_a or own_b) else "only one"
+    return f"no provider rents both ({rent}), and {bought} can be bought: no network joins them. " + _gap_fix(
+        systems, a, b, where_a, where_b, set(searched)
+    )
+
+
+def _gap_fix(
+    systems: list[System], a: System, b: System, where_a: set[str], where_b: set[str], searched: set[str]
+) -> str:
+    """The fix of network_gap's line: each chip's systems that a provider of the other part rents (gcp-a3-megagpu-8g
+    beside a TPU pod); or, where one of them was searched already, the pair it makes in a>b order."""
     swaps = [
-        f"{s.id} for {x.id}"
-        for x, theirs in ((a, where_b), (b, where_a))
+        (s, x, first)
+        for x, theirs, first in ((a, where_b, True), (b, where_a, False))
         for s in systems
         if s.chip.id == x.chip.id and s.provider in theirs
     ]
-    fix = f"name systems one provider rents ({', '.join(swaps)})" if swaps else "pick two chips one provider rents"
-    rent = " and ".join(f"{s.id} from {', '.join(sorted(w)) or 'no provider'}" for s, w in ((a, where_a), (b, where_b)))
-    bought = "neither" if not (own_a or own_b) else "only one"
-    return f"no provider rents both ({rent}), and {bought} can be bought: no network joins them. Fix: {fix}."
+    paired = [f"{s.id}>{b.id}" if first else f"{a.id}>{s.id}" for s, _, first in swaps if s.id in searched]
+    if paired:
+        return f"Nothing to fix: the same chips are paired as {' and '.join(paired)}, searched too."
+    if swaps:
+        return f"Fix: name systems one provider rents ({', '.join(f'{s.id} for {x.id}' for s, x, _ in swaps)})."
+    return "Fix: pick two chips one provider rents."
 
 
 def one_operator_note(providers: Iterable[str], what: str) -> str:

@@ -4,7 +4,7 @@ across chips (or on one), sized for the load and for the KV links between the po
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -110,6 +110,8 @@ def disaggregated_rows(
     out: list[dict[str, Any]] = []
     unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
     apart: dict[str, str] = {}  # pairs no network joins (providers.network_gap), each with its fix
+    searched = {p.system.id for p in prefills} | {d.system.id for d in decodes}
+    label = _pair_label(prefills, decodes)
     ttft_limit = targets.get("ttft_p99", math.inf)
     longest = job.max_input + job.max_output
     for pf in prefills:
@@ -124,9 +126,9 @@ def disaggregated_rows(
             choice = dc.choice
             if not math.isfinite(dc.price.usd):
                 continue
-            gap = network_gap(catalog, pf.system, dc.system)
+            gap = network_gap(catalog, pf.system, dc.system, searched)
             if gap:  # the KV cache would cross providers
-                apart[f"{pf.system.chip.id}>{dc.system.chip.id}"] = gap.partition(" Fix: ")[2]
+                apart[label(pf.system, dc.system)] = gap.partition("no network joins them. ")[2]
                 continue
             kv_pre, kv_dec = pf.plan.kv_precision, choice.plan.kv_precision
             if kv_pre != kv_dec:  # the handed-over cache has one format (planner.serving_deployment._handed_over_kv)
@@ -180,18 +182,30 @@ def disaggregated_rows(
             }
         )
     if apart:
-        pairs = sorted(apart)
-        notes.append(
-            {
-                "hardware": "splits",
-                "system": "",
-                "reason": f"{len(pairs)} prefill>decode {'pair' if len(pairs) == 1 else 'pairs'} ("
-                f"{', '.join(pairs[:3])}{', ...' if len(pairs) > 3 else ''}) {'was' if len(pairs) == 1 else 'were'}"
-                " not paired: no provider rents both and they cannot "
-                f"both be bought, so no network carries their KV cache. Fix ({pairs[0]}): {apart[pairs[0]]}",
-            }
-        )
+        notes.append({"hardware": "splits", "system": "", "reason": _apart_note(apart)})
     return out[:5], notes
+
+
+def _pair_label(prefills: list[PrefillOption], decodes: list[DecodeOption]) -> Callable[[System, System], str]:
+    """How a pair left unpaired is named: 'a>b' by chip, or by system where a chip is searched in several systems,
+    as the ranking's rows name them ('h100-sxm>tpu-v6e' had stood for p5.48xlarge>tpu-v6e-256, the pair skipped,
+    beside gcp-a3-megagpu-8g>tpu-v6e-256, ranked)."""
+    options: list[PrefillOption | DecodeOption] = [*prefills, *decodes]
+    systems = {o.system.id: o.system.chip.id for o in options}
+    by_system = len(set(systems.values())) < len(systems)
+    return lambda p, d: f"{p.id}>{d.id}" if by_system else f"{p.chip.id}>{d.chip.id}"
+
+
+def _apart_note(apart: dict[str, str]) -> str:
+    """The 'not ranked' line of the pairs no network joins: how many, the first three, and the first's fix (or that
+    its chips are paired already on systems searched too: network_gap)."""
+    pairs = sorted(apart)
+    head, _, fix = apart[pairs[0]].partition(": ")  # 'Fix: ...', or 'Nothing to fix: ...'
+    return (
+        f"{len(pairs)} prefill>decode {'pair' if len(pairs) == 1 else 'pairs'} ({', '.join(pairs[:3])}"
+        f"{', ...' if len(pairs) > 3 else ''}) {'was' if len(pairs) == 1 else 'were'} not paired: no provider rents "
+        f"both and they cannot both be bought, so no network carries their KV cache. {head} ({pairs[0]}): {fix}"
+    )
 
 
 def _sized_split(
