@@ -128,7 +128,10 @@ def run_job(
     )
     chips = max(setup.chips, 1e-9)
     window = steady_window(out, users, start=ramp, after_warmup=False) if steady else None
-    return summarise(out, chips=chips, targets=targets, basis=basis, latency_window=window, ramp_s=ramp), out
+    trace = job.load.kind == "trace"  # its arrivals are the load: its goodput and throughput count every request
+    return summarise(
+        out, chips=chips, targets=targets, basis=basis, latency_window=window, ramp_s=ramp, trace=trace
+    ), out
 
 
 def cached_tokens(

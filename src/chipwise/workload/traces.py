@@ -43,6 +43,11 @@ EPOCH_SECONDS = 1e9
 #: microseconds or milliseconds (each past 33,000 years in the next coarser unit), with the units in a second.
 EPOCH_SCALES: tuple[tuple[float, float], ...] = ((1e18, 1e9), (1e15, 1e6), (1e12, 1e3))
 JSON_SUFFIXES: tuple[str, ...] = (".jsonl", ".json", ".ndjson")
+#: the suffixes that name a trace file where a file may be something else (plan fleet's --workload, else a YAML
+#: mix): CSV (a .tsv too, its separator read from its header) and JSON. `predict` reads any file a scenario's
+#: `trace:` names, and plan fleet had taken .csv, .jsonl and .ndjson alone: a .json array read "needs a non-empty
+#: 'buckets' list", a .tsv "not valid YAML".
+TRACE_SUFFIXES: tuple[str, ...] = (".csv", ".tsv", *JSON_SUFFIXES)
 #: the longest a trace may span, first arrival to last: a year (a replayed production trace spans hours or days)
 MAX_SPAN_S = 366 * 24 * 3600.0
 
@@ -77,17 +82,20 @@ def _trace_text(path: str) -> str:
         raise ChipwiseError(f"cannot read trace '{path}': {exc.strerror}. Fix: check the path.") from None
 
 
-def _json_rows(text: str, path: str) -> tuple[list[Any], str]:
-    """The requests of a JSON trace: one object per line (JSONL), or one array of objects (a .json file), with
-    the word that numbers them."""
+def _json_rows(text: str, path: str) -> tuple[list[Any], list[int], str]:
+    """The requests of a JSON trace: one object per line (JSONL), or one array of objects (a .json file), with the
+    number an error names each by and the word for it: a JSONL request's line in the file, blank lines counted (its
+    place among the requests had been named its line: a record on line 4, below a blank line, read 'line 3')."""
     if text.lstrip().startswith("["):
         try:
-            return list(json.loads(text)), "item"
+            items = list(json.loads(text))
         except ValueError:
             raise ChipwiseError(
                 f"trace '{path}' is not a valid JSON array. Fix: give one array of objects, or one object per line."
             ) from None
+        return items, list(range(1, len(items) + 1)), "item"
     rows: list[Any] = []
+    lines: list[int] = []
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -95,7 +103,8 @@ def _json_rows(text: str, path: str) -> tuple[list[Any], str]:
             rows.append(json.loads(line))
         except ValueError:
             raise ChipwiseError(f"trace '{path}' line {i} is not JSON. Fix: one JSON object per line.") from None
-    return rows, "line"
+        lines.append(i)
+    return rows, lines, "line"
 
 
 def _cell(raw: Any) -> str:
@@ -162,16 +171,30 @@ def _extra_cells(rows: list[dict[Any, Any]], path: str, header: int) -> None:
             )
 
 
-def _in_time_order(arrival: list[float], col: str, path: str, word: str) -> None:
-    """One line naming the first request that arrives before the one above it: rows out of time order are most
-    likely a mis-joined file (until 2026-12 they were sorted without a word)."""
+def _in_time_order(arrival: list[float], col: str, path: str, word: str, numbers: list[int]) -> None:
+    """One line naming the first request that arrives before the one above it (by `numbers`, each request's
+    `word` number): rows out of time order are most likely a mis-joined file (until 2026-12 they were sorted
+    without a word)."""
     times = np.asarray(arrival, dtype=np.float64)
     back = np.flatnonzero(times[1:] < times[:-1])
     if back.size:
-        i = int(back[0]) + 2  # the later row, counted from 1
+        k = int(back[0]) + 1  # the later request's index
         raise ChipwiseError(
-            f"trace '{path}' {word} {i} arrives at {col} {times[i - 1]:g}, before {word} {i - 1} ({times[i - 2]:g}): "
-            "its rows are not in time order. Fix: sort the trace by its arrival time."
+            f"trace '{path}' {word} {numbers[k]} arrives at {col} {times[k]:g}, before {word} {numbers[k - 1]} "
+            f"({times[k - 1]:g}): its rows are not in time order. Fix: sort the trace by its arrival time."
+        )
+
+
+def _repeated_names(fields: list[str], path: str) -> None:
+    """One line for a CSV header that names a column twice: csv.DictReader keeps the last of them, and input_tokens
+    100 then input_tokens 8,000 had read a mean prompt of 8,000 tokens without a word (a second name only alike,
+    Input_Tokens, is refused as a second input column: _column). Blank names (trailing separators) are let be."""
+    named = [f for f in fields if f.strip()]
+    repeated = list(dict.fromkeys(f for f in named if named.count(f) > 1))
+    if repeated:
+        raise ChipwiseError(
+            f"trace '{path}' header names {', '.join(repeated)} more than once: only the last column of that name "
+            "would be read. Fix: keep one column of each name (drop or rename the others)."
         )
 
 
@@ -180,24 +203,26 @@ def read_trace(path: str) -> Trace:
     rows out of time order are a one-line error."""
     text = _trace_text(path)
     if Path(path).suffix.lower() in JSON_SUFFIXES:
-        rows, word = _json_rows(text, path)
-        bad = next((i for i, row in enumerate(rows, start=1) if not isinstance(row, dict)), None)
+        rows, numbers, word = _json_rows(text, path)
+        bad = next((i for i, row in zip(numbers, rows, strict=True) if not isinstance(row, dict)), None)
         if bad is not None:
             raise ChipwiseError(f"trace '{path}' {word} {bad} is not a JSON object. Fix: one object per request.")
     else:
         lines = text.splitlines()
         reader = csv.DictReader(lines, delimiter=_delimiter(lines[0] if lines else ""))
+        _repeated_names(list(reader.fieldnames or []), path)
         rows, word = list(reader), "data row"
+        numbers = list(range(1, len(rows) + 1))
         _extra_cells(rows, path, len(reader.fieldnames or []))
     if not rows:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
     header = list(dict.fromkeys(key for row in rows for key in row))  # a JSON trace's rows may each name their own
     cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
     values: dict[str, list[float]] = {role: [] for role in cols}
-    for i, row in enumerate(rows, start=1):
+    for i, row in zip(numbers, rows, strict=True):
         for role, col in cols.items():
             values[role].append(_trace_value(row.get(col), role, col, f"trace '{path}' {word} {i}"))
-    _in_time_order(values["arrival"], cols["arrival"], path, word)
+    _in_time_order(values["arrival"], cols["arrival"], path, word, numbers)
     arrival = np.asarray(values["arrival"], dtype=np.float64)
     first = float(arrival[0])
     arrival = (arrival - first) / _units_per_second(cols["arrival"], first, cols["input"])  # from the first arrival
