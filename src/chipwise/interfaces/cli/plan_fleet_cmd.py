@@ -54,7 +54,11 @@ HardwareOpt = Annotated[
 def fleet(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
     workload: Annotated[
-        str, typer.Option("--workload", help="A YAML bucket mix (see examples/chat-mix.yaml) or a CSV/JSONL trace.")
+        str,
+        typer.Option(
+            "--workload",
+            help="A YAML bucket mix (see examples/chat-mix.yaml) or a trace (.csv, .tsv, .jsonl, .ndjson, .json).",
+        ),
     ],
     slo: SloTargets,
     hardware: HardwareOpt = "all",
