@@ -113,3 +113,15 @@ def test_the_mixs_data_parallelism_reduces_and_updates_the_routed_experts(catalo
     optimizer = float(res.optimizer[0])
     assert optimizer == pytest.approx(expected_a if res.dp_on_a[0] else expected_b, rel=1e-9)
     assert optimizer > 2e-3  # the dense parameters alone had given some 0.2 ms
+
+
+def test_a_part_priced_by_the_user_keeps_its_quotes_region_in_the_site_line() -> None:
+    """A part whose price --set gave keeps the region of the catalog quote it replaces (PriceQuote.site): its own
+    region is '', and the site line had named the other part's quote alone (us-east-1) where trn2's is us-east-2."""
+    from chipwise.api import plan_hetero
+
+    base = plan_hetero("llama-3.1-8b", {"h100-sxm": 8, "trn2": 16}, tokens=1e10)["mixed"]
+    user = plan_hetero("llama-3.1-8b", {"h100-sxm": 8, "trn2": 16}, tokens=1e10, sets=["trn2.price.on-demand=2.235"])
+    assert "(us-east-1, us-east-2)" in base["site_note"]
+    assert user["mixed"]["site_note"] == base["site_note"]
+    assert user["mixed"]["co2e_kg"] == base["co2e_kg"]

@@ -423,7 +423,8 @@ def _mix_site(
     quote. The parts had been sited as each alone: Llama 3.1 70B on 36 trn4 + 36 gb300 in trn4-gb300-fusion-rack
     (10B tokens) had read 767.24 kg CO2e, the trn4 half at us-east-2's 411 g/kWh and the gb300 half at us-east-1's
     379 g (397.8 g over the 1,928.6 kWh); it now reads 730.94 kg, all at us-east-1."""
-    regions = list(dict.fromkeys(e.quote.region for e in priced.values() if e.quote and e.quote.region))
+    # a price the user set keeps the region of the catalog quote it replaces (PriceQuote.site): its own is ''
+    regions = list(dict.fromkeys(r for e in priced.values() if e.quote and (r := e.quote.site[1])))
     if rack is not None:
         site, note = rack_site(catalog, rack, "on-demand", None, regions, what="part")
         return {chip: e._replace(site=site) for chip, e in priced.items()}, site, note
