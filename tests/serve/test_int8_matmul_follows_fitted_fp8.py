@@ -44,3 +44,18 @@ def test_a_w8a8_prompt_prices_as_the_fp8_one_on_an_h100(catalog: Catalog, hw: Ha
         steps = setup_replica(catalog, llama, hw.system("h100-sxm"), "vllm", plan, 1024.0, 256.0).steps
         times[p] = steps.time(1024, 1, 0.0, 1024 * 1025 / 2)
     assert times["int8"] == pytest.approx(times["fp8"], rel=1e-12)
+
+
+def test_a_refit_writes_int8_as_its_fitted_fp8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/calibrate.py writes int8 beside a fitted fp8 where no int8 run is fitted (the next refit had put
+    back the fp8 prior, Hopper's 0.7), and leaves a fitted int8 (the TPUs') its own; bf16 still gives fp16/tf32."""
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "scripts"))
+    import calibrate
+
+    fp8 = {"value": 0.8129, "unit": "1", "status": "estimate", "derivation": "fitted by scripts/calibrate.py"}
+    twins = calibrate.matmul_twins("fp8", fp8, ["matmul.fp8", "memory"], "hopper")
+    assert twins["int8"]["value"] == 0.8129 and twins["int8"]["derivation"].startswith("as fp8, its fitted value")
+    assert calibrate.matmul_twins("fp8", fp8, ["matmul.fp8", "matmul.int8"], "tpu-v5p") == {}
+    assert set(calibrate.matmul_twins("bf16", fp8, ["matmul.bf16"], "hopper")) == {"fp16", "tf32"}
