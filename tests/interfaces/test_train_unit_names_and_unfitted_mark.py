@@ -44,6 +44,16 @@ def test_a_smaller_unit_is_named_by_its_own_instance(
 def test_a_unit_name_the_result_gives_is_used() -> None:
     row = {"system": "inf2.48xlarge", "billed_units": [{"count": 2, "chips": 6, "kind": "instance", "name": "x.6"}]}
     assert _units_text(row) == "two 6-chip x.6 units"
+    unnamed = {"system": "trn3-ultraserver", "billed_units": [{"count": 3, "chips": 16, "kind": "x", "name": None}]}
+    assert _units_text(unnamed) == "three 16-chip units"
+
+
+def test_the_json_names_each_unit_it_bills() -> None:
+    """The billed units carry the instance that holds them (System.unit_name), for the JSON and the web page."""
+    from chipwise.api import plan_train
+
+    row = plan_train("llama-3.1-70b", chips=4096, hardware="inf2", tokens=15e12)["results"][0]
+    assert [(u["chips"], u["name"]) for u in row["billed_units"]] == [(12, "inf2.48xlarge"), (6, "inf2.24xlarge")]
 
 
 def test_an_unfitted_family_is_marked_in_predict(

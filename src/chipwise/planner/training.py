@@ -387,7 +387,10 @@ def attach_economics(
         "billed_chips": billed,
         # the units billed, by size, that the views name ('one 128-chip slice' where 'whole tpu-v5e-256 units' had
         # stood for a 128-chip slice of a 256-chip system)
-        "billed_units": [{"count": n, "chips": c, "kind": system.kind} for n, c in _rented(system, chips, pricing)],
+        "billed_units": [
+            {"count": n, "chips": c, "kind": system.kind, "name": system.unit_name(c)}
+            for n, c in _rented(system, chips, pricing)
+        ],
         # the spares the expected figures pay for past the billed chips (a share of a pool, fractions included:
         # _expected_fleet), and the spares the job wants, which billed or left-out chips stand in for first
         "spare_chips": _expected_fleet(billed, chips, rel) - max(billed, chips),

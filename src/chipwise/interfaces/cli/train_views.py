@@ -13,7 +13,6 @@ from rich.text import Text
 
 from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.economics.pricing import catalog_estimate
-from chipwise.errors import ChipwiseError
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
     TRACK_COLUMNS,
@@ -333,20 +332,12 @@ def _units_text(r: dict[str, Any]) -> str:
 
 
 def _unit_name(system: str, unit: dict[str, Any]) -> str:
-    """The instance a billed unit is, then a space: the unit's `name` where the result gives one, else the one the
-    built-in catalog gives its size (System.unit_name), '' where it names none; a system of the user's own catalog
-    names its units as before. Inf2's 6-chip unit had read 'one 6-chip inf2.48xlarge unit', the 12-chip instance's
-    name; it reads 'one 6-chip inf2.24xlarge unit'."""
-    if unit.get("name"):
-        return f"{unit['name']} "
-    from chipwise.catalog import load_catalog  # the built-in catalog, loaded once, only where a bill names units
-    from chipwise.hardware import hardware
-
-    try:
-        named = hardware(load_catalog()).system(system).unit_name(int(unit["chips"]))
-    except ChipwiseError:
+    """The instance a billed unit is, then a space: the unit's `name` (System.unit_name), '' where the catalog names
+    none; a result stored before units carried names names the system's. Inf2's 6-chip unit had read 'one 6-chip
+    inf2.48xlarge unit', the 12-chip instance's name; it reads 'one 6-chip inf2.24xlarge unit'."""
+    if "name" not in unit:
         return f"{system} "
-    return f"{named} " if named else ""
+    return f"{unit['name']} " if unit["name"] else ""
 
 
 def _paid_idle(r: dict[str, Any], used: int) -> str:
