@@ -20,7 +20,7 @@ from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
 from chipwise.planner.training import make_job
 from chipwise.train.data_parallel import dp_time
-from chipwise.train.plans import MIN_RANK_USE, batch_bound, check_partial_plan, check_plan, enumerate_plans, from_dicts
+from chipwise.train.plans import MIN_RANK_USE, check_partial_plan, check_plan, dp_bound, enumerate_plans, from_dicts
 from chipwise.train.search import memory_fix, search_plans
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload import load_model
@@ -191,7 +191,7 @@ def test_enumeration_respects_divisibility(catalog: Catalog) -> None:
     plans = enumerate_plans(spec, job, 64, 8)
     assert len(plans) > 100
     used = plans.tp * plans.pp * plans.dp * plans.cp
-    bound = batch_bound(plans.dp, plans.mb, plans.pp, plans.vpp, 256)
+    bound = dp_bound(plans.dp, plans.pp, plans.vpp, 256, 64 // (plans.tp * plans.pp * plans.cp))
     assert np.all((used <= 64) & ((used >= MIN_RANK_USE * 64) | bound)) and np.any(used == 64)
     assert np.all(8 % plans.ep == 0)
     assert np.all(256 % (plans.dp * plans.mb) == 0)
@@ -424,13 +424,14 @@ def test_a_dense_model_launches_no_expert_collective(catalog: Catalog, hw: Hardw
 
 def test_zero3_with_experts_is_not_priced_below_zero1(catalog: Catalog, hw: Hardware) -> None:
     """The review's plan (seq 2048, 2,048 sequences, m = 16): 16 x 3 x 0.281 s of gathers and scatters against
-    16 x 0.555 s of compute exposes about 4.64 s, a 13.7 s step; it had read 0.0024 s and 9.02 s, below ZeRO-1's
-    0.102 s of DP traffic."""
+    16 x 0.444 s of compute exposes about 6.24 s, a 13.7 s step; it had read 0.0024 s and 9.02 s, below ZeRO-1's
+    0.102 s of DP traffic. (With the router priced as a training GEMM of 8 columns, 0.1 s a micro-batch more
+    compute had hidden 1.6 s more: 4.64 s exposed, the same step.)"""
     plans = [{**MIXTRAL, "zero": z} for z in (3, 1)]
     r, _ = _step(catalog, hw, "mixtral-8x7b", 128, 2048, 2048, plans)
     z3, z1 = (float(v) for v in r.breakdown["dp_comm"])
     assert z3 >= z1
-    assert z3 == pytest.approx(4.64, rel=0.03)
+    assert z3 == pytest.approx(6.24, rel=0.03)
     assert float(r.step_time[0]) == pytest.approx(13.7, rel=0.02)
 
 

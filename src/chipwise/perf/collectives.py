@@ -178,18 +178,49 @@ def _link_fraction(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -
     dims = np.asarray(topo.up_dims, dtype=np.int64)
     if topo.up_kind != "torus" or dims.size <= 1:
         return np.ones(np.shape(n_in))
-    cores = topo.cores
-    chips = _member_chips(n_in, stride, cores)
+    low, high = _spanned_dims(n_in, topo, stride)
+    cum = np.concatenate(([0.0], np.cumsum(_dim_shares(topo))))
+    spanned = cum[high + 1] - cum[low]
+    return np.asarray(spanned * np.ones(np.shape(n_in)), dtype=np.float64)
+
+
+def _dim_shares(topo: Topology) -> Array:
+    """Each torus dimension's share of the chip's links: its own bandwidth where the catalog gives one, else an even
+    split."""
+    dims = len(topo.up_dims)
+    share = np.asarray(topo.up_dim_bandwidth, dtype=np.float64) if topo.up_dim_bandwidth else np.ones(dims)
+    return np.asarray(share / share.sum(), dtype=np.float64)
+
+
+def _spanned_dims(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> tuple[IntArray, IntArray]:
+    """(lowest, highest) torus dimension whose links a group of `n_in` members `stride` ranks apart drives, laid out
+    dimension 0 fastest (_torus_extents)."""
+    dims = np.asarray(topo.up_dims, dtype=np.int64)
+    chips = _member_chips(n_in, stride, topo.cores)
     top = np.minimum(np.searchsorted(np.cumprod(dims), chips, side="left"), dims.size - 1)
     # members a whole number of lower-dimension blocks apart use none of those dimensions' links: data parallelism
     # across the four instances of a Trn2 UltraServer (stride 16 chips) rides the inter-instance ring alone
-    block = cores * np.cumprod(dims)[:-1]  # ranks in one block of dimensions 0..k, k < D - 1
+    block = topo.cores * np.cumprod(dims)[:-1]  # ranks in one block of dimensions 0..k, k < D - 1
     low = np.sum(np.remainder(np.asarray(stride, dtype=np.int64)[..., None], block) == 0, axis=-1)
-    # each dimension's share of the chip's links: its own bandwidth where the catalog gives one, else an even split
-    share = np.asarray(topo.up_dim_bandwidth, dtype=np.float64) if topo.up_dim_bandwidth else np.ones(dims.size)
-    cum = np.concatenate(([0.0], np.cumsum(share / share.sum())))
-    spanned = cum[np.maximum(top, low) + 1] - cum[low]
-    return np.asarray(spanned * np.ones(np.shape(n_in)), dtype=np.float64)
+    return np.asarray(low, dtype=np.int64), np.asarray(np.maximum(top, low), dtype=np.int64)
+
+
+def _send_fraction(stride: IntArray, topo: Topology) -> Array:
+    """Share of a rank's scale-up bandwidth a send to the rank `stride` away drives. On a torus one link: a dimension
+    joins a chip to two neighbours, one each way, and a ring collective drives both, a send one; across several
+    dimensions it crosses one link of each, paced by the slowest, min over the spanned d of share_d / 2. A v5p
+    stage hand-off had taken its dimension's two links, 184 GB/s, where one ICI link reaches 92 (fabrics.yaml
+    tpu-ici-v5p: 100 GB/s a link a direction, 92 measured). Elsewhere a pair's _link_fraction: a full mesh's one
+    link to that chip, a switched fabric's all. Flows that share links past one hop (every rank sending `stride`
+    chips along a ring) are not charged: the dimension-0-first layout (_torus_extents) that would count the hops is
+    an estimate, where a framework's device mesh puts neighbouring stages on neighbouring chips."""
+    pair = np.full(np.shape(stride), 2)
+    if topo.up_kind != "torus":
+        return _link_fraction(pair, topo, stride)
+    low, high = _spanned_dims(pair, topo, stride)
+    dim = np.arange(len(topo.up_dims))
+    spanned = (dim >= low[..., None]) & (dim <= high[..., None])
+    return np.asarray(np.min(np.where(spanned, _dim_shares(topo) / 2.0, np.inf), axis=-1), dtype=np.float64)
 
 
 def _torus_extents(n_in: IntArray, stride: IntArray, topo: Topology) -> Array:
@@ -244,13 +275,15 @@ def _in_domain_steps_and_hops(n_in: IntArray, stride: IntArray, topo: Topology, 
     return np.asarray(steps, dtype=np.float64), np.asarray(hops, dtype=np.float64)
 
 
-def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1) -> Array:
+def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1, send: bool = False) -> Array:
     """Achievable scale-up bandwidth of one rank in a group of `n_in` members `stride` apart (bytes/s, per
     direction): B_in = up_bandwidth x up_efficiency x _link_fraction. The efficiency is the fabric's measured
     busbw fraction (docs/research/efficiency-evidence.md s.4a). A group whose members all sit on one chip (TP4 on
     a Trainium2, 4 cores a chip) talks through the chip's own memory at topo.on_chip_bandwidth instead: it had
-    been priced at one NeuronLink dimension's share, as a TP8 group across two chips is."""
-    links = topo.up_bandwidth * topo.up_efficiency * _link_fraction(n_in, topo, stride)
+    been priced at one NeuronLink dimension's share, as a TP8 group across two chips is. `send`: a pair's one-way send
+    (_send_fraction), not a collective's."""
+    fraction = _send_fraction(_as_int(stride), topo) if send else _link_fraction(n_in, topo, stride)
+    links = topo.up_bandwidth * topo.up_efficiency * fraction
     if topo.on_chip_bandwidth <= 0.0:
         return links
     # every group of the block on one chip: the block tiles the chip's cores (TP3 on a 4-core Trainium has groups at
@@ -416,10 +449,10 @@ def pipeline_send(nbytes: Array | float, stride: IntArray | int, topo: Topology,
 def _send_times(nbytes: Array | float, stride: IntArray, topo: Topology) -> tuple[Array, Array]:
     """(on the scale-up fabric, over the network) of a send of `nbytes` to the rank `stride` ranks away."""
     s = np.asarray(nbytes, dtype=np.float64)
-    # the links a two-member group at that stride drives: on a full mesh the one link to that chip, on a torus the
-    # dimensions between the two (a Trn2 UltraServer's inter-instance ring), on a switched fabric all of them
+    # the links a send at that stride drives (_send_fraction): on a full mesh the one link to that chip, on a torus
+    # one link of the dimensions between the two (a Trn2 UltraServer's inter-instance ring), on a switched fabric all
     pair = np.full(np.shape(stride), 2)
-    t_up = s / _bw_in(pair, topo, stride) + topo.up_latency
+    t_up = s / _bw_in(pair, topo, stride, send=True) + topo.up_latency
     # and the Clos tiers a two-member group at that stride crosses (_bw_out): a pipeline hand-off between pods of a 7:1
     # fabric had run at the NIC's full rate, 7 times faster than the all-gather between the same two ranks
     t_out = s / _bw_out(pair, stride, topo) + topo.out_latency

@@ -41,6 +41,7 @@ from numpy.typing import NDArray
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
+from chipwise.perf.serving import ACTIVATION_BYTES, streamed_gemm_time
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.data_parallel import dp_time, expert_tp
 from chipwise.train.lora import local_adapter_params
@@ -165,7 +166,17 @@ class _Layer:
             etp = expert_tp(plans).astype(np.float64)
             per_expert = tokens * moe.top_k * plans.ep / moe.experts / np.where(etp > 1, 1.0, tp)
             local_experts = moe.experts / plans.ep
-            mlp = gemm_time(tokens, moe.experts, h, dev, "bf16")  # router
+            # the router, experts x h, on the tokens the rank routes (sequence parallelism shards them over tp, as
+            # Megatron routes them), priced as serving prices it (perf.serving.streamed_gemm_time): an output of a few
+            # columns is bound by reading the tokens, not by a training GEMM's 256-wide tiles, last wave and ramp
+            # (Mixtral 8x22B's 4,096 tokens on an MI300X had read 5,782 us a router forward, padding x32, wave x19,
+            # ramp x17; they now read 19.1 us, and the 512 a TP8 rank routes 5.9 us)
+            mlp = streamed_gemm_time(tokens / seq_shard, moe.experts, h, dev, "bf16", ACTIVATION_BYTES)
+            # the local experts priced GEMM by GEMM, each with its own last wave and launch, as the catalog's
+            # moe_gemm fractions were fitted (scripts/calibrate.py): frameworks run them as one grouped GEMM
+            # (Megatron's GroupedGEMM, MaxText's megablox), but pricing them so without a refit raised the training
+            # table's error from 9.83% to 10.63% (B200 17.4% to 32.3%, Qwen3-30B-A3B's rows 19% to 42% fast): the
+            # per-GEMM waves stand in for what the fit saw, the experts' uneven token counts among it
             experts = gemm_time(per_expert, mult * moe.expert_ffn / etp, h, dev, prec, count=local_experts)
             experts = experts + gemm_time(per_expert, h, moe.expert_ffn / etp, dev, prec, count=local_experts)
             mlp = mlp + experts / dev.eff.moe_gemm
