@@ -412,3 +412,14 @@ def test_not_a_result_and_an_unknown_percentile_are_one_line(tmp_path: Path) -> 
 def test_a_result_without_a_kind_is_drawn_as_before(tmp_path: Path) -> None:
     bare = {k: v for k, v in _train_prediction(projected=False).items() if k != "kind"}
     assert "matmul compute" in plots.breakdown_training(bare, tmp_path / "b.svg").read_text()
+
+
+def test_unfitted_efficiencies_are_marked_as_the_table_marks_them() -> None:
+    """A family on unfitted prior efficiencies reads '†' in the table with its footnote; the plot had neither."""
+    report = _ranking(15e12)
+    report["results"][1] = {**report["results"][1], "hardware": "gaudi3", "efficiency_unfitted": True}
+    (drawn,) = _charts(plots.pareto_training, report, "p.png")
+    labels = [label for s in drawn.panels[0].series for label in s.labels]
+    assert sorted(labels) == ["gaudi3 †", "mi455x ‡"]
+    assert any(line.startswith("† no published training run of these chips' families") and "(gaudi3;" in line
+               for line in drawn.footnote.splitlines())  # fmt: skip

@@ -285,6 +285,32 @@ RENTED_NOTE = (
 )
 
 
+def carried_efficiency_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The footnote to the ‡ mark (the ranking table's and its plot's alike): chips no training run of whose family
+    is in the fit run at a predecessor's fitted fractions of peak; '' where no row has it."""
+    carried = {str(r.get("hardware")): r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
+    if not carried:
+        return ""
+    which = "; ".join(f"{chip} from {family}" for chip, family in carried.items())
+    return (
+        "‡ no training run of these chips' families is in the fit: their efficiencies are a predecessor's "
+        f"({which}; 'chipwise catalog show ID --sources')"
+    )
+
+
+def unfitted_efficiency_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The footnote to the † mark: chips whose families' training efficiencies are unfitted priors
+    (train.explain.unfitted_reason); '' where no row has it."""
+    chips = list(dict.fromkeys(str(r.get("hardware")) for r in rows if r.get("efficiency_unfitted")))
+    if not chips:
+        return ""
+    return (
+        "† no published training run of these chips' families (nor of one they take figures from) is in the fit: "
+        "they run on the catalog's prior efficiencies, and where those charge no framework overhead their times lean "
+        f"optimistic ({', '.join(chips)}; --json efficiency_unfitted_reason, 'chipwise catalog show ID --sources')"
+    )
+
+
 def estimate_note(chips: Sequence[str], key: str, pricing: str = "") -> str:
     """The footnote to the § mark: these chips' price is an estimate (`key` of --json says how) standing in for a
     published price of their system's provider in the mode (`pricing`, '' for any rental mode): a catalog estimate

@@ -13,7 +13,7 @@ and writes the file named by `path`: .png or .svg (matplotlib) or .html (plotly,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ PER_TOKENS = 1e12  # without a token count, a ranking is drawn per trillion toke
 PROJECTED_NOTE = "Projected (open diamonds): announced, not shipping; figures projected or estimated."
 ESTIMATE_MARK = " §"  # a price that is a catalog estimate, marked as the ranking table marks it
 CARRIED_MARK = " ‡"  # efficiencies carried from a predecessor's family, marked as the ranking table marks them
+UNFITTED_MARK = " †"  # a family's unfitted prior efficiencies, marked as the ranking table marks them
 
 
 def projected_bars_note(result: Mapping[str, Any]) -> str:
@@ -171,6 +172,7 @@ def training_points(report: Mapping[str, Any]) -> tuple[list[TrainPoint], list[s
         )
         # ‡ as the table marks it (train_views._hardware): 'mi455x ‡' in the table had been 'mi455x §' here
         carried = CARRIED_MARK if r.get("efficiency_carried_from") else ""
+        carried += UNFITTED_MARK if r.get("efficiency_unfitted") else ""
         label = name + (" (projected)" if projected else "") + carried + (ESTIMATE_MARK if estimated else "")
         points.append(TrainPoint(i, label, seconds / SECONDS_PER_DAY, usd / 1e6, projected, hover, estimated))
     return points, missing
@@ -248,27 +250,16 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
         notes.append(
             f"{fmt.estimate_note(estimated, 'price_source', report.get('pricing', ''))}; drawn as open circles."
         )
-    carried = _carried_note(report["results"][p.index] for p in points)
-    if carried:
-        notes.append(carried)
+    drawn = [report["results"][p.index] for p in points]
+    notes.extend(
+        f"{note}." for note in (fmt.carried_efficiency_note(drawn), fmt.unfitted_efficiency_note(drawn)) if note
+    )
     if missing:
         notes.append(f"Not plotted (no price or no finite figure): {', '.join(missing)}.")
     skipped = [str(s.get("hardware")) for s in report.get("skipped", [])]
     if skipped:
         notes.append(f"Not ranked (no plan fits): {', '.join(skipped)}.")
     return write_chart(Chart(_workload_title(report) + ": cost vs time to train", [panel], "\n".join(notes)), path)
-
-
-def _carried_note(rows: Iterable[Mapping[str, Any]]) -> str:
-    """The ranking table's footnote to its ‡ mark (train_views._carried_efficiency_note), '' where no row has it."""
-    carried = {str(r.get("hardware")): r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
-    if not carried:
-        return ""
-    which = "; ".join(f"{chip} from {family}" for chip, family in carried.items())
-    return (
-        "‡ no training run of these chips' families is in the fit: their efficiencies are a predecessor's "
-        f"({which}; 'chipwise catalog show ID --sources')."
-    )
 
 
 #: the units of a training ranking's axes, largest first, as (size in seconds or dollars, name)

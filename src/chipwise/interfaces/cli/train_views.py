@@ -229,27 +229,16 @@ def _commitment_notes(rows: list[dict[str, Any]]) -> None:
 
 def _carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
     """Chips no training run of whose family is in the fit: they run at a predecessor's fitted fractions of peak."""
-    carried = {r["hardware"]: r["efficiency_carried_from"] for r in rows if r.get("efficiency_carried_from")}
-    if carried:
-        which = "; ".join(f"{chip} from {family}" for chip, family in carried.items())
-        _say(
-            f"[dim]‡ no training run of these chips' families is in the fit: their efficiencies are a predecessor's "
-            f"({which}; 'chipwise catalog show ID --sources')[/]"
-        )
+    if note := fmt.carried_efficiency_note(rows):
+        _say(f"[dim]{escape(note)}[/]")
 
 
 def _unfitted_efficiency_note(rows: list[dict[str, Any]]) -> None:
     """Chips whose families' training efficiencies are unfitted priors (train.explain.unfitted_reason): no published
     run of theirs, nor of a family they take theirs from, is in the fit, and a prior's zero framework overheads lean
     fast (Gaudi 2's one published run, MLPerf's GPT-3 175B on 1,024, took 66.24 min where chipwise prices 46.3)."""
-    chips = list(dict.fromkeys(str(r["hardware"]) for r in rows if r.get("efficiency_unfitted")))
-    if chips:
-        _say(
-            "[yellow]† no published training run of these chips' families (nor of one they take figures from) is "
-            "in the fit: they run on the catalog's prior efficiencies, and where those charge no framework overhead "
-            f"their times lean optimistic ({', '.join(chips)}; --json efficiency_unfitted_reason, 'chipwise catalog "
-            "show ID --sources')[/]"
-        )
+    if note := fmt.unfitted_efficiency_note(rows):
+        _say(f"[yellow]{escape(note)}[/]")
 
 
 def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
