@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from chipwise.interfaces.cli.common import console
-from chipwise.interfaces.cli.sensitivity_cmd import _elastic, print_sensitivity
+from chipwise.interfaces.cli.sensitivity_cmd import print_sensitivity
+from chipwise.interfaces.format import elasticity
 
 LABELS = {k: {"label": k, "unit": "s"} for k in ("step_time", "energy")}
 
@@ -62,4 +63,4 @@ def test_a_move_under_the_resolution_reads_0_in_the_table(
 
 
 def test_an_elasticity_that_rounds_to_nothing_is_unsigned() -> None:
-    assert [_elastic(v) for v in (-0.0, -0.0004, 0.0049, -0.86)] == ["0", "0", "+0.005", "-0.86"]
+    assert [elasticity(v) for v in (-0.0, -0.0004, 0.0049, -0.86)] == ["0", "0", "+0.005", "-0.86"]

@@ -285,6 +285,14 @@ RENTED_NOTE = (
 )
 
 
+def elasticity(v: float) -> str:
+    """An elasticity to two decimals, three under 0.01; one that rounds to nothing unsigned (never '-0.000'): the
+    sensitivity table's and its plot's."""
+    if abs(v) < 0.0005:
+        return "0"
+    return f"{v:+.2f}" if abs(v) >= 0.01 else f"{v:+.3f}"
+
+
 def carried_efficiency_note(rows: Sequence[Mapping[str, Any]]) -> str:
     """The footnote to the ‡ mark (the ranking table's and its plot's alike): chips no training run of whose family
     is in the fit run at a predecessor's fitted fractions of peak; '' where no row has it."""

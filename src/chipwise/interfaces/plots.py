@@ -752,8 +752,6 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
     if not rows:
         raise NothingToDrawError(f"no figure moves {label}: nothing to plot. Fix: rank by another metric (--metric).")
 
-    from chipwise.interfaces.cli.sensitivity_cmd import _elastic  # the table's (the CLI's modules load typer, rich)
-
     def text(row: Mapping[str, Any]) -> str:
         plus = row["change"].get("plus", {}).get(ranked)
         # a side the model caps moves nothing, as the table says ('capped'): "+0.0%" beside an elasticity of -0.55
@@ -762,7 +760,7 @@ def sensitivity_chart(result: Mapping[str, Any], path: str | Path, top: int = 12
         # written as the table writes them: an elasticity of 0.002 had read "+0.00; +10%: +0.0%" where the table
         # reads +0.002 and +0.02%; it now reads "+0.002; +10%: +0.02%"
         moved = f"; +{step:.0%}: capped" if capped else (f"; +{step:.0%}: {plus:+.2%}" if plus is not None else "")
-        return f"{_elastic(row['elasticity'][ranked])}{moved}"
+        return f"{fmt.elasticity(row['elasticity'][ranked])}{moved}"
 
     hw = str(result.get("hardware", "?")) + (" (projected)" if result.get("projected") else "")
     panel = Panel(

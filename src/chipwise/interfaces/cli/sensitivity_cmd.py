@@ -114,13 +114,13 @@ def sensitivity_cmd(
 
 
 def _elasticity_cell(row: dict[str, Any], ranked: str) -> str:
-    """The ranked metric's elasticity as the 'also moves' text writes it (_elastic: kernel_overhead had read +0.01
+    """The ranked metric's elasticity as the 'also moves' text writes it (fmt.elasticity: kernel_overhead had read +0.01
     here and (+0.005) there), '~0' where both moves are under the run's resolution (None in --json), '-' where
     neither side was priced."""
     if ranked in row.get("below_resolution", ()):
         return "~0"
     value = row["elasticity"].get(ranked)
-    return "-" if value is None else _elastic(value)
+    return "-" if value is None else fmt.elasticity(value)
 
 
 def _moved(row: dict[str, Any], side: str, ranked: str, resolution: float | None) -> str:
@@ -145,13 +145,6 @@ def _figure_value(row: dict[str, Any]) -> str:
     return shown if unit in ("", "1") else f"{shown} {unit}"
 
 
-def _elastic(v: float) -> str:
-    """An elasticity to two decimals, three under 0.01; one that rounds to nothing unsigned (never '-0.000')."""
-    if abs(v) < 0.0005:
-        return "0"
-    return f"{v:+.2f}" if abs(v) >= 0.01 else f"{v:+.3f}"
-
-
 def _also(row: dict[str, Any], ranked: str, labels: dict[str, dict[str, str]]) -> str:
     """The other metrics a figure moves, by their elasticity; those it moves as the ranked metric are named together
     ('all alike (-0.86)': left out, the FLOP/s that moves all five had read '-', as moving nothing)."""
@@ -159,11 +152,11 @@ def _also(row: dict[str, Any], ranked: str, labels: dict[str, dict[str, str]]) -
     mine = e.get(ranked)
     moving = {k: v for k, v in e.items() if k != ranked and v is not None and abs(v) >= MOVES_NOTHING}
     alike = [k for k, v in moving.items() if mine is not None and abs(v - mine) < 0.005]
-    parts = [f"{labels[k]['label']} {_elastic(v)}" for k, v in moving.items() if k not in alike]
+    parts = [f"{labels[k]['label']} {fmt.elasticity(v)}" for k, v in moving.items() if k not in alike]
     if alike:
         every = len(alike) == sum(1 for k in e if k != ranked)
         names = "all" if every else ", ".join(labels[k]["label"] for k in alike)
-        parts.insert(0, f"{names} alike ({_elastic(mine)})")
+        parts.insert(0, f"{names} alike ({fmt.elasticity(mine)})")
     return ", ".join(parts) or "-"
 
 
