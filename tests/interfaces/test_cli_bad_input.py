@@ -76,6 +76,18 @@ def test_an_unwritable_scenario_folder_is_refused_before_the_search(
     assert err == f"error: cannot write '{target}': folder '{tmp_path}' is not writable. Fix: choose another path."
 
 
+def test_a_scenario_file_that_cannot_be_created_is_refused_before_the_search(
+    capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/proc reads as a writable folder to os.access, as an immutable file's folder does: the scenario had failed
+    only after the search; the file itself is now tried, as --plot's is (chart.check_writable)."""
+    monkeypatch.setattr("chipwise.planner.serving_plan.plan_serving", _never)
+    err = run_error(capsys, [*SERVE, "--scenario", "/proc/chipwise-plan.yaml"])
+    assert err == (
+        "error: cannot create '/proc/chipwise-plan.yaml': No such file or directory. Fix: choose another path."
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "message"),
     [

@@ -132,7 +132,7 @@ class NothingToDrawError(ChipwiseError):
 def check_path(path: str | Path) -> Path:
     """The path to write, checked before any work: a known suffix, in a folder that exists and can be written to,
     and not itself a folder (each had failed only after the work, a search of minutes lost with its answer); and the
-    file itself writable (_check_writable)."""
+    file itself writable (check_writable)."""
     if not isinstance(path, str | os.PathLike):  # plot(result, 5) had been a TypeError from Path()
         raise ChipwiseError(
             f"cannot write a plot to {path!r}: a plot's path is a file name ({type(path).__name__} given). Fix: pass "
@@ -150,11 +150,11 @@ def check_path(path: str | Path) -> Path:
         raise ChipwiseError(f"cannot write '{p}': it is a folder. Fix: name a file, e.g. '{p / ('plot' + p.suffix)}'.")
     if not os.access(p.parent, os.W_OK):
         raise ChipwiseError(f"cannot write '{p}': folder '{p.parent}' is not writable. Fix: choose another path.")
-    _check_writable(p)
+    check_writable(p)
     return p
 
 
-def _check_writable(p: Path) -> None:
+def check_writable(p: Path) -> None:
     """Open the file as the figure will be written, leaving it as it was: an existing file for appending (nothing
     written, nothing cut), a new one created and removed. The folder's permission alone had passed an immutable or
     read-only file, and /proc or /sys, whose folders read as writable: 'predict --plot ro.svg' had failed with

@@ -19,6 +19,7 @@ from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
+from chipwise.interfaces.chart import check_writable
 from chipwise.interfaces.cli.common import (
     NO_OPTION_EXIT,
     WEIGHTS_HELP,
@@ -83,6 +84,7 @@ def _scenario_path(path: Path | None) -> Path | None:
         raise ChipwiseError(f"cannot write '{path}': it is a folder. Fix: name a file, e.g. '{path / 'plan.yaml'}'.")
     if not os.access(path.parent, os.W_OK):
         raise ChipwiseError(f"cannot write '{path}': folder '{path.parent}' is not writable. Fix: choose another path.")
+    check_writable(path)  # the file itself, as --plot's is (an immutable file had failed after the search)
     return path
 
 
