@@ -863,7 +863,7 @@ def test_page_marks_estimated_prices_and_neuroncore_ranks(server: ChipwiseServer
     assert f"trn2: a rank is a core (4 NeuronCores a chip): tp x pp x dp x cp = {ranks} ranks on 64 chips" in notes
     # a point's text: its label, then its hover title's first line ('trn2 § - trn2.48xlarge ...')
     marked = sorted(t.split(" - ")[0] for t in view["scatter"]["items"] if " § - " in t)
-    assert marked == ["gaudi3 §gaudi3 §", "trn2 §trn2 §"]
+    assert marked == ["gaudi3 † §gaudi3 † §", "trn2 † §trn2 † §"]  # † : unfitted families, as plan train marks
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
@@ -976,7 +976,9 @@ def test_plan_serve_keeps_the_rows_its_checks_point_to_under_top(server: Chipwis
 def test_page_says_capped_where_the_model_caps_a_figure(server: ChipwiseServer, tmp_path: Path) -> None:
     """Hopper's memory efficiency +10% leaves TPOT p50 still (the model caps it): the page had drawn '+0.00%', which
     reads as a figure that does not matter; the CLI says 'capped'."""
-    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "fp8",
+    # bf16: under fp8 TensorRT-LLM fuses its input quantises, and the decode launches that had held TPOT still past
+    # +10% of memory efficiency are fewer
+    scenario = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "precision": "bf16",
                 "input_tokens": 512, "output_tokens": 128, "arrival_rate": 5, "requests": 100}  # fmt: skip
     body = {"scenario": scenario, "metric": "tpot_p50", "figures": ["hbm_bandwidth", "efficiency"]}
     status, answer = _post(server, "/api/sensitivity", body)
