@@ -178,7 +178,7 @@ def estimate(
     # one prompt's chunk: the budget, or one attention-DP rank's share of a shared one (engine.prompt_chunk)
     chunk = (np.minimum(prompt_chunk(eng, max_tokens, cand.tp, cand.adp), inp) if eng.chunked_prefill else inp) * ones
     padded = _buckets(chunk, inp + out) if eng.static_batch else chunk
-    floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_eager_launch_s
+    floor = eager_launches(model, dev.chip, weight_precision, shapes, eng.engine) * eng.host_eager_launch_s
     # attention-DP context balancing holds prompts until every rank has one: they join iterations R at a time
     grouped = np.where((cand.adp > 0) & (cand.balance > 0) & (eng.adp_balance_timeout_iters > 0), cand.tp, 1)
     unit = inp * padded / chunk * grouped

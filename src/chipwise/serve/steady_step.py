@@ -153,7 +153,7 @@ def step_time(
         # past the largest batch the engine replays in a CUDA graph a decode step launches eagerly (eager_decode_floor),
         # at the decode step's own launch time: a prompt iteration's floor (prompts.floor) is 0 on an engine that
         # captures its prompts too (vLLM's piecewise graphs), whose larger decode batches launch all the same
-        floor = eager_launches(model, dev.chip, weight_precision, shapes) * eng.host_decode_launch_s
+        floor = eager_launches(model, dev.chip, weight_precision, shapes, eng.engine) * eng.host_decode_launch_s
         eager = sequences > decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
         launches = floor - a * sequences * _decode_context(eng, inp, out)
         plain = np.where(eager, np.maximum(plain, launches), plain)

@@ -255,7 +255,7 @@ def step_model(
             step_model(drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens), fixed=0.0
         )
     ranks = plan.tp if plan.attention_dp and plan.tp > 1 else 1
-    launches = float(eager_launches(model, dev.chip, plan.weight_precision, shapes))
+    launches = float(eager_launches(model, dev.chip, plan.weight_precision, shapes, eng.engine))
     attn = (
         (attention_projections(model, dev, plan.weight_precision, shapes, counts).tolist(),
          attention_projections(model, dev, plan.weight_precision, shapes, grid))
