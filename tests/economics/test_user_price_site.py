@@ -88,3 +88,20 @@ def test_serving_keeps_the_site_of_the_replaced_quote() -> None:
     r = predict_serving(load_catalog(sets=["trn2.price.on-demand=2.0"]), serve_scenario(text))
     assert (r["region"], r["pue"]) == ("us-east-2", pytest.approx(1.15))
     assert r["grid_kg_co2e_per_kwh"] == pytest.approx(0.411)
+
+
+def test_a_split_in_a_hybrid_rack_keeps_a_user_priced_pools_quote_region() -> None:
+    """A Trainium4 prefill pool beside a GB300 decode pool in the NVLink Fusion rack: its site line names each pool's
+    quote region; a --set trn4 price had dropped trn4's us-east-2 ('(us-east-1)' alone), as plan hetero no longer
+    does."""
+    from chipwise.api import predict
+
+    split = {
+        "kind": "serve", "model": "llama-3.1-8b", "hardware": "trn4-gb300-fusion-rack", "precision": "bf16",
+        "input_tokens": 1024, "output_tokens": 128, "arrival_rate": 2, "requests": 200,
+        "plan": {"disaggregated": True, "prefill": {"hardware": "trn4", "tp": 1, "replicas": 1},
+                 "decode": {"hardware": "gb300", "tp": 1, "replicas": 1}},
+    }  # fmt: skip
+    base = predict(split)["site_note"]
+    assert "each pool is priced at its own chip's quote (us-east-2, us-east-1)" in base
+    assert predict(split, sets=["trn4.price.on-demand=5"])["site_note"] == base

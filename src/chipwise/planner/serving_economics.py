@@ -374,7 +374,8 @@ def economics(
     site, site_note = None, None
     if rack is not None:
         quotes = [chip_hour_price(catalog, p.setup.system, pricing, region, provider)[2] for p in pools]
-        regions_priced = list(dict.fromkeys(q.region for q in quotes if q is not None and q.region))
+        # a price the user set keeps the region of the catalog quote it replaces (PriceQuote.site): its own is ''
+        regions_priced = list(dict.fromkeys(r for q in quotes if q is not None and (r := q.site[1])))
         site, site_note = rack_site(catalog, rack, pricing, region, regions_priced)
     # the deployment's network, not the pool's: a replica across systems, or a split's KV cache between them (the
     # fleet's size had decided: past one system, every replica drew the fabric, as a training fleet's data
