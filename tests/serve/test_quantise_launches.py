@@ -57,3 +57,17 @@ def test_weight_only_and_mla_models_are_counted_as_before(catalog: Catalog, hw: 
     deepseek = load_model(catalog, "deepseek-v3")
     b200 = hw.chip("b200")
     assert float(eager_launches(deepseek, b200, "fp8", Shapes.of(8), "trtllm")) == 3 * (19 + 7) + 58 * (19 + 17)
+
+
+def test_a_moe_models_qkv_quantise_is_not_folded_into_its_reduce(catalog: Catalog, hw: Hardware) -> None:
+    """Mixtral 8x22B (56 layers, hidden 6,144) in fp8 at TP8 on TensorRT-LLM: the attention kernel writes O's fp8
+    input, but the QKV input follows a MoE block's reduce, which no source folds: one quantise left in attention,
+    and the MoE block's two counted as before. 56 x (6 + 1 + 1) attention + the MoE block's; it had folded QKV's too,
+    one kernel a layer short."""
+    mixtral = load_model(catalog, "mixtral-8x22b")
+    c, tp8 = hw.chip("h100-sxm"), Shapes.of(8)
+    attn, _ = quantise_launches(mixtral, c, "fp8", tp8, "trtllm")
+    assert float(attn) == 1.0
+    assert float(eager_launches(mixtral, c, "fp8", tp8, "trtllm")) - float(eager_launches(mixtral, c, "bf16", tp8)) == (
+        56 * (1 + 2)
+    )
