@@ -71,3 +71,28 @@ def test_a_moe_models_qkv_quantise_is_not_folded_into_its_reduce(catalog: Catalo
     assert float(eager_launches(mixtral, c, "fp8", tp8, "trtllm")) - float(eager_launches(mixtral, c, "bf16", tp8)) == (
         56 * (1 + 2)
     )
+
+
+def test_the_search_and_the_simulator_count_the_launches_the_engine_makes(catalog: Catalog, hw: Hardware) -> None:
+    """Llama-3.1-70B at TP8 on 8 B200 under TensorRT-LLM: an fp8 prompt's eager launches are bf16's 960 (every
+    quantise fused), so its host-launch floor is bf16's, in the search's estimate (80 x 12 launches at the host's
+    launch time, 66.2 ms, and a little after) and in predict's simulated prompt alike; each had counted 1,280
+    (88.3 ms against 66.2 ms), an fp8 prompt priced slower than bf16's."""
+    from chipwise.api import predict
+    from chipwise.perf.device import topology_of
+    from chipwise.serve.candidates import enumerate_candidates
+    from chipwise.serve.engine import engine_profile
+    from chipwise.serve.estimate import estimate
+
+    llama, b200 = load_model(catalog, "llama-3.1-70b"), hw.system("b200")
+    eng = engine_profile(catalog, "trtllm", b200.chip.family)
+    cand = enumerate_candidates(llama, topology_of(b200), None, {"tp": 8, "pp": 1, "ep": 1, "max_batch": 1})
+    floor = 80 * 12 * eng.on_host(b200.host_overhead).host_eager_launch_s
+    est = estimate(llama, b200, eng, cand, "fp8", "fp8", 1024.0, 256.0, eng.max_tokens)
+    assert floor <= float(est.prefill_s[0]) < 1.1 * floor
+    launched = {}
+    for precision in ("bf16", "fp8"):
+        scenario = {"kind": "serve", "model": "llama-3.1-70b", "hardware": "b200", "chips": 8, "precision": precision,
+                    "input_tokens": 1024, "output_tokens": 16, "concurrency": 1, "requests": 4, "plan": {"tp": 8}}  # fmt: skip
+        launched[precision] = predict(scenario)["prefill_one_prompt"]["host_launches_s"]
+    assert launched["fp8"] == pytest.approx(launched["bf16"], rel=1e-9) == pytest.approx(floor, rel=1e-9)
