@@ -92,7 +92,8 @@ def test_the_search_and_the_simulator_count_the_launches_the_engine_makes(catalo
     assert floor <= float(est.prefill_s[0]) < 1.1 * floor
     launched = {}
     for precision in ("bf16", "fp8"):
-        scenario = {"kind": "serve", "model": "llama-3.1-70b", "hardware": "b200", "chips": 8, "precision": precision,
-                    "input_tokens": 1024, "output_tokens": 16, "concurrency": 1, "requests": 4, "plan": {"tp": 8}}  # fmt: skip
+        scenario = {"kind": "serve", "model": "llama-3.1-70b", "hardware": "b200", "chips": 8, "plan": {"tp": 8},
+                    "precision": precision, "input_tokens": 1024, "output_tokens": 16, "concurrency": 1,
+                    "requests": 4}  # fmt: skip
         launched[precision] = predict(scenario)["prefill_one_prompt"]["host_launches_s"]
     assert launched["fp8"] == pytest.approx(launched["bf16"], rel=1e-9) == pytest.approx(floor, rel=1e-9)
