@@ -84,3 +84,21 @@ def test_a_steady_trace_keeps_its_steady_window(catalog: Catalog, tmp_path: Path
     assert summary["output_tokens_per_s"] == pytest.approx(2560, rel=0.01)
     assert summary["output_tokens_per_s"] > 2000 * 256 / summary["makespan_s"]
     assert summary["goodput"]["fraction"] == 1.0
+
+
+def test_a_traces_goodput_counts_requests_outside_its_throughput_window() -> None:
+    """Where a trace's steady window wins its throughput, the requests that finished outside it (a fill before it,
+    a drain after it) still count in its goodput: its requests are the load. A steady run counts those the window
+    does. Four requests, finished at 1, 5, 6 and 12 s, one dropped that arrived at 0.5 s; window 4-10 s."""
+    from chipwise.serve.sim.metrics import _goodput_basis
+
+    served = np.array([True, True, True, True, False])
+    r = {
+        "finish": np.array([1.0, 5.0, 6.0, 12.0, np.nan]),
+        "arrival": np.array([0.0, 0.2, 3.0, 9.0, 0.5]),
+        "dropped": np.array([0.0, 0.0, 0.0, 0.0, 1.0]),
+    }
+    done, dropped = _goodput_basis(served, r, 4.0, 10.0, trace=True)
+    assert done.tolist() == [True, True, True, True, False] and dropped.tolist() == [False] * 4 + [True]
+    done, dropped = _goodput_basis(served, r, 4.0, 10.0)
+    assert done.tolist() == [False, True, True, False, False] and not dropped.any()
