@@ -162,18 +162,21 @@ def training_points(report: Mapping[str, Any]) -> tuple[list[TrainPoint], list[s
             continue
         projected = bool(r.get("projected"))
         estimated = estimated_price(r)
+        # ‡ as the table marks it (train_views._hardware): 'mi455x ‡' in the table had been 'mi455x §' here
+        carried = CARRIED_MARK if r.get("efficiency_carried_from") else ""
+        carried += UNFITTED_MARK if r.get("efficiency_unfitted") else ""
+        marks = (" (projected)" if projected else "") + carried + (ESTIMATE_MARK if estimated else "")
+        label = name + marks
         hover = "<br>".join(
             [
-                f"<b>{name}</b>" + (" (projected)" if projected else "") + f" - {r.get('system', '')}",
+                # the hover names the point as its label does (it had read '<b>trn2</b> - trn2.48xlarge' beside the
+                # label 'trn2 †'; it now reads '<b>trn2</b> † - trn2.48xlarge', as the page's tooltip does)
+                f"<b>{name}</b>{marks} - {r.get('system', '')}",
                 f"plan {fmt.plan(r['plan'])}" if "plan" in r else "",
                 f"time {fmt.duration(seconds)}, cost {fmt.usd(usd)}{per}" + (" (price estimated)" if estimated else ""),
                 f"MFU {fmt.percent(r['mfu'])}" if "mfu" in r else "",
             ]
         )
-        # ‡ as the table marks it (train_views._hardware): 'mi455x ‡' in the table had been 'mi455x §' here
-        carried = CARRIED_MARK if r.get("efficiency_carried_from") else ""
-        carried += UNFITTED_MARK if r.get("efficiency_unfitted") else ""
-        label = name + (" (projected)" if projected else "") + carried + (ESTIMATE_MARK if estimated else "")
         points.append(TrainPoint(i, label, seconds / SECONDS_PER_DAY, usd / 1e6, projected, hover, estimated))
     return points, missing
 
@@ -184,8 +187,8 @@ def pareto_training(report: Mapping[str, Any], path: str | Path) -> Path:
     The Pareto front (nothing else is both faster and cheaper) is drawn as a line through filled blue points;
     dominated fleets are grey; projected products are open orange diamonds labelled "projected"; a fleet priced
     by a catalog estimate (no rental offer, § in the ranking table) is an open circle labelled §, with the table's
-    footnote; a fleet whose efficiencies are carried from a predecessor's family is labelled ‡, as the table marks
-    it, with its footnote.
+    footnote; a fleet whose efficiencies are carried from a predecessor's family is labelled ‡, and one whose family
+    runs on unfitted prior efficiencies †, as the table marks them, each with its footnote.
     """
     _check_kind(report, "pareto_training", ("plan-train",), "a plan_train report (kind 'plan-train')")
     check_path(path)
