@@ -27,7 +27,7 @@ def test_a_precision_left_to_chipwise_says_where_it_came_from() -> None:
     answer = _answer("/api/predict", GPT_OSS, Settings())
     said = (
         "weights: gpt-oss-120b's checkpoint as released (mxfp4; precision auto); KV cache: bf16, the engine's "
-        "default (as the bf16 weights; kv_precision sets it)"
+        "default (as the weights, held in bf16; kv_precision sets it)"
     )
     assert answer["precision_source"] == said
     assert _draw_serve(answer)["precision from"] == said

@@ -182,7 +182,7 @@ def _kv_default(setup: ReplicaSetup) -> str:
     elif weights in QUANTISED:
         why = f"{eng.engine} keeps a 16-bit cache under {weights} weights"
     else:
-        why = f"as the {weights} weights"
+        why = f"as the weights, held in {weights}"
     return f"KV cache: {kv}, the engine's default ({why}; kv_precision sets it)"
 
 
