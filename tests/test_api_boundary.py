@@ -73,7 +73,7 @@ PLAN_SERVE: PlanServeLoad = {"rate": 1, "hardware": "h100-sxm", "slo": {"ttft_p9
         (lambda: cw.predict(SCENARIO, sets=["trn2.hbm_bandwidth"]),
          "sets=['trn2.hbm_bandwidth'] has no '='. Fix: write sets=['ID.FIELD=VALUE'], e.g."),
         (lambda: cw.predict(SCENARIO, sets=["trn2.hbm_bandwith=3TB/s"]),
-         "sets=['trn2.hbm_bandwith']: unknown figure of trn2 (chip)"),
+         "sets=['trn2.hbm_bandwith=3TB/s']: unknown figure of trn2 (chip)"),
         (lambda: cw.plan_train("llama-3.1-8b", chips=8, hardware="h100-sxm", utilisation=0.5),
          "Fix: add pricing='owned', or drop utilisation."),
         # 'default' is the catalog's base level of engine figures, no engine

@@ -13,6 +13,7 @@ from chipwise.errors import ChipwiseError
 
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "train-llama70b-trn2.yaml"
 TRAIN = {"kind": "train", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 64}
+GB200 = {"kind": "train", "model": "llama-3.1-8b", "hardware": "gb200", "chips": 72, "tokens": 1e10}
 UNIT_SLIP = "tdp is a power, not a bytes ('TB'). Fix: give it in one of W, kW, MW."
 
 
@@ -27,10 +28,37 @@ def test_an_error_quotes_the_assignment_as_written(assignment: str) -> None:
     assert str(raised.value) == f"sets=[{assignment!r}]: {UNIT_SLIP}"
 
 
-def test_an_assignment_not_given_is_still_named_by_its_text() -> None:
-    """An id alone ('--set trn2.hbm_bandwith:') is no assignment the caller gave whole: named as before."""
-    with pytest.raises(ChipwiseError, match=r"^sets=\['trn2\.hbm_bandwith'\]: unknown figure of trn2 \(chip\)"):
+def test_an_error_on_a_left_hand_side_quotes_the_assignment_it_is_of() -> None:
+    """The overrides name an unknown figure by its id alone ('--set trn2.hbm_bandwith:'): it had read
+    sets=['trn2.hbm_bandwith'], an entry the caller never wrote; the caller's assignment is quoted whole."""
+    with pytest.raises(ChipwiseError) as raised:
         cw.predict(SCENARIO, sets=["trn2.hbm_bandwith=3TB/s"])
+    assert str(raised.value).startswith("sets=['trn2.hbm_bandwith=3TB/s']: unknown figure of trn2 (chip)")
+
+
+@pytest.mark.parametrize(
+    ("assignment", "says"),
+    [
+        ("gb200.tdp=abc", "'abc' is not a number. Fix: give tdp in one of W, kW, MW."),
+        ("gb200.tdp = abc", "'abc' is not a number. Fix: give tdp in one of W, kW, MW."),
+        ("gb200.price.on-demand=abc", "'abc' is not a number. Fix: give a number, optionally with a unit"),
+        ("gb200.price.spotx=3", "unknown pricing mode 'spotx'. Fix: use one of on-demand, capacity-block,"),
+        ("gb200.price.on-demand=-3", "value -3 is negative. Fix: give a non-negative number."),
+    ],
+)
+def test_an_error_on_a_value_quotes_the_assignment_as_written(assignment: str, says: str) -> None:
+    """The overrides quote '--set gb200.tdp: ...' (the left-hand side): it had read "sets=['gb200.tdp']: 'abc' is
+    not a number"; it now reads "sets=['gb200.tdp=abc']: ...", as the caller wrote it."""
+    with pytest.raises(ChipwiseError) as raised:
+        cw.predict(GB200, sets=[assignment])
+    assert str(raised.value).startswith(f"sets=[{assignment!r}]: {says}")
+
+
+def test_of_two_assignments_to_one_figure_the_refused_one_is_quoted() -> None:
+    """Two assignments to gb200.tdp: the one whose value the line names ('abc'), not the first."""
+    with pytest.raises(ChipwiseError) as raised:
+        cw.predict(GB200, sets=["gb200.tdp=800W", "gb200.tdp=abc"])
+    assert str(raised.value).startswith("sets=['gb200.tdp=abc']: 'abc' is not a number.")
 
 
 def test_an_answer_says_the_figures_sets_gave() -> None:

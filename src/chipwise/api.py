@@ -128,6 +128,17 @@ def _set_quoted(match: re.Match[str], given: Mapping[str, str]) -> str:
     return f"{GIVEN_IN_SETS if match.group(1) else 'sets='}[{written!r}]"
 
 
+def _written_for(lhs: str, given: Mapping[str, str], message: str) -> str:
+    """The assignment of `given` (_given_sets), as the user wrote it, whose left-hand side a message quotes after
+    --set alone ('--set gb200.tdp: 'abc' is not a number'): of several to one figure, the one whose value the message
+    names, else the first (the overrides apply them in order); `lhs` itself where none is of it. sets=['gb200.tdp=abc']
+    had read "sets=['gb200.tdp']: 'abc' is not a number", an entry never given; it now reads
+    "sets=['gb200.tdp=abc']: 'abc' is not a number"."""
+    written = [w for w in dict.fromkeys(given.values()) if "=" in w and w.partition("=")[0].strip() == lhs]
+    named = [w for w in written if w.partition("=")[2].strip() and w.partition("=")[2].strip() in message]
+    return (named or written or [lhs])[0]
+
+
 def _keyword_names(message: str, keywords: set[str], given: Mapping[str, str] = {}) -> str:
     """`message` with the command-line flags it names as the keyword arguments they are here ('--serve-rate' ->
     'serve_rate', '--set trn2.tdp=5' -> "sets=['trn2.tdp=5']", a bare '--set' -> 'sets', tco's '--colocation' ->
@@ -145,7 +156,8 @@ def _keyword_names(message: str, keywords: set[str], given: Mapping[str, str] = 
         return name if name in keywords else match.group(0)
 
     def assignment(match: re.Match[str]) -> str:
-        return f"sets=['{match.group(1) or match.group(2)}']" if "sets" in keywords else match.group(0)
+        quoted = match.group(1) or match.group(2)
+        return f"sets=[{_written_for(quoted, given, message)!r}]" if "sets" in keywords else match.group(0)
 
     def known(part: str) -> str:
         return quotes.sub(lambda m: _set_quoted(m, given), part) if quotes else part

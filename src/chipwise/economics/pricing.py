@@ -33,6 +33,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.catalog.overrides import USER_PROVIDER
 from chipwise.catalog.schema import PRICING_MODES, PriceEntry
 from chipwise.catalog.terms import Term, node, term
+from chipwise.catalog.units import to_si
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware.objects import System
 
@@ -94,19 +95,30 @@ class PriceQuote:
             out["region_note"] = "no price in the region asked for; the nearest listed price is used"
         return out
 
+    def _seller(self) -> str:
+        """Who sells the price, where and as of when, for a figure's note: a price the user set has no region and no
+        date, and had read 'user  , per chip-hour'; it now reads 'set by the user, per chip-hour' (a part the quote
+        lacks is left out)."""
+        who = "set by the user" if self.provider == USER_PROVIDER else self.provider
+        return " ".join(part for part in (who, self.region, self.date) if part)
+
     def figure(self, system: System) -> dict[str, dict[str, Any]]:
         """The price as a figure the prediction rests on, named as `--set` takes it (ENTRY.price.MODE) and in that
         entry's own unit: USD per system-hour for a system's price, per chip-hour for a chip's, before a managed
         markup (a --set price is marked up again). `--sources` lists it and a sensitivity moves it, by value: the
         cost moves with it one for one, and it had been in no list (a $2.73 estimate no row named)."""
         per = system.chips if self.basis == "system" else 1
+        value = float(f"{self.usd_per_chip_hour / self.markup * per:.12g}")
         record: dict[str, Any] = {
             "key": f"{self.entry}.price.{self.mode}",
-            "value": float(f"{self.usd_per_chip_hour / self.markup * per:.12g}"),
+            "value": value,
             "unit": "USD/h",
+            # as every other figure carries it (Term.record): trn2's $2.73 an hour had had no 'si'; it now reads
+            # 7.583e-4 USD/s
+            "si": to_si(value, "USD/h"),
             "status": self.status,
             "source": list(self.source),
-            "note": f"{self.provider} {self.region} {self.date}, per {'system' if per > 1 else 'chip'}-hour",
+            "note": f"{self._seller()}, per {'system' if per > 1 else 'chip'}-hour",
         }
         if self.derivation:
             record["derivation"] = self.derivation

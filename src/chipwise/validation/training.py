@@ -102,6 +102,19 @@ def default_seq_len(model: ModelSpec) -> int:
     return min(model.max_seq_len or 2048, 8192)
 
 
+def context_note(model: ModelSpec, seq: int) -> str | None:
+    """A note where a run's published sequence length passes the model's context, which predict refuses
+    (planner.training's check): the run did train so (MLPerf's Llama 2 70B LoRA reference at 8,192 tokens on a
+    4,096 context, MosaicML's ALiBi MPT-7B at up to 65,536 on 2,048), so it is priced as published. T353's 'read
+    as' had said nothing of it (predict refuses the same scenario); it now says it, the prediction unmoved."""
+    if not model.max_seq_len or seq <= model.max_seq_len:
+        return None
+    return (
+        f"seq_len {seq:,} as published, past {model.name}'s context of {model.max_seq_len:,} tokens: priced as the "
+        f"run trained (predict refuses it: give it a config.json with max_position_embeddings of at least {seq:,})"
+    )
+
+
 @dataclass(frozen=True)
 class Case:
     """A ground-truth row turned into something chipwise can price: model, job, system, candidate plans."""
@@ -133,6 +146,8 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
     seq = row.seq_len or default_seq_len(model)
     if not row.seq_len:
         notes.append(f"seq_len assumed {seq}")
+    elif (past := context_note(model, seq)) is not None:
+        notes.append(past)
     plan = {k: v for k, v in row.plan.items() if k in PLAN_KNOBS}
     local = 0  # a torchtitan pipeline's local batch: micro-batches of one sequence (below)
     if row.micro_batch and torchtitan_run(row.raw) and int(plan.get("pp", 1)) > 1:
