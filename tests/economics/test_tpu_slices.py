@@ -72,7 +72,7 @@ def test_a_training_prediction_bills_the_slice(hardware_: str, chips: int, bille
 
     r = cw.predict({"kind": "train", "model": "llama-3.1-8b", "hardware": hardware_, "chips": chips, "tokens": 1e10})
     assert r["billed_chips"] == billed
-    assert r["billed_units"] == [{"count": 1, "chips": billed, "kind": "slice"}]
+    assert r["billed_units"] == [{"count": 1, "chips": billed, "kind": "slice", "name": None}]
     hours = r["time_to_train_s"] / 3600
     assert r["cost_usd"] == pytest.approx(billed * r["price_usd_per_chip_hour"] * hours)
 

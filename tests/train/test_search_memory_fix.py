@@ -143,7 +143,7 @@ def test_405b_on_32_trn2_asks_for_a_floor_below_a_fleet_that_fits(catalog: Catal
     49.3 in all); a core holds 24.0 - 0.5 reserved = 23.5 GiB: 6,047.7 / 23.5 / 4 cores = 64.3, at least 65 chips. It
     had read 'at least 75' and 54.7 GiB, more than the leanest plan's whole 49.3."""
     assert _trn2_refusal(catalog, hw, "llama-3.1-405b", 32).endswith(
-        "the leanest of the 24,573 plans priced needs 197.3 GiB per chip (49.3 on each of its 4 NeuronCores), the chip "
+        "the leanest of the 24,765 plans priced needs 197.3 GiB per chip (49.3 on each of its 4 NeuronCores), the chip "
         "has 96.0 GiB. Fix: use more chips (at least 65, before activations; 88 fit a plan) or a chip with more "
         "memory: the weights, gradients and optimizer state alone need 189.0 GiB per chip spread evenly over all 32 "
         "chips."
@@ -155,7 +155,7 @@ def test_405b_on_80_trn2_is_not_sent_past_a_fleet_that_fits(catalog: Catalog, hw
     """6,047.7 GiB over 320 ranks is 18.9 GiB, which a 23.5 GiB core holds: the states fit, no plan's activations
     do, and the hint is the general one. It had asked for 'at least 91' chips (26.6 GiB) where 88 fit."""
     assert _trn2_refusal(catalog, hw, "llama-3.1-405b", 80).endswith(
-        "the leanest of the 31,599 plans priced needs 99.7 GiB per chip (24.9 on each of its 4 NeuronCores), the chip "
+        "the leanest of the 33,597 plans priced needs 99.7 GiB per chip (24.9 on each of its 4 NeuronCores), the chip "
         "has 96.0 GiB. Fix: use more chips (88 fit a plan), a chip with more memory, or a smaller batch or sequence."
     )
 

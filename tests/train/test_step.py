@@ -20,7 +20,7 @@ from chipwise.hardware import Hardware
 from chipwise.perf.device import device_of, topology_of
 from chipwise.planner.training import make_job
 from chipwise.train.data_parallel import dp_time
-from chipwise.train.plans import MIN_RANK_USE, check_partial_plan, check_plan, dp_bound, enumerate_plans, from_dicts
+from chipwise.train.plans import MIN_RANK_USE, batch_bound, check_partial_plan, check_plan, enumerate_plans, from_dicts
 from chipwise.train.search import memory_fix, search_plans
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload import load_model
@@ -191,7 +191,7 @@ def test_enumeration_respects_divisibility(catalog: Catalog) -> None:
     plans = enumerate_plans(spec, job, 64, 8)
     assert len(plans) > 100
     used = plans.tp * plans.pp * plans.dp * plans.cp
-    bound = dp_bound(plans.dp, plans.pp, plans.vpp, 256, 64 // (plans.tp * plans.pp * plans.cp))
+    bound = batch_bound(plans.dp, plans.mb, plans.pp, plans.vpp, 256)
     assert np.all((used <= 64) & ((used >= MIN_RANK_USE * 64) | bound)) and np.any(used == 64)
     assert np.all(8 % plans.ep == 0)
     assert np.all(256 % (plans.dp * plans.mb) == 0)

@@ -239,12 +239,12 @@ def check_partial_plan(
         raise ChipwiseError(f"invalid plan: {reason}.")
     if {"tp", "pp", "dp"} <= set(g):
         p = normalise({**g, "cp": g.get("cp", 1)})
-        # the interleaving the search still chooses: the plan idles ranks the batch could use only if it does at each
-        # (TP8 PP4 DP1 of a 4-sequence batch on 512 H100 had been refused, judged at v 1, while v 2 leaves the batch
-        # no sequence for a larger dp). The micro-batch is no such choice: a larger one takes the batch with fewer
-        # ranks (dp_bound)
+        # the micro-batch and interleaving the search still chooses: the plan idles ranks the batch could use only if
+        # it does at each of them (TP8 PP4 DP1 of a 4-sequence batch on 512 H100 had been refused, judged at mb 1 and
+        # v 1, while mb 4 or v 2 leaves the batch no sequence for a larger dp, and either knob given was accepted)
+        mbs = [] if "microbatch" in g else microbatch_options(job.global_batch)
         vpps = [] if "vpp" in g else vpp_options(model.layers, p["pp"])
-        if reason := invalid_reason(p, model, job) or rank_use_problem(p, job.global_batch, ranks, vpps):
+        if reason := invalid_reason(p, model, job) or rank_use_problem(p, job.global_batch, ranks, mbs, vpps):
             raise ChipwiseError(f"invalid plan: {reason}.")
         return
     given = 1
@@ -522,7 +522,7 @@ def _pow2_upto(n: int) -> list[int]:
 
 
 #: Plans that leave more than this share of the ranks idle are not priced, unless the batch leaves them no more
-#: data parallelism to use (dp_bound). Half, so that a fleet's search holds every plan of a power-of-two subset of
+#: data parallelism to use (batch_bound). Half, so that a fleet's search holds every plan of a power-of-two subset of
 #: it: at three quarters, 1,000 H100 found only plans that the 512-sequence batch ran badly (27.6 days for
 #: Llama-3.1-70B, where 512 chips took 22.7).
 MIN_RANK_USE = 0.5
@@ -550,41 +550,22 @@ def vpp_options(layers: int, pp: int) -> list[int]:
 
 
 def batch_bound(dp: IntArray, mb: IntArray, pp: IntArray, vpp: IntArray, batch: int) -> NDArray[np.bool_]:
-    """Whether each plan's dp at its micro-batch takes the whole batch (interleaved, with micro-batches a multiple
-    of pp). Not what keeps a plan that idles ranks (dp_bound): a larger micro-batch takes the batch with fewer ranks."""
+    """Whether each plan's dp is all the batch allows at its micro-batch (interleaved, with micro-batches a multiple
+    of pp): the ranks it leaves idle have no sequences to take. Such plans are kept whatever share of the fleet they
+    idle (MIN_RANK_USE), so that a larger fleet holds the plans a smaller one did: a 1-sequence batch of
+    Llama-3.1-8B had found no plan on 544 H100, and run 8% slower on 512 (TP8 PP32) than on 32 (TP8 PP4)."""
     per_dp = np.where((vpp > 1) & (pp > 1), mb * pp, mb)
     return np.asarray(dp * per_dp == batch)
 
 
-def largest_dp(pp: IntArray, vpp: IntArray, batch: int, room: IntArray) -> IntArray:
-    """The largest dp of at most `room` (the ranks over tp x pp x cp) that splits the batch into 1-sequence
-    micro-batches, a multiple of pp of them where the pipeline interleaves (0 where none does)."""
-    per_dp = np.where((vpp > 1) & (pp > 1), pp, 1)
-    room = np.broadcast_to(np.asarray(room, dtype=np.int64), per_dp.shape)
-    most = np.zeros(per_dp.shape, dtype=np.int64)
-    for n in np.unique(per_dp):
-        sel = per_dp == n
-        if batch % int(n) == 0:
-            most[sel] = largest_divisor_at_most(batch // int(n), room[sel])
-    return most
-
-
-def dp_bound(dp: IntArray, pp: IntArray, vpp: IntArray, batch: int, room: IntArray) -> NDArray[np.bool_]:
-    """Whether each plan's dp is all the batch allows on `room` data-parallel ranks (the ranks over tp x pp x cp) at
-    the smallest micro-batch, one sequence (largest_dp): the ranks it leaves idle have no sequences to take. Such
-    plans are kept whatever share of the fleet they idle (MIN_RANK_USE), so that a larger fleet holds the plans a
-    smaller one did: a 1-sequence batch of Llama-3.1-8B had found no plan on 544 H100, and run 8% slower on 512 (TP8
-    PP32) than on 32 (TP8 PP4). Judged at the plan's own micro-batch (dp x mb = batch) any plan passed by raising it:
-    TP8 DP32 mb16 of a 512-sequence batch ran Llama-3.1-70B on 256 of 1,024 H100, where dp 128 at mb 4 fills them."""
-    return np.asarray(dp >= largest_dp(pp, vpp, batch, room))
-
-
-def rank_use_problem(plan: Mapping[str, Any], batch: int, ranks: int, vpps: Sequence[int] = ()) -> str:
+def rank_use_problem(
+    plan: Mapping[str, Any], batch: int, ranks: int, microbatches: Sequence[int] = (), vpps: Sequence[int] = ()
+) -> str:
     """Why a plan cannot run on `ranks` ranks ('' when it can): its degrees may not multiply to more, and may leave
-    idle more than MIN_RANK_USE of them only where the batch gives no more data parallelism to use (dp_bound, at a
-    1-sequence micro-batch whatever the plan's), the rule the search keeps its own plans to (so a plan it returns can
-    be given back). The bound is judged at the plan's vpp, or at each of `vpps` where the search still chooses it
-    (enough that one leaves the batch no sequence for the idle ranks)."""
+    idle more than MIN_RANK_USE of them only where the batch gives no more data parallelism to use, the rule the
+    search keeps its own plans to (so a plan it returns can be given back). The batch bound is judged at the plan's
+    micro-batch and vpp, or at each of `microbatches` and `vpps` where the search still chooses them (enough that
+    one leaves the batch no sequence for the idle ranks)."""
     tp, pp, dp, cp = plan["tp"], plan["pp"], plan["dp"], plan["cp"]
     product = tp * pp * dp * cp
     degrees = f"tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product:,}"
@@ -593,13 +574,13 @@ def rank_use_problem(plan: Mapping[str, Any], batch: int, ranks: int, vpps: Sequ
             f"{degrees}, more than the job's {ranks:,} ranks. "
             "Fix: make the product at most the rank count (chips x cores per chip)"
         )
-    vpp = np.asarray(vpps or [plan["vpp"]], dtype=np.int64)
-    most = largest_dp(np.full(vpp.shape, pp), vpp, batch, np.full(vpp.shape, ranks // (tp * pp * cp)))
-    if product < MIN_RANK_USE * ranks and not bool((dp >= most).any()):
+    mb, vpp = (a.ravel() for a in np.meshgrid(microbatches or [plan["microbatch"]], vpps or [plan["vpp"]]))
+    one = np.ones_like(mb)
+    bound = bool(batch_bound(dp * one, mb, pp * one, vpp, batch).any())
+    if product < MIN_RANK_USE * ranks and not bound:
         return (
             f"{degrees} leaves {ranks - product:,} of the job's {ranks:,} ranks idle, more than half, while "
-            f"the {batch:,}-sequence batch has sequences for dp {int(most.min()):,} at micro-batch 1. "
-            "Fix: raise dp (or tp, pp, cp), or use fewer chips"
+            "the batch has sequences for a larger dp. Fix: raise dp (or tp, pp, cp), or use fewer chips"
         )
     return ""
 
@@ -657,7 +638,7 @@ def enumerate_plans(
     data-parallel degree that fits the ranks and divides the batch (into a multiple of pp micro-batches where the
     pipeline interleaves), so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather
     than having no plan; plans idling more than half of the ranks (MIN_RANK_USE) are dropped unless the batch has no
-    sequences for the idle ones at any micro-batch (dp_bound).
+    sequences for the idle ones (batch_bound).
     """
     # by their PLAN_KEYS names, values checked: mb, vp and sequence_parallel had been ignored here, and a recompute
     # of 'Full' had failed in RECOMPUTE_MODES.index
@@ -716,7 +697,7 @@ def enumerate_plans(
     ok = (
         (dp > 0)
         & (used <= ranks)
-        & ((used >= MIN_RANK_USE * ranks) | dp_bound(dp, g["pp"], g["vpp"], batch, ranks // inner))
+        & ((used >= MIN_RANK_USE * ranks) | batch_bound(dp, g["mb"], g["pp"], g["vpp"], batch))
         & (batch % np.maximum(dp * g["mb"], 1) == 0)
     )
     m = job.global_batch // np.maximum(dp * g["mb"], 1)
