@@ -22,7 +22,8 @@ def test_the_plan_row_and_the_cost_row_agree(
     monkeypatch.setenv("COLUMNS", "400")
     r = run_json(capsys, ["predict", "--json", V5E_100])
     assert (r["chips"], r["chips_used"], r["billed_chips"]) == (100, 96, 128)
-    assert r["billed_units"] == [{"count": 1, "chips": 128, "kind": "slice"}]
+    # a slice names no instance (System.unit_name: None), as billed units have carried since they named theirs
+    assert r["billed_units"] == [{"count": 1, "chips": 128, "kind": "slice", "name": None}]
     # MFU over the 100 (tokens/s x FLOP a token / (100 x 197 TFLOP/s)), energy over 96 busy and 32 idle chips
     assert r["mfu"] == pytest.approx(r["tokens_per_s"] * r["model_flops_per_token"] / (100 * 197e12))
     power = power_model(load_catalog(), hardware(load_catalog()).system("tpu-v5e-256"), scaleout=False)

@@ -146,3 +146,16 @@ def test_the_spares_paid_are_in_the_json(
     assert r["spare_chips_wanted"] == pytest.approx(wanted, abs=1e-12)
     paid = r["price_usd_per_chip_hour"] * (billed + spares) * r["expected_time_to_train_s"] / 3600
     assert r["expected_cost_usd"] == pytest.approx(paid, rel=1e-12)
+
+
+@pytest.mark.parametrize(("chips", "spares"), [(1024, 20.48), (64, 1.28), (8, 0.16)])
+def test_the_spares_paid_carry_no_float_noise(catalog: Catalog, chips: int, spares: float) -> None:
+    """`spare_chips` is the spares wanted less the whole chips that stand in for them, exact where no chip does: 1,024
+    H100s had read 20.480000000000018 (the fleet of 1,044.48 less 1,024) beside spare_chips_wanted 20.48."""
+    sc = train_scenario(
+        f"{{kind: train, model: llama-3.1-8b, hardware: h100-sxm, chips: {chips}, tokens: 1e9}}",
+        catalog,
+    )
+    r = predict_training(catalog, sc)
+    assert r["chips_used"] == chips
+    assert r["spare_chips"] == r["spare_chips_wanted"] == spares

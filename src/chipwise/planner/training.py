@@ -187,6 +187,14 @@ def _expected_fleet(paid: float, chips: float, rel: RunReliability) -> float:
     return max(paid, chips, rel.chips * (1.0 + rel.spare_fraction))
 
 
+def _spares_paid(paid: float, chips: float, rel: RunReliability) -> float:
+    """The spares the expected run pays for past the chips paid already (_expected_fleet less max(paid, chips)), as
+    the spares wanted less the whole chips past the used ones that stand in for them: that difference of whole counts
+    is exact, where the fleet less its paid chips had carried float noise (1,024 H100s: 20.480000000000018 beside
+    spare_chips_wanted 20.48; it now reads 20.48)."""
+    return max(0.0, rel.chips * rel.spare_fraction - (max(paid, chips) - rel.chips))
+
+
 def owned_idle_record(
     tco: Tco, power: PowerModel, site: EnergySite, chips: tuple[float, float], seconds: tuple[float, float]
 ) -> dict[str, Any]:
@@ -312,6 +320,30 @@ def _rented(system: System, chips: int, pricing: str) -> list[tuple[int, int]]:
     return job_units(units, system.scaleup.size, chips, joined=system.kind == "slice")
 
 
+SPOT_NOTE = (
+    "spot interruptions are not in the goodput, which counts failures and planned stops only (the catalog has no "
+    "rate at which a provider reclaims spot chips): the expected time and cost are a lower bound for a run that "
+    "must restart after reclaims"
+)
+
+
+def billed_per_chip_note(system: System, chips: int, pricing: str, units: list[tuple[int, int]]) -> str | None:
+    """What a rented run on fewer chips than its system holds is billed, where the mode has no rental unit for it
+    (`units` empty): each chip at the price per chip-hour, with the catalog's rental note where the system has one.
+    One H100 on demand had been billed 1 x p5.48xlarge's $6.880 a GPU-hour with no word, where the same rule bills 2
+    Trainium2 a whole trn2.48xlarge ('billed for 16 chips'); it now reads 'billed per chip: 1 of the 8 chips a
+    p5.48xlarge holds, at the price per chip-hour: Capacity Blocks sell ...' (the price is unchanged). None for an
+    owned fleet (it buys the chips it uses), a run billed in units, and one of a system or more."""
+    if pricing == "owned" or units or chips >= system.chips:
+        return None
+    ref = system.provenance.get("rental")
+    why = ((ref.note or ref.derivation) if ref is not None else "") or (
+        "the catalog lists no rental units of it, so its chips are billed one by one"
+    )
+    part = f"{chips:,} of the {system.chips:,} chips a {system.id} holds"
+    return f"billed per chip: {part}, at the price per chip-hour: {why}"
+
+
 def attach_economics(
     result: dict[str, Any],
     catalog: Catalog,
@@ -393,7 +425,7 @@ def attach_economics(
         ],
         # the spares the expected figures pay for past the billed chips (a share of a pool, fractions included:
         # _expected_fleet), and the spares the job wants, which billed or left-out chips stand in for first
-        "spare_chips": _expected_fleet(billed, chips, rel) - max(billed, chips),
+        "spare_chips": _spares_paid(billed, chips, rel),
         "spare_chips_wanted": rel.chips * rel.spare_fraction,
         **costs,
         "goodput": rel.goodput,
@@ -403,6 +435,11 @@ def attach_economics(
         "reliability": rel_record,
         "economics_figures": figures,
     }
+    per_chip = billed_per_chip_note(system, chips, pricing, _rented(system, chips, pricing))
+    if per_chip is not None and not math.isnan(price):  # no price: price_note says why, and nothing is billed
+        out["billed_per_chip_note"] = per_chip
+    if pricing == "spot":  # the goodput has no reclaims in it: say so where spot is priced (docs/economics.md)
+        out["spot_note"] = SPOT_NOTE
     if pricing in COMMITMENTS:
         out["reservation"] = reservation_record(pricing, price * billed, costs["expected_time_s"] if seconds else None)
     if tco is not None and tco.inputs.utilisation.value < 1.0:

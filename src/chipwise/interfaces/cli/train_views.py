@@ -23,7 +23,7 @@ from chipwise.interfaces.cli.common import (
     projected_banner,
     track_record_cells,
 )
-from chipwise.serve.plan import chip_count, count_text
+from chipwise.serve.plan import chip_count
 from chipwise.train.explain import BREAKDOWN_LABELS
 from chipwise.train.plans import batch_bound
 from chipwise.workload.training import LARGEST_PUBLISHED_BATCH_TOKENS
@@ -60,12 +60,13 @@ def _row_notes(report: dict[str, Any]) -> None:
     if not rows:
         return
     names = _names(rows)
-    _scale_note(rows)
+    _scale_note(rows, names)
     _left_out_note(rows, names)
     _billed_notes(rows, names)
     _precision_notes(rows, names)
     _user_price_notes(rows, names)
     _price_notes(rows, names)
+    _spot_note(rows)
     _region_note(report, names)
     _carried_efficiency_note(rows)
     _unfitted_efficiency_note(rows)
@@ -251,6 +252,14 @@ def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
             _say(f"[dim]no price: {name}: {note}[/]")
 
 
+def _spot_note(rows: list[dict[str, Any]]) -> None:
+    """Spot prices with a goodput that has no reclaims in it (planner.training.SPOT_NOTE), once: 70B on 64 H100 had
+    read the same 99.995% goodput and 86.27 h expected on spot as on demand, only the cost moving ($23,248 against
+    $38,747), under 'expected = goodput-adjusted'."""
+    for note in dict.fromkeys(r["spot_note"] for r in rows if r.get("spot_note")):
+        _say(f"[yellow]{escape(note)}[/]")
+
+
 def _region_note(report: dict[str, Any], names: list[str]) -> None:
     """The rows priced outside the region asked for, where it lists no price of them (as predict's price row says):
     the table had shown AWS us-east-1's rate for --region eu-west-1 with no word, only the grid moving."""
@@ -345,8 +354,13 @@ def _paid_idle(r: dict[str, Any], used: int) -> str:
 
 def _billed_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
     """Rows billed for more chips than the fleet's, a line each below the tables (the cost column stays narrow); a
-    row whose plan leaves chips out says its billed chips in that note (_left_out_note)."""
+    row whose plan leaves chips out says its billed chips in that note (_left_out_note). Rows billed per chip on
+    part of a system, once a chip (or system), as predict's cost row says (planner.training.billed_per_chip_note)."""
+    said: set[str] = set()
     for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
+        if (per_chip := r.get("billed_per_chip_note")) and name not in said:
+            said.add(name)
+            _say(f"[dim]{i} {name}: {escape(per_chip)}[/]")
         if (r.get("chips_used") or r["chips"]) < r["chips"]:
             continue
         if (billed := _billed(r)) is not None:
@@ -487,7 +501,9 @@ def _speed_rows(head: Table, r: dict[str, Any]) -> None:
     head.add_row("throughput", f"{r['tokens_per_s']:,.0f} tokens/s ({r['tokens_per_s_per_chip']:,.0f} per chip)")
     head.add_row("model TFLOP/s per chip", f"{r['tflops_per_chip']:,.0f}")
     head.add_row("MFU / HFU", f"{fmt.percent(r['mfu'])} / {fmt.percent(r['hfu'])}")
-    head.add_row("memory per chip", f"{r['memory_per_chip_gib']:.1f} of {r['memory_capacity_gib']:.0f} GiB")
+    # the capacity to the use's one decimal: an 8B full fine-tune on 2 H100 had read '79.4 of 80 GiB', headroom the
+    # chip's 79.6 GiB (its refusal's figure) does not have; it reads '79.4 of 79.6 GiB'
+    head.add_row("memory per chip", f"{r['memory_per_chip_gib']:.1f} of {r['memory_capacity_gib']:.1f} GiB")
     if r.get("plan_note"):
         head.add_row("plan note", escape(r["plan_note"]))
     if r.get("memory_note"):
@@ -552,6 +568,8 @@ def _price_row(head: Table, r: dict[str, Any]) -> None:
         + (f" § (a catalog estimate: {_estimate_pointer(r)})" if _estimated_price(r) else "")
         + (f" [yellow](no price: {escape(r['price_note'])})[/]" if price is None and r.get("price_note") else ""),
     )
+    if r.get("spot_note"):  # the expected time and cost beside it leave reclaims out
+        head.add_row("spot prices", f"[yellow]{escape(r['spot_note'])}[/]")
 
 
 def spares_text(r: dict[str, Any]) -> str | None:
@@ -582,8 +600,10 @@ def spares_text(r: dict[str, Any]) -> str | None:
 
 
 def _chips(n: float) -> str:
-    """A count of chips, fractions of one to two decimals (spares are a share of a pool): '1.28', '19,968'."""
-    return count_text(round(n, 2))
+    """A count of chips, grouped, fractions of one to two decimals (spares are a share of a pool): '1.28', '19,968',
+    '18,350.08' (2% of 917,504 had read '18350.1', six significant figures and no separator, beside --json's
+    18350.08)."""
+    return f"{round(n, 2):,.2f}".rstrip("0").rstrip(".")
 
 
 def _economics_rows(head: Table, r: dict[str, Any]) -> None:
@@ -592,7 +612,8 @@ def _economics_rows(head: Table, r: dict[str, Any]) -> None:
     head.add_row(
         f"cost, ideal / expected ({r['economics_basis']})",
         f"{fmt.usd(r['cost_usd'])} / {fmt.usd(_expected(r, 'cost_usd'))}"
-        + (f", {billed}" if (billed := _billed(r)) is not None else ""),
+        + (f", {billed}" if (billed := _billed(r)) is not None else "")
+        + (f", {escape(per_chip)}" if (per_chip := r.get("billed_per_chip_note")) else ""),
     )
     head.add_row(
         "energy, ideal / expected",
@@ -690,15 +711,23 @@ def _or_never(seconds: float) -> str:
     return "never" if math.isinf(seconds) else fmt.duration(seconds)
 
 
-def _scale_note(rows: list[dict[str, Any]]) -> None:
-    """Say so when failures dominate: checkpoint-restart cannot keep up with the failure rate at this scale. The
-    rate reads as the table's (_rate): '(0 per day)' had stood beside 'every 33.0 d'; a fleet where even one chip
-    misses half goodput (half_goodput_chips 0) is said so, where 'at most 1 chips' had read as one that works."""
-    worst = min(rows, key=lambda r: r.get("goodput") or 0.0)
-    rel = worst.get("reliability")
-    if not rel or (worst.get("goodput") or 0.0) >= 0.5:
-        return
-    half = worst.get("half_goodput_chips")
+def _scale_note(rows: list[dict[str, Any]], names: list[str] | None = None) -> None:
+    """Say so when failures dominate: checkpoint-restart cannot keep up with the failure rate at this scale. A line
+    for each row under half goodput, named as the other notes name rows ('3 tpu-v5p: on the 262,144 chips ...'),
+    each with its own fleet that keeps half the run; predict's one row (`names` None) is not numbered. With three
+    rows under half (405B on 1M gaudi3, h100-sxm and tpu-v5p) one unnamed line had said the worst row's 179,909
+    chips, where h100-sxm's is 204,551. The rate reads as the table's (_rate): '(0 per day)' had stood beside
+    'every 33.0 d'; a fleet where even one chip misses half goodput (half_goodput_chips 0) is said so, where 'at
+    most 1 chips' had read as one that works."""
+    for i, r in enumerate(rows, start=1):
+        if r.get("reliability") and (r.get("goodput") or 0.0) < 0.5:
+            _say(f"[yellow]{'' if names is None else f'{i} {names[i - 1]}: '}{_scale_text(r)}[/]")
+
+
+def _scale_text(r: dict[str, Any]) -> str:
+    """One row's failures at scale: its rate, its goodput by recovery, and the fleet that would keep half the run."""
+    rel = r["reliability"]
+    half = r.get("half_goodput_chips")
     where = (
         ""
         if half is None
@@ -707,9 +736,9 @@ def _scale_note(rows: list[dict[str, Any]]) -> None:
         else "; at its step time, no fleet size keeps half the run for training"
     )
     in_memory = rel.get("in_memory_possible", True)
-    _say(
-        f"[yellow]on the {chip_count(rel['chips'])} it runs"
-        + (f" (of {worst['chips']:,})" if rel["chips"] < worst["chips"] else "")
+    return (
+        f"on the {chip_count(rel['chips'])} it runs"
+        + (f" (of {r['chips']:,})" if rel["chips"] < r["chips"] else "")
         + f" a failure every {fmt.duration(rel['mtbf_s'])} "
         f"({_rate(rel['failures_per_day'])} per day) leaves {_goodput(rel['goodput_checkpoint'])} goodput with "
         "checkpoint-restart"
@@ -719,5 +748,4 @@ def _scale_note(rows: list[dict[str, Any]]) -> None:
             else " (in-memory recovery needs a second host)"
         )
         + where
-        + "[/]"
     )
