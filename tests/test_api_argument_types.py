@@ -14,24 +14,28 @@ import pytest
 import chipwise.api as cw
 from chipwise.errors import ChipwiseError
 
+#: the API as a caller without type checking calls it (the wrong types are the point)
+untyped: Any = cw
+
 SCENARIO = Path(__file__).resolve().parents[1] / "examples" / "train-llama70b-trn2.yaml"
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: cw.catalog_show(None), "ident None is not text. Fix: give e.g. 'trn3' or 'efficiency.trainium2'."),
-        (lambda: cw.catalog_show(5), "ident 5 is not text. Fix: give e.g. 'trn3' or 'efficiency.trainium2'."),
-        (lambda: cw.catalog_show(["trn3"]),
+        (lambda: untyped.catalog_show(None),
+         "ident None is not text. Fix: give e.g. 'trn3' or 'efficiency.trainium2'."),
+        (lambda: untyped.catalog_show(5), "ident 5 is not text. Fix: give e.g. 'trn3' or 'efficiency.trainium2'."),
+        (lambda: untyped.catalog_show(["trn3"]),
          "ident ['trn3'] is not text. Fix: give e.g. 'trn3' or 'efficiency.trainium2'."),
-        (lambda: cw.catalog_engine(None), "engine None is not text. Fix: give e.g. 'vllm'."),
-        (lambda: cw.catalog_engine(5), "engine 5 is not text. Fix: give e.g. 'vllm'."),
-        (lambda: cw.catalog_engine("vllm", chip=5), "chip 5 is not text. Fix: give e.g. 'gb200'."),
+        (lambda: untyped.catalog_engine(None), "engine None is not text. Fix: give e.g. 'vllm'."),
+        (lambda: untyped.catalog_engine(5), "engine 5 is not text. Fix: give e.g. 'vllm'."),
+        (lambda: untyped.catalog_engine("vllm", chip=5), "chip 5 is not text. Fix: give e.g. 'gb200'."),
         (lambda: cw.tco("h100-sxm", compare=None), "compare None is not text. Fix: give e.g. 'reserved-1y'."),
         (lambda: cw.tco("h100-sxm", compare=5), "compare 5 is not text. Fix: give e.g. 'reserved-1y'."),
-        (lambda: cw.sensitivity(SCENARIO, only=5),
+        (lambda: untyped.sensitivity(SCENARIO, only=5),
          "only 5 is not text or a list of texts. Fix: give e.g. ['hbm', 'flops']."),
-        (lambda: cw.sensitivity(SCENARIO, only=[5]), "only 5 is not text. Fix: give e.g. 'hbm'."),
+        (lambda: untyped.sensitivity(SCENARIO, only=[5]), "only 5 is not text. Fix: give e.g. 'hbm'."),
     ],
     ids=["show-none", "show-int", "show-list", "engine-none", "engine-int", "chip-int", "compare-none", "compare-int",
          "only-int", "only-list-of-int"],
@@ -99,4 +103,4 @@ def test_an_slo_target_of_none_is_named_as_python_writes_it(call: Callable[[Any]
 def test_an_unknown_slo_key_before_a_none_is_named_first() -> None:
     """The keys are read in order: an unknown one first is the reader's line."""
     with pytest.raises(ChipwiseError, match=r"^unknown SLO key 'ttft'\. "):
-        cw.plan_serve("llama-3.1-8b", rate=2, slo={"ttft": 2, "tpot_p99": None}, hardware="h100-sxm")
+        untyped.plan_serve("llama-3.1-8b", rate=2, slo={"ttft": 2, "tpot_p99": None}, hardware="h100-sxm")

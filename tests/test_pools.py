@@ -124,3 +124,31 @@ def test_the_pool_of_an_unimportable_script_is_this_process(monkeypatch: pytest.
         failed = pool.submit(int, "x")
         with pytest.raises(ValueError, match="invalid literal"):
             failed.result()
+
+
+def test_ctrl_c_stops_a_pools_workers_at_once() -> None:
+    """Ctrl-C in the calling process ends the pool's running calls and workers at once: the exit had waited on a
+    worker's call (a serving check's simulation) for many seconds, and each worker printed its own
+    KeyboardInterrupt traceback, Ctrl-C reaching the whole process group; a worker now ignores it."""
+    import signal
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt), pools.spawned_pool(2, "test") as pool:
+        assert pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN
+        pool.submit(time.sleep, 60)
+        raise KeyboardInterrupt
+    assert time.perf_counter() - started < 30
+
+
+def test_an_interrupted_command_says_so(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Typer turns Ctrl-C into a return of 130, so run's own 'interrupted' line had never been printed: a run
+    stopped by Ctrl-C read as one that had finished with nothing to say."""
+    from chipwise.interfaces.cli.app import run
+
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("chipwise.interfaces.cli.model_cmd.preset_summaries", interrupted)
+    assert run(["model", "list"]) == 130
+    assert capsys.readouterr().err.strip() == "interrupted"

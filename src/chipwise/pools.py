@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -113,10 +114,31 @@ def spawned_pool(
     clear_note()
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=initializer, initargs=initargs
+        max_workers=workers, mp_context=context, initializer=_worker_start, initargs=(initializer, initargs)
     ) as pool:
         try:
             yield pool
         except BrokenProcessPool:
             raise_if_rerun(call)
             raise
+        except KeyboardInterrupt:
+            _stop(pool)
+            raise
+
+
+def _worker_start(initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]) -> None:
+    """A worker's start: Ctrl-C (sent to the whole process group) is the calling process's to handle (_stop), as a
+    sweep's workers leave it (sweep.worker.pool_init); each worker had printed its own KeyboardInterrupt traceback,
+    and one caught mid-task had left the caller's exit waiting on it for good."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once on Ctrl-C: its queued calls cancelled and its workers ended, so that the exit does not
+    wait on calls that take minutes (a serving check's simulation)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.terminate()

@@ -30,7 +30,8 @@ def test_a_searched_system_that_pairs_the_chips_is_not_offered_as_the_fix(catalo
         + PAIRED.format("tpu-v6e-256>gcp-a3-megagpu-8g")
     )
     # unsearched, both of GCP's H100 systems are the fix, as before
-    assert network_gap(catalog, p5, tpu).endswith(
+    gap = network_gap(catalog, p5, tpu)
+    assert gap is not None and gap.endswith(
         "Fix: name systems one provider rents (gcp-a3-highgpu-8g for p5.48xlarge, gcp-a3-megagpu-8g for p5.48xlarge)."
     )
 

@@ -611,8 +611,8 @@ def quantise_launches(
         return attn, mlp
     # the all-reduce fusions of a dense decoder layer (LlamaDecoderLayer): a MoE model's QKV input follows a MoE
     # block's reduce, which no source read folds (Mixtral 8x22B fp8 at TP8 had been counted one kernel a layer short)
-    dense = all(g.moe is None for g in model.groups)
-    folded = (shapes.tp > 1) & (shapes.adp == 0) & (model.hidden > ALL_REDUCE_FUSION_HIDDEN_OVER) & dense
+    all_dense = all(g.moe is None for g in model.groups)
+    folded = (shapes.tp > 1) & (shapes.adp == 0) & (model.hidden > ALL_REDUCE_FUSION_HIDDEN_OVER) & all_dense
     attn = attn - 1.0 - folded  # O's input written by the attention kernel; QKV's by the previous all-reduce
     mlp = mlp - (native == "fp8") - folded  # down's input by SwiGLU (fp8 only); gate-up's by the all-reduce
     return np.asarray(attn, dtype=np.float64), np.asarray(mlp, dtype=np.float64)

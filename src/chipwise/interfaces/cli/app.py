@@ -80,7 +80,7 @@ def run(argv: list[str] | None = None) -> int:
         return int(exc.exit_code or 0)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("interrupted")
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:  # stdout's reader stopped (`| head`): quietly, not 1 (nothing ranked) nor 'cannot read'
         close_stdout()
         return PIPE_CLOSED_EXIT
@@ -115,7 +115,13 @@ def run(argv: list[str] | None = None) -> int:
             soft_wrap=True,
         )
         return 1
+    if rv == INTERRUPTED:  # Typer turns Ctrl-C into a return of 130 (its Exit): said as one caught here is
+        err_console.print("interrupted")
     return rv if isinstance(rv, int) else 0
+
+
+#: the exit code of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
+INTERRUPTED = 130
 
 
 @functools.cache
