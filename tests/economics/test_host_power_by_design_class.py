@@ -59,7 +59,7 @@ def test_each_class_fraction_is_its_sourced_systems(catalog: Catalog) -> None:
     for sid in ("tpu-v4-pod", "tpu-v5e-256", "tpu-v5p-pod", "tpu-v6e-256"):
         fig = catalog.systems[sid].host_power_fraction
         assert fig is not None and fig.value == round(pod, 3) == 0.206 and fig.status == "estimate"
-    for sid in ("trn2.48xlarge", "inf2.48xlarge", "mi355x-8x", "gaudi3-8x", "gh200-1x", "rtx-pro-6000d-8x"):
+    for sid in ("trn2.48xlarge", "inf2.48xlarge", "mi355x-8x", "gaudi3-8x", "rtx-pro-6000d-8x"):
         assert catalog.systems[sid].host_power_fraction is None  # 8-accelerator servers: the DGX default
 
 

@@ -8,13 +8,15 @@
   One convention for every system: where the catalog gives a system power (a vendor's rating, or a DGX's for the
   cloud instances built on its board), system power / chips - TDP (a DGX H100 is rated 10.2 kW for 8 x 700 W GPUs,
   so 575 W per GPU); where no system power is published, TDP x the host_power_fraction of its design class
-  (hardware.build.host_power_fraction): an 8-accelerator server's (AMD, Gaudi, Trn2 instances, GH200) is
+  (hardware.build.host_power_fraction): an 8-accelerator server's (AMD, Gaudi, Trn2 instances) is
   `datacenter.opex.host_power_fraction` (0.82, that same DGX H100 host share); a switched rack-scale UltraServer's
   (Trn3) the GB200 NVL72's (120 kW over 72 x 1.2 kW: 0.389), while a Trn2 UltraServer, four trn2u.48xlarge
   instances, keeps the instance's 0.82 per chip (it had taken the rack's 0.389: 194 W of host a Trn2 against the
   same chip's 410 W in a trn2.48xlarge), a TPU pod's the TPU7x pod's (10 MW over 9,216 x 900 W:
   0.206), each its system's own figure. An unsourced x 1.3 on all of them had given an MI300X 225 W of host against
-  an H100's 575 W, a third of their energy gap; 0.82 on all had given a Trn3 in a 144-chip UltraServer 820 W.
+  an H100's 575 W, a third of their energy gap; 0.82 on all had given a Trn3 in a 144-chip UltraServer 820 W. A GH200
+  system's power is its own estimate (systems.yaml): its TDP is the whole superchip, Grace CPU and LPDDR5X included,
+  and the DGX H100's 0.82 on top had counted a host CPU and memory twice (820 W a superchip; it now reads 235 W).
 - busy: `datacenter.opex.utilisation_power_fraction`, node-level: Newkirk et al. 2025 measured an 8x H100 node at
   76% of its 10.2 kW rating (7.75 kW) while training, so 0.76 of chip and host alike (0.8 had drawn 8.16 kW).
 - idle: `datacenter.opex.idle_power_fraction` (0.11, measured on an idle H200) for the accelerator; the host's own
