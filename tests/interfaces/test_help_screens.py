@@ -49,8 +49,8 @@ def test_values_and_arguments_have_short_upper_case_names(
     monkeypatch.setenv("COLUMNS", "120")
     rows = dict(re.findall(r"^│ [ *]  (--[\w-]+) +(\S+)", _help(capsys, ["plan", "serve", "--help"]), re.MULTILINE))
     assert rows["--catalog"] == "FILE" and rows["--set"] == "ID.FIELD=VALUE" and rows["--slo"] == "TARGETS"
-    # --rate is text read as a count (2k), as --concurrency is
-    assert rows["--rate"] == "TEXT" and rows["--requests"] == "INT" and rows["--model"] == "TEXT"
+    # --rate and --requests are text read as counts (2k), as --concurrency is
+    assert rows["--rate"] == "TEXT" and rows["--requests"] == "TEXT" and rows["--model"] == "TEXT"
     assert rows["--json"] == "Print" and rows["--pareto"] == "Also"  # a flag: its description, no value
     usage = {" ".join(p): _help(capsys, [*p, "--help"]).split("\n\n")[0] for p in (["predict"], ["sweep", "show"])}
     assert "chipwise predict [OPTIONS] {SCENARIO}" in usage["predict"]

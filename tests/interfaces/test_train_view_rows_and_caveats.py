@@ -65,15 +65,16 @@ def test_each_row_under_half_goodput_gets_its_own_named_line(capsys: pytest.Capt
     rows[1]["half_goodput_chips"], rows[2]["half_goodput_chips"] = 204551, 179909
     _scale_note(rows, ["gaudi3", "h100-sxm", "tpu-v5p"])
     text = " ".join(capsys.readouterr().out.split())  # the console's width wraps each line where it will
+    line = (
+        "{n} {chip}: on the 512 chips it runs (of 1,000) a failure every 10.0 min (144.0 per day) leaves {ckpt} "
+        "goodput with checkpoint-restart and {mem} with in-memory recovery; at its step time, half the run goes to "
+        "training on at most {half} chips"
+    )
     assert text == " ".join(
-        [
-            "2 h100-sxm: on the 512 chips it runs (of 1,000) a failure every 10.0 min (144.0 per day) leaves 20.0% goodput "
-            "with checkpoint-restart and 41.2% with in-memory recovery; at its step time, half the run goes to training on "
-            "at most 204,551 chips",
-            "3 tpu-v5p: on the 512 chips it runs (of 1,000) a failure every 10.0 min (144.0 per day) leaves 10.0% goodput "
-            "with checkpoint-restart and 36.5% with in-memory recovery; at its step time, half the run goes to training on "
-            "at most 179,909 chips",
-        ]
+        (
+            line.format(n=2, chip="h100-sxm", ckpt="20.0%", mem="41.2%", half="204,551"),
+            line.format(n=3, chip="tpu-v5p", ckpt="10.0%", mem="36.5%", half="179,909"),
+        )
     )
 
 

@@ -406,7 +406,7 @@ def test_slo_parsing() -> None:
         (["--kv-precision", "int3"], "unknown KV-cache precision"),
         (["--offline", "--disaggregated"], "pool splits are sized by an arrival rate, and an offline run has none"),
         (["--concurrency", "8", "--disaggregated"], "and a closed loop has none. Fix: give --rate R"),
-        (["--requests", "2000000"], "--requests': Input should be less than or equal to 1000000"),
+        (["--requests", "2000000"], "--requests 2,000,000 is more than the 1,000,000 a check simulates at most"),
         (["--router", "random"], "unknown router 'random'. Fix: use one of round_robin, least_loaded, power_of_two"),
     ],
 )

@@ -487,6 +487,10 @@ def plan_fleet(
         "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "precision": check_weight_precision(precision, model),  # 'auto': the checkpoint's own (it had read 'auto')
         "kv_precision": _shared_kv(chosen),
+        # the prices it ranks by, as plan serve's report names them: on-demand, in no region chosen (each type at its
+        # offer's own, price_source.region); plan fleet takes no --pricing or --region, and had named neither
+        "pricing": "on-demand",
+        "region": None,
         "slo": dict(slo),
         "buckets": [b.__dict__ for b in buckets],
         "instance_types": [_type_record(catalog, t, buckets) for t in types],

@@ -360,6 +360,11 @@ def plan_lifecycle(
         "model": train["model"],
         "model_alias": train.get("model_alias"),
         "objective": objective,
+        # the prices both sides are ranked by, as plan train's and plan serve's reports name them: on-demand (their
+        # planners' default), in no region chosen (each fleet at its offer's own, its energy and carbon at that
+        # region's grid); plan lifecycle takes no --pricing or --region, and had named neither
+        "pricing": "on-demand",
+        "region": None,
         "training": {"tokens": train_tokens, "chips": train_chips, "precision": train_precision},
         "serving": {
             "rate_per_s": serve_rate,

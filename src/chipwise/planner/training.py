@@ -22,6 +22,7 @@ from chipwise.economics.pricing import (
     PriceQuote,
     check_mode,
     check_rental_options,
+    markup_term,
     price_gap,
     price_per_chip_hour,
 )
@@ -745,6 +746,10 @@ def plan_training(
         "precision": precision,
         "objective": objective,
         "pricing": pricing,
+        # the managed service whose markup is in every price: --managed sagemaker had raised each 15% ($260k ->
+        # $300k for Llama 3 8B on 64 H100) under a top level of "pricing": "on-demand" alone
+        "managed": managed,
+        "managed_markup": term.value if (term := markup_term(catalog, managed)) is not None else None,
         "region": region,
         "recovery": recovery,
         "batch": "given" if global_batch_tokens else "default",

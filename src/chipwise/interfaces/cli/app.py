@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import inspect
 import io
 import os
 import sys
@@ -130,7 +131,20 @@ def _command() -> Any:
     since __main__ registers `validate` first (about 40 ms a build, which every test's run() had paid)."""
     command = typer.main.get_command(app)
     _name_values(command)
+    _one_line_summaries(command)
     return command
+
+
+def _one_line_summaries(command: Any) -> None:
+    """Each sub-command's summary in its group's --help list as one line of text, wrapped to the width: Typer's list
+    keeps the line breaks of a docstring's first paragraph, and tco's and validate's had broken mid-sentence at 100
+    columns ('... depreciated, operations,' then 'colocation and energy x PUE ...'; '... by chip and by' then
+    'source family.'), catalog show's and engine's too. A command's own --help joins them already."""
+    for sub in getattr(command, "commands", {}).values():
+        first = inspect.cleandoc(sub.help or "").split("\n\n")[0]
+        if sub.short_help is None and "\n" in first:
+            sub.short_help = " ".join(first.split())
+        _one_line_summaries(sub)
 
 
 #: what --help names an option's value by, from its type, where the option names none itself: Typer 0.29's own,

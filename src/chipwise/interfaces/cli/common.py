@@ -278,6 +278,11 @@ def print_track_record(record: Mapping[str, Any]) -> None:
     console.print(table)
 
 
+def hidden_rows_line(hidden: int, shown: int) -> str:
+    """The line under a ranking cut at --top: '2 more ranked: --top 4 shows them' (plan train and plan serve)."""
+    return f"{hidden:,} more ranked: --top {shown + hidden:,} shows {'it' if hidden == 1 else 'them'}"
+
+
 def compact_table(title: str) -> Table:
     """A listing narrow enough for an 80-column terminal: no vertical rules (a blank between columns), the title
     printed above it at the terminal's width rather than the table's; headers may take two lines."""

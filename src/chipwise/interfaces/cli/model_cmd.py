@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated
 
 import typer
@@ -20,7 +21,12 @@ from chipwise.interfaces.cli.common import (
     whatif_lines,
 )
 from chipwise.workload import load_model
+from chipwise.workload.counts import read_count
 from chipwise.workload.presets import DEFAULT_SEQ_LEN, model_summary, preset_summaries
+
+#: the fix of an unreadable --seq-len: a sequence's tokens, as plan train gives it (read_count's default offers a chip
+#: count)
+SEQ_LEN_EXAMPLE = "8192 or 8k"
 
 app = typer.Typer(
     help="List model presets and show a model's parameters, FLOPs and KV-cache size.", no_args_is_help=True
@@ -49,7 +55,7 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
         ]
         for r in rows
     ]
-    alias_width, with_name = _alias_width(cells)
+    id_width, alias_width, with_name = _alias_width(cells)
     columns = [c for c in PRESET_COLUMNS if with_name or c != "name"]
     table = compact_table("Model presets (Hugging Face config.json form; 'chipwise model show ID' for one)")
     for col in columns:
@@ -59,13 +65,14 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
             justify="right" if numeric else "left",
             # the alias folds where a piece is wider than its column: kept whole and cropped, 'llama2-7b' had read
             # 'llama' and '7b'
-            no_wrap=col not in ("name", "alias"),
+            no_wrap=col not in ("id", "name", "alias"),
             overflow="fold",
-            width=alias_width if col == "alias" else None,
+            width={"id": id_width, "alias": alias_width}.get(col),
         )
     for row in cells:
         shown = [cell for col, cell in zip(PRESET_COLUMNS, row, strict=True) if col in columns]
-        table.add_row(*shown[:-1], fmt.break_at_separators(shown[-1], alias_width))
+        ident, alias = (fmt.break_at_separators(shown[i], w) for i, w in ((0, id_width), (-1, alias_width)))
+        table.add_row(ident, *shown[1:-1], alias)
     console.print(table)
     if not with_name:
         console.print(
@@ -77,11 +84,14 @@ def list_(catalog_files: CatalogFiles = None, sets: SetFigures = None, as_json: 
 PRESET_COLUMNS = ("id", "name", "arch", "attn", "total", "active", "layers", "alias")
 
 
-def _alias_width(cells: list[list[str]]) -> tuple[int, bool]:
-    """The alias column's width, and whether the name column is shown: the widest alias where the row fits the
-    console, else what the other columns leave (the name at its longest word), the aliases then broken after a
-    separator, never inside a word where the piece fits; where the name does not fit beside an alias of the
-    header's width, the list leaves the name out (Rich had shrunk it to nothing, without a word)."""
+def _alias_width(cells: list[list[str]]) -> tuple[int, int, bool]:
+    """The id and alias columns' widths, and whether the name column is shown: the widest alias where the row fits
+    the console, else what the other columns leave (the name at its longest word), the aliases then broken after a
+    separator; where the name does not fit beside an alias of the header's width, the list leaves the name out
+    (Rich had shrunk it to nothing, without a word). Where that leaves the alias narrower than its widest piece
+    between separators, the id column gives it room, its ids broken after their own separators too: at 60 columns
+    the ids had kept their 21 characters and the aliases 5, 'llama3-8b' read 'llama3', '-' and '8b' on three lines;
+    the ids take 18 and the aliases 9, 'llama3-8b' on one line and 'qwen3-coder-480b-a35b' broken after '480b-'."""
     name = PRESET_COLUMNS.index("name")
     widths = [
         max(len(col), *(max(map(len, row[i].split() if i == name else [row[i]])) for row in cells))
@@ -89,10 +99,17 @@ def _alias_width(cells: list[list[str]]) -> tuple[int, bool]:
     ]
     others = sum(widths[:-1]) + len(PRESET_COLUMNS) - 1  # one blank between columns
     if others + widths[-1] <= console.width:
-        return widths[-1], True
-    if console.width - others >= len("alias"):
-        return console.width - others, True
-    return max(console.width - (others - widths[name] - 1), len("alias")), False
+        return widths[0], widths[-1], True
+    with_name = console.width - others >= len("alias")
+    room = console.width - others + (0 if with_name else widths[name] + 1)
+    give = max(0, min(_widest_piece(row[-1] for row in cells) - room, widths[0] - _widest_piece(r[0] for r in cells)))
+    return widths[0] - give, max(room + give, len("alias")), with_name
+
+
+def _widest_piece(texts: Iterable[str]) -> int:
+    """The longest piece of `texts` between separators, as format.break_at_separators breaks them: 'deepseek-' of
+    'deepseek-r1'."""
+    return max(len(piece) for text in texts for piece in fmt.break_at_separators(text, 1).splitlines())
 
 
 @app.command("show")
@@ -101,13 +118,14 @@ def show(
         str,
         typer.Argument(help="A preset name or alias, or a path to a Hugging Face config.json.", metavar="NAME_OR_PATH"),
     ],
+    # a count, read as plan train's --seq-len is (8k): Typer's int had refused --seq-len 8k ('Input should be a
+    # valid integer')
     seq_len: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--seq-len",
-            min=1,
-            help=f"Sequence length for FLOPs per token, within the model's context (default: {DEFAULT_SEQ_LEN}, or "
-            "the context where shorter).",
+            help=f"Sequence length for FLOPs per token, within the model's context, e.g. 8192 or 8k (default: "
+            f"{DEFAULT_SEQ_LEN}, or the context where shorter).",
             show_default=False,
         ),
     ] = None,
@@ -118,8 +136,8 @@ def show(
     """Show a model's parameters, FLOPs per token (matmuls and attention apart) and KV-cache bytes per token."""
     cat = catalog_from(catalog_files, sets)
     spec = load_model(cat, name)
-    data = model_summary(spec, seq_len, "--seq-len")
-    seq_len = data["seq_len"]
+    data = model_summary(spec, read_count(seq_len, "--seq-len", whole=True, example=SEQ_LEN_EXAMPLE), "--seq-len")
+    tokens = data["seq_len"]
     if as_json:
         print_json({**data, "what_if": whatif_lines(cat)})
         return
@@ -149,7 +167,7 @@ def show(
             "experts (routed / per token / shared)",
             f"{spec.moe.experts} / {spec.moe.top_k} / {spec.moe.shared} in {spec.moe_layers} layers",
         )
-    table.add_row(f"forward FLOPs per token @ {seq_len:,}", fmt.flop(data["flops_per_token_fwd"]))
+    table.add_row(f"forward FLOPs per token @ {tokens:,}", fmt.flop(data["flops_per_token_fwd"]))
     table.add_row("  of which matmuls", fmt.flop(data["flops_per_token_fwd_matmul"]))
     table.add_row("  of which attention (causal)", fmt.flop(data["flops_per_token_fwd_attention"]))
     table.add_row("weights (bf16)", fmt.bytes_(data["weight_bytes_bf16"]))

@@ -128,13 +128,13 @@ def train(
         managed=managed,
         recovery=recovery,
     )
-    report["results"] = report["results"][:top]
+    report["results"], hidden = report["results"][:top], report["results"][top:]
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
     if as_json:  # what a --set or --catalog changed, as claims --json names it (only the table had said it)
         print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
-        print_ranking(report)
+        print_ranking(report, len(hidden))
         if global_batch_tokens and report["results"]:  # the batch the tokens asked for became (train.batch)
             r = report["results"][0]
             console.print(

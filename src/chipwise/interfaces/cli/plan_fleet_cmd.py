@@ -114,6 +114,25 @@ def _precision_text(r: dict[str, Any]) -> str:
     return f", {r['precision']} weights{kv}"
 
 
+def _pricing(r: dict[str, Any]) -> str:
+    """The pricing mode a fleet or lifecycle report ranks by; one stored before it named one was on-demand."""
+    return str(r.get("pricing") or "on-demand")
+
+
+def _fleet_sites(r: dict[str, Any]) -> str:
+    """Where each instance type is priced: plan fleet chooses no region, and its table had named neither the mode
+    nor a region ('p5.48xlarge at aws us-east-1, trn2.48xlarge at aws us-east-2')."""
+    sites = {
+        f["system"]: f"{q.get('provider')} {q.get('region') or 'no region listed'}"
+        for f in r["fleet"]
+        if (q := f.get("price_source"))
+    }
+    where = ", ".join(f"{system} at {site}" for system, site in sites.items())
+    return f"{_pricing(r)} prices, no region chosen (plan fleet takes no --pricing or --region)" + (
+        f": {where}" if where else ""
+    )
+
+
 def print_fleet(r: dict[str, Any]) -> None:
     from chipwise.interfaces.cli.plan_serve_views import engine_mark, engine_notes
 
@@ -122,7 +141,9 @@ def print_fleet(r: dict[str, Any]) -> None:
         f"{b['name']} {b['input_tokens']}/{b['output_tokens']} tok at {request_rate(b['rate'])}/s" for b in r["buckets"]
     )
     slo = ", ".join(f"{k} {fmt.latency(v)}" for k, v in r["slo"].items())
-    table = compact_table(f"{fmt.model_label(r)}{_precision_text(r)}: cheapest fleet for {buckets} within {slo}")
+    table = compact_table(
+        f"{fmt.model_label(r)}{_precision_text(r)}: cheapest fleet for {buckets} within {slo} ({_pricing(r)} prices)"
+    )
     # the replay's latency at each target's own percentile (the columns had read p99 under a p90 SLO)
     targeted = list(r["slo"])
     for col in ("instance type", "count", "chips", "$/hour", "busy", "cap.\nused", "routed\nreq/s", "replay\nSLO",
@@ -154,6 +175,7 @@ def print_fleet(r: dict[str, Any]) -> None:
     estimated = [f["hardware"] for f in r["fleet"] if f.get("price_estimated")]
     if estimated:  # as plan train and plan lifecycle footnote the same price
         console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
+    console.print(f"[dim]{escape(_fleet_sites(r))}[/]")
     for sk in r.get("skipped", []):
         console.print(f"[dim]not considered: {sk['hardware']}: {escape(sk['reason'])}[/]")
     if replayed:
@@ -327,7 +349,8 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     t, s = r["training"], r["serving"]
     table = compact_table(
         f"{fmt.model_label(r)}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
-        f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']})"
+        f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']}, "
+        f"{_pricing(r)} prices)"
     )
     for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):
         named = col in ("train on", "serve on")  # a long system id folds rather than cut a figure
@@ -371,6 +394,11 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     console.print(
         "[dim]serve: plan serve's fleets that met the SLO in its simulated check (for all the hardware, and for "
         "the vendors none of whose fleets passed there, their own)[/]"
+    )
+    console.print(
+        f"[dim]{_pricing(r)} prices, no region chosen (plan lifecycle takes no --pricing or --region): each fleet "
+        "priced at its offer's region, its energy and CO2e reckoned there (at its provider's default region where "
+        "the catalog has no grid figure of that one)[/]"
     )
     for sk in r.get("serve_skipped", []):  # as plan serve prints them: a split it left out names its fix
         console.print(f"[dim]serve: not ranked: {sk['hardware']}: {escape(sk['reason'])}[/]")

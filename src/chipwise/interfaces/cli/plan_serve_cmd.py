@@ -41,6 +41,7 @@ from chipwise.planner.serving_inputs import check_slo, plan_serve_inputs
 from chipwise.serve.engine import ENGINES
 from chipwise.serve.quant import KV_PRECISIONS, QUANTISED
 from chipwise.serve.sim.policies import check_router
+from chipwise.workload.bounds import MAX_SIMULATED
 from chipwise.workload.counts import count_value, read_count
 from chipwise.workload.load import load_of
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER, name_value
@@ -65,6 +66,17 @@ def request_lengths(input_tokens: str, output_tokens: str) -> tuple[int, int]:
     """The --input-tokens and --output-tokens counts, or one line naming the option and an example."""
     prompt = read_count(input_tokens, "--input-tokens", whole=True, example=f"{INPUT_TOKENS} or 4k")
     return int(prompt), int(read_count(output_tokens, "--output-tokens", whole=True, example=f"{OUTPUT_TOKENS} or 1k"))
+
+
+def simulated_requests(text: str) -> int:
+    """--requests read as a count (1200, 2k), at most MAX_SIMULATED, or one line naming the option and the fix."""
+    n = int(read_count(text, "--requests", whole=True, example="1200 or 2k"))
+    if n > MAX_SIMULATED:
+        raise ChipwiseError(
+            f"--requests {n:,} is more than the {MAX_SIMULATED:,} a check simulates at most (a million take about a "
+            f"minute). Fix: give at most {MAX_SIMULATED:,}, e.g. 2k."
+        )
+    return n
 
 
 def _scenario_path(path: Path | None) -> Path | None:
@@ -164,16 +176,17 @@ def serve(
         str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot or owned.")
     ] = "on-demand",
     region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
+    # a count, read as --concurrency is (2k): Typer's int had refused --requests 1k ('unable to parse string as an
+    # integer') beside --rate 2k
     requests: Annotated[
-        int,
+        str,
         typer.Option(
             "--requests",
-            min=1,
-            max=1_000_000,
-            help="Requests simulated to check each option, at least (more where a steady state needs them; a fleet "
-            "whose check would need more than 20,000, or than this count, is checked on a slice of its replicas).",
+            help="Requests simulated to check each option, at least, e.g. 1200 or 2k (more where a steady state needs "
+            "them; a fleet whose check would need more than 20,000, or than this count, is checked on a slice of its "
+            f"replicas; at most {MAX_SIMULATED:,}).",
         ),
-    ] = 1200,
+    ] = "1200",
     # two flags, not one '--disaggregated/--no-disaggregated': help shows that as two name columns, and at 80
     # columns it had cut the second name short
     disaggregated: Annotated[
@@ -238,6 +251,7 @@ def serve(
     from chipwise.sweep.backends import cpu_count
 
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
+    simulated = simulated_requests(requests)
     prompt, generated = request_lengths(input_tokens, output_tokens)
     load = load_of(count_value(rate), users, offline)
     if disaggregated and no_disaggregated:
@@ -270,7 +284,7 @@ def serve(
             engine=engine,
             pricing=pricing,
             region=region,
-            requests=requests,
+            requests=simulated,
             disaggregated=not no_disaggregated,
             speculative=speculative,
             progress=tell,

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from chipwise.economics.providers import one_operator_note
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.common import compact_table, console, projected_banner
+from chipwise.interfaces.cli.common import compact_table, console, hidden_rows_line, projected_banner
 from chipwise.interfaces.cli.serve_cells import handover_caveat, latency_stats, rented_mark, router_name
 from chipwise.planner.serving_check import CONFIRM_MARGIN
 from chipwise.planner.serving_deployment import SPLIT_MARK
@@ -186,6 +186,8 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     s = report["search"]
     on = f" (the checks on {s['check_processes']} processes)" if s.get("check_processes", 1) > 1 else ""
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s{on}", style="dim")
+    if len(report["results"]) > top:  # as plan train says it: --top 1 had hidden the other rows without a word
+        console.print(hidden_rows_line(len(report["results"]) - top, top), style="dim")
     projected_banner([r["hardware"] for r in report["results"][:top] if r.get("projected")])
     for sk in report["skipped"]:
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")

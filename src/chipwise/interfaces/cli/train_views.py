@@ -19,6 +19,7 @@ from chipwise.interfaces.cli.common import (
     compact_table,
     console,
     figure_table,
+    hidden_rows_line,
     print_track_record,
     projected_banner,
     track_record_cells,
@@ -78,8 +79,16 @@ def _title(report: dict[str, Any]) -> str:
         f"{fmt.model_label(report)} on {report['chips']:,} chip{'s' if report['chips'] != 1 else ''}, "
         f"{report['precision']}"
         + (f", {fmt.count(report['tokens'])} tokens" if report.get("tokens") else "")
-        + f" - ranked by {report['objective']} ({report['pricing']} prices)"
+        + f" - ranked by {report['objective']} ({_prices(report)})"
     )
+
+
+def _prices(report: dict[str, Any]) -> str:
+    """The prices the ranking is costed at: the mode, and a managed service's markup where it is in every price
+    ('on-demand prices x 1.15, sagemaker's managed-service markup'; it had read 'on-demand prices' alone)."""
+    if not report.get("managed"):
+        return f"{report['pricing']} prices"
+    return f"{report['pricing']} prices x {report['managed_markup']:g}, {report['managed']}'s managed-service markup"
 
 
 def _columns(table: Table, headers: tuple[str, ...]) -> None:
@@ -190,13 +199,17 @@ def _goodput(g: float | None) -> str:
     return "<0.1%" if g < 1e-3 else fmt.percent(g)
 
 
-def print_ranking(report: dict[str, Any]) -> None:
+def print_ranking(report: dict[str, Any], hidden: int = 0) -> None:
+    """The ranking's tables and notes; `hidden`: the rows ranked past --top, which a line counts (--top 2 of four
+    ranked had shown two rows with no word of the other two)."""
     if report["results"]:  # no result: the reasons below, not two empty tables
         print_ranking_tables(report)
     s = report["search"]
     console.print(
         f"searched {s['evaluated']:,} plans ({s['feasible']:,} fit in memory) in {s['seconds']:.2f} s", style="dim"
     )
+    if hidden:
+        console.print(hidden_rows_line(hidden, len(report["results"])), style="dim")
     if report["results"]:
         first = report["results"][0]
         rel = first.get("reliability", {})
@@ -516,12 +529,35 @@ def _speed_rows(head: Table, r: dict[str, Any]) -> None:
             f"{fmt.duration(r['time_to_train_s'])} / {fmt.duration(r.get('expected_time_to_train_s', math.nan))}",
         )
     trained = r.get("steps", 0) * r.get("global_batch_tokens", 0)
-    if r.get("tokens") and trained > 1.01 * r["tokens"]:  # 'tokens: 1000' trains (and prices) one whole step
+    if (note := batch_note(r)) is not None:
+        head.add_row("steps", escape(note))
+    elif r.get("tokens") and trained > 1.01 * r["tokens"]:  # 15.1M tokens of 4M batches train (and price) 16M
         head.add_row(
             "steps",
             f"{r['steps']:,} of {r['global_batch_tokens']:,.0f} tokens: {trained:,.0f} tokens trained and priced, the "
             f"{r['tokens']:,.0f} asked rounded up to whole steps",
         )
+
+
+def batch_note(r: dict[str, Any]) -> str | None:
+    """Where the tokens asked are under one batch, that the run is priced as one whole step and that $/Mtok is the
+    step's rate, not the cost over the tokens asked; else None. Llama 3.1 8B LoRA on one H100 with 'tokens: 1000' of
+    262,144-token batches had read a cost of $0.05 beside 0.19 $/Mtok, which is $49.88 a million over the 1,000
+    tokens, with only 'the 1,000 asked rounded up to whole steps' between them (predict's text and --json)."""
+    tokens, batch = r.get("tokens"), r.get("global_batch_tokens")
+    if not tokens or not batch or tokens >= batch:
+        return None
+    step = (
+        f"{tokens:,.0f} tokens are under one {batch:,.0f}-token batch: the run is priced as one whole step of "
+        f"{batch:,.0f} tokens"
+    )
+    cost = r.get("cost_usd")
+    if cost is None or not math.isfinite(cost):  # no price: no rate to explain
+        return step
+    return (
+        f"{step} ({fmt.usd(cost)} ideal); $/Mtok is that step's rate ({fmt.per_mtok(r['usd_per_million_tokens'])} "
+        f"ideal), not the cost over the {tokens:,.0f} tokens asked ({fmt.usd(cost / tokens * 1e6)} a million)"
+    )
 
 
 def _reliability_rows(head: Table, r: dict[str, Any], rel: dict[str, Any]) -> None:
