@@ -97,7 +97,7 @@ def test_plot_is_written_before_the_output(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setattr(app, "close_stdout", lambda: None)  # the real one points this process's stdout at /dev/null
     path = tmp_path / "p.png"
 
-    def stopped(report: object) -> None:
+    def stopped(report: object, hidden: int = 0) -> None:
         assert path.exists()
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")  # a real one, which Click's main had turned into exit 1
 
