@@ -15,6 +15,7 @@ from chipwise.catalog import Catalog, load_catalog
 from chipwise.hardware import Hardware, hardware
 from chipwise.reliability import assess_run
 from chipwise.reliability.goodput import frozen_base_bytes, reliability_inputs, run_goodputs
+from reliability.test_no_failures import ZERO  # every failure rate 0: goodput is the planned-stop factor alone
 
 HOUR = 3600.0
 #: Llama-3.1-70B's parameters and its rank-16 attention adapters (train.lora)
@@ -57,18 +58,6 @@ def test_the_base_is_read_at_the_jobs_storage_share(catalog: Catalog, hw: Hardwa
     assert g.restore_s[0] == pytest.approx(141_731_315_712 / (8 * PER_HOST), rel=1e-12)
     assert g.restore_s[1] == pytest.approx(141_731_315_712 / 2e12, rel=1e-12)
     assert list(g.write_s) == pytest.approx([623_902_720 / (8 * PER_HOST), 623_902_720 / 2e12], rel=1e-12)
-
-
-#: every failure rate 0: goodput is the planned-stop factor 1 - p R_p alone
-ZERO = [
-    f"reliability.failures.{name}=0/h"
-    for name in (
-        "gpu_failure_rate_per_chip_hour",
-        "network_failure_rate_per_chip_hour",
-        "software_failure_rate_per_chip_hour",
-        "host_failure_rate_per_host_hour",
-    )
-]
 
 
 def test_a_planned_stop_restores_as_a_failure_does() -> None:
