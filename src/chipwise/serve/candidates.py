@@ -53,6 +53,21 @@ class Candidates:
         )
 
 
+#: sequences a rank of an attention-DP replica holds at most in the search: TensorRT-LLM and SGLang set batch limits
+#: per rank, and InferenceX's one-replica DEP32 decode runs 8,192 users (256 a rank)
+ADP_RANK_BATCH = 256
+
+
+def _wide(batches: tuple[int, ...], tp: int, adp: int) -> list[int]:
+    """Batch limits past the largest of `batches` an attention-DP replica of `tp` ranks may hold (powers of two up to
+    ADP_RANK_BATCH a rank): DEP72 on a GB200 NVL72 had been searched up to 2,048 sequences, 28 a rank, and queued
+    4,608 users (TTFT p50 61 s) where 4,608 as its limit reads 320 ms."""
+    if not adp or not batches:
+        return []
+    top = max(batches)
+    return [top * 2**k for k in range(1, 16) if top * 2**k <= ADP_RANK_BATCH * tp]
+
+
 def enumerate_candidates(
     model: ModelSpec,
     topo: Topology,
@@ -99,7 +114,7 @@ def enumerate_candidates(
                     bals = [1, 0] if adp and balancing else [1]
                     if adp and "adp_balance" in fixed:
                         bals = [int(fixed["adp_balance"])]
-                    mbs = [fixed["max_batch"]] if "max_batch" in fixed else list(batches)
+                    mbs = [fixed["max_batch"]] if "max_batch" in fixed else list(batches) + _wide(batches, tp, adp)
                     for bal in bals:
                         for mb in mbs:
                             rows.append((tp, pp, ep, adp, mb, bal))

@@ -154,7 +154,9 @@ def step_time(
         # at the decode step's own launch time: a prompt iteration's floor (prompts.floor) is 0 on an engine that
         # captures its prompts too (vLLM's piecewise graphs), whose larger decode batches launch all the same
         floor = eager_launches(model, dev.chip, weight_precision, shapes, eng.engine) * eng.host_decode_launch_s
-        eager = sequences > decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
+        # a rank's capture size against a rank's share of the batch under attention DP (StepModel.eager_decode_floor)
+        ranks = np.where((shapes.adp > 0) & (shapes.tp > 1), shapes.tp, 1)
+        eager = np.ceil(sequences / ranks) > decode_graph_batch(eng, dev.chip.hbm_capacity, shapes.tp)
         launches = floor - a * sequences * _decode_context(eng, inp, out)
         plain = np.where(eager, np.maximum(plain, launches), plain)
     iters, pieces = joins.share, joins.pieces

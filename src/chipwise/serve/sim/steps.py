@@ -28,6 +28,7 @@ drafter's own cache; the drafter also encodes every prompt. The step yields tau 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -174,7 +175,10 @@ class StepModel:
         decode step's own (decode_floor), not a prompt iteration's: vLLM, which captures its prompt iterations too,
         has no eager floor, and plan.graph_batch: 1 had left its TPOT as it was (24 ms for Llama 3.1 8B on an H100 at
         64 users; it now pays vLLM's uncaptured launches)."""
-        if self.decode_floor <= 0 or not 0 < self.graph_batch < n:
+        # the capture size is a rank's (SGLang's --cuda-graph-max-bs under DP attention is checked against the
+        # busiest rank's batch): a replica of R attention-DP ranks replays R x its sequences in graphs (GB200 DEP64,
+        # 2,048 sequences, 32 a rank, had launched eagerly past a capture of 512: 244 ms a token where 19.7 read)
+        if self.decode_floor <= 0 or not 0 < self.graph_batch < math.ceil(n / self.ranks):
             return 0.0
         return self.fixed + self.seq_time(self.decode_tokens(n)) + self.decode_floor - self.a_decode(n) * context
 
