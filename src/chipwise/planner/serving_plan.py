@@ -30,6 +30,7 @@ from chipwise.planner.serving_economics import (
 )
 from chipwise.planner.serving_inputs import (
     Targets,
+    check_engine_drafts,
     check_slo,
     check_tpot_target,
     drafting_for,
@@ -106,6 +107,8 @@ def plan_serving(
     asked = [drafting_for(catalog, model, option) for option in speculation_options(speculative)]
     # an option given twice ('none,none', 'mtp:3,mtp:3') is searched once: its rows had been ranked twice
     draftings = [d for i, d in enumerate(asked) if d not in asked[:i]]
+    for drafting in draftings:
+        check_engine_drafts(engine, drafting)
     targets = _checked_targets(slo, load)
     job = _checked_job(model, load, input_tokens, output_tokens, requests, router)
     for drafting in draftings:  # before the search, which would find no shape (each set up with the drafter)

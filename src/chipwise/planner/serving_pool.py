@@ -15,7 +15,13 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_choice import Shape, choose, plan_shape
 from chipwise.planner.serving_economics import priced_system
-from chipwise.planner.serving_inputs import check_drafter_tp, drafting_for, engine_for, precisions
+from chipwise.planner.serving_inputs import (
+    check_drafter_tp,
+    check_engine_drafts,
+    drafting_for,
+    engine_for,
+    precisions,
+)
 from chipwise.planner.serving_outcome import stat_ok
 from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_profile, token_budget
@@ -84,6 +90,7 @@ def build_pool(
     # a prefill pool of a speculating deployment holds the drafter too, which encodes every prompt and hands its
     # cache over with the target's (it had held none: a draft model's prefill and KV left out of TTFT)
     drafting = drafting_for(catalog, model, sc.speculative)
+    check_engine_drafts(engine, drafting)
 
     def ready(plan: ReplicaPlan, replicas: int) -> ReplicaSetup:
         """`plan`'s `replicas` checked against the stated chips and drafter, set up with the stated knobs."""

@@ -166,7 +166,7 @@ def disaggregated_rows(
                 "system": "",
                 "reason": f"{len(late)} of the cheapest splits ({', '.join(r['hardware'] for r in late[:3])}"
                 f"{', ...' if len(late) > 3 else ''}) were dropped: their estimated TTFT p99 with the KV handover "
-                "(the transfer, its wait for a link, the decode pool's wait for a slot) passes the target",
+                "(the transfer, its wait for a link, the decode pool's wait for a slot) exceeds the target",
             }
         )
     if unpaired:

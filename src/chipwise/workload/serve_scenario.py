@@ -44,8 +44,11 @@ NO_SPECULATION = ("none", "off")
 
 
 def speculation_asked(value: Any) -> Any:
-    """A speculative-decoding setting as given, or None where it asks for none ('none', 'off' or nothing)."""
-    if isinstance(value, str) and value.strip().lower() in ("", *NO_SPECULATION):
+    """A speculative-decoding setting as given, or None where it asks for none ('none' or 'off'). Empty text names
+    no option, as `--speculative ''` is told: a scenario's `speculative: ''` had run without drafting, silently."""
+    if isinstance(value, str) and not value.strip():
+        raise ValueError("empty text names no option: give e.g. mtp:3, eagle:3@0.8 or draft:MODEL:3@0.7, or none")
+    if isinstance(value, str) and value.strip().lower() in NO_SPECULATION:
         return None
     return value
 
