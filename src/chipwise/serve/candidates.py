@@ -62,7 +62,7 @@ def _wide(batches: tuple[int, ...], tp: int, adp: int) -> list[int]:
     """Batch limits past the largest of `batches` an attention-DP replica of `tp` ranks may hold (powers of two up to
     ADP_RANK_BATCH a rank): DEP72 on a GB200 NVL72 had been searched up to 2,048 sequences, 28 a rank, and queued
     4,608 users (TTFT p50 61 s) where 4,608 as its limit reads 320 ms."""
-    if not adp or not batches:
+    if not adp or not batches or max(batches) < max(BATCHES):  # a ladder of the caller's own is searched as given
         return []
     top = max(batches)
     return [top * 2**k for k in range(1, 16) if top * 2**k <= ADP_RANK_BATCH * tp]
