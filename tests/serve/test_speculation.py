@@ -433,3 +433,17 @@ def test_a_draft_models_missing_acceptance_reads_as_a_draft_model() -> None:
     assert str(err.value) == (
         "no acceptance prior for speculation with a draft model. Fix: state it, e.g. draft:llama-3.2-1b:3@0.7."
     )
+
+
+def test_the_json_gives_the_speculation_as_fields() -> None:
+    """Beside the label, --json and the API give the speculation's fields: a consumer had read tokens a step out of
+    'EAGLE k=3, acceptance 0.80 (2.95 tokens/step)'. (1 - 0.8^4) / (1 - 0.8) = 2.952."""
+    import chipwise.api as cw
+
+    scenario = {"kind": "serve", "model": "llama-3.1-70b", "hardware": "h100-sxm", "chips": 4, "precision": "fp8",
+                "input_tokens": 512, "output_tokens": 128, "concurrency": 4, "requests": 40,
+                "speculative": "eagle:3@0.8"}  # fmt: skip
+    spec = cw.predict(scenario)["plan"]["speculation"]
+    assert spec["method"] == "eagle" and spec["draft_tokens"] == 3 and spec["acceptance"] == 0.8
+    assert spec["acceptance_source"] == "stated" and spec["text"] == "eagle:3@0.8"
+    assert spec["tokens_per_step"] == pytest.approx((1 - 0.8**4) / (1 - 0.8), rel=1e-12)

@@ -142,6 +142,7 @@ def plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
         "weight_precision": plan.weight_precision,
         "kv_precision": plan.kv_precision,
         "speculative": plan.speculation.label() if plan.speculation else None,
+        "speculation": plan.speculation.record() if plan.speculation else None,
     }
 
 

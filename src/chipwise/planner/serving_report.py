@@ -83,6 +83,7 @@ def plan_dict(setup: ReplicaSetup, replicas: int, role: str) -> dict[str, Any]:
         "weight_precision": p.weight_precision,
         "kv_precision": p.kv_precision,
         "speculative": p.speculation.label() if p.speculation else None,
+        "speculation": p.speculation.record() if p.speculation else None,
         "chips_per_replica": setup.chips,
         "chips": whole_count(Pool(setup, replicas, role).chips),  # whole chips, where replicas are smaller than one
         "kv_cache_tokens_per_replica": setup.kv_tokens,

@@ -108,6 +108,21 @@ class Speculation:
         head = f"draft:{self.draft_model}" if self.method == "draft" else self.method
         return f"{head}:{self.draft_tokens}" + (f"@{self.acceptance!r}" if self.acceptance_source == "stated" else "")
 
+    def record(self) -> dict[str, object]:
+        """The JSON form beside the label: method, drafted tokens, acceptance and where it came from, the by-position
+        profile, tokens a step, and the text that asks for it again (a consumer had read tokens a step out of the
+        label's 'EAGLE k=3, acceptance 0.80 (2.95 tokens/step)')."""
+        return {
+            "method": self.method,
+            "draft_tokens": self.draft_tokens,
+            "draft_model": self.draft_model or None,
+            "acceptance": self.acceptance,
+            "acceptance_source": self.acceptance_source,
+            "acceptance_by_position": list(self.positions) or None,
+            "tokens_per_step": self.tokens_per_step,
+            "text": self.text(),
+        }
+
     def label(self) -> str:
         head = f"draft {self.draft_model}" if self.method == "draft" else self.method.upper()
         prior = ", the method's prior" if self.acceptance_source == "prior" else ""
