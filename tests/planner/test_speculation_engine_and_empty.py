@@ -27,3 +27,17 @@ def test_an_empty_speculative_names_no_option(capsys: pytest.CaptureFixture[str]
     """`speculative: ''` had run without drafting, silently, where `--speculative ''` is refused."""
     scenario = FT.replace("engine: fastertransformer, ", "").replace("SPEC", spec)
     assert "speculative: empty text names no option: give e.g. mtp:3" in run_error(capsys, ["predict", scenario])
+
+
+def test_a_draft_model_that_stops_a_fit_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """Llama 3.1 70B in fp8 beside an 8B draft on one H100: the refusal names the draft and offers a smaller one (it
+    had offered more chips or quantising only, while the same scenario without drafting runs)."""
+    scenario = (
+        "{kind: serve, model: llama-3.1-70b, hardware: h100-sxm, chips: 1, precision: fp8, input_tokens: 1024, "
+        "output_tokens: 256, concurrency: 1, requests: 30, speculative: 'draft:llama-3.1-8b:3@0.8'}"
+    )
+    assert run_error(capsys, ["predict", scenario]) == (
+        "error: llama-3.1-70b (fp8) beside its draft model llama-3.1-8b fits no replica shape on h100-sxm within 1 "
+        "chip. Fix: use a smaller draft model (or EAGLE, MTP, or no drafting), use more chips, or quantise the "
+        "weights or the KV cache."
+    )

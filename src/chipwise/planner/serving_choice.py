@@ -211,7 +211,8 @@ def choose(
     est = query.estimate(cand, max_tokens, decode_only, shared)
     if not est.fits.any():
         raise _searched(
-            _cache_short(query, est, fixed, chips) or _fits_no_shape(model, system, weight, fixed, chips), len(cand)
+            _cache_short(query, est, fixed, chips) or _fits_no_shape(model, system, weight, fixed, chips, drafting),
+            len(cand),
         )
     load = job.load
     lam = load.rate if load.kind == "rate" else _trace_rate(job) if load.kind == "trace" else 0.0
@@ -365,27 +366,39 @@ def _without(cand: Candidates, shapes: Collection[Shape]) -> Candidates:
 
 
 def _fits_no_shape(
-    model: ModelSpec, system: System, weight: str, fixed: Mapping[str, int], chips: int | None
+    model: ModelSpec,
+    system: System,
+    weight: str,
+    fixed: Mapping[str, int],
+    chips: int | None,
+    drafting: Drafting | None = None,
 ) -> InfeasibleError:
     """The error where the model fits no replica shape: within the stated chips, or the search's widest shapes. With
-    attention DP fixed, a request must fit one rank's share of the cache (estimate.fits), so dropping it is a fix."""
+    attention DP fixed, a request must fit one rank's share of the cache (estimate.fits), so dropping it is a fix. A
+    draft model held beside the target is named, and a smaller one (or none) offered: Llama 3.1 70B in fp8 with an
+    8B draft on one H100 had been told only to use more chips or quantise, the draft never named."""
     adp = bool(fixed.get("attention_dp"))
+    draft = drafting is not None and drafting.spec.method == "draft"
+    beside = f" beside its draft model {drafting.model.name}" if draft and drafting is not None else ""
+    smaller = "use a smaller draft model (or EAGLE, MTP, or no drafting), " if draft else ""
     # the model as the user named it ('llama3.1-405b = llama-3.1-405b'), as the answers name it: the preset id alone
     # had read 'llama-3.1-405b (bf16) fits no replica shape' for llama3.1-405b asked for
     return InfeasibleError(
-        f"{model.display} ({weight}) fits no replica shape on {system.chip.id}"
+        f"{model.display} ({weight}){beside} fits no replica shape on {system.chip.id}"
         + (f" with max_batch {fixed['max_batch']:,}" if "max_batch" in fixed else "")
         + (" with attention DP (each rank caches its own requests whole)" if adp else "")
         + (
             f" within {chip_count(chips)}. Fix: "
             + ("lower max_batch, " if "max_batch" in fixed else "")
             + ("drop attention_dp, " if adp else "")
+            + smaller
             + "use more chips, or quantise the weights or the KV cache."
             if chips
             # a search sizes the replicas itself: its widest shapes did not hold the model
             else f" (up to {topology_of(system).domain_ranks * 4} ranks). Fix: "
             + ("lower max_batch, " if "max_batch" in fixed else "")
             + ("drop attention_dp, " if adp else "")
+            + smaller
             + "quantise the weights or the KV cache (--precision, --kv-precision), or use a chip with more "
             "memory."
         )
