@@ -12,6 +12,7 @@ from chipwise.catalog.track_record import track_record
 from chipwise.hardware.objects import FigureRef, System
 from chipwise.perf.serving import SERVING_ATTENTION_FLOOR
 from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import engine_carried_from, engine_fitted
 from chipwise.serve.quant import matmul_precision
 from chipwise.serve.simulate import Pool
@@ -81,11 +82,25 @@ _FLOOR_NOTE = (
 )
 
 
-def pool_figures(pools: Sequence[Pool], model: ModelSpec) -> dict[str, dict[str, Any]]:
+def pool_figures(
+    pools: Sequence[Pool], model: ModelSpec, transfer: KVTransfer | None = None
+) -> dict[str, dict[str, Any]]:
     """The figures every pool of a deployment used (figures_used), merged: a chip's and a chip family's figures are
     named by them already; an engine figure that differs between the pools (an engine fitted per chip family) is
-    named with the family of each ('engines.trtllm.step_overhead (hopper)')."""
+    named with the family of each ('engines.trtllm.step_overhead (hopper)'). A split's KV hand-over reads its ends'
+    fabrics too (the scale-out network's bandwidth, efficiency and latency where it crosses it, else the scale-up
+    fabric's): a hand-over of 30% of a TTFT had named none of them, and `sensitivity --figures scaleout` found
+    nothing to move."""
     found = [(p.setup.system.chip.family, figures_used(p.setup, model.is_moe)) for p in pools]
+    if transfer is not None:
+        ends = {p.setup.system.id: p.setup.system for p in pools}.values()
+        crossed = {
+            k: ref.record()
+            for s in ends
+            for k, ref in fabric_figures(s, transfer.network).items()
+            if ref and ".tiers." not in k  # a hand-over is one flow between two ends: no tier's reach sets it
+        }
+        found.append(("", crossed))
     out: dict[str, dict[str, Any]] = {}
     for family, figures in found:
         for name, figure in figures.items():

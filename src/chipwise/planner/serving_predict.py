@@ -232,7 +232,7 @@ def _provenance(catalog: Catalog, setup: ServingSetup, model: ModelSpec) -> dict
     its defaults alone or on figures carried from another chip family, and the model's track record on runs like
     it."""
     return {
-        "figures": pool_figures(setup.pools, model),
+        "figures": pool_figures(setup.pools, model, setup.transfer),
         "engine_defaults": sorted(
             {
                 p.setup.system.chip.id
