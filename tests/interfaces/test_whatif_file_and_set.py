@@ -51,3 +51,17 @@ def test_a_set_beside_a_file_is_its_own_line(tmp_path: Path, capsys: pytest.Capt
     both = run_json(capsys, ["predict", scenario, "--catalog", str(path), *sets, "--json"])["what_if"]
     assert both[0] == plain[0] and both[0].endswith(": 8 figures differ from the built-in catalog's")
     assert both[1] == "b2x-server.host_power_fraction = 0.5, set on the command line"
+
+
+def test_a_projected_chips_track_record_says_none_of_its_runs_are_of_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A user's hypothetical blackwell-family chip had quoted blackwell's published runs as if measured on it."""
+    from chipwise.interfaces.cli.app import run
+
+    path = tmp_path / "b2x.yaml"
+    path.write_text(B2X)
+    scenario = "{kind: train, model: llama-3.1-8b, hardware: b2x, chips: 8, tokens: 1e9}"
+    assert run(["predict", scenario, "--catalog", str(path)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Track record: chipwise against published runs (blackwell; none of them of b2x, which is projected;" in text

@@ -257,9 +257,11 @@ def track_record_cells(r: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def print_track_record(record: Mapping[str, Any]) -> None:
+def print_track_record(record: Mapping[str, Any], projected: str | None = None) -> None:
     """A prediction's track record (catalog.track_record): how far the model has been from the published runs of
-    its scope, per metric; the scope in the title where every metric shares one; nothing without a record."""
+    its scope, per metric; the scope in the title where every metric shares one; nothing without a record. A
+    `projected` chip (announced, or a user's what-if) has none of them: the title says so (a user's hypothetical
+    chip of the blackwell family had quoted blackwell's 27 runs as if measured on it)."""
     if not record:
         return
     scopes = {r["scope"] for r in record.values()}
@@ -268,8 +270,12 @@ def print_track_record(record: Mapping[str, Any]) -> None:
     fewer = ""
     if shared and len(asked) == 1 and asked != {shared}:
         fewer = f"; fewer than {record_file()['min_runs']} of {next(iter(asked))}"
+    if projected:
+        fewer += f"; none of them of {projected}, which is projected"
     runs = (
-        f"published runs ({shared}{fewer}; docs/accuracy.md)" if shared else "published runs like it (docs/accuracy.md)"
+        f"published runs ({shared}{fewer}; docs/accuracy.md)"
+        if shared
+        else f"published runs like it ({fewer.removeprefix('; ') + '; ' if fewer else ''}docs/accuracy.md)"
     )
     table = Table(title=f"Track record: chipwise against {runs}")
     table.add_column("metric")

@@ -176,7 +176,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         head.add_row("site", escape(str(r["site_note"])))
     console.print(head)
     console.print(_breakdown_table(r, bool(spec)))
-    print_track_record(r.get("track_record") or {})
+    print_track_record(r.get("track_record") or {}, str(r["hardware"]) if r.get("projected") else None)
     if sources:
         console.print(_figures_table(r))
     console.print(f"simulated {reqs['total']:,} requests in {r['simulation']['wall_s']:.2f} s", style="dim")

@@ -731,7 +731,7 @@ def print_prediction(r: dict[str, Any], sources: bool = False) -> None:
     # H100 had stood with no word of why, nor of the fleet size that keeps half the run)
     _scale_note([r])
     console.print(_breakdown_table(r))
-    print_track_record(r.get("track_record") or {})
+    print_track_record(r.get("track_record") or {}, str(r["hardware"]) if r.get("projected") else None)
     if sources:
         console.print(_figures_used_table(r))
 
