@@ -14,7 +14,7 @@ import numpy as np
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import check_mode, check_rental_options
 from chipwise.errors import ChipwiseError, InfeasibleError
-from chipwise.planner.fleet_workload import burst_note
+from chipwise.planner.fleet_workload import busiest_window
 from chipwise.planner.serving_breakdown import where_time_goes
 from chipwise.planner.serving_deployment import SPLIT_MARK, build_deployment
 from chipwise.planner.serving_economics import busy_shares, economics
@@ -204,16 +204,14 @@ def _load_entry(job: ServingJob, against: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def trace_bursts(job: ServingJob) -> str | None:
-    """Where a replayed trace's busiest window offers well above its mean rate (fleet_workload.burst_note), that
+    """Where a replayed trace's busiest window offers well above its mean rate (fleet_workload.busiest_window), that
     window and rate beside the offered load, which is the mean's: a trace offering 40.4 req/s over its busiest 49.5 s,
     4.0x its mean, had read 'offered load 53.6% of the 18.9 req/s the deployment sustains' beside a TTFT p99 of 99 s,
-    with no word of the bursts. burst_note's advice is plan fleet's (a fleet sized for the mean, replayed as Poisson
-    arrivals): its measured clause is kept, and predict's own reading given, as predict replays the trace's times."""
+    with no word of the bursts. Read from the job's own arrivals (the file is not read again)."""
     if job.load.kind != "trace" or job.trace is None:
         return None
-    if (note := burst_note(job.trace.path)) is None:
+    if (measured := busiest_window(job.trace.arrival)) is None:
         return None
-    measured = note.partition(": ")[0]
     return f"{measured}: the offered load is the trace's mean, and the latencies its replay, bursts included"
 
 
