@@ -421,11 +421,12 @@ def predict(
     scenario: str | Path | Mapping[str, Any], files: Sequence[str | Path] = (), sets: Sequence[str] = ()
 ) -> dict[str, Any]:
     """Predict a scenario given as a path, inline YAML/JSON text, or a mapping (DESIGN.md's scenario contract)."""
+    from chipwise.interfaces.cli.train_views import with_batch_note
     from chipwise.planner.scenario import predict_scenario
     from chipwise.workload.scenario import load_scenario
 
     cat = load_catalog(files, sets)
-    return _with_what_if(predict_scenario(cat, load_scenario(_scenario_text(scenario), cat)), cat)
+    return _with_what_if(with_batch_note(predict_scenario(cat, load_scenario(_scenario_text(scenario), cat))), cat)
 
 
 def _with_what_if(report: dict[str, Any], cat: Catalog) -> dict[str, Any]:

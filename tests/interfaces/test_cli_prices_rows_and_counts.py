@@ -185,3 +185,32 @@ def test_predict_says_a_run_under_one_batch_is_priced_as_one_step(
     assert note in " ".join(re.sub(r"[│┃]", " ", _out(capsys, ["predict", str(_lora(tmp_path, "1000"))])).split())
     many = run_json(capsys, ["predict", str(_lora(tmp_path, "1e9")), "--json"])
     assert "batch_note" not in many and math.isfinite(many["usd_per_million_tokens"])
+
+
+def test_plan_train_says_its_rows_are_priced_as_one_step_under_one_batch(capsys: pytest.CaptureFixture[str]) -> None:
+    """plan train with 1,000 tokens asked of 1,048,576-token batches: each row is one step, and its note gives the
+    first row's cost over the tokens asked (it had ranked $0.25 beside 0.25 $/Mtok with nothing between them)."""
+    argv = ["plan", "train", "--model", "llama-3.1-8b", "--chips", "8", "--hardware", "h100-sxm", "--tokens", "1000"]
+    row = run_json(capsys, [*argv, "--json"])["results"][0]
+    assert row["steps"] == 1 and row["global_batch_tokens"] == 1_048_576
+    cost = row["expected_cost_usd"]
+    text = " ".join(_out(capsys, argv).split())
+    assert (
+        "the 1,000 tokens asked are under one batch (1,048,576 tokens on every row): each run is priced as one whole "
+        "step, and $/Mtok is that step's rate, not the cost over the tokens asked "
+        f"(1 h100-sxm: {fmt.usd(cost)} over 1,000 tokens is {fmt.usd(cost / 1000 * 1e6)} a million)"
+    ) in text
+    assert "under one batch" not in " ".join(_out(capsys, [*argv[:-1], "1T"]).split())
+
+
+def test_the_api_and_the_web_page_give_a_training_predictions_batch_note(tmp_path: Path) -> None:
+    """chipwise.api.predict and /api/predict carry predict --json's batch_note (only the command line had)."""
+    from chipwise import api
+    from chipwise.interfaces.web.routes import POST_ROUTES, Settings
+
+    scenario = {"kind": "train", "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "lora": True}
+    scenario |= {"global_batch_tokens": 262144, "tokens": 1000}
+    note = api.predict(scenario)["batch_note"]
+    assert note.startswith("1,000 tokens are under one 262,144-token batch: the run is priced as one whole step")
+    assert POST_ROUTES["/api/predict"](scenario, Settings())["batch_note"] == note
+    assert "batch_note" not in api.predict({**scenario, "tokens": 1e9})

@@ -40,12 +40,10 @@ def predict(
     sc = load_scenario(scenario, cat)
     print_model_notes(cat, sc.model)
     if isinstance(sc, TrainScenario):
-        from chipwise.interfaces.cli.train_views import batch_note, print_prediction
+        from chipwise.interfaces.cli.train_views import print_prediction, with_batch_note
         from chipwise.planner.training import predict_training
 
-        result = predict_training(cat, sc)
-        if (note := batch_note(result)) is not None:  # --json says it as the table does
-            result["batch_note"] = note
+        result = with_batch_note(predict_training(cat, sc))  # --json says it as the table does
         show = print_prediction
     else:
         from chipwise.interfaces.cli.serve_views import print_serving

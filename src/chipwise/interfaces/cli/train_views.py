@@ -72,6 +72,7 @@ def _row_notes(report: dict[str, Any]) -> None:
     _carried_efficiency_note(rows)
     _unfitted_efficiency_note(rows)
     _batch_note(report)
+    _under_one_batch_note(report, names)
 
 
 def _title(report: dict[str, Any]) -> str:
@@ -397,6 +398,34 @@ def _batch_note(report: dict[str, Any]) -> None:
     )
 
 
+def _under_one_batch_note(report: dict[str, Any], names: list[str]) -> None:
+    """Rows whose batch holds more than the tokens asked: each is priced as one whole step, and $/Mtok is that
+    step's rate (predict's batch_note). Llama 3.1 8B on 8 H100s with --tokens 1000 had ranked at $0.25 beside
+    0.25 $/Mtok, $253 a million over the 1,000 tokens asked, with nothing between them."""
+    tokens = report.get("tokens")
+    under = [
+        (i, name, r)
+        for i, (name, r) in enumerate(zip(names, report["results"], strict=True), start=1)
+        if tokens and r.get("global_batch_tokens") and tokens < r["global_batch_tokens"]
+    ]
+    if not under:
+        return
+    batches = sorted({r["global_batch_tokens"] for _, _, r in under})
+    rows = "every row" if len(under) == len(names) else "rows " + ", ".join(str(i) for i, _, _ in under)
+    i, name, first = under[0]
+    cost = first.get("expected_cost_usd", first.get("cost_usd"))  # the table's cost column
+    over = (
+        f" ({i} {name}: {fmt.usd(cost)} over {tokens:,.0f} tokens is {fmt.usd(cost / tokens * 1e6)} a million)"
+        if cost is not None and math.isfinite(cost)
+        else ""
+    )
+    _say(
+        f"[yellow]the {tokens:,.0f} tokens asked are under one batch ({' or '.join(f'{b:,.0f}' for b in batches)} "
+        f"tokens on {rows}): each run is priced as one whole step, and $/Mtok is that step's rate, not the cost over "
+        f"the tokens asked{over}. Fix: give --global-batch-tokens to price a smaller step.[/]"
+    )
+
+
 def _precision_note(r: dict[str, Any]) -> str | None:
     """Where the chip computes the precision asked for no faster than a wider one, what it runs at instead ('fp4'
     on an H100 runs as fp8: no faster than fp8, which the table's 'fp4' did not say). A precision the chip lists
@@ -537,6 +566,13 @@ def _speed_rows(head: Table, r: dict[str, Any]) -> None:
             f"{r['steps']:,} of {r['global_batch_tokens']:,.0f} tokens: {trained:,.0f} tokens trained and priced, the "
             f"{r['tokens']:,.0f} asked rounded up to whole steps",
         )
+
+
+def with_batch_note(result: dict[str, Any]) -> dict[str, Any]:
+    """A training prediction with its batch_note where it has one, as predict's table, its --json, chipwise.api's
+    predict and the web page's /api/predict all give it (only the command line had)."""
+    note = batch_note(result) if result.get("kind") != "serve" else None
+    return result if note is None else {**result, "batch_note": note}
 
 
 def batch_note(r: dict[str, Any]) -> str | None:

@@ -24,7 +24,7 @@ from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import whatif_lines
 from chipwise.interfaces.cli.serve_views import caveats
-from chipwise.interfaces.cli.train_views import ranking_notes
+from chipwise.interfaces.cli.train_views import ranking_notes, with_batch_note
 from chipwise.interfaces.plots import pareto_front, training_points
 from chipwise.planner.scenario import predict_scenario
 from chipwise.planner.sensitivity import DEFAULT_STEP, MAX_STEP, METRICS
@@ -215,7 +215,7 @@ def predict(body: Any, settings: Settings) -> dict[str, Any]:
     """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction. Its model is a preset and its
     lengths are numbers or distributions: a trace file or a config.json would be read from the server."""
     cat = settings.catalog()
-    result = predict_scenario(cat, _scenario(body, cat))
+    result = with_batch_note(predict_scenario(cat, _scenario(body, cat)))
     if result.get("kind") == "serve":  # predict's warnings, which the page draws as the table's rows
         result["caveats"] = caveats(result)
     # what the server's --set or --catalog changed, as the CLI's --json and chipwise.api say it (it had said nothing)
