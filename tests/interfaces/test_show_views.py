@@ -4,6 +4,7 @@ and a rental line that ends at its status when it has no note."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import signal
@@ -254,3 +255,21 @@ def test_a_systems_make_up_names_its_sources_and_cited_keys_are_spelt_out(
     assert data["cited"]["BOM_NOTE"].startswith("public GitHub research note 'ACCELERATOR + SERVER BOM")
     assert run(["catalog", "show", "trn2.48xlarge", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["source"][0].startswith("github aws-neuron/aws-neuron-sdk")
+
+
+def test_a_narrow_terminal_wraps_the_figure_names_not_only_their_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 60 columns a figure's name wraps at two fifths of the width (24 columns): "TTFT's wait to start p50 / p90 /
+    p99" had kept 36 columns and left the values 12 a line; from 80 columns names stay whole."""
+    from rich.console import Console
+
+    from chipwise.interfaces.cli import common
+
+    name = "TTFT's wait to start p50 / p90 / p99"
+    for width, widest in ((60, 24), (80, len(name))):
+        monkeypatch.setattr(common.console, "width", width)
+        table = common.figure_table("t")
+        table.add_row(name, "3.46 / 10.9 / 32.0 ms (to the prompt's first iteration)")
+        out = Console(width=width, record=True, file=io.StringIO())
+        out.print(table)
+        names = [line.split("│")[1].strip() for line in out.export_text().splitlines() if line.count("│") == 3]
+        assert max(len(n) for n in names) == widest
