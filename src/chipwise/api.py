@@ -666,7 +666,8 @@ def plan_fleet(
     **options: Any,
 ) -> dict[str, Any]:
     """The cheapest mix of instance types for a workload (a YAML bucket mix or a CSV/JSONL trace), replayed in the
-    simulator; `limits`: chips available per type, {'h100-sxm': 64} or text as --limits takes it."""
+    simulator; `limits`: chips available per type, {'h100-sxm': 64} or text as --limits takes it; `pricing` and
+    `region` as plan_serve takes them."""
     from chipwise.planner.fleet import plan_fleet as planner_fleet
     from chipwise.planner.serving_inputs import check_slo
     from chipwise.serve.quant import RELEASED
@@ -704,8 +705,9 @@ def plan_lifecycle(
     sets: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
-    """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both.
-    Counts may be text as on the command line ('15T' tokens)."""
+    """Train on X, serve on Y: the best (train, serve) pair by cost, energy or carbon against one vendor for both,
+    both sides priced in `pricing` and `region` as plan_train and plan_serve take them. Counts may be text as on the
+    command line ('15T' tokens)."""
     from chipwise.planner.lifecycle import plan_lifecycle as planner_lifecycle
     from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo
     from chipwise.serve.quant import RELEASED

@@ -55,7 +55,7 @@ def test_plan_fleet_names_its_prices_and_where_each_type_is_priced(capsys: pytes
     out = " ".join(_out(capsys, FLEET).split())
     assert "within ttft_p99 2.00 s, tpot_p99 50.0 ms (on-demand prices)" in out
     assert (
-        "on-demand prices, no region chosen (plan fleet takes no --pricing or --region): p5.48xlarge at "
+        "on-demand prices, no region chosen (each offer at its own region): p5.48xlarge at "
         f"{quote['provider']} {quote['region']}"
     ) in out
 
@@ -65,7 +65,7 @@ def test_plan_lifecycle_names_its_prices(capsys: pytest.CaptureFixture[str]) -> 
     assert (data["pricing"], data["region"]) == ("on-demand", None)
     out = " ".join(_out(capsys, LIFECYCLE).split())
     assert "then serve 5 req/s for 12 months (ranked by cost, on-demand prices)" in out
-    assert "on-demand prices, no region chosen (plan lifecycle takes no --pricing or --region)" in out
+    assert "on-demand prices, no region chosen: each fleet priced at its offer's region" in out
 
 
 # finding 4: --top 2 of four rows ranked had shown two with no word of the others

@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import price_gap, price_per_chip_hour
+from chipwise.economics.energy import check_region
+from chipwise.economics.pricing import check_mode
 from chipwise.economics.rental import rent, unit_for
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
@@ -61,6 +62,7 @@ from chipwise.planner.fleet_replay import (
 from chipwise.planner.fleet_workload import Bucket, burst_note, read_workload
 from chipwise.planner.serving_check import MAX_CHECK_LOAD
 from chipwise.planner.serving_choice import choose_any, kv_limited_batch, saturated_rate
+from chipwise.planner.serving_economics import chip_hour_price, price_note, priced_system
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_inputs import check_slo, precisions
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
@@ -86,19 +88,24 @@ def _types_for(
     targets: Mapping[str, float],
     precision: str,
     misses: dict[str, str] | None = None,
+    pricing: str = "on-demand",
+    region: str | None = None,
 ) -> list[InstanceType]:
     """The system's instance types, each with its capacity per bucket: 0 for a bucket no shape of it carries within
     the SLO (the programme routes it none there; the whole chip had been dropped for one such bucket, the rtx
     beside a TPU for its 16K-token prompts, which made the fleet 14% dearer). `misses`, where given, gets why
     for each such bucket by its name (choose_any's line without its fix), or for every bucket where the system
-    has no price. No types where the system serves no bucket."""
+    has no price in `pricing` (price_note). Each type is priced in `pricing` and `region` as plan serve's ranking
+    prices a fleet (_chip_prices), in the units its provider rents in that mode (priced_system: EC2 Capacity Blocks
+    rent whole instances; an owned fleet buys chips). No types where the system serves no bucket."""
+    system = priced_system(system, pricing)
     engine = default_engine(system.chip.vendor)
     eng = engine_profile(catalog, engine, system.chip.family)
     weight, kv = precisions(precision, None, eng, model, system)
-    quote = price_per_chip_hour(catalog, system)
+    prices = _chip_prices(catalog, system, pricing, region)
     misses = {} if misses is None else misses
-    if quote is None:
-        misses.update({b.name: price_gap(catalog, system) for b in buckets})
+    if math.isnan(prices[False][0]):
+        misses.update({b.name: price_note(catalog, system, pricing) for b in buckets})
         return []
     rates: list[np.ndarray | None] = []
     saturations: list[np.ndarray | None] = []
@@ -136,7 +143,11 @@ def _types_for(
     served = np.stack([none if x is None else x for x in rates], axis=1)
     rate = np.minimum(served, MAX_CHECK_LOAD * saturation)  # candidates x buckets, one replica's
     cap = rate * per[:, None]
-    price = chips * quote.usd_per_chip_hour
+    # a replica of more chips than its system holds crosses the scale-out network: an owned chip pays its share of
+    # it, as plan serve's ranking charges it (RankingPrice.per_chip_hour); a rental's price includes it
+    crosses = est.chips > system.chips
+    chip_hour = np.where(crosses, prices[True][0], prices[False][0])
+    price = chips * chip_hour
     demand = np.array([b.rate for b in buckets])
     weight_j = demand / max(demand.sum(), 1e-12)
     # each bucket's cheapest shape per request/s, and the shape that carries the bucket's own rate cheapest in
@@ -145,7 +156,7 @@ def _types_for(
     # replica each (3.4x the cost of a fleet with a shape of their own); the best per request/s alone offered a
     # 0.5 req/s bucket only a 32-chip TPU v6e instance at $86.40/hour, where two of TP2 x2 carry it for $21.60
     # (and a looser TTFT target, which let that shape in, had made the fleet dearer)
-    small_cap, small_price = rate * small_per[:, None], small * quote.usd_per_chip_hour
+    small_cap, small_price = rate * small_per[:, None], small * chip_hour
     whole = np.minimum(_whole_cost(demand, cap, price), _whole_cost(demand, small_cap, small_price))
     usable = [j for j in range(len(buckets)) if (cap[:, j] > 0).any()]
     per_bucket = [int(np.argmax(cap[:, j] / price)) for j in usable]
@@ -175,13 +186,27 @@ def _types_for(
             name = f"{system.chip.id} {plan.label()}" + (f" x{runs}" if runs > 1 else "")
             if any(t.name == name for t in out):
                 continue  # candidates whose batch limits the KV cache caps to the same batch are one instance type
-            unit_price = unit * quote.usd_per_chip_hour
+            unit_price = unit * float(chip_hour[i])
+            source = prices[bool(crosses[i])][1]
             out.append(
                 InstanceType(
-                    name, system, engine, plan, unit, unit_price, rate[i] * runs, saturation[i] * runs, runs, quote
+                    name, system, engine, plan, unit, unit_price, rate[i] * runs, saturation[i] * runs, runs, source
                 )
             )
     return out
+
+
+def _chip_prices(
+    catalog: Catalog, system: System, pricing: str, region: str | None
+) -> dict[bool, tuple[float, dict[str, Any] | None]]:
+    """USD per chip-hour of `system` in `pricing` and `region` and its provenance (serving_economics.chip_hour_price:
+    NaN and None where it has none), keyed by whether the instance's replicas cross systems: an owned chip busy all
+    hour, with the scale-out network's capex, colocation and power where they do (True), as plan serve's ranking
+    (RankingPrice); a rental's price includes its provider's network, the same both ways."""
+    alone = chip_hour_price(catalog, system, pricing, region, None)[:2]
+    if pricing != "owned" or math.isnan(alone[0]):
+        return {False: alone, True: alone}
+    return {False: alone, True: chip_hour_price(catalog, system, pricing, region, None, scaleout=True)[:2]}
 
 
 def _whole_cost(demand: np.ndarray, capacity: np.ndarray, price: np.ndarray) -> np.ndarray:
@@ -287,10 +312,13 @@ def _offered_types(
     buckets: Sequence[Bucket],
     slo: Mapping[str, float],
     precision: str,
+    pricing: str = "on-demand",
+    region: str | None = None,
 ) -> tuple[list[InstanceType], list[dict[str, str]]]:
-    """The instance types the systems offer (_types_for), less those another dominates and named by system, and the
-    systems left out with why: those whose engine cannot run the precision, then those that serve no bucket.
-    NoFleetError where none can run the precision or no type carries a bucket with load."""
+    """The instance types the systems offer (_types_for, priced in `pricing` and `region`), less those another
+    dominates and named by system, and the systems left out with why: those whose engine cannot run the precision,
+    then those that serve no bucket or have no price in the mode. NoFleetError where none can run the precision or
+    no type carries a bucket with load."""
     types: list[InstanceType] = []
     # systems whose engine cannot run the precision (fp8 on an A100 under TensorRT-LLM) are left out and named, as
     # plan serve's 'not ranked'; any other error (an unknown precision, mxfp4 on a dense model) is the input's and
@@ -303,7 +331,7 @@ def _offered_types(
     for s in systems:
         misses: dict[str, str] = {}
         try:
-            offered = _types_for(catalog, model, s, buckets, slo, precision, misses)
+            offered = _types_for(catalog, model, s, buckets, slo, precision, misses, pricing, region)
         except PrecisionUnsupportedError as exc:
             skipped.append({"hardware": s.chip.id, "system": s.id, "reason": exc.reason})
             fixes.append(exc.fix)
@@ -432,6 +460,18 @@ def _shared_kv(chosen: Sequence[Mapping[str, Any]]) -> str | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
+def _price_notes(types: Sequence[InstanceType], pricing: str, region: str | None) -> list[str]:
+    """The systems offered that have no price in the region asked for and are priced at another's, one line each,
+    as plan serve's 'priced elsewhere' names them."""
+    notes = {
+        t.system.id: f"{t.system.id} ({t.system.chip.id}): no {region} {pricing} price; "
+        f"{t.source.get('region') or 'another'}'s"
+        for t in types
+        if t.source is not None and t.source.get("region_note")
+    }
+    return list(notes.values())
+
+
 def _type_record(catalog: Catalog, t: InstanceType, buckets: Sequence[Bucket]) -> dict[str, Any]:
     """An instance type offered to the programme as the report lists it, with where its engine figures come from
     and its capacity per bucket."""
@@ -457,17 +497,24 @@ def plan_fleet(
     limits: Mapping[str, int] | None = None,
     precision: str = "fp8",
     replay: bool = True,
+    pricing: str = "on-demand",
+    region: str | None = None,
 ) -> dict[str, Any]:
-    """The cheapest fleet mix for the workload within the SLO, checked by simulation."""
+    """The cheapest fleet mix for the workload within the SLO, checked by simulation; each instance type priced in
+    `pricing` (plan serve's modes: on-demand, capacity-block, reserved-1y, reserved-3y, spot, owned) and `region`
+    (None: each offer at its own region), as plan serve's ranking prices a fleet."""
     start = time.perf_counter()
     if not slo:
         raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
     slo = check_slo(slo)
+    check_mode(pricing)  # before the long work, as plan serve checks them
+    if region is not None:
+        check_region(catalog, region)
     model = load_model(catalog, model_name)
     buckets = read_workload(workload, model)
     systems = _systems_asked(catalog, hardware_ids)
     limits = _checked_limits(limits, systems)
-    types, skipped = _offered_types(catalog, model, systems, buckets, slo, precision)
+    types, skipped = _offered_types(catalog, model, systems, buckets, slo, precision, pricing, region)
     problem = _fleet_problem(types, buckets, limits)
     settled = settle_fleet(catalog, model, types, problem, buckets, slo, replay)
     # the program's own optimum over all the types asked for, what the simulator check is measured against (the
@@ -487,10 +534,11 @@ def plan_fleet(
         "model_alias": model.alias or None,  # as given, where not the id ("model" had read "alias = id")
         "precision": check_weight_precision(precision, model),  # 'auto': the checkpoint's own (it had read 'auto')
         "kv_precision": _shared_kv(chosen),
-        # the prices it ranks by, as plan serve's report names them: on-demand, in no region chosen (each type at its
-        # offer's own, price_source.region); plan fleet takes no --pricing or --region, and had named neither
-        "pricing": "on-demand",
-        "region": None,
+        # the prices it ranks by, as plan serve's report names them (it had read on-demand and no region, and taken
+        # neither option): None, each type at its offer's own region (price_source.region)
+        "pricing": pricing,
+        "region": region,
+        "price_notes": _price_notes(types, pricing, region),
         "slo": dict(slo),
         "buckets": [b.__dict__ for b in buckets],
         "instance_types": [_type_record(catalog, t, buckets) for t in types],

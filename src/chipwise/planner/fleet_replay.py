@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import PriceQuote, catalog_estimate
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, in_group, solve, solve_excluding
@@ -83,14 +83,15 @@ class InstanceType:
     capacity: np.ndarray  # per bucket, requests/s within the SLO
     saturation: np.ndarray  # per bucket, requests/s with every batch slot busy (the estimate's)
     replicas: int = 1  # replicas one instance runs
-    quote: PriceQuote | None = None  # the chip-hour price the instance's is, with its provenance
+    #: the chip-hour price's provenance (serving_economics.chip_hour_price's record: the rental quote's, or an owned
+    #: fleet's TCO, which no quote carries: the fleet had given a PriceQuote, and could price no owned type)
+    source: dict[str, Any] | None = None
 
     def price_record(self) -> dict[str, Any]:
         """The price's provenance as plan train gives it (price_source), and whether it is a catalog estimate
-        (price_estimated: no published offer; a --set price is the user's, not the catalog's), as the § marks it;
-        the fleet had priced gb200 at its estimate unmarked."""
-        source = self.quote.record() if self.quote is not None else None
-        return {"price_source": source, "price_estimated": catalog_estimate(source)}
+        (price_estimated: no published offer, or an owned cost on estimated inputs; a --set price is the user's, not
+        the catalog's), as the § marks it; the fleet had priced gb200 at its estimate unmarked."""
+        return {"price_source": self.source, "price_estimated": catalog_estimate(self.source)}
 
 
 def _replay(

@@ -27,7 +27,9 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
-from chipwise.economics.pricing import catalog_estimate
+from chipwise.economics.energy import check_region
+from chipwise.economics.pricing import catalog_estimate, check_mode
+from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.planner.serving_economics import priced_system
@@ -47,8 +49,9 @@ MAX_SERVE_MONTHS = 600
 REASONS_SHOWN = 3
 #: plan serve's precision options as its reasons name them (--precision, --kv-precision), lifecycle's --serve-...
 SERVE_OPTION = re.compile(r"(?<![\w-])--(kv-)?precision\b")
-#: the reason of a chip that runs a side but has no price to rank it by
-UNPRICED = "{chip} has no on-demand price in the catalog. Fix: add one in a --catalog file"
+#: the reason of a chip that runs a side but has no price to rank it by, in the mode asked for (it had read
+#: 'on-demand' whatever the mode)
+UNPRICED = "{chip} has no {pricing} price in the catalog. Fix: add one in a --catalog file"
 
 
 def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,10 +140,13 @@ def _serve_reports(
     precision: str,
     workers: int,
     kv_precision: str | None = None,
+    pricing: str = "on-demand",
+    region: str | None = None,
 ) -> list[tuple[list[str], dict[str, Any]]]:
-    """plan serve's answers for the load, each with the hardware it searched: all of it, then each vendor's own for
-    the vendors none of whose options the first search's simulated checks passed (the best single-vendor pair needs
-    each vendor's serving fleet; searching every vendor again had taken a 9-chip lifecycle from 9 s to 70 s)."""
+    """plan serve's answers for the load, priced in `pricing` and `region`, each with the hardware it searched: all
+    of it, then each vendor's own for the vendors none of whose options the first search's simulated checks passed
+    (the best single-vendor pair needs each vendor's serving fleet; searching every vendor again had taken a 9-chip
+    lifecycle from 9 s to 70 s)."""
     hw = hardware(catalog)
     by_vendor: dict[str, list[str]] = {}
     for h in hardware_ids:
@@ -157,6 +163,8 @@ def _serve_reports(
             slo=slo,
             precision=precision,
             kv_precision=kv_precision,
+            pricing=pricing,
+            region=region,
             workers=workers,
         )
 
@@ -169,6 +177,17 @@ def _serve_reports(
         }
         reports += [(ids, serve(ids)) for vendor, ids in by_vendor.items() if vendor not in served]
     return reports
+
+
+def _reservation_note(pricing: str) -> str:
+    """How a reserved pair is charged: each side its own hours at the reservation's rate, as plan train charges a
+    run and plan serve an hour served; the term's other hours taken as used by other work."""
+    term_h = COMMITMENT_TERM_S[pricing] / SECONDS_PER_HOUR
+    return (
+        f"a {pricing} reservation is paid every hour of its {term_h:,.0f} h term: each side is charged its own hours "
+        "at the reservation's rate (the training run's, the months served), the term's other hours taken as used by "
+        "other work"
+    )
 
 
 def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -> Load:
@@ -228,7 +247,9 @@ def _why_none(report: Mapping[str, Any], priced: Sequence[Mapping[str, Any]]) ->
     lines = {s["hardware"]: s["reason"] for s in report["skipped"]}
     for r in report["results"]:
         if r["hardware"] not in found:
-            lines.setdefault(r["hardware"], UNPRICED.format(chip=r["hardware"]))
+            lines.setdefault(
+                r["hardware"], UNPRICED.format(chip=r["hardware"], pricing=report.get("pricing", "on-demand"))
+            )
     split = [(chip, *_problem_and_fix(reason)) for chip, reason in lines.items()]
     problems = [p if chip in p else f"{chip}: {p}" for chip, p, _ in split]
     shown = "; ".join(problems[:REASONS_SHOWN])
@@ -293,12 +314,19 @@ def plan_lifecycle(
     objective: str = "cost",
     workers: int = 1,
     serve_kv_precision: str | None = None,
+    pricing: str = "on-demand",
+    region: str | None = None,
 ) -> dict[str, Any]:
     """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
     simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving).
     `serve_kv_precision`: the serving KV cache's format, plan serve's --kv-precision (one format pairs a prefill
-    pool and a decode pool whose engines default to different ones)."""
+    pool and a decode pool whose engines default to different ones). `pricing` and `region`: both sides priced, and
+    their energy and carbon reckoned, as plan train and plan serve take them (None: each fleet at its offer's
+    region)."""
     one_of(objective, OBJECTIVES, "objective")
+    check_mode(pricing)  # before the long work, as plan train and plan serve check them
+    if region is not None:
+        check_region(catalog, region)
     if serve_kv_precision is not None:  # before the long work, as plan serve checks it
         serve_kv_precision = check_precision(serve_kv_precision, KV_PRECISIONS, "KV-cache")
     load = _checked_load(serve_rate, serve_months, train_tokens)
@@ -311,7 +339,15 @@ def plan_lifecycle(
     hw = hardware(catalog)
     vendor = {hw.system(h).chip.id: hw.system(h).chip.vendor for h in hardware_ids}
     train = plan_training(
-        catalog, model_name, train_chips, hardware_ids, tokens=train_tokens, precision=train_precision, objective="cost"
+        catalog,
+        model_name,
+        train_chips,
+        hardware_ids,
+        tokens=train_tokens,
+        precision=train_precision,
+        objective="cost",
+        pricing=pricing,
+        region=region,
     )
     seconds = serve_months * SECONDS_PER_MONTH
     searches = _serve_reports(
@@ -325,6 +361,8 @@ def plan_lifecycle(
         serve_precision,
         workers,
         serve_kv_precision,
+        pricing,
+        region,
     )
     reports = [report for _, report in searches]
     serve = reports[0]
@@ -360,11 +398,12 @@ def plan_lifecycle(
         "model": train["model"],
         "model_alias": train.get("model_alias"),
         "objective": objective,
-        # the prices both sides are ranked by, as plan train's and plan serve's reports name them: on-demand (their
-        # planners' default), in no region chosen (each fleet at its offer's own, its energy and carbon at that
-        # region's grid); plan lifecycle takes no --pricing or --region, and had named neither
-        "pricing": "on-demand",
-        "region": None,
+        # the prices both sides are ranked by, and the region their cost, energy and carbon are reckoned at, as plan
+        # train's and plan serve's reports name them (None: each fleet at its offer's region, its energy and carbon
+        # at that region's grid); it had read on-demand and no region, and taken neither option
+        "pricing": pricing,
+        "region": region,
+        **({"reservation": _reservation_note(pricing)} if pricing in COMMITMENTS else {}),
         "training": {"tokens": train_tokens, "chips": train_chips, "precision": train_precision},
         "serving": {
             "rate_per_s": serve_rate,

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError, one_of
 from chipwise.hardware import hardware_ids
 from chipwise.interfaces import format as fmt
@@ -38,6 +39,8 @@ from chipwise.interfaces.cli.plan_serve_cmd import (
     OUTPUT_TOKENS,
     InputTokens,
     OutputTokens,
+    PricingOpt,
+    RegionOpt,
     request_lengths,
 )
 from chipwise.planner.serving_inputs import LIFECYCLE_SLO, check_slo
@@ -74,6 +77,8 @@ def fleet(
     replay: Annotated[
         bool, typer.Option("--replay/--no-replay", help="Check (and correct) the fleet in the simulator.")
     ] = True,
+    pricing: PricingOpt = "on-demand",
+    region: RegionOpt = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -83,11 +88,21 @@ def fleet(
     from chipwise.planner.fleet_workload import parse_limits
 
     targets = check_slo(slo_text(slo), required=True)  # --slo is required here: no 'leave it out' in its fix
+    check_mode(pricing)  # before the catalog, as plan serve checks it (the region: the planner, before its search)
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
         report = plan_fleet(
-            cat, model, workload, targets, hardware_ids(cat, hardware), parse_limits(limits), precision, replay
+            cat,
+            model,
+            workload,
+            targets,
+            hardware_ids(cat, hardware),
+            parse_limits(limits),
+            precision,
+            replay,
+            pricing=pricing,
+            region=region,
         )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})
@@ -119,18 +134,28 @@ def _pricing(r: dict[str, Any]) -> str:
     return str(r.get("pricing") or "on-demand")
 
 
+def _prices_text(r: dict[str, Any]) -> str:
+    """The mode and region a fleet or lifecycle report is priced in, as plan serve's title gives them: '(on-demand
+    prices)', '(reserved-1y prices, us-east-2)'. They had read on-demand whatever the report, and taken no
+    --pricing or --region."""
+    return f"{_pricing(r)} prices" + (f", {r['region']}" if r.get("region") else "")
+
+
+def _site(q: dict[str, Any]) -> str:
+    """Where one instance type's price is from: its offer's provider and region, or an owned chip's site."""
+    if q.get("basis") == "owned":
+        site = (q.get("tco") or {}).get("region") or "the owner's site"
+        return f"its owned cost at {site}"
+    return f"{q.get('provider')} {q.get('region') or 'no region listed'}"
+
+
 def _fleet_sites(r: dict[str, Any]) -> str:
-    """Where each instance type is priced: plan fleet chooses no region, and its table had named neither the mode
-    nor a region ('p5.48xlarge at aws us-east-1, trn2.48xlarge at aws us-east-2')."""
-    sites = {
-        f["system"]: f"{q.get('provider')} {q.get('region') or 'no region listed'}"
-        for f in r["fleet"]
-        if (q := f.get("price_source"))
-    }
+    """Where each instance type is priced: the mode, the region asked for or none ('p5.48xlarge at aws us-east-1,
+    trn2.48xlarge at aws us-east-2'); the line had said plan fleet takes no --pricing or --region."""
+    sites = {f["system"]: _site(q) for f in r["fleet"] if (q := f.get("price_source"))}
     where = ", ".join(f"{system} at {site}" for system, site in sites.items())
-    return f"{_pricing(r)} prices, no region chosen (plan fleet takes no --pricing or --region)" + (
-        f": {where}" if where else ""
-    )
+    chosen = f"in {r['region']}" if r.get("region") else "no region chosen (each offer at its own region)"
+    return f"{_pricing(r)} prices, {chosen}" + (f": {where}" if where else "")
 
 
 def print_fleet(r: dict[str, Any]) -> None:
@@ -142,7 +167,7 @@ def print_fleet(r: dict[str, Any]) -> None:
     )
     slo = ", ".join(f"{k} {fmt.latency(v)}" for k, v in r["slo"].items())
     table = compact_table(
-        f"{fmt.model_label(r)}{_precision_text(r)}: cheapest fleet for {buckets} within {slo} ({_pricing(r)} prices)"
+        f"{fmt.model_label(r)}{_precision_text(r)}: cheapest fleet for {buckets} within {slo} ({_prices_text(r)})"
     )
     # the replay's latency at each target's own percentile (the columns had read p99 under a p90 SLO)
     targeted = list(r["slo"])
@@ -174,8 +199,10 @@ def print_fleet(r: dict[str, Any]) -> None:
         console.print(note)
     estimated = [f["hardware"] for f in r["fleet"] if f.get("price_estimated")]
     if estimated:  # as plan train and plan lifecycle footnote the same price
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', _pricing(r))}[/]")
     console.print(f"[dim]{escape(_fleet_sites(r))}[/]")
+    if r.get("price_notes"):  # as plan serve's: offers outside the region asked for
+        console.print(f"[yellow]priced elsewhere: {escape('; '.join(r['price_notes']))}[/]")
     for sk in r.get("skipped", []):
         console.print(f"[dim]not considered: {sk['hardware']}: {escape(sk['reason'])}[/]")
     if replayed:
@@ -233,6 +260,8 @@ def lifecycle(
     serve_precision: Annotated[str, typer.Option("--serve-precision", help=f"{WEIGHTS_HELP}.")] = RELEASED,
     serve_kv_precision: Annotated[str | None, typer.Option("--serve-kv-precision", help=KV_HELP)] = None,
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
+    pricing: PricingOpt = "on-demand",
+    region: RegionOpt = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -244,6 +273,7 @@ def lifecycle(
     tokens = read_count(train_tokens, "--train-tokens")
     prompt, generated = request_lengths(input_tokens, output_tokens)
     one_of(objective, OBJECTIVES, "objective")
+    check_mode(pricing)  # before the catalog, as plan serve checks it (the region: the planner, before its search)
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
     with err_console.status("ranking training fleets and serving fleets..."):
@@ -263,6 +293,8 @@ def lifecycle(
             objective,
             workers=cpu_count(),  # plan serve's simulated checks side by side where they are long
             serve_kv_precision=serve_kv_precision,
+            pricing=pricing,
+            region=region,
         )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})
@@ -333,6 +365,22 @@ def _lifecycle_notes(listed: list[dict[str, Any]], trains: list[str], serves: li
         console.print(f"[dim]{escape(line)}[/]")
 
 
+def _lifecycle_sites(r: dict[str, Any]) -> str:
+    """Where both sides are priced and their energy and CO2e reckoned: the region asked for, else each fleet at its
+    offer's (the line had said plan lifecycle takes no --pricing or --region)."""
+    if r.get("region"):
+        return (
+            f"{_pricing(r)} prices in {r['region']} (an offer not listed there at its nearest listed price, as plan "
+            f"train and plan serve take it): both sides' energy and CO2e reckoned at {r['region']}"
+        )
+    if _pricing(r) == "owned":
+        return "owned prices, no region chosen: each fleet's owned cost, energy and CO2e at the owner's default site"
+    return (
+        f"{_pricing(r)} prices, no region chosen: each fleet priced at its offer's region, its energy and CO2e "
+        "reckoned there (at its provider's default region where the catalog has no grid figure of that one)"
+    )
+
+
 def print_lifecycle(r: dict[str, Any]) -> None:
     from chipwise.interfaces.cli.plan_serve_views import engine_notes
 
@@ -350,7 +398,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     table = compact_table(
         f"{fmt.model_label(r)}: train {fmt.count(t['tokens'])} tokens on {count_text(t['chips'])} chips, then serve "
         f"{count_text(s['rate_per_s'])} req/s for {s['months']:g} months (ranked by {r['objective']}, "
-        f"{_pricing(r)} prices)"
+        f"{_prices_text(r)})"
     )
     for col in ("#", "train on", "train\ntime", "train $", "serve on", "serve\n$/hour", "total $", "energy", "CO2e"):
         named = col in ("train on", "serve on")  # a long system id folds rather than cut a figure
@@ -385,7 +433,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
         for chip in p[k].get("price_estimated_chips") or [p[k]["hardware"]]
     ]
     if estimated:
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', 'on-demand')}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_estimates', _pricing(r))}[/]")
     for note in engine_notes([p["serve"] for p in listed], []):  # the serving side's † and ‡, as plan serve's
         console.print(note)
     if any(p["serve"].get("billed_chips", p["serve"]["chips"]) > p["serve"]["chips"] for p in listed):
@@ -395,11 +443,9 @@ def print_lifecycle(r: dict[str, Any]) -> None:
         "[dim]serve: plan serve's fleets that met the SLO in its simulated check (for all the hardware, and for "
         "the vendors none of whose fleets passed there, their own)[/]"
     )
-    console.print(
-        f"[dim]{_pricing(r)} prices, no region chosen (plan lifecycle takes no --pricing or --region): each fleet "
-        "priced at its offer's region, its energy and CO2e reckoned there (at its provider's default region where "
-        "the catalog has no grid figure of that one)[/]"
-    )
+    console.print(f"[dim]{escape(_lifecycle_sites(r))}[/]")
+    if r.get("reservation"):
+        console.print(f"[dim]{escape(r['reservation'])}[/]")
     for sk in r.get("serve_skipped", []):  # as plan serve prints them: a split it left out names its fix
         console.print(f"[dim]serve: not ranked: {sk['hardware']}: {escape(sk['reason'])}[/]")
     best = r["best"]

@@ -134,6 +134,13 @@ def write_scenario(
     )
 
 
+#: --pricing and --region, as plan serve, plan fleet and plan lifecycle take them
+PricingOpt = Annotated[
+    str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot or owned.")
+]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")]
+
+
 def serve(
     model: Annotated[str, typer.Option("--model", help="A model preset or a path to a config.json.")],
     # counts and the rate read as --chips and a scenario read them (4k, 2k), not as Typer's int and float: Typer had
@@ -172,10 +179,8 @@ def serve(
             callback=name_value,  # any case, as a scenario's engine
         ),
     ] = None,
-    pricing: Annotated[
-        str, typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot or owned.")
-    ] = "on-demand",
-    region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
+    pricing: PricingOpt = "on-demand",
+    region: RegionOpt = None,
     # a count, read as --concurrency is (2k): Typer's int had refused --requests 1k ('unable to parse string as an
     # integer') beside --rate 2k
     requests: Annotated[
