@@ -131,8 +131,9 @@ def test_a_serving_plan_names_its_scheduler_settings_where_set() -> None:
 
 
 def test_the_answer_says_why_it_wins() -> None:
-    """Its chips' hourly cost (per chip-hour where one chip kind), the three largest parts of its steady decode
-    iteration, and the next option that also passed; nothing when no option passed."""
+    """Its chips' hourly cost (per chip-hour where one chip kind), the three largest parts of its steady iteration
+    with that iteration's length (40.3 ms, the breakdown's sum), and the next option that also passed; nothing when
+    no option passed."""
     best = {
         "hardware": "gaudi3",
         "chips": 2.0,
@@ -140,15 +141,15 @@ def test_the_answer_says_why_it_wins() -> None:
         "slo_met": True,
         "keeps_up": True,
         "price_estimated": ["gaudi3"],
-        "tpot_s": {"mean": 0.0433},
         "breakdown": {"gemm": 0.029, "attention": 0.0048, "tp_comm": 0.0035, "overhead": 0.003, "moe": 0.0},
     }
     nxt = {"hardware": "mi325x", "chips": 4.0, "cost_usd_per_hour": 7.8, "slo_met": True, "keeps_up": True}
     report: dict[str, Any] = {"best": best, "verified": [best, nxt], "load": {"kind": "rate"}}  # fmt: skip
     assert fmt.plan_serve_why(report) == (
-        "Why gaudi3: 2 chips at $4.54/h ($2.27 per chip-hour, an estimate) carry the load; its steady decode "
-        "iteration (43.3 ms a token) goes to weight GEMMs (attention and MLP) 72%, attention (KV-cache reads, "
-        "prefill) 12%, tensor-parallel all-reduce 9%. Next that passed: mi325x, 4 chips at $7.80/h"
+        "Why gaudi3: 2 chips at $4.54/h ($2.27 per chip-hour, an estimate) carry the load; its steady iteration "
+        "(40.3 ms, a decode step with its share of the prompts) goes to weight GEMMs (attention and MLP) 72%, "
+        "attention (KV-cache reads, prefill) 12%, tensor-parallel all-reduce 9%. Next that passed: mi325x, 4 chips "
+        "at $7.80/h"
     )
     assert fmt.plan_serve_why({**report, "best": {**best, "slo_met": False}}) == ""
 

@@ -247,6 +247,9 @@ def choose(
         # among shapes of as many chips, the faster where they would run (their share of an open loop's load):
         # TPOT, then TTFT (a larger batch cap waits less for a slot)
         fast_tpot, fast_ttft = tpot, ttft
+        output = None
+        if load.kind == "closed":
+            output = _closed_output(query, est, need, load.concurrency, job.router)
         if load.kind in ("rate", "trace"):
             share = np.where(np.isfinite(need), lam / np.maximum(need, 1.0), 0.0)
             op = query.at_rate(est, share, lam, job.router)
@@ -255,7 +258,7 @@ def choose(
                 # attention-DP balancing waits longer for one prompt per rank at a lighter load: a shape that meets
                 # the SLO at its most load can miss it at its share, and more replicas only lighten it further
                 total_chips = np.where(_slo_ok(targets, op, out), total_chips, np.inf)
-        speed = speed_rank(fast_tpot, fast_ttft, est, need, load)
+        speed = speed_rank(fast_tpot, fast_ttft, est, need, load, output)
         used = chips_rank(system, chips, per_chip, need, total_chips, rented, taken)
         score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
         if chips and np.isfinite(score).any():
@@ -498,6 +501,17 @@ def _at_their_share(query: ShapeQuery, one: Estimate, job: ServingJob, lam: floa
     return query.at_rate(one, share_i, lam, job.router)
 
 
+def _closed_output(query: ShapeQuery, est: Estimate, need: np.ndarray, users: float, router: str) -> np.ndarray:
+    """Per candidate, the output tokens/s its `need` replicas serve with `users` closed-loop users shared among them
+    (closed_loop's request rate, rho of the saturated throughput, times the output tokens); 0 where it cannot carry
+    them or does not fit."""
+    carries = np.isfinite(need) & est.fits
+    replicas = np.where(carries, np.maximum(need, 1.0), 1.0)
+    op = query.closed_loop(est, users / replicas, users, router)
+    output = replicas * op.rho * np.maximum(est.throughput, 1e-12)
+    return np.where(carries & np.isfinite(output), output, 0.0)
+
+
 def _finer_batch(
     query: ShapeQuery, est: Estimate, i: int, max_tokens: int, tpot_limit: float
 ) -> tuple[Estimate, int] | None:
@@ -642,9 +656,13 @@ def batch_reason(est: Estimate, i: int, eng: EngineProfile, job: ServingJob, max
         text += f", a shared {est.shared:,.0f}-token prefix held once"
     if job.load.kind == "closed":
         users, slots = int(job.load.concurrency), max_batch * max(1, replicas)
-        text += f"; {users:,} users" + (f" over {replicas} replicas" if replicas > 1 else "")
-        # no more of them wait than there are requests to send (1,000 users of 10 requests had "598 waiting")
-        waiting = min(users, job.requests) - slots
+        # no more of them wait than there are requests to send (1,000 users of 10 requests had "598 waiting"), and
+        # the users counted are those that send one (512 users of 400 requests on 89 slots had read '512 users, 311
+        # of them waiting'; it now reads '400 of the 512 users send a request, 311 of them waiting')
+        sending = min(users, job.requests)
+        text += f"; {users:,} users" if sending >= users else f"; {sending:,} of the {users:,} users send a request"
+        text += f" over {replicas} replicas" if replicas > 1 else ""
+        waiting = sending - slots
         text += f", {waiting:,} of them waiting for a slot" if waiting > 0 else ""
     return text
 
