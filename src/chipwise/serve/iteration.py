@@ -35,8 +35,9 @@ absorbed up-projections: 2 heads (2 kv_lora_rank + rope) FLOPs per (query, key) 
 parallelism (attention_dp) splits the batch's sequences over the tp ranks instead of the heads: a request lives
 on one rank, so a prompt is encoded by one rank's attention while the others wait for it at each layer's expert
 exchange (rank_imbalance).
-Sliding-window and chunked-attention layers read at most their window: their share of the context is
-min(1, window / typical context).
+Sliding-window and chunked-attention layers read at most their window: their share of the context a decoding query
+reads is min(1, window / typical context); their share of a prompt's (query, key) pairs is the exact count over the
+typical prompt (window_pairs) over the causal one.
 """
 
 from __future__ import annotations
@@ -714,9 +715,16 @@ def context_coefficient(
 
 
 def pair_coefficient(
-    model: ModelSpec, dev: Device, shapes: Shapes, typical_prompt: float, kv_precision: str = "bf16"
+    model: ModelSpec,
+    dev: Device,
+    shapes: Shapes,
+    typical_prompt: float,
+    kv_precision: str = "bf16",
+    cached: float = 0.0,
 ) -> Array:
-    """b: seconds per (query, key) pair of prefill attention (flash attention, compute-bound), per iteration. MLA
+    """b: seconds per causal (query, key) pair of prefill attention (flash attention, compute-bound), per iteration,
+    over the layers' exact pairs of a `typical_prompt` whose first `cached` tokens are a prefix-cache hit
+    (pair_share: a sliding-window or chunked layer runs fewer than the causal ones). MLA
     prompts run as ordinary attention over keys and values decompressed from the latent (head_dim for q.k,
     v_head_dim for p.v: 192 and 128 on DeepSeek-V3), as vLLM, SGLang and TensorRT-LLM encode them; decoding reads
     the latent itself (context_coefficient). A rank computes its own heads, padded where tp does not divide them
@@ -726,8 +734,33 @@ def pair_coefficient(
     pp = shapes.pp.astype(np.float64)
     rate = attention_rate(dev, kv_precision)
     flops = 2.0 * _rank_heads(att.heads, tp, shapes.adp) * (att.head_dim + att.v_head_dim)
-    share = sum(g.count * attended_share(g, typical_prompt / 2.0) for g in model.groups)
+    share = pair_share(model, typical_prompt, cached)
     return np.asarray(flops / rate * share / pp, dtype=np.float64)
+
+
+def pair_share(model: ModelSpec, typical_prompt: Array | float, cached: Array | float = 0.0) -> Array:
+    """Layers' worth of the causal (query, key) pairs (prefill_pairs) that a prompt of `typical_prompt` tokens, the
+    first `cached` of them a prefix-cache hit, runs: the sum over the layer groups of count x window_pairs /
+    prefill_pairs (the layer count under full attention), so that b P prices the prompt's pairs exactly where its
+    chunks are counted as causal pairs. The share had been taken at half the prompt, min(1, window / (P / 2)) on every
+    pair, the chunked branch only where the chunk is under P / 2: a 4,000-token sliding window over 8,000-token
+    prompts had read 1.0 a layer (0.75 exact, 2 w / P - (w / P)^2), Llama 4 Scout's 8,192-token chunks over 16,000
+    tokens 1.0 (64.04 M of the 128.0 M pairs: 0.50) and Mistral 7B's 4,096-token window over 32,000 tokens 0.256
+    (0.240)."""
+    p = np.asarray(typical_prompt, dtype=np.float64)
+    s = np.minimum(np.asarray(cached, dtype=np.float64), p)
+    full = prefill_pairs(s, p - s)
+    share = sum(g.count * _group_pair_share(g, s, p - s, full) for g in model.groups)
+    return np.asarray(share, dtype=np.float64)
+
+
+def _group_pair_share(g: LayerGroup, start: Array, chunk: Array, full: Array) -> Array | float:
+    """One layer of `g`'s share of the `full` causal pairs of `chunk` tokens after `start` (pair_share): exactly 1
+    under full attention, as it had read (the ratio of equal counts can miss by an ulp)."""
+    if g.window <= 0:
+        return 1.0
+    pairs = window_pairs(start, chunk, g.window, g.chunked)
+    return np.asarray(np.where(full > 0, pairs / np.maximum(full, 1e-30), 1.0), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -808,3 +841,28 @@ def prefill_pairs(start: Array | float, chunk: Array | float) -> Array:
     s = np.asarray(start, dtype=np.float64)
     c = np.asarray(chunk, dtype=np.float64)
     return np.asarray(c * s + c * (c + 1.0) / 2.0, dtype=np.float64)
+
+
+def window_pairs(start: Array | float, chunk: Array | float, window: int, chunked: bool = False) -> Array:
+    """(query, key) pairs of a prefill chunk of `chunk` tokens after `start` cached ones in one layer (broadcasts):
+    the query at position i (1-based) attends to i keys under full attention (`window` 0, or no shorter than i),
+    min(i, w) under a sliding window of w, and, `chunked`, the ((i - 1) mod w) + 1 keys of its own chunk of w
+    (Llama 4's attention_chunk_size), as ModelSpec.mean_context counts them. The pairs are F(s + c) - F(s), with
+    F(n) the pairs of positions 1..n: n (n + 1) / 2 (full); w (w + 1) / 2 + (n - w) w past the window (sliding);
+    q w (w + 1) / 2 + r (r + 1) / 2 for n = q w + r (chunked)."""
+    s = np.asarray(start, dtype=np.float64)
+    end = s + np.asarray(chunk, dtype=np.float64)
+    return np.asarray(_pairs_to(end, window, chunked) - _pairs_to(s, window, chunked), dtype=np.float64)
+
+
+def _pairs_to(n: Array, window: int, chunked: bool) -> Array:
+    """F(n): the (query, key) pairs of positions 1..n of one layer (window_pairs)."""
+    causal = n * (n + 1.0) / 2.0
+    if window <= 0:
+        return np.asarray(causal, dtype=np.float64)
+    w = float(window)
+    if chunked:
+        full = np.floor(n / w)
+        r = n - full * w
+        return np.asarray(full * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0, dtype=np.float64)
+    return np.asarray(np.where(n <= w, causal, w * (w + 1.0) / 2.0 + (n - w) * w), dtype=np.float64)
