@@ -585,6 +585,55 @@ def rank_use_problem(
     return ""
 
 
+#: The fewest tokens of a sequence a context-parallel rank holds: the search tries no cp that splits it finer.
+MIN_CP_TOKENS = 512
+
+
+def cp_options(job: TrainingJob, ranks: int) -> list[int]:
+    """The context-parallel degrees the search tries: powers of two up to the ranks that split the sequence into 2 x
+    cp chunks (_cp_problem) of MIN_CP_TOKENS a rank at least. They had stopped at 64, which binds only from 65,536
+    tokens: Llama-3.1-405B at 1,048,576 tokens on 16,384 H100 (a 16-sequence batch) had run TP8 DP16 CP64 on 8,192
+    of them at 225.3 s a step; it now runs TP2 DP16 CP512 on all of them at 87.4 s. Past 64 they add plans only to
+    such sequences (that search 32,670 plans to 48,039, in 0.024 s to 0.034 s)."""
+    return [c for c in _pow2_upto(ranks) if not _cp_problem(c, job) and job.seq_len // c >= MIN_CP_TOKENS] or [1]
+
+
+def cp_split(seq_len: int, ranks: int) -> tuple[int, int]:
+    """The largest cp the sequence splits into (seq_len a multiple of 2 x cp: _cp_problem) and the largest its length
+    and the ranks would take (MIN_CP_TOKENS a rank), both powers of two as cp_options tries them."""
+    reach = _pow2_upto(max(1, min(ranks, seq_len // MIN_CP_TOKENS)))[-1]
+    split = max(c for c in _pow2_upto(reach) if c == 1 or seq_len % (2 * c) == 0)
+    return split, reach
+
+
+def cp_split_reason(seq_len: int, ranks: int) -> str:
+    """Why the sequence leaves context parallelism a smaller cp than its length and the ranks would take ('' where it
+    does not). seq_len 131,070 had turned context parallelism off with no word: Llama-3.1-70B on 1,024 H100 ran TP2
+    PP40 DP8 at 6.5 min a step, where 131,072 runs TP1 DP32 CP32 at 16.4 s."""
+    split, reach = cp_split(seq_len, ranks)
+    if split == reach:
+        return ""
+    allowed = "no cp above 1" if split == 1 else f"cp up to {split:,}"
+    return (
+        f"context parallelism needs seq_len a multiple of 2 x cp, and seq_len {seq_len:,} allows {allowed} of the "
+        f"{reach:,} its length and the {ranks:,} ranks would take"
+    )
+
+
+def cp_split_fix(seq_len: int, ranks: int) -> str:
+    """The seq_len that lets context parallelism take the cp the length and the ranks would (cp_split): the nearest
+    multiples of 2 x that cp either side, '' where seq_len is one already."""
+    split, reach = cp_split(seq_len, ranks)
+    if split == reach:
+        return ""
+    step = 2 * reach
+    down, up = seq_len // step * step, -(-seq_len // step) * step
+    return (
+        f"give a seq_len that is a multiple of {step:,}, e.g. {down:,} or {up:,}, to split sequences over context "
+        "parallelism"
+    )
+
+
 def microbatch_options(batch: int) -> list[int]:
     """The micro-batch sizes the search tries: powers of two up to 16 that divide the batch."""
     return [b for b in _pow2_upto(min(batch, 16)) if batch % b == 0]
@@ -629,16 +678,16 @@ def enumerate_plans(
 
     tp ranges over divisors of the heads up to the scale-up domain; pp over 1..layers (every depth up to
     PP_EVERY_UPTO, beyond it balanced depths, powers of two and divisors of the ranks or of the layers); vpp over
-    VPP_OPTIONS and the degrees that split a stage's layers evenly (vpp_options); cp over powers of two with >= 512
-    tokens per rank (seq_len a multiple of 2 cp: _cp_problem); ep over divisors of the experts; micro-batch over powers
-    of two; zero over 0-3 (ZeRO-2 at pp 1 only, FSDP with pp > 1 only when zero is fixed); recompute over
-    none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on whenever tp > 1 (it only
-    saves memory and time; a tp not dividing each rank's tokens is skipped: _sp_problem; where a plan turns it off, tp
-    and ep are not both above 1: _ep_sp_problem). dp is the largest
-    data-parallel degree that fits the ranks and divides the batch (into a multiple of pp micro-batches where the
-    pipeline interleaves), so an awkward chip count (a million chips, say) leaves a few ranks idle as spares rather
-    than having no plan; plans idling more than half of the ranks (MIN_RANK_USE) are dropped unless the batch has no
-    sequences for the idle ones (batch_bound).
+    VPP_OPTIONS and the degrees that split a stage's layers evenly (vpp_options); cp over powers of two up to the
+    ranks with >= MIN_CP_TOKENS per rank (seq_len a multiple of 2 cp: cp_options); ep over divisors of the experts;
+    micro-batch over powers of two; zero over 0-3 (ZeRO-2 at pp 1 only, FSDP with pp > 1 only when zero is fixed);
+    recompute over none/selective/full; hybrid sharding for FSDP across domains; sequence parallelism on whenever
+    tp > 1 (it only saves memory and time; a tp not dividing each rank's tokens is skipped: _sp_problem; where a plan
+    turns it off, tp and ep are not both above 1: _ep_sp_problem). dp is the largest data-parallel degree that fits
+    the ranks and divides the batch (into a multiple of pp micro-batches where the pipeline interleaves), so an
+    awkward chip count (a million chips, say) leaves a few ranks idle as spares rather than having no plan; plans
+    idling more than half of the ranks (MIN_RANK_USE) are dropped unless the batch has no sequences for the idle ones
+    (batch_bound).
     """
     # by their PLAN_KEYS names, values checked: mb, vp and sequence_parallel had been ignored here, and a recompute
     # of 'Full' had failed in RECOMPUTE_MODES.index
@@ -665,7 +714,7 @@ def enumerate_plans(
         for p in range(1, min(layers, 256) + 1)
         if p <= PP_EVERY_UPTO or p in balanced or p in pows or ranks % p == 0 or layers % p == 0
     )
-    cp_opts = [c for c in _pow2_upto(min(ranks, 64)) if not _cp_problem(c, job) and job.seq_len // c >= 512] or [1]
+    cp_opts = cp_options(job, ranks)
     ep_opts = [e for e in divisors(moe.experts) if e <= ranks] if moe else [1]
     mb_opts = microbatch_options(job.global_batch)
     rec_opts = [RECOMPUTE_MODES.index(fixed["recompute"])] if "recompute" in fixed else [0, 1, 2]

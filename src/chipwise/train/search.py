@@ -15,7 +15,15 @@ from chipwise.errors import InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
 from chipwise.train.memory import frozen_weight_bytes, local_params, memory_per_rank
-from chipwise.train.plans import check_partial_plan, enumerate_plans, from_dicts, given_knobs
+from chipwise.train.plans import (
+    check_partial_plan,
+    cp_split_fix,
+    cp_split_reason,
+    enumerate_plans,
+    from_dicts,
+    given_knobs,
+    left_to_search,
+)
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -85,7 +93,7 @@ def search_plans(
         fix = fleet_fix(model, job, dev, topo, chips, fixed)
         if fix is None:  # a chip count that fits is worth naming only where the plan fixes nothing
             fits = None if given_knobs(fixed) else chips_that_fit(model, job, dev, topo, chips, chips + 1)
-            fix = memory_fix(fixed, model, ranks, fits)
+            fix = cp_fix(fixed, model, job, ranks) + memory_fix(fixed, model, ranks, fits)
         exc = InfeasibleError(
             f"{model.display} does not fit on {chips} x {system.chip.id}: {leanest} {per_chip(need, dev)}, the chip "
             f"has {system.chip.hbm_capacity / 2**30:.1f} GiB. Fix: {fix}."
@@ -242,6 +250,16 @@ def memory_fix(fixed: Mapping[str, Any], model: ModelSpec, ranks: int, fits: int
     if not levers:
         return f"use {others}"
     return f"free memory with the knobs the plan fixes: {', '.join(levers)}; or use {others}"
+
+
+def cp_fix(fixed: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> str:
+    """The seq_len that splits sequences over context parallelism, where the search chose cp and the sequence allowed
+    it less than its length and the ranks would (plans.cp_split_reason), then '; or ': '' where not. Llama-3.1-405B at
+    seq_len 131,071 had been told to use more chips, where it needs 191.5 GiB a chip from 1,024 chips to 16,384 (no
+    cp above 1 splits its activations); it is told to give a seq_len that is a multiple of 256 first."""
+    if "cp" not in left_to_search(fixed, model) or not (reason := cp_split_reason(job.seq_len, ranks)):
+        return ""
+    return f"{cp_split_fix(job.seq_len, ranks)} ({reason}); or "
 
 
 def _larger_ep(g: Mapping[str, Any], experts: int) -> str:

@@ -41,9 +41,9 @@ from numpy.typing import NDArray
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
-from chipwise.perf.serving import ACTIVATION_BYTES, streamed_gemm_time
+from chipwise.perf.serving import streamed_gemm_time
 from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
-from chipwise.train.data_parallel import dp_time, expert_tp
+from chipwise.train.data_parallel import FP32_PRECISIONS, dp_time, expert_tp
 from chipwise.train.lora import local_adapter_params
 from chipwise.train.memory import (
     MemoryBreakdown,
@@ -71,6 +71,14 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "optimizer",
     "overhead",
 )
+
+
+def head_precision(precision: str) -> str:
+    """The precision the LM head and the MoE router multiply in: bf16 in a bf16, fp16, fp8 or fp4 run (Transformer
+    Engine keeps them out of the narrow formats, in the run's 16-bit one), the run's own in fp32 and tf32, whose every
+    GEMM is 32-bit. bf16 had priced them in fp32 runs too: Llama-3.2-1B on 8 A100-80GB (seq 4,096, DP8) had read a
+    head of 0.48 s a step in fp32, tf32 and bf16 alike; it now reads 6.46 s in fp32 and 0.96 s in tf32."""
+    return precision if precision in FP32_PRECISIONS else "bf16"
 
 
 @dataclass(frozen=True)
@@ -170,8 +178,10 @@ class _Layer:
             # Megatron routes them), priced as serving prices it (perf.serving.streamed_gemm_time): an output of a few
             # columns is bound by reading the tokens, not by a training GEMM's 256-wide tiles, last wave and ramp
             # (Mixtral 8x22B's 4,096 tokens on an MI300X had read 5,782 us a router forward, padding x32, wave x19,
-            # ramp x17; they now read 19.1 us, and the 512 a TP8 rank routes 5.9 us)
-            mlp = streamed_gemm_time(tokens / seq_shard, moe.experts, h, dev, "bf16", ACTIVATION_BYTES)
+            # ramp x17; they now read 19.1 us, and the 512 a TP8 rank routes 5.9 us); at bf16 but in fp32 and tf32 runs,
+            # which multiply it at their own precision on 4-byte elements (head_precision)
+            wide = head_precision(prec)
+            mlp = streamed_gemm_time(tokens / seq_shard, moe.experts, h, dev, wide, act_bytes(wide))
             # the local experts priced GEMM by GEMM, each with its own last wave and launch, as the catalog's
             # moe_gemm fractions were fitted (scripts/calibrate.py): frameworks run them as one grouped GEMM
             # (Megatron's GroupedGEMM, MaxText's megablox), but pricing them so without a refit raised the training
@@ -325,7 +335,8 @@ def stage_costs(
     # LM head and loss on the last stage (the embedding lookup on the first stage costs nothing comparable)
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
     tp = plans.tp.astype(np.float64)
-    per_mb["compute"] += head * gemm_time(tokens, model.vocab / tp, model.embed_width, dev, "bf16") * (1.0 + bwd_gemm)
+    head_gemm = gemm_time(tokens, model.vocab / tp, model.embed_width, dev, head_precision(job.precision))
+    per_mb["compute"] += head * head_gemm * (1.0 + bwd_gemm)
     per_mb["memory_bound"] += head * memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
     return StageCosts(per_mb, fwd_mb, bwd_mb, ep_hidden_fwd, ep_hidden_bwd)
 

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from chipwise.catalog.overrides import USER_PROVIDER
+from chipwise.catalog.regions import PRICE_REGIONS
 from chipwise.economics.pricing import catalog_estimate
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import (
@@ -26,7 +27,7 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.serve.plan import chip_count
 from chipwise.train.explain import BREAKDOWN_LABELS
-from chipwise.train.plans import batch_bound
+from chipwise.train.plans import batch_bound, cp_split, cp_split_fix, cp_split_reason
 from chipwise.workload.training import LARGEST_PUBLISHED_BATCH_TOKENS
 
 #: the notes under plan train's tables, collected as plain text while ranking_notes runs (the web page draws them)
@@ -63,6 +64,7 @@ def _row_notes(report: dict[str, Any]) -> None:
     names = _names(rows)
     _scale_note(rows, names)
     _left_out_note(rows, names)
+    _cp_split_note(rows, names)
     _billed_notes(rows, names)
     _precision_notes(rows, names)
     _user_price_notes(rows, names)
@@ -307,10 +309,45 @@ def _left_out_note(rows: list[dict[str, Any]], names: list[str]) -> None:
         if used is not None and used < r["chips"]:
             _say(
                 f"[dim]{i} {name}: the plan runs on {used:,} of the {r['chips']:,} chips "
-                f"({_idle_reason(r['plan'], r['global_batch'])}); {_paid_idle(r, used)}[/]"
+                f"({_idle_reason(r['plan'], r['global_batch'], seq_len=r.get('seq_len') or 0, ranks=_ranks(r))}); "
+                f"{_paid_idle(r, used)}[/]"
             )
         if r.get("network_note"):
             _say(f"[yellow]{i} {name}: {escape(r['network_note'])}[/]")
+
+
+def _ranks(r: dict[str, Any]) -> int:
+    """The fleet's ranks, chips x cores per chip, as the search counted them."""
+    return int(r["chips"]) * int(r.get("cores_per_chip") or 1)
+
+
+def _cp_held(plan: dict[str, Any], seq_len: int, ranks: int) -> bool:
+    """Whether a searched plan has the most cp its seq_len splits into, below what the length and the ranks would
+    take (train.plans.cp_split): the sequence, not the search, kept its context parallelism there."""
+    if not seq_len or not ranks:
+        return False
+    split, reach = cp_split(seq_len, ranks)
+    return split < reach and int(plan.get("cp", 1)) == split
+
+
+def _cp_note(r: dict[str, Any]) -> str:
+    """The row's seq_len that held its context parallelism, and the one that frees it ('' where none did)."""
+    seq, ranks = int(r.get("seq_len") or 0), _ranks(r)
+    if not _cp_held(r["plan"], seq, ranks):
+        return ""
+    return f"{cp_split_reason(seq, ranks)}. Fix: {cp_split_fix(seq, ranks)}"
+
+
+def _cp_split_note(rows: list[dict[str, Any]], names: list[str]) -> None:
+    """Rows whose seq_len held context parallelism below what its length and the ranks would take, once a note with
+    the rows it holds for, and the seq_len that frees it. seq_len 131,070 had turned it off with no word: Llama-3.1-70B
+    on 1,024 H100 ranked TP2 PP40 DP8 at 6.5 min a step, 10.8 days, where 131,072 runs TP1 DP32 CP32 at 16.4 s."""
+    held: dict[str, list[str]] = {}
+    for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1):
+        if note := _cp_note(r):
+            held.setdefault(note, []).append(f"{i} {name}")
+    for note, named in held.items():
+        _say(f"[yellow]{', '.join(named)}: {escape(note)}.[/]")
 
 
 def _billed(r: dict[str, Any]) -> str | None:
@@ -486,13 +523,19 @@ def _track_records(rows: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
-def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False) -> str:
+def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False, seq_len: int = 0, ranks: int = 0) -> str:
     """Why a plan leaves chips idle: a dp the user gave (the search would have spread over them), else its dp at
     its micro-batch takes the whole batch (train.plans.batch_bound), else its degrees divide the batch but not the
-    chips. A given dp 32 of TP8 PP2 on 1,024 H100s had been put down to the batch, which dp 64 divides too."""
+    chips; with the cp its `seq_len` held it to where the sequence splits into no more over the `ranks`
+    (_cp_held). A given dp 32 of TP8 PP2 on 1,024 H100s had been put down to the batch, which dp 64 divides too."""
     if dp_given:
-        ranks = plan["tp"] * plan["pp"] * plan["dp"] * plan.get("cp", 1)
-        return f"the plan given uses {ranks:,} ranks"
+        used = plan["tp"] * plan["pp"] * plan["dp"] * plan.get("cp", 1)
+        return f"the plan given uses {used:,} ranks"
+    return _batch_reason(plan, batch) + _cp_clause(plan, seq_len, ranks)
+
+
+def _batch_reason(plan: dict[str, Any], batch: int) -> str:
+    """What the batch leaves a searched plan: data parallelism that takes it whole, or divides it."""
     dp, mb, pp, vpp = (np.asarray([plan[k]]) for k in ("dp", "microbatch", "pp", "vpp"))
     if batch_bound(dp, mb, pp, vpp, batch)[0]:
         return f"dp {plan['dp']} x {batch // plan['dp']:,} sequences each take the whole {batch:,}-sequence batch"
@@ -502,6 +545,15 @@ def _idle_reason(plan: dict[str, Any], batch: int, dp_given: bool = False) -> st
         shape = " x ".join(f"{k.upper()}{plan[k]}" for k in ("tp", "pp", "cp") if plan.get(k, 1) > 1) or "one rank"
         return f"one replica of {shape}: its degrees, not the batch, set the chips it runs on"
     return f"its data parallelism divides the {batch:,}-sequence batch"
+
+
+def _cp_clause(plan: dict[str, Any], seq_len: int, ranks: int) -> str:
+    """', and seq_len 131,070 allows no cp above 1' where the sequence, not the batch, held the plan's context
+    parallelism (_cp_held), else '': a larger cp is the lever that would use the idle chips. 70B at seq_len 131,070
+    on 1,024 MI300X had read 'dp 32 x 1 sequences each take the whole 32-sequence batch' alone."""
+    if not _cp_held(plan, seq_len, ranks):
+        return ""
+    return f", and seq_len {seq_len:,} allows no cp above {int(plan.get('cp', 1)):,}"
 
 
 def lora_title(r: dict[str, Any]) -> str:
@@ -524,13 +576,19 @@ def _plan_rows(head: Table, r: dict[str, Any]) -> None:
     lora_row(head, r)
     if (cores := _cores_note(r)) is not None:
         head.add_row("ranks", cores)
+    given = set(r.get("plan_given", []))
+    # the search chose cp (plans.left_to_search): a cp given, or tp, pp and dp given (cp 1), is the plan's own
+    searched_cp = "cp" not in given and not {"tp", "pp", "dp"} <= given
+    seq = int(r.get("seq_len") or 0) if searched_cp else 0
     if (used := r.get("chips_used")) is not None and used < r["chips"]:
         head.add_row(
             "chips the plan runs on",
             f"{used:,} of {r['chips']:,} "
-            f"({_idle_reason(r['plan'], r['global_batch'], 'dp' in r.get('plan_given', []))}); "
+            f"({_idle_reason(r['plan'], r['global_batch'], 'dp' in given, seq, _ranks(r))}); "
             f"{_paid_idle(r, used)}",
         )
+    if searched_cp and (held := _cp_note(r)):
+        head.add_row("seq_len", f"[yellow]{escape(held)}.[/]")
     if (note := _precision_note(r)) is not None:
         head.add_row("compute precision", note)
     if r.get("efficiency_unfitted"):
@@ -624,17 +682,8 @@ def _price_row(head: Table, r: dict[str, Any]) -> None:
     or none, with why."""
     price = r.get("price_usd_per_chip_hour")
     quote = r.get("price_source") or {}
-    # the region a price was listed in, where the one asked for lists none (eu-north-1 read the us-east-1 rate
-    # under its own name); a price set on the command line has no region
-    where = (
-        ""
-        if _user_price(r)
-        else f", {r['region']}"
-        if not quote.get("region_note")
-        else f", {quote.get('region') or 'another region'}, none listed in {r['region']}"
-    )
     head.add_row(
-        f"price ({r['pricing']}{where})",
+        f"price ({r['pricing']}{_price_where(r, quote)})",
         (f"${price:,.3f} per chip-hour" if price is not None else "-")
         + (f" ({escape(quote['derivation'])})" if _user_price(r) else "")
         + (f" § (a catalog estimate: {_estimate_pointer(r)})" if _estimated_price(r) else "")
@@ -642,6 +691,24 @@ def _price_row(head: Table, r: dict[str, Any]) -> None:
     )
     if r.get("spot_note"):  # the expected time and cost beside it leave reclaims out
         head.add_row("spot prices", f"[yellow]{escape(r['spot_note'])}[/]")
+
+
+def _price_where(r: dict[str, Any], quote: dict[str, Any]) -> str:
+    """Where the price was listed, for its row's label: the region a price was listed in, where the one asked for
+    lists none (eu-north-1 read the us-east-1 rate under its own name); the quote's own region where it is not the
+    site's (catalog.regions.PRICE_REGIONS: a worldwide or country-wide list price); a price set on the command line
+    has no region. 70B on 1,024 MI300X had read 'price (on-demand, country-usa)', the grid's region, for
+    DigitalOcean's global list price; it reads 'price (on-demand, digitalocean global: a provider's one worldwide list
+    price)'."""
+    if _user_price(r):
+        return ""
+    listed = quote.get("region")
+    if quote.get("region_note"):
+        return f", {listed or 'another region'}, none listed in {r['region']}"
+    if not listed or listed == r["region"]:
+        return f", {r['region']}"
+    what = f": {PRICE_REGIONS[listed][1]}" if listed in PRICE_REGIONS else ""
+    return f", {quote.get('provider')} {listed}{what}"
 
 
 def spares_text(r: dict[str, Any]) -> str | None:
