@@ -109,7 +109,7 @@ def test_plan_serve_requests_takes_1k(capsys: pytest.CaptureFixture[str]) -> Non
     ("argv", "says"),
     [
         (["model", "show", "llama3-8b", "--seq-len", "0"],
-         "error: --seq-len '0' is not a positive finite whole number. Fix: give e.g. 8192 or 8k."),
+         "error: --seq-len '0' is not a positive finite whole number. Fix: give e.g. 8192 or 8k (8,000)."),
         ([*SERVE[:-2], "--hardware", "h100-sxm", "--requests", "1.5"],
          "error: --requests '1.5' is not a positive finite whole number. Fix: give e.g. 1200 or 2k."),
         ([*SERVE[:-2], "--hardware", "h100-sxm", "--requests", "2M"],

@@ -28,9 +28,9 @@ def test_a_seq_len_of_8k_is_8000_tokens(capsys: pytest.CaptureFixture[str]) -> N
     [
         ([*SERVE, "--rate", "fast"], "error: --rate 'fast' is not a positive number of requests/s. Fix: give e.g. 20."),
         ([*TRAIN, "--seq-len", "0"],
-         "error: --seq-len '0' is not a positive finite whole number. Fix: give e.g. 8192 or 8k."),
+         "error: --seq-len '0' is not a positive finite whole number. Fix: give e.g. 8192 or 8k (8,000)."),
         ([*TRAIN, "--seq-len", "2.5k5"],
-         "error: --seq-len '2.5k5' is not a positive finite whole number. Fix: give e.g. 8192 or 8k."),
+         "error: --seq-len '2.5k5' is not a positive finite whole number. Fix: give e.g. 8192 or 8k (8,000)."),
     ],
 )  # fmt: skip
 def test_bad_counts_are_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], says: str) -> None:

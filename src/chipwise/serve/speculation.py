@@ -25,10 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 
-from chipwise.catalog.loader import Catalog
+from chipwise.catalog.loader import Catalog, load_catalog
 from chipwise.errors import ChipwiseError
 from chipwise.workload.model import MLP, LayerGroup, ModelSpec
-from chipwise.workload.presets import load_model
+from chipwise.workload.presets import is_builtin_preset, load_model, preset_id
 
 METHODS = ("mtp", "eagle", "draft")
 #: Acceptance priors (estimates). EAGLE: vLLM's EAGLE-3 tutorial for Llama 3.1 8B measured 74.1% acceptance over 3
@@ -37,7 +37,8 @@ METHODS = ("mtp", "eagle", "draft")
 ACCEPTANCE_PRIOR = {"eagle": 0.86}
 #: Targets whose EAGLE head was measured for the prior above (RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3 in
 #: that tutorial): another model's eagle:K states its acceptance (a head trained for it is another measurement; the
-#: prior had priced MPT-7B, for which none is published, 1.85x faster).
+#: prior had priced MPT-7B, for which none is published, 1.85x faster). Built-in presets, matched by their config
+#: (eagle_prior_applies), not by a name.
 EAGLE_PRIOR_MODELS = frozenset({"llama-3.1-8b"})
 #: An EAGLE-3 head samples a draft vocabulary of its own, mapped to the target's tokens (draft_vocab_size: 32,000 in
 #: vllm-project/speculators' Eagle3SpeculatorConfig and SpecForge's configs, e.g. llama4-scout-17B-16E-eagle3.json
@@ -235,7 +236,7 @@ def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec
     """The model a drafting pass runs: the target's head (mtp, eagle; DraftHead) or the draft model, which must
     cost less a token than its target (active parameters: an MoE target touches a fraction of its own) and read its
     tokens (a vocabulary within 0.5% of the target's: padded embeddings of one tokenizer, Qwen2.5's 151,936 and
-    152,064). An EAGLE head at the method's prior needs a target it was measured on (EAGLE_PRIOR_MODELS)."""
+    152,064). An EAGLE head at the method's prior needs a target it was measured on (eagle_prior_applies)."""
     if spec.method == "draft":
         draft = load_model(catalog, spec.draft_model)
         if abs(draft.vocab - target.vocab) > 0.005 * target.vocab:
@@ -258,14 +259,28 @@ def drafter(catalog: Catalog, target: ModelSpec, spec: Speculation) -> ModelSpec
     )
     if spec.method == "mtp":
         return DraftHead(**fields, groups=(replace(target.groups[-1], count=1),))
-    if spec.acceptance_source == "prior" and target.name not in EAGLE_PRIOR_MODELS:
+    if spec.acceptance_source == "prior" and not eagle_prior_applies(target):
         raise ChipwiseError(
-            f"no EAGLE head with a measured acceptance is known for {target.name} (the prior, "
-            f"{ACCEPTANCE_PRIOR['eagle']:.2f}, is Llama 3.1 8B's EAGLE-3 head). Fix: state its acceptance, e.g. "
-            f"eagle:{spec.draft_tokens}@0.7."
+            f"no EAGLE head with a measured acceptance is known for {target.name}{_not_the_preset(target)} (the "
+            f"prior, {ACCEPTANCE_PRIOR['eagle']:.2f}, is Llama 3.1 8B's EAGLE-3 head). Fix: state its acceptance, "
+            f"e.g. eagle:{spec.draft_tokens}@0.7."
         )
     fields.update(vocab=min(target.vocab, EAGLE_DRAFT_VOCAB), embed_dim=0, tied_embeddings=False)
     return DraftHead(**fields, groups=(_eagle_layer(target),), own_lm_head=True)
+
+
+def eagle_prior_applies(target: ModelSpec) -> bool:
+    """Whether the EAGLE prior was measured on `target`: a built-in preset of EAGLE_PRIOR_MODELS by what it is
+    (presets.is_builtin_preset), not by its name. The name had decided: a byte copy of Llama 3.1 8B's config in
+    snap/Meta-Llama-3.1-8B-Instruct/ was told to state its acceptance, and a 64-layer 15 B config in a folder named
+    llama-3.1-8b was priced at Llama 3.1 8B's measured 0.86; the copy now reads the prior, the 15 B model does not."""
+    return any(is_builtin_preset(target, pid) for pid in EAGLE_PRIOR_MODELS)
+
+
+def _not_the_preset(target: ModelSpec) -> str:
+    """Where `target` is named like a preset of EAGLE_PRIOR_MODELS but is not it, what it was read from instead."""
+    pid = preset_id(load_catalog(), target.name)
+    return f" as read from {target.source}, not the built-in {pid} preset's config" if pid in EAGLE_PRIOR_MODELS else ""
 
 
 def check_drafter_context(draft: ModelSpec, longest: int) -> None:

@@ -88,6 +88,12 @@ class _Cfg:
         value = self.cfg.get(key)
         return default if value is None else self._checked(key, value, low, bound)
 
+    def unset_int(self, key: str, default: int) -> int:
+        """A whole number where the key is missing takes `default` (Hugging Face's), where it is null 0: None is the
+        part left out there (DeepSeek's q_lora_rank null, a full-rank query projection), not the default."""
+        value = self.cfg.get(key, default)
+        return 0 if value is None else self._checked(key, value, 0, MAX_SIZE)
+
     def opt_bool(self, key: str, default: bool) -> bool:
         """An optional JSON true or false (the string "false" had read as true)."""
         value = self.cfg.get(key)
@@ -298,7 +304,8 @@ def _llama_like(c: _Cfg, name: str) -> ModelSpec:
     act = "gelu" if str(c.opt("hidden_act", "silu")).lower().startswith("gelu") else "silu"
     moe: MoE | None = None
     mlp_bias = c.opt_bool("mlp_bias", False)
-    dense = MLP(c.pos("intermediate_size"), True, mlp_bias, act) if "intermediate_size" in c.cfg else None
+    # null as missing: a qwen3_moe config of intermediate_size null, no layer of it dense, had been refused
+    dense = MLP(c.pos("intermediate_size"), True, mlp_bias, act) if c.cfg.get("intermediate_size") is not None else None
     sparse_step = 1
     mlp_only: set[int] = set()
     if mt == "mixtral" or "num_local_experts" in c.cfg:
@@ -376,13 +383,19 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
     layers = c.layers("num_hidden_layers")
     heads = c.int("num_attention_heads")
     nope, rope = c.pos("qk_nope_head_dim"), c.int("qk_rope_head_dim")
+    # DeepseekV3Config's defaults where the keys are missing (transformers models/deepseek_v3/
+    # configuration_deepseek_v3.py: q_lora_rank 1536, n_shared_experts 1, first_k_dense_replace 3; Kimi K2 ships
+    # that class): DeepSeek-V3 without them had read 708.9 B / 42.6 B, it reads 671.0 B / 37.6 B. DeepSeek-V2 keeps
+    # 0 for each: DeepSeek's own configuration_deepseek.py (n_shared_experts None) and transformers'
+    # DeepseekV2Config (2) disagree, and its published configs state all three
+    v3 = str(c.opt("model_type", "")).lower() in ("deepseek_v3", "kimi_k2")
     att = Attention(
         kind="mla",
         heads=heads,
         kv_heads=heads,
         head_dim=nope + rope,
         v_head_dim=c.pos("v_head_dim"),
-        q_lora_rank=c.opt_int("q_lora_rank", 0),
+        q_lora_rank=c.unset_int("q_lora_rank", 1536 if v3 else 0),
         kv_lora_rank=c.pos("kv_lora_rank"),
         rope_dim=rope,
     )
@@ -391,11 +404,11 @@ def _deepseek(c: _Cfg, name: str) -> ModelSpec:
         experts,
         c.top_k(experts, "n_routed_experts", "num_experts_per_tok"),
         c.pos("moe_intermediate_size"),
-        shared=c.opt_int("n_shared_experts", 0),
+        shared=c.unset_int("n_shared_experts", 1 if v3 else 0),
         shared_ffn=c.pos("moe_intermediate_size"),
     )
     dense = MLP(c.pos("intermediate_size"))
-    first_dense = c.opt_int("first_k_dense_replace", 0, bound=None)
+    first_dense = c.opt_int("first_k_dense_replace", 3 if v3 else 0, bound=None)
     freq = c.opt_int("moe_layer_freq", 1, low=1)  # 0 had read as 1 (HF divides by it)
     spec = ModelSpec(
         name=name,
@@ -476,10 +489,13 @@ def _llama4(c: _Cfg, name: str) -> ModelSpec:
         shared=1,
         shared_ffn=t.pos("intermediate_size"),
     )
-    dense = MLP(t.pos("intermediate_size_mlp"))
+    # Llama4TextConfig's defaults where the keys are missing (transformers models/llama4/configuration_llama4.py:
+    # intermediate_size_mlp 16384, attention_chunk_size 8192): Scout without attention_chunk_size had read as full
+    # attention in every layer, and without intermediate_size_mlp had been refused, though all its layers are MoE
+    dense = MLP(t.opt_int("intermediate_size_mlp", 16384, low=1))
     step = t.opt_int("interleave_moe_layer_step", 1, low=1)  # 0 had read as 1
     moe_layers = t.indices("moe_layers", layers)
-    chunk = t.window("attention_chunk_size")
+    chunk = t.window("attention_chunk_size", 8192)
     types = t.layer_types(layers, (CHUNKED, FULL))
     no_rope = t.flags("no_rope_layers")
     interval = t.opt_int("no_rope_layer_interval", 4, low=1)
@@ -594,6 +610,26 @@ def _with_notes(spec: ModelSpec, *notes: str) -> ModelSpec:
 
 #: what a config.json without a model_type needs to be read as a Llama-type decoder
 _LLAMA_KEYS = {"hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size"}
+#: a nested text_config's model_types read as Llama 4 (with none: Llama 4 is the type chipwise reads that nests one)
+_LLAMA4_TEXT = ("", "llama4", "llama4_text")
+
+
+def _nested_text(cfg: Mapping[str, Any], where: str) -> tuple[_Cfg, str, tuple[str, ...]]:
+    """The config to read, its model_type and the note saying so, for a config.json with no model_type of its own
+    that nests a text_config: the text_config's own model_type decides. Every such config had been read as Llama 4:
+    a nested Mixtral was told it "lacks 'intermediate_size_mlp' (needed for model_type 'mixtral')", and given one,
+    read as 52.34 B parameters / 18.52 B active (a shared expert, no window) where the flat config reads 46.70 B /
+    12.88 B, as it now does; a nested Llama was asked for 'num_local_experts', a nested gemma3_text too (now refused
+    as unsupported, as a top-level gemma3 is). Llama 4 where the nested type is llama4 or llama4_text, or absent."""
+    text = cfg["text_config"]
+    nested = str(text.get("model_type") or "").lower() if isinstance(text, Mapping) else ""
+    if nested in _LLAMA4_TEXT:
+        # said as a Llama read for a config with none is: a nested text_config with no type had been read as
+        # Llama 4 in silence, and a dense one told to add Llama 4's experts "for model_type '?'"
+        note = "the config.json names no model_type and nests a text_config: read as Llama 4 (llama4)"
+        return _Cfg({**cfg, "model_type": "llama4"}, where), "llama4", (note,)
+    note = f"the config.json names no model_type and nests a text_config of model_type '{nested}': read as that"
+    return _Cfg(text, where), nested, (note,)
 
 
 def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json", source: str = "") -> ModelSpec:
@@ -603,11 +639,7 @@ def from_hf_config(cfg: Mapping[str, Any], name: str, where: str = "config.json"
     model_type = str(c.opt("model_type", "")).lower()
     notes: tuple[str, ...] = ()
     if not model_type and "text_config" in cfg:
-        # said as a Llama read for a config with none is: a nested text_config with no type had been read as
-        # Llama 4 in silence, and a dense one told to add Llama 4's experts "for model_type '?'"
-        model_type = "llama4"
-        notes = ("the config.json names no model_type and nests a text_config: read as Llama 4 (llama4)",)
-        c = _Cfg({**cfg, "model_type": model_type}, where)
+        c, model_type, notes = _nested_text(cfg, where)
     builder = _BUILDERS.get(model_type)
     if builder is None:
         supported = ", ".join(sorted(_BUILDERS))

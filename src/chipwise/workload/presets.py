@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from chipwise.catalog.loader import Catalog, config_path, preset_key, read_json_config
+from chipwise.catalog.loader import Catalog, config_path, load_catalog, preset_key, read_json_config
 from chipwise.errors import ChipwiseError, UnknownNameError, quoted
 from chipwise.workload.hf_config import from_hf_config
 from chipwise.workload.model import ModelSpec
@@ -41,6 +41,19 @@ def _preset(catalog: Catalog, pid: str) -> ModelSpec:
             catalog.model_config(pid), name=pid, where=f"preset '{pid}' ({entry.file})", source=entry.source
         )
     return presets[pid]
+
+
+def _shape(spec: ModelSpec) -> ModelSpec:
+    """`spec` without what names it or says where it was read from (name, alias, source, notes) nor the precision
+    its checkpoint ships in (an FP8 copy is the same model's weights): what two reads of one model share."""
+    return replace(spec, name="", alias="", source="", notes=(), released_format="", quant_method="")
+
+
+def is_builtin_preset(spec: ModelSpec, pid: str) -> bool:
+    """Whether `spec` is the built-in preset `pid`'s model: the preset, by any alias, or a config.json that reads
+    the same, and not a model that only shares its name (a checkpoint folder named llama-3.1-8b holding a 64-layer,
+    15 B config; a --catalog file's preset of that id with such a config)."""
+    return _shape(spec) == _shape(_preset(load_catalog(), pid))
 
 
 #: a Hugging Face Hub repo id: an org and a name of letters, digits, '_', '.' and '-', neither starting with '.' or

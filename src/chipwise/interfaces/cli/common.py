@@ -185,8 +185,9 @@ def _same(a: Figure, b: Figure) -> bool:
 
 def whatif_lines(cat: Catalog) -> list[str]:
     """What a what-if changed in the catalog the output reads, one line a --set (the figure, its value and the
-    built-in one) and one a --catalog file (how many figures it gives that differ from the built-in catalog's),
-    from the loader's records (Catalog.overrides, the figures' derivations, Catalog.origins)."""
+    built-in one) and one a --catalog file (how many figures it gives that differ from the built-in catalog's, and
+    the model presets it replaces or adds), from the loader's records (Catalog.overrides, the figures' derivations,
+    Catalog.origins)."""
     files = list(dict.fromkeys(o for o in cat.origins.values() if o not in ("--set", BUILTIN)))
     if not cat.overrides and not files:
         return []
@@ -206,7 +207,9 @@ def whatif_lines(cat: Catalog) -> list[str]:
             and (p not in builtin or not _same(builtin[p], f))
         ) + sum(k.startswith("prices.") for k in entries)
         differ = "figure differs" if changed == 1 else "figures differ"
-        lines.append(f"--catalog {path}: {changed:,} {differ} from the built-in catalog's")
+        models = _preset_changes(cat, path, entries)
+        counted = [f"{changed:,} {differ} from the built-in catalog's"] if changed or not models else []
+        lines.append(f"--catalog {path}: {'; '.join(counted + models)}")
     for assignment in cat.overrides:
         lhs = assignment.split("=", 1)[0].strip()
         derivation = f"{SET_ON_COMMAND_LINE}: --set {assignment}"
@@ -225,6 +228,27 @@ def whatif_lines(cat: Catalog) -> list[str]:
             shown = f"--set {assignment}"
         lines.append(f"{shown}, set on the command line")
     return lines
+
+
+def _preset_changes(cat: Catalog, path: str, entries: Sequence[str]) -> list[str]:
+    """What the --catalog file `path` does to the model presets, from its catalog entries (`entries`): 'replaces model
+    preset llama-3.1-8b', 'adds model presets a, b' (none: []). A file that only gave a preset another config had read
+    "0 figures differ from the built-in catalog's" above 15.0 B parameters for llama-3.1-8b."""
+    builtin = load_catalog()
+    given = [k.removeprefix("models.") for k in entries if k.startswith("models.")]
+    ids = [pid for pid in given if pid in cat.models]  # models.ID, not models.ID.file (where its config is read)
+    replaced = [
+        pid
+        for pid in ids
+        if pid in builtin.models
+        and (cat.models[pid] != builtin.models[pid] or cat.origins.get(f"models.{pid}.file") == path)
+    ]
+    added = [pid for pid in ids if pid not in builtin.models]
+    return [
+        f"{verb} model preset{'s' if len(pids) > 1 else ''} {', '.join(pids)}"
+        for verb, pids in (("replaces", replaced), ("adds", added))
+        if pids
+    ]
 
 
 def whatif_banner(cat: Catalog) -> None:

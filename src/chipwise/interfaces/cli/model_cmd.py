@@ -25,8 +25,8 @@ from chipwise.workload.counts import read_count
 from chipwise.workload.presets import DEFAULT_SEQ_LEN, model_summary, preset_summaries
 
 #: the fix of an unreadable --seq-len: a sequence's tokens, as plan train gives it (read_count's default offers a chip
-#: count)
-SEQ_LEN_EXAMPLE = "8192 or 8k"
+#: count); 8k is SI, 8,000 tokens ("8192 or 8k" had read as if 8k were 8,192)
+SEQ_LEN_EXAMPLE = "8192 or 8k (8,000)"
 
 app = typer.Typer(
     help="List model presets and show a model's parameters, FLOPs and KV-cache size.", no_args_is_help=True
@@ -124,7 +124,7 @@ def show(
         str | None,
         typer.Option(
             "--seq-len",
-            help=f"Sequence length for FLOPs per token, within the model's context, e.g. 8192 or 8k (default: "
+            help=f"Sequence length for FLOPs per token, within the model's context, e.g. {SEQ_LEN_EXAMPLE} (default: "
             f"{DEFAULT_SEQ_LEN}, or the context where shorter).",
             show_default=False,
         ),

@@ -42,8 +42,9 @@ SEQ_LEN_HELP = (
 #: the fix of an unreadable --global-batch-tokens: the tokens of one optimizer step (read_count's default, a chip or
 #: token count, had offered 15T, a whole training run)
 BATCH_TOKENS_EXAMPLE = "4M or 4194304"
-#: the fix of an unreadable --seq-len: a sequence's tokens (read_count's default offers a chip count)
-SEQ_LEN_EXAMPLE = "8192 or 8k"
+#: the fix of an unreadable --seq-len: a sequence's tokens (read_count's default offers a chip count); 8k is SI, 8,000
+#: tokens ("8192 or 8k" had read as if 8k were 8,192)
+SEQ_LEN_EXAMPLE = "8192 or 8k (8,000)"
 BATCH_TOKENS_HELP = (
     "Tokens per optimizer step (e.g. 4M), taken as the batch of whole sequences within 5% of it that data "
     "parallelism divides best (4M of 8K sequences: 512 of them, 4,194,304 tokens; an exact number of sequences is "
