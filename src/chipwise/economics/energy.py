@@ -48,7 +48,10 @@ class EnergySite:
         return self.pue.key.rsplit(".", 1)[-1]
 
     def terms(self) -> list[Term]:
-        return [self.pue, self.grid, *([self.electricity] if self.electricity else [])]
+        """What energy and carbon rest on: PUE and grid intensity. The electricity price is an owned fleet's cost
+        input, listed with its TCO's (economics.tco.Tco.terms): a rented chip-hour's price includes the provider's
+        electricity, and a rented run's figures had listed 0.0892 USD/kWh (us-east-1) that its cost never read."""
+        return [self.pue, self.grid]
 
 
 def known_regions(catalog: Catalog) -> list[str]:

@@ -277,8 +277,11 @@ class Tco:
         return out
 
     def terms(self) -> list[Term]:
-        """Every input the owned cost rests on, as catalog terms (capex parts, life, operations, space, site, power,
-        utilisation): what `economics_figures` and `--sources` list for an owned fleet."""
+        """Every input the owned cost rests on, as catalog terms (capex parts, life, operations, space, PUE,
+        electricity, power, utilisation): what `economics_figures` and `--sources` list for an owned fleet, and
+        `estimated` counts. Not the grid's carbon intensity, which no dollar reads (a prediction lists it beside, for
+        its carbon: EnergySite.terms): `chipwise tco h100-sxm` had counted datacenter.grid_intensity.country-usa among
+        its estimated inputs, and with --region us-east-1 (a measured grid) dropped it, its cost the same."""
         inp = self.inputs
         return [
             *inp.capex.values(),
@@ -287,7 +290,6 @@ class Tco:
             inp.space,
             *([inp.facility_life] if inp.facility_life is not None else []),
             inp.site.pue,
-            inp.site.grid,
             inp.electricity,
             inp.utilisation,
             *inp.power.terms(),

@@ -481,6 +481,9 @@ def _mixed_economics(
     # each part's whole hosts, together; every other reliability input is the catalog's, the same for both parts
     hosts = sum(float(hosts_of(used[chip], i.chips_per_host.value)) for chip, i in inputs.items())
     first = next(iter(inputs.values()))
+    # each part's chips charged the software faults of their own ranks (reliability.rates): the fleet's mean
+    ranks = sum(used[chip] * i.rates.ranks_per_chip for chip, i in inputs.items()) / sum(used.values())
+    first = replace(first, rates=replace(first.rates, ranks_per_chip=ranks))
     rel = assess_run(first, sum(used.values()), model.params_total, mixed["step_time_s"], "best", hosts=hosts)
     seconds = mixed.get("time_to_train_s")
     run = {

@@ -475,7 +475,7 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     econ = system_economics(catalog, system, sc.chips, sc.pricing, sc.region, sc.provider, utilisation=sc.utilisation)
     # the plan that trains soonest, as plan train's row for this fleet (its fastest step had run 1M trn3 on 917,504
     # chips for 3.79 days where plan train's 524,288 take 3.33)
-    search = by_objective(search, "time", econ, fleet_goodputs(catalog, system, search, job, model, "best"))
+    search = by_objective(search, "time", econ, fleet_goodputs(catalog, system, search, job, model, sc.recovery))
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
     result["plan_source"] = plan_source(sc.plan or {}, model)
@@ -499,6 +499,7 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
         model=model,
         utilisation=sc.utilisation,
         lora=sc.lora,
+        recovery=sc.recovery,
         econ=econ,
     )
 

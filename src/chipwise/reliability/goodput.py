@@ -166,7 +166,7 @@ def reliability_inputs(
         how, fix = ("", "0.02") if spare_fraction is not None else fix_at_origin(spares, "0.02")
         raise ChipwiseError(f"spare fraction {spares.value:g} is not in [0, 1){how}. Fix: give e.g. {fix}.")
     return ReliabilityInputs(
-        rates=failure_rates(catalog),
+        rates=failure_rates(catalog, system),
         chips_per_host=chips_per_host(catalog, system),
         bytes_per_param=checkpoint_bytes_per_param(catalog, precision),
         # above 0: catalog.fields refuses a --set or a file's 0 (each checkpoint had taken forever, priced at $inf)

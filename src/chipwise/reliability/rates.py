@@ -3,8 +3,11 @@
 A synchronous training job stops when any of its chips, hosts or links fails, or when its software does. With
 independent failures at constant rates (exponential inter-arrival times) the job's interruption rate is the sum
 
-    lambda_job = N_chips x (r_chip + r_link + r_software) + N_hosts x r_host      [per second]
+    lambda_job = N_chips x (r_chip + r_link + k x r_software) + N_hosts x r_host      [per second]
     MTBF_job   = 1 / lambda_job
+
+with k ranks a chip (the chip's cores_per_chip: one process per logical NeuronCore on Trainium, 4 a chip on
+Trn2/Trn3/Trn4 and 2 on Trn1; 1 on a GPU): software faults are charged per rank, as the catalog's rate is derived.
 
 Defaults are the catalog's `reliability.failures` rates, derived from the Llama 3 paper's 54-day log of
 16,384 H100s (Dubey et al. 2024, Table 5): 268 GPU, 53 host, 35 network and 63 software interruptions; so the
@@ -22,12 +25,13 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.terms import Term, derived, term
+from chipwise.catalog.units import SECONDS_PER_HOUR
 from chipwise.hardware.objects import System
 from chipwise.types import Array, ArrayLike
 
@@ -51,30 +55,48 @@ class FailureRates:
 
     chip: Term
     link: Term
-    software: Term
+    software: Term  # per rank
     host: Term
     planned: Term  # per job: the cap
     planned_host: Term
+    # the ranks a chip runs, each charged `software`; a mixed fleet's mean over its chips may be fractional
+    ranks_per_chip: float = 1.0
 
     @property
     def per_chip_s(self) -> float:
-        return self.chip.value + self.link.value + self.software.value
+        return self.chip.value + self.link.value + self.software.value * self.ranks_per_chip
 
     def terms(self) -> list[Term]:
         return [self.chip, self.link, self.software, self.host, self.planned, self.planned_host]
 
 
-def failure_rates(catalog: Catalog) -> FailureRates:
+def failure_rates(catalog: Catalog, system: System | None = None) -> FailureRates:
     """The catalog's failure rates, per device-second (the catalog gives them per hour, '/h', converted when loaded;
-    the loader refuses a file's rate in another quantity)."""
+    the loader refuses a file's rate in another quantity), the software rate charged per rank of `system`'s chip
+    (software_rate)."""
     rate = functools.partial(term, catalog, "reliability", "failures")
+    ranks = system.chip.cores_per_chip if system is not None else 1
     return FailureRates(
         chip=rate("gpu_failure_rate_per_chip_hour"),
         link=rate("network_failure_rate_per_chip_hour"),
-        software=rate("software_failure_rate_per_chip_hour"),
+        software=software_rate(rate("software_failure_rate_per_chip_hour"), ranks),
         host=rate("host_failure_rate_per_host_hour"),
         planned=rate("planned_interruptions_per_job_hour"),
         planned_host=rate("planned_interruptions_per_host_hour"),
+        ranks_per_chip=float(ranks),
+    )
+
+
+def software_rate(rate: Term, ranks: int) -> Term:
+    """The software fault rate, the catalog's per rank (each rank a process running the same code, which can hit the
+    same fault: one per GPU in Llama 3's log), its record saying how many ranks a chip it is charged for. A Trainium
+    job runs one process per logical NeuronCore (the chip's cores_per_chip, 4 on Trn2/Trn3/Trn4): 1,000,000 trn3,
+    524,288 of them on a plan, had been charged 2.97e-6 a chip-hour, 279.6 failures a day; 4 x 2.97e-6 = 1.188e-5
+    a chip-hour reads 391.7."""
+    if ranks == 1:
+        return rate
+    return replace(
+        rate, extra={**rate.extra, "ranks_per_chip": ranks, "per_chip_hour": rate.value * ranks * SECONDS_PER_HOUR}
     )
 
 

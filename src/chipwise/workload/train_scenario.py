@@ -1,5 +1,6 @@
 """The training scenario (`kind: train` of DESIGN.md's scenario contract), validated strictly: the model, hardware
-and chips, the batch, the tokens to train on, the parallel plan, and how the fleet is priced."""
+and chips, the batch, the tokens to train on, the parallel plan, how the fleet is priced and how a failed run
+recovers."""
 
 from __future__ import annotations
 
@@ -45,6 +46,10 @@ class TrainScenario(StrictModel):
     # 'greater than 0' had been refused again at 0.005 by the TCO
     utilisation: Annotated[float, Field(ge=MIN_UTILISATION, le=1, allow_inf_nan=False)] | None = None
     lora: bool = False
+    # how a failed run recovers (reliability.goodput.RECOVERIES, which this layer cannot import): 'best' keeps the
+    # one with the higher goodput, as plan train's --recovery does; the key had been refused ('unknown key. Fix: use
+    # 'provider''), and predict always took 'best'
+    recovery: Literal["checkpoint", "in-memory", "best"] = "best"
 
     @model_validator(mode="after")
     def _batch(self) -> TrainScenario:
