@@ -85,6 +85,8 @@ def build_pool(
         getattr(spec, "max_tokens", None) or token_budget(eng, job.max_input, memory_bytes=system.chip.hbm_capacity)
     )
     chunked = sc.plan.chunked_prefill if sc.plan and sc.plan.chunked_prefill is not None else eng.chunked_prefill
+    # a given budget must hold the prompts it runs whole (a decode pool encodes none)
+    stated_tokens = getattr(spec, "max_tokens", None) is not None and not decode_only
     replicas_given = getattr(spec, "replicas", None)
     idle = why = ""
     # a prefill pool of a speculating deployment holds the drafter too, which encodes every prompt and hands its
@@ -97,7 +99,7 @@ def build_pool(
         _check_chips(chips, replicas_given, plan, system)
         check_drafter_tp(drafting, plan)
         plan = _with_stated_knobs(plan, sc.plan)
-        return _setup(catalog, model, system, engine, plan, job, "max_batch" in stated, longest)
+        return _setup(catalog, model, system, engine, plan, job, "max_batch" in stated, longest, stated_tokens)
 
     def searched(passed_over: Collection[Shape] = ()) -> Pick:
         """The replica shape the search ranks first (the `passed_over` parallel shapes left out), set up."""
@@ -159,7 +161,7 @@ def build_pool(
                     decode_only,
                 )
             except InfeasibleError:
-                _setup(catalog, model, system, engine, plan, job, False, longest)  # a shape that does not fit says why
+                _setup(catalog, model, system, engine, plan, job, False, longest, stated_tokens)  # says why
                 raise
             plan, replicas = replace(plan, max_batch=choice.plan.max_batch), replicas or choice.replicas
             why = "" if "max_batch" in held else choice.batch_reason
@@ -328,6 +330,7 @@ def _setup(
     job: ServingJob,
     explicit_batch: bool,
     longest: int | None = None,
+    stated_tokens: bool = False,
 ) -> ReplicaSetup:
     setup = setup_replica(
         catalog,
@@ -338,6 +341,7 @@ def _setup(
         job.mean_input,
         job.mean_output,
         longest_request=longest or job.max_input + job.max_output,
+        stated_prompt=job.max_input if stated_tokens else 0,  # build.check_stated_budget
     )
     # a compiled batch of slots (Neuron) holds each slot's KV whether a request fills it or not, so a given batch
     # must fit; elsewhere max_batch is a cap the KV cache may hold the batch under (TensorRT-LLM's

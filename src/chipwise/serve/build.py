@@ -116,6 +116,43 @@ def buffer_tokens(eng: EngineProfile, plan: ReplicaPlan, longest: int) -> int:
     return max(plan.max_tokens, longest)
 
 
+#: Engines that refuse a prompt run whole past their token budget, and what a stated max_tokens must then hold:
+#: vLLM its max_model_len, the longest request (SchedulerConfig: max_num_batched_tokens below max_model_len without
+#: chunked prefill stops the launch), TensorRT-LLM the longest prompt (one longer than max_num_tokens without chunked
+#: context is rejected). A compiled-shape engine (static_batch: Neuron) holds the prompt too: its context-encoding
+#: graph is compiled up to max_tokens (NxD Inference's max_context_length; shapes are fixed at compile time, Neuron's
+#: bucketing app note), unless the engine raises its budget to the model length itself (budget_covers_sequence).
+WHOLE_PROMPT_LIMIT = {"vllm": "request", "trtllm": "prompt", "trtllm-engine": "prompt"}
+
+
+def check_stated_budget(eng: EngineProfile, plan: ReplicaPlan, prompt: int, longest: int) -> None:
+    """Refuse a stated max_tokens under which the engine cannot run the longest `prompt` (of the `longest` request)
+    whole: chipwise had run it whole anyway, its buffers sized for the prompt on a GPU engine (Llama-3.1-8B on one
+    H100, 120,000-token prompts unchunked under max_tokens 8,192 on vllm: a 13.0 s prefill beside 15.1 GiB of
+    buffers, where vLLM does not start) and for the budget alone on Neuron (32,000-token prompts under 8,192 on a
+    trn2 TP4: a 566,848-token KV cache, 520,640 with the buffers the prompt needs). A chunked plan and a budget
+    chipwise chose itself (sized to what runs: buffer_tokens) are not checked."""
+    if plan.chunked_prefill:
+        return
+    static = eng.static_batch and not eng.budget_covers_sequence
+    holds = WHOLE_PROMPT_LIMIT.get(eng.engine, "prompt" if static else "")
+    need = longest if holds == "request" else prompt
+    if not holds or plan.max_tokens >= need:
+        return
+    what = f"{need:,}-token longest " + ("request (max_model_len)" if holds == "request" else "prompt")
+    if static:
+        raise InfeasibleError(
+            f"max_tokens {plan.max_tokens:,} is below the {what}: {eng.engine} compiles its context encoding up to "
+            f"max_tokens (the compiled context length) and cannot encode a longer prompt. Fix: raise max_tokens to at "
+            f"least {need:,}."
+        )
+    raise InfeasibleError(
+        f"max_tokens {plan.max_tokens:,} is below the {what} with chunked_prefill off: {eng.engine} runs a prompt "
+        f"whole and refuses a token budget that cannot hold it. Fix: raise max_tokens to at least {need:,} or enable "
+        "chunked_prefill."
+    )
+
+
 def setup_replica(
     catalog: Catalog,
     model: ModelSpec,
@@ -126,9 +163,11 @@ def setup_replica(
     typical_output: float,
     longest_request: int | None = None,
     profile: EngineProfile | None = None,
+    stated_prompt: int = 0,
 ) -> ReplicaSetup:
     """Price one replica; raise InfeasibleError when the weights, or one longest request, do not fit.
-    `profile` replaces the catalog's engine profile (calibration)."""
+    `profile` replaces the catalog's engine profile (calibration); `stated_prompt`: the longest prompt, where the
+    plan's max_tokens was given (check_stated_budget; 0: chipwise chose it)."""
     check_replica(plan, model)
     check_engine_model(engine, model)
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
@@ -157,6 +196,8 @@ def setup_replica(
     need = longest_request or math.ceil(typical_context)
     if draft is not None:
         check_drafter_context(draft, need)
+    if stated_prompt:
+        check_stated_budget(eng, plan, stated_prompt, need)
     buffered = buffer_tokens(eng, plan, need)
     # where the buffers hold a whole prompt, chunked prefill shrinks them, not a lower max_tokens
     fewer = (
