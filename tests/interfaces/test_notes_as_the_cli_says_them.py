@@ -25,9 +25,9 @@ _register()
 
 NOTE = "the checkpoint's MXFP4 experts are dequantised to bf16 as neuron loads them on {}"
 
-#: gpt-oss-20b at 2 req/s on trn1, inf2, trn2 and h100-sxm: no row of the six shown is trn1
+#: gpt-oss-20b at 2 req/s on trn1, inf2, trn2 and h100-sxm: no row of the five shown is trn1
 GPT_OSS = {"model": "gpt-oss-20b", "rate": 2, "slo": {"ttft_p99": 3.0, "tpot_p99": "100ms"},
-           "hardware": "trn1,inf2,trn2,h100-sxm", "top": 6}  # fmt: skip
+           "hardware": "trn1,inf2,trn2,h100-sxm", "top": 5}  # fmt: skip
 
 
 def test_precision_notes_name_only_the_shown_rows_chips() -> None:
@@ -42,7 +42,7 @@ def test_precision_notes_name_only_the_shown_rows_chips() -> None:
 def test_plan_serve_notes_the_precision_of_the_chips_it_shows(capsys: pytest.CaptureFixture[str]) -> None:
     """The CLI had printed trn1's note under six rows none of which is trn1; the page had printed none."""
     argv = ["plan", "serve", "--model", "gpt-oss-20b", "--rate", "2", "--slo", "ttft_p99=3s,tpot_p99=100ms",
-            "--hardware", "trn1,inf2,trn2,h100-sxm", "--requests", "200", "--top", "6"]  # fmt: skip
+            "--hardware", "trn1,inf2,trn2,h100-sxm", "--requests", "200", "--top", "5"]  # fmt: skip
     assert run(argv) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert f"precision: {NOTE.format('trn2')}" in out and f"precision: {NOTE.format('inf2')}" in out

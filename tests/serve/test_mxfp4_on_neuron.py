@@ -92,7 +92,7 @@ def test_plan_serve_ranks_neuron_chips_at_the_dequantised_precision() -> None:
     """plan serve had resolved 'auto' to mxfp4 before each engine saw it: trn1 and trn2 were 'not ranked' with the
     mxfp4 refusal, where a Neuron engine serves the bf16 it loads."""
     found = cw.plan_serve("gpt-oss-120b", rate=2, input_tokens=1024, output_tokens=256, hardware=["trn1"], verify=1)
-    assert found["results"][0]["hardware"] == "trn1" and not found["skipped"]
+    assert found["results"][0]["hardware"] == "trn1" and not [s for s in found["skipped"] if s["hardware"] != "splits"]
     # the header's precision is the checkpoint's (mxfp4): the chip that holds bf16 says so
     assert found["precision"] == "mxfp4" and list(found["precision_notes"]) == ["trn1"]
     assert found["precision_notes"]["trn1"].startswith("the checkpoint's MXFP4 experts are dequantised to bf16 as")

@@ -40,6 +40,8 @@ ENGINE_FLAGS: tuple[str, ...] = (
     "budget_covers_sequence",
     "adp_budget_per_rank",
     "adp_host_loops",
+    "prefix_cache",
+    "kv_handover",
 )
 
 

@@ -14,11 +14,13 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import Chip, System
 from chipwise.serve.engine import (
     EngineProfile,
+    check_capability,
     check_engine_model,
     check_engine_name,
     check_engine_vendor,
     default_engine,
     engine_vendors,
+    served_as,
 )
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import (
@@ -32,12 +34,12 @@ from chipwise.serve.quant import (
     float8_fallback,
     holds_fp8_kv,
 )
-from chipwise.serve.speculation import EAGLE_PRIOR_MODELS, Drafting, drafter, parse_speculation
+from chipwise.serve.speculation import Drafting, drafter, eagle_prior_applies, parse_speculation
 from chipwise.workload.counts import is_count
 from chipwise.workload.lengths import LengthDist, check_context
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.presets import load_model
-from chipwise.workload.serve_scenario import speculation_asked
+from chipwise.workload.serve_scenario import ServeScenario, speculation_asked
 from chipwise.workload.slo import parse_slo, read_slo
 
 #: a lifecycle plan's serving targets where none are given (`plan lifecycle --slo`, the Python API's `slo`)
@@ -75,17 +77,11 @@ def check_tpot_target(targets: Mapping[str, float], longest_answer: int) -> None
         )
 
 
-#: vLLM on a vendor's chips through a hardware plugin the catalog fits as an engine family of its own: on AWS's
-#: Trainium and Inferentia vLLM runs as vllm-neuron, whose figures (and compiled batches) it had skipped for vLLM's
-#: GPU defaults, 35-60% faster than its fitted self
-VLLM_PLUGINS: dict[str, str] = {"aws": "vllm-neuron"}
-
-
 def engine_for(system: System, engine: str | None, model: ModelSpec) -> str:
     """The engine family that serves `model` on `system`: the one asked for (vLLM as its plugin where the vendor's
-    chips run it through one, VLLM_PLUGINS), else the vendor's default."""
+    chips run it through one, serve.engine.served_as), else the vendor's default."""
     name = check_engine_name(engine or default_engine(system.chip.vendor))  # 'VLLM' is vllm
-    name = VLLM_PLUGINS.get(system.chip.vendor, name) if name == "vllm" else name
+    name = served_as(name, system.chip.vendor)
     check_engine_model(name, model)
     return name
 
@@ -149,12 +145,30 @@ def drafting_for(catalog: Catalog, model: ModelSpec, speculative: str | None) ->
         # no model-specific draft example: llama-3.2-1b, once given, was refused for Qwen3 and Kimi K2 (another
         # vocabulary); eagle:K at the prior runs on the models it was measured on only (speculation.drafter)
         k = spec.draft_tokens
-        eagle = f"eagle:{k}" + ("" if model.name in EAGLE_PRIOR_MODELS else "@0.7")
+        eagle = f"eagle:{k}" + ("" if eagle_prior_applies(model) else "@0.7")
         raise ChipwiseError(
             f"{model.display} has no multi-token-prediction head (its config.json has no num_nextn_predict_layers). "
             f"Fix: use {eagle} or draft:MODEL:{k}@0.7 with a smaller model of {model.name}'s family."
         )
     return Drafting(spec, drafter(catalog, model, spec))
+
+
+def check_engine_features(catalog: Catalog, engine: str, system: System, sc: ServeScenario) -> None:
+    """What the scenario asks of a pool's engine beyond its figures, refused in one line where the engine lacks it on
+    the pool's chips (serve.engine.CAPABILITIES), as a scheduler setting it lacks is: a prefix cache for
+    prefix_hit_rate and prompt_pool's repeats, a KV-cache hand-over for a disaggregated plan. transformers-neuronx on
+    trn1 had read a TTFT of 252.0 ms at prefix_hit_rate 0.5 where it encodes every prompt whole (501.5 ms), and
+    optimum-neuron on inf2 had been split into prefill and decode pools."""
+    family, vendor = system.chip.family, system.chip.vendor
+    cached = [f"prefix_hit_rate {sc.prefix_hit_rate:g}"] * (sc.prefix_hit_rate > 0)
+    cached += [f"prompt_pool {sc.prompt_pool}"] * (sc.prompt_pool > 0)
+    if cached:
+        keys = " and ".join(k.split()[0] for k in cached)
+        asked = f"{' and '.join(cached)} serve{'s' * (len(cached) == 1)} prompt tokens from a prefix cache"
+        check_capability(catalog, engine, family, vendor, "prefix_cache", asked, f"drop {keys}")
+    if sc.plan is not None and sc.plan.disaggregated:
+        asked = "plan.disaggregated hands each prompt's KV cache from the prefill pool to the decode pool"
+        check_capability(catalog, engine, family, vendor, "kv_handover", asked, "serve colocated (drop disaggregated)")
 
 
 #: engines with no speculative decoding of any kind (FasterTransformer, archived before EAGLE-3 and MTP heads)

@@ -18,6 +18,7 @@ from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_inputs import (
     check_drafter_tp,
     check_engine_drafts,
+    check_engine_features,
     drafting_for,
     engine_for,
     precisions,
@@ -78,6 +79,7 @@ def build_pool(
     stated = _fixed(spec)
     _check_balancing(stated, engine, eng)
     _check_engine_knobs(sc.plan, engine, eng)
+    check_engine_features(catalog, engine, system, sc)  # a prefix cache or a KV hand-over the engine lacks
     fixed = dict(stated)
     if job.max_output <= 1 and "max_batch" not in fixed:
         fixed["max_batch"] = PREFILL_POOL_BATCH  # a prefill pool's, as plan serve sizes it

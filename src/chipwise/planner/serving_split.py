@@ -23,7 +23,7 @@ from chipwise.planner.serving_pool import PREFILL_POOL_BATCH
 from chipwise.planner.serving_report import whole_count
 from chipwise.serve.build import setup_replica
 from chipwise.serve.disaggregated import KVTransfer
-from chipwise.serve.engine import EngineProfile, token_budget
+from chipwise.serve.engine import EngineProfile, engine_has, engines_with, token_budget
 from chipwise.serve.estimate import Estimate
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.queueing import slot_wait
@@ -105,7 +105,9 @@ def disaggregated_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Prefill pool of one chip, decode pool of another (or the same): sized for the load, priced; the cheapest
     pairs are kept, and a note of the chips left unpaired because their engines cache KV in different precisions.
-    The decode pool runs without prefill interference, so its TPOT is its decode step."""
+    The decode pool runs without prefill interference, so its TPOT is its decode step. A chip whose engine hands no
+    KV cache over (serve.engine.engine_has kv_handover) makes no split, with a note."""
+    prefills, decodes, kept_whole = _handing_over(catalog, prefills, decodes)
     lam = job.load.rate
     out: list[dict[str, Any]] = []
     unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
@@ -183,7 +185,36 @@ def disaggregated_rows(
         )
     if apart:
         notes.append({"hardware": "splits", "system": "", "reason": _apart_note(apart)})
+    if kept_whole:
+        notes.append({"hardware": "splits", "system": "", "reason": kept_whole})
     return out[:5], notes
+
+
+def _handing_over(
+    catalog: Catalog, prefills: list[PrefillOption], decodes: list[DecodeOption]
+) -> tuple[list[PrefillOption], list[DecodeOption], str]:
+    """The prefill and decode options whose engine hands a prompt's KV cache from a prefill pool to a decode pool
+    (serve.engine.engine_has kv_handover), and a note naming the others ('' where there are none): optimum-neuron
+    on inf2 and transformers-neuronx (neuron) on trn1, which have no such transfer, had been ranked as inf2>inf2 and
+    trn1>trn1 splits."""
+
+    def hands_over(o: PrefillOption | DecodeOption) -> bool:
+        return engine_has(catalog, o.engine, o.system.chip.family, "kv_handover")
+
+    options: list[PrefillOption | DecodeOption] = [*prefills, *decodes]
+    whole = list(dict.fromkeys(f"{o.engine} on {o.system.chip.id}" for o in options if not hands_over(o)))
+    if not whole:
+        return prefills, decodes, ""
+    first = next(o for o in options if not hands_over(o))
+    chip = first.system.chip
+    others = [e for e in engines_with(catalog, "kv_handover", chip.family, chip.vendor) if e != first.engine]
+    fix = f". Fix: --engine {' or '.join(others)} to price such splits" if others else ""
+    theirs = "its engine has" if len(whole) == 1 else "their engines have"
+    note = (
+        f"{', '.join(whole)} made no prefill>decode split: {theirs} no KV-cache hand-over from a prefill to a decode "
+        f"pool (engines.ENGINE.kv_handover){fix}"
+    )
+    return [p for p in prefills if hands_over(p)], [d for d in decodes if hands_over(d)], note
 
 
 def _pair_label(prefills: list[PrefillOption], decodes: list[DecodeOption]) -> Callable[[System, System], str]:

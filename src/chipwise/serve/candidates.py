@@ -76,7 +76,10 @@ def enumerate_candidates(
     batches: tuple[int, ...] = BATCHES,
     balancing: bool = False,
 ) -> Candidates:
-    """TP up to the scale-up domain (powers of two) where it splits the attention heads, PP in {1, 2, 4} beyond it,
+    """TP up to the scale-up domain (powers of two) where it splits the attention heads, PP in {1, 2, 4} beyond it
+    (from the largest power of two the domain holds: an inf2.48xlarge's 24 ranks take TP16, an NVL72's 72 TP64; PP
+    had waited for a TP of the whole domain, which no power of two reaches there, so Llama 3.1 405B fp8 on inf2 had
+    read "fits no replica shape" where TP16 x PP2 holds 12.06 GiB of weights a rank),
     EP in {1, TP} and attention-DP for MoE models (with the engine's context balancing on and off, where it has it:
     `balancing`), each with every batch limit; knobs in `fixed` are held. MoE models on node-sized domains (at most
     MULTI_NODE_DOMAIN ranks) also try TP and EP over two and four domains (wide expert parallelism across nodes,
@@ -86,6 +89,7 @@ def enumerate_candidates(
     rows: list[tuple[int, int, int, int, int, int]] = []
     moe = model.moe
     tps = powers_of_two(min(topo.domain_ranks, limit))
+    full = tps[-1]  # the widest TP the domain holds (a power of two): pipeline stages start there
     if moe is not None and topo.domain_ranks <= MULTI_NODE_DOMAIN:
         tps += [topo.domain_ranks * n for n in (2, 4) if topo.domain_ranks * n <= limit]
     tps = [fixed["tp"]] if "tp" in fixed else tps
@@ -94,7 +98,7 @@ def enumerate_candidates(
         for pp in pps:
             if tp * pp > limit or pp > model.layers:
                 continue
-            if pp > 1 and "pp" not in fixed and tp < min(topo.domain_ranks, limit):
+            if pp > 1 and "pp" not in fixed and tp < full:
                 continue  # pipeline stages only once tensor parallelism fills the domain
             eps = [1]
             if moe is not None and tp > 1 and moe.experts % tp == 0:

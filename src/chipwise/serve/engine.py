@@ -89,6 +89,20 @@ DYNAMO_VENDORS: tuple[str, ...] = ("nvidia",)
 #: Engine a vendor's chips are served with when the scenario names none.
 DEFAULT_ENGINE_BY_VENDOR: Mapping[str, str] = {"nvidia": "trtllm", "amd": "vllm", "aws": "neuron"}
 
+#: vLLM on a vendor's chips through a hardware plugin the catalog fits as an engine family of its own: on AWS's
+#: Trainium and Inferentia vLLM runs as vllm-neuron, whose figures (and compiled batches) it had skipped for vLLM's
+#: GPU defaults, 35-60% faster than its fitted self
+VLLM_PLUGINS: Mapping[str, str] = {"aws": "vllm-neuron"}
+
+
+def served_as(engine: str, vendor: str) -> str:
+    """The engine family `engine` runs as on `vendor`'s chips: vLLM as its plugin where the vendor's chips run it
+    through one (VLLM_PLUGINS), any other as named. predict, plan serve and `catalog engine` read it alike: `catalog
+    engine vllm --chip trn2` had shown GPU vLLM's figures (2.0 ms a step, max_batch 1,024, no static batch) beside a
+    prediction priced with vllm-neuron's (compiled batches, its Trainium 2 fit)."""
+    return VLLM_PLUGINS.get(vendor.lower(), engine) if engine == "vllm" else engine
+
+
 _MAX_MATMUL_FRACTION = 0.98
 
 
@@ -377,8 +391,60 @@ PLATFORM_DEFAULTS = frozenset({"max_tokens", "max_batch", "block_tokens", "uncap
 
 
 def _fit_figures(node: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A chips node's figures other than the platform's launch defaults (PLATFORM_DEFAULTS)."""
-    return {k: v for k, v in (node or {}).items() if k not in PLATFORM_DEFAULTS}
+    """A chips node's figures other than the platform's launch defaults (PLATFORM_DEFAULTS) and what the engine can
+    do there (CAPABILITIES), neither of which a serving fit sets."""
+    return {k: v for k, v in (node or {}).items() if k not in PLATFORM_DEFAULTS | CAPABILITIES}
+
+
+#: switches (1 has it, 0 has not) for what an engine can do rather than what it costs, each read per chip family
+#: where the engine differs by family (neuron is transformers-neuronx on Trainium 1 and Inferentia 2, NxD Inference
+#: from Trainium 2 on): `prefix_cache`, it serves a prompt's cached prefix from its KV cache (prefix_hit_rate,
+#: prompt_pool), and `kv_handover`, it hands a prompt's KV cache from a prefill instance to a decode one (a
+#: disaggregated split). Both had been priced for every engine: transformers-neuronx on trn1 read a TTFT of 252.0 ms
+#: at prefix_hit_rate 0.5 where it encodes every prompt whole (501.5 ms), and optimum-neuron on inf2 split into
+#: prefill and decode pools.
+CAPABILITIES = frozenset({"prefix_cache", "kv_handover"})
+
+#: what each capability lets a deployment do, as a refusal names it
+_CAPABILITY_TEXT = {"prefix_cache": "prefix cache", "kv_handover": "KV-cache hand-over from a prefill to a decode pool"}
+
+
+def engine_has(catalog: Catalog, engine: str, chip_family: str, capability: str) -> bool:
+    """Whether `engine` on `chip_family` has `capability` (one of CAPABILITIES), as its figures resolve
+    (engine_figures); a catalog without the figure leaves it on (engines.default)."""
+    fig = _merged(catalog, engine, chip_family).get(capability)
+    return not isinstance(fig, Figure) or float(fig.si) > 0.5
+
+
+def engines_with(catalog: Catalog, capability: str, chip_family: str, vendor: str) -> list[str]:
+    """The engine families a refusal may offer instead: those that run on `vendor`'s chips as named (not vllm where
+    it runs as a plugin there: served_as) and have `capability` on `chip_family`."""
+    return [
+        e
+        for e in ENGINES
+        if served_as(e, vendor) == e
+        and engine_runs_on(catalog, e, vendor)
+        and engine_has(catalog, e, chip_family, capability)
+    ]
+
+
+def check_capability(
+    catalog: Catalog, engine: str, chip_family: str, vendor: str, capability: str, asked: str, drop: str
+) -> None:
+    """A one-line error where `engine` on `chip_family` lacks `capability` that the deployment `asked` for (text
+    naming the scenario's keys), naming the catalog figure, the engines that have it there and the fix that does
+    without it (`drop`)."""
+    if engine_has(catalog, engine, chip_family, capability):
+        return
+    level = engine_figures(catalog, engine, chip_family)[capability][1]  # 'neuron on trainium1', 'optimum-neuron'
+    where = f"engines.{level.replace(' on ', '.chips.')}.{capability}"
+    others = [e for e in engines_with(catalog, capability, chip_family, vendor) if e != engine]
+    has = "has" if len(others) == 1 else "have"
+    fix = f"use engine: {' or '.join(others)} (which {has} one there), or " if others else ""
+    raise ChipwiseError(
+        f"{asked}, and {engine} has no {_CAPABILITY_TEXT[capability]} on {chip_family} chips ({where}). "
+        f"Fix: {fix}{drop}."
+    )
 
 
 def engine_fitted(catalog: Catalog, engine: str, chip_family: str) -> bool:

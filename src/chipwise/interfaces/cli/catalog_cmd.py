@@ -33,6 +33,7 @@ from chipwise.interfaces.cli.common import (
     whatif_lines,
 )
 from chipwise.serve.engine import (
+    CAPABILITIES,
     ENGINES,
     EngineProfile,
     check_engine_name,
@@ -40,6 +41,7 @@ from chipwise.serve.engine import (
     engine_figures,
     engine_fitted,
     engine_profile,
+    served_as,
 )
 
 app = typer.Typer(
@@ -328,8 +330,11 @@ def _builtin_units(kind: str, ident: str) -> dict[str, str]:
     return {k: f.unit for k, f in _figures(entries[ident]).items()} if ident in entries else {}
 
 
-#: the type of each engine figure, from the profile it builds (EngineProfile's fields; a time's carries '_s')
-_ENGINE_TYPES = {f.name.removesuffix("_s"): str(f.type) for f in fields(EngineProfile)}
+#: the type of each engine figure, from the profile it builds (EngineProfile's fields; a time's carries '_s'), and
+#: the engine's capabilities, switches read beside the profile (serve.engine.CAPABILITIES: yes or no, not 1.0)
+_ENGINE_TYPES = {f.name.removesuffix("_s"): str(f.type) for f in fields(EngineProfile)} | dict.fromkeys(
+    CAPABILITIES, "bool"
+)
 
 
 def _engine_text(key: str, fig: Figure) -> str:
@@ -612,14 +617,18 @@ def _chip_family(cat: Catalog, chip: str) -> tuple[str, str]:
 
 def engine_json(cat: Catalog, name: str, chip: str | None = None) -> dict[str, Any]:
     """`catalog engine ENGINE [--chip ID] --json` (and chipwise.api.catalog_engine): every figure the engine is
-    priced with on the chip's family, the level each comes from, and the track record on that family."""
-    name = check_engine_name(name)
+    priced with on the chip's family, the level each comes from, and the track record on that family. The engine is
+    the one predict runs on that family's chips (serve.engine.served_as: vllm on an AWS chip is vllm-neuron, whose
+    figures it had shown as GPU vLLM's); `engine_asked` is the name given."""
+    asked = check_engine_name(name)
     family, vendor = _chip_family(cat, chip) if chip is not None else ("", "")
+    name = served_as(asked, vendor) if family else asked
     if family:
         engine_profile(cat, name, family)  # a one-line error where the engine does not run on the family's chips
     fitted = bool(family) and engine_fitted(cat, name, family)
     return {
         "engine": name,
+        "engine_asked": asked,
         "chip_family": family or None,
         "projected_chips": [
             cid for cid, c in cat.chips.items() if c.family == family and c.status in ("projected", "announced")
@@ -655,6 +664,8 @@ def engine(
         print_json({**data, "what_if": whatif_lines(cat)})
         return
     name, family, fitted, carried = data["engine"], data["chip_family"] or "", data["fitted"], data["carried_from"]
+    if data["engine_asked"] != name:
+        console.print(f"{data['engine_asked']} on {family} chips runs as {name}: its figures are shown")
     figs = engine_figures(cat, name, family)
     projected, record = data["projected_chips"], data["track_record"]
     if not family:
@@ -679,7 +690,7 @@ def engine(
             key,
             _engine_text(key, fig),
             fig.status,
-            carried if carried and level.endswith(f" on {family}") else level,
+            carried if carried and level.endswith(f" on {family}") and key not in CAPABILITIES else level,
         ]
         if sources:
             row.append(_origin(cat, fig))
