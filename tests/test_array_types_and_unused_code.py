@@ -83,6 +83,7 @@ def test_code_only_tests_used_is_gone() -> None:
         "bw_out",
         "slope_rs",
         "intercept_rs",
+        "intercept_ar",
         "steps_in",
         "a2a_hops",
     }

@@ -59,27 +59,29 @@ def test_claim1_per_chip_ratios_state_the_chips_the_plans_use(report: dict[str, 
 
 def test_claim2d_prints_the_whole_plan_and_the_chips_it_uses(report: dict[str, Any]) -> None:
     """2d read 'plan 8-way TP x 2048 DP', 4,096 chips' worth, for a TP8 x PP14 x DP2048 x CP16 plan on 917,504. The
-    search keeps a plan whose dp is all the batch allows (one sequence a replica), idle chips and all: TP4 x
-    DP131072 x CP4 on 524,288 chips, 18.2 h (18.5 h before a collective inside one chip ran through its HBM, 19.2 h
-    with Trn3's links at 704 GB/s, before they doubled) where the pipelined plan on 917,504 took 21.1 h."""
+    search keeps the plan that trains soonest, idle chips and all. With FSDP paying a ring's latency for each
+    layer's gathers (it had paid one for the whole model), TP4 x DP131072 x CP4 on 524,288 chips (18.2 h) gives way to
+    the pipelined TP8 x PP14 x DP4096 x CP8 on 917,504, 21.8 h."""
     text = _check(report, "2d")["computed"]
-    assert "plan TP4 x DP131072 x CP4 (4 ranks a chip) on 524,288 of the 1,000,000 chips" in text
-    assert "a 1.07B-token batch (131,072 sequences) a step, ideal 18.2 h" in text
-    assert 4 * 131_072 * 4 // 4 == 524_288
+    assert "plan TP8 x PP14 x DP4096 x CP8 (4 ranks a chip) on 917,504 of the 1,000,000 chips" in text
+    assert "a 1.07B-token batch (131,072 sequences) a step, ideal 21.8 h" in text
+    assert 8 * 14 * 4096 * 8 // 4 == 917_504
 
 
 def test_claim2d_gives_the_failure_rate_of_the_chips_its_goodputs_are_for(report: dict[str, Any]) -> None:
-    """2d set the whole million's 533 failures a day beside goodputs computed for the 524,288 chips the plan runs on,
-    which fail 280 times a day (524,288 x 1.722e-5 + 131,072 hosts x 2e-5 = 11.65 an hour, every 5.2 min)."""
+    """2d set the whole million's failures a day beside goodputs computed for the chips the plan runs on. Each chip
+    runs 4 NeuronCore ranks and is charged the software faults of each: the 917,504 chips fail 685 times a day
+    (917,504 x (1.26e-5 + 1.65e-6 + 4 x 2.97e-6) + 229,376 hosts x 2e-5 = 28.56 an hour, every 2.1 min)."""
     check = _check(report, "2d")
     text, numbers = check["computed"], check["numbers"]
-    assert text.startswith("1M chips fail 533 times a day (every 2.7 min, a job on all of them would stop)")
+    assert text.startswith("1M chips fail 747 times a day (every 1.9 min, a job on all of them would stop)")
     assert (
-        "the job's 524,288 chips fail 280 times a day (every 5.2 min), for goodput 2% with checkpoint-restart" in text
+        "the job's 917,504 chips fail 685 times a day (every 2.1 min), for goodput <0.1% with checkpoint-restart"
+        in text
     )
-    hourly = 524_288 * (1.26e-5 + 1.65e-6 + 2.97e-6) + 131_072 * 2.0e-5
+    hourly = 917_504 * (1.26e-5 + 1.65e-6 + 4 * 2.97e-6) + 229_376 * 2.0e-5
     assert numbers["job_failures_per_day"] == pytest.approx(hourly * 24, rel=1e-9)
-    assert numbers["job_mtbf_s"] / 60 == pytest.approx(5.15, abs=0.01)
+    assert numbers["job_mtbf_s"] / 60 == pytest.approx(2.10, abs=0.01)
 
 
 def test_claim3a_names_the_derivation_of_the_price_it_uses(report: dict[str, Any]) -> None:

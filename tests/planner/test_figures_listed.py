@@ -50,8 +50,9 @@ def test_a_fit_below_the_floor_is_listed_as_read_at_the_floor() -> None:
 
 
 def test_a_fabrics_tier_reach_is_listed_under_the_name_set_takes() -> None:
-    """4,096 H100s in data parallel cross the RoCE fabric's 3,072-chip pod, whose 1:7 uplinks slow the gradient
-    reduction; a pod of 8,192 holds them all. The tier's chips had gone unlisted though they move the step."""
+    """4,096 H100s as TP8 PP2 DP256 cross the RoCE fabric's 3,072-chip pod: the pipeline's stage hand-off leaves the
+    pod at 1/7 of the NIC (a data-parallel ring sends only 2 of its 512 edges across, which no longer moves the
+    step); a pod of 8,192 holds them all. The tier's chips had gone unlisted though they move the step."""
     train = {
         "kind": "train",
         "model": "llama-3.1-8b",
@@ -59,7 +60,7 @@ def test_a_fabrics_tier_reach_is_listed_under_the_name_set_takes() -> None:
         "chips": 4096,
         "seq_len": 8192,
         "global_batch": 4096,
-        "plan": {"tp": 1, "pp": 1, "dp": 4096, "cp": 1, "microbatch": 1, "zero": 1, "recompute": "none"},
+        "plan": {"tp": 8, "pp": 2, "dp": 256, "cp": 1, "microbatch": 1, "zero": 1, "recompute": "none"},
     }
     base = cw.predict(train)
     tiers = sorted(name for name in base["figures"] if ".tiers." in name)

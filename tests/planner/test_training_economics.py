@@ -236,7 +236,7 @@ def test_plan_train_prints_the_expected_time_it_prices_where_failures_dominate(
                 "--tokens", "15e12", "--set", failing]) == 0  # fmt: skip
     out = " ".join(capsys.readouterr().out.split())
     # failures of the 32,768 chips the plan runs on; the idle ones, paid for, stand in for the spares
-    assert " 6.4 d 7.12e+59 y " in out and "$4.29e+70 2.86e+63" in out and " <0.1% " in out
+    assert " 6.4 d 7.39e+59 y " in out and "$4.46e+70 2.97e+63" in out and " <0.1% " in out
     assert "half the run goes to training on at most" in out
 
 

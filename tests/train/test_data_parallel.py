@@ -18,8 +18,9 @@ def test_tensor_split_experts_are_shared_by_the_data_parallel_ranks_tp_apart(hw:
     """Mixtral-style experts tensor-split over TP8 with no expert parallelism, DP16 on 128 H100s: each expert slice
     is replicated over the 16 data-parallel ranks, 8 apart (Megatron's expert-DP, world / (pp ep etp)), as with EP8;
     it had been 128 consecutive ranks, so ZeRO split the expert state 128 ways and the gradients mostly stayed on
-    NVLink. At 8 ranks a node, the 16-rank group is all network: 2 x (15/16 x 2E / B_out + 8 alpha_out) for the
-    reduce-scatter and all-gather of E expert parameters, the dense group being the same."""
+    NVLink. At 8 ranks a node, the 16-rank group is all network: 2 x (15/16 x 2E / B_out + 15 alpha_out) for the
+    reduce-scatter and all-gather of E expert parameters (a ring's 15 steps: NCCL runs no tree for either), the dense
+    group being the same."""
     system = hw.system("p5.48xlarge")
     topo = topology_of(system)
     plans = from_dicts([{"tp": 8, "pp": 1, "dp": 16, "ep": ep, "zero": 1, "recompute": "full"} for ep in (1, 8)])
@@ -43,7 +44,7 @@ def test_tensor_split_experts_are_shared_by_the_data_parallel_ranks_tp_apart(hw:
         "bf16",
     )
     b_out, alpha = topo.out_bandwidth * topo.out_efficiency, topo.out_latency
-    expected = 2 * (15 / 16 * 2 * e / b_out + 8 * alpha) + 2 * 8 * alpha
+    expected = 2 * (15 / 16 * 2 * e / b_out + 15 * alpha) + 2 * 15 * alpha
     assert float(exposed[0]) == pytest.approx(expected)
 
 

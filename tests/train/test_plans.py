@@ -47,7 +47,7 @@ def test_the_search_takes_the_balanced_interleaving(catalog: Catalog, hw: Hardwa
     search = search_plans(spec, job, hw.system("h100-sxm"), 16384)
     plan = search.result.plans.plan(search.best)
     assert (plan["tp"], plan["pp"], plan["vpp"], plan["dp"], plan["cp"], plan["zero"]) == (8, 8, 16, 128, 2, 1)
-    assert float(search.result.step_time[search.best]) == pytest.approx(6.6142, abs=1e-4)
+    assert float(search.result.step_time[search.best]) == pytest.approx(6.6190, abs=1e-4)
 
 
 @pytest.mark.parametrize("chips", [32, 128, 512, 544])
@@ -64,7 +64,7 @@ def test_a_one_sequence_batch_runs_as_fast_on_more_chips(catalog: Catalog, hw: H
 
 def test_an_interleaved_plan_keeps_its_dp_on_a_larger_fleet(catalog: Catalog, hw: Hardware) -> None:
     """Llama-3.1-8B, 16 sequences of 4K: 512 H100 run TP8 PP4v8 DP4 CP4 (16 / 4 = 4 micro-batches, a multiple of
-    pp) at 0.2037 s. On 1,024 dp was the largest that fits, 8, whose 2 micro-batches cannot interleave over 4
+    pp) at 0.2039 s. On 1,024 dp was the largest that fits, 8, whose 2 micro-batches cannot interleave over 4
     stages: the plan was dropped and CP8 took 0.2089 s."""
     spec = load_model(catalog, "llama-3.1-8b")
     job = TrainingJob(spec, 4096, 16, "bf16")
@@ -74,7 +74,7 @@ def test_an_interleaved_plan_keeps_its_dp_on_a_larger_fleet(catalog: Catalog, hw
         times[chips] = float(search.result.step_time[search.best])
         plan = search.result.plans.plan(search.best)
         assert (plan["tp"], plan["pp"], plan["vpp"], plan["dp"], plan["cp"]) == (8, 4, 8, 4, 4)
-    assert times[512] == pytest.approx(0.2037, abs=1e-4) and times[1024] == times[512]
+    assert times[512] == pytest.approx(0.2039, abs=1e-4) and times[1024] == times[512]
 
 
 def test_a_plan_the_search_returns_is_accepted_back(catalog: Catalog) -> None:

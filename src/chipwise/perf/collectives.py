@@ -5,16 +5,20 @@ then CP, EP/DP, PP; ranks packed consecutively into scale-up domains) spans n_ou
 members, as the slowest such group of the job lies (place_group: a group that fits a domain by size but does not
 tile it straddles two somewhere).
 Collectives run hierarchically: the scale-up part at the domain's bandwidth, the scale-out part over each
-rank's own NIC share (rail-optimised), at the fabric's achievable bus-bandwidth fraction and slowed by the
-oversubscription of any Clos tier the group spans beyond.
+rank's own NIC share (rail-optimised), at the fabric's achievable bus-bandwidth fraction and slowed where the
+share of its traffic that crosses an oversubscribed Clos tier's uplinks outruns them (_bw_out).
 
 Costs for a buffer of S bytes per rank (ring algorithms; Thakur, Rabenseifner & Gropp 2005; NCCL's busBw):
     all-reduce      2 (n-1)/n * S / B + 2 (n-1) alpha
     reduce-scatter  (n-1)/n * S / B + (n-1) alpha          (all-gather is the same)
 Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. For large
-groups the latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees (and NVLS inside
-an NVLink domain) there; on a torus, a ring along each dimension spanned, sum (n_d - 1) steps; a MoE dispatch (an
-all-to-all) on a torus pays for the hops its data travels (_in_domain_steps_and_hops).
+groups an all-reduce's latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees (and
+NVLS inside an NVLink domain) there; a reduce-scatter or all-gather runs as a ring, n_out - 1 steps on the network
+and N - 1 inside each domain where the group spans domains (_gather_steps): NCCL has no tree for them (a tree is a
+reduce and a broadcast, NVIDIA/nccl#1473; its PAT, log-depth, runs one GPU a node only), and its tuning model
+(src/graph/tuning.cc) charges their ring nRanks - 1 steps, nNodes - 1 of them on the network. On a torus, a ring
+along each dimension spanned, sum (n_d - 1) steps; a MoE dispatch (an all-to-all) on a torus pays for the hops its
+data travels (_in_domain_steps_and_hops).
 On a torus, a group spanning d of the D dimensions (from the lowest its members differ in to the highest) drives
 only d/D of the chip's links, or those dimensions' own bandwidths where the catalog gives them (a Trn2
 UltraServer's inter-instance ring carries 128 GB/s against 256 on each in-instance dimension). Consecutive chips
@@ -293,40 +297,67 @@ def _bw_in(n_in: IntArray, topo: Topology, stride: IntArray | int = 1, send: boo
     return np.asarray(np.where(one_chip, topo.on_chip_bandwidth, links), dtype=np.float64)
 
 
-def _bw_out(size: IntArray, stride: IntArray, topo: Topology) -> Array:
-    """Achievable scale-out bandwidth of one rank in a group of `size` ranks `stride` apart (bytes/s, per
-    direction): B_out = out_bandwidth x out_efficiency / max(1, oversubscription of every Clos tier whose reach
-    size x stride exceeds). The efficiency is the fabric's measured busbw fraction (docs/research/
-    efficiency-evidence.md s.4b); dividing by the largest oversubscription crossed is an estimate (all of the
-    group's traffic is taken to cross that tier's uplinks)."""
+def _bw_out(size: IntArray, stride: IntArray, topo: Topology, ring: IntArray | None = None) -> Array:
+    """Achievable scale-out bandwidth of one rank in a group of `size` ranks `stride` apart (bytes/s, per direction):
+    B_out = out_bandwidth x out_efficiency / max(1, o_t f_t over the oversubscribed Clos tiers t whose reach R_t (in
+    ranks) size x stride exceeds). The efficiency is the fabric's measured busbw fraction
+    (docs/research/efficiency-evidence.md s.4b). f_t is the share of a rank's network traffic that leaves its block
+    of R_t ranks: the block's uplinks carry R_t b / o_t (b the NIC's achievable rate), and its R_t ranks, all in like
+    groups at once, send R_t B_out f_t through them. For a ring of `ring` members (the inter-domain ring of a
+    hierarchical collective, one rank a domain) laid out block by block over p = ceil(size x stride / R_t) blocks, p
+    of its edges cross: f_t = min(1, p / ring). Without `ring` (an all-to-all, a lone send) all of the traffic is
+    taken to cross, f_t = 1: an estimate, as a uniform all-to-all over p blocks sends (p - 1) / p of it across. The
+    ring's share had been 1 too: DP385 at stride 8 over 3,072-rank blocks at 7:1 (Grand Teton, Llama 3.1 405B TP8
+    PP16) had priced all of its traffic on the uplinks, its all-reduce 7 times slower than DP384's (dp_comm 2.409 s
+    against 0.344 s); 2 of its 385 edges cross, f = 0.005, and it now reads 0.344 s."""
     span = size * np.maximum(stride, 1)
+    members = np.maximum(np.asarray(size if ring is None else ring, dtype=np.float64), 1.0)
     over = np.ones(np.shape(span))
     for reach, oversub in topo.out_tiers:
         if oversub != 1.0:
-            over = np.where(span > reach, np.maximum(over, oversub), over)
+            blocks = np.ceil(span / reach)
+            share = np.where(blocks > 1.0, 1.0 if ring is None else np.minimum(1.0, blocks / members), 0.0)
+            over = np.maximum(over, oversub * share)
     return np.asarray(topo.out_bandwidth * topo.out_efficiency / over, dtype=np.float64)
 
 
 def _steps(n: IntArray) -> Array:
-    """Latency steps of a ring, or of a tree once rings get long: n - 1 for n <= 8, else min(n - 1, 2 ceil(log2 n)).
-    The tree's step count follows NCCL's choice of trees for long rings (module docstring); the switch at 8
-    members is an estimate."""
+    """Latency steps of half an all-reduce over a ring, or over a tree once rings get long: n - 1 for n <= 8, else
+    min(n - 1, 2 ceil(log2 n)). The tree's step count follows NCCL's choice of trees for long rings (module
+    docstring), which it has for all-reduce alone (_gather_steps); the switch at 8 members is an estimate."""
     n = np.maximum(n, 1).astype(np.float64)
     tree = 2.0 * np.frexp(n - 1.0)[1]  # 2 ceil(log2 n) for n > 1
     return np.asarray(np.where(n > 8, np.minimum(n - 1.0, tree), n - 1.0), dtype=np.float64)
+
+
+def _gather_steps(big: IntArray, n_out: IntArray, steps_in: Array, topo: Topology) -> tuple[Array, Array]:
+    """(inside a domain, on the network) latency steps of a reduce-scatter or all-gather: a ring's, n_out - 1 on the
+    network, and N - 1 inside a switched or full-mesh domain where the group spans domains (NCCL's tuning model,
+    src/graph/tuning.cc: nRanks - 1 ring steps, nNodes - 1 of them inter-node; NVLS, which runs them at one step's
+    latency, only within one node). A group inside one domain keeps steps_in (_in_domain_steps_and_hops, NVLS there);
+    a torus's steps_in are rings already. They had taken the all-reduce's tree count, 2 ceil(log2 n_out) on the
+    network: an all-gather over 7,282 NVL72 racks (TP4 DP131072 on GB200) had read 0.14 ms of latency; it now reads
+    36.4 ms (7,281 x 5 us, and 17 x 1 us on NVLink)."""
+    spans = np.asarray(n_out) > 1
+    ring_in = np.maximum(np.asarray(big, dtype=np.float64), 1.0) - 1.0
+    inside = np.where(spans & (topo.up_kind != "torus"), ring_in, steps_in)
+    return np.asarray(inside, dtype=np.float64), np.maximum(np.asarray(n_out, dtype=np.float64), 1.0) - 1.0
 
 
 @dataclass(frozen=True)
 class Group:
     """A communication group for every plan, with its costs reduced to t = bytes x slope + intercept.
 
-    reduce-scatter / all-gather: slope_rs = (N-1)/N / B_in + (n_out-1)/n_out / (n_in B_out),
-                                 intercept_rs = k_in alpha_in + steps(n_out) alpha_out
-    all-reduce = 2 x reduce-scatter; moe_dispatch reads bw_in, bw_out, steps_in and a2a_hops itself.
+    reduce-scatter / all-gather: slope_rs = (N-1)/N / B_in + (n_out-1)/n_out / (n_in B_ring),
+                                 intercept_rs = k_ring alpha_in + (n_out - 1) alpha_out          (rings)
+    all-reduce = 2 (S slope_rs + intercept_ar), intercept_ar = k_in alpha_in + steps(n_out) alpha_out (trees);
+    moe_dispatch reads bw_in, bw_out, steps_in and a2a_hops itself.
     N and n_in: the largest and smallest of the group's parts in one domain (place_group; equal where they divide
     it). Each term is the slower part's: the scale-up terms (B_in, k_in, h) the largest part's, the network terms
     the smallest part's, whose ranks each carry a larger shard.
-    k_in (steps_in) and h (a2a_hops): _in_domain_steps_and_hops; steps(N) and 1 on a switched domain.
+    k_in (steps_in) and h (a2a_hops): _in_domain_steps_and_hops; steps(N) and 1 on a switched domain. k_ring:
+    _gather_steps. B_ring: _bw_out for the inter-domain ring of n_out members; bw_out, an all-to-all's, with all of
+    its traffic on the uplinks of every oversubscribed tier the group spans.
     """
 
     size: IntArray
@@ -336,6 +367,7 @@ class Group:
     bw_out: Array
     slope_rs: Array
     intercept_rs: Array
+    intercept_ar: Array
     steps_in: Array
     a2a_hops: Array
 
@@ -352,15 +384,18 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology, ranks: I
     if not np.any(size > 1):  # nothing to communicate (e.g. no expert parallelism in any plan)
         zero, one = np.zeros(np.shape(size)), np.ones(np.shape(size), dtype=np.int64)
         up, out = zero + topo.up_bandwidth, zero + topo.out_bandwidth
-        return Group(size, one, one, up, out, zero, zero, zero, zero + 1.0)
+        return Group(size, one, one, up, out, zero, zero, zero, zero, zero + 1.0)
     n_in, big, n_out = place_group(size, stride, topo, ranks)
     bw_in, bw_out = _bw_in(big, topo, stride), _bw_out(size, stride, topo)
+    bw_ring = _bw_out(size, stride, topo, n_out)
     active = size > 1
     nin, nout = n_in.astype(np.float64), n_out.astype(np.float64)
     nbig = big.astype(np.float64)
     steps_in, hops = _in_domain_steps_and_hops(big, stride, topo, bw_in)
-    slope_rs = (nbig - 1.0) / nbig / bw_in + (nout - 1.0) / nout / (nin * bw_out)
-    intercept_rs = steps_in * topo.up_latency + _steps(n_out) * topo.out_latency
+    slope_rs = (nbig - 1.0) / nbig / bw_in + (nout - 1.0) / nout / (nin * bw_ring)
+    ring_in, ring_out = _gather_steps(big, n_out, steps_in, topo)
+    intercept_rs = ring_in * topo.up_latency + ring_out * topo.out_latency
+    intercept_ar = steps_in * topo.up_latency + _steps(n_out) * topo.out_latency
     zero = np.zeros(np.shape(size))
     return Group(
         size=size,
@@ -370,6 +405,7 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology, ranks: I
         bw_out=bw_out,
         slope_rs=np.where(active, slope_rs, zero),
         intercept_rs=np.where(active, intercept_rs, zero),
+        intercept_ar=np.where(active, intercept_ar, zero),
         steps_in=np.where(active, steps_in, zero),
         a2a_hops=np.where(active, hops, zero + 1.0),
     )
@@ -386,9 +422,10 @@ def all_reduce(
     nbytes: Array | float, size: IntArray | int | Group, stride: IntArray | int = 1, topo: Topology | None = None
 ) -> Array:
     """All-reduce of `nbytes` per rank over a group (given as a Group, or as size, stride and topology):
-    t = 2 (S slope_rs + intercept_rs), flat 2 (n-1)/n S / B + 2 (n-1) alpha (Thakur, Rabenseifner & Gropp 2005)."""
+    t = 2 (S slope_rs + intercept_ar), flat 2 (n-1)/n S / B + 2 (n-1) alpha (Thakur, Rabenseifner & Gropp 2005), a
+    tree's step count for long groups (Group)."""
     g = _g(size, stride, topo)
-    return np.asarray(2.0 * (np.asarray(nbytes) * g.slope_rs + g.intercept_rs), dtype=np.float64)
+    return np.asarray(2.0 * (np.asarray(nbytes) * g.slope_rs + g.intercept_ar), dtype=np.float64)
 
 
 def reduce_scatter(

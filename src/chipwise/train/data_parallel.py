@@ -8,6 +8,9 @@ and again for the backward, and reduce-scatters its gradients, for every micro-b
 compute (Zhao et al. 2023). Hybrid FSDP shards within the scale-up domain and all-reduces the sharded gradients
 across the replicas once per step.
 
+Every FSDP unit (a layer) is a collective of its own, and each pays its latency: Llama 3.1 405B's 126 layers are
+378 all-gathers and reduce-scatters a micro-batch, not 3.
+
 FSDP with pipeline parallelism follows torchtitan's default (reshard_after_forward off when pp > 1, and the
 pipeline schedule syncing gradients on the last micro-batch's backward only): each stage gathers its weights
 once per step, behind the first micro-batch's forward, keeps them and accumulates unsharded gradients across
@@ -26,7 +29,7 @@ from numpy.typing import NDArray
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
-from chipwise.train.plans import PlanArrays
+from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.types import Array, IntArray
 
 Collective = Callable[[Array, coll.Group], Array]
@@ -137,7 +140,8 @@ def dp_time(
 
     rs = both(coll.reduce_scatter, t * gb, dense_group, expert_group, lora * gb)
     ag = both(coll.all_gather, t * weight_bytes, dense_group, expert_group, lora * ab)
-    ar = 2.0 * rs  # an all-reduce is a reduce-scatter and an all-gather of the same buffer
+    # an all-reduce is a reduce-scatter and an all-gather of the same buffer, at a tree's latency (perf.collectives)
+    ar = both(coll.all_reduce, t * gb, dense_group, expert_group, lora * gb)
     # ZeRO-0 all-reduces and ZeRO-1 (Megatron's distributed optimizer) reduce-scatters the accumulated gradients once
     # a step, behind the last micro-batch's backward; ZeRO-2 keeps only its shard of the gradients, so it reduces
     # them every micro-batch (DeepSpeed's stage 2), each behind that micro-batch's backward
@@ -169,10 +173,18 @@ def dp_time(
         expert_across = coll.group(expert_replicas, sh.expert_stride * sh.zero_expert, topo, ranks)
         on_experts = coll.all_reduce(expert_grads, expert_across)
         cross = cross + np.where(has_experts, on_experts, 0.0)
-    fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs)
-    per_mb = np.maximum(0.0, fsdp_total - ov * m * t_mb) + fsdp_ag / layers
-    # with pipelining: one gather and one reduce-scatter a step, as ZeRO-1 (torchtitan's FSDP + PP, above)
-    per_step = np.maximum(0.0, fsdp_rs - ov * bwd_mb) + np.maximum(0.0, fsdp_ag - ov * fwd_mb)
+    # one all-gather or reduce-scatter per FSDP unit, a layer of the stage, each paying the group's latency, where one
+    # latency had stood for all of a rank's weights: Llama 3.1 405B at TP4 DP131072 on GB200 had exposed 0.0047 s a
+    # step; its 3 x 126 ring all-gathers and reduce-scatters over 7,282 racks take 13.8 s of latency, and it now
+    # exposes 12.9 s
+    units = stage_layers(layers, plans.pp, plans.vpp)
+    latency = both(coll.all_gather, 0.0, zero_group, zero_expert_group, np.zeros_like(dense))
+    more = (units - 1.0) * latency  # the latencies past the one each of fsdp_ag and fsdp_rs holds
+    fsdp_total = m * (2.0 * fsdp_ag + fsdp_rs + 3.0 * more)
+    first = (fsdp_ag - latency) / units + latency  # the first unit's gather, before any compute to hide it
+    per_mb = np.maximum(0.0, fsdp_total - ov * m * t_mb) + first
+    # with pipelining: one gather and one reduce-scatter of each unit a step, as ZeRO-1 (torchtitan's FSDP + PP, above)
+    per_step = np.maximum(0.0, fsdp_rs + more - ov * bwd_mb) + np.maximum(0.0, fsdp_ag + more - ov * fwd_mb)
     z3 = np.where(plans.pp > 1, per_step, per_mb) + np.maximum(0.0, cross - ov * bwd_mb)
     exposed = np.where(plans.zero >= 3, z3, z012)
     opt_dense = np.where(plans.zero >= 1, sh.zero_dense, 1)
