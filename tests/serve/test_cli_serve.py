@@ -462,6 +462,12 @@ def test_predict_bad_serving_input(tmp_path: Path, capsys: pytest.CaptureFixture
             SCENARIO + "plan: {disaggregated: true, tp: 2}\n",
             "tp apply to a colocated deployment; a disaggregated plan sets them per pool",
         ),
+        # a split's top-level token budget had been dropped without a word (each pool ran its engine's own), so a
+        # budget too small for the prompt escaped the refusal it gets in a pool or a colocated plan
+        "a token budget beside a split's pools": (
+            SCENARIO + "plan: {disaggregated: true, max_tokens: 512, prefill: {tp: 1}, decode: {tp: 1}}\n",
+            "max_tokens apply to a colocated deployment; a disaggregated plan sets them per pool",
+        ),
     }
     for name, (text, needle) in cases.items():
         f = tmp_path / f"{name.replace(' ', '_')}.yaml"

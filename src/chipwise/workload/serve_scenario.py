@@ -117,7 +117,7 @@ class ServePlan(StrictModel):
     def _pools(self) -> ServePlan:
         if (self.prefill is not None or self.decode is not None) and not self.disaggregated:
             raise ValueError("prefill/decode pools are given but disaggregated is not true: set disaggregated: true")
-        knobs = ("tp", "pp", "ep", "attention_dp", "adp_balance", "replicas", "max_batch")
+        knobs = ("tp", "pp", "ep", "attention_dp", "adp_balance", "replicas", "max_batch", "max_tokens")
         shared = [k for k in knobs if getattr(self, k) is not None]
         if self.disaggregated and shared:
             raise ValueError(
