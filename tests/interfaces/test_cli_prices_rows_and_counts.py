@@ -43,6 +43,12 @@ def test_a_managed_markup_is_named_in_the_title_and_the_json(capsys: pytest.Capt
     text = " ".join(_out(capsys, [*TRAIN, "--managed", "sagemaker"]).split())  # the title wraps at the width
     assert "- ranked by time (on-demand prices x 1.15, sagemaker's managed-service markup)" in text
     assert "- ranked by time (on-demand prices) " in " ".join(_out(capsys, TRAIN).split())
+    # the region asked for, as plan serve, plan fleet and plan lifecycle name it (the title had dropped it)
+    there = " ".join(_out(capsys, [*TRAIN, "--region", "eu-west-1", "--managed", "sagemaker"]).split())
+    assert "(on-demand prices x 1.15, sagemaker's managed-service markup, eu-west-1)" in there
+    assert "- ranked by time (on-demand prices, eu-west-1) " in " ".join(
+        _out(capsys, [*TRAIN, "--region", "eu-west-1"]).split()
+    )
 
 
 # finding 3: plan fleet and plan lifecycle had named neither the pricing mode nor a region

@@ -89,9 +89,14 @@ def _title(report: dict[str, Any]) -> str:
 def _prices(report: dict[str, Any]) -> str:
     """The prices the ranking is costed at: the mode, and a managed service's markup where it is in every price
     ('on-demand prices x 1.15, sagemaker's managed-service markup'; it had read 'on-demand prices' alone)."""
+    # the region asked for, as plan serve, plan fleet and plan lifecycle name it (the title had dropped --region)
+    where = f", {report['region']}" if report.get("region") else ""
     if not report.get("managed"):
-        return f"{report['pricing']} prices"
-    return f"{report['pricing']} prices x {report['managed_markup']:g}, {report['managed']}'s managed-service markup"
+        return f"{report['pricing']} prices{where}"
+    return (
+        f"{report['pricing']} prices x {report['managed_markup']:g}, {report['managed']}'s managed-service "
+        f"markup{where}"
+    )
 
 
 def _columns(table: Table, headers: tuple[str, ...]) -> None:
