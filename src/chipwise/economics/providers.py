@@ -23,14 +23,19 @@ def _offered(catalog: Catalog, system: System, systems: list[System]) -> tuple[s
     return where, len(renting) > 1 or any(not rents_out(catalog, s.provider) and not s.hybrid for s in same_chip)
 
 
-def network_gap(catalog: Catalog, a: System, b: System, searched: Collection[str] = ()) -> str | None:
+def network_gap(
+    catalog: Catalog, a: System, b: System, searched: Collection[str] = (), pricing: str = "on-demand"
+) -> str | None:
     """Why two systems cannot share one datacenter network (no provider in the catalog rents both, and they cannot
     both be bought and racked together: a TPU pod beside an EC2 instance), with the fix; None where they can.
     `searched`: the ids of the systems a search already holds (plan serve's --hardware). A system among them that
     one of the other's providers rents is not offered as the fix: it is paired already, and the line says so.
     p5.48xlarge beside tpu-v6e-256, searched with gcp-a3-megagpu-8g, had read 'Fix: name systems one provider rents
     (gcp-a3-highgpu-8g for p5.48xlarge, gcp-a3-megagpu-8g for p5.48xlarge)' beside that system's ranked splits; it
-    now reads 'Nothing to fix: the same chips are paired as gcp-a3-megagpu-8g>tpu-v6e-256, searched too.'"""
+    now reads 'Nothing to fix: the same chips are paired as gcp-a3-megagpu-8g>tpu-v6e-256, searched too.'
+    `pricing`: the mode the pair is priced in; owned pricing has its own rule (_unowned_gap)."""
+    if pricing == "owned":
+        return _unowned_gap(a, b)
     hw = hardware(catalog)
     systems = [hw.system(sid) for sid in hw.system_ids]
     (where_a, own_a), (where_b, own_b) = _offered(catalog, a, systems), _offered(catalog, b, systems)
@@ -40,6 +45,24 @@ def network_gap(catalog: Catalog, a: System, b: System, searched: Collection[str
     bought = "neither" if not (own_a or own_b) else "only one"
     return f"no provider rents both ({rent}), and {bought} can be bought: no network joins them. " + _gap_fix(
         systems, a, b, where_a, where_b, set(searched)
+    )
+
+
+def _unowned_gap(a: System, b: System) -> str | None:
+    """network_gap's rule under owned pricing: every chip with a unit price is bought and priced as owned
+    (serving_economics.chip_hour_price), so it stands in the owner's data centre, and any two such chips are joined
+    by the owner's scale-out network (a split across systems pays its share: serving_economics.split_network). Owned,
+    plan serve had refused 8 prefill>decode pairs of tpu-v6e with h100-sxm, mi300x and b200 as chips that 'cannot
+    both be bought' (the catalog's rentals' rule), while pricing owned TPU v6e fleets in the same table (Llama 3.1 70B
+    at 10 req/s, eu-west-1); they are now paired, b200>tpu-v6e ranking 10 chips at $11.08/h with the network's share.
+    A chip with no unit price cannot be bought: the line names it, with the fix."""
+    unpriced = [s.chip.id for s in (a, b) if s.chip.unit_price is None]
+    if not unpriced:
+        return None
+    chip = unpriced[0]
+    return (
+        f"{chip} has no unit price, so an owned fleet cannot buy it: no network joins them. Fix: give it one "
+        f"(--set {chip}.unit_price=USD)."
     )
 
 

@@ -100,9 +100,9 @@ def check_option(
     """Simulate one option: add replicas (up to a few times) until the simulation meets the SLO and keeps up with
     an open-loop load, or take replicas away (up to a few times) while it still does, since the steady-state
     estimate can err either way (None where the option cannot be built)."""
-    runs = _CheckRuns(catalog, model, job, targets)
+    runs = _CheckRuns(catalog, model, job, targets, pricing)
     try:
-        setup = row_setup(catalog, model, job, row)
+        setup = row_setup(catalog, model, job, row, pricing)
     except (InfeasibleError, ChipwiseError):
         return None
     requests = check_requests(job, row)
@@ -120,8 +120,11 @@ class _CheckRuns:
     judged against the SLO and its load, what that load takes of the fleet's capacity (probed once per fleet), and
     a resized split's KV path."""
 
-    def __init__(self, catalog: Catalog, model: ModelSpec, job: ServingJob, targets: Mapping[str, float]) -> None:
+    def __init__(
+        self, catalog: Catalog, model: ModelSpec, job: ServingJob, targets: Mapping[str, float], pricing: str
+    ) -> None:
         self.catalog = catalog
+        self.pricing = pricing  # the mode whose rule decides which systems a network joins (kv_path)
         self.model = model
         self.job = job
         self.targets = targets
@@ -179,7 +182,10 @@ class _CheckRuns:
         if s.transfer is None or len(s.pools) != 2:
             return s
         pre, dec = s.pools
-        return replace(s, transfer=kv_path(self.catalog, self.model, pre.setup, pre.replicas, dec.setup, dec.replicas))
+        return replace(
+            s,
+            transfer=kv_path(self.catalog, self.model, pre.setup, pre.replicas, dec.setup, dec.replicas, self.pricing),
+        )
 
 
 def _sized_up(runs: _CheckRuns, setup: ServingSetup, requests: int) -> tuple[ServingSetup, dict[str, Any], bool]:

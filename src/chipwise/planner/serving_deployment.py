@@ -71,7 +71,7 @@ def build_deployment(
         n_dec = n_dec if dec_given else filled(dec.system.rental_chips, dec.chips, n_dec)
         if sc.chips:
             n_pre, n_dec = _spread(sc.chips, (pre, n_pre, pre_given), (dec, n_dec, dec_given))
-        transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec)
+        transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec, sc.pricing)
         pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
         return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial", "", ""
     if SPLIT_MARK in sc.hardware:  # predict's name for a split's pools ('unknown chip' had pointed to the catalog)
@@ -225,17 +225,24 @@ def prefill_replicas(setup: ReplicaSetup, job: ServingJob) -> int:
 
 
 def kv_path(
-    catalog: Catalog, model: ModelSpec, pre: ReplicaSetup, n_pre: int, dec: ReplicaSetup, n_dec: int
+    catalog: Catalog,
+    model: ModelSpec,
+    pre: ReplicaSetup,
+    n_pre: int,
+    dec: ReplicaSetup,
+    n_dec: int,
+    pricing: str = "on-demand",
 ) -> KVTransfer:
     """The KV path between the pools: one system's scale-up domain, a hybrid domain holding both chip types
     (e.g. an NVLink Fusion rack) where it moves a mean prompt's cache faster than the scale-out network would, or
     that network (refused where no provider rents both systems and they cannot both be bought:
     providers.network_gap; a hybrid domain's link is then the only path). Pools of a system its provider rents in
     units (a TPU slice, an EC2 instance size) share a scale-up fabric only where one unit holds both
-    (rental.split_rent); in units of their own, the network."""
+    (rental.split_rent); in units of their own, the network. `pricing`: the deployment's mode, whose rule decides
+    which systems a network joins (owned: any two chips it buys)."""
     same = shares_domain(pre.system, pre.chips, n_pre, dec.system, dec.chips, n_dec)
     hybrid = pools_rack(catalog, pre.system, pre.chips * n_pre, dec.system, dec.chips * n_dec)
-    gap = None if same else network_gap(catalog, pre.system, dec.system)
+    gap = None if same else network_gap(catalog, pre.system, dec.system, pricing=pricing)
     if gap and hybrid is None:  # a TPU prefill pool beside an EC2 decode pool: the cache would cross clouds
         raise ChipwiseError(gap)
     path = kv_transfer(model, pre, dec, same, hybrid)

@@ -140,7 +140,9 @@ def plan_serving(
         # decode pools of the chips whose colocated fleets are cheapest (a decode pool carries the same answers)
         found.decode_inputs.sort(key=lambda d: d[0])
         decode_options = [o for _, args in found.decode_inputs[:DECODE_CHIPS] for o in decode_option(*args)]
-        split, unpaired = disaggregated_rows(catalog, model, job, targets, found.prefill_options, decode_options)
+        split, unpaired = disaggregated_rows(
+            catalog, model, job, targets, found.prefill_options, decode_options, pricing
+        )
         rows.extend(split)
         skipped.extend(unpaired)
     _drop_oversized(rows, skipped, load)

@@ -146,7 +146,9 @@ def plan_brief(plan: ReplicaPlan, replicas: int) -> dict[str, Any]:
     }
 
 
-def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> ServingSetup:
+def row_setup(
+    catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any], pricing: str = "on-demand"
+) -> ServingSetup:
     """The deployment a ranking row describes, set up for `job` (each replica for its longest request): a split's
     prefill and decode pools (its '_split') with the KV path between them, else its colocated pool ('_choice')."""
     longest = job.max_input + job.max_output
@@ -163,7 +165,7 @@ def row_setup(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str
         return ServingSetup(
             (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode")),
             job.router,
-            kv_path(catalog, model, pre, n_pre, dec, n_dec),
+            kv_path(catalog, model, pre, n_pre, dec, n_dec, pricing),
         )
     option: ColocatedOption = row["_choice"]
     system, engine, choice = option.system, option.engine, option.choice

@@ -102,11 +102,13 @@ def disaggregated_rows(
     targets: Mapping[str, float],
     prefills: list[PrefillOption],
     decodes: list[DecodeOption],
+    pricing: str = "on-demand",
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Prefill pool of one chip, decode pool of another (or the same): sized for the load, priced; the cheapest
     pairs are kept, and a note of the chips left unpaired because their engines cache KV in different precisions.
     The decode pool runs without prefill interference, so its TPOT is its decode step. A chip whose engine hands no
-    KV cache over (serve.engine.engine_has kv_handover) makes no split, with a note."""
+    KV cache over (serve.engine.engine_has kv_handover) makes no split, with a note. `pricing`: the mode the options
+    are priced in, which decides which pairs a network joins (providers.network_gap)."""
     prefills, decodes, kept_whole = _handing_over(catalog, prefills, decodes)
     lam = job.load.rate
     out: list[dict[str, Any]] = []
@@ -128,7 +130,7 @@ def disaggregated_rows(
             choice = dc.choice
             if not math.isfinite(dc.price.usd):
                 continue
-            gap = network_gap(catalog, pf.system, dc.system, searched)
+            gap = network_gap(catalog, pf.system, dc.system, searched, pricing)
             if gap:  # the KV cache would cross providers
                 apart[label(pf.system, dc.system)] = gap.partition("no network joins them. ")[2]
                 continue
@@ -157,7 +159,7 @@ def disaggregated_rows(
             out.append(_sized_split(catalog, row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
     out.sort(key=lambda r: r["cost_usd_per_hour"])
     # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
-    sized = [_link_sized(catalog, model, job, r) for r in out[:10]]
+    sized = [_link_sized(catalog, model, job, r, pricing) for r in out[:10]]
     out = sorted((r for r in sized if r["estimate"]["ttft_p99_s"] <= ttft_limit), key=lambda r: r["cost_usd_per_hour"])
     notes: list[dict[str, str]] = []
     late = [r for r in sized if r["estimate"]["ttft_p99_s"] > ttft_limit]
@@ -276,7 +278,9 @@ def _sized_split(
 LINK_LOAD = PREFILL_SIZING_LOAD
 
 
-def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any]) -> dict[str, Any]:
+def _link_sized(
+    catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[str, Any], pricing: str = "on-demand"
+) -> dict[str, Any]:
     """A split with as many replicas in each pool as its KV links need: lam x (one prompt's transfer time) over
     LINK_LOAD replicas at each end (the simulator queues each replica's transfers on its links), sized again once
     if the pools then leave their scale-up domain for a slower network. Its estimated TTFT gains the handover: the
@@ -287,7 +291,7 @@ def _link_sized(catalog: Catalog, model: ModelSpec, job: ServingJob, row: dict[s
         split: SplitPools = row["_split"]
         pf, n_pre, dc, n_dec = split.prefill, split.prefill_replicas, split.decode, split.decode_replicas
         try:
-            transfer = row_setup(catalog, model, job, row).transfer
+            transfer = row_setup(catalog, model, job, row, pricing).transfer
         except (InfeasibleError, ChipwiseError):
             return row  # its check reports it
         if transfer is None:
