@@ -313,8 +313,8 @@ def test_a_sweep_over_the_point_limit_is_refused_before_anything_runs(write_swee
     with pytest.raises(ChipwiseError) as exc:
         run_sweep(spec, store, workers=1, max_points=10)
     assert str(exc.value) == (
-        f"{spec.source}: the sweep lists 12 points, more than 10 (at some 25 ms a point, 0 CPU-hours). Fix: narrow "
-        "its axes, or run it anyway with --yes (max_points=None from Python)."
+        f"{spec.source}: the sweep lists 12 points, more than 10 (at some 50 ms a training point, 0 CPU-hours). "
+        "Fix: narrow its axes, or run it anyway with --yes (max_points=None from Python)."
     )
     assert not store.exists()
     calls: list[tuple[int, int, int]] = []

@@ -28,12 +28,16 @@ from chipwise.sweep.worker import Record
 #: seconds: each process imports chipwise and parses the catalog) costs more than it saves.
 SMALL_SWEEP = 64
 
-#: one point's CPU time, about (benchmarks/sweep_speed.py; docs/sweep.md)
-POINT_S = 0.025
+#: One point's CPU time, about, by kind (docs/sweep.md): time.process_time over run_sweep(workers=1), on
+#: benchmarks/sweep_speed.py's 125 baseline training points (46.6 ms a point: a plan search each) and a 36-point
+#: serving grid (3 models x 4 chips x 2-40 req/s on 8 chips, 1,024 in / 256 out: 306-327 ms a point, each one
+#: simulated; a tester had measured 41-52 ms and 0.22-0.25 s). One figure of 25 ms had stood for both: 2 million
+#: points had been told some 14 CPU-hours, where training ones take some 28 and serving ones some 167.
+POINT_S: dict[str, float] = {"train": 0.05, "serve": 0.3}
 
-#: The most points a sweep runs unless told to (`max_points`, `--yes`): a million points take some seven CPU-hours
-#: at POINT_S each, and listing them (for their ids) a minute and a few hundred MB before the first one runs; one axis
-#: too many (1,000 x 100 x 100) had run silently for minutes before the first progress.
+#: The most points a sweep runs unless told to (`max_points`, `--yes`): a million points take some 14 CPU-hours
+#: at POINT_S each (83 serving), and listing them (for their ids) a minute and a few hundred MB before the first one
+#: runs; one axis too many (1,000 x 100 x 100) had run silently for minutes before the first progress.
 MAX_POINTS = 1_000_000
 
 #: progress(done, total, errors): called once with done 0 and the points the sweep file lists (before duplicates are
@@ -103,10 +107,11 @@ def run_sweep(
         )
     catalogs = check_sweep(spec)  # bad input fails here, before the store is touched
     if max_points is not None and len(spec) > max_points:
+        point_s, what = POINT_S[spec.kind], "training" if spec.kind == "train" else "serving"
         raise ChipwiseError(
             f"{spec.source}: the sweep lists {len(spec):,} points, more than {max_points:,} (at some "
-            f"{POINT_S * 1e3:g} ms a point, {len(spec) * POINT_S / 3600:,.0f} CPU-hours). Fix: narrow its axes, or run "
-            "it anyway with --yes (max_points=None from Python)."
+            f"{point_s * 1e3:g} ms a {what} point, {len(spec) * point_s / 3600:,.0f} CPU-hours). Fix: narrow its "
+            "axes, or run it anyway with --yes (max_points=None from Python)."
         )
     ray_started = backends.start_ray(ray_address) if ray else False
     try:
@@ -128,6 +133,12 @@ def _moved(store: Store, spec: SweepSpec, stored: str) -> bool:
         except OSError:  # unreadable: not shown to be the same file
             return False
     return store.stored_ids(spec.name) <= {p.id for p in spec.points()}
+
+
+def _ray_slots() -> int:
+    """The CPUs of the Ray cluster the tasks run on, as backends.ray_cluster counts its slots (a --ray run had
+    reported 'workers': 2, this machine's CPUs, for a cluster's)."""
+    return max(1, int(backends.import_ray().cluster_resources().get("CPU", 1)))
 
 
 def _handed_back(stream: Generator[backends.Done, None, None]) -> Iterator[backends.Done]:
@@ -175,6 +186,7 @@ def _run(
         points, total = len(ids), len(todo)
         del ids
         if ray:
+            n_workers = _ray_slots()
             backend, stream = "ray", backends.ray_cluster(_todo(spec, todo), total, catalogs)
         # a main that spawned workers cannot import again (a script read from standard input) runs here, as workers=1
         # (they had died re-running '<stdin>': 'a sweep worker process died')

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from chipwise.catalog.strict_yaml import load_yaml
 from chipwise.errors import ChipwiseError, user_file
@@ -27,6 +28,7 @@ from chipwise.workload.counts import parse_count
 from chipwise.workload.presets import config_file
 from chipwise.workload.scenario import model_from
 from chipwise.workload.serve_scenario import ServeScenario, path_from
+from chipwise.workload.slo import SLO
 from chipwise.workload.train_scenario import TrainScenario
 
 KEYS: tuple[str, ...] = ("name", "base", "grid", "zip", "what_if", "catalog")
@@ -130,12 +132,37 @@ def canonical(value: Any) -> Any:
     return value
 
 
+def _slo_seconds(key: str, value: Any) -> Any:
+    """An SLO target in seconds as the scenario reads it (workload.slo.SLO: 2, '2s' and '2000ms' are 2.0), to 15
+    significant digits, past which a unit's scale leaves only rounding ('50000us' reads 0.049999999999999996, '50ms'
+    0.05); as given where it reads none (an unknown key, a bad value: the sweep's check refuses those, or the point's
+    error says)."""
+    try:
+        seconds = getattr(SLO.model_validate({key: value}), key)
+    except (ValidationError, AttributeError):
+        return value
+    return float(f"{seconds:.15g}") if isinstance(seconds, float) else seconds
+
+
+def _as_read(scenario: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The scenario with its SLO targets in seconds, the times a scenario reads with units (duration_s takes a
+    number only): grid {slo.ttft_p99_s: [2, "2s", "2000ms"]} had hashed as three points, run three times and
+    reported as a three-way tie; it now reads one point, run once."""
+    slo = scenario.get("slo")
+    if not isinstance(slo, Mapping):
+        return scenario
+    return {**scenario, "slo": {k: _slo_seconds(str(k), v) for k, v in slo.items()}}
+
+
 def point_id(scenario: Mapping[str, Any], variant: Variant, files: Mapping[str, str] | None = None) -> str:
-    """16 hex digits of SHA-256 over the canonical scenario and the what-if variant; a file the scenario names
-    (`files`: path -> contents' hash) counts by its contents, not by where it lies."""
+    """16 hex digits of SHA-256 over the canonical scenario, its SLO targets in seconds (_as_read), and the what-if
+    variant; a file the scenario names (`files`: path -> contents' hash) counts by its contents, not by where it
+    lies."""
     named = {k: f"file:{files[v]}" for k, v in scenario.items() if files and isinstance(v, str) and v in files}
     text = json.dumps(
-        {"scenario": canonical({**scenario, **named}), "what_if": variant.digest}, sort_keys=True, default=str
+        {"scenario": canonical({**_as_read(scenario), **named}), "what_if": variant.digest},
+        sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 

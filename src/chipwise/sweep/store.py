@@ -53,35 +53,84 @@ KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+#: The package's files no stored result depends on (paths under the package; a folder covers what is in it), which
+#: the revision leaves out: the accuracy table, which a prediction quotes under `track_record`, a mapping the results
+#: table does not keep (columns.flatten keeps scalars only); and the layers after the sweep's (DESIGN.md, held by
+#: tests/test_layering.py), which no point's code imports: the CLI, the web page, validation (with its measured
+#: kernels) and the Python facade. A refreshed accuracy table had marked every stored point outdated, and --resume
+#: computed them all again to the same figures.
+NOT_IN_RESULTS: tuple[str, ...] = (
+    "catalog/data/track_record.json",
+    "interfaces",
+    "validation",
+    "api.py",
+    "__main__.py",
+)
+
+
+def _in_results(relative: str) -> bool:
+    """Whether a file of the package (its path under it) can reach a stored result (NOT_IN_RESULTS)."""
+    return not any(relative == left or relative.startswith(left + "/") for left in NOT_IN_RESULTS)
+
+
 @functools.cache
 def revision() -> str:
-    """16 hex digits of SHA-256 over chipwise's version and every file of its package, the code and the built-in
-    catalog data (some 200 files, 3 MB: ~15 ms, once per process). A point's id covers the sweep file and its
-    what-ifs, not these: a changed catalog figure or model had left --resume keeping the points computed before."""
+    """16 hex digits of SHA-256 over chipwise's version and every file of its package that can reach a stored result
+    (NOT_IN_RESULTS), the code and the built-in catalog data (some 200 files, 3 MB: ~15 ms, once per process). A
+    point's id covers the sweep file and its what-ifs, not these: a changed catalog figure or model had left --resume
+    keeping the points computed before."""
     root = Path(chipwise.__file__).parent
     digest = hashlib.sha256(__version__.encode())
     for path in sorted(root.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+        relative = path.relative_to(root).as_posix()
+        if path.is_file() and "__pycache__" not in path.parts and _in_results(relative):
+            digest.update(relative.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
+
+#: A training point's time to train (the expected, goodput-adjusted one where stored): NULL where it has no `tokens`
+RUN_S = "coalesce(expected_time_to_train_s, time_to_train_s)"
 
 #: How each kind ranks "fastest" and "cheapest" (SQL over the results table; lower is better): training on the
 #: expected (goodput-adjusted) figures, as plan train ranks and shows them
 RANKS: dict[str, dict[str, str]] = {
     "train": {
-        "time": "coalesce(expected_time_to_train_s, time_to_train_s, 1.0 / tokens_per_s)",
+        "time": f"coalesce({RUN_S}, 1.0 / tokens_per_s)",
         "cost": "coalesce(expected_usd_per_million_tokens, usd_per_million_tokens)",
     },
     "serve": {"time": "ttft_p99_s", "cost": "cost_usd_per_mtok"},
 }
+
+#: The unit of each ranking's figure (SQL over the results table, NULL where a point has no figure), and the units in
+#: the order they rank: a ranking compares figures of one unit only. A training point without `tokens` has no run to
+#: time, and its time is seconds per token: one ORDER BY over both had ranked 64 b200 without tokens first by time
+#: (5.98e-07 s per token), beside 597.9 s for a whole run of 1e9 tokens; the whole runs now rank first, by their time
+#: to train, then the points without tokens, by their seconds per token. Costs are per million tokens either way
+#: (economics_basis 'one hour' or 'whole run' alike), so one unit.
+UNITS: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {
+    "train": {
+        "time": (
+            f"CASE WHEN {RUN_S} IS NOT NULL THEN 's' WHEN tokens_per_s IS NOT NULL THEN 's/token' END",
+            ("s", "s/token"),
+        ),
+        "cost": ("'$/Mtok'", ("$/Mtok",)),
+    },
+    "serve": {"time": ("'s'", ("s",)), "cost": ("'$/Mtok out'", ("$/Mtok out",))},
+}
+
+
+def unit_order(kind: str, by: str) -> str:
+    """SQL: where a point's unit on a ranking (UNITS) comes in its order, 0 first; NULL where it has no figure."""
+    unit, order = UNITS[kind][by]
+    return f"CASE {unit} " + " ".join(f"WHEN '{u}' THEN {i}" for i, u in enumerate(order)) + " END"
+
 
 #: What breaks a tie on each ranking, in order (SQL, lower is better; the point id last of all). A serving point's
 #: cost is priced on the tokens offered, so every point that carries one load costs the same to the last digit: six
 #: at 8 req/s on 2 H100 cost $1.8663194444/M each, and the cheapest had been the first by point id (sglang in one
 #: what-if, vllm in the other, where trtllm has the lowest TTFT p99); it is now the fastest of them.
 TIE_BREAKS: dict[str, dict[str, tuple[str, ...]]] = {
-    "train": {"time": (RANKS["train"]["cost"],), "cost": (RANKS["train"]["time"],)},
+    "train": {"time": (RANKS["train"]["cost"],), "cost": (unit_order("train", "time"), RANKS["train"]["time"])},
     "serve": {"time": ("tpot_p99_s", "cost_usd_per_mtok"), "cost": ("ttft_p99_s", "tpot_p99_s")},
 }
 
@@ -365,9 +414,11 @@ class Store:
 
     def ranked(self, sweep: str, by: str = "time", limit: int = 10, what_if: str | None = None) -> list[dict[str, Any]]:
         """The ok points of a sweep, best first by 'time' or 'cost' (points without the figure last, and serving
-        points that miss their SLO, or are offered more than their capacity, after those that do not); points tied
-        on the figure in order of TIE_BREAKS, and each row's `tied_with` the other points of its class (SLO met,
-        load carried) with the same figure (0 where none, or it has no figure)."""
+        points that miss their SLO, or are offered more than their capacity, after those that do not; training
+        points without `tokens`, timed per token, after those timed over a whole run); points tied on the figure in
+        order of TIE_BREAKS, and each row's `tied_with` the other points of its class (SLO met, load carried, unit)
+        with the same figure (0 where none, or it has no figure). Each row's `rank_value` is in its `rank_unit`
+        (UNITS: 's', 's/token', '$/Mtok', '$/Mtok out')."""
         kind = self._kind(sweep)
         metric = RANKS[kind][by]
         where = "r.sweep = ?" + (" AND r.what_if = ?" if what_if is not None else "")
@@ -375,12 +426,14 @@ class Store:
         # a serving point that misses its SLO ranks after every one that meets it (or has none), and one offered
         # more than its capacity (its queue grows for as long as it runs) after every one that carries its load
         klass = f"coalesce(NOT r.slo_met, false), {OVERLOADED}"
+        unit = unit_order(kind, by)
         breaks = "".join(f"{b} ASC NULLS LAST, " for b in TIE_BREAKS[kind][by])
         return self.query(
-            f"SELECT r.*, p.scenario, {metric} AS rank_value, CASE WHEN {metric} IS NULL THEN 0 ELSE "
-            f"count(*) OVER (PARTITION BY {klass}, {metric}) - 1 END AS tied_with "
+            f"SELECT r.*, p.scenario, {metric} AS rank_value, CASE WHEN {metric} IS NOT NULL THEN "
+            f"{UNITS[kind][by][0]} END AS rank_unit, CASE WHEN {metric} IS NULL THEN 0 ELSE "
+            f"count(*) OVER (PARTITION BY {klass}, {unit}, {metric}) - 1 END AS tied_with "
             f"FROM results r JOIN points p USING (sweep, id) "
-            f"WHERE {where} ORDER BY {klass}, rank_value ASC NULLS LAST, {breaks}r.id LIMIT ?",
+            f"WHERE {where} ORDER BY {klass}, {unit} ASC NULLS LAST, rank_value ASC NULLS LAST, {breaks}r.id LIMIT ?",
             params,
         )
 
