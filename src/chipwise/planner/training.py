@@ -31,6 +31,7 @@ from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS, Tco, check_ut
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
+from chipwise.perf.device import topology_of
 from chipwise.planner.serving_economics import priced_system
 from chipwise.reliability.goodput import (
     RECOVERIES,
@@ -478,7 +479,7 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     search = by_objective(search, "time", econ, fleet_goodputs(catalog, system, search, job, model, sc.recovery))
     result = plan_result(search, search.best)
     result["search"] = search_summary(search)
-    result["plan_source"] = plan_source(sc.plan or {}, model)
+    result["plan_source"] = plan_source(sc.plan or {}, model, topology_of(system).domain_ranks)
     # the knobs the user fixed: chips left idle by a given dp are the plan's doing, not the batch's (train_views)
     given = given_knobs(sc.plan or {})
     result["plan_given"] = sorted(given)
@@ -504,13 +505,14 @@ def predict_training(catalog: Catalog, sc: TrainScenario) -> dict[str, Any]:
     )
 
 
-def plan_source(plan: dict[str, Any], model: ModelSpec) -> str:
+def plan_source(plan: dict[str, Any], model: ModelSpec, domain_ranks: int | None = None) -> str:
     """'given' where the plan names every knob the search would choose (train.plans.left_to_search), 'partial'
     where the search completed it, 'searched' without one: four keys had read as given ({tp, pp, mb, vp} left dp,
-    cp, zero and recompute to the search)."""
+    cp, zero and recompute to the search). `domain_ranks`, the ranks of the system's scale-up domain, tells where
+    the search has no hsdp to choose: TP1 DP8 Z3 on 8 H100 had read 'partial' without an hsdp key; it reads 'given'."""
     if not given_knobs(plan):
         return "searched"
-    return "partial" if left_to_search(plan, model) else "given"
+    return "partial" if left_to_search(plan, model, domain_ranks) else "given"
 
 
 def check_utilisation(utilisation: float | None, pricing: str, name: str, owned: str) -> None:

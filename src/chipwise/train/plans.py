@@ -21,6 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.errors import ChipwiseError, UnknownNameError
+from chipwise.perf import collectives as coll
+from chipwise.perf.device import Topology
 from chipwise.perf.vector import divisors, largest_divisor_at_most
 from chipwise.types import IntArray
 from chipwise.workload.model import ModelSpec
@@ -191,12 +193,14 @@ def normalise(plan: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def left_to_search(plan: Mapping[str, Any], model: ModelSpec) -> list[str]:
+def left_to_search(plan: Mapping[str, Any], model: ModelSpec, domain_ranks: int | None = None) -> list[str]:
     """The knobs a plan leaves for the search to choose (none: the plan is complete, 'given').
 
     Always tp, pp, dp, microbatch, zero and recompute; cp unless tp, pp and dp are all given (cp is then 1); vpp
-    unless pp is 1; ep on a mixture of experts; hsdp with zero 3. sp is no choice of the search's (on wherever
-    tp > 1 unless the plan turns it off)."""
+    unless pp is 1; ep on a mixture of experts; hsdp with zero 3, unless `domain_ranks` (the ranks of one scale-up
+    domain) shows the plan's tp, cp and dp leave hybrid sharding nothing to choose (hybrid_applies): TP1 DP8 Z3 on
+    8 H100 had read 'partial' for want of an hsdp the search never picks there. sp is no choice of the search's (on
+    wherever tp > 1 unless the plan turns it off)."""
     g = given_knobs(plan)
     left = [k for k in ("tp", "pp", "dp") if k not in g]
     if "cp" not in g and left:
@@ -206,9 +210,35 @@ def left_to_search(plan: Mapping[str, Any], model: ModelSpec) -> list[str]:
     if "vpp" not in g and g.get("pp") != 1:
         left.append("vpp")
     left += [k for k in ("microbatch", "zero", "recompute") if k not in g]
-    if "hsdp" not in g and g.get("zero") == 3:
+    if "hsdp" not in g and g.get("zero") == 3 and _hsdp_open(g, domain_ranks):
         left.append("hsdp")
     return left
+
+
+def _hsdp_open(g: Mapping[str, Any], domain_ranks: int | None) -> bool:
+    """Whether the search may still choose hybrid sharding for these given knobs: always, unless the domain is known
+    and tp, cp and dp are fixed (cp given, or 1 beside a given pp) at a data-parallel group hybrid_applies refuses."""
+    if domain_ranks is None or not ({"tp", "dp"} <= set(g) and ("cp" in g or "pp" in g)):
+        return True
+    return bool(hybrid_applies(g["tp"], g["dp"], g.get("cp", 1), domain_ranks))
+
+
+def hsdp_shard_group(tp: IntArray | int, dp: IntArray | int, cp: IntArray | int, domain_ranks: int) -> IntArray:
+    """The ranks hybrid FSDP shards ZeRO-3's state over: perf.collectives.split_group's in-domain part of the dp x cp
+    data-parallel group, tp ranks apart, as train.data_parallel.shards takes it (split_group reads only the domain's
+    rank count of the topology it is given)."""
+    domain = Topology(domain_ranks, "switched", (domain_ranks,), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return coll.split_group(np.asarray(dp) * np.asarray(cp), tp, domain)[0]
+
+
+def hybrid_applies(tp: IntArray | int, dp: IntArray | int, cp: IntArray | int, domain_ranks: int) -> NDArray[np.bool_]:
+    """Whether hybrid FSDP is a plan of its own for each tp, dp and cp: the tp x cp x dp ranks span more than one
+    scale-up domain (within one it is plain ZeRO-3) and shard within a domain over two ranks at least
+    (hsdp_shard_group). Over one it is DDP holding all of ZeRO-3's 16 bytes a parameter, more memory than ZeRO-1
+    and slower: TP8 DP128 on 1,024 GB200 (72-rank racks hold 9 of the tp-8 data-parallel ranks, sharing no factor
+    with 128) had been priced so, Llama-3.1-70B at 150.7 GiB a chip where ZeRO-1 holds 68.9 GiB."""
+    tp, dp, cp = np.asarray(tp), np.asarray(dp), np.asarray(cp)
+    return np.asarray((tp * cp * dp > domain_ranks) & (hsdp_shard_group(tp, dp, cp, domain_ranks) >= 2))
 
 
 def check_plan(plan: Mapping[str, Any], model: ModelSpec, job: TrainingJob, ranks: int) -> None:
@@ -235,7 +265,7 @@ def check_partial_plan(
             f"invalid plan: hsdp needs zero 3 (hybrid FSDP shards ZeRO-3's state within the scale-up domain), got "
             f"zero {g['zero']}. Fix: set zero to 3 or hsdp to false."
         )
-    if g.get("hsdp") and domain_ranks is not None and (reason := _hsdp_problem(g, ranks, domain_ranks)):
+    if g.get("hsdp") and domain_ranks is not None and (reason := _hsdp_problem(g, ranks, domain_ranks, job)):
         raise ChipwiseError(f"invalid plan: {reason}.")
     if {"tp", "pp", "dp"} <= set(g):
         p = normalise({**g, "cp": g.get("cp", 1)})
@@ -335,11 +365,12 @@ def _ep_span_problem(g: Mapping[str, Any], ranks: int) -> str:
     return ""
 
 
-def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int) -> str:
+def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int, job: TrainingJob) -> str:
     """Why hybrid FSDP cannot apply to a plan with these knobs given ('' when it can), as enumerate_plans keeps it:
     it shards within a scale-up domain and replicates across domains, so it needs tp x cp x dp ranks beyond one
     domain and two data-parallel ranks at least inside one (the search had dropped every plan silently, leaving a
-    generic 'no valid parallel plan')."""
+    generic 'no valid parallel plan'), and a shard group of two at least (hybrid_applies), judged where tp, cp and dp
+    are fixed, or where tp tiles the domain and no dp x cp the batch allows shares a factor with its share of it."""
     tp = g.get("tp", 1)
     if domain_ranks < 2:
         return "hsdp shards within a scale-up domain, and this system's holds one rank. Fix: set hsdp to false"
@@ -350,7 +381,8 @@ def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int) -> str:
             f"{domain_ranks // 2:,}"
         )
     spread = ranks // g.get("pp", 1)  # the most a stage's tp x cp x dp can take
-    if {"tp", "dp"} <= set(g) and ("cp" in g or "pp" in g):  # tp, pp and dp given leave cp at 1 (left_to_search)
+    fixed = {"tp", "dp"} <= set(g) and ("cp" in g or "pp" in g)  # tp, pp and dp given leave cp at 1 (left_to_search)
+    if fixed:
         spread = tp * g["dp"] * g.get("cp", 1)
     if spread <= domain_ranks:
         more = "a larger dp" if "dp" in g else "more chips"
@@ -358,7 +390,46 @@ def _hsdp_problem(g: Mapping[str, Any], ranks: int, domain_ranks: int) -> str:
             f"hsdp replicates FSDP across scale-up domains of {domain_ranks:,} ranks, and this plan's tp x cp x dp "
             f"is at most {spread:,}, within one (there it is plain zero 3). Fix: set hsdp to false, or use {more}"
         )
+    if fixed and hsdp_shard_group(tp, g["dp"], g.get("cp", 1), domain_ranks) < 2:
+        size = g["dp"] * g.get("cp", 1)
+        held = domain_ranks // tp
+        if domain_ranks % tp:
+            return _one_rank_shard(tp, domain_ranks, f"the plan's dp x cp = {size:,} has no divisor from 2 to {held:,}")
+        return _one_rank_shard(tp, domain_ranks, f"the plan's dp x cp = {size:,} shares no factor with {held:,}")
+    if not fixed and "tp" in g and domain_ranks % tp == 0 and _no_shared_factor(g, domain_ranks // tp, job, ranks):
+        return _one_rank_shard(tp, domain_ranks, f"{_any_group(g, job)} shares a factor with {domain_ranks // tp:,}")
     return ""
+
+
+def _no_shared_factor(g: Mapping[str, Any], held: int, job: TrainingJob, ranks: int) -> bool:
+    """Whether no dp x cp the search may still choose shares a factor with the `held` data-parallel ranks a domain
+    holds, the shard group split_group takes where tp tiles the domain (gcd(dp x cp, held)): dp divides the batch
+    where it is not given, and cp is one of cp_options, powers of two, where it is not."""
+    span = g.get("dp", job.global_batch) * g.get("cp", 1)
+    if "cp" not in g and max(cp_options(job, ranks)) > 1:
+        span *= held & -held  # the powers of two in held: some cp takes them
+    return math.gcd(span, held) < 2
+
+
+def _any_group(g: Mapping[str, Any], job: TrainingJob) -> str:
+    """The data-parallel groups a partial plan leaves the search, in words."""
+    dp = f"dp {g['dp']:,}" if "dp" in g else f"a dp dividing the global batch of {job.global_batch:,} sequences"
+    cp = f"cp {g['cp']:,}" if "cp" in g else "a cp the search tries (powers of two)"
+    return f"no dp x cp of {dp} and {cp}"
+
+
+def _one_rank_shard(tp: int, domain_ranks: int, why: str) -> str:
+    """The hsdp problem of data-parallel groups, tp apart, that no shard of two ranks or more tiles a domain with
+    (hsdp_shard_group 1), `why` saying of which. hsdp true had been priced as DDP labelled ZeRO-3 (TP8 DP128 on
+    1,024 GB200: Llama-3.1-70B at 150.7 GiB a chip, where hsdp false holds 20.3 GiB and zero 1 68.9 GiB)."""
+    held = domain_ranks // tp
+    share = f"{domain_ranks:,} / tp {tp} = {held:,}" if domain_ranks % tp == 0 else f"{held:,}"
+    return (
+        f"hsdp shards ZeRO-3's state within a scale-up domain, and a {domain_ranks:,}-rank domain holds {share} "
+        f"data-parallel ranks: {why}, so it would shard over one rank, plain DDP holding all of the fp32 state, more "
+        "memory than zero 1. Fix: set hsdp to false, or use a tp whose share of a domain (domain ranks / tp) shares a "
+        "factor with dp x cp"
+    )
 
 
 def _cp_problem(cp: int, job: TrainingJob) -> str:
@@ -770,10 +841,11 @@ def enumerate_plans(
     # hsdp asks for ZeRO-3 as much as zero 3 does: {hsdp: true, pp: 4} had found no plan, in a generic line
     ok |= bool(fixed.get("hsdp")) & (g["zero"] == 3)
     ok &= (g["zero"] != 2) | (g["pp"] == 1)  # no framework runs ZeRO-2 with a pipeline (_zero_pipeline_problem)
-    # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and at least two data-parallel
-    # ranks within one to shard over (with TP filling the domain it shards over one rank: DDP with fp32 state,
-    # labelled ZeRO-3 while holding more memory than ZeRO-1)
-    hybrid_ok = (g["zero"] == 3) & (g["tp"] * g["cp"] * g["dp"] > domain_ranks) & (domain_ranks // g["tp"] >= 2)
+    # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and a shard group of two ranks
+    # at least (hybrid_applies; over one it is DDP with fp32 state, labelled ZeRO-3 while holding more memory than
+    # ZeRO-1). Only tp filling the domain had been excluded: TP8 DP128 on 72-rank racks, whose shard group is
+    # gcd(128, 72 / 8) = 1, had been offered
+    hybrid_ok = (g["zero"] == 3) & hybrid_applies(g["tp"], g["dp"], g["cp"], domain_ranks)
     ok &= (g["hsdp"] == 0) | hybrid_ok
     g = {k: v[ok] for k, v in g.items()}
     sp_wanted = fixed.get("sp", True)

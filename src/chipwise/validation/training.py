@@ -181,8 +181,8 @@ def prepare(catalog: Catalog, row: TrainingRow) -> Case:
         notes.append("fp32 with matmul auto-cast priced as tf32")
     job = TrainingJob(model=model, seq_len=seq, global_batch=gbs, precision=precision, lora=row.lora)
     # the check predict's search makes: a partial plan too (tp=7 over 64 heads had been priced on 896 of 1,024 chips)
-    check_partial_plan(plan, model, job, ranks)
     dev_ranks = device_of(system), topology_of(system)
+    check_partial_plan(plan, model, job, ranks, dev_ranks[1].domain_ranks)
     plans = enumerate_plans(model, job, ranks, dev_ranks[1].domain_ranks, plan)
     if len(plans) == 0:
         raise ChipwiseError(f"no valid plan with the row's knobs {plan}")
@@ -234,7 +234,7 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
         predicted=predicted,
         # predict's words: 'given' only where the row names every knob the search would choose; a row giving tp, pp
         # and dp alone had read 'given' here and 'partial' in predict for the same plan
-        plan_source=plan_source(plan, case.model),
+        plan_source=plan_source(plan, case.model, topology_of(case.system).domain_ranks),
         plan=chosen,
         source_family=row.source_family,
         notes="; ".join((*notes, row.notes)).strip("; "),  # the row's own reading notes after the prediction's
