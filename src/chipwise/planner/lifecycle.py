@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -52,6 +52,14 @@ SERVE_OPTION = re.compile(r"(?<![\w-])--(kv-)?precision\b")
 #: the reason of a chip that runs a side but has no price to rank it by, in the mode asked for (it had read
 #: 'on-demand' whatever the mode)
 UNPRICED = "{chip} has no {pricing} price in the catalog. Fix: add one in a --catalog file"
+#: plan serve's line on the chips whose engines hand no KV cache from a prefill pool to a decode pool
+#: (planner.serving_split._handing_over): 'neuron on trn1, neuron on inf2 made no prefill>decode split: ...'
+NO_HANDOVER = re.compile(r"^(?P<engines>.+?) made no prefill>decode split: (?:its engine has|their engines have) ")
+#: its fix, an engine by plan serve's --engine, which lifecycle does not take
+ENGINE_FIX = re.compile(r"\. Fix: --engine .+ to price such splits$")
+#: what lifecycle says in its place: it had passed 'Fix: --engine vllm-neuron to price such splits' on, and
+#: 'plan lifecycle --engine' reads 'No such option: --engine'
+DEFAULT_ENGINES = "; plan lifecycle serves each chip on its default engine"
 
 
 def _training_options(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -212,18 +220,98 @@ def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -
     return load
 
 
-def _serve_skipped(reports: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+def _without_handover(reason: str, unpriced: Collection[str]) -> str | None:
+    """plan serve's line on the chips whose engines make no split, as lifecycle can act on it: the chips with no
+    serving price left out (None where that is all of them: a split of chips with no price is no option anyway),
+    and its fix (--engine, which lifecycle does not take) replaced by the engine lifecycle serves on. Owned, trn1,
+    inf2 and h100-sxm had read 'neuron on trn1, neuron on inf2 made no prefill>decode split ... Fix: --engine
+    vllm-neuron to price such splits' under neither chip priced; the line is now left out. Any other line is kept
+    as it is."""
+    found = NO_HANDOVER.match(reason)
+    if found is None:
+        return reason
+    kept = [e for e in found["engines"].split(", ") if e.rpartition(" on ")[2] not in unpriced]
+    if not kept:
+        return None
+    theirs = "its engine has" if len(kept) == 1 else "their engines have"
+    rest = ENGINE_FIX.sub(DEFAULT_ENGINES, reason[found.end() :])
+    return f"{', '.join(kept)} made no prefill>decode split: {theirs} {rest}"
+
+
+def _serve_skipped(reports: Sequence[Mapping[str, Any]], unpriced: Collection[str] = ()) -> list[dict[str, str]]:
     """What plan serve's searches left unranked and why, each once (the per-vendor searches repeat the first's):
     a cross-engine split whose engines cache KV in different precisions is left out there with its fix
-    (--kv-precision), and lifecycle had dropped it unsaid."""
+    (--kv-precision), and lifecycle had dropped it unsaid. `unpriced`: the chips with no serving price, whose
+    engines' missing KV hand-over is not said (_without_handover)."""
     seen: list[dict[str, str]] = []
     for report in reports:
         for sk in report.get("skipped", []):
             # its fix by lifecycle's names for plan serve's options: '--kv-precision' is --serve-kv-precision here
-            reason = SERVE_OPTION.sub(r"--serve-\1precision", str(sk["reason"]))
+            reason = _without_handover(SERVE_OPTION.sub(r"--serve-\1precision", str(sk["reason"])), unpriced)
+            if reason is None:  # a split of chips with no price
+                continue
             entry = {"hardware": str(sk["hardware"]), "reason": reason}
             if entry not in seen:
                 seen.append(entry)
+    return seen
+
+
+def _train_unpriced(train: Mapping[str, Any], t_opts: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(chip, why) for each training fleet plan train ran but could not price in the mode: its '-' row's
+    price_note, as plan train's 'no price:' line gives it."""
+    priced = {o["system"] for o in t_opts}
+    fallback = f"no {train.get('pricing', 'on-demand')} price in the catalog"
+    return [
+        (str(r["hardware"]), str(r.get("price_note") or fallback))
+        for r in train["results"]
+        if r.get("system", r["hardware"]) not in priced
+    ]
+
+
+def _serve_unpriced(catalog: Catalog, reports: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(chip, why) for each system plan serve's searches could not price in the mode, each once: its 'no price'
+    line ('tpu-v6e: capacity-block is sold by aws only, ...'), less the chip it starts with."""
+    hw = hardware(catalog)
+    found = []
+    for report in reports:
+        for system, reason in (report.get("unpriced") or {}).items():
+            chip = hw.system(system).chip.id
+            found.append((chip, str(reason).removeprefix(f"{chip}: ")))
+    return list(dict.fromkeys(found))
+
+
+def _no_price(train: Sequence[tuple[str, str]], serve: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """The chips asked for that a side could not price, each with the sides and why, one entry where both sides
+    give the same reason. Capacity Blocks in us-east-1 on h100-sxm, trn2, tpu-v6e and b200 had left tpu-v6e out of
+    every row and every note (plan train and plan serve each say 'no price: tpu-v6e: capacity-block is sold by aws
+    only, ...'); owned, trn1 and inf2 (no unit price) had vanished before 'One vendor wins'."""
+    sides: dict[tuple[str, str], list[str]] = {}
+    for side, found in (("train", train), ("serve", serve)):
+        for key in found:
+            if side not in sides.setdefault(key, []):
+                sides[key].append(side)
+    return [{"hardware": chip, "sides": named, "reason": reason} for (chip, reason), named in sides.items()]
+
+
+def _unserved_chips(reports: Sequence[Mapping[str, Any]], unpriced: Sequence[tuple[str, str]]) -> set[str]:
+    """The chips none of whose serving systems has a price in the mode (a chip with one priced system still ranks)."""
+    priced = {
+        r["hardware"]
+        for report in reports
+        for r in report["results"]
+        if math.isfinite(r.get("cost_usd_per_hour", math.nan))
+    }
+    return {chip for chip, _ in unpriced} - priced
+
+
+def _train_skipped(train: Mapping[str, Any]) -> list[dict[str, str]]:
+    """What plan train left unranked and why (a model that does not fit the chips), each once: lifecycle had named
+    it only where no training fleet was left."""
+    seen: list[dict[str, str]] = []
+    for sk in train["skipped"]:
+        entry = {"hardware": str(sk["hardware"]), "reason": str(sk["reason"])}
+        if entry not in seen:
+            seen.append(entry)
     return seen
 
 
@@ -373,6 +461,7 @@ def plan_lifecycle(
         o["vendor"] = ">".join(o["vendors"])
     if not t_opts or not s_opts:
         raise _no_pair(train, serve, t_opts, s_opts)
+    train_unpriced, serve_unpriced = _train_unpriced(train, t_opts), _serve_unpriced(catalog, reports)
     key = objective
 
     def pair(t: dict[str, Any], s: dict[str, Any]) -> dict[str, Any]:
@@ -431,8 +520,11 @@ def plan_lifecycle(
         # searches whose checked options were priced: all the hardware, then each vendor's own
         "serve_answer": serve["best"]["system"] if serve["best"] and _passed(serve["best"]) else None,
         "serve_searches": [{"hardware": ids, "checked": len(report["verified"])} for ids, report in searches],
-        # what plan serve left unranked and why (its 'not ranked' lines), each once
-        "serve_skipped": _serve_skipped(reports),
+        # the chips asked for that a side could not price, with why (they had been left out unsaid), what plan serve
+        # left unranked and why (its 'not ranked' lines; a split of chips with no price not said), and plan train's
+        "no_price": _no_price(train_unpriced, serve_unpriced),
+        "serve_skipped": _serve_skipped(reports, _unserved_chips(reports, serve_unpriced)),
+        "train_skipped": _train_skipped(train),
         "projected": best["projected"],
         "seconds": time.perf_counter() - start,
     }

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from chipwise.economics.power import NOT_USED
 from chipwise.economics.pricing import check_mode
 from chipwise.errors import ChipwiseError, one_of
 from chipwise.hardware import hardware_ids
@@ -149,13 +150,51 @@ def _site(q: dict[str, Any]) -> str:
     return f"{q.get('provider')} {q.get('region') or 'no region listed'}"
 
 
+def _owned_sites(r: dict[str, Any]) -> str:
+    """Where an owned fleet with no region asked for is costed: every type at the owner's default site, as plan
+    lifecycle says it (cost only: the fleet report gives no energy). It had read 'owned prices, no region chosen
+    (each offer at its own region): p6-b200.48xlarge at its owned cost at country-usa', where an owned price has no
+    offer or offer region."""
+    sites = {site for f in r["fleet"] if (site := _tco(f).get("region"))}
+    where = f" ({', '.join(sorted(sites))})" if sites else ""
+    return f"owned prices, no region chosen: each instance type's owned cost at the owner's default site{where}"
+
+
 def _fleet_sites(r: dict[str, Any]) -> str:
     """Where each instance type is priced: the mode, the region asked for or none ('p5.48xlarge at aws us-east-1,
     trn2.48xlarge at aws us-east-2'); the line had said plan fleet takes no --pricing or --region."""
+    if _pricing(r) == "owned" and not r.get("region"):
+        return _owned_sites(r)
     sites = {f["system"]: _site(q) for f in r["fleet"] if (q := f.get("price_source"))}
     where = ", ".join(f"{system} at {site}" for system, site in sites.items())
     chosen = f"in {r['region']}" if r.get("region") else "no region chosen (each offer at its own region)"
     return f"{_pricing(r)} prices, {chosen}" + (f": {where}" if where else "")
+
+
+def _tco(f: dict[str, Any]) -> dict[str, Any]:
+    """An owned fleet entry's TCO breakdown (economics.tco), {} for a rented one."""
+    return dict((f.get("price_source") or {}).get("tco") or {})
+
+
+def _no_scaleout(f: dict[str, Any]) -> bool:
+    """Whether an owned fleet entry's cost buys no scale-out network: its replicas each stay inside one system, the
+    TCO's term marked 'not used' (economics.power.NOT_USED)."""
+    term = (_tco(f).get("inputs") or {}).get("capex.scaleout_network") or {}
+    return str(term.get("derivation", "")).startswith(NOT_USED)
+
+
+def _no_network_clause(r: dict[str, Any]) -> str:
+    """Why the owned § footnote's 'chipwise tco CHIP' reads higher than the fleet's price, where a type's replicas
+    each stay inside one system: they pay no scale-out network (economics.md), which tco's fleet of many systems
+    includes. Owned b200 had read $1.847 a chip-hour here ($7.39/h for 4) beside tco's $2.065 ($6,600 a chip of
+    scale-out network in its capex) with no word why; the footnote now says it."""
+    unused = [f["hardware"] for f in r["fleet"] if _no_scaleout(f)]
+    if not unused:
+        return ""
+    return (
+        f"; {', '.join(dict.fromkeys(unused))}: a replica inside one system pays no scale-out network, which "
+        "'chipwise tco' includes (its chip-hour reads higher)"
+    )
 
 
 def print_fleet(r: dict[str, Any]) -> None:
@@ -199,7 +238,7 @@ def print_fleet(r: dict[str, Any]) -> None:
         console.print(note)
     estimated = [f["hardware"] for f in r["fleet"] if f.get("price_estimated")]
     if estimated:  # as plan train and plan lifecycle footnote the same price
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', _pricing(r))}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', _pricing(r))}{_no_network_clause(r)}[/]")
     console.print(f"[dim]{escape(_fleet_sites(r))}[/]")
     if r.get("price_notes"):  # as plan serve's: offers outside the region asked for
         console.print(f"[yellow]priced elsewhere: {escape('; '.join(r['price_notes']))}[/]")
@@ -381,6 +420,17 @@ def _lifecycle_sites(r: dict[str, Any]) -> str:
     )
 
 
+def _lifecycle_left_out(r: dict[str, Any]) -> None:
+    """The chips asked for that a side could not price, as plan train and plan serve say it ('train and serve: no
+    price: tpu-v6e: capacity-block is sold by aws only, ...'; they had been left out of every row unsaid), then what
+    plan train and plan serve left unranked and why (a split plan serve left out names its fix)."""
+    for e in r.get("no_price", []):
+        console.print(f"[yellow]{' and '.join(e['sides'])}: no price: {e['hardware']}: {escape(e['reason'])}[/]")
+    for side in ("train", "serve"):
+        for sk in r.get(f"{side}_skipped", []):
+            console.print(f"[dim]{side}: not ranked: {sk['hardware']}: {escape(sk['reason'])}[/]")
+
+
 def print_lifecycle(r: dict[str, Any]) -> None:
     from chipwise.interfaces.cli.plan_serve_views import engine_notes
 
@@ -446,8 +496,7 @@ def print_lifecycle(r: dict[str, Any]) -> None:
     console.print(f"[dim]{escape(_lifecycle_sites(r))}[/]")
     if r.get("reservation"):
         console.print(f"[dim]{escape(r['reservation'])}[/]")
-    for sk in r.get("serve_skipped", []):  # as plan serve prints them: a split it left out names its fix
-        console.print(f"[dim]serve: not ranked: {sk['hardware']}: {escape(sk['reason'])}[/]")
+    _lifecycle_left_out(r)
     best = r["best"]
     if not best["cross_vendor"]:
         console.print(f"[bold]One vendor wins:[/] train and serve on {best['train']['vendor']}.")
