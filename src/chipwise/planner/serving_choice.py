@@ -19,6 +19,7 @@ from chipwise.planner.serving_choice_rank import (
     idle_reason,
     load_share,
     output_per_chip_score,
+    per_token_first,
     replicas_needed,
     speed_rank,
     stated_batch_first,
@@ -193,10 +194,11 @@ def choose(
     passed_over: Collection[Shape] = (),
 ) -> tuple[Choice, Estimate, np.ndarray]:
     """The replica shape and count with the fewest chips that carries the job's load within the SLO (offline:
-    the most output tokens/s per chip). Returns the choice, the estimates and the per-candidate max rates (open
-    loops; zeros under a closed loop, whose replicas are sized by their users: max_users). `decode_only`: the
-    decode pool of a disaggregated deployment (serve.estimate); `passed_over`: parallel shapes (plan_shape) left
-    out, whose simulated run missed the SLO (planner.serving_pool)."""
+    the most output tokens/s per chip; a searched closed loop: the least cost per output token, per_token_first).
+    Returns the choice, the estimates and the per-candidate max rates (open loops; zeros under a closed loop, whose
+    replicas are sized by their users: max_users). `decode_only`: the decode pool of a disaggregated deployment
+    (serve.estimate); `passed_over`: parallel shapes (plan_shape) left out, whose simulated run missed the SLO
+    (planner.serving_pool)."""
     cand = _without(_candidates(model, system, eng, fixed, chips, drafting, decode_only), passed_over)
     if not len(cand):  # every shape passed over: none left to price (an empty estimate has no maximum)
         raise InfeasibleError(f"no replica shape on {system.chip.id} is left once {len(passed_over)} are passed over")
@@ -261,6 +263,8 @@ def choose(
         speed = speed_rank(fast_tpot, fast_ttft, est, need, load, output)
         used = chips_rank(system, chips, per_chip, need, total_chips, rented, taken)
         score = np.where(np.isfinite(total_chips), used + 1e-6 * speed, np.inf)
+        if output is not None and not chips:
+            score = per_token_first(score, rented, output)
         if chips and np.isfinite(score).any():
             score = stated_batch_first(score, used, speed, need, est, eng.static_batch)
     if not np.isfinite(score).any():
@@ -504,11 +508,13 @@ def _at_their_share(query: ShapeQuery, one: Estimate, job: ServingJob, lam: floa
 def _closed_output(query: ShapeQuery, est: Estimate, need: np.ndarray, users: float, router: str) -> np.ndarray:
     """Per candidate, the output tokens/s its `need` replicas serve with `users` closed-loop users shared among them
     (closed_loop's request rate, rho of the saturated throughput, times the output tokens); 0 where it cannot carry
-    them or does not fit."""
+    them or does not fit. Replicas beyond the users serve none: closed_loop seats at least one user a replica, so
+    one user over four TP1 replicas of a trn2 chip had read four users' output (Llama-3.1-8B, 1,000 / 500 tokens:
+    it had read 125 tok/s; it now reads the one user's 31, where one TP4 replica serves that user 67)."""
     carries = np.isfinite(need) & est.fits
     replicas = np.where(carries, np.maximum(need, 1.0), 1.0)
     op = query.closed_loop(est, users / replicas, users, router)
-    output = replicas * op.rho * np.maximum(est.throughput, 1e-12)
+    output = np.minimum(replicas, users) * op.rho * np.maximum(est.throughput, 1e-12)
     return np.where(carries & np.isfinite(output), output, 0.0)
 
 
