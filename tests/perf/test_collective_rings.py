@@ -15,32 +15,36 @@ TETON_B = 50e9 * 0.8
 
 def test_a_gather_over_16_nodes_pays_15_ring_steps_and_an_all_reduce_a_trees(hw: Hardware) -> None:
     """DP16 one a node on p5 hosts (10 us a network step): a reduce-scatter or all-gather is a ring of 15 steps,
-    150 us (a tree's 2 ceil(log2 16) = 8 steps, 80 us, had been charged); an all-reduce keeps the tree's 2 x 80 us."""
+    150 us (a tree's 2 ceil(log2 16) = 8 steps, 80 us, had been charged); an all-reduce keeps a tree, 2 x 4 steps
+    (re-pinned: tuning.cc's tree climbs log2i(16) = 4 network steps each way, where 2 x 8 had been charged)."""
     topo = topology_of(hw.system("p5.48xlarge"))
     assert float(coll.all_gather(0.0, 16, 8, topo)) == pytest.approx(15 * 10e-6)
     assert float(coll.reduce_scatter(0.0, 16, 8, topo)) == pytest.approx(15 * 10e-6)
-    assert float(coll.all_reduce(0.0, 16, 8, topo)) == pytest.approx(2 * 8 * 10e-6)
+    assert float(coll.all_reduce(0.0, 16, 8, topo)) == pytest.approx(2 * 4 * 10e-6)
 
 
 def test_a_gather_across_two_nvl72_racks_runs_a_ring_on_nvlink_too(hw: Hardware) -> None:
-    """144 consecutive GB200 ranks, two whole racks: 71 NVLink steps (1 us) and one network step (5 us), 76 us (it
-    had been 19 us, a tree's 14 steps on NVLink); the 72 ranks of one rack keep the in-domain estimate, 2 ceil(log2
-    72) = 14 steps, 14 us; an all-reduce over both racks 2 x (14 + 5) us."""
+    """144 consecutive GB200 ranks, two whole racks: 142 NVLink steps (1 us) and one network step (5 us), 147 us
+    (re-pinned: tuning.cc's ring steps through all 144 members, nRanks - nNodes on NVLink, where one rack's 71 had
+    read 76 us; before that 19 us, a tree's 14 steps on NVLink); the 72 ranks of one rack keep the in-domain estimate,
+    2 ceil(log2 72) = 14 steps, 14 us; an all-reduce over both racks 2 x (14 + 5) us."""
     topo = topology_of(hw.system("gb200-nvl72"))
-    assert float(coll.all_gather(0.0, 144, 1, topo)) == pytest.approx(71e-6 + 5e-6)
+    assert float(coll.all_gather(0.0, 144, 1, topo)) == pytest.approx(142e-6 + 5e-6)
     assert float(coll.all_gather(0.0, 72, 1, topo)) == pytest.approx(14e-6)
     assert float(coll.all_reduce(0.0, 144, 1, topo)) == pytest.approx(2 * (14e-6 + 5e-6))
 
 
 def test_a_gather_over_7282_racks_pays_7281_network_steps(hw: Hardware) -> None:
     """Llama 3.1 405B at TP4 DP131072 on GB200 NVL72: the data-parallel group (4 apart) spans 7,282 racks, 14 to 18
-    ranks of each: 7,281 network steps of 5 us and 17 NVLink steps of 1 us, 36.422 ms (0.14 ms with a tree's
-    counts)."""
+    ranks of each: 7,281 network steps of 5 us and 131,072 - 7,282 = 123,790 NVLink steps of 1 us, 160.195 ms
+    (re-pinned: tuning.cc's ring steps through every member, where one rack's 17 NVLink steps had read 36.422 ms;
+    0.14 ms with a tree's counts). Its all-reduce climbs a tree of log2i(7,282) = 12 network steps (26 had been
+    charged, 2 ceil(log2 7,282))."""
     topo = topology_of(hw.system("gb200-nvl72"))
     g = coll.group(131072, 4, topo, 524288)
     assert (int(g.n_in), int(g.n_out)) == (14, 7282)
-    assert float(g.intercept_rs) == pytest.approx(7281 * 5e-6 + 17 * 1e-6)
-    assert float(g.intercept_ar) == pytest.approx(10 * 1e-6 + 26 * 5e-6)
+    assert float(g.intercept_rs) == pytest.approx(7281 * 5e-6 + 123790 * 1e-6)
+    assert float(g.intercept_ar) == pytest.approx(10 * 1e-6 + 12 * 5e-6)
 
 
 @pytest.mark.parametrize("dp", [384, 385, 768])

@@ -40,10 +40,11 @@ def test_ring_all_reduce_inside_one_domain() -> None:
 
 
 def test_hierarchical_all_reduce_across_domains() -> None:
-    """64 ranks, stride 1: 8 per domain x 8 domains. Intra ring all-reduce plus inter all-reduce on S/8."""
+    """64 ranks, stride 1: 8 per domain x 8 domains. Intra ring all-reduce plus inter all-reduce on S/8, whose latency
+    is a tree's, log2i(8) = 3 network steps each way (re-pinned: NCCL's tuning.cc; 2 x 7 ring steps had been paid)."""
     s = 1e9
     intra = 2 * 7 / 8 * s / (450e9 * 0.8) + 2 * 7 * 1e-6
-    inter = 2 * 7 / 8 * (s / 8) / (50e9 * 0.9) + 2 * 7 * 10e-6
+    inter = 2 * 7 / 8 * (s / 8) / (50e9 * 0.9) + 2 * 3 * 10e-6
     assert float(coll.all_reduce(s, 64, 1, SWITCHED)) == pytest.approx(intra + inter)
 
 
@@ -206,10 +207,11 @@ def test_a_group_of_whole_non_power_of_two_domains_fills_each(catalog: Catalog) 
     ]  # fmt: skip
     assert split([72, 18, 12], [1, 4, 4], nvl36) == [(36, 2), (9, 2), (3, 4)]
     assert split([64, 12, 4, 16, 2], [1, 1, 1, 2, 16], SWITCHED) == [(8, 8), (4, 3), (4, 1), (4, 4), (1, 2)]
-    # FSDP all-gather of a Llama-3.1-70B TP8 shard over 18 replicas: 8/9 S / B_in + 1/2 S / (9 B_out), 0.0438 s
+    # FSDP all-gather of a Llama-3.1-70B TP8 shard over 18 replicas: 8/9 S / B_in + 1/2 S / (9 B_out), 0.0438 s; its
+    # ring steps through all 18 members, 16 on NVLink (re-pinned: tuning.cc's nRanks - nNodes, where one rack's 8 had)
     s = 70.55e9 / 8 * 2
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
-    expected = 8 / 9 * s / b_in + 1 / 2 * s / (9 * b_out) + 8 * 1e-6 + 1 * 5e-6
+    expected = 8 / 9 * s / b_in + 1 / 2 * s / (9 * b_out) + 16 * 1e-6 + 1 * 5e-6
     assert float(coll.all_gather(s, 18, 8, nvl72)) == pytest.approx(expected)
     assert expected == pytest.approx(0.0438, abs=5e-5)
 
@@ -372,11 +374,12 @@ NVL72 = Topology(
 def test_a_group_two_ranks_past_two_racks_spans_three_racks_not_73() -> None:
     """146 consecutive ranks on NVL72 racks are 72 + 72 + 2 on three racks (they had been spread evenly, 49 + 49 +
     48, 0.0553 s, which consecutive packing cannot give): all-reduce of 16 GB = 2 (71/72 S / B_in + 2/3 S / (2
-    B_out) + 14 alpha_in + 2 alpha_out), 0.2731 s, the two ranks of the third rack carrying the reduced buffer over
+    B_out) + 14 alpha_in + 1 alpha_out), 0.2731 s, the two ranks of the third rack carrying the reduced buffer over
     their two NICs. Parts that divided the group had made it 73 racks of 2, 0.359 s on the network."""
     s = 16e9
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
-    expected = 2 * (71 / 72 * s / b_in + 2 / 3 * s / (2 * b_out) + 14 * 1e-6 + 2 * 5e-6)
+    # a tree over three racks climbs log2i(3) = 1 network step (re-pinned: NCCL's tuning.cc; the ring's 2 had been paid)
+    expected = 2 * (71 / 72 * s / b_in + 2 / 3 * s / (2 * b_out) + 14 * 1e-6 + 1 * 5e-6)
     assert expected == pytest.approx(0.2731, abs=5e-5)
     assert float(coll.all_reduce(s, 146, 1, NVL72)) == pytest.approx(expected)
     # 12 at stride 8 (96 ranks) is 3 + 9 members at its worst offset, 19 at stride 8 (152) 1 + 9 + 9, and 5 (which
@@ -389,14 +392,15 @@ def test_a_group_two_ranks_past_two_racks_spans_three_racks_not_73() -> None:
 
 def test_uneven_parts_price_the_network_by_the_smallest_and_the_domain_by_the_largest() -> None:
     """TP8 DP19 on NVL72 (stride 8, 152 ranks: 72 + 72 + 8): 9 + 9 + 1 on three racks (it had been spread evenly,
-    7 + 6 + 6). Reduce-scatter of 1 GB: 8/9 S / B_in + 2/3 S / (1 B_out) + 8 alpha_in + 2 alpha_out. A MoE dispatch
-    of S bytes of tokens to k = 2 experts each sends k (1 - 1/19) S over NVLink at the largest part's 8 alpha_in,
-    and k (1 - (2/3)^k) = 10/9 S to the two other racks at 2 alpha_out."""
+    7 + 6 + 6). Reduce-scatter of 1 GB: 8/9 S / B_in + 2/3 S / (1 B_out) + 16 alpha_in + 2 alpha_out, its ring
+    through all 19 members, 19 - 3 steps on NVLink (re-pinned: NCCL's tuning.cc; the largest part's 8 had been paid).
+    A MoE dispatch of S bytes of tokens to k = 2 experts each sends k (1 - 1/19) S over NVLink at the largest part's
+    8 alpha_in, and k (1 - (2/3)^k) = 10/9 S to the two other racks at 2 alpha_out."""
     s = 1e9
     b_in, b_out = 900e9 * 0.76, 50e9 * 0.94
     g = coll.group(19, 8, NVL72)
     assert (int(g.n_in), int(g.n_out)) == (1, 3)
-    expected = 8 / 9 * s / b_in + 2 / 3 * s / (1 * b_out) + 8 * 1e-6 + 2 * 5e-6
+    expected = 8 / 9 * s / b_in + 2 / 3 * s / (1 * b_out) + 16 * 1e-6 + 2 * 5e-6
     assert float(coll.reduce_scatter(s, g)) == pytest.approx(expected)
     dispatch = 36 / 19 * s / b_in + 10 / 9 * s / b_out + 8 * 1e-6 + 2 * 5e-6
     assert float(coll.moe_dispatch(s, 2, g, NVL72)) == pytest.approx(dispatch)

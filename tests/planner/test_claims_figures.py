@@ -61,10 +61,12 @@ def test_claim2d_prints_the_whole_plan_and_the_chips_it_uses(report: dict[str, A
     """2d read 'plan 8-way TP x 2048 DP', 4,096 chips' worth, for a TP8 x PP14 x DP2048 x CP16 plan on 917,504. The
     search keeps the plan that trains soonest, idle chips and all. With FSDP paying a ring's latency for each
     layer's gathers (it had paid one for the whole model), TP4 x DP131072 x CP4 on 524,288 chips (18.2 h) gives way to
-    the pipelined TP8 x PP14 x DP4096 x CP8 on 917,504, 21.8 h."""
+    the pipelined TP8 x PP14 x DP4096 x CP8 on 917,504, 21.8 h; 22.3 h once its gradient reduce-scatter and parameter
+    gather step their rings through every member (re-pinned: NCCL's tuning.cc, nRanks - nNodes steps inside the
+    UltraServers, where one UltraServer's had been paid)."""
     text = _check(report, "2d")["computed"]
     assert "plan TP8 x PP14 x DP4096 x CP8 (4 ranks a chip) on 917,504 of the 1,000,000 chips" in text
-    assert "a 1.07B-token batch (131,072 sequences) a step, ideal 21.8 h" in text
+    assert "a 1.07B-token batch (131,072 sequences) a step, ideal 22.3 h" in text
     assert 8 * 14 * 4096 * 8 // 4 == 917_504
 
 

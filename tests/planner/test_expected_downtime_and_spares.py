@@ -72,40 +72,43 @@ def test_the_million_chip_downtime_is_daly_s(million: dict[str, Any]) -> None:
     t, wall, down = r["time_to_train_s"], r["expected_time_to_train_s"], r["expected_downtime_s"]
     m, tau, big_r = r["mtbf_s"], rel["checkpoint_interval_s"], rel["downtime_per_failure_s"]
     assert (rel["recovery"], big_r) == ("in-memory", 120.0) and m == pytest.approx(126.04, abs=0.01)
-    # one step a snapshot: 12.998 s (11.471 before its context-parallel rings, blocks of 128 ranks in UltraServers of
-    # 576, were placed across two of them where 576 / 128 is 4.5; 13.734 before a ring was charged only the share of
-    # its edges that leaves an oversubscribed block); the MTBF 126 s with software faults per rank (176.6 per chip)
-    assert tau == pytest.approx(12.998, abs=1e-3) and t == pytest.approx(181_580, abs=1)
+    # one step a snapshot: 13.125 s (12.998 before its data-parallel rings, 32,768 ranks over 912 UltraServers, paid
+    # NCCL tuning.cc's 31,856 steps inside them, not one UltraServer's; 11.471 before its context-parallel rings,
+    # blocks of 128 ranks in UltraServers of 576, were placed across two of them where 576 / 128 is 4.5; 13.734 before
+    # a ring was charged only the share of its edges that leaves an oversubscribed block); the MTBF 126 s with
+    # software faults per rank (176.6 per chip)
+    assert tau == pytest.approx(13.125, abs=1e-3) and t == pytest.approx(183_359, abs=1)
     failures = t / tau * math.expm1(tau / m)
-    assert failures == pytest.approx(1517.5, abs=0.1)
+    assert failures == pytest.approx(1533.2, abs=0.1)
     restarts = failures * m * math.expm1(big_r / m)
     planned = 0.0363 / 3600 * wall * 120
-    assert restarts == pytest.approx(304_325, abs=1) and planned == pytest.approx(600, abs=1)
+    assert restarts == pytest.approx(307_464, abs=1) and planned == pytest.approx(607, abs=1)
     assert down == pytest.approx(restarts + planned, rel=1e-9)  # was 176,513: the whole overhead, capped
     lost = failures * m - t  # in memory: no checkpoint writes
-    assert lost == pytest.approx(9_693, abs=1)
+    assert lost == pytest.approx(9_887, abs=1)
     assert down + lost == pytest.approx(wall - t, rel=1e-9)
 
 
 def test_idle_chips_paid_for_stand_in_for_spares(million: dict[str, Any]) -> None:
-    """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 137.83 h =
-    $727.8M; and 82,496 idle chips over T_wall, no more, at idle power in the energy. By hand, at PUE 1.15: the 917,504
+    """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 139.25 h =
+    $735.3M; and 82,496 idle chips over T_wall, no more, at idle power in the energy. By hand, at PUE 1.15: the 917,504
     used chips busy through T and the lost work at 0.76 x (1,000 W + 389 W host) + 50 W network = 1,105.64 W, idle
-    through the downtime at 0.11 x 1,000 + 0.25 x 389 + 50 = 257.25 W, the 82,496 others idle through T_wall: 88.34
+    through the downtime at 0.11 x 1,000 + 0.25 x 389 + 50 = 257.25 W, the 82,496 others idle through T_wall: 89.25
     GWh (the Trn3 UltraServer has no published power, so its host is its host_power_fraction, the GB200 NVL72 rack's
-    0.389 of its TDP)."""
+    0.389 of its TDP). Re-pinned from 137.83 h, $727.8M and 88.34 GWh: the data-parallel rings' steps (NCCL's
+    tuning.cc)."""
     r = million
     assert (r["chips_used"], r["billed_chips"]) == (917_504, 1_000_000)
     wall = r["expected_time_to_train_s"]
-    assert wall / 3600 == pytest.approx(137.83, abs=0.01)
+    assert wall / 3600 == pytest.approx(139.25, abs=0.01)
     assert r["expected_cost_usd"] == pytest.approx(5.28 * 1e6 * wall / 3600, rel=1e-12)
-    assert r["expected_cost_usd"] == pytest.approx(727.8e6, rel=1e-3)
+    assert r["expected_cost_usd"] == pytest.approx(735.3e6, rel=1e-3)
     t, down = r["time_to_train_s"], r["expected_downtime_s"]
     busy_s = wall - down  # T and the lost work
     joules = 1.15 * (1_105.64 * 917_504 * busy_s + 257.25 * (917_504 * down + 82_496 * wall))
     assert r["expected_energy_j"] == pytest.approx(joules, rel=1e-9)
-    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(88.34, abs=0.01)  # GWh
-    assert busy_s - t == pytest.approx(9_693, abs=1)  # lost work, at busy power
+    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(89.25, abs=0.01)  # GWh
+    assert busy_s - t == pytest.approx(9_887, abs=1)  # lost work, at busy power
 
 
 def test_spares_past_the_chips_paid_for_are_still_paid(catalog: Catalog) -> None:

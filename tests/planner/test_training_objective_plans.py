@@ -63,7 +63,8 @@ def test_energy_and_carbon_take_the_least_energy_plan(
     # the ideal energy of the run, by hand: every chip paid, the unused ones idle, at the site's PUE 1.15
     joules = (1069.0 * 512 + 320.75 * 488) * row["step_time_s"] * 1.15 * STEPS
     assert row["energy_j"] == pytest.approx(joules, rel=1e-12)
-    assert row["energy_j"] / fastest["energy_j"] == pytest.approx(0.8609, abs=1e-4)
+    # re-pinned 0.8609 -> 0.8610: the FSDP plan's rings step through all 512 members (NCCL's tuning.cc)
+    assert row["energy_j"] / fastest["energy_j"] == pytest.approx(0.8610, abs=1e-4)
     assert row["expected_energy_j"] < 0.87 * fastest["expected_energy_j"]  # 430 MWh against 500
 
 
@@ -86,16 +87,18 @@ def million(catalog: Catalog) -> dict[str, Any]:
 def test_time_takes_the_plan_that_trains_soonest(catalog: Catalog, hw: Hardware, million: dict[str, Any]) -> None:
     """Each fleet's plan is the one that trains soonest, step / goodput at its own chips, as rows rank (rank_value).
     Llama-3.1-405B on 1,000,000 Trainium3, 15T tokens: the fastest step, on 917,504 chips, 12.82 s at goodput 0.366,
-    takes 5.66 days; TP8 DP131072 CP2 on 524,288 chips steps in 14.60 s at 0.561, 4.21 days and $533.4M (software
-    faults charged per NeuronCore rank; FSDP paying a ring's latency a layer). The row had been the fastest step's."""
+    takes 5.66 days; TP16 PP8 DP8192 CP2 (ZeRO-1, interleaved) on 524,288 chips steps in 16.23 s at 0.559, 4.70 days
+    and $595.4M (software faults charged per NeuronCore rank). The row had been the fastest step's; then TP8 DP131072
+    CP2 (FSDP) on the same chips, 14.60 s at 0.561, 4.21 days, until its per-layer rings stepped through all 262,144
+    members of its DP x CP group, 258,503 steps inside 3,641 UltraServers (re-pinned: NCCL's tuning.cc)."""
     best = million["results"][0]
     assert best["plan_rank"] == 1 and best["chips_used"] == 524_288
     assert {k: best["plan"][k] for k in ("tp", "pp", "dp", "cp", "zero")} == {
-        "tp": 8,
-        "pp": 1,
-        "dp": 131_072,
+        "tp": 16,
+        "pp": 8,
+        "dp": 8_192,
         "cp": 2,
-        "zero": 3,
+        "zero": 1,
     }
     steps = math.ceil(15e12 / best["global_batch_tokens"])
     assert best["time_to_train_s"] == pytest.approx(best["step_time_s"] * steps, rel=1e-9)

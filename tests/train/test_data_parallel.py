@@ -72,8 +72,10 @@ def test_optimizer_traffic_by_precision(precision: str, weight_bytes: float, tra
 
 def test_zero0_all_reduces_fp32_gradients_at_four_bytes(hw: Hardware) -> None:
     """Llama 3.2 1B's 1.236e9 parameters, ZeRO-0 DP16 on two p5 hosts, nothing hidden (empty overlap windows): the
-    exposed DP time is the all-reduce, 2 x the reduce-scatter of 4 B a gradient in fp32 (2 B in bf16), and the
-    optimizer moves 28 B a parameter (30 in bf16)."""
+    exposed DP time is the all-reduce of 4 B a gradient in fp32 (2 B in bf16), and the optimizer moves 28 B a
+    parameter (30 in bf16). (Re-pinned: it had been asserted as 2 x the reduce-scatter, which no longer holds for the
+    latency: NCCL's tuning.cc steps a gather's ring through all 16 members, 14 on NVLink, and an all-reduce's tree
+    through one node's 7 each way.)"""
     system = hw.system("p5.48xlarge")
     topo, dev = topology_of(system), device_of(system)
     plans = from_dicts([{"tp": 1, "pp": 1, "dp": 16, "zero": 0, "recompute": "none"}])
@@ -83,8 +85,9 @@ def test_zero0_all_reduces_fp32_gradients_at_four_bytes(hw: Hardware) -> None:
     for precision, wb in (("fp32", 4.0), ("bf16", 2.0)):
         exposed, opt = dp_time(dense, none, plans, topo, dev, one, none, none, none, 16, True, wb, precision)
         out[precision] = float(exposed[0])
+        assert out[precision] == pytest.approx(float(coll.all_reduce(dense * grad_bytes(precision), group)[0]))
         assert out[precision] == pytest.approx(
-            2.0 * float(coll.reduce_scatter(dense * grad_bytes(precision), group)[0])
+            2.0 * float(coll.reduce_scatter(dense * grad_bytes(precision), group)[0]) - 2 * 7e-6
         )
         assert float(opt[0]) == pytest.approx(float(memory_time(1.236e9 * optimizer_traffic(precision, wb), dev, 4.0)))
     # twice the bytes: about twice the time (the collectives' latency is the same)
@@ -93,7 +96,8 @@ def test_zero0_all_reduces_fp32_gradients_at_four_bytes(hw: Hardware) -> None:
 
 def test_lora_adapters_reduce_their_gradients_over_the_data_parallel_group(hw: Hardware) -> None:
     """A LoRA step trains only its adapters: ZeRO-0 DP16 on two p5 hosts, nothing hidden, all-reduces their bf16
-    gradients, 2 x the reduce-scatter of 2 B x A, and Adam moves 30 B an adapter parameter (bf16 working weight),
+    gradients, 2 x the reduce-scatter of 2 B x A less the 2 x 7 NVLink steps its ring takes past a tree's (re-pinned:
+    NCCL's tuning.cc), and Adam moves 30 B an adapter parameter (bf16 working weight),
     whatever the frozen base's format. Llama-3.1-70B's 44.6M adapters at TP1: A = 44,564,480. It had reduced nothing
     and updated nothing (frozen: trainable False)."""
     system = hw.system("p5.48xlarge")
@@ -103,8 +107,8 @@ def test_lora_adapters_reduce_their_gradients_over_the_data_parallel_group(hw: H
     group = coll.group(plans.dp * plans.cp, plans.tp, topo)
     args = (frozen, none, plans, topo, dev, one, none, none, none, 80, False, 1.0, "fp8")
     exposed, opt = dp_time(*args, adapters=a)
-    assert float(exposed[0]) == pytest.approx(2.0 * float(coll.reduce_scatter(a * 2.0, group)[0]))
+    assert float(exposed[0]) == pytest.approx(2.0 * float(coll.reduce_scatter(a * 2.0, group)[0]) - 2 * 7e-6)
     assert float(opt[0]) == pytest.approx(float(memory_time(44_564_480.0 * 30.0, dev, 4.0)))
     before, nothing = dp_time(*args)  # the adapters left out: latencies and kernel launches alone
     assert float(nothing[0]) == pytest.approx(float(memory_time(0.0, dev, 4.0)))
-    assert float(before[0]) == pytest.approx(2.0 * float(coll.reduce_scatter(np.zeros(1), group)[0]))
+    assert float(before[0]) == pytest.approx(2.0 * float(coll.reduce_scatter(np.zeros(1), group)[0]) - 2 * 7e-6)

@@ -41,7 +41,9 @@ def test_a_training_row_is_explained_as_validate_predicts_it(
     assert metric["measured"] == 1007.0
     assert metric["predicted"] == validated["predicted"] == t001["tokens_per_s_per_chip"]
     assert metric["error_pct"] == pytest.approx(validated["error_pct"], rel=1e-12)
-    assert metric["predicted"] == pytest.approx(1021.4, abs=0.1)
+    # re-pinned 1,021.4 -> 1,021.3: FSDP's per-layer rings step through all 512 members, 448 of them on NVLink
+    # (NCCL's tuning.cc nRanks - nNodes, where one node's 7 had been paid)
+    assert metric["predicted"] == pytest.approx(1021.3, abs=0.1)
     assert t001["plan_stated"] == {"dp": 512, "zero": 3, "recompute": "full", "microbatch": 8}
     assert t001["plan_source"] == validated["plan_source"] == "partial"
     plan = t001["plan"]

@@ -11,12 +11,13 @@ share of its traffic that crosses an oversubscribed Clos tier's uplinks outruns 
 Costs for a buffer of S bytes per rank (ring algorithms; Thakur, Rabenseifner & Gropp 2005; NCCL's busBw):
     all-reduce      2 (n-1)/n * S / B + 2 (n-1) alpha
     reduce-scatter  (n-1)/n * S / B + (n-1) alpha          (all-gather is the same)
-Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. For large
-groups an all-reduce's latency term uses tree-like step counts, min(n-1, 2 ceil(log2 n)), as NCCL picks trees (and
-NVLS inside an NVLink domain) there; a reduce-scatter or all-gather runs as a ring, n_out - 1 steps on the network
-and N - 1 inside each domain where the group spans domains (_gather_steps): NCCL has no tree for them (a tree is a
-reduce and a broadcast, NVIDIA/nccl#1473; its PAT, log-depth, runs one GPU a node only), and its tuning model
-(src/graph/tuning.cc) charges their ring nRanks - 1 steps, nNodes - 1 of them on the network. On a torus, a ring
+Hierarchically, all-reduce = intra reduce-scatter + inter all-reduce on S/n_in + intra all-gather. An all-reduce's
+latency term uses tree-like step counts: inside a domain min(n-1, 2 ceil(log2 n)) for long groups (NVLS and trees,
+_steps), on the network a tree's log2i(n_out) each way (_tree_steps), as NCCL's tuning model (src/graph/tuning.cc)
+charges its tree; a reduce-scatter or all-gather runs as a ring, n_out - 1 steps on the network and the group's
+other size - n_out steps inside the domains where it spans them (_gather_steps): NCCL has no tree for them (a tree is
+a reduce and a broadcast, NVIDIA/nccl#1473; its PAT, log-depth, runs one GPU a node only), and its tuning model
+charges their ring nRanks - 1 steps, nNodes - 1 of them on the network. On a torus, a ring
 along each dimension spanned, sum (n_d - 1) steps; a MoE dispatch (an all-to-all) on a torus pays for the hops its
 data travels (_in_domain_steps_and_hops).
 On a torus, a group spanning d of the D dimensions (from the lowest its members differ in to the highest) drives
@@ -322,24 +323,39 @@ def _bw_out(size: IntArray, stride: IntArray, topo: Topology, ring: IntArray | N
 
 
 def _steps(n: IntArray) -> Array:
-    """Latency steps of half an all-reduce over a ring, or over a tree once rings get long: n - 1 for n <= 8, else
-    min(n - 1, 2 ceil(log2 n)). The tree's step count follows NCCL's choice of trees for long rings (module
-    docstring), which it has for all-reduce alone (_gather_steps); the switch at 8 members is an estimate."""
+    """Latency steps of half an all-reduce inside a domain, over a ring, or over a tree once rings get long: n - 1
+    for n <= 8, else min(n - 1, 2 ceil(log2 n)). The tree's step count stands for NCCL's NVLS and trees inside a
+    domain (_in_domain_steps_and_hops), which it has for all-reduce alone (_gather_steps); the switch at 8 members is
+    an estimate. The network's half is _tree_steps."""
     n = np.maximum(n, 1).astype(np.float64)
     tree = 2.0 * np.frexp(n - 1.0)[1]  # 2 ceil(log2 n) for n > 1
     return np.asarray(np.where(n > 8, np.minimum(n - 1.0, tree), n - 1.0), dtype=np.float64)
 
 
-def _gather_steps(big: IntArray, n_out: IntArray, steps_in: Array, topo: Topology) -> tuple[Array, Array]:
-    """(inside a domain, on the network) latency steps of a reduce-scatter or all-gather: a ring's, n_out - 1 on the
-    network, and N - 1 inside a switched or full-mesh domain where the group spans domains (NCCL's tuning model,
-    src/graph/tuning.cc: nRanks - 1 ring steps, nNodes - 1 of them inter-node; NVLS, which runs them at one step's
-    latency, only within one node). A group inside one domain keeps steps_in (_in_domain_steps_and_hops, NVLS there);
-    a torus's steps_in are rings already. They had taken the all-reduce's tree count, 2 ceil(log2 n_out) on the
-    network: an all-gather over 7,282 NVL72 racks (TP4 DP131072 on GB200) had read 0.14 ms of latency; it now reads
-    36.4 ms (7,281 x 5 us, and 17 x 1 us on NVLink)."""
+def _tree_steps(n_out: IntArray) -> Array:
+    """Network latency steps of half an all-reduce over `n_out` domains: floor(log2 n_out), the depth NCCL's tuning
+    model (src/graph/tuning.cc) charges its tree, 2 ((nRanks / nNodes - 1) intraLat + log2i(nNodes) interLat) for the
+    whole all-reduce, whose latency is no more than the ring's 2 (nNodes - 1) network steps for any nNodes, as NCCL
+    picks it for the small all-reduces the latency term matters to. It had taken _steps, n_out - 1 to 8 domains and
+    2 ceil(log2 n_out) past them, twice the tree's depth: an all-reduce over 512 H100s on 64 p5 nodes had read 254 us
+    of latency (2 x (7 x 1 + 12 x 10) us); it now reads 134 us (2 x (7 x 1 + 6 x 10) us)."""
+    n = np.maximum(np.asarray(n_out, dtype=np.float64), 1.0)
+    return np.asarray(np.frexp(n)[1] - 1.0, dtype=np.float64)  # floor(log2 n)
+
+
+def _gather_steps(size: IntArray, n_out: IntArray, steps_in: Array, topo: Topology) -> tuple[Array, Array]:
+    """(inside a domain, on the network) latency steps of a reduce-scatter or all-gather over `size` ranks on
+    `n_out` domains: a ring's, as NCCL's tuning model (src/graph/tuning.cc) charges it, nRanks - 1 steps of which
+    nNodes - 1 on the network and nRanks - nNodes inside a switched or full-mesh domain where the group spans domains
+    (NVLS, which runs them at one step's latency, only within one node). A group inside one domain keeps steps_in
+    (_in_domain_steps_and_hops, NVLS there); a torus's steps_in are rings already. They had taken the all-reduce's
+    tree count, 2 ceil(log2 n_out) on the network: an all-gather over 7,282 NVL72 racks (TP4 DP131072 on GB200) had
+    read 0.14 ms of latency; it then read 36.4 ms (7,281 x 5 us, and 17 x 1 us on NVLink). Inside the domains they
+    had then taken one domain's ring, N - 1, where the flat ring steps through every domain's members: 512 H100s on
+    64 p5 nodes had read 637 us (7 x 1 + 63 x 10); they now read 1,078 us (448 x 1 + 63 x 10), and 4,608 GB200s on
+    64 NVL72 racks 4,859 us (4,544 x 1 + 63 x 5), where they had read 386 us."""
     spans = np.asarray(n_out) > 1
-    ring_in = np.maximum(np.asarray(big, dtype=np.float64), 1.0) - 1.0
+    ring_in = np.maximum(np.asarray(size, dtype=np.float64) - np.asarray(n_out, dtype=np.float64), 0.0)
     inside = np.where(spans & (topo.up_kind != "torus"), ring_in, steps_in)
     return np.asarray(inside, dtype=np.float64), np.maximum(np.asarray(n_out, dtype=np.float64), 1.0) - 1.0
 
@@ -350,7 +366,7 @@ class Group:
 
     reduce-scatter / all-gather: slope_rs = (N-1)/N / B_in + (n_out-1)/n_out / (n_in B_ring),
                                  intercept_rs = k_ring alpha_in + (n_out - 1) alpha_out          (rings)
-    all-reduce = 2 (S slope_rs + intercept_ar), intercept_ar = k_in alpha_in + steps(n_out) alpha_out (trees);
+    all-reduce = 2 (S slope_rs + intercept_ar), intercept_ar = k_in alpha_in + log2i(n_out) alpha_out (trees);
     moe_dispatch reads bw_in, bw_out, steps_in and a2a_hops itself.
     N and n_in: the largest and smallest of the group's parts in one domain (place_group; equal where they divide
     it). Each term is the slower part's: the scale-up terms (B_in, k_in, h) the largest part's, the network terms
@@ -393,9 +409,9 @@ def group(size: IntArray | int, stride: IntArray | int, topo: Topology, ranks: I
     nbig = big.astype(np.float64)
     steps_in, hops = _in_domain_steps_and_hops(big, stride, topo, bw_in)
     slope_rs = (nbig - 1.0) / nbig / bw_in + (nout - 1.0) / nout / (nin * bw_ring)
-    ring_in, ring_out = _gather_steps(big, n_out, steps_in, topo)
+    ring_in, ring_out = _gather_steps(size, n_out, steps_in, topo)
     intercept_rs = ring_in * topo.up_latency + ring_out * topo.out_latency
-    intercept_ar = steps_in * topo.up_latency + _steps(n_out) * topo.out_latency
+    intercept_ar = steps_in * topo.up_latency + _tree_steps(n_out) * topo.out_latency
     zero = np.zeros(np.shape(size))
     return Group(
         size=size,
@@ -474,17 +490,21 @@ def pipeline_send(nbytes: Array | float, stride: IntArray | int, topo: Topology,
     (it had all been priced on NVLink, the stride 1 being under the 8). TP4 CP4 PP16 on NVL72 racks: stage 4
     (ranks 64-79) is 8 + 8 over two racks, both its hand-offs on the network (they had been half on NVLink).
     t = t_up inside one domain, t_out with one stage a domain or a stage across an edge, else (t_up + t_out) / 2,
-    each S / B + alpha (p2p's); the average at a domain's edge is an estimate."""
+    each S / B + alpha (p2p's, with B_out slowed by the ranks whose hand-off crosses an oversubscribed tier's block
+    edge, _bw_hand_off); the average at a domain's edge is an estimate."""
     stride = np.maximum(_as_int(stride), 1)
     inside = stride * np.maximum(_as_int(stages), 1) <= topo.domain_ranks
-    t_up, t_out = _send_times(nbytes, stride, topo)
+    t_up, t_out = _send_times(nbytes, stride, topo, stages)
     beside = (topo.domain_ranks // stride >= 2) & (topo.domain_ranks % stride == 0)
     edge = np.where(beside, 0.5 * (t_up + t_out), t_out)
     return np.asarray(np.where(inside, t_up, edge), dtype=np.float64)
 
 
-def _send_times(nbytes: Array | float, stride: IntArray, topo: Topology) -> tuple[Array, Array]:
-    """(on the scale-up fabric, over the network) of a send of `nbytes` to the rank `stride` ranks away."""
+def _send_times(
+    nbytes: Array | float, stride: IntArray, topo: Topology, stages: IntArray | int | None = None
+) -> tuple[Array, Array]:
+    """(on the scale-up fabric, over the network) of a send of `nbytes` to the rank `stride` ranks away; `stages`, a
+    pipeline's, where every rank of its stride x stages hands off at once (_bw_hand_off)."""
     s = np.asarray(nbytes, dtype=np.float64)
     # the links a send at that stride drives (_send_fraction): on a full mesh the one link to that chip, on a torus
     # one link of the dimensions between the two (a Trn2 UltraServer's inter-instance ring), on a switched fabric all
@@ -492,8 +512,33 @@ def _send_times(nbytes: Array | float, stride: IntArray, topo: Topology) -> tupl
     t_up = s / _bw_in(pair, topo, stride, send=True) + topo.up_latency
     # and the Clos tiers a two-member group at that stride crosses (_bw_out): a pipeline hand-off between pods of a 7:1
     # fabric had run at the NIC's full rate, 7 times faster than the all-gather between the same two ranks
-    t_out = s / _bw_out(pair, stride, topo) + topo.out_latency
+    bw_out = _bw_out(pair, stride, topo) if stages is None else _bw_hand_off(stride, stages, topo)
+    t_out = s / bw_out + topo.out_latency
     return np.asarray(t_up, dtype=np.float64), np.asarray(t_out, dtype=np.float64)
+
+
+def _bw_hand_off(stride: IntArray, stages: IntArray | int, topo: Topology) -> Array:
+    """Achievable scale-out bandwidth of a pipeline hand-off (bytes/s, per direction) among `stages` stages `stride`
+    ranks apart, laid out from rank 0 over L = stride x stages ranks: _bw_out's B_out / max(1, o_t f_t), f_t the share
+    of a block's R_t ranks whose hand-off leaves it, all handing off at once. Rank r sends to r + stride, so at a block
+    edge E the ranks r in [E - stride, E) cross it while r + stride < L: min(stride, L - R_t) of them at the busiest
+    edge (stride where an edge lies at least a stage from the pipeline's end), f_t = min(1, max(0, min(stride, L -
+    R_t)) / R_t). A two-member group's crossing (_bw_out) had charged all or nothing by the pair's span alone, 2 x
+    stride against R_t: 16 stages 1,536 ranks apart on Grand Teton (3,072-GPU pods at 7:1) send stage 1 to 2 across
+    the pod edge, half of a pod's ranks at once on its uplinks of 3,072 b / 7, and had read 0.845 ms a 32 MiB
+    hand-off, the NIC's rate, as at stride 1,024; they now read 2.942 ms (f = 1/2, x 3.5) and 1.963 ms at
+    stride 1,024 (f = 1/3, x 7/3: stage 2 to 3 crosses too); 2,048 apart, where 2 x stride passed the pod and all had
+    been charged (5.878 ms), 3.921 ms (f = 2/3). An estimate: both ways of a stage's hand-offs are taken
+    to run at different times (1F1B alternates them), and a schedule that orders the stages inside the pods (Meta's
+    Llama 3 puts PP inside DP) is not modelled."""
+    stride = np.maximum(np.asarray(stride, dtype=np.float64), 1.0)
+    span = stride * np.maximum(np.asarray(stages, dtype=np.float64), 1.0)
+    over = np.ones(np.shape(span))
+    for reach, oversub in topo.out_tiers:
+        if oversub != 1.0:
+            share = np.minimum(1.0, np.clip(span - reach, 0.0, stride) / reach)
+            over = np.maximum(over, oversub * share)
+    return np.asarray(topo.out_bandwidth * topo.out_efficiency / over, dtype=np.float64)
 
 
 def between(senders: int, receivers: int, topo: Topology) -> float:
