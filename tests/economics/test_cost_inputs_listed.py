@@ -27,7 +27,8 @@ ELECTRICITY = "datacenter.electricity_usd_per_kwh."
 
 
 def _figures(catalog: Catalog, text: str) -> dict[str, Any]:
-    return predict_scenario(catalog, load_scenario(text, catalog))["economics_figures"]
+    figures: dict[str, Any] = predict_scenario(catalog, load_scenario(text, catalog))["economics_figures"]
+    return figures
 
 
 def _tariffs(figures: dict[str, Any]) -> dict[str, float]:

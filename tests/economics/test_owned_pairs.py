@@ -46,7 +46,7 @@ def test_an_owned_chip_with_no_unit_price_is_named_with_its_fix(catalog: Catalog
 def owned_options(catalog: Catalog) -> tuple[Any, ...]:
     """The arguments plan serve gives disaggregated_rows for the report's repro (owned, eu-west-1): its options."""
     seen: list[tuple[Any, ...]] = []
-    real = serving_plan.disaggregated_rows
+    real = getattr(serving_plan, "disaggregated_rows")  # noqa: B009 (the name plan_serving calls, imported there)
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         seen.append(args[:6])
@@ -64,7 +64,8 @@ def owned_options(catalog: Catalog) -> tuple[Any, ...]:
 def test_owned_splits_pair_a_tpu_with_a_gpu_and_pay_the_owners_network(owned_options: tuple[Any, ...]) -> None:
     """Two B200 prefill replicas (TP1) beside one TPU v6e decode replica (TP8), each chip at its owned chip-hour with
     its share of the scale-out network: 2 x ($2.2135 + $0.2451) + 8 x ($0.7090 + $0.0613) = $11.08 an hour."""
-    rows, notes = disaggregated_rows(*owned_options, pricing="owned")
+    cat, model, job, targets, prefills, decodes = owned_options
+    rows, notes = disaggregated_rows(cat, model, job, targets, prefills, decodes, pricing="owned")
     pair = next(r for r in rows if r["hardware"] == "b200>tpu-v6e")
     assert pair["system"] == "p6-b200.48xlarge>tpu-v6e-256"
     assert (pair["plan"]["prefill"]["replicas"], pair["plan"]["decode"]["tp"], pair["chips"]) == (2, 8, 10)

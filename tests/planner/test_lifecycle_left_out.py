@@ -19,7 +19,7 @@ HANDOVER = (
 
 
 def _lifecycle(catalog: Catalog, hardware: list[str], pricing: str = "on-demand", **kw: Any) -> dict[str, Any]:
-    args = {"model_name": "llama-3.1-8b", "train_tokens": 1e11, "serve_rate": 5.0, "serve_months": 6.0}
+    args: dict[str, Any] = {"model_name": "llama-3.1-8b", "train_tokens": 1e11, "serve_rate": 5.0, "serve_months": 6.0}
     return plan_lifecycle(
         catalog, **args, hardware_ids=hardware, train_chips=64, slo=SLO, pricing=pricing, **kw
     )  # fmt: skip
