@@ -10,6 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from chipwise.errors import ChipwiseError
 from chipwise.perf import collectives as coll
 from chipwise.perf.device import Topology
 
@@ -161,10 +162,10 @@ def test_a_plans_own_ranks_place_its_groups_not_the_fleets() -> None:
     assert steps[1] == pytest.approx(steps[0], rel=1e-12) and steps[2] == pytest.approx(steps[0], rel=1e-12)
     # one rack's TP16 (11.0 s a step): with every offset counted, as without the plan's ranks, 20.8 s
     assert runs[0]["breakdown"]["tp_comm"] == pytest.approx(11.008, rel=1e-3)
-    # HSDP's cross-replica reduction, 16 members 8 apart on 128 GB200s (9 + 7 over two racks) hides behind the
-    # backward: with every offset counted (three racks, a part of one) it had exposed 37 ms
+    # HSDP of 16 members 8 apart on 128 GB200s had been priced (its reduction hidden behind the backward), but a
+    # rack's 9 data-parallel ranks share no factor with 16: it would shard over one rank, and is refused
     hsdp = {"tp": 8, "dp": 16, "pp": 1, "cp": 1, "zero": 3, "hsdp": True}
-    shards = cw.predict({**base, "model": "llama-3.1-8b", "global_batch": 256, "chips": 128, "plan": hsdp})
-    assert shards["breakdown"]["dp_comm"] == 0.0
+    with pytest.raises(ChipwiseError, match="so it would shard over one rank"):
+        cw.predict({**base, "model": "llama-3.1-8b", "global_batch": 256, "chips": 128, "plan": hsdp})
     ring = cw.predict({**base, "chips": 64, "seq_len": 8192, "plan": {"tp": 8, "cp": 4, "dp": 2, "pp": 1}})
     assert ring["breakdown"]["cp_comm"] == 0.0  # hidden behind attention, as on NVLink it is
