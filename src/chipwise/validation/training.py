@@ -225,6 +225,15 @@ def predict_row(catalog: Catalog, row: TrainingRow) -> Prediction:
         for key, label in (("recompute", "recompute"), ("microbatch", "micro-batch"))
         if key not in plan
     )
+    # and a pipeline or hybrid sharding the search brought in where the row names none: MaxText's "FSDP within
+    # slice, DP across slices" rows had been explained as FSDP + PP plans with nothing saying the pipeline was the
+    # search's (pp 1, vpp 1 and no hsdp, what a row that names none most likely ran, go unsaid)
+    brought = (("pp", "pipeline stages"), ("vpp", "interleaving"), ("hsdp", "hybrid sharding"))
+    notes.extend(
+        f"{label} not stated; searched: {chosen[key]}"
+        for key, label in brought
+        if key not in plan and chosen[key] not in (1, False)
+    )
     assert row.measured is not None
     return Prediction(
         id=row.id,
