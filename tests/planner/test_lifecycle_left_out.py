@@ -72,15 +72,18 @@ def test_the_split_line_keeps_only_the_priced_chips() -> None:
     from chipwise.planner.lifecycle import _without_handover
 
     default = "; plan lifecycle serves each chip on its default engine"
-    assert _without_handover(HANDOVER, {"inf2"}) == (
+    # plan serve's entry, its engines by name beside the line (serving_split.handover_note)
+    entry = {"hardware": "splits", "reason": HANDOVER, "no_handover": "neuron on trn1, optimum-neuron on inf2"}
+    assert _without_handover(entry, HANDOVER, {"inf2"}) == (
         "neuron on trn1 made no prefill>decode split: its engine has no KV-cache hand-over from a prefill to a "
         f"decode pool (engines.ENGINE.kv_handover){default}"
     )
-    assert _without_handover(HANDOVER, {"trn1", "inf2"}) is None
-    assert _without_handover(HANDOVER, ()) == HANDOVER.replace(
+    assert _without_handover(entry, HANDOVER, {"trn1", "inf2"}) is None
+    assert _without_handover(entry, HANDOVER, ()) == HANDOVER.replace(
         ". Fix: --engine vllm-neuron to price such splits", default
     )
-    assert _without_handover("tpu-v6e: no fp8 units. Fix: serve bf16", {"tpu-v6e"}) == (
+    other = "tpu-v6e: no fp8 units. Fix: serve bf16"
+    assert _without_handover({"hardware": "tpu-v6e", "reason": other}, other, {"tpu-v6e"}) == (
         "tpu-v6e: no fp8 units. Fix: serve bf16"
     )
 

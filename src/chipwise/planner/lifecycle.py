@@ -34,6 +34,7 @@ from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_plan import plan_serving
+from chipwise.planner.serving_split import handover_note
 from chipwise.planner.training import plan_training
 from chipwise.serve.plan import chip_count
 from chipwise.serve.quant import KV_PRECISIONS, check_precision
@@ -52,12 +53,8 @@ SERVE_OPTION = re.compile(r"(?<![\w-])--(kv-)?precision\b")
 #: the reason of a chip that runs a side but has no price to rank it by, in the mode asked for (it had read
 #: 'on-demand' whatever the mode)
 UNPRICED = "{chip} has no {pricing} price in the catalog. Fix: add one in a --catalog file"
-#: plan serve's line on the chips whose engines hand no KV cache from a prefill pool to a decode pool
-#: (planner.serving_split._handing_over): 'neuron on trn1, neuron on inf2 made no prefill>decode split: ...'
-NO_HANDOVER = re.compile(r"^(?P<engines>.+?) made no prefill>decode split: (?:its engine has|their engines have) ")
-#: its fix, an engine by plan serve's --engine, which lifecycle does not take
-ENGINE_FIX = re.compile(r"\. Fix: --engine .+ to price such splits$")
-#: what lifecycle says in its place: it had passed 'Fix: --engine vllm-neuron to price such splits' on, and
+#: what lifecycle says in place of plan serve's fix for engines that hand no KV cache over (an engine by --engine,
+#: planner.serving_split.handover_note): it had passed 'Fix: --engine vllm-neuron to price such splits' on, and
 #: 'plan lifecycle --engine' reads 'No such option: --engine'
 DEFAULT_ENGINES = "; plan lifecycle serves each chip on its default engine"
 
@@ -220,22 +217,18 @@ def _checked_load(serve_rate: float, serve_months: float, train_tokens: float) -
     return load
 
 
-def _without_handover(reason: str, unpriced: Collection[str]) -> str | None:
+def _without_handover(skipped: Mapping[str, Any], reason: str, unpriced: Collection[str]) -> str | None:
     """plan serve's line on the chips whose engines make no split, as lifecycle can act on it: the chips with no
     serving price left out (None where that is all of them: a split of chips with no price is no option anyway),
     and its fix (--engine, which lifecycle does not take) replaced by the engine lifecycle serves on. Owned, trn1,
     inf2 and h100-sxm had read 'neuron on trn1, neuron on inf2 made no prefill>decode split ... Fix: --engine
     vllm-neuron to price such splits' under neither chip priced; the line is now left out. Any other line is kept
-    as it is."""
-    found = NO_HANDOVER.match(reason)
-    if found is None:
+    as it is. The engines come by name beside the line (`no_handover`), not read back out of its words."""
+    missing = skipped.get("no_handover")
+    if not missing:
         return reason
-    kept = [e for e in found["engines"].split(", ") if e.rpartition(" on ")[2] not in unpriced]
-    if not kept:
-        return None
-    theirs = "its engine has" if len(kept) == 1 else "their engines have"
-    rest = ENGINE_FIX.sub(DEFAULT_ENGINES, reason[found.end() :])
-    return f"{', '.join(kept)} made no prefill>decode split: {theirs} {rest}"
+    kept = [e for e in str(missing).split(", ") if e.rpartition(" on ")[2] not in unpriced]
+    return handover_note(kept, DEFAULT_ENGINES) if kept else None
 
 
 def _serve_skipped(reports: Sequence[Mapping[str, Any]], unpriced: Collection[str] = ()) -> list[dict[str, str]]:
@@ -247,7 +240,7 @@ def _serve_skipped(reports: Sequence[Mapping[str, Any]], unpriced: Collection[st
     for report in reports:
         for sk in report.get("skipped", []):
             # its fix by lifecycle's names for plan serve's options: '--kv-precision' is --serve-kv-precision here
-            reason = _without_handover(SERVE_OPTION.sub(r"--serve-\1precision", str(sk["reason"])), unpriced)
+            reason = _without_handover(sk, SERVE_OPTION.sub(r"--serve-\1precision", str(sk["reason"])), unpriced)
             if reason is None:  # a split of chips with no price
                 continue
             entry = {"hardware": str(sk["hardware"]), "reason": reason}

@@ -4,7 +4,7 @@ across chips (or on one), sized for the load and for the KV links between the po
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -188,17 +188,17 @@ def disaggregated_rows(
     if apart:
         notes.append({"hardware": "splits", "system": "", "reason": _apart_note(apart)})
     if kept_whole:
-        notes.append({"hardware": "splits", "system": "", "reason": kept_whole})
+        notes.append(kept_whole)
     return out[:5], notes
 
 
 def _handing_over(
     catalog: Catalog, prefills: list[PrefillOption], decodes: list[DecodeOption]
-) -> tuple[list[PrefillOption], list[DecodeOption], str]:
+) -> tuple[list[PrefillOption], list[DecodeOption], dict[str, str] | None]:
     """The prefill and decode options whose engine hands a prompt's KV cache from a prefill pool to a decode pool
-    (serve.engine.engine_has kv_handover), and a note naming the others ('' where there are none): optimum-neuron
-    on inf2 and transformers-neuronx (neuron) on trn1, which have no such transfer, had been ranked as inf2>inf2 and
-    trn1>trn1 splits."""
+    (serve.engine.engine_has kv_handover), and a 'not ranked' note naming the others (None where there are none):
+    optimum-neuron on inf2 and transformers-neuronx (neuron) on trn1, which have no such transfer, had been ranked as
+    inf2>inf2 and trn1>trn1 splits."""
 
     def hands_over(o: PrefillOption | DecodeOption) -> bool:
         return engine_has(catalog, o.engine, o.system.chip.family, "kv_handover")
@@ -206,17 +206,23 @@ def _handing_over(
     options: list[PrefillOption | DecodeOption] = [*prefills, *decodes]
     whole = list(dict.fromkeys(f"{o.engine} on {o.system.chip.id}" for o in options if not hands_over(o)))
     if not whole:
-        return prefills, decodes, ""
+        return prefills, decodes, None
     first = next(o for o in options if not hands_over(o))
     chip = first.system.chip
     others = [e for e in engines_with(catalog, "kv_handover", chip.family, chip.vendor) if e != first.engine]
     fix = f". Fix: --engine {' or '.join(others)} to price such splits" if others else ""
-    theirs = "its engine has" if len(whole) == 1 else "their engines have"
-    note = (
-        f"{', '.join(whole)} made no prefill>decode split: {theirs} no KV-cache hand-over from a prefill to a decode "
-        f"pool (engines.ENGINE.kv_handover){fix}"
-    )
+    # the engines by name beside the line, for a planner that words its fix otherwise (plan lifecycle)
+    note = {"hardware": "splits", "system": "", "reason": handover_note(whole, fix), "no_handover": ", ".join(whole)}
     return [p for p in prefills if hands_over(p)], [d for d in decodes if hands_over(d)], note
+
+
+def handover_note(missing: Sequence[str], fix: str) -> str:
+    """The line on the `missing` engines ('neuron on trn1') that make no prefill>decode split, then `fix`."""
+    theirs = "its engine has" if len(missing) == 1 else "their engines have"
+    return (
+        f"{', '.join(missing)} made no prefill>decode split: {theirs} no KV-cache hand-over from a prefill to a "
+        f"decode pool (engines.ENGINE.kv_handover){fix}"
+    )
 
 
 def _pair_label(prefills: list[PrefillOption], decodes: list[DecodeOption]) -> Callable[[System, System], str]:

@@ -68,7 +68,7 @@ from chipwise.perf.serving import (
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.quant import layer_precisions, matmul_precision, stored_bytes
 from chipwise.types import Array, IntArray
-from chipwise.workload.model import LayerGroup, ModelSpec, MoE
+from chipwise.workload.model import LayerGroup, ModelSpec, MoE, causal_pairs
 
 T = TypeVar("T")
 
@@ -845,24 +845,9 @@ def prefill_pairs(start: Array | float, chunk: Array | float) -> Array:
 
 def window_pairs(start: Array | float, chunk: Array | float, window: int, chunked: bool = False) -> Array:
     """(query, key) pairs of a prefill chunk of `chunk` tokens after `start` cached ones in one layer (broadcasts):
-    the query at position i (1-based) attends to i keys under full attention (`window` 0, or no shorter than i),
-    min(i, w) under a sliding window of w, and, `chunked`, the ((i - 1) mod w) + 1 keys of its own chunk of w
-    (Llama 4's attention_chunk_size), as ModelSpec.mean_context counts them. The pairs are F(s + c) - F(s), with
-    F(n) the pairs of positions 1..n: n (n + 1) / 2 (full); w (w + 1) / 2 + (n - w) w past the window (sliding);
-    q w (w + 1) / 2 + r (r + 1) / 2 for n = q w + r (chunked)."""
+    F(s + c) - F(s), F the pairs of positions 1..n under the layer's attention (workload.model.causal_pairs: i keys a
+    query under full attention, min(i, w) under a sliding window, its own chunk's under chunked attention), as
+    ModelSpec.mean_context counts them."""
     s = np.asarray(start, dtype=np.float64)
     end = s + np.asarray(chunk, dtype=np.float64)
-    return np.asarray(_pairs_to(end, window, chunked) - _pairs_to(s, window, chunked), dtype=np.float64)
-
-
-def _pairs_to(n: Array, window: int, chunked: bool) -> Array:
-    """F(n): the (query, key) pairs of positions 1..n of one layer (window_pairs)."""
-    causal = n * (n + 1.0) / 2.0
-    if window <= 0:
-        return np.asarray(causal, dtype=np.float64)
-    w = float(window)
-    if chunked:
-        full = np.floor(n / w)
-        r = n - full * w
-        return np.asarray(full * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0, dtype=np.float64)
-    return np.asarray(np.where(n <= w, causal, w * (w + 1.0) / 2.0 + (n - w) * w), dtype=np.float64)
+    return np.asarray(causal_pairs(end, window, chunked) - causal_pairs(s, window, chunked), dtype=np.float64)

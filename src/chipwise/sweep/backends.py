@@ -278,13 +278,19 @@ def stop_ray() -> None:
     import_ray().shutdown()
 
 
+def ray_slots() -> int:
+    """The CPUs of the Ray cluster start_ray joined: the tasks it runs at once (a --ray run reports them as its
+    workers)."""
+    return max(1, int(import_ray().cluster_resources().get("CPU", 1)))
+
+
 def ray_cluster(points: Iterable[Point], total: int, catalogs: dict[str, Catalog]) -> Generator[Done, None, None]:
     """Run points on the Ray that start_ray joined. Catalogs go through the object store, so the nodes need chipwise
     installed but not the user's catalog files."""
     ray = import_ray()
     refs = {digest: ray.put(cat) for digest, cat in catalogs.items()}
     remote = ray.remote(run_task_with)
-    slots = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    slots = ray_slots()
     source = tasks(points, chunk_size(total, slots, most=64))
     pending: dict[Any, list[Point]] = {}
 

@@ -135,12 +135,6 @@ def _moved(store: Store, spec: SweepSpec, stored: str) -> bool:
     return store.stored_ids(spec.name) <= {p.id for p in spec.points()}
 
 
-def _ray_slots() -> int:
-    """The CPUs of the Ray cluster the tasks run on, as backends.ray_cluster counts its slots (a --ray run had
-    reported 'workers': 2, this machine's CPUs, for a cluster's)."""
-    return max(1, int(backends.import_ray().cluster_resources().get("CPU", 1)))
-
-
 def _handed_back(stream: Generator[backends.Done, None, None]) -> Iterator[backends.Done]:
     """What a backend yields once the interrupt is thrown into it (it re-raises the interrupt after; a backend with
     nothing to hand back, or one already stopped, raises it at once)."""
@@ -186,7 +180,7 @@ def _run(
         points, total = len(ids), len(todo)
         del ids
         if ray:
-            n_workers = _ray_slots()
+            n_workers = backends.ray_slots()  # the cluster's CPUs (it had reported this machine's)
             backend, stream = "ray", backends.ray_cluster(_todo(spec, todo), total, catalogs)
         # a main that spawned workers cannot import again (a script read from standard input) runs here, as workers=1
         # (they had died re-running '<stdin>': 'a sweep worker process died')

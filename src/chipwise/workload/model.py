@@ -15,7 +15,11 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from chipwise.errors import ChipwiseError
+from chipwise.types import Array
 
 
 @dataclass(frozen=True)
@@ -294,21 +298,17 @@ class ModelSpec:
         s = float(seq_len)
         if chunked is None:
             chunked = any(g.chunked and g.window == window for g in self.groups)
-        if chunked and 0 < window < s:
-            # chunks of w: the query at offset j (1..w) of its chunk sees j keys causally (w without a mask); the
-            # last chunk holds the remaining r positions. Full chunks average (w + 1) / 2, not w.
+        if chunked and 0 < window < s and not self.causal:
+            # chunks of w without a mask: each position sees its whole chunk, the last chunk the remaining r
             w = float(window)
             full = math.floor(s / w)
             r = s - full * w
-            if not self.causal:
-                return (full * w * w + r * r) / s
-            return (full * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0) / s
+            return (full * w * w + r * r) / s
         if not self.causal:
             return min(s, float(window)) if window > 0 else s
         if window <= 0 or window >= s:
             return (s + 1.0) / 2.0
-        # positions 1..w attend to i keys; the rest attend to w keys.
-        return (window * (window + 1) / 2.0 + (s - window) * window) / s
+        return float(causal_pairs(s, window, chunked)) / s
 
     def attention_flops_per_token_fwd(self, seq_len: float) -> float:
         """Causal attention (QK^T and AV) FLOPs per token, averaged over a sequence of seq_len tokens."""
@@ -424,3 +424,22 @@ class ModelSpec:
             "mtp_layers": self.mtp_layers,
             "notes": list(self.notes),
         }
+
+
+def causal_pairs(n: ArrayLike, window: int, chunked: bool = False) -> Array:
+    """The (query, key) pairs of causal attention over positions 1..n of one layer (broadcasts): the query at
+    position i sees i keys under full attention (`window` 0), min(i, w) under a sliding window of w (n (n + 1) / 2
+    up to the window, w (w + 1) / 2 + (n - w) w past it) and, `chunked`, the ((i - 1) mod w) + 1 keys of its own chunk
+    of w (Llama 4's attention_chunk_size: q w (w + 1) / 2 + r (r + 1) / 2 for n = q w + r). Full chunks average
+    (w + 1) / 2 keys, not w. ModelSpec.mean_context is these over n; serve.iteration.window_pairs a prefill chunk's
+    difference of two."""
+    n = np.asarray(n, dtype=np.float64)
+    causal = n * (n + 1.0) / 2.0
+    if window <= 0:
+        return np.asarray(causal, dtype=np.float64)
+    w = float(window)
+    if chunked:
+        full = np.floor(n / w)
+        r = n - full * w
+        return np.asarray(full * w * (w + 1.0) / 2.0 + r * (r + 1.0) / 2.0, dtype=np.float64)
+    return np.asarray(np.where(n <= w, causal, w * (w + 1.0) / 2.0 + (n - w) * w), dtype=np.float64)
