@@ -162,7 +162,7 @@ def _iteration_parts(setup: ReplicaSetup, model: ModelSpec, work: IterationInput
     shapes = Shapes.of(p.tp, p.pp, p.ep, int(p.attention_dp))
     found = iteration_breakdown(
         model, setup.dev, setup.topo, setup.engine, p.weight_precision, p.kv_precision, shapes, work,
-        setup.typical_context, setup.typical_prompt, float(p.max_batch),
+        setup.typical_context, setup.typical_prompt, float(p.max_batch), setup.typical_cached,
     )  # fmt: skip
     return {k: found[k] for k in COMPONENTS}
 

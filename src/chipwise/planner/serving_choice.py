@@ -56,6 +56,9 @@ class Choice:
     idle_reason: str = ""
     #: why the batch limit is what it is, where the KV cache set it ('' where the candidate's own limit stands)
     batch_reason: str = ""
+    #: the output tokens/s the replicas serve a closed loop's users (_closed_output, as the ranking has it; NaN
+    #: under other loads)
+    closed_output: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -296,13 +299,19 @@ def choose(
         op = _at_their_share(query, one, job, lam, replicas)
         if np.isfinite(op.tpot[0]):
             tpot_i, ttft_i = float(op.tpot[0]), float(op.ttft_p99[0])
+    closed = math.nan  # what the chosen replicas serve a closed loop's users, as the ranking has it (none: NaN)
+    if load.kind == "closed":
+        served = float(
+            _closed_output(query, est.take(np.asarray([i])), need[i : i + 1], load.concurrency, job.router)[0]
+        )
+        closed = served if served > 0 else math.nan
     billed = billed_one(system.rental_chips, float(per_chip[i]), max(1, replicas))
     idle = ""
     if chips:  # why the replicas leave some of the stated chips idle, where they do
         idle = idle_reason(system, chips, cand, per_chip, need, score, per_chip_output, i, bool(targets))
     why = batch_reason(*capped, eng, job, plan.max_batch, max(1, replicas))
     return (
-        Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed, idle, why),
+        Choice(plan, max(1, replicas), float(per_chip[i]), throughput_i, tpot_i, ttft_i, billed, idle, why, closed),
         est,
         rate,
     )

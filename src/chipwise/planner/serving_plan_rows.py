@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from chipwise.catalog.loader import Catalog
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_choice import Choice
@@ -18,7 +16,7 @@ from chipwise.planner.serving_deployment import kv_path
 from chipwise.planner.serving_economics import RankingPrice, per_mtok
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_report import whole_count
-from chipwise.serve.build import setup_replica
+from chipwise.serve.build import cached_prefix, setup_replica
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.simulate import Pool, ServingSetup
@@ -102,8 +100,11 @@ def colocated_row(
     out_tps = choice.replicas * min(
         choice.throughput, (load.rate or 0.0) * output_tokens / choice.replicas or choice.throughput
     )
-    if load.kind == "closed" and np.isfinite(choice.tpot) and choice.tpot > 0:
-        out_tps = min(out_tps, load.concurrency / choice.tpot)  # each user gets a token per TPOT
+    if load.kind == "closed" and math.isfinite(choice.closed_output):
+        # the closed loop's users cycle through a first token and their answers' steps, as the ranking has it
+        # (serving_choice._closed_output); users / TPOT alone had left the first token out, and A100 TP2 x4 had read
+        # $0.378 per M beside TP1 x7's $0.377 where the check finds $0.371 against $0.377
+        out_tps = choice.closed_output
     return {
         "hardware": system.chip.id,
         "system": system.id,
@@ -158,7 +159,10 @@ def row_setup(
         # the prefill pool holds the decode pool's drafter, as predict sets it up (serving_pool.build_pool): it encodes
         # each prompt and hands its cache over (its option is sized once per chip, without one)
         drafted = replace(pf.plan, speculation=dc.choice.plan.speculation)
-        pre = setup_replica(catalog, model, pf.system, pf.engine, drafted, job.mean_input, 1.0, longest)
+        hits = cached_prefix(job.mean_input, job.prefix_hit_rate)
+        pre = setup_replica(
+            catalog, model, pf.system, pf.engine, drafted, job.mean_input, 1.0, longest, typical_cached=hits
+        )
         dec = setup_replica(
             catalog, model, dc.system, dc.engine, dc.choice.plan, job.mean_input, job.mean_output, longest
         )
@@ -169,7 +173,10 @@ def row_setup(
         )
     option: ColocatedOption = row["_choice"]
     system, engine, choice = option.system, option.engine, option.choice
-    setup = setup_replica(catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest)
+    hits = cached_prefix(job.mean_input, job.prefix_hit_rate)
+    setup = setup_replica(
+        catalog, model, system, engine, choice.plan, job.mean_input, job.mean_output, longest, typical_cached=hits
+    )
     return ServingSetup((Pool(setup, choice.replicas),), job.router)
 
 

@@ -24,7 +24,7 @@ from chipwise.planner.serving_inputs import (
     precisions,
 )
 from chipwise.planner.serving_outcome import stat_ok
-from chipwise.serve.build import ReplicaSetup, setup_replica
+from chipwise.serve.build import ReplicaSetup, cached_prefix, setup_replica
 from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan, chip_count
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
@@ -344,6 +344,7 @@ def _setup(
         job.mean_output,
         longest_request=longest or job.max_input + job.max_output,
         stated_prompt=job.max_input if stated_tokens else 0,  # build.check_stated_budget
+        typical_cached=cached_prefix(job.mean_input, job.prefix_hit_rate),
     )
     # a compiled batch of slots (Neuron) holds each slot's KV whether a request fills it or not, so a given batch
     # must fit; elsewhere max_batch is a cap the KV cache may hold the batch under (TensorRT-LLM's

@@ -14,6 +14,7 @@ from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
+from chipwise.planner.serving_breakdown import prefill_alone
 from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, decode_targets, prefill_replicas
 from chipwise.planner.serving_economics import RankingPrice, per_mtok, rented_chips, split_network
@@ -21,7 +22,7 @@ from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_plan_rows import DecodeOption, PrefillOption, SplitPools, plan_brief, row_setup
 from chipwise.planner.serving_pool import PREFILL_POOL_BATCH
 from chipwise.planner.serving_report import whole_count
-from chipwise.serve.build import setup_replica
+from chipwise.serve.build import cached_prefix, setup_replica
 from chipwise.serve.disaggregated import KVTransfer
 from chipwise.serve.engine import EngineProfile, engine_has, engines_with, token_budget
 from chipwise.serve.estimate import Estimate
@@ -122,10 +123,15 @@ def disaggregated_rows(
         if not math.isfinite(pf.price.usd) or pf.prefill_s * 2.0 > ttft_limit:
             continue
         try:  # the replica the split's check and predict run (row_setup), sized as predict sizes its pool
-            pre = setup_replica(catalog, model, pf.system, pf.engine, pf.plan, job.mean_input, 1.0, longest)
+            hits = cached_prefix(job.mean_input, job.prefix_hit_rate)
+            pre = setup_replica(
+                catalog, model, pf.system, pf.engine, pf.plan, job.mean_input, 1.0, longest, typical_cached=hits
+            )
         except (InfeasibleError, ChipwiseError):
             continue  # a prefill replica that cannot be set up makes no split
         n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(pre, job))
+        # its first token: one mean prompt alone at the job's prefix-cache hits, as the pool is sized, and the queue
+        first = prefill_p99(prefill_alone(pre, job.mean_input, job.prefix_hit_rate)["seconds"], n_pre, lam)
         for dc in decodes:
             choice = dc.choice
             if not math.isfinite(dc.price.usd):
@@ -152,7 +158,7 @@ def disaggregated_rows(
                 "disaggregated": True,
                 "estimate": {
                     "tpot_s": choice.tpot,
-                    "ttft_p99_s": pf.prefill_s * 2.0,
+                    "ttft_p99_s": first,
                     "output_tokens_per_s": lam * job.mean_output,
                 },
             }
@@ -210,10 +216,50 @@ def _handing_over(
     first = next(o for o in options if not hands_over(o))
     chip = first.system.chip
     others = [e for e in engines_with(catalog, "kv_handover", chip.family, chip.vendor) if e != first.engine]
-    fix = f". Fix: --engine {' or '.join(others)} to price such splits" if others else ""
-    # the engines by name beside the line, for a planner that words its fix otherwise (plan lifecycle)
-    note = {"hardware": "splits", "system": "", "reason": handover_note(whole, fix), "no_handover": ", ".join(whole)}
+    # the engines by name beside the line, for a planner or an interface that words its fix otherwise (plan
+    # lifecycle; the web page and the Python API: worded_for)
+    note = {
+        "hardware": "splits",
+        "system": "",
+        "reason": handover_note(whole, handover_fix(others)),
+        "no_handover": ", ".join(whole),
+        "handover_engines": ", ".join(others),
+    }
     return [p for p in prefills if hands_over(p)], [d for d in decodes if hands_over(d)], note
+
+
+#: how each interface names the engine option in a fix: (the option, the quote around each engine). The web page's
+#: split note had named the command line's '--engine', where its field is `engine` and the Python API's keyword
+#: engine=
+ENGINE_OPTIONS: dict[str, tuple[str, str]] = {
+    "cli": ("--engine ", ""),
+    "web": ("engine ", '"'),
+    "api": ("engine=", "'"),
+}
+
+
+def handover_fix(engines: Sequence[str], interface: str = "cli") -> str:
+    """The fix of the handover note ('. Fix: --engine vllm-neuron to price such splits'), naming `engines` as
+    `interface` (ENGINE_OPTIONS) takes them; '' where there are none."""
+    if not engines:
+        return ""
+    option, quote = ENGINE_OPTIONS[interface]
+    named = " or ".join(f"{quote}{e}{quote}" for e in engines)
+    return f". Fix: {option}{named} to price such splits"
+
+
+def worded_for(skipped: Sequence[dict[str, Any]], interface: str) -> list[dict[str, Any]]:
+    """plan serve's 'not ranked' lines with the handover note's fix worded for `interface` (ENGINE_OPTIONS), from
+    the engines it carries by name (`no_handover`, `handover_engines`); every other line as it is."""
+
+    def worded(entry: dict[str, Any]) -> dict[str, Any]:
+        missing = entry.get("no_handover")
+        if not missing or "handover_engines" not in entry:
+            return entry
+        engines = [e for e in str(entry["handover_engines"]).split(", ") if e]
+        return {**entry, "reason": handover_note(str(missing).split(", "), handover_fix(engines, interface))}
+
+    return [worded(e) for e in skipped]
 
 
 def handover_note(missing: Sequence[str], fix: str) -> str:
@@ -316,6 +362,17 @@ def _link_sized(
             return {**row, "estimate": {**est, "ttft_p99_s": est["ttft_p99_s"] + handover}}
         row = _sized_split(catalog, row, pf, sized[0], dc, sized[1], out_tps)
         resized += 1
+
+
+def prefill_p99(prefill_s: float, replicas: int, rate: float) -> float:
+    """A split's first token out of its prefill pool, at the 99th percentile: one prompt's prefill alone S and the
+    wait for one of the pool's `replicas`, each taking a prompt for S at load lambda S over them (an M/D/c queue,
+    priced as a batch slot's wait is: queueing.slot_wait), which vanishes as the load does. It had read 2 S at any
+    load: Llama 4 Scout's 10.4M-token prompts at 0.001 req/s on two GB200 prefill replicas (S = 1,310 s) had read
+    2,620 s where the simulation reads 4,294 s; they read 5,059 s, beside 5,094 s of the colocated option of the
+    same capacity (serve.operating.at_rate)."""
+    wait = slot_wait(np.asarray(float(max(replicas, 1))), np.asarray(rate * prefill_s), np.asarray(prefill_s))[1]
+    return prefill_s + float(wait)
 
 
 def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait: float) -> float:

@@ -47,6 +47,9 @@ class ReplicaSetup:
     max_sequence: int = 0
     #: the speculative drafter's model (a draft model, or the EAGLE / MTP head), whose cache a prompt's carries
     drafter: ModelSpec | None = None
+    #: the typical prompt's tokens served from the prefix cache (cached_prefix), whose pairs its prefill attention
+    #: leaves out (serve.sim.steps.step_model)
+    typical_cached: float = 0.0
 
     @property
     def chips(self) -> float:
@@ -153,6 +156,13 @@ def check_stated_budget(eng: EngineProfile, plan: ReplicaPlan, prompt: int, long
     )
 
 
+def cached_prefix(prompt: float, hit_rate: float) -> float:
+    """Tokens of a `prompt` served from the prefix cache at a `hit_rate` (a job's prefix_hit_rate): its share of the
+    prompt, the last token always encoded (a whole prompt served from the cache still samples its first token), as
+    the simulator serves them (serve.simulate.cached_tokens, serve.sim.steps.prompt_chunks)."""
+    return min(prompt * hit_rate, max(prompt - 1.0, 0.0))
+
+
 def setup_replica(
     catalog: Catalog,
     model: ModelSpec,
@@ -164,10 +174,12 @@ def setup_replica(
     longest_request: int | None = None,
     profile: EngineProfile | None = None,
     stated_prompt: int = 0,
+    typical_cached: float = 0.0,
 ) -> ReplicaSetup:
     """Price one replica; raise InfeasibleError when the weights, or one longest request, do not fit.
     `profile` replaces the catalog's engine profile (calibration); `stated_prompt`: the longest prompt, where the
-    plan's max_tokens was given (check_stated_budget; 0: chipwise chose it)."""
+    plan's max_tokens was given (check_stated_budget; 0: chipwise chose it); `typical_cached`: the typical prompt's
+    tokens served from the prefix cache (cached_prefix)."""
     check_replica(plan, model)
     check_engine_model(engine, model)
     eng = (profile or engine_profile(catalog, engine, system.chip.family)).on_host(system.host_overhead)
@@ -250,7 +262,16 @@ def setup_replica(
             "quantise the KV cache."
         )
     steps = step_model(
-        model, dev, topo, eng, plan, typical_context, typical_prompt, replica_token_budget(eng, plan), draft
+        model,
+        dev,
+        topo,
+        eng,
+        plan,
+        typical_context,
+        typical_prompt,
+        replica_token_budget(eng, plan),
+        draft,
+        typical_cached,
     )
     return ReplicaSetup(
         system=system,
@@ -264,4 +285,5 @@ def setup_replica(
         typical_prompt=typical_prompt,
         max_sequence=need,
         drafter=draft,
+        typical_cached=typical_cached,
     )

@@ -192,6 +192,8 @@ def estimate(
     # a prompt longer than the budget runs in chunks, each attending to the chunks before it (a compiled-shape
     # engine pads each to its bucket): the simulator's lone-prompt time, StepModel.prompt_alone
     chunks = np.ceil(inp / chunk)
+    # the estimate encodes every prompt whole (no prefix-cache hit: the simulated check counts those), so its pairs
+    # are the whole prompt's, and b their share (pair_coefficient with nothing cached)
     coef = pair_coefficient(model, dev, shapes, inp, kv_precision)
     device = np.zeros(b.shape)
     work = np.zeros(b.shape)

@@ -802,9 +802,11 @@ def iteration_breakdown(
     typical_context: float,
     typical_prompt: float,
     decode_slots: float = 0.0,
+    typical_cached: float = 0.0,
 ) -> dict[str, Array]:
     """Every component of t (seconds), broadcast over shapes and iteration contents. `decode_slots`: the compiled
-    batch of a static-shape engine (token_costs)."""
+    batch of a static-shape engine (token_costs). `typical_cached`: the typical prompt's tokens served from the
+    prefix cache, where `work.pairs` counts the pairs of the rest after them (pair_coefficient)."""
     pp = shapes.pp.astype(np.float64)
     g = token_costs(model, dev, topo, eng, weight_precision, shapes, np.asarray(work.tokens) / pp, decode_slots)
     out = {k: pp * v for k, v in g.items()}
@@ -812,7 +814,7 @@ def iteration_breakdown(
     sequences = np.asarray(work.seqs) / work.queries  # a verification step samples k + 1 rows a sequence
     out["lm_head"] = lm_heads(model, dev, shapes, work.seqs, sequences)
     a = context_coefficient(model, dev, shapes, kv_precision, typical_context, work.queries)
-    b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision)
+    b = pair_coefficient(model, dev, shapes, typical_prompt, kv_precision, typical_cached)
     out["attention"] = a * stage_share(pp, sequences) * np.asarray(work.context) + b * np.asarray(work.pairs)
     sampled = work.seqs if work.live is None else work.live
     out["host_sampling"] = host_sampling_time(model, eng, sampled, work.seqs) * np.ones_like(out["lm_head"])

@@ -246,7 +246,7 @@ def _iteration_times(
     pipeline's stages in turn, whatever else its iteration carries; an iteration that carries prompt tokens takes
     at least the launch floor."""
     pp = shapes.pp.astype(np.float64)
-    b = pair_coefficient(model, dev, shapes, inp, kv_precision)
+    b = pair_coefficient(model, dev, shapes, inp, kv_precision)  # whole prompts' pairs, as the estimate encodes them
     first, last, base, chunked = joins.first, joins.last, joins.base, joins.chunked
     # with attention DP a prompt's piece runs on one rank: the heaviest carries at least one piece
     ranks = np.where(shapes.adp > 0, shapes.tp, 1).astype(np.float64)

@@ -232,9 +232,12 @@ def step_model(
     typical_prompt: float,
     max_tokens: int,
     drafter: ModelSpec | None = None,
+    typical_cached: float = 0.0,
 ) -> StepModel:
     """Tables for a replica whose iterations carry at most `max_tokens` tokens (longer prompts interpolated);
-    `drafter` is the model of the plan's speculative drafting passes."""
+    `drafter` is the model of the plan's speculative drafting passes. `typical_cached`: the typical prompt's tokens
+    served from the prefix cache: the simulator counts the pairs of the rest after them (prompt_chunks), so b is
+    their share (pair_coefficient); a windowed layer runs fewer of them than of a whole prompt."""
     eng.check_graph_batch(plan.graph_batch)
     shapes = Shapes.of(plan.tp, plan.pp, plan.ep, int(plan.attention_dp))
     # the exact table covers at least the first coarse step: interpolating from the grid's 0 at 0 tokens halved a
@@ -250,13 +253,16 @@ def step_model(
     spec = plan.speculation
     queries = spec.draft_tokens + 1.0 if spec is not None and drafter is not None else 1.0  # a step verifies k + 1
     a = float(context_coefficient(model, dev, shapes, plan.kv_precision, typical_context, queries))
-    b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision))
+    b = float(pair_coefficient(model, dev, shapes, typical_prompt, plan.kv_precision, typical_cached))
     draft = None
     if spec is not None and drafter is not None:
         bare = replace(plan, speculation=None, ep=plan.ep if drafter.moe is not None else 1)
         quiet = replace(eng, step_overhead_s=0.0, prefill_overhead_s=0.0, sequence_overhead_s=0.0, host_sampling=False)
         draft = replace(
-            step_model(drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens), fixed=0.0
+            step_model(
+                drafter, dev, topo, quiet, bare, typical_context, typical_prompt, max_tokens, None, typical_cached
+            ),
+            fixed=0.0,
         )
     ranks = plan.tp if plan.attention_dp and plan.tp > 1 else 1
     launches = float(eager_launches(model, dev.chip, plan.weight_precision, shapes, eng.engine))
