@@ -435,11 +435,11 @@ def test_page_heads_one_hours_figures_per_hour(server: ChipwiseServer, tmp_path:
 
 SERVE_FORM = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": "1", "precision": "fp8",
               "input_tokens": "512", "output_tokens": "128", "arrival_rate": "5", "requests": "200",
-              "ttft_p99_s": "", "tpot_p99_s": ""}  # fmt: skip
+              "ttft_p99_s": "", "tpot_p99_ms": ""}  # fmt: skip
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-@pytest.mark.parametrize("slo", [{}, {"ttft_p99_s": "2", "tpot_p99_s": "0.05"}])
+@pytest.mark.parametrize("slo", [{}, {"ttft_p99_s": "2", "tpot_p99_ms": "50"}])
 def test_page_shows_slo_met_only_for_an_slo(server: ChipwiseServer, tmp_path: Path, slo: dict[str, str]) -> None:
     """With no SLO the answer's slo_met is null and the page shows no SLO row, as predict prints none (it had said
     'null, 100.0% of requests within it')."""

@@ -212,7 +212,10 @@ def test_serving_plan_without_a_rate_says_to_enter_one() -> None:
         "console.log(JSON.stringify([byId['ps-error'].textContent, sent])));"
     )
     error, sent = json.loads(_node_within(js)[-1])
-    assert error == "no arrival rate. Fix: enter an arrival rate in requests/s, e.g. 20." and sent == []
+    assert error == (
+        "no load. Fix: enter an arrival rate in requests/s, e.g. 20, a number of concurrent users, or choose offline."
+    )
+    assert sent == []
 
 
 @needs_node

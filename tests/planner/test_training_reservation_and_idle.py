@@ -36,7 +36,8 @@ def test_a_reserved_run_pays_its_hours_and_says_what_the_term_commits(catalog: C
     assert res["term_cost_usd"] == pytest.approx(255_177, abs=1)
     assert res["note"] == (
         "a reserved-1y reservation is paid every hour of its 8,766 h term: the cost is the run's own hours at its "
-        "rate, the term's others taken as used by other work (the term commits $255,177)"
+        "rate, the term's others taken as used by other work (the term commits the fleet to its rate for every hour "
+        "of it)"
     )
 
 

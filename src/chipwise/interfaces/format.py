@@ -306,17 +306,43 @@ def carried_efficiency_note(rows: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-def unfitted_efficiency_note(rows: Sequence[Mapping[str, Any]]) -> str:
+def unfitted_efficiency_note(
+    rows: Sequence[Mapping[str, Any]], reason_at: str = "--json efficiency_unfitted_reason"
+) -> str:
     """The footnote to the † mark: chips whose families' training efficiencies are unfitted priors
-    (train.explain.unfitted_reason); '' where no row has it."""
+    (train.explain.unfitted_reason); '' where no row has it. `reason_at`: where each row's reason is given (the web
+    page's answer has no --json)."""
     chips = list(dict.fromkeys(str(r.get("hardware")) for r in rows if r.get("efficiency_unfitted")))
     if not chips:
         return ""
     return (
         "† no published training run of these chips' families (nor of one they take figures from) is in the fit: "
         "they run on the catalog's prior efficiencies, and where those charge no framework overhead their times lean "
-        f"optimistic ({', '.join(chips)}; --json efficiency_unfitted_reason, 'chipwise catalog show ID --sources')"
+        f"optimistic ({', '.join(chips)}; {reason_at}, 'chipwise catalog show ID --sources')"
     )
+
+
+#: a fix that names the command line's --set ('give one: --set trn4.unit_price=USD'), which a web page's user cannot
+#: give: the server's starter can ('chipwise web --set ...')
+_CLI_SET = re.compile(r"(?<!chipwise web )--set (\S+=[^\s)']+)")
+
+
+def server_set(text: str) -> str:
+    """`text` with each '--set ID.FIELD=VALUE' fix worded for the web page: the server is started with it
+    ('chipwise web --set trn4.unit_price=USD' when starting the server). A page user had been told a --set they
+    cannot give."""
+    return _CLI_SET.sub(r"'chipwise web --set \1' when starting the server", text)
+
+
+def web_worded(obj: Any) -> Any:
+    """An answer of the web page's with every text's --set fix worded for it (server_set), the rest as it is."""
+    if isinstance(obj, str):
+        return server_set(obj)
+    if isinstance(obj, Mapping):
+        return {k: web_worded(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [web_worded(v) for v in obj]
+    return obj
 
 
 def estimate_note(chips: Sequence[str], key: str, pricing: str = "") -> str:

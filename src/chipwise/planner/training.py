@@ -228,7 +228,8 @@ def reservation_record(pricing: str, usd_per_hour: float, seconds: float | None)
     the term's other hours taken as used by other work, and what the term commits the chips to (`term_cost_usd`, the
     fleet's $/hour x the term). A 43.9 h run of 8 H100s on reserved-1y had been charged its $1,304 with no word of
     the $255k year it commits to; charged the whole year, a ranking by cost took the cheapest hour whatever its
-    speed (Trainium1 at 320 days for Llama 3.1 70B's 15T tokens)."""
+    speed (Trainium1 at 320 days for Llama 3.1 70B's 15T tokens). The note holds no row's figure, so that a ranking
+    says it once (it had printed 30 lines differing only in their dollars); the views say `term_cost_usd` beside."""
     term_s = COMMITMENT_TERM_S[pricing]
     term_usd = usd_per_hour * term_s / SECONDS_PER_HOUR
     within = seconds is not None and seconds < term_s
@@ -237,10 +238,10 @@ def reservation_record(pricing: str, usd_per_hour: float, seconds: float | None)
         "term_cost_usd": term_usd,
         "note": f"a {pricing} reservation is paid every hour of its {term_s / SECONDS_PER_HOUR:,.0f} h term: "
         + (
-            f"the cost is the run's own hours at its rate, the term's others taken as used by other work (the term "
-            f"commits ${term_usd:,.0f})"
+            "the cost is the run's own hours at its rate, the term's others taken as used by other work (the term "
+            "commits the fleet to its rate for every hour of it)"
             if within or seconds is None
-            else f"the run outlasts it, and pays its own hours at the rate (a term commits ${term_usd:,.0f})"
+            else "the run outlasts it, and pays its own hours at the rate"
         ),
     }
 
@@ -531,6 +532,33 @@ def check_utilisation(utilisation: float | None, pricing: str, name: str, owned:
         )
 
 
+def check_economics_options(
+    catalog: Catalog,
+    pricing: str,
+    region: str | None,
+    provider: str | None,
+    utilisation: float | None,
+    pue: float | None,
+    managed: str | None = None,
+    as_of: Any = None,
+) -> str | None:
+    """One line for an economics option (attach_economics's) that cannot apply, before the long work: a utilisation
+    out of range or given for rented chips, a provider or managed service in a mode that has none, a PUE under 1, an
+    unknown region or provider (a mistyped one matched no price: every cost '-', exit 0). Returns `as_of` checked."""
+    check_mode(pricing)
+    if utilisation is not None:
+        check_utilisation_share(utilisation)
+    check_utilisation(utilisation, pricing, "--utilisation", "--pricing owned")
+    check_rental_options(pricing, {"--provider": provider, "--managed": managed})
+    checked = check_as_of(as_of)
+    if pue is not None:
+        check_pue(pue)
+    if region is not None:
+        check_region(catalog, region)
+    check_provider(catalog, provider)
+    return checked
+
+
 def check_as_of(as_of: Any) -> str | None:
     """An as_of date (prices dated after it are ignored) as the catalog dates them, YYYY, YYYY-MM or YYYY-MM-DD,
     or one line: 'garbage' had passed, after every date as text, and ignored nothing."""
@@ -674,16 +702,7 @@ def plan_training(
     check_mode(pricing)
     precision = training_precision(precision)  # 'FP8' as fp8, once, before the long work
     one_of(recovery, RECOVERIES, "recovery")
-    if utilisation is not None:
-        check_utilisation_share(utilisation)
-    check_utilisation(utilisation, pricing, "--utilisation", "--pricing owned")
-    check_rental_options(pricing, {"--provider": provider, "--managed": managed})
-    as_of = check_as_of(as_of)
-    if pue is not None:
-        check_pue(pue)
-    if region is not None:
-        check_region(catalog, region)  # validate once, before the long work
-    check_provider(catalog, provider)  # a mistyped one matched no price: every cost '-', exit 0
+    as_of = check_economics_options(catalog, pricing, region, provider, utilisation, pue, managed, as_of)
     start = time.perf_counter()
     model = load_model(catalog, model_name)
     hw = hardware(catalog)

@@ -23,6 +23,7 @@ from chipwise.interfaces.cli.common import (
     console,
     figure_table,
     print_json,
+    transient_bar,
     whatif_banner,
     whatif_lines,
 )
@@ -94,7 +95,6 @@ def validate(
     """Predict each published run in a CSV (or each kernel timed on a GPU) and report the errors by chip and by
     source family."""
     from chipwise.validation.consistency import SELF_CONSISTENCY_TOLERANCE
-    from chipwise.validation.run import validate_path
 
     if explain and rows:
         # --explain prints the named rows instead of validating the file: --rows had been dropped in silence
@@ -103,7 +103,7 @@ def validate(
     if explain:
         _explain(cat, data, explain, as_json)
         return
-    report: dict[str, Any] = validate_path(cat, data)
+    report = _validated(cat, data)
     kind = report["kind"]
     if as_json:
         # what a --set or --catalog changed, as the table's banner says it (errors measured against a what-if)
@@ -153,6 +153,20 @@ def validate(
             + "; ".join(f"{x['id']} ({x['reason']})" for x in report["skipped"][:8])
             + (" ..." if len(report["skipped"]) > 8 else "")
         )
+
+
+def _validated(catalog: Catalog, data: Path) -> dict[str, Any]:
+    """The file's validation, with a bar on stderr counting its rows (on a terminal only, gone once the tables
+    print): a serving file had shown nothing for minutes. stdout, --json's, is left alone."""
+    from chipwise.validation.run import validate_path
+
+    bar, task = transient_bar("validate")
+
+    def tell(done: int, total: int) -> None:
+        bar.update(task, description=data.name, completed=done, total=total)
+
+    with bar:
+        return validate_path(catalog, data, tell)
 
 
 def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +14,19 @@ from chipwise.validation.kernels import is_kernel_file, validate_kernels
 from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.training import predict_row
 
+#: told of each row done: (rows done, rows in the file), as `chipwise validate`'s progress bar counts them
+RowProgress = Callable[[int, int], None]
 
-def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
+
+def validate_training(catalog: Catalog, path: Path, progress: RowProgress | None = None) -> dict[str, Any]:
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
     known = frozenset(catalog.chips)
     rows = read_training(path, known_chips=known, aliases=hardware(catalog).chip_aliases())
     require_unique_ids(path, [r.id for r in rows])
-    for row in rows:
+    for done, row in enumerate(rows):
+        if progress is not None:
+            progress(done, len(rows))
         if row.skip_reason:
             skipped.append((row.id, row.skip_reason))
             continue
@@ -34,17 +40,20 @@ def validate_training(catalog: Catalog, path: Path) -> dict[str, Any]:
                 p.id, p.chip, p.metric, p.measured, p.predicted, p.plan_source, p.source_family, p.notes, stat=p.stat
             )
         )
+    if progress is not None:
+        progress(len(rows), len(rows))
     return summarise("train", results, skipped)
 
 
-def validate_file(catalog: Catalog, path: Path, kind: str) -> dict[str, Any]:
+def validate_file(catalog: Catalog, path: Path, kind: str, progress: RowProgress | None = None) -> dict[str, Any]:
+    """A file's validation by its `kind`, `progress` told of each row (a kernel file's few are not counted)."""
     if kind == "train":
-        return validate_training(catalog, path)
+        return validate_training(catalog, path, progress)
     if kind == "kernels":
         return validate_kernels(catalog, path)
     from chipwise.validation.serving import validate_serving
 
-    return validate_serving(catalog, path)
+    return validate_serving(catalog, path, progress)
 
 
 def data_kind(path: Path) -> str:
@@ -58,10 +67,11 @@ def data_kind(path: Path) -> str:
 NAMED_SKIPS = 3
 
 
-def validate_path(catalog: Catalog, path: Path) -> dict[str, Any]:
-    """Validate a ground-truth CSV, training or serving as its header says; one line naming why where no row could
-    be predicted (it had reported 'MAPE nan%' and empty tables, exit 0)."""
-    report = validate_file(catalog, path, data_kind(path))
+def validate_path(catalog: Catalog, path: Path, progress: RowProgress | None = None) -> dict[str, Any]:
+    """Validate a ground-truth CSV, training or serving as its header says, `progress` told of each row (a serving
+    file ran for minutes with no sign); one line naming why where no row could be predicted (it had reported 'MAPE
+    nan%' and empty tables, exit 0)."""
+    report = validate_file(catalog, path, data_kind(path), progress)
     if report["summary"]["rows_predicted"] == 0:
         skipped = report["skipped"]
         named = "; ".join(f"{x['id']} ({str(x['reason']).split(' Fix:')[0]})" for x in skipped[:NAMED_SKIPS])

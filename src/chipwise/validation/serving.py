@@ -21,6 +21,7 @@ serving_simulation runs it and compares the measurements with the prediction.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,17 @@ def catalog_rows(catalog: Catalog, path: Path) -> list[InferenceRow]:
     return rows
 
 
-def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
-    """`chipwise validate` on a serving ground-truth CSV: one entry per measured metric of each row."""
+def validate_serving(
+    catalog: Catalog, path: Path, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
+    """`chipwise validate` on a serving ground-truth CSV: one entry per measured metric of each row, `progress` told
+    of each row begun (rows done, rows in the file)."""
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
-    for row in catalog_rows(catalog, path):
+    rows_read = catalog_rows(catalog, path)
+    for done, row in enumerate(rows_read):
+        if progress is not None:
+            progress(done, len(rows_read))
         try:
             rows = predict_row(catalog, row)
         except ChipwiseError as exc:
@@ -61,6 +68,8 @@ def validate_serving(catalog: Catalog, path: Path) -> dict[str, Any]:
             skipped.append((row.id, "no metric could be predicted"))
             continue
         results.extend(rows)
+    if progress is not None:
+        progress(len(rows_read), len(rows_read))
     return summarise("serve", results, skipped)
 
 

@@ -43,21 +43,28 @@ def _say(markup: str) -> None:
         kept.append(Text.from_markup(markup).plain)
 
 
-def ranking_notes(report: dict[str, Any]) -> list[str]:
+#: the interfaces a note's fix is worded for: the command line's flags, or the web page's API fields
+WHERE = ("cli", "web")
+
+
+def ranking_notes(report: dict[str, Any], where: str = "cli") -> list[str]:
     """The notes plan train prints under its ranking about its rows (failures at scale, left-out and billed chips,
     the precision computed, user and missing prices, another region's, carried efficiencies, a default batch past
-    the largest published), as plain text: the web page had drawn none of them."""
+    the largest published), as plain text: the web page had drawn none of them. `where` 'web': each fix names the
+    API's field or the server's start-up option, not a command-line flag (the page had been told
+    '--global-batch-tokens' and '--set trn4.unit_price=USD', which it cannot give)."""
     kept: list[str] = []
     token = _COLLECTED.set(kept)
     try:
-        _row_notes(report)
+        _row_notes(report, where)
     finally:
         _COLLECTED.reset(token)
     return kept
 
 
-def _row_notes(report: dict[str, Any]) -> None:
-    """The notes about the ranking's rows that the CLI prints and the web page draws (one list for both)."""
+def _row_notes(report: dict[str, Any], where: str = "cli") -> None:
+    """The notes about the ranking's rows that the CLI prints and the web page draws (one list for both), their
+    fixes worded for `where` (WHERE)."""
     rows = report["results"]
     if not rows:
         return
@@ -68,13 +75,19 @@ def _row_notes(report: dict[str, Any]) -> None:
     _billed_notes(rows, names)
     _precision_notes(rows, names)
     _user_price_notes(rows, names)
-    _price_notes(rows, names)
+    _price_notes(rows, names, where)
     _spot_note(rows)
     _region_note(report, names)
+    _term_commitment_note(rows, names)
     _carried_efficiency_note(rows)
-    _unfitted_efficiency_note(rows)
-    _batch_note(report)
-    _under_one_batch_note(report, names)
+    _unfitted_efficiency_note(rows, where)
+    _batch_note(report, where)
+    _under_one_batch_note(report, names, where)
+
+
+def _batch_option(where: str) -> str:
+    """The option that sets the global batch, as `where` (WHERE) takes it."""
+    return "the global_batch_tokens field" if where == "web" else "--global-batch-tokens"
 
 
 def _title(report: dict[str, Any]) -> str:
@@ -249,28 +262,47 @@ def _commitment_notes(rows: list[dict[str, Any]]) -> None:
             console.print(f"[dim]{escape(note)}[/]")
 
 
+def _term_commitment_note(rows: list[dict[str, Any]], names: list[str]) -> None:
+    """What each reserved row's term commits its fleet to, one line for the ranking ('the reserved-1y term commits
+    each fleet to: 1 h100-sxm $255,177; 2 trn2 $180,420'): the reservation's note, once, has no row's figure (it
+    had printed once a row, 30 lines differing only in their dollars)."""
+    reserved = [
+        (i, name, r) for i, (name, r) in enumerate(zip(names, rows, strict=True), start=1) if r.get("reservation")
+    ]
+    if reserved:
+        terms = "; ".join(f"{i} {name} {_term_usd(r)}" for i, name, r in reserved)
+        _say(f"[dim]the {reserved[0][2]['pricing']} term commits each fleet to: {terms}[/]")
+
+
+def _term_usd(r: dict[str, Any]) -> str:
+    """What a reserved row's term commits its fleet to, in whole dollars ('$255,177')."""
+    return f"${r['reservation']['term_cost_usd']:,.0f}"
+
+
 def _carried_efficiency_note(rows: list[dict[str, Any]]) -> None:
     """Chips no training run of whose family is in the fit: they run at a predecessor's fitted fractions of peak."""
     if note := fmt.carried_efficiency_note(rows):
         _say(f"[dim]{escape(note)}[/]")
 
 
-def _unfitted_efficiency_note(rows: list[dict[str, Any]]) -> None:
+def _unfitted_efficiency_note(rows: list[dict[str, Any]], where: str = "cli") -> None:
     """Chips whose families' training efficiencies are unfitted priors (train.explain.unfitted_reason): no published
     run of theirs, nor of a family they take theirs from, is in the fit, and a prior's zero framework overheads lean
     fast (Gaudi 2's one published run, MLPerf's GPT-3 175B on 1,024, took 66.24 min where chipwise prices 46.3)."""
-    if note := fmt.unfitted_efficiency_note(rows):
+    reason_at = "efficiency_unfitted_reason in /api/plan/train's answer" if where == "web" else None
+    if note := fmt.unfitted_efficiency_note(rows, *([reason_at] if reason_at else [])):
         _say(f"[yellow]{escape(note)}[/]")
 
 
-def _price_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
-    """Why a row's price is '-' (SageMaker on a TPU, a Capacity Block off AWS), once a chip (or system)."""
+def _price_notes(rows: list[dict[str, Any]], names: list[str], where: str = "cli") -> None:
+    """Why a row's price is '-' (SageMaker on a TPU, a Capacity Block off AWS), once a chip (or system); a --set fix
+    worded for the web page where it draws them (fmt.server_set)."""
     said: set[str] = set()
     for name, r in zip(names, rows, strict=True):
         note = r.get("price_note")
         if note and name not in said:
             said.add(name)
-            _say(f"[dim]no price: {name}: {note}[/]")
+            _say(f"[dim]no price: {name}: {escape(fmt.server_set(note) if where == 'web' else note)}[/]")
 
 
 def _spot_note(rows: list[dict[str, Any]]) -> None:
@@ -426,7 +458,7 @@ def _billed_notes(rows: list[dict[str, Any]], names: list[str]) -> None:
             )
 
 
-def _batch_note(report: dict[str, Any]) -> None:
+def _batch_note(report: dict[str, Any], where: str = "cli") -> None:
     """A default batch past the largest published one (it grows with the fleet so that data parallelism can use it):
     past the critical batch size a run needs more tokens for the same loss, which the time shown leaves out."""
     batch = max((r["global_batch_tokens"] for r in report["results"]), default=0)
@@ -435,12 +467,12 @@ def _batch_note(report: dict[str, Any]) -> None:
     _say(
         f"[yellow]the default batch grows with the fleet (1,024 tokens a chip): {fmt.count(batch)} tokens here, past "
         f"the {fmt.count(LARGEST_PUBLISHED_BATCH_TOKENS)} Llama 3 405B trained with; past the critical batch size a "
-        "run needs more tokens for the same loss, which this time to train leaves out. Fix: give "
-        "--global-batch-tokens.[/]"
+        f"run needs more tokens for the same loss, which this time to train leaves out. Fix: give "
+        f"{_batch_option(where)}.[/]"
     )
 
 
-def _under_one_batch_note(report: dict[str, Any], names: list[str]) -> None:
+def _under_one_batch_note(report: dict[str, Any], names: list[str], where: str = "cli") -> None:
     """Rows whose batch holds more than the tokens asked: each is priced as one whole step, and $/Mtok is that
     step's rate (predict's batch_note). Llama 3.1 8B on 8 H100s with --tokens 1000 had ranked at $0.25 beside
     0.25 $/Mtok, $253 a million over the 1,000 tokens asked, with nothing between them."""
@@ -464,7 +496,7 @@ def _under_one_batch_note(report: dict[str, Any], names: list[str]) -> None:
     _say(
         f"[yellow]the {tokens:,.0f} tokens asked are under one batch ({' or '.join(f'{b:,.0f}' for b in batches)} "
         f"tokens on {rows}): each run is priced as one whole step, and $/Mtok is that step's rate, not the cost over "
-        f"the tokens asked{over}. Fix: give --global-batch-tokens to price a smaller step.[/]"
+        f"the tokens asked{over}. Fix: give {_batch_option(where)} to price a smaller step.[/]"
     )
 
 
@@ -771,7 +803,7 @@ def _economics_rows(head: Table, r: dict[str, Any]) -> None:
     if (spares := spares_text(r)) is not None:
         head.add_row("spare chips (expected figures)", spares)
     if r.get("reservation"):
-        head.add_row("reservation", f"[dim]{escape(r['reservation']['note'])}[/]")
+        head.add_row("reservation", f"[dim]{escape(r['reservation']['note'])}; the term commits {_term_usd(r)}[/]")
     if idle := r.get("owned_idle_hours"):
         head.add_row(
             "owned idle hours, ideal",

@@ -31,8 +31,9 @@ from chipwise.planner.sensitivity import DEFAULT_STEP, MAX_STEP, METRICS
 from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving_inputs import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
+from chipwise.planner.serving_split import worded_for
 from chipwise.planner.training import OBJECTIVES, plan_training
-from chipwise.serve.quant import RELEASED, WEIGHT_PRECISIONS
+from chipwise.serve.quant import KV_PRECISIONS, RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.counts import Count, IntCount, read_count
@@ -86,6 +87,7 @@ class PlanTrainRequest(StrictModel):
     region: str | None = None
     seq_len: IntCount | None = None
     global_batch_tokens: Count | None = None
+    utilisation: float | None = None  # an owned fleet's busy share of its hours, as plan train's --utilisation
     top: IntCount | None = None
 
 
@@ -99,6 +101,7 @@ _FIELD_FIX = {
     "seq_len": "give a whole number above 0, e.g. 8192",
     "global_batch_tokens": "give a number above 0, e.g. 4e6, or text such as '4M'",
     "top": "give a whole number of rows above 0, e.g. 10",
+    "utilisation": "give an owned fleet's busy share of its hours in [0.01, 1], e.g. 0.7",
     "rate": "give requests/s as a number above 0, e.g. 5, or numeric text such as '5' or '2k'",
     "concurrency": "give a whole number of users above 0, e.g. 64, or numeric text such as '64'",
     "input_tokens": "give a whole number above 0, e.g. 1024",
@@ -184,16 +187,37 @@ def _draft_presets(cat: Catalog, options: Iterable[str | None]) -> None:
                 _preset(cat, spec.draft_model)
 
 
+def _known_hardware(cat: Catalog, ids: Iterable[str]) -> list[str]:
+    """`ids` where the catalog holds each, else one line naming the endpoint that lists them: the command line's
+    fix ('run chipwise catalog list') had been given to the page, where an unknown model is told GET /api/models."""
+    hw, named = hardware(cat), list(ids)
+    for name in named:
+        try:
+            hw.system(name)
+        except UnknownNameError as exc:
+            if exc.name != name:  # another name it rests on (a fabric, a chip of a system): its own line
+                raise
+            raise UnknownNameError(
+                "chip or system", name, [*cat.chips, *cat.systems], hint="GET /api/catalog lists them"
+            ) from None
+    return named
+
+
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
     req = _parse(PlanTrainRequest, body, "plan request", PLAN_TRAIN_EXAMPLE)
+    if req.utilisation is not None and req.pricing != "owned":  # the planner's refusal names the CLI's flags
+        raise ChipwiseError(
+            f"utilisation {req.utilisation:g} prices owned chips, but pricing is {req.pricing}: rented chips are paid "
+            "by the hour used. Fix: set pricing to owned, or leave utilisation out."
+        )
     cat = settings.catalog()
     _preset(cat, req.model)
     report = plan_training(
         cat,
         req.model,
         req.chips,
-        hardware_ids(cat, req.hardware),
+        _known_hardware(cat, hardware_ids(cat, req.hardware)),
         tokens=read_count(req.tokens, "tokens"),  # at most MAX_TRAIN_TOKENS, as the CLI and /api/predict read it
         seq_len=req.seq_len,
         global_batch_tokens=req.global_batch_tokens,
@@ -201,21 +225,23 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
         objective=req.objective,
         pricing=req.pricing,
         region=req.region,
+        utilisation=req.utilisation,
     )
     if req.top is not None:
         report["results"] = report["results"][: req.top]
     points, _ = training_points(report)
     front = pareto_front([p.days for p in points], [p.musd for p in points])
     report["pareto"] = sorted(points[k].index for k in front)
-    report["notes"] = ranking_notes(report)  # what plan train says under its tables about its rows, as text
-    return {**report, "what_if": whatif_lines(cat)}
+    # what plan train says under its tables about its rows, as text, each fix worded for the page (its fields)
+    report["notes"] = ranking_notes(report, where="web")
+    return {**fmt.web_worded(report), "what_if": whatif_lines(cat)}
 
 
 def predict(body: Any, settings: Settings) -> dict[str, Any]:
     """One scenario (DESIGN.md's contract, kind train or serve) -> the prediction. Its model is a preset and its
     lengths are numbers or distributions: a trace file or a config.json would be read from the server."""
     cat = settings.catalog()
-    result = with_batch_note(predict_scenario(cat, _scenario(body, cat)))
+    result = fmt.web_worded(with_batch_note(predict_scenario(cat, _scenario(body, cat))))
     if result.get("kind") == "serve":  # predict's warnings, which the page draws as the table's rows
         result["caveats"] = caveats(result)
     # what the server's --set or --catalog changed, as the CLI's --json and chipwise.api say it (it had said nothing)
@@ -250,6 +276,7 @@ def _scenario(body: Any, cat: Catalog) -> Any:
         raise ChipwiseError("the request body must be a JSON object. Fix: send a scenario (docs/guide.md).")
     scenario = load_scenario(json.dumps(dict(body)), cat)
     _preset(cat, scenario.model)
+    _known_hardware(cat, [scenario.hardware])
     if isinstance(scenario, ServeScenario):
         _draft_presets(cat, [scenario.speculative])
     if isinstance(scenario, ServeScenario) and scenario.trace_path() is not None:
@@ -306,7 +333,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     ids, unrunnable = plan_serve_inputs(  # what the CLI and the API check before the search
         cat,
         _preset(cat, req.model),
-        hardware_ids(cat, req.hardware),
+        _known_hardware(cat, hardware_ids(cat, req.hardware)),
         req.input_tokens,
         req.output_tokens,
         req.engine,
@@ -331,10 +358,12 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         router=req.router,
         workers=cpu_count(),  # long checks side by side, as on the CLI (the server's main is the chipwise command)
     )
-    report["skipped"].extend(unrunnable)
+    # the split note's fix names the engine as this interface's field does, not the command line's --engine
+    report["skipped"] = [*worded_for(report["skipped"], "web"), *unrunnable]
     # the first `top` rows and those the simulated checks point to, as --json keeps them (a check's rank had
     # indexed a row cut away)
-    return {**fmt.explain_plan_serve(fmt.first_rows(report, req.top)), "what_if": whatif_lines(cat)}
+    answer = fmt.web_worded(fmt.explain_plan_serve(fmt.first_rows(report, req.top)))  # a --set fix: the server's
+    return {**answer, "what_if": whatif_lines(cat)}
 
 
 def catalog_summary(settings: Settings) -> dict[str, Any]:
@@ -379,6 +408,9 @@ def catalog_summary(settings: Settings) -> dict[str, Any]:
         "serving_precisions": [RELEASED, *WEIGHT_PRECISIONS],
         "objectives": list(OBJECTIVES),
         "pricing_modes": list(MODES),  # the rental modes and an owned fleet's TCO, as plan train takes them
+        # the serving plan's KV-cache formats and engines, as plan serve's --kv-precision and --engine take them
+        "kv_precisions": list(KV_PRECISIONS),
+        "engines": [e for e in cat.engines if e != "default"],
         # what a server started with --set or --catalog answers from, as the CLI's WHAT-IF banner says it (the page
         # had shown a changed catalog's answers with no word)
         "what_if": whatif_lines(cat),

@@ -8,8 +8,10 @@
     POST /api/plan/serve   {model, rate | concurrency | offline, input_tokens, output_tokens, slo, hardware,
                             precision, speculative, ...} -> the cheapest fleets, simulated
 
-HEAD answers as GET without the body. Bad input answers HTTP 400 with {"error": "<one line: the problem. Fix: ...>"};
-a body too large 413, one that stops arriving 408, another method 405 (with an Allow header): JSON all the same.
+HEAD answers as GET without the body; a POST body comes with its Content-Length or chunked (Transfer-Encoding:
+chunked, as curl sends a body it reads from a pipe), at most MAX_BODY_BYTES either way. Bad input answers HTTP 400
+with {"error": "<one line: the problem. Fix: ...>"}; a body too large 413, one that stops arriving 408, another
+method 405 (with an Allow header): JSON all the same.
 
 Other web sites are refused: a POST whose body is not `application/json` 415 (a `text/plain` or form POST is one a
 page on any site may send without asking), and a request whose Host is not the server's address, or whose Origin is
@@ -42,6 +44,10 @@ READ_TIMEOUT_S = 30.0
 #: were read as the next request, and a socket closed on them resets the connection before the client reads the answer
 MAX_SKIPPED_BYTES = 16 * MAX_BODY_BYTES
 _SKIP_CHUNK = 1 << 16
+#: the longest line of a chunked body's framing read (a chunk's size with its extensions, a trailer)
+MAX_CHUNK_LINE = 1 << 12
+#: what a chunked body whose framing cannot be read is told
+CHUNKED_FIX = "Fix: send the body chunked as HTTP/1.1 frames it, or with a Content-Length."
 PAGES = ("/", "/index.html")
 #: what a request in another method is told (405, and 501 for a method the standard library has no name for)
 METHODS_FIX = "GET the page or /api/catalog and /api/models, POST a JSON body to the other /api/... (see docs/web.md)"
@@ -75,6 +81,11 @@ def allowed_methods(path: str) -> str | None:
     if path in POST_ROUTES:
         return "POST"
     return None
+
+
+def chunked(headers: Message) -> bool:
+    """Whether a request's body comes in chunks (Transfer-Encoding: chunked, and no other coding)."""
+    return (headers.get("Transfer-Encoding") or "").strip().lower() == "chunked"
 
 
 def declared_length(headers: Message) -> int | None:
@@ -235,18 +246,7 @@ class Handler(BaseHTTPRequestHandler):
             )
 
     def _json_body(self) -> Any:
-        length = declared_length(self.headers)
-        if length is None:
-            raise ChipwiseError("the request body has no Content-Length. Fix: send a JSON body with its length.")
-        if length <= 0:
-            raise ChipwiseError("the request has no body. Fix: send a JSON object.")
-        if length > MAX_BODY_BYTES:
-            self.close_connection = True
-            raise RequestError(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                f"the request body is over {MAX_BODY_BYTES:,} bytes. Fix: send a smaller JSON object.",
-            )
-        raw = self._read_body(length)
+        raw = self._read_chunked() if chunked(self.headers) else self._read_sized()
         try:
             return load_json(raw)  # a key given twice refused (json keeps the last silently), as the CLI refuses it
         except RepeatedKeyError as exc:
@@ -258,6 +258,89 @@ class Handler(BaseHTTPRequestHandler):
                 raise long from None
             where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
             raise ChipwiseError(f"the request body is not valid JSON{where}. Fix: send a JSON object.") from None
+
+    def _read_sized(self) -> bytes:
+        """The body its Content-Length announces; one line where it has none that can be read, none, or too much."""
+        length = declared_length(self.headers)
+        if length is None:
+            coding = self.headers.get("Transfer-Encoding")
+            self.close_connection = coding is not None  # its bytes cannot be skipped: the connection ends
+            raise ChipwiseError(
+                f"the request body's Transfer-Encoding '{coding}' is not read. Fix: send the body with a "
+                "Content-Length, or chunked."
+                if coding is not None
+                else "the request body has no Content-Length that is a number. Fix: send a JSON body with its length."
+            )
+        if length <= 0:
+            raise ChipwiseError("the request has no body. Fix: send a JSON object.")
+        if length > MAX_BODY_BYTES:
+            raise self._too_large()
+        return self._read_body(length)
+
+    def _too_large(self) -> RequestError:
+        """A body over MAX_BODY_BYTES: 413, and the connection ends (the rest is not read)."""
+        self.close_connection = True
+        return RequestError(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"the request body is over {MAX_BODY_BYTES:,} bytes. Fix: send a smaller JSON object.",
+        )
+
+    def _read_chunked(self) -> bytes:
+        """A chunked body (Transfer-Encoding: chunked, RFC 9112 7.1): each chunk's hexadecimal size line, its bytes
+        and CRLF, to a chunk of size 0 and the trailer's blank line; at most MAX_BODY_BYTES in all (413 past it).
+        Framing that cannot be read, or that stops, ends the connection, its bytes out of step with the requests.
+        It had been refused ('the request body has no Content-Length')."""
+        self.body_unread = False
+        self.close_connection = True  # until the last chunk is read: a refusal leaves the rest unread
+        parts: list[bytes] = []
+        size = 0
+        try:
+            while (n := self._chunk_size()) > 0:
+                size += n
+                if size > MAX_BODY_BYTES:
+                    raise self._too_large()
+                parts.append(self._chunk_bytes(n))
+            while self._chunk_line() not in (b"", b"\r\n", b"\n"):  # the trailer's fields, to its blank line
+                pass
+        except TimeoutError:
+            raise RequestError(
+                HTTPStatus.REQUEST_TIMEOUT,
+                f"the chunked request body stopped arriving for {self.timeout:g} s before its last chunk. Fix: send "
+                "the whole body, ending with a chunk of size 0.",
+            ) from None
+        self.close_connection = False
+        if size == 0:
+            raise ChipwiseError("the request has no body. Fix: send a JSON object.")
+        return b"".join(parts)
+
+    def _chunk_line(self) -> bytes:
+        """One line of a chunked body's framing, with its line end; one line where it stops or runs too long."""
+        line = self.rfile.readline(MAX_CHUNK_LINE + 1)
+        if not line.endswith(b"\n"):
+            what = (
+                "a line of its framing is too long" if len(line) > MAX_CHUNK_LINE else "it ended before its last chunk"
+            )
+            raise ChipwiseError(f"the chunked request body cannot be read: {what}. {CHUNKED_FIX}")
+        return line
+
+    def _chunk_size(self) -> int:
+        """The size of the next chunk, its extensions (';name=value') dropped."""
+        text = self._chunk_line().split(b";")[0].strip()
+        try:
+            n = int(text, 16)
+        except ValueError:
+            n = -1
+        if n < 0 or not text.isalnum():
+            shown = text[:20].decode("ascii", "replace")
+            raise ChipwiseError(f"a chunk's size '{shown}' is not a hexadecimal number. {CHUNKED_FIX}")
+        return n
+
+    def _chunk_bytes(self, n: int) -> bytes:
+        """A chunk's `n` bytes and the line end after them."""
+        data = self.rfile.read(n)
+        if len(data) < n or self._chunk_line().strip():
+            raise ChipwiseError(f"a chunk is not the size its line announces ({n:,} bytes). {CHUNKED_FIX}")
+        return data
 
     def _read_body(self, length: int) -> bytes:
         """The body's `length` bytes; a body that stops short (it stalls past the timeout, or the client stops
