@@ -129,12 +129,13 @@ def test_the_hand_off_over_the_network_runs_at_the_end_that_carries_less(catalog
 
 
 def test_a_small_gain_of_the_mix_reads_as_a_tie_with_its_sign(catalog: Catalog) -> None:
-    """128 B200 beside 32 MI355X (70B): the mix runs 466,498 tokens/s against 463,286 for b200 alone, +0.7%. The
-    verdict had said 'fastest part alone (b200) is better by -1%'; within 2% it is a tie, with the signed gain."""
+    """128 B200 beside 32 MI355X (70B): the mix runs 463,372 tokens/s against 463,275 for b200 alone, +0.02% (+0.7%
+    before each B200 stage of the PP2 part paid its hand-offs to the next). The verdict had said 'fastest part alone
+    (b200) is better by -1%'; within 2% it is a tie, with the signed gain."""
     r = plan_hetero_training(catalog, "llama-3.1-70b", {"b200": 128, "mi355x": 32}, tokens=1e12)
     gain = r["mixed"]["tokens_per_s"] / r["fastest_part"]["tokens_per_s"] - 1.0
-    assert gain == pytest.approx(0.0069, abs=5e-4)
-    assert r["verdict"] == "mix within 2% of b200 alone (+0.7% in throughput)"
+    assert gain == pytest.approx(0.0002, abs=5e-4)
+    assert r["verdict"] == "mix within 2% of b200 alone (+0.0% in throughput)"
     assert "better by" not in r["verdict"]
 
 
@@ -175,7 +176,8 @@ def test_the_precision_is_stated_and_a_part_without_its_units_computes_wider(
     assert fp8["precision"] == "fp8" and fp8["compute_precision"] == {"trn1": "bf16", "a100-80gb": "bf16"}
     assert [a["compute_precision"] for a in fp8["alone"]] == ["bf16", "bf16"]
     assert fp8["mixed"]["memory_per_chip_gib"] == bf16["mixed"]["memory_per_chip_gib"]
-    assert fp8["mixed"]["tokens_per_s"] == pytest.approx(35_473, rel=1e-3)
+    # 35,473 before each stage paid its chip's fixed cost per micro-batch and the A100 PP2 part its hand-offs
+    assert fp8["mixed"]["tokens_per_s"] == pytest.approx(35_096, rel=1e-3)
     assert run(["plan", "hetero", "--model", "llama-3.1-70b", "--fleet", "trn1=64,a100-80gb=64", "--tokens", "1T",
                 "--precision", "fp8"]) == 0  # fmt: skip
     out = " ".join(capsys.readouterr().out.split())

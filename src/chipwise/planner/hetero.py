@@ -15,6 +15,7 @@ from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
 from chipwise.economics.energy import EnergySite
 from chipwise.economics.power import power_model
 from chipwise.economics.providers import network_gap
+from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
@@ -23,6 +24,7 @@ from chipwise.planner.training import (
     SystemEconomics,
     _ideal_and_expected,
     attach_economics,
+    check_economics_options,
     default_global_batch,
     make_job,
     system_economics,
@@ -51,6 +53,30 @@ class Link(NamedTuple):
     per_chip: dict[str, float]
     latency_s: float
     per_path: float = math.inf
+
+
+class Pricing(NamedTuple):
+    """How the mix and each part alone are priced: plan train's economics options (attach_economics's), the mix's
+    parts each at its own chip's price in the mode (an owned part at its own TCO)."""
+
+    pricing: str = "on-demand"
+    region: str | None = None
+    provider: str | None = None
+    utilisation: float | None = None
+    pue: float | None = None
+
+    def economics(self, catalog: Catalog, system: System, chips: int) -> SystemEconomics:
+        """`chips` of `system` priced, sited and powered as plan train prices them alone."""
+        return system_economics(
+            catalog,
+            system,
+            chips,
+            self.pricing,
+            self.region,
+            self.provider,
+            utilisation=self.utilisation,
+            pue=self.pue,
+        )
 
 
 def parse_fleet(spec: str) -> dict[str, int]:
@@ -118,9 +144,12 @@ def _racks(domain: System, fleet: dict[str, int], ids: list[str]) -> int:
     )
 
 
-def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple[list[Part], Link, str, int]:
+def _parts(
+    catalog: Catalog, fleet: dict[str, int], hybrid: str | None, pricing: str = "on-demand"
+) -> tuple[list[Part], Link, str, int]:
     """The fleet's two parts, what joins them, its name, and the hybrid racks the fleet fills (0 over the
-    network)."""
+    network); over the network, the two must be able to share one (network_gap, in the `pricing` mode: an owned
+    fleet joins any two chips it can buy on its own network)."""
     _two_types(fleet)
     for name, n in fleet.items():
         if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
@@ -157,7 +186,7 @@ def _parts(catalog: Catalog, fleet: dict[str, int], hybrid: str | None) -> tuple
         path = domain.path_bandwidth(ids[0], ids[1])
         return parts, Link(ports, link[1], path), f"{domain.id} scale-up fabric", racks
     systems = [hw.system(n) for n in names]
-    gap = network_gap(catalog, systems[0], systems[1])
+    gap = network_gap(catalog, systems[0], systems[1], pricing=pricing)
     if gap:
         raise ChipwiseError(gap)
     nics = {s.chip.id: s.scaleout_bandwidth_per_chip * s.scaleout_fabric.bus_efficiency for s in systems}
@@ -192,17 +221,34 @@ ECONOMICS = (
 )
 
 
-def _single(catalog: Catalog, model: ModelSpec, job: TrainingJob, system: System, chips: int) -> dict[str, Any] | str:
-    """A part's best plan alone, priced as plan train prices it; or why it has none (its search's one line)."""
+def _single(
+    catalog: Catalog, model: ModelSpec, job: TrainingJob, part: Part, how: Pricing, econ: SystemEconomics
+) -> dict[str, Any] | str:
+    """A part's best plan alone, priced as plan train prices it (`econ`: how.economics of the part); or why it has
+    none (its search's one line)."""
+    system, chips = part.system, part.chips
     try:
         search = search_plans(model, job, system, chips)
     except InfeasibleError as exc:
         return str(exc)
     r = plan_result(search, search.best)
-    # priced as plan train prices it (its default on-demand, best-recovery basis): the same plan had read $0.84/M
-    # here and $0.86/M there, the ideal cost against the expected one with failure downtime
-    attach_economics(r, catalog, system, chips, model=model)
+    # priced as plan train prices it (in the mode asked for, best recovery): the same plan had read $0.84/M here and
+    # $0.86/M there, the ideal cost against the expected one with failure downtime
+    attach_economics(
+        r,
+        catalog,
+        system,
+        chips,
+        how.pricing,
+        how.region,
+        how.provider,
+        model=model,
+        utilisation=how.utilisation,
+        pue=how.pue,
+        econ=econ,
+    )
     keep = ("step_time_s", "tokens_per_s", "plan", "dominated_by", "projected", "precision", "compute_precision")
+    priced = ("pricing", "region", "pue", "billed_chips", "price_usd_per_chip_hour", "price_source", "price_note")
     return {
         "hardware": system.chip.id,
         "system": system.id,
@@ -210,6 +256,7 @@ def _single(catalog: Catalog, model: ModelSpec, job: TrainingJob, system: System
         **{k: r[k] for k in keep},
         **({"time_to_train_s": r["time_to_train_s"]} if "time_to_train_s" in r else {}),
         **{k: r[k] for k in ECONOMICS if k in r},
+        **{k: r[k] for k in priced if k in r},
         "spare_fraction": r["reliability"]["spare_fraction"],
     }
 
@@ -295,11 +342,21 @@ def plan_hetero_training(
     global_batch_tokens: float | None = None,
     precision: str = "bf16",
     hybrid: str | None = None,
+    *,
+    pricing: str = "on-demand",
+    region: str | None = None,
+    provider: str | None = None,
+    utilisation: float | None = None,
+    pue: float | None = None,
 ) -> dict[str, Any]:
-    """Best mixed pipeline (both stage orders) against each part alone; with the verdict and its reason."""
+    """Best mixed pipeline (both stage orders) against each part alone; with the verdict and its reason. The
+    economics options (`pricing`, `region`, `provider`, `utilisation` for owned fleets, `pue`) are plan train's
+    (attach_economics's), for the mix's parts and each part alone."""
     start = time.perf_counter()
+    check_economics_options(catalog, pricing, region, provider, utilisation, pue)
+    how = Pricing(pricing, region, provider, utilisation, pue)
     model = load_model(catalog, model_name)
-    parts, link, link_name, racks = _parts(catalog, fleet, hybrid)
+    parts, link, link_name, racks = _parts(catalog, fleet, hybrid, pricing)
     domain = hardware(catalog).system(hybrid) if hybrid else None
     rack = domain.id if domain else None
     total = sum(fleet.values())
@@ -308,7 +365,9 @@ def plan_hetero_training(
     found = [_mixed(model, job, a, b, link, racks) for a, b in orders]
     mixed = [m for m in found if isinstance(m, dict)]
     causes = [c for c in found if isinstance(c, str)]
-    singles = [_single(catalog, model, job, p.system, p.chips) for p in parts]
+    # each part priced, sited and powered as plan train prices it alone, for its row and the mix's economics
+    priced = {p.system.chip.id: how.economics(catalog, p.system, p.chips) for p in parts}
+    singles = [_single(catalog, model, job, p, how, priced[p.system.chip.id]) for p in parts]
     alone = [a for a in singles if isinstance(a, dict)]
     # a part that cannot train alone is named with its reason (it had been left out of the comparison unsaid)
     cannot = [
@@ -323,11 +382,9 @@ def plan_hetero_training(
     steps = job.steps
     if best_mixed is not None and steps is not None:
         best_mixed["time_to_train_s"] = best_mixed["step_time_s"] * steps
-    # each part priced, sited and powered on plan train's on-demand basis, for the mix's $/hour and economics
-    priced = {p.system.chip.id: system_economics(catalog, p.system, p.chips) for p in parts}
-    _add_costs(priced, best_mixed, alone, parts)
+    _add_costs(alone)
     if best_mixed is not None:
-        sited, site, site_note = _mix_site(catalog, priced, parts, domain)
+        sited, site, site_note = _mix_site(catalog, priced, parts, domain, how)
         _mixed_economics(catalog, sited, model, job, best_mixed, parts)
         best_mixed.update(
             {
@@ -349,6 +406,11 @@ def plan_hetero_training(
         "compute_precision": {p.system.chip.id: p.system.chip.native_precision(job.precision) for p in parts},
         # the parts whose chip lists the precision (at a wider one's rate: Gaudi 3's FP8), as plan_result says it
         "precision_listed": [p.system.chip.id for p in parts if job.precision in p.system.chip.flops],
+        # the economics options every row is priced with, as plan train gives them
+        "pricing": pricing,
+        "region": region,
+        "provider": provider,
+        "utilisation": utilisation,
         "link": {"between": link_name, "bandwidth_per_chip_Bps": link.per_chip, "latency_s": link.latency_s},
         # the hybrid racks the fleet fills (0: over the network) and where the mix's pipelines sit in them
         "racks": racks,
@@ -386,47 +448,32 @@ def _part_defaults(model: ModelSpec, job: TrainingJob, parts: list[Part]) -> dic
     return {chip: tokens for chip, tokens in own.items() if tokens != job.global_batch_tokens}
 
 
-def _add_costs(
-    priced: dict[str, SystemEconomics], mixed: dict[str, Any] | None, alone: list[dict[str, Any]], parts: list[Part]
-) -> None:
-    """Fleet $/hour (on-demand) and $ per million tokens for the mix and for each part alone, with each part's
-    price source (`price_source`; the mix's `price_sources` by chip), whose status says whether it is a catalog
-    estimate."""
-    rate: dict[str, float | None] = {}
-    sources: dict[str, dict[str, object] | None] = {}
-    billed: dict[str, float] = {}
-    for p in parts:
-        e = priced[p.system.chip.id]
-        # the chips billed, whole rental units, as the cost beside it bills them: 12 Trainium2 rent a 16-chip
-        # trn2.48xlarge, $43.68 an hour, where the column had read 12 x $2.73 = $32.76 beside a cost of $43.68 an hour
-        billed[p.system.chip.id] = e.billed
-        rate[p.system.chip.id] = e.quote.usd_per_chip_hour * e.billed if e.quote else None
-        sources[p.system.chip.id] = e.quote.record() if e.quote else None
-    for a in alone:  # its $/Mtok, ideal and expected, are plan train's (_single)
-        a["usd_per_hour"] = rate.get(a["hardware"])
-        a["billed_chips"] = billed.get(a["hardware"])
-        a["price_source"] = sources.get(a["hardware"])
-    if mixed is not None:
-        known = [v for v in rate.values() if v is not None]
-        mixed["usd_per_hour"] = sum(known) if len(known) == len(rate) else None
-        mixed["price_sources"] = sources
-        # the parts priced at two providers' rentals: one operator running both is assumed (network_gap)
-        mixed["providers"] = sorted({str(q["provider"]) for q in sources.values() if q and q.get("provider")})
+def _add_costs(alone: list[dict[str, Any]]) -> None:
+    """Each part alone's fleet $/hour: its price per chip-hour (attach_economics's: a rental quote, or an owned chip's
+    TCO with its share of the run's electricity) x the chips billed, whole rental units, as the cost beside it bills
+    them: 12 Trainium2 rent a 16-chip trn2.48xlarge, $43.68 an hour, where the column had read 12 x $2.73 = $32.76
+    beside a cost of $43.68 an hour. None where the part has no price in the mode."""
+    for a in alone:
+        price = a.get("price_usd_per_chip_hour")
+        a["usd_per_hour"] = price * a["billed_chips"] if price is not None else None
 
 
 def _mix_site(
-    catalog: Catalog, priced: dict[str, SystemEconomics], parts: list[Part], rack: System | None
+    catalog: Catalog, priced: dict[str, SystemEconomics], parts: list[Part], rack: System | None, how: Pricing
 ) -> tuple[dict[str, SystemEconomics], EnergySite, str]:
     """Each part's economics as the mixed pipeline runs it, its one site, and the line that says where: the hybrid
     rack's site (serving_economics.rack_site, as a split's pools in the rack are sited), or over the network
     _network_site, each part then drawing the scale-out fabric its hand-off crosses. Each part keeps its own price
     quote. The parts had been sited as each alone: Llama 3.1 70B on 36 trn4 + 36 gb300 in trn4-gb300-fusion-rack
     (10B tokens) had read 767.24 kg CO2e, the trn4 half at us-east-2's 411 g/kWh and the gb300 half at us-east-1's
-    379 g (397.8 g over the 1,928.6 kWh); it now reads 730.94 kg, all at us-east-1."""
+    379 g (397.8 g over the 1,928.6 kWh); it now reads 730.94 kg, all at us-east-1. A --pue asked for holds at the
+    rack's site too (each part's site carries it already)."""
     # a price the user set keeps the region of the catalog quote it replaces (PriceQuote.site): its own is ''
     regions = list(dict.fromkeys(r for e in priced.values() if e.quote and (r := e.quote.site[1])))
     if rack is not None:
-        site, note = rack_site(catalog, rack, "on-demand", None, regions, what="part")
+        site, note = rack_site(catalog, rack, how.pricing, how.region, regions, what="part")
+        if how.pue is not None:
+            site = replace(site, pue=next(iter(priced.values())).site.pue)
         return {chip: e._replace(site=site) for chip, e in priced.items()}, site, note
     # the hand-off crosses the scale-out network, so each part draws the fabric's power even where it fits in one
     # system (8 H100 beside 16 Trainium2 had read 21,640 W of facility power, (8 x 969 + 16 x 691.6) x 1.15, with
@@ -434,16 +481,32 @@ def _mix_site(
     # rack's scale-up fabric and draws the network only where the fleet spans racks (system_economics: more chips
     # than the rack holds of its type)
     powered = {
-        p.system.chip.id: priced[p.system.chip.id]._replace(power=power_model(catalog, p.system, scaleout=True))
+        p.system.chip.id: _networked(catalog, p.system, priced[p.system.chip.id], how)._replace(
+            power=power_model(catalog, p.system, scaleout=True)
+        )
         for p in parts
     }
-    site, note = _network_site(powered, parts, regions)
+    site, note = _network_site(powered, parts, regions, owned=how.pricing == "owned")
     return {chip: e._replace(site=site) for chip, e in powered.items()}, site, note
 
 
-def _network_site(powered: dict[str, SystemEconomics], parts: list[Part], regions: list[str]) -> tuple[EnergySite, str]:
+def _networked(catalog: Catalog, system: System, econ: SystemEconomics, how: Pricing) -> SystemEconomics:
+    """A part's economics where it buys its share of the scale-out network the mix hands off over: an owned part's
+    TCO with the network's capex, colocation and power (economics.tco.owned_tco's scaleout), even where the part
+    alone fits in one system and system_economics left it out; a rented part as it is (the provider's network is in
+    its price)."""
+    if econ.tco is None:
+        return econ
+    util = how.utilisation if how.utilisation is not None else 1.0
+    tco = owned_tco(catalog, system, how.region, util, how.pue, scaleout=True)
+    return econ._replace(tco=tco, price=tco.fixed_and_idle_usd_per_chip_hour, usd_per_j=tco.inputs.electricity.value)
+
+
+def _network_site(
+    powered: dict[str, SystemEconomics], parts: list[Part], regions: list[str], owned: bool = False
+) -> tuple[EnergySite, str]:
     """The one site of a mix joined by the scale-out network, and the line that says so (`regions`: where each part's
-    price quote is). network_gap joins only
+    price quote is; `owned`: each part is charged its owned cost instead). network_gap joins only
     systems one operator can install side by side, and the hand-off is priced on one datacenter's network, so both
     parts run in one datacenter: the one the part drawing more busy power (chips x busy W a chip) would run in
     alone, so that the smaller draw moves to it (the order of --fleet does not choose; an exact tie goes to the
@@ -458,7 +521,8 @@ def _network_site(powered: dict[str, SystemEconomics], parts: list[Part], region
     note = (
         f"{host} and {other} on one datacenter network are one site: both parts' energy and carbon at {site.region}, "
         f"where {host} runs alone (the part drawing more power busy: {draw[host] / 1e3:,.1f} kW against "
-        f"{draw[other] / 1e3:,.1f} kW); each part is priced at its own chip's quote{priced}"
+        f"{draw[other] / 1e3:,.1f} kW); each part is "
+        + ("charged its own chip's owned cost" if owned else f"priced at its own chip's quote{priced}")
     )
     return site, note
 
@@ -471,11 +535,11 @@ def _mixed_economics(
     mixed: dict[str, Any],
     parts: list[Part],
 ) -> None:
-    """The mix's cost, energy and carbon on plan train's basis (attach_economics, on-demand, best recovery): each
-    part priced as that part alone would be, powered and sited as the mix runs it (`priced`: _mix_site's), and both
-    under one run's reliability. The pipeline is one synchronous job, so a failure on either part stops both: its
-    interruption rate is the sum over both parts' chips and hosts, and the downtime it brings idles every chip of the
-    fleet."""
+    """The mix's cost, energy and carbon on plan train's basis (attach_economics, in the pricing mode asked for, best
+    recovery): each part priced as that part alone would be, powered and sited as the mix runs it (`priced`:
+    _mix_site's), and both under one run's reliability; with its $/hour, price sources and each part's share
+    (`parts`). The pipeline is one synchronous job, so a failure on either part stops both: its interruption rate is
+    the sum over both parts' chips and hosts, and the downtime it brings idles every chip of the fleet."""
     used = mixed["chips_used"]
     inputs = {p.system.chip.id: reliability_inputs(catalog, p.system, precision=job.precision) for p in parts}
     # each part's whole hosts, together; every other reliability input is the catalog's, the same for both parts
@@ -493,6 +557,7 @@ def _mixed_economics(
     }
     sums = dict.fromkeys(_ADDITIVE, 0.0)
     basis_s = seconds if seconds is not None else SECONDS_PER_HOUR
+    each: dict[str, dict[str, Any]] = {}
     for p in parts:
         chip = p.system.chip.id
         e = priced[chip]
@@ -506,14 +571,25 @@ def _mixed_economics(
             e.site.kg_co2e_per_j,
             replace(rel, chips=used[chip]),
             e.billed,
+            e.usd_per_j,  # an owned part's electricity, as attach_economics charges it
         )
         for k in _ADDITIVE:
             sums[k] += share[k]
+        each[chip] = _part_figures(e, share, basis_s)
         wall, down = share["expected_time_s"], share["expected_downtime_s"]  # the same for both parts
         tokens = share["tokens_per_joule"] * share["energy_j"]  # the run's, whole steps, as each part counts them
     mixed.update({k: (None if math.isnan(v) else v) for k, v in sums.items()})
+    rates = [f["usd_per_hour"] for f in each.values()]
+    sources = {chip: _price_source(e) for chip, e in priced.items()}
     mixed.update(
         {
+            # the fleet's $/hour: each part's chips billed (whole rental units) at its own price in the mode
+            "usd_per_hour": sum(rates) if None not in rates else None,
+            "price_sources": sources,
+            # the parts priced at two providers' rentals: one operator running both is assumed (network_gap)
+            "providers": sorted({str(q["provider"]) for q in sources.values() if q and q.get("provider")}),
+            # each part's share of the mix's price, power, energy and carbon (they add up to the mix's)
+            "parts": each,
             "economics_basis": "whole run" if seconds is not None else "one hour",
             "tokens_per_joule": tokens / sums["energy_j"],
             "expected_tokens_per_joule": tokens / sums["expected_energy_j"],
@@ -524,6 +600,26 @@ def _mixed_economics(
             "expected_time_to_train_s" if seconds is not None else "expected_time_per_hour_of_training_s": wall,
         }
     )
+
+
+def _price_source(econ: SystemEconomics) -> dict[str, Any] | None:
+    """A part's price provenance, as attach_economics records it: the rental quote, an owned fleet's TCO, or None."""
+    if econ.quote is not None:
+        return econ.quote.record()
+    return econ.tco.price_source() if econ.tco is not None else None
+
+
+def _part_figures(econ: SystemEconomics, share: dict[str, Any], basis_s: float) -> dict[str, Any]:
+    """One part's share of the mix (_ideal_and_expected's figures of its chips): the chips billed, its $/hour (its
+    ideal cost over the run's hours: the billed chips at its price, an owned part's electricity included; None
+    without a price), its facility power, and the run's (or one hour's) energy and carbon, ideal and expected."""
+    cost = share["cost_usd"]
+    return {
+        "billed_chips": econ.billed,
+        "usd_per_hour": None if math.isnan(cost) else cost / (basis_s / SECONDS_PER_HOUR),
+        "facility_power_w": share["facility_power_w"],
+        **{k: share[k] for k in ("energy_j", "expected_energy_j", "co2e_kg", "expected_co2e_kg")},
+    }
 
 
 def _no_mix(cause: str, parts: list[Part], racks: int, batch: int) -> tuple[str, str]:
@@ -616,8 +712,8 @@ def _verdict(
     stage_chips = {na: st[0]["tp"] / cores[na], nb: st[1]["tp"] / cores[nb]}
     other = next(n for n in stage_chips if n != fastest["hardware"])
     speed = (
-        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{st[0]['tp']} = {stage_chips[na]:g} chips) and "
-        f"{tb * 1e3:.1f} ms on {nb} (TP{st[1]['tp']} = {stage_chips[nb]:g} chips) per micro-batch, so the "
+        f"a layer takes {ta * 1e3:.1f} ms on {na} (TP{st[0]['tp']} = {_chips(stage_chips[na])}) and "
+        f"{tb * 1e3:.1f} ms on {nb} (TP{st[1]['tp']} = {_chips(stage_chips[nb])}) per micro-batch, so the "
         f"split is {st[0]['layers']}/{st[1]['layers']} layers"
     )
     link = f"the hand-off over the {link_name} costs {100 * mixed['link_share']:.2g}% of a micro-batch"
@@ -645,6 +741,12 @@ def _verdict(
         f"fastest part alone ({fastest['hardware']}) is better by {100 * lead:.0f}% in throughput",
         f"{speed}; {why}{cost}",
     )
+
+
+def _chips(n: float) -> str:
+    """'1 chip', '4 chips', '0.5 chips' (a TP1 stage on one of a Trainium chip's two cores): 'TP1 = 1 chips' had
+    read."""
+    return f"{n:g} chip{'' if n == 1 else 's'}"
 
 
 def _share(mixed: dict[str, Any], chip: str) -> str:

@@ -3,11 +3,13 @@
 A plan puts pp_a stages of tensor-parallel size tp_a on part A and pp_b stages of size tp_b on part B, dp
 pipeline replicas, micro-batches of mb sequences. Layers are split in proportion to each part's speed,
 
-    L_a* = (L tau_b / pp_b + h_b) / (tau_a / pp_a + tau_b / pp_b)
+    L_a* = (L tau_b / pp_b + h_b - h_a) / (tau_a / pp_a + tau_b / pp_b)
 
-(tau = one layer's forward+backward time per micro-batch at that part's TP, h_b = the LM head on the last stage),
-rounded to the better of floor and ceil and clipped so every stage holds a layer and fits in memory. With stage
-times s_a = ceil(L_a/pp_a) tau_a and s_b = ceil(L_b/pp_b) tau_b + h_b, 1F1B runs at the slowest stage:
+(tau = one layer's forward+backward time per micro-batch at that part's TP; h = what a stage of the part pays per
+micro-batch past its layers: its chip type's fixed cost per micro-batch, the hand-offs between the part's own
+stages where its pp > 1 (train.step.pipeline_hand_off, as plan train charges them), and on the last stage the LM
+head), rounded to the better of floor and ceil and clipped so every stage holds a layer and fits in memory. With
+stage times s_a = ceil(L_a/pp_a) tau_a + h_a and s_b = ceil(L_b/pp_b) tau_b + h_b, 1F1B runs at the slowest stage:
 
     step = (m + pp_a + pp_b - 1) max(s_a, s_b) + 2 m x hand-off(A->B) + exposed DP + optimizer + step overhead
 
@@ -35,7 +37,7 @@ from chipwise.perf.vector import divisors
 from chipwise.train.data_parallel import dp_time
 from chipwise.train.memory import act_bytes, layer_activation_elems, optimizer_bytes, working_weight_bytes
 from chipwise.train.plans import PlanArrays
-from chipwise.train.step import stage_costs
+from chipwise.train.step import pipeline_hand_off, stage_costs
 from chipwise.types import Array, IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.training import TrainingJob
@@ -171,6 +173,13 @@ def _per_layer_memory(model: ModelSpec, job: TrainingJob, plans: PlanArrays, dev
     return static, acts * tokens * act_bytes(job.precision)
 
 
+def _internal_hand_offs(model: ModelSpec, job: TrainingJob, plans: PlanArrays, topo: Topology) -> Array:
+    """A stage's hand-offs per micro-batch to its neighbour stage within one part (its activation forward, its
+    gradient back; train.step.pipeline_hand_off, as plan train charges them): none where the part has one stage."""
+    activation = plans.mb.astype(np.float64) * job.seq_len * model.hidden * act_bytes(job.precision)
+    return np.where(plans.pp > 1, 2.0 * pipeline_hand_off(activation, plans, topo, plans.ranks), 0.0)
+
+
 def hetero_step(
     model: ModelSpec,
     job: TrainingJob,
@@ -192,7 +201,11 @@ def hetero_step(
     head_b = stage_costs(model, job, dev_b, b.topo, pb, np.zeros(len(hp)), head=1.0, ranks=pb.ranks)
     tau_a = sum(cost_a.per_mb.values()) + dev_a.eff.layer_overhead_s
     tau_b = sum(cost_b.per_mb.values()) + dev_b.eff.layer_overhead_s
-    h_b = sum(head_b.per_mb.values()) + dev_b.eff.microbatch_overhead_s
+    # each stage pays its chip type's fixed cost per micro-batch and, inside a part of pp > 1, the hand-offs to its
+    # neighbour stage, as plan train's stages do: part A's had been left out, so 256 GB200 beside 512 trn1 (70B) read
+    # a trn1 stage of 8 x 65.49 ms with none of trn1's 52.8 ms a micro-batch, and that order won by skipping it
+    h_a = dev_a.eff.microbatch_overhead_s + _internal_hand_offs(model, job, pa, a.topo)
+    h_b = sum(head_b.per_mb.values()) + dev_b.eff.microbatch_overhead_s + _internal_hand_offs(model, job, pb, b.topo)
     L = model.layers
     ppa, ppb = hp.pp_a.astype(np.float64), hp.pp_b.astype(np.float64)
     m = job.global_batch / (hp.dp * hp.mb).astype(np.float64)
@@ -210,20 +223,20 @@ def hetero_step(
     cap_a = np.floor((dev_a.hbm_capacity - reserve_a) / per_layer_a) * ppa
     cap_b = np.floor((dev_b.hbm_capacity - reserve_b - logits) / per_layer_b) * ppb
     # balance the layers between the parts, then clip to the memory and one-layer-per-stage bounds
-    ideal = (L * tau_b / ppb + h_b) / (tau_a / ppa + tau_b / ppb)
+    ideal = (L * tau_b / ppb + h_b - h_a) / (tau_a / ppa + tau_b / ppb)
     lo = np.maximum(ppa, L - cap_b)
     hi = np.minimum(L - ppb, cap_a)
     best_la = np.zeros(len(hp))
     best_stage = np.full(len(hp), np.inf)
     for cand in (np.floor(ideal), np.ceil(ideal), lo, hi):
         la = np.clip(cand, lo, hi)
-        s = np.maximum(np.ceil(la / ppa) * tau_a, np.ceil((L - la) / ppb) * tau_b + h_b)
+        s = np.maximum(np.ceil(la / ppa) * tau_a + h_a, np.ceil((L - la) / ppb) * tau_b + h_b)
         better = s < best_stage
         best_la = np.where(better, la, best_la)
         best_stage = np.where(better, s, best_stage)
     feasible = (lo <= hi) & np.isfinite(best_stage)
     la = np.where(feasible, best_la, ppa)
-    s_a = np.ceil(la / ppa) * tau_a
+    s_a = np.ceil(la / ppa) * tau_a + h_a
     s_b = np.ceil((L - la) / ppb) * tau_b + h_b
     tokens = hp.mb * job.seq_len
     # each tensor-parallel rank at the boundary sends or receives its share of the micro-batch's activation over its

@@ -16,7 +16,25 @@ from chipwise.interfaces.cli.train_views import _goodput, _precision_note
 
 
 def _stages(plan: dict[str, Any]) -> str:
-    return " -> ".join(f"{s['hardware']} TP{s['tp']} PP{s['pp']} ({s['layers']} layers)" for s in plan["stages"])
+    return " -> ".join(
+        f"{s['hardware']} TP{s['tp']} PP{s['pp']} ({s['layers']} layer{'' if s['layers'] == 1 else 's'})"
+        for s in plan["stages"]
+    )
+
+
+def _parts_line(m: dict[str, Any]) -> str:
+    """Each part's share of the mix's $/hour, facility power, and expected energy and carbon (as the tables give the
+    mix's): 'trn4 $570.24/h (36 billed), 47.6 kW, 60.1 kWh, 23.3 t CO2e; gb300 ...'; the row had given totals only."""
+    per = "/hour" if m.get("economics_basis") == "one hour" else ""
+
+    def one(chip: str, f: dict[str, Any]) -> str:
+        usd = f"{fmt.usd(f['usd_per_hour'])}/h" if f["usd_per_hour"] is not None else "no price"
+        return (
+            f"{chip} {usd} ({f['billed_chips']:,g} chips billed), {fmt.power(f['facility_power_w'])}, "
+            f"{fmt.energy(f['expected_energy_j'])}{per}, {fmt.carbon(f['expected_co2e_kg'])}{per}"
+        )
+
+    return "per part of the mix: " + "; ".join(one(chip, f) for chip, f in m["parts"].items())
 
 
 def _figure(x: dict[str, Any], key: str) -> float | None:
@@ -134,7 +152,7 @@ def print_hetero(r: dict[str, Any]) -> None:
         if note := _precision_note(part):
             console.print(f"[dim]{chip}: computes in {note}[/]")
     if estimated:
-        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', 'on-demand')}[/]")
+        console.print(f"[dim]{fmt.estimate_note(estimated, 'price_source', r.get('pricing', 'on-demand'))}[/]")
     if r["mixed"]:
         m = r["mixed"]
         stages = ", ".join(f"{k} {fmt.duration(v)}" for k, v in m["stage_time_s"].items())
@@ -143,6 +161,8 @@ def print_hetero(r: dict[str, Any]) -> None:
             + one_operator_note(m.get("providers") or (), "parts")
         )
         console.print(f"mixed step {fmt.duration(m['step_time_s'])}: {_step_terms(m)}")
+        if m.get("parts"):
+            console.print(_parts_line(m))
         if m.get("site_note"):  # the mix's one site: its PUE and grid (a hybrid rack's, or the larger draw's)
             console.print(f"[dim]{escape(m['site_note'])}[/]")
     console.print(f"[bold]{r['verdict']}[/]: {r['reason']}")

@@ -55,6 +55,19 @@ HardwareOpt = Annotated[
     typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip in the catalog."),
 ]
 
+#: the economics options plan train and plan hetero share (attach_economics's)
+PricingOpt = Annotated[
+    str,
+    typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot, or owned (fleet TCO)."),
+]
+RegionOpt = Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")]
+ProviderOpt = Annotated[str | None, typer.Option("--provider", help="Only this cloud's prices (aws, azure, gcp, ...).")]
+UtilisationOpt = Annotated[
+    float | None,
+    typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, 0.01 to 1."),
+]
+PueOpt = Annotated[float | None, typer.Option("--pue", help="Power usage effectiveness of the site (>= 1).")]
+
 
 @app.command("train")
 def train(
@@ -75,24 +88,14 @@ def train(
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 30,
     objective: Annotated[str, typer.Option("--objective", help="Rank by time, cost, energy or carbon.")] = "time",
-    pricing: Annotated[
-        str,
-        typer.Option(
-            "--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot, or owned (fleet TCO)."
-        ),
-    ] = "on-demand",
-    region: Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")] = None,
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="Only this cloud's prices (aws, azure, gcp, ...).")
-    ] = None,
+    pricing: PricingOpt = "on-demand",
+    region: RegionOpt = None,
+    provider: ProviderOpt = None,
     managed: Annotated[
         str | None, typer.Option("--managed", help="Add a managed-service markup, e.g. sagemaker.")
     ] = None,
-    utilisation: Annotated[
-        float | None,
-        typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, 0.01 to 1."),
-    ] = None,
-    pue: Annotated[float | None, typer.Option("--pue", help="Power usage effectiveness of the site (>= 1).")] = None,
+    utilisation: UtilisationOpt = None,
+    pue: PueOpt = None,
     recovery: Annotated[
         str, typer.Option("--recovery", help="Failure recovery: checkpoint, in-memory, or best (the better one).")
     ] = "best",
@@ -158,6 +161,11 @@ def hetero(
     seq_len: Annotated[str | None, typer.Option("--seq-len", help=SEQ_LEN_HELP)] = None,
     global_batch_tokens: Annotated[str | None, typer.Option("--global-batch-tokens", help=BATCH_TOKENS_HELP)] = None,
     precision: Annotated[str, typer.Option("--precision", help=PRECISION_HELP)] = "bf16",
+    pricing: PricingOpt = "on-demand",
+    region: RegionOpt = None,
+    provider: ProviderOpt = None,
+    utilisation: UtilisationOpt = None,
+    pue: PueOpt = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -179,6 +187,11 @@ def hetero(
         global_batch_tokens=read_count(global_batch_tokens, "--global-batch-tokens", example=BATCH_TOKENS_EXAMPLE),
         precision=precision,
         hybrid=hybrid,
+        pricing=pricing,
+        region=region,
+        provider=provider,
+        utilisation=utilisation,
+        pue=pue,
     )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})
