@@ -366,8 +366,9 @@ def test_a_chips_scaleup_bandwidth_reaches_a_system_with_its_own() -> None:
 
 
 def test_a_hybrids_links_and_network_follow_their_member_chip() -> None:
-    """In the Trn4-GB300 rack the Trn4-Trn4 link moves with trn4's scale-up figure (1.8 -> 0.9 TB/s), the mixed one
-    stays at the GB300's 900 GB/s; its 36,000 Gb/s (4,500 GB/s) network moves by 36 Trn4 x (50 - 25) GB/s."""
+    """In the Trn4-GB300 rack the Trn4-Trn4 link runs at the lower of trn4's scale-up figure and its NVLink 5 switch's
+    900 GB/s (1.8 -> 0.9 TB/s leaves it there), the mixed one stays at the GB300's 900 GB/s; its 36,000 Gb/s
+    (4,500 GB/s) network moves by 36 Trn4 x (50 - 25) GB/s."""
     cat = load_catalog(sets=["trn4.scaleup_bandwidth=900GB/s", "trn4.scaleout_bandwidth=50GB/s"])
     rack = cat.systems["trn4-gb300-fusion-rack"]
     links = {tuple(link.between): link.bandwidth.si for link in rack.links}

@@ -107,7 +107,7 @@ def test_plan_train_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypa
 
 def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Every chip and system id stays whole at the start of its row on an 80-column terminal, figures in the unit
-    their header names (H100: 0.989 bf16 PFLOP/s, 3.35 TB/s), projected systems starred."""
+    their header names (H100: 0.989 bf16 PFLOP/s, 79.6 GiB measured, 3.35 TB/s), projected systems starred."""
     monkeypatch.setenv("COLUMNS", "80")  # a terminal 80 columns wide
     data = run_json(capsys, ["catalog", "list", "--json"])
     assert run(["catalog", "list"]) == 0
@@ -116,7 +116,7 @@ def test_catalog_list_fits_80_columns(capsys: pytest.CaptureFixture[str], monkey
     firsts = {line.split()[0] for line in lines if line.strip()}
     assert {c["id"] for c in data["chips"]} | {s["id"] for s in data["systems"]} <= firsts
     h100 = next(line.split() for line in lines if line.startswith("h100-sxm "))
-    assert h100[2:6] == ["-", "1.98", "0.989", "85.5"] and h100[6] == "3.35"
+    assert h100[2:6] == ["-", "1.98", "0.989", "79.6"] and h100[6] == "3.35"
     assert any(line.startswith("trn4-ultraserver *") for line in lines)
 
 

@@ -12,6 +12,7 @@ import copy
 import difflib
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,15 @@ from chipwise.catalog.fields import (
 )
 from chipwise.catalog.overrides import ENTRY_KIND, MAX_LISTED, USER_PROVIDER, apply_sets
 from chipwise.catalog.regions import PRICE_REGIONS
-from chipwise.catalog.schema import ChipEntry, FabricEntry, Figure, ModelIndexEntry, PriceEntry, SystemEntry
+from chipwise.catalog.schema import (
+    STATUS_STRENGTH,
+    ChipEntry,
+    FabricEntry,
+    Figure,
+    ModelIndexEntry,
+    PriceEntry,
+    SystemEntry,
+)
 from chipwise.catalog.strict_yaml import RepeatedKeyError, load_json, load_yaml
 from chipwise.catalog.units import quantity, units_of
 from chipwise.errors import ChipwiseError, UnknownNameError, read_text, user_file
@@ -442,6 +451,7 @@ def _validate(
         }
     _check_entry_ranges(entries, origins)
     _check_power_covers_chips(systems, chips, entries, origins)
+    _check_status_not_firmer(entries.get("systems") or {}, chips, origins)
     _check_model_files(models, origins)
     families = trees["efficiency"]
     for cid, chip in chips.items():
@@ -744,6 +754,53 @@ def _check_power_covers_chips(
             f"{boards:,.0f} W, leaving no host share. Fix: give the system's whole power, at least {boards:,.0f} W "
             f"(e.g. --set {sid}.power={boards / 1e3:g}kW or more), or lower {' or '.join(f'{c}.tdp' for c in counts)}."
         )
+
+
+#: a chip figure a system figure restates: (path in the system, the system's figure, the value taken from its chips,
+#: the chip figures that value comes from)
+Restated = tuple[str, Figure, float, list[Figure]]
+
+
+def _taken_from_chips(system: SystemEntry, chips: Mapping[str, ChipEntry]) -> list[Restated]:
+    """The system's bandwidths that may restate its chips' figures, each with the value it would then have: a scale-up
+    bandwidth its chip's, a hybrid link's its slower end's (a switched path runs at the slower port), a scale-out
+    bandwidth its chips' own summed (trn4-ultraserver's 72 x 200 Gb/s)."""
+    out: list[Restated] = []
+    if system.scaleup.bandwidth is not None and not system.members:
+        own = chips[system.chip].scaleup_bandwidth
+        out.append(("scaleup.bandwidth", system.scaleup.bandwidth, own.si, [own]))
+    for link in system.links:
+        slower = min((chips[c].scaleup_bandwidth for c in link.between), key=lambda f: f.si)
+        ends = [chips[c].scaleup_bandwidth for c in link.between if chips[c].scaleup_bandwidth.si == slower.si]
+        out.append((f"links.{'-'.join(link.between)}.bandwidth", link.bandwidth, slower.si, ends))
+    counts = system.members or {system.chip: system.chips}
+    outs = {c: chips[c].scaleout_bandwidth for c in counts}
+    if system.scaleout.bandwidth is not None and all(f is not None for f in outs.values()):
+        figs = [f for f in outs.values() if f is not None]
+        summed = sum(n * f.si for c, n in counts.items() if (f := outs[c]) is not None)
+        out.append(("scaleout.bandwidth", system.scaleout.bandwidth, summed, figs))
+    return out
+
+
+def _check_status_not_firmer(
+    systems: Mapping[str, SystemEntry], chips: Mapping[str, ChipEntry], origins: Mapping[str, str]
+) -> None:
+    """A system figure that restates its chips' figures (_taken_from_chips: the same value) is no firmer than the
+    weakest of them: trn4-ultraserver's 1.8 TB/s scale-up had read `projected` where the chip's own is an `estimate`.
+    A spec or measured system figure has a source of its own (a vendor's box figure, from which a chip's may be
+    derived), and is not checked. Checked for the systems a file or --set gave (a --set chip figure is an estimate:
+    the systems restating it keep theirs)."""
+    for sid, system in systems.items():
+        for path, fig, value, taken in _taken_from_chips(system, chips):
+            weakest = min(taken, key=lambda f: STATUS_STRENGTH[f.status])
+            firmer = STATUS_STRENGTH[fig.status] > STATUS_STRENGTH[weakest.status]
+            if fig.status in ("spec", "measured") or not firmer or not math.isclose(fig.si, value, rel_tol=1e-6):
+                continue
+            raise ChipwiseError(
+                f"{origins.get(f'systems.{sid}', BUILTIN)}: {sid}.{path} ({fig.value} {fig.unit}) is '{fig.status}' "
+                f"but restates its chips' figure, which is '{weakest.status}': a figure taken from another is no "
+                f"firmer than it. Fix: give it status: {weakest.status}, or a source of its own and status: spec."
+            )
 
 
 def _tdp_terms(system: SystemEntry, chips: Mapping[str, ChipEntry]) -> str:

@@ -340,7 +340,9 @@ def _follow_chip(
             if not is_figure(old_fig) or isinstance(old_fig["value"], str):
                 continue
             additive = name == "tdp" or bool(members and name == "scaleout_bandwidth")
-            moved = _moved(old_fig, chip, name, was, now, float(count) if additive else None, by)
+            # a hybrid's link below the chip's port is capped by its switch (trn4-trn4 at the NVLink 5 900 GB/s)
+            capped = path.startswith("links.") and _si(old_fig) < was
+            moved = _moved(old_fig, chip, name, was, now, float(count) if additive else None, by, capped)
             if isinstance(node, list):  # a torus dimension's figure (scaleup.dim_bandwidth.0)
                 node[int(parts[-1])] = moved
             else:
@@ -367,14 +369,25 @@ def _follower_paths(system: Mapping[str, Any], chip: str, name: str) -> list[str
 
 
 def _moved(
-    old: Mapping[str, Any], chip: str, name: str, was: float, now: float, count: float | None, by: str
+    old: Mapping[str, Any],
+    chip: str,
+    name: str,
+    was: float,
+    now: float,
+    count: float | None,
+    by: str,
+    capped: bool = False,
 ) -> dict[str, Any]:
     """A system figure `old` moved with its chip's `name` from `was` to `now` (SI): by the change times `count` chips
-    (additive), or in proportion where `count` is None; an estimate whose derivation gives the step."""
+    (additive), to the lower of it and the chip's new figure where `capped` (a link held below the chip's port by its
+    switch), or else in proportion; an estimate whose derivation gives the step."""
     unit = str(old["unit"])
     shown = "W" if name == "tdp" else "GB/s"
     a, b = (f"{from_si(x, shown):,.6g}" for x in (was, now))
-    if count is not None:
+    if capped:
+        new = min(_si(old), now)
+        how = f"the lower of {old['value']} {unit} (its switch's) and the chip's {b} {shown}"
+    elif count is not None:
         new = tdp_moved_power(_si(old), count, now - was)
         how = f"{old['value']} {unit} + {count:g} x ({b} - {a}) {shown}"
     else:

@@ -15,6 +15,18 @@ from chipwise.catalog.units import UNITS, quantity, to_si
 
 Status = Literal["spec", "measured", "announced", "projected", "estimate"]
 STATUSES: tuple[str, ...] = ("spec", "measured", "announced", "projected", "estimate")
+#: how firm each status is: a vendor's spec or a measurement, then an announcement, then a projection from announced
+#: ratios or roadmaps, then any other inference; a figure taken from another cannot be firmer than it
+STATUS_STRENGTH: dict[str, int] = {"spec": 3, "measured": 3, "announced": 2, "projected": 1, "estimate": 0}
+#: the mark a table cell carries after a figure of each status (docs/catalog.md, `chipwise catalog list`)
+STATUS_MARKS: dict[str, str] = {
+    "spec": "",
+    "measured": " (m)",
+    "announced": " (a)",
+    "projected": " (p)",
+    "estimate": " (e)",
+}
+STATUS_LEGEND = "Status marks: none = vendor spec, (m) measured, (a) announced, (p) projected, (e) estimate."
 Precision = Literal["fp4", "fp6", "fp8", "int8", "int4", "fp16", "bf16", "tf32", "fp32"]
 PricingMode = Literal["on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot"]
 PRICING_MODES: tuple[str, ...] = ("on-demand", "capacity-block", "reserved-1y", "reserved-3y", "spot")
@@ -22,6 +34,11 @@ PRICING_MODES: tuple[str, ...] = ("on-demand", "capacity-block", "reserved-1y", 
 _EXPONENT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
 #: a price's date, as prices are compared (as text, so each part zero-padded): a year, a month or a day
 DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
+
+
+def status_mark(status: str) -> str:
+    """The mark after a figure of `status` in a table cell: '' for a vendor spec, ' (e)' for an estimate."""
+    return STATUS_MARKS[status]
 
 
 def as_sources(value: Any) -> Any:

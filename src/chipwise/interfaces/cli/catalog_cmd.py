@@ -11,14 +11,16 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.catalog.schema import Figure, PriceEntry, RentalEntry
+from chipwise.catalog.schema import STATUS_LEGEND, Figure, RentalEntry, status_mark
 from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import quantity
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware
 from chipwise.interfaces import format as fmt
+from chipwise.interfaces.cli.catalog_prices import price_row, prices_json, print_prices
 from chipwise.interfaces.cli.common import (
     CatalogFiles,
     JsonFlag,
@@ -45,7 +47,8 @@ from chipwise.serve.engine import (
 )
 
 app = typer.Typer(
-    help="List and inspect the hardware catalog (chips, systems, fabrics, prices) and the serving engines' figures.",
+    help="List and inspect the hardware catalog (chips, systems, fabrics, prices: 'catalog prices') and the serving "
+    "engines' figures.",
     no_args_is_help=True,
 )
 
@@ -130,30 +133,7 @@ def chip_json(catalog: Catalog, cid: str) -> dict[str, Any]:
 def _prices(catalog: Catalog, chips: set[str], systems: set[str]) -> list[dict[str, Any]]:
     """The rental prices that apply: the systems' own (per system-hour) and the chips' (per chip-hour, on any of
     their systems: each member's of a hybrid system), each with its sources' text."""
-    out = []
-    for p in catalog.prices:
-        if p.system in systems or (p.chip in chips and not p.system):
-            row = p.model_dump(exclude_defaults=True)
-            row["basis"] = "system-hour" if p.system else "chip-hour"
-            row["source_text"] = [catalog.source_text(s) for s in p.source]
-            newer = _superseded_by(catalog, p)
-            if newer is not None:
-                row["superseded_by"] = {"value": newer.value, "date": newer.date}
-            out.append(row)
-    return out
-
-
-def _superseded_by(catalog: Catalog, price: PriceEntry) -> PriceEntry | None:
-    """The newest later price of the same system or chip, provider, region and mode, which replaces `price` (the
-    p5.48xlarge's 98.32 USD/h of 2025-05 by AWS's cut to 55.04); None where none is later."""
-    later = [
-        p
-        for p in catalog.prices
-        if (p.system, p.chip, p.provider, p.region, p.mode)
-        == (price.system, price.chip, price.provider, price.region, price.mode)
-        and p.date > price.date
-    ]
-    return max(later, key=lambda p: p.date) if later else None
+    return [price_row(catalog, p) for p in catalog.prices if p.system in systems or (p.chip in chips and not p.system)]
 
 
 def system_json(catalog: Catalog, sid: str) -> dict[str, Any]:
@@ -200,12 +180,13 @@ def _rental(catalog: Catalog, rental: RentalEntry | None) -> dict[str, Any] | No
     return out
 
 
-#: The chip table's figure columns, each in one unit named in its header: header -> SI units per displayed unit
+#: The chip table's figure columns, each in one unit named in its header: header -> SI units per displayed unit. HBM in
+#: GiB, as docs/catalog.md and the vendors' own "144 GB" (binary: trn3 144, not 155 decimal GB) give it
 CHIP_COLUMNS = {
     "fp4\nPFLOP/s": 1e15,
     "fp8\nPFLOP/s": 1e15,
     "bf16\nPFLOP/s": 1e15,
-    "HBM\nGB": 1e9,
+    "HBM\nGiB": 2**30,
     "HBM\nTB/s": 1e12,
     "TDP\nkW": 1e3,
     "up\nGB/s": 1e9,
@@ -219,8 +200,9 @@ def _status(status: str) -> str:
 
 
 def _in_unit(fig: Figure | None, scale: float) -> str:
-    """A figure in its column's unit to three significant figures ('-' where the catalog has none)."""
-    return "-" if fig is None else fmt.significant(fig.si / scale)
+    """A figure in its column's unit to three significant figures with its status mark, as docs/catalog.md marks it
+    (trn2's TDP '0.500 (e)': an estimate had read as a vendor spec); '-' where the catalog has none."""
+    return "-" if fig is None else fmt.significant(fig.si / scale) + status_mark(fig.status)
 
 
 def list_json(cat: Catalog) -> dict[str, Any]:
@@ -231,6 +213,47 @@ def list_json(cat: Catalog) -> dict[str, Any]:
         "fabrics": {fid: {"name": f.name, "layer": f.layer, "kind": f.kind} for fid, f in cat.fabrics.items()},
         "models": sorted(cat.models),
     }
+
+
+def _chip_rows(cat: Catalog) -> list[list[str]]:
+    """`catalog list`'s chip rows: id, status, each CHIP_COLUMNS figure with its status mark, launch year."""
+    rows = []
+    for cid, c in cat.chips.items():
+        figures = (c.flops.get("fp4"), c.flops.get("fp8"), c.flops.get("bf16"), c.hbm_capacity, c.hbm_bandwidth,
+                   c.tdp, c.scaleup_bandwidth, c.scaleout_bandwidth)  # fmt: skip
+        cells = [_in_unit(f, scale) for f, scale in zip(figures, CHIP_COLUMNS.values(), strict=True)]
+        year = f"{float(c.launch_year.value):.0f}" if c.launch_year else "-"
+        rows.append([cid, _status(c.status), *cells, year])
+    return rows
+
+
+def _widest(cells: list[str]) -> int:
+    """The width of the widest line of `cells` on the terminal, markup aside ('[yellow]proj.[/]' is 5)."""
+    return max(Text.from_markup(line).cell_len for cell in cells for line in cell.split("\n"))
+
+
+def _print_chip_table(cat: Catalog) -> None:
+    """The chip table, one line a chip where the terminal is wide enough; else each figure column as wide as its
+    header and bare numbers, the status marks wrapping under them ('0.250' over '(e)'): rich had cut the cells
+    evenly, '0.250 …' hiding the mark and 'ye…' the year."""
+    rows = _chip_rows(cat)
+    table = compact_table(
+        "Chips (dense peak; links per chip and direction; 'chipwise catalog show ID' for names, figures and sources)"
+    )
+    heads = ("id", "status", *CHIP_COLUMNS, "year")
+    full = [_widest([h, *(r[i] for r in rows)]) for i, h in enumerate(heads)]
+    narrow = sum(full) + len(full) - 1 > console.width
+    for i, col in enumerate(heads):
+        marked = col in CHIP_COLUMNS
+        table.add_column(
+            col,
+            justify="left" if col in ("id", "status") else "right",
+            no_wrap=not marked,
+            width=_widest([col, *(r[i].split(" (")[0] for r in rows)]) if marked and narrow else None,
+        )
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
 
 
 @app.command("list")
@@ -246,22 +269,13 @@ def list_(
         print_json({**list_json(cat), "what_if": whatif_lines(cat)})
         return
     whatif_banner(cat)  # trn2's HBM at x1.1 had read 3.19 TB/s in a row of status spec, with no word of the --set
-    table = compact_table(
-        "Chips (dense peak; links per chip and direction; 'chipwise catalog show ID' for names, figures and sources)"
-    )
-    for col in ("id", "status", *CHIP_COLUMNS, "year"):
-        table.add_column(col, justify="left" if col in ("id", "status") else "right", no_wrap=True)
-    for cid, c in cat.chips.items():
-        figures = (c.flops.get("fp4"), c.flops.get("fp8"), c.flops.get("bf16"), c.hbm_capacity, c.hbm_bandwidth,
-                   c.tdp, c.scaleup_bandwidth, c.scaleout_bandwidth)  # fmt: skip
-        cells = [_in_unit(f, scale) for f, scale in zip(figures, CHIP_COLUMNS.values(), strict=True)]
-        year = f"{float(c.launch_year.value):.0f}" if c.launch_year else "-"
-        table.add_row(cid, _status(c.status), *cells, year)
-    console.print(table)
+    _print_chip_table(cat)
+    console.print(STATUS_LEGEND, highlight=False)
     console.print()
     systems = compact_table("Systems (* projected: announced, not shipping)")
     for col in ("id", "chip", "chips", "scale-up", "scale-out", "kW"):
-        systems.add_column(col, justify="right" if col in ("chips", "kW") else "left", no_wrap=True)
+        # the power's status mark wraps under it where the terminal is narrow ("10,000" over "(e)"), not cut
+        systems.add_column(col, justify="right" if col in ("chips", "kW") else "left", no_wrap=col != "kW")
     for sid, s in cat.systems.items():
         dims = "x".join(str(d) for d in s.scaleup.dims)
         up = f"torus {dims}" if s.scaleup.kind == "torus" and dims else f"{s.scaleup.kind} {s.scaleup.size}"
@@ -269,8 +283,31 @@ def list_(
         chip = "+".join(s.members) if s.members else s.chip  # a hybrid rack holds two chip types
         systems.add_row(ident, chip, str(s.chips), up, s.scaleout.fabric, _in_unit(s.power, 1e3))
     console.print(systems)
+    console.print(STATUS_LEGEND, highlight=False)
     if sources:
         _print_sources(cat, [(cid, _figures(c)) for cid, c in cat.chips.items()])
+
+
+@app.command("prices")
+def prices(
+    chip: Annotated[str | None, typer.Option("--chip", help="A chip id or alias: its prices and its systems'.")] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help="A provider, e.g. aws, gcp, neocloud.")] = None,
+    region: Annotated[
+        str | None, typer.Option("--region", help="A region, e.g. us-east-1 (prices given for no region hold there).")
+    ] = None,
+    catalog_files: CatalogFiles = None,
+    sets: SetFigures = None,
+    as_json: JsonFlag = False,
+    sources: SourcesFlag = False,
+) -> None:
+    """List the rental prices (per chip-hour, mode, region, date, status), by --chip, --provider or --region."""
+    cat = catalog_from(catalog_files, sets)
+    data = prices_json(cat, chip, provider, region)
+    if as_json:
+        print_json({**data, "what_if": whatif_lines(cat)})
+        return
+    whatif_banner(cat)
+    print_prices(data, sources)
 
 
 def _print_sources(cat: Catalog, entries: list[tuple[str, dict[str, Figure]]]) -> None:
@@ -439,7 +476,11 @@ def _shown(cat: Catalog, ident: str) -> tuple[dict[str, Any], dict[str, Figure]]
             system = hw.system(ident)
         except UnknownNameError:
             raise UnknownNameError(
-                "chip, system or fabric", ident, list(cat.chips) + list(cat.systems) + list(cat.fabrics)
+                "chip, system or fabric",
+                ident,
+                list(cat.chips) + list(cat.systems) + list(cat.fabrics),
+                # the catalog's help names its prices beside its chips: 'show prices' had been told only of ids
+                hint="'chipwise catalog prices' lists the prices" if key == "prices" else "",
             ) from None
         is_chip = key in cat.chips or any(key in (a.lower() for a in c.aliases) for c in cat.chips.values())
         if is_chip:
