@@ -16,12 +16,12 @@ from chipwise.train.plans import (
     check_partial_plan,
     check_plan,
     enumerate_plans,
-    given_knobs,
     left_to_search,
     normalise,
 )
 from chipwise.train.search import search_plans
 from chipwise.workload import load_model
+from chipwise.workload.plan_knobs import given_knobs
 from chipwise.workload.training import TrainingJob
 
 

@@ -170,7 +170,7 @@ PLAUSIBLE: Mapping[str, Plausible] = {
         "utilisation",
         "",
         "the share of calendar hours the chips do paid work: under 1%, 88 hours a year, a used hour costs over 100x "
-        "its full-use cost, and 1e-9 had priced one at $1.5 billion",
+        "its full-use cost",
         "0.5",
     ),
 }

@@ -516,7 +516,12 @@ def plan_fleet(
     limits = _checked_limits(limits, systems)
     types, skipped = _offered_types(catalog, model, systems, buckets, slo, precision, pricing, region)
     problem = _fleet_problem(types, buckets, limits)
-    settled = settle_fleet(catalog, model, types, problem, buckets, slo, replay)
+    try:
+        settled = settle_fleet(catalog, model, types, problem, buckets, slo, replay)
+    except NoFleetError:
+        raise
+    except InfeasibleError as exc:  # limits that cannot carry the demand: no fleet, not bad input (it had exited 2)
+        raise NoFleetError(str(exc)) from None
     # the program's own optimum over all the types asked for, what the simulator check is measured against (the
     # winning single-type search's had been shown: '$138/hour (steady-state MILP ...: $138/hour)' where the
     # program's optimum, which missed in replay, was $113)

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.regions import check_region_provider
 from chipwise.catalog.schema import DATE
 from chipwise.catalog.track_record import track_record
 from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_HOUR
@@ -46,10 +47,11 @@ from chipwise.reliability.goodput import (
 from chipwise.train.batch import divisible_batch
 from chipwise.train.explain import plan_result, search_summary
 from chipwise.train.lora import lora_adapter_params
-from chipwise.train.plans import given_knobs, left_to_search
+from chipwise.train.plans import left_to_search
 from chipwise.train.search import PlanSearch, search_plans
 from chipwise.workload.bounds import MAX_CHIPS, Bound
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.plan_knobs import given_knobs
 from chipwise.workload.presets import DEFAULT_SEQ_LEN, load_model
 from chipwise.workload.scenario import check_provider
 from chipwise.workload.train_scenario import TrainScenario
@@ -556,6 +558,7 @@ def check_economics_options(
     if region is not None:
         check_region(catalog, region)
     check_provider(catalog, provider)
+    check_region_provider(region, provider, "--provider")
     return checked
 
 

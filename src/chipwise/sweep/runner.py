@@ -79,6 +79,16 @@ def _todo(spec: SweepSpec, todo: set[str]) -> Iterator[Point]:
             yield p
 
 
+def check_backend(workers: int | None, ray: bool) -> None:
+    """One line where workers are given beside Ray, which places the tasks on its own cluster's CPUs: run_sweep's
+    first check, and `sweep run`'s before it reads or prints anything."""
+    if ray and workers is not None:
+        raise ChipwiseError(
+            "--workers does not apply to --ray: Ray places the tasks on its own cluster's CPUs. Fix: drop --workers "
+            "(workers= from Python)."
+        )
+
+
 def run_sweep(
     spec: SweepSpec,
     store_path: str | Path,
@@ -100,11 +110,7 @@ def run_sweep(
     # a script without a __main__ guard: each spawned pool worker re-runs it as it imports it, and each of those runs
     # had failed on the store the first holds open, with tracebacks and "a sweep worker process died"
     stop_if_rerun("run_sweep")
-    if ray and workers is not None:
-        raise ChipwiseError(
-            "--workers does not apply to --ray: Ray places the tasks on its own cluster's CPUs. Fix: drop --workers "
-            "(workers= from Python)."
-        )
+    check_backend(workers, ray)
     catalogs = check_sweep(spec)  # bad input fails here, before the store is touched
     if max_points is not None and len(spec) > max_points:
         point_s, what = POINT_S[spec.kind], "training" if spec.kind == "train" else "serving"

@@ -21,11 +21,11 @@ from chipwise.train.plans import (
     cp_split_reason,
     enumerate_plans,
     from_dicts,
-    given_knobs,
     left_to_search,
 )
 from chipwise.train.step import StepResult, train_step
 from chipwise.workload.model import ModelSpec
+from chipwise.workload.plan_knobs import given_knobs
 from chipwise.workload.training import TrainingJob
 
 

@@ -16,8 +16,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from chipwise.catalog.loader import Catalog
+from chipwise.catalog.regions import check_region_provider
 from chipwise.catalog.strict_yaml import load_json, load_yaml
 from chipwise.errors import ChipwiseError, UnknownNameError, long_number
+from chipwise.workload.plan_knobs import given_knobs
 from chipwise.workload.presets import config_file, names_a_file
 from chipwise.workload.serve_scenario import ServeScenario
 from chipwise.workload.strict_model import annotation_types
@@ -101,7 +103,14 @@ def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
         if holder is not None:
             scope = ".".join(parent) or model.model_fields["kind"].default
             fix = unknown_keys_fix(unknown, list(holder.model_fields), f"the {scope} keys")
-    return f"{where}: {loc + ': ' if loc else ''}{msg}. Fix: {fix} (scenario keys: docs/guide.md#scenario-keys)."
+    return framed(where, f"{loc + ': ' if loc else ''}{msg}. Fix: {fix}.")
+
+
+def framed(where: str, line: str) -> str:
+    """A scenario's refusal as each reads: where it is (the file, or INLINE), the one line naming the problem and
+    its fix, and where its keys are told ('inline scenario: plan.zero must be ... Fix: correct it (scenario keys:
+    docs/guide.md#scenario-keys).')."""
+    return f"{where}: {line.removesuffix('.')} (scenario keys: docs/guide.md#scenario-keys)."
 
 
 def _shown(value: Any) -> str:
@@ -212,6 +221,15 @@ def load_scenario(source: str, catalog: Catalog | None = None) -> TrainScenario 
         scenario = models[kind].model_validate(data)
     except ValidationError as exc:
         raise ChipwiseError(_fmt(exc, where, models[kind])) from None
+    if isinstance(scenario, TrainScenario):
+        try:  # a plan's keys and values, told as the scenario's others are ('plan.zero must be 0, 1, 2 or 3')
+            given_knobs(scenario.plan or {})
+        except ChipwiseError as exc:
+            raise ChipwiseError(framed(where, str(exc))) from None
+    try:  # where the chips run beside whom they are rented from (any catalog)
+        check_region_provider(scenario.region, scenario.provider)
+    except ChipwiseError as exc:
+        raise ChipwiseError(framed(where, str(exc))) from None
     if catalog is not None:
         check_provider(catalog, getattr(scenario, "provider", None))
     if where == INLINE:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationInfo, field_validator
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, one_of
 from chipwise.workload.strict_model import StrictModel
 
 #: Units a latency target may carry (any case: 2S and 50MS read as 2s and 50ms)
@@ -95,27 +95,44 @@ def slo_target(key: str, value: Any) -> float:
         raise SLOValueError(str(exc), key) from None
 
 
+def slo_key(given: Any) -> str:
+    """The SLO_KEYS name of a key as given: the scenario's name for it ('ttft_p99_s', DESIGN.md's contract) is the
+    same target, wherever it is given; any other key is one line with the near keys ('ttft_p95': 'ttft_p90',
+    'ttft_p99')."""
+    name = str(given)
+    return one_of(name.removesuffix("_s") if name.removesuffix("_s") in SLO_KEYS else name, SLO_KEYS, "SLO key")
+
+
+def named_target(given: str, value: Any) -> float:
+    """slo_target for a key as given (slo_key): a '_s' name says seconds, so text that is a bare number ('2') reads
+    as that many seconds there, as a scenario's slo reads it; under SLO_KEYS' own names it needs its unit."""
+    bare = bare_seconds(value) if isinstance(value, str) and given.endswith("_s") else None
+    return slo_target(slo_key(given), value if bare is None else bare)
+
+
 def read_slo(slo: Any) -> dict[str, float]:
     """A mapping of SLO keys to targets (SLO_KEYS; each read by slo_target) in seconds, as the Python API and the
     web page give it ({'ttft_p99': 2.0, 'tpot_p99': '50ms'}), or one line naming the problem and the fix."""
     if not isinstance(slo, Mapping):
         raise ChipwiseError(f"SLO {slo!r} is not a mapping. Fix: give e.g. {{'ttft_p99': 2.0, 'tpot_p99': 0.05}}.")
     out: dict[str, float] = {}
-    for key, value in slo.items():
-        if key not in SLO_KEYS:
-            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
+    for given, value in slo.items():
+        key = slo_key(given)
+        if key in out:
+            raise ChipwiseError(f"SLO key '{key}' is given twice (as {key} and {key}_s). Fix: give it once.")
         try:
-            out[key] = slo_target(key, value)
+            out[key] = named_target(str(given), value)
         except SLOValueError as exc:
-            raise ChipwiseError(f"SLO {key} = {exc.problem}. Fix: {exc.fix()}.") from None
+            raise ChipwiseError(f"SLO {given} = {exc.problem}. Fix: {exc.fix()}.") from None
     return out
 
 
 def parse_slo(text: str, required: bool = False) -> dict[str, float]:
     """'ttft_p99=2s,tpot_p99=50ms' -> {'ttft_p99': 2.0, 'tpot_p99': 0.05}; every value needs a unit (s, ms or us, in
-    any case: slo_target), each key at most once. Text that names no target ('', ',') is one line: it had meant no
-    SLO to plan serve, dropped plan lifecycle's default, and was refused by plan fleet. Where targets are `required`
-    (plan fleet's --slo), the fix offers no leaving --slo out, which that command refuses."""
+    any case: slo_target) but under a key's scenario name ('ttft_p99_s=2': named_target), each key at most once.
+    Text that names no target ('', ',') is one line: it had meant no SLO to plan serve, dropped plan lifecycle's
+    default, and was refused by plan fleet. Where targets are `required` (plan fleet's --slo), the fix offers no
+    leaving --slo out, which that command refuses."""
     if not text.replace(",", "").strip():
         leave_out = (
             ""
@@ -127,18 +144,17 @@ def parse_slo(text: str, required: bool = False) -> dict[str, float]:
     for item in text.split(","):
         if not item.strip():
             continue
-        key, sep, value = (part.strip() for part in item.partition("="))
-        key = key.lower()
-        if not sep or not key or not value:
+        given, sep, value = (part.strip() for part in item.partition("="))
+        given = given.lower()
+        if not sep or not given or not value:
             raise ChipwiseError(
                 f"SLO item '{item.strip()}' is not KEY=VALUEUNIT. Fix: write e.g. --slo ttft_p99=2s,tpot_p99=50ms."
             )
-        if key not in SLO_KEYS:
-            raise ChipwiseError(f"unknown SLO key '{key}'. Fix: use one of {', '.join(SLO_KEYS)}.")
+        key = slo_key(given)
         if key in out:
             raise ChipwiseError(f"SLO key '{key}' is given twice. Fix: give each key once.")
         try:
-            out[key] = slo_target(key, value)
+            out[key] = named_target(given, value)
         except SLOValueError as exc:  # text only: the fix is a time with its unit
             raise ChipwiseError(f"SLO {key}={exc.problem}. Fix: write e.g. {key}={exc.example}.") from None
     return out
@@ -162,10 +178,7 @@ class SLO(StrictModel):
     @field_validator("*", mode="before")
     @classmethod
     def _seconds(cls, value: Any, info: ValidationInfo) -> Any:
-        if value is None:
-            return value
-        bare = bare_seconds(value) if isinstance(value, str) else None
-        return slo_target(str(info.field_name).removesuffix("_s"), value if bare is None else bare)
+        return value if value is None else named_target(str(info.field_name), value)
 
     def targets(self) -> dict[str, float]:
         """{'ttft_p99': 2.0, ...} for the targets that are set."""

@@ -27,7 +27,7 @@ from chipwise.interfaces.cli import (
     tco_cmd,
     web_cmd,
 )
-from chipwise.interfaces.cli.common import PIPE_CLOSED_EXIT, close_stdout, err_console, fit_width
+from chipwise.interfaces.cli.common import NO_OPTION_EXIT, PIPE_CLOSED_EXIT, close_stdout, err_console, fit_width
 
 #: the help options of every command
 HELP_OPTIONS = ["-h", "--help"]
@@ -75,7 +75,10 @@ def run(argv: list[str] | None = None) -> int:
         _refuse_repeated_options(command, sys.argv[1:] if argv is None else argv)
         rv = command(args=argv, standalone_mode=False, prog_name="chipwise")
     except ChipwiseError as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        # a search with no answer (exit 1: plan hetero, fleet, lifecycle) is told as plan train's and plan serve's
+        # are, 'not ranked:'; bad input (exit 2) as an error
+        label = "[bold yellow]not ranked:[/]" if exc.exit_code == NO_OPTION_EXIT else "[bold red]error:[/]"
+        err_console.print(f"{label} {escape(str(exc))}", highlight=False, soft_wrap=True)
         return exc.exit_code
     except typer.Exit as exc:
         return int(exc.exit_code or 0)

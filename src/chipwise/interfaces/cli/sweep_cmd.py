@@ -41,7 +41,7 @@ from chipwise.interfaces.cli.common import (
 )
 from chipwise.sweep import RunStats, Store, export_store, load_sweep, run_sweep
 from chipwise.sweep.check import text_values
-from chipwise.sweep.runner import MAX_POINTS
+from chipwise.sweep.runner import MAX_POINTS, check_backend
 from chipwise.sweep.store import TIE_BREAKS, is_store
 
 LOCAL_RAY = "local"  # what a bare --ray means: start a local Ray (or join RAY_ADDRESS)
@@ -148,6 +148,7 @@ def run(
     as_json: JsonFlag = False,
 ) -> None:
     """Run a sweep: every point of the grid under every what-if, stored as it finishes."""
+    check_backend(workers, ray is not None)  # before a model's notes or the sweep's size are printed
     if is_store(sweep_file):
         raise ChipwiseError(
             f"'{sweep_file}' is a sweep store, not a sweep file. Fix: chipwise sweep show {sweep_file} to see it, "
