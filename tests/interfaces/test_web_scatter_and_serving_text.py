@@ -131,13 +131,18 @@ def test_a_short_runs_cost_says_what_it_divides_by() -> None:
     cost = fmt.price(answer["cost_usd_per_mtok"])
     assert _cost_row(answer, answer["short_run"])[1].endswith(f"{cost} per M output tokens{qualifier}")
     assert _draw_serve(answer)["$ per million output tokens"] == cost + qualifier
-    # a window of a few requests' output: 'a short run', as predict says it
+    # a window of a few requests' output, priced at the load it keeps up with (2 req/s x 256 tokens): the load's
+    # rate, as predict says it (it had read 'at the throughput of a short run', a basis it was not priced at)
     few = {**DEFAULTS, "model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": 1, "input_tokens": 1024,
            "output_tokens": 256, "arrival_rate": 2, "requests": 10}  # fmt: skip
     answer = _answer("/api/predict", few, Settings())
-    assert "window_requests" in answer["short_run"]
+    assert "window_requests" in answer["short_run"] and answer["priced_output_tokens_per_s"] == 512.0
     shown = _draw_serve(answer)["$ per million output tokens"]
-    assert shown == fmt.price(answer["cost_usd_per_mtok"]) + " (at the throughput of a short run: see 'run too short')"
+    note = " (per the load's 512 output tok/s, which the run keeps up with)"
+    assert shown == fmt.price(answer["cost_usd_per_mtok"]) + note
+    assert _cost_row(answer, answer["short_run"])[1].endswith(
+        f"{fmt.price(answer['cost_usd_per_mtok'])} per M output tokens{note}"
+    )
 
 
 @needs_node

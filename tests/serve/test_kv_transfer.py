@@ -38,20 +38,20 @@ def test_cross_vendor_kv_goes_over_the_hybrid_link(catalog: Catalog, hw: Hardwar
     bw, latency = rack.link("trn4", "gb300")  # type: ignore[misc]
     assert over_fusion.fabric.startswith("nvlink-fusion")
     assert over_fusion.latency_s == pytest.approx(latency)
-    # a TP1 Trainium4 replica is one NeuronCore of the chip's four: it sends over a quarter of the chip's own
-    # 1.8 TB/s port (450 GB/s; it had been given the whole chip's link a core, then a quarter of the pair link's
-    # 900 GB/s, a GB300's port), the GB300 receives over its whole 900 GB/s: the Trainium4 end sets the rate
+    # a TP1 Trainium4 replica is one NeuronCore of the chip's four: it sends over a quarter of the chip's port in
+    # this NVLink 5 rack, the switch's 900 GB/s (225 GB/s; it had been given the whole chip's link a core), the
+    # GB300 receives over its whole 900 GB/s: the Trainium4 end sets the rate
     cores = hw.system("trn4").chip.cores_per_chip
     eff = rack.scaleup.fabric.bus_efficiency
     assert cores == 4 and bw == pytest.approx(900e9)
-    assert over_fusion.bandwidth == pytest.approx(1.8e12 / 4 * eff)
+    assert over_fusion.bandwidth == pytest.approx(900e9 / 4 * eff)
     pre4 = ReplicaSetup(
         **{
             **pre.__dict__,
             "plan": ReplicaPlan(tp=8, max_batch=64, max_tokens=4096, weight_precision="fp8", kv_precision="fp8"),
         }
     )
-    # TP8 on two Trainium4 chips (8 KV heads, 8 holders): 3.6 TB/s against the one GB300's 900 GB/s
+    # TP8 on two Trainium4 chips (8 KV heads, 8 holders): 1.8 TB/s against the one GB300's 900 GB/s
     assert kv_transfer(llama8b, pre4, dec, False, rack).bandwidth == pytest.approx(900e9 * eff)
     # 2,048 prompt tokens of Llama 3.1 8B's fp8 KV cache (32 layers x 8 KV heads x 128 x 2 x 1 byte = 64 KiB/token)
     assert over_fusion.bytes_per_token == pytest.approx(32 * 8 * 128 * 2 * 1)

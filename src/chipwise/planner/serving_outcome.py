@@ -58,12 +58,20 @@ def delivered_share(job: ServingJob, summary: Mapping[str, Any], nominal: bool =
     return float(summary["output_tokens_per_s"]) / (rate * job.mean_output)
 
 
+def priced_request_rate(job: ServingJob, summary: Mapping[str, Any]) -> float | None:
+    """The requests/s a run's tokens are priced at where that is its open-loop load, which it keeps up with
+    (served_tokens); None where it is priced at what it delivered (a closed loop, an offline run, an overloaded
+    one)."""
+    offered = offered_request_rate(job)
+    return offered if offered is not None and keeps_up(job, summary) else None
+
+
 def served_tokens(job: ServingJob, summary: Mapping[str, Any]) -> tuple[float, float]:
     """(output tokens/s, all tokens/s) a deployment is priced per: a run that keeps up with its open-loop load
     serves that load, so it is priced per token of it, not of its run's window (a short window reads a few % either
     way, which reordered options of equal $/h, and `predict` of a checked option priced it apart from its check);
     otherwise what the run delivered."""
-    offered = offered_request_rate(job)
-    if offered is not None and keeps_up(job, summary):
+    offered = priced_request_rate(job, summary)
+    if offered is not None:
         return offered * job.mean_output, offered * (job.mean_output + job.mean_input)
     return float(summary["output_tokens_per_s"]), float(summary["throughput_tokens_per_s"])

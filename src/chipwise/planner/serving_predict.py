@@ -20,7 +20,7 @@ from chipwise.planner.serving_deployment import SPLIT_MARK, build_deployment
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on, pool_figures, serving_track_record
 from chipwise.planner.serving_inputs import check_tpot_target
-from chipwise.planner.serving_outcome import served_tokens, stat_ok
+from chipwise.planner.serving_outcome import priced_request_rate, served_tokens, stat_ok
 from chipwise.planner.serving_report import (
     CLOSED_WAVES,
     STEADY_FILLS,
@@ -67,6 +67,8 @@ SIMULATED_FIGURES = (
     "latency_requests",
     "little_law",
 )
+#: a split's figures besides (serve.sim.metrics.summarise has them for two pools only)
+SPLIT_FIGURES = ("ttft_decode_wait_s", "ttft_transfer_s")
 
 
 def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
@@ -97,7 +99,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         sc.pricing,
         sc.region,
         sc.provider,
-        busy=busy_shares(sim),
+        busy=busy_shares(sim, priced_request_rate(job, summary)),
         transfer=setup.transfer,
     )
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
@@ -121,6 +123,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         "slo": targets,
         "slo_met": slo_met,
         **{k: summary[k] for k in SIMULATED_FIGURES},
+        **{k: summary[k] for k in SPLIT_FIGURES if k in summary},
         **where_time_goes(setup, model, job, summary),
         **econ,
         "billed_chips": whole_count(econ["billed_chips"]),

@@ -114,7 +114,9 @@ def _cell(raw: Any) -> str:
 
 
 def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
-    """One number of a trace: an arrival time (finite, not negative) or a token count (1 to MAX_TOKENS)."""
+    """One number of a trace: an arrival time (finite: times are taken from the first arrival, so a trace that starts
+    before 0 is shifted as any other; -5 s had been refused as 'out of range' without the range) or a token count
+    (1 to MAX_TOKENS)."""
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         raise ChipwiseError(f"{where} has no {col}. Fix: give every request its {col}.")
     try:
@@ -125,8 +127,8 @@ def _trace_value(raw: Any, role: str, col: str, where: str) -> float:
         raise ChipwiseError(f"{where}: {col} '{_cell(raw)}' is not a number. Fix: correct that value.") from None
     except OverflowError:  # a JSON integer past a float's range
         v = math.inf
-    if role == "arrival" and not (math.isfinite(v) and v >= 0):
-        raise ChipwiseError(f"{where}: {col} {_cell(raw)} is out of range. Fix: correct that value.")
+    if role == "arrival" and not math.isfinite(v):
+        raise ChipwiseError(f"{where}: {col} {_cell(raw)} is out of range (a finite time). Fix: correct that value.")
     if role != "arrival" and not 1 <= v <= MAX_TOKENS:  # past any context: would overflow the simulator's integers
         raise ChipwiseError(
             f"{where}: {col} {_cell(raw)} is out of range (1 to {MAX_TOKENS:,} tokens). Fix: correct that value."

@@ -55,18 +55,24 @@ def _kv_bound(r: dict[str, Any]) -> str:
 
 
 def _priced_note(r: dict[str, Any], short: dict[str, Any] | None) -> str:
-    """Where the per-token figures divide by the load the run kept up with rather than the throughput printed
-    above (a short window reads a few % under it): say so, with the figure ($1.49 per M read as at 1,096 tok/s).
-    Never beside a load over capacity, which is priced on what it delivers (serving_outcome.keeps_up)."""
+    """What the per-token figures divide by, from the basis used (priced_output_tokens_per_s): the load the run kept
+    up with where that is not the throughput printed above (a short window reads a few % under it; $1.49 per M read
+    as at 1,096 tok/s), short run or not; else a short run's throughput. Never the load beside a load over capacity,
+    which is priced on what it delivers (serving_outcome.keeps_up). One request at 0.01 req/s, priced at the load's
+    2 output tok/s, had read '$955.56 per M output tokens (at the throughput of the batch filling)', its 168 tok/s."""
     priced, shown = r.get("priced_output_tokens_per_s"), r["output_tokens_per_s"]
     over = float((r.get("load") or {}).get("utilisation") or 0.0) >= 1.0
-    if short or over or not priced or not shown or abs(priced / shown - 1.0) <= 0.01:
-        return ""
+    if over or not priced or not shown or abs(priced / shown - 1.0) <= 0.01:
+        if not short:
+            return ""
+        filling = "the batch filling" if "arrival_span_s" in short else "a short run"
+        return f" (at the throughput of {filling}: see 'run too short')"
     return f" (per the load's {fmt.significant(priced)} output tok/s, which the run keeps up with)"  # not 0 at 0.001
 
 
-def _load_text(load: dict[str, Any], waiting: float) -> str:
-    """The load against capacity; near capacity, the share of the mean TTFT spent waiting to start (`waiting`)."""
+def _load_text(load: dict[str, Any], waiting: float, split: bool = False) -> str:
+    """The load against capacity; near capacity, the share of the mean TTFT spent waiting (`waiting`: to start, and
+    in a `split` for the decode pool too)."""
     util = load["utilisation"]
     text = fmt.load_share(load)
     if util >= 1.0:
@@ -75,8 +81,17 @@ def _load_text(load: dict[str, Any], waiting: float) -> str:
             "delivers saturated, over the whole run"
         )
     if util >= NEAR_CAPACITY and math.isfinite(waiting):
-        return text + f": near capacity, {fmt.percent(waiting)} of the mean TTFT is the wait to start"
+        what = "the waits to start and for the decode pool" if split else "the wait to start"
+        return text + f": near capacity, {fmt.percent(waiting)} of the mean TTFT is {what}"
     return text
+
+
+def _waiting_share(r: Mapping[str, Any]) -> float:
+    """The share of the mean TTFT spent waiting: to start, and in a split for the decode pool after the prefill (at
+    95.7% of a split's capacity the wait to start alone read 0.0% of a TTFT that was nearly all the decode wait)."""
+    ttft = r["ttft_s"]["mean"]
+    waited = r["ttft_wait_s"]["mean"] + (r.get("ttft_decode_wait_s") or {}).get("mean", 0.0)
+    return waited / ttft if ttft > 0 else math.nan
 
 
 def _stated_chips_text(stated: Mapping[str, Any]) -> str:
@@ -150,8 +165,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
     )
     if "utilisation" in r["load"]:
-        waiting = r["ttft_wait_s"]["mean"] / r["ttft_s"]["mean"] if r["ttft_s"]["mean"] > 0 else math.nan
-        head.add_row("offered load", _load_text(r["load"], waiting))
+        head.add_row("offered load", _load_text(r["load"], _waiting_share(r), "ttft_decode_wait_s" in r))
     if r["load"].get("burst_note"):  # a replayed trace's busiest window, well above the mean the load quotes
         head.add_row("[yellow]bursts[/yellow]", f"[yellow]{escape(r['load']['burst_note'])}[/yellow]")
     short = r.get("short_run")
@@ -293,6 +307,12 @@ def _add_latency_rows(head: Table, r: dict[str, Any]) -> None:
         f"{latency_stats(r['ttft_wait_s'])} (to the prompt's first iteration"
         + (", past the front end)" if front > 0 else ")"),
     )
+    if "ttft_decode_wait_s" in r:  # a split: the wait for a decode slot, which the wait to start leaves out
+        head.add_row(
+            "TTFT's wait for the decode pool p50 / p90 / p99",
+            f"{latency_stats(r['ttft_decode_wait_s'])} (from the prompt's prefill to the decode replica taking it, "
+            f"less the KV transfer's {_ms(r['ttft_transfer_s']['p50'])} p50)",
+        )
     if front > 0:  # it had been counted in the wait: vLLM's 30 ms read as a wait of 30.0 ms at 0.01 req/s
         head.add_row(
             "TTFT's front end",
@@ -325,7 +345,15 @@ def _add_latency_rows(head: Table, r: dict[str, Any]) -> None:
         if r.get("slo_caveat"):
             met = f"[yellow]{met} in this run only: {r['slo_caveat']}[/yellow]"
         head.add_row("SLO", f"{', '.join(f'{k} <= {_ms(v)}' for k, v in r['slo'].items())}: {met}")
-        head.add_row("goodput", f"{100 * r['goodput']['fraction']:.1f}% of requests within the SLO")
+        head.add_row("goodput", _goodput_text(r["goodput"]["fraction"], r["slo"]))
+
+
+def _goodput_text(fraction: float, slo: Mapping[str, float]) -> str:
+    """The share of requests that met every target, each its own latency against the target's limit: beside p50
+    targets met, '61.7% of requests within the SLO' read as if 38% had missed the SLO the row above says was met."""
+    names = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "end-to-end"}
+    limits = " and ".join(f"{_ms(v)} {names.get(k.split('_')[0], k)}" for k, v in slo.items())
+    return f"{100 * fraction:.1f}% of requests each within {limits}"
 
 
 def _cost_row(r: dict[str, Any], short: dict[str, Any] | None) -> tuple[str, str]:
@@ -343,12 +371,6 @@ def _cost_row(r: dict[str, Any], short: dict[str, Any] | None) -> tuple[str, str
         + (
             f" for the {chip_count(r['billed_chips'])} rented (units: catalog show {' / '.join(_systems(r))})"
             if rented_mark(r)
-            else ""
-        )
-        + (
-            f" (at the throughput of {'the batch filling' if short and 'arrival_span_s' in short else 'a short run'}: "
-            "see 'run too short')"
-            if short
             else ""
         )
         + _priced_note(r, short)

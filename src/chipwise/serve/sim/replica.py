@@ -36,7 +36,9 @@ keep one reference-counted copy of shared prefix blocks: a request is charged it
 and the replica the longest shared prefix of the requests it holds. A whole prompt served from the cache (a repeat
 of a `prompt_pool` entry) is that prompt's own and is charged whole, as before. A split's decode replicas receive
 each prompt's cache whole and hold it so; its prefill replicas hold a prompt's cache until it has been sent
-(handed_over), so that sends queued behind a slow link fill their cache and hold admission back. A request that
+(handed_over), which comes once a decode replica has admitted it and pulled its cache (on_admitted, received):
+prompts queued for a busy decode pool, or behind a slow link, fill the prefill cache and hold its admission back,
+and a decode replica holds a prompt's blocks, and a batch slot, from its admission on. A request that
 can never fit the cache alone, its prompt and whole answer, is dropped before it runs (cache_fits, the rule of
 setup_replica's check).
 
@@ -86,8 +88,10 @@ class Replica:
         kv_tokens: int,
         role: str,
         on_finish: Callback,
-        on_prefilled: Callback | None = None,
+        on_handoff: Callback | None = None,
     ) -> None:
+        """`on_handoff`: a prefill replica's call when it has encoded a prompt, a decode replica's when it admits a
+        request whose cache it then pulls (it joins the batch when `received`)."""
         self.index = index
         self.kernel = kernel
         self.steps = steps
@@ -96,7 +100,8 @@ class Replica:
         self.cap = kv_tokens
         self.role = role
         self.on_finish = on_finish
-        self.on_prefilled = on_prefilled
+        self.on_prefilled = on_handoff if role == "prefill" else None
+        self.on_admitted = on_handoff if role == "decode" else None
         self.waiting: deque[int] = deque()
         self.inbox: deque[int] = deque()  # arrived, not yet taken by the scheduler (recv_interval > 1)
         self.since_poll = 0  # decode iterations since the scheduler last polled for new requests
@@ -108,6 +113,10 @@ class Replica:
         # a prefill replica's encoded prompts whose cache is still being sent (handed_over): the tokens each holds,
         # counted in p_tokens until then
         self.sending: dict[int, int] = {}
+        # a decode replica's admitted requests whose cache is coming over (the tokens each holds, counted in p_tokens
+        # until it joins the batch), and those whose cache has come, to join at the next iteration
+        self.receiving: dict[int, int] = {}
+        self.arrived: list[int] = []
         self.p_tokens = 0
         self.dheap: list[tuple[int, int, int]] = []
         self.dtoken: dict[int, int] = {}
@@ -182,12 +191,14 @@ class Replica:
 
     def _tokens(self) -> float:
         """KV tokens the requests hold now before their last blocks are rounded up (decoding contexts, prompts being
-        prefilled or sent, a shared prefix once)."""
+        prefilled, sent or received, a shared prefix once)."""
         return self.S + self.g * self.n_dec * self.it + self.p_tokens + self.shared_net
 
     def used(self) -> float:
         """KV tokens held now: _tokens and half a block of rounding a request, the average."""
-        return self._tokens() + (self.n_dec + len(self.pref) + len(self.sending)) * self.half_block
+        return (
+            self._tokens() + (self.n_dec + len(self.pref) + len(self.sending) + len(self.receiving)) * self.half_block
+        )
 
     def _room(self, count: int) -> float:
         """KV tokens free beside those held now once `count` requests hold the cache: what admission, preemption
@@ -196,8 +207,9 @@ class Replica:
         whole blocks, as setup_replica's check of the longest request (input + output <= kv_tokens) has it. With
         the average a request that fills the cache exactly (31,600 + 128 tokens in 1,983 blocks of 16) had passed
         the setup check and the drop check, then been refused room forever (an idle replica, the run stopped with
-        it queued) or dropped as outgrowing the cache it fits. Prompts being sent hold the cache beside them."""
-        count += len(self.sending)
+        it queued) or dropped as outgrowing the cache it fits. Prompts being sent or received hold the cache beside
+        them."""
+        count += len(self.sending) + len(self.receiving)
         if count > 1:
             return self.cap - self._tokens() - count * self.half_block
         return self.whole - self._tokens()
@@ -320,7 +332,7 @@ class Replica:
         return -(it - self.clock + 1) % timeout if timeout > 0 else 0
 
     def _admissible(self, rid: int) -> bool:
-        if len(self.pref) + self.n_dec >= self.pol.max_batch:
+        if len(self.pref) + self.n_dec + len(self.receiving) >= self.pol.max_batch:
             return False
         _, need, grow = self._need(rid)
         return self._fits(need, grow)
@@ -386,7 +398,7 @@ class Replica:
         r = self.req
         pol = self.pol
         reserve = pol.admission == "reserve"
-        while self.waiting and len(self.pref) + self.n_dec < pol.max_batch:
+        while self.waiting and len(self.pref) + self.n_dec + len(self.receiving) < pol.max_batch:
             rid = self.waiting[0]
             prompt = self._prompt(rid)
             share, need, grow = self._need(rid)  # a shared prefix's tokens are held once by the replica
@@ -403,10 +415,10 @@ class Replica:
                 self._hold_prefix(rid, share)
             self._dequeue()
             self.last_admit = t
-            self.order.append(rid)
             if self.role == "decode" and rid not in self.evicted:
-                self._join(rid, prompt)
+                self._receive(t, rid, prompt)
                 continue
+            self.order.append(rid)
             self.evicted.discard(rid)
             start = r.cached[rid] if r.generated[rid] == 0 else 0
             self.state[rid] = PREFILL
@@ -496,6 +508,33 @@ class Replica:
         else:
             self._wake(t)  # admit what waited for the freed blocks
 
+    def _receive(self, t: float, rid: int, prompt: int) -> None:
+        """A decode replica admits a request prefilled elsewhere: it holds the prompt's blocks and a batch slot while
+        the cache comes over (on_admitted books the pull; received when it has come)."""
+        self.receiving[rid] = hold = (
+            blocks_tokens(prompt, self.pol.block) if self.pol.admission != "reserve" else prompt
+        )
+        self.p_tokens += hold
+        if self.on_admitted is not None:
+            self.on_admitted(t, rid)
+
+    def received(self, t: float, rid: int) -> None:
+        """A decode replica has request `rid`'s cache: the request joins the batch at the end of the iteration in
+        flight (at once when idle)."""
+        self.arrived.append(rid)
+        if not self.busy:
+            self._wake(t)
+        elif self.seg is not None:
+            self._interrupt(t)
+
+    def _take_arrived(self) -> None:
+        """The requests whose cache has come join the batch; their first token streams now."""
+        for rid in self.arrived:
+            self.p_tokens -= self.receiving.pop(rid)
+            self.order.append(rid)
+            self._join(rid, self._prompt(rid))
+        self.arrived.clear()
+
     def _wake(self, t: float) -> None:
         """An idle replica steps now."""
         self.busy = True
@@ -532,7 +571,7 @@ class Replica:
                     break
             if victim < 0:
                 return
-            if self.n_dec + len(self.pref) == 1:  # alone and still too long: it can never finish here
+            if self.n_dec + len(self.pref) + len(self.receiving) == 1:  # alone and too long: it can never finish here
                 self._leave(victim)
                 self._drop(t, victim)
                 return
@@ -550,6 +589,8 @@ class Replica:
         if ver != self.ver:
             return
         self.seg = None
+        if self.arrived:
+            self._take_arrived()
         if self.inbox and (self.since_poll == 0 or not (self.pref or self.n_dec)):
             for rid in self.inbox:  # the scheduler polls
                 self._enqueue(rid)

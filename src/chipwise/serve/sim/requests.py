@@ -14,7 +14,9 @@ NAN = math.nan
 class RequestTable:
     """Per request: input/output tokens, prefix-cached tokens, arrival, start (the first iteration that encodes its
     prompt), first-token and finish times (s), the replica that served it, how often it was preempted, whether it
-    was dropped."""
+    was dropped; in a split, when its prefill replica encoded its prompt (`prefilled`) and the seconds its KV cache
+    took from there to its decode replica (`transfer`: the link's time and latency, booked when the decode replica
+    admits it), NaN elsewhere."""
 
     __slots__ = (
         "arrival",
@@ -27,8 +29,10 @@ class RequestTable:
         "n",
         "output",
         "preempted",
+        "prefilled",
         "replica",
         "started",
+        "transfer",
     )
 
     def __init__(self, inputs: NDArray[np.int64], outputs: NDArray[np.int64], cached: NDArray[np.int64]) -> None:
@@ -41,6 +45,8 @@ class RequestTable:
         self.started: list[float] = [NAN] * n
         self.first: list[float] = [NAN] * n
         self.finish: list[float] = [NAN] * n
+        self.prefilled: list[float] = [NAN] * n
+        self.transfer: list[float] = [NAN] * n
         self.replica: list[int] = [-1] * n
         self.preempted: list[int] = [0] * n
         self.generated: list[int] = [0] * n
@@ -52,6 +58,8 @@ class RequestTable:
             "started": np.asarray(self.started, dtype=np.float64),
             "first": np.asarray(self.first, dtype=np.float64),
             "finish": np.asarray(self.finish, dtype=np.float64),
+            "prefilled": np.asarray(self.prefilled, dtype=np.float64),
+            "transfer": np.asarray(self.transfer, dtype=np.float64),
             "input": np.asarray(self.input, dtype=np.float64),
             "output": np.asarray(self.output, dtype=np.float64),
             "preempted": np.asarray(self.preempted, dtype=np.float64),

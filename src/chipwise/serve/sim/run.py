@@ -181,10 +181,16 @@ def _start_load(
 
 
 def _build_pools(
-    deployment: Deployment, kernel: Kernel, req: RequestTable, on_finish: Callback, on_prefilled: Callback
+    deployment: Deployment,
+    kernel: Kernel,
+    req: RequestTable,
+    on_finish: Callback,
+    on_prefilled: Callback,
+    on_admitted: Callback,
 ) -> list[list[Replica]]:
     """The replicas of each of the deployment's pools, numbered across the pools; the replicas of a pool of several
-    share the load board its router reads, and a prefill pool's hand each encoded prompt on (`on_prefilled`)."""
+    share the load board its router reads; a prefill pool's hand each encoded prompt on (`on_prefilled`), and a
+    decode pool's pull its KV cache when they admit it (`on_admitted`)."""
     pools: list[list[Replica]] = []
     for p in deployment.pools:
         reps = [
@@ -197,7 +203,7 @@ def _build_pools(
                 p.kv_tokens,
                 p.role,
                 on_finish,
-                on_prefilled if p.role == "prefill" else None,
+                on_prefilled if p.role == "prefill" else on_admitted if p.role == "decode" else None,
             )
             for i in range(p.replicas)
         ]
@@ -212,8 +218,11 @@ def _build_pools(
 class _RequestFlow:
     """How requests move through a deployment's replicas: issued (at their arrivals, or in a closed loop when a
     user's last request finishes), sent by the first pool's router to one of its replicas, and in a split handed on
-    from the prefill replica that encoded the prompt to a decode replica, its KV cache sent over both replicas'
-    links."""
+    from the prefill replica that encoded the prompt to a decode replica, which pulls its KV cache over both
+    replicas' links when it admits it (vLLM's NIXL connector: the prefill instance holds the blocks until the decode
+    instance, scheduling the request, reads them). Pushed as soon as a prompt was encoded (until 2026-12), a prompt
+    queued for the decode pool was held by neither: 34 prompts, 65% of an H100 prefill replica's cache, waited for
+    a decode slot while its cache read 0.0%, and at 6 req/s 358, seven of its caches, were held nowhere."""
 
     def __init__(
         self,
@@ -231,15 +240,16 @@ class _RequestFlow:
         self.closed = closed
         self.stop_issuing_at = stop_issuing_at
         self.issued = 0
-        self.pools = _build_pools(deployment, kernel, req, self.finished, self.prefilled)
+        self.pools = _build_pools(deployment, kernel, req, self.finished, self.prefilled, self.admitted)
         self.routers = {id(p): make_router(deployment.router, len(p), deployment.seed) for p in self.pools}
         self.by_index = {rep.index: rep for pool in self.pools for rep in pool}
         # KV transfers: each prefill replica sends over its own links and each decode replica receives over its own,
-        # one prompt's cache at a time on each (book_transfer: the first window both are free); the decode replica
-        # is picked when its prompt is encoded. The routers count the transfers each replica has still to send or
-        # receive (`moving`): a fixed delay per transfer let seven prefill replicas send 140% of what their links
-        # carry unseen, and a router blind to the sends queued at a prefill replica gave the first of 15 a seventh
-        # of the prompts)
+        # one prompt's cache at a time on each (book_transfer: the first window both are free), booked when the
+        # decode replica admits the request; the decode replica is picked when its prompt is encoded. The routers
+        # count the caches each prefill replica holds still to send (`moving`), and a decode replica the requests
+        # queued for it: a fixed delay per transfer let seven prefill replicas send 140% of what their links carry
+        # unseen, and a router blind to the sends queued at a prefill replica gave the first of 15 a seventh of the
+        # prompts
         self.sending: dict[int, Windows] = {}
         self.receiving: dict[int, Windows] = {}
         self.sender_of: dict[int, int] = {}
@@ -274,7 +284,10 @@ class _RequestFlow:
         return self.routers[id(pool)].pick(board)
 
     def finished(self, t: float, rid: int) -> None:
-        """Request `rid` has finished: in a closed loop its user issues the next one."""
+        """Request `rid` has finished (or was dropped): a prefill replica still holding its cache (a decode replica
+        dropped it before admitting it) frees it, and in a closed loop its user issues the next one."""
+        if rid in self.sender_of:
+            self.handed_over(t, rid)
         if self.closed:
             self.issue(t)
 
@@ -285,31 +298,40 @@ class _RequestFlow:
             rep.board.add(rep.slot, delta)
 
     def prefilled(self, t: float, rid: int) -> None:
-        """A prefill replica has encoded request `rid`'s prompt: pick its decode replica and book its KV transfer."""
+        """A prefill replica has encoded request `rid`'s prompt: it holds the prompt's cache, and the decode replica
+        its router picks queues the request until it admits it (admitted)."""
         back_pool = self.pools[-1]
         sender = int(self.req.replica[rid])
-        d = back_pool[self.pick(back_pool)].index
+        self.moving(sender, +1)
+        self.sender_of[rid] = sender
+        self.req.prefilled[rid] = t
+        self.req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes it
+        back_pool[self.pick(back_pool)].submit(t, rid)
+
+    def admitted(self, t: float, rid: int) -> None:
+        """A decode replica has admitted request `rid` (a batch slot and the blocks for its cache): it pulls the
+        cache from the prefill replica, booked on both replicas' links."""
+        d = int(self.req.replica[rid])
+        sender = self.sender_of[rid]
         deployment = self.deployment
         busy = float(
             transfer_seconds(deployment.transfer_s_per_token, deployment.transfer_windows, self.req.input[rid])
         )
         start = book_transfer(self.sending.setdefault(sender, []), self.receiving.setdefault(d, []), t, busy)
-        self.moving(d, +1)
-        self.moving(sender, +1)
-        self.sender_of[rid] = sender
-        self.req.replica[rid] = d
+        self.req.transfer[rid] = busy + deployment.transfer_latency_s
         self.kernel.at(start + busy + deployment.transfer_latency_s, self.to_decode, rid)
 
     def to_decode(self, t: float, rid: int) -> None:
-        """Request `rid`'s KV cache has arrived: the decode replica takes the request."""
-        d = int(self.req.replica[rid])
+        """Request `rid`'s KV cache has arrived: the prefill replica frees it, and the decode replica takes the
+        request into its batch."""
+        self.handed_over(t, rid)
+        self.by_index[int(self.req.replica[rid])].received(t, rid)
+
+    def handed_over(self, t: float, rid: int) -> None:
+        """The prefill replica that encoded request `rid` frees its cache."""
         sender = self.sender_of.pop(rid)
-        self.moving(d, -1)
         self.moving(sender, -1)
-        self.by_index[sender].handed_over(t, rid)  # the prefill replica frees the prompt's cache once it is sent
-        self.req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes it
-        last = self.pools[-1]
-        last[d - last[0].index].submit(t, rid)
+        self.by_index[sender].handed_over(t, rid)
 
 
 def _replica_output(rep: Replica) -> dict[str, Any]:

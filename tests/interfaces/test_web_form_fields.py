@@ -1,0 +1,113 @@
+"""The web page's forms send what the API, the README and the notes rely on: the Training tab's region, utilisation
+(owned pricing), sequence length and global batch; the Serving plan tab's pricing, KV cache, engine and a load of
+concurrent users or offline; TPOT in ms on both serving tabs. The sensitivity's note gives no run count of its own."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from chipwise.errors import ChipwiseError
+from chipwise.interfaces.web.routes import GET_ROUTES, Settings, plan_train
+from chipwise.interfaces.web.server import page
+
+from .test_web import DOM, _node, _script, needs_node
+
+#: a fetch that records each POST's body and answers an empty result
+RECORD = (
+    "const sent = [];\n"
+    "globalThis.fetch = (path, opts) => { sent.push([path, JSON.parse(opts.body)]); return Promise.resolve({ ok: true, "
+    "status: 200, json: async () => ({ results: [], skipped: [], search: { evaluated: 0, feasible: 0, seconds: 0 } }) "
+    "}); };\n"
+)
+
+
+def _sent(call: str, form: dict[str, str], chips: Sequence[str] = ()) -> Any:
+    """The body the page's `call` POSTs for `form`."""
+    js = (
+        _script()
+        + DOM
+        + f"Object.assign(FORM, {json.dumps(form)}); CHECKED.push(...{json.dumps(list(chips))});\n"
+        + RECORD
+        + f"Promise.resolve({call}({{ preventDefault() {{}} }})).then(() => console.log(JSON.stringify(sent)));"
+    )
+    ((_, body),) = json.loads(_node(js)[-1])
+    return body
+
+
+TRAIN = {"model": "llama-3.1-8b", "chips": "64", "precision": "bf16", "objective": "time", "tokens": "1T"}
+
+
+@needs_node
+def test_the_training_tab_sends_its_new_fields() -> None:
+    form = {**TRAIN, "pricing": "owned", "region": "eu-west-1", "utilisation": "0.5", "seq_len": "4096",
+            "global_batch_tokens": "2M"}  # fmt: skip
+    body = _sent("runTrain", form, ["h100-sxm"])
+    assert body == {"model": "llama-3.1-8b", "chips": 64, "hardware": ["h100-sxm"], "precision": "bf16",
+                    "objective": "time", "pricing": "owned", "tokens": "1T", "region": "eu-west-1",
+                    "global_batch_tokens": "2M", "seq_len": 4096, "utilisation": 0.5}  # fmt: skip
+
+
+@needs_node
+def test_the_training_tab_sends_utilisation_for_owned_pricing_only() -> None:
+    body = _sent("runTrain", {**TRAIN, "pricing": "on-demand", "utilisation": "0.5", "seq_len": ""}, ["h100-sxm"])
+    assert "utilisation" not in body and "seq_len" not in body and body["pricing"] == "on-demand"
+
+
+def test_the_api_takes_utilisation_and_refuses_it_for_rentals() -> None:
+    """Owned at utilisation 0.5: the idle hours' record says so; a rental is told the fields to set, not a flag."""
+    body = {"model": "llama-3.1-8b", "chips": 8, "hardware": "h100-sxm", "tokens": "10G", "pricing": "owned"}
+    (row,) = plan_train({**body, "utilisation": 0.5}, Settings())["results"]
+    assert row["owned_idle_hours"]["utilisation"] == 0.5
+    line = (
+        "utilisation 0.5 prices owned chips, but pricing is on-demand: rented chips are paid by the hour used. "
+        "Fix: set pricing to owned, or leave utilisation out."
+    )
+    with pytest.raises(ChipwiseError, match=f"^{re.escape(line)}$"):
+        plan_train({**body, "pricing": "on-demand", "utilisation": 0.5}, Settings())
+
+
+PLAN = {"model": "llama-3.1-8b", "rate": "20", "input_tokens": "1024", "output_tokens": "256", "ttft_p99": "2",
+        "tpot_p99_ms": "50", "precision": "auto", "hardware": "h100-sxm", "disaggregated": "yes",
+        "router": "least_loaded"}  # fmt: skip
+
+
+@needs_node
+def test_the_serving_plan_tab_sends_pricing_kv_cache_engine_and_its_load() -> None:
+    """README's `plan serve ... --kv-precision fp8` can be asked on the page; concurrent users or offline replace the
+    rate."""
+    form = {**PLAN, "kv_precision": "fp8", "engine": "vllm", "pricing": "spot", "region": "us-east-1"}
+    body = _sent("runServePlan", form)
+    assert body["kv_precision"] == "fp8" and body["engine"] == "vllm" and body["pricing"] == "spot"
+    assert body["region"] == "us-east-1" and body["rate"] == 20 and "concurrency" not in body
+    assert body["slo"] == {"ttft_p99": 2, "tpot_p99": "50ms"}
+    users = _sent("runServePlan", {**PLAN, "concurrency": "64"})
+    assert users["concurrency"] == 64 and "rate" not in users and "kv_precision" not in users
+    offline = _sent("runServePlan", {**PLAN, "concurrency": "64", "offline": "yes"})
+    assert offline["offline"] is True and "rate" not in offline and "concurrency" not in offline
+
+
+@needs_node
+def test_one_deployment_takes_tpot_in_ms() -> None:
+    form = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": "1", "precision": "fp8", "input_tokens": "512",
+            "output_tokens": "128", "arrival_rate": "5", "requests": "200", "tpot_p99_ms": "50"}  # fmt: skip
+    body = _sent("runServe", form)
+    assert body["slo"] == {"tpot_p99_s": 0.05}
+    assert 'name="tpot_p99_ms"' in page().decode() and 'name="tpot_p99_s"' not in page().decode()
+
+
+def test_the_catalog_offers_the_kv_formats_and_engines() -> None:
+    answer = GET_ROUTES["/api/catalog"](Settings())
+    assert answer["kv_precisions"] == ["bf16", "fp16", "fp8", "int8", "fp4"]
+    assert "vllm" in answer["engines"] and "default" not in answer["engines"]
+
+
+def test_the_sensitivity_note_gives_no_count_of_its_own() -> None:
+    """'57 runs ... some 12 s' had drifted from the answer's 55: the count is the answer's, said when done."""
+    html = page().decode()
+    assert "57 runs" not in html and "12 s on two idle cores" not in html
+    assert "when done it says how many runs it made and how long they took" in " ".join(html.split())

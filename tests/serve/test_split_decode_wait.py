@@ -1,0 +1,78 @@
+"""A split's prompts queued for the decode pool: their wait for a decode slot is reported apart from the wait to
+start (`ttft_decode_wait_s`, the KV transfer `ttft_transfer_s` apart), and their caches stay held by the prefill
+replica until a decode replica admits them and pulls the cache (vLLM's NIXL connector), so that a full prefill cache
+stalls the prefill pool."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.sim.metrics import per_request, summarise
+from chipwise.serve.sim.run import Deployment, PoolSim, SimOutput, simulate
+
+I, O = 1000, 1000  # noqa: E741 - prompt and output tokens
+PER_TOKEN, LATENCY = 1e-6, 5e-4  # the KV transfer: 1 us a token and 0.5 ms, 1.5 ms a 1,000-token prompt
+
+
+def _one_slot_split(
+    setup: ReplicaSetup, n: int, prefill_kv: int | None = None, per_token: float = 0.0, latency: float = 0.0
+) -> SimOutput:
+    """n requests of I + O tokens at once on one prefill replica and one decode replica of one batch slot."""
+    pre = setup.pool(1, "prefill")
+    if prefill_kv is not None:
+        pre = replace(pre, kv_tokens=prefill_kv)
+    dec = setup.pool(1, "decode")
+    dec = PoolSim(dec.steps, replace(dec.policy, max_batch=1), dec.kv_tokens, 1, "decode")
+    ones = np.ones(n, dtype=np.int64)
+    return simulate(
+        Deployment((pre, dec), transfer_latency_s=latency, transfer_s_per_token=per_token),
+        ones * I,
+        ones * O,
+        ones * 0,
+        np.zeros(n),
+    )
+
+
+def test_the_wait_for_a_decode_slot_is_reported(vllm_setup: ReplicaSetup) -> None:
+    """Two prompts at once, one decode slot: the first is taken as its cache arrives (its decode wait 0, its KV
+    transfer 1.5 ms), the second waits from its prefill until the first finishes. The wait to start misses it (both
+    prompts start in the first iteration: 0), and it had not been reported at all."""
+    out = _one_slot_split(vllm_setup, 2, per_token=PER_TOKEN, latency=LATENCY)
+    r = out.requests
+    lat = per_request(out)
+    assert lat["transfer"].tolist() == pytest.approx([I * PER_TOKEN + LATENCY] * 2, rel=1e-12)
+    assert lat["wait"].tolist() == [0.0, 0.0]
+    assert lat["decode_wait"][0] == pytest.approx(0.0, abs=1e-12)
+    # the second is admitted when the first finishes, then pulls its cache over the free link
+    assert r["first"][1] == pytest.approx(r["finish"][0] + I * PER_TOKEN + LATENCY, rel=1e-12)
+    assert lat["decode_wait"][1] == pytest.approx(r["finish"][0] - r["prefilled"][1], rel=1e-12)
+    assert lat["decode_wait"][1] > 0.9 * (r["first"][1] - r["arrival"][1])  # nearly all of its TTFT
+    summary = summarise(out, 2.0)
+    assert summary["ttft_decode_wait_s"]["mean"] == pytest.approx(lat["decode_wait"][1] / 2, rel=1e-12)
+    assert summary["ttft_transfer_s"]["p50"] == pytest.approx(I * PER_TOKEN + LATENCY, rel=1e-12)
+
+
+def test_one_pool_reports_no_decode_wait(vllm_setup: ReplicaSetup) -> None:
+    ones = np.ones(2, dtype=np.int64)
+    out = simulate(Deployment((vllm_setup.pool(1),)), ones * I, ones * O, ones * 0, np.zeros(2))
+    summary = summarise(out, 1.0)
+    assert "ttft_decode_wait_s" not in summary and "ttft_transfer_s" not in summary
+
+
+def test_prompts_queued_for_the_decode_pool_hold_the_prefill_cache(vllm_setup: ReplicaSetup) -> None:
+    """A prefill cache of 2,500 tokens holds two 1,000-token prompts (63 blocks of 16 each); one decode slot. The
+    first goes on at once; the second and third (encoded as the first leaves) wait for the decode slot, held by the
+    prefill replica, so the fourth cannot start until the second is taken, when the first finishes. Handed on at
+    once (until 2026-12), the decode pool's queue held them nowhere and the fourth started ~0.1 s in."""
+    out = _one_slot_split(vllm_setup, 4, prefill_kv=2500)
+    r = out.requests
+    assert np.all(np.isfinite(r["finish"])) and not r["dropped"].any()
+    assert r["started"][3] == pytest.approx(r["finish"][0], rel=1e-12)
+    assert r["started"][3] > 1.0  # the first's 1,000 decode steps
+    prefill = next(rep for rep in out.replicas if rep["role"] == "prefill")
+    # two prompts of 1,008 tokens' blocks and half a block each held while they wait: 2,032 / 2,500
+    assert float(prefill["util_v"].max()) == pytest.approx(2 * (1008 + 8) / 2500, rel=1e-12)
