@@ -396,13 +396,15 @@ def _slo(slo: Any) -> Any:
     word the caller never wrote; it now reads "slo['ttft_p99'] None is not a time"."""
     if not isinstance(slo, Mapping):
         return slo
-    from chipwise.workload.slo import SLO_KEYS, SLOValueError
+    from chipwise.workload.slo import SLOValueError, slo_key
 
     for key, target in slo.items():
-        if key not in SLO_KEYS:  # the reader's line, in the order it reads the keys
-            break
+        try:  # either name of a target ('ttft_p99', or the scenario's 'ttft_p99_s'): a None under the _s one had
+            name = slo_key(key)  # passed to the reader, which named it 'null: not a time'
+        except ChipwiseError:
+            break  # the reader's line, in the order it reads the keys
         if target is None or isinstance(target, bool):
-            fix = SLOValueError("", str(key)).fix()
+            fix = SLOValueError("", name).fix()
             raise ChipwiseError(f"slo[{key!r}] {target!r} is not a time. Fix: {fix}, or leave the key out.")
     return slo
 
@@ -553,6 +555,16 @@ def plan_train(
     return _with_what_if(first_rows(report, top), cat)
 
 
+def _check_utilisation(options: Mapping[str, Any]) -> None:
+    """A utilisation given for rented chips, named as the API names it (the planners' line names the CLI's flags,
+    'add --pricing owned'), after the mode, as plan_train checks it."""
+    from chipwise.economics.pricing import check_mode
+    from chipwise.planner.training import check_utilisation
+
+    pricing = check_mode(options.get("pricing", "on-demand"))
+    check_utilisation(options.get("utilisation"), pricing, "utilisation", "pricing='owned'")
+
+
 @_answers("chipwise.planner.serving_plan:plan_serving")
 def plan_serve(
     model: str,
@@ -574,13 +586,15 @@ def plan_serve(
     from chipwise.interfaces.format import explain_plan_serve, first_rows
     from chipwise.planner.serving_inputs import plan_serve_inputs
     from chipwise.planner.serving_plan import check_split_load, plan_serving
+    from chipwise.planner.serving_split import worded_for
     from chipwise.workload.load import load_of
     from chipwise.workload.serve_scenario import name_value
 
     _check_options(options, plan_serving, "top")
     top = _top(options.pop("top", None))
     disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
-    _read_options(options, plan_serving)
+    _read_options(options, plan_serving, numbers=("utilisation",))
+    _check_utilisation(options)
     if "verify" in options:  # 0 simulated no option, and the verdict blamed the hardware and the load
         options["verify"] = _required(options["verify"], "verify", whole=True, example="3")
     if options.get("engine") is not None:
@@ -608,7 +622,8 @@ def plan_serve(
     report = plan_serving(
         cat, model, ids, load, prompt, answer, _slo(slo), disaggregated=disaggregated is not False, **options
     )
-    report["skipped"].extend(unrunnable)
+    # the split note's fix names the engine as this interface's keyword does, not the command line's --engine
+    report["skipped"] = [*worded_for(report["skipped"], "api"), *unrunnable]
     return _with_what_if(explain_plan_serve(first_rows(report, top)), cat)  # as `chipwise plan serve --json` gives it
 
 
@@ -623,11 +638,17 @@ def plan_hetero(
     **options: Any,
 ) -> dict[str, Any]:
     """Train on a mixed fleet ({chip: count}, or text as --fleet takes it: 'trn4=36,gb300=36'): pipelines with
-    stages on two chip types against each part alone."""
+    stages on two chip types against each part alone; `pricing`, `region`, `provider`, `utilisation` and `pue` as
+    plan_train takes them."""
+    from chipwise.economics.pricing import check_mode
     from chipwise.planner.hetero import parse_fleet, plan_hetero_training
+    from chipwise.planner.training import check_utilisation
 
     _check_options(options, plan_hetero_training)
-    _read_options(options, plan_hetero_training, {"seq_len": True, "global_batch_tokens": False})
+    _read_options(options, plan_hetero_training, {"seq_len": True, "global_batch_tokens": False}, _TRAIN_NUMBERS)
+    # named as the API names them (the planner's line names the CLI's flags), as plan_train checks them
+    pricing = check_mode(options.get("pricing", "on-demand"))
+    check_utilisation(options.get("utilisation"), pricing, "utilisation", "pricing='owned'")
     _text(hybrid, "hybrid")
     if isinstance(fleet, str):
         fleet = parse_fleet(fleet)
@@ -714,7 +735,9 @@ def plan_lifecycle(
     from chipwise.workload.load import load_of
 
     _check_options(options, planner_lifecycle)
-    _read_options(options, planner_lifecycle, {"train_chips": True, "input_tokens": True, "output_tokens": True})
+    counts = {"train_chips": True, "input_tokens": True, "output_tokens": True}
+    _read_options(options, planner_lifecycle, counts, ("utilisation",))
+    _check_utilisation(options)
     options.setdefault("serve_precision", RELEASED)  # as `chipwise plan lifecycle` takes it
     # text as --slo takes it, or times with units, as plan_serve; the command's targets where none are given
     options["slo"] = check_slo(LIFECYCLE_SLO if options.get("slo") is None else _slo(options["slo"]))
@@ -788,12 +811,35 @@ def tco(
 
 
 @_answers()
-def claims(files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
-    """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`)."""
+def claims(
+    files: Sequence[str | Path] = (),
+    sets: Sequence[str] = (),
+    *,
+    model: str | None = None,
+    seq_len: int | str | None = None,
+    precision: str | None = None,
+    chips: int | str | None = None,
+    tokens: float | str | None = None,
+    pricing: str = "on-demand",
+    region: str | None = None,
+) -> dict[str, Any]:
+    """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`), on
+    the given workload (`model`, `seq_len`, `precision`, `chips`, `tokens`, `pricing`, `region`: each claim's own
+    where None, as the command's options)."""
+    from chipwise.planner.claim_runs import SEQ, TOKENS, ClaimWorkload
     from chipwise.planner.claims import check_claims
 
+    workload = ClaimWorkload(
+        model,
+        read_count(seq_len, "seq_len", whole=True) or SEQ,
+        precision,
+        read_count(chips, "chips", whole=True),
+        read_count(tokens, "tokens") or TOKENS,
+        pricing,
+        region,
+    )
     cat = load_catalog(files, sets)
-    return _with_what_if(check_claims(cat), cat)
+    return _with_what_if(check_claims(cat, workload), cat)
 
 
 @_answers()

@@ -5,6 +5,7 @@ Inside chipwise every quantity is SI: FLOP/s, bytes, bytes/s, W, s, USD, USD/s, 
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Final
 
@@ -129,6 +130,27 @@ def from_si(value: float, unit: str) -> float:
     """Convert an SI value to `unit` (e.g. 3.35e12 B/s -> 3.35 TB/s)."""
     quantity(unit)
     return float(value) / UNITS[unit][1]
+
+
+def usd(value: float) -> str:
+    """US dollars for display, in the unit that suits them: '$1.20T', '$6.88M', '$35k', '$412', '$2.16'; '-' for
+    none (interfaces.format and the claims' texts share it: 3b had printed a small fleet's cost as '$0M')."""
+    if value is None or math.isnan(value):
+        return "-"
+    a = abs(value)
+    if a >= 1e15:
+        return f"${value:.2e}"
+    if a >= 1e12:
+        return f"${value / 1e12:,.2f}T"
+    if a >= 1e9:
+        return f"${value / 1e9:,.2f}B"
+    if a >= 1e6:
+        return f"${value / 1e6:,.2f}M"
+    if a >= 1e4:
+        return f"${value / 1e3:,.0f}k"
+    if a >= 100:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}"
 
 
 #: other spellings of a unit that --set accepts (vendors write TFLOPS and TOPS; networks Gbps; a rate 1/h), to their

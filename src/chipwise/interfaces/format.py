@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from chipwise.catalog import units
 from chipwise.catalog.units import JOULES_PER_KWH, SECONDS_PER_DAY, SECONDS_PER_HOUR
 from chipwise.serve.plan import chip_count, count_text, plan_label
 
@@ -127,23 +128,8 @@ def latencies(values: Sequence[float | None], unit: tuple[float, str] | None = N
     return text if unit else f"{text} {name}"
 
 
-def usd(value: float) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    a = abs(value)
-    if a >= 1e15:
-        return f"${value:.2e}"
-    if a >= 1e12:
-        return f"${value / 1e12:,.2f}T"
-    if a >= 1e9:
-        return f"${value / 1e9:,.2f}B"
-    if a >= 1e6:
-        return f"${value / 1e6:,.2f}M"
-    if a >= 1e4:
-        return f"${value / 1e3:,.0f}k"
-    if a >= 100:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}"
+#: dollars in the unit that suits them ('$6.88M', '$35k', '$412'): catalog.units.usd, which the claims' texts share
+usd = units.usd
 
 
 def price(value: float | None) -> str:
@@ -513,20 +499,38 @@ def plan_serve_verdict(report: Mapping[str, Any]) -> tuple[str, bool]:
     )
 
 
+def waiting_share(r: Mapping[str, Any]) -> float:
+    """The share of a serving run's mean TTFT spent waiting: to start, and in a split for the decode pool after the
+    prefill (ttft_decode_wait_s; at 95.7% of a split's capacity the wait to start alone read 0.0% of a TTFT that was
+    nearly all the decode wait). NaN where the run has no mean TTFT or wait."""
+    ttft = (r.get("ttft_s") or {}).get("mean")
+    waited = (r.get("ttft_wait_s") or {}).get("mean")
+    if not ttft or waited is None or not math.isfinite(waited):
+        return math.nan
+    return float((waited + (r.get("ttft_decode_wait_s") or {}).get("mean", 0.0)) / ttft)
+
+
+def waits_named(r: Mapping[str, Any]) -> str:
+    """What waiting_share counts, in words: the wait to start, and a split's wait for the decode pool."""
+    return "the waits to start and for the decode pool" if "ttft_decode_wait_s" in r else "the wait to start"
+
+
 def _ttft_miss(best: Mapping[str, Any], slo: Mapping[str, float]) -> str:
-    """Where a missed TTFT target's time went: waiting to start (more replicas help) or the prompts' own
-    iterations (a faster prefill helps), from the mean wait's share of the mean TTFT ('' when no TTFT target was
-    missed or the check has no wait)."""
-    ttft, wait = best.get("ttft_s") or {}, best.get("ttft_wait_s") or {}
+    """Where a missed TTFT target's time went: waiting (waiting_share: to start, and in a split for the decode pool;
+    more replicas help, decode replicas where the decode wait is the larger) or the prompts' own iterations (a faster
+    prefill helps), from the mean waits' share of the mean TTFT ('' when no TTFT target was missed or the check has
+    no wait)."""
+    ttft = best.get("ttft_s") or {}
     missed = [k for k, v in slo.items() if k.startswith("ttft_") and ttft.get(k.split("_")[1], 0.0) > v]
-    mean, waited = ttft.get("mean"), wait.get("mean")
-    if not missed or not mean or waited is None or not math.isfinite(waited):
+    share = waiting_share(best)
+    if not missed or not math.isfinite(share):
         return ""
-    share = waited / mean
+    what = waits_named(best)
     if share >= 0.5:
-        return f"; its TTFT is mostly the wait to start ({percent(share)} of the mean): more replicas help"
+        decode = (best.get("ttft_decode_wait_s") or {}).get("mean", 0.0) > best["ttft_wait_s"]["mean"]
+        return f"; its TTFT is mostly {what} ({percent(share)} of the mean): more {'decode ' * decode}replicas help"
     return (
-        f"; its TTFT is mostly its prompts' own iterations (the wait to start {percent(share)} of the mean): a faster "
+        f"; its TTFT is mostly its prompts' own iterations ({what} {percent(share)} of the mean): a faster "
         "prefill helps (more tensor parallelism, a prefill pool, a faster chip)"
     )
 

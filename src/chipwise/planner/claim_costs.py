@@ -10,10 +10,11 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.overrides import USER_PROVIDER, set_on_command_line
+from chipwise.catalog.units import usd
 from chipwise.economics.tco import owned_tco
 from chipwise.hardware.objects import System
 from chipwise.planner.claim_energy import host_ref
-from chipwise.planner.claim_runs import ClaimRuns, no_plan_text, plan_reason
+from chipwise.planner.claim_runs import CLAIM_MODEL, LARGE_MODEL, ClaimRuns, no_plan_text, plan_reason
 from chipwise.planner.claim_verdicts import (
     CLOUDEXPAT,
     ESTIMATED,
@@ -42,6 +43,9 @@ GPUS_VS_TRN3: tuple[str, ...] = ("h100-sxm", "h200", "b200", "gb200")
 #: agree (3b had read 'would hold' at a 49.6% saving beside '50% needs Trn3 at <= $12,085' for a $12,500 chip)
 HALF = holds_from_share(0.50)  # 0.495
 HALF_TEXT = "50% (49.5% as it rounds)"
+#: claim 3's and claim 6's fleets unless the workload gives one (ClaimWorkload.chips)
+CLAIM3_CHIPS = 16384
+CLAIM6_CHIPS = 4096
 
 
 # ----------------------------------------------------------------------------------------------------- claim 3
@@ -99,7 +103,7 @@ def _savings(
             if isinstance(r, dict):
                 rows[g] = 1 - t[key] / r[key]  # a GPU's cost is above 0: planner.claims._require_gpu_prices
                 quotes[g] = r.get("price_source")
-                detail.append(f"vs {g} ${r[key] / 1e6:,.0f}M ({r['precision']}) {saving_text(rows[g])}")
+                detail.append(f"vs {g} {usd(r[key])} ({r['precision']}) {saving_text(rows[g])}")
             else:
                 detail.append(f"vs {g}: no plan ({plan_reason(r)})")
     return t, rows, detail, quotes
@@ -152,17 +156,25 @@ def _rests_on(estimated: dict[str, list[str]]) -> str:
 
 
 def claim3_training_cost(runs: ClaimRuns) -> Claim:
-    """Claim 3, up to 50% lower training cost than GPU systems: at on-demand prices (3a) and on an owned fleet (3b)."""
-    model, chips, tokens = "llama-3.1-405b", 16384, 15e12
+    """Claim 3, up to 50% lower training cost than GPU systems: at the workload's rental prices (3a, on-demand by
+    default) and on an owned fleet (3b)."""
+    work = runs.workload
+    model, chips, tokens, label = (
+        work.model_or(LARGE_MODEL),
+        work.chips_or(CLAIM3_CHIPS),
+        work.tokens,
+        work.label(LARGE_MODEL),
+    )
+    pricing = work.pricing if work.pricing != "owned" else "on-demand"  # 3b is the owned fleet
     key = "expected_cost_usd"
-    t, rows, detail, quotes = _savings(runs, model, chips, tokens, "on-demand")
+    t, rows, detail, quotes = _savings(runs, model, chips, tokens, pricing)
     best_gpu = max(rows, key=lambda g: rows[g]) if rows else ""
     best = rows.get(best_gpu, math.nan)
-    owned = _owned_saving(runs, model, chips, tokens)
+    owned = _owned_saving(runs, model, chips, tokens, label)
     quote = t.get("price_source") if isinstance(t, dict) else None
     price = t.get("price_usd_per_chip_hour") if isinstance(t, dict) else None
     computed = (
-        f"expected on-demand cost, Trn3 ${t[key] / 1e6:,.0f}M ({t['precision']}); saving " + "; ".join(detail)
+        f"expected {pricing} cost, Trn3 {usd(t[key])} ({t['precision']}); saving " + "; ".join(detail)
         if isinstance(t, dict)
         else f"no Trn3 plan ({plan_reason(t)})"
     )
@@ -185,7 +197,7 @@ def claim3_training_cost(runs: ClaimRuns) -> Claim:
         else ""
     )
     if not isinstance(t, dict):  # no Trn3 plan: nothing to price, whatever Trn3's price
-        verdict, why = UNCHECKABLE, f"no Trn3 plan for Llama-3.1-405B on {chips:,} chips ({plan_reason(t)})"
+        verdict, why = UNCHECKABLE, f"no Trn3 plan for {label} on {chips:,} chips ({plan_reason(t)})"
     elif not rows:
         verdict, why = UNCHECKABLE, "no GPU plan to compare with: " + "; ".join(detail)
     else:
@@ -200,8 +212,10 @@ def claim3_training_cost(runs: ClaimRuns) -> Claim:
         3,
         "Trainium3 cuts training cost by up to 50% against GPU systems for LLMs above 100B parameters.",
         ["CTMANGA_TRN4", CLOUDEXPAT],
-        "Llama-3.1-405B on 15T tokens, 16,384 chips, each chip in its cheaper precision (bf16 or fp8), "
-        "goodput-adjusted cost at on-demand prices",
+        f"{label} on {tokens / 1e12:g}T tokens, {chips:,} chips, "
+        + (f"{work.precision}" if work.precision else "each chip in its cheaper precision (bf16 or fp8)")
+        + f", goodput-adjusted cost at {pricing} prices"
+        + (f" in {work.region}" if work.region else ""),
         [
             Check(
                 "3a",
@@ -220,12 +234,12 @@ def _unit_price_for(runs: ClaimRuns, system: System, usd_per_chip_hour: float, w
     """The chip unit price at which `system`'s owned price a chip-hour, now `usd_per_chip_hour`, is `wanted`: the
     owned price is affine in the chip's price (depreciation and operations scale with capex; space and energy do
     not), so it is solved from today's price and a free chip's (below 0: no price gets there)."""
-    free = owned_tco(runs.catalog, system, overrides={"chip_price_usd": 0.0}).usd_per_chip_hour
+    free = owned_tco(runs.catalog, system, runs.workload.region, overrides={"chip_price_usd": 0.0}).usd_per_chip_hour
     unit = system.chip.unit_price or 0.0
     return unit * (wanted - free) / (usd_per_chip_hour - free) if usd_per_chip_hour > free else math.nan
 
 
-def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Check:
+def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float, label: str) -> Check:
     """3b, claim 3 on an owned fleet: Trn3's saving against the same GPUs, and the unit price that would give 50%."""
     system = runs.system("trn3-ultraserver")
     chip = system.chip
@@ -264,11 +278,11 @@ def _owned_saving(runs: ClaimRuns, model: str, chips: int, tokens: float) -> Che
         )
     if not isinstance(t, dict):
         computed = f"no Trn3 plan ({plan_reason(t)})"
-        verdict, why = UNCHECKABLE, f"no Trn3 plan for Llama-3.1-405B on {chips:,} chips ({plan_reason(t)})"
+        verdict, why = UNCHECKABLE, f"no Trn3 plan for {label} on {chips:,} chips ({plan_reason(t)})"
     else:
         computed = (
             "owned-fleet TCO (5-year life, colocation, US power), expected cost: Trn3 "
-            f"${t['expected_cost_usd'] / 1e6:,.0f}M ({t['precision']}); saving " + "; ".join(detail)
+            f"{usd(t['expected_cost_usd'])} ({t['precision']}); saving " + "; ".join(detail)
         )
         if not rows:
             verdict, why = UNCHECKABLE, "no GPU plan to compare with"
@@ -291,12 +305,14 @@ def claim6_owned_tco(runs: ClaimRuns) -> Claim:
     cat = runs.catalog
     dgx = runs.system("dgx-h100")
     parts = {"h100-sxm (dgx-h100)": dgx, "trn2": runs.system("trn2"), "trn3": runs.system("trn3-ultraserver")}
-    tco = {k: owned_tco(cat, s).usd_per_chip_hour for k, s in parts.items()}
+    tco = {k: owned_tco(cat, s, runs.workload.region).usd_per_chip_hour for k, s in parts.items()}
+    work = runs.workload
+    model, chips = work.model_or(CLAIM_MODEL), work.chips_or(CLAIM6_CHIPS)
     key = "expected_usd_per_million_tokens"
     per_tok = {}
     unrun: list[tuple[str, dict[str, Any] | str]] = []
     for k, s in parts.items():
-        r = runs.best("llama-3.1-70b", s.id, 4096, 15e12, "owned", key)
+        r = runs.best(model, s.id, chips, runs.workload.tokens, "owned", key)
         per_tok[k] = float(r[key]) if isinstance(r, dict) else math.nan
         if isinstance(r, str):
             unrun.append((k, r))
@@ -325,7 +341,10 @@ def claim6_owned_tco(runs: ClaimRuns) -> Claim:
         6,
         "For 8-GPU H100 systems, Trainium's price-performance lowers TCO including power, cooling and networking.",
         [LAUNCH_COVERAGE],
-        "owned-fleet TCO (chipwise tco); Llama-3.1-70B on 15T tokens, 4,096 chips, each in its cheaper precision",
+        f"owned-fleet TCO (chipwise tco); {work.label(CLAIM_MODEL)} on {work.tokens / 1e12:g}T tokens, "
+        f"{chips:,} chips, "
+        + (work.precision if work.precision else "each in its cheaper precision")
+        + (f", {work.region}" if work.region else ""),
         [
             Check(
                 "6a",

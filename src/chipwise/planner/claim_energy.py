@@ -83,15 +83,15 @@ def _tdp_text(runs: ClaimRuns, system: System, found: tuple[float, float] | None
         return f"no Trn3 TDP gives {label}: at 0 W it gets {times(at_zero)}, " + (
             "its scale-out network drawing the rest"  # the host and idle chips go to 0 W with the TDP
             if follows
-            else f"its host and switches ({power.host_w:,.0f} W a chip) and idle chips drawing the rest"
+            else f"its host and network ({power.host_w:,.0f} W a chip) and idle chips drawing the rest"
         )
     share = power.host_w / system.chip.tdp
     host = (
         # a system with no published power: its host is a share of the TDP and moves with it
-        f"its host and switches moving with it at {share:.2f} of the TDP, {watts * share:,.0f} W a chip, as "
+        f"its host and network moving with it at {share:.2f} of the TDP, {watts * share:,.0f} W a chip, as "
         "--set trn3.tdp moves them"
         if follows
-        else f"its host and switches held at {power.host_w:,.0f} W a chip, as --set trn3.tdp holds them"
+        else f"its host and network held at {power.host_w:,.0f} W a chip, as --set trn3.tdp holds them"
     )
     return f"Trn3 would need <= {watts:,.0f} W per chip for {label}, {host}{_speed_text(system, watts)}"
 
@@ -109,9 +109,27 @@ def _speed_text(system: System, watts: float) -> str:
         return ""
     family = chip.efficiency.family
     return (
-        f", its matrix units kept at today's speed: no reference power is known for the {family} efficiency family "
-        f"(efficiency.{family}.reference_tdp {ref:,.0f} W) to slow them from, though a part held to "
-        f"{watts / chip.tdp:.0%} of its {chip.tdp:,.0f} W TDP would slow"
+        f", at today's speed: chipwise knows no power at which {family}'s efficiencies were measured "
+        f"(efficiency.{family}.reference_tdp is {ref:,.0f} W), so it does not slow the chip, though a real part held "
+        f"to {watts / chip.tdp:.0%} of its {chip.tdp:,.0f} W TDP would likely run slower"
+    )
+
+
+def host_range(runs: ClaimRuns, system: System, run: dict[str, Any], eff: float) -> str:
+    """'; at the catalog's other host shares for Trn3 (0.389, 0.615 of the TDP): 1.24x to 0.98x' where `system`'s host
+    share lists alternatives, or '': tokens per joule go as 1 / IT power, and the host moves it by the share's change x
+    the TDP on every chip of the run (busy or idle, the host draws the same)."""
+    entry = runs.catalog.systems.get(system.id)
+    fig = entry.host_power_fraction if entry is not None else None
+    alternatives = [a.value for a in fig.alternatives if isinstance(a.value, int | float)] if fig is not None else []
+    if not alternatives or not math.isfinite(eff) or not host_follows_tdp(runs.catalog, system):
+        return ""
+    tdp, share = system.chip.tdp, host_power_fraction(runs.catalog, system.id).value
+    now = _it_power_w(runs, system, run, tdp)
+    ratios = [eff * now / (now + (alt - share) * tdp * run["chips"]) for alt in alternatives]
+    shares = ", ".join(f"{a:g}" for a in alternatives)
+    return f"; at the catalog's other host shares for Trn3 ({shares} of the TDP, against {share:g}): " + ", ".join(
+        times(r) for r in ratios
     )
 
 
@@ -127,22 +145,28 @@ def host_ref(runs: ClaimRuns, system: System) -> Any:
 
 
 def _power_text(runs: ClaimRuns, name: str, system: System) -> str:
-    """'Trn3 1,000 W [estimate] + 389 W host and switches [estimate]': a chip's TDP and its share of the rest of
+    """'Trn3 1,000 W [estimate] + 389 W host and network [estimate]': a chip's TDP and its share of the rest of
     its system, each with where it came from."""
     host = power_model(runs.catalog, system, scaleout=False).host_w
     return (
         f"{name} {system.chip.tdp:,.0f} W [{figure_label(system.chip.provenance.get('tdp'))}] + {host:,.0f} W host and "
-        f"switches [{figure_label(host_ref(runs, system))}]"
+        f"network [{figure_label(host_ref(runs, system))}]"
     )
 
 
 def energy_checks(
-    runs: ClaimRuns, trn2: System, trn3: System, r3: dict[str, Any] | str, eff: float, fp8_missing: str
+    runs: ClaimRuns,
+    trn2: System,
+    trn3: System,
+    r3: dict[str, Any] | str,
+    eff: float,
+    fp8_missing: str,
+    run: str = "Llama-3.1-70B FP8",
 ) -> list[Check]:
     """Checks 1d ('40% better energy efficiency') and 1e ('4x'): `eff`, the Trn3 UltraServer's FP8 training tokens
     per joule over the Trn2 UltraServer's (`r3`: the Trn3 run), against each target, with the power figures it turns
     on and the Trn3 TDP that would reach the target; `fp8_missing`: 'FP8 no plan for ... (REASON)' where an FP8 run
-    found no plan, or ''."""
+    found no plan, or ''; `run`: the workload's model and precision as the texts name them."""
     # the power tokens/J turn on: each chip's TDP and its share of the rest of its system (host, switches), neither
     # published for Trainium; figures set on the command line are taken as given
     refs = (
@@ -181,9 +205,12 @@ def energy_checks(
         return Check(
             check,
             claim,
-            computed if not fp8_missing else "Llama-3.1-70B FP8 training tokens per joule: no plan",
+            computed if not fp8_missing else f"{run} training tokens per joule: no plan",
             verdict,
-            (f"{fp8_missing}; " if fp8_missing else lean) + power_note + (f"; {threshold}" if threshold else ""),
+            (f"{fp8_missing}; " if fp8_missing else lean)
+            + power_note
+            + (host_range(runs, trn3, r3, eff) if isinstance(r3, dict) else "")
+            + (f"; {threshold}" if threshold else ""),
             numbers,
         )
 
@@ -193,7 +220,7 @@ def energy_checks(
             "40% better energy efficiency",
             BETTER_40,
             "40% (1.395x as it rounds)",
-            "Llama-3.1-70B FP8 training tokens per joule, Trn3 / Trn2 UltraServer: ",
+            f"{run} training tokens per joule, Trn3 / Trn2 UltraServer: ",
         ),
         efficiency(
             "1e", "4x energy efficiency (AWS blog via AIwire)", TIMES_4, "4x (3.95x as it rounds)", "same computation: "

@@ -5,11 +5,20 @@ trained."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from chipwise.catalog.overrides import USER_PROVIDER, set_on_command_line
 from chipwise.economics.pricing import PriceQuote, latest_quotes
 from chipwise.hardware.objects import System
-from chipwise.planner.claim_runs import ClaimRuns, achieved_flops, charged_price, no_plan_text
+from chipwise.planner.claim_priors import near, prior_why, unfitted
+from chipwise.planner.claim_runs import (
+    CLAIM_MODEL,
+    LARGE_MODEL,
+    ClaimRuns,
+    achieved_flops,
+    charged_price,
+    no_plan_text,
+)
 from chipwise.planner.claim_verdicts import (
     ESTIMATED,
     HOLDS,
@@ -35,19 +44,27 @@ from chipwise.planner.claim_wording import (
 H100_RENT_USD_PER_HOUR = (2.10, 5.00)
 #: the claim 5a checks, "4 PFLOP/s of FP8", to its rounding (the 2:4-sparse 3.96 PF reads as 4)
 H100_FP8_CLAIM = holds_from_ratio(4.0) * 1e15
+#: the fleets of 5a and 5e unless the workload gives one (ClaimWorkload.chips)
+H100_CHIPS = 16384
+PER_TOKEN_CHIPS = 1024
+#: 'about half' as 5e reads it: Trn2's cost per token trained from 0.4x to 0.6x the H100's
+ABOUT_HALF = (0.4, 0.6)
+PER_TOKEN_KEY = "expected_usd_per_million_tokens"
 
 
 def _h100_fp8_check(runs: ClaimRuns, h100: System) -> Check:
     """5a, '4 PFLOP/s FP8': the H100's dense and 2:4-sparse FP8 peaks, and what Llama-3.1-405B FP8 training achieves."""
     dense = h100.chip.flops["fp8"]
-    r = runs.train("llama-3.1-405b", h100.id, 16384, "fp8", 15e12)
+    work = runs.workload
+    chips, precision = work.chips_or(H100_CHIPS), work.precision_or("fp8")
+    r = runs.train(work.model_or(LARGE_MODEL), h100.id, chips, precision, work.tokens)
     achieved = achieved_flops(r)
     return Check(
         "5a",
         "H100: 4 PFLOP/s FP8",
         f"dense FP8 {dense / 1e15:.2f} PF; with 2:4 sparsity {2 * dense / 1e15:.2f} PF; achieved on "
-        "Llama-3.1-405B FP8 training "
-        + (f"{achieved / 1e15:.2f} PF" if isinstance(r, dict) else no_plan_text([("16,384 H100", r)])),
+        f"{work.label(LARGE_MODEL)} {precision.upper()} training "
+        + (f"{achieved / 1e15:.2f} PF" if isinstance(r, dict) else no_plan_text([(f"{chips:,} H100", r)])),
         HOLDS if dense >= H100_FP8_CLAIM else (PEAK_ONLY if 2 * dense >= H100_FP8_CLAIM else NOT_SO),
         f"the 2:4-sparse peak is {2 * dense / 1e15:.2f} PF, twice the dense {dense / 1e15:.2f} PF that dense "
         "LLM training can use",
@@ -166,15 +183,52 @@ def _price_ratio(a: PriceQuote | None, b: PriceQuote | None) -> float:
     return a.usd_per_chip_hour / b.usd_per_chip_hour if a and b and b.usd_per_chip_hour > 0 else math.nan
 
 
+def _per_token_runs(runs: ClaimRuns, mode: str) -> tuple[dict[str, Any] | str, dict[str, Any] | str]:
+    """Trn2's and the H100's runs that 5e prices per token trained at `mode` prices (the workload's model on its
+    chips, Llama-3.1-70B on 1,024 by default, each in its cheaper precision)."""
+    work = runs.workload
+    model, chips = work.model_or(CLAIM_MODEL), work.chips_or(PER_TOKEN_CHIPS)
+    trn2 = runs.best(model, "trn2", chips, work.tokens, mode, PER_TOKEN_KEY)
+    return trn2, runs.best(model, "h100-sxm", chips, work.tokens, mode, PER_TOKEN_KEY)
+
+
 def _trn2_over_h100_per_token(runs: ClaimRuns, mode: str) -> tuple[float, str]:
-    """Trn2's expected $ per million tokens trained over the H100's at `mode` prices (Llama-3.1-70B on 1,024 chips,
-    each in its cheaper precision), or NaN and which runs found no plan."""
-    key = "expected_usd_per_million_tokens"
-    w_t = runs.best("llama-3.1-70b", "trn2", 1024, 15e12, mode, key)
-    w_h = runs.best("llama-3.1-70b", "h100-sxm", 1024, 15e12, mode, key)
+    """Trn2's expected $ per million tokens trained over the H100's at `mode` prices (_per_token_runs), or NaN and
+    which runs found no plan."""
+    w_t, w_h = _per_token_runs(runs, mode)
     if isinstance(w_t, dict) and isinstance(w_h, dict):
-        return float(w_t[key] / w_h[key]), ""  # above 0: planner.claims._require_gpu_prices
-    return math.nan, f"{mode}: " + no_plan_text([("1,024 Trn2", w_t), ("1,024 H100", w_h)])
+        return float(w_t[PER_TOKEN_KEY] / w_h[PER_TOKEN_KEY]), ""  # above 0: planner.claims._require_gpu_prices
+    chips = runs.workload.chips_or(PER_TOKEN_CHIPS)
+    return math.nan, f"{mode}: " + no_plan_text([(f"{chips:,} Trn2", w_t), (f"{chips:,} H100", w_h)])
+
+
+def _half_on_priors(runs: ClaimRuns, ratio: float, half: bool) -> str:
+    """5e's why where its capacity-block ratio per token is within PRIOR_BAND of a bound of 'about half' (0.608x
+    against 0.6x) and a side's efficiencies are unfitted priors (Trainium2's): the lean, the priors and the GEMM
+    fraction of the first such side's run that reaches the bound (claim_priors.prior_why), or '' where it is not."""
+    target = ABOUT_HALF[1] if ratio > sum(ABOUT_HALF) / 2 else ABOUT_HALF[0]
+    trn2, h100 = runs.system("trn2"), runs.system("h100-sxm")
+    priors = unfitted((trn2, h100))
+    if not (priors and near(ratio, target)):
+        return ""
+    w_t, w_h = _per_token_runs(runs, "capacity-block")
+    if not (isinstance(w_t, dict) and isinstance(w_h, dict)):
+        return ""
+    decider = priors[0]
+    name, precision = ("Trn2", str(w_t["precision"])) if decider.id == trn2.id else ("H100", str(w_h["precision"]))
+    work = runs.workload
+
+    def ratio_at(changed: System) -> float:
+        eff = changed.chip.efficiency.matmul.get(precision)
+        model, chips = work.model_or(CLAIM_MODEL), work.chips_or(PER_TOKEN_CHIPS)
+        r = runs.train_on(changed, model, chips, precision, work.tokens, "capacity-block", tag=f"matmul={eff}")
+        if not isinstance(r, dict):
+            return math.nan
+        t, h = (r, w_h) if changed.id == trn2.id else (w_t, r)
+        return float(t[PER_TOKEN_KEY] / h[PER_TOKEN_KEY])
+
+    shown = times(ratio)
+    return prior_why(priors, (name, decider, precision), ratio, shown, target, half, ratio_at, "bound of 'about half'")
 
 
 def _trn2_half_check(
@@ -193,13 +247,18 @@ def _trn2_half_check(
         _trn2_over_h100_per_token(runs, "capacity-block"),
         _trn2_over_h100_per_token(runs, "on-demand"),
     )
+    work = runs.workload
+    per_token = f"{work.label(CLAIM_MODEL)}, {work.chips_or(PER_TOKEN_CHIPS):,} chips"
     unrun = [reason for reason in (cb_unrun, od_unrun) if reason]
     cb_estimated = price_is_estimate(trn2_cb.record() if trn2_cb else None) or price_is_estimate(
         h100_cb.record() if h100_cb else None
     )
-    half = 0.4 <= work_ratio <= 0.6
+    low, high = ABOUT_HALF
+    half = low <= work_ratio <= high
     # on the price list about half, per token trained not: as a spec-sheet ratio that the workload does not bear out
-    verdict_5e = HOLDS if half else (PEAK_ONLY if 0.4 <= ratio_cb <= 0.6 else NOT_ON_WORKLOAD)
+    verdict_5e = HOLDS if half else (PEAK_ONLY if low <= ratio_cb <= high else NOT_ON_WORKLOAD)
+    # a ratio within PRIOR_BAND of a bound on Trainium2's unfitted efficiencies rests on them, as 1b's does
+    on_priors = _half_on_priors(runs, work_ratio, half) if math.isfinite(work_ratio) else ""
     # 'AWS publishes' only where neither capacity-block price is an estimate or the user's (--set
     # trn2.price.capacity-block; an on-demand price given with --set leaves AWS's published capacity block as it is:
     # economics.pricing._follow_user)
@@ -215,13 +274,13 @@ def _trn2_half_check(
         "Trainium2 costs about half an H100",
         f"AWS price per chip-hour Trn2 / H100: capacity blocks {price_text(trn2_cb)} / "
         f"{price_text(h100_cb)} = {times(ratio_cb)}, on-demand {price_text(trn2_od)} / {price_text(h100_od)} "
-        f"= {times(ratio_od)}; per million tokens trained (Llama-3.1-70B, 1,024 chips): {times(work_ratio)} at "
+        f"= {times(ratio_od)}; per million tokens trained ({per_token}): {times(work_ratio)} at "
         f"capacity-block prices, {times(work_od)} on demand",
-        UNCHECKABLE if not math.isfinite(work_ratio) else ESTIMATED if cb_estimated else verdict_5e,
+        UNCHECKABLE if not math.isfinite(work_ratio) else ESTIMATED if cb_estimated or on_priors else verdict_5e,
         (
             f"decided per token trained at capacity-block prices, and no plan: {'; '.join(unrun)}"
             if not math.isfinite(work_ratio)
-            else (f"{leans(half)}; " if cb_estimated else "")
+            else (on_priors or (f"{leans(half)}; " if cb_estimated else ""))
             + f"decided per token trained at capacity-block prices{basis}: {times(work_ratio)} the H100's cost"
             + (", about half (0.4-0.6x)" if half else f", not about half (0.4-0.6x){slower}")
         )
@@ -250,7 +309,7 @@ def claim5_h100_and_trn2_prices(runs: ClaimRuns) -> Claim:
         "An H100 offers 4 PFLOP/s of FP8, costs $25,000-40,000 and rents for $2.10-5.00 per GPU-hour; a "
         "Trainium2 rents for about $4.80/hour, about half an H100's cost.",
         [LAUNCH_COVERAGE],
-        "catalog specs and prices; Llama-3.1-405B FP8 on 16,384 H100; Llama-3.1-70B on 1,024 chips for $/Mtok",
+        _claim5_workload(runs),
         [
             _h100_fp8_check(runs, h100),
             _h100_unit_price_check(runs, h100),
@@ -258,4 +317,21 @@ def claim5_h100_and_trn2_prices(runs: ClaimRuns) -> Claim:
             _trn2_rent_check(trn2_cb, trn2_od),
             _trn2_half_check(runs, trn2_cb, trn2_od, h100_cb, h100_od),
         ],
+    )
+
+
+def _claim5_workload(runs: ClaimRuns) -> str:
+    """Claim 5's workload line: the H100 run of 5a and the $/Mtok runs of 5e (at capacity-block prices, the
+    claim's)."""
+    work = runs.workload
+    return (
+        f"catalog specs and prices; {work.label(LARGE_MODEL)} {work.precision_or('fp8').upper()} on "
+        f"{work.chips_or(H100_CHIPS):,} H100; {work.label(CLAIM_MODEL)} on {work.chips_or(PER_TOKEN_CHIPS):,} "
+        "chips for $/Mtok"
+        + (
+            f" ({work.precision_or('each in its cheaper precision')}, {work.tokens / 1e12:g}T tokens; 5e at "
+            "capacity-block prices, the claim's)"
+            if work.given
+            else ""
+        )
     )

@@ -9,7 +9,7 @@ from typing import Any
 from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, USER_PROVIDER
 from chipwise.economics.pricing import PriceQuote
 from chipwise.errors import ChipwiseError
-from chipwise.planner.claim_runs import ClaimRuns, charged_price, plan_reason
+from chipwise.planner.claim_runs import CLAIM_MODEL, ClaimRuns, charged_price, plan_reason
 from chipwise.planner.claim_verdicts import (
     ESTIMATED,
     HOLDS,
@@ -26,9 +26,20 @@ from chipwise.workload.serve_scenario import ServeScenario
 
 COST_TIE = 0.10  # $/Mtok ratios this close to 1 are a tie: the model's throughput and some prices are estimates
 SERVE_SCENARIO = (
-    "kind: serve\nmodel: llama-3.1-70b\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 1024\n"
-    "output_tokens: 256\nconcurrency: 32\nrequests: 256\n"
+    "kind: serve\nmodel: {model}\nhardware: {hw}\nchips: {chips}\nprecision: bf16\ninput_tokens: 1024\n"
+    "output_tokens: 256\nconcurrency: 32\nrequests: 256\npricing: {pricing}\n"
 )
+
+
+def serve(runs: ClaimRuns, text: str) -> dict[str, Any]:
+    """The serving simulator's prediction for a scenario of the claims (`text`: YAML), at the workload's region."""
+    region = runs.workload.region
+    scenario = load_scenario(text + (f"region: {region}\n" if region else ""))
+    assert isinstance(scenario, ServeScenario)  # kind: serve
+    try:
+        return predict_serving(runs.catalog, scenario)
+    finally:
+        runs.counted()
 
 
 def _rate(quote: PriceQuote) -> str:
@@ -47,17 +58,24 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
         "Earlier Trainium generations lagged the H100 in latency and cost-effectiveness for serving "
         "(TTFT/TPOT and $/million tokens for a 70B model)."
     )
+    work = runs.workload
+    pricing = work.pricing if work.pricing != "owned" else "on-demand"  # a rented fleet's $/Mtok, as the claim's
     workload = (
-        "Llama-3.1-70B serving, bf16, 1,024 in / 256 out tokens, 32 concurrent users; 8 x H100 vs one trn2.48xlarge "
-        "(16 Trainium2) and one trn1.32xlarge (16 Trainium1)"
+        f"{work.label(CLAIM_MODEL)} serving, bf16, 1,024 in / 256 out tokens, 32 concurrent users; 8 x H100 vs one "
+        "trn2.48xlarge (16 Trainium2) and one trn1.32xlarge (16 Trainium1)"
+        + (f"; {work.pricing_text()}" if work.pricing != "on-demand" or work.region else "")
+        + (
+            "; the serving load is the claim's (--seq-len, --precision, --chips and --tokens are training's)"
+            if work.given
+            else ""
+        )
     )
     results: dict[str, dict[str, Any]] = {}
     errors: dict[str, str] = {}
     for hw_id, chips in fleets:
         try:
-            scenario = load_scenario(SERVE_SCENARIO.format(hw=hw_id, chips=chips))
-            assert isinstance(scenario, ServeScenario)  # kind: serve
-            results[hw_id] = predict_serving(runs.catalog, scenario)
+            text = SERVE_SCENARIO.format(model=work.model_or(CLAIM_MODEL), hw=hw_id, chips=chips, pricing=pricing)
+            results[hw_id] = serve(runs, text)
         except ChipwiseError as exc:
             errors[hw_id] = plan_reason(str(exc))
     if "h100-sxm" not in results or not (set(results) - {"h100-sxm"}):
@@ -97,7 +115,7 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
         source = (r.get("price_sources") or [None])[0]
         entry = source.get("entry", hw_id) if isinstance(source, dict) else hw_id
         if price_is_estimate(source):
-            prices.append(f"{hw_id}'s on-demand price ({entry}) is an estimate")
+            prices.append(f"{hw_id}'s {pricing} price ({entry}) is an estimate")
         elif isinstance(source, dict) and source.get("provider") == USER_PROVIDER:
             prices.append(f"{hw_id}'s is set on the command line")
         else:
@@ -135,7 +153,7 @@ def claim7_serving(runs: ClaimRuns) -> Claim:
         verdict = ESTIMATED
     tie = f"; {', '.join(ties)} within {COST_TIE:.0%} of the H100 per Mtok, a tie on cost-effectiveness" if ties else ""
     why = (
-        f"p50 latencies from the serving simulator, on-demand $/Mtok; against the H100: {'; '.join(ratios)}{tie}. "
+        f"p50 latencies from the serving simulator, {pricing} $/Mtok; against the H100: {'; '.join(ratios)}{tie}. "
         f"Prices: {'; '.join(prices)}"
         + ("; not run: " + "; ".join(f"{k}: {v}" for k, v in errors.items()) if errors else "")
     )

@@ -3,22 +3,25 @@
 check_claims runs the seven claims, each split into checks with a verdict (the vocabulary and the records:
 planner.claim_verdicts): claims 1, 2 and 4 on hardware (planner.claim_hardware), 3 and 6 on training cost
 (planner.claim_costs), 5 on the H100's figures and Trainium2's rent (planner.claim_prices) and 7 on serving
-(planner.claim_serving), after refusing a free GPU to set Trainium's costs against.
+(planner.claim_serving), after refusing a free GPU to set Trainium's costs against, on the user's workload where one
+is given (claim_runs.ClaimWorkload: each claim's own otherwise).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.overrides import SET_ON_COMMAND_LINE, USER_PROVIDER
 from chipwise.errors import ChipwiseError
 from chipwise.planner.claim_costs import GPUS_VS_TRN3, claim3_training_cost, claim6_owned_tco
-from chipwise.planner.claim_hardware import claim1_trn3_ultraserver, claim2_trn3_specs, claim4_trn4
+from chipwise.planner.claim_hardware import TRN4_CHIPS, claim1_trn3_ultraserver, claim2_trn3_specs, claim4_trn4
 from chipwise.planner.claim_prices import claim5_h100_and_trn2_prices
-from chipwise.planner.claim_runs import ClaimRuns, charged_price
+from chipwise.planner.claim_runs import CLAIM_MODEL, ClaimRuns, ClaimWorkload, charged_price, check_workload
 from chipwise.planner.claim_serving import claim7_serving
-from chipwise.planner.claim_verdicts import VERDICTS
+from chipwise.planner.claim_verdicts import VERDICTS, Claim
 
 #: the GPU prices the claims set Trainium's costs against (3a, 5e, 7a): each divides by one
 GPU_PRICES_COMPARED: tuple[tuple[str, str], ...] = (
@@ -41,24 +44,46 @@ def _require_gpu_prices(runs: ClaimRuns) -> None:
             )
 
 
-def check_claims(catalog: Catalog) -> dict[str, Any]:
-    """All seven claims, each with its checks, numbers and verdicts."""
-    runs = ClaimRuns(catalog)
+#: the claims in the order checked and reported
+CLAIMS: tuple[Callable[[ClaimRuns], Claim], ...] = (
+    claim1_trn3_ultraserver,
+    claim2_trn3_specs,
+    claim3_training_cost,
+    claim4_trn4,
+    claim5_h100_and_trn2_prices,
+    claim6_owned_tco,
+    claim7_serving,
+)
+#: told of the work as it goes: (claims checked, claims in all, runs made), as `chipwise claims`'s bar counts them
+ClaimProgress = Callable[[int, int, int], None]
+
+
+def check_claims(
+    catalog: Catalog, workload: ClaimWorkload | None = None, progress: ClaimProgress | None = None
+) -> dict[str, Any]:
+    """All seven claims, each with its checks, numbers and verdicts, on `workload` (the claims' own by default);
+    `progress` is told of each run and each claim done."""
+    claims: list[Claim] = []
+
+    def tell(ran: int) -> None:
+        if progress is not None:
+            progress(len(claims), len(CLAIMS), ran)
+
+    work = check_workload(catalog, workload or ClaimWorkload())
+    runs = ClaimRuns(catalog, work, tell)
     _require_gpu_prices(runs)
-    claims = [
-        f(runs)
-        for f in (
-            claim1_trn3_ultraserver,
-            claim2_trn3_specs,
-            claim3_training_cost,
-            claim4_trn4,
-            claim5_h100_and_trn2_prices,
-            claim6_owned_tco,
-            claim7_serving,
+    if (
+        work.model is not None or work.chips is not None
+    ):  # claim 4's Trainium3 run, the user's model on the user's fleet
+        runs.require_fit(
+            work.model_or(CLAIM_MODEL), "trn3-ultraserver", work.chips_or(TRN4_CHIPS), work.precision_or("fp8")
         )
-    ]
+    for check in CLAIMS:
+        claims.append(check(runs))
+        tell(runs.ran)
     return {
         "kind": "claims",
         "verdicts": list(VERDICTS),
+        "workload": asdict(work),
         "claims": [c.record(catalog) for c in claims],
     }
