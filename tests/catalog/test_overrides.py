@@ -279,7 +279,9 @@ def test_show_names_each_prices_system_and_marks_superseded_ones(capsys: pytest.
     assert "$21.5/system-hour of trn1.32xlarge" in out and "$24.78/system-hour of trn1n.32xlarge" in out
     assert run(["catalog", "show", "h100"]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "$98.32/system-hour of p5.48xlarge (2025-05, spec; superseded by $55.04 of 2026-07)" in out
+    assert (
+        "$98.32/system-hour of p5.48xlarge = $12.29/chip-hour (2025-05, spec; superseded by $55.04 of 2026-07)" in out
+    )
 
 
 def test_show_json_resolves_the_alternatives_sources(capsys: pytest.CaptureFixture[str]) -> None:
@@ -299,7 +301,8 @@ def test_the_suggestions_for_an_unknown_figure_are_ones_set_takes() -> None:
     assert catalog_error(["trn2-ultraserver.scaleup.bandwith=1280GB/s"]) == (
         "--set trn2-ultraserver.scaleup.bandwith: unknown figure of trn2-ultraserver (system): 'scaleup.bandwith'. "
         "Did you mean 'trn2-ultraserver.scaleup.bandwidth', 'trn2-ultraserver.scaleout.bandwidth'? Fix: name a figure "
-        "it has ('chipwise catalog show trn2-ultraserver' lists its figures)."
+        "it has, or price[.MODE] for its hourly price in USD ('chipwise catalog show trn2-ultraserver' lists its "
+        "figures and prices)."
     )
     assert "Did you mean 'efa-v3.tiers.0.latency'," in catalog_error(["efa-v3.tiers.0.latncy=1us"])
 
@@ -310,7 +313,8 @@ def test_an_unknown_figure_of_a_dotted_id_is_named_as_written(prefix: str) -> No
     the suggestions spelt p5.scaleup.bandwidth, a field and ids the user never wrote."""
     assert catalog_error([f"{prefix}p5.48xlarge.nonexistent=4"]) == (
         f"--set {prefix}p5.48xlarge.nonexistent: unknown figure of p5.48xlarge (system): 'nonexistent'. Fix: name a "
-        "figure it has ('chipwise catalog show p5.48xlarge' lists its figures)."
+        "figure it has, or price[.MODE] for its hourly price in USD ('chipwise catalog show p5.48xlarge' lists its "
+        "figures and prices)."
     )
     assert "Did you mean 'p5.48xlarge.scaleup.bandwidth'," in catalog_error(
         [f"{prefix}p5.48xlarge.scaleup.bandwith=500GB/s"]

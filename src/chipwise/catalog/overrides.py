@@ -249,11 +249,11 @@ def _no_field(raw: Mapping[str, Any], lhs: str) -> None:
         )
 
 
-def _lister(section: str, key: str) -> str | None:
-    """The command that lists an entry's figures: catalog show for a chip, system or fabric, catalog engine for an
-    engine (None for other sections)."""
+def _lister(section: str, key: str, prices: bool = False) -> str | None:
+    """The command that lists an entry's figures (and, with `prices`, a chip's or system's prices): catalog show for a
+    chip, system or fabric, catalog engine for an engine (None for other sections)."""
     if section in ("chips", "systems", "fabrics"):
-        return f"'chipwise catalog show {key}' lists its figures"
+        return f"'chipwise catalog show {key}' lists its figures" + (" and prices" if prices else "")
     return f"'chipwise catalog engine {key}' lists its figures" if section == "engines" else None
 
 
@@ -267,17 +267,19 @@ def _no_such_figure(raw: Mapping[str, Any], builtin: Mapping[str, Any], lhs: str
     several = len(entries) > 1
     offers: dict[str, str] = {}
     for t in entries:
-        every = list(_fields(raw, builtin, t).known)
+        fields = _fields(raw, builtin, t)
+        every = list(fields.known)
         known = [p for p in every if not p.startswith("chips.")] or every
         # not a figure that is itself a list item (scaleup.dim_bandwidth.2): apply_set sets figures in mappings only
         entry = (raw.get(t.section) or {}).get(t.key) if t.key else raw.get(t.section)
         known = [p for p in known if not isinstance(_node_at(entry, p.split(".")[:-1], create=False), list)]
-        for close in difflib.get_close_matches(t.path, known, n=3, cutoff=0.6):
+        for close in _near_figures(t.path, known + (PRICE_TARGETS if fields.prices else [])):
             offers.setdefault(f"{t.section}.{t.key}.{close}" if several else f"{t.ident}.{close}", "")
     did = f" Did you mean {', '.join(repr(o) for o in list(offers)[:3])}?" if offers else ""
     where = " or ".join(f"{t.key} ({ENTRY_KIND[t.section]})" if t.key else t.section for t in entries)
     shown = next((t for t in entries if t.section in ("chips", "systems", "fabrics")), entries[0])
-    if (listed := _lister(shown.section, shown.key)) is not None:
+    priced = any(_fields(raw, builtin, t).prices for t in entries)
+    if (listed := _lister(shown.section, shown.key, priced)) is not None:
         see = listed
     else:
         paths = list(_fields(raw, builtin, entries[0]).known)
@@ -286,9 +288,37 @@ def _no_such_figure(raw: Mapping[str, Any], builtin: Mapping[str, Any], lhs: str
         else:
             names = sorted({re.sub(r"^matmul\..*", "matmul.PRECISION", p) for p in paths})
         see = f"one of {', '.join(names)}" if len(names) <= MAX_LISTED * 2 else "docs/catalog-format.md names them"
+    price = ", or price[.MODE] for its hourly price in USD" if priced else ""
     raise ChipwiseError(
-        f"--set {lhs}: unknown figure of {where}: '{entries[0].path}'.{did} Fix: name a figure it has ({see})."
+        f"--set {lhs}: unknown figure of {where}: '{entries[0].path}'.{did} Fix: name a figure it has{price} ({see})."
     )
+
+
+#: what `--set` takes for a chip's or a system's rental price besides its figures (apply_set, _set_price): price, at
+#: on-demand, or price.MODE
+PRICE_TARGETS: list[str] = ["price", *(f"price.{mode}" for mode in PRICING_MODES)]
+#: the shortest typed field or leading word that is matched by containment (a 'p' is in most names)
+_SHORTEST_RELATED = 3
+
+
+def _near_figures(typed: str, known: Sequence[str]) -> list[str]:
+    """The figures `typed` was likely meant to be, best first: the close spellings (prce -> price), then those that
+    contain it (hbm -> hbm_capacity) or share its leading word (hbm_gib -> hbm_capacity; price_usd_per_hour ->
+    price), which a spelling's similarity misses."""
+    close = difflib.get_close_matches(typed, known, n=3, cutoff=0.6)
+    head = _leading_word(typed)
+    related = [
+        k
+        for k in known
+        if (len(typed) >= _SHORTEST_RELATED and typed in k)
+        or (len(head) >= _SHORTEST_RELATED and _leading_word(k) == head)
+    ]
+    return list(dict.fromkeys([*close, *related]))
+
+
+def _leading_word(path: str) -> str:
+    """A field's first word, before its first '_' or '.' (hbm of hbm_capacity, price of price.spot)."""
+    return re.split(r"[_.]", path, maxsplit=1)[0]
 
 
 def tdp_moved_power(system_w: float, chips: float, delta_w: float) -> float:

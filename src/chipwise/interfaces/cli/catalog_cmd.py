@@ -438,8 +438,7 @@ def show(
                 + (f": {said}" if said else "")
             )
         )
-    for p in data.get("prices", []):
-        console.print(escape(_price_line(p, sources, bool(data.get("members")))))
+    _print_price_section(data, sources)
     if sources:  # a derivation's or note's 'see EFA_NOTE', 'BOM_NOTE': the source each key names
         for key, text in cited.items():
             console.print(escape(f"{key}: {text}"), highlight=False)
@@ -550,12 +549,34 @@ def _show_efficiency(cat: Catalog, family: str, as_json: bool, sources: bool) ->
     console.print(table)
 
 
+def _print_price_section(data: dict[str, Any], sources: bool) -> None:
+    """`catalog show`'s prices of a chip or system: a heading naming what `--set` calls them (ID.price[.MODE], which
+    the figure table has no row for: 'h100-sxm.price=2' had been pointed to a list without it) and where all the
+    chip's prices are tabled, then one line each (_price_line)."""
+    if data["kind"] not in ("chip", "system"):
+        return
+    chips = [data["id"]] if data["kind"] == "chip" else list(data["members"]) or [data["chip"]]
+    tables = ", ".join(f"'chipwise catalog prices --chip {c}'" for c in chips)  # a hybrid's: each member's
+    console.print(
+        escape(
+            f"price ({len(data['prices']) or 'none'}; as a table: {tables}; a what-if one: --set "
+            f"{data['id']}.price[.MODE]=USD/h):"
+        ),
+        highlight=False,
+    )
+    for p in data["prices"]:
+        console.print(escape(_price_line(p, sources, bool(data.get("members")))))
+
+
 def _price_line(p: dict[str, Any], sources: bool, members: bool = False) -> str:
     """One price of `catalog show`: its mode, provider and region, the value per system-hour of the system it is
-    for (a chip's systems differ: trn1.32xlarge and trn1n.32xlarge) or per chip-hour (of which member chip, in a
-    hybrid system), its date and status, and whether a later price of the same offer replaces it."""
+    for (a chip's systems differ: trn1.32xlarge and trn1n.32xlarge) with its value per chip-hour, or per chip-hour
+    (of which member chip, in a hybrid system), its date and status, and whether a later price of the same offer
+    replaces it."""
     origin = p.get("derivation") or "; ".join(p.get("source_text", []))
     of = f" of {p['system']}" if p.get("system") else (f" of {p['chip']}" if members else "")
+    if p.get("system"):
+        of += f" = ${p['usd_per_chip_hour']:,.2f}/chip-hour"
     newer = p.get("superseded_by")
     replaced = f"; superseded by ${newer['value']} of {newer['date']}" if newer else ""
     offer = " ".join(x for x in (p["mode"], p.get("provider"), p.get("region")) if x)

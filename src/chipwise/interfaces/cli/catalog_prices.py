@@ -28,9 +28,11 @@ def superseded_by(catalog: Catalog, price: PriceEntry) -> PriceEntry | None:
 
 def price_row(catalog: Catalog, price: PriceEntry) -> dict[str, Any]:
     """A price as JSON: the catalog's entry, its basis (a system's price is per system-hour, a chip's per chip-hour on
-    any of its systems), its sources' text and the later price of the same offer that replaces it, if any."""
+    any of its systems), its value per chip-hour (a system's over its chips), its sources' text and the later price of
+    the same offer that replaces it, if any."""
     row = price.model_dump(exclude_defaults=True)
     row["basis"] = "system-hour" if price.system else "chip-hour"
+    row["usd_per_chip_hour"] = price.value / (catalog.systems[price.system].chips if price.system else 1)
     row["source_text"] = [catalog.source_text(s) for s in price.source]
     newer = superseded_by(catalog, price)
     if newer is not None:
@@ -79,8 +81,7 @@ def prices_json(
             continue
         if (provider is not None and p.provider != provider) or (region is not None and p.region not in ("", region)):
             continue
-        chips = catalog.systems[p.system].chips if p.system else 1
-        rows.append({**price_row(catalog, p), "chips": _chips_of(catalog, p), "usd_per_chip_hour": p.value / chips})
+        rows.append({**price_row(catalog, p), "chips": _chips_of(catalog, p)})
     return {"filters": {"chip": cid, "provider": provider, "region": region}, "prices": rows}
 
 
