@@ -532,17 +532,13 @@ def plan_train(
 ) -> dict[str, Any]:
     """Rank hardware for a training run (see `chipwise plan train --help` for the options; `top` keeps the first
     rows of the ranking, as --top does, all of them when left out)."""
-    from chipwise.economics.pricing import check_mode
     from chipwise.interfaces.format import first_rows
-    from chipwise.planner.training import check_utilisation, plan_training
+    from chipwise.planner.training import plan_training
 
     _check_options(options, plan_training, "top")
     top = _top(options.pop("top", None))
     _read_options(options, plan_training, _TRAIN_COUNTS, _TRAIN_NUMBERS)
-    # the planner's line names flags ('add --pricing owned'), a flag with its value, which reads here as
-    # pricing='owned'; the mode checked first, as the planner does
-    pricing = check_mode(options.get("pricing", "on-demand"))
-    check_utilisation(options.get("utilisation"), pricing, "utilisation", "pricing='owned'")
+    _check_utilisation(options)
     cat = load_catalog(files, sets)
     report = plan_training(
         cat,
@@ -640,15 +636,11 @@ def plan_hetero(
     """Train on a mixed fleet ({chip: count}, or text as --fleet takes it: 'trn4=36,gb300=36'): pipelines with
     stages on two chip types against each part alone; `pricing`, `region`, `provider`, `utilisation` and `pue` as
     plan_train takes them."""
-    from chipwise.economics.pricing import check_mode
     from chipwise.planner.hetero import parse_fleet, plan_hetero_training
-    from chipwise.planner.training import check_utilisation
 
     _check_options(options, plan_hetero_training)
     _read_options(options, plan_hetero_training, {"seq_len": True, "global_batch_tokens": False}, _TRAIN_NUMBERS)
-    # named as the API names them (the planner's line names the CLI's flags), as plan_train checks them
-    pricing = check_mode(options.get("pricing", "on-demand"))
-    check_utilisation(options.get("utilisation"), pricing, "utilisation", "pricing='owned'")
+    _check_utilisation(options)
     _text(hybrid, "hybrid")
     if isinstance(fleet, str):
         fleet = parse_fleet(fleet)

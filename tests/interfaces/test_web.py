@@ -558,7 +558,9 @@ def test_page_warns_where_predict_does(server: ChipwiseServer, tmp_path: Path) -
     assert shown["precision"] == answer["precision_note"]
     assert shown["dropped"] == reason
     assert shown["SLO"] == "met in this run only: 3 requests were dropped unserved (see dropped)"  # as predict's
-    assert shown["goodput"] == f"{100 * answer['goodput']['fraction']:.1f}% of requests within the SLO"
+    # worded as predict's row (serve_views._goodput_text): each request within each target's limit
+    within = "of requests each within 10.0 s TTFT and 200 ms TPOT"
+    assert shown["goodput"] == f"{100 * answer['goodput']['fraction']:.1f}% {within}"
     assert page_view["s-kv"]["warn"] == [shown["precision"], reason, shown["SLO"]]
 
 

@@ -229,9 +229,17 @@ class Tco:
         the fixed terms, and that energy at the site's $/kWh shared over them (usd_per_hour is chips x their sum). A
         serving pool busy part of the hour passes its own mixed energy (planner.serving_economics), so that its cost
         and its energy figure rest on one power model, and its price record shows these terms, not
-        breakdown_per_chip_hour's busy-all-hour ones ($0.137 of energy a chip-hour beside the $0.096 charged)."""
-        out = {k: v * SECONDS_PER_HOUR for k, v in self.fixed_usd_per_s.items()}
+        breakdown_per_chip_hour's busy-all-hour ones ($0.137 of energy a chip-hour beside the $0.096 charged).
+
+        At a utilisation u < 1 an hour of work also pays for the (1 - u) / u hours the chips stand idle between
+        paid work, as fixed_and_idle_usd_per_chip_hour charges a training run: the fixed terms / u, and the idle
+        hours' electricity as `idle_energy` (F / u + E_idle (1 - u) / u + the hour's own energy). An owned serving
+        fleet had been charged as busy every calendar hour, whatever utilisation it was given."""
+        u = self.inputs.utilisation.value
+        out = {k: v * SECONDS_PER_HOUR / u for k, v in self.fixed_usd_per_s.items()}
         out["energy"] = facility_j_per_hour * self.inputs.electricity.value / chips if chips > 0 else 0.0
+        if u < 1.0:
+            out["idle_energy"] = self.energy_idle_usd_per_s * (1.0 - u) / u * SECONDS_PER_HOUR
         return out
 
     def usd_per_hour(self, chips: float, facility_j_per_hour: float) -> float:

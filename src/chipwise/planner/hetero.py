@@ -19,7 +19,7 @@ from chipwise.economics.tco import owned_tco
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import Hardware, hardware
 from chipwise.hardware.objects import System
-from chipwise.planner.serving_economics import rack_site
+from chipwise.planner.serving_economics import network_site, rack_site
 from chipwise.planner.training import (
     SystemEconomics,
     _ideal_and_expected,
@@ -514,17 +514,7 @@ def _network_site(
     read each at its own grid, two sites for one network; both now read us-east-1, the H100s' 17.1 kW against
     11.9 kW."""
     draw = {p.system.chip.id: powered[p.system.chip.id].power.busy_w * p.chips for p in parts}
-    host = max(draw, key=lambda chip: (draw[chip], chip))
-    other = next(chip for chip in draw if chip != host)
-    site = powered[host].site
-    priced = f" ({', '.join(regions)})" if regions else ""
-    note = (
-        f"{host} and {other} on one datacenter network are one site: both parts' energy and carbon at {site.region}, "
-        f"where {host} runs alone (the part drawing more power busy: {draw[host] / 1e3:,.1f} kW against "
-        f"{draw[other] / 1e3:,.1f} kW); each part is "
-        + ("charged its own chip's owned cost" if owned else f"priced at its own chip's quote{priced}")
-    )
-    return site, note
+    return network_site(draw, {chip: powered[chip].site for chip in draw}, regions, owned, "part")
 
 
 def _mixed_economics(

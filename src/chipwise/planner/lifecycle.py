@@ -27,15 +27,14 @@ from typing import Any
 
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.units import SECONDS_PER_HOUR, SECONDS_PER_MONTH
-from chipwise.economics.energy import check_region
-from chipwise.economics.pricing import catalog_estimate, check_mode
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.planner.serving_economics import priced_system
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.serving_split import handover_note
-from chipwise.planner.training import plan_training
+from chipwise.planner.training import check_economics_options, plan_training
 from chipwise.serve.plan import chip_count
 from chipwise.serve.quant import KV_PRECISIONS, check_precision
 from chipwise.workload.lengths import LengthDist, check_context
@@ -147,11 +146,13 @@ def _serve_reports(
     kv_precision: str | None = None,
     pricing: str = "on-demand",
     region: str | None = None,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> list[tuple[list[str], dict[str, Any]]]:
-    """plan serve's answers for the load, priced in `pricing` and `region`, each with the hardware it searched: all
-    of it, then each vendor's own for the vendors none of whose options the first search's simulated checks passed
-    (the best single-vendor pair needs each vendor's serving fleet; searching every vendor again had taken a 9-chip
-    lifecycle from 9 s to 70 s)."""
+    """plan serve's answers for the load, priced in `pricing`, `region`, `provider` and `utilisation`, each with the
+    hardware it searched: all of it, then each vendor's own for the vendors none of whose options the first search's
+    simulated checks passed (the best single-vendor pair needs each vendor's serving fleet; searching every vendor
+    again had taken a 9-chip lifecycle from 9 s to 70 s)."""
     hw = hardware(catalog)
     by_vendor: dict[str, list[str]] = {}
     for h in hardware_ids:
@@ -171,6 +172,8 @@ def _serve_reports(
             pricing=pricing,
             region=region,
             workers=workers,
+            provider=provider,
+            utilisation=utilisation,
         )
 
     reports = [(list(hardware_ids), serve(hardware_ids))]
@@ -397,17 +400,19 @@ def plan_lifecycle(
     serve_kv_precision: str | None = None,
     pricing: str = "on-demand",
     region: str | None = None,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> dict[str, Any]:
     """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
     simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving).
     `serve_kv_precision`: the serving KV cache's format, plan serve's --kv-precision (one format pairs a prefill
     pool and a decode pool whose engines default to different ones). `pricing` and `region`: both sides priced, and
     their energy and carbon reckoned, as plan train and plan serve take them (None: each fleet at its offer's
-    region)."""
+    region; `provider`: only that cloud's prices; `utilisation`: an owned fleet's share of calendar hours in paid
+    work, each side's as plan train and plan serve take it)."""
     one_of(objective, OBJECTIVES, "objective")
-    check_mode(pricing)  # before the long work, as plan train and plan serve check them
-    if region is not None:
-        check_region(catalog, region)
+    # before the long work, as plan train and plan serve check them
+    check_economics_options(catalog, pricing, region, provider, utilisation, None)
     if serve_kv_precision is not None:  # before the long work, as plan serve checks it
         serve_kv_precision = check_precision(serve_kv_precision, KV_PRECISIONS, "KV-cache")
     load = _checked_load(serve_rate, serve_months, train_tokens)
@@ -429,6 +434,8 @@ def plan_lifecycle(
         objective="cost",
         pricing=pricing,
         region=region,
+        provider=provider,
+        utilisation=utilisation,
     )
     seconds = serve_months * SECONDS_PER_MONTH
     searches = _serve_reports(
@@ -444,6 +451,8 @@ def plan_lifecycle(
         serve_kv_precision,
         pricing,
         region,
+        provider,
+        utilisation,
     )
     reports = [report for _, report in searches]
     serve = reports[0]
@@ -485,6 +494,8 @@ def plan_lifecycle(
         # at that region's grid); it had read on-demand and no region, and taken neither option
         "pricing": pricing,
         "region": region,
+        "provider": provider,
+        "utilisation": utilisation,
         **({"reservation": _reservation_note(pricing)} if pricing in COMMITMENTS else {}),
         "training": {"tokens": train_tokens, "chips": train_chips, "precision": train_precision},
         "serving": {

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.rental import filled
@@ -17,7 +17,13 @@ from chipwise.planner.serving_breakdown import steady_breakdown
 from chipwise.planner.serving_deployment import kv_path
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import serving_track_record
-from chipwise.planner.serving_outcome import delivered_share, keeps_up, served_tokens, stat_ok
+from chipwise.planner.serving_outcome import (
+    delivered_share,
+    keeps_up,
+    priced_request_rate,
+    served_tokens,
+    stat_ok,
+)
 from chipwise.planner.serving_plan_rows import plan_brief, row_setup
 from chipwise.planner.serving_report import STEADY_WAVES, transfer_dict, whole_count
 from chipwise.planner.serving_split import link_busy
@@ -86,6 +92,16 @@ def settling_factor(load: float) -> float:
     return float(min(ratio, MAX_SETTLING))
 
 
+class _Prices(NamedTuple):
+    """How a checked option is priced: the mode, region, provider (None: each system's own) and an owned fleet's
+    utilisation (None: every hour), as plan_serving was given them."""
+
+    pricing: str
+    region: str | None
+    provider: str | None
+    utilisation: float | None
+
+
 def check_option(
     catalog: Catalog,
     model: ModelSpec,
@@ -96,10 +112,13 @@ def check_option(
     rank: int,
     pricing: str,
     region: str | None,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> dict[str, Any] | None:
     """Simulate one option: add replicas (up to a few times) until the simulation meets the SLO and keeps up with
     an open-loop load, or take replicas away (up to a few times) while it still does, since the steady-state
-    estimate can err either way (None where the option cannot be built)."""
+    estimate can err either way (None where the option cannot be built). `provider`: only that cloud's prices;
+    `utilisation`: an owned fleet's share of calendar hours in paid work (serving_economics.economics)."""
     runs = _CheckRuns(catalog, model, job, targets, pricing)
     try:
         setup = row_setup(catalog, model, job, row, pricing)
@@ -112,7 +131,8 @@ def check_option(
     # a grown split may give back what the pool that did not need it gained
     if met and (job.load.kind == "rate" or (targets and job.load.kind == "closed")):
         setup, summary = _sized_down(runs, setup, summary, requests)
-    return _check_report(catalog, model, model_name, job, targets, row, rank, setup, summary, pricing, region)
+    prices = _Prices(pricing, region, provider, utilisation)
+    return _check_report(catalog, model, model_name, job, targets, row, rank, setup, summary, prices)
 
 
 class _CheckRuns:
@@ -147,7 +167,6 @@ class _CheckRuns:
         count = min(limit, math.ceil(requests * share))
         sim = s if share == 1.0 else _replicas(s, n)
         out, sim_out = run_job(part, sim, seed=seed, targets=dict(targets), requests=count, steady_latencies=True)
-        out["busy_shares"] = busy_shares(sim_out)
         if share < 1.0:  # the fleet delivers what its slice does, once per slice
             for key in ("output_tokens_per_s", "throughput_tokens_per_s", "input_tokens_per_s"):
                 out[key] /= share
@@ -162,6 +181,12 @@ class _CheckRuns:
             # 25 times its check (1.3 million H100s or fewer B200s at 2e7 req/s: 170 s where the search took 7 s)
             out["capacity_utilisation"] = (load_against_capacity(part, sim, seed) or {}).get("utilisation", 0.0)
             met = keeps_up(job, out)
+        # busy over the time the priced load takes to bring the slice's requests where the run is priced per token
+        # of that load (served_tokens, as _check_report prices it), as predict reckons it: over the makespan, the
+        # drain counted as idle time the load's tokens never paid for, a checked option's energy and owned cost per
+        # token had read apart from predict's for the scenario it gives
+        priced = offered_request_rate(part) if priced_request_rate(job, out) is not None else None
+        out["busy_shares"] = busy_shares(sim_out, priced)
         util = self.utilisation(s, requests) if met else None
         if util is not None:  # what its load takes of what the fleet sustains (the slice's of the slice's)
             out["simulated"]["utilisation"] = util
@@ -230,8 +255,7 @@ def _check_report(
     rank: int,
     setup: ServingSetup,
     summary: Mapping[str, Any],
-    pricing: str,
-    region: str | None,
+    prices: _Prices,
 ) -> dict[str, Any]:
     """A checked option as plan serve reports it: the ranking row it checks, the fleet it settled on and its run's
     figures, whether that run met the SLO and kept up, its dollars, energy and carbon, where its steady iteration
@@ -241,10 +265,12 @@ def _check_report(
         catalog,
         setup.pools,
         *served_tokens(job, summary),
-        pricing,
-        region,
+        prices.pricing,
+        prices.region,
+        prices.provider,
         busy=summary.get("busy_shares"),
         transfer=setup.transfer,
+        utilisation=prices.utilisation,
     )
     breakdown = steady_breakdown(setup, model, job, summary)
     return {
@@ -274,6 +300,8 @@ def _check_report(
         "output_tokens_per_s_per_chip": summary["output_tokens_per_s_per_chip"],
         "ttft_s": summary["ttft_s"],
         "ttft_wait_s": summary["ttft_wait_s"],
+        # a split's wait for a decode slot after the prefill, which the wait to start leaves out (format._ttft_miss)
+        **({"ttft_decode_wait_s": summary["ttft_decode_wait_s"]} if "ttft_decode_wait_s" in summary else {}),
         "tpot_s": summary["tpot_s"],
         "e2e_s": summary["e2e_s"],
         **{
@@ -290,7 +318,7 @@ def _check_report(
         "dominated_by": max(breakdown, key=lambda k: breakdown[k]),
         "track_record": serving_track_record(setup.pools),
         "simulated": summary["simulated"],
-        "scenario": _scenario(model_name, job, targets, setup, summary["simulated"], pricing, region),
+        "scenario": _scenario(model_name, job, targets, setup, summary["simulated"], prices),
     }
 
 
@@ -337,8 +365,7 @@ def _scenario(
     targets: Mapping[str, float],
     setup: ServingSetup,
     simulated: Mapping[str, Any],
-    pricing: str,
-    region: str | None,
+    prices: _Prices,
 ) -> dict[str, Any]:
     """The checked option as a serving scenario `chipwise predict` runs as it was checked (JSON or YAML): the
     model as the user named it (a config.json by its absolute path), its load, SLO, pools and precisions, the
@@ -393,9 +420,9 @@ def _scenario(
         sc["prefix_hit_rate"] = job.prefix_hit_rate
     if job.prompt_pool:
         sc["prompt_pool"] = job.prompt_pool
-    sc["pricing"] = pricing
-    if region:
-        sc["region"] = region
+    sc["pricing"] = prices.pricing
+    extra = {"region": prices.region, "provider": prices.provider, "utilisation": prices.utilisation}
+    sc.update({k: v for k, v in extra.items() if v})  # the prices it was checked at, as predict reads them
     return sc
 
 

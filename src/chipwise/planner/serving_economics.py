@@ -4,7 +4,7 @@ tokens, the site they are reckoned at (PUE, region, grid), and why a deployment 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +30,18 @@ def per_mtok(per_hour: float, tokens_per_s: float) -> float:
     return per_hour * 1e6 / (tokens_per_s * SECONDS_PER_HOUR) if tokens_per_s > 0 else math.nan
 
 
-def _owned_chip_hour(catalog: Catalog, system: System, region: str | None, scaleout: bool) -> tuple[float, Tco]:
+def _util(utilisation: float | None) -> float:
+    """An owned fleet's utilisation as owned_tco takes it: None (not given) is every hour, 1."""
+    return 1.0 if utilisation is None else utilisation
+
+
+def _owned_chip_hour(
+    catalog: Catalog, system: System, region: str | None, scaleout: bool, utilisation: float | None = None
+) -> tuple[float, Tco]:
     """USD an owned chip of `system`, busy all hour, is charged for it (_owned_charge's rule: the TCO's fixed terms,
     with the scale-out network's where the deployment uses it, `scaleout`, and the chip's facility energy at the
-    site's $/kWh), and the TCO it rests on."""
-    tco = owned_tco(catalog, system, region, scaleout=scaleout)
+    site's $/kWh; at a `utilisation` under 1, its idle hours' share too), and the TCO it rests on."""
+    tco = owned_tco(catalog, system, region, _util(utilisation), scaleout=scaleout)
     busy_j = power_model(catalog, system, scaleout=scaleout).busy_w * SECONDS_PER_HOUR * tco.inputs.site.pue.value
     return sum(tco.charged_per_chip_hour(1.0, busy_j).values()), tco
 
@@ -46,6 +53,7 @@ def chip_hour_price(
     region: str | None,
     provider: str | None,
     scaleout: bool = False,
+    utilisation: float | None = None,
 ) -> tuple[float, dict[str, Any] | None, PriceQuote | None]:
     """USD per chip-hour (NaN when the catalog has none: price_note says why), its provenance, and the rental quote
     if any; a region the catalog does not know is a one-line error.
@@ -55,13 +63,14 @@ def chip_hour_price(
     ranks before it knows a pool's busy share, an upper bound of the charge of a pool that uses the network as
     `scaleout` says. The ranking of plan serve had priced every owned pool at the TCO of a fleet of many systems (an
     H100 at $1.683 a chip-hour, the table's $1.68, where its check charged the one chip $1.40): one system reads
-    $1.347 + its busy energy, $1.465. A rental price includes the provider's network: `scaleout` leaves it as it is."""
+    $1.347 + its busy energy, $1.465. A rental price includes the provider's network: `scaleout` leaves it as it is.
+    `utilisation`: an owned fleet's share of calendar hours in paid work (None: every hour, 1)."""
     if region is not None:
         check_region(catalog, region)
     if pricing == "owned":
         if system.chip.unit_price is None:
             return math.nan, None, None
-        price, tco = _owned_chip_hour(catalog, system, region, scaleout)
+        price, tco = _owned_chip_hour(catalog, system, region, scaleout, utilisation)
         return price, {"system": system.id, **tco.price_source()}, None
     quote = price_per_chip_hour(catalog, system, pricing, region, provider)
     if quote is None:
@@ -92,13 +101,15 @@ class RankingPrice:
         return self.usd + self.network_usd if network else self.usd
 
 
-def network_price(catalog: Catalog, system: System, pricing: str, region: str | None, price: float) -> float:
+def network_price(
+    catalog: Catalog, system: System, pricing: str, region: str | None, price: float, utilisation: float | None = None
+) -> float:
     """USD per chip-hour an owned chip of `system` pays for the scale-out network where its deployment uses it, over
     its one-system `price` (chip_hour_price both ways: an H100 of a p5.48xlarge $1.683 against $1.465); 0 for a rental
     and for a system with no price."""
     if pricing != "owned" or not math.isfinite(price):
         return 0.0
-    return chip_hour_price(catalog, system, pricing, region, None, scaleout=True)[0] - price
+    return chip_hour_price(catalog, system, pricing, region, None, scaleout=True, utilisation=utilisation)[0] - price
 
 
 def split_network(catalog: Catalog, pools: Sequence[tuple[System, float, int]]) -> bool:
@@ -244,6 +255,68 @@ def rack_site(
     return site, note
 
 
+def network_site(
+    draws: Mapping[str, float], sites: Mapping[str, EnergySite], regions: Sequence[str], owned: bool, what: str
+) -> tuple[EnergySite, str]:
+    """The one site of two halves joined by one datacenter's scale-out network (a mixed pipeline's parts, a split's
+    pools), and the line that says so: the site the half drawing more busy power (`draws`, W by the halves' names)
+    would run at alone (`sites`), so that the smaller draw moves to it; an exact tie goes to the name later in the
+    alphabet. `regions`: where each half's price quote is (`owned`: each is charged its owned cost instead); `what`
+    names a half in the line. planner.hetero sites a mix over the network so, and economics a split whose KV cache
+    crosses it: 2 trn2 beside 4 H100 had read 'us-east-2>us-east-1' at a blend of both grids, one network's hand-off
+    priced between two regions."""
+    host = max(draws, key=lambda name: (draws[name], name))
+    other = next(name for name in draws if name != host)
+    site = sites[host]
+    priced = f" ({', '.join(regions)})" if regions else ""
+    note = (
+        f"{host} and {other} on one datacenter network are one site: both {what}s' energy and carbon at "
+        f"{site.region}, where {host} runs alone (the {what} drawing more power busy: {draws[host] / 1e3:,.1f} kW "
+        f"against {draws[other] / 1e3:,.1f} kW); each {what} is "
+        + ("charged its own chip's owned cost" if owned else f"priced at its own chip's quote{priced}")
+    )
+    return site, note
+
+
+def split_site(
+    catalog: Catalog,
+    pools: Sequence[Pool],
+    pricing: str,
+    region: str | None,
+    provider: str | None,
+    transfer: KVTransfer | None,
+) -> tuple[EnergySite | None, str | None]:
+    """The one site a split's two pools run at, and the line that says so; (None, None) where each pool runs at its
+    own price quote's site (one pool, or a split whose pools would sit at one site anyway). A hybrid rack is one
+    datacenter (rack_site); a KV cache over the scale-out network is one datacenter's network (docs/hybrid.md, 'One
+    network'), sited as plan hetero sites a mix over it (network_site): the TPU v6e prefill beside an H100 decode on
+    GCP had read 'us-east5>us-central1', its 30 ms handover priced on one data-centre network ~1,000 km across."""
+    if len(pools) != 2:
+        return None, None
+    # the rental quotes (an owned fleet has none); a price the user set keeps the region of the catalog quote it
+    # replaces (PriceQuote.site): its own is ''
+    owned = pricing == "owned"
+    quotes = [None if owned else chip_hour_price(catalog, p.setup.system, pricing, region, provider)[2] for p in pools]
+    regions = list(dict.fromkeys(r for q in quotes if q is not None and (r := q.site[1])))
+    rack = shared_rack(catalog, pools)
+    if rack is not None:
+        return rack_site(catalog, rack, pricing, region, regions)
+    if transfer is None or not transfer.network:
+        return None, None
+    names = [f"the {p.setup.system.chip.id} {p.role} pool" for p in pools]
+    sites = {
+        name: serving_site(catalog, p.setup.system, pricing, q, region, provider)
+        for name, p, q in zip(names, pools, quotes, strict=True)
+    }
+    if len({(s.region, s.pue.value, s.kg_co2e_per_j) for s in sites.values()}) == 1:
+        return None, None
+    draws = {
+        name: power_model(catalog, p.setup.system, scaleout=True).busy_w * p.chips
+        for name, p in zip(names, pools, strict=True)
+    }
+    return network_site(draws, sites, regions, owned, "pool")
+
+
 @dataclass(frozen=True)
 class _PoolHour:
     """One pool's hour of a deployment: its cost (None where it has none), its IT and facility energy and their
@@ -269,6 +342,7 @@ def _owned_charge(
     facility_j: float,
     share: float,
     record: dict[str, Any],
+    utilisation: float | None = None,
 ) -> tuple[float, dict[str, Any], dict[str, Any]]:
     """What an owned pool of `rented` chips is charged for an hour in which they draw `facility_j` (busy for `share`
     of it): the TCO's fixed terms per chip-hour and that energy at the site's $/kWh; its price record, the charge
@@ -277,7 +351,7 @@ def _owned_charge(
     # (8 H100s busy 11% of the hour had paid for 1,120 W a chip: $13.02/h where these figures give $12.23)
     # the scale-out network's capex and colocation, like its power, only where the deployment uses it
     # (uses_network; one H100 had paid $6,600 of 400G fabric: $0.21 a chip-hour)
-    tco = owned_tco(catalog, system, region, scaleout=scaleout)
+    tco = owned_tco(catalog, system, region, _util(utilisation), scaleout=scaleout)
     terms = tco.charged_per_chip_hour(rented, facility_j)
     charged = rented * sum(terms.values())
     figures = tco.figures()  # the owned cost's inputs, each with its status and source
@@ -308,12 +382,13 @@ def _pool_hour(
     region: str | None,
     provider: str | None,
     site: EnergySite | None = None,
+    utilisation: float | None = None,
 ) -> _PoolHour:
     """One pool's hour, as economics reckons it: `rented` chips billed, `unused` of them idle all hour, its own
     chips busy for `share` of it; `scaleout`: whether the deployment's scale-out network is used; `site`: where it
     runs where that is not its price quote's (a hybrid rack's one site, rack_site)."""
     system, chips = pool.setup.system, pool.chips
-    price, record, quote = chip_hour_price(catalog, system, pricing, region, provider)
+    price, record, quote = chip_hour_price(catalog, system, pricing, region, provider, utilisation=utilisation)
     note = f"{system.id}: {price_note(catalog, system, pricing, provider)}" if math.isnan(price) else None
     site = site or serving_site(catalog, system, pricing, quote, region, provider)
     power = power_model(catalog, system, scaleout=scaleout)
@@ -326,7 +401,9 @@ def _pool_hour(
         figures.update(quote.figure(system))
     cost: float | None = None
     if pricing == "owned" and record is not None:
-        cost, record, owned = _owned_charge(catalog, system, region, scaleout, rented, facility_j, share, record)
+        cost, record, owned = _owned_charge(
+            catalog, system, region, scaleout, rented, facility_j, share, record, utilisation
+        )
         figures.update(owned)
     elif not math.isnan(price):
         cost = price * rented
@@ -358,9 +435,12 @@ def economics(
     provider: str | None = None,
     busy: Sequence[float] | None = None,
     transfer: KVTransfer | None = None,
+    utilisation: float | None = None,
 ) -> dict[str, Any]:
     """Dollars, energy and carbon per hour and per million tokens of a deployment, and the site figures they rest on.
-    `transfer`: a split's KV path (serving_deployment.kv_path), which decides whether it uses the network.
+    `transfer`: a split's KV path (serving_deployment.kv_path), which decides whether it uses the network;
+    `utilisation`: an owned fleet's share of calendar hours in paid work (Tco.charged_per_chip_hour: each hour served
+    also pays for the idle hours between; None: every hour).
 
     cost/h = sum over pools of chips rented (rented_chips) x catalog rental price per chip-hour; owned: the chips
     used x the TCO's fixed terms per chip-hour (with the scale-out network's capex and colocation only where the
@@ -382,13 +462,7 @@ def economics(
     # the chips each pool's rent pays for: a split on one system rents its pools together, the first pool carrying
     # the rent of both (rented_chips)
     covered = [total, 0.0] if len(pools) == 2 and rents[1] == 0.0 else [p.chips for p in pools]
-    rack = shared_rack(catalog, pools)
-    site, site_note = None, None
-    if rack is not None:
-        quotes = [chip_hour_price(catalog, p.setup.system, pricing, region, provider)[2] for p in pools]
-        # a price the user set keeps the region of the catalog quote it replaces (PriceQuote.site): its own is ''
-        regions_priced = list(dict.fromkeys(r for q in quotes if q is not None and (r := q.site[1])))
-        site, site_note = rack_site(catalog, rack, pricing, region, regions_priced)
+    site, site_note = split_site(catalog, pools, pricing, region, provider, transfer)
     # the deployment's network, not the pool's: a replica across systems, or a split's KV cache between them (the
     # fleet's size had decided: past one system, every replica drew the fabric, as a training fleet's data
     # parallelism does)
@@ -398,7 +472,9 @@ def economics(
         # the billed chips the replicas leave unused (the rest of a rented instance) are powered too, idle all hour,
         # as a training fleet's are (planner.training): 8 of an inf2.48xlarge's 12 chips had counted 8 chips' power
         unused = max(rented - cover, 0.0)
-        hours.append(_pool_hour(catalog, pool, rented, unused, share, scaleout, pricing, region, provider, site))
+        hours.append(
+            _pool_hour(catalog, pool, rented, unused, share, scaleout, pricing, region, provider, site, utilisation)
+        )
     cost_h = 0.0
     joules_h = 0.0
     it_joules_h = 0.0
@@ -458,7 +534,7 @@ def economics(
             "note": f"per hour of a deployment that serves every hour of the {pricing} term ({term_h:,.0f} h); the "
             "reservation is paid for every hour of it, served or not",
         }
-    if site_note is not None:  # the pools of one hybrid rack: one site, priced by each chip's own quote
+    if site_note is not None:  # a split's pools in one hybrid rack or on one network: one site (split_site)
         out["site_note"] = site_note
     if notes:
         out["price_note"] = "; ".join(notes)

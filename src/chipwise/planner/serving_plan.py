@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
-from chipwise.economics.pricing import catalog_estimate, check_mode
+from chipwise.economics.pricing import catalog_estimate
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
@@ -42,6 +42,7 @@ from chipwise.planner.serving_plan_rows import ChipSearch, PrefillOption, coloca
 from chipwise.planner.serving_report import fleet_problem
 from chipwise.planner.serving_shortlist import Progress, second_looks, verify_options
 from chipwise.planner.serving_split import decode_option, disaggregated_rows, prefill_option
+from chipwise.planner.training import check_economics_options
 from chipwise.pools import stop_if_rerun
 from chipwise.serve.engine import check_engine_model, check_engine_name, engine_profile
 from chipwise.serve.estimate import Estimate
@@ -82,18 +83,24 @@ def plan_serving(
     progress: Progress | None = None,
     router: str = DEFAULT_ROUTER,
     workers: int = 1,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> dict[str, Any]:
     """Rank the listed hardware by the cost of the cheapest fleet that serves the load within the SLO: per hour
     under an open-loop rate, per million output tokens under a fixed concurrency or offline (`speculative`:
     'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and 'none' separated
     by commas, each priced as its own option; `router`: how requests are spread over the replicas,
-    serve.sim.policies.ROUTERS). `progress(what, done, total)` hears of each chip searched and each option
+    serve.sim.policies.ROUTERS; `provider`: only that cloud's prices; `utilisation`: an owned fleet's share of
+    calendar hours in paid work, each hour served paying for the idle ones, as plan train prices it). `progress(what,
+    done, total)` hears of each chip searched and each option
     simulated. `workers` > 1 lets the simulated checks run side by side in that many fresh processes where they are
     long (verify_options); a caller that allows it runs from a script whose top level is guarded (`if __name__ ==
     "__main__"`), as the `chipwise` command is."""
     stop_if_rerun("plan_serving")  # a worker re-running an unguarded script: before the search, not after
     start = time.perf_counter()
-    check_mode(pricing)
+    # a utilisation of rented chips, a provider of owned ones, a region of another cloud: one line each, as plan
+    # train refuses them (--provider had been no option of plan serve, --utilisation neither)
+    check_economics_options(catalog, pricing, region, provider, utilisation, None)
     check_router(router)
     _check_run_options(workers, verify, progress)
     verify = int(verify)  # 3.0 sliced no list
@@ -133,7 +140,7 @@ def plan_serving(
         searched.add(system.id)
         _search_chip(
             catalog, model, system, job, targets, draftings, engine, asked_precision, kv_precision, pricing, region,
-            splits, input_tokens, output_tokens, found,
+            splits, input_tokens, output_tokens, found, provider=provider, utilisation=utilisation,
         )  # fmt: skip
     rows, skipped = found.rows, found.skipped
     if splits and found.prefill_options:
@@ -151,8 +158,9 @@ def plan_serving(
         r["price_estimated"] = list(dict.fromkeys(c for c, sid in pools if sid in found.estimated))
     rows.sort(key=lambda r: rank_order(r, load))
     verified, check_processes = _checked_cheapest(
-        catalog, model, model_name, job, targets, rows, verify, pricing, region, tell, len(hardware_ids), workers
-    )
+        catalog, model, model_name, job, targets, rows, verify, pricing, region, tell, len(hardware_ids), workers,
+        provider=provider, utilisation=utilisation,
+    )  # fmt: skip
     for r in rows:
         for key in [k for k in r if k.startswith("_")]:
             del r[key]
@@ -174,6 +182,8 @@ def plan_serving(
         "router": router,
         "pricing": pricing,
         "region": region,
+        "provider": provider,
+        "utilisation": utilisation,
         "price_notes": list(found.price_notes.values()),
         "precision_notes": dict(found.precision_notes),  # by chip: a view notes the chips of the rows it shows
         "unpriced": found.unpriced,
@@ -277,6 +287,9 @@ def _search_chip(
     input_tokens: int,
     output_tokens: int,
     found: _Searched,
+    *,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> None:
     """One chip's system searched for each drafting option, into `found`: the cheapest colocated fleet's ranking row
     and price, the chip's Pareto front, and (`splits`) its prefill option and its decode options' arguments; a chip
@@ -299,7 +312,7 @@ def _search_chip(
                 found.fronts[system.chip.id] = _front(missed)  # saturated replicas: no SLO in it
             continue
         found.evaluated += len(est.cand)
-        price = _chip_price(catalog, system, pricing, region, found)
+        price = _chip_price(catalog, system, pricing, region, found, provider, utilisation)
         row = colocated_row(catalog, system, name, choice, price, job.load, output_tokens)
         row["_search"] = ChipSearch(eng, weight, kv, drafting, price, tuple(np.unique(est.cand.tp).tolist()))
         found.rows.append(row)
@@ -322,20 +335,28 @@ def _search_chip(
         found.skipped.append({"hardware": system.chip.id, "system": system.id, "reason": failures[0]})
 
 
-def _chip_price(catalog: Catalog, system: System, pricing: str, region: str | None, found: _Searched) -> RankingPrice:
-    """A system's chip-hour price, with the scale-out network's beside it for the rows whose deployment uses it
-    (serving_economics.network_price: owned only), noting in `found` a system with no price, one priced by a catalog
-    estimate and one priced outside the region asked for."""
-    price, record, quote = chip_hour_price(catalog, system, pricing, region, None)
+def _chip_price(
+    catalog: Catalog,
+    system: System,
+    pricing: str,
+    region: str | None,
+    found: _Searched,
+    provider: str | None = None,
+    utilisation: float | None = None,
+) -> RankingPrice:
+    """A system's chip-hour price (`provider`'s only where given; owned: at `utilisation`), with the scale-out
+    network's beside it for the rows whose deployment uses it (serving_economics.network_price: owned only), noting in
+    `found` a system with no price, one priced by a catalog estimate and one priced outside the region asked for."""
+    price, record, quote = chip_hour_price(catalog, system, pricing, region, provider, utilisation=utilisation)
     if record is None:
-        found.unpriced[system.id] = f"{system.chip.id}: {price_note(catalog, system, pricing)}"
+        found.unpriced[system.id] = f"{system.chip.id}: {price_note(catalog, system, pricing, provider)}"
     if record is not None and catalog_estimate(record):  # a --set price is the user's: no §
         found.estimated[system.id] = (system.chip.id, str(record.get("derivation", "")))
     if quote is not None and not quote.region_matched:
         found.price_notes[system.id] = (
             f"{system.id} ({system.chip.id}): no {region} {pricing} price; {quote.region or 'another'}'s"
         )
-    return RankingPrice(price, network_price(catalog, system, pricing, region, price))
+    return RankingPrice(price, network_price(catalog, system, pricing, region, price, utilisation))
 
 
 def _drop_oversized(rows: list[dict[str, Any]], skipped: list[dict[str, str]], load: Load) -> None:
@@ -366,11 +387,14 @@ def _checked_cheapest(
     tell: Progress,
     searched: int,
     workers: int,
+    *,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """The `verify` cheapest ranked options simulated (verify_options), and the processes they ran on: beside them
     the cheapest on fitted engine figures where every one of them runs on an engine's defaults, and (an open loop
     with an SLO) second looks at the other shapes of the chips whose check grew. Progress counts on from the
-    `searched` chips."""
+    `searched` chips; `provider` and `utilisation` price the checks as the ranking (plan_serving)."""
     steps = searched + verify
     checks = rows[:verify]
     # checks all on an engine's defaults (no serving run of its chip family fitted) are answered beside the
@@ -381,10 +405,13 @@ def _checked_cheapest(
         checks.append(fitted)
         steps += 1
     verified, check_processes = verify_options(
-        catalog, model, model_name, job, targets, checks, pricing, region, tell, searched, steps, workers
-    )
+        catalog, model, model_name, job, targets, checks, pricing, region, tell, searched, steps, workers,
+        provider, utilisation,
+    )  # fmt: skip
     if targets and job.load.kind == "rate":
-        verified = second_looks(catalog, model, model_name, job, targets, rows, verified, pricing, region)
+        verified = second_looks(
+            catalog, model, model_name, job, targets, rows, verified, pricing, region, provider, utilisation
+        )
     tell("done", steps, steps)
     return verified, check_processes
 

@@ -31,8 +31,9 @@ from chipwise.planner.serving_report import (
     transfer_dict,
     whole_count,
 )
+from chipwise.planner.training import check_utilisation
 from chipwise.serve.build import ReplicaSetup
-from chipwise.serve.quant import QUANTISED, RELEASED, dequantised_note, float8_fallback
+from chipwise.serve.quant import QUANTISED, RELEASED, default_kv_precision, dequantised_note, float8_fallback
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import ServingSetup, load_against_capacity, run_job
@@ -74,6 +75,7 @@ SPLIT_FIGURES = ("ttft_decode_wait_s", "ttft_transfer_s")
 def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     """DESIGN.md's `chipwise predict` for a serve scenario: a missing plan is searched, then simulated."""
     check_mode(sc.pricing)
+    check_utilisation(sc.utilisation, sc.pricing, "utilisation", "pricing: owned")  # as a train scenario's
     check_rental_options(sc.pricing, {"provider": sc.provider})
     model = load_model(catalog, sc.model)
     job = serving_job(model, sc)
@@ -101,6 +103,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         sc.provider,
         busy=busy_shares(sim, priced_request_rate(job, summary)),
         transfer=setup.transfer,
+        utilisation=sc.utilisation,
     )
     slo_met = all(stat_ok(summary, k, v) for k, v in targets.items()) if targets else None
     result: dict[str, Any] = {
@@ -170,8 +173,32 @@ def precision_source(sc: ServeScenario, model: ModelSpec, setup: ServingSetup) -
     if sc.precision.strip().lower() == RELEASED:
         parts.append(f"weights: {model.name}'s checkpoint as released ({model.released_precision}; precision auto)")
     if sc.kv_precision is None:
-        parts += dict.fromkeys(_kv_default(p.setup) for p in setup.pools)
+        parts.append(_split_kv(setup) or "; ".join(dict.fromkeys(_kv_default(p.setup) for p in setup.pools)))
     return "; ".join(parts) or None
+
+
+def _own_kv(setup: ReplicaSetup) -> str:
+    """The KV cache a pool's engine holds by default for its weights on its chip (quant.default_kv_precision)."""
+    eng, chip = setup.engine, setup.system.chip
+    return default_kv_precision(setup.plan.weight_precision, eng.quantised_kv, eng.engine, chip)
+
+
+def _split_kv(setup: ServingSetup) -> str | None:
+    """Where a split's pools' engines default to different KV caches, the one format they share and why (None where
+    they agree): the decode pool reads the cache the prefill pool writes, so a split whose defaults differ holds a
+    16-bit one (planner.serving_deployment._handed_over_kv); plan serve pairs no such pools without --kv-precision.
+    TensorRT-LLM's h100-sxm prefill (fp8 by default under fp8 weights) beside vLLM's mi300x decode (bf16) had read
+    'trtllm holds no fp8 cache on h100-sxm', which it does."""
+    own = {f"{p.setup.engine.engine} on {p.setup.system.chip.id}": _own_kv(p.setup) for p in setup.pools}
+    if len(set(own.values())) < 2:
+        return None
+    kv = setup.pools[0].setup.plan.kv_precision
+    defaults = " and ".join(f"{fmt} ({who})" for who, fmt in own.items())
+    return (
+        f"KV cache: {kv}, a split's one format: its pools' engines default to {defaults}, and the decode pool reads "
+        "the cache the prefill pool writes, so both hold a 16-bit one (twice an fp8 cache's bytes held and handed "
+        "over). Fix: set kv_precision for both"
+    )
 
 
 def _kv_default(setup: ReplicaSetup) -> str:
@@ -180,7 +207,7 @@ def _kv_default(setup: ReplicaSetup) -> str:
     kv, weights = plan.kv_precision, plan.weight_precision
     if kv not in ("bf16", "fp16"):
         why = f"{eng.engine} quantises the cache with {weights} weights"
-    elif weights in QUANTISED and eng.quantised_kv:
+    elif weights in QUANTISED and eng.quantised_kv:  # a split's differing defaults are _split_kv's
         why = f"{eng.engine} holds no fp8 cache on {setup.system.chip.id}"
     elif weights in QUANTISED:
         why = f"{eng.engine} keeps a 16-bit cache under {weights} weights"

@@ -51,10 +51,12 @@ def verify_options(
     done_before: int = 0,
     steps: int = 0,
     workers: int = 1,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
     """The cheapest options simulated (check_option), one after another, or side by side on up to `workers` processes
     where their runs add up to PARALLEL_CHECK_REQUESTS requests or more (each check is seeded, so it reads the
-    same either way), and the processes they ran on."""
+    same either way), and the processes they ran on; `provider` and `utilisation` price them (check_option)."""
     limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
     work = sum(min(limit, check_requests(job, row)) for row in rows)
     workers = max(1, min(int(workers), len(rows))) if work >= PARALLEL_CHECK_REQUESTS else 1
@@ -65,7 +67,8 @@ def verify_options(
         # each worker reads model names as this process does (files_allowed: the web page's no_files)
         with spawned_pool(workers, "plan_serving", allow_files, (files_allowed(),)) as pool:
             futures = [
-                pool.submit(check_option, *common, row, rank, pricing, region) for rank, row in enumerate(rows, 1)
+                pool.submit(check_option, *common, row, rank, pricing, region, provider, utilisation)
+                for rank, row in enumerate(rows, 1)
             ]
             for finished, future in enumerate(as_completed(futures), start=1):
                 checked = future.result()
@@ -75,7 +78,7 @@ def verify_options(
     else:
         for rank, row in enumerate(rows, start=1):
             tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
-            checked = check_option(*common, row, rank, pricing, region)
+            checked = check_option(*common, row, rank, pricing, region, provider, utilisation)
             if checked is not None:
                 done.append(checked)
     done.sort(key=lambda r: check_order(r, job.load))
@@ -109,6 +112,8 @@ def second_looks(
     verified: list[dict[str, Any]],
     pricing: str,
     region: str | None,
+    provider: str | None = None,
+    utilisation: float | None = None,
 ) -> list[dict[str, Any]]:
     """The checks, with those of the other shapes (SECOND_LOOKS a system: other TP sizes, or the next batch limit)
     of the chips whose check grew: their rows join the ranking (re-ranked, the checks' ranks following their rows).
@@ -121,7 +126,9 @@ def second_looks(
         if ranking_cost(look, job.load) >= bar:  # a fleet already checked is as cheap
             continue
         rows.append(look)
-        checked = check_option(catalog, model, model_name, job, targets, look, len(rows), pricing, region)
+        checked = check_option(
+            catalog, model, model_name, job, targets, look, len(rows), pricing, region, provider, utilisation
+        )
         extra.append((checked, look))
         bar = min(bar, _passed_cost(checked, job.load) if checked is not None else math.inf)
     if not extra:

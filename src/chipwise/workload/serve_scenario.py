@@ -27,6 +27,7 @@ from chipwise.workload.counts import Count, IntCount, parse_count
 from chipwise.workload.lengths import LengthSpec
 from chipwise.workload.slo import SLO
 from chipwise.workload.strict_model import StrictModel
+from chipwise.workload.train_scenario import OwnedUtilisation
 
 
 def _share(value: float) -> float:
@@ -195,6 +196,9 @@ class ServeScenario(StrictModel):
     pricing: str = "on-demand"
     region: str | None = None
     provider: str | None = None
+    #: with pricing: owned, the share of calendar hours the fleet serves (a train scenario's key); each hour served
+    #: pays for the idle ones between (economics.tco.Tco.charged_per_chip_hour)
+    utilisation: OwnedUtilisation | None = None
     seed: Annotated[int, Field(ge=0)] = 0
 
     @model_validator(mode="after")

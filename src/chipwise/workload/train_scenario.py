@@ -14,6 +14,9 @@ from chipwise.workload.strict_model import StrictModel
 #: the least utilisation of an owned fleet a scenario and the TCO (economics.tco.PLAUSIBLE) take: under 1% a used
 #: hour costs over 100x its full-use cost
 MIN_UTILISATION = 0.01
+#: an owned fleet's share of calendar hours in paid work, as a train and a serve scenario take it ('greater than 0'
+#: had been refused again at 0.005 by the TCO)
+OwnedUtilisation = Annotated[float, Field(ge=MIN_UTILISATION, le=1, allow_inf_nan=False)]
 
 
 def _train_tokens(value: float) -> float:
@@ -43,8 +46,7 @@ class TrainScenario(StrictModel):
     pricing: str = "on-demand"
     region: str | None = None
     provider: str | None = None
-    # 'greater than 0' had been refused again at 0.005 by the TCO
-    utilisation: Annotated[float, Field(ge=MIN_UTILISATION, le=1, allow_inf_nan=False)] | None = None
+    utilisation: OwnedUtilisation | None = None
     lora: bool = False
     # how a failed run recovers (reliability.goodput.RECOVERIES, which this layer cannot import): 'best' keeps the
     # one with the higher goodput, as plan train's --recovery does; the key had been refused ('unknown key. Fix: use

@@ -17,7 +17,9 @@ from chipwise.interfaces.cli.common import (
     NO_OPTION_EXIT,
     CatalogFiles,
     JsonFlag,
+    ProviderOpt,
     SetFigures,
+    UtilisationOpt,
     catalog_from,
     console,
     print_json,
@@ -61,11 +63,6 @@ PricingOpt = Annotated[
     typer.Option("--pricing", help="on-demand, capacity-block, reserved-1y, reserved-3y, spot, or owned (fleet TCO)."),
 ]
 RegionOpt = Annotated[str | None, typer.Option("--region", help="Cloud region for prices and carbon.")]
-ProviderOpt = Annotated[str | None, typer.Option("--provider", help="Only this cloud's prices (aws, azure, gcp, ...).")]
-UtilisationOpt = Annotated[
-    float | None,
-    typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, 0.01 to 1."),
-]
 PueOpt = Annotated[float | None, typer.Option("--pue", help="Power usage effectiveness of the site (>= 1).")]
 
 

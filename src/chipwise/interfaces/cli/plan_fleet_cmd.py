@@ -21,8 +21,10 @@ from chipwise.interfaces.cli.common import (
     WEIGHTS_HELP,
     CatalogFiles,
     JsonFlag,
+    ProviderOpt,
     SetFigures,
     SloTargets,
+    UtilisationOpt,
     catalog_from,
     compact_table,
     console,
@@ -301,6 +303,8 @@ def lifecycle(
     objective: Annotated[str, typer.Option("--objective", help="cost, energy or carbon.")] = "cost",
     pricing: PricingOpt = "on-demand",
     region: RegionOpt = None,
+    provider: ProviderOpt = None,
+    utilisation: UtilisationOpt = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -334,6 +338,8 @@ def lifecycle(
             serve_kv_precision=serve_kv_precision,
             pricing=pricing,
             region=region,
+            provider=provider,
+            utilisation=utilisation,
         )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})

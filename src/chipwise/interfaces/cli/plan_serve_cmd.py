@@ -25,8 +25,10 @@ from chipwise.interfaces.cli.common import (
     WEIGHTS_HELP,
     CatalogFiles,
     JsonFlag,
+    ProviderOpt,
     SetFigures,
     SloTargets,
+    UtilisationOpt,
     catalog_from,
     err_console,
     print_json,
@@ -181,6 +183,8 @@ def serve(
     ] = None,
     pricing: PricingOpt = "on-demand",
     region: RegionOpt = None,
+    provider: ProviderOpt = None,
+    utilisation: UtilisationOpt = None,
     # a count, read as --concurrency is (2k): Typer's int had refused --requests 1k ('unable to parse string as an
     # integer') beside --rate 2k
     requests: Annotated[
@@ -295,6 +299,8 @@ def serve(
             progress=tell,
             router=router,
             workers=workers or cpu_count(),
+            provider=provider,
+            utilisation=utilisation,
         )
     report["skipped"].extend(unrunnable)
     fmt.explain_plan_serve(report)

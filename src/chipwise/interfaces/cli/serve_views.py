@@ -70,9 +70,9 @@ def _priced_note(r: dict[str, Any], short: dict[str, Any] | None) -> str:
     return f" (per the load's {fmt.significant(priced)} output tok/s, which the run keeps up with)"  # not 0 at 0.001
 
 
-def _load_text(load: dict[str, Any], waiting: float, split: bool = False) -> str:
+def _load_text(load: dict[str, Any], waiting: float, waits: str = "the wait to start") -> str:
     """The load against capacity; near capacity, the share of the mean TTFT spent waiting (`waiting`: to start, and
-    in a `split` for the decode pool too)."""
+    in a split for the decode pool too, as `waits` names them: format.waits_named)."""
     util = load["utilisation"]
     text = fmt.load_share(load)
     if util >= 1.0:
@@ -81,17 +81,13 @@ def _load_text(load: dict[str, Any], waiting: float, split: bool = False) -> str
             "delivers saturated, over the whole run"
         )
     if util >= NEAR_CAPACITY and math.isfinite(waiting):
-        what = "the waits to start and for the decode pool" if split else "the wait to start"
-        return text + f": near capacity, {fmt.percent(waiting)} of the mean TTFT is {what}"
+        return text + f": near capacity, {fmt.percent(waiting)} of the mean TTFT is {waits}"
     return text
 
 
-def _waiting_share(r: Mapping[str, Any]) -> float:
-    """The share of the mean TTFT spent waiting: to start, and in a split for the decode pool after the prefill (at
-    95.7% of a split's capacity the wait to start alone read 0.0% of a TTFT that was nearly all the decode wait)."""
-    ttft = r["ttft_s"]["mean"]
-    waited = r["ttft_wait_s"]["mean"] + (r.get("ttft_decode_wait_s") or {}).get("mean", 0.0)
-    return waited / ttft if ttft > 0 else math.nan
+#: the share of the mean TTFT spent waiting, to start and in a split for the decode pool (plan serve's advice for a
+#: missed TTFT reads it too)
+_waiting_share = fmt.waiting_share
 
 
 def _stated_chips_text(stated: Mapping[str, Any]) -> str:
@@ -165,7 +161,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
     )
     if "utilisation" in r["load"]:
-        head.add_row("offered load", _load_text(r["load"], _waiting_share(r), "ttft_decode_wait_s" in r))
+        head.add_row("offered load", _load_text(r["load"], _waiting_share(r), fmt.waits_named(r)))
     if r["load"].get("burst_note"):  # a replayed trace's busiest window, well above the mean the load quotes
         head.add_row("[yellow]bursts[/yellow]", f"[yellow]{escape(r['load']['burst_note'])}[/yellow]")
     short = r.get("short_run")
@@ -186,7 +182,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         "energy / carbon per M output tokens",
         f"{fmt.energy(r['energy_j_per_mtok'])} / {fmt.carbon(r['co2e_kg_per_mtok'])}" + _site_text(r),
     )
-    if r.get("site_note"):  # pools in one hybrid rack: one site (it had been in --json alone)
+    if r.get("site_note"):  # a split in one hybrid rack or on one network: one site (it had been in --json alone)
         head.add_row("site", escape(str(r["site_note"])))
     console.print(head)
     console.print(_breakdown_table(r, bool(spec)))
@@ -360,14 +356,16 @@ def _cost_row(r: dict[str, Any], short: dict[str, Any] | None) -> tuple[str, str
     """The cost row: its label (pricing, regions) and the cost per hour and per M output tokens, with what it is
     for and where its prices come from."""
     quotes = r.get("price_sources") or []
-    regions = sorted({str(q["region"]) for q in quotes if q.get("region")})
+    # in the pools' order, prefill then decode, as the energy row's 'a>b' (they had been sorted by name)
+    regions = list(dict.fromkeys(str(q["region"]) for q in quotes if q.get("region")))
     where = f", {', '.join(regions)}" if regions else ""
-    elsewhere = any(q.get("region_note") for q in quotes)  # no price in the region asked for: the nearest one's
+    elsewhere = _priced_elsewhere(r, quotes)
     estimated = sorted({str(q.get("entry") or q.get("system")) for q in quotes if catalog_estimate(q)})
     owned = sorted({str(q.get("system")) for q in quotes if (q.get("tco") or {}).get("status") == "estimate"})
     return (
-        f"cost ({r['pricing']}{where})" + (" [yellow](none listed where asked)[/]" if elsewhere else ""),
+        f"cost ({r['pricing']}{where})",
         f"{_usd(r['cost_usd_per_hour'])}/h, {_usd(r['cost_usd_per_mtok'])} per M output tokens"
+        + (f" [yellow]({escape(elsewhere)})[/]" if elsewhere else "")
         + (
             f" for the {chip_count(r['billed_chips'])} rented (units: catalog show {' / '.join(_systems(r))})"
             if rented_mark(r)
@@ -387,6 +385,23 @@ def _cost_row(r: dict[str, Any], short: dict[str, Any] | None) -> tuple[str, str
         )
         + (f" [yellow](no price: {escape(r['price_note'])})[/]" if r.get("price_note") else ""),
     )
+
+
+def _priced_elsewhere(r: Mapping[str, Any], quotes: list[dict[str, Any]]) -> str:
+    """Each price taken outside the region asked for, which lists none of it (a quote's region_note), in plain words:
+    'no gcp on-demand price listed in europe-west4; priced at gcp us-central1's' ('' where none is), a split's
+    naming its system. The region asked for is the one the energy is reckoned in (the prediction's region). The row
+    had read '(none listed where asked)'."""
+    named = len(quotes) > 1
+
+    def said(q: Mapping[str, Any]) -> str:
+        seller, of = q.get("provider"), f" of {q.get('system')}" if named else ""
+        return (
+            f"no {seller} {r['pricing']} price{of} listed in {r['region']}; priced at {seller} "
+            f"{q.get('region') or 'another region'}'s"
+        )
+
+    return "; ".join(said(q) for q in quotes if q.get("region_note"))
 
 
 def _breakdown_table(r: dict[str, Any], spec: bool) -> Table:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.economics.pricing import MODES
+from chipwise.economics.pricing import MODES, check_mode
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
@@ -32,7 +32,7 @@ from chipwise.planner.sensitivity import sensitivity as planner_sensitivity
 from chipwise.planner.serving_inputs import plan_serve_inputs, speculation_options
 from chipwise.planner.serving_plan import check_split_load, plan_serving
 from chipwise.planner.serving_split import worded_for
-from chipwise.planner.training import OBJECTIVES, plan_training
+from chipwise.planner.training import OBJECTIVES, check_utilisation, plan_training
 from chipwise.serve.quant import KV_PRECISIONS, RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
@@ -306,6 +306,7 @@ class PlanServeRequest(StrictModel):
     engine: str | None = None
     pricing: str = "on-demand"
     region: str | None = None
+    utilisation: float | None = None  # an owned fleet's share of hours in paid work, as plan serve's --utilisation
     disaggregated: StrictBool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
     speculative: str | None = None
     router: RouterName = DEFAULT_ROUTER
@@ -327,6 +328,8 @@ class PlanServeRequest(StrictModel):
 def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
     req = _parse(PlanServeRequest, body, "serve plan request", PLAN_SERVE_EXAMPLE)
+    # the planner's refusal names the CLI's flags ('add --pricing owned'); here, the fields
+    check_utilisation(req.utilisation, check_mode(req.pricing), "utilisation", '"pricing": "owned"')
     load = load_of(req.rate, req.concurrency, req.offline, flag="")
     check_split_load(req.disaggregated, load, "disaggregated", "rate")
     cat = settings.catalog()
@@ -353,6 +356,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         engine=req.engine,
         pricing=req.pricing,
         region=req.region,
+        utilisation=req.utilisation,
         disaggregated=req.disaggregated is not False,
         speculative=req.speculative,
         router=req.router,
