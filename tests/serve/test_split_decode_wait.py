@@ -19,9 +19,16 @@ PER_TOKEN, LATENCY = 1e-6, 5e-4  # the KV transfer: 1 us a token and 0.5 ms, 1.5
 
 
 def _one_slot_split(
-    setup: ReplicaSetup, n: int, prefill_kv: int | None = None, per_token: float = 0.0, latency: float = 0.0
+    setup: ReplicaSetup,
+    n: int,
+    prefill_kv: int | None = None,
+    per_token: float = 0.0,
+    latency: float = 0.0,
+    pull: bool = True,
 ) -> SimOutput:
-    """n requests of I + O tokens at once on one prefill replica and one decode replica of one batch slot."""
+    """n requests of I + O tokens at once on one prefill replica and one decode replica of one batch slot, the
+    decode replica pulling each cache when it admits the request (vLLM's NIXL flow) or, `pull` false, sent it as
+    soon as it is encoded."""
     pre = setup.pool(1, "prefill")
     if prefill_kv is not None:
         pre = replace(pre, kv_tokens=prefill_kv)
@@ -29,7 +36,7 @@ def _one_slot_split(
     dec = PoolSim(dec.steps, replace(dec.policy, max_batch=1), dec.kv_tokens, 1, "decode")
     ones = np.ones(n, dtype=np.int64)
     return simulate(
-        Deployment((pre, dec), transfer_latency_s=latency, transfer_s_per_token=per_token),
+        Deployment((pre, dec), transfer_latency_s=latency, transfer_s_per_token=per_token, kv_pull=pull),
         ones * I,
         ones * O,
         ones * 0,
@@ -76,3 +83,24 @@ def test_prompts_queued_for_the_decode_pool_hold_the_prefill_cache(vllm_setup: R
     prefill = next(rep for rep in out.replicas if rep["role"] == "prefill")
     # two prompts of 1,008 tokens' blocks and half a block each held while they wait: 2,032 / 2,500
     assert float(prefill["util_v"].max()) == pytest.approx(2 * (1008 + 8) / 2500, rel=1e-12)
+
+
+def test_a_pushed_cache_leaves_the_prefill_replica_once_sent(vllm_setup: ReplicaSetup) -> None:
+    """Where the engine pushes each cache as soon as the prompt is encoded (SGLang, TensorRT-LLM: kv_pull false),
+    the prefill replica frees it once sent, so the four prompts are encoded one after another at once and wait at
+    the decode replica; the wait for its slot is still reported, and the transfer (1.5 ms) overlaps it."""
+    out = _one_slot_split(vllm_setup, 4, prefill_kv=2500, per_token=PER_TOKEN, latency=LATENCY, pull=False)
+    r = out.requests
+    assert np.all(np.isfinite(r["finish"])) and not r["dropped"].any()
+    assert r["started"][3] < 0.1  # encoded before the first has finished decoding
+    assert r["transfer"][3] == pytest.approx(I * PER_TOKEN + LATENCY)
+    assert out.requests["first"][1] == pytest.approx(r["finish"][0], rel=1e-6)
+
+
+def test_the_simulated_setup_pulls_under_vllm_only(vllm_setup: ReplicaSetup) -> None:
+    """ServingSetup.deployment: a split whose decode pool runs vLLM pulls; one pool never does."""
+    from chipwise.serve.simulate import Pool, ServingSetup
+
+    split = ServingSetup((Pool(vllm_setup, 1, "prefill"), Pool(vllm_setup, 1, "decode")))
+    assert split.deployment().kv_pull
+    assert not ServingSetup((Pool(vllm_setup, 1),)).deployment().kv_pull

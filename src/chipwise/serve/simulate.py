@@ -73,6 +73,7 @@ class ServingSetup:
             transfer_windows=t.windows if t else (),
             front_latency_s=self.pools[0].setup.engine.host_request_s,
             seed=seed,
+            kv_pull=self.disaggregated and self.pools[-1].setup.engine.engine == "vllm",
         )
 
 

@@ -416,7 +416,11 @@ class Replica:
             self._dequeue()
             self.last_admit = t
             if self.role == "decode" and rid not in self.evicted:
-                self._receive(t, rid, prompt)
+                if self.on_admitted is not None:  # it pulls the cache, and the request joins once it has come
+                    self._receive(t, rid, prompt)
+                    continue
+                self.order.append(rid)  # the cache was pushed and has come
+                self._join(rid, prompt)
                 continue
             self.order.append(rid)
             self.evicted.discard(rid)

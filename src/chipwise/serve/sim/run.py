@@ -54,6 +54,10 @@ class Deployment:
     front_latency_s: float = 0.0
     #: the run's seed, which a router drawing at random (power_of_two) draws from
     seed: int = 0
+    #: a decode replica pulls a prompt's cache when it admits the request (vLLM's NIXL connector); otherwise the
+    #: prefill replica pushes it as soon as the prompt is encoded (SGLang's decode workers allocate the cache
+    #: before the prompt is run, TensorRT-LLM's receive it as sent), and the decode replica takes it on arrival
+    kv_pull: bool = False
 
     @property
     def disaggregated(self) -> bool:
@@ -190,7 +194,8 @@ def _build_pools(
 ) -> list[list[Replica]]:
     """The replicas of each of the deployment's pools, numbered across the pools; the replicas of a pool of several
     share the load board its router reads; a prefill pool's hand each encoded prompt on (`on_prefilled`), and a
-    decode pool's pull its KV cache when they admit it (`on_admitted`)."""
+    decode pool's pull its KV cache when they admit it (`on_admitted`) where the deployment pulls (kv_pull)."""
+    pull = deployment.kv_pull
     pools: list[list[Replica]] = []
     for p in deployment.pools:
         reps = [
@@ -203,7 +208,7 @@ def _build_pools(
                 p.kv_tokens,
                 p.role,
                 on_finish,
-                on_prefilled if p.role == "prefill" else on_admitted if p.role == "decode" else None,
+                on_prefilled if p.role == "prefill" else on_admitted if p.role == "decode" and pull else None,
             )
             for i in range(p.replicas)
         ]
@@ -299,18 +304,38 @@ class _RequestFlow:
 
     def prefilled(self, t: float, rid: int) -> None:
         """A prefill replica has encoded request `rid`'s prompt: it holds the prompt's cache, and the decode replica
-        its router picks queues the request until it admits it (admitted)."""
+        its router picks queues the request until it admits it and pulls the cache (admitted), or, where the engine
+        pushes it (Deployment.kv_pull false), is sent it now and takes the request on its arrival."""
         back_pool = self.pools[-1]
         sender = int(self.req.replica[rid])
         self.moving(sender, +1)
         self.sender_of[rid] = sender
         self.req.prefilled[rid] = t
         self.req.first[rid] = math.nan  # the client's first token comes from the decode replica, once it takes it
-        back_pool[self.pick(back_pool)].submit(t, rid)
+        decode = back_pool[self.pick(back_pool)]
+        if self.deployment.kv_pull:
+            decode.submit(t, rid)
+            return
+        self.req.replica[rid] = decode.index
+        self.moving(decode.index, +1)
+        self._send(t, rid, self.pushed)
+
+    def pushed(self, t: float, rid: int) -> None:
+        """Request `rid`'s pushed KV cache has arrived: the prefill replica frees it, and the decode replica queues
+        the request as any other (it joins its batch when admitted)."""
+        d = int(self.req.replica[rid])
+        self.moving(d, -1)
+        self.handed_over(t, rid)
+        self.by_index[d].submit(t, rid)
 
     def admitted(self, t: float, rid: int) -> None:
         """A decode replica has admitted request `rid` (a batch slot and the blocks for its cache): it pulls the
-        cache from the prefill replica, booked on both replicas' links."""
+        cache from the prefill replica."""
+        self._send(t, rid, self.to_decode)
+
+    def _send(self, t: float, rid: int, arrived: Callback) -> None:
+        """Book request `rid`'s KV transfer from its prefill replica to its decode replica on both replicas' links;
+        `arrived` is called when it has come."""
         d = int(self.req.replica[rid])
         sender = self.sender_of[rid]
         deployment = self.deployment
@@ -319,7 +344,7 @@ class _RequestFlow:
         )
         start = book_transfer(self.sending.setdefault(sender, []), self.receiving.setdefault(d, []), t, busy)
         self.req.transfer[rid] = busy + deployment.transfer_latency_s
-        self.kernel.at(start + busy + deployment.transfer_latency_s, self.to_decode, rid)
+        self.kernel.at(start + busy + deployment.transfer_latency_s, arrived, rid)
 
     def to_decode(self, t: float, rid: int) -> None:
         """Request `rid`'s KV cache has arrived: the prefill replica frees it, and the decode replica takes the
