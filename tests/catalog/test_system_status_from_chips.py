@@ -43,8 +43,36 @@ def test_a_file_giving_a_copied_figure_a_firmer_status_is_refused(tmp_path: Path
     assert str(exc.value) == (
         f"{path}: trn4-ultraserver.scaleout.bandwidth (14400.0 Gb/s) is 'projected' but restates its chips' figure, "
         "which is 'estimate': a figure taken from another is no firmer than it. Fix: give it status: estimate, or a "
-        "source of its own and status: spec."
+        "source of its own."
     )
+
+
+def test_an_announced_figure_with_its_own_source_is_kept(tmp_path: Path) -> None:
+    """A vendor's announced system figure that happens to equal its chip's estimate has a provenance of its own: it
+    is not refused (only `spec` and `measured` figures had been exempt, and the fix had said to call an announcement
+    spec)."""
+    path = tmp_path / "announced.yaml"
+    path.write_text(
+        "systems:\n  trn4-ultraserver:\n    scaleout:\n      fabric: efa-v4\n"
+        "      bandwidth: {value: 14400, unit: Gb/s, status: announced, source: [NAND_TRN4]}\n",
+        encoding="utf-8",
+    )
+    assert load_catalog([path]).systems["trn4-ultraserver"].scaleout.bandwidth.status == "announced"
+
+
+def test_a_link_naming_an_unknown_chip_is_one_line(tmp_path: Path) -> None:
+    """A system with no members may name any link ends; one the catalog lacks is refused in one line (it had been
+    an internal KeyError)."""
+    path = tmp_path / "links.yaml"
+    path.write_text(
+        "systems:\n  p5.48xlarge:\n    links:\n"
+        "    - between: [h100-sxm, nosuch]\n"
+        "      bandwidth: {value: 100, unit: GB/s, status: estimate, derivation: 'a test'}\n"
+        "      latency: {value: 1, unit: us, status: estimate, derivation: 'a test'}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ChipwiseError, match="link chip 'nosuch'"):
+        load_catalog([path])
 
 
 def test_the_gb300_racks_trainium4_pair_runs_at_the_nvlink5_switch_port() -> None:

@@ -58,14 +58,14 @@ def test_the_training_tab_sends_utilisation_for_owned_pricing_only() -> None:
     assert "utilisation" not in body and "seq_len" not in body and body["pricing"] == "on-demand"
 
 
-def test_the_api_takes_utilisation_and_refuses_it_for_rentals() -> None:
+def test_the_api_takes_utilisation_and_refuses_it_for_rentals() -> None:  # as plan serve's route and the API
     """Owned at utilisation 0.5: the idle hours' record says so; a rental is told the fields to set, not a flag."""
     body = {"model": "llama-3.1-8b", "chips": 8, "hardware": "h100-sxm", "tokens": "10G", "pricing": "owned"}
     (row,) = plan_train({**body, "utilisation": 0.5}, Settings())["results"]
     assert row["owned_idle_hours"]["utilisation"] == 0.5
     line = (
-        "utilisation 0.5 prices owned chips, but pricing is on-demand: rented chips are paid by the hour used. "
-        "Fix: set pricing to owned, or leave utilisation out."
+        "utilisation 0.5 prices owned chips (their cost per hour of paid work), but pricing is on-demand: rented "
+        'chips are paid by the hour used, at the provider\'s rate. Fix: add "pricing": "owned", or drop utilisation.'
     )
     with pytest.raises(ChipwiseError, match=f"^{re.escape(line)}$"):
         plan_train({**body, "pricing": "on-demand", "utilisation": 0.5}, Settings())

@@ -437,6 +437,10 @@ def _validate(
         for member in system.members:
             if member not in chips:
                 _unknown(where("systems", sid), "member chip", member, chips, "chips")
+        for link in system.links:  # a system with no members names its link ends freely (the schema checks members')
+            for end in link.between:
+                if end not in chips:
+                    _unknown(where("systems", sid), "link chip", end, chips, "chips")
         for fab in (system.scaleout.fabric, system.scaleup.fabric):
             if fab and fabrics and fab not in fabrics:
                 _unknown(where("systems", sid), "fabric", fab, fabrics, "fabrics")
@@ -787,19 +791,19 @@ def _check_status_not_firmer(
 ) -> None:
     """A system figure that restates its chips' figures (_taken_from_chips: the same value) is no firmer than the
     weakest of them: trn4-ultraserver's 1.8 TB/s scale-up had read `projected` where the chip's own is an `estimate`.
-    A spec or measured system figure has a source of its own (a vendor's box figure, from which a chip's may be
-    derived), and is not checked. Checked for the systems a file or --set gave (a --set chip figure is an estimate:
-    the systems restating it keep theirs)."""
+    A system figure with a source of its own (a vendor's box figure or announcement, from which a chip's may be
+    derived) is not checked. Checked for the systems a file or --set gave (a --set chip figure is an estimate: the
+    systems restating it keep theirs)."""
     for sid, system in systems.items():
         for path, fig, value, taken in _taken_from_chips(system, chips):
             weakest = min(taken, key=lambda f: STATUS_STRENGTH[f.status])
             firmer = STATUS_STRENGTH[fig.status] > STATUS_STRENGTH[weakest.status]
-            if fig.status in ("spec", "measured") or not firmer or not math.isclose(fig.si, value, rel_tol=1e-6):
+            if fig.source or not firmer or not math.isclose(fig.si, value, rel_tol=1e-6):
                 continue
             raise ChipwiseError(
                 f"{origins.get(f'systems.{sid}', BUILTIN)}: {sid}.{path} ({fig.value} {fig.unit}) is '{fig.status}' "
                 f"but restates its chips' figure, which is '{weakest.status}': a figure taken from another is no "
-                f"firmer than it. Fix: give it status: {weakest.status}, or a source of its own and status: spec."
+                f"firmer than it. Fix: give it status: {weakest.status}, or a source of its own."
             )
 
 

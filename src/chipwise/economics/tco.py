@@ -244,7 +244,8 @@ class Tco:
 
     def usd_per_hour(self, chips: float, facility_j_per_hour: float) -> float:
         """Owned cost of an hour of `chips` chips that draw `facility_j_per_hour` of facility energy in it
-        (charged_per_chip_hour); at the full-use busy energy it is chips x usd_per_used_chip_hour(1)."""
+        (charged_per_chip_hour: the fixed terms over the utilisation u, and the idle hours' energy where u < 1); at
+        the busy energy it is chips x usd_per_used_chip_hour() at the TCO's own u."""
         return chips * sum(self.charged_per_chip_hour(chips, facility_j_per_hour).values())
 
     @property

@@ -355,8 +355,9 @@ def _owned_charge(
     terms = tco.charged_per_chip_hour(rented, facility_j)
     charged = rented * sum(terms.values())
     figures = tco.figures()  # the owned cost's inputs, each with its status and source
-    # what the pool is charged, beside the TCO record at full use (busy all hour): a reader of price_sources
-    # had seen only that record's $1.628 and $0.137 of energy a chip-hour where $1.587 and $0.096 were charged
+    # what the pool is charged, beside the TCO record at its utilisation (busy all hour): a reader of
+    # price_sources had seen only that record's $1.628 and $0.137 of energy a chip-hour where $1.587 and $0.096
+    # were charged
     record = {
         **record,
         **tco.price_source(),
@@ -364,9 +365,9 @@ def _owned_charge(
         "usd_per_chip_hour": charged / rented if rented > 0 else math.nan,
         "terms_usd_per_chip_hour": terms,
         "busy_share": share,
-        "charged_basis": "the TCO's fixed terms per chip-hour and the pool's own facility energy (busy "
-        "for busy_share of the hour, idle the rest) at the site's $/kWh; tco: the owned cost at full use, "
-        "busy all hour",
+        "charged_basis": "the TCO's fixed terms per used chip-hour (over the fleet's utilisation) and the pool's "
+        "own facility energy (busy for busy_share of the hour, idle the rest) at the site's $/kWh, with the idle "
+        "hours' energy where the utilisation is under 1; tco: the owned cost at that utilisation, busy all hour",
     }
     return charged, record, figures
 

@@ -206,11 +206,8 @@ def _known_hardware(cat: Catalog, ids: Iterable[str]) -> list[str]:
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
     req = _parse(PlanTrainRequest, body, "plan request", PLAN_TRAIN_EXAMPLE)
-    if req.utilisation is not None and req.pricing != "owned":  # the planner's refusal names the CLI's flags
-        raise ChipwiseError(
-            f"utilisation {req.utilisation:g} prices owned chips, but pricing is {req.pricing}: rented chips are paid "
-            "by the hour used. Fix: set pricing to owned, or leave utilisation out."
-        )
+    # the planner's refusal names the CLI's flags ('add --pricing owned'); here, the fields
+    check_utilisation(req.utilisation, check_mode(req.pricing), "utilisation", '"pricing": "owned"')
     cat = settings.catalog()
     _preset(cat, req.model)
     report = plan_training(
