@@ -92,11 +92,11 @@ def test_the_million_chip_downtime_is_daly_s(million: dict[str, Any]) -> None:
 def test_idle_chips_paid_for_stand_in_for_spares(million: dict[str, Any]) -> None:
     """max(1,000,000 paid, 917,504 x 1.02 = 935,854) = 1,000,000 chips over T_wall: 5.28 $/h x 1e6 x 139.25 h =
     $735.3M; and 82,496 idle chips over T_wall, no more, at idle power in the energy. By hand, at PUE 1.15: the 917,504
-    used chips busy through T and the lost work at 0.76 x (1,000 W + 389 W host) + 50 W network = 1,105.64 W, idle
-    through the downtime at 0.11 x 1,000 + 0.25 x 389 + 50 = 257.25 W, the 82,496 others idle through T_wall: 89.25
-    GWh (the Trn3 UltraServer has no published power, so its host is its host_power_fraction, the GB200 NVL72 rack's
-    0.389 of its TDP). Re-pinned from 137.83 h, $727.8M and 88.34 GWh: the data-parallel rings' steps (NCCL's
-    tuning.cc)."""
+    used chips busy through T and the lost work at 0.76 x (1,000 W + 547 W host) + 50 W network = 1,225.72 W, idle
+    through the downtime at 0.11 x 1,000 + 0.25 x 547 + 50 = 296.75 W, the 82,496 others idle through T_wall: 100.14
+    GWh (the Trn3 UltraServer has no published power, so its host is its host_power_fraction, 0.547 of its TDP:
+    Trainium2's 410 W a chip x 16 / 12 vCPU a chip; it had been the GB200 NVL72 rack's 0.389, 89.25 GWh).
+    Re-pinned from 137.83 h, $727.8M and 88.34 GWh: the data-parallel rings' steps (NCCL's tuning.cc)."""
     r = million
     assert (r["chips_used"], r["billed_chips"]) == (917_504, 1_000_000)
     wall = r["expected_time_to_train_s"]
@@ -105,9 +105,9 @@ def test_idle_chips_paid_for_stand_in_for_spares(million: dict[str, Any]) -> Non
     assert r["expected_cost_usd"] == pytest.approx(735.3e6, rel=1e-3)
     t, down = r["time_to_train_s"], r["expected_downtime_s"]
     busy_s = wall - down  # T and the lost work
-    joules = 1.15 * (1_105.64 * 917_504 * busy_s + 257.25 * (917_504 * down + 82_496 * wall))
+    joules = 1.15 * (1_225.72 * 917_504 * busy_s + 296.75 * (917_504 * down + 82_496 * wall))
     assert r["expected_energy_j"] == pytest.approx(joules, rel=1e-9)
-    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(89.25, abs=0.01)  # GWh
+    assert r["expected_energy_j"] / 3.6e12 == pytest.approx(100.14, abs=0.01)  # GWh
     assert busy_s - t == pytest.approx(9_887, abs=1)  # lost work, at busy power
 
 
