@@ -11,7 +11,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.interfaces import format as fmt
-from chipwise.interfaces.cli.serve_views import _load_text, _waiting_share
+from chipwise.interfaces.cli.serve_views import _load_text
 from chipwise.interfaces.web.routes import POST_ROUTES, Settings
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.workload.load import Load
@@ -55,9 +55,9 @@ def test_a_checked_split_reports_its_decode_wait(catalog: Catalog) -> None:
 
 
 def test_the_terminal_reads_both_waits_near_capacity() -> None:
-    assert _waiting_share(WAITS) == pytest.approx(0.9)
+    assert fmt.waiting_share(WAITS) == pytest.approx(0.9)
     load = {"utilisation": 0.95, "capacity_requests_per_s": 10.0}
-    text = _load_text(load, _waiting_share(WAITS), fmt.waits_named(WAITS))
+    text = _load_text(load, fmt.waiting_share(WAITS), fmt.waits_named(WAITS))
     assert text == (
         "95.0% of the 10 req/s the deployment sustains: near capacity, 90.0% of the mean TTFT is the waits to start "
         "and for the decode pool"

@@ -85,11 +85,6 @@ def _load_text(load: dict[str, Any], waiting: float, waits: str = "the wait to s
     return text
 
 
-#: the share of the mean TTFT spent waiting, to start and in a split for the decode pool (plan serve's advice for a
-#: missed TTFT reads it too)
-_waiting_share = fmt.waiting_share
-
-
 def _stated_chips_text(stated: Mapping[str, Any]) -> str:
     """Where a searched plan leaves some of the scenario's chips idle: how many it uses, and why."""
     return (
@@ -161,7 +156,7 @@ def print_serving(r: dict[str, Any], sources: bool = False) -> None:
         f"{r['throughput_tokens_per_s']:,.0f} total tok/s",
     )
     if "utilisation" in r["load"]:
-        head.add_row("offered load", _load_text(r["load"], _waiting_share(r), fmt.waits_named(r)))
+        head.add_row("offered load", _load_text(r["load"], fmt.waiting_share(r), fmt.waits_named(r)))
     if r["load"].get("burst_note"):  # a replayed trace's busiest window, well above the mean the load quotes
         head.add_row("[yellow]bursts[/yellow]", f"[yellow]{escape(r['load']['burst_note'])}[/yellow]")
     short = r.get("short_run")
