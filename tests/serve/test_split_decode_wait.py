@@ -97,10 +97,22 @@ def test_a_pushed_cache_leaves_the_prefill_replica_once_sent(vllm_setup: Replica
     assert out.requests["first"][1] == pytest.approx(r["finish"][0], rel=1e-6)
 
 
-def test_the_simulated_setup_pulls_under_vllm_only(vllm_setup: ReplicaSetup) -> None:
-    """ServingSetup.deployment: a split whose decode pool runs vLLM pulls; one pool never does."""
+def test_the_simulated_setup_pulls_where_the_decode_engine_does(vllm_setup: ReplicaSetup) -> None:
+    """ServingSetup.deployment: a split pulls where its decode pool's engine does (engines.ENGINE.kv_pull: vLLM's,
+    sourced; the others push, and a what-if turns SGLang's on); one pool never does."""
+    from chipwise.catalog import load_catalog
+    from chipwise.serve.engine import engine_profile
     from chipwise.serve.simulate import Pool, ServingSetup
 
-    split = ServingSetup((Pool(vllm_setup, 1, "prefill"), Pool(vllm_setup, 1, "decode")))
-    assert split.deployment().kv_pull
+    def split(engine_pulls: bool) -> ServingSetup:
+        s = replace(vllm_setup, engine=replace(vllm_setup.engine, kv_pull=engine_pulls))
+        return ServingSetup((Pool(s, 1, "prefill"), Pool(s, 1, "decode")))
+
+    assert split(True).deployment().kv_pull
+    assert not split(False).deployment().kv_pull
     assert not ServingSetup((Pool(vllm_setup, 1),)).deployment().kv_pull
+    catalog = load_catalog()
+    assert vllm_setup.engine.kv_pull and engine_profile(catalog, "vllm", "hopper").provenance["kv_pull"].sources
+    for engine, family in (("sglang", "hopper"), ("trtllm", "blackwell"), ("vllm-neuron", "trainium2")):
+        assert not engine_profile(catalog, engine, family).kv_pull, engine
+    assert engine_profile(load_catalog(sets=["sglang.kv_pull=1"]), "sglang", "hopper").kv_pull

@@ -42,6 +42,7 @@ ENGINE_FLAGS: tuple[str, ...] = (
     "adp_host_loops",
     "prefix_cache",
     "kv_handover",
+    "kv_pull",
 )
 
 

@@ -194,6 +194,10 @@ class EngineProfile:
     #: engine process and back for its first token), on an x86 host: part of TTFT and end-to-end latency that
     #: occupies no accelerator
     request_overhead_s: float = 0.0
+    #: as a split's decode engine: it pulls a prompt's KV cache when it admits the request, the prefill replica
+    #: holding it until then (vLLM's NIXL connector); False where the prefill replica pushes it once the prompt is
+    #: encoded (SGLang, TensorRT-LLM)
+    kv_pull: bool = False
 
     def mixes(self, adp: ArrayLike) -> NDArray[np.bool_]:
         """Whether an iteration that carries prompts also advances the decodes, for attention-DP flags `adp`
@@ -547,6 +551,7 @@ def engine_profile(catalog: Catalog, engine: str, chip_family: str) -> EnginePro
         adp_balance_timeout_iters=max(0, round(num("adp_balance_timeout_iters"))),
         adp_budget_per_rank=num("adp_budget_per_rank") > 0.5,
         adp_host_loops=num("adp_host_loops") > 0.5,
+        kv_pull=num("kv_pull") > 0.5,
         sequence_overhead_s=num("sequence_overhead"),
         provenance={k: ref(v) for k, v in figs.items()},
     )
