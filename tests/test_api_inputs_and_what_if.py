@@ -151,7 +151,7 @@ def test_every_tco_flag_names_an_overrides_key() -> None:
                                     disaggregated=False, requests=200, sets=sets),
          ["plan", "serve", "--model", "llama-3.1-8b", "--rate", "2", "--output-tokens", "64", "--hardware", "h100-sxm",
           "--top", "1", "--no-disaggregated", "--requests", "200"]),
-        (lambda sets: cw.claims(sets=sets), ["claims"]),
+        (lambda sets: cw.claims(sets=sets, only="2"), ["claims", "--claim", "2"]),
     ],
 )  # fmt: skip
 def test_answers_carry_the_what_if_as_their_json_does(

@@ -814,12 +814,15 @@ def claims(
     tokens: float | str | None = None,
     pricing: str = "on-demand",
     region: str | None = None,
+    only: str | Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The Trainium3/Trainium4 launch claims, each with its numbers and a verdict (as `chipwise claims --json`), on
     the given workload (`model`, `seq_len`, `precision`, `chips`, `tokens`, `pricing`, `region`: each claim's own
-    where None, as the command's options)."""
+    where None, as the command's options); `only`: these claims alone, as `--claim` ("3", "1a,5" or a list)."""
     from chipwise.planner.claim_runs import SEQ, TOKENS, ClaimWorkload
-    from chipwise.planner.claims import check_claims
+    from chipwise.planner.claims import check_claims, chosen_claims
+
+    chosen = chosen_claims(only)
 
     workload = ClaimWorkload(
         model,
@@ -831,7 +834,7 @@ def claims(
         region,
     )
     cat = load_catalog(files, sets)
-    return _with_what_if(check_claims(cat, workload), cat)
+    return _with_what_if(check_claims(cat, workload, only=chosen), cat)
 
 
 @_answers()

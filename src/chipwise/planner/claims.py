@@ -9,7 +9,8 @@ is given (claim_runs.ClaimWorkload: each claim's own otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from dataclasses import asdict
 from typing import Any
 
@@ -58,16 +59,38 @@ CLAIMS: tuple[Callable[[ClaimRuns], Claim], ...] = (
 ClaimProgress = Callable[[int, int, int], None]
 
 
+def chosen_claims(text: str | Collection[str] | None) -> tuple[int, ...]:
+    """The claim numbers asked for (`--claim 3,5` or ['3', '5b']: a check's id names its claim), in order, once
+    each; () for all of them. One line for anything but a claim 1-7 or one of its checks."""
+    if text is None:
+        return ()
+    parts = [p.strip() for t in ([text] if isinstance(text, str) else text) for p in str(t).split(",")]
+    numbers: set[int] = set()
+    for part in parts:
+        m = re.fullmatch(r"([1-9]\d*)[a-z]?", part.lower())
+        if m is None or not 1 <= int(m.group(1)) <= len(CLAIMS):
+            raise ChipwiseError(
+                f"claim '{part}' is not one of the {len(CLAIMS)} claims. Fix: give a claim's number, 1-{len(CLAIMS)}, "
+                "or a check's id (e.g. 3 or 1a,5c); `chipwise claims` lists them all."
+            )
+        numbers.add(int(m.group(1)))
+    return tuple(sorted(numbers))
+
+
 def check_claims(
-    catalog: Catalog, workload: ClaimWorkload | None = None, progress: ClaimProgress | None = None
+    catalog: Catalog,
+    workload: ClaimWorkload | None = None,
+    progress: ClaimProgress | None = None,
+    only: Collection[int] = (),
 ) -> dict[str, Any]:
-    """All seven claims, each with its checks, numbers and verdicts, on `workload` (the claims' own by default);
-    `progress` is told of each run and each claim done."""
+    """The seven claims (or the numbers in `only`, chosen_claims), each with its checks, numbers and verdicts, on
+    `workload` (the claims' own by default); `progress` is told of each run and each claim done."""
     claims: list[Claim] = []
+    checked = [c for number, c in enumerate(CLAIMS, start=1) if not only or number in only]
 
     def tell(ran: int) -> None:
         if progress is not None:
-            progress(len(claims), len(CLAIMS), ran)
+            progress(len(claims), len(checked), ran)
 
     work = check_workload(catalog, workload or ClaimWorkload())
     runs = ClaimRuns(catalog, work, tell)
@@ -78,7 +101,7 @@ def check_claims(
         runs.require_fit(
             work.model_or(CLAIM_MODEL), "trn3-ultraserver", work.chips_or(TRN4_CHIPS), work.precision_or("fp8")
         )
-    for check in CLAIMS:
+    for check in checked:
         claims.append(check(runs))
         tell(runs.ran)
     return {

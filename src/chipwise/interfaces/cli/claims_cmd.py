@@ -55,14 +55,22 @@ def claims(
     tokens: Annotated[str | None, typer.Option("--tokens", help="Tokens to train on (default 15T).")] = None,
     pricing: PricingOpt = "on-demand",
     region: RegionOpt = None,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--claim",
+            help="Only these claims, by number or a check's id, e.g. 3 or 1a,5 (repeatable; default all seven).",
+        ),
+    ] = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Check the re:Invent 2025 claims about Trainium3 and Trainium4 against chipwise's models, on your workload."""
     from chipwise.planner.claim_runs import SEQ, TOKENS, ClaimWorkload
-    from chipwise.planner.claims import check_claims
+    from chipwise.planner.claims import check_claims, chosen_claims
 
+    chosen = chosen_claims(only)
     workload = ClaimWorkload(
         model,
         read_count(seq_len, "--seq-len", whole=True, example=SEQ_LEN_EXAMPLE) or SEQ,
@@ -79,7 +87,7 @@ def claims(
         bar.update(task, description=f"{ran:,} runs", completed=done, total=total)
 
     with bar:  # on a terminal's stderr only, gone once the answer prints (stdout is --json's)
-        report = check_claims(cat, workload, tell)
+        report = check_claims(cat, workload, tell, chosen)
     if as_json:  # the what-ifs the verdicts rest on, as validate --json names them (the table's banner)
         print_json({**report, "what_if": whatif_lines(cat)})
     else:
