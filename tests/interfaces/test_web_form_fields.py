@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chipwise.errors import ChipwiseError
-from chipwise.interfaces.web.routes import GET_ROUTES, Settings, plan_train
+from chipwise.interfaces.web.routes import GET_ROUTES, Settings, plan_serve, plan_train
 from chipwise.interfaces.web.server import page
 
 from .test_web import DOM, _node, _script, needs_node
@@ -111,3 +111,32 @@ def test_the_sensitivity_note_gives_no_count_of_its_own() -> None:
     html = page().decode()
     assert "57 runs" not in html and "12 s on two idle cores" not in html
     assert "when done it says how many runs it made and how long they took" in " ".join(html.split())
+
+
+@needs_node
+def test_both_plan_tabs_send_a_provider_and_the_serving_tab_an_owned_utilisation() -> None:
+    train = _sent("runTrain", {**TRAIN, "provider": "gcp"}, ["h100-sxm"])
+    assert train["provider"] == "gcp"
+    owned = _sent("runServePlan", {**PLAN, "pricing": "owned", "utilisation": "0.5", "provider": ""})
+    assert owned["utilisation"] == 0.5 and "provider" not in owned
+    rented = _sent("runServePlan", {**PLAN, "pricing": "on-demand", "utilisation": "0.5", "provider": "aws"})
+    assert "utilisation" not in rented and rented["provider"] == "aws"
+
+
+def test_the_api_takes_a_provider_and_names_its_fields_when_refusing_one() -> None:
+    """plan train's and plan serve's --provider on the page: a price of that cloud; a region of another cloud, or a
+    provider of owned chips, is refused naming the request's fields, not the command line's flags."""
+    body = {"model": "llama-3.1-8b", "chips": 8, "hardware": "h100-sxm", "tokens": "10G"}
+    (row,) = plan_train({**body, "provider": "gcp"}, Settings())["results"]
+    assert row["price_source"]["provider"] == "gcp"
+    with pytest.raises(ChipwiseError) as err:
+        plan_train({**body, "provider": "gcp", "region": "us-east-1"}, Settings())
+    assert str(err.value) == (
+        "us-east-1 is an AWS region; provider is gcp. Fix: give a gcp region such as us-central1, or drop provider."
+    )
+    one = {"model": "llama-3.1-8b", "rate": 1, "output_tokens": 64, "hardware": "h100-sxm", "disaggregated": False}
+    checked = plan_serve({**one, "provider": "gcp", "top": 1}, Settings())["verified"]
+    assert [v["providers"] for v in checked] == [["gcp"]]
+    serve = {"model": "llama-3.1-8b", "rate": 1, "hardware": "h100-sxm", "pricing": "owned", "provider": "aws"}
+    with pytest.raises(ChipwiseError, match=r"^provider aws chooses whom chips are rented from, .* Fix: drop provider"):
+        plan_serve(serve, Settings())

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError, model_valida
 from pydantic_core import PydanticCustomError
 
 from chipwise.catalog.loader import Catalog, load_catalog
-from chipwise.economics.pricing import MODES, check_mode
+from chipwise.catalog.regions import check_region_provider
+from chipwise.economics.pricing import MODES, check_mode, check_rental_options
 from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
@@ -85,6 +86,7 @@ class PlanTrainRequest(StrictModel):
     objective: str = "time"
     pricing: str = "on-demand"
     region: str | None = None
+    provider: str | None = None  # only this cloud's prices, as plan train's --provider
     seq_len: IntCount | None = None
     global_batch_tokens: Count | None = None
     utilisation: float | None = None  # an owned fleet's busy share of its hours, as plan train's --utilisation
@@ -203,11 +205,20 @@ def _known_hardware(cat: Catalog, ids: Iterable[str]) -> list[str]:
     return named
 
 
+def _check_pricing_fields(pricing: str, region: str | None, provider: str | None, utilisation: float | None) -> None:
+    """A utilisation of rented chips, a provider of owned ones, a region of another cloud than the provider's: one
+    line each naming the request's fields, before the planner's refusals, which name the CLI's flags ('add --pricing
+    owned', '--provider is gcp')."""
+    mode = check_mode(pricing)
+    check_utilisation(utilisation, mode, "utilisation", '"pricing": "owned"')
+    check_rental_options(mode, {"provider": provider})
+    check_region_provider(region, provider, "provider")
+
+
 def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
     """Rank hardware for a training run; adds `pareto`: the indices of the results on the cost-time front."""
     req = _parse(PlanTrainRequest, body, "plan request", PLAN_TRAIN_EXAMPLE)
-    # the planner's refusal names the CLI's flags ('add --pricing owned'); here, the fields
-    check_utilisation(req.utilisation, check_mode(req.pricing), "utilisation", '"pricing": "owned"')
+    _check_pricing_fields(req.pricing, req.region, req.provider, req.utilisation)
     cat = settings.catalog()
     _preset(cat, req.model)
     report = plan_training(
@@ -222,6 +233,7 @@ def plan_train(body: Any, settings: Settings) -> dict[str, Any]:
         objective=req.objective,
         pricing=req.pricing,
         region=req.region,
+        provider=req.provider,
         utilisation=req.utilisation,
     )
     if req.top is not None:
@@ -303,6 +315,7 @@ class PlanServeRequest(StrictModel):
     engine: str | None = None
     pricing: str = "on-demand"
     region: str | None = None
+    provider: str | None = None  # only this cloud's prices, as plan serve's --provider
     utilisation: float | None = None  # an owned fleet's share of hours in paid work, as plan serve's --utilisation
     disaggregated: StrictBool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
     speculative: str | None = None
@@ -325,8 +338,7 @@ class PlanServeRequest(StrictModel):
 def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     """The cheapest fleet and configuration per chip that serves a load within its SLO, simulated."""
     req = _parse(PlanServeRequest, body, "serve plan request", PLAN_SERVE_EXAMPLE)
-    # the planner's refusal names the CLI's flags ('add --pricing owned'); here, the fields
-    check_utilisation(req.utilisation, check_mode(req.pricing), "utilisation", '"pricing": "owned"')
+    _check_pricing_fields(req.pricing, req.region, req.provider, req.utilisation)
     load = load_of(req.rate, req.concurrency, req.offline, flag="")
     check_split_load(req.disaggregated, load, "disaggregated", "rate")
     cat = settings.catalog()
@@ -353,6 +365,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         engine=req.engine,
         pricing=req.pricing,
         region=req.region,
+        provider=req.provider,
         utilisation=req.utilisation,
         disaggregated=req.disaggregated is not False,
         speculative=req.speculative,
