@@ -83,10 +83,6 @@ class SchedulerPolicy:
     def preempts(self) -> bool:
         return self.admission == "on_demand"
 
-    def admission_tokens(self, held_now: int, total: int) -> int:
-        """KV tokens a request must find free to be admitted (held_now: its prompt; total: prompt + output)."""
-        return blocks_tokens(total if self.admission == "reserve" else held_now, self.block)
-
     def chunks(self, remaining: Iterable[int], budget: int, cap: int = 0) -> list[int]:
         """Prefill tokens to schedule for each waiting prompt (in order) within `budget` tokens, at most `cap` of
         each (0: no cap)."""

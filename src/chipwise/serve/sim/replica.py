@@ -235,12 +235,6 @@ class Replica:
             np.minimum(share, 1.0, out=share)
         return used, grown
 
-    def _shared(self, rid: int) -> int:
-        """Prompt tokens of a request that a shared prefix holds (its prefix-cache hit, where short of the whole
-        prompt, on a replica that encodes prompts); 0 for the rest."""
-        cached = self.req.cached[rid]
-        return cached if cached and self.shares and cached < self.req.input[rid] else 0
-
     def _prefix_growth(self, share: int) -> int:
         """KV tokens the replica's shared prefix grows by when a request with a `share`-token prefix joins."""
         return max(0, blocks_tokens(share, self.pol.block) * self.ranks - self.prefix)
@@ -334,16 +328,26 @@ class Replica:
     def _admissible(self, rid: int) -> bool:
         if len(self.pref) + self.n_dec + len(self.receiving) >= self.pol.max_batch:
             return False
-        _, need, grow = self._need(rid)
+        _, _, need, grow, _ = self._wanted(rid)
         return self._fits(need, grow)
 
-    def _need(self, rid: int) -> tuple[int, int, int]:
-        """(its shared prefix's tokens, the KV tokens a request takes itself, what the replica's shared prefix grows
-        by when it joins)."""
+    def _wanted(self, rid: int) -> tuple[int, int, int, int, int]:
+        """What admitting a request takes: (the tokens to prefill and hold, _prompt; its shared prefix's tokens, a
+        prefix-cache hit short of the whole prompt on a replica that encodes prompts, else 0; the KV tokens it must
+        find free, in whole blocks, of its prompt or, reserving, its prompt and answer; what the replica's shared
+        prefix grows by when it joins; the tokens it holds at its largest, less the shared prefix: on a prefill
+        replica what admission takes, elsewhere its prompt and whole answer). One call: admission runs once a
+        request an iteration, and its nine calls a request had been a tenth of a validation's time."""
         r = self.req
-        share = self._shared(rid)
-        need = self.pol.admission_tokens(self._prompt(rid) - share, r.input[rid] + r.output[rid] - share)
-        return share, need, self._prefix_growth(share) if share else 0
+        inp = r.input[rid]
+        prompt = self._prompt(rid)
+        cached = r.cached[rid]
+        share = cached if cached and self.shares and cached < inp else 0
+        total = inp + r.output[rid] - share
+        block = self.pol.block
+        need = -(-(total if self.pol.admission == "reserve" else prompt - share) // block) * block
+        largest = need if self.role == "prefill" else max(need, total)
+        return prompt, share, need, self._prefix_growth(share) if share else 0, largest
 
     def _fits(self, need: int, grow: int) -> bool:
         """Whether a request taking `need` KV tokens (its shared prefix growing by `grow`) is admitted now."""
@@ -400,9 +404,8 @@ class Replica:
         reserve = pol.admission == "reserve"
         while self.waiting and len(self.pref) + self.n_dec + len(self.receiving) < pol.max_batch:
             rid = self.waiting[0]
-            prompt = self._prompt(rid)
-            share, need, grow = self._need(rid)  # a shared prefix's tokens are held once by the replica
-            if not self._ever_fits(rid, share, need):
+            prompt, share, need, grow, largest = self._wanted(rid)  # a shared prefix's tokens are held once
+            if not self._ever_fits(share, largest):
                 self._dequeue()  # can never finish here: dropped before it runs, so it makes no tokens
                 self._drop(t, rid)
                 continue
@@ -433,16 +436,15 @@ class Replica:
             self.phold[rid] = hold
             self.p_tokens += hold
 
-    def _ever_fits(self, rid: int, share: int, need: int) -> bool:
+    def _ever_fits(self, share: int, largest: int) -> bool:
         """Whether a request fits the cache alone at its largest (_room(1) on an idle replica: the rule that admits a
-        lone request): its prompt and its whole answer, less a shared prefix, and that prefix's blocks; on a prefill
-        replica what admission takes (it hands the cache over with the first token). On demand, requests whose prompt
-        fits but whose answer outgrows the cache (2,497 + 588 tokens in 3,000) had been admitted and dropped at their
-        last steps, and the 1,573 tokens three of them made counted as output."""
-        r = self.req
-        held = need if self.role == "prefill" else max(need, r.input[rid] + r.output[rid] - share)
+        lone request): `largest` (_wanted: its prompt and its whole answer, less a shared prefix of `share` tokens;
+        on a prefill replica what admission takes, as it hands the cache over with the first token) and that prefix's
+        blocks. On demand, requests whose prompt fits but whose answer outgrows the cache (2,497 + 588 tokens in
+        3,000) had been admitted and dropped at their last steps, and the 1,573 tokens three of them made counted as
+        output."""
         shared = blocks_tokens(share, self.pol.block) * self.ranks if share else 0
-        return cache_fits(held, self.whole - shared, self.pol.block)
+        return cache_fits(largest, self.whole - shared, self.pol.block)
 
     def _dequeue(self) -> None:
         """The first waiting request leaves the queue (admitted, or dropped)."""
