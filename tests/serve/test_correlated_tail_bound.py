@@ -7,7 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chipwise.serve.sim.metrics import MIN_TAIL_EVENTS, percentile_bounds, tail_correlation
+from chipwise.serve.build import ReplicaSetup
+from chipwise.serve.sim.metrics import MIN_TAIL_EVENTS, per_request, percentile_bounds, tail_correlation
+from chipwise.serve.simulate import Pool, ServingSetup, run_job
+from chipwise.workload.lengths import LengthDist
+from chipwise.workload.load import Load
+from chipwise.workload.model import ModelSpec
+from chipwise.workload.serving_job import ServingJob
 
 #: 1,200 requests whose 12 past the p99 come in four runs of three neighbours (arrivals 100-102, 400-402, ...)
 RUNS = (100, 400, 700, 1000)
@@ -69,3 +75,22 @@ def test_the_arrival_order_not_the_index_order_counts() -> None:
     listed[order] = clustered
     bounds = percentile_bounds({"ttft": listed, "tpot": listed, "e2e": listed}, arrival)
     assert bounds["ttft_p99"] == 1200.0
+
+
+def test_a_run_gives_its_bounds_where_asked(vllm_setup: ReplicaSetup, llama8b: ModelSpec) -> None:
+    """run_job's summary carries the percentiles' upper confidence bounds only with `bounds` (the planner's checks
+    read them); a prediction, a validation or a fleet's replay does not pay for them."""
+    setup = ServingSetup((Pool(vllm_setup, 1),))
+    job = ServingJob(llama8b, LengthDist.fixed(512), LengthDist.fixed(64), Load("rate", rate=4.0), requests=200)
+    plain, out = run_job(job, setup)
+    bounded, _ = run_job(job, setup, bounds=True)
+    assert "percentile_bounds" not in plain
+    same = set(plain) - {"simulation_wall_s"}  # the wall time aside, the run is the same
+    assert {k: bounded[k] for k in same} == {k: plain[k] for k in same} and set(bounded) == {
+        *plain,
+        "percentile_bounds",
+    }
+    lat = per_request(out)
+    assert bounded["percentile_bounds"] == percentile_bounds(
+        {k: lat[k] for k in ("ttft", "tpot", "e2e")}, out.requests["arrival"]
+    )

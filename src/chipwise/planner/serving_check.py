@@ -166,7 +166,9 @@ class _CheckRuns:
         part, share, n = _slice(job, s, requests, limit)
         count = min(limit, math.ceil(requests * share))
         sim = s if share == 1.0 else _replicas(s, n)
-        out, sim_out = run_job(part, sim, seed=seed, targets=dict(targets), requests=count, steady_latencies=True)
+        out, sim_out = run_job(
+            part, sim, seed=seed, targets=dict(targets), requests=count, steady_latencies=True, bounds=True
+        )
         if share < 1.0:  # the fleet delivers what its slice does, once per slice
             for key in ("output_tokens_per_s", "throughput_tokens_per_s", "input_tokens_per_s"):
                 out[key] /= share

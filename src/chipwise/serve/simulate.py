@@ -99,11 +99,13 @@ def run_job(
     requests: int | None = None,
     basis: str = "steady",
     steady_latencies: bool = False,
+    bounds: bool = False,
 ) -> tuple[dict[str, Any], SimOutput]:
     """Simulate the job (or its first `requests` requests) and return the summary and the raw output. With
     `steady_latencies` a closed loop of more than two waves runs as a deployment's steady users: they start one
     after another over about one request's latency (phase_ramp), and its latencies and throughput are taken after
-    that ramp and before the last `users` requests (steady_window)."""
+    that ramp and before the last `users` requests (steady_window). `bounds`: the summary gives its percentiles'
+    upper confidence bounds (metrics.summarise)."""
     rng = np.random.default_rng(seed)
     n = int(requests or job.requests)
     inputs, outputs = job.lengths(n, rng)
@@ -131,7 +133,7 @@ def run_job(
     window = steady_window(out, users, start=ramp, after_warmup=False) if steady else None
     trace = job.load.kind == "trace"  # its arrivals are the load: its goodput and throughput count every request
     return summarise(
-        out, chips=chips, targets=targets, basis=basis, latency_window=window, ramp_s=ramp, trace=trace
+        out, chips=chips, targets=targets, basis=basis, latency_window=window, ramp_s=ramp, trace=trace, bounds=bounds
     ), out
 
 

@@ -378,10 +378,13 @@ def summarise(
     latency_window: tuple[float, float] | None = None,
     ramp_s: float = 0.0,
     trace: bool = False,
+    bounds: bool = False,
 ) -> dict[str, Any]:
     """The serving figures of a run (SI units). With `latency_window` the latency statistics are taken over the
     requests that arrived within it (a steady state, without a load generator's ramp-up and final drain); `trace`:
-    its arrivals are a trace's own times (trace_window, _goodput_basis)."""
+    its arrivals are a trace's own times (trace_window, _goodput_basis); `bounds`: with the upper confidence bounds
+    of its percentiles (percentile_bounds, which planner.serving_check reads to confirm a narrow pass; their
+    autocorrelations had been a twentieth of a validation's time and of a fleet's replays, unread)."""
     lat = per_request(out)
     timing = in_window(lat, out.requests["arrival"], *latency_window) if latency_window else lat
     lo, hi = window(out, basis, ramp_s)
@@ -420,9 +423,7 @@ def summarise(
         **_split_waits(out, timing),
         "tpot_s": stats(timing["tpot"]),
         "e2e_s": stats(timing["e2e"]),
-        # the upper confidence bounds of the percentiles a check's targets name (planner.serving_check._marginal), taken
-        # only where targets are given: their autocorrelations were a twentieth of a validation's time, unread
-        **({"percentile_bounds": percentile_bounds(timing, r["arrival"])} if targets else {}),
+        **({"percentile_bounds": percentile_bounds(timing, r["arrival"])} if bounds else {}),
         "goodput": {
             "targets": dict(targets or {}),
             "fraction": float(good_in.sum() / max(int(done_in.sum() + dropped_in.sum()), 1)),
