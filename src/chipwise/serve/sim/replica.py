@@ -344,8 +344,7 @@ class Replica:
         cached = r.cached[rid]
         share = cached if cached and self.shares and cached < inp else 0
         total = inp + r.output[rid] - share
-        block = self.pol.block
-        need = -(-(total if self.pol.admission == "reserve" else prompt - share) // block) * block
+        need = blocks_tokens(total if self.pol.admission == "reserve" else prompt - share, self.pol.block)
         largest = need if self.role == "prefill" else max(need, total)
         return prompt, share, need, self._prefix_growth(share) if share else 0, largest
 
