@@ -148,8 +148,10 @@ def _serve_reports(
     region: str | None = None,
     provider: str | None = None,
     utilisation: float | None = None,
+    disaggregated: bool = True,
 ) -> list[tuple[list[str], dict[str, Any]]]:
-    """plan serve's answers for the load, priced in `pricing`, `region`, `provider` and `utilisation`, each with the
+    """plan serve's answers for the load (prefill/decode splits tried where `disaggregated`, as plan serve tries them
+    under a rate), priced in `pricing`, `region`, `provider` and `utilisation`, each with the
     hardware it searched: all of it, then each vendor's own for the vendors none of whose options the first search's
     simulated checks passed (the best single-vendor pair needs each vendor's serving fleet; searching every vendor
     again had taken a 9-chip lifecycle from 9 s to 70 s)."""
@@ -174,6 +176,7 @@ def _serve_reports(
             workers=workers,
             provider=provider,
             utilisation=utilisation,
+            disaggregated=disaggregated,
         )
 
     reports = [(list(hardware_ids), serve(hardware_ids))]
@@ -402,6 +405,7 @@ def plan_lifecycle(
     region: str | None = None,
     provider: str | None = None,
     utilisation: float | None = None,
+    disaggregated: bool = True,
 ) -> dict[str, Any]:
     """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
     simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving).
@@ -409,7 +413,8 @@ def plan_lifecycle(
     pool and a decode pool whose engines default to different ones). `pricing` and `region`: both sides priced, and
     their energy and carbon reckoned, as plan train and plan serve take them (None: each fleet at its offer's
     region; `provider`: only that cloud's prices; `utilisation`: an owned fleet's share of calendar hours in paid
-    work, each side's as plan train and plan serve take it)."""
+    work, each side's as plan train and plan serve take it). `disaggregated` false: the serving side whole replicas
+    only, no prefill/decode splits (plan serve's --no-disaggregated)."""
     one_of(objective, OBJECTIVES, "objective")
     # before the long work, as plan train and plan serve check them
     check_economics_options(catalog, pricing, region, provider, utilisation, None)
@@ -453,6 +458,7 @@ def plan_lifecycle(
         region,
         provider,
         utilisation,
+        disaggregated,
     )
     reports = [report for _, report in searches]
     serve = reports[0]

@@ -305,6 +305,12 @@ def lifecycle(
     region: RegionOpt = None,
     provider: ProviderOpt = None,
     utilisation: UtilisationOpt = None,
+    no_disaggregated: Annotated[
+        bool,
+        typer.Option(
+            "--no-disaggregated", help="Serve on whole replicas only, no prefill/decode pool splits (plan serve's)."
+        ),
+    ] = False,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -340,6 +346,7 @@ def lifecycle(
             region=region,
             provider=provider,
             utilisation=utilisation,
+            disaggregated=not no_disaggregated,
         )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})
