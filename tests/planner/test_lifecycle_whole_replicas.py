@@ -3,6 +3,8 @@ plan serve offers: by default its search tries prefill/decode splits too."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import chipwise.api as cw
@@ -10,7 +12,7 @@ from cli_run import run_json
 
 
 def test_whole_replicas_only_leave_the_splits_out() -> None:
-    kw = {"train_tokens": 1e11, "serve_rate": 5, "hardware": ["h100-sxm"], "train_chips": 64}
+    kw: dict[str, Any] = {"train_tokens": 1e11, "serve_rate": 5, "hardware": ["h100-sxm"], "train_chips": 64}
     split = cw.plan_lifecycle("llama-3.1-8b", **kw)
     whole = cw.plan_lifecycle("llama-3.1-8b", disaggregated=False, **kw)
     assert any(">" in t["serve"]["hardware"] for t in split["top"])
