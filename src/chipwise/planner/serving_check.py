@@ -470,8 +470,7 @@ def _slice(
 
 def _replicas(setup: ServingSetup, n: int) -> ServingSetup:
     """`setup` with n replicas in its last (or only) pool and a prefill pool cut in the same proportion."""
-    share = n / setup.pools[-1].replicas
-    return replace(setup, pools=tuple(Pool(p.setup, max(1, round(p.replicas * share)), p.role) for p in setup.pools))
+    return setup.scaled(n / setup.pools[-1].replicas)
 
 
 def _grow(setup: ServingSetup, summary: Mapping[str, Any], targets: Mapping[str, float], kept_up: bool) -> ServingSetup:

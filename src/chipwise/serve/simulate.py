@@ -63,6 +63,11 @@ class ServingSetup:
     def disaggregated(self) -> bool:
         return len(self.pools) == 2
 
+    def scaled(self, share: float) -> ServingSetup:
+        """This deployment with each pool's replicas times `share`, rounded (at least one each): a slice of a fleet
+        too large to simulate whole, its pools in proportion."""
+        return replace(self, pools=tuple(Pool(p.setup, max(1, round(p.replicas * share)), p.role) for p in self.pools))
+
     def deployment(self, seed: int = 0) -> Deployment:
         t = self.transfer
         return Deployment(
@@ -222,10 +227,9 @@ def capacity(job: ServingJob, setup: ServingSetup, seed: int = 0) -> float:
     reads more than the whole: a rounded pool can only make it read less."""
     smallest = min(p.replicas for p in setup.pools)
     if smallest > CAPACITY_REPLICAS:
-        share = CAPACITY_REPLICAS / smallest
-        pools = tuple(Pool(p.setup, round(p.replicas * share), p.role) for p in setup.pools)
-        scale = min(p.replicas / q.replicas for p, q in zip(setup.pools, pools, strict=True))
-        return capacity(job, replace(setup, pools=pools), seed) * scale
+        part = setup.scaled(CAPACITY_REPLICAS / smallest)
+        scale = min(p.replicas / q.replicas for p, q in zip(setup.pools, part.pools, strict=True))
+        return capacity(job, part, seed) * scale
     slots = sum(p.setup.plan.max_batch * p.replicas for p in setup.pools)
     n = max(CAPACITY_REQUESTS, 4 * slots)  # a trace's first n requests (its lengths cycle)
     offline, _ = run_job(replace(job, load=Load("offline"), requests=n, duration_s=None), setup, seed=seed)
