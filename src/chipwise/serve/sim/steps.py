@@ -244,10 +244,10 @@ def step_model(
     # 128-token prompt bucket's weight read (a static engine pads short prompts past a small token budget)
     exact = min(max(max_tokens, plan.max_batch, COARSE_STEP), EXACT_TOKENS)
     counts = np.arange(exact + 1, dtype=np.float64)
-    tokens = _token_table(model, dev, topo, eng, plan, counts)
     grid_top = max(max_tokens, plan.max_batch, exact) * 4 + 2 * COARSE_STEP
     grid = np.arange(0, grid_top + COARSE_STEP, COARSE_STEP, dtype=np.float64)
-    coarse = _token_table(model, dev, topo, eng, plan, grid)
+    # both tables in one pricing: the replica's terms (stage_terms) are then built once
+    tokens, coarse = np.split(_token_table(model, dev, topo, eng, plan, np.concatenate([counts, grid])), [counts.size])
     n = np.arange(plan.max_batch + 2, dtype=np.float64)
     seqs = lm_heads(model, dev, shapes, n, n) + host_sequence_time(eng, shapes, n) + host_sampling_time(model, eng, n)
     spec = plan.speculation
