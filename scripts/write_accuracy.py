@@ -36,6 +36,10 @@ README = ROOT / "README.md"
 README_START, README_END = "<!-- heldout:start -->", "<!-- heldout:end -->"
 CV = ROOT / "docs" / "cross-validation.json"
 TRACK = ROOT / "src" / "chipwise" / "catalog" / "data" / "track_record.json"
+#: every held-out file's predictions, which tests/validation/test_heldout.py guards (re-predicting a sample of them)
+HELDOUT_RECORD = ROOT / "docs" / "research" / "heldout_record.json"
+#: a recorded row: these fields of its `chipwise validate` entry, then its notes' index in the record's notes
+RECORD_FIELDS = ("id", "metric", "chip", "engine", "measured", "predicted", "error_pct", "self_consistent")
 
 
 def _table(groups: dict[str, dict[str, float]], first: str) -> list[str]:
@@ -236,6 +240,34 @@ def _heldout(cat: Any) -> tuple[list[str], dict[str, dict[str, Any]]]:
         *_engine_table(by_engine, list(METRICS)),
     ]
     return lines, reports
+
+
+def _short(value: Any) -> Any:
+    """A float to 10 significant digits (the record's tests compare predictions to 1 part in a million)."""
+    return float(f"{value:.10g}") if isinstance(value, float) else value
+
+
+def heldout_record(reports: dict[str, dict[str, Any]]) -> str:
+    """HELDOUT_RECORD's text: each file's skipped rows and its entries, one a line, their notes written once."""
+    notes: dict[str, int] = {}
+    files = []
+    for name, report in reports.items():
+        rows = [
+            [*(_short(r.get(f)) for f in RECORD_FIELDS), notes.setdefault(r["notes"], len(notes))]
+            for r in report["rows"]
+        ]
+        body = ",\n".join("    " + json.dumps(row) for row in rows)
+        skipped = json.dumps(report["skipped"])
+        files.append(f'  {json.dumps(name)}: {{\n   "skipped": {skipped},\n   "rows": [\n{body}\n   ]\n  }}')
+    head = {
+        "about": "Every held-out serving file's `chipwise validate` entries (docs/research), which the held-out tests "
+        "read; they re-predict a sample of the rows to check that the model still gives these predictions.",
+        "generated": dt.date.today().isoformat(),
+        "command": "python scripts/write_accuracy.py (make accuracy)",
+        "fields": [*RECORD_FIELDS, "notes"],
+        "notes": list(notes),
+    }
+    return json.dumps(head, indent=1)[:-2] + ',\n "files": {\n' + ",\n".join(files) + "\n }\n}\n"
 
 
 def _pooled(reports: dict[str, dict[str, Any]], names: Iterable[str], metric: str) -> float:
@@ -535,6 +567,7 @@ def main() -> None:
         "",
     ]
     heldout_lines, heldout = _heldout(cat)
+    HELDOUT_RECORD.write_text(heldout_record(heldout), encoding="utf-8")
     lines += [*heldout_lines, "", *_kernels(cat), *_track_record(cat, train, serve, heldout)]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     text = README.read_text(encoding="utf-8")

@@ -4,6 +4,7 @@ written from (the README's figures had drifted from docs/accuracy.md's table).""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -81,3 +82,34 @@ def test_the_readme_holds_the_markers_once_in_order() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert text.count(wa.README_START) == 1 and text.count(wa.README_END) == 1
     assert text.index(wa.README_START) < text.index(wa.README_END)
+
+
+def test_the_held_out_record_keeps_each_entry_and_writes_a_note_once() -> None:
+    """docs/research/heldout_record.json (read by test_heldout.py): each file's skipped rows and entries, a note
+    shared by entries written once and pointed to by its index."""
+    entry = {"id": "A1", "chip": "h100-sxm", "metric": "tpot_s", "measured": 0.1, "predicted": 0.11}
+    rows = [
+        {**entry, "error_pct": 10.000000000000002, "self_consistent": None, "engine": "vllm", "notes": "a burst"},
+        {
+            **entry,
+            "metric": "ttft_s",
+            "error_pct": -5.0,
+            "self_consistent": False,
+            "engine": "vllm",
+            "notes": "a burst",
+        },
+        {**entry, "id": "A2", "error_pct": 1.5, "self_consistent": True, "notes": "other"},  # no engine named
+    ]
+    skipped = [{"id": "A3", "reason": "no chip count"}]
+    record = json.loads(
+        wa.heldout_record({"a.csv": {"rows": rows, "skipped": skipped}, "b.csv": {"rows": [], "skipped": []}})
+    )
+    assert record["notes"] == ["a burst", "other"] and record["fields"][-1] == "notes"
+    assert record["files"]["a.csv"]["skipped"] == skipped and record["files"]["b.csv"]["rows"] == []
+    back = [dict(zip(record["fields"], row, strict=True)) for row in record["files"]["a.csv"]["rows"]]
+    assert [b.pop("notes") for b in back] == [0, 0, 1]
+    assert back[0]["error_pct"] == 10.0 and back[0]["predicted"] == 0.11
+    rows[0]["error_pct"] = 10.0
+    assert back == [
+        {**r, "engine": r.get("engine")} for r in ({k: v for k, v in r.items() if k != "notes"} for r in rows)
+    ]
