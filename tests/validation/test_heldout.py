@@ -2,7 +2,7 @@
 where they were measured (a few points of slack; nothing is fitted to these rows).
 
 The errors are read from the record `make accuracy` writes beside them (docs/research/heldout_record.json: every
-file's `chipwise validate` entries, 3,681 rows; validating them all took a quarter of the suite's time), and a
+file's `chipwise validate` entries, 3,691 rows; the 3,515 the suite validated had taken a sixth of its time), and a
 sample of each file's rows is predicted again here: a model change that moves a prediction without regenerating
 the record (and docs/accuracy.md, whose held-out table is written from the same reports) fails."""
 
@@ -93,9 +93,9 @@ FILES = {
 
 
 #: the disaggregated InferenceX file, guarded on its points of at most 256 users: 310 of its 486 rows (the
-#: rest, up to 8,192 users each simulated over ten requests a user, take minutes to predict again: the record's sample
-#: is drawn from the 310; the whole file, measured 2026-12-07 at 26.3 / 31.8 / 61.3, is guarded since the guards read
-#: the record, DISAGG_WHOLE); measured 2026-12-02 at 18.4 / 21.7 /
+#: rest, up to 8,192 users each simulated over ten requests a user, take minutes: the record's sample is drawn from
+#: the 310; since the guards read the record the whole file is guarded too, DISAGG_WHOLE, measured 2026-12-07 at
+#: 26.3 / 31.8 / 61.3); the 310 measured 2026-12-02 at 18.4 / 21.7 /
 #: 60.0 (the whole file 25.4 / 33.2 / 70.1; 26.8 / 44.8 / 105.0 before four changes made for it), at 23.3 / 21.6 / 61.1
 #: since the per-kernel refit of TensorRT-LLM's PyTorch back end (its DeepSeek-R1 decode pools on B200 at 6-90
 #: users: TPOT 7.2-10.5 ms -> 5.3-9.0 ms against 5.5-9.6 ms measured, while their throughputs, several times below
