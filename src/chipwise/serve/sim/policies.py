@@ -125,7 +125,10 @@ class LoadBoard:
         if not group:
             del self._by_load[old]
         bisect.insort(self._by_load.setdefault(new, []), i)
-        self.least = min(self._by_load) if old == self.least and old not in self._by_load else min(self.least, new)
+        if old != self.least or old in self._by_load:
+            self.least = min(self.least, new)
+        else:  # the least loaded group emptied: every load left is above it, and one more is the next if held
+            self.least = new if new <= old + 1 else min(self._by_load)
 
     def first_least_from(self, start: int) -> int:
         """The first replica, in turn from `start` (wrapping round), among those with the fewest outstanding."""

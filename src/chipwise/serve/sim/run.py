@@ -8,7 +8,6 @@ one finishes. The run ends when every request has finished or been dropped.
 from __future__ import annotations
 
 import bisect
-import heapq
 import math
 import time
 from collections.abc import Callable
@@ -105,7 +104,7 @@ def book_transfer(sender: Windows, receiver: Windows, t: float, busy: float) -> 
             done += 1
         del links[:done]
     start = t
-    for lo, hi in heapq.merge(sender, receiver):
+    for lo, hi in sorted(sender + receiver):  # both links' windows in time order (sorted merges two runs in C)
         if lo >= start + busy:
             break
         start = max(start, hi)
