@@ -46,6 +46,7 @@ bench: $(STAMP_RUN)
 	$(BIN)/python benchmarks/serve_speed.py
 	$(BIN)/python benchmarks/fleet_speed.py
 	$(BIN)/python benchmarks/cli_startup.py
+	$(BIN)/python benchmarks/trace_read.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -6,8 +6,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 from pathlib import Path
 from typing import Any
 
@@ -200,16 +201,19 @@ def _repeated_names(fields: list[str], path: str) -> None:
         )
 
 
-def _csv_values(rows: list[list[str]], at: dict[str, int]) -> dict[str, FloatArray] | None:
-    """A CSV trace's columns (`at`: each role's cell index) read whole, one float() pass a column and the checks at
-    once (a million-row trace read in half the time it took value by value), or None where a value is missing, not
-    a number or out of range (_trace_value then names the first)."""
+def _whole_columns(records: list[Any], pick: Mapping[str, Callable[[Any], Any]]) -> dict[str, FloatArray] | None:
+    """A trace's columns (`pick`: each role's value of a record) read whole, one float() pass a column and the checks
+    at once (a million-row CSV trace in under half the time value by value took: benchmarks/trace_read.py), or None
+    where a value is missing, not a number (a JSON true is not a count, though float() reads it 1) or out of range:
+    _trace_value then names the first."""
     try:
+        raw = {role: list(map(get, records)) for role, get in pick.items()}
+        if any(bool in set(map(type, column)) for column in raw.values()):
+            return None
         out = {
-            role: np.fromiter(map(float, map(itemgetter(i), rows)), dtype=np.float64, count=len(rows))
-            for role, i in at.items()
+            role: np.fromiter(map(float, column), dtype=np.float64, count=len(column)) for role, column in raw.items()
         }
-    except (IndexError, ValueError):
+    except (IndexError, TypeError, ValueError, OverflowError):
         return None
     tokens = np.concatenate([out["input"], out["output"]])
     whole = (tokens >= 1) & (tokens <= MAX_TOKENS) & (tokens == np.floor(tokens))
@@ -244,7 +248,8 @@ def read_trace(path: str) -> Trace:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
     cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
     at = {role: header.index(col) for role, col in cols.items()} if word == "data row" else {}
-    values = _csv_values(records, at) if at else None
+    pick = {role: itemgetter(at[role]) if at else methodcaller("get", col) for role, col in cols.items()}
+    values = _whole_columns(records, pick)
     if values is None:  # row by row: the first value missing, not a number or out of range is named
         values = {role: np.zeros(len(records)) for role in cols}
         for k, (i, row) in enumerate(zip(numbers, records, strict=True)):
