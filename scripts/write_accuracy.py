@@ -38,8 +38,9 @@ CV = ROOT / "docs" / "cross-validation.json"
 TRACK = ROOT / "src" / "chipwise" / "catalog" / "data" / "track_record.json"
 #: every held-out file's predictions, which tests/validation/test_heldout.py guards (re-predicting a sample of them)
 HELDOUT_RECORD = ROOT / "docs" / "research" / "heldout_record.json"
-#: a recorded row: these fields of its `chipwise validate` entry, then its notes' index in the record's notes
-RECORD_FIELDS = ("id", "metric", "chip", "engine", "measured", "predicted", "error_pct", "self_consistent")
+#: a recorded row: these fields of its `chipwise validate` entry (its error is theirs), then its notes' index in
+#: the record's notes
+RECORD_FIELDS = ("id", "metric", "chip", "engine", "measured", "predicted", "self_consistent")
 
 
 def _table(groups: dict[str, dict[str, float]], first: str) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.errors import ChipwiseError
-from chipwise.validation.report import error_stats
+from chipwise.validation.report import RowResult, summarise
 from chipwise.validation.serving import catalog_rows, predict_row
 
 RESEARCH = Path(__file__).resolve().parents[2] / "docs" / "research"
@@ -105,21 +104,9 @@ DISAGG_GUARDS = {"output_tokens_per_s_per_chip": 25.0, "tpot_s": 25.0, "ttft_s":
 DISAGG_WHOLE = {"output_tokens_per_s_per_chip": 29.0, "tpot_s": 35.0, "ttft_s": 65.0}
 
 
-def _summary(rows: list[dict[str, Any]], skipped: list[dict[str, str]]) -> dict[str, Any]:
-    """The part of `chipwise validate`'s summary the guards read, from recorded entries."""
-    ids = {r["id"] for r in rows}
-    errors: dict[str, list[float]] = defaultdict(list)
-    for r in rows:
-        errors[r["metric"]].append(r["error_pct"])
-    summary: dict[str, Any] = {
-        "rows_total": len(ids) + len(skipped),
-        "rows_predicted": len(ids),
-        "by_metric": {m: error_stats(e) for m, e in sorted(errors.items())},
-    }
-    contradicted = sorted({r["id"] for r in rows if r["self_consistent"] is False})
-    if contradicted:
-        summary["self_inconsistent_rows"] = contradicted
-    return summary
+def _report(rows: list[RowResult], skipped: list[dict[str, str]]) -> dict[str, Any]:
+    """`chipwise validate`'s report (validation.report.summarise) of recorded entries."""
+    return summarise("serve", rows, [(s["id"], s["reason"]) for s in skipped])
 
 
 @pytest.fixture(scope="module")
@@ -129,8 +116,9 @@ def reports() -> dict[str, dict[str, Any]]:
     fields, notes = record["fields"], record["notes"]
     out = {}
     for name, f in record["files"].items():
-        rows = [dict(zip(fields, row, strict=True)) | {"notes": notes[row[-1]]} for row in f["rows"]]
-        out[name] = {"rows": rows, "skipped": f["skipped"], "summary": _summary(rows, f["skipped"])}
+        entries = [dict(zip(fields, row, strict=True)) | {"notes": notes[row[-1]]} for row in f["rows"]]
+        rows = [RowResult(**e, plan_source="", source_family="") for e in entries]
+        out[name] = _report(rows, f["skipped"]) | {"results": rows}
     return out
 
 
@@ -264,7 +252,7 @@ def test_disaggregated_inferencex_points_stay_within_their_measured_errors(repor
     report = reports[DISAGG_FILE]
     few = {r["id"] for r in _csv_rows(DISAGG_FILE) if _users(r) <= DISAGG_USERS}
     skipped = [s for s in report["skipped"] if s["id"] in few]
-    summary = _summary([r for r in report["rows"] if r["id"] in few], skipped)
+    summary = _report([r for r in report["results"] if r.id in few], skipped)["summary"]
     whole = report["summary"]
     counts = (whole["rows_total"], whole["rows_predicted"], summary["rows_total"], summary["rows_predicted"])
     assert counts == (486, 486, 310, 310)

@@ -85,21 +85,17 @@ def test_the_readme_holds_the_markers_once_in_order() -> None:
 
 
 def test_the_held_out_record_keeps_each_entry_and_writes_a_note_once() -> None:
-    """docs/research/heldout_record.json (read by test_heldout.py): each file's skipped rows and entries, a note
+    """docs/research/heldout_record.json (read by test_heldout.py): each file's skipped rows and entries (their
+    errors left to be worked out from the measured and predicted values), floats to 10 significant digits, a note
     shared by entries written once and pointed to by its index."""
     entry = {"id": "A1", "chip": "h100-sxm", "metric": "tpot_s", "measured": 0.1, "predicted": 0.11}
     rows = [
-        {**entry, "error_pct": 10.000000000000002, "self_consistent": None, "engine": "vllm", "notes": "a burst"},
-        {
-            **entry,
-            "metric": "ttft_s",
-            "error_pct": -5.0,
-            "self_consistent": False,
-            "engine": "vllm",
-            "notes": "a burst",
-        },
-        {**entry, "id": "A2", "error_pct": 1.5, "self_consistent": True, "notes": "other"},  # no engine named
+        {**entry, "predicted": 0.11000000000004, "error_pct": 10.00000000004, "self_consistent": None},
+        {**entry, "metric": "ttft_s", "error_pct": 10.0, "self_consistent": False},
+        {**entry, "id": "A2", "error_pct": 10.0, "self_consistent": True, "notes": "other"},  # no engine named
     ]
+    for r in rows[:2]:
+        r |= {"engine": "vllm", "notes": "a burst"}
     skipped = [{"id": "A3", "reason": "no chip count"}]
     record = json.loads(
         wa.heldout_record({"a.csv": {"rows": rows, "skipped": skipped}, "b.csv": {"rows": [], "skipped": []}})
@@ -108,8 +104,6 @@ def test_the_held_out_record_keeps_each_entry_and_writes_a_note_once() -> None:
     assert record["files"]["a.csv"]["skipped"] == skipped and record["files"]["b.csv"]["rows"] == []
     back = [dict(zip(record["fields"], row, strict=True)) for row in record["files"]["a.csv"]["rows"]]
     assert [b.pop("notes") for b in back] == [0, 0, 1]
-    assert back[0]["error_pct"] == 10.0 and back[0]["predicted"] == 0.11
-    rows[0]["error_pct"] = 10.0
-    assert back == [
-        {**r, "engine": r.get("engine")} for r in ({k: v for k, v in r.items() if k != "notes"} for r in rows)
-    ]
+    assert back[0]["predicted"] == 0.11 and "error_pct" not in back[0]
+    rows[0]["predicted"] = 0.11
+    assert back == [{f: r.get(f) for f in wa.RECORD_FIELDS} for r in rows]

@@ -109,6 +109,10 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object in
 #: the rental and owned-fleet options plan train, plan hetero, plan serve and plan lifecycle share (here, not in
 #: plan_cmd, which imports plan serve's and plan lifecycle's commands)
 ProviderOpt = Annotated[str | None, typer.Option("--provider", help="Only this cloud's prices (aws, azure, gcp, ...).")]
+#: plan serve's and plan lifecycle's (a serving search)
+NoDisaggregatedOpt = Annotated[
+    bool, typer.Option("--no-disaggregated", help="Try whole replicas only, no prefill/decode pool splits.")
+]
 UtilisationOpt = Annotated[
     float | None,
     typer.Option("--utilisation", help="With --pricing owned: share of hours the fleet does paid work, 0.01 to 1."),

@@ -21,6 +21,7 @@ from chipwise.interfaces.cli.common import (
     WEIGHTS_HELP,
     CatalogFiles,
     JsonFlag,
+    NoDisaggregatedOpt,
     ProviderOpt,
     SetFigures,
     SloTargets,
@@ -305,12 +306,7 @@ def lifecycle(
     region: RegionOpt = None,
     provider: ProviderOpt = None,
     utilisation: UtilisationOpt = None,
-    no_disaggregated: Annotated[
-        bool,
-        typer.Option(
-            "--no-disaggregated", help="Serve on whole replicas only, no prefill/decode pool splits (plan serve's)."
-        ),
-    ] = False,
+    no_disaggregated: NoDisaggregatedOpt = False,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,

@@ -25,6 +25,7 @@ from chipwise.interfaces.cli.common import (
     WEIGHTS_HELP,
     CatalogFiles,
     JsonFlag,
+    NoDisaggregatedOpt,
     ProviderOpt,
     SetFigures,
     SloTargets,
@@ -205,9 +206,7 @@ def serve(
             help="Also try prefill/decode pool splits (the default under --rate; splits are sized by a rate).",
         ),
     ] = False,
-    no_disaggregated: Annotated[
-        bool, typer.Option("--no-disaggregated", help="Try whole replicas only, no prefill/decode pool splits.")
-    ] = False,
+    no_disaggregated: NoDisaggregatedOpt = False,
     speculative: Annotated[
         str | None,
         typer.Option(
