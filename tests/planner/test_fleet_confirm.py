@@ -122,7 +122,7 @@ def _replayed(catalog: Catalog, model: Any, t: Any, count: int, share: np.ndarra
 
     monkeypatch.setattr(fleet_replay, "run_job", seen)
     with pytest.raises(_SeenError) as caught:
-        fleet_replay._replay_once(catalog, model, t, count, share, buckets, SLO, 0, longer)
+        fleet_replay._simulate_replay(catalog, model, t, count, share, buckets, SLO, 0, longer)
     inputs, replicas = caught.value.args
     return inputs, replicas
 

@@ -146,6 +146,7 @@ def test_a_bucket_whose_request_was_dropped_misses_its_slo(catalog: Catalog, mon
         return lat
 
     monkeypatch.setattr(fleet_replay, "per_request", one_dropped)
+    monkeypatch.setitem(catalog.memo, "fleet_replays", {})  # replays run here, not those another test kept
     r = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), P99, ["h100-sxm"])
     buckets = [s for f in r["fleet"] for s in f["replay"]["buckets"].values()]
     assert sum(s["dropped"] for s in buckets) >= 1
