@@ -247,14 +247,15 @@ def read_trace(path: str) -> Trace:
     if not records:
         raise ChipwiseError(f"trace '{path}' holds no requests. Fix: give at least one row.")
     cols = {role: _column(header, role, path) for role in TRACE_COLUMNS}
-    at = {role: header.index(col) for role, col in cols.items()} if word == "data row" else {}
+    # a CSV row is a list of cells, read by each column's place; a JSON row names its values
+    at = {} if isinstance(records[0], dict) else {role: header.index(col) for role, col in cols.items()}
     pick = {role: itemgetter(at[role]) if at else methodcaller("get", col) for role, col in cols.items()}
     values = _whole_columns(records, pick)
     if values is None:  # row by row: the first value missing, not a number or out of range is named
         values = {role: np.zeros(len(records)) for role in cols}
         for k, (i, row) in enumerate(zip(numbers, records, strict=True)):
             for role, col in cols.items():
-                raw = row.get(col) if isinstance(row, dict) else (row[at[role]] if at[role] < len(row) else None)
+                raw = (row[at[role]] if at[role] < len(row) else None) if at else row.get(col)
                 values[role][k] = _trace_value(raw, role, col, f"trace '{path}' {word} {i}")
     _in_time_order(values["arrival"], cols["arrival"], path, word, numbers)
     arrival = np.asarray(values["arrival"], dtype=np.float64)
