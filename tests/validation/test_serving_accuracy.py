@@ -30,7 +30,7 @@ def report(catalog: Catalog, shared_data: Path) -> dict[str, Any]:
     return validate_serving(catalog, shared_data / "groundtruth_inference.csv")
 
 
-#: The issue's throughput bound is not met yet (measured: throughput 22.6%; TPOT 15.1% and TTFT 28.2% are within
+#: The issue's throughput bound is not met yet (measured: throughput 20.8%; TPOT 15.0% and TTFT 29.0% are within
 #: theirs): most of the error is in Neuron rows whose repeated measurements of one configuration differ by 2x or more
 #: (Qwen3-30B-A3B on inf2: single-user TTFT 14 s at 4 and 64 compiled slots, 1.5-2.4 s at 32; Llama 2 70B decoding
 #: 3-6x slower in the SDK 2.16-2.17 tables than in 2.18's), and in MLPerf Mixtral rows, whose 427-token mean prompts
@@ -54,10 +54,10 @@ def test_ttft_within_30_percent(report: dict[str, Any]) -> None:
 def test_no_regression_from_the_calibrated_state(report: dict[str, Any]) -> None:
     """Guards the accuracy reached so far (a few points of slack over the measured MAPE)."""
     by = report["summary"]["by_metric"]
-    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 23.0  # measured 21.7 (22.6 before the GEMM norm)
-    assert by["tpot_s"]["mape_pct"] <= 16.5  # measured 15.8
-    assert by["ttft_s"]["mape_pct"] <= 29.5  # measured 29.0
-    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 10.0  # measured 8.4
+    assert by["output_tokens_per_s_per_chip"]["mape_pct"] <= 22.0  # measured 20.8 (21.4 before AMD's tuned GEMMs)
+    assert by["tpot_s"]["mape_pct"] <= 16.0  # measured 15.0 (16.2 before)
+    assert by["ttft_s"]["mape_pct"] <= 29.5  # measured 29.0 (28.2 before: AMD's multi-step scheduling is not modelled)
+    assert by["output_tokens_per_s_per_chip"]["median_ape_pct"] <= 10.0  # measured 7.8
 
 
 def test_at_least_85_percent_of_rows_predicted(report: dict[str, Any]) -> None:

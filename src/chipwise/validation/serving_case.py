@@ -29,6 +29,7 @@ from chipwise.validation.serving_case_engine import (
     launched_sglang,
     row_speculation,
     scheduler_settings,
+    tuned_compute_scale,
 )
 from chipwise.validation.serving_case_lengths import request_lengths, row_lengths, served_prompt
 from chipwise.validation.serving_case_load import request_schedule, simulated_load
@@ -76,7 +77,7 @@ class Case:
         return s.engine.engine, s.system.chip.family
 
     def with_profile(self, catalog: Catalog, profile: EngineProfile) -> Case:
-        """The same case priced with another engine profile (calibration)."""
+        """The same case priced with another engine profile (calibration); a harness's tuned GEMM rate stays its own."""
 
         def rebuilt(pool: Pool) -> Pool:
             s = pool.setup
@@ -89,7 +90,12 @@ class Case:
                 s.typical_prompt,
                 s.typical_context - s.typical_prompt,
                 longest_request=1,
-                profile=replace(profile, host_sampling=s.engine.host_sampling),
+                profile=replace(
+                    profile,
+                    host_sampling=s.engine.host_sampling,
+                    compute_scale=tuned_compute_scale(self.row, s.engine.engine, s.system.chip.vendor)
+                    or profile.compute_scale,
+                ),
             )
             return Pool(replace(setup, max_sequence=s.max_sequence), pool.replicas, pool.role)
 
