@@ -109,14 +109,14 @@ def deployed_engine(
     if eng.request_overhead_s > 0 and row.source_family.lower().startswith("mlperf"):
         # MLPerf's LoadGen drives the engine in process: no HTTP server or tokenising front end between them
         eng = replace(eng, request_overhead_s=0.0)
-        if (scale := tuned_compute_scale(row, engine, system.chip.vendor)) is not None:
-            eng = replace(eng, compute_scale=scale)
-            notes.append(
-                f"AMD's MLPerf v5.1 harness: vLLM's FP8 GEMMs tuned shape by shape (hipBLASLt), compute scale {scale:g}"
-            )
     elif eng.request_overhead_s > 0 and behind_dynamo(row):
         eng = eng.as_deployed(front_end="dynamo")
         notes.append(f"behind Dynamo's front end: {engine}'s own HTTP server and tokeniser are not in the path")
+    if (scale := tuned_compute_scale(row, engine, system.chip.vendor)) is not None:
+        eng = replace(eng, compute_scale=scale)
+        notes.append(
+            f"AMD's MLPerf v5.1 harness: vLLM's FP8 GEMMs tuned shape by shape (hipBLASLt), compute scale {scale:g}"
+        )
     return engine, eng
 
 
