@@ -19,8 +19,8 @@ from chipwise.validation.serving_case_engine import AMD_MLPERF_TUNED_COMPUTE_SCA
 from inference_rows import inference_row
 
 #: (output features, tokens, input features, TFLOP/s) from AMD's tuning results for Llama 2 70B on MI300X
-#: (inference_results_v5.1 closed/AMD/code/llama2-70b-99.9/scripts/gemm_llama2-70b/aa0bda7b/
-#: tuning_spx_1700_formatted.txt: hipBLASLt's measured GFLOP/s column)
+#: (MLCommons inference_results_v5.1 at github ntuhpc/inference_results_v5.1 @a634ab77, closed/AMD/code/
+#: llama2-70b-99.9/scripts/gemm_llama2-70b/aa0bda7b/tuning_spx_1700_formatted.txt: hipBLASLt's measured GFLOP/s)
 TUNED = [
     (10240, 1024, 8192, 1294.83),
     (10240, 2032, 8192, 1325.45),
