@@ -24,13 +24,12 @@ SKIP_SPECULATIVE = "speculative decoding"
 #: AMD's MLPerf Inference v5.1 harness runs vLLM's FP8 GEMMs as hipBLASLt tuned them shape by shape, and its code ships
 #: the tuning results (MLCommons inference_results_v5.1 as github ntuhpc/inference_results_v5.1 @a634ab77 holds it,
 #: closed/AMD/code/llama2-70b-99.9/scripts/gemm_llama2-70b/aa0bda7b/tuning_spx_1700_formatted.txt, gfx942, 304 CUs):
-#: Llama 2 70B's QKV (10,240 x 8,192), output (8,192 x
-#: 8,192) and gate-up (57,344 x 8,192) GEMMs at 1,024-2,432 tokens run at 1,262-1,365 TFLOP/s, 48-52% of MI300X's
-#: 2,614.9 dense FP8 peak. That is 1.30x (geometric mean of six shapes, 1.24-1.35x) the rate
-#: perf.serving.streamed_gemm_time gives them at the family's FP8 fraction (compute_scale 1), and 2.06x stock vLLM's
-#: fitted rate (engines.vllm.chips.cdna3.compute_scale). Status: estimate, measured on MI300X; MI325X has the same
-#: compute die, and Mixtral's and MI355X's GEMMs in the same harness are taken at the same scale. AMD's v4.1
-#: submission (vLLM 0.4.3) is not covered: no tuning results of its were read.
+#: Llama 2 70B's QKV (10,240 x 8,192), output (8,192 x 8,192) and gate-up (57,344 x 8,192) GEMMs at 1,024-2,432 tokens
+#: run at 1,262-1,365 TFLOP/s, 48-52% of MI300X's 2,614.9 dense FP8 peak. That is 1.30x (geometric mean of six shapes,
+#: 1.24-1.35x) the rate perf.serving.streamed_gemm_time gives them at the family's FP8 fraction (compute_scale 1), and
+#: 2.06x stock vLLM's fitted rate (engines.vllm.chips.cdna3.compute_scale). Status: estimate, measured on MI300X; MI325X
+#: has the same compute die, and Mixtral's and MI355X's GEMMs in the same harness are taken at the same scale. AMD's
+#: v4.1 submission (vLLM 0.4.3) is not covered: no tuning results of its were read.
 AMD_MLPERF_TUNED_COMPUTE_SCALE = 1.30
 
 
