@@ -114,6 +114,17 @@ def test_the_closed_form_is_the_worst_group_counted_rank_by_rank(d: int) -> None
             assert (small, n_out) == _brute(size, stride, d, blocks), (size, stride, blocks)
 
 
+def test_many_jobs_of_few_blocks_placed_in_one_call_read_as_each_alone() -> None:
+    """Plans whose jobs hold different numbers of blocks (1 to 8 on a 72-rank rack, where a block of 16 reaches 9
+    offsets) are placed in one vectorised call, each as a call of its own gives it and as counted rank by rank."""
+    cases = list(itertools.product((2, 3, 5, 9, 16, 40), (1, 2, 4, 8, 12), (1, 2, 3, 5, 8)))
+    size, stride, blocks = (np.array(c) for c in zip(*cases, strict=True))
+    small, big, n_out = coll.place_group(size, stride, NVL72, ranks=size * stride * blocks)
+    for i, (sz, st, b) in enumerate(cases):
+        assert (int(small[i]), int(big[i]), int(n_out[i])) == _placed(sz, st, NVL72, ranks=sz * st * b), cases[i]
+        assert (int(small[i]), int(n_out[i])) == _brute(sz, st, 72, b), cases[i]
+
+
 def test_a_group_is_never_faster_than_its_lone_placement() -> None:
     """The slowest group over every offset never costs less than a lone block from a domain's first rank (the only
     placement of a job of one block), and costs the same where the blocks tile the domain."""

@@ -753,6 +753,11 @@ def enumerate_plans(
     g = {k: v[ok] for k, v in g.items()}
     if not len(g["dp"]):
         return PlanArrays(**{k: np.zeros(0, dtype=np.int64) for k in PLAN_COLUMNS})
+    # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and a shard group of two ranks
+    # at least (hybrid_applies; over one it is DDP with fp32 state, labelled ZeRO-3 while holding more memory than
+    # ZeRO-1). Only tp filling the domain had been excluded: TP8 DP128 on 72-rank racks, whose shard group is
+    # gcd(128, 72 / 8) = 1, had been offered. Judged before the knobs below multiply the rows (24 times over)
+    g["hybrid"] = hybrid_applies(g["tp"], g["dp"], g["cp"], domain_ranks).astype(np.int64)
     g = _cross(g, _grid(zero=choice("zero", [0, 1, 2, 3]), recompute=rec_opts, hsdp=hsdp_opts))
     # FSDP with pipelining is priced as torchtitan runs it (data_parallel.py): ZeRO-1's traffic with the stage's
     # weights and gradients held unsharded, never faster nor smaller than ZeRO-1, so only a plan that asks for it
@@ -762,12 +767,7 @@ def enumerate_plans(
     # hsdp asks for ZeRO-3 as much as zero 3 does: {hsdp: true, pp: 4} had found no plan, in a generic line
     ok |= bool(fixed.get("hsdp")) & (g["zero"] == 3)
     ok &= (g["zero"] != 2) | (g["pp"] == 1)  # no framework runs ZeRO-2 with a pipeline (_zero_pipeline_problem)
-    # hybrid sharding needs ZeRO-3, ranks beyond one domain (else it is plain FSDP) and a shard group of two ranks
-    # at least (hybrid_applies; over one it is DDP with fp32 state, labelled ZeRO-3 while holding more memory than
-    # ZeRO-1). Only tp filling the domain had been excluded: TP8 DP128 on 72-rank racks, whose shard group is
-    # gcd(128, 72 / 8) = 1, had been offered
-    hybrid_ok = (g["zero"] == 3) & hybrid_applies(g["tp"], g["dp"], g["cp"], domain_ranks)
-    ok &= (g["hsdp"] == 0) | hybrid_ok
+    ok &= (g["hsdp"] == 0) | ((g["zero"] == 3) & (g["hybrid"] == 1))
     g = {k: v[ok] for k, v in g.items()}
     sp_wanted = fixed.get("sp", True)
     g["sp"] = ((g["tp"] > 1) & sp_wanted).astype(np.int64)
