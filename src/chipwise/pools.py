@@ -1,4 +1,5 @@
-"""Pools of fresh (spawned) processes, and the one line a script without a `__main__` guard gets from them.
+"""Pools of fresh (spawned) processes, and the one line a script without a `__main__` guard gets from them; pools of
+copies of this process (forked), where that is safe.
 
 A spawned worker imports the script that started its pool before it takes any work (multiprocessing's spawn start
 method), so a script that calls chipwise at its top level, not under `if __name__ == "__main__":`, makes that call
@@ -18,12 +19,13 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from chipwise.errors import ChipwiseError
 
@@ -142,3 +144,78 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for process in workers:
         process.terminate()
+
+
+def fork_available() -> bool:
+    """Whether this platform starts processes as copies of this one (fork: Linux, not Windows)."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def fork_safe() -> bool:
+    """Whether workers may start as copies of this process (fork): the platform has fork, and no other thread runs
+    here (a progress bar's refresh, a web server's requests), which could hold a lock, a stream's or a console's,
+    that a copy would then wait on for good."""
+    return fork_available() and threading.active_count() == 1
+
+
+#: the functions the workers of forked pools run, inherited by the fork, not pickled (forked_pool)
+_INHERITED: list[Callable[..., Any]] = []
+
+
+def _call_inherited(*args: Any) -> Any:
+    return _INHERITED[-1](*args)
+
+
+class Pending(Protocol):
+    """A call's result to come: a Future, or a call run when its result is asked for (forked_pool)."""
+
+    def result(self, timeout: float | None = None) -> Any: ...
+
+
+class _Deferred:
+    """A call run when its result is first asked for: forked_pool's where it does not fork, so that calls submitted
+    together still run one at a time, each as it is waited on (a progress bar saying which)."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self._call: Callable[[], Any] | None = lambda: fn(*args)
+        self._value: Any = None
+
+    def result(self, timeout: float | None = None) -> Any:
+        if self._call is not None:
+            call, self._call = self._call, None
+            self._value = call()
+        return self._value
+
+
+@contextmanager
+def forked_pool(workers: int, fn: Callable[..., Any]) -> Iterator[tuple[Callable[..., Pending], int]]:
+    """Calls of `fn` side by side in `workers` copies of this process, where fork_safe; else each here, when its
+    result is asked for. Yields the function that submits a call of `fn` with the arguments it is given, and the
+    processes the calls run on. A copy inherits `fn` (a closure may be) and what it reads, so only a call's
+    arguments and result are pickled, and it starts in milliseconds where a spawned interpreter imports chipwise
+    again (spawned_pool, about 0.5 s)."""
+    if workers < 2 or not fork_safe():
+        yield (lambda *args: _Deferred(fn, args)), 1
+        return
+    _INHERITED.append(fn)
+    try:
+        context = multiprocessing.get_context("fork")
+        # with fork, the pool makes its copies at the first call, before the thread that manages them starts
+        with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start, initargs=(None, ())) as pool:
+            try:
+                yield (lambda *args: pool.submit(_call_inherited, *args)), workers
+            except KeyboardInterrupt:
+                _stop(pool)
+                raise
+    finally:
+        _INHERITED.pop()
+
+
+def waited(future: Pending, tick: Callable[[], None], every: float = 0.25) -> Any:
+    """A future's result, with `tick` called every `every` seconds while it runs (a progress bar's elapsed time kept
+    moving where no thread of its own refreshes it: fork_safe)."""
+    while True:
+        try:
+            return future.result(timeout=every)
+        except TimeoutError:
+            tick()

@@ -65,6 +65,7 @@ def test_the_web_pages_worker_processes_read_no_files_either(
     (folder / "config.json").write_text(json.dumps({**catalog.model_config("llama-3.1-8b"), "vocab_size": 32000}))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(serving_shortlist, "PARALLEL_CHECK_REQUESTS", 0)  # the checks on worker processes at once
+    monkeypatch.setattr(serving_shortlist, "fork_safe", lambda: False)  # spawned, as a server's threads have them
     monkeypatch.setattr(routes, "cpu_count", lambda: 2)  # the route's workers: two, on a one-CPU machine too
     body = {"model": "llama-3.1-70b", "rate": 2, "input_tokens": 512, "output_tokens": 128,
             "hardware": ["p5.48xlarge"], "speculative": "draft:llama-3.1-8b:4@0.7"}  # fmt: skip

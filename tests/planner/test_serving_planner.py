@@ -908,11 +908,14 @@ def test_capacity_blocks_rent_whole_instances(catalog: Catalog) -> None:
 
 
 def test_the_checks_read_the_same_on_worker_processes(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """plan serve's simulated checks run side by side in fresh processes where they are long (workers > 1 and
+    """plan serve's simulated checks run side by side in fresh processes where the process may not fork (another
+    thread runs; copies of it otherwise: tests/test_forked_pools.py) and they are long (workers > 1 and
     PARALLEL_CHECK_REQUESTS requests or more): every check is seeded, so the verified options, their order and each
     figure are those of the checks run one after another; only the search's time and process count differ. With
     one worker, or checks too short to pay for a process, they run here."""
     from chipwise.planner import serving_shortlist
+
+    monkeypatch.setattr(serving_shortlist, "fork_safe", lambda: False)
 
     def plan(workers: int) -> dict[str, Any]:
         return plan_serving(

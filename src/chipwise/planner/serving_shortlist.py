@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from concurrent.futures import as_completed
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -21,7 +22,7 @@ from chipwise.planner.serving_plan_rows import (
     rank_order,
     ranking_cost,
 )
-from chipwise.pools import spawned_pool
+from chipwise.pools import Pending, fork_safe, forked_pool, spawned_pool, waited
 from chipwise.serve.candidates import BATCHES
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
@@ -32,9 +33,15 @@ from chipwise.workload.serving_job import ServingJob
 Progress = Callable[[str, int, int], None]
 
 
-#: the simulated checks of one `plan serve` run side by side in worker processes where together they would
-#: simulate this many requests or more (a worker's start, about 0.7 s, is then a few % of the work): at 10,000
-#: req/s each check simulates up to VERIFY_MAX requests, and some run again
+#: what every check of one `plan serve` shares: catalog, model, its name, job and SLO targets; and how it is priced:
+#: pricing, region, provider, utilisation (check_option's arguments)
+_Common = tuple[Catalog, ModelSpec, str, ServingJob, Mapping[str, float]]
+_Priced = tuple[str, str | None, str | None, float | None]
+
+#: the simulated checks of one `plan serve` run side by side in spawned worker processes, where they cannot run in
+#: copies of this process (pools.fork_safe: another platform, another thread running), where together they would
+#: simulate this many requests or more (a spawned worker's start, about 0.7 s, is then a few % of the work): at
+#: 10,000 req/s each check simulates up to VERIFY_MAX requests, and some run again
 PARALLEL_CHECK_REQUESTS = 40_000
 
 
@@ -54,35 +61,48 @@ def verify_options(
     provider: str | None = None,
     utilisation: float | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """The cheapest options simulated (check_option), one after another, or side by side on up to `workers` processes
-    where their runs add up to PARALLEL_CHECK_REQUESTS requests or more (each check is seeded, so it reads the
-    same either way), and the processes they ran on; `provider` and `utilisation` price them (check_option)."""
+    """The cheapest options simulated (check_option), one after another, or side by side on up to `workers`
+    processes: copies of this process where it can fork, else spawned ones where their runs add up to
+    PARALLEL_CHECK_REQUESTS requests or more (each check is seeded, so it reads the same either way); and the
+    processes they ran on. `provider` and `utilisation` price them (check_option)."""
     limit = max(VERIFY_MAX, job.requests)  # a user who asks for more requests has them simulated
     work = sum(min(limit, check_requests(job, row)) for row in rows)
-    workers = max(1, min(int(workers), len(rows))) if work >= PARALLEL_CHECK_REQUESTS else 1
-    common = (catalog, model, model_name, job, targets)
+    workers = max(1, min(int(workers), len(rows)))
+    spawn = workers > 1 and not fork_safe()
+    if spawn and work < PARALLEL_CHECK_REQUESTS:
+        workers, spawn = 1, False
+    common: _Common = (catalog, model, model_name, job, targets)
+    priced: _Priced = (pricing, region, provider, utilisation)
+
+    def check(row: dict[str, Any], rank: int) -> dict[str, Any] | None:
+        return _check_with(common, row, rank, priced)
+
     done: list[dict[str, Any]] = []
-    if workers > 1:
-        tell(f"simulating {len(rows)} options on {workers} processes", done_before, steps)
-        # each worker reads model names as this process does (files_allowed: the web page's no_files)
-        with spawned_pool(workers, "plan_serving", allow_files, (files_allowed(),)) as pool:
-            futures = [
-                pool.submit(check_option, *common, row, rank, pricing, region, provider, utilisation)
-                for rank, row in enumerate(rows, 1)
-            ]
-            for finished, future in enumerate(as_completed(futures), start=1):
-                checked = future.result()
-                if checked is not None:
-                    done.append(checked)
-                    tell(f"simulated {checked['hardware'].replace('>', ' -> ')}", done_before + finished, steps)
-    else:
-        for rank, row in enumerate(rows, start=1):
-            tell(f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps)
-            checked = check_option(*common, row, rank, pricing, region, provider, utilisation)
+    with _spawned_checks(workers, common, priced) if spawn else forked_pool(workers, check) as (submit, processes):
+        pending = [submit(row, rank) for rank, row in enumerate(rows, start=1)]
+        for rank, (row, call) in enumerate(zip(rows, pending, strict=True), start=1):
+            simulating = partial(
+                tell, f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps
+            )
+            simulating()
+            checked = waited(call, simulating)
             if checked is not None:
                 done.append(checked)
     done.sort(key=lambda r: check_order(r, job.load))
-    return done, workers
+    return done, processes
+
+
+@contextmanager
+def _spawned_checks(workers: int, common: _Common, priced: _Priced) -> Iterator[tuple[Callable[..., Pending], int]]:
+    """Checks in `workers` spawned processes, as forked_pool yields them: each worker reads model names as this
+    process does (files_allowed: the web page's no_files)."""
+    with spawned_pool(workers, "plan_serving", allow_files, (files_allowed(),)) as pool:
+        yield (lambda row, rank: pool.submit(_check_with, common, row, rank, priced)), workers
+
+
+def _check_with(common: _Common, row: dict[str, Any], rank: int, priced: _Priced) -> dict[str, Any] | None:
+    """check_option of a row with the arguments every check shares, as a spawned worker is sent them."""
+    return check_option(*common, row, rank, *priced)
 
 
 #: An open loop's check that had to grow its option past the estimate's fleet (the estimate was optimistic for that

@@ -143,9 +143,10 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(jsonable(obj), indent=2) + "\n")
 
 
-def transient_bar(label: str) -> tuple[Progress, TaskID]:
+def transient_bar(label: str, refresh_thread: bool = True) -> tuple[Progress, TaskID]:
     """A progress bar on stderr for long work ('LABEL description  ━━━━  m/n  0:00:12'), on a terminal only and gone
-    once the answer prints, with its one task."""
+    once the answer prints, with its one task; redrawn by a thread of its own, or (`refresh_thread` False: work that
+    forks, pools.fork_safe) at each update, which the work then makes often enough."""
     bar = Progress(
         TextColumn(f"[bold]{label}[/] {{task.description}}"),
         BarColumn(),
@@ -154,6 +155,7 @@ def transient_bar(label: str) -> tuple[Progress, TaskID]:
         console=err_console,
         transient=True,
         disable=not err_console.is_terminal,
+        auto_refresh=refresh_thread,
     )
     return bar, bar.add_task("", total=None)
 

@@ -229,8 +229,9 @@ def serve(
         typer.Option(
             "--workers",
             min=1,
-            help="Processes for the simulated checks of the cheapest options (default: one per CPU, used where the "
-            "checks are long, e.g. fleets for thousands of requests/s; 1: in this process). The answer is the same.",
+            help="Processes for the chips' searches and the simulated checks (default: one per CPU; copies of this "
+            "process where it can fork, else fresh ones for long checks only; 1: in this process). The answer is the "
+            "same.",
         ),
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="Rows to show.")] = 20,
@@ -256,6 +257,7 @@ def serve(
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     from chipwise.interfaces.cli.plan_serve_views import print_plan_serve
     from chipwise.planner.serving_plan import check_split_load, plan_serving
+    from chipwise.pools import fork_available
     from chipwise.sweep.backends import cpu_count
 
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
@@ -273,10 +275,12 @@ def serve(
     ids, unrunnable = plan_serve_inputs(  # once, before the long work
         cat, model, hardware_ids(cat, hardware), prompt, generated, engine, region
     )
-    bar, task = transient_bar("plan serve")
+    workers = workers or cpu_count()
+    # the search and the checks fork where they can: no bar thread then, which would keep them from it
+    bar, task = transient_bar("plan serve", refresh_thread=workers == 1 or not fork_available())
 
     def tell(what: str, done: int, total: int) -> None:
-        bar.update(task, description=what, completed=done, total=total)
+        bar.update(task, description=what, completed=done, total=total, refresh=True)
 
     with bar:  # on a terminal only, gone once the answer prints
         report = plan_serving(
@@ -297,7 +301,7 @@ def serve(
             speculative=speculative,
             progress=tell,
             router=router,
-            workers=workers or cpu_count(),
+            workers=workers,
             provider=provider,
             utilisation=utilisation,
         )

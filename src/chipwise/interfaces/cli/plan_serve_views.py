@@ -159,6 +159,14 @@ def _unpriced(report: Mapping[str, Any], top: int) -> list[str]:
     return list(dict.fromkeys(notes.values()))
 
 
+def _processes_note(search: int, checks: int) -> str:
+    """Where the search and the simulated checks ran where not in this process alone: ' (the checks on 2 processes)'."""
+    if search > 1 and search == checks:
+        return f" (the search and the checks on {search} processes)"
+    parts = [f"the {what} on {n} processes" for what, n in (("search", search), ("checks", checks)) if n > 1]
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False) -> None:
     """The plan-serve ranking: the cheapest fleet per option, then the simulated check of the best ones, and the
     verdict; with `fronts`, each chip's throughput-latency Pareto front first."""
@@ -184,7 +192,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
     if report.get("track_record_text"):
         console.print(report["track_record_text"], style="dim")
     s = report["search"]
-    on = f" (the checks on {s['check_processes']} processes)" if s.get("check_processes", 1) > 1 else ""
+    on = _processes_note(s.get("search_processes", 1), s.get("check_processes", 1))
     console.print(f"searched {s['evaluated']:,} replica shapes in {s['seconds']:.2f} s{on}", style="dim")
     if len(report["results"]) > top:  # as plan train says it: --top 1 had hidden the other rows without a word
         console.print(hidden_rows_line(len(report["results"]) - top, top), style="dim")
