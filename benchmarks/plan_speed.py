@@ -1,6 +1,6 @@
 """How fast is the training model? Prints plans evaluated per second on one core, the full-search time of GPT-3 175B
-on 1,024 H100 in fp8, a 1M-chip Trainium3 plan and a whole-catalog ranking (run: make bench, or
-python benchmarks/plan_speed.py)."""
+on 1,024 H100 in fp8, a 1M-chip Trainium3 plan and whole-catalog rankings, on one process and on one per CPU (run:
+make bench, or python benchmarks/plan_speed.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
 from chipwise.perf.device import device_of, topology_of
 from chipwise.planner.training import plan_training
+from chipwise.sweep.backends import cpu_count
 from chipwise.train.plans import PlanArrays, enumerate_plans
 from chipwise.train.search import search_plans
 from chipwise.train.step import train_step
@@ -56,12 +57,14 @@ def main() -> None:
         f"{time.perf_counter() - t0:.2f} s"
     )
 
-    t0 = time.perf_counter()
-    report = plan_training(catalog, "llama-3.1-70b", 4096, list(catalog.chips), tokens=15e12)
-    print(
-        f"plan train, Llama-3.1-70B on 4,096 chips of each of the {len(report['results'])} catalog chips: "
-        f"{time.perf_counter() - t0:.2f} s"
-    )
+    for name, chips in (("llama-3.1-70b", 4096), ("deepseek-v3", 2048)):
+        for workers in sorted({1, cpu_count()}):  # one process, and one per CPU as the command runs it
+            t0 = time.perf_counter()
+            report = plan_training(catalog, name, chips, list(catalog.chips), tokens=15e12, workers=workers)
+            print(
+                f"plan train, {name} on {chips:,} chips of each of the {len(report['results'])} catalog chips, "
+                f"on {workers} process(es): {time.perf_counter() - t0:.2f} s"
+            )
 
 
 if __name__ == "__main__":

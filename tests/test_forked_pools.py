@@ -12,14 +12,20 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
+
 from chipwise import pools
+from chipwise.catalog.loader import Catalog
+from chipwise.errors import ChipwiseError
 from chipwise.interfaces.cli.plan_serve_views import _processes_note
+from chipwise.planner.training import plan_training
 
 _SCRIPT = """
 import json, os, sys
 from chipwise import pools
 from chipwise.catalog import load_catalog
 from chipwise.planner.serving_plan import plan_serving
+from chipwise.planner.training import plan_training
 from chipwise.workload.load import Load
 
 
@@ -34,9 +40,14 @@ def main():
     one, two = plan_serving(*args, workers=1), plan_serving(*args, workers=2)
     searches = [r["search"].pop(k) for r in (one, two) for k in ("seconds", "search_processes", "check_processes")]
     same = json.dumps(one, sort_keys=True, default=str) == json.dumps(two, sort_keys=True, default=str)
+    trains = [plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm", "trn2", "mi300x", "tpu-v5p", "b200"],
+                            tokens=1e11, top_plans=2, workers=w) for w in (1, 2)]
+    for r in trains:
+        r["search"].pop("seconds")
+    trained = json.dumps(trains[0], sort_keys=True, default=str) == json.dumps(trains[1], sort_keys=True, default=str)
     print(json.dumps({"pid": os.getpid(), "answers": answers, "processes": processes, "safe": pools.fork_safe(),
                       "searches": searches[1:3] + searches[4:], "same": same, "verified": len(two["verified"]),
-                      "best": two["best"]["hardware"]}))
+                      "best": two["best"]["hardware"], "trained": trained, "train_rows": len(trains[1]["results"])}))
 
 
 if __name__ == "__main__":
@@ -46,8 +57,8 @@ if __name__ == "__main__":
 
 def test_a_fresh_process_forks_and_answers_as_one_process_does(tmp_path: Path) -> None:
     """In a fresh interpreter (no thread but its own) a forked pool runs a closure on two other processes, the results
-    in the order submitted; plan serve on two workers searches the chips and simulates the checks there, and its
-    answer, every figure of every row and check, is the one process's."""
+    in the order submitted; plan serve on two workers searches the chips and simulates the checks there, and plan
+    train searches its systems there, and each answer, every figure of every row and check, is the one process's."""
     (tmp_path / "forks.py").write_text(_SCRIPT, encoding="utf-8")
     done = subprocess.run(
         [sys.executable, "forks.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
@@ -59,6 +70,7 @@ def test_a_fresh_process_forks_and_answers_as_one_process_does(tmp_path: Path) -
     assert seen["pid"] not in {pid for pid, _ in seen["answers"]}
     assert seen["searches"] == [1, 1, 2, 2]  # one process, then the search and the checks on two
     assert seen["same"] and seen["verified"] >= 3 and seen["best"]
+    assert seen["trained"] and seen["train_rows"] == 10  # plan train's systems searched on two processes alike
 
 
 def test_a_terminals_progress_bar_does_not_keep_plan_serve_from_forking(tmp_path: Path) -> None:
@@ -121,6 +133,12 @@ def test_another_thread_running_makes_forking_unsafe() -> None:
     finally:
         stop.set()
         thread.join()
+
+
+def test_a_count_of_workers_that_is_no_whole_number_is_one_line(catalog: Catalog) -> None:
+    for workers in (0, "2", 2.5):
+        with pytest.raises(ChipwiseError, match=r"^workers .* is not a whole number of processes\. Fix: give e\.g\. 4"):
+            plan_training(catalog, "llama-3.1-8b", 64, ["h100-sxm"], workers=workers)  # type: ignore[arg-type]
 
 
 def test_the_footer_says_where_the_search_and_the_checks_ran() -> None:

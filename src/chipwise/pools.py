@@ -194,6 +194,7 @@ def forked_pool(workers: int, fn: Callable[..., Any]) -> Iterator[tuple[Callable
     processes the calls run on. A copy inherits `fn` (a closure may be) and what it reads, so only a call's
     arguments and result are pickled, and it starts in milliseconds where a spawned interpreter imports chipwise
     again (spawned_pool, about 0.5 s)."""
+    workers = int(workers)  # 4.0 from a Python caller sizes no pool
     if workers < 2 or not fork_safe():
         yield (lambda *args: _Deferred(fn, args)), 1
         return

@@ -407,8 +407,8 @@ def plan_lifecycle(
     utilisation: float | None = None,
     disaggregated: bool = True,
 ) -> dict[str, Any]:
-    """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan serve's
-    simulated checks may run side by side in that many processes (planner.serving_plan.plan_serving).
+    """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan train's and plan
+    serve's searches and checks may run side by side in that many processes (plan_training, plan_serving).
     `serve_kv_precision`: the serving KV cache's format, plan serve's --kv-precision (one format pairs a prefill
     pool and a decode pool whose engines default to different ones). `pricing` and `region`: both sides priced, and
     their energy and carbon reckoned, as plan train and plan serve take them (None: each fleet at its offer's
@@ -441,6 +441,7 @@ def plan_lifecycle(
         region=region,
         provider=provider,
         utilisation=utilisation,
+        workers=workers,
     )
     seconds = serve_months * SECONDS_PER_MONTH
     searches = _serve_reports(

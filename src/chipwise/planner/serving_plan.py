@@ -43,7 +43,7 @@ from chipwise.planner.serving_plan_rows import ChipSearch, PrefillOption, coloca
 from chipwise.planner.serving_report import fleet_problem
 from chipwise.planner.serving_shortlist import Progress, second_looks, verify_options
 from chipwise.planner.serving_split import decode_option, disaggregated_rows, prefill_option
-from chipwise.planner.training import check_economics_options
+from chipwise.planner.training import check_economics_options, check_workers
 from chipwise.pools import forked_pool, stop_if_rerun, waited
 from chipwise.serve.engine import check_engine_model, check_engine_name, engine_profile
 from chipwise.serve.estimate import Estimate
@@ -219,10 +219,7 @@ def plan_serving(
 
 def _check_run_options(workers: int, verify: int, progress: Progress | None) -> None:
     """Refuse, in one line, worker and check counts that are not whole numbers and a progress that is no function."""
-    if not is_count(workers):
-        raise ChipwiseError(
-            f"workers {workers!r} is not a whole number of processes. Fix: give e.g. 4, or 1 to run the checks here."
-        )
+    check_workers(workers)
     # 0 ranks by the estimate alone (the API asks for 1 or more); -1 had done so in silence, 'x' raised a TypeError
     if not (is_count(verify) or (verify == 0 and not isinstance(verify, bool))):
         raise ChipwiseError(

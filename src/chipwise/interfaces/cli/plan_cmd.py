@@ -96,6 +96,15 @@ def train(
     recovery: Annotated[
         str, typer.Option("--recovery", help="Failure recovery: checkpoint, in-memory, or best (the better one).")
     ] = "best",
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes for the chips' searches (default: one per CPU, copies of this process where it can fork; "
+            "1: in this process). The answer is the same.",
+        ),
+    ] = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -105,6 +114,7 @@ def train(
     from chipwise.interfaces.cli.train_views import print_ranking
     from chipwise.planner.training import OBJECTIVES, plan_training
     from chipwise.reliability.goodput import RECOVERIES
+    from chipwise.sweep.backends import cpu_count
 
     one_of(objective, OBJECTIVES, "objective")
     check_mode(pricing)
@@ -128,6 +138,7 @@ def train(
         pue=pue,
         managed=managed,
         recovery=recovery,
+        workers=workers or cpu_count(),
     )
     report["results"], hidden = report["results"][:top], report["results"][top:]
     write_plot(report, plot)  # before the output: a reader that stops early (`| head`) had left no plot
