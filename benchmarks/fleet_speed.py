@@ -1,5 +1,7 @@
 """How fast is the fleet-mix optimisation? The MILP at the issue's size (20 instance types x 10 buckets, target
-under 2 s), and `plan fleet` end to end on examples/chat-mix.yaml (shape search, MILP, simulator replay).
+under 2 s), and `plan fleet` end to end on examples/chat-mix.yaml (shape search, MILP, simulator replay) on one
+process and on one per CPU (the searches side by side in copies of the process, planner.fleet._run_ahead), each in a
+fresh interpreter (a catalog keeps the replays it ran, and the first run's would serve the second).
 
     python benchmarks/fleet_speed.py
 """
@@ -7,6 +9,7 @@ under 2 s), and `plan fleet` end to end on examples/chat-mix.yaml (shape search,
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,6 +22,7 @@ import numpy as np
 from chipwise.catalog import load_catalog
 from chipwise.planner.fleet import plan_fleet
 from chipwise.planner.fleet_mix import solve
+from chipwise.sweep.backends import cpu_count
 from fleet_problems import random_problem
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "chat-mix.yaml"
@@ -33,20 +37,30 @@ def main() -> None:
         times.append(time.perf_counter() - t0)
     print(f"fleet MILP, 20 types x 10 buckets: median {np.median(times):.3f} s, worst {max(times):.3f} s (5 instances)")
 
-    catalog = load_catalog()
+    for workers in dict.fromkeys((1, cpu_count())):
+        subprocess.run([sys.executable, __file__, "--fleet", str(workers)], check=True)
+
+
+def time_fleet(workers: int) -> None:
+    """plan fleet on the README's four chip types, on `workers` processes."""
     t0 = time.perf_counter()
     report = plan_fleet(
-        catalog,
+        load_catalog(),
         "llama-3.1-70b",
         str(EXAMPLE),
         {"ttft_p99": 2.0, "tpot_p99": 0.05},
         ["h100-sxm", "h200", "mi300x", "trn2"],
+        workers=workers,
     )
     print(
-        f"plan fleet, Llama-3.1-70B on {EXAMPLE.name} over 4 chips: {time.perf_counter() - t0:.2f} s "
-        f"(${report['cost_usd_per_hour']:,.2f}/hour, SLO met in replay: {report['slo_met_in_replay']})"
+        f"plan fleet, Llama-3.1-70B on {EXAMPLE.name} over 4 chips, {report['search_processes']} process(es): "
+        f"{time.perf_counter() - t0:.2f} s (${report['cost_usd_per_hour']:,.2f}/hour, SLO met in replay: "
+        f"{report['slo_met_in_replay']})"
     )
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--fleet"]:
+        time_fleet(int(sys.argv[2]))
+    else:
+        main()

@@ -212,6 +212,26 @@ def forked_pool(workers: int, fn: Callable[..., Any]) -> Iterator[tuple[Callable
         _INHERITED.pop()
 
 
+@contextmanager
+def forked_ahead(workers: int, fn: Callable[..., Any]) -> Iterator[Callable[..., Future[Any]]]:
+    """Calls of `fn` on `workers` copies of this process (the caller has checked fork_safe), for work started ahead
+    of its need: yields the function that submits a call; at the exit the copies are ended, whatever they are still
+    running (the caller does that work itself where it still needs it). As forked_pool, a copy inherits `fn`."""
+    _INHERITED.append(fn)
+    try:
+        context = multiprocessing.get_context("fork")
+        pool = ProcessPoolExecutor(int(workers), mp_context=context, initializer=_worker_start, initargs=(None, ()))
+        try:
+            yield lambda *args: pool.submit(_call_inherited, *args)
+        finally:
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+            # its calls not started cancelled, and its thread seen out, so that this process may fork again
+            pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        _INHERITED.pop()
+
+
 def waited(future: Pending, tick: Callable[[], None], every: float = 0.25) -> Any:
     """A future's result, with `tick` called every `every` seconds while it runs (a progress bar's elapsed time kept
     moving where no thread of its own refreshes it: fork_safe)."""

@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -56,8 +57,12 @@ from chipwise.planner.fleet_replay import (
     InstanceType,
     SettledFleet,
     confirmed_fleet,
+    confirming_runs,
+    remember_replays,
+    replays_run,
     settle_fleet,
     still_missing_note,
+    to_confirm,
 )
 from chipwise.planner.fleet_workload import Bucket, burst_note, read_workload
 from chipwise.planner.serving_check import MAX_CHECK_LOAD
@@ -65,6 +70,8 @@ from chipwise.planner.serving_choice import choose_any, kv_limited_batch, satura
 from chipwise.planner.serving_economics import chip_hour_price, price_note, priced_system
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_inputs import check_slo, precisions
+from chipwise.planner.training import check_workers
+from chipwise.pools import fork_safe, forked_ahead, waited
 from chipwise.serve.engine import default_engine, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.quant import PrecisionUnsupportedError, check_weight_precision
@@ -384,18 +391,17 @@ def _cheapest_settled(
     buckets: list[Bucket],
     slo: Mapping[str, float],
     settled: SettledFleet,
+    workers: int = 1,
+    tick: Callable[[], None] = lambda: None,
 ) -> SettledFleet:
     """The answer among the fleet `settled` on over all the types and those settled on over each chip's types
     alone: the one confirmed_fleet picks of those that met the SLO in replay, else, where none did, the best of
-    them (SettledFleet.better_than)."""
+    them (SettledFleet.better_than). `workers` and `tick` as _run_ahead takes them."""
     # the derate-and-re-solve path can end on a mixed fleet dearer than one chip type alone would be (MI300X
     # alone carried this mix at $124/hour where the four types' search ended at $144): each type is settled
     # alone too, and the cheapest fleet that meets the SLO in its replay is the answer
     found = [settled]
-    for chip in dict.fromkeys(t.system.chip.id for t in types):
-        own = [i for i, t in enumerate(types) if t.system.chip.id == chip]
-        if len(own) == len(types):
-            continue
+    for own in _chip_groups(types):
         try:
             beat = settled.sol.cost_per_hour if settled.met else math.inf
             trial = settle_fleet(catalog, model, types, problem, buckets, slo, True, own, beat=beat)  # replayed
@@ -404,7 +410,71 @@ def _cheapest_settled(
         found.append(trial)
         if trial.better_than(settled):
             settled = trial
+    # the fleets' confirming runs ahead side by side where they may be (_run_ahead), those of the cheapest awaited
+    # and as many more as run beside them (the cheapest's one run had been awaited alone, and the next fleet's,
+    # ended half done, run again here when the cheapest missed)
+    runs = [[run for _, run in confirming_runs(catalog, model, types, s.sol, buckets, slo)] for s in to_confirm(found)]
+    every = [run for own in runs for run in own]
+    _run_ahead(catalog, every, min(len(every), max(len(runs[0]) if runs else 0, workers)), workers, tick)
     return confirmed_fleet(catalog, model, types, problem, buckets, slo, found) or settled
+
+
+def _chip_groups(types: Sequence[InstanceType]) -> list[list[int]]:
+    """The indices of each chip's instance types, in the order offered, where they are of two chips or more (each
+    chip's settled alone too: _cheapest_settled); none where they are of one."""
+    groups: dict[str, list[int]] = {}
+    for i, t in enumerate(types):
+        groups.setdefault(t.system.chip.id, []).append(i)
+    return list(groups.values()) if len(groups) > 1 else []
+
+
+def _settled_over_all(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: list[InstanceType],
+    problem: FleetProblem,
+    buckets: list[Bucket],
+    slo: Mapping[str, float],
+    replay: bool,
+    workers: int,
+    tick: Callable[[], None],
+) -> tuple[SettledFleet, int]:
+    """The fleet settle_fleet settles on over all the types, and the processes its search ran on: where it may, in
+    a copy of this process while others run ahead each chip's search alone (_cheapest_settled's, with no fleet to
+    beat yet: _run_ahead)."""
+    whole = partial(settle_fleet, catalog, model, types, problem, buckets, slo, replay)
+    groups = _chip_groups(types) if replay else []
+    alone = [partial(settle_fleet, catalog, model, types, problem, buckets, slo, True, own) for own in groups]
+    (settled,), processes = _run_ahead(catalog, [whole, *alone], 1, workers, tick)
+    # here where it did not run in a copy, or met an error there (met again here, on the replays run so far)
+    return settled or settle_fleet(catalog, model, types, problem, buckets, slo, replay), processes
+
+
+def _run_ahead(
+    catalog: Catalog, works: Sequence[Callable[[], Any]], needed: int, workers: int, tick: Callable[[], None]
+) -> tuple[list[Any], int]:
+    """The first `needed` works' results (None where one ended in an error or nothing ran), and the processes they
+    ran on: with `workers` > 1, where this process may fork (pools.fork_safe) and there are two works or more, every
+    work runs in copies of this process, the first `needed` waited for (`tick` called meanwhile), the others kept
+    where done by then (the rest ended); the replays each ran are kept on the catalog, where the searches this
+    process runs after find them. A replay is seeded, so its result is the same wherever it ran, and so is every
+    answer. Else nothing runs, on one process."""
+    if workers < 2 or len(works) < 2 or not fork_safe():
+        return [None] * needed, 1
+    processes = min(workers, len(works))
+    results = []
+    with forked_ahead(processes, lambda k: replays_run(catalog, works[k])) as submit:
+        pending = [submit(k) for k in range(len(works))]
+        for k, part in enumerate(pending):
+            if k < needed:
+                value, ran = waited(part, tick)
+                results.append(value)
+            elif part.done() and not part.cancelled() and part.exception() is None:
+                ran = part.result()[1]
+            else:
+                continue
+            remember_replays(catalog, ran)
+    return results, processes
 
 
 def _engine_record(catalog: Catalog, t: InstanceType) -> dict[str, Any]:
@@ -499,11 +569,17 @@ def plan_fleet(
     replay: bool = True,
     pricing: str = "on-demand",
     region: str | None = None,
+    workers: int = 1,
+    tick: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The cheapest fleet mix for the workload within the SLO, checked by simulation; each instance type priced in
     `pricing` (plan serve's modes: on-demand, capacity-block, reserved-1y, reserved-3y, spot, owned) and `region`
-    (None: each offer at its own region), as plan serve's ranking prices a fleet."""
+    (None: each offer at its own region), as plan serve's ranking prices a fleet. `workers` > 1: the searches run
+    side by side in that many copies of this process where it may fork (_settled_over_all), `tick` called every
+    0.25 s meanwhile (a spinner turned where no thread of its own turns it); the answer is the same."""
     start = time.perf_counter()
+    check_workers(workers)
+    tick = tick or (lambda: None)
     if not slo:
         raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
     slo = check_slo(slo)
@@ -517,7 +593,7 @@ def plan_fleet(
     types, skipped = _offered_types(catalog, model, systems, buckets, slo, precision, pricing, region)
     problem = _fleet_problem(types, buckets, limits)
     try:
-        settled = settle_fleet(catalog, model, types, problem, buckets, slo, replay)
+        settled, processes = _settled_over_all(catalog, model, types, problem, buckets, slo, replay, workers, tick)
     except NoFleetError:
         raise
     except InfeasibleError as exc:  # limits that cannot carry the demand: no fleet, not bad input (it had exited 2)
@@ -527,7 +603,7 @@ def plan_fleet(
     # program's optimum, which missed in replay, was $113)
     steady_cost = settled.steady_cost
     if replay:
-        settled = _cheapest_settled(catalog, model, types, problem, buckets, slo, settled)
+        settled = _cheapest_settled(catalog, model, types, problem, buckets, slo, settled, workers, tick)
     chosen = _fleet_rows(catalog, types, buckets, settled, replay)
     note = settled.note
     all_met = all(r["replay"]["slo_met"] for r in chosen) if replay else None
@@ -556,4 +632,5 @@ def plan_fleet(
         "workload_note": burst_note(workload),
         "projected": any(r["projected"] for r in chosen),
         "seconds": time.perf_counter() - start,
+        "search_processes": processes,
     }

@@ -5,19 +5,21 @@ programme's next-cheapest fleets tried, and the answer confirmed on a longer run
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import threading
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.pricing import catalog_estimate
-from chipwise.errors import InfeasibleError
+from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution, in_group, solve, solve_excluding
 from chipwise.planner.fleet_workload import Bucket
@@ -160,15 +162,43 @@ def _replay_once(
         seed,
         longer,
     )
-    memo: dict[tuple[Any, ...], dict[str, Any]] = catalog.memo.setdefault("fleet_replays", {})
-    got = memo.get(key)
+    got = _replay_memo(catalog).get(key)
     if got is None:
         got = _simulate_replay(catalog, model, t, count, share, buckets, targets, seed, longer)
-        with _MEMO_LOCK:  # the web server's requests share its catalog from threads of their own
+        remember_replays(catalog, [(key, got)])
+    return copy.deepcopy(got)
+
+
+#: replays as remember_replays takes them: what each simulated (_replay_once's key), its result
+Replays = list[tuple[tuple[Any, ...], dict[str, Any]]]
+
+
+def _replay_memo(catalog: Catalog) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """The replays this catalog ran (_replay_once), by what they simulated."""
+    return catalog.memo.setdefault("fleet_replays", {})  # type: ignore[no-any-return]
+
+
+def remember_replays(catalog: Catalog, replays: Replays) -> None:
+    """Keep replays (what each simulated, its result) on the catalog, the oldest let go beyond REPLAY_MEMO: run
+    here, or in a copy of this process (replays_run)."""
+    memo = _replay_memo(catalog)
+    with _MEMO_LOCK:  # the web server's requests share its catalog from threads of their own
+        for key, got in replays:
             while len(memo) >= REPLAY_MEMO:
                 del memo[next(iter(memo))]  # the oldest
             memo[key] = got
-    return copy.deepcopy(got)
+
+
+def replays_run(catalog: Catalog, work: Callable[[], Any]) -> tuple[Any, Replays]:
+    """What `work` gives (None where it ends in an error), and the replays it ran and kept on the catalog (none of
+    those it found there): a copy of this process sends them back, so that this process finds them there when it
+    does that work itself (it meets the error again then, on the replays run before it)."""
+    memo = _replay_memo(catalog)
+    before = set(memo)
+    value = None
+    with contextlib.suppress(ChipwiseError):
+        value = work()
+    return value, [(key, got) for key, got in memo.items() if key not in before]
 
 
 def _simulate_replay(
@@ -522,6 +552,36 @@ def settle_fleet(
     return settled
 
 
+def to_confirm(found: Sequence[SettledFleet]) -> list[SettledFleet]:
+    """The fleets the searches settled on that met the SLO, cheapest first, each once (two searches that settled on
+    one fleet: its confirming runs are the same), as confirmed_fleet tries them."""
+    tried: list[SettledFleet] = []
+    for s in sorted((s for s in found if s.met), key=lambda s: s.sol.cost_per_hour):
+        if not any(
+            np.array_equal(s.sol.counts, o.sol.counts) and np.allclose(s.sol.assignment, o.sol.assignment)
+            for o in tried
+        ):
+            tried.append(s)
+    return tried
+
+
+def confirming_runs(
+    catalog: Catalog,
+    model: ModelSpec,
+    types: Sequence[InstanceType],
+    sol: FleetSolution,
+    buckets: Sequence[Bucket],
+    slo: Mapping[str, float],
+) -> list[tuple[int, Callable[[], dict[str, Any]]]]:
+    """Each instance type of a fleet, with the run that confirms it (_replay's `confirm`)."""
+    runs: list[tuple[int, Callable[[], dict[str, Any]]]] = []
+    for i in np.flatnonzero(sol.counts):
+        t, n = types[int(i)], int(sol.counts[i])
+        run = partial(_replay, catalog, model, t, n, sol.assignment[i], buckets, slo, seed=replay_seed(t), confirm=True)
+        runs.append((int(i), run))
+    return runs
+
+
 def confirmed_fleet(
     catalog: Catalog,
     model: ModelSpec,
@@ -536,17 +596,11 @@ def confirmed_fleet(
     does, the cheapest topped up where its confirming runs miss (_top_up), saying so where it still misses; None
     where none met the SLO."""
     cheapest: SettledFleet | None = None
-    tried: list[FleetSolution] = []
-    for s in sorted((s for s in found if s.met), key=lambda s: s.sol.cost_per_hour):
-        if any(np.array_equal(s.sol.counts, o.counts) and np.allclose(s.sol.assignment, o.assignment) for o in tried):
-            continue  # two searches that settled on one fleet: its confirming runs are the same
-        tried.append(s.sol)
+    for s in to_confirm(found):
         replays: dict[int, dict[str, Any]] = {}
-        for i in np.flatnonzero(s.sol.counts):
-            t = types[int(i)]
-            replays[int(i)] = _replay(catalog, model, t, int(s.sol.counts[i]), s.sol.assignment[i], buckets, slo,
-                                      seed=replay_seed(t), confirm=True)  # fmt: skip
-            if not replays[int(i)]["slo_met"] and cheapest is not None:
+        for i, run in confirming_runs(catalog, model, types, s.sol, buckets, slo):
+            replays[i] = run()
+            if not replays[i]["slo_met"] and cheapest is not None:
                 break  # the cheapest fleet's misses are all shown, a dearer one's first decides
         if all(r["slo_met"] for r in replays.values()):
             return replace(s, replays=replays)

@@ -14,8 +14,10 @@ from typing import Annotated, Any
 import typer
 from rich import box
 from rich.console import Console
+from rich.live import Live
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.spinner import Spinner
 from rich.table import Table
 
 from chipwise.catalog.loader import BUILTIN, Catalog, load_catalog, tree_figures
@@ -158,6 +160,13 @@ def transient_bar(label: str, refresh_thread: bool = True) -> tuple[Progress, Ta
         auto_refresh=refresh_thread,
     )
     return bar, bar.add_task("", total=None)
+
+
+def transient_spinner(text: str, refresh_thread: bool = True) -> Live:
+    """A spinner on stderr beside `text` for long work, on a terminal only and gone once the answer prints; turned by
+    a thread of its own, or (`refresh_thread` False: work that forks, pools.fork_safe) at each refresh() the work
+    makes (Rich's console.status always starts the thread, even where nothing is drawn)."""
+    return Live(Spinner("dots", text), console=err_console, transient=True, auto_refresh=refresh_thread)
 
 
 def projected_banner(names: Sequence[str]) -> None:

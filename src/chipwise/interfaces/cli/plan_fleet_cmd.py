@@ -34,6 +34,7 @@ from chipwise.interfaces.cli.common import (
     print_model_notes,
     projected_banner,
     slo_text,
+    transient_spinner,
     whatif_banner,
     whatif_lines,
 )
@@ -83,6 +84,15 @@ def fleet(
     ] = True,
     pricing: PricingOpt = "on-demand",
     region: RegionOpt = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes for the replayed searches (default: one per CPU, copies of this process where it can "
+            "fork; 1: in this process). The answer is the same.",
+        ),
+    ] = None,
     catalog_files: CatalogFiles = None,
     sets: SetFigures = None,
     as_json: JsonFlag = False,
@@ -90,12 +100,20 @@ def fleet(
     """The cheapest mix of instance types (MILP) that serves a multi-bucket workload within its SLO."""
     from chipwise.planner.fleet import plan_fleet
     from chipwise.planner.fleet_workload import parse_limits
+    from chipwise.pools import fork_available
+    from chipwise.sweep.backends import cpu_count
 
     targets = check_slo(slo_text(slo), required=True)  # --slo is required here: no 'leave it out' in its fix
     check_mode(pricing)  # before the catalog, as plan serve checks it (the region: the planner, before its search)
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
-    with err_console.status("sizing instance types, solving the fleet MILP and replaying it..."):
+    workers = workers or cpu_count()
+    # the searches fork where they can: no spinner thread then, which would keep them from it
+    spinner = transient_spinner(
+        "sizing instance types, solving the fleet MILP and replaying it...",
+        refresh_thread=workers == 1 or not fork_available(),
+    )
+    with spinner:  # on a terminal only, gone once the answer prints
         report = plan_fleet(
             cat,
             model,
@@ -107,12 +125,20 @@ def fleet(
             replay,
             pricing=pricing,
             region=region,
+            workers=workers,
+            tick=spinner.refresh,
         )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})
     else:
         whatif_banner(cat)
         print_fleet(report)
+
+
+def _on(r: dict[str, Any]) -> str:
+    """Where the replayed searches ran, where not in this process alone: ' on 2 processes'."""
+    n = r.get("search_processes", 1)
+    return f" on {n} processes" if n > 1 else ""
 
 
 def request_rate(per_s: float) -> str:
@@ -250,7 +276,7 @@ def print_fleet(r: dict[str, Any]) -> None:
     if replayed:
         console.print(
             f"[bold]{fmt.usd(r['cost_usd_per_hour'])}/hour[/] (steady-state MILP before the simulator check: "
-            f"{fmt.usd(r['steady_state_cost_usd_per_hour'])}/hour); solved in {r['seconds']:.1f} s."
+            f"{fmt.usd(r['steady_state_cost_usd_per_hour'])}/hour); solved in {r['seconds']:.1f} s{_on(r)}."
         )
         console.print(
             "'cap. used' is the share of the steady-state capacity estimate the simulator let each type carry; "
