@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from chipwise.catalog.loader import Catalog
@@ -149,12 +149,13 @@ def _serve_reports(
     provider: str | None = None,
     utilisation: float | None = None,
     disaggregated: bool = True,
+    tick: Callable[[], None] | None = None,
 ) -> list[tuple[list[str], dict[str, Any]]]:
     """plan serve's answers for the load (prefill/decode splits tried where `disaggregated`, as plan serve tries them
     under a rate), priced in `pricing`, `region`, `provider` and `utilisation`, each with the
     hardware it searched: all of it, then each vendor's own for the vendors none of whose options the first search's
     simulated checks passed (the best single-vendor pair needs each vendor's serving fleet; searching every vendor
-    again had taken a 9-chip lifecycle from 9 s to 70 s)."""
+    again had taken a 9-chip lifecycle from 9 s to 70 s); `tick` hears of their progress."""
     hw = hardware(catalog)
     by_vendor: dict[str, list[str]] = {}
     for h in hardware_ids:
@@ -177,6 +178,7 @@ def _serve_reports(
             provider=provider,
             utilisation=utilisation,
             disaggregated=disaggregated,
+            progress=None if tick is None else lambda what, done, total: tick(),
         )
 
     reports = [(list(hardware_ids), serve(hardware_ids))]
@@ -406,9 +408,11 @@ def plan_lifecycle(
     provider: str | None = None,
     utilisation: float | None = None,
     disaggregated: bool = True,
+    tick: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The best (train, serve) pair by `objective` and the best single-vendor one. `workers` > 1: plan train's and plan
-    serve's searches and checks may run side by side in that many processes (plan_training, plan_serving).
+    serve's searches and checks may run side by side in that many processes (plan_training, plan_serving), `tick`
+    called meanwhile (a spinner turned where no thread of its own turns it).
     `serve_kv_precision`: the serving KV cache's format, plan serve's --kv-precision (one format pairs a prefill
     pool and a decode pool whose engines default to different ones). `pricing` and `region`: both sides priced, and
     their energy and carbon reckoned, as plan train and plan serve take them (None: each fleet at its offer's
@@ -442,6 +446,7 @@ def plan_lifecycle(
         provider=provider,
         utilisation=utilisation,
         workers=workers,
+        tick=tick,
     )
     seconds = serve_months * SECONDS_PER_MONTH
     searches = _serve_reports(
@@ -460,6 +465,7 @@ def plan_lifecycle(
         provider,
         utilisation,
         disaggregated,
+        tick,
     )
     reports = [report for _, report in searches]
     serve = reports[0]

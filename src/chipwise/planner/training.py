@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -34,7 +34,7 @@ from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
 from chipwise.perf.device import topology_of
 from chipwise.planner.serving_economics import priced_system
-from chipwise.pools import forked_pool
+from chipwise.pools import forked_pool, waited
 from chipwise.reliability.goodput import (
     RECOVERIES,
     ReliabilityInputs,
@@ -714,13 +714,15 @@ def plan_training(
     recovery: str = "best",
     as_of: str | None = None,
     workers: int = 1,
+    tick: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """Search every listed system and rank them; each row is that system's best plan (and runners-up).
 
     Rows rank by `objective` on expected (goodput-adjusted) figures; see `rank_value`. The economics options
     (`pricing`, `region`, `provider`, `utilisation` for owned fleets, `pue`, `managed`, `recovery`, `as_of`) are
     those of `attach_economics`. `workers` > 1: the systems searched side by side in that many copies of this process
-    where it may fork (pools.fork_safe; else here), the answer the same.
+    where it may fork (pools.fork_safe; else here), the answer the same; `tick` is called every 0.25 s while they
+    work (a spinner turned where no thread of its own turns it).
     """
     one_of(objective, OBJECTIVES, "objective")
     check_mode(pricing)
@@ -789,7 +791,7 @@ def plan_training(
     # side by side in copies of this process where it can fork (pools.forked_pool), each system's rows taken in the
     # order asked for, so the ranking is the same
     with forked_pool(workers, planned) as (submit, _):
-        parts = [part.result() for part in [submit(i) for i in range(len(systems))]]
+        parts = [waited(part, tick or (lambda: None)) for part in [submit(i) for i in range(len(systems))]]
     rows = [row for part in parts for row in part.rows]
     skipped = [part.skipped for part in parts if part.skipped is not None]
     evaluated, feasible = sum(part.evaluated for part in parts), sum(part.feasible for part in parts)

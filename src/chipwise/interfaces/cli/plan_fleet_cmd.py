@@ -29,7 +29,6 @@ from chipwise.interfaces.cli.common import (
     catalog_from,
     compact_table,
     console,
-    err_console,
     print_json,
     print_model_notes,
     projected_banner,
@@ -339,6 +338,7 @@ def lifecycle(
 ) -> None:
     """Train on one fleet, serve on another: the best (train, serve) pair and the best single-vendor plan."""
     from chipwise.planner.lifecycle import OBJECTIVES, plan_lifecycle
+    from chipwise.pools import fork_available
     from chipwise.sweep.backends import cpu_count
 
     tokens = read_count(train_tokens, "--train-tokens")
@@ -347,7 +347,12 @@ def lifecycle(
     check_mode(pricing)  # before the catalog, as plan serve checks it (the region: the planner, before its search)
     cat = catalog_from(catalog_files, sets)
     print_model_notes(cat, model)
-    with err_console.status("ranking training fleets and serving fleets..."):
+    workers = cpu_count()  # plan train's searches, plan serve's searches and checks side by side
+    # they fork where they can: no spinner thread then, which would keep them from it (as plan fleet's)
+    spinner = transient_spinner(
+        "ranking training fleets and serving fleets...", refresh_thread=workers == 1 or not fork_available()
+    )
+    with spinner:
         report = plan_lifecycle(
             cat,
             model,
@@ -362,13 +367,14 @@ def lifecycle(
             train_precision,
             serve_precision,
             objective,
-            workers=cpu_count(),  # plan serve's simulated checks side by side where they are long
+            workers=workers,
             serve_kv_precision=serve_kv_precision,
             pricing=pricing,
             region=region,
             provider=provider,
             utilisation=utilisation,
             disaggregated=not no_disaggregated,
+            tick=spinner.refresh,
         )
     if as_json:
         print_json({**report, "what_if": whatif_lines(cat)})
