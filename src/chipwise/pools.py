@@ -137,13 +137,13 @@ def _worker_start(initializer: Callable[..., Any] | None, initargs: tuple[Any, .
         initializer(*initargs)
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool at once on Ctrl-C: its queued calls cancelled and its workers ended, so that the exit does not
-    wait on calls that take minutes (a serving check's simulation)."""
-    workers = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in workers:
+def _stop(pool: ProcessPoolExecutor, wait: bool = False) -> None:
+    """Stop a pool at once: its workers ended and its queued calls cancelled, so that an exit on Ctrl-C does not wait
+    on calls that take minutes (a serving check's simulation); `wait`: its thread seen out too, so that this process
+    may fork again (fork_safe)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):  # shutdown forgets them
         process.terminate()
+    pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def fork_available() -> bool:
@@ -191,50 +191,41 @@ class _Deferred:
 def forked_pool(workers: int, fn: Callable[..., Any]) -> Iterator[tuple[Callable[..., Pending], int]]:
     """Calls of `fn` side by side in `workers` copies of this process, where fork_safe; else each here, when its
     result is asked for. Yields the function that submits a call of `fn` with the arguments it is given, and the
-    processes the calls run on. A copy inherits `fn` (a closure may be) and what it reads, so only a call's
-    arguments and result are pickled, and it starts in milliseconds where a spawned interpreter imports chipwise
-    again (spawned_pool, about 0.5 s)."""
+    processes the calls run on; the caller waits on every call it makes (forked_ahead ends the copies at the exit).
+    A copy inherits `fn` (a closure may be) and what it reads, so only a call's arguments and result are pickled,
+    and it starts in milliseconds where a spawned interpreter imports chipwise again (spawned_pool, about 0.5 s)."""
     workers = int(workers)  # 4.0 from a Python caller sizes no pool
     if workers < 2 or not fork_safe():
         yield (lambda *args: _Deferred(fn, args)), 1
         return
-    _INHERITED.append(fn)
-    try:
-        context = multiprocessing.get_context("fork")
-        # with fork, the pool makes its copies at the first call, before the thread that manages them starts
-        with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_start, initargs=(None, ())) as pool:
-            try:
-                yield (lambda *args: pool.submit(_call_inherited, *args)), workers
-            except KeyboardInterrupt:
-                _stop(pool)
-                raise
-    finally:
-        _INHERITED.pop()
+    with forked_ahead(workers, fn) as submit:
+        yield submit, workers
 
 
 @contextmanager
 def forked_ahead(workers: int, fn: Callable[..., Any]) -> Iterator[Callable[..., Future[Any]]]:
-    """Calls of `fn` on `workers` copies of this process (the caller has checked fork_safe), for work started ahead
-    of its need: yields the function that submits a call; at the exit the copies are ended, whatever they are still
-    running (the caller does that work itself where it still needs it). As forked_pool, a copy inherits `fn`."""
+    """Calls of `fn` on `workers` copies of this process (the caller has checked fork_safe): yields the function that
+    submits a call; at the exit, and on Ctrl-C, the copies are ended, whatever they are still running (work started
+    ahead of its need, which the caller does itself where it still needs it). A copy inherits `fn`, as
+    forked_pool's."""
     _INHERITED.append(fn)
     try:
         context = multiprocessing.get_context("fork")
+        # with fork, the pool makes its copies at the first call, before the thread that manages them starts
         pool = ProcessPoolExecutor(int(workers), mp_context=context, initializer=_worker_start, initargs=(None, ()))
         try:
             yield lambda *args: pool.submit(_call_inherited, *args)
         finally:
-            for process in list((getattr(pool, "_processes", None) or {}).values()):
-                process.terminate()
-            # its calls not started cancelled, and its thread seen out, so that this process may fork again
-            pool.shutdown(wait=True, cancel_futures=True)
+            _stop(pool, wait=True)
     finally:
         _INHERITED.pop()
 
 
-def waited(future: Pending, tick: Callable[[], None], every: float = 0.25) -> Any:
-    """A future's result, with `tick` called every `every` seconds while it runs (a progress bar's elapsed time kept
-    moving where no thread of its own refreshes it: fork_safe)."""
+def waited(future: Pending, tick: Callable[[], None] | None, every: float = 0.25) -> Any:
+    """A future's result, with `tick` (where given) called every `every` seconds while it runs (a progress bar's
+    elapsed time kept moving where no thread of its own refreshes it: fork_safe)."""
+    if tick is None:
+        return future.result()
     while True:
         try:
             return future.result(timeout=every)

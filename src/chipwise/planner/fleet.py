@@ -57,8 +57,8 @@ from chipwise.planner.fleet_replay import (
     InstanceType,
     SettledFleet,
     confirmed_fleet,
-    confirming_runs,
     remember_replays,
+    replay_runs,
     replays_run,
     settle_fleet,
     still_missing_note,
@@ -392,7 +392,7 @@ def _cheapest_settled(
     slo: Mapping[str, float],
     settled: SettledFleet,
     workers: int = 1,
-    tick: Callable[[], None] = lambda: None,
+    tick: Callable[[], None] | None = None,
 ) -> SettledFleet:
     """The answer among the fleet `settled` on over all the types and those settled on over each chip's types
     alone: the one confirmed_fleet picks of those that met the SLO in replay, else, where none did, the best of
@@ -413,7 +413,9 @@ def _cheapest_settled(
     # the fleets' confirming runs ahead side by side where they may be (_run_ahead), those of the cheapest awaited
     # and as many more as run beside them (the cheapest's one run had been awaited alone, and the next fleet's,
     # ended half done, run again here when the cheapest missed)
-    runs = [[run for _, run in confirming_runs(catalog, model, types, s.sol, buckets, slo)] for s in to_confirm(found)]
+    runs = [
+        [run for _, run in replay_runs(catalog, model, types, s.sol, buckets, slo, True)] for s in to_confirm(found)
+    ]
     every = [run for own in runs for run in own]
     _run_ahead(catalog, every, min(len(every), max(len(runs[0]) if runs else 0, workers)), workers, tick)
     return confirmed_fleet(catalog, model, types, problem, buckets, slo, found) or settled
@@ -428,30 +430,8 @@ def _chip_groups(types: Sequence[InstanceType]) -> list[list[int]]:
     return list(groups.values()) if len(groups) > 1 else []
 
 
-def _settled_over_all(
-    catalog: Catalog,
-    model: ModelSpec,
-    types: list[InstanceType],
-    problem: FleetProblem,
-    buckets: list[Bucket],
-    slo: Mapping[str, float],
-    replay: bool,
-    workers: int,
-    tick: Callable[[], None],
-) -> tuple[SettledFleet, int]:
-    """The fleet settle_fleet settles on over all the types, and the processes its search ran on: where it may, in
-    a copy of this process while others run ahead each chip's search alone (_cheapest_settled's, with no fleet to
-    beat yet: _run_ahead)."""
-    whole = partial(settle_fleet, catalog, model, types, problem, buckets, slo, replay)
-    groups = _chip_groups(types) if replay else []
-    alone = [partial(settle_fleet, catalog, model, types, problem, buckets, slo, True, own) for own in groups]
-    (settled,), processes = _run_ahead(catalog, [whole, *alone], 1, workers, tick)
-    # here where it did not run in a copy, or met an error there (met again here, on the replays run so far)
-    return settled or settle_fleet(catalog, model, types, problem, buckets, slo, replay), processes
-
-
 def _run_ahead(
-    catalog: Catalog, works: Sequence[Callable[[], Any]], needed: int, workers: int, tick: Callable[[], None]
+    catalog: Catalog, works: Sequence[Callable[[], Any]], needed: int, workers: int, tick: Callable[[], None] | None
 ) -> tuple[list[Any], int]:
     """The first `needed` works' results (None where one ended in an error or nothing ran), and the processes they
     ran on: with `workers` > 1, where this process may fork (pools.fork_safe) and there are two works or more, every
@@ -575,11 +555,10 @@ def plan_fleet(
     """The cheapest fleet mix for the workload within the SLO, checked by simulation; each instance type priced in
     `pricing` (plan serve's modes: on-demand, capacity-block, reserved-1y, reserved-3y, spot, owned) and `region`
     (None: each offer at its own region), as plan serve's ranking prices a fleet. `workers` > 1: the searches run
-    side by side in that many copies of this process where it may fork (_settled_over_all), `tick` called every
+    side by side in that many copies of this process where it may fork (_run_ahead), `tick` called every
     0.25 s meanwhile (a spinner turned where no thread of its own turns it); the answer is the same."""
     start = time.perf_counter()
     check_workers(workers)
-    tick = tick or (lambda: None)
     if not slo:
         raise ChipwiseError("plan fleet needs an SLO. Fix: pass --slo ttft_p99=2s,tpot_p99=50ms.")
     slo = check_slo(slo)
@@ -592,8 +571,15 @@ def plan_fleet(
     limits = _checked_limits(limits, systems)
     types, skipped = _offered_types(catalog, model, systems, buckets, slo, precision, pricing, region)
     problem = _fleet_problem(types, buckets, limits)
+    whole = partial(settle_fleet, catalog, model, types, problem, buckets, slo, replay)
+    alone = [partial(settle_fleet, catalog, model, types, problem, buckets, slo, True, own) for own in
+             (_chip_groups(types) if replay else [])]  # fmt: skip
     try:
-        settled, processes = _settled_over_all(catalog, model, types, problem, buckets, slo, replay, workers, tick)
+        # the search over all the types in a copy of this process while others run each chip's search alone ahead
+        # (_cheapest_settled's, with no fleet to beat yet); here where it ran in none, or met an error there (met
+        # again here, on the replays run so far)
+        (settled,), processes = _run_ahead(catalog, [whole, *alone], 1, workers, tick)
+        settled = settled or whole()
     except NoFleetError:
         raise
     except InfeasibleError as exc:  # limits that cannot carry the demand: no fleet, not bad input (it had exited 2)

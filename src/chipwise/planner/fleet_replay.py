@@ -313,21 +313,25 @@ def replay_seed(t: InstanceType) -> int:
     return zlib.crc32(t.name.encode()) & 0x7FFFFFFF
 
 
-def _replay_fleet(
+def replay_runs(
     catalog: Catalog,
     model: ModelSpec,
     types: Sequence[InstanceType],
     sol: FleetSolution,
     buckets: Sequence[Bucket],
     slo: Mapping[str, float],
-) -> dict[int, dict[str, Any]]:
-    """Each instance type the solution runs, simulated with the traffic routed to it (seeded by its name, so a type
-    replays alike in any search that offers it)."""
-    return {
-        i: _replay(catalog, model, types[i], int(n), sol.assignment[i], buckets, slo, seed=replay_seed(types[i]))
-        for i, n in enumerate(sol.counts)
-        if n > 0
-    }
+    confirm: bool = False,
+) -> list[tuple[int, Callable[[], dict[str, Any]]]]:
+    """Each instance type the solution runs, with the replay of the traffic routed to it, seeded by its name so that
+    a type replays alike in any search that offers it (`confirm`: the run that confirms it, _replay's)."""
+    runs: list[tuple[int, Callable[[], dict[str, Any]]]] = []
+    for i in np.flatnonzero(sol.counts):
+        t, n = types[int(i)], int(sol.counts[i])
+        run = partial(
+            _replay, catalog, model, t, n, sol.assignment[i], buckets, slo, seed=replay_seed(t), confirm=confirm
+        )
+        runs.append((int(i), run))
+    return runs
 
 
 def _top_up(
@@ -440,11 +444,9 @@ def _cheaper_alternative(
         except InfeasibleError:
             return None
         replays: dict[int, dict[str, Any]] = {}
-        for i in np.flatnonzero(alt.counts):  # each type as _replay_fleet replays it, up to the first that misses
-            t = types[int(i)]
-            replays[int(i)] = _replay(catalog, model, t, int(alt.counts[i]), alt.assignment[i], buckets, slo,
-                                      seed=replay_seed(t))  # fmt: skip
-            if not replays[int(i)]["slo_met"]:
+        for i, run in replay_runs(catalog, model, types, alt, buckets, slo):  # up to the first that misses
+            replays[i] = run()
+            if not replays[i]["slo_met"]:
                 break
         else:
             return SettledFleet(alt, replays, np.ones_like(problem.capacity), None, settled.steady_cost)
@@ -495,6 +497,11 @@ def settle_fleet(
     # The MILP packs instances to their steady-state capacity; queueing at that load can break the tail targets.
     # So: replay each chosen type in the simulator, derate the capacity of those that miss the SLO, and re-solve.
     derate = np.ones_like(problem.capacity)  # per (type, bucket): the share of its capacity the simulator allows
+
+    def replay_fleet(fleet: FleetSolution) -> dict[int, dict[str, Any]]:
+        """Each instance type the fleet runs, simulated with the traffic routed to it (replay_runs)."""
+        return {i: run() for i, run in replay_runs(catalog, model, types, fleet, buckets, slo)}
+
     sol = solve(problem)
     steady_cost = sol.cost_per_hour
     if replay and steady_cost >= beat - 1e-9:
@@ -505,7 +512,7 @@ def settle_fleet(
     met = not replay
     failed: list[np.ndarray] = []  # the instance counts whose replay missed
     for _ in range(CALIBRATION_ROUNDS if replay else 0):
-        replays, replayed = _replay_fleet(catalog, model, types, sol, buckets, slo), sol
+        replays, replayed = replay_fleet(sol), sol
         failing = [i for i, r in replays.items() if not r["slo_met"]]
         if not failing:
             met = True
@@ -533,14 +540,14 @@ def settle_fleet(
             break
         if cheaper.cost_per_hour >= sol.cost_per_hour - 1e-9:
             break
-        trial_replays = _replay_fleet(catalog, model, types, cheaper, buckets, slo)
+        trial_replays = replay_fleet(cheaper)
         if not all(r["slo_met"] for r in trial_replays.values()):
             failed.append(cheaper.counts)
             break
         derate, sol, replays, replayed = trial, cheaper, trial_replays, cheaper
     if replay and replayed is not sol:
         # the rounds ran out right after a re-solve: report the fleet that was chosen, simulated as it is
-        replays = _replay_fleet(catalog, model, types, sol, buckets, slo)
+        replays = replay_fleet(sol)
     if replay and note is None:
         sol, replays = _top_up(catalog, model, types, problem, sol, replays, buckets, slo)
     settled = SettledFleet(sol, replays, derate, note, steady_cost)
@@ -565,23 +572,6 @@ def to_confirm(found: Sequence[SettledFleet]) -> list[SettledFleet]:
     return tried
 
 
-def confirming_runs(
-    catalog: Catalog,
-    model: ModelSpec,
-    types: Sequence[InstanceType],
-    sol: FleetSolution,
-    buckets: Sequence[Bucket],
-    slo: Mapping[str, float],
-) -> list[tuple[int, Callable[[], dict[str, Any]]]]:
-    """Each instance type of a fleet, with the run that confirms it (_replay's `confirm`)."""
-    runs: list[tuple[int, Callable[[], dict[str, Any]]]] = []
-    for i in np.flatnonzero(sol.counts):
-        t, n = types[int(i)], int(sol.counts[i])
-        run = partial(_replay, catalog, model, t, n, sol.assignment[i], buckets, slo, seed=replay_seed(t), confirm=True)
-        runs.append((int(i), run))
-    return runs
-
-
 def confirmed_fleet(
     catalog: Catalog,
     model: ModelSpec,
@@ -598,7 +588,7 @@ def confirmed_fleet(
     cheapest: SettledFleet | None = None
     for s in to_confirm(found):
         replays: dict[int, dict[str, Any]] = {}
-        for i, run in confirming_runs(catalog, model, types, s.sol, buckets, slo):
+        for i, run in replay_runs(catalog, model, types, s.sol, buckets, slo, confirm=True):
             replays[i] = run()
             if not replays[i]["slo_met"] and cheapest is not None:
                 break  # the cheapest fleet's misses are all shown, a dearer one's first decides

@@ -791,7 +791,7 @@ def plan_training(
     # side by side in copies of this process where it can fork (pools.forked_pool), each system's rows taken in the
     # order asked for, so the ranking is the same
     with forked_pool(workers, planned) as (submit, _):
-        parts = [waited(part, tick or (lambda: None)) for part in [submit(i) for i in range(len(systems))]]
+        parts = [waited(part, tick) for part in [submit(i) for i in range(len(systems))]]
     rows = [row for part in parts for row in part.rows]
     skipped = [part.skipped for part in parts if part.skipped is not None]
     evaluated, feasible = sum(part.evaluated for part in parts), sum(part.feasible for part in parts)
