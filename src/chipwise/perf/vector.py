@@ -4,6 +4,8 @@ combinations, so this turns O(rows x work) into O(rows) gathers plus O(combinati
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from chipwise.types import IntArray
@@ -19,8 +21,8 @@ def _codes(col: IntArray) -> tuple[IntArray, int]:
         uniq, inv = np.unique(col, return_inverse=True)
         return inv.astype(np.int64), int(uniq.size)
     present = np.bincount(col, minlength=top) > 0
-    lut = np.cumsum(present) - 1
-    return lut[col].astype(np.int64), int(present.sum())
+    lut = np.cumsum(present, dtype=np.int64) - 1
+    return lut[col], int(present.sum())
 
 
 def factorize(*cols: IntArray) -> tuple[IntArray, IntArray]:
@@ -33,6 +35,15 @@ def factorize(*cols: IntArray) -> tuple[IntArray, IntArray]:
     first = np.full(count, -1, dtype=np.int64)
     first[inverse[::-1]] = np.arange(inverse.size - 1, -1, -1, dtype=np.int64)  # the first row of each combination
     return inverse, first
+
+
+def per_value(fn: Callable[[IntArray], IntArray], col: IntArray) -> IntArray:
+    """fn(col) for an elementwise integer function, worked out once per value through a lookup table where the
+    values are small against the column (np.gcd and np.lcm take some 16 ms for a million rows, a gather 1 ms)."""
+    col = np.asarray(col, dtype=np.int64)
+    if col.ndim != 1 or not col.size or int(col.min()) < 0 or int(col.max()) >= col.size:
+        return fn(col)
+    return fn(np.arange(int(col.max()) + 1, dtype=np.int64))[col]
 
 
 def divisors(n: int) -> list[int]:

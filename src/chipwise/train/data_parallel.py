@@ -21,7 +21,7 @@ the micro-batches, and reduce-scatters them once, behind the last backward. Re-g
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
+from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.types import Array, IntArray
 
@@ -91,6 +92,56 @@ def shards(plans: PlanArrays, topo: Topology) -> Shards:
     return Shards(dense, expert, expert_stride, zero_dense, zero_expert)
 
 
+@dataclass(frozen=True)
+class _DpGroups:
+    """The groups a step's data-parallel collectives run over (None where no plan has them) and their sizes."""
+
+    shards: Shards
+    dense: coll.Group
+    expert: coll.Group | None
+    zero: coll.Group  # the ZeRO state's shard groups: the dense group's unless hybrid FSDP
+    zero_expert: coll.Group | None
+    across: coll.Group | None  # hybrid FSDP's replicas, across the shard groups
+    expert_across: coll.Group | None
+
+
+def _dp_groups(plans: PlanArrays, topo: Topology, ranks: IntArray | None, experts: bool, hybrid: bool) -> _DpGroups:
+    """Every group dp_time prices, placed once per distinct (tp, cp, dp, ep, hsdp, ranks), on which they depend
+    alone, and read back for every plan (one pass over a million plans where each group's had been one of its own)."""
+    inverse = None
+    if len(plans) > FACTORIZE_MIN_ROWS:
+        jobs = np.broadcast_to(np.asarray(0 if ranks is None else ranks, dtype=np.int64), (len(plans),))
+        inverse, first = factorize(plans.tp, plans.cp, plans.dp, plans.ep, plans.hsdp, jobs)
+        plans, ranks = plans.take(first), None if ranks is None else jobs[first]
+    sh = shards(plans, topo)
+    dense = coll.group(sh.dense, plans.tp, topo, ranks)
+    expert = coll.group(sh.expert, sh.expert_stride, topo, ranks) if experts else None
+    zero, zero_expert, across, expert_across = dense, expert, None, None
+    if hybrid:
+        zero = coll.group(sh.zero_dense, plans.tp, topo, ranks)
+        across = coll.group(np.maximum(sh.dense // sh.zero_dense, 1), plans.tp * sh.zero_dense, topo, ranks)
+    if hybrid and experts:
+        zero_expert = coll.group(sh.zero_expert, sh.expert_stride, topo, ranks)
+        replicas = np.maximum(sh.expert // sh.zero_expert, 1)
+        expert_across = coll.group(replicas, sh.expert_stride * sh.zero_expert, topo, ranks)
+    if inverse is None:
+        return _DpGroups(sh, dense, expert, zero, zero_expert, across, expert_across)
+
+    def read(g: coll.Group | None) -> coll.Group | None:
+        return None if g is None else coll.PerRow(g, inverse)
+
+    whole = Shards(*(getattr(sh, f.name)[inverse] for f in fields(Shards)))
+    return _DpGroups(
+        whole,
+        coll.PerRow(dense, inverse),
+        read(expert),
+        coll.PerRow(zero, inverse),
+        read(zero_expert),
+        read(across),
+        read(expert_across),
+    )
+
+
 def dp_time(
     dense: Array,
     expert: Array,
@@ -117,15 +168,15 @@ def dp_time(
     and updated beside the dense ones (at adapter_weight_bytes), on the dense parameters' group; a LoRA step had
     reduced no gradient at all. `ranks`, each plan's own ranks, places its groups as they are packed
     (perf.collectives.place_group)."""
-    sh = shards(plans, topo)
     ov = dev.eff.dp_overlap
     t = 1.0 if trainable else 0.0
     gb = grad_bytes(precision)
     # a dense model launches no expert collective (an empty one would cost its latency), nor are its groups placed
     has_experts = expert > 0
     any_experts = bool(has_experts.any())
-    dense_group = coll.group(sh.dense, plans.tp, topo, ranks)
-    expert_group = coll.group(sh.expert, sh.expert_stride, topo, ranks) if any_experts else None
+    hybrid = bool(np.any(plans.hsdp))
+    groups = _dp_groups(plans, topo, ranks, any_experts, hybrid)
+    sh, dense_group, expert_group = groups.shards, groups.dense, groups.expert
 
     lora = np.zeros_like(dense) if adapters is None else np.asarray(adapters, dtype=np.float64)
     ab = adapter_weight_bytes(precision)
@@ -155,23 +206,14 @@ def dp_time(
     # The routed experts are sharded over their own group, as memory.py holds them and ZeRO-1/2 reduce them: with
     # EP8 on 8-GPU nodes it is one rank a node, so their gathers cross the network (on the dense group, 8 of a
     # node, they had priced ZeRO-3 below ZeRO-1)
-    hybrid = bool(np.any(plans.hsdp))
-    zero_group = coll.group(sh.zero_dense, plans.tp, topo, ranks) if hybrid else dense_group
-    zero_expert_group = (
-        coll.group(sh.zero_expert, sh.expert_stride, topo, ranks) if hybrid and any_experts else expert_group
-    )
+    zero_group, zero_expert_group = groups.zero, groups.zero_expert
     fsdp_ag = both(coll.all_gather, weight_bytes, zero_group, zero_expert_group, lora * ab)
     fsdp_rs = both(coll.reduce_scatter, t * gb, zero_group, zero_expert_group, lora * gb)
     cross = np.zeros_like(fsdp_ag)
-    if hybrid:
-        replicas = np.maximum(sh.dense // sh.zero_dense, 1)
-        across = coll.group(replicas, plans.tp * sh.zero_dense, topo, ranks)
-        cross = coll.all_reduce((t * dense + lora) * gb / sh.zero_dense, across)
-    if hybrid and any_experts:
-        expert_replicas = np.maximum(sh.expert // sh.zero_expert, 1)
-        expert_grads = t * expert * gb / sh.zero_expert
-        expert_across = coll.group(expert_replicas, sh.expert_stride * sh.zero_expert, topo, ranks)
-        on_experts = coll.all_reduce(expert_grads, expert_across)
+    if groups.across is not None:
+        cross = coll.all_reduce((t * dense + lora) * gb / sh.zero_dense, groups.across)
+    if groups.expert_across is not None:
+        on_experts = coll.all_reduce(t * expert * gb / sh.zero_expert, groups.expert_across)
         cross = cross + np.where(has_experts, on_experts, 0.0)
     # one all-gather or reduce-scatter per FSDP unit, a layer of the stage, each paying the group's latency, where one
     # latency had stood for all of a rank's weights: Llama 3.1 405B at TP4 DP131072 on GB200 had exposed 0.0047 s a

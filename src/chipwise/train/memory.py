@@ -161,9 +161,15 @@ def optimizer_bytes(precision: str) -> float:
 
 
 def memory_per_rank(
-    model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays
+    model: ModelSpec,
+    job: TrainingJob,
+    dev: Device,
+    topo: Topology,
+    plans: PlanArrays,
+    params: tuple[Array, Array] | None = None,
 ) -> MemoryBreakdown:
-    dense, expert = local_params(model, plans)
+    """Bytes a rank holds at its peak, by kind; `params`, the plans' local_params where the caller has them."""
+    dense, expert = local_params(model, plans) if params is None else params
     sh = shards(plans, topo)
     z = plans.zero
     shard_dense = np.where(z >= 1, sh.zero_dense, 1).astype(np.float64)

@@ -31,6 +31,7 @@ Communication per layer and micro-batch (bf16 activations of T tokens x h):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,7 +43,7 @@ from chipwise.perf import collectives as coll
 from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.serving import streamed_gemm_time
-from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
+from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize, per_value
 from chipwise.train.data_parallel import FP32_PRECISIONS, dp_time, expert_tp
 from chipwise.train.lora import local_adapter_params
 from chipwise.train.memory import (
@@ -260,7 +261,7 @@ def _reach(plans: PlanArrays, topo: Topology, ranks: IntArray) -> IntArray:
     third)."""
     d = topo.domain_ranks
     blocks = (plans.tp, plans.tp * plans.cp, plans.ep)
-    reach = np.maximum.reduce([np.lcm(np.asarray(b, dtype=np.int64), d) for b in blocks])
+    reach = functools.reduce(np.maximum, [per_value(lambda v: np.lcm(v, d), b) for b in blocks])
     return np.asarray(np.minimum(ranks, reach), dtype=np.int64)
 
 
@@ -314,30 +315,37 @@ def stage_costs(
         compute = lay.matmul_fwd * (1.0 + bwd_gemm + re_matmul)
         attention = lay.attn_fwd * (1.0 + 2.5 + re_attn)
         elementwise = lay.elem_fwd * (1.0 + 2.0 + re_elem)
-        busy = compute + attention + elementwise
+        fwd = lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd
         per_mb["compute"] += k * compute
         per_mb["attention"] += k * attention
         per_mb["memory_bound"] += k * elementwise
         per_mb["tp_comm"] += k * lay.tp_fwd * (2.0 + re_matmul) * (1.0 - eff.tp_overlap)
-        ep_traffic = lay.ep_fwd * (2.0 + re_matmul)
-        ep_hidden = np.minimum(ep_traffic, eff.ep_overlap * busy)
-        per_mb["ep_comm"] += k * (ep_traffic - ep_hidden)
-        # the compute that hides the all-to-all hides it in the forward and the backward by their shares of it
-        fwd_share = np.divide(lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd, busy, out=np.zeros(n), where=busy > 0)
-        ep_hidden_fwd += k * ep_hidden * fwd_share
-        ep_hidden_bwd += k * ep_hidden * (1.0 - fwd_share)
-        # full recompute reruns the ring attention too (Megatron checkpoints the whole layer): cp - 1 more K/V
-        # exchanges, behind one more attention forward
-        cp_traffic = lay.cp_fwd * (3.0 + re_matmul)
-        per_mb["cp_comm"] += k * np.maximum(0.0, cp_traffic - lay.attn_fwd * (3.5 + re_attn))
-        fwd_mb += k * (lay.matmul_fwd + lay.attn_fwd + lay.elem_fwd)
+        if np.any(lay.ep_fwd):  # an expert all-to-all: none in a dense layer, nor at EP1
+            busy = compute + attention + elementwise
+            ep_traffic = lay.ep_fwd * (2.0 + re_matmul)
+            ep_hidden = np.minimum(ep_traffic, eff.ep_overlap * busy)
+            per_mb["ep_comm"] += k * (ep_traffic - ep_hidden)
+            # the compute that hides the all-to-all hides it in the forward and the backward by their shares of it
+            fwd_share = np.divide(fwd, busy, out=np.zeros(n), where=busy > 0)
+            ep_hidden_fwd += k * ep_hidden * fwd_share
+            ep_hidden_bwd += k * ep_hidden * (1.0 - fwd_share)
+        if np.any(lay.cp_fwd):  # a context-parallel ring
+            # full recompute reruns the ring attention too (Megatron checkpoints the whole layer): cp - 1 more K/V
+            # exchanges, behind one more attention forward
+            cp_traffic = lay.cp_fwd * (3.0 + re_matmul)
+            per_mb["cp_comm"] += k * np.maximum(0.0, cp_traffic - lay.attn_fwd * (3.5 + re_attn))
+        fwd_mb += k * fwd
         bwd_mb += k * (lay.matmul_fwd * bwd_gemm + lay.attn_fwd * 2.5 + lay.elem_fwd * 2.0)
-    # LM head and loss on the last stage (the embedding lookup on the first stage costs nothing comparable)
-    tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
-    tp = plans.tp.astype(np.float64)
+    # LM head and loss on the last stage (the embedding lookup on the first stage costs nothing comparable), priced
+    # per distinct (tp, cp, mb) as the layers are
+    tokens = sub.mb.astype(np.float64) * job.seq_len / sub.cp
+    tp = sub.tp.astype(np.float64)
     head_gemm = gemm_time(tokens, model.vocab / tp, model.embed_width, dev, head_precision(job.precision))
+    head_memory = memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
+    if inverse is not None:
+        head_gemm, head_memory = head_gemm[inverse], head_memory[inverse]
     per_mb["compute"] += head * head_gemm * (1.0 + bwd_gemm)
-    per_mb["memory_bound"] += head * memory_time(tokens * model.vocab / tp * 4.0 * 3.0, dev, kernels=4.0)
+    per_mb["memory_bound"] += head * head_memory
     return StageCosts(per_mb, fwd_mb, bwd_mb, ep_hidden_fwd, ep_hidden_bwd)
 
 
@@ -376,6 +384,18 @@ def pipeline_hand_off(activation: Array, plans: PlanArrays, topo: Topology, rank
     return np.asarray(send + np.where(plans.sp > 0, 0.0, gather), dtype=np.float64)
 
 
+def _hand_offs(model: ModelSpec, job: TrainingJob, plans: PlanArrays, topo: Topology, ranks: IntArray) -> Array:
+    """pipeline_hand_off of each plan's micro-batch activation, priced once per distinct (tp, cp, dp, pp, mb, sp,
+    ranks), all it depends on (the ZeRO stage, recompute, interleaving and sharding repeat it)."""
+    inverse = None
+    if len(plans) > FACTORIZE_MIN_ROWS:
+        inverse, first = factorize(plans.tp, plans.cp, plans.dp, plans.pp, plans.mb, plans.sp, ranks)
+        plans, ranks = plans.take(first), ranks[first]
+    tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
+    hand_off = pipeline_hand_off(tokens * model.hidden * act_bytes(job.precision), plans, topo, ranks)
+    return hand_off if inverse is None else hand_off[inverse]
+
+
 def train_step(
     model: ModelSpec, job: TrainingJob, dev: Device, topo: Topology, plans: PlanArrays, chips: int
 ) -> StepResult:
@@ -401,10 +421,8 @@ def train_step(
         ranks=plan_ranks,
     )
     per_mb, fwd_mb, bwd_mb = stage.per_mb, stage.fwd, stage.bwd
-    tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
-
     # pipeline hand-offs: forward activation and backward gradient, per virtual stage
-    hand_off = pipeline_hand_off(tokens * model.hidden * act_bytes(prec), plans, topo, _reach(plans, topo, plan_ranks))
+    hand_off = _hand_offs(model, job, plans, topo, _reach(plans, topo, plan_ranks))
     pp_comm = np.where(plans.pp > 1, 2.0 * vpp * hand_off, 0.0)
     overhead_mb = eff.layer_overhead_s * on_stage + eff.microbatch_overhead_s
 
@@ -430,7 +448,7 @@ def train_step(
         ranks=plan_ranks,
     )
     step = m * (t_mb - pp_hidden) + bubble + dp_comm + optimizer + eff.step_overhead_s
-    mem = memory_per_rank(model, job, dev, topo, plans)
+    mem = memory_per_rank(model, job, dev, topo, plans, (dense, expert))
     feasible = mem.total <= dev.hbm_capacity
 
     tps = float(job.global_batch * job.seq_len) / step
