@@ -6,6 +6,7 @@ direct path, figure for figure; and the helpers that path stands on (perf.vector
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
 
 import numpy as np
 import pytest
@@ -75,18 +76,7 @@ def test_a_group_placed_per_distinct_row_reads_as_one_placed_per_row(hw: Hardwar
     assert isinstance(big, coll.PerRow)
     assert "slope_rs" not in vars(big)  # nothing gathered before it is read
     each = [coll.group(size[i : i + 1000], stride[i : i + 1000], topo, ranks[i : i + 1000]) for i in range(0, n, 1000)]
-    for name in (
-        "size",
-        "n_in",
-        "n_out",
-        "bw_in",
-        "bw_out",
-        "slope_rs",
-        "intercept_rs",
-        "intercept_ar",
-        "steps_in",
-        "a2a_hops",
-    ):
+    for name in (f.name for f in fields(coll.Group)):
         np.testing.assert_array_equal(getattr(big, name), np.concatenate([getattr(g, name) for g in each]))
     assert "slope_rs" in vars(big)  # kept once read
     with pytest.raises(AttributeError):
