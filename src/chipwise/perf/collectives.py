@@ -59,7 +59,7 @@ def split_group(size: IntArray | int, stride: IntArray | int, topo: Topology) ->
     n_in the largest divisor of the size that a domain holds by count, max{d : d | size, d <= D // stride}, its
     straddle priced where the shard group is placed (group). A group no larger than a domain stays whole, n_out = 1:
     HSDP applies only past a domain (train.plans), and a serving replica's group (perf.serving) is placed on its
-    own from a domain's first rank. Worked out once per distinct (size, cap)."""
+    own from a domain's first rank. Worked out once per distinct (size, stride)."""
     size, stride = np.broadcast_arrays(_as_int(size), np.maximum(_as_int(stride), 1))
     inverse, first = factorize(size.ravel(), stride.ravel())
     size_of, stride_of = size.ravel()[first], stride.ravel()[first]
