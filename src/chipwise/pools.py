@@ -151,6 +151,12 @@ def fork_available() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def may_fork(workers: int) -> bool:
+    """Whether work given `workers` processes may run in copies of this one (more than one, and a platform with fork):
+    a terminal's progress display then turns without a thread of its own, which would keep it from forking."""
+    return workers > 1 and fork_available()
+
+
 def fork_safe() -> bool:
     """Whether workers may start as copies of this process (fork): the platform has fork, and no other thread runs
     here (a progress bar's refresh, a web server's requests), which could hold a lock, a stream's or a console's,

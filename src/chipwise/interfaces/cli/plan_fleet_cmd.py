@@ -99,7 +99,7 @@ def fleet(
     """The cheapest mix of instance types (MILP) that serves a multi-bucket workload within its SLO."""
     from chipwise.planner.fleet import plan_fleet
     from chipwise.planner.fleet_workload import parse_limits
-    from chipwise.pools import fork_available
+    from chipwise.pools import may_fork
     from chipwise.sweep.backends import cpu_count
 
     targets = check_slo(slo_text(slo), required=True)  # --slo is required here: no 'leave it out' in its fix
@@ -110,7 +110,7 @@ def fleet(
     # the searches fork where they can: no spinner thread then, which would keep them from it
     spinner = transient_spinner(
         "sizing instance types, solving the fleet MILP and replaying it...",
-        refresh_thread=workers == 1 or not fork_available(),
+        refresh_thread=not may_fork(workers),
     )
     with spinner:  # on a terminal only, gone once the answer prints
         report = plan_fleet(
@@ -338,7 +338,7 @@ def lifecycle(
 ) -> None:
     """Train on one fleet, serve on another: the best (train, serve) pair and the best single-vendor plan."""
     from chipwise.planner.lifecycle import OBJECTIVES, plan_lifecycle
-    from chipwise.pools import fork_available
+    from chipwise.pools import may_fork
     from chipwise.sweep.backends import cpu_count
 
     tokens = read_count(train_tokens, "--train-tokens")
@@ -349,9 +349,7 @@ def lifecycle(
     print_model_notes(cat, model)
     workers = cpu_count()  # plan train's searches, plan serve's searches and checks side by side
     # they fork where they can: no spinner thread then, which would keep them from it (as plan fleet's)
-    spinner = transient_spinner(
-        "ranking training fleets and serving fleets...", refresh_thread=workers == 1 or not fork_available()
-    )
+    spinner = transient_spinner("ranking training fleets and serving fleets...", refresh_thread=not may_fork(workers))
     with spinner:
         report = plan_lifecycle(
             cat,

@@ -257,7 +257,7 @@ def serve(
     """The cheapest fleet and configuration that serves a load within its SLO, per chip and overall."""
     from chipwise.interfaces.cli.plan_serve_views import print_plan_serve
     from chipwise.planner.serving_plan import check_split_load, plan_serving
-    from chipwise.pools import fork_available
+    from chipwise.pools import may_fork
     from chipwise.sweep.backends import cpu_count
 
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
@@ -277,7 +277,7 @@ def serve(
     )
     workers = workers or cpu_count()
     # the search and the checks fork where they can: no bar thread then, which would keep them from it
-    bar, task = transient_bar("plan serve", refresh_thread=workers == 1 or not fork_available())
+    bar, task = transient_bar("plan serve", refresh_thread=not may_fork(workers))
 
     def tell(what: str, done: int, total: int) -> None:
         bar.update(task, description=what, completed=done, total=total, refresh=True)
