@@ -1,10 +1,11 @@
-"""The README's held-out passage, written by scripts/write_accuracy.py from the reports its held-out table is
-written from (the README's figures had drifted from docs/accuracy.md's table)."""
+"""The README's accuracy passage, written by scripts/write_accuracy.py from the reports docs/accuracy.md's tables are
+written from (the README's figures had drifted from them twice: the held-out files' and then the opening figures)."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -63,6 +64,33 @@ def test_counts_spans_and_single_files_come_from_the_reports() -> None:
     assert "(throughput 10.0-18.8%, TPOT 10.0-21.3%, TTFT 10.0-40.7% per file)" in text
     assert "1,578 TTFT and TPOT sweep points" in text and "(TPOT 22.2%, TTFT 35.8%)" in text
     assert "batch-1 first-token latencies (13.0%)" in text
+
+
+def test_the_headline_quotes_the_bounds_tables_figures() -> None:
+    """By hand from made-up reports: counts as given, MAPEs to one decimal."""
+    train = {"summary": {"rows_total": 40, "rows_predicted": 36, "mape_pct": 9.86, "median_ape_pct": 6.25}}
+    serve = _report(30, **{TPUT: (20.77, 30), TPOT: (14.96, 12), TTFT: (29.04, 12)})
+    assert wa.readme_headline(train, serve).startswith(
+        "checked against published runs: 36 of 40 training runs predicted (MAPE 9.9%, median 6.2%), 30 of 30 serving "
+        "runs (throughput MAPE 20.8%, TPOT 15.0%, TTFT 29.0%) with `chipwise validate`"
+    )
+
+
+def test_the_readme_quotes_the_accuracy_pages_figures() -> None:
+    """What README.md's passage says against docs/accuracy.md as written (both from one run of the script): the
+    training MAPE and median, rows predicted, and the serving metrics' MAPEs from the bounds table."""
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split(wa.README_START)[1].split())
+    page = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    bound = dict(re.findall(r"^\| (training: MAPE over all|serving: \w+)[^|]*\|[^|]*\| ([\d.]+)%", page, re.M))
+    counts = re.findall(
+        r"^(\d+) of (\d+) rows predicted .*?\*\*MAPE [\d.]+%\*\*, median absolute error ([\d.]+)%", page, re.M
+    )
+    (train_n, train_of, train_median), (serve_n, serve_of, _) = counts
+    assert (
+        f"{train_n} of {train_of} training runs predicted (MAPE {bound['training: MAPE over all']}%, median "
+        f"{train_median}%), {serve_n} of {serve_of} serving runs (throughput MAPE {bound['serving: output']}%, TPOT "
+        f"{bound['serving: TPOT']}%, TTFT {bound['serving: TTFT']}%)"
+    ) in readme
 
 
 def test_the_passage_is_written_between_the_markers_only() -> None:
