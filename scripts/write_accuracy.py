@@ -23,6 +23,7 @@ from chipwise.catalog.schema import Figure
 from chipwise.catalog.track_record import ANY, chips_label, vendor_scope
 from chipwise.catalog.track_record import METRICS as RECORD_METRICS
 from chipwise.interfaces.format import RECORD_LABELS
+from chipwise.sweep.backends import cpu_count
 from chipwise.validation.consistency import NOTE_LEAD, SELF_CONSISTENCY_TOLERANCE
 from chipwise.validation.kernels import measured_path, validate_kernels
 from chipwise.validation.report import error_stats, mape_cell
@@ -39,6 +40,8 @@ CV = ROOT / "docs" / "cross-validation.json"
 TRACK = ROOT / "src" / "chipwise" / "catalog" / "data" / "track_record.json"
 #: every held-out file's predictions, which tests/validation/test_heldout.py guards (re-predicting a sample of them)
 HELDOUT_RECORD = ROOT / "docs" / "research" / "heldout_record.json"
+#: the serving files' rows predicted side by side (the report is the same on one process)
+WORKERS = cpu_count()
 #: a recorded row: these fields of its `chipwise validate` entry (its error is theirs), then its notes' index in
 #: the record's notes
 RECORD_FIELDS = ("id", "metric", "chip", "engine", "measured", "predicted", "self_consistent")
@@ -224,7 +227,7 @@ def _heldout(cat: Any) -> tuple[list[str], dict[str, dict[str, Any]]]:
     pooled: dict[str, dict[str, list[float]]] = {}
     reports: dict[str, dict[str, Any]] = {}
     for name, what in HELDOUT.items():
-        report = reports[name] = validate_file(cat, ROOT / "docs" / "research" / name, "serve")
+        report = reports[name] = validate_file(cat, ROOT / "docs" / "research" / name, "serve", workers=WORKERS)
         s = report["summary"]
         cells = [
             f"{s['by_metric'][m]['mape_pct']:.1f}% ({s['by_metric'][m]['n']})" if m in s["by_metric"] else "-"
@@ -557,7 +560,7 @@ def main() -> None:
         "",
     ]
     train = validate_file(cat, DATA / "groundtruth_training.csv", "train")
-    serve = validate_file(cat, DATA / "groundtruth_inference.csv", "serve")
+    serve = validate_file(cat, DATA / "groundtruth_inference.csv", "serve", workers=WORKERS)
     if CV.exists():
         cv = json.loads(CV.read_text())
         now = train["summary"]["mape_pct"]

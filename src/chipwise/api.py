@@ -838,13 +838,20 @@ def claims(
 
 
 @_answers()
-def validate(path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[str] = ()) -> dict[str, Any]:
+def validate(
+    path: str | Path, files: Sequence[str | Path] = (), sets: Sequence[str] = (), workers: int | None = None
+) -> dict[str, Any]:
     """Predict every row of a ground-truth CSV (training or serving, told apart by its columns) and report the
-    errors (as `chipwise validate --json`)."""
+    errors (as `chipwise validate --json`), a serving file's rows on `workers` processes (default one per CPU;
+    copies of this one where it can fork, else one; the report is the same)."""
+    from chipwise.sweep.backends import cpu_count
     from chipwise.validation.run import validate_path
 
+    workers = cpu_count() if workers is None else _required(workers, "workers", whole=True, example="2")
     cat = load_catalog(files, sets)
-    return _with_what_if(validate_path(cat, Path(_path(path, "path", "groundtruth_training.csv"))), cat)
+    return _with_what_if(
+        validate_path(cat, Path(_path(path, "path", "groundtruth_training.csv")), workers=workers), cat
+    )
 
 
 @_answers()

@@ -91,6 +91,15 @@ def validate(
             "plan priced, where its time goes, its metrics (repeatable).",
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            help="Processes for a serving file's rows (default: one per CPU; copies of this process where it can "
+            "fork, else one; 1: in this process). The report is the same.",
+        ),
+    ] = None,
 ) -> None:
     """Predict each published run in a CSV (or each kernel timed on a GPU) and report the errors by chip and by
     source family."""
@@ -103,7 +112,7 @@ def validate(
     if explain:
         _explain(cat, data, explain, as_json)
         return
-    report = _validated(cat, data)
+    report = _validated(cat, data, workers)
     kind = report["kind"]
     if as_json:
         # what a --set or --catalog changed, as the table's banner says it (errors measured against a what-if)
@@ -155,18 +164,23 @@ def validate(
         )
 
 
-def _validated(catalog: Catalog, data: Path) -> dict[str, Any]:
+def _validated(catalog: Catalog, data: Path, workers: int | None) -> dict[str, Any]:
     """The file's validation, with a bar on stderr counting its rows (on a terminal only, gone once the tables
-    print): a serving file had shown nothing for minutes. stdout, --json's, is left alone."""
+    print): a serving file had shown nothing for minutes. stdout, --json's, is left alone. A serving file's rows
+    run on `workers` processes (default one per CPU): the bar is then redrawn at each update, no thread of its own,
+    which would keep the work from forking (pools.fork_safe)."""
+    from chipwise.pools import may_fork
+    from chipwise.sweep.backends import cpu_count
     from chipwise.validation.run import validate_path
 
-    bar, task = transient_bar("validate")
+    workers = workers or cpu_count()
+    bar, task = transient_bar("validate", refresh_thread=not may_fork(workers))
 
     def tell(done: int, total: int) -> None:
-        bar.update(task, description=data.name, completed=done, total=total)
+        bar.update(task, description=data.name, completed=done, total=total, refresh=True)
 
     with bar:
-        return validate_path(catalog, data, tell)
+        return validate_path(catalog, data, tell, workers)
 
 
 def _explain(catalog: Catalog, data: Path, ids: list[str], as_json: bool) -> None:

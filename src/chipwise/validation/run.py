@@ -45,15 +45,18 @@ def validate_training(catalog: Catalog, path: Path, progress: RowProgress | None
     return summarise("train", results, skipped)
 
 
-def validate_file(catalog: Catalog, path: Path, kind: str, progress: RowProgress | None = None) -> dict[str, Any]:
-    """A file's validation by its `kind`, `progress` told of each row (a kernel file's few are not counted)."""
+def validate_file(
+    catalog: Catalog, path: Path, kind: str, progress: RowProgress | None = None, workers: int = 1
+) -> dict[str, Any]:
+    """A file's validation by its `kind`, `progress` told of each row (a kernel file's few are not counted); a serving
+    file's rows predicted on `workers` processes (validate_serving; a training file's take seconds on one)."""
     if kind == "train":
         return validate_training(catalog, path, progress)
     if kind == "kernels":
         return validate_kernels(catalog, path)
     from chipwise.validation.serving import validate_serving
 
-    return validate_serving(catalog, path, progress)
+    return validate_serving(catalog, path, progress, workers)
 
 
 def data_kind(path: Path) -> str:
@@ -67,11 +70,13 @@ def data_kind(path: Path) -> str:
 NAMED_SKIPS = 3
 
 
-def validate_path(catalog: Catalog, path: Path, progress: RowProgress | None = None) -> dict[str, Any]:
+def validate_path(
+    catalog: Catalog, path: Path, progress: RowProgress | None = None, workers: int = 1
+) -> dict[str, Any]:
     """Validate a ground-truth CSV, training or serving as its header says, `progress` told of each row (a serving
     file ran for minutes with no sign); one line naming why where no row could be predicted (it had reported 'MAPE
     nan%' and empty tables, exit 0)."""
-    report = validate_file(catalog, path, data_kind(path), progress)
+    report = validate_file(catalog, path, data_kind(path), progress, workers)
     if report["summary"]["rows_predicted"] == 0:
         skipped = report["skipped"]
         named = "; ".join(f"{x['id']} ({str(x['reason']).split(' Fix:')[0]})" for x in skipped[:NAMED_SKIPS])
