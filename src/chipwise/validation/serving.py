@@ -56,7 +56,7 @@ def validate_serving(
     """`chipwise validate` on a serving ground-truth CSV: one entry per measured metric of each row, `progress` told
     of each row begun (rows done, rows in the file) and, while one runs, every quarter of a second. `workers` > 1:
     the rows predicted side by side in copies of this process where it can fork (pools.forked_pool), taken back in
-    the file's order; every row is predicted from the catalog as given, so the report is the same."""
+    the file's order: the report byte for byte a single process's (tests/validation/test_validate_workers.py)."""
     results: list[RowResult] = []
     skipped: list[tuple[str, str]] = []
     rows_read = catalog_rows(catalog, path)
