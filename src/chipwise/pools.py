@@ -228,10 +228,12 @@ def forked_ahead(workers: int, fn: Callable[..., Any]) -> Iterator[Callable[...,
 
 
 def waited(future: Pending, tick: Callable[[], None] | None, every: float = 0.25) -> Any:
-    """A future's result, with `tick` (where given) called every `every` seconds while it runs (a progress bar's
-    elapsed time kept moving where no thread of its own refreshes it: fork_safe)."""
+    """A future's result, with `tick` (where given) called once as the wait begins (a progress bar told what it
+    waits on) and every `every` seconds while it runs (its elapsed time kept moving where no thread of its own
+    refreshes it: fork_safe)."""
     if tick is None:
         return future.result()
+    tick()
     while True:
         try:
             return future.result(timeout=every)

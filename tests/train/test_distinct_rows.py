@@ -81,3 +81,22 @@ def test_a_group_placed_per_distinct_row_reads_as_one_placed_per_row(hw: Hardwar
     assert "slope_rs" in vars(big)  # kept once read
     with pytest.raises(AttributeError):
         _ = big.no_such_field
+
+
+def test_distinct_plans_read_back_every_plans_knobs_and_ranks(catalog: Catalog, hw: Hardware) -> None:
+    """PlanArrays.distinct, which the groups, hand-offs and layers above are priced through: rows distinct in the
+    named knobs and the ranks, each plan's read back with [inverse]; too few plans come back as they are."""
+    model = load_model(catalog, "llama-3.1-405b")
+    job = TrainingJob(model, 4096, 2048, "fp8")
+    plans = enumerate_plans(model, job, 1000, topology_of(hw.system("h100-sxm")).domain_ranks)
+    assert len(plans) > FACTORIZE_MIN_ROWS
+    ranks = plans.ranks
+    sub, sub_ranks, inverse = plans.distinct("tp", "pp", "mb", ranks=ranks)
+    assert inverse is not None and len(sub) < len(plans) // 10
+    for knob in ("tp", "pp", "mb"):
+        np.testing.assert_array_equal(getattr(sub, knob)[inverse], getattr(plans, knob))
+    np.testing.assert_array_equal(sub_ranks[inverse], ranks)
+    assert np.unique(np.stack([sub.tp, sub.pp, sub.mb, sub_ranks]), axis=1).shape[1] == len(sub)  # each row once
+    few = plans.take(np.arange(10))
+    same, none, no_inverse = few.distinct("tp")
+    assert same is few and none is None and no_inverse is None

@@ -153,9 +153,7 @@ def plan_serving(
     with forked_pool(workers, search) as (submit, search_processes):
         pending = [(hid, submit(system_id)) for system_id, (hid, _) in systems.items()]
         for i, (hid, part) in enumerate(pending):
-            searching = partial(tell, f"searching {hid}", i, steps)
-            searching()
-            found.merge(waited(part, searching))  # the bar's time kept moving while the copies search
+            found.merge(waited(part, partial(tell, f"searching {hid}", i, steps)))  # the bar kept moving meanwhile
     rows, skipped = found.rows, found.skipped
     if splits and found.prefill_options:
         # decode pools of the chips whose colocated fleets are cheapest (a decode pool carries the same answers)

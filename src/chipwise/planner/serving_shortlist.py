@@ -81,11 +81,8 @@ def verify_options(
     with _spawned_checks(workers, common, priced) if spawn else forked_pool(workers, check) as (submit, processes):
         pending = [submit(row, rank) for rank, row in enumerate(rows, start=1)]
         for rank, (row, call) in enumerate(zip(rows, pending, strict=True), start=1):
-            simulating = partial(
-                tell, f"simulating {row['hardware'].replace('>', ' -> ')}", done_before + rank - 1, steps
-            )
-            simulating()
-            checked = waited(call, simulating)
+            simulating = f"simulating {row['hardware'].replace('>', ' -> ')}"
+            checked = waited(call, partial(tell, simulating, done_before + rank - 1, steps))
             if checked is not None:
                 done.append(checked)
     done.sort(key=lambda r: check_order(r, job.load))

@@ -29,7 +29,6 @@ from numpy.typing import NDArray
 from chipwise.perf import collectives as coll
 from chipwise.perf.compute import memory_time
 from chipwise.perf.device import Device, Topology
-from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize
 from chipwise.train.plans import PlanArrays, stage_layers
 from chipwise.types import Array, IntArray
 
@@ -108,11 +107,7 @@ class _DpGroups:
 def _dp_groups(plans: PlanArrays, topo: Topology, ranks: IntArray | None, experts: bool, hybrid: bool) -> _DpGroups:
     """Every group dp_time prices, placed once per distinct (tp, cp, dp, ep, hsdp, ranks), on which they depend
     alone, and read back for every plan (one pass over a million plans where each group's had been one of its own)."""
-    inverse = None
-    if len(plans) > FACTORIZE_MIN_ROWS:
-        jobs = np.broadcast_to(np.asarray(0 if ranks is None else ranks, dtype=np.int64), (len(plans),))
-        inverse, first = factorize(plans.tp, plans.cp, plans.dp, plans.ep, plans.hsdp, jobs)
-        plans, ranks = plans.take(first), None if ranks is None else jobs[first]
+    plans, ranks, inverse = plans.distinct("tp", "cp", "dp", "ep", "hsdp", ranks=ranks)
     sh = shards(plans, topo)
     dense = coll.group(sh.dense, plans.tp, topo, ranks)
     expert = coll.group(sh.expert, sh.expert_stride, topo, ranks) if experts else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from chipwise.errors import ChipwiseError
 from chipwise.perf import collectives as coll
 from chipwise.perf.device import Topology
-from chipwise.perf.vector import divisors, largest_divisor_at_most
+from chipwise.perf.vector import FACTORIZE_MIN_ROWS, divisors, factorize, largest_divisor_at_most
 from chipwise.types import IntArray
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.plan_knobs import given_knobs
@@ -58,6 +58,26 @@ class PlanArrays:
 
     def take(self, index: IntArray | NDArray[np.bool_] | slice) -> PlanArrays:
         return PlanArrays(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    @overload
+    def distinct(self, *knobs: str, ranks: IntArray) -> tuple[PlanArrays, IntArray, IntArray | None]: ...
+    @overload
+    def distinct(self, *knobs: str, ranks: None = None) -> tuple[PlanArrays, None, IntArray | None]: ...
+    def distinct(
+        self, *knobs: str, ranks: IntArray | None = None
+    ) -> tuple[PlanArrays, IntArray | None, IntArray | None]:
+        """The plans distinct in the named `knobs` (and in `ranks`, each plan's, broadcast), their ranks, and each
+        plan's row among them, `inverse`: a cost that depends on those alone is priced once per distinct row and
+        read back with [inverse]. Where the plans are too few for that to pay (FACTORIZE_MIN_ROWS), they come back
+        as they are, with no inverse."""
+        if len(self) <= FACTORIZE_MIN_ROWS:
+            return self, ranks, None
+        cols = [getattr(self, k) for k in knobs]
+        if ranks is not None:
+            ranks = np.broadcast_to(np.asarray(ranks, dtype=np.int64), (len(self),))
+            cols.append(ranks)
+        inverse, first = factorize(*cols)
+        return self.take(first), None if ranks is None else ranks[first], inverse
 
     def plan(self, i: int) -> dict[str, Any]:
         """Plan i as the scenario's `plan:` mapping."""

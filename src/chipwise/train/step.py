@@ -43,7 +43,7 @@ from chipwise.perf import collectives as coll
 from chipwise.perf.compute import attention_time, gemm_time, memory_time
 from chipwise.perf.device import Device, Topology
 from chipwise.perf.serving import streamed_gemm_time
-from chipwise.perf.vector import FACTORIZE_MIN_ROWS, factorize, per_value
+from chipwise.perf.vector import per_value
 from chipwise.train.data_parallel import FP32_PRECISIONS, dp_time, expert_tp
 from chipwise.train.lora import local_adapter_params
 from chipwise.train.memory import (
@@ -295,14 +295,8 @@ def stage_costs(
     ep_hidden_fwd = np.zeros(n)
     ep_hidden_bwd = np.zeros(n)
     # a layer's costs depend on (tp, cp, mb, ep, sp) only: price each distinct combination once
-    inverse: NDArray[np.int64] | None = None
-    sub = plans
-    sub_ranks = None if ranks is None else _reach(plans, topo, np.broadcast_to(np.asarray(ranks, dtype=np.int64), (n,)))
-    if n > FACTORIZE_MIN_ROWS:
-        keys = (plans.tp, plans.cp, plans.mb, plans.ep, plans.sp) + (() if sub_ranks is None else (sub_ranks,))
-        inverse, first = factorize(*keys)
-        sub = plans.take(first)
-        sub_ranks = None if sub_ranks is None else sub_ranks[first]
+    reach = None if ranks is None else _reach(plans, topo, np.broadcast_to(np.asarray(ranks, dtype=np.int64), (n,)))
+    sub, sub_ranks, inverse = plans.distinct("tp", "cp", "mb", "ep", "sp", ranks=reach)
     groups = _Groups(
         tp=coll.group(sub.tp, 1, topo, sub_ranks), ep=coll.group(sub.ep, 1, topo, sub_ranks), ranks=sub_ranks
     )
@@ -387,10 +381,7 @@ def pipeline_hand_off(activation: Array, plans: PlanArrays, topo: Topology, rank
 def _hand_offs(model: ModelSpec, job: TrainingJob, plans: PlanArrays, topo: Topology, ranks: IntArray) -> Array:
     """pipeline_hand_off of each plan's micro-batch activation, priced once per distinct (tp, cp, dp, pp, mb, sp,
     ranks), all it depends on (the ZeRO stage, recompute, interleaving and sharding repeat it)."""
-    inverse = None
-    if len(plans) > FACTORIZE_MIN_ROWS:
-        inverse, first = factorize(plans.tp, plans.cp, plans.dp, plans.pp, plans.mb, plans.sp, ranks)
-        plans, ranks = plans.take(first), ranks[first]
+    plans, ranks, inverse = plans.distinct("tp", "cp", "dp", "pp", "mb", "sp", ranks=ranks)
     tokens = plans.mb.astype(np.float64) * job.seq_len / plans.cp
     hand_off = pipeline_hand_off(tokens * model.hidden * act_bytes(job.precision), plans, topo, ranks)
     return hand_off if inverse is None else hand_off[inverse]

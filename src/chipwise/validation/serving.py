@@ -64,10 +64,7 @@ def validate_serving(
     with forked_pool(workers, lambda i: _outcome(catalog, rows_read[i])) as (submit, _):
         pending = [submit(i) for i in range(total)]
         for done, (row, outcome) in enumerate(zip(rows_read, pending, strict=True)):
-            tick = None if progress is None else partial(progress, done, total)
-            if tick is not None:
-                tick()
-            got = waited(outcome, tick)
+            got = waited(outcome, None if progress is None else partial(progress, done, total))
             if isinstance(got, str):
                 skipped.append((row.id, got))
             else:
