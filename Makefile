@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck pytest accuracy bench clean
+.PHONY: demo test lint typecheck pytest accuracy bench speed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ bench: $(STAMP_RUN)
 	$(BIN)/python benchmarks/fleet_speed.py
 	$(BIN)/python benchmarks/cli_startup.py
 	$(BIN)/python benchmarks/trace_read.py
+
+# every benchmark once (sweep_speed.py too), written to docs/speed.json, docs/speed.md and the README's "Fast" bullet
+speed: $(STAMP_RUN)
+	$(BIN)/python scripts/write_speed.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -18,6 +18,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the random problems the tests solve too
 
 import numpy as np
+from record import emit
 
 from chipwise.catalog import load_catalog
 from chipwise.planner.fleet import plan_fleet
@@ -35,7 +36,12 @@ def main() -> None:
         t0 = time.perf_counter()
         solve(p)
         times.append(time.perf_counter() - t0)
-    print(f"fleet MILP, 20 types x 10 buckets: median {np.median(times):.3f} s, worst {max(times):.3f} s (5 instances)")
+    emit(
+        "fleet.milp_worst_s",
+        max(times),
+        "s",
+        f"fleet MILP, 20 types x 10 buckets: median {np.median(times):.3f} s, worst {max(times):.3f} s (5 instances)",
+    )
 
     for workers in dict.fromkeys((1, cpu_count())):
         subprocess.run([sys.executable, __file__, "--fleet", str(workers)], check=True)
@@ -43,7 +49,7 @@ def main() -> None:
 
 def time_fleet(workers: int) -> None:
     """plan fleet on the README's four chip types, on `workers` processes."""
-    t0 = time.perf_counter()
+    start = time.perf_counter()
     report = plan_fleet(
         load_catalog(),
         "llama-3.1-70b",
@@ -52,10 +58,13 @@ def time_fleet(workers: int) -> None:
         ["h100-sxm", "h200", "mi300x", "trn2"],
         workers=workers,
     )
-    print(
+    wall = time.perf_counter() - start
+    emit(
+        f"fleet.plan.{'one_process' if workers == 1 else 'per_cpu'}_s",
+        wall,
+        "s",
         f"plan fleet, Llama-3.1-70B on {EXAMPLE.name} over 4 chips, {report['search_processes']} process(es): "
-        f"{time.perf_counter() - t0:.2f} s (${report['cost_usd_per_hour']:,.2f}/hour, SLO met in replay: "
-        f"{report['slo_met_in_replay']})"
+        f"{wall:.2f} s (${report['cost_usd_per_hour']:,.2f}/hour, SLO met in replay: {report['slo_met_in_replay']})",
     )
 
 

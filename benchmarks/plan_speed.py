@@ -10,6 +10,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core: NumPy's element-wise work is single-threaded anyway
 
 import numpy as np
+from record import emit
 
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
@@ -34,9 +35,12 @@ def main() -> None:
     t0 = time.perf_counter()
     search = search_plans(model, job, system, 1024)
     full = time.perf_counter() - t0
-    print(
+    emit(
+        "train.full_space_s",
+        full,
+        "s",
         f"full plan space of GPT-3 175B on 1,024 H100 (fp8): {search.evaluated:,} plans, "
-        f"{search.feasible:,} feasible, searched in {full:.3f} s"
+        f"{search.feasible:,} feasible, searched in {full:.3f} s",
     )
 
     base = enumerate_plans(model, job, 1024, topo.domain_ranks)
@@ -48,22 +52,35 @@ def main() -> None:
         t0 = time.perf_counter()
         train_step(model, job, dev, topo, big, 1024)
         best = min(best, time.perf_counter() - t0)
-    print(f"vectorised step model: {len(big):,} plans in {best:.3f} s = {len(big) / best:,.0f} plans/s on one core")
+    rate = len(big) / best
+    emit(
+        "train.plans_per_s",
+        rate,
+        "plans/s",
+        f"vectorised step model: {len(big):,} plans in {best:.3f} s = {rate:,.0f} plans/s on one core",
+    )
 
     t0 = time.perf_counter()
     plan_training(catalog, "llama-3.1-405b", 1_000_000, ["trn3"], tokens=15e12)
-    print(
-        f"plan train, Llama-3.1-405B on 1,000,000 Trainium3 (plan, economics, reliability): "
-        f"{time.perf_counter() - t0:.2f} s"
+    wall = time.perf_counter() - t0
+    emit(
+        "train.million_chips_s",
+        wall,
+        "s",
+        f"plan train, Llama-3.1-405B on 1,000,000 Trainium3 (plan, economics, reliability): {wall:.2f} s",
     )
 
     for name, chips in (("llama-3.1-70b", 4096), ("deepseek-v3", 2048)):
         for workers in sorted({1, cpu_count()}):  # one process, and one per CPU as the command runs it
             t0 = time.perf_counter()
             report = plan_training(catalog, name, chips, list(catalog.chips), tokens=15e12, workers=workers)
-            print(
+            wall = time.perf_counter() - t0
+            emit(
+                f"train.rank.{name}.{'one_process' if workers == 1 else 'per_cpu'}_s",
+                wall,
+                "s",
                 f"plan train, {name} on {chips:,} chips of each of the {len(report['results'])} catalog chips, "
-                f"on {workers} process(es): {time.perf_counter() - t0:.2f} s"
+                f"on {workers} process(es): {wall:.2f} s",
             )
 
 

@@ -19,6 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from cli_startup import COMMANDS
 from cli_startup import wall as command_wall
+from record import emit
 
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
@@ -59,14 +60,22 @@ def main() -> None:
     wall, s = simulate_poisson(10_000, 10.0)
     ttft, tpot = s["ttft_s"], s["tpot_s"]
     assert isinstance(ttft, dict) and isinstance(tpot, dict)
-    print(
+    emit(
+        "serve.poisson_10k_s",
+        wall,
+        "s",
         f"10,000 Poisson requests (10 req/s, lognormal 1024/256 tokens), Llama-3.1-70B fp8 on 8 H100 (TP8): "
         f"{wall:.2f} s wall ({wall / 10_000 * 1e6:.0f} us per request); "
-        f"TTFT p99 {ttft['p99']:.3f} s, TPOT p99 {tpot['p99'] * 1e3:.1f} ms"
+        f"TTFT p99 {ttft['p99']:.3f} s, TPOT p99 {tpot['p99'] * 1e3:.1f} ms",
     )
     if not args.skip_million:
         wall, s = simulate_poisson(1_000_000, 10.0)
-        print(f"1,000,000 Poisson requests: {wall:.1f} s wall ({wall / 1e6 * 1e6:.0f} us per request)")
+        emit(
+            "serve.poisson_1m_s",
+            wall,
+            "s",
+            f"1,000,000 Poisson requests: {wall:.1f} s wall ({wall / 1e6 * 1e6:.0f} us per request)",
+        )
     catalog = load_catalog()
     for name, rate, inp, out in (("llama-3.1-70b", 20.0, 1024, 256), ("deepseek-r1", 5.0, 8000, 1000)):
         for workers in sorted({1, cpu_count()}):
@@ -82,18 +91,24 @@ def main() -> None:
                 precision="fp8",
                 workers=workers,
             )
-            best = report["best"]
-            print(
+            wall, best = time.perf_counter() - start, report["best"]
+            emit(
+                f"serve.plan.{name}.{'one_process' if workers == 1 else 'per_cpu'}_s",
+                wall,
+                "s",
                 f"plan serve in-process (fp8, no start-up) on {workers} process(es), {name} at {rate:g} req/s, "
                 f"{inp:,}/{out:,} tokens, TTFT p99 <= 2 s and TPOT p99 <= 50 ms, over all {len(catalog.chips)} "
-                f"chips: {time.perf_counter() - start:.2f} s wall ({report['search']['evaluated']:,} replica "
-                f"shapes); cheapest: {best['hardware'] if best else '-'}"
+                f"chips: {wall:.2f} s wall ({report['search']['evaluated']:,} replica "
+                f"shapes); cheapest: {best['hardware'] if best else '-'}",
             )
     # the figure: the command as a user types it, start-up included (cli_startup.py's run of it)
-    command = next(c for c in COMMANDS if c.startswith("plan serve"))
-    print(
+    wall = command_wall(COMMANDS["plan serve"].split(), 3)
+    emit(
+        "serve.plan_command_s",
+        wall,
+        "s",
         f"chipwise plan serve (Llama-3.1-70B, 20 req/s, 1,024/256 tokens, that SLO, all chips) with start-up, "
-        f"best of three runs: {command_wall(command.split(), 3):.2f} s"
+        f"best of three runs: {wall:.2f} s",
     )
 
 

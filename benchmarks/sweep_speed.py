@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import duckdb
+from record import emit
 
 from chipwise.sweep import load_sweep, run_sweep
 from chipwise.sweep.backends import cpu_count
@@ -54,9 +55,12 @@ def main() -> None:
             store = Path(tmp) / f"{workers}.duckdb"
             stats = run_sweep(spec, store, workers=workers)
             runs.append(store)
-            print(
+            emit(
+                f"sweep.{'one_process' if workers == 1 else 'pool'}_points_per_s",
+                stats.points_per_s,
+                "points/s",
                 f"{label:>12}: {stats.ran:,} points ({stats.ok:,} ok, {stats.errors:,} do not fit) in "
-                f"{stats.seconds:.1f} s = {stats.points_per_s:,.1f} points/s"
+                f"{stats.seconds:.1f} s = {stats.points_per_s:,.1f} points/s",
             )
         same = _results(runs[0]) == _results(runs[1])
         print(f"stored results identical: {same}; CPUs: {cpu_count()}")

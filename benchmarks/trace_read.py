@@ -10,6 +10,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from record import emit
+
 from chipwise.workload.bounds import MAX_SIMULATED
 from chipwise.workload.traces import read_trace
 
@@ -37,8 +39,12 @@ def main() -> None:
             "".join(f'{{"arrival_s": {i}, "input_tokens": 1024, "output_tokens": 256}}\n' for i in rows)
         )
         for name, path in (("CSV", csv_path), ("JSONL", jsonl_path)):
-            print(
-                f"{name:5s} trace of {args.requests:,} requests: {best(path, args.runs):6.2f} s (best of {args.runs})"
+            wall = best(path, args.runs)
+            emit(
+                f"trace.{name.lower()}_s",
+                wall,
+                "s",
+                f"{name:5s} trace of {args.requests:,} requests: {wall:6.2f} s (best of {args.runs})",
             )
 
 

@@ -279,7 +279,7 @@ def _pooled(reports: dict[str, dict[str, Any]], names: Iterable[str], metric: st
     """MAPE % of `metric` over the files `names` together: each file's MAPE weighted by its rows with that metric
     (the mean absolute error over all of them, not a mean of the files' MAPEs)."""
     groups = [reports[n]["summary"]["by_metric"][metric] for n in names]
-    return sum(g["mape_pct"] * g["n"] for g in groups) / sum(g["n"] for g in groups)
+    return float(sum(g["mape_pct"] * g["n"] for g in groups) / sum(g["n"] for g in groups))
 
 
 def readme_headline(train: dict[str, Any], serve: dict[str, Any]) -> str:
@@ -418,7 +418,7 @@ def _track_record(
 ) -> list[str]:
     """Write the track record predictions quote (TRACK) and return its serving table for this document."""
     serve_errors = [e for name, rep in [("", serve), *heldout.items()] for e in _errors(cat, rep, bool(name))]
-    record = {
+    record: dict[str, Any] = {
         "about": "How far chipwise's predictions have been from published measurements, per metric, by the serving "
         "engine and chip family each run was priced with (error = 100 (predicted - measured) / measured; half of a "
         "scope's runs within median_ape_pct, four in five within p80_ape_pct). Read by chipwise.catalog.track_record.",
