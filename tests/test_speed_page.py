@@ -109,3 +109,11 @@ def test_a_benchmark_records_its_figures_only_where_asked(tmp_path: Path, monkey
         {"key": "a_s", "value": 1.5, "unit": "s", "text": "a: 1.5 s"},
         {"key": "b_s", "value": 2.5, "unit": "s", "text": "b: 2.5 s"},
     ]
+
+
+def test_make_bench_runs_the_benchmarks_make_speed_records() -> None:
+    """docs/speed.md says `make bench` prints the same lines: its recipe runs SCRIPTS, in order (it had left out
+    sweep_speed.py)."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nbench:", 1)[1].split("\n\n", 1)[0]
+    assert [line.split("benchmarks/")[1] for line in recipe.splitlines() if "benchmarks/" in line] == list(ws.SCRIPTS)
