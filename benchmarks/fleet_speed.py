@@ -18,7 +18,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the random problems the tests solve too
 
 import numpy as np
-from record import emit
+from record import emit, processes
 
 from chipwise.catalog import load_catalog
 from chipwise.planner.fleet import plan_fleet
@@ -60,7 +60,7 @@ def time_fleet(workers: int) -> None:
     )
     wall = time.perf_counter() - start
     emit(
-        f"fleet.plan.{'one_process' if workers == 1 else 'per_cpu'}_s",
+        f"fleet.plan.{processes(workers)}_s",
         wall,
         "s",
         f"plan fleet, Llama-3.1-70B on {EXAMPLE.name} over 4 chips, {report['search_processes']} process(es): "

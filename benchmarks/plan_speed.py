@@ -10,7 +10,7 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core: NumPy's element-wise work is single-threaded anyway
 
 import numpy as np
-from record import emit
+from record import emit, processes
 
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
@@ -76,7 +76,7 @@ def main() -> None:
             report = plan_training(catalog, name, chips, list(catalog.chips), tokens=15e12, workers=workers)
             wall = time.perf_counter() - t0
             emit(
-                f"train.rank.{name}.{'one_process' if workers == 1 else 'per_cpu'}_s",
+                f"train.rank.{name}.{processes(workers)}_s",
                 wall,
                 "s",
                 f"plan train, {name} on {chips:,} chips of each of the {len(report['results'])} catalog chips, "

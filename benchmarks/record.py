@@ -18,3 +18,8 @@ def emit(key: str, value: float, unit: str, text: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as out:
             out.write(json.dumps({"key": key, "value": value, "unit": unit, "text": text}) + "\n")
+
+
+def processes(workers: int) -> str:
+    """A figure's key part for the processes a run had: 'one_process', or 'per_cpu' (one per CPU, as a command runs)."""
+    return "one_process" if workers == 1 else "per_cpu"

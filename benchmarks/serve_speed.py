@@ -19,7 +19,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np
 from cli_startup import COMMANDS
 from cli_startup import wall as command_wall
-from record import emit
+from record import emit, processes
 
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
@@ -93,7 +93,7 @@ def main() -> None:
             )
             wall, best = time.perf_counter() - start, report["best"]
             emit(
-                f"serve.plan.{name}.{'one_process' if workers == 1 else 'per_cpu'}_s",
+                f"serve.plan.{name}.{processes(workers)}_s",
                 wall,
                 "s",
                 f"plan serve in-process (fp8, no start-up) on {workers} process(es), {name} at {rate:g} req/s, "

@@ -4,7 +4,6 @@ bullet read as a log of which hour measured what. No test here times anything (b
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 import write_speed as ws  # noqa: E402  (scripts/, as its own imports need)
+from record import RECORD_ENV, emit, processes  # noqa: E402  (benchmarks/, which write_speed puts on the path)
 from write_accuracy import readme_passage  # noqa: E402
 
 
@@ -92,23 +92,23 @@ def test_the_record_holds_every_target() -> None:
 
 
 def test_a_benchmark_records_its_figures_only_where_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = importlib.util.spec_from_file_location("bench_record", ROOT / "benchmarks" / "record.py")
-    assert spec is not None and spec.loader is not None
-    record = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(record)
-    assert record.RECORD_ENV == ws.RECORD_ENV
     out = tmp_path / "figures.jsonl"
-    monkeypatch.delenv(ws.RECORD_ENV, raising=False)
-    record.emit("a_s", 1.5, "s", "a: 1.5 s")
+    monkeypatch.delenv(RECORD_ENV, raising=False)
+    emit("a_s", 1.5, "s", "a: 1.5 s")
     assert not out.exists()
-    monkeypatch.setenv(ws.RECORD_ENV, str(out))
-    record.emit("a_s", 1.5, "s", "a: 1.5 s")
-    record.emit("b_s", 2.5, "s", "b: 2.5 s")
+    monkeypatch.setenv(RECORD_ENV, str(out))
+    emit("a_s", 1.5, "s", "a: 1.5 s")
+    emit("b_s", 2.5, "s", "b: 2.5 s")
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert lines == [
         {"key": "a_s", "value": 1.5, "unit": "s", "text": "a: 1.5 s"},
         {"key": "b_s", "value": 2.5, "unit": "s", "text": "b: 2.5 s"},
     ]
+
+
+def test_the_keys_of_a_run_on_processes_are_those_the_passage_reads() -> None:
+    """readme_speed picks '<figure>.per_cpu_s', else '<figure>.one_process_s': the names the benchmarks key by."""
+    assert (processes(1), processes(2), processes(16)) == ("one_process", "per_cpu", "per_cpu")
 
 
 def test_make_bench_runs_the_benchmarks_make_speed_records() -> None:
