@@ -64,6 +64,8 @@ Params = ParamSpec("Params")
 #: a count and a number as the functions read them: NumPy's scalars too (np.int64(64) chips from an array), and text
 #: as on the command line ('1k'); the hints had refused np.int64 where the functions now take it
 WholeIn = int | str | np.integer[Any]
+#: a request length: a whole count, or a distribution (text as the command line takes it, or a scenario's mapping)
+LengthIn = WholeIn | Mapping[str, Any]
 NumberIn = float | str | np.integer[Any] | np.floating[Any]
 #: a command-line flag in a message (`--serve-rate`), and a command to run quoted in one ('chipwise plan hetero ...')
 _CLI_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
@@ -294,10 +296,15 @@ def _name(value: Any, what: str) -> str:
 def _required(value: Any, name: str, whole: bool = False, example: str = "") -> Any:
     """A positive finite count that must be given (read_count keeps None, which the planners multiplied); the fix
     gives `example` where the count is no chip or token count (months)."""
+    return read_count(_given(value, name, whole, example), name, whole, example)
+
+
+def _given(value: Any, name: str, whole: bool = True, example: str = "") -> Any:
+    """`value`, or where it is None one line asking for a positive number (of the kind `whole` says)."""
     if value is None:
         example = example or ("64" if whole else "15e12 or '15T'")
         raise ChipwiseError(f"{name} is None. Fix: give a positive {'whole ' if whole else ''}number, e.g. {example}.")
-    return read_count(value, name, whole, example)
+    return value
 
 
 def _path(value: Any, what: str, example: str) -> str:
@@ -567,8 +574,8 @@ def plan_serve(
     rate: NumberIn | None = None,
     concurrency: WholeIn | None = None,
     offline: bool = False,
-    input_tokens: WholeIn = 1024,
-    output_tokens: WholeIn = 256,
+    input_tokens: LengthIn = 1024,
+    output_tokens: LengthIn = 256,
     slo: str | Mapping[str, float | str] | None = None,
     hardware: Sequence[str] | str = "all",
     files: Sequence[str | Path] = (),
@@ -577,12 +584,14 @@ def plan_serve(
 ) -> dict[str, Any]:
     """The cheapest fleet per chip that serves a load (one of rate, concurrency, offline) within the SLO (keys like
     ttft_p99, tpot_p99, e2e_p50, to seconds or times with units, {'ttft_p99': 2.0, 'tpot_p99': '50ms'}, or text as
-    --slo takes it), simulated; options as `chipwise plan serve --help`. The token counts may be text as on the
-    command line ('1k')."""
+    --slo takes it), simulated; options as `chipwise plan serve --help`. The lengths may be text as on the command
+    line ('1k', 'lognormal:mean=2k,std=1.5k,max=16k') or a distribution as a scenario's input_tokens takes it
+    ({'dist': 'lognormal', 'mean': 2000, 'std': 1500, 'max': 16000})."""
     from chipwise.interfaces.format import explain_plan_serve, first_rows
     from chipwise.planner.serving_inputs import plan_serve_inputs
     from chipwise.planner.serving_plan import check_split_load, plan_serving
     from chipwise.planner.serving_split import worded_for
+    from chipwise.workload.lengths import read_length
     from chipwise.workload.load import load_of
     from chipwise.workload.serve_scenario import name_value
 
@@ -598,8 +607,8 @@ def plan_serve(
     model = _name(model, "model")
     # as --input-tokens and plan_lifecycle read them: '1k' had been refused as 'input tokens '1k' is not a whole
     # number of at least 1', a line naming no keyword
-    prompt = _required(input_tokens, "input_tokens", whole=True, example="1024 or '4k'")
-    answer = _required(output_tokens, "output_tokens", whole=True, example="256 or '1k'")
+    prompt = read_length(_given(input_tokens, "input_tokens", example="1024 or '4k'"), "input_tokens", "1024 or '4k'")
+    answer = read_length(_given(output_tokens, "output_tokens", example="256 or '1k'"), "output_tokens", "256 or '1k'")
     cat = load_catalog(files, sets)
     # text read as a count first ('20', '2k'), as load_of itself does (its hints name the numbers it reads)
     load = load_of(count_value(rate), count_value(concurrency), _flag(offline, "offline"), flag="")

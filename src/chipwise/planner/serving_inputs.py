@@ -243,19 +243,19 @@ def plan_serve_inputs(
     catalog: Catalog,
     model_name: str,
     hardware_ids: Sequence[str],
-    input_tokens: int,
-    output_tokens: int,
+    input_tokens: int | LengthDist,
+    output_tokens: int | LengthDist,
     engine: str | None = None,
     region: str | None = None,
 ) -> tuple[list[str], list[dict[str, str]]]:
     """What `plan serve` checks before its search (the CLI and the API alike): the region, that a prompt and its
-    answer fit the model's context, and the hardware the engine runs on (engine_hardware: the ids to plan, and
-    the 'not ranked' entries of the others)."""
+    answer (each a whole count or a length distribution) fit the model's context, and the hardware the engine runs
+    on (engine_hardware: the ids to plan, and the 'not ranked' entries of the others)."""
     for name, value in (("input tokens", input_tokens), ("output tokens", output_tokens)):
-        if not is_count(value):
+        if not (isinstance(value, LengthDist) or is_count(value)):
             raise ChipwiseError(f"{name} {value!r} is not a whole number of at least 1. Fix: give e.g. 1024.")
     if region:
         check_region(catalog, region)
     model = load_model(catalog, model_name)
-    check_context(model, LengthDist.fixed(input_tokens), LengthDist.fixed(output_tokens))
+    check_context(model, LengthDist.of(input_tokens), LengthDist.of(output_tokens))
     return engine_hardware(catalog, hardware_ids, engine)

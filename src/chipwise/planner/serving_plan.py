@@ -69,8 +69,8 @@ def plan_serving(
     model_name: str,
     hardware_ids: Sequence[str],
     load: Load,
-    input_tokens: int,
-    output_tokens: int,
+    input_tokens: int | LengthDist,
+    output_tokens: int | LengthDist,
     slo: str | Mapping[str, Any] | None = None,
     precision: str = "auto",
     kv_precision: str | None = None,
@@ -92,12 +92,13 @@ def plan_serving(
     'mtp:3', 'eagle:3@0.8', 'draft:MODEL:K@A' for the decoding replicas, or several of them and 'none' separated
     by commas, each priced as its own option; `router`: how requests are spread over the replicas,
     serve.sim.policies.ROUTERS; `provider`: only that cloud's prices; `utilisation`: an owned fleet's share of
-    calendar hours in paid work, each hour served paying for the idle ones, as plan train prices it). `progress(what,
-    done, total)` hears of each chip searched and each option
-    simulated. `workers` > 1 lets the chips' searches and the simulated checks run side by side in that many copies
-    of this process where it may fork (pools.fork_safe), else the checks in fresh processes where they are long
-    (verify_options); a caller that allows that runs from a script whose top level is guarded (`if __name__ ==
-    "__main__"`), as the `chipwise` command is. The answer is the same on any number of processes."""
+    calendar hours in paid work, each hour served paying for the idle ones, as plan train prices it). The prompt and
+    answer lengths are whole counts or distributions (LengthDist), which the checks draw. `progress(what, done,
+    total)` hears of each chip searched and each option simulated. `workers` > 1 lets the chips' searches and the
+    simulated checks run side by side in that many copies of this process where it may fork (pools.fork_safe),
+    else the checks in fresh processes where they are long (verify_options); a caller that allows that runs from a
+    script whose top level is guarded (`if __name__ == "__main__"`), as the `chipwise` command is. The answer is
+    the same on any number of processes."""
     stop_if_rerun("plan_serving")  # a worker re-running an unguarded script: before the search, not after
     start = time.perf_counter()
     # a utilisation of rented chips, a provider of owned ones, a region of another cloud: one line each, as plan
@@ -119,7 +120,7 @@ def plan_serving(
     for drafting in draftings:
         check_engine_drafts(engine, drafting)
     targets = _checked_targets(slo, load)
-    job = _checked_job(model, load, input_tokens, output_tokens, requests, router)
+    job = _checked_job(model, load, LengthDist.of(input_tokens), LengthDist.of(output_tokens), requests, router)
     for drafting in draftings:  # before the search, which would find no shape (each set up with the drafter)
         if drafting is not None:
             check_drafter_context(drafting.model, job.max_input + job.max_output)
@@ -142,7 +143,7 @@ def plan_serving(
         found = _Searched()
         _search_chip(
             catalog, model, systems[system_id][1], job, targets, draftings, engine, asked_precision, kv_precision,
-            pricing, region, splits, input_tokens, output_tokens, found, provider=provider, utilisation=utilisation,
+            pricing, region, splits, found, provider=provider, utilisation=utilisation,
         )  # fmt: skip
         return found
 
@@ -186,8 +187,12 @@ def plan_serving(
             "arrival_rate_per_s": load.rate or None,
             "concurrency": load.concurrency or None,
         },
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
+        # the mean lengths (whole counts where every request has them), and each as a scenario takes it (a count
+        # or a distribution's mapping)
+        "input_tokens": _mean_length(job.input),
+        "output_tokens": _mean_length(job.output),
+        "input_lengths": job.input.scenario_value(),
+        "output_lengths": job.output.scenario_value(),
         "precision": precision,
         "kv_precision": kv_precision,  # the KV cache asked for (None: each engine's default)
         "slo": targets,
@@ -243,10 +248,15 @@ def _checked_targets(slo: str | Mapping[str, Any] | None, load: Load) -> Targets
     return targets
 
 
+def _mean_length(dist: LengthDist) -> float:
+    """A length's mean as the report gives it: a whole count where every request has it."""
+    return int(dist.mean) if dist.kind == "fixed" else dist.expected
+
+
 def _checked_job(
-    model: ModelSpec, load: Load, input_tokens: int, output_tokens: int, requests: int | None, router: str
+    model: ModelSpec, load: Load, input_tokens: LengthDist, output_tokens: LengthDist, requests: int | None, router: str
 ) -> ServingJob:
-    """The job every option is searched and simulated for: fixed lengths at the load, routed by `router`, with the
+    """The job every option is searched and simulated for: the lengths at the load, routed by `router`, with the
     requests a check simulates (VERIFY_REQUESTS unless given: a whole number up to MAX_SIMULATED)."""
     if requests is not None and not (is_count(requests) and requests <= MAX_SIMULATED):
         raise ChipwiseError(
@@ -255,8 +265,8 @@ def _checked_job(
         )
     return ServingJob(
         model=model,
-        input=LengthDist.fixed(input_tokens),
-        output=LengthDist.fixed(output_tokens),
+        input=input_tokens,
+        output=output_tokens,
         load=load,
         requests=requests or VERIFY_REQUESTS,
         router=router,
@@ -309,8 +319,6 @@ def _search_chip(
     pricing: str,
     region: str | None,
     splits: bool,
-    input_tokens: int,
-    output_tokens: int,
     found: _Searched,
     *,
     provider: str | None = None,
@@ -338,7 +346,7 @@ def _search_chip(
             continue
         found.evaluated += len(est.cand)
         price = _chip_price(catalog, system, pricing, region, found, provider, utilisation)
-        row = colocated_row(catalog, system, name, choice, price, job.load, output_tokens)
+        row = colocated_row(catalog, system, name, choice, price, job.load, job.mean_output)
         row["_search"] = ChipSearch(eng, weight, kv, drafting, price, tuple(np.unique(est.cand.tp).tolist()))
         found.rows.append(row)
         if system.chip.id not in found.fronts:  # the front does not depend on how decoding drafts
@@ -350,7 +358,7 @@ def _search_chip(
         if splits and not prefilled:
             ttft_limit = targets.get("ttft_p99", math.inf)
             found.prefill_options.append(
-                prefill_option(model, system, name, eng, est, weight, kv, input_tokens, price, ttft_limit)
+                prefill_option(model, system, name, eng, est, weight, kv, job, price, ttft_limit)
             )
             prefilled = True
         if splits:

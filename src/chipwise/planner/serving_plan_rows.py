@@ -89,7 +89,7 @@ class ChipSearch:
 
 
 def colocated_row(
-    catalog: Catalog, system: System, name: str, choice: Choice, price: RankingPrice, load: Load, output_tokens: int
+    catalog: Catalog, system: System, name: str, choice: Choice, price: RankingPrice, load: Load, output_tokens: float
 ) -> dict[str, Any]:
     """The ranking row of a colocated fleet of `choice`'s replicas at `price` a chip-hour, with the scale-out
     network's where a replica spans systems, as its check charges it (serving_economics.uses_network; with its option

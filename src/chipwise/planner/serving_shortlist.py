@@ -191,7 +191,7 @@ def _shape_looks(
                 )[0]
             except (InfeasibleError, ChipwiseError):
                 continue
-            look = colocated_row(catalog, system, option.engine, alt, search.price, job.load, int(job.mean_output))
+            look = colocated_row(catalog, system, option.engine, alt, search.price, job.load, job.mean_output)
             look["price_estimated"] = row.get("price_estimated", [])  # its chip's price, as its row's (§)
             # a shape the estimate answers with an option already ranked (a next batch limit its KV cache
             # cannot hold: Llama 3.1 70B on trn2, TP32 b128 came back as the checked b104) is not a second look

@@ -5,16 +5,19 @@ from it, and the check that requests fit the model's context."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from chipwise.errors import ChipwiseError
 from chipwise.types import IntArray
 from chipwise.workload.bounds import TOKENS, TokenCount, TokenFloat
+from chipwise.workload.counts import count_value, read_count
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.strict_model import StrictModel
 from chipwise.workload.traces import Trace
@@ -133,9 +136,12 @@ class LengthDist:
         return cls("fixed", float(n), 0.0, int(n), int(n))
 
     @classmethod
-    def of(cls, spec: int | LengthSpec) -> LengthDist:
-        if isinstance(spec, int):
-            return cls.fixed(spec)
+    def of(cls, spec: float | LengthSpec | LengthDist) -> LengthDist:
+        """The lengths of a scenario's LengthSpec, or of a whole count (every request's length), or `spec` itself."""
+        if isinstance(spec, LengthDist):
+            return spec
+        if isinstance(spec, int | float):
+            return cls.fixed(int(spec))
         if spec.dist == "uniform":
             assert spec.max is not None
             return cls("uniform", (spec.min + spec.max) / 2.0, 0.0, spec.min, spec.max)
@@ -149,7 +155,21 @@ class LengthDist:
         fixed-seed sample of EXPECTED_SAMPLES lengths."""
         if self.kind in ("fixed", "uniform"):
             return self.mean
-        return float(self.sample(EXPECTED_SAMPLES, np.random.default_rng(0)).mean())
+        return float(self._draws.mean())
+
+    @cached_property
+    def _draws(self) -> IntArray:
+        """A fixed-seed sample of EXPECTED_SAMPLES lengths, which the clipped mean and the quantiles are read from."""
+        return self.sample(EXPECTED_SAMPLES, np.random.default_rng(0))
+
+    def quantile(self, q: float) -> float:
+        """The length below which a share `q` of the requests fall: the length itself when fixed, else read from the
+        fixed-seed sample the clipped mean is (a uniform length's exactly)."""
+        if self.kind == "fixed":
+            return self.mean
+        if self.kind == "uniform":
+            return self.low + q * ((self.high or self.low) - self.low)
+        return float(np.quantile(self._draws, q))
 
     def sample(self, n: int, rng: np.random.Generator) -> IntArray:
         if self.kind == "fixed":
@@ -178,6 +198,89 @@ class LengthDist:
         if self.kind == "exponential":
             return max(1, round(self.mean * 7.0))
         return max(1, round(self.mean + 4.0 * self.std))
+
+    def scenario_value(self) -> int | dict[str, Any]:
+        """The length as a scenario's input_tokens or output_tokens takes it: a whole count for a fixed length (its
+        mean rounded: a trace's mean length), else the LengthSpec mapping that draws the same lengths."""
+        if self.kind == "fixed":
+            return max(1, round(self.mean))
+        spec: dict[str, Any] = {"dist": self.kind}
+        if self.kind != "uniform":
+            spec["mean"] = self.mean
+        if self.kind in ("normal", "lognormal"):
+            spec["std"] = self.std
+        if self.low > 1 or self.kind == "uniform":
+            spec["min"] = self.low
+        if self.high is not None:
+            spec["max"] = self.high
+        return spec
+
+    def label(self) -> str:
+        """The length in a heading: '1,024', or 'lognormal 2,000 (std 1,500, max 16,000)', 'uniform 256-4,096'."""
+        if self.kind == "fixed":
+            return f"{max(1, round(self.mean)):,}"
+        if self.kind == "uniform":
+            return f"uniform {self.low:,}-{self.high or self.low:,}"
+        parts = [f"std {self.std:,.0f}"] if self.kind in ("normal", "lognormal") else []
+        if self.low > 1:
+            parts.append(f"min {self.low:,}")
+        if self.high is not None:
+            parts.append(f"max {self.high:,}")
+        return f"{self.kind} {self.mean:,.0f}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+#: how a length distribution is written on the command line, for the fixes of its errors
+LENGTH_TEXT_EXAMPLE = "lognormal:mean=2k,std=1.5k,max=16k or uniform:min=256,max=4k"
+
+
+def read_length(value: Any, name: str, example: str) -> LengthDist:
+    """A request length given outside a scenario (a command-line option, an API argument): a whole count (1024,
+    '4k') is every request's; a distribution is a mapping as a scenario's input_tokens takes it ({'dist':
+    'lognormal', 'mean': 2000, 'std': 1500, 'max': 16000}), a LengthSpec, or text naming the distribution, a colon
+    and its keys ('lognormal:mean=2k,std=1.5k,max=16k', 'uniform:min=256,max=4k'). Anything else is one line naming
+    `name`; a plain count's fix gives `example`."""
+    if isinstance(value, LengthSpec):
+        return LengthDist.of(value)
+    if isinstance(value, str) and ":" in value:
+        spec: Any = _length_text(value, name)
+    elif isinstance(value, Mapping):
+        spec = dict(value)
+    else:
+        return LengthDist.fixed(int(read_count(value, name, whole=True, example=example)))
+    try:
+        return LengthDist.of(LengthSpec.model_validate(spec))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        problem, fix = str(err["msg"]).removeprefix("Value error, "), f"correct it, e.g. {LENGTH_TEXT_EXAMPLE}"
+        if err["type"] == "extra_forbidden":
+            problem = f"unknown key {where!r} (a length takes dist, mean, std, min and max)"
+        elif own := re.search(r"[:;] ((?:give|drop) .*)$", problem):  # LengthSpec's own fix
+            problem, fix = problem[: own.start()], own.group(1)
+        problem = f"{where}: {problem}" if where and err["type"] != "extra_forbidden" else problem
+        raise ChipwiseError(f"{name} {_shown(value)}: {problem}. Fix: {fix}.") from None
+
+
+def _length_text(text: str, name: str) -> dict[str, Any]:
+    """'lognormal:mean=2k,std=1.5k,max=16k' as the mapping LengthSpec validates (numbers read as counts: '2k' is
+    2,000), or one line naming `name` where a key has no '=' or a value is no number."""
+    dist, _, rest = text.partition(":")
+    spec: dict[str, Any] = {"dist": dist.strip()}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, eq, raw = item.partition("=")
+        value = count_value(raw.strip())
+        if not eq or not isinstance(value, float):
+            raise ChipwiseError(
+                f"{name} {text!r}: {item!r} is not KEY=NUMBER. Fix: write the distribution, a colon and its keys, "
+                f"e.g. {LENGTH_TEXT_EXAMPLE}."
+            )
+        spec[key.strip()] = int(value) if key.strip() in ("min", "max") and value.is_integer() else value
+    return spec
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 70 else text[:67] + "..."
 
 
 def context_overflow(model: ModelSpec, prompt: float, answer: float) -> str:

@@ -52,6 +52,10 @@ class ServingJob:
     def max_output(self) -> int:
         return int(self.trace.output.max()) if self.trace is not None else self.output.maximum
 
+    def input_quantile(self, q: float) -> float:
+        """The prompt length below which a share `q` of the requests fall (the trace's, or the distribution's)."""
+        return float(np.quantile(self.trace.input, q)) if self.trace is not None else self.input.quantile(q)
+
     def lengths(self, n: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
         """Input and output lengths of n requests (the trace's, cycled, when there is one)."""
         if self.trace is not None:

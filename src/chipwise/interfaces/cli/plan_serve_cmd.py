@@ -46,6 +46,7 @@ from chipwise.serve.quant import KV_PRECISIONS, QUANTISED
 from chipwise.serve.sim.policies import check_router
 from chipwise.workload.bounds import MAX_SIMULATED
 from chipwise.workload.counts import count_value, read_count
+from chipwise.workload.lengths import LengthDist, read_length
 from chipwise.workload.load import load_of
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER, name_value
 
@@ -56,13 +57,40 @@ KV_HELP = (
 )
 #: the request shape plan serve prices without --input-tokens and --output-tokens
 INPUT_TOKENS, OUTPUT_TOKENS = "1024", "256"
-#: a request's prompt and answer lengths, read as counts (4k) by request_lengths; plan lifecycle takes them too
+#: plan lifecycle's prompt and answer lengths, read as counts (4k) by request_lengths
 InputTokens = Annotated[
     str, typer.Option("--input-tokens", help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k.")
 ]
 OutputTokens = Annotated[
     str, typer.Option("--output-tokens", help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k.")
 ]
+
+
+#: plan serve's lengths, which may also be distributions (read_length: fixed, uniform, normal, lognormal, exponential)
+InputLengths = Annotated[
+    str,
+    typer.Option(
+        "--input-tokens",
+        help=f"Prompt tokens per request, e.g. {INPUT_TOKENS} or 4k, or a distribution of them, e.g. "
+        "lognormal:mean=2k,std=1.5k,max=16k or uniform:min=256,max=4k (also normal, exponential).",
+    ),
+]
+OutputLengths = Annotated[
+    str,
+    typer.Option(
+        "--output-tokens",
+        help=f"Generated tokens per request, e.g. {OUTPUT_TOKENS} or 1k, or a distribution as --input-tokens takes "
+        "one, e.g. lognormal:mean=400,std=300,max=2k.",
+    ),
+]
+
+
+def request_length_dists(input_tokens: str, output_tokens: str) -> tuple[LengthDist, LengthDist]:
+    """--input-tokens and --output-tokens as plan serve reads them: counts or distributions (read_length)."""
+    return (
+        read_length(input_tokens, "--input-tokens", f"{INPUT_TOKENS} or 4k"),
+        read_length(output_tokens, "--output-tokens", f"{OUTPUT_TOKENS} or 1k"),
+    )
 
 
 def request_lengths(input_tokens: str, output_tokens: str) -> tuple[int, int]:
@@ -158,8 +186,8 @@ def serve(
         bool,
         typer.Option("--offline", help="All requests at once, timed to the last one's end."),
     ] = False,
-    input_tokens: InputTokens = INPUT_TOKENS,
-    output_tokens: OutputTokens = OUTPUT_TOKENS,
+    input_tokens: InputLengths = INPUT_TOKENS,
+    output_tokens: OutputLengths = OUTPUT_TOKENS,
     slo: SloTargets = None,
     hardware: Annotated[
         str, typer.Option("--hardware", help="Comma-separated chip or system ids, or 'all' for every chip.")
@@ -262,7 +290,7 @@ def serve(
 
     users = read_count(concurrency, "--concurrency", whole=True, example="64 or 1k")
     simulated = simulated_requests(requests)
-    prompt, generated = request_lengths(input_tokens, output_tokens)
+    prompt, generated = request_length_dists(input_tokens, output_tokens)
     load = load_of(count_value(rate), users, offline)
     if disaggregated and no_disaggregated:
         raise ChipwiseError("--disaggregated and --no-disaggregated contradict each other. Fix: give one of them.")

@@ -17,6 +17,7 @@ from chipwise.interfaces.cli.serve_cells import handover_caveat, latency_stats, 
 from chipwise.planner.serving_check import CONFIRM_MARGIN
 from chipwise.planner.serving_deployment import SPLIT_MARK
 from chipwise.serve.plan import chip_count, count_text
+from chipwise.workload.lengths import read_length
 
 _ms = fmt.latency
 _usd = fmt.price
@@ -201,14 +202,20 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
 
 
+def _lengths(report: dict[str, Any]) -> str:
+    """'1,024 in / 256 out', or with the distributions the lengths were drawn from ('lognormal 2,000 (std 1,500,
+    max 16,000) in / 256 out')."""
+    inp, out = (read_length(report[f"{k}_lengths"], k, "1024").label() for k in ("input", "output"))
+    return f"{inp} in / {out} out"
+
+
 def _ranking_table(report: dict[str, Any], top: int, several: bool, checked: dict[int, dict[str, Any]]) -> Table:
     """The ranking: per option (its first `top`), the fleet with its hardware (named with its system where a chip is
     ranked in `several`), plan and chips (and the count its check settled on: `checked`), $/h, $/M output tokens
     and the estimate's TPOT and p99 TTFT."""
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = compact_table(
-        f"{fmt.model_label(report)}: {report['load']['label']}, {report['input_tokens']:,} in / "
-        f"{report['output_tokens']:,} out, {report['precision']}"
+        f"{fmt.model_label(report)}: {report['load']['label']}, {_lengths(report)}, {report['precision']}"
         + (f", {report['kv_precision']} KV cache" if report.get("kv_precision") else "")
         + f" - {slo} ({report['pricing']} prices"
         + (f", {report['region']})" if report.get("region") else ")")
