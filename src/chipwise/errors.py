@@ -44,6 +44,13 @@ def quoted(name: str) -> str:
     return f"'{name[:SHOWN]}'... ({len(name):,} characters)"
 
 
+def shown_value(value: object) -> str:
+    """A value as an error line quotes it (its repr), cut short where long: a list of thousands had filled the
+    screen."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def one_of(value: str, choices: Sequence[str], kind: str) -> str:
     """`value` where it is one of a closed set's `choices` (a pricing mode, an objective, a recovery, ...), else one
     line listing them in their order, with the near matches an id's look-up offers: '--objective tim' had been told

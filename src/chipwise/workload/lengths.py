@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
-from chipwise.errors import ChipwiseError
+from chipwise.errors import ChipwiseError, shown_value
 from chipwise.types import IntArray
 from chipwise.workload.bounds import TOKENS, TokenCount, TokenFloat
 from chipwise.workload.counts import count_value, read_count
@@ -258,7 +258,7 @@ def read_length(value: Any, name: str, example: str) -> LengthDist:
         elif own := re.search(r"[:;] ((?:give|drop) .*)$", problem):  # LengthSpec's own fix
             problem, fix = problem[: own.start()], own.group(1)
         problem = f"{where}: {problem}" if where and err["type"] != "extra_forbidden" else problem
-        raise ChipwiseError(f"{name} {_shown(value)}: {problem}. Fix: {fix}.") from None
+        raise ChipwiseError(f"{name} {shown_value(value)}: {problem}. Fix: {fix}.") from None
 
 
 def _length_text(text: str, name: str) -> dict[str, Any]:
@@ -276,11 +276,6 @@ def _length_text(text: str, name: str) -> dict[str, Any]:
             )
         spec[key.strip()] = int(value) if key.strip() in ("min", "max") and value.is_integer() else value
     return spec
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 70 else text[:67] + "..."
 
 
 def context_overflow(model: ModelSpec, prompt: float, answer: float) -> str:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from chipwise.catalog.loader import Catalog
 from chipwise.catalog.regions import check_region_provider
 from chipwise.catalog.strict_yaml import load_json, load_yaml
-from chipwise.errors import ChipwiseError, UnknownNameError, long_number
+from chipwise.errors import ChipwiseError, UnknownNameError, long_number, shown_value
 from chipwise.workload.plan_knobs import given_knobs
 from chipwise.workload.presets import config_file, names_a_file
 from chipwise.workload.serve_scenario import ServeScenario
@@ -86,7 +86,7 @@ def _fmt(exc: ValidationError, where: str, model: type[BaseModel]) -> str:
     msg = str(err["msg"]).removeprefix("Value error, ")
     fix = _TYPE_FIX.get(err["type"], "correct it")
     if err["type"] in ("model_type", "dict_type"):  # pydantic's line named a class ('instance of SLO'), and no fix
-        msg = f"{_shown(err.get('input'))} is not a mapping"
+        msg = f"{shown_value(err.get('input'))} is not a mapping"
         holder = _model_at(model, _location(err))
         of = f" of the {loc} keys: {', '.join(holder.model_fields)}" if holder is not None else ""
         fix = f"give a mapping{of or (', e.g. {tp: 8, pp: 4}' if loc == 'plan' else ' of keys to values')}"
@@ -111,12 +111,6 @@ def framed(where: str, line: str) -> str:
     its fix, and where its keys are told ('inline scenario: plan.zero must be ... Fix: correct it (scenario keys:
     docs/guide.md#scenario-keys).')."""
     return f"{where}: {line.removesuffix('.')} (scenario keys: docs/guide.md#scenario-keys)."
-
-
-def _shown(value: Any) -> str:
-    """A value as an error line quotes it, cut short where long (a list of thousands had filled the screen)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def unknown_keys_fix(unknown: list[str], known: list[str], scope: str) -> str:
