@@ -79,6 +79,10 @@ REPLICA_CASES = [
     ("llama-3.1-70b", "trn2", 16, 8, 2000, 400),
     ("deepseek-r1", "b200", 8, 256, 1000, 1000),
     ("gpt-oss-120b", "h100-sxm", 1, 256, 1000, 1000),
+    # prompts longer than the room beside the decodes: each runs as chunks, and prompts arriving meanwhile share them
+    ("llama-3.1-70b", "gaudi3", 8, 512, 2000, 400),
+    ("llama-3.1-8b", "h100-sxm", 1, 256, 16000, 256),
+    ("qwen3-32b", "mi300x", 2, 256, 12000, 500),
 ]
 LOADS = (0.3, 0.6, 0.85)  # open loops: shares of the estimated saturation rate
 USERS = (0.1, 0.5, 1.0)  # closed loops: shares of the batch limit (steady users, serve.simulate.phase_ramp)
@@ -151,8 +155,9 @@ def fleets(catalog: Catalog, router: str) -> None:
     """Fleets of 4 and 16 replicas behind `router` at 30%, 60% and 85% of a replica's capacity each: the p99 TTFT
     estimate (at_rate with the fleet's rate: the prompt queue pooled over the replicas) against the simulated
     fleet's."""
-    print(f"{'case':48s} {'fleet':>5s} {'load':>4s}  {'TTFT p99 s est/sim':>19s}  error")
+    print(f"{'case':48s} {'fleet':>5s} {'load':>4s}  {'TTFT p99 s est/sim':>19s}  error  {'TPOT p99 ms est/sim':>19s}")
     errors: dict[int, list[float]] = {n: [] for n in FLEET_REPLICAS}
+    tpot_errors: dict[int, list[float]] = {n: [] for n in FLEET_REPLICAS}
     for case in FLEET_CASES:
         model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
         inp, out = case[4], case[5]
@@ -166,14 +171,18 @@ def fleets(catalog: Catalog, router: str) -> None:
                                  max(1500, 200 * n))  # fmt: skip
                 sim, _ = run_job(job, ServingSetup((Pool(replica, n),), router), seed=0)
                 err = float(op.ttft_p99[0] / sim["ttft_s"]["p99"] - 1.0)
+                tpot = (float(op.tpot_p99[0]), float(sim["tpot_s"]["p99"]))
                 if math.isfinite(err):
                     errors[n].append(err)
-                print(f"{label:48s} {n:5d} {load:4.2f}  {op.ttft_p99[0]:9.3f}/{sim['ttft_s']['p99']:<9.3f}  {err:+.0%}")
+                    tpot_errors[n].append(tpot[0] / tpot[1] - 1.0)
+                print(f"{label:48s} {n:5d} {load:4.2f}  {op.ttft_p99[0]:9.3f}/{sim['ttft_s']['p99']:<9.3f}  {err:+.0%}"
+                      f"  {tpot[0] * 1e3:9.1f}/{tpot[1] * 1e3:<9.1f}")  # fmt: skip
                 label = ""
     for n, e in errors.items():
-        a = np.asarray(e)
+        a, t = np.asarray(e), np.asarray(tpot_errors[n])
         print(f"{n} replicas: TTFT p99 estimate / simulation - 1 over {a.size} points: mean |.| "
-              f"{np.abs(a).mean():.1%}, mean {a.mean():+.1%}, range {a.min():+.0%} to {a.max():+.0%}")  # fmt: skip
+              f"{np.abs(a).mean():.1%}, mean {a.mean():+.1%}, range {a.min():+.0%} to {a.max():+.0%}; TPOT p99 mean "
+              f"|.| {np.abs(t).mean():.1%}, mean {t.mean():+.1%}")  # fmt: skip
 
 
 def closed_loops(catalog: Catalog) -> None:

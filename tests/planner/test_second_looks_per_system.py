@@ -10,15 +10,14 @@ import pytest
 
 from chipwise.catalog.loader import load_catalog
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.planner.serving_shortlist import SECOND_LOOKS
 from chipwise.workload.load import Load
 
 SLO = {"ttft_p99": 2.0, "tpot_p99": 0.05}
 
 
 def _plan(hardware_ids: list[str]) -> dict[str, Any]:
-    """Llama 3.1 70B fp8 at 20 req/s, 1,024 in / 256 out, colocated, Gaudi3 at $4.80 a chip-hour (--set)."""
-    cat = load_catalog((), ["gaudi3.price=4.8"])
+    """Llama 3.1 70B fp8 at 20 req/s, 1,024 in / 256 out, colocated, MI325X at $3.00 a chip-hour (--set)."""
+    cat = load_catalog((), ["mi325x.price=3.0"])
     return plan_serving(
         cat, "llama-3.1-70b", hardware_ids, Load("rate", rate=20.0), 1024, 256, SLO, precision="fp8",
         disaggregated=False,
@@ -26,27 +25,27 @@ def _plan(hardware_ids: list[str]) -> dict[str, Any]:
 
 
 def test_a_chip_added_to_the_hardware_does_not_answer_dearer() -> None:
-    """MI300X alone: TP8 b128 x2 grows 16 -> 24 chips in its check and the second looks find TP8 b256 x2, 16 chips
-    at $41.44/h (8 x 2 x $2.59). With Gaudi3 beside it, Gaudi3's two looks ($38.40/h each by the estimate) had
-    taken both slots: MI300X's TP8 b256 x2 was never simulated and the answer read Gaudi3 TP1 b32 x10, $48.00/h
-    (10 x $4.80). Each chip now has its looks."""
-    alone, both = _plan(["mi300x"]), _plan(["mi300x", "gaudi3"])
+    """MI300X alone: TP8 b128 x2 grows 16 -> 24 chips in its check and its second look finds TP1 b32 x16, 16 chips
+    at $41.44/h (16 x $2.59). MI325X's estimate ($39.00/h, 13 chips) ranks first beside it and its checks grow to
+    16 chips ($48.00/h): had its looks taken the slots, MI300X's TP1 b32 x16 would never be simulated and the
+    answer would read MI325X at $48.00/h. Each chip has its looks. (Until stop 93 the pair was MI300X and Gaudi3 at
+    $4.80, whose check no longer grows.)"""
+    alone, both = _plan(["mi300x"]), _plan(["mi300x", "mi325x"])
     assert alone["best"]["hardware"] == "mi300x" and alone["best"]["chips"] == 16
     assert alone["best"]["cost_usd_per_hour"] == pytest.approx(16 * 2.59, rel=1e-3)
+    assert both["results"][0]["hardware"] == "mi325x"  # the estimate ranks it first
     best = both["best"]
     assert (best["hardware"], best["plan"]["both"]["tp"], best["plan"]["both"]["max_batch"], best["chips"]) == (
         "mi300x",
-        8,
-        256,
+        1,
+        32,
         16,
     )
     assert best["cost_usd_per_hour"] == pytest.approx(alone["best"]["cost_usd_per_hour"])
-    gaudi3 = [v for v in both["verified"] if v["hardware"] == "gaudi3"]
-    assert min(v["cost_usd_per_hour"] for v in gaudi3 if v["slo_met"]) == pytest.approx(48.0)  # TP1 b32 x10
-    # one row a system ranked, both checked; each grew, and each had its SECOND_LOOKS: TP1 b32 and TP4 b128 on
-    # Gaudi3 ($38.40/h by the estimate), TP4 b64 and TP8 b256 on MI300X ($41.44/h)
-    assert len(both["verified"]) == 2 + 2 * SECOND_LOOKS
-    assert sum(v["hardware"] == "mi300x" for v in both["verified"]) == 1 + SECOND_LOOKS
+    mi325x = [v for v in both["verified"] if v["hardware"] == "mi325x"]
+    assert min(v["cost_usd_per_hour"] for v in mi325x if v["slo_met"]) == pytest.approx(48.0)  # 16 x $3.00
+    # MI300X's checks are those it has alone: its first, which grew, and its second look
+    assert sum(v["hardware"] == "mi300x" for v in both["verified"]) == len(alone["verified"]) == 2
 
 
 def _look(system: str, cost: float) -> dict[str, Any]:

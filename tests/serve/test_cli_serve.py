@@ -882,14 +882,16 @@ def test_plan_serve_explains_neuron_ranks_and_predict_cross_engine_splits(capsys
 
 
 def test_the_ranking_shows_the_count_its_check_settled_on(capsys: pytest.CaptureFixture[str]) -> None:
-    """Llama-3.1-70B at 5 req/s on Trainium2: the estimate's fleet of three 16-chip instances meets the SLO on two in
-    simulation; the ranking row said the estimate's chips beside the check's (36 beside 28 before fleets rented
-    whole instances), and now says '48 -> 32'."""
-    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "5", "--input-tokens", "1000", "--output-tokens",
-            "300", "--slo", "ttft_p99=2s,tpot_p99=50ms", "--hardware", "trn2", "--no-disaggregated"]  # fmt: skip
+    """Llama-3.1-70B in fp8 at 20 req/s of 8,192 / 512 tokens on GB300: the estimate's 18 TP1 replicas miss the
+    TPOT target in simulation, whose check grows them to 22; the ranking row says '18 -> 22' beside the
+    estimate's price (until stop 93 the case was Llama-3.1-70B at 5 req/s on Trainium2, whose check took one of
+    the estimate's three instances away, '48 -> 32'; the estimate now takes the two)."""
+    argv = ["plan", "serve", "--model", "llama-3.1-70b", "--rate", "20", "--input-tokens", "8192", "--output-tokens",
+            "512", "--slo", "ttft_p99=2s,tpot_p99=40ms", "--hardware", "gb300", "--precision", "fp8",
+            "--no-disaggregated"]  # fmt: skip
     data = run_json(capsys, [*argv, "--json"])
-    checked = data["verified"][0]
-    assert checked["rank"] == 1 and checked["chips"] < data["results"][0]["chips"]
+    checked = next(v for v in data["verified"] if v["rank"] == 1)
+    assert checked["chips"] != data["results"][0]["chips"]
     assert run(argv) == 0
     out = capsys.readouterr().out
     assert f"{data['results'][0]['chips']} -> {checked['chips']}" in out and "a -> b chips" in out

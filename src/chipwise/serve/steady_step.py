@@ -106,7 +106,7 @@ def step_time(
     drafting: Drafting | None = None,
     active: Array | None = None,
     packed: bool = False,
-    others: bool = False,
+    others: Array | None = None,
 ) -> Array:
     """Seconds per output token of a sequence in a steady iteration of `batch` sequences (the iteration's time,
     or with speculative decoding the verification step's time / tau), averaged over the iterations that carry the
@@ -123,16 +123,20 @@ def step_time(
     decode batch streams the weights once, a prompt is compute-bound), so spreading the prompts evenly over every
     iteration under-estimates the mean the simulator measures (by 15-55% at 30-85% load for a 70B model on one GPU).
     `active`: the sequences generating, where fewer than the `batch` slots an iteration runs (a compiled-shape engine
-    runs every slot). `others`: the iterations one sequence decodes in, which carry the prompts of the others only
-    (its own ran before its first token): the TPOT it sees, where the replica's time per token counts every prompt
-    (one sequence alone decodes at the plain step: Llama-3.1-70B on a TP8 PP4 H200 replica of one slot read 42 ms
-    where it decodes at 15 ms, with its 128K-token prompt spread over its own iterations)."""
+    runs every slot). `others`: the iterations one sequence decodes in, which carry the prompts of the requests that
+    arrive meanwhile, as many a step as `others` sequences' worth (its own ran before its first token): the TPOT it
+    sees, where the replica's time per token counts every prompt. Poisson arrivals come at the load's rate whoever
+    is decoding, so `others` is the load's Little's-law count, not the batch less the sequence: at 30% of an H100's
+    load of Llama-3.1-8B with 16,000-token prompts a lone sequence had decoded at the plain 6.6 ms where the
+    simulated one, joined by the prompts that arrive, reads 9.8 ms; and no more than the other slots hold (a replica
+    of one slot takes no prompt while its sequence decodes: Llama-3.1-70B on a TP8 PP4 H200 replica of one slot had
+    read 42 ms where it decodes at 15 ms, with its 128K-token prompt spread over its own iterations)."""
     pp = shapes.pp.astype(np.float64)
     k, tau = (drafting.spec.draft_tokens, drafting.spec.tokens_per_step) if drafting else (0, 1.0)
     fed = batch * (k + 1.0)  # positions the target decodes (verifies)
     # prompt tokens that start per iteration
     sequences = batch if active is None else active
-    started = (np.maximum(sequences - 1.0, 0.0) if others else sequences) * tau * inp / out * prompts.encoded
+    started = (sequences if others is None else others) * tau * inp / out * prompts.encoded
     a = context_coefficient(model, dev, shapes, kv_precision, inp + out, k + 1.0)
     # the micro-batches an iteration runs: pp where the batch fills the pipeline, else one a sequence, each passing
     # every stage in turn (a lone sequence decodes no faster on two stages, and waits for the hand-off between them);
@@ -217,9 +221,16 @@ def _prompt_joins(
     share = np.minimum(started / room, 1.0) if packed else arriving
     iters = np.where(mixing, share, np.maximum(share, started / cap))
     tokens = padded / np.maximum(iters, 1e-12)
-    # a group longer than the room runs as full chunks and a remainder, each at least the launch floor: their mean
+    # a group longer than the room runs as full chunks and a remainder, each at least the launch floor: their mean.
+    # Groups that arrive while one is running share its iterations, so a joined iteration carries started / share
+    # tokens on average, more than a lone group's group / pieces: the last piece takes the overlap's tokens beside
+    # the remainder (at most the room). A lone group's pieces alone had dropped 1 - share / x of the prompt work:
+    # Llama-3.1-70B at 10 req/s of 2,000 / 400 tokens on a Gaudi 3 TP8 replica read a 26 ms TPOT where the
+    # simulator, whose iterations carried 1,542 prompt tokens each, ran 38 ms and missed a 50 ms p99
     chunked = (pieces > 1) & (not packed)
-    last = np.where(chunked, (group - (pieces - 1.0) * room) * prompts.padding, tokens)
+    joined = np.minimum(started / np.maximum(iters, 1e-12), room)  # unpadded prompt tokens of a joined iteration
+    overlap = np.maximum(pieces * joined, group) - (pieces - 1.0) * room  # the last piece's tokens, chunked
+    last = np.where(chunked, overlap * prompts.padding, tokens)
     first = np.where(chunked, room * prompts.padding, tokens)
     base = np.where(mixing, fed, 0.0)
     return _PromptJoins(mixing, iters, pieces, chunked, first, last, base)
