@@ -138,6 +138,50 @@ def replicas(catalog: Catalog) -> None:
     )
 
 
+#: replica cases whose lengths are drawn: lognormal prompts and answers of the case's means, a standard deviation of
+#: three quarters of each, clipped at eight (prompts) and five (answers) times the mean
+DRAWN_CASES = [REPLICA_CASES[i] for i in (0, 1, 2, 4, 6, 12)]
+
+
+def _drawn(mean: int, spread: float) -> LengthDist:
+    from chipwise.workload.lengths import read_length
+
+    return read_length(f"lognormal:mean={mean},std={0.75 * mean:g},max={int(spread * mean)}", "--input-tokens", "")
+
+
+def drawn_lengths(catalog: Catalog) -> None:
+    """The replicas of DRAWN_CASES at 30%, 60% and 85% of their estimated capacity under lognormal lengths: the TTFT
+    p99 estimate (its prefill at the 99th-percentile prompt where that is longer than the mean's: serve.estimate's
+    `tail`) and the TPOT against the simulation's."""
+    print(f"{'case':48s} {'load':>4s}  {'TPOT ms est/sim':>15s}  {'TTFT p99 ms est/sim':>19s}")
+    tpot_err: list[float] = []
+    tail_err: list[float] = []
+    for case in DRAWN_CASES:
+        model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
+        inp, out = _drawn(case[4], 8.0), _drawn(case[5], 5.0)
+        cand = est.cand
+        tail = inp.quantile(0.99)
+        est = estimate(model, system, eng, cand, weight, kv, inp.expected, out.expected, eng.max_tokens, tail=tail)
+        for load in LOADS:
+            rate = load * float(est.throughput[0]) / out.expected
+            op = at_rate(model, system, eng, est, weight, kv, inp.expected, out.expected, np.asarray([rate]))
+            job = ServingJob(model, inp, out, Load("rate", rate=rate), 3000)
+            sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+            tpot, ttft = sim["tpot_s"], sim["ttft_s"]
+            if np.isfinite(op.tpot[0]):
+                tpot_err.append(abs(op.tpot[0] / tpot["p50"] - 1.0))
+                tail_err.append(abs(op.ttft_p99[0] / ttft["p99"] - 1.0))
+            print(
+                f"{label:48s} {load:4.2f}  {op.tpot[0] * 1e3:7.1f}/{tpot['p50'] * 1e3:<7.1f}  "
+                f"{op.ttft_p99[0] * 1e3:9.0f}/{ttft['p99'] * 1e3:<9.0f}"
+            )
+            label = ""
+    print(
+        f"\nlognormal lengths: mean |estimate / simulation - 1| over {len(tpot_err)} points: TPOT "
+        f"{100 * np.mean(tpot_err):.1f}%, TTFT p99 {100 * np.mean(tail_err):.1f}%"
+    )
+
+
 #: model, system, TP, batch limit, prompt tokens, output tokens: fleets of them behind a router
 FLEET_CASES = [
     ("llama-3.1-70b", "h200", 4, 8, 16384, 256),
@@ -259,6 +303,8 @@ def main() -> None:
     replicas(catalog)
     print()
     closed_loops(catalog)
+    print()
+    drawn_lengths(catalog)
     print()
     fleets(catalog, router)
     print()

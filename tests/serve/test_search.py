@@ -771,3 +771,44 @@ def test_a_routed_fleet_evens_out_its_batches(catalog: Catalog, hw: Hardware, ll
     )
     assert op.tpot_p99[0] == pytest.approx(sim["tpot_s"]["p99"], rel=0.1)
     assert lone.tpot_p99[0] > op.tpot_p99[0]
+
+
+def test_drawn_prompt_lengths_lengthen_the_first_tokens_tail(
+    catalog: Catalog, hw: Hardware, llama70b: ModelSpec
+) -> None:
+    """Llama-3.1-70B on an H100 TP4 replica (TensorRT-LLM, 128 slots) at 60% of its capacity, lognormal prompts of
+    1,000 tokens on average (std 750, at most 8,000) and answers of 200 (std 150, at most 1,000): the 99th-percentile
+    prompt's own prefill (169 ms, the mean prompt's 66) and a queue of unequal prompts set the first tokens' tail.
+    Priced at the mean prompt alone, the estimate read a TTFT p99 of 280 ms where the simulation reads 352; 346
+    now."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.lengths import read_length
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving_job import ServingJob
+
+    system = hw.system("h100-sxm")
+    eng = engine_profile(catalog, "trtllm", system.chip.family)
+    inp = read_length("lognormal:mean=1000,std=750,max=8000", "--input-tokens", "")
+    out = read_length("lognormal:mean=200,std=150,max=1000", "--output-tokens", "")
+    cand = enumerate_candidates(llama70b, topology_of(system), None, {"tp": 4, "pp": 1, "ep": 1, "max_batch": 128})
+    args = (llama70b, system, eng, cand, "fp8", "fp8", inp.expected, out.expected, eng.max_tokens)
+    est, mean_only = estimate(*args, tail=inp.quantile(0.99)), estimate(*args)
+    assert est.prefill_p99_s[0] > 2.0 * est.prefill_s[0] and mean_only.tail_prefill_s is None
+    rate = 0.6 * float(est.throughput[0]) / out.expected
+    ops = [at_rate(llama70b, system, eng, e, "fp8", "fp8", inp.expected, out.expected, np.asarray([rate]))
+           for e in (est, mean_only)]  # fmt: skip
+    plan = ReplicaPlan(tp=4, max_batch=128, weight_precision="fp8", kv_precision="fp8")
+    replica = setup_replica(catalog, llama70b, system, "trtllm", plan, inp.expected, out.expected, 9000)
+    sim, _ = run_job(ServingJob(llama70b, inp, out, Load("rate", rate=rate), 3000), ServingSetup((Pool(replica, 1),)))
+    assert ops[0].ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.1)
+    assert ops[1].ttft_p99[0] < 0.85 * sim["ttft_s"]["p99"]
+    assert ops[0].tpot[0] == ops[1].tpot[0]  # the tail prompt moves the first token only
+
+
+def test_a_queue_of_unequal_prompts_waits_by_pollaczek_khinchine(est: Estimate) -> None:
+    """Prefill times lognormal with sigma 0.5 (a 99th percentile exp(2.326 x 0.5 - 0.125) times the mean): a queue
+    of them waits 1 + CV^2 = e^0.25 times as long as one of equal prompts; equal prompts, once."""
+    ratio = np.exp(2.326 * 0.5 - 0.125)
+    drawn = replace(est, tail_prefill_s=est.prefill_s * ratio)
+    assert drawn.prefill_variability == pytest.approx(np.exp(0.25))
+    assert np.all(est.prefill_variability == 1.0) and np.all(est.prefill_p99_s == est.prefill_s)

@@ -75,13 +75,16 @@ class ShapeQuery:
     drafting: Drafting | None = None
     #: tokens the activation buffers hold past the budget: a request run whole without chunked prefill (0: none)
     buffers: int = 0
+    #: the 99th-percentile prompt's tokens where the lengths vary (0: none past the mean), whose lone prefill sets the
+    #: first tokens' tail (serve.estimate's `tail`)
+    tail: float = 0.0
 
     def estimate(self, cand: Candidates, max_tokens: int, decode_only: bool = False, shared: float = 0.0) -> Estimate:
         """The candidates `cand` priced at saturation (serve.estimate.estimate)."""
         q = self
         return estimate(
             q.model, q.system, q.eng, cand, q.weight, q.kv, q.inp, q.out, max_tokens, q.drafting, decode_only, shared,
-            q.buffers,
+            q.buffers, q.tail,
         )  # fmt: skip
 
     def at_rate(
@@ -210,7 +213,7 @@ def choose(
     # runs whole, and a batch limit sized beside budget-sized buffers had read 'b3: the KV cache holds 3 requests' of
     # 131,064 tokens on an H100 whose cache, beside 16.5 GiB of buffers, holds 2
     buffers = 0 if chunked or eng.static_batch else job.max_input + job.max_output
-    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting, buffers)
+    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting, buffers, job.input_quantile(0.99))
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
     est = query.estimate(cand, max_tokens, decode_only, shared)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from numpy.typing import NDArray
@@ -42,6 +43,8 @@ from chipwise.serve.steady_step import PromptIterations, stage_time, step_time
 from chipwise.types import Array, IntArray
 from chipwise.workload.model import ModelSpec
 
+Z99 = 2.326  # one-sided 99th percentile of a standard normal variate
+
 
 @dataclass(frozen=True)
 class Estimate:
@@ -58,6 +61,25 @@ class Estimate:
     prompts: PromptIterations
     prefill_work_s: Array  # what one more prompt adds to an iteration that encodes prompts (no launch floor)
     shared: float = 0.0  # prompt tokens every request shares (a prefix-cache hit), held once a replica
+    #: latency of one prompt of the 99th-percentile length alone, where the lengths vary (None: the mean's)
+    tail_prefill_s: Array | None = None
+
+    @property
+    def prefill_p99_s(self) -> Array:
+        """One prompt alone at the 99th-percentile length: the mean prompt's where the lengths do not vary."""
+        return self.prefill_s if self.tail_prefill_s is None else self.tail_prefill_s
+
+    @property
+    def prefill_variability(self) -> Array:
+        """1 + the squared coefficient of variation of a prompt's prefill, what a queue of prompts waits longer for
+        than one of equal prompts (Pollaczek-Khinchine: an M/G/1 queue's wait over an M/D/1's): the prefill times
+        taken as lognormal through the mean prompt's and the 99th-percentile one's (ln(p99 / mean) = 2.326 s -
+        s^2 / 2), 1 where the lengths do not vary."""
+        if self.tail_prefill_s is None:
+            return np.ones_like(self.prefill_s)
+        ratio = np.log(np.maximum(self.tail_prefill_s, self.prefill_s) / np.maximum(self.prefill_s, 1e-12))
+        sigma = Z99 - np.sqrt(np.maximum(Z99**2 - 2.0 * ratio, 0.0))
+        return np.asarray(np.exp(np.square(sigma)), dtype=np.float64)
 
     def prefix_held(self, i: int) -> float:
         """KV tokens candidate `i` holds for the shared prefix: one copy per attention-DP rank (each its own cache)."""
@@ -92,6 +114,7 @@ class Estimate:
             self.prompts.take(idx),
             self.prefill_work_s[idx],
             self.shared,
+            None if self.tail_prefill_s is None else self.tail_prefill_s[idx],
         )
 
 
@@ -137,6 +160,7 @@ def estimate(
     decode_only: bool = False,
     shared: float = 0.0,
     buffers: int = 0,
+    tail: float = 0.0,
 ) -> Estimate:
     """Price every candidate at saturation (B = min(max_batch, KV capacity, token budget)). `buffers`: tokens of the
     largest iteration the activation buffers hold past the budget (serve.build.buffer_tokens: a request run whole
@@ -144,7 +168,8 @@ def estimate(
     every request shares with the others (a prefix-cache hit short of the whole prompt), which a replica holds once
     (once per attention-DP rank), as the simulator does. `decode_only`: as a
     disaggregated decode pool's replica, which receives its requests' KV caches and encodes no prompt (its TTFT
-    share is only the waits for a step and a slot)."""
+    share is only the waits for a step and a slot). `tail`: the 99th-percentile prompt's tokens where the lengths
+    vary (above `inp`), whose lone prefill is priced too (Estimate.prefill_p99_s)."""
     eng = eng.on_host(system.host_overhead)
     dev = serving_device(device_of(system), eng)
     topo = topology_of(system)
@@ -176,7 +201,8 @@ def estimate(
     b = np.maximum(batch, 1.0)
     ones = np.ones(b.shape)
     # one prompt's chunk: the budget, or one attention-DP rank's share of a shared one (engine.prompt_chunk)
-    chunk = (np.minimum(prompt_chunk(eng, max_tokens, cand.tp, cand.adp), inp) if eng.chunked_prefill else inp) * ones
+    chunk_cap = prompt_chunk(eng, max_tokens, cand.tp, cand.adp) if eng.chunked_prefill else np.full(b.shape, np.inf)
+    chunk = np.minimum(chunk_cap, inp) * ones
     padded = _buckets(chunk, inp + out) if eng.static_batch else chunk
     floor = eager_launches(model, dev.chip, weight_precision, shapes, eng.engine) * eng.host_eager_launch_s
     # attention-DP context balancing holds prompts until every rank has one: they join iterations R at a time
@@ -191,12 +217,55 @@ def estimate(
     )
     # a prompt longer than the budget runs in chunks, each attending to the chunks before it (a compiled-shape
     # engine pads each to its bucket): the simulator's lone-prompt time, StepModel.prompt_alone
+    args = (model, dev, topo, eng, weight_precision, kv_precision, shapes, out, chunk_cap, ranks, floor)
+    lone = partial(_lone_prompt, *args)
+    prefill_s, device, work = lone(inp)
+    # where the lengths vary, the 99th-percentile prompt alone too (the first tokens' tail: prefill_p99_s)
+    tail_prefill = lone(tail)[0] if tail > inp and not decode_only else None
+    if decode_only:
+        prefill_s, device, work = np.zeros(b.shape), np.zeros(b.shape), np.zeros(b.shape)
+    return Estimate(
+        cand=cand,
+        fits=np.asarray(fits),
+        kv_tokens=np.asarray(mem.kv_tokens),
+        batch=np.where(fits, batch, 0.0),
+        step=step,
+        throughput=np.where(fits, b / step, 0.0),
+        prefill_s=np.asarray(prefill_s, dtype=np.float64),
+        chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
+        prompts=prompts,
+        prefill_work_s=np.asarray(prefill_s - device + work, dtype=np.float64),
+        shared=shared,
+        tail_prefill_s=tail_prefill,
+    )
+
+
+def _lone_prompt(
+    model: ModelSpec,
+    dev: Device,
+    topo: Topology,
+    eng: EngineProfile,
+    weight_precision: str,
+    kv_precision: str,
+    shapes: Shapes,
+    out: float,
+    cap: Array,
+    ranks: Array,
+    floor: Array,
+    inp: float,
+) -> tuple[Array, Array, Array]:
+    """One prompt of `inp` tokens encoded alone on an idle replica of each shape, in chunks of at most `cap` tokens,
+    each attending to the chunks before it (padded to its bucket on a compiled-shape engine; one attention-DP rank
+    encodes it while the others wait for its attention, `ranks` of them; each at least the eager launch `floor`):
+    its seconds to the first token, the device's share of them, and the work a queued prompt adds (spread over the
+    ranks, no launch floor)."""
+    chunk = np.minimum(cap, inp)
     chunks = np.ceil(inp / chunk)
     # the estimate encodes every prompt whole (no prefix-cache hit: the simulated check counts those), so its pairs
     # are the whole prompt's, and b their share (pair_coefficient with nothing cached)
     coef = pair_coefficient(model, dev, shapes, inp, kv_precision)
-    device = np.zeros(b.shape)
-    work = np.zeros(b.shape)
+    device = np.zeros(np.shape(chunk))
+    work = np.zeros(np.shape(chunk))
     for k in range(int(chunks.max())):
         start = k * chunk
         left = np.clip(inp - start, 0.0, chunk)  # this chunk's tokens (none once a shape's prompt is done)
@@ -213,22 +282,8 @@ def estimate(
         work = work + np.where(left > 0, piece, 0.0)  # queued prompts spread over the attention-DP ranks
         device = device + np.where(left > 0, alone, 0.0)
     last = eng.host_sequence_s + lm_heads(model, dev, shapes, 1.0, 1.0)  # samples once
-    prefill_s = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
-    if decode_only:
-        prefill_s, device, work = np.zeros(b.shape), np.zeros(b.shape), np.zeros(b.shape)
-    return Estimate(
-        cand=cand,
-        fits=np.asarray(fits),
-        kv_tokens=np.asarray(mem.kv_tokens),
-        batch=np.where(fits, batch, 0.0),
-        step=step,
-        throughput=np.where(fits, b / step, 0.0),
-        prefill_s=np.asarray(prefill_s, dtype=np.float64),
-        chips=np.asarray(cand.tp * cand.pp / dev.cores_per_chip, dtype=np.float64),
-        prompts=prompts,
-        prefill_work_s=np.asarray(prefill_s - device + work, dtype=np.float64),
-        shared=shared,
-    )
+    seconds = (eng.host_step_s + eng.host_prefill_s) * chunks + device + last
+    return np.asarray(seconds, dtype=np.float64), device, work
 
 
 def _buckets(tokens: Array, largest: float) -> Array:
