@@ -40,7 +40,7 @@ from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.sim.policies import ROUTERS
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
-from chipwise.workload.lengths import LengthDist
+from chipwise.workload.lengths import LengthDist, read_length
 from chipwise.workload.load import Load
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
 from chipwise.workload.serving_job import ServingJob
@@ -143,10 +143,9 @@ def replicas(catalog: Catalog) -> None:
 DRAWN_CASES = [REPLICA_CASES[i] for i in (0, 1, 2, 4, 6, 12)]
 
 
-def _drawn(mean: int, spread: float) -> LengthDist:
-    from chipwise.workload.lengths import read_length
-
-    return read_length(f"lognormal:mean={mean},std={0.75 * mean:g},max={int(spread * mean)}", "--input-tokens", "")
+def _drawn(mean: int, spread: float, name: str) -> LengthDist:
+    """Lognormal lengths of `mean`, a standard deviation of three quarters of it, clipped at `spread` times it."""
+    return read_length(f"lognormal:mean={mean},std={0.75 * mean:g},max={int(spread * mean)}", name, "")
 
 
 def drawn_lengths(catalog: Catalog) -> None:
@@ -158,7 +157,7 @@ def drawn_lengths(catalog: Catalog) -> None:
     tail_err: list[float] = []
     for case in DRAWN_CASES:
         model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
-        inp, out = _drawn(case[4], 8.0), _drawn(case[5], 5.0)
+        inp, out = _drawn(case[4], 8.0, "input tokens"), _drawn(case[5], 5.0, "output tokens")
         cand = est.cand
         tail = inp.quantile(0.99)
         est = estimate(model, system, eng, cand, weight, kv, inp.expected, out.expected, eng.max_tokens, tail=tail)
