@@ -122,15 +122,16 @@ def test_adding_hardware_never_makes_one_chips_answer_cheaper(catalog: Catalog) 
     """Llama 3.1 8B on chat-mix: MI300X alone answered four b512 and two b128 instances at $15.54/hour (its first
     $12.95 fleet missed in replay, and derating only adds capacity), while MI300X with B200 answered five MI300X
     b512 at $12.95, met. One chip's answer is no dearer than the fleet of that chip a wider search finds. Five
-    MI300X (b661 now) read a TPOT p99 of 48.0 ms on 5,218 replayed requests and 54.7 and 52.6 ms on 20,000 on two
-    seeds against 50 ms: the answer is six, $15.54 (6 x $2.59), above the steady-state optimum."""
+    MI300X (b661) read a TPOT p99 of 48.0 ms on 5,218 replayed requests and 54.7 and 52.6 ms on 20,000 on two
+    seeds against 50 ms: the answer is six, $15.54 (6 x $2.59), and since stop 94 (the TPOT tail of
+    serve.decode_tail) the steady-state optimum is six too, where it had read five at $12.95."""
     alone = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["mi300x"], precision=RELEASED)
     wider = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["mi300x", "b200"], precision=RELEASED)
     assert alone["slo_met_in_replay"] is True and wider["slo_met_in_replay"] is True
     assert wider["cost_usd_per_hour"] <= alone["cost_usd_per_hour"] + 1e-9
     if all(f["hardware"] == "mi300x" for f in wider["fleet"]):
         assert alone["cost_usd_per_hour"] <= wider["cost_usd_per_hour"] + 1e-9
-    assert alone["steady_state_cost_usd_per_hour"] == pytest.approx(5 * 2.59)
+    assert alone["steady_state_cost_usd_per_hour"] == pytest.approx(6 * 2.59)
     assert alone["cost_usd_per_hour"] == pytest.approx(6 * 2.59)
     again = plan_fleet(catalog, "llama-3.1-8b", str(EXAMPLE), SLO, ["mi300x"], precision=RELEASED)
     assert again["fleet"] == alone["fleet"]  # the same answer every time

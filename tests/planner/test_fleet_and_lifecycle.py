@@ -510,15 +510,16 @@ def test_the_steady_state_cost_is_the_programs_over_all_the_types_asked_for(
     """The footer's 'steady-state MILP before the simulator check' is the program's optimum over the hardware asked
     for, what --no-replay answers; it had shown the winning single-type search's ($138 where the program's was
     $113 on the README's example), as if the check had cost nothing. Llama 3.1 70B over four chips: the program's
-    own optimum is $111.51 (one H200 TP1 replica, two MI300X TP4 and four TP8 instances; $113.96, all MI300X, before
-    stop 93's estimate carried the prompts arriving while a sequence decodes; $112.65, an H200 and MI300X mix, before
-    each type's capacity was capped at 85% of its saturated rate)."""
+    own optimum is $111.65 (two H200 TP1 replicas, one MI300X TP1, one TP4 and four TP8 instances; $111.51, one H200
+    beside six MI300X, before stop 94's TPOT tail counted the prompts that join a sequence's life; $113.96, all
+    MI300X, before stop 93's estimate carried the prompts arriving while a sequence decodes; $112.65, an H200 and
+    MI300X mix, before each type's capacity was capped at 85% of its saturated rate)."""
     checked = four_types
     unchecked = plan_fleet(catalog, "llama-3.1-70b", str(EXAMPLE), SLO, FOUR, replay=False)
     assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(unchecked["cost_usd_per_hour"])
     assert checked["steady_state_cost_usd_per_hour"] == pytest.approx(
-        7.912 + 40 * 2.59, abs=0.01
-    )  # 1 H200 + 2x4 + 4x8 MI300X
+        2 * 7.912 + 37 * 2.59, abs=0.01
+    )  # 2 H200 + 1 + 4 + 4x8 MI300X
     assert checked["cost_usd_per_hour"] >= checked["steady_state_cost_usd_per_hour"] - 1e-9
 
 

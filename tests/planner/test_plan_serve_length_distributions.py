@@ -79,3 +79,29 @@ def test_a_splits_first_token_waits_for_its_long_prompts(catalog: Catalog) -> No
         firsts += [r["estimate"]["ttft_p99_s"] for r in report["results"] if r["disaggregated"]]
     fixed, drawn = firsts
     assert drawn > 1.5 * fixed
+
+
+def test_drawn_answers_lower_the_rate_a_replica_carries_within_a_tpot_tail(catalog: Catalog) -> None:
+    """Short answers average few steps, so their TPOT spreads wider (serve.decode_tail): within a TPOT p99 target a
+    replica carries less under lognormal answers than under answers of their mean length, and no less within a TTFT
+    target alone. The search reads the answers' spread from the job (ServingJob.answer_spread)."""
+    from chipwise.hardware import hardware
+    from chipwise.perf.device import topology_of
+    from chipwise.planner.serving_choice import ShapeQuery, max_rate
+    from chipwise.serve.candidates import enumerate_candidates
+    from chipwise.serve.decode_tail import answer_probabilities
+    from chipwise.serve.engine import engine_profile
+
+    model, system = load_model(catalog, "llama-3.1-70b"), hardware(catalog).system("h100-sxm")
+    eng = engine_profile(catalog, "trtllm", system.chip.family)
+    answers = read_length("lognormal:mean=400,std=300,max=2000", "x", "1")
+    job = ServingJob(model, LengthDist.fixed(2000), answers, Load("rate", rate=4.0), 1200)
+    spread = job.answer_spread(answer_probabilities())
+    fixed = ShapeQuery(model, system, eng, "fp8", "fp8", 2000.0, answers.expected)
+    drawn = ShapeQuery(model, system, eng, "fp8", "fp8", 2000.0, answers.expected, answers=spread)
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 4, "pp": 1, "ep": 1, "max_batch": 128})
+    est = fixed.estimate(cand, eng.max_tokens)
+    tpot_fixed, tpot_drawn = (max_rate(q, est, {"tpot_p99": 0.04})[0][0] for q in (fixed, drawn))
+    assert 0.0 < tpot_drawn < 0.98 * tpot_fixed  # 5.93 req/s against 6.11
+    ttft_fixed, ttft_drawn = (max_rate(q, est, {"ttft_p99": 2.0})[0][0] for q in (fixed, drawn))
+    assert ttft_drawn == ttft_fixed

@@ -26,6 +26,7 @@ from chipwise.planner.serving_choice_rank import (
     stated_fallback,
 )
 from chipwise.serve.candidates import Candidates, enumerate_candidates
+from chipwise.serve.decode_tail import answer_probabilities
 from chipwise.serve.engine import EngineProfile, token_budget
 from chipwise.serve.estimate import Estimate, estimate, held_tokens
 from chipwise.serve.operating import MAX_UTILISATION, Operating, at_rate, closed_loop
@@ -78,6 +79,9 @@ class ShapeQuery:
     #: the 99th-percentile prompt's tokens where the lengths vary (0: none past the mean), whose lone prefill sets the
     #: first tokens' tail (serve.estimate's `tail`)
     tail: float = 0.0
+    #: the answer lengths at serve.decode_tail's answer_probabilities() over their mean where they vary (empty: all of
+    #: one length), whose short answers widen the TPOT's tail
+    answers: tuple[float, ...] = ()
 
     def estimate(self, cand: Candidates, max_tokens: int, decode_only: bool = False, shared: float = 0.0) -> Estimate:
         """The candidates `cand` priced at saturation (serve.estimate.estimate)."""
@@ -93,8 +97,9 @@ class ShapeQuery:
         """Where each of `est`'s candidates runs at `rates` requests/s a replica (serve.operating's)."""
         q = self
         return at_rate(
-            q.model, q.system, q.eng, est, q.weight, q.kv, q.inp, q.out, rates, q.drafting, fleet_rate, router
-        )
+            q.model, q.system, q.eng, est, q.weight, q.kv, q.inp, q.out, rates, q.drafting, fleet_rate, router,
+            np.asarray(q.answers) if q.answers else None,
+        )  # fmt: skip
 
     def closed_loop(
         self, est: Estimate, users: np.ndarray, fleet_users: float = 0.0, router: str = DEFAULT_ROUTER
@@ -213,7 +218,8 @@ def choose(
     # runs whole, and a batch limit sized beside budget-sized buffers had read 'b3: the KV cache holds 3 requests' of
     # 131,064 tokens on an H100 whose cache, beside 16.5 GiB of buffers, holds 2
     buffers = 0 if chunked or eng.static_batch else job.max_input + job.max_output
-    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting, buffers, job.input_quantile(0.99))
+    answers = job.answer_spread(answer_probabilities())
+    query = ShapeQuery(model, system, eng, weight, kv, inp, out, drafting, buffers, job.input_quantile(0.99), answers)
     # a prefix-cache hit short of the whole prompt is a shared prefix, held once (the simulator's Replica._shared)
     shared = job.prefix_hit_rate * inp if job.prefix_hit_rate < 1.0 else 0.0
     est = query.estimate(cand, max_tokens, decode_only, shared)

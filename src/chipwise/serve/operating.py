@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chipwise.hardware.objects import System
+from chipwise.serve.decode_tail import tpot_excess
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.estimate import Estimate
 from chipwise.serve.queueing import balancing_wait, prompt_wait, slot_wait
@@ -100,6 +101,7 @@ def at_rate(
     drafting: Drafting | None = None,
     fleet_rate: float = 0.0,
     router: str = DEFAULT_ROUTER,
+    answers: Array | None = None,
 ) -> Operating:
     """Where each candidate runs at `rate_per_replica` requests/s: the smallest batch of generating sequences that
     carries it (a static-batch engine's iterations still run every compiled slot). A prompt's TTFT is its lone
@@ -142,12 +144,16 @@ def at_rate(
     r = np.clip(need * slope, 0.0, MAX_UTILISATION)
     b_seq = np.minimum(b + (1.0 + r) / (1.0 - r) / drawn, top)
     tpot = t_b + slope * (b_seq - b)
-    # with Poisson arrivals a request's life sees B of them (Little's law), Poisson-like, so the slowest 1% decode in
-    # a batch about 2.33 standard deviations larger, with the prompts arriving in proportion (the router's n replicas
-    # sharing the spread: 20 GB300 replicas of Llama-3.1-70B at 8,192 / 512 tokens read a TPOT p99 of 33 ms,
-    # simulated 35, where a lone replica's spread reads 42)
-    b99 = np.minimum(b_seq + BATCH_Z99 * np.sqrt(b_seq / drawn), top)
-    tpot99 = step(b99, others=np.minimum(arriving * b99 / b, top - 1.0))
+    # the slowest 1% of sequences: those whose lives more prompts join and beside a larger batch, the arrivals
+    # feeding back (serve.decode_tail); the shifts that carry that excess at the mean answer are priced whole, the
+    # batch limit clipping them (a compiled batch's arrivals join only as its slots free)
+    plain = step(b, others=np.zeros_like(b))
+    joined = np.maximum(t_b - plain, 0.0)
+    excess, eps_p, eps_b = tpot_excess(joined, slope, t_b, arriving, b, r, est.prefill_variability, drawn, answers)
+    linear = joined * eps_p + slope * eps_b
+    scale = np.where(linear > 0.0, excess / np.maximum(linear, 1e-15), 0.0)
+    b99 = np.minimum(b_seq + scale * eps_b, top)
+    tpot99 = step(b99, others=np.minimum(arriving * (1.0 + scale * eps_p), top - 1.0))
     rho_p = lam * est.prefill_work_s  # the prompts' own work: what a queue of them takes
     busy = np.minimum(lam * est.prefill_s, 1.0)  # share of the time an iteration encodes prompts
     hold = est.prefill_s + max(out - 1.0, 0.0) * tpot  # how long a request holds a batch slot

@@ -56,6 +56,18 @@ class ServingJob:
         """The prompt length below which a share `q` of the requests fall (the trace's, or the distribution's)."""
         return float(np.quantile(self.trace.input, q)) if self.trace is not None else self.input.quantile(q)
 
+    def answer_spread(self, probabilities: np.ndarray) -> tuple[float, ...]:
+        """The answer lengths at `probabilities` over their mean (the trace's, or the distribution's); empty where
+        every answer is of one length."""
+        if self.trace is not None:
+            out = self.trace.output
+            spread = np.quantile(out, probabilities) / float(np.mean(out)) if out.min() < out.max() else None
+        elif self.output.kind != "fixed":
+            spread = self.output.quantiles(probabilities) / self.output.expected
+        else:
+            spread = None
+        return () if spread is None else tuple(float(x) for x in spread)
+
     def lengths(self, n: int, rng: np.random.Generator) -> tuple[IntArray, IntArray]:
         """Input and output lengths of n requests (the trace's, cycled, when there is one)."""
         if self.trace is not None:
