@@ -3,6 +3,7 @@ step of a batch too small to fill the stages."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -773,6 +774,46 @@ def test_a_routed_fleet_evens_out_its_batches(catalog: Catalog, hw: Hardware, ll
     assert lone.tpot_p99[0] > op.tpot_p99[0]
 
 
+def _under_lognormal_lengths(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    precision: str,
+    shape: tuple[int, int],
+    means: tuple[int, int],
+    share: float,
+) -> tuple[Callable[..., Operating], Estimate, Estimate, dict[str, Any], Any]:
+    """One replica shape (TP, batch limit) at `share` of its capacity under lognormal prompts and answers of `means`
+    (a standard deviation of three quarters of each, at most 8 and 5 times it): the estimate at a load (a function
+    of the Estimate, passing at_rate's keywords on), the estimate with the 99th-percentile prompt and with the mean
+    one alone, the simulation of 3,000 requests and its job."""
+    from chipwise.serve.simulate import Pool, ServingSetup, run_job
+    from chipwise.workload.lengths import read_length
+    from chipwise.workload.load import Load
+    from chipwise.workload.serving_job import ServingJob
+
+    (tp, batch), (mean_in, mean_out) = shape, means
+    eng = engine_profile(catalog, engine, system.chip.family)
+    inp = read_length(f"lognormal:mean={mean_in},std={0.75 * mean_in:g},max={8 * mean_in}", "--input-tokens", "")
+    out = read_length(f"lognormal:mean={mean_out},std={0.75 * mean_out:g},max={5 * mean_out}", "--output-tokens", "")
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": tp, "pp": 1, "ep": 1, "max_batch": batch})
+    args = (model, system, eng, cand, precision, precision, inp.expected, out.expected, eng.max_tokens)
+    est, mean_only = estimate(*args, tail=inp.quantile(0.99)), estimate(*args)
+    rate = share * float(est.throughput[0]) / out.expected
+
+    def at(e: Estimate, **kw: Any) -> Operating:
+        return at_rate(
+            model, system, eng, e, precision, precision, inp.expected, out.expected, np.asarray([rate]), **kw
+        )
+
+    plan = ReplicaPlan(tp=tp, max_batch=batch, weight_precision=precision, kv_precision=precision)
+    replica = setup_replica(catalog, model, system, engine, plan, inp.expected, out.expected, 9 * mean_in)
+    job = ServingJob(model, inp, out, Load("rate", rate=rate), 3000)
+    sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)))
+    return at, est, mean_only, sim, job
+
+
 def test_drawn_prompt_lengths_lengthen_the_first_tokens_tail(
     catalog: Catalog, hw: Hardware, llama70b: ModelSpec
 ) -> None:
@@ -781,25 +822,11 @@ def test_drawn_prompt_lengths_lengthen_the_first_tokens_tail(
     prompt's own prefill (169 ms, the mean prompt's 66) and a queue of unequal prompts set the first tokens' tail.
     Priced at the mean prompt alone, the estimate read a TTFT p99 of 280 ms where the simulation reads 352; 346
     now."""
-    from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.lengths import read_length
-    from chipwise.workload.load import Load
-    from chipwise.workload.serving_job import ServingJob
-
-    system = hw.system("h100-sxm")
-    eng = engine_profile(catalog, "trtllm", system.chip.family)
-    inp = read_length("lognormal:mean=1000,std=750,max=8000", "--input-tokens", "")
-    out = read_length("lognormal:mean=200,std=150,max=1000", "--output-tokens", "")
-    cand = enumerate_candidates(llama70b, topology_of(system), None, {"tp": 4, "pp": 1, "ep": 1, "max_batch": 128})
-    args = (llama70b, system, eng, cand, "fp8", "fp8", inp.expected, out.expected, eng.max_tokens)
-    est, mean_only = estimate(*args, tail=inp.quantile(0.99)), estimate(*args)
+    at, est, mean_only, sim, _ = _under_lognormal_lengths(
+        catalog, llama70b, hw.system("h100-sxm"), "trtllm", "fp8", (4, 128), (1000, 200), 0.6
+    )
     assert est.prefill_p99_s[0] > 2.0 * est.prefill_s[0] and mean_only.tail_prefill_s is None
-    rate = 0.6 * float(est.throughput[0]) / out.expected
-    ops = [at_rate(llama70b, system, eng, e, "fp8", "fp8", inp.expected, out.expected, np.asarray([rate]))
-           for e in (est, mean_only)]  # fmt: skip
-    plan = ReplicaPlan(tp=4, max_batch=128, weight_precision="fp8", kv_precision="fp8")
-    replica = setup_replica(catalog, llama70b, system, "trtllm", plan, inp.expected, out.expected, 9000)
-    sim, _ = run_job(ServingJob(llama70b, inp, out, Load("rate", rate=rate), 3000), ServingSetup((Pool(replica, 1),)))
+    ops = [at(e) for e in (est, mean_only)]
     assert ops[0].ttft_p99[0] == pytest.approx(sim["ttft_s"]["p99"], rel=0.1)
     assert ops[1].ttft_p99[0] < 0.85 * sim["ttft_s"]["p99"]
     assert ops[0].tpot[0] == ops[1].tpot[0]  # the tail prompt moves the first token only
@@ -837,26 +864,12 @@ def test_drawn_answer_lengths_widen_the_tpot_tail(catalog: Catalog, hw: Hardware
     so their TPOT spreads wider. The estimate had read the TPOT p99 at 23.4 ms against 29.5 simulated; priced as a
     mixture over the answer lengths it reads 27.2 (25.7 as if every answer were of the mean length)."""
     from chipwise.serve.decode_tail import answer_probabilities
-    from chipwise.serve.simulate import Pool, ServingSetup, run_job
-    from chipwise.workload.lengths import read_length
-    from chipwise.workload.load import Load
-    from chipwise.workload.serving_job import ServingJob
 
-    system = hw.system("gaudi3")
-    eng = engine_profile(catalog, "vllm", system.chip.family)
-    inp = read_length("lognormal:mean=2000,std=1500,max=16000", "--input-tokens", "")
-    out = read_length("lognormal:mean=400,std=300,max=2000", "--output-tokens", "")
-    cand = enumerate_candidates(llama70b, topology_of(system), None, {"tp": 8, "pp": 1, "ep": 1, "max_batch": 512})
-    args = (llama70b, system, eng, cand, "bf16", "bf16", inp.expected, out.expected, eng.max_tokens)
-    est = estimate(*args, tail=inp.quantile(0.99))
-    rate = 0.6 * float(est.throughput[0]) / out.expected
-    job = ServingJob(llama70b, inp, out, Load("rate", rate=rate), 3000)
+    at, est, _, sim, job = _under_lognormal_lengths(
+        catalog, llama70b, hw.system("gaudi3"), "vllm", "bf16", (8, 512), (2000, 400), 0.6
+    )
     answers = np.asarray(job.answer_spread(answer_probabilities()))
     assert answers.size == 32 and float(np.mean(answers)) == pytest.approx(1.0, rel=0.02)
-    point = (llama70b, system, eng, est, "bf16", "bf16", inp.expected, out.expected, np.asarray([rate]))
-    drawn, mean_only = at_rate(*point, answers=answers), at_rate(*point)
-    plan = ReplicaPlan(tp=8, max_batch=512, weight_precision="bf16", kv_precision="bf16")
-    replica = setup_replica(catalog, llama70b, system, "vllm", plan, inp.expected, out.expected, 18000)
-    sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)))
+    drawn, mean_only = at(est, answers=answers), at(est)
     assert drawn.tpot_p99[0] == pytest.approx(sim["tpot_s"]["p99"], rel=0.12)
     assert drawn.tpot_p99[0] > mean_only.tpot_p99[0] and drawn.tpot[0] == mean_only.tpot[0]
