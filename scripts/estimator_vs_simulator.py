@@ -12,7 +12,9 @@ fleet's.
 Per fleet (behind the same router): `plan serve` picks the cheapest replica count from the estimate, then the
 simulator adds replicas until the SLO holds, or takes them away while it still holds; the ratio of the two chip
 counts is what the estimate missed (above 1: too few chips, below 1: too many).
-Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin]
+
+--sweep runs only the TPOT p99 of the replica cases at fp8 and bf16 and at 50%, 70% and 90% of capacity.
+Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin] [--sweep]
 """
 
 from __future__ import annotations
@@ -89,14 +91,17 @@ LOADS = (0.3, 0.6, 0.85)  # open loops: shares of the estimated saturation rate
 USERS = (0.1, 0.5, 1.0)  # closed loops: shares of the batch limit (steady users, serve.simulate.phase_ramp)
 
 
-def _case(catalog: Catalog, name: str, sid: str, tp: int, max_batch: int, inp: int, out: int) -> tuple[Any, ...]:
+def _case(
+    catalog: Catalog, name: str, sid: str, tp: int, max_batch: int, inp: int, out: int, precision: str = ""
+) -> tuple[Any, ...]:
     """One replica case: the model, system, engine profile, the estimate of its one shape, its weight and KV
-    precisions, the simulated replica and a label."""
+    precisions (`precision` for both, else the checkpoint's and the engine's default), the simulated replica and a
+    label."""
     model = load_model(catalog, name)
     system = hardware(catalog).system(sid)
     engine = engine_for(system, None, model)
     eng = engine_profile(catalog, engine, system.chip.family)
-    weight, kv = precisions("auto", None, eng, model, system)
+    weight, kv = (precision, precision) if precision else precisions("auto", None, eng, model, system)
     fixed = {"tp": tp, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
     cand = enumerate_candidates(model, topology_of(system), None, fixed)
     est = estimate(model, system, eng, cand, weight, kv, float(inp), float(out), eng.max_tokens)
@@ -138,6 +143,40 @@ def replicas(catalog: Catalog) -> None:
         f"\nmean |estimate / simulation - 1| over {len(tpot_err)} points the estimate finds within capacity: "
         f"TPOT {100 * np.mean(tpot_err):.1f}% (p99 {100 * np.mean(slow_err):.1f}%), TTFT mean "
         f"{100 * np.mean(ttft_err):.1f}%, TTFT p99 {100 * np.mean(tail_err):.1f}%"
+    )
+
+
+SWEEP_LOADS = (0.5, 0.7, 0.9)  # --sweep: shares of a replica's capacity (its decode or its prompts', the lower)
+
+
+def sweep(catalog: Catalog) -> None:
+    """--sweep: the TPOT p99 of every REPLICA_CASES shape at fp8 and bf16 (weights and KV cache) and at 50%, 70% and
+    90% of its capacity (the lower of its decode's and its prompts' own), 1,500 requests of fixed lengths each,
+    against the simulation: the mean and signed mean error and the points beyond 20%."""
+    errors: list[float] = []
+    for case in REPLICA_CASES:
+        for precision in ("fp8", "bf16"):
+            try:
+                model, system, eng, est, weight, kv, replica, label = _case(catalog, *case, precision=precision)
+            except ChipwiseError as exc:
+                print(f"{case[0]} {case[1]} {precision}: {exc}")
+                continue
+            inp, out = case[4], case[5]
+            capacity = min(float(est.throughput[0]) / out, 1.0 / float(est.prefill_work_s[0]))
+            for share in SWEEP_LOADS:
+                rate = share * capacity
+                op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]))
+                if not np.isfinite(op.tpot_p99[0]):
+                    continue
+                job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=rate), 1500)
+                sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+                errors.append(float(op.tpot_p99[0] / sim["tpot_s"]["p99"] - 1.0))
+                print(f"{label:48s} {precision:4s} {share:4.2f}  TPOT p99 ms {op.tpot_p99[0] * 1e3:6.1f}/"
+                      f"{sim['tpot_s']['p99'] * 1e3:<6.1f} {errors[-1]:+.0%}")  # fmt: skip
+    e = np.asarray(errors)
+    print(
+        f"\nsweep: TPOT p99 estimate / simulation - 1 over {e.size} points: mean |.| {100 * np.mean(np.abs(e)):.1f}%, "
+        f"mean {100 * np.mean(e):+.1f}%, beyond 20% {int((np.abs(e) > 0.2).sum())}"
     )
 
 
@@ -305,8 +344,13 @@ def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--router", default=DEFAULT_ROUTER, choices=list(ROUTERS), help="the fleets' router")
-    router = parser.parse_args().router
+    parser.add_argument("--sweep", action="store_true", help="only the TPOT p99 sweep over precisions and loads")
+    args = parser.parse_args()
+    router = args.router
     catalog = load_catalog()
+    if args.sweep:
+        sweep(catalog)
+        return
     replicas(catalog)
     print()
     closed_loops(catalog)
