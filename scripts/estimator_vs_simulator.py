@@ -10,8 +10,9 @@ replica; the p99 TTFT estimate for the fleet (its prompt queue pooled over the r
 fleet's.
 
 Per fleet (behind the same router): `plan serve` picks the cheapest replica count from the estimate, then the
-simulator adds replicas until the SLO holds, or takes them away while it still holds; the ratio of the two chip
-counts is what the estimate missed (above 1: too few chips, below 1: too many).
+simulator adds replicas until the SLO holds, or takes them away while it still holds, and narrows the gap between
+the fleet that missed and the one that passed; the ratio of the two chip counts is what the estimate missed (above
+1: too few chips, below 1: too many).
 
 --sweep runs only the TPOT p99 of the replica cases at fp8 and bf16 and at 50%, 70% and 90% of capacity.
 Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin] [--sweep]

@@ -80,7 +80,8 @@ def test_plan_serve_without_an_slo_grows_a_fleet_past_its_capacity(
     """An estimate of six TP1 H200s for 24 req/s (fp8, 1,024/1,024) is grown by a fifth to eight, which sustain
     23.8 req/s: their check of 2,499 requests delivered 89% of the load and passed the 90% tolerance (arrivals
     came light), priced $0.715 per M on the load's tokens where predict of the fleet says $0.921. Past capacity,
-    it grows again, to ten (80.6%), and plan and predict agree."""
+    it grows again, to ten (80.6%), then settles between the eight that missed and the ten: nine, which sustain
+    some 26.8 req/s, and plan and predict agree."""
     check = serving_check.check_option  # what the shortlist calls
 
     def six(catalog: Catalog, model: Any, name: str, job: Any, targets: Any, row: dict[str, Any], *a: Any) -> Any:
@@ -94,7 +95,7 @@ def test_plan_serve_without_an_slo_grows_a_fleet_past_its_capacity(
         disaggregated=False, verify=1,
     )  # fmt: skip
     (best,) = report["verified"]
-    assert best["keeps_up"] and best["plan"]["both"]["tp"] == 1 and best["plan"]["both"]["replicas"] == 10
+    assert best["keeps_up"] and best["plan"]["both"]["tp"] == 1 and best["plan"]["both"]["replicas"] == 9
     r = predict_serving(catalog, serve_scenario(json.dumps(best["scenario"]), catalog))
     assert r["load"]["utilisation"] < 1.0
     assert best["cost_usd_per_mtok"] == pytest.approx(r["cost_usd_per_mtok"], rel=1e-9)
