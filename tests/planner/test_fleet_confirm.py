@@ -16,9 +16,10 @@ from chipwise.planner import fleet as fleet_mod
 from chipwise.planner import fleet_replay
 from chipwise.planner.fleet_mix import FleetProblem, FleetSolution
 from chipwise.planner.fleet_workload import Bucket
-from chipwise.planner.serving_check import CONFIRM_FACTOR, MAX_CHECK_LOAD
+from chipwise.planner.serving_check import CONFIRM_FACTOR
 from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_inputs import precisions
+from chipwise.planner.serving_outcome import MAX_CHECK_LOAD
 from chipwise.serve.engine import default_engine, engine_profile
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load

@@ -1,7 +1,8 @@
 """predict's searched shape on stated chips under an SLO is simulated before it is taken (serving_pool.slo_checked):
 a shape whose run misses a target gives way to the next the search ranks that meets it. Llama-3.1-8B at 5 req/s on
 one trn2 with 25% more HBM bandwidth had taken TP4 b64 x1 (simulated TTFT p99 1.30 s against 0.7 s), where the
-slower chip's TP2 b64 x2 met it, and plan serve answered TP2 b64 x2 for the same load."""
+slower chip's TP2 b64 x2 met it, and plan serve answered TP2 b64 x2 for the same load. Since the search loads a
+replica no further than plan serve's check passes a fleet (MAX_CHECK_LOAD), it ranks TP2 b64 x2 first there."""
 
 from __future__ import annotations
 
@@ -38,9 +39,8 @@ def test_a_faster_chip_keeps_the_slo_the_slower_one_met(seed: int) -> None:
     assert slower["slo_met"] and _shape(slower["plan"]) == (2, 64, 2)
     assert faster["slo_met"] is True and "slo_caveat" not in faster
     assert _shape(faster["plan"]) == (2, 64, 2) and faster["ttft_s"]["p99"] < 0.7
-    # the shape the search ranked first, and what its run missed, are said
-    assert "TP4 b64 x1, the search's first, missed ttft_p99 1.3" in faster["batch_note"]
-    assert faster["batch_note"].endswith("TP2 b64 x2 meets the SLO")
+    # the search's first shape meets it: no shape was simulated in vain (tests/interfaces/ says one that was)
+    assert "missed" not in faster["batch_note"]
 
 
 def test_predict_and_plan_serve_agree_on_the_shape() -> None:

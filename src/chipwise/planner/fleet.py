@@ -65,11 +65,11 @@ from chipwise.planner.fleet_replay import (
     to_confirm,
 )
 from chipwise.planner.fleet_workload import Bucket, burst_note, read_workload
-from chipwise.planner.serving_check import MAX_CHECK_LOAD
 from chipwise.planner.serving_choice import choose_any, kv_limited_batch, saturated_rate
 from chipwise.planner.serving_economics import chip_hour_price, price_note, priced_system
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_inputs import check_slo, precisions
+from chipwise.planner.serving_outcome import MAX_CHECK_LOAD
 from chipwise.planner.training import check_workers
 from chipwise.pools import fork_safe, forked_ahead, waited
 from chipwise.serve.engine import default_engine, engine_profile, token_budget

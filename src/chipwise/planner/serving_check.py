@@ -18,6 +18,7 @@ from chipwise.planner.serving_deployment import kv_path
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import serving_track_record
 from chipwise.planner.serving_outcome import (
+    MAX_CHECK_LOAD,
     delivered_share,
     keeps_up,
     priced_request_rate,
@@ -66,13 +67,6 @@ NARROW_GAP = 0.05
 #: taken.
 CONFIRM_MARGIN = 0.05
 CONFIRM_FACTOR = 4
-#: An open-loop check that meets its SLO passes only below this share of what the fleet delivers with its batch
-#: always full (_utilisation): near capacity a queue settles slower than a check runs, and a planned fleet meets its
-#: SLO with room for the load's swings. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (97% of their offline
-#: rate, 95% of the 10.5 req/s they sustain) read a p99 TTFT of 0.90 s on 1,200 requests against a 2 s target, and
-#: 2.1-4.8 s on 5,000-20,000; at 4 req/s on four TP16 trn2 replicas (87%), 2.04 s against 3 s, then 2.89 s on 5,000
-#: and 3.53 s on 20,000. Below it, loaded queues run longer (SETTLE_LOAD), at most as long as a narrow pass's.
-MAX_CHECK_LOAD = 0.85
 #: without an SLO, a passing check whose window delivered less than this share of its load's tokens is measured
 #: against what its fleet sustains: a healthy deployment's short window reads up to ~5% under its load, and so does
 #: a fleet a few % past its capacity (8 H200s at 101% read 89%); a window reading 97% or more leaves a fleet at most
