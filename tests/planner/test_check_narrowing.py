@@ -72,3 +72,23 @@ def test_a_check_that_grew_settles_between_the_fleet_that_missed_and_the_one_tha
     assert narrowed["chips"] == 276 and narrowed["slo_met"] and narrowed["keeps_up"]
     monkeypatch.setattr(serving_check, "NARROW_TRIES", 0)
     assert checked()["chips"] == 288
+
+
+def test_the_search_sizes_replicas_no_further_than_the_check_passes_them(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Llama-3.1-70B at 60 req/s on H200 (1,024/1,024 tokens, 3 s / 60 ms p99): the SLO allows a TP2 replica some
+    90% of its saturated rate, where the check passes no fleet past MAX_CHECK_LOAD (85%) of what it sustains. Sized
+    at the SLO's rate the search took 54 chips and its check 58; sized at MAX_CHECK_LOAD it takes the 58."""
+    from chipwise.planner import serving_choice
+
+    def estimated() -> float:
+        r = plan_serving(
+            catalog, "llama-3.1-70b", ["h200"], Load("rate", rate=60.0), 1024, 1024,
+            {"ttft_p99": 3.0, "tpot_p99": 0.06}, disaggregated=False, verify=0,
+        )  # fmt: skip
+        return float(r["results"][0]["chips"])
+
+    assert estimated() == 58
+    monkeypatch.setattr(serving_choice, "MAX_CHECK_LOAD", 0.95)
+    assert estimated() == 54

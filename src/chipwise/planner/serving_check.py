@@ -246,11 +246,13 @@ def _sized_down(runs: _CheckRuns, sized: _Sized, requests: int) -> tuple[Serving
     setup, summary, missed = sized.setup, sized.summary, sized.missed
     for _ in range(SIZE_UP_TRIES):
         for smaller in map(runs.rerouted, _shrinks(setup)):  # a split's decode pool, else its prefill pool
-            trial = None if _within(smaller, missed) else _passing(runs, smaller, requests)
+            if _within(smaller, missed):
+                continue
+            trial = _passing(runs, smaller, requests)
             if trial is not None:
                 setup, summary = smaller, trial
                 break
-            missed = missed if _within(smaller, missed) else smaller
+            missed = smaller
         else:
             break
     for _ in range(NARROW_TRIES):
@@ -292,7 +294,7 @@ def _between(missed: ServingSetup | None, passed: ServingSetup) -> ServingSetup 
     pools = tuple(
         Pool(
             p.setup,
-            filled(p.setup.system.rental_chips, p.setup.chips, m.replicas + -(-(p.replicas - m.replicas) // 2)),
+            filled(p.setup.system.rental_chips, p.setup.chips, m.replicas + math.ceil((p.replicas - m.replicas) / 2)),
             p.role,
         )
         if p.replicas > m.replicas
