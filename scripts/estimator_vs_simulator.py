@@ -34,7 +34,7 @@ from chipwise.hardware import hardware
 from chipwise.perf.device import topology_of
 from chipwise.planner.serving_inputs import engine_for, precisions
 from chipwise.planner.serving_plan import plan_serving
-from chipwise.serve.build import setup_replica
+from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.candidates import enumerate_candidates
 from chipwise.serve.decode_tail import answer_probabilities
 from chipwise.serve.engine import engine_profile
@@ -46,6 +46,7 @@ from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
 from chipwise.workload.lengths import LengthDist, read_length
 from chipwise.workload.load import Load
+from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
 from chipwise.workload.serving_job import ServingJob
 
@@ -111,6 +112,15 @@ def _case(
     return model, system, eng, est, weight, kv, replica, f"{name} {sid} {engine} TP{tp} b{max_batch} {inp}/{out}"
 
 
+def _alone(
+    model: ModelSpec, replica: ReplicaSetup, inp: int, out: int, load: Load, requests: int = 1500, steady: bool = False
+) -> dict[str, Any]:
+    """The simulation of one replica under `load`, every request of `inp` and `out` tokens (seed 0; `steady`: the
+    latencies of the steady state only, as a closed loop's users reach it)."""
+    job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), load, requests)
+    return run_job(job, ServingSetup((Pool(replica, 1),)), seed=0, steady_latencies=steady)[0]
+
+
 def replicas(catalog: Catalog) -> None:
     print(f"{'case':48s} {'load':>4s}  {'TPOT ms est/sim':>15s} {'p99 est/sim':>13s}  {'TTFT ms est/sim':>15s}"
           f" {'p99 est/sim':>13s} {'kept up':>7s}")  # fmt: skip
@@ -124,8 +134,7 @@ def replicas(catalog: Catalog) -> None:
         for load in LOADS:
             rate = load * float(est.throughput[0]) / out
             op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]))
-            job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=rate), 1500)
-            sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+            sim = _alone(model, replica, inp, out, Load("rate", rate=rate))
             tpot, ttft = sim["tpot_s"], sim["ttft_s"]
             kept = float(sim["output_tokens_per_s"]) / (rate * out)
             if np.isfinite(op.tpot[0]):
@@ -169,8 +178,7 @@ def sweep(catalog: Catalog) -> None:
                 op = at_rate(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([rate]))
                 if not np.isfinite(op.tpot_p99[0]):
                     continue
-                job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("rate", rate=rate), 1500)
-                sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0)
+                sim = _alone(model, replica, inp, out, Load("rate", rate=rate))
                 errors.append(float(op.tpot_p99[0] / sim["tpot_s"]["p99"] - 1.0))
                 print(f"{label:48s} {precision:4s} {share:4.2f}  TPOT p99 ms {op.tpot_p99[0] * 1e3:6.1f}/"
                       f"{sim['tpot_s']['p99'] * 1e3:<6.1f} {errors[-1]:+.0%}")  # fmt: skip
@@ -287,9 +295,7 @@ def closed_loops(catalog: Catalog) -> None:
         for share in USERS:
             users = max(1, round(share * float(est.batch[0])))
             op = closed_loop(model, system, eng, est, weight, kv, float(inp), float(out), np.asarray([float(users)]))
-            job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), Load("closed", concurrency=users),
-                             max(1500, 8 * users))  # fmt: skip
-            sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0, steady_latencies=True)
+            sim = _alone(model, replica, inp, out, Load("closed", concurrency=users), max(1500, 8 * users), steady=True)
             tpot, ttft = sim["tpot_s"], sim["ttft_s"]
             tokens = float(op.rho[0] * est.throughput[0])
             errors.append((op.tpot[0] / tpot["p50"] - 1.0, op.ttft[0] / ttft["mean"] - 1.0,

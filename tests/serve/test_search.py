@@ -17,12 +17,13 @@ from chipwise.hardware import Hardware
 from chipwise.hardware.objects import System
 from chipwise.perf.device import device_of, topology_of
 from chipwise.perf.serving import small_all_reduce
-from chipwise.serve.build import setup_replica
+from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.candidates import Candidates, enumerate_candidates
-from chipwise.serve.engine import engine_profile, serving_device
+from chipwise.serve.decode_tail import Z99, answer_probabilities
+from chipwise.serve.engine import EngineProfile, engine_profile, serving_device
 from chipwise.serve.estimate import Estimate, estimate
 from chipwise.serve.iteration import Shapes, token_costs
-from chipwise.serve.operating import BATCH_Z99, MAX_UTILISATION, Operating, at_rate, batch_slots, closed_loop
+from chipwise.serve.operating import MAX_UTILISATION, Operating, at_rate, batch_slots, closed_loop
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.queueing import ROUTED_FLOOR, ROUTED_REQUESTS, erlang_c, prompt_wait
 from chipwise.serve.search import best_throughput_shape, pareto
@@ -111,6 +112,26 @@ def test_a_routed_prompt_waits_for_one_prompt_at_most() -> None:
     assert waits("round_robin", 16.0) == pytest.approx(turns)
 
 
+def _one_shape(
+    catalog: Catalog,
+    model: ModelSpec,
+    system: System,
+    engine: str,
+    precision: str,
+    shape: tuple[int, int],
+    lengths: tuple[float, float],
+    longest: int,
+) -> tuple[EngineProfile, Candidates, ReplicaSetup]:
+    """One replica shape (TP, batch limit) of `engine` at `precision` (weights and KV cache): the engine's profile,
+    the shape as the search's one candidate, and the replica the simulator runs (prompt and answer `lengths`, its
+    buffers sized for requests of `longest` tokens)."""
+    tp, batch = shape
+    eng = engine_profile(catalog, engine, system.chip.family)
+    cand = enumerate_candidates(model, topology_of(system), None, {"tp": tp, "pp": 1, "ep": 1, "max_batch": batch})
+    plan = ReplicaPlan(tp=tp, max_batch=batch, weight_precision=precision, kv_precision=precision)
+    return eng, cand, setup_replica(catalog, model, system, engine, plan, *lengths, longest)
+
+
 def _against_simulation(
     catalog: Catalog,
     model: ModelSpec,
@@ -131,15 +152,12 @@ def _against_simulation(
     from chipwise.workload.load import Load
     from chipwise.workload.serving_job import ServingJob
 
-    (tp, batch), (inp, out) = shape, lengths
-    eng = engine_profile(catalog, engine, system.chip.family)
-    cand = enumerate_candidates(model, topology_of(system), None, {"tp": tp, "pp": 1, "ep": 1, "max_batch": batch})
+    inp, out = lengths
+    eng, cand, replica = _one_shape(catalog, model, system, engine, precision, shape, (inp, out), inp + out)
     est = estimate(model, system, eng, cand, precision, precision, float(inp), float(out), eng.max_tokens)
     lam = share * min(float(est.throughput[0]) / out, 1.0 / float(est.prefill_work_s[0]))
     args = (model, system, eng, est, precision, precision, float(inp), float(out), np.asarray([lam]))
     op = at_rate(*args, None, replicas * lam if replicas > 1 else 0.0)
-    plan = ReplicaPlan(tp=tp, max_batch=batch, weight_precision=precision, kv_precision=precision)
-    replica = setup_replica(catalog, model, system, engine, plan, float(inp), float(out), inp + out)
     load = Load("rate", rate=replicas * lam)
     job = ServingJob(model, LengthDist.fixed(inp), LengthDist.fixed(out), load, requests=requests)
     sim, _ = run_job(job, ServingSetup((Pool(replica, replicas),)), seed=0)
@@ -190,7 +208,7 @@ def test_tail_tpot_is_a_larger_batch(catalog: Catalog, h100: System, llama8b: Mo
     small = estimate(llama8b, h100, eng, replace(est.cand, max_batch=np.full(len(est.cand), 4)), "fp8", "fp8", INP,
                      OUT, 8192)  # fmt: skip
     busy = at_rate(llama8b, h100, eng, small, "fp8", "fp8", INP, OUT, 0.9 * small.throughput / OUT)
-    assert np.all(busy.batch + BATCH_Z99 * np.sqrt(busy.batch) >= small.batch)
+    assert np.all(busy.batch + Z99 * np.sqrt(busy.batch) >= small.batch)
     assert np.all(busy.tpot_p99 <= small.step)
     assert busy.tpot_p99 == pytest.approx(small.step, rel=0.03)
 
@@ -793,11 +811,11 @@ def _under_lognormal_lengths(
     from chipwise.workload.load import Load
     from chipwise.workload.serving_job import ServingJob
 
-    (tp, batch), (mean_in, mean_out) = shape, means
-    eng = engine_profile(catalog, engine, system.chip.family)
+    mean_in, mean_out = means
     inp = read_length(f"lognormal:mean={mean_in},std={0.75 * mean_in:g},max={8 * mean_in}", "--input-tokens", "")
     out = read_length(f"lognormal:mean={mean_out},std={0.75 * mean_out:g},max={5 * mean_out}", "--output-tokens", "")
-    cand = enumerate_candidates(model, topology_of(system), None, {"tp": tp, "pp": 1, "ep": 1, "max_batch": batch})
+    lengths = (inp.expected, out.expected)
+    eng, cand, replica = _one_shape(catalog, model, system, engine, precision, shape, lengths, 9 * mean_in)
     args = (model, system, eng, cand, precision, precision, inp.expected, out.expected, eng.max_tokens)
     est, mean_only = estimate(*args, tail=inp.quantile(0.99)), estimate(*args)
     rate = share * float(est.throughput[0]) / out.expected
@@ -807,8 +825,6 @@ def _under_lognormal_lengths(
             model, system, eng, e, precision, precision, inp.expected, out.expected, np.asarray([rate]), **kw
         )
 
-    plan = ReplicaPlan(tp=tp, max_batch=batch, weight_precision=precision, kv_precision=precision)
-    replica = setup_replica(catalog, model, system, engine, plan, inp.expected, out.expected, 9 * mean_in)
     job = ServingJob(model, inp, out, Load("rate", rate=rate), 3000)
     sim, _ = run_job(job, ServingSetup((Pool(replica, 1),)))
     return at, est, mean_only, sim, job
@@ -835,7 +851,7 @@ def test_drawn_prompt_lengths_lengthen_the_first_tokens_tail(
 def test_a_queue_of_unequal_prompts_waits_by_pollaczek_khinchine(est: Estimate) -> None:
     """Prefill times lognormal with sigma 0.5 (a 99th percentile exp(2.326 x 0.5 - 0.125) times the mean): a queue
     of them waits 1 + CV^2 = e^0.25 times as long as one of equal prompts; equal prompts, once."""
-    ratio = np.exp(2.326 * 0.5 - 0.125)
+    ratio = np.exp(Z99 * 0.5 - 0.125)
     drawn = replace(est, tail_prefill_s=est.prefill_s * ratio)
     assert drawn.prefill_variability == pytest.approx(np.exp(0.25))
     assert np.all(est.prefill_variability == 1.0) and np.all(est.prefill_p99_s == est.prefill_s)
@@ -863,7 +879,6 @@ def test_drawn_answer_lengths_widen_the_tpot_tail(catalog: Catalog, hw: Hardware
     tokens (std 1,500, at most 16,000) and answers of 400 (std 300, at most 2,000): short answers average few steps,
     so their TPOT spreads wider. The estimate had read the TPOT p99 at 23.4 ms against 29.5 simulated; priced as a
     mixture over the answer lengths it reads 27.2 (25.7 as if every answer were of the mean length)."""
-    from chipwise.serve.decode_tail import answer_probabilities
 
     at, est, _, sim, job = _under_lognormal_lengths(
         catalog, llama70b, hw.system("gaudi3"), "vllm", "bf16", (8, 512), (2000, 400), 0.6

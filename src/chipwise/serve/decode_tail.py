@@ -33,7 +33,7 @@ from scipy.special import ndtr, ndtri
 
 from chipwise.types import Array
 
-Z99 = float(ndtri(0.99))  # one-sided 99th percentile of a normal variate, whole (the mixture's is found whole)
+Z99 = float(ndtri(0.99))  # one-sided 99th percentile of a standard normal variate (2.3263...), for every such tail
 ANSWER_NODES = 32  # equal-probability quantiles an answer-length distribution is read at
 MAX_GAIN = 0.9  # the arrivals' feedback, at most: a tenfold spread (a gain near one is a replica at its capacity)
 _NEWTON_STEPS = 8

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from chipwise.hardware.objects import System
 from chipwise.perf.device import Device, Topology, device_of, topology_of
 from chipwise.serve.candidates import Candidates
+from chipwise.serve.decode_tail import Z99
 from chipwise.serve.engine import EngineProfile, budgets, prompt_chunk, serving_device
 from chipwise.serve.iteration import (
     Shapes,
@@ -42,8 +43,6 @@ from chipwise.serve.speculation import Drafting
 from chipwise.serve.steady_step import PromptIterations, stage_time, step_time
 from chipwise.types import Array, IntArray
 from chipwise.workload.model import ModelSpec
-
-Z99 = 2.326  # one-sided 99th percentile of a standard normal variate
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class Estimate:
     def prefill_variability(self) -> Array:
         """1 + the squared coefficient of variation of a prompt's prefill, what a queue of prompts waits longer for
         than one of equal prompts (Pollaczek-Khinchine: an M/G/1 queue's wait over an M/D/1's): the prefill times
-        taken as lognormal through the mean prompt's and the 99th-percentile one's (ln(p99 / mean) = 2.326 s -
+        taken as lognormal through the mean prompt's and the 99th-percentile one's (ln(p99 / mean) = Z99 s -
         s^2 / 2), 1 where the lengths do not vary."""
         if self.tail_prefill_s is None:
             return np.ones_like(self.prefill_s)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chipwise.hardware.objects import System
-from chipwise.serve.decode_tail import tpot_excess
+from chipwise.serve.decode_tail import Z99, tpot_excess
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.estimate import Estimate
 from chipwise.serve.queueing import balancing_wait, prompt_wait, slot_wait
@@ -26,7 +26,6 @@ from chipwise.workload.model import ModelSpec
 from chipwise.workload.serve_scenario import DEFAULT_ROUTER
 
 MAX_UTILISATION = 0.95
-BATCH_Z99 = 2.33  # one-sided 99th percentile of a normal variate
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def at_rate(
     # (over scripts/estimator_vs_simulator.py's 44 replica points the mean TPOT went 4.6% -> 3.7% off the simulation:
     # Llama-3.1-8B on an H100 at 30% load of 16,000-token prompts 8.7 -> 9.5 ms, simulated 9.8). A router that weighs
     # n replicas evens their batches out, leaving each 1 / n of that spread
-    b_hi = np.minimum(b + BATCH_Z99 * np.sqrt(b), top)
+    b_hi = np.minimum(b + Z99 * np.sqrt(b), top)
     slope = np.where(b_hi > b, (step(b_hi, others=arriving) - t_b) / np.maximum(b_hi - b, 1e-12), 0.0)
     r = np.clip(need * slope, 0.0, MAX_UTILISATION)
     b_seq = np.minimum(b + (1.0 + r) / (1.0 - r) / drawn, top)
