@@ -140,3 +140,30 @@ def test_the_api_takes_a_provider_and_names_its_fields_when_refusing_one() -> No
     serve = {"model": "llama-3.1-8b", "rate": 1, "hardware": "h100-sxm", "pricing": "owned", "provider": "aws"}
     with pytest.raises(ChipwiseError, match=r"^provider aws chooses whom chips are rented from, .* Fix: drop provider"):
         plan_serve(serve, Settings())
+
+
+@needs_node
+def test_the_serving_plan_tab_sends_lengths_as_counts_or_distributions() -> None:
+    """The tab's lengths are what plan serve's --input-tokens takes: a plain number is sent as one, a count with a
+    suffix or a distribution as its text, which the server reads (the fields had been numbers only)."""
+    form = {**PLAN, "input_tokens": "lognormal:mean=2k,std=1.5k,max=16k", "output_tokens": "4k"}
+    body = _sent("runServePlan", form)
+    assert body["input_tokens"] == "lognormal:mean=2k,std=1.5k,max=16k" and body["output_tokens"] == "4k"
+    assert _sent("runServePlan", PLAN)["input_tokens"] == 1024
+
+
+def test_the_serving_plan_route_reads_length_distributions() -> None:
+    """/api/plan/serve takes distributions as the command line and the API do, as text or a scenario's mapping, and
+    says the lengths as the command line heads its table; a true or a null is one line naming the field."""
+    one = {"model": "llama-3.1-8b", "rate": 2, "hardware": "h100-sxm", "disaggregated": False, "top": 1}
+    text = plan_serve({**one, "input_tokens": "lognormal:mean=2k,std=1.5k,max=16k", "output_tokens": 128}, Settings())
+    assert text["input_lengths"] == {"dist": "lognormal", "mean": 2000.0, "std": 1500.0, "max": 16000}
+    assert text["lengths"] == "lognormal 2,000 (std 1,500, max 16,000) in / 128 out"
+    mapping = plan_serve({**one, "output_tokens": {"dist": "uniform", "min": 64, "max": 1000}}, Settings())
+    assert mapping["lengths"] == "1,024 in / uniform 64-1,000 out", mapping["lengths"]
+    with pytest.raises(ChipwiseError, match=r"^serve plan request: input_tokens: true is not a number\. Fix: give a"):
+        plan_serve({**one, "input_tokens": True}, Settings())
+    with pytest.raises(ChipwiseError, match=r"^output_tokens is None\. Fix: give a whole number or a distribution"):
+        plan_serve({**one, "output_tokens": None}, Settings())
+    with pytest.raises(ChipwiseError, match=r"^input_tokens 'lognormal:mean': 'mean' is not KEY=NUMBER\. Fix: write"):
+        plan_serve({**one, "input_tokens": "lognormal:mean"}, Settings())

@@ -174,7 +174,8 @@ def test_one_deployments_iteration_and_prefill_read_three_figures() -> None:
 #: a serving plan's answer with the figures the review read: $110.08 an hour, an 8.39 ms KV handover, a check run
 #: again at 83.8% of its capacity, a quarter of the fleet simulated
 PLAN = {
-    "model": "llama-3.1-70b", "input_tokens": 1024, "output_tokens": 256, "precision": "fp8", "pricing": "on-demand",
+    "model": "llama-3.1-70b", "input_tokens": 1024, "output_tokens": 256, "lengths": "1,024 in / 256 out",
+    "precision": "fp8", "pricing": "on-demand",
     "slo": {}, "load": {"label": "20 req/s"}, "search": {"evaluated": 10, "seconds": 0.5}, "verdict": "v",
     "results": [{"hardware": "h200>h200", "chips": 16, "cost_usd_per_hour": 110.08, "cost_usd_per_mtok": 2.5,
                  "plan": {"tp": 8, "max_batch": 64, "replicas": 2}, "estimate": {"tpot_s": 0.03, "ttft_p99_s": 1.0},

@@ -257,6 +257,8 @@ def read_length(value: Any, name: str, example: str) -> LengthDist:
     `name`; a plain count's fix gives `example`."""
     if isinstance(value, LengthSpec):
         return LengthDist.of(value)
+    if value is None:  # read_count keeps None, which int() refused with a TypeError
+        raise ChipwiseError(f"{name} is None. Fix: give a whole number or a distribution, e.g. {example}.")
     if isinstance(value, str) and ":" in value:
         spec: Any = _length_text(value, name)
     elif isinstance(value, Mapping):

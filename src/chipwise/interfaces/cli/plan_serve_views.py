@@ -202,7 +202,7 @@ def print_plan_serve(report: dict[str, Any], top: int = 20, fronts: bool = False
         console.print(f"[dim]not ranked: {sk['hardware']}: {sk['reason']}[/]")
 
 
-def _lengths(report: dict[str, Any]) -> str:
+def lengths_text(report: dict[str, Any]) -> str:
     """'1,024 in / 256 out', or with the distributions the lengths were drawn from ('lognormal 2,000 (std 1,500,
     max 16,000) in / 256 out')."""
     inp, out = (read_length(report[f"{k}_lengths"], k, "1024").label() for k in ("input", "output"))
@@ -215,7 +215,7 @@ def _ranking_table(report: dict[str, Any], top: int, several: bool, checked: dic
     and the estimate's TPOT and p99 TTFT."""
     slo = ", ".join(f"{k} <= {_ms(v)}" for k, v in report["slo"].items()) or "no SLO"
     table = compact_table(
-        f"{fmt.model_label(report)}: {report['load']['label']}, {_lengths(report)}, {report['precision']}"
+        f"{fmt.model_label(report)}: {report['load']['label']}, {lengths_text(report)}, {report['precision']}"
         + (f", {report['kv_precision']} KV cache" if report.get("kv_precision") else "")
         + f" - {slo} ({report['pricing']} prices"
         + (f", {report['region']})" if report.get("region") else ")")

@@ -24,6 +24,7 @@ from chipwise.errors import ChipwiseError, UnknownNameError
 from chipwise.hardware import hardware, hardware_ids
 from chipwise.interfaces import format as fmt
 from chipwise.interfaces.cli.common import whatif_lines
+from chipwise.interfaces.cli.plan_serve_views import lengths_text
 from chipwise.interfaces.cli.serve_views import caveats
 from chipwise.interfaces.cli.train_views import ranking_notes, with_batch_note
 from chipwise.interfaces.plots import pareto_front, training_points
@@ -38,6 +39,7 @@ from chipwise.serve.quant import KV_PRECISIONS, RELEASED, WEIGHT_PRECISIONS
 from chipwise.serve.speculation import parse_speculation
 from chipwise.sweep.backends import cpu_count
 from chipwise.workload.counts import Count, IntCount, read_count
+from chipwise.workload.lengths import read_length
 from chipwise.workload.load import load_of
 from chipwise.workload.presets import no_files, preset_of, preset_summaries
 from chipwise.workload.scenario import load_scenario
@@ -106,8 +108,8 @@ _FIELD_FIX = {
     "utilisation": "give an owned fleet's busy share of its hours in [0.01, 1], e.g. 0.7",
     "rate": "give requests/s as a number above 0, e.g. 5, or numeric text such as '5' or '2k'",
     "concurrency": "give a whole number of users above 0, e.g. 64, or numeric text such as '64'",
-    "input_tokens": "give a whole number above 0, e.g. 1024",
-    "output_tokens": "give a whole number above 0, e.g. 256",
+    "input_tokens": "give a whole number above 0, e.g. 1024, or a distribution, e.g. 'lognormal:mean=2k,std=1.5k'",
+    "output_tokens": "give a whole number above 0, e.g. 256, or a distribution, e.g. 'uniform:min=64,max=1k'",
     "slo": 'give an object such as {"ttft_p99": 2.0, "tpot_p99": "50ms"}',
     "offline": "give true or false",
     "disaggregated": "give true or false, or leave it out",
@@ -305,8 +307,10 @@ class PlanServeRequest(StrictModel):
     rate: Any = None
     concurrency: Any = None
     offline: StrictBool = False
-    input_tokens: IntCount = 1024
-    output_tokens: IntCount = 256
+    # whole counts (1024, '4k') or distributions, as text ('lognormal:mean=2k,std=1.5k,max=16k') or a scenario's
+    # mapping: read_length reads them as the command line and the API do
+    input_tokens: Any = 1024
+    output_tokens: Any = 256
     # seconds, or text with a unit ('2s', '50ms'): check_slo reads it as it does for the API and the command line
     slo: dict[str, Any] | None = None
     hardware: list[str] | str = "all"
@@ -327,7 +331,7 @@ class PlanServeRequest(StrictModel):
     def _load_is_a_number(cls, data: Any) -> Any:
         """true is not a rate or a number of users (StrictModel had said 'is not text' of these untyped fields)."""
         if isinstance(data, Mapping):
-            for key in ("rate", "concurrency"):
+            for key in ("rate", "concurrency", "input_tokens", "output_tokens"):
                 value = data.get(key)
                 if isinstance(value, bool):
                     said = {"key": key, "value": str(value).lower()}
@@ -341,13 +345,15 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     _check_pricing_fields(req.pricing, req.region, req.provider, req.utilisation)
     load = load_of(req.rate, req.concurrency, req.offline, flag="")
     check_split_load(req.disaggregated, load, "disaggregated", "rate")
+    prompt = read_length(req.input_tokens, "input_tokens", "1024 or '4k'")
+    answer = read_length(req.output_tokens, "output_tokens", "256 or '1k'")
     cat = settings.catalog()
     ids, unrunnable = plan_serve_inputs(  # what the CLI and the API check before the search
         cat,
         _preset(cat, req.model),
         _known_hardware(cat, hardware_ids(cat, req.hardware)),
-        req.input_tokens,
-        req.output_tokens,
+        prompt,
+        answer,
         req.engine,
         req.region,
     )
@@ -357,8 +363,8 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         req.model,
         ids,
         load,
-        int(req.input_tokens),
-        int(req.output_tokens),
+        prompt,
+        answer,
         req.slo,
         precision=req.precision,
         kv_precision=req.kv_precision,
@@ -377,7 +383,8 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
     # the first `top` rows and those the simulated checks point to, as --json keeps them (a check's rank had
     # indexed a row cut away)
     answer = fmt.web_worded(fmt.explain_plan_serve(fmt.first_rows(report, req.top)))  # a --set fix: the server's
-    return {**answer, "what_if": whatif_lines(cat)}
+    # the lengths as the command line heads its table (a distribution's mean had been shown as '1,999.955 in')
+    return {**answer, "lengths": lengths_text(report), "what_if": whatif_lines(cat)}
 
 
 def catalog_summary(settings: Settings) -> dict[str, Any]:
