@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chipwise.errors import ChipwiseError
-from chipwise.interfaces.web.routes import GET_ROUTES, Settings, plan_serve, plan_train
+from chipwise.interfaces.web.routes import GET_ROUTES, POST_ROUTES, Settings, plan_serve, plan_train
 from chipwise.interfaces.web.server import page
 
 from .test_web import DOM, _node, _script, needs_node
@@ -167,3 +167,14 @@ def test_the_serving_plan_route_reads_length_distributions() -> None:
         plan_serve({**one, "output_tokens": None}, Settings())
     with pytest.raises(ChipwiseError, match=r"^input_tokens 'lognormal:mean': 'mean' is not KEY=NUMBER\. Fix: write"):
         plan_serve({**one, "input_tokens": "lognormal:mean"}, Settings())
+
+
+@needs_node
+def test_one_deployment_sends_a_length_distribution_the_route_reads() -> None:
+    form = {"model": "llama-3.1-8b", "hardware": "h100-sxm", "chips": "1", "precision": "bf16",
+            "input_tokens": "lognormal:mean=2k,std=1k", "output_tokens": "128", "arrival_rate": "2",
+            "requests": "100"}  # fmt: skip
+    body = _sent("runServe", form)
+    assert body["input_tokens"] == "lognormal:mean=2k,std=1k" and body["output_tokens"] == 128
+    load = POST_ROUTES["/api/predict"](body, Settings())["load"]
+    assert 1900 < load["input_tokens_mean"] < 2100 and load["output_tokens_mean"] == 128

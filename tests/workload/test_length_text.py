@@ -5,9 +5,11 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from chipwise.errors import ChipwiseError
 from chipwise.workload.lengths import LengthDist, LengthSpec, read_length
+from chipwise.workload.serve_scenario import ServeScenario
 
 
 def test_a_count_is_every_requests_length() -> None:
@@ -70,3 +72,17 @@ def test_quantiles() -> None:
     lognormal = read_length("lognormal:mean=1k,std=800,max=8k", "x", "1")
     # the lognormal's own 99th percentile, exp(mu + 2.326 sigma), is 4,010 tokens (the sample reads 4,024)
     assert lognormal.quantile(0.99) == pytest.approx(4010, rel=0.01)
+
+
+def test_a_scenario_takes_a_distribution_as_text() -> None:
+    """A scenario's input_tokens reads 'lognormal:mean=2k,std=1.5k' as the command line does (it had been refused as
+    'is not a token count'); a path with a drive's colon stays a trace file."""
+    base = {"kind": "serve", "model": "llama-3.1-8b", "hardware": "h100-sxm", "arrival_rate": 2}
+    text = ServeScenario.model_validate({**base, "input_tokens": "lognormal:mean=2k,std=1.5k", "output_tokens": 64})
+    mapping = ServeScenario.model_validate(
+        {**base, "input_tokens": {"dist": "lognormal", "mean": 2000, "std": 1500}, "output_tokens": 64}
+    )
+    assert text.input_tokens == mapping.input_tokens == LengthSpec(dist="lognormal", mean=2000, std=1500)
+    assert ServeScenario.model_validate({**base, "input_tokens": "C:/traces/a.csv"}).trace_path() is not None
+    with pytest.raises(ValidationError, match=r"'mean' is not KEY=NUMBER: write the distribution"):
+        ServeScenario.model_validate({**base, "input_tokens": "lognormal:mean", "output_tokens": 64})

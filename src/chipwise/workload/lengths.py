@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import numpy as np
 from pydantic import AfterValidator, Field, ValidationError, model_validator
@@ -260,7 +260,10 @@ def read_length(value: Any, name: str, example: str) -> LengthDist:
     if value is None:  # read_count keeps None, which int() refused with a TypeError
         raise ChipwiseError(f"{name} is None. Fix: give a whole number or a distribution, e.g. {example}.")
     if isinstance(value, str) and ":" in value:
-        spec: Any = _length_text(value, name)
+        try:
+            spec: Any = length_text(value)
+        except ValueError as exc:
+            raise ChipwiseError(f"{name} {value!r}: {str(exc).replace(': write', '. Fix: write', 1)}.") from None
     elif isinstance(value, Mapping):
         spec = dict(value)
     else:
@@ -279,18 +282,22 @@ def read_length(value: Any, name: str, example: str) -> LengthDist:
         raise ChipwiseError(f"{name} {shown_value(value)}: {problem}. Fix: {fix}.") from None
 
 
-def _length_text(text: str, name: str) -> dict[str, Any]:
+def is_length_text(text: str) -> bool:
+    """Whether `text` names a distribution before a colon ('lognormal:mean=2k'), not a file ('C:/traces/a.csv')."""
+    return text.partition(":")[0].strip() in get_args(LengthSpec.model_fields["dist"].annotation)
+
+
+def length_text(text: str) -> dict[str, Any]:
     """'lognormal:mean=2k,std=1.5k,max=16k' as the mapping LengthSpec validates (numbers read as counts: '2k' is
-    2,000), or one line naming `name` where a key has no '=' or a value is no number."""
+    2,000); a ValueError where a key has no '=' or a value is no number."""
     dist, _, rest = text.partition(":")
     spec: dict[str, Any] = {"dist": dist.strip()}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, eq, raw = item.partition("=")
         value = count_value(raw.strip())
         if not eq or not isinstance(value, float):
-            raise ChipwiseError(
-                f"{name} {text!r}: {item!r} is not KEY=NUMBER. Fix: write the distribution, a colon and its keys, "
-                f"e.g. {LENGTH_TEXT_EXAMPLE}."
+            raise ValueError(
+                f"{item!r} is not KEY=NUMBER: write the distribution, a colon and its keys, e.g. {LENGTH_TEXT_EXAMPLE}"
             )
         spec[key.strip()] = int(value) if key.strip() in ("min", "max") and value.is_integer() else value
     return spec

@@ -24,7 +24,7 @@ from chipwise.workload.bounds import (
     shown,
 )
 from chipwise.workload.counts import Count, IntCount, parse_count
-from chipwise.workload.lengths import LengthSpec
+from chipwise.workload.lengths import LengthSpec, is_length_text, length_text
 from chipwise.workload.slo import SLO
 from chipwise.workload.strict_model import StrictModel
 from chipwise.workload.train_scenario import OwnedUtilisation
@@ -134,8 +134,11 @@ def name_value(v: Any) -> Any:
 
 
 def _length_value(v: Any) -> Any:
-    """Counts with suffixes ('2k') become numbers; a string that is not a count stays a trace path; a mapping
-    is a distribution (validated here so that its own error is the one reported)."""
+    """Counts with suffixes ('2k') become numbers; a distribution is a mapping or text as plan serve's
+    --input-tokens takes it ('lognormal:mean=2k,std=1.5k'), validated here so that its own error is the one
+    reported; any other string stays a trace path."""
+    if isinstance(v, str) and is_length_text(v):
+        v = length_text(v)  # its ValueError is the field's
     if isinstance(v, dict):
         try:
             return LengthSpec.model_validate(v)
@@ -219,7 +222,7 @@ class ServeScenario(StrictModel):
             key = "output_tokens" if isinstance(self.output_tokens, str) else "input_tokens"
             raise ValueError(
                 f"{key} {getattr(self, key)!r} is not a token count: give a number (1024, 2k) or a distribution "
-                "({dist: lognormal, mean: 1024, std: 512}); a trace file goes under trace"
+                "({dist: lognormal, mean: 1024, std: 512}, or lognormal:mean=1k,std=512); a trace file goes under trace"
             )
         planned = self.requests or (self.arrival_rate or 0.0) * (self.duration_s or 0.0)
         if planned > MAX_SIMULATED:
