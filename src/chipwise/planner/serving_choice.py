@@ -108,8 +108,9 @@ class ShapeQuery:
         """Where each of `est`'s candidates runs with `users` closed-loop users a replica (serve.operating's)."""
         q = self
         return closed_loop(
-            q.model, q.system, q.eng, est, q.weight, q.kv, q.inp, q.out, users, q.drafting, fleet_users, router
-        )
+            q.model, q.system, q.eng, est, q.weight, q.kv, q.inp, q.out, users, q.drafting, fleet_users, router,
+            np.asarray(q.answers) if q.answers else None,
+        )  # fmt: skip
 
 
 def _slo_ok(targets: Mapping[str, float], op: Operating, out: float) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chipwise.hardware.objects import System
-from chipwise.serve.decode_tail import Z99, tpot_excess
+from chipwise.serve.decode_tail import Z99, closed_excess, tpot_excess
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.estimate import Estimate
 from chipwise.serve.queueing import balancing_wait, prompt_wait, slot_wait
@@ -225,6 +225,7 @@ def closed_loop(
     drafting: Drafting | None = None,
     fleet_users: float = 0.0,
     router: str = DEFAULT_ROUTER,
+    answers: Array | None = None,
 ) -> Operating:
     """Where each candidate runs with `users` closed-loop users per replica, out of step as a deployment's steady
     users are (serve.simulate.phase_ramp), each issuing its next request when its last one ends. The users hold
@@ -234,7 +235,9 @@ def closed_loop(
     tail; attention-DP balancing adds the gather of one prompt per rank): a least-loaded router or a round robin
     sends a user's next request to the replica its last one left, which is not encoding a prompt. Two random draws
     (`router` power_of_two, over the fleet_users / users replicas) send it to one that may be: prompt_wait over
-    them. Users beyond the batch slots wait for one: (U - slots) / rate before their first token."""
+    them. Users beyond the batch slots wait for one: (U - slots) / rate before their first token. `answers`: the
+    answer lengths at serve.decode_tail's answer_probabilities() over their mean (None: all of one length), whose
+    short answers widen the TPOT's tail (closed_excess)."""
     top = batch_slots(est)
     u = np.asarray(users, dtype=np.float64)
     seated = np.clip(u, 1.0, top)
@@ -259,10 +262,15 @@ def closed_loop(
         wait, wait99 = wait + queue * est.prefill_variability, wait99 + queue99 * est.prefill_variability
     queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
     fits = est.fits
+    # the slowest 1% of sequences: those whose lives more (or longer) prompts join (serve.decode_tail), the other
+    # users' requests starting as their last ones end, rate x a life of them
+    joined = np.maximum(t - step(b, others=np.zeros_like(b)), 0.0)
+    arriving = rate * max(out - 1.0, 0.0) * t
+    tpot99 = t + closed_excess(joined, arriving, est.prefill_variability, answers)
     return Operating(
         batch=np.broadcast_to(top, b.shape) if eng.static_batch else b,
         tpot=np.where(fits, t, np.inf),
-        tpot_p99=np.where(fits, t, np.inf),
+        tpot_p99=np.where(fits, tpot99, np.inf),
         ttft=np.where(fits, first + wait + queued, np.inf),
         ttft_p99=np.where(fits, _tail_first(est, first, wait, wait99) + queued, np.inf),
         rho=rate * out / np.maximum(est.throughput, 1e-12),
