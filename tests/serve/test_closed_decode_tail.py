@@ -8,22 +8,26 @@ import pytest
 
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
+from chipwise.hardware.objects import System
 from chipwise.perf.device import topology_of
 from chipwise.planner.serving_inputs import precisions
-from chipwise.serve.build import setup_replica
+from chipwise.serve.build import ReplicaSetup, setup_replica
 from chipwise.serve.candidates import enumerate_candidates
 from chipwise.serve.decode_tail import Z99, answer_probabilities, closed_excess, mixture_p99
-from chipwise.serve.engine import engine_profile
-from chipwise.serve.estimate import estimate
+from chipwise.serve.engine import EngineProfile, engine_profile
+from chipwise.serve.estimate import Estimate, estimate
 from chipwise.serve.operating import closed_loop
 from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
-from chipwise.workload.lengths import read_length
+from chipwise.workload.lengths import LengthDist, read_length
 from chipwise.workload.load import Load
+from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving_job import ServingJob
 
 ONE = np.asarray([1.0])
+#: closed_loop's arguments before the users: model, system, engine profile, estimate, precisions, mean lengths
+LoopArgs = tuple[ModelSpec, System, EngineProfile, Estimate, str, str, float, float]
 
 
 def _q(joined: float, arriving: float, variability: float, answers: np.ndarray | None = None) -> float:
@@ -52,26 +56,33 @@ def test_drawn_answers_by_hand() -> None:
     assert _q(j, a, 1.0, answers) > _q(j, a, 1.0)  # wider than equal answers' none
 
 
+def _replica(
+    name: str, chip: str, engine: str, max_batch: int, inp: LengthDist, out: LengthDist
+) -> tuple[ModelSpec, LoopArgs, ReplicaSetup]:
+    """A TP1 replica of `max_batch` slots, its estimate at the lengths' means (the prompts' tail where drawn), the
+    closed_loop arguments before the users, and its simulated setup."""
+    cat = load_catalog()
+    model, system = load_model(cat, name), hardware(cat).system(chip)
+    eng = engine_profile(cat, engine, system.chip.family)
+    weight, kv = precisions("auto", None, eng, model, system)
+    fixed = {"tp": 1, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
+    cand = enumerate_candidates(model, topology_of(system), None, fixed)
+    args = (inp.expected, out.expected, eng.max_tokens)
+    est = estimate(model, system, eng, cand, weight, kv, *args, tail=inp.quantile(0.99))
+    plan = ReplicaPlan(tp=1, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
+    replica = setup_replica(cat, model, system, engine, plan, inp.expected, out.expected, 9000)
+    return model, (model, system, eng, est, weight, kv, inp.expected, out.expected), replica
+
+
 def test_the_closed_loop_tail_against_the_simulation() -> None:
     """Llama-3.1-70B on one MI355X (TP1, 128 slots) with 64 users of lognormal prompts (1,000 tokens, std 750) and
     answers (200, std 150): the simulated TPOT p99 is 107.7 ms, 24% above its 86.7 ms median; the estimate had read
     the mean step (86.7 ms) as its p99 too, and reads 105.2 ms now."""
-    cat = load_catalog()
-    model, system = load_model(cat, "llama-3.1-70b"), hardware(cat).system("mi355x")
-    eng = engine_profile(cat, "vllm", system.chip.family)
-    weight, kv = precisions("auto", None, eng, model, system)
-    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 1, "pp": 1, "ep": 1, "attention_dp": 0,
-                                                                   "max_batch": 128})  # fmt: skip
     inp = read_length("lognormal:mean=1000,std=750,max=8000", "input tokens", "")
     out = read_length("lognormal:mean=200,std=150,max=1000", "output tokens", "")
-    est = estimate(model, system, eng, cand, weight, kv, inp.expected, out.expected, eng.max_tokens,
-                   tail=inp.quantile(0.99))  # fmt: skip
+    model, args, replica = _replica("llama-3.1-70b", "mi355x", "vllm", 128, inp, out)
     job = ServingJob(model, inp, out, Load("closed", concurrency=64), 1500)
-    answers = np.asarray(job.answer_spread(answer_probabilities()))
-    args = (model, system, eng, est, weight, kv, inp.expected, out.expected, np.asarray([64.0]))
-    op = closed_loop(*args, answers=answers)
-    plan = ReplicaPlan(tp=1, max_batch=128, weight_precision=weight, kv_precision=kv)
-    replica = setup_replica(cat, model, system, "vllm", plan, inp.expected, out.expected, 9000)
+    op = closed_loop(*args, np.asarray([64.0]), answers=np.asarray(job.answer_spread(answer_probabilities())))
     tpot = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0, steady_latencies=True)[0]["tpot_s"]
     assert tpot["p99"] > 1.15 * tpot["p50"]
     assert op.tpot_p99[0] == pytest.approx(tpot["p99"], rel=0.08)
@@ -80,12 +91,6 @@ def test_the_closed_loop_tail_against_the_simulation() -> None:
 
 def test_fixed_lengths_keep_the_mean_step_as_the_tail() -> None:
     """A closed loop of one length: the estimate's p99 is its mean step, as the simulated one is its median."""
-    cat = load_catalog()
-    model, system = load_model(cat, "llama-3.1-8b"), hardware(cat).system("h100-sxm")
-    eng = engine_profile(cat, "trtllm", system.chip.family)
-    weight, kv = precisions("auto", None, eng, model, system)
-    cand = enumerate_candidates(model, topology_of(system), None, {"tp": 1, "pp": 1, "ep": 1, "attention_dp": 0,
-                                                                   "max_batch": 256})  # fmt: skip
-    est = estimate(model, system, eng, cand, weight, kv, 1000.0, 1000.0, eng.max_tokens)
-    op = closed_loop(model, system, eng, est, weight, kv, 1000.0, 1000.0, np.asarray([110.0]))
+    _, args, _ = _replica("llama-3.1-8b", "h100-sxm", "trtllm", 256, LengthDist.fixed(1000), LengthDist.fixed(1000))
+    op = closed_loop(*args, np.asarray([110.0]))
     assert op.tpot_p99[0] == op.tpot[0]
