@@ -15,7 +15,8 @@ the fleet that missed and the one that passed; the ratio of the two chip counts 
 1: too few chips, below 1: too many).
 
 --sweep runs only the TPOT p99 of the replica cases at fp8 and bf16 and at 50%, 70% and 90% of capacity; --closed
-only the TPOT p99 of closed loops at half and nine tenths of the batch slots, of fixed and of lognormal lengths.
+only the TPOT and TTFT p99 of closed loops at half and nine tenths of the batch slots, of fixed and of lognormal
+lengths.
 Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin] [--sweep]
 [--closed]
 """
@@ -320,10 +321,11 @@ CLOSED_SHARES = (0.5, 0.9)  # --closed: users as shares of the batch limit
 
 
 def closed_tails(catalog: Catalog) -> None:
-    """--closed: the TPOT p99 of closed loops (serve.decode_tail's closed_excess) against the simulation's steady
-    state, the replica cases of fixed lengths and DRAWN_CASES of lognormal ones, at CLOSED_SHARES of the batch."""
-    print(f"{'case':52s} {'users':>5s}  {'TPOT ms est/sim':>15s} {'p99 est/sim':>13s}")
-    errors: dict[str, list[float]] = {"fixed": [], "lognormal": []}
+    """--closed: the TPOT p99 (serve.decode_tail's closed_excess) and TTFT p99 of closed loops against the
+    simulation's steady state, the replica cases of fixed lengths and DRAWN_CASES of lognormal ones, at
+    CLOSED_SHARES of the batch."""
+    print(f"{'case':52s} {'users':>5s}  {'TPOT ms est/sim':>15s} {'p99 est/sim':>13s}  {'TTFT p99 ms est/sim':>19s}")
+    errors: dict[str, list[tuple[float, float]]] = {"fixed": [], "lognormal": []}
     for kind, cases in (("fixed", REPLICA_CASES), ("lognormal", DRAWN_CASES)):
         for case in cases:
             model, system, eng, est, weight, kv, replica, label = _case(catalog, *case)
@@ -338,15 +340,18 @@ def closed_tails(catalog: Catalog) -> None:
                 answers = np.asarray(job.answer_spread(answer_probabilities())) if kind == "lognormal" else None
                 op = closed_loop(model, system, eng, est, weight, kv, inp.expected, out.expected,
                                  np.asarray([float(users)]), answers=answers)  # fmt: skip
-                tpot = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0, steady_latencies=True)[0]["tpot_s"]
-                errors[kind].append(op.tpot_p99[0] / tpot["p99"] - 1.0)
+                sim = run_job(job, ServingSetup((Pool(replica, 1),)), seed=0, steady_latencies=True)[0]
+                tpot, ttft = sim["tpot_s"], sim["ttft_s"]
+                errors[kind].append((op.tpot_p99[0] / tpot["p99"] - 1.0, op.ttft_p99[0] / ttft["p99"] - 1.0))
                 print(f"{(kind[:3] + ' ' + label):52s} {users:5d}  {op.tpot[0] * 1e3:7.1f}/{tpot['p50'] * 1e3:<7.1f} "
-                      f"{op.tpot_p99[0] * 1e3:6.1f}/{tpot['p99'] * 1e3:<6.1f}")  # fmt: skip
+                      f"{op.tpot_p99[0] * 1e3:6.1f}/{tpot['p99'] * 1e3:<6.1f}  "
+                      f"{op.ttft_p99[0] * 1e3:9.0f}/{ttft['p99'] * 1e3:<9.0f}")  # fmt: skip
                 label = ""
     for kind, e in errors.items():
         a = np.asarray(e)
-        print(f"closed loops, {kind} lengths: TPOT p99 estimate / simulation - 1 over {a.size} points: mean |.| "
-              f"{np.abs(a).mean():.1%}, mean {a.mean():+.1%}")  # fmt: skip
+        print(f"closed loops, {kind} lengths, estimate / simulation - 1 over {len(a)} points: TPOT p99 mean |.| "
+              f"{np.abs(a[:, 0]).mean():.1%} (mean {a[:, 0].mean():+.1%}), TTFT p99 mean |.| "
+              f"{np.abs(a[:, 1]).mean():.1%} (mean {a[:, 1].mean():+.1%})")  # fmt: skip
 
 
 def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) -> None:
@@ -387,7 +392,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--router", default=DEFAULT_ROUTER, choices=list(ROUTERS), help="the fleets' router")
     parser.add_argument("--sweep", action="store_true", help="only the TPOT p99 sweep over precisions and loads")
-    parser.add_argument("--closed", action="store_true", help="only the closed loops' TPOT p99")
+    parser.add_argument("--closed", action="store_true", help="only the closed loops' TPOT and TTFT p99")
     args = parser.parse_args()
     router = args.router
     catalog = load_catalog()

@@ -18,7 +18,7 @@ from chipwise.hardware.objects import System
 from chipwise.serve.decode_tail import Z99, closed_excess, tpot_excess
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.estimate import Estimate
-from chipwise.serve.queueing import balancing_wait, prompt_wait, slot_wait
+from chipwise.serve.queueing import balancing_wait, poisson_p99, prompt_wait, slot_wait
 from chipwise.serve.speculation import Drafting
 from chipwise.serve.steady_step import step_time
 from chipwise.types import Array
@@ -261,6 +261,11 @@ def closed_loop(
         queue, queue99 = prompt_wait(router, replicas, seated, busy, est.prefill_s, est.prefill_work_s, loaded)
         wait, wait99 = wait + queue * est.prefill_variability, wait99 + queue99 * est.prefill_variability
     queued = np.maximum(u - top, 0.0) / rate  # the users without a slot
+    # drawn lengths keep the users out of step, so their prompts come as a Poisson stream (many users' cycles
+    # superposed); those arriving during the iteration in flight share the next one with this prompt, each adding its
+    # work: at the tail, the 99th percentile of their count. Users of one length run in lock-step instead
+    drawn = est.prefill_variability > 1.0 if answers is None else np.ones(np.shape(rate), dtype=bool)
+    wait99 = wait99 + np.where(drawn, poisson_p99(rate * iteration) * est.prefill_work_s, 0.0)
     fits = est.fits
     # the slowest 1% of sequences: those whose lives more (or longer) prompts join (serve.decode_tail), the other
     # users' requests starting as their last ones end, rate x a life of them

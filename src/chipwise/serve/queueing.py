@@ -5,7 +5,7 @@ context balancing to gather a prompt for every rank."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import digamma, gammaincinv, gammaln, pdtr
+from scipy.special import digamma, gammaincinv, gammaln, pdtr, pdtrik
 
 from chipwise.serve.engine import EngineProfile
 from chipwise.serve.estimate import Estimate
@@ -60,6 +60,12 @@ def prompt_wait(
     lone = 1.0 / n**2
     tail = np.where(busy > 0.01, kingman, 0.0) * lone + np.where(waits > 0.01, residual, 0.0) * (1.0 - lone)
     return mean, tail
+
+
+def poisson_p99(mean: Array) -> Array:
+    """The 99th percentile of a Poisson count of `mean`: the least k with P(N <= k) >= 0.99 (pdtrik inverts the
+    CDF continuously in k; its ceiling is scipy.stats.poisson.ppf's, without importing scipy.stats)."""
+    return np.asarray(np.ceil(pdtrik(0.99, np.maximum(np.asarray(mean, dtype=np.float64), 1e-12))), dtype=np.float64)
 
 
 def erlang_c(servers: Array, offered: Array) -> Array:
