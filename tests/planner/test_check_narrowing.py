@@ -3,18 +3,18 @@ fifth had left the answer anywhere in that fifth."""
 
 from __future__ import annotations
 
-import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from chipwise.catalog import Catalog
-from chipwise.planner import serving_check, serving_shortlist
+from chipwise.planner import serving_check
 from chipwise.planner.serving_check import _between, _within
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.serve.simulate import Pool, ServingSetup
 from chipwise.workload.load import Load
+from forced_checks import start_checks_at
 
 
 def _fleet(shape: SimpleNamespace, *replicas: int) -> ServingSetup:
@@ -51,14 +51,7 @@ def test_a_check_that_grew_settles_between_the_fleet_that_missed_and_the_one_tha
     they miss the TPOT target (123 ms); a fifth more (72, 288 chips) pass, and the check had stopped there. Halving
     the gap, 66 would run past MAX_CHECK_LOAD of what they sustain (refused without a run) and 69 (276 chips, the
     estimate's own count) meet the SLO and keep up."""
-    check = serving_check.check_option  # what the shortlist calls
-
-    def from_60(catalog: Catalog, model: Any, name: str, job: Any, targets: Any, row: dict[str, Any], *a: Any) -> Any:
-        option = row["_choice"]
-        forced = {**row, "_choice": dataclasses.replace(option, choice=dataclasses.replace(option.choice, replicas=60))}
-        return check(catalog, model, name, job, targets, forced, *a)
-
-    monkeypatch.setattr(serving_shortlist, "check_option", from_60)
+    start_checks_at(monkeypatch, 60)
 
     def checked() -> dict[str, Any]:
         r = plan_serving(

@@ -4,7 +4,6 @@ under, not a refusal."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -13,12 +12,13 @@ import pytest
 from chipwise.catalog import Catalog
 from chipwise.errors import InfeasibleError
 from chipwise.interfaces.cli.serve_views import _kv_bound, _priced_note
-from chipwise.planner import serving_check, serving_plan, serving_shortlist
+from chipwise.planner import serving_plan
 from chipwise.planner.serving_outcome import keeps_up, served_tokens
 from chipwise.planner.serving_predict import predict_serving
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
 from chipwise.workload.serving_job import serving_job
+from forced_checks import start_checks_at
 from scenario_kinds import serve_scenario
 
 #: Llama-3.1-70B fp8 on four TP2 H200 pairs, which sustain 20.6 req/s of 1,024/1,024-token requests
@@ -82,14 +82,7 @@ def test_plan_serve_without_an_slo_grows_a_fleet_past_its_capacity(
     came light), priced $0.715 per M on the load's tokens where predict of the fleet says $0.921. Past capacity,
     it grows again, to ten (80.6%), then settles between the eight that missed and the ten: nine, which sustain
     some 26.8 req/s, and plan and predict agree."""
-    check = serving_check.check_option  # what the shortlist calls
-
-    def six(catalog: Catalog, model: Any, name: str, job: Any, targets: Any, row: dict[str, Any], *a: Any) -> Any:
-        option = row["_choice"]
-        forced = {**row, "_choice": dataclasses.replace(option, choice=dataclasses.replace(option.choice, replicas=6))}
-        return check(catalog, model, name, job, targets, forced, *a)
-
-    monkeypatch.setattr(serving_shortlist, "check_option", six)
+    start_checks_at(monkeypatch, 6)
     report = serving_plan.plan_serving(
         catalog, "llama-3.1-70b", ["h200"], Load("rate", rate=24.0), 1024, 1024, {}, precision="fp8",
         disaggregated=False, verify=1,

@@ -12,15 +12,11 @@ from scipy.special import pdtr
 from chipwise.catalog import load_catalog
 from chipwise.hardware import hardware
 from chipwise.hardware.objects import System
-from chipwise.perf.device import topology_of
-from chipwise.planner.serving_inputs import precisions
-from chipwise.serve.build import ReplicaSetup, setup_replica
-from chipwise.serve.candidates import enumerate_candidates
+from chipwise.serve.build import ReplicaSetup
 from chipwise.serve.decode_tail import Z99, answer_probabilities, closed_excess, mixture_p99
-from chipwise.serve.engine import EngineProfile, engine_profile
+from chipwise.serve.engine import EngineProfile
 from chipwise.serve.estimate import Estimate, estimate
 from chipwise.serve.operating import closed_loop
-from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.queueing import poisson_p99
 from chipwise.serve.simulate import Pool, ServingSetup, run_job
 from chipwise.workload import load_model
@@ -28,6 +24,8 @@ from chipwise.workload.lengths import LengthDist, read_length
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving_job import ServingJob
+
+from .test_search import _one_shape
 
 ONE = np.asarray([1.0])
 #: closed_loop's arguments before the users: model, system, engine profile, estimate, precisions, mean lengths
@@ -63,19 +61,14 @@ def test_drawn_answers_by_hand() -> None:
 def _replica(
     name: str, chip: str, engine: str, max_batch: int, inp: LengthDist, out: LengthDist
 ) -> tuple[ModelSpec, LoopArgs, ReplicaSetup]:
-    """A TP1 replica of `max_batch` slots, its estimate at the lengths' means (the prompts' tail where drawn), the
-    closed_loop arguments before the users, and its simulated setup."""
+    """A TP1 bf16 replica of `max_batch` slots (test_search's _one_shape), its estimate at the lengths' means (the
+    prompts' tail where drawn), the closed_loop arguments before the users, and its simulated setup."""
     cat = load_catalog()
     model, system = load_model(cat, name), hardware(cat).system(chip)
-    eng = engine_profile(cat, engine, system.chip.family)
-    weight, kv = precisions("auto", None, eng, model, system)
-    fixed = {"tp": 1, "pp": 1, "ep": 1, "attention_dp": 0, "max_batch": max_batch}
-    cand = enumerate_candidates(model, topology_of(system), None, fixed)
-    args = (inp.expected, out.expected, eng.max_tokens)
-    est = estimate(model, system, eng, cand, weight, kv, *args, tail=inp.quantile(0.99))
-    plan = ReplicaPlan(tp=1, max_batch=max_batch, weight_precision=weight, kv_precision=kv)
-    replica = setup_replica(cat, model, system, engine, plan, inp.expected, out.expected, 9000)
-    return model, (model, system, eng, est, weight, kv, inp.expected, out.expected), replica
+    lengths = (inp.expected, out.expected)
+    eng, cand, replica = _one_shape(cat, model, system, engine, "bf16", (1, max_batch), lengths, 9000)
+    est = estimate(model, system, eng, cand, "bf16", "bf16", *lengths, eng.max_tokens, tail=inp.quantile(0.99))
+    return model, (model, system, eng, est, "bf16", "bf16", *lengths), replica
 
 
 def test_the_closed_loop_tail_against_the_simulation() -> None:
