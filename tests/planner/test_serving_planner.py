@@ -1226,3 +1226,39 @@ def test_a_statistic_exactly_at_its_target_meets_it() -> None:
     assert stat_ok({"tpot_s": {"p50": 0.05}}, "tpot_p50", 0.05) is True
     assert stat_ok({"ttft_s": {"p99": math.inf}}, "ttft_p99", 2.0) is False
     assert stat_ok({}, "ttft_p99", 2.0) is False
+
+
+def test_a_closed_loop_that_missed_a_latency_target_grows_by_its_miss() -> None:
+    """A closed loop's prompts wait for one another's and join one another's decode steps, as many as a replica holds
+    users: a check that missed a latency target grows by the miss (at most doubling), an open loop's by a fifth."""
+    from chipwise.planner.serving_check import _grow
+    from chipwise.serve.simulate import Pool, ServingSetup
+
+    gpu = SimpleNamespace(chips=1.0, system=SimpleNamespace(rental_chips=()))
+    fleet = ServingSetup((Pool(gpu, 13),))  # type: ignore[arg-type]
+    slo = {"ttft_p99": 1.0, "tpot_p99": 0.03}
+    late = {"ttft_s": {"p99": 1.59}, "tpot_s": {"p99": 0.028}}
+    assert [p.replicas for p in _grow(fleet, late, slo, True, closed=True).pools] == [21]  # 13 + ceil(0.59 x 13)
+    assert [p.replicas for p in _grow(fleet, late, slo, True).pools] == [16]  # an open loop: a fifth
+    late["ttft_s"]["p99"] = 3.0
+    assert [p.replicas for p in _grow(fleet, late, slo, True, closed=True).pools] == [26]  # at most doubling
+    late["ttft_s"]["p99"] = math.inf
+    assert [p.replicas for p in _grow(fleet, late, slo, True, closed=True).pools] == [26]
+    slow = {"ttft_s": {"p99": 0.7}, "tpot_s": {"p99": 0.045}}  # later tokens late: other users' prompts join them
+    assert [p.replicas for p in _grow(fleet, slow, slo, True, closed=True).pools] == [20]  # 13 + ceil(0.5 x 13)
+    assert [p.replicas for p in _grow(fleet, slow, slo, True).pools] == [16]
+
+
+def test_a_prompt_bound_closed_loop_is_checked_until_it_meets_its_first_token_target(catalog: Catalog) -> None:
+    """Qwen3-32B, 64 users of 16,000-token prompts and 64-token answers, TTFT p99 1 s and TPOT p99 30 ms on MI300X:
+    the estimate's 13 TP8 PP2 replicas hold 5 users each, whose prompts wait for one another's (one replica reads a
+    TTFT p99 of 0.61 s for 3 users, 1.54 s for 4); growing a fifth a try, the check had still missed at 24 replicas
+    and answered that no option met the SLO."""
+    result = plan_serving(
+        catalog, "qwen3-32b", ["mi300x"], Load("closed", concurrency=64), 16000, 64,
+        {"ttft_p99": 1.0, "tpot_p99": 0.03}, disaggregated=False, verify=1,
+    )  # fmt: skip
+    checked = result["verified"][0]
+    assert result["results"][0]["chips"] == 208
+    assert checked["slo_met"] and checked["ttft_s"]["p99"] <= 1.0
+    assert 384 < checked["chips"] <= 512
