@@ -236,8 +236,8 @@ def _sized_up(runs: _CheckRuns, setup: ServingSetup, requests: int) -> _Sized:
             return _Sized(setup, summary, met, missed if met else None)
         missed = setup
         closed = runs.job.load.kind == "closed"
-        grown_setup = _grow(setup, summary, runs.targets, keeps_up(runs.job, summary), closed)
-        setup, grown = runs.rerouted(grown_setup), grown + 1
+        setup = runs.rerouted(_grow(setup, summary, runs.targets, keeps_up(runs.job, summary), closed))
+        grown += 1
 
 
 def _sized_down(runs: _CheckRuns, sized: _Sized, requests: int) -> tuple[ServingSetup, dict[str, Any]]:
@@ -584,7 +584,7 @@ def _late_by(summary: Mapping[str, Any], targets: Mapping[str, float]) -> float:
         metric, stat = key.split("_")
         value = summary.get(f"{metric}_s", {}).get(stat)
         if value is not None and not math.isnan(value) and limit > 0.0:
-            ratios.append(value / limit if math.isfinite(value) else 2.0)
+            ratios.append(value / limit)
     return min(max(ratios), 2.0)
 
 
