@@ -16,9 +16,9 @@ the fleet that missed and the one that passed; the ratio of the two chip counts 
 
 --sweep runs only the TPOT p99 of the replica cases at fp8 and bf16 and at 50%, 70% and 90% of capacity; --closed
 only the TPOT and TTFT p99 of closed loops at half and nine tenths of the batch slots, of fixed and of lognormal
-lengths.
+lengths; --random SEED only the random `plan serve` cases of that seed, a --closed-share of them closed loops (0.3).
 Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin] [--sweep]
-[--closed]
+[--closed] [--random SEED [--closed-share 1.0]]
 """
 
 from __future__ import annotations
@@ -354,7 +354,7 @@ def closed_tails(catalog: Catalog) -> None:
               f"{np.abs(a[:, 1]).mean():.1%} (mean {a[:, 1].mean():+.1%})")  # fmt: skip
 
 
-def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) -> None:
+def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7, closed_share: float = 0.3) -> None:
     """`plan serve` on random loads (7 models, 13 chips, open and closed loops, 256-16,000-token prompts, three SLO
     levels): the estimate's chip count against the simulated one, and whether the simulated option meets its SLO
     and keeps up with its load."""
@@ -368,7 +368,7 @@ def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7) 
     for _ in range(count):
         model, chip = models[rng.integers(len(models))], chips[rng.integers(len(chips))]
         inp, out = int(rng.choice([256, 1024, 4096, 16000])), int(rng.choice([64, 256, 1024]))
-        closed = rng.random() < 0.3
+        closed = rng.random() < closed_share
         users, rate = int(rng.choice([8, 64, 512])), float(rng.choice([1, 5, 20, 60]))
         load = Load("closed", concurrency=users) if closed else Load("rate", rate=rate)
         slo = {"ttft_p99": float(rng.choice([1.0, 3.0, 10.0])), "tpot_p99": float(rng.choice([0.03, 0.06, 0.12]))}
@@ -393,11 +393,16 @@ def main() -> None:
     parser.add_argument("--router", default=DEFAULT_ROUTER, choices=list(ROUTERS), help="the fleets' router")
     parser.add_argument("--sweep", action="store_true", help="only the TPOT p99 sweep over precisions and loads")
     parser.add_argument("--closed", action="store_true", help="only the closed loops' TPOT and TTFT p99")
+    parser.add_argument("--random", type=int, metavar="SEED", help="only the random plan-serve cases of this seed")
+    parser.add_argument("--closed-share", type=float, default=0.3, help="with --random: the share of closed loops")
     args = parser.parse_args()
     router = args.router
     catalog = load_catalog()
     if args.sweep or args.closed:
         (sweep if args.sweep else closed_tails)(catalog)
+        return
+    if args.random is not None:
+        random_cases(catalog, router, seed=args.random, closed_share=args.closed_share)
         return
     replicas(catalog)
     print()
