@@ -398,12 +398,12 @@ def main() -> None:
     args = parser.parse_args()
     router = args.router
     catalog = load_catalog()
-    if args.sweep or args.closed:
-        (sweep if args.sweep else closed_tails)(catalog)
-        return
+    if args.sweep:
+        return sweep(catalog)
+    if args.closed:
+        return closed_tails(catalog)
     if args.random is not None:
-        random_cases(catalog, router, seed=args.random, closed_share=args.closed_share)
-        return
+        return random_cases(catalog, router, seed=args.random, closed_share=args.closed_share)
     replicas(catalog)
     print()
     closed_loops(catalog)

@@ -879,7 +879,6 @@ def test_drawn_answer_lengths_widen_the_tpot_tail(catalog: Catalog, hw: Hardware
     tokens (std 1,500, at most 16,000) and answers of 400 (std 300, at most 2,000): short answers average few steps,
     so their TPOT spreads wider. The estimate had read the TPOT p99 at 23.4 ms against 29.5 simulated; priced as a
     mixture over the answer lengths it reads 27.2 (25.7 as if every answer were of the mean length)."""
-
     at, est, _, sim, job = _under_lognormal_lengths(
         catalog, llama70b, hw.system("gaudi3"), "vllm", "bf16", (8, 512), (2000, 400), 0.6
     )

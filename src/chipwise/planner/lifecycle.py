@@ -32,6 +32,7 @@ from chipwise.economics.tco import COMMITMENT_TERM_S, COMMITMENTS
 from chipwise.errors import ChipwiseError, InfeasibleError, one_of
 from chipwise.hardware import hardware
 from chipwise.planner.serving_economics import priced_system
+from chipwise.planner.serving_outcome import stat_value
 from chipwise.planner.serving_plan import plan_serving
 from chipwise.planner.serving_split import handover_note
 from chipwise.planner.training import check_economics_options, plan_training
@@ -356,8 +357,7 @@ def _why_unserved(serve: Mapping[str, Any]) -> tuple[str, str]:
         return _why_none(serve, [])
     missed = []
     for key, limit in (serve.get("slo") or {}).items():
-        metric, _, stat = key.partition("_")
-        if (closest.get(f"{metric}_s") or {}).get(stat, 0.0) > limit:
+        if (stat_value(closest, key) or 0.0) > limit:
             missed.append(key)
     what = f", missing {', '.join(missed)}" if missed else ("" if closest["keeps_up"] else ", falling behind the load")
     return (

@@ -24,6 +24,7 @@ from chipwise.planner.serving_outcome import (
     priced_request_rate,
     served_tokens,
     stat_ok,
+    stat_value,
 )
 from chipwise.planner.serving_plan_rows import plan_brief, row_setup
 from chipwise.planner.serving_report import STEADY_WAVES, transfer_dict, whole_count
@@ -422,9 +423,8 @@ def _marginal(summary: Mapping[str, Any], targets: Mapping[str, float]) -> bool:
     or a p50 is steady enough)."""
     bounds = summary.get("percentile_bounds") or {}
     for key, limit in targets.items():
-        metric, _, stat = key.rpartition("_")
-        value = (summary.get(f"{metric}_s") or {}).get(stat)
-        if stat not in ("p90", "p99") or value is None or not value <= limit:
+        value = stat_value(summary, key)
+        if key.rpartition("_")[2] not in ("p90", "p99") or value is None or not value <= limit:
             continue
         if value > (1.0 - CONFIRM_MARGIN) * limit or bounds.get(key, 0.0) > limit:
             return True
@@ -581,8 +581,7 @@ def _late_by(summary: Mapping[str, Any], targets: Mapping[str, float]) -> float:
     past it)."""
     ratios = [1.0]
     for key, limit in targets.items():
-        metric, stat = key.split("_")
-        value = summary.get(f"{metric}_s", {}).get(stat)
+        value = stat_value(summary, key)
         if value is not None and not math.isnan(value) and limit > 0.0:
             ratios.append(value / limit)
     return min(max(ratios), 2.0)

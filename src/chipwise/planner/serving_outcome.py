@@ -11,13 +11,19 @@ from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.workload.serving_job import ServingJob
 
 
+def stat_value(summary: Mapping[str, Any], key: str) -> float | None:
+    """A simulated run's statistic named by an SLO key ('ttft_p99': the summary's ttft_s p99), None where absent."""
+    metric, stat = key.split("_")
+    value: float | None = (summary.get(f"{metric}_s") or {}).get(stat)
+    return value
+
+
 def stat_ok(summary: Mapping[str, Any], key: str, limit: float) -> bool:
     """Whether a simulated run's statistic meets its target; a TPOT target of a run whose answers are all one
     token long (no request has a second token to time) holds, where a stated deployment's run draws no answer
     longer (the scenario's and plan serve's targets on answers of one token are refused: check_tpot_target)."""
-    metric, stat = key.split("_")
-    value = summary.get(f"{metric}_s", {}).get(stat)
-    if metric == "tpot" and value is not None and math.isnan(value):
+    value = stat_value(summary, key)
+    if key.startswith("tpot_") and value is not None and math.isnan(value):
         return bool(summary.get("requests", {}).get("finished", 0) > 0)
     return value is not None and math.isfinite(value) and value <= limit
 
@@ -30,7 +36,7 @@ KEEPS_UP = 0.9
 #: An open-loop check that meets its SLO passes only below this share of what the fleet delivers with its batch
 #: always full (serving_check._utilisation): near capacity a queue settles slower than a check runs, and a planned
 #: fleet meets its SLO with room for the load's swings; the search loads a replica no further
-#: (serving_choice.max_rate), nor does `plan fleet`. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (97% of
+#: (serving_choice.choose), nor does `plan fleet`. Llama-3.1-70B at 10 req/s on two TP4 MI300X replicas (97% of
 #: their offline rate, 95% of the 10.5 req/s they sustain) read a p99 TTFT of 0.90 s on 1,200 requests against a
 #: 2 s target, and 2.1-4.8 s on 5,000-20,000; at 4 req/s on four TP16 trn2 replicas (87%), 2.04 s against 3 s,
 #: then 2.89 s on 5,000 and 3.53 s on 20,000. Below it, loaded queues run longer (SETTLE_LOAD), at most as long as

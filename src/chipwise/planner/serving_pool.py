@@ -23,7 +23,7 @@ from chipwise.planner.serving_inputs import (
     engine_for,
     precisions,
 )
-from chipwise.planner.serving_outcome import stat_ok
+from chipwise.planner.serving_outcome import stat_ok, stat_value
 from chipwise.serve.build import ReplicaSetup, cached_prefix, setup_replica
 from chipwise.serve.engine import EngineProfile, check_engine_vendor, engine_profile, token_budget
 from chipwise.serve.plan import ReplicaPlan, chip_count
@@ -222,8 +222,7 @@ def _missed_text(summary: Mapping[str, Any], key: str, limit: float) -> str:
         x = seconds / size
         return f"{x:,.{max(0, 2 - math.floor(math.log10(x))) if x > 0 else 0}f} {unit}"
 
-    metric, stat = key.split("_")
-    value = summary.get(f"{metric}_s", {}).get(stat)
+    value = stat_value(summary, key)
     if value is None or not math.isfinite(value):
         return f"{key} (no value)"
     return f"{key} {latency(value)} > {latency(limit)}"
