@@ -16,9 +16,10 @@ the fleet that missed and the one that passed; the ratio of the two chip counts 
 
 --sweep runs only the TPOT p99 of the replica cases at fp8 and bf16 and at 50%, 70% and 90% of capacity; --closed
 only the TPOT and TTFT p99 of closed loops at half and nine tenths of the batch slots, of fixed and of lognormal
-lengths; --random SEED only the random `plan serve` cases of that seed, a --closed-share of them closed loops (0.3).
+lengths; --random SEED only the random `plan serve` cases of that seed, a --closed-share of them closed loops (0.3),
+with --splits prefill/decode pool splits tried too and the three cheapest options simulated.
 Run: .venv/bin/python scripts/estimator_vs_simulator.py [--router least_loaded|power_of_two|round_robin] [--sweep]
-[--closed] [--random SEED [--closed-share 1.0]]
+[--closed] [--random SEED [--closed-share 1.0] [--splits]]
 """
 
 from __future__ import annotations
@@ -354,10 +355,14 @@ def closed_tails(catalog: Catalog) -> None:
               f"{np.abs(a[:, 1]).mean():.1%} (mean {a[:, 1].mean():+.1%})")  # fmt: skip
 
 
-def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7, closed_share: float = 0.3) -> None:
+def random_cases(
+    catalog: Catalog, router: str, count: int = 40, seed: int = 7, closed_share: float = 0.3, splits: bool = False
+) -> None:
     """`plan serve` on random loads (7 models, 13 chips, open and closed loops, 256-16,000-token prompts, three SLO
     levels): the estimate's chip count against the simulated one, and whether the simulated option meets its SLO
-    and keeps up with its load."""
+    and keeps up with its load. `splits`: prefill/decode splits tried too (open and closed loops), the three
+    cheapest options simulated, and how many cases the best simulated option meets, how many of those are splits,
+    and how many of the splits simulated met their SLO."""
     rng = np.random.default_rng(seed)
     models = ["llama-3.1-8b", "llama-3.1-70b", "qwen3-30b-a3b", "qwen3-32b", "gpt-oss-120b", "deepseek-r1",
               "mixtral-8x7b"]  # fmt: skip
@@ -365,6 +370,7 @@ def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7, 
              "a100-80gb", "inf2", "trn1"]  # fmt: skip
     ratios: list[float] = []
     healthy = 0
+    best_met = best_split = checked_splits = met_splits = 0
     for _ in range(count):
         model, chip = models[rng.integers(len(models))], chips[rng.integers(len(chips))]
         inp, out = int(rng.choice([256, 1024, 4096, 16000])), int(rng.choice([64, 256, 1024]))
@@ -373,15 +379,34 @@ def random_cases(catalog: Catalog, router: str, count: int = 40, seed: int = 7, 
         load = Load("closed", concurrency=users) if closed else Load("rate", rate=rate)
         slo = {"ttft_p99": float(rng.choice([1.0, 3.0, 10.0])), "tpot_p99": float(rng.choice([0.03, 0.06, 0.12]))}
         try:
-            r = plan_serving(catalog, model, [chip], load, inp, out, slo, disaggregated=False, verify=1, router=router)
+            r = plan_serving(
+                catalog, model, [chip], load, inp, out, slo, disaggregated=splits, verify=3 if splits else 1,
+                router=router,
+            )  # fmt: skip
         except ChipwiseError:
             continue
         if not r["results"] or not r["verified"]:
             continue
+        if splits:
+            best = r["verified"][0]
+            best_met += bool(best["slo_met"] and best["keeps_up"])
+            best_split += bool(best["slo_met"] and best["keeps_up"] and best["disaggregated"])
+            split_checks = [v for v in r["verified"] if v["disaggregated"]]
+            checked_splits += len(split_checks)
+            met_splits += sum(bool(v["slo_met"] and v["keeps_up"]) for v in split_checks)
+            kind = f"{users} users" if closed else f"{rate:g} req/s"
+            print(f"{model:14s} {chip:9s} {kind:10s} {inp:6d}/{out:<5d} {slo} -> {best['hardware']} "
+                  f"{best['chips']} chips met={best['slo_met']} ${best['cost_usd_per_mtok']:.2f}/M")  # fmt: skip
         est, sim = r["results"][0]["chips"], r["verified"][0]
         ratios.append(sim["chips"] / est)
         healthy += bool(sim["slo_met"] and sim["keeps_up"])
     a = np.asarray(ratios)
+    if splits:
+        print(
+            f"random plan-serve cases with splits: {a.size}; the best simulated option meets its SLO and keeps up in "
+            f"{best_met}, a split in {best_split}; splits simulated {checked_splits}, meeting {met_splits}"
+        )
+        return
     print(
         f"random plan-serve cases: {a.size}; at the simulated count {int((a == 1.0).sum())}; simulated options that "
         f"meet their SLO and keep up {healthy}; ratio {a.min():.2f}-{a.max():.2f}"
@@ -395,6 +420,7 @@ def main() -> None:
     parser.add_argument("--closed", action="store_true", help="only the closed loops' TPOT and TTFT p99")
     parser.add_argument("--random", type=int, metavar="SEED", help="only the random plan-serve cases of this seed")
     parser.add_argument("--closed-share", type=float, default=0.3, help="with --random: the share of closed loops")
+    parser.add_argument("--splits", action="store_true", help="with --random: prefill/decode splits tried too")
     args = parser.parse_args()
     router = args.router
     catalog = load_catalog()
@@ -403,7 +429,7 @@ def main() -> None:
     if args.closed:
         return closed_tails(catalog)
     if args.random is not None:
-        return random_cases(catalog, router, seed=args.random, closed_share=args.closed_share)
+        return random_cases(catalog, router, seed=args.random, closed_share=args.closed_share, splits=args.splits)
     replicas(catalog)
     print()
     closed_loops(catalog)

@@ -78,7 +78,7 @@ def test_plan_serve_takes_slo_times_as_the_cli_and_scenarios_do() -> None:
         ({"rate": 1e308}, "more than a fleet of a million chips serves"),
         ({"requests": 10**12}, "is not a whole number from 1 to 1,000,000"),
         ({"requests": 0}, "requests 0 is not a whole number"),
-        ({"rate": None, "concurrency": 16, "disaggregated": True}, "pool splits are sized by an arrival rate"),
+        ({"rate": None, "offline": True, "disaggregated": True}, "pool splits are sized by an arrival rate or a"),
         ({"top": "five"}, "top 'five' is not a whole number of rows"),
     ],
 )

@@ -597,7 +597,7 @@ def plan_serve(
 
     _check_options(options, plan_serving, "top")
     top = _top(options.pop("top", None))
-    disaggregated = options.pop("disaggregated", None)  # None: splits where the load allows them, as on the CLI
+    disaggregated = options.pop("disaggregated", None)  # None: splits under a rate, as on the CLI; true: closed too
     _read_options(options, plan_serving, numbers=("utilisation",))
     _check_utilisation(options)
     if "verify" in options:  # 0 simulated no option, and the verdict blamed the hardware and the load
@@ -624,9 +624,7 @@ def plan_serve(
         options.get("engine"),
         options.get("region"),
     )
-    report = plan_serving(
-        cat, model, ids, load, prompt, answer, _slo(slo), disaggregated=disaggregated is not False, **options
-    )
+    report = plan_serving(cat, model, ids, load, prompt, answer, _slo(slo), disaggregated=disaggregated, **options)
     # the split note's fix names the engine as this interface's keyword does, not the command line's --engine
     report["skipped"] = [*worded_for(report["skipped"], "api"), *unrunnable]
     return _with_what_if(explain_plan_serve(first_rows(report, top)), cat)  # as `chipwise plan serve --json` gives it

@@ -188,8 +188,8 @@ def test_plan_serve_takes_a_router(server: ChipwiseServer) -> None:
         ({"model": "llama-3.1-8b", "rate": 5, "slo": {"ttft_p95": 1.0}}, "unknown SLO key"),
         ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": -1}}, "an SLO must be positive"),
         ({"model": "llama-3.1-8b", "rate": 5, "slo": {"tpot_p99": "50 parsecs"}}, "unit 'parsecs' unknown; use s"),
-        # a split asked for needs a rate to size its pools: it was dropped without a word
-        ({"model": "llama-3.1-8b", "concurrency": 64, "disaggregated": True}, "disaggregated: pool splits are sized"),
+        # a split asked for needs a rate or users to size its pools: it was dropped without a word
+        ({"model": "llama-3.1-8b", "offline": True, "disaggregated": True}, "disaggregated: pool splits are sized"),
         ({"model": "llama-3.1-8b", "rate": 5, "hardware": "h1OO"}, "unknown chip or system"),
         ({"model": "llama-3.1-8b", "rate": 5, "colour": "red"}, "colour: unknown field"),
         ({"model": "llama-3.1-8b", "rate": 5, "speculative": "medusa:3"}, "unknown speculative method"),

@@ -178,3 +178,13 @@ def test_one_deployment_sends_a_length_distribution_the_route_reads() -> None:
     assert body["input_tokens"] == "lognormal:mean=2k,std=1k" and body["output_tokens"] == 128
     load = POST_ROUTES["/api/predict"](body, Settings())["load"]
     assert 1900 < load["input_tokens_mean"] < 2100 and load["output_tokens_mean"] == 128
+
+
+@needs_node
+def test_the_serving_plan_tab_asks_for_splits_where_a_load_sizes_them() -> None:
+    """'try them' asks for splits under a rate and under concurrent users, none under an offline batch (which has no
+    load to size them by: the server refused the page's own default); 'no' refuses them."""
+    assert _sent("runServePlan", PLAN)["disaggregated"] is True
+    assert _sent("runServePlan", {**PLAN, "concurrency": "64"})["disaggregated"] is True
+    assert "disaggregated" not in _sent("runServePlan", {**PLAN, "offline": "yes"})
+    assert _sent("runServePlan", {**PLAN, "offline": "yes", "disaggregated": "no"})["disaggregated"] is False

@@ -404,8 +404,11 @@ def test_slo_parsing() -> None:
         (["--precision", "fp5"], "unknown weight precision 'fp5'"),
         (["--precision", "mxfp4"], "mxfp4 quantises the MoE experts only"),
         (["--kv-precision", "int3"], "unknown KV-cache precision"),
-        (["--offline", "--disaggregated"], "pool splits are sized by an arrival rate, and an offline run has none"),
-        (["--concurrency", "8", "--disaggregated"], "and a closed loop has none. Fix: give --rate R"),
+        (
+            ["--offline", "--disaggregated"],
+            "pool splits are sized by an arrival rate or a closed loop's users, and an offline run has neither. "
+            "Fix: give --rate R, or leave --disaggregated out.",
+        ),
         (["--requests", "2000000"], "--requests 2,000,000 is more than the 1,000,000 a check simulates at most"),
         (["--router", "random"], "unknown router 'random'. Fix: use one of round_robin, least_loaded, power_of_two"),
     ],

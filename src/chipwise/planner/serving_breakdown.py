@@ -202,6 +202,12 @@ def prefill_alone(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> dict[
     }
 
 
+def prefill_full(setup: ReplicaSetup, prompt: float, hit: float = 0.0) -> float:
+    """Seconds a replica takes to encode one mean prompt on each of its attention-DP ranks at once (prefill_alone's
+    prompt, as many as it has ranks: one where it has none), the iterations carrying a chunk of each."""
+    return float(setup.steps.prompts_together(setup.steps.ranks, *_prompt_args(setup, prompt, hit)))
+
+
 def prefill_breakdown(setup: ReplicaSetup, model: ModelSpec, prompt: float, hit: float = 0.0) -> dict[str, float]:
     """Where prefill_alone's seconds go, by component (serve.iteration.COMPONENT_LABELS), priced as the step
     tables price each of the prompt's iterations (a static engine's padded bucket included: _iteration_parts): the

@@ -86,9 +86,10 @@ def build_deployment(
 
 def _check_split_sizing(job: ServingJob, plan: ServePlan, chips: int | None) -> None:
     """A split's prefill pool is sized for its prompts' arrival rate (prefill_replicas); a closed loop or an offline
-    run has none, so its replicas must be given (or the chips, which the pools share out), as plan serve refuses a
-    split of such a load: 16 users of Llama 3.1 8B on H100s had been given six prefill replicas, searched as 16
-    users sending one-token requests back to back, $48.16/h where one replica meets the same TTFT at $13.76/h."""
+    run has none, so its replicas must be given (or the chips, which the pools share out; plan serve sizes a closed
+    loop's split for the most its users bring, serving_split.sized_for_rate, and refuses an offline one): 16 users
+    of Llama 3.1 8B on H100s had been given six prefill replicas, searched as 16 users sending one-token requests
+    back to back, $48.16/h where one replica meets the same TTFT at $13.76/h."""
     if job.load.kind == "rate" or getattr(plan.prefill, "replicas", None) is not None or chips:
         return
     what = "a closed loop" if job.load.kind == "closed" else "an offline run"

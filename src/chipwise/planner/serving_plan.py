@@ -78,7 +78,7 @@ def plan_serving(
     pricing: str = "on-demand",
     region: str | None = None,
     requests: int | None = None,
-    disaggregated: bool = True,
+    disaggregated: bool | None = None,
     verify: int = 3,
     speculative: str | None = None,
     progress: Progress | None = None,
@@ -131,7 +131,9 @@ def plan_serving(
     # run only its first chip's options
     racks = {hid: list(hw.system(hid).members) for hid in hardware_ids if hw.system(hid).hybrid}
     hardware_ids = [c for hid in hardware_ids for c in racks.get(hid, [hid])]
-    splits = disaggregated and load.kind == "rate"
+    # prefill/decode splits: under an open-loop rate unless refused (False); under a closed loop where asked for
+    # (True), sized for the rate its users bring (serving_split.sized_for_rate)
+    splits = load.kind == "rate" if disaggregated is None else disaggregated and load.kind in ("rate", "closed")
     tell = progress or (lambda what, done, total: None)
     systems: dict[str, tuple[str, System]] = {}
     for hid in hardware_ids:  # a chip and its own system named both: planned once
@@ -205,6 +207,7 @@ def plan_serving(
         "precision_notes": dict(found.precision_notes),  # by chip: a view notes the chips of the rows it shows
         "unpriced": found.unpriced,
         "price_estimates": dict(found.estimated.values()),  # by chip, as the footnote names them
+        "splits": splits,  # whether prefill/decode pool splits were searched
         "best": verified[0] if verified else None,
         "results": rows,
         "verified": verified,
@@ -450,13 +453,13 @@ def _checked_cheapest(
 
 
 def check_split_load(disaggregated: bool | None, load: Load, option: str, rate_option: str) -> None:
-    """A split asked for (`disaggregated` True, not just allowed) needs an arrival rate to size its pools: a closed
-    loop or an offline run is one line naming `option` and the fix, not a ranking without splits."""
-    if disaggregated and load.kind != "rate":
-        what = "a closed loop" if load.kind == "closed" else "an offline run"
+    """A split asked for (`disaggregated` True, not just allowed) needs a load to size its pools by, an arrival rate
+    or a closed loop's users: an offline run is one line naming `option` and the fix, not a ranking without
+    splits."""
+    if disaggregated and load.kind == "offline":
         raise ChipwiseError(
-            f"{option}: pool splits are sized by an arrival rate, and {what} has none. "
-            f"Fix: give {rate_option}, or leave {option} out."
+            f"{option}: pool splits are sized by an arrival rate or a closed loop's users, and an offline run has "
+            f"neither. Fix: give {rate_option}, or leave {option} out."
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,12 +15,19 @@ from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
-from chipwise.planner.serving_breakdown import prefill_alone
+from chipwise.planner.serving_breakdown import prefill_alone, prefill_full
 from chipwise.planner.serving_choice import choose_any
 from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, decode_targets, prefill_replicas
 from chipwise.planner.serving_economics import RankingPrice, per_mtok, rented_chips, split_network
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
-from chipwise.planner.serving_plan_rows import DecodeOption, PrefillOption, SplitPools, plan_brief, row_setup
+from chipwise.planner.serving_plan_rows import (
+    DecodeOption,
+    PrefillOption,
+    SplitPools,
+    plan_brief,
+    ranking_cost,
+    row_setup,
+)
 from chipwise.planner.serving_pool import PREFILL_POOL_BATCH
 from chipwise.planner.serving_report import whole_count
 from chipwise.serve.build import cached_prefix, setup_replica
@@ -30,6 +38,7 @@ from chipwise.serve.plan import ReplicaPlan
 from chipwise.serve.queueing import slot_wait
 from chipwise.serve.sim.arrivals import offered_request_rate
 from chipwise.serve.speculation import Drafting
+from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
 from chipwise.workload.serving_job import ServingJob
 
@@ -113,7 +122,6 @@ def disaggregated_rows(
     KV cache over (serve.engine.engine_has kv_handover) makes no split, with a note. `pricing`: the mode the options
     are priced in, which decides which pairs a network joins (providers.network_gap)."""
     prefills, decodes, kept_whole = _handing_over(catalog, prefills, decodes)
-    lam = job.load.rate
     out: list[dict[str, Any]] = []
     unpaired: dict[str, str] = {}  # chips left unpaired for their engine's KV precision
     apart: dict[str, str] = {}  # pairs no network joins (providers.network_gap), each with its fix
@@ -131,17 +139,21 @@ def disaggregated_rows(
             )
         except (InfeasibleError, ChipwiseError):
             continue  # a prefill replica that cannot be set up makes no split
-        n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(pre, job))
         # its first token: one mean prompt alone at the job's prefix-cache hits, as the pool is sized, and the queue;
         # where prompt lengths vary, at least the 99th-percentile prompt's own prefill (lognormal prompts of mean
         # 2,000 tokens had ranked an MI300X TP1 prefill pool at a p99 of 1.03 s, whose check read 2.58 s)
-        first = prefill_p99(prefill_alone(pre, job.mean_input, job.prefix_hit_rate)["seconds"], n_pre, lam)
-        if (tail := job.input_quantile(0.99)) > job.mean_input:
-            first = max(first, prefill_alone(pre, tail, job.prefix_hit_rate)["seconds"])
+        alone = prefill_alone(pre, job.mean_input, job.prefix_hit_rate)["seconds"]
+        full = prefill_full(pre, job.mean_input, job.prefix_hit_rate)
+        tail = job.input_quantile(0.99)
+        longest_alone = prefill_alone(pre, tail, job.prefix_hit_rate)["seconds"] if tail > job.mean_input else 0.0
         for dc in decodes:
             choice = dc.choice
             if not math.isfinite(dc.price.usd):
                 continue
+            sizing = sized_for_rate(job, alone, choice.tpot)
+            lam = sizing.load.rate
+            n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(pre, sizing))
+            first = max(prefill_p99(alone, n_pre, lam, full, pre.steps.ranks), longest_alone)
             gap = network_gap(catalog, pf.system, dc.system, searched, pricing)
             if gap:  # the KV cache would cross providers
                 apart[label(pf.system, dc.system)] = gap.partition("no network joins them. ")[2]
@@ -168,11 +180,14 @@ def disaggregated_rows(
                     "output_tokens_per_s": lam * job.mean_output,
                 },
             }
+            row["_sizing"] = sizing
             out.append(_sized_split(catalog, row, pf, n_pre, dc, choice.replicas, lam * job.mean_output))
-    out.sort(key=lambda r: r["cost_usd_per_hour"])
+    out.sort(key=lambda r: ranking_cost(r, job.load))
     # the cheapest pairs' KV links, each pool's replicas sending or receiving one prompt's cache at a time
-    sized = [_link_sized(catalog, model, job, r, pricing) for r in out[:10]]
-    out = sorted((r for r in sized if r["estimate"]["ttft_p99_s"] <= ttft_limit), key=lambda r: r["cost_usd_per_hour"])
+    sized = [_link_sized(catalog, model, r.pop("_sizing"), r, pricing) for r in out[:10]]
+    out = sorted(
+        (r for r in sized if r["estimate"]["ttft_p99_s"] <= ttft_limit), key=lambda r: ranking_cost(r, job.load)
+    )
     notes: list[dict[str, str]] = []
     late = [r for r in sized if r["estimate"]["ttft_p99_s"] > ttft_limit]
     if late:
@@ -202,6 +217,19 @@ def disaggregated_rows(
     if kept_whole:
         notes.append(kept_whole)
     return out[:5], notes
+
+
+def sized_for_rate(job: ServingJob, prefill_s: float, tpot: float) -> ServingJob:
+    """The open-loop job a split's pools and KV links are sized for: the job itself under an arrival rate; under a
+    closed loop, its users each sending a request as their last one ends, at most N / (a mean prompt's prefill
+    alone + a mean answer at the decode pool's TPOT) requests/s. The most the users can bring: queued prompts and
+    the KV handover slow them (the simulated check measures what they do). DeepSeek-R1's 64 users of 16,000-token
+    prompts and 64-token answers on TPU v7 (TTFT p99 10 s, TPOT p99 30 ms) had no split to try ('a closed loop has
+    no arrival rate'), and no count of colocated replicas met both targets."""
+    if job.load.kind == "rate":
+        return job
+    rate = job.load.concurrency / max(prefill_s + job.mean_output * tpot, 1e-9)
+    return replace(job, load=Load("rate", rate=rate))
 
 
 def _handing_over(
@@ -370,15 +398,25 @@ def _link_sized(
         resized += 1
 
 
-def prefill_p99(prefill_s: float, replicas: int, rate: float) -> float:
+def prefill_p99(prefill_s: float, replicas: int, rate: float, full_s: float = 0.0, ranks: int = 1) -> float:
     """A split's first token out of its prefill pool, at the 99th percentile: one prompt's prefill alone S and the
     wait for one of the pool's `replicas`, each taking a prompt for S at load lambda S over them (an M/D/c queue,
     priced as a batch slot's wait is: queueing.slot_wait), which vanishes as the load does. It had read 2 S at any
     load: Llama 4 Scout's 10.4M-token prompts at 0.001 req/s on two GB200 prefill replicas (S = 1,310 s) had read
     2,620 s where the simulation reads 4,294 s; they read 5,059 s, beside 5,094 s of the colocated option of the
-    same capacity (serve.operating.at_rate)."""
-    wait = slot_wait(np.asarray(float(max(replicas, 1))), np.asarray(rate * prefill_s), np.asarray(prefill_s))[1]
-    return prefill_s + float(wait)
+    same capacity (serve.operating.at_rate). A replica of `ranks` attention-DP ranks encodes that many prompts at
+    once in `full_s` (serving_breakdown.prefill_full): it is `ranks` servers of full_s each, and a prompt takes from
+    S, its replica idle, to full_s, its ranks all busy, in proportion to their share busy. Its lone prompt's S as the
+    replica's time had read DeepSeek-R1's TP4 EP4 ADP prefill pool on TPU v7 (S 1.08 s), sized at 27 req/s, as
+    loaded past its capacity: a TTFT p99 of 2.5e12 s, and its split was dropped; with its KV handover it reads
+    1.90 s where its check reads 2.11 s (four prompts at once take 1.94 s, not four lone prompts' 4.3 s)."""
+    if ranks <= 1 or full_s <= 0.0:
+        full_s, ranks = prefill_s, 1
+    busy = min(rate * full_s / (max(replicas, 1) * ranks), 1.0)
+    encoded = prefill_s + busy * max(full_s - prefill_s, 0.0)
+    servers = np.asarray(float(max(replicas, 1) * ranks))
+    wait = slot_wait(servers, np.asarray(rate * full_s), np.asarray(full_s))[1]
+    return encoded + float(wait)
 
 
 def _handover_p99(job: ServingJob, transfer: KVTransfer, links: int, decode_wait: float) -> float:

@@ -231,7 +231,8 @@ def serve(
         bool,
         typer.Option(
             "--disaggregated",
-            help="Also try prefill/decode pool splits (the default under --rate; splits are sized by a rate).",
+            help="Also try prefill/decode pool splits (the default under --rate; under --concurrency sized for "
+            "the requests/s its users bring).",
         ),
     ] = False,
     no_disaggregated: NoDisaggregatedOpt = False,
@@ -325,7 +326,7 @@ def serve(
             pricing=pricing,
             region=region,
             requests=simulated,
-            disaggregated=not no_disaggregated,
+            disaggregated=True if disaggregated else False if no_disaggregated else None,
             speculative=speculative,
             progress=tell,
             router=router,

@@ -321,7 +321,7 @@ class PlanServeRequest(StrictModel):
     region: str | None = None
     provider: str | None = None  # only this cloud's prices, as plan serve's --provider
     utilisation: float | None = None  # an owned fleet's share of hours in paid work, as plan serve's --utilisation
-    disaggregated: StrictBool | None = None  # None: splits where the load allows them; true: asked for (a rate needed)
+    disaggregated: StrictBool | None = None  # None: splits under a rate; true: also under a closed loop (asked for)
     speculative: str | None = None
     router: RouterName = DEFAULT_ROUTER
     top: IntCount | None = None
@@ -373,7 +373,7 @@ def plan_serve(body: Any, settings: Settings) -> dict[str, Any]:
         region=req.region,
         provider=req.provider,
         utilisation=req.utilisation,
-        disaggregated=req.disaggregated is not False,
+        disaggregated=req.disaggregated,
         speculative=req.speculative,
         router=req.router,
         workers=cpu_count(),  # long checks side by side, as on the CLI (the server's main is the chipwise command)

@@ -136,10 +136,20 @@ class StepModel:
         sequence length), as the simulator does. The first `cached` tokens are a prefix-cache hit: attended to,
         not encoded. With attention DP one rank encodes it while the others wait. With speculative decoding the
         drafter encodes each chunk too."""
+        return self.prompts_together(1, tokens, chunk, static, largest, cached)
+
+    def prompts_together(
+        self, count: int, tokens: int, chunk: int, static: bool = False, largest: int = 0, cached: int = 0
+    ) -> float:
+        """`count` such prompts (prompt_alone's) encoded side by side, each on its own attention-DP rank (at most
+        the replica's ranks), in iterations that carry a chunk of each: the seconds until all are encoded."""
+        n = max(1, min(count, self.ranks))
         total = 0.0
         for c, run, last, pairs in prompt_chunks(tokens, chunk, static, largest, cached):
-            alone = self.prompt_time(run, last, 0.0, pairs, self.ranks * run, self.ranks * pairs, run, pairs)
-            total += alone + self.prefill_fixed + self.draft_prefill(c)
+            alone = self.prompt_time(
+                n * run, n * last, 0.0, n * pairs, self.ranks * run, self.ranks * pairs, run, pairs
+            )
+            total += alone + self.prefill_fixed + n * self.draft_prefill(c)
         return total
 
     def decode_tokens(self, n: int) -> int:
