@@ -146,10 +146,8 @@ class StepModel:
         n = max(1, min(count, self.ranks))
         total = 0.0
         for c, run, last, pairs in prompt_chunks(tokens, chunk, static, largest, cached):
-            alone = self.prompt_time(
-                n * run, n * last, 0.0, n * pairs, self.ranks * run, self.ranks * pairs, run, pairs
-            )
-            total += alone + self.prefill_fixed + n * self.draft_prefill(c)
+            step = self.prompt_time(n * run, n * last, 0.0, n * pairs, self.ranks * run, self.ranks * pairs, run, pairs)
+            total += step + self.prefill_fixed + self.draft_prefill(n * c)
         return total
 
     def decode_tokens(self, n: int) -> int:
