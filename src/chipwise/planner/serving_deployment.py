@@ -66,7 +66,7 @@ def build_deployment(
         pre_given = getattr(plan.prefill, "replicas", None) is not None
         dec_given = getattr(plan.decode, "replicas", None) is not None
         if job.load.kind == "rate" and not pre_given:  # sized for the prompt tokens/s, the decode pool as chosen
-            n_pre = prefill_replicas(pre, job)
+            n_pre = prefill_replicas(job, prefill_tokens_per_s(pre, job))
         n_pre = n_pre if pre_given else filled(pre.system.rental_chips, pre.chips, n_pre)
         n_dec = n_dec if dec_given else filled(dec.system.rental_chips, dec.chips, n_dec)
         if sc.chips:
@@ -213,16 +213,20 @@ def _handed_over_kv(catalog: Catalog, model: ModelSpec, sc: ServeScenario, chips
 PREFILL_SIZING_LOAD = 0.7
 
 
-def prefill_replicas(setup: ReplicaSetup, job: ServingJob) -> int:
-    """The replicas of `setup` a split's prefill pool needs for an open-loop load's prompt tokens/s at
-    PREFILL_SIZING_LOAD of what each encodes, in predict and plan serve alike: one mean prompt alone, at the job's
-    prefix-cache hit rate (its hits are cached, not encoded: 0.9 hits of 8,000-token prompts take 0.089 s, not
-    0.36 s, and had sized 11 Llama 3.1 70B prefill replicas each busy 15% where 3 keep up), with queued prompts
-    keeping every attention-DP rank encoding one (no rank waits for another)."""
+def prefill_replicas(job: ServingJob, tokens_per_s: float) -> int:
+    """The replicas a split's prefill pool needs for an open-loop load's prompt tokens/s at PREFILL_SIZING_LOAD of
+    the `tokens_per_s` each encodes (prefill_tokens_per_s), in predict and plan serve alike."""
+    return max(1, math.ceil(job.load.rate * job.mean_input / (PREFILL_SIZING_LOAD * tokens_per_s)))
+
+
+def prefill_tokens_per_s(setup: ReplicaSetup, job: ServingJob) -> float:
+    """Prompt tokens/s a prefill replica of `setup` encodes: one mean prompt alone, at the job's prefix-cache hit
+    rate (its hits are cached, not encoded: 0.9 hits of 8,000-token prompts take 0.089 s, not 0.36 s, and had sized
+    11 Llama 3.1 70B prefill replicas each busy 15% where 3 keep up), with queued prompts keeping every attention-DP
+    rank encoding one (no rank waits for another)."""
     even = replace(setup, steps=replace(setup.steps, ranks=1))
     alone = prefill_alone(even, job.mean_input, job.prefix_hit_rate)["seconds"]
-    prompt_tps = max(1, round(job.mean_input)) / max(alone, 1e-9)
-    return max(1, math.ceil(job.load.rate * job.mean_input / (PREFILL_SIZING_LOAD * prompt_tps)))
+    return max(1, round(job.mean_input)) / max(alone, 1e-9)
 
 
 def kv_path(

@@ -17,7 +17,12 @@ from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware.objects import System
 from chipwise.planner.serving_breakdown import prefill_alone, prefill_full
 from chipwise.planner.serving_choice import choose_any
-from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, decode_targets, prefill_replicas
+from chipwise.planner.serving_deployment import (
+    PREFILL_SIZING_LOAD,
+    decode_targets,
+    prefill_replicas,
+    prefill_tokens_per_s,
+)
 from chipwise.planner.serving_economics import RankingPrice, per_mtok, rented_chips, split_network
 from chipwise.planner.serving_figures import engine_carried, engine_fitted_on
 from chipwise.planner.serving_plan_rows import (
@@ -144,6 +149,7 @@ def disaggregated_rows(
         # 2,000 tokens had ranked an MI300X TP1 prefill pool at a p99 of 1.03 s, whose check read 2.58 s)
         alone = prefill_alone(pre, job.mean_input, job.prefix_hit_rate)["seconds"]
         full = prefill_full(pre, job.mean_input, job.prefix_hit_rate)
+        encodes = prefill_tokens_per_s(pre, job)  # prompt tokens/s a replica: the pool's count follows the rate
         tail = job.input_quantile(0.99)
         longest_alone = prefill_alone(pre, tail, job.prefix_hit_rate)["seconds"] if tail > job.mean_input else 0.0
         for dc in decodes:
@@ -152,7 +158,7 @@ def disaggregated_rows(
                 continue
             sizing = sized_for_rate(job, alone, choice.tpot)
             lam = sizing.load.rate
-            n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(pre, sizing))
+            n_pre = filled(pf.system.rental_chips, pf.chips, prefill_replicas(sizing, encodes))
             first = max(prefill_p99(alone, n_pre, lam, full, pre.steps.ranks), longest_alone)
             gap = network_gap(catalog, pf.system, dc.system, searched, pricing)
             if gap:  # the KV cache would cross providers
