@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
 
 import pytest
 
 from chipwise.catalog import Catalog
 from chipwise.planner import serving_plan
-from chipwise.planner.serving_breakdown import prefill_alone
+from chipwise.planner.serving_breakdown import prefill_alone, prefill_full
 from chipwise.planner.serving_deployment import PREFILL_SIZING_LOAD, build_deployment
 from chipwise.workload.load import Load
 from chipwise.workload.presets import load_model
@@ -57,7 +56,8 @@ def test_a_plan_serve_split_fed_back_to_predict_sizes_the_same_prefill_pool(
     model = load_model(catalog, sc.model)
     setup = build_deployment(catalog, model, sc, serving_job(model, sc), SLO)[0]
     prefill = setup.pools[0]
-    one = replace(prefill.setup, steps=replace(prefill.setup.steps, ranks=1))
-    alone = prefill_alone(one, 8192, hit)["seconds"]
+    assert prefill.setup.steps.ranks == 1  # no attention DP: a prompt's time is its own
+    alone = prefill_alone(prefill.setup, 8192, hit)["seconds"]
+    assert prefill_full(prefill.setup, 8192, hit) == alone
     assert alone == pytest.approx(1.317 if hit == 0 else 0.153, abs=1e-3)
     assert pre["replicas"] == prefill.replicas == math.ceil(5.0 * alone / PREFILL_SIZING_LOAD) == replicas

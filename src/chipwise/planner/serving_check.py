@@ -14,7 +14,7 @@ from chipwise.catalog.loader import Catalog
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.planner.serving_breakdown import steady_breakdown
-from chipwise.planner.serving_deployment import kv_path
+from chipwise.planner.serving_deployment import kv_path, prefill_tokens_per_s
 from chipwise.planner.serving_economics import busy_shares, economics
 from chipwise.planner.serving_figures import serving_track_record
 from chipwise.planner.serving_outcome import (
@@ -30,7 +30,7 @@ from chipwise.planner.serving_plan_rows import plan_brief, row_setup
 from chipwise.planner.serving_report import STEADY_WAVES, transfer_dict, whole_count
 from chipwise.planner.serving_split import link_busy
 from chipwise.serve.sim.arrivals import offered_request_rate
-from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, mean_prompt_s, run_job
+from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
 from chipwise.workload.model import ModelSpec
@@ -602,19 +602,23 @@ def _shrinks(setup: ServingSetup) -> list[ServingSetup]:
     return out
 
 
-#: A prefill pool is not cut below this headroom: its requests' prompts, each encoded alone, over its replicas. A
+#: A prefill pool is not cut below this headroom: its requests' prompt tokens over what its replicas encode. A
 #: check of a thousand requests reads a pool at 96% of its capacity as meeting a 2 s TTFT target that thirty
 #: thousand miss by half again (Llama 3.1 70B, 2,048-token prompts on four H100s at 16 req/s).
 MAX_PREFILL_LOAD = 0.9
 
 
 def _prefill_load(job: ServingJob, setup: ServingSetup) -> float:
-    """The busiest prefill pool's share of time encoding the open-loop load's prompts (0 without one)."""
+    """The busiest prefill pool's share of time encoding the open-loop load's prompts (0 without one), against the
+    prompt tokens/s its replicas encode as its pool was sized (serving_deployment.prefill_tokens_per_s: an
+    attention-DP replica's ranks each encoding a prompt, the prefix cache's hits not encoded). Each prompt alone had
+    read gpt-oss-120b's 12 TP16 EP16 ADP prefill replicas on trn2 at 20 req/s as 133% busy (0.80 s a prompt),
+    where sixteen prompts take 2.78 s together (29%), and no smaller pool was tried."""
     rate = offered_request_rate(job)
     pools = [p for p in setup.pools if p.role == "prefill"]
     if rate is None or not pools:
         return 0.0
-    return max(rate * mean_prompt_s(p.setup, job) / p.replicas for p in pools)
+    return max(rate * job.mean_input / (p.replicas * prefill_tokens_per_s(p.setup, job)) for p in pools)
 
 
 def _link_load(job: ServingJob, setup: ServingSetup) -> float:

@@ -13,7 +13,7 @@ from chipwise.economics.providers import network_gap
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
 from chipwise.hardware import hardware
-from chipwise.planner.serving_breakdown import prefill_alone
+from chipwise.planner.serving_breakdown import prefill_full
 from chipwise.planner.serving_economics import shares_domain
 from chipwise.planner.serving_inputs import engine_for, precisions
 from chipwise.planner.serving_pool import build_pool
@@ -220,13 +220,15 @@ def prefill_replicas(job: ServingJob, tokens_per_s: float) -> int:
 
 
 def prefill_tokens_per_s(setup: ReplicaSetup, job: ServingJob) -> float:
-    """Prompt tokens/s a prefill replica of `setup` encodes: one mean prompt alone, at the job's prefix-cache hit
-    rate (its hits are cached, not encoded: 0.9 hits of 8,000-token prompts take 0.089 s, not 0.36 s, and had sized
-    11 Llama 3.1 70B prefill replicas each busy 15% where 3 keep up), with queued prompts keeping every attention-DP
-    rank encoding one (no rank waits for another)."""
-    even = replace(setup, steps=replace(setup.steps, ranks=1))
-    alone = prefill_alone(even, job.mean_input, job.prefix_hit_rate)["seconds"]
-    return max(1, round(job.mean_input)) / max(alone, 1e-9)
+    """Prompt tokens/s a prefill replica of `setup` encodes with prompts queued for it: one mean prompt on each of
+    its attention-DP ranks at once (serving_breakdown.prefill_full; one prompt alone where it has none), at the
+    job's prefix-cache hit rate (its hits are cached, not encoded: 0.9 hits of 8,000-token prompts take 0.089 s, not
+    0.36 s, and had sized 11 Llama 3.1 70B prefill replicas each busy 15% where 3 keep up). The capacity its queue
+    is priced with (serving_split.prefill_p99) and its check's load is read against (serving_check._prefill_load):
+    an attention-DP replica had been sized from a prompt spread over its ranks' heads, which it never runs
+    (gpt-oss-120b's TP16 EP16 ADP prefill replicas on trn2, 0.56 s a prompt where sixteen take 2.78 s together)."""
+    tokens = max(1, round(job.mean_input))
+    return setup.steps.ranks * tokens / max(prefill_full(setup, job.mean_input, job.prefix_hit_rate), 1e-9)
 
 
 def kv_path(
