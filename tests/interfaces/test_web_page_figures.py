@@ -114,3 +114,17 @@ def test_the_breakdown_title_writes_tokens_per_second_with_separators() -> None:
          "memory_breakdown_gib": {"weights": 40.0}, "memory_capacity_gib": 80.0}  # fmt: skip
     js = _script() + DOM + f"drawBreakdown({json.dumps(r)});\nconsole.log(byId['bd-step'].textContent);"
     assert "step time 1.50 s (2,659 tok/s/chip)" in "\n".join(_node(js))
+
+
+def test_a_splits_prefill_sizing_is_drawn_as_predicts_row() -> None:
+    """/api/predict carries how the rate sized a split's prefill pool (prefill_sizing), and the One deployment tab
+    draws it in a row named as predict's ('prefill replicas'); the page had shown the count alone."""
+    scenario = {
+        "kind": "serve", "model": "gpt-oss-120b", "hardware": "trn2", "input_tokens": 4096, "output_tokens": 1024,
+        "arrival_rate": 20, "requests": 600,
+        "plan": {"disaggregated": True, "prefill": {"tp": 16, "ep": 16, "attention_dp": True},
+                 "decode": {"tp": 64, "ep": 64, "attention_dp": True, "replicas": 2}},
+    }  # fmt: skip
+    answer: dict[str, Any] = POST_ROUTES["/api/predict"](scenario, Settings())
+    assert answer["prefill_sizing"].startswith("5 for 20 req/s of 4,096-token prompts")
+    assert _draw_serve(answer)["prefill replicas"] == answer["prefill_sizing"]

@@ -47,8 +47,9 @@ def build_deployment(
     catalog: Catalog, model: ModelSpec, sc: ServeScenario, job: ServingJob, targets: Mapping[str, float]
 ) -> tuple[ServingSetup, str, str, str]:
     """The deployment, where its plan came from ('given', 'partial', 'searched'), why a searched one leaves
-    some of the scenario's chips idle ('' where it fills them: a split's pools share them out, _spread) and why a
-    colocated one's searched batch limit is what it is (build_pool)."""
+    some of the scenario's chips idle ('' where it fills them: a split's pools share them out, _spread), and why a
+    searched size is what it is: a colocated one's batch limit (build_pool), a split's prefill replicas where the
+    load's rate sized them (prefill_sizing_note; '' otherwise)."""
     plan = sc.plan
     router = job.router
     if plan is not None and plan.disaggregated:
@@ -65,15 +66,19 @@ def build_deployment(
         )
         pre_given = getattr(plan.prefill, "replicas", None) is not None
         dec_given = getattr(plan.decode, "replicas", None) is not None
+        sized = ""
         if job.load.kind == "rate" and not pre_given:  # sized for the prompt tokens/s, the decode pool as chosen
-            n_pre = prefill_replicas(job, prefill_tokens_per_s(pre, job))
+            encodes = prefill_tokens_per_s(pre, job)
+            n_pre = prefill_replicas(job, encodes)
+            sized = prefill_sizing_note(job, pre, encodes, n_pre)
         n_pre = n_pre if pre_given else filled(pre.system.rental_chips, pre.chips, n_pre)
         n_dec = n_dec if dec_given else filled(dec.system.rental_chips, dec.chips, n_dec)
-        if sc.chips:
+        if sc.chips:  # the stated chips, shared out, size the pools
             n_pre, n_dec = _spread(sc.chips, (pre, n_pre, pre_given), (dec, n_dec, dec_given))
+            sized = ""
         transfer = kv_path(catalog, model, pre, n_pre, dec, n_dec, sc.pricing)
         pools = (Pool(pre, n_pre, "prefill"), Pool(dec, n_dec, "decode"))
-        return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial", "", ""
+        return ServingSetup(pools, router, transfer), "given" if s1 == s2 == "given" else "partial", "", sized
     if SPLIT_MARK in sc.hardware:  # predict's name for a split's pools ('unknown chip' had pointed to the catalog)
         raise ChipwiseError(
             f"hardware '{sc.hardware}' names a split's two pools (prefill{SPLIT_MARK}decode), but the plan is "
@@ -217,6 +222,23 @@ def prefill_replicas(job: ServingJob, tokens_per_s: float) -> int:
     """The replicas a split's prefill pool needs for an open-loop load's prompt tokens/s at PREFILL_SIZING_LOAD of
     the `tokens_per_s` each encodes (prefill_tokens_per_s), in predict and plan serve alike."""
     return max(1, math.ceil(job.load.rate * job.mean_input / (PREFILL_SIZING_LOAD * tokens_per_s)))
+
+
+def prefill_sizing_note(job: ServingJob, setup: ReplicaSetup, tokens_per_s: float, replicas: int) -> str:
+    """Why a split's prefill pool has the replicas prefill_replicas gave it (and those its rental then holds):
+    predict had printed 'TP16 EP16 ADP b64 x8 (partial)' with no word of where the 8 came from."""
+    load = job.load.rate * job.mean_input
+    prompts = f"{job.mean_input:,.0f}-token prompts"
+    prompts = prompts if job.input.kind == "fixed" else f"{prompts} on average"
+    ranks = setup.steps.ranks
+    each = f"its {ranks} attention-DP ranks a prompt each" if ranks > 1 else "one prompt at a time"
+    hits = f", at {job.prefix_hit_rate:.0%} prefix-cache hits" if job.prefix_hit_rate > 0 else ""
+    held = filled(setup.system.rental_chips, setup.chips, replicas)
+    whole = f"; {held} fill whole {setup.system.id}" if held > replicas else ""
+    return (
+        f"{replicas} for {job.load.label()} of {prompts} ({load:,.0f} prompt tok/s), each "
+        f"replica encoding {tokens_per_s:,.0f} tok/s ({each}{hits}) at most {PREFILL_SIZING_LOAD:.0%} busy{whole}"
+    )
 
 
 def prefill_tokens_per_s(setup: ReplicaSetup, job: ServingJob) -> float:

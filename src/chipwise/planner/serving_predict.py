@@ -81,7 +81,7 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
     job = serving_job(model, sc)
     targets = sc.slo.targets() if sc.slo else {}
     check_tpot_target(targets, int(job.trace.output.max()) if job.trace is not None else job.output.maximum)
-    setup, source, idle, batch_note = build_deployment(catalog, model, sc, job, targets)
+    setup, source, idle, sized = build_deployment(catalog, model, sc, job, targets)
     if (too_many := fleet_problem(setup.chips, f"serving {job.load.label()} on {sc.hardware}")) is not None:
         raise ChipwiseError(f"{too_many}.")
     against = load_against_capacity(job, setup, seed=sc.seed) or {}
@@ -150,8 +150,9 @@ def predict_serving(catalog: Catalog, sc: ServeScenario) -> dict[str, Any]:
         result["dropped"] = lost
     if idle and sc.chips:
         result["stated_chips"] = {"stated": sc.chips, "used": result["chips"], "reason": idle}
-    if batch_note:  # a searched batch limit the KV cache set: which requests it holds, and the users it seats
-        result["batch_note"] = batch_note
+    if sized:  # a split's prefill replicas the load's rate sized, or a batch limit the KV cache set: which requests
+        # it holds, and the users it seats
+        result["prefill_sizing" if setup.disaggregated else "batch_note"] = sized
     if (cohorts := lockstep_note(job, setup)) is not None:
         result["lockstep_note"] = cohorts
     if (across := placement_note(setup)) is not None:

@@ -210,6 +210,8 @@ def _add_deployment_rows(head: Table, r: dict[str, Any]) -> None:
         for role in ("prefill", "decode"):
             p = plan[role]
             head.add_row(f"{role} pool", f"{p['hardware']} {_plan_text(p)}  ({r['plan_source']})")
+        if r.get("prefill_sizing"):  # how the load's rate sized the prefill pool
+            head.add_row("prefill replicas", escape(str(r["prefill_sizing"])))
         if "kv_transfer" in r:
             k = r["kv_transfer"]
             engines = f"{plan['prefill']['engine']}>{plan['decode']['engine']}"
