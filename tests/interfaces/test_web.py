@@ -481,25 +481,28 @@ def _rented(row: dict[str, Any]) -> str:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_page_marks_a_check_that_resized_its_pools(server: ChipwiseServer, tmp_path: Path) -> None:
-    """README's plan: row 3's check keeps 8 chips but resizes its pools (7 + 1 -> 6 + 2). The CLI marks it '8 -> 8'
-    (plan_serve_views._settled); the page had marked a row only where the count changed, and footnoted trn2's estimated
-    price though no row shown is trn2's."""
+    """README's plan: each checked row is marked with the estimate's count and the check's ('10 -> 9'), and one
+    whose check keeps its count but resizes its pools '9 -> 9' as the CLI marks it (plan_serve_views._settled; the
+    page had marked a row only where the count changed). The README's checks all change the count since stop 100,
+    so row 1's is given its check's count (and rented chips) with the estimate's pools, the case under test. The
+    page had also footnoted trn2's estimated price though no row shown is trn2's."""
     body = {"model": "llama-3.1-70b", "rate": 20, "input_tokens": 1024, "output_tokens": 256,
             "slo": {"ttft_p99": 2.0, "tpot_p99": "50ms"}, "hardware": "h100-sxm,h200,b200,mi300x,trn2",
             "precision": "fp8", "kv_precision": "fp8", "top": 5}  # fmt: skip
     status, report = _post(server, "/api/plan/serve", body)
     assert status == 200, report
     checks = {v["rank"]: v for v in report["verified"]}
-    resized = [
-        i for i, x in enumerate(report["results"], start=1)
-        if i in checks and checks[i]["chips"] == x["chips"] and _replicas(checks[i]["plan"]) != _replicas(x["plan"])
-    ]  # fmt: skip
-    assert resized, "the case under test: a check that kept its row's chip count and resized its pools"
+    changed = [i for i, x in enumerate(report["results"], start=1) if i in checks and checks[i]["chips"] != x["chips"]]
+    assert 1 in changed, "the README's answer: its check settled on fewer chips than the estimate's"
+    first = report["results"][0]
+    first["chips"], first["billed_chips"] = checks[1]["chips"], checks[1].get("billed_chips")
+    assert _replicas(checks[1]["plan"]) != _replicas(first["plan"])
     page_view = _draw(server, tmp_path, "drawServePlan", report)
     cells = [row[3] for row in page_view["ps-table"]["rows"][1:]]
-    for i in resized:  # the check's own count and rented chips after the arrow
+    for i in changed:  # the check's own count and rented chips after the arrow
         row, check = report["results"][i - 1], checks[i]
         assert cells[i - 1] == f"{row['chips']}{_rented(row)} -> {check['chips']}{_rented(check)}", cells
+    assert cells[0] == f"{first['chips']}{_rented(first)} -> {first['chips']}{_rented(first)}", cells
     notes = page_view["ps-notes"]["items"]
     assert (
         "a -> b chips: the estimate's count, and the one its simulated check settled on (a -> a: its pools resized);"

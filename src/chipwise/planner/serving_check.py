@@ -10,6 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from chipwise.catalog.loader import Catalog
 from chipwise.economics.rental import filled
 from chipwise.errors import ChipwiseError, InfeasibleError
@@ -30,6 +32,8 @@ from chipwise.planner.serving_plan_rows import plan_brief, row_setup
 from chipwise.planner.serving_report import STEADY_WAVES, transfer_dict, whole_count
 from chipwise.planner.serving_split import link_busy
 from chipwise.serve.sim.arrivals import offered_request_rate
+from chipwise.serve.sim.metrics import tokens_in_window
+from chipwise.serve.sim.run import SimOutput
 from chipwise.serve.simulate import Pool, ServingSetup, load_against_capacity, run_job
 from chipwise.workload.lengths import LengthDist
 from chipwise.workload.load import Load
@@ -388,10 +392,11 @@ def _check_report(
 def _utilisation(job: ServingJob, setup: ServingSetup) -> float | None:
     """An open loop's requests/s over what the deployment delivers with its batch always full (an offline run of
     two batches of requests, at a fraction of simulate.capacity's runs; on a large fleet of one pool, of
-    CAPACITY_PROBE_MAX requests over some of its replicas). Its fill and drain read the capacity under what
-    simulate.capacity (predict's 'sustains') measures: 6-15% under on the README example's 13 probed fleets, the
-    most for splits (its answer, 10 MI300X, at 84.8% here and 72.8% there); MAX_CHECK_LOAD was chosen on this
-    probe, so its headroom is the larger for splits."""
+    CAPACITY_PROBE_MAX requests over some of its replicas). A pool that does both phases is timed over the whole run,
+    whose fill and drain read its capacity 6-15% under what simulate.capacity (predict's 'sustains') measures on the
+    README example's probed fleets; MAX_CHECK_LOAD was chosen on this probe. A split is timed while its decode pool
+    is full (_split_full_rate), within 3% of simulate.capacity on the 25 splits of the README's, docs/hybrid.md's and
+    two MoE examples (the whole run had read 2-41% over it)."""
     offered = offered_request_rate(job)
     if offered is None:
         return None
@@ -402,9 +407,27 @@ def _utilisation(job: ServingJob, setup: ServingSetup) -> float | None:
         probe, scale = _replicas(setup, probed), pool.replicas / probed
     slots = sum(p.setup.plan.max_batch * p.replicas for p in probe.pools)
     n = min(max(CAPACITY_PROBE, 2 * slots), VERIFY_MAX)
-    full, _ = run_job(replace(_mean_lengths(job), load=Load("offline"), requests=n, duration_s=None), probe)
-    delivered = scale * float(full["output_tokens_per_s"]) / job.mean_output
+    full, out = run_job(replace(_mean_lengths(job), load=Load("offline"), requests=n, duration_s=None), probe)
+    made = scale * float(full["output_tokens_per_s"])
+    if setup.disaggregated:
+        made = _split_full_rate(out, setup.pools[-1]) or made
+    delivered = made / job.mean_output
     return offered / delivered if delivered > 0 else math.inf
+
+
+def _split_full_rate(out: SimOutput, decode: Pool) -> float | None:
+    """Output tokens/s a split's offline probe made while its decode pool was full: from the prompt that filled its
+    slots to the last prompt encoded (until then a backlog feeds it; a slower prefill pool sets the pace instead).
+    Timed whole, the probe had counted the decode pool's wait for its first batch of prompts and its final drain as
+    capacity the fleet lacks: gpt-oss-120b at 20 req/s on a trn2 split of 8 prefill and 6 decode replicas read 105%
+    of it where simulate.capacity reads 77%, and the check grew the decode pool to 8. None where the probe's prompts
+    do not fill the decode pool twice over (no such window)."""
+    prefilled = np.sort(out.requests["prefilled"][np.isfinite(out.requests["prefilled"])])
+    slots = decode.setup.plan.max_batch * decode.replicas
+    if prefilled.size < 2 * slots:
+        return None
+    lo, hi = float(prefilled[slots - 1]), float(prefilled[-1])
+    return tokens_in_window(out, lo, hi)[0] / (hi - lo) if hi > lo else None
 
 
 def _mean_lengths(job: ServingJob) -> ServingJob:
