@@ -408,10 +408,8 @@ def _utilisation(job: ServingJob, setup: ServingSetup) -> float | None:
     slots = sum(p.setup.plan.max_batch * p.replicas for p in probe.pools)
     n = min(max(CAPACITY_PROBE, 2 * slots), VERIFY_MAX)
     full, out = run_job(replace(_mean_lengths(job), load=Load("offline"), requests=n, duration_s=None), probe)
-    made = scale * float(full["output_tokens_per_s"])
-    if setup.disaggregated:
-        made = _split_full_rate(out, setup.pools[-1]) or made
-    delivered = made / job.mean_output
+    split = _split_full_rate(out, setup.pools[-1]) if setup.disaggregated else None
+    delivered = (split or scale * float(full["output_tokens_per_s"])) / job.mean_output
     return offered / delivered if delivered > 0 else math.inf
 
 

@@ -410,13 +410,13 @@ def _print_check_notes(report: dict[str, Any]) -> None:
         if not sim.get("confirming"):
             continue
         probe = (
-            "two batches run offline, timed while its decode pool is full: about the capacity predict reports"
+            "timed while its decode pool is full: about the capacity predict reports"
             if v.get("disaggregated")
-            else "two batches run offline, a capacity below the one predict reports"
+            else "a capacity below the one predict reports"
         )
         why = (
-            f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full ({probe}), its queue "
-            "settles slowly: its check ran again"
+            f"at {fmt.percent(sim['utilisation'])} of what it delivers with its batch full (two batches run "
+            f"offline, {probe}), its queue settles slowly: its check ran again"
             if sim.get("rerun") == "loaded" and sim.get("utilisation") is not None
             else f"its check met a percentile target narrowly (within {fmt.percent(CONFIRM_MARGIN)} of it, or of "
             "its sampling error) and ran again"
